@@ -1,0 +1,246 @@
+/**
+ * Netlink messages: `struct nlmsghdr` (linux/netlink.h), several per
+ * datagram, each aligned to 4 bytes; NLMSG_ERROR / NLMSG_DONE payloads.
+ *
+ * ```c
+ * struct nlmsghdr {
+ *   __u32 nlmsg_len;    // length of message including header
+ *   __u16 nlmsg_type;
+ *   __u16 nlmsg_flags;
+ *   __u32 nlmsg_seq;
+ *   __u32 nlmsg_pid;    // sending process port ID
+ * };
+ * ```
+ *
+ * @module
+ */
+import { parseAttributes, align4 } from './attributes.js';
+import { NetlinkDecodeError, NetlinkError } from './errors.js';
+
+/** NLMSG_HDRLEN: 16 bytes. */
+export const NLMSG_HDRLEN = 16;
+
+export const NLMSG_NOOP = 0x1;
+export const NLMSG_ERROR = 0x2;
+export const NLMSG_DONE = 0x3;
+export const NLMSG_OVERRUN = 0x4;
+/** Types below this are control messages. */
+export const NLMSG_MIN_TYPE = 0x10;
+
+export const NLM_F_REQUEST = 0x01;
+export const NLM_F_MULTI = 0x02;
+export const NLM_F_ACK = 0x04;
+export const NLM_F_ECHO = 0x08;
+export const NLM_F_DUMP_INTR = 0x10;
+export const NLM_F_DUMP_FILTERED = 0x20;
+/* Modifiers to GET request */
+export const NLM_F_ROOT = 0x100;
+export const NLM_F_MATCH = 0x200;
+export const NLM_F_ATOMIC = 0x400;
+export const NLM_F_DUMP = NLM_F_ROOT | NLM_F_MATCH;
+/* Modifiers to NEW request */
+export const NLM_F_REPLACE = 0x100;
+export const NLM_F_EXCL = 0x200;
+export const NLM_F_CREATE = 0x400;
+export const NLM_F_APPEND = 0x800;
+/* Modifiers to DELETE request */
+export const NLM_F_NONREC = 0x100;
+export const NLM_F_BULK = 0x200;
+/* Flags for ACK message */
+export const NLM_F_CAPPED = 0x100;
+export const NLM_F_ACK_TLVS = 0x200;
+
+/* enum nlmsgerr_attrs */
+export const NLMSGERR_ATTR_MSG = 1;
+export const NLMSGERR_ATTR_OFFS = 2;
+export const NLMSGERR_ATTR_COOKIE = 3;
+export const NLMSGERR_ATTR_POLICY = 4;
+export const NLMSGERR_ATTR_MISS_TYPE = 5;
+export const NLMSGERR_ATTR_MISS_NEST = 6;
+
+/** Netlink protocol numbers used here (linux/netlink.h). */
+export const NETLINK_ROUTE = 0;
+export const NETLINK_SOCK_DIAG = 4;
+export const NETLINK_NETFILTER = 12;
+
+/** One netlink message, header fields plus its payload. */
+export interface NetlinkMessage {
+  /** nlmsg_type */
+  type: number;
+  /** nlmsg_flags (NLM_F_*) */
+  flags: number;
+  /** nlmsg_seq */
+  seq: number;
+  /** nlmsg_pid: sender port id (0 for the kernel) */
+  pid: number;
+  /** bytes after the 16-byte header, up to nlmsg_len (a view, not a copy) */
+  payload: Buffer;
+  /** absolute offset of the header in the datagram */
+  offset: number;
+}
+
+/** What {@link encodeMessage} takes. */
+export interface MessageInit {
+  type: number;
+  flags: number;
+  seq?: number;
+  pid?: number;
+  /** payload parts, concatenated (family header, then attributes) */
+  payload?: Buffer | readonly Buffer[];
+}
+
+/**
+ * Encode one message: header + payload, padded to 4 bytes.
+ * @returns a Buffer of NLMSG_ALIGN(16 + payload) bytes
+ */
+export function encodeMessage(m: MessageInit): Buffer {
+  const parts = m.payload === undefined ? [] : Buffer.isBuffer(m.payload) ? [m.payload] : m.payload;
+  let plen = 0;
+  for (const p of parts) plen += p.length;
+  const len = NLMSG_HDRLEN + plen;
+  const out = Buffer.alloc(align4(len));
+  out.writeUInt32LE(len, 0);
+  out.writeUInt16LE(m.type, 4);
+  out.writeUInt16LE(m.flags, 6);
+  out.writeUInt32LE((m.seq ?? 0) >>> 0, 8);
+  out.writeUInt32LE((m.pid ?? 0) >>> 0, 12);
+  let off = NLMSG_HDRLEN;
+  for (const p of parts) { out.set(p, off); off += p.length; }
+  return out;
+}
+
+/**
+ * Split a datagram into messages.
+ * @param buf one datagram as received (or as captured)
+ * @param base absolute offset of `buf[0]`, for error offsets
+ * @throws {NetlinkDecodeError} a header that does not fit, nlmsg_len < 16, or nlmsg_len past the end
+ */
+export function parseMessages(buf: Buffer, base = 0): NetlinkMessage[] {
+  const out: NetlinkMessage[] = [];
+  let off = 0;
+  while (off < buf.length) {
+    if (buf.length - off < NLMSG_HDRLEN) {
+      throw new NetlinkDecodeError(`truncated netlink header: ${buf.length - off} bytes left, need ${NLMSG_HDRLEN}`, base + off);
+    }
+    const len = buf.readUInt32LE(off);
+    if (len < NLMSG_HDRLEN) throw new NetlinkDecodeError(`nlmsg_len ${len} is shorter than the header`, base + off);
+    if (len > buf.length - off) {
+      throw new NetlinkDecodeError(`nlmsg_len ${len} runs past the end of the datagram (${buf.length - off} bytes left)`, base + off);
+    }
+    out.push({
+      type: buf.readUInt16LE(off + 4),
+      flags: buf.readUInt16LE(off + 6),
+      seq: buf.readUInt32LE(off + 8),
+      pid: buf.readUInt32LE(off + 12),
+      payload: buf.subarray(off + NLMSG_HDRLEN, off + len),
+      offset: base + off,
+    });
+    off += align4(len);
+  }
+  return out;
+}
+
+/** A decoded NLMSG_ERROR payload (`struct nlmsgerr` + extended-ack TLVs). */
+export interface ErrorReply {
+  /** positive errno; 0 for an ack */
+  errno: number;
+  /** the echoed request header (always present) */
+  request: { type: number; flags: number; seq: number; pid: number; len: number };
+  /** NLM_F_CAPPED: only the request's header was echoed */
+  capped: boolean;
+  /** NLMSGERR_ATTR_MSG (an error text, or a warning on an ack) */
+  extAckMessage?: string;
+  /** NLMSGERR_ATTR_OFFS */
+  extAckOffset?: number;
+  /** NLMSGERR_ATTR_MISS_TYPE */
+  missingAttribute?: number;
+}
+
+/**
+ * Decode an NLMSG_ERROR message.
+ * ```c
+ * struct nlmsgerr { int error; struct nlmsghdr msg; };  // + payload unless NLM_F_CAPPED, + TLVs if NLM_F_ACK_TLVS
+ * ```
+ * @throws {NetlinkDecodeError} payload shorter than 20 bytes, or malformed TLVs
+ */
+export function parseErrorReply(m: NetlinkMessage): ErrorReply {
+  const p = m.payload;
+  const at = m.offset + NLMSG_HDRLEN;
+  if (p.length < 4 + NLMSG_HDRLEN) throw new NetlinkDecodeError(`NLMSG_ERROR payload has ${p.length} bytes, needs 20`, at);
+  const error = p.readInt32LE(0);
+  const reqLen = p.readUInt32LE(4);
+  const capped = (m.flags & NLM_F_CAPPED) !== 0;
+  const reply: ErrorReply = {
+    errno: -error,
+    request: { len: reqLen, type: p.readUInt16LE(8), flags: p.readUInt16LE(10), seq: p.readUInt32LE(12), pid: p.readUInt32LE(16) },
+    capped,
+  };
+  if (m.flags & NLM_F_ACK_TLVS) {
+    // An ack (error 0) echoes only the header; an error echoes the whole request unless capped.
+    const echoed = capped || error === 0 ? NLMSG_HDRLEN : align4(reqLen);
+    const tlvStart = 4 + echoed;
+    if (tlvStart > p.length) throw new NetlinkDecodeError(`NLMSG_ERROR echoes ${echoed} request bytes but only ${p.length - 4} are present`, at + 4);
+    const tlvs = parseAttributes(p.subarray(tlvStart), at + tlvStart);
+    reply.extAckMessage = tlvs.str(NLMSGERR_ATTR_MSG);
+    reply.extAckOffset = tlvs.u32(NLMSGERR_ATTR_OFFS);
+    reply.missingAttribute = tlvs.u32(NLMSGERR_ATTR_MISS_TYPE);
+  }
+  return reply;
+}
+
+/**
+ * Turn an error reply into a {@link NetlinkError}.
+ * @param requestType name of the failed request's type, e.g. 'RTM_NEWQDISC'
+ */
+export function errorFromReply(r: ErrorReply, requestType: string): NetlinkError {
+  return new NetlinkError({
+    errno: r.errno,
+    requestType,
+    extAckMessage: r.extAckMessage,
+    extAckOffset: r.extAckOffset,
+    missingAttribute: r.missingAttribute,
+    capped: r.capped,
+  });
+}
+
+/**
+ * The errno an NLMSG_DONE carries (its payload is an `int`, 0 on success).
+ * @returns positive errno, 0 when none
+ */
+export function doneErrno(m: NetlinkMessage): number {
+  if (m.payload.length < 4) return 0;
+  return -m.payload.readInt32LE(0);
+}
+
+const FLAG_NAMES_COMMON: [number, string][] = [
+  [NLM_F_REQUEST, 'NLM_F_REQUEST'], [NLM_F_MULTI, 'NLM_F_MULTI'], [NLM_F_ACK, 'NLM_F_ACK'], [NLM_F_ECHO, 'NLM_F_ECHO'],
+  [NLM_F_DUMP_INTR, 'NLM_F_DUMP_INTR'], [NLM_F_DUMP_FILTERED, 'NLM_F_DUMP_FILTERED'],
+];
+
+/** The kind of request a message type is, which decides how bits 0x100-0x800 read. */
+export type RequestKind = 'new' | 'get' | 'del' | 'ack' | 'other';
+
+/**
+ * Names of the set flags, e.g. `['NLM_F_REQUEST', 'NLM_F_ACK', 'NLM_F_CREATE', 'NLM_F_EXCL']`.
+ * Bits 0x100-0x800 mean different things for NEW, GET, DEL and ack messages.
+ */
+export function flagNames(flags: number, kind: RequestKind): string[] {
+  const out: string[] = [];
+  for (const [bit, name] of FLAG_NAMES_COMMON) if (flags & bit) out.push(name);
+  const hi: [number, string][] =
+    kind === 'new' ? [[NLM_F_REPLACE, 'NLM_F_REPLACE'], [NLM_F_EXCL, 'NLM_F_EXCL'], [NLM_F_CREATE, 'NLM_F_CREATE'], [NLM_F_APPEND, 'NLM_F_APPEND']]
+      : kind === 'get' ? (flags & NLM_F_DUMP) === NLM_F_DUMP ? [[NLM_F_DUMP, 'NLM_F_DUMP'], [NLM_F_ATOMIC, 'NLM_F_ATOMIC']] : [[NLM_F_ROOT, 'NLM_F_ROOT'], [NLM_F_MATCH, 'NLM_F_MATCH'], [NLM_F_ATOMIC, 'NLM_F_ATOMIC']]
+        : kind === 'del' ? [[NLM_F_NONREC, 'NLM_F_NONREC'], [NLM_F_BULK, 'NLM_F_BULK']]
+          : kind === 'ack' ? [[NLM_F_CAPPED, 'NLM_F_CAPPED'], [NLM_F_ACK_TLVS, 'NLM_F_ACK_TLVS']]
+            : [];
+  let known = 0xff;
+  for (const [bit, name] of hi) { if ((flags & bit) === bit) out.push(name); known |= bit; }
+  const rest = flags & ~known & ~0xff;
+  if (rest) out.push(`0x${rest.toString(16)}`);
+  return out;
+}
+
+/** Name of a control message type (< NLMSG_MIN_TYPE), or undefined. */
+export function controlTypeName(type: number): string | undefined {
+  return ({ [NLMSG_NOOP]: 'NLMSG_NOOP', [NLMSG_ERROR]: 'NLMSG_ERROR', [NLMSG_DONE]: 'NLMSG_DONE', [NLMSG_OVERRUN]: 'NLMSG_OVERRUN' } as Record<number, string>)[type];
+}
