@@ -1,0 +1,439 @@
+/**
+ * A netlink connection: sequence numbers, requests awaiting their ack,
+ * dumps until NLMSG_DONE, several requests in flight at once, a timeout per
+ * exchange. It runs over a {@link Transport}: the real socket
+ * ({@link SocketTransport}, from the `netlink` npm package) or a
+ * {@link FakeTransport} that replays datagrams in unit tests.
+ *
+ * @module
+ */
+import { createRequire } from 'node:module';
+import { NetlinkError, NetlinkDecodeError, DumpInterruptedError, SynplugError } from './errors.js';
+import {
+  encodeMessage, parseMessages, parseErrorReply, errorFromReply, doneErrno,
+  NLMSG_ERROR, NLMSG_DONE, NLMSG_NOOP, NLMSG_OVERRUN, NLM_F_REQUEST, NLM_F_ACK, NLM_F_DUMP, NLM_F_DUMP_INTR,
+  type NetlinkMessage,
+} from './message.js';
+import { messageTypeName } from './protocols.js';
+
+/** Moves datagrams between a {@link NetlinkConnection} and the kernel (or a test double). */
+export interface Transport {
+  /** Send one datagram; errors arrive through the callback given to {@link Transport.onError}. */
+  send(datagram: Buffer): void;
+  /** Register the receiver of every datagram that arrives. */
+  onDatagram(cb: (datagram: Buffer) => void): void;
+  /** Register the receiver of socket errors (ENOBUFS, EPERM on send...). */
+  onError(cb: (err: Error) => void): void;
+  /** Release the socket; pending sends are dropped. */
+  close(): void;
+  /** Our port id (nl_pid), 0 when unknown. */
+  readonly portId: number;
+}
+
+/** Options of {@link NetlinkConnection}. */
+export interface ConnectionOptions {
+  /** Default timeout of one exchange, in milliseconds (default 5000). */
+  timeoutMs?: number;
+  /** SO_RCVBUF to ask for, in bytes (the kernel caps it at net.core.rmem_max). */
+  recvBufferSize?: number;
+  /** How many times a dump is retried after NLM_F_DUMP_INTR (default 5). */
+  dumpRetries?: number;
+}
+
+/** One message to send: header fields and payload parts (seq and NLM_F_REQUEST are added). */
+export interface RequestInit {
+  /** nlmsg_type */
+  type: number;
+  /** nlmsg_flags other than NLM_F_REQUEST */
+  flags?: number;
+  /** family header, then attributes */
+  payload?: Buffer | readonly Buffer[];
+}
+
+/** The outcome of one message of an {@link NetlinkConnection.exchange}. */
+export interface ExchangeResult {
+  /** the sequence number it was sent with */
+  seq: number;
+  /** its nlmsg_type */
+  type: number;
+  /** replies for this seq other than the final ack/error/done */
+  replies: NetlinkMessage[];
+  /** set when the kernel refused it */
+  error?: NetlinkError;
+  /** an extended-ack warning on a successful ack */
+  warning?: string;
+  /** true when the exchange ended (another message's error) before this one was answered */
+  unanswered?: boolean;
+  /** NLM_F_DUMP_INTR was seen on one of its replies */
+  interrupted?: boolean;
+}
+
+/** The kernel did not complete an exchange in time. Exit code 3. */
+export class NetlinkTimeoutError extends SynplugError {
+  constructor(what: string, ms: number) {
+    super(`${what}: no answer from the kernel within ${ms} ms`, 3);
+    this.name = 'NetlinkTimeoutError';
+  }
+}
+
+interface Pending {
+  result: ExchangeResult;
+  waiting: boolean; // expects an ack/error/done
+  isDump: boolean;
+  ex: Exchange;
+}
+
+interface Exchange {
+  results: ExchangeResult[];
+  seqs: number[];
+  remaining: number;
+  timer?: NodeJS.Timeout;
+  resolve: (r: ExchangeResult[]) => void;
+  reject: (e: Error) => void;
+}
+
+/**
+ * A connection to one netlink protocol.
+ *
+ * All methods add NLM_F_REQUEST and assign sequence numbers. Replies are
+ * matched by sequence number, so any number of exchanges may be in flight.
+ */
+export class NetlinkConnection {
+  /** The netlink protocol (NETLINK_ROUTE = 0, NETLINK_SOCK_DIAG = 4, NETLINK_NETFILTER = 12). */
+  readonly protocol: number;
+  /** Warnings from successful acks (extended-ack text with errno 0), most recent last. */
+  readonly warnings: string[] = [];
+  private readonly transport: Transport;
+  private readonly timeoutMs: number;
+  private readonly dumpRetries: number;
+  private readonly pending = new Map<number, Pending>();
+  private seq: number;
+  private closed = false;
+
+  /**
+   * Open a real socket for `protocol`.
+   * @throws {SynplugError} the socket cannot be created (EPROTONOSUPPORT: the kernel lacks the protocol; EPERM...)
+   */
+  static open(protocol: number, options: ConnectionOptions = {}): NetlinkConnection {
+    return new NetlinkConnection(new SocketTransport(protocol, options.recvBufferSize), protocol, options);
+  }
+
+  constructor(transport: Transport, protocol: number, options: ConnectionOptions = {}) {
+    this.transport = transport;
+    this.protocol = protocol;
+    this.timeoutMs = options.timeoutMs ?? 5000;
+    this.dumpRetries = options.dumpRetries ?? 5;
+    this.seq = (Date.now() & 0x3fffffff) >>> 0;
+    transport.onDatagram((d) => this.receive(d));
+    transport.onError((e) => this.failAll(e));
+  }
+
+  /**
+   * Send one request (NLM_F_REQUEST | NLM_F_ACK added) and wait for its ack.
+   * @returns the messages received for it before the ack (e.g. with NLM_F_ECHO)
+   * @throws {NetlinkError} the kernel refused it (`requestType` names the message type)
+   * @throws {NetlinkTimeoutError} no answer in time
+   * @throws {NetlinkDecodeError} a malformed reply
+   */
+  async request(msg: RequestInit, options: { timeoutMs?: number } = {}): Promise<NetlinkMessage[]> {
+    const [r] = await this.exchange([{ ...msg, flags: (msg.flags ?? 0) | NLM_F_ACK }], options);
+    if (r.error) throw r.error;
+    return r.replies;
+  }
+
+  /**
+   * Dump (NLM_F_REQUEST | NLM_F_DUMP added): every reply until NLMSG_DONE.
+   * Retried when the kernel flags it NLM_F_DUMP_INTR; yields only a consistent dump.
+   * @throws {NetlinkError} NLMSG_ERROR or an errno in NLMSG_DONE
+   * @throws {DumpInterruptedError} still interrupted after the retries
+   */
+  async *dump(msg: RequestInit, options: { timeoutMs?: number } = {}): AsyncIterable<NetlinkMessage> {
+    yield* await this.dumpAll(msg, options);
+  }
+
+  /** {@link NetlinkConnection.dump}, collected into an array. Same errors. */
+  async dumpAll(msg: RequestInit, options: { timeoutMs?: number } = {}): Promise<NetlinkMessage[]> {
+    for (let attempt = 1; ; attempt++) {
+      const [r] = await this.exchange([{ ...msg, flags: (msg.flags ?? 0) | NLM_F_DUMP }], options);
+      if (r.error) throw r.error;
+      if (!r.interrupted) return r.replies;
+      if (attempt > this.dumpRetries) throw new DumpInterruptedError(messageTypeName(this.protocol, msg.type), attempt);
+    }
+  }
+
+  /**
+   * Send several messages in one datagram and wait for each that asks for an
+   * answer (NLM_F_ACK: ack or error; NLM_F_DUMP: NLMSG_DONE). Kernel errors do
+   * not reject: they are in the per-message results. An error for a message
+   * that asked for no ack ends the exchange at once (the kernel stopped there);
+   * the messages still waiting are marked `unanswered`.
+   * @returns one result per message, in order
+   * @throws {NetlinkTimeoutError} an awaited answer did not come in time
+   * @throws {NetlinkDecodeError} a malformed reply
+   * @throws {SynplugError} the connection is closed or the socket failed
+   */
+  exchange(msgs: readonly RequestInit[], options: { timeoutMs?: number } = {}): Promise<ExchangeResult[]> {
+    if (this.closed) return Promise.reject(new SynplugError('netlink connection is closed', 3));
+    return new Promise<ExchangeResult[]>((resolve, reject) => {
+      const ex: Exchange = { results: [], seqs: [], remaining: 0, resolve, reject };
+      const parts: Buffer[] = [];
+      for (const m of msgs) {
+        const seq = this.nextSeq();
+        const flags = (m.flags ?? 0) | NLM_F_REQUEST;
+        const result: ExchangeResult = { seq, type: m.type, replies: [] };
+        const isDump = (flags & NLM_F_DUMP) === NLM_F_DUMP && this.isGet(m.type);
+        const waiting = isDump || (flags & NLM_F_ACK) !== 0;
+        if (waiting) ex.remaining++;
+        ex.results.push(result);
+        ex.seqs.push(seq);
+        this.pending.set(seq, { result, waiting, isDump, ex });
+        parts.push(encodeMessage({ type: m.type, flags, seq, pid: 0, payload: m.payload }));
+      }
+      if (ex.remaining === 0) {
+        // Nothing to wait for; still give errors a chance? No: fire and forget.
+        for (const s of ex.seqs) this.pending.delete(s);
+        this.transport.send(parts.length === 1 ? parts[0] : Buffer.concat(parts));
+        resolve(ex.results);
+        return;
+      }
+      const ms = options.timeoutMs ?? this.timeoutMs;
+      ex.timer = setTimeout(() => {
+        this.finish(ex);
+        const first = ex.results.find((r, i) => this.pendingWaiting(ex, i));
+        reject(new NetlinkTimeoutError(messageTypeName(this.protocol, first?.type ?? msgs[0].type), ms));
+      }, ms);
+      try {
+        this.transport.send(parts.length === 1 ? parts[0] : Buffer.concat(parts));
+      } catch (e) {
+        this.finish(ex);
+        reject(socketError(e, this.protocol));
+      }
+    });
+  }
+
+  /** Close the socket; exchanges in flight reject. */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.failAll(new SynplugError('netlink connection closed', 3));
+    this.transport.close();
+  }
+
+  private pendingWaiting(ex: Exchange, i: number): boolean {
+    const r = ex.results[i];
+    return r.error === undefined && !r.unanswered;
+  }
+
+  private isGet(type: number): boolean {
+    // On every protocol here, NLM_F_DUMP only makes sense on GET requests; a NEW
+    // request reuses the same bits as NLM_F_REPLACE|NLM_F_EXCL. rtnetlink GETs are
+    // (type - 16) % 4 === 2; others (sock_diag, nfnetlink) treat the flag as dump.
+    if (this.protocol === 0 && type >= 16) return (type - 16) % 4 === 2;
+    return true;
+  }
+
+  private nextSeq(): number {
+    this.seq = (this.seq + 1) >>> 0;
+    if (this.seq === 0) this.seq = 1;
+    return this.seq;
+  }
+
+  private finish(ex: Exchange): void {
+    if (ex.timer) clearTimeout(ex.timer);
+    ex.timer = undefined;
+    for (const s of ex.seqs) this.pending.delete(s);
+  }
+
+  private failAll(err: Error): void {
+    const exs = new Set<Exchange>();
+    for (const p of this.pending.values()) exs.add(p.ex);
+    for (const ex of exs) { this.finish(ex); ex.reject(socketError(err, this.protocol)); }
+  }
+
+  private receive(datagram: Buffer): void {
+    let msgs: NetlinkMessage[];
+    try {
+      msgs = parseMessages(datagram);
+    } catch (e) {
+      this.failAll(e as Error);
+      return;
+    }
+    for (const m of msgs) {
+      const p = this.pending.get(m.seq);
+      if (!p) continue; // not ours, or a late reply to a timed-out exchange
+      try {
+        this.handle(p, m);
+      } catch (e) {
+        this.finish(p.ex);
+        p.ex.reject(e as Error);
+      }
+    }
+  }
+
+  private handle(p: Pending, m: NetlinkMessage): void {
+    const r = p.result;
+    if (m.flags & NLM_F_DUMP_INTR) r.interrupted = true;
+    if (m.type === NLMSG_ERROR) {
+      const er = parseErrorReply(m);
+      if (er.errno === 0) {
+        if (er.extAckMessage) { r.warning = er.extAckMessage; this.warnings.push(er.extAckMessage); }
+        this.complete(p);
+      } else {
+        r.error = errorFromReply(er, messageTypeName(this.protocol, r.type));
+        if (!p.waiting) {
+          // The kernel stopped processing here: the others will never be answered.
+          for (const other of p.ex.results) if (other !== r && other.error === undefined) other.unanswered = true;
+          this.finish(p.ex);
+          p.ex.resolve(p.ex.results);
+          return;
+        }
+        this.complete(p);
+      }
+    } else if (m.type === NLMSG_DONE && p.isDump) {
+      const errno = doneErrno(m);
+      if (errno !== 0) r.error = new NetlinkError({ errno, requestType: messageTypeName(this.protocol, r.type) });
+      this.complete(p);
+    } else if (m.type === NLMSG_NOOP) {
+      // ignore
+    } else if (m.type === NLMSG_OVERRUN) {
+      throw new NetlinkDecodeError('NLMSG_OVERRUN: the kernel lost data for this request', m.offset);
+    } else {
+      r.replies.push(m);
+    }
+  }
+
+  private complete(p: Pending): void {
+    if (!p.waiting) return;
+    p.waiting = false;
+    this.pending.delete(p.result.seq);
+    if (--p.ex.remaining === 0) {
+      this.finish(p.ex);
+      p.ex.resolve(p.ex.results);
+    }
+  }
+}
+
+function socketError(e: unknown, protocol: number): Error {
+  if (e instanceof SynplugError) return e;
+  const err = e as { code?: string; errno?: number; message?: string; syscall?: string };
+  if (typeof err.errno === 'number' && err.code) {
+    const hint = err.code === 'ENOBUFS' ? ' (the socket receive buffer overflowed; replies were lost)'
+      : err.code === 'EPERM' || err.code === 'EACCES' ? ' (needs CAP_NET_ADMIN: run as root)'
+        : err.code === 'EPROTONOSUPPORT' ? ` (this kernel has no netlink protocol ${protocol})` : '';
+    return new SynplugError(`netlink ${err.syscall ?? 'socket'} failed: ${err.code}${hint}`, 3, { cause: e });
+  }
+  return new SynplugError(`netlink socket failed: ${err.message ?? String(e)}`, 3, { cause: e });
+}
+
+interface RawSocket {
+  on(ev: 'message', cb: (msg: Buffer) => void): void;
+  on(ev: 'error', cb: (err: Error) => void): void;
+  send(msg: Uint8Array, options?: object, cb?: (err?: Error) => void): void;
+  close(): void;
+  address(): { port: number };
+  setRecvBufferSize(n: number): void;
+}
+
+let RawNetlinkSocketCtor: (new (protocol: number, options?: object) => RawSocket) | undefined;
+
+function rawSocketClass(): new (protocol: number, options?: object) => RawSocket {
+  if (!RawNetlinkSocketCtor) {
+    // Load only the raw socket module of the `netlink` package (not its rtnetlink/genl
+    // helpers, which we do not use): it is the only native piece we depend on.
+    const require = createRequire(import.meta.url);
+    RawNetlinkSocketCtor = (require('netlink/dist/raw.js') as { RawNetlinkSocket: new (p: number, o?: object) => RawSocket }).RawNetlinkSocket;
+  }
+  return RawNetlinkSocketCtor;
+}
+
+/**
+ * The real transport: a `RawNetlinkSocket` of the `netlink` npm package
+ * (socket(AF_NETLINK, SOCK_RAW, protocol), bound to a free port id).
+ */
+export class SocketTransport implements Transport {
+  readonly portId: number;
+  private readonly sock: RawSocket;
+  private errorCb: (err: Error) => void = () => {};
+
+  /**
+   * @param protocol netlink protocol number
+   * @param recvBufferSize SO_RCVBUF in bytes, optional
+   * @throws {SynplugError} the socket cannot be created or bound
+   */
+  constructor(protocol: number, recvBufferSize?: number) {
+    try {
+      this.sock = new (rawSocketClass())(protocol, recvBufferSize ? { recvBufferSize } : undefined);
+    } catch (e) {
+      throw socketError(e, protocol);
+    }
+    this.portId = this.sock.address().port;
+    this.sock.on('error', (e) => this.errorCb(e));
+  }
+  send(datagram: Buffer): void {
+    this.sock.send(datagram, undefined, (err) => { if (err) this.errorCb(err); });
+  }
+  onDatagram(cb: (datagram: Buffer) => void): void {
+    this.sock.on('message', cb);
+  }
+  onError(cb: (err: Error) => void): void {
+    this.errorCb = cb;
+  }
+  close(): void {
+    this.sock.close();
+  }
+}
+
+/**
+ * A transport for unit tests: records what is sent and answers with scripted
+ * datagrams. A reply script gets the sent datagram and returns the datagrams
+ * to deliver; their sequence numbers are rewritten to the request's
+ * (the first message's seq, plus its position for multi-message requests)
+ * unless `keepSeq` is set.
+ */
+export class FakeTransport implements Transport {
+  readonly portId = 4242;
+  /** every datagram sent, in order */
+  readonly sent: Buffer[] = [];
+  private cb: (d: Buffer) => void = () => {};
+  private errCb: (e: Error) => void = () => {};
+  private readonly script: Array<(sent: Buffer) => Buffer[]>;
+  private readonly keepSeq: boolean;
+  closed = false;
+
+  /**
+   * @param script one function per expected send, answering it; or an array of
+   *   reply datagram lists, one per send, replayed in order
+   */
+  constructor(script: Array<((sent: Buffer) => Buffer[]) | Buffer[]> = [], options: { keepSeq?: boolean } = {}) {
+    this.script = script.map((s) => (typeof s === 'function' ? s : () => s));
+    this.keepSeq = options.keepSeq ?? false;
+  }
+  send(datagram: Buffer): void {
+    this.sent.push(Buffer.from(datagram));
+    const step = this.script.shift();
+    if (!step) return; // unanswered: the caller's timeout fires
+    const seqs = parseMessages(datagram).map((m) => m.seq);
+    const replies = step(datagram).map((d) => (this.keepSeq ? d : rewriteSeq(d, seqs)));
+    queueMicrotask(() => { for (const d of replies) this.cb(d); });
+  }
+  onDatagram(cb: (datagram: Buffer) => void): void { this.cb = cb; }
+  onError(cb: (err: Error) => void): void { this.errCb = cb; }
+  /** Inject a socket error, as the kernel would (e.g. ENOBUFS). */
+  fail(err: Error): void { this.errCb(err); }
+  close(): void { this.closed = true; }
+}
+
+/**
+ * Rewrite the seq of each message of a captured reply so that it answers the
+ * request we sent: the captured seqs are mapped in order of first appearance
+ * to the seqs we sent.
+ */
+function rewriteSeq(d: Buffer, sentSeqs: number[]): Buffer {
+  const out = Buffer.from(d);
+  const map = new Map<number, number>();
+  for (const m of parseMessages(out)) {
+    if (!map.has(m.seq)) map.set(m.seq, sentSeqs[Math.min(map.size, sentSeqs.length - 1)]);
+    out.writeUInt32LE(map.get(m.seq)!, m.offset + 8);
+  }
+  return out;
+}
