@@ -1,0 +1,112 @@
+/**
+ * The guard's configuration: which device, address, mark and handles the
+ * technique uses, with the defaults of the original write-up, validated
+ * before anything is sent to the kernel.
+ *
+ * @module
+ */
+import { isIP } from 'node:net';
+import ms from 'ms';
+import { UsageError } from '../netlink/errors.js';
+
+/** What setup builds, and what every other command looks for. */
+export interface GuardConfig {
+  /** device the qdisc tree sits on; default `lo` */
+  dev: string;
+  /** the proxy's address (IPv4 or IPv6, no prefix); default 169.254.255.254 */
+  addr: string;
+  /** firewall mark (u32, not 0) set on SYNs and matched by the fw filter; default 1 */
+  mark: number;
+  /** plug qdisc limit in bytes (u32, not 0); default 1048576 (1 MiB, about 14,000 SYNs) */
+  limit: number;
+  /** nftables table owned by synplug; default `synplug` */
+  table: string;
+  /** directory of the state files; default `/run/synplug` */
+  stateDir: string;
+}
+
+/** The fixed shape of the qdisc tree (tc handles, as u32). */
+export const TREE = {
+  /** prio qdisc, root: `1:` */
+  prioHandle: 0x00010000,
+  /** number of prio bands */
+  bands: 4,
+  /** tc's default priomap: band 4 (class 1:4) receives only what the fw filter sends there */
+  priomap: [1, 2, 2, 2, 1, 2, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1],
+  /** pfifo qdiscs `10:`, `20:`, `30:` in classes 1:1, 1:2, 1:3 */
+  pfifo: [
+    { handle: 0x00100000, parent: 0x00010001 },
+    { handle: 0x00200000, parent: 0x00010002 },
+    { handle: 0x00300000, parent: 0x00010003 },
+  ],
+  /** pfifo limit, packets */
+  pfifoLimit: 1000,
+  /** plug qdisc `40:` in class 1:4 */
+  plugHandle: 0x00400000,
+  plugParent: 0x00010004,
+  /** fw filter: parent 1:, pref 1, classid 1:4 */
+  filterParent: 0x00010000,
+  filterPrio: 1,
+  filterClassid: 0x00010004,
+} as const;
+
+/** Default configuration. */
+export const DEFAULTS: GuardConfig = {
+  dev: 'lo',
+  addr: '169.254.255.254',
+  mark: 1,
+  limit: 1048576,
+  table: 'synplug',
+  stateDir: '/run/synplug',
+};
+
+/** The name of the nftables set whose element keeps marking on (see src/iptables). */
+export function activeSetName(): string {
+  return 'active';
+}
+
+/**
+ * Fill defaults and validate.
+ * @throws {UsageError} an empty or over-long device name (IFNAMSIZ 16 incl. NUL), a bad address,
+ *   a mark that is not a u32 or is 0, a limit that is not a u32 or is 0
+ */
+export function resolveConfig(partial: Partial<GuardConfig> = {}): GuardConfig {
+  const c: GuardConfig = { ...DEFAULTS };
+  for (const [k, v] of Object.entries(partial)) if (v !== undefined) (c as unknown as Record<string, unknown>)[k] = v;
+  if (!c.dev || c.dev.length > 15 || /[\s/:]/.test(c.dev)) {
+    throw new UsageError(`bad device name '${c.dev}': 1-15 characters, no spaces, '/' or ':'`);
+  }
+  if (isIP(c.addr) === 0) throw new UsageError(`bad address '${c.addr}': give one IPv4 or IPv6 address, without a prefix length`);
+  if (!Number.isInteger(c.mark) || c.mark < 1 || c.mark > 0xffffffff) {
+    throw new UsageError(`bad mark '${c.mark}': a number from 1 to 4294967295 (0 would mark nothing)`);
+  }
+  if (!Number.isInteger(c.limit) || c.limit < 1 || c.limit > 0xffffffff) {
+    throw new UsageError(`bad limit '${c.limit}': bytes, from 1 to 4294967295 (0 would drop every held packet)`);
+  }
+  return c;
+}
+
+/**
+ * Parse an unsigned integer option (decimal or 0x hex).
+ * @throws {UsageError} naming the option when the text is not a whole number in range
+ */
+export function parseUint(text: string, option: string, max = 0xffffffff): number {
+  const t = text.trim();
+  const n = /^0x[0-9a-f]+$/i.test(t) ? parseInt(t, 16) : /^[0-9]+$/.test(t) ? Number(t) : NaN;
+  if (!Number.isSafeInteger(n) || n > max) throw new UsageError(`${option}: '${text}' is not a whole number from 0 to ${max}`);
+  return n;
+}
+
+/**
+ * Parse a duration: `10s`, `500ms`, `1.5s`, `2m`, or a bare number of seconds.
+ * @returns milliseconds, > 0
+ * @throws {UsageError} unparsable, zero or negative, or over 24 h
+ */
+export function parseDuration(text: string, option: string): number {
+  const t = text.trim();
+  const v = /^[0-9]*\.?[0-9]+$/.test(t) ? Number(t) * 1000 : ms(t as ms.StringValue);
+  if (typeof v !== 'number' || !Number.isFinite(v)) throw new UsageError(`${option}: '${text}' is not a duration (e.g. 10s, 500ms, 2m)`);
+  if (v <= 0) throw new UsageError(`${option}: must be more than 0 (got '${text}')`);
+  if (v > 86_400_000) throw new UsageError(`${option}: at most 24h (got '${text}')`);
+  return Math.round(v);
+}
