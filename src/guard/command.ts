@@ -1,0 +1,131 @@
+/**
+ * Running the protected command: resolved before plugging, started behind a
+ * gate so that the (slow) fork happens *before* the plug window, and only the
+ * gate's opening (one byte written to a pipe) happens inside it.
+ *
+ * The gate is `/bin/sh -c 'read -r _ <&3 && exec "$@" 3<&-; exit 125'`: the
+ * shell only waits on fd 3 and then replaces itself with the command; the
+ * command's arguments are passed as `"$@"`, never parsed by a shell. If
+ * synplug dies before opening the gate, the pipe closes, `read` fails, and the
+ * command never runs unprotected.
+ *
+ * @module
+ */
+import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
+import { accessSync, constants as fsConstants, statSync, readFileSync } from 'node:fs';
+import { delimiter, join } from 'node:path';
+import { constants as osConstants } from 'node:os';
+import type { Writable } from 'node:stream';
+import { SynplugError, UsageError } from '../netlink/errors.js';
+
+/** Exit code when the command is not found (as a shell, `env`, `timeout`). */
+export const EXIT_COMMAND_NOT_FOUND = 127;
+/** Exit code when the command exists but cannot be executed. */
+export const EXIT_COMMAND_NOT_EXECUTABLE = 126;
+
+/** The command could not be found or executed; exit code 127 or 126. */
+export class CommandError extends SynplugError {
+  constructor(message: string, exitCode: number) {
+    super(message, exitCode);
+    this.name = 'CommandError';
+  }
+}
+
+/** A user to run the command as (from the passwd database). */
+export interface RunAsUser {
+  name: string;
+  uid: number;
+  gid: number;
+  home: string;
+}
+
+/**
+ * Look a user up in the passwd database (`getent passwd`, so NSS sources
+ * count; /etc/passwd when getent is absent).
+ * @throws {UsageError} no such user
+ */
+export function lookupUser(name: string): RunAsUser {
+  if (!/^[A-Za-z0-9_.][A-Za-z0-9_.-]*\$?$/.test(name) && !/^[0-9]+$/.test(name)) throw new UsageError(`--user: '${name}' is not a valid user name`);
+  let line: string | undefined;
+  try {
+    line = execFileSync('getent', ['passwd', name], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).split('\n')[0];
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') {
+      line = readFileSync('/etc/passwd', 'utf8').split('\n').find((l) => l.split(':')[0] === name || l.split(':')[2] === name);
+    }
+  }
+  if (!line) throw new UsageError(`--user: no user '${name}' on this system`);
+  const f = line.split(':');
+  return { name: f[0], uid: Number(f[2]), gid: Number(f[3]), home: f[5] || '/' };
+}
+
+/**
+ * Find the executable the command names, as execvp would (PATH search unless it holds a '/').
+ * @returns an absolute or relative path that exists and is executable
+ * @throws {UsageError} an empty command
+ * @throws {CommandError} not found (127) or not executable (126)
+ */
+export function resolveCommand(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): string {
+  if (argv.length === 0 || argv[0] === '') throw new UsageError('no command given: use synplug protect [options] -- COMMAND [ARGS...]');
+  const name = argv[0];
+  const candidates = name.includes('/') ? [name] : (env.PATH ?? '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin').split(delimiter).filter(Boolean).map((d) => join(d, name));
+  let sawNonExec: string | undefined;
+  for (const c of candidates) {
+    let st;
+    try { st = statSync(c); } catch { continue; }
+    if (st.isDirectory()) { sawNonExec = c; continue; }
+    try { accessSync(c, fsConstants.X_OK); return c; } catch { sawNonExec = c; }
+  }
+  if (sawNonExec) throw new CommandError(`cannot execute '${sawNonExec}': permission denied or a directory; the command was not run`, EXIT_COMMAND_NOT_EXECUTABLE);
+  throw new CommandError(`command not found: '${name}'${name.includes('/') ? '' : ' (searched PATH)'}; the command was not run`, EXIT_COMMAND_NOT_FOUND);
+}
+
+/** A command started behind its gate. */
+export interface GatedCommand {
+  child: ChildProcess;
+  /** Open the gate: the command execs. Synchronous write of one byte. */
+  open(): void;
+  /** Close the gate without running the command (the shell exits 125). */
+  abort(): void;
+  /** Resolves with the exit code (or 128 + signal number) and the signal name. */
+  exited: Promise<{ code: number; signal: NodeJS.Signals | null; at: bigint }>;
+}
+
+/**
+ * Fork the gate shell with the command behind it; resolves once the process
+ * exists (the `spawn` event), before the command itself runs.
+ * @param argv the command and its arguments (argv[0] already resolved or not: the gate's exec searches PATH)
+ * @param options `user` to run as (uid, gid and HOME/USER/LOGNAME set), stdio inherited
+ * @throws {SynplugError} /bin/sh cannot be started
+ */
+export function startGated(argv: readonly string[], options: { user?: RunAsUser; env?: NodeJS.ProcessEnv } = {}): Promise<GatedCommand> {
+  const env = { ...(options.env ?? process.env) };
+  if (options.user) Object.assign(env, { HOME: options.user.home, USER: options.user.name, LOGNAME: options.user.name });
+  const child = spawn('/bin/sh', ['-c', 'read -r _ <&3 && exec "$@" 3<&-; exit 125', 'synplug-gate', ...argv], {
+    stdio: ['inherit', 'inherit', 'inherit', 'pipe'],
+    env,
+    uid: options.user?.uid,
+    gid: options.user?.gid,
+  });
+  const gate = child.stdio[3] as Writable;
+  gate.on('error', () => {}); // EPIPE if the shell died: reported through `exited`
+  const exited = new Promise<{ code: number; signal: NodeJS.Signals | null; at: bigint }>((resolve) => {
+    child.on('exit', (code, signal) => {
+      const at = process.hrtime.bigint();
+      resolve({ code: code ?? 128 + signalNumber(signal), signal, at });
+    });
+  });
+  return new Promise((resolve, reject) => {
+    child.once('error', (e) => reject(new SynplugError(`cannot start /bin/sh to run the command: ${e.message}; the command was not run`, 125, { cause: e })));
+    child.once('spawn', () => resolve({
+      child,
+      open: () => { gate.end('\n'); },
+      abort: () => { gate.destroy(); },
+      exited,
+    }));
+  });
+}
+
+function signalNumber(s: NodeJS.Signals | null): number {
+  return s ? (osConstants.signals as Record<string, number>)[s] ?? 0 : 0;
+}

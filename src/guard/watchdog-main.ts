@@ -1,0 +1,92 @@
+/**
+ * The watchdog process (entry point). Started by `protect` before it plugs,
+ * in its own session so that terminal signals aimed at `protect` do not reach
+ * it. It opens its netlink sockets, says `ready`, and waits:
+ *
+ * - `{"op":"arm", ...}` on stdin: the release messages (pre-encoded by the
+ *   parent), the owner pid, the deadline and the state directory;
+ * - `{"op":"done"}`: the parent released; exit quietly;
+ * - end of stdin without `done` (the parent died, even by SIGKILL) or the
+ *   deadline passing: send the release messages at once, mark plug.json
+ *   released (when it still names the owner), and exit.
+ *
+ * @module
+ */
+import { createInterface } from 'node:readline';
+import { NetlinkConnection } from '../netlink/connection.js';
+import { StateStore } from './state.js';
+import type { WatchdogArm } from './watchdog.js';
+
+const conns = new Map<number, NetlinkConnection>();
+let armed: WatchdogArm | undefined;
+let finished = false;
+let timer: NodeJS.Timeout | undefined;
+
+for (const sig of ['SIGINT', 'SIGHUP', 'SIGPIPE'] as const) process.on(sig, () => {});
+process.on('SIGTERM', () => { void fire('SIGTERM received'); });
+
+function conn(protocol: number): NetlinkConnection {
+  let c = conns.get(protocol);
+  if (!c) { c = NetlinkConnection.open(protocol, { timeoutMs: 2000 }); conns.set(protocol, c); }
+  return c;
+}
+
+async function fire(reason: string): Promise<void> {
+  if (finished) return;
+  finished = true;
+  if (timer) clearTimeout(timer);
+  if (!armed) { exit(0); return; }
+  const a = armed;
+  let failed = false;
+  for (const step of a.release) {
+    for (let attempt = 1; attempt <= 3; attempt++) {
+      try {
+        const res = await conn(step.protocol).exchange(step.messages.map((m) => ({ type: m.type, flags: m.flags, payload: Buffer.from(m.payload, 'hex') })));
+        const err = res.find((r) => r.error && !(step.ignoreErrno ?? []).includes(r.error.errno))?.error;
+        if (err) throw err;
+        break;
+      } catch (e) {
+        if (attempt === 3) { failed = true; process.stderr.write(`synplug watchdog: ${step.what} failed: ${(e as Error).message}\n`); }
+      }
+    }
+  }
+  try {
+    const store = new StateStore(a.stateDir);
+    const r = store.readPlug();
+    if (r && r.state === 'buffering' && r.pid === a.ownerPid) store.writePlug({ ...r, state: 'released', releasedAt: Date.now() });
+  } catch (e) {
+    process.stderr.write(`synplug watchdog: ${(e as Error).message}\n`);
+  }
+  process.stderr.write(`synplug watchdog: ${reason}; ${failed ? 'release FAILED (run synplug release)' : 'released the plug'}\n`);
+  exit(failed ? 1 : 0);
+}
+
+function exit(code: number): void {
+  for (const c of conns.values()) c.close();
+  process.exit(code);
+}
+
+try {
+  conn(0);
+  conn(12);
+} catch (e) {
+  process.stderr.write(`synplug watchdog: ${(e as Error).message}\n`);
+  process.exit(1);
+}
+process.stdout.write('ready\n');
+
+const rl = createInterface({ input: process.stdin });
+rl.on('line', (line) => {
+  let msg: { op: string } & Partial<WatchdogArm>;
+  try { msg = JSON.parse(line); } catch { return; }
+  if (msg.op === 'arm') {
+    armed = msg as WatchdogArm;
+    if (timer) clearTimeout(timer);
+    timer = setTimeout(() => { void fire('max-hold deadline passed'); }, Math.max(0, armed.deadline - Date.now()));
+  } else if (msg.op === 'done') {
+    finished = true;
+    if (timer) clearTimeout(timer);
+    exit(0);
+  }
+});
+rl.on('close', () => { void fire('synplug protect ended without releasing (killed?)'); });

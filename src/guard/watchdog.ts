@@ -1,0 +1,77 @@
+/**
+ * The parent side of the watchdog (see `watchdog-main.ts`): start it, hand it
+ * the pre-encoded release messages, tell it when we are done.
+ *
+ * @module
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { createInterface } from 'node:readline';
+import type { Writable } from 'node:stream';
+import { SynplugError } from '../netlink/errors.js';
+
+/** One netlink exchange the watchdog sends to release. */
+export interface WatchdogStep {
+  /** what it does, for messages */
+  what: string;
+  /** netlink protocol */
+  protocol: number;
+  /** messages of one datagram; payload hex-encoded */
+  messages: Array<{ type: number; flags: number; payload: string }>;
+  /** errnos that count as success (e.g. ENOENT: already gone) */
+  ignoreErrno?: number[];
+}
+
+/** What `arm` tells the watchdog. */
+export interface WatchdogArm {
+  op: 'arm';
+  ownerPid: number;
+  stateDir: string;
+  /** ms since the epoch: release then, even if the owner lives */
+  deadline: number;
+  release: WatchdogStep[];
+}
+
+/** A running watchdog. */
+export interface Watchdog {
+  pid: number;
+  /** Arm it: from now on, the owner's death or the deadline makes it release. */
+  arm(a: Omit<WatchdogArm, 'op'>): void;
+  /** We released: it exits without acting. */
+  done(): void;
+}
+
+/**
+ * Start the watchdog and wait until its sockets are open.
+ * @param timeoutMs how long to wait for `ready` (a cold node start in a slow VM takes seconds)
+ * @throws {SynplugError} it failed to start or to open its sockets (exit code 1)
+ */
+export function startWatchdog(timeoutMs = 30_000): Promise<Watchdog> {
+  const self = fileURLToPath(import.meta.url);
+  const entry = self.replace(/watchdog\.(ts|js)$/, 'watchdog-main.$1');
+  const child: ChildProcess = spawn(process.execPath, [...process.execArgv, entry], {
+    stdio: ['pipe', 'pipe', 'inherit'],
+    detached: true,
+  });
+  child.unref();
+  const stdin = child.stdin as Writable;
+  stdin.on('error', () => {});
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => { child.kill('SIGKILL'); reject(new SynplugError(`the watchdog did not start within ${timeoutMs} ms; nothing was plugged`, 1)); }, timeoutMs);
+    child.once('error', (e) => { clearTimeout(timer); reject(new SynplugError(`cannot start the watchdog: ${e.message}; nothing was plugged`, 1)); });
+    child.once('exit', (code) => { clearTimeout(timer); reject(new SynplugError(`the watchdog exited at start (status ${code}); nothing was plugged`, 1)); });
+    const rl = createInterface({ input: child.stdout! });
+    rl.once('line', (line) => {
+      clearTimeout(timer);
+      child.removeAllListeners('exit');
+      if (line !== 'ready') { reject(new SynplugError(`the watchdog said '${line}' instead of ready`, 1)); return; }
+      rl.close();
+      (child.stdout as unknown as { unref?: () => void; destroy: () => void }).destroy();
+      resolve({
+        pid: child.pid!,
+        arm: (a) => { stdin.write(JSON.stringify({ op: 'arm', ...a }) + '\n'); },
+        done: () => { stdin.end(JSON.stringify({ op: 'done' }) + '\n'); },
+      });
+    });
+  });
+}
