@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Run every test tier and print one closing line, "N passed, N failed",
+# summing all suites (what CI reads).
+#   1. unit tests, no kernel (golden bytes, decoders, property tests)
+#   2. live tests on this machine's kernel, as root, in a fresh network namespace
+#   3. kernel tests in a VM booting Debian's stock kernel (scripts/vm/)
+# SYNPLUG_SUITES="unit live" runs a subset.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+suites=${SYNPLUG_SUITES:-"unit live kernel"}
+total_pass=0; total_fail=0; failed_suites=()
+
+run_suite() {
+  local name=$1; shift
+  local log; log=$(mktemp)
+  echo "=== $name tests: $*"
+  "$@" 2>&1 | tee "$log"
+  local rc=${PIPESTATUS[0]}
+  # ava's summary lines: "N tests passed", "N tests failed", "N known failures",
+  # "N tests skipped", "N tests todo", "N uncaught exceptions", "N unhandled rejections".
+  local pass fail
+  pass=$(grep -Eo '^ *[0-9]+ tests? passed' "$log" | grep -Eo '[0-9]+' | awk '{s+=$1} END {print s+0}')
+  fail=$(grep -Eo '^ *[0-9]+ (tests? failed|known failures?|tests? skipped|tests? todo|uncaught exceptions?|unhandled rejections?|tests? remaining)' "$log" | grep -Eo '^ *[0-9]+' | awk '{s+=$1} END {print s+0}')
+  if [ "$rc" != 0 ] && [ "$fail" = 0 ]; then fail=1; fi   # crashed, timed out or did not boot
+  if [ "$rc" = 0 ] && [ "$pass" = 0 ]; then echo "$name: ran no test" >&2; fail=$((fail + 1)); fi
+  echo "=== $name: $pass passed, $fail failed (exit $rc)"
+  total_pass=$((total_pass + pass)); total_fail=$((total_fail + fail))
+  [ "$fail" = 0 ] || failed_suites+=("$name")
+  rm -f "$log"
+}
+
+npm run build || { echo "build failed"; echo "0 passed, 1 failed"; exit 1; }
+for s in $suites; do
+  case $s in
+    unit) run_suite unit npx ava 'test/unit/**/*.test.ts' ;;
+    live) run_suite live bash scripts/in-netns.sh npx ava 'test/live/**/*.test.ts' ;;
+    kernel) run_suite kernel bash scripts/vm/test-kernel.sh ;;
+    *) echo "unknown suite $s" >&2; exit 2 ;;
+  esac
+done
+[ ${#failed_suites[@]} -eq 0 ] || echo "failed suites: ${failed_suites[*]}"
+echo "$total_pass passed, $total_fail failed"
+[ "$total_fail" = 0 ]
