@@ -8,7 +8,7 @@
 set -euo pipefail
 if [ "$(id -u)" != 0 ]; then echo "install-test-deps.sh: run as root (it uses apt-get)" >&2; exit 2; fi
 pkgs=(iproute2 nftables iptables libnl-utils util-linux procps
-      haproxy nginx-light wrk apache2-utils
+      haproxy nginx wrk apache2-utils
       qemu-system-x86 busybox-static cpio kmod)
 missing=()
 for p in "${pkgs[@]}"; do
