@@ -1,0 +1,284 @@
+import test from 'ava';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import fc from 'fast-check';
+import { captureNames, loadCapture } from '../helpers/captures.js';
+import {
+  readCaptureFile, parseCapture, parsePcap, parsePcapng, encodePcap, datagramDirection, LINKTYPE_NETLINK,
+} from '../../src/netlink/pcap.js';
+import { parseHexDump } from '../../src/netlink/hexdump.js';
+import { NetlinkDecodeError, UsageError } from '../../src/netlink/errors.js';
+
+const names = captureNames();
+
+const simplify = (ds: Array<{ protocol: number; direction: string; bytes: Buffer }>): Array<{ protocol: number; direction: string; hex: string }> =>
+  ds.map((d) => ({ protocol: d.protocol, direction: d.direction, hex: d.bytes.toString('hex') }));
+
+for (const name of names) {
+  test(`${name}: capture.pcap reads to exactly the datagrams of capture.json`, (t) => {
+    const c = loadCapture(name);
+    const got = readCaptureFile(join(c.dir, 'capture.pcap'));
+    t.deepEqual(simplify(got), simplify(c.datagrams));
+    for (const d of got) {
+      t.is(typeof d.timestamp, 'number');
+      t.true(d.timestamp! > 1.6e9 && d.timestamp! < 2.2e9); // 2020..2039
+    }
+    // non-decreasing capture times
+    for (let i = 1; i < got.length; i++) t.true(got[i].timestamp! >= got[i - 1].timestamp!);
+  });
+
+  test(`${name}: capture.json read through readCaptureFile gives the same datagrams`, (t) => {
+    const c = loadCapture(name);
+    t.deepEqual(simplify(readCaptureFile(join(c.dir, 'capture.json'))), simplify(c.datagrams));
+  });
+}
+
+test('directions follow NLM_F_REQUEST of the first message, as capture.json says', (t) => {
+  let n = 0;
+  for (const name of names) {
+    for (const d of loadCapture(name).datagrams) {
+      t.is(datagramDirection(d.bytes), d.direction);
+      n++;
+    }
+  }
+  t.true(n > 100);
+});
+
+test('pcap: both byte orders and the nanosecond variant read back the same datagrams and times', (t) => {
+  const c = loadCapture('01_link_show');
+  const orig = parsePcap(readFileSync(join(c.dir, 'capture.pcap')));
+  for (const bigEndian of [false, true]) {
+    for (const nanoseconds of [false, true]) {
+      const file = encodePcap(orig, { bigEndian, nanoseconds });
+      const magic = file.subarray(0, 4).toString('hex');
+      const expectMagic = { 'false,false': 'd4c3b2a1', 'true,false': 'a1b2c3d4', 'false,true': '4d3cb2a1', 'true,true': 'a1b23c4d' }[`${bigEndian},${nanoseconds}`];
+      t.is(magic, expectMagic);
+      const back = parseCapture(file);
+      t.deepEqual(simplify(back), simplify(c.datagrams));
+      for (let i = 0; i < back.length; i++) t.true(Math.abs(back[i].timestamp! - orig[i].timestamp!) < 2e-6);
+    }
+  }
+});
+
+test('pcap: nanosecond timestamps keep their fraction', (t) => {
+  const file = encodePcap([{ protocol: 12, bytes: Buffer.alloc(16), timestamp: 100.123456789 }], { nanoseconds: true });
+  t.is(file.readUInt32LE(24 + 4), 123456789);
+  const [d] = parsePcap(file);
+  t.is(d.protocol, 12);
+  t.true(Math.abs(d.timestamp! - 100.123456789) < 1e-9);
+});
+
+test('pcap: a file cut anywhere throws NetlinkDecodeError (never anything else), with the offset of the cut record', (t) => {
+  const c = loadCapture('02_addr_add');
+  const file = readFileSync(join(c.dir, 'capture.pcap'));
+  // record boundaries
+  const starts: number[] = [];
+  for (let off = 24; off < file.length; off += 16 + file.readUInt32LE(off + 8)) starts.push(off);
+  t.is(starts.length, c.datagrams.length);
+  const boundaries = new Set([...starts, file.length]);
+  for (let cut = 0; cut < file.length; cut++) {
+    const part = file.subarray(0, cut);
+    if (boundaries.has(cut)) {
+      // a cut between records is a valid, shorter capture
+      t.is(parsePcap(part).length, starts.filter((s) => s < cut).length);
+      continue;
+    }
+    const err = t.throws(() => parsePcap(part), { instanceOf: NetlinkDecodeError });
+    if (cut < 24) { t.is(err!.offset, 0); continue; }
+    const rec = Math.max(...starts.filter((s) => s <= cut));
+    // header cut: offset of the header; data cut: offset of caplen
+    t.is(err!.offset, cut < rec + 16 ? rec : rec + 8, `cut at ${cut}`);
+  }
+});
+
+test('pcap: another link type is refused with the offset of the link type field', (t) => {
+  const file = Buffer.from(encodePcap([{ protocol: 0, bytes: Buffer.alloc(16) }]));
+  file.writeUInt32LE(1, 20); // LINKTYPE_ETHERNET
+  const err = t.throws(() => parsePcap(file), { instanceOf: NetlinkDecodeError });
+  t.is(err!.offset, 20);
+  t.regex(err!.message, /link type 1 is not LINKTYPE_NETLINK/);
+  t.is(LINKTYPE_NETLINK, 253);
+});
+
+test('pcap: a packet shorter than the nlmon pseudo header is refused at its data offset', (t) => {
+  const file = Buffer.from(encodePcap([{ protocol: 0, bytes: Buffer.alloc(0) }]));
+  // shrink the record to 8 bytes
+  const short = Buffer.concat([file.subarray(0, 40), file.subarray(40, 48)]);
+  short.writeUInt32LE(8, 24 + 8);
+  short.writeUInt32LE(8, 24 + 12);
+  const err = t.throws(() => parsePcap(short), { instanceOf: NetlinkDecodeError });
+  t.is(err!.offset, 40);
+});
+
+test('pcap: random bytes after a valid header never throw anything but NetlinkDecodeError', (t) => {
+  const head = encodePcap([]);
+  fc.assert(fc.property(fc.uint8Array({ maxLength: 200 }), fc.boolean(), (tail, be) => {
+    const h = be ? encodePcap([], { bigEndian: true }) : head;
+    try {
+      parseCapture(Buffer.concat([h, Buffer.from(tail)]));
+    } catch (e) {
+      if (!(e instanceof NetlinkDecodeError)) throw e;
+    }
+  }), { numRuns: 2000 });
+  t.pass();
+});
+
+// A minimal pcapng writer, written here from the pcapng spec (draft-ietf-opsawg-pcapng),
+// independent of the reader under test.
+function pcapngBlock(type: number, body: Buffer, le = true): Buffer {
+  const padded = Buffer.concat([body, Buffer.alloc((4 - (body.length % 4)) % 4)]);
+  const b = Buffer.alloc(12 + padded.length);
+  const w = (v: number, o: number): void => { if (le) b.writeUInt32LE(v, o); else b.writeUInt32BE(v, o); };
+  w(type, 0);
+  w(b.length, 4);
+  padded.copy(b, 8);
+  w(b.length, b.length - 4);
+  return b;
+}
+function pcapng(ds: Array<{ protocol: number; bytes: Buffer; timestamp?: number }>, le: boolean, tsresol?: number): Buffer {
+  const u32 = (v: number): Buffer => { const b = Buffer.alloc(4); if (le) b.writeUInt32LE(v >>> 0); else b.writeUInt32BE(v >>> 0); return b; };
+  const u16 = (v: number): Buffer => { const b = Buffer.alloc(2); if (le) b.writeUInt16LE(v); else b.writeUInt16BE(v); return b; };
+  const shb = pcapngBlock(0x0a0d0d0a, Buffer.concat([u32(0x1a2b3c4d), u16(1), u16(0), Buffer.alloc(8, 0xff)]), le);
+  const opts = tsresol === undefined ? Buffer.alloc(0) : Buffer.concat([u16(9), u16(1), Buffer.from([tsresol, 0, 0, 0]), u16(0), u16(0)]);
+  const idb = pcapngBlock(1, Buffer.concat([u16(253), u16(0), u32(0), opts]), le);
+  const div = tsresol === undefined ? 1e6 : 10 ** tsresol;
+  const epbs = ds.map((d) => {
+    const hdr = Buffer.alloc(16);
+    hdr.writeUInt16BE(4, 0); hdr.writeUInt16BE(824, 2); hdr.writeUInt16BE(d.protocol, 14);
+    const data = Buffer.concat([hdr, d.bytes]);
+    const ts = BigInt(Math.round((d.timestamp ?? 0) * div));
+    return pcapngBlock(6, Buffer.concat([u32(0), u32(Number(ts >> 32n)), u32(Number(ts & 0xffffffffn)), u32(data.length), u32(data.length), data]), le);
+  });
+  // an unrelated block (Name Resolution, type 4) that the reader must skip
+  const nrb = pcapngBlock(4, Buffer.concat([u16(0), u16(0)]), le);
+  return Buffer.concat([shb, idb, nrb, ...epbs]);
+}
+
+test('pcapng: little- and big-endian sections, microsecond and nanosecond resolution', (t) => {
+  const c = loadCapture('16_bad_kind');
+  const orig = parsePcap(readFileSync(join(c.dir, 'capture.pcap')));
+  for (const le of [true, false]) {
+    for (const res of [undefined, 9]) {
+      const back = parseCapture(pcapng(orig, le, res));
+      t.deepEqual(simplify(back), simplify(c.datagrams));
+      for (let i = 0; i < back.length; i++) t.true(Math.abs(back[i].timestamp! - orig[i].timestamp!) < 2e-6);
+    }
+  }
+});
+
+test('pcapng: truncated at every length -> NetlinkDecodeError only', (t) => {
+  const c = loadCapture('02_addr_add');
+  const file = pcapng(c.datagrams, true);
+  let errors = 0;
+  for (let cut = 1; cut < file.length; cut++) {
+    try { parsePcapng(file.subarray(0, cut)); } catch (e) {
+      t.true(e instanceof NetlinkDecodeError, `cut ${cut}: ${String(e)}`);
+      t.true((e as NetlinkDecodeError).offset <= cut);
+      errors++;
+    }
+  }
+  t.true(errors > file.length / 2);
+});
+
+// ---- hex dumps ----
+
+const tmp = mkdtempSync(join(tmpdir(), 'synplug-pcap-'));
+test.after.always(() => rmSync(tmp, { recursive: true, force: true }));
+
+function viaTool(tool: string, args: string[], data: Buffer): string {
+  const f = join(tmp, `d-${Math.random().toString(16).slice(2)}`);
+  writeFileSync(f, data);
+  return execFileSync(tool, [...args, f], { encoding: 'utf8' });
+}
+
+test('hex: one datagram per line, whitespace and case tolerant', (t) => {
+  const c = loadCapture('02_addr_add');
+  const text = c.datagrams.map((d, i) => {
+    const h = d.bytes.toString('hex');
+    return i % 2 ? h.toUpperCase().replace(/(.{8})/g, '$1 ') : `  ${h.replace(/(..)/g, '$1 ')}\t`;
+  }).join('\r\n') + '\n';
+  t.deepEqual(simplify(parseCapture(Buffer.from(text))), simplify(c.datagrams));
+});
+
+test('hex: blank-line separated blocks, wrapped lines, comments, 0x prefixes and commas', (t) => {
+  const c = loadCapture('01_link_show');
+  const blocks = c.datagrams.map((d) => {
+    const h = d.bytes.toString('hex');
+    const lines = h.match(/.{1,32}/g)!.map((l, i) => (i % 3 === 1 ? l.replace(/(..)/g, '0x$1, ') : l));
+    return lines.join('\n') + '\n// next\n';
+  });
+  const text = ['# ip link show lo', ...blocks].join('\n');
+  t.true(text.split('\n').length > 100);
+  const got = parseCapture(Buffer.from(text));
+  t.deepEqual(simplify(got), simplify(c.datagrams));
+});
+
+test('hex: xxd output of each datagram, concatenated (offsets restart at 0)', (t) => {
+  const c = loadCapture('01_link_show');
+  const text = c.datagrams.map((d) => viaTool('xxd', [], d.bytes)).join('');
+  t.deepEqual(parseHexDump(text).map((b) => b.toString('hex')), c.datagrams.map((d) => d.bytes.toString('hex')));
+});
+
+test('hex: xxd -a (autoskip, "*" lines) and xxd -g1 / -c 32 variants', (t) => {
+  const c = loadCapture('01_link_show');
+  for (const args of [['-a'], ['-g', '1'], ['-c', '32'], ['-a', '-g', '4', '-c', '24']]) {
+    const text = c.datagrams.map((d) => viaTool('xxd', args, d.bytes)).join('\n');
+    t.deepEqual(parseHexDump(text).map((b) => b.toString('hex')), c.datagrams.map((d) => d.bytes.toString('hex')), args.join(' '));
+  }
+});
+
+test('hex: hexdump -C output (with "*" runs and the closing length line)', (t) => {
+  const c = loadCapture('01_link_show');
+  const text = c.datagrams.map((d) => viaTool('hexdump', ['-C'], d.bytes)).join('');
+  t.true(text.includes('\n*\n'));
+  t.deepEqual(parseHexDump(text).map((b) => b.toString('hex')), c.datagrams.map((d) => d.bytes.toString('hex')));
+});
+
+test('hex: "0000: 01 02 ..." offset lines', (t) => {
+  const d = loadCapture('02_addr_add').datagrams[2].bytes;
+  const lines: string[] = [];
+  for (let o = 0; o < d.length; o += 16) lines.push(`${o.toString(16).padStart(4, '0')}: ${[...d.subarray(o, o + 16)].map((x) => x.toString(16).padStart(2, '0')).join(' ')}`);
+  t.deepEqual(parseHexDump(lines.join('\n')), [d]);
+});
+
+test('hex: a protocol can be given for hex dumps', (t) => {
+  const d = loadCapture('09_nft_setup').datagrams[0];
+  const [got] = parseCapture(Buffer.from(d.bytes.toString('hex')), { protocol: 12 });
+  t.is(got.protocol, 12);
+  t.is(got.direction, 'to-kernel');
+});
+
+test('hex: bad text -> NetlinkDecodeError naming the line, offset = character offset', (t) => {
+  const text = '30000000\n3000zz00\n';
+  const err = t.throws(() => parseHexDump(text), { instanceOf: NetlinkDecodeError });
+  t.regex(err!.message, /line 2/);
+  t.is(err!.offset, 9);
+  const odd = t.throws(() => parseHexDump('abc'), { instanceOf: NetlinkDecodeError });
+  t.regex(odd!.message, /line 1/);
+  const gap = t.throws(() => parseHexDump('00000000: 3000 0000\n00000010: 1200 0100\n'), { instanceOf: NetlinkDecodeError });
+  t.regex(gap!.message, /line 2: offset 0x10 does not follow the 4 bytes/);
+  t.is(gap!.offset, 20);
+});
+
+test('hex: random text never throws anything but NetlinkDecodeError', (t) => {
+  fc.assert(fc.property(fc.string({ unit: fc.constantFrom(...'0123456789abcdefx:| *\n\t,#/.'.split('')), maxLength: 300 }), (s) => {
+    try { parseHexDump(s); } catch (e) { if (!(e instanceof NetlinkDecodeError)) throw e; }
+  }), { numRuns: 3000 });
+  t.pass();
+});
+
+test('readCaptureFile: a missing file is a UsageError; binary junk is a NetlinkDecodeError at 0', (t) => {
+  t.throws(() => readCaptureFile(join(tmp, 'nope.pcap')), { instanceOf: UsageError, message: /cannot read capture file .*nope\.pcap.*ENOENT/ });
+  const err = t.throws(() => readCaptureFile(Buffer.from([1, 2, 3, 0, 5])), { instanceOf: NetlinkDecodeError });
+  t.is(err!.offset, 0);
+  t.throws(() => readCaptureFile(Buffer.from('{"datagrams": [{"hex": "xyz"}]}')), { instanceOf: NetlinkDecodeError });
+  t.throws(() => readCaptureFile(Buffer.from('{"datagrams": ')), { instanceOf: NetlinkDecodeError });
+});
+
+test('readCaptureFile: capture.json as a bare array, direction computed when absent', (t) => {
+  const c = loadCapture('03_prio_add');
+  const arr = c.datagrams.map((d) => ({ protocol: d.protocol, hex: d.bytes.toString('hex') }));
+  t.deepEqual(simplify(readCaptureFile(Buffer.from(JSON.stringify(arr)))), simplify(c.datagrams));
+});
