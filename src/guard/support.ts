@@ -1,0 +1,148 @@
+/**
+ * Phase-one checks that change nothing: privileges and kernel support.
+ *
+ * - CAP_NET_ADMIN: bit 12 of CapEff in /proc/self/status.
+ * - A qdisc kind (prio, plug): an RTM_NEWQDISC that the kernel must refuse
+ *   whatever happens — NLM_F_CREATE|NLM_F_REPLACE|NLM_F_EXCL on the root with
+ *   handle 0 and a 1-byte TCA_OPTIONS. The kernel looks the kind up first
+ *   (loading its module if it can): an unknown kind answers ENOENT, a known one
+ *   fails in its init on the short options (EINVAL), and the half-made qdisc
+ *   is destroyed before it is grafted, so nothing changes either way.
+ * - A classifier kind (fw): an RTM_NEWTFILTER on a shared block that does not
+ *   exist (tcm_ifindex TCM_IFINDEX_MAGIC_BLOCK). The kernel looks the kind up
+ *   (loading cls_fw if it can) before it fails to find the block; then
+ *   /sys/module/cls_fw tells whether it is there. A kernel built with cls_fw
+ *   inside (no /sys/module entry) is recognised from modules.builtin when
+ *   /lib/modules is present; otherwise the answer is "unknown", and setup
+ *   finds out for sure in its transaction (rolling back if it is missing).
+ * - nf_tables: NFT_MSG_GETGEN answers.
+ *
+ * @module
+ */
+import { readFileSync, existsSync } from 'node:fs';
+import { release as kernelRelease } from 'node:os';
+import { NetlinkConnection } from '../netlink/connection.js';
+import { NLM_F_CREATE, NLM_F_EXCL, NLM_F_REPLACE, NETLINK_NETFILTER } from '../netlink/message.js';
+import { attr, str, u32 } from '../netlink/attributes.js';
+import { NetlinkError, SynplugError } from '../netlink/errors.js';
+import { RTM_NEWQDISC, RTM_NEWTFILTER } from '../netlink/route/constants.js';
+import { encodeTcmsg, filterInfo } from '../tc/tcmsg.js';
+import { TCA_KIND, TCA_OPTIONS, TC_H_ROOT, TCM_IFINDEX_MAGIC_BLOCK } from '../tc/constants.js';
+
+/** Exit code: not permitted (no CAP_NET_ADMIN). */
+export const EXIT_NOT_PERMITTED = 4;
+/** Exit code: the kernel lacks a module the technique needs. */
+export const EXIT_MISSING_SUPPORT = 5;
+
+/** The process lacks CAP_NET_ADMIN. Exit code 4. */
+export class NotPermittedError extends SynplugError {
+  constructor(what: string) {
+    super(`${what} needs CAP_NET_ADMIN: run it as root (or grant the capability)`, EXIT_NOT_PERMITTED);
+    this.name = 'NotPermittedError';
+  }
+}
+
+/** The kernel lacks modules the technique needs. Exit code 5. */
+export class MissingSupportError extends SynplugError {
+  /** the missing pieces, e.g. `['sch_prio (qdisc prio)', 'sch_plug (qdisc plug)']` */
+  missing: string[];
+  constructor(missing: string[], detail = '') {
+    super(`this kernel lacks what synplug needs: ${missing.join(', ')}${detail}. Load the modules (modprobe ${missing.map((m) => m.split(' ')[0]).join(' ')}) or use a kernel that has them; nothing was changed`, EXIT_MISSING_SUPPORT);
+    this.name = 'MissingSupportError';
+    this.missing = missing;
+  }
+}
+
+/** Whether this process has CAP_NET_ADMIN in its effective set. */
+export function hasNetAdmin(): boolean {
+  try {
+    const m = /^CapEff:\s*([0-9a-f]+)$/m.exec(readFileSync('/proc/self/status', 'utf8'));
+    if (!m) return process.getuid?.() === 0;
+    return (BigInt('0x' + m[1]) & (1n << 12n)) !== 0n;
+  } catch {
+    return process.getuid?.() === 0;
+  }
+}
+
+/**
+ * @throws {NotPermittedError} without CAP_NET_ADMIN
+ */
+export function requireNetAdmin(what: string): void {
+  if (!hasNetAdmin()) throw new NotPermittedError(what);
+}
+
+/** Result of one support probe. */
+export type Support = 'yes' | 'no' | 'unknown';
+
+/**
+ * Whether the kernel has a qdisc kind, without changing anything (see the module doc).
+ * @param ifindex any existing device
+ * @throws {NetlinkError} an unexpected refusal (EPERM...)
+ */
+export async function probeQdiscKind(conn: NetlinkConnection, ifindex: number, kind: string): Promise<Support> {
+  try {
+    await conn.request({
+      type: RTM_NEWQDISC,
+      flags: NLM_F_CREATE | NLM_F_REPLACE | NLM_F_EXCL,
+      payload: [encodeTcmsg({ ifindex, parent: TC_H_ROOT, handle: 0 }), str(TCA_KIND, kind), attr(TCA_OPTIONS, Uint8Array.of(0))],
+    });
+  } catch (e) {
+    if (!(e instanceof NetlinkError)) throw e;
+    if (e.code === 'ENOENT') return 'no';
+    if (e.code === 'EPERM' || e.code === 'EACCES') throw e;
+    return 'yes'; // found, then refused our deliberately bad options
+  }
+  // Accepted? Cannot happen with 1-byte options; say so loudly rather than guess.
+  throw new SynplugError(`probing qdisc kind '${kind}' unexpectedly created a qdisc; check 'synplug show qdisc'`, 1);
+}
+
+/**
+ * Whether the kernel has a classifier kind (see the module doc).
+ * @throws {NetlinkError} an unexpected refusal (EPERM...)
+ */
+export async function probeFilterKind(conn: NetlinkConnection, kind: string): Promise<Support> {
+  const mod = `cls_${kind}`;
+  if (existsSync(`/sys/module/${mod}`)) return 'yes';
+  try {
+    await conn.request({
+      type: RTM_NEWTFILTER,
+      flags: NLM_F_CREATE | NLM_F_EXCL,
+      // A block index nobody uses: the kernel loads the classifier, then fails to find the block.
+      payload: [encodeTcmsg({ ifindex: TCM_IFINDEX_MAGIC_BLOCK, parent: 0xfffffff0, info: filterInfo(1, 0x0800) }), str(TCA_KIND, kind), u32(TCA_OPTIONS, 0)],
+    });
+  } catch (e) {
+    if (!(e instanceof NetlinkError)) throw e;
+    if (e.code === 'EPERM' || e.code === 'EACCES') throw e;
+  }
+  if (existsSync(`/sys/module/${mod}`)) return 'yes';
+  const dir = `/lib/modules/${kernelRelease()}`;
+  try {
+    if (readFileSync(`${dir}/modules.builtin`, 'utf8').includes(`/${mod}.ko`)) return 'yes';
+    // Present as a loadable module, yet it did not load: not loadable here (e.g. a container).
+    return 'no';
+  } catch {
+    return 'unknown';
+  }
+}
+
+/**
+ * Whether nf_tables answers (NFT_MSG_GETGEN).
+ */
+export async function probeNfTables(): Promise<Support> {
+  let conn: NetlinkConnection;
+  try {
+    conn = NetlinkConnection.open(NETLINK_NETFILTER, { timeoutMs: 2000 });
+  } catch {
+    return 'no';
+  }
+  try {
+    // NFT_MSG_GETGEN = 16 in subsystem NFNL_SUBSYS_NFTABLES (10); nfgenmsg AF_UNSPEC, v0, res_id 0.
+    await conn.request({ type: (10 << 8) | 16, payload: Buffer.alloc(4) });
+    return 'yes';
+  } catch (e) {
+    if (e instanceof NetlinkError && (e.code === 'EPERM' || e.code === 'EACCES')) throw e;
+    return 'no';
+  } finally {
+    conn.close();
+  }
+}
