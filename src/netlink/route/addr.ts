@@ -375,6 +375,14 @@ function familyNumber(f: AddressFilter['family']): number {
   throw new UsageError(`address family '${String(f)}' is not inet or inet6`);
 }
 
+/** One RTM_GETADDR dump of a family (AF_UNSPEC: all), decoded, unfiltered. */
+async function dumpAddresses(conn: RouteConnection, family: number): Promise<AddressInfo[]> {
+  const hdr = Buffer.alloc(IFADDRMSG_LEN);
+  hdr.writeUInt8(family, 0);
+  const msgs = await conn.dumpAll({ type: RTM_GETADDR, payload: hdr });
+  return msgs.filter((m) => m.type === RTM_NEWADDR).map(decodeAddress);
+}
+
 /**
  * The addresses of every link, or of one (an RTM_GETADDR dump, filtered here:
  * without NETLINK_GET_STRICT_CHK the kernel ignores ifa_index in dumps).
@@ -396,10 +404,7 @@ export async function listAddresses(conn: RouteConnection, filter: AddressFilter
       names = new Map([[index, filter.dev]]);
     }
   }
-  const hdr = Buffer.alloc(IFADDRMSG_LEN);
-  hdr.writeUInt8(family, 0);
-  const msgs = await conn.dumpAll({ type: RTM_GETADDR, payload: hdr });
-  let out = msgs.filter((m) => m.type === RTM_NEWADDR).map(decodeAddress);
+  let out = await dumpAddresses(conn, family);
   if (index !== undefined) out = out.filter((a) => a.index === index);
   if (family !== AF_UNSPEC) out = out.filter((a) => a.family === familyName(family));
   if (!names) names = new Map((await listRawLinks(conn)).map((r) => [r.index, r.ifname ?? `if${r.index}`]));
@@ -417,6 +422,7 @@ export async function listAddresses(conn: RouteConnection, filter: AddressFilter
  * @throws {NetlinkError} "device 'X' not found" (ENODEV), or a failed dump
  */
 export async function showAddresses(conn: RouteConnection, filter: AddressFilter = {}): Promise<LinkAddresses[]> {
+  const family = familyNumber(filter.family);
   let links: LinkInfo[];
   if (filter.dev !== undefined) {
     links = [typeof filter.dev === 'number'
@@ -427,10 +433,7 @@ export async function showAddresses(conn: RouteConnection, filter: AddressFilter
     const byIndex = new Map(raws.map((r) => [r.index, r]));
     links = raws.map((r) => toLinkInfo(r, { name: (i) => byIndex.get(i)?.ifname, flags: (i) => byIndex.get(i)?.flags }, { addr: true }));
   }
-  const family = familyNumber(filter.family);
-  const hdr = Buffer.alloc(IFADDRMSG_LEN);
-  hdr.writeUInt8(family, 0);
-  const addrs = (await conn.dumpAll({ type: RTM_GETADDR, payload: hdr })).filter((m) => m.type === RTM_NEWADDR).map(decodeAddress);
+  const addrs = await dumpAddresses(conn, family);
   const out: LinkAddresses[] = [];
   for (const l of links) {
     const mine = addrs.filter((a) => a.index === l.ifindex && (family === AF_UNSPEC || a.family === familyName(family)));
@@ -595,7 +598,8 @@ function devText(dev: string | number): string {
  *   (EACCES on an IPv6 address), otherwise "adding address A/N to device 'X' failed: CODE"
  */
 export async function addAddress(conn: RouteConnection, o: AddAddressOptions): Promise<void> {
-  const req0 = resolveSpec(o); // validate before any request
+  const req0 = resolveSpec(o);
+  newAddressRequest(1, o); // validate every option before any request
   const index = await resolveIfindex(conn, o.dev);
   const req = newAddressRequest(index, o);
   try {
@@ -626,7 +630,7 @@ export async function deleteAddress(conn: RouteConnection, o: AddressSpec): Prom
   let spec: Omit<AddressSpec, 'dev'> = o;
   if (!r.prefixGiven && r.ip.version === 6) {
     const local = formatIpAddress(r.ip.bytes);
-    const found = (await listAddresses(conn, { dev: index, family: 6 })).find((a) => a.local === local);
+    const found = (await dumpAddresses(conn, AF_INET6)).find((a) => a.index === index && a.local === local);
     if (!found) {
       throw new NetlinkError({ errno: osConstants.errno.EADDRNOTAVAIL, requestType: 'RTM_DELADDR', message: `address ${local} is not on ${d}` });
     }
