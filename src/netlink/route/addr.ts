@@ -348,11 +348,12 @@ export type LinkAddresses = LinkInfo & { addr_info: Array<Omit<AddressInfo, 'ind
 
 /**
  * `ip addr show` text for links with their addresses, one block per link, ending with a newline.
+ * @param options `family`: as `ip -4`/`ip -6`, which leave out the "link/..." line
  */
-export function formatAddrShow(links: readonly LinkAddresses[]): string {
+export function formatAddrShow(links: readonly LinkAddresses[], options: { family?: AddressFilter['family'] } = {}): string {
   let s = '';
   for (const l of links) {
-    s += formatLink(l) + '\n';
+    s += formatLink(l, { linkLayer: options.family === undefined }) + '\n';
     for (const a of l.addr_info) s += formatAddress({ index: l.ifindex, ...a }) + '\n';
   }
   return s;

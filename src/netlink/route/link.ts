@@ -366,8 +366,10 @@ export function toLinkInfo(raw: RawLink, lookup?: LinkLookup, options: { addr?: 
  * Spacing follows iproute2 exactly (including its trailing spaces when a
  * field such as qlen is absent). `ip addr show` prints the same lines
  * without "mode": pass a {@link LinkInfo} made with `{ addr: true }`.
+ * @param options `linkLayer: false` leaves out the "link/..." line, as
+ *   `ip -4 addr` / `ip -6 addr` do (default true)
  */
-export function formatLink(l: LinkInfo): string {
+export function formatLink(l: LinkInfo, options: { linkLayer?: boolean } = {}): string {
   let name = l.ifname;
   if (l.link === null) name += '@NONE';
   else if (l.link !== undefined) name += `@${l.link}`;
@@ -383,10 +385,12 @@ export function formatLink(l: LinkInfo): string {
   else if (l.linkmode_index !== undefined) s += `mode ${l.linkmode_index} `;
   if (l.group !== undefined) s += `group ${l.group} `;
   if (l.txqlen !== undefined) s += `qlen ${l.txqlen}`;
-  s += `\n    link/${l.link_type} `;
-  if (l.address !== undefined) s += l.address;
-  if (l.broadcast !== undefined) s += `${l.link_pointtopoint ? ' peer ' : ' brd '}${l.broadcast}`;
-  if (l.permaddr !== undefined) s += ` permaddr ${l.permaddr}`;
+  if (options.linkLayer !== false) {
+    s += `\n    link/${l.link_type} `;
+    if (l.address !== undefined) s += l.address;
+    if (l.broadcast !== undefined) s += `${l.link_pointtopoint ? ' peer ' : ' brd '}${l.broadcast}`;
+    if (l.permaddr !== undefined) s += ` permaddr ${l.permaddr}`;
+  }
   if (l.link_netnsid !== undefined) s += ` link-netnsid ${l.link_netnsid}`;
   if (l.proto_down) s += ' protodown on ';
   for (const a of l.altnames ?? []) s += `\n    altname ${a}`;
