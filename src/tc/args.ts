@@ -1,0 +1,65 @@
+/**
+ * A small reader over tc-style argument lists (`["limit", "1000"]`), used by
+ * the kinds' `parseArgs`.
+ *
+ * @module
+ */
+import { UsageError } from '../netlink/errors.js';
+
+/** Reads words one at a time; every error names the kind and the word. */
+export class ArgReader {
+  private i = 0;
+  /**
+   * @param args the words after the kind
+   * @param what the kind, for error messages (e.g. `"qdisc htb"`)
+   */
+  constructor(private readonly args: readonly string[], private readonly what: string) {}
+  /** More words left. */
+  more(): boolean { return this.i < this.args.length; }
+  /** The next word (a keyword). */
+  next(): string { return this.args[this.i++]; }
+  /** Look at the next word without taking it. */
+  peek(): string | undefined { return this.args[this.i]; }
+  /**
+   * The value after `keyword`.
+   * @throws {UsageError} when there is none
+   */
+  value(keyword: string): string {
+    if (this.i >= this.args.length) throw new UsageError(`${this.what}: "${keyword}" needs a value`);
+    return this.args[this.i++];
+  }
+  /** An integer value after `keyword`, decimal or 0x hex, in [min, max]. @throws {UsageError} */
+  int(keyword: string, min = 0, max = 0xffffffff): number {
+    const v = this.value(keyword);
+    return parseIntArg(v, `${this.what} ${keyword}`, min, max);
+  }
+  /** @throws {UsageError} naming the unknown word */
+  unknown(word: string, expected: string): never {
+    throw new UsageError(`${this.what}: unknown argument "${word}" (expected ${expected})`);
+  }
+}
+
+/**
+ * An integer in decimal or 0x hex within [min, max].
+ * @throws {UsageError} not an integer or out of range
+ */
+export function parseIntArg(v: string | number, what: string, min = 0, max = 0xffffffff): number {
+  let n: number;
+  if (typeof v === 'number') n = v;
+  else if (/^-?[0-9]+$/.test(v.trim())) n = Number(v.trim());
+  else if (/^0x[0-9a-f]+$/i.test(v.trim())) n = parseInt(v.trim().slice(2), 16);
+  else throw new UsageError(`${what}: ${JSON.stringify(v)} is not an integer`);
+  if (!Number.isInteger(n) || n < min || n > max) throw new UsageError(`${what}: ${v} is out of range (${min}..${max})`);
+  return n;
+}
+
+/**
+ * A `parseArgs` for kinds that take no arguments.
+ * @throws {UsageError} when any word is given
+ */
+export function noArgs(what: string) {
+  return (args: readonly string[]): Record<string, never> => {
+    if (args.length) throw new UsageError(`${what} takes no arguments (got "${args.join(' ')}")`);
+    return {};
+  };
+}

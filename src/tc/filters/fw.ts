@@ -1,0 +1,114 @@
+/**
+ * `fw` filter (cls_fw): matches the packet's firewall mark (skb->mark,
+ * e.g. set by an nftables `meta mark set` rule) against the filter handle.
+ *
+ * - tcm_handle is the mark; tcm_info is `(prio << 16) | htons(protocol)`.
+ * - TCA_OPTIONS nests TCA_FW_CLASSID (u32 class id), TCA_FW_MASK (u32, when
+ *   a mask is given; the kernel's default is 0xFFFFFFFF), TCA_FW_INDEV
+ *   (string), TCA_FW_ACT (actions), TCA_FW_POLICE. (linux/pkt_cls.h)
+ *
+ * tc sends TCA_FW_MASK first, then TCA_FW_CLASSID, then TCA_FW_INDEV; so do we.
+ *
+ * @module
+ */
+import { str, u32, nested } from '../../netlink/attributes.js';
+import { UsageError } from '../../netlink/errors.js';
+import { TCA_OPTIONS, TCA_FW_CLASSID, TCA_FW_MASK, TCA_FW_INDEV, TCA_FW_ACT, TCA_FW_POLICE } from '../constants.js';
+import { ArgReader } from '../args.js';
+import { NlaTable } from '../nla.js';
+import type { FilterKind } from '../types.js';
+import { classidOf, classidText, decodeActions, parseU32Text } from './common.js';
+
+/** Options of an fw filter (the mark itself is the filter's handle). */
+export interface FwOptions {
+  /** class to send matching packets to: tc text ("1:4") or u32 */
+  classid?: string | number;
+  /** mask applied to the mark before comparing (default all bits) */
+  mask?: number;
+  /** match only packets received on this device */
+  indev?: string;
+}
+
+function encodeOptions(o: FwOptions): Buffer[] {
+  const kids: Buffer[] = [];
+  if (o.mask !== undefined) {
+    if (!Number.isInteger(o.mask) || o.mask < 0 || o.mask > 0xffffffff) throw new UsageError(`fw: mask ${o.mask} is not a u32`);
+    kids.push(u32(TCA_FW_MASK, o.mask));
+  }
+  if (o.classid !== undefined) kids.push(u32(TCA_FW_CLASSID, classidOf(o.classid, 'fw classid')));
+  if (o.indev !== undefined) {
+    if (o.indev.length === 0 || o.indev.length > 15) throw new UsageError(`fw: indev ${JSON.stringify(o.indev)} is not a device name (1..15 characters)`);
+    kids.push(str(TCA_FW_INDEV, o.indev));
+  }
+  if (!kids.length) return [];
+  return [nested(TCA_OPTIONS, kids)];
+}
+
+const T = new NlaTable(TCA_FW_MASK);
+
+/**
+ * TCA_OPTIONS -> `{ fw: { mark: "0x1", mask: "0xffffffff" }, classid: "1:4", indev?, actions? }`
+ * as tc -j prints it (the `fw` object only when the handle or a mask is set).
+ * @throws {NetlinkDecodeError} short attributes
+ */
+function decodeOptions(data: Buffer, base: number, info: { handle: number }): Record<string, unknown> {
+  T.parse(data, 0, data.length, base);
+  const out: Record<string, unknown> = {};
+  const handle = info.handle;
+  if (handle || T.has(TCA_FW_MASK)) {
+    const mask = T.u32(TCA_FW_MASK) ?? 0xffffffff;
+    out.fw = { mark: hex0x(handle), mask: hex0x(mask) };
+  }
+  const classid = T.u32(TCA_FW_CLASSID);
+  if (classid !== undefined) out.classid = classidText(classid);
+  if (T.has(TCA_FW_POLICE)) out.police = true;
+  const indev = T.str(TCA_FW_INDEV);
+  if (indev !== undefined) out.indev = indev;
+  const act = T.bytes(TCA_FW_ACT);
+  if (act) out.actions = decodeActions(act, T.headerOffset(TCA_FW_ACT) + 4);
+  return out;
+}
+
+/** C's `%#x`: "0" for zero, else "0x..." */
+function hex0x(v: number): string {
+  return v === 0 ? '0' : `0x${(v >>> 0).toString(16)}`;
+}
+
+function formatOptions(o: Record<string, unknown>): string {
+  let s = '';
+  const fw = o.fw as { mark: string; mask: string } | undefined;
+  if (fw) {
+    const mark = fw.mark === '0' ? '0x0' : fw.mark;
+    s += fw.mask !== '0xffffffff' ? `handle ${mark}/${fw.mask === '0' ? '0x0' : fw.mask} ` : `handle ${mark} `;
+  }
+  if (o.classid !== undefined) s += `classid ${o.classid} `;
+  if (o.indev !== undefined) s += `input dev ${o.indev} `;
+  return s;
+}
+
+function parseArgs(args: readonly string[]): FwOptions {
+  const r = new ArgReader(args, 'filter fw');
+  const o: FwOptions = {};
+  while (r.more()) {
+    const w = r.next();
+    if (w === 'classid' || w === 'flowid') o.classid = r.value(w);
+    else if (w === 'indev') o.indev = r.value(w);
+    else if (w === 'mask') o.mask = parseU32Text(r.value(w), 'fw mask');
+    else r.unknown(w, 'classid, flowid, indev, mask');
+  }
+  return o;
+}
+
+/** cls_fw. */
+export const fw: FilterKind<FwOptions> = {
+  kind: 'fw',
+  encodeOptions,
+  decodeOptions,
+  formatHandle: (h) => `0x${h.toString(16)}`,
+  parseHandle: (t) => {
+    if (t.includes('/')) throw new UsageError(`fw handle ${JSON.stringify(t)}: give the mark as the handle and the mask as the "mask" option`);
+    return parseU32Text(t, 'fw handle (mark)');
+  },
+  parseArgs,
+  formatOptions,
+};

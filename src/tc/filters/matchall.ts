@@ -1,0 +1,95 @@
+/**
+ * `matchall` filter (cls_matchall): matches every packet; usually carries
+ * actions. Decoded (and encoded for a class id / flags); this library does
+ * not build actions.
+ *
+ * TCA_OPTIONS nests TCA_MATCHALL_CLASSID (u32), TCA_MATCHALL_ACT,
+ * TCA_MATCHALL_FLAGS (u32 TCA_CLS_FLAGS_*), TCA_MATCHALL_PCNT
+ * (`struct tc_matchall_pcnt { __u64 rhit; }`). (linux/pkt_cls.h)
+ *
+ * @module
+ */
+import { nested, u32 } from '../../netlink/attributes.js';
+import { NetlinkDecodeError, UsageError } from '../../netlink/errors.js';
+import {
+  TCA_OPTIONS, TCA_MATCHALL_CLASSID, TCA_MATCHALL_ACT, TCA_MATCHALL_FLAGS, TCA_MATCHALL_PCNT, TCA_MATCHALL_PAD,
+  TCA_CLS_FLAGS_SKIP_HW, TCA_CLS_FLAGS_SKIP_SW,
+} from '../constants.js';
+import { ArgReader } from '../args.js';
+import { NlaTable, readU64 } from '../nla.js';
+import type { FilterKind } from '../types.js';
+import { classidOf, classidText, decodeActions, decodeClsFlags, parseU32Text } from './common.js';
+
+/** Options of a matchall filter. */
+export interface MatchallOptions {
+  classid?: string | number;
+  skip_hw?: boolean;
+  skip_sw?: boolean;
+}
+
+function encodeOptions(o: MatchallOptions): Buffer[] {
+  const kids: Buffer[] = [];
+  if (o.classid !== undefined) kids.push(u32(TCA_MATCHALL_CLASSID, classidOf(o.classid, 'matchall classid')));
+  let flags = 0;
+  if (o.skip_hw) flags |= TCA_CLS_FLAGS_SKIP_HW;
+  if (o.skip_sw) flags |= TCA_CLS_FLAGS_SKIP_SW;
+  if (flags === (TCA_CLS_FLAGS_SKIP_HW | TCA_CLS_FLAGS_SKIP_SW)) throw new UsageError('matchall: skip_hw and skip_sw are mutually exclusive');
+  if (flags) kids.push(u32(TCA_MATCHALL_FLAGS, flags));
+  return [nested(TCA_OPTIONS, kids)];
+}
+
+const T = new NlaTable(TCA_MATCHALL_PAD);
+
+/**
+ * TCA_OPTIONS -> `{ handle (number, as tc -j), flowid?, skip_hw?, skip_sw?, in_hw? | not_in_hw?, rule_hit?, actions? }`.
+ * @throws {NetlinkDecodeError} a counter shorter than 8 bytes, short attributes
+ */
+function decodeOptions(data: Buffer, base: number, info: { handle: number }): Record<string, unknown> {
+  T.parse(data, 0, data.length, base);
+  const out: Record<string, unknown> = {};
+  if (info.handle) out.handle = info.handle;
+  const c = T.u32(TCA_MATCHALL_CLASSID);
+  if (c !== undefined) out.flowid = classidText(c);
+  const f = T.u32(TCA_MATCHALL_FLAGS);
+  if (f !== undefined) decodeClsFlags(f, out);
+  const pc = T.at(TCA_MATCHALL_PCNT);
+  if (pc >= 0) {
+    if (T.size(TCA_MATCHALL_PCNT) < 8) throw new NetlinkDecodeError('tc_matchall_pcnt needs 8 bytes', T.headerOffset(TCA_MATCHALL_PCNT));
+    out.rule_hit = readU64(data, pc);
+  }
+  const act = T.bytes(TCA_MATCHALL_ACT);
+  if (act) out.actions = decodeActions(act, T.headerOffset(TCA_MATCHALL_ACT) + 4);
+  return out;
+}
+
+function formatOptions(o: Record<string, unknown>): string {
+  let s = '';
+  if (o.handle !== undefined) s += `handle 0x${(o.handle as number).toString(16)} `;
+  if (o.flowid !== undefined) s += `flowid ${o.flowid} `;
+  for (const k of ['skip_hw', 'skip_sw', 'in_hw', 'not_in_hw']) if (o[k]) s += `\n  ${k}`;
+  if (o.rule_hit !== undefined) s += ` (rule hit ${o.rule_hit})`;
+  return s;
+}
+
+function parseArgs(args: readonly string[]): MatchallOptions {
+  const r = new ArgReader(args, 'filter matchall');
+  const o: MatchallOptions = {};
+  while (r.more()) {
+    const w = r.next();
+    if (w === 'classid' || w === 'flowid') o.classid = r.value(w);
+    else if (w === 'skip_hw') o.skip_hw = true;
+    else if (w === 'skip_sw') o.skip_sw = true;
+    else r.unknown(w, 'classid, flowid, skip_hw, skip_sw');
+  }
+  return o;
+}
+
+/** cls_matchall. */
+export const matchall: FilterKind<MatchallOptions> = {
+  kind: 'matchall',
+  encodeOptions,
+  decodeOptions,
+  parseHandle: (t) => parseU32Text(t, 'matchall handle'),
+  parseArgs,
+  formatOptions,
+};

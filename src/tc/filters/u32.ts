@@ -1,0 +1,427 @@
+/**
+ * `u32` filter (cls_u32): matches 32-bit words of the packet.
+ *
+ * ```c
+ * struct tc_u32_key {      // linux/pkt_cls.h, 16 bytes
+ *   __be32 mask;           // network byte order
+ *   __be32 val;
+ *   int    off;            // byte offset of the 32-bit word, a multiple of 4
+ *   int    offmask;        // non-zero: relative to the next header
+ * };
+ * struct tc_u32_sel {      // TCA_U32_SEL, 16 bytes + nkeys keys
+ *   unsigned char flags;   // TC_U32_TERMINAL 1, _OFFSET 2, _VAROFFSET 4, _EAT 8
+ *   unsigned char offshift;
+ *   unsigned char nkeys;
+ *   __be16 offmask;        // (after one byte of padding)
+ *   __u16  off;
+ *   short  offoff;
+ *   short  hoff;
+ *   __be32 hmask;
+ *   struct tc_u32_key keys[];
+ * };
+ * ```
+ * A u32 handle is `htid:hash:node` (12, 8 and 12 bits; `TC_U32_HTID` etc.).
+ *
+ * Encoding builds keys the way tc's `pack_key` does: 16- and 8-bit matches
+ * are shifted into their aligned 32-bit word, and matches on the same word
+ * merge.
+ *
+ * @module
+ */
+import { str, u32, nested, bin } from '../../netlink/attributes.js';
+import { NetlinkDecodeError, UsageError } from '../../netlink/errors.js';
+import {
+  TCA_OPTIONS, TCA_U32_CLASSID, TCA_U32_HASH, TCA_U32_LINK, TCA_U32_DIVISOR, TCA_U32_SEL, TCA_U32_POLICE, TCA_U32_ACT,
+  TCA_U32_INDEV, TCA_U32_PCNT, TCA_U32_MARK, TCA_U32_FLAGS, TCA_U32_PAD, TC_U32_TERMINAL, TC_U32_OFFSET, TC_U32_VAROFFSET,
+  TC_U32_EAT, TC_U32_HTID, TC_U32_USERHTID, TC_U32_HASH, TC_U32_NODE, TCA_CLS_FLAGS_SKIP_HW, TCA_CLS_FLAGS_SKIP_SW,
+} from '../constants.js';
+import { ArgReader, parseIntArg } from '../args.js';
+import { NlaTable, readU64 } from '../nla.js';
+import type { FilterKind } from '../types.js';
+import { classidOf, classidText, decodeActions, decodeClsFlags, formatClsFlags } from './common.js';
+
+/** A raw key: the 32-bit word at `off` (a multiple of 4), compared under `mask`; numbers as the word reads big-endian. */
+export interface U32Key {
+  /** e.g. 0x0a000001 for 10.0.0.1 */
+  value: number;
+  mask: number;
+  /** byte offset, multiple of 4 (may be negative) */
+  off: number;
+  /** relative to the next header (tc's `at nexthdr+OFF`) */
+  nexthdr?: boolean;
+}
+
+/** A match as tc's `match` selectors write it. */
+export type U32Match =
+  | { type: 'u32' | 'u16' | 'u8'; value: number; mask: number; at: number; nexthdr?: boolean }
+  | { type: 'ip'; field: 'src' | 'dst'; prefix: string }
+  | { type: 'ip'; field: 'protocol' | 'tos' | 'dsfield' | 'ihl' | 'sport' | 'dport' | 'icmp_type' | 'icmp_code'; value: number; mask?: number };
+
+/** Options of a u32 filter. */
+export interface U32Options {
+  /** matches, packed into keys as tc does */
+  match?: readonly U32Match[];
+  /** raw keys, appended after `match` */
+  keys?: readonly U32Key[];
+  /** class to send matching packets to ("1:20"); sets TC_U32_TERMINAL as tc does */
+  classid?: string | number;
+  /** create a hash table with this many buckets (1..256) instead of a key node */
+  divisor?: number;
+  /** hash table (and bucket) to put the node in, u32 handle text ("800:", "1:2:") */
+  ht?: string;
+  /** hash table to continue in after a match, u32 handle text ("1:") */
+  link?: string;
+  /** input device */
+  indev?: string;
+  skip_hw?: boolean;
+  skip_sw?: boolean;
+}
+
+/* ---- handles ---- */
+
+/**
+ * Parse a u32 handle as tc's `get_u32_handle`: `htid:hash:node` in hex (each
+ * part optional, `800:`, `800::800`, `:1`), or a raw `0x...` u32.
+ * @throws {UsageError}
+ */
+export function parseU32Handle(text: string): number {
+  const t = text.trim();
+  const bad = (why: string) => new UsageError(`invalid u32 handle ${JSON.stringify(text)}: ${why} (expected HTID:HASH:NODE in hex, e.g. "800:", "800::800", or 0x...)`);
+  if (!t.includes(':')) {
+    if (/^0x[0-9a-f]{1,8}$/i.test(t)) return parseInt(t.slice(2), 16) >>> 0;
+    throw bad('no ":"');
+  }
+  const parts = t.split(':');
+  if (parts.length > 3) throw bad('too many ":"');
+  const num = (p: string, max: number, name: string) => {
+    if (p === '') return 0;
+    if (!/^[0-9a-f]+$/i.test(p)) throw bad(`${name} is not hex`);
+    const v = parseInt(p, 16);
+    if (v >= max) throw bad(`${name} must be below 0x${max.toString(16)}`);
+    return v;
+  };
+  const htid = num(parts[0], 0x1000, 'table id');
+  const hash = num(parts[1] ?? '', 0x100, 'bucket');
+  const node = num(parts[2] ?? '', 0x1000, 'node');
+  return ((htid << 20) | (hash << 12) | node) >>> 0;
+}
+
+/** Print a u32 handle as tc's `sprint_u32_handle` (`800:`, `800::800`, `none` for 0). */
+export function formatU32Handle(h: number): string {
+  if (h === 0) return 'none';
+  let s = '';
+  const htid = TC_U32_HTID(h);
+  const hash = TC_U32_HASH(h);
+  const node = TC_U32_NODE(h);
+  if (htid) s += `${(htid >>> 20).toString(16)}:`;
+  if (node | hash) {
+    if (hash) s += hash.toString(16);
+    if (node) s += `:${node.toString(16)}`;
+  }
+  return s;
+}
+
+/* ---- keys ---- */
+
+interface Sel { flags: number; keys: Array<{ val: number; mask: number; off: number; offmask: number }> }
+
+function packKey(sel: Sel, key: number, mask: number, off: number, offmask: number): void {
+  key = (key & mask) >>> 0;
+  for (const k of sel.keys) {
+    if (k.off === off && k.offmask === offmask) {
+      const intersect = (mask & k.mask) >>> 0;
+      if (((key ^ k.val) & intersect) >>> 0) throw new UsageError(`u32: matches at offset ${off} contradict each other`);
+      k.val = (k.val | key) >>> 0;
+      k.mask = (k.mask | mask) >>> 0;
+      return;
+    }
+  }
+  if (sel.keys.length >= 128) throw new UsageError('u32: more than 128 keys');
+  if (off % 4) throw new UsageError(`u32: offset ${off} is not a multiple of 4`);
+  sel.keys.push({ val: key, mask: mask >>> 0, off, offmask });
+}
+
+function packKey16(sel: Sel, key: number, mask: number, off: number, offmask: number): void {
+  if (key > 0xffff || mask > 0xffff) throw new UsageError(`u32: u16 match value 0x${key.toString(16)}/0x${mask.toString(16)} is wider than 16 bits`);
+  if (off % 2) throw new UsageError(`u32: u16 match at odd offset ${off}`);
+  if ((off & 3) === 0) { key *= 0x10000; mask *= 0x10000; }
+  packKey(sel, key >>> 0, mask >>> 0, off - (off & 3), offmask);
+}
+
+function packKey8(sel: Sel, key: number, mask: number, off: number, offmask: number): void {
+  if (key > 0xff || mask > 0xff) throw new UsageError(`u32: u8 match value 0x${key.toString(16)}/0x${mask.toString(16)} is wider than 8 bits`);
+  const shift = [24, 16, 8, 0][off & 3];
+  packKey(sel, (key * 2 ** shift) >>> 0, (mask * 2 ** shift) >>> 0, off - (off & 3), offmask);
+}
+
+function ipv4Prefix(prefix: string): { addr: number; mask: number } {
+  const m = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})(?:\/(\d{1,2}))?$/.exec(prefix.trim());
+  if (!m) throw new UsageError(`u32: ${JSON.stringify(prefix)} is not an IPv4 address or prefix (a.b.c.d[/len])`);
+  const bytes = m.slice(1, 5).map(Number);
+  if (bytes.some((b) => b > 255)) throw new UsageError(`u32: ${JSON.stringify(prefix)} is not an IPv4 address`);
+  const len = m[5] === undefined ? 32 : Number(m[5]);
+  if (len > 32) throw new UsageError(`u32: prefix length ${len} is over 32`);
+  const mask = len === 0 ? 0 : (0xffffffff * 2 ** (32 - len)) % 0x100000000;
+  return { addr: ((bytes[0] << 24) | (bytes[1] << 16) | (bytes[2] << 8) | bytes[3]) >>> 0, mask: mask >>> 0 };
+}
+
+const IP_FIELDS: Record<string, { size: 8 | 16; off: number; defMask: number }> = {
+  tos: { size: 8, off: 1, defMask: 0xff },
+  dsfield: { size: 8, off: 1, defMask: 0xff },
+  ihl: { size: 8, off: 0, defMask: 0x0f },
+  protocol: { size: 8, off: 9, defMask: 0xff },
+  sport: { size: 16, off: 20, defMask: 0xffff },
+  dport: { size: 16, off: 22, defMask: 0xffff },
+  icmp_type: { size: 8, off: 20, defMask: 0xff },
+  icmp_code: { size: 8, off: 21, defMask: 0xff },
+};
+
+function addMatch(sel: Sel, m: U32Match): void {
+  if (m.type === 'ip') {
+    if (m.field === 'src' || m.field === 'dst') {
+      const { addr, mask } = ipv4Prefix((m as { prefix: string }).prefix);
+      packKey(sel, addr, mask, m.field === 'src' ? 12 : 16, 0);
+      return;
+    }
+    const f = IP_FIELDS[m.field];
+    if (!f) throw new UsageError(`u32: unknown ip field ${JSON.stringify(m.field)}`);
+    const mm = m as { value: number; mask?: number };
+    const v = parseIntArg(mm.value, `u32 ip ${m.field}`, 0, f.size === 8 ? 0xff : 0xffff);
+    const mask = mm.mask === undefined ? f.defMask : parseIntArg(mm.mask, `u32 ip ${m.field} mask`, 0, f.size === 8 ? 0xff : 0xffff);
+    if (f.size === 8) packKey8(sel, v, mask, f.off, 0);
+    else packKey16(sel, v, mask, f.off, 0);
+    return;
+  }
+  const max = m.type === 'u32' ? 0xffffffff : m.type === 'u16' ? 0xffff : 0xff;
+  const v = parseIntArg(m.value, `u32 ${m.type} value`, 0, max);
+  const mask = parseIntArg(m.mask, `u32 ${m.type} mask`, 0, max);
+  const at = parseIntArg(m.at, `u32 ${m.type} at`, -0x80000000, 0x7fffffff);
+  const offmask = m.nexthdr ? -1 : 0;
+  if (m.type === 'u32') packKey(sel, v, mask, at, offmask);
+  else if (m.type === 'u16') packKey16(sel, v, mask, at, offmask);
+  else if (m.type === 'u8') packKey8(sel, v, mask, at, offmask);
+  else throw new UsageError(`u32: unknown match type ${JSON.stringify((m as { type: unknown }).type)}`);
+}
+
+/**
+ * Options -> TCA_OPTIONS { [CLASSID] [DIVISOR] [LINK] [INDEV] [HASH] [SEL] [FLAGS] }.
+ * @throws {UsageError} bad matches, handles, or skip_hw with skip_sw
+ */
+function encodeOptions(o: U32Options): Buffer[] {
+  const sel: Sel = { flags: 0, keys: [] };
+  for (const m of o.match ?? []) addMatch(sel, m);
+  for (const k of o.keys ?? []) {
+    packKey(sel, parseIntArg(k.value, 'u32 key value'), parseIntArg(k.mask, 'u32 key mask'), parseIntArg(k.off, 'u32 key off', -0x80000000, 0x7fffffff), k.nexthdr ? -1 : 0);
+  }
+  const kids: Buffer[] = [];
+  if (o.classid !== undefined) {
+    kids.push(u32(TCA_U32_CLASSID, classidOf(o.classid, 'u32 classid')));
+    sel.flags |= TC_U32_TERMINAL;
+  }
+  if (o.divisor !== undefined) kids.push(u32(TCA_U32_DIVISOR, parseIntArg(o.divisor, 'u32 divisor', 1, 256)));
+  if (o.link !== undefined) {
+    const l = parseU32Handle(o.link);
+    if (TC_U32_NODE(l)) throw new UsageError(`u32: link ${JSON.stringify(o.link)} must name a hash table, not a node`);
+    kids.push(u32(TCA_U32_LINK, l));
+  }
+  if (o.indev !== undefined) kids.push(str(TCA_U32_INDEV, o.indev));
+  if (o.ht !== undefined) kids.push(u32(TCA_U32_HASH, (parseU32Handle(o.ht) & 0xfffff000) >>> 0));
+  if (sel.keys.length || o.classid !== undefined) {
+    const b = Buffer.alloc(16 + 16 * sel.keys.length);
+    b[0] = sel.flags;
+    b[2] = sel.keys.length;
+    sel.keys.forEach((k, i) => {
+      const at = 16 + 16 * i;
+      b.writeUInt32BE(k.mask, at);
+      b.writeUInt32BE(k.val, at + 4);
+      b.writeInt32LE(k.off, at + 8);
+      b.writeInt32LE(k.offmask, at + 12);
+    });
+    kids.push(bin(TCA_U32_SEL, b));
+  }
+  let flags = 0;
+  if (o.skip_hw) flags |= TCA_CLS_FLAGS_SKIP_HW;
+  if (o.skip_sw) flags |= TCA_CLS_FLAGS_SKIP_SW;
+  if (flags === (TCA_CLS_FLAGS_SKIP_HW | TCA_CLS_FLAGS_SKIP_SW)) throw new UsageError('u32: skip_hw and skip_sw are mutually exclusive');
+  if (flags) kids.push(u32(TCA_U32_FLAGS, flags));
+  return [nested(TCA_OPTIONS, kids)];
+}
+
+/* ---- decoding ---- */
+
+const T = new NlaTable(TCA_U32_PAD);
+const SEL_LEN = 16;
+const KEY_LEN = 16;
+
+/**
+ * TCA_OPTIONS -> tc -j's u32 options: `fh`, `order`, `ht_divisor` or
+ * `key_ht`/`bkt`, `flowid`, `terminal` (TC_U32_TERMINAL without a class),
+ * `link`, flags, counters (`rule_hit`, `success`), `fwmark_*`, and
+ * `match: [{ value, mask, offmask, off }]` (tc repeats a "match" key; here it is an array).
+ * @throws {NetlinkDecodeError} a selector shorter than its nkeys claim, or short attributes
+ */
+function decodeOptions(data: Buffer, base: number, info: { handle: number }): Record<string, unknown> {
+  T.parse(data, 0, data.length, base);
+  const out: Record<string, unknown> = {};
+  const handle = info.handle;
+  if (handle) out.fh = formatU32Handle(handle);
+  if (TC_U32_NODE(handle)) out.order = TC_U32_NODE(handle);
+  let s = T.at(TCA_U32_SEL);
+  let nkeys = 0;
+  let flags = 0;
+  if (s >= 0) {
+    const len = T.size(TCA_U32_SEL);
+    if (len < SEL_LEN) throw new NetlinkDecodeError(`tc_u32_sel needs ${SEL_LEN} bytes, has ${len}`, T.headerOffset(TCA_U32_SEL));
+    nkeys = data[s + 2];
+    flags = data[s];
+    if (len < SEL_LEN + nkeys * KEY_LEN) throw new NetlinkDecodeError(`tc_u32_sel claims ${nkeys} keys but has room for ${Math.floor((len - SEL_LEN) / KEY_LEN)}`, T.headerOffset(TCA_U32_SEL));
+  } else s = -1;
+  const div = T.u32(TCA_U32_DIVISOR);
+  if (div !== undefined) out.ht_divisor = div;
+  else {
+    const htid = T.u32(TCA_U32_HASH);
+    if (htid !== undefined) { out.key_ht = TC_U32_USERHTID(htid).toString(16); out.bkt = TC_U32_HASH(htid).toString(16); }
+  }
+  const classid = T.u32(TCA_U32_CLASSID);
+  if (classid !== undefined) out.flowid = classidText(classid);
+  if (flags & TC_U32_TERMINAL) out.terminal = true;
+  const link = T.u32(TCA_U32_LINK);
+  if (link !== undefined) out.link = formatU32Handle(link);
+  const cf = T.u32(TCA_U32_FLAGS);
+  if (cf !== undefined) decodeClsFlags(cf, out);
+  const pc = T.at(TCA_U32_PCNT);
+  let pcLen = 0;
+  if (pc >= 0) {
+    pcLen = T.size(TCA_U32_PCNT);
+    if (pcLen < 16) throw new NetlinkDecodeError(`tc_u32_pcnt needs 16 bytes, has ${pcLen}`, T.headerOffset(TCA_U32_PCNT));
+    if (s >= 0) { out.rule_hit = readU64(data, pc); out.success = readU64(data, pc + 8); }
+  }
+  const mk = T.at(TCA_U32_MARK);
+  if (mk >= 0 && T.size(TCA_U32_MARK) >= 12) {
+    out.fwmark_value = `0x${data.readUInt32LE(mk).toString(16)}`;
+    out.fwmark_mask = `0x${data.readUInt32LE(mk + 4).toString(16)}`;
+    out.fwmark_success = data.readInt32LE(mk + 8);
+  }
+  if (s >= 0) {
+    const match: Array<Record<string, unknown>> = [];
+    for (let i = 0; i < nkeys; i++) {
+      const k = s + SEL_LEN + i * KEY_LEN;
+      const m: Record<string, unknown> = {
+        value: data.readUInt32BE(k + 4).toString(16),
+        mask: data.readUInt32BE(k).toString(16),
+        offmask: data.readInt32LE(k + 12) ? 'nexthdr+' : '',
+        off: data.readInt32LE(k + 8),
+      };
+      if (pc >= 0 && pcLen >= 16 + 8 * (i + 1)) m.success = readU64(data, pc + 16 + 8 * i);
+      match.push(m);
+    }
+    if (match.length) out.match = match;
+    if (flags & (TC_U32_VAROFFSET | TC_U32_OFFSET)) {
+      if (flags & TC_U32_VAROFFSET) {
+        out.offset_mask = data.readUInt16BE(s + 4).toString(16);
+        out.offset_shift = data[s + 1];
+        out.offset_off = data.readInt16LE(s + 8);
+      }
+      const plus = data.readUInt16LE(s + 6);
+      if (plus) out.plus = plus;
+    }
+    if (flags & TC_U32_EAT) out.eat = true;
+    const hmask = data.readUInt32BE(s + 12);
+    if (hmask) { out.hash_mask = hmask.toString(16); out.hash_off = data.readInt16LE(s + 10); }
+  }
+  if (T.has(TCA_U32_POLICE)) out.police = true;
+  const indev = T.str(TCA_U32_INDEV);
+  if (indev !== undefined) out.input_dev = indev;
+  const act = T.bytes(TCA_U32_ACT);
+  if (act) out.actions = decodeActions(act, T.headerOffset(TCA_U32_ACT) + 4);
+  return out;
+}
+
+function pad8(hex: unknown): string {
+  return String(hex).padStart(8, '0');
+}
+
+function formatOptions(o: Record<string, unknown>): string {
+  let s = '';
+  if (o.fh !== undefined) s += `fh ${o.fh} `;
+  if (o.order !== undefined) s += `order ${o.order} `;
+  if (o.ht_divisor !== undefined) s += `ht divisor ${o.ht_divisor} `;
+  else if (o.key_ht !== undefined) s += `key ht ${o.key_ht} bkt ${o.bkt} `;
+  if (o.flowid !== undefined) s += `${o.terminal ? '*' : ''}flowid ${o.flowid} `;
+  else if (o.terminal) s += 'terminal flowid ';
+  if (o.link !== undefined) s += `link ${o.link} `;
+  s += formatClsFlags(o);
+  if (o.rule_hit !== undefined) s += `(rule hit ${o.rule_hit} success ${o.success})`;
+  if (o.fwmark_value !== undefined) s += `\n  mark ${o.fwmark_value} ${o.fwmark_mask} (success ${o.fwmark_success})`;
+  for (const m of (o.match as Array<Record<string, unknown>> | undefined) ?? []) {
+    s += `\n  match ${pad8(m.value)}/${pad8(m.mask)} at ${m.offmask}${m.off}`;
+    if (m.success !== undefined) s += ` (success ${m.success} ) `;
+  }
+  if (o.offset_mask !== undefined || o.plus !== undefined) {
+    s += '\n    offset ';
+    if (o.offset_mask !== undefined) s += `${String(o.offset_mask).padStart(4, '0')}>>${o.offset_shift} at ${o.offset_off} `;
+    if (o.plus !== undefined) s += `plus ${o.plus} `;
+  }
+  if (o.eat) s += ' eat ';
+  if (o.hash_mask !== undefined) s += `\n    hash mask ${pad8(o.hash_mask)} at ${o.hash_off} `;
+  if (o.input_dev !== undefined) s += `\n  input dev ${o.input_dev}\n`;
+  return s;
+}
+
+/**
+ * tc's u32 arguments (a subset): `match u32|u16|u8 VAL MASK at [nexthdr+]OFF`,
+ * `match ip src|dst PREFIX`, `match ip protocol|tos|dsfield|ihl|sport|dport|icmp_type|icmp_code VAL MASK`,
+ * `classid|flowid CLASSID`, `divisor N`, `ht HANDLE`, `link HANDLE`, `indev DEV`, `skip_hw`, `skip_sw`.
+ * @throws {UsageError}
+ */
+function parseArgs(args: readonly string[]): U32Options {
+  const r = new ArgReader(args, 'filter u32');
+  const o: { match: U32Match[] } & Omit<U32Options, 'match'> = { match: [] };
+  const num = (v: string, w: string, max: number) => parseIntArg(v, `filter u32 ${w}`, 0, max);
+  while (r.more()) {
+    const w = r.next();
+    switch (w) {
+      case 'match': {
+        const t = r.value('match');
+        if (t === 'u32' || t === 'u16' || t === 'u8') {
+          const max = t === 'u32' ? 0xffffffff : t === 'u16' ? 0xffff : 0xff;
+          const value = num(r.value(t), `${t} value`, max);
+          const mask = num(r.value(t), `${t} mask`, max);
+          if (r.value(t) !== 'at') throw new UsageError(`filter u32: "match ${t} VALUE MASK" must be followed by "at OFFSET"`);
+          let off = r.value('at');
+          let nexthdr = false;
+          if (off.startsWith('nexthdr+')) { nexthdr = true; off = off.slice(8); }
+          o.match.push({ type: t, value, mask, at: parseIntArg(off, 'filter u32 at', -0x80000000, 0x7fffffff), nexthdr });
+        } else if (t === 'ip') {
+          const f = r.value('ip');
+          if (f === 'src' || f === 'dst') o.match.push({ type: 'ip', field: f, prefix: r.value(f) });
+          else if (f in IP_FIELDS) {
+            const size = IP_FIELDS[f].size === 8 ? 0xff : 0xffff;
+            o.match.push({ type: 'ip', field: f as 'protocol', value: num(r.value(f), `ip ${f}`, size), mask: num(r.value(f), `ip ${f} mask`, size) });
+          } else r.unknown(f, `an ip field: src, dst, ${Object.keys(IP_FIELDS).join(', ')}`);
+        } else r.unknown(t, 'u32, u16, u8 or ip after "match"');
+        break;
+      }
+      case 'classid': case 'flowid': o.classid = r.value(w); break;
+      case 'divisor': o.divisor = r.int(w, 1, 256); break;
+      case 'ht': o.ht = r.value(w); break;
+      case 'link': o.link = r.value(w); break;
+      case 'indev': o.indev = r.value(w); break;
+      case 'skip_hw': o.skip_hw = true; break;
+      case 'skip_sw': o.skip_sw = true; break;
+      default: r.unknown(w, 'match, classid, flowid, divisor, ht, link, indev, skip_hw, skip_sw');
+    }
+  }
+  return o;
+}
+
+/** cls_u32. */
+export const u32Filter: FilterKind<U32Options> = {
+  kind: 'u32',
+  encodeOptions,
+  decodeOptions,
+  formatHandle: formatU32Handle,
+  parseHandle: parseU32Handle,
+  parseArgs,
+  formatOptions,
+};

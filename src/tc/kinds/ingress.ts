@@ -1,0 +1,21 @@
+/**
+ * `ingress` (sch_ingress): the hook for filters on received packets. It
+ * always sits at parent `ffff:fff1` (TC_H_INGRESS) with handle `ffff:`, has
+ * no options, and tc prints `----------------` in their place.
+ *
+ * @module
+ */
+import { noArgs } from '../args.js';
+import { TC_H_INGRESS } from '../constants.js';
+import type { QdiscKind } from '../types.js';
+
+/** ingress. */
+export const ingress: QdiscKind<Record<string, never>> = {
+  kind: 'ingress',
+  defaultParent: TC_H_INGRESS,
+  defaultHandle: 0xffff0000,
+  encodeOptions: () => [],
+  decodeOptions: () => ({}),
+  parseArgs: noArgs('qdisc ingress'),
+  formatOptions: () => '---------------- ',
+};

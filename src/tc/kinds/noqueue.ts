@@ -1,0 +1,17 @@
+/**
+ * `noqueue` (built in): the root of virtual devices (lo, veth) that send
+ * at once. No options.
+ *
+ * @module
+ */
+import { noArgs } from '../args.js';
+import type { QdiscKind } from '../types.js';
+
+/** noqueue. */
+export const noqueue: QdiscKind<Record<string, never>> = {
+  kind: 'noqueue',
+  module: 'sch_generic (built in)',
+  encodeOptions: () => [],
+  decodeOptions: () => ({}),
+  parseArgs: noArgs('qdisc noqueue'),
+};

@@ -1,0 +1,197 @@
+/**
+ * Shapes of decoded tc objects and of the kind descriptors.
+ *
+ * Decoded entries mirror the items of `tc -j -s qdisc|class|filter show`
+ * (iproute2): same field names, same text for handles, numbers in the
+ * kernel's units (bytes, bytes per second, packets, microseconds).
+ *
+ * @module
+ */
+
+/**
+ * Counters from TCA_STATS2 (`struct gnet_stats_basic`, `struct
+ * gnet_stats_queue`, `struct gnet_stats_rate_est[64]` in linux/gen_stats.h)
+ * or, when the kernel sent only that, the legacy TCA_STATS (`struct
+ * tc_stats` in linux/pkt_sched.h, which has no `requeues`).
+ */
+export interface TcStats {
+  /** bytes sent (gnet_stats_basic.bytes) */
+  bytes?: number;
+  /** packets sent (gnet_stats_basic.packets, or TCA_STATS_PKT64 when present) */
+  packets?: number;
+  /** packets dropped (gnet_stats_queue.drops) */
+  drops?: number;
+  /** over-limit events (gnet_stats_queue.overlimits) */
+  overlimits?: number;
+  /** requeues (gnet_stats_queue.requeues); absent with legacy TCA_STATS only */
+  requeues?: number;
+  /** bytes queued (gnet_stats_queue.backlog) */
+  backlog?: number;
+  /** packets queued (gnet_stats_queue.qlen) */
+  qlen?: number;
+  /** rate estimator, bytes per second (TCA_STATS_RATE_EST64/RATE_EST bps); only when an estimator runs */
+  rate?: number;
+  /** rate estimator, packets per second */
+  pps?: number;
+}
+
+/** One qdisc, as `tc -j -s qdisc show` prints it, plus `ifindex` and `dev`. */
+export interface QdiscEntry extends TcStats {
+  /** TCA_KIND, e.g. `"prio"`; absent only in requests that carry none (delete, dump) */
+  kind?: string;
+  /** tcm_handle as tc prints a qdisc handle: the major only, `"1:"` (`"0:"` for noqueue) */
+  handle: string;
+  /** device name, when the lister knows it */
+  dev?: string;
+  /** tcm_ifindex */
+  ifindex: number;
+  /** tcm_parent is TC_H_ROOT */
+  root?: true;
+  /** tcm_parent as tc prints it (`"1:4"`, `"ffff:fff1"`), when not root and not 0 */
+  parent?: string;
+  /** tcm_info (reference count), printed by tc when it is not 1 */
+  refcnt?: number;
+  /** TCA_HW_OFFLOAD was 1 */
+  offloaded?: true;
+  /** TCA_INGRESS_BLOCK when non-zero */
+  ingress_block?: number;
+  /** TCA_EGRESS_BLOCK when non-zero */
+  egress_block?: number;
+  /**
+   * Kind-specific options decoded from TCA_OPTIONS (field names of tc -j);
+   * `{}` when the kernel sent none; `{ raw: "<hex>" }` for a kind this
+   * library does not know.
+   */
+  options: Record<string, unknown>;
+  /** kind-specific extended stats (TCA_STATS_APP / TCA_XSTATS) also appear flat, as in tc -j */
+  [xstat: string]: unknown;
+}
+
+/** One class, as `tc -s class show` prints it (field names of newer iproute2's `-j`). */
+export interface ClassEntry extends TcStats {
+  /** TCA_KIND of the owning qdisc, e.g. `"htb"` (tc -j calls it "class") */
+  kind?: string;
+  /** class id, `"1:20"` */
+  handle: string;
+  dev?: string;
+  ifindex: number;
+  /** tcm_parent is TC_H_ROOT */
+  root?: true;
+  /** parent class id (`"1:1"`) or qdisc (`"1:"`) */
+  parent?: string;
+  /** handle of the qdisc attached to this class (tcm_info), `"20:"`, when there is one */
+  leaf?: string;
+  /** class options from TCA_OPTIONS (e.g. htb rate, ceil, burst) */
+  options: Record<string, unknown>;
+  [xstat: string]: unknown;
+}
+
+/** One filter, as `tc -j filter show` prints it, plus `ifindex`, `dev` and `handle`. */
+export interface FilterEntry extends TcStats {
+  dev?: string;
+  ifindex: number;
+  /** filter block index when tcm_ifindex is TCM_IFINDEX_MAGIC_BLOCK */
+  block?: number;
+  root?: true;
+  /** clsact ingress hook (parent ffff:fff2) */
+  ingress?: true;
+  /** clsact egress hook (parent ffff:fff3) */
+  egress?: true;
+  /** parent qdisc or class, `"1:"` */
+  parent?: string;
+  /** protocol name as tc prints it (`"ip"`, `"all"`, `"[1234]"`), from TC_H_MIN(tcm_info) in network order */
+  protocol?: string;
+  /** priority (`pref`), TC_H_MAJ(tcm_info) >> 16, when non-zero */
+  pref?: number;
+  /** TCA_KIND, e.g. `"fw"`, `"u32"` */
+  kind?: string;
+  /** TCA_CHAIN */
+  chain?: number;
+  /** tcm_handle in the kind's notation (`"0x1"` for fw, `"800::800"` for u32), when non-zero */
+  handle?: string;
+  /** filter options from TCA_OPTIONS (tc -j field names), absent when the kernel sent none */
+  options?: Record<string, unknown>;
+  [extra: string]: unknown;
+}
+
+/** The tcmsg fields a kind's decoder may need. */
+export interface TcHeaderInfo {
+  /** tcm_handle */
+  handle: number;
+  /** tcm_parent */
+  parent: number;
+  /** tcm_info */
+  info: number;
+  /** true for a class message (RTM_*TCLASS) */
+  isClass?: boolean;
+}
+
+/**
+ * A qdisc kind: one module under `src/tc/kinds/`, one line in
+ * `src/tc/kinds/index.ts`. Everything is optional but `kind`.
+ *
+ * Decoders get the payload of one attribute and the absolute offset of its
+ * first byte (for NetlinkDecodeError offsets); they throw only
+ * NetlinkDecodeError.
+ */
+export interface QdiscKind<Options = Record<string, unknown>, ClassOptions = Record<string, unknown>> {
+  /** TCA_KIND string */
+  readonly kind: string;
+  /** kernel module that provides it, for error messages (default `sch_<kind>`) */
+  readonly module?: string;
+  /** a qdisc that has classes (htb, prio...) */
+  readonly classful?: boolean;
+  /** parent used when the caller gives none (ingress/clsact: TC_H_INGRESS); otherwise the caller must give one */
+  readonly defaultParent?: number;
+  /** handle used when the caller gives none (ingress/clsact: ffff:) */
+  readonly defaultHandle?: number;
+  /**
+   * Options -> attributes to append after TCA_KIND (usually one TCA_OPTIONS).
+   * @throws {UsageError} invalid options
+   */
+  encodeOptions?(options: Options): Buffer[];
+  /** TCA_OPTIONS payload -> tc -j `options` object. */
+  decodeOptions?(data: Buffer, base: number, info: TcHeaderInfo): Record<string, unknown>;
+  /** Class options -> attributes (for `tc class add ... <kind> ...`). @throws {UsageError} */
+  encodeClassOptions?(options: ClassOptions): Buffer[];
+  /** Class TCA_OPTIONS payload -> object. */
+  decodeClassOptions?(data: Buffer, base: number, info: TcHeaderInfo): Record<string, unknown>;
+  /** TCA_STATS_APP / TCA_XSTATS payload -> extra stats, merged flat into the entry as tc -j does. */
+  decodeXstats?(data: Buffer, base: number, info: TcHeaderInfo): Record<string, unknown>;
+  /**
+   * tc command-line arguments after the kind (`["bands", "4"]`) -> options.
+   * @throws {UsageError} unknown or bad argument
+   */
+  parseArgs?(args: readonly string[]): Options;
+  /** Class arguments (`["rate", "1mbit"]`) -> class options. @throws {UsageError} */
+  parseClassArgs?(args: readonly string[]): ClassOptions;
+  /** Decoded options -> tc's text (`"bands 4 priomap 1 2 ..."`), without a trailing newline. */
+  formatOptions?(options: Record<string, unknown>, details?: boolean): string;
+  /** Decoded class options -> tc's text. */
+  formatClassOptions?(options: Record<string, unknown>, details?: boolean): string;
+  /** Extra stats -> tc's text, exactly as its print_xstats writes it (tc adds one newline after), or '' */
+  formatXstats?(entry: Record<string, unknown>, isClass: boolean): string;
+}
+
+/**
+ * A filter (classifier) kind: one module under `src/tc/filters/`, one line
+ * in `src/tc/filters/index.ts`.
+ */
+export interface FilterKind<Options = Record<string, unknown>> {
+  /** TCA_KIND string */
+  readonly kind: string;
+  /** kernel module (default `cls_<kind>`) */
+  readonly module?: string;
+  /** Options -> attributes after TCA_KIND (usually one TCA_OPTIONS). @throws {UsageError} */
+  encodeOptions?(options: Options): Buffer[];
+  /** TCA_OPTIONS payload -> tc -j `options` object (may include the handle, as tc prints it). */
+  decodeOptions?(data: Buffer, base: number, info: TcHeaderInfo): Record<string, unknown>;
+  /** tcm_handle -> text (default `0x<hex>`). */
+  formatHandle?(handle: number): string;
+  /** handle text -> tcm_handle (default: a u32, decimal or 0x hex). @throws {UsageError} */
+  parseHandle?(text: string): number;
+  /** tc arguments after the kind -> options. @throws {UsageError} */
+  parseArgs?(args: readonly string[]): Options;
+  /** Decoded options -> tc's text (may span lines). */
+  formatOptions?(options: Record<string, unknown>): string;
+}
