@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# scripts/vm/test-kernel.sh - `npm run test:kernel`: run test/kernel/**/*.test.ts
+# with ava inside the qemu VM (scripts/vm/run.sh), on one or more Debian
+# kernels, and print a closing line CI can sum:
+#     kernel tests: N passed, N failed
+#
+# Usage:  bash scripts/vm/test-kernel.sh [AVA ARGS...]
+#   With no arguments ava gets 'test/kernel/**/*.test.ts'; any arguments
+#   replace that (e.g. a single file, or --match).
+# Env:
+#   SYNPLUG_KERNELS   space-separated kernel packages, each run in its own VM,
+#                     e.g. "linux-image-amd64 linux-image-6.12-amd64"
+#   SYNPLUG_KERNEL    one kernel package (used when SYNPLUG_KERNELS is unset;
+#                     default linux-image-amd64)
+#   SYNPLUG_SKIP_BUILD=1  skip the host-side `tsc` build
+#   SYNPLUG_VM_*      passed on to run.sh (timeout, verbose, ...)
+#
+# Steps:
+#   1. compile src/ with tsc on the host when there is anything to compile
+#      (tests may start dist/cli/main.js; the guest runs .ts through tsx);
+#      type errors are printed as a warning, not counted as test failures;
+#   2. for each kernel: run.sh -- ava ..., output shown as it arrives and
+#      kept to count results from ava's summary;
+#   3. print one count line per kernel and the closing total; exit non-zero
+#      when any kernel had a failure, or its VM or ava did not finish.
+set -euo pipefail
+
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+cd "$REPO"
+
+# --- 1. host build -----------------------------------------------------------
+if [ "${SYNPLUG_SKIP_BUILD:-0}" != 1 ] && [ -f tsconfig.json ]; then
+    if [ -n "$(find src -name '*.ts' -print -quit 2>/dev/null)" ]; then
+        echo "[test-kernel] tsc -p tsconfig.json" >&2
+        # tsc still emits dist/ when it finds type errors. Type errors are
+        # `npm run typecheck`'s business, and src/ is often mid-edit, so they
+        # are reported here but do not stop the kernel tests.
+        if ! npx --no-install tsc -p tsconfig.json >&2; then
+            echo "[test-kernel] warning: tsc reported errors (above); dist/ may be incomplete." \
+                "Running the kernel tests anyway." >&2
+        fi
+    fi
+fi
+
+# --- 2. one VM per kernel ----------------------------------------------------
+kernels=${SYNPLUG_KERNELS:-${SYNPLUG_KERNEL:-linux-image-amd64}}
+if [ "$#" -gt 0 ]; then ava_args=("$@"); else ava_args=('test/kernel/**/*.test.ts'); fi
+# The local binary is what `npx ava` resolves to, without npm's own start-up
+# (about 1.5 s under TCG).
+if [ -x node_modules/.bin/ava ]; then ava=(node_modules/.bin/ava); else ava=(npx ava); fi
+
+# count_results LOG -> "PASSED FAILED". ava prints "N tests passed" only when
+# nothing failed, so otherwise passes are counted from the per-test "✔" lines.
+# Known failures (test.failing that failed) count as passed; failed hooks,
+# uncaught exceptions, unhandled rejections and timed-out tests as failed.
+count_results() {
+    sed 's/\x1b\[[0-9;]*m//g; s/\r$//' "$1" | awk '
+        /^ *[0-9]+ tests? passed/          { summary_passed = $1 }
+        /^ *[0-9]+ known failures?$/       { known = $1 }
+        /^ *[0-9]+ tests? failed/          { failed += $1 }
+        /^ *[0-9]+ hooks? failed/          { failed += $1 }
+        /^ *[0-9]+ uncaught exceptions?$/  { failed += $1 }
+        /^ *[0-9]+ unhandled rejections?$/ { failed += $1 }
+        /^ *[0-9]+ tests? remained pending/ { failed += $1 }
+        /^ *✔ /                            { ticks++ }
+        END {
+            passed = (summary_passed != "") ? summary_passed + known : ticks + 0
+            printf "%d %d\n", passed, failed
+        }'
+}
+
+total_passed=0 total_failed=0 overall=0 lines=()
+for kernel in $kernels; do
+    log=$(mktemp "${TMPDIR:-/tmp}/synplug-kernel-tests.XXXXXX")
+    echo "[test-kernel] === $kernel ===" >&2
+    set +e
+    SYNPLUG_KERNEL=$kernel bash scripts/vm/run.sh -- "${ava[@]}" "${ava_args[@]}" | tee "$log"
+    rc=${PIPESTATUS[0]}
+    set -e
+    read -r passed failed < <(count_results "$log")
+    rm -f "$log"
+    # A non-zero exit with no counted failure (VM did not boot, timeout, ava
+    # found no test files...) still has to show up as a failure.
+    if [ "$rc" -ne 0 ] && [ "$failed" -eq 0 ]; then failed=1; fi
+    [ "$rc" -eq 0 ] || overall=1
+    lines+=("[test-kernel] $kernel: $passed passed, $failed failed (exit $rc)")
+    total_passed=$((total_passed + passed))
+    total_failed=$((total_failed + failed))
+done
+
+# --- 3. summary --------------------------------------------------------------
+for l in "${lines[@]}"; do echo "$l"; done
+echo "kernel tests: $total_passed passed, $total_failed failed"
+[ "$total_failed" -eq 0 ] || overall=1
+exit "$overall"
