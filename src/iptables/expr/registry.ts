@@ -1,0 +1,143 @@
+/**
+ * The expression registry: one {@link ExprCodec} per nf_tables expression
+ * (`src/iptables/expr/<name>.ts`), found by its kernel name
+ * (NFTA_EXPR_NAME). Adding an expression means one file plus one line in
+ * `expr/index.ts`; nothing here switches on names.
+ *
+ * Wire form of one expression, an element of NFTA_RULE_EXPRESSIONS:
+ * ```c
+ * // nf_tables.h: enum nft_list_attributes / enum nft_expr_attributes
+ * NFTA_LIST_ELEM (nested) {
+ *   NFTA_EXPR_NAME (NLA_STRING)   // "payload", "cmp", ...
+ *   NFTA_EXPR_DATA (NLA_NESTED)   // the expression's own attributes
+ * }
+ * ```
+ * An expression whose name has no codec decodes as a {@link GenericExpr}
+ * with its raw attributes in hex, never as an error.
+ *
+ * @module
+ */
+import { bin, NLA_F_NESTED, parseNested, str, type Attribute, type AttributeList, parseAttributes } from '../../netlink/attributes.js';
+import { NetlinkDecodeError, UsageError } from '../../netlink/errors.js';
+import * as C from '../constants.js';
+import { nest } from '../data.js';
+
+/** What every decoded expression has: its kernel name. */
+export interface ExprBase {
+  /** NFTA_EXPR_NAME, e.g. `'payload'` */
+  name: string;
+}
+
+/** One raw attribute of an expression we have no codec for. */
+export interface RawAttribute {
+  /** nla_type with the flags masked off */
+  type: number;
+  /** payload bytes, lowercase hex */
+  data: string;
+  /** NLA_F_NESTED was set */
+  nested?: boolean;
+}
+
+/** An expression without a codec: its name and raw NFTA_EXPR_DATA attributes. */
+export interface GenericExpr extends ExprBase {
+  /** always true: marks the generic form */
+  generic: true;
+  /** NFTA_EXPR_DATA's attributes in wire order, payloads in hex */
+  attributes: RawAttribute[];
+}
+
+/** Encoder/decoder of one expression kind. */
+export interface ExprCodec<E extends ExprBase = ExprBase> {
+  /** NFTA_EXPR_NAME */
+  readonly name: string;
+  /**
+   * The attributes inside NFTA_EXPR_DATA, in the order nft 1.0.6 sends them.
+   * @throws {UsageError} a field out of range
+   */
+  encode(e: E): Buffer[];
+  /**
+   * Decode NFTA_EXPR_DATA's attributes.
+   * @throws {NetlinkDecodeError} a required attribute missing or too short
+   */
+  decode(l: AttributeList): E;
+  /** One line in libnftnl's debug style, e.g. `payload load 4b @ network header + 12 => reg 1`. */
+  describe(e: E): string;
+}
+
+const codecs = new Map<string, ExprCodec>();
+
+/** Register the codec of one expression name (replaces an earlier one). */
+export function registerExpr<E extends ExprBase>(codec: ExprCodec<E>): void {
+  codecs.set(codec.name, codec as unknown as ExprCodec);
+}
+
+/** The codec registered for an expression name, if any. */
+export function exprCodec(name: string): ExprCodec | undefined {
+  return codecs.get(name);
+}
+
+/** Names of every registered expression. */
+export function registeredExprs(): string[] {
+  return [...codecs.keys()];
+}
+
+function isGeneric(e: ExprBase): e is GenericExpr {
+  return (e as GenericExpr).generic === true;
+}
+
+/**
+ * Encode one expression as an NFTA_LIST_ELEM nest (NLA_F_NESTED set, as nft does).
+ * A {@link GenericExpr} is re-encoded from its raw attributes.
+ * @throws {UsageError} no codec for the name (and not generic), or a bad field
+ */
+export function encodeExpr(e: ExprBase): Buffer {
+  let inner: Buffer[];
+  if (isGeneric(e)) {
+    inner = e.attributes.map((a) => bin(a.type | (a.nested ? NLA_F_NESTED : 0), Buffer.from(a.data, 'hex')));
+  } else {
+    const codec = codecs.get(e.name);
+    if (!codec) throw new UsageError(`unknown nftables expression '${e.name}' (known: ${registeredExprs().join(', ')})`);
+    inner = codec.encode(e);
+  }
+  return nest(C.NFTA_LIST_ELEM, [str(C.NFTA_EXPR_NAME, e.name), nest(C.NFTA_EXPR_DATA, inner)]);
+}
+
+/** Encode a list of expressions (the payload of NFTA_RULE_EXPRESSIONS). @throws {UsageError} */
+export function encodeExprs(list: readonly ExprBase[]): Buffer[] {
+  return list.map(encodeExpr);
+}
+
+/**
+ * Decode one NFTA_LIST_ELEM expression nest.
+ * @throws {NetlinkDecodeError} malformed attributes, no NFTA_EXPR_NAME, or a known expression missing a required attribute
+ */
+export function decodeExpr(a: Attribute): ExprBase {
+  const l = parseNested(a);
+  const name = l.str(C.NFTA_EXPR_NAME);
+  if (name === undefined) throw new NetlinkDecodeError('expression without NFTA_EXPR_NAME', a.offset);
+  const dataAttr = l.get(C.NFTA_EXPR_DATA);
+  const data = dataAttr ? parseNested(dataAttr) : parseAttributes(Buffer.alloc(0), a.offset);
+  const codec = codecs.get(name);
+  if (codec) return codec.decode(data);
+  const g: GenericExpr = {
+    name,
+    generic: true,
+    attributes: data.items.map((x) => ({ type: x.type, data: x.data.toString('hex'), ...(x.isNested && { nested: true }) })),
+  };
+  return g;
+}
+
+/**
+ * Decode NFTA_RULE_EXPRESSIONS (a list of NFTA_LIST_ELEM).
+ * @throws {NetlinkDecodeError} as {@link decodeExpr}; an element of another type is skipped
+ */
+export function decodeExprs(l: AttributeList): ExprBase[] {
+  return l.all(C.NFTA_LIST_ELEM).map(decodeExpr);
+}
+
+/** libnftnl-style one-line description, `[ name raw ]` for generic entries. */
+export function describeExpr(e: ExprBase): string {
+  if (isGeneric(e)) return `${e.name} ${e.attributes.map((a) => `${a.type}=${a.data}`).join(' ')}`.trim();
+  const codec = codecs.get(e.name);
+  return codec ? codec.describe(e) : e.name;
+}

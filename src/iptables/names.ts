@@ -1,0 +1,161 @@
+/**
+ * Names of nftables numbers, as `nft` prints them (families, hooks,
+ * priorities, meta keys, verdicts) and as the kernel headers spell them
+ * (message types).
+ *
+ * @module
+ */
+import { UsageError } from '../netlink/errors.js';
+import * as C from './constants.js';
+
+/** An nftables family as `nft` names it; `nfgen_family` on the wire (NFPROTO_* of netfilter.h). */
+export type NftFamily = 'ip' | 'ip6' | 'inet' | 'arp' | 'bridge' | 'netdev';
+
+const FAMILY_NUM: Record<NftFamily, number> = {
+  ip: C.NFPROTO_IPV4, ip6: C.NFPROTO_IPV6, inet: C.NFPROTO_INET, arp: C.NFPROTO_ARP, bridge: C.NFPROTO_BRIDGE, netdev: C.NFPROTO_NETDEV,
+};
+const FAMILY_NAME = new Map<number, NftFamily>(Object.entries(FAMILY_NUM).map(([k, v]) => [v, k as NftFamily]));
+
+/**
+ * NFPROTO_* number of a family name.
+ * @throws {UsageError} an unknown family name
+ */
+export function familyNumber(family: string): number {
+  const n = (FAMILY_NUM as Record<string, number>)[family];
+  if (n === undefined) throw new UsageError(`unknown nftables family '${family}': use ip, ip6, inet, arp, bridge or netdev`);
+  return n;
+}
+
+/** Family name of an NFPROTO_* number; unknown numbers read `family(<n>)`, 0 reads `unspec`. */
+export function familyName(n: number): string {
+  if (n === C.NFPROTO_UNSPEC) return 'unspec';
+  return FAMILY_NAME.get(n) ?? `family(${n})`;
+}
+
+const INET_HOOKS = ['prerouting', 'input', 'forward', 'output', 'postrouting', 'ingress'];
+const NETDEV_HOOKS = ['ingress', 'egress'];
+
+/** Hook name of a hook number in a family (`nf_inet_hooks`, `nf_dev_hooks`); unknown -> `hook(<n>)`. */
+export function hookName(family: string, n: number): string {
+  const list = family === 'netdev' ? NETDEV_HOOKS : INET_HOOKS;
+  return list[n] ?? `hook(${n})`;
+}
+
+/**
+ * Hook number of a hook name.
+ * @throws {UsageError} an unknown hook name for the family
+ */
+export function hookNumber(family: string, name: string): number {
+  const list = family === 'netdev' ? NETDEV_HOOKS : INET_HOOKS;
+  const i = list.indexOf(name);
+  if (i < 0) throw new UsageError(`unknown hook '${name}' for family ${family}: use ${list.join(', ')}`);
+  return i;
+}
+
+/** nft's standard priority names (nftables src/rule.c `std_prios`), for ip, ip6 and inet. */
+const STD_PRIOS: Array<{ name: string; value: number; hooks?: string[] }> = [
+  { name: 'raw', value: C.NF_IP_PRI_RAW },
+  { name: 'mangle', value: C.NF_IP_PRI_MANGLE },
+  { name: 'dstnat', value: C.NF_IP_PRI_NAT_DST, hooks: ['prerouting', 'output'] },
+  { name: 'filter', value: C.NF_IP_PRI_FILTER },
+  { name: 'security', value: C.NF_IP_PRI_SECURITY },
+  { name: 'srcnat', value: C.NF_IP_PRI_NAT_SRC, hooks: ['postrouting', 'input'] },
+];
+
+/**
+ * A chain priority as nft 1.0.6 prints it: `mangle`, `filter + 10`, or the
+ * number when no standard name is within 10.
+ */
+export function priorityText(family: string, hook: string | undefined, prio: number): string {
+  if (family === 'ip' || family === 'ip6' || family === 'inet') {
+    for (const p of STD_PRIOS) {
+      if (p.hooks && (!hook || !p.hooks.includes(hook))) continue;
+      const off = prio - p.value;
+      if (off === 0) return p.name;
+      if (off > 0 && off <= 10) return `${p.name} + ${off}`;
+      if (off < 0 && off >= -10) return `${p.name} - ${-off}`;
+    }
+  }
+  return String(prio);
+}
+
+/**
+ * A priority from a number or an nft name (`mangle`, `filter`...).
+ * @throws {UsageError} an unknown name or a number outside s32
+ */
+export function priorityNumber(p: number | string): number {
+  if (typeof p === 'number') {
+    if (!Number.isInteger(p) || p < -0x80000000 || p > 0x7fffffff) throw new UsageError(`bad chain priority ${p}: an integer from -2147483648 to 2147483647`);
+    return p;
+  }
+  const std = STD_PRIOS.find((s) => s.name === p);
+  if (std) return std.value;
+  if (/^-?[0-9]+$/.test(p)) return priorityNumber(Number(p));
+  throw new UsageError(`bad chain priority '${p}': a number or one of ${STD_PRIOS.map((s) => s.name).join(', ')}`);
+}
+
+/** nf_tables message type names, index = NFT_MSG_* (enum nf_tables_msg_types). */
+export const NFT_MSG_NAMES: readonly string[] = [
+  'NFT_MSG_NEWTABLE', 'NFT_MSG_GETTABLE', 'NFT_MSG_DELTABLE',
+  'NFT_MSG_NEWCHAIN', 'NFT_MSG_GETCHAIN', 'NFT_MSG_DELCHAIN',
+  'NFT_MSG_NEWRULE', 'NFT_MSG_GETRULE', 'NFT_MSG_DELRULE',
+  'NFT_MSG_NEWSET', 'NFT_MSG_GETSET', 'NFT_MSG_DELSET',
+  'NFT_MSG_NEWSETELEM', 'NFT_MSG_GETSETELEM', 'NFT_MSG_DELSETELEM',
+  'NFT_MSG_NEWGEN', 'NFT_MSG_GETGEN', 'NFT_MSG_TRACE',
+  'NFT_MSG_NEWOBJ', 'NFT_MSG_GETOBJ', 'NFT_MSG_DELOBJ', 'NFT_MSG_GETOBJ_RESET',
+  'NFT_MSG_NEWFLOWTABLE', 'NFT_MSG_GETFLOWTABLE', 'NFT_MSG_DELFLOWTABLE',
+  'NFT_MSG_GETRULE_RESET',
+  'NFT_MSG_DESTROYTABLE', 'NFT_MSG_DESTROYCHAIN', 'NFT_MSG_DESTROYRULE', 'NFT_MSG_DESTROYSET',
+  'NFT_MSG_DESTROYSETELEM', 'NFT_MSG_DESTROYOBJ', 'NFT_MSG_DESTROYFLOWTABLE',
+  'NFT_MSG_GETSETELEM_RESET',
+];
+
+/** Subsystem names, index = NFNL_SUBSYS_* (nfnetlink.h). */
+export const NFNL_SUBSYS_NAMES: readonly string[] = [
+  'NFNL_SUBSYS_NONE', 'NFNL_SUBSYS_CTNETLINK', 'NFNL_SUBSYS_CTNETLINK_EXP', 'NFNL_SUBSYS_QUEUE', 'NFNL_SUBSYS_ULOG',
+  'NFNL_SUBSYS_OSF', 'NFNL_SUBSYS_IPSET', 'NFNL_SUBSYS_ACCT', 'NFNL_SUBSYS_CTNETLINK_TIMEOUT', 'NFNL_SUBSYS_CTHELPER',
+  'NFNL_SUBSYS_NFTABLES', 'NFNL_SUBSYS_NFT_COMPAT', 'NFNL_SUBSYS_HOOK',
+];
+
+/** meta keys by number (enum nft_meta_keys), as nft names them. */
+export const META_KEY_NAMES: readonly string[] = [
+  'length', 'protocol', 'priority', 'mark', 'iif', 'oif', 'iifname', 'oifname', 'iiftype', 'oiftype',
+  'skuid', 'skgid', 'nftrace', 'rtclassid', 'secmark', 'nfproto', 'l4proto', 'ibrname', 'obrname',
+  'pkttype', 'cpu', 'iifgroup', 'oifgroup', 'cgroup', 'random', 'ipsec', 'iifkind', 'oifkind',
+  'ibrpvid', 'ibrvproto', 'time', 'day', 'hour', 'sdif', 'sdifname', 'broute',
+];
+
+/** Name of a meta key number; unknown -> `key(<n>)`. */
+export function metaKeyName(n: number): string {
+  return META_KEY_NAMES[n] ?? `key(${n})`;
+}
+
+/**
+ * Number of a meta key name (`mark`, `l4proto`, `nfproto`...).
+ * @throws {UsageError} an unknown key
+ */
+export function metaKeyNumber(name: string): number {
+  const m = /^key\((\d+)\)$/.exec(name);
+  if (m) return Number(m[1]);
+  const i = META_KEY_NAMES.indexOf(name);
+  if (i < 0) throw new UsageError(`unknown meta key '${name}'`);
+  return i;
+}
+
+/** Payload base names (enum nft_payload_bases), as libnftnl prints them. */
+export const PAYLOAD_BASE_NAMES: readonly string[] = ['link', 'network', 'transport', 'inner'];
+
+/** cmp operator names (enum nft_cmp_ops). */
+export const CMP_OP_NAMES: readonly string[] = ['eq', 'neq', 'lt', 'lte', 'gt', 'gte'];
+
+/** Verdict names by code (NF_* of netfilter.h and enum nft_verdicts), as nft prints them. */
+export const VERDICT_NAMES: ReadonlyMap<number, string> = new Map([
+  [C.NF_DROP, 'drop'], [C.NF_ACCEPT, 'accept'], [C.NF_STOLEN, 'stolen'], [C.NF_QUEUE, 'queue'],
+  [C.NF_REPEAT, 'repeat'], [C.NF_STOP, 'stop'],
+  [C.NFT_CONTINUE, 'continue'], [C.NFT_BREAK, 'break'], [C.NFT_JUMP, 'jump'], [C.NFT_GOTO, 'goto'], [C.NFT_RETURN, 'return'],
+]);
+
+/** Name of a chain policy (NF_ACCEPT / NF_DROP). */
+export function policyName(n: number): string {
+  return n === C.NF_ACCEPT ? 'accept' : n === C.NF_DROP ? 'drop' : `policy(${n})`;
+}

@@ -1,0 +1,321 @@
+/**
+ * nf_tables named sets and their elements: NFT_MSG_NEWSET / GETSET / DELSET
+ * and NFT_MSG_NEWSETELEM / GETSETELEM / DELSETELEM.
+ *
+ * ```c
+ * // nf_tables.h: enum nft_set_attributes
+ * NFTA_SET_TABLE      // NLA_STRING
+ * NFTA_SET_NAME       // NLA_STRING, at most NFT_SET_MAXNAMELEN (256) with the NUL
+ * NFTA_SET_FLAGS      // NLA_U32 (big-endian), enum nft_set_flags (NFT_SET_TIMEOUT = 0x10...)
+ * NFTA_SET_KEY_TYPE   // NLA_U32, nft's datatype id (informational: 7 = ipv4_addr, 8 = ipv6_addr)
+ * NFTA_SET_KEY_LEN    // NLA_U32, bytes
+ * NFTA_SET_DATA_TYPE, NFTA_SET_DATA_LEN   // maps
+ * NFTA_SET_ID         // NLA_U32, names the set inside a batch
+ * NFTA_SET_TIMEOUT    // NLA_U64, default element timeout, milliseconds
+ * NFTA_SET_GC_INTERVAL// NLA_U32, milliseconds
+ * NFTA_SET_USERDATA   // NLA_BINARY: libnftnl TLVs (NFTNL_UDATA_SET_KEYBYTEORDER...)
+ * NFTA_SET_HANDLE     // NLA_U64
+ *
+ * // enum nft_set_elem_list_attributes
+ * NFTA_SET_ELEM_LIST_TABLE, NFTA_SET_ELEM_LIST_SET   // NLA_STRING
+ * NFTA_SET_ELEM_LIST_ELEMENTS                        // NLA_NESTED: NFTA_LIST_ELEM...
+ * NFTA_SET_ELEM_LIST_SET_ID                          // NLA_U32
+ * // enum nft_set_elem_attributes (inside each NFTA_LIST_ELEM)
+ * NFTA_SET_ELEM_KEY         // NLA_NESTED: struct nft_data
+ * NFTA_SET_ELEM_DATA        // NLA_NESTED: struct nft_data (maps)
+ * NFTA_SET_ELEM_FLAGS       // NLA_U32
+ * NFTA_SET_ELEM_TIMEOUT     // NLA_U64, milliseconds
+ * NFTA_SET_ELEM_EXPIRATION  // NLA_U64, milliseconds left (dumps)
+ * ```
+ * A per-element timeout needs a set with the NFT_SET_TIMEOUT flag (EINVAL
+ * otherwise); the kernel stops matching an element once it has expired.
+ *
+ * @module
+ */
+import type { NetlinkConnection } from '../netlink/connection.js';
+import { NLM_F_CREATE, type NetlinkMessage } from '../netlink/message.js';
+import { bin, parseAttributes, parseNested, u64be } from '../netlink/attributes.js';
+import { NetlinkDecodeError, UsageError } from '../netlink/errors.js';
+import * as C from './constants.js';
+import { be32, checkU32, decodeData, name as nameAttr, nest, u64num, type NftData } from './data.js';
+import { attrsOffset, decodeNfGenMsg, encodeNfGenMsg, nftType } from './nfnetlink.js';
+import { familyName, familyNumber } from './names.js';
+import { addressText, checkName, checkTimeoutMs } from './validate.js';
+
+/** Set flag names by bit (enum nft_set_flags), as `nft -j` prints them. */
+export const SET_FLAG_NAMES: ReadonlyArray<[number, string]> = [
+  [C.NFT_SET_ANONYMOUS, 'anonymous'], [C.NFT_SET_CONSTANT, 'constant'], [C.NFT_SET_INTERVAL, 'interval'],
+  [C.NFT_SET_MAP, 'map'], [C.NFT_SET_TIMEOUT, 'timeout'], [C.NFT_SET_EVAL, 'dynamic'], [C.NFT_SET_OBJECT, 'object'],
+  [C.NFT_SET_CONCAT, 'concat'], [C.NFT_SET_EXPR, 'expr'],
+];
+
+/** nft datatype names of the NFTA_SET_KEY_TYPE ids we name. */
+export const SET_TYPE_NAMES: ReadonlyMap<number, string> = new Map([
+  [C.NFT_TYPE_INTEGER, 'integer'], [C.NFT_TYPE_IPADDR, 'ipv4_addr'], [C.NFT_TYPE_IP6ADDR, 'ipv6_addr'],
+  [C.NFT_TYPE_INET_SERVICE, 'inet_service'], [C.NFT_TYPE_MARK, 'mark'], [9, 'ether_addr'], [12, 'inet_proto'],
+]);
+
+/** A named set, with `nft -j`'s field names. */
+export interface NftSet {
+  family: string;
+  /** NFTA_SET_TABLE */
+  table: string;
+  /** NFTA_SET_NAME */
+  name: string;
+  /** NFTA_SET_HANDLE (dumps) */
+  handle?: number;
+  /** NFTA_SET_FLAGS as names: `timeout`, `interval`, `constant`, `dynamic`... */
+  flags: string[];
+  /** NFTA_SET_KEY_TYPE as nft names it (`ipv4_addr`, `ipv6_addr`...), `type(<n>)` otherwise */
+  type?: string;
+  /** NFTA_SET_KEY_LEN: bytes */
+  keyLen: number;
+  /** NFTA_SET_DATA_TYPE (maps), raw */
+  dataType?: number;
+  /** NFTA_SET_DATA_LEN (maps), bytes */
+  dataLen?: number;
+  /** NFTA_SET_TIMEOUT: default element timeout, ms */
+  timeoutMs?: number;
+  /** NFTA_SET_GC_INTERVAL: ms */
+  gcIntervalMs?: number;
+  /** NFTA_SET_USERDATA, hex */
+  userdata?: string;
+  /** elements, when listed (see {@link listSetElements}) */
+  elements?: NftSetElement[];
+}
+
+/** One set element. */
+export interface NftSetElement {
+  /** NFTA_SET_ELEM_KEY value, wire bytes in hex */
+  key: string;
+  /** the key as an address, when it is 4 or 16 bytes long (ipv4_addr / ipv6_addr sets) */
+  address?: string;
+  /** NFTA_SET_ELEM_TIMEOUT: ms */
+  timeoutMs?: number;
+  /** NFTA_SET_ELEM_EXPIRATION: ms left before it times out */
+  expiresMs?: number;
+  /** NFTA_SET_ELEM_FLAGS (NFT_SET_ELEM_INTERVAL_END = 1, NFT_SET_ELEM_CATCHALL = 2) */
+  flags?: number;
+  /** NFTA_SET_ELEM_DATA (maps) */
+  data?: NftData;
+}
+
+/** What to create: a named set of addresses (or any key). */
+export interface SetSpec {
+  family: string;
+  table: string;
+  name: string;
+  /** key type: `ipv4_addr` (4 bytes), `ipv6_addr` (16), `mark` (4), `inet_service` (2) */
+  type: 'ipv4_addr' | 'ipv6_addr' | 'mark' | 'inet_service';
+  /** flag names; `timeout` lets elements carry a timeout */
+  flags?: string[];
+  /** default element timeout, ms */
+  timeoutMs?: number;
+  /** NFTA_SET_ID: lets rules in the same batch refer to it */
+  id?: number;
+}
+
+const TYPE_SPECS: Record<SetSpec['type'], { id: number; len: number }> = {
+  ipv4_addr: { id: C.NFT_TYPE_IPADDR, len: 4 },
+  ipv6_addr: { id: C.NFT_TYPE_IP6ADDR, len: 16 },
+  mark: { id: C.NFT_TYPE_MARK, len: 4 },
+  inet_service: { id: C.NFT_TYPE_INET_SERVICE, len: 2 },
+};
+
+/** Set flags from names. @throws {UsageError} an unknown name */
+export function setFlagsValue(names: readonly string[]): number {
+  let v = 0;
+  for (const n of names) {
+    const f = SET_FLAG_NAMES.find(([, name]) => name === n);
+    if (!f) throw new UsageError(`unknown set flag '${n}': use ${SET_FLAG_NAMES.map(([, x]) => x).join(', ')}`);
+    v |= f[0];
+  }
+  return v;
+}
+
+/** Names of set flag bits; unknown bits read `0x<hex>`. */
+export function setFlagNames(v: number): string[] {
+  const out: string[] = [];
+  let rest = v;
+  for (const [bit, n] of SET_FLAG_NAMES) if (v & bit) { out.push(n); rest &= ~bit; }
+  if (rest) out.push(`0x${rest.toString(16)}`);
+  return out;
+}
+
+/**
+ * Payload of NFT_MSG_NEWSET, attributes in nft 1.0.6's order (TABLE, NAME,
+ * FLAGS, KEY_TYPE, KEY_LEN, ID, [TIMEOUT], USERDATA with the key byte order
+ * nft reads back).
+ * @throws {UsageError} bad names, type, flags or timeout
+ */
+export function encodeSet(s: SetSpec): Buffer[] {
+  const t = TYPE_SPECS[s.type];
+  if (!t) throw new UsageError(`unsupported set type '${String(s.type)}': use ${Object.keys(TYPE_SPECS).join(', ')}`);
+  const out = [
+    encodeNfGenMsg(familyNumber(s.family)),
+    nameAttr(C.NFTA_SET_TABLE, checkName(s.table, 'table')),
+    nameAttr(C.NFTA_SET_NAME, checkName(s.name, 'set')),
+    be32(C.NFTA_SET_FLAGS, setFlagsValue(s.flags ?? [])),
+    be32(C.NFTA_SET_KEY_TYPE, t.id),
+    be32(C.NFTA_SET_KEY_LEN, t.len),
+  ];
+  if (s.id !== undefined) out.push(be32(C.NFTA_SET_ID, checkU32(s.id, 'set id')));
+  if (s.timeoutMs !== undefined) out.push(u64be(C.NFTA_SET_TIMEOUT, checkTimeoutMs(s.timeoutMs)));
+  // NFTNL_UDATA_SET_KEYBYTEORDER = BYTEORDER_BIG_ENDIAN (2), u32 host order, as nft writes it for address keys.
+  if (s.type !== 'mark') out.push(bin(C.NFTA_SET_USERDATA, Buffer.from([C.NFTNL_UDATA_SET_KEYBYTEORDER, 4, 2, 0, 0, 0])));
+  return out;
+}
+
+/**
+ * Payload of NFT_MSG_DELSET / GETSET (one set): nfgenmsg, TABLE, NAME.
+ * @throws {UsageError} bad names
+ */
+export function encodeSetRef(s: { family: string; table: string; name: string }): Buffer[] {
+  return [encodeNfGenMsg(familyNumber(s.family)), nameAttr(C.NFTA_SET_TABLE, checkName(s.table, 'table')), nameAttr(C.NFTA_SET_NAME, checkName(s.name, 'set'))];
+}
+
+/**
+ * Decode a NEWSET / GETSET / DELSET message.
+ * @throws {NetlinkDecodeError} a short header, malformed attributes, or no table or name
+ */
+export function decodeSet(msg: NetlinkMessage): NftSet {
+  const g = decodeNfGenMsg(msg);
+  const at = attrsOffset(msg);
+  const l = parseAttributes(msg.payload.subarray(4), at);
+  const table = l.str(C.NFTA_SET_TABLE);
+  const name = l.str(C.NFTA_SET_NAME);
+  if (table === undefined || name === undefined) throw new NetlinkDecodeError('set message without NFTA_SET_TABLE or NFTA_SET_NAME', at);
+  const s: NftSet = { family: familyName(g.family), table, name, flags: setFlagNames(l.u32be(C.NFTA_SET_FLAGS) ?? 0), keyLen: l.u32be(C.NFTA_SET_KEY_LEN) ?? 0 };
+  const handle = u64num(l, C.NFTA_SET_HANDLE);
+  if (handle !== undefined) s.handle = handle;
+  const kt = l.u32be(C.NFTA_SET_KEY_TYPE);
+  if (kt !== undefined) s.type = SET_TYPE_NAMES.get(kt) ?? `type(${kt})`;
+  const dt = l.u32be(C.NFTA_SET_DATA_TYPE);
+  const dl = l.u32be(C.NFTA_SET_DATA_LEN);
+  const to = u64num(l, C.NFTA_SET_TIMEOUT);
+  const gc = l.u32be(C.NFTA_SET_GC_INTERVAL);
+  const ud = l.bin(C.NFTA_SET_USERDATA);
+  if (dt !== undefined) s.dataType = dt;
+  if (dl !== undefined) s.dataLen = dl;
+  if (to !== undefined) s.timeoutMs = to;
+  if (gc !== undefined) s.gcIntervalMs = gc;
+  if (ud !== undefined) s.userdata = ud.toString('hex');
+  return s;
+}
+
+/**
+ * Dump sets (NFT_MSG_GETSET with NLM_F_DUMP); with `table`, the kernel
+ * filters (a missing table gives an empty list).
+ * @throws {UsageError} a bad family or name
+ * @throws {NetlinkError} the kernel refused the dump
+ * @throws {NetlinkDecodeError} a malformed reply
+ */
+export async function listSets(conn: NetlinkConnection, options: { family?: string; table?: string } = {}): Promise<NftSet[]> {
+  const fam = options.family ? familyNumber(options.family) : C.NFPROTO_UNSPEC;
+  const payload = [encodeNfGenMsg(fam)];
+  if (options.table !== undefined) payload.push(nameAttr(C.NFTA_SET_TABLE, checkName(options.table, 'table')));
+  let msgs: NetlinkMessage[];
+  try {
+    msgs = await conn.dumpAll({ type: nftType(C.NFT_MSG_GETSET), payload });
+  } catch (e) {
+    if (options.table !== undefined && (e as { code?: string }).code === 'ENOENT') return [];
+    throw e;
+  }
+  return msgs.filter((m) => m.type === nftType(C.NFT_MSG_NEWSET)).map(decodeSet)
+    .filter((s) => options.table === undefined || s.table === options.table);
+}
+
+/** Elements to add or delete. */
+export interface ElementsSpec {
+  family: string;
+  table: string;
+  /** set name */
+  set: string;
+  /** NFTA_SET_ELEM_LIST_SET_ID, when the set is created in the same batch */
+  setId?: number;
+  /** keys: wire bytes (a 4-byte IPv4 address...) */
+  elements: ReadonlyArray<{ key: Buffer; timeoutMs?: number }>;
+}
+
+/**
+ * Payload of NFT_MSG_NEWSETELEM or NFT_MSG_DELSETELEM: nfgenmsg, LIST_TABLE,
+ * LIST_SET, [LIST_SET_ID], LIST_ELEMENTS { ELEM { [TIMEOUT], KEY { VALUE } }... }
+ * (nft 1.0.6's order). Timeouts are ignored by the kernel on delete; leave them out.
+ * @throws {UsageError} bad names, an empty list, or a bad timeout
+ */
+export function encodeElements(s: ElementsSpec): Buffer[] {
+  if (s.elements.length === 0) throw new UsageError('no set elements given');
+  const out = [encodeNfGenMsg(familyNumber(s.family)), nameAttr(C.NFTA_SET_ELEM_LIST_TABLE, checkName(s.table, 'table')), nameAttr(C.NFTA_SET_ELEM_LIST_SET, checkName(s.set, 'set'))];
+  if (s.setId !== undefined) out.push(be32(C.NFTA_SET_ELEM_LIST_SET_ID, checkU32(s.setId, 'set id')));
+  const elems = s.elements.map((e) => {
+    const parts: Buffer[] = [];
+    if (e.timeoutMs !== undefined) parts.push(u64be(C.NFTA_SET_ELEM_TIMEOUT, checkTimeoutMs(e.timeoutMs)));
+    parts.push(nest(C.NFTA_SET_ELEM_KEY, [bin(C.NFTA_DATA_VALUE, e.key)]));
+    return nest(C.NFTA_LIST_ELEM, parts);
+  });
+  out.push(nest(C.NFTA_SET_ELEM_LIST_ELEMENTS, elems));
+  return out;
+}
+
+/** Flags for adding elements: NLM_F_CREATE (an existing element is left as it is; add NLM_F_EXCL to get EEXIST). */
+export const ELEMENT_ADD_FLAGS = NLM_F_CREATE;
+
+/** Decoded NEWSETELEM message: which set, and its elements. */
+export interface NftSetElements {
+  family: string;
+  table: string;
+  set: string;
+  elements: NftSetElement[];
+}
+
+/**
+ * Decode a NEWSETELEM / GETSETELEM / DELSETELEM message.
+ * @throws {NetlinkDecodeError} a short header, malformed attributes, or no table or set name
+ */
+export function decodeElements(msg: NetlinkMessage): NftSetElements {
+  const g = decodeNfGenMsg(msg);
+  const at = attrsOffset(msg);
+  const l = parseAttributes(msg.payload.subarray(4), at);
+  const table = l.str(C.NFTA_SET_ELEM_LIST_TABLE);
+  const set = l.str(C.NFTA_SET_ELEM_LIST_SET);
+  if (table === undefined || set === undefined) throw new NetlinkDecodeError('set element message without NFTA_SET_ELEM_LIST_TABLE or _SET', at);
+  const list = l.nested(C.NFTA_SET_ELEM_LIST_ELEMENTS);
+  const elements: NftSetElement[] = [];
+  for (const a of list?.all(C.NFTA_LIST_ELEM) ?? []) {
+    const e = parseNested(a);
+    const keyAttr = e.get(C.NFTA_SET_ELEM_KEY);
+    const key = keyAttr ? decodeData(keyAttr).value ?? '' : '';
+    const el: NftSetElement = { key };
+    if (key.length === 8 || key.length === 32) el.address = addressText(Buffer.from(key, 'hex'));
+    const to = u64num(e, C.NFTA_SET_ELEM_TIMEOUT);
+    const exp = u64num(e, C.NFTA_SET_ELEM_EXPIRATION);
+    const flags = e.u32be(C.NFTA_SET_ELEM_FLAGS);
+    const dataAttr = e.get(C.NFTA_SET_ELEM_DATA);
+    if (to !== undefined) el.timeoutMs = to;
+    if (exp !== undefined) el.expiresMs = exp;
+    if (flags !== undefined) el.flags = flags;
+    if (dataAttr) el.data = decodeData(dataAttr);
+    elements.push(el);
+  }
+  return { family: familyName(g.family), table, set, elements };
+}
+
+/**
+ * Dump the elements of one set (NFT_MSG_GETSETELEM with NLM_F_DUMP), with
+ * their timeout and time left.
+ * @throws {UsageError} a bad family or name
+ * @throws {NetlinkError} ENOENT when the table or set does not exist (with a message naming it)
+ * @throws {NetlinkDecodeError} a malformed reply
+ */
+export async function listSetElements(conn: NetlinkConnection, ref: { family: string; table: string; set: string }): Promise<NftSetElement[]> {
+  const payload = [encodeNfGenMsg(familyNumber(ref.family)), nameAttr(C.NFTA_SET_ELEM_LIST_TABLE, checkName(ref.table, 'table')), nameAttr(C.NFTA_SET_ELEM_LIST_SET, checkName(ref.set, 'set'))];
+  let msgs: NetlinkMessage[];
+  try {
+    msgs = await conn.dumpAll({ type: nftType(C.NFT_MSG_GETSETELEM), payload });
+  } catch (e) {
+    const err = e as { code?: string; withMessage?: (m: string) => Error };
+    if (err.code === 'ENOENT' && err.withMessage) throw err.withMessage(`set '${ref.set}' not found in table ${ref.family} ${ref.table}`);
+    throw e;
+  }
+  return msgs.filter((m) => m.type === nftType(C.NFT_MSG_NEWSETELEM)).flatMap((m) => decodeElements(m).elements);
+}
