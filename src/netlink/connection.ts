@@ -151,8 +151,20 @@ export class NetlinkConnection {
     yield* await this.dumpAll(msg, options);
   }
 
-  /** {@link NetlinkConnection.dump}, collected into an array. Same errors. */
-  async dumpAll(msg: RequestInit, options: { timeoutMs?: number } = {}): Promise<NetlinkMessage[]> {
+  /**
+   * {@link NetlinkConnection.dump}, collected into an array. Same errors.
+   * Dumps on one connection run one after the other: the kernel runs one dump
+   * per socket at a time and refuses a second with EBUSY (netlink_dump_start).
+   */
+  dumpAll(msg: RequestInit, options: { timeoutMs?: number } = {}): Promise<NetlinkMessage[]> {
+    const run = this.dumpChain.then(() => this.dumpNow(msg, options));
+    this.dumpChain = run.catch(() => undefined);
+    return run;
+  }
+
+  private dumpChain: Promise<unknown> = Promise.resolve();
+
+  private async dumpNow(msg: RequestInit, options: { timeoutMs?: number }): Promise<NetlinkMessage[]> {
     for (let attempt = 1; ; attempt++) {
       const [r] = await this.exchange([{ ...msg, flags: (msg.flags ?? 0) | NLM_F_DUMP }], options);
       if (r.error) throw r.error;
