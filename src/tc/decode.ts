@@ -28,6 +28,14 @@ import { decodeLegacyStats, decodeStats2, type XstatsRef } from './stats.js';
 import type { ClassEntry, FilterEntry, QdiscEntry, TcHeaderInfo, TcStats } from './types.js';
 
 const NLMSG_HDRLEN = 16;
+
+/** Options of the message decoders. */
+export interface DecodeOptions {
+  /** device name to put in the entry (`dev`), when the caller knows it */
+  dev?: string;
+  /** decode the counters and extended stats (default true) */
+  stats?: boolean;
+}
 const T = new NlaTable(TCA_MAX);
 const CLSACT_INGRESS = TC_H_MAKE(TC_H_CLSACT, TC_H_MIN_INGRESS);
 const CLSACT_EGRESS = TC_H_MAKE(TC_H_CLSACT, TC_H_MIN_EGRESS);
@@ -72,11 +80,11 @@ function decodeStatsInto(
 
 /**
  * Decode one qdisc message (RTM_NEWQDISC, RTM_DELQDISC, RTM_GETQDISC).
- * @param dev device name to put in the entry, when the caller knows it
+ * @param opts `dev`: the device name to put in the entry; `stats: false`: skip the counters (tc without -s)
  * @returns the entry `tc -j -s qdisc show` prints (plus `ifindex`)
  * @throws {NetlinkDecodeError} a short tcmsg, malformed attributes, or options too short for their kind
  */
-export function decodeQdisc(msg: NetlinkMessage, dev?: string): QdiscEntry {
+export function decodeQdisc(msg: NetlinkMessage, opts: DecodeOptions = {}): QdiscEntry {
   const h = head(msg);
   const p = msg.payload;
   const kind = T.str(TCA_KIND);
@@ -84,7 +92,7 @@ export function decodeQdisc(msg: NetlinkMessage, dev?: string): QdiscEntry {
   const e = {} as QdiscEntry;
   if (kind !== undefined) e.kind = kind;
   e.handle = formatQdiscHandle(h.handle);
-  if (dev !== undefined) e.dev = dev;
+  if (opts.dev !== undefined) e.dev = opts.dev;
   e.ifindex = h.ifindex;
   if (h.parent === TC_H_ROOT) e.root = true;
   else if (h.parent) e.parent = formatHandle(h.parent);
@@ -102,24 +110,24 @@ export function decodeQdisc(msg: NetlinkMessage, dev?: string): QdiscEntry {
     // Kind decoders use their own tables, never T (module-private), so T stays valid.
     e.options = desc?.decodeOptions ? desc.decodeOptions(data, oBase, info) : rawOptions(data);
   }
-  decodeStatsInto(e, p, h.base, desc?.decodeXstats, info);
+  if (opts.stats !== false) decodeStatsInto(e, p, h.base, desc?.decodeXstats, info);
   return e;
 }
 
 /**
  * Decode one class message (RTM_NEWTCLASS, RTM_DELTCLASS, RTM_GETTCLASS).
- * @param dev device name to put in the entry, when the caller knows it
+ * @param opts `dev`: the device name to put in the entry; `stats: false`: skip the counters (tc without -s)
  * @returns the entry: kind, handle ("1:20"), root | parent, leaf ("20:"), options, stats, xstats flat
  * @throws {NetlinkDecodeError}
  */
-export function decodeClass(msg: NetlinkMessage, dev?: string): ClassEntry {
+export function decodeClass(msg: NetlinkMessage, opts: DecodeOptions = {}): ClassEntry {
   const h = head(msg);
   const p = msg.payload;
   const kind = T.str(TCA_KIND);
   const e = {} as ClassEntry;
   if (kind !== undefined) e.kind = kind;
   e.handle = h.handle ? formatHandle(h.handle) : '';
-  if (dev !== undefined) e.dev = dev;
+  if (opts.dev !== undefined) e.dev = opts.dev;
   e.ifindex = h.ifindex;
   if (h.parent === TC_H_ROOT) e.root = true;
   else e.parent = formatHandle(h.parent);
@@ -132,21 +140,21 @@ export function decodeClass(msg: NetlinkMessage, dev?: string): ClassEntry {
     const data = p.subarray(o, o + T.size(TCA_OPTIONS));
     e.options = desc?.decodeClassOptions ? desc.decodeClassOptions(data, h.base + o, info) : rawOptions(data);
   }
-  decodeStatsInto(e, p, h.base, desc?.decodeXstats, info);
+  if (opts.stats !== false) decodeStatsInto(e, p, h.base, desc?.decodeXstats, info);
   return e;
 }
 
 /**
  * Decode one filter message (RTM_NEWTFILTER, RTM_DELTFILTER, RTM_GETTFILTER).
- * @param dev device name to put in the entry, when the caller knows it
+ * @param opts `dev`: the device name to put in the entry; `stats: false`: skip the counters (tc without -s)
  * @returns the entry `tc -j filter show` prints (plus `ifindex` and `handle`)
  * @throws {NetlinkDecodeError}
  */
-export function decodeFilter(msg: NetlinkMessage, dev?: string): FilterEntry {
+export function decodeFilter(msg: NetlinkMessage, opts: DecodeOptions = {}): FilterEntry {
   const h = head(msg);
   const p = msg.payload;
   const e = {} as FilterEntry;
-  if (dev !== undefined) e.dev = dev;
+  if (opts.dev !== undefined) e.dev = opts.dev;
   e.ifindex = h.ifindex;
   if (h.ifindex === TCM_IFINDEX_MAGIC_BLOCK) e.block = h.parent;
   else if (h.parent === TC_H_ROOT) e.root = true;
@@ -170,6 +178,6 @@ export function decodeFilter(msg: NetlinkMessage, dev?: string): FilterEntry {
     const data = p.subarray(o, o + T.size(TCA_OPTIONS));
     e.options = desc?.decodeOptions ? desc.decodeOptions(data, h.base + o, info) : rawOptions(data);
   }
-  decodeStatsInto(e, p, h.base, undefined, info);
+  if (opts.stats !== false) decodeStatsInto(e, p, h.base, undefined, info);
   return e;
 }

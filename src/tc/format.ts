@@ -1,0 +1,106 @@
+/**
+ * Text output close to `tc [-s] [-d] qdisc|class|filter show`.
+ *
+ * Each function prints one entry, ending with a newline, the way tc's
+ * print_qdisc / print_class / print_filter do (trailing spaces included).
+ *
+ * @module
+ */
+import { filterKind, qdiscKind } from './registry.js';
+import { formatStats } from './stats.js';
+import type { ClassEntry, FilterEntry, QdiscEntry } from './types.js';
+
+/** Options of the text formatters. */
+export interface FormatOptions {
+  /** print the stats lines (tc -s) */
+  stats?: boolean;
+  /** print details (tc -d) where a kind has them */
+  details?: boolean;
+  /** print `dev NAME` (tc does when no device was given) */
+  showDev?: boolean;
+}
+
+function devText(e: { dev?: string; ifindex: number }, o: FormatOptions): string {
+  return o.showDev ? `dev ${e.dev ?? `if${e.ifindex}`} ` : '';
+}
+
+function statsText(e: Record<string, unknown>, xstats: string): string {
+  let s = '';
+  const st = formatStats(e);
+  if (st) s += `${st}\n`;
+  if (xstats) s += `${xstats}\n`;
+  return s;
+}
+
+/**
+ * One qdisc as tc prints it, e.g.
+ * ```
+ * qdisc prio 1: root refcnt 2 bands 4 priomap 1 2 2 2 1 2 0 0 1 1 1 1 1 1 1 1
+ *  Sent 0 bytes 0 pkt (dropped 0, overlimits 0 requeues 0)
+ *  backlog 74b 1p requeues 0
+ * ```
+ * Options of a kind this library does not know print as `options <hex>`.
+ */
+export function formatQdiscText(e: QdiscEntry, o: FormatOptions = {}): string {
+  const desc = e.kind === undefined ? undefined : qdiscKind(e.kind);
+  let s = `qdisc ${e.kind ?? '?'} ${e.handle} ${devText(e, o)}`;
+  if (e.root) s += 'root ';
+  else if (e.parent !== undefined) s += `parent ${e.parent} `;
+  if (e.refcnt !== undefined) s += `refcnt ${e.refcnt} `;
+  if (e.offloaded) s += 'offloaded ';
+  if (e.ingress_block) s += `ingress_block ${e.ingress_block} `;
+  if (e.egress_block) s += `egress_block ${e.egress_block} `;
+  if (desc?.formatOptions) s += desc.formatOptions(e.options, o.details);
+  else if (e.options.raw !== undefined) s += `options ${e.options.raw} `;
+  s += '\n';
+  if (o.stats) s += statsText(e, desc?.formatXstats ? desc.formatXstats(e, false) : '');
+  return s;
+}
+
+/**
+ * One class as tc prints it, e.g. `class htb 1:20 parent 1:1 leaf 20: prio 3 rate 1Mbit ...`
+ * (tc 6.1 prints class lists only as text, even with -j).
+ */
+export function formatClassText(e: ClassEntry, o: FormatOptions = {}): string {
+  const desc = e.kind === undefined ? undefined : qdiscKind(e.kind);
+  let s = `class ${e.kind ?? '?'} ${e.handle} ${devText(e, o)}`;
+  if (e.root) s += 'root ';
+  else s += `parent ${e.parent} `;
+  if (e.leaf !== undefined) s += `leaf ${e.leaf} `;
+  if (desc?.formatClassOptions) s += desc.formatClassOptions(e.options, o.details);
+  else if (e.options.raw !== undefined) s += `options ${e.options.raw} `;
+  s += '\n';
+  if (o.stats) s += statsText(e, desc?.formatXstats ? desc.formatXstats(e, true) : '');
+  return s;
+}
+
+/**
+ * One filter as tc prints it, e.g.
+ * `filter parent 1: protocol ip pref 1 fw chain 0 handle 0x1 classid 1:4 `.
+ */
+export function formatFilterText(e: FilterEntry, o: FormatOptions = {}): string {
+  const desc = e.kind === undefined ? undefined : filterKind(e.kind);
+  let s = 'filter ';
+  if (e.block !== undefined) s += `block ${e.block} `;
+  else {
+    s += devText(e, o);
+    if (e.root) s += 'root ';
+    else if (e.ingress) s += 'ingress ';
+    else if (e.egress) s += 'egress ';
+    else s += `parent ${e.parent} `;
+  }
+  if (e.protocol !== undefined) s += `protocol ${e.protocol} `;
+  if (e.pref !== undefined) s += `pref ${e.pref} `;
+  if (e.kind !== undefined) s += `${e.kind} `;
+  if (e.chain !== undefined) s += `chain ${e.chain} `;
+  if (e.options) {
+    if (desc?.formatOptions) s += desc.formatOptions(e.options);
+    else if (e.options.raw !== undefined) s += `options ${e.options.raw} `;
+  }
+  s += '\n';
+  if (o.stats) {
+    const st = formatStats(e);
+    if (st) s += `${st}\n`;
+  }
+  return s;
+}

@@ -1,0 +1,47 @@
+/**
+ * synplug's tc layer: qdiscs, classes and filters over rtnetlink, one module
+ * per kind (`kinds/`, `filters/`), handles and units in tc's notation, text
+ * and JSON shaped like `tc -s` / `tc -j -s`.
+ *
+ * Importing it registers the tc message decoders for `synplug decode`.
+ *
+ * @module
+ */
+import './register.js';
+
+export * from './constants.js';
+export {
+  parseHandle, parseQdiscHandle, parseFilterParent, formatHandle, formatQdiscHandle, toHandle, toQdiscHandle,
+} from './handle.js';
+export { encodeTcmsg, decodeTcmsg, filterInfo, type Tcmsg } from './tcmsg.js';
+export { decodeQdisc, decodeClass, decodeFilter, type DecodeOptions } from './decode.js';
+export { decodeStats2, decodeLegacyStats, formatStats } from './stats.js';
+export { formatQdiscText, formatClassText, formatFilterText, type FormatOptions } from './format.js';
+export {
+  parseRate, parseSize, parseTime, formatRate, formatSize, formatTime, calcXmitsize, calcXmittime, time2tick, tick2time,
+} from './units.js';
+export { protocolName, parseProtocol } from './proto.js';
+export {
+  qdiscKind, filterKind, qdiscKindNames, filterKindNames, registerQdiscKind, registerFilterKind, qdiscModule, filterModule,
+} from './registry.js';
+export {
+  addQdisc, replaceQdisc, changeQdisc, deleteQdisc, listQdiscs,
+  addClass, replaceClass, changeClass, deleteClass, listClasses,
+  addFilter, replaceFilter, changeFilter, deleteFilter, listFilters,
+  plugBuffer, plugReleaseOne, plugReleaseIndefinite, plugSetLimit,
+  qdiscRequest, classRequest, filterRequest, plugRequest,
+  type TcConnection, type DeviceRef, type KindOptions, type QdiscSpec, type ClassSpec, type FilterSpec, type PlugRef,
+  type ListOptions, type TcRequest,
+} from './ops.js';
+export type { QdiscEntry, ClassEntry, FilterEntry, TcStats, QdiscKind, FilterKind, TcHeaderInfo } from './types.js';
+export type { PrioOptions } from './kinds/prio.js';
+export { DEFAULT_PRIOMAP } from './kinds/prio.js';
+export type { FifoOptions } from './kinds/fifo.js';
+export type { PlugOptions, PlugAction } from './kinds/plug.js';
+export type { HtbOptions, HtbClassOptions } from './kinds/htb.js';
+export type { TbfOptions } from './kinds/tbf.js';
+export type { FqCodelOptions } from './kinds/fq_codel.js';
+export type { FwOptions } from './filters/fw.js';
+export type { U32Options, U32Match, U32Key } from './filters/u32.js';
+export { parseU32Handle, formatU32Handle } from './filters/u32.js';
+export type { MatchallOptions } from './filters/matchall.js';
