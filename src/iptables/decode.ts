@@ -11,7 +11,7 @@ import { NETLINK_NETFILTER, type NetlinkMessage } from '../netlink/message.js';
 import { registerBodyDecoder, type BodyDecoder } from '../netlink/protocols.js';
 import * as C from './constants.js';
 import { attrsOffset, decodeNfGenMsg, nftType } from './nfnetlink.js';
-import { familyName } from './names.js';
+import { familyName, NFT_MSG_NAMES } from './names.js';
 import { decodeTable } from './table.js';
 import { decodeChain } from './chain.js';
 import { decodeRule } from './rule.js';
@@ -59,6 +59,28 @@ const set = named([C.NFTA_SET_TABLE, C.NFTA_SET_NAME], (m) => ({ ...decodeSet(m)
 const elems = named([C.NFTA_SET_ELEM_LIST_TABLE, C.NFTA_SET_ELEM_LIST_SET], (m) => ({ ...decodeElements(m) }), { table: C.NFTA_SET_ELEM_LIST_TABLE, set: C.NFTA_SET_ELEM_LIST_SET });
 const gen: BodyDecoder = (m) => ({ family: familyName(decodeNfGenMsg(m).family), ...decodeGen(m) });
 
+/**
+ * Any other nf_tables message (objects, flowtables, traces...): the family,
+ * `table` and `name` when attributes 1 and 2 are strings (as in
+ * nft_object_attributes and nft_flowtable_attributes), and every attribute raw.
+ */
+export const decodeGenericBody: BodyDecoder = (msg) => {
+  const { family, attrs } = head(msg);
+  const out: Record<string, unknown> = { family };
+  const printable = (b: Buffer | undefined): string | undefined => {
+    if (!b || b.length === 0) return undefined;
+    const nul = b.indexOf(0);
+    const s = b.subarray(0, nul < 0 ? b.length : nul);
+    return /^[\x20-\x7e]+$/.test(s.toString('latin1')) && (nul < 0 || nul === b.length - 1) ? s.toString('utf8') : undefined;
+  };
+  const table = printable(attrs.bin(1));
+  const name = printable(attrs.bin(2));
+  if (table !== undefined) out.table = table;
+  if (name !== undefined) out.name = name;
+  out.attributes = attrs.items.map((x) => ({ type: x.type, data: x.data.toString('hex'), ...(x.isNested && { nested: true }) }));
+  return out;
+};
+
 /** Decoder of each nf_tables message type (NFT_MSG_*), for tests and the CLI. */
 export const NFT_BODY_DECODERS: ReadonlyMap<number, BodyDecoder> = new Map<number, BodyDecoder>([
   [C.NFNL_MSG_BATCH_BEGIN, decodeBatchMarker],
@@ -71,4 +93,9 @@ export const NFT_BODY_DECODERS: ReadonlyMap<number, BodyDecoder> = new Map<numbe
   ...[C.NFT_MSG_NEWGEN, C.NFT_MSG_GETGEN].map((t) => [nftType(t), gen] as [number, BodyDecoder]),
 ]);
 
-for (const [type, d] of NFT_BODY_DECODERS) registerBodyDecoder(NETLINK_NETFILTER, type, d);
+for (let msg = 0; msg < NFT_MSG_NAMES.length; msg++) {
+  const type = nftType(msg);
+  registerBodyDecoder(NETLINK_NETFILTER, type, NFT_BODY_DECODERS.get(type) ?? decodeGenericBody);
+}
+registerBodyDecoder(NETLINK_NETFILTER, C.NFNL_MSG_BATCH_BEGIN, decodeBatchMarker);
+registerBodyDecoder(NETLINK_NETFILTER, C.NFNL_MSG_BATCH_END, decodeBatchMarker);

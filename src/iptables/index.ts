@@ -67,5 +67,5 @@ export {
   ruleStatements, ruleText, ruleJson, durationText, formatRulesetText, formatRulesetJson,
 } from './format.js';
 export { listRuleset } from './ruleset.js';
-export { NFT_BODY_DECODERS, decodeBatchMarker, decodeRuleBody } from './decode.js';
+export { NFT_BODY_DECODERS, decodeBatchMarker, decodeRuleBody, decodeGenericBody } from './decode.js';
 export { checkName, parseAddress, addressText, checkMark, checkPort, checkTimeoutMs, MIN_TIMEOUT_MS, MAX_TIMEOUT_MS, type ParsedAddress } from './validate.js';
