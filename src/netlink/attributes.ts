@@ -62,11 +62,11 @@ export const flag = (type: number): Buffer => attr(type, PAD.subarray(0, 0));
 export const u8 = (type: number, v: number): Buffer => attr(type, Uint8Array.of(v & 0xff));
 /** NLA_U16, host order (little-endian) */
 export const u16 = (type: number, v: number): Buffer => {
-  const b = Buffer.alloc(2); b.writeUInt16LE(v); return attr(type, b);
+  const b = Buffer.alloc(2); b.writeUInt16LE(v & 0xffff); return attr(type, b);
 };
 /** NLA_U16 in network byte order (nfnetlink, NLA_F_NET_BYTEORDER) */
 export const u16be = (type: number, v: number): Buffer => {
-  const b = Buffer.alloc(2); b.writeUInt16BE(v); return attr(type, b);
+  const b = Buffer.alloc(2); b.writeUInt16BE(v & 0xffff); return attr(type, b);
 };
 /** NLA_U32, host order (little-endian) */
 export const u32 = (type: number, v: number): Buffer => {
@@ -80,13 +80,17 @@ export const u32be = (type: number, v: number): Buffer => {
 export const s32 = (type: number, v: number): Buffer => {
   const b = Buffer.alloc(4); b.writeInt32LE(v | 0); return attr(type, b);
 };
+/** Wrap to 64 bits, as u8/u32 wrap (no RangeError from Buffer for a negative or huge value). */
+function toU64(v: bigint | number): bigint {
+  return BigInt.asUintN(64, typeof v === 'bigint' ? v : BigInt(Number.isFinite(v) ? Math.trunc(v) : 0));
+}
 /** NLA_U64, host order; `v` a bigint (or a safe integer number) */
 export const u64 = (type: number, v: bigint | number): Buffer => {
-  const b = Buffer.alloc(8); b.writeBigUInt64LE(BigInt(v)); return attr(type, b);
+  const b = Buffer.alloc(8); b.writeBigUInt64LE(toU64(v)); return attr(type, b);
 };
 /** NLA_U64 in network byte order */
 export const u64be = (type: number, v: bigint | number): Buffer => {
-  const b = Buffer.alloc(8); b.writeBigUInt64BE(BigInt(v)); return attr(type, b);
+  const b = Buffer.alloc(8); b.writeBigUInt64BE(toU64(v)); return attr(type, b);
 };
 /** NLA_NUL_STRING: UTF-8 text plus a terminating NUL */
 export const str = (type: number, s: string): Buffer => attr(type, Buffer.from(s + '\0', 'utf8'));

@@ -100,8 +100,8 @@ export function encodeMessage(m: MessageInit): Buffer {
   const len = NLMSG_HDRLEN + plen;
   const out = Buffer.alloc(align4(len));
   out.writeUInt32LE(len, 0);
-  out.writeUInt16LE(m.type, 4);
-  out.writeUInt16LE(m.flags, 6);
+  out.writeUInt16LE(m.type & 0xffff, 4);
+  out.writeUInt16LE(m.flags & 0xffff, 6);
   out.writeUInt32LE((m.seq ?? 0) >>> 0, 8);
   out.writeUInt32LE((m.pid ?? 0) >>> 0, 12);
   let off = NLMSG_HDRLEN;
@@ -171,7 +171,7 @@ export function parseErrorReply(m: NetlinkMessage): ErrorReply {
   const reqLen = p.readUInt32LE(4);
   const capped = (m.flags & NLM_F_CAPPED) !== 0;
   const reply: ErrorReply = {
-    errno: -error,
+    errno: error === 0 ? 0 : -error, // not -0: an ack's errno is 0
     request: { len: reqLen, type: p.readUInt16LE(8), flags: p.readUInt16LE(10), seq: p.readUInt32LE(12), pid: p.readUInt32LE(16) },
     capped,
   };
@@ -209,7 +209,8 @@ export function errorFromReply(r: ErrorReply, requestType: string): NetlinkError
  */
 export function doneErrno(m: NetlinkMessage): number {
   if (m.payload.length < 4) return 0;
-  return -m.payload.readInt32LE(0);
+  const e = m.payload.readInt32LE(0);
+  return e === 0 ? 0 : -e;
 }
 
 const FLAG_NAMES_COMMON: [number, string][] = [
