@@ -1,0 +1,130 @@
+/**
+ * The technique's commands: setup, check, plug, release, protect, status, teardown.
+ *
+ * @module
+ */
+import { Command, Option } from 'commander';
+import { UsageError } from '../netlink/errors.js';
+import { parseDuration, parseUint, type GuardConfig } from '../guard/config.js';
+import * as guard from '../guard/index.js';
+import { EXIT } from './exit-codes.js';
+import { jsonOption, run } from './main.js';
+import { isIP } from 'node:net';
+
+interface ConfigFlags { dev?: string; addr?: string; mark?: string; limit?: string; table?: string; stateDir?: string; json?: boolean }
+
+function configOptions(cmd: Command, which: { setup?: boolean } = {}): Command {
+  cmd.addOption(new Option('--dev <name>', 'device the qdisc tree sits on (default: as set up, else lo)'));
+  if (which.setup) {
+    cmd.addOption(new Option('--addr <address>', "the proxy's address, IPv4 or IPv6 (default 169.254.255.254)"));
+    cmd.addOption(new Option('--mark <n>', 'firewall mark for held SYNs, 1-4294967295 (default 1)'));
+    cmd.addOption(new Option('--limit <bytes>', 'plug limit in bytes; more is dropped (default 1048576)'));
+  }
+  cmd.addOption(new Option('--table <name>', 'nftables table owned by synplug (default synplug)').hideHelp());
+  cmd.addOption(new Option('--state-dir <dir>', 'state directory (default /run/synplug, env SYNPLUG_STATE_DIR)').hideHelp());
+  cmd.addOption(jsonOption());
+  return cmd;
+}
+
+function config(f: ConfigFlags): Partial<GuardConfig> {
+  return {
+    dev: f.dev,
+    addr: f.addr,
+    mark: f.mark !== undefined ? parseUint(f.mark, '--mark') : undefined,
+    limit: f.limit !== undefined ? parseUint(f.limit, '--limit') : undefined,
+    table: f.table,
+    stateDir: f.stateDir ?? process.env.SYNPLUG_STATE_DIR,
+  };
+}
+
+function out(json: boolean | undefined, value: unknown, text: string): void {
+  if (json) process.stdout.write(JSON.stringify(value) + '\n');
+  else if (text) process.stdout.write(text.endsWith('\n') ? text : text + '\n');
+}
+
+/**
+ * `[ADDR:]PORT` or `[IPV6]:PORT`.
+ * @throws {UsageError} not of that form, or a port outside 1-65535
+ */
+export function parseListen(text: string): guard.ListenTarget {
+  const m = /^(?:\[([0-9a-fA-F:.]+)\]:|([0-9.]+):)?([0-9]+)$/.exec(text.trim());
+  if (!m) throw new UsageError(`--wait-listen: '${text}' is not [ADDR:]PORT (e.g. 16000, 169.254.255.254:16000, [::1]:16000)`);
+  const address = m[1] ?? m[2];
+  if (address !== undefined && isIP(address) === 0) throw new UsageError(`--wait-listen: '${address}' is not an IP address`);
+  const port = Number(m[3]);
+  if (port < 1 || port > 65535) throw new UsageError(`--wait-listen: port ${port} is outside 1-65535`);
+  return { address, port };
+}
+
+/** Register the guard commands on the program. */
+export function guardCommands(program: Command): void {
+  configOptions(program.command('setup')
+    .description('build the qdisc tree, fw filter, nftables marking rule and address (idempotent: completes or corrects a partial setup)')
+    .option('--force', "replace a root qdisc on the device that is not synplug's", false), { setup: true })
+    .addHelpText('after', '\nExit codes: 0 set up (or already), 2 bad arguments, 3 kernel error, 4 not root, 5 missing module, 6 no device, 7 foreign root qdisc.\nOn any failure, everything this call added is removed again.')
+    .action(run(async (f: ConfigFlags & { force: boolean }) => {
+      const r = await guard.setup({ ...config(f), force: f.force });
+      out(f.json, r, guard.formatSetup(r));
+    }));
+
+  configOptions(program.command('check')
+    .description('verify the setup; exit 0 complete, 1 nothing set up, 2 partly or differently set up'), { setup: true })
+    .action(run(async (f: ConfigFlags) => {
+      const r = await guard.check(config(f));
+      out(f.json, r, guard.formatCheck(r));
+      return r.state === 'ok' ? EXIT.OK : r.state === 'absent' ? 1 : 2;
+    }));
+
+  configOptions(program.command('plug')
+    .description('hold new connections (buffer the plug) until "synplug release" or --max-hold')
+    .option('--max-hold <duration>', 'stop holding new connections after this long (kernel-enforced), e.g. 10s', '10s'))
+    .action(run(async (f: ConfigFlags & { maxHold: string }) => {
+      const maxHoldMs = parseDuration(f.maxHold, '--max-hold');
+      const r = await guard.plug({ ...config(f), maxHoldMs });
+      out(f.json, r, `plugged: new connections to ${r.addr} are held until 'synplug release' (at most ${f.maxHold})`);
+    }));
+
+  configOptions(program.command('release')
+    .description('release the plug (always safe: the kernel cannot tell whether it is plugged)'))
+    .action(run(async (f: ConfigFlags) => {
+      const r = await guard.release(config(f));
+      out(f.json, r, `released${r.wasBuffering ? '' : ' (it was not recorded as plugged)'}; ${r.backlog} packet(s) were still queued`);
+    }));
+
+  configOptions(program.command('protect')
+    .description('plug, run COMMAND (no shell), release as soon as it exits; exit with its status')
+    .usage('[options] -- COMMAND [ARGS...]')
+    .argument('[command...]', 'the reload command and its arguments')
+    .option('--max-hold <duration>', 'release at this deadline even if the command still runs', '10s')
+    .option('--wait-listen <[addr:]port>', 'release only once a NEW listening TCP socket exists on this port (bounded by --max-hold)')
+    .option('--user <name>', 'run the command as this user')
+    .option('--setup', 'set up first when synplug is not set up', false)
+    .passThroughOptions())
+    .addHelpText('after', `\nExit codes: the command's status; 2 bad arguments; 8 not set up (the command is NOT run); 126/127 command not executable/found; 130 interrupted before the command ran; 3-6 as for setup.\nAfterwards, stderr (or --json on stdout) tells how long the plug held, the packets held and released, drops, and synplug's own time inside the window.`)
+    .action(run(async (command: string[], f: ConfigFlags & { maxHold: string; waitListen?: string; user?: string; setup: boolean }) => {
+      if (command.length === 0) throw new UsageError('no command given: use synplug protect [options] -- COMMAND [ARGS...]');
+      const maxHoldMs = parseDuration(f.maxHold, '--max-hold');
+      const waitListen = f.waitListen !== undefined ? parseListen(f.waitListen) : undefined;
+      const r = await guard.protect({
+        ...config(f), command, maxHoldMs, waitListen, user: f.user, setup: f.setup,
+        onNotice: (line) => process.stderr.write(`synplug: ${line}\n`),
+      });
+      if (f.json) process.stdout.write(JSON.stringify(r) + '\n');
+      else process.stderr.write(guard.formatProtect(r) + '\n');
+      return r.exitCode;
+    }));
+
+  configOptions(program.command('status')
+    .description('the qdisc tree, the marking rule, the recorded plug state, packets held now, passed and dropped'))
+    .action(run(async (f: ConfigFlags) => {
+      const r = await guard.status(config(f));
+      out(f.json, r, guard.formatStatus(r));
+    }));
+
+  configOptions(program.command('teardown')
+    .description('release, then remove exactly what setup added (qdisc tree, filter, nftables table, address)'))
+    .action(run(async (f: ConfigFlags) => {
+      const r = await guard.teardown(config(f));
+      out(f.json, r, guard.formatTeardown(r));
+    }));
+}

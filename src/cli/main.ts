@@ -1,0 +1,97 @@
+/**
+ * The `synplug` command line: argv -> command; output as text or `--json`;
+ * exit codes from {@link EXIT}.
+ *
+ * @module
+ */
+import { Command, CommanderError, Option } from 'commander';
+import { readFileSync } from 'node:fs';
+import { SynplugError, UsageError, NetlinkError } from '../netlink/errors.js';
+import { EXIT, EXIT_HELP } from './exit-codes.js';
+import { guardCommands } from './guard-commands.js';
+import { showCommands } from './show-commands.js';
+
+/** Output options every command shares. */
+export interface OutputOptions {
+  json?: boolean;
+}
+
+const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+
+/**
+ * Run an action and turn its outcome into output and an exit code.
+ * Errors: `synplug: <sentence>` on stderr; with --json also `{"error": ...}` on stdout.
+ */
+export function run<A extends unknown[]>(fn: (...args: A) => Promise<number | void>): (...args: A) => Promise<void> {
+  return async (...args: A) => {
+    const cmd = args[args.length - 1] as Command;
+    const json = Boolean(cmd?.optsWithGlobals?.().json);
+    try {
+      const code = await fn(...args);
+      process.exitCode = code ?? EXIT.OK;
+    } catch (e) {
+      process.exitCode = reportError(e, json);
+    }
+  };
+}
+
+/** Print an error as the CLI does and return its exit code. */
+export function reportError(e: unknown, json: boolean): number {
+  let code: number = EXIT.FAILURE;
+  let message: string;
+  if (e instanceof SynplugError) {
+    code = e.exitCode;
+    message = e.message;
+  } else {
+    message = `internal error: ${(e as Error)?.stack ?? String(e)}`;
+  }
+  process.stderr.write(`synplug: ${message}\n`);
+  if (json) {
+    const body = e instanceof NetlinkError ? e.toJSON() : { error: message };
+    process.stdout.write(JSON.stringify({ ...body, exit_code: code }) + '\n');
+  }
+  return code;
+}
+
+/** Build the program (exported for tests). */
+export function buildProgram(): Command {
+  const program = new Command('synplug')
+    .description('Zero-downtime proxy reloads: hold new SYNs in a tc plug qdisc while the proxy reloads.\nSpeaks rtnetlink and nftables itself: no tc, ip, nft or iptables binary needed.')
+    .version(pkg.version, '-V, --version')
+    .enablePositionalOptions()
+    .showHelpAfterError('(run with --help for usage)')
+    .addHelpText('after', `\n${EXIT_HELP}\n\nThe reload technique: 'synplug setup' once (at boot), then\n  synplug protect -- systemctl reload haproxy\nSee 'synplug <command> --help'.`)
+    .exitOverride()
+    .configureOutput({
+      outputError: (str, write) => write(`synplug: ${str.replace(/^error: /, '')}`),
+    });
+  guardCommands(program);
+  showCommands(program);
+  return program;
+}
+
+/** Parse argv and run; resolves with the exit code. */
+export async function main(argv: string[]): Promise<number> {
+  const program = buildProgram();
+  try {
+    await program.parseAsync(argv);
+  } catch (e) {
+    if (e instanceof CommanderError) {
+      if (e.code === 'commander.helpDisplayed' || e.code === 'commander.version' || e.code === 'commander.help') return EXIT.OK;
+      return EXIT.USAGE;
+    }
+    return reportError(e, argv.includes('--json'));
+  }
+  return typeof process.exitCode === 'number' ? process.exitCode : EXIT.OK;
+}
+
+/** Common --json option. */
+export function jsonOption(): Option {
+  return new Option('--json', 'print JSON on stdout instead of text');
+}
+
+/** Throw a UsageError for a value that is not one of `allowed`. */
+export function oneOf(value: string, allowed: readonly string[], what: string): string {
+  if (!allowed.includes(value)) throw new UsageError(`unknown ${what} '${value}': expected one of ${allowed.join(', ')}`);
+  return value;
+}

@@ -1,0 +1,109 @@
+/**
+ * `synplug show ...` (what tc, ip and nft show, for containers that have none
+ * of them) and `synplug decode FILE`.
+ *
+ * @module
+ */
+import { Command, Option } from 'commander';
+import { readFileSync } from 'node:fs';
+import { NetlinkConnection } from '../netlink/connection.js';
+import { NETLINK_NETFILTER, NETLINK_ROUTE } from '../netlink/message.js';
+import { UsageError, SynplugError } from '../netlink/errors.js';
+import { readCaptureFile, parseCapture } from '../netlink/pcap.js';
+import { describeDatagram } from '../netlink/describe.js';
+import { getLinkByName, listLinks, formatLink } from '../netlink/route/link.js';
+import { showAddresses, formatAddrShow } from '../netlink/route/addr.js';
+import '../netlink/sockdiag.js';
+import { listQdiscs, listClasses, listFilters } from '../tc/ops.js';
+import { formatQdiscText, formatClassText, formatFilterText } from '../tc/format.js';
+import { listRuleset } from '../iptables/ruleset.js';
+import { formatRulesetText, formatRulesetJson } from '../iptables/format.js';
+import '../iptables/decode.js';
+import { jsonOption, oneOf, run } from './main.js';
+
+const OBJECTS = ['qdisc', 'class', 'filter', 'link', 'addr', 'ruleset'] as const;
+
+async function withConn<T>(protocol: number, f: (c: NetlinkConnection) => Promise<T>): Promise<T> {
+  const c = NetlinkConnection.open(protocol);
+  try { return await f(c); } finally { c.close(); }
+}
+
+function print(text: string): void {
+  if (text) process.stdout.write(text.endsWith('\n') ? text : text + '\n');
+}
+
+/** Register `show` and `decode`. */
+export function showCommands(program: Command): void {
+  program.command('show')
+    .description('show qdiscs, classes, filters (as tc), links, addresses (as ip), or the nftables ruleset (as nft)')
+    .argument('<object>', `one of: ${OBJECTS.join(', ')}`)
+    .option('--dev <name>', 'only this device (required for class and filter)')
+    .option('-s, --stats', 'with counters (tc -s)', false)
+    .addOption(jsonOption())
+    .addHelpText('after', '\nJSON output uses the field names of tc -j -s, ip -j and nft -j.\nExit codes: 0 ok, 2 bad arguments, 3 kernel error (e.g. no such device).')
+    .action(run(async (object: string, f: { dev?: string; stats: boolean; json?: boolean }) => {
+      oneOf(object, OBJECTS, 'object');
+      if ((object === 'class' || object === 'filter') && f.dev === undefined) throw new UsageError(`show ${object} needs --dev NAME (the kernel lists ${object === 'class' ? 'classes' : 'filters'} per device)`);
+      if (object === 'ruleset') {
+        const rs = await withConn(NETLINK_NETFILTER, (c) => listRuleset(c));
+        if (f.json) print(JSON.stringify(formatRulesetJson(rs))); else print(formatRulesetText(rs));
+        return;
+      }
+      await withConn(NETLINK_ROUTE, async (c) => {
+        const dev = f.dev;
+        switch (object) {
+          case 'qdisc': {
+            const list = await listQdiscs(c, { dev, stats: f.stats });
+            if (f.json) print(JSON.stringify(list));
+            else print(list.map((q) => formatQdiscText(q, { stats: f.stats, showDev: dev === undefined })).join(''));
+            return;
+          }
+          case 'class': {
+            const list = await listClasses(c, { dev, stats: f.stats });
+            if (f.json) print(JSON.stringify(list)); else print(list.map((x) => formatClassText(x, { stats: f.stats })).join(''));
+            return;
+          }
+          case 'filter': {
+            const list = await listFilters(c, { dev, stats: f.stats });
+            if (f.json) print(JSON.stringify(list)); else print(list.map((x) => formatFilterText(x, { stats: f.stats })).join(''));
+            return;
+          }
+          case 'link': {
+            const list = dev !== undefined ? [await getLinkByName(c, dev)] : await listLinks(c);
+            if (f.json) print(JSON.stringify(list)); else print(list.map((l) => formatLink(l)).join('\n'));
+            return;
+          }
+          case 'addr': {
+            const list = await showAddresses(c, { dev });
+            if (f.json) print(JSON.stringify(list)); else print(formatAddrShow(list));
+            return;
+          }
+        }
+      });
+    }));
+
+  program.command('decode')
+    .description('decode captured netlink traffic: an nlmon pcap/pcapng, a capture.json, or a hex dump; "-" reads stdin')
+    .argument('<file>', 'capture file, or - for stdin')
+    .addOption(new Option('--protocol <n>', 'netlink protocol of a hex dump (0 route, 4 sock_diag, 12 netfilter); pcap files carry their own').default('0'))
+    .addHelpText('after', '\nPrints one JSON object per netlink message (one per line): protocol, type, flags, seq, pid, and the decoded body\n(tc -j / ip -j / nft field names) or the error (errno, code, extended-ack text).\nExit codes: 0 ok, 2 unreadable file, 3 undecodable bytes (what decoded is printed first).')
+    .action(run(async (file: string, f: { protocol: string }) => {
+      const protocol = Number(f.protocol);
+      if (!Number.isInteger(protocol) || protocol < 0 || protocol > 31) throw new UsageError(`--protocol: '${f.protocol}' is not a netlink protocol number (0-31)`);
+      let datagrams;
+      if (file === '-') {
+        datagrams = parseCapture(readFileSync(0), { protocol });
+      } else {
+        try { readFileSync(file, { flag: 'r' }).subarray(0, 0); } catch (e) { throw new UsageError(`cannot read '${file}': ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`); }
+        datagrams = readCaptureFile(file, { protocol });
+      }
+      let index = 0;
+      for (const d of datagrams) {
+        for (const m of describeDatagram(d.protocol, d.bytes)) {
+          process.stdout.write(JSON.stringify({ datagram: index, direction: d.direction, ...m }) + '\n');
+        }
+        index++;
+      }
+      if (index === 0) throw new SynplugError(`'${file}' holds no netlink datagram`, 3);
+    }));
+}

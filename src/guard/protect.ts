@@ -1,0 +1,253 @@
+/**
+ * `protect`: the hot swap in two phases.
+ *
+ * Phase one (nothing held yet, everything can still be refused):
+ *   validate the arguments, resolve the command and the user, release a plug
+ *   that an earlier run left buffering, check the setup, open the sockets,
+ *   start the watchdog, snapshot listeners (`waitListen`), fork the command
+ *   behind its gate.
+ *
+ * Phase two (the plug window, kept as short as we can make it):
+ *   record "buffering", add the kernel-side dead man's switch (an nftables set
+ *   element with a timeout of `maxHoldMs`), buffer the plug, open the gate;
+ *   wait for the command (and the new listener), or the deadline; release,
+ *   retrying; record "released"; remove the set element.
+ *
+ * The plug is released on every path: the command not found at exec, failing,
+ * killed by a signal; synplug receiving SIGINT/SIGTERM (forwarded to the
+ * command); an exception; synplug itself killed (the watchdog); a whole
+ * process tree killed (the set element expires at the deadline).
+ *
+ * @module
+ */
+import { performance } from 'node:perf_hooks';
+import { SynplugError, UsageError } from '../netlink/errors.js';
+import { resolveCommand, lookupUser, startGated, type GatedCommand, type RunAsUser } from './command.js';
+import { startWatchdog, type Watchdog } from './watchdog.js';
+import { StateStore, processStartTime } from './state.js';
+import type { GuardSession, PlugStats } from './session.js';
+
+/** Where `--wait-listen` looks: a TCP port, optionally on one address. */
+export interface ListenTarget {
+  /** IPv4 or IPv6 address; any address when absent */
+  address?: string;
+  /** TCP port, 1-65535 */
+  port: number;
+}
+
+/** Options of {@link runProtected}. */
+export interface ProtectOptions {
+  /** the command and its arguments, run without a shell */
+  command: string[];
+  /** the longest the plug may hold, ms (default 10000) */
+  maxHoldMs?: number;
+  /** release only once a new listener on this port exists (bounded by maxHoldMs) */
+  waitListen?: ListenTarget;
+  /** run the command as this user */
+  user?: string;
+  /** called with one line for each notable event (max-hold reached, retries...) */
+  onNotice?: (line: string) => void;
+}
+
+/** What {@link runProtected} reports. Times in the units their names give. */
+export interface ProtectResult {
+  command: string[];
+  /** the command's exit status, 128 + signal number when a signal killed it */
+  exitCode: number;
+  /** the signal that killed the command, if one did */
+  signal: string | null;
+  /** plug ack to release ack, milliseconds */
+  heldMs: number;
+  /** the release came from the max-hold deadline, not from the command */
+  maxHoldReached: boolean;
+  /** packets that passed the plug during the window (held, then released) */
+  packetsReleased: number;
+  /** bytes likewise */
+  bytesReleased: number;
+  /** packets still queued in the plug right after the release ack (dequeued next) */
+  backlogAfterRelease: number;
+  /** packets the plug dropped over its limit during the window */
+  drops: number;
+  /** the time synplug itself spent inside the plug window, microseconds */
+  overhead: {
+    /** plug ack to the gate's opening (the command's exec follows) */
+    plugAckToCommandStartUs: number;
+    /** the command's exit (as seen by synplug) to the release ack */
+    commandExitToReleaseAckUs: number | null;
+    /** sum of both */
+    totalUs: number;
+  };
+  /** how many release requests it took */
+  releaseAttempts: number;
+  /** the listener found, with --wait-listen */
+  newListener?: { address: string; port: number; inode: number } | null;
+}
+
+/** Exit code of `protect` when the guard is not set up. */
+export const EXIT_NOT_SET_UP = 8;
+
+const RELEASE_ATTEMPTS = 5;
+
+/**
+ * Run a command with new connections held in the plug.
+ * @param session an open session on a set-up guard (see `session.ts`), phase-one checks done
+ * @throws {UsageError} empty command, bad maxHoldMs, bad waitListen (exit 2)
+ * @throws {CommandError} command not found (127) or not executable (126), before anything is plugged
+ * @throws {SynplugError} the plug could not be set (the command is not run) or released
+ */
+export async function runProtected(session: GuardSession, opts: ProtectOptions): Promise<ProtectResult> {
+  const notice = opts.onNotice ?? (() => {});
+  const maxHoldMs = opts.maxHoldMs ?? 10_000;
+  if (!Number.isFinite(maxHoldMs) || maxHoldMs <= 0) throw new UsageError('--max-hold must be more than 0');
+  if (opts.waitListen && !(Number.isInteger(opts.waitListen.port) && opts.waitListen.port >= 1 && opts.waitListen.port <= 65535)) {
+    throw new UsageError(`--wait-listen: port must be 1-65535 (got ${opts.waitListen.port})`);
+  }
+  const resolved = resolveCommand(opts.command);
+  const user: RunAsUser | undefined = opts.user !== undefined ? lookupUser(opts.user) : undefined;
+
+  // ---- phase one -------------------------------------------------------
+  const watchdog: Watchdog = await startWatchdog();
+  let gated: GatedCommand | undefined;
+  const store = new StateStore(session.config.stateDir);
+  let before: PlugStats;
+  let listenersBefore: Set<number> | undefined;
+  try {
+    before = await session.plugStats();
+    if (opts.waitListen) listenersBefore = new Set((await session.listeners(opts.waitListen)).map((l) => l.inode));
+    gated = await startGated([resolved, ...opts.command.slice(1)], { user });
+  } catch (e) {
+    watchdog.done();
+    throw e;
+  }
+
+  // Signals: before the gate opens they abort; after, they go to the command.
+  let gateOpen = false;
+  let aborted: NodeJS.Signals | undefined;
+  const onSignal = (sig: NodeJS.Signals) => {
+    if (!gateOpen) { aborted = sig; return; }
+    try { gated!.child.kill(sig); } catch { /* already gone */ }
+  };
+  const signals: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT'];
+  for (const s of signals) process.on(s, onSignal);
+
+  const now = Date.now();
+  const deadline = now + maxHoldMs;
+  watchdog.arm({ ownerPid: process.pid, stateDir: session.config.stateDir, deadline: deadline + 50, release: session.releaseSteps() });
+  let plugged = false;
+  let released = false;
+  let releaseAttempts = 0;
+  let tPlugAck = 0;
+  let tGate = 0;
+  let tRelease = 0;
+  let maxHoldReached = false;
+  let exit: { code: number; signal: NodeJS.Signals | null; at: bigint } | undefined;
+  let exitSeenAt = 0;
+  let newListener: ProtectResult['newListener'];
+
+  const release = async (): Promise<void> => {
+    if (released) return;
+    let lastErr: unknown;
+    for (let i = 1; i <= RELEASE_ATTEMPTS; i++) {
+      releaseAttempts = i;
+      try {
+        await session.release();
+        tRelease = performance.now();
+        released = true;
+        break;
+      } catch (e) {
+        lastErr = e;
+        notice(`release attempt ${i} failed: ${(e as Error).message}`);
+        await new Promise((r) => setTimeout(r, 10 * i));
+      }
+    }
+    // Record and clean up outside the window.
+    if (!released) throw new SynplugError(`could not release the plug after ${RELEASE_ATTEMPTS} attempts: ${(lastErr as Error).message}; the watchdog will retry, or run 'synplug release'`, 3);
+    store.writePlug({ version: 1, state: 'released', owner: 'protect', pid: process.pid, pidStart: processStartTime(process.pid), dev: session.config.dev, since: now, deadline, releasedAt: Date.now() });
+    await session.disarm().catch((e) => notice(`could not remove the nftables set element (it expires by itself at the deadline): ${(e as Error).message}`));
+  };
+
+  try {
+    // ---- phase two: the window ------------------------------------------
+    store.writePlug({ version: 1, state: 'buffering', owner: 'protect', pid: process.pid, pidStart: processStartTime(process.pid), watchdogPid: watchdog.pid, dev: session.config.dev, since: now, deadline });
+    await session.arm(maxHoldMs);
+    if (aborted) throw new SynplugError(`interrupted by ${aborted} before the command started; nothing was run`, 130);
+    plugged = true;
+    await session.buffer();
+    tPlugAck = performance.now();
+    if (aborted) throw new SynplugError(`interrupted by ${aborted} before the command started; nothing was run`, 130);
+    gated.open();
+    tGate = performance.now();
+    gateOpen = true;
+
+    // Wait: the command's exit (+ the new listener), or the deadline.
+    const holdLeft = Math.max(0, deadline - Date.now());
+    let deadlineTimer: NodeJS.Timeout | undefined;
+    const deadlineHit = new Promise<'deadline'>((r) => { deadlineTimer = setTimeout(() => r('deadline'), holdLeft); });
+    const ready = (async () => {
+      exit = await gated!.exited;
+      exitSeenAt = performance.now();
+      if (opts.waitListen && exit.code === 0) {
+        newListener = await waitForListener(session, opts.waitListen, listenersBefore!, () => released || maxHoldReached);
+      }
+      return 'ready' as const;
+    })();
+    const first = await Promise.race([ready, deadlineHit]);
+    clearTimeout(deadlineTimer);
+    if (first === 'deadline') {
+      maxHoldReached = true;
+      await release();
+      notice(`max-hold of ${maxHoldMs} ms reached: released the plug while ${exit ? 'waiting for a new listener' : 'the command still runs'}`);
+      await ready;
+    } else {
+      await release();
+    }
+  } catch (e) {
+    if (plugged || !released) {
+      try { await release(); } catch (e2) { notice((e2 as Error).message); }
+    }
+    if (!gateOpen) gated.abort();
+    throw e;
+  } finally {
+    for (const s of signals) process.off(s, onSignal);
+    if (released) watchdog.done();
+  }
+
+  const after = await session.plugStats().catch(() => before);
+  const before2 = before;
+  const plugAckToCommandStartUs = Math.round((tGate - tPlugAck) * 1000);
+  const commandExitToReleaseAckUs = exitSeenAt && !maxHoldReached ? Math.round((tRelease - exitSeenAt) * 1000) : null;
+  return {
+    command: opts.command,
+    exitCode: exit!.code,
+    signal: exit!.signal,
+    heldMs: Math.round((tRelease - tPlugAck) * 1000) / 1000,
+    maxHoldReached,
+    packetsReleased: after.packets - before2.packets,
+    bytesReleased: after.bytes - before2.bytes,
+    backlogAfterRelease: after.qlen,
+    drops: after.drops - before2.drops,
+    overhead: {
+      plugAckToCommandStartUs,
+      commandExitToReleaseAckUs,
+      totalUs: plugAckToCommandStartUs + (commandExitToReleaseAckUs ?? 0),
+    },
+    releaseAttempts,
+    ...(opts.waitListen && { newListener: newListener ?? null }),
+  };
+}
+
+/**
+ * Sleep-poll (never spin) for a listener that was not there before: 1 ms
+ * steps for the first 50 ms, then 5 ms, until `stop()` says the wait is over.
+ */
+async function waitForListener(
+  session: GuardSession, target: ListenTarget, before: Set<number>, stop: () => boolean,
+): Promise<{ address: string; port: number; inode: number } | null> {
+  const t0 = Date.now();
+  while (!stop()) {
+    const found = (await session.listeners(target)).find((l) => !before.has(l.inode));
+    if (found) return found;
+    await new Promise((r) => setTimeout(r, Date.now() - t0 < 50 ? 1 : 5));
+  }
+  return null;
+}
