@@ -51,6 +51,8 @@ interface Field {
   /** the field needs this l3 (`ip`/`ip6`) or l4 (`tcp`/`udp`) dependency */
   l3?: string;
   l4?: string;
+  /** an address field loaded only in part (nft's prefix match): the field's full length, bytes */
+  fullLen?: number;
 }
 
 type Src =
@@ -83,6 +85,15 @@ function fieldOf(src: Src, ctx: { l3?: string; l4?: string }): Field | undefined
       const [f, t] = NET_FIELDS[ctx.l3][key];
       return { text: `${ctx.l3} ${f}`, json: { payload: { protocol: ctx.l3, field: f } }, type: t, l3: ctx.l3 };
     }
+    if (src.base === 'network' && ctx.l3) {
+      // The first bytes of an address: nft loads only what a prefix needs (`ip daddr 192.168.0.0/16`).
+      for (const [k, [f, t]] of Object.entries(NET_FIELDS[ctx.l3] ?? {})) {
+        const [off, len] = k.split('/').map(Number);
+        if ((t === 'ipv4' || t === 'ipv6') && off === src.offset && src.len < len) {
+          return { text: `${ctx.l3} ${f}`, json: { payload: { protocol: ctx.l3, field: f } }, type: t, l3: ctx.l3, fullLen: len };
+        }
+      }
+    }
     if (src.base === 'transport' && ctx.l4 && TH_FIELDS[ctx.l4]?.[key]) {
       const [f, t] = TH_FIELDS[ctx.l4][key];
       return { text: `${ctx.l4} ${f}`, json: { payload: { protocol: ctx.l4, field: f } }, type: t, l4: ctx.l4 };
@@ -114,6 +125,34 @@ function valueOf(hex: string, type: ValueType): { text: string; json: unknown } 
     default: break;
   }
   return { text: `0x${hex}`, json: `0x${hex}` };
+}
+
+/** Number of leading one bits when the mask is ones then zeros, else undefined. */
+function prefixBits(maskHex: string): number | undefined {
+  const m = Buffer.from(maskHex, 'hex');
+  let bits = 0;
+  let zero = false;
+  for (const byte of m) {
+    for (let i = 7; i >= 0; i--) {
+      const one = (byte >> i) & 1;
+      if (one && zero) return undefined;
+      if (one) bits++; else zero = true;
+    }
+  }
+  return bits;
+}
+
+/** `ip daddr 192.168.0.0/16` and its JSON `{ prefix: { addr, len } }`. */
+function prefixMatch(f: Field, data: string, bits: number, op: string): Slot {
+  const full = f.fullLen ?? (f.type === 'ipv4' ? 4 : 16);
+  const bytes = Buffer.alloc(full);
+  Buffer.from(data, 'hex').copy(bytes, 0, 0, full);
+  const addr = addressText(bytes);
+  const json = { payload: (f.json as { payload: unknown }).payload };
+  return {
+    stmt: { text: `${f.text} ${op === 'neq' ? '!= ' : ''}${addr}/${bits}`, json: { match: { op: op === 'neq' ? '!=' : '==', left: json, right: { prefix: { addr, len: bits } } } } },
+    needsL3: f.l3, needsL4: f.l4,
+  };
 }
 
 const OP_TEXT: Record<string, string> = { eq: '', neq: '!= ', lt: '< ', lte: '<= ', gt: '> ', gte: '>= ' };
@@ -222,7 +261,7 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
         let rightText = `@${e.set}`;
         let rightJson: unknown = `@${e.set}`;
         if (set && set.flags.includes('anonymous') && set.elements) {
-          const vals = set.elements.map((el) => valueOf(el.key, f.type));
+          const vals = sortedElements(set.elements).map((el) => valueOf(el.key, f.type));
           rightText = `{ ${vals.map((v) => v.text).join(', ')} }`;
           rightJson = { set: vals.map((v) => v.json) };
         }
@@ -252,6 +291,10 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
     if (src.k === 'masked') {
       const f = src.src.k === 'imm' || src.src.k === 'masked' ? undefined : fieldOf(src.src, c);
       if (!f || /[^0]/.test(src.xor)) return undefined;
+      const bits = prefixBits(src.mask);
+      if ((f.type === 'ipv4' || f.type === 'ipv6') && bits !== undefined && (op === 'eq' || op === 'neq')) {
+        return prefixMatch(f, data, bits, op);
+      }
       const mask = valueOf(src.mask, f.type);
       const val = valueOf(data, f.type);
       const isZero = !/[^0]/.test(data);
@@ -266,6 +309,10 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
     if (src.k === 'imm') return undefined;
     const f = fieldOf(src, c);
     if (!f) return undefined;
+    if (f.fullLen !== undefined) {
+      if (op !== 'eq' && op !== 'neq') return undefined;
+      return prefixMatch(f, data, Buffer.from(data, 'hex').length * 8, op);
+    }
     const v = valueOf(data, f.type);
     const slot: Slot = { stmt: { text: `${f.text} ${opText}${v.text}`, json: { match: { op: opJson, left: f.json, right: v.json } } }, needsL3: f.l3, needsL4: f.l4 };
     // Protocol matches set the context and are dependencies of later field matches.
@@ -287,6 +334,11 @@ export function ruleText(rule: NftRule, sets?: readonly NftSet[]): string {
   const parts = ruleStatements(rule.expr, { family: rule.family, sets }).map((s) => s.text);
   if (rule.comment !== undefined) parts.push(`comment "${rule.comment}"`);
   return parts.join(' ');
+}
+
+/** Elements in nft's display order: by key, as unsigned big-endian bytes. */
+function sortedElements(els: readonly NftSetElement[]): NftSetElement[] {
+  return [...els].sort((a, b) => (a.key.length - b.key.length) || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
 }
 
 /** A duration as nft prints it: `10s`, `9s996ms`, `1h30m`, `2d`. */
@@ -334,10 +386,11 @@ export function formatRulesetText(rs: NftRuleset, options: { handles?: boolean }
     for (const s of sets.filter((x) => !x.flags.includes('anonymous'))) {
       let b = `\tset ${s.name} {${options.handles && s.handle !== undefined ? ` # handle ${s.handle}` : ''}\n`;
       b += `\t\ttype ${s.type ?? 'integer'}\n`;
-      const flags = s.flags.filter((f) => SHOWN_SET_FLAGS.includes(f));
+      // nft leaves `timeout` out of the flags when the set has a default timeout (it implies it).
+      const flags = s.flags.filter((f) => SHOWN_SET_FLAGS.includes(f) && !(f === 'timeout' && s.timeoutMs !== undefined));
       if (flags.length) b += `\t\tflags ${flags.join(',')}\n`;
       if (s.timeoutMs !== undefined) b += `\t\ttimeout ${durationText(s.timeoutMs)}\n`;
-      if (s.elements && s.elements.length) b += `\t\telements = { ${s.elements.map((el) => elementText(s, el)).join(', ')} }\n`;
+      if (s.elements && s.elements.length) b += `\t\telements = { ${sortedElements(s.elements).map((el) => elementText(s, el)).join(', ')} }\n`;
       b += '\t}\n';
       blocks.push(b);
     }
@@ -367,7 +420,7 @@ function setJson(s: NftSet): Record<string, unknown> {
   if (s.timeoutMs !== undefined) j.timeout = Math.floor(s.timeoutMs / 1000);
   if (s.elements && s.elements.length) {
     const t = elementValueType(s);
-    j.elem = s.elements.map((el) => {
+    j.elem = sortedElements(s.elements).map((el) => {
       const val = valueOf(el.key, t).json;
       if (el.timeoutMs === undefined && el.expiresMs === undefined) return val;
       return { elem: { val, ...(el.timeoutMs !== undefined && { timeout: Math.floor(el.timeoutMs / 1000) }), ...(el.expiresMs !== undefined && { expires: Math.floor(el.expiresMs / 1000) }) } };
