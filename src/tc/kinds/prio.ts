@@ -53,7 +53,7 @@ export function encodePrioQopt(o: PrioOptions): Buffer[] {
   map.forEach((b, i) => { full[i] = b; });
   full.forEach((b, i) => {
     if (!Number.isInteger(b) || b < 0 || b >= bands) {
-      throw new UsageError(`prio: priomap entry ${i} is ${b}, must be a band 0..${bands - 1}${i >= map.length ? ' (from the default priomap; give a full priomap for fewer than 3 bands)' : ''}`);
+      throw new UsageError(`prio: priomap entry ${i} is ${b}, must be a band 0..${bands - 1}${o.priomap === undefined || i >= o.priomap.length ? ' (from the default priomap; give a full priomap for fewer than 3 bands)' : ''}`);
     }
     s[4 + i] = b;
   });
@@ -73,9 +73,12 @@ export function decodePrioQopt(data: Buffer, base: number): Record<string, unkno
   const priomap: number[] = new Array(TC_PRIO_MAX + 1);
   for (let i = 0; i <= TC_PRIO_MAX; i++) priomap[i] = data[4 + i];
   let multiqueue = false;
-  if (data.length > QOPT_LEN) {
-    // nla_parse_nested_compat: attributes follow the struct at NLA_ALIGN(len).
-    NT.parse(data, QOPT_LEN, data.length, base);
+  if (data.length >= QOPT_LEN + 4) {
+    // As iproute2's parse_rtattr_nested_compat: after the struct (NLA_ALIGN(20) = 20) sits one
+    // nested attribute (a second TCA_OPTIONS) whose payload holds TCA_PRIO_MQ.
+    const innerLen = data.readUInt16LE(QOPT_LEN);
+    if (innerLen < 4 || QOPT_LEN + innerLen > data.length) throw new NetlinkDecodeError(`prio nested options length ${innerLen} is invalid`, base + QOPT_LEN);
+    NT.parse(data, QOPT_LEN + 4, QOPT_LEN + innerLen, base);
     if (NT.has(TCA_PRIO_MQ)) multiqueue = NT.size(TCA_PRIO_MQ) > 0 ? NT.u8(TCA_PRIO_MQ) !== 0 : true;
   }
   return { bands: data.readInt32LE(0), priomap, multiqueue };
