@@ -61,7 +61,7 @@ export function guardCommands(program: Command): void {
   configOptions(program.command('setup')
     .description('build the qdisc tree, fw filter, nftables marking rule and address (idempotent: completes or corrects a partial setup)')
     .option('--force', "replace a root qdisc on the device that is not synplug's", false), { setup: true })
-    .addHelpText('after', '\nExit codes: 0 set up (or already), 2 bad arguments, 3 kernel error, 4 not root, 5 missing module, 6 no device, 7 foreign root qdisc.\nOn any failure, everything this call added is removed again.')
+    .addHelpText('after', '\nExit codes: 0 set up (or already), 2 bad arguments or no such device, 3 kernel error, 4 not root, 5 missing module, 7 foreign root qdisc.\nOn any failure, everything this call added is removed again.')
     .action(run(async (f: ConfigFlags & { force: boolean }) => {
       const r = await guard.setup({ ...config(f), force: f.force });
       out(f.json, r, guard.formatSetup(r));
@@ -100,7 +100,7 @@ export function guardCommands(program: Command): void {
     .option('--user <name>', 'run the command as this user')
     .option('--setup', 'set up first when synplug is not set up', false)
     .passThroughOptions())
-    .addHelpText('after', `\nExit codes: the command's status; 2 bad arguments; 8 not set up (the command is NOT run); 126/127 command not executable/found; 130 interrupted before the command ran; 3-6 as for setup.\nAfterwards, stderr (or --json on stdout) tells how long the plug held, the packets held and released, drops, and synplug's own time inside the window.`)
+    .addHelpText('after', `\nExit codes: the command's status; 2 bad arguments; 8 not set up (the command is NOT run); 126/127 command not executable/found; 130 interrupted before the command ran; 3-5 as for setup.\nAfterwards, stderr (or --json on stdout) tells how long the plug held, the packets held and released, drops, and synplug's own time inside the window.`)
     .action(run(async (command: string[], f: ConfigFlags & { maxHold: string; waitListen?: string; user?: string; setup: boolean }) => {
       if (command.length === 0) throw new UsageError('no command given: use synplug protect [options] -- COMMAND [ARGS...]');
       const maxHoldMs = parseDuration(f.maxHold, '--max-hold');

@@ -83,8 +83,10 @@ export function resolveCommand(argv: readonly string[], env: NodeJS.ProcessEnv =
 /** A command started behind its gate. */
 export interface GatedCommand {
   child: ChildProcess;
-  /** Open the gate: the command execs. Synchronous write of one byte. */
+  /** Open the gate: the command execs. One byte written to the pipe (libuv writes at once when it can). */
   open(): void;
+  /** Close our end of the gate pipe once the command runs. */
+  close(): void;
   /** Close the gate without running the command (the shell exits 125). */
   abort(): void;
   /** Resolves with the exit code (or 128 + signal number) and the signal name. */
@@ -119,7 +121,8 @@ export function startGated(argv: readonly string[], options: { user?: RunAsUser;
     child.once('error', (e) => reject(new SynplugError(`cannot start /bin/sh to run the command: ${e.message}; the command was not run`, 125, { cause: e })));
     child.once('spawn', () => resolve({
       child,
-      open: () => { gate.end('\n'); },
+      open: () => { gate.write('\n'); },
+      close: () => { gate.end(); },
       abort: () => { gate.destroy(); },
       exited,
     }));

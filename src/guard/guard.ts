@@ -312,7 +312,7 @@ interface Step {
  * @throws {UsageError} bad options (exit 2)
  * @throws {NotPermittedError} no CAP_NET_ADMIN (exit 4)
  * @throws {MissingSupportError} missing modules, all named (exit 5)
- * @throws {NoDeviceError} no such device (exit 6)
+ * @throws {NoDeviceError} no such device (exit 2)
  * @throws {ForeignQdiscError} a foreign root qdisc and no `force` (exit 7)
  * @throws {SetupError} a step failed; says which, why, and what was rolled back
  */
@@ -538,7 +538,7 @@ export interface PlugResult {
 /**
  * Buffer the plug (and arm marking for `maxHoldMs`) until {@link release}.
  * @throws {UsageError} bad options (exit 2)
- * @throws {NotPermittedError} (exit 4) {@link NotSetUpError} (exit 8) {@link NoDeviceError} (exit 6)
+ * @throws {NotPermittedError} (exit 4) {@link NotSetUpError} (exit 8) {@link NoDeviceError} (exit 2)
  * @throws {NetlinkError} the kernel refused (exit 3)
  */
 export async function plug(opts: GuardOptions & { maxHoldMs?: number } = {}): Promise<PlugResult> {
@@ -576,7 +576,7 @@ export interface ReleaseResult {
 
 /**
  * Release the plug (always safe) and turn marking off.
- * @throws {NotPermittedError} (exit 4) {@link NoDeviceError} (exit 6)
+ * @throws {NotPermittedError} (exit 4) {@link NoDeviceError} (exit 2)
  * @throws {NetlinkError} no plug qdisc, or the kernel refused (exit 3)
  */
 export async function release(opts: GuardOptions = {}): Promise<ReleaseResult> {
@@ -704,7 +704,7 @@ export interface TeardownResult {
  * Release, then remove exactly what setup added: the qdisc tree (when its
  * root is synplug's), with the filter under it; synplug's nftables table; the
  * address if setup added it; the state files.
- * @throws {NotPermittedError} (exit 4) {@link NoDeviceError} (exit 6) {@link NetlinkError} (exit 3)
+ * @throws {NotPermittedError} (exit 4) {@link NoDeviceError} (exit 2) {@link NetlinkError} (exit 3)
  */
 export async function teardown(opts: GuardOptions = {}): Promise<TeardownResult> {
   const { config, store, record } = configFor(opts);

@@ -25,7 +25,31 @@ import { SynplugError, UsageError } from '../netlink/errors.js';
 import { resolveCommand, lookupUser, startGated, type GatedCommand, type RunAsUser } from './command.js';
 import { startWatchdog, type Watchdog } from './watchdog.js';
 import { StateStore, processStartTime } from './state.js';
-import type { GuardSession, PlugStats } from './session.js';
+import type { PlugStats } from './session.js';
+import type { GuardConfig } from './config.js';
+import type { WatchdogStep } from './watchdog.js';
+
+/**
+ * What {@link runProtected} needs from the kernel side: a `GuardSession`
+ * (session.ts) in production, a recording fake in unit tests.
+ */
+export interface ProtectSession {
+  readonly config: GuardConfig;
+  /** the plug qdisc's counters */
+  plugStats(): Promise<PlugStats>;
+  /** listening TCP sockets matching the target */
+  listeners(t: ListenTarget): Promise<Array<{ address: string; port: number; inode: number }>>;
+  /** turn marking on for `timeoutMs` (kernel-enforced) */
+  arm(timeoutMs: number): Promise<void>;
+  /** turn marking off */
+  disarm(): Promise<void>;
+  /** buffer the plug */
+  buffer(): Promise<void>;
+  /** release the plug (always safe) */
+  release(): Promise<void>;
+  /** the release, pre-encoded for the watchdog */
+  releaseSteps(): WatchdogStep[];
+}
 
 /** Where `--wait-listen` looks: a TCP port, optionally on one address. */
 export interface ListenTarget {
@@ -90,12 +114,12 @@ const RELEASE_ATTEMPTS = 5;
 
 /**
  * Run a command with new connections held in the plug.
- * @param session an open session on a set-up guard (see `session.ts`), phase-one checks done
+ * @param session an open session on a set-up guard (a `GuardSession`), phase-one checks done
  * @throws {UsageError} empty command, bad maxHoldMs, bad waitListen (exit 2)
  * @throws {CommandError} command not found (127) or not executable (126), before anything is plugged
  * @throws {SynplugError} the plug could not be set (the command is not run) or released
  */
-export async function runProtected(session: GuardSession, opts: ProtectOptions): Promise<ProtectResult> {
+export async function runProtected(session: ProtectSession, opts: ProtectOptions): Promise<ProtectResult> {
   const notice = opts.onNotice ?? (() => {});
   const maxHoldMs = opts.maxHoldMs ?? 10_000;
   if (!Number.isFinite(maxHoldMs) || maxHoldMs <= 0) throw new UsageError('--max-hold must be more than 0');
@@ -113,6 +137,9 @@ export async function runProtected(session: GuardSession, opts: ProtectOptions):
   let listenersBefore: Set<number> | undefined;
   try {
     before = await session.plugStats();
+    // Warm-up: run the release path once before the window (a release is always
+    // safe), so that its code is compiled and its socket hot when it counts.
+    await session.release();
     if (opts.waitListen) listenersBefore = new Set((await session.listeners(opts.waitListen)).map((l) => l.inode));
     gated = await startGated([resolved, ...opts.command.slice(1)], { user });
   } catch (e) {
@@ -178,6 +205,7 @@ export async function runProtected(session: GuardSession, opts: ProtectOptions):
     gated.open();
     tGate = performance.now();
     gateOpen = true;
+    gated.close();
 
     // Wait: the command's exit (+ the new listener), or the deadline.
     const holdLeft = Math.max(0, deadline - Date.now());
@@ -241,7 +269,7 @@ export async function runProtected(session: GuardSession, opts: ProtectOptions):
  * steps for the first 50 ms, then 5 ms, until `stop()` says the wait is over.
  */
 async function waitForListener(
-  session: GuardSession, target: ListenTarget, before: Set<number>, stop: () => boolean,
+  session: ProtectSession, target: ListenTarget, before: Set<number>, stop: () => boolean,
 ): Promise<{ address: string; port: number; inode: number } | null> {
   const t0 = Date.now();
   while (!stop()) {

@@ -16,7 +16,7 @@ import { formatQdiscHandle } from '../tc/handle.js';
 import { prepareElementOps, runPrepared, type PreparedElementOps } from '../iptables/mark.js';
 import { TREE, type GuardConfig } from './config.js';
 import type { WatchdogStep } from './watchdog.js';
-import type { ListenTarget } from './protect.js';
+import type { ListenTarget, ProtectSession } from './protect.js';
 
 /** Counters of the plug qdisc (from its TCA_STATS2). */
 export interface PlugStats {
@@ -32,10 +32,10 @@ export interface PlugStats {
   backlog: number;
 }
 
-/** Exit code: the device does not exist. */
-export const EXIT_NO_DEVICE = 6;
+/** Exit code: the device does not exist (bad input, like a bad argument). */
+export const EXIT_NO_DEVICE = 2;
 
-/** The device does not exist. Exit code 6. */
+/** The device does not exist. Exit code 2 (bad input: nothing is changed). */
 export class NoDeviceError extends SynplugError {
   constructor(dev: string) {
     super(`device '${dev}' not found (give an existing device with --dev)`, EXIT_NO_DEVICE);
@@ -50,7 +50,7 @@ const ENOENT = 2;
  * Open sockets and the plug window's messages for one configuration.
  * Close it with {@link GuardSession.close}.
  */
-export class GuardSession {
+export class GuardSession implements ProtectSession {
   readonly config: GuardConfig;
   /** NETLINK_ROUTE */
   readonly route: NetlinkConnection;
@@ -73,7 +73,7 @@ export class GuardSession {
 
   /**
    * Open the route socket and resolve the device.
-   * @throws {NoDeviceError} no such device (exit 6)
+   * @throws {NoDeviceError} no such device (exit 2)
    * @throws {SynplugError} the socket cannot be opened
    */
   static async open(config: GuardConfig): Promise<GuardSession> {

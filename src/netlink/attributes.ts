@@ -26,7 +26,8 @@ export const NLA_HDRLEN = 4;
 
 /** Round a length up to the 4-byte netlink alignment (NLA_ALIGN / NLMSG_ALIGN). */
 export function align4(n: number): number {
-  return (n + 3) & ~3;
+  // arithmetic, not `(n + 3) & ~3`: a u32 length from the wire (>= 2^31) must not turn negative
+  return n + ((4 - (n % 4)) % 4);
 }
 
 const PAD = Buffer.alloc(4);
