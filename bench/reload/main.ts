@@ -41,7 +41,8 @@ const USAGE = `usage: node --import=tsx bench/reload/main.ts [options]
   --wrk-connections N     wrk connections alongside, 0 = no wrk (default 8)
   --reloads N             reloads per reloading method, at least (default 30)
   --min-seconds S         reloading window, at least (default 20)
-  --max-seconds S         reloading window, at most (default 240)
+  --max-seconds S         unprotected/drop window, at most (default 200)
+  --synplug-max-seconds S synplug window, at most (default 360)
   --baseline-seconds S    baseline window (default 20)
   --interval-ms MS        pause between a reload's return and the next (default 100)
   --settle-ms MS          load before the first and after the last reload (default 2000)
@@ -64,7 +65,8 @@ const { values: opt } = parseArgs({
     'wrk-connections': { type: 'string', default: '8' },
     reloads: { type: 'string', default: '30' },
     'min-seconds': { type: 'string', default: '20' },
-    'max-seconds': { type: 'string', default: '240' },
+    'max-seconds': { type: 'string', default: '200' },
+    'synplug-max-seconds': { type: 'string', default: '360' },
     'baseline-seconds': { type: 'string', default: '20' },
     'interval-ms': { type: 'string', default: '100' },
     'settle-ms': { type: 'string', default: '2000' },
@@ -106,6 +108,7 @@ const P = {
   reloads: num('reloads', 1),
   minSeconds: num('min-seconds'),
   maxSeconds: num('max-seconds', 1),
+  synplugMaxSeconds: num('synplug-max-seconds', 1),
   baselineSeconds: num('baseline-seconds', 1),
   intervalMs: num('interval-ms'),
   settleMs: num('settle-ms'),
@@ -598,14 +601,15 @@ async function runMethod(m: Method): Promise<MethodResult> {
   await prepare(m);
   const t0 = wallMs();
   const h = await startLoad(m);
-  const wrk = startWrk((m === 'baseline' ? P.baselineSeconds : P.maxSeconds) + 60);
+  const capSeconds = m === 'synplug' ? P.synplugMaxSeconds : P.maxSeconds;
+  const wrk = startWrk((m === 'baseline' ? P.baselineSeconds : capSeconds) + 60);
   let reloads: Reload[] = [];
   await sleep(P.settleMs);
   if (m === 'baseline') {
     await sleep(Math.max(0, P.baselineSeconds * 1000 - 2 * P.settleMs));
   } else {
     const minMs = Math.max(0, P.minSeconds * 1000 - 2 * P.settleMs);
-    const maxMs = P.maxSeconds * 1000 - 2 * P.settleMs;
+    const maxMs = capSeconds * 1000 - 2 * P.settleMs;
     const l0 = wallMs();
     reloads = await reloadLoop(m, (n, el) => (n >= P.reloads && el >= minMs) || el >= maxMs, l0);
   }
@@ -721,6 +725,7 @@ function versionOf(argv: string[]): string {
 }
 
 async function main(): Promise<void> {
+  const benchStart = wallMs();
   const kernel = release();
   const date = new Date().toISOString().slice(0, 10);
   log(`kernel ${kernel}, ${cpus().length} CPUs, methods ${methods.join(',')}, ab ${abMethod}, temp ${TMP}`);
@@ -793,6 +798,9 @@ async function main(): Promise<void> {
     for (const e of reloadErrors) lines.push(`  ${e}`);
   }
   const criteria = evaluate(results);
+  const benchSeconds = (wallMs() - benchStart) / 1000;
+  lines.push('');
+  lines.push(`bench time ${benchSeconds.toFixed(0)} s`);
   lines.push('');
   for (const c of criteria) lines.push(`${c.result} ${c.name}: ${c.detail}`);
   process.stdout.write(lines.join('\n') + '\n');
@@ -805,6 +813,7 @@ async function main(): Promise<void> {
     kernel,
     date: new Date().toISOString(),
     inVm: process.env.SYNPLUG_IN_VM === '1',
+    benchSeconds: +benchSeconds.toFixed(1),
     cpus: cpus().length,
     versions: {
       node: process.version,
