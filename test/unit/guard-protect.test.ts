@@ -1,0 +1,181 @@
+/**
+ * runProtected with a recording fake session: the order of the plug window's
+ * steps, and the release on every path. The kernel side is tested in the VM
+ * (test/kernel/guard-*.test.ts); this is the orchestration.
+ */
+import test from 'ava';
+import { mkdtempSync, readFileSync, existsSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { runProtected, type ProtectSession } from '../../src/guard/protect.js';
+import { resolveConfig } from '../../src/guard/config.js';
+import { StateStore } from '../../src/guard/state.js';
+import { UsageError } from '../../src/netlink/errors.js';
+import { CommandError } from '../../src/guard/command.js';
+
+class FakeSession implements ProtectSession {
+  readonly config;
+  readonly calls: string[] = [];
+  failBuffer = false;
+  failArm = false;
+  releaseFailures = 0;
+  packets = 0;
+  constructor(stateDir: string) {
+    this.config = resolveConfig({ stateDir });
+  }
+  async plugStats() { this.calls.push('stats'); return { packets: this.packets, bytes: this.packets * 74, drops: 0, qlen: 0, backlog: 0 }; }
+  async listeners() { this.calls.push('listeners'); return []; }
+  async arm(ms: number) { this.calls.push(`arm ${ms}`); if (this.failArm) throw new Error('arm refused'); }
+  async disarm() { this.calls.push('disarm'); }
+  async buffer() { this.calls.push('buffer'); if (this.failBuffer) throw new Error('buffer refused'); }
+  async release() {
+    this.calls.push('release');
+    if (this.releaseFailures > 0) { this.releaseFailures--; throw new Error('release refused'); }
+  }
+  releaseSteps() { return []; }
+}
+
+function fresh() {
+  const dir = mkdtempSync(join(tmpdir(), 'synplug-protect-'));
+  return { dir, s: new FakeSession(dir), store: new StateStore(dir) };
+}
+
+/** The calls after the warm-up release (which runs before the window). */
+function window(calls: string[]): string[] {
+  return calls.slice(calls.indexOf('arm 10000') >= 0 ? calls.findIndex((c) => c.startsWith('arm')) : 0);
+}
+
+test('order: warm-up release, then arm, buffer, command, release, disarm; exit status passed through', async (t) => {
+  const { s, store, dir } = fresh();
+  const marker = join(dir, 'ran');
+  const r = await runProtected(s, { command: ['sh', '-c', `echo ran > ${marker}; exit 0`] });
+  t.is(r.exitCode, 0);
+  t.true(existsSync(marker));
+  t.deepEqual(s.calls.filter((c) => c !== 'stats'), ['release', 'arm 10000', 'buffer', 'release', 'disarm']);
+  t.is(store.readPlug()?.state, 'released');
+  t.false(r.maxHoldReached);
+  t.is(r.releaseAttempts, 1);
+  t.true(r.overhead.plugAckToCommandStartUs >= 0);
+  t.true(r.overhead.commandExitToReleaseAckUs !== null && r.overhead.commandExitToReleaseAckUs >= 0);
+  t.is(r.overhead.totalUs, r.overhead.plugAckToCommandStartUs + r.overhead.commandExitToReleaseAckUs!);
+});
+
+test('the command runs only after the plug is buffering', async (t) => {
+  const { s, dir } = fresh();
+  const marker = join(dir, 'seen');
+  // The command records what the fake had seen when it started.
+  const orig = s.buffer.bind(s);
+  s.buffer = async () => { await orig(); writeFileSync(join(dir, 'buffered'), '1'); };
+  await runProtected(s, { command: ['sh', '-c', `test -f ${join(dir, 'buffered')} && echo yes > ${marker} || echo no > ${marker}`] });
+  t.is(readFileSync(marker, 'utf8').trim(), 'yes');
+});
+
+test('a failing command is released and its status propagated', async (t) => {
+  const { s, store } = fresh();
+  const r = await runProtected(s, { command: ['sh', '-c', 'exit 3'] });
+  t.is(r.exitCode, 3);
+  t.is(window(s.calls).filter((c) => c === 'release').length, 1);
+  t.is(store.readPlug()?.state, 'released');
+});
+
+test('a command killed by a signal: 128+N, released', async (t) => {
+  const { s } = fresh();
+  const r = await runProtected(s, { command: ['sh', '-c', 'kill -TERM $$'] });
+  t.is(r.signal, 'SIGTERM');
+  t.is(r.exitCode, 128 + 15);
+  t.true(window(s.calls).includes('release'));
+});
+
+test('command not found: refused before anything is plugged (exit 127)', async (t) => {
+  const { s } = fresh();
+  const e = await t.throwsAsync(runProtected(s, { command: ['/nonexistent/synplug-no-such-cmd'] }), { instanceOf: CommandError });
+  t.is(e!.exitCode, 127);
+  t.false(s.calls.includes('buffer'));
+  t.false(s.calls.some((c) => c.startsWith('arm')));
+});
+
+test('a file that is not executable: exit 126, nothing plugged', async (t) => {
+  const { s, dir } = fresh();
+  const f = join(dir, 'not-exec');
+  writeFileSync(f, '#!/bin/sh\n', { mode: 0o644 });
+  const e = await t.throwsAsync(runProtected(s, { command: [f] }), { instanceOf: CommandError });
+  t.is(e!.exitCode, 126);
+  t.false(s.calls.includes('buffer'));
+});
+
+test('empty command and bad max-hold are usage errors, nothing plugged', async (t) => {
+  const { s } = fresh();
+  await t.throwsAsync(runProtected(s, { command: [] }), { instanceOf: UsageError });
+  await t.throwsAsync(runProtected(s, { command: ['true'], maxHoldMs: 0 }), { instanceOf: UsageError });
+  await t.throwsAsync(runProtected(s, { command: ['true'], waitListen: { port: 70000 } }), { instanceOf: UsageError });
+  t.deepEqual(s.calls, []);
+});
+
+test('buffer refused: released anyway, the command never runs', async (t) => {
+  const { s, dir, store } = fresh();
+  s.failBuffer = true;
+  const marker = join(dir, 'ran');
+  await t.throwsAsync(runProtected(s, { command: ['sh', '-c', `touch ${marker}`] }), { message: /buffer refused/ });
+  // give a gate shell that was aborted time to exit; the command must not have run
+  await new Promise((r) => setTimeout(r, 200));
+  t.false(existsSync(marker));
+  t.true(window(s.calls).includes('release'));
+  t.is(store.readPlug()?.state, 'released');
+});
+
+test('arm refused (no nftables set): nothing buffered, command not run', async (t) => {
+  const { s, dir } = fresh();
+  s.failArm = true;
+  const marker = join(dir, 'ran');
+  await t.throwsAsync(runProtected(s, { command: ['sh', '-c', `touch ${marker}`] }), { message: /arm refused/ });
+  await new Promise((r) => setTimeout(r, 200));
+  t.false(existsSync(marker));
+  t.false(s.calls.includes('buffer'));
+});
+
+test('a failed release is retried', async (t) => {
+  const { s } = fresh();
+  const notices: string[] = [];
+  // the warm-up release succeeds; the first two real ones fail
+  let n = 0;
+  const orig = s.release.bind(s);
+  s.release = async () => { n++; if (n === 2 || n === 3) { s.calls.push('release'); throw new Error('release refused'); } return orig(); };
+  const r = await runProtected(s, { command: ['true'], onNotice: (l) => notices.push(l) });
+  t.is(r.releaseAttempts, 3);
+  t.is(notices.filter((l) => /release attempt/.test(l)).length, 2);
+});
+
+test('max-hold: released at the deadline while the command still runs; exit status still the command\'s', async (t) => {
+  const { s } = fresh();
+  const notices: string[] = [];
+  const t0 = Date.now();
+  const r = await runProtected(s, { command: ['sh', '-c', 'sleep 1.5; exit 4'], maxHoldMs: 300, onNotice: (l) => notices.push(l) });
+  t.true(r.maxHoldReached);
+  t.is(r.exitCode, 4);
+  t.true(Date.now() - t0 >= 1400, 'protect waits for the command');
+  t.true(r.heldMs < 1400, 'but the plug was released at the deadline');
+  t.true(notices.some((l) => /max-hold of 300 ms reached/.test(l)));
+  t.is(r.overhead.commandExitToReleaseAckUs, null);
+});
+
+// Serial: the signal reaches the whole test process, so no other protect may run meanwhile.
+test.serial('SIGTERM to synplug is forwarded to the command, then released', async (t) => {
+  const { s } = fresh();
+  const p = runProtected(s, { command: ['sleep', '30'] });
+  // wait until the window is open
+  while (!s.calls.includes('buffer')) await new Promise((r) => setTimeout(r, 10));
+  await new Promise((r) => setTimeout(r, 100));
+  process.emit('SIGTERM', 'SIGTERM');
+  const r = await p;
+  t.is(r.signal, 'SIGTERM');
+  t.true(window(s.calls).includes('release'));
+});
+
+test('packets released come from the plug counters', async (t) => {
+  const { s } = fresh();
+  const orig = s.buffer.bind(s);
+  s.buffer = async () => { await orig(); s.packets = 5; };
+  const r = await runProtected(s, { command: ['true'] });
+  t.is(r.packetsReleased, 5);
+  t.is(r.bytesReleased, 5 * 74);
+});
