@@ -125,9 +125,17 @@ export interface TcRequest {
   payload: Buffer[];
 }
 
+/*
+ * Like tc, which always runs the kind's parser (with no words when none are
+ * given), a known kind encodes its defaults when no options are given: htb
+ * sends TCA_HTB_INIT, prio its default struct, fifo nothing.
+ */
 function kindOptions(kind: string, options: KindOptions | undefined, forClass: boolean): Buffer[] {
-  if (options === undefined) return [];
   const desc = qdiscKind(kind);
+  if (options === undefined) {
+    const enc = forClass ? desc?.encodeClassOptions : desc?.encodeOptions;
+    return enc ? enc({}) : [];
+  }
   const what = `${forClass ? 'class' : 'qdisc'} kind '${kind}'`;
   if (!desc) throw new UsageError(`${what} is not known to synplug, so it cannot encode its options; omit the options or use a known kind`);
   if (Array.isArray(options)) {
