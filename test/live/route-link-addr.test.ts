@@ -66,7 +66,7 @@ test.serial('getLinkByName / getLinkByIndex equal `ip -j link show dev X` field 
     t.true(keys.length >= 10);
     const byIndex = await getLinkByIndex(conn, theirs.ifindex as number);
     t.deepEqual(byIndex, ours);
-    t.is(await resolveIfindex(conn, dev), theirs.ifindex);
+    t.is(await resolveIfindex(conn, dev), Number(theirs.ifindex));
   }
   // the veth ends name each other; the up end sees its peer down (M-DOWN)
   const va = await getLinkByName(conn, VA);
