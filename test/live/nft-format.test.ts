@@ -19,13 +19,18 @@ test.after.always(() => {
   conn.close();
 });
 
+// Rules sit in regular chains nothing jumps to, so that traffic of other test files
+// sharing this netns never moves their counters between our read and nft's; the
+// base chains are empty, accept everything, or hook where lo traffic never goes.
 const RULESET = `table inet synplug_t3fmt {
   set s4 { type ipv4_addr; flags timeout; timeout 1h; }
   set s6 { type ipv6_addr; }
   set m { type mark; elements = { 3, 1, 2 } }
   set a { type ipv4_addr; elements = { 10.9.9.9, 10.0.0.1 } }
-  chain c1 {
+  chain c0 {
     type filter hook output priority 10; policy accept;
+  }
+  chain c1 {
     ip saddr 10.0.0.1 counter
     ip daddr != 10.0.0.2 tcp dport 22 drop
     ip6 saddr @s6 udp dport 53 accept
@@ -46,12 +51,14 @@ const RULESET = `table inet synplug_t3fmt {
     ip saddr 169.254.255.254 tcp flags & (syn|ack) == syn meta mark set 0x1 comment "like synplug's"
   }
   chain c2 { counter; goto c4; }
-  chain c3 { type filter hook input priority -5; policy drop; }
+  chain c3 { type filter hook forward priority -5; policy drop; }
   chain c4 { }
 }
 table ip synplug_t3ip {
-  chain c { type nat hook postrouting priority srcnat; policy accept; ip protocol tcp counter; ip ttl 64 counter; }
-  chain r { type route hook output priority mangle + 5; policy accept; ip saddr 169.254.255.254 tcp flags & (syn|ack) == syn meta mark set 0x1; }
+  chain c { type filter hook postrouting priority srcnat; policy accept; }
+  chain c_rules { ip protocol tcp counter; ip ttl 64 counter; }
+  chain r { type route hook output priority mangle + 5; policy accept; }
+  chain r_rules { ip saddr 169.254.255.254 tcp flags & (syn|ack) == syn meta mark set 0x1; }
 }
 `;
 

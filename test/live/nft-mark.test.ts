@@ -3,7 +3,9 @@
  * with the `nft` binary (Debian package nftables) as the oracle, and
  * iptables-nft / iptables-legacy (package iptables) as other software whose
  * rules must survive. Runs in the shared test netns; every table here is
- * named synplug_t1* (never `synplug`, which the guard tests use).
+ * named synplug_t1* (never `synplug`, which the guard tests use), and the
+ * rules mark SYNs from 169.254.77.1 / fd00:77::1, addresses nothing sends
+ * from, so that they never mark other test files' traffic on `lo`.
  */
 import test from 'ava';
 import { execFileSync } from 'node:child_process';
@@ -46,9 +48,9 @@ test.before('the oracles are installed (CI: apt-get install nftables iptables)',
 });
 
 test.serial('ensure twice leaves exactly one rule, in a route chain at output, priority mangle', async (t) => {
-  const first = await N.ensureMarkRule(conn, { address: '169.254.255.254', table: 'synplug_t1' });
+  const first = await N.ensureMarkRule(conn, { address: '169.254.77.1', table: 'synplug_t1' });
   t.true(first.changed);
-  const second = await N.ensureMarkRule(conn, { address: '169.254.255.254', table: 'synplug_t1' });
+  const second = await N.ensureMarkRule(conn, { address: '169.254.77.1', table: 'synplug_t1' });
   t.false(second.changed);
   t.deepEqual(second.actions, []);
   const j = nftj('list', 'table', 'ip', 'synplug_t1');
@@ -60,15 +62,15 @@ test.serial('ensure twice leaves exactly one rule, in a route chain at output, p
 
 // Each variant: our options, and the same rule in nft's own syntax (the reference).
 const variants: Array<{ what: string; family: string; opts: N.MarkRuleOptions; set?: string; rule: string }> = [
-  { what: 'IPv4', family: 'ip', opts: { address: '169.254.255.254' }, rule: 'ip saddr 169.254.255.254 tcp flags & (syn|ack) == syn meta mark set 0x1' },
-  { what: 'IPv4, port 8080, mark 0x10, comment', family: 'ip', opts: { address: '169.254.255.254', port: 8080, mark: 0x10, comment: 'synplug' },
-    rule: 'ip saddr 169.254.255.254 tcp dport 8080 tcp flags & (syn|ack) == syn meta mark set 0x10 comment "synplug"' },
-  { what: 'IPv4 conditional on a timeout set', family: 'ip', opts: { address: '169.254.255.254', conditional: true, set: 'active' },
+  { what: 'IPv4', family: 'ip', opts: { address: '169.254.77.1' }, rule: 'ip saddr 169.254.77.1 tcp flags & (syn|ack) == syn meta mark set 0x1' },
+  { what: 'IPv4, port 8080, mark 0x10, comment', family: 'ip', opts: { address: '169.254.77.1', port: 8080, mark: 0x10, comment: 'synplug' },
+    rule: 'ip saddr 169.254.77.1 tcp dport 8080 tcp flags & (syn|ack) == syn meta mark set 0x10 comment "synplug"' },
+  { what: 'IPv4 conditional on a timeout set', family: 'ip', opts: { address: '169.254.77.1', conditional: true, set: 'active' },
     set: 'set active { type ipv4_addr; flags timeout; }', rule: 'ip saddr @active tcp flags & (syn|ack) == syn meta mark set 0x1' },
-  { what: 'IPv6', family: 'ip6', opts: { address: 'fd00::254' }, rule: 'ip6 saddr fd00::254 tcp flags & (syn|ack) == syn meta mark set 0x1' },
-  { what: 'IPv6 conditional, port 443, mark 0xffffffff', family: 'ip6', opts: { address: 'fd00::254', conditional: true, set: 'active', port: 443, mark: 0xffffffff },
+  { what: 'IPv6', family: 'ip6', opts: { address: 'fd00:77::1' }, rule: 'ip6 saddr fd00:77::1 tcp flags & (syn|ack) == syn meta mark set 0x1' },
+  { what: 'IPv6 conditional, port 443, mark 0xffffffff', family: 'ip6', opts: { address: 'fd00:77::1', conditional: true, set: 'active', port: 443, mark: 0xffffffff },
     set: 'set active { type ipv6_addr; flags timeout; }', rule: 'ip6 saddr @active tcp dport 443 tcp flags & (syn|ack) == syn meta mark set 0xffffffff' },
-  { what: 'inet table, IPv4 conditional', family: 'inet', opts: { address: '169.254.255.254', family: 'inet', conditional: true, set: 'active' },
+  { what: 'inet table, IPv4 conditional', family: 'inet', opts: { address: '169.254.77.1', family: 'inet', conditional: true, set: 'active' },
     set: 'set active { type ipv4_addr; flags timeout; }', rule: 'ip saddr @active tcp flags & (syn|ack) == syn meta mark set 0x1' },
 ];
 
@@ -105,9 +107,9 @@ for (const v of variants) {
 }
 
 test.serial('ensure replaces what differs in one batch: another mark, a duplicate, a foreign rule in our chain', async (t) => {
-  await N.ensureMarkRule(conn, { address: '169.254.255.254', table: 'synplug_t1', mark: 2 });
+  await N.ensureMarkRule(conn, { address: '169.254.77.1', table: 'synplug_t1', mark: 2 });
   nft('add', 'rule', 'ip', 'synplug_t1', 'output', 'counter');
-  const res = await N.ensureMarkRule(conn, { address: '169.254.255.254', table: 'synplug_t1', mark: 3 });
+  const res = await N.ensureMarkRule(conn, { address: '169.254.77.1', table: 'synplug_t1', mark: 3 });
   t.true(res.changed);
   const rules = rulesOf(nftj('list', 'table', 'ip', 'synplug_t1'));
   t.is(rules.length, 1);
@@ -133,8 +135,8 @@ test.serial('remove deletes only our table: an iptables-nft rule, an iptables-le
     foreign: nft('list', 'table', 'ip', 'synplug_t1_foreign'),
   };
   t.regex(before.iptNft, /-A OUTPUT -s 10\.99\.0\.1\/32 -p tcp/);
-  await N.ensureMarkRule(conn, { address: '169.254.255.254', table: 'synplug_t1rm', conditional: true });
-  await N.addSetElement(conn, { address: '169.254.255.254', table: 'synplug_t1rm', timeoutMs: 60_000 });
+  await N.ensureMarkRule(conn, { address: '169.254.77.1', table: 'synplug_t1rm', conditional: true });
+  await N.addSetElement(conn, { address: '169.254.77.1', table: 'synplug_t1rm', timeoutMs: 60_000 });
   t.true(tableExists('ip', 'synplug_t1rm'));
   t.deepEqual(await N.removeMarkTable(conn, { table: 'synplug_t1rm' }), { removed: ['ip synplug_t1rm'] });
   t.false(tableExists('ip', 'synplug_t1rm'));
@@ -158,9 +160,9 @@ test.serial('remove deletes only our table: an iptables-nft rule, an iptables-le
 test.serial('bad input is refused with a clear UsageError and the ruleset is unchanged', async (t) => {
   const cases: Array<[N.MarkRuleOptions, RegExp]> = [
     [{ address: '169.254.255.300', table: 'synplug_t1bad' }, /bad address '169\.254\.255\.300'/],
-    [{ address: '169.254.255.254', mark: 0, table: 'synplug_t1bad' }, /bad mark '0'/],
-    [{ address: '169.254.255.254', port: 70000, table: 'synplug_t1bad' }, /bad port '70000'/],
-    [{ address: '169.254.255.254', table: 'synplug_t1bad'.padEnd(256, 'x') }, /bad table name .* at most 255/],
+    [{ address: '169.254.77.1', mark: 0, table: 'synplug_t1bad' }, /bad mark '0'/],
+    [{ address: '169.254.77.1', port: 70000, table: 'synplug_t1bad' }, /bad port '70000'/],
+    [{ address: '169.254.77.1', table: 'synplug_t1bad'.padEnd(256, 'x') }, /bad table name .* at most 255/],
   ];
   const gen = await N.getGenId(conn);
   const before = nft('list', 'tables');
@@ -226,30 +228,30 @@ test.serial('a batch planned on a stale generation is refused with ERESTART (Nft
 });
 
 test.serial('set elements: added with a timeout, listed with the time left (as nft -j lists them), deleted, delete-if-present, refreshed', async (t) => {
-  await N.ensureMarkRule(conn, { address: '169.254.255.254', table: 'synplug_t1set', conditional: true });
+  await N.ensureMarkRule(conn, { address: '169.254.77.1', table: 'synplug_t1set', conditional: true });
   const ref = { family: 'ip' as const, table: 'synplug_t1set' };
-  t.deepEqual(await N.addSetElement(conn, { ...ref, address: '169.254.255.254', timeoutMs: 10_000 }), { applied: true, messages: 1 });
+  t.deepEqual(await N.addSetElement(conn, { ...ref, address: '169.254.77.1', timeoutMs: 10_000 }), { applied: true, messages: 1 });
   const [el] = await N.listMarkSetElements(conn, ref);
-  t.like(el, { address: '169.254.255.254', timeoutMs: 10_000 });
+  t.like(el, { address: '169.254.77.1', timeoutMs: 10_000 });
   t.true(el.expiresMs! <= 10_000 && el.expiresMs! > 5_000, `expires in ${el.expiresMs} ms`);
   const nj = nftj('list', 'set', 'ip', 'synplug_t1set', 'synplug_active').find((o) => o.set)!.set;
   const theirs = (nj.elem as Array<{ elem: { val: string; timeout: number; expires: number } }>)[0].elem;
   t.is(theirs.val, el.address);
   t.is(theirs.timeout, el.timeoutMs! / 1000);
   t.true(Math.abs(theirs.expires - Math.floor(el.expiresMs! / 1000)) <= 1);
-  t.deepEqual(await N.deleteSetElement(conn, { ...ref, address: '169.254.255.254' }), { applied: true, messages: 1 });
+  t.deepEqual(await N.deleteSetElement(conn, { ...ref, address: '169.254.77.1' }), { applied: true, messages: 1 });
   t.deepEqual(await N.listMarkSetElements(conn, ref), []);
-  t.deepEqual(await N.deleteSetElement(conn, { ...ref, address: '169.254.255.254', ignoreMissing: true }), { applied: false, messages: 1, missing: true });
-  await t.throwsAsync(N.deleteSetElement(conn, { ...ref, address: '169.254.255.254' }), { instanceOf: N.NftBatchError, message: /ENOENT/ });
+  t.deepEqual(await N.deleteSetElement(conn, { ...ref, address: '169.254.77.1', ignoreMissing: true }), { applied: false, messages: 1, missing: true });
+  await t.throwsAsync(N.deleteSetElement(conn, { ...ref, address: '169.254.77.1' }), { instanceOf: N.NftBatchError, message: /ENOENT/ });
   // refresh: the element exists afterwards with the new timeout, present before or not
-  t.deepEqual(await N.addSetElement(conn, { ...ref, address: '169.254.255.254', timeoutMs: 10_000, refresh: true }), { applied: true, messages: 3 });
-  t.deepEqual(await N.addSetElement(conn, { ...ref, address: '169.254.255.254', timeoutMs: 600_000, refresh: true }), { applied: true, messages: 3 });
+  t.deepEqual(await N.addSetElement(conn, { ...ref, address: '169.254.77.1', timeoutMs: 10_000, refresh: true }), { applied: true, messages: 3 });
+  t.deepEqual(await N.addSetElement(conn, { ...ref, address: '169.254.77.1', timeoutMs: 600_000, refresh: true }), { applied: true, messages: 3 });
   const els = await N.listMarkSetElements(conn, ref);
   t.is(els.length, 1);
   t.is(els[0].timeoutMs, 600_000);
   t.true(els[0].expiresMs! > 590_000);
   // prepared ops, as the guard will use them
-  const p = N.prepareElementOps({ ...ref, address: '169.254.255.254', timeoutMs: 5000 });
+  const p = N.prepareElementOps({ ...ref, address: '169.254.77.1', timeoutMs: 5000 });
   t.deepEqual(await N.runPrepared(conn, p.delete), { applied: true, messages: 1 });
   t.deepEqual(await N.runPrepared(conn, p.add!), { applied: true, messages: 1 });
   t.is((await N.listMarkSetElements(conn, ref))[0].timeoutMs, 5000);

@@ -2,38 +2,33 @@
  * Live: real TCP connections over `lo` from 169.254.255.254 (and an IPv6
  * address), observed by counter rules in a separate oracle table made with
  * the `nft` binary, in a filter chain at output priority 0 (after our route
- * chain at mangle, -150). Our rules here match only this file's ports, so
- * that other test files using 169.254.255.254 on `lo` are not affected.
- * Tables: synplug_t2*.
+ * chain at mangle, -150).
+ *
+ * `lo` and 169.254.255.254 are shared with other live test files (the
+ * guard's), whose rules may mark the same SYNs at any time. So each scenario
+ * runs in a private network namespace of its own: this file starts itself
+ * again under `unshare --net` with SYNPLUG_NFT_PACKET_SCENARIO set, the child
+ * runs the scenario and prints the counters, and the test asserts on them.
  */
-import test from 'ava';
 import { execFileSync } from 'node:child_process';
 import net from 'node:net';
+import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import * as N from '../../src/iptables/index.js';
 
 const NFT = '/usr/sbin/nft';
 const ADDR = '169.254.255.254';
 const ADDR6 = 'fd00:5::254';
-const PORT_PLAIN = 39201;
-const PORT_COND = 39202;
-const PORT_V6 = 39203;
+const PORT = 39201;
 
-function nft(...args: string[]): string {
-  return execFileSync(NFT, args, { encoding: 'utf8' });
-}
-function nftFile(text: string): void {
-  execFileSync(NFT, ['-f', '-'], { input: text, encoding: 'utf8' });
-}
-function quietly(file: string, ...args: string[]): void {
-  try { execFileSync(file, args, { stdio: 'ignore' }); } catch { /* gone */ }
-}
+const nft = (...args: string[]): string => execFileSync(NFT, args, { encoding: 'utf8' });
 
 /** An oracle table counting, for one source and destination port: SYNs and other segments, marked with `mark` or not. */
-function oracle(name: string, family: 'ip' | 'ip6', saddr: string, port: number, mark: number): void {
+function oracle(family: 'ip' | 'ip6', saddr: string, port: number, mark: number): void {
   const m = `0x${mark.toString(16)}`;
   const match = `${family} saddr ${saddr} tcp dport ${port}`;
-  nftFile(`table ${family} ${name} {
+  execFileSync(NFT, ['-f', '-'], {
+    input: `table ${family} oracle {
   chain out {
     type filter hook output priority 0; policy accept;
     ${match} tcp flags & (syn|ack) == syn meta mark ${m} counter comment "syn_marked"
@@ -42,23 +37,21 @@ function oracle(name: string, family: 'ip' | 'ip6', saddr: string, port: number,
     ${match} tcp flags & (syn|ack) != syn meta mark != ${m} counter comment "other_unmarked"
   }
 }
-`);
+`,
+  });
 }
 
 type Counts = Record<'syn_marked' | 'syn_unmarked' | 'other_marked' | 'other_unmarked', number>;
 
-/** The packet counters of an oracle table, read with `nft -j`. */
-function counts(family: string, name: string): Counts {
-  const j = JSON.parse(nft('-j', 'list', 'table', family, name)).nftables as Array<{ rule?: { comment?: string; expr: Array<{ counter?: { packets: number } }> } }>;
+/** The oracle's packet counters, read with `nft -j`. */
+function counts(family: string): Counts {
+  const j = JSON.parse(nft('-j', 'list', 'table', family, 'oracle')).nftables as Array<{ rule?: { comment?: string; expr: Array<{ counter?: { packets: number } }> } }>;
   const out: Record<string, number> = {};
-  for (const o of j) {
-    if (!o.rule?.comment) continue;
-    out[o.rule.comment] = o.rule.expr.find((e) => e.counter)!.counter!.packets;
-  }
+  for (const o of j) if (o.rule?.comment) out[o.rule.comment] = o.rule.expr.find((e) => e.counter)!.counter!.packets;
   return out as Counts;
 }
 
-/** One TCP connection from `addr` to `addr:port` with some data both ways, until both ends closed. */
+/** One TCP connection from `addr` to `addr:port`, some data both ways, until both ends closed. */
 async function connectOnce(addr: string, port: number): Promise<void> {
   const server = net.createServer((s) => { s.on('data', () => s.end('pong')); s.on('error', () => {}); });
   await new Promise<void>((res, rej) => { server.once('error', rej); server.listen(port, addr, () => res()); });
@@ -75,84 +68,116 @@ async function connectOnce(addr: string, port: number): Promise<void> {
   }
 }
 
-const conn = N.openNftables();
+/** The scenarios, run inside the private netns; each returns counter snapshots. */
+const scenarios: Record<string, () => Promise<Record<string, unknown>>> = {
+  async plain() {
+    execFileSync('ip', ['addr', 'add', `${ADDR}/32`, 'dev', 'lo']);
+    oracle('ip', ADDR, PORT, 1);
+    const conn = N.openNftables();
+    await connectOnce(ADDR, PORT);
+    const before = counts('ip');
+    // the technique's rule, with the defaults: no port, mark 1, table synplug
+    await N.ensureMarkRule(conn, { address: ADDR });
+    await connectOnce(ADDR, PORT);
+    const marked = counts('ip');
+    await N.removeMarkTable(conn);
+    await connectOnce(ADDR, PORT);
+    const removed = counts('ip');
+    conn.close();
+    return { before, marked, removed };
+  },
+  async conditional() {
+    execFileSync('ip', ['addr', 'add', `${ADDR}/32`, 'dev', 'lo']);
+    oracle('ip', ADDR, PORT, 7);
+    const conn = N.openNftables();
+    await N.ensureMarkRule(conn, { address: ADDR, mark: 7, conditional: true });
+    await connectOnce(ADDR, PORT);
+    const noElement = counts('ip');
+    await N.addSetElement(conn, { address: ADDR, timeoutMs: 1000 });
+    await connectOnce(ADDR, PORT);
+    const withElement = counts('ip');
+    await sleep(1600);
+    const listedAfterTimeout = await N.listMarkSetElements(conn, { family: 'ip' });
+    await connectOnce(ADDR, PORT);
+    const timedOut = counts('ip');
+    // plug / release as the guard does it: prepared, one datagram each
+    const ops = N.prepareElementOps({ address: ADDR, timeoutMs: 30_000 });
+    await N.runPrepared(conn, ops.add!);
+    await connectOnce(ADDR, PORT);
+    const plugged = counts('ip');
+    await N.runPrepared(conn, ops.delete, { ignoreMissing: true });
+    await connectOnce(ADDR, PORT);
+    const released = counts('ip');
+    conn.close();
+    return { noElement, withElement, listedAfterTimeout, timedOut, plugged, released };
+  },
+  async ipv6() {
+    execFileSync('ip', ['-6', 'addr', 'add', `${ADDR6}/128`, 'dev', 'lo', 'nodad']);
+    oracle('ip6', ADDR6, PORT, 1);
+    const conn = N.openNftables();
+    await connectOnce(ADDR6, PORT);
+    const before = counts('ip6');
+    await N.ensureMarkRule(conn, { address: ADDR6 });
+    await connectOnce(ADDR6, PORT);
+    const marked = counts('ip6');
+    conn.close();
+    return { before, marked };
+  },
+};
 
-test.before(() => {
-  // lo is shared with other live files (the guard's): add, never remove, and tolerate "exists".
-  execFileSync('ip', ['addr', 'replace', `${ADDR}/32`, 'dev', 'lo']);
-  execFileSync('ip', ['-6', 'addr', 'replace', `${ADDR6}/128`, 'dev', 'lo', 'nodad']);
+const scenario = process.env.SYNPLUG_NFT_PACKET_SCENARIO;
+if (scenario) {
+  // Child: run one scenario in the private netns and print its result.
+  const result = await scenarios[scenario]();
+  process.stdout.write(JSON.stringify(result));
+  process.exit(0);
+}
+
+const { default: test } = await import('ava');
+const SELF = fileURLToPath(import.meta.url);
+
+/** Run a scenario in a fresh network namespace (lo up), as a child process of this file. */
+function inOwnNetns(name: string): Record<string, Counts> & Record<string, unknown> {
+  const out = execFileSync('unshare', ['--net', '--', 'bash', '-c', 'ip link set lo up && exec "$@"', 'nft-packets', process.execPath, '--import=tsx', SELF], {
+    env: { ...process.env, SYNPLUG_NFT_PACKET_SCENARIO: name }, encoding: 'utf8', timeout: 30_000,
+  });
+  return JSON.parse(out);
+}
+
+const diff = (a: Counts, b: Counts): Counts => ({
+  syn_marked: b.syn_marked - a.syn_marked, syn_unmarked: b.syn_unmarked - a.syn_unmarked,
+  other_marked: b.other_marked - a.other_marked, other_unmarked: b.other_unmarked - a.other_unmarked,
 });
 
-test.after.always(() => {
-  for (const [f, t] of [['ip', 'synplug_t2'], ['ip', 'synplug_t2_oracle'], ['ip', 'synplug_t2c'], ['ip', 'synplug_t2c_oracle'], ['ip6', 'synplug_t2v6'], ['ip6', 'synplug_t2v6_oracle']]) {
-    quietly(NFT, 'delete', 'table', f, t);
-  }
-  conn.close();
+test('a SYN from 169.254.255.254 over lo is marked 1; the other segments of the connection are not', (t) => {
+  const r = inOwnNetns('plain') as Record<string, Counts>;
+  t.like(r.before, { syn_marked: 0, syn_unmarked: 1, other_marked: 0 }, 'without our rule nothing is marked');
+  t.true(r.before.other_unmarked >= 3, 'handshake ACK, data, FIN are seen');
+  const d = diff(r.before, r.marked);
+  t.is(d.syn_marked, 1, 'the SYN is marked 1');
+  t.is(d.syn_unmarked, 0);
+  t.is(d.other_marked, 0, 'no other segment of the connection is marked');
+  t.true(d.other_unmarked >= 3);
+  const after = diff(r.marked, r.removed);
+  t.like(after, { syn_marked: 0, syn_unmarked: 1 }, 'after remove, marking stops');
 });
 
-test.serial('a SYN from 169.254.255.254 over lo is marked 1; the other segments of the connection are not', async (t) => {
-  oracle('synplug_t2_oracle', 'ip', ADDR, PORT_PLAIN, 1);
-  await connectOnce(ADDR, PORT_PLAIN);
-  const c0 = counts('ip', 'synplug_t2_oracle');
-  t.like(c0, { syn_marked: 0, syn_unmarked: 1, other_marked: 0 }, 'without our rule nothing is marked');
-  t.true(c0.other_unmarked >= 3, 'handshake ACK, data, FIN seen unmarked');
-  await N.ensureMarkRule(conn, { address: ADDR, port: PORT_PLAIN, mark: 1, table: 'synplug_t2' });
-  const before = counts('ip', 'synplug_t2_oracle');
-  await connectOnce(ADDR, PORT_PLAIN);
-  const after = counts('ip', 'synplug_t2_oracle');
-  t.is(after.syn_marked - before.syn_marked, 1, 'the SYN is marked');
-  t.is(after.syn_unmarked - before.syn_unmarked, 0);
-  t.is(after.other_marked - before.other_marked, 0, 'no other segment is marked');
-  t.true(after.other_unmarked - before.other_unmarked >= 3);
-  // removed: marking stops
-  await N.removeMarkTable(conn, { table: 'synplug_t2' });
-  await connectOnce(ADDR, PORT_PLAIN);
-  const last = counts('ip', 'synplug_t2_oracle');
-  t.is(last.syn_marked, after.syn_marked);
-  t.is(last.syn_unmarked, after.syn_unmarked + 1);
+test('conditional rule: a SYN is marked while the set element exists, not after it timed out (1 s), nor after it was deleted', (t) => {
+  const r = inOwnNetns('conditional') as Record<string, Counts> & { listedAfterTimeout: unknown[] };
+  t.like(r.noElement, { syn_marked: 0, syn_unmarked: 1 }, 'no element: not marked');
+  t.like(diff(r.noElement, r.withElement), { syn_marked: 1, syn_unmarked: 0, other_marked: 0 }, 'marked while the element exists');
+  t.deepEqual(r.listedAfterTimeout, [], 'the timed-out element is no longer listed');
+  t.like(diff(r.withElement, r.timedOut), { syn_marked: 0, syn_unmarked: 1 }, 'not marked after the element timed out');
+  t.like(diff(r.timedOut, r.plugged), { syn_marked: 1, syn_unmarked: 0, other_marked: 0 }, 'plugged: marked');
+  t.like(diff(r.plugged, r.released), { syn_marked: 0, syn_unmarked: 1 }, 'released: not marked');
 });
 
-test.serial('conditional rule: a SYN is marked while the set element exists, not after it timed out (1 s), nor after it was deleted', async (t) => {
-  oracle('synplug_t2c_oracle', 'ip', ADDR, PORT_COND, 7);
-  await N.ensureMarkRule(conn, { address: ADDR, port: PORT_COND, mark: 7, table: 'synplug_t2c', conditional: true });
-  const c0 = counts('ip', 'synplug_t2c_oracle');
-  await connectOnce(ADDR, PORT_COND); // no element yet: not marked
-  const c1 = counts('ip', 'synplug_t2c_oracle');
-  t.is(c1.syn_marked - c0.syn_marked, 0);
-  t.is(c1.syn_unmarked - c0.syn_unmarked, 1);
-
-  await N.addSetElement(conn, { address: ADDR, table: 'synplug_t2c', timeoutMs: 1000 });
-  await connectOnce(ADDR, PORT_COND);
-  const c2 = counts('ip', 'synplug_t2c_oracle');
-  t.is(c2.syn_marked - c1.syn_marked, 1, 'marked while the element exists');
-  t.is(c2.other_marked - c1.other_marked, 0);
-
-  await sleep(1600);
-  t.deepEqual(await N.listMarkSetElements(conn, { family: 'ip', table: 'synplug_t2c' }), [], 'the element is gone from the listing');
-  await connectOnce(ADDR, PORT_COND);
-  const c3 = counts('ip', 'synplug_t2c_oracle');
-  t.is(c3.syn_marked - c2.syn_marked, 0, 'not marked after the element timed out');
-  t.is(c3.syn_unmarked - c2.syn_unmarked, 1);
-
-  // plug / release as the guard does it
-  const ops = N.prepareElementOps({ address: ADDR, table: 'synplug_t2c', timeoutMs: 30_000 });
-  await N.runPrepared(conn, ops.add!);
-  await connectOnce(ADDR, PORT_COND);
-  await N.runPrepared(conn, ops.delete, { ignoreMissing: true });
-  await connectOnce(ADDR, PORT_COND);
-  const c4 = counts('ip', 'synplug_t2c_oracle');
-  t.is(c4.syn_marked - c3.syn_marked, 1);
-  t.is(c4.syn_unmarked - c3.syn_unmarked, 1);
-});
-
-test.serial('IPv6: a SYN from the proxy address is marked, others not', async (t) => {
-  oracle('synplug_t2v6_oracle', 'ip6', ADDR6, PORT_V6, 1);
-  await N.ensureMarkRule(conn, { address: ADDR6, port: PORT_V6, table: 'synplug_t2v6' });
-  const before = counts('ip6', 'synplug_t2v6_oracle');
-  await connectOnce(ADDR6, PORT_V6);
-  const after = counts('ip6', 'synplug_t2v6_oracle');
-  t.is(after.syn_marked - before.syn_marked, 1);
-  t.is(after.syn_unmarked - before.syn_unmarked, 0);
-  t.is(after.other_marked - before.other_marked, 0);
-  t.true(after.other_unmarked - before.other_unmarked >= 3);
+test('IPv6: a SYN from the proxy address is marked, the other segments are not', (t) => {
+  const r = inOwnNetns('ipv6') as Record<string, Counts>;
+  t.like(r.before, { syn_marked: 0, syn_unmarked: 1, other_marked: 0 });
+  const d = diff(r.before, r.marked);
+  t.is(d.syn_marked, 1);
+  t.is(d.syn_unmarked, 0);
+  t.is(d.other_marked, 0);
+  t.true(d.other_unmarked >= 3);
 });
