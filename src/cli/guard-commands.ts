@@ -15,9 +15,9 @@ interface ConfigFlags { dev?: string; addr?: string; mark?: string; limit?: stri
 
 function configOptions(cmd: Command, which: { setup?: boolean } = {}): Command {
   cmd.addOption(new Option('--dev <name>', 'device the qdisc tree sits on (default: as set up, else lo)'));
+  cmd.addOption(new Option('--addr <address>', "the proxy's address, IPv4 or IPv6 (default: as set up, else 169.254.255.254)"));
+  cmd.addOption(new Option('--mark <n>', 'firewall mark for held SYNs, 1-4294967295 (default: as set up, else 1)'));
   if (which.setup) {
-    cmd.addOption(new Option('--addr <address>', "the proxy's address, IPv4 or IPv6 (default 169.254.255.254)"));
-    cmd.addOption(new Option('--mark <n>', 'firewall mark for held SYNs, 1-4294967295 (default 1)'));
     cmd.addOption(new Option('--limit <bytes>', 'plug limit in bytes; more is dropped (default 1048576)'));
   }
   cmd.addOption(new Option('--table <name>', 'nftables table owned by synplug (default synplug)').hideHelp());

@@ -219,7 +219,9 @@ function rootIsOurs(o: Observed, record: SetupRecord | undefined, c: GuardConfig
 export type GuardOptions = Partial<GuardConfig>;
 
 /** Configuration for a command other than setup: explicit options, then what setup recorded, then defaults. */
-function configFor(opts: GuardOptions): { config: GuardConfig; store: StateStore; record?: SetupRecord } {
+function configFor(opts: GuardOptions, needsAdmin?: string): { config: GuardConfig; store: StateStore; record?: SetupRecord } {
+  resolveConfig(definedOnly(opts)); // bad input first: exit 2 before anything else
+  if (needsAdmin) requireNetAdmin(needsAdmin);
   const stateDir = resolveConfig({ stateDir: opts.stateDir }).stateDir;
   const store = new StateStore(stateDir);
   const record = store.readSetup();
@@ -317,12 +319,11 @@ interface Step {
  * @throws {SetupError} a step failed; says which, why, and what was rolled back
  */
 export async function setup(opts: SetupOptions = {}): Promise<SetupResult> {
-  const stateDir = resolveConfig({ stateDir: opts.stateDir }).stateDir;
-  const store = new StateStore(stateDir);
-  const oldRecord = store.readSetup();
-  const config = resolveConfig({ ...definedOnly(opts), stateDir });
+  const config = resolveConfig(definedOnly(opts));
   resolveMarkRule(markRule(config)); // validate the nftables side before anything is sent
   requireNetAdmin('synplug setup');
+  const store = new StateStore(config.stateDir);
+  const oldRecord = store.readSetup();
   return withSession(config, async (s) => {
     const record = oldRecord && oldRecord.dev === config.dev ? oldRecord : undefined;
     const recovery = await recoverStale(s, store);
@@ -542,10 +543,9 @@ export interface PlugResult {
  * @throws {NetlinkError} the kernel refused (exit 3)
  */
 export async function plug(opts: GuardOptions & { maxHoldMs?: number } = {}): Promise<PlugResult> {
-  const { config, store, record } = configFor(opts);
   const maxHoldMs = opts.maxHoldMs ?? 10_000;
   if (!(maxHoldMs > 0)) throw new UsageError('--max-hold must be more than 0');
-  requireNetAdmin('synplug plug');
+  const { config, store, record } = configFor(opts, 'synplug plug');
   return withSession(config, async (s) => {
     await recoverStale(s, store);
     await requireSetUp(s, config, record, 'plug');
@@ -580,8 +580,7 @@ export interface ReleaseResult {
  * @throws {NetlinkError} no plug qdisc, or the kernel refused (exit 3)
  */
 export async function release(opts: GuardOptions = {}): Promise<ReleaseResult> {
-  const { config, store } = configFor(opts);
-  requireNetAdmin('synplug release');
+  const { config, store } = configFor(opts, 'synplug release');
   return withSession(config, async (s) => {
     const r = store.readPlug();
     await s.release();
@@ -611,8 +610,7 @@ export interface GuardProtectOptions extends GuardOptions, ProtectOptions {
 export async function protect(opts: GuardProtectOptions): Promise<ProtectResult> {
   if (!opts.command || opts.command.length === 0 || opts.command[0] === '') throw new UsageError('no command given: use synplug protect [options] -- COMMAND [ARGS...]');
   if (opts.maxHoldMs !== undefined && !(opts.maxHoldMs > 0)) throw new UsageError('--max-hold must be more than 0');
-  let { config, store, record } = configFor(opts);
-  requireNetAdmin('synplug protect');
+  const { config, store, record } = configFor(opts, 'synplug protect');
   const s = await GuardSession.open(config);
   try {
     const rec = await recoverStale(s, store);
@@ -622,7 +620,6 @@ export async function protect(opts: GuardProtectOptions): Promise<ProtectResult>
       if (!opts.setup) await requireSetUp(s, config, record, 'protect');
       const r = await setup({ ...definedOnly({ dev: opts.dev, addr: opts.addr, mark: opts.mark, limit: opts.limit, table: opts.table }), stateDir: config.stateDir });
       opts.onNotice?.(`set up first: ${r.actions.join('; ') || 'nothing to do'}`);
-      ({ config, store, record } = configFor(opts));
     }
     return await runProtected(s, opts);
   } finally {
@@ -659,7 +656,7 @@ export interface StatusResult {
 
 /**
  * The setup, the rule, the recorded plug state and the plug's counters.
- * @throws {NoDeviceError} (exit 6) {@link NetlinkError} (exit 3)
+ * @throws {NoDeviceError} (exit 2) {@link NetlinkError} (exit 3)
  */
 export async function status(opts: GuardOptions = {}): Promise<StatusResult> {
   const { config, store, record } = configFor(opts);
@@ -707,8 +704,7 @@ export interface TeardownResult {
  * @throws {NotPermittedError} (exit 4) {@link NoDeviceError} (exit 2) {@link NetlinkError} (exit 3)
  */
 export async function teardown(opts: GuardOptions = {}): Promise<TeardownResult> {
-  const { config, store, record } = configFor(opts);
-  requireNetAdmin('synplug teardown');
+  const { config, store, record } = configFor(opts, 'synplug teardown');
   return withSession(config, async (s) => {
     const removed: string[] = [];
     const kept: string[] = [];

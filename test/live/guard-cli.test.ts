@@ -1,0 +1,127 @@
+/**
+ * The guard's CLI on this machine's kernel (6.18: nf_tables, but no sch_prio,
+ * sch_plug or cls_fw): setup fails naming the missing modules and leaves
+ * nothing behind; bad input is refused with exit 2 and nothing changed; a
+ * non-root user gets exit 4. The success paths run in the VM (test/kernel).
+ *
+ * Runs as root in the live suite's network namespace, on its own ifb device
+ * and address, so that other live test files (which use lo) cannot interfere.
+ */
+import test from 'ava';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdtempSync, existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const BIN = join(ROOT, 'dist/cli/bin.js');
+const DEV = 'spguard0';
+const ADDR = '169.254.77.7';
+const TABLE = 'synplug_guardcli';
+const STATE = mkdtempSync(join(tmpdir(), 'synplug-guardcli-'));
+
+function synplug(args: string[], opts: { uid?: number; gid?: number } = {}) {
+  const r = spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8', env: { ...process.env, SYNPLUG_STATE_DIR: STATE }, ...opts, timeout: 60_000 });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+function sh(cmd: string, args: string[]): string {
+  return execFileSync(cmd, args, { encoding: 'utf8' });
+}
+
+/** Everything observable that setup could have touched, as the reference tools see it. */
+function snapshot() {
+  return {
+    qdiscs: JSON.parse(sh('tc', ['-j', 'qdisc', 'show', 'dev', DEV])).map((q: { kind: string; handle: string }) => `${q.kind} ${q.handle}`),
+    addrs: JSON.parse(sh('ip', ['-j', 'addr', 'show', 'dev', DEV]))[0].addr_info.map((a: { local: string }) => a.local),
+    table: spawnSync('/usr/sbin/nft', ['list', 'table', 'ip', TABLE]).status === 0,
+  };
+}
+
+test.before(() => {
+  if (!existsSync(BIN)) throw new Error(`${BIN} missing: run npm run build first`);
+  sh('ip', ['link', 'add', DEV, 'type', 'ifb']);
+  sh('ip', ['link', 'set', DEV, 'up']);
+});
+test.after.always(() => {
+  spawnSync('ip', ['link', 'del', DEV]);
+  spawnSync('/usr/sbin/nft', ['delete', 'table', 'ip', TABLE]);
+});
+
+test.serial('setup on a kernel without sch_prio/sch_plug: exit 5, names both modules, leaves nothing behind', (t) => {
+  const before = snapshot();
+  t.false(before.table);
+  t.false(before.addrs.includes(ADDR));
+  const r = synplug(['setup', '--dev', DEV, '--addr', ADDR, '--table', TABLE]);
+  t.is(r.code, 5, r.stderr);
+  t.regex(r.stderr, /sch_prio \(qdisc prio\)/);
+  t.regex(r.stderr, /sch_plug \(qdisc plug\)/);
+  t.regex(r.stderr, /nothing was changed/);
+  t.deepEqual(snapshot(), before);
+});
+
+test.serial('setup --json on failure: a JSON error object with the exit code on stdout', (t) => {
+  const r = synplug(['setup', '--dev', DEV, '--addr', ADDR, '--table', TABLE, '--json']);
+  t.is(r.code, 5);
+  const j = JSON.parse(r.stdout);
+  t.is(j.exit_code, 5);
+  t.regex(j.error, /sch_prio/);
+});
+
+test.serial('check on a machine never set up: exit 1, every piece missing', (t) => {
+  const r = synplug(['check', '--dev', DEV, '--addr', ADDR, '--table', TABLE, '--json']);
+  t.is(r.code, 1, r.stderr);
+  const j = JSON.parse(r.stdout);
+  t.is(j.state, 'absent');
+  t.true(j.pieces.length >= 7);
+  t.true(j.pieces.every((p: { status: string }) => p.status === 'missing'));
+});
+
+test.serial('protect when not set up: exit 8, the command is NOT run', (t) => {
+  const marker = join(STATE, 'ran');
+  const r = synplug(['protect', '--dev', DEV, '--addr', ADDR, '--table', TABLE, '--', 'touch', marker]);
+  t.is(r.code, 8, r.stderr);
+  t.regex(r.stderr, /not set up.*NOT run/s);
+  t.false(existsSync(marker));
+});
+
+const bad: Array<[string, string[], RegExp]> = [
+  ['an unknown option', ['setup', '--dev', DEV, '--bogus'], /unknown option '--bogus'/],
+  ['a bad address', ['setup', '--dev', DEV, '--addr', '169.254.1', '--table', TABLE], /bad address '169\.254\.1'/],
+  ['a mark of 0', ['setup', '--dev', DEV, '--addr', ADDR, '--mark', '0', '--table', TABLE], /bad mark/],
+  ['a missing device', ['setup', '--dev', 'nosuchdev0', '--addr', ADDR, '--table', TABLE], /device 'nosuchdev0' not found/],
+  ['--max-hold 0', ['protect', '--dev', DEV, '--max-hold', '0', '--', 'true'], /--max-hold: must be more than 0/],
+  ['a --max-hold that is not a duration', ['protect', '--dev', DEV, '--max-hold', 'soon', '--', 'true'], /not a duration/],
+  ['an empty command', ['protect', '--dev', DEV, '--'], /no command given/],
+  ['a bad --wait-listen', ['protect', '--dev', DEV, '--wait-listen', 'localhost:x', '--', 'true'], /--wait-listen/],
+  ['an unknown command', ['frobnicate'], /unknown command 'frobnicate'/],
+  ['show of an unknown object', ['show', 'widgets'], /unknown object 'widgets'/],
+];
+for (const [what, args, msg] of bad) {
+  test.serial(`bad input, ${what}: exit 2, a clear message, nothing changed`, (t) => {
+    const before = snapshot();
+    const r = synplug(args);
+    t.is(r.code, 2, r.stderr);
+    t.regex(r.stderr, msg);
+    t.regex(r.stderr, /^synplug: /m);
+    t.deepEqual(snapshot(), before);
+  });
+}
+
+test.serial('not root: exit 4, names CAP_NET_ADMIN', (t) => {
+  const r = synplug(['setup', '--dev', DEV, '--addr', ADDR, '--table', TABLE], { uid: 65534, gid: 65534 });
+  t.is(r.code, 4, r.stderr);
+  t.regex(r.stderr, /needs CAP_NET_ADMIN/);
+});
+
+test.serial('--help of every command documents its exit codes', (t) => {
+  for (const cmd of ['setup', 'protect', 'show', 'decode']) {
+    const r = synplug([cmd, '--help']);
+    t.is(r.code, 0);
+    t.regex(r.stdout, /Exit codes/);
+  }
+  const top = synplug(['--help']);
+  t.is(top.code, 0);
+  for (const code of ['0', '1', '2', '3', '4', '5', '7', '8', '126', '127', '130']) t.regex(top.stdout, new RegExp(`^  ${code} `, 'm'));
+});
