@@ -42,16 +42,12 @@ import { NetlinkDecodeError, UsageError } from './errors.js';
 import { NETLINK_SOCK_DIAG, NLM_F_REQUEST, type NetlinkMessage } from './message.js';
 import { registerBodyDecoder, registerProtocol } from './protocols.js';
 import { NetlinkConnection } from './connection.js';
-import { formatIpAddress, parseIpAddress } from './route/addr.js';
+import { formatIpAddress, parseIpAddress, AF_INET, AF_INET6 } from './route/addr.js';
 
 /** SOCK_DIAG_BY_FAMILY (linux/sock_diag.h): the one request/reply type used here. */
 export const SOCK_DIAG_BY_FAMILY = 20;
 /** IPPROTO_TCP */
 export const IPPROTO_TCP = 6;
-/** AF_INET */
-export const AF_INET = 2;
-/** AF_INET6 */
-export const AF_INET6 = 10;
 /** sizeof(struct inet_diag_req_v2) */
 export const INET_DIAG_REQ_V2_LEN = 56;
 /** sizeof(struct inet_diag_msg) */
