@@ -6,6 +6,7 @@
  * @module
  */
 import { NetlinkConnection, type RequestInit } from '../netlink/connection.js';
+import { openNftables } from '../iptables/index.js';
 import { NETLINK_NETFILTER, NETLINK_ROUTE, NETLINK_SOCK_DIAG } from '../netlink/message.js';
 import { NetlinkError, SynplugError } from '../netlink/errors.js';
 import { resolveIfindex } from '../netlink/route/link.js';
@@ -92,7 +93,7 @@ export class GuardSession implements ProtectSession {
 
   /** The NETLINK_NETFILTER connection (opened on first use). @throws {SynplugError} no nfnetlink */
   get nft(): NetlinkConnection {
-    if (!this.nftConn) this.nftConn = NetlinkConnection.open(NETLINK_NETFILTER);
+    if (!this.nftConn) this.nftConn = openNftables();
     return this.nftConn;
   }
 

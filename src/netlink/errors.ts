@@ -59,7 +59,7 @@ export class NetlinkDecodeError extends SynplugError {
   /** byte offset of the bad field, from the start of the decoded buffer */
   offset: number;
   constructor(message: string, offset: number) {
-    super(`${message} (at byte ${offset})`, 4);
+    super(`${message} (at byte ${offset})`, 3);
     this.name = 'NetlinkDecodeError';
     this.offset = offset;
   }
