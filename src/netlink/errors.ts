@@ -49,7 +49,7 @@ export class UsageError extends SynplugError {
 }
 
 /**
- * Bytes that do not decode: a length past the end of the buffer, a truncated
+ * Bytes that do not decode (exit code 3): a length past the end of the buffer, a truncated
  * header or struct, an attribute shorter than its header.
  *
  * `offset` is the byte offset, from the start of the buffer handed to the

@@ -111,7 +111,7 @@ test('withMessage keeps every kernel field and the exit code; the error classes 
   t.like(w, { errno: 2, code: 'ENOENT', requestType: 'RTM_NEWQDISC', extAckMessage: 'Specified qdisc kind is unknown', extAckOffset: 4, capped: true, exitCode: 3 });
   t.true(w instanceof SynplugError);
   t.is(new UsageError('x').exitCode, 2);
-  t.is(new NetlinkDecodeError('x', 5).exitCode, 4);
+  t.is(new NetlinkDecodeError('x', 5).exitCode, 3); // README: 3 = undecodable bytes from the kernel
   t.is(new NetlinkDecodeError('x', 5).message, 'x (at byte 5)');
   t.is(new DumpInterruptedError('RTM_GETQDISC', 6).exitCode, 3);
   t.is(errnoName(99999), 'E99999');
