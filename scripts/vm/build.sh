@@ -61,27 +61,44 @@ fi
 # --- 2. resolve the kernel package -------------------------------------------
 # A metapackage (linux-image-amd64, linux-image-6.12-amd64) depends on exactly
 # one linux-image-* package; a real image package depends on none. Follow the
-# chain until it ends.
+# chain until it ends. apt-cache takes seconds on a busy machine, so the
+# answer is kept in .cache/vm/resolved/ next to a fingerprint of apt's
+# package lists, and asked again only when those lists change.
 first_image_dep() {
-    apt-cache depends --no-recommends --no-suggests --no-conflicts --no-breaks \
-        --no-replaces --no-enhances "$1" 2>/dev/null |
+    local out
+    out=$(apt-cache depends --no-recommends --no-suggests --no-conflicts --no-breaks \
+        --no-replaces --no-enhances "$1" 2>/dev/null) || return 1
+    printf '%s\n' "$out" |
         sed -n 's/^ *|\{0,1\}\(Pre\)\{0,1\}Depends: \(linux-image-[^ ]*\)$/\2/p' |
         tr -d '<>' | head -n 1
 }
 resolve_kernel() {
     local pkg=$1 next
     for _ in 1 2 3 4; do
-        next=$(first_image_dep "$pkg")
+        next=$(first_image_dep "$pkg") || return 1
         [ -n "$next" ] || { echo "$pkg"; return 0; }
         pkg=$next
     done
     return 1
 }
-if ! apt-cache show "$REQUESTED" >/dev/null 2>&1; then
-    [ "$apt_updated" = yes ] || { log "apt-get update (no record of $REQUESTED)"; apt-get update -qq >&2; }
-    apt-cache show "$REQUESTED" >/dev/null 2>&1 || die "no Debian package named '$REQUESTED'"
+lists_fingerprint() {
+    stat -c '%n %s %Y' /var/lib/apt/lists/*_Packages* 2>/dev/null | md5sum | cut -d' ' -f1
+}
+RESOLVED="$VM_CACHE/resolved/$REQUESTED"
+KERNEL_PACKAGE=
+if [ -f "$RESOLVED" ] && [ "$(sed -n 2p "$RESOLVED")" = "$(lists_fingerprint)" ]; then
+    KERNEL_PACKAGE=$(sed -n 1p "$RESOLVED")
 fi
-KERNEL_PACKAGE=$(resolve_kernel "$REQUESTED") || die "cannot resolve $REQUESTED to an image package"
+if [ -z "$KERNEL_PACKAGE" ]; then
+    if ! KERNEL_PACKAGE=$(resolve_kernel "$REQUESTED"); then
+        # Unknown to apt: maybe its package lists were never fetched.
+        [ "$apt_updated" = yes ] || { log "apt-get update (no record of $REQUESTED)"; apt-get update -qq >&2; }
+        KERNEL_PACKAGE=$(resolve_kernel "$REQUESTED") || die "no Debian package named '$REQUESTED'"
+    fi
+    mkdir -p "$VM_CACHE/resolved"
+    printf '%s\n%s\n' "$KERNEL_PACKAGE" "$(lists_fingerprint)" >"$RESOLVED.$$"
+    mv "$RESOLVED.$$" "$RESOLVED"
+fi
 [ "$KERNEL_PACKAGE" = "$REQUESTED" ] || log "$REQUESTED -> $KERNEL_PACKAGE"
 
 CACHE="$VM_CACHE/$KERNEL_PACKAGE"

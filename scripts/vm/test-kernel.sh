@@ -13,6 +13,8 @@
 #   SYNPLUG_KERNEL    one kernel package (used when SYNPLUG_KERNELS is unset;
 #                     default linux-image-amd64)
 #   SYNPLUG_SKIP_BUILD=1  skip the host-side `tsc` build
+#   SYNPLUG_AVA_TIMEOUT   ava --timeout inside the VM (default 10m; an
+#                         explicit --timeout in the arguments wins)
 #   SYNPLUG_VM_*      passed on to run.sh (timeout, verbose, ...)
 #
 # Steps:
@@ -48,6 +50,10 @@ if [ "$#" -gt 0 ]; then ava_args=("$@"); else ava_args=('test/kernel/**/*.test.t
 # The local binary is what `npx ava` resolves to, without npm's own start-up
 # (about 1.5 s under TCG).
 if [ -x node_modules/.bin/ava ]; then ava=(node_modules/.bin/ava); else ava=(npx ava); fi
+# package.json's ava timeout (60 s without progress) is meant for the host.
+# Under TCG everything runs ~20x slower, more when the host is busy: a
+# test file's first result can take over a minute. The VM has its own limit.
+ava+=("--timeout=${SYNPLUG_AVA_TIMEOUT:-10m}")
 
 # count_results LOG -> "PASSED FAILED". ava prints "N tests passed" only when
 # nothing failed, so otherwise passes are counted from the per-test "✔" lines.
