@@ -50,8 +50,9 @@ const USAGE = `usage: node --import=tsx bench/reload/main.ts [options]
   --ab METHOD|none        method of the one ab -r run (default unprotected, if run)
   --ab-seconds S          ab run length (default 30)
   --ab-concurrency N      ab -c (default 20)
-  --synplug CMD           synplug command (default: node <repo>/dist/cli/main.js)
-  --protect-args ARGS     extra arguments for synplug protect, space-separated
+  --synplug CMD           synplug command (default: node <repo>/dist/cli/bin.js)
+  --protect-args ARGS     arguments for synplug protect, space-separated (default
+                          '--max-hold 30s'; --json is always given)
   --addr A --port P       proxy address and port (default 169.254.255.254 16000)
   --out DIR               results folder (default <repo>/bench/results)
   --no-latest             do not write latest.json / latest.svg
@@ -75,7 +76,7 @@ const { values: opt } = parseArgs({
     'ab-seconds': { type: 'string', default: '30' },
     'ab-concurrency': { type: 'string', default: '20' },
     synplug: { type: 'string' },
-    'protect-args': { type: 'string', default: '' },
+    'protect-args': { type: 'string', default: '--max-hold 30s' },
     addr: { type: 'string', default: '169.254.255.254' },
     port: { type: 'string', default: '16000' },
     out: { type: 'string', default: join(REPO, 'bench/results') },
@@ -120,7 +121,10 @@ const P = {
 };
 const abMethod = (opt.ab ?? (methods.includes('unprotected') ? 'unprotected' : 'none')) as Method | 'none';
 if (abMethod !== 'none' && !ALL_METHODS.includes(abMethod)) usage(`--ab: unknown method '${abMethod}'`);
-const synplugCmd = opt.synplug ? (opt.synplug as string).split(' ').filter(Boolean) : [process.execPath, join(REPO, 'dist/cli/main.js')];
+// dist/cli/bin.js is the executable (it runs main() on argv); main.js only when there is no bin.js.
+const synplugCmd = opt.synplug
+  ? (opt.synplug as string).split(' ').filter(Boolean)
+  : [process.execPath, join(REPO, existsSync(join(REPO, 'dist/cli/bin.js')) ? 'dist/cli/bin.js' : 'dist/cli/main.js')];
 const protectArgs = (opt['protect-args'] as string).split(' ').filter(Boolean);
 
 if (process.env.SYNPLUG_IN_VM !== '1' && process.env.SYNPLUG_IN_NETNS !== '1' && !opt['i-am-isolated']) {
@@ -131,7 +135,7 @@ if (process.getuid?.() !== 0) usage('needs root (ip addr, nft, tc)');
 // ---------------------------------------------------------------- binaries
 
 const BIN: Record<string, string> = {};
-for (const b of ['haproxy', 'nginx', 'ip', ...(P.wrkConnections > 0 ? ['wrk'] : []), ...(abMethod !== 'none' ? ['ab'] : []), ...(methods.includes('drop') || abMethod === 'drop' ? ['nft'] : [])]) {
+for (const b of ['haproxy', 'nginx', 'ip', ...(P.wrkConnections > 0 ? ['wrk'] : []), ...(abMethod !== 'none' ? ['ab'] : []), ...(methods.includes('drop') || abMethod === 'drop' ? ['nft'] : []), ...(methods.includes('synplug') || abMethod === 'synplug' ? ['tc'] : [])]) {
   const p = findBin(b);
   if (!p) usage(`'${b}' not found: install it (scripts/install-test-deps.sh)`);
   BIN[b] = p;
@@ -513,6 +517,45 @@ interface Reload {
   start: number;
   end: number;
   ok: boolean;
+  /** synplug protect --json: what it reports about its plug window */
+  protect?: ProtectInfo;
+}
+
+/** The fields of `synplug protect --json` the bench keeps (ProtectResult in src/guard/protect.ts). */
+interface ProtectInfo {
+  heldMs: number;
+  maxHoldReached: boolean;
+  packetsReleased: number;
+  drops: number;
+  overheadUs: number;
+}
+
+function parseProtect(stdout: string): ProtectInfo | undefined {
+  const line = stdout.trim().split('\n').pop();
+  if (!line) return undefined;
+  try {
+    const j = JSON.parse(line) as Record<string, unknown>;
+    const o = (j.overhead ?? {}) as Record<string, unknown>;
+    return {
+      heldMs: Number(j.heldMs),
+      maxHoldReached: Boolean(j.maxHoldReached),
+      packetsReleased: Number(j.packetsReleased),
+      drops: Number(j.drops),
+      overheadUs: Number(o.totalUs),
+    };
+  } catch {
+    return undefined;
+  }
+}
+
+/** Kinds of the qdiscs on lo, from `tc -j qdisc show dev lo`. */
+function loQdiscKinds(): string[] {
+  const r = runSync([BIN.tc, '-j', 'qdisc', 'show', 'dev', 'lo']);
+  try {
+    return (JSON.parse(r.out) as { kind: string }[]).map((q) => q.kind);
+  } catch {
+    return [];
+  }
 }
 
 async function prepare(m: Method): Promise<void> {
@@ -523,10 +566,13 @@ async function prepare(m: Method): Promise<void> {
     if (r.code !== 0 || c.code !== 0) fail(`nft: ${r.out} ${c.out}`);
   }
   if (m === 'synplug' && !state.synplugSetup) {
-    const r = await run([...synplugCmd, 'setup'], 60_000);
+    const r = await run([...synplugCmd, 'setup'], 120_000);
     if (r.code !== 0) fail(`synplug setup failed (${r.code}): ${r.stdout}${r.stderr}`);
     state.synplugSetup = true;
     log(`synplug setup: ${((r.end - r.start) / 1000).toFixed(2)} s`);
+    // tc as an oracle: the tree must be there, or the window measures nothing.
+    const kinds = loQdiscKinds();
+    if (!kinds.includes('prio') || !kinds.includes('plug')) fail(`after synplug setup, lo has qdiscs [${kinds.join(', ')}], not prio + plug`);
   }
 }
 
@@ -536,9 +582,11 @@ async function unprepare(m: Method): Promise<void> {
     state.nftTable = false;
   }
   if (m === 'synplug' && state.synplugSetup) {
-    const r = await run([...synplugCmd, 'teardown'], 60_000);
+    const r = await run([...synplugCmd, 'teardown'], 120_000);
     if (r.code !== 0) log(`synplug teardown failed (${r.code}): ${r.stdout}${r.stderr}`);
     state.synplugSetup = false;
+    const kinds = loQdiscKinds();
+    if (kinds.includes('plug')) log(`warning: after synplug teardown, lo still has qdiscs [${kinds.join(', ')}]`);
   }
 }
 
@@ -547,12 +595,16 @@ const reloadErrors: string[] = [];
 async function reloadOnce(m: Method): Promise<Reload> {
   const start = wallMs();
   let ok = true;
+  let end = start;
+  let protect: ProtectInfo | undefined;
   const check = (what: string, r: RunResult): void => {
+    end = r.end;
     if (r.code !== 0) {
       ok = false;
       if (reloadErrors.length < 20) reloadErrors.push(`${m}: ${what} exited ${r.code ?? r.signal}: ${(r.stderr || r.stdout).trim().slice(0, 400)}`);
     }
   };
+  const before = haproxyPids().join(' ');
   const argv = haproxyArgv();
   if (m === 'unprotected') {
     check('haproxy', await run(argv));
@@ -561,10 +613,19 @@ async function reloadOnce(m: Method): Promise<Reload> {
     check('haproxy', await run(argv));
     check('nft flush chain', await run([BIN.nft, 'flush', 'chain', 'inet', NFT_TABLE, 'in']));
   } else if (m === 'synplug') {
-    check('synplug protect', await run([...synplugCmd, 'protect', ...protectArgs, '--', ...argv], 120_000));
+    const r = await run([...synplugCmd, 'protect', '--json', ...protectArgs, '--', ...argv], 120_000);
+    check('synplug protect', r);
+    protect = parseProtect(r.stdout);
   }
-  for (const p of haproxyPids()) state.haproxyPids.add(p);
-  return { start, end: wallMs(), ok };
+  const after = haproxyPids();
+  for (const p of after) state.haproxyPids.add(p);
+  // A reload that exits 0 but did not start a new haproxy (a wrapper that
+  // did nothing) must not count.
+  if (ok && (after.length === 0 || after.join(' ') === before || !after.every(alive))) {
+    ok = false;
+    if (reloadErrors.length < 20) reloadErrors.push(`${m}: the reload exited 0 but no new haproxy runs (pid file: '${after.join(' ')}', before: '${before}')`);
+  }
+  return { start, end, ok, ...(protect ? { protect } : {}) };
 }
 
 /** Reload in a loop, 100 ms after the previous reload returned, until done() says so. */
@@ -591,7 +652,34 @@ interface MethodResult {
   reloadFailures: number;
   reloadMeanMs: number;
   reloadMaxMs: number;
+  /** synplug only: totals of what protect --json reported */
+  protect: ProtectSummary | null;
   records: RequestRecord[];
+}
+
+interface ProtectSummary {
+  reports: number;
+  heldMeanMs: number;
+  heldMaxMs: number;
+  packetsReleased: number;
+  drops: number;
+  maxHoldReached: number;
+  overheadMaxUs: number;
+}
+
+function summariseProtect(reloads: readonly Reload[]): ProtectSummary | null {
+  const ps = reloads.map((r) => r.protect).filter((p): p is ProtectInfo => p !== undefined);
+  if (ps.length === 0) return null;
+  const held = meanMax(ps.map((p) => p.heldMs));
+  return {
+    reports: ps.length,
+    heldMeanMs: held.mean,
+    heldMaxMs: held.max,
+    packetsReleased: ps.reduce((a, p) => a + p.packetsReleased, 0),
+    drops: ps.reduce((a, p) => a + p.drops, 0),
+    maxHoldReached: ps.filter((p) => p.maxHoldReached).length,
+    overheadMaxUs: meanMax(ps.map((p) => p.overheadUs)).max,
+  };
 }
 
 async function runMethod(m: Method): Promise<MethodResult> {
@@ -633,6 +721,7 @@ async function runMethod(m: Method): Promise<MethodResult> {
     reloadFailures: reloads.filter((r) => !r.ok).length,
     reloadMeanMs: mm.mean,
     reloadMaxMs: mm.max,
+    protect: summariseProtect(reloads),
     records,
   };
   const c = res.client;
@@ -703,6 +792,7 @@ function evaluate(results: Map<Method, MethodResult>): Criterion[] {
     failed: 'synplug: 0 failed requests (client and wrk)',
     reloads: `synplug: at least ${P.reloads} reloads, all exited 0`,
     latency: 'synplug: max latency <= longest reload + baseline p99',
+    held: 'synplug: the plug held SYNs (protect --json reports packets released)',
   };
   if (!sp) {
     for (const n of Object.values(names)) skip(n, 'synplug not run');
@@ -711,6 +801,9 @@ function evaluate(results: Map<Method, MethodResult>): Criterion[] {
   check(names.failed, sp.client.failed === 0 && wrkErr(sp.wrk) === 0,
     `client ${sp.client.failed} failed of ${sp.client.requests}${sp.client.failed ? ` ${JSON.stringify(sp.client.errors)}` : ''}; wrk ${wrkErr(sp.wrk)} errors of ${sp.wrk?.requests ?? 0}`);
   check(names.reloads, sp.reloadCount >= P.reloads && sp.reloadFailures === 0, `${sp.reloadCount} reloads, ${sp.reloadFailures} failed`);
+  const p = sp.protect;
+  check(names.held, p !== null && p.packetsReleased > 0,
+    p ? `${p.packetsReleased} packets over ${p.reports} reports, ${p.drops} dropped, max-hold reached ${p.maxHoldReached} times` : 'no protect --json report could be read');
   if (!base) skip(names.latency, 'baseline not run');
   else {
     const bound = sp.reloadMaxMs + base.client.p99;
@@ -780,14 +873,23 @@ async function main(): Promise<void> {
   lines.push('latency = client.ts, from before connect() to the server\'s close, successful requests; failed = client.ts requests');
   lines.push('* wrk latency starts after the TCP connect: a held or dropped SYN does not show in it');
   for (const r of results.values()) {
+    const p = r.protect;
+    if (p) {
+      lines.push(
+        `  ${r.method} protect --json (${p.reports} reports): plug held mean ${fmtMs(p.heldMeanMs)}, max ${fmtMs(p.heldMaxMs)}; ` +
+          `${p.packetsReleased} packets held and released, ${p.drops} dropped, max-hold reached ${p.maxHoldReached} times; ` +
+          `synplug's own time in the window max ${(p.overheadMaxUs / 1000).toFixed(2)} ms`,
+      );
+    }
     if (r.client.failed) lines.push(`  ${r.method} failures by kind: ${Object.entries(r.client.errors).map(([k, v]) => `${k} ${v}`).join(', ')}`);
   }
   if (ab) {
     lines.push('');
     lines.push(
       table(
-        ['ab -r', 'complete', 'failed', 'receive', 'non-2xx', 'total median', 'total max', 'connect max', 'p99', 'reloads', 'reload max'],
-        [[`${ab.method} -c ${ab.concurrency} ${ab.seconds}s`, String(ab.complete), String(ab.failed), String(ab.failedReceive), String(ab.non2xx),
+        ['ab -r', 'complete', 'failed', 'conn/recv/len/exc', 'non-2xx', 'total median', 'total max', 'connect max', 'p99', 'reloads', 'reload max'],
+        [[`${ab.method} -c ${ab.concurrency} ${ab.seconds}s`, String(ab.complete), String(ab.failed),
+          `${ab.failedConnect}/${ab.failedReceive}/${ab.failedLength}/${ab.failedExceptions}`, String(ab.non2xx),
           `${ab.totalMedian} ms`, `${ab.totalMax} ms`, `${ab.connectMax} ms`, `${ab.p99} ms`, String(ab.reloads), fmtMs(ab.reloadMaxMs)]],
       ),
     );
@@ -837,7 +939,9 @@ async function main(): Promise<void> {
           reloadFailures: r.reloadFailures,
           reloadMeanMs: r.reloadMeanMs,
           reloadMaxMs: r.reloadMaxMs,
-          reloadTimes: r.reloads.map((x) => [+((x.start - r.windowStart) / 1000).toFixed(3), +((x.end - x.start) / 1000).toFixed(3)]),
+          // [start in the window s, duration s, ok, plug held ms (synplug)]
+          reloadTimes: r.reloads.map((x) => [+((x.start - r.windowStart) / 1000).toFixed(3), +((x.end - x.start) / 1000).toFixed(3), x.ok, ...(x.protect ? [+x.protect.heldMs.toFixed(1)] : [])]),
+          protect: r.protect,
           failedRequests: r.records
             .filter((x) => x.error !== null)
             .slice(0, 500)

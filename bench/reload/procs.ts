@@ -49,13 +49,25 @@ export function run(argv: readonly string[], timeoutMs = 60_000, env?: NodeJS.Pr
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
     const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    // The end is the exit; the output is complete at 'close', which a daemon
+    // that keeps our pipes open could delay: wait for it at most 2 s more.
+    let end = 0;
+    let finished = false;
+    const finish = (code: number | null, signal: NodeJS.Signals | null): void => {
+      if (finished) return;
+      finished = true;
+      clearTimeout(timer);
+      resolve({ code, signal, stdout, stderr, start, end: end || performance.timeOrigin + performance.now() });
+    };
     child.on('error', (e) => {
       stderr += String(e);
+      finish(null, null);
     });
-    child.on('close', (code, signal) => {
-      clearTimeout(timer);
-      resolve({ code, signal, stdout, stderr, start, end: performance.timeOrigin + performance.now() });
+    child.on('exit', (code, signal) => {
+      end = performance.timeOrigin + performance.now();
+      setTimeout(() => finish(code, signal), 2000).unref();
     });
+    child.on('close', (code, signal) => finish(code, signal));
   });
 }
 
