@@ -24,10 +24,12 @@ import { formatHandle, formatQdiscHandle } from './handle.js';
 import { NlaTable } from './nla.js';
 import { protocolName } from './proto.js';
 import { filterKind, qdiscKind } from './registry.js';
-import { decodeLegacyStats, decodeStats2, type XstatsRef } from './stats.js';
+import { appLen, decodeLegacyStats, stats2Into } from './stats.js';
 import type { ClassEntry, FilterEntry, QdiscEntry, TcHeaderInfo, TcStats } from './types.js';
 
 const NLMSG_HDRLEN = 16;
+
+const NO_OPTIONS: DecodeOptions = {};
 
 /** Options of the message decoders. */
 export interface DecodeOptions {
@@ -40,42 +42,69 @@ const T = new NlaTable(TCA_MAX);
 const CLSACT_INGRESS = TC_H_MAKE(TC_H_CLSACT, TC_H_MIN_INGRESS);
 const CLSACT_EGRESS = TC_H_MAKE(TC_H_CLSACT, TC_H_MIN_EGRESS);
 
-interface Head { ifindex: number; handle: number; parent: number; info: number; base: number }
+/* Header fields of the message being decoded (set by readHead; decoding is synchronous). */
+let hIfindex = 0;
+let hHandle = 0;
+let hParent = 0;
+let hInfo = 0;
+let hBase = 0;
+/** One TcHeaderInfo reused for every message (kinds read it during the call only). */
+const INFO: TcHeaderInfo = { handle: 0, parent: 0, info: 0, isClass: false };
 
-function head(msg: NetlinkMessage): Head {
+function readHead(msg: NetlinkMessage, isClass: boolean): void {
   const p = msg.payload;
-  const base = msg.offset + NLMSG_HDRLEN;
-  if (p.length < TCMSG_LEN) throw new NetlinkDecodeError(`tcmsg needs ${TCMSG_LEN} bytes, message has ${p.length}`, base);
-  T.parse(p, TCMSG_LEN, p.length, base);
-  return { ifindex: p.readUInt32LE(4), handle: p.readUInt32LE(8), parent: p.readUInt32LE(12), info: p.readUInt32LE(16), base };
+  hBase = msg.offset + NLMSG_HDRLEN;
+  if (p.length < TCMSG_LEN) throw new NetlinkDecodeError(`tcmsg needs ${TCMSG_LEN} bytes, message has ${p.length}`, hBase);
+  hIfindex = p.readUInt32LE(4);
+  hHandle = p.readUInt32LE(8);
+  hParent = p.readUInt32LE(12);
+  hInfo = p.readUInt32LE(16);
+  INFO.handle = hHandle;
+  INFO.parent = hParent;
+  INFO.info = hInfo;
+  INFO.isClass = isClass;
+  T.parse(p, TCMSG_LEN, p.length, hBase);
+}
+
+/* TCA_KIND strings repeat in every message of a dump: reuse the last one when the bytes match. */
+let lastKindBytes: Buffer = Buffer.alloc(0);
+let lastKind = '';
+function kindOf(p: Buffer): string | undefined {
+  const at = T.at(TCA_KIND);
+  if (at < 0) return undefined;
+  let end = at;
+  const lim = at + T.size(TCA_KIND);
+  while (end < lim && p[end] !== 0) end++;
+  const n = end - at;
+  if (n === lastKindBytes.length) {
+    let same = true;
+    for (let i = 0; i < n; i++) if (p[at + i] !== lastKindBytes[i]) { same = false; break; }
+    if (same) return lastKind;
+  }
+  lastKindBytes = Buffer.from(p.subarray(at, end));
+  lastKind = lastKindBytes.toString('utf8');
+  return lastKind;
 }
 
 /** Raw option bytes of a kind this library does not know: `{ raw: "<hex>" }`. */
-function rawOptions(data: Buffer): Record<string, unknown> {
-  return { raw: data.toString('hex') };
+function rawOptions(buf: Buffer, start: number, end: number): Record<string, unknown> {
+  return { raw: buf.toString('hex', start, end) };
 }
 
+type XDecoder = (buf: Buffer, start: number, end: number, base: number, i: TcHeaderInfo, out: Record<string, unknown>) => void;
+
 /** Decode TCA_STATS2 (or legacy TCA_STATS) into `e`, then the kind's xstats. Uses T (already parsed). */
-function decodeStatsInto(
-  e: TcStats & Record<string, unknown>,
-  payload: Buffer,
-  base: number,
-  decodeX: ((d: Buffer, b: number, i: TcHeaderInfo) => Record<string, unknown>) | undefined,
-  info: TcHeaderInfo,
-): void {
-  let x: XstatsRef | undefined;
+function decodeStatsInto(e: TcStats & Record<string, unknown>, payload: Buffer, decodeX: XDecoder | undefined): void {
   const s2 = T.at(TCA_STATS2);
   const s1 = T.at(TCA_STATS);
   const s1len = T.size(TCA_STATS);
-  const xs = T.at(TCA_XSTATS);
-  const xslen = T.size(TCA_XSTATS);
-  if (s2 >= 0) x = decodeStats2(payload, s2, s2 + T.size(TCA_STATS2), base, e);
-  else if (s1 >= 0) decodeLegacyStats(payload, s1, s1len, e);
-  if (!x && xs >= 0) x = { start: xs, len: xslen };
-  if (x && decodeX) {
-    const xd = decodeX(payload.subarray(x.start, x.start + x.len), base + x.start, info);
-    for (const k in xd) e[k] = xd[k];
-  }
+  let x = T.at(TCA_XSTATS);
+  let xlen = T.size(TCA_XSTATS);
+  if (s2 >= 0) {
+    const app = stats2Into(payload, s2, s2 + T.size(TCA_STATS2), hBase, e);
+    if (app >= 0) { x = app; xlen = appLen; }
+  } else if (s1 >= 0) decodeLegacyStats(payload, s1, s1len, e);
+  if (x >= 0 && decodeX) decodeX(payload, x, x + xlen, hBase, INFO, e);
 }
 
 /**
@@ -84,33 +113,30 @@ function decodeStatsInto(
  * @returns the entry `tc -j -s qdisc show` prints (plus `ifindex`)
  * @throws {NetlinkDecodeError} a short tcmsg, malformed attributes, or options too short for their kind
  */
-export function decodeQdisc(msg: NetlinkMessage, opts: DecodeOptions = {}): QdiscEntry {
-  const h = head(msg);
+export function decodeQdisc(msg: NetlinkMessage, opts: DecodeOptions = NO_OPTIONS): QdiscEntry {
+  readHead(msg, false);
   const p = msg.payload;
-  const kind = T.str(TCA_KIND);
+  const kind = kindOf(p);
   // Built field by field in the order tc -j prints them.
   const e = {} as QdiscEntry;
   if (kind !== undefined) e.kind = kind;
-  e.handle = formatQdiscHandle(h.handle);
+  e.handle = formatQdiscHandle(hHandle);
   if (opts.dev !== undefined) e.dev = opts.dev;
-  e.ifindex = h.ifindex;
-  if (h.parent === TC_H_ROOT) e.root = true;
-  else if (h.parent) e.parent = formatHandle(h.parent);
-  if (h.info !== 1) e.refcnt = h.info;
+  e.ifindex = hIfindex;
+  if (hParent === TC_H_ROOT) e.root = true;
+  else if (hParent) e.parent = formatHandle(hParent);
+  if (hInfo !== 1) e.refcnt = hInfo;
   if (T.has(TCA_HW_OFFLOAD) && T.u8(TCA_HW_OFFLOAD)) e.offloaded = true;
   if (T.size(TCA_INGRESS_BLOCK) >= 4 && T.u32(TCA_INGRESS_BLOCK)) e.ingress_block = T.u32(TCA_INGRESS_BLOCK);
   if (T.size(TCA_EGRESS_BLOCK) >= 4 && T.u32(TCA_EGRESS_BLOCK)) e.egress_block = T.u32(TCA_EGRESS_BLOCK);
   const desc = kind === undefined ? undefined : qdiscKind(kind);
-  const info: TcHeaderInfo = { handle: h.handle, parent: h.parent, info: h.info };
-  e.options = {};
   const o = T.at(TCA_OPTIONS);
   if (o >= 0) {
-    const data = p.subarray(o, o + T.size(TCA_OPTIONS));
-    const oBase = h.base + o;
+    const end = o + T.size(TCA_OPTIONS);
     // Kind decoders use their own tables, never T (module-private), so T stays valid.
-    e.options = desc?.decodeOptions ? desc.decodeOptions(data, oBase, info) : rawOptions(data);
-  }
-  if (opts.stats !== false) decodeStatsInto(e, p, h.base, desc?.decodeXstats, info);
+    e.options = desc?.decodeOptions ? desc.decodeOptions(p, o, end, hBase, INFO) : rawOptions(p, o, end);
+  } else e.options = {};
+  if (opts.stats !== false) decodeStatsInto(e, p, desc?.decodeXstats);
   return e;
 }
 
@@ -120,27 +146,25 @@ export function decodeQdisc(msg: NetlinkMessage, opts: DecodeOptions = {}): Qdis
  * @returns the entry: kind, handle ("1:20"), root | parent, leaf ("20:"), options, stats, xstats flat
  * @throws {NetlinkDecodeError}
  */
-export function decodeClass(msg: NetlinkMessage, opts: DecodeOptions = {}): ClassEntry {
-  const h = head(msg);
+export function decodeClass(msg: NetlinkMessage, opts: DecodeOptions = NO_OPTIONS): ClassEntry {
+  readHead(msg, true);
   const p = msg.payload;
-  const kind = T.str(TCA_KIND);
+  const kind = kindOf(p);
   const e = {} as ClassEntry;
   if (kind !== undefined) e.kind = kind;
-  e.handle = h.handle ? formatHandle(h.handle) : '';
+  e.handle = hHandle ? formatHandle(hHandle) : '';
   if (opts.dev !== undefined) e.dev = opts.dev;
-  e.ifindex = h.ifindex;
-  if (h.parent === TC_H_ROOT) e.root = true;
-  else e.parent = formatHandle(h.parent);
-  if (h.info) e.leaf = `${(h.info >>> 16).toString(16)}:`;
+  e.ifindex = hIfindex;
+  if (hParent === TC_H_ROOT) e.root = true;
+  else e.parent = formatHandle(hParent);
+  if (hInfo) e.leaf = `${(hInfo >>> 16).toString(16)}:`;
   const desc = kind === undefined ? undefined : qdiscKind(kind);
-  const info: TcHeaderInfo = { handle: h.handle, parent: h.parent, info: h.info, isClass: true };
-  e.options = {};
   const o = T.at(TCA_OPTIONS);
   if (o >= 0) {
-    const data = p.subarray(o, o + T.size(TCA_OPTIONS));
-    e.options = desc?.decodeClassOptions ? desc.decodeClassOptions(data, h.base + o, info) : rawOptions(data);
-  }
-  if (opts.stats !== false) decodeStatsInto(e, p, h.base, desc?.decodeXstats, info);
+    const end = o + T.size(TCA_OPTIONS);
+    e.options = desc?.decodeClassOptions ? desc.decodeClassOptions(p, o, end, hBase, INFO) : rawOptions(p, o, end);
+  } else e.options = {};
+  if (opts.stats !== false) decodeStatsInto(e, p, desc?.decodeXstats);
   return e;
 }
 
@@ -150,34 +174,33 @@ export function decodeClass(msg: NetlinkMessage, opts: DecodeOptions = {}): Clas
  * @returns the entry `tc -j filter show` prints (plus `ifindex` and `handle`)
  * @throws {NetlinkDecodeError}
  */
-export function decodeFilter(msg: NetlinkMessage, opts: DecodeOptions = {}): FilterEntry {
-  const h = head(msg);
+export function decodeFilter(msg: NetlinkMessage, opts: DecodeOptions = NO_OPTIONS): FilterEntry {
+  readHead(msg, false);
   const p = msg.payload;
   const e = {} as FilterEntry;
   if (opts.dev !== undefined) e.dev = opts.dev;
-  e.ifindex = h.ifindex;
-  if (h.ifindex === TCM_IFINDEX_MAGIC_BLOCK) e.block = h.parent;
-  else if (h.parent === TC_H_ROOT) e.root = true;
-  else if (h.parent === CLSACT_INGRESS) e.ingress = true;
-  else if (h.parent === CLSACT_EGRESS) e.egress = true;
-  else e.parent = formatHandle(h.parent);
-  if (h.info) {
-    const proto = ((h.info & 0xff) << 8) | ((h.info >>> 8) & 0xff);
+  e.ifindex = hIfindex;
+  if (hIfindex === TCM_IFINDEX_MAGIC_BLOCK) e.block = hParent;
+  else if (hParent === TC_H_ROOT) e.root = true;
+  else if (hParent === CLSACT_INGRESS) e.ingress = true;
+  else if (hParent === CLSACT_EGRESS) e.egress = true;
+  else e.parent = formatHandle(hParent);
+  if (hInfo) {
+    const proto = ((hInfo & 0xff) << 8) | ((hInfo >>> 8) & 0xff);
     if (proto) e.protocol = protocolName(proto);
-    const pref = h.info >>> 16;
+    const pref = hInfo >>> 16;
     if (pref) e.pref = pref;
   }
-  const kind = T.str(TCA_KIND);
+  const kind = kindOf(p);
   if (kind !== undefined) e.kind = kind;
   if (T.has(TCA_CHAIN)) e.chain = T.u32(TCA_CHAIN);
   const desc = kind === undefined ? undefined : filterKind(kind);
-  if (h.handle) e.handle = desc?.formatHandle ? desc.formatHandle(h.handle) : `0x${h.handle.toString(16)}`;
-  const info: TcHeaderInfo = { handle: h.handle, parent: h.parent, info: h.info };
+  if (hHandle) e.handle = desc?.formatHandle ? desc.formatHandle(hHandle) : `0x${hHandle.toString(16)}`;
   const o = T.at(TCA_OPTIONS);
   if (o >= 0) {
-    const data = p.subarray(o, o + T.size(TCA_OPTIONS));
-    e.options = desc?.decodeOptions ? desc.decodeOptions(data, h.base + o, info) : rawOptions(data);
+    const end = o + T.size(TCA_OPTIONS);
+    e.options = desc?.decodeOptions ? desc.decodeOptions(p, o, end, hBase, INFO) : rawOptions(p, o, end);
   }
-  if (opts.stats !== false) decodeStatsInto(e, p, h.base, undefined, info);
+  if (opts.stats !== false) decodeStatsInto(e, p, undefined);
   return e;
 }

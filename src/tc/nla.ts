@@ -20,10 +20,13 @@ import { NLA_TYPE_MASK } from '../netlink/attributes.js';
  * resets it); never hold two live runs in the same instance.
  */
 export class NlaTable {
-  /** payload start (index into `buf`), or -1 when the type is absent */
+  /** payload start (index into `buf`), valid when `stamp[t] === gen` */
   private readonly start: Int32Array;
   /** payload length */
   private readonly len: Int32Array;
+  /** parse generation that last set each type (saves clearing the table on every parse) */
+  private readonly stamp: Uint32Array;
+  private gen = 0;
   /** the buffer of the last parse */
   buf: Buffer = Buffer.alloc(0);
   /** absolute offset of `buf[0]` */
@@ -34,8 +37,14 @@ export class NlaTable {
   /** @param max highest attribute type to record */
   constructor(max: number) {
     this.max = max;
-    this.start = new Int32Array(max + 1).fill(-1);
+    this.start = new Int32Array(max + 1);
     this.len = new Int32Array(max + 1);
+    this.stamp = new Uint32Array(max + 1);
+  }
+
+  /** Payload start of type `t` in `buf`, or -1 when absent. */
+  private pos(t: number): number {
+    return t <= this.max && this.stamp[t] === this.gen ? this.start[t] : -1;
   }
 
   /**
@@ -48,7 +57,8 @@ export class NlaTable {
    * @throws {NetlinkDecodeError} a header that does not fit, nla_len < 4, or nla_len past `to`
    */
   parse(buf: Buffer, from: number, to: number, base = 0): this {
-    this.start.fill(-1);
+    if (++this.gen === 0x100000000) { this.stamp.fill(0); this.gen = 1; }
+    const gen = this.gen;
     this.buf = buf;
     this.base = base;
     let off = from;
@@ -63,23 +73,23 @@ export class NlaTable {
       const t = (buf[off + 2] | (buf[off + 3] << 8)) & NLA_TYPE_MASK;
       if (l < 4) throw new NetlinkDecodeError(`attribute length ${l} is shorter than its header`, base + off);
       if (l > to - off) throw new NetlinkDecodeError(`attribute type ${t} length ${l} runs past the end (${to - off} bytes left)`, base + off);
-      if (t <= this.max) { this.start[t] = off + 4; this.len[t] = l - 4; }
+      if (t <= this.max) { this.start[t] = off + 4; this.len[t] = l - 4; this.stamp[t] = gen; }
       off += (l + 3) & ~3;
     }
     return this;
   }
 
   /** Whether an attribute of this type was present. */
-  has(t: number): boolean { return t <= this.max && this.start[t] >= 0; }
+  has(t: number): boolean { return this.pos(t) >= 0; }
   /** Payload start in `buf` (-1 when absent). */
-  at(t: number): number { return t <= this.max ? this.start[t] : -1; }
+  at(t: number): number { return this.pos(t); }
   /** Payload length (0 when absent). */
   size(t: number): number { return this.has(t) ? this.len[t] : 0; }
   /** Absolute offset of the attribute's header, for error messages. */
   headerOffset(t: number): number { return this.base + this.start[t] - 4; }
 
   private need(t: number, n: number): number {
-    const s = t <= this.max ? this.start[t] : -1;
+    const s = this.pos(t);
     if (s < 0) return -1;
     if (this.len[t] < n) throw new NetlinkDecodeError(`attribute type ${t} has ${this.len[t]} bytes, needs ${n}`, this.base + s - 4);
     return s;
@@ -102,7 +112,7 @@ export class NlaTable {
   }
   /** NLA_STRING: UTF-8 up to the first NUL, or undefined. */
   str(t: number): string | undefined {
-    const s = t <= this.max ? this.start[t] : -1;
+    const s = this.pos(t);
     if (s < 0) return undefined;
     const end = s + this.len[t];
     let nul = s;
@@ -111,7 +121,7 @@ export class NlaTable {
   }
   /** Payload as a view (no copy), or undefined. */
   bytes(t: number): Buffer | undefined {
-    const s = t <= this.max ? this.start[t] : -1;
+    const s = this.pos(t);
     return s < 0 ? undefined : this.buf.subarray(s, s + this.len[t]);
   }
   /**

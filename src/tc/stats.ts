@@ -55,6 +55,19 @@ export interface XstatsRef {
  * @throws {NetlinkDecodeError} malformed nested attributes
  */
 export function decodeStats2(buf: Buffer, start: number, end: number, base: number, out: TcStats & Record<string, unknown>): XstatsRef | undefined {
+  const at = stats2Into(buf, start, end, base, out);
+  return at >= 0 ? { start: at, len: appLen } : undefined;
+}
+
+/** Length of TCA_STATS_APP found by the last {@link stats2Into}. */
+export let appLen = 0;
+
+/**
+ * {@link decodeStats2} without allocating: returns where TCA_STATS_APP's
+ * payload starts (-1 when absent) and leaves its length in {@link appLen}.
+ * @throws {NetlinkDecodeError}
+ */
+export function stats2Into(buf: Buffer, start: number, end: number, base: number, out: TcStats & Record<string, unknown>): number {
   T.parse(buf, start, end, base);
   let at = T.at(TCA_STATS_BASIC);
   if (at >= 0) {
@@ -91,7 +104,8 @@ export function decodeStats2(buf: Buffer, start: number, end: number, base: numb
     out.pps = u32In(buf, at, len, 4);
   }
   at = T.at(TCA_STATS_APP);
-  return at >= 0 ? { start: at, len: T.size(TCA_STATS_APP) } : undefined;
+  appLen = at >= 0 ? T.size(TCA_STATS_APP) : 0;
+  return at;
 }
 
 /**

@@ -114,7 +114,10 @@ export interface FilterEntry extends TcStats {
   [extra: string]: unknown;
 }
 
-/** The tcmsg fields a kind's decoder may need. */
+/**
+ * The tcmsg fields a kind's decoder may need. The decoders reuse one object
+ * for every message: read it during the call, do not keep it.
+ */
 export interface TcHeaderInfo {
   /** tcm_handle */
   handle: number;
@@ -150,14 +153,22 @@ export interface QdiscKind<Options = Record<string, unknown>, ClassOptions = Rec
    * @throws {UsageError} invalid options
    */
   encodeOptions?(options: Options): Buffer[];
-  /** TCA_OPTIONS payload -> tc -j `options` object. */
-  decodeOptions?(data: Buffer, base: number, info: TcHeaderInfo): Record<string, unknown>;
+  /**
+   * TCA_OPTIONS payload `buf[start, end)` -> tc -j `options` object. `base` is
+   * the absolute offset of `buf[0]` (byte i sits at `base + i` in the datagram),
+   * for NetlinkDecodeError offsets. (Positions instead of a sub-buffer: a dump
+   * of 30,000 classes would otherwise create 60,000 views.)
+   */
+  decodeOptions?(buf: Buffer, start: number, end: number, base: number, info: TcHeaderInfo): Record<string, unknown>;
   /** Class options -> attributes (for `tc class add ... <kind> ...`). @throws {UsageError} */
   encodeClassOptions?(options: ClassOptions): Buffer[];
-  /** Class TCA_OPTIONS payload -> object. */
-  decodeClassOptions?(data: Buffer, base: number, info: TcHeaderInfo): Record<string, unknown>;
-  /** TCA_STATS_APP / TCA_XSTATS payload -> extra stats, merged flat into the entry as tc -j does. */
-  decodeXstats?(data: Buffer, base: number, info: TcHeaderInfo): Record<string, unknown>;
+  /** Class TCA_OPTIONS payload `buf[start, end)` -> object (same conventions as decodeOptions). */
+  decodeClassOptions?(buf: Buffer, start: number, end: number, base: number, info: TcHeaderInfo): Record<string, unknown>;
+  /**
+   * TCA_STATS_APP / TCA_XSTATS payload -> extra stats, written flat into
+   * `out` (the entry), as tc -j prints them.
+   */
+  decodeXstats?(buf: Buffer, start: number, end: number, base: number, info: TcHeaderInfo, out: Record<string, unknown>): void;
   /**
    * tc command-line arguments after the kind (`["bands", "4"]`) -> options.
    * @throws {UsageError} unknown or bad argument
@@ -184,8 +195,11 @@ export interface FilterKind<Options = Record<string, unknown>> {
   readonly module?: string;
   /** Options -> attributes after TCA_KIND (usually one TCA_OPTIONS). @throws {UsageError} */
   encodeOptions?(options: Options): Buffer[];
-  /** TCA_OPTIONS payload -> tc -j `options` object (may include the handle, as tc prints it). */
-  decodeOptions?(data: Buffer, base: number, info: TcHeaderInfo): Record<string, unknown>;
+  /**
+   * TCA_OPTIONS payload `buf[start, end)` -> tc -j `options` object (may
+   * include the handle, as tc prints it); `base` is the absolute offset of `buf[0]`.
+   */
+  decodeOptions?(buf: Buffer, start: number, end: number, base: number, info: TcHeaderInfo): Record<string, unknown>;
   /** tcm_handle -> text (default `0x<hex>`). */
   formatHandle?(handle: number): string;
   /** handle text -> tcm_handle (default: a u32, decimal or 0x hex). @throws {UsageError} */

@@ -51,8 +51,8 @@ const T = new NlaTable(TCA_FW_MASK);
  * as tc -j prints it (the `fw` object only when the handle or a mask is set).
  * @throws {NetlinkDecodeError} short attributes
  */
-function decodeOptions(data: Buffer, base: number, info: { handle: number }): Record<string, unknown> {
-  T.parse(data, 0, data.length, base);
+function decodeOptions(buf: Buffer, start: number, end: number, base: number, info: { handle: number }): Record<string, unknown> {
+  T.parse(buf, start, end, base);
   const out: Record<string, unknown> = {};
   const handle = info.handle;
   if (handle || T.has(TCA_FW_MASK)) {

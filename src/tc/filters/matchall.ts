@@ -44,8 +44,8 @@ const T = new NlaTable(TCA_MATCHALL_PAD);
  * TCA_OPTIONS -> `{ handle (number, as tc -j), flowid?, skip_hw?, skip_sw?, in_hw? | not_in_hw?, rule_hit?, actions? }`.
  * @throws {NetlinkDecodeError} a counter shorter than 8 bytes, short attributes
  */
-function decodeOptions(data: Buffer, base: number, info: { handle: number }): Record<string, unknown> {
-  T.parse(data, 0, data.length, base);
+function decodeOptions(buf: Buffer, start: number, end: number, base: number, info: { handle: number }): Record<string, unknown> {
+  T.parse(buf, start, end, base);
   const out: Record<string, unknown> = {};
   if (info.handle) out.handle = info.handle;
   const c = T.u32(TCA_MATCHALL_CLASSID);
@@ -55,7 +55,7 @@ function decodeOptions(data: Buffer, base: number, info: { handle: number }): Re
   const pc = T.at(TCA_MATCHALL_PCNT);
   if (pc >= 0) {
     if (T.size(TCA_MATCHALL_PCNT) < 8) throw new NetlinkDecodeError('tc_matchall_pcnt needs 8 bytes', T.headerOffset(TCA_MATCHALL_PCNT));
-    out.rule_hit = readU64(data, pc);
+    out.rule_hit = readU64(buf, pc);
   }
   const act = T.bytes(TCA_MATCHALL_ACT);
   if (act) out.actions = decodeActions(act, T.headerOffset(TCA_MATCHALL_ACT) + 4);

@@ -260,8 +260,8 @@ const KEY_LEN = 16;
  * `match: [{ value, mask, offmask, off }]` (tc repeats a "match" key; here it is an array).
  * @throws {NetlinkDecodeError} a selector shorter than its nkeys claim, or short attributes
  */
-function decodeOptions(data: Buffer, base: number, info: { handle: number }): Record<string, unknown> {
-  T.parse(data, 0, data.length, base);
+function decodeOptions(buf: Buffer, start: number, end: number, base: number, info: { handle: number }): Record<string, unknown> {
+  T.parse(buf, start, end, base);
   const out: Record<string, unknown> = {};
   const handle = info.handle;
   if (handle) out.fh = formatU32Handle(handle);
@@ -272,8 +272,8 @@ function decodeOptions(data: Buffer, base: number, info: { handle: number }): Re
   if (s >= 0) {
     const len = T.size(TCA_U32_SEL);
     if (len < SEL_LEN) throw new NetlinkDecodeError(`tc_u32_sel needs ${SEL_LEN} bytes, has ${len}`, T.headerOffset(TCA_U32_SEL));
-    nkeys = data[s + 2];
-    flags = data[s];
+    nkeys = buf[s + 2];
+    flags = buf[s];
     if (len < SEL_LEN + nkeys * KEY_LEN) throw new NetlinkDecodeError(`tc_u32_sel claims ${nkeys} keys but has room for ${Math.floor((len - SEL_LEN) / KEY_LEN)}`, T.headerOffset(TCA_U32_SEL));
   } else s = -1;
   const div = T.u32(TCA_U32_DIVISOR);
@@ -294,40 +294,40 @@ function decodeOptions(data: Buffer, base: number, info: { handle: number }): Re
   if (pc >= 0) {
     pcLen = T.size(TCA_U32_PCNT);
     if (pcLen < 16) throw new NetlinkDecodeError(`tc_u32_pcnt needs 16 bytes, has ${pcLen}`, T.headerOffset(TCA_U32_PCNT));
-    if (s >= 0) { out.rule_hit = readU64(data, pc); out.success = readU64(data, pc + 8); }
+    if (s >= 0) { out.rule_hit = readU64(buf, pc); out.success = readU64(buf, pc + 8); }
   }
   const mk = T.at(TCA_U32_MARK);
   if (mk >= 0 && T.size(TCA_U32_MARK) >= 12) {
-    out.fwmark_value = `0x${data.readUInt32LE(mk).toString(16)}`;
-    out.fwmark_mask = `0x${data.readUInt32LE(mk + 4).toString(16)}`;
-    out.fwmark_success = data.readInt32LE(mk + 8);
+    out.fwmark_value = `0x${buf.readUInt32LE(mk).toString(16)}`;
+    out.fwmark_mask = `0x${buf.readUInt32LE(mk + 4).toString(16)}`;
+    out.fwmark_success = buf.readInt32LE(mk + 8);
   }
   if (s >= 0) {
     const match: Array<Record<string, unknown>> = [];
     for (let i = 0; i < nkeys; i++) {
       const k = s + SEL_LEN + i * KEY_LEN;
       const m: Record<string, unknown> = {
-        value: data.readUInt32BE(k + 4).toString(16),
-        mask: data.readUInt32BE(k).toString(16),
-        offmask: data.readInt32LE(k + 12) ? 'nexthdr+' : '',
-        off: data.readInt32LE(k + 8),
+        value: buf.readUInt32BE(k + 4).toString(16),
+        mask: buf.readUInt32BE(k).toString(16),
+        offmask: buf.readInt32LE(k + 12) ? 'nexthdr+' : '',
+        off: buf.readInt32LE(k + 8),
       };
-      if (pc >= 0 && pcLen >= 16 + 8 * (i + 1)) m.success = readU64(data, pc + 16 + 8 * i);
+      if (pc >= 0 && pcLen >= 16 + 8 * (i + 1)) m.success = readU64(buf, pc + 16 + 8 * i);
       match.push(m);
     }
     if (match.length) out.match = match;
     if (flags & (TC_U32_VAROFFSET | TC_U32_OFFSET)) {
       if (flags & TC_U32_VAROFFSET) {
-        out.offset_mask = data.readUInt16BE(s + 4).toString(16);
-        out.offset_shift = data[s + 1];
-        out.offset_off = data.readInt16LE(s + 8);
+        out.offset_mask = buf.readUInt16BE(s + 4).toString(16);
+        out.offset_shift = buf[s + 1];
+        out.offset_off = buf.readInt16LE(s + 8);
       }
-      const plus = data.readUInt16LE(s + 6);
+      const plus = buf.readUInt16LE(s + 6);
       if (plus) out.plus = plus;
     }
     if (flags & TC_U32_EAT) out.eat = true;
-    const hmask = data.readUInt32BE(s + 12);
-    if (hmask) { out.hash_mask = hmask.toString(16); out.hash_off = data.readInt16LE(s + 10); }
+    const hmask = buf.readUInt32BE(s + 12);
+    if (hmask) { out.hash_mask = hmask.toString(16); out.hash_off = buf.readInt16LE(s + 10); }
   }
   if (T.has(TCA_U32_POLICE)) out.police = true;
   const indev = T.str(TCA_U32_INDEV);

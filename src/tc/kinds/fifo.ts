@@ -42,9 +42,9 @@ function encodeFifo(kind: string, bytes: boolean) {
  * Decode `struct tc_fifo_qopt`.
  * @throws {NetlinkDecodeError} fewer than 4 bytes
  */
-function decodeFifo(data: Buffer, base: number): Record<string, unknown> {
-  if (data.length < 4) throw new NetlinkDecodeError(`tc_fifo_qopt needs 4 bytes, TCA_OPTIONS has ${data.length}`, base);
-  return { limit: data.readUInt32LE(0) };
+function decodeFifo(buf: Buffer, start: number, end: number, base: number): Record<string, unknown> {
+  if (end - start < 4) throw new NetlinkDecodeError(`tc_fifo_qopt needs 4 bytes, TCA_OPTIONS has ${end - start}`, base + start);
+  return { limit: buf.readUInt32LE(start) };
 }
 
 function parseFifoArgs(kind: string) {

@@ -73,8 +73,8 @@ function encodeOptions(o: FqCodelOptions): Buffer[] {
 
 const T = new NlaTable(TCA_FQ_CODEL_CE_THRESHOLD_MASK);
 
-function decodeOptions(data: Buffer, base: number): Record<string, unknown> {
-  T.parse(data, 0, data.length, base);
+function decodeOptions(buf: Buffer, start: number, end: number, base: number): Record<string, unknown> {
+  T.parse(buf, start, end, base);
   const out: Record<string, unknown> = {};
   const get = (t: number) => (T.size(t) >= 4 ? T.u32(t) : undefined);
   let v: number | undefined;
@@ -93,32 +93,31 @@ function decodeOptions(data: Buffer, base: number): Record<string, unknown> {
   return out;
 }
 
-function decodeXstats(data: Buffer): Record<string, unknown> {
+function decodeXstats(buf: Buffer, start: number, end: number, _base: number, _info: unknown, out: Record<string, unknown>): void {
   // tc zero-fills a short struct; so do we.
   const b = Buffer.alloc(40);
-  data.copy(b, 0, 0, Math.min(40, data.length));
+  buf.copy(b, 0, start, Math.min(start + 40, end));
   const type = b.readUInt32LE(0);
   if (type === TCA_FQ_CODEL_XSTATS_QDISC) {
-    const out: Record<string, unknown> = {
-      maxpacket: b.readUInt32LE(4), drop_overlimit: b.readUInt32LE(8), new_flow_count: b.readUInt32LE(16),
-      ecn_mark: b.readUInt32LE(12),
-    };
+    out.maxpacket = b.readUInt32LE(4);
+    out.drop_overlimit = b.readUInt32LE(8);
+    out.new_flow_count = b.readUInt32LE(16);
+    out.ecn_mark = b.readUInt32LE(12);
     const ce = b.readUInt32LE(28); const mem = b.readUInt32LE(32); const dom = b.readUInt32LE(36);
     if (ce) out.ce_mark = ce;
     if (mem) out.memory_used = mem;
     if (dom) out.drop_overmemory = dom;
     out.new_flows_len = b.readUInt32LE(20);
     out.old_flows_len = b.readUInt32LE(24);
-    return out;
+    return;
   }
   if (type === TCA_FQ_CODEL_XSTATS_CLASS) {
-    const out: Record<string, unknown> = {
-      deficit: b.readInt32LE(4), count: b.readUInt32LE(12), lastcount: b.readUInt32LE(16), ldelay: b.readUInt32LE(8),
-    };
+    out.deficit = b.readInt32LE(4);
+    out.count = b.readUInt32LE(12);
+    out.lastcount = b.readUInt32LE(16);
+    out.ldelay = b.readUInt32LE(8);
     if (b.readUInt32LE(20)) { out.dropping = true; out.drop_next = b.readInt32LE(24); }
-    return out;
   }
-  return {};
 }
 
 function formatOptions(o: Record<string, unknown>): string {

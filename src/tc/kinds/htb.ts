@@ -35,7 +35,7 @@ import {
 import { ArgReader, parseIntArg } from '../args.js';
 import { NlaTable } from '../nla.js';
 import {
-  calcRtable, linklayerName, parseLinklayer, parseSizeAndCell, rate32, readRatespec, writeRatespec, type Ratespec,
+  calcRtable, linklayerName, parseLinklayer, parseSizeAndCell, rate32, writeRatespec, type Ratespec,
 } from '../ratespec.js';
 import type { QdiscKind } from '../types.js';
 import { calcXmitsize, calcXmittime, formatRate, formatSize, parseRate, parseSize } from '../units.js';
@@ -98,16 +98,16 @@ function encodeQdisc(o: HtbOptions): Buffer[] {
 
 const T = new NlaTable(TCA_HTB_OFFLOAD);
 
-function decodeQdisc(data: Buffer, base: number): Record<string, unknown> {
-  T.parse(data, 0, data.length, base);
+function decodeQdisc(buf: Buffer, start: number, end: number, base: number): Record<string, unknown> {
+  T.parse(buf, start, end, base);
   const out: Record<string, unknown> = {};
   const g = T.struct(TCA_HTB_INIT, GLOB_LEN);
   if (g >= 0) {
-    out.r2q = data.readUInt32LE(g + 4);
-    const def = data.readUInt32LE(g + 8);
+    out.r2q = buf.readUInt32LE(g + 4);
+    const def = buf.readUInt32LE(g + 8);
     out.default = def ? `0x${def.toString(16)}` : '0';
-    out.direct_packets_stat = data.readUInt32LE(g + 16);
-    out.version = `${data.readUInt32LE(g) >>> 16}.${data.readUInt32LE(g) & 0xffff}`;
+    out.direct_packets_stat = buf.readUInt32LE(g + 16);
+    out.version = `${buf.readUInt32LE(g) >>> 16}.${buf.readUInt32LE(g) & 0xffff}`;
   }
   const dq = T.u32(TCA_HTB_DIRECT_QLEN);
   if (dq !== undefined) out.direct_qlen = dq;
@@ -156,39 +156,39 @@ function encodeClass(o: HtbClassOptions): Buffer[] {
  * bursts in bytes computed from the psched ticks as tc prints them.
  * @throws {NetlinkDecodeError} TCA_HTB_PARMS shorter than tc_htb_opt
  */
-function decodeClass(data: Buffer, base: number): Record<string, unknown> {
-  T.parse(data, 0, data.length, base);
+function decodeClass(buf: Buffer, start: number, end: number, base: number): Record<string, unknown> {
+  T.parse(buf, start, end, base);
   const p = T.struct(TCA_HTB_PARMS, OPT_LEN);
   const out: Record<string, unknown> = {};
   if (p < 0) return out;
-  const r = readRatespec(data, p);
-  const c = readRatespec(data, p + 12);
-  const rate = T.size(TCA_HTB_RATE64) >= 8 ? T.u64(TCA_HTB_RATE64)! : r.rate;
-  const ceil = T.size(TCA_HTB_CEIL64) >= 8 ? T.u64(TCA_HTB_CEIL64)! : c.rate;
-  out.prio = data.readUInt32LE(p + 40);
-  out.quantum = data.readUInt32LE(p + 32);
-  out.level = data.readUInt32LE(p + 36);
+  // struct tc_ratespec fields read in place (this runs once per class of a dump).
+  const rate = T.size(TCA_HTB_RATE64) >= 8 ? T.u64(TCA_HTB_RATE64)! : buf.readUInt32LE(p + 8);
+  const ceil = T.size(TCA_HTB_CEIL64) >= 8 ? T.u64(TCA_HTB_CEIL64)! : buf.readUInt32LE(p + 20);
+  const overhead = buf.readUInt16LE(p + 2);
+  const mpu = buf.readUInt16LE(p + 6);
+  const linklayer = buf[p + 1] & 0x0f;
+  out.prio = buf.readUInt32LE(p + 40);
+  out.quantum = buf.readUInt32LE(p + 32);
+  out.level = buf.readUInt32LE(p + 36);
   out.rate = rate;
   out.ceil = ceil;
-  out.burst = calcXmitsize(rate, data.readUInt32LE(p + 24));
-  out.cburst = calcXmitsize(ceil, data.readUInt32LE(p + 28));
-  if (r.overhead) out.overhead = r.overhead;
-  if (r.mpu) out.mpu = r.mpu;
-  if (r.linklayer > TC_LINKLAYER_ETHERNET) out.linklayer = linklayerName(r.linklayer);
+  out.burst = calcXmitsize(rate, buf.readUInt32LE(p + 24));
+  out.cburst = calcXmitsize(ceil, buf.readUInt32LE(p + 28));
+  if (overhead) out.overhead = overhead;
+  if (mpu) out.mpu = mpu;
+  if (linklayer > TC_LINKLAYER_ETHERNET) out.linklayer = linklayerName(linklayer);
   if (T.has(TCA_HTB_OFFLOAD)) out.offload = null;
   return out;
 }
 
 /** htb class xstats (`struct tc_htb_xstats`), names as tc prints them. @throws {NetlinkDecodeError} shorter than 20 bytes */
-function decodeXstats(data: Buffer, base: number): Record<string, unknown> {
-  if (data.length < 20) throw new NetlinkDecodeError(`tc_htb_xstats needs 20 bytes, has ${data.length}`, base);
-  return {
-    lended: data.readUInt32LE(0),
-    borrowed: data.readUInt32LE(4),
-    giants: data.readUInt32LE(8),
-    tokens: data.readInt32LE(12),
-    ctokens: data.readInt32LE(16),
-  };
+function decodeXstats(buf: Buffer, start: number, end: number, base: number, _info: unknown, out: Record<string, unknown>): void {
+  if (end - start < 20) throw new NetlinkDecodeError(`tc_htb_xstats needs 20 bytes, has ${end - start}`, base + start);
+  out.lended = buf.readUInt32LE(start);
+  out.borrowed = buf.readUInt32LE(start + 4);
+  out.giants = buf.readUInt32LE(start + 8);
+  out.tokens = buf.readInt32LE(start + 12);
+  out.ctokens = buf.readInt32LE(start + 16);
 }
 
 function formatQdisc(o: Record<string, unknown>, details?: boolean): string {

@@ -85,10 +85,10 @@ function encodeOptions(o: PlugOptions): Buffer[] {
  * @returns `{ action: 'buffer' | 'release_one' | 'release_indefinite' | 'limit' | <number>, limit }`
  * @throws {NetlinkDecodeError} fewer than 8 bytes
  */
-function decodeOptions(data: Buffer, base: number): Record<string, unknown> {
-  if (data.length < 8) throw new NetlinkDecodeError(`tc_plug_qopt needs 8 bytes, TCA_OPTIONS has ${data.length}`, base);
-  const a = data.readInt32LE(0);
-  return { action: a >= 0 && a < NAMES.length ? NAMES[a] : a, limit: data.readUInt32LE(4) };
+function decodeOptions(buf: Buffer, start: number, end: number, base: number): Record<string, unknown> {
+  if (end - start < 8) throw new NetlinkDecodeError(`tc_plug_qopt needs 8 bytes, TCA_OPTIONS has ${end - start}`, base + start);
+  const a = buf.readInt32LE(start);
+  return { action: a >= 0 && a < NAMES.length ? NAMES[a] : a, limit: buf.readUInt32LE(start + 4) };
 }
 
 /**

@@ -68,20 +68,22 @@ const NT = new NlaTable(TCA_PRIO_MQ);
  * @returns `{ bands, priomap: number[16], multiqueue }` (tc -j names)
  * @throws {NetlinkDecodeError} fewer than 20 bytes, or malformed nested attributes
  */
-export function decodePrioQopt(data: Buffer, base: number): Record<string, unknown> {
-  if (data.length < QOPT_LEN) throw new NetlinkDecodeError(`tc_prio_qopt needs ${QOPT_LEN} bytes, TCA_OPTIONS has ${data.length}`, base);
+export function decodePrioQopt(buf: Buffer, start: number, end: number, base: number): Record<string, unknown> {
+  const len = end - start;
+  if (len < QOPT_LEN) throw new NetlinkDecodeError(`tc_prio_qopt needs ${QOPT_LEN} bytes, TCA_OPTIONS has ${len}`, base + start);
   const priomap: number[] = new Array(TC_PRIO_MAX + 1);
-  for (let i = 0; i <= TC_PRIO_MAX; i++) priomap[i] = data[4 + i];
+  for (let i = 0; i <= TC_PRIO_MAX; i++) priomap[i] = buf[start + 4 + i];
   let multiqueue = false;
-  if (data.length >= QOPT_LEN + 4) {
+  if (len >= QOPT_LEN + 4) {
     // As iproute2's parse_rtattr_nested_compat: after the struct (NLA_ALIGN(20) = 20) sits one
     // nested attribute (a second TCA_OPTIONS) whose payload holds TCA_PRIO_MQ.
-    const innerLen = data.readUInt16LE(QOPT_LEN);
-    if (innerLen < 4 || QOPT_LEN + innerLen > data.length) throw new NetlinkDecodeError(`prio nested options length ${innerLen} is invalid`, base + QOPT_LEN);
-    NT.parse(data, QOPT_LEN + 4, QOPT_LEN + innerLen, base);
+    const at = start + QOPT_LEN;
+    const innerLen = buf.readUInt16LE(at);
+    if (innerLen < 4 || QOPT_LEN + innerLen > len) throw new NetlinkDecodeError(`prio nested options length ${innerLen} is invalid`, base + at);
+    NT.parse(buf, at + 4, at + innerLen, base);
     if (NT.has(TCA_PRIO_MQ)) multiqueue = NT.size(TCA_PRIO_MQ) > 0 ? NT.u8(TCA_PRIO_MQ) !== 0 : true;
   }
-  return { bands: data.readInt32LE(0), priomap, multiqueue };
+  return { bands: buf.readInt32LE(start), priomap, multiqueue };
 }
 
 /** tc's text for prio options: `bands 4 priomap 1 2 2 2 1 2 0 0 1 1 1 1 1 1 1 1`. */

@@ -121,16 +121,16 @@ const T = new NlaTable(TCA_TBF_PAD);
  * (tc -j names; `lat` in microseconds when non-negative, as tc computes it).
  * @throws {NetlinkDecodeError} TCA_TBF_PARMS shorter than tc_tbf_qopt
  */
-function decodeOptions(data: Buffer, base: number): Record<string, unknown> {
-  T.parse(data, 0, data.length, base);
+function decodeOptions(buf: Buffer, start: number, end: number, base: number): Record<string, unknown> {
+  T.parse(buf, start, end, base);
   const p = T.struct(TCA_TBF_PARMS, QOPT_LEN);
   const out: Record<string, unknown> = {};
   if (p < 0) return out;
-  const r = readRatespec(data, p);
-  const pr = readRatespec(data, p + 12);
-  const limit = data.readUInt32LE(p + 24);
-  const buffer = data.readUInt32LE(p + 28);
-  const mtu = data.readUInt32LE(p + 32);
+  const r = readRatespec(buf, p);
+  const pr = readRatespec(buf, p + 12);
+  const limit = buf.readUInt32LE(p + 24);
+  const buffer = buf.readUInt32LE(p + 28);
+  const mtu = buf.readUInt32LE(p + 32);
   const rate = T.size(TCA_TBF_RATE64) >= 8 ? T.u64(TCA_TBF_RATE64)! : r.rate;
   const prate = T.size(TCA_TBF_PRATE64) >= 8 ? T.u64(TCA_TBF_PRATE64)! : pr.rate;
   out.rate = rate;
