@@ -14,22 +14,36 @@
 export const NFNETLINK_V0 = 0;
 
 /* Subsystem ids: the high byte of nlmsg_type (NFNL_SUBSYS_ID). */
+/** NFNL_SUBSYS_NONE: Subsystem ids: the high byte of nlmsg_type (NFNL_SUBSYS_ID), nfnetlink.h */
 export const NFNL_SUBSYS_NONE = 0;
+/** NFNL_SUBSYS_CTNETLINK: Subsystem ids: the high byte of nlmsg_type (NFNL_SUBSYS_ID), nfnetlink.h */
 export const NFNL_SUBSYS_CTNETLINK = 1;
+/** NFNL_SUBSYS_CTNETLINK_EXP: Subsystem ids: the high byte of nlmsg_type (NFNL_SUBSYS_ID), nfnetlink.h */
 export const NFNL_SUBSYS_CTNETLINK_EXP = 2;
+/** NFNL_SUBSYS_QUEUE: Subsystem ids: the high byte of nlmsg_type (NFNL_SUBSYS_ID), nfnetlink.h */
 export const NFNL_SUBSYS_QUEUE = 3;
+/** NFNL_SUBSYS_ULOG: Subsystem ids: the high byte of nlmsg_type (NFNL_SUBSYS_ID), nfnetlink.h */
 export const NFNL_SUBSYS_ULOG = 4;
+/** NFNL_SUBSYS_OSF: Subsystem ids: the high byte of nlmsg_type (NFNL_SUBSYS_ID), nfnetlink.h */
 export const NFNL_SUBSYS_OSF = 5;
+/** NFNL_SUBSYS_IPSET: Subsystem ids: the high byte of nlmsg_type (NFNL_SUBSYS_ID), nfnetlink.h */
 export const NFNL_SUBSYS_IPSET = 6;
+/** NFNL_SUBSYS_ACCT: Subsystem ids: the high byte of nlmsg_type (NFNL_SUBSYS_ID), nfnetlink.h */
 export const NFNL_SUBSYS_ACCT = 7;
+/** NFNL_SUBSYS_CTNETLINK_TIMEOUT: Subsystem ids: the high byte of nlmsg_type (NFNL_SUBSYS_ID), nfnetlink.h */
 export const NFNL_SUBSYS_CTNETLINK_TIMEOUT = 8;
+/** NFNL_SUBSYS_CTHELPER: Subsystem ids: the high byte of nlmsg_type (NFNL_SUBSYS_ID), nfnetlink.h */
 export const NFNL_SUBSYS_CTHELPER = 9;
+/** NFNL_SUBSYS_NFTABLES: Subsystem ids: the high byte of nlmsg_type (NFNL_SUBSYS_ID), nfnetlink.h */
 export const NFNL_SUBSYS_NFTABLES = 10;
+/** NFNL_SUBSYS_NFT_COMPAT: Subsystem ids: the high byte of nlmsg_type (NFNL_SUBSYS_ID), nfnetlink.h */
 export const NFNL_SUBSYS_NFT_COMPAT = 11;
+/** NFNL_SUBSYS_HOOK: Subsystem ids: the high byte of nlmsg_type (NFNL_SUBSYS_ID), nfnetlink.h */
 export const NFNL_SUBSYS_HOOK = 12;
 
 /** Reserved control messages (NLMSG_MIN_TYPE and NLMSG_MIN_TYPE+1): not subsystem-prefixed. */
 export const NFNL_MSG_BATCH_BEGIN = 0x10;
+/** NFNL_MSG_BATCH_END: nfnetlink.h */
 export const NFNL_MSG_BATCH_END = 0x11;
 
 /* enum nfnl_batch_attributes */
@@ -46,305 +60,532 @@ export const NFT_USERDATA_MAXLEN = 256;
 export const NFT_DATA_VALUE_MAXLEN = 64;
 
 /* enum nft_registers */
+/** NFT_REG_VERDICT: enum nft_registers, nf_tables.h */
 export const NFT_REG_VERDICT = 0;
+/** NFT_REG_1: enum nft_registers, nf_tables.h */
 export const NFT_REG_1 = 1;
+/** NFT_REG_2: enum nft_registers, nf_tables.h */
 export const NFT_REG_2 = 2;
+/** NFT_REG_3: enum nft_registers, nf_tables.h */
 export const NFT_REG_3 = 3;
+/** NFT_REG_4: enum nft_registers, nf_tables.h */
 export const NFT_REG_4 = 4;
+/** NFT_REG32_00: enum nft_registers, nf_tables.h */
 export const NFT_REG32_00 = 8;
 
 /* enum nft_verdicts (share the number space of the NF_* verdicts of netfilter.h) */
+/** NFT_CONTINUE: enum nft_verdicts (share the number space of the NF_* verdicts of netfilter.h), nf_tables.h */
 export const NFT_CONTINUE = -1;
+/** NFT_BREAK: enum nft_verdicts (share the number space of the NF_* verdicts of netfilter.h), nf_tables.h */
 export const NFT_BREAK = -2;
+/** NFT_JUMP: enum nft_verdicts (share the number space of the NF_* verdicts of netfilter.h), nf_tables.h */
 export const NFT_JUMP = -3;
+/** NFT_GOTO: enum nft_verdicts (share the number space of the NF_* verdicts of netfilter.h), nf_tables.h */
 export const NFT_GOTO = -4;
+/** NFT_RETURN: enum nft_verdicts (share the number space of the NF_* verdicts of netfilter.h), nf_tables.h */
 export const NFT_RETURN = -5;
 /* linux/netfilter.h */
+/** NF_DROP: linux/netfilter.h, nf_tables.h */
 export const NF_DROP = 0;
+/** NF_ACCEPT: linux/netfilter.h, nf_tables.h */
 export const NF_ACCEPT = 1;
+/** NF_STOLEN: linux/netfilter.h, nf_tables.h */
 export const NF_STOLEN = 2;
+/** NF_QUEUE: linux/netfilter.h, nf_tables.h */
 export const NF_QUEUE = 3;
+/** NF_REPEAT: linux/netfilter.h, nf_tables.h */
 export const NF_REPEAT = 4;
+/** NF_STOP: linux/netfilter.h, nf_tables.h */
 export const NF_STOP = 5;
 
 /* enum nf_tables_msg_types: the low byte of nlmsg_type, subsystem NFNL_SUBSYS_NFTABLES */
+/** NFT_MSG_NEWTABLE: enum nf_tables_msg_types: the low byte of nlmsg_type, subsystem NFNL_SUBSYS_NFTABLES, nf_tables.h */
 export const NFT_MSG_NEWTABLE = 0;
+/** NFT_MSG_GETTABLE: enum nf_tables_msg_types: the low byte of nlmsg_type, subsystem NFNL_SUBSYS_NFTABLES, nf_tables.h */
 export const NFT_MSG_GETTABLE = 1;
+/** NFT_MSG_DELTABLE: enum nf_tables_msg_types: the low byte of nlmsg_type, subsystem NFNL_SUBSYS_NFTABLES, nf_tables.h */
 export const NFT_MSG_DELTABLE = 2;
+/** NFT_MSG_NEWCHAIN: enum nf_tables_msg_types: the low byte of nlmsg_type, subsystem NFNL_SUBSYS_NFTABLES, nf_tables.h */
 export const NFT_MSG_NEWCHAIN = 3;
+/** NFT_MSG_GETCHAIN: enum nf_tables_msg_types: the low byte of nlmsg_type, subsystem NFNL_SUBSYS_NFTABLES, nf_tables.h */
 export const NFT_MSG_GETCHAIN = 4;
+/** NFT_MSG_DELCHAIN: enum nf_tables_msg_types: the low byte of nlmsg_type, subsystem NFNL_SUBSYS_NFTABLES, nf_tables.h */
 export const NFT_MSG_DELCHAIN = 5;
+/** NFT_MSG_NEWRULE: enum nf_tables_msg_types: the low byte of nlmsg_type, subsystem NFNL_SUBSYS_NFTABLES, nf_tables.h */
 export const NFT_MSG_NEWRULE = 6;
+/** NFT_MSG_GETRULE: enum nf_tables_msg_types: the low byte of nlmsg_type, subsystem NFNL_SUBSYS_NFTABLES, nf_tables.h */
 export const NFT_MSG_GETRULE = 7;
+/** NFT_MSG_DELRULE: enum nf_tables_msg_types: the low byte of nlmsg_type, subsystem NFNL_SUBSYS_NFTABLES, nf_tables.h */
 export const NFT_MSG_DELRULE = 8;
+/** NFT_MSG_NEWSET: enum nf_tables_msg_types: the low byte of nlmsg_type, subsystem NFNL_SUBSYS_NFTABLES, nf_tables.h */
 export const NFT_MSG_NEWSET = 9;
+/** NFT_MSG_GETSET: enum nf_tables_msg_types: the low byte of nlmsg_type, subsystem NFNL_SUBSYS_NFTABLES, nf_tables.h */
 export const NFT_MSG_GETSET = 10;
+/** NFT_MSG_DELSET: enum nf_tables_msg_types: the low byte of nlmsg_type, subsystem NFNL_SUBSYS_NFTABLES, nf_tables.h */
 export const NFT_MSG_DELSET = 11;
+/** NFT_MSG_NEWSETELEM: enum nf_tables_msg_types: the low byte of nlmsg_type, subsystem NFNL_SUBSYS_NFTABLES, nf_tables.h */
 export const NFT_MSG_NEWSETELEM = 12;
+/** NFT_MSG_GETSETELEM: enum nf_tables_msg_types: the low byte of nlmsg_type, subsystem NFNL_SUBSYS_NFTABLES, nf_tables.h */
 export const NFT_MSG_GETSETELEM = 13;
+/** NFT_MSG_DELSETELEM: enum nf_tables_msg_types: the low byte of nlmsg_type, subsystem NFNL_SUBSYS_NFTABLES, nf_tables.h */
 export const NFT_MSG_DELSETELEM = 14;
+/** NFT_MSG_NEWGEN: enum nf_tables_msg_types: the low byte of nlmsg_type, subsystem NFNL_SUBSYS_NFTABLES, nf_tables.h */
 export const NFT_MSG_NEWGEN = 15;
+/** NFT_MSG_GETGEN: enum nf_tables_msg_types: the low byte of nlmsg_type, subsystem NFNL_SUBSYS_NFTABLES, nf_tables.h */
 export const NFT_MSG_GETGEN = 16;
+/** NFT_MSG_TRACE: enum nf_tables_msg_types: the low byte of nlmsg_type, subsystem NFNL_SUBSYS_NFTABLES, nf_tables.h */
 export const NFT_MSG_TRACE = 17;
+/** NFT_MSG_NEWOBJ: enum nf_tables_msg_types: the low byte of nlmsg_type, subsystem NFNL_SUBSYS_NFTABLES, nf_tables.h */
 export const NFT_MSG_NEWOBJ = 18;
+/** NFT_MSG_GETOBJ: enum nf_tables_msg_types: the low byte of nlmsg_type, subsystem NFNL_SUBSYS_NFTABLES, nf_tables.h */
 export const NFT_MSG_GETOBJ = 19;
+/** NFT_MSG_DELOBJ: enum nf_tables_msg_types: the low byte of nlmsg_type, subsystem NFNL_SUBSYS_NFTABLES, nf_tables.h */
 export const NFT_MSG_DELOBJ = 20;
+/** NFT_MSG_GETOBJ_RESET: enum nf_tables_msg_types: the low byte of nlmsg_type, subsystem NFNL_SUBSYS_NFTABLES, nf_tables.h */
 export const NFT_MSG_GETOBJ_RESET = 21;
+/** NFT_MSG_NEWFLOWTABLE: enum nf_tables_msg_types: the low byte of nlmsg_type, subsystem NFNL_SUBSYS_NFTABLES, nf_tables.h */
 export const NFT_MSG_NEWFLOWTABLE = 22;
+/** NFT_MSG_GETFLOWTABLE: enum nf_tables_msg_types: the low byte of nlmsg_type, subsystem NFNL_SUBSYS_NFTABLES, nf_tables.h */
 export const NFT_MSG_GETFLOWTABLE = 23;
+/** NFT_MSG_DELFLOWTABLE: enum nf_tables_msg_types: the low byte of nlmsg_type, subsystem NFNL_SUBSYS_NFTABLES, nf_tables.h */
 export const NFT_MSG_DELFLOWTABLE = 24;
 /* Linux 6.3+ */
+/** NFT_MSG_GETRULE_RESET: enum nf_tables_msg_types (Linux 6.3+), nf_tables.h */
 export const NFT_MSG_GETRULE_RESET = 25;
+/** NFT_MSG_DESTROYTABLE: enum nf_tables_msg_types (Linux 6.3+), nf_tables.h */
 export const NFT_MSG_DESTROYTABLE = 26;
+/** NFT_MSG_DESTROYCHAIN: enum nf_tables_msg_types (Linux 6.3+), nf_tables.h */
 export const NFT_MSG_DESTROYCHAIN = 27;
+/** NFT_MSG_DESTROYRULE: enum nf_tables_msg_types (Linux 6.3+), nf_tables.h */
 export const NFT_MSG_DESTROYRULE = 28;
+/** NFT_MSG_DESTROYSET: enum nf_tables_msg_types (Linux 6.3+), nf_tables.h */
 export const NFT_MSG_DESTROYSET = 29;
+/** NFT_MSG_DESTROYSETELEM: enum nf_tables_msg_types (Linux 6.3+), nf_tables.h */
 export const NFT_MSG_DESTROYSETELEM = 30;
+/** NFT_MSG_DESTROYOBJ: enum nf_tables_msg_types (Linux 6.3+), nf_tables.h */
 export const NFT_MSG_DESTROYOBJ = 31;
+/** NFT_MSG_DESTROYFLOWTABLE: enum nf_tables_msg_types (Linux 6.3+), nf_tables.h */
 export const NFT_MSG_DESTROYFLOWTABLE = 32;
+/** NFT_MSG_GETSETELEM_RESET: enum nf_tables_msg_types (Linux 6.3+), nf_tables.h */
 export const NFT_MSG_GETSETELEM_RESET = 33;
 
 /* enum nft_list_attributes */
+/** NFTA_LIST_ELEM: enum nft_list_attributes, nf_tables.h */
 export const NFTA_LIST_ELEM = 1;
 
 /* enum nft_hook_attributes */
+/** NFTA_HOOK_HOOKNUM: enum nft_hook_attributes, nf_tables.h */
 export const NFTA_HOOK_HOOKNUM = 1;
+/** NFTA_HOOK_PRIORITY: enum nft_hook_attributes, nf_tables.h */
 export const NFTA_HOOK_PRIORITY = 2;
+/** NFTA_HOOK_DEV: enum nft_hook_attributes, nf_tables.h */
 export const NFTA_HOOK_DEV = 3;
+/** NFTA_HOOK_DEVS: enum nft_hook_attributes, nf_tables.h */
 export const NFTA_HOOK_DEVS = 4;
 
 /* enum nft_table_flags */
+/** NFT_TABLE_F_DORMANT: enum nft_table_flags, nf_tables.h */
 export const NFT_TABLE_F_DORMANT = 0x1;
+/** NFT_TABLE_F_OWNER: enum nft_table_flags, nf_tables.h */
 export const NFT_TABLE_F_OWNER = 0x2;
 
 /* enum nft_table_attributes */
+/** NFTA_TABLE_NAME: enum nft_table_attributes, nf_tables.h */
 export const NFTA_TABLE_NAME = 1;
+/** NFTA_TABLE_FLAGS: enum nft_table_attributes, nf_tables.h */
 export const NFTA_TABLE_FLAGS = 2;
+/** NFTA_TABLE_USE: enum nft_table_attributes, nf_tables.h */
 export const NFTA_TABLE_USE = 3;
+/** NFTA_TABLE_HANDLE: enum nft_table_attributes, nf_tables.h */
 export const NFTA_TABLE_HANDLE = 4;
+/** NFTA_TABLE_PAD: enum nft_table_attributes, nf_tables.h */
 export const NFTA_TABLE_PAD = 5;
+/** NFTA_TABLE_USERDATA: enum nft_table_attributes, nf_tables.h */
 export const NFTA_TABLE_USERDATA = 6;
+/** NFTA_TABLE_OWNER: enum nft_table_attributes, nf_tables.h */
 export const NFTA_TABLE_OWNER = 7;
 
 /* enum nft_chain_flags */
+/** NFT_CHAIN_BASE: enum nft_chain_flags, nf_tables.h */
 export const NFT_CHAIN_BASE = 1 << 0;
+/** NFT_CHAIN_HW_OFFLOAD: enum nft_chain_flags, nf_tables.h */
 export const NFT_CHAIN_HW_OFFLOAD = 1 << 1;
+/** NFT_CHAIN_BINDING: enum nft_chain_flags, nf_tables.h */
 export const NFT_CHAIN_BINDING = 1 << 2;
 
 /* enum nft_chain_attributes */
+/** NFTA_CHAIN_TABLE: enum nft_chain_attributes, nf_tables.h */
 export const NFTA_CHAIN_TABLE = 1;
+/** NFTA_CHAIN_HANDLE: enum nft_chain_attributes, nf_tables.h */
 export const NFTA_CHAIN_HANDLE = 2;
+/** NFTA_CHAIN_NAME: enum nft_chain_attributes, nf_tables.h */
 export const NFTA_CHAIN_NAME = 3;
+/** NFTA_CHAIN_HOOK: enum nft_chain_attributes, nf_tables.h */
 export const NFTA_CHAIN_HOOK = 4;
+/** NFTA_CHAIN_POLICY: enum nft_chain_attributes, nf_tables.h */
 export const NFTA_CHAIN_POLICY = 5;
+/** NFTA_CHAIN_USE: enum nft_chain_attributes, nf_tables.h */
 export const NFTA_CHAIN_USE = 6;
+/** NFTA_CHAIN_TYPE: enum nft_chain_attributes, nf_tables.h */
 export const NFTA_CHAIN_TYPE = 7;
+/** NFTA_CHAIN_COUNTERS: enum nft_chain_attributes, nf_tables.h */
 export const NFTA_CHAIN_COUNTERS = 8;
+/** NFTA_CHAIN_PAD: enum nft_chain_attributes, nf_tables.h */
 export const NFTA_CHAIN_PAD = 9;
+/** NFTA_CHAIN_FLAGS: enum nft_chain_attributes, nf_tables.h */
 export const NFTA_CHAIN_FLAGS = 10;
+/** NFTA_CHAIN_ID: enum nft_chain_attributes, nf_tables.h */
 export const NFTA_CHAIN_ID = 11;
+/** NFTA_CHAIN_USERDATA: enum nft_chain_attributes, nf_tables.h */
 export const NFTA_CHAIN_USERDATA = 12;
 
 /* enum nft_rule_attributes */
+/** NFTA_RULE_TABLE: enum nft_rule_attributes, nf_tables.h */
 export const NFTA_RULE_TABLE = 1;
+/** NFTA_RULE_CHAIN: enum nft_rule_attributes, nf_tables.h */
 export const NFTA_RULE_CHAIN = 2;
+/** NFTA_RULE_HANDLE: enum nft_rule_attributes, nf_tables.h */
 export const NFTA_RULE_HANDLE = 3;
+/** NFTA_RULE_EXPRESSIONS: enum nft_rule_attributes, nf_tables.h */
 export const NFTA_RULE_EXPRESSIONS = 4;
+/** NFTA_RULE_COMPAT: enum nft_rule_attributes, nf_tables.h */
 export const NFTA_RULE_COMPAT = 5;
+/** NFTA_RULE_POSITION: enum nft_rule_attributes, nf_tables.h */
 export const NFTA_RULE_POSITION = 6;
+/** NFTA_RULE_USERDATA: enum nft_rule_attributes, nf_tables.h */
 export const NFTA_RULE_USERDATA = 7;
+/** NFTA_RULE_PAD: enum nft_rule_attributes, nf_tables.h */
 export const NFTA_RULE_PAD = 8;
+/** NFTA_RULE_ID: enum nft_rule_attributes, nf_tables.h */
 export const NFTA_RULE_ID = 9;
+/** NFTA_RULE_POSITION_ID: enum nft_rule_attributes, nf_tables.h */
 export const NFTA_RULE_POSITION_ID = 10;
+/** NFTA_RULE_CHAIN_ID: enum nft_rule_attributes, nf_tables.h */
 export const NFTA_RULE_CHAIN_ID = 11;
 
 /* enum nft_set_flags */
+/** NFT_SET_ANONYMOUS: enum nft_set_flags, nf_tables.h */
 export const NFT_SET_ANONYMOUS = 0x1;
+/** NFT_SET_CONSTANT: enum nft_set_flags, nf_tables.h */
 export const NFT_SET_CONSTANT = 0x2;
+/** NFT_SET_INTERVAL: enum nft_set_flags, nf_tables.h */
 export const NFT_SET_INTERVAL = 0x4;
+/** NFT_SET_MAP: enum nft_set_flags, nf_tables.h */
 export const NFT_SET_MAP = 0x8;
+/** NFT_SET_TIMEOUT: enum nft_set_flags, nf_tables.h */
 export const NFT_SET_TIMEOUT = 0x10;
+/** NFT_SET_EVAL: enum nft_set_flags, nf_tables.h */
 export const NFT_SET_EVAL = 0x20;
+/** NFT_SET_OBJECT: enum nft_set_flags, nf_tables.h */
 export const NFT_SET_OBJECT = 0x40;
+/** NFT_SET_CONCAT: enum nft_set_flags, nf_tables.h */
 export const NFT_SET_CONCAT = 0x80;
+/** NFT_SET_EXPR: enum nft_set_flags, nf_tables.h */
 export const NFT_SET_EXPR = 0x100;
 
 /* enum nft_set_attributes */
+/** NFTA_SET_TABLE: enum nft_set_attributes, nf_tables.h */
 export const NFTA_SET_TABLE = 1;
+/** NFTA_SET_NAME: enum nft_set_attributes, nf_tables.h */
 export const NFTA_SET_NAME = 2;
+/** NFTA_SET_FLAGS: enum nft_set_attributes, nf_tables.h */
 export const NFTA_SET_FLAGS = 3;
+/** NFTA_SET_KEY_TYPE: enum nft_set_attributes, nf_tables.h */
 export const NFTA_SET_KEY_TYPE = 4;
+/** NFTA_SET_KEY_LEN: enum nft_set_attributes, nf_tables.h */
 export const NFTA_SET_KEY_LEN = 5;
+/** NFTA_SET_DATA_TYPE: enum nft_set_attributes, nf_tables.h */
 export const NFTA_SET_DATA_TYPE = 6;
+/** NFTA_SET_DATA_LEN: enum nft_set_attributes, nf_tables.h */
 export const NFTA_SET_DATA_LEN = 7;
+/** NFTA_SET_POLICY: enum nft_set_attributes, nf_tables.h */
 export const NFTA_SET_POLICY = 8;
+/** NFTA_SET_DESC: enum nft_set_attributes, nf_tables.h */
 export const NFTA_SET_DESC = 9;
+/** NFTA_SET_ID: enum nft_set_attributes, nf_tables.h */
 export const NFTA_SET_ID = 10;
+/** NFTA_SET_TIMEOUT: enum nft_set_attributes, nf_tables.h */
 export const NFTA_SET_TIMEOUT = 11;
+/** NFTA_SET_GC_INTERVAL: enum nft_set_attributes, nf_tables.h */
 export const NFTA_SET_GC_INTERVAL = 12;
+/** NFTA_SET_USERDATA: enum nft_set_attributes, nf_tables.h */
 export const NFTA_SET_USERDATA = 13;
+/** NFTA_SET_PAD: enum nft_set_attributes, nf_tables.h */
 export const NFTA_SET_PAD = 14;
+/** NFTA_SET_OBJ_TYPE: enum nft_set_attributes, nf_tables.h */
 export const NFTA_SET_OBJ_TYPE = 15;
+/** NFTA_SET_HANDLE: enum nft_set_attributes, nf_tables.h */
 export const NFTA_SET_HANDLE = 16;
+/** NFTA_SET_EXPR: enum nft_set_attributes, nf_tables.h */
 export const NFTA_SET_EXPR = 17;
+/** NFTA_SET_EXPRESSIONS: enum nft_set_attributes, nf_tables.h */
 export const NFTA_SET_EXPRESSIONS = 18;
 
 /* enum nft_set_elem_flags */
+/** NFT_SET_ELEM_INTERVAL_END: enum nft_set_elem_flags, nf_tables.h */
 export const NFT_SET_ELEM_INTERVAL_END = 0x1;
+/** NFT_SET_ELEM_CATCHALL: enum nft_set_elem_flags, nf_tables.h */
 export const NFT_SET_ELEM_CATCHALL = 0x2;
 
 /* enum nft_set_elem_attributes */
+/** NFTA_SET_ELEM_KEY: enum nft_set_elem_attributes, nf_tables.h */
 export const NFTA_SET_ELEM_KEY = 1;
+/** NFTA_SET_ELEM_DATA: enum nft_set_elem_attributes, nf_tables.h */
 export const NFTA_SET_ELEM_DATA = 2;
+/** NFTA_SET_ELEM_FLAGS: enum nft_set_elem_attributes, nf_tables.h */
 export const NFTA_SET_ELEM_FLAGS = 3;
+/** NFTA_SET_ELEM_TIMEOUT: enum nft_set_elem_attributes, nf_tables.h */
 export const NFTA_SET_ELEM_TIMEOUT = 4;
+/** NFTA_SET_ELEM_EXPIRATION: enum nft_set_elem_attributes, nf_tables.h */
 export const NFTA_SET_ELEM_EXPIRATION = 5;
+/** NFTA_SET_ELEM_USERDATA: enum nft_set_elem_attributes, nf_tables.h */
 export const NFTA_SET_ELEM_USERDATA = 6;
+/** NFTA_SET_ELEM_EXPR: enum nft_set_elem_attributes, nf_tables.h */
 export const NFTA_SET_ELEM_EXPR = 7;
+/** NFTA_SET_ELEM_PAD: enum nft_set_elem_attributes, nf_tables.h */
 export const NFTA_SET_ELEM_PAD = 8;
+/** NFTA_SET_ELEM_OBJREF: enum nft_set_elem_attributes, nf_tables.h */
 export const NFTA_SET_ELEM_OBJREF = 9;
+/** NFTA_SET_ELEM_KEY_END: enum nft_set_elem_attributes, nf_tables.h */
 export const NFTA_SET_ELEM_KEY_END = 10;
+/** NFTA_SET_ELEM_EXPRESSIONS: enum nft_set_elem_attributes, nf_tables.h */
 export const NFTA_SET_ELEM_EXPRESSIONS = 11;
 
 /* enum nft_set_elem_list_attributes */
+/** NFTA_SET_ELEM_LIST_TABLE: enum nft_set_elem_list_attributes, nf_tables.h */
 export const NFTA_SET_ELEM_LIST_TABLE = 1;
+/** NFTA_SET_ELEM_LIST_SET: enum nft_set_elem_list_attributes, nf_tables.h */
 export const NFTA_SET_ELEM_LIST_SET = 2;
+/** NFTA_SET_ELEM_LIST_ELEMENTS: enum nft_set_elem_list_attributes, nf_tables.h */
 export const NFTA_SET_ELEM_LIST_ELEMENTS = 3;
+/** NFTA_SET_ELEM_LIST_SET_ID: enum nft_set_elem_list_attributes, nf_tables.h */
 export const NFTA_SET_ELEM_LIST_SET_ID = 4;
 
 /* enum nft_data_attributes */
+/** NFTA_DATA_VALUE: enum nft_data_attributes, nf_tables.h */
 export const NFTA_DATA_VALUE = 1;
+/** NFTA_DATA_VERDICT: enum nft_data_attributes, nf_tables.h */
 export const NFTA_DATA_VERDICT = 2;
 
 /* enum nft_verdict_attributes */
+/** NFTA_VERDICT_CODE: enum nft_verdict_attributes, nf_tables.h */
 export const NFTA_VERDICT_CODE = 1;
+/** NFTA_VERDICT_CHAIN: enum nft_verdict_attributes, nf_tables.h */
 export const NFTA_VERDICT_CHAIN = 2;
+/** NFTA_VERDICT_CHAIN_ID: enum nft_verdict_attributes, nf_tables.h */
 export const NFTA_VERDICT_CHAIN_ID = 3;
 
 /* enum nft_expr_attributes */
+/** NFTA_EXPR_NAME: enum nft_expr_attributes, nf_tables.h */
 export const NFTA_EXPR_NAME = 1;
+/** NFTA_EXPR_DATA: enum nft_expr_attributes, nf_tables.h */
 export const NFTA_EXPR_DATA = 2;
 
 /* enum nft_immediate_attributes */
+/** NFTA_IMMEDIATE_DREG: enum nft_immediate_attributes, nf_tables.h */
 export const NFTA_IMMEDIATE_DREG = 1;
+/** NFTA_IMMEDIATE_DATA: enum nft_immediate_attributes, nf_tables.h */
 export const NFTA_IMMEDIATE_DATA = 2;
 
 /* enum nft_bitwise_ops */
+/** NFT_BITWISE_MASK_XOR: enum nft_bitwise_ops, nf_tables.h */
 export const NFT_BITWISE_MASK_XOR = 0;
+/** NFT_BITWISE_LSHIFT: enum nft_bitwise_ops, nf_tables.h */
 export const NFT_BITWISE_LSHIFT = 1;
+/** NFT_BITWISE_RSHIFT: enum nft_bitwise_ops, nf_tables.h */
 export const NFT_BITWISE_RSHIFT = 2;
 
 /* enum nft_bitwise_attributes */
+/** NFTA_BITWISE_SREG: enum nft_bitwise_attributes, nf_tables.h */
 export const NFTA_BITWISE_SREG = 1;
+/** NFTA_BITWISE_DREG: enum nft_bitwise_attributes, nf_tables.h */
 export const NFTA_BITWISE_DREG = 2;
+/** NFTA_BITWISE_LEN: enum nft_bitwise_attributes, nf_tables.h */
 export const NFTA_BITWISE_LEN = 3;
+/** NFTA_BITWISE_MASK: enum nft_bitwise_attributes, nf_tables.h */
 export const NFTA_BITWISE_MASK = 4;
+/** NFTA_BITWISE_XOR: enum nft_bitwise_attributes, nf_tables.h */
 export const NFTA_BITWISE_XOR = 5;
+/** NFTA_BITWISE_OP: enum nft_bitwise_attributes, nf_tables.h */
 export const NFTA_BITWISE_OP = 6;
+/** NFTA_BITWISE_DATA: enum nft_bitwise_attributes, nf_tables.h */
 export const NFTA_BITWISE_DATA = 7;
 
 /* enum nft_cmp_ops */
+/** NFT_CMP_EQ: enum nft_cmp_ops, nf_tables.h */
 export const NFT_CMP_EQ = 0;
+/** NFT_CMP_NEQ: enum nft_cmp_ops, nf_tables.h */
 export const NFT_CMP_NEQ = 1;
+/** NFT_CMP_LT: enum nft_cmp_ops, nf_tables.h */
 export const NFT_CMP_LT = 2;
+/** NFT_CMP_LTE: enum nft_cmp_ops, nf_tables.h */
 export const NFT_CMP_LTE = 3;
+/** NFT_CMP_GT: enum nft_cmp_ops, nf_tables.h */
 export const NFT_CMP_GT = 4;
+/** NFT_CMP_GTE: enum nft_cmp_ops, nf_tables.h */
 export const NFT_CMP_GTE = 5;
 
 /* enum nft_cmp_attributes */
+/** NFTA_CMP_SREG: enum nft_cmp_attributes, nf_tables.h */
 export const NFTA_CMP_SREG = 1;
+/** NFTA_CMP_OP: enum nft_cmp_attributes, nf_tables.h */
 export const NFTA_CMP_OP = 2;
+/** NFTA_CMP_DATA: enum nft_cmp_attributes, nf_tables.h */
 export const NFTA_CMP_DATA = 3;
 
 /* enum nft_lookup_flags */
+/** NFT_LOOKUP_F_INV: enum nft_lookup_flags, nf_tables.h */
 export const NFT_LOOKUP_F_INV = 1 << 0;
 
 /* enum nft_lookup_attributes */
+/** NFTA_LOOKUP_SET: enum nft_lookup_attributes, nf_tables.h */
 export const NFTA_LOOKUP_SET = 1;
+/** NFTA_LOOKUP_SREG: enum nft_lookup_attributes, nf_tables.h */
 export const NFTA_LOOKUP_SREG = 2;
+/** NFTA_LOOKUP_DREG: enum nft_lookup_attributes, nf_tables.h */
 export const NFTA_LOOKUP_DREG = 3;
+/** NFTA_LOOKUP_SET_ID: enum nft_lookup_attributes, nf_tables.h */
 export const NFTA_LOOKUP_SET_ID = 4;
+/** NFTA_LOOKUP_FLAGS: enum nft_lookup_attributes, nf_tables.h */
 export const NFTA_LOOKUP_FLAGS = 5;
 
 /* enum nft_payload_bases */
+/** NFT_PAYLOAD_LL_HEADER: enum nft_payload_bases, nf_tables.h */
 export const NFT_PAYLOAD_LL_HEADER = 0;
+/** NFT_PAYLOAD_NETWORK_HEADER: enum nft_payload_bases, nf_tables.h */
 export const NFT_PAYLOAD_NETWORK_HEADER = 1;
+/** NFT_PAYLOAD_TRANSPORT_HEADER: enum nft_payload_bases, nf_tables.h */
 export const NFT_PAYLOAD_TRANSPORT_HEADER = 2;
+/** NFT_PAYLOAD_INNER_HEADER: enum nft_payload_bases, nf_tables.h */
 export const NFT_PAYLOAD_INNER_HEADER = 3;
 
 /* enum nft_payload_attributes */
+/** NFTA_PAYLOAD_DREG: enum nft_payload_attributes, nf_tables.h */
 export const NFTA_PAYLOAD_DREG = 1;
+/** NFTA_PAYLOAD_BASE: enum nft_payload_attributes, nf_tables.h */
 export const NFTA_PAYLOAD_BASE = 2;
+/** NFTA_PAYLOAD_OFFSET: enum nft_payload_attributes, nf_tables.h */
 export const NFTA_PAYLOAD_OFFSET = 3;
+/** NFTA_PAYLOAD_LEN: enum nft_payload_attributes, nf_tables.h */
 export const NFTA_PAYLOAD_LEN = 4;
+/** NFTA_PAYLOAD_SREG: enum nft_payload_attributes, nf_tables.h */
 export const NFTA_PAYLOAD_SREG = 5;
+/** NFTA_PAYLOAD_CSUM_TYPE: enum nft_payload_attributes, nf_tables.h */
 export const NFTA_PAYLOAD_CSUM_TYPE = 6;
+/** NFTA_PAYLOAD_CSUM_OFFSET: enum nft_payload_attributes, nf_tables.h */
 export const NFTA_PAYLOAD_CSUM_OFFSET = 7;
+/** NFTA_PAYLOAD_CSUM_FLAGS: enum nft_payload_attributes, nf_tables.h */
 export const NFTA_PAYLOAD_CSUM_FLAGS = 8;
 
 /* enum nft_meta_keys */
+/** NFT_META_LEN: enum nft_meta_keys, nf_tables.h */
 export const NFT_META_LEN = 0;
+/** NFT_META_PROTOCOL: enum nft_meta_keys, nf_tables.h */
 export const NFT_META_PROTOCOL = 1;
+/** NFT_META_PRIORITY: enum nft_meta_keys, nf_tables.h */
 export const NFT_META_PRIORITY = 2;
+/** NFT_META_MARK: enum nft_meta_keys, nf_tables.h */
 export const NFT_META_MARK = 3;
+/** NFT_META_IIF: enum nft_meta_keys, nf_tables.h */
 export const NFT_META_IIF = 4;
+/** NFT_META_OIF: enum nft_meta_keys, nf_tables.h */
 export const NFT_META_OIF = 5;
+/** NFT_META_IIFNAME: enum nft_meta_keys, nf_tables.h */
 export const NFT_META_IIFNAME = 6;
+/** NFT_META_OIFNAME: enum nft_meta_keys, nf_tables.h */
 export const NFT_META_OIFNAME = 7;
+/** NFT_META_IIFTYPE: enum nft_meta_keys, nf_tables.h */
 export const NFT_META_IIFTYPE = 8;
+/** NFT_META_OIFTYPE: enum nft_meta_keys, nf_tables.h */
 export const NFT_META_OIFTYPE = 9;
+/** NFT_META_SKUID: enum nft_meta_keys, nf_tables.h */
 export const NFT_META_SKUID = 10;
+/** NFT_META_SKGID: enum nft_meta_keys, nf_tables.h */
 export const NFT_META_SKGID = 11;
+/** NFT_META_NFTRACE: enum nft_meta_keys, nf_tables.h */
 export const NFT_META_NFTRACE = 12;
+/** NFT_META_RTCLASSID: enum nft_meta_keys, nf_tables.h */
 export const NFT_META_RTCLASSID = 13;
+/** NFT_META_SECMARK: enum nft_meta_keys, nf_tables.h */
 export const NFT_META_SECMARK = 14;
+/** NFT_META_NFPROTO: enum nft_meta_keys, nf_tables.h */
 export const NFT_META_NFPROTO = 15;
+/** NFT_META_L4PROTO: enum nft_meta_keys, nf_tables.h */
 export const NFT_META_L4PROTO = 16;
 
 /* enum nft_meta_attributes */
+/** NFTA_META_DREG: enum nft_meta_attributes, nf_tables.h */
 export const NFTA_META_DREG = 1;
+/** NFTA_META_KEY: enum nft_meta_attributes, nf_tables.h */
 export const NFTA_META_KEY = 2;
+/** NFTA_META_SREG: enum nft_meta_attributes, nf_tables.h */
 export const NFTA_META_SREG = 3;
 
 /* enum nft_counter_attributes */
+/** NFTA_COUNTER_BYTES: enum nft_counter_attributes, nf_tables.h */
 export const NFTA_COUNTER_BYTES = 1;
+/** NFTA_COUNTER_PACKETS: enum nft_counter_attributes, nf_tables.h */
 export const NFTA_COUNTER_PACKETS = 2;
+/** NFTA_COUNTER_PAD: enum nft_counter_attributes, nf_tables.h */
 export const NFTA_COUNTER_PAD = 3;
 
 /* enum nft_gen_attributes */
+/** NFTA_GEN_ID: enum nft_gen_attributes, nf_tables.h */
 export const NFTA_GEN_ID = 1;
+/** NFTA_GEN_PROC_PID: enum nft_gen_attributes, nf_tables.h */
 export const NFTA_GEN_PROC_PID = 2;
+/** NFTA_GEN_PROC_NAME: enum nft_gen_attributes, nf_tables.h */
 export const NFTA_GEN_PROC_NAME = 3;
 
 // ---------------------------------------------------------------- netfilter.h
 
 /* enum (NFPROTO_*): nfgen_family */
+/** NFPROTO_UNSPEC: enum (NFPROTO_*): nfgen_family, netfilter.h */
 export const NFPROTO_UNSPEC = 0;
+/** NFPROTO_INET: enum (NFPROTO_*): nfgen_family, netfilter.h */
 export const NFPROTO_INET = 1;
+/** NFPROTO_IPV4: enum (NFPROTO_*): nfgen_family, netfilter.h */
 export const NFPROTO_IPV4 = 2;
+/** NFPROTO_ARP: enum (NFPROTO_*): nfgen_family, netfilter.h */
 export const NFPROTO_ARP = 3;
+/** NFPROTO_NETDEV: enum (NFPROTO_*): nfgen_family, netfilter.h */
 export const NFPROTO_NETDEV = 5;
+/** NFPROTO_BRIDGE: enum (NFPROTO_*): nfgen_family, netfilter.h */
 export const NFPROTO_BRIDGE = 7;
+/** NFPROTO_IPV6: enum (NFPROTO_*): nfgen_family, netfilter.h */
 export const NFPROTO_IPV6 = 10;
 
 /* enum nf_inet_hooks */
+/** NF_INET_PRE_ROUTING: enum nf_inet_hooks, netfilter.h */
 export const NF_INET_PRE_ROUTING = 0;
+/** NF_INET_LOCAL_IN: enum nf_inet_hooks, netfilter.h */
 export const NF_INET_LOCAL_IN = 1;
+/** NF_INET_FORWARD: enum nf_inet_hooks, netfilter.h */
 export const NF_INET_FORWARD = 2;
+/** NF_INET_LOCAL_OUT: enum nf_inet_hooks, netfilter.h */
 export const NF_INET_LOCAL_OUT = 3;
+/** NF_INET_POST_ROUTING: enum nf_inet_hooks, netfilter.h */
 export const NF_INET_POST_ROUTING = 4;
+/** NF_INET_INGRESS: enum nf_inet_hooks, netfilter.h */
 export const NF_INET_INGRESS = 5;
 
 /* enum nf_dev_hooks (netdev family) */
+/** NF_NETDEV_INGRESS: enum nf_dev_hooks (netdev family), netfilter.h */
 export const NF_NETDEV_INGRESS = 0;
+/** NF_NETDEV_EGRESS: enum nf_dev_hooks (netdev family), netfilter.h */
 export const NF_NETDEV_EGRESS = 1;
 
 /** Standard chain priorities of nft (`enum nf_ip_priority` in netfilter_ipv4.h, the ones nft names). */
 export const NF_IP_PRI_RAW = -300;
+/** NF_IP_PRI_MANGLE: enum nf_ip_priority, linux/netfilter_ipv4.h */
 export const NF_IP_PRI_MANGLE = -150;
+/** NF_IP_PRI_NAT_DST: enum nf_ip_priority, linux/netfilter_ipv4.h */
 export const NF_IP_PRI_NAT_DST = -100;
+/** NF_IP_PRI_FILTER: enum nf_ip_priority, linux/netfilter_ipv4.h */
 export const NF_IP_PRI_FILTER = 0;
+/** NF_IP_PRI_SECURITY: enum nf_ip_priority, linux/netfilter_ipv4.h */
 export const NF_IP_PRI_SECURITY = 50;
+/** NF_IP_PRI_NAT_SRC: enum nf_ip_priority, linux/netfilter_ipv4.h */
 export const NF_IP_PRI_NAT_SRC = 100;
 
 /* Data type ids nft stores in NFTA_SET_KEY_TYPE (nftables' include/datatype.h, informational for the kernel). */

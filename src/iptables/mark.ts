@@ -223,11 +223,10 @@ export interface TableState {
 export async function readTableState(conn: NetlinkConnection, family: string, table: string): Promise<TableState> {
   const t = await getTable(conn, { family, name: table });
   if (!t) return { chains: [], rules: [], sets: [] };
-  const [chains, rules, sets] = await Promise.all([
-    listChains(conn, { family, table }),
-    listRules(conn, { family, table }),
-    listSets(conn, { family, table }),
-  ]);
+  // One dump at a time (the kernel runs one dump per socket).
+  const chains = await listChains(conn, { family, table });
+  const rules = await listRules(conn, { family, table });
+  const sets = await listSets(conn, { family, table });
   return { table: t, chains, rules, sets };
 }
 

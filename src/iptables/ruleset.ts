@@ -26,9 +26,12 @@ import type { NftRuleset } from './format.js';
 export async function listRuleset(conn: NetlinkConnection, options: { family?: string } = {}): Promise<NftRuleset & { genId: number }> {
   for (let attempt = 1; attempt <= 5; attempt++) {
     const before = await getGenId(conn);
-    const [tables, chains, sets, rules] = await Promise.all([
-      listTables(conn, options), listChains(conn, options), listSets(conn, options), listRules(conn, options),
-    ]);
+    // One dump at a time: the kernel runs one dump per socket (a second one while the
+    // first is still being read is refused with EBUSY).
+    const tables = await listTables(conn, options);
+    const chains = await listChains(conn, options);
+    const sets = await listSets(conn, options);
+    const rules = await listRules(conn, options);
     for (const s of sets) {
       try {
         s.elements = await listSetElements(conn, { family: s.family, table: s.table, set: s.name });
