@@ -672,7 +672,7 @@ export async function status(opts: GuardOptions = {}): Promise<StatusResult> {
       const mine = { ...rs, tables: rs.tables.filter((t) => t.name === config.table), chains: rs.chains.filter((c) => c.table === config.table), rules: rs.rules.filter((r) => r.table === config.table), sets: rs.sets.filter((x) => x.table === config.table) };
       ruleset = formatRulesetText(mine as typeof rs);
       try {
-        marking = (await listMarkSetElements(s.nft, { family, table: config.table })).map((e) => ({ address: String((e as { key?: unknown }).key ?? ''), expiresMs: (e as { expiresMs?: number }).expiresMs, timeoutMs: (e as { timeoutMs?: number }).timeoutMs }));
+        marking = (await listMarkSetElements(s.nft, { family, table: config.table })).map((e) => ({ address: e.address ?? e.key, expiresMs: e.expiresMs, timeoutMs: e.timeoutMs }));
       } catch { marking = []; }
     }
     const plugQ = o.qdiscs.find((q) => q.kind === 'plug' && q.handle === formatQdiscHandle(TREE.plugHandle));
