@@ -43,6 +43,7 @@ import { StateStore, isStale, processStartTime, type PlugRecord, type SetupRecor
 import { GuardSession, type PlugStats } from './session.js';
 import { requireNetAdmin, hasNetAdmin, probeQdiscKind, probeFilterKind, probeNfTables, MissingSupportError } from './support.js';
 import { runProtected, EXIT_NOT_SET_UP, type ProtectOptions, type ProtectResult } from './protect.js';
+import { startWatchdog } from './watchdog.js';
 
 /** Exit code: a root qdisc that is not synplug's sits on the device. */
 export const EXIT_FOREIGN_QDISC = 7;
@@ -611,7 +612,11 @@ export async function protect(opts: GuardProtectOptions): Promise<ProtectResult>
   if (!opts.command || opts.command.length === 0 || opts.command[0] === '') throw new UsageError('no command given: use synplug protect [options] -- COMMAND [ARGS...]');
   if (opts.maxHoldMs !== undefined && !(opts.maxHoldMs > 0)) throw new UsageError('--max-hold must be more than 0');
   const { config, store, record } = configFor(opts, 'synplug protect');
-  const s = await GuardSession.open(config);
+  // The watchdog (a process of its own) starts while phase one checks.
+  const watchdog = startWatchdog();
+  watchdog.catch(() => {}); // its failure is reported where it is awaited
+  let handedOver = false;
+  const s = await GuardSession.open(config).catch((e) => { void watchdog.then((w) => w.done(), () => {}); throw e; });
   try {
     const rec = await recoverStale(s, store);
     if (rec.released) opts.onNotice?.(`released a plug left buffering (${rec.reason})`);
@@ -621,8 +626,10 @@ export async function protect(opts: GuardProtectOptions): Promise<ProtectResult>
       const r = await setup({ ...definedOnly({ dev: opts.dev, addr: opts.addr, mark: opts.mark, limit: opts.limit, table: opts.table }), stateDir: config.stateDir });
       opts.onNotice?.(`set up first: ${r.actions.join('; ') || 'nothing to do'}`);
     }
-    return await runProtected(s, opts);
+    handedOver = true;
+    return await runProtected(s, opts, watchdog);
   } finally {
+    if (!handedOver) void watchdog.then((w) => w.done(), () => {});
     s.close();
   }
 }

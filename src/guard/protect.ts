@@ -115,11 +115,21 @@ const RELEASE_ATTEMPTS = 5;
 /**
  * Run a command with new connections held in the plug.
  * @param session an open session on a set-up guard (a `GuardSession`), phase-one checks done
+ * @param early a watchdog already starting (started alongside the phase-one checks); one is started otherwise
  * @throws {UsageError} empty command, bad maxHoldMs, bad waitListen (exit 2)
  * @throws {CommandError} command not found (127) or not executable (126), before anything is plugged
  * @throws {SynplugError} the plug could not be set (the command is not run) or released
  */
-export async function runProtected(session: ProtectSession, opts: ProtectOptions): Promise<ProtectResult> {
+export async function runProtected(session: ProtectSession, opts: ProtectOptions, early?: Promise<Watchdog>): Promise<ProtectResult> {
+  try {
+    return await protectInner(session, opts, early);
+  } finally {
+    // A watchdog started early but never reached (refused input): let it go.
+    early?.then((w) => w.done(), () => {});
+  }
+}
+
+async function protectInner(session: ProtectSession, opts: ProtectOptions, early?: Promise<Watchdog>): Promise<ProtectResult> {
   const notice = opts.onNotice ?? (() => {});
   const maxHoldMs = opts.maxHoldMs ?? 10_000;
   if (!Number.isFinite(maxHoldMs) || maxHoldMs <= 0) throw new UsageError('--max-hold must be more than 0');
@@ -130,7 +140,7 @@ export async function runProtected(session: ProtectSession, opts: ProtectOptions
   const user: RunAsUser | undefined = opts.user !== undefined ? lookupUser(opts.user) : undefined;
 
   // ---- phase one -------------------------------------------------------
-  const watchdog: Watchdog = await startWatchdog();
+  const watchdog: Watchdog = await (early ?? startWatchdog());
   let gated: GatedCommand | undefined;
   const store = new StateStore(session.config.stateDir);
   let before: PlugStats;

@@ -37,7 +37,7 @@ export interface Watchdog {
   pid: number;
   /** Arm it: from now on, the owner's death or the deadline makes it release. */
   arm(a: Omit<WatchdogArm, 'op'>): void;
-  /** We released: it exits without acting. */
+  /** We released (or never plugged): it exits without acting. Idempotent. */
   done(): void;
 }
 
@@ -70,7 +70,7 @@ export function startWatchdog(timeoutMs = 30_000): Promise<Watchdog> {
       resolve({
         pid: child.pid!,
         arm: (a) => { stdin.write(JSON.stringify({ op: 'arm', ...a }) + '\n'); },
-        done: () => { stdin.end(JSON.stringify({ op: 'done' }) + '\n'); },
+        done: () => { if (!stdin.writableEnded) stdin.end(JSON.stringify({ op: 'done' }) + '\n'); },
       });
     });
   });
