@@ -60,11 +60,6 @@ export const DEFAULTS: GuardConfig = {
   stateDir: '/run/synplug',
 };
 
-/** The name of the nftables set whose element keeps marking on (see src/iptables). */
-export function activeSetName(): string {
-  return 'active';
-}
-
 /**
  * Fill defaults and validate.
  * @throws {UsageError} an empty or over-long device name (IFNAMSIZ 16 incl. NUL), a bad address,
