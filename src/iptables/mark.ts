@@ -403,7 +403,7 @@ export interface PreparedBatch {
 
 /** Element operations encoded once, for a guard's plug window. */
 export interface PreparedElementOps {
-  /** NEWSETELEM with the timeout: one message (an element already there keeps its old timeout on kernels before 6.10) */
+  /** NEWSETELEM with the timeout: one message (an element already there keeps its old timeout on some kernels: Linux 6.1 does, 6.12 renews it; see test/kernel/nft-kernel.test.ts) */
   readonly add?: PreparedBatch;
   /**
    * NEWSETELEM, DELSETELEM, NEWSETELEM in one batch: the element exists
@@ -463,8 +463,8 @@ export async function runPrepared(conn: NetlinkConnection, p: PreparedBatch, opt
 /**
  * Add the address to the set with a timeout: ONE batch of one NEWSETELEM.
  * With `refresh: true`, the batch is NEWSETELEM + DELSETELEM + NEWSETELEM so
- * that an element already present gets the new timeout too (kernels before
- * 6.10 keep the old timeout on a plain re-add).
+ * that an element already present gets the new timeout too (on a plain
+ * re-add, Linux 6.1 keeps the old timeout; 6.12 renews it).
  * @throws {UsageError} bad input or no `timeoutMs`, before anything is sent
  * @throws {NftBatchError} refused: e.g. `NFT_MSG_NEWSETELEM: ... the set (or its table) does not exist (ENOENT)`
  */
