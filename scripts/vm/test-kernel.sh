@@ -55,25 +55,8 @@ if [ -x node_modules/.bin/ava ]; then ava=(node_modules/.bin/ava); else ava=(npx
 # test file's first result can take over a minute. The VM has its own limit.
 ava+=("--timeout=${SYNPLUG_AVA_TIMEOUT:-10m}")
 
-# count_results LOG -> "PASSED FAILED". ava prints "N tests passed" only when
-# nothing failed, so otherwise passes are counted from the per-test "✔" lines.
-# Known failures (test.failing that failed) count as passed; failed hooks,
-# uncaught exceptions, unhandled rejections and timed-out tests as failed.
-count_results() {
-    sed 's/\x1b\[[0-9;]*m//g; s/\r$//' "$1" | awk '
-        /^ *[0-9]+ tests? passed/          { summary_passed = $1 }
-        /^ *[0-9]+ known failures?$/       { known = $1 }
-        /^ *[0-9]+ tests? failed/          { failed += $1 }
-        /^ *[0-9]+ hooks? failed/          { failed += $1 }
-        /^ *[0-9]+ uncaught exceptions?$/  { failed += $1 }
-        /^ *[0-9]+ unhandled rejections?$/ { failed += $1 }
-        /^ *[0-9]+ tests? remained pending/ { failed += $1 }
-        /^ *✔ /                            { ticks++ }
-        END {
-            passed = (summary_passed != "") ? summary_passed + known : ticks + 0
-            printf "%d %d\n", passed, failed
-        }'
-}
+# count_results LOG -> "PASSED FAILED" (scripts/count-ava.sh).
+count_results() { bash "$REPO/scripts/count-ava.sh" "$1"; }
 
 total_passed=0 total_failed=0 overall=0 lines=()
 for kernel in $kernels; do

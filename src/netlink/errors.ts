@@ -16,8 +16,13 @@ import { constants as osConstants } from 'node:os';
 
 const ERRNO_NAMES: Map<number, string> = new Map();
 for (const [name, value] of Object.entries(osConstants.errno)) {
-  // Keep the first (canonical) name: EAGAIN before EWOULDBLOCK, ENOTSUP after EOPNOTSUPP.
   if (!ERRNO_NAMES.has(value)) ERRNO_NAMES.set(value, name);
+}
+// Where Linux has two names for one number, use the one the kernel's own
+// sources and iproute2 use (Node lists ENOTSUP and EWOULDBLOCK first for some).
+for (const name of ['EOPNOTSUPP', 'EAGAIN', 'EDEADLK']) {
+  const v = (osConstants.errno as Record<string, number>)[name];
+  if (v !== undefined) ERRNO_NAMES.set(v, name);
 }
 
 /**
