@@ -46,7 +46,7 @@ const USAGE = `usage: node --import=tsx bench/reload/main.ts [options]
   --baseline-seconds S    baseline window (default 20)
   --interval-ms MS        pause between a reload's return and the next (default 100)
   --settle-ms MS          load before the first and after the last reload (default 2000)
-  --timeout-ms MS         per request timeout of the client (default 15000)
+  --timeout-ms MS         per request timeout of the client and wrk (default 60000)
   --ab METHOD|none        method of the one ab -r run (default unprotected, if run)
   --ab-seconds S          ab run length (default 30)
   --ab-concurrency N      ab -c (default 20)
@@ -71,7 +71,7 @@ const { values: opt } = parseArgs({
     'baseline-seconds': { type: 'string', default: '20' },
     'interval-ms': { type: 'string', default: '100' },
     'settle-ms': { type: 'string', default: '2000' },
-    'timeout-ms': { type: 'string', default: '15000' },
+    'timeout-ms': { type: 'string', default: '60000' },
     ab: { type: 'string' },
     'ab-seconds': { type: 'string', default: '30' },
     'ab-concurrency': { type: 'string', default: '20' },
@@ -535,6 +535,7 @@ function parseProtect(stdout: string): ProtectInfo | undefined {
   if (!line) return undefined;
   try {
     const j = JSON.parse(line) as Record<string, unknown>;
+    if (typeof j.heldMs !== 'number') return undefined; // an error report, not a ProtectResult
     const o = (j.overhead ?? {}) as Record<string, unknown>;
     return {
       heldMs: Number(j.heldMs),
@@ -939,8 +940,8 @@ async function main(): Promise<void> {
           reloadFailures: r.reloadFailures,
           reloadMeanMs: r.reloadMeanMs,
           reloadMaxMs: r.reloadMaxMs,
-          // [start in the window s, duration s, ok, plug held ms (synplug)]
-          reloadTimes: r.reloads.map((x) => [+((x.start - r.windowStart) / 1000).toFixed(3), +((x.end - x.start) / 1000).toFixed(3), x.ok, ...(x.protect ? [+x.protect.heldMs.toFixed(1)] : [])]),
+          // [start in the window s, duration s, ok, plug held ms, packets released (synplug)]
+          reloadTimes: r.reloads.map((x) => [+((x.start - r.windowStart) / 1000).toFixed(3), +((x.end - x.start) / 1000).toFixed(3), x.ok, ...(x.protect ? [+x.protect.heldMs.toFixed(1), x.protect.packetsReleased] : [])]),
           protect: r.protect,
           failedRequests: r.records
             .filter((x) => x.error !== null)
