@@ -16,6 +16,9 @@
 import { NetlinkDecodeError } from '../netlink/errors.js';
 import type { NetlinkMessage } from '../netlink/message.js';
 import {
+  RTM_NEWQDISC, RTM_GETQDISC, RTM_NEWTCLASS, RTM_GETTCLASS, RTM_NEWTFILTER, RTM_GETTFILTER,
+} from '../netlink/route/constants.js';
+import {
   TCMSG_LEN, TCA_MAX, TCA_KIND, TCA_OPTIONS, TCA_STATS, TCA_XSTATS, TCA_STATS2, TCA_CHAIN, TCA_HW_OFFLOAD,
   TCA_INGRESS_BLOCK, TCA_EGRESS_BLOCK, TC_H_ROOT, TC_H_MAKE, TC_H_CLSACT, TC_H_MIN_INGRESS, TC_H_MIN_EGRESS,
   TCM_IFINDEX_MAGIC_BLOCK,
@@ -203,4 +206,18 @@ export function decodeFilter(msg: NetlinkMessage, opts: DecodeOptions = NO_OPTIO
   }
   if (opts.stats !== false) decodeStatsInto(e, p, undefined);
   return e;
+}
+
+/**
+ * Decode any tc message by its type: RTM_*QDISC -> {@link decodeQdisc},
+ * RTM_*TCLASS -> {@link decodeClass}, RTM_*TFILTER -> {@link decodeFilter}.
+ * @returns the entry, or undefined for a message type that is not tc's
+ * @throws {NetlinkDecodeError}
+ */
+export function decodeTcMessage(msg: NetlinkMessage, opts: DecodeOptions = NO_OPTIONS): QdiscEntry | ClassEntry | FilterEntry | undefined {
+  const t = msg.type;
+  if (t >= RTM_NEWQDISC && t <= RTM_GETQDISC) return decodeQdisc(msg, opts);
+  if (t >= RTM_NEWTCLASS && t <= RTM_GETTCLASS) return decodeClass(msg, opts);
+  if (t >= RTM_NEWTFILTER && t <= RTM_GETTFILTER) return decodeFilter(msg, opts);
+  return undefined;
 }

@@ -14,7 +14,7 @@ export {
   parseHandle, parseQdiscHandle, parseFilterParent, formatHandle, formatQdiscHandle, toHandle, toQdiscHandle,
 } from './handle.js';
 export { encodeTcmsg, decodeTcmsg, filterInfo, type Tcmsg } from './tcmsg.js';
-export { decodeQdisc, decodeClass, decodeFilter, type DecodeOptions } from './decode.js';
+export { decodeQdisc, decodeClass, decodeFilter, decodeTcMessage, type DecodeOptions } from './decode.js';
 export { decodeStats2, decodeLegacyStats, formatStats } from './stats.js';
 export { formatQdiscText, formatClassText, formatFilterText, type FormatOptions } from './format.js';
 export {

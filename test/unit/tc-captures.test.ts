@@ -11,7 +11,7 @@ import { captureNames, loadCapture, requests, replies } from '../helpers/capture
 import { parseMessages, parseErrorReply, NLMSG_ERROR, NLM_F_CAPPED, type NetlinkMessage } from '../../src/netlink/message.js';
 import { bodyDecoder } from '../../src/netlink/protocols.js';
 import {
-  decodeQdisc, decodeClass, decodeFilter, formatQdiscText, formatClassText, formatFilterText, type QdiscEntry,
+  decodeQdisc, decodeClass, decodeFilter, decodeTcMessage, formatQdiscText, formatClassText, formatFilterText, type QdiscEntry,
 } from '../../src/tc/index.js';
 
 const TC_TYPES = new Set([36, 37, 38, 40, 41, 42, 44, 45, 46]);
@@ -36,6 +36,7 @@ test('every tc message in every capture decodes, and the registered body decoder
       const registered = bodyDecoder(0, m.type);
       t.truthy(registered, `body decoder for type ${m.type}`);
       t.deepEqual(registered!(m), direct);
+      t.deepEqual(decodeTcMessage(m), direct);
       n++;
     }
   }
