@@ -630,9 +630,9 @@ async function reloadOnce(m: Method): Promise<Reload> {
 }
 
 /** Reload in a loop, 100 ms after the previous reload returned, until done() says so. */
-async function reloadLoop(m: Method, done: (reloads: number, elapsedMs: number) => boolean, t0: number): Promise<Reload[]> {
+async function reloadLoop(m: Method, done: (reloads: number, elapsedMs: number, meanMs: number) => boolean, t0: number): Promise<Reload[]> {
   const reloads: Reload[] = [];
-  while (!done(reloads.length, wallMs() - t0)) {
+  while (!done(reloads.length, wallMs() - t0, meanMax(reloads.map((r) => r.end - r.start)).mean || 0)) {
     reloads.push(await reloadOnce(m));
     const r = reloads[reloads.length - 1];
     if (reloads.length % 5 === 0 || !r.ok) log(`  ${m}: reload ${reloads.length} took ${((r.end - r.start) / 1000).toFixed(2)} s${r.ok ? '' : ' (FAILED)'}`);
@@ -700,7 +700,8 @@ async function runMethod(m: Method): Promise<MethodResult> {
     const minMs = Math.max(0, P.minSeconds * 1000 - 2 * P.settleMs);
     const maxMs = capSeconds * 1000 - 2 * P.settleMs;
     const l0 = wallMs();
-    reloads = await reloadLoop(m, (n, el) => (n >= P.reloads && el >= minMs) || el >= maxMs, l0);
+    // Stop at the cap, or before a reload that would probably end past it.
+    reloads = await reloadLoop(m, (n, el, mean) => (n >= P.reloads && el >= minMs) || el + mean > maxMs, l0);
   }
   await sleep(P.settleMs);
   const [records, wrkSummary] = await Promise.all([stopLoad(h), stopWrk(wrk)]);
