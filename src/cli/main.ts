@@ -39,7 +39,10 @@ export function run<A extends unknown[]>(fn: (...args: A) => Promise<number | vo
 export function reportError(e: unknown, json: boolean): number {
   let code: number = EXIT.FAILURE;
   let message: string;
-  if (e instanceof SynplugError) {
+  if (e instanceof NetlinkError && (e.code === 'EPERM' || e.code === 'EACCES')) {
+    code = EXIT.NOT_PERMITTED;
+    message = /CAP_NET_ADMIN|root/.test(e.message) ? e.message : `${e.message}: not permitted; this needs CAP_NET_ADMIN (run as root)`;
+  } else if (e instanceof SynplugError) {
     code = e.exitCode;
     message = e.message;
   } else {

@@ -179,3 +179,23 @@ test('packets released come from the plug counters', async (t) => {
   t.is(r.packetsReleased, 5);
   t.is(r.bytesReleased, 5 * 74);
 });
+
+test('--user: the command runs as that user (uid and gid from the passwd database)', async (t) => {
+  if (process.getuid?.() !== 0) { t.fail('this test needs root (it switches user)'); return; }
+  const { s, dir } = fresh();
+  const out = join(dir, 'id');
+  // the directory must be writable by nobody for the command to leave its answer
+  (await import('node:fs')).chmodSync(dir, 0o777);
+  const r = await runProtected(s, { command: ['sh', '-c', `echo "$(id -u) $(id -g) $HOME $USER" > ${out}`], user: 'nobody' });
+  t.is(r.exitCode, 0);
+  const [uid, gid, , user] = readFileSync(out, 'utf8').trim().split(' ');
+  t.is(uid, '65534');
+  t.is(gid, String(Number((await import('node:child_process')).execFileSync('id', ['-g', 'nobody'], { encoding: 'utf8' }).trim())));
+  t.is(user, 'nobody');
+});
+
+test('--user with an unknown user: a usage error before anything is plugged', async (t) => {
+  const { s } = fresh();
+  await t.throwsAsync(runProtected(s, { command: ['true'], user: 'no-such-user-synplug' }), { instanceOf: UsageError, message: /no user 'no-such-user-synplug'/ });
+  t.false(s.calls.includes('buffer'));
+});
