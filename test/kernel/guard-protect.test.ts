@@ -1,0 +1,199 @@
+/**
+ * Kernel (VM): `protect` holds new connections to 169.254.255.254 in the plug
+ * while the command runs, and only those. TCP servers run in the test process;
+ * the protected command is a shell that waits for a file the test creates, so
+ * every assertion is about order (connected before/after the command ended),
+ * never about speed.
+ *
+ * `protect` is spawned as the CLI where the behaviour is the CLI's (exit
+ * status, --json, exit 8/127), and called in-process otherwise.
+ */
+import test from 'ava';
+import { existsSync, writeFileSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { setup, protect, check } from '../../src/guard/index.js';
+import {
+  ADDR, TEST_TIMEOUT, requireVm, lockLo, resetLo, startCli, cli, serve, probe, within, waitFor, sleep, scratch,
+  gatedCommand, openGate, startedPid, readPlugJson, plugCounters, activeElements, assertPlugReleased, assertLoClean, kill,
+} from '../helpers/guard-vm.js';
+
+let unlock: (() => void) | undefined;
+
+test.before(async () => {
+  requireVm();
+  unlock = await lockLo();
+});
+test.after.always(async () => {
+  try { await resetLo(); } finally { unlock?.(); }
+});
+test.beforeEach(async () => {
+  await resetLo();
+});
+
+test.serial('protect --json: a SYN to 169.254.255.254 is held (not reset) until the command ends; one to 127.0.0.1 is not held', async (t) => {
+  t.timeout(TEST_TIMEOUT);
+  await setup();
+  const proxy = await serve(ADDR, 'proxy');
+  const local = await serve('127.0.0.1', 'local');
+  t.teardown(() => { void proxy.close(); void local.close(); });
+  const dir = scratch(t);
+  const started = join(dir, 'started');
+  const go = join(dir, 'go');
+
+  const p = startCli(['protect', '--json', '--max-hold', '120s', '--', ...gatedCommand(started, go)]);
+  t.teardown(() => { kill(p.child.pid); openGate(go); });
+  await waitFor(() => startedPid(started) !== undefined, 'the protected command to start', { abort: () => p.ended && `protect exited ${p.ended.code}: ${p.ended.stderr}` });
+  const rec = readPlugJson();
+  t.like(rec, { state: 'buffering', owner: 'protect', pid: p.child.pid });
+
+  const held = probe(ADDR, proxy.port, ADDR);
+  const free = probe('127.0.0.1', local.port);
+  t.is(await within(free.data, 'the connection to 127.0.0.1'), 'local');
+  // Give a SYN that is not held every chance to show it.
+  await sleep(1000);
+  t.is(held.connectedAt, undefined, 'the connection to 169.254.255.254 is held while the command runs');
+  t.is(held.error, undefined, 'and not reset');
+
+  const tGo = Date.now();
+  writeFileSync(go, '');
+  const r = await within(p.done, 'protect to exit');
+  t.is(r.code, 0, r.stderr);
+  t.is(await within(held.data, 'the held connection to complete after the release'), 'proxy');
+  t.is(held.error, undefined);
+  t.true(free.connectedAt! < tGo, 'the 127.0.0.1 connection completed while the plug held');
+  t.true(held.connectedAt! >= tGo, 'the 169.254.255.254 connection completed only after the command ended');
+
+  const j = JSON.parse(r.stdout) as { exitCode: number; heldMs: number; packetsReleased: number; drops: number; maxHoldReached: boolean; overhead: { plugAckToCommandStartUs: number; commandExitToReleaseAckUs: number | null; totalUs: number } };
+  t.is(j.exitCode, 0);
+  t.false(j.maxHoldReached);
+  t.true(j.heldMs > 0);
+  t.true(j.packetsReleased >= 1, `packetsReleased ${j.packetsReleased}`);
+  t.is(j.drops, 0);
+  t.true(j.overhead.plugAckToCommandStartUs >= 0);
+  t.true(j.overhead.commandExitToReleaseAckUs !== null && j.overhead.commandExitToReleaseAckUs >= 0);
+  t.is(j.overhead.totalUs, j.overhead.plugAckToCommandStartUs + j.overhead.commandExitToReleaseAckUs!);
+  t.like(readPlugJson(), { state: 'released', pid: p.child.pid });
+  t.deepEqual(await activeElements(), [], 'marking is off');
+});
+
+test.serial('a failing command: protect releases and exits with its status', async (t) => {
+  t.timeout(TEST_TIMEOUT);
+  await setup();
+  const proxy = await serve(ADDR, 'proxy');
+  t.teardown(() => proxy.close());
+
+  const r = await cli(['protect', '--json', '--', 'sh', '-c', 'exit 3']);
+  t.is(r.code, 3, r.stderr);
+  t.like(JSON.parse(r.stdout), { exitCode: 3, signal: null, maxHoldReached: false });
+  t.like(readPlugJson(), { state: 'released', owner: 'protect' });
+  t.deepEqual(await activeElements(), [], 'marking is off');
+  const after = probe(ADDR, proxy.port, ADDR);
+  t.is(await within(after.data, 'a new connection after protect'), 'proxy');
+  await assertPlugReleased(t, proxy.port, 'after a failing command');
+});
+
+test.serial('a command that does not exist: exit 127, nothing plugged', async (t) => {
+  t.timeout(TEST_TIMEOUT);
+  await setup();
+  const recBefore = readPlugJson();
+  const countersBefore = await plugCounters();
+
+  const r = await cli(['protect', '--', '/nonexistent/synplug-no-such-command', 'arg']);
+  t.is(r.code, 127, r.stderr);
+  t.regex(r.stderr, /command not found: '\/nonexistent\/synplug-no-such-command'/);
+  t.deepEqual(readPlugJson(), recBefore, 'plug.json untouched: nothing was plugged');
+  t.deepEqual(await activeElements(), [], 'marking never turned on');
+  t.deepEqual(await plugCounters(), countersBefore);
+});
+
+test.serial('--max-hold fires: the plug is released at the deadline while the command still runs; the watchdog stays quiet', async (t) => {
+  t.timeout(TEST_TIMEOUT);
+  await setup();
+  const proxy = await serve(ADDR, 'proxy');
+  t.teardown(() => proxy.close());
+  const dir = scratch(t);
+  const started = join(dir, 'started');
+  const go = join(dir, 'go');
+
+  const p = startCli(['protect', '--json', '--max-hold', '5s', '--', ...gatedCommand(started, go)]);
+  t.teardown(() => { kill(p.child.pid); openGate(go); });
+  await waitFor(() => startedPid(started) !== undefined, 'the protected command to start', { abort: () => p.ended && `protect exited ${p.ended.code}: ${p.ended.stderr}` });
+  const rec = readPlugJson()!;
+  t.like(rec, { state: 'buffering', pid: p.child.pid });
+  const held = probe(ADDR, proxy.port, ADDR);
+  t.true(held.sentAt < rec.deadline, 'the SYN was sent inside the window');
+
+  t.is(await within(held.data, 'the held connection to complete at max-hold'), 'proxy');
+  t.true(held.connectedAt! >= rec.deadline, 'held until the deadline');
+  t.like(readPlugJson(), { state: 'released', pid: p.child.pid });
+  // Leave the watchdog's own deadline (50 ms later) time to pass while the command runs.
+  while (Date.now() < rec.deadline + 1500) await sleep(100);
+  t.is(p.ended, undefined, 'protect still waits for the command');
+
+  writeFileSync(go, '');
+  const r = await within(p.done, 'protect to exit');
+  t.is(r.code, 0, r.stderr);
+  const j = JSON.parse(r.stdout) as { maxHoldReached: boolean; exitCode: number; heldMs: number; packetsReleased: number; overhead: { commandExitToReleaseAckUs: number | null } };
+  t.true(j.maxHoldReached);
+  t.is(j.exitCode, 0);
+  t.true(j.heldMs > 0);
+  t.true(j.packetsReleased >= 1, `packetsReleased ${j.packetsReleased}`);
+  t.is(j.overhead.commandExitToReleaseAckUs, null);
+  t.regex(r.stderr, /max-hold of 5000 ms reached: released the plug while the command still runs/);
+  // protect released the plug itself: its watchdog had nothing left to release.
+  t.notRegex(r.stderr, /synplug watchdog/);
+});
+
+test.serial('--wait-listen: a reload that returns before its new listener exists is released only once the new listener appears', async (t) => {
+  t.timeout(TEST_TIMEOUT);
+  await setup();
+  const old = await serve(ADDR, 'old');
+  const port = old.port;
+  t.teardown(() => old.close());
+  const dir = scratch(t);
+  const started = join(dir, 'started');
+  const go = join(dir, 'go');
+  const ncPidFile = join(dir, 'nc.pid');
+  t.teardown(() => { openGate(go); if (existsSync(ncPidFile)) kill(Number(readFileSync(ncPidFile, 'utf8'))); });
+  // The reload: returns at once; its new listener (busybox nc on [::]:port, which
+  // accepts IPv4 too) appears a second later, answers "new" once, and exits.
+  const newServer = join(dir, 'new-server.sh');
+  writeFileSync(newServer, `sleep 1\necho $$ > ${ncPidFile}\nexec busybox nc -l -p ${port} -e echo new\n`);
+
+  let finished = false;
+  const running = protect({
+    command: gatedCommand(started, go, `sh ${newServer} </dev/null >/dev/null 2>&1 &`),
+    maxHoldMs: 120_000,
+    waitListen: { address: ADDR, port },
+  }).finally(() => { finished = true; });
+  running.catch(() => {});
+  await waitFor(() => startedPid(started) !== undefined, 'the protected command to start', { abort: () => (finished ? 'protect ended' : undefined) });
+  // The old proxy stops listening; a client connects during the reload.
+  await old.close();
+  const held = probe(ADDR, port, ADDR);
+  await sleep(500);
+  t.is(held.connectedAt, undefined, 'held');
+  writeFileSync(go, '');
+
+  const r = await within(running, 'protect to return');
+  t.false(r.maxHoldReached, 'released for the new listener, not at max-hold');
+  t.is(r.exitCode, 0);
+  t.like(r.newListener, { port });
+  t.true(existsSync(ncPidFile), 'the new listener was started');
+  t.is(await within(held.data, 'the held connection to reach the new listener'), 'new\n');
+  t.is(held.error, undefined, 'not refused: nothing was released while no listener existed');
+  t.true(r.packetsReleased >= 1, `packetsReleased ${r.packetsReleased}`);
+});
+
+test.serial('not set up: protect exits 8 and does not run the command', async (t) => {
+  t.timeout(TEST_TIMEOUT);
+  const dir = scratch(t);
+  const marker = join(dir, 'ran');
+  t.is((await check()).state, 'absent');
+
+  const r = await cli(['protect', '--', 'touch', marker]);
+  t.is(r.code, 8, r.stderr);
+  t.regex(r.stderr, /not set up.*The command was NOT run/s);
+  t.false(existsSync(marker), 'the command did not run');
+  await assertLoClean(t, 'after protect refused');
+});
