@@ -16,7 +16,7 @@
  *
  * @module
  */
-import { str } from '../netlink/attributes.js';
+import { str, u32 } from '../netlink/attributes.js';
 import { NetlinkError, UsageError } from '../netlink/errors.js';
 import type { NetlinkConnection } from '../netlink/connection.js';
 import { NLM_F_CREATE, NLM_F_EXCL, NLM_F_REPLACE, type NetlinkMessage } from '../netlink/message.js';
@@ -25,7 +25,6 @@ import {
   RTM_NEWTFILTER, RTM_DELTFILTER, RTM_GETTFILTER,
 } from '../netlink/route/constants.js';
 import { listRawLinks, resolveIfindex } from '../netlink/route/link.js';
-import { u32 } from '../netlink/attributes.js';
 import {
   TCA_KIND, TCA_CHAIN, TC_H_ROOT, TC_H_INGRESS, TCQ_PLUG_BUFFER, TCQ_PLUG_RELEASE_ONE, TCQ_PLUG_RELEASE_INDEFINITE,
   TCQ_PLUG_LIMIT, ETH_P_ALL,
