@@ -6,10 +6,13 @@
 import { Command, Option } from 'commander';
 import { UsageError } from '../netlink/errors.js';
 import { parseDuration, parseUint, type GuardConfig } from '../guard/config.js';
-import * as guard from '../guard/index.js';
+import type * as GuardModule from '../guard/index.js';
 import { EXIT } from './exit-codes.js';
 import { jsonOption, run } from './main.js';
 import { isIP } from 'node:net';
+
+/** The guard is loaded when a command runs, not at start-up: `--help` and `show` stay fast. */
+const loadGuard = (): Promise<typeof GuardModule> => import('../guard/index.js');
 
 interface ConfigFlags { dev?: string; addr?: string; mark?: string; limit?: string; table?: string; stateDir?: string; json?: boolean }
 
@@ -46,7 +49,7 @@ function out(json: boolean | undefined, value: unknown, text: string): void {
  * `[ADDR:]PORT` or `[IPV6]:PORT`.
  * @throws {UsageError} not of that form, or a port outside 1-65535
  */
-export function parseListen(text: string): guard.ListenTarget {
+export function parseListen(text: string): GuardModule.ListenTarget {
   const m = /^(?:\[([0-9a-fA-F:.]+)\]:|([0-9.]+):)?([0-9]+)$/.exec(text.trim());
   if (!m) throw new UsageError(`--wait-listen: '${text}' is not [ADDR:]PORT (e.g. 16000, 169.254.255.254:16000, [::1]:16000)`);
   const address = m[1] ?? m[2];
@@ -63,6 +66,7 @@ export function guardCommands(program: Command): void {
     .option('--force', "replace a root qdisc on the device that is not synplug's", false), { setup: true })
     .addHelpText('after', '\nExit codes: 0 set up (or already), 2 bad arguments or no such device, 3 kernel error, 4 not root, 5 missing module, 7 foreign root qdisc.\nOn any failure, everything this call added is removed again.')
     .action(run(async (f: ConfigFlags & { force: boolean }) => {
+      const guard = await loadGuard();
       const r = await guard.setup({ ...config(f), force: f.force });
       out(f.json, r, guard.formatSetup(r));
     }));
@@ -70,6 +74,7 @@ export function guardCommands(program: Command): void {
   configOptions(program.command('check')
     .description('verify the setup; exit 0 complete, 1 nothing set up, 2 partly or differently set up'), { setup: true })
     .action(run(async (f: ConfigFlags) => {
+      const guard = await loadGuard();
       const r = await guard.check(config(f));
       out(f.json, r, guard.formatCheck(r));
       return r.state === 'ok' ? EXIT.OK : r.state === 'absent' ? 1 : 2;
@@ -79,6 +84,7 @@ export function guardCommands(program: Command): void {
     .description('hold new connections (buffer the plug) until "synplug release" or --max-hold')
     .option('--max-hold <duration>', 'stop holding new connections after this long (kernel-enforced), e.g. 10s', '10s'))
     .action(run(async (f: ConfigFlags & { maxHold: string }) => {
+      const guard = await loadGuard();
       const maxHoldMs = parseDuration(f.maxHold, '--max-hold');
       const r = await guard.plug({ ...config(f), maxHoldMs });
       out(f.json, r, `plugged: new connections to ${r.addr} are held until 'synplug release' (at most ${f.maxHold})`);
@@ -87,6 +93,7 @@ export function guardCommands(program: Command): void {
   configOptions(program.command('release')
     .description('release the plug (always safe: the kernel cannot tell whether it is plugged)'))
     .action(run(async (f: ConfigFlags) => {
+      const guard = await loadGuard();
       const r = await guard.release(config(f));
       out(f.json, r, `released${r.wasBuffering ? '' : ' (it was not recorded as plugged)'}; ${r.backlog} packet(s) were still queued`);
     }));
@@ -102,6 +109,7 @@ export function guardCommands(program: Command): void {
     .passThroughOptions())
     .addHelpText('after', `\nExit codes: the command's status; 2 bad arguments; 8 not set up (the command is NOT run); 126/127 command not executable/found; 130 interrupted before the command ran; 3-5 as for setup.\nAfterwards, stderr (or --json on stdout) tells how long the plug held, the packets held and released, drops, and synplug's own time inside the window.`)
     .action(run(async (command: string[], f: ConfigFlags & { maxHold: string; waitListen?: string; user?: string; setup: boolean }) => {
+      const guard = await loadGuard();
       if (command.length === 0) throw new UsageError('no command given: use synplug protect [options] -- COMMAND [ARGS...]');
       const maxHoldMs = parseDuration(f.maxHold, '--max-hold');
       const waitListen = f.waitListen !== undefined ? parseListen(f.waitListen) : undefined;
@@ -117,6 +125,7 @@ export function guardCommands(program: Command): void {
   configOptions(program.command('status')
     .description('the qdisc tree, the marking rule, the recorded plug state, packets held now, passed and dropped'))
     .action(run(async (f: ConfigFlags) => {
+      const guard = await loadGuard();
       const r = await guard.status(config(f));
       out(f.json, r, guard.formatStatus(r));
     }));
@@ -124,6 +133,7 @@ export function guardCommands(program: Command): void {
   configOptions(program.command('teardown')
     .description('release, then remove exactly what setup added (qdisc tree, filter, nftables table, address)'))
     .action(run(async (f: ConfigFlags) => {
+      const guard = await loadGuard();
       const r = await guard.teardown(config(f));
       out(f.json, r, guard.formatTeardown(r));
     }));

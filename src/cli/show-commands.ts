@@ -6,24 +6,16 @@
  */
 import { Command, Option } from 'commander';
 import { readFileSync } from 'node:fs';
-import { NetlinkConnection } from '../netlink/connection.js';
 import { NETLINK_NETFILTER, NETLINK_ROUTE } from '../netlink/message.js';
 import { UsageError, SynplugError } from '../netlink/errors.js';
-import { readCaptureFile, parseCapture } from '../netlink/pcap.js';
-import { describeDatagram } from '../netlink/describe.js';
-import { getLinkByName, listLinks, formatLink } from '../netlink/route/link.js';
-import { showAddresses, formatAddrShow } from '../netlink/route/addr.js';
-import '../netlink/sockdiag.js';
-import { listQdiscs, listClasses, listFilters } from '../tc/ops.js';
-import { formatQdiscText, formatClassText, formatFilterText } from '../tc/format.js';
-import { listRuleset } from '../iptables/ruleset.js';
-import { formatRulesetText, formatRulesetJson } from '../iptables/format.js';
-import '../iptables/decode.js';
+import type { NetlinkConnection } from '../netlink/connection.js';
 import { jsonOption, oneOf, run } from './main.js';
 
 const OBJECTS = ['qdisc', 'class', 'filter', 'link', 'addr', 'ruleset'] as const;
 
+// Implementations are loaded when a command runs: start-up stays small.
 async function withConn<T>(protocol: number, f: (c: NetlinkConnection) => Promise<T>): Promise<T> {
+  const { NetlinkConnection } = await import('../netlink/connection.js');
   const c = NetlinkConnection.open(protocol);
   try { return await f(c); } finally { c.close(); }
 }
@@ -45,6 +37,7 @@ export function showCommands(program: Command): void {
       oneOf(object, OBJECTS, 'object');
       if ((object === 'class' || object === 'filter') && f.dev === undefined) throw new UsageError(`show ${object} needs --dev NAME (the kernel lists ${object === 'class' ? 'classes' : 'filters'} per device)`);
       if (object === 'ruleset') {
+        const [{ listRuleset }, { formatRulesetText, formatRulesetJson }] = await Promise.all([import('../iptables/ruleset.js'), import('../iptables/format.js')]);
         const rs = await withConn(NETLINK_NETFILTER, (c) => listRuleset(c));
         if (f.json) print(JSON.stringify(formatRulesetJson(rs))); else print(formatRulesetText(rs));
         return;
@@ -53,27 +46,32 @@ export function showCommands(program: Command): void {
         const dev = f.dev;
         switch (object) {
           case 'qdisc': {
+            const [{ listQdiscs }, { formatQdiscText }] = await Promise.all([import('../tc/ops.js'), import('../tc/format.js')]);
             const list = await listQdiscs(c, { dev, stats: f.stats });
             if (f.json) print(JSON.stringify(list));
             else print(list.map((q) => formatQdiscText(q, { stats: f.stats, showDev: dev === undefined })).join(''));
             return;
           }
           case 'class': {
+            const [{ listClasses }, { formatClassText }] = await Promise.all([import('../tc/ops.js'), import('../tc/format.js')]);
             const list = await listClasses(c, { dev, stats: f.stats });
             if (f.json) print(JSON.stringify(list)); else print(list.map((x) => formatClassText(x, { stats: f.stats })).join(''));
             return;
           }
           case 'filter': {
+            const [{ listFilters }, { formatFilterText }] = await Promise.all([import('../tc/ops.js'), import('../tc/format.js')]);
             const list = await listFilters(c, { dev, stats: f.stats });
             if (f.json) print(JSON.stringify(list)); else print(list.map((x) => formatFilterText(x, { stats: f.stats })).join(''));
             return;
           }
           case 'link': {
+            const { getLinkByName, listLinks, formatLink } = await import('../netlink/route/link.js');
             const list = dev !== undefined ? [await getLinkByName(c, dev)] : await listLinks(c);
             if (f.json) print(JSON.stringify(list)); else print(list.map((l) => formatLink(l)).join('\n'));
             return;
           }
           case 'addr': {
+            const { showAddresses, formatAddrShow } = await import('../netlink/route/addr.js');
             const list = await showAddresses(c, { dev });
             if (f.json) print(JSON.stringify(list)); else print(formatAddrShow(list));
             return;
@@ -90,6 +88,11 @@ export function showCommands(program: Command): void {
     .action(run(async (file: string, f: { protocol: string }) => {
       const protocol = Number(f.protocol);
       if (!Number.isInteger(protocol) || protocol < 0 || protocol > 31) throw new UsageError(`--protocol: '${f.protocol}' is not a netlink protocol number (0-31)`);
+      const [{ readCaptureFile, parseCapture }, { describeDatagram }] = await Promise.all([
+        import('../netlink/pcap.js'), import('../netlink/describe.js'),
+        // every module that registers body decoders
+        import('../netlink/route/index.js'), import('../netlink/sockdiag.js'), import('../tc/index.js'), import('../iptables/index.js'),
+      ]);
       let datagrams;
       if (file === '-') {
         datagrams = parseCapture(readFileSync(0), { protocol });
