@@ -1,0 +1,430 @@
+/**
+ * Bench 2: listing many htb classes with their counters.
+ *
+ * `synplug show class --dev X --stats --json` (a fresh `node dist/cli/bin.js`
+ * per run) against `tc -s -j class show dev X` (iproute2 6.1 prints classes
+ * as text even with -j), on an ifb device of ours holding 10,000 and then
+ * 30,000 htb classes, created with `tc -batch`. Each run is timed from here
+ * (wall) and under GNU time (peak RSS, user and system CPU). Runs alternate
+ * between the commands.
+ *
+ * What-if rows, to locate the cost (not targets):
+ * - lean script: bench/lib/lean-show-class.mjs, the same `listClasses` call
+ *   and JSON output, loading only dist/netlink and dist/tc;
+ * - lean script + 32 KiB buffer: the same, its socket reading with a fixed
+ *   32 KiB buffer instead of the `netlink` package's default peeking (the
+ *   kernel sizes dump chunks after the reader's buffer);
+ * - bundled CLI: dist/cli/bin.js bundled into one file by esbuild.
+ *
+ * In-process (warm): `listClasses(conn, { dev, stats: true })`, split into
+ * the dump, the decoding and JSON.stringify, each with its user and system
+ * CPU (the kernel builds dump chunks inside our recvmsg calls, so system
+ * time is the kernel's share).
+ *
+ * Creating classes is quadratic in the kernel (every new class walks all the
+ * qdisc's classes: tc_bind_tclass), so the last size is lowered when the
+ * time budget cannot cover it; the output says so.
+ *
+ * Run alone: `bash scripts/in-netns.sh node --import=tsx bench/class-list.ts [--classes 2000,4000] [--runs 3]`.
+ *
+ * @module
+ */
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { NetlinkConnection } from '../src/netlink/connection.js';
+import { NETLINK_ROUTE, type NetlinkMessage } from '../src/netlink/message.js';
+import { RTM_GETTCLASS, RTM_NEWTCLASS } from '../src/netlink/route/constants.js';
+import { listClasses } from '../src/tc/ops.js';
+import { decodeClass } from '../src/tc/decode.js';
+import { encodeTcmsg } from '../src/tc/tcmsg.js';
+import { assertIsolated, build, createIfb, deleteLink, machine, ROOT, sh, TC } from './lib/env.js';
+import { timeRun, type Cmd, type TimedRun } from './lib/proc.js';
+import { summarizeProfile, type ProfileSummary } from './lib/profile.js';
+import { median } from './lib/stats.js';
+import { fmtMiB, fmtMs, fmtRatio, renderTable, verdict } from './lib/table.js';
+import { CountingTransport } from './lib/transport.js';
+
+/** Options of {@link runClassList}. */
+export interface ClassListOptions {
+  /** class counts, ascending (default 10000, 30000) */
+  sizes?: number[];
+  /** runs per command and size (default 5) */
+  runs?: number;
+  /** device name to create (default sp-bc0) */
+  dev?: string;
+  /** Date.now() by which the bench should be done; lowers the last size when needed */
+  deadline?: number;
+  /** profile the CLI when a target fails ("auto", default), always, or never */
+  profile?: 'auto' | 'always' | 'never';
+  /** also time the what-if rows (default true) */
+  whatIf?: boolean;
+}
+
+/** Medians of one command's runs. */
+export interface ToolResult {
+  label: string;
+  wallMs: number;
+  maxRssKiB: number;
+  userS: number;
+  sysS: number;
+  /** every run */
+  runs: TimedRun[];
+}
+
+/** Medians of one in-process step. */
+export interface StepResult {
+  step: string;
+  wallMs: number;
+  userMs: number;
+  sysMs: number;
+  /** the main thread's time runnable but not running (other work on the machine), ms */
+  runqMs: number;
+  /** datagrams received (dumps only) */
+  datagrams?: number;
+  /** largest datagram received, bytes (dumps only) */
+  maxDatagram?: number;
+}
+
+/** Everything measured at one size. */
+export interface SizeResult {
+  classes: number;
+  /** seconds tc -batch took to create the classes added for this size */
+  createS: number;
+  /** by key: tc, synplug, lean, lean32k, bundled */
+  procs: Record<string, ToolResult>;
+  /** in-process steps */
+  lib: StepResult[];
+  /** bytes printed (one verification run) */
+  outputBytes: { tc: number; synplug: number };
+}
+
+/** What {@link runClassList} returns. */
+export interface ClassListResult {
+  device: string;
+  requestedSizes: number[];
+  sizes: SizeResult[];
+  /** node start-up alone: `node -e 0` and `node dist/cli/bin.js --version` */
+  startup: { nodeBare: ToolResult; cliVersion: ToolResult };
+  /** how the what-if bundle was made, or why there is none */
+  bundle: string;
+  notes: string[];
+  targets: Array<{ name: string; pass: boolean; text: string }>;
+  profile?: ProfileSummary & { classes: number };
+  text: string;
+}
+
+function toolResult(label: string, runs: TimedRun[]): ToolResult {
+  return {
+    label,
+    wallMs: median(runs.map((r) => r.wallMs)),
+    maxRssKiB: median(runs.map((r) => r.maxRssKiB)),
+    userS: median(runs.map((r) => r.userS)),
+    sysS: median(runs.map((r) => r.sysS)),
+    runs,
+  };
+}
+
+function classBatch(dev: string, from: number, to: number): string {
+  const lines: string[] = [];
+  for (let i = from; i <= to; i++) lines.push(`class add dev ${dev} parent 1: classid 1:${i.toString(16)} htb rate 1mbit`);
+  return lines.join('\n') + '\n';
+}
+
+/**
+ * Time this thread spent runnable but waiting for a CPU, ns: the second field
+ * of /proc/thread-self/schedstat (run_delay; 0 when the kernel lacks schedstats).
+ */
+function runDelayNs(): number {
+  try {
+    return Number(readFileSync('/proc/thread-self/schedstat', 'utf8').split(' ')[1]) || 0;
+  } catch {
+    return 0;
+  }
+}
+
+/** Wall, user and system time of one call, and the main thread's run-queue wait, ms. */
+async function measure<T>(f: () => Promise<T> | T): Promise<{ v: T; wall: number; user: number; sys: number; runq: number }> {
+  const c0 = process.cpuUsage();
+  const q0 = runDelayNs();
+  const t0 = process.hrtime.bigint();
+  const v = await f();
+  const wall = Number(process.hrtime.bigint() - t0) / 1e6;
+  const c = process.cpuUsage(c0);
+  return { v, wall, user: c.user / 1000, sys: c.system / 1000, runq: (runDelayNs() - q0) / 1e6 };
+}
+
+/**
+ * What-if: bundle dist/cli/bin.js into one ESM file with esbuild (present as a
+ * dependency of tsx), `netlink` left external (a native addon, found through
+ * NODE_PATH). The bundle sits at <dir>/b/cli/bin.mjs next to a copy of
+ * package.json at <dir>/package.json, where the CLI reads its version.
+ * @returns the command, or why there is none
+ */
+function bundleCli(dir: string, dev: string): { cmd: Cmd; how: string } | { why: string } {
+  const esbuild = join(ROOT, 'node_modules', '.bin', 'esbuild');
+  if (!existsSync(esbuild)) return { why: 'esbuild is not installed' };
+  const outfile = join(dir, 'b', 'cli', 'bin.mjs');
+  const r = sh(esbuild, [join(ROOT, 'dist', 'cli', 'bin.js'), '--bundle', '--platform=node', '--format=esm', `--outfile=${outfile}`, '--external:netlink', '--log-level=error',
+    "--banner:js=import { createRequire as __bench_cr } from 'node:module'; const require = __bench_cr(import.meta.url);"], { check: false });
+  if (r.status !== 0) return { why: `esbuild failed: ${r.stderr.trim().slice(0, 200)}` };
+  copyFileSync(join(ROOT, 'package.json'), join(dir, 'package.json'));
+  return {
+    cmd: { file: process.execPath, args: [outfile, 'show', 'class', '--dev', dev, '--stats', '--json'], env: { ...process.env, NODE_PATH: join(ROOT, 'node_modules') } },
+    how: `esbuild ${sh(esbuild, ['--version']).stdout.trim()}, one ${(statSync(outfile).size / 1024).toFixed(0)} KiB file, netlink external`,
+  };
+}
+
+/** Check a JSON class list printed to `path`; returns its size in bytes. */
+function checkList(what: string, path: string, n: number): number {
+  const text = readFileSync(path, 'utf8');
+  const list = JSON.parse(text) as Array<{ kind: string; bytes?: number }>;
+  if (list.length !== n || list.some((c) => c.kind !== 'htb' || c.bytes === undefined)) {
+    throw new Error(`${what}: expected ${n} htb classes with counters, got ${list.length}`);
+  }
+  return Buffer.byteLength(text);
+}
+
+/**
+ * Run the class-list bench (see the module doc).
+ * @throws when a command fails or an output does not hold the expected classes
+ */
+export async function runClassList(options: ClassListOptions = {}): Promise<ClassListResult> {
+  const requested = options.sizes ?? [10000, 30000];
+  const runs = options.runs ?? 5;
+  const dev = options.dev ?? 'sp-bc0';
+  const deadline = options.deadline ?? Date.now() + 600_000;
+  const whatIf = options.whatIf ?? true;
+  const notes: string[] = [];
+  const tmp = mkdtempSync(join(tmpdir(), 'synplug-bench-classes-'));
+  const lean = join(ROOT, 'bench', 'lib', 'lean-show-class.mjs');
+  const procs: Array<{ key: string; label: string; cmd: Cmd; json: boolean }> = [
+    { key: 'tc', label: 'tc -s -j class show', cmd: { file: TC, args: ['-s', '-j', 'class', 'show', 'dev', dev] }, json: false },
+    { key: 'synplug', label: 'synplug show class --stats --json', cmd: { file: process.execPath, args: [join(ROOT, 'dist', 'cli', 'bin.js'), 'show', 'class', '--dev', dev, '--stats', '--json'] }, json: true },
+  ];
+  let bundle = 'what-if rows off';
+  if (whatIf) {
+    procs.push({ key: 'lean', label: '  what-if: lean script', cmd: { file: process.execPath, args: [lean, dev] }, json: true });
+    procs.push({ key: 'lean32k', label: '  what-if: lean script + 32 KiB buffer', cmd: { file: process.execPath, args: [lean, dev, '32768'] }, json: true });
+    const b = bundleCli(tmp, dev);
+    if ('cmd' in b) procs.push({ key: 'bundled', label: '  what-if: bundled CLI', cmd: b.cmd, json: true });
+    bundle = 'cmd' in b ? b.how : b.why;
+  }
+  const ifindex = createIfb(dev);
+  sh(TC, ['qdisc', 'add', 'dev', dev, 'root', 'handle', '1:', 'htb', 'default', '1']);
+  // generous timeouts in-process: this measures speed (the CLI keeps its 5 s default)
+  const conn = NetlinkConnection.open(NETLINK_ROUTE, { timeoutMs: 120_000 });
+  const peek = new CountingTransport(NETLINK_ROUTE);
+  const peekConn = new NetlinkConnection(peek, NETLINK_ROUTE, { timeoutMs: 120_000 });
+  const big = new CountingTransport(NETLINK_ROUTE, { messagePeeking: false, msgBufferSize: 32768 });
+  const bigConn = new NetlinkConnection(big, NETLINK_ROUTE, { timeoutMs: 120_000 });
+  const sizes: SizeResult[] = [];
+  let startup: ClassListResult['startup'] | undefined;
+  let have = 0;
+  let firstCreateS = 0;
+  let firstMeasureS = 0;
+  try {
+    for (let si = 0; si < requested.length; si++) {
+      let n = requested[si];
+      if (si > 0 && sizes.length > 0) {
+        // Quadratic model from the first size: creating up to m classes costs
+        // firstCreateS * (m² - have²) / n1², measuring them firstMeasureS * m² / n1²
+        // (the kernel's class dump also restarts its walk at every chunk).
+        const n1 = sizes[0].classes;
+        const cost = (m: number) => firstCreateS * ((m * m - have * have) / (n1 * n1)) + firstMeasureS * ((m * m) / (n1 * n1)) + 5;
+        const left = (deadline - Date.now()) / 1000;
+        if (cost(n) > left) {
+          const fallbacks = [Math.round(n1 * 2), Math.round(n1 * 1.5)].filter((m) => m > have && m < n);
+          const fit = fallbacks.find((m) => cost(m) <= left);
+          notes.push(`${n} classes would take about ${cost(n).toFixed(0)} s to create and measure here, ${left.toFixed(0)} s of the budget remain (class creation is quadratic in the kernel: tc_bind_tclass walks every class on each add): ${fit ? `measured ${fit} instead` : 'skipped'}; give --budget to allow more`);
+          if (!fit) break;
+          n = fit;
+        }
+      }
+      const file = join(tmp, `classes-${n}.batch`);
+      writeFileSync(file, classBatch(dev, have + 1, n));
+      const created = await measure(() => sh(TC, ['-batch', file]));
+      have = n;
+      const t0 = Date.now();
+
+      // verification: every command prints the n classes
+      const out = join(tmp, 'out');
+      const outputBytes = { tc: 0, synplug: 0 };
+      for (const p of procs) {
+        timeRun(p.cmd, out);
+        if (p.json) {
+          const bytes = checkList(p.label.trim(), out, n);
+          if (p.key === 'synplug') outputBytes.synplug = bytes;
+        } else {
+          const text = readFileSync(out, 'utf8');
+          const count = text.startsWith('[') ? (JSON.parse(text) as unknown[]).length : (text.match(/^class htb /gm) ?? []).length;
+          if (count !== n) throw new Error(`tc: expected ${n} htb classes, it printed ${count}`);
+          outputBytes.tc = Buffer.byteLength(text);
+        }
+      }
+
+      if (!startup) {
+        const bare: TimedRun[] = [];
+        const ver: TimedRun[] = [];
+        for (let r = 0; r < runs; r++) {
+          bare.push(timeRun({ file: process.execPath, args: ['-e', '0'] }));
+          ver.push(timeRun({ file: process.execPath, args: [join(ROOT, 'dist', 'cli', 'bin.js'), '--version'] }));
+        }
+        startup = { nodeBare: toolResult('node -e 0', bare), cliVersion: toolResult('node dist/cli/bin.js --version', ver) };
+      }
+
+      // the processes, alternating
+      const timedRuns = procs.map(() => [] as TimedRun[]);
+      for (let r = 0; r < runs; r++) procs.forEach((p, k) => timedRuns[k].push(timeRun(p.cmd)));
+
+      // in-process, alternating
+      const steps = ['listClasses', 'dumpAll', 'decode (decodeClass each)', 'JSON.stringify', 'dumpAll, 32 KiB buffer', 'listClasses, 32 KiB buffer'];
+      const samples = steps.map(() => [] as Array<{ wall: number; user: number; sys: number; runq: number }>);
+      const dgrams = { peek: [0, 0], big: [0, 0] };
+      const req = { type: RTM_GETTCLASS, payload: [encodeTcmsg({ ifindex })] };
+      for (let r = 0; r < runs; r++) {
+        const l = await measure(() => listClasses(conn, { dev, stats: true }));
+        if (l.v.length !== n) throw new Error(`listClasses returned ${l.v.length} classes, expected ${n}`);
+        samples[0].push(l);
+        peek.reset();
+        const d = await measure(() => peekConn.dumpAll(req));
+        samples[1].push(d);
+        dgrams.peek = [peek.datagrams, peek.maxDatagram];
+        const dec = await measure(() => d.v.filter((m: NetlinkMessage) => m.type === RTM_NEWTCLASS).map((m) => decodeClass(m, { dev, stats: true })));
+        samples[2].push(dec);
+        samples[3].push(await measure(() => JSON.stringify(dec.v)));
+        big.reset();
+        const d32 = await measure(() => bigConn.dumpAll(req));
+        if (d32.v.length !== d.v.length) throw new Error(`the 32 KiB-buffer dump returned ${d32.v.length} messages, the default one ${d.v.length}`);
+        samples[4].push(d32);
+        dgrams.big = [big.datagrams, big.maxDatagram];
+        const l32 = await measure(() => listClasses(bigConn, { dev, stats: true }));
+        if (l32.v.length !== n) throw new Error(`listClasses (32 KiB buffer) returned ${l32.v.length} classes, expected ${n}`);
+        samples[5].push(l32);
+      }
+      const lib: StepResult[] = steps.map((step, k) => ({
+        step,
+        wallMs: median(samples[k].map((x) => x.wall)),
+        userMs: median(samples[k].map((x) => x.user)),
+        sysMs: median(samples[k].map((x) => x.sys)),
+        runqMs: median(samples[k].map((x) => x.runq)),
+        ...(k === 1 ? { datagrams: dgrams.peek[0], maxDatagram: dgrams.peek[1] } : k === 4 ? { datagrams: dgrams.big[0], maxDatagram: dgrams.big[1] } : {}),
+      }));
+      if (si === 0) { firstCreateS = created.wall / 1000; firstMeasureS = (Date.now() - t0) / 1000; }
+      sizes.push({
+        classes: n,
+        createS: created.wall / 1000,
+        procs: Object.fromEntries(procs.map((p, k) => [p.key, toolResult(p.label, timedRuns[k])])),
+        lib,
+        outputBytes,
+      });
+    }
+    if (!startup || sizes.length === 0) throw new Error('no size measured');
+
+    const targets = judge(sizes);
+    let profile: ClassListResult['profile'];
+    const mode = options.profile ?? 'auto';
+    if (mode === 'always' || (mode === 'auto' && targets.some((t) => !t.pass))) {
+      const last = sizes[sizes.length - 1];
+      const dir = join(tmp, 'prof');
+      const sp = procs.find((p) => p.key === 'synplug')!;
+      timeRun({ file: process.execPath, args: ['--cpu-prof', `--cpu-prof-dir=${dir}`, ...sp.cmd.args] });
+      const f = readdirSync(dir).find((x) => x.endsWith('.cpuprofile'));
+      if (f) profile = { classes: last.classes, ...summarizeProfile(join(dir, f), 15) };
+    }
+    if (whatIf) notes.push(`what-if rows: lean script = bench/lib/lean-show-class.mjs (the same listClasses call and JSON output, loading only dist/netlink and dist/tc); bundled CLI = ${bundle}`);
+    const text = render(dev, sizes, startup, targets, notes, profile);
+    return { device: dev, requestedSizes: requested, sizes, startup, bundle, notes, targets, profile, text };
+  } finally {
+    conn.close();
+    peekConn.close();
+    bigConn.close();
+    rmSync(tmp, { recursive: true, force: true });
+    deleteLink(dev);
+  }
+}
+
+function judge(sizes: SizeResult[]): ClassListResult['targets'] {
+  const targets: ClassListResult['targets'] = [];
+  const first = sizes[0];
+  const tc1 = first.procs.tc;
+  const sp1 = first.procs.synplug;
+  const cpu = (t: ToolResult) => t.userS + t.sysS;
+  const r1 = sp1.wallMs / tc1.wallMs;
+  targets.push({
+    name: `class list: no slower than tc at ${first.classes} classes`,
+    pass: r1 <= 1,
+    text: `synplug show class at ${first.classes} classes: median ${fmtMs(sp1.wallMs)} ms vs tc ${fmtMs(tc1.wallMs)} ms: ${fmtRatio(r1)} tc's time (target <= 1.00x); CPU ${cpu(sp1).toFixed(2)} s vs ${cpu(tc1).toFixed(2)} s`,
+  });
+  if (sizes.length < 2) {
+    targets.push({ name: 'class list: linear growth', pass: false, text: 'not measured: only one size fitted in the time budget' });
+    return targets;
+  }
+  const last = sizes[sizes.length - 1];
+  const growth = (a: number, b: number) => (b / last.classes) / (a / first.classes);
+  const g = growth(sp1.wallMs, last.procs.synplug.wallMs);
+  const gTc = growth(tc1.wallMs, last.procs.tc.wallMs);
+  targets.push({
+    name: `class list: linear growth, CLI wall time per class (${last.classes} vs ${first.classes})`,
+    pass: g <= 1.3,
+    text: `synplug CLI time per class at ${last.classes} / at ${first.classes}: ${fmtRatio(g)} (target <= 1.3x; the fixed node start-up flatters this); tc: ${fmtRatio(gTc)}`,
+  });
+  const lib = (s: SizeResult, step: string) => s.lib.find((x) => x.step === step)!;
+  const gLib = growth(lib(first, 'listClasses').wallMs, lib(last, 'listClasses').wallMs);
+  const gLib32 = growth(lib(first, 'listClasses, 32 KiB buffer').wallMs, lib(last, 'listClasses, 32 KiB buffer').wallMs);
+  const gDec = growth(lib(first, 'decode (decodeClass each)').wallMs, lib(last, 'decode (decodeClass each)').wallMs);
+  targets.push({
+    name: `class list: linear growth, listClasses in-process per class (${last.classes} vs ${first.classes})`,
+    pass: gLib <= 1.3,
+    text: `listClasses time per class at ${last.classes} / at ${first.classes}: ${fmtRatio(gLib)} (target <= 1.3x); decode alone ${fmtRatio(gDec)}; with a 32 KiB buffer ${fmtRatio(gLib32)}`,
+  });
+  return targets;
+}
+
+function render(dev: string, sizes: SizeResult[], startup: ClassListResult['startup'], targets: ClassListResult['targets'], notes: string[], profile: ClassListResult['profile']): string {
+  const out: string[] = [];
+  const rows: Array<Array<string | number>> = [];
+  const row = (t: ToolResult, s: SizeResult | undefined, bytes?: number): Array<string | number> => [
+    s ? `${t.label} (${s.classes})` : t.label, fmtMs(t.wallMs), s ? fmtRatio(t.wallMs / s.procs.tc.wallMs) : '-', fmtMiB(t.maxRssKiB), t.userS.toFixed(2), t.sysS.toFixed(2),
+    s ? fmtRatio((t.userS + t.sysS) / (s.procs.tc.userS + s.procs.tc.sysS)) : '-', s ? ((t.wallMs * 1000) / s.classes).toFixed(1) : '-', bytes === undefined ? '' : (bytes / 1e6).toFixed(1),
+  ];
+  for (const s of sizes) {
+    for (const [key, t] of Object.entries(s.procs)) rows.push(row(t, s, key === 'tc' ? s.outputBytes.tc : key === 'synplug' ? s.outputBytes.synplug : undefined));
+  }
+  rows.push(row(startup.nodeBare, undefined));
+  rows.push(row(startup.cliVersion, undefined));
+  const runs = sizes[0].procs.tc.runs.length;
+  out.push(renderTable(`Listing htb classes with counters on ${dev}: medians of ${runs} runs, commands alternating (wall from spawn to exit; peak RSS and CPU from GNU time, 10 ms resolution)`,
+    ['command (classes)', 'wall ms', 'x tc', 'peak RSS MiB', 'user s', 'sys s', 'CPU x tc', 'us/class', 'output MB'], rows));
+  const lrows: Array<Array<string | number>> = [];
+  for (const s of sizes) {
+    for (const st of s.lib) lrows.push([`${st.step} (${s.classes})`, fmtMs(st.wallMs), fmtMs(st.userMs), fmtMs(st.sysMs), fmtMs(st.runqMs), ((st.wallMs * 1000) / s.classes).toFixed(1), st.datagrams ?? '', st.maxDatagram ?? '']);
+  }
+  out.push(renderTable(`In-process (warm), medians of ${runs}, ms (user/sys: whole process, tick resolution; sys includes the kernel building dump chunks inside our recvmsg calls; run-queue: main thread runnable but not running)`,
+    ['step (classes)', 'wall', 'user', 'sys', 'run-queue', 'us/class', 'datagrams', 'largest datagram'], lrows));
+  out.push(renderTable('Class creation (tc -batch)', ['classes added', 'total after', 'seconds'],
+    sizes.map((s, i) => [s.classes - (i ? sizes[i - 1].classes : 0), s.classes, s.createS.toFixed(1)])));
+  for (const n of notes) out.push(`note: ${n}\n`);
+  if (profile) {
+    out.push(renderTable(`CPU profile of synplug show class at ${profile.classes} classes (node --cpu-prof, one run; ${fmtMs(profile.totalMs)} ms profiled after node's bootstrap): self time by area`,
+      ['area', 'ms', 'share'], profile.areas.slice(0, 12).map((a) => [a.name, fmtMs(a.ms), `${((a.ms / profile.totalMs) * 100).toFixed(1)}%`])));
+    out.push(renderTable('... and the top functions by self time', ['function', 'ms'], profile.functions.map((f) => [f.name, fmtMs(f.ms)])));
+  }
+  out.push(targets.map((t) => verdict(t.pass, t.text)).join('\n') + '\n');
+  return out.join('\n');
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  assertIsolated();
+  const { values } = parseArgs({ options: { classes: { type: 'string' }, runs: { type: 'string' }, 'no-build': { type: 'boolean' }, profile: { type: 'string' } } });
+  if (!values['no-build']) build();
+  const m = machine();
+  process.stdout.write(`${m.kernel}, ${m.cpus} cpus, load ${m.loadavg1}, node ${m.node}\n\n`);
+  const r = await runClassList({
+    sizes: values.classes ? values.classes.split(',').map(Number) : undefined,
+    runs: values.runs ? Number(values.runs) : undefined,
+    profile: values.profile as ClassListOptions['profile'],
+  });
+  process.stdout.write(r.text);
+}

@@ -1,0 +1,289 @@
+/**
+ * Bench 1: round-trip latency of one qdisc change.
+ *
+ * The change: `pfifo` at the root of an ifb device of ours, handle 1:, its
+ * limit alternating between two values (the host kernel has no sch_plug; a
+ * pfifo limit is a change both tc and libnl's nl-qdisc-add can make, and it
+ * is the same message shape as a plug verb: RTM_NEWQDISC, no create flags,
+ * TCA_KIND + a 4-byte TCA_OPTIONS).
+ *
+ * | row | what |
+ * |---|---|
+ * | bare socket | `netlink` npm RawNetlinkSocket, a pre-encoded RTM_NEWQDISC with NLM_F_ACK, wait for the ack: the floor |
+ * | conn.request | NetlinkConnection.request of a pre-built request (seq, encode, ack matching) |
+ * | changeQdisc (ifindex) | `changeQdisc(conn, { ifindex, ... })`: builds and sends the same single message |
+ * | changeQdisc (dev name) | `changeQdisc(conn, { dev, ... })`: RTM_GETLINK for the name, then the change; the two messages tc and nl-qdisc-add send |
+ * | what-if: 32 KiB buffer | the pre-built request over a socket reading with a fixed 32 KiB buffer instead of peeking (see class-list.ts) |
+ * | tc / nl-qdisc-add, from Node | one process per change, `spawnSync` from this warm process |
+ * | tc / nl-qdisc-add, from bash | one process per change from a bash loop (cheaper forks than Node's) |
+ * | /bin/true | a process that does nothing, for scale |
+ *
+ * Run alone: `bash scripts/in-netns.sh node --import=tsx bench/qdisc-latency.ts`.
+ *
+ * @module
+ */
+import { NetlinkConnection } from '../src/netlink/connection.js';
+import { NETLINK_ROUTE, NLMSG_ERROR, NLM_F_ACK, NLM_F_REQUEST, parseMessages } from '../src/netlink/message.js';
+import { RTM_NEWQDISC } from '../src/netlink/route/constants.js';
+import { changeQdisc, qdiscRequest } from '../src/tc/ops.js';
+import { assertIsolated, createIfb, deleteLink, libnlModuleEnv, machine, NL_QDISC_ADD, sh, TC } from './lib/env.js';
+import { timeShellLoop, timeSpawns, type Cmd } from './lib/proc.js';
+import { CountingTransport, openRawSocket } from './lib/transport.js';
+import { summarize, type Summary } from './lib/stats.js';
+import { fmtRatio, fmtUs, renderTable, verdict } from './lib/table.js';
+
+/** Options of {@link runQdiscLatency}. */
+export interface QdiscLatencyOptions {
+  /** iterations of each in-process variant (default 2000) */
+  inProcess?: number;
+  /** iterations of each process variant (default 200) */
+  processes?: number;
+  /** device name to create (default sp-bq0) */
+  dev?: string;
+}
+
+/** One measured row, times in microseconds. */
+export interface LatencyRow {
+  name: string;
+  /** netlink round trips per change */
+  roundTrips: number;
+  summary: Summary;
+}
+
+/** One target and its verdict. */
+export interface Target {
+  name: string;
+  pass: boolean;
+  text: string;
+}
+
+/** What {@link runQdiscLatency} returns. */
+export interface QdiscLatencyResult {
+  device: string;
+  change: string;
+  rows: LatencyRow[];
+  targets: Target[];
+  /** printed tables */
+  text: string;
+}
+
+const HANDLE = 0x00010000; // 1:
+const TC_H_ROOT = 0xffffffff;
+
+/*
+ * The bare request, built by hand (independently of src/tc):
+ *   struct nlmsghdr { __u32 nlmsg_len; __u16 nlmsg_type; __u16 nlmsg_flags; __u32 nlmsg_seq; __u32 nlmsg_pid; };  16
+ *   struct tcmsg { unsigned char tcm_family, tcm__pad1; unsigned short tcm__pad2;
+ *                  int tcm_ifindex; __u32 tcm_handle; __u32 tcm_parent; __u32 tcm_info; };       20
+ *   TCA_KIND (1) "pfifo\0": nla_len 10, padded to 12;  TCA_OPTIONS (2) struct tc_fifo_qopt { __u32 limit; }: 8
+ * 56 bytes, as tc sends it (strace).
+ */
+function bareChange(ifindex: number, limit: number): Buffer {
+  const b = Buffer.alloc(56);
+  b.writeUInt32LE(56, 0);
+  b.writeUInt16LE(RTM_NEWQDISC, 4);
+  b.writeUInt16LE(NLM_F_REQUEST | NLM_F_ACK, 6);
+  b.writeInt32LE(ifindex, 16 + 4);
+  b.writeUInt32LE(HANDLE, 16 + 8);
+  b.writeUInt32LE(TC_H_ROOT, 16 + 12);
+  b.writeUInt16LE(10, 36);
+  b.writeUInt16LE(1, 38); // TCA_KIND
+  b.write('pfifo\0', 40, 'latin1');
+  b.writeUInt16LE(8, 48);
+  b.writeUInt16LE(2, 50); // TCA_OPTIONS
+  b.writeUInt32LE(limit, 52);
+  return b;
+}
+
+/** A bare round-trip runner: send, wait for the ack of that seq (errno must be 0). */
+function bareRunner(ifindex: number): { run(limit: number): Promise<void>; close(): void } {
+  const sock = openRawSocket(NETLINK_ROUTE);
+  const msgs = new Map<number, Buffer>();
+  let seq = 1;
+  let waiting: { seq: number; resolve: () => void; reject: (e: Error) => void } | undefined;
+  sock.on('error', (e) => waiting?.reject(e));
+  sock.on('message', (d) => {
+    // the ack is one NLMSG_ERROR: nlmsghdr, then int error, then the echoed header
+    const type = d.readUInt16LE(4);
+    const s = d.readUInt32LE(8);
+    if (!waiting || s !== waiting.seq) return;
+    const w = waiting;
+    waiting = undefined;
+    const errno = type === NLMSG_ERROR ? -d.readInt32LE(16) : -1;
+    if (errno === 0) w.resolve();
+    else w.reject(new Error(`bare change refused: type ${type}, errno ${errno}`));
+  });
+  return {
+    run(limit: number): Promise<void> {
+      let b = msgs.get(limit);
+      if (!b) { b = bareChange(ifindex, limit); msgs.set(limit, b); }
+      const s = seq++;
+      b.writeUInt32LE(s, 8);
+      return new Promise<void>((resolve, reject) => {
+        waiting = { seq: s, resolve, reject };
+        sock.send(b!);
+      });
+    },
+    close: () => sock.close(),
+  };
+}
+
+function currentLimit(dev: string): number {
+  const j = JSON.parse(sh(TC, ['-j', 'qdisc', 'show', 'dev', dev]).stdout) as Array<{ kind: string; handle: string; options?: { limit?: number } }>;
+  const q = j.find((x) => x.handle === '1:');
+  if (!q || q.kind !== 'pfifo') throw new Error(`qdisc 1: on ${dev} is not the pfifo the bench set up: ${JSON.stringify(j)}`);
+  return q.options?.limit ?? -1;
+}
+
+/** Time `n` awaited calls of `f(i)`, microseconds each. */
+async function timeCalls(n: number, f: (i: number) => Promise<unknown>): Promise<number[]> {
+  const out = new Array<number>(n);
+  for (let i = 0; i < n; i++) {
+    const t0 = process.hrtime.bigint();
+    await f(i);
+    out[i] = Number(process.hrtime.bigint() - t0) / 1000;
+  }
+  return out;
+}
+
+/**
+ * Measure one qdisc change every way (see the module doc), in a network
+ * namespace, on a device of its own.
+ * @throws when a change fails or does not show in `tc qdisc show`
+ */
+export async function runQdiscLatency(options: QdiscLatencyOptions = {}): Promise<QdiscLatencyResult> {
+  const nIn = options.inProcess ?? 2000;
+  const nProc = options.processes ?? 200;
+  const dev = options.dev ?? 'sp-bq0';
+  const ifindex = createIfb(dev);
+  sh(TC, ['qdisc', 'add', 'dev', dev, 'root', 'handle', '1:', 'pfifo', 'limit', '1000']);
+  const conn = NetlinkConnection.open(NETLINK_ROUTE);
+  // what-if: the same connection over a socket that reads with a fixed 32 KiB
+  // buffer (the class-list bench shows why); it must not slow a change down
+  const conn32k = new NetlinkConnection(new CountingTransport(NETLINK_ROUTE, { messagePeeking: false, msgBufferSize: 32768 }), NETLINK_ROUTE);
+  const bare = bareRunner(ifindex);
+  const nlEnv = libnlModuleEnv('pfifo');
+  if (!nlEnv) throw new Error('libnl-utils pfifo module not found (install libnl-utils)');
+  try {
+    // Each variant alternates between its own two limits; after each block the
+    // last one must be what the kernel reports.
+    const limits = (k: number) => [2000 + 2 * k, 2001 + 2 * k] as const;
+    const spec = (limit: number) => ({ kind: 'pfifo', parent: 'root', handle: '1:', options: { limit } });
+    // the conn.request row sends requests built once, outside the timed loop
+    const prebuilt = new Map<number, ReturnType<typeof qdiscRequest>>();
+    const prebuiltFor = (l: number) => {
+      let r = prebuilt.get(l);
+      if (!r) { r = qdiscRequest('change', ifindex, spec(l)); prebuilt.set(l, r); }
+      return r;
+    };
+    const inProc: Array<{ name: string; roundTrips: number; f: (limit: number) => Promise<unknown> }> = [
+      { name: 'bare socket (netlink npm), pre-encoded', roundTrips: 1, f: (l) => bare.run(l) },
+      { name: 'NetlinkConnection.request, pre-built', roundTrips: 1, f: (l) => conn.request(prebuiltFor(l)) },
+      { name: 'changeQdisc by ifindex', roundTrips: 1, f: (l) => changeQdisc(conn, { ifindex, ...spec(l) }) },
+      { name: 'changeQdisc by dev name', roundTrips: 2, f: (l) => changeQdisc(conn, { dev, ...spec(l) }) },
+      { name: 'what-if: request, pre-built, 32 KiB buffer', roundTrips: 1, f: (l) => conn32k.request(prebuiltFor(l)) },
+    ];
+    const samples = inProc.map(() => [] as number[]);
+
+    // warm-up: JIT, socket buffers, the kernel's paths
+    for (const [k, v] of inProc.entries()) await timeCalls(300, (i) => v.f(limits(k)[i % 2]));
+    // Interleaved blocks of 50 calls, variant after variant: on a busy machine the
+    // bursts of scheduling delay then hit every row alike. Every 10th round checks
+    // that the kernel holds the last limit each variant set.
+    const block = 50;
+    const rounds = Math.ceil(nIn / block);
+    for (let r = 0; r < rounds; r++) {
+      for (const [k, v] of inProc.entries()) {
+        samples[k].push(...(await timeCalls(block, (i) => v.f(limits(k)[i % 2]))));
+        if (r % 10 === 9 || r === rounds - 1) {
+          const want = limits(k)[(block - 1) % 2];
+          const got = currentLimit(dev);
+          if (got !== want) throw new Error(`${v.name}: kernel shows limit ${got}, expected ${want}`);
+        }
+      }
+    }
+
+    // processes: one per change
+    const tcCmd = (limit: number): Cmd => ({ file: TC, args: ['qdisc', 'change', 'dev', dev, 'root', 'handle', '1:', 'pfifo', 'limit', String(limit)] });
+    const nlCmd = (limit: number): Cmd => ({ file: NL_QDISC_ADD, args: ['-q', `--dev=${dev}`, '--parent=root', '--id=1:', '--update-only', 'pfifo', `--limit=${limit}`], env: nlEnv });
+    const trueCmd: Cmd = { file: '/bin/true', args: [] };
+    const base = inProc.length;
+    const procNames = ['tc, spawnSync from Node', 'nl-qdisc-add, spawnSync from Node', '/bin/true, spawnSync from Node', 'tc, from a bash loop', 'nl-qdisc-add, from a bash loop (+1 exec: env)', '/bin/true, from a bash loop'];
+    const procSamples = procNames.map(() => [] as number[]);
+    timeSpawns(10, (i) => tcCmd(limits(base)[i % 2]));
+    timeSpawns(10, (i) => nlCmd(limits(base + 1)[i % 2]));
+    for (let i = 0; i < nProc; i++) {
+      procSamples[0].push(...timeSpawns(1, () => tcCmd(limits(base)[i % 2])));
+      procSamples[1].push(...timeSpawns(1, () => nlCmd(limits(base + 1)[i % 2])));
+      procSamples[2].push(...timeSpawns(1, () => trueCmd));
+    }
+    if (currentLimit(dev) !== limits(base + 1)[(nProc - 1) % 2]) throw new Error('nl-qdisc-add: the last change does not show in tc qdisc show');
+    // The bash loop: LD_PRELOAD only on nl-qdisc-add's own line (through env(1), one
+    // more exec, which the row pays), since tc cannot resolve the module's symbols.
+    const nlSo = nlEnv.LD_PRELOAD!;
+    const loop: Cmd[] = [];
+    for (let i = 0; i < nProc; i++) {
+      const nl = nlCmd(limits(base + 3)[i % 2]);
+      loop.push(tcCmd(limits(base + 2)[i % 2]), { file: '/usr/bin/env', args: [`LD_PRELOAD=${nlSo}`, nl.file, ...nl.args] }, trueCmd);
+    }
+    // the first 30 commands are a warm-up
+    const loopTimes = timeShellLoop([...loop.slice(0, 30), ...loop]).slice(30);
+    for (let i = 0; i < loopTimes.length; i++) procSamples[3 + (i % 3)].push(loopTimes[i]);
+    if (currentLimit(dev) !== limits(base + 3)[(nProc - 1) % 2]) throw new Error('nl-qdisc-add (bash loop): the last change does not show in tc qdisc show');
+
+    const rows: LatencyRow[] = [
+      ...inProc.map((v, k) => ({ name: v.name, roundTrips: v.roundTrips, summary: summarize(samples[k]) })),
+      ...procNames.map((name, k) => ({ name, roundTrips: name.includes('true') ? 0 : 2, summary: summarize(procSamples[k].map((ms) => ms * 1000)) })),
+    ];
+    const bareMed = rows[0].summary.median;
+    const table = renderTable(
+      `One qdisc change (pfifo limit, alternating) on ${dev}: round trip, microseconds`,
+      ['how', 'n', 'netlink msgs', 'median', 'p99', 'min', 'x bare median'],
+      rows.map((r) => [r.name, r.summary.n, r.roundTrips || '-', fmtUs(r.summary.median), fmtUs(r.summary.p99), fmtUs(r.summary.min), fmtRatio(r.summary.median / bareMed)]),
+    );
+
+    const pre = rows[1].summary;
+    const byIdx = rows[2].summary;
+    const byName = rows[3].summary;
+    const procRows = rows.slice(inProc.length).filter((r) => r.roundTrips === 2);
+    const fastestProc = procRows.reduce((a, b) => (b.summary.median < a.summary.median ? b : a));
+    const fp = `the fastest process row (${fastestProc.name}, ${fmtUs(fastestProc.summary.median)} us)`;
+    const targets: Target[] = [];
+    const vsProc = (what: string, s: Summary) => {
+      const r = fastestProc.summary.median / s.median;
+      targets.push({ name: `change, ${what}: >= 50x faster than a process per change`, pass: r >= 50, text: `${what} median ${fmtUs(s.median)} us vs ${fp}: ${fmtRatio(r)} faster (target >= 50x)` });
+    };
+    const vsBare = (what: string, s: Summary) => {
+      const r = s.median / bareMed;
+      targets.push({ name: `change, ${what}: within 2x of the bare socket round trip`, pass: r <= 2, text: `${what} median ${fmtUs(s.median)} us vs bare socket ${fmtUs(bareMed)} us: ${fmtRatio(r)} (target <= 2x)` });
+    };
+    // A warm process resolves the device once: by ifindex is the primary figure. By dev name
+    // repeats the name lookup every call (the two messages each tool process sends).
+    vsProc('changeQdisc by ifindex', byIdx);
+    vsProc('changeQdisc by dev name', byName);
+    vsBare('changeQdisc by ifindex', byIdx);
+    vsBare('pre-built request (how the guard sends plug verbs)', pre);
+    const ratios = renderTable('Ratios, medians (process time / synplug time)', ['process per change', 'vs changeQdisc by dev name', 'vs by ifindex'],
+      procRows.map((r) => [r.name, fmtRatio(r.summary.median / byName.median), fmtRatio(r.summary.median / byIdx.median)]));
+    return {
+      device: dev,
+      change: `tc qdisc change dev ${dev} root handle 1: pfifo limit N`,
+      rows,
+      targets,
+      text: `${table}\n${ratios}\n${targets.map((t) => verdict(t.pass, t.text)).join('\n')}\n`,
+    };
+  } finally {
+    bare.close();
+    conn.close();
+    conn32k.close();
+    deleteLink(dev);
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  assertIsolated();
+  const m = machine();
+  process.stdout.write(`${m.kernel}, ${m.cpus} cpus, load ${m.loadavg1}, node ${m.node}\n\n`);
+  const r = await runQdiscLatency();
+  process.stdout.write(r.text);
+}
