@@ -201,6 +201,9 @@ async function protectInner(session: ProtectSession, opts: ProtectOptions, early
     if (!released) throw new SynplugError(`could not release the plug after ${RELEASE_ATTEMPTS} attempts: ${(lastErr as Error).message}; the watchdog will retry, or run 'synplug release'`, 3);
     store.writePlug({ version: 1, state: 'released', owner: 'protect', pid: process.pid, pidStart: processStartTime(process.pid), dev: session.config.dev, since: now, deadline, releasedAt: Date.now() });
     await session.disarm().catch((e) => notice(`could not remove the nftables set element (it expires by itself at the deadline): ${(e as Error).message}`));
+    // Nothing is held any more: stop the watchdog now, not when the command
+    // ends (after a max-hold release it may run long past the watchdog's own deadline).
+    watchdog.done();
   };
 
   try {
