@@ -73,6 +73,7 @@ export function guardCommands(program: Command): void {
 
   configOptions(program.command('check')
     .description('verify the setup; exit 0 complete, 1 nothing set up, 2 partly or differently set up'), { setup: true })
+    .addHelpText('after', '\nExit codes: 0 complete and consistent, 1 nothing set up, 2 partly or differently set up (or bad arguments), 3 kernel error.')
     .action(run(async (f: ConfigFlags) => {
       const guard = await loadGuard();
       const r = await guard.check(config(f));
@@ -83,6 +84,7 @@ export function guardCommands(program: Command): void {
   configOptions(program.command('plug')
     .description('hold new connections (buffer the plug) until "synplug release" or --max-hold')
     .option('--max-hold <duration>', 'stop holding new connections after this long (kernel-enforced), e.g. 10s', '10s'))
+    .addHelpText('after', '\nExit codes: 0 plugged, 2 bad arguments, 3 kernel error, 4 not root, 8 not set up.')
     .action(run(async (f: ConfigFlags & { maxHold: string }) => {
       const guard = await loadGuard();
       const maxHoldMs = parseDuration(f.maxHold, '--max-hold');
@@ -92,10 +94,11 @@ export function guardCommands(program: Command): void {
 
   configOptions(program.command('release')
     .description('release the plug (always safe: the kernel cannot tell whether it is plugged)'))
+    .addHelpText('after', '\nExit codes: 0 released (or nothing to release), 2 bad arguments, 3 kernel error, 4 not root.')
     .action(run(async (f: ConfigFlags) => {
       const guard = await loadGuard();
       const r = await guard.release(config(f));
-      out(f.json, r, `released${r.wasBuffering ? '' : ' (it was not recorded as plugged)'}; ${r.backlog} packet(s) were still queued`);
+      out(f.json, r, r.plugExists ? `released${r.wasBuffering ? '' : ' (it was not recorded as plugged)'}; ${r.backlog} packet(s) were still queued` : `no plug qdisc on ${r.dev}: nothing is held (synplug is not set up there)`);
     }));
 
   configOptions(program.command('protect')
@@ -124,6 +127,7 @@ export function guardCommands(program: Command): void {
 
   configOptions(program.command('status')
     .description('the qdisc tree, the marking rule, the recorded plug state, packets held now, passed and dropped'))
+    .addHelpText('after', '\nExit codes: 0 shown, 2 bad arguments or no such device, 3 kernel error, 4 not permitted (nftables needs root).')
     .action(run(async (f: ConfigFlags) => {
       const guard = await loadGuard();
       const r = await guard.status(config(f));
@@ -132,6 +136,7 @@ export function guardCommands(program: Command): void {
 
   configOptions(program.command('teardown')
     .description('release, then remove exactly what setup added (qdisc tree, filter, nftables table, address)'))
+    .addHelpText('after', '\nExit codes: 0 removed (or nothing to remove), 2 bad arguments, 3 kernel error, 4 not root.')
     .action(run(async (f: ConfigFlags) => {
       const guard = await loadGuard();
       const r = await guard.teardown(config(f));

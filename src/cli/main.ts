@@ -39,7 +39,10 @@ export function run<A extends unknown[]>(fn: (...args: A) => Promise<number | vo
 export function reportError(e: unknown, json: boolean): number {
   let code: number = EXIT.FAILURE;
   let message: string;
-  if (e instanceof NetlinkError && (e.code === 'EPERM' || e.code === 'EACCES')) {
+  if (e instanceof NetlinkError && e.code === 'ENODEV') {
+    code = EXIT.USAGE; // a device that does not exist is bad input
+    message = e.message;
+  } else if (e instanceof NetlinkError && (e.code === 'EPERM' || e.code === 'EACCES')) {
     code = EXIT.NOT_PERMITTED;
     message = /CAP_NET_ADMIN|root/.test(e.message) ? e.message : `${e.message}: not permitted; this needs CAP_NET_ADMIN (run as root)`;
   } else if (e instanceof SynplugError) {
@@ -76,6 +79,11 @@ export function buildProgram(): Command {
 /** Parse argv and run; resolves with the exit code. */
 export async function main(argv: string[]): Promise<number> {
   const program = buildProgram();
+  if (argv.length <= 2) {
+    process.stderr.write('synplug: no command given; the commands are:\n\n');
+    program.outputHelp({ error: true });
+    return EXIT.USAGE;
+  }
   try {
     await program.parseAsync(argv);
   } catch (e) {

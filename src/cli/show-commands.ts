@@ -5,7 +5,7 @@
  * @module
  */
 import { Command, Option } from 'commander';
-import { readFileSync } from 'node:fs';
+import { readSync, statSync } from 'node:fs';
 import { NETLINK_NETFILTER, NETLINK_ROUTE } from '../netlink/message.js';
 import { UsageError, SynplugError } from '../netlink/errors.js';
 import type { NetlinkConnection } from '../netlink/connection.js';
@@ -22,6 +22,29 @@ async function withConn<T>(protocol: number, f: (c: NetlinkConnection) => Promis
 
 function print(text: string): void {
   if (text) process.stdout.write(text.endsWith('\n') ? text : text + '\n');
+}
+
+/** The most `decode` reads, bytes: captures are small; a stream without end is refused, not swallowed. */
+const MAX_INPUT = 256 * 1024 * 1024;
+
+/** Read a file descriptor to its end, refusing more than MAX_INPUT bytes. */
+function readCapped(fd: number, what: string): Buffer {
+  const chunks: Buffer[] = [];
+  let total = 0;
+  const buf = Buffer.alloc(1 << 20);
+  for (;;) {
+    let n: number;
+    try { n = readSync(fd, buf, 0, buf.length, null); } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'EAGAIN') continue;
+      if ((e as NodeJS.ErrnoException).code === 'EOF') break;
+      throw new UsageError(`cannot read ${what}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+    }
+    if (n === 0) break;
+    total += n;
+    if (total > MAX_INPUT) throw new UsageError(`${what} holds more than ${MAX_INPUT} bytes; decode reads at most that much`);
+    chunks.push(Buffer.from(buf.subarray(0, n)));
+  }
+  return Buffer.concat(chunks);
 }
 
 /** Register `show` and `decode`. */
@@ -95,9 +118,12 @@ export function showCommands(program: Command): void {
       ]);
       let datagrams;
       if (file === '-') {
-        datagrams = parseCapture(readFileSync(0), { protocol });
+        datagrams = parseCapture(readCapped(0, 'standard input'), { protocol });
       } else {
-        try { readFileSync(file, { flag: 'r' }).subarray(0, 0); } catch (e) { throw new UsageError(`cannot read '${file}': ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`); }
+        let st;
+        try { st = statSync(file); } catch (e) { throw new UsageError(`cannot read '${file}': ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`); }
+        if (!st.isFile()) throw new UsageError(`'${file}' is not a regular file (use - and a pipe for streams)`);
+        if (st.size > MAX_INPUT) throw new UsageError(`'${file}' is ${st.size} bytes; decode reads at most ${MAX_INPUT} (split the capture)`);
         datagrams = readCaptureFile(file, { protocol });
       }
       let index = 0;

@@ -8,6 +8,7 @@
 import { isIP } from 'node:net';
 import ms from 'ms';
 import { UsageError } from '../netlink/errors.js';
+import { parseIpAddress, formatIpAddress } from '../netlink/route/addr.js';
 
 /** What setup builds, and what every other command looks for. */
 export interface GuardConfig {
@@ -17,7 +18,7 @@ export interface GuardConfig {
   addr: string;
   /** firewall mark (u32, not 0) set on SYNs and matched by the fw filter; default 1 */
   mark: number;
-  /** plug qdisc limit in bytes (u32, not 0); default 1048576 (1 MiB, about 14,000 SYNs) */
+  /** plug qdisc limit in bytes (u32, at least 1024); default 1048576 (1 MiB, about 14,000 SYNs) */
   limit: number;
   /** nftables table owned by synplug; default `synplug` */
   table: string;
@@ -62,23 +63,48 @@ export const DEFAULTS: GuardConfig = {
 
 /**
  * Fill defaults and validate.
- * @throws {UsageError} an empty or over-long device name (IFNAMSIZ 16 incl. NUL), a bad address,
- *   a mark that is not a u32 or is 0, a limit that is not a u32 or is 0
+ * @throws {UsageError} an empty or over-long device name (IFNAMSIZ 16 incl. NUL), a bad or non-unicast
+ *   address, a mark that is not a u32 or is 0, a limit under 1024 bytes or over a u32
  */
-export function resolveConfig(partial: Partial<GuardConfig> = {}): GuardConfig {
+export function resolveConfig(partial: Partial<GuardConfig> | null = {}): GuardConfig {
   const c: GuardConfig = { ...DEFAULTS };
-  for (const [k, v] of Object.entries(partial)) if (v !== undefined) (c as unknown as Record<string, unknown>)[k] = v;
-  if (!c.dev || c.dev.length > 15 || /[\s/:]/.test(c.dev)) {
-    throw new UsageError(`bad device name '${c.dev}': 1-15 characters, no spaces, '/' or ':'`);
+  for (const [k, v] of Object.entries(partial ?? {})) if (v !== undefined) (c as unknown as Record<string, unknown>)[k] = v;
+  if (typeof c.dev !== 'string' || !c.dev || Buffer.byteLength(c.dev) > 15 || /[\s/:]/.test(c.dev)) {
+    throw new UsageError(`bad device name '${String(c.dev)}': 1-15 characters, no spaces, '/' or ':'`);
   }
-  if (isIP(c.addr) === 0) throw new UsageError(`bad address '${c.addr}': give one IPv4 or IPv6 address, without a prefix length`);
+  c.addr = canonicalAddress(c.addr);
   if (!Number.isInteger(c.mark) || c.mark < 1 || c.mark > 0xffffffff) {
     throw new UsageError(`bad mark '${c.mark}': a number from 1 to 4294967295 (0 would mark nothing)`);
   }
-  if (!Number.isInteger(c.limit) || c.limit < 1 || c.limit > 0xffffffff) {
-    throw new UsageError(`bad limit '${c.limit}': bytes, from 1 to 4294967295 (0 would drop every held packet)`);
+  if (!Number.isInteger(c.limit) || c.limit < MIN_LIMIT || c.limit > 0xffffffff) {
+    throw new UsageError(`bad limit '${c.limit}': bytes, from ${MIN_LIMIT} to 4294967295 (a SYN takes 60-80 bytes; a smaller limit would drop them)`);
   }
+  if (typeof c.table !== 'string' || !c.table) throw new UsageError(`bad table name '${String(c.table)}'`);
+  if (typeof c.stateDir !== 'string' || !c.stateDir) throw new UsageError(`bad state directory '${String(c.stateDir)}'`);
   return c;
+}
+
+/** The smallest plug limit accepted, bytes (about 14 SYNs). */
+export const MIN_LIMIT = 1024;
+
+/**
+ * The proxy's address in canonical text (IPv6 lower-case and compressed), so
+ * that it compares equal to what the kernel reports.
+ * @throws {UsageError} not an address, or not a unicast address a proxy can bind
+ *   (unspecified, multicast, broadcast, IPv4-mapped IPv6)
+ */
+export function canonicalAddress(text: unknown): string {
+  if (typeof text !== 'string' || isIP(text) === 0) {
+    throw new UsageError(`bad address '${String(text)}': give one IPv4 or IPv6 address, without a prefix length`);
+  }
+  const ip = parseIpAddress(text);
+  const b = ip.bytes;
+  const bad = ip.version === 4
+    ? (b.every((x) => x === 0) ? 'the unspecified address' : b.every((x) => x === 255) ? 'the broadcast address' : b[0] >= 224 && b[0] <= 239 ? 'a multicast address' : undefined)
+    : (b.every((x) => x === 0) ? 'the unspecified address' : b[0] === 0xff ? 'a multicast address'
+      : b.subarray(0, 10).every((x) => x === 0) && b[10] === 0xff && b[11] === 0xff ? 'an IPv4-mapped address (give the IPv4 address itself)' : undefined);
+  if (bad) throw new UsageError(`bad address '${text}': ${bad} cannot be the proxy's address`);
+  return formatIpAddress(b);
 }
 
 /**
@@ -88,20 +114,26 @@ export function resolveConfig(partial: Partial<GuardConfig> = {}): GuardConfig {
 export function parseUint(text: string, option: string, max = 0xffffffff): number {
   const t = text.trim();
   const n = /^0x[0-9a-f]+$/i.test(t) ? parseInt(t, 16) : /^[0-9]+$/.test(t) ? Number(t) : NaN;
-  if (!Number.isSafeInteger(n) || n > max) throw new UsageError(`${option}: '${text}' is not a whole number from 0 to ${max}`);
+  if (!Number.isSafeInteger(n) || n > max) throw new UsageError(`${option}: '${text}' is not a whole number (decimal or 0x hex) up to ${max}`);
   return n;
 }
 
 /**
  * Parse a duration: `10s`, `500ms`, `1.5s`, `2m`, or a bare number of seconds.
  * @returns milliseconds, > 0
- * @throws {UsageError} unparsable, zero or negative, or over 24 h
+ * @param minMs the smallest accepted value (default 10 ms: nftables' smallest element timeout)
+ * @throws {UsageError} unparsable, zero or negative, under `minMs`, or over 24 h
  */
-export function parseDuration(text: string, option: string): number {
-  const t = text.trim();
-  const v = /^[0-9]*\.?[0-9]+$/.test(t) ? Number(t) * 1000 : ms(t as ms.StringValue);
-  if (typeof v !== 'number' || !Number.isFinite(v)) throw new UsageError(`${option}: '${text}' is not a duration (e.g. 10s, 500ms, 2m)`);
+export function parseDuration(text: string, option: string, minMs = 10): number {
+  const t = String(text ?? '').trim();
+  let v: number | undefined;
+  if (/^[0-9]*\.?[0-9]+$/.test(t)) v = Number(t) * 1000;
+  else if (t !== '' && t.length <= 100) {
+    try { v = ms(t as ms.StringValue); } catch { v = undefined; }
+  }
+  if (typeof v !== 'number' || !Number.isFinite(v)) throw new UsageError(`${option}: '${text}' is not a duration (e.g. 10s, 500ms, 2m; a bare number is seconds)`);
   if (v <= 0) throw new UsageError(`${option}: must be more than 0 (got '${text}')`);
+  if (v < minMs) throw new UsageError(`${option}: at least ${minMs} ms (got '${text}'): the kernel cannot time out a set element sooner`);
   if (v > 86_400_000) throw new UsageError(`${option}: at most 24h (got '${text}')`);
   return Math.round(v);
 }

@@ -220,12 +220,14 @@ function rootIsOurs(o: Observed, record: SetupRecord | undefined, c: GuardConfig
 export type GuardOptions = Partial<GuardConfig>;
 
 /** Configuration for a command other than setup: explicit options, then what setup recorded, then defaults. */
-function configFor(opts: GuardOptions, needsAdmin?: string): { config: GuardConfig; store: StateStore; record?: SetupRecord } {
+function configFor(opts: GuardOptions | null | undefined, needsAdmin?: string): { config: GuardConfig; store: StateStore; record?: SetupRecord } {
+  opts = opts ?? {};
   resolveConfig(definedOnly(opts)); // bad input first: exit 2 before anything else
   if (needsAdmin) requireNetAdmin(needsAdmin);
   const stateDir = resolveConfig({ stateDir: opts.stateDir }).stateDir;
   const store = new StateStore(stateDir);
-  const record = store.readSetup();
+  let record: SetupRecord | undefined;
+  try { record = store.readSetup(); } catch { record = undefined; } // a damaged record: defaults and options decide
   const fromRecord: Partial<GuardConfig> = record ? { dev: record.dev, addr: record.addr, mark: record.mark, limit: record.limit, table: record.table } : {};
   const config = resolveConfig({ ...fromRecord, ...definedOnly(opts), stateDir });
   return { config, store, record: record && record.dev === config.dev ? record : undefined };
@@ -262,14 +264,16 @@ export async function recoverStale(s: GuardSession, store: StateStore): Promise<
   try { r = store.readPlug(); } catch { return { released: false }; }
   if (!r || !isStale(r) || !hasNetAdmin()) return { released: false };
   const reason = Date.now() >= r.deadline ? 'its max-hold deadline passed' : `its owner (pid ${r.pid}) is gone`;
+  let hadPlug = true;
   try {
     await s.release();
   } catch (e) {
-    if (!(e instanceof NetlinkError)) throw e; // no plug qdisc: nothing is held
+    if (!(e instanceof NetlinkError)) throw e;
+    hadPlug = false; // no plug qdisc: nothing is held; only the record was stale
   }
   await s.disarm().catch(() => {});
   store.writePlug({ ...r, state: 'released', releasedAt: Date.now() });
-  return { released: true, reason };
+  return hadPlug ? { released: true, reason } : { released: false };
 }
 
 // ------------------------------------------------------------- setup
@@ -320,6 +324,7 @@ interface Step {
  * @throws {SetupError} a step failed; says which, why, and what was rolled back
  */
 export async function setup(opts: SetupOptions = {}): Promise<SetupResult> {
+  opts = opts ?? {};
   const config = resolveConfig(definedOnly(opts));
   resolveMarkRule(markRule(config)); // validate the nftables side before anything is sent
   requireNetAdmin('synplug setup');
@@ -544,8 +549,8 @@ export interface PlugResult {
  * @throws {NetlinkError} the kernel refused (exit 3)
  */
 export async function plug(opts: GuardOptions & { maxHoldMs?: number } = {}): Promise<PlugResult> {
-  const maxHoldMs = opts.maxHoldMs ?? 10_000;
-  if (!(maxHoldMs > 0)) throw new UsageError('--max-hold must be more than 0');
+  const maxHoldMs = opts?.maxHoldMs ?? 10_000;
+  if (!(maxHoldMs >= 10)) throw new UsageError('max-hold (--max-hold) must be at least 10 ms');
   const { config, store, record } = configFor(opts, 'synplug plug');
   return withSession(config, async (s) => {
     await recoverStale(s, store);
@@ -573,6 +578,8 @@ export interface ReleaseResult {
   wasBuffering: boolean;
   /** packets still queued right after the release (being sent) */
   backlog: number;
+  /** false when there is no plug qdisc (not set up): nothing was held */
+  plugExists: boolean;
 }
 
 /**
@@ -583,13 +590,20 @@ export interface ReleaseResult {
 export async function release(opts: GuardOptions = {}): Promise<ReleaseResult> {
   const { config, store } = configFor(opts, 'synplug release');
   return withSession(config, async (s) => {
-    const r = store.readPlug();
-    await s.release();
+    let r: PlugRecord | undefined;
+    try { r = store.readPlug(); } catch { r = undefined; } // release never depends on the record
+    let plugExists = true;
+    try {
+      await s.release();
+    } catch (e) {
+      if (!(e instanceof NetlinkError && (e.code === 'ENOENT' || e.code === 'EINVAL'))) throw e;
+      plugExists = false; // no plug qdisc: nothing can be held
+    }
     await s.disarm().catch(() => {});
     const now = Date.now();
     store.writePlug({ ...(r ?? { version: 1, owner: 'manual', pid: process.pid, dev: config.dev, since: now, deadline: now }), state: 'released', releasedAt: now });
-    const stats = await s.plugStats().catch(() => undefined);
-    return { dev: config.dev, wasBuffering: r?.state === 'buffering', backlog: stats?.qlen ?? 0 };
+    const stats = plugExists ? await s.plugStats().catch(() => undefined) : undefined;
+    return { dev: config.dev, wasBuffering: r?.state === 'buffering', backlog: stats?.qlen ?? 0, plugExists };
   });
 }
 
@@ -609,8 +623,10 @@ export interface GuardProtectOptions extends GuardOptions, ProtectOptions {
  * @throws {SynplugError} the plug could not be set: the command is not run
  */
 export async function protect(opts: GuardProtectOptions): Promise<ProtectResult> {
-  if (!opts.command || opts.command.length === 0 || opts.command[0] === '') throw new UsageError('no command given: use synplug protect [options] -- COMMAND [ARGS...]');
-  if (opts.maxHoldMs !== undefined && !(opts.maxHoldMs > 0)) throw new UsageError('--max-hold must be more than 0');
+  if (!opts || !Array.isArray(opts.command) || opts.command.length === 0 || opts.command[0] === '' || !opts.command.every((a) => typeof a === 'string')) {
+    throw new UsageError('no command given: protect needs `command`, an array of strings (CLI: synplug protect [options] -- COMMAND [ARGS...])');
+  }
+  if (opts.maxHoldMs !== undefined && !(opts.maxHoldMs >= 10)) throw new UsageError('max-hold (--max-hold) must be at least 10 ms');
   const { config, store, record } = configFor(opts, 'synplug protect');
   // The watchdog (a process of its own) starts while phase one checks.
   const watchdog = startWatchdog();
@@ -686,7 +702,7 @@ export async function status(opts: GuardOptions = {}): Promise<StatusResult> {
     return {
       dev: config.dev, addr: config.addr, state: summarize(pieces), pieces,
       qdiscs: o.qdiscs, filters: o.filters, ...(ruleset !== undefined && { ruleset }), marking,
-      plug: store.readPlug() ?? null,
+      plug: (() => { try { return store.readPlug() ?? null; } catch { return null; } })(),
       ...(plugQ && { held: plugQ.qlen ?? 0, passed: plugQ.packets ?? 0, dropped: plugQ.drops ?? 0 }),
       ...(rec.released && { recovered: `released a plug left buffering (${rec.reason})` }),
     };
@@ -721,8 +737,14 @@ export async function teardown(opts: GuardOptions = {}): Promise<TeardownResult>
       await s.release().catch(() => {});
       removed.push('released the plug');
     }
-    const r = await removeMarkTable(s.nft, { table: config.table });
-    for (const t of r.removed) removed.push(`nftables table ${t}`);
+    // The table is ours when setup recorded it, or when it holds exactly our rule and nothing else.
+    const family = isIP(config.addr) === 6 ? 'ip6' : 'ip';
+    if (o.nftTable && (record || o.nftPlan.length === 0)) {
+      const r = await removeMarkTable(s.nft, { table: config.table, family });
+      for (const t of r.removed) removed.push(`nftables table ${t}`);
+    } else if (o.nftTable) {
+      kept.push(`nftables table ${family} ${config.table}: setup did not record it and it is not exactly synplug's rule`);
+    }
     const root = rootOf(o);
     if (root && rootIsOurs(o, record, config)) {
       await deleteQdisc(s.route, { ifindex: s.ifindex, dev: config.dev, parent: 'root' });
@@ -740,7 +762,7 @@ export async function teardown(opts: GuardOptions = {}): Promise<TeardownResult>
     } else if (o.hasAddress) {
       kept.push(`address ${config.addr} on ${config.dev}: setup did not add it`);
     }
-    store.clear();
+    try { store.clear(); } catch (e) { throw new SynplugError(`removed the setup, but cannot remove the state files in ${config.stateDir}: ${(e as Error).message}`, 1); }
     return { dev: config.dev, removed, kept };
   });
 }
@@ -777,10 +799,10 @@ export function formatStatus(r: StatusResult): string {
   lines.push(`setup: ${r.state === 'ok' ? 'complete' : r.state === 'absent' ? 'not set up' : 'PARTIAL'} on ${r.dev} for ${r.addr}`);
   for (const p of r.pieces) if (p.status !== 'ok') lines.push(`  ${p.status.toUpperCase()} ${p.piece}${p.detail ? ` (${p.detail})` : ''}`);
   const p = r.plug;
-  if (p) {
+  if (p && Number.isFinite(p.since) && Number.isFinite(p.deadline)) {
     const when = new Date(p.state === 'buffering' ? p.since : p.releasedAt ?? p.since).toISOString();
     lines.push(`plug: ${p.state === 'buffering' ? `BUFFERING since ${when} (by ${p.owner} pid ${p.pid}, until ${new Date(p.deadline).toISOString()})` : `released (last at ${when})`}`);
-  } else lines.push('plug: no record');
+  } else lines.push(p ? 'plug: the record is damaged (it is rewritten at the next plug or release)' : 'plug: no record');
   if (r.held !== undefined) lines.push(`packets: ${r.held} held now, ${r.passed} passed, ${r.dropped} dropped over the limit`);
   lines.push(`marking: ${r.marking.length ? r.marking.map((m) => `${m.address}${m.expiresMs !== undefined ? ` (${durationText(m.expiresMs)} left)` : ''}`).join(', ') : 'off (no element in the set)'}`);
   if (r.qdiscs.length) {

@@ -132,7 +132,8 @@ export async function runProtected(session: ProtectSession, opts: ProtectOptions
 async function protectInner(session: ProtectSession, opts: ProtectOptions, early?: Promise<Watchdog>): Promise<ProtectResult> {
   const notice = opts.onNotice ?? (() => {});
   const maxHoldMs = opts.maxHoldMs ?? 10_000;
-  if (!Number.isFinite(maxHoldMs) || maxHoldMs <= 0) throw new UsageError('--max-hold must be more than 0');
+  if (!Number.isFinite(maxHoldMs) || maxHoldMs < 10) throw new UsageError('max-hold (--max-hold) must be at least 10 ms');
+  if (!Array.isArray(opts.command) || !opts.command.every((a) => typeof a === 'string')) throw new UsageError('command must be an array of strings');
   if (opts.waitListen && !(Number.isInteger(opts.waitListen.port) && opts.waitListen.port >= 1 && opts.waitListen.port <= 65535)) {
     throw new UsageError(`--wait-listen: port must be 1-65535 (got ${opts.waitListen.port})`);
   }

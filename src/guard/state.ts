@@ -76,7 +76,7 @@ export class StateStore {
       return JSON.parse(text) as T;
     } catch {
       // A torn or hand-edited file: treat as absent, but never silently as "released".
-      throw new SynplugError(`${this.path(name)} is not valid JSON; remove it after checking the plug with 'synplug release'`, 1);
+      throw new SynplugError(`${this.path(name)} is not valid JSON; remove it (after 'synplug release', which does not need it)`, 1);
     }
   }
 
@@ -95,11 +95,20 @@ export class StateStore {
   readSetup(): SetupRecord | undefined { return this.read<SetupRecord>('setup.json'); }
   /** @throws {SynplugError} the directory or file cannot be written */
   writeSetup(r: SetupRecord): void { this.write('setup.json', r); }
-  /** @throws {SynplugError} unreadable or invalid file */
-  readPlug(): PlugRecord | undefined { return this.read<PlugRecord>('plug.json'); }
+  /** @throws {SynplugError} unreadable or invalid file (not a plug record) */
+  readPlug(): PlugRecord | undefined {
+    const r = this.read<PlugRecord>('plug.json');
+    if (r === undefined) return undefined;
+    if (typeof r !== 'object' || r === null || (r.state !== 'buffering' && r.state !== 'released') || !Number.isInteger(r.pid)
+      || !Number.isFinite(r.since) || !Number.isFinite(r.deadline) || Math.abs(r.deadline) > 8.64e15) {
+      throw new SynplugError(`${this.path('plug.json')} is not a plug record; remove it (after 'synplug release', which does not need it)`, 1);
+    }
+    return r;
+  }
   /** @throws {SynplugError} the directory or file cannot be written */
   writePlug(r: PlugRecord): void { this.write('plug.json', r); }
   /** Remove both files (teardown). */
+  /** @throws {Error} a file cannot be removed (e.g. it is a directory) */
   clear(): void {
     for (const n of ['setup.json', 'plug.json']) rmSync(this.path(n), { force: true });
   }

@@ -96,6 +96,12 @@ const bad: Array<[string, string[], RegExp]> = [
   ['an empty command', ['protect', '--dev', DEV, '--'], /no command given/],
   ['a bad --wait-listen', ['protect', '--dev', DEV, '--wait-listen', 'localhost:x', '--', 'true'], /--wait-listen/],
   ['an unknown command', ['frobnicate'], /unknown command 'frobnicate'/],
+  ['an empty --max-hold', ['plug', '--dev', DEV, '--max-hold', ''], /--max-hold: '' is not a duration/],
+  ['a --max-hold under 10 ms', ['protect', '--dev', DEV, '--max-hold', '5ms', '--', 'true'], /at least 10 ms/],
+  ['an IPv4-mapped IPv6 address', ['setup', '--dev', DEV, '--addr', '::ffff:1.2.3.4', '--table', TABLE], /IPv4-mapped/],
+  ['a multicast address', ['setup', '--dev', DEV, '--addr', '224.0.0.1', '--table', TABLE], /multicast/],
+  ['a plug limit under a few SYNs', ['setup', '--dev', DEV, '--addr', ADDR, '--limit', '10', '--table', TABLE], /bad limit '10'/],
+  ['no command at all', [], /Usage: synplug/],
   ['show of an unknown object', ['show', 'widgets'], /unknown object 'widgets'/],
 ];
 for (const [what, args, msg] of bad) {
@@ -108,6 +114,18 @@ for (const [what, args, msg] of bad) {
     t.deepEqual(snapshot(), before);
   });
 }
+
+test.serial('release when nothing is set up: nothing is held, exit 0', (t) => {
+  const r = synplug(['release', '--dev', DEV, '--addr', ADDR, '--table', TABLE]);
+  t.is(r.code, 0, r.stderr);
+  t.regex(r.stdout, /no plug qdisc on spguard0: nothing is held/);
+});
+
+test.serial('show of a device that does not exist: exit 2 like every other command', (t) => {
+  const r = synplug(['show', 'qdisc', '--dev', 'nosuchdev0']);
+  t.is(r.code, 2, r.stderr);
+  t.regex(r.stderr, /device 'nosuchdev0' not found/);
+});
 
 test.serial('not root: exit 4, names CAP_NET_ADMIN', (t) => {
   const r = synplug(['setup', '--dev', DEV, '--addr', ADDR, '--table', TABLE], { uid: 65534, gid: 65534 });
