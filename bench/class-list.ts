@@ -368,16 +368,22 @@ function judge(sizes: SizeResult[]): ClassListResult['targets'] {
   targets.push({
     name: `class list: linear growth, CLI wall time per class (${last.classes} vs ${first.classes})`,
     pass: g <= 1.3,
-    text: `synplug CLI time per class at ${last.classes} / at ${first.classes}: ${fmtRatio(g)} (target <= 1.3x; the fixed node start-up flatters this); tc: ${fmtRatio(gTc)}`,
+    text: `synplug CLI wall time per class at ${last.classes} / at ${first.classes}: ${fmtRatio(g)} (target <= 1.3x; the fixed node start-up flatters this); CPU: ${fmtRatio(growth(cpu(sp1), cpu(last.procs.synplug)))}; tc: wall ${fmtRatio(gTc)}, CPU ${fmtRatio(growth(cpu(tc1), cpu(last.procs.tc)))}`,
   });
   const lib = (s: SizeResult, step: string) => s.lib.find((x) => x.step === step)!;
-  const gLib = growth(lib(first, 'listClasses').wallMs, lib(last, 'listClasses').wallMs);
-  const gLib32 = growth(lib(first, 'listClasses, 32 KiB buffer').wallMs, lib(last, 'listClasses, 32 KiB buffer').wallMs);
-  const gDec = growth(lib(first, 'decode (decodeClass each)').wallMs, lib(last, 'decode (decodeClass each)').wallMs);
+  const cpuOf = (st: StepResult) => st.userMs + st.sysMs;
+  // In-process growth is judged on CPU time (user + sys, the kernel's dump work included):
+  // on a busy machine the wall time of a warm call is mostly run-queue wait (see the table).
+  const gCpu = growth(cpuOf(lib(first, 'listClasses')), cpuOf(lib(last, 'listClasses')));
+  const gWall = growth(lib(first, 'listClasses').wallMs, lib(last, 'listClasses').wallMs);
+  const gSys = growth(lib(first, 'dumpAll').sysMs, lib(last, 'dumpAll').sysMs);
+  const gCpu32 = growth(cpuOf(lib(first, 'listClasses, 32 KiB buffer')), cpuOf(lib(last, 'listClasses, 32 KiB buffer')));
+  const gSys32 = growth(lib(first, 'dumpAll, 32 KiB buffer').sysMs, lib(last, 'dumpAll, 32 KiB buffer').sysMs);
+  const gDec = growth(cpuOf(lib(first, 'decode (decodeClass each)')), cpuOf(lib(last, 'decode (decodeClass each)')));
   targets.push({
-    name: `class list: linear growth, listClasses in-process per class (${last.classes} vs ${first.classes})`,
-    pass: gLib <= 1.3,
-    text: `listClasses time per class at ${last.classes} / at ${first.classes}: ${fmtRatio(gLib)} (target <= 1.3x); decode alone ${fmtRatio(gDec)}; with a 32 KiB buffer ${fmtRatio(gLib32)}`,
+    name: `class list: linear growth, listClasses in-process CPU per class (${last.classes} vs ${first.classes})`,
+    pass: gCpu <= 1.3,
+    text: `listClasses CPU (user+sys) per class at ${last.classes} / at ${first.classes}: ${fmtRatio(gCpu)} (target <= 1.3x; wall: ${fmtRatio(gWall)}); the dump's kernel time per class ${fmtRatio(gSys)}, decode ${fmtRatio(gDec)}; with a 32 KiB receive buffer: listClasses ${fmtRatio(gCpu32)}, kernel ${fmtRatio(gSys32)}`,
   });
   return targets;
 }
