@@ -92,6 +92,8 @@ export interface SizeResult {
   classes: number;
   /** seconds tc -batch took to create the classes added for this size */
   createS: number;
+  /** seconds the measurements at this size took */
+  measureS: number;
   /** by key: tc, synplug, lean, lean32k, bundled */
   procs: Record<string, ToolResult>;
   /** in-process steps */
@@ -228,11 +230,11 @@ export async function runClassList(options: ClassListOptions = {}): Promise<Clas
     for (let si = 0; si < requested.length; si++) {
       let n = requested[si];
       if (si > 0 && sizes.length > 0) {
-        // Quadratic model from the first size: creating up to m classes costs
-        // firstCreateS * (m² - have²) / n1², measuring them firstMeasureS * m² / n1²
-        // (the kernel's class dump also restarts its walk at every chunk).
+        // Model from the first size: creating up to m classes is quadratic,
+        // firstCreateS * (m² - have²) / n1²; measuring them is mostly process start-ups and
+        // roughly linear, firstMeasureS * m / n1, with 1.5x to spare; plus the device's deletion.
         const n1 = sizes[0].classes;
-        const cost = (m: number) => firstCreateS * ((m * m - have * have) / (n1 * n1)) + firstMeasureS * ((m * m) / (n1 * n1)) + 5;
+        const cost = (m: number) => firstCreateS * ((m * m - have * have) / (n1 * n1)) + 1.5 * firstMeasureS * (m / n1) + 10;
         const left = (deadline - Date.now()) / 1000;
         if (cost(n) > left) {
           const fallbacks = [Math.round(n1 * 2), Math.round(n1 * 1.5)].filter((m) => m > have && m < n);
@@ -311,10 +313,12 @@ export async function runClassList(options: ClassListOptions = {}): Promise<Clas
         runqMs: median(samples[k].map((x) => x.runq)),
         ...(k === 1 ? { datagrams: dgrams.peek[0], maxDatagram: dgrams.peek[1] } : k === 4 ? { datagrams: dgrams.big[0], maxDatagram: dgrams.big[1] } : {}),
       }));
-      if (si === 0) { firstCreateS = created.wall / 1000; firstMeasureS = (Date.now() - t0) / 1000; }
+      const measureS = (Date.now() - t0) / 1000;
+      if (si === 0) { firstCreateS = created.wall / 1000; firstMeasureS = measureS; }
       sizes.push({
         classes: n,
         createS: created.wall / 1000,
+        measureS,
         procs: Object.fromEntries(procs.map((p, k) => [p.key, toolResult(p.label, timedRuns[k])])),
         lib,
         outputBytes,
@@ -409,8 +413,8 @@ function render(dev: string, sizes: SizeResult[], startup: ClassListResult['star
   }
   out.push(renderTable(`In-process (warm), medians of ${runs}, ms (user/sys: whole process, tick resolution; sys includes the kernel building dump chunks inside our recvmsg calls; run-queue: main thread runnable but not running)`,
     ['step (classes)', 'wall', 'user', 'sys', 'run-queue', 'us/class', 'datagrams', 'largest datagram'], lrows));
-  out.push(renderTable('Class creation (tc -batch)', ['classes added', 'total after', 'seconds'],
-    sizes.map((s, i) => [s.classes - (i ? sizes[i - 1].classes : 0), s.classes, s.createS.toFixed(1)])));
+  out.push(renderTable('Class creation (tc -batch) and measurement time', ['classes added', 'total after', 'create s', 'measure s'],
+    sizes.map((s, i) => [s.classes - (i ? sizes[i - 1].classes : 0), s.classes, s.createS.toFixed(1), s.measureS.toFixed(1)])));
   for (const n of notes) out.push(`note: ${n}\n`);
   if (profile) {
     out.push(renderTable(`CPU profile of synplug show class at ${profile.classes} classes (node --cpu-prof, one run; ${fmtMs(profile.totalMs)} ms profiled after node's bootstrap): self time by area`,
