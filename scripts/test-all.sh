@@ -4,7 +4,8 @@
 #   1. unit tests, no kernel (golden bytes, decoders, property tests)
 #   2. live tests on this machine's kernel, as root, in a fresh network namespace
 #   3. kernel tests in a VM booting Debian's stock kernel (scripts/vm/)
-# SYNPLUG_SUITES="unit live" runs a subset.
+# SYNPLUG_SUITES="unit live" runs a subset. The kernel tier boots Debian's
+# default kernel (6.1) and 6.12; SYNPLUG_KERNELS="linux-image-amd64" runs one.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 suites=${SYNPLUG_SUITES:-"unit live kernel"}
@@ -37,7 +38,7 @@ for s in $suites; do
   case $s in
     unit) run_suite unit npx ava 'test/unit/**/*.test.ts' ;;
     live) run_suite live bash scripts/in-netns.sh npx ava 'test/live/**/*.test.ts' ;;
-    kernel) run_suite kernel bash scripts/vm/test-kernel.sh ;;
+    kernel) SYNPLUG_KERNELS=${SYNPLUG_KERNELS:-"linux-image-amd64 linux-image-6.12-amd64"} run_suite kernel bash scripts/vm/test-kernel.sh ;;
     *) echo "unknown suite $s" >&2; exit 2 ;;
   esac
 done
