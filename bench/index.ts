@@ -83,6 +83,7 @@ if (profile !== 'auto' && profile !== 'always' && profile !== 'never') {
 const m = machine();
 const say = (s: string) => process.stdout.write(s);
 say(`synplug bench (issue 2): kernel ${m.kernel}, ${m.cpus} x ${m.cpuModel}, load average ${m.loadavg1} at start, node ${m.node}, ${m.tc}, ${m.libnl}\n`);
+say(`checkout ${m.git.head}${m.git.dirtySrc.length ? `, uncommitted changes in ${m.git.dirtySrc.join(', ')}` : ''}\n`);
 if (m.loadavg1 > m.cpus) say(`warning: the load average (${m.loadavg1}) exceeds the CPU count (${m.cpus}): other work is running, wall times and tails are inflated; ratios are measured in the same run, interleaved\n`);
 say('\n');
 

@@ -106,6 +106,8 @@ export interface Machine {
   loadavg1: number;
   tc: string;
   libnl: string;
+  /** the checkout measured: HEAD, and src/ files with uncommitted changes (dist/ is built from the working tree) */
+  git: { head: string; dirtySrc: string[] };
 }
 
 /** Describe the machine and the reference tools' versions. */
@@ -120,5 +122,9 @@ export function machine(): Machine {
     loadavg1: Number(loadavg()[0].toFixed(2)),
     tc: tcv,
     libnl: libnl ? `libnl-utils ${libnl}` : '?',
+    git: {
+      head: sh('git', ['-C', ROOT, 'rev-parse', '--short', 'HEAD'], { check: false }).stdout.trim(),
+      dirtySrc: sh('git', ['-C', ROOT, 'status', '--porcelain', '--', 'src'], { check: false }).stdout.split('\n').filter(Boolean).map((l) => l.slice(3)),
+    },
   };
 }
