@@ -38,6 +38,14 @@ export interface ConnectionOptions {
   recvBufferSize?: number;
   /** How many times a dump is retried after NLM_F_DUMP_INTR (default 5). */
   dumpRetries?: number;
+  /**
+   * Read datagrams with a fixed buffer of this many bytes instead of peeking
+   * at each one's size. The kernel sizes dump chunks after the largest read
+   * it has seen (up to about 32 KiB), so a large buffer makes big dumps come
+   * in far fewer, larger datagrams (e.g. 30,000 tc classes: ~220 instead of
+   * ~1,900). Costs a few µs per small request; a longer datagram is an error.
+   */
+  readBufferSize?: number;
 }
 
 /** One message to send: header fields and payload parts (seq and NLM_F_REQUEST are added). */
@@ -115,7 +123,7 @@ export class NetlinkConnection {
    * @throws {SynplugError} the socket cannot be created (EPROTONOSUPPORT: the kernel lacks the protocol; EPERM...)
    */
   static open(protocol: number, options: ConnectionOptions = {}): NetlinkConnection {
-    return new NetlinkConnection(new SocketTransport(protocol, options.recvBufferSize), protocol, options);
+    return new NetlinkConnection(new SocketTransport(protocol, options.recvBufferSize, options.readBufferSize), protocol, options);
   }
 
   constructor(transport: Transport, protocol: number, options: ConnectionOptions = {}) {
@@ -340,6 +348,7 @@ function socketError(e: unknown, protocol: number): Error {
 interface RawSocket {
   on(ev: 'message', cb: (msg: Buffer) => void): void;
   on(ev: 'error', cb: (err: Error) => void): void;
+  on(ev: 'truncatedMessage', cb: (msg: Buffer) => void): void;
   send(msg: Uint8Array, options?: object, cb?: (err?: Error) => void): void;
   close(): void;
   address(): { port: number };
@@ -370,16 +379,21 @@ export class SocketTransport implements Transport {
   /**
    * @param protocol netlink protocol number
    * @param recvBufferSize SO_RCVBUF in bytes, optional
+   * @param readBufferSize read with a fixed buffer of this size instead of peeking (see ConnectionOptions)
    * @throws {SynplugError} the socket cannot be created or bound
    */
-  constructor(protocol: number, recvBufferSize?: number) {
+  constructor(protocol: number, recvBufferSize?: number, readBufferSize?: number) {
+    const options: Record<string, unknown> = {};
+    if (recvBufferSize) options.recvBufferSize = recvBufferSize;
+    if (readBufferSize) { options.messagePeeking = false; options.msgBufferSize = readBufferSize; }
     try {
-      this.sock = new (rawSocketClass())(protocol, recvBufferSize ? { recvBufferSize } : undefined);
+      this.sock = new (rawSocketClass())(protocol, options);
     } catch (e) {
       throw socketError(e, protocol);
     }
     this.portId = this.sock.address().port;
     this.sock.on('error', (e) => this.errorCb(e));
+    this.sock.on('truncatedMessage', (_m: Buffer) => this.errorCb(new SynplugError(`a netlink reply was longer than the ${readBufferSize}-byte read buffer and was cut`, 3)));
   }
   send(datagram: Buffer): void {
     this.sock.send(datagram, undefined, (err) => { if (err) this.errorCb(err); });
