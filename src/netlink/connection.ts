@@ -173,8 +173,11 @@ export class NetlinkConnection {
   private dumpChain: Promise<unknown> = Promise.resolve();
 
   private async dumpNow(msg: RequestInit, options: { timeoutMs?: number }): Promise<NetlinkMessage[]> {
+    // A whole dump must fit in one timeout; a large one (tens of thousands of
+    // objects) on a busy machine takes seconds, so dumps get at least 30 s.
+    const timeoutMs = options.timeoutMs ?? Math.max(this.timeoutMs, 30_000);
     for (let attempt = 1; ; attempt++) {
-      const [r] = await this.exchange([{ ...msg, flags: (msg.flags ?? 0) | NLM_F_DUMP }], options);
+      const [r] = await this.exchange([{ ...msg, flags: (msg.flags ?? 0) | NLM_F_DUMP }], { timeoutMs });
       if (r.error) throw r.error;
       if (!r.interrupted) return r.replies;
       if (attempt > this.dumpRetries) throw new DumpInterruptedError(messageTypeName(this.protocol, msg.type), attempt);
