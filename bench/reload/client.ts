@@ -16,6 +16,7 @@
  *
  *   parent -> child  { type: 'run', id, host, port, connections, timeoutMs, out }
  *   child  -> parent { type: 'started', id, at }
+ *   parent -> child  { type: 'peek' }          -> { type: 'peeked', failed }: failures so far
  *   parent -> child  { type: 'stop', id }      no new requests; wait for the ones in flight
  *   child  -> parent { type: 'done', id, requests, out }
  *   parent -> child  { type: 'exit' }
@@ -59,6 +60,7 @@ class Recorder {
   private status = new Int16Array(1 << 14);
   private error = new Int8Array(1 << 14);
   n = 0;
+  failed = 0;
 
   add(start: number, conn: number, total: number, status: number, error: number): void {
     if (this.n === this.start.length) {
@@ -74,6 +76,7 @@ class Recorder {
       this.error = grow(this.error);
     }
     const i = this.n++;
+    if (error >= 0) this.failed++;
     this.start[i] = start;
     this.conn[i] = conn;
     this.total[i] = total;
@@ -161,6 +164,11 @@ export class Load {
     while (!this.stopping) await oneRequest(this.opts.host, this.opts.port, this.opts.timeoutMs, this.rec);
   }
 
+  /** Requests failed so far. */
+  failed(): number {
+    return this.rec.failed;
+  }
+
   /** Stop starting requests, wait for those in flight, write the CSV; returns the number of requests. */
   async stop(out: string): Promise<number> {
     this.stopping = true;
@@ -183,6 +191,8 @@ function runAsChild(): void {
       current = null;
       if (!c) return;
       void c.load.stop(c.out).then((requests) => send({ type: 'done', id: c.id, requests, out: c.out }));
+    } else if (m.type === 'peek') {
+      send({ type: 'peeked', failed: current ? current.load.failed() : 0 });
     } else if (m.type === 'exit') {
       process.exit(0);
     }

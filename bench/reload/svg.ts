@@ -17,7 +17,8 @@ export interface Panel {
   windowStart: number;
   windowEnd: number;
   records: readonly RequestRecord[];
-  reloads: readonly { start: number; end: number }[];
+  /** heldMs: synplug's plug hold (protect --json), drawn darker, ending at the reload's end */
+  reloads: readonly { start: number; end: number; heldMs?: number }[];
 }
 
 const W = 1100;
@@ -106,6 +107,10 @@ export function renderSvg(title: string, note: string, panels: readonly Panel[])
       const x2 = Math.max(x1 + 0.5, xOf(r.end));
       out.push(`<rect x="${x1.toFixed(1)}" y="${y0 + M.top}" width="${(x2 - x1).toFixed(1)}" height="${plotH}" fill="#f2a33a" fill-opacity="0.13"/>`);
       out.push(`<line x1="${x1.toFixed(1)}" x2="${x1.toFixed(1)}" y1="${y0 + M.top}" y2="${y0 + M.top + plotH}" stroke="#e08a00" stroke-width="0.8"/>`);
+      if (r.heldMs !== undefined && Number.isFinite(r.heldMs)) {
+        const h1 = Math.max(x1, xOf(r.end - r.heldMs));
+        out.push(`<rect x="${h1.toFixed(1)}" y="${y0 + M.top}" width="${Math.max(0.5, x2 - h1).toFixed(1)}" height="${plotH}" fill="#8e44ad" fill-opacity="0.16"/>`);
+      }
     }
     // dots: successes (deduplicated on half pixels), then failures on top
     const seen = new Set<number>();
@@ -135,6 +140,7 @@ export function renderSvg(title: string, note: string, panels: readonly Panel[])
     `<circle cx="${M.left + 6}" cy="${ly - 4}" r="3" fill="#2f6db3"/><text x="${M.left + 14}" y="${ly}">request (start time, latency incl. TCP connect)</text>`,
     `<circle cx="${M.left + 336}" cy="${ly - 4}" r="3" fill="#d62020"/><text x="${M.left + 344}" y="${ly}">failed request (time to the error)</text>`,
     `<rect x="${M.left + 566}" y="${ly - 10}" width="14" height="12" fill="#f2a33a" fill-opacity="0.3"/><line x1="${M.left + 566}" x2="${M.left + 566}" y1="${ly - 10}" y2="${ly + 2}" stroke="#e08a00"/><text x="${M.left + 586}" y="${ly}">reload command running (line at its start)</text>`,
+    `<rect x="${M.left + 856}" y="${ly - 10}" width="14" height="12" fill="#8e44ad" fill-opacity="0.3"/><text x="${M.left + 876}" y="${ly}">plug held (synplug)</text>`,
   );
   out.push(`</svg>`);
   return out.join('\n') + '\n';
