@@ -88,9 +88,15 @@ export function start(file: string, args: readonly string[], opts: { detached?: 
   return s;
 }
 
+/**
+ * The reference tools by absolute path: under `npm test`, node_modules/.bin
+ * comes first on PATH and holds an unrelated `nft` (@vercel/nft).
+ */
+const TOOLS: Record<string, string> = { nft: '/usr/sbin/nft', tc: '/usr/sbin/tc', ip: '/usr/sbin/ip' };
+
 /** Run a process to its end; never throws on a non-zero status. */
 export function run(file: string, args: readonly string[]): Promise<Ran> {
-  return start(file, args).done;
+  return start(TOOLS[file] ?? file, args).done;
 }
 
 /** Run an oracle tool; throws with its stderr on a non-zero status. */
