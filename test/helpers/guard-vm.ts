@@ -17,7 +17,7 @@ import net from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { ExecutionContext } from 'ava';
+import type { ExecutionContext, TestFn } from 'ava';
 import { teardown } from '../../src/guard/index.js';
 
 export { sleep };
@@ -419,4 +419,23 @@ export async function assertPlugReleased(t: ExecutionContext, port: number, when
   }
   const after = await plugCounters();
   t.true(after!.packets > before!.packets, `${when}: the marked SYN went through the plug (packets ${before!.packets} -> ${after!.packets})`);
+}
+
+/**
+ * The hooks every guard kernel test file needs: fail (never skip) outside the
+ * VM, take the `lo` lock for the whole file, and start each test, and end the
+ * file, from a torn-down `lo`.
+ */
+export function useGuardVm(test: TestFn): void {
+  let unlock: (() => void) | undefined;
+  test.before(async () => {
+    requireVm();
+    unlock = await lockLo();
+  });
+  test.after.always(async () => {
+    try { await resetLo(); } finally { unlock?.(); }
+  });
+  test.beforeEach(async () => {
+    await resetLo();
+  });
 }

@@ -18,20 +18,10 @@ import { setup, status } from '../../src/guard/index.js';
 import {
   ADDR, TEST_TIMEOUT, requireVm, lockLo, resetLo, startCli, serve, probe, within, waitFor, sleep, scratch, gatedCommand,
   openGate, startedPid, readPlugJson, plugCounters, activeElements, assertPlugReleased, alive, kill,
+  useGuardVm,
 } from '../helpers/guard-vm.js';
 
-let unlock: (() => void) | undefined;
-
-test.before(async () => {
-  requireVm();
-  unlock = await lockLo();
-});
-test.after.always(async () => {
-  try { await resetLo(); } finally { unlock?.(); }
-});
-test.beforeEach(async () => {
-  await resetLo();
-});
+useGuardVm(test);
 
 test.serial('SIGKILL of synplug protect during the command: the watchdog releases the plug at once', async (t) => {
   t.timeout(TEST_TIMEOUT);

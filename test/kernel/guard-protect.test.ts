@@ -15,20 +15,10 @@ import { setup, protect, check } from '../../src/guard/index.js';
 import {
   ADDR, TEST_TIMEOUT, requireVm, lockLo, resetLo, startCli, cli, serve, probe, within, waitFor, sleep, scratch,
   gatedCommand, openGate, startedPid, readPlugJson, plugCounters, activeElements, assertPlugReleased, assertLoClean, kill,
+  useGuardVm,
 } from '../helpers/guard-vm.js';
 
-let unlock: (() => void) | undefined;
-
-test.before(async () => {
-  requireVm();
-  unlock = await lockLo();
-});
-test.after.always(async () => {
-  try { await resetLo(); } finally { unlock?.(); }
-});
-test.beforeEach(async () => {
-  await resetLo();
-});
+useGuardVm(test);
 
 test.serial('protect --json: a SYN to 169.254.255.254 is held (not reset) until the command ends; one to 127.0.0.1 is not held', async (t) => {
   t.timeout(TEST_TIMEOUT);

@@ -10,20 +10,10 @@ import { setup, check, teardown, SetupError } from '../../src/guard/index.js';
 import {
   ADDR, TEST_TIMEOUT, requireVm, lockLo, resetLo, cli, tool, scratch, qdiscsWithoutCounters, filtersJsonText, filtersText,
   nftTable, nftTables, loAddresses, assertLoClean, serve, probe, within,
+  useGuardVm,
 } from '../helpers/guard-vm.js';
 
-let unlock: (() => void) | undefined;
-
-test.before(async () => {
-  requireVm();
-  unlock = await lockLo();
-});
-test.after.always(async () => {
-  try { await resetLo(); } finally { unlock?.(); }
-});
-test.beforeEach(async () => {
-  await resetLo();
-});
+useGuardVm(test);
 
 /** Everything setup builds, as the oracles print it. */
 async function snapshot() {
