@@ -89,6 +89,8 @@ interface Pending {
   waiting: boolean; // expects an ack/error/done
   isDump: boolean;
   ex: Exchange;
+  /** replies go here instead of into result.replies (dumpEach) */
+  sink?: (m: NetlinkMessage) => void;
 }
 
 interface Exchange {
@@ -165,19 +167,52 @@ export class NetlinkConnection {
    * per socket at a time and refuses a second with EBUSY (netlink_dump_start).
    */
   dumpAll(msg: RequestInit, options: { timeoutMs?: number } = {}): Promise<NetlinkMessage[]> {
-    const run = this.dumpChain.then(() => this.dumpNow(msg, options));
+    return this.queueDump(msg, options, undefined);
+  }
+
+  /**
+   * A dump whose replies are handed to `each` as their datagrams arrive,
+   * instead of being collected: a large dump (tens of thousands of classes)
+   * is then decoded while it is read, and its messages need not all be held
+   * at once. Each message's `payload` is a view of the received datagram.
+   *
+   * `attempt` starts at 1 and grows when the kernel flagged the previous run
+   * NLM_F_DUMP_INTR and the dump is run again: whatever `each` kept from an
+   * earlier attempt must then be dropped. A throw from `each` ends the dump
+   * and rejects with that error once the kernel has finished the dump (the
+   * rest is read and ignored, so the socket stays usable).
+   * Same queueing and errors as {@link NetlinkConnection.dumpAll}.
+   * @throws {NetlinkError} NLMSG_ERROR or an errno in NLMSG_DONE
+   * @throws {DumpInterruptedError} still interrupted after the retries
+   * @throws {NetlinkTimeoutError} the dump did not end in time
+   */
+  async dumpEach(msg: RequestInit, each: (m: NetlinkMessage, attempt: number) => void, options: { timeoutMs?: number } = {}): Promise<void> {
+    await this.queueDump(msg, options, each);
+  }
+
+  private queueDump(msg: RequestInit, options: { timeoutMs?: number }, each: ((m: NetlinkMessage, attempt: number) => void) | undefined): Promise<NetlinkMessage[]> {
+    const run = this.dumpChain.then(() => this.dumpNow(msg, options, each));
     this.dumpChain = run.catch(() => undefined);
     return run;
   }
 
   private dumpChain: Promise<unknown> = Promise.resolve();
 
-  private async dumpNow(msg: RequestInit, options: { timeoutMs?: number }): Promise<NetlinkMessage[]> {
+  private async dumpNow(msg: RequestInit, options: { timeoutMs?: number }, each: ((m: NetlinkMessage, attempt: number) => void) | undefined): Promise<NetlinkMessage[]> {
     // A whole dump must fit in one timeout; a large one (tens of thousands of
     // objects) on a busy machine takes seconds, so dumps get at least 30 s.
     const timeoutMs = options.timeoutMs ?? Math.max(this.timeoutMs, 30_000);
     for (let attempt = 1; ; attempt++) {
-      const [r] = await this.exchange([{ ...msg, flags: (msg.flags ?? 0) | NLM_F_DUMP }], { timeoutMs });
+      // A throw from `each` is kept until NLMSG_DONE: the kernel's dump is read
+      // to its end, so that the next dump on this socket is not refused (EBUSY).
+      let failed = false;
+      let failure: unknown;
+      const sink = each && ((m: NetlinkMessage) => {
+        if (failed) return;
+        try { each(m, attempt); } catch (e) { failed = true; failure = e; }
+      });
+      const [r] = await this.send([{ ...msg, flags: (msg.flags ?? 0) | NLM_F_DUMP }], { timeoutMs }, sink);
+      if (failed) throw failure;
       if (r.error) throw r.error;
       if (!r.interrupted) return r.replies;
       if (attempt > this.dumpRetries) throw new DumpInterruptedError(messageTypeName(this.protocol, msg.type), attempt);
@@ -196,6 +231,10 @@ export class NetlinkConnection {
    * @throws {SynplugError} the connection is closed or the socket failed
    */
   exchange(msgs: readonly RequestInit[], options: { timeoutMs?: number } = {}): Promise<ExchangeResult[]> {
+    return this.send(msgs, options, undefined);
+  }
+
+  private send(msgs: readonly RequestInit[], options: { timeoutMs?: number }, sink: ((m: NetlinkMessage) => void) | undefined): Promise<ExchangeResult[]> {
     if (this.closed) return Promise.reject(new SynplugError('netlink connection is closed', 3));
     return new Promise<ExchangeResult[]>((resolve, reject) => {
       const ex: Exchange = { results: [], seqs: [], remaining: 0, resolve, reject };
@@ -209,7 +248,7 @@ export class NetlinkConnection {
         if (waiting) ex.remaining++;
         ex.results.push(result);
         ex.seqs.push(seq);
-        this.pending.set(seq, { result, waiting, isDump, ex });
+        this.pending.set(seq, { result, waiting, isDump, ex, sink });
         parts.push(encodeMessage({ type: m.type, flags, seq, pid: 0, payload: m.payload }));
       }
       if (ex.remaining === 0) {
@@ -320,6 +359,8 @@ export class NetlinkConnection {
       // ignore
     } else if (m.type === NLMSG_OVERRUN) {
       throw new NetlinkDecodeError('NLMSG_OVERRUN: the kernel lost data for this request', m.offset);
+    } else if (p.sink) {
+      p.sink(m);
     } else {
       r.replies.push(m);
     }

@@ -217,3 +217,62 @@ test('malformed reply datagrams and socket errors reject what is in flight; clos
   t.true(tr.closed);
   await t.throwsAsync(conn.request({ type: 36 }), { instanceOf: SynplugError, message: /closed/ });
 });
+
+test('dumpEach: messages are handed over as each datagram arrives, before NLMSG_DONE', async (t) => {
+  const c = loadCapture('03_prio_add');
+  const links = parseMessages(replies(c)[0].bytes);
+  const tr = new ManualTransport();
+  const conn = new NetlinkConnection(tr, NETLINK_ROUTE);
+  const seen: Array<[number, number]> = [];
+  const done = conn.dumpEach({ type: 18, payload: Buffer.alloc(16) }, (m, attempt) => seen.push([m.type, attempt]));
+  await new Promise((r) => setTimeout(r, 5));
+  const seq = seqOf(tr.sent[0]);
+  const d = Buffer.from(replies(c)[0].bytes);
+  for (const m of parseMessages(d)) d.writeUInt32LE(seq, m.offset + 8);
+  tr.deliver(d);
+  t.deepEqual(seen, links.map((m) => [m.type, 1]), 'every message of the first datagram, before the dump is done');
+  tr.deliver(doneFor(seq));
+  await done;
+  t.is(seen.length, links.length);
+});
+
+test('dumpEach: after NLM_F_DUMP_INTR the dump runs again with attempt 2; only attempt 2 is consistent', async (t) => {
+  const c = loadCapture('03_prio_add');
+  const links = parseMessages(replies(c)[0].bytes);
+  const intr = (seq: number): Buffer => {
+    const d = Buffer.from(replies(c)[0].bytes);
+    for (const m of parseMessages(d)) { d.writeUInt16LE(m.flags | NLM_F_DUMP_INTR, m.offset + 6); d.writeUInt32LE(seq, m.offset + 8); }
+    return d;
+  };
+  const tr = new FakeTransport([(s) => [intr(seqOf(s)), doneFor(seqOf(s), 0, NLM_F_MULTI | NLM_F_DUMP_INTR)], [replies(c)[0].bytes, replies(c)[1].bytes]], { keepSeq: false });
+  const conn = new NetlinkConnection(tr, NETLINK_ROUTE);
+  const attempts: number[] = [];
+  await conn.dumpEach({ type: 18, payload: Buffer.alloc(16) }, (_m, a) => attempts.push(a));
+  t.deepEqual(attempts, [...links.map(() => 1), ...links.map(() => 2)]);
+});
+
+test('dumpEach: a throw from the callback rejects only once the dump is done, and the next dump then runs', async (t) => {
+  const tr = new ManualTransport();
+  const conn = new NetlinkConnection(tr, NETLINK_ROUTE);
+  const c = loadCapture('03_prio_add');
+  let calls = 0;
+  const first = conn.dumpEach({ type: 18, payload: Buffer.alloc(16) }, () => { calls++; throw new SynplugError('consumer failed', 3); });
+  const second = conn.dumpAll({ type: 18, payload: Buffer.alloc(16) });
+  await new Promise((r) => setTimeout(r, 5));
+  const seq = seqOf(tr.sent[0]);
+  const d = Buffer.from(replies(c)[0].bytes);
+  for (const m of parseMessages(d)) d.writeUInt32LE(seq, m.offset + 8);
+  tr.deliver(d);
+  t.is(calls, 1, 'no further calls after the throw');
+  let settled = false;
+  first.catch(() => undefined).finally(() => { settled = true; });
+  await new Promise((r) => setTimeout(r, 5));
+  t.false(settled, 'still reading the dump to its end');
+  t.is(tr.sent.length, 1, 'the next dump waits');
+  tr.deliver(doneFor(seq));
+  await t.throwsAsync(first, { message: 'consumer failed' });
+  await new Promise((r) => setTimeout(r, 5));
+  t.is(tr.sent.length, 2);
+  tr.deliver(doneFor(seqOf(tr.sent[1])));
+  t.deepEqual(await second, []);
+});
