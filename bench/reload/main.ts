@@ -56,7 +56,7 @@ const USAGE = `usage: node --import=tsx bench/reload/main.ts [options]
   --ab METHOD|none        method of the one ab -r run (default unprotected, if run)
   --ab-seconds S          ab run length (default 30)
   --ab-concurrency N      ab -c (default 20)
-  --synplug CMD           synplug command (default: node <repo>/dist/cli/bin.js)
+  --synplug CMD           synplug command (default: node <repo>/dist/bundle/synplug.cjs)
   --protect-args ARGS     arguments for synplug protect, space-separated (default
                           '--max-hold 30s'; --json is always given)
   --addr A --port P       proxy address and port (default 169.254.255.254 16000)
@@ -135,10 +135,10 @@ const P = {
 };
 const abMethod = (opt.ab ?? (methods.includes('unprotected') ? 'unprotected' : 'none')) as Method | 'none';
 if (abMethod !== 'none' && !ALL_METHODS.includes(abMethod)) usage(`--ab: unknown method '${abMethod}'`);
-// dist/cli/bin.js is the executable (it runs main() on argv); main.js only when there is no bin.js.
+// The package's bin: the CLI bundle (`npm run build`); tsc's dist/cli/bin.js when there is no bundle.
 const synplugCmd = opt.synplug
   ? (opt.synplug as string).split(' ').filter(Boolean)
-  : [process.execPath, join(REPO, existsSync(join(REPO, 'dist/cli/bin.js')) ? 'dist/cli/bin.js' : 'dist/cli/main.js')];
+  : [process.execPath, join(REPO, existsSync(join(REPO, 'dist/bundle/synplug.cjs')) ? 'dist/bundle/synplug.cjs' : 'dist/cli/bin.js')];
 const protectArgs = (opt['protect-args'] as string).split(' ').filter(Boolean);
 
 if (process.env.SYNPLUG_IN_VM !== '1' && process.env.SYNPLUG_IN_NETNS !== '1' && !opt['i-am-isolated']) {

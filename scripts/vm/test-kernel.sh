@@ -12,14 +12,15 @@
 #                     e.g. "linux-image-amd64 linux-image-6.12-amd64"
 #   SYNPLUG_KERNEL    one kernel package (used when SYNPLUG_KERNELS is unset;
 #                     default linux-image-amd64)
-#   SYNPLUG_SKIP_BUILD=1  skip the host-side `tsc` build
+#   SYNPLUG_SKIP_BUILD=1  skip the host-side build (tsc, then the CLI bundle)
 #   SYNPLUG_AVA_TIMEOUT   ava --timeout inside the VM (default 10m; an
 #                         explicit --timeout in the arguments wins)
 #   SYNPLUG_VM_*      passed on to run.sh (timeout, verbose, ...)
 #
 # Steps:
-#   1. compile src/ with tsc on the host when there is anything to compile
-#      (tests may start dist/cli/main.js; the guest runs .ts through tsx);
+#   1. compile src/ with tsc on the host when there is anything to compile,
+#      then bundle the CLI (tests start dist/bundle/synplug.cjs, the package's
+#      bin; the guest runs .ts test files through tsx);
 #      type errors are printed as a warning, not counted as test failures;
 #   2. for each kernel: run.sh -- ava ..., output shown as it arrives and
 #      kept to count results from ava's summary;
@@ -41,6 +42,7 @@ if [ "${SYNPLUG_SKIP_BUILD:-0}" != 1 ] && [ -f tsconfig.json ]; then
             echo "[test-kernel] warning: tsc reported errors (above); dist/ may be incomplete." \
                 "Running the kernel tests anyway." >&2
         fi
+        node scripts/bundle.mjs >&2
     fi
 fi
 

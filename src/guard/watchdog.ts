@@ -6,6 +6,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { dirname, extname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { Writable } from 'node:stream';
 import { SynplugError } from '../netlink/errors.js';
@@ -47,8 +48,11 @@ export interface Watchdog {
  * @throws {SynplugError} it failed to start or to open its sockets (exit code 1)
  */
 export function startWatchdog(timeoutMs = 30_000): Promise<Watchdog> {
+  // The entry point sits next to this code: src/guard/watchdog-main.ts (tsx),
+  // dist/guard/watchdog-main.js (tsc), or dist/bundle/watchdog-main.cjs when
+  // this code runs inside the CLI bundle (scripts/bundle.mjs).
   const self = fileURLToPath(import.meta.url);
-  const entry = self.replace(/watchdog\.(ts|js)$/, 'watchdog-main.$1');
+  const entry = join(dirname(self), `watchdog-main${extname(self)}`);
   const child: ChildProcess = spawn(process.execPath, [...process.execArgv, entry], {
     stdio: ['pipe', 'pipe', 'inherit'],
     detached: true,

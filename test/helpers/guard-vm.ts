@@ -28,8 +28,8 @@ export const ADDR = '169.254.255.254';
 export const STATE_DIR = '/run/synplug';
 /** The repository root. */
 export const REPO = fileURLToPath(new URL('../..', import.meta.url));
-/** The built CLI (`npx tsc -p tsconfig.json` on the host; scripts/vm/test-kernel.sh does it). */
-export const CLI = join(REPO, 'dist/cli/bin.js');
+/** The built CLI bundle (`npm run build` on the host; scripts/vm/test-kernel.sh does it). */
+export const CLI = join(REPO, 'dist/bundle/synplug.cjs');
 /** Generous per-test timeout: the VM is software-emulated and shared. */
 export const TEST_TIMEOUT = 300_000;
 /** Bound of every wait for something that must happen (never a speed assertion). */
@@ -40,7 +40,7 @@ export function requireVm(): void {
   if (process.env.SYNPLUG_IN_VM !== '1') {
     throw new Error('test/kernel/guard-*.test.ts rebuild lo; run them in the VM: bash scripts/vm/run.sh -- npx ava test/kernel/<file>');
   }
-  if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run 'npx tsc -p tsconfig.json' on the host first`);
+  if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run 'npm run build' on the host first`);
 }
 
 // ------------------------------------------------------------------ processes
@@ -106,7 +106,7 @@ export async function tool(file: string, args: readonly string[]): Promise<strin
   return r.stdout;
 }
 
-/** Start the built CLI: `node dist/cli/bin.js ARGS`. */
+/** Start the built CLI, as installed (package.json bin): `node dist/bundle/synplug.cjs ARGS`. */
 export function startCli(args: readonly string[], opts: { detached?: boolean } = {}): Started {
   return start(process.execPath, [CLI, ...args], opts);
 }

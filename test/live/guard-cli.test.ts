@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const BIN = join(ROOT, 'dist/cli/bin.js');
+const BIN = join(ROOT, 'dist/bundle/synplug.cjs'); // package.json bin
 const DEV = 'spguard0';
 const ADDR = '169.254.77.7';
 const TABLE = 'synplug_guardcli';

@@ -1,0 +1,66 @@
+// Bundle the two programs synplug starts, the CLI and the protect watchdog,
+// into one CommonJS file each (dist/bundle/), with esbuild.
+//
+// Why: a cold `node` resolving and compiling some sixty ES modules spends
+// tens of milliseconds before the first line of synplug runs; every command
+// pays it, and `protect` pays it twice (synplug and its watchdog) while a
+// reload waits. One CommonJS file loads with one read and one compile, and
+// keeps lazy loading: a dynamic import() becomes a module initialised on first
+// use, and a require() of a Node built-in stays where it was written (an ESM
+// bundle would hoist every built-in import to the top and load them all).
+//
+// The library (the package's `exports`) stays tsc's output in dist/: only the
+// executables are bundled. The `netlink` package stays external: it loads a
+// native addon from its own directory.
+//
+// usage: node scripts/bundle.mjs   (after tsc; `npm run build` runs both)
+import { build } from 'esbuild';
+import { spawnSync } from 'node:child_process';
+import { chmodSync, existsSync, rmSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const out = join(root, 'dist/bundle');
+
+const entries = [
+  { in: 'src/cli/launch.ts', out: 'synplug' }, // package.json bin: loads cli.cjs with its code cache
+  { in: 'src/cli/bin.ts', out: 'cli' },
+  { in: 'src/guard/watchdog-main.ts', out: 'watchdog-main' },
+];
+
+await build({
+  absWorkingDir: root,
+  entryPoints: entries.map((e) => ({ in: e.in, out: e.out })),
+  outdir: out,
+  outExtension: { '.js': '.cjs' },
+  bundle: true,
+  platform: 'node',
+  format: 'cjs',
+  target: 'node20',
+  external: ['netlink'],
+  // The sources are ES modules that locate files next to themselves with
+  // import.meta.url (package.json, the watchdog's entry point); in a CommonJS
+  // bundle that is the bundle's own file.
+  define: { 'import.meta.url': '__synplug_bundle_url' },
+  // (esbuild keeps bin.ts's #! line first, above the banner)
+  banner: { js: "const __synplug_bundle_url = require('node:url').pathToFileURL(__filename).href;" },
+  sourcemap: 'linked',
+  legalComments: 'eof',
+  logLevel: 'warning',
+});
+for (const e of entries) chmodSync(join(out, `${e.out}.cjs`), 0o755);
+
+// The V8 code cache of cli.cjs (see src/cli/launch.ts): made by a run that
+// compiles what most commands use: argument parsing, help, and the netlink
+// and tc decoders (decoding a captured class dump, when the fixtures are
+// here), so that a cold start needs no parsing or compiling of them.
+rmSync(join(out, 'cli.cjs.v8cache'), { force: true });
+const capture = join(root, 'fixtures/captures/13_class_dump/capture.pcap');
+const args = existsSync(capture) ? ['decode', capture] : ['--help'];
+const r = spawnSync(process.execPath, [join(out, 'synplug.cjs'), ...args], {
+  env: { ...process.env, SYNPLUG_WRITE_CODE_CACHE: '1' }, stdio: ['ignore', 'ignore', 'inherit'],
+});
+if (r.status !== 0 || !existsSync(join(out, 'cli.cjs.v8cache'))) {
+  console.error(`bundle: making the code cache failed (status ${r.status}); synplug works without it, only starts slower`);
+}
