@@ -22,6 +22,15 @@ function doneFor(seq: number, errno = 0, flags = NLM_F_MULTI): Buffer {
   return encodeMessage({ type: NLMSG_DONE, flags, seq, payload: p });
 }
 const seqOf = (d: Buffer, i = 0): number => parseMessages(d)[i].seq;
+/** A copy of datagram `d` whose messages carry `seq` (and NLM_F_DUMP_INTR when `intr`). */
+function answering(d: Buffer, seq: number, intr = false): Buffer {
+  const out = Buffer.from(d);
+  for (const m of parseMessages(out)) {
+    if (intr) out.writeUInt16LE(m.flags | NLM_F_DUMP_INTR, m.offset + 6);
+    out.writeUInt32LE(seq, m.offset + 8);
+  }
+  return out;
+}
 
 test('request/ack: the captured RTM_NEWADDR and its captured ack (seq rewritten)', async (t) => {
   const c = loadCapture('02_addr_add');
@@ -124,12 +133,7 @@ test('timeout: no answer -> NetlinkTimeoutError naming the request; late answers
 test('NLM_F_DUMP_INTR: the dump is retried, and only the consistent one is returned', async (t) => {
   const c = loadCapture('03_prio_add');
   const links = parseMessages(replies(c)[0].bytes);
-  const intr = (seq: number): Buffer => {
-    const d = Buffer.from(replies(c)[0].bytes);
-    for (const m of parseMessages(d)) { d.writeUInt16LE(m.flags | NLM_F_DUMP_INTR, m.offset + 6); d.writeUInt32LE(seq, m.offset + 8); }
-    return d;
-  };
-  const tr = new FakeTransport([(s) => [intr(seqOf(s)), doneFor(seqOf(s), 0, NLM_F_MULTI | NLM_F_DUMP_INTR)], [replies(c)[0].bytes, replies(c)[1].bytes]], { keepSeq: false });
+  const tr = new FakeTransport([(s) => [answering(replies(c)[0].bytes, seqOf(s), true), doneFor(seqOf(s), 0, NLM_F_MULTI | NLM_F_DUMP_INTR)], [replies(c)[0].bytes, replies(c)[1].bytes]], { keepSeq: false });
   const conn = new NetlinkConnection(tr, NETLINK_ROUTE);
   const msgs = await conn.dumpAll({ type: 18, payload: Buffer.alloc(16) });
   t.is(tr.sent.length, 2);
@@ -227,9 +231,7 @@ test('dumpEach: messages are handed over as each datagram arrives, before NLMSG_
   const done = conn.dumpEach({ type: 18, payload: Buffer.alloc(16) }, (m, attempt) => seen.push([m.type, attempt]));
   await new Promise((r) => setTimeout(r, 5));
   const seq = seqOf(tr.sent[0]);
-  const d = Buffer.from(replies(c)[0].bytes);
-  for (const m of parseMessages(d)) d.writeUInt32LE(seq, m.offset + 8);
-  tr.deliver(d);
+  tr.deliver(answering(replies(c)[0].bytes, seq));
   t.deepEqual(seen, links.map((m) => [m.type, 1]), 'every message of the first datagram, before the dump is done');
   tr.deliver(doneFor(seq));
   await done;
@@ -239,12 +241,7 @@ test('dumpEach: messages are handed over as each datagram arrives, before NLMSG_
 test('dumpEach: after NLM_F_DUMP_INTR the dump runs again with attempt 2; only attempt 2 is consistent', async (t) => {
   const c = loadCapture('03_prio_add');
   const links = parseMessages(replies(c)[0].bytes);
-  const intr = (seq: number): Buffer => {
-    const d = Buffer.from(replies(c)[0].bytes);
-    for (const m of parseMessages(d)) { d.writeUInt16LE(m.flags | NLM_F_DUMP_INTR, m.offset + 6); d.writeUInt32LE(seq, m.offset + 8); }
-    return d;
-  };
-  const tr = new FakeTransport([(s) => [intr(seqOf(s)), doneFor(seqOf(s), 0, NLM_F_MULTI | NLM_F_DUMP_INTR)], [replies(c)[0].bytes, replies(c)[1].bytes]], { keepSeq: false });
+  const tr = new FakeTransport([(s) => [answering(replies(c)[0].bytes, seqOf(s), true), doneFor(seqOf(s), 0, NLM_F_MULTI | NLM_F_DUMP_INTR)], [replies(c)[0].bytes, replies(c)[1].bytes]], { keepSeq: false });
   const conn = new NetlinkConnection(tr, NETLINK_ROUTE);
   const attempts: number[] = [];
   await conn.dumpEach({ type: 18, payload: Buffer.alloc(16) }, (_m, a) => attempts.push(a));
@@ -260,9 +257,7 @@ test('dumpEach: a throw from the callback rejects only once the dump is done, an
   const second = conn.dumpAll({ type: 18, payload: Buffer.alloc(16) });
   await new Promise((r) => setTimeout(r, 5));
   const seq = seqOf(tr.sent[0]);
-  const d = Buffer.from(replies(c)[0].bytes);
-  for (const m of parseMessages(d)) d.writeUInt32LE(seq, m.offset + 8);
-  tr.deliver(d);
+  tr.deliver(answering(replies(c)[0].bytes, seq));
   t.is(calls, 1, 'no further calls after the throw');
   let settled = false;
   first.catch(() => undefined).finally(() => { settled = true; });
