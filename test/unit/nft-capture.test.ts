@@ -7,11 +7,12 @@ import test from 'ava';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadCapture, requests, replies, captureNames } from '../helpers/captures.js';
-import { parseMessages, encodeMessage, NLM_F_REQUEST, NLM_F_ACK, NLMSG_ERROR, NETLINK_NETFILTER, type NetlinkMessage } from '../../src/netlink/message.js';
+import { parseMessages, NLM_F_REQUEST, NLM_F_ACK, NETLINK_NETFILTER, type NetlinkMessage } from '../../src/netlink/message.js';
 import { parseAttributes } from '../../src/netlink/attributes.js';
 import { NetlinkConnection, FakeTransport } from '../../src/netlink/connection.js';
 import { bodyDecoder, messageTypeName } from '../../src/netlink/protocols.js';
 import * as N from '../../src/iptables/index.js';
+import { errorReply } from '../helpers/nft-fake.js';
 
 const C = N.nftConstants;
 
@@ -53,18 +54,6 @@ test('09: our ensure batch from an empty ruleset has the payloads nft 1.0.6 sent
   }
 });
 
-/** An NLMSG_ERROR (ack when errno is 0) answering `req`, capped (header only echoed) as an ack is. */
-function errorReply(req: NetlinkMessage, errno: number): Buffer {
-  const p = Buffer.alloc(4 + 16);
-  p.writeInt32LE(-errno, 0);
-  p.writeUInt32LE(16 + req.payload.length, 4);
-  p.writeUInt16LE(req.type, 8);
-  p.writeUInt16LE(req.flags, 10);
-  p.writeUInt32LE(req.seq, 12);
-  p.writeUInt32LE(req.pid, 16);
-  return encodeMessage({ type: NLMSG_ERROR, flags: 0x100 /* NLM_F_CAPPED */, seq: req.seq, pid: 0, payload: p });
-}
-
 /** Rewrite a captured reply so that it answers `req`. */
 function answering(reply: Buffer, req: NetlinkMessage): Buffer {
   const out = Buffer.from(reply);
@@ -79,7 +68,7 @@ test('09: ensureMarkRule over a fake transport sends that same batch, with only 
   const genId = N.decodeGen(parseMessages(newgen)[0]).id;
   const ft = new FakeTransport([
     (sent) => { const q = parseMessages(sent)[0]; return [Buffer.concat([answering(newgen, q), errorReply(q, 0)])]; }, // GETGEN
-    (sent) => [errorReply(parseMessages(sent)[0], 2)], // GETTABLE ip synplug_fixture: ENOENT (absent)
+    (sent) => [errorReply(parseMessages(sent)[0], 2, { capped: true })], // GETTABLE ip synplug_fixture: ENOENT (absent)
     (sent) => { const m = parseMessages(sent); return [errorReply(m[m.length - 2], 0)]; }, // the batch: ack of the last message
   ], { keepSeq: true });
   const conn = new NetlinkConnection(ft, NETLINK_NETFILTER, { timeoutMs: 1000 });

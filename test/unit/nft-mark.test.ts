@@ -4,10 +4,11 @@
  */
 import test from 'ava';
 import { NetlinkConnection, FakeTransport } from '../../src/netlink/connection.js';
-import { encodeMessage, parseMessages, NETLINK_NETFILTER, NLMSG_ERROR, NLM_F_ACK, type NetlinkMessage } from '../../src/netlink/message.js';
+import { parseMessages, NETLINK_NETFILTER, NLM_F_ACK } from '../../src/netlink/message.js';
 import { messageTypeName } from '../../src/netlink/protocols.js';
 import { UsageError } from '../../src/netlink/errors.js';
 import * as N from '../../src/iptables/index.js';
+import { answerBatch } from '../helpers/nft-fake.js';
 
 const C = N.nftConstants;
 
@@ -161,38 +162,3 @@ test('addSetElement / deleteSetElement send ONE datagram each, of the prepared b
   t.is(N.decodeElements(sentAdd[1]).family, 'ip6');
   conn.close();
 });
-
-// ---- kernel-style answers for the FakeTransport (as net/netfilter/nfnetlink.c sends them)
-
-/**
- * An NLMSG_ERROR answering `req` (an ack when errno is 0). Errors echo the
- * whole request, as the kernel does without NETLINK_CAP_ACK; acks only its header.
- */
-function errorReply(req: NetlinkMessage, errno: number): Buffer {
-  const echo = errno === 0 ? Buffer.alloc(0) : req.payload;
-  const p = Buffer.alloc(4 + 16 + echo.length);
-  p.writeInt32LE(-errno, 0);
-  p.writeUInt32LE(16 + req.payload.length, 4);
-  p.writeUInt16LE(req.type, 8);
-  p.writeUInt16LE(req.flags, 10);
-  p.writeUInt32LE(req.seq, 12);
-  p.writeUInt32LE(req.pid, 16);
-  echo.copy(p, 20);
-  return encodeMessage({ type: NLMSG_ERROR, flags: errno === 0 ? 0x100 : 0, seq: req.seq, pid: 0, payload: p });
-}
-
-/**
- * Answer a batch datagram as nfnetlink_rcv_batch does: `errnos[i]` is the
- * error of the i-th message between BEGIN and END (0: accepted). Errors for
- * failed messages and acks for messages with NLM_F_ACK, in message order,
- * one datagram each.
- */
-function answerBatch(sent: Buffer, errnos: number[] = []): Buffer[] {
-  const msgs = parseMessages(sent).slice(1, -1);
-  const out: Buffer[] = [];
-  msgs.forEach((m, i) => {
-    const e = errnos[i] ?? 0;
-    if (e !== 0 || (m.flags & NLM_F_ACK)) out.push(errorReply(m, e));
-  });
-  return out;
-}
