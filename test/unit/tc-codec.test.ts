@@ -7,7 +7,7 @@
  * 50ms" shows {"rate":125000,"burst":10240,"lat":50000} in tc -j), or the
  * kernel headers' constants.
  */
-import test from 'ava';
+import test, { type ExecutionContext } from 'ava';
 import fc from 'fast-check';
 import { UsageError } from '../../src/netlink/errors.js';
 import { attr, nested, str, u32 as u32attr, parseAttributes } from '../../src/netlink/attributes.js';
@@ -31,22 +31,32 @@ function qdiscRoundTrip(kind: string, options: Record<string, unknown> | string[
   return decodeQdisc({ type: req.type, flags: 0, seq: 0, pid: 0, offset: 0, payload: Buffer.concat(req.payload) }).options;
 }
 
+/**
+ * A table of `t.is` checks: `fn(input)` must be `expected` for every row; each
+ * assertion is named after its call (e.g. `parseRate("10mbit")`).
+ */
+function cases<I, O>(t: ExecutionContext, fn: (input: I) => O, rows: ReadonlyArray<readonly [I, O]>): void {
+  for (const [input, expected] of rows) t.is(fn(input), expected, `${fn.name}(${JSON.stringify(input)})`);
+}
+
 /* ---------------- handles ---------------- */
 
 test('parseHandle: tc syntax and keywords (pkt_sched.h values)', (t) => {
-  t.is(parseHandle('1:4'), 0x00010004);
-  t.is(parseHandle('1:'), 0x00010000);
-  t.is(parseHandle('1:0'), 0x00010000);
-  t.is(parseHandle('ffff:'), 0xffff0000);
-  t.is(parseHandle('FFFF:FFF1'), 0xfffffff1);
-  t.is(parseHandle(':4'), 0x00000004);
-  t.is(parseHandle('root'), 0xffffffff); // TC_H_ROOT
-  t.is(parseHandle('none'), 0); // TC_H_UNSPEC
-  t.is(parseHandle('ingress'), 0xfffffff1); // TC_H_INGRESS
-  t.is(parseHandle('clsact'), 0xfffffff1); // TC_H_CLSACT == TC_H_INGRESS
-  t.is(parseHandle('0x10004'), 0x10004); // a bare number is the raw u32 (tc's get_tc_classid)
-  t.is(parseHandle('1'), 1);
-  t.is(parseHandle('0001:000a'), 0x0001000a);
+  cases(t, parseHandle, [
+    ['1:4', 0x00010004],
+    ['1:', 0x00010000],
+    ['1:0', 0x00010000],
+    ['ffff:', 0xffff0000],
+    ['FFFF:FFF1', 0xfffffff1],
+    [':4', 0x00000004],
+    ['root', 0xffffffff], // TC_H_ROOT
+    ['none', 0], // TC_H_UNSPEC
+    ['ingress', 0xfffffff1], // TC_H_INGRESS
+    ['clsact', 0xfffffff1], // TC_H_CLSACT == TC_H_INGRESS
+    ['0x10004', 0x10004], // a bare number is the raw u32 (tc's get_tc_classid)
+    ['1', 1],
+    ['0001:000a', 0x0001000a],
+  ]);
 });
 
 test('parseHandle: bad text is a UsageError naming the text', (t) => {
@@ -58,11 +68,13 @@ test('parseHandle: bad text is a UsageError naming the text', (t) => {
 });
 
 test('parseQdiscHandle: major only', (t) => {
-  t.is(parseQdiscHandle('1:'), 0x10000);
-  t.is(parseQdiscHandle('1'), 0x10000);
-  t.is(parseQdiscHandle('1:0'), 0x10000);
-  t.is(parseQdiscHandle('ffff:'), 0xffff0000);
-  t.is(parseQdiscHandle('none'), 0);
+  cases(t, parseQdiscHandle, [
+    ['1:', 0x10000],
+    ['1', 0x10000],
+    ['1:0', 0x10000],
+    ['ffff:', 0xffff0000],
+    ['none', 0],
+  ]);
   t.throws(() => parseQdiscHandle('1:4'), { instanceOf: UsageError, message: /no minor number; write "1:"/ });
   t.throws(() => parseQdiscHandle(':4'), { instanceOf: UsageError });
   t.throws(() => parseQdiscHandle('root'), { instanceOf: UsageError });
@@ -71,20 +83,24 @@ test('parseQdiscHandle: major only', (t) => {
 });
 
 test('parseFilterParent: clsact hooks ingress (ffff:fff2) and egress (ffff:fff3)', (t) => {
-  t.is(parseFilterParent('ingress'), 0xfffffff2);
-  t.is(parseFilterParent('egress'), 0xfffffff3);
-  t.is(parseFilterParent('1:'), 0x10000);
-  t.is(parseFilterParent('root'), 0xffffffff);
+  cases(t, parseFilterParent, [
+    ['ingress', 0xfffffff2],
+    ['egress', 0xfffffff3],
+    ['1:', 0x10000],
+    ['root', 0xffffffff],
+  ]);
 });
 
 test('formatHandle / formatQdiscHandle print as tc does', (t) => {
-  t.is(formatHandle(0xffffffff), 'root');
-  t.is(formatHandle(0), 'none');
-  t.is(formatHandle(4), ':4');
-  t.is(formatHandle(0x10000), '1:');
-  t.is(formatHandle(0x10004), '1:4');
-  t.is(formatHandle(0xfffffff1), 'ffff:fff1'); // tc prints an ingress qdisc's parent like this
-  t.is(formatHandle(0x00a000bc), 'a0:bc');
+  cases(t, formatHandle, [
+    [0xffffffff, 'root'],
+    [0, 'none'],
+    [4, ':4'],
+    [0x10000, '1:'],
+    [0x10004, '1:4'],
+    [0xfffffff1, 'ffff:fff1'], // tc prints an ingress qdisc's parent like this
+    [0x00a000bc, 'a0:bc'],
+  ]);
   t.is(formatQdiscHandle(0), '0:'); // noqueue / pfifo_fast
   t.is(formatQdiscHandle(0x00400000), '40:');
 });
@@ -96,13 +112,17 @@ test('property: formatHandle then parseHandle gives the handle back', (t) => {
 });
 
 test('u32 filter handles: htid:hash:node', (t) => {
-  t.is(parseU32Handle('800::800'), 0x80000800);
-  t.is(parseU32Handle('800:'), 0x80000000);
-  t.is(parseU32Handle('1:2:3'), 0x00102003);
-  t.is(parseU32Handle('0x80000800'), 0x80000800);
-  t.is(formatU32Handle(0x80000800), '800::800');
-  t.is(formatU32Handle(0x80000000), '800:');
-  t.is(formatU32Handle(0), 'none');
+  cases(t, parseU32Handle, [
+    ['800::800', 0x80000800],
+    ['800:', 0x80000000],
+    ['1:2:3', 0x00102003],
+    ['0x80000800', 0x80000800],
+  ]);
+  cases(t, formatU32Handle, [
+    [0x80000800, '800::800'],
+    [0x80000000, '800:'],
+    [0, 'none'],
+  ]);
   for (const bad of ['800', '1000:', '1:100:', '1:1:1000', '1:2:3:4', 'x:']) t.throws(() => parseU32Handle(bad), { instanceOf: UsageError }, bad);
   fc.assert(fc.property(fc.integer({ min: 1, max: 0xfff }), fc.integer({ min: 0, max: 0xff }), fc.integer({ min: 0, max: 0xfff }),
     (h, b, n) => parseU32Handle(formatU32Handle(((h << 20) | (b << 12) | n) >>> 0)) === ((h << 20) | (b << 12) | n) >>> 0));
@@ -111,43 +131,55 @@ test('u32 filter handles: htid:hash:node', (t) => {
 /* ---------------- units ---------------- */
 
 test('rates: tc units in, bytes per second out; printed as tc does', (t) => {
-  t.is(parseRate('10mbit'), 1_250_000);
-  t.is(parseRate('10Mbit'), 1_250_000);
-  t.is(parseRate('1gbit'), 125_000_000);
-  t.is(parseRate('1kibit'), 128);
-  t.is(parseRate('100kbps'), 100_000); // tc: "bps" units are bytes per second
-  t.is(parseRate('1000'), 125); // no unit: bits per second
-  t.is(parseRate(5000), 5000); // a number: bytes per second
-  t.is(formatRate(1_250_000), '10Mbit');
-  t.is(formatRate(2_500_000), '20Mbit');
-  t.is(formatRate(125_000), '1Mbit');
-  t.is(formatRate(200), '1600bit');
-  t.is(formatRate(187_500), '1500Kbit');
-  t.is(formatRate(0), '0bit');
+  cases(t, parseRate, [
+    ['10mbit', 1_250_000],
+    ['10Mbit', 1_250_000],
+    ['1gbit', 125_000_000],
+    ['1kibit', 128],
+    ['100kbps', 100_000], // tc: "bps" units are bytes per second
+    ['1000', 125], // no unit: bits per second
+    [5000, 5000], // a number: bytes per second
+  ]);
+  cases(t, formatRate, [
+    [1_250_000, '10Mbit'],
+    [2_500_000, '20Mbit'],
+    [125_000, '1Mbit'],
+    [200, '1600bit'],
+    [187_500, '1500Kbit'],
+    [0, '0bit'],
+  ]);
   for (const bad of ['10mbitz', '10%', 'fast', '', '-1mbit']) t.throws(() => parseRate(bad), { instanceOf: UsageError }, bad);
   t.throws(() => parseRate(-1), { instanceOf: UsageError });
 });
 
 test('sizes and times as tc parses and prints them', (t) => {
-  t.is(parseSize('15k'), 15360);
-  t.is(parseSize('15kb'), 15360);
-  t.is(parseSize('1mb'), 1048576);
-  t.is(parseSize('1600'), 1600);
-  t.is(parseSize('8kbit'), 1024);
-  t.is(formatSize(15360), '15Kb');
-  t.is(formatSize(1600), '1600b');
-  t.is(formatSize(1048576), '1Mb');
-  t.is(formatSize(10240), '10Kb');
-  t.is(formatSize(74), '74b');
-  t.is(parseTime('50ms'), 50_000);
-  t.is(parseTime('1s'), 1_000_000);
-  t.is(parseTime('250us'), 250);
-  t.is(parseTime('5'), 5);
-  t.is(formatTime(50_000), '50ms');
-  t.is(formatTime(1_000_000), '1s');
-  t.is(formatTime(1_500_000), '1.5s');
-  t.is(formatTime(5_000), '5ms');
-  t.is(formatTime(999), '999us');
+  cases(t, parseSize, [
+    ['15k', 15360],
+    ['15kb', 15360],
+    ['1mb', 1048576],
+    ['1600', 1600],
+    ['8kbit', 1024],
+  ]);
+  cases(t, formatSize, [
+    [15360, '15Kb'],
+    [1600, '1600b'],
+    [1048576, '1Mb'],
+    [10240, '10Kb'],
+    [74, '74b'],
+  ]);
+  cases(t, parseTime, [
+    ['50ms', 50_000],
+    ['1s', 1_000_000],
+    ['250us', 250],
+    ['5', 5],
+  ]);
+  cases(t, formatTime, [
+    [50_000, '50ms'],
+    [1_000_000, '1s'],
+    [1_500_000, '1.5s'],
+    [5_000, '5ms'],
+    [999, '999us'],
+  ]);
   for (const bad of ['1xb', '5GB!', '-3']) t.throws(() => parseSize(bad), { instanceOf: UsageError }, bad);
   t.throws(() => parseSize(2 ** 32), { instanceOf: UsageError });
   t.throws(() => parseTime('5min'), { instanceOf: UsageError });
