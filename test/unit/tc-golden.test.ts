@@ -8,7 +8,7 @@
  * The operations run through a FakeTransport that answers with the
  * captured replies, so the whole path (builder, connection, ack) is used.
  */
-import test from 'ava';
+import test, { type ExecutionContext } from 'ava';
 import { loadCapture, requests, replies, type Capture } from '../helpers/captures.js';
 import { NetlinkConnection, FakeTransport } from '../../src/netlink/connection.js';
 import { parseMessages, NLM_F_CREATE, NLM_F_REQUEST, NLM_F_ACK } from '../../src/netlink/message.js';
@@ -40,7 +40,10 @@ function differingBytes(a: Buffer, b: Buffer): number[] {
   return out;
 }
 
-async function run(c: Capture, type: number, op: (conn: NetlinkConnection) => Promise<unknown>, extra: Buffer[][] = []): Promise<Buffer[]> {
+/** An operation run over a connection answered with captured replies. */
+type Op = (conn: NetlinkConnection) => Promise<unknown>;
+
+async function run(c: Capture, type: number, op: Op, extra: Buffer[][] = []): Promise<Buffer[]> {
   const { answer } = exchangeOf(c, type);
   const fake = new FakeTransport([answer, ...extra]);
   const conn = new NetlinkConnection(fake, 0, { timeoutMs: 1000 });
@@ -49,28 +52,26 @@ async function run(c: Capture, type: number, op: (conn: NetlinkConnection) => Pr
   return fake.sent;
 }
 
-test('03: addQdisc prio bands 4 at root, handle 1: == tc qdisc add dev lo root handle 1: prio bands 4', async (t) => {
-  const c = loadCapture('03_prio_add');
-  const [sent] = await run(c, 36, (conn) => addQdisc(conn, { ifindex: 1, parent: 'root', handle: '1:', kind: 'prio', options: { bands: 4 } }));
-  t.deepEqual(noSeqPid(sent), noSeqPid(exchangeOf(c, 36).request));
+/** Our request for `op` is capture `name`'s request of message `type`, byte for byte but seq and port id. */
+const sameRequest = test.macro(async (t, name: string, type: number, op: Op) => {
+  const c = loadCapture(name);
+  const [sent] = await run(c, type, op);
+  t.deepEqual(noSeqPid(sent), noSeqPid(exchangeOf(c, type).request));
 });
 
-test('03: the same request from tc words ["bands", "4"]', async (t) => {
-  const c = loadCapture('03_prio_add');
-  const [sent] = await run(c, 36, (conn) => addQdisc(conn, { ifindex: 1, parent: 'root', handle: '1:', kind: 'prio', options: ['bands', '4'] }));
-  t.deepEqual(noSeqPid(sent), noSeqPid(exchangeOf(c, 36).request));
-});
+test('03: addQdisc prio bands 4 at root, handle 1: == tc qdisc add dev lo root handle 1: prio bands 4',
+  sameRequest, '03_prio_add', 36, (conn) => addQdisc(conn, { ifindex: 1, parent: 'root', handle: '1:', kind: 'prio', options: { bands: 4 } }));
 
-test('05: addQdisc pfifo limit 1000 under 1:1, handle 10: == tc qdisc add ... pfifo limit 1000', async (t) => {
-  const c = loadCapture('05_pfifo_add');
-  const [sent] = await run(c, 36, (conn) => addQdisc(conn, { ifindex: 1, parent: '1:1', handle: '10:', kind: 'pfifo', options: { limit: 1000 } }));
-  t.deepEqual(noSeqPid(sent), noSeqPid(exchangeOf(c, 36).request));
-});
+test('03: the same request from tc words ["bands", "4"]',
+  sameRequest, '03_prio_add', 36, (conn) => addQdisc(conn, { ifindex: 1, parent: 'root', handle: '1:', kind: 'prio', options: ['bands', '4'] }));
+
+test('05: addQdisc pfifo limit 1000 under 1:1, handle 10: == tc qdisc add ... pfifo limit 1000',
+  sameRequest, '05_pfifo_add', 36, (conn) => addQdisc(conn, { ifindex: 1, parent: '1:1', handle: '10:', kind: 'pfifo', options: { limit: 1000 } }));
 
 /** Offset of the TCA_OPTIONS type field in a plug request: 16 (nlmsghdr) + 20 (tcmsg) + 12 (TCA_KIND "plug\0" padded) + 2. */
 const PLUG_OPTIONS_TYPE_AT = 16 + 20 + 12 + 2;
 
-function checkPlugDifferences(t: import('ava').ExecutionContext, ours: Buffer, theirs: Buffer, flagsDiffer: boolean): void {
+function checkPlugDifferences(t: ExecutionContext, ours: Buffer, theirs: Buffer, flagsDiffer: boolean): void {
   t.is(ours.length, theirs.length);
   // Difference 1: libnl sets NLA_F_NESTED on TCA_OPTIONS (type 0x8002) although its payload
   // is a struct tc_plug_qopt, not attributes; tc and we send plain TCA_OPTIONS (0x0002).
@@ -89,87 +90,71 @@ function checkPlugDifferences(t: import('ava').ExecutionContext, ours: Buffer, t
   t.deepEqual(differingBytes(noSeqPid(ours), noSeqPid(theirs)), expected);
 }
 
-test('06: addQdisc plug limit 1048576 under 1:4, handle 40: == nl-qdisc-add ... plug --limit 1048576, but for NLA_F_NESTED on TCA_OPTIONS', async (t) => {
-  const c = loadCapture('06_plug_add');
-  const [sent] = await run(c, 36, (conn) => addQdisc(conn, { ifindex: 1, parent: '1:4', handle: '40:', kind: 'plug', options: { limit: 1048576 } }));
-  checkPlugDifferences(t, sent, exchangeOf(c, 36).request, false);
+/** Our plug request for `op` is capture `name`'s RTM_NEWQDISC but for the differences {@link checkPlugDifferences} names. */
+const plugRequest = test.macro(async (t, name: string, flagsDiffer: boolean, op: Op) => {
+  const c = loadCapture(name);
+  const [sent] = await run(c, 36, op);
+  checkPlugDifferences(t, sent, exchangeOf(c, 36).request, flagsDiffer);
 });
 
-test('07: plugReleaseIndefinite == nl-qdisc-add --update plug --release-indefinite, but for NLM_F_CREATE and NLA_F_NESTED', async (t) => {
-  const c = loadCapture('07_plug_release');
-  const [sent] = await run(c, 36, (conn) => plugReleaseIndefinite(conn, { ifindex: 1, parent: '1:4', handle: '40:' }));
-  checkPlugDifferences(t, sent, exchangeOf(c, 36).request, true);
-});
+test('06: addQdisc plug limit 1048576 under 1:4, handle 40: == nl-qdisc-add ... plug --limit 1048576, but for NLA_F_NESTED on TCA_OPTIONS',
+  plugRequest, '06_plug_add', false, (conn) => addQdisc(conn, { ifindex: 1, parent: '1:4', handle: '40:', kind: 'plug', options: { limit: 1048576 } }));
 
-test('10: plugBuffer == nl-qdisc-add --update plug --buffer, but for NLM_F_CREATE and NLA_F_NESTED', async (t) => {
-  const c = loadCapture('10_plug_buffer');
-  const [sent] = await run(c, 36, (conn) => plugBuffer(conn, { ifindex: 1, parent: '1:4', handle: '40:' }));
-  checkPlugDifferences(t, sent, exchangeOf(c, 36).request, true);
-});
+test('07: plugReleaseIndefinite == nl-qdisc-add --update plug --release-indefinite, but for NLM_F_CREATE and NLA_F_NESTED',
+  plugRequest, '07_plug_release', true, (conn) => plugReleaseIndefinite(conn, { ifindex: 1, parent: '1:4', handle: '40:' }));
 
-test('15: plugReleaseIndefinite again gives the same request as 07 does', async (t) => {
-  const c = loadCapture('15_plug_release_again');
-  const [sent] = await run(c, 36, (conn) => plugReleaseIndefinite(conn, { ifindex: 1, parent: '1:4', handle: '40:' }));
-  checkPlugDifferences(t, sent, exchangeOf(c, 36).request, true);
-});
+test('10: plugBuffer == nl-qdisc-add --update plug --buffer, but for NLM_F_CREATE and NLA_F_NESTED',
+  plugRequest, '10_plug_buffer', true, (conn) => plugBuffer(conn, { ifindex: 1, parent: '1:4', handle: '40:' }));
 
-test('08: addFilter fw handle 1 classid 1:4, protocol ip, pref 1, parent 1:0 == tc filter add ... fw classid 1:4', async (t) => {
-  const c = loadCapture('08_fw_add');
-  const [sent] = await run(c, 44, (conn) => addFilter(conn, { ifindex: 1, parent: '1:0', protocol: 'ip', pref: 1, handle: '1', kind: 'fw', options: { classid: '1:4' } }));
-  t.deepEqual(noSeqPid(sent), noSeqPid(exchangeOf(c, 44).request));
-});
+test('15: plugReleaseIndefinite again gives the same request as 07 does',
+  plugRequest, '15_plug_release_again', true, (conn) => plugReleaseIndefinite(conn, { ifindex: 1, parent: '1:4', handle: '40:' }));
 
-test('08: the same filter from tc words ["classid", "1:4"] and a numeric handle', async (t) => {
-  const c = loadCapture('08_fw_add');
-  const [sent] = await run(c, 44, (conn) => addFilter(conn, { ifindex: 1, parent: '1:', protocol: 'ip', pref: 1, handle: 1, kind: 'fw', options: ['classid', '1:4'] }));
-  t.deepEqual(noSeqPid(sent), noSeqPid(exchangeOf(c, 44).request));
-});
+test('08: addFilter fw handle 1 classid 1:4, protocol ip, pref 1, parent 1:0 == tc filter add ... fw classid 1:4',
+  sameRequest, '08_fw_add', 44, (conn) => addFilter(conn, { ifindex: 1, parent: '1:0', protocol: 'ip', pref: 1, handle: '1', kind: 'fw', options: { classid: '1:4' } }));
 
-test('20: deleteQdisc at the root == tc qdisc del dev lo root', async (t) => {
-  const c = loadCapture('20_qdisc_del_root');
-  const [sent] = await run(c, 37, (conn) => deleteQdisc(conn, { ifindex: 1, parent: 'root' }));
-  t.deepEqual(noSeqPid(sent), noSeqPid(exchangeOf(c, 37).request));
-});
+test('08: the same filter from tc words ["classid", "1:4"] and a numeric handle',
+  sameRequest, '08_fw_add', 44, (conn) => addFilter(conn, { ifindex: 1, parent: '1:', protocol: 'ip', pref: 1, handle: 1, kind: 'fw', options: ['classid', '1:4'] }));
 
-test('17: deleteQdisc parent 1:3 handle 99: == tc qdisc del dev lo parent 1:3 handle 99:, and the EINVAL names handle, parent and device', async (t) => {
-  const c = loadCapture('17_del_missing');
-  const { request, answer } = exchangeOf(c, 37);
-  // After the refusal we list the qdiscs to explain it: answer that dump with step 11's replies.
-  const dump = exchangeOf(loadCapture('11_qdisc_dump_stats'), 38).answer;
-  const fake = new FakeTransport([answer, dump]);
+test('20: deleteQdisc at the root == tc qdisc del dev lo root',
+  sameRequest, '20_qdisc_del_root', 37, (conn) => deleteQdisc(conn, { ifindex: 1, parent: 'root' }));
+
+/**
+ * Run `op` against capture `name`'s answer to its request of message `type`
+ * (then `followUp`, for the dump that explains a refusal), expect it to reject,
+ * check that our request is the captured one, and return the error.
+ */
+async function refused(t: ExecutionContext, name: string, type: number, followUp: Buffer[], op: Op): Promise<Error | undefined> {
+  const { request, answer } = exchangeOf(loadCapture(name), type);
+  const fake = new FakeTransport([answer, followUp]);
   const conn = new NetlinkConnection(fake, 0, { timeoutMs: 1000 });
-  const err = await t.throwsAsync(deleteQdisc(conn, { ifindex: 1, parent: '1:3', handle: '99:' }));
+  const err = await t.throwsAsync(op(conn));
   conn.close();
   t.deepEqual(noSeqPid(fake.sent[0]), noSeqPid(request));
+  return err;
+}
+
+/** Step 11's replies to tc's RTM_GETQDISC dump. */
+const qdiscDump = (): Buffer[] => exchangeOf(loadCapture('11_qdisc_dump_stats'), 38).answer;
+
+test('17: deleteQdisc parent 1:3 handle 99: == tc qdisc del dev lo parent 1:3 handle 99:, and the EINVAL names handle, parent and device', async (t) => {
+  // After the refusal we list the qdiscs to explain it: answer that dump with step 11's replies.
+  const err = await refused(t, '17_del_missing', 37, qdiscDump(), (conn) => deleteQdisc(conn, { ifindex: 1, parent: '1:3', handle: '99:' }));
   t.like(err, { name: 'NetlinkError', code: 'EINVAL', requestType: 'RTM_DELQDISC', extAckMessage: 'Invalid handle' });
   t.is(err!.message, 'no qdisc with handle 99: under parent 1:3 on device index 1');
 });
 
 test('04: addQdisc of an existing prio: the EEXIST names the handle and the device', async (t) => {
-  const c = loadCapture('04_prio_add_again');
-  const { request, answer } = exchangeOf(c, 36);
-  const dump = exchangeOf(loadCapture('11_qdisc_dump_stats'), 38).answer;
-  const fake = new FakeTransport([answer, dump]);
-  const conn = new NetlinkConnection(fake, 0, { timeoutMs: 1000 });
-  const err = await t.throwsAsync(addQdisc(conn, { ifindex: 1, parent: 'root', handle: '1:', kind: 'prio', options: { bands: 4 } }));
-  conn.close();
-  t.deepEqual(noSeqPid(fake.sent[0]), noSeqPid(request));
+  const err = await refused(t, '04_prio_add_again', 36, qdiscDump(), (conn) => addQdisc(conn, { ifindex: 1, parent: 'root', handle: '1:', kind: 'prio', options: { bands: 4 } }));
   t.like(err, { code: 'EEXIST', extAckMessage: 'Exclusivity flag on, cannot modify' });
   t.is(err!.message, "a qdisc with handle 1: already exists on device index 1 (kind 'prio'); use replace or change");
 });
 
 test('16: addQdisc of an unknown kind: the ENOENT names the kind and its module', async (t) => {
-  const c = loadCapture('16_bad_kind');
-  const { request, answer } = exchangeOf(c, 36);
-  const ifindex = parseMessages(request)[0].payload.readUInt32LE(4); // ifb0 in the capture
+  const ifindex = parseMessages(exchangeOf(loadCapture('16_bad_kind'), 36).request)[0].payload.readUInt32LE(4); // ifb0 in the capture
   // The follow-up dump (is the parent there?) gets an empty answer: the root always is.
   const done = Buffer.alloc(20); // NLMSG_DONE, NLM_F_MULTI, error 0
   done.writeUInt32LE(20, 0); done.writeUInt16LE(3, 4); done.writeUInt16LE(2, 6);
-  const fake = new FakeTransport([answer, [done]]);
-  const conn = new NetlinkConnection(fake, 0, { timeoutMs: 1000 });
-  const err = await t.throwsAsync(addQdisc(conn, { ifindex, parent: 'root', handle: '5:', kind: 'nosuchqdisc' }));
-  conn.close();
-  t.deepEqual(noSeqPid(fake.sent[0]), noSeqPid(request));
+  const err = await refused(t, '16_bad_kind', 36, [done], (conn) => addQdisc(conn, { ifindex, parent: 'root', handle: '5:', kind: 'nosuchqdisc' }));
   t.like(err, { code: 'ENOENT', extAckMessage: 'Specified qdisc kind is unknown' });
   t.is(err!.message, "qdisc kind 'nosuchqdisc' is not available in this kernel (module sch_nosuchqdisc)");
 });
