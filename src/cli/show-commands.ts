@@ -9,6 +9,7 @@ import { readSync, statSync } from 'node:fs';
 import { NETLINK_NETFILTER, NETLINK_ROUTE } from '../netlink/message.js';
 import { UsageError, SynplugError } from '../netlink/errors.js';
 import type { NetlinkConnection } from '../netlink/connection.js';
+import type { ClassEntry, FilterEntry, QdiscEntry } from '../tc/types.js';
 import { jsonOption, oneOf, run } from './main.js';
 
 const OBJECTS = ['qdisc', 'class', 'filter', 'link', 'addr', 'ruleset'] as const;
@@ -23,6 +24,50 @@ async function withConn<T>(protocol: number, f: (c: NetlinkConnection) => Promis
 
 function print(text: string): void {
   if (text) process.stdout.write(text.endsWith('\n') ? text : text + '\n');
+}
+
+/**
+ * The output of a tc listing, built while the dump is read: JSON text in
+ * batches (one JSON.stringify per batch of entries) or formatted text, so
+ * that the entries themselves are dropped as soon as they are printed into
+ * it. It is written only once the dump is known to be consistent: when the
+ * kernel flags it inconsistent and it runs again (a new `attempt`), what was
+ * built is dropped.
+ */
+class ListingOutput<E> {
+  private parts: string[] = [];
+  private batch: E[] = [];
+  private attempt = 1;
+  constructor(private readonly json: boolean, private readonly text: (e: E) => string) {}
+
+  /** Add one entry of dump attempt `attempt`. */
+  add = (e: E, attempt: number): void => {
+    if (attempt !== this.attempt) { this.parts = []; this.batch = []; this.attempt = attempt; }
+    if (!this.json) { this.parts.push(this.text(e)); return; }
+    this.batch.push(e);
+    if (this.batch.length === 256) this.flush();
+  };
+
+  private flush(): void {
+    if (this.batch.length === 0) return;
+    const j = JSON.stringify(this.batch);
+    this.parts.push(j.slice(1, -1));
+    this.batch = [];
+  }
+
+  /** Write everything to stdout, part by part (no single string of the whole listing). */
+  write(): void {
+    if (!this.json) {
+      for (const p of this.parts) if (p) process.stdout.write(p);
+      const last = this.parts[this.parts.length - 1];
+      if (last && !last.endsWith('\n')) process.stdout.write('\n');
+      return;
+    }
+    this.flush();
+    process.stdout.write('[');
+    this.parts.forEach((p, i) => process.stdout.write(i ? `,${p}` : p));
+    process.stdout.write(']\n');
+  }
 }
 
 /** The most `decode` reads, bytes: captures are small; a stream without end is refused, not swallowed. */
@@ -69,23 +114,26 @@ export function showCommands(program: Command): void {
       await withConn(NETLINK_ROUTE, async (c) => {
         const dev = f.dev;
         switch (object) {
+          // tc listings can hold tens of thousands of entries: printed as they are decoded (ListingOutput)
           case 'qdisc': {
-            const [{ listQdiscs }, { formatQdiscText }] = await Promise.all([import('../tc/ops.js'), import('../tc/format.js')]);
-            const list = await listQdiscs(c, { dev, stats: f.stats });
-            if (f.json) print(JSON.stringify(list));
-            else print(list.map((q) => formatQdiscText(q, { stats: f.stats, showDev: dev === undefined })).join(''));
+            const [{ eachQdisc }, { formatQdiscText }] = await Promise.all([import('../tc/ops.js'), import('../tc/format.js')]);
+            const out = new ListingOutput(Boolean(f.json), (q: QdiscEntry) => formatQdiscText(q, { stats: f.stats, showDev: dev === undefined }));
+            await eachQdisc(c, { dev, stats: f.stats }, out.add);
+            out.write();
             return;
           }
           case 'class': {
-            const [{ listClasses }, { formatClassText }] = await Promise.all([import('../tc/ops.js'), import('../tc/format.js')]);
-            const list = await listClasses(c, { dev, stats: f.stats });
-            if (f.json) print(JSON.stringify(list)); else print(list.map((x) => formatClassText(x, { stats: f.stats })).join(''));
+            const [{ eachClass }, { formatClassText }] = await Promise.all([import('../tc/ops.js'), import('../tc/format.js')]);
+            const out = new ListingOutput(Boolean(f.json), (x: ClassEntry) => formatClassText(x, { stats: f.stats }));
+            await eachClass(c, { dev, stats: f.stats }, out.add);
+            out.write();
             return;
           }
           case 'filter': {
-            const [{ listFilters }, { formatFilterText }] = await Promise.all([import('../tc/ops.js'), import('../tc/format.js')]);
-            const list = await listFilters(c, { dev, stats: f.stats });
-            if (f.json) print(JSON.stringify(list)); else print(list.map((x) => formatFilterText(x, { stats: f.stats })).join(''));
+            const [{ eachFilter }, { formatFilterText }] = await Promise.all([import('../tc/ops.js'), import('../tc/format.js')]);
+            const out = new ListingOutput(Boolean(f.json), (x: FilterEntry) => formatFilterText(x, { stats: f.stats }));
+            await eachFilter(c, { dev, stats: f.stats }, out.add);
+            out.write();
             return;
           }
           case 'link': {

@@ -25,13 +25,13 @@ export {
   qdiscKind, filterKind, qdiscKindNames, filterKindNames, registerQdiscKind, registerFilterKind, qdiscModule, filterModule,
 } from './registry.js';
 export {
-  addQdisc, replaceQdisc, changeQdisc, deleteQdisc, listQdiscs,
-  addClass, replaceClass, changeClass, deleteClass, listClasses,
-  addFilter, replaceFilter, changeFilter, deleteFilter, listFilters,
+  addQdisc, replaceQdisc, changeQdisc, deleteQdisc, listQdiscs, eachQdisc,
+  addClass, replaceClass, changeClass, deleteClass, listClasses, eachClass,
+  addFilter, replaceFilter, changeFilter, deleteFilter, listFilters, eachFilter,
   plugBuffer, plugReleaseOne, plugReleaseIndefinite, plugSetLimit,
   qdiscRequest, classRequest, filterRequest, plugRequest,
   type TcConnection, type DeviceRef, type KindOptions, type QdiscSpec, type ClassSpec, type FilterSpec, type PlugRef,
-  type ListOptions, type TcRequest,
+  type ListOptions, type TcRequest, type EachEntry,
 } from './ops.js';
 export type { QdiscEntry, ClassEntry, FilterEntry, TcStats, QdiscKind, FilterKind, TcHeaderInfo } from './types.js';
 export type { PrioOptions } from './kinds/prio.js';

@@ -40,7 +40,26 @@ import { parseSize } from './units.js';
 import './register.js';
 
 /** What the tc operations need from a connection (a {@link NetlinkConnection} on NETLINK_ROUTE). */
-export type TcConnection = Pick<NetlinkConnection, 'request' | 'dumpAll'>;
+export type TcConnection = Pick<NetlinkConnection, 'request' | 'dumpAll' | 'dumpEach'>;
+
+/**
+ * Receives each entry of a listing as its datagram is read (see
+ * {@link eachClass}). `attempt` starts at 1; when it grows, the kernel
+ * flagged the dump inconsistent (NLM_F_DUMP_INTR) and it runs again from the
+ * start: drop what was kept from the earlier attempt.
+ */
+export type EachEntry<E> = (entry: E, attempt: number) => void;
+
+/** Collect an each* listing into an array, keeping only the last (consistent) attempt. */
+async function collect<E>(run: (each: EachEntry<E>) => Promise<void>): Promise<E[]> {
+  let out: E[] = [];
+  let at = 1;
+  await run((e, attempt) => {
+    if (attempt !== at) { out = []; at = attempt; }
+    out.push(e);
+  });
+  return out;
+}
 
 /** A device, by name (one RTM_GETLINK to resolve) or by index (no lookup). */
 export interface DeviceRef {
@@ -147,6 +166,36 @@ function kindOptions(kind: string, options: KindOptions | undefined, forClass: b
   return enc(options as Record<string, unknown>);
 }
 
+/*
+ * Handle texts parsed once: a warm process sends the same few handles ("root",
+ * "1:", "1:4") again and again, and parsing one costs more than the rest of a
+ * request's encoding. Only successful parses are kept (the result does not
+ * depend on `what`, which names the field in errors); bounded.
+ */
+const HANDLE_MEMO = new Map<string, number>();
+const QDISC_HANDLE_MEMO = new Map<string, number>();
+const MEMO_MAX = 256;
+
+function memoized(memo: Map<string, number>, parse: (h: string | number, what: string) => number, h: string | number, what: string): number {
+  if (typeof h !== 'string') return parse(h, what);
+  let v = memo.get(h);
+  if (v === undefined) {
+    v = parse(h, what);
+    if (memo.size >= MEMO_MAX) memo.clear();
+    memo.set(h, v);
+  }
+  return v;
+}
+/** {@link toHandle}, memoized for text. */
+const handleOf = (h: string | number, what: string): number => memoized(HANDLE_MEMO, toHandle, h, what);
+/** {@link toQdiscHandle}, memoized for text. */
+const qdiscHandleOf = (h: string | number, what = 'qdisc handle'): number => memoized(QDISC_HANDLE_MEMO, toQdiscHandle, h, what);
+
+/** Append the parts of `more` to `into` (no spread of a temporary array). */
+function pushAll(into: Buffer[], more: readonly Buffer[]): void {
+  for (let i = 0; i < more.length; i++) into.push(more[i]);
+}
+
 /**
  * Build an RTM_NEWQDISC / RTM_DELQDISC request.
  * @param op add (CREATE|EXCL), replace (CREATE|REPLACE), change (no flags), delete
@@ -156,12 +205,12 @@ function kindOptions(kind: string, options: KindOptions | undefined, forClass: b
 export function qdiscRequest(op: Op, ifindex: number, spec: Omit<QdiscSpec, 'dev' | 'ifindex'>): TcRequest {
   const desc = spec.kind === undefined ? undefined : qdiscKind(spec.kind);
   if (op !== 'delete' && !spec.kind) throw new UsageError(`qdisc ${op}: a kind is required`);
-  const parent = spec.parent !== undefined ? toHandle(spec.parent, 'qdisc parent') : desc?.defaultParent;
+  const parent = spec.parent !== undefined ? handleOf(spec.parent, 'qdisc parent') : desc?.defaultParent;
   if (parent === undefined) throw new UsageError(`qdisc ${op}: give a parent ("root" or a class id such as "1:4")`);
-  const handle = spec.handle !== undefined ? toQdiscHandle(spec.handle) : desc?.defaultHandle ?? 0;
+  const handle = spec.handle !== undefined ? qdiscHandleOf(spec.handle) : desc?.defaultHandle ?? 0;
   const payload = [encodeTcmsg({ ifindex, handle, parent })];
   if (spec.kind) payload.push(str(TCA_KIND, spec.kind));
-  if (op !== 'delete') payload.push(...kindOptions(spec.kind!, spec.options, false));
+  if (op !== 'delete') pushAll(payload, kindOptions(spec.kind!, spec.options, false));
   else if (spec.options !== undefined) throw new UsageError('qdisc delete takes no options');
   return op === 'delete' ? { type: RTM_DELQDISC, flags: 0, payload } : { type: RTM_NEWQDISC, flags: NEW_FLAGS[op], payload };
 }
@@ -172,12 +221,12 @@ export function qdiscRequest(op: Op, ifindex: number, spec: Omit<QdiscSpec, 'dev
  */
 export function classRequest(op: Op, ifindex: number, spec: Omit<ClassSpec, 'dev' | 'ifindex'>): TcRequest {
   if (op !== 'delete' && !spec.kind) throw new UsageError(`class ${op}: a kind is required (the owning qdisc's, e.g. "htb")`);
-  const handle = toHandle(spec.classid, 'class id');
-  const parent = spec.parent === undefined ? (op === 'delete' ? 0 : undefined) : toHandle(spec.parent, 'class parent');
+  const handle = handleOf(spec.classid, 'class id');
+  const parent = spec.parent === undefined ? (op === 'delete' ? 0 : undefined) : handleOf(spec.parent, 'class parent');
   if (parent === undefined) throw new UsageError(`class ${op}: give a parent (the qdisc "1:" or a class "1:1")`);
   const payload = [encodeTcmsg({ ifindex, handle, parent })];
   if (spec.kind) payload.push(str(TCA_KIND, spec.kind));
-  if (op !== 'delete') payload.push(...kindOptions(spec.kind!, spec.options, true));
+  if (op !== 'delete') pushAll(payload, kindOptions(spec.kind!, spec.options, true));
   else if (spec.options !== undefined) throw new UsageError('class delete takes no options');
   return op === 'delete' ? { type: RTM_DELTCLASS, flags: 0, payload } : { type: RTM_NEWTCLASS, flags: NEW_FLAGS[op], payload };
 }
@@ -199,7 +248,7 @@ function filterHandle(kind: string | undefined, h: string | number | undefined):
  */
 export function filterRequest(op: Op, ifindex: number, spec: Omit<FilterSpec, 'dev' | 'ifindex'>): TcRequest {
   if (op !== 'delete' && !spec.kind) throw new UsageError(`filter ${op}: a kind is required (e.g. "fw", "u32")`);
-  const parent = typeof spec.parent === 'number' ? toHandle(spec.parent, 'filter parent') : parseFilterParent(spec.parent);
+  const parent = typeof spec.parent === 'number' ? handleOf(spec.parent, 'filter parent') : parseFilterParent(spec.parent);
   const protocol = spec.protocol === undefined ? (op === 'delete' ? 0 : ETH_P_ALL) : parseProtocol(spec.protocol);
   const pref = spec.pref ?? 0;
   if (!Number.isInteger(pref) || pref < 0 || pref > 0xffff) throw new UsageError(`filter pref ${pref} is out of range (0..65535)`);
@@ -217,7 +266,7 @@ export function filterRequest(op: Op, ifindex: number, spec: Omit<FilterSpec, 'd
       if (!desc.parseArgs) throw new UsageError(`filter kind '${spec.kind}' takes no arguments here`);
       o = desc.parseArgs(o as readonly string[]) as Record<string, unknown>;
     }
-    payload.push(...desc.encodeOptions(o as Record<string, unknown>));
+    pushAll(payload, desc.encodeOptions(o as Record<string, unknown>));
   }
   return op === 'delete' ? { type: RTM_DELTFILTER, flags: 0, payload } : { type: RTM_NEWTFILTER, flags: NEW_FLAGS[op], payload };
 }
@@ -239,9 +288,15 @@ export function plugRequest(ifindex: number, parent: number, handle: number, act
 /* ------------------------------------------------------------------ */
 /* Operations */
 
-async function ifindexOf(conn: TcConnection, d: DeviceRef): Promise<number> {
-  if (d.ifindex !== undefined) return resolveIfindex(conn, d.ifindex);
-  if (d.dev === undefined) throw new UsageError('give a device (dev or ifindex)');
+/**
+ * The device's index: a valid `ifindex` as it is (no lookup, and no promise:
+ * callers skip the await), else the lookup of the name (RTM_GETLINK), or a
+ * rejection (an invalid index, no device given).
+ */
+function ifindexOf(conn: TcConnection, d: DeviceRef): number | Promise<number> {
+  const i = d.ifindex;
+  if (i !== undefined) return Number.isInteger(i) && i > 0 && i <= 0x7fffffff ? i : resolveIfindex(conn, i);
+  if (d.dev === undefined) return Promise.reject(new UsageError('give a device (dev or ifindex)'));
   return resolveIfindex(conn, d.dev);
 }
 
@@ -347,7 +402,8 @@ async function explainQdisc(conn: TcConnection, e: unknown, op: Op | 'plug', d: 
 }
 
 async function runQdisc(conn: TcConnection, op: Op, spec: QdiscSpec): Promise<void> {
-  const ifindex = await ifindexOf(conn, spec);
+  const i = ifindexOf(conn, spec);
+  const ifindex = typeof i === 'number' ? i : await i;
   const req = qdiscRequest(op, ifindex, spec);
   try {
     await conn.request(req);
@@ -408,17 +464,40 @@ async function namesFor(conn: TcConnection, d: DeviceRef): Promise<(i: number) =
  * @throws {NetlinkError} "device 'X' not found", or the dump failed
  * @throws {NetlinkDecodeError} a malformed reply
  */
-export async function listQdiscs(conn: TcConnection, options: ListOptions = {}): Promise<QdiscEntry[]> {
+export function listQdiscs(conn: TcConnection, options: ListOptions = {}): Promise<QdiscEntry[]> {
+  return collect((each) => eachQdisc(conn, options, each));
+}
+
+/**
+ * {@link listQdiscs}, each entry handed to `each` as its datagram is read
+ * instead of collected: a large listing is decoded while the kernel is still
+ * sending it, and neither its messages nor (when `each` prints and drops
+ * them) its entries need be held at once. Entries of an inconsistent dump
+ * come with `attempt` 1 and are followed by the whole dump again
+ * ({@link EachEntry}). Without `dev`, the device names come from a link
+ * dump after the qdisc dump (as tc sends them), so the entries are handed
+ * over once both are read.
+ * @throws {NetlinkError} "device 'X' not found", or the dump failed
+ * @throws {NetlinkDecodeError} a malformed reply (after the dump was read to its end)
+ * @throws whatever `each` throws (after the dump was read to its end)
+ */
+export async function eachQdisc(conn: TcConnection, options: ListOptions, each: EachEntry<QdiscEntry>): Promise<void> {
   const ifindex = options.dev !== undefined || options.ifindex !== undefined ? await ifindexOf(conn, options) : 0;
-  const msgs = await conn.dumpAll({ type: RTM_GETQDISC, payload: [encodeTcmsg({ ifindex })] });
-  const names = await namesFor(conn, options);
-  const out: QdiscEntry[] = [];
-  for (const m of msgs) {
-    if (m.type !== RTM_NEWQDISC) continue;
-    if (ifindex && (m.payload.length < 8 || m.payload.readUInt32LE(4) !== ifindex)) continue;
-    out.push(decodeQdisc(m, { dev: names(m.payload.length >= 8 ? m.payload.readUInt32LE(4) : 0), stats: options.stats }));
+  const req = { type: RTM_GETQDISC, payload: [encodeTcmsg({ ifindex })] };
+  const opts = { dev: options.dev, stats: options.stats };
+  const mine = (m: NetlinkMessage) => m.type === RTM_NEWQDISC && (!ifindex || (m.payload.length >= 8 && m.payload.readUInt32LE(4) === ifindex));
+  if (options.dev !== undefined) {
+    await conn.dumpEach(req, (m, attempt) => { if (mine(m)) each(decodeQdisc(m, opts), attempt); });
+    return;
   }
-  return out;
+  // Device names come from a link dump, sent after the qdisc dump as tc does.
+  const msgs = await conn.dumpAll(req);
+  const names = await namesFor(conn, options);
+  for (const m of msgs) {
+    if (!mine(m)) continue;
+    opts.dev = names(m.payload.length >= 8 ? m.payload.readUInt32LE(4) : 0);
+    each(decodeQdisc(m, opts), 1);
+  }
 }
 
 function listError(e: unknown, what: string, d: DeviceRef, ifindex: number): unknown {
@@ -432,22 +511,28 @@ function listError(e: unknown, what: string, d: DeviceRef, ifindex: number): unk
  * @throws {UsageError} no device given
  * @throws {NetlinkError} "device 'X' not found", or the dump failed
  */
-export async function listClasses(conn: TcConnection, options: ListOptions & { parent?: string | number }): Promise<ClassEntry[]> {
+export function listClasses(conn: TcConnection, options: ListOptions & { parent?: string | number }): Promise<ClassEntry[]> {
+  return collect((each) => eachClass(conn, options, each));
+}
+
+/**
+ * {@link listClasses}, each entry handed to `each` as its datagram is read
+ * (see {@link eachQdisc}).
+ * @throws {UsageError} no device given, bad parent
+ * @throws {NetlinkError} "device 'X' not found", or the dump failed
+ * @throws {NetlinkDecodeError} a malformed reply; and whatever `each` throws
+ */
+export async function eachClass(conn: TcConnection, options: ListOptions & { parent?: string | number }, each: EachEntry<ClassEntry>): Promise<void> {
   const ifindex = await ifindexOf(conn, options);
   const parent = options.parent === undefined ? 0 : toHandle(options.parent, 'class parent');
-  let msgs: NetlinkMessage[];
+  const opts = { dev: options.dev ?? (await namesFor(conn, options))(ifindex), stats: options.stats };
   try {
-    msgs = await conn.dumpAll({ type: RTM_GETTCLASS, payload: [encodeTcmsg({ ifindex, parent })] });
+    await conn.dumpEach({ type: RTM_GETTCLASS, payload: [encodeTcmsg({ ifindex, parent })] }, (m, attempt) => {
+      if (m.type === RTM_NEWTCLASS) each(decodeClass(m, opts), attempt);
+    });
   } catch (e) {
     throw listError(e, 'classes', options, ifindex);
   }
-  const dev = options.dev ?? (await namesFor(conn, options))(ifindex);
-  const out: ClassEntry[] = [];
-  for (const m of msgs) {
-    if (m.type !== RTM_NEWTCLASS) continue;
-    out.push(decodeClass(m, { dev, stats: options.stats }));
-  }
-  return out;
 }
 
 /**
@@ -455,28 +540,35 @@ export async function listClasses(conn: TcConnection, options: ListOptions & { p
  * @throws {UsageError} no device given, bad parent
  * @throws {NetlinkError} "device 'X' not found", or the dump failed
  */
-export async function listFilters(conn: TcConnection, options: ListOptions & { parent?: string | number }): Promise<FilterEntry[]> {
+export function listFilters(conn: TcConnection, options: ListOptions & { parent?: string | number }): Promise<FilterEntry[]> {
+  return collect((each) => eachFilter(conn, options, each));
+}
+
+/**
+ * {@link listFilters}, each entry handed to `each` as its datagram is read
+ * (see {@link eachQdisc}).
+ * @throws {UsageError} no device given, bad parent
+ * @throws {NetlinkError} "device 'X' not found", or the dump failed
+ * @throws {NetlinkDecodeError} a malformed reply; and whatever `each` throws
+ */
+export async function eachFilter(conn: TcConnection, options: ListOptions & { parent?: string | number }, each: EachEntry<FilterEntry>): Promise<void> {
   const ifindex = await ifindexOf(conn, options);
   const parent = options.parent === undefined ? 0 : typeof options.parent === 'number' ? toHandle(options.parent) : parseFilterParent(options.parent);
-  let msgs: NetlinkMessage[];
+  const opts = { dev: options.dev ?? (await namesFor(conn, options))(ifindex), stats: options.stats };
   try {
-    msgs = await conn.dumpAll({ type: RTM_GETTFILTER, payload: [encodeTcmsg({ ifindex, parent })] });
+    await conn.dumpEach({ type: RTM_GETTFILTER, payload: [encodeTcmsg({ ifindex, parent })] }, (m, attempt) => {
+      if (m.type === RTM_NEWTFILTER) each(decodeFilter(m, opts), attempt);
+    });
   } catch (e) {
     throw listError(e, 'filters', options, ifindex);
   }
-  const dev = options.dev ?? (await namesFor(conn, options))(ifindex);
-  const out: FilterEntry[] = [];
-  for (const m of msgs) {
-    if (m.type !== RTM_NEWTFILTER) continue;
-    out.push(decodeFilter(m, { dev, stats: options.stats }));
-  }
-  return out;
 }
 
 /* ---- classes ---- */
 
 async function runClass(conn: TcConnection, op: Op, spec: ClassSpec): Promise<void> {
-  const ifindex = await ifindexOf(conn, spec);
+  const i = ifindexOf(conn, spec);
+  const ifindex = typeof i === 'number' ? i : await i;
   const req = classRequest(op, ifindex, spec);
   try {
     await conn.request(req);
@@ -528,7 +620,8 @@ export function deleteClass(conn: TcConnection, spec: ClassSpec): Promise<void> 
 /* ---- filters ---- */
 
 async function runFilter(conn: TcConnection, op: Op, spec: FilterSpec): Promise<void> {
-  const ifindex = await ifindexOf(conn, spec);
+  const i = ifindexOf(conn, spec);
+  const ifindex = typeof i === 'number' ? i : await i;
   const req = filterRequest(op, ifindex, spec);
   try {
     await conn.request(req);
@@ -591,8 +684,9 @@ export function deleteFilter(conn: TcConnection, spec: FilterSpec): Promise<void
 /* ---- plug verbs ---- */
 
 async function plugVerb(conn: TcConnection, ref: PlugRef, action: number, limit = 0): Promise<void> {
-  const ifindex = await ifindexOf(conn, ref);
-  const req = plugRequest(ifindex, toHandle(ref.parent, 'plug parent'), toQdiscHandle(ref.handle, 'plug handle'), action, limit);
+  const i = ifindexOf(conn, ref);
+  const ifindex = typeof i === 'number' ? i : await i;
+  const req = plugRequest(ifindex, handleOf(ref.parent, 'plug parent'), qdiscHandleOf(ref.handle, 'plug handle'), action, limit);
   try {
     await conn.request(req);
   } catch (e) {
