@@ -32,6 +32,26 @@ export function align4(n: number): number {
 
 const PAD = Buffer.alloc(4);
 
+/*
+ * The builders allocate with Buffer.allocUnsafe, which slices small buffers
+ * out of Node's shared pool instead of creating (and later freeing) a backing
+ * store per attribute, and write every byte themselves: header, payload and
+ * zeroed padding. The bytes are the same as from Buffer.alloc.
+ */
+
+/** A header for an attribute of `len` bytes (nla_len) in a fresh padded buffer; the payload is left to the caller. */
+function header(type: number, len: number): Buffer {
+  if (len > 0xffff) throw new AttributeTooLargeError(type, len);
+  const size = align4(len);
+  const out = Buffer.allocUnsafe(size);
+  out[0] = len & 0xff;
+  out[1] = len >>> 8;
+  out[2] = type & 0xff;
+  out[3] = (type >>> 8) & 0xff;
+  for (let i = len; i < size; i++) out[i] = 0;
+  return out;
+}
+
 /**
  * One attribute from its type and raw payload.
  * @param type nla_type, may include NLA_F_NESTED / NLA_F_NET_BYTEORDER
@@ -40,11 +60,7 @@ const PAD = Buffer.alloc(4);
  * @throws {AttributeTooLargeError} the payload is over 65531 bytes (nla_len is a u16)
  */
 export function attr(type: number, payload: Uint8Array): Buffer {
-  const len = NLA_HDRLEN + payload.length;
-  if (len > 0xffff) throw new AttributeTooLargeError(type, len);
-  const out = Buffer.alloc(align4(len));
-  out.writeUInt16LE(len, 0);
-  out.writeUInt16LE(type & 0xffff, 2);
+  const out = header(type, NLA_HDRLEN + payload.length);
   out.set(payload, NLA_HDRLEN);
   return out;
 }
@@ -60,26 +76,28 @@ export class AttributeTooLargeError extends SynplugError {
 /** NLA_FLAG: an attribute with no payload. */
 export const flag = (type: number): Buffer => attr(type, PAD.subarray(0, 0));
 /** NLA_U8 */
-export const u8 = (type: number, v: number): Buffer => attr(type, Uint8Array.of(v & 0xff));
+export const u8 = (type: number, v: number): Buffer => {
+  const b = header(type, 5); b[4] = v & 0xff; return b;
+};
 /** NLA_U16, host order (little-endian) */
 export const u16 = (type: number, v: number): Buffer => {
-  const b = Buffer.alloc(2); b.writeUInt16LE(v & 0xffff); return attr(type, b);
+  const b = header(type, 6); b.writeUInt16LE(v & 0xffff, 4); return b;
 };
 /** NLA_U16 in network byte order (nfnetlink, NLA_F_NET_BYTEORDER) */
 export const u16be = (type: number, v: number): Buffer => {
-  const b = Buffer.alloc(2); b.writeUInt16BE(v & 0xffff); return attr(type, b);
+  const b = header(type, 6); b.writeUInt16BE(v & 0xffff, 4); return b;
 };
 /** NLA_U32, host order (little-endian) */
 export const u32 = (type: number, v: number): Buffer => {
-  const b = Buffer.alloc(4); b.writeUInt32LE(v >>> 0); return attr(type, b);
+  const b = header(type, 8); b.writeUInt32LE(v >>> 0, 4); return b;
 };
 /** NLA_U32 in network byte order */
 export const u32be = (type: number, v: number): Buffer => {
-  const b = Buffer.alloc(4); b.writeUInt32BE(v >>> 0); return attr(type, b);
+  const b = header(type, 8); b.writeUInt32BE(v >>> 0, 4); return b;
 };
 /** NLA_S32, host order */
 export const s32 = (type: number, v: number): Buffer => {
-  const b = Buffer.alloc(4); b.writeInt32LE(v | 0); return attr(type, b);
+  const b = header(type, 8); b.writeInt32LE(v | 0, 4); return b;
 };
 /** Wrap to 64 bits, as u8/u32 wrap (no RangeError from Buffer for a negative or huge value). */
 function toU64(v: bigint | number): bigint {
@@ -87,21 +105,47 @@ function toU64(v: bigint | number): bigint {
 }
 /** NLA_U64, host order; `v` a bigint (or a safe integer number) */
 export const u64 = (type: number, v: bigint | number): Buffer => {
-  const b = Buffer.alloc(8); b.writeBigUInt64LE(toU64(v)); return attr(type, b);
+  const b = header(type, 12); b.writeBigUInt64LE(toU64(v), 4); return b;
 };
 /** NLA_U64 in network byte order */
 export const u64be = (type: number, v: bigint | number): Buffer => {
-  const b = Buffer.alloc(8); b.writeBigUInt64BE(toU64(v)); return attr(type, b);
+  const b = header(type, 12); b.writeBigUInt64BE(toU64(v), 4); return b;
 };
 /** NLA_NUL_STRING: UTF-8 text plus a terminating NUL */
-export const str = (type: number, s: string): Buffer => attr(type, Buffer.from(s + '\0', 'utf8'));
+export const str = (type: number, s: string): Buffer => {
+  // Short ASCII text (kind names, device names) is copied by hand: cheaper than
+  // the UTF-8 encoder's binding call, and the same bytes.
+  const len = s.length;
+  if (len <= 64) {
+    let ascii = true;
+    for (let i = 0; i < len; i++) if (s.charCodeAt(i) > 0x7f) { ascii = false; break; }
+    if (ascii) {
+      const b = header(type, NLA_HDRLEN + len + 1);
+      for (let i = 0; i < len; i++) b[NLA_HDRLEN + i] = s.charCodeAt(i);
+      b[NLA_HDRLEN + len] = 0;
+      return b;
+    }
+  }
+  const n = Buffer.byteLength(s, 'utf8');
+  const b = header(type, NLA_HDRLEN + n + 1);
+  b.write(s, NLA_HDRLEN, 'utf8');
+  b[NLA_HDRLEN + n] = 0;
+  return b;
+};
 /** NLA_BINARY: raw bytes */
 export const bin = (type: number, b: Uint8Array): Buffer => attr(type, b);
 /**
  * NLA_NESTED: children concatenated.
  * @param type nla_type; pass `type | NLA_F_NESTED` where the peer expects the flag (nftables does)
  */
-export const nested = (type: number, children: readonly Buffer[]): Buffer => attr(type, Buffer.concat(children));
+export const nested = (type: number, children: readonly Buffer[]): Buffer => {
+  let n = 0;
+  for (const c of children) n += c.length;
+  const out = header(type, NLA_HDRLEN + n);
+  let off = NLA_HDRLEN;
+  for (const c of children) { out.set(c, off); off += c.length; }
+  return out;
+};
 
 /** One decoded attribute. */
 export interface Attribute {

@@ -94,19 +94,46 @@ export interface MessageInit {
  * @returns a Buffer of NLMSG_ALIGN(16 + payload) bytes
  */
 export function encodeMessage(m: MessageInit): Buffer {
-  const parts = m.payload === undefined ? [] : Buffer.isBuffer(m.payload) ? [m.payload] : m.payload;
-  let plen = 0;
-  for (const p of parts) plen += p.length;
-  const len = NLMSG_HDRLEN + plen;
-  const out = Buffer.alloc(align4(len));
-  out.writeUInt32LE(len, 0);
-  out.writeUInt16LE(m.type & 0xffff, 4);
-  out.writeUInt16LE(m.flags & 0xffff, 6);
-  out.writeUInt32LE((m.seq ?? 0) >>> 0, 8);
-  out.writeUInt32LE((m.pid ?? 0) >>> 0, 12);
-  let off = NLMSG_HDRLEN;
-  for (const p of parts) { out.set(p, off); off += p.length; }
+  const len = messageLength(m.payload);
+  const out = Buffer.allocUnsafe(align4(len));
+  encodeMessageInto(out, 0, m.type, m.flags, m.seq ?? 0, m.pid ?? 0, m.payload);
   return out;
+}
+
+/**
+ * nlmsg_len of a message with this payload: 16 + the parts' lengths (without
+ * the final padding).
+ */
+export function messageLength(payload: Buffer | readonly Buffer[] | undefined): number {
+  if (payload === undefined) return NLMSG_HDRLEN;
+  if (Buffer.isBuffer(payload)) return NLMSG_HDRLEN + payload.length;
+  let n = NLMSG_HDRLEN;
+  for (let i = 0; i < payload.length; i++) n += payload[i].length;
+  return n;
+}
+
+/**
+ * Write one message (header, payload parts, zeroed padding) into `out` at
+ * `off`, as {@link encodeMessage} lays it out; for callers that size one
+ * buffer for several messages.
+ * @param out a buffer with at least NLMSG_ALIGN({@link messageLength}) bytes from `off`
+ * @returns the offset after the message and its padding
+ */
+export function encodeMessageInto(out: Buffer, off: number, type: number, flags: number, seq: number, pid: number, payload: Buffer | readonly Buffer[] | undefined): number {
+  const len = messageLength(payload);
+  out.writeUInt32LE(len, off);
+  out.writeUInt16LE(type & 0xffff, off + 4);
+  out.writeUInt16LE(flags & 0xffff, off + 6);
+  out.writeUInt32LE(seq >>> 0, off + 8);
+  out.writeUInt32LE(pid >>> 0, off + 12);
+  let at = off + NLMSG_HDRLEN;
+  if (payload !== undefined) {
+    if (Buffer.isBuffer(payload)) { out.set(payload, at); at += payload.length; }
+    else for (let i = 0; i < payload.length; i++) { const p = payload[i]; out.set(p, at); at += p.length; }
+  }
+  const end = off + align4(len);
+  while (at < end) out[at++] = 0;
+  return end;
 }
 
 /**

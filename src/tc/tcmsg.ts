@@ -42,8 +42,12 @@ export interface Tcmsg {
  * @returns 20 bytes
  */
 export function encodeTcmsg(t: Partial<Tcmsg>): Buffer {
-  const b = Buffer.alloc(TCMSG_LEN);
+  // allocUnsafe slices Node's pool (no backing store per message); every byte is written
+  const b = Buffer.allocUnsafe(TCMSG_LEN);
   b[0] = (t.family ?? 0) & 0xff;
+  b[1] = 0; // tcm__pad1
+  b[2] = 0; // tcm__pad2
+  b[3] = 0;
   b.writeUInt32LE((t.ifindex ?? 0) >>> 0, 4);
   b.writeUInt32LE((t.handle ?? 0) >>> 0, 8);
   b.writeUInt32LE((t.parent ?? 0) >>> 0, 12);
