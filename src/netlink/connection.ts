@@ -8,12 +8,14 @@
  * @module
  */
 import { createRequire } from 'node:module';
+import { performance } from 'node:perf_hooks';
 import { NetlinkError, NetlinkDecodeError, DumpInterruptedError, SynplugError } from './errors.js';
 import {
-  encodeMessage, parseMessages, parseErrorReply, errorFromReply, doneErrno,
+  encodeMessageInto, messageLength, parseMessages, parseErrorReply, errorFromReply, doneErrno,
   NLMSG_ERROR, NLMSG_DONE, NLMSG_NOOP, NLMSG_OVERRUN, NLM_F_REQUEST, NLM_F_ACK, NLM_F_DUMP, NLM_F_DUMP_INTR,
-  type NetlinkMessage,
+  NLM_F_ACK_TLVS, NLMSG_HDRLEN, type NetlinkMessage,
 } from './message.js';
+import { align4 } from './attributes.js';
 import { messageTypeName } from './protocols.js';
 
 /** Moves datagrams between a {@link NetlinkConnection} and the kernel (or a test double). */
@@ -93,14 +95,32 @@ interface Pending {
   sink?: (m: NetlinkMessage) => void;
 }
 
+/** How an exchange settles: with its results, or (a single request) with its replies or its error. */
+const SETTLE_RESULTS = 0;
+const SETTLE_REQUEST = 1;
+
 interface Exchange {
   results: ExchangeResult[];
   seqs: number[];
   remaining: number;
-  timer?: NodeJS.Timeout;
-  resolve: (r: ExchangeResult[]) => void;
+  /** when it times out, in {@link now} milliseconds */
+  deadline: number;
+  /** its timeout, for the error text */
+  ms: number;
+  /** SETTLE_RESULTS or SETTLE_REQUEST */
+  mode: number;
+  /** finished: answered, timed out or failed */
+  done: boolean;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  resolve: (r: any) => void;
   reject: (e: Error) => void;
 }
+
+/** A monotonic clock, milliseconds. */
+const now = (): number => performance.now();
+
+/** setTimeout's largest delay; a longer one would fire at once. */
+const MAX_TIMER_MS = 0x7fffffff;
 
 /**
  * A connection to one netlink protocol.
@@ -119,6 +139,18 @@ export class NetlinkConnection {
   private readonly pending = new Map<number, Pending>();
   private seq: number;
   private closed = false;
+  /**
+   * Exchanges waiting for an answer, each with its deadline. One timer serves
+   * them all (a timer per request costs more than the rest of a request): it
+   * is armed for the earliest deadline and, when it fires, times out what is
+   * due and re-arms for the next. Exchanges that end first leave it armed but
+   * unref'd once none is waiting, so it never keeps the process alive alone.
+   */
+  private readonly live = new Set<Exchange>();
+  private timer: NodeJS.Timeout | undefined;
+  /** the deadline the timer is armed for (Infinity: not armed) */
+  private timerAt = Infinity;
+  private timerRefed = false;
 
   /**
    * Open a real socket for `protocol`.
@@ -145,10 +177,8 @@ export class NetlinkConnection {
    * @throws {NetlinkTimeoutError} no answer in time
    * @throws {NetlinkDecodeError} a malformed reply
    */
-  async request(msg: RequestInit, options: { timeoutMs?: number } = {}): Promise<NetlinkMessage[]> {
-    const [r] = await this.exchange([{ ...msg, flags: (msg.flags ?? 0) | NLM_F_ACK }], options);
-    if (r.error) throw r.error;
-    return r.replies;
+  request(msg: RequestInit, options?: { timeoutMs?: number }): Promise<NetlinkMessage[]> {
+    return this.start([msg], NLM_F_ACK, options?.timeoutMs, undefined, SETTLE_REQUEST);
   }
 
   /**
@@ -211,7 +241,7 @@ export class NetlinkConnection {
         if (failed) return;
         try { each(m, attempt); } catch (e) { failed = true; failure = e; }
       });
-      const [r] = await this.send([{ ...msg, flags: (msg.flags ?? 0) | NLM_F_DUMP }], { timeoutMs }, sink);
+      const [r] = await this.start([msg], NLM_F_DUMP, timeoutMs, sink, SETTLE_RESULTS) as ExchangeResult[];
       if (failed) throw failure;
       if (r.error) throw r.error;
       if (!r.interrupted) return r.replies;
@@ -231,41 +261,51 @@ export class NetlinkConnection {
    * @throws {SynplugError} the connection is closed or the socket failed
    */
   exchange(msgs: readonly RequestInit[], options: { timeoutMs?: number } = {}): Promise<ExchangeResult[]> {
-    return this.send(msgs, options, undefined);
+    return this.start(msgs, 0, options.timeoutMs, undefined, SETTLE_RESULTS);
   }
 
-  private send(msgs: readonly RequestInit[], options: { timeoutMs?: number }, sink: ((m: NetlinkMessage) => void) | undefined): Promise<ExchangeResult[]> {
+  /**
+   * Send `msgs` in one datagram (each with `extraFlags` and NLM_F_REQUEST
+   * added) and register what waits for an answer. The datagram is encoded
+   * into one buffer of its final size.
+   */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  private start(msgs: readonly RequestInit[], extraFlags: number, timeoutMs: number | undefined, sink: ((m: NetlinkMessage) => void) | undefined, mode: number): Promise<any> {
     if (this.closed) return Promise.reject(new SynplugError('netlink connection is closed', 3));
-    return new Promise<ExchangeResult[]>((resolve, reject) => {
-      const ex: Exchange = { results: [], seqs: [], remaining: 0, resolve, reject };
-      const parts: Buffer[] = [];
-      for (const m of msgs) {
+    return new Promise((resolve, reject) => {
+      const n = msgs.length;
+      let size = 0;
+      for (let i = 0; i < n; i++) size += align4(messageLength(msgs[i].payload));
+      const datagram = Buffer.allocUnsafe(size);
+      const ms = timeoutMs ?? this.timeoutMs;
+      const ex: Exchange = { results: [], seqs: [], remaining: 0, deadline: 0, ms, mode, done: false, resolve, reject };
+      const pendings: Pending[] = [];
+      let off = 0;
+      for (let i = 0; i < n; i++) {
+        const m = msgs[i];
         const seq = this.nextSeq();
-        const flags = (m.flags ?? 0) | NLM_F_REQUEST;
+        const flags = (m.flags ?? 0) | extraFlags | NLM_F_REQUEST;
+        off = encodeMessageInto(datagram, off, m.type, flags, seq, 0, m.payload);
         const result: ExchangeResult = { seq, type: m.type, replies: [] };
         const isDump = (flags & NLM_F_DUMP) === NLM_F_DUMP && this.isGet(m.type);
         const waiting = isDump || (flags & NLM_F_ACK) !== 0;
         if (waiting) ex.remaining++;
         ex.results.push(result);
         ex.seqs.push(seq);
-        this.pending.set(seq, { result, waiting, isDump, ex, sink });
-        parts.push(encodeMessage({ type: m.type, flags, seq, pid: 0, payload: m.payload }));
+        pendings.push({ result, waiting, isDump, ex, sink });
       }
       if (ex.remaining === 0) {
-        // Nothing to wait for; still give errors a chance? No: fire and forget.
-        for (const s of ex.seqs) this.pending.delete(s);
-        this.transport.send(parts.length === 1 ? parts[0] : Buffer.concat(parts));
+        // Nothing to wait for: fire and forget.
+        ex.done = true;
+        this.transport.send(datagram);
         resolve(ex.results);
         return;
       }
-      const ms = options.timeoutMs ?? this.timeoutMs;
-      ex.timer = setTimeout(() => {
-        this.finish(ex);
-        const first = ex.results.find((r, i) => this.pendingWaiting(ex, i));
-        reject(new NetlinkTimeoutError(messageTypeName(this.protocol, first?.type ?? msgs[0].type), ms));
-      }, ms);
+      for (let i = 0; i < n; i++) this.pending.set(ex.seqs[i], pendings[i]);
+      ex.deadline = now() + ms;
+      this.watch(ex);
       try {
-        this.transport.send(parts.length === 1 ? parts[0] : Buffer.concat(parts));
+        this.transport.send(datagram);
       } catch (e) {
         this.finish(ex);
         reject(socketError(e, this.protocol));
@@ -273,17 +313,55 @@ export class NetlinkConnection {
     });
   }
 
+  /** Track `ex` until it ends, arming (or ref'ing) the shared timer for its deadline. */
+  private watch(ex: Exchange): void {
+    this.live.add(ex);
+    if (ex.deadline < this.timerAt) this.arm(ex.deadline);
+    else if (!this.timerRefed) { this.timer!.ref(); this.timerRefed = true; }
+  }
+
+  private arm(deadline: number): void {
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.timerAt = deadline;
+    this.timer = setTimeout(this.expire, Math.min(MAX_TIMER_MS, Math.max(1, Math.ceil(deadline - now()))));
+    this.timerRefed = true;
+  }
+
+  /** The timer fired: time out every exchange that is due, re-arm for the next deadline. */
+  private readonly expire = (): void => {
+    this.timer = undefined;
+    this.timerAt = Infinity;
+    this.timerRefed = false;
+    // Node's timers count from the loop's cached time, so the timer may fire a
+    // little before the deadline by this clock: within 1 ms counts as due.
+    const t = now() + 1;
+    let next = Infinity;
+    const due: Exchange[] = [];
+    for (const ex of this.live) {
+      if (ex.deadline <= t) due.push(ex);
+      else if (ex.deadline < next) next = ex.deadline;
+    }
+    // several due at once (the loop was busy): the earliest deadline first, as separate timers would
+    if (due.length > 1) due.sort((a, b) => a.deadline - b.deadline);
+    for (const ex of due) this.timeOut(ex);
+    if (next !== Infinity) this.arm(next);
+  };
+
+  private timeOut(ex: Exchange): void {
+    this.finish(ex);
+    const first = ex.results.find((r) => r.error === undefined && !r.unanswered);
+    ex.reject(new NetlinkTimeoutError(messageTypeName(this.protocol, first?.type ?? ex.results[0].type), ex.ms));
+  }
+
   /** Close the socket; exchanges in flight reject. */
   close(): void {
     if (this.closed) return;
     this.closed = true;
     this.failAll(new SynplugError('netlink connection closed', 3));
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.timer = undefined;
+    this.timerAt = Infinity;
     this.transport.close();
-  }
-
-  private pendingWaiting(ex: Exchange, i: number): boolean {
-    const r = ex.results[i];
-    return r.error === undefined && !r.unanswered;
   }
 
   private isGet(type: number): boolean {
@@ -300,10 +378,27 @@ export class NetlinkConnection {
     return this.seq;
   }
 
+  /** End `ex`: forget its seqs, stop watching its deadline. Idempotent. */
   private finish(ex: Exchange): void {
-    if (ex.timer) clearTimeout(ex.timer);
-    ex.timer = undefined;
+    if (ex.done) return;
+    ex.done = true;
     for (const s of ex.seqs) this.pending.delete(s);
+    if (this.live.delete(ex) && this.live.size === 0 && this.timerRefed) {
+      this.timer!.unref();
+      this.timerRefed = false;
+    }
+  }
+
+  /** Finish `ex` and hand over its outcome. */
+  private settle(ex: Exchange): void {
+    this.finish(ex);
+    if (ex.mode === SETTLE_REQUEST) {
+      const r = ex.results[0];
+      if (r.error) ex.reject(r.error);
+      else ex.resolve(r.replies);
+    } else {
+      ex.resolve(ex.results);
+    }
   }
 
   private failAll(err: Error): void {
@@ -313,6 +408,22 @@ export class NetlinkConnection {
   }
 
   private receive(datagram: Buffer): void {
+    // Fast path: a datagram holding one plain ack (NLMSG_ERROR with error 0 and
+    // no extended-ack TLVs), the answer to most requests. It is read in place;
+    // everything else goes through parseMessages and handle().
+    const n = datagram.length;
+    if (n >= NLMSG_HDRLEN + 20) {
+      const len = datagram.readUInt32LE(0);
+      if (len >= NLMSG_HDRLEN + 20 && len <= n && align4(len) >= n && datagram.readUInt16LE(4) === NLMSG_ERROR
+        && (datagram.readUInt16LE(6) & NLM_F_ACK_TLVS) === 0 && datagram.readInt32LE(NLMSG_HDRLEN) === 0) {
+        const p = this.pending.get(datagram.readUInt32LE(8));
+        if (p) {
+          if (datagram.readUInt16LE(6) & NLM_F_DUMP_INTR) p.result.interrupted = true;
+          this.complete(p);
+        }
+        return;
+      }
+    }
     let msgs: NetlinkMessage[];
     try {
       msgs = parseMessages(datagram);
@@ -345,8 +456,7 @@ export class NetlinkConnection {
         if (!p.waiting) {
           // The kernel stopped processing here: the others will never be answered.
           for (const other of p.ex.results) if (other !== r && other.error === undefined) other.unanswered = true;
-          this.finish(p.ex);
-          p.ex.resolve(p.ex.results);
+          this.settle(p.ex);
           return;
         }
         this.complete(p);
@@ -370,10 +480,7 @@ export class NetlinkConnection {
     if (!p.waiting) return;
     p.waiting = false;
     this.pending.delete(p.result.seq);
-    if (--p.ex.remaining === 0) {
-      this.finish(p.ex);
-      p.ex.resolve(p.ex.results);
-    }
+    if (--p.ex.remaining === 0) this.settle(p.ex);
   }
 }
 
@@ -440,8 +547,10 @@ export class SocketTransport implements Transport {
     this.sock.on('truncatedMessage', (_m: Buffer) => this.errorCb(new SynplugError(`a netlink reply was longer than the ${readBufferSize}-byte read buffer and was cut`, 3)));
   }
   send(datagram: Buffer): void {
-    this.sock.send(datagram, undefined, (err) => { if (err) this.errorCb(err); });
+    this.sock.send(datagram, undefined, this.sent);
   }
+  /** the send completion callback, one for every send */
+  private readonly sent = (err?: Error): void => { if (err) this.errorCb(err); };
   onDatagram(cb: (datagram: Buffer) => void): void {
     this.sock.on('message', cb);
   }
