@@ -35,18 +35,28 @@ export interface TcStats {
   pps?: number;
 }
 
-/** One qdisc, as `tc -j -s qdisc show` prints it, plus `ifindex` and `dev`. */
-export interface QdiscEntry extends TcStats {
-  /** TCA_KIND, e.g. `"prio"`; absent only in requests that carry none (delete, dump) */
-  kind?: string;
-  /** tcm_handle as tc prints a qdisc handle: the major only, `"1:"` (`"0:"` for noqueue) */
-  handle: string;
+/**
+ * What the decoded qdisc, class and filter entries share: the device (tcmsg
+ * `tcm_ifindex`), whether tcm_parent is the root, the counters, and flat
+ * fields beyond the declared ones. Not exported: the entry types are.
+ */
+interface TcEntryBase extends TcStats {
   /** device name, when the lister knows it */
   dev?: string;
   /** tcm_ifindex */
   ifindex: number;
   /** tcm_parent is TC_H_ROOT */
   root?: true;
+  /** kind-specific extended stats (TCA_STATS_APP / TCA_XSTATS) and other fields tc -j prints appear flat */
+  [field: string]: unknown;
+}
+
+/** One qdisc, as `tc -j -s qdisc show` prints it, plus `ifindex` and `dev`. */
+export interface QdiscEntry extends TcEntryBase {
+  /** TCA_KIND, e.g. `"prio"`; absent only in requests that carry none (delete, dump) */
+  kind?: string;
+  /** tcm_handle as tc prints a qdisc handle: the major only, `"1:"` (`"0:"` for noqueue) */
+  handle: string;
   /** tcm_parent as tc prints it (`"1:4"`, `"ffff:fff1"`), when not root and not 0 */
   parent?: string;
   /** tcm_info (reference count), printed by tc when it is not 1 */
@@ -63,36 +73,26 @@ export interface QdiscEntry extends TcStats {
    * library does not know.
    */
   options: Record<string, unknown>;
-  /** kind-specific extended stats (TCA_STATS_APP / TCA_XSTATS) also appear flat, as in tc -j */
-  [xstat: string]: unknown;
 }
 
 /** One class, as `tc -s class show` prints it (field names of newer iproute2's `-j`). */
-export interface ClassEntry extends TcStats {
+export interface ClassEntry extends TcEntryBase {
   /** TCA_KIND of the owning qdisc, e.g. `"htb"` (tc -j calls it "class") */
   kind?: string;
   /** class id, `"1:20"` */
   handle: string;
-  dev?: string;
-  ifindex: number;
-  /** tcm_parent is TC_H_ROOT */
-  root?: true;
   /** parent class id (`"1:1"`) or qdisc (`"1:"`) */
   parent?: string;
   /** handle of the qdisc attached to this class (tcm_info), `"20:"`, when there is one */
   leaf?: string;
   /** class options from TCA_OPTIONS (e.g. htb rate, ceil, burst) */
   options: Record<string, unknown>;
-  [xstat: string]: unknown;
 }
 
 /** One filter, as `tc -j filter show` prints it, plus `ifindex`, `dev` and `handle`. */
-export interface FilterEntry extends TcStats {
-  dev?: string;
-  ifindex: number;
+export interface FilterEntry extends TcEntryBase {
   /** filter block index when tcm_ifindex is TCM_IFINDEX_MAGIC_BLOCK */
   block?: number;
-  root?: true;
   /** clsact ingress hook (parent ffff:fff2) */
   ingress?: true;
   /** clsact egress hook (parent ffff:fff3) */
@@ -111,7 +111,6 @@ export interface FilterEntry extends TcStats {
   handle?: string;
   /** filter options from TCA_OPTIONS (tc -j field names), absent when the kernel sent none */
   options?: Record<string, unknown>;
-  [extra: string]: unknown;
 }
 
 /**
