@@ -11,7 +11,7 @@ import { createRequire } from 'node:module';
 import { performance } from 'node:perf_hooks';
 import { NetlinkError, NetlinkDecodeError, DumpInterruptedError, SynplugError } from './errors.js';
 import {
-  encodeMessageInto, messageLength, parseMessages, parseErrorReply, errorFromReply, doneErrno,
+  writeMessage, messageLength, parseMessages, parseErrorReply, errorFromReply, doneErrno,
   NLMSG_ERROR, NLMSG_DONE, NLMSG_NOOP, NLMSG_OVERRUN, NLM_F_REQUEST, NLM_F_ACK, NLM_F_DUMP, NLM_F_DUMP_INTR,
   NLM_F_ACK_TLVS, NLMSG_HDRLEN, type NetlinkMessage,
 } from './message.js';
@@ -274,34 +274,39 @@ export class NetlinkConnection {
     if (this.closed) return Promise.reject(new SynplugError('netlink connection is closed', 3));
     return new Promise((resolve, reject) => {
       const n = msgs.length;
-      let size = 0;
-      for (let i = 0; i < n; i++) size += align4(messageLength(msgs[i].payload));
-      const datagram = Buffer.allocUnsafe(size);
       const ms = timeoutMs ?? this.timeoutMs;
-      const ex: Exchange = { results: [], seqs: [], remaining: 0, deadline: 0, ms, mode, done: false, resolve, reject };
-      const pendings: Pending[] = [];
-      let off = 0;
-      for (let i = 0; i < n; i++) {
-        const m = msgs[i];
-        const seq = this.nextSeq();
-        const flags = (m.flags ?? 0) | extraFlags | NLM_F_REQUEST;
-        off = encodeMessageInto(datagram, off, m.type, flags, seq, 0, m.payload);
-        const result: ExchangeResult = { seq, type: m.type, replies: [] };
-        const isDump = (flags & NLM_F_DUMP) === NLM_F_DUMP && this.isGet(m.type);
-        const waiting = isDump || (flags & NLM_F_ACK) !== 0;
-        if (waiting) ex.remaining++;
-        ex.results.push(result);
-        ex.seqs.push(seq);
-        pendings.push({ result, waiting, isDump, ex, sink });
+      const ex: Exchange = { results: new Array<ExchangeResult>(n), seqs: new Array<number>(n), remaining: 0, deadline: 0, ms, mode, done: false, resolve, reject };
+      let datagram: Buffer;
+      try {
+        if (n === 1) {
+          const m = msgs[0];
+          const len = messageLength(m.payload);
+          datagram = Buffer.allocUnsafe(align4(len));
+          this.add(ex, 0, datagram, 0, len, m, extraFlags, sink);
+        } else {
+          let size = 0;
+          for (let i = 0; i < n; i++) size += align4(messageLength(msgs[i].payload));
+          datagram = Buffer.allocUnsafe(size);
+          let off = 0;
+          for (let i = 0; i < n; i++) {
+            const len = messageLength(msgs[i].payload);
+            this.add(ex, i, datagram, off, len, msgs[i], extraFlags, sink);
+            off += align4(len);
+          }
+        }
+      } catch (e) {
+        // a payload that cannot be encoded: nothing was sent, forget what was registered
+        for (const seq of ex.seqs) if (seq !== undefined) this.pending.delete(seq);
+        throw e;
       }
       if (ex.remaining === 0) {
         // Nothing to wait for: fire and forget.
+        for (let i = 0; i < n; i++) this.pending.delete(ex.seqs[i]);
         ex.done = true;
         this.transport.send(datagram);
         resolve(ex.results);
         return;
       }
-      for (let i = 0; i < n; i++) this.pending.set(ex.seqs[i], pendings[i]);
       ex.deadline = now() + ms;
       this.watch(ex);
       try {
@@ -311,6 +316,20 @@ export class NetlinkConnection {
         reject(socketError(e, this.protocol));
       }
     });
+  }
+
+  /** Encode message `i` of `ex` at `off` and register it under a new seq. */
+  private add(ex: Exchange, i: number, datagram: Buffer, off: number, len: number, m: RequestInit, extraFlags: number, sink: ((m: NetlinkMessage) => void) | undefined): void {
+    const seq = this.nextSeq();
+    const flags = (m.flags ?? 0) | extraFlags | NLM_F_REQUEST;
+    writeMessage(datagram, off, len, m.type, flags, seq, 0, m.payload);
+    const result: ExchangeResult = { seq, type: m.type, replies: [] };
+    const isDump = (flags & NLM_F_DUMP) === NLM_F_DUMP && this.isGet(m.type);
+    const waiting = isDump || (flags & NLM_F_ACK) !== 0;
+    if (waiting) ex.remaining++;
+    ex.results[i] = result;
+    ex.seqs[i] = seq;
+    this.pending.set(seq, { result, waiting, isDump, ex, sink });
   }
 
   /** Track `ex` until it ends, arming (or ref'ing) the shared timer for its deadline. */

@@ -96,7 +96,7 @@ export interface MessageInit {
 export function encodeMessage(m: MessageInit): Buffer {
   const len = messageLength(m.payload);
   const out = Buffer.allocUnsafe(align4(len));
-  encodeMessageInto(out, 0, m.type, m.flags, m.seq ?? 0, m.pid ?? 0, m.payload);
+  writeMessage(out, 0, len, m.type, m.flags, m.seq ?? 0, m.pid ?? 0, m.payload);
   return out;
 }
 
@@ -120,7 +120,15 @@ export function messageLength(payload: Buffer | readonly Buffer[] | undefined): 
  * @returns the offset after the message and its padding
  */
 export function encodeMessageInto(out: Buffer, off: number, type: number, flags: number, seq: number, pid: number, payload: Buffer | readonly Buffer[] | undefined): number {
-  const len = messageLength(payload);
+  return writeMessage(out, off, messageLength(payload), type, flags, seq, pid, payload);
+}
+
+/**
+ * {@link encodeMessageInto} with nlmsg_len already known.
+ * @param len {@link messageLength} of `payload`
+ * @returns the offset after the message and its padding
+ */
+export function writeMessage(out: Buffer, off: number, len: number, type: number, flags: number, seq: number, pid: number, payload: Buffer | readonly Buffer[] | undefined): number {
   out.writeUInt32LE(len, off);
   out.writeUInt16LE(type & 0xffff, off + 4);
   out.writeUInt16LE(flags & 0xffff, off + 6);
