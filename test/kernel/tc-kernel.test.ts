@@ -7,7 +7,6 @@
  * against tc -j. Devices: sp-tck* (dummy), in the VM's namespace.
  */
 import test, { type ExecutionContext } from 'ava';
-import { execFileSync } from 'node:child_process';
 import { createSocket } from 'node:dgram';
 import os from 'node:os';
 import { NetlinkConnection } from '../../src/netlink/connection.js';
@@ -18,22 +17,13 @@ import {
   plugBuffer, plugReleaseOne, plugReleaseIndefinite, plugSetLimit, formatQdiscText, formatClassText, formatFilterText,
   type QdiscEntry,
 } from '../../src/tc/index.js';
+import { run, tcj, deleteLinks } from '../helpers/tools.js';
 
 const DEV = 'sp-tck0';
 const DEV2 = 'sp-tck1';
 const PEER = '10.77.0.2';
 let conn: NetlinkConnection;
 
-function run(cmd: string, ...args: string[]): string {
-  return execFileSync(cmd, args, { encoding: 'utf8' });
-}
-function quietly(cmd: string, ...args: string[]): void {
-  try { execFileSync(cmd, args, { stdio: 'ignore' }); } catch { /* gone */ }
-}
-function tcj(...args: string[]): Array<Record<string, unknown>> {
-  const out = run('tc', '-j', ...args).trim();
-  return out === '' ? [] : JSON.parse(out);
-}
 function sameAsTc(t: ExecutionContext, ours: Record<string, unknown>, theirs: Record<string, unknown>, what: string): number {
   let n = 0;
   for (const [k, v] of Object.entries(theirs)) {
@@ -61,7 +51,7 @@ async function plugOf(): Promise<QdiscEntry> {
 }
 
 test.before(() => {
-  for (const d of [DEV, DEV2]) quietly('ip', 'link', 'del', d);
+  deleteLinks(DEV, DEV2);
   for (const d of [DEV, DEV2]) {
     run('ip', 'link', 'add', d, 'type', 'dummy');
     // no IPv6: nothing (MLD reports, router solicitations) is sent on its own between tc's dump and ours
@@ -76,7 +66,7 @@ test.before(() => {
 
 test.after.always(() => {
   conn?.close();
-  for (const d of [DEV, DEV2]) quietly('ip', 'link', 'del', d);
+  deleteLinks(DEV, DEV2);
 });
 
 test.serial('the technique\'s tree with our API equals what tc shows: prio 4 bands, pfifos, plug in band 4, fw filter', async (t) => {

@@ -22,7 +22,6 @@
  * Devices: sp-tcd*.
  */
 import test, { type ExecutionContext } from 'ava';
-import { execFileSync } from 'node:child_process';
 import { createSocket } from 'node:dgram';
 import { NetlinkConnection } from '../../src/netlink/connection.js';
 import { NETLINK_ROUTE } from '../../src/netlink/message.js';
@@ -30,18 +29,12 @@ import {
   addQdisc, replaceQdisc, deleteQdisc, listQdiscs, addClass, changeClass, deleteClass, listClasses, addFilter,
   deleteFilter, listFilters, formatClassText, type ClassEntry,
 } from '../../src/tc/index.js';
+import { run, deleteLinks } from '../helpers/tools.js';
 
 const VA = 'sp-tcd0';
 const VB = 'sp-tcd1';
 const QUIET = 'sp-tcd2';
 let conn: NetlinkConnection;
-
-function run(cmd: string, ...args: string[]): string {
-  return execFileSync(cmd, args, { encoding: 'utf8' });
-}
-function quietly(cmd: string, ...args: string[]): void {
-  try { execFileSync(cmd, args, { stdio: 'ignore' }); } catch { /* gone */ }
-}
 
 /** JSON.parse, except that a key repeated in one object becomes an array of its values (tc -j repeats "match"). */
 function parseJsonKeepingRepeats(text: string): unknown {
@@ -190,7 +183,7 @@ async function compareClasses(t: ExecutionContext, dev: string): Promise<number>
 }
 
 test.before(() => {
-  for (const d of [VA, QUIET]) quietly('ip', 'link', 'del', d);
+  deleteLinks(VA, QUIET);
   run('ip', 'link', 'add', VA, 'type', 'veth', 'peer', 'name', VB);
   run('ip', 'link', 'add', QUIET, 'type', 'ifb');
   for (const d of [VA, VB]) {
@@ -208,7 +201,7 @@ test.before(() => {
 
 test.after.always(() => {
   conn?.close();
-  for (const d of [VA, QUIET]) quietly('ip', 'link', 'del', d);
+  deleteLinks(VA, QUIET);
 });
 
 test.serial('after a sequence of changes and traffic, qdiscs, classes and filters match tc field for field', async (t) => {

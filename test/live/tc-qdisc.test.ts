@@ -7,28 +7,17 @@
  * ingress, clsact, u32 filters; add, replace, change, list, delete.
  */
 import test, { type ExecutionContext } from 'ava';
-import { execFileSync } from 'node:child_process';
 import { NetlinkConnection } from '../../src/netlink/connection.js';
 import { NETLINK_ROUTE } from '../../src/netlink/message.js';
 import {
   addQdisc, replaceQdisc, changeQdisc, deleteQdisc, listQdiscs, addClass, changeClass, deleteClass, listClasses,
   addFilter, replaceFilter, deleteFilter, listFilters, formatClassText, formatQdiscText, type QdiscEntry,
 } from '../../src/tc/index.js';
+import { run, tcj, deleteLinks } from '../helpers/tools.js';
 
 const IFB = 'sp-tcq0';
 const VA = 'sp-tcq1';
 const VB = 'sp-tcq2';
-
-function run(cmd: string, ...args: string[]): string {
-  return execFileSync(cmd, args, { encoding: 'utf8' });
-}
-function quietly(cmd: string, ...args: string[]): void {
-  try { execFileSync(cmd, args, { stdio: 'ignore' }); } catch { /* gone already */ }
-}
-function tcj(...args: string[]): Array<Record<string, unknown>> {
-  const out = run('tc', '-j', ...args).trim();
-  return out === '' ? [] : JSON.parse(out);
-}
 
 /** Every field tc printed is in ours with the same value (options field by field); returns how many were compared. */
 function sameAsTc(t: ExecutionContext, ours: Record<string, unknown>, theirs: Record<string, unknown>, what: string): number {
@@ -53,7 +42,7 @@ async function qdiscsMatchTc(t: ExecutionContext, dev: string): Promise<QdiscEnt
 let conn: NetlinkConnection;
 
 test.before(() => {
-  for (const d of [IFB, VA]) quietly('ip', 'link', 'del', d);
+  deleteLinks(IFB, VA);
   run('ip', 'link', 'add', IFB, 'type', 'ifb');
   run('ip', 'link', 'add', VA, 'type', 'veth', 'peer', 'name', VB);
   for (const d of [IFB, VA, VB]) run('ip', 'link', 'set', d, 'up');
@@ -62,7 +51,7 @@ test.before(() => {
 
 test.after.always(() => {
   conn?.close();
-  for (const d of [IFB, VA]) quietly('ip', 'link', 'del', d);
+  deleteLinks(IFB, VA);
 });
 
 test.serial('pfifo: add, change, list, delete — tc -j -s agrees at every step', async (t) => {
