@@ -22,6 +22,13 @@ import { messageTypeName } from './protocols.js';
 export interface Transport {
   /** Send one datagram; errors arrive through the callback given to {@link Transport.onError}. */
   send(datagram: Buffer): void;
+  /**
+   * Send a datagram that starts a dump. Optional: a transport may send it on
+   * a socket of its own that reads with a large buffer (see
+   * {@link SocketTransport}); its replies arrive through the same
+   * {@link Transport.onDatagram} callback. Without it, {@link Transport.send} is used.
+   */
+  sendDump?(datagram: Buffer): void;
   /** Register the receiver of every datagram that arrives. */
   onDatagram(cb: (datagram: Buffer) => void): void;
   /** Register the receiver of socket errors (ENOBUFS, EPERM on send...). */
@@ -42,10 +49,13 @@ export interface ConnectionOptions {
   dumpRetries?: number;
   /**
    * Read datagrams with a fixed buffer of this many bytes instead of peeking
-   * at each one's size. The kernel sizes dump chunks after the largest read
-   * it has seen (up to about 32 KiB), so a large buffer makes big dumps come
-   * in far fewer, larger datagrams (e.g. 30,000 tc classes: ~220 instead of
-   * ~1,900). Costs a few µs per small request; a longer datagram is an error.
+   * at each one's size, for requests and dumps alike. By default requests are
+   * read by peeking (cheapest for small replies) and dumps on a second socket,
+   * opened at the first dump, that reads with a fixed {@link DUMP_READ_BUFFER}:
+   * the kernel sizes dump chunks after the largest read a socket has made (up
+   * to about 32 KiB), and a peeking reader would get ~3.7 KiB chunks (30,000
+   * tc classes: ~1,900 datagrams instead of ~220, each making the kernel walk
+   * the classes again). A datagram longer than the buffer is an error.
    */
   readBufferSize?: number;
 }
@@ -310,7 +320,8 @@ export class NetlinkConnection {
       ex.deadline = now() + ms;
       this.watch(ex);
       try {
-        this.transport.send(datagram);
+        if (extraFlags === NLM_F_DUMP && this.transport.sendDump) this.transport.sendDump(datagram);
+        else this.transport.send(datagram);
       } catch (e) {
         this.finish(ex);
         reject(socketError(e, this.protocol));
@@ -538,46 +549,91 @@ function rawSocketClass(): new (protocol: number, options?: object) => RawSocket
 }
 
 /**
+ * The fixed read buffer of a {@link SocketTransport}'s dump socket, bytes.
+ * The kernel fills dump datagrams up to about 32 KiB for a reader this large
+ * (netlink_recvmsg caps max_recvmsg_len at SKB_WITH_OVERHEAD(32768)); larger
+ * ones come only from dumps whose every message is larger (min_dump_alloc:
+ * links with many VFs), which the margin covers.
+ */
+export const DUMP_READ_BUFFER = 65536;
+
+/**
  * The real transport: a `RawNetlinkSocket` of the `netlink` npm package
  * (socket(AF_NETLINK, SOCK_RAW, protocol), bound to a free port id).
+ *
+ * Requests go out on a socket that reads each reply by peeking at its size
+ * first (the package's default: no buffer larger than the reply is
+ * allocated or cleared, which keeps a round trip cheap). Dumps go out on a
+ * second socket, opened at the first dump, that reads with a fixed
+ * {@link DUMP_READ_BUFFER}: the kernel sizes a dump's chunks after the
+ * largest read the socket has made, so a peeking socket would get them in
+ * ~3.7 KiB pieces, and for tc classes every piece costs the kernel a walk
+ * over the classes already sent. Both sockets deliver to the same callback;
+ * replies are matched by sequence number. With `readBufferSize`, one socket
+ * reads everything with that buffer.
  */
 export class SocketTransport implements Transport {
+  /** the port id of the request socket */
   readonly portId: number;
   private readonly sock: RawSocket;
+  private dumpSock: RawSocket | undefined;
   private errorCb: (err: Error) => void = () => {};
+  private datagramCb: ((datagram: Buffer) => void) | undefined;
+  private closed = false;
 
   /**
    * @param protocol netlink protocol number
-   * @param recvBufferSize SO_RCVBUF in bytes, optional
-   * @param readBufferSize read with a fixed buffer of this size instead of peeking (see ConnectionOptions)
+   * @param recvBufferSize SO_RCVBUF in bytes, optional (both sockets)
+   * @param readBufferSize read with a fixed buffer of this size instead of peeking, and dump on the same socket (see ConnectionOptions)
    * @throws {SynplugError} the socket cannot be created or bound
    */
-  constructor(protocol: number, recvBufferSize?: number, readBufferSize?: number) {
-    const options: Record<string, unknown> = {};
-    if (recvBufferSize) options.recvBufferSize = recvBufferSize;
-    if (readBufferSize) { options.messagePeeking = false; options.msgBufferSize = readBufferSize; }
-    try {
-      this.sock = new (rawSocketClass())(protocol, options);
-    } catch (e) {
-      throw socketError(e, protocol);
-    }
+  constructor(private readonly protocol: number, private readonly recvBufferSize?: number, private readonly readBufferSize?: number) {
+    this.sock = this.open(readBufferSize);
     this.portId = this.sock.address().port;
-    this.sock.on('error', (e) => this.errorCb(e));
-    this.sock.on('truncatedMessage', (_m: Buffer) => this.errorCb(new SynplugError(`a netlink reply was longer than the ${readBufferSize}-byte read buffer and was cut`, 3)));
   }
+
+  private open(fixedRead: number | undefined): RawSocket {
+    const options: Record<string, unknown> = {};
+    if (this.recvBufferSize) options.recvBufferSize = this.recvBufferSize;
+    if (fixedRead) { options.messagePeeking = false; options.msgBufferSize = fixedRead; }
+    let sock: RawSocket;
+    try {
+      sock = new (rawSocketClass())(this.protocol, options);
+    } catch (e) {
+      throw socketError(e, this.protocol);
+    }
+    sock.on('error', (e) => this.errorCb(e));
+    sock.on('truncatedMessage', (_m: Buffer) => this.errorCb(new SynplugError(`a netlink reply was longer than the ${fixedRead}-byte read buffer and was cut`, 3)));
+    if (this.datagramCb) sock.on('message', this.datagramCb);
+    return sock;
+  }
+
   send(datagram: Buffer): void {
     this.sock.send(datagram, undefined, this.sent);
+  }
+  /**
+   * Send a dump request on the dump socket (opened now if need be).
+   * @throws {SynplugError} the dump socket cannot be created
+   */
+  sendDump(datagram: Buffer): void {
+    if (this.readBufferSize || this.closed) { this.send(datagram); return; }
+    this.dumpSock ??= this.open(DUMP_READ_BUFFER);
+    this.dumpSock.send(datagram, undefined, this.sent);
   }
   /** the send completion callback, one for every send */
   private readonly sent = (err?: Error): void => { if (err) this.errorCb(err); };
   onDatagram(cb: (datagram: Buffer) => void): void {
+    this.datagramCb = cb;
     this.sock.on('message', cb);
+    this.dumpSock?.on('message', cb);
   }
   onError(cb: (err: Error) => void): void {
     this.errorCb = cb;
   }
   close(): void {
+    this.closed = true;
     this.sock.close();
+    this.dumpSock?.close();
   }
 }
 
