@@ -10,6 +10,9 @@
  * - oracles: `tc`, `nft` and `ip` binaries, run asynchronously so that the
  *   test process's event loop keeps recording connection events meanwhile.
  * - `probe`: a TCP connection whose 'connect' time, data and error are kept.
+ * - `setupWithProxy`, `startProtect`: the start most protect tests share (the
+ *   guard set up with a proxy on 169.254.255.254; `synplug protect` running a
+ *   gated command, its plug buffering).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -18,7 +21,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ExecutionContext, TestFn } from 'ava';
-import { teardown } from '../../src/guard/index.js';
+import { setup, teardown } from '../../src/guard/index.js';
 
 export { sleep };
 
@@ -190,6 +193,43 @@ export function startedPid(file: string): number | undefined {
   if (!existsSync(file)) return undefined;
   const text = readFileSync(file, 'utf8');
   return text.endsWith('\n') ? Number(text.trim()) : undefined;
+}
+
+/** The files of a {@link gatedCommand}, in a {@link scratch} directory. */
+export interface Gate {
+  dir: string;
+  /** where the command writes its pid once it runs */
+  started: string;
+  /** the file whose creation lets the command finish ({@link openGate}) */
+  go: string;
+}
+
+/** A {@link Gate} in a fresh scratch directory (removed by the test's teardown). */
+export function gate(t: ExecutionContext): Gate {
+  const dir = scratch(t);
+  return { dir, started: join(dir, 'started'), go: join(dir, 'go') };
+}
+
+/**
+ * Start the CLI's `synplug protect FLAGS -- <a gated command>` and wait until
+ * the command runs (protect exiting first fails the wait at once). Asserts that
+ * plug.json then records a buffering plug owned by this protect process, and
+ * returns the process, that record and the gate. The test's teardown kills
+ * protect (its whole process group when `detached`), opens the gate, and kills
+ * the command should it still run (when only synplug was killed).
+ */
+export async function startProtect(t: ExecutionContext, flags: readonly string[], opts: { detached?: boolean } = {}): Promise<{ p: Started; rec: PlugJson; gate: Gate }> {
+  const g = gate(t);
+  const p = startCli(['protect', ...flags, '--', ...gatedCommand(g.started, g.go)], opts);
+  t.teardown(() => {
+    kill(opts.detached ? -p.child.pid! : p.child.pid);
+    openGate(g.go);
+    kill(startedPid(g.started));
+  });
+  await waitFor(() => startedPid(g.started) !== undefined, 'the protected command to start', { abort: () => p.ended && `protect exited ${p.ended.code}: ${p.ended.stderr}` });
+  const rec = readPlugJson()!;
+  t.like(rec, { state: 'buffering', owner: 'protect', pid: p.child.pid });
+  return { p, rec, gate: g };
 }
 
 // ------------------------------------------------------------------ lock and reset
@@ -365,6 +405,17 @@ export async function serve(host: string, reply: string, port = 0): Promise<Serv
     port: (server.address() as net.AddressInfo).port,
     close: () => (closed ??= new Promise<void>((resolve) => server.close(() => resolve()))),
   };
+}
+
+/**
+ * The guard set up (the library's `setup()`), and a proxy on 169.254.255.254
+ * that answers "proxy" (closed by the test's teardown).
+ */
+export async function setupWithProxy(t: ExecutionContext): Promise<Server> {
+  await setup();
+  const proxy = await serve(ADDR, 'proxy');
+  t.teardown(() => proxy.close());
+  return proxy;
 }
 
 /** A client connection under observation. */

@@ -13,30 +13,18 @@
  *    deadline, releases the plug (the held packets leave it) and says so.
  */
 import test from 'ava';
-import { join } from 'node:path';
-import { setup, status } from '../../src/guard/index.js';
+import { status } from '../../src/guard/index.js';
 import {
-  ADDR, TEST_TIMEOUT, requireVm, lockLo, resetLo, startCli, serve, probe, within, waitFor, sleep, scratch, gatedCommand,
-  openGate, startedPid, readPlugJson, plugCounters, activeElements, assertPlugReleased, alive, kill,
-  useGuardVm,
+  ADDR, TEST_TIMEOUT, probe, within, waitFor, sleep, startedPid, readPlugJson, plugCounters, activeElements,
+  assertPlugReleased, alive, kill, useGuardVm, setupWithProxy, startProtect,
 } from '../helpers/guard-vm.js';
 
 useGuardVm(test);
 
 test.serial('SIGKILL of synplug protect during the command: the watchdog releases the plug at once', async (t) => {
   t.timeout(TEST_TIMEOUT);
-  await setup();
-  const proxy = await serve(ADDR, 'proxy');
-  t.teardown(() => proxy.close());
-  const dir = scratch(t);
-  const started = join(dir, 'started');
-  const go = join(dir, 'go');
-
-  const p = startCli(['protect', '--max-hold', '120s', '--', ...gatedCommand(started, go)]);
-  t.teardown(() => { kill(p.child.pid); openGate(go); kill(startedPid(started)); });
-  await waitFor(() => startedPid(started) !== undefined, 'the protected command to start', { abort: () => p.ended && `protect exited ${p.ended.code}: ${p.ended.stderr}` });
-  const rec = readPlugJson()!;
-  t.like(rec, { state: 'buffering', owner: 'protect', pid: p.child.pid });
+  const proxy = await setupWithProxy(t);
+  const { p, rec, gate: { started } } = await startProtect(t, ['--max-hold', '120s']);
   t.true(rec.watchdogPid !== undefined && alive(rec.watchdogPid), 'a watchdog runs');
 
   const held = probe(ADDR, proxy.port, ADDR);
@@ -62,21 +50,12 @@ test.serial('SIGKILL of synplug protect during the command: the watchdog release
 
 test.serial('SIGKILL of the whole process group and the watchdog: new connections are unheld from the max-hold deadline on; status then releases the stale plug', async (t) => {
   t.timeout(TEST_TIMEOUT);
-  await setup();
-  const proxy = await serve(ADDR, 'proxy');
-  t.teardown(() => proxy.close());
-  const dir = scratch(t);
-  const started = join(dir, 'started');
-  const go = join(dir, 'go');
+  const proxy = await setupWithProxy(t);
 
   // detached: protect leads its own process group (with the command); the
   // watchdog runs in a session of its own, out of reach of a group kill (a
   // cgroup kill would reach it: killed by hand below).
-  const p = startCli(['protect', '--max-hold', '6s', '--', ...gatedCommand(started, go)], { detached: true });
-  t.teardown(() => { kill(-p.child.pid!); openGate(go); });
-  await waitFor(() => startedPid(started) !== undefined, 'the protected command to start', { abort: () => p.ended && `protect exited ${p.ended.code}: ${p.ended.stderr}` });
-  const rec = readPlugJson()!;
-  t.like(rec, { state: 'buffering', owner: 'protect', pid: p.child.pid });
+  const { p, rec, gate: { started } } = await startProtect(t, ['--max-hold', '6s'], { detached: true });
   const countersBefore = (await plugCounters())!;
 
   // The watchdog first: killed after the group, it would see protect's end and release.

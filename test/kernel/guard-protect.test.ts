@@ -13,28 +13,19 @@ import { existsSync, writeFileSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setup, protect, check } from '../../src/guard/index.js';
 import {
-  ADDR, TEST_TIMEOUT, requireVm, lockLo, resetLo, startCli, cli, serve, probe, within, waitFor, sleep, scratch,
-  gatedCommand, openGate, startedPid, readPlugJson, plugCounters, activeElements, assertPlugReleased, assertLoClean, kill,
-  useGuardVm,
+  ADDR, TEST_TIMEOUT, cli, serve, probe, within, waitFor, sleep, scratch, gatedCommand, openGate, startedPid,
+  readPlugJson, plugCounters, activeElements, assertPlugReleased, assertLoClean, kill, useGuardVm, setupWithProxy,
+  startProtect, gate,
 } from '../helpers/guard-vm.js';
 
 useGuardVm(test);
 
 test.serial('protect --json: a SYN to 169.254.255.254 is held (not reset) until the command ends; one to 127.0.0.1 is not held', async (t) => {
   t.timeout(TEST_TIMEOUT);
-  await setup();
-  const proxy = await serve(ADDR, 'proxy');
+  const proxy = await setupWithProxy(t);
   const local = await serve('127.0.0.1', 'local');
-  t.teardown(() => { void proxy.close(); void local.close(); });
-  const dir = scratch(t);
-  const started = join(dir, 'started');
-  const go = join(dir, 'go');
-
-  const p = startCli(['protect', '--json', '--max-hold', '120s', '--', ...gatedCommand(started, go)]);
-  t.teardown(() => { kill(p.child.pid); openGate(go); });
-  await waitFor(() => startedPid(started) !== undefined, 'the protected command to start', { abort: () => p.ended && `protect exited ${p.ended.code}: ${p.ended.stderr}` });
-  const rec = readPlugJson();
-  t.like(rec, { state: 'buffering', owner: 'protect', pid: p.child.pid });
+  t.teardown(() => { void local.close(); });
+  const { p, gate: { go } } = await startProtect(t, ['--json', '--max-hold', '120s']);
 
   const held = probe(ADDR, proxy.port, ADDR);
   const free = probe('127.0.0.1', local.port);
@@ -68,9 +59,7 @@ test.serial('protect --json: a SYN to 169.254.255.254 is held (not reset) until 
 
 test.serial('a failing command: protect releases and exits with its status', async (t) => {
   t.timeout(TEST_TIMEOUT);
-  await setup();
-  const proxy = await serve(ADDR, 'proxy');
-  t.teardown(() => proxy.close());
+  const proxy = await setupWithProxy(t);
 
   const r = await cli(['protect', '--json', '--', 'sh', '-c', 'exit 3']);
   t.is(r.code, 3, r.stderr);
@@ -98,18 +87,8 @@ test.serial('a command that does not exist: exit 127, nothing plugged', async (t
 
 test.serial('--max-hold fires: the plug is released at the deadline while the command still runs; the watchdog stays quiet', async (t) => {
   t.timeout(TEST_TIMEOUT);
-  await setup();
-  const proxy = await serve(ADDR, 'proxy');
-  t.teardown(() => proxy.close());
-  const dir = scratch(t);
-  const started = join(dir, 'started');
-  const go = join(dir, 'go');
-
-  const p = startCli(['protect', '--json', '--max-hold', '5s', '--', ...gatedCommand(started, go)]);
-  t.teardown(() => { kill(p.child.pid); openGate(go); });
-  await waitFor(() => startedPid(started) !== undefined, 'the protected command to start', { abort: () => p.ended && `protect exited ${p.ended.code}: ${p.ended.stderr}` });
-  const rec = readPlugJson()!;
-  t.like(rec, { state: 'buffering', pid: p.child.pid });
+  const proxy = await setupWithProxy(t);
+  const { p, rec, gate: { go } } = await startProtect(t, ['--json', '--max-hold', '5s']);
   const held = probe(ADDR, proxy.port, ADDR);
   t.true(held.sentAt < rec.deadline, 'the SYN was sent inside the window');
 
@@ -140,9 +119,7 @@ test.serial('--wait-listen: a reload that returns before its new listener exists
   const old = await serve(ADDR, 'old');
   const port = old.port;
   t.teardown(() => old.close());
-  const dir = scratch(t);
-  const started = join(dir, 'started');
-  const go = join(dir, 'go');
+  const { dir, started, go } = gate(t);
   const ncPidFile = join(dir, 'nc.pid');
   t.teardown(() => { openGate(go); if (existsSync(ncPidFile)) kill(Number(readFileSync(ncPidFile, 'utf8'))); });
   // The reload: returns at once; its new listener (busybox nc on [::]:port, which
