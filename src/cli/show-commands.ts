@@ -11,6 +11,7 @@ import { UsageError, SynplugError } from '../netlink/errors.js';
 import type { NetlinkConnection } from '../netlink/connection.js';
 import type { ClassEntry, FilterEntry, QdiscEntry } from '../tc/types.js';
 import { jsonOption, oneOf, run } from './main.js';
+import { EXIT } from './exit-codes.js';
 
 const OBJECTS = ['qdisc', 'class', 'filter', 'link', 'addr', 'ruleset'] as const;
 
@@ -156,25 +157,32 @@ export function showCommands(program: Command): void {
     .description('decode captured netlink traffic: an nlmon pcap/pcapng, a capture.json, or a hex dump; "-" reads stdin')
     .argument('<file>', 'capture file, or - for stdin')
     .addOption(new Option('--protocol <n>', 'netlink protocol of a hex dump (0 route, 4 sock_diag, 12 netfilter); pcap files carry their own').default('0'))
-    .addHelpText('after', '\nPrints one JSON object per netlink message (one per line): protocol, type, flags, seq, pid, and the decoded body\n(tc -j / ip -j / nft field names) or the error (errno, code, extended-ack text).\nExit codes: 0 ok, 2 unreadable file, 3 undecodable bytes (what decoded is printed first).')
+    .addOption(new Option('--json', 'also report an error as a JSON object on stdout (the messages are always JSON)'))
+    .addHelpText('after', `
+Prints one JSON object per netlink message (one per line): protocol, type, flags, seq, pid, and the decoded body
+(tc -j / ip -j / nft field names) or the error (errno, code, extended-ack text).
+When the input goes bad part-way, every datagram before the bad bytes is printed first, then the error.
+Exit codes: 0 ok, 2 bad arguments or unreadable file, 3 undecodable bytes or capture.json fields (what decoded is printed first).`)
     .action(run(async (file: string, f: { protocol: string }) => {
       const protocol = Number(f.protocol);
-      if (!Number.isInteger(protocol) || protocol < 0 || protocol > 31) throw new UsageError(`--protocol: '${f.protocol}' is not a netlink protocol number (0-31)`);
-      const [{ readCaptureFile, parseCapture }, { describeDatagram }] = await Promise.all([
+      if (f.protocol.trim() === '' || !Number.isInteger(protocol) || protocol < 0 || protocol > 31) throw new UsageError(`--protocol: '${f.protocol}' is not a netlink protocol number (0-31)`);
+      const [{ captureDatagrams }, { describeDatagram }] = await Promise.all([
         import('../netlink/pcap.js'), import('../netlink/describe.js'),
         // every module that registers body decoders
         import('../netlink/route/index.js'), import('../netlink/sockdiag.js'), import('../tc/index.js'), import('../iptables/index.js'),
       ]);
       let datagrams;
       if (file === '-') {
-        datagrams = parseCapture(readCapped(0, 'standard input'), { protocol });
+        datagrams = captureDatagrams(readCapped(0, 'standard input'), { protocol });
       } else {
         let st;
         try { st = statSync(file); } catch (e) { throw new UsageError(`cannot read '${file}': ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`); }
         if (!st.isFile()) throw new UsageError(`'${file}' is not a regular file (use - and a pipe for streams)`);
         if (st.size > MAX_INPUT) throw new UsageError(`'${file}' is ${st.size} bytes; decode reads at most ${MAX_INPUT} (split the capture)`);
-        datagrams = readCaptureFile(file, { protocol });
+        datagrams = captureDatagrams(file, { protocol });
       }
+      // Each datagram is printed as it is read: when the input goes bad part-way,
+      // the generator throws only after everything before the bad bytes was printed.
       let index = 0;
       for (const d of datagrams) {
         for (const m of describeDatagram(d.protocol, d.bytes)) {
@@ -182,6 +190,6 @@ export function showCommands(program: Command): void {
         }
         index++;
       }
-      if (index === 0) throw new SynplugError(`'${file}' holds no netlink datagram`, 3);
+      if (index === 0) throw new SynplugError(`'${file}' holds no netlink datagram`, EXIT.KERNEL);
     }));
 }

@@ -112,12 +112,25 @@ function offsetLineBytes(body: string, line: Line, bodyAt: number): Buffer {
  * Parse a hex dump into datagrams (see the module documentation for the
  * accepted forms).
  * @param text the dump
+ * All or nothing; {@link hexDumpDatagrams} yields the datagrams before a bad line.
  * @returns one Buffer per datagram, in order; empty when the text holds no data
  * @throws {NetlinkDecodeError} a token that is not hex, an odd number of hex
  *   digits, or an offset that does not follow the bytes before it; `offset`
  *   is the character offset in `text`, and the message names the line
  */
 export function parseHexDump(text: string): Buffer[] {
+  return [...hexDumpDatagrams(text)];
+}
+
+/**
+ * {@link parseHexDump}, one datagram at a time: each datagram is yielded as
+ * soon as it is complete (its line read, in one-per-line form; the blank
+ * line, offset-0 line or end that follows it, otherwise). At a bad line it
+ * throws, after yielding every datagram completed before that line (a
+ * datagram still being read there is dropped: its end is unknown).
+ * @throws {NetlinkDecodeError} as {@link parseHexDump}
+ */
+export function* hexDumpDatagrams(text: string): Generator<Buffer, void, undefined> {
   const lines = splitLines(text).filter((l) => !isComment(l.text));
   // Block mode: a blank line sits between two data lines.
   let seenData = false;
@@ -157,10 +170,11 @@ export function parseHexDump(text: string): Buffer[] {
     curLen += b.length;
   };
 
-  for (const l of lines) {
+  /** Read one line; completed datagrams go to `out`. */
+  const step = (l: Line): void => {
     const s = l.text;
-    if (s.trim() === '') { flush(); continue; }
-    if (s.trim() === '*' && curIsOffset) { repeat = true; continue; }
+    if (s.trim() === '') { flush(); return; }
+    if (s.trim() === '*' && curIsOffset) { repeat = true; return; }
 
     let offset: number | undefined;
     let bytes: Buffer;
@@ -168,10 +182,12 @@ export function parseHexDump(text: string): Buffer[] {
     const hd = colon ? null : HEXDUMP_C.exec(s);
     if (colon) {
       offset = parseInt(colon[1], 16);
+      if (offset === 0) flush(); // a new datagram: the one before is complete, even if this line turns out bad
       const bodyAt = colon[0].length;
       bytes = offsetLineBytes(s.slice(bodyAt), l, l.at + bodyAt);
     } else if (hd) {
       offset = parseInt(hd[1], 16);
+      if (offset === 0) flush();
       bytes = hexTokens(hd[2]) ?? Buffer.alloc(0);
     } else if (curIsOffset && LONE_OFFSET.test(s)) {
       // hexdump's closing line: the total length. Check it, add nothing.
@@ -180,7 +196,7 @@ export function parseHexDump(text: string): Buffer[] {
       if (total !== curLen) {
         throw new NetlinkDecodeError(`hex dump line ${l.no}: final offset 0x${total.toString(16)} does not match the ${curLen} bytes read`, l.at);
       }
-      continue;
+      return;
     } else {
       const b = hexTokens(s);
       if (b === undefined) {
@@ -192,7 +208,7 @@ export function parseHexDump(text: string): Buffer[] {
       if (!blockMode) flush();
       add(b);
       if (!blockMode) flush();
-      continue;
+      return;
     }
 
     if (offset === 0) {
@@ -210,7 +226,16 @@ export function parseHexDump(text: string): Buffer[] {
     if (!cur) cur = [];
     add(bytes);
     lastLine = bytes;
+  };
+  for (const l of lines) {
+    try {
+      step(l);
+    } catch (e) {
+      yield* out.splice(0); // the datagrams completed before the bad line
+      throw e;
+    }
+    yield* out.splice(0);
   }
   flush();
-  return out;
+  yield* out.splice(0);
 }

@@ -12,6 +12,6 @@ export * from './protocols.js';
 export * from './connection.js';
 export * from './describe.js';
 export * from './pcap.js';
-export { parseHexDump } from './hexdump.js';
+export { parseHexDump, hexDumpDatagrams } from './hexdump.js';
 export * from './route/index.js';
 export * from './sockdiag.js';

@@ -4,6 +4,12 @@
  * `synplug decode` feeds what {@link readCaptureFile} returns to the
  * message decoders.
  *
+ * Two ways to read: the `parse*` / {@link readCaptureFile} functions return
+ * every datagram or throw; the generators ({@link captureDatagrams},
+ * {@link pcapDatagrams}, ...) yield each datagram as it is read and throw
+ * only when they reach the bad bytes, so that what came before them is not
+ * lost (`synplug decode` prints it, then reports the error).
+ *
  * A pcap capture from an `nlmon` device has link type 253
  * (LINKTYPE_NETLINK). Each packet starts with a 16-byte pseudo header, the
  * Linux "cooked" header (`struct sll_header`, SLL v1):
@@ -27,7 +33,7 @@
 import { readFileSync } from 'node:fs';
 import { NetlinkDecodeError, UsageError } from './errors.js';
 import { NLM_F_REQUEST } from './message.js';
-import { parseHexDump } from './hexdump.js';
+import { hexDumpDatagrams } from './hexdump.js';
 
 /** LINKTYPE_NETLINK, the pcap link type of `nlmon` captures. */
 export const LINKTYPE_NETLINK = 253;
@@ -74,14 +80,41 @@ export function datagramDirection(bytes: Buffer): Direction {
  * its format: pcap (magic a1b2c3d4 or a1b23c4d, either byte order),
  * pcapng, a capture.json (`{ "datagrams": [{ "protocol", "direction"?, "hex" }] }`
  * or the bare array), or a hex dump (text; see hexdump.ts).
+ * All or nothing: use {@link captureDatagrams} to keep the datagrams before a bad spot.
  * @param source a file path, or the file's bytes
  * @param options protocol to assume for hex dumps
  * @returns the datagrams in capture order
  * @throws {UsageError} the file cannot be read (missing, a directory, no permission)
- * @throws {NetlinkDecodeError} the bytes are truncated or not one of the formats;
- *   `offset` is a byte offset in the file (a character offset for text)
+ * @throws {NetlinkDecodeError} the bytes are truncated or not one of the formats,
+ *   or a capture.json field is invalid; `offset` is a byte offset in the file
+ *   (a character offset for text)
  */
 export function readCaptureFile(source: string | Buffer, options: ReadCaptureOptions = {}): CapturedDatagram[] {
+  return [...captureDatagrams(source, options)];
+}
+
+/**
+ * {@link readCaptureFile} for bytes in memory.
+ * @throws {NetlinkDecodeError} see {@link readCaptureFile}
+ */
+export function parseCapture(buf: Buffer, options: ReadCaptureOptions = {}): CapturedDatagram[] {
+  return [...captureBytesDatagrams(buf, options)];
+}
+
+/**
+ * The datagrams of a capture (formats as for {@link readCaptureFile}), one at
+ * a time: each is yielded as soon as it is read, and the generator throws
+ * when it reaches bytes that do not read, after yielding every datagram
+ * before them. A file is read when this is called (so an unreadable file
+ * throws here, before anything is yielded); the bytes are parsed as the
+ * generator is iterated.
+ * @param source a file path, or the file's bytes
+ * @param options protocol to assume for hex dumps
+ * @throws {UsageError} (when called) the file cannot be read
+ * @throws {NetlinkDecodeError} (while iterating) as {@link readCaptureFile}, once the
+ *   datagrams before the bad bytes have been yielded
+ */
+export function captureDatagrams(source: string | Buffer, options: ReadCaptureOptions = {}): Generator<CapturedDatagram, void, undefined> {
   let buf: Buffer;
   if (typeof source === 'string') {
     try {
@@ -93,29 +126,25 @@ export function readCaptureFile(source: string | Buffer, options: ReadCaptureOpt
   } else {
     buf = source;
   }
-  return parseCapture(buf, options);
+  return captureBytesDatagrams(buf, options);
 }
 
-/**
- * {@link readCaptureFile} for bytes in memory.
- * @throws {NetlinkDecodeError} see {@link readCaptureFile}
- */
-export function parseCapture(buf: Buffer, options: ReadCaptureOptions = {}): CapturedDatagram[] {
+function* captureBytesDatagrams(buf: Buffer, options: ReadCaptureOptions): Generator<CapturedDatagram, void, undefined> {
   if (buf.length >= 4) {
     const magic = buf.readUInt32LE(0);
     if (magic === PCAP_MAGIC_US || magic === PCAP_MAGIC_NS || buf.readUInt32BE(0) === PCAP_MAGIC_US || buf.readUInt32BE(0) === PCAP_MAGIC_NS) {
-      return parsePcap(buf);
+      return yield* pcapDatagrams(buf);
     }
-    if (magic === PCAPNG_SHB) return parsePcapng(buf);
+    if (magic === PCAPNG_SHB) return yield* pcapngDatagrams(buf);
   }
   if (looksBinary(buf)) {
     throw new NetlinkDecodeError('not a capture: neither pcap, pcapng, capture.json nor a hex dump', 0);
   }
   const text = buf.toString('utf8');
   const first = text.trimStart()[0];
-  if (first === '{' || first === '[') return parseCaptureJson(text);
+  if (first === '{' || first === '[') return yield* captureJsonDatagrams(text);
   const protocol = options.protocol ?? 0;
-  return parseHexDump(text).map((bytes) => ({ protocol, direction: datagramDirection(bytes), bytes }));
+  for (const bytes of hexDumpDatagrams(text)) yield { protocol, direction: datagramDirection(bytes), bytes };
 }
 
 function looksBinary(buf: Buffer): boolean {
@@ -174,10 +203,21 @@ function nlmonPacket(buf: Buffer, off: number, len: number, timestamp?: number):
  * struct pcap_pkthdr      { u32 ts_sec, ts_usec_or_nsec, caplen, len; };
  * ```
  * A packet cut by the snapshot length (caplen < len) is returned as captured.
+ * All or nothing; {@link pcapDatagrams} yields the packets before a bad spot.
  * @throws {NetlinkDecodeError} a bad magic, another link type, a truncated
  *   header or packet (offset in the file)
  */
 export function parsePcap(buf: Buffer): CapturedDatagram[] {
+  return [...pcapDatagrams(buf)];
+}
+
+/**
+ * {@link parsePcap}, one packet at a time: yields each datagram as it is
+ * read, and throws at the first bad header or packet, after yielding the
+ * ones before it.
+ * @throws {NetlinkDecodeError} as {@link parsePcap}
+ */
+export function* pcapDatagrams(buf: Buffer): Generator<CapturedDatagram, void, undefined> {
   if (buf.length < 4) throw new NetlinkDecodeError('truncated pcap: no magic number', 0);
   let le: boolean;
   let nanos: boolean;
@@ -194,7 +234,6 @@ export function parsePcap(buf: Buffer): CapturedDatagram[] {
   if (linktype !== LINKTYPE_NETLINK) {
     throw new NetlinkDecodeError(`pcap link type ${linktype} is not LINKTYPE_NETLINK (${LINKTYPE_NETLINK}); capture on an nlmon device`, 20);
   }
-  const out: CapturedDatagram[] = [];
   let off = 24;
   while (off < buf.length) {
     r.need(off, 16, 'pcap packet header');
@@ -205,22 +244,32 @@ export function parsePcap(buf: Buffer): CapturedDatagram[] {
     if (caplen > buf.length - dataAt) {
       throw new NetlinkDecodeError(`truncated pcap: packet of ${caplen} bytes, ${buf.length - dataAt} left`, off + 8);
     }
-    out.push(nlmonPacket(buf, dataAt, caplen, sec + frac / (nanos ? 1e9 : 1e6)));
+    const d = nlmonPacket(buf, dataAt, caplen, sec + frac / (nanos ? 1e9 : 1e6));
     off = dataAt + caplen;
+    yield d;
   }
-  return out;
 }
 
 /**
  * Parse a pcapng file whose interfaces are nlmon devices (LINKTYPE_NETLINK).
  * Reads Section Header, Interface Description (with `if_tsresol`),
  * Enhanced Packet, Simple Packet and obsolete Packet blocks; skips the others.
+ * All or nothing; {@link pcapngDatagrams} yields the packets before a bad spot.
  * @throws {NetlinkDecodeError} a truncated block, an unknown interface,
  *   an interface of another link type
  */
 export function parsePcapng(buf: Buffer): CapturedDatagram[] {
+  return [...pcapngDatagrams(buf)];
+}
+
+/**
+ * {@link parsePcapng}, one packet at a time: yields each datagram as its
+ * block is read, and throws at the first bad block, after yielding the
+ * packets before it.
+ * @throws {NetlinkDecodeError} as {@link parsePcapng}
+ */
+export function* pcapngDatagrams(buf: Buffer): Generator<CapturedDatagram, void, undefined> {
   const r = new Reader(buf, true);
-  const out: CapturedDatagram[] = [];
   let ifaces: Array<{ linktype: number; snaplen: number; tsDiv: number }> = [];
   let off = 0;
   while (off < buf.length) {
@@ -273,7 +322,7 @@ export function parsePcapng(buf: Buffer): CapturedDatagram[] {
       const caplen = r.u32(body + 12, 'caplen');
       const dataAt = body + 20;
       if (caplen > bodyEnd - dataAt) throw new NetlinkDecodeError(`pcapng packet of ${caplen} bytes runs past its block`, body + 12);
-      out.push(nlmonPacket(buf, dataAt, caplen, ts / iface.tsDiv));
+      yield nlmonPacket(buf, dataAt, caplen, ts / iface.tsDiv);
     } else if (type === 3) {
       // Simple Packet Block: u32 len, data (caplen = min(len, snaplen)), interface 0
       const iface = ifaces[0];
@@ -283,20 +332,37 @@ export function parsePcapng(buf: Buffer): CapturedDatagram[] {
       }
       const len = r.u32(body, 'packet length');
       const caplen = Math.min(len, iface.snaplen || len, bodyEnd - body - 4);
-      out.push(nlmonPacket(buf, body + 4, caplen));
+      yield nlmonPacket(buf, body + 4, caplen);
     }
     off += total;
   }
-  return out;
 }
+
+/** Netlink protocol numbers are 0-31 (MAX_LINKS, linux/netlink.h). */
+const MAX_NETLINK_PROTOCOL = 31;
 
 /**
  * Parse the fixtures' capture.json: `{ "datagrams": [{ "protocol": 0,
  * "direction": "to-kernel", "hex": "..." }] }`, or the bare array.
  * `direction` is computed from the bytes when absent; `protocol` defaults to 0.
- * @throws {NetlinkDecodeError} invalid JSON (offset = the parser's position when known), or a datagram without a hex string
+ * All or nothing; {@link captureJsonDatagrams} yields the datagrams before a bad one.
+ * @throws {NetlinkDecodeError} invalid JSON (offset = the parser's position when known);
+ *   no datagram array; a datagram without a valid `hex` string, with a `protocol` that
+ *   is not an integer 0-31, or a `direction` other than "to-kernel" / "from-kernel"
+ *   (offset = the character offset of that datagram in the text)
  */
 export function parseCaptureJson(text: string): CapturedDatagram[] {
+  return [...captureJsonDatagrams(text)];
+}
+
+/**
+ * {@link parseCaptureJson}, one datagram at a time: the JSON is parsed whole
+ * first (a syntax error throws before anything is yielded), then each entry
+ * is checked and yielded in order; an invalid entry throws after the ones
+ * before it were yielded.
+ * @throws {NetlinkDecodeError} as {@link parseCaptureJson}
+ */
+export function* captureJsonDatagrams(text: string): Generator<CapturedDatagram, void, undefined> {
   let j: unknown;
   try {
     j = JSON.parse(text);
@@ -306,16 +372,90 @@ export function parseCaptureJson(text: string): CapturedDatagram[] {
   }
   const list = Array.isArray(j) ? j : (j as { datagrams?: unknown } | null)?.datagrams;
   if (!Array.isArray(list)) throw new NetlinkDecodeError('capture JSON has no "datagrams" array', 0);
-  return list.map((d: unknown, i: number) => {
-    const o = d as { protocol?: unknown; direction?: unknown; hex?: unknown } | null;
-    if (!o || typeof o.hex !== 'string' || !/^(?:[0-9a-fA-F]{2})*$/.test(o.hex.replace(/\s+/g, ''))) {
-      throw new NetlinkDecodeError(`capture JSON datagram ${i} has no valid "hex" string`, 0);
+  let offsets: number[] | undefined;
+  const bad = (i: number, what: string): NetlinkDecodeError => {
+    offsets ??= jsonDatagramOffsets(text);
+    return new NetlinkDecodeError(`capture JSON datagram ${i} ${what}`, offsets[i] ?? 0);
+  };
+  for (let i = 0; i < list.length; i++) {
+    const o = list[i] as { protocol?: unknown; direction?: unknown; hex?: unknown } | null;
+    if (!o || typeof o !== 'object' || typeof o.hex !== 'string' || !/^(?:[0-9a-fA-F]{2})*$/.test(o.hex.replace(/\s+/g, ''))) {
+      throw bad(i, 'has no valid "hex" string');
+    }
+    let protocol = 0;
+    if (o.protocol !== undefined) {
+      if (typeof o.protocol !== 'number' || !Number.isInteger(o.protocol) || o.protocol < 0 || o.protocol > MAX_NETLINK_PROTOCOL) {
+        throw bad(i, `has "protocol": ${JSON.stringify(o.protocol)}, not a netlink protocol number (an integer 0-${MAX_NETLINK_PROTOCOL})`);
+      }
+      protocol = o.protocol;
     }
     const bytes = Buffer.from(o.hex.replace(/\s+/g, ''), 'hex');
-    const protocol = typeof o.protocol === 'number' && Number.isInteger(o.protocol) && o.protocol >= 0 ? o.protocol : 0;
-    const direction: Direction = o.direction === 'to-kernel' || o.direction === 'from-kernel' ? o.direction : datagramDirection(bytes);
-    return { protocol, direction, bytes };
-  });
+    let direction: Direction;
+    if (o.direction === undefined) direction = datagramDirection(bytes);
+    else if (o.direction === 'to-kernel' || o.direction === 'from-kernel') direction = o.direction;
+    else throw bad(i, `has "direction": ${JSON.stringify(o.direction)}, neither "to-kernel" nor "from-kernel"`);
+    yield { protocol, direction, bytes };
+  }
+}
+
+/**
+ * Character offsets of the datagram entries in a capture JSON text that
+ * JSON.parse accepted: the elements of the top-level array, or of the last
+ * top-level "datagrams" member (the one JSON.parse keeps). Iterative, so
+ * deep nesting cannot overflow the stack.
+ */
+function jsonDatagramOffsets(text: string): number[] {
+  let i = 0;
+  const n = text.length;
+  const ws = (): void => { while (i < n && (text[i] === ' ' || text[i] === '\t' || text[i] === '\n' || text[i] === '\r')) i++; };
+  const skipString = (): void => { i++; while (i < n && text[i] !== '"') i += text[i] === '\\' ? 2 : 1; i++; };
+  const skipValue = (): void => {
+    ws();
+    if (text[i] === '"') { skipString(); return; }
+    if (text[i] === '[' || text[i] === '{') {
+      let depth = 0;
+      do {
+        const c = text[i];
+        if (c === '"') { skipString(); continue; }
+        if (c === '[' || c === '{') depth++;
+        else if (c === ']' || c === '}') depth--;
+        i++;
+      } while (depth > 0 && i < n);
+      return;
+    }
+    while (i < n && !' \t\n\r,]}'.includes(text[i])) i++; // number, true, false, null
+  };
+  /** At '[': the offsets of its elements; leaves i after the ']'. */
+  const elements = (): number[] => {
+    const out: number[] = [];
+    i++;
+    ws();
+    while (i < n && text[i] !== ']') {
+      out.push(i);
+      skipValue();
+      ws();
+      if (text[i] === ',') { i++; ws(); }
+    }
+    i++;
+    return out;
+  };
+  ws();
+  if (text[i] === '[') return elements();
+  let found: number[] = [];
+  i++; // '{'
+  ws();
+  while (i < n && text[i] === '"') {
+    const keyAt = i;
+    skipString();
+    const key = JSON.parse(text.slice(keyAt, i)) as string;
+    ws();
+    i++; // ':'
+    ws();
+    if (key === 'datagrams' && text[i] === '[') found = elements(); else skipValue();
+    ws();
+    if (text[i] === ',') { i++; ws(); }
+  }
+  return found;
 }
 
 /** Options of {@link encodePcap}. */

@@ -12,7 +12,10 @@ import '../../src/iptables/index.js';
 import '../../src/netlink/route/index.js';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { CAPTURES_DIR, captureNames, loadCapture } from '../helpers/captures.js';
+import { pcapng } from '../helpers/pcapng.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -95,4 +98,69 @@ test('a missing file: exit 2; garbage: exit 3 with the byte offset', async (t) =
   const garbage = await decode(['-'], Buffer.from('0a000000ffff'));
   t.is(garbage.code, 3, garbage.stderr);
   t.regex(garbage.stderr, /at byte \d+/);
+});
+
+const tmp = mkdtempSync(join(tmpdir(), 'synplug-decode-'));
+test.after.always(() => rmSync(tmp, { recursive: true, force: true }));
+
+/** What the CLI prints for the first `n` datagrams of a capture (from the intact file). */
+const firstDatagrams = (name: string, n: number) => JSON.parse(JSON.stringify(described(name).filter((l) => l.datagram < n)));
+
+test('input that goes bad part-way: every datagram before the bad bytes is printed, then the error; exit 3', async (t) => {
+  const c = loadCapture('03_prio_add');
+  const n = c.datagrams.length;
+  const pcap = readFileSync(join(CAPTURES_DIR, '03_prio_add', 'capture.pcap'));
+  const ng = pcapng(c.datagrams, true);
+  const truncated = join(tmp, 'truncated.pcap');
+  writeFileSync(truncated, pcap.subarray(0, pcap.length - 7));
+  const cases: Array<[string, string[], Buffer | undefined, number, RegExp]> = [
+    ['a truncated pcap file', [truncated], undefined, n - 1, /truncated pcap: packet of \d+ bytes, \d+ left \(at byte \d+\)/],
+    ['a truncated pcapng on stdin', ['-'], ng.subarray(0, ng.length - 7), n - 1, /pcapng block .* needs \d+ bytes/],
+    ['two pcap files concatenated', ['-'], Buffer.concat([pcap, pcap]), n, /shorter than the 16-byte nlmon header \(at byte \d+\)/],
+    ['trailing garbage after a pcap', ['-'], Buffer.concat([pcap, Buffer.from('garbage\n')]), n, new RegExp(`at byte ${pcap.length}\\)`)],
+    ['a hex dump whose line 2 is bad', ['-'], Buffer.from(`${c.datagrams[0].bytes.toString('hex')}\nzz\n${c.datagrams[1].bytes.toString('hex')}\n`), 1, /hex dump line 2: "zz"/],
+  ];
+  await Promise.all(cases.map(async ([what, args, input, printed, msg]) => {
+    const [plain, json] = await Promise.all([decode(args, input), decode([...args, '--json'], input)]);
+    const expected = firstDatagrams('03_prio_add', printed);
+    t.true(expected.length > 0, what);
+    t.is(plain.code, 3, `${what}: ${plain.stderr}`);
+    t.deepEqual(plain.lines, expected, what);
+    t.regex(plain.stderr, /^synplug: /, what);
+    t.regex(plain.stderr, msg, what);
+    // --json: the same lines, then the error object
+    t.is(json.code, 3, what);
+    t.deepEqual(json.lines.slice(0, -1), expected, what);
+    const err = json.lines[json.lines.length - 1];
+    t.is(err.exit_code, 3, what);
+    t.regex(err.error, msg, what);
+  }));
+});
+
+test('capture.json: a protocol that is not an integer 0-31 or an unknown direction is undecodable input (exit 3), after the datagrams before it', async (t) => {
+  const c = loadCapture('03_prio_add');
+  const good = { protocol: 0, direction: c.datagrams[0].direction, hex: c.datagrams[0].bytes.toString('hex') };
+  const hex = c.datagrams[1].bytes.toString('hex');
+  const bad: Array<[unknown, RegExp]> = [
+    ...['abc', -1, 0.5, 99, 1e300].map((p): [unknown, RegExp] => [{ protocol: p, hex }, /datagram 1 has "protocol": .*, not a netlink protocol number \(an integer 0-31\)/]),
+    [{ protocol: 0, direction: 'sideways', hex }, /datagram 1 has "direction": "sideways", neither "to-kernel" nor "from-kernel"/],
+  ];
+  await Promise.all(bad.map(async ([d, msg], i) => {
+    const f = join(tmp, `bad-${i}.json`);
+    writeFileSync(f, JSON.stringify({ datagrams: [good, d] }));
+    const r = await decode([f]);
+    t.is(r.code, 3, r.stderr);
+    t.deepEqual(r.lines, firstDatagrams('03_prio_add', 1));
+    t.regex(r.stderr, msg);
+  }));
+});
+
+test('--protocol that is not 0-31 is a bad argument (exit 2), nothing printed', async (t) => {
+  const hex = Buffer.from(loadCapture('03_prio_add').datagrams[0].bytes.toString('hex'));
+  await Promise.all(['abc', '-1', '0.5', '99', '1e300', ''].map(async (p) => {
+    const r = await decode(['-', '--protocol', p], hex);
+    t.is(r.code, 2, `${p}: ${r.stderr}`);
+    t.deepEqual(r.lines, []);
+    t.regex(r.stderr, /--protocol: .* is not a netlink protocol number \(0-31\)/);
+  }));
 });

@@ -7,9 +7,11 @@ import fc from 'fast-check';
 import { captureNames, loadCapture } from '../helpers/captures.js';
 import {
   readCaptureFile, parseCapture, parsePcap, parsePcapng, encodePcap, datagramDirection, LINKTYPE_NETLINK,
+  captureDatagrams, pcapDatagrams, pcapngDatagrams, captureJsonDatagrams, parseCaptureJson,
 } from '../../src/netlink/pcap.js';
-import { parseHexDump } from '../../src/netlink/hexdump.js';
+import { parseHexDump, hexDumpDatagrams } from '../../src/netlink/hexdump.js';
 import { NetlinkDecodeError, UsageError } from '../../src/netlink/errors.js';
+import { pcapng } from '../helpers/pcapng.js';
 
 const names = captureNames();
 
@@ -124,37 +126,6 @@ test('pcap: random bytes after a valid header never throw anything but NetlinkDe
   }), { numRuns: 2000 });
   t.pass();
 });
-
-// A minimal pcapng writer, written here from the pcapng spec (draft-ietf-opsawg-pcapng),
-// independent of the reader under test.
-function pcapngBlock(type: number, body: Buffer, le = true): Buffer {
-  const padded = Buffer.concat([body, Buffer.alloc((4 - (body.length % 4)) % 4)]);
-  const b = Buffer.alloc(12 + padded.length);
-  const w = (v: number, o: number): void => { if (le) b.writeUInt32LE(v, o); else b.writeUInt32BE(v, o); };
-  w(type, 0);
-  w(b.length, 4);
-  padded.copy(b, 8);
-  w(b.length, b.length - 4);
-  return b;
-}
-function pcapng(ds: Array<{ protocol: number; bytes: Buffer; timestamp?: number }>, le: boolean, tsresol?: number): Buffer {
-  const u32 = (v: number): Buffer => { const b = Buffer.alloc(4); if (le) b.writeUInt32LE(v >>> 0); else b.writeUInt32BE(v >>> 0); return b; };
-  const u16 = (v: number): Buffer => { const b = Buffer.alloc(2); if (le) b.writeUInt16LE(v); else b.writeUInt16BE(v); return b; };
-  const shb = pcapngBlock(0x0a0d0d0a, Buffer.concat([u32(0x1a2b3c4d), u16(1), u16(0), Buffer.alloc(8, 0xff)]), le);
-  const opts = tsresol === undefined ? Buffer.alloc(0) : Buffer.concat([u16(9), u16(1), Buffer.from([tsresol, 0, 0, 0]), u16(0), u16(0)]);
-  const idb = pcapngBlock(1, Buffer.concat([u16(253), u16(0), u32(0), opts]), le);
-  const div = tsresol === undefined ? 1e6 : 10 ** tsresol;
-  const epbs = ds.map((d) => {
-    const hdr = Buffer.alloc(16);
-    hdr.writeUInt16BE(4, 0); hdr.writeUInt16BE(824, 2); hdr.writeUInt16BE(d.protocol, 14);
-    const data = Buffer.concat([hdr, d.bytes]);
-    const ts = BigInt(Math.round((d.timestamp ?? 0) * div));
-    return pcapngBlock(6, Buffer.concat([u32(0), u32(Number(ts >> 32n)), u32(Number(ts & 0xffffffffn)), u32(data.length), u32(data.length), data]), le);
-  });
-  // an unrelated block (Name Resolution, type 4) that the reader must skip
-  const nrb = pcapngBlock(4, Buffer.concat([u16(0), u16(0)]), le);
-  return Buffer.concat([shb, idb, nrb, ...epbs]);
-}
 
 test('pcapng: little- and big-endian sections, microsecond and nanosecond resolution', (t) => {
   const c = loadCapture('16_bad_kind');
@@ -281,4 +252,113 @@ test('readCaptureFile: capture.json as a bare array, direction computed when abs
   const c = loadCapture('03_prio_add');
   const arr = c.datagrams.map((d) => ({ protocol: d.protocol, hex: d.bytes.toString('hex') }));
   t.deepEqual(simplify(readCaptureFile(Buffer.from(JSON.stringify(arr)))), simplify(c.datagrams));
+});
+
+// ---- reading up to the bad bytes ----
+
+/** Iterate a generator to its end or its error: what it yielded, and what it threw. */
+function untilError<T>(g: Iterable<T>): { got: T[]; err?: unknown } {
+  const got: T[] = [];
+  try {
+    for (const x of g) got.push(x);
+  } catch (err) {
+    return { got, err };
+  }
+  return { got };
+}
+
+test('pcapDatagrams: a file cut anywhere yields every packet that ends before the cut, then throws NetlinkDecodeError', (t) => {
+  const c = loadCapture('02_addr_add');
+  const file = readFileSync(join(c.dir, 'capture.pcap'));
+  const ends: number[] = [];
+  for (let off = 24; off < file.length; off += 16 + file.readUInt32LE(off + 8)) ends.push(off + 16 + file.readUInt32LE(off + 8));
+  for (let cut = 24; cut < file.length; cut++) {
+    const { got, err } = untilError(pcapDatagrams(file.subarray(0, cut)));
+    const whole = ends.filter((e) => e <= cut).length;
+    t.deepEqual(simplify(got), simplify(c.datagrams.slice(0, whole)), `cut at ${cut}`);
+    if (cut === 24 || ends.includes(cut)) t.is(err, undefined); // a cut between records is a valid, shorter capture
+    else t.true(err instanceof NetlinkDecodeError, `cut at ${cut}`);
+  }
+});
+
+test('pcapDatagrams: two pcap files concatenated yield the first file, then fail at the second header', (t) => {
+  const c = loadCapture('03_prio_add');
+  const file = readFileSync(join(c.dir, 'capture.pcap'));
+  const { got, err } = untilError(captureDatagrams(Buffer.concat([file, file])));
+  t.deepEqual(simplify(got), simplify(c.datagrams));
+  t.true(err instanceof NetlinkDecodeError);
+  // the second file's header read as a packet header: caplen (thiszone) 0, shorter than the nlmon header, at its data
+  t.is((err as NetlinkDecodeError).offset, file.length + 16);
+  // trailing garbage: the same datagrams, then the error at the garbage
+  const tail = untilError(captureDatagrams(Buffer.concat([file, Buffer.from('garbage\n')])));
+  t.deepEqual(simplify(tail.got), simplify(c.datagrams));
+  t.is((tail.err as NetlinkDecodeError).offset, file.length);
+  // the all-or-nothing reader still throws
+  t.throws(() => parsePcap(Buffer.concat([file, file])), { instanceOf: NetlinkDecodeError });
+});
+
+test('pcapngDatagrams: a file cut anywhere yields every packet whose block ends before the cut', (t) => {
+  const c = loadCapture('02_addr_add');
+  const file = pcapng(c.datagrams, true);
+  const ends = c.datagrams.map((_, i) => pcapng(c.datagrams.slice(0, i + 1), true).length);
+  const blockEnds = new Set<number>();
+  for (let off = 0; off < file.length; off += file.readUInt32LE(off + 4)) blockEnds.add(off + file.readUInt32LE(off + 4));
+  for (let cut = 1; cut < file.length; cut++) {
+    const { got, err } = untilError(pcapngDatagrams(file.subarray(0, cut)));
+    t.deepEqual(simplify(got), simplify(c.datagrams.slice(0, ends.filter((e) => e <= cut).length)), `cut at ${cut}`);
+    if (blockEnds.has(cut)) t.is(err, undefined, `cut at ${cut}`);
+    else t.true(err instanceof NetlinkDecodeError, `cut at ${cut}`);
+  }
+});
+
+test('hexDumpDatagrams: the datagrams before a bad line are yielded; one being read there is not', (t) => {
+  const a = untilError(hexDumpDatagrams('30000000\n3000zz00\n'));
+  t.deepEqual(a.got.map((b) => b.toString('hex')), ['30000000']);
+  t.regex(String((a.err as Error).message), /line 2/);
+  // offset lines: the first datagram ends where the second starts at offset 0, even if that line is bad
+  const b = untilError(hexDumpDatagrams('00000000: 3000 0000 1200 0100\n00000008: 0000 0000\n00000000: 30zz\n'));
+  t.deepEqual(b.got.map((x) => x.toString('hex')), ['300000001200010000000000']);
+  t.true(b.err instanceof NetlinkDecodeError);
+  // a block still being read when the bad line comes is dropped
+  const c = untilError(hexDumpDatagrams('3000\n0000\n\n1200\nzz\n'));
+  t.deepEqual(c.got.map((x) => x.toString('hex')), ['30000000']);
+  t.true(c.err instanceof NetlinkDecodeError);
+  t.throws(() => parseHexDump('30000000\n3000zz00\n'), { instanceOf: NetlinkDecodeError });
+});
+
+test('capture JSON: a protocol that is not an integer 0-31, or an unknown direction, is refused at its datagram', (t) => {
+  const c = loadCapture('03_prio_add');
+  const good = { protocol: 0, direction: c.datagrams[0].direction, hex: c.datagrams[0].bytes.toString('hex') };
+  const hex = c.datagrams[1].bytes.toString('hex');
+  const cases: Array<[string, Record<string, unknown>, RegExp]> = [
+    ...['"abc"', '-1', '0.5', '99', '32', '1e300', 'null', 'true', '[0]'].map((p): [string, Record<string, unknown>, RegExp] => [`protocol ${p}`, { protocol: JSON.parse(p), hex }, /"protocol".*not a netlink protocol number \(an integer 0-31\)/]),
+    ...['"sideways"', '1', 'null', '"TO-KERNEL"'].map((d): [string, Record<string, unknown>, RegExp] => [`direction ${d}`, { direction: JSON.parse(d), hex }, /"direction".*neither "to-kernel" nor "from-kernel"/]),
+  ];
+  for (const [what, bad, msg] of cases) {
+    for (const text of [JSON.stringify({ command: 'x', datagrams: [good, bad] }, null, 2), JSON.stringify([good, bad])]) {
+      const { got, err } = untilError(captureJsonDatagrams(text));
+      t.deepEqual(simplify(got), simplify(c.datagrams.slice(0, 1)), what);
+      t.true(err instanceof NetlinkDecodeError, what);
+      t.regex((err as Error).message, /datagram 1 /, what);
+      t.regex((err as Error).message, msg, what);
+      // the offset is where that datagram's object starts in the text
+      const at = (err as NetlinkDecodeError).offset;
+      t.deepEqual(JSON.parse(text.slice(at, text.indexOf('}', at) + 1)), bad, what);
+      t.throws(() => parseCaptureJson(text), { instanceOf: NetlinkDecodeError }, what);
+    }
+  }
+  // 31 and 0 are fine; an absent protocol is 0
+  t.deepEqual(parseCaptureJson(JSON.stringify([{ protocol: 31, hex }, { hex }])).map((d) => d.protocol), [31, 0]);
+});
+
+test('capture JSON: the offset of a bad datagram follows the last "datagrams" member, past nested values and escapes', (t) => {
+  const text = '{"a": {"datagrams": [1, 2]}, "s": "x\\"]}", "datagrams": [0], "datagrams": [ {"hex": "00"},\n  {"hex": "0"} ]}';
+  const { got, err } = untilError(captureJsonDatagrams(text));
+  t.is(got.length, 1);
+  t.is(text.slice((err as NetlinkDecodeError).offset, (err as NetlinkDecodeError).offset + 12), '{"hex": "0"}');
+  // deep nesting does not overflow the stack while the offset is found
+  const deep = `[{"hex": "00"}, {"hex": ${'['.repeat(100000)}${']'.repeat(100000)}}]`;
+  const r = untilError(captureJsonDatagrams(deep));
+  t.is(r.got.length, 1);
+  t.is((r.err as NetlinkDecodeError).offset, deep.indexOf("{", 1 + deep.indexOf("}")));
 });
