@@ -73,7 +73,29 @@ export function buildProgram(): Command {
     });
   guardCommands(program);
   showCommands(program);
+  // Our own `help [command]`: commander's built-in one shows the main help, exit 0, for a command that does not exist.
+  program.helpCommand(false);
+  program.command('help')
+    .description('display help for a command')
+    .argument('[command]', 'the command to describe')
+    .addOption(new Option('--json', 'report an unknown command as a JSON object on stdout (the help itself is text)'))
+    .addHelpText('after', '\nExit codes: 0 help shown, 2 no such command.')
+    .action((name: string | undefined) => {
+      if (name === undefined) program.help();
+      const sub = program.commands.find((c) => c.name() === name || c.aliases().includes(name!));
+      if (!sub) program.error(`error: unknown command '${name}'`, { exitCode: EXIT.USAGE, code: 'commander.unknownCommand' });
+      sub!.help();
+    });
   return program;
+}
+
+/**
+ * Whether the arguments ask for JSON output: `--json` before any `--` (what
+ * follows `--` belongs to protect's command).
+ */
+export function wantsJson(argv: readonly string[]): boolean {
+  const end = argv.indexOf('--');
+  return (end < 0 ? argv : argv.slice(0, end)).includes('--json');
 }
 
 /** Parse argv and run; resolves with the exit code. */
@@ -88,10 +110,16 @@ export async function main(argv: string[]): Promise<number> {
     await program.parseAsync(argv);
   } catch (e) {
     if (e instanceof CommanderError) {
-      if (e.code === 'commander.helpDisplayed' || e.code === 'commander.version' || e.code === 'commander.help') return EXIT.OK;
+      // help or version asked for: exit 0; help shown because of an error (e.g. no subcommand): a usage error
+      if (e.exitCode === 0 && (e.code === 'commander.helpDisplayed' || e.code === 'commander.version' || e.code === 'commander.help')) return EXIT.OK;
+      // commander already wrote its text on stderr (configureOutput); --json gets the error object too
+      if (wantsJson(argv.slice(2))) {
+        const message = e.code === 'commander.help' ? 'no command given' : e.message.replace(/^error: /, '');
+        process.stdout.write(JSON.stringify({ error: message, exit_code: EXIT.USAGE }) + '\n');
+      }
       return EXIT.USAGE;
     }
-    return reportError(e, argv.includes('--json'));
+    return reportError(e, wantsJson(argv.slice(2)));
   }
   return typeof process.exitCode === 'number' ? process.exitCode : EXIT.OK;
 }

@@ -103,6 +103,10 @@ const bad: Array<[string, string[], RegExp]> = [
   ['a plug limit under a few SYNs', ['setup', '--dev', DEV, '--addr', ADDR, '--limit', '10', '--table', TABLE], /bad limit '10'/],
   ['no command at all', [], /Usage: synplug/],
   ['show of an unknown object', ['show', 'widgets'], /unknown object 'widgets'/],
+  ['a missing option value', ['plug', '--dev'], /option '--dev <name>' argument missing/],
+  ['a missing argument', ['show'], /missing required argument 'object'/],
+  ['an extra argument', ['teardown', 'now', '--dev', DEV], /too many arguments for 'teardown'/],
+  ['help of an unknown command', ['help', 'nosuch'], /unknown command 'nosuch'/],
 ];
 for (const [what, args, msg] of bad) {
   test.serial(`bad input, ${what}: exit 2, a clear message, nothing changed`, (t) => {
@@ -112,6 +116,19 @@ for (const [what, args, msg] of bad) {
     t.regex(r.stderr, msg);
     t.regex(r.stderr, /^synplug: /m);
     t.deepEqual(snapshot(), before);
+  });
+}
+
+for (const [what, args, msg] of bad.filter(([, a]) => a.length > 0)) {
+  test.serial(`bad input with --json, ${what}: exit 2, the error object on stdout, the text on stderr`, (t) => {
+    const r = synplug([args[0], '--json', ...args.slice(1)]); // right after the command: not an option's value, not after --
+    t.is(r.code, 2, r.stderr);
+    t.regex(r.stderr, msg);
+    const lines = r.stdout.trim().split('\n');
+    t.is(lines.length, 1, r.stdout);
+    const j = JSON.parse(lines[0]);
+    t.is(j.exit_code, 2);
+    t.regex(j.error, msg);
   });
 }
 

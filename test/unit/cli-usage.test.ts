@@ -1,0 +1,81 @@
+/**
+ * The CLI's argument-parsing errors (commander's own: unknown option, missing
+ * option value, unknown command, missing or extra argument; and `help` of a
+ * command that does not exist): exit 2, the text on stderr, and with --json
+ * the same `{"error", "exit_code"}` object on stdout that every other error
+ * gives. All of them are refused before any socket is opened, so this runs
+ * without root (the live suite runs the bundle: test/live/guard-cli.test.ts).
+ */
+import test from 'ava';
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+/** Run the CLI from source. */
+function synplug(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const p = spawn(process.execPath, ['--import=tsx', join(ROOT, 'src/cli/bin.ts'), ...args], { cwd: ROOT, env: { ...process.env, SYNPLUG_STATE_DIR: '/nonexistent/synplug-state' } });
+    let stdout = '';
+    let stderr = '';
+    p.stdout.on('data', (d) => { stdout += d; });
+    p.stderr.on('data', (d) => { stderr += d; });
+    p.on('close', (code) => resolve({ code, stdout, stderr }));
+    p.stdin.end();
+  });
+}
+
+const cases: Array<[string, string[], RegExp]> = [
+  ['an unknown option', ['setup', '--bogus'], /unknown option '--bogus'/],
+  ['a missing option value', ['status', '--json', '--dev'], /option '--dev <name>' argument missing/],
+  ['an unknown command', ['frobnicate'], /unknown command 'frobnicate'/],
+  ['a missing argument', ['show'], /missing required argument 'object'/],
+  ['an extra argument', ['release', 'now'], /too many arguments for 'release'/],
+  ['help of an unknown command', ['help', 'nosuch'], /unknown command 'nosuch'/],
+];
+
+for (const [what, args, msg] of cases) {
+  test(`${what}: exit 2, the message on stderr; with --json also the error object on stdout`, async (t) => {
+    const withJson = args.includes('--json') ? args : [...args, '--json'];
+    const [plain, json] = await Promise.all([synplug(args.filter((a) => a !== '--json')), synplug(withJson)]);
+    t.is(plain.code, 2, plain.stderr);
+    t.regex(plain.stderr, /^synplug: /);
+    t.regex(plain.stderr, msg);
+    t.is(plain.stdout, '');
+
+    t.is(json.code, 2, json.stderr);
+    t.regex(json.stderr, /^synplug: /);
+    const lines = json.stdout.trim().split('\n');
+    t.is(lines.length, 1, json.stdout);
+    const obj = JSON.parse(lines[0]);
+    t.deepEqual(Object.keys(obj).sort(), ['error', 'exit_code']);
+    t.is(obj.exit_code, 2);
+    t.regex(obj.error, msg);
+    t.notRegex(obj.error, /^error: /);
+  });
+}
+
+test('the error object has the shape of the errors reported after parsing (a bad --mark)', async (t) => {
+  // a UsageError thrown by the command itself, for comparison: same keys, same exit code
+  const r = await synplug(['setup', '--mark', '0', '--json']);
+  t.is(r.code, 2, r.stderr);
+  const obj = JSON.parse(r.stdout);
+  t.deepEqual(Object.keys(obj).sort(), ['error', 'exit_code']);
+  t.is(obj.exit_code, 2);
+});
+
+test('--json after -- belongs to protect\'s command: an argument error before it is text only', async (t) => {
+  const r = await synplug(['protect', '--bogus', '--', 'true', '--json']);
+  t.is(r.code, 2, r.stderr);
+  t.regex(r.stderr, /unknown option '--bogus'/);
+  t.is(r.stdout, '');
+});
+
+test('help with no command, and help of a command: their help on stdout, exit 0', async (t) => {
+  const [all, one] = await Promise.all([synplug(['help']), synplug(['help', 'setup'])]);
+  t.is(all.code, 0, all.stderr);
+  t.regex(all.stdout, /^Usage: synplug \[options\] \[command\]/);
+  t.is(one.code, 0, one.stderr);
+  t.regex(one.stdout, /^Usage: synplug setup \[options\]/);
+});
