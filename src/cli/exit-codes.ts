@@ -21,6 +21,8 @@ export const EXIT = {
   FOREIGN_QDISC: 7,
   /** protect/plug: synplug is not set up (run `synplug setup`, or protect --setup) */
   NOT_SET_UP: 8,
+  /** protect: the shell that starts the command behind its gate (/bin/sh) could not be started; nothing was run */
+  COMMAND_NOT_STARTED: 125,
   /** protect: the command exists but cannot be executed */
   COMMAND_NOT_EXECUTABLE: 126,
   /** protect: the command was not found */
@@ -35,12 +37,122 @@ export const EXIT_HELP = `Exit codes:
   1    failure; check: nothing is set up
   2    bad arguments or input, e.g. a device that does not exist (nothing was changed);
        check: partly or differently set up
-  3    the kernel refused a request, did not answer, or sent undecodable bytes
+  3    the kernel refused a request, did not answer, or sent undecodable bytes;
+       decode: the input does not decode
   4    not permitted: needs CAP_NET_ADMIN (run as root)
   5    the kernel lacks a needed module (sch_prio, sch_plug, cls_fw, nf_tables)
   7    setup: the device's root qdisc is not synplug's (rerun with --force to replace it)
   8    not set up (run 'synplug setup', or 'synplug protect --setup')
+  125  protect: /bin/sh, which starts the command, could not be started (it was not run)
   126  protect: the command cannot be executed
   127  protect: the command was not found
   130  protect: interrupted before the command started (it was not run)
   other protect: the command's exit status (128+N when killed by signal N)`;
+
+
+/** One line of a command's exit-code list: the code (or `other`, protect's pass-through) and its meaning there. */
+export type ExitCodeLine = readonly [code: number | 'other', meaning: string];
+
+const failure = (example: string): ExitCodeLine => [EXIT.FAILURE, `failure (${example})`];
+const usage = (extra = ''): ExitCodeLine => [EXIT.USAGE, `bad arguments${extra}, or a device that does not exist; nothing was changed`];
+const kernel: ExitCodeLine = [EXIT.KERNEL, 'the kernel refused a request or did not answer'];
+const notRoot: ExitCodeLine = [EXIT.NOT_PERMITTED, 'not permitted: needs CAP_NET_ADMIN (run as root)'];
+
+/**
+ * The exit codes each command can return, as its `--help` lists them. Every
+ * code is one of {@link EXIT} (the README's table); the meanings are that
+ * command's.
+ */
+export const COMMAND_EXIT_CODES = {
+  setup: [
+    [EXIT.OK, 'set up (or already set up)'],
+    failure('e.g. the state directory cannot be written'),
+    usage(),
+    kernel,
+    notRoot,
+    [EXIT.MISSING_SUPPORT, 'the kernel lacks a needed module (all missing ones are named)'],
+    [EXIT.FOREIGN_QDISC, "the device's root qdisc is not synplug's (rerun with --force to replace it)"],
+  ],
+  check: [
+    [EXIT.OK, 'complete and consistent'],
+    [EXIT.FAILURE, 'nothing is set up (or another failure)'],
+    [EXIT.USAGE, 'partly or differently set up; or bad arguments, or a device that does not exist'],
+    kernel,
+    [EXIT.NOT_PERMITTED, 'not permitted: reading the nftables table needs CAP_NET_ADMIN (run as root)'],
+  ],
+  plug: [
+    [EXIT.OK, 'plugged'],
+    failure('e.g. the plug record cannot be written'),
+    usage(),
+    kernel,
+    notRoot,
+    [EXIT.NOT_SET_UP, "not set up (run 'synplug setup')"],
+  ],
+  release: [
+    [EXIT.OK, 'released, or nothing to release'],
+    failure('e.g. the plug record cannot be written'),
+    usage(),
+    kernel,
+    notRoot,
+  ],
+  protect: [
+    [EXIT.OK, 'the command exited 0'],
+    [EXIT.FAILURE, 'failure before the command ran (e.g. the watchdog did not start)'],
+    usage(' (an empty command too)'),
+    [EXIT.KERNEL, 'the kernel refused a request or did not answer (the command was not run, or the plug could not be released)'],
+    notRoot,
+    [EXIT.MISSING_SUPPORT, 'with --setup: the kernel lacks a needed module'],
+    [EXIT.FOREIGN_QDISC, "with --setup: the device's root qdisc is not synplug's"],
+    [EXIT.NOT_SET_UP, "not set up (run 'synplug setup', or pass --setup); the command was NOT run"],
+    [EXIT.COMMAND_NOT_STARTED, '/bin/sh, which starts the command, could not be started; the command was not run'],
+    [EXIT.COMMAND_NOT_EXECUTABLE, 'the command cannot be executed'],
+    [EXIT.COMMAND_NOT_FOUND, 'the command was not found'],
+    [EXIT.INTERRUPTED, 'interrupted before the command started (it was not run)'],
+    ['other', "the command's own exit status, passed through (128+N when killed by signal N)"],
+  ],
+  status: [
+    [EXIT.OK, 'shown'],
+    failure('an unexpected error'),
+    usage(),
+    kernel,
+    [EXIT.NOT_PERMITTED, 'not permitted: reading the nftables table needs CAP_NET_ADMIN (run as root)'],
+  ],
+  teardown: [
+    [EXIT.OK, 'removed, or nothing to remove'],
+    failure('e.g. the state files cannot be removed'),
+    usage(),
+    kernel,
+    notRoot,
+  ],
+  show: [
+    [EXIT.OK, 'shown'],
+    failure('an unexpected error'),
+    [EXIT.USAGE, 'bad arguments, or a device that does not exist'],
+    kernel,
+    [EXIT.NOT_PERMITTED, 'not permitted: listing the nftables ruleset needs CAP_NET_ADMIN (run as root)'],
+  ],
+  decode: [
+    [EXIT.OK, 'decoded'],
+    failure('an unexpected error'),
+    [EXIT.USAGE, 'bad arguments (e.g. --protocol), or a file that cannot be read'],
+    [EXIT.KERNEL, 'the input does not decode, or a capture.json field is invalid (what decoded before it is printed first)'],
+  ],
+  help: [
+    [EXIT.OK, 'help shown'],
+    [EXIT.USAGE, 'no such command'],
+  ],
+} as const satisfies Record<string, readonly ExitCodeLine[]>;
+
+/** The name of a command that has an exit-code list. */
+export type CommandName = keyof typeof COMMAND_EXIT_CODES;
+
+/**
+ * The "Exit codes:" section of a command's `--help`, from {@link COMMAND_EXIT_CODES}
+ * (laid out as the table at the end of `synplug --help`).
+ * @param command the command's name
+ * @returns the section, starting with a newline
+ */
+export function exitCodesHelp(command: CommandName): string {
+  const lines: readonly ExitCodeLine[] = COMMAND_EXIT_CODES[command];
+  return `\nExit codes:\n${lines.map(([code, meaning]) => `  ${String(code).padEnd(4)} ${meaning}`).join('\n')}`;
+}

@@ -7,7 +7,7 @@ import { Command, Option } from 'commander';
 import { UsageError } from '../netlink/errors.js';
 import { parseDuration, parseUint, type GuardConfig } from '../guard/config.js';
 import type * as GuardModule from '../guard/index.js';
-import { EXIT } from './exit-codes.js';
+import { EXIT, exitCodesHelp } from './exit-codes.js';
 import { jsonOption, run } from './main.js';
 import { isIP } from 'node:net';
 
@@ -64,7 +64,7 @@ export function guardCommands(program: Command): void {
   configOptions(program.command('setup')
     .description('build the qdisc tree, fw filter, nftables marking rule and address (idempotent: completes or corrects a partial setup)')
     .option('--force', "replace a root qdisc on the device that is not synplug's", false), { setup: true })
-    .addHelpText('after', '\nExit codes: 0 set up (or already), 2 bad arguments or no such device, 3 kernel error, 4 not root, 5 missing module, 7 foreign root qdisc.\nOn any failure, everything this call added is removed again.')
+    .addHelpText('after', `${exitCodesHelp('setup')}\n\nOn any failure, everything this call added is removed again.`)
     .action(run(async (f: ConfigFlags & { force: boolean }) => {
       const guard = await loadGuard();
       const r = await guard.setup({ ...config(f), force: f.force });
@@ -73,7 +73,7 @@ export function guardCommands(program: Command): void {
 
   configOptions(program.command('check')
     .description('verify the setup; exit 0 complete, 1 nothing set up, 2 partly or differently set up'), { setup: true })
-    .addHelpText('after', '\nExit codes: 0 complete and consistent, 1 nothing set up, 2 partly or differently set up (or bad arguments), 3 kernel error.')
+    .addHelpText('after', exitCodesHelp('check'))
     .action(run(async (f: ConfigFlags) => {
       const guard = await loadGuard();
       const r = await guard.check(config(f));
@@ -84,7 +84,7 @@ export function guardCommands(program: Command): void {
   configOptions(program.command('plug')
     .description('hold new connections (buffer the plug) until "synplug release" or --max-hold')
     .option('--max-hold <duration>', 'stop holding new connections after this long (kernel-enforced), e.g. 10s', '10s'))
-    .addHelpText('after', '\nExit codes: 0 plugged, 2 bad arguments, 3 kernel error, 4 not root, 8 not set up.')
+    .addHelpText('after', exitCodesHelp('plug'))
     .action(run(async (f: ConfigFlags & { maxHold: string }) => {
       const guard = await loadGuard();
       const maxHoldMs = parseDuration(f.maxHold, '--max-hold');
@@ -94,7 +94,7 @@ export function guardCommands(program: Command): void {
 
   configOptions(program.command('release')
     .description('release the plug (always safe: the kernel cannot tell whether it is plugged)'))
-    .addHelpText('after', '\nExit codes: 0 released (or nothing to release), 2 bad arguments, 3 kernel error, 4 not root.')
+    .addHelpText('after', exitCodesHelp('release'))
     .action(run(async (f: ConfigFlags) => {
       const guard = await loadGuard();
       const r = await guard.release(config(f));
@@ -110,7 +110,7 @@ export function guardCommands(program: Command): void {
     .option('--user <name>', 'run the command as this user')
     .option('--setup', 'set up first when synplug is not set up', false)
     .passThroughOptions())
-    .addHelpText('after', `\nExit codes: the command's status; 2 bad arguments; 8 not set up (the command is NOT run); 126/127 command not executable/found; 130 interrupted before the command ran; 3-5 as for setup.\nAfterwards, stderr (or --json on stdout) tells how long the plug held, the packets held and released, drops, and synplug's own time inside the window.`)
+    .addHelpText('after', `${exitCodesHelp('protect')}\n\nAfterwards, stderr (or --json on stdout) tells how long the plug held, the packets held and released, drops, and synplug's own time inside the window.`)
     .action(run(async (command: string[], f: ConfigFlags & { maxHold: string; waitListen?: string; user?: string; setup: boolean }) => {
       const guard = await loadGuard();
       if (command.length === 0) throw new UsageError('no command given: use synplug protect [options] -- COMMAND [ARGS...]');
@@ -127,7 +127,7 @@ export function guardCommands(program: Command): void {
 
   configOptions(program.command('status')
     .description('the qdisc tree, the marking rule, the recorded plug state, packets held now, passed and dropped'))
-    .addHelpText('after', '\nExit codes: 0 shown, 2 bad arguments or no such device, 3 kernel error, 4 not permitted (nftables needs root).')
+    .addHelpText('after', exitCodesHelp('status'))
     .action(run(async (f: ConfigFlags) => {
       const guard = await loadGuard();
       const r = await guard.status(config(f));
@@ -136,7 +136,7 @@ export function guardCommands(program: Command): void {
 
   configOptions(program.command('teardown')
     .description('release, then remove exactly what setup added (qdisc tree, filter, nftables table, address)'))
-    .addHelpText('after', '\nExit codes: 0 removed (or nothing to remove), 2 bad arguments, 3 kernel error, 4 not root.')
+    .addHelpText('after', exitCodesHelp('teardown'))
     .action(run(async (f: ConfigFlags) => {
       const guard = await loadGuard();
       const r = await guard.teardown(config(f));

@@ -7,7 +7,7 @@
 import { Command, CommanderError, Option } from 'commander';
 import { readFileSync } from 'node:fs';
 import { SynplugError, UsageError, NetlinkError } from '../netlink/errors.js';
-import { EXIT, EXIT_HELP } from './exit-codes.js';
+import { EXIT, EXIT_HELP, exitCodesHelp } from './exit-codes.js';
 import { guardCommands } from './guard-commands.js';
 import { showCommands } from './show-commands.js';
 
@@ -79,7 +79,7 @@ export function buildProgram(): Command {
     .description('display help for a command')
     .argument('[command]', 'the command to describe')
     .addOption(new Option('--json', 'report an unknown command as a JSON object on stdout (the help itself is text)'))
-    .addHelpText('after', '\nExit codes: 0 help shown, 2 no such command.')
+    .addHelpText('after', exitCodesHelp('help'))
     .action((name: string | undefined) => {
       if (name === undefined) program.help();
       const sub = program.commands.find((c) => c.name() === name || c.aliases().includes(name!));

@@ -11,7 +11,7 @@ import { UsageError, SynplugError } from '../netlink/errors.js';
 import type { NetlinkConnection } from '../netlink/connection.js';
 import type { ClassEntry, FilterEntry, QdiscEntry } from '../tc/types.js';
 import { jsonOption, oneOf, run } from './main.js';
-import { EXIT } from './exit-codes.js';
+import { EXIT, exitCodesHelp } from './exit-codes.js';
 
 const OBJECTS = ['qdisc', 'class', 'filter', 'link', 'addr', 'ruleset'] as const;
 
@@ -102,7 +102,7 @@ export function showCommands(program: Command): void {
     .option('--dev <name>', 'only this device (required for class and filter)')
     .option('-s, --stats', 'with counters (tc -s)', false)
     .addOption(jsonOption())
-    .addHelpText('after', '\nJSON output uses the field names of tc -j -s, ip -j and nft -j.\nExit codes: 0 ok, 2 bad arguments, 3 kernel error (e.g. no such device).')
+    .addHelpText('after', `\nJSON output uses the field names of tc -j -s, ip -j and nft -j.\n${exitCodesHelp('show')}`)
     .action(run(async (object: string, f: { dev?: string; stats: boolean; json?: boolean }) => {
       oneOf(object, OBJECTS, 'object');
       if ((object === 'class' || object === 'filter') && f.dev === undefined) throw new UsageError(`show ${object} needs --dev NAME (the kernel lists ${object === 'class' ? 'classes' : 'filters'} per device)`);
@@ -162,7 +162,7 @@ export function showCommands(program: Command): void {
 Prints one JSON object per netlink message (one per line): protocol, type, flags, seq, pid, and the decoded body
 (tc -j / ip -j / nft field names) or the error (errno, code, extended-ack text).
 When the input goes bad part-way, every datagram before the bad bytes is printed first, then the error.
-Exit codes: 0 ok, 2 bad arguments or unreadable file, 3 undecodable bytes or capture.json fields (what decoded is printed first).`)
+${exitCodesHelp('decode')}`)
     .action(run(async (file: string, f: { protocol: string }) => {
       const protocol = Number(f.protocol);
       if (f.protocol.trim() === '' || !Number.isInteger(protocol) || protocol < 0 || protocol > 31) throw new UsageError(`--protocol: '${f.protocol}' is not a netlink protocol number (0-31)`);

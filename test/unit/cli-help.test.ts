@@ -1,0 +1,78 @@
+/**
+ * Exit codes in the help texts: every command's `--help` lists its codes
+ * (src/cli/exit-codes.ts COMMAND_EXIT_CODES), each of them one of the codes
+ * of the README's table, which `synplug --help` prints too. Which codes a
+ * command really returns is checked against its behaviour in the live suite
+ * (test/live/guard-cli.test.ts: bad input, a missing device, not root).
+ */
+import test from 'ava';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import type { Command } from 'commander';
+import { buildProgram } from '../../src/cli/main.js';
+import { COMMAND_EXIT_CODES, EXIT, EXIT_HELP } from '../../src/cli/exit-codes.js';
+
+const README = readFileSync(fileURLToPath(new URL('../../README.md', import.meta.url)), 'utf8');
+
+/** The codes of the README's exit-code table ("| 126 / 127 | ..." gives both). */
+function readmeCodes(): string[] {
+  const from = README.indexOf('### Exit codes');
+  const table = README.slice(from, README.indexOf('\n\n', README.indexOf('| code |', from)));
+  const codes: string[] = [];
+  for (const m of table.matchAll(/^\| ([0-9a-z /]+?) \|/gm)) {
+    if (m[1] === 'code') continue;
+    codes.push(...m[1].split(' / '));
+  }
+  return codes;
+}
+
+/** A command's whole --help text, as commander writes it (with the text added after). */
+function helpOf(cmd: Command): string {
+  let out = '';
+  cmd.configureOutput({ writeOut: (s) => { out += s; } });
+  cmd.outputHelp();
+  return out;
+}
+
+/** The codes listed under "Exit codes:" in a help text. */
+function listed(help: string): string[] {
+  const section = help.slice(help.indexOf('\nExit codes:\n') + 1).split('\n\n')[0];
+  return [...section.matchAll(/^ {2}(\d+|other) /gm)].map((m) => m[1]);
+}
+
+test('the README table, the exit codes of synplug --help and EXIT hold the same codes', (t) => {
+  const fromEnum = Object.values(EXIT).map(String).sort();
+  t.deepEqual([...readmeCodes()].sort(), [...fromEnum, 'other'].sort());
+  t.deepEqual(listed(`\n${EXIT_HELP}`).sort(), [...fromEnum, 'other'].sort());
+  t.true(helpOf(buildProgram()).includes(EXIT_HELP));
+});
+
+test('every command\'s --help lists exit codes, each one of the table\'s, without repeats', (t) => {
+  const program = buildProgram();
+  const names = program.commands.map((c) => c.name()).sort();
+  t.deepEqual(names, Object.keys(COMMAND_EXIT_CODES).sort());
+  const all = new Set<string>(readmeCodes());
+  for (const cmd of program.commands) {
+    const codes = listed(helpOf(cmd));
+    t.true(codes.length >= 2, cmd.name());
+    t.is(new Set(codes).size, codes.length, cmd.name());
+    for (const c of codes) t.true(all.has(c), `${cmd.name()}: ${c}`);
+    t.deepEqual(codes, COMMAND_EXIT_CODES[cmd.name() as keyof typeof COMMAND_EXIT_CODES].map(([c]) => String(c)), cmd.name());
+    t.is(codes[0], '0', cmd.name());
+  }
+});
+
+test('codes each command is known to return are listed, with the meaning the README gives them', (t) => {
+  const program = buildProgram();
+  const help = (name: string) => helpOf(program.commands.find((c) => c.name() === name)!);
+  // a missing device is exit 2 everywhere (README: "2 | bad arguments or input, e.g. a device that does not exist")
+  for (const name of ['setup', 'check', 'plug', 'release', 'protect', 'status', 'teardown', 'show']) {
+    t.regex(help(name), /^ {2}2 {4}.*a device that does not exist/m, name);
+    t.notRegex(help(name), /^ {2}3 .*(no such device|does not exist)/m, name);
+  }
+  // not root: 4 (nftables needs CAP_NET_ADMIN even to read)
+  for (const name of ['setup', 'check', 'plug', 'release', 'protect', 'status', 'teardown', 'show']) t.true(listed(help(name)).includes('4'), name);
+  t.false(listed(help('decode')).includes('4'));
+  t.true(listed(help('protect')).includes('other'));
+  for (const name of ['setup', 'check', 'show', 'decode']) t.false(listed(help(name)).includes('other'), name);
+});
