@@ -345,7 +345,7 @@ export async function setup(opts: SetupOptions = {}): Promise<SetupResult> {
     if (fw === 'unknown') unverified.push('cls_fw (filter fw)');
     if ((await probeNfTables()) === 'no') missing.push('nf_tables (nftables)');
     if (missing.length) {
-      throw new MissingSupportError(missing, unverified.length ? `; ${unverified.join(', ')} could not be checked` : '');
+      throw new MissingSupportError(missing, unverified);
     }
 
     const o = await observe(s);

@@ -42,15 +42,46 @@ export class NotPermittedError extends SynplugError {
   }
 }
 
-/** The kernel lacks modules the technique needs. Exit code 5. */
+/**
+ * The kernel lacks modules the technique needs. Exit code 5.
+ *
+ * The message names every missing module, and every module whose presence
+ * could not be checked (with the reason), and suggests one `modprobe` for
+ * all of them: loading only the missing ones would just lead to the next
+ * failure.
+ */
 export class MissingSupportError extends SynplugError {
   /** the missing pieces, e.g. `['sch_prio (qdisc prio)', 'sch_plug (qdisc plug)']` */
   missing: string[];
-  constructor(missing: string[], detail = '') {
-    super(`this kernel lacks what synplug needs: ${missing.join(', ')}${detail}. Load the modules (modprobe ${missing.map((m) => m.split(' ')[0]).join(' ')}) or use a kernel that has them; nothing was changed`, EXIT_MISSING_SUPPORT);
+  /** pieces whose presence could not be checked, e.g. `['cls_fw (filter fw)']` (see {@link probeFilterKind}) */
+  unverified: string[];
+  /**
+   * @param missing the missing pieces, each `module (what)`, e.g. `'sch_prio (qdisc prio)'`
+   * @param unverified pieces that could not be checked, same form; the message says why
+   */
+  constructor(missing: string[], unverified: readonly string[] = []) {
+    const modules = [...missing, ...unverified].map((m) => m.split(' ')[0]);
+    const unchecked = unverified.map((u) => `; ${u} could not be checked: ${whyUnchecked(u.split(' ')[0])}`).join('');
+    super(`this kernel lacks what synplug needs: ${missing.join(', ')}${unchecked}. Load the modules (modprobe ${[...new Set(modules)].join(' ')}) or use a kernel that has them; nothing was changed`, EXIT_MISSING_SUPPORT);
     this.name = 'MissingSupportError';
     this.missing = missing;
+    this.unverified = [...unverified];
   }
+}
+
+/** Where the kernel's list of built-in modules is. */
+function modulesBuiltinPath(): string {
+  return `/lib/modules/${kernelRelease()}/modules.builtin`;
+}
+
+/**
+ * Why {@link probeFilterKind} answered "unknown" for a module: it is not
+ * loaded, and whether it is built in cannot be read.
+ */
+function whyUnchecked(mod: string): string {
+  let code = '';
+  try { readFileSync(modulesBuiltinPath()); } catch (e) { code = ` (${(e as { code?: string }).code ?? String(e)})`; }
+  return `it is not loaded (no /sys/module/${mod}), and ${modulesBuiltinPath()}, which would tell whether it is built into the kernel, cannot be read${code}`;
 }
 
 /** Whether this process has CAP_NET_ADMIN in its effective set. */
@@ -115,9 +146,8 @@ export async function probeFilterKind(conn: NetlinkConnection, kind: string): Pr
     if (e.code === 'EPERM' || e.code === 'EACCES') throw e;
   }
   if (existsSync(`/sys/module/${mod}`)) return 'yes';
-  const dir = `/lib/modules/${kernelRelease()}`;
   try {
-    if (readFileSync(`${dir}/modules.builtin`, 'utf8').includes(`/${mod}.ko`)) return 'yes';
+    if (readFileSync(modulesBuiltinPath(), 'utf8').includes(`/${mod}.ko`)) return 'yes';
     // Present as a loadable module, yet it did not load: not loadable here (e.g. a container).
     return 'no';
   } catch {
