@@ -114,6 +114,7 @@ export function guardCommands(program: Command): void {
     .action(run(async (command: string[], f: ConfigFlags & { maxHold: string; waitListen?: string; user?: string; setup: boolean }) => {
       const guard = await loadGuard();
       if (command.length === 0) throw new UsageError('no command given: use synplug protect [options] -- COMMAND [ARGS...]');
+      if (command[0] === '') throw new UsageError('protect: the command after -- is empty (an empty string is not a command to run)');
       const maxHoldMs = parseDuration(f.maxHold, '--max-hold');
       const waitListen = f.waitListen !== undefined ? parseListen(f.waitListen) : undefined;
       const r = await guard.protect({

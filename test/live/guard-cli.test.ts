@@ -109,6 +109,7 @@ const bad: Array<[string, string[], RegExp]> = [
   ['--max-hold 0', ['protect', '--dev', DEV, '--max-hold', '0', '--', 'true'], /--max-hold: must be more than 0/],
   ['a --max-hold that is not a duration', ['protect', '--dev', DEV, '--max-hold', 'soon', '--', 'true'], /not a duration/],
   ['an empty command', ['protect', '--dev', DEV, '--'], /no command given/],
+  ['an empty command name', ['protect', '--dev', DEV, '--', '', 'arg'], /protect: the command after -- is empty/],
   ['a bad --wait-listen', ['protect', '--dev', DEV, '--wait-listen', 'localhost:x', '--', 'true'], /--wait-listen/],
   ['an unknown command', ['frobnicate'], /unknown command 'frobnicate'/],
   ['an empty --max-hold', ['plug', '--dev', DEV, '--max-hold', ''], /--max-hold: '' is not a duration/],

@@ -79,3 +79,13 @@ test('help with no command, and help of a command: their help on stdout, exit 0'
   t.is(one.code, 0, one.stderr);
   t.regex(one.stdout, /^Usage: synplug setup \[options\]/);
 });
+
+test('protect -- "": a CLI-level message, exit 2, nothing run', async (t) => {
+  for (const args of [['protect', '--', ''], ['protect', '--', '', 'x'], ['protect', '--json', '--', '']]) {
+    const r = await synplug(args);
+    t.is(r.code, 2, r.stderr);
+    t.regex(r.stderr, /^synplug: protect: the command after -- is empty/);
+    t.notRegex(r.stderr, /needs `command`|array of strings/);
+    if (args.includes('--json')) t.regex(JSON.parse(r.stdout).error, /^protect: the command after -- is empty/);
+  }
+});
