@@ -56,20 +56,40 @@ test('random payloads of every tc message type: only NetlinkDecodeError', (t) =>
   t.pass();
 });
 
-/** A captured datagram with some bytes flipped, a cut, and some bytes added. */
+/**
+ * Make the nlmsg_len fields of `b` frame it again: each message that no
+ * longer fits (or claims less than a header) is given the rest of the
+ * datagram. Cuts and added bytes almost always break the framing, and then
+ * the netlink layer refuses the datagram before any tc decoder sees it; a
+ * re-framed one carries the mutated bytes into the kind decoders.
+ */
+function reframe(b: Buffer): Buffer {
+  let off = 0;
+  while (off + 16 <= b.length) {
+    let len = b.readUInt32LE(off);
+    if (len < 16 || len > b.length - off) { len = b.length - off; b.writeUInt32LE(len, off); }
+    off += (len + 3) & ~3;
+  }
+  return b;
+}
+
+/** A captured datagram with some bytes flipped, a cut, and some bytes added; half of them re-framed. */
 const mutated = fc.record({
   base: fc.constantFrom(...captured),
   flips: fc.array(fc.tuple(fc.nat(), fc.integer({ min: 1, max: 255 })), { maxLength: 8 }),
   cut: fc.option(fc.nat(), { nil: undefined }),
   extra: fc.uint8Array({ maxLength: 32 }),
-}).map(({ base, flips, cut, extra }) => {
+  frame: fc.boolean(),
+}).map(({ base, flips, cut, extra, frame }) => {
   const b = Buffer.from(base);
   for (const [i, x] of flips) b[i % b.length] ^= x;
   const cutAt = cut === undefined ? b.length : cut % (b.length + 1);
-  return Buffer.concat([b.subarray(0, cutAt), Buffer.from(extra)]);
+  const out = Buffer.concat([b.subarray(0, cutAt), Buffer.from(extra)]);
+  return frame ? reframe(out) : out;
 });
 
 test('mutated captured datagrams (flipped, truncated, extended bytes): only NetlinkDecodeError', (t) => {
+  let reached = 0;
   let decoded = 0;
   fc.assert(fc.property(mutated, (d) => {
     let msgs: NetlinkMessage[];
@@ -79,9 +99,16 @@ test('mutated captured datagrams (flipped, truncated, extended bytes): only Netl
       if (e instanceof NetlinkDecodeError) return;
       throw e;
     }
-    for (const m of msgs) if (TC_TYPES.includes(m.type) && decodeOk(m)) decoded++;
+    for (const m of msgs) {
+      if (!TC_TYPES.includes(m.type)) continue;
+      reached++;
+      if (decodeOk(m)) decoded++;
+    }
   }), { numRuns: 5000 });
-  t.true(decoded > 100, `decoded ${decoded}`); // most mutations still reach the kind decoders
+  // Not vacuous: the re-framed half carries mutations into the tc decoders
+  // (about 1,750-1,950 messages per run here, 500-620 of them decoding whole).
+  t.true(reached > 1000, `${reached} mutated messages reached the tc decoders`);
+  t.true(decoded > 250, `${decoded} decoded whole`);
 });
 
 test('mutated single messages: flipping any byte of each captured tc message, one at a time', (t) => {
