@@ -151,6 +151,9 @@ function runDelayNs(): number {
 
 /** Wall, user and system time of one call, and the main thread's run-queue wait, ms. */
 async function measure<T>(f: () => Promise<T> | T): Promise<{ v: T; wall: number; user: number; sys: number; runq: number }> {
+  // Start from a collected heap (node --expose-gc, as `npm run bench` runs it), so that
+  // the garbage of the previous step is not collected, and counted, inside this one.
+  (globalThis as { gc?: () => void }).gc?.();
   const c0 = process.cpuUsage();
   const q0 = runDelayNs();
   const t0 = process.hrtime.bigint();
