@@ -106,6 +106,9 @@ export function showCommands(program: Command): void {
     .action(run(async (object: string, f: { dev?: string; stats: boolean; json?: boolean }) => {
       oneOf(object, OBJECTS, 'object');
       if ((object === 'class' || object === 'filter') && f.dev === undefined) throw new UsageError(`show ${object} needs --dev NAME (the kernel lists ${object === 'class' ? 'classes' : 'filters'} per device)`);
+      // Counters are decoded for tc objects only; refused rather than silently left out.
+      if (f.stats && (object === 'link' || object === 'addr' || object === 'ruleset')) throw new UsageError(`show ${object}: --stats is not supported (counters are shown for qdisc, class and filter)`);
+      if (f.dev !== undefined && object === 'ruleset') throw new UsageError('show ruleset: --dev does not apply (the ruleset is not per device)');
       if (object === 'ruleset') {
         const [{ listRuleset }, { formatRulesetText, formatRulesetJson }] = await Promise.all([import('../iptables/ruleset.js'), import('../iptables/format.js')]);
         const rs = await withConn(NETLINK_NETFILTER, (c) => listRuleset(c));
