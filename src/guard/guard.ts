@@ -23,6 +23,7 @@
  * @module
  */
 import { isIP } from 'node:net';
+import { join } from 'node:path';
 import { NetlinkError, SynplugError, UsageError } from '../netlink/errors.js';
 import { addAddress, deleteAddress, listAddresses } from '../netlink/route/addr.js';
 import {
@@ -40,7 +41,7 @@ import { listRuleset } from '../iptables/ruleset.js';
 import { formatRulesetText, durationText } from '../iptables/format.js';
 import { resolveConfig, TREE, type GuardConfig } from './config.js';
 import { StateStore, isStale, processStartTime, type PlugRecord, type SetupRecord } from './state.js';
-import { GuardSession, type PlugStats } from './session.js';
+import { GuardSession, NoDeviceError, type PlugStats } from './session.js';
 import { requireNetAdmin, hasNetAdmin, probeQdiscKind, probeFilterKind, probeNfTables, MissingSupportError } from './support.js';
 import { runProtected, EXIT_NOT_SET_UP, type ProtectOptions, type ProtectResult } from './protect.js';
 import { startWatchdog } from './watchdog.js';
@@ -230,7 +231,19 @@ function configFor(opts: GuardOptions | null | undefined, needsAdmin?: string): 
   try { record = store.readSetup(); } catch { record = undefined; } // a damaged record: defaults and options decide
   const fromRecord: Partial<GuardConfig> = record ? { dev: record.dev, addr: record.addr, mark: record.mark, limit: record.limit, table: record.table } : {};
   const config = resolveConfig({ ...fromRecord, ...definedOnly(opts), stateDir });
+  if (record && opts.dev === undefined) devFromRecord.set(config, join(stateDir, 'setup.json'));
   return { config, store, record: record && record.dev === config.dev ? record : undefined };
+}
+
+/** Configs whose device came from setup's record rather than --dev: that record's path, for the error when the device is gone. */
+const devFromRecord = new WeakMap<GuardConfig, string>();
+
+/** GuardSession.open, its NoDeviceError saying where the device name came from. */
+function openSession(config: GuardConfig): Promise<GuardSession> {
+  return GuardSession.open(config).catch((e: unknown) => {
+    const file = devFromRecord.get(config);
+    throw e instanceof NoDeviceError && file ? new NoDeviceError(config.dev, file) : e;
+  });
 }
 
 function definedOnly<T extends object>(o: T): Partial<T> {
@@ -238,7 +251,7 @@ function definedOnly<T extends object>(o: T): Partial<T> {
 }
 
 async function withSession<T>(config: GuardConfig, f: (s: GuardSession) => Promise<T>): Promise<T> {
-  const s = await GuardSession.open(config);
+  const s = await openSession(config);
   try {
     return await f(s);
   } finally {
@@ -632,7 +645,7 @@ export async function protect(opts: GuardProtectOptions): Promise<ProtectResult>
   const watchdog = startWatchdog();
   watchdog.catch(() => {}); // its failure is reported where it is awaited
   let handedOver = false;
-  const s = await GuardSession.open(config).catch((e) => { void watchdog.then((w) => w.done(), () => {}); throw e; });
+  const s = await openSession(config).catch((e) => { void watchdog.then((w) => w.done(), () => {}); throw e; });
   try {
     const rec = await recoverStale(s, store);
     if (rec.released) opts.onNotice?.(`released a plug left buffering (${rec.reason})`);

@@ -38,8 +38,14 @@ export const EXIT_NO_DEVICE = 2;
 
 /** The device does not exist. Exit code 2 (bad input: nothing is changed). */
 export class NoDeviceError extends SynplugError {
-  constructor(dev: string) {
-    super(`device '${dev}' not found (give an existing device with --dev)`, EXIT_NO_DEVICE);
+  /**
+   * @param dev the device name
+   * @param recordedIn the setup record the name came from (no --dev was given), for the message
+   */
+  constructor(readonly dev: string, recordedIn?: string) {
+    super(recordedIn
+      ? `device '${dev}' not found: it is the device setup recorded in ${recordedIn}; give an existing device with --dev (teardown --dev DEVICE forgets that record)`
+      : `device '${dev}' not found (give an existing device with --dev)`, EXIT_NO_DEVICE);
     this.name = 'NoDeviceError';
   }
 }

@@ -9,7 +9,7 @@
  */
 import test from 'ava';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdtempSync, existsSync } from 'node:fs';
+import { mkdtempSync, existsSync, writeFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -82,6 +82,21 @@ test.serial('setup --json on failure: a JSON error object with the exit code on 
   const j = JSON.parse(r.stdout);
   t.is(j.exit_code, 5);
   t.regex(j.error, /sch_prio/);
+});
+
+test.serial('a setup record naming a device that is gone: exit 2, the message says the name came from that record', (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'synplug-guardcli-stale-'));
+  writeFileSync(join(dir, 'setup.json'), JSON.stringify({ dev: 'spgone0', addr: ADDR, mark: 1, limit: 65536, table: TABLE, at: 1 }));
+  for (const cmd of ['status', 'check', 'release']) {
+    const r = spawnSync(process.execPath, [BIN, cmd], { encoding: 'utf8', env: { ...process.env, SYNPLUG_STATE_DIR: dir }, timeout: 60_000 });
+    t.is(r.status, 2, `${cmd}: ${r.stderr}`);
+    t.true(r.stderr.includes(`device 'spgone0' not found: it is the device setup recorded in ${join(dir, 'setup.json')}`), `${cmd}: ${r.stderr}`);
+  }
+  // an explicit --dev is not blamed on the record
+  const r = spawnSync(process.execPath, [BIN, 'status', '--dev', 'spgone1'], { encoding: 'utf8', env: { ...process.env, SYNPLUG_STATE_DIR: dir }, timeout: 60_000 });
+  t.is(r.status, 2);
+  t.regex(r.stderr, /device 'spgone1' not found \(give an existing device with --dev\)/);
+  rmSync(dir, { recursive: true, force: true });
 });
 
 test.serial('check on a machine never set up: exit 1, every piece missing', (t) => {
