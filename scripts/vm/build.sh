@@ -244,11 +244,12 @@ fail() {
     poweroff -f
 }
 
-RUN= KDIR=
+RUN= KDIR= KEEP=
 for arg in $(cat /proc/cmdline); do
     case $arg in
         synplug_run=*) RUN=${arg#synplug_run=} ;;
         synplug_kdir=*) KDIR=${arg#synplug_kdir=} ;;
+        synplug_keep=*) KEEP=${arg#synplug_keep=} ;;
     esac
 done
 [ -n "$RUN" ] && [ -n "$KDIR" ] || fail "synplug_run= or synplug_kdir= missing from the kernel command line"
@@ -272,7 +273,15 @@ mkdir -p /mnt/dev/pts /mnt/dev/shm
 mount -t devpts -o gid=5,mode=620,ptmxmode=666 devpts /mnt/dev/pts
 mount -t tmpfs -o mode=1777 tmpfs /mnt/dev/shm
 mount -t tmpfs -o mode=755 tmpfs /mnt/run
+# A repository under the host's /tmp (a clone in /tmp) would be hidden by the
+# guest's own /tmp: it is bound back in place (synplug_keep=, from run.sh).
+case $KEEP in
+    /tmp/?*) mkdir -p /hosttmp && mount -o bind /mnt/tmp /hosttmp || fail "cannot bind the host's /tmp" ;;
+esac
 mount -t tmpfs -o mode=1777 tmpfs /mnt/tmp
+case $KEEP in
+    /tmp/?*) mkdir -p "/mnt$KEEP" && mount -o bind "/hosttmp${KEEP#/tmp}" "/mnt$KEEP" || fail "cannot bind $KEEP back into the guest's /tmp" ;;
+esac
 [ -d "/mnt$KDIR/lib/modules/$(uname -r)" ] || fail "no modules for $(uname -r) in $KDIR"
 echo "$KDIR" >/etc/synplug-kdir
 

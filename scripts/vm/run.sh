@@ -67,8 +67,16 @@ RUN=$(mktemp -d "$RUNS/XXXXXX")
 case $RUN$KERNEL_DIR in
     *[[:space:]]*) die "paths with spaces cannot go on the kernel command line: $RUN" ;;
 esac
+# A repository under /tmp (a clone there) is bound back into the guest's own
+# /tmp (synplug_keep=); anything else under /tmp, /run, /dev is hidden.
+keep=
+case $REPO in /tmp/?*) keep=$REPO ;; esac
 case $RUN in
+    "$REPO"/*) ;;
     /tmp/* | /run/* | /dev/* | /proc/* | /sys/*) die "$RUN is hidden in the guest (SYNPLUG_VM_CACHE)" ;;
+esac
+case $REPO in
+    /run/* | /dev/* | /proc/* | /sys/*) die "$REPO is hidden in the guest: clone the repository elsewhere" ;;
 esac
 
 # cmd.sh: environment, cwd and the command, quoted with printf %q.
@@ -140,7 +148,7 @@ qemu_args=(
     -nographic -no-reboot -monitor none
     -accel tcg,thread=multi -cpu max -smp "$SMP" -m "$MEM"
     -kernel "$kernel" -initrd "$INITRD"
-    -append "console=ttyS0 quiet panic=-1 ifb.numifbs=0 dummy.numdummies=0 ${SYNPLUG_VM_APPEND:-} synplug_run=$RUN synplug_kdir=$KERNEL_DIR"
+    -append "console=ttyS0 quiet panic=-1 ifb.numifbs=0 dummy.numdummies=0 ${SYNPLUG_VM_APPEND:-} synplug_run=$RUN synplug_kdir=$KERNEL_DIR${keep:+ synplug_keep=$keep}"
     -virtfs local,path=/,mount_tag=hostroot,security_model=none,multidevs=remap
     -nic none
     -chardev "file,id=console,path=$RUN/console.log,append=on" -serial chardev:console
