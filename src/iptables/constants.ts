@@ -605,3 +605,41 @@ export const NFT_TYPE_INET_SERVICE = 13;
 export const NFTNL_UDATA_RULE_COMMENT = 0;
 /** NFTNL_UDATA_SET_KEYBYTEORDER: u32 host order; 2 = BYTEORDER_BIG_ENDIAN in nft. */
 export const NFTNL_UDATA_SET_KEYBYTEORDER = 0;
+
+/* Set data and map values (nf_tables.h enum nft_data_types; nft's include/datatype.h). */
+/** NFT_DATA_VALUE: enum nft_data_types, nf_tables.h: NFTA_SET_DATA_TYPE values below 0xffffff00 are nft datatypes (values) */
+export const NFT_DATA_VALUE = 0;
+/** NFT_DATA_VERDICT: enum nft_data_types, nf_tables.h: NFTA_SET_DATA_TYPE of a verdict map */
+export const NFT_DATA_VERDICT = 0xffffff00;
+/** nft datatype TYPE_ETHERADDR (`ether_addr`) */
+export const NFT_TYPE_ETHERADDR = 9;
+/** nft datatype TYPE_INET_PROTOCOL (`inet_proto`) */
+export const NFT_TYPE_INET_PROTOCOL = 12;
+/** NFTNL_UDATA_SET_DATABYTEORDER: u32 host order, the map values' byte order (1 host, 2 big-endian). */
+export const NFTNL_UDATA_SET_DATABYTEORDER = 1;
+/** nft's BYTEORDER_HOST_ENDIAN in NFTNL_UDATA_SET_KEYBYTEORDER / _DATABYTEORDER */
+export const NFT_BYTEORDER_HOST_ENDIAN = 1;
+/** nft's BYTEORDER_BIG_ENDIAN in NFTNL_UDATA_SET_KEYBYTEORDER / _DATABYTEORDER */
+export const NFT_BYTEORDER_BIG_ENDIAN = 2;
+
+/* Stateful object types (NFTA_SET_OBJ_TYPE of object maps), nf_tables.h NFT_OBJECT_*. */
+/** NFT_OBJECT_COUNTER: nf_tables.h */
+export const NFT_OBJECT_COUNTER = 1;
+/** NFT_OBJECT_QUOTA: nf_tables.h */
+export const NFT_OBJECT_QUOTA = 2;
+/** NFT_OBJECT_CT_HELPER: nf_tables.h */
+export const NFT_OBJECT_CT_HELPER = 3;
+/** NFT_OBJECT_LIMIT: nf_tables.h */
+export const NFT_OBJECT_LIMIT = 4;
+/** NFT_OBJECT_CONNLIMIT: nf_tables.h */
+export const NFT_OBJECT_CONNLIMIT = 5;
+/** NFT_OBJECT_TUNNEL: nf_tables.h */
+export const NFT_OBJECT_TUNNEL = 6;
+/** NFT_OBJECT_CT_TIMEOUT: nf_tables.h */
+export const NFT_OBJECT_CT_TIMEOUT = 7;
+/** NFT_OBJECT_SECMARK: nf_tables.h */
+export const NFT_OBJECT_SECMARK = 8;
+/** NFT_OBJECT_CT_EXPECT: nf_tables.h */
+export const NFT_OBJECT_CT_EXPECT = 9;
+/** NFT_OBJECT_SYNPROXY: nf_tables.h */
+export const NFT_OBJECT_SYNPROXY = 10;

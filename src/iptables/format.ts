@@ -17,7 +17,9 @@
  */
 import type { NftChain } from './chain.js';
 import type { NftRule } from './rule.js';
-import type { NftSet, NftSetElement } from './set.js';
+import { setDataByteOrder, setItems, setKeyByteOrder, type NftSet, type NftSetItem } from './set.js';
+import type { NftData } from './data.js';
+import * as C from './constants.js';
 import type { NftTable } from './table.js';
 import type { Expr, GenericExpr } from './expr/index.js';
 import { describeExpr } from './expr/index.js';
@@ -41,7 +43,7 @@ export interface Statement {
   json: Record<string, unknown>;
 }
 
-type ValueType = 'ipv4' | 'ipv6' | 'port' | 'tcpflags' | 'l4proto' | 'nfproto' | 'mark' | 'uint_be' | 'uint_he' | 'string' | 'hex';
+type ValueType = 'ipv4' | 'ipv6' | 'port' | 'tcpflags' | 'l4proto' | 'nfproto' | 'mark' | 'mark_be' | 'ether' | 'uint_be' | 'uint_he' | 'string' | 'hex';
 
 interface Field {
   /** text of the left side: `ip saddr`, `meta mark`, `@nh,96,32` */
@@ -59,7 +61,9 @@ type Src =
   | { k: 'payload'; base: string; offset: number; len: number }
   | { k: 'meta'; key: string }
   | { k: 'masked'; src: Src; mask: string; xor: string }
-  | { k: 'imm'; data: string };
+  | { k: 'imm'; data: string }
+  /** a map lookup's result (`ip saddr map { 1.1.1.1 : 0x5 }`), already printed */
+  | { k: 'map'; stmt: Statement; l3?: string; l4?: string };
 
 const L4_NAMES = new Map<number, string>([[1, 'icmp'], [2, 'igmp'], [6, 'tcp'], [17, 'udp'], [33, 'dccp'], [47, 'gre'], [50, 'esp'], [51, 'ah'], [58, 'ipv6-icmp'], [132, 'sctp'], [136, 'udplite']]);
 const TCP_FLAGS = ['fin', 'syn', 'rst', 'psh', 'ack', 'urg', 'ecn', 'cwr'];
@@ -119,6 +123,9 @@ function valueOf(hex: string, type: ValueType): { text: string; json: unknown } 
     case 'nfproto': if (b.length === 1) { const n = b[0] === 2 ? 'ipv4' : b[0] === 10 ? 'ipv6' : undefined; return n ? { text: n, json: n } : { text: String(b[0]), json: b[0] }; } break;
     case 'tcpflags': if (b.length === 1) { const f = flagNames(b[0]); return { text: f.join(','), json: f.length === 1 ? f[0] : f }; } break;
     case 'mark': if (b.length === 4) { const n = b.readUInt32LE(0); return { text: `0x${n.toString(16).padStart(8, '0')}`, json: n }; } break;
+    // a mark key of an interval set: nft stores those big-endian
+    case 'mark_be': if (b.length === 4) { const n = b.readUInt32BE(0); return { text: `0x${n.toString(16).padStart(8, '0')}`, json: n }; } break;
+    case 'ether': if (b.length === 6) { const t = [...b].map((x) => x.toString(16).padStart(2, '0')).join(':'); return { text: t, json: t }; } break;
     case 'uint_be': if (b.length <= 4 && b.length > 0) { const n = b.readUIntBE(0, b.length); return { text: String(n), json: n }; } break;
     case 'uint_he': if (b.length <= 4 && b.length > 0) { const n = b.readUIntLE(0, b.length); return { text: String(n), json: n }; } break;
     case 'string': { const nul = b.indexOf(0); const s = b.subarray(0, nul < 0 ? b.length : nul).toString('utf8'); return { text: `"${s}"`, json: s }; }
@@ -220,6 +227,10 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
             slots.push({ stmt: { text: `meta ${e.key} set ${v.text}`, json: { mangle: { key: { meta: { key: e.key } }, value: v.json } } } });
             continue;
           }
+          if (src?.k === 'map') {
+            slots.push({ stmt: { text: `meta ${e.key} set ${src.stmt.text}`, json: { mangle: { key: { meta: { key: e.key } }, value: src.stmt.json } } }, needsL3: src.l3, needsL4: src.l4 });
+            continue;
+          }
           if (src) unconsume(e.sreg);
         }
         slots.push({ stmt: raw(e) });
@@ -254,18 +265,28 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
       }
       case 'lookup': {
         const r = regs.get(e.sreg);
-        const f = r && r.src.k !== 'imm' && r.src.k !== 'masked' ? fieldOf(r.src, ctx) : undefined;
-        if (!r || !f || e.dreg !== undefined) { slots.push({ stmt: raw(e) }); continue; }
-        consume(e.sreg);
+        const f = r && r.src.k !== 'imm' && r.src.k !== 'masked' && r.src.k !== 'map' ? fieldOf(r.src, ctx) : undefined;
         const set = options.sets?.find((s) => s.name === e.set);
+        // a map lookup needs the map (to print its values); a verdict map writes the verdict register
+        const isMap = e.dreg !== undefined;
+        if (!r || !f || (isMap && (!set || set.map === undefined || e.invert))) { slots.push({ stmt: raw(e) }); continue; }
+        consume(e.sreg);
         let rightText = `@${e.set}`;
         let rightJson: unknown = `@${e.set}`;
         if (set && set.flags.includes('anonymous') && set.elements) {
-          const vals = sortedElements(set.elements).map((el) => valueOf(el.key, f.type));
-          rightText = `{ ${vals.map((v) => v.text).join(', ')} }`;
-          rightJson = { set: vals.map((v) => v.json) };
+          const els = setElementsPrinted(set, set.elements, keyTypeFor(set, f.type));
+          rightText = `{ ${els.map((v) => v.text).join(', ')} }`;
+          rightJson = { set: els.map((v) => v.json) };
         }
-        slots.push({ stmt: { text: `${f.text} ${e.invert ? '!= ' : ''}${rightText}`, json: { match: { op: e.invert ? '!=' : '==', left: f.json, right: rightJson } } }, needsL3: f.l3, needsL4: f.l4 });
+        if (!isMap) {
+          slots.push({ stmt: { text: `${f.text} ${e.invert ? '!= ' : ''}${rightText}`, json: { match: { op: e.invert ? '!=' : '==', left: f.json, right: rightJson } } }, needsL3: f.l3, needsL4: f.l4 });
+        } else if (e.dreg === C.NFT_REG_VERDICT) {
+          slots.push({ stmt: { text: `${f.text} vmap ${rightText}`, json: { vmap: { key: f.json, data: rightJson } } }, needsL3: f.l3, needsL4: f.l4 });
+        } else {
+          const stmt = { text: `${f.text} map ${rightText}`, json: { map: { key: f.json, data: rightJson } } };
+          slots.push({ stmt: raw(e), loadOf: e.dreg });
+          regs.set(e.dreg!, { src: { k: 'map', stmt, l3: f.l3, l4: f.l4 }, slots: [...r.slots, slots.length - 1] });
+        }
         continue;
       }
       case 'counter':
@@ -289,7 +310,7 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
     const opJson = OP_JSON[op];
     if (opText === undefined) return undefined;
     if (src.k === 'masked') {
-      const f = src.src.k === 'imm' || src.src.k === 'masked' ? undefined : fieldOf(src.src, c);
+      const f = src.src.k === 'imm' || src.src.k === 'masked' || src.src.k === 'map' ? undefined : fieldOf(src.src, c);
       if (!f || /[^0]/.test(src.xor)) return undefined;
       const bits = prefixBits(src.mask);
       if ((f.type === 'ipv4' || f.type === 'ipv6') && bits !== undefined && (op === 'eq' || op === 'neq')) {
@@ -306,7 +327,7 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
       }
       return { stmt: { text: `${f.text} & ${mask.text} ${op === 'eq' ? '==' : opText.trim()} ${val.text}`, json: { match: { op: opJson, left: { '&': [f.json, mask.json] }, right: val.json } } }, needsL3: f.l3, needsL4: f.l4 };
     }
-    if (src.k === 'imm') return undefined;
+    if (src.k === 'imm' || src.k === 'map') return undefined;
     const f = fieldOf(src, c);
     if (!f) return undefined;
     if (f.fullLen !== undefined) {
@@ -336,11 +357,6 @@ export function ruleText(rule: NftRule, sets?: readonly NftSet[]): string {
   return parts.join(' ');
 }
 
-/** Elements in nft's display order: by key, as unsigned big-endian bytes. */
-function sortedElements(els: readonly NftSetElement[]): NftSetElement[] {
-  return [...els].sort((a, b) => (a.key.length - b.key.length) || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
-}
-
 /** A duration as nft prints it: `10s`, `9s996ms`, `1h30m`, `2d`. */
 export function durationText(ms: number): string {
   if (ms <= 0) return '0s';
@@ -354,19 +370,83 @@ export function durationText(ms: number): string {
   return out;
 }
 
-function elementValueType(set: NftSet): ValueType {
-  if (set.type === 'ipv4_addr') return 'ipv4';
-  if (set.type === 'ipv6_addr') return 'ipv6';
-  if (set.type === 'inet_service') return 'port';
-  if (set.type === 'mark') return 'mark';
-  return 'hex';
+const TYPE_VALUES: Record<string, ValueType> = { ipv4_addr: 'ipv4', ipv6_addr: 'ipv6', inet_service: 'port', mark: 'mark', inet_proto: 'l4proto', ether_addr: 'ether' };
+/** Key types nft prints a CIDR block of as a prefix (`10.0.0.0/8`); others as a range (`0-1023`). */
+const PREFIX_TYPES: ReadonlySet<ValueType> = new Set(['ipv4', 'ipv6', 'mark', 'mark_be']);
+
+/** How a set's keys print, given the type they would have in host order. */
+function keyTypeFor(set: NftSet, t: ValueType): ValueType {
+  return t === 'mark' && setKeyByteOrder(set) === 'big' ? 'mark_be' : t;
 }
 
-function elementText(set: NftSet, el: NftSetElement): string {
-  let t = valueOf(el.key, elementValueType(set)).text;
-  if (el.timeoutMs !== undefined) t += ` timeout ${durationText(el.timeoutMs)}`;
-  if (el.expiresMs !== undefined) t += ` expires ${durationText(el.expiresMs)}`;
-  return t;
+function keyValueType(set: NftSet): ValueType {
+  return keyTypeFor(set, TYPE_VALUES[set.type ?? ''] ?? 'hex');
+}
+
+/** How a map's values print: their datatype, in the byte order nft wrote (NFTNL_UDATA_SET_DATABYTEORDER). */
+function dataValueType(set: NftSet): ValueType {
+  const t = TYPE_VALUES[set.map ?? ''] ?? 'hex';
+  return t === 'mark' && setDataByteOrder(set) === 'big' ? 'mark_be' : t;
+}
+
+function keyOf(it: NftSetItem, t: ValueType): { text: string; json: unknown } {
+  if (it.catchall || it.key === undefined) return { text: '*', json: '*' };
+  const lo = valueOf(it.key, t);
+  if (it.keyEnd === undefined) return lo;
+  if (it.prefixLen !== undefined && PREFIX_TYPES.has(t)) return { text: `${lo.text}/${it.prefixLen}`, json: { prefix: { addr: lo.json, len: it.prefixLen } } };
+  const hi = valueOf(it.keyEnd, t);
+  return { text: `${lo.text}-${hi.text}`, json: { range: [lo.json, hi.json] } };
+}
+
+function dataOf(set: NftSet, it: NftSetItem): { text: string; json: unknown } | undefined {
+  if (it.objref !== undefined) return { text: `"${it.objref}"`, json: it.objref };
+  const d: NftData | undefined = it.data;
+  if (!d) return undefined;
+  if (d.verdict) {
+    const v = d.verdict;
+    return v.chain !== undefined ? { text: `${v.code} ${v.chain}`, json: { [v.code]: { target: v.chain } } } : { text: v.code, json: { [v.code]: null } };
+  }
+  return valueOf(d.value ?? '', dataValueType(set));
+}
+
+/**
+ * A set's elements as nft prints them: `10.0.0.0/8`, `11.1.0.1-11.1.0.9`,
+ * `1.1.1.1 timeout 1h expires 59m`, `80 : 10.0.0.1`, `* : accept`; JSON
+ * `{ prefix: {...} }`, `{ range: [a, b] }`, `{ elem: { val, timeout, expires } }`,
+ * and `[key, value]` pairs in maps.
+ */
+function setElementsPrinted(set: NftSet, elements: NonNullable<NftSet['elements']>, keyType: ValueType): Array<{ text: string; json: unknown }> {
+  return setItems(set, elements).map((it) => {
+    const k = keyOf(it, keyType);
+    let text = k.text;
+    let json: unknown = k.json;
+    if (it.timeoutMs !== undefined) text += ` timeout ${durationText(it.timeoutMs)}`;
+    if (it.expiresMs !== undefined) text += ` expires ${durationText(it.expiresMs)}`;
+    if (it.timeoutMs !== undefined || it.expiresMs !== undefined) {
+      json = { elem: { val: k.json, ...(it.timeoutMs !== undefined && { timeout: Math.floor(it.timeoutMs / 1000) }), ...(it.expiresMs !== undefined && { expires: Math.floor(it.expiresMs / 1000) }) } };
+    }
+    if (set.map === undefined) return { text, json };
+    const d = dataOf(set, it);
+    if (!d) return { text, json };
+    return { text: `${text} : ${d.text}`, json: [json, d.json] };
+  });
+}
+
+/* nft breaks a named set's element list after every 5 elements of small integer types, 2 of IPv4 addresses (and ct state/status, pkttype), each one of any other type. */
+const FIVE_PER_LINE: ReadonlySet<number> = new Set([2, 4, 11, 12, 13, 15, 16, 19, 20, 23, 24, 25, 27]);
+const TWO_PER_LINE: ReadonlySet<number> = new Set([7, 26, 28, 31]);
+const TYPE_IDS: Record<string, number> = { integer: 4, ipv4_addr: 7, ipv6_addr: 8, ether_addr: 9, inet_proto: 12, inet_service: 13, mark: 19 };
+
+/** `elements = { a, b,\n\t\t\t     c }` as nft wraps it. */
+function elementsBlock(set: NftSet, texts: readonly string[]): string {
+  const id = set.keyType ?? TYPE_IDS[set.type ?? ''] ?? -1;
+  const per = FIVE_PER_LINE.has(id) ? 5 : TWO_PER_LINE.has(id) ? 2 : 1;
+  let out = '';
+  texts.forEach((t, i) => {
+    if (i > 0) out += i % per === 0 ? ',\n\t\t\t     ' : ', ';
+    out += t;
+  });
+  return `{ ${out} }`;
 }
 
 const SHOWN_SET_FLAGS = ['constant', 'interval', 'timeout', 'dynamic'];
@@ -384,13 +464,13 @@ export function formatRulesetText(rs: NftRuleset, options: { handles?: boolean }
     const blocks: string[] = [];
     const sets = rs.sets.filter((s) => s.family === t.family && s.table === t.name);
     for (const s of sets.filter((x) => !x.flags.includes('anonymous'))) {
-      let b = `\tset ${s.name} {${options.handles && s.handle !== undefined ? ` # handle ${s.handle}` : ''}\n`;
-      b += `\t\ttype ${s.type ?? 'integer'}\n`;
+      let b = `\t${s.map !== undefined ? 'map' : 'set'} ${s.name} {${options.handles && s.handle !== undefined ? ` # handle ${s.handle}` : ''}\n`;
+      b += `\t\ttype ${s.type ?? 'integer'}${s.map !== undefined ? ` : ${s.map}` : ''}\n`;
       // nft leaves `timeout` out of the flags when the set has a default timeout (it implies it).
       const flags = s.flags.filter((f) => SHOWN_SET_FLAGS.includes(f) && !(f === 'timeout' && s.timeoutMs !== undefined));
       if (flags.length) b += `\t\tflags ${flags.join(',')}\n`;
       if (s.timeoutMs !== undefined) b += `\t\ttimeout ${durationText(s.timeoutMs)}\n`;
-      if (s.elements && s.elements.length) b += `\t\telements = { ${sortedElements(s.elements).map((el) => elementText(s, el)).join(', ')} }\n`;
+      if (s.elements && s.elements.length) b += `\t\telements = ${elementsBlock(s, setElementsPrinted(s, s.elements, keyValueType(s)).map((x) => x.text))}\n`;
       b += '\t}\n';
       blocks.push(b);
     }
@@ -415,17 +495,11 @@ export function formatRulesetText(rs: NftRuleset, options: { handles?: boolean }
 function setJson(s: NftSet): Record<string, unknown> {
   const j: Record<string, unknown> = { family: s.family, name: s.name, table: s.table, type: s.type ?? 'integer' };
   if (s.handle !== undefined) j.handle = s.handle;
+  if (s.map !== undefined) j.map = s.map;
   const flags = s.flags.filter((f) => SHOWN_SET_FLAGS.includes(f));
   if (flags.length) j.flags = flags;
   if (s.timeoutMs !== undefined) j.timeout = Math.floor(s.timeoutMs / 1000);
-  if (s.elements && s.elements.length) {
-    const t = elementValueType(s);
-    j.elem = sortedElements(s.elements).map((el) => {
-      const val = valueOf(el.key, t).json;
-      if (el.timeoutMs === undefined && el.expiresMs === undefined) return val;
-      return { elem: { val, ...(el.timeoutMs !== undefined && { timeout: Math.floor(el.timeoutMs / 1000) }), ...(el.expiresMs !== undefined && { expires: Math.floor(el.expiresMs / 1000) }) } };
-    });
-  }
+  if (s.elements && s.elements.length) j.elem = setElementsPrinted(s, s.elements, keyValueType(s)).map((x) => x.json);
   return j;
 }
 
@@ -438,7 +512,7 @@ export function formatRulesetJson(rs: NftRuleset): { nftables: Array<Record<stri
   for (const t of rs.tables) {
     out.push({ table: { family: t.family, name: t.name, ...(t.handle !== undefined && { handle: t.handle }) } });
     const sets = rs.sets.filter((s) => s.family === t.family && s.table === t.name);
-    for (const s of sets.filter((x) => !x.flags.includes('anonymous'))) out.push({ set: setJson(s) });
+    for (const s of sets.filter((x) => !x.flags.includes('anonymous'))) out.push(s.map !== undefined ? { map: setJson(s) } : { set: setJson(s) });
     const chains = rs.chains.filter((x) => x.family === t.family && x.table === t.name);
     for (const c of chains) {
       const j: Record<string, unknown> = { family: c.family, table: c.table, name: c.name };

@@ -32,6 +32,7 @@
  *
  * @module
  */
+import { endianness } from 'node:os';
 import type { NetlinkConnection } from '../netlink/connection.js';
 import { NLM_F_CREATE, type NetlinkMessage } from '../netlink/message.js';
 import { bin, parseAttributes, parseNested, u64be } from '../netlink/attributes.js';
@@ -52,8 +53,22 @@ export const SET_FLAG_NAMES: ReadonlyArray<[number, string]> = [
 /** nft datatype names of the NFTA_SET_KEY_TYPE ids we name. */
 export const SET_TYPE_NAMES: ReadonlyMap<number, string> = new Map([
   [C.NFT_TYPE_INTEGER, 'integer'], [C.NFT_TYPE_IPADDR, 'ipv4_addr'], [C.NFT_TYPE_IP6ADDR, 'ipv6_addr'],
-  [C.NFT_TYPE_INET_SERVICE, 'inet_service'], [C.NFT_TYPE_MARK, 'mark'], [9, 'ether_addr'], [12, 'inet_proto'],
+  [C.NFT_TYPE_INET_SERVICE, 'inet_service'], [C.NFT_TYPE_MARK, 'mark'], [C.NFT_TYPE_ETHERADDR, 'ether_addr'], [C.NFT_TYPE_INET_PROTOCOL, 'inet_proto'],
 ]);
+
+/** Stateful object type names (NFT_OBJECT_*) as nft prints them after `:` in an object map. */
+export const SET_OBJECT_TYPE_NAMES: ReadonlyMap<number, string> = new Map([
+  [C.NFT_OBJECT_COUNTER, 'counter'], [C.NFT_OBJECT_QUOTA, 'quota'], [C.NFT_OBJECT_CT_HELPER, 'ct helper'],
+  [C.NFT_OBJECT_LIMIT, 'limit'], [C.NFT_OBJECT_CONNLIMIT, 'connlimit'], [C.NFT_OBJECT_TUNNEL, 'tunnel'],
+  [C.NFT_OBJECT_CT_TIMEOUT, 'ct timeout'], [C.NFT_OBJECT_SECMARK, 'secmark'], [C.NFT_OBJECT_CT_EXPECT, 'ct expectation'],
+  [C.NFT_OBJECT_SYNPROXY, 'synproxy'],
+]);
+
+/** Name of an NFTA_SET_DATA_TYPE: `verdict` for NFT_DATA_VERDICT, an nft datatype name, else `type(<n>)`. */
+export function setDataTypeName(dt: number): string {
+  if (dt === C.NFT_DATA_VERDICT) return 'verdict';
+  return SET_TYPE_NAMES.get(dt) ?? `type(${dt})`;
+}
 
 /** A named set, with `nft -j`'s field names. */
 export interface NftSet {
@@ -68,6 +83,14 @@ export interface NftSet {
   flags: string[];
   /** NFTA_SET_KEY_TYPE as nft names it (`ipv4_addr`, `ipv6_addr`...), `type(<n>)` otherwise */
   type?: string;
+  /** NFTA_SET_KEY_TYPE, raw (nft's datatype id) */
+  keyType?: number;
+  /**
+   * Maps (NFT_SET_MAP): what keys map to, as `nft -j` names it in its `map` field:
+   * `verdict` (NFTA_SET_DATA_TYPE = NFT_DATA_VERDICT), a datatype name (`ipv4_addr`, `mark`...);
+   * object maps (NFT_SET_OBJECT): the object type (`counter`, `quota`...). Absent for plain sets.
+   */
+  map?: string;
   /** NFTA_SET_KEY_LEN: bytes */
   keyLen: number;
   /** NFTA_SET_DATA_TYPE (maps), raw */
@@ -76,6 +99,8 @@ export interface NftSet {
   dataLen?: number;
   /** NFTA_SET_TIMEOUT: default element timeout, ms */
   timeoutMs?: number;
+  /** NFTA_SET_OBJ_TYPE (object maps): NFT_OBJECT_*, raw */
+  objType?: number;
   /** NFTA_SET_GC_INTERVAL: ms */
   gcIntervalMs?: number;
   /** NFTA_SET_USERDATA, hex */
@@ -98,6 +123,8 @@ export interface NftSetElement {
   flags?: number;
   /** NFTA_SET_ELEM_DATA (maps) */
   data?: NftData;
+  /** NFTA_SET_ELEM_OBJREF (object maps): the name of the object the key maps to */
+  objref?: string;
 }
 
 /** What to create: a named set of addresses (or any key). */
@@ -189,9 +216,15 @@ export function decodeSet(msg: NetlinkMessage): NftSet {
   const handle = u64num(l, C.NFTA_SET_HANDLE);
   if (handle !== undefined) s.handle = handle;
   const kt = l.u32be(C.NFTA_SET_KEY_TYPE);
-  if (kt !== undefined) s.type = SET_TYPE_NAMES.get(kt) ?? `type(${kt})`;
+  if (kt !== undefined) { s.type = SET_TYPE_NAMES.get(kt) ?? `type(${kt})`; s.keyType = kt; }
   const dt = l.u32be(C.NFTA_SET_DATA_TYPE);
   const dl = l.u32be(C.NFTA_SET_DATA_LEN);
+  const ot = l.u32be(C.NFTA_SET_OBJ_TYPE);
+  if (dt !== undefined && s.flags.includes('map')) s.map = setDataTypeName(dt);
+  if (ot !== undefined) {
+    s.objType = ot;
+    if (s.flags.includes('object')) s.map = SET_OBJECT_TYPE_NAMES.get(ot) ?? `type(${ot})`;
+  }
   const to = u64num(l, C.NFTA_SET_TIMEOUT);
   const gc = l.u32be(C.NFTA_SET_GC_INTERVAL);
   const ud = l.bin(C.NFTA_SET_USERDATA);
@@ -291,6 +324,8 @@ export function decodeElements(msg: NetlinkMessage): NftSetElements {
     const exp = u64num(e, C.NFTA_SET_ELEM_EXPIRATION);
     const flags = e.u32be(C.NFTA_SET_ELEM_FLAGS);
     const dataAttr = e.get(C.NFTA_SET_ELEM_DATA);
+    const objref = e.str(C.NFTA_SET_ELEM_OBJREF);
+    if (objref !== undefined) el.objref = objref;
     if (to !== undefined) el.timeoutMs = to;
     if (exp !== undefined) el.expiresMs = exp;
     if (flags !== undefined) el.flags = flags;
@@ -318,4 +353,148 @@ export async function listSetElements(conn: NetlinkConnection, ref: { family: st
     throw e;
   }
   return msgs.filter((m) => m.type === nftType(C.NFT_MSG_NEWSETELEM)).flatMap((m) => decodeElements(m).elements);
+}
+
+/**
+ * One element as nft lists it: a key, a range or prefix of keys (interval
+ * sets), or the catch-all `*`; with its value in maps.
+ */
+export interface NftSetItem {
+  /** the (first) key, wire bytes in hex; absent for the catch-all element */
+  key?: string;
+  /** interval sets: the last key of the interval (inclusive), hex, when it holds more than one key */
+  keyEnd?: string;
+  /** the interval `key`..`keyEnd` is a CIDR block: its prefix length in bits (`10.0.0.0/8` -> 8) */
+  prefixLen?: number;
+  /** NFT_SET_ELEM_CATCHALL: the catch-all element (`*`) */
+  catchall?: boolean;
+  /** NFTA_SET_ELEM_TIMEOUT of the (start) element: ms */
+  timeoutMs?: number;
+  /** NFTA_SET_ELEM_EXPIRATION of the (start) element: ms left */
+  expiresMs?: number;
+  /** NFTA_SET_ELEM_DATA (maps) of the (start) element */
+  data?: NftData;
+  /** NFTA_SET_ELEM_OBJREF (object maps) of the (start) element */
+  objref?: string;
+}
+
+/** libnftnl user data TLVs of NFTA_SET_USERDATA (type byte, length byte, value), by type. */
+function userdataTlvs(hex: string | undefined): Map<number, Buffer> {
+  const out = new Map<number, Buffer>();
+  if (!hex) return out;
+  const b = Buffer.from(hex, 'hex');
+  for (let i = 0; i + 2 <= b.length;) {
+    const len = b[i + 1];
+    if (i + 2 + len > b.length) break;
+    out.set(b[i], b.subarray(i + 2, i + 2 + len));
+    i += 2 + len;
+  }
+  return out;
+}
+
+/**
+ * Byte order of a set's keys on the wire: `big` (network order: addresses,
+ * ports...) or `host` (marks...). From NFTNL_UDATA_SET_KEYBYTEORDER when nft
+ * wrote it, else from the key type (`mark` is host order). The keys of
+ * interval sets are always big-endian: nft byte-swaps host-order keys of
+ * interval sets (a `mark` interval set stores 0x10 as 00000010) so that the
+ * kernel's bytewise ordering is the numeric one.
+ */
+export function setKeyByteOrder(set: Pick<NftSet, 'flags' | 'type' | 'userdata'>): 'big' | 'host' {
+  if (set.flags.includes('interval')) return 'big';
+  return userdataByteOrder(set.userdata, C.NFTNL_UDATA_SET_KEYBYTEORDER) ?? (set.type === 'mark' ? 'host' : 'big');
+}
+
+/**
+ * Byte order of a map's values on the wire, from NFTNL_UDATA_SET_DATABYTEORDER
+ * when nft wrote it, else from the value type (`mark` is host order).
+ */
+export function setDataByteOrder(set: Pick<NftSet, 'map' | 'userdata'>): 'big' | 'host' {
+  return userdataByteOrder(set.userdata, C.NFTNL_UDATA_SET_DATABYTEORDER) ?? (set.map === 'mark' ? 'host' : 'big');
+}
+
+function userdataByteOrder(userdata: string | undefined, tlv: number): 'big' | 'host' | undefined {
+  const bo = userdataTlvs(userdata).get(tlv);
+  if (!bo || bo.length !== 4) return undefined;
+  const v = endianness() === 'LE' ? bo.readUInt32LE(0) : bo.readUInt32BE(0);
+  return v === C.NFT_BYTEORDER_HOST_ENDIAN ? 'host' : v === C.NFT_BYTEORDER_BIG_ENDIAN ? 'big' : undefined;
+}
+
+/** A key's numeric value (nft compares keys as numbers in their byte order). */
+function keyNumber(hex: string, order: 'big' | 'host'): bigint {
+  if (hex.length === 0) return 0n;
+  const b = Buffer.from(hex, 'hex');
+  if (order === 'host' && endianness() === 'LE') b.reverse();
+  return BigInt(`0x${b.toString('hex')}`);
+}
+
+function hexOf(v: bigint, bytes: number): string {
+  return v.toString(16).padStart(bytes * 2, '0');
+}
+
+function itemOf(el: NftSetElement): NftSetItem {
+  const it: NftSetItem = { key: el.key };
+  if (el.timeoutMs !== undefined) it.timeoutMs = el.timeoutMs;
+  if (el.expiresMs !== undefined) it.expiresMs = el.expiresMs;
+  if (el.data !== undefined) it.data = el.data;
+  if (el.objref !== undefined) it.objref = el.objref;
+  return it;
+}
+
+/**
+ * A set's elements as nft lists them, sorted by key value, the catch-all
+ * element last.
+ *
+ * Interval sets (NFT_SET_INTERVAL) hold boundaries, not ranges: an element
+ * starts an interval and the next one, flagged NFT_SET_ELEM_INTERVAL_END,
+ * is the first key past it (nft also adds an end element at 0 before the
+ * first interval, and leaves out the end of an interval that runs to the
+ * largest key). They are merged back: an interval of one key is that key,
+ * an interval that is a CIDR block gets `prefixLen`, any other has
+ * `keyEnd`. The start element carries the interval's timeout and map value.
+ * Two starts in a row close the first interval just before the second; end
+ * elements without a start are dropped.
+ */
+export function setItems(set: Pick<NftSet, 'flags' | 'type' | 'userdata'>, elements: readonly NftSetElement[]): NftSetItem[] {
+  const catchall = elements.filter((e) => ((e.flags ?? 0) & C.NFT_SET_ELEM_CATCHALL) !== 0);
+  const rest = elements.filter((e) => ((e.flags ?? 0) & C.NFT_SET_ELEM_CATCHALL) === 0);
+  const order = setKeyByteOrder(set);
+  const isEnd = (e: NftSetElement): boolean => ((e.flags ?? 0) & C.NFT_SET_ELEM_INTERVAL_END) !== 0;
+  const sorted = rest.map((e) => ({ e, v: keyNumber(e.key, order) }))
+    .sort((a, b) => (a.v < b.v ? -1 : a.v > b.v ? 1 : Number(isEnd(b.e)) - Number(isEnd(a.e))));
+  const out: NftSetItem[] = [];
+  if (!set.flags.includes('interval')) {
+    out.push(...sorted.map(({ e }) => itemOf(e)));
+  } else {
+    let open: { e: NftSetElement; v: bigint } | undefined;
+    const close = (lo: { e: NftSetElement; v: bigint }, hi: bigint): void => {
+      if (hi < lo.v) return;
+      const bytes = lo.e.key.length / 2;
+      const it = itemOf(lo.e);
+      if (hi > lo.v) {
+        it.keyEnd = hexOf(hi, bytes);
+        const size = hi - lo.v + 1n;
+        // A CIDR block: a power-of-two number of keys, starting on a multiple of it.
+        if ((size & (size - 1n)) === 0n && lo.v % size === 0n) it.prefixLen = bytes * 8 - (size.toString(2).length - 1);
+      }
+      out.push(it);
+    };
+    for (const x of sorted) {
+      if (isEnd(x.e)) {
+        if (open) close(open, x.v - 1n);
+        open = undefined;
+      } else {
+        if (open) close(open, x.v - 1n);
+        open = x;
+      }
+    }
+    if (open) close(open, (1n << BigInt(open.e.key.length * 4)) - 1n);
+  }
+  for (const e of catchall) {
+    const it = itemOf(e);
+    delete it.key;
+    it.catchall = true;
+    out.push(it);
+  }
+  return out;
 }
