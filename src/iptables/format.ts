@@ -9,7 +9,13 @@
  * `@nh,<bits>,<bits>`), meta matches and `meta ... set`, masked matches
  * (`tcp flags`), set lookups, counters and verdicts, with the dependencies
  * nft hides (`meta l4proto tcp` before a tcp field, `meta nfproto` before an
- * ip field in inet tables). Anything else prints as the libnftnl debug line
+ * ip field in inet tables), verdict maps (`ip saddr vmap @m`) and map
+ * lookups into `meta ... set` (`meta mark set ip saddr map { ... }`).
+ * Named sets and maps print with their elements, interval sets merged back
+ * into prefixes and ranges (`10.0.0.0/8`, `1000-2000`), map values and
+ * verdicts (`80 : 10.0.0.1`, `1.1.1.1 : jump c`), the catch-all `*`, in
+ * nft's order and with its line breaks; sets of concatenated keys print
+ * their keys as raw hex. Anything else prints as the libnftnl debug line
  * of its expression in brackets, e.g. `[ xt 1=636f6d6d656e74 ]`, so that
  * nothing is hidden.
  *

@@ -125,6 +125,8 @@ export interface NftSetElement {
   data?: NftData;
   /** NFTA_SET_ELEM_OBJREF (object maps): the name of the object the key maps to */
   objref?: string;
+  /** NFTA_SET_ELEM_KEY_END (intervals of concatenated keys, one element per interval): the last key, hex */
+  keyEnd?: string;
 }
 
 /** What to create: a named set of addresses (or any key). */
@@ -326,6 +328,8 @@ export function decodeElements(msg: NetlinkMessage): NftSetElements {
     const dataAttr = e.get(C.NFTA_SET_ELEM_DATA);
     const objref = e.str(C.NFTA_SET_ELEM_OBJREF);
     if (objref !== undefined) el.objref = objref;
+    const keyEndAttr = e.get(C.NFTA_SET_ELEM_KEY_END);
+    if (keyEndAttr) el.keyEnd = decodeData(keyEndAttr).value ?? '';
     if (to !== undefined) el.timeoutMs = to;
     if (exp !== undefined) el.expiresMs = exp;
     if (flags !== undefined) el.flags = flags;
@@ -453,7 +457,8 @@ function itemOf(el: NftSetElement): NftSetItem {
  * an interval that is a CIDR block gets `prefixLen`, any other has
  * `keyEnd`. The start element carries the interval's timeout and map value.
  * Two starts in a row close the first interval just before the second; end
- * elements without a start are dropped.
+ * elements without a start are dropped. Intervals of concatenated keys come
+ * as one element each with NFTA_SET_ELEM_KEY_END: `key`..`keyEnd`, raw.
  */
 export function setItems(set: Pick<NftSet, 'flags' | 'type' | 'userdata'>, elements: readonly NftSetElement[]): NftSetItem[] {
   const catchall = elements.filter((e) => ((e.flags ?? 0) & C.NFT_SET_ELEM_CATCHALL) !== 0);
@@ -465,6 +470,13 @@ export function setItems(set: Pick<NftSet, 'flags' | 'type' | 'userdata'>, eleme
   const out: NftSetItem[] = [];
   if (!set.flags.includes('interval')) {
     out.push(...sorted.map(({ e }) => itemOf(e)));
+  } else if (rest.some((e) => e.keyEnd !== undefined)) {
+    // Concatenated keys: one element per interval, its last key in NFTA_SET_ELEM_KEY_END.
+    for (const { e } of sorted) {
+      const it = itemOf(e);
+      if (e.keyEnd !== undefined && e.keyEnd !== e.key) it.keyEnd = e.keyEnd;
+      out.push(it);
+    }
   } else {
     let open: { e: NftSetElement; v: bigint } | undefined;
     const close = (lo: { e: NftSetElement; v: bigint }, hi: bigint): void => {

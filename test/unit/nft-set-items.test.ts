@@ -26,13 +26,14 @@ function setMsg(o: { name: string; flags: number; keyType: number; keyLen: numbe
   return parseMessages(encodeMessage({ type: nftType(C.NFT_MSG_NEWSET), flags: 0, payload: p }))[0];
 }
 
-type El = { key?: string; flags?: number; value?: string; verdict?: [number, string?]; objref?: string; timeout?: number };
+type El = { key?: string; keyEnd?: string; flags?: number; value?: string; verdict?: [number, string?]; objref?: string; timeout?: number };
 function elemsMsg(set: string, els: El[]): NetlinkMessage {
   const list = els.map((e) => {
     const parts: Buffer[] = [];
     if (e.timeout !== undefined) parts.push(u64be(C.NFTA_SET_ELEM_TIMEOUT, e.timeout));
     if (e.flags !== undefined) parts.push(u32be(C.NFTA_SET_ELEM_FLAGS, e.flags));
     if (e.key !== undefined) parts.push(nest(C.NFTA_SET_ELEM_KEY, [bin(C.NFTA_DATA_VALUE, Buffer.from(e.key, 'hex'))]));
+    if (e.keyEnd !== undefined) parts.push(nest(C.NFTA_SET_ELEM_KEY_END, [bin(C.NFTA_DATA_VALUE, Buffer.from(e.keyEnd, 'hex'))]));
     if (e.value !== undefined) parts.push(nest(C.NFTA_SET_ELEM_DATA, [bin(C.NFTA_DATA_VALUE, Buffer.from(e.value, 'hex'))]));
     if (e.verdict) {
       const code = Buffer.alloc(4);
@@ -151,6 +152,14 @@ test('element timeouts: on the interval\'s start element, printed before the map
     elemsMsg('it', [{ key: '0b000000', flags: END }, { key: '0a000000', value: '05000000', timeout: 3_600_000 }, { key: '00000000', flags: END }]));
   t.true(N.formatRulesetText(ruleset([it])).includes('elements = { 10.0.0.0/8 timeout 1h : 0x00000005 }'));
   t.deepEqual((N.formatRulesetJson(ruleset([it])).nftables[2].map as { elem: unknown }).elem, [[{ elem: { val: { prefix: { addr: '10.0.0.0', len: 8 } }, timeout: 3600 } }, 5]]);
+});
+
+test('concatenated-key intervals (NFTA_SET_ELEM_KEY_END, one element each) are kept as key..keyEnd, not merged as boundaries', (t) => {
+  // `type ipv4_addr . inet_service; flags interval; elements = { 10.0.0.0/8 . 80-90, 1.1.1.1 . 22 }`: each field in a 4-byte register
+  const ci = withElements(setMsg({ name: 'ci', flags: C.NFT_SET_INTERVAL | C.NFT_SET_CONCAT, keyType: (7 << 6) | 13, keyLen: 8, userdata: '000402000000' }), elemsMsg('ci', [
+    { key: '0a00000000500000', keyEnd: '0affffff005a0000' }, { key: '0101010100160000', keyEnd: '0101010100160000' },
+  ]));
+  t.deepEqual(setItems(ci, ci.elements!), [{ key: '0101010100160000' }, { key: '0a00000000500000', keyEnd: '0affffff005a0000' }]);
 });
 
 // Property: any disjoint intervals, written as nft writes them (a start, then an end one past
