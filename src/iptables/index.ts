@@ -49,6 +49,7 @@ export { type NftRule, type RuleSpec, encodeRule, encodeRuleRef, decodeRule, lis
 export {
   type NftSet, type NftSetElement, type NftSetElements, type SetSpec, type ElementsSpec,
   encodeSet, encodeSetRef, decodeSet, listSets, encodeElements, decodeElements, listSetElements, setFlagNames, setFlagsValue,
+  type NftSetItem, setItems, setKeyByteOrder, setDataByteOrder, setDataTypeName,
 } from './set.js';
 export { type NftGen, decodeGen, getGenId } from './gen.js';
 export {
