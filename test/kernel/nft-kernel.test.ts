@@ -7,6 +7,7 @@ import test from 'ava';
 import { execFileSync } from 'node:child_process';
 import os from 'node:os';
 import * as N from '../../src/iptables/index.js';
+import { lockLo } from '../helpers/guard-vm.js';
 
 const NFT = '/usr/sbin/nft';
 const nft = (...args: string[]): string => execFileSync(NFT, args, { encoding: 'utf8' });
@@ -14,9 +15,16 @@ const quietly = (...args: string[]): void => { try { execFileSync(NFT, args, { s
 const ADDR = '169.254.78.1';
 
 const conn = N.openNftables({ timeoutMs: 20_000 });
+// The VM's nftables ruleset is shared with the guard tests, which check that
+// some commands change nothing in it: these tests hold the same lock while
+// their tables exist.
+let unlock: (() => void) | undefined;
+test.before(async () => { unlock = await lockLo(); });
 test.after.always(() => {
-  for (const t of ['synplug_k1', 'synplug_k1ref', 'synplug_k2']) quietly('delete', 'table', 'ip', t);
-  conn.close();
+  try {
+    for (const t of ['synplug_k1', 'synplug_k1ref', 'synplug_k2']) quietly('delete', 'table', 'ip', t);
+    conn.close();
+  } finally { unlock?.(); }
 });
 
 test.serial('the captured nft 1.0.6 rule and ours are the same rule on this kernel', async (t) => {
