@@ -110,7 +110,8 @@ export function showCommands(program: Command): void {
       if (f.stats && (object === 'link' || object === 'addr' || object === 'ruleset')) throw new UsageError(`show ${object}: --stats is not supported (counters are shown for qdisc, class and filter)`);
       if (f.dev !== undefined && object === 'ruleset') throw new UsageError('show ruleset: --dev does not apply (the ruleset is not per device)');
       if (object === 'ruleset') {
-        const [{ listRuleset }, { formatRulesetText, formatRulesetJson }] = await Promise.all([import('../iptables/ruleset.js'), import('../iptables/format.js')]);
+        const [{ listRuleset }, { formatRulesetText, formatRulesetJson }, { requireNetAdmin }] = await Promise.all([import('../iptables/ruleset.js'), import('../iptables/format.js'), import('../guard/support.js')]);
+        requireNetAdmin('synplug show ruleset'); // nftables refuses even to list without it
         const rs = await withConn(NETLINK_NETFILTER, (c) => listRuleset(c));
         if (f.json) print(JSON.stringify(formatRulesetJson(rs))); else print(formatRulesetText(rs));
         return;

@@ -524,11 +524,13 @@ function translateSetupCause(e: unknown): unknown {
  * Verify the setup without changing anything.
  * @returns `state` ok / absent / partial, and each piece's status
  * @throws {UsageError} bad options
+ * @throws {NotPermittedError} no CAP_NET_ADMIN (exit 4)
  * @throws {NoDeviceError} no such device
  * @throws {NetlinkError} a listing was refused
  */
 export async function check(opts: GuardOptions = {}): Promise<CheckResult> {
-  const { config, store, record } = configFor(opts);
+  // nftables refuses even to list rules without CAP_NET_ADMIN: say so before trying
+  const { config, store, record } = configFor(opts, 'synplug check');
   return withSession(config, async (s) => {
     await recoverStale(s, store);
     const pieces = inspect(await observe(s), config, record);
@@ -692,10 +694,10 @@ export interface StatusResult {
 
 /**
  * The setup, the rule, the recorded plug state and the plug's counters.
- * @throws {NoDeviceError} (exit 2) {@link NetlinkError} (exit 3)
+ * @throws {NotPermittedError} (exit 4) {@link NoDeviceError} (exit 2) {@link NetlinkError} (exit 3)
  */
 export async function status(opts: GuardOptions = {}): Promise<StatusResult> {
-  const { config, store, record } = configFor(opts);
+  const { config, store, record } = configFor(opts, 'synplug status');
   return withSession(config, async (s) => {
     const rec = await recoverStale(s, store);
     const o = await observe(s);
