@@ -84,6 +84,24 @@ export function resolveConfig(partial: Partial<GuardConfig> | null = {}): GuardC
   return c;
 }
 
+/**
+ * Refuse a loopback address for a new setup: 127.0.0.1 and ::1 are the source
+ * of every local connection, so all of them would be held during a reload;
+ * any other 127/8 address is never a source on lo (the kernel picks
+ * 127.0.0.1), so nothing would be. Only `setup` checks this (a record made
+ * before this check can still be inspected and torn down).
+ * @param addr canonical address text (from {@link resolveConfig})
+ * @throws {UsageError} a loopback address
+ */
+export function refuseLoopback(addr: string): void {
+  const ip = parseIpAddress(addr);
+  const b = ip.bytes;
+  const loop = ip.version === 4 ? b[0] === 127 : b.subarray(0, 15).every((x) => x === 0) && b[15] === 1;
+  if (loop) {
+    throw new UsageError(`bad address '${addr}': a loopback address cannot be the proxy's address (127.0.0.1 and ::1 are the source of every local connection, which would all be held; other 127/8 addresses are never the source, so nothing would be); give the proxy an address of its own, such as the default 169.254.255.254`);
+  }
+}
+
 /** The smallest plug limit accepted, bytes (about 14 SYNs). */
 export const MIN_LIMIT = 1024;
 
@@ -91,8 +109,7 @@ export const MIN_LIMIT = 1024;
  * The proxy's address in canonical text (IPv6 lower-case and compressed), so
  * that it compares equal to what the kernel reports.
  * @throws {UsageError} not an address, or not a unicast address a proxy can bind
- *   (unspecified, multicast, broadcast, IPv4-mapped IPv6), or a loopback address
- *   (127.0.0.0/8, ::1: the technique cannot single out the proxy's SYNs there)
+ *   (unspecified, multicast, broadcast, IPv4-mapped IPv6)
  */
 export function canonicalAddress(text: unknown): string {
   if (typeof text !== 'string' || isIP(text) === 0) {
@@ -100,15 +117,10 @@ export function canonicalAddress(text: unknown): string {
   }
   const ip = parseIpAddress(text);
   const b = ip.bytes;
-  // Loopback: 127.0.0.1 (or ::1) is the source of every local connection, so
-  // all of them would be held during a reload; any other 127/8 address is
-  // never a source on lo (the kernel picks 127.0.0.1), so nothing would be.
-  const loopback = 'a loopback address (127.0.0.1 and ::1 are the source of every local connection, which would all be held; other 127/8 addresses are never the source, so nothing would be): give the proxy an address of its own, such as the default 169.254.255.254';
   const bad = ip.version === 4
-    ? (b.every((x) => x === 0) ? 'the unspecified address' : b.every((x) => x === 255) ? 'the broadcast address' : b[0] >= 224 && b[0] <= 239 ? 'a multicast address' : b[0] === 127 ? loopback : undefined)
+    ? (b.every((x) => x === 0) ? 'the unspecified address' : b.every((x) => x === 255) ? 'the broadcast address' : b[0] >= 224 && b[0] <= 239 ? 'a multicast address' : undefined)
     : (b.every((x) => x === 0) ? 'the unspecified address' : b[0] === 0xff ? 'a multicast address'
-      : b.subarray(0, 15).every((x) => x === 0) && b[15] === 1 ? loopback
-        : b.subarray(0, 10).every((x) => x === 0) && b[10] === 0xff && b[11] === 0xff ? 'an IPv4-mapped address (give the IPv4 address itself)' : undefined);
+      : b.subarray(0, 10).every((x) => x === 0) && b[10] === 0xff && b[11] === 0xff ? 'an IPv4-mapped address (give the IPv4 address itself)' : undefined);
   if (bad) throw new UsageError(`bad address '${text}': ${bad} cannot be the proxy's address`);
   return formatIpAddress(b);
 }

@@ -39,7 +39,7 @@ import {
 } from '../iptables/mark.js';
 import { listRuleset } from '../iptables/ruleset.js';
 import { formatRulesetText, durationText } from '../iptables/format.js';
-import { resolveConfig, TREE, type GuardConfig } from './config.js';
+import { resolveConfig, refuseLoopback, TREE, type GuardConfig } from './config.js';
 import { StateStore, isStale, processStartTime, type PlugRecord, type SetupRecord } from './state.js';
 import { GuardSession, NoDeviceError, type PlugStats } from './session.js';
 import { requireNetAdmin, hasNetAdmin, probeQdiscKind, probeFilterKind, probeNfTables, MissingSupportError } from './support.js';
@@ -339,6 +339,7 @@ interface Step {
 export async function setup(opts: SetupOptions = {}): Promise<SetupResult> {
   opts = opts ?? {};
   const config = resolveConfig(definedOnly(opts));
+  refuseLoopback(config.addr);
   resolveMarkRule(markRule(config)); // validate the nftables side before anything is sent
   requireNetAdmin('synplug setup');
   const store = new StateStore(config.stateDir);
