@@ -3,20 +3,23 @@
 # benchmarks use. None of them is used by synplug at run time: `tc`, `ip`,
 # `nft`, `iptables` and `nl-qdisc-add` are oracles in tests and references in
 # benchmarks; haproxy, nginx, wrk and ab are the real peers of the reload
-# experiment; qemu, busybox, cpio and kmod boot Debian's stock kernel for the
+# experiment; `time` (/usr/bin/time) measures the benchmarks' peak memory;
+# qemu, busybox, cpio and kmod boot Debian's stock kernel for the
 # tests that need sch_prio, sch_plug and cls_fw (scripts/vm/).
 set -euo pipefail
 if [ "$(id -u)" != 0 ]; then echo "install-test-deps.sh: run as root (it uses apt-get)" >&2; exit 2; fi
 pkgs=(iproute2 nftables iptables libnl-utils util-linux procps
-      haproxy nginx wrk apache2-utils
+      haproxy nginx wrk apache2-utils time
       qemu-system-x86 busybox-static cpio kmod)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
+# The package lists first, always: a new machine has none, and stale ones
+# would fail the kernel download of scripts/vm/build.sh too.
+export DEBIAN_FRONTEND=noninteractive
+apt-get update
 if [ ${#missing[@]} -gt 0 ]; then
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get update
   apt-get install -y --no-install-recommends "${missing[@]}"
 fi
 # The reference daemons must not run on their own: the tests start them.
