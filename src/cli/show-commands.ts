@@ -18,8 +18,8 @@ const OBJECTS = ['qdisc', 'class', 'filter', 'link', 'addr', 'ruleset'] as const
 // Implementations are loaded when a command runs: start-up stays small.
 async function withConn<T>(protocol: number, f: (c: NetlinkConnection) => Promise<T>): Promise<T> {
   const { NetlinkConnection } = await import('../netlink/connection.js');
-  // A 64 KiB reader: the kernel then fills each dump datagram up to its ~32 KiB cap (see ConnectionOptions).
-  const c = NetlinkConnection.open(protocol, { readBufferSize: 65536 });
+  // Dumps go out on the connection's own 64 KiB-read dump socket (SocketTransport).
+  const c = NetlinkConnection.open(protocol);
   try { return await f(c); } finally { c.close(); }
 }
 

@@ -288,21 +288,14 @@ export class NetlinkConnection {
       const ex: Exchange = { results: new Array<ExchangeResult>(n), seqs: new Array<number>(n), remaining: 0, deadline: 0, ms, mode, done: false, resolve, reject };
       let datagram: Buffer;
       try {
-        if (n === 1) {
-          const m = msgs[0];
-          const len = messageLength(m.payload);
-          datagram = Buffer.allocUnsafe(align4(len));
-          this.add(ex, 0, datagram, 0, len, m, extraFlags, sink);
-        } else {
-          let size = 0;
-          for (let i = 0; i < n; i++) size += align4(messageLength(msgs[i].payload));
-          datagram = Buffer.allocUnsafe(size);
-          let off = 0;
-          for (let i = 0; i < n; i++) {
-            const len = messageLength(msgs[i].payload);
-            this.add(ex, i, datagram, off, len, msgs[i], extraFlags, sink);
-            off += align4(len);
-          }
+        let size = 0;
+        for (let i = 0; i < n; i++) size += align4(messageLength(msgs[i].payload));
+        datagram = Buffer.allocUnsafe(size);
+        let off = 0;
+        for (let i = 0; i < n; i++) {
+          const len = messageLength(msgs[i].payload);
+          this.add(ex, i, datagram, off, len, msgs[i], extraFlags, sink);
+          off += align4(len);
         }
       } catch (e) {
         // a payload that cannot be encoded: nothing was sent, forget what was registered

@@ -24,7 +24,7 @@ import {
   RTM_NEWQDISC, RTM_DELQDISC, RTM_GETQDISC, RTM_NEWTCLASS, RTM_DELTCLASS, RTM_GETTCLASS,
   RTM_NEWTFILTER, RTM_DELTFILTER, RTM_GETTFILTER,
 } from '../netlink/route/constants.js';
-import { listRawLinks, resolveIfindex } from '../netlink/route/link.js';
+import { listRawLinks, resolveIfindex, validateIndex } from '../netlink/route/link.js';
 import {
   TCA_KIND, TCA_CHAIN, TC_H_ROOT, TC_H_INGRESS, TCQ_PLUG_BUFFER, TCQ_PLUG_RELEASE_ONE, TCQ_PLUG_RELEASE_INDEFINITE,
   TCQ_PLUG_LIMIT, ETH_P_ALL,
@@ -289,14 +289,13 @@ export function plugRequest(ifindex: number, parent: number, handle: number, act
 /* Operations */
 
 /**
- * The device's index: a valid `ifindex` as it is (no lookup, and no promise:
- * callers skip the await), else the lookup of the name (RTM_GETLINK), or a
- * rejection (an invalid index, no device given).
+ * The device's index: `ifindex` as it is (checked, no lookup), else the
+ * lookup of the name (RTM_GETLINK).
+ * @throws {UsageError} an invalid index, or no device given
  */
 function ifindexOf(conn: TcConnection, d: DeviceRef): number | Promise<number> {
-  const i = d.ifindex;
-  if (i !== undefined) return Number.isInteger(i) && i > 0 && i <= 0x7fffffff ? i : resolveIfindex(conn, i);
-  if (d.dev === undefined) return Promise.reject(new UsageError('give a device (dev or ifindex)'));
+  if (d.ifindex !== undefined) { validateIndex(d.ifindex); return d.ifindex; }
+  if (d.dev === undefined) throw new UsageError('give a device (dev or ifindex)');
   return resolveIfindex(conn, d.dev);
 }
 
@@ -402,8 +401,7 @@ async function explainQdisc(conn: TcConnection, e: unknown, op: Op | 'plug', d: 
 }
 
 async function runQdisc(conn: TcConnection, op: Op, spec: QdiscSpec): Promise<void> {
-  const i = ifindexOf(conn, spec);
-  const ifindex = typeof i === 'number' ? i : await i;
+  const ifindex = await ifindexOf(conn, spec);
   const req = qdiscRequest(op, ifindex, spec);
   try {
     await conn.request(req);
@@ -567,8 +565,7 @@ export async function eachFilter(conn: TcConnection, options: ListOptions & { pa
 /* ---- classes ---- */
 
 async function runClass(conn: TcConnection, op: Op, spec: ClassSpec): Promise<void> {
-  const i = ifindexOf(conn, spec);
-  const ifindex = typeof i === 'number' ? i : await i;
+  const ifindex = await ifindexOf(conn, spec);
   const req = classRequest(op, ifindex, spec);
   try {
     await conn.request(req);
@@ -620,8 +617,7 @@ export function deleteClass(conn: TcConnection, spec: ClassSpec): Promise<void> 
 /* ---- filters ---- */
 
 async function runFilter(conn: TcConnection, op: Op, spec: FilterSpec): Promise<void> {
-  const i = ifindexOf(conn, spec);
-  const ifindex = typeof i === 'number' ? i : await i;
+  const ifindex = await ifindexOf(conn, spec);
   const req = filterRequest(op, ifindex, spec);
   try {
     await conn.request(req);
@@ -684,8 +680,7 @@ export function deleteFilter(conn: TcConnection, spec: FilterSpec): Promise<void
 /* ---- plug verbs ---- */
 
 async function plugVerb(conn: TcConnection, ref: PlugRef, action: number, limit = 0): Promise<void> {
-  const i = ifindexOf(conn, ref);
-  const ifindex = typeof i === 'number' ? i : await i;
+  const ifindex = await ifindexOf(conn, ref);
   const req = plugRequest(ifindex, handleOf(ref.parent, 'plug parent'), qdiscHandleOf(ref.handle, 'plug handle'), action, limit);
   try {
     await conn.request(req);

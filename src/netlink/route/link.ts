@@ -436,7 +436,11 @@ export function getLinkRequest(dev: string | number): { type: number; payload: B
   return { type: RTM_GETLINK, payload: parts };
 }
 
-function validateIndex(i: number): void {
+/**
+ * Check a device index (`ifi_index`, a positive C int).
+ * @throws {UsageError} not an integer from 1 to 2^31-1
+ */
+export function validateIndex(i: number): void {
   if (!Number.isInteger(i) || i <= 0 || i > 0x7fffffff) throw new UsageError(`device index ${i} is not a positive integer`);
 }
 
