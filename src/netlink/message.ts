@@ -145,7 +145,11 @@ export function writeMessage(out: Buffer, off: number, len: number, type: number
 }
 
 /**
- * Split a datagram into messages.
+ * Split a datagram into messages, strictly: every byte must belong to a
+ * message (the padding after the last one may be missing). This is how the
+ * connection reads the kernel's replies, which are always well formed; for
+ * what was sent to the kernel, {@link readDatagramAsKernel} reads as the
+ * kernel does and reports the bytes it leaves unread instead of throwing.
  * @param buf one datagram as received (or as captured)
  * @param base absolute offset of `buf[0]`, for error offsets
  * @throws {NetlinkDecodeError} a header that does not fit, nlmsg_len < 16, or nlmsg_len past the end
@@ -173,6 +177,100 @@ export function parseMessages(buf: Buffer, base = 0): NetlinkMessage[] {
     off += align4(len);
   }
   return out;
+}
+
+/** Why {@link readDatagramAsKernel} stopped before the end of a datagram. */
+export type TrailingReason =
+  /** fewer than NLMSG_HDRLEN (16) bytes were left: `skb->len < nlmsg_total_size(0)` */
+  | 'short-tail'
+  /** the next header's nlmsg_len is below NLMSG_HDRLEN: `nlh->nlmsg_len < NLMSG_HDRLEN` */
+  | 'nlmsg_len-below-header'
+  /** the next header's nlmsg_len runs past the end of the datagram: `skb->len < nlh->nlmsg_len` */
+  | 'nlmsg_len-past-end';
+
+/** The bytes of a datagram the kernel does not read (see {@link readDatagramAsKernel}). */
+export interface TrailingBytes {
+  /** absolute offset of the first unread byte (`base` + offset in the datagram) */
+  offset: number;
+  /** number of unread bytes, up to the end of the datagram */
+  length: number;
+  /** which of the kernel's checks stopped the reading */
+  reason: TrailingReason;
+  /** the nlmsg_len of the header that stopped it (absent for `short-tail`) */
+  nlmsgLen?: number;
+}
+
+/** What {@link readDatagramAsKernel} read: the messages, and the bytes left unread. */
+export interface DatagramReading {
+  /** the messages, in order, as {@link parseMessages} returns them */
+  messages: NetlinkMessage[];
+  /** present when the reading stopped before the end of the datagram */
+  trailing?: TrailingBytes;
+}
+
+/**
+ * Split a datagram the way the kernel reads one sent to it, never throwing:
+ * `netlink_rcv_skb()` in net/netlink/af_netlink.c (used by rtnetlink,
+ * sock_diag, and nfnetlink outside batches):
+ *
+ * ```c
+ * while (skb->len >= nlmsg_total_size(0)) {           // at least NLMSG_HDRLEN (16) bytes left
+ *   nlh = nlmsg_hdr(skb);
+ *   if (nlh->nlmsg_len < NLMSG_HDRLEN || skb->len < nlh->nlmsg_len)
+ *     return 0;                                       // stop, no error, no ack
+ *   ... handle the message ...
+ *   msglen = NLMSG_ALIGN(nlh->nlmsg_len);
+ *   if (msglen > skb->len) msglen = skb->len;         // a last message without its padding is fine
+ *   skb_pull(skb, msglen);
+ * }
+ * ```
+ *
+ * The rule, as applied here:
+ * - fewer than 16 bytes left (1 to 15): reading stops; they are `trailing`, reason `short-tail`;
+ * - a header whose nlmsg_len is below 16: reading stops there; the rest is `trailing`
+ *   (`nlmsg_len-below-header`);
+ * - a header whose nlmsg_len runs past the end of the datagram: reading stops there too
+ *   (`nlmsg_len-past-end`); for a request the kernel drops it silently, like the others;
+ * - the padding after a last message may be missing (the kernel clamps the pull).
+ *
+ * iproute2 sends some requests padded past nlmsg_len (a whole request struct
+ * after a shorter message), which this reads as the kernel does: the message,
+ * then `trailing` bytes. nfnetlink's `nfnetlink_rcv()` applies the same
+ * nlmsg_len checks to the first header; inside an NFNL_MSG_BATCH_BEGIN batch
+ * a bad header fails the batch instead (the kernel answers with an error).
+ *
+ * Use it for what went **to** the kernel (`synplug decode`, replaying a
+ * capture). Replies the kernel sends are well formed: read them with the
+ * strict {@link parseMessages}, as the connection does, so that a truncated
+ * or corrupted reply is an error rather than a silent stop.
+ *
+ * @param buf one datagram
+ * @param base absolute offset of `buf[0]`, for the offsets reported
+ * @returns the messages read and, when the reading stopped early, the trailing bytes; never throws
+ */
+export function readDatagramAsKernel(buf: Buffer, base = 0): DatagramReading {
+  const messages: NetlinkMessage[] = [];
+  let off = 0;
+  while (buf.length - off >= NLMSG_HDRLEN) {
+    const len = buf.readUInt32LE(off);
+    if (len < NLMSG_HDRLEN || len > buf.length - off) {
+      return {
+        messages,
+        trailing: { offset: base + off, length: buf.length - off, reason: len < NLMSG_HDRLEN ? 'nlmsg_len-below-header' : 'nlmsg_len-past-end', nlmsgLen: len },
+      };
+    }
+    messages.push({
+      type: buf.readUInt16LE(off + 4),
+      flags: buf.readUInt16LE(off + 6),
+      seq: buf.readUInt32LE(off + 8),
+      pid: buf.readUInt32LE(off + 12),
+      payload: buf.subarray(off + NLMSG_HDRLEN, off + len),
+      offset: base + off,
+    });
+    off = Math.min(buf.length, off + align4(len));
+  }
+  if (off < buf.length) return { messages, trailing: { offset: base + off, length: buf.length - off, reason: 'short-tail' } };
+  return { messages };
 }
 
 /** A decoded NLMSG_ERROR payload (`struct nlmsgerr` + extended-ack TLVs). */
