@@ -6,7 +6,7 @@
  * @module
  */
 import { NetlinkDecodeError, errnoName } from './errors.js';
-import { parseMessages, parseErrorReply, doneErrno, flagNames, NLMSG_ERROR, NLMSG_DONE, type NetlinkMessage } from './message.js';
+import { parseMessages, parseErrorReply, doneErrno, flagNames, readDatagramAsKernel, NLMSG_ERROR, NLMSG_DONE, type NetlinkMessage, type TrailingBytes } from './message.js';
 import { bodyDecoder, messageTypeName, protocolInfo, requestKind } from './protocols.js';
 
 /** A described message (all fields JSON-able). */
@@ -40,6 +40,33 @@ export interface DescribedMessage {
  */
 export function describeDatagram(protocol: number, bytes: Buffer): DescribedMessage[] {
   return parseMessages(bytes).map((m) => describeMessage(protocol, m));
+}
+
+/** A described datagram: its messages, and the bytes the kernel would not read. */
+export interface DescribedDatagram {
+  /** one entry per message read */
+  messages: DescribedMessage[];
+  /** set when a datagram sent to the kernel goes on past what the kernel reads (see readDatagramAsKernel) */
+  trailing?: TrailingBytes;
+}
+
+/**
+ * Describe a captured datagram the way its reader reads it. A datagram sent
+ * **to** the kernel is split as the kernel splits it (`readDatagramAsKernel`
+ * in message.ts, after netlink_rcv_skb): bytes past the last message it reads
+ * (iproute2's padded requests, a short tail, a header with nlmsg_len below 16
+ * or past the end) are reported in `trailing`, not as an error. A datagram
+ * **from** the kernel is read strictly (`parseMessages`), as the connection
+ * reads replies: the kernel never sends such bytes, so they mean a broken capture.
+ * @param protocol netlink protocol number
+ * @param bytes one datagram
+ * @param direction `to-kernel` or `from-kernel` (as pcap.ts's datagramDirection tells)
+ * @throws {NetlinkDecodeError} a reply's framing is broken (never for a request)
+ */
+export function describeCapturedDatagram(protocol: number, bytes: Buffer, direction: 'to-kernel' | 'from-kernel'): DescribedDatagram {
+  if (direction === 'from-kernel') return { messages: parseMessages(bytes).map((m) => describeMessage(protocol, m)) };
+  const r = readDatagramAsKernel(bytes);
+  return { messages: r.messages.map((m) => describeMessage(protocol, m)), ...(r.trailing && { trailing: r.trailing }) };
 }
 
 /** Describe one message (see {@link describeDatagram}). Never throws for a bad body. */
