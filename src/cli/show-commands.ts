@@ -166,11 +166,13 @@ export function showCommands(program: Command): void {
 Prints one JSON object per netlink message (one per line): protocol, type, flags, seq, pid, and the decoded body
 (tc -j / ip -j / nft field names) or the error (errno, code, extended-ack text).
 When the input goes bad part-way, every datagram before the bad bytes is printed first, then the error.
+A request is read as the kernel reads it: bytes it would not read (padding past nlmsg_len, a short tail, a header
+with nlmsg_len below 16 or past the end) print as one {"trailing": {offset, length, reason}} object, not an error.
 ${exitCodesHelp('decode')}`)
     .action(run(async (file: string, f: { protocol: string }) => {
       const protocol = Number(f.protocol);
       if (f.protocol.trim() === '' || !Number.isInteger(protocol) || protocol < 0 || protocol > 31) throw new UsageError(`--protocol: '${f.protocol}' is not a netlink protocol number (0-31)`);
-      const [{ captureDatagrams }, { describeDatagram }] = await Promise.all([
+      const [{ captureDatagrams }, { describeCapturedDatagram }] = await Promise.all([
         import('../netlink/pcap.js'), import('../netlink/describe.js'),
         // every module that registers body decoders
         import('../netlink/route/index.js'), import('../netlink/sockdiag.js'), import('../tc/index.js'), import('../iptables/index.js'),
@@ -189,9 +191,12 @@ ${exitCodesHelp('decode')}`)
       // the generator throws only after everything before the bad bytes was printed.
       let index = 0;
       for (const d of datagrams) {
-        for (const m of describeDatagram(d.protocol, d.bytes)) {
+        const { messages, trailing } = describeCapturedDatagram(d.protocol, d.bytes, d.direction);
+        for (const m of messages) {
           process.stdout.write(JSON.stringify({ datagram: index, direction: d.direction, ...m }) + '\n');
         }
+        // bytes of a request past what the kernel reads (iproute2's padding...): noted, not an error
+        if (trailing) process.stdout.write(JSON.stringify({ datagram: index, direction: d.direction, trailing }) + '\n');
         index++;
       }
       if (index === 0) throw new SynplugError(`'${file}' holds no netlink datagram`, EXIT.KERNEL);
