@@ -6,7 +6,7 @@
 import test from 'ava';
 import { spawn } from 'node:child_process';
 import { readCaptureFile } from '../../src/netlink/pcap.js';
-import { describeDatagram } from '../../src/netlink/describe.js';
+import { describeCapturedDatagram, describeDatagram } from '../../src/netlink/describe.js';
 import '../../src/tc/index.js';
 import '../../src/iptables/index.js';
 import '../../src/netlink/route/index.js';
@@ -34,7 +34,11 @@ function decode(args: string[], input?: Buffer): Promise<{ code: number | null; 
 
 /** What the CLI prints for a capture, computed in-process with the same functions. */
 function described(name: string) {
-  return readCaptureFile(join(CAPTURES_DIR, name, 'capture.pcap')).flatMap((d, i) => describeDatagram(d.protocol, d.bytes).map((m) => ({ datagram: i, direction: d.direction, ...m })));
+  return readCaptureFile(join(CAPTURES_DIR, name, 'capture.pcap')).flatMap((d, i) => {
+    const r = describeCapturedDatagram(d.protocol, d.bytes, d.direction);
+    if (r.trailing) throw new Error(`${name}: datagram ${i} has trailing bytes`);
+    return r.messages.map((m) => ({ datagram: i, direction: d.direction, ...m }));
+  });
 }
 
 test('every capture decodes, one object per message, nothing undecoded', (t) => {
@@ -163,4 +167,41 @@ test('--protocol that is not 0-31 is a bad argument (exit 2), nothing printed', 
     t.deepEqual(r.lines, []);
     t.regex(r.stderr, /--protocol: .* is not a netlink protocol number \(0-31\)/);
   }));
+});
+
+test('a request padded past nlmsg_len (iproute2), a short tail, a header with nlmsg_len < 16: read as the kernel reads them, trailing bytes noted, exit 0', async (t) => {
+  // Built from captured requests (no capture holds a padded one): step 01's RTM_GETLINK and step 03's RTM_NEWQDISC.
+  const c01 = loadCapture('01_link_show');
+  const c03 = loadCapture('03_prio_add');
+  const getlink = c01.datagrams.find((d) => d.direction === 'to-kernel' && d.bytes.readUInt16LE(4) === 18)!.bytes; // RTM_GETLINK
+  const newqdisc = c03.datagrams.filter((d) => d.direction === 'to-kernel').at(-1)!.bytes;
+  const badHeader = Buffer.from(newqdisc);
+  badHeader.writeUInt32LE(12, 0);
+  const datagrams = [
+    Buffer.concat([getlink, Buffer.alloc(1024)]), // the rest of a request struct, zeroed: nlmsg_len 0
+    Buffer.concat([newqdisc, Buffer.from('0102030405060708', 'hex')]), // 8 bytes: a short tail
+    Buffer.concat([getlink, badHeader]), // a second header with nlmsg_len 12
+  ];
+  const f = join(tmp, 'padded.json');
+  writeFileSync(f, JSON.stringify({ datagrams: datagrams.map((d) => ({ protocol: 0, direction: 'to-kernel', hex: d.toString('hex') })) }));
+  const r = await decode([f]);
+  t.is(r.code, 0, r.stderr);
+  // the messages print exactly as those of the unpadded captured requests
+  const plain = (bytes: Buffer, i: number) => JSON.parse(JSON.stringify(describeDatagram(0, bytes).map((m) => ({ datagram: i, direction: 'to-kernel', ...m }))));
+  t.deepEqual(r.lines, [
+    ...plain(getlink, 0), { datagram: 0, direction: 'to-kernel', trailing: { offset: getlink.length, length: 1024, reason: 'nlmsg_len-below-header', nlmsgLen: 0 } },
+    ...plain(newqdisc, 1), { datagram: 1, direction: 'to-kernel', trailing: { offset: newqdisc.length, length: 8, reason: 'short-tail' } },
+    ...plain(getlink, 2), { datagram: 2, direction: 'to-kernel', trailing: { offset: getlink.length, length: newqdisc.length, reason: 'nlmsg_len-below-header', nlmsgLen: 12 } },
+  ]);
+  t.is(r.lines[0].type, 'RTM_GETLINK');
+  t.is(r.lines[2].type, 'RTM_NEWQDISC');
+});
+
+test('a reply with bytes past its last message is still an error (the kernel never sends one): exit 3 at the byte offset', async (t) => {
+  const reply = loadCapture('01_link_show').datagrams.find((d) => d.direction === 'from-kernel')!.bytes;
+  const f = join(tmp, 'padded-reply.json');
+  writeFileSync(f, JSON.stringify({ datagrams: [{ protocol: 0, direction: 'from-kernel', hex: Buffer.concat([reply, Buffer.alloc(8)]).toString('hex') }] }));
+  const r = await decode([f]);
+  t.is(r.code, 3, r.stderr);
+  t.regex(r.stderr, new RegExp(`truncated netlink header: 8 bytes left, need 16 .*at byte ${reply.length}`));
 });
