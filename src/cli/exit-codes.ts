@@ -1,35 +1,68 @@
 /**
- * The CLI's exit codes, one place for the code, `--help` and the README.
+ * The CLI's exit codes: the one place where an exit code exists. Errors below
+ * `src/cli` carry an {@link ErrorCategory}; {@link CATEGORY_EXIT_CODES} maps
+ * each category to its code, and `--help` and the README list the same codes.
  *
  * @module
  */
+import { SynplugError, type ErrorCategory } from '../netlink/errors.js';
 
-/** Exit codes of every synplug command (`check` gives 1 and 2 its own meanings). */
+/**
+ * The exit code of each error category (README "Exit codes"). `check` also
+ * gives 1 and 2 meanings of its own (nothing set up / partly set up).
+ */
+export const CATEGORY_EXIT_CODES = {
+  /** a failure not covered below */
+  failure: 1,
+  /** bad arguments or input (a device that does not exist too), refused before anything was sent */
+  usage: 2,
+  /** the input (or a reply) does not decode */
+  decode: 3,
+  /** the kernel refused a request, or did not answer, or the socket failed */
+  kernel: 3,
+  /** not permitted: needs CAP_NET_ADMIN (root) */
+  permission: 4,
+  /** the kernel lacks a module synplug needs (sch_prio, sch_plug, cls_fw, nf_tables) */
+  'missing-module': 5,
+  /** setup would replace a root qdisc that is not synplug's (use --force) */
+  'foreign-state': 7,
+  /** protect/plug: synplug is not set up (run `synplug setup`, or protect --setup) */
+  'not-set-up': 8,
+  /** protect: the shell that starts the command behind its gate (/bin/sh) could not be started; nothing was run */
+  'command-not-started': 125,
+  /** protect: the command exists but cannot be executed */
+  'command-not-executable': 126,
+  /** protect: the command was not found */
+  'command-not-found': 127,
+  /** protect: interrupted (SIGINT/SIGTERM) before the command started; nothing was run */
+  interrupted: 130,
+} as const satisfies Record<ErrorCategory, number>;
+
+/** Exit codes by name, for the CLI's own use (all but OK come from {@link CATEGORY_EXIT_CODES}). */
 export const EXIT = {
   OK: 0,
-  /** a failure not covered below; `check`: nothing is set up */
-  FAILURE: 1,
-  /** bad arguments or input (a device that does not exist too), refused before anything was sent; `check`: partly or differently set up */
-  USAGE: 2,
-  /** the kernel refused a request, or did not answer, or sent bytes that do not decode */
-  KERNEL: 3,
-  /** not permitted: needs CAP_NET_ADMIN (root) */
-  NOT_PERMITTED: 4,
-  /** the kernel lacks a module synplug needs (sch_prio, sch_plug, cls_fw, nf_tables) */
-  MISSING_SUPPORT: 5,
-  /** setup would replace a root qdisc that is not synplug's (use --force) */
-  FOREIGN_QDISC: 7,
-  /** protect/plug: synplug is not set up (run `synplug setup`, or protect --setup) */
-  NOT_SET_UP: 8,
-  /** protect: the shell that starts the command behind its gate (/bin/sh) could not be started; nothing was run */
-  COMMAND_NOT_STARTED: 125,
-  /** protect: the command exists but cannot be executed */
-  COMMAND_NOT_EXECUTABLE: 126,
-  /** protect: the command was not found */
-  COMMAND_NOT_FOUND: 127,
-  /** protect: interrupted (SIGINT/SIGTERM) before the command started; nothing was run */
-  INTERRUPTED: 130,
+  FAILURE: CATEGORY_EXIT_CODES.failure,
+  USAGE: CATEGORY_EXIT_CODES.usage,
+  KERNEL: CATEGORY_EXIT_CODES.kernel,
+  NOT_PERMITTED: CATEGORY_EXIT_CODES.permission,
+  MISSING_SUPPORT: CATEGORY_EXIT_CODES['missing-module'],
+  FOREIGN_QDISC: CATEGORY_EXIT_CODES['foreign-state'],
+  NOT_SET_UP: CATEGORY_EXIT_CODES['not-set-up'],
+  COMMAND_NOT_STARTED: CATEGORY_EXIT_CODES['command-not-started'],
+  COMMAND_NOT_EXECUTABLE: CATEGORY_EXIT_CODES['command-not-executable'],
+  COMMAND_NOT_FOUND: CATEGORY_EXIT_CODES['command-not-found'],
+  INTERRUPTED: CATEGORY_EXIT_CODES.interrupted,
 } as const;
+
+/**
+ * The exit code for an error: its category's code for a {@link SynplugError},
+ * {@link EXIT.FAILURE} for anything else (an internal error).
+ * @param e whatever was thrown
+ */
+export function exitCodeOf(e: unknown): number {
+  if (e instanceof SynplugError) return CATEGORY_EXIT_CODES[e.category] ?? EXIT.FAILURE;
+  return EXIT.FAILURE;
+}
 
 /** The exit-code table as printed at the end of `synplug --help`. */
 export const EXIT_HELP = `Exit codes:

@@ -78,7 +78,7 @@ export function guardCommands(program: Command): void {
       const guard = await loadGuard();
       const r = await guard.check(config(f));
       out(f.json, r, guard.formatCheck(r));
-      return r.state === 'ok' ? EXIT.OK : r.state === 'absent' ? 1 : 2;
+      return r.state === 'ok' ? EXIT.OK : r.state === 'absent' ? EXIT.FAILURE : EXIT.USAGE;
     }));
 
   configOptions(program.command('plug')

@@ -1,13 +1,13 @@
 /**
  * The `synplug` command line: argv -> command; output as text or `--json`;
- * exit codes from {@link EXIT}.
+ * exit codes from the errors' categories ({@link exitCodeOf}).
  *
  * @module
  */
 import { Command, CommanderError, Option } from 'commander';
 import { readFileSync } from 'node:fs';
 import { SynplugError, UsageError, NetlinkError } from '../netlink/errors.js';
-import { EXIT, EXIT_HELP, exitCodesHelp } from './exit-codes.js';
+import { EXIT, EXIT_HELP, exitCodeOf, exitCodesHelp } from './exit-codes.js';
 import { guardCommands } from './guard-commands.js';
 import { showCommands } from './show-commands.js';
 
@@ -35,18 +35,13 @@ export function run<A extends unknown[]>(fn: (...args: A) => Promise<number | vo
   };
 }
 
-/** Print an error as the CLI does and return its exit code. */
+/** Print an error as the CLI does and return its exit code (from its category, {@link exitCodeOf}). */
 export function reportError(e: unknown, json: boolean): number {
-  let code: number = EXIT.FAILURE;
+  const code = exitCodeOf(e);
   let message: string;
-  if (e instanceof NetlinkError && e.code === 'ENODEV') {
-    code = EXIT.USAGE; // a device that does not exist is bad input
-    message = e.message;
-  } else if (e instanceof NetlinkError && (e.code === 'EPERM' || e.code === 'EACCES')) {
-    code = EXIT.NOT_PERMITTED;
+  if (e instanceof NetlinkError && e.category === 'permission') {
     message = /CAP_NET_ADMIN|root/.test(e.message) ? e.message : `${e.message}: not permitted; this needs CAP_NET_ADMIN (run as root)`;
   } else if (e instanceof SynplugError) {
-    code = e.exitCode;
     message = e.message;
   } else {
     message = `internal error: ${(e as Error)?.stack ?? String(e)}`;
@@ -54,7 +49,7 @@ export function reportError(e: unknown, json: boolean): number {
   process.stderr.write(`synplug: ${message}\n`);
   if (json) {
     const body = e instanceof NetlinkError ? e.toJSON() : { error: message };
-    process.stdout.write(JSON.stringify({ ...body, exit_code: code }) + '\n');
+    process.stdout.write(JSON.stringify({ ...body, ...(e instanceof SynplugError && { category: e.category }), exit_code: code }) + '\n');
   }
   return code;
 }
@@ -115,7 +110,7 @@ export async function main(argv: string[]): Promise<number> {
       // commander already wrote its text on stderr (configureOutput); --json gets the error object too
       if (wantsJson(argv.slice(2))) {
         const message = e.code === 'commander.help' ? 'no command given' : e.message.replace(/^error: /, '');
-        process.stdout.write(JSON.stringify({ error: message, exit_code: EXIT.USAGE }) + '\n');
+        process.stdout.write(JSON.stringify({ error: message, category: 'usage', exit_code: EXIT.USAGE }) + '\n');
       }
       return EXIT.USAGE;
     }

@@ -11,7 +11,7 @@ import { UsageError, SynplugError } from '../netlink/errors.js';
 import type { NetlinkConnection } from '../netlink/connection.js';
 import type { ClassEntry, FilterEntry, QdiscEntry } from '../tc/types.js';
 import { jsonOption, oneOf, run } from './main.js';
-import { EXIT, exitCodesHelp } from './exit-codes.js';
+import { exitCodesHelp } from './exit-codes.js';
 
 const OBJECTS = ['qdisc', 'class', 'filter', 'link', 'addr', 'ruleset'] as const;
 
@@ -199,6 +199,6 @@ ${exitCodesHelp('decode')}`)
         if (trailing) process.stdout.write(JSON.stringify({ datagram: index, direction: d.direction, trailing }) + '\n');
         index++;
       }
-      if (index === 0) throw new SynplugError(`'${file}' holds no netlink datagram`, EXIT.KERNEL);
+      if (index === 0) throw new SynplugError(`'${file}' holds no netlink datagram`, 'decode');
     }));
 }

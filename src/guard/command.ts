@@ -18,15 +18,14 @@ import { constants as osConstants } from 'node:os';
 import type { Writable } from 'node:stream';
 import { SynplugError, UsageError } from '../netlink/errors.js';
 
-/** Exit code when the command is not found (as a shell, `env`, `timeout`). */
-export const EXIT_COMMAND_NOT_FOUND = 127;
-/** Exit code when the command exists but cannot be executed. */
-export const EXIT_COMMAND_NOT_EXECUTABLE = 126;
-
-/** The command could not be found or executed; exit code 127 or 126. */
+/** The command could not be found (category `command-not-found`) or executed (`command-not-executable`). */
 export class CommandError extends SynplugError {
-  constructor(message: string, exitCode: number) {
-    super(message, exitCode);
+  /**
+   * @param message what could not be found or run, and that it was not run
+   * @param category `command-not-found` or `command-not-executable`
+   */
+  constructor(message: string, category: 'command-not-found' | 'command-not-executable') {
+    super(message, category);
     this.name = 'CommandError';
   }
 }
@@ -63,7 +62,7 @@ export function lookupUser(name: string): RunAsUser {
  * Find the executable the command names, as execvp would (PATH search unless it holds a '/').
  * @returns an absolute or relative path that exists and is executable
  * @throws {UsageError} an empty command
- * @throws {CommandError} not found (127) or not executable (126)
+ * @throws {CommandError} not found (`command-not-found`) or not executable (`command-not-executable`)
  */
 export function resolveCommand(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): string {
   if (argv.length === 0 || argv[0] === '') throw new UsageError('no command given: use synplug protect [options] -- COMMAND [ARGS...]');
@@ -76,8 +75,8 @@ export function resolveCommand(argv: readonly string[], env: NodeJS.ProcessEnv =
     if (st.isDirectory()) { sawNonExec = c; continue; }
     try { accessSync(c, fsConstants.X_OK); return c; } catch { sawNonExec = c; }
   }
-  if (sawNonExec) throw new CommandError(`cannot execute '${sawNonExec}': permission denied or a directory; the command was not run`, EXIT_COMMAND_NOT_EXECUTABLE);
-  throw new CommandError(`command not found: '${name}'${name.includes('/') ? '' : ' (searched PATH)'}; the command was not run`, EXIT_COMMAND_NOT_FOUND);
+  if (sawNonExec) throw new CommandError(`cannot execute '${sawNonExec}': permission denied or a directory; the command was not run`, 'command-not-executable');
+  throw new CommandError(`command not found: '${name}'${name.includes('/') ? '' : ' (searched PATH)'}; the command was not run`, 'command-not-found');
 }
 
 /** A command started behind its gate. */
@@ -118,7 +117,7 @@ export function startGated(argv: readonly string[], options: { user?: RunAsUser;
     });
   });
   return new Promise((resolve, reject) => {
-    child.once('error', (e) => reject(new SynplugError(`cannot start /bin/sh to run the command: ${e.message}; the command was not run`, 125, { cause: e })));
+    child.once('error', (e) => reject(new SynplugError(`cannot start /bin/sh to run the command: ${e.message}; the command was not run`, 'command-not-started', { cause: e })));
     child.once('spawn', () => resolve({
       child,
       open: () => { gate.write('\n'); },

@@ -43,24 +43,21 @@ import { resolveConfig, refuseLoopback, TREE, type GuardConfig } from './config.
 import { StateStore, isStale, processStartTime, type PlugRecord, type SetupRecord } from './state.js';
 import { GuardSession, NoDeviceError, type PlugStats } from './session.js';
 import { requireNetAdmin, hasNetAdmin, probeQdiscKind, probeFilterKind, probeNfTables, MissingSupportError } from './support.js';
-import { runProtected, EXIT_NOT_SET_UP, type ProtectOptions, type ProtectResult } from './protect.js';
+import { runProtected, type ProtectOptions, type ProtectResult } from './protect.js';
 import { startWatchdog } from './watchdog.js';
 
-/** Exit code: a root qdisc that is not synplug's sits on the device. */
-export const EXIT_FOREIGN_QDISC = 7;
-
-/** setup would replace a root qdisc that is not ours. Exit code 7. */
+/** setup would replace a root qdisc that is not ours. Category `foreign-state`. */
 export class ForeignQdiscError extends SynplugError {
   constructor(dev: string, q: QdiscEntry) {
-    super(`dev ${dev} has a root qdisc that is not synplug's: ${formatQdiscText(q).split('\n')[0].trim()}. setup would replace it (and everything under it); rerun with --force to do that. Nothing was changed`, EXIT_FOREIGN_QDISC);
+    super(`dev ${dev} has a root qdisc that is not synplug's: ${formatQdiscText(q).split('\n')[0].trim()}. setup would replace it (and everything under it); rerun with --force to do that. Nothing was changed`, 'foreign-state');
     this.name = 'ForeignQdiscError';
   }
 }
 
-/** The guard is not set up. Exit code 8. */
+/** The guard is not set up. Category `not-set-up`. */
 export class NotSetUpError extends SynplugError {
   constructor(message: string) {
-    super(message, EXIT_NOT_SET_UP);
+    super(message, 'not-set-up');
     this.name = 'NotSetUpError';
   }
 }
@@ -77,7 +74,7 @@ export class SetupError extends SynplugError {
     const why = cause instanceof Error ? cause.message : String(cause);
     const rb = rolledBack.length ? ` Rolled back: ${rolledBack.join('; ')}.` : ' Nothing had been changed.';
     const rf = rollbackFailures.length ? ` ROLLBACK FAILED for: ${rollbackFailures.join('; ')} — check with 'synplug status'.` : '';
-    super(`setup failed at step '${step}': ${why}.${rb}${rf}`, cause instanceof SynplugError ? cause.exitCode : 1, { cause });
+    super(`setup failed at step '${step}': ${why}.${rb}${rf}`, cause instanceof SynplugError ? cause.category : 'failure', { cause });
     this.name = 'SetupError';
     this.step = step;
     this.rolledBack = rolledBack;
@@ -223,7 +220,7 @@ export type GuardOptions = Partial<GuardConfig>;
 /** Configuration for a command other than setup: explicit options, then what setup recorded, then defaults. */
 function configFor(opts: GuardOptions | null | undefined, needsAdmin?: string): { config: GuardConfig; store: StateStore; record?: SetupRecord } {
   opts = opts ?? {};
-  resolveConfig(definedOnly(opts)); // bad input first: exit 2 before anything else
+  resolveConfig(definedOnly(opts)); // bad input first (usage) before anything else
   if (needsAdmin) requireNetAdmin(needsAdmin);
   const stateDir = resolveConfig({ stateDir: opts.stateDir }).stateDir;
   const store = new StateStore(stateDir);
@@ -329,11 +326,11 @@ interface Step {
  * is not synplug's is refused unless `force`). Phase two runs the needed
  * steps; if one fails, the steps already taken are undone in reverse order.
  *
- * @throws {UsageError} bad options (exit 2)
- * @throws {NotPermittedError} no CAP_NET_ADMIN (exit 4)
- * @throws {MissingSupportError} missing modules, all named (exit 5)
- * @throws {NoDeviceError} no such device (exit 2)
- * @throws {ForeignQdiscError} a foreign root qdisc and no `force` (exit 7)
+ * @throws {UsageError} bad options (usage)
+ * @throws {NotPermittedError} no CAP_NET_ADMIN (permission)
+ * @throws {MissingSupportError} missing modules, all named (missing-module)
+ * @throws {NoDeviceError} no such device (usage)
+ * @throws {ForeignQdiscError} a foreign root qdisc and no `force` (foreign-state)
  * @throws {SetupError} a step failed; says which, why, and what was rolled back
  */
 export async function setup(opts: SetupOptions = {}): Promise<SetupResult> {
@@ -525,7 +522,7 @@ function translateSetupCause(e: unknown): unknown {
  * Verify the setup without changing anything.
  * @returns `state` ok / absent / partial, and each piece's status
  * @throws {UsageError} bad options
- * @throws {NotPermittedError} no CAP_NET_ADMIN (exit 4)
+ * @throws {NotPermittedError} no CAP_NET_ADMIN (permission)
  * @throws {NoDeviceError} no such device
  * @throws {NetlinkError} a listing was refused
  */
@@ -560,9 +557,9 @@ export interface PlugResult {
 
 /**
  * Buffer the plug (and arm marking for `maxHoldMs`) until {@link release}.
- * @throws {UsageError} bad options (exit 2)
- * @throws {NotPermittedError} (exit 4) {@link NotSetUpError} (exit 8) {@link NoDeviceError} (exit 2)
- * @throws {NetlinkError} the kernel refused (exit 3)
+ * @throws {UsageError} bad options (usage)
+ * @throws {NotPermittedError} (permission) {@link NotSetUpError} (not-set-up) {@link NoDeviceError} (usage)
+ * @throws {NetlinkError} the kernel refused (kernel)
  */
 export async function plug(opts: GuardOptions & { maxHoldMs?: number } = {}): Promise<PlugResult> {
   const maxHoldMs = opts?.maxHoldMs ?? 10_000;
@@ -600,8 +597,8 @@ export interface ReleaseResult {
 
 /**
  * Release the plug (always safe) and turn marking off.
- * @throws {NotPermittedError} (exit 4) {@link NoDeviceError} (exit 2)
- * @throws {NetlinkError} no plug qdisc, or the kernel refused (exit 3)
+ * @throws {NotPermittedError} (permission) {@link NoDeviceError} (usage)
+ * @throws {NetlinkError} no plug qdisc, or the kernel refused (kernel)
  */
 export async function release(opts: GuardOptions = {}): Promise<ReleaseResult> {
   const { config, store } = configFor(opts, 'synplug release');
@@ -633,9 +630,9 @@ export interface GuardProtectOptions extends GuardOptions, ProtectOptions {
 
 /**
  * Phase one (checks, recovery, optional setup), then {@link runProtected}.
- * @throws {UsageError} bad options or an empty command (exit 2), nothing run
- * @throws {NotSetUpError} not set up and no `setup` (exit 8), the command NOT run
- * @throws {CommandError} command not found (127) / not executable (126), nothing plugged
+ * @throws {UsageError} bad options or an empty command (usage), nothing run
+ * @throws {NotSetUpError} not set up and no `setup` (not-set-up), the command NOT run
+ * @throws {CommandError} command not found / not executable (`command-not-found` / `command-not-executable`), nothing plugged
  * @throws {SynplugError} the plug could not be set: the command is not run
  */
 export async function protect(opts: GuardProtectOptions): Promise<ProtectResult> {
@@ -695,7 +692,7 @@ export interface StatusResult {
 
 /**
  * The setup, the rule, the recorded plug state and the plug's counters.
- * @throws {NotPermittedError} (exit 4) {@link NoDeviceError} (exit 2) {@link NetlinkError} (exit 3)
+ * @throws {NotPermittedError} (permission) {@link NoDeviceError} (usage) {@link NetlinkError} (kernel)
  */
 export async function status(opts: GuardOptions = {}): Promise<StatusResult> {
   const { config, store, record } = configFor(opts, 'synplug status');
@@ -740,7 +737,7 @@ export interface TeardownResult {
  * Release, then remove exactly what setup added: the qdisc tree (when its
  * root is synplug's), with the filter under it; synplug's nftables table; the
  * address if setup added it; the state files.
- * @throws {NotPermittedError} (exit 4) {@link NoDeviceError} (exit 2) {@link NetlinkError} (exit 3)
+ * @throws {NotPermittedError} (permission) {@link NoDeviceError} (usage) {@link NetlinkError} (kernel)
  */
 export async function teardown(opts: GuardOptions = {}): Promise<TeardownResult> {
   const { config, store, record } = configFor(opts, 'synplug teardown');
@@ -778,7 +775,7 @@ export async function teardown(opts: GuardOptions = {}): Promise<TeardownResult>
     } else if (o.hasAddress) {
       kept.push(`address ${config.addr} on ${config.dev}: setup did not add it`);
     }
-    try { store.clear(); } catch (e) { throw new SynplugError(`removed the setup, but cannot remove the state files in ${config.stateDir}: ${(e as Error).message}`, 1); }
+    try { store.clear(); } catch (e) { throw new SynplugError(`removed the setup, but cannot remove the state files in ${config.stateDir}: ${(e as Error).message}`); }
     return { dev: config.dev, removed, kept };
   });
 }

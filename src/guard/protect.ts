@@ -107,17 +107,14 @@ export interface ProtectResult {
   newListener?: { address: string; port: number; inode: number } | null;
 }
 
-/** Exit code of `protect` when the guard is not set up. */
-export const EXIT_NOT_SET_UP = 8;
-
 const RELEASE_ATTEMPTS = 5;
 
 /**
  * Run a command with new connections held in the plug.
  * @param session an open session on a set-up guard (a `GuardSession`), phase-one checks done
  * @param early a watchdog already starting (started alongside the phase-one checks); one is started otherwise
- * @throws {UsageError} empty command, bad maxHoldMs, bad waitListen (exit 2)
- * @throws {CommandError} command not found (127) or not executable (126), before anything is plugged
+ * @throws {UsageError} empty command, bad maxHoldMs, bad waitListen (usage)
+ * @throws {CommandError} command not found (`command-not-found`) or not executable (`command-not-executable`), before anything is plugged
  * @throws {SynplugError} the plug could not be set (the command is not run) or released
  */
 export async function runProtected(session: ProtectSession, opts: ProtectOptions, early?: Promise<Watchdog>): Promise<ProtectResult> {
@@ -199,7 +196,7 @@ async function protectInner(session: ProtectSession, opts: ProtectOptions, early
       }
     }
     // Record and clean up outside the window.
-    if (!released) throw new SynplugError(`could not release the plug after ${RELEASE_ATTEMPTS} attempts: ${(lastErr as Error).message}; the watchdog will retry, or run 'synplug release'`, 3);
+    if (!released) throw new SynplugError(`could not release the plug after ${RELEASE_ATTEMPTS} attempts: ${(lastErr as Error).message}; the watchdog will retry, or run 'synplug release'`, 'kernel');
     store.writePlug({ version: 1, state: 'released', owner: 'protect', pid: process.pid, pidStart: processStartTime(process.pid), dev: session.config.dev, since: now, deadline, releasedAt: Date.now() });
     await session.disarm().catch((e) => notice(`could not remove the nftables set element (it expires by itself at the deadline): ${(e as Error).message}`));
     // Nothing is held any more: stop the watchdog now, not when the command
@@ -211,11 +208,11 @@ async function protectInner(session: ProtectSession, opts: ProtectOptions, early
     // ---- phase two: the window ------------------------------------------
     store.writePlug({ version: 1, state: 'buffering', owner: 'protect', pid: process.pid, pidStart: processStartTime(process.pid), watchdogPid: watchdog.pid, dev: session.config.dev, since: now, deadline });
     await session.arm(maxHoldMs);
-    if (aborted) throw new SynplugError(`interrupted by ${aborted} before the command started; nothing was run`, 130);
+    if (aborted) throw new SynplugError(`interrupted by ${aborted} before the command started; nothing was run`, 'interrupted');
     plugged = true;
     await session.buffer();
     tPlugAck = performance.now();
-    if (aborted) throw new SynplugError(`interrupted by ${aborted} before the command started; nothing was run`, 130);
+    if (aborted) throw new SynplugError(`interrupted by ${aborted} before the command started; nothing was run`, 'interrupted');
     gated.open();
     tGate = performance.now();
     gateOpen = true;

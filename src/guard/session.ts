@@ -7,7 +7,8 @@
  */
 import { NetlinkConnection, type RequestInit } from '../netlink/connection.js';
 import { openNftables } from '../iptables/index.js';
-import { NETLINK_NETFILTER, NETLINK_ROUTE, NETLINK_SOCK_DIAG } from '../netlink/message.js';
+import { constants as osConstants } from 'node:os';
+import { NETLINK_NETFILTER, NETLINK_ROUTE, NETLINK_SOCK_DIAG, NLM_F_ACK } from '../netlink/message.js';
 import { NetlinkError, SynplugError } from '../netlink/errors.js';
 import { resolveIfindex } from '../netlink/route/link.js';
 import { listTcpListeners, listenerAccepts } from '../netlink/sockdiag.js';
@@ -33,10 +34,7 @@ export interface PlugStats {
   backlog: number;
 }
 
-/** Exit code: the device does not exist (bad input, like a bad argument). */
-export const EXIT_NO_DEVICE = 2;
-
-/** The device does not exist. Exit code 2 (bad input: nothing is changed). */
+/** The device does not exist. Category `usage` (bad input: nothing is changed). */
 export class NoDeviceError extends SynplugError {
   /**
    * @param dev the device name
@@ -45,13 +43,10 @@ export class NoDeviceError extends SynplugError {
   constructor(readonly dev: string, recordedIn?: string) {
     super(recordedIn
       ? `device '${dev}' not found: it is the device setup recorded in ${recordedIn}; give an existing device with --dev (teardown --dev DEVICE forgets that record)`
-      : `device '${dev}' not found (give an existing device with --dev)`, EXIT_NO_DEVICE);
+      : `device '${dev}' not found (give an existing device with --dev)`, 'usage');
     this.name = 'NoDeviceError';
   }
 }
-
-/** ENOENT from the kernel (the errno number on Linux). */
-const ENOENT = 2;
 
 /**
  * Open sockets and the plug window's messages for one configuration.
@@ -80,7 +75,7 @@ export class GuardSession implements ProtectSession {
 
   /**
    * Open the route socket and resolve the device.
-   * @throws {NoDeviceError} no such device (exit 2)
+   * @throws {NoDeviceError} no such device (usage)
    * @throws {SynplugError} the socket cannot be opened
    */
   static async open(config: GuardConfig): Promise<GuardSession> {
@@ -166,8 +161,8 @@ export class GuardSession implements ProtectSession {
     });
     const del = this.elementOps(this.elements?.timeoutMs ?? 1000).delete;
     return [
-      { what: 'plug release', protocol: NETLINK_ROUTE, messages: [hex({ ...this.releaseReq, flags: this.releaseReq.flags | 0x4 })] },
-      { what: 'nftables element delete', protocol: NETLINK_NETFILTER, messages: del.messages.map(hex), ignoreErrno: [ENOENT] },
+      { what: 'plug release', protocol: NETLINK_ROUTE, messages: [hex({ ...this.releaseReq, flags: this.releaseReq.flags | NLM_F_ACK })] },
+      { what: 'nftables element delete', protocol: NETLINK_NETFILTER, messages: del.messages.map(hex), ignoreErrno: [osConstants.errno.ENOENT] },
     ];
   }
 
@@ -177,7 +172,7 @@ export class GuardSession implements ProtectSession {
    */
   async plugStats(): Promise<PlugStats> {
     const q = (await listQdiscs(this.route, { ifindex: this.ifindex })).find((x) => x.handle === formatQdiscHandle(TREE.plugHandle) && x.kind === 'plug');
-    if (!q) throw new SynplugError(`no plug qdisc ${formatQdiscHandle(TREE.plugHandle)} on ${this.config.dev}`, 8);
+    if (!q) throw new SynplugError(`no plug qdisc ${formatQdiscHandle(TREE.plugHandle)} on ${this.config.dev}`, 'not-set-up');
     return { packets: q.packets ?? 0, bytes: q.bytes ?? 0, drops: q.drops ?? 0, qlen: q.qlen ?? 0, backlog: q.backlog ?? 0 };
   }
 

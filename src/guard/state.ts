@@ -70,13 +70,13 @@ export class StateStore {
       text = readFileSync(this.path(name), 'utf8');
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-      throw new SynplugError(`cannot read ${this.path(name)}: ${(e as Error).message}`, 1);
+      throw new SynplugError(`cannot read ${this.path(name)}: ${(e as Error).message}`);
     }
     try {
       return JSON.parse(text) as T;
     } catch {
       // A torn or hand-edited file: treat as absent, but never silently as "released".
-      throw new SynplugError(`${this.path(name)} is not valid JSON; remove it (after 'synplug release', which does not need it)`, 1);
+      throw new SynplugError(`${this.path(name)} is not valid JSON; remove it (after 'synplug release', which does not need it)`);
     }
   }
 
@@ -87,7 +87,7 @@ export class StateStore {
       writeFileSync(tmp, JSON.stringify(value) + '\n', { mode: 0o644 });
       renameSync(tmp, this.path(name));
     } catch (e) {
-      throw new SynplugError(`cannot write ${this.path(name)}: ${(e as Error).message}`, 1);
+      throw new SynplugError(`cannot write ${this.path(name)}: ${(e as Error).message}`);
     }
   }
 
@@ -101,7 +101,7 @@ export class StateStore {
     if (r === undefined) return undefined;
     if (typeof r !== 'object' || r === null || (r.state !== 'buffering' && r.state !== 'released') || !Number.isInteger(r.pid)
       || !Number.isFinite(r.since) || !Number.isFinite(r.deadline) || Math.abs(r.deadline) > 8.64e15) {
-      throw new SynplugError(`${this.path('plug.json')} is not a plug record; remove it (after 'synplug release', which does not need it)`, 1);
+      throw new SynplugError(`${this.path('plug.json')} is not a plug record; remove it (after 'synplug release', which does not need it)`);
     }
     return r;
   }

@@ -29,21 +29,16 @@ import { RTM_NEWQDISC, RTM_NEWTFILTER } from '../netlink/route/constants.js';
 import { encodeTcmsg, filterInfo } from '../tc/tcmsg.js';
 import { TCA_KIND, TCA_OPTIONS, TC_H_ROOT, TCM_IFINDEX_MAGIC_BLOCK } from '../tc/constants.js';
 
-/** Exit code: not permitted (no CAP_NET_ADMIN). */
-export const EXIT_NOT_PERMITTED = 4;
-/** Exit code: the kernel lacks a module the technique needs. */
-export const EXIT_MISSING_SUPPORT = 5;
-
-/** The process lacks CAP_NET_ADMIN. Exit code 4. */
+/** The process lacks CAP_NET_ADMIN. Category `permission`. */
 export class NotPermittedError extends SynplugError {
   constructor(what: string) {
-    super(`${what} needs CAP_NET_ADMIN: run it as root (or grant the capability)`, EXIT_NOT_PERMITTED);
+    super(`${what} needs CAP_NET_ADMIN: run it as root (or grant the capability)`, 'permission');
     this.name = 'NotPermittedError';
   }
 }
 
 /**
- * The kernel lacks modules the technique needs. Exit code 5.
+ * The kernel lacks modules the technique needs. Category `missing-module`.
  *
  * The message names every missing module, and every module whose presence
  * could not be checked (with the reason), and suggests one `modprobe` for
@@ -62,7 +57,7 @@ export class MissingSupportError extends SynplugError {
   constructor(missing: string[], unverified: readonly string[] = []) {
     const modules = [...missing, ...unverified].map((m) => m.split(' ')[0]);
     const unchecked = unverified.map((u) => `; ${u} could not be checked: ${whyUnchecked(u.split(' ')[0])}`).join('');
-    super(`this kernel lacks what synplug needs: ${missing.join(', ')}${unchecked}. Load the modules (modprobe ${[...new Set(modules)].join(' ')}) or use a kernel that has them; nothing was changed`, EXIT_MISSING_SUPPORT);
+    super(`this kernel lacks what synplug needs: ${missing.join(', ')}${unchecked}. Load the modules (modprobe ${[...new Set(modules)].join(' ')}) or use a kernel that has them; nothing was changed`, 'missing-module');
     this.name = 'MissingSupportError';
     this.missing = missing;
     this.unverified = [...unverified];
@@ -124,7 +119,7 @@ export async function probeQdiscKind(conn: NetlinkConnection, ifindex: number, k
     return 'yes'; // found, then refused our deliberately bad options
   }
   // Accepted? Cannot happen with 1-byte options; say so loudly rather than guess.
-  throw new SynplugError(`probing qdisc kind '${kind}' unexpectedly created a qdisc; check 'synplug show qdisc'`, 1);
+  throw new SynplugError(`probing qdisc kind '${kind}' unexpectedly created a qdisc; check 'synplug show qdisc'`);
 }
 
 /**

@@ -45,7 +45,7 @@ export interface Watchdog {
 /**
  * Start the watchdog and wait until its sockets are open.
  * @param timeoutMs how long to wait for `ready` (a cold node start in a slow VM takes seconds)
- * @throws {SynplugError} it failed to start or to open its sockets (exit code 1)
+ * @throws {SynplugError} it failed to start or to open its sockets (category `failure`)
  */
 export function startWatchdog(timeoutMs = 30_000): Promise<Watchdog> {
   // The entry point sits next to this code: src/guard/watchdog-main.ts (tsx),
@@ -61,14 +61,14 @@ export function startWatchdog(timeoutMs = 30_000): Promise<Watchdog> {
   const stdin = child.stdin as Writable;
   stdin.on('error', () => {});
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => { child.kill('SIGKILL'); reject(new SynplugError(`the watchdog did not start within ${timeoutMs} ms; nothing was plugged`, 1)); }, timeoutMs);
-    child.once('error', (e) => { clearTimeout(timer); reject(new SynplugError(`cannot start the watchdog: ${e.message}; nothing was plugged`, 1)); });
-    child.once('exit', (code) => { clearTimeout(timer); reject(new SynplugError(`the watchdog exited at start (status ${code}); nothing was plugged`, 1)); });
+    const timer = setTimeout(() => { child.kill('SIGKILL'); reject(new SynplugError(`the watchdog did not start within ${timeoutMs} ms; nothing was plugged`)); }, timeoutMs);
+    child.once('error', (e) => { clearTimeout(timer); reject(new SynplugError(`cannot start the watchdog: ${e.message}; nothing was plugged`)); });
+    child.once('exit', (code) => { clearTimeout(timer); reject(new SynplugError(`the watchdog exited at start (status ${code}); nothing was plugged`)); });
     const rl = createInterface({ input: child.stdout! });
     rl.once('line', (line) => {
       clearTimeout(timer);
       child.removeAllListeners('exit');
-      if (line !== 'ready') { reject(new SynplugError(`the watchdog said '${line}' instead of ready`, 1)); return; }
+      if (line !== 'ready') { reject(new SynplugError(`the watchdog said '${line}' instead of ready`)); return; }
       rl.close();
       (child.stdout as unknown as { unref?: () => void; destroy: () => void }).destroy();
       resolve({

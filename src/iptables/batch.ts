@@ -218,7 +218,7 @@ export function checkResults(results: readonly ExchangeResult[], ops: readonly B
   }
   const last = results[ops.length];
   if (!last || last.unanswered) {
-    throw new SynplugError(`nftables batch of ${ops.length} message(s) got no answer for its last message; treating it as not applied`, 3);
+    throw new SynplugError(`nftables batch of ${ops.length} message(s) got no answer for its last message; treating it as not applied`, 'kernel');
   }
   return { applied: true, messages: ops.length };
 }
@@ -231,10 +231,10 @@ export function checkResults(results: readonly ExchangeResult[], ops: readonly B
 export function wrapSocketError(e: unknown, n: number): unknown {
   const cause = (e as { cause?: { code?: string } }).cause;
   if (e instanceof SynplugError && cause?.code === 'ENOBUFS') {
-    return new SynplugError(`nftables batch of ${n} message(s) was refused: the kernel sent more error replies than the socket receive buffer holds (ENOBUFS); the whole batch was not applied`, 3, { cause: e });
+    return new SynplugError(`nftables batch of ${n} message(s) was refused: the kernel sent more error replies than the socket receive buffer holds (ENOBUFS); the whole batch was not applied`, 'kernel', { cause: e });
   }
   if (e instanceof SynplugError && cause?.code === 'EMSGSIZE') {
-    return new SynplugError(`nftables batch of ${n} message(s) is larger than the socket send buffer (EMSGSIZE): nothing was sent; split it into smaller batches`, 3, { cause: e });
+    return new SynplugError(`nftables batch of ${n} message(s) is larger than the socket send buffer (EMSGSIZE): nothing was sent; split it into smaller batches`, 'kernel', { cause: e });
   }
   return e;
 }

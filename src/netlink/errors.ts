@@ -7,8 +7,10 @@
  *   to be; always carries the byte offset.
  * - {@link DumpInterruptedError}: a dump kept coming back with
  *   NLM_F_DUMP_INTR after the bounded number of retries.
- * - {@link SynplugError}: a problem found before anything was sent
- *   (bad argument, missing device...), with an exit code for the CLI.
+ * - {@link SynplugError}: the base of them all, and of every other error
+ *   synplug throws; it carries a {@link ErrorCategory} (what kind of problem
+ *   it is), never an exit code: the CLI maps categories to exit codes in one
+ *   table (src/cli/exit-codes.ts).
  *
  * @module
  */
@@ -34,27 +36,60 @@ export function errnoName(errno: number): string {
   return ERRNO_NAMES.get(errno) ?? `E${errno}`;
 }
 
-/** Base class of every error synplug throws; `exitCode` is what the CLI exits with. */
+/**
+ * What kind of problem an error is. Library users branch on it; the CLI maps
+ * each one to its exit code (src/cli/exit-codes.ts, the only table of codes).
+ *
+ * - `failure`: anything not covered below (a state file that cannot be written...)
+ * - `usage`: bad input (an argument, an address, a device that does not exist), refused before anything was sent
+ * - `decode`: bytes that do not decode as what they claim to be
+ * - `kernel`: the kernel refused a request, did not answer, or the socket failed
+ * - `permission`: not permitted (CAP_NET_ADMIN missing, EPERM/EACCES from the kernel)
+ * - `missing-module`: the kernel lacks a module (sch_plug, cls_fw, tcp_diag...)
+ * - `foreign-state`: something that is not synplug's is in the way (a foreign root qdisc...)
+ * - `not-set-up`: the guard is not (completely) set up
+ * - `command-not-started`: protect could not start the shell that runs the command; nothing was run
+ * - `command-not-executable`: protect's command exists but cannot be executed
+ * - `command-not-found`: protect's command was not found
+ * - `interrupted`: a signal arrived before the command started; nothing was run
+ */
+export type ErrorCategory =
+  | 'failure' | 'usage' | 'decode' | 'kernel' | 'permission' | 'missing-module' | 'foreign-state' | 'not-set-up'
+  | 'command-not-started' | 'command-not-executable' | 'command-not-found' | 'interrupted';
+
+/** Every {@link ErrorCategory}, in the order of the README's exit-code table. */
+export const ERROR_CATEGORIES: readonly ErrorCategory[] = [
+  'failure', 'usage', 'decode', 'kernel', 'permission', 'missing-module', 'foreign-state', 'not-set-up',
+  'command-not-started', 'command-not-executable', 'command-not-found', 'interrupted',
+];
+
+/** Base class of every error synplug throws; {@link SynplugError.category} says what kind of problem it is. */
 export class SynplugError extends Error {
-  /** Exit code the CLI uses for this error (see README "Exit codes"). */
-  exitCode: number;
-  constructor(message: string, exitCode = 1, options?: { cause?: unknown }) {
+  /** What kind of problem this is (the CLI's exit code follows from it). */
+  readonly category: ErrorCategory;
+  /**
+   * @param message a sentence a person can act on
+   * @param category what kind of problem; default `failure`
+   * @param options `cause`: the error this one explains
+   */
+  constructor(message: string, category: ErrorCategory = 'failure', options?: { cause?: unknown }) {
     super(message, options);
     this.name = 'SynplugError';
-    this.exitCode = exitCode;
+    this.category = category;
   }
 }
 
-/** Bad user input (argument, address, handle text...): refused before anything is sent. Exit code 2. */
+/** Bad user input (argument, address, handle text...): refused before anything is sent. Category `usage`. */
 export class UsageError extends SynplugError {
+  /** @param message what is wrong with the input and what is expected */
   constructor(message: string) {
-    super(message, 2);
+    super(message, 'usage');
     this.name = 'UsageError';
   }
 }
 
 /**
- * Bytes that do not decode (exit code 3): a length past the end of the buffer, a truncated
+ * Bytes that do not decode (category `decode`): a length past the end of the buffer, a truncated
  * header or struct, an attribute shorter than its header.
  *
  * `offset` is the byte offset, from the start of the buffer handed to the
@@ -63,8 +98,12 @@ export class UsageError extends SynplugError {
 export class NetlinkDecodeError extends SynplugError {
   /** byte offset of the bad field, from the start of the decoded buffer */
   offset: number;
+  /**
+   * @param message what does not decode
+   * @param offset byte offset of the bad field (appended to the message)
+   */
   constructor(message: string, offset: number) {
-    super(`${message} (at byte ${offset})`, 3);
+    super(`${message} (at byte ${offset})`, 'decode');
     this.name = 'NetlinkDecodeError';
     this.offset = offset;
   }
@@ -92,7 +131,9 @@ export interface NetlinkErrorInit {
  * The kernel refused a request (NLMSG_ERROR with a negative error, or
  * NLMSG_DONE carrying one). Mirrors `struct nlmsgerr` in linux/netlink.h.
  *
- * Exit code 3 in the CLI.
+ * Its category follows the errno ({@link categoryOfErrno}): EPERM and EACCES
+ * are `permission`, ENODEV (no such device: bad input) is `usage`, every
+ * other errno `kernel`.
  */
 export class NetlinkError extends SynplugError {
   /** positive errno, e.g. 2 */
@@ -113,7 +154,7 @@ export class NetlinkError extends SynplugError {
   constructor(init: NetlinkErrorInit) {
     const code = errnoName(init.errno);
     const base = init.message ?? defaultMessage(init, code);
-    super(base, 3);
+    super(base, categoryOfErrno(code));
     this.name = 'NetlinkError';
     this.errno = init.errno;
     this.code = code;
@@ -151,6 +192,18 @@ export class NetlinkError extends SynplugError {
   }
 }
 
+/**
+ * The category of a kernel refusal, from its errno name: `permission` for
+ * EPERM/EACCES, `usage` for ENODEV (a device that does not exist is bad
+ * input), `kernel` otherwise.
+ * @param code errno name, e.g. `'EPERM'` (see {@link errnoName})
+ */
+export function categoryOfErrno(code: string): ErrorCategory {
+  if (code === 'EPERM' || code === 'EACCES') return 'permission';
+  if (code === 'ENODEV') return 'usage';
+  return 'kernel';
+}
+
 function defaultMessage(init: NetlinkErrorInit, code: string): string {
   const parts = [`${init.requestType ?? 'netlink request'} failed: ${code}`];
   if (init.extAckMessage) parts.push(`(kernel: ${init.extAckMessage})`);
@@ -159,15 +212,19 @@ function defaultMessage(init: NetlinkErrorInit, code: string): string {
 
 /**
  * A dump kept returning NLM_F_DUMP_INTR (the kernel's object list changed
- * while it was being dumped) after every retry. Exit code 3.
+ * while it was being dumped) after every retry. Category `kernel`.
  */
 export class DumpInterruptedError extends SynplugError {
   /** request type name of the dump */
   requestType: string;
   /** how many times the dump was tried */
   attempts: number;
+  /**
+   * @param requestType the dump's request type name, e.g. `'RTM_GETQDISC'`
+   * @param attempts how many times it was tried
+   */
   constructor(requestType: string, attempts: number) {
-    super(`${requestType} dump was interrupted by concurrent changes ${attempts} times in a row; try again`, 3);
+    super(`${requestType} dump was interrupted by concurrent changes ${attempts} times in a row; try again`, 'kernel');
     this.name = 'DumpInterruptedError';
     this.requestType = requestType;
     this.attempts = attempts;

@@ -10,7 +10,7 @@ test('loopback addresses are refused for a setup, with the reason', (t) => {
   for (const a of ['127.0.0.1', '127.0.0.2', '127.255.255.254', '::1']) {
     const e = t.throws(() => refuseLoopback(canonicalAddress(a)), { instanceOf: UsageError }, a);
     t.regex(e!.message, /a loopback address cannot be the proxy's address/, a);
-    t.is(e!.exitCode, 2);
+    t.is(e!.category, 'usage');
   }
 });
 

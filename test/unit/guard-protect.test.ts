@@ -86,20 +86,20 @@ test('a command killed by a signal: 128+N, released', async (t) => {
   t.true(window(s.calls).includes('release'));
 });
 
-test('command not found: refused before anything is plugged (exit 127)', async (t) => {
+test('command not found: refused before anything is plugged (command-not-found)', async (t) => {
   const { s } = fresh();
   const e = await t.throwsAsync(runProtected(s, { command: ['/nonexistent/synplug-no-such-cmd'] }), { instanceOf: CommandError });
-  t.is(e!.exitCode, 127);
+  t.is(e!.category, 'command-not-found');
   t.false(s.calls.includes('buffer'));
   t.false(s.calls.some((c) => c.startsWith('arm')));
 });
 
-test('a file that is not executable: exit 126, nothing plugged', async (t) => {
+test('a file that is not executable: command-not-executable, nothing plugged', async (t) => {
   const { s, dir } = fresh();
   const f = join(dir, 'not-exec');
   writeFileSync(f, '#!/bin/sh\n', { mode: 0o644 });
   const e = await t.throwsAsync(runProtected(s, { command: [f] }), { instanceOf: CommandError });
-  t.is(e!.exitCode, 126);
+  t.is(e!.category, 'command-not-executable');
   t.false(s.calls.includes('buffer'));
 });
 

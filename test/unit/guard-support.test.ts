@@ -5,12 +5,13 @@
  */
 import test from 'ava';
 import { release } from 'node:os';
-import { MissingSupportError, EXIT_MISSING_SUPPORT } from '../../src/guard/support.js';
+import { MissingSupportError } from '../../src/guard/support.js';
+import { exitCodeOf } from '../../src/cli/exit-codes.js';
 
 test('a module that could not be checked is in the modprobe suggestion, with the reason it could not be checked', (t) => {
   const e = new MissingSupportError(['sch_prio (qdisc prio)', 'sch_plug (qdisc plug)'], ['cls_fw (filter fw)']);
-  t.is(e.exitCode, EXIT_MISSING_SUPPORT);
-  t.is(e.exitCode, 5);
+  t.is(e.category, 'missing-module');
+  t.is(exitCodeOf(e), 5);
   t.deepEqual(e.missing, ['sch_prio (qdisc prio)', 'sch_plug (qdisc plug)']);
   t.deepEqual(e.unverified, ['cls_fw (filter fw)']);
   t.regex(e.message, /^this kernel lacks what synplug needs: sch_prio \(qdisc prio\), sch_plug \(qdisc plug\); /);

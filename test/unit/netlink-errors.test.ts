@@ -34,7 +34,7 @@ for (const [name, errno, code] of [['04_prio_add_again', 17, 'EEXIST'], ['16_bad
     t.true(e instanceof NetlinkError);
     t.is(e.code, code);
     t.is(e.extAckMessage, r.extAckMessage);
-    t.is(e.exitCode, 3);
+    t.is(e.category, 'kernel');
     t.true(e.message.includes(r.extAckMessage!));
   });
 }
@@ -104,16 +104,18 @@ test('malformed error replies -> NetlinkDecodeError', (t) => {
   t.is(t.throws(() => parseErrorReply(lying), { instanceOf: NetlinkDecodeError })!.offset, 20);
 });
 
-test('withMessage keeps every kernel field and the exit code; the error classes and their exit codes', (t) => {
+test('withMessage keeps every kernel field and the category; the error classes and their categories', (t) => {
   const e = new NetlinkError({ errno: 2, requestType: 'RTM_NEWQDISC', extAckMessage: 'Specified qdisc kind is unknown', extAckOffset: 4, capped: true });
   const w = e.withMessage("qdisc kind 'plug' is not available in this kernel (module sch_plug)");
   t.is(w.message, "qdisc kind 'plug' is not available in this kernel (module sch_plug)");
-  t.like(w, { errno: 2, code: 'ENOENT', requestType: 'RTM_NEWQDISC', extAckMessage: 'Specified qdisc kind is unknown', extAckOffset: 4, capped: true, exitCode: 3 });
+  t.like(w, { errno: 2, code: 'ENOENT', requestType: 'RTM_NEWQDISC', extAckMessage: 'Specified qdisc kind is unknown', extAckOffset: 4, capped: true, category: 'kernel' });
   t.true(w instanceof SynplugError);
-  t.is(new UsageError('x').exitCode, 2);
-  t.is(new NetlinkDecodeError('x', 5).exitCode, 3); // README: 3 = undecodable bytes from the kernel
+  t.is(new UsageError('x').category, 'usage');
+  t.is(new NetlinkDecodeError('x', 5).category, 'decode');
   t.is(new NetlinkDecodeError('x', 5).message, 'x (at byte 5)');
-  t.is(new DumpInterruptedError('RTM_GETQDISC', 6).exitCode, 3);
+  t.is(new DumpInterruptedError('RTM_GETQDISC', 6).category, 'kernel');
+  t.is(new SynplugError('x').category, 'failure');
+  t.false('exitCode' in new SynplugError('x'), 'errors carry no exit code');
   t.is(errnoName(99999), 'E99999');
   t.is(errnoName(11), 'EAGAIN');
 });

@@ -1,0 +1,90 @@
+/**
+ * The error contract: errors carry a category, never an exit code; the CLI's
+ * one table (src/cli/exit-codes.ts) maps each category to the code the
+ * README documents, and no file below src/cli holds an exit code.
+ */
+import test from 'ava';
+import { readFileSync, readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { CATEGORY_EXIT_CODES, exitCodeOf, EXIT } from '../../src/cli/exit-codes.js';
+import {
+  ERROR_CATEGORIES, SynplugError, UsageError, NetlinkError, NetlinkDecodeError, DumpInterruptedError,
+} from '../../src/netlink/errors.js';
+import { NotPermittedError, MissingSupportError } from '../../src/guard/support.js';
+import { CommandError } from '../../src/guard/command.js';
+import { NoDeviceError } from '../../src/guard/session.js';
+import { NotSetUpError } from '../../src/guard/guard.js';
+
+const root = fileURLToPath(new URL('../../', import.meta.url));
+const README = readFileSync(join(root, 'README.md'), 'utf8');
+
+/** README "Exit codes" rows: code -> meaning. */
+function readmeTable(): Map<string, string> {
+  const from = README.indexOf('### Exit codes');
+  const table = README.slice(from, README.indexOf('\n\n', README.indexOf('| code |', from)));
+  const rows = new Map<string, string>();
+  for (const m of table.matchAll(/^\| ([0-9a-z /]+?) \| (.*) \|$/gm)) {
+    if (m[1] === 'code') continue;
+    for (const c of m[1].split(' / ')) rows.set(c, m[2]);
+  }
+  return rows;
+}
+
+test('every category has exactly one exit code, and it is one the README documents with that meaning', (t) => {
+  t.deepEqual(Object.keys(CATEGORY_EXIT_CODES).sort(), [...ERROR_CATEGORIES].sort());
+  const rows = readmeTable();
+  const meaning: Record<string, RegExp> = {
+    failure: /failure/, usage: /bad arguments or input/, decode: /undecodable|does not decode/, kernel: /kernel refused/,
+    permission: /not permitted/, 'missing-module': /lacks a needed module/, 'foreign-state': /not synplug's/,
+    'not-set-up': /not set up/, 'command-not-started': /could not be started/, 'command-not-executable': /cannot be executed/,
+    'command-not-found': /was not found/, interrupted: /interrupted/,
+  };
+  for (const [category, code] of Object.entries(CATEGORY_EXIT_CODES)) {
+    const row = rows.get(String(code));
+    t.truthy(row, `${category} -> ${code} is in the README`);
+    t.regex(row!, meaning[category], category);
+  }
+});
+
+test('exitCodeOf: the category decides; errnos are categorised by name; anything else is a failure', (t) => {
+  t.is(exitCodeOf(new UsageError('x')), 2);
+  t.is(exitCodeOf(new NetlinkDecodeError('x', 0)), 3);
+  t.is(exitCodeOf(new DumpInterruptedError('RTM_GETQDISC', 5)), 3);
+  t.is(exitCodeOf(new NetlinkError({ errno: 2, requestType: 'RTM_NEWQDISC' })), 3);
+  const eperm = new NetlinkError({ errno: 1, requestType: 'RTM_NEWQDISC' });
+  t.is(eperm.category, 'permission');
+  t.is(exitCodeOf(eperm), 4);
+  t.is(new NetlinkError({ errno: 13 }).category, 'permission'); // EACCES
+  const enodev = new NetlinkError({ errno: 19, requestType: 'RTM_GETLINK' });
+  t.is(enodev.code, 'ENODEV');
+  t.is(exitCodeOf(enodev), 2, 'a device that does not exist is bad input');
+  t.is(exitCodeOf(enodev.withMessage("device 'x' not found")), 2);
+  t.is(exitCodeOf(new NotPermittedError('synplug setup')), 4);
+  t.is(exitCodeOf(new MissingSupportError(['sch_plug (qdisc plug)'])), 5);
+  t.is(exitCodeOf(new NotSetUpError('not set up')), 8);
+  t.is(exitCodeOf(new NoDeviceError('nosuch0')), 2);
+  t.is(exitCodeOf(new CommandError('x', 'command-not-found')), 127);
+  t.is(exitCodeOf(new CommandError('x', 'command-not-executable')), 126);
+  t.is(exitCodeOf(new SynplugError('x', 'interrupted')), 130);
+  t.is(exitCodeOf(new SynplugError('x', 'command-not-started')), 125);
+  t.is(exitCodeOf(new SynplugError('x')), EXIT.FAILURE);
+  t.is(exitCodeOf(new Error('bare')), EXIT.FAILURE);
+  t.is(exitCodeOf('a string'), EXIT.FAILURE);
+});
+
+function tsFiles(dir: string): string[] {
+  return readdirSync(dir).flatMap((n) => {
+    const p = join(dir, n);
+    return statSync(p).isDirectory() ? tsFiles(p) : p.endsWith('.ts') ? [p] : [];
+  });
+}
+
+test('no error below src/cli is given a number, and no EXIT_ constant exists there (ProtectResult.exitCode is the command\'s own status)', (t) => {
+  for (const f of tsFiles(join(root, 'src')).filter((p) => !p.includes(`${join('src', 'cli')}/`))) {
+    const text = readFileSync(f, 'utf8');
+    // super(message, 3) / new XError(message, 130, { cause })
+    t.notRegex(text, /(?<!Decode)(?:super|Error)\((?:[^()]|\([^()]*\))*?,\s*\d+\s*(?:,\s*\{[^}]*\})?\)/, f);
+    t.notRegex(text, /\bEXIT_[A-Z_]+\s*=/, f);
+  }
+});
