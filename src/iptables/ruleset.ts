@@ -43,5 +43,5 @@ export async function listRuleset(conn: NetlinkConnection, options: { family?: s
     const after = await getGenId(conn);
     if (before === after) return { tables, chains, sets, rules, genId: after };
   }
-  throw new SynplugError('the nftables ruleset kept changing while it was listed (5 tries); try again', 3);
+  throw new SynplugError('the nftables ruleset kept changing while it was listed (5 tries); try again', 'kernel');
 }

@@ -68,7 +68,7 @@ export function attr(type: number, payload: Uint8Array): Buffer {
 /** An attribute payload longer than nla_len (u16) can express. */
 export class AttributeTooLargeError extends SynplugError {
   constructor(type: number, len: number) {
-    super(`netlink attribute type ${type} would be ${len} bytes; nla_len is a u16`, 2);
+    super(`netlink attribute type ${type} would be ${len} bytes; nla_len is a u16`, 'usage');
     this.name = 'AttributeTooLargeError';
   }
 }

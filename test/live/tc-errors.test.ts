@@ -39,7 +39,7 @@ async function refused(t: ExecutionContext, p: Promise<unknown>, code: string, m
   const e = await t.throwsAsync(p, { instanceOf: NetlinkError });
   t.is(e!.code === 'ENOTSUP' ? 'EOPNOTSUPP' : e!.code, code);
   t.is(e!.message, message);
-  t.is(e!.exitCode, 3);
+  t.is(e!.category, 'kernel');
   return e as NetlinkError;
 }
 

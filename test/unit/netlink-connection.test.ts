@@ -123,7 +123,7 @@ test('timeout: no answer -> NetlinkTimeoutError naming the request; late answers
   const conn = new NetlinkConnection(tr, NETLINK_ROUTE, { timeoutMs: 30 });
   const err = await t.throwsAsync(conn.request({ type: 36 }), { instanceOf: NetlinkTimeoutError });
   t.regex(err!.message, /^RTM_NEWQDISC: no answer from the kernel within 30 ms$/);
-  t.is(err!.exitCode, 3);
+  t.is(err!.category, 'kernel');
   // the next request works even though a late error for the old seq arrives first
   t.deepEqual(await conn.request({ type: 36 }), []);
   const err2 = await t.throwsAsync(conn.request({ type: 36 }, { timeoutMs: 10 }), { instanceOf: NetlinkTimeoutError });
@@ -147,7 +147,7 @@ test('NLM_F_DUMP_INTR every time: DumpInterruptedError after the bounded retries
   const conn = new NetlinkConnection(tr, NETLINK_ROUTE, { dumpRetries: 3 });
   const err = await t.throwsAsync(conn.dumpAll({ type: 18, payload: Buffer.alloc(16) }), { instanceOf: DumpInterruptedError });
   t.is(tr.sent.length, 4);
-  t.like(err, { requestType: 'RTM_GETLINK', attempts: 4, exitCode: 3 });
+  t.like(err, { requestType: 'RTM_GETLINK', attempts: 4, category: 'kernel' });
 });
 
 /** A transport whose replies the test delivers by hand. */

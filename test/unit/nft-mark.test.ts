@@ -41,7 +41,7 @@ for (const [what, opts, re] of bad) {
     const { ft, conn } = fake();
     const err = await t.throwsAsync(N.ensureMarkRule(conn, opts), { instanceOf: UsageError });
     t.regex(err!.message, re);
-    t.is(err!.exitCode, 2);
+    t.is(err!.category, 'usage');
     t.is(ft.sent.length, 0);
     conn.close();
   });

@@ -63,7 +63,7 @@ test('parseHandle: bad text is a UsageError naming the text', (t) => {
   for (const bad of ['', ' ', 'x', '1:2:3', '10000:', '1:10000', '-1', '1:g', 'roots', '1 :2', '0x100000000', 'ffff:fffff']) {
     const e = t.throws(() => parseHandle(bad), { instanceOf: UsageError }, bad);
     t.true(e!.message.includes(JSON.stringify(bad)), e!.message);
-    t.is(e!.exitCode, 2);
+    t.is(e!.category, 'usage');
   }
 });
 
