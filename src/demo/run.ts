@@ -1,0 +1,263 @@
+/**
+ * `synplug demo`: the technique shown on this machine with nothing else
+ * installed. A pong server in this process, on the hold's address, is
+ * restarted without socket hand-over (its listening socket closed, a new one
+ * opened after a gap) while client loops open a new connection per request:
+ *
+ * 1. **unprotected**: the restarts alone. Connections made during the gap
+ *    are refused; those waiting in the old socket's accept queue are reset.
+ * 2. **protected**: each restart runs under the library's own {@link protect},
+ *    as a real reload would: `protect` plugs, runs a restart command, and
+ *    releases once a *new* listening socket exists (`waitListen`).
+ *
+ * Why `protect()` itself, and not the lower-level plug and release: it is
+ * exactly the machinery a user's reload gets, with every safety it has. It
+ * starts its watchdog (a process of its own) before it plugs, so that if the
+ * demo is killed, even by SIGKILL, the watchdog releases at once; it arms the
+ * kernel-side deadline (the nftables set element expires after the max-hold,
+ * the gap plus 5 s), records the plug in plug.json for the next command's
+ * stale-plug recovery, and releases on every path. The cost is a watchdog
+ * start per restart (tens of ms on a host, seconds in a software-emulated VM),
+ * spent before the plug, outside the hold.
+ *
+ * The restart command is `/bin/sh -c 'kill -s USR2 <this pid>'`: like
+ * `systemctl reload` or `nginx -s reload`, it signals the server, whose
+ * restart (close, gap, listen) runs in this process. protect releases when
+ * the command has exited and sock_diag shows a listening socket whose inode
+ * was not there before the plug, or at the max-hold.
+ *
+ * Set-up: when the local hold is not set up, the demo sets it up (the
+ * library's {@link setup}: on `lo`, 169.254.255.254 by default) and removes it
+ * again at the end, on every failure, and on SIGINT/SIGTERM (library
+ * {@link teardown}, which removes exactly what that setup recorded adding).
+ * A hold that was already set up is used and left as it was. A partial setup,
+ * or one on another device, is refused: the demo changes no setup it did not
+ * make. Only SIGKILL can leave the demo's setup in place (never a plug: see
+ * the watchdog above); `synplug teardown` removes it.
+ *
+ * The engine prints nothing and knows no exit code: it returns a
+ * {@link DemoResult} whose `verdict` the CLI turns into its exit code, and
+ * throws {@link SynplugError}s with a category.
+ *
+ * @module
+ */
+import { performance } from 'node:perf_hooks';
+import { SynplugError } from '../netlink/errors.js';
+import { check, setup, teardown, protect, hasNetAdmin, NotPermittedError } from '../guard/index.js';
+import { ClientLoad } from './clients.js';
+import { PongServer } from './server.js';
+import { resolveDemoOptions, restartDueMs, type ResolvedDemoOptions } from './options.js';
+import { phaseResult, verdictOf } from './stats.js';
+import type { DemoOptions, DemoResult, PhaseResult, RestartResult } from './types.js';
+
+/** The demo was stopped by a signal (or its AbortSignal); what it set up was removed. Category `interrupted`. */
+export class DemoInterruptedError extends SynplugError {
+  /**
+   * @param by the signal's name (`SIGINT`, `SIGTERM`) or `abort`
+   * @param cleaned what was removed, for the message
+   */
+  constructor(readonly by: string, cleaned: string) {
+    super(`demo interrupted by ${by}: it stopped its clients and server${cleaned}`, 'interrupted');
+    this.name = 'DemoInterruptedError';
+  }
+}
+
+/** The device the local hold sits on, the only one the demo's local clients pass. */
+const LOCAL_DEV = 'lo';
+
+interface Ctx {
+  o: ResolvedDemoOptions;
+  addr: string;
+  server: PongServer;
+  stateDir?: string;
+  progress: (line: string) => void;
+  stopped: () => string | undefined;
+  stopWait: AbortSignal;
+  notices: string[];
+  /** the restart the next SIGUSR2 starts (protected phase) */
+  usr2: { armed: boolean; restart?: Promise<{ closedMs: number }> };
+}
+
+/**
+ * Run the demo: set up when needed, phase 1 unprotected, phase 2 protected,
+ * clean up.
+ * @param options see {@link DemoOptions}; all optional
+ * @returns both phases' requests, failures by kind, latency, restarts with held time and SYNs held, and the verdict
+ * @throws {UsageError} an option out of bounds (category `usage`); nothing was set up
+ * @throws {NotPermittedError} no CAP_NET_ADMIN (`permission`)
+ * @throws {MissingSupportError} the kernel lacks sch_prio, sch_plug, cls_fw or nf_tables, all named (`missing-module`); nothing was changed
+ * @throws {ForeignQdiscError} `lo` has a root qdisc that is not synplug's (`foreign-state`): it is never replaced
+ * @throws {SynplugError} `not-set-up`: the hold is partly set up, or set up on another device than lo (the demo changes no setup it did not make)
+ * @throws {DemoInterruptedError} SIGINT/SIGTERM or the AbortSignal (`interrupted`), after cleaning up
+ * @throws {SynplugError} the server cannot listen, the restart command failed, or the kernel refused a request; what the demo set up is removed first
+ */
+export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
+  const o = resolveDemoOptions(options ?? {});
+  const progress = options.onProgress ?? (() => {});
+  const stateDir = options.stateDir;
+
+  // Interruptions: a signal (or the caller's AbortSignal) stops the demo at the next step; cleanup follows.
+  let stoppedBy: string | undefined;
+  const stopCtl = new AbortController();
+  const stop = (by: string) => { stoppedBy ??= by; stopCtl.abort(); };
+  const onSignal = (sig: NodeJS.Signals) => stop(sig);
+  const onAbort = () => stop('abort');
+  if (options.signal?.aborted) stop('abort');
+  options.signal?.addEventListener('abort', onAbort, { once: true });
+  const handled: NodeJS.Signals[] = options.handleSignals === false ? [] : ['SIGINT', 'SIGTERM'];
+  for (const s of handled) process.on(s, onSignal);
+  // SIGUSR2 starts a restart in the protected phase; installed for the whole run so that a late one never kills us.
+  const usr2: Ctx['usr2'] = { armed: false };
+  let server: PongServer | undefined;
+  const onUsr2 = () => {
+    if (!usr2.armed || usr2.restart || !server) return;
+    usr2.restart = server.restart(o.gapMs);
+    usr2.restart.catch(() => { /* awaited (and thrown) once protect returns */ });
+  };
+  process.on('SIGUSR2', onUsr2);
+
+  let setUpByDemo = false;
+  const setupInfo: DemoResult['setup'] = { by: 'already', actions: [], removed: [] };
+  try {
+    if (!hasNetAdmin()) throw new NotPermittedError('synplug demo');
+    const c = await check({ ...(stateDir !== undefined && { stateDir }) });
+    if (c.dev !== LOCAL_DEV) {
+      throw new SynplugError(`synplug is set up on ${c.dev}, not on ${LOCAL_DEV}: the demo's clients are on this machine, and only the local hold on ${LOCAL_DEV} holds their SYNs. The demo changes no setup it did not make: run it where synplug is not set up, or set up on ${LOCAL_DEV}`, 'not-set-up');
+    }
+    if (c.state === 'partial') {
+      const bad = c.pieces.filter((p) => p.status !== 'ok').map((p) => `${p.piece} (${p.status})`);
+      throw new SynplugError(`synplug is only partly set up on ${c.dev}: ${bad.join('; ')}. The demo changes no setup it did not make: run 'synplug setup' to complete it (or 'synplug teardown'), then the demo again`, 'not-set-up');
+    }
+    let addr = c.addr;
+    if (c.state === 'absent') {
+      progress(`setting up the local hold on ${LOCAL_DEV} (removed again when the demo ends)`);
+      setUpByDemo = true; // setup is transactional: if it throws, it removed what it added
+      try {
+        const s = await setup({ ...(stateDir !== undefined && { stateDir }) });
+        setupInfo.by = 'demo';
+        setupInfo.actions = s.actions;
+        addr = s.addr;
+      } catch (e) {
+        setUpByDemo = false;
+        throw e;
+      }
+    } else {
+      progress(`using the local hold already set up on ${c.dev} for ${c.addr} (left as it is)`);
+    }
+    if (stoppedBy) throw new DemoInterruptedError(stoppedBy, '');
+
+    server = await PongServer.start(addr);
+    progress(`pong server on ${addr}:${server.port}; ${o.clients} clients, a new connection per request`);
+    const ctx: Ctx = {
+      o, addr, server, stateDir, progress, stopped: () => stoppedBy, stopWait: stopCtl.signal, notices: [], usr2,
+    };
+    const unprotected = await runPhase(ctx, 'unprotected');
+    const prot = stoppedBy ? undefined : await runPhase(ctx, 'protected');
+    if (stoppedBy || !prot) throw new DemoInterruptedError(stoppedBy ?? 'abort', '');
+    const v = verdictOf(unprotected, prot);
+    return {
+      dev: LOCAL_DEV, addr, port: server.port, seconds: o.seconds, restarts: o.restarts, gapMs: o.gapMs, clients: o.clients,
+      maxHoldMs: o.maxHoldMs, setup: setupInfo, phases: { unprotected, protected: prot }, ...v, notices: ctx.notices,
+    };
+  } catch (e) {
+    const interrupted = e instanceof DemoInterruptedError || (stoppedBy !== undefined && e instanceof SynplugError && e.category === 'interrupted');
+    await cleanup(e);
+    if (!interrupted) throw e;
+    throw new DemoInterruptedError(stoppedBy ?? 'abort', setupInfo.removed.length
+      ? ` and removed what it had set up (${setupInfo.removed.join('; ')})`
+      : setupInfo.by === 'already' ? '; the hold that was already set up is left as it was' : '');
+  } finally {
+    await cleanup();
+    for (const s of handled) process.off(s, onSignal);
+    process.off('SIGUSR2', onUsr2);
+    options.signal?.removeEventListener('abort', onAbort);
+  }
+
+  /**
+   * Close the server and remove what the demo set up (once). A failure to
+   * remove it is thrown, naming the error that was already on its way, if any.
+   */
+  async function cleanup(primary?: unknown): Promise<void> {
+    if (server) {
+      const s = server;
+      server = undefined;
+      await s.close();
+    }
+    if (!setUpByDemo) return;
+    setUpByDemo = false;
+    progress(`removing what the demo set up on ${LOCAL_DEV}`);
+    try {
+      const r = await teardown({ ...(stateDir !== undefined && { stateDir }) });
+      setupInfo.removed = r.removed;
+    } catch (e) {
+      const why = e instanceof Error ? e.message : String(e);
+      const first = primary === undefined ? '' : ` (after the demo itself failed: ${primary instanceof Error ? primary.message : String(primary)})`;
+      throw new SynplugError(`removing what the demo set up on ${LOCAL_DEV} failed: ${why}${first}; run 'synplug teardown'`, e instanceof SynplugError ? e.category : 'failure', { cause: e });
+    }
+  }
+}
+
+/** Sleep until `performance.now()` reaches `t`, or the stop signal fires. */
+function sleepUntil(t: number, stopWait: AbortSignal): Promise<void> {
+  const ms = t - performance.now();
+  if (ms <= 0 || stopWait.aborted) return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = () => { clearTimeout(timer); stopWait.removeEventListener('abort', done); resolve(); };
+    const timer = setTimeout(done, ms);
+    stopWait.addEventListener('abort', done, { once: true });
+  });
+}
+
+async function runPhase(ctx: Ctx, name: PhaseResult['name']): Promise<PhaseResult> {
+  const { o, server } = ctx;
+  ctx.progress(`phase ${name === 'unprotected' ? '1' : '2'}: ${o.restarts} restart${o.restarts === 1 ? '' : 's'} ${name === 'unprotected' ? 'with nothing held' : "each under 'protect'"} over ${o.seconds} s (gap ${o.gapMs} ms)`);
+  const load = new ClientLoad({ host: ctx.addr, port: server.port, clients: o.clients, timeoutMs: o.requestTimeoutMs });
+  const t0 = performance.now();
+  const end = t0 + o.seconds * 1000;
+  const restarts: RestartResult[] = [];
+  let lastDone = t0;
+  try {
+    for (let k = 0; k < o.restarts && !ctx.stopped(); k++) {
+      await sleepUntil(t0 + restartDueMs(k, o.intervalMs), ctx.stopWait);
+      if (ctx.stopped()) break;
+      // A restart that would end past the phase's time is not started (a slow protected restart delays the next ones).
+      if (performance.now() + o.gapMs > end) break;
+      const atMs = performance.now() - t0;
+      restarts.push({ atMs, ...(name === 'unprotected' ? await server.restart(o.gapMs) : await protectedRestart(ctx)) });
+      lastDone = performance.now();
+    }
+    // Let the clients run to the phase's end, and a little past the last restart if it ran late.
+    await sleepUntil(Math.max(end, lastDone + Math.min(o.intervalMs / 2, 1000)), ctx.stopWait);
+  } finally {
+    await load.stop();
+  }
+  return phaseResult(name, load.records, restarts, o.restarts, performance.now() - t0);
+}
+
+async function protectedRestart(ctx: Ctx): Promise<Omit<RestartResult, 'atMs'>> {
+  const { o, server, usr2 } = ctx;
+  usr2.armed = true;
+  usr2.restart = undefined;
+  let r;
+  try {
+    r = await protect({
+      command: ['/bin/sh', '-c', 'kill -s USR2 "$1"', 'synplug-demo-restart', String(process.pid)],
+      waitListen: { address: ctx.addr, port: server.port },
+      maxHoldMs: o.maxHoldMs,
+      ...(ctx.stateDir !== undefined && { stateDir: ctx.stateDir }),
+      onNotice: (line) => ctx.notices.push(line),
+    });
+  } finally {
+    usr2.armed = false;
+  }
+  // (set by the SIGUSR2 handler while protect ran: read it through the type, not the narrowed `undefined`)
+  const restarted = (usr2 as Ctx['usr2']).restart;
+  usr2.restart = undefined;
+  if (r.exitCode !== 0) {
+    await restarted?.catch(() => {});
+    throw new SynplugError(`the demo's restart command (kill -s USR2 ${process.pid}) exited ${r.exitCode}${r.signal ? ` (${r.signal})` : ''}`);
+  }
+  if (!restarted) throw new SynplugError(`the demo's restart command ran, but its SIGUSR2 never reached the demo (pid ${process.pid}); protect released at the max-hold`);
+  const { closedMs } = await restarted;
+  return { closedMs, heldMs: r.heldMs, synsHeld: r.packetsReleased, drops: r.drops, maxHoldReached: r.maxHoldReached };
+}
