@@ -2,21 +2,31 @@
  * A netlink connection: sequence numbers, requests awaiting their ack,
  * dumps until NLMSG_DONE, several requests in flight at once, a timeout per
  * exchange. It runs over a {@link Transport}: the real socket
- * ({@link SocketTransport}, from the `netlink` npm package) or a
- * {@link FakeTransport} that replays datagrams in unit tests.
+ * ({@link SocketTransport}, over the C library through koffi: transport.ts)
+ * or a test double (`FakeTransport`, in testing.ts: `synplug/netlink/testing`).
  *
  * @module
  */
-import { createRequire } from 'node:module';
 import { performance } from 'node:perf_hooks';
-import { NetlinkError, NetlinkDecodeError, DumpInterruptedError, SynplugError } from './errors.js';
+import { NetlinkError, NetlinkDecodeError, DumpInterruptedError, SynplugError, errnoName } from './errors.js';
 import {
   writeMessage, messageLength, parseMessages, parseErrorReply, errorFromReply, doneErrno,
   NLMSG_ERROR, NLMSG_DONE, NLMSG_NOOP, NLMSG_OVERRUN, NLM_F_REQUEST, NLM_F_ACK, NLM_F_DUMP, NLM_F_DUMP_INTR,
   NLM_F_ACK_TLVS, NLMSG_HDRLEN, type NetlinkMessage,
 } from './message.js';
 import { align4 } from './attributes.js';
-import { messageTypeName } from './protocols.js';
+import { messageTypeName, requestKind } from './protocols.js';
+import { SocketTransport, protocolLabel } from './transport.js';
+import { SocketError, socketErrorCategory } from './libc.js';
+import { defaultNetns } from './netns.js';
+
+export { SocketTransport, DUMP_READ_BUFFER, protocolLabel, type SocketOptions } from './transport.js';
+/**
+ * @deprecated import it from `synplug/netlink/testing` (src/netlink/testing.ts);
+ * re-exported here for older test files only, and not part of the package's
+ * root or `synplug/netlink` exports.
+ */
+export { FakeTransport } from './testing.js';
 
 /** Moves datagrams between a {@link NetlinkConnection} and the kernel (or a test double). */
 export interface Transport {
@@ -33,10 +43,41 @@ export interface Transport {
   onDatagram(cb: (datagram: Buffer) => void): void;
   /** Register the receiver of socket errors (ENOBUFS, EPERM on send...). */
   onError(cb: (err: Error) => void): void;
+  /**
+   * Optional: learn whether the connection still waits for datagrams (a
+   * transport that reads synchronously after a send stops when it does not).
+   */
+  setInterest?(waiting: () => boolean): void;
   /** Release the socket; pending sends are dropped. */
   close(): void;
   /** Our port id (nl_pid), 0 when unknown. */
   readonly portId: number;
+  /** Optional: the kernel accepted NETLINK_EXT_ACK on this socket. */
+  readonly extendedAck?: boolean;
+  /** Optional: the kernel accepted NETLINK_GET_STRICT_CHK on this socket. */
+  readonly strictCheck?: boolean;
+}
+
+/** An extended-ack warning: the kernel's NLMSGERR_ATTR_MSG on a successful ack (errno 0). */
+export interface NetlinkWarning {
+  /** the kernel's text, e.g. "HTB: quantum of class 10001 is big. Consider r2q change." */
+  message: string;
+  /** the request's message type name, e.g. 'RTM_NEWTCLASS' */
+  requestType: string;
+  /** NLMSGERR_ATTR_OFFS, when the kernel sent one */
+  offset?: number;
+}
+
+let defaultWarningHandler: ((w: NetlinkWarning) => void) | undefined;
+
+/**
+ * Set the process-wide receiver of extended-ack warnings, for every
+ * connection opened without its own `onWarning` (the CLI prints them on
+ * stderr). Undefined: none (warnings are still kept in each connection's
+ * `warnings` and in {@link ExchangeResult.warning}).
+ */
+export function setDefaultWarningHandler(handler: ((w: NetlinkWarning) => void) | undefined): void {
+  defaultWarningHandler = handler;
 }
 
 /** Options of {@link NetlinkConnection}. */
@@ -48,16 +89,29 @@ export interface ConnectionOptions {
   /** How many times a dump is retried after NLM_F_DUMP_INTR (default 5). */
   dumpRetries?: number;
   /**
-   * Read datagrams with a fixed buffer of this many bytes instead of peeking
-   * at each one's size, for requests and dumps alike. By default requests are
-   * read by peeking (cheapest for small replies) and dumps on a second socket,
-   * opened at the first dump, that reads with a fixed {@link DUMP_READ_BUFFER}:
+   * The socket's read buffer, bytes (default {@link DUMP_READ_BUFFER}, 64 KiB):
    * the kernel sizes dump chunks after the largest read a socket has made (up
-   * to about 32 KiB), and a peeking reader would get ~3.7 KiB chunks (30,000
-   * tc classes: ~1,900 datagrams instead of ~220, each making the kernel walk
-   * the classes again). A datagram longer than the buffer is an error.
+   * to about 32 KiB); a smaller buffer gets smaller chunks (30,000 tc classes:
+   * ~1,900 datagrams at 4 KiB instead of ~220, each making the kernel walk the
+   * classes again). A longer datagram is reported as an error.
    */
   readBufferSize?: number;
+  /**
+   * Open the socket in this network namespace: a NAME under /run/netns (as
+   * `ip netns add` makes) or a PATH such as /proc/PID/ns/net. Default: the
+   * process-wide default (`setDefaultNetns`, or the SYNPLUG_NETNS
+   * environment variable), else the current namespace.
+   */
+  netns?: string;
+  /** Set NETLINK_EXT_ACK and NETLINK_CAP_ACK (default true). */
+  extendedAck?: boolean;
+  /** Set NETLINK_GET_STRICT_CHK where the kernel accepts it (default true). */
+  strictCheck?: boolean;
+  /**
+   * Receives each extended-ack warning (errno 0 with NLMSGERR_ATTR_MSG).
+   * Default: the handler of {@link setDefaultWarningHandler}, if any.
+   */
+  onWarning?: (w: NetlinkWarning) => void;
 }
 
 /** One message to send: header fields and payload parts (seq and NLM_F_REQUEST are added). */
@@ -91,7 +145,7 @@ export interface ExchangeResult {
 /** The kernel did not complete an exchange in time. Exit code 3. */
 export class NetlinkTimeoutError extends SynplugError {
   constructor(what: string, ms: number) {
-    super(`${what}: no answer from the kernel within ${ms} ms`, 3);
+    super(`${what}: no answer from the kernel within ${ms} ms`, 'kernel');
     this.name = 'NetlinkTimeoutError';
   }
 }
@@ -141,9 +195,10 @@ const MAX_TIMER_MS = 0x7fffffff;
 export class NetlinkConnection {
   /** The netlink protocol (NETLINK_ROUTE = 0, NETLINK_SOCK_DIAG = 4, NETLINK_NETFILTER = 12). */
   readonly protocol: number;
-  /** Warnings from successful acks (extended-ack text with errno 0), most recent last. */
+  /** Warnings from successful acks (extended-ack text with errno 0), most recent last; the last 100 are kept. */
   readonly warnings: string[] = [];
   private readonly transport: Transport;
+  private readonly onWarning: ((w: NetlinkWarning) => void) | undefined;
   private readonly timeoutMs: number;
   private readonly dumpRetries: number;
   private readonly pending = new Map<number, Pending>();
@@ -163,21 +218,60 @@ export class NetlinkConnection {
   private timerRefed = false;
 
   /**
-   * Open a real socket for `protocol`.
-   * @throws {SynplugError} the socket cannot be created (EPROTONOSUPPORT: the kernel lacks the protocol; EPERM...)
+   * Open a real socket for `protocol` ({@link SocketTransport}: CLOEXEC,
+   * NETLINK_EXT_ACK, NETLINK_CAP_ACK and NETLINK_GET_STRICT_CHK where the
+   * kernel accepts them), in `options.netns` or the process-wide default
+   * namespace when one is set.
+   * @param protocol netlink protocol number (NETLINK_ROUTE 0, NETLINK_SOCK_DIAG 4, NETLINK_NETFILTER 12, any other)
+   * @throws {SocketError} the socket cannot be created: EPROTONOSUPPORT/EAFNOSUPPORT (category `missing-module`, naming the protocol), EPERM/EACCES (`permission`), others (`kernel`)
+   * @throws {UsageError} the namespace does not exist or is not a network namespace
+   * @throws {LibcError} koffi, or a function of the C library, cannot be loaded
    */
   static open(protocol: number, options: ConnectionOptions = {}): NetlinkConnection {
-    return new NetlinkConnection(new SocketTransport(protocol, options.recvBufferSize, options.readBufferSize), protocol, options);
+    const transport = new SocketTransport(protocol, {
+      recvBufferSize: options.recvBufferSize,
+      readBufferSize: options.readBufferSize,
+      extendedAck: options.extendedAck,
+      strictCheck: options.strictCheck,
+      netns: options.netns ?? defaultNetns(),
+    });
+    return new NetlinkConnection(transport, protocol, options);
   }
 
+  /**
+   * A connection over any transport (a {@link SocketTransport}, or a test double).
+   * @param protocol the netlink protocol the transport speaks
+   */
   constructor(transport: Transport, protocol: number, options: ConnectionOptions = {}) {
     this.transport = transport;
     this.protocol = protocol;
     this.timeoutMs = options.timeoutMs ?? 5000;
     this.dumpRetries = options.dumpRetries ?? 5;
+    this.onWarning = options.onWarning;
     this.seq = (Date.now() & 0x3fffffff) >>> 0;
     transport.onDatagram((d) => this.receive(d));
     transport.onError((e) => this.failAll(e));
+    transport.setInterest?.(() => this.live.size > 0);
+  }
+
+  /** Whether the kernel sends its error text on this connection (NETLINK_EXT_ACK accepted). */
+  get extendedAck(): boolean {
+    return this.transport.extendedAck ?? false;
+  }
+
+  /**
+   * Whether the kernel checks dump requests strictly and filters them by their
+   * header (NETLINK_GET_STRICT_CHK accepted, Linux 4.20+): e.g. RTM_GETADDR
+   * for one ifindex returns only that device's addresses. When false, dumps
+   * return everything and callers filter (they always do too).
+   */
+  get strictCheck(): boolean {
+    return this.transport.strictCheck ?? false;
+  }
+
+  /** The transport under this connection. */
+  get socket(): Transport {
+    return this.transport;
   }
 
   /**
@@ -281,7 +375,7 @@ export class NetlinkConnection {
    */
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   private start(msgs: readonly RequestInit[], extraFlags: number, timeoutMs: number | undefined, sink: ((m: NetlinkMessage) => void) | undefined, mode: number): Promise<any> {
-    if (this.closed) return Promise.reject(new SynplugError('netlink connection is closed', 3));
+    if (this.closed) return Promise.reject(new SynplugError('netlink connection is closed', 'kernel'));
     return new Promise((resolve, reject) => {
       const n = msgs.length;
       const ms = timeoutMs ?? this.timeoutMs;
@@ -380,19 +474,22 @@ export class NetlinkConnection {
   close(): void {
     if (this.closed) return;
     this.closed = true;
-    this.failAll(new SynplugError('netlink connection closed', 3));
+    this.failAll(new SynplugError('netlink connection closed', 'kernel'));
     if (this.timer !== undefined) clearTimeout(this.timer);
     this.timer = undefined;
     this.timerAt = Infinity;
     this.transport.close();
   }
 
+  /**
+   * Whether NLM_F_DUMP on a message of this type means a dump: NEW and DEL
+   * requests reuse the bits (NLM_F_REPLACE|NLM_F_EXCL, NLM_F_NONREC|NLM_F_BULK).
+   * The protocol registry says which types are GET requests; a type it does
+   * not classify ('other') keeps the flag's dump meaning.
+   */
   private isGet(type: number): boolean {
-    // On every protocol here, NLM_F_DUMP only makes sense on GET requests; a NEW
-    // request reuses the same bits as NLM_F_REPLACE|NLM_F_EXCL. rtnetlink GETs are
-    // (type - 16) % 4 === 2; others (sock_diag, nfnetlink) treat the flag as dump.
-    if (this.protocol === 0 && type >= 16) return (type - 16) % 4 === 2;
-    return true;
+    const kind = requestKind(this.protocol, type);
+    return kind === 'get' || kind === 'other';
   }
 
   private nextSeq(): number {
@@ -472,7 +569,7 @@ export class NetlinkConnection {
     if (m.type === NLMSG_ERROR) {
       const er = parseErrorReply(m);
       if (er.errno === 0) {
-        if (er.extAckMessage) { r.warning = er.extAckMessage; this.warnings.push(er.extAckMessage); }
+        if (er.extAckMessage) this.warn(r, er.extAckMessage, er.extAckOffset);
         this.complete(p);
       } else {
         r.error = errorFromReply(er, messageTypeName(this.protocol, r.type));
@@ -499,6 +596,19 @@ export class NetlinkConnection {
     }
   }
 
+  /** Keep a warning on its result and the connection, and hand it to the warning handler. */
+  private warn(r: ExchangeResult, message: string, offset: number | undefined): void {
+    r.warning = message;
+    this.warnings.push(message);
+    if (this.warnings.length > 100) this.warnings.shift();
+    const handler = this.onWarning ?? defaultWarningHandler;
+    if (handler) {
+      const w: NetlinkWarning = { message, requestType: messageTypeName(this.protocol, r.type) };
+      if (offset !== undefined) w.offset = offset;
+      handler(w);
+    }
+  }
+
   private complete(p: Pending): void {
     if (!p.waiting) return;
     p.waiting = false;
@@ -511,176 +621,8 @@ function socketError(e: unknown, protocol: number): Error {
   if (e instanceof SynplugError) return e;
   const err = e as { code?: string; errno?: number; message?: string; syscall?: string };
   if (typeof err.errno === 'number' && err.code) {
-    const hint = err.code === 'ENOBUFS' ? ' (the socket receive buffer overflowed; replies were lost)'
-      : err.code === 'EPERM' || err.code === 'EACCES' ? ' (needs CAP_NET_ADMIN: run as root)'
-        : err.code === 'EPROTONOSUPPORT' ? ` (this kernel has no netlink protocol ${protocol})` : '';
-    return new SynplugError(`netlink ${err.syscall ?? 'socket'} failed: ${err.code}${hint}`, 3, { cause: e });
+    const errno = Math.abs(err.errno);
+    return new SocketError(err.syscall ?? 'socket', errno, `netlink ${err.syscall ?? 'socket'} failed on a ${protocolLabel(protocol)} socket: ${errnoName(errno)}`, protocol, socketErrorCategory(errnoName(errno)));
   }
-  return new SynplugError(`netlink socket failed: ${err.message ?? String(e)}`, 3, { cause: e });
-}
-
-interface RawSocket {
-  on(ev: 'message', cb: (msg: Buffer) => void): void;
-  on(ev: 'error', cb: (err: Error) => void): void;
-  on(ev: 'truncatedMessage', cb: (msg: Buffer) => void): void;
-  send(msg: Uint8Array, options?: object, cb?: (err?: Error) => void): void;
-  close(): void;
-  address(): { port: number };
-  setRecvBufferSize(n: number): void;
-}
-
-let RawNetlinkSocketCtor: (new (protocol: number, options?: object) => RawSocket) | undefined;
-
-function rawSocketClass(): new (protocol: number, options?: object) => RawSocket {
-  if (!RawNetlinkSocketCtor) {
-    // Load only the raw socket module of the `netlink` package (not its rtnetlink/genl
-    // helpers, which we do not use): it is the only native piece we depend on.
-    const require = createRequire(import.meta.url);
-    RawNetlinkSocketCtor = (require('netlink/dist/raw.js') as { RawNetlinkSocket: new (p: number, o?: object) => RawSocket }).RawNetlinkSocket;
-  }
-  return RawNetlinkSocketCtor;
-}
-
-/**
- * The fixed read buffer of a {@link SocketTransport}'s dump socket, bytes.
- * The kernel fills dump datagrams up to about 32 KiB for a reader this large
- * (netlink_recvmsg caps max_recvmsg_len at SKB_WITH_OVERHEAD(32768)); larger
- * ones come only from dumps whose every message is larger (min_dump_alloc:
- * links with many VFs), which the margin covers.
- */
-export const DUMP_READ_BUFFER = 65536;
-
-/**
- * The real transport: a `RawNetlinkSocket` of the `netlink` npm package
- * (socket(AF_NETLINK, SOCK_RAW, protocol), bound to a free port id).
- *
- * Requests go out on a socket that reads each reply by peeking at its size
- * first (the package's default: no buffer larger than the reply is
- * allocated or cleared, which keeps a round trip cheap). Dumps go out on a
- * second socket, opened at the first dump, that reads with a fixed
- * {@link DUMP_READ_BUFFER}: the kernel sizes a dump's chunks after the
- * largest read the socket has made, so a peeking socket would get them in
- * ~3.7 KiB pieces, and for tc classes every piece costs the kernel a walk
- * over the classes already sent. Both sockets deliver to the same callback;
- * replies are matched by sequence number. With `readBufferSize`, one socket
- * reads everything with that buffer.
- */
-export class SocketTransport implements Transport {
-  /** the port id of the request socket */
-  readonly portId: number;
-  private readonly sock: RawSocket;
-  private dumpSock: RawSocket | undefined;
-  private errorCb: (err: Error) => void = () => {};
-  private datagramCb: ((datagram: Buffer) => void) | undefined;
-  private closed = false;
-
-  /**
-   * @param protocol netlink protocol number
-   * @param recvBufferSize SO_RCVBUF in bytes, optional (both sockets)
-   * @param readBufferSize read with a fixed buffer of this size instead of peeking, and dump on the same socket (see ConnectionOptions)
-   * @throws {SynplugError} the socket cannot be created or bound
-   */
-  constructor(private readonly protocol: number, private readonly recvBufferSize?: number, private readonly readBufferSize?: number) {
-    this.sock = this.open(readBufferSize);
-    this.portId = this.sock.address().port;
-  }
-
-  private open(fixedRead: number | undefined): RawSocket {
-    const options: Record<string, unknown> = {};
-    if (this.recvBufferSize) options.recvBufferSize = this.recvBufferSize;
-    if (fixedRead) { options.messagePeeking = false; options.msgBufferSize = fixedRead; }
-    let sock: RawSocket;
-    try {
-      sock = new (rawSocketClass())(this.protocol, options);
-    } catch (e) {
-      throw socketError(e, this.protocol);
-    }
-    sock.on('error', (e) => this.errorCb(e));
-    sock.on('truncatedMessage', (_m: Buffer) => this.errorCb(new SynplugError(`a netlink reply was longer than the ${fixedRead}-byte read buffer and was cut`, 3)));
-    if (this.datagramCb) sock.on('message', this.datagramCb);
-    return sock;
-  }
-
-  send(datagram: Buffer): void {
-    this.sock.send(datagram, undefined, this.sent);
-  }
-  /**
-   * Send a dump request on the dump socket (opened now if need be).
-   * @throws {SynplugError} the dump socket cannot be created
-   */
-  sendDump(datagram: Buffer): void {
-    if (this.readBufferSize || this.closed) { this.send(datagram); return; }
-    this.dumpSock ??= this.open(DUMP_READ_BUFFER);
-    this.dumpSock.send(datagram, undefined, this.sent);
-  }
-  /** the send completion callback, one for every send */
-  private readonly sent = (err?: Error): void => { if (err) this.errorCb(err); };
-  onDatagram(cb: (datagram: Buffer) => void): void {
-    this.datagramCb = cb;
-    this.sock.on('message', cb);
-    this.dumpSock?.on('message', cb);
-  }
-  onError(cb: (err: Error) => void): void {
-    this.errorCb = cb;
-  }
-  close(): void {
-    this.closed = true;
-    this.sock.close();
-    this.dumpSock?.close();
-  }
-}
-
-/**
- * A transport for unit tests: records what is sent and answers with scripted
- * datagrams. A reply script gets the sent datagram and returns the datagrams
- * to deliver; their sequence numbers are rewritten to the request's
- * (the first message's seq, plus its position for multi-message requests)
- * unless `keepSeq` is set.
- */
-export class FakeTransport implements Transport {
-  readonly portId = 4242;
-  /** every datagram sent, in order */
-  readonly sent: Buffer[] = [];
-  private cb: (d: Buffer) => void = () => {};
-  private errCb: (e: Error) => void = () => {};
-  private readonly script: Array<(sent: Buffer) => Buffer[]>;
-  private readonly keepSeq: boolean;
-  closed = false;
-
-  /**
-   * @param script one function per expected send, answering it; or an array of
-   *   reply datagram lists, one per send, replayed in order
-   */
-  constructor(script: Array<((sent: Buffer) => Buffer[]) | Buffer[]> = [], options: { keepSeq?: boolean } = {}) {
-    this.script = script.map((s) => (typeof s === 'function' ? s : () => s));
-    this.keepSeq = options.keepSeq ?? false;
-  }
-  send(datagram: Buffer): void {
-    this.sent.push(Buffer.from(datagram));
-    const step = this.script.shift();
-    if (!step) return; // unanswered: the caller's timeout fires
-    const seqs = parseMessages(datagram).map((m) => m.seq);
-    const replies = step(datagram).map((d) => (this.keepSeq ? d : rewriteSeq(d, seqs)));
-    queueMicrotask(() => { for (const d of replies) this.cb(d); });
-  }
-  onDatagram(cb: (datagram: Buffer) => void): void { this.cb = cb; }
-  onError(cb: (err: Error) => void): void { this.errCb = cb; }
-  /** Inject a socket error, as the kernel would (e.g. ENOBUFS). */
-  fail(err: Error): void { this.errCb(err); }
-  close(): void { this.closed = true; }
-}
-
-/**
- * Rewrite the seq of each message of a captured reply so that it answers the
- * request we sent: the captured seqs are mapped in order of first appearance
- * to the seqs we sent.
- */
-function rewriteSeq(d: Buffer, sentSeqs: number[]): Buffer {
-  const out = Buffer.from(d);
-  const map = new Map<number, number>();
-  for (const m of parseMessages(out)) {
-    if (!map.has(m.seq)) map.set(m.seq, sentSeqs[Math.min(map.size, sentSeqs.length - 1)]);
-    out.writeUInt32LE(map.get(m.seq)!, m.offset + 8);
-  }
-  return out;
+  return new SynplugError(`netlink socket failed: ${err.message ?? String(e)}`, 'kernel', { cause: e });
 }

@@ -1,7 +1,10 @@
 /**
  * synplug's netlink core: messages, attributes, errors, the connection and
- * its transports, the protocol registry, capture reading, and `route/`
+ * its socket transport (koffi), network namespaces, the protocol registry, capture reading, and `route/`
  * (links and addresses) and sock_diag.
+ *
+ * The test doubles (FakeTransport, nfnetlink batch answers) are in
+ * `synplug/netlink/testing`.
  *
  * @module
  */
@@ -9,7 +12,12 @@ export * from './errors.js';
 export * from './attributes.js';
 export * from './message.js';
 export * from './protocols.js';
-export * from './connection.js';
+export {
+  NetlinkConnection, NetlinkTimeoutError, SocketTransport, DUMP_READ_BUFFER, protocolLabel, setDefaultWarningHandler,
+  type Transport, type ConnectionOptions, type RequestInit, type ExchangeResult, type NetlinkWarning, type SocketOptions,
+} from './connection.js';
+export * from './libc.js';
+export { withNetns, setDefaultNetns, defaultNetns, netnsPath, NETNS_RUN_DIR, NETNS_ENV } from './netns.js';
 export * from './describe.js';
 export * from './pcap.js';
 export { parseHexDump, hexDumpDatagrams } from './hexdump.js';
