@@ -16,5 +16,5 @@
  * @module
  */
 export * from './guard/index.js';
-export { NetlinkConnection, FakeTransport, SocketTransport, type Transport } from './netlink/connection.js';
+export { NetlinkConnection, SocketTransport, type Transport } from './netlink/connection.js';
 export { SynplugError, UsageError, NetlinkError, NetlinkDecodeError, DumpInterruptedError } from './netlink/errors.js';
