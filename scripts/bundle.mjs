@@ -38,7 +38,7 @@ await build({
   platform: 'node',
   format: 'cjs',
   target: 'node20',
-  external: ['netlink'],
+  external: ['koffi'], // its native binary (glibc or musl, picked at run time) loads from node_modules
   // The sources are ES modules that locate files next to themselves with
   // import.meta.url (package.json, the watchdog's entry point); in a CommonJS
   // bundle that is the bundle's own file.
