@@ -1,0 +1,134 @@
+/**
+ * `synplug demo [--seconds N] [--restarts N] [--gap DURATION] [--json]`:
+ * the technique shown on this machine (the engine is src/demo). Prints a
+ * table of both phases (text) or the engine's result as one object
+ * (`--json`), and exits with the verdict's code.
+ *
+ * @module
+ */
+import { Command, Option } from 'commander';
+import { UsageError } from '../netlink/errors.js';
+import { parseDuration } from '../guard/config.js';
+import type * as DemoModule from '../demo/index.js';
+import { EXIT, exitCodesHelp } from './exit-codes.js';
+import { jsonOption, run } from './main.js';
+
+/** The engine is loaded when the command runs: `--help` and other commands stay fast. */
+const loadDemo = (): Promise<typeof DemoModule> => import('../demo/index.js');
+
+/** The command's flags as commander hands them over (text). */
+export interface DemoFlags {
+  seconds?: string;
+  restarts?: string;
+  gap?: string;
+  json?: boolean;
+}
+
+/**
+ * Turn the flags into the engine's options (the engine checks the bounds).
+ * @returns seconds, restarts and gapMs, each only when given
+ * @throws {UsageError} `--seconds` that is not a number, `--restarts` that is not a whole number, `--gap` that is not a positive duration
+ */
+export function demoOptionsFromFlags(f: DemoFlags): { seconds?: number; restarts?: number; gapMs?: number } {
+  const out: { seconds?: number; restarts?: number; gapMs?: number } = {};
+  if (f.seconds !== undefined) {
+    const t = f.seconds.trim();
+    if (!/^[0-9]*\.?[0-9]+$/.test(t)) throw new UsageError(`--seconds: '${f.seconds}' is not a number of seconds (e.g. 5 or 2.5)`);
+    out.seconds = Number(t);
+  }
+  if (f.restarts !== undefined) {
+    const t = f.restarts.trim();
+    if (!/^[0-9]+$/.test(t)) throw new UsageError(`--restarts: '${f.restarts}' is not a whole number`);
+    out.restarts = Number(t);
+  }
+  if (f.gap !== undefined) out.gapMs = parseDuration(f.gap, '--gap', Number.MIN_VALUE);
+  return out;
+}
+
+/** Milliseconds for the table: 0.42 ms, 12.3 ms, 215 ms, 1.23 s; `-` for none. */
+export function formatMs(ms: number | null | undefined): string {
+  if (ms === null || ms === undefined || !Number.isFinite(ms)) return '-';
+  if (ms >= 1000) return `${(ms / 1000).toFixed(2)} s`;
+  if (ms >= 100) return `${ms.toFixed(0)} ms`;
+  if (ms >= 10) return `${ms.toFixed(1)} ms`;
+  return `${ms.toFixed(2)} ms`;
+}
+
+/**
+ * The demo's text output: what ran, a table with one column per phase
+ * (requests, failures by kind, latency with connect, restarts, held time and
+ * SYNs held per restart), and the verdict.
+ * @param r the engine's result
+ */
+export function formatDemo(r: DemoModule.DemoResult): string {
+  const u = r.phases.unprotected;
+  const p = r.phases.protected;
+  const rows: Array<[string, string, string]> = [
+    ['requests (a new connection each)', String(u.requests), String(p.requests)],
+    ['failed', String(u.failed), String(p.failed)],
+    ['  refused', String(u.failures.refused), String(p.failures.refused)],
+    ['  reset', String(u.failures.reset), String(p.failures.reset)],
+    ['  timeout', String(u.failures.timeout), String(p.failures.timeout)],
+    ['  bad response', String(u.failures['bad-response']), String(p.failures['bad-response'])],
+    ['  other', String(u.failures.other), String(p.failures.other)],
+    ['latency p50 (connect included)', formatMs(u.latencyMs.p50), formatMs(p.latencyMs.p50)],
+    ['latency p99', formatMs(u.latencyMs.p99), formatMs(p.latencyMs.p99)],
+    ['latency max', formatMs(u.latencyMs.max), formatMs(p.latencyMs.max)],
+    ['restarts', `${u.restarts.length}/${u.restartsWanted}`, `${p.restarts.length}/${p.restartsWanted}`],
+    ['held per restart (mean / max)', '-', p.heldMs ? `${formatMs(p.heldMs.mean)} / ${formatMs(p.heldMs.max)}` : '-'],
+    ['SYNs held per restart (mean)', '-', p.synsHeld ? p.synsHeld.mean.toFixed(1) : '-'],
+  ];
+  const head: [string, string, string] = ['', 'unprotected', 'protected'];
+  const w = [0, 1, 2].map((i) => Math.max(head[i].length, ...rows.map((row) => row[i].length)));
+  const line = (row: readonly string[]) => `${row[0].padEnd(w[0])}  ${row[1].padStart(w[1])}  ${row[2].padStart(w[2])}`.trimEnd();
+  const setupLine = r.setup.by === 'demo'
+    ? `the local hold on ${r.dev} was set up for the demo and removed again`
+    : `the local hold already set up on ${r.dev} was used and left as it was`;
+  const held = p.restarts.filter((x) => x.maxHoldReached).length;
+  const others = [u, p].flatMap((ph) => Object.entries(ph.otherErrors).map(([code, n]) => `${ph.name}: ${n} ${code}`));
+  return [
+    `synplug demo: a pong server on ${r.addr}:${r.port} restarted without socket hand-over (gap ${formatMs(r.gapMs)}), ${r.restarts} times per phase over ${r.seconds} s, ${r.clients} clients; ${setupLine}`,
+    '',
+    line(head),
+    line(w.map((n) => '-'.repeat(n))),
+    ...rows.map(line),
+    '',
+    ...(others.length ? [`other errors: ${others.join(', ')}`] : []),
+    ...(held ? [`${held} protected restart(s) were released at the max-hold (${formatMs(r.maxHoldMs)}), not at the new listener`] : []),
+    `${r.verdict === 'protected' ? 'PROTECTED' : r.verdict === 'failed' ? 'FAILED' : 'NOT SENSITIVE'}: ${r.message}`,
+  ].join('\n');
+}
+
+/**
+ * The exit code of a finished demo: 0 unless the protected phase lost a
+ * request. An insensitive run (neither phase lost one) exits 0: synplug held
+ * every restart; the message says that the demo proved nothing here.
+ * @param verdict the engine's verdict
+ */
+export function demoExitCode(verdict: DemoModule.DemoVerdict): number {
+  return verdict === 'failed' ? EXIT.FAILURE : EXIT.OK;
+}
+
+/** Register `synplug demo` on the program. */
+export function demoCommand(program: Command): void {
+  program.command('demo')
+    .description('show the technique on this machine: a server restarted without socket hand-over, first unprotected, then under protect; sets up the local hold when needed and removes it again')
+    .addOption(new Option('--seconds <n>', 'length of each phase, seconds (default 5)'))
+    .addOption(new Option('--restarts <n>', 'server restarts per phase (default 10)'))
+    .addOption(new Option('--gap <duration>', 'how long the server has no listening socket at each restart, e.g. 200ms, 1s (default 200ms)'))
+    .addOption(jsonOption())
+    .addHelpText('after', `${exitCodesHelp('demo')}\n\nNeeds CAP_NET_ADMIN and the kernel modules of the local hold (sch_prio, sch_plug, cls_fw, nf_tables).\nThe server listens on the hold's address (169.254.255.254 unless set up otherwise); clients run in this process.\nA root qdisc on lo that is not synplug's is never replaced.`)
+    .action(run(async (f: DemoFlags) => {
+      const opts = demoOptionsFromFlags(f);
+      const demo = await loadDemo();
+      demo.resolveDemoOptions(opts); // bad input: exit 2 before anything
+      const r = await demo.runDemo({
+        ...opts,
+        ...(process.env.SYNPLUG_STATE_DIR && { stateDir: process.env.SYNPLUG_STATE_DIR }),
+        ...(!f.json && { onProgress: (line: string) => process.stderr.write(`synplug demo: ${line}\n`) }),
+      });
+      if (f.json) process.stdout.write(JSON.stringify(r) + '\n');
+      else process.stdout.write(formatDemo(r) + '\n');
+      return demoExitCode(r.verdict);
+    }));
+}
