@@ -170,6 +170,17 @@ export const COMMAND_EXIT_CODES = {
     [EXIT.USAGE, 'bad arguments (e.g. --protocol), or a file that cannot be read'],
     [EXIT.KERNEL, 'the input does not decode, or a capture.json field is invalid (what decoded before it is printed first)'],
   ],
+  demo: [
+    [EXIT.OK, 'the protected phase lost no request (also when the unprotected phase lost none: the demo then says it was not sensitive here)'],
+    failure('e.g. the demo server cannot listen on the hold\'s address'),
+    [EXIT.USAGE, 'bad arguments (--seconds, --restarts, --gap); nothing was set up'],
+    kernel,
+    notRoot,
+    [EXIT.MISSING_SUPPORT, 'the kernel lacks a needed module (all missing ones are named); nothing was changed'],
+    [EXIT.FOREIGN_QDISC, "lo's root qdisc is not synplug's: it is never replaced; nothing was changed"],
+    [EXIT.NOT_SET_UP, 'synplug is partly set up, or set up on another device than lo: the demo changes no setup it did not make'],
+    [EXIT.INTERRUPTED, 'interrupted (SIGINT/SIGTERM): the demo stopped and removed what it had set up'],
+  ],
   help: [
     [EXIT.OK, 'help shown'],
     [EXIT.USAGE, 'no such command'],
