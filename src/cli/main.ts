@@ -10,6 +10,7 @@ import { SynplugError, UsageError, NetlinkError } from '../netlink/errors.js';
 import { EXIT, EXIT_HELP, exitCodeOf, exitCodesHelp } from './exit-codes.js';
 import { guardCommands } from './guard-commands.js';
 import { showCommands } from './show-commands.js';
+import { demoCommand } from './demo-command.js';
 
 /** Output options every command shares. */
 export interface OutputOptions {
@@ -68,6 +69,7 @@ export function buildProgram(): Command {
     });
   guardCommands(program);
   showCommands(program);
+  demoCommand(program);
   // Our own `help [command]`: commander's built-in one shows the main help, exit 0, for a command that does not exist.
   program.helpCommand(false);
   program.command('help')
