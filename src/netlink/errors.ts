@@ -150,6 +150,8 @@ export class NetlinkError extends SynplugError {
   missingAttribute?: number;
   /** NLM_F_CAPPED: the kernel echoed only the request's header */
   capped: boolean;
+  /** synplug's own sentence given to {@link NetlinkError.withMessage}, without the kernel's text */
+  explanation?: string;
 
   constructor(init: NetlinkErrorInit) {
     const code = errnoName(init.errno);
@@ -165,17 +167,27 @@ export class NetlinkError extends SynplugError {
     this.capped = init.capped ?? false;
   }
 
-  /** A copy with a more specific sentence, keeping every kernel field. */
+  /**
+   * A copy with a more specific sentence, keeping every kernel field. When
+   * the kernel sent its own text (extended ack), the message is the kernel's
+   * sentence first, then `message`: "Specified parent ID is reserved for
+   * ingress and clsact Qdiscs. cannot add qdisc ...". `explanation` keeps
+   * `message` alone.
+   * @param message synplug's sentence for this error
+   */
   withMessage(message: string): NetlinkError {
-    return new NetlinkError({
+    const kernel = this.extAckMessage?.trim();
+    const err = new NetlinkError({
       errno: this.errno,
       requestType: this.requestType,
       extAckMessage: this.extAckMessage,
       extAckOffset: this.extAckOffset,
       missingAttribute: this.missingAttribute,
       capped: this.capped,
-      message,
+      message: kernel ? `${kernel}${/[.!?]$/.test(kernel) ? '' : '.'} ${message}` : message,
     });
+    err.explanation = message;
+    return err;
   }
 
   /** JSON form used by `--json` output and `synplug decode`. */
@@ -188,6 +200,7 @@ export class NetlinkError extends SynplugError {
       ...(this.extAckMessage !== undefined && { extack: this.extAckMessage }),
       ...(this.extAckOffset !== undefined && { extack_offset: this.extAckOffset }),
       ...(this.missingAttribute !== undefined && { missing_attribute: this.missingAttribute }),
+      ...(this.explanation !== undefined && { explanation: this.explanation }),
     };
   }
 }
