@@ -256,6 +256,8 @@ export class SocketTransport implements Transport {
   private drain(afterSend: boolean): void {
     if (this.closed || this.reading) return;
     this.reading = true;
+    // after an error, read to EAGAIN: what is still queued answers exchanges that were just failed
+    let flush = false;
     try {
       for (;;) {
         const n = this.recvFn(this.fd, this.buf, this.buf.length, MSG_DONTWAIT | MSG_TRUNC);
@@ -268,6 +270,7 @@ export class SocketTransport implements Transport {
             ? new SocketError('recv', errno, `the ${protocolLabel(this.protocol)} socket's receive buffer overflowed (ENOBUFS): the kernel dropped replies; retry, or open the connection with a larger recvBufferSize`, this.protocol)
             : new SocketError('recv', errno, `netlink recv failed on a ${protocolLabel(this.protocol)} socket: ${code}`, this.protocol));
           if (this.closed) return;
+          flush = true;
           continue;
         }
         if (n > this.buf.length) {
@@ -275,6 +278,7 @@ export class SocketTransport implements Transport {
           this.buf = Buffer.alloc(2 ** Math.ceil(Math.log2(n)));
           this.errorCb(new SynplugError(`a ${n}-byte netlink datagram was longer than the ${had}-byte read buffer and was cut (later reads use ${this.buf.length} bytes)`, 'kernel'));
           if (this.closed) return;
+          flush = true;
           continue;
         }
         const multi = n >= NLMSG_HDRLEN && (this.buf.readUInt16LE(6) & NLM_F_MULTI) !== 0;
@@ -282,7 +286,7 @@ export class SocketTransport implements Transport {
         this.buf.copy(d, 0, 0, n);
         this.datagramCb(d);
         if (this.closed || multi) return;
-        if (afterSend && !this.interest()) return;
+        if (afterSend && !flush && !this.interest()) return;
       }
     } finally {
       this.reading = false;
