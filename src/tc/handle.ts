@@ -105,15 +105,34 @@ export function parseQdiscHandle(text: string, what = 'qdisc handle'): number {
 }
 
 /**
- * Parse the parent of a filter, as tc does: a class id, `root`, or the
- * clsact hooks `ingress` (ffff:fff2) and `egress` (ffff:fff3).
- * @throws {UsageError} bad text
+ * Parse the parent of a filter, as tc does: a qdisc or class id (`"1:"`,
+ * `"1:4"`), `root`, the clsact hooks `ingress` (ffff:fff2, which the
+ * `ingress` qdisc accepts as well) and `egress` (ffff:fff3), or the ingress
+ * qdisc's own `"ffff:"` / `"ffff:fff1"`.
+ * @param text the parent text; a number is taken as the u32 (see {@link toHandle})
+ * @returns the u32 tcm_parent
+ * @throws {UsageError} bad text, or a number that is not a u32
  */
-export function parseFilterParent(text: string): number {
+export function parseFilterParent(text: string | number): number {
+  if (typeof text === 'number') return toHandle(text, 'filter parent');
   const t = typeof text === 'string' ? text.trim() : text;
   if (t === 'ingress') return TC_H_MAKE(TC_H_CLSACT, TC_H_MIN_INGRESS);
   if (t === 'egress') return TC_H_MAKE(TC_H_CLSACT, TC_H_MIN_EGRESS);
   return parseHandle(text, 'filter parent');
+}
+
+/**
+ * A parent as the error sentences name it: `root`, `ingress` (TC_H_INGRESS,
+ * ffff:fff1, and the clsact hook ffff:fff2), `egress` (ffff:fff3), else
+ * tc's class id text.
+ * @param p u32 tcm_parent
+ */
+export function parentText(p: number): string {
+  p >>>= 0;
+  if (p === TC_H_ROOT) return 'root';
+  if (p === TC_H_INGRESS || p === TC_H_MAKE(TC_H_CLSACT, TC_H_MIN_INGRESS)) return 'ingress';
+  if (p === TC_H_MAKE(TC_H_CLSACT, TC_H_MIN_EGRESS)) return 'egress';
+  return formatHandle(p);
 }
 
 /**
@@ -164,4 +183,49 @@ export function toQdiscHandle(h: string | number, what = 'qdisc handle'): number
     return h >>> 0;
   }
   return parseQdiscHandle(h, what);
+}
+
+/*
+ * Handle texts parsed once: a warm process sends the same few handles ("root",
+ * "1:", "1:4") again and again, and parsing one costs more than the rest of a
+ * request's encoding. Only successful parses are kept (the result does not
+ * depend on `what`, which names the field in errors); bounded.
+ */
+const HANDLE_MEMO = new Map<string, number>();
+const QDISC_HANDLE_MEMO = new Map<string, number>();
+const FILTER_PARENT_MEMO = new Map<string, number>();
+const MEMO_MAX = 256;
+
+function memoized(memo: Map<string, number>, parse: (h: string, what: string) => number, h: string, what: string): number {
+  let v = memo.get(h);
+  if (v === undefined) {
+    v = parse(h, what);
+    if (memo.size >= MEMO_MAX) memo.clear();
+    memo.set(h, v);
+  }
+  return v;
+}
+
+/**
+ * {@link toHandle}, with text parses remembered (for the request builders).
+ * @throws {UsageError} as {@link toHandle}
+ */
+export function handleOf(h: string | number, what: string): number {
+  return typeof h === 'string' ? memoized(HANDLE_MEMO, parseHandle, h, what) : toHandle(h, what);
+}
+
+/**
+ * {@link toQdiscHandle}, with text parses remembered.
+ * @throws {UsageError} as {@link toQdiscHandle}
+ */
+export function qdiscHandleOf(h: string | number, what = 'qdisc handle'): number {
+  return typeof h === 'string' ? memoized(QDISC_HANDLE_MEMO, parseQdiscHandle, h, what) : toQdiscHandle(h, what);
+}
+
+/**
+ * {@link parseFilterParent}, with text parses remembered.
+ * @throws {UsageError} as {@link parseFilterParent}
+ */
+export function filterParentOf(p: string | number): number {
+  return typeof p === 'string' ? memoized(FILTER_PARENT_MEMO, (t) => parseFilterParent(t), p, 'filter parent') : parseFilterParent(p);
 }

@@ -11,7 +11,7 @@ import './register.js';
 
 export * from './constants.js';
 export {
-  parseHandle, parseQdiscHandle, parseFilterParent, formatHandle, formatQdiscHandle, toHandle, toQdiscHandle,
+  parseHandle, parseQdiscHandle, parseFilterParent, formatHandle, formatQdiscHandle, toHandle, toQdiscHandle, parentText,
 } from './handle.js';
 export { encodeTcmsg, decodeTcmsg, filterInfo, type Tcmsg } from './tcmsg.js';
 export { decodeQdisc, decodeClass, decodeFilter, decodeTcMessage, type DecodeOptions } from './decode.js';
@@ -23,16 +23,25 @@ export {
 export { protocolName, parseProtocol } from './proto.js';
 export {
   qdiscKind, filterKind, qdiscKindNames, filterKindNames, registerQdiscKind, registerFilterKind, qdiscModule, filterModule,
+  checkOptionKeys,
 } from './registry.js';
 export {
   addQdisc, replaceQdisc, changeQdisc, deleteQdisc, listQdiscs, eachQdisc,
+} from './qdisc.js';
+export {
   addClass, replaceClass, changeClass, deleteClass, listClasses, eachClass,
+} from './class.js';
+export {
   addFilter, replaceFilter, changeFilter, deleteFilter, listFilters, eachFilter,
-  plugBuffer, plugReleaseOne, plugReleaseIndefinite, plugSetLimit,
-  qdiscRequest, classRequest, filterRequest, plugRequest,
-  type TcConnection, type DeviceRef, type KindOptions, type QdiscSpec, type ClassSpec, type FilterSpec, type PlugRef,
-  type ListOptions, type TcRequest, type EachEntry,
-} from './ops.js';
+} from './filter.js';
+export { qdiscRequest, classRequest, filterRequest } from './request.js';
+export { KindUnavailableError } from './explain.js';
+export {
+  plugBuffer, plugReleaseOne, plugReleaseIndefinite, plugSetLimit, plugRequest,
+} from './kinds/plug.js';
+export type {
+  TcConnection, DeviceRef, KindOptions, QdiscSpec, ClassSpec, FilterSpec, PlugRef, ListOptions, TcRequest, EachEntry, TcOp,
+} from './types.js';
 export type { QdiscEntry, ClassEntry, FilterEntry, TcStats, QdiscKind, FilterKind, TcHeaderInfo } from './types.js';
 export type { PrioOptions } from './kinds/prio.js';
 export { DEFAULT_PRIOMAP } from './kinds/prio.js';

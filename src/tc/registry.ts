@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { UsageError } from '../netlink/errors.js';
 import * as qdiscModules from './kinds/index.js';
 import * as filterModules from './filters/index.js';
 import type { FilterKind, QdiscKind } from './types.js';
@@ -60,4 +61,31 @@ export function qdiscModule(kind: string): string {
 /** Kernel module that provides a filter kind (`cls_<kind>` unless the descriptor says otherwise). */
 export function filterModule(kind: string): string {
   return FILTER_KINDS.get(kind)?.module ?? `cls_${kind}`;
+}
+
+/**
+ * Check an options object against the keys its kind declares
+ * (`optionKeys` / `classOptionKeys` of a qdisc kind, `optionKeys` of a
+ * filter kind), before the kind encodes it: a misspelt key (`defualt`,
+ * `ciel`) is refused instead of silently ignored. A kind that declares no
+ * keys is not checked here (its encoder must check).
+ * @param desc the kind's descriptor
+ * @param what `'qdisc'`, `'class'` or `'filter'`
+ * @param options what the caller gave
+ * @returns `options`, typed as a record
+ * @throws {UsageError} not a plain object, or a key the kind does not take
+ */
+export function checkOptionKeys(desc: AnyQdiscKind | AnyFilterKind, what: 'qdisc' | 'class' | 'filter', options: unknown): Record<string, unknown> {
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) {
+    throw new UsageError(`${what} kind '${desc.kind}': options must be an object (or a list of tc words), not ${options === null ? 'null' : typeof options}`);
+  }
+  const keys = what === 'class' ? (desc as AnyQdiscKind).classOptionKeys : desc.optionKeys;
+  if (keys) {
+    for (const k of Object.keys(options)) {
+      if ((options as Record<string, unknown>)[k] !== undefined && !keys.includes(k)) {
+        throw new UsageError(`${what} kind '${desc.kind}' has no option ${JSON.stringify(k)} (it takes ${keys.length ? keys.join(', ') : 'none'})`);
+      }
+    }
+  }
+  return options as Record<string, unknown>;
 }

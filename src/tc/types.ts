@@ -7,6 +7,7 @@
  *
  * @module
  */
+import type { NetlinkConnection } from '../netlink/connection.js';
 
 /**
  * Counters from TCA_STATS2 (`struct gnet_stats_basic`, `struct
@@ -147,6 +148,10 @@ export interface QdiscKind<Options = Record<string, unknown>, ClassOptions = Rec
   readonly defaultParent?: number;
   /** handle used when the caller gives none (ingress/clsact: ffff:) */
   readonly defaultHandle?: number;
+  /** every key an options object may have; a key outside it is a UsageError (see `checkOptionKeys` in registry.ts) */
+  readonly optionKeys?: readonly string[];
+  /** every key a class options object may have (classful kinds) */
+  readonly classOptionKeys?: readonly string[];
   /**
    * Options -> attributes to append after TCA_KIND (usually one TCA_OPTIONS).
    * @throws {UsageError} invalid options
@@ -192,6 +197,8 @@ export interface FilterKind<Options = Record<string, unknown>> {
   readonly kind: string;
   /** kernel module (default `cls_<kind>`) */
   readonly module?: string;
+  /** every key an options object may have; a key outside it is a UsageError (see `checkOptionKeys` in registry.ts) */
+  readonly optionKeys?: readonly string[];
   /** Options -> attributes after TCA_KIND (usually one TCA_OPTIONS). @throws {UsageError} */
   encodeOptions?(options: Options): Buffer[];
   /**
@@ -207,4 +214,126 @@ export interface FilterKind<Options = Record<string, unknown>> {
   parseArgs?(args: readonly string[]): Options;
   /** Decoded options -> tc's text (may span lines). */
   formatOptions?(options: Record<string, unknown>): string;
+}
+
+/* ------------------------------------------------------------------ */
+/* Operation shapes: what the qdisc, class and filter operations take. */
+
+/** What the tc operations need from a connection (a {@link NetlinkConnection} on NETLINK_ROUTE). */
+export type TcConnection = Pick<NetlinkConnection, 'request' | 'dumpAll' | 'dumpEach'>;
+
+/**
+ * Receives each entry of a listing as its datagram is read (see
+ * `eachClass`). `attempt` starts at 1; when it grows, the kernel flagged
+ * the dump inconsistent (NLM_F_DUMP_INTR) and it runs again from the start:
+ * drop what was kept from the earlier attempt.
+ */
+export type EachEntry<E> = (entry: E, attempt: number) => void;
+
+/**
+ * A device, by name (one RTM_GETLINK to resolve) or by index (no lookup
+ * for changes; listings check that it exists). Both may be given only when
+ * they name the same device.
+ */
+export interface DeviceRef {
+  /** device name, e.g. "eth0" */
+  dev?: string;
+  /** device index (`ifi_index`, a positive C int); used as is when given without `dev` */
+  ifindex?: number;
+}
+
+/** Options given as an object, or as tc command-line words (`["limit", "1000"]`) that the kind parses. */
+export type KindOptions = Record<string, unknown> | readonly string[];
+
+/** The operations on qdiscs, classes and filters (tc's `add`, `replace`, `change`, `del`). */
+export type TcOp = 'add' | 'replace' | 'change' | 'delete';
+
+/**
+ * One request ready for `conn.request`, with the `struct tcmsg` fields it
+ * carries (so error paths need not read them back from the bytes).
+ */
+export interface TcRequest {
+  /** RTM_NEWQDISC, RTM_DELTFILTER... */
+  type: number;
+  /** NLM_F_CREATE / NLM_F_EXCL / NLM_F_REPLACE as the operation needs (the connection adds NLM_F_REQUEST | NLM_F_ACK) */
+  flags: number;
+  /** `struct tcmsg`, TCA_KIND, then the kind's attributes */
+  payload: Buffer[];
+  /** tcm_ifindex */
+  ifindex: number;
+  /** tcm_handle (u32) */
+  handle: number;
+  /** tcm_parent (u32) */
+  parent: number;
+  /** tcm_info (filters: `(pref << 16) | htons(protocol)`; 0 otherwise) */
+  info: number;
+  /** TCA_KIND, when the request carries one */
+  kind?: string;
+  /**
+   * The kernel module that provides `kind` (`sch_plug`, `cls_fw`), when
+   * synplug knows the kind; absent for a kind synplug does not know.
+   */
+  module?: string;
+}
+
+/** A qdisc to add, replace, change or delete. */
+export interface QdiscSpec extends DeviceRef {
+  /** TCA_KIND, e.g. "prio"; optional only for delete */
+  kind?: string;
+  /** parent: "root", "ingress", "clsact", a class id ("1:4") or a u32; defaults to the kind's (ingress/clsact) */
+  parent?: string | number;
+  /** the qdisc's handle, "1:"; default the kind's (ingress/clsact: ffff:) or 0 (the kernel picks one) */
+  handle?: string | number;
+  /** kind options (see the kind's module), or tc words */
+  options?: KindOptions;
+}
+
+/** A class to add, replace, change or delete. */
+export interface ClassSpec extends DeviceRef {
+  /** kind of the owning qdisc, e.g. "htb"; optional only for delete */
+  kind?: string;
+  /** parent class or qdisc, "1:" or "1:1" */
+  parent?: string | number;
+  /** class id, "1:20" */
+  classid: string | number;
+  /** the kind's class options (see the kind's module), or tc words */
+  options?: KindOptions;
+}
+
+/** A filter to add, replace, change or delete. */
+export interface FilterSpec extends DeviceRef {
+  /** classifier kind, e.g. "fw", "u32"; optional only for delete */
+  kind?: string;
+  /**
+   * parent: a qdisc or class ("1:", "1:4"), "root", the clsact hooks
+   * "ingress" (ffff:fff2; the ingress qdisc takes it too) and "egress"
+   * (ffff:fff3), "ffff:" / "ffff:fff1" for the ingress qdisc, or a u32
+   */
+  parent: string | number;
+  /** link-layer protocol: "ip", "ipv6", "all", an ethertype number; default "all" */
+  protocol?: string | number;
+  /** priority (tc's pref / prio), 1..65535; 0 lets the kernel choose on add */
+  pref?: number;
+  /** the same as `pref` (tc accepts both words); give one, or both equal */
+  prio?: number;
+  /** filter handle in the kind's notation (fw: the mark, "1" or "0x1"; u32: "800::800") or a u32 */
+  handle?: string | number;
+  /** filter chain (TCA_CHAIN), u32 */
+  chain?: number;
+  /** the classifier's options (see the kind's module), or tc words */
+  options?: KindOptions;
+}
+
+/** A plug qdisc to act on: its device, parent and handle. */
+export interface PlugRef extends DeviceRef {
+  /** the plug's parent, e.g. "1:4" */
+  parent: string | number;
+  /** the plug's handle, e.g. "40:" */
+  handle: string | number;
+}
+
+/** List options. */
+export interface ListOptions extends DeviceRef {
+  /** keep the counters (default true); false drops every stats field, as tc without -s */
+  stats?: boolean;
 }

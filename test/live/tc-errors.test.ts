@@ -13,8 +13,8 @@ import { NetlinkConnection } from '../../src/netlink/connection.js';
 import { NETLINK_ROUTE } from '../../src/netlink/message.js';
 import { NetlinkError, UsageError } from '../../src/netlink/errors.js';
 import {
-  addQdisc, changeQdisc, deleteQdisc, addClass, deleteClass, addFilter, deleteFilter, listQdiscs, listClasses,
-  plugBuffer, plugReleaseIndefinite, plugSetLimit, replaceQdisc,
+  addQdisc, changeQdisc, deleteQdisc, addClass, deleteClass, addFilter, deleteFilter, listQdiscs, listClasses, listFilters,
+  plugBuffer, plugReleaseIndefinite, plugSetLimit, replaceQdisc, KindUnavailableError,
 } from '../../src/tc/index.js';
 
 const DEV = 'sp-tce0';
@@ -35,11 +35,18 @@ function quietly(cmd: string, ...args: string[]): void {
   try { execFileSync(cmd, args, { stdio: 'ignore' }); } catch { /* gone */ }
 }
 
-async function refused(t: ExecutionContext, p: Promise<unknown>, code: string, message: string): Promise<NetlinkError> {
+/**
+ * The operation is refused with `code`, and synplug's sentence is `message`.
+ * When the kernel sent its own text (extended ack), the error's message is
+ * the kernel's sentence, then ours; `explanation` holds ours alone.
+ */
+async function refused(t: ExecutionContext, p: Promise<unknown>, code: string, message: string, category = 'kernel'): Promise<NetlinkError> {
   const e = await t.throwsAsync(p, { instanceOf: NetlinkError });
   t.is(e!.code === 'ENOTSUP' ? 'EOPNOTSUPP' : e!.code, code);
-  t.is(e!.message, message);
-  t.is(e!.category, 'kernel');
+  t.is(e!.explanation ?? e!.message, message);
+  const kernel = e!.extAckMessage?.trim();
+  t.is(e!.message, kernel ? `${kernel}${/[.!?]$/.test(kernel) ? '' : '.'} ${message}` : message);
+  t.is(e!.category, category);
   return e as NetlinkError;
 }
 
@@ -61,30 +68,51 @@ test.after.always(() => {
 
 test('a qdisc kind the kernel lacks: prio — the message names the kind and its module', async (t) => {
   t.regex(tcFails('qdisc', 'add', 'dev', DEV2, 'root', 'handle', '1:', 'prio', 'bands', '4'), /Specified qdisc kind is unknown/);
-  await refused(t, addQdisc(conn, { dev: DEV2, parent: 'root', handle: '1:', kind: 'prio', options: { bands: 4 } }),
-    'ENOENT', "qdisc kind 'prio' is not available in this kernel (module sch_prio)");
+  const e = await refused(t, addQdisc(conn, { dev: DEV2, parent: 'root', handle: '1:', kind: 'prio', options: { bands: 4 } }),
+    'ENOENT', "qdisc kind 'prio' is not available in this kernel (module sch_prio)", 'missing-module');
+  t.true(e instanceof KindUnavailableError);
+  t.like(e, { module: 'sch_prio', kind: 'prio', object: 'qdisc' });
+});
+
+test('a kind neither synplug nor the kernel knows: unknown to the kernel, no module named', async (t) => {
+  t.regex(tcFails('qdisc', 'add', 'dev', DEV2, 'root', 'handle', '1:', 'nosuch'), /Specified qdisc kind is unknown|Unknown qdisc/);
+  const e = await refused(t, addQdisc(conn, { dev: DEV2, parent: 'root', handle: '1:', kind: 'nosuch' }),
+    'ENOENT', "qdisc kind 'nosuch' is unknown to this kernel (ENOENT): check the name; if it is right, the module that provides it is not loaded and cannot be loaded");
+  t.false(e instanceof KindUnavailableError);
+  t.notRegex(e.message, /sch_nosuch/);
+  const f = await refused(t, addFilter(conn, { dev: DEV, parent: '1:', protocol: 'ip', pref: 3, kind: 'nosuchcls' }),
+    'ENOENT', "filter kind 'nosuchcls' is unknown to this kernel (ENOENT): check the name; if it is right, the module that provides it is not loaded and cannot be loaded");
+  t.notRegex(f.message, /cls_nosuchcls/);
 });
 
 test('a qdisc kind the kernel lacks: plug, added under a class as the technique does', async (t) => {
   t.regex(tcFails('qdisc', 'add', 'dev', DEV, 'parent', '1:2', 'handle', '40:', 'plug', 'limit', '1048576'), /Specified qdisc kind is unknown/);
-  await refused(t, addQdisc(conn, { dev: DEV, parent: '1:2', handle: '40:', kind: 'plug', options: { limit: 1048576 } }),
-    'ENOENT', "qdisc kind 'plug' is not available in this kernel (module sch_plug)");
+  const e = await refused(t, addQdisc(conn, { dev: DEV, parent: '1:2', handle: '40:', kind: 'plug', options: { limit: 1048576 } }),
+    'ENOENT', "qdisc kind 'plug' is not available in this kernel (module sch_plug)", 'missing-module');
+  t.like(e, { module: 'sch_plug', kind: 'plug', object: 'qdisc' });
   await refused(t, replaceQdisc(conn, { dev: DEV2, parent: 'root', handle: '4:', kind: 'plug' }),
-    'ENOENT', "qdisc kind 'plug' is not available in this kernel (module sch_plug)");
+    'ENOENT', "qdisc kind 'plug' is not available in this kernel (module sch_plug)", 'missing-module');
 });
 
 test('a classifier the kernel lacks: fw — the message names the kind and cls_fw', async (t) => {
   t.regex(tcFails('filter', 'add', 'dev', DEV, 'parent', '1:', 'protocol', 'ip', 'prio', '1', 'handle', '1', 'fw', 'classid', '1:2'), /classifier not found|Error/i);
-  await refused(t, addFilter(conn, { dev: DEV, parent: '1:', protocol: 'ip', pref: 1, kind: 'fw', handle: 1, options: { classid: '1:2' } }),
-    'ENOENT', "filter kind 'fw' is not available in this kernel (module cls_fw)");
+  const e = await refused(t, addFilter(conn, { dev: DEV, parent: '1:', protocol: 'ip', pref: 1, kind: 'fw', handle: 1, options: { classid: '1:2' } }),
+    'ENOENT', "filter kind 'fw' is not available in this kernel (module cls_fw)", 'missing-module');
+  t.like(e, { module: 'cls_fw', kind: 'fw', object: 'filter' });
 });
 
 test('a missing device: by name (tc: Cannot find device) and by index', async (t) => {
   t.regex(tcFails('qdisc', 'add', 'dev', 'sp-tce-none', 'root', 'handle', '5:', 'pfifo'), /Cannot find device "sp-tce-none"/);
-  await refused(t, addQdisc(conn, { dev: 'sp-tce-none', parent: 'root', handle: '5:', kind: 'pfifo' }), 'ENODEV', "device 'sp-tce-none' not found");
-  await refused(t, listQdiscs(conn, { dev: 'sp-tce-none' }), 'ENODEV', "device 'sp-tce-none' not found");
-  await refused(t, listClasses(conn, { dev: 'sp-tce-none' }), 'ENODEV', "device 'sp-tce-none' not found");
-  await refused(t, addQdisc(conn, { ifindex: 999999, parent: 'root', handle: '5:', kind: 'pfifo' }), 'ENODEV', 'device with index 999999 not found');
+  // ENODEV is the caller's mistake: category usage (src/netlink/errors.ts categoryOfErrno)
+  await refused(t, addQdisc(conn, { dev: 'sp-tce-none', parent: 'root', handle: '5:', kind: 'pfifo' }), 'ENODEV', "device 'sp-tce-none' not found", 'usage');
+  await refused(t, listQdiscs(conn, { dev: 'sp-tce-none' }), 'ENODEV', "device 'sp-tce-none' not found", 'usage');
+  await refused(t, listClasses(conn, { dev: 'sp-tce-none' }), 'ENODEV', "device 'sp-tce-none' not found", 'usage');
+  await refused(t, addQdisc(conn, { ifindex: 999999, parent: 'root', handle: '5:', kind: 'pfifo' }), 'ENODEV', 'device with index 999999 not found', 'usage');
+  // A missing index is ENODEV for the listings too (the kernel answers their dumps with nothing).
+  t.regex(tcFails('qdisc', 'show', 'dev', 'sp-tce-none'), /Cannot find device/);
+  await refused(t, listQdiscs(conn, { ifindex: 999999 }), 'ENODEV', 'device with index 999999 not found', 'usage');
+  await refused(t, listClasses(conn, { ifindex: 999999 }), 'ENODEV', 'device with index 999999 not found', 'usage');
+  await refused(t, listFilters(conn, { ifindex: 999999 }), 'ENODEV', 'device with index 999999 not found', 'usage');
 });
 
 test('an existing handle: add again (tc: Exclusivity flag on); a busy root', async (t) => {

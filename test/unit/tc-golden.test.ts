@@ -13,8 +13,9 @@ import { loadCapture, requests, replies, type Capture } from '../helpers/capture
 import { NetlinkConnection, FakeTransport } from '../../src/netlink/connection.js';
 import { parseMessages, NLM_F_CREATE, NLM_F_REQUEST, NLM_F_ACK } from '../../src/netlink/message.js';
 import { NLA_F_NESTED } from '../../src/netlink/attributes.js';
+import type { NetlinkError } from '../../src/netlink/errors.js';
 import {
-  addQdisc, deleteQdisc, addFilter, plugReleaseIndefinite, plugBuffer, listQdiscs, listFilters, listClasses,
+  addQdisc, deleteQdisc, addFilter, plugReleaseIndefinite, plugBuffer, listQdiscs, listFilters, listClasses, KindUnavailableError,
 } from '../../src/tc/index.js';
 
 /** The captured request of a given message type, and the reply datagrams that answer it. */
@@ -140,23 +141,49 @@ test('17: deleteQdisc parent 1:3 handle 99: == tc qdisc del dev lo parent 1:3 ha
   // After the refusal we list the qdiscs to explain it: answer that dump with step 11's replies.
   const err = await refused(t, '17_del_missing', 37, qdiscDump(), (conn) => deleteQdisc(conn, { ifindex: 1, parent: '1:3', handle: '99:' }));
   t.like(err, { name: 'NetlinkError', code: 'EINVAL', requestType: 'RTM_DELQDISC', extAckMessage: 'Invalid handle' });
-  t.is(err!.message, 'no qdisc with handle 99: under parent 1:3 on device index 1');
+  // The capture carries the kernel's extended ack: its sentence comes first, then ours.
+  t.is(err!.message, 'Invalid handle. no qdisc with handle 99: under parent 1:3 on device index 1');
+  t.is((err as NetlinkError).explanation, 'no qdisc with handle 99: under parent 1:3 on device index 1');
 });
 
 test('04: addQdisc of an existing prio: the EEXIST names the handle and the device', async (t) => {
   const err = await refused(t, '04_prio_add_again', 36, qdiscDump(), (conn) => addQdisc(conn, { ifindex: 1, parent: 'root', handle: '1:', kind: 'prio', options: { bands: 4 } }));
   t.like(err, { code: 'EEXIST', extAckMessage: 'Exclusivity flag on, cannot modify' });
-  t.is(err!.message, "a qdisc with handle 1: already exists on device index 1 (kind 'prio'); use replace or change");
+  t.is(err!.message, "Exclusivity flag on, cannot modify. a qdisc with handle 1: already exists on device index 1 (kind 'prio'); use replace or change");
+  t.is((err as NetlinkError).explanation, "a qdisc with handle 1: already exists on device index 1 (kind 'prio'); use replace or change");
 });
 
-test('16: addQdisc of an unknown kind: the ENOENT names the kind and its module', async (t) => {
+/** An empty dump answer: NLMSG_DONE, NLM_F_MULTI, error 0. */
+function emptyDump(): Buffer {
+  const done = Buffer.alloc(20);
+  done.writeUInt32LE(20, 0); done.writeUInt16LE(3, 4); done.writeUInt16LE(2, 6);
+  return done;
+}
+
+test('16: addQdisc of a kind unknown to synplug and the kernel: reported as unknown to the kernel, no module invented', async (t) => {
   const ifindex = parseMessages(exchangeOf(loadCapture('16_bad_kind'), 36).request)[0].payload.readUInt32LE(4); // ifb0 in the capture
   // The follow-up dump (is the parent there?) gets an empty answer: the root always is.
-  const done = Buffer.alloc(20); // NLMSG_DONE, NLM_F_MULTI, error 0
-  done.writeUInt32LE(20, 0); done.writeUInt16LE(3, 4); done.writeUInt16LE(2, 6);
-  const err = await refused(t, '16_bad_kind', 36, [done], (conn) => addQdisc(conn, { ifindex, parent: 'root', handle: '5:', kind: 'nosuchqdisc' }));
+  const err = await refused(t, '16_bad_kind', 36, [emptyDump()], (conn) => addQdisc(conn, { ifindex, parent: 'root', handle: '5:', kind: 'nosuchqdisc' }));
   t.like(err, { code: 'ENOENT', extAckMessage: 'Specified qdisc kind is unknown' });
-  t.is(err!.message, "qdisc kind 'nosuchqdisc' is not available in this kernel (module sch_nosuchqdisc)");
+  t.false(err instanceof KindUnavailableError);
+  t.false('module' in err!);
+  t.is((err as NetlinkError).explanation, "qdisc kind 'nosuchqdisc' is unknown to this kernel (ENOENT): check the name; if it is right, the module that provides it is not loaded and cannot be loaded");
+  t.is(err!.message, `Specified qdisc kind is unknown. ${(err as NetlinkError).explanation}`);
+  t.is((err as NetlinkError).category, 'kernel');
+  t.notRegex(err!.message, /sch_nosuchqdisc/);
+});
+
+test('16: the same ENOENT for a kind synplug knows (plug): KindUnavailableError with the module as a field', async (t) => {
+  const ifindex = parseMessages(exchangeOf(loadCapture('16_bad_kind'), 36).request)[0].payload.readUInt32LE(4);
+  const { answer } = exchangeOf(loadCapture('16_bad_kind'), 36); // the kernel's ENOENT for an unknown kind
+  const fake = new FakeTransport([answer, [emptyDump()]]);
+  const conn = new NetlinkConnection(fake, 0, { timeoutMs: 1000 });
+  const err = await t.throwsAsync(addQdisc(conn, { ifindex, parent: 'root', handle: '5:', kind: 'plug', options: { limit: 1000 } }), { instanceOf: KindUnavailableError });
+  conn.close();
+  t.like(err, { code: 'ENOENT', module: 'sch_plug', kind: 'plug', object: 'qdisc', requestType: 'RTM_NEWQDISC' });
+  t.is(err!.explanation, "qdisc kind 'plug' is not available in this kernel (module sch_plug)");
+  t.is(err!.message, "Specified qdisc kind is unknown. qdisc kind 'plug' is not available in this kernel (module sch_plug)");
+  t.is(err!.category, 'missing-module');
 });
 
 test('11: listQdiscs({ ifindex: 1 }) sends tc\'s RTM_GETQDISC dump and decodes the reply, names from a link dump', async (t) => {
