@@ -62,6 +62,13 @@ export class DemoInterruptedError extends SynplugError {
   }
 }
 
+/**
+ * How far a phase may stretch past `seconds` to do all its restarts: a protected
+ * restart first starts protect's watchdog (a `node` process: seconds in a
+ * software-emulated VM), so it can take longer than its share of the phase.
+ */
+export const PHASE_STRETCH = 3;
+
 /** The device the local hold sits on, the only one the demo's local clients pass. */
 const LOCAL_DEV = 'lo';
 
@@ -220,8 +227,9 @@ async function runPhase(ctx: Ctx, name: PhaseResult['name']): Promise<PhaseResul
     for (let k = 0; k < o.restarts && !ctx.stopped(); k++) {
       await sleepUntil(t0 + restartDueMs(k, o.intervalMs), ctx.stopWait);
       if (ctx.stopped()) break;
-      // A restart that would end past the phase's time is not started (a slow protected restart delays the next ones).
-      if (performance.now() + o.gapMs > end) break;
+      // A slow protected restart delays the next ones and stretches the phase, up to
+      // PHASE_STRETCH times its length: a restart that would end past that is not started.
+      if (performance.now() + o.gapMs > t0 + PHASE_STRETCH * o.seconds * 1000) break;
       const atMs = performance.now() - t0;
       restarts.push({ atMs, ...(name === 'unprotected' ? await server.restart(o.gapMs) : await protectedRestart(ctx)) });
       lastDone = performance.now();

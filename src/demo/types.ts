@@ -135,7 +135,11 @@ export interface DemoResult {
 
 /** Options of {@link runDemo}. Every field is optional. */
 export interface DemoOptions {
-  /** how long each phase runs, seconds (> 0, at most 600; default 5) */
+  /**
+   * how long each phase runs, seconds (> 0, at most 600; default 5). A phase whose
+   * restarts run late (a protected restart starts protect's watchdog first) stretches
+   * to do them all, up to 3 times this; restarts that would end later are not done.
+   */
   seconds?: number;
   /** restarts per phase (whole number 1-1000; default 10), spread evenly over the phase */
   restarts?: number;
