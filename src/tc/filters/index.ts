@@ -7,3 +7,4 @@
 export { fw } from './fw.js';
 export { u32Filter } from './u32.js';
 export { matchall } from './matchall.js';
+export { flower } from './flower.js';

@@ -38,7 +38,10 @@ import {
 import { ArgReader, parseIntArg } from '../args.js';
 import { NlaTable, readU64 } from '../nla.js';
 import type { FilterKind } from '../types.js';
-import { classidOf, classidText, decodeActions, decodeClsFlags, formatClsFlags } from './common.js';
+import { classidOf, classidText, decodeClsFlags, formatClsFlags } from './common.js';
+import { decodeActionList, encodeActionList, formatActionList, parseActionWords } from '../actions/list.js';
+import type { ActionEntry, ActionSpec } from '../actions/types.js';
+import { parseIpAddress } from '../../netlink/route/addr.js';
 
 /** A raw key: the 32-bit word at `off` (a multiple of 4), compared under `mask`; numbers as the word reads big-endian. */
 export interface U32Key {
@@ -75,7 +78,35 @@ export interface U32Options {
   indev?: string;
   skip_hw?: boolean;
   skip_sw?: boolean;
+  /**
+   * Where the next header starts, for a node that links to another table
+   * (tc's `offset [plus N] [at OFF mask M shift S] [eat]`): the kernel reads
+   * the big-endian u16 at `at` (from the current header), masks it with
+   * `mask`, shifts it right by `shift`, adds `plus`, rounds down to 4; `eat`
+   * moves the current header there, so the linked table's keys are relative
+   * to it. IPv4's `at 0 mask 0x0f00 shift 6` is the header length (IHL × 4).
+   */
+  offset?: U32Offset;
+  /** actions (TCA_U32_ACT) run when the node matches; sets TC_U32_TERMINAL as tc does */
+  actions?: readonly ActionSpec[];
 }
+
+/** The header-offset fields of `struct tc_u32_sel` (see {@link U32Options.offset}). */
+export interface U32Offset {
+  /** constant added (sel.off, TC_U32_OFFSET), bytes */
+  plus?: number;
+  /** where to read the u16 (sel.offoff, TC_U32_VAROFFSET), bytes, may be negative */
+  at?: number;
+  /** mask of that u16 (sel.offmask, network order on the wire) */
+  mask?: number;
+  /** right shift (sel.offshift), 0..15 */
+  shift?: number;
+  /** move the current header to the computed offset (TC_U32_EAT) */
+  eat?: boolean;
+}
+
+/** Every key a u32 options object may have. */
+export const U32_OPTION_KEYS = ['match', 'keys', 'classid', 'divisor', 'ht', 'link', 'indev', 'skip_hw', 'skip_sw', 'offset', 'actions'] as const;
 
 /* ---- handles ---- */
 
@@ -176,6 +207,39 @@ const IP_FIELDS: Record<string, { size: 8 | 16; off: number; defMask: number }> 
   icmp_code: { size: 8, off: 21, defMask: 0xff },
 };
 
+const MATCH_TYPES = ['u32', 'u16', 'u8', 'ip'];
+
+/**
+ * Check that `m` is one of the {@link U32Match} shapes.
+ * @throws {UsageError} a string, an object without a known `type`, or an `ip` match without a field
+ */
+function checkMatch(m: unknown, i: number): asserts m is U32Match {
+  const where = `u32: match ${i + 1}`;
+  if (typeof m !== 'object' || m === null || Array.isArray(m)) {
+    throw new UsageError(`${where} is ${JSON.stringify(m)}: each match must be an object such as { type: 'ip', field: 'dport', value: 80 } or { type: 'u8', value: 2, mask: 0x12, at: 33 }`);
+  }
+  const t = (m as { type?: unknown }).type;
+  if (typeof t !== 'string' || !MATCH_TYPES.includes(t)) {
+    throw new UsageError(`${where} ${JSON.stringify(m)} has no valid "type" (expected one of ${MATCH_TYPES.join(', ')}; e.g. { type: 'ip', field: 'dst', prefix: '169.254.0.1/32' })`);
+  }
+  const allowed = t === 'ip' ? ['type', 'field', 'prefix', 'value', 'mask'] : ['type', 'value', 'mask', 'at', 'nexthdr'];
+  for (const k of Object.keys(m)) {
+    if (!allowed.includes(k)) throw new UsageError(`${where} (type '${t}') has no field ${JSON.stringify(k)} (it takes ${allowed.join(', ')})`);
+  }
+  if (t === 'ip') {
+    const f = (m as { field?: unknown }).field;
+    if (f !== 'src' && f !== 'dst' && !(typeof f === 'string' && f in IP_FIELDS)) {
+      throw new UsageError(`${where}: ip field ${JSON.stringify(f)} is not one of src, dst, ${Object.keys(IP_FIELDS).join(', ')}`);
+    }
+    if ((f === 'src' || f === 'dst') && typeof (m as { prefix?: unknown }).prefix !== 'string') throw new UsageError(`${where}: ip ${f} needs a prefix string ("a.b.c.d[/len]")`);
+    if (f !== 'src' && f !== 'dst' && (m as { value?: unknown }).value === undefined) throw new UsageError(`${where}: ip ${f} needs a value`);
+  } else {
+    for (const k of ['value', 'mask', 'at']) {
+      if ((m as Record<string, unknown>)[k] === undefined) throw new UsageError(`${where}: a ${t} match needs ${k}`);
+    }
+  }
+}
+
 function addMatch(sel: Sel, m: U32Match): void {
   if (m.type === 'ip') {
     if (m.field === 'src' || m.field === 'dst') {
@@ -208,9 +272,20 @@ function addMatch(sel: Sel, m: U32Match): void {
  * @throws {UsageError} bad matches, handles, or skip_hw with skip_sw
  */
 function encodeOptions(o: U32Options): Buffer[] {
+  if (typeof o !== 'object' || o === null || Array.isArray(o)) throw new UsageError('u32: options must be an object (or a list of tc words)');
+  for (const k of Object.keys(o)) {
+    if ((o as Record<string, unknown>)[k] !== undefined && !(U32_OPTION_KEYS as readonly string[]).includes(k)) {
+      throw new UsageError(`filter kind 'u32' has no option ${JSON.stringify(k)} (it takes ${U32_OPTION_KEYS.join(', ')})`);
+    }
+  }
+  if (o.match !== undefined && !Array.isArray(o.match)) {
+    throw new UsageError(`u32: match must be an array of matches (e.g. [{ type: 'ip', field: 'dst', prefix: '169.254.0.1' }]), not ${JSON.stringify(o.match)}`);
+  }
+  if (o.keys !== undefined && !Array.isArray(o.keys)) throw new UsageError('u32: keys must be an array of { value, mask, off }');
   const sel: Sel = { flags: 0, keys: [] };
-  for (const m of o.match ?? []) addMatch(sel, m);
+  (o.match ?? []).forEach((m, i) => { checkMatch(m, i); addMatch(sel, m); });
   for (const k of o.keys ?? []) {
+    if (typeof k !== 'object' || k === null) throw new UsageError('u32: each key must be an object { value, mask, off }');
     packKey(sel, parseIntArg(k.value, 'u32 key value'), parseIntArg(k.mask, 'u32 key mask'), parseIntArg(k.off, 'u32 key off', -0x80000000, 0x7fffffff), k.nexthdr ? -1 : 0);
   }
   const kids: Buffer[] = [];
@@ -226,10 +301,20 @@ function encodeOptions(o: U32Options): Buffer[] {
   }
   if (o.indev !== undefined) kids.push(str(TCA_U32_INDEV, o.indev));
   if (o.ht !== undefined) kids.push(u32(TCA_U32_HASH, (parseU32Handle(o.ht) & 0xfffff000) >>> 0));
-  if (sel.keys.length || o.classid !== undefined) {
+  if (o.actions !== undefined) {
+    kids.push(encodeActionList(TCA_U32_ACT, o.actions));
+    sel.flags |= TC_U32_TERMINAL;
+  }
+  const off = encodeOffset(o.offset);
+  sel.flags |= off.flags;
+  if (sel.keys.length || o.classid !== undefined || o.actions !== undefined || off.flags) {
     const b = Buffer.alloc(16 + 16 * sel.keys.length);
     b[0] = sel.flags;
+    b[1] = off.shift;
     b[2] = sel.keys.length;
+    b.writeUInt16BE(off.mask, 4);
+    b.writeUInt16LE(off.plus, 6);
+    b.writeInt16LE(off.at, 8);
     sel.keys.forEach((k, i) => {
       const at = 16 + 16 * i;
       b.writeUInt32BE(k.mask, at);
@@ -245,6 +330,28 @@ function encodeOptions(o: U32Options): Buffer[] {
   if (flags === (TCA_CLS_FLAGS_SKIP_HW | TCA_CLS_FLAGS_SKIP_SW)) throw new UsageError('u32: skip_hw and skip_sw are mutually exclusive');
   if (flags) kids.push(u32(TCA_U32_FLAGS, flags));
   return [nested(TCA_OPTIONS, kids)];
+}
+
+/**
+ * The header-offset fields of the selector.
+ * @throws {UsageError} out-of-range values
+ */
+function encodeOffset(o: U32Offset | undefined): { flags: number; shift: number; mask: number; plus: number; at: number } {
+  const r = { flags: 0, shift: 0, mask: 0, plus: 0, at: 0 };
+  if (o === undefined) return r;
+  if (typeof o !== 'object' || o === null) throw new UsageError('u32: offset must be an object { plus?, at?, mask?, shift?, eat? }');
+  for (const k of Object.keys(o)) {
+    if (!['plus', 'at', 'mask', 'shift', 'eat'].includes(k)) throw new UsageError(`u32: offset has no field ${JSON.stringify(k)} (it takes plus, at, mask, shift, eat)`);
+  }
+  if (o.plus !== undefined) { r.plus = parseIntArg(o.plus, 'u32 offset plus', 0, 0xffff); r.flags |= TC_U32_OFFSET; }
+  if (o.at !== undefined || o.mask !== undefined || o.shift !== undefined) {
+    r.at = parseIntArg(o.at ?? 0, 'u32 offset at', -0x8000, 0x7fff);
+    r.mask = parseIntArg(o.mask ?? 0, 'u32 offset mask', 0, 0xffff);
+    r.shift = parseIntArg(o.shift ?? 0, 'u32 offset shift', 0, 15);
+    r.flags |= TC_U32_VAROFFSET;
+  }
+  if (o.eat) r.flags |= TC_U32_EAT;
+  return r;
 }
 
 /* ---- decoding ---- */
@@ -332,8 +439,8 @@ function decodeOptions(buf: Buffer, start: number, end: number, base: number, in
   if (T.has(TCA_U32_POLICE)) out.police = true;
   const indev = T.str(TCA_U32_INDEV);
   if (indev !== undefined) out.input_dev = indev;
-  const act = T.bytes(TCA_U32_ACT);
-  if (act) out.actions = decodeActions(act, T.headerOffset(TCA_U32_ACT) + 4);
+  const act = T.at(TCA_U32_ACT);
+  if (act >= 0) out.actions = decodeActionList(buf, act, act + T.size(TCA_U32_ACT), base, (info as { stats?: boolean }).stats !== false);
   return out;
 }
 
@@ -365,13 +472,15 @@ function formatOptions(o: Record<string, unknown>): string {
   if (o.eat) s += ' eat ';
   if (o.hash_mask !== undefined) s += `\n    hash mask ${pad8(o.hash_mask)} at ${o.hash_off} `;
   if (o.input_dev !== undefined) s += `\n  input dev ${o.input_dev}\n`;
+  if (Array.isArray(o.actions)) s += formatActionList(o.actions as ActionEntry[]);
   return s;
 }
 
 /**
  * tc's u32 arguments (a subset): `match u32|u16|u8 VAL MASK at [nexthdr+]OFF`,
  * `match ip src|dst PREFIX`, `match ip protocol|tos|dsfield|ihl|sport|dport|icmp_type|icmp_code VAL MASK`,
- * `classid|flowid CLASSID`, `divisor N`, `ht HANDLE`, `link HANDLE`, `indev DEV`, `skip_hw`, `skip_sw`.
+ * `classid|flowid CLASSID`, `divisor N`, `ht HANDLE`, `link HANDLE`, `indev DEV`, `skip_hw`, `skip_sw`,
+ * `offset [plus N] [at OFF] [mask M] [shift S] [eat]`, and `action KIND ...` (every word after it: the action list).
  * @throws {UsageError}
  */
 function parseArgs(args: readonly string[]): U32Options {
@@ -409,7 +518,24 @@ function parseArgs(args: readonly string[]): U32Options {
       case 'indev': o.indev = r.value(w); break;
       case 'skip_hw': o.skip_hw = true; break;
       case 'skip_sw': o.skip_sw = true; break;
-      default: r.unknown(w, 'match, classid, flowid, divisor, ht, link, indev, skip_hw, skip_sw');
+      case 'offset': {
+        const off: U32Offset = {};
+        for (let p = r.peek(); p === 'plus' || p === 'at' || p === 'mask' || p === 'shift' || p === 'eat'; p = r.peek()) {
+          r.next();
+          if (p === 'eat') off.eat = true;
+          else if (p === 'at') off.at = parseIntArg(r.value('at'), 'filter u32 offset at', -0x8000, 0x7fff);
+          else off[p] = num(r.value(p), `offset ${p}`, p === 'shift' ? 15 : 0xffff);
+        }
+        o.offset = off;
+        break;
+      }
+      case 'action': case 'actions': {
+        const rest: string[] = [];
+        while (r.more()) rest.push(r.next());
+        o.actions = parseActionWords(rest);
+        break;
+      }
+      default: r.unknown(w, 'match, classid, flowid, divisor, ht, link, indev, offset, action, skip_hw, skip_sw');
     }
   }
   return o;
@@ -418,6 +544,7 @@ function parseArgs(args: readonly string[]): U32Options {
 /** cls_u32. */
 export const u32Filter: FilterKind<U32Options> = {
   kind: 'u32',
+  optionKeys: U32_OPTION_KEYS,
   encodeOptions,
   decodeOptions,
   formatHandle: formatU32Handle,
@@ -425,3 +552,125 @@ export const u32Filter: FilterKind<U32Options> = {
   parseArgs,
   formatOptions,
 };
+
+/* ---- TCP SYN matching for the inbound hold ---- */
+
+/** What {@link u32SynMatch} builds filters for. */
+export interface U32SynMatchOptions {
+  /** 'inet' (IPv4, filter protocol "ip") or 'inet6' (IPv6, protocol "ipv6") */
+  family: 'inet' | 'inet6';
+  /** TCP destination port, 1..65535 */
+  dport: number;
+  /** destination address or prefix of that family ("169.254.0.1", "fd00::/64"); any when absent */
+  dst?: string;
+  /** actions run on a match (e.g. mirred egress redirect to an IFB) */
+  actions?: readonly ActionSpec[];
+  /**
+   * IPv4 only: id of the hash table that holds the TCP-level node, 1..0x7ff
+   * (default 1). The kernel keeps u32 table ids per block (every u32 filter
+   * under the same qdisc hook), so it must not be used by another u32 filter there.
+   */
+  htid?: number;
+}
+
+/** One filter of a {@link u32SynMatch} result: its handle (when it needs one) and its options. */
+export interface U32FilterPart {
+  /** u32 handle text ("1:" for the IPv4 hash table), absent when the kernel may pick */
+  handle?: string;
+  /** the options to give addFilter with kind 'u32' */
+  options: U32Options;
+}
+
+/** The filters that match "TCP, SYN set, ACK clear, destination port P", in the order to add them. */
+export interface U32SynFilters {
+  /** filter protocol: "ip" or "ipv6" */
+  protocol: 'ip' | 'ipv6';
+  /** add in this order, all at the same parent, pref and protocol; deleting that pref removes them all */
+  filters: U32FilterPart[];
+}
+
+/** TCP header flags SYN (0x02) and ACK (0x10), byte 13 of the TCP header. */
+const TCP_SYN = 0x02;
+const TCP_SYN_ACK = 0x12;
+
+function prefixKeys(text: string, family: 'inet' | 'inet6', base: number): U32Match[] {
+  if (typeof text !== 'string') throw new UsageError(`u32 SYN match: dst must be an address string, not ${typeof text}`);
+  const [addr, lenText, extra] = text.trim().split('/');
+  if (extra !== undefined) throw new UsageError(`u32 SYN match: ${JSON.stringify(text)} is not an address or prefix`);
+  const ip = parseIpAddress(addr);
+  const want = family === 'inet' ? 4 : 6;
+  if (ip.version !== want) throw new UsageError(`u32 SYN match: ${JSON.stringify(text)} is not an IPv${want} address (family ${family})`);
+  const bits = ip.bytes.length * 8;
+  const len = lenText === undefined ? bits : Number(lenText);
+  if (!/^\d+$/.test(lenText ?? '0') || len > bits) throw new UsageError(`u32 SYN match: prefix length in ${JSON.stringify(text)} must be 0..${bits}`);
+  const out: U32Match[] = [];
+  for (let w = 0; w * 32 < len; w++) {
+    const keep = Math.min(32, len - w * 32);
+    const mask = keep === 32 ? 0xffffffff : (0xffffffff * 2 ** (32 - keep)) % 0x100000000;
+    const value = (ip.bytes.readUInt32BE(w * 4) & mask) >>> 0;
+    out.push({ type: 'u32', value, mask: mask >>> 0, at: base + w * 4 });
+  }
+  return out;
+}
+
+/**
+ * u32 filters that match TCP segments with SYN set and ACK clear (a
+ * connection's first packet) to one destination port, optionally one
+ * destination address or prefix, and run `actions` on them. u32 reads
+ * offsets from the network header (at a clsact/ingress hook too).
+ *
+ * - IPv4 (protocol "ip"): three filters, so that a SYN whose IP header
+ *   carries options is matched too: (1) a hash table `htid:` (divisor 1);
+ *   (2) in the filter's root table (800: for the first u32 pref of a hook), a node matching protocol 6, fragment
+ *   offset 0 (and the destination) that links to `htid:` with
+ *   `offset at 0 mask 0x0f00 shift 6 eat` (the header length IHL × 4, read
+ *   from the packet); (3) in `htid:`, the TCP node: destination port at 2,
+ *   flags `& 0x12 == 0x02` at 13, and the actions. Like tc:
+ *   `u32 handle 1: divisor 1` / `u32 match ip protocol 6 0xff match u16 0 0x1fff at 6 link 1: offset at 0 mask 0x0f00 shift 6 eat`
+ *   / `u32 ht 1: match u16 P 0xffff at 2 match u8 0x02 0x12 at 13 action ...`.
+ * - IPv6 (protocol "ipv6"): one filter on the fixed 40-byte header: next
+ *   header 6 at 6, destination at 24, port at 42, flags at 53. Not covered:
+ *   a SYN whose TCP header follows IPv6 extension headers (hop-by-hop,
+ *   routing, destination options, fragment) is not matched (it passes
+ *   unheld); u32 cannot walk the extension header chain.
+ * @throws {UsageError} a port outside 1..65535, an address of the other family, a bad htid
+ */
+export function u32SynMatch(o: U32SynMatchOptions): U32SynFilters {
+  if (typeof o !== 'object' || o === null) throw new UsageError('u32 SYN match: options must be an object { family, dport, dst?, actions? }');
+  for (const k of Object.keys(o)) {
+    if (!['family', 'dport', 'dst', 'actions', 'htid'].includes(k)) throw new UsageError(`u32 SYN match has no option ${JSON.stringify(k)} (it takes family, dport, dst, actions, htid)`);
+  }
+  if (o.family !== 'inet' && o.family !== 'inet6') throw new UsageError(`u32 SYN match: family must be 'inet' or 'inet6', not ${JSON.stringify(o.family)}`);
+  const dport = parseIntArg(o.dport, 'u32 SYN match dport', 1, 65535);
+  const actions = o.actions === undefined ? {} : { actions: o.actions };
+  if (o.family === 'inet6') {
+    const match: U32Match[] = [
+      { type: 'u8', value: 6, mask: 0xff, at: 6 },
+      ...(o.dst === undefined ? [] : prefixKeys(o.dst, 'inet6', 24)),
+      { type: 'u16', value: dport, mask: 0xffff, at: 42 },
+      { type: 'u8', value: TCP_SYN, mask: TCP_SYN_ACK, at: 53 },
+    ];
+    return { protocol: 'ipv6', filters: [{ options: { match, ...actions } }] };
+  }
+  const htid = parseIntArg(o.htid ?? 1, 'u32 SYN match htid', 1, 0x7ff);
+  const ht = `${htid.toString(16)}:`;
+  const l3: U32Match[] = [
+    { type: 'ip', field: 'protocol', value: 6, mask: 0xff },
+    { type: 'u16', value: 0, mask: 0x1fff, at: 6 },
+    ...(o.dst === undefined ? [] : prefixKeys(o.dst, 'inet', 16)),
+  ];
+  return {
+    protocol: 'ip',
+    filters: [
+      { handle: ht, options: { divisor: 1 } },
+      { options: { match: l3, link: ht, offset: { at: 0, mask: 0x0f00, shift: 6, eat: true } } },
+      {
+        options: {
+          ht,
+          match: [{ type: 'u16', value: dport, mask: 0xffff, at: 2 }, { type: 'u8', value: TCP_SYN, mask: TCP_SYN_ACK, at: 13 }],
+          ...actions,
+        },
+      },
+    ],
+  };
+}

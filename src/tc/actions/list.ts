@@ -1,0 +1,199 @@
+/**
+ * A filter's action list (TCA_U32_ACT, TCA_FLOWER_ACT, TCA_MATCHALL_ACT,
+ * TCA_FW_ACT): one nested attribute per action, its type the action's
+ * order (1..TCA_ACT_MAX_PRIO), holding
+ * ```
+ * TCA_ACT_KIND     string ("mirred")
+ * TCA_ACT_OPTIONS  nested (NLA_F_NESTED set, as tc sends it): the kind's attributes
+ * TCA_ACT_STATS    nested gnet_stats (dumps): the action's own counters
+ * TCA_ACT_INDEX, TCA_ACT_COOKIE, TCA_ACT_FLAGS, TCA_ACT_IN_HW_COUNT ...
+ * ```
+ * (linux/pkt_cls.h). Encoding, decoding to tc -j's `actions` array, tc's
+ * text, tc's command-line words, and device names for mirred.
+ *
+ * @module
+ */
+import { NLA_F_NESTED, nested, str } from '../../netlink/attributes.js';
+import { NetlinkDecodeError, UsageError } from '../../netlink/errors.js';
+import { NLA_TYPE_MASK } from '../../netlink/attributes.js';
+import { listRawLinks, resolveIfindex, type RouteConnection } from '../../netlink/route/link.js';
+import { NlaTable } from '../nla.js';
+import { formatStats, stats2Into } from '../stats.js';
+import { TCA_ACT_KIND, TCA_ACT_OPTIONS, TCA_ACT_STATS, TCA_ACT_COOKIE, TCA_ACT_MAX } from './constants.js';
+import { MAX_ACTIONS } from './common.js';
+import { actionKind, actionKindNames } from './registry.js';
+import type { ActionEntry, ActionSpec } from './types.js';
+
+/**
+ * Encode an action list as the filter attribute `type` (e.g. TCA_U32_ACT).
+ * @param specs 1..32 actions, in order
+ * @throws {UsageError} not an array, more than 32, an unknown kind, or a kind's bad fields
+ */
+export function encodeActionList(type: number, specs: readonly ActionSpec[]): Buffer {
+  if (!Array.isArray(specs)) throw new UsageError('actions must be an array of { kind, ... } objects');
+  if (specs.length === 0 || specs.length > MAX_ACTIONS) throw new UsageError(`a filter takes 1 to ${MAX_ACTIONS} actions, not ${specs.length}`);
+  const items = specs.map((s, i) => {
+    if (typeof s !== 'object' || s === null || typeof s.kind !== 'string') throw new UsageError(`action ${i + 1}: expected an object with a "kind" (${actionKindNames().join(', ')})`);
+    const k = actionKind(s.kind);
+    if (!k) throw new UsageError(`action ${i + 1}: kind '${s.kind}' is not known to synplug (known: ${actionKindNames().join(', ')})`);
+    return nested(i + 1, [str(TCA_ACT_KIND, s.kind), nested(TCA_ACT_OPTIONS | NLA_F_NESTED, k.encode(s))]);
+  });
+  return nested(type, items);
+}
+
+const A = new NlaTable(TCA_ACT_MAX);
+
+/**
+ * Decode an action list payload `buf[start, end)` into tc -j's `actions`
+ * array, sorted by order (the last of a repeated order wins, as in tc).
+ * @param base absolute offset of `buf[0]`
+ * @param stats decode the times and the `stats` counters (tc -s)
+ * @throws {NetlinkDecodeError} malformed attributes or an action's struct too short
+ */
+export function decodeActionList(buf: Buffer, start: number, end: number, base: number, stats = true): ActionEntry[] {
+  const byOrder = new Map<number, ActionEntry>();
+  let off = start;
+  while (off < end) {
+    if (end - off < 4) {
+      for (let i = off; i < end; i++) if (buf[i] !== 0) throw new NetlinkDecodeError(`truncated action header: ${end - off} bytes left`, base + off);
+      break;
+    }
+    const len = buf.readUInt16LE(off);
+    const order = buf.readUInt16LE(off + 2) & NLA_TYPE_MASK;
+    if (len < 4) throw new NetlinkDecodeError(`action attribute length ${len} is shorter than its header`, base + off);
+    if (len > end - off) throw new NetlinkDecodeError(`action ${order} length ${len} runs past the end (${end - off} bytes left)`, base + off);
+    byOrder.set(order, decodeOne(buf, off + 4, off + len, base, order, stats));
+    off += (len + 3) & ~3;
+  }
+  return [...byOrder.keys()].sort((a, b) => a - b).map((k) => byOrder.get(k)!);
+}
+
+function decodeOne(buf: Buffer, start: number, end: number, base: number, order: number, stats: boolean): ActionEntry {
+  A.parse(buf, start, end, base);
+  const e: ActionEntry = { order };
+  const kind = A.str(TCA_ACT_KIND);
+  // Read every position before a kind decoder or stats2Into reuses a table.
+  const o = A.at(TCA_ACT_OPTIONS);
+  const oEnd = o + A.size(TCA_ACT_OPTIONS);
+  const st = A.at(TCA_ACT_STATS);
+  const stEnd = st + A.size(TCA_ACT_STATS);
+  const cookie = A.bytes(TCA_ACT_COOKIE);
+  if (kind !== undefined) e.kind = kind;
+  const k = kind === undefined ? undefined : actionKind(kind);
+  if (o >= 0) {
+    if (k) k.decode(buf, o, oEnd, base, e, stats);
+    else e.raw = buf.toString('hex', o, oEnd);
+  }
+  if (stats && st >= 0) {
+    const s: Record<string, unknown> = {};
+    stats2Into(buf, st, stEnd, base, s);
+    e.stats = s;
+  }
+  if (cookie) e.cookie = cookie.toString('hex');
+  return e;
+}
+
+/**
+ * The action list as tc prints it after a filter's options: for each
+ * action `\n\taction order N: ` + the kind's text, then (with stats)
+ * `\tAction statistics:` and the counters with a tab before each line.
+ */
+export function formatActionList(actions: readonly ActionEntry[]): string {
+  let s = '';
+  for (const a of actions) {
+    s += `\n\taction order ${a.order}: `;
+    const k = a.kind === undefined ? undefined : actionKind(a.kind);
+    if (k) s += k.format(a);
+    else s += `${a.kind ?? '?'} ${a.raw !== undefined ? `options ${a.raw} ` : ''}\n`;
+    if (a.stats) s += `\tAction statistics:\n${formatStats(a.stats as Record<string, number>, '\t')}\n`;
+    if (a.cookie !== undefined) s += `\tcookie ${a.cookie}\n`;
+  }
+  return s;
+}
+
+/**
+ * tc's action words, after a filter's first `action` keyword:
+ * `mirred egress redirect dev ifb0 [action gact pass ...]`. A group that
+ * does not start with a known kind but with a verdict (`action drop`) is a
+ * gact, as tc reads it.
+ * @throws {UsageError}
+ */
+export function parseActionWords(words: readonly string[]): ActionSpec[] {
+  const groups: string[][] = [[]];
+  for (const w of words) {
+    if (w === 'action' || w === 'actions') groups.push([]);
+    else groups[groups.length - 1].push(w);
+  }
+  const out: ActionSpec[] = [];
+  for (const g of groups) {
+    if (g.length === 0) throw new UsageError('"action" must be followed by an action kind (e.g. "mirred egress redirect dev ifb0", "gact pass")');
+    let k = actionKind(g[0]);
+    let rest = g.slice(1);
+    if (!k) {
+      const gact = actionKind('gact');
+      if (!gact || !VERDICT_WORDS.includes(g[0])) throw new UsageError(`unknown action kind "${g[0]}" (known: ${actionKindNames().join(', ')})`);
+      k = gact;
+      rest = g;
+    }
+    if (!k.parseArgs) throw new UsageError(`action kind '${k.kind}' takes no arguments here`);
+    out.push(k.parseArgs(rest));
+  }
+  if (out.length > MAX_ACTIONS) throw new UsageError(`a filter takes at most ${MAX_ACTIONS} actions`);
+  return out;
+}
+
+/** Words that start a verdict: an action group starting with one is a gact (tc's fallback). */
+const VERDICT_WORDS = ['continue', 'drop', 'shot', 'pass', 'ok', 'reclassify', 'pipe', 'stolen', 'trap', 'goto', 'jump'];
+
+/**
+ * Turn the `to_dev` names of mirred specs into `ifindex` (one RTM_GETLINK
+ * each), so that the options can be encoded. Specs that already have an
+ * ifindex are left alone. Returns new objects; the input is not changed.
+ * @throws {UsageError} an invalid name
+ * @throws {NetlinkError} "device 'X' not found"
+ */
+export async function resolveActionDevices<O extends { actions?: readonly ActionSpec[] }>(conn: RouteConnection, options: O): Promise<O> {
+  if (!options || !Array.isArray(options.actions)) return options;
+  const actions: ActionSpec[] = [];
+  for (const a of options.actions) {
+    if (a && typeof a === 'object' && a.ifindex === undefined && typeof a.to_dev === 'string') {
+      actions.push({ ...a, ifindex: await resolveIfindex(conn, a.to_dev) });
+    } else actions.push(a);
+  }
+  return { ...options, actions };
+}
+
+/** Anything that may carry decoded actions: a filter entry (`options.actions`) or an options object (`actions`). */
+type WithActions = { options?: Record<string, unknown>; actions?: unknown };
+
+/**
+ * Put device names into decoded mirred actions (`to_dev` is `if<N>` as
+ * decoded): `name(ifindex)` gives the name, undefined leaves `if<N>`.
+ * Changes the entries in place and returns them.
+ */
+export function nameActionDevices<E extends WithActions>(entries: E[], name: (ifindex: number) => string | undefined): E[] {
+  for (const e of entries) {
+    const acts = (e.options?.actions ?? e.actions) as ActionEntry[] | undefined;
+    if (!Array.isArray(acts)) continue;
+    for (const a of acts) {
+      if (typeof a.ifindex === 'number') {
+        const n = name(a.ifindex);
+        if (n !== undefined) a.to_dev = n;
+      }
+    }
+  }
+  return entries;
+}
+
+/**
+ * {@link nameActionDevices} with the names from one RTM_GETLINK dump (only
+ * when some entry has a mirred action).
+ * @throws {NetlinkError} the link dump failed
+ */
+export async function resolveActionDeviceNames<E extends WithActions>(conn: RouteConnection, entries: E[]): Promise<E[]> {
+  const needed = entries.some((e) => ((e.options?.actions ?? e.actions) as ActionEntry[] | undefined)?.some?.((a) => typeof a.ifindex === 'number'));
+  if (!needed) return entries;
+  const links = await listRawLinks(conn);
+  const m = new Map(links.map((l) => [l.index, l.ifname]));
+  return nameActionDevices(entries, (i) => m.get(i));
+}
