@@ -18,6 +18,8 @@ export interface FormatOptions {
   details?: boolean;
   /** print `dev NAME` (tc does when no device was given) */
   showDev?: boolean;
+  /** filters: the listing asked for one parent (`tc filter show dev X ingress`), which tc then leaves out of each line */
+  omitParent?: boolean;
 }
 
 function devText(e: { dev?: string; ifindex: number }, o: FormatOptions): string {
@@ -84,7 +86,7 @@ export function formatFilterText(e: FilterEntry, o: FormatOptions = {}): string 
   if (e.block !== undefined) s += `block ${e.block} `;
   else {
     s += devText(e, o);
-    if (e.root) s += 'root ';
+    if (o.omitParent) { /* tc prints the parent only when it is not the one asked for */ } else if (e.root) s += 'root ';
     else if (e.ingress) s += 'ingress ';
     else if (e.egress) s += 'egress ';
     else s += `parent ${e.parent} `;

@@ -5,29 +5,23 @@
  * @module
  */
 import { UsageError } from '../../netlink/errors.js';
-import { parseAttributes, type AttributeList } from '../../netlink/attributes.js';
+import { decodeActionList } from '../actions/list.js';
+import type { ActionEntry } from '../actions/types.js';
 import { formatHandle, parseHandle } from '../handle.js';
 import {
   TCA_CLS_FLAGS_IN_HW, TCA_CLS_FLAGS_NOT_IN_HW, TCA_CLS_FLAGS_SKIP_HW, TCA_CLS_FLAGS_SKIP_SW,
 } from '../constants.js';
 
-/** TCA_ACT_KIND inside each action of a TCA_*_ACT list (linux/pkt_cls.h `enum { TCA_ACT_UNSPEC, TCA_ACT_KIND, ...}`). */
-export const TCA_ACT_KIND = 1;
-
 /**
  * Decode an action list (TCA_FW_ACT, TCA_U32_ACT, TCA_MATCHALL_ACT): one
- * nested attribute per action, its type the action's order.
- * @returns `[{ order, kind }]` (this library does not decode action options)
+ * nested attribute per action, its type the action's order. Each action is
+ * decoded by its kind's module in src/tc/actions (see actions/list.ts).
+ * @param base absolute offset of `data[0]`
+ * @returns tc -j's `actions` array
  * @throws {NetlinkDecodeError} malformed nested attributes
  */
-export function decodeActions(data: Buffer, base: number): Array<{ order: number; kind?: string }> {
-  const out: Array<{ order: number; kind?: string }> = [];
-  for (const a of parseAttributes(data, base)) {
-    const inner: AttributeList = parseAttributes(a.data, a.offset + 4);
-    const kind = inner.str(TCA_ACT_KIND);
-    out.push(kind === undefined ? { order: a.type } : { order: a.type, kind });
-  }
-  return out;
+export function decodeActions(data: Buffer, base: number, stats = true): ActionEntry[] {
+  return decodeActionList(data, 0, data.length, base, stats);
 }
 
 /** Classifier flags (TCA_CLS_FLAGS_*) -> tc -j booleans (skip_hw, skip_sw, in_hw | not_in_hw). */

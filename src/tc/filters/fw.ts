@@ -18,6 +18,8 @@ import { ArgReader } from '../args.js';
 import { NlaTable } from '../nla.js';
 import type { FilterKind } from '../types.js';
 import { classidOf, classidText, decodeActions, parseU32Text } from './common.js';
+import { formatActionList } from '../actions/list.js';
+import type { ActionEntry } from '../actions/types.js';
 
 /** Options of an fw filter (the mark itself is the filter's handle). */
 export interface FwOptions {
@@ -83,6 +85,7 @@ function formatOptions(o: Record<string, unknown>): string {
   }
   if (o.classid !== undefined) s += `classid ${o.classid} `;
   if (o.indev !== undefined) s += `input dev ${o.indev} `;
+  if (Array.isArray(o.actions)) s += formatActionList(o.actions as ActionEntry[]);
   return s;
 }
 

@@ -1,7 +1,6 @@
 /**
  * `matchall` filter (cls_matchall): matches every packet; usually carries
- * actions. Decoded (and encoded for a class id / flags); this library does
- * not build actions.
+ * actions (encoded and decoded by src/tc/actions).
  *
  * TCA_OPTIONS nests TCA_MATCHALL_CLASSID (u32), TCA_MATCHALL_ACT,
  * TCA_MATCHALL_FLAGS (u32 TCA_CLS_FLAGS_*), TCA_MATCHALL_PCNT
@@ -19,10 +18,14 @@ import { ArgReader } from '../args.js';
 import { NlaTable, readU64 } from '../nla.js';
 import type { FilterKind } from '../types.js';
 import { classidOf, classidText, decodeActions, decodeClsFlags, parseU32Text } from './common.js';
+import { encodeActionList, formatActionList, parseActionWords } from '../actions/list.js';
+import type { ActionEntry, ActionSpec } from '../actions/types.js';
 
 /** Options of a matchall filter. */
 export interface MatchallOptions {
   classid?: string | number;
+  /** actions (TCA_MATCHALL_ACT), e.g. [{ kind: 'gact', control_action: 'pass' }] */
+  actions?: readonly ActionSpec[];
   skip_hw?: boolean;
   skip_sw?: boolean;
 }
@@ -30,6 +33,7 @@ export interface MatchallOptions {
 function encodeOptions(o: MatchallOptions): Buffer[] {
   const kids: Buffer[] = [];
   if (o.classid !== undefined) kids.push(u32(TCA_MATCHALL_CLASSID, classidOf(o.classid, 'matchall classid')));
+  if (o.actions !== undefined) kids.push(encodeActionList(TCA_MATCHALL_ACT, o.actions));
   let flags = 0;
   if (o.skip_hw) flags |= TCA_CLS_FLAGS_SKIP_HW;
   if (o.skip_sw) flags |= TCA_CLS_FLAGS_SKIP_SW;
@@ -58,7 +62,7 @@ function decodeOptions(buf: Buffer, start: number, end: number, base: number, in
     out.rule_hit = readU64(buf, pc);
   }
   const act = T.bytes(TCA_MATCHALL_ACT);
-  if (act) out.actions = decodeActions(act, T.headerOffset(TCA_MATCHALL_ACT) + 4);
+  if (act) out.actions = decodeActions(act, T.headerOffset(TCA_MATCHALL_ACT) + 4, (info as { stats?: boolean }).stats !== false);
   return out;
 }
 
@@ -68,6 +72,7 @@ function formatOptions(o: Record<string, unknown>): string {
   if (o.flowid !== undefined) s += `flowid ${o.flowid} `;
   for (const k of ['skip_hw', 'skip_sw', 'in_hw', 'not_in_hw']) if (o[k]) s += `\n  ${k}`;
   if (o.rule_hit !== undefined) s += ` (rule hit ${o.rule_hit})`;
+  if (Array.isArray(o.actions)) s += formatActionList(o.actions as ActionEntry[]);
   return s;
 }
 
@@ -79,7 +84,11 @@ function parseArgs(args: readonly string[]): MatchallOptions {
     if (w === 'classid' || w === 'flowid') o.classid = r.value(w);
     else if (w === 'skip_hw') o.skip_hw = true;
     else if (w === 'skip_sw') o.skip_sw = true;
-    else r.unknown(w, 'classid, flowid, skip_hw, skip_sw');
+    else if (w === 'action' || w === 'actions') {
+      const rest: string[] = [];
+      while (r.more()) rest.push(r.next());
+      o.actions = parseActionWords(rest);
+    } else r.unknown(w, 'classid, flowid, skip_hw, skip_sw, action');
   }
   return o;
 }
