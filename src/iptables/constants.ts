@@ -643,3 +643,285 @@ export const NFT_OBJECT_SECMARK = 8;
 export const NFT_OBJECT_CT_EXPECT = 9;
 /** NFT_OBJECT_SYNPROXY: nf_tables.h */
 export const NFT_OBJECT_SYNPROXY = 10;
+
+// ---------------------------------------------------------------- statements (nf_tables.h)
+
+/* enum nft_ct_keys */
+/** NFT_CT_STATE: enum nft_ct_keys, nf_tables.h */
+export const NFT_CT_STATE = 0;
+/** NFT_CT_DIRECTION: enum nft_ct_keys, nf_tables.h */
+export const NFT_CT_DIRECTION = 1;
+/** NFT_CT_STATUS: enum nft_ct_keys, nf_tables.h */
+export const NFT_CT_STATUS = 2;
+/** NFT_CT_MARK: enum nft_ct_keys, nf_tables.h */
+export const NFT_CT_MARK = 3;
+/** NFT_CT_SECMARK: enum nft_ct_keys, nf_tables.h */
+export const NFT_CT_SECMARK = 4;
+/** NFT_CT_EXPIRATION: enum nft_ct_keys, nf_tables.h */
+export const NFT_CT_EXPIRATION = 5;
+/** NFT_CT_HELPER: enum nft_ct_keys, nf_tables.h */
+export const NFT_CT_HELPER = 6;
+/** NFT_CT_L3PROTOCOL: enum nft_ct_keys, nf_tables.h */
+export const NFT_CT_L3PROTOCOL = 7;
+/** NFT_CT_SRC: enum nft_ct_keys, nf_tables.h */
+export const NFT_CT_SRC = 8;
+/** NFT_CT_DST: enum nft_ct_keys, nf_tables.h */
+export const NFT_CT_DST = 9;
+/** NFT_CT_PROTOCOL: enum nft_ct_keys, nf_tables.h */
+export const NFT_CT_PROTOCOL = 10;
+/** NFT_CT_PROTO_SRC: enum nft_ct_keys, nf_tables.h */
+export const NFT_CT_PROTO_SRC = 11;
+/** NFT_CT_PROTO_DST: enum nft_ct_keys, nf_tables.h */
+export const NFT_CT_PROTO_DST = 12;
+/** NFT_CT_LABELS: enum nft_ct_keys, nf_tables.h */
+export const NFT_CT_LABELS = 13;
+/** NFT_CT_PKTS: enum nft_ct_keys, nf_tables.h */
+export const NFT_CT_PKTS = 14;
+/** NFT_CT_BYTES: enum nft_ct_keys, nf_tables.h */
+export const NFT_CT_BYTES = 15;
+/** NFT_CT_AVGPKT: enum nft_ct_keys, nf_tables.h */
+export const NFT_CT_AVGPKT = 16;
+/** NFT_CT_ZONE: enum nft_ct_keys, nf_tables.h */
+export const NFT_CT_ZONE = 17;
+/** NFT_CT_EVENTMASK: enum nft_ct_keys, nf_tables.h */
+export const NFT_CT_EVENTMASK = 18;
+/** NFT_CT_SRC_IP: enum nft_ct_keys, nf_tables.h */
+export const NFT_CT_SRC_IP = 19;
+/** NFT_CT_DST_IP: enum nft_ct_keys, nf_tables.h */
+export const NFT_CT_DST_IP = 20;
+/** NFT_CT_SRC_IP6: enum nft_ct_keys, nf_tables.h */
+export const NFT_CT_SRC_IP6 = 21;
+/** NFT_CT_DST_IP6: enum nft_ct_keys, nf_tables.h */
+export const NFT_CT_DST_IP6 = 22;
+/** NFT_CT_ID: enum nft_ct_keys, nf_tables.h */
+export const NFT_CT_ID = 23;
+
+/* enum nft_ct_attributes */
+/** NFTA_CT_DREG: enum nft_ct_attributes, nf_tables.h */
+export const NFTA_CT_DREG = 1;
+/** NFTA_CT_KEY: enum nft_ct_attributes, nf_tables.h */
+export const NFTA_CT_KEY = 2;
+/** NFTA_CT_DIRECTION: enum nft_ct_attributes, nf_tables.h */
+export const NFTA_CT_DIRECTION = 3;
+/** NFTA_CT_SREG: enum nft_ct_attributes, nf_tables.h */
+export const NFTA_CT_SREG = 4;
+
+/* enum nft_limit_type */
+/** NFT_LIMIT_PKTS: enum nft_limit_type, nf_tables.h */
+export const NFT_LIMIT_PKTS = 0;
+/** NFT_LIMIT_PKT_BYTES: enum nft_limit_type, nf_tables.h */
+export const NFT_LIMIT_PKT_BYTES = 1;
+
+/* enum nft_limit_attributes */
+/** NFTA_LIMIT_RATE: enum nft_limit_attributes, nf_tables.h */
+export const NFTA_LIMIT_RATE = 1;
+/** NFTA_LIMIT_UNIT: enum nft_limit_attributes, nf_tables.h */
+export const NFTA_LIMIT_UNIT = 2;
+/** NFTA_LIMIT_BURST: enum nft_limit_attributes, nf_tables.h */
+export const NFTA_LIMIT_BURST = 3;
+/** NFTA_LIMIT_TYPE: enum nft_limit_attributes, nf_tables.h */
+export const NFTA_LIMIT_TYPE = 4;
+/** NFTA_LIMIT_FLAGS: enum nft_limit_attributes, nf_tables.h */
+export const NFTA_LIMIT_FLAGS = 5;
+/** NFTA_LIMIT_PAD: enum nft_limit_attributes, nf_tables.h */
+export const NFTA_LIMIT_PAD = 6;
+
+/* enum nft_log_attributes */
+/** NFTA_LOG_GROUP: enum nft_log_attributes, nf_tables.h */
+export const NFTA_LOG_GROUP = 1;
+/** NFTA_LOG_PREFIX: enum nft_log_attributes, nf_tables.h */
+export const NFTA_LOG_PREFIX = 2;
+/** NFTA_LOG_SNAPLEN: enum nft_log_attributes, nf_tables.h */
+export const NFTA_LOG_SNAPLEN = 3;
+/** NFTA_LOG_QTHRESHOLD: enum nft_log_attributes, nf_tables.h */
+export const NFTA_LOG_QTHRESHOLD = 4;
+/** NFTA_LOG_LEVEL: enum nft_log_attributes, nf_tables.h */
+export const NFTA_LOG_LEVEL = 5;
+/** NFTA_LOG_FLAGS: enum nft_log_attributes, nf_tables.h */
+export const NFTA_LOG_FLAGS = 6;
+
+/* enum nft_log_level */
+/** NFT_LOGLEVEL_EMERG: enum nft_log_level, nf_tables.h */
+export const NFT_LOGLEVEL_EMERG = 0;
+/** NFT_LOGLEVEL_ALERT: enum nft_log_level, nf_tables.h */
+export const NFT_LOGLEVEL_ALERT = 1;
+/** NFT_LOGLEVEL_CRIT: enum nft_log_level, nf_tables.h */
+export const NFT_LOGLEVEL_CRIT = 2;
+/** NFT_LOGLEVEL_ERR: enum nft_log_level, nf_tables.h */
+export const NFT_LOGLEVEL_ERR = 3;
+/** NFT_LOGLEVEL_WARNING: enum nft_log_level, nf_tables.h */
+export const NFT_LOGLEVEL_WARNING = 4;
+/** NFT_LOGLEVEL_NOTICE: enum nft_log_level, nf_tables.h */
+export const NFT_LOGLEVEL_NOTICE = 5;
+/** NFT_LOGLEVEL_INFO: enum nft_log_level, nf_tables.h */
+export const NFT_LOGLEVEL_INFO = 6;
+/** NFT_LOGLEVEL_DEBUG: enum nft_log_level, nf_tables.h */
+export const NFT_LOGLEVEL_DEBUG = 7;
+/** NFT_LOGLEVEL_AUDIT: enum nft_log_level, nf_tables.h */
+export const NFT_LOGLEVEL_AUDIT = 8;
+
+/* enum nft_quota_attributes */
+/** NFTA_QUOTA_BYTES: enum nft_quota_attributes, nf_tables.h */
+export const NFTA_QUOTA_BYTES = 1;
+/** NFTA_QUOTA_FLAGS: enum nft_quota_attributes, nf_tables.h */
+export const NFTA_QUOTA_FLAGS = 2;
+/** NFTA_QUOTA_PAD: enum nft_quota_attributes, nf_tables.h */
+export const NFTA_QUOTA_PAD = 3;
+/** NFTA_QUOTA_CONSUMED: enum nft_quota_attributes, nf_tables.h */
+export const NFTA_QUOTA_CONSUMED = 4;
+
+/* enum nft_reject_types */
+/** NFT_REJECT_ICMP_UNREACH: enum nft_reject_types, nf_tables.h */
+export const NFT_REJECT_ICMP_UNREACH = 0;
+/** NFT_REJECT_TCP_RST: enum nft_reject_types, nf_tables.h */
+export const NFT_REJECT_TCP_RST = 1;
+/** NFT_REJECT_ICMPX_UNREACH: enum nft_reject_types, nf_tables.h */
+export const NFT_REJECT_ICMPX_UNREACH = 2;
+
+/* enum nft_reject_inet_code */
+/** NFT_REJECT_ICMPX_NO_ROUTE: enum nft_reject_inet_code, nf_tables.h */
+export const NFT_REJECT_ICMPX_NO_ROUTE = 0;
+/** NFT_REJECT_ICMPX_PORT_UNREACH: enum nft_reject_inet_code, nf_tables.h */
+export const NFT_REJECT_ICMPX_PORT_UNREACH = 1;
+/** NFT_REJECT_ICMPX_HOST_UNREACH: enum nft_reject_inet_code, nf_tables.h */
+export const NFT_REJECT_ICMPX_HOST_UNREACH = 2;
+/** NFT_REJECT_ICMPX_ADMIN_PROHIBITED: enum nft_reject_inet_code, nf_tables.h */
+export const NFT_REJECT_ICMPX_ADMIN_PROHIBITED = 3;
+
+/* enum nft_reject_attributes */
+/** NFTA_REJECT_TYPE: enum nft_reject_attributes, nf_tables.h */
+export const NFTA_REJECT_TYPE = 1;
+/** NFTA_REJECT_ICMP_CODE: enum nft_reject_attributes, nf_tables.h */
+export const NFTA_REJECT_ICMP_CODE = 2;
+
+/* enum nft_nat_types */
+/** NFT_NAT_SNAT: enum nft_nat_types, nf_tables.h */
+export const NFT_NAT_SNAT = 0;
+/** NFT_NAT_DNAT: enum nft_nat_types, nf_tables.h */
+export const NFT_NAT_DNAT = 1;
+
+/* enum nft_nat_attributes */
+/** NFTA_NAT_TYPE: enum nft_nat_attributes, nf_tables.h */
+export const NFTA_NAT_TYPE = 1;
+/** NFTA_NAT_FAMILY: enum nft_nat_attributes, nf_tables.h */
+export const NFTA_NAT_FAMILY = 2;
+/** NFTA_NAT_REG_ADDR_MIN: enum nft_nat_attributes, nf_tables.h */
+export const NFTA_NAT_REG_ADDR_MIN = 3;
+/** NFTA_NAT_REG_ADDR_MAX: enum nft_nat_attributes, nf_tables.h */
+export const NFTA_NAT_REG_ADDR_MAX = 4;
+/** NFTA_NAT_REG_PROTO_MIN: enum nft_nat_attributes, nf_tables.h */
+export const NFTA_NAT_REG_PROTO_MIN = 5;
+/** NFTA_NAT_REG_PROTO_MAX: enum nft_nat_attributes, nf_tables.h */
+export const NFTA_NAT_REG_PROTO_MAX = 6;
+/** NFTA_NAT_FLAGS: enum nft_nat_attributes, nf_tables.h */
+export const NFTA_NAT_FLAGS = 7;
+
+/* enum nft_masq_attributes */
+/** NFTA_MASQ_FLAGS: enum nft_masq_attributes, nf_tables.h */
+export const NFTA_MASQ_FLAGS = 1;
+/** NFTA_MASQ_REG_PROTO_MIN: enum nft_masq_attributes, nf_tables.h */
+export const NFTA_MASQ_REG_PROTO_MIN = 2;
+/** NFTA_MASQ_REG_PROTO_MAX: enum nft_masq_attributes, nf_tables.h */
+export const NFTA_MASQ_REG_PROTO_MAX = 3;
+
+/* enum nft_redir_attributes */
+/** NFTA_REDIR_REG_PROTO_MIN: enum nft_redir_attributes, nf_tables.h */
+export const NFTA_REDIR_REG_PROTO_MIN = 1;
+/** NFTA_REDIR_REG_PROTO_MAX: enum nft_redir_attributes, nf_tables.h */
+export const NFTA_REDIR_REG_PROTO_MAX = 2;
+/** NFTA_REDIR_FLAGS: enum nft_redir_attributes, nf_tables.h */
+export const NFTA_REDIR_FLAGS = 3;
+
+/* enum nft_fib_attributes */
+/** NFTA_FIB_DREG: enum nft_fib_attributes, nf_tables.h */
+export const NFTA_FIB_DREG = 1;
+/** NFTA_FIB_RESULT: enum nft_fib_attributes, nf_tables.h */
+export const NFTA_FIB_RESULT = 2;
+/** NFTA_FIB_FLAGS: enum nft_fib_attributes, nf_tables.h */
+export const NFTA_FIB_FLAGS = 3;
+
+/* enum nft_fib_result */
+/** NFT_FIB_RESULT_UNSPEC: enum nft_fib_result, nf_tables.h */
+export const NFT_FIB_RESULT_UNSPEC = 0;
+/** NFT_FIB_RESULT_OIF: enum nft_fib_result, nf_tables.h */
+export const NFT_FIB_RESULT_OIF = 1;
+/** NFT_FIB_RESULT_OIFNAME: enum nft_fib_result, nf_tables.h */
+export const NFT_FIB_RESULT_OIFNAME = 2;
+/** NFT_FIB_RESULT_ADDRTYPE: enum nft_fib_result, nf_tables.h */
+export const NFT_FIB_RESULT_ADDRTYPE = 3;
+
+/* enum nft_object_attributes */
+/** NFTA_OBJ_TABLE: enum nft_object_attributes, nf_tables.h */
+export const NFTA_OBJ_TABLE = 1;
+/** NFTA_OBJ_NAME: enum nft_object_attributes, nf_tables.h */
+export const NFTA_OBJ_NAME = 2;
+/** NFTA_OBJ_TYPE: enum nft_object_attributes, nf_tables.h */
+export const NFTA_OBJ_TYPE = 3;
+/** NFTA_OBJ_DATA: enum nft_object_attributes, nf_tables.h */
+export const NFTA_OBJ_DATA = 4;
+/** NFTA_OBJ_USE: enum nft_object_attributes, nf_tables.h */
+export const NFTA_OBJ_USE = 5;
+/** NFTA_OBJ_HANDLE: enum nft_object_attributes, nf_tables.h */
+export const NFTA_OBJ_HANDLE = 6;
+/** NFTA_OBJ_PAD: enum nft_object_attributes, nf_tables.h */
+export const NFTA_OBJ_PAD = 7;
+/** NFTA_OBJ_USERDATA: enum nft_object_attributes, nf_tables.h */
+export const NFTA_OBJ_USERDATA = 8;
+
+/* enum nft_objref_attributes */
+/** NFTA_OBJREF_IMM_TYPE: enum nft_objref_attributes, nf_tables.h */
+export const NFTA_OBJREF_IMM_TYPE = 1;
+/** NFTA_OBJREF_IMM_NAME: enum nft_objref_attributes, nf_tables.h */
+export const NFTA_OBJREF_IMM_NAME = 2;
+/** NFTA_OBJREF_SET_SREG: enum nft_objref_attributes, nf_tables.h */
+export const NFTA_OBJREF_SET_SREG = 3;
+/** NFTA_OBJREF_SET_NAME: enum nft_objref_attributes, nf_tables.h */
+export const NFTA_OBJREF_SET_NAME = 4;
+/** NFTA_OBJREF_SET_ID: enum nft_objref_attributes, nf_tables.h */
+export const NFTA_OBJREF_SET_ID = 5;
+
+/* flags */
+/** NFT_LIMIT_F_INV: enum nft_limit_flags, nf_tables.h: `over` */
+export const NFT_LIMIT_F_INV = 1 << 0;
+/** NFT_QUOTA_F_INV: enum nft_quota_flags, nf_tables.h: `over` */
+export const NFT_QUOTA_F_INV = 1 << 0;
+/** NFT_QUOTA_F_DEPLETED: enum nft_quota_flags, nf_tables.h */
+export const NFT_QUOTA_F_DEPLETED = 1 << 1;
+/** NFTA_FIB_F_SADDR: enum nft_fib_flags, nf_tables.h: look up the source address */
+export const NFTA_FIB_F_SADDR = 1 << 0;
+/** NFTA_FIB_F_DADDR: enum nft_fib_flags, nf_tables.h: look up the destination address */
+export const NFTA_FIB_F_DADDR = 1 << 1;
+/** NFTA_FIB_F_MARK: enum nft_fib_flags, nf_tables.h: use skb->mark */
+export const NFTA_FIB_F_MARK = 1 << 2;
+/** NFTA_FIB_F_IIF: enum nft_fib_flags, nf_tables.h: restrict to iif */
+export const NFTA_FIB_F_IIF = 1 << 3;
+/** NFTA_FIB_F_OIF: enum nft_fib_flags, nf_tables.h: restrict to oif */
+export const NFTA_FIB_F_OIF = 1 << 4;
+/** NFTA_FIB_F_PRESENT: enum nft_fib_flags, nf_tables.h: check existence only */
+export const NFTA_FIB_F_PRESENT = 1 << 5;
+/** NF_LOG_TCPSEQ: linux/netfilter/nf_log.h: log TCP sequence numbers */
+export const NF_LOG_TCPSEQ = 0x01;
+/** NF_LOG_TCPOPT: linux/netfilter/nf_log.h: log TCP options */
+export const NF_LOG_TCPOPT = 0x02;
+/** NF_LOG_IPOPT: linux/netfilter/nf_log.h: log IP options */
+export const NF_LOG_IPOPT = 0x04;
+/** NF_LOG_UID: linux/netfilter/nf_log.h: log the UID owning the local socket */
+export const NF_LOG_UID = 0x08;
+/** NF_LOG_MACDECODE: linux/netfilter/nf_log.h: decode the MAC header */
+export const NF_LOG_MACDECODE = 0x20;
+/** NF_LOG_MASK: linux/netfilter/nf_log.h: every flag above */
+export const NF_LOG_MASK = 0x2f;
+/** NF_NAT_RANGE_MAP_IPS: linux/netfilter/nf_nat.h: an address range is given */
+export const NF_NAT_RANGE_MAP_IPS = 1 << 0;
+/** NF_NAT_RANGE_PROTO_SPECIFIED: linux/netfilter/nf_nat.h: a port range is given */
+export const NF_NAT_RANGE_PROTO_SPECIFIED = 1 << 1;
+/** NF_NAT_RANGE_PROTO_RANDOM: linux/netfilter/nf_nat.h: `random` */
+export const NF_NAT_RANGE_PROTO_RANDOM = 1 << 2;
+/** NF_NAT_RANGE_PERSISTENT: linux/netfilter/nf_nat.h: `persistent` */
+export const NF_NAT_RANGE_PERSISTENT = 1 << 3;
+/** NF_NAT_RANGE_PROTO_RANDOM_FULLY: linux/netfilter/nf_nat.h: `fully-random` */
+export const NF_NAT_RANGE_PROTO_RANDOM_FULLY = 1 << 4;
+/** NF_NAT_RANGE_PROTO_OFFSET: linux/netfilter/nf_nat.h */
+export const NF_NAT_RANGE_PROTO_OFFSET = 1 << 5;
+/** NF_NAT_RANGE_NETMAP: linux/netfilter/nf_nat.h: `prefix` */
+export const NF_NAT_RANGE_NETMAP = 1 << 6;

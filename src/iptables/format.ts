@@ -27,10 +27,18 @@ import { setDataByteOrder, setItems, setKeyByteOrder, type NftSet, type NftSetIt
 import type { NftData } from './data.js';
 import * as C from './constants.js';
 import type { NftTable } from './table.js';
+import type { NftObject } from './object.js';
 import type { Expr, GenericExpr } from './expr/index.js';
-import { describeExpr } from './expr/index.js';
+import { describeExpr, exprCodec, limitPrinted, quotaText } from './expr/index.js';
 import { priorityText } from './names.js';
 import { addressText } from './validate.js';
+import {
+  durationText, FLAG_TYPES, flagValueNames, l4Name, tcpFlagNames, valueOf,
+  type Field, type PrintContext, type RegisterValue, type Statement, type ValueType,
+} from './print.js';
+
+export type { Statement } from './print.js';
+export { durationText } from './print.js';
 
 /** A ruleset as listed: flat lists, in kernel dump order. */
 export interface NftRuleset {
@@ -39,40 +47,21 @@ export interface NftRuleset {
   /** named and anonymous sets, with `elements` when listed */
   sets: NftSet[];
   rules: NftRule[];
-}
-
-/** One nft statement: its text and its `nft -j` JSON. */
-export interface Statement {
-  /** e.g. `ip saddr 169.254.255.254` */
-  text: string;
-  /** e.g. `{ match: { op: '==', left: { payload: { protocol: 'ip', field: 'saddr' } }, right: '169.254.255.254' } }` */
-  json: Record<string, unknown>;
-}
-
-type ValueType = 'ipv4' | 'ipv6' | 'port' | 'tcpflags' | 'l4proto' | 'nfproto' | 'mark' | 'mark_be' | 'ether' | 'uint_be' | 'uint_he' | 'string' | 'hex';
-
-interface Field {
-  /** text of the left side: `ip saddr`, `meta mark`, `@nh,96,32` */
-  text: string;
-  json: Record<string, unknown>;
-  type: ValueType;
-  /** the field needs this l3 (`ip`/`ip6`) or l4 (`tcp`/`udp`) dependency */
-  l3?: string;
-  l4?: string;
-  /** an address field loaded only in part (nft's prefix match): the field's full length, bytes */
-  fullLen?: number;
+  /** named stateful objects (counters, quotas, limits...), when listed */
+  objects?: NftObject[];
+  /** device names by index, for `iif`/`oif` and `fib ... oif` (nft prints names it can resolve) */
+  ifnames?: Readonly<Record<number, string>>;
 }
 
 type Src =
   | { k: 'payload'; base: string; offset: number; len: number }
   | { k: 'meta'; key: string }
+  /** a load an expression module describes (`ct state`, `fib daddr type`) */
+  | { k: 'field'; field: Field }
   | { k: 'masked'; src: Src; mask: string; xor: string }
   | { k: 'imm'; data: string }
   /** a map lookup's result (`ip saddr map { 1.1.1.1 : 0x5 }`), already printed */
   | { k: 'map'; stmt: Statement; l3?: string; l4?: string };
-
-const L4_NAMES = new Map<number, string>([[1, 'icmp'], [2, 'igmp'], [6, 'tcp'], [17, 'udp'], [33, 'dccp'], [47, 'gre'], [50, 'esp'], [51, 'ah'], [58, 'ipv6-icmp'], [132, 'sctp'], [136, 'udplite']]);
-const TCP_FLAGS = ['fin', 'syn', 'rst', 'psh', 'ack', 'urg', 'ecn', 'cwr'];
 
 const NET_FIELDS: Record<string, Record<string, [string, ValueType]>> = {
   ip: { '12/4': ['saddr', 'ipv4'], '16/4': ['daddr', 'ipv4'], '9/1': ['protocol', 'l4proto'], '8/1': ['ttl', 'uint_be'], '2/2': ['length', 'uint_be'], '4/2': ['id', 'uint_be'] },
@@ -82,12 +71,18 @@ const TH_FIELDS: Record<string, Record<string, [string, ValueType]>> = {
   tcp: { '0/2': ['sport', 'port'], '2/2': ['dport', 'port'], '13/1': ['flags', 'tcpflags'], '4/4': ['sequence', 'uint_be'], '8/4': ['ackseq', 'uint_be'], '14/2': ['window', 'uint_be'] },
   udp: { '0/2': ['sport', 'port'], '2/2': ['dport', 'port'], '4/2': ['length', 'uint_be'] },
 };
-const META_TYPES: Record<string, ValueType> = { mark: 'mark', l4proto: 'l4proto', nfproto: 'nfproto', iifname: 'string', oifname: 'string' };
+const META_TYPES: Record<string, ValueType> = { mark: 'mark', l4proto: 'l4proto', nfproto: 'nfproto', iifname: 'ifname', oifname: 'ifname', iif: 'ifindex', oif: 'ifindex' };
+/** meta keys nft prints without `meta` (`iifname "lo"`): nftables' meta_key_is_unqualified(). */
+const UNQUALIFIED_META: ReadonlySet<string> = new Set(['iif', 'oif', 'iifname', 'oifname', 'iifgroup', 'oifgroup']);
 const RAW_BASE: Record<string, string> = { link: 'll', network: 'nh', transport: 'th', inner: 'ih' };
 
 function fieldOf(src: Src, ctx: { l3?: string; l4?: string }): Field | undefined {
+  if (src.k === 'field') return src.field;
   if (src.k === 'meta') {
-    return { text: `meta ${src.key}`, json: { meta: { key: src.key } }, type: META_TYPES[src.key] ?? 'uint_he' };
+    const type = META_TYPES[src.key];
+    // keys whose values we cannot print faithfully stay raw
+    if (type === undefined) return undefined;
+    return { text: UNQUALIFIED_META.has(src.key) ? src.key : `meta ${src.key}`, json: { meta: { key: src.key } }, type };
   }
   if (src.k === 'payload') {
     const key = `${src.offset}/${src.len}`;
@@ -112,32 +107,6 @@ function fieldOf(src: Src, ctx: { l3?: string; l4?: string }): Field | undefined
     return { text: `@${b},${src.offset * 8},${src.len * 8}`, json: { payload: { base: b, offset: src.offset * 8, len: src.len * 8 } }, type: 'hex' };
   }
   return undefined;
-}
-
-function flagNames(v: number): string[] {
-  return TCP_FLAGS.filter((_, i) => v & (1 << i));
-}
-
-/** A value as nft prints it (text) and as nft -j writes it (json). */
-function valueOf(hex: string, type: ValueType): { text: string; json: unknown } {
-  const b = Buffer.from(hex, 'hex');
-  switch (type) {
-    case 'ipv4': if (b.length === 4) { const t = addressText(b); return { text: t, json: t }; } break;
-    case 'ipv6': if (b.length === 16) { const t = addressText(b); return { text: t, json: t }; } break;
-    case 'port': if (b.length === 2) { const n = b.readUInt16BE(0); return { text: String(n), json: n }; } break;
-    case 'l4proto': if (b.length === 1) { const n = L4_NAMES.get(b[0]); return n ? { text: n, json: n } : { text: String(b[0]), json: b[0] }; } break;
-    case 'nfproto': if (b.length === 1) { const n = b[0] === 2 ? 'ipv4' : b[0] === 10 ? 'ipv6' : undefined; return n ? { text: n, json: n } : { text: String(b[0]), json: b[0] }; } break;
-    case 'tcpflags': if (b.length === 1) { const f = flagNames(b[0]); return { text: f.join(','), json: f.length === 1 ? f[0] : f }; } break;
-    case 'mark': if (b.length === 4) { const n = b.readUInt32LE(0); return { text: `0x${n.toString(16).padStart(8, '0')}`, json: n }; } break;
-    // a mark key of an interval set: nft stores those big-endian
-    case 'mark_be': if (b.length === 4) { const n = b.readUInt32BE(0); return { text: `0x${n.toString(16).padStart(8, '0')}`, json: n }; } break;
-    case 'ether': if (b.length === 6) { const t = [...b].map((x) => x.toString(16).padStart(2, '0')).join(':'); return { text: t, json: t }; } break;
-    case 'uint_be': if (b.length <= 4 && b.length > 0) { const n = b.readUIntBE(0, b.length); return { text: String(n), json: n }; } break;
-    case 'uint_he': if (b.length <= 4 && b.length > 0) { const n = b.readUIntLE(0, b.length); return { text: String(n), json: n }; } break;
-    case 'string': { const nul = b.indexOf(0); const s = b.subarray(0, nul < 0 ? b.length : nul).toString('utf8'); return { text: `"${s}"`, json: s }; }
-    default: break;
-  }
-  return { text: `0x${hex}`, json: `0x${hex}` };
 }
 
 /** Number of leading one bits when the mask is ones then zeros, else undefined. */
@@ -189,15 +158,29 @@ export interface StatementOptions {
   family: string;
   /** sets of the rule's table, to print anonymous sets inline */
   sets?: readonly NftSet[];
+  /** device names by index (`iif "lo"`); an index without a name prints as its number, as nft does */
+  ifnames?: Readonly<Record<number, string>>;
 }
 
+/** The marker of what is not understood: `[ raw: <libnftnl-style description> ]`. */
+export const RAW_MARKER = 'raw:';
+
 function raw(e: Expr): Statement {
-  return { text: `[ ${describeExpr(e)} ]`, json: { raw: e as unknown as Record<string, unknown> } };
+  return { text: `[ ${RAW_MARKER} ${describeExpr(e)} ]`, json: { raw: e as unknown as Record<string, unknown> } };
 }
 
 /**
  * Turn a rule's expressions into nft statements.
- * Unrecognized expressions (and loads nothing consumes) become `[ ... ]` raw statements.
+ *
+ * Registers are tracked as the kernel runs the rule: each load (`payload`,
+ * `meta`, `ct`, `fib`, `immediate`, a map `lookup`, `bitwise`) binds its
+ * destination register to what it loaded, and a `cmp`, `bitwise`, `lookup`
+ * or statement reads the value its source register holds at that point.
+ * An expression that writes a register without being understood unbinds it,
+ * and one without a codec unbinds every register, so a comparison is never
+ * attributed to an earlier load. Whatever is not understood prints raw,
+ * `[ raw: ... ]` in text and `{ raw: <expression> }` in JSON; loads nothing
+ * consumes print raw too.
  */
 export function ruleStatements(exprs: readonly Expr[], options: StatementOptions): Statement[] {
   const regs = new Map<number, { src: Src; slots: number[] }>();
@@ -209,12 +192,36 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
     for (const i of r.slots) slots[i].dropped = true;
     return r.src;
   };
-  const unconsume = (reg: number): void => {
-    const r = regs.get(reg);
-    if (r) for (const i of r.slots) slots[i].dropped = false;
+  /** A raw slot for an expression we cannot print; the registers it writes no longer hold what they held. */
+  const rawSlot = (e: Expr, writes: number[] | 'all'): void => {
+    slots.push({ stmt: raw(e) });
+    if (writes === 'all') regs.clear();
+    else for (const w of writes) regs.delete(w);
+  };
+  const setRight = (name: string, t: ValueType): { text: string; json: unknown; objType?: number } | undefined => {
+    const set = options.sets?.find((x) => x.name === name);
+    if (set && set.flags.includes('anonymous') && set.elements) {
+      const els = setElementsPrinted(set, set.elements, keyTypeFor(set, t));
+      return { text: `{ ${els.map((v) => v.text).join(', ')} }`, json: { set: els.map((v) => v.json) }, objType: set.objType };
+    }
+    return { text: `@${name}`, json: `@${name}`, ...(set?.objType !== undefined && { objType: set.objType }) };
+  };
+  const pctx: PrintContext = {
+    family: options.family,
+    get l3() { return ctx.l3; },
+    get l4() { return ctx.l4; },
+    reg(n: number): RegisterValue | undefined {
+      const r = regs.get(n);
+      if (!r) return undefined;
+      if (r.src.k === 'imm') return { k: 'imm', data: r.src.data };
+      const f = fieldOf(r.src, ctx);
+      return f ? { k: 'field', field: f } : undefined;
+    },
+    ifname: (i) => options.ifnames?.[i],
+    set: (name, t) => (options.sets?.some((x) => x.name === name) ? setRight(name, t) : undefined),
   };
   for (const e0 of exprs) {
-    if ((e0 as GenericExpr).generic === true) { slots.push({ stmt: raw(e0) }); continue; }
+    if ((e0 as GenericExpr).generic === true) { rawSlot(e0, 'all'); continue; }
     const e = e0 as Exclude<Expr, GenericExpr>;
     switch (e.name) {
       case 'payload':
@@ -227,19 +234,29 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
           continue;
         }
         if (e.name === 'meta' && e.sreg !== undefined) {
-          const src = consume(e.sreg);
-          if (src?.k === 'imm') {
-            const v = valueOf(src.data, META_TYPES[e.key] ?? 'uint_he');
-            slots.push({ stmt: { text: `meta ${e.key} set ${v.text}`, json: { mangle: { key: { meta: { key: e.key } }, value: v.json } } } });
+          const r = regs.get(e.sreg);
+          const key = { meta: { key: e.key } };
+          const text = UNQUALIFIED_META.has(e.key) ? e.key : `meta ${e.key}`;
+          if (r?.src.k === 'imm' && META_TYPES[e.key] !== undefined) {
+            consume(e.sreg);
+            const v = valueOf(r.src.data, META_TYPES[e.key], pctx.ifname);
+            slots.push({ stmt: { text: `${text} set ${v.text}`, json: { mangle: { key, value: v.json } } } });
             continue;
           }
-          if (src?.k === 'map') {
-            slots.push({ stmt: { text: `meta ${e.key} set ${src.stmt.text}`, json: { mangle: { key: { meta: { key: e.key } }, value: src.stmt.json } } }, needsL3: src.l3, needsL4: src.l4 });
+          if (r?.src.k === 'map') {
+            consume(e.sreg);
+            slots.push({ stmt: { text: `${text} set ${r.src.stmt.text}`, json: { mangle: { key, value: r.src.stmt.json } } }, needsL3: r.src.l3, needsL4: r.src.l4 });
             continue;
           }
-          if (src) unconsume(e.sreg);
+          const f = r && r.src.k !== 'imm' && r.src.k !== 'masked' ? fieldOf(r.src, ctx) : undefined;
+          if (f && f.type !== 'hex') {
+            consume(e.sreg);
+            slots.push({ stmt: { text: `${text} set ${f.text}`, json: { mangle: { key, value: f.json } } }, needsL3: f.l3, needsL4: f.l4 });
+            continue;
+          }
         }
-        slots.push({ stmt: raw(e) });
+        // a meta set we cannot print, or a payload write: the packet changes, registers do not
+        rawSlot(e, []);
         continue;
       }
       case 'immediate': {
@@ -250,21 +267,21 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
         } else if (e.data !== undefined) {
           slots.push({ stmt: raw(e), loadOf: e.dreg });
           regs.set(e.dreg, { src: { k: 'imm', data: e.data }, slots: [slots.length - 1] });
-        } else slots.push({ stmt: raw(e) });
+        } else rawSlot(e, [e.dreg]);
         continue;
       }
       case 'bitwise': {
         const r = regs.get(e.sreg);
-        if (r && (e.op === undefined || e.op === 'mask_xor') && e.mask !== undefined && e.xor !== undefined && r.src.k !== 'masked') {
+        if (r && (e.op === undefined || e.op === 'mask_xor') && e.mask !== undefined && e.xor !== undefined && r.src.k !== 'masked' && r.src.k !== 'imm' && r.src.k !== 'map') {
           slots.push({ stmt: raw(e), loadOf: e.dreg });
           regs.set(e.dreg, { src: { k: 'masked', src: r.src, mask: e.mask, xor: e.xor }, slots: [...r.slots, slots.length - 1] });
-        } else slots.push({ stmt: raw(e) });
+        } else rawSlot(e, [e.dreg]);
         continue;
       }
       case 'cmp': {
         const r = regs.get(e.sreg);
         const st = r ? matchStatement(r.src, e.op, e.data, ctx) : undefined;
-        if (!r || !st) { slots.push({ stmt: raw(e) }); continue; }
+        if (!r || !st) { rawSlot(e, []); continue; }
         consume(e.sreg);
         slots.push(st);
         continue;
@@ -275,21 +292,15 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
         const set = options.sets?.find((s) => s.name === e.set);
         // a map lookup needs the map (to print its values); a verdict map writes the verdict register
         const isMap = e.dreg !== undefined;
-        if (!r || !f || (isMap && (!set || set.map === undefined || e.invert))) { slots.push({ stmt: raw(e) }); continue; }
+        if (!r || !f || (isMap && (!set || set.map === undefined || e.invert))) { rawSlot(e, e.dreg !== undefined ? [e.dreg] : []); continue; }
         consume(e.sreg);
-        let rightText = `@${e.set}`;
-        let rightJson: unknown = `@${e.set}`;
-        if (set && set.flags.includes('anonymous') && set.elements) {
-          const els = setElementsPrinted(set, set.elements, keyTypeFor(set, f.type));
-          rightText = `{ ${els.map((v) => v.text).join(', ')} }`;
-          rightJson = { set: els.map((v) => v.json) };
-        }
+        const right = setRight(e.set, f.type)!;
         if (!isMap) {
-          slots.push({ stmt: { text: `${f.text} ${e.invert ? '!= ' : ''}${rightText}`, json: { match: { op: e.invert ? '!=' : '==', left: f.json, right: rightJson } } }, needsL3: f.l3, needsL4: f.l4 });
+          slots.push({ stmt: { text: `${f.text} ${e.invert ? '!= ' : ''}${right.text}`, json: { match: { op: e.invert ? '!=' : '==', left: f.json, right: right.json } } }, needsL3: f.l3, needsL4: f.l4 });
         } else if (e.dreg === C.NFT_REG_VERDICT) {
-          slots.push({ stmt: { text: `${f.text} vmap ${rightText}`, json: { vmap: { key: f.json, data: rightJson } } }, needsL3: f.l3, needsL4: f.l4 });
+          slots.push({ stmt: { text: `${f.text} vmap ${right.text}`, json: { vmap: { key: f.json, data: right.json } } }, needsL3: f.l3, needsL4: f.l4 });
         } else {
-          const stmt = { text: `${f.text} map ${rightText}`, json: { map: { key: f.json, data: rightJson } } };
+          const stmt = { text: `${f.text} map ${right.text}`, json: { map: { key: f.json, data: right.json } } };
           slots.push({ stmt: raw(e), loadOf: e.dreg });
           regs.set(e.dreg!, { src: { k: 'map', stmt, l3: f.l3, l4: f.l4 }, slots: [...r.slots, slots.length - 1] });
         }
@@ -298,8 +309,23 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
       case 'counter':
         slots.push({ stmt: { text: `counter packets ${e.packets} bytes ${e.bytes}`, json: { counter: { packets: e.packets, bytes: e.bytes } } } });
         continue;
-      default:
-        slots.push({ stmt: raw(e) });
+      default: {
+        // the expression modules' own printing: loads nft names (`ct state`), statements (`limit ...`)
+        const codec = exprCodec(e.name);
+        const ld = codec?.field?.(e, pctx);
+        if (ld) {
+          slots.push({ stmt: raw(e), loadOf: ld.dreg });
+          regs.set(ld.dreg, { src: { k: 'field', field: ld.field }, slots: [slots.length - 1] });
+          continue;
+        }
+        const p = codec?.statement?.(e, pctx);
+        if (p) {
+          for (const reg of p.consumes ?? []) consume(reg);
+          slots.push({ stmt: p.stmt, needsL3: p.needsL3, needsL4: p.needsL4 });
+          continue;
+        }
+        rawSlot(e, codec ? (codec.writes?.(e) ?? []) : 'all');
+      }
     }
   }
   // Hide dependencies nft hides: a protocol match followed by a match that implies it.
@@ -322,14 +348,19 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
       if ((f.type === 'ipv4' || f.type === 'ipv6') && bits !== undefined && (op === 'eq' || op === 'neq')) {
         return prefixMatch(f, data, bits, op);
       }
-      const mask = valueOf(src.mask, f.type);
-      const val = valueOf(data, f.type);
+      const mask = valueOf(src.mask, f.type, pctx.ifname);
+      const val = valueOf(data, f.type, pctx.ifname);
       const isZero = !/[^0]/.test(data);
-      if (f.type === 'tcpflags' && op === 'neq' && isZero) {
+      // `ct state established,related`, `tcp flags syn`: any of the mask's flags set
+      if (FLAG_TYPES.has(f.type) && op === 'neq' && isZero && flagValueNames(src.mask, f.type)?.length) {
         return { stmt: { text: `${f.text} ${mask.text}`, json: { match: { op: 'in', left: f.json, right: mask.json } } }, needsL3: f.l3, needsL4: f.l4 };
       }
       if (f.type === 'tcpflags' && op === 'eq' && !isZero) {
-        return { stmt: { text: `${f.text} ${val.text} / ${mask.text}`, json: { match: { op: '==', left: { '&': [f.json, Buffer.from(src.mask, 'hex').length === 1 ? flagNames(Buffer.from(src.mask, 'hex')[0]) : mask.json] }, right: val.json } } }, needsL3: f.l3, needsL4: f.l4 };
+        return { stmt: { text: `${f.text} ${val.text} / ${mask.text}`, json: { match: { op: '==', left: { '&': [f.json, Buffer.from(src.mask, 'hex').length === 1 ? tcpFlagNames(Buffer.from(src.mask, 'hex')[0]) : mask.json] }, right: val.json } } }, needsL3: f.l3, needsL4: f.l4 };
+      }
+      if (f.type === 'hex' || mask.text.startsWith('0x') !== val.text.startsWith('0x')) {
+        // a masked raw payload prints with both sides in hex, as nft does; anything mixed stays raw
+        if (f.type !== 'hex') return undefined;
       }
       return { stmt: { text: `${f.text} & ${mask.text} ${op === 'eq' ? '==' : opText.trim()} ${val.text}`, json: { match: { op: opJson, left: { '&': [f.json, mask.json] }, right: val.json } } }, needsL3: f.l3, needsL4: f.l4 };
     }
@@ -340,14 +371,18 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
       if (op !== 'eq' && op !== 'neq') return undefined;
       return prefixMatch(f, data, Buffer.from(data, 'hex').length * 8, op);
     }
-    const v = valueOf(data, f.type);
-    const slot: Slot = { stmt: { text: `${f.text} ${opText}${v.text}`, json: { match: { op: opJson, left: f.json, right: v.json } } }, needsL3: f.l3, needsL4: f.l4 };
+    const v = valueOf(data, f.type, pctx.ifname);
+    // a value that does not fit the field's type is not printed under the field's name
+    if (f.type !== 'hex' && v.text.startsWith('0x') && f.type !== 'mark' && f.type !== 'mark_be') return undefined;
+    // flag fields compared whole print an explicit `==` (`ct state == established`)
+    const opShown = FLAG_TYPES.has(f.type) && op === 'eq' ? '== ' : opText;
+    const slot: Slot = { stmt: { text: `${f.text} ${opShown}${v.text}`, json: { match: { op: opJson, left: f.json, right: v.json } } }, needsL3: f.l3, needsL4: f.l4 };
     // Protocol matches set the context and are dependencies of later field matches.
-    if (op === 'eq' && f.type === 'l4proto') {
-      const name = L4_NAMES.get(Buffer.from(data, 'hex')[0]);
+    if (op === 'eq' && f.type === 'l4proto' && src.k !== 'field') {
+      const name = l4Name(Buffer.from(data, 'hex')[0]);
       if (name === 'tcp' || name === 'udp') { c.l4 = name; slot.setsL4 = name; }
     }
-    if (op === 'eq' && f.type === 'nfproto') {
+    if (op === 'eq' && f.type === 'nfproto' && src.k !== 'field') {
       const n = Buffer.from(data, 'hex')[0];
       const l3 = n === 2 ? 'ip' : n === 10 ? 'ip6' : undefined;
       if (l3) { c.l3 = l3; slot.setsL3 = l3; }
@@ -357,23 +392,10 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
 }
 
 /** A rule as one line of nft text (statements joined, then `comment "..."`). */
-export function ruleText(rule: NftRule, sets?: readonly NftSet[]): string {
-  const parts = ruleStatements(rule.expr, { family: rule.family, sets }).map((s) => s.text);
+export function ruleText(rule: NftRule, sets?: readonly NftSet[], ifnames?: Readonly<Record<number, string>>): string {
+  const parts = ruleStatements(rule.expr, { family: rule.family, sets, ifnames }).map((s) => s.text);
   if (rule.comment !== undefined) parts.push(`comment "${rule.comment}"`);
   return parts.join(' ');
-}
-
-/** A duration as nft prints it: `10s`, `9s996ms`, `1h30m`, `2d`. */
-export function durationText(ms: number): string {
-  if (ms <= 0) return '0s';
-  const units: Array<[number, string]> = [[86_400_000, 'd'], [3_600_000, 'h'], [60_000, 'm'], [1000, 's'], [1, 'ms']];
-  let rest = Math.floor(ms);
-  let out = '';
-  for (const [n, u] of units) {
-    const q = Math.floor(rest / n);
-    if (q) { out += `${q}${u}`; rest -= q * n; }
-  }
-  return out;
 }
 
 const TYPE_VALUES: Record<string, ValueType> = { ipv4_addr: 'ipv4', ipv6_addr: 'ipv6', inet_service: 'port', mark: 'mark', inet_proto: 'l4proto', ether_addr: 'ether' };
@@ -459,8 +481,9 @@ const SHOWN_SET_FLAGS = ['constant', 'interval', 'timeout', 'dynamic'];
 
 /**
  * Text close to `nft list ruleset` (nft 1.0.6): tables with their named
- * sets and chains, base chain headers (`type route hook output priority mangle; policy accept;`),
- * and each rule on one line.
+ * objects (counters, quotas, limits, in the kernel's order), named sets and
+ * chains, base chain headers (`type route hook output priority mangle; policy accept;`),
+ * and each rule on one line. Objects of other types print raw (`[ raw: object ... ]`).
  * @param options.handles append `# handle N` like `nft -a`
  */
 export function formatRulesetText(rs: NftRuleset, options: { handles?: boolean } = {}): string {
@@ -468,6 +491,7 @@ export function formatRulesetText(rs: NftRuleset, options: { handles?: boolean }
   for (const t of rs.tables) {
     out += `table ${t.family} ${t.name} {${options.handles && t.handle !== undefined ? ` # handle ${t.handle}` : ''}\n`;
     const blocks: string[] = [];
+    for (const o of (rs.objects ?? []).filter((x) => x.family === t.family && x.table === t.name)) blocks.push(objectText(o, options));
     const sets = rs.sets.filter((s) => s.family === t.family && s.table === t.name);
     for (const s of sets.filter((x) => !x.flags.includes('anonymous'))) {
       let b = `\t${s.map !== undefined ? 'map' : 'set'} ${s.name} {${options.handles && s.handle !== undefined ? ` # handle ${s.handle}` : ''}\n`;
@@ -487,7 +511,7 @@ export function formatRulesetText(rs: NftRuleset, options: { handles?: boolean }
         b += `\t\ttype ${c.type} hook ${c.hook}${dev} priority ${priorityText(c.family, c.hook, c.prio ?? 0)}; policy ${c.policy ?? 'accept'};\n`;
       }
       for (const r of rs.rules.filter((x) => x.family === t.family && x.table === t.name && x.chain === c.name)) {
-        b += `\t\t${ruleText(r, sets)}${options.handles && r.handle !== undefined ? ` # handle ${r.handle}` : ''}\n`;
+        b += `\t\t${ruleText(r, sets, rs.ifnames)}${options.handles && r.handle !== undefined ? ` # handle ${r.handle}` : ''}\n`;
       }
       b += '\t}\n';
       blocks.push(b);
@@ -509,14 +533,39 @@ function setJson(s: NftSet): Record<string, unknown> {
   return j;
 }
 
+/** A named object's block, as `nft list` prints it: `\tcounter c1 {\n\t\tpackets 5 bytes 300\n\t}\n`. */
+function objectText(o: NftObject, options: { handles?: boolean }): string {
+  const head = `\t${o.type} ${o.name} {${options.handles && o.handle !== undefined ? ` # handle ${o.handle}` : ''}\n`;
+  let body: string | undefined;
+  if (o.counter) body = `packets ${o.counter.packets} bytes ${o.counter.bytes}`;
+  else if (o.quota) body = quotaText(o.quota);
+  else if (o.limit) { const p = limitPrinted(o.limit); if (p) body = p.text; }
+  if (body === undefined) {
+    const attrs = (o.attributes ?? []).map((a) => `${a.type}=${a.data}`).join(' ');
+    return `\t[ ${RAW_MARKER} object ${o.type} ${o.name}${attrs ? ` ${attrs}` : ''} ]\n`;
+  }
+  return `${head}\t\t${body}\n\t}\n`;
+}
+
+/** A named object as `nft -j` writes it: `{ counter: { family, name, table, handle, packets, bytes } }`. */
+function objectJson(o: NftObject): Record<string, unknown> {
+  const base = { family: o.family, name: o.name, table: o.table, ...(o.handle !== undefined && { handle: o.handle }) };
+  if (o.counter) return { counter: { ...base, packets: o.counter.packets, bytes: o.counter.bytes } };
+  if (o.quota) return { quota: { ...base, bytes: o.quota.bytes, used: o.quota.used, inv: o.quota.inv === true } };
+  const p = o.limit && limitPrinted(o.limit);
+  if (p) return { limit: { ...base, ...p.objJson } };
+  return { raw: { object: { ...base, type: o.type, attributes: o.attributes ?? [] } } };
+}
+
 /**
- * JSON close to `nft -j list ruleset`: `{ nftables: [ {metainfo}, {table}, {set}..., {chain}..., {rule}... ] }`,
- * per table: the table, its named sets, its chains, then its rules chain by chain.
+ * JSON close to `nft -j list ruleset`: `{ nftables: [ {metainfo}, {table}, {counter|quota|limit}..., {set}..., {chain}..., {rule}... ] }`,
+ * per table: the table, its named objects, its named sets, its chains, then its rules chain by chain.
  */
 export function formatRulesetJson(rs: NftRuleset): { nftables: Array<Record<string, unknown>> } {
   const out: Array<Record<string, unknown>> = [{ metainfo: { json_schema_version: 1 } }];
   for (const t of rs.tables) {
     out.push({ table: { family: t.family, name: t.name, ...(t.handle !== undefined && { handle: t.handle }) } });
+    for (const o of (rs.objects ?? []).filter((x) => x.family === t.family && x.table === t.name)) out.push(objectJson(o));
     const sets = rs.sets.filter((s) => s.family === t.family && s.table === t.name);
     for (const s of sets.filter((x) => !x.flags.includes('anonymous'))) out.push(s.map !== undefined ? { map: setJson(s) } : { set: setJson(s) });
     const chains = rs.chains.filter((x) => x.family === t.family && x.table === t.name);
@@ -532,7 +581,7 @@ export function formatRulesetJson(rs: NftRuleset): { nftables: Array<Record<stri
     }
     for (const c of chains) {
       for (const r of rs.rules.filter((x) => x.family === t.family && x.table === t.name && x.chain === c.name)) {
-        out.push({ rule: ruleJson(r, sets) });
+        out.push({ rule: ruleJson(r, sets, rs.ifnames) });
       }
     }
   }
@@ -540,10 +589,10 @@ export function formatRulesetJson(rs: NftRuleset): { nftables: Array<Record<stri
 }
 
 /** One rule as `nft -j` writes it: family, table, chain, handle, comment, expr (statements). */
-export function ruleJson(r: NftRule, sets?: readonly NftSet[]): Record<string, unknown> {
+export function ruleJson(r: NftRule, sets?: readonly NftSet[], ifnames?: Readonly<Record<number, string>>): Record<string, unknown> {
   const j: Record<string, unknown> = { family: r.family, table: r.table, chain: r.chain };
   if (r.handle !== undefined) j.handle = r.handle;
   if (r.comment !== undefined) j.comment = r.comment;
-  j.expr = ruleStatements(r.expr, { family: r.family, sets }).map((s) => s.json);
+  j.expr = ruleStatements(r.expr, { family: r.family, sets, ifnames }).map((s) => s.json);
   return j;
 }

@@ -4,10 +4,8 @@
  * message names and body decoders with the core (for `synplug decode`).
  *
  * - {@link openNftables}: a connection with a receive buffer sized for batches
- * - objects: tables, chains, rules, sets and elements (list / batch builders), generation id
+ * - objects: tables, chains, rules, sets and elements, named counters/quotas/limits (list / batch builders), generation id
  * - expressions: one module each under `expr/`, found through a registry
- * - the SYN-marking rule: {@link ensureMarkRule}, {@link removeMarkTable},
- *   {@link addSetElement}, {@link deleteSetElement}, {@link prepareElementOps}
  * - printing: {@link listRuleset}, {@link formatRulesetText}, {@link formatRulesetJson}
  *
  * @module
@@ -41,6 +39,8 @@ export { type NftData, type NftVerdict, decodeData } from './data.js';
 export {
   type Expr, type ExprBase, type ExprCodec, type GenericExpr, type RawAttribute,
   type MetaExpr, type PayloadExpr, type CmpExpr, type BitwiseExpr, type ImmediateExpr, type CounterExpr, type LookupExpr,
+  type CtExpr, type LimitExpr, type LogExpr, type QuotaExpr, type RejectExpr, type NatExpr, type MasqExpr, type RedirExpr,
+  type FibExpr, type ObjrefExpr, type LimitSpec, type QuotaSpec,
   registerExpr, exprCodec, registeredExprs, encodeExpr, encodeExprs, decodeExpr, decodeExprs, describeExpr,
 } from './expr/index.js';
 export { type NftTable, type TableRef, encodeTable, encodeTableRef, decodeTable, listTables, getTable } from './table.js';
@@ -57,16 +57,11 @@ export {
   batchMessages, encodeBatchMarker, commitBatch, checkResults, ERESTART,
 } from './batch.js';
 export {
-  type MarkRuleOptions, type ResolvedMarkRule, type TableState, type EnsureResult, type RemoveOptions,
-  type ElementOptions, type PreparedBatch, type PreparedElementOps,
-  DEFAULT_TABLE, DEFAULT_CHAIN, DEFAULT_SET, DEFAULT_MARK,
-  resolveMarkRule, markRuleExprs, markChainSpec, markSetSpec, readTableState, ruleMatches, planMarkRule,
-  ensureMarkRule, removeMarkTable, prepareElementOps, runPrepared, addSetElement, deleteSetElement, listMarkSetElements,
-} from './mark.js';
-export {
   type NftRuleset, type Statement, type StatementOptions,
-  ruleStatements, ruleText, ruleJson, durationText, formatRulesetText, formatRulesetJson,
+  ruleStatements, ruleText, ruleJson, durationText, formatRulesetText, formatRulesetJson, RAW_MARKER,
 } from './format.js';
-export { listRuleset } from './ruleset.js';
+export { listRuleset, deviceNames } from './ruleset.js';
+export { type NftObject, OBJECT_TYPE_NAMES, decodeObject, listObjects } from './object.js';
+export { type Field, type ValueType, type PrintContext, type PrintedStatement, type RegisterValue, valueOf } from './print.js';
 export { NFT_BODY_DECODERS, decodeBatchMarker, decodeRuleBody, decodeGenericBody } from './decode.js';
 export { checkName, parseAddress, addressText, checkMark, checkPort, checkTimeoutMs, MIN_TIMEOUT_MS, MAX_TIMEOUT_MS, type ParsedAddress } from './validate.js';

@@ -1,24 +1,62 @@
 /**
- * Listing the whole ruleset, as `nft list ruleset` does: tables, chains,
- * sets (with their elements) and rules, read between two generation ids so
- * that the parts agree with each other.
+ * Listing the whole ruleset, as `nft list ruleset` does: tables, named
+ * objects, chains, sets (with their elements) and rules, read between two
+ * generation ids so that the parts agree with each other; plus the names of
+ * the devices that rules match by index (`iif "lo"`).
  *
  * @module
  */
-import type { NetlinkConnection } from '../netlink/connection.js';
-import { SynplugError } from '../netlink/errors.js';
+import { NetlinkConnection } from '../netlink/connection.js';
+import { NETLINK_ROUTE } from '../netlink/message.js';
+import { NetlinkError, SynplugError } from '../netlink/errors.js';
 import { getGenId } from './gen.js';
 import { listTables } from './table.js';
 import { listChains } from './chain.js';
-import { listRules } from './rule.js';
+import { listRules, type NftRule } from './rule.js';
 import { listSetElements, listSets } from './set.js';
+import { listObjects } from './object.js';
 import type { NftRuleset } from './format.js';
+import type { Expr } from './expr/index.js';
+
+/** Keys whose values are device indexes: `meta iif` / `meta oif` loads and `fib ... oif`. */
+function usesIfindex(rules: readonly NftRule[]): boolean {
+  return rules.some((r) => r.expr.some((e: Expr) =>
+    (e.name === 'meta' && 'key' in e && (e.key === 'iif' || e.key === 'oif')) || (e.name === 'fib' && 'result' in e && e.result === 'oif')));
+}
+
+/**
+ * The names of the devices of the caller's network namespace, by index
+ * (an RTM_GETLINK dump over a NETLINK_ROUTE socket), as nft resolves them
+ * when it prints `iif`/`oif`. An empty record when they cannot be read.
+ */
+export async function deviceNames(): Promise<Record<number, string>> {
+  const out: Record<number, string> = {};
+  let route: NetlinkConnection | undefined;
+  try {
+    route = NetlinkConnection.open(NETLINK_ROUTE);
+    const { RTM_GETLINK, RTM_NEWLINK } = await import('../netlink/route/constants.js');
+    const { decodeLink } = await import('../netlink/route/link.js');
+    const msgs = await route.dumpAll({ type: RTM_GETLINK, payload: Buffer.alloc(16) });
+    for (const m of msgs) {
+      if (m.type !== RTM_NEWLINK) continue;
+      const l = decodeLink(m);
+      if (l.ifname !== undefined) out[l.index] = l.ifname;
+    }
+  } catch (e) {
+    // names are a nicety of printing: without them indexes print as numbers
+    if (!(e instanceof SynplugError) && !(e instanceof NetlinkError)) throw e;
+  } finally {
+    route?.close();
+  }
+  return out;
+}
 
 /**
  * Read the ruleset (optionally one family). The generation id is read before
  * and after; if it moved (someone changed the ruleset meanwhile), the
- * listing is read again, up to 5 times.
- * @returns tables, chains, sets with `elements`, rules, in the kernel's order
+ * listing is read again, up to 5 times. When a rule matches a device by
+ * index, the devices' names are read too (`ifnames`).
+ * @returns tables, objects, chains, sets with `elements`, rules, in the kernel's order
  * @throws {UsageError} a bad family
  * @throws {NetlinkError} a dump refused (EPERM without CAP_NET_ADMIN...)
  * @throws {SynplugError} the ruleset kept changing
@@ -29,6 +67,7 @@ export async function listRuleset(conn: NetlinkConnection, options: { family?: s
     // One dump at a time: the kernel runs one dump per socket (a second one while the
     // first is still being read is refused with EBUSY).
     const tables = await listTables(conn, options);
+    const objects = await listObjects(conn, options);
     const chains = await listChains(conn, options);
     const sets = await listSets(conn, options);
     const rules = await listRules(conn, options);
@@ -41,7 +80,11 @@ export async function listRuleset(conn: NetlinkConnection, options: { family?: s
       }
     }
     const after = await getGenId(conn);
-    if (before === after) return { tables, chains, sets, rules, genId: after };
+    if (before === after) {
+      const rs: NftRuleset & { genId: number } = { tables, objects, chains, sets, rules, genId: after };
+      if (usesIfindex(rules)) rs.ifnames = await deviceNames();
+      return rs;
+    }
   }
   throw new SynplugError('the nftables ruleset kept changing while it was listed (5 tries); try again', 'kernel');
 }

@@ -12,6 +12,16 @@ import { bitwiseExpr, type BitwiseExpr } from './bitwise.js';
 import { immediateExpr, type ImmediateExpr } from './immediate.js';
 import { counterExpr, type CounterExpr } from './counter.js';
 import { lookupExpr, type LookupExpr } from './lookup.js';
+import { ctExpr, type CtExpr } from './ct.js';
+import { limitExpr, type LimitExpr } from './limit.js';
+import { logExpr, type LogExpr } from './log.js';
+import { quotaExpr, type QuotaExpr } from './quota.js';
+import { rejectExpr, type RejectExpr } from './reject.js';
+import { natExpr, type NatExpr } from './nat.js';
+import { masqExpr, type MasqExpr } from './masq.js';
+import { redirExpr, type RedirExpr } from './redir.js';
+import { fibExpr, type FibExpr } from './fib.js';
+import { objrefExpr, type ObjrefExpr } from './objref.js';
 
 registerExpr(metaExpr);
 registerExpr(payloadExpr);
@@ -20,11 +30,32 @@ registerExpr(bitwiseExpr);
 registerExpr(immediateExpr);
 registerExpr(counterExpr);
 registerExpr(lookupExpr);
+registerExpr(ctExpr);
+registerExpr(limitExpr);
+registerExpr(logExpr);
+registerExpr(quotaExpr);
+registerExpr(rejectExpr);
+registerExpr(natExpr);
+registerExpr(masqExpr);
+registerExpr(redirExpr);
+registerExpr(fibExpr);
+registerExpr(objrefExpr);
 
 /** Any decoded expression: one of the known kinds, or the generic form. */
-export type Expr = MetaExpr | PayloadExpr | CmpExpr | BitwiseExpr | ImmediateExpr | CounterExpr | LookupExpr | GenericExpr;
+export type Expr = MetaExpr | PayloadExpr | CmpExpr | BitwiseExpr | ImmediateExpr | CounterExpr | LookupExpr
+  | CtExpr | LimitExpr | LogExpr | QuotaExpr | RejectExpr | NatExpr | MasqExpr | RedirExpr | FibExpr | ObjrefExpr | GenericExpr;
 
-export type { MetaExpr, PayloadExpr, CmpExpr, BitwiseExpr, ImmediateExpr, CounterExpr, LookupExpr, GenericExpr };
+export type {
+  MetaExpr, PayloadExpr, CmpExpr, BitwiseExpr, ImmediateExpr, CounterExpr, LookupExpr, GenericExpr,
+  CtExpr, LimitExpr, LogExpr, QuotaExpr, RejectExpr, NatExpr, MasqExpr, RedirExpr, FibExpr, ObjrefExpr,
+};
 export { metaExpr, payloadExpr, cmpExpr, bitwiseExpr, immediateExpr, counterExpr, lookupExpr };
+export { ctExpr, limitExpr, logExpr, quotaExpr, rejectExpr, natExpr, masqExpr, redirExpr, fibExpr, objrefExpr };
+export { ctField, CT_KEY_NAMES } from './ct.js';
+export { type LimitSpec, encodeLimit, decodeLimit, limitPrinted } from './limit.js';
+export { type QuotaSpec, encodeQuota, decodeQuota, quotaText } from './quota.js';
+export { LOG_LEVEL_NAMES } from './log.js';
+export { natFlagsPrinted, natPorts } from './nat.js';
+export { portsStatement } from './masq.js';
 export { registerExpr, exprCodec, registeredExprs, encodeExpr, encodeExprs, decodeExpr, decodeExprs, describeExpr } from './registry.js';
 export type { ExprBase, ExprCodec, RawAttribute } from './registry.js';

@@ -21,6 +21,7 @@ import { bin, NLA_F_NESTED, parseNested, str, type Attribute, type AttributeList
 import { NetlinkDecodeError, UsageError } from '../../netlink/errors.js';
 import * as C from '../constants.js';
 import { nest } from '../data.js';
+import type { Field, PrintContext, PrintedStatement } from '../print.js';
 
 /** What every decoded expression has: its kernel name. */
 export interface ExprBase {
@@ -62,6 +63,27 @@ export interface ExprCodec<E extends ExprBase = ExprBase> {
   decode(l: AttributeList): E;
   /** One line in libnftnl's debug style, e.g. `payload load 4b @ network header + 12 => reg 1`. */
   describe(e: E): string;
+  /**
+   * For a load nft prints as a field (`ct state`, `fib daddr type`): the
+   * register it writes and the field, so that a later `cmp`, `bitwise` or
+   * `lookup` on that register prints as a match. Undefined when this load
+   * does not print as a field (it then prints raw, and so does what reads it).
+   */
+  field?(e: E, ctx: PrintContext): { dreg: number; field: Field } | undefined;
+  /**
+   * For an expression nft prints as a statement of its own (`limit rate
+   * 10/second`, `snat to 10.0.0.1`, `ct mark set 0x1`): the statement, reading
+   * the registers it uses through `ctx`. Undefined when it cannot be printed
+   * faithfully (it then prints raw).
+   */
+  statement?(e: E, ctx: PrintContext): PrintedStatement | undefined;
+  /**
+   * The registers this expression writes, when it writes any and is not a
+   * `field` load (`ct`, `fib` with a key we do not print...): those registers
+   * stop holding what was loaded before. Expressions without a codec are
+   * assumed to write every register.
+   */
+  writes?(e: E): number[];
 }
 
 const codecs = new Map<string, ExprCodec>();

@@ -1,0 +1,199 @@
+/**
+ * What printing an nft statement needs, shared by format.ts and the
+ * expression modules (`expr/*.ts`): the {@link Statement} shape (nft text +
+ * `nft -j` JSON), the {@link Field} a register was loaded from, value types
+ * and {@link valueOf} (a value's bytes as nft prints them), and the
+ * {@link PrintContext} an expression reads registers through.
+ *
+ * @module
+ */
+import { addressText } from './validate.js';
+
+/** One nft statement: its text and its `nft -j` JSON. */
+export interface Statement {
+  /** e.g. `ip saddr 169.254.255.254` */
+  text: string;
+  /** e.g. `{ match: { op: '==', left: { payload: { protocol: 'ip', field: 'saddr' } }, right: '169.254.255.254' } }` */
+  json: Record<string, unknown>;
+}
+
+/**
+ * How a value's bytes print. Host-order types (`mark`, `uint_he`, `ifindex`,
+ * `ct_state`...) read the machine's byte order, as the kernel stores them.
+ */
+export type ValueType =
+  | 'ipv4' | 'ipv6' | 'port' | 'tcpflags' | 'l4proto' | 'nfproto' | 'mark' | 'mark_be' | 'ether' | 'uint_be' | 'uint_he' | 'string' | 'hex'
+  /** a device name (IFNAMSIZ bytes, NUL-padded; shorter without a NUL: a wildcard, printed `eth*`) */
+  | 'ifname'
+  /** a device index (u32), printed as its name when known, else as the number */
+  | 'ifindex'
+  /** conntrack state bits (u32): invalid, established, related, new, untracked */
+  | 'ct_state'
+  /** conntrack status bits (u32, enum ip_conntrack_status) */
+  | 'ct_status'
+  /** conntrack direction (u8, enum ip_conntrack_dir): original, reply */
+  | 'ct_dir'
+  /** milliseconds (u32), printed as nft's duration (`1h30m`); JSON in seconds */
+  | 'time_ms'
+  /** route type (u32, RTN_*): unicast, local... (`fib ... type`) */
+  | 'addrtype';
+
+/** A field a register was loaded from, as nft names it. */
+export interface Field {
+  /** text of the left side: `ip saddr`, `meta mark`, `ct state`, `fib daddr type`, `@nh,96,32` */
+  text: string;
+  /** `nft -j` JSON of the left side */
+  json: Record<string, unknown>;
+  /** how values compared with it print */
+  type: ValueType;
+  /** the field needs this l3 (`ip`/`ip6`) or l4 (`tcp`/`udp`) dependency */
+  l3?: string;
+  l4?: string;
+  /** an address field loaded only in part (nft's prefix match): the field's full length, bytes */
+  fullLen?: number;
+}
+
+/** What a register holds, as far as printing is concerned. */
+export type RegisterValue =
+  /** a constant (an `immediate`): wire bytes, hex */
+  | { k: 'imm'; data: string }
+  /** a field loaded from the packet or its metadata, unmasked */
+  | { k: 'field'; field: Field };
+
+/** What an expression module gets to print its statement. */
+export interface PrintContext {
+  /** the rule's family: `ip`, `ip6`, `inet`, ... */
+  family: string;
+  /** the network protocol a previous match established (`ip`, `ip6`), if any */
+  l3?: string;
+  /** the transport protocol a previous match established (`tcp`, `udp`), if any */
+  l4?: string;
+  /** what a register holds, or undefined when it is unknown (an expression we do not understand wrote it) */
+  reg(n: number): RegisterValue | undefined;
+  /** device name of an index, when known (`iif "lo"`) */
+  ifname(index: number): string | undefined;
+  /**
+   * A set of the rule's table as a rule refers to it: `@name`, or an
+   * anonymous set's elements (`{ 1.1.1.1 : "c1" }`) printed with keys of
+   * `keyType`; with its NFTA_SET_OBJ_TYPE for object maps. Undefined when the set is not known.
+   */
+  set(name: string, keyType: ValueType): { text: string; json: unknown; objType?: number } | undefined;
+}
+
+/** What an expression module prints: the statement and the dependencies it implies. */
+export interface PrintedStatement {
+  stmt: Statement;
+  /** registers whose loads this statement consumes (they are not printed on their own) */
+  consumes?: number[];
+  /** an l3 / l4 match before it that nft leaves out (`meta nfproto ipv4` before `reject with icmp ...`) */
+  needsL3?: string;
+  needsL4?: string;
+}
+
+const TCP_FLAGS = ['fin', 'syn', 'rst', 'psh', 'ack', 'urg', 'ecn', 'cwr'];
+/** ct state bits, nft's names (NF_CT_STATE_INVALID_BIT = 1, NF_CT_STATE_BIT(IP_CT_ESTABLISHED) = 2, ...). */
+const CT_STATE_BITS: Array<[number, string]> = [[1, 'invalid'], [2, 'established'], [4, 'related'], [8, 'new'], [64, 'untracked']];
+/** enum ip_conntrack_status bits nft names (linux/netfilter/nf_conntrack_common.h). */
+const CT_STATUS_BITS: Array<[number, string]> = [[1, 'expected'], [2, 'seen-reply'], [4, 'assured'], [8, 'confirmed'], [16, 'snat'], [32, 'dnat'], [512, 'dying']];
+/** RTN_* route types (linux/rtnetlink.h), as nft's `fib ... type` names them. */
+const ADDR_TYPES = ['unspec', 'unicast', 'local', 'broadcast', 'anycast', 'multicast', 'blackhole', 'unreachable', 'prohibit', 'throw', 'nat', 'xresolve'];
+const L4_NAMES = new Map<number, string>([[1, 'icmp'], [2, 'igmp'], [6, 'tcp'], [17, 'udp'], [33, 'dccp'], [47, 'gre'], [50, 'esp'], [51, 'ah'], [58, 'ipv6-icmp'], [132, 'sctp'], [136, 'udplite']]);
+
+/** nft's name of an IP protocol number (`tcp`, `udp`...), or undefined. */
+export function l4Name(n: number): string | undefined {
+  return L4_NAMES.get(n);
+}
+
+/** TCP flag names of a bit mask, in bit order. */
+export function tcpFlagNames(v: number): string[] {
+  return TCP_FLAGS.filter((_, i) => v & (1 << i));
+}
+
+function bitNames(v: number, table: Array<[number, string]>): string[] | undefined {
+  const out: string[] = [];
+  let known = 0;
+  for (const [bit, name] of table) { known |= bit; if (v & bit) out.push(name); }
+  return v & ~known ? undefined : out;
+}
+
+/** The types whose values are sets of flag bits (a masked `!= 0` test prints as `ct state new`). */
+export const FLAG_TYPES: ReadonlySet<ValueType> = new Set<ValueType>(['tcpflags', 'ct_state', 'ct_status']);
+
+/** A duration as nft prints it: `10s`, `9s996ms`, `1h30m`, `2d`. */
+export function durationText(ms: number): string {
+  if (ms <= 0) return '0s';
+  const units: Array<[number, string]> = [[86_400_000, 'd'], [3_600_000, 'h'], [60_000, 'm'], [1000, 's'], [1, 'ms']];
+  let rest = Math.floor(ms);
+  let out = '';
+  for (const [n, u] of units) {
+    const q = Math.floor(rest / n);
+    if (q) { out += `${q}${u}`; rest -= q * n; }
+  }
+  return out;
+}
+
+/** Bytes as nft prints a byte count: the largest of bytes, kbytes, mbytes that divides it (`10 kbytes`). */
+export function bytesUnit(n: number): { value: number; unit: 'bytes' | 'kbytes' | 'mbytes' } {
+  if (n > 0 && n % (1024 * 1024) === 0) return { value: n / (1024 * 1024), unit: 'mbytes' };
+  if (n > 0 && n % 1024 === 0) return { value: n / 1024, unit: 'kbytes' };
+  return { value: n, unit: 'bytes' };
+}
+
+/** A string as nft quotes it in text (`"x "`). */
+export function quoted(s: string): string {
+  return `"${s}"`;
+}
+
+/**
+ * A value as nft prints it (text) and as `nft -j` writes it (json). Bytes
+ * that do not fit the type print as `0x<hex>`, never as a wrong value.
+ * @param hex the value's wire bytes, hex
+ * @param ifname device name of an index (type `ifindex`), when known
+ */
+export function valueOf(hex: string, type: ValueType, ifname?: (index: number) => string | undefined): { text: string; json: unknown } {
+  const b = Buffer.from(hex, 'hex');
+  switch (type) {
+    case 'ipv4': if (b.length === 4) { const t = addressText(b); return { text: t, json: t }; } break;
+    case 'ipv6': if (b.length === 16) { const t = addressText(b); return { text: t, json: t }; } break;
+    case 'port': if (b.length === 2) { const n = b.readUInt16BE(0); return { text: String(n), json: n }; } break;
+    case 'l4proto': if (b.length === 1) { const n = L4_NAMES.get(b[0]); return n ? { text: n, json: n } : { text: String(b[0]), json: b[0] }; } break;
+    case 'nfproto': if (b.length === 1) { const n = b[0] === 2 ? 'ipv4' : b[0] === 10 ? 'ipv6' : undefined; return n ? { text: n, json: n } : { text: String(b[0]), json: b[0] }; } break;
+    case 'tcpflags': if (b.length === 1) { const f = tcpFlagNames(b[0]); return { text: f.join(','), json: f.length === 1 ? f[0] : f }; } break;
+    case 'mark': if (b.length === 4) { const n = b.readUInt32LE(0); return { text: `0x${n.toString(16).padStart(8, '0')}`, json: n }; } break;
+    // a mark key of an interval set: nft stores those big-endian
+    case 'mark_be': if (b.length === 4) { const n = b.readUInt32BE(0); return { text: `0x${n.toString(16).padStart(8, '0')}`, json: n }; } break;
+    case 'ether': if (b.length === 6) { const t = [...b].map((x) => x.toString(16).padStart(2, '0')).join(':'); return { text: t, json: t }; } break;
+    case 'uint_be': if (b.length <= 4 && b.length > 0) { const n = b.readUIntBE(0, b.length); return { text: String(n), json: n }; } break;
+    case 'uint_he': if (b.length <= 4 && b.length > 0) { const n = b.readUIntLE(0, b.length); return { text: String(n), json: n }; } break;
+    case 'string': { const nul = b.indexOf(0); const s = b.subarray(0, nul < 0 ? b.length : nul).toString('utf8'); return { text: `"${s}"`, json: s }; }
+    case 'ifname': {
+      if (b.length === 0 || b.length > 16) break;
+      const nul = b.indexOf(0);
+      // nft compares only the given bytes of a wildcard name (`eth*`): no NUL in them
+      const s = nul < 0 ? `${b.toString('utf8')}*` : b.subarray(0, nul).toString('utf8');
+      return { text: `"${s}"`, json: s };
+    }
+    case 'ifindex': if (b.length === 4) {
+      const n = b.readUInt32LE(0);
+      const name = ifname?.(n);
+      return name !== undefined ? { text: `"${name}"`, json: name } : { text: String(n), json: String(n) };
+    } break;
+    case 'ct_state': case 'ct_status': if (b.length === 4) {
+      const f = bitNames(b.readUInt32LE(0), type === 'ct_state' ? CT_STATE_BITS : CT_STATUS_BITS);
+      if (f && f.length) return { text: f.join(','), json: f.length === 1 ? f[0] : f };
+    } break;
+    case 'ct_dir': if (b.length === 1 && b[0] <= 1) { const t = b[0] === 0 ? 'original' : 'reply'; return { text: t, json: t }; } break;
+    case 'time_ms': if (b.length === 4) { const ms = b.readUInt32LE(0); return { text: durationText(ms), json: Math.floor(ms / 1000) }; } break;
+    case 'addrtype': if (b.length === 4) { const t = ADDR_TYPES[b.readUInt32LE(0)]; if (t) return { text: t, json: t }; } break;
+    default: break;
+  }
+  return { text: `0x${hex}`, json: `0x${hex}` };
+}
+
+/** Names of flag bits (`ct_state`, `ct_status`, `tcpflags`), or undefined when a bit has no name. */
+export function flagValueNames(hex: string, type: ValueType): string[] | undefined {
+  const b = Buffer.from(hex, 'hex');
+  if (type === 'tcpflags' && b.length === 1) return tcpFlagNames(b[0]);
+  if ((type === 'ct_state' || type === 'ct_status') && b.length === 4) return bitNames(b.readUInt32LE(0), type === 'ct_state' ? CT_STATE_BITS : CT_STATUS_BITS);
+  return undefined;
+}
