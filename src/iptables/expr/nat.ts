@@ -65,7 +65,7 @@ export function natFlagsPrinted(flags: number): { text: string; json?: string | 
 
 /** A value from a pair of registers holding constants: `a`, or `a-b` when they differ; undefined when a register is not a constant. */
 function constRange(ctx: PrintContext, min: number | undefined, max: number | undefined, type: 'ipv4' | 'ipv6' | 'port'):
-  { text: string; json: unknown; lo: string } | undefined {
+  { text: string; json: unknown; lo: string; hi: string } | undefined {
   if (min === undefined) return undefined;
   const a = ctx.reg(min);
   const b = max === undefined ? a : ctx.reg(max);
@@ -73,8 +73,8 @@ function constRange(ctx: PrintContext, min: number | undefined, max: number | un
   const lo = valueOf(a.data, type);
   const hi = valueOf(b.data, type);
   if (lo.text.startsWith('0x') || hi.text.startsWith('0x')) return undefined;
-  if (a.data === b.data) return { text: lo.text, json: lo.json, lo: lo.text };
-  return { text: `${lo.text}-${hi.text}`, json: { range: [lo.json, hi.json] }, lo: lo.text };
+  if (a.data === b.data) return { text: lo.text, json: lo.json, lo: lo.text, hi: hi.text };
+  return { text: `${lo.text}-${hi.text}`, json: { range: [lo.json, hi.json] }, lo: lo.text, hi: hi.text };
 }
 
 /** The ports part (`:8080`, `:1000-2000`) of a nat, masquerade or redirect; null when absent, undefined when unprintable. */
@@ -127,7 +127,8 @@ export const natExpr: ExprCodec<NatExpr> = {
     const flags = natFlagsPrinted(e.flags ?? 0);
     if (addr === undefined || ports === undefined || !flags || (addr === null && ports === null)) return undefined;
     const v6 = e.family === 'ip6';
-    let target = addr ? (v6 && ports ? `[${addr.text}]` : addr.text) : '';
+    // an IPv6 address before a port goes in brackets, each end of a range in its own: `[fd00::1]-[fd00::9]:80-90`
+    let target = addr ? (v6 && ports ? (addr.lo === addr.hi ? `[${addr.lo}]` : `[${addr.lo}]-[${addr.hi}]`) : addr.text) : '';
     if (ports) target += `:${ports.text}`;
     const fam = ctx.family === 'inet' ? ` ${e.family}` : '';
     const json: Record<string, unknown> = {};
