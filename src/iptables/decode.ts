@@ -17,6 +17,7 @@ import { decodeChain } from './chain.js';
 import { decodeRule } from './rule.js';
 import { decodeElements, decodeSet } from './set.js';
 import { decodeGen } from './gen.js';
+import { decodeObject } from './object.js';
 import { ruleStatements } from './format.js';
 
 function head(msg: NetlinkMessage): { family: string; attrs: ReturnType<typeof parseAttributes> } {
@@ -58,9 +59,10 @@ const rule = named([C.NFTA_RULE_TABLE, C.NFTA_RULE_CHAIN], decodeRuleBody, { tab
 const set = named([C.NFTA_SET_TABLE, C.NFTA_SET_NAME], (m) => ({ ...decodeSet(m) }), { table: C.NFTA_SET_TABLE });
 const elems = named([C.NFTA_SET_ELEM_LIST_TABLE, C.NFTA_SET_ELEM_LIST_SET], (m) => ({ ...decodeElements(m) }), { table: C.NFTA_SET_ELEM_LIST_TABLE, set: C.NFTA_SET_ELEM_LIST_SET });
 const gen: BodyDecoder = (m) => ({ family: familyName(decodeNfGenMsg(m).family), ...decodeGen(m) });
+const obj = named([C.NFTA_OBJ_TABLE, C.NFTA_OBJ_NAME, C.NFTA_OBJ_TYPE], (m) => ({ ...decodeObject(m) }), { table: C.NFTA_OBJ_TABLE, name: C.NFTA_OBJ_NAME });
 
 /**
- * Any other nf_tables message (objects, flowtables, traces...): the family,
+ * Any other nf_tables message (flowtables, traces...): the family,
  * `table` and `name` when attributes 1 and 2 are strings (as in
  * nft_object_attributes and nft_flowtable_attributes), and every attribute raw.
  */
@@ -91,6 +93,7 @@ export const NFT_BODY_DECODERS: ReadonlyMap<number, BodyDecoder> = new Map<numbe
   ...[C.NFT_MSG_NEWSET, C.NFT_MSG_GETSET, C.NFT_MSG_DELSET, C.NFT_MSG_DESTROYSET].map((t) => [nftType(t), set] as [number, BodyDecoder]),
   ...[C.NFT_MSG_NEWSETELEM, C.NFT_MSG_GETSETELEM, C.NFT_MSG_DELSETELEM, C.NFT_MSG_DESTROYSETELEM, C.NFT_MSG_GETSETELEM_RESET].map((t) => [nftType(t), elems] as [number, BodyDecoder]),
   ...[C.NFT_MSG_NEWGEN, C.NFT_MSG_GETGEN].map((t) => [nftType(t), gen] as [number, BodyDecoder]),
+  ...[C.NFT_MSG_NEWOBJ, C.NFT_MSG_GETOBJ, C.NFT_MSG_DELOBJ, C.NFT_MSG_GETOBJ_RESET, C.NFT_MSG_DESTROYOBJ].map((t) => [nftType(t), obj] as [number, BodyDecoder]),
 ]);
 
 for (let msg = 0; msg < NFT_MSG_NAMES.length; msg++) {
