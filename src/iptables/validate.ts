@@ -4,8 +4,8 @@
  *
  * @module
  */
-import { isIP } from 'node:net';
 import { UsageError } from '../netlink/errors.js';
+import { formatIp, tryParseIp } from '../netlink/ipaddr.js';
 import { NFT_NAME_MAXLEN } from './constants.js';
 
 /**
@@ -37,51 +37,25 @@ export interface ParsedAddress {
 }
 
 /**
- * Parse one IPv4 or IPv6 address (no prefix length, no zone).
+ * Parse one IPv4 or IPv6 address (no prefix length, no zone), with
+ * src/netlink/ipaddr.ts.
+ * @returns version, the text as given, and the network-order bytes
  * @throws {UsageError} anything else
  */
 export function parseAddress(address: string): ParsedAddress {
-  const v = typeof address === 'string' ? isIP(address) : 0;
-  if (v === 4) return { version: 4, text: address, bytes: Buffer.from(address.split('.').map(Number)) };
-  if (v === 6 && !address.includes('%')) return { version: 6, text: address, bytes: ipv6Bytes(address) };
-  throw new UsageError(`bad address '${String(address)}': give one IPv4 or IPv6 address, without a prefix length or zone`);
+  const ip = tryParseIp(address);
+  if (!ip) throw new UsageError(`bad address '${String(address)}': give one IPv4 or IPv6 address, without a prefix length or zone`);
+  return { version: ip.version, text: address, bytes: ip.bytes };
 }
 
-function ipv6Bytes(a: string): Buffer {
-  let s = a;
-  const out = Buffer.alloc(16);
-  // An embedded IPv4 tail (::ffff:1.2.3.4) becomes two groups.
-  const m = /^(.*:)(\d+\.\d+\.\d+\.\d+)$/.exec(s);
-  if (m) {
-    const o = m[2].split('.').map(Number);
-    s = `${m[1]}${((o[0] << 8) | o[1]).toString(16)}:${((o[2] << 8) | o[3]).toString(16)}`;
-  }
-  const [head, tail] = s.includes('::') ? s.split('::') : [s, undefined];
-  const h = head ? head.split(':') : [];
-  const t = tail !== undefined && tail !== '' ? tail.split(':') : [];
-  const groups = tail === undefined ? h : [...h, ...Array(8 - h.length - t.length).fill('0'), ...t];
-  groups.forEach((g, i) => out.writeUInt16BE(parseInt(g, 16), i * 2));
-  return out;
-}
-
-/** Text of 4 (IPv4) or 16 (IPv6, RFC 5952 compressed) address bytes; other lengths as `0x` hex. */
+/**
+ * Text of 4 (IPv4) or 16 (IPv6) address bytes as nft prints them (glibc's
+ * inet_ntop, through {@link formatIp}: RFC 5952, IPv4-mapped as
+ * `::ffff:1.2.3.4`); other lengths as `0x` hex.
+ */
 export function addressText(b: Buffer): string {
-  if (b.length === 4) return [...b].join('.');
-  if (b.length !== 16) return `0x${b.toString('hex')}`;
-  const g: number[] = [];
-  for (let i = 0; i < 16; i += 2) g.push(b.readUInt16BE(i));
-  // Longest run of two or more zero groups becomes '::'.
-  let best = -1, bestLen = 0;
-  for (let i = 0; i < 8;) {
-    if (g[i] !== 0) { i++; continue; }
-    let j = i;
-    while (j < 8 && g[j] === 0) j++;
-    if (j - i > bestLen && j - i >= 2) { best = i; bestLen = j - i; }
-    i = j;
-  }
-  const hex = g.map((x) => x.toString(16));
-  if (best < 0) return hex.join(':');
-  return `${hex.slice(0, best).join(':')}::${hex.slice(best + bestLen).join(':')}`;
+  if (b.length !== 4 && b.length !== 16) return `0x${b.toString('hex')}`;
+  return formatIp(b);
 }
 
 /**

@@ -71,7 +71,7 @@ test('16b no such dev: our RTM_GETLINK for "nosuchdev0" equals the captured one;
   t.is(err!.message, "device 'nosuchdev0' not found");
   t.is(err!.code, 'ENODEV');
   t.is(err!.errno, 19);
-  t.is(err!.category, 'kernel');
+  t.is(err!.category, 'usage'); // ENODEV: a device that does not exist is bad input (categoryOfErrno)
   t.is(err!.requestType, 'RTM_GETLINK');
   const [ours] = parseMessages(tr.sent[0]);
   t.is(ours.flags, captured.flags | NLM_F_ACK);

@@ -22,11 +22,11 @@
  *
  * @module
  */
-import { isIP } from 'node:net';
 import { constants as osConstants } from 'node:os';
 import { bin, parseAttributes, str, u32 } from '../attributes.js';
 import { NetlinkDecodeError, NetlinkError, UsageError } from '../errors.js';
 import { NETLINK_ROUTE, NLM_F_REQUEST, NLM_F_CREATE, NLM_F_EXCL, NLM_F_REPLACE, type NetlinkMessage } from '../message.js';
+import { AF_INET, AF_INET6, formatIp, parseIp, parseIpPrefix, type ParsedIp } from '../ipaddr.js';
 import { registerBodyDecoder } from '../protocols.js';
 import { RTM_DELADDR, RTM_GETADDR, RTM_NEWADDR } from './constants.js';
 import {
@@ -71,8 +71,7 @@ export const INFINITY_LIFE_TIME = 0xffffffff;
 
 /* address families (linux/socket.h) */
 export const AF_UNSPEC = 0;
-export const AF_INET = 2;
-export const AF_INET6 = 10;
+export { AF_INET, AF_INET6 };
 export const AF_PACKET = 17;
 
 /* enum rt_scope_t (linux/rtnetlink.h) */
@@ -95,81 +94,22 @@ export function familyName(family: number): string | undefined {
   return family === AF_INET ? 'inet' : family === AF_INET6 ? 'inet6' : family === AF_PACKET ? 'link' : undefined;
 }
 
-// ---- IP address text <-> bytes ----
+// ---- IP address text <-> bytes (src/netlink/ipaddr.ts, under the names this module always had) ----
 
 /**
- * Format 4 or 16 bytes as glibc's inet_ntop does (what `ip` prints): dotted
- * quad; RFC 5952 IPv6 with the first longest run of two or more zero groups
- * as "::", IPv4-mapped and IPv4-compatible addresses with a dotted tail.
- * Other lengths print as colon-separated hex bytes.
+ * Format 4 or 16 bytes as glibc's inet_ntop does (what `ip` prints); see
+ * {@link formatIp} in src/netlink/ipaddr.ts, which this is.
  */
-export function formatIpAddress(b: Uint8Array): string {
-  if (b.length === 4) return `${b[0]}.${b[1]}.${b[2]}.${b[3]}`;
-  if (b.length !== 16) return [...b].map((x) => x.toString(16).padStart(2, '0')).join(':');
-  const w: number[] = [];
-  for (let i = 0; i < 8; i++) w.push((b[2 * i] << 8) | b[2 * i + 1]);
-  let best = -1;
-  let bestLen = 0;
-  for (let i = 0; i < 8;) {
-    if (w[i] !== 0) { i++; continue; }
-    let j = i;
-    while (j < 8 && w[j] === 0) j++;
-    if (j - i > bestLen) { best = i; bestLen = j - i; }
-    i = j;
-  }
-  if (bestLen < 2) best = -1;
-  let s = '';
-  for (let i = 0; i < 8; i++) {
-    if (best >= 0 && i >= best && i < best + bestLen) {
-      if (i === best) s += ':';
-      continue;
-    }
-    if (i !== 0) s += ':';
-    // an encapsulated IPv4 address (glibc: ::a.b.c.d, ::ffff:a.b.c.d)
-    if (i === 6 && best === 0 && (bestLen === 6 || (bestLen === 7 && w[7] !== 0x0001) || (bestLen === 5 && w[5] === 0xffff))) {
-      s += `${b[12]}.${b[13]}.${b[14]}.${b[15]}`;
-      break;
-    }
-    s += w[i].toString(16);
-  }
-  if (best >= 0 && best + bestLen === 8) s += ':';
-  return s;
-}
-
-/** An IP address parsed from text. */
-export interface ParsedIp {
-  /** 4 or 6 */
-  version: 4 | 6;
-  /** AF_INET or AF_INET6 */
-  family: number;
-  /** 4 or 16 bytes, network order */
-  bytes: Buffer;
-}
+export const formatIpAddress: (b: Uint8Array) => string = formatIp;
 
 /**
- * Parse an IPv4 or IPv6 address (no prefix, no zone), checked with node:net isIP.
+ * Parse an IPv4 or IPv6 address (no prefix, no zone); see {@link parseIp}
+ * in src/netlink/ipaddr.ts, which this is.
  * @throws {UsageError} not an IP address, or an IPv6 zone (`%eth0`)
  */
-export function parseIpAddress(text: string): ParsedIp {
-  const v = typeof text === 'string' ? isIP(text) : 0;
-  if (v === 0 || text.includes('%')) throw new UsageError(`'${String(text)}' is not an IPv4 or IPv6 address`);
-  if (v === 4) return { version: 4, family: AF_INET, bytes: Buffer.from(text.split('.').map(Number)) };
-  let head = text;
-  let tail4: number[] = [];
-  const lastColon = text.lastIndexOf(':');
-  if (text.slice(lastColon + 1).includes('.')) {
-    tail4 = text.slice(lastColon + 1).split('.').map(Number);
-    head = text.slice(0, lastColon + 1) + '0:0';
-  }
-  const [l, r] = head.includes('::') ? head.split('::') : [head, undefined];
-  const left = l ? l.split(':') : [];
-  const right = r ? r.split(':') : [];
-  const groups = r === undefined ? left : [...left, ...Array(8 - left.length - right.length).fill('0'), ...right];
-  const out = Buffer.alloc(16);
-  groups.forEach((g, i) => out.writeUInt16BE(parseInt(g, 16), 2 * i));
-  if (tail4.length) Buffer.from(tail4).copy(out, 12);
-  return { version: 6, family: AF_INET6, bytes: out };
-}
+export const parseIpAddress: (text: string) => ParsedIp = parseIp;
+
+export type { ParsedIp };
 
 // ---- decoding ----
 
@@ -261,15 +201,15 @@ export function decodeAddress(msg: NetlinkMessage): AddressInfo {
   const localB = attrs.bin(IFA_LOCAL) ?? attrs.bin(IFA_ADDRESS);
   const addrB = attrs.bin(IFA_ADDRESS) ?? attrs.bin(IFA_LOCAL);
   if (localB) {
-    out.local = formatIpAddress(localB);
-    if (addrB && !addrB.equals(localB)) out.address = formatIpAddress(addrB);
+    out.local = formatIp(localB);
+    if (addrB && !addrB.equals(localB)) out.address = formatIp(addrB);
   }
   out.prefixlen = prefixlen;
   const metric = attrs.u32(IFA_RT_PRIORITY);
   if (localB && metric !== undefined) out.metric = metric;
   for (const [t, k] of [[IFA_BROADCAST, 'broadcast'], [IFA_ANYCAST, 'anycast'], [IFA_MULTICAST, 'multicast']] as const) {
     const b = attrs.bin(t);
-    if (b) out[k] = formatIpAddress(b);
+    if (b) out[k] = formatIp(b);
   }
   out.scope = scopeName(scope);
   let f = flags;
@@ -480,26 +420,12 @@ interface Resolved { ip: ParsedIp; prefixlen: number; peer?: ParsedIp; text: str
 
 function resolveSpec(spec: AddressSpec): Resolved & { prefixGiven: boolean } {
   if (!spec || typeof spec.address !== 'string') throw new UsageError('an address is required');
-  let addrText = spec.address;
-  let prefixlen = spec.prefixlen;
-  const slash = addrText.indexOf('/');
-  if (slash >= 0) {
-    const p = addrText.slice(slash + 1);
-    addrText = addrText.slice(0, slash);
-    if (!/^\d{1,3}$/.test(p)) throw new UsageError(`'${spec.address}': the prefix length '${p}' is not a number`);
-    if (prefixlen !== undefined && prefixlen !== Number(p)) throw new UsageError(`'${spec.address}' disagrees with prefixlen ${prefixlen}`);
-    prefixlen = Number(p);
-  }
-  const ip = parseIpAddress(addrText);
-  const max = ip.version === 4 ? 32 : 128;
-  const prefixGiven = prefixlen !== undefined;
-  if (prefixlen === undefined) prefixlen = max;
-  if (!Number.isInteger(prefixlen) || prefixlen < 0 || prefixlen > max) {
-    throw new UsageError(`prefix length ${prefixlen} is out of range for ${ip.version === 4 ? 'IPv4' : 'IPv6'} (0-${max})`);
-  }
+  const slash = spec.address.indexOf('/');
+  const addrText = slash >= 0 ? spec.address.slice(0, slash) : spec.address;
+  const { prefixlen, prefixGiven, ...ip } = parseIpPrefix(spec.address, spec.prefixlen);
   let peer: ParsedIp | undefined;
   if (spec.peer !== undefined) {
-    peer = parseIpAddress(spec.peer);
+    peer = parseIp(spec.peer);
     if (peer.version !== ip.version) throw new UsageError(`peer ${spec.peer} and address ${addrText} are of different families`);
   }
   return { ip, prefixlen, peer, text: `${addrText}${peer ? ` peer ${spec.peer}` : ''}/${prefixlen}`, prefixGiven };
@@ -551,7 +477,7 @@ export function newAddressRequest(index: number, o: Omit<AddAddressOptions, 'dev
   }
   parts.push(bin(IFA_ADDRESS, (r.peer ?? r.ip).bytes));
   if (o.broadcast !== undefined) {
-    const b = parseIpAddress(o.broadcast);
+    const b = parseIp(o.broadcast);
     if (r.ip.version !== 4 || b.version !== 4) throw new UsageError('a broadcast address applies to IPv4 addresses only');
     parts.push(bin(IFA_BROADCAST, b.bytes));
   }
@@ -630,7 +556,7 @@ export async function deleteAddress(conn: RouteConnection, o: AddressSpec): Prom
   const d = devText(o.dev);
   let spec: Omit<AddressSpec, 'dev'> = o;
   if (!r.prefixGiven && r.ip.version === 6) {
-    const local = formatIpAddress(r.ip.bytes);
+    const local = formatIp(r.ip.bytes);
     const found = (await dumpAddresses(conn, AF_INET6)).find((a) => a.index === index && a.local === local);
     if (!found) {
       throw new NetlinkError({ errno: osConstants.errno.EADDRNOTAVAIL, requestType: 'RTM_DELADDR', message: `address ${local} is not on ${d}` });
@@ -638,7 +564,7 @@ export async function deleteAddress(conn: RouteConnection, o: AddressSpec): Prom
     spec = { ...o, address: local, prefixlen: found.prefixlen };
   }
   const req = deleteAddressRequest(index, spec);
-  const text = r.prefixGiven || r.ip.version === 6 ? resolveSpec(spec as AddressSpec).text : formatIpAddress(r.ip.bytes);
+  const text = r.prefixGiven || r.ip.version === 6 ? resolveSpec(spec as AddressSpec).text : formatIp(r.ip.bytes);
   try {
     await conn.request(req);
   } catch (e) {

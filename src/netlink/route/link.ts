@@ -23,7 +23,7 @@ import { NETLINK_ROUTE, NLM_F_REQUEST, type NetlinkMessage } from '../message.js
 import { registerBodyDecoder } from '../protocols.js';
 import type { NetlinkConnection } from '../connection.js';
 import { RTM_DELLINK, RTM_GETLINK, RTM_NEWLINK, RTM_SETLINK } from './constants.js';
-import { formatIpAddress } from './addr.js';
+import { formatIp } from '../ipaddr.js';
 
 /** sizeof(struct ifinfomsg) */
 export const IFINFOMSG_LEN = 16;
@@ -154,8 +154,8 @@ const ARPHRD_IP6GRE = 823;
  * address for IPv4/IPv6 tunnels (lib/ll_addr.c ll_addr_n2a).
  */
 export function linkAddressText(addr: Buffer, type: number): string {
-  if (addr.length === 4 && (type === ARPHRD_TUNNEL || type === ARPHRD_SIT || type === ARPHRD_IPGRE)) return formatIpAddress(addr);
-  if (addr.length === 16 && (type === ARPHRD_TUNNEL6 || type === ARPHRD_IP6GRE)) return formatIpAddress(addr);
+  if (addr.length === 4 && (type === ARPHRD_TUNNEL || type === ARPHRD_SIT || type === ARPHRD_IPGRE)) return formatIp(addr);
+  if (addr.length === 16 && (type === ARPHRD_TUNNEL6 || type === ARPHRD_IP6GRE)) return formatIp(addr);
   return [...addr].map((b) => b.toString(16).padStart(2, '0')).join(':');
 }
 
