@@ -42,7 +42,7 @@ import { NetlinkDecodeError, UsageError } from './errors.js';
 import { NETLINK_SOCK_DIAG, NLM_F_REQUEST, type NetlinkMessage } from './message.js';
 import { registerBodyDecoder, registerProtocol } from './protocols.js';
 import { NetlinkConnection } from './connection.js';
-import { formatIpAddress, parseIpAddress, AF_INET, AF_INET6 } from './route/addr.js';
+import { formatIp as formatIpAddress, parseIp as parseIpAddress, AF_INET, AF_INET6 } from './ipaddr.js';
 
 /** SOCK_DIAG_BY_FAMILY (linux/sock_diag.h): the one request/reply type used here. */
 export const SOCK_DIAG_BY_FAMILY = 20;
