@@ -23,3 +23,7 @@ export * from './pcap.js';
 export { parseHexDump, hexDumpDatagrams } from './hexdump.js';
 export * from './route/index.js';
 export * from './sockdiag.js';
+export {
+  tryParseIp, parseIp, parseIpPrefix, formatIp, formatIpPrefix, canonicalIp, isIpv4Mapped, ipv4Mapped, unmapIpv4, prefixMask,
+  type ParsedPrefix,
+} from './ipaddr.js';
