@@ -71,7 +71,11 @@ const TH_FIELDS: Record<string, Record<string, [string, ValueType]>> = {
   tcp: { '0/2': ['sport', 'port'], '2/2': ['dport', 'port'], '13/1': ['flags', 'tcpflags'], '4/4': ['sequence', 'uint_be'], '8/4': ['ackseq', 'uint_be'], '14/2': ['window', 'uint_be'] },
   udp: { '0/2': ['sport', 'port'], '2/2': ['dport', 'port'], '4/2': ['length', 'uint_be'] },
 };
-const META_TYPES: Record<string, ValueType> = { mark: 'mark', l4proto: 'l4proto', nfproto: 'nfproto', iifname: 'ifname', oifname: 'ifname', iif: 'ifindex', oif: 'ifindex' };
+const META_TYPES: Record<string, ValueType> = {
+  mark: 'mark', l4proto: 'l4proto', nfproto: 'nfproto', iifname: 'ifname', oifname: 'ifname', iif: 'ifindex', oif: 'ifindex', iiftype: 'iftype', oiftype: 'iftype',
+};
+/** Ethernet header fields (`ether saddr`, `ether type`), by offset/length in the link-layer header. */
+const LL_FIELDS: Record<string, [string, ValueType]> = { '0/6': ['daddr', 'ether'], '6/6': ['saddr', 'ether'], '12/2': ['type', 'ethertype'] };
 /** meta keys nft prints without `meta` (`iifname "lo"`): nftables' meta_key_is_unqualified(). */
 const UNQUALIFIED_META: ReadonlySet<string> = new Set(['iif', 'oif', 'iifname', 'oifname', 'iifgroup', 'oifgroup']);
 const RAW_BASE: Record<string, string> = { link: 'll', network: 'nh', transport: 'th', inner: 'ih' };
@@ -98,6 +102,10 @@ function fieldOf(src: Src, ctx: { l3?: string; l4?: string }): Field | undefined
           return { text: `${ctx.l3} ${f}`, json: { payload: { protocol: ctx.l3, field: f } }, type: t, l3: ctx.l3, fullLen: len };
         }
       }
+    }
+    if (src.base === 'link' && LL_FIELDS[key]) {
+      const [f, t] = LL_FIELDS[key];
+      return { text: `ether ${f}`, json: { payload: { protocol: 'ether', field: f } }, type: t, l2: 'ether' };
     }
     if (src.base === 'transport' && ctx.l4 && TH_FIELDS[ctx.l4]?.[key]) {
       const [f, t] = TH_FIELDS[ctx.l4][key];
@@ -133,7 +141,7 @@ function prefixMatch(f: Field, data: string, bits: number, op: string): Slot {
   const json = { payload: (f.json as { payload: unknown }).payload };
   return {
     stmt: { text: `${f.text} ${op === 'neq' ? '!= ' : ''}${addr}/${bits}`, json: { match: { op: op === 'neq' ? '!=' : '==', left: json, right: { prefix: { addr, len: bits } } } } },
-    needsL3: f.l3, needsL4: f.l4,
+    needsL2: f.l2, needsL3: f.l3, needsL4: f.l4,
   };
 }
 
@@ -142,7 +150,9 @@ const OP_JSON: Record<string, string> = { eq: '==', neq: '!=', lt: '<', lte: '<=
 
 interface Slot {
   stmt?: Statement;
-  /** a dependency match: `meta l4proto tcp` sets l4, `meta nfproto ipv4` sets l3 */
+  /** a dependency match: `meta l4proto tcp` sets l4, `meta nfproto ipv4` or `ether type ip` sets l3, `meta iiftype ether` sets l2 */
+  setsL2?: string;
+  needsL2?: string;
   setsL3?: string;
   setsL4?: string;
   needsL3?: string;
@@ -251,7 +261,7 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
           const f = r && r.src.k !== 'imm' && r.src.k !== 'masked' ? fieldOf(r.src, ctx) : undefined;
           if (f && f.type !== 'hex') {
             consume(e.sreg);
-            slots.push({ stmt: { text: `${text} set ${f.text}`, json: { mangle: { key, value: f.json } } }, needsL3: f.l3, needsL4: f.l4 });
+            slots.push({ stmt: { text: `${text} set ${f.text}`, json: { mangle: { key, value: f.json } } }, needsL2: f.l2, needsL3: f.l3, needsL4: f.l4 });
             continue;
           }
         }
@@ -296,9 +306,9 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
         consume(e.sreg);
         const right = setRight(e.set, f.type)!;
         if (!isMap) {
-          slots.push({ stmt: { text: `${f.text} ${e.invert ? '!= ' : ''}${right.text}`, json: { match: { op: e.invert ? '!=' : '==', left: f.json, right: right.json } } }, needsL3: f.l3, needsL4: f.l4 });
+          slots.push({ stmt: { text: `${f.text} ${e.invert ? '!= ' : ''}${right.text}`, json: { match: { op: e.invert ? '!=' : '==', left: f.json, right: right.json } } }, needsL2: f.l2, needsL3: f.l3, needsL4: f.l4 });
         } else if (e.dreg === C.NFT_REG_VERDICT) {
-          slots.push({ stmt: { text: `${f.text} vmap ${right.text}`, json: { vmap: { key: f.json, data: right.json } } }, needsL3: f.l3, needsL4: f.l4 });
+          slots.push({ stmt: { text: `${f.text} vmap ${right.text}`, json: { vmap: { key: f.json, data: right.json } } }, needsL2: f.l2, needsL3: f.l3, needsL4: f.l4 });
         } else {
           const stmt = { text: `${f.text} map ${right.text}`, json: { map: { key: f.json, data: right.json } } };
           slots.push({ stmt: raw(e), loadOf: e.dreg });
@@ -334,6 +344,7 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
     const later = slots.slice(i + 1).filter((x) => !x.dropped);
     if (s.setsL4 && later.some((x) => x.needsL4 === s.setsL4)) s.dropped = true;
     if (s.setsL3 && later.some((x) => x.needsL3 === s.setsL3)) s.dropped = true;
+    if (s.setsL2 && later.some((x) => x.needsL2 === s.setsL2)) s.dropped = true;
   });
   return slots.filter((s) => !s.dropped && s.stmt).map((s) => s.stmt!);
 
@@ -353,16 +364,16 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
       const isZero = !/[^0]/.test(data);
       // `ct state established,related`, `tcp flags syn`: any of the mask's flags set
       if (FLAG_TYPES.has(f.type) && op === 'neq' && isZero && flagValueNames(src.mask, f.type)?.length) {
-        return { stmt: { text: `${f.text} ${mask.text}`, json: { match: { op: 'in', left: f.json, right: mask.json } } }, needsL3: f.l3, needsL4: f.l4 };
+        return { stmt: { text: `${f.text} ${mask.text}`, json: { match: { op: 'in', left: f.json, right: mask.json } } }, needsL2: f.l2, needsL3: f.l3, needsL4: f.l4 };
       }
       if (f.type === 'tcpflags' && op === 'eq' && !isZero) {
-        return { stmt: { text: `${f.text} ${val.text} / ${mask.text}`, json: { match: { op: '==', left: { '&': [f.json, Buffer.from(src.mask, 'hex').length === 1 ? tcpFlagNames(Buffer.from(src.mask, 'hex')[0]) : mask.json] }, right: val.json } } }, needsL3: f.l3, needsL4: f.l4 };
+        return { stmt: { text: `${f.text} ${val.text} / ${mask.text}`, json: { match: { op: '==', left: { '&': [f.json, Buffer.from(src.mask, 'hex').length === 1 ? tcpFlagNames(Buffer.from(src.mask, 'hex')[0]) : mask.json] }, right: val.json } } }, needsL2: f.l2, needsL3: f.l3, needsL4: f.l4 };
       }
       if (f.type === 'hex' || mask.text.startsWith('0x') !== val.text.startsWith('0x')) {
         // a masked raw payload prints with both sides in hex, as nft does; anything mixed stays raw
         if (f.type !== 'hex') return undefined;
       }
-      return { stmt: { text: `${f.text} & ${mask.text} ${op === 'eq' ? '==' : opText.trim()} ${val.text}`, json: { match: { op: opJson, left: { '&': [f.json, mask.json] }, right: val.json } } }, needsL3: f.l3, needsL4: f.l4 };
+      return { stmt: { text: `${f.text} & ${mask.text} ${op === 'eq' ? '==' : opText.trim()} ${val.text}`, json: { match: { op: opJson, left: { '&': [f.json, mask.json] }, right: val.json } } }, needsL2: f.l2, needsL3: f.l3, needsL4: f.l4 };
     }
     if (src.k === 'imm' || src.k === 'map') return undefined;
     const f = fieldOf(src, c);
@@ -376,7 +387,9 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
     if (f.type !== 'hex' && v.text.startsWith('0x') && f.type !== 'mark' && f.type !== 'mark_be') return undefined;
     // flag fields compared whole print an explicit `==` (`ct state == established`)
     const opShown = FLAG_TYPES.has(f.type) && op === 'eq' ? '== ' : opText;
-    const slot: Slot = { stmt: { text: `${f.text} ${opShown}${v.text}`, json: { match: { op: opJson, left: f.json, right: v.json } } }, needsL3: f.l3, needsL4: f.l4 };
+    const slot: Slot = { stmt: { text: `${f.text} ${opShown}${v.text}`, json: { match: { op: opJson, left: f.json, right: v.json } } }, needsL2: f.l2, needsL2: f.l2, needsL3: f.l3, needsL4: f.l4 };
+    if (op === 'eq' && f.type === 'iftype' && v.text === 'ether') slot.setsL2 = 'ether';
+    if (op === 'eq' && f.type === 'ethertype' && (v.text === 'ip' || v.text === 'ip6')) { c.l3 = v.text; slot.setsL3 = v.text; }
     // Protocol matches set the context and are dependencies of later field matches.
     if (op === 'eq' && f.type === 'l4proto' && src.k !== 'field') {
       const name = l4Name(Buffer.from(data, 'hex')[0]);

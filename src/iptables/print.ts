@@ -36,7 +36,11 @@ export type ValueType =
   /** milliseconds (u32), printed as nft's duration (`1h30m`); JSON in seconds */
   | 'time_ms'
   /** route type (u32, RTN_*): unicast, local... (`fib ... type`) */
-  | 'addrtype';
+  | 'addrtype'
+  /** an Ethernet type (u16, big-endian): ip, ip6, arp, vlan... (`ether type ip`) */
+  | 'ethertype'
+  /** a device type (u16, host order, ARPHRD_*): ether, loopback... (`meta iiftype ether`) */
+  | 'iftype';
 
 /** A field a register was loaded from, as nft names it. */
 export interface Field {
@@ -46,7 +50,8 @@ export interface Field {
   json: Record<string, unknown>;
   /** how values compared with it print */
   type: ValueType;
-  /** the field needs this l3 (`ip`/`ip6`) or l4 (`tcp`/`udp`) dependency */
+  /** the field needs this l2 (`ether`), l3 (`ip`/`ip6`) or l4 (`tcp`/`udp`) dependency */
+  l2?: string;
   l3?: string;
   l4?: string;
   /** an address field loaded only in part (nft's prefix match): the field's full length, bytes */
@@ -97,6 +102,10 @@ const CT_STATE_BITS: Array<[number, string]> = [[1, 'invalid'], [2, 'established
 const CT_STATUS_BITS: Array<[number, string]> = [[1, 'expected'], [2, 'seen-reply'], [4, 'assured'], [8, 'confirmed'], [16, 'snat'], [32, 'dnat'], [512, 'dying']];
 /** RTN_* route types (linux/rtnetlink.h), as nft's `fib ... type` names them. */
 const ADDR_TYPES = ['unspec', 'unicast', 'local', 'broadcast', 'anycast', 'multicast', 'blackhole', 'unreachable', 'prohibit', 'throw', 'nat', 'xresolve'];
+/** Ethernet types nft names (linux/if_ether.h ETH_P_*). */
+const ETHER_TYPES = new Map<number, string>([[0x0800, 'ip'], [0x86dd, 'ip6'], [0x0806, 'arp'], [0x8100, 'vlan'], [0x88a8, '8021ad']]);
+/** Device types nft names (linux/if_arp.h ARPHRD_*). */
+const IF_TYPES = new Map<number, string>([[1, 'ether'], [512, 'ppp'], [768, 'ipip'], [769, 'ipip6'], [772, 'loopback'], [776, 'sit'], [778, 'ipgre']]);
 const L4_NAMES = new Map<number, string>([[1, 'icmp'], [2, 'igmp'], [6, 'tcp'], [17, 'udp'], [33, 'dccp'], [47, 'gre'], [50, 'esp'], [51, 'ah'], [58, 'ipv6-icmp'], [132, 'sctp'], [136, 'udplite']]);
 
 /** nft's name of an IP protocol number (`tcp`, `udp`...), or undefined. */
@@ -185,6 +194,8 @@ export function valueOf(hex: string, type: ValueType, ifname?: (index: number) =
     case 'ct_dir': if (b.length === 1 && b[0] <= 1) { const t = b[0] === 0 ? 'original' : 'reply'; return { text: t, json: t }; } break;
     case 'time_ms': if (b.length === 4) { const ms = b.readUInt32LE(0); return { text: durationText(ms), json: Math.floor(ms / 1000) }; } break;
     case 'addrtype': if (b.length === 4) { const t = ADDR_TYPES[b.readUInt32LE(0)]; if (t) return { text: t, json: t }; } break;
+    case 'ethertype': if (b.length === 2) { const t = ETHER_TYPES.get(b.readUInt16BE(0)); if (t) return { text: t, json: t }; } break;
+    case 'iftype': if (b.length === 2) { const t = IF_TYPES.get(b.readUInt16LE(0)); if (t) return { text: t, json: t }; } break;
     default: break;
   }
   return { text: `0x${hex}`, json: `0x${hex}` };

@@ -321,6 +321,18 @@ const STATEMENTS: Array<[string, string, string]> = [
     meta nfproto ipv4 tcp dport 80 dnat ip to 10.0.0.1:8080
     masquerade
     udp dport 53 redirect to :99`],
+  ['netdev', 'synplug_t3rejnd', `
+    reject
+    reject with icmpx admin-prohibited
+    reject with tcp reset
+    ether type ip reject with icmp host-prohibited
+    ether type ip6 reject with icmpv6 admin-prohibited
+    meta l4proto tcp reject with tcp reset
+    ether saddr 00:11:22:33:44:55 drop
+    ether type arp accept
+    ether type ip ip saddr 10.0.0.1 drop
+    meta iiftype loopback accept
+    ether saddr { 00:11:22:33:44:56, 00:11:22:33:44:57 }`],
   ['inet', 'synplug_t3fib', `
     fib daddr type local
     fib daddr type != local drop

@@ -13,9 +13,9 @@
  *
  * nft prints a family's default without `with` (`reject`: ICMP
  * port-unreachable in ip, ICMPv6 port-unreachable in ip6, ICMPX
- * port-unreachable in inet), and leaves out the match it adds before an ICMP
- * reject in inet (`meta nfproto ipv4`) and before a TCP reset in ip and ip6
- * (`meta l4proto tcp`).
+ * port-unreachable in inet, bridge and netdev), and leaves out the match it
+ * adds before an ICMP reject in inet (`meta nfproto ipv4`), bridge and netdev
+ * (`ether type ip`), and before a TCP reset in ip and ip6 (`meta l4proto tcp`).
  *
  * @module
  */
@@ -77,19 +77,23 @@ export const rejectExpr: ExprCodec<RejectExpr> = {
     if (e.type === 'icmpx') {
       const name = ICMPX_CODES[code];
       if (!name) return undefined;
-      const text = ctx.family === 'inet' && code === C.NFT_REJECT_ICMPX_PORT_UNREACH ? 'reject' : `reject with icmpx ${name}`;
+      // ICMPX port-unreachable is the default where the family mixes IPv4 and IPv6
+      const mixed = ctx.family === 'inet' || ctx.family === 'bridge' || ctx.family === 'netdev';
+      const text = mixed && code === C.NFT_REJECT_ICMPX_PORT_UNREACH ? 'reject' : `reject with icmpx ${name}`;
       return { stmt: { text, json: { reject: { type: 'icmpx', expr: name } } } };
     }
     if (e.type !== 'icmp') return undefined;
     // NFT_REJECT_ICMP_UNREACH: ICMP in ip, ICMPv6 in ip6; in inet, what the `meta nfproto` before it says
-    const l3 = ctx.family === 'ip' || ctx.family === 'ip6' ? ctx.family : ctx.family === 'inet' ? ctx.l3 : undefined;
+    // in inet, what `meta nfproto` says before it; in bridge and netdev, what `ether type` says
+    const mixed = ctx.family === 'inet' || ctx.family === 'bridge' || ctx.family === 'netdev';
+    const l3 = ctx.family === 'ip' || ctx.family === 'ip6' ? ctx.family : mixed ? ctx.l3 : undefined;
     if (l3 !== 'ip' && l3 !== 'ip6') return undefined;
     const v6 = l3 === 'ip6';
     const name = (v6 ? ICMPV6_CODES : ICMP_CODES)[code];
     if (!name) return undefined;
     const type = v6 ? 'icmpv6' : 'icmp';
-    const isDefault = ctx.family !== 'inet' && code === (v6 ? 4 : 3);
+    const isDefault = !mixed && code === (v6 ? 4 : 3);
     const stmt = { text: isDefault ? 'reject' : `reject with ${type} ${name}`, json: { reject: { type, expr: name } } };
-    return ctx.family === 'inet' ? { stmt, needsL3: l3 } : { stmt };
+    return mixed ? { stmt, needsL3: l3 } : { stmt };
   },
 };
