@@ -8,7 +8,7 @@
 import { isIP } from 'node:net';
 import ms from 'ms';
 import { UsageError } from '../netlink/errors.js';
-import { parseIpAddress, formatIpAddress } from '../netlink/route/addr.js';
+import { parseIp as parseIpAddress, formatIp as formatIpAddress } from '../netlink/ipaddr.js';
 
 /** What setup builds, and what every other command looks for. */
 export interface GuardConfig {
