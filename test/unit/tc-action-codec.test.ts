@@ -163,7 +163,7 @@ test('u32SynMatch: IPv4 = hash table + header-length link + TCP node (SYN set, A
   t.is(v6.filters.length, 1);
   const n6 = decodeFilter(asMessage('u32', v6.filters[0].options as Record<string, unknown>, 'ingress', 'ipv6')).options!;
   t.deepEqual((n6.match as Array<Record<string, unknown>>).map((m) => `${m.value}/${m.mask}@${m.off}`),
-    ['60000/ff0000@4', 'fd000088/ffffffff@24', '0/ffffffff@28', '0/ffffffff@32', '1/ffffffff@36', '1bb/ffff@40', '20000/120000@52']);
+    ['600/ff00@4', 'fd000088/ffffffff@24', '0/ffffffff@28', '0/ffffffff@32', '1/ffffffff@36', '1bb/ffff@40', '20000/120000@52']);
   for (const bad of [{ family: 'inet', dport: 0 }, { family: 'inet', dport: 65536 }, { family: 'inet', dport: 80, dst: 'fd00::1' }, { family: 'inet6', dport: 80, dst: '169.254.0.1' },
     { family: 'ipx', dport: 80 }, { family: 'inet', dport: 80, port: 1 }, { family: 'inet', dport: 80, htid: 0x800 }]) {
     t.throws(() => u32SynMatch(bad as never), { instanceOf: UsageError }, JSON.stringify(bad));
