@@ -925,3 +925,43 @@ export const NF_NAT_RANGE_PROTO_RANDOM_FULLY = 1 << 4;
 export const NF_NAT_RANGE_PROTO_OFFSET = 1 << 5;
 /** NF_NAT_RANGE_NETMAP: linux/netfilter/nf_nat.h: `prefix` */
 export const NF_NAT_RANGE_NETMAP = 1 << 6;
+
+/* enum nft_byteorder_ops */
+/** NFT_BYTEORDER_NTOH: enum nft_byteorder_ops, nf_tables.h */
+export const NFT_BYTEORDER_NTOH = 0;
+/** NFT_BYTEORDER_HTON: enum nft_byteorder_ops, nf_tables.h */
+export const NFT_BYTEORDER_HTON = 1;
+/* enum nft_byteorder_attributes */
+/** NFTA_BYTEORDER_SREG: enum nft_byteorder_attributes, nf_tables.h */
+export const NFTA_BYTEORDER_SREG = 1;
+/** NFTA_BYTEORDER_DREG: enum nft_byteorder_attributes, nf_tables.h */
+export const NFTA_BYTEORDER_DREG = 2;
+/** NFTA_BYTEORDER_OP: enum nft_byteorder_attributes, nf_tables.h */
+export const NFTA_BYTEORDER_OP = 3;
+/** NFTA_BYTEORDER_LEN: enum nft_byteorder_attributes, nf_tables.h */
+export const NFTA_BYTEORDER_LEN = 4;
+/** NFTA_BYTEORDER_SIZE: enum nft_byteorder_attributes, nf_tables.h */
+export const NFTA_BYTEORDER_SIZE = 5;
+
+/* enum nft_range_ops */
+/** NFT_RANGE_EQ: enum nft_range_ops, nf_tables.h */
+export const NFT_RANGE_EQ = 0;
+/** NFT_RANGE_NEQ: enum nft_range_ops, nf_tables.h */
+export const NFT_RANGE_NEQ = 1;
+/* enum nft_range_attributes */
+/** NFTA_RANGE_SREG: enum nft_range_attributes, nf_tables.h */
+export const NFTA_RANGE_SREG = 1;
+/** NFTA_RANGE_OP: enum nft_range_attributes, nf_tables.h */
+export const NFTA_RANGE_OP = 2;
+/** NFTA_RANGE_FROM_DATA: enum nft_range_attributes, nf_tables.h */
+export const NFTA_RANGE_FROM_DATA = 3;
+/** NFTA_RANGE_TO_DATA: enum nft_range_attributes, nf_tables.h */
+export const NFTA_RANGE_TO_DATA = 4;
+
+/* enum nft_connlimit_flags / enum nft_connlimit_attributes */
+/** NFT_CONNLIMIT_F_INV: enum nft_connlimit_flags, nf_tables.h: `over` */
+export const NFT_CONNLIMIT_F_INV = 1 << 0;
+/** NFTA_CONNLIMIT_COUNT: enum nft_connlimit_attributes, nf_tables.h */
+export const NFTA_CONNLIMIT_COUNT = 1;
+/** NFTA_CONNLIMIT_FLAGS: enum nft_connlimit_attributes, nf_tables.h */
+export const NFTA_CONNLIMIT_FLAGS = 2;

@@ -230,7 +230,8 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
     ifname: (i) => options.ifnames?.[i],
     set: (name, t) => (options.sets?.some((x) => x.name === name) ? setRight(name, t) : undefined),
   };
-  for (const e0 of exprs) {
+  for (let at = 0; at < exprs.length; at++) {
+    const e0 = exprs[at];
     if ((e0 as GenericExpr).generic === true) { rawSlot(e0, 'all'); continue; }
     const e = e0 as Exclude<Expr, GenericExpr>;
     switch (e.name) {
@@ -290,6 +291,12 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
       }
       case 'cmp': {
         const r = regs.get(e.sreg);
+        // nft writes an inclusive range as `cmp gte` then `cmp lte` on the same register: `tcp dport 1000-2000`
+        const next = exprs[at + 1] as Expr | undefined;
+        if (r && e.op === 'gte' && next?.name === 'cmp' && (next as { op?: string }).op === 'lte' && (next as { sreg?: number }).sreg === e.sreg) {
+          const st = rangeStatement(r.src, e.data, (next as { data: string }).data);
+          if (st) { consume(e.sreg); slots.push(st); at++; continue; }
+        }
         const st = r ? matchStatement(r.src, e.op, e.data, ctx) : undefined;
         if (!r || !st) { rawSlot(e, []); continue; }
         consume(e.sreg);
@@ -324,8 +331,9 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
         const codec = exprCodec(e.name);
         const ld = codec?.field?.(e, pctx);
         if (ld) {
+          const before = ld.from !== undefined ? regs.get(ld.from)?.slots ?? [] : [];
           slots.push({ stmt: raw(e), loadOf: ld.dreg });
-          regs.set(ld.dreg, { src: { k: 'field', field: ld.field }, slots: [slots.length - 1] });
+          regs.set(ld.dreg, { src: { k: 'field', field: ld.field }, slots: [...before, slots.length - 1] });
           continue;
         }
         const p = codec?.statement?.(e, pctx);
@@ -347,6 +355,17 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
     if (s.setsL2 && later.some((x) => x.needsL2 === s.setsL2)) s.dropped = true;
   });
   return slots.filter((s) => !s.dropped && s.stmt).map((s) => s.stmt!);
+
+  /** `f lo-hi` from a `cmp gte` and a `cmp lte` on an unmasked field. */
+  function rangeStatement(src: Src, from: string, to: string): Slot | undefined {
+    if (src.k === 'imm' || src.k === 'masked' || src.k === 'map') return undefined;
+    const f = fieldOf(src, ctx);
+    if (!f || f.fullLen !== undefined || f.type === 'hex') return undefined;
+    const lo = valueOf(from, f.type, pctx.ifname);
+    const hi = valueOf(to, f.type, pctx.ifname);
+    if ((lo.text.startsWith('0x') || hi.text.startsWith('0x')) && f.type !== 'mark' && f.type !== 'mark_be') return undefined;
+    return { stmt: { text: `${f.text} ${lo.text}-${hi.text}`, json: { match: { op: '==', left: f.json, right: { range: [lo.json, hi.json] } } } }, needsL2: f.l2, needsL3: f.l3, needsL4: f.l4 };
+  }
 
   function matchStatement(src: Src, op: string, data: string, c: { l3?: string; l4?: string }): Slot | undefined {
     const opText = OP_TEXT[op];

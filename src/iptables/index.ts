@@ -40,7 +40,7 @@ export {
   type Expr, type ExprBase, type ExprCodec, type GenericExpr, type RawAttribute,
   type MetaExpr, type PayloadExpr, type CmpExpr, type BitwiseExpr, type ImmediateExpr, type CounterExpr, type LookupExpr,
   type CtExpr, type LimitExpr, type LogExpr, type QuotaExpr, type RejectExpr, type NatExpr, type MasqExpr, type RedirExpr,
-  type FibExpr, type ObjrefExpr, type LimitSpec, type QuotaSpec,
+  type FibExpr, type ObjrefExpr, type RangeExpr, type ByteorderExpr, type ConnlimitExpr, type LimitSpec, type QuotaSpec,
   registerExpr, exprCodec, registeredExprs, encodeExpr, encodeExprs, decodeExpr, decodeExprs, describeExpr,
 } from './expr/index.js';
 export { type NftTable, type TableRef, encodeTable, encodeTableRef, decodeTable, listTables, getTable } from './table.js';

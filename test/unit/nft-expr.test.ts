@@ -23,7 +23,7 @@ function roundTrip(e: N.Expr): N.Expr {
 
 test('the registry has one codec per expression: one file and one registry line each', (t) => {
   const names = N.registeredExprs().sort();
-  t.deepEqual(names, ['bitwise', 'cmp', 'counter', 'ct', 'fib', 'immediate', 'limit', 'log', 'lookup', 'masq', 'meta', 'nat', 'objref', 'payload', 'quota', 'redir', 'reject']);
+  t.deepEqual(names, ['bitwise', 'byteorder', 'cmp', 'connlimit', 'counter', 'ct', 'fib', 'immediate', 'limit', 'log', 'lookup', 'masq', 'meta', 'nat', 'objref', 'payload', 'quota', 'range', 'redir', 'reject']);
   const files = readdirSync(EXPR_DIR).filter((f) => f.endsWith('.ts') && f !== 'index.ts' && f !== 'registry.ts').map((f) => f.replace(/\.ts$/, '')).sort();
   t.deepEqual(files, names);
   const index = readFileSync(EXPR_DIR + 'index.ts', 'utf8');
@@ -74,6 +74,10 @@ const samples: N.Expr[] = [
   { name: 'fib', dreg: 1, result: 'oif', flags: 1 | 8 },
   { name: 'objref', type: 1, object: 'cnt1' },
   { name: 'objref', sreg: 1, set: 'cm', setId: 3 },
+  { name: 'range', sreg: 1, op: 'eq', from: '03e8', to: '07d0' },
+  { name: 'byteorder', sreg: 1, dreg: 1, op: 'hton', len: 4, size: 4 },
+  { name: 'connlimit', count: 5 },
+  { name: 'connlimit', count: 7, inv: true },
 ];
 
 for (const e of samples) {

@@ -41,10 +41,10 @@ test("the issue's repro: the ct load binds register 1, so the mask and compariso
 });
 
 test('a register written by an expression with no codec is unbound: the comparison after it prints raw, never under the earlier load', (t) => {
-  // `ct mark 0x1-0x5` needs byteorder, which has no codec here; and a payload load before an unknown writer
+  // `numgen` has no codec here (nft: `meta mark set numgen inc mod 2`): it writes reg 1 after the payload load
   const exprs: N.Expr[] = [
     { name: 'payload', base: 'transport', offset: 2, len: 2, dreg: 1 },
-    { name: 'byteorder', generic: true, attributes: [{ type: 1, data: '00000001' }, { type: 2, data: '00000001' }] } as N.GenericExpr,
+    { name: 'numgen', generic: true, attributes: [{ type: 1, data: '00000001' }, { type: 2, data: '00000002' }] } as N.GenericExpr,
     { name: 'cmp', sreg: 1, op: 'gte', data: '0001' },
   ];
   const text = N.ruleText({ family: 'ip', table: 't', chain: 'c', expr: exprs });
@@ -80,6 +80,8 @@ const samples: N.Expr[] = [
   { name: 'nat', type: 'snat', family: 'ip', regAddrMin: 1, regAddrMax: 2, regProtoMin: 3, regProtoMax: 4, flags: 0x13 },
   { name: 'masq', flags: 0xc, regProtoMin: 1, regProtoMax: 2 }, { name: 'redir', regProtoMin: 1, flags: 2 },
   { name: 'fib', dreg: 1, result: 'oifname', flags: 1 | 8 }, { name: 'objref', type: 2, object: 'q1' }, { name: 'objref', sreg: 1, set: 'm' },
+  { name: 'range', sreg: 1, op: 'neq', from: '03e8', to: '07d0' }, { name: 'byteorder', sreg: 1, dreg: 1, op: 'hton', len: 4, size: 4 },
+  { name: 'connlimit', count: 2, inv: true },
 ];
 
 /** Decode, then print in every family: only NetlinkDecodeError may escape. */

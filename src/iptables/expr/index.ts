@@ -22,6 +22,9 @@ import { masqExpr, type MasqExpr } from './masq.js';
 import { redirExpr, type RedirExpr } from './redir.js';
 import { fibExpr, type FibExpr } from './fib.js';
 import { objrefExpr, type ObjrefExpr } from './objref.js';
+import { rangeExpr, type RangeExpr } from './range.js';
+import { byteorderExpr, type ByteorderExpr } from './byteorder.js';
+import { connlimitExpr, type ConnlimitExpr } from './connlimit.js';
 
 registerExpr(metaExpr);
 registerExpr(payloadExpr);
@@ -40,17 +43,20 @@ registerExpr(masqExpr);
 registerExpr(redirExpr);
 registerExpr(fibExpr);
 registerExpr(objrefExpr);
+registerExpr(rangeExpr);
+registerExpr(byteorderExpr);
+registerExpr(connlimitExpr);
 
 /** Any decoded expression: one of the known kinds, or the generic form. */
 export type Expr = MetaExpr | PayloadExpr | CmpExpr | BitwiseExpr | ImmediateExpr | CounterExpr | LookupExpr
-  | CtExpr | LimitExpr | LogExpr | QuotaExpr | RejectExpr | NatExpr | MasqExpr | RedirExpr | FibExpr | ObjrefExpr | GenericExpr;
+  | CtExpr | LimitExpr | LogExpr | QuotaExpr | RejectExpr | NatExpr | MasqExpr | RedirExpr | FibExpr | ObjrefExpr | RangeExpr | ByteorderExpr | ConnlimitExpr | GenericExpr;
 
 export type {
   MetaExpr, PayloadExpr, CmpExpr, BitwiseExpr, ImmediateExpr, CounterExpr, LookupExpr, GenericExpr,
-  CtExpr, LimitExpr, LogExpr, QuotaExpr, RejectExpr, NatExpr, MasqExpr, RedirExpr, FibExpr, ObjrefExpr,
+  CtExpr, LimitExpr, LogExpr, QuotaExpr, RejectExpr, NatExpr, MasqExpr, RedirExpr, FibExpr, ObjrefExpr, RangeExpr, ByteorderExpr, ConnlimitExpr,
 };
 export { metaExpr, payloadExpr, cmpExpr, bitwiseExpr, immediateExpr, counterExpr, lookupExpr };
-export { ctExpr, limitExpr, logExpr, quotaExpr, rejectExpr, natExpr, masqExpr, redirExpr, fibExpr, objrefExpr };
+export { ctExpr, limitExpr, logExpr, quotaExpr, rejectExpr, natExpr, masqExpr, redirExpr, fibExpr, objrefExpr, rangeExpr, byteorderExpr, connlimitExpr };
 export { ctField, CT_KEY_NAMES } from './ct.js';
 export { type LimitSpec, encodeLimit, decodeLimit, limitPrinted } from './limit.js';
 export { type QuotaSpec, encodeQuota, decodeQuota, quotaText } from './quota.js';
