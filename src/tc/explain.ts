@@ -73,6 +73,20 @@ function kindMissing(e: NetlinkError, object: 'qdisc' | 'filter', kind: string |
   return e.withMessage(`${object} kind '${kind ?? ''}' is unknown to this kernel (${e.code}): check the name; if it is right, the module that provides it is not loaded and cannot be loaded`);
 }
 
+/**
+ * ENOENT on a filter that carries actions: the classifier's module or an
+ * action's is missing, and the errno does not say which (the kernel looks
+ * the classifier up first, then each action). Names every candidate
+ * module; category `missing-module`.
+ */
+function kindOrActionMissing(e: NetlinkError, kind: string | undefined, module: string | undefined, actions: Array<{ kind: string; module: string }>): NetlinkError {
+  const mods = [...(module ? [module] : []), ...actions.map((a) => a.module)];
+  const acts = actions.map((a) => `'${a.kind}'`).join(', ');
+  const err = e.withMessage(`filter kind '${kind ?? ''}' or action kind${actions.length > 1 ? 's' : ''} ${acts} not available in this kernel (module${mods.length > 1 ? 's' : ''} ${mods.join(', ')}: one of them is missing)`);
+  (err as { category: ErrorCategory }).category = 'missing-module';
+  return err;
+}
+
 /** errnoName gives 95 as ENOTSUP or EOPNOTSUPP depending on Node's table order; both mean EOPNOTSUPP here. */
 function codeOf(e: NetlinkError): string {
   return e.code === 'ENOTSUP' ? 'EOPNOTSUPP' : e.code;
@@ -255,6 +269,9 @@ export async function explainFilter(conn: TcConnection, e: unknown, op: TcOp, d:
     const list = await qdiscsOn(conn, ifindex);
     if (list && !parentQdiscExists(list, parent)) return e.withMessage(`cannot ${op} ${what}: no qdisc ${formatQdiscHandle(parent)} on ${dev}`);
     if (op === 'change' && code === 'ENOENT') return e.withMessage(`no ${what} to change; use add`);
+    // filterRequest notes the action kinds of the request (actions/list.ts actionKindsOf)
+    const actions = (req as TcRequest & { actions?: Array<{ kind: string; module: string }> }).actions;
+    if (actions?.length && code === 'ENOENT') return kindOrActionMissing(e, kind, req.module, actions);
     return kindMissing(e, 'filter', kind, req.module);
   } else if (code === 'EEXIST') {
     return e.withMessage(`${what}${fhText ? ` with${fhText}` : ''} already exists; use replace`);

@@ -27,6 +27,7 @@ import { filterParentOf, handleOf, qdiscHandleOf, toHandle } from './handle.js';
 import { parseProtocol } from './proto.js';
 import { checkOptionKeys, filterKind, filterModule, qdiscKind, qdiscModule } from './registry.js';
 import { encodeTcmsg, filterInfo } from './tcmsg.js';
+import { actionKindsOf, type ActionModules } from './actions/list.js';
 import type { ClassSpec, FilterSpec, KindOptions, QdiscSpec, TcOp, TcRequest } from './types.js';
 
 /** Flags of the RTM_NEW* message of each operation but delete. */
@@ -169,6 +170,7 @@ export function filterRequest(op: TcOp, ifindex: number, spec: Omit<FilterSpec, 
     payload.push(u32(TCA_CHAIN, spec.chain));
   }
   const desc = kind === undefined ? undefined : filterKind(kind);
+  let actions: ActionModules | undefined;
   if (op !== 'delete' && spec.options !== undefined) {
     if (!desc?.encodeOptions) throw new UsageError(`filter kind '${kind}' is not known to synplug, so it cannot encode its options`);
     let o: Record<string, unknown>;
@@ -179,6 +181,7 @@ export function filterRequest(op: TcOp, ifindex: number, spec: Omit<FilterSpec, 
       o = checkOptionKeys(desc, 'filter', spec.options);
     }
     pushAll(payload, desc.encodeOptions(o));
+    actions = actionKindsOf(o);
   } else if (op === 'delete' && spec.options !== undefined) {
     throw new UsageError('filter delete takes no options');
   }
@@ -189,5 +192,6 @@ export function filterRequest(op: TcOp, ifindex: number, spec: Omit<FilterSpec, 
     req.kind = kind;
     if (desc) req.module = filterModule(kind);
   }
+  if (actions) (req as TcRequest & { actions?: ActionModules }).actions = actions;
   return req;
 }

@@ -21,7 +21,7 @@ import { NlaTable } from '../nla.js';
 import { formatStats, stats2Into } from '../stats.js';
 import { TCA_ACT_KIND, TCA_ACT_OPTIONS, TCA_ACT_STATS, TCA_ACT_COOKIE, TCA_ACT_MAX } from './constants.js';
 import { MAX_ACTIONS } from './common.js';
-import { actionKind, actionKindNames } from './registry.js';
+import { actionKind, actionKindNames, actionModule } from './registry.js';
 import type { ActionEntry, ActionSpec } from './types.js';
 
 /**
@@ -196,4 +196,22 @@ export async function resolveActionDeviceNames<E extends WithActions>(conn: Rout
   const links = await listRawLinks(conn);
   const m = new Map(links.map((l) => [l.index, l.ifname]));
   return nameActionDevices(entries, (i) => m.get(i));
+}
+
+/** Action kinds and their kernel modules (`[{ kind: 'gact', module: 'act_gact' }]`). */
+export type ActionModules = Array<{ kind: string; module: string }>;
+
+/**
+ * The action kinds an options object carries (its `actions`), each with its
+ * kernel module, for error messages; undefined when there are none.
+ */
+export function actionKindsOf(options: unknown): ActionModules | undefined {
+  const acts = (options as { actions?: unknown } | undefined)?.actions;
+  if (!Array.isArray(acts) || acts.length === 0) return undefined;
+  const out: Array<{ kind: string; module: string }> = [];
+  for (const a of acts) {
+    const kind = (a as { kind?: unknown } | null)?.kind;
+    if (typeof kind === 'string' && !out.some((x) => x.kind === kind)) out.push({ kind, module: actionModule(kind) });
+  }
+  return out.length ? out : undefined;
 }
