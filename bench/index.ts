@@ -2,10 +2,13 @@
  * `npm run bench`: synplug against the reference tools, measured in the same
  * run, in a fresh network namespace (scripts/in-netns.sh), on devices of its
  * own. Prints tables and PASS/FAIL lines for the targets, and writes every
- * figure to bench/results/issue2-latest.json.
+ * figure to bench/results/issue10-latest.json (the printed text beside it, .txt).
  *
- * 1. qdisc-latency.ts: one qdisc change, warm process vs a process per change vs the bare socket.
+ * 1. qdisc-latency.ts: one qdisc change: the syscall floor (Python's socket), the bare koffi
+ *    transport, the connection, changeQdisc, the old `netlink` npm socket, a process per change.
  * 2. class-list.ts: `synplug show class --stats --json` vs `tc -s -j class show` on many htb classes.
+ * 3. strict-dump.ts: one device's addresses and qdiscs among 200 devices, with and without
+ *    NETLINK_GET_STRICT_CHK.
  *
  * Options (after `npm run bench --`): see {@link USAGE}.
  *
@@ -17,9 +20,10 @@ import { parseArgs } from 'node:util';
 import { runClassList, type ClassListResult } from './class-list.js';
 import { assertIsolated, build, machine, missingTools, ROOT } from './lib/env.js';
 import { runQdiscLatency, type QdiscLatencyResult } from './qdisc-latency.js';
+import { runStrictDump, type StrictDumpResult } from './strict-dump.js';
 
 const USAGE = `usage: npm run bench -- [options]
-  --only latency|classes   run one part
+  --only latency|classes|strict   run one part
   --iterations N           in-process iterations per variant (default 2000)
   --process-iterations N   processes per variant (default 200)
   --classes A,B            class counts (default 10000,30000; the last is lowered to fit the budget)
@@ -27,7 +31,7 @@ const USAGE = `usage: npm run bench -- [options]
   --budget S               seconds the whole bench may take (default 570)
   --profile auto|always|never   CPU-profile the CLI when a class-list target fails (default auto)
   --no-build               use dist/ as it is (default: npx tsc -p tsconfig.json first)
-  --out FILE               JSON results (default bench/results/issue2-latest.json)
+  --out FILE               JSON results (default bench/results/issue10-latest.json; the printed text goes to the same name with .txt)
   --strict                 exit 1 when a target fails`;
 
 const { values } = parseArgs({
@@ -70,8 +74,8 @@ const started = Date.now();
 const budgetS = num('budget', values.budget) ?? 570;
 const deadline = started + budgetS * 1000;
 const only = values.only;
-if (only !== undefined && only !== 'latency' && only !== 'classes') {
-  process.stderr.write(`bench: --only takes latency or classes\n${USAGE}\n`);
+if (only !== undefined && only !== 'latency' && only !== 'classes' && only !== 'strict') {
+  process.stderr.write(`bench: --only takes latency, classes or strict\n${USAGE}\n`);
   process.exit(2);
 }
 const profile = values.profile ?? 'auto';
@@ -81,20 +85,27 @@ if (profile !== 'auto' && profile !== 'always' && profile !== 'never') {
 }
 
 const m = machine();
-const say = (s: string) => process.stdout.write(s);
-say(`synplug bench (issue 2): kernel ${m.kernel}, ${m.cpus} x ${m.cpuModel}, load average ${m.loadavg1} at start, node ${m.node}, ${m.tc}, ${m.libnl}\n`);
+const printed: string[] = [];
+const say = (s: string) => { printed.push(s); process.stdout.write(s); };
+say(`synplug bench (issues 2, 10): kernel ${m.kernel}, ${m.cpus} x ${m.cpuModel}, load average ${m.loadavg1} at start, node ${m.node}, ${m.tc}, ${m.libnl}\n`);
 say(`checkout ${m.git.head}${m.git.dirtySrc.length ? `, uncommitted changes in ${m.git.dirtySrc.join(', ')}` : ''}\n`);
 if (m.loadavg1 > m.cpus) say(`warning: the load average (${m.loadavg1}) exceeds the CPU count (${m.cpus}): other work is running, wall times and tails are inflated; ratios are measured in the same run, interleaved\n`);
 say('\n');
 
 let latency: QdiscLatencyResult | undefined;
 let classes: ClassListResult | undefined;
-if (only !== 'classes') {
+let strict: StrictDumpResult | undefined;
+if (only === undefined || only === 'latency') {
   say('== 1. qdisc change round trip ==\n');
   latency = await runQdiscLatency({ inProcess: num('iterations', values.iterations), processes: num('process-iterations', values['process-iterations']) });
   say(latency.text + '\n');
 }
-if (only !== 'latency') {
+if (only === undefined || only === 'strict') {
+  say('== 3. strict dumps (NETLINK_GET_STRICT_CHK) on 200 devices ==\n');
+  strict = await runStrictDump();
+  say(strict.text + '\n');
+}
+if (only === undefined || only === 'classes') {
   if (!values['no-build']) {
     say('building dist/ (npx tsc -p tsconfig.json) ...\n');
     build();
@@ -116,16 +127,18 @@ const elapsedS = (Date.now() - started) / 1000;
 say(`bench took ${elapsedS.toFixed(0)} s\n`);
 
 const strip = <T extends { text: string }>(r: T | undefined) => (r ? { ...r, text: undefined } : undefined);
-const out = values.out ?? join(ROOT, 'bench', 'results', 'issue2-latest.json');
+const out = values.out ?? join(ROOT, 'bench', 'results', 'issue10-latest.json');
 mkdirSync(join(out, '..'), { recursive: true });
 writeFileSync(out, JSON.stringify({
   date: new Date(started).toISOString(),
   elapsedS,
   machine: m,
-  units: { latency: 'microseconds', classList: 'milliseconds (wallMs, lib.*), KiB (maxRssKiB), seconds (userS, sysS, createS)' },
+  units: { latency: 'microseconds', classList: 'milliseconds (wallMs, lib.*), KiB (maxRssKiB), seconds (userS, sysS, createS)', strict: 'microseconds' },
   latency: strip(latency),
   classList: strip(classes),
+  strict: strip(strict),
   targets,
 }, null, 2) + '\n');
 say(`results: ${out}\n`);
+writeFileSync(out.replace(/\.json$/, '') + '.txt', printed.join(''));
 if (values.strict && targets.some((t) => !t.pass)) process.exitCode = 1;

@@ -9,11 +9,12 @@
  *
  * | row | what |
  * |---|---|
- * | bare socket | `netlink` npm RawNetlinkSocket, a pre-encoded RTM_NEWQDISC with NLM_F_ACK, wait for the ack: the floor |
- * | conn.request | NetlinkConnection.request of a pre-built request (seq, encode, ack matching) |
+ * | syscall floor (python) | Python's own AF_NETLINK socket: send + recv of the same pre-encoded request (bench/lib/floor.py), timed in Python; run in 4 parts interleaved with the rows below |
+ * | bare koffi transport | synplug's SocketTransport alone: send a pre-encoded RTM_NEWQDISC with NLM_F_ACK, the ack read inside send |
+ * | conn.request | NetlinkConnection.request of a pre-built request (seq, encode, ack matching): how the guard sends plug verbs |
  * | changeQdisc (ifindex) | `changeQdisc(conn, { ifindex, ... })`: builds and sends the same single message |
  * | changeQdisc (dev name) | `changeQdisc(conn, { dev, ... })`: RTM_GETLINK for the name, then the change; the two messages tc and nl-qdisc-add send |
- * | what-if: 32 KiB buffer | the pre-built request over a socket reading with a fixed 32 KiB buffer instead of peeking (see class-list.ts) |
+ * | old `netlink` npm socket | the package synplug used before koffi (a devDependency now), pre-encoded, uv_poll and a callback per datagram |
  * | tc / nl-qdisc-add, from Node | one process per change, `spawnSync` from this warm process |
  * | tc / nl-qdisc-add, from bash | one process per change from a bash loop (cheaper forks than Node's) |
  * | /bin/true | a process that does nothing, for scale |
@@ -22,13 +23,16 @@
  *
  * @module
  */
-import { NetlinkConnection } from '../src/netlink/connection.js';
-import { NETLINK_ROUTE, NLMSG_ERROR, NLM_F_ACK, NLM_F_REQUEST, parseMessages } from '../src/netlink/message.js';
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+import { NetlinkConnection, SocketTransport } from '../src/netlink/connection.js';
+import { NETLINK_ROUTE, NLMSG_ERROR, NLM_F_ACK, NLM_F_REQUEST } from '../src/netlink/message.js';
 import { RTM_NEWQDISC } from '../src/netlink/route/constants.js';
-import { changeQdisc, qdiscRequest } from '../src/tc/ops.js';
-import { assertIsolated, createIfb, deleteLink, libnlModuleEnv, machine, NL_QDISC_ADD, sh, TC } from './lib/env.js';
+import { changeQdisc } from '../src/tc/qdisc.js';
+import { qdiscRequest } from '../src/tc/request.js';
+import { assertIsolated, createIfb, deleteLink, libnlModuleEnv, machine, NL_QDISC_ADD, ROOT, sh, TC } from './lib/env.js';
 import { timeShellLoop, timeSpawns, type Cmd } from './lib/proc.js';
-import { CountingTransport, openRawSocket } from './lib/transport.js';
+import { openRawSocket } from './lib/transport.js';
 import { summarize, type Summary } from './lib/stats.js';
 import { fmtRatio, fmtUs, renderTable, verdict } from './lib/table.js';
 
@@ -95,8 +99,8 @@ function bareChange(ifindex: number, limit: number): Buffer {
   return b;
 }
 
-/** A bare round-trip runner: send, wait for the ack of that seq (errno must be 0). */
-function bareRunner(ifindex: number): { run(limit: number): Promise<void>; close(): void } {
+/** The old `netlink` npm socket: send, wait for the ack of that seq (errno must be 0). */
+function npmRunner(ifindex: number): { run(limit: number): Promise<void>; close(): void } {
   const sock = openRawSocket(NETLINK_ROUTE);
   const msgs = new Map<number, Buffer>();
   let seq = 1;
@@ -126,6 +130,45 @@ function bareRunner(ifindex: number): { run(limit: number): Promise<void>; close
     },
     close: () => sock.close(),
   };
+}
+
+/**
+ * The bare koffi transport: send the pre-encoded request; the kernel has
+ * queued the ack before send returns and the transport reads it inside send
+ * (one recv), handing it to the callback, which checks it.
+ */
+function koffiRunner(ifindex: number): { run(limit: number): Promise<void>; close(): void } {
+  const tr = new SocketTransport(NETLINK_ROUTE);
+  const msgs = new Map<number, Buffer>();
+  let seq = 1;
+  let want = 0;
+  let got: string | undefined;
+  tr.onError((e) => { got = e.message; });
+  tr.onDatagram((d) => {
+    const errno = d.readUInt16LE(4) === NLMSG_ERROR ? -d.readInt32LE(16) : -1;
+    got = d.readUInt32LE(8) === want && errno === 0 ? 'ok' : `bare change refused: type ${d.readUInt16LE(4)}, errno ${errno}`;
+  });
+  return {
+    run(limit: number): Promise<void> {
+      let b = msgs.get(limit);
+      if (!b) { b = bareChange(ifindex, limit); msgs.set(limit, b); }
+      want = seq++;
+      b.writeUInt32LE(want, 8);
+      got = undefined;
+      tr.send(b);
+      if (got === 'ok') return Promise.resolve();
+      return Promise.reject(new Error(got ?? 'bare koffi transport: the ack was not there after send'));
+    },
+    close: () => tr.close(),
+  };
+}
+
+/** Run the Python floor for `n` round trips alternating limits `a`/`b`; microseconds each, and the last limit it set. */
+function pythonFloor(ifindex: number, n: number, a: number, b: number): { us: number[]; last: number } {
+  const r = spawnSync('python3', [join(ROOT, 'bench', 'lib', 'floor.py'), String(ifindex), String(n), String(a), String(b)], { encoding: 'utf8', maxBuffer: 64 << 20 });
+  if (r.status !== 0) throw new Error(`python floor failed: ${r.stderr || r.error?.message}`);
+  const o = JSON.parse(r.stdout) as { ns: number[]; last: number };
+  return { us: o.ns.map((x) => x / 1000), last: o.last };
 }
 
 function currentLimit(dev: string): number {
@@ -158,10 +201,8 @@ export async function runQdiscLatency(options: QdiscLatencyOptions = {}): Promis
   const ifindex = createIfb(dev);
   sh(TC, ['qdisc', 'add', 'dev', dev, 'root', 'handle', '1:', 'pfifo', 'limit', '1000']);
   const conn = NetlinkConnection.open(NETLINK_ROUTE);
-  // what-if: the same connection over a socket that reads with a fixed 32 KiB
-  // buffer (the class-list bench shows why); it must not slow a change down
-  const conn32k = new NetlinkConnection(new CountingTransport(NETLINK_ROUTE, { messagePeeking: false, msgBufferSize: 32768 }), NETLINK_ROUTE);
-  const bare = bareRunner(ifindex);
+  const bare = koffiRunner(ifindex);
+  const npm = npmRunner(ifindex);
   const nlEnv = libnlModuleEnv('pfifo');
   if (!nlEnv) throw new Error('libnl-utils pfifo module not found (install libnl-utils)');
   try {
@@ -177,22 +218,32 @@ export async function runQdiscLatency(options: QdiscLatencyOptions = {}): Promis
       return r;
     };
     const inProc: Array<{ name: string; roundTrips: number; f: (limit: number) => Promise<unknown> }> = [
-      { name: 'bare socket (netlink npm), pre-encoded', roundTrips: 1, f: (l) => bare.run(l) },
+      { name: 'bare koffi transport, pre-encoded', roundTrips: 1, f: (l) => bare.run(l) },
       { name: 'NetlinkConnection.request, pre-built', roundTrips: 1, f: (l) => conn.request(prebuiltFor(l)) },
       { name: 'changeQdisc by ifindex', roundTrips: 1, f: (l) => changeQdisc(conn, { ifindex, ...spec(l) }) },
       { name: 'changeQdisc by dev name', roundTrips: 2, f: (l) => changeQdisc(conn, { dev, ...spec(l) }) },
-      { name: 'what-if: request, pre-built, 32 KiB buffer', roundTrips: 1, f: (l) => conn32k.request(prebuiltFor(l)) },
+      { name: 'old `netlink` npm socket, pre-encoded', roundTrips: 1, f: (l) => npm.run(l) },
     ];
     const samples = inProc.map(() => [] as number[]);
+    const floorSamples: number[] = [];
+    const floorLimits = [1000, 1001] as const;
 
     // warm-up: JIT, socket buffers, the kernel's paths
     for (const [k, v] of inProc.entries()) await timeCalls(300, (i) => v.f(limits(k)[i % 2]));
     // Interleaved blocks of 50 calls, variant after variant: on a busy machine the
     // bursts of scheduling delay then hit every row alike. Every 10th round checks
-    // that the kernel holds the last limit each variant set.
+    // that the kernel holds the last limit each variant set. The Python floor runs
+    // in four parts (its own 300 warm-up round trips each) between the rounds.
     const block = 50;
     const rounds = Math.ceil(nIn / block);
+    const floorParts = 4;
     for (let r = 0; r < rounds; r++) {
+      if (r % Math.ceil(rounds / floorParts) === 0) {
+        const f = pythonFloor(ifindex, Math.ceil(nIn / floorParts), floorLimits[0], floorLimits[1]);
+        floorSamples.push(...f.us);
+        const got = currentLimit(dev);
+        if (got !== f.last) throw new Error(`python floor: kernel shows limit ${got}, expected ${f.last}`);
+      }
       for (const [k, v] of inProc.entries()) {
         samples[k].push(...(await timeCalls(block, (i) => v.f(limits(k)[i % 2]))));
         if (r % 10 === 9 || r === rounds - 1) {
@@ -232,20 +283,22 @@ export async function runQdiscLatency(options: QdiscLatencyOptions = {}): Promis
     if (currentLimit(dev) !== limits(base + 3)[(nProc - 1) % 2]) throw new Error('nl-qdisc-add (bash loop): the last change does not show in tc qdisc show');
 
     const rows: LatencyRow[] = [
+      { name: 'syscall floor: python3 socket send+recv', roundTrips: 1, summary: summarize(floorSamples) },
       ...inProc.map((v, k) => ({ name: v.name, roundTrips: v.roundTrips, summary: summarize(samples[k]) })),
       ...procNames.map((name, k) => ({ name, roundTrips: name.includes('true') ? 0 : 2, summary: summarize(procSamples[k].map((ms) => ms * 1000)) })),
     ];
-    const bareMed = rows[0].summary.median;
+    const floor = rows[0].summary;
     const table = renderTable(
       `One qdisc change (pfifo limit, alternating) on ${dev}: round trip, microseconds`,
-      ['how', 'n', 'netlink msgs', 'median', 'p99', 'min', 'x bare median'],
-      rows.map((r) => [r.name, r.summary.n, r.roundTrips || '-', fmtUs(r.summary.median), fmtUs(r.summary.p99), fmtUs(r.summary.min), fmtRatio(r.summary.median / bareMed)]),
+      ['how', 'n', 'netlink msgs', 'median', 'p99', 'min', 'x floor median', 'x floor p99'],
+      rows.map((r) => [r.name, r.summary.n, r.roundTrips || '-', fmtUs(r.summary.median), fmtUs(r.summary.p99), fmtUs(r.summary.min), fmtRatio(r.summary.median / floor.median), fmtRatio(r.summary.p99 / floor.p99)]),
     );
 
-    const pre = rows[1].summary;
-    const byIdx = rows[2].summary;
-    const byName = rows[3].summary;
-    const procRows = rows.slice(inProc.length).filter((r) => r.roundTrips === 2);
+    const bareS = rows[1].summary;
+    const pre = rows[2].summary;
+    const byIdx = rows[3].summary;
+    const byName = rows[4].summary;
+    const procRows = rows.slice(1 + inProc.length).filter((r) => r.roundTrips === 2);
     const fastestProc = procRows.reduce((a, b) => (b.summary.median < a.summary.median ? b : a));
     const fp = `the fastest process row (${fastestProc.name}, ${fmtUs(fastestProc.summary.median)} us)`;
     const targets: Target[] = [];
@@ -253,16 +306,19 @@ export async function runQdiscLatency(options: QdiscLatencyOptions = {}): Promis
       const r = fastestProc.summary.median / s.median;
       targets.push({ name: `change, ${what}: >= 50x faster than a process per change`, pass: r >= 50, text: `${what} median ${fmtUs(s.median)} us vs ${fp}: ${fmtRatio(r)} faster (target >= 50x)` });
     };
-    const vsBare = (what: string, s: Summary) => {
-      const r = s.median / bareMed;
-      targets.push({ name: `change, ${what}: within 2x of the bare socket round trip`, pass: r <= 2, text: `${what} median ${fmtUs(s.median)} us vs bare socket ${fmtUs(bareMed)} us: ${fmtRatio(r)} (target <= 2x)` });
+    const vsFloor = (what: string, s: Summary, max: number) => {
+      const r = s.median / floor.median;
+      targets.push({ name: `change, ${what}: median <= ${max}x the syscall floor`, pass: r <= max, text: `${what} median ${fmtUs(s.median)} us vs the python floor ${fmtUs(floor.median)} us: ${fmtRatio(r)} (target <= ${max}x)` });
+      const q = s.p99 / floor.p99;
+      targets.push({ name: `change, ${what}: p99 <= 3x the floor's p99`, pass: q <= 3, text: `${what} p99 ${fmtUs(s.p99)} us vs the floor's p99 ${fmtUs(floor.p99)} us: ${fmtRatio(q)} (target <= 3x)` });
     };
     // A warm process resolves the device once: by ifindex is the primary figure. By dev name
     // repeats the name lookup every call (the two messages each tool process sends).
     vsProc('changeQdisc by ifindex', byIdx);
     vsProc('changeQdisc by dev name', byName);
-    vsBare('changeQdisc by ifindex', byIdx);
-    vsBare('pre-built request (how the guard sends plug verbs)', pre);
+    vsFloor('bare koffi transport', bareS, 1.2);
+    vsFloor('NetlinkConnection.request, pre-built (how the guard sends plug verbs)', pre, 1.5);
+    vsFloor('changeQdisc by ifindex', byIdx, 2);
     const ratios = renderTable('Ratios, medians (process time / synplug time)', ['process per change', 'vs changeQdisc by dev name', 'vs by ifindex'],
       procRows.map((r) => [r.name, fmtRatio(r.summary.median / byName.median), fmtRatio(r.summary.median / byIdx.median)]));
     return {
@@ -274,8 +330,8 @@ export async function runQdiscLatency(options: QdiscLatencyOptions = {}): Promis
     };
   } finally {
     bare.close();
+    npm.close();
     conn.close();
-    conn32k.close();
     deleteLink(dev);
   }
 }

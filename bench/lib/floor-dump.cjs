@@ -5,16 +5,25 @@
 // else: no decoding, no output. It prints the number of RTM_NEWTCLASS
 // messages, which the bench checks.
 //
-// Its time is node's start-up, loading the `netlink` package's native socket,
-// and the kernel building the dump; a real lister (tc, synplug) adds decoding
-// and printing on top.
+// Its time is node's start-up, loading koffi (the C function interface
+// synplug's socket uses) and the kernel building the dump; a real lister (tc,
+// synplug) adds decoding and printing on top. It reads with blocking recv
+// calls: a program that has nothing else to do need not poll.
 //
 // usage: node bench/lib/floor-dump.cjs DEV
 'use strict';
-const { RawNetlinkSocket } = require('netlink/dist/raw.js');
+const koffi = require('koffi');
 
+const lib = koffi.load(null);
+const socket = lib.func('int socket(int, int, int)');
+const sendFn = lib.func('intptr_t send(int, const void *, size_t, int)');
+const recvFn = lib.func('intptr_t recv(int, void *, size_t, int)');
+const fd = socket(16 /* AF_NETLINK */, 3 /* SOCK_RAW */ | 0o2000000 /* SOCK_CLOEXEC */, 0 /* NETLINK_ROUTE */);
+const rbuf = Buffer.alloc(65536);
+const sock = {
+  send(m) { if (sendFn(fd, m, m.length, 0) < 0) fail(`send: errno ${koffi.errno()}`); },
+};
 const dev = process.argv[2];
-const sock = new RawNetlinkSocket(0, { messagePeeking: false, msgBufferSize: 65536 });
 const NLM_F_REQUEST = 1, NLM_F_ACK = 4, NLM_F_DUMP = 0x300;
 const RTM_NEWLINK = 16, RTM_GETLINK = 18, RTM_NEWTCLASS = 40, RTM_GETTCLASS = 42;
 const NLMSG_ERROR = 2, NLMSG_DONE = 3, IFLA_IFNAME = 3;
@@ -40,7 +49,7 @@ ifla.writeUInt16LE(4 + name.length, 0);
 ifla.writeUInt16LE(IFLA_IFNAME, 2);
 name.copy(ifla, 4);
 let count = 0;
-sock.on('message', (d) => {
+function onMessage(d) {
   for (let off = 0; off + 16 <= d.length;) {
     const len = d.readUInt32LE(off);
     const type = d.readUInt16LE(off + 4);
@@ -55,10 +64,17 @@ sock.on('message', (d) => {
       count++;
     } else if (seq === 2 && type === NLMSG_DONE) {
       process.stdout.write(`${count}\n`);
-      sock.close();
+      done = true;
       return;
     }
     off += (len + 3) & ~3;
   }
-});
+}
+
 sock.send(message(RTM_GETLINK, NLM_F_ACK, 1, Buffer.concat([Buffer.alloc(16), ifla])));
+let done = false;
+while (!done) {
+  const n = Number(recvFn(fd, rbuf, rbuf.length, 0));
+  if (n < 0) fail(`recv: errno ${koffi.errno()}`);
+  onMessage(rbuf.subarray(0, n));
+}

@@ -1,13 +1,55 @@
 /**
- * Netlink sockets for the bench: the bare `netlink` npm RawNetlinkSocket
- * (the floor of a round trip), and a counting transport that can read with a
- * fixed receive buffer instead of the package's default message peeking, to
- * show what the buffer size does to the kernel's dump chunk size.
+ * Netlink sockets for the bench:
+ *
+ * - the old `netlink` npm package's RawNetlinkSocket (a devDependency, kept
+ *   only so that the bench measures the change to the koffi socket rather
+ *   than assuming it), and a counting transport over it that can read by
+ *   peeking at each datagram (its default) or with a fixed buffer;
+ * - {@link CountingSocketTransport}: synplug's own koffi SocketTransport,
+ *   counting what it receives.
  *
  * @module
  */
 import { createRequire } from 'node:module';
 import type { Transport } from '../../src/netlink/connection.js';
+import { SocketTransport, type SocketOptions } from '../../src/netlink/transport.js';
+
+/** synplug's SocketTransport counting the datagrams and bytes it delivers. */
+export class CountingSocketTransport extends SocketTransport {
+  /** datagrams received */
+  datagrams = 0;
+  /** bytes received */
+  bytes = 0;
+  /** largest datagram received */
+  maxDatagram = 0;
+  /** netlink messages received (headers walked by nlmsg_len) */
+  messages = 0;
+  /** @param protocol netlink protocol number */
+  constructor(protocol: number, options?: SocketOptions) {
+    super(protocol, options);
+  }
+  override onDatagram(cb: (datagram: Buffer) => void): void {
+    super.onDatagram((d) => {
+      for (let off = 0; off + 16 <= d.length;) {
+        const len = d.readUInt32LE(off);
+        if (len < 16) break;
+        this.messages++;
+        off += (len + 3) & ~3;
+      }
+      this.datagrams++;
+      this.bytes += d.length;
+      if (d.length > this.maxDatagram) this.maxDatagram = d.length;
+      cb(d);
+    });
+  }
+  /** Reset the counters. */
+  reset(): void {
+    this.datagrams = 0;
+    this.bytes = 0;
+    this.maxDatagram = 0;
+    this.messages = 0;
+  }
+}
 
 /** The part of `netlink`'s RawNetlinkSocket the bench uses. */
 export interface RawSocket {
@@ -26,7 +68,7 @@ export interface RawSocketOptions {
   msgBufferSize?: number;
 }
 
-/** Open a RawNetlinkSocket of the `netlink` npm package. */
+/** Open a RawNetlinkSocket of the `netlink` npm package (a devDependency: the bench's comparison row only). */
 export function openRawSocket(protocol: number, options?: RawSocketOptions): RawSocket {
   const require = createRequire(import.meta.url);
   const { RawNetlinkSocket } = require('netlink/dist/raw.js') as { RawNetlinkSocket: new (p: number, o?: object) => RawSocket };
