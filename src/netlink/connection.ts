@@ -34,9 +34,10 @@ export interface Transport {
   send(datagram: Buffer): void;
   /**
    * Send a datagram that starts a dump. Optional: a transport may send it on
-   * a socket of its own that reads with a large buffer (see
-   * {@link SocketTransport}); its replies arrive through the same
-   * {@link Transport.onDatagram} callback. Without it, {@link Transport.send} is used.
+   * a socket of its own (e.g. one that reads with a larger buffer); its
+   * replies arrive through the same {@link Transport.onDatagram} callback.
+   * Without it, {@link Transport.send} is used ({@link SocketTransport} has
+   * none: its one socket reads everything with a 64 KiB buffer).
    */
   sendDump?(datagram: Buffer): void;
   /** Register the receiver of every datagram that arrives. */
