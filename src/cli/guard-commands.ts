@@ -8,7 +8,8 @@ import { UsageError } from '../netlink/errors.js';
 import { parseDuration, parseUint, type GuardConfig } from '../guard/config.js';
 import type * as GuardModule from '../guard/index.js';
 import { EXIT, exitCodesHelp } from './exit-codes.js';
-import { jsonOption, run } from './main.js';
+import { jsonOption, run } from './run.js';
+import { formatCheck, formatPlug, formatProtect, formatRelease, formatSetup, formatStatus, formatTeardown } from './format-guard.js';
 import { isIP } from 'node:net';
 
 /** The guard is loaded when a command runs, not at start-up: `--help` and `show` stay fast. */
@@ -24,9 +25,24 @@ function configOptions(cmd: Command, which: { setup?: boolean } = {}): Command {
     cmd.addOption(new Option('--limit <bytes>', 'plug limit in bytes; more is dropped (default 1048576)'));
   }
   cmd.addOption(new Option('--table <name>', 'nftables table owned by synplug (default synplug)').hideHelp());
-  cmd.addOption(new Option('--state-dir <dir>', 'state directory (default /run/synplug, env SYNPLUG_STATE_DIR)').hideHelp());
+  cmd.addOption(new Option('--state-dir <dir>', 'state directory: a directory of this user that nobody else can write, created mode 0700 when missing (default /run/synplug, env SYNPLUG_STATE_DIR)'));
   cmd.addOption(jsonOption());
   return cmd;
+}
+
+/**
+ * The state directory: --state-dir, else SYNPLUG_STATE_DIR, else the default.
+ * @throws {UsageError} an empty --state-dir, or SYNPLUG_STATE_DIR set but empty (named)
+ */
+export function stateDirOf(flag: string | undefined, env: NodeJS.ProcessEnv = process.env): string | undefined {
+  if (flag !== undefined) {
+    if (flag === '') throw new UsageError('--state-dir is empty: give a directory');
+    return flag;
+  }
+  const v = env.SYNPLUG_STATE_DIR;
+  if (v === undefined) return undefined;
+  if (v === '') throw new UsageError("the environment variable SYNPLUG_STATE_DIR is set but empty: unset it (for the default /run/synplug) or give a directory");
+  return v;
 }
 
 function config(f: ConfigFlags): Partial<GuardConfig> {
@@ -36,7 +52,7 @@ function config(f: ConfigFlags): Partial<GuardConfig> {
     mark: f.mark !== undefined ? parseUint(f.mark, '--mark') : undefined,
     limit: f.limit !== undefined ? parseUint(f.limit, '--limit') : undefined,
     table: f.table,
-    stateDir: f.stateDir ?? process.env.SYNPLUG_STATE_DIR,
+    stateDir: stateDirOf(f.stateDir),
   };
 }
 
@@ -68,7 +84,7 @@ export function guardCommands(program: Command): void {
     .action(run(async (f: ConfigFlags & { force: boolean }) => {
       const guard = await loadGuard();
       const r = await guard.setup({ ...config(f), force: f.force });
-      out(f.json, r, guard.formatSetup(r));
+      out(f.json, r, formatSetup(r));
     }));
 
   configOptions(program.command('check')
@@ -77,7 +93,7 @@ export function guardCommands(program: Command): void {
     .action(run(async (f: ConfigFlags) => {
       const guard = await loadGuard();
       const r = await guard.check(config(f));
-      out(f.json, r, guard.formatCheck(r));
+      out(f.json, r, formatCheck(r));
       return r.state === 'ok' ? EXIT.OK : r.state === 'absent' ? EXIT.FAILURE : EXIT.USAGE;
     }));
 
@@ -89,7 +105,7 @@ export function guardCommands(program: Command): void {
       const guard = await loadGuard();
       const maxHoldMs = parseDuration(f.maxHold, '--max-hold');
       const r = await guard.plug({ ...config(f), maxHoldMs });
-      out(f.json, r, `plugged: new connections to ${r.addr} are held until 'synplug release' (at most ${f.maxHold})`);
+      out(f.json, r, formatPlug(r, f.maxHold));
     }));
 
   configOptions(program.command('release')
@@ -98,7 +114,7 @@ export function guardCommands(program: Command): void {
     .action(run(async (f: ConfigFlags) => {
       const guard = await loadGuard();
       const r = await guard.release(config(f));
-      out(f.json, r, r.plugExists ? `released${r.wasBuffering ? '' : ' (it was not recorded as plugged)'}; ${r.backlog} packet(s) were still queued` : `no plug qdisc on ${r.dev}: nothing is held (synplug is not set up there)`);
+      out(f.json, r, formatRelease(r));
     }));
 
   configOptions(program.command('protect')
@@ -122,7 +138,7 @@ export function guardCommands(program: Command): void {
         onNotice: (line) => process.stderr.write(`synplug: ${line}\n`),
       });
       if (f.json) process.stdout.write(JSON.stringify(r) + '\n');
-      else process.stderr.write(guard.formatProtect(r) + '\n');
+      else process.stderr.write(formatProtect(r) + '\n');
       return r.exitCode;
     }));
 
@@ -132,7 +148,7 @@ export function guardCommands(program: Command): void {
     .action(run(async (f: ConfigFlags) => {
       const guard = await loadGuard();
       const r = await guard.status(config(f));
-      out(f.json, r, guard.formatStatus(r));
+      out(f.json, r, formatStatus(r));
     }));
 
   configOptions(program.command('teardown')
@@ -141,6 +157,6 @@ export function guardCommands(program: Command): void {
     .action(run(async (f: ConfigFlags) => {
       const guard = await loadGuard();
       const r = await guard.teardown(config(f));
-      out(f.json, r, guard.formatTeardown(r));
+      out(f.json, r, formatTeardown(r));
     }));
 }

@@ -1,59 +1,20 @@
 /**
  * The `synplug` command line: argv -> command; output as text or `--json`;
- * exit codes from the errors' categories ({@link exitCodeOf}).
+ * exit codes from the errors' categories (run.ts, exit-codes.ts).
  *
  * @module
  */
 import { Command, CommanderError, Option } from 'commander';
 import { readFileSync } from 'node:fs';
-import { SynplugError, UsageError, NetlinkError } from '../netlink/errors.js';
-import { EXIT, EXIT_HELP, exitCodeOf, exitCodesHelp } from './exit-codes.js';
+import { EXIT, EXIT_HELP, exitCodesHelp } from './exit-codes.js';
 import { guardCommands } from './guard-commands.js';
 import { showCommands } from './show-commands.js';
+import { reportError } from './run.js';
+
+export { run, reportError, jsonOption, oneOf, type OutputOptions } from './run.js';
 import { demoCommand } from './demo-command.js';
 
-/** Output options every command shares. */
-export interface OutputOptions {
-  json?: boolean;
-}
-
 const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
-
-/**
- * Run an action and turn its outcome into output and an exit code.
- * Errors: `synplug: <sentence>` on stderr; with --json also `{"error": ...}` on stdout.
- */
-export function run<A extends unknown[]>(fn: (...args: A) => Promise<number | void>): (...args: A) => Promise<void> {
-  return async (...args: A) => {
-    const cmd = args[args.length - 1] as Command;
-    const json = Boolean(cmd?.optsWithGlobals?.().json);
-    try {
-      const code = await fn(...args);
-      process.exitCode = code ?? EXIT.OK;
-    } catch (e) {
-      process.exitCode = reportError(e, json);
-    }
-  };
-}
-
-/** Print an error as the CLI does and return its exit code (from its category, {@link exitCodeOf}). */
-export function reportError(e: unknown, json: boolean): number {
-  const code = exitCodeOf(e);
-  let message: string;
-  if (e instanceof NetlinkError && e.category === 'permission') {
-    message = /CAP_NET_ADMIN|root/.test(e.message) ? e.message : `${e.message}: not permitted; this needs CAP_NET_ADMIN (run as root)`;
-  } else if (e instanceof SynplugError) {
-    message = e.message;
-  } else {
-    message = `internal error: ${(e as Error)?.stack ?? String(e)}`;
-  }
-  process.stderr.write(`synplug: ${message}\n`);
-  if (json) {
-    const body = e instanceof NetlinkError ? e.toJSON() : { error: message };
-    process.stdout.write(JSON.stringify({ ...body, ...(e instanceof SynplugError && { category: e.category }), exit_code: code }) + '\n');
-  }
-  return code;
-}
 
 /** Build the program (exported for tests). */
 export function buildProgram(): Command {
@@ -119,15 +80,4 @@ export async function main(argv: string[]): Promise<number> {
     return reportError(e, wantsJson(argv.slice(2)));
   }
   return typeof process.exitCode === 'number' ? process.exitCode : EXIT.OK;
-}
-
-/** Common --json option. */
-export function jsonOption(): Option {
-  return new Option('--json', 'print JSON on stdout instead of text');
-}
-
-/** Throw a UsageError for a value that is not one of `allowed`. */
-export function oneOf(value: string, allowed: readonly string[], what: string): string {
-  if (!allowed.includes(value)) throw new UsageError(`unknown ${what} '${value}': expected one of ${allowed.join(', ')}`);
-  return value;
 }

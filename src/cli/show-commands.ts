@@ -10,7 +10,7 @@ import { NETLINK_NETFILTER, NETLINK_ROUTE } from '../netlink/message.js';
 import { UsageError, SynplugError } from '../netlink/errors.js';
 import type { NetlinkConnection } from '../netlink/connection.js';
 import type { ClassEntry, FilterEntry, QdiscEntry } from '../tc/types.js';
-import { jsonOption, oneOf, run } from './main.js';
+import { jsonOption, oneOf, run } from './run.js';
 import { exitCodesHelp } from './exit-codes.js';
 
 const OBJECTS = ['qdisc', 'class', 'filter', 'link', 'addr', 'ruleset'] as const;

@@ -17,18 +17,19 @@ import { delimiter, join } from 'node:path';
 import { constants as osConstants } from 'node:os';
 import type { Writable } from 'node:stream';
 import { SynplugError, UsageError } from '../netlink/errors.js';
+import { CommandError } from './errors.js';
 
-/** The command could not be found (category `command-not-found`) or executed (`command-not-executable`). */
-export class CommandError extends SynplugError {
-  /**
-   * @param message what could not be found or run, and that it was not run
-   * @param category `command-not-found` or `command-not-executable`
-   */
-  constructor(message: string, category: 'command-not-found' | 'command-not-executable') {
-    super(message, category);
-    this.name = 'CommandError';
-  }
-}
+export { CommandError };
+
+/**
+ * The status the gate shell exits with when the gate closes before the
+ * command ran (synplug died or aborted): a fact about the shell script below,
+ * not an exit code of synplug (the CLI maps the error categories).
+ */
+export const GATE_ABORTED_STATUS = 125;
+
+/** The gate: wait for one line on fd 3, then exec the command; exit {@link GATE_ABORTED_STATUS} if the line never comes. */
+const GATE_SCRIPT = `read -r _ <&3 && exec "$@" 3<&-; exit ${GATE_ABORTED_STATUS}`;
 
 /** A user to run the command as (from the passwd database). */
 export interface RunAsUser {
@@ -86,7 +87,7 @@ export interface GatedCommand {
   open(): void;
   /** Close our end of the gate pipe once the command runs. */
   close(): void;
-  /** Close the gate without running the command (the shell exits 125). */
+  /** Close the gate without running the command (the shell exits {@link GATE_ABORTED_STATUS}). */
   abort(): void;
   /** Resolves with the exit code (or 128 + signal number) and the signal name. */
   exited: Promise<{ code: number; signal: NodeJS.Signals | null; at: bigint }>;
@@ -102,7 +103,7 @@ export interface GatedCommand {
 export function startGated(argv: readonly string[], options: { user?: RunAsUser; env?: NodeJS.ProcessEnv } = {}): Promise<GatedCommand> {
   const env = { ...(options.env ?? process.env) };
   if (options.user) Object.assign(env, { HOME: options.user.home, USER: options.user.name, LOGNAME: options.user.name });
-  const child = spawn('/bin/sh', ['-c', 'read -r _ <&3 && exec "$@" 3<&-; exit 125', 'synplug-gate', ...argv], {
+  const child = spawn('/bin/sh', ['-c', GATE_SCRIPT, 'synplug-gate', ...argv], {
     stdio: ['inherit', 'inherit', 'inherit', 'pipe'],
     env,
     uid: options.user?.uid,

@@ -51,6 +51,14 @@ export const TREE = {
   filterClassid: 0x00010004,
 } as const;
 
+/** Names inside synplug's nftables table (the local hold's marking rule). */
+export const NFT_NAMES = {
+  /** the base chain: type route, hook output, priority mangle */
+  chain: 'output',
+  /** the set of addresses marked now (the kernel-side dead man's switch: elements time out) */
+  set: 'synplug_active',
+} as const;
+
 /** Default configuration. */
 export const DEFAULTS: GuardConfig = {
   dev: 'lo',

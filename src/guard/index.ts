@@ -1,20 +1,32 @@
 /**
  * The zero-downtime reload technique: setup, check, plug, release, protect,
- * status, teardown. See `guard.ts` for the desired state and `protect.ts`
- * for the two phases of a protected reload.
+ * status, teardown, over every hold that is set up (today the local `lo`
+ * hold; see `modes/`). `setup.ts` builds and checks, `holds.ts` plugs,
+ * releases, shows and removes, `protect.ts` runs a command in the plug
+ * window. Text output is the CLI's (src/cli/format-guard.ts).
  *
  * @module
  */
+export { setup, check } from './setup.js';
+export { plug, release, status, teardown } from './holds.js';
+export { protect, runProtected } from './protect.js';
+export { recoverStale } from './context.js';
+export type {
+  SetupOptions, SetupResult, CheckResult, PieceState, SetupState, PlugResult, ReleaseResult, GuardProtectOptions, StatusResult,
+  TeardownResult, GuardOptions, Recovery, ProtectOptions, ProtectResult, ProtectSession, ListenTarget, Listener, PlugStats,
+} from './types.js';
 export {
-  setup, check, plug, release, protect, status, teardown, recoverStale,
-  formatSetup, formatCheck, formatProtect, formatStatus, formatTeardown,
-  ForeignQdiscError, NotSetUpError, SetupError,
-  type SetupOptions, type SetupResult, type CheckResult, type PieceState, type PlugResult, type ReleaseResult,
-  type GuardProtectOptions, type StatusResult, type TeardownResult, type GuardOptions, type Recovery,
-} from './guard.js';
-export { runProtected, type ProtectOptions, type ProtectResult, type ListenTarget } from './protect.js';
-export { GuardSession, NoDeviceError, type PlugStats } from './session.js';
-export { DEFAULTS, TREE, resolveConfig, parseDuration, parseUint, type GuardConfig } from './config.js';
-export { StateStore, isStale, type PlugRecord, type SetupRecord } from './state.js';
-export { NotPermittedError, MissingSupportError, hasNetAdmin } from './support.js';
-export { CommandError } from './command.js';
+  ForeignQdiscError, NotSetUpError, SetupError, NoDeviceError, NotPermittedError, CommandError, StateFileError,
+} from './errors.js';
+export { GuardSession } from './session.js';
+export { DEFAULTS, TREE, NFT_NAMES, resolveConfig, parseDuration, parseUint, type GuardConfig } from './config.js';
+export { StateStore, isStale, type PlugRecord, type SetupRecord, type HoldRecord, type LocalHoldRecord } from './state.js';
+export { MissingSupportError, SockDiagUnavailableError, hasNetAdmin } from './support.js';
+export { registerHoldMode, holdMode, holdModeNames } from './modes/index.js';
+export type { Hold, HoldMode, HoldInspection, HoldSetupPlan, HoldSockets, SetupStep } from './modes/types.js';
+export {
+  type MarkRuleOptions, type ResolvedMarkRule, type TableState, type EnsureResult, type RemoveOptions,
+  type ElementOptions, type PreparedElementOps,
+  resolveMarkRule, markRuleExprs, markChainSpec, markSetSpec, readTableState, ruleMatches, planMarkRule,
+  ensureMarkRule, removeMarkTable, prepareElementOps, addSetElement, deleteSetElement, listMarkSetElements,
+} from './modes/local-nft.js';

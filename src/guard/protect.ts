@@ -25,87 +25,11 @@ import { SynplugError, UsageError } from '../netlink/errors.js';
 import { resolveCommand, lookupUser, startGated, type GatedCommand, type RunAsUser } from './command.js';
 import { startWatchdog, type Watchdog } from './watchdog.js';
 import { StateStore, processStartTime } from './state.js';
-import type { PlugStats } from './session.js';
-import type { GuardConfig } from './config.js';
-import type { WatchdogStep } from './watchdog.js';
+import { contextFor, definedOnly, openSession, recoverStale } from './context.js';
+import { isSetUp, requireSetUp, setup } from './setup.js';
+import type { GuardProtectOptions, ListenTarget, Listener, PlugStats, ProtectOptions, ProtectResult, ProtectSession } from './types.js';
 
-/**
- * What {@link runProtected} needs from the kernel side: a `GuardSession`
- * (session.ts) in production, a recording fake in unit tests.
- */
-export interface ProtectSession {
-  readonly config: GuardConfig;
-  /** the plug qdisc's counters */
-  plugStats(): Promise<PlugStats>;
-  /** listening TCP sockets matching the target */
-  listeners(t: ListenTarget): Promise<Array<{ address: string; port: number; inode: number }>>;
-  /** turn marking on for `timeoutMs` (kernel-enforced) */
-  arm(timeoutMs: number): Promise<void>;
-  /** turn marking off */
-  disarm(): Promise<void>;
-  /** buffer the plug */
-  buffer(): Promise<void>;
-  /** release the plug (always safe) */
-  release(): Promise<void>;
-  /** the release, pre-encoded for the watchdog */
-  releaseSteps(): WatchdogStep[];
-}
-
-/** Where `--wait-listen` looks: a TCP port, optionally on one address. */
-export interface ListenTarget {
-  /** IPv4 or IPv6 address; any address when absent */
-  address?: string;
-  /** TCP port, 1-65535 */
-  port: number;
-}
-
-/** Options of {@link runProtected}. */
-export interface ProtectOptions {
-  /** the command and its arguments, run without a shell */
-  command: string[];
-  /** the longest the plug may hold, ms (default 10000) */
-  maxHoldMs?: number;
-  /** release only once a new listener on this port exists (bounded by maxHoldMs) */
-  waitListen?: ListenTarget;
-  /** run the command as this user */
-  user?: string;
-  /** called with one line for each notable event (max-hold reached, retries...) */
-  onNotice?: (line: string) => void;
-}
-
-/** What {@link runProtected} reports. Times in the units their names give. */
-export interface ProtectResult {
-  command: string[];
-  /** the command's exit status, 128 + signal number when a signal killed it */
-  exitCode: number;
-  /** the signal that killed the command, if one did */
-  signal: string | null;
-  /** plug ack to release ack, milliseconds */
-  heldMs: number;
-  /** the release came from the max-hold deadline, not from the command */
-  maxHoldReached: boolean;
-  /** packets that passed the plug during the window (held, then released) */
-  packetsReleased: number;
-  /** bytes likewise */
-  bytesReleased: number;
-  /** packets still queued in the plug right after the release ack (dequeued next) */
-  backlogAfterRelease: number;
-  /** packets the plug dropped over its limit during the window */
-  drops: number;
-  /** the time synplug itself spent inside the plug window, microseconds */
-  overhead: {
-    /** plug ack to the gate's opening (the command's exec follows) */
-    plugAckToCommandStartUs: number;
-    /** the command's exit (as seen by synplug) to the release ack */
-    commandExitToReleaseAckUs: number | null;
-    /** sum of both */
-    totalUs: number;
-  };
-  /** how many release requests it took */
-  releaseAttempts: number;
-  /** the listener found, with --wait-listen */
-  newListener?: { address: string; port: number; inode: number } | null;
-}
+export type { ListenTarget, ProtectOptions, ProtectResult, ProtectSession };
 
 const RELEASE_ATTEMPTS = 5;
 
@@ -114,6 +38,7 @@ const RELEASE_ATTEMPTS = 5;
  * @param session an open session on a set-up guard (a `GuardSession`), phase-one checks done
  * @param early a watchdog already starting (started alongside the phase-one checks); one is started otherwise
  * @throws {UsageError} empty command, bad maxHoldMs, bad waitListen (usage)
+ * @throws {SockDiagUnavailableError} waitListen, and the kernel's TCP socket diagnostics cannot be used (`missing-module`); nothing plugged
  * @throws {CommandError} command not found (`command-not-found`) or not executable (`command-not-executable`), before anything is plugged
  * @throws {SynplugError} the plug could not be set (the command is not run) or released
  */
@@ -281,7 +206,7 @@ async function protectInner(session: ProtectSession, opts: ProtectOptions, early
  */
 async function waitForListener(
   session: ProtectSession, target: ListenTarget, before: Set<number>, stop: () => boolean,
-): Promise<{ address: string; port: number; inode: number } | null> {
+): Promise<Listener | null> {
   const t0 = Date.now();
   while (!stop()) {
     const found = (await session.listeners(target)).find((l) => !before.has(l.inode));
@@ -289,4 +214,39 @@ async function waitForListener(
     await new Promise((r) => setTimeout(r, Date.now() - t0 < 50 ? 1 : 5));
   }
   return null;
+}
+
+/**
+ * Phase one (checks, recovery, optional setup), then {@link runProtected}.
+ * @throws {UsageError} bad options or an empty command (`usage`), nothing run
+ * @throws {NotSetUpError} not set up and no `setup` (`not-set-up`), the command NOT run
+ * @throws {CommandError} command not found / not executable (`command-not-found` / `command-not-executable`), nothing plugged
+ * @throws {StateFileError} the state directory is unsafe, or a state file is damaged; the command NOT run
+ * @throws {SynplugError} the plug could not be set: the command is not run
+ */
+export async function protect(opts: GuardProtectOptions): Promise<ProtectResult> {
+  if (!opts || !Array.isArray(opts.command) || opts.command.length === 0 || opts.command[0] === '' || !opts.command.every((a) => typeof a === 'string')) {
+    throw new UsageError('no command given: protect needs `command`, an array of strings (CLI: synplug protect [options] -- COMMAND [ARGS...])');
+  }
+  if (opts.maxHoldMs !== undefined && !(opts.maxHoldMs >= 10)) throw new UsageError('max-hold (--max-hold) must be at least 10 ms');
+  const { config, store, record } = contextFor(opts, 'synplug protect');
+  // The watchdog (a process of its own) starts while phase one checks.
+  const watchdog = startWatchdog();
+  watchdog.catch(() => {}); // its failure is reported where it is awaited
+  let handedOver = false;
+  const s = await openSession(config, record).catch((e) => { void watchdog.then((w) => w.done(), () => {}); throw e; });
+  try {
+    const rec = await recoverStale(s, store);
+    if (rec.released) opts.onNotice?.(`released a plug left buffering (${rec.reason})`);
+    if (!(await isSetUp(s))) {
+      if (!opts.setup) await requireSetUp(s, config, 'protect');
+      const r = await setup({ ...definedOnly({ dev: opts.dev, addr: opts.addr, mark: opts.mark, limit: opts.limit, table: opts.table }), stateDir: config.stateDir });
+      opts.onNotice?.(`set up first: ${r.actions.join('; ') || 'nothing to do'}`);
+    }
+    handedOver = true;
+    return await runProtected(s, opts, watchdog);
+  } finally {
+    if (!handedOver) void watchdog.then((w) => w.done(), () => {});
+    s.close();
+  }
 }

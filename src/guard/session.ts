@@ -1,93 +1,79 @@
 /**
- * A guard session: the open sockets, the device's index, and the messages of
- * the plug window encoded in advance, so that the window itself costs one
- * request each way.
+ * A guard session: the open sockets, and the holds of one configuration with
+ * their plug messages encoded in advance. Buffering or releasing every hold
+ * is ONE datagram (`NetlinkConnection.exchange`), so the plug window costs
+ * one request each way whatever the number of holds.
  *
  * @module
  */
-import { NetlinkConnection, type RequestInit } from '../netlink/connection.js';
+import { NetlinkConnection } from '../netlink/connection.js';
 import { openNftables } from '../iptables/index.js';
-import { constants as osConstants } from 'node:os';
-import { NETLINK_NETFILTER, NETLINK_ROUTE, NETLINK_SOCK_DIAG, NLM_F_ACK } from '../netlink/message.js';
+import { NETLINK_ROUTE, NETLINK_SOCK_DIAG } from '../netlink/message.js';
 import { NetlinkError, SynplugError } from '../netlink/errors.js';
-import { resolveIfindex } from '../netlink/route/link.js';
 import { listTcpListeners, listenerAccepts } from '../netlink/sockdiag.js';
-import { plugRequest, listQdiscs, type TcRequest } from '../tc/ops.js';
-import { TCQ_PLUG_BUFFER, TCQ_PLUG_RELEASE_INDEFINITE } from '../tc/constants.js';
-import { formatQdiscHandle } from '../tc/handle.js';
-import { prepareElementOps, runPrepared, type PreparedElementOps } from '../iptables/mark.js';
-import { TREE, type GuardConfig } from './config.js';
+import type { GuardConfig } from './config.js';
+import { NoDeviceError } from './errors.js';
+import type { SetupRecord } from './state.js';
+import type { Listener, ListenTarget, PlugStats, ProtectSession } from './types.js';
 import type { WatchdogStep } from './watchdog.js';
-import type { ListenTarget, ProtectSession } from './protect.js';
+import { holdMode } from './modes/index.js';
+import { hexMessage, localMode } from './modes/local.js';
+import type { Hold, HoldSockets } from './modes/types.js';
+import { explainSockDiag } from './support.js';
 
-/** Counters of the plug qdisc (from its TCA_STATS2). */
-export interface PlugStats {
-  /** packets that left the plug */
-  packets: number;
-  /** bytes that left the plug */
-  bytes: number;
-  /** packets dropped over the limit */
-  drops: number;
-  /** packets held now */
-  qlen: number;
-  /** bytes held now */
-  backlog: number;
-}
+export { NoDeviceError };
+export type { PlugStats };
 
-/** The device does not exist. Category `usage` (bad input: nothing is changed). */
-export class NoDeviceError extends SynplugError {
-  /**
-   * @param dev the device name
-   * @param recordedIn the setup record the name came from (no --dev was given), for the message
-   */
-  constructor(readonly dev: string, recordedIn?: string) {
-    super(recordedIn
-      ? `device '${dev}' not found: it is the device setup recorded in ${recordedIn}; give an existing device with --dev (teardown --dev DEVICE forgets that record)`
-      : `device '${dev}' not found (give an existing device with --dev)`, 'usage');
-    this.name = 'NoDeviceError';
-  }
+/** Which holds a session opens. */
+export interface SessionHolds {
+  /** the setup record: each of its holds is opened (the local one from the configuration) */
+  record?: SetupRecord;
+  /** also open the local hold when the record has none (default true: the local hold is what setup makes without options) */
+  local?: boolean;
 }
 
 /**
- * Open sockets and the plug window's messages for one configuration.
- * Close it with {@link GuardSession.close}.
+ * Open sockets and the holds of one configuration. Close it with
+ * {@link GuardSession.close}. Every plug operation acts on every hold.
  */
-export class GuardSession implements ProtectSession {
+export class GuardSession implements ProtectSession, HoldSockets {
   readonly config: GuardConfig;
   /** NETLINK_ROUTE */
   readonly route: NetlinkConnection;
   /** NETLINK_NETFILTER, opened on first use */
   private nftConn?: NetlinkConnection;
   private diagConn?: NetlinkConnection;
-  /** the device's index */
-  readonly ifindex: number;
-  private readonly bufferReq: TcRequest;
-  private readonly releaseReq: TcRequest;
-  private elements?: { timeoutMs: number; ops: PreparedElementOps };
+  /** the holds, the local one first */
+  readonly holds: Hold[] = [];
 
-  private constructor(config: GuardConfig, route: NetlinkConnection, ifindex: number) {
+  private constructor(config: GuardConfig, route: NetlinkConnection) {
     this.config = config;
     this.route = route;
-    this.ifindex = ifindex;
-    this.bufferReq = plugRequest(ifindex, TREE.plugParent, TREE.plugHandle, TCQ_PLUG_BUFFER);
-    this.releaseReq = plugRequest(ifindex, TREE.plugParent, TREE.plugHandle, TCQ_PLUG_RELEASE_INDEFINITE);
   }
 
   /**
-   * Open the route socket and resolve the device.
-   * @throws {NoDeviceError} no such device (usage)
-   * @throws {SynplugError} the socket cannot be opened
+   * Open the route socket and the holds.
+   * @param config the configuration (the local hold's device, address...)
+   * @param which the setup record whose holds to open, and whether to open the local hold without one
+   * @throws {NoDeviceError} a hold's device does not exist (category `usage`)
+   * @throws {SynplugError} the socket cannot be opened, or the record names a mode this synplug does not know
    */
-  static async open(config: GuardConfig): Promise<GuardSession> {
+  static async open(config: GuardConfig, which: SessionHolds = {}): Promise<GuardSession> {
     const route = NetlinkConnection.open(NETLINK_ROUTE);
+    const s = new GuardSession(config, route);
     try {
-      const ifindex = await resolveIfindex(route, config.dev).catch((e) => {
-        if (e instanceof NetlinkError && e.code === 'ENODEV') throw new NoDeviceError(config.dev);
-        throw e;
-      });
-      return new GuardSession(config, route, ifindex);
+      const entries = Object.entries(which.record?.holds ?? {});
+      const localEntry = entries.find(([id]) => id === 'local')?.[1];
+      if (localEntry || which.local !== false) s.holds.push(await localMode.open(s, config, localEntry));
+      for (const [id, entry] of entries) {
+        if (id === 'local') continue;
+        const mode = holdMode(entry.mode);
+        if (!mode) throw new SynplugError(`the setup record holds a hold of mode '${entry.mode}' (${id}), which this synplug does not know; use the synplug that set it up`);
+        s.holds.push(await mode.open(s, config, entry));
+      }
+      return s;
     } catch (e) {
-      route.close();
+      s.close();
       throw e;
     }
   }
@@ -105,81 +91,83 @@ export class GuardSession implements ProtectSession {
     this.diagConn?.close();
   }
 
-  /** Buffer the plug (TCQ_PLUG_BUFFER). @throws {NetlinkError} no plug qdisc (ENOENT/EINVAL) */
-  async buffer(): Promise<void> {
-    try {
-      await this.route.request(this.bufferReq);
-    } catch (e) {
-      throw this.explain(e, 'buffer');
-    }
+  /**
+   * Send one message list per hold in ONE datagram and check every answer.
+   * @throws {NetlinkError} the first refusal, explained by its hold
+   */
+  private async plugAll(action: 'buffer' | 'release'): Promise<void> {
+    const owners: Hold[] = [];
+    const messages = this.holds.flatMap((h) => {
+      const m = action === 'buffer' ? h.bufferMessages : h.releaseMessages;
+      owners.push(...m.map(() => h));
+      return m;
+    });
+    if (messages.length === 0) return;
+    const results = await this.route.exchange(messages);
+    results.forEach((r, i) => {
+      if (r.error) throw r.error instanceof NetlinkError ? owners[i].explainPlugError(r.error, action) : r.error;
+      if (r.unanswered) throw new SynplugError(`no answer to the ${action} of the plug on ${owners[i].dev}`, 'kernel');
+    });
   }
 
-  /** Release the plug (TCQ_PLUG_RELEASE_INDEFINITE). Always safe. @throws {NetlinkError} */
-  async release(): Promise<void> {
-    try {
-      await this.route.request(this.releaseReq);
-    } catch (e) {
-      throw this.explain(e, 'release');
-    }
+  /** Buffer every hold's plug (TCQ_PLUG_BUFFER), one datagram. @throws {NetlinkError} no plug qdisc (ENOENT/EINVAL) */
+  buffer(): Promise<void> {
+    return this.plugAll('buffer');
   }
 
-  private explain(e: unknown, what: string): unknown {
-    if (e instanceof NetlinkError && (e.code === 'ENOENT' || e.code === 'EINVAL')) {
-      return e.withMessage(`cannot ${what} the plug: no plug qdisc ${formatQdiscHandle(TREE.plugHandle)} under ${'1:4'} on ${this.config.dev} (run 'synplug setup')`);
-    }
-    return e;
-  }
-
-  private elementOps(timeoutMs: number): PreparedElementOps {
-    if (!this.elements || this.elements.timeoutMs !== timeoutMs) {
-      this.elements = { timeoutMs, ops: prepareElementOps({ address: this.config.addr, table: this.config.table, timeoutMs }) };
-    }
-    return this.elements.ops;
+  /** Release every hold's plug (TCQ_PLUG_RELEASE_INDEFINITE), one datagram. Always safe. @throws {NetlinkError} */
+  release(): Promise<void> {
+    return this.plugAll('release');
   }
 
   /**
-   * Turn marking on for `timeoutMs` (the kernel-side dead man's switch): the
-   * address enters the nftables set with that timeout, fresh even if an old
-   * element was left behind.
+   * Turn each hold's kernel-side deadline on for `timeoutMs` (the local hold:
+   * the address enters the marking set with that timeout).
    * @throws {NftBatchError} the set or table is missing, or the kernel refused
    */
   async arm(timeoutMs: number): Promise<void> {
-    await runPrepared(this.nft, this.elementOps(timeoutMs).refresh!);
+    for (const h of this.holds) await h.arm?.(timeoutMs);
   }
 
-  /** Turn marking off now (delete the element; a missing one is fine). @throws {NftBatchError} */
+  /** Turn marking off now (a missing element is fine). @throws {NftBatchError} */
   async disarm(): Promise<void> {
-    await runPrepared(this.nft, this.elementOps(this.elements?.timeoutMs ?? 1000).delete, { ignoreMissing: true });
+    for (const h of this.holds) await h.disarm?.();
   }
 
-  /** The release, encoded for the watchdog: plug release, then element delete. */
+  /** The release, encoded for the watchdog: every plug's release in one datagram, then each hold's disarm. */
   releaseSteps(): WatchdogStep[] {
-    const hex = (m: RequestInit) => ({
-      type: m.type,
-      flags: m.flags ?? 0,
-      payload: (Buffer.isBuffer(m.payload) ? m.payload : Buffer.concat((m.payload ?? []) as Buffer[])).toString('hex'),
-    });
-    const del = this.elementOps(this.elements?.timeoutMs ?? 1000).delete;
     return [
-      { what: 'plug release', protocol: NETLINK_ROUTE, messages: [hex({ ...this.releaseReq, flags: this.releaseReq.flags | NLM_F_ACK })] },
-      { what: 'nftables element delete', protocol: NETLINK_NETFILTER, messages: del.messages.map(hex), ignoreErrno: [osConstants.errno.ENOENT] },
+      { what: 'plug release', protocol: NETLINK_ROUTE, messages: this.holds.flatMap((h) => h.releaseMessages.map(hexMessage)) },
+      ...this.holds.flatMap((h) => h.disarmSteps?.() ?? []),
     ];
   }
 
   /**
-   * The plug's counters.
-   * @throws {SynplugError} no plug qdisc on the device
+   * The plugs' counters, summed over every hold.
+   * @throws {SynplugError} a hold has no plug qdisc (category `not-set-up`)
    */
   async plugStats(): Promise<PlugStats> {
-    const q = (await listQdiscs(this.route, { ifindex: this.ifindex })).find((x) => x.handle === formatQdiscHandle(TREE.plugHandle) && x.kind === 'plug');
-    if (!q) throw new SynplugError(`no plug qdisc ${formatQdiscHandle(TREE.plugHandle)} on ${this.config.dev}`, 'not-set-up');
-    return { packets: q.packets ?? 0, bytes: q.bytes ?? 0, drops: q.drops ?? 0, qlen: q.qlen ?? 0, backlog: q.backlog ?? 0 };
+    const sum: PlugStats = { packets: 0, bytes: 0, drops: 0, qlen: 0, backlog: 0 };
+    for (const h of this.holds) {
+      const st = await h.plugStats();
+      if (!st) throw new SynplugError(`no plug qdisc on ${h.dev} (the ${h.mode} hold): run 'synplug setup'`, 'not-set-up');
+      for (const k of Object.keys(sum) as Array<keyof PlugStats>) sum[k] += st[k];
+    }
+    return sum;
   }
 
-  /** Listening TCP sockets on the target's port that accept its address. */
-  async listeners(t: ListenTarget): Promise<Array<{ address: string; port: number; inode: number }>> {
-    if (!this.diagConn) this.diagConn = NetlinkConnection.open(NETLINK_SOCK_DIAG);
-    const all = await listTcpListeners(this.diagConn, { port: t.port });
-    return all.filter((l) => t.address === undefined || listenerAccepts(l, t.address)).map((l) => ({ address: l.address, port: l.port, inode: l.inode }));
+  /**
+   * Listening TCP sockets on the target's port that accept its address.
+   * @throws {MissingSupportError} the kernel's TCP socket diagnostics (inet_diag, tcp_diag) cannot be used
+   * @throws {NetlinkError} another refusal
+   */
+  async listeners(t: ListenTarget): Promise<Listener[]> {
+    try {
+      if (!this.diagConn) this.diagConn = NetlinkConnection.open(NETLINK_SOCK_DIAG);
+      const all = await listTcpListeners(this.diagConn, { port: t.port });
+      return all.filter((l) => t.address === undefined || listenerAccepts(l, t.address)).map((l) => ({ address: l.address, port: l.port, inode: l.inode }));
+    } catch (e) {
+      throw explainSockDiag(e);
+    }
   }
 }

@@ -2,36 +2,87 @@
  * The guard's state files under the state directory (default `/run/synplug`,
  * a tmpfs: gone after a reboot, like the qdiscs themselves).
  *
- * - `setup.json`: what `setup` built and what it added (so `teardown` removes
- *   exactly that);
+ * - `setup.json`: what `setup` built and what it added, per hold (so that
+ *   `teardown` removes exactly that);
  * - `plug.json`: whether the plug is buffering, who plugged it and until when.
  *   sch_plug has no dump operation, so this file is the only record of the
  *   plug's state. It is written with "buffering" *before* the kernel call that
  *   plugs, and with "released" only *after* the kernel acked the release, so
  *   that it never says released while the kernel may still hold packets.
  *
- * Files are replaced atomically (write to a temporary file, then rename).
+ * ## The directory is a security boundary
+ *
+ * What these files say decides what synplug removes and releases, and synplug
+ * runs as root. So, as sshd's StrictModes does:
+ *
+ * - an existing state directory must be a real directory (not a symbolic
+ *   link), owned by the effective user, and writable by nobody else (no group
+ *   or world write bit); anything else is refused before a file is read;
+ * - a missing one is created by synplug, mode 0700 (its parent directories
+ *   0755), and never through a symbolic link (mkdir does not follow one at
+ *   the last component; the result is checked again);
+ * - files are replaced atomically: written to a temporary file opened with
+ *   O_CREAT|O_EXCL|O_NOFOLLOW (a file or link already at that name is
+ *   removed, never written through), then renamed over the old one;
+ * - files are read with O_NOFOLLOW: a symbolic link as `setup.json` or
+ *   `plug.json` is an error, never followed.
+ *
+ * A file that cannot be read, or is not what synplug writes, is an error
+ * ({@link StateFileError}) for every command, naming the file and what to do:
+ * guessing would risk removing what is not synplug's, or calling a buffering
+ * plug released.
  *
  * @module
  */
-import { mkdirSync, readFileSync, renameSync, writeFileSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
-import { SynplugError } from '../netlink/errors.js';
+import {
+  closeSync, constants as fsConstants, fstatSync, lstatSync, mkdirSync, openSync, readFileSync, renameSync, rmdirSync,
+  unlinkSync, writeSync, chmodSync, type Stats,
+} from 'node:fs';
+import { dirname, join } from 'node:path';
+import { StateFileError } from './errors.js';
 
-/** Contents of `setup.json`. */
-export interface SetupRecord {
-  version: 1;
+export { StateFileError };
+
+/** One hold's part of `setup.json`: which mode, on which device, and what setup added. */
+export interface HoldRecord {
+  /** the mode's name in the registry, e.g. `local` */
+  mode: string;
+  /** the device the hold sits on */
   dev: string;
+  /** ms since the epoch */
+  createdAt: number;
+  /** the mode's own fields */
+  [field: string]: unknown;
+}
+
+/** The local (lo) hold's part of `setup.json`. */
+export interface LocalHoldRecord extends HoldRecord {
+  mode: 'local';
+  /** the proxy's address */
   addr: string;
+  /** the firewall mark (u32) */
   mark: number;
+  /** plug limit, bytes */
   limit: number;
+  /** nftables table name */
   table: string;
   /** setup added `addr` to `dev` (teardown removes it) */
   addedAddress: boolean;
   /** prefix length of the address setup added (32 or 128) */
   prefixlen: number;
-  /** ms since the epoch */
-  createdAt: number;
+}
+
+/**
+ * Contents of `setup.json` (version 2): every hold, keyed by its id (`local`,
+ * later `inbound:DEV`). A version 1 file (the local hold's fields at the top
+ * level) is read as a record with one local hold.
+ */
+export interface SetupRecord {
+  version: 2;
+  /** the holds set up, by id */
+  holds: Record<string, HoldRecord>;
+  /** setup created the state directory (teardown removes it again) */
+  createdStateDir?: boolean;
 }
 
 /** Contents of `plug.json`. */
@@ -46,6 +97,7 @@ export interface PlugRecord {
   pidStart?: number;
   /** pid of the watchdog that releases if the owner dies */
   watchdogPid?: number;
+  /** the local hold's device */
   dev: string;
   /** when the plug was (or was about to be) buffered, ms since the epoch */
   since: number;
@@ -55,63 +107,235 @@ export interface PlugRecord {
   releasedAt?: number;
 }
 
-/** Paths of the state files in one directory. */
+const SETUP = 'setup.json';
+const PLUG = 'plug.json';
+
+/** The state files of one directory, read and written under the rules of the module doc. */
 export class StateStore {
+  /** the directory was created by this store (by a write) */
+  private created = false;
+
   /** @param dir state directory, e.g. `/run/synplug` */
   constructor(readonly dir: string) {}
+
+  /** Whether a write of this store created the directory. */
+  get createdDir(): boolean { return this.created; }
 
   private path(name: string): string {
     return join(this.dir, name);
   }
 
-  private read<T>(name: string): T | undefined {
+  /**
+   * Check the directory: it must be a real directory owned by the effective
+   * user and writable by nobody else.
+   * @returns false when it does not exist
+   * @throws {StateFileError} it is something else, or unsafe
+   */
+  checkDir(): boolean {
+    let st: Stats;
+    try {
+      st = lstatSync(this.dir);
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT') return false;
+      if (code === 'ENOTDIR') throw new StateFileError(this.dir, `state directory ${this.dir} cannot exist: a part of its path is not a directory; give a directory with --state-dir (or SYNPLUG_STATE_DIR)`, e);
+      throw new StateFileError(this.dir, `cannot use the state directory ${this.dir}: ${(e as Error).message}`, e);
+    }
+    if (st.isSymbolicLink()) {
+      throw new StateFileError(this.dir, `state directory ${this.dir} is a symbolic link; synplug does not follow links to its state: give the real directory with --state-dir (or SYNPLUG_STATE_DIR)`);
+    }
+    if (!st.isDirectory()) {
+      throw new StateFileError(this.dir, `state directory ${this.dir} is not a directory; give a directory with --state-dir (or SYNPLUG_STATE_DIR)`);
+    }
+    const euid = process.geteuid?.();
+    if (euid !== undefined && st.uid !== euid) {
+      throw new StateFileError(this.dir, `state directory ${this.dir} is owned by uid ${st.uid}, not by this user (uid ${euid}): its files could have been written by someone else, so synplug refuses it; use a directory of your own (mode 0700), or let synplug create one`);
+    }
+    if ((st.mode & 0o022) !== 0) {
+      throw new StateFileError(this.dir, `state directory ${this.dir} is writable by ${(st.mode & 0o002) ? 'everyone' : 'its group'} (mode ${(st.mode & 0o7777).toString(8).padStart(4, '0')}): its files could have been written by someone else, so synplug refuses it; 'chmod go-w ${this.dir}', or use a directory of your own`);
+    }
+    return true;
+  }
+
+  /** Create the directory when missing (mode 0700, never through a link), and check it. */
+  private ensureDir(): void {
+    if (this.checkDir()) return;
+    try {
+      mkdirSync(dirname(this.dir), { recursive: true, mode: 0o755 });
+      mkdirSync(this.dir, { mode: 0o700 }); // fails with EEXIST on anything already there, a link included
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') {
+        throw new StateFileError(this.dir, `cannot create the state directory ${this.dir}: ${(e as Error).message}`, e);
+      }
+      this.checkDir(); // someone made it meanwhile: the same rules apply
+      return;
+    }
+    this.created = true;
+    this.checkDir();
+    try { chmodSync(this.dir, 0o700); } catch { /* the umask can only have removed bits */ }
+  }
+
+  /**
+   * Read and parse one file with O_NOFOLLOW.
+   * @returns undefined when the file (or the directory) does not exist
+   * @throws {StateFileError} unsafe directory, a link, not a regular file, unreadable, not JSON
+   */
+  private read(name: string, what: string): unknown {
+    if (!this.checkDir()) return undefined;
+    const p = this.path(name);
+    let fd: number;
+    try {
+      fd = openSync(p, fsConstants.O_RDONLY | fsConstants.O_NOFOLLOW | fsConstants.O_NONBLOCK);
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT') return undefined;
+      if (code === 'ELOOP') throw new StateFileError(p, `${p} is a symbolic link; synplug never follows links in its state directory: remove it (${what})`, e);
+      throw new StateFileError(p, `cannot read ${p}: ${(e as Error).message} (${what})`, e);
+    }
     let text: string;
     try {
-      text = readFileSync(this.path(name), 'utf8');
+      if (!fstatSync(fd).isFile()) throw new StateFileError(p, `${p} is not a regular file: remove it (${what})`);
+      text = readFileSync(fd, 'utf8');
     } catch (e) {
-      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-      throw new SynplugError(`cannot read ${this.path(name)}: ${(e as Error).message}`);
+      if (e instanceof StateFileError) throw e;
+      throw new StateFileError(p, `cannot read ${p}: ${(e as Error).message} (${what})`, e);
+    } finally {
+      closeSync(fd);
     }
     try {
-      return JSON.parse(text) as T;
-    } catch {
-      // A torn or hand-edited file: treat as absent, but never silently as "released".
-      throw new SynplugError(`${this.path(name)} is not valid JSON; remove it (after 'synplug release', which does not need it)`);
+      return JSON.parse(text);
+    } catch (e) {
+      throw new StateFileError(p, `${p} is not valid JSON (a torn or hand-edited file): remove it (${what})`, e);
     }
   }
 
+  /**
+   * Replace one file atomically: a temporary file created with
+   * O_CREAT|O_EXCL|O_NOFOLLOW, then a rename.
+   * @throws {StateFileError} the directory is unsafe or cannot be created, or the file cannot be written
+   */
   private write(name: string, value: unknown): void {
+    this.ensureDir();
+    const target = this.path(name);
+    const tmp = this.path(`.${name}.${process.pid}.tmp`);
+    const flags = fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL | fsConstants.O_NOFOLLOW;
     try {
-      mkdirSync(this.dir, { recursive: true, mode: 0o755 });
-      const tmp = this.path(`.${name}.${process.pid}.tmp`);
-      writeFileSync(tmp, JSON.stringify(value) + '\n', { mode: 0o644 });
-      renameSync(tmp, this.path(name));
+      let fd: number;
+      try {
+        fd = openSync(tmp, flags, 0o644);
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+        // Left by a crash, or planted: remove the name (unlink never follows a link) and create it afresh.
+        unlinkSync(tmp);
+        fd = openSync(tmp, flags, 0o644);
+      }
+      try {
+        const data = Buffer.from(JSON.stringify(value) + '\n');
+        for (let off = 0; off < data.length;) off += writeSync(fd, data, off);
+      } finally {
+        closeSync(fd);
+      }
+      renameSync(tmp, target); // replaces a link at the target itself, never what it points to
     } catch (e) {
-      throw new SynplugError(`cannot write ${this.path(name)}: ${(e as Error).message}`);
+      try { unlinkSync(tmp); } catch { /* not created */ }
+      throw new StateFileError(target, `cannot write ${target}: ${(e as Error).message}`, e);
     }
   }
 
-  /** @throws {SynplugError} unreadable or invalid file */
-  readSetup(): SetupRecord | undefined { return this.read<SetupRecord>('setup.json'); }
-  /** @throws {SynplugError} the directory or file cannot be written */
-  writeSetup(r: SetupRecord): void { this.write('setup.json', r); }
-  /** @throws {SynplugError} unreadable or invalid file (not a plug record) */
+  /**
+   * The setup record, or undefined when nothing is set up.
+   * @throws {StateFileError} the directory is unsafe, or the file is unreadable or not a setup record
+   */
+  readSetup(): SetupRecord | undefined {
+    const what = "then run 'synplug setup' again, which records what it finds; teardown then leaves an address setup added";
+    const raw = this.read(SETUP, what);
+    if (raw === undefined) return undefined;
+    const r = parseSetupRecord(raw);
+    if (!r) throw new StateFileError(this.path(SETUP), `${this.path(SETUP)} is not a setup record synplug wrote: remove it (${what})`);
+    return r;
+  }
+
+  /** @throws {StateFileError} the directory is unsafe or cannot be created, or the file cannot be written */
+  writeSetup(r: SetupRecord): void { this.write(SETUP, r); }
+
+  /**
+   * The plug record, or undefined when there is none.
+   * @throws {StateFileError} the directory is unsafe, or the file is unreadable or not a plug record
+   */
   readPlug(): PlugRecord | undefined {
-    const r = this.read<PlugRecord>('plug.json');
+    const what = "the plug may still be buffering: 'synplug release' releases it whatever the file says";
+    const r = this.read(PLUG, what) as PlugRecord | undefined;
     if (r === undefined) return undefined;
     if (typeof r !== 'object' || r === null || (r.state !== 'buffering' && r.state !== 'released') || !Number.isInteger(r.pid)
       || !Number.isFinite(r.since) || !Number.isFinite(r.deadline) || Math.abs(r.deadline) > 8.64e15) {
-      throw new SynplugError(`${this.path('plug.json')} is not a plug record; remove it (after 'synplug release', which does not need it)`);
+      throw new StateFileError(this.path(PLUG), `${this.path(PLUG)} is not a plug record synplug wrote: remove it (${what})`);
     }
     return r;
   }
-  /** @throws {SynplugError} the directory or file cannot be written */
-  writePlug(r: PlugRecord): void { this.write('plug.json', r); }
-  /** Remove both files (teardown). */
-  /** @throws {Error} a file cannot be removed (e.g. it is a directory) */
-  clear(): void {
-    for (const n of ['setup.json', 'plug.json']) rmSync(this.path(n), { force: true });
+
+  /** @throws {StateFileError} the directory is unsafe or cannot be created, or the file cannot be written */
+  writePlug(r: PlugRecord): void { this.write(PLUG, r); }
+
+  /**
+   * Remove both files (teardown), and the directory too when `removeDir`
+   * (setup created it) and nothing else is left in it.
+   * @returns whether the directory was removed
+   * @throws {StateFileError} the directory is unsafe, or a file cannot be removed
+   */
+  clear(removeDir = false): boolean {
+    if (!this.checkDir()) return false;
+    for (const n of [SETUP, PLUG]) {
+      try {
+        unlinkSync(this.path(n));
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw new StateFileError(this.path(n), `cannot remove ${this.path(n)}: ${(e as Error).message}`, e);
+      }
+    }
+    if (!removeDir) return false;
+    try {
+      rmdirSync(this.dir);
+      return true;
+    } catch {
+      return false; // not empty (someone else's files): left alone
+    }
   }
+}
+
+/**
+ * A setup record from parsed JSON: version 2 as is, version 1 (or no
+ * version: the local hold's fields at the top level) as one local hold.
+ * @returns undefined when it is not a setup record
+ */
+export function parseSetupRecord(raw: unknown): SetupRecord | undefined {
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return undefined;
+  const o = raw as Record<string, unknown>;
+  if (o.version === 2) {
+    if (typeof o.holds !== 'object' || o.holds === null || Array.isArray(o.holds)) return undefined;
+    const holds: Record<string, HoldRecord> = {};
+    for (const [id, h] of Object.entries(o.holds as Record<string, unknown>)) {
+      if (!isHoldRecord(h)) return undefined;
+      holds[id] = h;
+    }
+    return { version: 2, holds, ...(o.createdStateDir === true && { createdStateDir: true }) };
+  }
+  if (o.version !== undefined && o.version !== 1) return undefined;
+  const local = { mode: 'local', ...o, createdAt: typeof o.createdAt === 'number' ? o.createdAt : 0 };
+  delete (local as Record<string, unknown>).version;
+  if (!isLocalRecord(local)) return undefined;
+  return { version: 2, holds: { local } };
+}
+
+function isHoldRecord(h: unknown): h is HoldRecord {
+  if (typeof h !== 'object' || h === null) return false;
+  const r = h as Record<string, unknown>;
+  if (typeof r.mode !== 'string' || typeof r.dev !== 'string' || r.dev === '' || typeof r.createdAt !== 'number') return false;
+  return r.mode !== 'local' || isLocalRecord(r);
+}
+
+function isLocalRecord(r: Record<string, unknown>): r is LocalHoldRecord {
+  return typeof r.dev === 'string' && r.dev !== '' && typeof r.addr === 'string' && Number.isInteger(r.mark) && Number.isInteger(r.limit)
+    && typeof r.table === 'string' && (r.addedAddress === undefined || typeof r.addedAddress === 'boolean')
+    && (r.prefixlen === undefined || Number.isInteger(r.prefixlen));
 }
 
 /**

@@ -20,22 +20,22 @@
  * @module
  */
 import { readFileSync, existsSync } from 'node:fs';
-import { release as kernelRelease } from 'node:os';
+import { release as kernelRelease, constants as osConstants } from 'node:os';
 import { NetlinkConnection } from '../netlink/connection.js';
 import { NLM_F_CREATE, NLM_F_EXCL, NLM_F_REPLACE, NETLINK_NETFILTER } from '../netlink/message.js';
 import { attr, str, u32 } from '../netlink/attributes.js';
 import { NetlinkError, SynplugError } from '../netlink/errors.js';
+import { NotPermittedError } from './errors.js';
 import { RTM_NEWQDISC, RTM_NEWTFILTER } from '../netlink/route/constants.js';
 import { encodeTcmsg, filterInfo } from '../tc/tcmsg.js';
-import { TCA_KIND, TCA_OPTIONS, TC_H_ROOT, TCM_IFINDEX_MAGIC_BLOCK } from '../tc/constants.js';
+import { TCA_KIND, TCA_OPTIONS, TC_H_ROOT, TCM_IFINDEX_MAGIC_BLOCK, ETH_P_IP } from '../tc/constants.js';
+import { NFT_MSG_GETGEN } from '../iptables/constants.js';
+import { nftType } from '../iptables/nfnetlink.js';
 
-/** The process lacks CAP_NET_ADMIN. Category `permission`. */
-export class NotPermittedError extends SynplugError {
-  constructor(what: string) {
-    super(`${what} needs CAP_NET_ADMIN: run it as root (or grant the capability)`, 'permission');
-    this.name = 'NotPermittedError';
-  }
-}
+export { NotPermittedError };
+
+/** A shared-block index nobody uses (tcm_parent when tcm_ifindex is TCM_IFINDEX_MAGIC_BLOCK): the probe's filter finds no block. */
+const UNUSED_BLOCK_INDEX = 0xfffffff0;
 
 /**
  * The kernel lacks modules the technique needs. Category `missing-module`.
@@ -50,15 +50,18 @@ export class MissingSupportError extends SynplugError {
   missing: string[];
   /** pieces whose presence could not be checked, e.g. `['cls_fw (filter fw)']` (see {@link probeFilterKind}) */
   unverified: string[];
+  /** every module named, once each, e.g. `['sch_prio', 'sch_plug', 'cls_fw']` */
+  modules: string[];
   /**
    * @param missing the missing pieces, each `module (what)`, e.g. `'sch_prio (qdisc prio)'`
    * @param unverified pieces that could not be checked, same form; the message says why
    */
   constructor(missing: string[], unverified: readonly string[] = []) {
-    const modules = [...missing, ...unverified].map((m) => m.split(' ')[0]);
+    const modules = [...new Set([...missing, ...unverified].map((m) => m.split(' ')[0]))];
     const unchecked = unverified.map((u) => `; ${u} could not be checked: ${whyUnchecked(u.split(' ')[0])}`).join('');
-    super(`this kernel lacks what synplug needs: ${missing.join(', ')}${unchecked}. Load the modules (modprobe ${[...new Set(modules)].join(' ')}) or use a kernel that has them; nothing was changed`, 'missing-module');
+    super(`this kernel lacks what synplug needs: ${missing.join(', ')}${unchecked}. Load the modules (modprobe ${modules.join(' ')}) or use a kernel that has them; nothing was changed`, 'missing-module');
     this.name = 'MissingSupportError';
+    this.modules = modules;
     this.missing = missing;
     this.unverified = [...unverified];
   }
@@ -134,7 +137,7 @@ export async function probeFilterKind(conn: NetlinkConnection, kind: string): Pr
       type: RTM_NEWTFILTER,
       flags: NLM_F_CREATE | NLM_F_EXCL,
       // A block index nobody uses: the kernel loads the classifier, then fails to find the block.
-      payload: [encodeTcmsg({ ifindex: TCM_IFINDEX_MAGIC_BLOCK, parent: 0xfffffff0, info: filterInfo(1, 0x0800) }), str(TCA_KIND, kind), u32(TCA_OPTIONS, 0)],
+      payload: [encodeTcmsg({ ifindex: TCM_IFINDEX_MAGIC_BLOCK, parent: UNUSED_BLOCK_INDEX, info: filterInfo(1, ETH_P_IP) }), str(TCA_KIND, kind), u32(TCA_OPTIONS, 0)],
     });
   } catch (e) {
     if (!(e instanceof NetlinkError)) throw e;
@@ -161,8 +164,8 @@ export async function probeNfTables(): Promise<Support> {
     return 'no';
   }
   try {
-    // NFT_MSG_GETGEN = 16 in subsystem NFNL_SUBSYS_NFTABLES (10); nfgenmsg AF_UNSPEC, v0, res_id 0.
-    await conn.request({ type: (10 << 8) | 16, payload: Buffer.alloc(4) });
+    // nfgenmsg AF_UNSPEC, v0, res_id 0.
+    await conn.request({ type: nftType(NFT_MSG_GETGEN), payload: Buffer.alloc(4) });
     return 'yes';
   } catch (e) {
     if (e instanceof NetlinkError && (e.code === 'EPERM' || e.code === 'EACCES')) throw e;
@@ -170,4 +173,34 @@ export async function probeNfTables(): Promise<Support> {
   } finally {
     conn.close();
   }
+}
+
+/**
+ * The kernel's TCP socket diagnostics (sock_diag with inet_diag and tcp_diag,
+ * which `--wait-listen` uses) cannot be used. Category `missing-module`.
+ */
+export class SockDiagUnavailableError extends SynplugError {
+  /** the modules needed: `['inet_diag', 'tcp_diag']` */
+  readonly modules = ['inet_diag', 'tcp_diag'];
+  /** @param cause the kernel's refusal (usually ENOENT: no handler for the family/protocol) */
+  constructor(cause: NetlinkError) {
+    super(`--wait-listen cannot see listening TCP sockets: the kernel's TCP socket diagnostics (modules inet_diag and tcp_diag) cannot be used here (${cause.requestType ?? 'sock_diag request'} failed: ${cause.code}). Load them with 'modprobe inet_diag tcp_diag' (a host usually loads them by itself; a VM or container whose /lib/modules lacks them must load them from the kernel's module folder, e.g. 'modprobe -d DIR inet_diag tcp_diag'), or drop --wait-listen; nothing was held`, 'missing-module', { cause });
+    this.name = 'SockDiagUnavailableError';
+  }
+}
+
+/**
+ * A sock_diag refusal explained: ENOENT, EOPNOTSUPP or EPROTONOSUPPORT from
+ * SOCK_DIAG_BY_FAMILY (no inet_diag/tcp_diag handler) or EPROTONOSUPPORT from
+ * opening the socket becomes a {@link SockDiagUnavailableError}; anything else
+ * is returned as it is.
+ * @param e what the listing threw
+ */
+export function explainSockDiag(e: unknown): unknown {
+  if (e instanceof NetlinkError && ['ENOENT', 'EOPNOTSUPP', 'EPROTONOSUPPORT'].includes(e.code)) return new SockDiagUnavailableError(e);
+  const cause = (e as { cause?: { code?: string } })?.cause;
+  if (e instanceof SynplugError && cause?.code === 'EPROTONOSUPPORT') {
+    return new SockDiagUnavailableError(new NetlinkError({ errno: osConstants.errno.EPROTONOSUPPORT, requestType: 'socket(NETLINK_SOCK_DIAG)' }));
+  }
+  return e;
 }

@@ -229,11 +229,12 @@ export function checkResults(results: readonly ExchangeResult[], ops: readonly B
  * the batch was larger than the send buffer (nothing sent).
  */
 export function wrapSocketError(e: unknown, n: number): unknown {
-  const cause = (e as { cause?: { code?: string } }).cause;
-  if (e instanceof SynplugError && cause?.code === 'ENOBUFS') {
+  // The socket layer's error carries the errno name itself (SocketError.code) or in its cause.
+  const code = (e as { code?: unknown }).code ?? (e as { cause?: { code?: string } }).cause?.code;
+  if (e instanceof SynplugError && code === 'ENOBUFS') {
     return new SynplugError(`nftables batch of ${n} message(s) was refused: the kernel sent more error replies than the socket receive buffer holds (ENOBUFS); the whole batch was not applied`, 'kernel', { cause: e });
   }
-  if (e instanceof SynplugError && cause?.code === 'EMSGSIZE') {
+  if (e instanceof SynplugError && code === 'EMSGSIZE') {
     return new SynplugError(`nftables batch of ${n} message(s) is larger than the socket send buffer (EMSGSIZE): nothing was sent; split it into smaller batches`, 'kernel', { cause: e });
   }
   return e;
@@ -304,4 +305,33 @@ export class NftBatch {
     if (this.ops.length === 0) return { applied: false, messages: 0 };
     return commitBatch(conn, this.ops, options);
   }
+}
+
+/** A batch encoded in advance (BEGIN, ops, END): send it with {@link runPrepared}. */
+export interface PreparedBatch {
+  /** the ops (for error messages) */
+  readonly ops: readonly BatchOp[];
+  /** BEGIN, ops, END: ready for `conn.exchange()` */
+  readonly messages: readonly RequestInit[];
+}
+
+/**
+ * Send a prepared batch: one datagram, one answer.
+ * @param conn a NETLINK_NETFILTER connection
+ * @param p the batch, e.g. from {@link batchMessages}
+ * @param options.ignoreMissing for a one-message delete: ENOENT (not there) counts as done, `{missing: true}`
+ * @param options.timeoutMs how long to wait for the answer, ms
+ * @throws {UsageError} `ignoreMissing` on a batch of more than one message
+ * @throws {NftBatchError} the kernel refused (nothing applied)
+ * @throws {SynplugError} the socket failed (category `kernel`)
+ */
+export async function runPrepared(conn: NetlinkConnection, p: PreparedBatch, options: { ignoreMissing?: boolean; timeoutMs?: number } = {}): Promise<CommitResult> {
+  if (options.ignoreMissing && p.ops.length !== 1) throw new UsageError('ignoreMissing needs a batch of exactly one delete message');
+  let results;
+  try {
+    results = await conn.exchange(p.messages, { timeoutMs: options.timeoutMs });
+  } catch (e) {
+    throw wrapSocketError(e, p.ops.length);
+  }
+  return checkResults(results, p.ops, options);
 }

@@ -13,8 +13,7 @@ import {
 } from '../../src/netlink/errors.js';
 import { NotPermittedError, MissingSupportError } from '../../src/guard/support.js';
 import { CommandError } from '../../src/guard/command.js';
-import { NoDeviceError } from '../../src/guard/session.js';
-import { NotSetUpError } from '../../src/guard/guard.js';
+import { NoDeviceError, NotSetUpError } from '../../src/guard/errors.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const README = readFileSync(join(root, 'README.md'), 'utf8');

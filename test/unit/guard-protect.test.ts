@@ -182,10 +182,11 @@ test('packets released come from the plug counters', async (t) => {
 
 test('--user: the command runs as that user (uid and gid from the passwd database)', async (t) => {
   if (process.getuid?.() !== 0) { t.fail('this test needs root (it switches user)'); return; }
-  const { s, dir } = fresh();
-  const out = join(dir, 'id');
-  // the directory must be writable by nobody for the command to leave its answer
-  (await import('node:fs')).chmodSync(dir, 0o777);
+  const { s } = fresh();
+  // a directory writable by nobody for the command to leave its answer (not the state directory: that one nobody else may write)
+  const outDir = mkdtempSync(join(tmpdir(), 'synplug-protect-out-'));
+  (await import('node:fs')).chmodSync(outDir, 0o777);
+  const out = join(outDir, 'id');
   const r = await runProtected(s, { command: ['sh', '-c', `echo "$(id -u) $(id -g) $HOME $USER" > ${out}`], user: 'nobody' });
   t.is(r.exitCode, 0);
   const [uid, gid, , user] = readFileSync(out, 'utf8').trim().split(' ');

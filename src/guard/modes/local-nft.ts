@@ -1,5 +1,9 @@
 /**
- * The SYN-marking rule of the technique, in a table owned by synplug.
+ * The local hold's nftables side: the SYN-marking rule of the technique, in
+ * a table owned by synplug, and the set element that turns it on (moved here
+ * from src/iptables, which stays the general netfilter layer). Its defaults
+ * are the guard's configuration (`config.ts` DEFAULTS and NFT_NAMES): one
+ * source.
  *
  * ## The rule
  *
@@ -78,27 +82,45 @@
  *
  * @module
  */
-import type { NetlinkConnection, RequestInit } from '../netlink/connection.js';
-import { UsageError } from '../netlink/errors.js';
-import * as C from './constants.js';
-import { batchMessages, checkResults, NftBatch, NftGenerationError, wrapSocketError, type BatchOp, type CommitResult } from './batch.js';
-import { getGenId } from './gen.js';
-import { getTable, listTables, type NftTable } from './table.js';
-import { listChains, type ChainSpec, type NftChain } from './chain.js';
-import { listRules, type NftRule } from './rule.js';
-import { ELEMENT_ADD_FLAGS, encodeElements, listSets, listSetElements as listElems, type NftSet, type NftSetElement, type SetSpec } from './set.js';
-import { checkMark, checkName, checkPort, checkTimeoutMs, parseAddress, type ParsedAddress } from './validate.js';
-import type { Expr } from './expr/index.js';
-import { COMMENT_MAXLEN } from './rule.js';
+import type { NetlinkConnection } from '../../netlink/connection.js';
+import { NETLINK_NETFILTER } from '../../netlink/message.js';
+import { protocolInfo } from '../../netlink/protocols.js';
+import { UsageError } from '../../netlink/errors.js';
+import * as C from '../../iptables/constants.js';
+import { batchMessages, NftBatch, NftGenerationError, runPrepared, type BatchOp, type CommitResult, type PreparedBatch } from '../../iptables/batch.js';
+import { getGenId } from '../../iptables/gen.js';
+import { getTable, listTables, type NftTable } from '../../iptables/table.js';
+import { listChains, type ChainSpec, type NftChain } from '../../iptables/chain.js';
+import { listRules, type NftRule } from '../../iptables/rule.js';
+import { ELEMENT_ADD_FLAGS, encodeElements, listSets, listSetElements as listElems, type NftSet, type NftSetElement, type SetSpec } from '../../iptables/set.js';
+import { checkMark, checkName, checkPort, checkTimeoutMs, parseAddress, type ParsedAddress } from '../../iptables/validate.js';
+import type { Expr } from '../../iptables/expr/index.js';
+import { COMMENT_MAXLEN } from '../../iptables/rule.js';
+import { DEFAULTS, NFT_NAMES } from '../config.js';
 
-/** Default table name. */
-export const DEFAULT_TABLE = 'synplug';
-/** Default chain name. */
-export const DEFAULT_CHAIN = 'output';
-/** Default set name of the conditional rule. */
-export const DEFAULT_SET = 'synplug_active';
-/** Default mark. */
-export const DEFAULT_MARK = 1;
+export { runPrepared, type PreparedBatch };
+
+/** Default table name (the guard's DEFAULTS.table). */
+export const DEFAULT_TABLE = DEFAULTS.table;
+/** Default chain name (the guard's NFT_NAMES.chain). */
+export const DEFAULT_CHAIN = NFT_NAMES.chain;
+/** Default set name of the conditional rule (the guard's NFT_NAMES.set). */
+export const DEFAULT_SET = NFT_NAMES.set;
+/** Default mark (the guard's DEFAULTS.mark). */
+export const DEFAULT_MARK = DEFAULTS.mark;
+
+/**
+ * Refuse a connection of another protocol than NETLINK_NETFILTER, naming both.
+ * @param conn the connection handed in
+ * @param fn the function's name, for the message
+ * @throws {UsageError} not a NETLINK_NETFILTER connection
+ */
+export function requireNetfilter(conn: NetlinkConnection, fn: string): void {
+  if (conn?.protocol === NETLINK_NETFILTER) return;
+  const name = (p: number) => protocolInfo(p)?.name ?? `protocol ${p}`;
+  const got = conn && typeof conn.protocol === 'number' ? `a ${name(conn.protocol)} connection (protocol ${conn.protocol})` : 'no connection';
+  throw new UsageError(`${fn} needs a NETLINK_NETFILTER connection (protocol ${NETLINK_NETFILTER}; openNftables() makes one), not ${got}`);
+}
 /** NFTA_SET_ID / NFTA_LOOKUP_SET_ID used when the set is created in the same batch as the rule. */
 const SET_ID = 1;
 
@@ -221,6 +243,7 @@ export interface TableState {
  * @throws {NetlinkError} a dump refused
  */
 export async function readTableState(conn: NetlinkConnection, family: string, table: string): Promise<TableState> {
+  requireNetfilter(conn, 'readTableState');
   const t = await getTable(conn, { family, name: table });
   if (!t) return { chains: [], rules: [], sets: [] };
   // One dump at a time (the kernel runs one dump per socket).
@@ -318,12 +341,13 @@ export interface EnsureResult {
  * changed the ruleset in between, the kernel refuses (ERESTART) and this
  * reads and plans again (up to 5 times).
  *
- * @throws {UsageError} bad options, before anything is sent (see {@link resolveMarkRule})
+ * @throws {UsageError} bad options, or a connection that is not NETLINK_NETFILTER, before anything is sent (see {@link resolveMarkRule})
  * @throws {NftBatchError} the kernel refused the batch (nothing applied); the message names the failed message
  * @throws {NftGenerationError} the ruleset kept changing under us
  * @throws {NetlinkError} a dump refused (EPERM without CAP_NET_ADMIN...)
  */
 export async function ensureMarkRule(conn: NetlinkConnection, options: MarkRuleOptions): Promise<EnsureResult> {
+  requireNetfilter(conn, 'ensureMarkRule');
   const r = resolveMarkRule(options);
   for (let attempt = 1; ; attempt++) {
     const genId = await getGenId(conn);
@@ -358,6 +382,7 @@ export interface RemoveOptions {
  * @throws {NetlinkError} the table listing was refused
  */
 export async function removeMarkTable(conn: NetlinkConnection, options: RemoveOptions = {}): Promise<{ removed: string[] }> {
+  requireNetfilter(conn, 'removeMarkTable');
   const table = checkName(options.table ?? DEFAULT_TABLE, 'table');
   const families = options.family ? [options.family] : ['ip', 'ip6', 'inet'];
   for (const f of families) if (f !== 'ip' && f !== 'ip6' && f !== 'inet') throw new UsageError(`bad family '${String(f)}': use ip, ip6 or inet`);
@@ -391,14 +416,6 @@ export interface ElementOptions {
   family?: 'ip' | 'ip6' | 'inet';
   /** element timeout, ms (10 ms to ~584 years); required to add: the dead man's switch */
   timeoutMs?: number;
-}
-
-/** A batch encoded in advance: send it with {@link runPrepared}. */
-export interface PreparedBatch {
-  /** the ops (for error messages) */
-  readonly ops: readonly BatchOp[];
-  /** BEGIN, ops, END: ready for `conn.exchange()` */
-  readonly messages: readonly RequestInit[];
 }
 
 /** Element operations encoded once, for a guard's plug window. */
@@ -445,22 +462,6 @@ export function prepareElementOps(o: ElementOptions): PreparedElementOps {
 }
 
 /**
- * Send a prepared batch: one datagram, one answer.
- * @param options.ignoreMissing for a one-message delete: ENOENT (not there) counts as done, `{missing: true}`
- * @throws as {@link commitBatch}
- */
-export async function runPrepared(conn: NetlinkConnection, p: PreparedBatch, options: { ignoreMissing?: boolean; timeoutMs?: number } = {}): Promise<CommitResult> {
-  if (options.ignoreMissing && p.ops.length !== 1) throw new UsageError('ignoreMissing needs a batch of exactly one delete message');
-  let results;
-  try {
-    results = await conn.exchange(p.messages, { timeoutMs: options.timeoutMs });
-  } catch (e) {
-    throw wrapSocketError(e, p.ops.length);
-  }
-  return checkResults(results, p.ops, options);
-}
-
-/**
  * Add the address to the set with a timeout: ONE batch of one NEWSETELEM.
  * With `refresh: true`, the batch is NEWSETELEM + DELSETELEM + NEWSETELEM so
  * that an element already present gets the new timeout too (on a plain
@@ -469,6 +470,7 @@ export async function runPrepared(conn: NetlinkConnection, p: PreparedBatch, opt
  * @throws {NftBatchError} refused: e.g. `NFT_MSG_NEWSETELEM: ... the set (or its table) does not exist (ENOENT)`
  */
 export async function addSetElement(conn: NetlinkConnection, o: ElementOptions & { refresh?: boolean }): Promise<CommitResult> {
+  requireNetfilter(conn, 'addSetElement');
   if (o?.timeoutMs === undefined) throw new UsageError('addSetElement needs timeoutMs: the element must time out by itself if the guard dies');
   const p = prepareElementOps(o);
   return runPrepared(conn, o.refresh ? p.refresh! : p.add!);
@@ -483,6 +485,7 @@ export async function addSetElement(conn: NetlinkConnection, o: ElementOptions &
  * @throws {NftBatchError} refused (ENOENT without `ignoreMissing`)
  */
 export async function deleteSetElement(conn: NetlinkConnection, o: ElementOptions & { ignoreMissing?: boolean }): Promise<CommitResult> {
+  requireNetfilter(conn, 'deleteSetElement');
   const p = prepareElementOps({ ...o, timeoutMs: undefined });
   return runPrepared(conn, p.delete, { ignoreMissing: o.ignoreMissing });
 }
@@ -493,6 +496,7 @@ export async function deleteSetElement(conn: NetlinkConnection, o: ElementOption
  * @throws {NetlinkError} ENOENT when the table or set does not exist
  */
 export async function listMarkSetElements(conn: NetlinkConnection, o: { table?: string; set?: string; family: 'ip' | 'ip6' | 'inet' }): Promise<NftSetElement[]> {
+  requireNetfilter(conn, 'listMarkSetElements');
   return listElems(conn, { family: o.family, table: o.table ?? DEFAULT_TABLE, set: o.set ?? DEFAULT_SET });
 }
 

@@ -1,0 +1,79 @@
+/**
+ * Text output of the guard commands (`--json` prints the results as they are).
+ *
+ * @module
+ */
+import { formatQdiscText, formatFilterText } from '../tc/format.js';
+import { durationText } from '../iptables/format.js';
+import type { CheckResult, ProtectResult, SetupResult, StatusResult, TeardownResult, PlugResult, ReleaseResult } from '../guard/types.js';
+
+/** Text for `synplug setup`. */
+export function formatSetup(r: SetupResult): string {
+  const lines = r.changed ? [`synplug set up on ${r.dev} for ${r.addr} (mark ${r.mark}, plug limit ${r.limit} bytes):`, ...r.actions.map((a) => `  ${a}`)]
+    : [`synplug already set up on ${r.dev} for ${r.addr}: nothing to change`];
+  if (r.recovered) lines.unshift(r.recovered);
+  return lines.join('\n');
+}
+
+/** Text for `synplug check`. */
+export function formatCheck(r: CheckResult): string {
+  const head = r.state === 'ok' ? `synplug is set up on ${r.dev} for ${r.addr}` : r.state === 'absent' ? `synplug is not set up on ${r.dev}` : `synplug is partly or differently set up on ${r.dev}:`;
+  const lines = [head];
+  for (const p of r.pieces) lines.push(`  ${p.status === 'ok' ? 'ok       ' : p.status === 'missing' ? 'MISSING  ' : 'DIFFERENT'} ${p.piece}${p.detail ? ` (${p.detail})` : ''}`);
+  if (r.state !== 'ok') lines.push("run 'synplug setup' to complete it");
+  return lines.join('\n');
+}
+
+/**
+ * Text for `synplug plug`.
+ * @param maxHold the --max-hold text the user gave (e.g. `10s`)
+ */
+export function formatPlug(r: PlugResult, maxHold: string): string {
+  return `plugged: new connections to ${r.addr} are held until 'synplug release' (at most ${maxHold})`;
+}
+
+/** Text for `synplug release`. */
+export function formatRelease(r: ReleaseResult): string {
+  return r.plugExists
+    ? `released${r.wasBuffering ? '' : ' (it was not recorded as plugged)'}; ${r.backlog} packet(s) were still queued`
+    : `no plug qdisc on ${r.dev}: nothing is held (synplug is not set up there)`;
+}
+
+/** Text for `synplug protect` (on stderr). */
+export function formatProtect(r: ProtectResult): string {
+  const cmd = r.signal ? `killed by ${r.signal}` : `exit ${r.exitCode}`;
+  return `synplug: held new connections for ${r.heldMs.toFixed(1)} ms${r.maxHoldReached ? ' (max-hold reached)' : ''}; ${r.packetsReleased} packet(s) held and released, ${r.drops} dropped; command ${cmd}; synplug's own time in the window ${r.overhead.totalUs} µs`;
+}
+
+/** Text for `synplug status`. */
+export function formatStatus(r: StatusResult): string {
+  const lines: string[] = [];
+  if (r.recovered) lines.push(r.recovered);
+  lines.push(`setup: ${r.state === 'ok' ? 'complete' : r.state === 'absent' ? 'not set up' : 'PARTIAL'} on ${r.dev} for ${r.addr}`);
+  for (const p of r.pieces) if (p.status !== 'ok') lines.push(`  ${p.status.toUpperCase()} ${p.piece}${p.detail ? ` (${p.detail})` : ''}`);
+  const p = r.plug;
+  if (p) {
+    const when = new Date(p.state === 'buffering' ? p.since : p.releasedAt ?? p.since).toISOString();
+    lines.push(`plug: ${p.state === 'buffering' ? `BUFFERING since ${when} (by ${p.owner} pid ${p.pid}, until ${new Date(p.deadline).toISOString()})` : `released (last at ${when})`}`);
+  } else lines.push('plug: no record');
+  if (r.held !== undefined) lines.push(`packets: ${r.held} held now, ${r.passed} passed, ${r.dropped} dropped over the limit`);
+  lines.push(`marking: ${r.marking.length ? r.marking.map((m) => `${m.address}${m.expiresMs !== undefined ? ` (${durationText(m.expiresMs)} left)` : ''}`).join(', ') : 'off (no element in the set)'}`);
+  if (r.qdiscs.length) {
+    lines.push('qdiscs:');
+    for (const q of r.qdiscs) lines.push(...formatQdiscText(q, { stats: true }).split('\n').map((l) => `  ${l}`));
+  }
+  if (r.filters.length) {
+    lines.push('filters:');
+    for (const f of r.filters) lines.push(...formatFilterText(f).split('\n').map((l) => `  ${l}`));
+  }
+  if (r.ruleset) lines.push('nftables:', ...r.ruleset.trimEnd().split('\n').map((l) => `  ${l}`));
+  return lines.join('\n');
+}
+
+/** Text for `synplug teardown`. */
+export function formatTeardown(r: TeardownResult): string {
+  const lines = r.removed.length ? [`removed from ${r.dev}:`, ...r.removed.map((x) => `  ${x}`)] : [`nothing of synplug's on ${r.dev} to remove`];
+  if (r.kept.length) lines.push('left alone:', ...r.kept.map((x) => `  ${x}`));
+  if (r.removedStateDir) lines.push('removed the state directory (setup had created it)');
+  return lines.join('\n');
+}

@@ -1,0 +1,103 @@
+/**
+ * What every guard command starts with: its configuration (explicit options,
+ * then what setup recorded, then the defaults), the state store, a session
+ * over the holds, and the recovery of a plug left buffering by a protect that
+ * died (crash safety, third layer).
+ *
+ * @module
+ */
+import { join } from 'node:path';
+import { NetlinkError } from '../netlink/errors.js';
+import { resolveConfig, type GuardConfig } from './config.js';
+import { NoDeviceError } from './errors.js';
+import { StateStore, isStale, type LocalHoldRecord, type SetupRecord } from './state.js';
+import { GuardSession } from './session.js';
+import { requireNetAdmin, hasNetAdmin } from './support.js';
+import type { GuardOptions, Recovery } from './types.js';
+
+/** A command's starting point. */
+export interface GuardContext {
+  /** the configuration: options, then the record, then defaults */
+  config: GuardConfig;
+  /** the state files */
+  store: StateStore;
+  /** the setup record, when something is set up */
+  record?: SetupRecord;
+}
+
+/** The options whose value is not undefined. */
+export function definedOnly<T extends object>(o: T): Partial<T> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
+}
+
+/** Configs whose device came from setup's record rather than --dev: that record's path, for the error when the device is gone. */
+const devFromRecord = new WeakMap<GuardConfig, string>();
+
+/**
+ * The configuration of a command other than setup: explicit options, then
+ * what setup recorded (its local hold), then the defaults.
+ * @param opts the caller's options
+ * @param needsAdmin the command's name when it needs CAP_NET_ADMIN (checked after the options)
+ * @throws {UsageError} bad options (first, before anything else)
+ * @throws {NotPermittedError} no CAP_NET_ADMIN
+ * @throws {StateFileError} the state directory is unsafe, or setup.json is unreadable or damaged
+ */
+export function contextFor(opts: GuardOptions | null | undefined, needsAdmin?: string): GuardContext {
+  opts = opts ?? {};
+  resolveConfig(definedOnly(opts)); // bad input first (usage) before anything else
+  if (needsAdmin) requireNetAdmin(needsAdmin);
+  const stateDir = resolveConfig({ stateDir: opts.stateDir }).stateDir;
+  const store = new StateStore(stateDir);
+  const record = store.readSetup();
+  const local = record?.holds.local as LocalHoldRecord | undefined;
+  const fromRecord: Partial<GuardConfig> = local ? { dev: local.dev, addr: local.addr, mark: local.mark, limit: local.limit, table: local.table } : {};
+  const config = resolveConfig({ ...fromRecord, ...definedOnly(opts), stateDir });
+  if (local && opts.dev === undefined) devFromRecord.set(config, join(stateDir, 'setup.json'));
+  return { config, store, ...(record && { record }) };
+}
+
+/**
+ * Open a session over the configuration's holds; a missing device that came
+ * from the record is reported as such.
+ * @throws {NoDeviceError} a device does not exist
+ * @throws {SynplugError} the socket cannot be opened
+ */
+export function openSession(config: GuardConfig, record?: SetupRecord): Promise<GuardSession> {
+  return GuardSession.open(config, { record }).catch((e: unknown) => {
+    const file = devFromRecord.get(config);
+    throw e instanceof NoDeviceError && file && e.dev === config.dev ? new NoDeviceError(config.dev, file) : e;
+  });
+}
+
+/** Run `f` on an open session and close it afterwards. */
+export async function withSession<T>(config: GuardConfig, record: SetupRecord | undefined, f: (s: GuardSession) => Promise<T>): Promise<T> {
+  const s = await openSession(config, record);
+  try {
+    return await f(s);
+  } finally {
+    s.close();
+  }
+}
+
+/**
+ * Crash safety, third layer: release a plug that the record says was left
+ * buffering by a protect that died, or whose deadline passed. Every command
+ * calls it first (when it may: it needs CAP_NET_ADMIN).
+ * @throws {StateFileError} plug.json is unreadable or damaged
+ * @throws {StateFileError} plug.json cannot be written
+ */
+export async function recoverStale(s: GuardSession, store: StateStore): Promise<Recovery> {
+  const r = store.readPlug();
+  if (!r || !isStale(r) || !hasNetAdmin()) return { released: false };
+  const reason = Date.now() >= r.deadline ? 'its max-hold deadline passed' : `its owner (pid ${r.pid}) is gone`;
+  let hadPlug = true;
+  try {
+    await s.release();
+  } catch (e) {
+    if (!(e instanceof NetlinkError)) throw e;
+    hadPlug = false; // no plug qdisc: nothing is held; only the record was stale
+  }
+  await s.disarm().catch(() => {});
+  store.writePlug({ ...r, state: 'released', releasedAt: Date.now() });
+  return hadPlug ? { released: true, reason } : { released: false };
+}

@@ -1,0 +1,109 @@
+/**
+ * The guard's errors. Each carries a category (see `ErrorCategory` in
+ * netlink/errors.ts), never an exit code: the CLI maps categories to codes.
+ *
+ * @module
+ */
+import { SynplugError } from '../netlink/errors.js';
+
+/** The process lacks CAP_NET_ADMIN. Category `permission`. */
+export class NotPermittedError extends SynplugError {
+  /** @param what the command or operation that needs it, e.g. `synplug setup` */
+  constructor(what: string) {
+    super(`${what} needs CAP_NET_ADMIN: run it as root (or grant the capability)`, 'permission');
+    this.name = 'NotPermittedError';
+  }
+}
+
+/** The device does not exist. Category `usage` (bad input: nothing is changed). */
+export class NoDeviceError extends SynplugError {
+  /**
+   * @param dev the device name
+   * @param recordedIn the setup record the name came from (no --dev was given), for the message
+   */
+  constructor(readonly dev: string, recordedIn?: string) {
+    super(recordedIn
+      ? `device '${dev}' not found: it is the device setup recorded in ${recordedIn}; give an existing device with --dev (teardown --dev DEVICE forgets that record)`
+      : `device '${dev}' not found (give an existing device with --dev)`, 'usage');
+    this.name = 'NoDeviceError';
+  }
+}
+
+/** setup would replace something that is not synplug's (a root qdisc). Category `foreign-state`. */
+export class ForeignQdiscError extends SynplugError {
+  /**
+   * @param dev the device
+   * @param what the foreign object as tc prints its first line, e.g. `qdisc tbf 5: root refcnt 2 ...`
+   */
+  constructor(dev: string, what: string) {
+    super(`dev ${dev} has a root qdisc that is not synplug's: ${what}. setup would replace it (and everything under it); rerun with --force to do that. Nothing was changed`, 'foreign-state');
+    this.name = 'ForeignQdiscError';
+  }
+}
+
+/** The guard is not (completely) set up. Category `not-set-up`. */
+export class NotSetUpError extends SynplugError {
+  /** @param message which pieces are missing and what to run */
+  constructor(message: string) {
+    super(message, 'not-set-up');
+    this.name = 'NotSetUpError';
+  }
+}
+
+/** A step of setup failed; everything the call added was removed again. Category: the cause's. */
+export class SetupError extends SynplugError {
+  /** the step that failed, e.g. `add qdisc plug 40: parent 1:4 limit 1048576 and release it` */
+  step: string;
+  /** what was undone */
+  rolledBack: string[];
+  /** undo steps that failed themselves */
+  rollbackFailures: string[];
+  /**
+   * @param step the failed step's description
+   * @param cause why it failed (its category becomes this error's)
+   * @param rolledBack the undo steps that ran
+   * @param rollbackFailures undo steps that failed, with why
+   */
+  constructor(step: string, cause: unknown, rolledBack: string[], rollbackFailures: string[]) {
+    const why = cause instanceof Error ? cause.message : String(cause);
+    const rb = rolledBack.length ? ` Rolled back: ${rolledBack.join('; ')}.` : ' Nothing had been changed.';
+    const rf = rollbackFailures.length ? ` ROLLBACK FAILED for: ${rollbackFailures.join('; ')} — check with 'synplug status'.` : '';
+    super(`setup failed at step '${step}': ${why}.${rb}${rf}`, cause instanceof SynplugError ? cause.category : 'failure', { cause });
+    this.name = 'SetupError';
+    this.step = step;
+    this.rolledBack = rolledBack;
+    this.rollbackFailures = rollbackFailures;
+  }
+}
+
+/** protect's command could not be found (category `command-not-found`) or executed (`command-not-executable`). */
+export class CommandError extends SynplugError {
+  /**
+   * @param message what could not be found or run, and that it was not run
+   * @param category `command-not-found` or `command-not-executable`
+   */
+  constructor(message: string, category: 'command-not-found' | 'command-not-executable') {
+    super(message, category);
+    this.name = 'CommandError';
+  }
+}
+
+/**
+ * A state file (setup.json, plug.json) or the state directory cannot be
+ * used: unreadable, not what synplug wrote, or not safe (a symlink, a
+ * directory others can write). Category `failure`.
+ */
+export class StateFileError extends SynplugError {
+  /** the file or directory */
+  path: string;
+  /**
+   * @param path the file or directory
+   * @param message what is wrong and what to do
+   * @param cause the underlying error
+   */
+  constructor(path: string, message: string, cause?: unknown) {
+    super(message, 'failure', cause === undefined ? undefined : { cause });
+    this.name = 'StateFileError';
+    this.path = path;
+  }
+}

@@ -1,0 +1,146 @@
+/**
+ * Operations over every hold that is set up: `plug`, `release`, `status`,
+ * `teardown`.
+ *
+ * @module
+ */
+import { NetlinkError, UsageError } from '../netlink/errors.js';
+import { resolveConfig } from './config.js';
+import { StateFileError } from './errors.js';
+import { StateStore, processStartTime, type PlugRecord } from './state.js';
+import { contextFor, definedOnly, recoverStale, withSession } from './context.js';
+import { combineStates, inspectHolds, piecesOf, requireSetUp } from './setup.js';
+import { LocalHold } from './modes/local.js';
+import type { GuardOptions, PlugResult, ReleaseResult, StatusResult, TeardownResult } from './types.js';
+
+/**
+ * Buffer every plug (and arm marking for `maxHoldMs`) until {@link release}.
+ * @param opts the configuration, and `maxHoldMs` (default 10000, at least 10)
+ * @throws {UsageError} bad options (`usage`)
+ * @throws {NotPermittedError} (`permission`) {@link NotSetUpError} (`not-set-up`) {@link NoDeviceError} (`usage`)
+ * @throws {StateFileError} the state directory is unsafe, or a state file is damaged or cannot be written
+ * @throws {NetlinkError} the kernel refused (`kernel`)
+ */
+export async function plug(opts: GuardOptions & { maxHoldMs?: number } = {}): Promise<PlugResult> {
+  const maxHoldMs = opts?.maxHoldMs ?? 10_000;
+  if (!(maxHoldMs >= 10)) throw new UsageError('max-hold (--max-hold) must be at least 10 ms');
+  const { config, store, record } = contextFor(opts, 'synplug plug');
+  return withSession(config, record, async (s) => {
+    await recoverStale(s, store);
+    await requireSetUp(s, config, 'plug');
+    const since = Date.now();
+    const deadline = since + maxHoldMs;
+    store.writePlug({ version: 1, state: 'buffering', owner: 'manual', pid: process.pid, pidStart: processStartTime(process.pid), dev: config.dev, since, deadline });
+    try {
+      await s.arm(maxHoldMs);
+      await s.buffer();
+    } catch (e) {
+      await s.release().catch(() => {});
+      await s.disarm().catch(() => {});
+      store.writePlug({ version: 1, state: 'released', owner: 'manual', pid: process.pid, dev: config.dev, since, deadline, releasedAt: Date.now() });
+      throw e;
+    }
+    return { dev: config.dev, addr: config.addr, deadline, maxHoldMs };
+  });
+}
+
+/**
+ * Release every plug (always safe) and turn marking off.
+ *
+ * The state files do not decide whether to release: a damaged record, or an
+ * unsafe state directory, still gets the plug released (from the options and
+ * defaults), and is reported afterwards as an error naming the file, with
+ * nothing written. With nothing set up (no record, no plug qdisc), nothing is
+ * written either.
+ * @throws {UsageError} bad options
+ * @throws {NotPermittedError} (`permission`) {@link NoDeviceError} (`usage`)
+ * @throws {StateFileError} after releasing: a state file is damaged or the directory unsafe; or plug.json cannot be written
+ * @throws {NetlinkError} the kernel refused (`kernel`)
+ */
+export async function release(opts: GuardOptions = {}): Promise<ReleaseResult> {
+  let ctx: ReturnType<typeof contextFor>;
+  let damaged: StateFileError | undefined;
+  try {
+    ctx = contextFor(opts, 'synplug release');
+  } catch (e) {
+    if (!(e instanceof StateFileError)) throw e;
+    damaged = e;
+    const config = resolveConfig(definedOnly(opts ?? {}));
+    ctx = { config, store: new StateStore(config.stateDir) };
+  }
+  const { config, store, record } = ctx;
+  return withSession(config, record, async (s) => {
+    let r: PlugRecord | undefined;
+    if (!damaged) {
+      try { r = store.readPlug(); } catch (e) { if (!(e instanceof StateFileError)) throw e; damaged = e; }
+    }
+    let plugExists = true;
+    try {
+      await s.release();
+    } catch (e) {
+      if (!(e instanceof NetlinkError && (e.code === 'ENOENT' || e.code === 'EINVAL'))) throw e;
+      plugExists = false; // no plug qdisc: nothing can be held
+    }
+    await s.disarm().catch(() => {});
+    if (damaged) {
+      throw new StateFileError(damaged.path, `${plugExists ? `released the plug on ${config.dev}` : `no plug qdisc on ${config.dev}: nothing was held`}; but ${damaged.message}`, damaged);
+    }
+    const now = Date.now();
+    if (r || record) {
+      store.writePlug({ ...(r ?? { version: 1, owner: 'manual', pid: process.pid, dev: config.dev, since: now, deadline: now }), state: 'released', releasedAt: now });
+    }
+    const stats = plugExists ? await s.plugStats().catch(() => undefined) : undefined;
+    return { dev: config.dev, wasBuffering: r?.state === 'buffering', backlog: stats?.qlen ?? 0, plugExists };
+  });
+}
+
+/**
+ * The setup, the rule, the recorded plug state and the plug's counters.
+ * @throws {NotPermittedError} (`permission`) {@link NoDeviceError} (`usage`) {@link NetlinkError} (`kernel`)
+ * @throws {StateFileError} the state directory is unsafe, or a state file is damaged
+ */
+export async function status(opts: GuardOptions = {}): Promise<StatusResult> {
+  const { config, store, record } = contextFor(opts, 'synplug status');
+  return withSession(config, record, async (s) => {
+    const rec = await recoverStale(s, store);
+    const inspected = await inspectHolds(s);
+    const local = inspected.find((i) => i.hold instanceof LocalHold);
+    const details = local ? await (local.hold as LocalHold).statusDetails(local.inspection) : { qdiscs: [], filters: [], marking: [] };
+    return {
+      dev: config.dev, addr: config.addr, state: combineStates(inspected.map((i) => i.inspection.state)), pieces: piecesOf(inspected),
+      ...details,
+      plug: store.readPlug() ?? null,
+      ...(rec.released && { recovered: `released a plug left buffering (${rec.reason})` }),
+    };
+  });
+}
+
+/**
+ * Release, then remove exactly what setup added, hold by hold (the local
+ * hold: the qdisc tree when its root is synplug's, with the filter under it;
+ * synplug's nftables table; the address if setup added it); then the state
+ * files, and the state directory when setup created it.
+ * @throws {NotPermittedError} (`permission`) {@link NoDeviceError} (`usage`) {@link NetlinkError} (`kernel`)
+ * @throws {StateFileError} the state directory is unsafe, a state file is damaged (nothing is removed), or a file cannot be removed
+ */
+export async function teardown(opts: GuardOptions = {}): Promise<TeardownResult> {
+  const { config, store, record } = contextFor(opts, 'synplug teardown');
+  store.readPlug(); // a damaged plug.json is an error before anything is removed
+  return withSession(config, record, async (s) => {
+    const removed: string[] = [];
+    const kept: string[] = [];
+    for (const { hold, inspection } of await inspectHolds(s)) {
+      const r = await hold.teardown(inspection);
+      removed.push(...r.removed);
+      kept.push(...r.kept);
+    }
+    let removedStateDir: boolean;
+    try {
+      removedStateDir = store.clear(record?.createdStateDir === true);
+    } catch (e) {
+      throw new StateFileError(config.stateDir, `removed the setup, but cannot remove the state files in ${config.stateDir}: ${(e as Error).message}`, e);
+    }
+    return { dev: config.dev, removed, kept, ...(removedStateDir && { removedStateDir }) };
+  });
+}
+

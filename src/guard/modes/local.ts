@@ -1,0 +1,530 @@
+/**
+ * The local hold: new connections from this machine to the proxy's address,
+ * held on `lo` (or the configured device).
+ *
+ * ```
+ * address 169.254.255.254/32 on lo                  (added only when missing; remembered)
+ * qdisc prio 1: root bands 4 priomap 1 2 2 2 1 2 0 0 1 1 1 1 1 1 1 1
+ * qdisc pfifo 10: parent 1:1 limit 1000p            (and 20: in 1:2, 30: in 1:3)
+ * qdisc plug 40: parent 1:4                          (limit --limit bytes, released)
+ * filter parent 1: protocol ip pref 1 fw handle 0x1 classid 1:4
+ * table ip synplug { set synplug_active { type ipv4_addr; flags timeout }
+ *   chain output { type route hook output priority mangle; policy accept;
+ *     ip saddr @synplug_active tcp flags syn / syn,ack meta mark set 0x00000001 } }
+ * ```
+ *
+ * SYNs are marked only while the address sits in `synplug_active`, which
+ * `arm` fills with a timeout of the max-hold: the kernel stops holding new
+ * connections at the deadline even if no synplug process is left to release.
+ *
+ * The pieces and the setup steps are named ({@link LocalPiece},
+ * {@link LocalStep}), never positions.
+ *
+ * @module
+ */
+import { isIP } from 'node:net';
+import { constants as osConstants } from 'node:os';
+import type { RequestInit } from '../../netlink/connection.js';
+import { NETLINK_NETFILTER, NLM_F_ACK } from '../../netlink/message.js';
+import { NetlinkError } from '../../netlink/errors.js';
+import { addAddress, deleteAddress, listAddresses } from '../../netlink/route/addr.js';
+import { resolveIfindex } from '../../netlink/route/link.js';
+import {
+  addFilter, addQdisc, deleteFilter, deleteQdisc, listFilters, listQdiscs, replaceQdisc, changeQdisc,
+  plugSetLimit, plugReleaseIndefinite, plugRequest, formatQdiscHandle, formatHandle, formatQdiscText,
+  TCQ_PLUG_BUFFER, TCQ_PLUG_RELEASE_INDEFINITE,
+  type FilterSpec, type QdiscSpec, type FilterEntry, type QdiscEntry,
+} from '../../tc/index.js';
+import { TREE, NFT_NAMES, type GuardConfig } from '../config.js';
+import { ForeignQdiscError, NoDeviceError } from '../errors.js';
+import type { LocalHoldRecord, HoldRecord } from '../state.js';
+import type { PieceState, PlugStats, SetupState } from '../types.js';
+import type { WatchdogStep } from '../watchdog.js';
+import { probeFilterKind, probeNfTables, probeQdiscKind } from '../support.js';
+import { listRuleset } from '../../iptables/ruleset.js';
+import { formatRulesetText } from '../../iptables/format.js';
+import {
+  ensureMarkRule, listMarkSetElements, planMarkRule, prepareElementOps, readTableState, removeMarkTable, resolveMarkRule, runPrepared,
+  type MarkRuleOptions, type PreparedElementOps,
+} from './local-nft.js';
+import type { Hold, HoldInspection, HoldMode, HoldSetupPlan, HoldSockets, SetupStep } from './types.js';
+
+/** The pieces of the local hold, in the order `check` lists them (the address last). */
+export const LOCAL_PIECES = ['prio', 'pfifo1', 'pfifo2', 'pfifo3', 'plug', 'filter', 'nftables', 'address'] as const;
+/** A piece of the local hold. */
+export type LocalPiece = typeof LOCAL_PIECES[number];
+
+/** The steps of the local hold's setup, in the order they run (undone in reverse). */
+export const LOCAL_STEPS = ['address', 'prio', 'pfifo1', 'pfifo2', 'pfifo3', 'plug', 'filter', 'nftables'] as const;
+/** A step of the local hold's setup. */
+export type LocalStep = typeof LOCAL_STEPS[number];
+
+/** The pieces that alone do not make a setup: the address may be the user's own. */
+const NOT_A_SETUP_ALONE: readonly LocalPiece[] = ['address'];
+
+const PFIFO_PIECES = ['pfifo1', 'pfifo2', 'pfifo3'] as const;
+
+/** What the kernel holds now, as the local hold reads it. */
+export interface LocalObservation {
+  /** the device's qdiscs */
+  qdiscs: QdiscEntry[];
+  /** filters under the prio qdisc (empty without it) */
+  filters: FilterEntry[];
+  /** the address is on the device */
+  hasAddress: boolean;
+  /** what the nftables batch would do to reach the desired rule (empty: nothing) */
+  nftPlan: string[];
+  /** synplug's table exists */
+  nftTable: boolean;
+}
+
+/** What `status` shows of the local hold (see StatusResult for the fields). */
+export interface LocalStatusDetails {
+  qdiscs: QdiscEntry[];
+  filters: FilterEntry[];
+  ruleset?: string;
+  marking: Array<{ address: string; expiresMs?: number; timeoutMs?: number }>;
+  held?: number;
+  passed?: number;
+  dropped?: number;
+}
+
+/** The local hold's inspection: the named pieces plus what was read. */
+export interface LocalInspection extends HoldInspection<LocalPiece> {
+  readonly observed: LocalObservation;
+}
+
+function prefixlenOf(addr: string): number {
+  return isIP(addr) === 6 ? 128 : 32;
+}
+
+/** The nftables family of the address: `ip` or `ip6`. */
+export function familyOf(addr: string): 'ip' | 'ip6' {
+  return isIP(addr) === 6 ? 'ip6' : 'ip';
+}
+
+/** The marking rule of a configuration (conditional on the set). */
+export function markRuleOf(c: GuardConfig): MarkRuleOptions {
+  return { address: c.addr, mark: c.mark, table: c.table, conditional: true, set: NFT_NAMES.set, chain: NFT_NAMES.chain };
+}
+
+function filterProtocol(c: GuardConfig): string {
+  return isIP(c.addr) === 6 ? 'ipv6' : 'ip';
+}
+
+const same = (a: readonly number[] | undefined, b: readonly number[]) => !!a && a.length === b.length && a.every((x, i) => x === b[i]);
+
+function rootOf(o: LocalObservation): QdiscEntry | undefined {
+  return o.qdiscs.find((q) => q.root);
+}
+
+function qdiscAt(o: LocalObservation, parent: number): QdiscEntry | undefined {
+  return o.qdiscs.find((q) => q.parent === formatHandle(parent));
+}
+
+function ourFilter(o: LocalObservation, c: GuardConfig): FilterEntry | undefined {
+  return o.filters.find((f) => f.kind === 'fw' && f.pref === TREE.filterPrio && f.handle !== undefined && Number(f.handle) === c.mark);
+}
+
+/** Judge each piece of a local hold. Pure: exported for unit tests. */
+export function judgeLocal(o: LocalObservation, c: GuardConfig, record: LocalHoldRecord | undefined): Record<LocalPiece, PieceState> {
+  const root = rootOf(o);
+  const prioName = `qdisc prio ${formatQdiscHandle(TREE.prioHandle)} root bands ${TREE.bands}`;
+  let prio: PieceState;
+  if (!root || root.handle === '0:' || root.kind !== 'prio' || root.handle !== formatQdiscHandle(TREE.prioHandle)) {
+    prio = { piece: prioName, status: 'missing', ...(root && root.handle !== '0:' && { detail: `root is ${root.kind} ${root.handle}` }) };
+  } else {
+    const opt = root.options as { bands?: number; priomap?: number[] };
+    const diffs: string[] = [];
+    if (opt.bands !== TREE.bands) diffs.push(`bands ${opt.bands}`);
+    if (!same(opt.priomap, TREE.priomap)) diffs.push(`priomap ${opt.priomap?.join(' ')}`);
+    prio = { piece: prioName, status: diffs.length ? 'different' : 'ok', ...(diffs.length && { detail: diffs.join(', ') }) };
+  }
+  const pfifo = (i: number): PieceState => {
+    const f = TREE.pfifo[i];
+    const name = `qdisc pfifo ${formatQdiscHandle(f.handle)} parent ${formatHandle(f.parent)} limit ${TREE.pfifoLimit}p`;
+    const q = qdiscAt(o, f.parent);
+    if (!q) return { piece: name, status: 'missing' };
+    if (q.kind !== 'pfifo' || q.handle !== formatQdiscHandle(f.handle) || (q.options as { limit?: number }).limit !== TREE.pfifoLimit) {
+      return { piece: name, status: 'different', detail: `found ${q.kind} ${q.handle} ${JSON.stringify(q.options)}` };
+    }
+    return { piece: name, status: 'ok' };
+  };
+  const plugName = `qdisc plug ${formatQdiscHandle(TREE.plugHandle)} parent ${formatHandle(TREE.plugParent)}`;
+  const plugQ = qdiscAt(o, TREE.plugParent);
+  let plug: PieceState;
+  if (!plugQ) plug = { piece: plugName, status: 'missing' };
+  else if (plugQ.kind !== 'plug' || plugQ.handle !== formatQdiscHandle(TREE.plugHandle)) plug = { piece: plugName, status: 'different', detail: `found ${plugQ.kind} ${plugQ.handle}` };
+  else if (record && record.limit !== c.limit) plug = { piece: plugName, status: 'different', detail: `limit was set to ${record.limit} bytes, want ${c.limit}` };
+  else plug = { piece: plugName, status: 'ok' };
+
+  const filterName = `filter parent ${formatQdiscHandle(TREE.filterParent)} protocol ${filterProtocol(c)} pref ${TREE.filterPrio} fw handle 0x${c.mark.toString(16)} classid ${formatHandle(TREE.filterClassid)}`;
+  const f = ourFilter(o, c);
+  let filter: PieceState;
+  if (!f) filter = { piece: filterName, status: 'missing' };
+  else {
+    const classid = (f.options as { classid?: string } | undefined)?.classid;
+    const diffs: string[] = [];
+    if (classid !== formatHandle(TREE.filterClassid)) diffs.push(`classid ${classid}`);
+    if (f.protocol !== filterProtocol(c)) diffs.push(`protocol ${f.protocol}`);
+    filter = { piece: filterName, status: diffs.length ? 'different' : 'ok', ...(diffs.length && { detail: diffs.join(', ') }) };
+  }
+  const nftName = `nftables table ${familyOf(c.addr)} ${c.table}: marking rule for ${c.addr}, mark ${c.mark}`;
+  const nftables: PieceState = !o.nftTable ? { piece: nftName, status: 'missing' }
+    : { piece: nftName, status: o.nftPlan.length ? 'different' : 'ok', ...(o.nftPlan.length && { detail: `would ${o.nftPlan.join('; ')}` }) };
+  const address: PieceState = { piece: `address ${c.addr}/${prefixlenOf(c.addr)} on ${c.dev}`, status: o.hasAddress ? 'ok' : 'missing' };
+  return { prio, pfifo1: pfifo(0), pfifo2: pfifo(1), pfifo3: pfifo(2), plug, filter, nftables, address };
+}
+
+/**
+ * The state of a hold from its named pieces: `ok` when every piece is,
+ * `absent` when every piece that makes a setup is missing, else `partial`.
+ * @param optional pieces that alone do not make a setup
+ */
+export function summarizePieces<P extends string>(pieces: Readonly<Record<P, PieceState>>, optional: readonly P[] = []): SetupState {
+  const all = Object.entries(pieces) as Array<[P, PieceState]>;
+  if (all.every(([, p]) => p.status === 'ok')) return 'ok';
+  return all.filter(([k]) => !optional.includes(k)).every(([, p]) => p.status === 'missing') ? 'absent' : 'partial';
+}
+
+/** The local hold of one configuration on one device. */
+export class LocalHold implements Hold {
+  readonly mode = 'local';
+  readonly id = 'local';
+  readonly dev: string;
+  readonly bufferMessages: readonly RequestInit[];
+  readonly releaseMessages: readonly RequestInit[];
+  private elements?: { timeoutMs: number; ops: PreparedElementOps };
+
+  /**
+   * @param sockets the session's sockets
+   * @param config the configuration (device, address, mark, limit, table)
+   * @param ifindex the device's index
+   * @param record the hold's setup record entry, when setup recorded this device
+   */
+  constructor(private readonly sockets: HoldSockets, readonly config: GuardConfig, readonly ifindex: number, readonly record?: LocalHoldRecord) {
+    this.dev = config.dev;
+    const plugMsg = (action: number): RequestInit => {
+      const r = plugRequest(ifindex, TREE.plugParent, TREE.plugHandle, action);
+      return { type: r.type, flags: r.flags | NLM_F_ACK, payload: r.payload };
+    };
+    this.bufferMessages = [plugMsg(TCQ_PLUG_BUFFER)];
+    this.releaseMessages = [plugMsg(TCQ_PLUG_RELEASE_INDEFINITE)];
+  }
+
+  private get devRef() {
+    return { ifindex: this.ifindex, dev: this.config.dev };
+  }
+
+  /** @inheritdoc */
+  async probeSupport(): Promise<{ missing: string[]; unverified: string[] }> {
+    const missing: string[] = [];
+    const unverified: string[] = [];
+    for (const kind of ['prio', 'plug']) {
+      if ((await probeQdiscKind(this.sockets.route, this.ifindex, kind)) === 'no') missing.push(`sch_${kind} (qdisc ${kind})`);
+    }
+    const fw = await probeFilterKind(this.sockets.route, 'fw');
+    if (fw === 'no') missing.push('cls_fw (filter fw)');
+    if (fw === 'unknown') unverified.push('cls_fw (filter fw)');
+    if ((await probeNfTables()) === 'no') missing.push('nf_tables (nftables)');
+    return { missing, unverified };
+  }
+
+  /** Read what the kernel holds now. @throws {NetlinkError} a listing refused */
+  async observe(): Promise<LocalObservation> {
+    const c = this.config;
+    const qdiscs = await listQdiscs(this.sockets.route, this.devRef);
+    const hasPrio = qdiscs.some((q) => q.root && q.handle === formatQdiscHandle(TREE.prioHandle) && q.kind === 'prio');
+    const filters = hasPrio ? await listFilters(this.sockets.route, { ...this.devRef, parent: formatQdiscHandle(TREE.filterParent) }) : [];
+    const addrs = await listAddresses(this.sockets.route, { dev: this.ifindex, family: isIP(c.addr) === 6 ? 'inet6' : 'inet' });
+    const hasAddress = addrs.some((a) => a.local === c.addr);
+    const r = resolveMarkRule(markRuleOf(c));
+    const state = await readTableState(this.sockets.nft, r.family, r.table);
+    const plan = planMarkRule(state, r);
+    return { qdiscs, filters, hasAddress, nftPlan: plan.ops.map((o) => o.what), nftTable: state.table !== undefined };
+  }
+
+  /** @inheritdoc */
+  async inspect(): Promise<LocalInspection> {
+    const observed = await this.observe();
+    const pieces = judgeLocal(observed, this.config, this.record);
+    return { pieces, state: summarizePieces(pieces, NOT_A_SETUP_ALONE), observed };
+  }
+
+  /** The root is synplug's: prio 1: with our plug under 1:4, or recorded by our setup. */
+  private rootIsOurs(o: LocalObservation): boolean {
+    const root = rootOf(o);
+    if (!root || root.kind !== 'prio' || root.handle !== formatQdiscHandle(TREE.prioHandle)) return false;
+    if (this.record && this.record.dev === this.config.dev) return true;
+    return qdiscAt(o, TREE.plugParent)?.kind === 'plug';
+  }
+
+  /** @inheritdoc */
+  planSetup(inspection: HoldInspection, options: { force?: boolean }): HoldSetupPlan<LocalStep> {
+    const { observed: o, pieces } = inspection as LocalInspection;
+    const c = this.config;
+    const route = this.sockets.route;
+    const dev = this.devRef;
+    const root = rootOf(o);
+    const ours = this.rootIsOurs(o);
+    if (root && root.handle !== '0:' && !ours && !options.force) throw new ForeignQdiscError(c.dev, formatQdiscText(root).split('\n')[0].trim());
+
+    const record = this.record;
+    const steps: Partial<Record<LocalStep, SetupStep>> = {};
+    const prefixlen = prefixlenOf(c.addr);
+    let addedAddress = record?.addedAddress ?? false;
+
+    if (!o.hasAddress) {
+      steps.address = {
+        what: `add address ${c.addr}/${prefixlen} dev ${c.dev}`,
+        run: async () => { await addAddress(route, { dev: this.ifindex, address: c.addr, prefixlen }); addedAddress = true; },
+        undo: { what: `removed address ${c.addr}/${prefixlen}`, run: () => deleteAddress(route, { dev: this.ifindex, address: c.addr, prefixlen }) },
+      };
+    }
+    const prioSpec: QdiscSpec = { ...dev, parent: 'root', handle: formatQdiscHandle(TREE.prioHandle), kind: 'prio', options: { bands: TREE.bands, priomap: [...TREE.priomap] } };
+    const delRoot = { what: `removed qdisc prio 1: (and everything under it)`, run: () => deleteQdisc(route, { ...dev, parent: 'root' }) };
+    // A new (or replaced) prio root comes with default children: everything under it is then missing.
+    let rebuilt = false;
+    if (pieces.prio.status === 'missing' || (root && !ours)) {
+      const replacing = root && root.handle !== '0:';
+      steps.prio = {
+        what: replacing ? `replace root qdisc ${root.kind} ${root.handle} with prio 1: (--force)` : 'add qdisc prio 1: root bands 4',
+        run: () => (replacing ? replaceQdisc(route, prioSpec) : addQdisc(route, prioSpec)),
+        undo: delRoot,
+      };
+      rebuilt = true;
+    } else if (pieces.prio.status === 'different') {
+      const old = root!.options as { bands: number; priomap: number[] };
+      steps.prio = {
+        what: `change qdisc prio 1: to bands 4 and the default priomap (was ${pieces.prio.detail})`,
+        run: () => changeQdisc(route, prioSpec),
+        undo: { what: 'restored prio 1: options', run: () => changeQdisc(route, { ...prioSpec, options: { bands: old.bands, priomap: old.priomap } }) },
+      };
+    }
+    const statusOf = (p: LocalPiece) => (rebuilt ? 'missing' : pieces[p].status);
+    PFIFO_PIECES.forEach((name, i) => {
+      const f = TREE.pfifo[i];
+      const spec: QdiscSpec = { ...dev, parent: formatHandle(f.parent), handle: formatQdiscHandle(f.handle), kind: 'pfifo', options: { limit: TREE.pfifoLimit } };
+      const status = statusOf(name);
+      if (status === 'missing') {
+        steps[name] = {
+          what: `add qdisc pfifo ${spec.handle} parent ${spec.parent} limit ${TREE.pfifoLimit}`,
+          run: () => addQdisc(route, spec),
+          undo: rebuilt ? undefined : { what: `removed pfifo ${spec.handle}`, run: () => deleteQdisc(route, { ...dev, parent: spec.parent, handle: spec.handle }) },
+        };
+      } else if (status === 'different') {
+        // Whatever sits there is not ours to keep: replace it (the kernel grafts the new one).
+        steps[name] = {
+          what: `replace qdisc at ${spec.parent} with pfifo ${spec.handle} limit ${TREE.pfifoLimit} (${pieces[name].detail})`,
+          run: async () => {
+            const cur = qdiscAt(o, f.parent)!;
+            if (cur.handle !== spec.handle || cur.kind !== 'pfifo') await deleteQdisc(route, { ...dev, parent: spec.parent });
+            await replaceQdisc(route, spec);
+          },
+        };
+      }
+    });
+    const plugSpec: QdiscSpec = { ...dev, parent: formatHandle(TREE.plugParent), handle: formatQdiscHandle(TREE.plugHandle), kind: 'plug', options: { limit: c.limit } };
+    const plugRef = { ...dev, parent: plugSpec.parent!, handle: plugSpec.handle! };
+    const plugQ = qdiscAt(o, TREE.plugParent);
+    const addPlug = async () => {
+      await addQdisc(route, plugSpec);
+      // A new plug starts buffering: release it at once.
+      await plugReleaseIndefinite(route, plugRef);
+    };
+    const plugStatus = statusOf('plug');
+    if (plugStatus === 'missing') {
+      steps.plug = {
+        what: `add qdisc plug 40: parent 1:4 limit ${c.limit} and release it`,
+        run: addPlug,
+        undo: rebuilt ? undefined : { what: 'removed plug 40:', run: () => deleteQdisc(route, { ...dev, parent: plugSpec.parent, handle: plugSpec.handle }) },
+      };
+    } else if (plugStatus === 'different' && plugQ && (plugQ.kind !== 'plug' || plugQ.handle !== plugSpec.handle)) {
+      steps.plug = {
+        what: `replace ${plugQ.kind} ${plugQ.handle} at 1:4 with plug 40: limit ${c.limit}`,
+        run: async () => { await deleteQdisc(route, { ...dev, parent: plugSpec.parent }); await addPlug(); },
+      };
+    } else if (plugStatus === 'different') {
+      steps.plug = {
+        what: `set plug 40: limit to ${c.limit} bytes`,
+        run: () => plugSetLimit(route, { ...plugRef, limit: c.limit }),
+        ...(record && { undo: { what: `restored plug limit ${record.limit}`, run: () => plugSetLimit(route, { ...plugRef, limit: record.limit }) } }),
+      };
+    }
+    const fwSpec: FilterSpec = {
+      ...dev, parent: formatQdiscHandle(TREE.filterParent), protocol: filterProtocol(c), pref: TREE.filterPrio,
+      handle: c.mark, kind: 'fw', options: { classid: formatHandle(TREE.filterClassid) },
+    };
+    const fwStatus = statusOf('filter');
+    const fwDel = () => deleteFilter(route, { ...dev, parent: fwSpec.parent, protocol: fwSpec.protocol, pref: fwSpec.pref, handle: fwSpec.handle, kind: 'fw' });
+    if (fwStatus === 'missing') {
+      steps.filter = {
+        what: `add filter parent 1: protocol ${fwSpec.protocol} pref 1 fw handle ${c.mark} classid 1:4`,
+        run: () => addFilter(route, fwSpec),
+        undo: rebuilt ? undefined : { what: 'removed the fw filter', run: fwDel },
+      };
+    } else if (fwStatus === 'different') {
+      const old = ourFilter(o, c)!;
+      steps.filter = {
+        what: `replace the fw filter (${pieces.filter.detail})`,
+        run: async () => {
+          await deleteFilter(route, { ...dev, parent: fwSpec.parent, protocol: old.protocol, pref: old.pref, handle: fwSpec.handle, kind: 'fw' });
+          await addFilter(route, fwSpec);
+        },
+      };
+    }
+    if (pieces.nftables.status !== 'ok') {
+      const hadTable = o.nftTable;
+      steps.nftables = {
+        what: o.nftTable ? `update nftables table ${c.table} (${o.nftPlan.join('; ')})` : `add nftables table ${c.table} with the marking rule`,
+        run: async () => { await ensureMarkRule(this.sockets.nft, markRuleOf(c)); },
+        undo: hadTable ? undefined : { what: `removed nftables table ${c.table}`, run: async () => { await removeMarkTable(this.sockets.nft, { table: c.table, family: familyOf(c.addr) }); } },
+      };
+    }
+    return {
+      steps,
+      order: LOCAL_STEPS,
+      record: (): LocalHoldRecord => ({
+        mode: 'local', dev: c.dev, addr: c.addr, mark: c.mark, limit: c.limit, table: c.table,
+        addedAddress, prefixlen, createdAt: record?.createdAt ?? Date.now(),
+      }),
+    };
+  }
+
+  /** @inheritdoc */
+  explainPlugError(e: NetlinkError, action: 'buffer' | 'release'): NetlinkError {
+    if (e.code === 'ENOENT' || e.code === 'EINVAL') {
+      return e.withMessage(`cannot ${action} the plug: no plug qdisc ${formatQdiscHandle(TREE.plugHandle)} under ${formatHandle(TREE.plugParent)} on ${this.config.dev} (run 'synplug setup')`);
+    }
+    return e;
+  }
+
+  private elementOps(timeoutMs: number): PreparedElementOps {
+    if (!this.elements || this.elements.timeoutMs !== timeoutMs) {
+      this.elements = { timeoutMs, ops: prepareElementOps({ address: this.config.addr, table: this.config.table, set: NFT_NAMES.set, timeoutMs }) };
+    }
+    return this.elements.ops;
+  }
+
+  /**
+   * Turn marking on for `timeoutMs` (the kernel-side dead man's switch): the
+   * address enters the nftables set with that timeout, fresh even if an old
+   * element was left behind.
+   * @throws {NftBatchError} the set or table is missing, or the kernel refused
+   */
+  async arm(timeoutMs: number): Promise<void> {
+    await runPrepared(this.sockets.nft, this.elementOps(timeoutMs).refresh!);
+  }
+
+  /** Turn marking off now (delete the element; a missing one is fine). @throws {NftBatchError} */
+  async disarm(): Promise<void> {
+    await runPrepared(this.sockets.nft, this.elementOps(this.elements?.timeoutMs ?? 1000).delete, { ignoreMissing: true });
+  }
+
+  /** @inheritdoc */
+  disarmSteps(): WatchdogStep[] {
+    const del = this.elementOps(this.elements?.timeoutMs ?? 1000).delete;
+    return [{ what: 'nftables element delete', protocol: NETLINK_NETFILTER, messages: del.messages.map(hexMessage), ignoreErrno: [osConstants.errno.ENOENT] }];
+  }
+
+  /** @inheritdoc */
+  async plugStats(): Promise<PlugStats | undefined> {
+    const q = (await listQdiscs(this.sockets.route, { ifindex: this.ifindex })).find((x) => x.handle === formatQdiscHandle(TREE.plugHandle) && x.kind === 'plug');
+    if (!q) return undefined;
+    return { packets: q.packets ?? 0, bytes: q.bytes ?? 0, drops: q.drops ?? 0, qlen: q.qlen ?? 0, backlog: q.backlog ?? 0 };
+  }
+
+  /**
+   * What `status` shows of this hold: the device's qdiscs and filters (with
+   * counters), synplug's table as `nft list table` prints it, the marking
+   * set's elements, and the plug's counters.
+   * @throws {NetlinkError} a listing refused
+   */
+  async statusDetails(inspection: HoldInspection): Promise<LocalStatusDetails> {
+    const { observed: o } = inspection as LocalInspection;
+    const c = this.config;
+    let ruleset: string | undefined;
+    let marking: LocalStatusDetails['marking'] = [];
+    if (o.nftTable) {
+      const family = familyOf(c.addr);
+      const rs = await listRuleset(this.sockets.nft, { family });
+      const mine = { ...rs, tables: rs.tables.filter((t) => t.name === c.table), chains: rs.chains.filter((x) => x.table === c.table), rules: rs.rules.filter((r) => r.table === c.table), sets: rs.sets.filter((x) => x.table === c.table) };
+      ruleset = formatRulesetText(mine);
+      try {
+        marking = (await listMarkSetElements(this.sockets.nft, { family, table: c.table, set: NFT_NAMES.set })).map((e) => ({ address: e.address ?? e.key, expiresMs: e.expiresMs, timeoutMs: e.timeoutMs }));
+      } catch { marking = []; }
+    }
+    const plugQ = o.qdiscs.find((q) => q.kind === 'plug' && q.handle === formatQdiscHandle(TREE.plugHandle));
+    return {
+      qdiscs: o.qdiscs, filters: o.filters, ...(ruleset !== undefined && { ruleset }), marking,
+      ...(plugQ && { held: plugQ.qlen ?? 0, passed: plugQ.packets ?? 0, dropped: plugQ.drops ?? 0 }),
+    };
+  }
+
+  /**
+   * Release, then remove exactly what setup added: the qdisc tree (when its
+   * root is synplug's), with the filter under it; synplug's nftables table
+   * (when setup recorded it, or it holds exactly synplug's rule); the address
+   * if setup added it.
+   * @throws {NetlinkError} the kernel refused a removal
+   */
+  async teardown(inspection: HoldInspection): Promise<{ removed: string[]; kept: string[] }> {
+    const { observed: o } = inspection as LocalInspection;
+    const c = this.config;
+    const removed: string[] = [];
+    const kept: string[] = [];
+    if (qdiscAt(o, TREE.plugParent)?.kind === 'plug') {
+      await this.sockets.route.exchange(this.releaseMessages).catch(() => {});
+      removed.push('released the plug');
+    }
+    const family = familyOf(c.addr);
+    if (o.nftTable && (this.record || o.nftPlan.length === 0)) {
+      const r = await removeMarkTable(this.sockets.nft, { table: c.table, family });
+      for (const t of r.removed) removed.push(`nftables table ${t}`);
+    } else if (o.nftTable) {
+      kept.push(`nftables table ${family} ${c.table}: setup did not record it and it is not exactly synplug's rule`);
+    }
+    const root = rootOf(o);
+    if (root && this.rootIsOurs(o)) {
+      await deleteQdisc(this.sockets.route, { ...this.devRef, parent: 'root' });
+      removed.push(`qdisc prio 1: and everything under it (pfifo 10: 20: 30:, plug 40:, the fw filter) on ${c.dev}`);
+    } else if (root && root.handle !== '0:') {
+      kept.push(`root qdisc ${root.kind} ${root.handle} on ${c.dev}: not synplug's`);
+    }
+    if (this.record?.addedAddress) {
+      const prefixlen = this.record.prefixlen ?? prefixlenOf(c.addr);
+      try {
+        await deleteAddress(this.sockets.route, { dev: this.ifindex, address: c.addr, prefixlen });
+        removed.push(`address ${c.addr}/${prefixlen} on ${c.dev}`);
+      } catch (e) {
+        if (!(e instanceof NetlinkError && (e.code === 'EADDRNOTAVAIL' || e.code === 'ENOENT'))) throw e;
+      }
+    } else if (o.hasAddress) {
+      kept.push(`address ${c.addr} on ${c.dev}: setup did not add it`);
+    }
+    return { removed, kept };
+  }
+}
+
+/** A message as the watchdog takes it: type, flags, payload in hex. */
+export function hexMessage(m: RequestInit): { type: number; flags: number; payload: string } {
+  return {
+    type: m.type,
+    flags: m.flags ?? 0,
+    payload: (Buffer.isBuffer(m.payload) ? m.payload : Buffer.concat((m.payload ?? []) as Buffer[])).toString('hex'),
+  };
+}
+
+/** The local mode: the lo hold of the configuration. */
+export const localMode: HoldMode = {
+  name: 'local',
+  async open(sockets: HoldSockets, config: GuardConfig, record?: HoldRecord): Promise<Hold> {
+    const ifindex = await resolveIfindex(sockets.route, config.dev).catch((e: unknown) => {
+      if (e instanceof NetlinkError && e.code === 'ENODEV') throw new NoDeviceError(config.dev);
+      throw e;
+    });
+    const local = record && record.mode === 'local' && record.dev === config.dev ? record as LocalHoldRecord : undefined;
+    return new LocalHold(sockets, config, ifindex, local);
+  },
+};
+

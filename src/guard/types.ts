@@ -1,0 +1,237 @@
+/**
+ * The guard's shared shapes: options, results and the ports between its
+ * modules. Every other guard module imports its types from here (and from
+ * `config.ts`), so that splitting the guard into files creates no import cycle.
+ *
+ * @module
+ */
+import type { GuardConfig } from './config.js';
+import type { PlugRecord } from './state.js';
+import type { WatchdogStep } from './watchdog.js';
+import type { FilterEntry, QdiscEntry } from '../tc/types.js';
+
+/** Options every guard operation takes: the configuration (defaults from setup's record, then built-in). */
+export type GuardOptions = Partial<GuardConfig>;
+
+/** The state of one piece of a hold's setup. */
+export interface PieceState {
+  /** e.g. `qdisc prio 1: root bands 4` */
+  piece: string;
+  /** `ok`, `missing`, or `different` (present, but not as setup makes it) */
+  status: 'ok' | 'missing' | 'different';
+  /** what differs (or what sits where the piece belongs) */
+  detail?: string;
+}
+
+/** The overall state of a setup: complete, nothing at all, or something in between. */
+export type SetupState = 'ok' | 'absent' | 'partial';
+
+/** What `check` found. */
+export interface CheckResult {
+  /** `ok`: complete and consistent; `absent`: nothing set up; `partial`: some pieces missing or different */
+  state: SetupState;
+  /** the local hold's device */
+  dev: string;
+  /** the proxy's address */
+  addr: string;
+  /** every piece of every hold, in the order of their setup steps (the address last) */
+  pieces: PieceState[];
+}
+
+/** Options of `setup`. */
+export interface SetupOptions extends GuardOptions {
+  /** replace a root qdisc that is not synplug's */
+  force?: boolean;
+}
+
+/** What `setup` did. */
+export interface SetupResult {
+  dev: string;
+  addr: string;
+  /** firewall mark (u32) */
+  mark: number;
+  /** plug limit, bytes */
+  limit: number;
+  /** false when everything was already in place */
+  changed: boolean;
+  /** the steps taken, in order (`add qdisc prio 1: root bands 4`...) */
+  actions: string[];
+  /** setup added the address (teardown will remove it) */
+  addedAddress: boolean;
+  /** a plug left buffering by a dead protect was released first */
+  recovered?: string;
+  /** kernel support that could not be verified before changing anything (found by trying) */
+  unverified: string[];
+}
+
+/** What `plug` did. */
+export interface PlugResult {
+  dev: string;
+  addr: string;
+  /** ms since the epoch when marking stops by itself */
+  deadline: number;
+  /** how long the plug may hold, ms */
+  maxHoldMs: number;
+}
+
+/** What `release` did. */
+export interface ReleaseResult {
+  dev: string;
+  /** the record said the plug was buffering */
+  wasBuffering: boolean;
+  /** packets still queued right after the release (being sent) */
+  backlog: number;
+  /** false when there is no plug qdisc (not set up): nothing was held */
+  plugExists: boolean;
+}
+
+/** What `status` reports. */
+export interface StatusResult {
+  dev: string;
+  addr: string;
+  /** the setup check */
+  state: SetupState;
+  pieces: PieceState[];
+  /** the device's qdiscs with stats (tc -s -j qdisc show fields) */
+  qdiscs: QdiscEntry[];
+  /** filters under 1: */
+  filters: FilterEntry[];
+  /** synplug's nftables table as `nft list table` prints it, when present */
+  ruleset?: string;
+  /** the marking set's elements (marking is on while one is there); times in ms */
+  marking: Array<{ address: string; expiresMs?: number; timeoutMs?: number }>;
+  /** the recorded plug state */
+  plug: PlugRecord | null;
+  /** counters of the plug qdisc: packets held now, passed, dropped */
+  held?: number;
+  passed?: number;
+  dropped?: number;
+  /** the plug was left buffering by a dead protect and released just now */
+  recovered?: string;
+}
+
+/** What `teardown` did. */
+export interface TeardownResult {
+  dev: string;
+  /** what was removed, in order */
+  removed: string[];
+  /** what was left alone, and why */
+  kept: string[];
+  /** teardown removed the state directory (setup had created it) */
+  removedStateDir?: boolean;
+}
+
+/** What `recoverStale` did. */
+export interface Recovery {
+  /** a plug left buffering was released */
+  released: boolean;
+  /** why it counted as left behind */
+  reason?: string;
+}
+
+/** Counters of a plug qdisc (from its TCA_STATS2), summed over every hold. */
+export interface PlugStats {
+  /** packets that left the plug */
+  packets: number;
+  /** bytes that left the plug */
+  bytes: number;
+  /** packets dropped over the limit */
+  drops: number;
+  /** packets held now */
+  qlen: number;
+  /** bytes held now */
+  backlog: number;
+}
+
+/** Where `--wait-listen` looks: a TCP port, optionally on one address. */
+export interface ListenTarget {
+  /** IPv4 or IPv6 address; any address when absent */
+  address?: string;
+  /** TCP port, 1-65535 */
+  port: number;
+}
+
+/** A listening TCP socket, as sock_diag reports it. */
+export interface Listener {
+  address: string;
+  port: number;
+  /** the socket's inode: a new listener has a new one */
+  inode: number;
+}
+
+/**
+ * What the plug window (`runProtected`) needs from the kernel side: a
+ * `GuardSession` (session.ts) in production, a recording fake in unit tests.
+ * Every method acts on every hold of the session at once.
+ */
+export interface ProtectSession {
+  readonly config: GuardConfig;
+  /** the plug qdiscs' counters, summed */
+  plugStats(): Promise<PlugStats>;
+  /** listening TCP sockets matching the target */
+  listeners(t: ListenTarget): Promise<Listener[]>;
+  /** turn marking on for `timeoutMs` (kernel-enforced) */
+  arm(timeoutMs: number): Promise<void>;
+  /** turn marking off */
+  disarm(): Promise<void>;
+  /** buffer every plug (one datagram) */
+  buffer(): Promise<void>;
+  /** release every plug (one datagram; always safe) */
+  release(): Promise<void>;
+  /** the release, pre-encoded for the watchdog */
+  releaseSteps(): WatchdogStep[];
+}
+
+/** Options of `runProtected`. */
+export interface ProtectOptions {
+  /** the command and its arguments, run without a shell */
+  command: string[];
+  /** the longest the plug may hold, ms (default 10000) */
+  maxHoldMs?: number;
+  /** release only once a new listener on this port exists (bounded by maxHoldMs) */
+  waitListen?: ListenTarget;
+  /** run the command as this user */
+  user?: string;
+  /** called with one line for each notable event (max-hold reached, retries...) */
+  onNotice?: (line: string) => void;
+}
+
+/** Options of the guard's `protect`. */
+export interface GuardProtectOptions extends GuardOptions, ProtectOptions {
+  /** set up first when not set up */
+  setup?: boolean;
+}
+
+/** What `runProtected` (and `protect`) report. Times in the units their names give. */
+export interface ProtectResult {
+  command: string[];
+  /** the command's exit status, 128 + signal number when a signal killed it (not synplug's own exit code) */
+  exitCode: number;
+  /** the signal that killed the command, if one did */
+  signal: string | null;
+  /** plug ack to release ack, milliseconds */
+  heldMs: number;
+  /** the release came from the max-hold deadline, not from the command */
+  maxHoldReached: boolean;
+  /** packets that passed the plug during the window (held, then released) */
+  packetsReleased: number;
+  /** bytes likewise */
+  bytesReleased: number;
+  /** packets still queued in the plug right after the release ack (dequeued next) */
+  backlogAfterRelease: number;
+  /** packets the plug dropped over its limit during the window */
+  drops: number;
+  /** the time synplug itself spent inside the plug window, microseconds */
+  overhead: {
+    /** plug ack to the gate's opening (the command's exec follows) */
+    plugAckToCommandStartUs: number;
+    /** the command's exit (as seen by synplug) to the release ack */
+    commandExitToReleaseAckUs: number | null;
+    /** sum of both */
+    totalUs: number;
+  };
+  /** how many release requests it took */
+  releaseAttempts: number;
+  /** the listener found, with --wait-listen */
+  newListener?: Listener | null;
+}
