@@ -12,6 +12,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { UsageError } from '../../src/netlink/errors.js';
 import * as N from '../../src/iptables/index.js';
+import * as M from '../../src/guard/modes/local-nft.js';
 
 const NFT = '/usr/sbin/nft'; // not `nft` from PATH: npx puts node_modules/.bin (@vercel/nft) first
 const IPT_NFT = '/usr/sbin/iptables-nft';
@@ -48,9 +49,9 @@ test.before('the oracles are installed (CI: apt-get install nftables iptables)',
 });
 
 test.serial('ensure twice leaves exactly one rule, in a route chain at output, priority mangle', async (t) => {
-  const first = await N.ensureMarkRule(conn, { address: '169.254.77.1', table: 'synplug_t1' });
+  const first = await M.ensureMarkRule(conn, { address: '169.254.77.1', table: 'synplug_t1' });
   t.true(first.changed);
-  const second = await N.ensureMarkRule(conn, { address: '169.254.77.1', table: 'synplug_t1' });
+  const second = await M.ensureMarkRule(conn, { address: '169.254.77.1', table: 'synplug_t1' });
   t.false(second.changed);
   t.deepEqual(second.actions, []);
   const j = nftj('list', 'table', 'ip', 'synplug_t1');
@@ -61,7 +62,7 @@ test.serial('ensure twice leaves exactly one rule, in a route chain at output, p
 });
 
 // Each variant: our options, and the same rule in nft's own syntax (the reference).
-const variants: Array<{ what: string; family: string; opts: N.MarkRuleOptions; set?: string; rule: string }> = [
+const variants: Array<{ what: string; family: string; opts: M.MarkRuleOptions; set?: string; rule: string }> = [
   { what: 'IPv4', family: 'ip', opts: { address: '169.254.77.1' }, rule: 'ip saddr 169.254.77.1 tcp flags & (syn|ack) == syn meta mark set 0x1' },
   { what: 'IPv4, port 8080, mark 0x10, comment', family: 'ip', opts: { address: '169.254.77.1', port: 8080, mark: 0x10, comment: 'synplug' },
     rule: 'ip saddr 169.254.77.1 tcp dport 8080 tcp flags & (syn|ack) == syn meta mark set 0x10 comment "synplug"' },
@@ -78,7 +79,7 @@ for (const v of variants) {
   test.serial(`nft reads our rule back as the same rule nft makes from its own syntax: ${v.what}`, async (t) => {
     quietly(NFT, 'delete', 'table', v.family, 'synplug_t1v');
     quietly(NFT, 'delete', 'table', v.family, 'synplug_t1vref');
-    await N.ensureMarkRule(conn, { ...v.opts, table: 'synplug_t1v' });
+    await M.ensureMarkRule(conn, { ...v.opts, table: 'synplug_t1v' });
     nftFile(`table ${v.family} synplug_t1vref {\n${v.set ?? ''}\nchain output {\ntype route hook output priority mangle; policy accept;\n${v.rule}\n}\n}\n`);
     const ours = nftj('list', 'table', v.family, 'synplug_t1v');
     const ref = nftj('list', 'table', v.family, 'synplug_t1vref');
@@ -100,16 +101,16 @@ for (const v of variants) {
     t.is(N.formatRulesetText(only), nft('list', 'table', v.family, 'synplug_t1v'));
     t.deepEqual(N.formatRulesetJson(only).nftables.slice(1), JSON.parse(JSON.stringify(ours.filter((o) => !o.metainfo))));
     // ensure again: nothing to do
-    t.false((await N.ensureMarkRule(conn, { ...v.opts, table: 'synplug_t1v' })).changed);
+    t.false((await M.ensureMarkRule(conn, { ...v.opts, table: 'synplug_t1v' })).changed);
     quietly(NFT, 'delete', 'table', v.family, 'synplug_t1v');
     quietly(NFT, 'delete', 'table', v.family, 'synplug_t1vref');
   });
 }
 
 test.serial('ensure replaces what differs in one batch: another mark, a duplicate, a foreign rule in our chain', async (t) => {
-  await N.ensureMarkRule(conn, { address: '169.254.77.1', table: 'synplug_t1', mark: 2 });
+  await M.ensureMarkRule(conn, { address: '169.254.77.1', table: 'synplug_t1', mark: 2 });
   nft('add', 'rule', 'ip', 'synplug_t1', 'output', 'counter');
-  const res = await N.ensureMarkRule(conn, { address: '169.254.77.1', table: 'synplug_t1', mark: 3 });
+  const res = await M.ensureMarkRule(conn, { address: '169.254.77.1', table: 'synplug_t1', mark: 3 });
   t.true(res.changed);
   const rules = rulesOf(nftj('list', 'table', 'ip', 'synplug_t1'));
   t.is(rules.length, 1);
@@ -135,12 +136,12 @@ test.serial('remove deletes only our table: an iptables-nft rule, an iptables-le
     foreign: nft('list', 'table', 'ip', 'synplug_t1_foreign'),
   };
   t.regex(before.iptNft, /-A OUTPUT -s 10\.99\.0\.1\/32 -p tcp/);
-  await N.ensureMarkRule(conn, { address: '169.254.77.1', table: 'synplug_t1rm', conditional: true });
-  await N.addSetElement(conn, { address: '169.254.77.1', table: 'synplug_t1rm', timeoutMs: 60_000 });
+  await M.ensureMarkRule(conn, { address: '169.254.77.1', table: 'synplug_t1rm', conditional: true });
+  await M.addSetElement(conn, { address: '169.254.77.1', table: 'synplug_t1rm', timeoutMs: 60_000 });
   t.true(tableExists('ip', 'synplug_t1rm'));
-  t.deepEqual(await N.removeMarkTable(conn, { table: 'synplug_t1rm' }), { removed: ['ip synplug_t1rm'] });
+  t.deepEqual(await M.removeMarkTable(conn, { table: 'synplug_t1rm' }), { removed: ['ip synplug_t1rm'] });
   t.false(tableExists('ip', 'synplug_t1rm'));
-  t.deepEqual(await N.removeMarkTable(conn, { table: 'synplug_t1rm' }), { removed: [] });
+  t.deepEqual(await M.removeMarkTable(conn, { table: 'synplug_t1rm' }), { removed: [] });
   const after = {
     iptNft: mine(execFileSync(`${IPT_NFT}-save`, ['-t', 'mangle'], { encoding: 'utf8', stdio: 'pipe' })),
     legacy: legacy ? mine(execFileSync(`${IPT_LEGACY}-save`, ['-t', 'mangle'], { encoding: 'utf8', stdio: 'pipe' })) : '',
@@ -158,7 +159,7 @@ test.serial('remove deletes only our table: an iptables-nft rule, an iptables-le
 });
 
 test.serial('bad input is refused with a clear UsageError and the ruleset is unchanged', async (t) => {
-  const cases: Array<[N.MarkRuleOptions, RegExp]> = [
+  const cases: Array<[M.MarkRuleOptions, RegExp]> = [
     [{ address: '169.254.255.300', table: 'synplug_t1bad' }, /bad address '169\.254\.255\.300'/],
     [{ address: '169.254.77.1', mark: 0, table: 'synplug_t1bad' }, /bad mark '0'/],
     [{ address: '169.254.77.1', port: 70000, table: 'synplug_t1bad' }, /bad port '70000'/],
@@ -167,7 +168,7 @@ test.serial('bad input is refused with a clear UsageError and the ruleset is unc
   const gen = await N.getGenId(conn);
   const before = nft('list', 'tables');
   for (const [o, re] of cases) {
-    const err = await t.throwsAsync(N.ensureMarkRule(conn, o), { instanceOf: UsageError });
+    const err = await t.throwsAsync(M.ensureMarkRule(conn, o), { instanceOf: UsageError });
     t.regex(err!.message, re);
   }
   t.false(tableExists('ip', 'synplug_t1bad'));
@@ -211,9 +212,9 @@ test.serial('a kernel error names the failed message; the batch is atomic', asyn
   t.false(tableExists('ip', 'synplug_t1err'), 'the table of the same batch was not created');
   // A set element without the timeout flag: EINVAL, named.
   nftFile('table ip synplug_t1err {\nset plain { type ipv4_addr; }\n}\n');
-  const e2 = await t.throwsAsync(N.addSetElement(conn, { address: '10.0.0.1', table: 'synplug_t1err', set: 'plain', timeoutMs: 1000 }), { instanceOf: N.NftBatchError });
+  const e2 = await t.throwsAsync(M.addSetElement(conn, { address: '10.0.0.1', table: 'synplug_t1err', set: 'plain', timeoutMs: 1000 }), { instanceOf: N.NftBatchError });
   t.regex(e2!.message, /^NFT_MSG_NEWSETELEM: add element 10\.0\.0\.1 timeout 1000ms to set ip synplug_t1err plain failed: .*timeout flag.*\(EINVAL\)/);
-  const e3 = await t.throwsAsync(N.addSetElement(conn, { address: '10.0.0.1', table: 'synplug_t1err', set: 'nosuchset', timeoutMs: 1000 }), { instanceOf: N.NftBatchError });
+  const e3 = await t.throwsAsync(M.addSetElement(conn, { address: '10.0.0.1', table: 'synplug_t1err', set: 'nosuchset', timeoutMs: 1000 }), { instanceOf: N.NftBatchError });
   t.regex(e3!.message, /^NFT_MSG_NEWSETELEM: .*the set \(or its table\) does not exist \(ENOENT\)/);
 });
 
@@ -228,10 +229,10 @@ test.serial('a batch planned on a stale generation is refused with ERESTART (Nft
 });
 
 test.serial('set elements: added with a timeout, listed with the time left (as nft -j lists them), deleted, delete-if-present, refreshed', async (t) => {
-  await N.ensureMarkRule(conn, { address: '169.254.77.1', table: 'synplug_t1set', conditional: true });
+  await M.ensureMarkRule(conn, { address: '169.254.77.1', table: 'synplug_t1set', conditional: true });
   const ref = { family: 'ip' as const, table: 'synplug_t1set' };
-  t.deepEqual(await N.addSetElement(conn, { ...ref, address: '169.254.77.1', timeoutMs: 10_000 }), { applied: true, messages: 1 });
-  const [el] = await N.listMarkSetElements(conn, ref);
+  t.deepEqual(await M.addSetElement(conn, { ...ref, address: '169.254.77.1', timeoutMs: 10_000 }), { applied: true, messages: 1 });
+  const [el] = await M.listMarkSetElements(conn, ref);
   t.like(el, { address: '169.254.77.1', timeoutMs: 10_000 });
   t.true(el.expiresMs! <= 10_000 && el.expiresMs! > 5_000, `expires in ${el.expiresMs} ms`);
   const nj = nftj('list', 'set', 'ip', 'synplug_t1set', 'synplug_active').find((o) => o.set)!.set;
@@ -239,20 +240,20 @@ test.serial('set elements: added with a timeout, listed with the time left (as n
   t.is(theirs.val, el.address);
   t.is(theirs.timeout, el.timeoutMs! / 1000);
   t.true(Math.abs(theirs.expires - Math.floor(el.expiresMs! / 1000)) <= 1);
-  t.deepEqual(await N.deleteSetElement(conn, { ...ref, address: '169.254.77.1' }), { applied: true, messages: 1 });
-  t.deepEqual(await N.listMarkSetElements(conn, ref), []);
-  t.deepEqual(await N.deleteSetElement(conn, { ...ref, address: '169.254.77.1', ignoreMissing: true }), { applied: false, messages: 1, missing: true });
-  await t.throwsAsync(N.deleteSetElement(conn, { ...ref, address: '169.254.77.1' }), { instanceOf: N.NftBatchError, message: /ENOENT/ });
+  t.deepEqual(await M.deleteSetElement(conn, { ...ref, address: '169.254.77.1' }), { applied: true, messages: 1 });
+  t.deepEqual(await M.listMarkSetElements(conn, ref), []);
+  t.deepEqual(await M.deleteSetElement(conn, { ...ref, address: '169.254.77.1', ignoreMissing: true }), { applied: false, messages: 1, missing: true });
+  await t.throwsAsync(M.deleteSetElement(conn, { ...ref, address: '169.254.77.1' }), { instanceOf: N.NftBatchError, message: /ENOENT/ });
   // refresh: the element exists afterwards with the new timeout, present before or not
-  t.deepEqual(await N.addSetElement(conn, { ...ref, address: '169.254.77.1', timeoutMs: 10_000, refresh: true }), { applied: true, messages: 3 });
-  t.deepEqual(await N.addSetElement(conn, { ...ref, address: '169.254.77.1', timeoutMs: 600_000, refresh: true }), { applied: true, messages: 3 });
-  const els = await N.listMarkSetElements(conn, ref);
+  t.deepEqual(await M.addSetElement(conn, { ...ref, address: '169.254.77.1', timeoutMs: 10_000, refresh: true }), { applied: true, messages: 3 });
+  t.deepEqual(await M.addSetElement(conn, { ...ref, address: '169.254.77.1', timeoutMs: 600_000, refresh: true }), { applied: true, messages: 3 });
+  const els = await M.listMarkSetElements(conn, ref);
   t.is(els.length, 1);
   t.is(els[0].timeoutMs, 600_000);
   t.true(els[0].expiresMs! > 590_000);
   // prepared ops, as the guard will use them
-  const p = N.prepareElementOps({ ...ref, address: '169.254.77.1', timeoutMs: 5000 });
-  t.deepEqual(await N.runPrepared(conn, p.delete), { applied: true, messages: 1 });
-  t.deepEqual(await N.runPrepared(conn, p.add!), { applied: true, messages: 1 });
-  t.is((await N.listMarkSetElements(conn, ref))[0].timeoutMs, 5000);
+  const p = M.prepareElementOps({ ...ref, address: '169.254.77.1', timeoutMs: 5000 });
+  t.deepEqual(await M.runPrepared(conn, p.delete), { applied: true, messages: 1 });
+  t.deepEqual(await M.runPrepared(conn, p.add!), { applied: true, messages: 1 });
+  t.is((await M.listMarkSetElements(conn, ref))[0].timeoutMs, 5000);
 });

@@ -15,6 +15,7 @@ import net from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import * as N from '../../src/iptables/index.js';
+import * as M from '../../src/guard/modes/local-nft.js';
 
 const NFT = '/usr/sbin/nft';
 const ADDR = '169.254.255.254';
@@ -77,10 +78,10 @@ const scenarios: Record<string, () => Promise<Record<string, unknown>>> = {
     await connectOnce(ADDR, PORT);
     const before = counts('ip');
     // the technique's rule, with the defaults: no port, mark 1, table synplug
-    await N.ensureMarkRule(conn, { address: ADDR });
+    await M.ensureMarkRule(conn, { address: ADDR });
     await connectOnce(ADDR, PORT);
     const marked = counts('ip');
-    await N.removeMarkTable(conn);
+    await M.removeMarkTable(conn);
     await connectOnce(ADDR, PORT);
     const removed = counts('ip');
     conn.close();
@@ -90,22 +91,22 @@ const scenarios: Record<string, () => Promise<Record<string, unknown>>> = {
     execFileSync('ip', ['addr', 'add', `${ADDR}/32`, 'dev', 'lo']);
     oracle('ip', ADDR, PORT, 7);
     const conn = N.openNftables();
-    await N.ensureMarkRule(conn, { address: ADDR, mark: 7, conditional: true });
+    await M.ensureMarkRule(conn, { address: ADDR, mark: 7, conditional: true });
     await connectOnce(ADDR, PORT);
     const noElement = counts('ip');
-    await N.addSetElement(conn, { address: ADDR, timeoutMs: 1000 });
+    await M.addSetElement(conn, { address: ADDR, timeoutMs: 1000 });
     await connectOnce(ADDR, PORT);
     const withElement = counts('ip');
     await sleep(1600);
-    const listedAfterTimeout = await N.listMarkSetElements(conn, { family: 'ip' });
+    const listedAfterTimeout = await M.listMarkSetElements(conn, { family: 'ip' });
     await connectOnce(ADDR, PORT);
     const timedOut = counts('ip');
     // plug / release as the guard does it: prepared, one datagram each
-    const ops = N.prepareElementOps({ address: ADDR, timeoutMs: 30_000 });
-    await N.runPrepared(conn, ops.add!);
+    const ops = M.prepareElementOps({ address: ADDR, timeoutMs: 30_000 });
+    await M.runPrepared(conn, ops.add!);
     await connectOnce(ADDR, PORT);
     const plugged = counts('ip');
-    await N.runPrepared(conn, ops.delete, { ignoreMissing: true });
+    await M.runPrepared(conn, ops.delete, { ignoreMissing: true });
     await connectOnce(ADDR, PORT);
     const released = counts('ip');
     conn.close();
@@ -117,7 +118,7 @@ const scenarios: Record<string, () => Promise<Record<string, unknown>>> = {
     const conn = N.openNftables();
     await connectOnce(ADDR6, PORT);
     const before = counts('ip6');
-    await N.ensureMarkRule(conn, { address: ADDR6 });
+    await M.ensureMarkRule(conn, { address: ADDR6 });
     await connectOnce(ADDR6, PORT);
     const marked = counts('ip6');
     conn.close();

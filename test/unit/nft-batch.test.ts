@@ -9,6 +9,7 @@ import { messageTypeName, requestKind } from '../../src/netlink/protocols.js';
 import { parseAttributes } from '../../src/netlink/attributes.js';
 import { NetlinkError, SynplugError, UsageError } from '../../src/netlink/errors.js';
 import * as N from '../../src/iptables/index.js';
+import * as M from '../../src/guard/modes/local-nft.js';
 import { errorReply, answerBatch } from '../helpers/nft-fake.js';
 
 const C = N.nftConstants;
@@ -106,12 +107,12 @@ test('genId goes into BATCH_BEGIN as NFNL_BATCH_GENID; ERESTART becomes NftGener
 });
 
 test('ignoreMissing: ENOENT on a one-message delete is success with missing: true; other errors still throw', async (t) => {
-  const ops = N.prepareElementOps({ address: '169.254.255.254', table: 't', set: 's' });
+  const ops = M.prepareElementOps({ address: '169.254.255.254', table: 't', set: 's' });
   const { conn: c } = conn([(sent) => answerBatch(sent, [2]), (sent) => answerBatch(sent, [2]), (sent) => answerBatch(sent, [1])]);
-  t.deepEqual(await N.runPrepared(c, ops.delete, { ignoreMissing: true }), { applied: false, messages: 1, missing: true });
-  const e1 = await t.throwsAsync(N.runPrepared(c, ops.delete), { instanceOf: N.NftBatchError });
+  t.deepEqual(await M.runPrepared(c, ops.delete, { ignoreMissing: true }), { applied: false, messages: 1, missing: true });
+  const e1 = await t.throwsAsync(M.runPrepared(c, ops.delete), { instanceOf: N.NftBatchError });
   t.regex(e1!.message, /^NFT_MSG_DELSETELEM: delete element 169\.254\.255\.254 from set ip t s failed: .*\(ENOENT\)/);
-  const e2 = await t.throwsAsync(N.runPrepared(c, ops.delete, { ignoreMissing: true }), { instanceOf: N.NftBatchError });
+  const e2 = await t.throwsAsync(M.runPrepared(c, ops.delete, { ignoreMissing: true }), { instanceOf: N.NftBatchError });
   t.regex(e2!.message, /CAP_NET_ADMIN \(run as root\) \(EPERM\)/);
   await t.throwsAsync(N.commitBatch(c, [...ops.delete.ops, ...ops.delete.ops], { ignoreMissing: true }), { instanceOf: UsageError });
 });

@@ -12,6 +12,7 @@ import { parseAttributes } from '../../src/netlink/attributes.js';
 import { NetlinkConnection, FakeTransport } from '../../src/netlink/connection.js';
 import { bodyDecoder, messageTypeName } from '../../src/netlink/protocols.js';
 import * as N from '../../src/iptables/index.js';
+import * as M from '../../src/guard/modes/local-nft.js';
 import { errorReply } from '../helpers/nft-fake.js';
 
 const C = N.nftConstants;
@@ -37,8 +38,8 @@ test('09: rules.nft is the rule our builder makes (table synplug_fixture, family
 
 test('09: our ensure batch from an empty ruleset has the payloads nft 1.0.6 sent, message for message', (t) => {
   const cap = capturedBatch('09_nft_setup');
-  const r = N.resolveMarkRule({ address: '169.254.255.254', mark: 0x1, table: 'synplug_fixture' });
-  const ours = N.planMarkRule({ chains: [], rules: [], sets: [] }, r).messages();
+  const r = M.resolveMarkRule({ address: '169.254.255.254', mark: 0x1, table: 'synplug_fixture' });
+  const ours = M.planMarkRule({ chains: [], rules: [], sets: [] }, r).messages();
   t.is(ours.length, cap.length);
   t.deepEqual(ours.map((m) => messageTypeName(NETLINK_NETFILTER, m.type)), [
     'NFNL_MSG_BATCH_BEGIN', 'NFT_MSG_NEWTABLE', 'NFT_MSG_NEWCHAIN', 'NFT_MSG_NEWRULE', 'NFNL_MSG_BATCH_END',
@@ -72,7 +73,7 @@ test('09: ensureMarkRule over a fake transport sends that same batch, with only 
     (sent) => { const m = parseMessages(sent); return [errorReply(m[m.length - 2], 0)]; }, // the batch: ack of the last message
   ], { keepSeq: true });
   const conn = new NetlinkConnection(ft, NETLINK_NETFILTER, { timeoutMs: 1000 });
-  const res = await N.ensureMarkRule(conn, { address: '169.254.255.254', table: 'synplug_fixture' });
+  const res = await M.ensureMarkRule(conn, { address: '169.254.255.254', table: 'synplug_fixture' });
   conn.close();
   t.true(res.changed);
   t.is(ft.sent.length, 3);
@@ -157,7 +158,7 @@ test('14: the dump decodes to the table, chain and rule `nft list ruleset` print
   t.is(Buffer.from((e[7] as N.ImmediateExpr).data!, 'hex').readUInt32LE(0), 1);
   t.like(e[8], { key: 'mark', sreg: 1 });
   // The kernel dumped the same expressions our builder encodes for that rule.
-  t.true(N.ruleMatches(rs.rules[0], N.resolveMarkRule({ address: '169.254.255.254', table: 'synplug_fixture' })));
+  t.true(M.ruleMatches(rs.rules[0], M.resolveMarkRule({ address: '169.254.255.254', table: 'synplug_fixture' })));
 });
 
 test('14: the whole text is what nft 1.0.6 printed', (t) => {

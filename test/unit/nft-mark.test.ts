@@ -8,6 +8,7 @@ import { parseMessages, NETLINK_NETFILTER, NLM_F_ACK } from '../../src/netlink/m
 import { messageTypeName } from '../../src/netlink/protocols.js';
 import { UsageError } from '../../src/netlink/errors.js';
 import * as N from '../../src/iptables/index.js';
+import * as M from '../../src/guard/modes/local-nft.js';
 import { answerBatch } from '../helpers/nft-fake.js';
 
 const C = N.nftConstants;
@@ -17,7 +18,7 @@ function fake(): { ft: FakeTransport; conn: NetlinkConnection } {
   return { ft, conn: new NetlinkConnection(ft, NETLINK_NETFILTER, { timeoutMs: 200 }) };
 }
 
-const bad: Array<[string, N.MarkRuleOptions, RegExp]> = [
+const bad: Array<[string, M.MarkRuleOptions, RegExp]> = [
   ['a bad address', { address: '169.254.255.256' }, /bad address '169\.254\.255\.256'/],
   ['an address with a prefix', { address: '169.254.255.254/32' }, /bad address/],
   ['a hostname', { address: 'localhost' }, /bad address/],
@@ -39,7 +40,7 @@ const bad: Array<[string, N.MarkRuleOptions, RegExp]> = [
 for (const [what, opts, re] of bad) {
   test(`ensureMarkRule refuses ${what} with a UsageError before sending anything`, async (t) => {
     const { ft, conn } = fake();
-    const err = await t.throwsAsync(N.ensureMarkRule(conn, opts), { instanceOf: UsageError });
+    const err = await t.throwsAsync(M.ensureMarkRule(conn, opts), { instanceOf: UsageError });
     t.regex(err!.message, re);
     t.is(err!.category, 'usage');
     t.is(ft.sent.length, 0);
@@ -49,39 +50,39 @@ for (const [what, opts, re] of bad) {
 
 test('a 255-byte name is the longest accepted (NFT_NAME_MAXLEN 256 includes the NUL)', (t) => {
   t.is(C.NFT_NAME_MAXLEN, 256);
-  t.notThrows(() => N.resolveMarkRule({ address: '169.254.255.254', table: 't'.repeat(255) }));
-  t.throws(() => N.resolveMarkRule({ address: '169.254.255.254', table: 't'.repeat(256) }), { instanceOf: UsageError });
+  t.notThrows(() => M.resolveMarkRule({ address: '169.254.255.254', table: 't'.repeat(255) }));
+  t.throws(() => M.resolveMarkRule({ address: '169.254.255.254', table: 't'.repeat(256) }), { instanceOf: UsageError });
   // bytes, not characters
-  t.throws(() => N.resolveMarkRule({ address: '169.254.255.254', table: 'é'.repeat(128) }), { instanceOf: UsageError });
+  t.throws(() => M.resolveMarkRule({ address: '169.254.255.254', table: 'é'.repeat(128) }), { instanceOf: UsageError });
 });
 
 test('element primitives refuse bad input before sending anything', async (t) => {
   const { ft, conn } = fake();
-  await t.throwsAsync(N.addSetElement(conn, { address: '1.2.3.4' }), { instanceOf: UsageError, message: /needs timeoutMs/ });
-  await t.throwsAsync(N.addSetElement(conn, { address: '1.2.3.4', timeoutMs: 5 }), { instanceOf: UsageError, message: /bad timeout '5' ms/ });
-  await t.throwsAsync(N.addSetElement(conn, { address: '1.2.3.4', timeoutMs: 1.5 }), { instanceOf: UsageError });
-  await t.throwsAsync(N.addSetElement(conn, { address: 'nope', timeoutMs: 1000 }), { instanceOf: UsageError, message: /bad address/ });
-  await t.throwsAsync(N.deleteSetElement(conn, { address: '1.2.3.4', set: 'x'.repeat(300) }), { instanceOf: UsageError, message: /bad set name/ });
-  await t.throwsAsync(N.deleteSetElement(conn, { address: '1.2.3.4', family: 'ip6' }), { instanceOf: UsageError, message: /is IPv4/ });
-  await t.throwsAsync(N.removeMarkTable(conn, { table: 'x'.repeat(256) }), { instanceOf: UsageError });
+  await t.throwsAsync(M.addSetElement(conn, { address: '1.2.3.4' }), { instanceOf: UsageError, message: /needs timeoutMs/ });
+  await t.throwsAsync(M.addSetElement(conn, { address: '1.2.3.4', timeoutMs: 5 }), { instanceOf: UsageError, message: /bad timeout '5' ms/ });
+  await t.throwsAsync(M.addSetElement(conn, { address: '1.2.3.4', timeoutMs: 1.5 }), { instanceOf: UsageError });
+  await t.throwsAsync(M.addSetElement(conn, { address: 'nope', timeoutMs: 1000 }), { instanceOf: UsageError, message: /bad address/ });
+  await t.throwsAsync(M.deleteSetElement(conn, { address: '1.2.3.4', set: 'x'.repeat(300) }), { instanceOf: UsageError, message: /bad set name/ });
+  await t.throwsAsync(M.deleteSetElement(conn, { address: '1.2.3.4', family: 'ip6' }), { instanceOf: UsageError, message: /is IPv4/ });
+  await t.throwsAsync(M.removeMarkTable(conn, { table: 'x'.repeat(256) }), { instanceOf: UsageError });
   t.is(ft.sent.length, 0);
   conn.close();
 });
 
-const r4 = N.resolveMarkRule({ address: '169.254.255.254' });
-const empty: N.TableState = { chains: [], rules: [], sets: [] };
+const r4 = M.resolveMarkRule({ address: '169.254.255.254' });
+const empty: M.TableState = { chains: [], rules: [], sets: [] };
 const actions = (b: N.NftBatch) => b.ops.map((o) => o.what);
 
 test('defaults: table synplug, chain output, mark 1, family from the address', (t) => {
   t.like(r4, { table: 'synplug', chain: 'output', mark: 1, family: 'ip', conditional: false, set: 'synplug_active' });
-  t.is(N.resolveMarkRule({ address: 'fd00::1' }).family, 'ip6');
-  t.like(N.markChainSpec(r4), { type: 'route', hook: 'output', prio: -150, policy: 'accept' });
+  t.is(M.resolveMarkRule({ address: 'fd00::1' }).family, 'ip6');
+  t.like(M.markChainSpec(r4), { type: 'route', hook: 'output', prio: -150, policy: 'accept' });
 });
 
 test('plan from nothing: table, chain, rule (conditional: and the set, created before the rule that looks it up)', (t) => {
-  t.deepEqual(actions(N.planMarkRule(empty, r4)), ['add table ip synplug', 'add chain ip synplug output', 'add rule to ip synplug output']);
-  const rc = N.resolveMarkRule({ address: 'fd00::1', conditional: true });
-  const b = N.planMarkRule(empty, rc);
+  t.deepEqual(actions(M.planMarkRule(empty, r4)), ['add table ip synplug', 'add chain ip synplug output', 'add rule to ip synplug output']);
+  const rc = M.resolveMarkRule({ address: 'fd00::1', conditional: true });
+  const b = M.planMarkRule(empty, rc);
   t.deepEqual(actions(b), ['add table ip6 synplug', 'add set ip6 synplug synplug_active', 'add chain ip6 synplug output', 'add rule to ip6 synplug output']);
   // The lookup names the set created in the same batch by its NFTA_SET_ID too.
   const ruleOp = b.ops[3];
@@ -92,50 +93,50 @@ test('plan from nothing: table, chain, rule (conditional: and the set, created b
   t.like(set, { type: 'ipv6_addr', keyLen: 16, flags: ['timeout'] });
 });
 
-function dumpedState(r: N.ResolvedMarkRule, extra: Partial<N.TableState> = {}): N.TableState {
+function dumpedState(r: M.ResolvedMarkRule, extra: Partial<M.TableState> = {}): M.TableState {
   // What the kernel would list after our own batch: same objects, with handles.
   const chain: N.NftChain = { family: r.family, table: r.table, name: r.chain, handle: 1, type: 'route', hook: 'output', prio: -150, policy: 'accept' };
-  const rule: N.NftRule = { family: r.family, table: r.table, chain: r.chain, handle: 2, expr: N.markRuleExprs(r), ...(r.comment !== undefined && { comment: r.comment }) };
+  const rule: N.NftRule = { family: r.family, table: r.table, chain: r.chain, handle: 2, expr: M.markRuleExprs(r), ...(r.comment !== undefined && { comment: r.comment }) };
   return { table: { family: r.family, name: r.table, handle: 1 }, chains: [chain], rules: [rule], sets: [], ...extra };
 }
 
 test('plan when everything is there: nothing to send', (t) => {
-  t.is(N.planMarkRule(dumpedState(r4), r4).size, 0);
+  t.is(M.planMarkRule(dumpedState(r4), r4).size, 0);
 });
 
 test('plan with duplicates: delete all but one, never add', (t) => {
   const s = dumpedState(r4);
   s.rules.push({ ...s.rules[0], handle: 5 }, { ...s.rules[0], handle: 6 });
-  t.deepEqual(actions(N.planMarkRule(s, r4)), ['delete rule handle 5 in ip synplug output', 'delete rule handle 6 in ip synplug output']);
+  t.deepEqual(actions(M.planMarkRule(s, r4)), ['delete rule handle 5 in ip synplug output', 'delete rule handle 6 in ip synplug output']);
 });
 
 test('plan with a different rule (other mark) and a foreign rule in our chain: both go, ours is added', (t) => {
-  const s = dumpedState(N.resolveMarkRule({ address: '169.254.255.254', mark: 2 }));
+  const s = dumpedState(M.resolveMarkRule({ address: '169.254.255.254', mark: 2 }));
   s.rules.push({ family: 'ip', table: 'synplug', chain: 'output', handle: 9, expr: [{ name: 'counter', packets: 1, bytes: 60 }] });
-  t.deepEqual(actions(N.planMarkRule(s, r4)), ['delete rule handle 2 in ip synplug output', 'delete rule handle 9 in ip synplug output', 'add rule to ip synplug output']);
+  t.deepEqual(actions(M.planMarkRule(s, r4)), ['delete rule handle 2 in ip synplug output', 'delete rule handle 9 in ip synplug output', 'add rule to ip synplug output']);
 });
 
 test('plan with a chain of another priority: the chain is replaced (a base chain hook cannot be updated)', (t) => {
   const s = dumpedState(r4);
   s.chains[0] = { ...s.chains[0], prio: 0 };
-  t.deepEqual(actions(N.planMarkRule(s, r4)), ['delete chain ip synplug output', 'add chain ip synplug output', 'add rule to ip synplug output']);
+  t.deepEqual(actions(M.planMarkRule(s, r4)), ['delete chain ip synplug output', 'add chain ip synplug output', 'add rule to ip synplug output']);
 });
 
 test('plan switching to the conditional rule: add the set, replace the rule; a set of the wrong type is replaced', (t) => {
-  const rc = N.resolveMarkRule({ address: '169.254.255.254', conditional: true });
-  t.deepEqual(actions(N.planMarkRule(dumpedState(r4), rc)), ['add set ip synplug synplug_active', 'delete rule handle 2 in ip synplug output', 'add rule to ip synplug output']);
+  const rc = M.resolveMarkRule({ address: '169.254.255.254', conditional: true });
+  t.deepEqual(actions(M.planMarkRule(dumpedState(r4), rc)), ['add set ip synplug synplug_active', 'delete rule handle 2 in ip synplug output', 'add rule to ip synplug output']);
   const wrongSet: N.NftSet = { family: 'ip', table: 'synplug', name: 'synplug_active', handle: 3, flags: [], type: 'ipv4_addr', keyLen: 4 };
   const s = dumpedState(rc, { sets: [wrongSet] });
-  t.deepEqual(actions(N.planMarkRule(s, rc)), [
+  t.deepEqual(actions(M.planMarkRule(s, rc)), [
     'delete rule handle 2 in ip synplug output', 'delete set ip synplug synplug_active', 'add set ip synplug synplug_active', 'add rule to ip synplug output',
   ]);
   const goodSet: N.NftSet = { ...wrongSet, flags: ['timeout'] };
-  t.is(N.planMarkRule(dumpedState(rc, { sets: [goodSet] }), rc).size, 0);
+  t.is(M.planMarkRule(dumpedState(rc, { sets: [goodSet] }), rc).size, 0);
 });
 
 test('prepareElementOps: add is one NEWSETELEM with the timeout, delete one DELSETELEM, refresh NEW+DEL+NEW', (t) => {
-  const p = N.prepareElementOps({ address: '169.254.255.254', timeoutMs: 30_000 });
-  const names = (pb: N.PreparedBatch) => pb.messages.map((m) => messageTypeName(NETLINK_NETFILTER, m.type));
+  const p = M.prepareElementOps({ address: '169.254.255.254', timeoutMs: 30_000 });
+  const names = (pb: M.PreparedBatch) => pb.messages.map((m) => messageTypeName(NETLINK_NETFILTER, m.type));
   t.deepEqual(names(p.add!), ['NFNL_MSG_BATCH_BEGIN', 'NFT_MSG_NEWSETELEM', 'NFNL_MSG_BATCH_END']);
   t.deepEqual(names(p.delete), ['NFNL_MSG_BATCH_BEGIN', 'NFT_MSG_DELSETELEM', 'NFNL_MSG_BATCH_END']);
   t.deepEqual(names(p.refresh!), ['NFNL_MSG_BATCH_BEGIN', 'NFT_MSG_NEWSETELEM', 'NFT_MSG_DELSETELEM', 'NFT_MSG_NEWSETELEM', 'NFNL_MSG_BATCH_END']);
@@ -146,17 +147,17 @@ test('prepareElementOps: add is one NEWSETELEM with the timeout, delete one DELS
     elements: [{ key: 'a9fefffe', address: '169.254.255.254', timeoutMs: 30_000 }],
   });
   t.deepEqual(N.decodeElements(msg(p.delete.messages[1])).elements, [{ key: 'a9fefffe', address: '169.254.255.254' }]);
-  t.is(N.prepareElementOps({ address: '169.254.255.254' }).add, undefined);
+  t.is(M.prepareElementOps({ address: '169.254.255.254' }).add, undefined);
 });
 
 test('addSetElement / deleteSetElement send ONE datagram each, of the prepared bytes', async (t) => {
   const ft = new FakeTransport([(s) => answerBatch(s), (s) => answerBatch(s)], { keepSeq: true });
   const conn = new NetlinkConnection(ft, NETLINK_NETFILTER, { timeoutMs: 500 });
   const o = { address: 'fd00::1', table: 'synplug_g', set: 'active', timeoutMs: 5000 };
-  t.deepEqual(await N.addSetElement(conn, o), { applied: true, messages: 1 });
-  t.deepEqual(await N.deleteSetElement(conn, o), { applied: true, messages: 1 });
+  t.deepEqual(await M.addSetElement(conn, o), { applied: true, messages: 1 });
+  t.deepEqual(await M.deleteSetElement(conn, o), { applied: true, messages: 1 });
   t.is(ft.sent.length, 2);
-  const p = N.prepareElementOps(o);
+  const p = M.prepareElementOps(o);
   const sentAdd = parseMessages(ft.sent[0]);
   t.deepEqual(sentAdd[1].payload, Buffer.concat(p.add!.messages[1].payload as Buffer[]));
   t.is(N.decodeElements(sentAdd[1]).family, 'ip6');

@@ -10,18 +10,19 @@ import { bodyDecoder } from '../../src/netlink/protocols.js';
 import { NetlinkDecodeError } from '../../src/netlink/errors.js';
 import { captureNames, loadCapture } from '../helpers/captures.js';
 import * as N from '../../src/iptables/index.js';
+import * as M from '../../src/guard/modes/local-nft.js';
 
 const C = N.nftConstants;
 
 const corpus: Buffer[] = captureNames().flatMap((n) => loadCapture(n).datagrams.filter((d) => d.protocol === NETLINK_NETFILTER).map((d) => d.bytes));
 // Our own requests too: sets, elements, lookups, verdicts the captures lack.
 for (const b of [
-  N.planMarkRule({ chains: [], rules: [], sets: [] }, N.resolveMarkRule({ address: 'fd00::1', conditional: true, port: 443, comment: 'c' })),
+  M.planMarkRule({ chains: [], rules: [], sets: [] }, M.resolveMarkRule({ address: 'fd00::1', conditional: true, port: 443, comment: 'c' })),
   new N.NftBatch().addRule({ family: 'inet', table: 't', chain: 'c', expr: [{ name: 'counter', packets: 1, bytes: 2 }, { name: 'immediate', dreg: 0, verdict: { code: 'jump', chain: 'x' } }] }),
 ]) {
   corpus.push(Buffer.concat(b.messages().map((m, i) => encodeMessage({ type: m.type, flags: m.flags ?? 0, seq: i, payload: m.payload }))));
 }
-corpus.push(Buffer.concat(N.prepareElementOps({ address: '169.254.255.254', timeoutMs: 1000 }).refresh!.messages.map((m, i) => encodeMessage({ type: m.type, flags: m.flags ?? 0, seq: i, payload: m.payload }))));
+corpus.push(Buffer.concat(M.prepareElementOps({ address: '169.254.255.254', timeoutMs: 1000 }).refresh!.messages.map((m, i) => encodeMessage({ type: m.type, flags: m.flags ?? 0, seq: i, payload: m.payload }))));
 
 const decoders: Array<[string, (m: NetlinkMessage) => unknown]> = [
   ['table', N.decodeTable], ['chain', N.decodeChain], ['rule', N.decodeRule], ['set', N.decodeSet],
