@@ -75,6 +75,7 @@ export function formatDemo(r: DemoModule.DemoResult): string {
     ['latency p99', formatMs(u.latencyMs.p99), formatMs(p.latencyMs.p99)],
     ['latency max', formatMs(u.latencyMs.max), formatMs(p.latencyMs.max)],
     ['restarts', `${u.restarts.length}/${u.restartsWanted}`, `${p.restarts.length}/${p.restartsWanted}`],
+    ['left in the accept queue at close', queuedText(u.restarts), queuedText(p.restarts)],
     ['held per restart (mean / max)', '-', p.heldMs ? `${formatMs(p.heldMs.mean)} / ${formatMs(p.heldMs.max)}` : '-'],
     ['SYNs held per restart (mean)', '-', p.synsHeld ? p.synsHeld.mean.toFixed(1) : '-'],
   ];
@@ -97,6 +98,12 @@ export function formatDemo(r: DemoModule.DemoResult): string {
     ...(held ? [`${held} protected restart(s) were released at the max-hold (${formatMs(r.maxHoldMs)}), not at the new listener`] : []),
     `${r.verdict === 'protected' ? 'PROTECTED' : r.verdict === 'failed' ? 'FAILED' : 'NOT SENSITIVE'}: ${r.message}`,
   ].join('\n');
+}
+
+/** The connections left in the accept queue at the restarts' closes, summed (`-` when none could be read). */
+function queuedText(rs: DemoModule.RestartResult[]): string {
+  const known = rs.flatMap((x) => (x.queuedAtClose === null ? [] : [x.queuedAtClose]));
+  return known.length ? String(known.reduce((a, b) => a + b, 0)) : '-';
 }
 
 /**

@@ -20,6 +20,12 @@
  * start per restart (tens of ms on a host, seconds in a software-emulated VM),
  * spent before the plug, outside the hold.
  *
+ * Each restart, in both phases, first drains the listening socket's accept
+ * queue (see server.ts): it waits, at most {@link DRAIN_MAX_MS}, until
+ * sock_diag reports the queue empty, then closes the socket. Unprotected, new
+ * connections keep arriving and what is queued at the close is reset; under
+ * the plug the queue empties. `queuedAtClose` reports what was left.
+ *
  * The restart command is `/bin/sh -c 'kill -s USR2 <this pid>'`: like
  * `systemctl reload` or `nginx -s reload`, it signals the server, whose
  * restart (close, gap, listen) runs in this process. protect releases when
@@ -43,6 +49,9 @@
  */
 import { performance } from 'node:perf_hooks';
 import { SynplugError } from '../netlink/errors.js';
+import { NetlinkConnection } from '../netlink/connection.js';
+import { NETLINK_SOCK_DIAG } from '../netlink/message.js';
+import { listTcpListeners } from '../netlink/sockdiag.js';
 import { check, setup, teardown, protect, hasNetAdmin, NotPermittedError } from '../guard/index.js';
 import { ClientLoad } from './clients.js';
 import { PongServer } from './server.js';
@@ -72,17 +81,22 @@ export const PHASE_STRETCH = 3;
 /** The device the local hold sits on, the only one the demo's local clients pass. */
 const LOCAL_DEV = 'lo';
 
+/** The longest a restart waits for the accept queue to empty before it closes the listening socket, ms. */
+export const DRAIN_MAX_MS = 500;
+
 interface Ctx {
   o: ResolvedDemoOptions;
   addr: string;
   server: PongServer;
+  /** the drain of each restart: the listening socket's accept queue length (sock_diag) */
+  drain: { probe: () => Promise<number | null>; maxMs: number };
   stateDir?: string;
   progress: (line: string) => void;
   stopped: () => string | undefined;
   stopWait: AbortSignal;
   notices: string[];
   /** the restart the next SIGUSR2 starts (protected phase) */
-  usr2: { armed: boolean; restart?: Promise<{ closedMs: number }> };
+  usr2: { armed: boolean; drain?: Ctx['drain']; restart?: Promise<{ closedMs: number; queuedAtClose: number | null }> };
 }
 
 /**
@@ -116,9 +130,10 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
   // SIGUSR2 starts a restart in the protected phase; installed for the whole run so that a late one never kills us.
   const usr2: Ctx['usr2'] = { armed: false };
   let server: PongServer | undefined;
+  let diag: NetlinkConnection | undefined;
   const onUsr2 = () => {
-    if (!usr2.armed || usr2.restart || !server) return;
-    usr2.restart = server.restart(o.gapMs);
+    if (!usr2.armed || usr2.restart || !server || !usr2.drain) return;
+    usr2.restart = server.restart(o.gapMs, usr2.drain);
     usr2.restart.catch(() => { /* awaited (and thrown) once protect returns */ });
   };
   process.on('SIGUSR2', onUsr2);
@@ -155,8 +170,15 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
 
     server = await PongServer.start(addr);
     progress(`pong server on ${addr}:${server.port}; ${o.clients} clients, a new connection per request`);
+    diag = NetlinkConnection.open(NETLINK_SOCK_DIAG);
+    const diagConn = diag;
+    const port = server.port;
+    const probe = async (): Promise<number | null> => {
+      const l = (await listTcpListeners(diagConn, { port })).find((x) => x.family === 'inet' && x.address === addr);
+      return l ? l.recvQ : null;
+    };
     const ctx: Ctx = {
-      o, addr, server, stateDir, progress, stopped: () => stoppedBy, stopWait: stopCtl.signal, notices: [], usr2,
+      o, addr, server, drain: { probe, maxMs: DRAIN_MAX_MS }, stateDir, progress, stopped: () => stoppedBy, stopWait: stopCtl.signal, notices: [], usr2,
     };
     const unprotected = await runPhase(ctx, 'unprotected');
     const prot = stoppedBy ? undefined : await runPhase(ctx, 'protected');
@@ -190,6 +212,8 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
       server = undefined;
       await s.close();
     }
+    diag?.close();
+    diag = undefined;
     if (!setUpByDemo) return;
     setUpByDemo = false;
     progress(`removing what the demo set up on ${LOCAL_DEV}`);
@@ -231,7 +255,7 @@ async function runPhase(ctx: Ctx, name: PhaseResult['name']): Promise<PhaseResul
       // PHASE_STRETCH times its length: a restart that would end past that is not started.
       if (performance.now() + o.gapMs > t0 + PHASE_STRETCH * o.seconds * 1000) break;
       const atMs = performance.now() - t0;
-      restarts.push({ atMs, ...(name === 'unprotected' ? await server.restart(o.gapMs) : await protectedRestart(ctx)) });
+      restarts.push({ atMs, ...(name === 'unprotected' ? await server.restart(o.gapMs, ctx.drain) : await protectedRestart(ctx)) });
       lastDone = performance.now();
     }
     // Let the clients run to the phase's end, and a little past the last restart if it ran late.
@@ -245,6 +269,7 @@ async function runPhase(ctx: Ctx, name: PhaseResult['name']): Promise<PhaseResul
 async function protectedRestart(ctx: Ctx): Promise<Omit<RestartResult, 'atMs'>> {
   const { o, server, usr2 } = ctx;
   usr2.armed = true;
+  usr2.drain = ctx.drain;
   usr2.restart = undefined;
   let r;
   try {
@@ -266,6 +291,6 @@ async function protectedRestart(ctx: Ctx): Promise<Omit<RestartResult, 'atMs'>> 
     throw new SynplugError(`the demo's restart command (kill -s USR2 ${process.pid}) exited ${r.exitCode}${r.signal ? ` (${r.signal})` : ''}`);
   }
   if (!restarted) throw new SynplugError(`the demo's restart command ran, but its SIGUSR2 never reached the demo (pid ${process.pid}); protect released at the max-hold`);
-  const { closedMs } = await restarted;
-  return { closedMs, heldMs: r.heldMs, synsHeld: r.packetsReleased, drops: r.drops, maxHoldReached: r.maxHoldReached };
+  const { closedMs, queuedAtClose } = await restarted;
+  return { closedMs, queuedAtClose, heldMs: r.heldMs, synsHeld: r.packetsReleased, drops: r.drops, maxHoldReached: r.maxHoldReached };
 }

@@ -6,10 +6,13 @@
  * gap the kernel refuses new connections (RST to the SYN), and connections
  * still waiting in the old socket's accept queue when it closes are reset.
  *
- * Before it closes the listening socket, a restart lets the event loop turn
- * once, so that the connections already in the accept queue are accepted and
- * answered (a server draining its queue before it exits); what arrives after
- * that is lost unless it is held.
+ * Before it closes the listening socket, a restart drains the accept queue
+ * the way a careful server does before it exits: it lets the event loop turn
+ * (libuv accepts everything queued), and, given a probe of the queue's length
+ * (the demo uses sock_diag's idiag_rqueue), repeats until the kernel reports
+ * it empty or the drain's time is up. Unprotected, new connections keep
+ * arriving meanwhile, and whatever is queued at the close is reset; under the
+ * plug nothing new arrives, so the queue empties and nothing is reset.
  *
  * @module
  */
@@ -74,16 +77,29 @@ export class PongServer {
   }
 
   /**
-   * Restart without socket hand-over: let the event loop accept what is in the
-   * accept queue, close the listening socket, wait `gapMs`, listen again on the
-   * same port.
+   * Restart without socket hand-over: drain the accept queue (see the module
+   * doc), close the listening socket, wait `gapMs`, listen again on the same port.
    * @param gapMs how long no socket listens, ms
-   * @returns `closedMs`: ms from the close to the new socket listening
+   * @param drain `probe`: the accept queue's length now (null: unknown), `maxMs`: the longest
+   *   the drain waits for an empty queue; without it, the event loop turns once
+   * @returns `closedMs`: ms from the close to the new socket listening; `queuedAtClose`: the
+   *   queue's length last probed before the close (null without a probe)
    * @throws {SynplugError} the server was closed, or the port cannot be bound again
+   * @throws whatever the probe throws (the listening socket is then left open)
    */
-  async restart(gapMs: number): Promise<{ closedMs: number }> {
+  async restart(gapMs: number, drain?: { probe: () => Promise<number | null>; maxMs: number }): Promise<{ closedMs: number; queuedAtClose: number | null }> {
     if (this.closed || !this.server) throw new SynplugError('the demo server is not listening: it cannot restart');
     await nextTurn();
+    let queuedAtClose: number | null = null;
+    if (drain) {
+      const until = performance.now() + drain.maxMs;
+      for (;;) {
+        queuedAtClose = await drain.probe();
+        if (queuedAtClose === null || queuedAtClose === 0 || performance.now() >= until) break;
+        await nextTurn();
+      }
+    }
+    if (this.closed || !this.server) throw new SynplugError('the demo server was closed during a restart');
     const old = this.server;
     this.server = undefined;
     old.close();
@@ -91,7 +107,7 @@ export class PongServer {
     await sleep(gapMs);
     if (this.closed) throw new SynplugError('the demo server was closed during a restart');
     await this.listen();
-    return { closedMs: performance.now() - t0 };
+    return { closedMs: performance.now() - t0, queuedAtClose };
   }
 
   /** Close the listening socket and every open connection. Idempotent. */

@@ -55,6 +55,11 @@ export interface RestartResult {
   atMs: number;
   /** ms from closing the old listening socket to the new one listening (the gap, plus the time to listen) */
   closedMs: number;
+  /**
+   * connections waiting in the old socket's accept queue when it closed (the kernel resets them),
+   * from sock_diag's idiag_rqueue after the drain; null when it could not be read
+   */
+  queuedAtClose: number | null;
   /** protected phase: how long the plug held (protect's plug ack to release ack), ms */
   heldMs?: number;
   /** protected phase: packets that passed the plug during the window (the SYNs held, retransmissions included), from the plug qdisc's counters */

@@ -43,7 +43,7 @@ interface Phase {
   failures: Record<'refused' | 'reset' | 'timeout' | 'bad-response' | 'other', number>;
   latencyMs: { p50: number | null; p99: number | null; max: number | null };
   restartsWanted: number;
-  restarts: Array<{ atMs: number; closedMs: number; heldMs?: number; synsHeld?: number; drops?: number; maxHoldReached?: boolean }>;
+  restarts: Array<{ atMs: number; closedMs: number; queuedAtClose: number | null; heldMs?: number; synsHeld?: number; drops?: number; maxHoldReached?: boolean }>;
   heldMs: { mean: number; max: number } | null;
   synsHeld: { mean: number; total: number } | null;
 }
@@ -60,8 +60,8 @@ test.serial('demo --json on a clean lo: the unprotected phase loses requests, th
   const before = await snapshot();
   const gapMs = 300;
   const r = await within(cli(['demo', '--json', '--restarts', '3', '--gap', `${gapMs}ms`, '--seconds', '8']), 'the demo to end', 240_000);
+  t.log(`stdout:\n${r.stdout}\nstderr:\n${r.stderr}`);
   t.is(r.code, 0, r.stderr);
-  t.log(r.stdout.trim());
   const j = JSON.parse(r.stdout) as {
     dev: string; addr: string; port: number; gapMs: number; restarts: number; verdict: string; message: string;
     setup: { by: string; actions: string[]; removed: string[] };
@@ -91,7 +91,9 @@ test.serial('demo --json on a clean lo: the unprotected phase loses requests, th
     t.true(x.synsHeld! >= 1, `SYNs held ${x.synsHeld}`);
     t.is(x.drops, 0);
     t.false(x.maxHoldReached, 'released at the new listener, not at the max-hold');
+    t.is(x.queuedAtClose, 0, 'under the plug, the accept queue was empty when the listening socket closed');
   }
+  for (const x of u.restarts) t.true(x.queuedAtClose !== null && x.queuedAtClose >= 0, 'the accept queue was read (sock_diag)');
   t.is(p.heldMs!.max, Math.max(...p.restarts.map((x) => x.heldMs!)));
   t.is(p.synsHeld!.total, p.restarts.reduce((a, x) => a + x.synsHeld!, 0));
   t.is(u.heldMs, null);
@@ -141,7 +143,7 @@ test.serial('a foreign root qdisc on lo: exit 7, refused and left in place, noth
 
 /** Start `synplug demo` with a 3 s gap and wait until protect's plug is buffering in its phase 2. */
 async function demoHeld(t: import('ava').ExecutionContext) {
-  const p = startCli(['demo', '--restarts', '2', '--gap', '3s', '--seconds', '8']);
+  const p = startCli(['demo', '--restarts', '1', '--gap', '3s', '--seconds', '4']);
   t.teardown(() => kill(p.child.pid));
   let stderr = '';
   p.child.stderr!.on('data', (d: Buffer) => { stderr += d.toString(); });

@@ -99,6 +99,29 @@ test('PongServer.restart: refused during the gap, answered on the same port afte
   t.is((await requestOnce(HOST, port, { timeoutMs: 5000 })).failure, null);
 });
 
+test('PongServer.restart drains: it probes the accept queue until empty, then closes; bounded by the drain time', async (t) => {
+  const s = await PongServer.start(HOST);
+  t.teardown(() => s.close());
+  const answers = [3, 1, 0, 7];
+  let calls = 0;
+  const r = await s.restart(20, { probe: async () => answers[calls++], maxMs: 10_000 });
+  t.is(calls, 3, 'probed until the queue was empty');
+  t.is(r.queuedAtClose, 0);
+  t.true(s.listening);
+
+  let full = 0;
+  const t0 = performance.now();
+  const r2 = await s.restart(20, { probe: async () => { full++; return 5; }, maxMs: 100 });
+  t.true(performance.now() - t0 >= 100 + 20 - 1, 'waited the drain time, then the gap');
+  t.true(full >= 2);
+  t.is(r2.queuedAtClose, 5, 'what was left is reported');
+
+  const r3 = await s.restart(20, { probe: async () => null, maxMs: 10_000 });
+  t.is(r3.queuedAtClose, null, 'an unknown length does not hold the restart');
+  t.is((await s.restart(20)).queuedAtClose, null, 'no probe: one turn of the event loop');
+  t.is((await requestOnce(HOST, s.port, { timeoutMs: 5000 })).failure, null);
+});
+
 test('PongServer.close: closed for good; restart refuses', async (t) => {
   const s = await PongServer.start(HOST);
   const port = s.port;

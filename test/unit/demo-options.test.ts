@@ -86,9 +86,9 @@ function rec(totalMs: number, failure: FailureKind | null): RequestRecord {
 
 function result(): DemoResult {
   const u = phaseResult('unprotected', [...Array.from({ length: 40 }, (_, i) => rec(0.5 + i / 100, null)), rec(0.1, 'refused'), rec(0.1, 'refused'), rec(3, 'reset')],
-    [{ atMs: 250, closedMs: 201 }, { atMs: 750, closedMs: 202 }], 2, 1000);
+    [{ atMs: 250, closedMs: 201, queuedAtClose: 3 }, { atMs: 750, closedMs: 202, queuedAtClose: 2 }], 2, 1000);
   const p = phaseResult('protected', Array.from({ length: 30 }, (_, i) => rec(1 + i * 10, null)),
-    [{ atMs: 250, closedMs: 203, heldMs: 240, synsHeld: 15, drops: 0, maxHoldReached: false }, { atMs: 750, closedMs: 204, heldMs: 260, synsHeld: 17, drops: 0, maxHoldReached: false }], 2, 1000);
+    [{ atMs: 250, closedMs: 203, queuedAtClose: 0, heldMs: 240, synsHeld: 15, drops: 0, maxHoldReached: false }, { atMs: 750, closedMs: 204, queuedAtClose: null, heldMs: 260, synsHeld: 17, drops: 0, maxHoldReached: false }], 2, 1000);
   return {
     dev: 'lo', addr: '169.254.255.254', port: 40000, seconds: 1, restarts: 2, gapMs: 200, clients: 16, maxHoldMs: 5200,
     setup: { by: 'demo', actions: ['add qdisc prio 1: root bands 4'], removed: ['nftables table ip synplug'] },
@@ -113,6 +113,7 @@ test('formatDemo: one column per phase, each row from the result', (t) => {
   t.deepEqual(row('latency p99'), [formatMs(u.latencyMs.p99), formatMs(p.latencyMs.p99)]);
   t.deepEqual(row('latency max'), [formatMs(u.latencyMs.max), formatMs(p.latencyMs.max)]);
   t.deepEqual(row('restarts'), ['2/2', '2/2']);
+  t.deepEqual(row('left in the accept queue at close'), [String(3 + 2), '0'], 'summed over the restarts that could be read');
   t.deepEqual(row('held per restart (mean / max)'), ['-', `${formatMs(p.heldMs!.mean)} / ${formatMs(p.heldMs!.max)}`]);
   t.deepEqual(row('SYNs held per restart (mean)'), ['-', p.synsHeld!.mean.toFixed(1)]);
   t.regex(text, /set up for the demo and removed again/);

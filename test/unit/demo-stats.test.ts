@@ -72,8 +72,8 @@ test('summariseRequests: no successful request gives null latencies, every kind 
 
 test('phaseResult: held time and SYNs held per restart from the restarts; none for the unprotected phase', (t) => {
   const restarts = [
-    { atMs: 100, closedMs: 201, heldMs: 210, synsHeld: 16, drops: 0, maxHoldReached: false },
-    { atMs: 600, closedMs: 203, heldMs: 230, synsHeld: 14, drops: 0, maxHoldReached: false },
+    { atMs: 100, closedMs: 201, queuedAtClose: 0, heldMs: 210, synsHeld: 16, drops: 0, maxHoldReached: false },
+    { atMs: 600, closedMs: 203, queuedAtClose: 0, heldMs: 230, synsHeld: 14, drops: 0, maxHoldReached: false },
   ];
   const p = phaseResult('protected', [rec(2, null)], restarts, 3, 1000);
   t.is(p.name, 'protected');
@@ -81,14 +81,14 @@ test('phaseResult: held time and SYNs held per restart from the restarts; none f
   t.is(p.restarts.length, 2);
   t.deepEqual(p.heldMs, { mean: (210 + 230) / 2, max: 230 });
   t.deepEqual(p.synsHeld, { mean: (16 + 14) / 2, total: 30 });
-  const u = phaseResult('unprotected', [rec(2, null)], [{ atMs: 100, closedMs: 200 }], 1, 1000);
+  const u = phaseResult('unprotected', [rec(2, null)], [{ atMs: 100, closedMs: 200, queuedAtClose: 1 }], 1, 1000);
   t.is(u.heldMs, null);
   t.is(u.synsHeld, null);
 });
 
 test('verdictOf: protected, failed, insensitive', (t) => {
   const r = (n: number, kind: FailureKind | null) => Array.from({ length: n }, () => rec(1, kind));
-  const restarts = [{ atMs: 1, closedMs: 200 }];
+  const restarts = [{ atMs: 1, closedMs: 200, queuedAtClose: null }];
   const lossy = phaseResult('unprotected', [...r(90, null), ...r(7, 'refused'), ...r(3, 'reset')], restarts, 1, 1000);
   const clean = phaseResult('protected', r(80, null), restarts, 1, 1000);
   const leaky = phaseResult('protected', [...r(80, null), ...r(2, 'reset')], restarts, 1, 1000);
