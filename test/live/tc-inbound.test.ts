@@ -20,22 +20,19 @@
  * Addresses 169.254.77.0/24 and fd00:77::/64 only. Devices: sp-in*.
  */
 import test, { type ExecutionContext } from 'ava';
-import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { readlinkSync, writeFileSync } from 'node:fs';
-import { isDeepStrictEqual } from 'node:util';
+import type { ChildProcess } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { NetlinkConnection } from '../../src/netlink/connection.js';
 import { NETLINK_ROUTE } from '../../src/netlink/message.js';
 import { NetlinkError } from '../../src/netlink/errors.js';
 import { createLink, deleteLink, setLinkUp } from '../../src/netlink/route/linkinfo.js';
-import { addQdisc, deleteQdisc, addFilter, deleteFilter, listFilters, listQdiscs, formatFilterText, KindUnavailableError, type FilterEntry } from '../../src/tc/index.js';
+import { addQdisc, deleteQdisc, addFilter, deleteFilter, listQdiscs, KindUnavailableError } from '../../src/tc/index.js';
 import { u32SynMatch } from '../../src/tc/filters/u32.js';
-import { resolveActionDevices, resolveActionDeviceNames } from '../../src/tc/actions/list.js';
+import { resolveActionDevices } from '../../src/tc/actions/list.js';
+import { IP, NFT, TC, sh, quietly, otherNamespace, inNs, runClient, ourListing, sameAsTc } from '../helpers/tc-inbound.js';
 import type { ActionSpec } from '../../src/tc/actions/types.js';
 
-const IP = '/usr/sbin/ip';
-const TC = '/usr/sbin/tc';
-const NFT = '/usr/sbin/nft';
 const SRV = 'sp-ina0';
 const CLI = 'sp-ina1';
 const IFB = 'sp-inb0';
@@ -46,59 +43,13 @@ const PORT = 16001;
 const V4 = { srv: '169.254.77.1', cli: '169.254.77.2' };
 const V6 = { srv: 'fd00:77::1', cli: 'fd00:77::2' };
 
-function sh(cmd: string, ...args: string[]): string {
-  return execFileSync(cmd, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
-}
-function quietly(cmd: string, ...args: string[]): void { try { sh(cmd, ...args); } catch { /* gone */ } }
-
 let conn: NetlinkConnection;
 let other: ChildProcess;
 let server: Server;
 
-async function otherNamespace(): Promise<ChildProcess> {
-  const mine = readlinkSync('/proc/self/ns/net');
-  const p = spawn('unshare', ['--net', 'sleep', '900'], { stdio: 'ignore' });
-  for (let i = 0; i < 200; i++) {
-    try { if (readlinkSync(`/proc/${p.pid}/ns/net`) !== mine) return p; } catch { /* not yet */ }
-    await new Promise((r) => setTimeout(r, 10));
-  }
-  throw new Error('unshare did not enter a new network namespace');
-}
-function inClient(...args: string[]): string {
-  return execFileSync('nsenter', ['-t', String(other.pid), '-n', ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
-}
-
-/** N connections from the client namespace, each sending 3000 bytes and reading them back (several data segments and ACKs each way). */
-const CLIENT = `
-import socket, sys
-fam = socket.AF_INET if sys.argv[1] == '4' else socket.AF_INET6
-host, port, n, opts = sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5] == 'opts'
-for i in range(n):
-    s = socket.socket(fam, socket.SOCK_STREAM)
-    if opts:
-        s.setsockopt(socket.IPPROTO_IP, socket.IP_OPTIONS, bytes([1, 1, 1, 0]))
-    s.settimeout(10)
-    s.connect((host, port))
-    s.sendall(b'x' * 3000)
-    got = b''
-    while len(got) < 3000:
-        d = s.recv(65536)
-        if not d:
-            break
-        got += d
-    s.close()
-    assert len(got) == 3000, len(got)
-print('ok')
-`;
-/** Run the client in the other namespace without blocking this process's event loop (the echo server lives here). */
-function runClient(family: '4' | '6', host: string, port: number, n: number, opts: boolean): Promise<string> {
-  return new Promise((resolve, reject) => {
-    execFile('nsenter', ['-t', String(other.pid), '-n', 'python3', '-c', CLIENT, family, host, String(port), String(n), opts ? 'opts' : 'plain'],
-      { encoding: 'utf8', timeout: 60_000 }, (err, stdout, stderr) => (err ? reject(new Error(`${err.message}\n${stderr}`)) : resolve(stdout.trim())));
-  });
-}
+function inClient(...args: string[]): string { return inNs(other, ...args); }
 async function connect(family: '4' | '6', n: number, opts = false): Promise<void> {
-  const out = await runClient(family, family === '4' ? V4.srv : V6.srv, PORT, n, opts);
+  const out = await runClient(other, family, family === '4' ? V4.srv : V6.srv, PORT, n, opts);
   if (out !== 'ok') throw new Error(out);
 }
 
@@ -165,102 +116,8 @@ test.after.always(async () => {
 
 /* ---- our filters as tc reads them ---- */
 
-/** JSON.parse for tc -j: a key repeated in an object becomes an array of its values; a bare string in an object (u32's "    offset ") is skipped. */
-function parseTcJson(text: string): unknown {
-  let i = 0;
-  const ws = () => { while (/\s/.test(text[i])) i++; };
-  const value = (): unknown => {
-    ws();
-    if (text[i] === '{') {
-      i++;
-      const o: Record<string, unknown> = {};
-      const rep = new Set<string>();
-      ws();
-      if (text[i] === '}') { i++; return o; }
-      for (;;) {
-        const k = value() as string;
-        ws();
-        if (text[i] === ':') {
-          i++;
-          const v = value();
-          if (k in o) { if (!rep.has(k)) { o[k] = [o[k]]; rep.add(k); } (o[k] as unknown[]).push(v); } else o[k] = v;
-          ws();
-        }
-        if (text[i++] === '}') return o;
-      }
-    }
-    if (text[i] === '[') {
-      i++;
-      const a: unknown[] = [];
-      ws();
-      if (text[i] === ']') { i++; return a; }
-      for (;;) { a.push(value()); ws(); if (text[i++] === ']') return a; }
-    }
-    const m = /^("(?:[^"\\]|\\.)*"|-?\d+(?:\.\d+)?|true|false|null)/.exec(text.slice(i))!;
-    i += m[0].length;
-    return JSON.parse(m[0]);
-  };
-  return value();
-}
-
-/**
- * Our entry in tc -j's shape: without what tc does not print in JSON
- * (ifindex, dev, handle, the asked parent, u32's text-only "terminal", the
- * u32 offset fields tc emits as invalid JSON, mirred's ifindex), with u32's
- * repeated "match"/"success" keys as the parser above reads them.
- */
-function tcShape(e: FilterEntry): Record<string, unknown> {
-  const { ifindex: _i, dev: _d, handle: _h, ingress: _g, ...rest } = e;
-  const out = rest as Record<string, unknown>;
-  if (!out.options) return out;
-  const o = { ...(out.options as Record<string, unknown>) };
-  delete o.terminal;
-  delete o.eat;
-  if (Array.isArray(o.actions)) o.actions = (o.actions as Array<Record<string, unknown>>).map(({ ifindex: _x, ...a }) => a);
-  if (Array.isArray(o.match)) {
-    const ms = (o.match as Array<Record<string, unknown>>).map(({ success: _s, ...m }) => m);
-    const succ = (o.match as Array<Record<string, unknown>>).filter((m) => m.success !== undefined).map((m) => m.success);
-    o.match = ms.length === 1 ? ms[0] : ms;
-    if (succ.length) o.success = o.success === undefined ? (succ.length === 1 ? succ[0] : succ) : [o.success, ...succ];
-  }
-  out.options = o;
-  return out;
-}
-function theirsShape(x: Record<string, unknown>): Record<string, unknown> {
-  const o = x.options as Record<string, unknown> | undefined;
-  if (o && ' eat ' in o) delete o[' eat '];
-  return x;
-}
-
-async function ourListing(dev: string): Promise<FilterEntry[]> {
-  return resolveActionDeviceNames(conn, await listFilters(conn, { dev, parent: 'ingress' }));
-}
-
-/** tc's text and JSON of `tc -s [-j] filter show dev X ingress` equal ours, taken just before or just after. */
-async function sameAsTc(t: ExecutionContext, dev: string): Promise<FilterEntry[]> {
-  const opts = { stats: true, omitParent: true };
-  for (let attempt = 0; attempt < 3; attempt++) {
-    const before = await ourListing(dev);
-    const text = sh(TC, '-s', 'filter', 'show', 'dev', dev, 'ingress');
-    const json = sh(TC, '-s', '-j', 'filter', 'show', 'dev', dev, 'ingress');
-    const after = await ourListing(dev);
-    const texts = [before, after].map((l) => l.map((f) => formatFilterText(f, opts)).join(''));
-    const theirs = (parseTcJson(json) as Array<Record<string, unknown>>).map(theirsShape);
-    const shapes = [before, after].map((l) => l.map(tcShape));
-    const textAt = texts.indexOf(text);
-    const jsonAt = shapes.findIndex((x) => isDeepStrictEqual(x, theirs));
-    if ((textAt >= 0 && jsonAt >= 0) || attempt === 2) {
-      // tc's output is one of our two snapshots (the last attempt compares with the later one, to show the difference)
-      t.is(texts[textAt >= 0 ? textAt : 1], text, 'text');
-      t.deepEqual(shapes[jsonAt >= 0 ? jsonAt : 1], theirs, 'json');
-      return after;
-    }
-  }
-  return [];
-}
-
 test.serial('our clsact + u32 SYN filters (IPv4 with the header-length link, IPv6) + mirred to the IFB: tc -s prints them as we do, text and JSON', async (t) => {
-  const fs = await sameAsTc(t, SRV);
+  const fs = await sameAsTc(t, conn, SRV, 'ingress');
   // IPv4: the divisor table 1:, the link node in 800: (offset/eat), the TCP node in 1: with the action; IPv6: one node
   t.true(fs.some((f) => (f.options as Record<string, unknown> | undefined)?.fh === '1:'));
   t.true(fs.some((f) => (f.options as Record<string, unknown> | undefined)?.link === '1:'));
@@ -288,7 +145,7 @@ test.serial('IPv4 SYNs whose header carries IP options (IHL 6) are matched throu
   t.is(nftSynsWithOptions() - nftBefore, 10, 'nft saw 10 SYNs with a 24-byte IP header after the IFB');
   t.is(await ifbPackets(t) - before, 10);
   // the TCP-level node's action counted them too: 20 + 10 IPv4 SYNs so far (its own stats)
-  const fs = await ourListing(SRV);
+  const fs = await ourListing(conn, SRV, 'ingress');
   const v4 = fs.find((f) => f.protocol === 'ip' && (f.options as Record<string, unknown> | undefined)?.actions);
   t.is(((v4!.options as Record<string, unknown>).actions as Array<{ stats: { packets: number } }>)[0].stats.packets, 30);
 });
@@ -298,7 +155,7 @@ test.serial('connections to another port pass the IFB untouched', async (t) => {
   await new Promise<void>((r) => other2.listen({ port: PORT + 1, host: V4.srv }, () => r()));
   try {
     const before = await ifbPackets(t);
-    t.is(await runClient('4', V4.srv, PORT + 1, 5, false), 'ok');
+    t.is(await runClient(other, '4', V4.srv, PORT + 1, 5), 'ok');
     t.is(await ifbPackets(t) - before, 0);
   } finally {
     other2.close();
@@ -313,7 +170,7 @@ test.serial('filters added by tc (capture 43\'s command) decode as tc prints the
     'match', 'ip', 'dport', '16000', '0xffff', 'action', 'mirred', 'egress', 'redirect', 'dev', TCIFB);
   sh(TC, 'filter', 'add', 'dev', TCDEV, 'ingress', 'protocol', 'ipv6', 'pref', '2', 'u32', 'match', 'u8', '6', '0xff', 'at', '6', 'match', 'u16', '443', '0xffff', 'at', '42',
     'action', 'mirred', 'ingress', 'mirror', 'dev', TCIFB, 'pipe', 'action', 'mirred', 'egress', 'redirect', 'dev', TCIFB);
-  await sameAsTc(t, TCDEV);
+  await sameAsTc(t, conn, TCDEV, 'ingress');
   await deleteFilter(conn, { dev: TCDEV, parent: 'ingress', protocol: 'ip', pref: 1, kind: 'u32' });
   t.false(sh(TC, 'filter', 'show', 'dev', TCDEV, 'ingress').includes('pref 1 '));
   await deleteQdisc(conn, { dev: TCDEV, kind: 'clsact' });

@@ -1,0 +1,176 @@
+/**
+ * Test helper for the inbound tc tests (test/live/tc-inbound.test.ts on
+ * this kernel, test/kernel/tc-inbound.test.ts in the VM): a second network
+ * namespace, a TCP client run there, and the comparison of our filter
+ * listings with `tc -s [-j] filter show dev X PARENT`.
+ */
+import type { ExecutionContext } from 'ava';
+import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { readlinkSync } from 'node:fs';
+import { isDeepStrictEqual } from 'node:util';
+import type { NetlinkConnection } from '../../src/netlink/connection.js';
+import { listFilters, formatFilterText, type FilterEntry } from '../../src/tc/index.js';
+import { resolveActionDeviceNames } from '../../src/tc/actions/list.js';
+
+export const IP = '/usr/sbin/ip';
+export const TC = '/usr/sbin/tc';
+export const NFT = '/usr/sbin/nft';
+
+/** Run a tool, stdout as text; its stderr is kept out of the test output. */
+export function sh(cmd: string, ...args: string[]): string {
+  return execFileSync(cmd, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+}
+/** Run a tool, ignoring its failure. */
+export function quietly(cmd: string, ...args: string[]): void { try { sh(cmd, ...args); } catch { /* gone */ } }
+
+/** A process in a network namespace of its own (`unshare --net sleep`); resolves once it is there. */
+export async function otherNamespace(): Promise<ChildProcess> {
+  const mine = readlinkSync('/proc/self/ns/net');
+  const p = spawn('unshare', ['--net', 'sleep', '1800'], { stdio: 'ignore' });
+  for (let i = 0; i < 1000; i++) {
+    try { if (readlinkSync(`/proc/${p.pid}/ns/net`) !== mine) return p; } catch { /* not yet */ }
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  throw new Error('unshare did not enter a new network namespace');
+}
+
+/** Run a tool in that namespace (nsenter), synchronously: only for set-up, never while this process must answer traffic. */
+export function inNs(ns: ChildProcess, ...args: string[]): string {
+  return execFileSync('nsenter', ['-t', String(ns.pid), '-n', ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+}
+
+/** N connections, each sending 3000 bytes and reading them back (several data segments and ACKs each way); IP_OPTIONS (4 bytes: NOP NOP NOP EOL) on request. */
+const CLIENT = `
+import socket, sys
+fam = socket.AF_INET if sys.argv[1] == '4' else socket.AF_INET6
+host, port, n, opts = sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5] == 'opts'
+for i in range(n):
+    s = socket.socket(fam, socket.SOCK_STREAM)
+    if opts:
+        s.setsockopt(socket.IPPROTO_IP, socket.IP_OPTIONS, bytes([1, 1, 1, 0]))
+    s.settimeout(30)
+    s.connect((host, port))
+    s.sendall(b'x' * 3000)
+    got = b''
+    while len(got) < 3000:
+        d = s.recv(65536)
+        if not d:
+            break
+        got += d
+    s.close()
+    assert len(got) == 3000, len(got)
+print('ok')
+`;
+
+/**
+ * Run the client in `ns` without blocking this process's event loop (the
+ * echo server lives here). Resolves with 'ok' when every connection echoed.
+ */
+export function runClient(ns: ChildProcess, family: '4' | '6', host: string, port: number, n: number, opts = false): Promise<string> {
+  return new Promise((resolve, reject) => {
+    execFile('nsenter', ['-t', String(ns.pid), '-n', 'python3', '-c', CLIENT, family, host, String(port), String(n), opts ? 'opts' : 'plain'],
+      { encoding: 'utf8', timeout: 300_000 }, (err, stdout, stderr) => (err ? reject(new Error(`${err.message}\n${stderr}`)) : resolve(stdout.trim())));
+  });
+}
+
+/** JSON.parse for tc -j: a key repeated in an object becomes an array of its values; a bare string in an object (u32's "    offset ") is skipped. */
+export function parseTcJson(text: string): unknown {
+  let i = 0;
+  const ws = () => { while (/\s/.test(text[i])) i++; };
+  const value = (): unknown => {
+    ws();
+    if (text[i] === '{') {
+      i++;
+      const o: Record<string, unknown> = {};
+      const rep = new Set<string>();
+      ws();
+      if (text[i] === '}') { i++; return o; }
+      for (;;) {
+        const k = value() as string;
+        ws();
+        if (text[i] === ':') {
+          i++;
+          const v = value();
+          if (k in o) { if (!rep.has(k)) { o[k] = [o[k]]; rep.add(k); } (o[k] as unknown[]).push(v); } else o[k] = v;
+          ws();
+        }
+        if (text[i++] === '}') return o;
+      }
+    }
+    if (text[i] === '[') {
+      i++;
+      const a: unknown[] = [];
+      ws();
+      if (text[i] === ']') { i++; return a; }
+      for (;;) { a.push(value()); ws(); if (text[i++] === ']') return a; }
+    }
+    const m = /^("(?:[^"\\]|\\.)*"|-?\d+(?:\.\d+)?|true|false|null)/.exec(text.slice(i))!;
+    i += m[0].length;
+    return JSON.parse(m[0]);
+  };
+  return value();
+}
+
+/**
+ * Our entry in tc -j's shape: without what tc does not print in JSON
+ * (ifindex, dev, handle, the asked parent, u32's text-only "terminal", the
+ * u32 offset fields tc emits as invalid JSON, mirred's ifindex), with u32's
+ * repeated "match"/"success" keys as the parser above reads them.
+ */
+export function tcShape(e: FilterEntry): Record<string, unknown> {
+  const { ifindex: _i, dev: _d, handle: _h, ingress: _g, egress: _e, ...rest } = e;
+  const out = rest as Record<string, unknown>;
+  if (!out.options) return out;
+  const o = { ...(out.options as Record<string, unknown>) };
+  delete o.terminal;
+  delete o.eat;
+  if (Array.isArray(o.actions)) o.actions = (o.actions as Array<Record<string, unknown>>).map(({ ifindex: _x, ...a }) => a);
+  if (Array.isArray(o.match)) {
+    const ms = (o.match as Array<Record<string, unknown>>).map(({ success: _s, ...m }) => m);
+    const succ = (o.match as Array<Record<string, unknown>>).filter((m) => m.success !== undefined).map((m) => m.success);
+    o.match = ms.length === 1 ? ms[0] : ms;
+    if (succ.length) o.success = o.success === undefined ? (succ.length === 1 ? succ[0] : succ) : [o.success, ...succ];
+  }
+  out.options = o;
+  return out;
+}
+export function theirsShape(x: Record<string, unknown>): Record<string, unknown> {
+  const o = x.options as Record<string, unknown> | undefined;
+  if (o && ' eat ' in o) delete o[' eat '];
+  return x;
+}
+
+/** Our listing of one parent, mirred targets named. */
+export async function ourListing(conn: NetlinkConnection, dev: string, parent: string): Promise<FilterEntry[]> {
+  return resolveActionDeviceNames(conn, await listFilters(conn, { dev, parent }));
+}
+
+/**
+ * tc's text and JSON of `tc -s [-j] filter show dev X PARENT` equal ours.
+ * tc prints action times in whole seconds and counters that move: our
+ * listing is taken just before and just after tc's, and tc's output must
+ * equal one of the two (up to three tries; the last compares with the later
+ * snapshot, so that a failure shows the difference).
+ * @returns our later listing
+ */
+export async function sameAsTc(t: ExecutionContext, conn: NetlinkConnection, dev: string, parent: string): Promise<FilterEntry[]> {
+  const opts = { stats: true, omitParent: true };
+  let after: FilterEntry[] = [];
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const before = await ourListing(conn, dev, parent);
+    const text = sh(TC, '-s', 'filter', 'show', 'dev', dev, parent);
+    const json = sh(TC, '-s', '-j', 'filter', 'show', 'dev', dev, parent);
+    after = await ourListing(conn, dev, parent);
+    const texts = [before, after].map((l) => l.map((f) => formatFilterText(f, opts)).join(''));
+    const theirs = (parseTcJson(json) as Array<Record<string, unknown>>).map(theirsShape);
+    const shapes = [before, after].map((l) => l.map(tcShape));
+    const textAt = texts.indexOf(text);
+    const jsonAt = shapes.findIndex((x) => isDeepStrictEqual(x, theirs));
+    if ((textAt >= 0 && jsonAt >= 0) || attempt === 2) {
+      t.is(texts[textAt >= 0 ? textAt : 1], text, `${dev} ${parent}: text`);
+      t.deepEqual(shapes[jsonAt >= 0 ? jsonAt : 1], theirs, `${dev} ${parent}: json`);
+      break;
+    }
+  }
+  return after;
+}
