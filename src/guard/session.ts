@@ -78,6 +78,21 @@ export class GuardSession implements ProtectSession, HoldSockets {
     }
   }
 
+  /**
+   * A session over connections and holds made elsewhere (tests, embedding):
+   * nothing is opened; {@link GuardSession.close} closes the connections.
+   * @param config the configuration
+   * @param route a NETLINK_ROUTE connection
+   * @param makeHolds makes the holds, given the session (their sockets)
+   * @param nft a NETLINK_NETFILTER connection (opened on first use when absent)
+   */
+  static fromParts(config: GuardConfig, route: NetlinkConnection, makeHolds: (s: GuardSession) => Hold[], nft?: NetlinkConnection): GuardSession {
+    const s = new GuardSession(config, route);
+    s.nftConn = nft;
+    s.holds.push(...makeHolds(s));
+    return s;
+  }
+
   /** The NETLINK_NETFILTER connection (opened on first use). @throws {SynplugError} no nfnetlink */
   get nft(): NetlinkConnection {
     if (!this.nftConn) this.nftConn = openNftables();

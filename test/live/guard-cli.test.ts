@@ -9,7 +9,7 @@
  */
 import test from 'ava';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdtempSync, existsSync, writeFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, existsSync, writeFileSync, rmSync, readFileSync, mkdirSync, chmodSync, chownSync, symlinkSync, lstatSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -171,10 +171,95 @@ for (const [what, args, msg] of bad.filter(([, a]) => a.length > 0)) {
   });
 }
 
-test.serial('release when nothing is set up: nothing is held, exit 0', (t) => {
-  const r = synplug(['release', '--dev', DEV, '--addr', ADDR, '--table', TABLE]);
-  t.is(r.code, 0, r.stderr);
+test.serial('release when nothing is set up: nothing is held, exit 0, and nothing is written (no state directory made)', (t) => {
+  const dir = join(mkdtempSync(join(tmpdir(), 'synplug-guardcli-release-')), 'state');
+  const r = spawnSync(process.execPath, [BIN, 'release', '--dev', DEV, '--addr', ADDR, '--table', TABLE, '--state-dir', dir], { encoding: 'utf8', timeout: 60_000 });
+  t.is(r.status, 0, r.stderr);
   t.regex(r.stdout, /no plug qdisc on spguard0: nothing is held/);
+  t.false(existsSync(dir), 'release wrote nothing');
+  const again = synplug(['release', '--dev', DEV, '--addr', ADDR, '--table', TABLE]);
+  t.is(again.code, 0, again.stderr);
+  t.false(existsSync(join(STATE, 'plug.json')), 'nor in an existing state directory without a record');
+});
+
+/** Run a command with `--state-dir dir` (before a `--`), without SYNPLUG_STATE_DIR. */
+function withState(dir: string, args: string[]) {
+  const env = { ...process.env };
+  delete env.SYNPLUG_STATE_DIR;
+  const end = args.indexOf('--');
+  const argv = end < 0 ? [...args, '--state-dir', dir] : [...args.slice(0, end), '--state-dir', dir, ...args.slice(end)];
+  const r = spawnSync(process.execPath, [BIN, ...argv], { encoding: 'utf8', env, timeout: 60_000 });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+const GUARD_COMMANDS = ['setup', 'check', 'plug', 'release', 'status', 'teardown'] as const;
+const devArgs = ['--dev', DEV, '--addr', ADDR, '--table', TABLE];
+
+for (const file of ['setup.json', 'plug.json'] as const) {
+  test.serial(`a damaged ${file} is an error for every command, naming the file and what to do; nothing deletes it`, (t) => {
+    const dir = mkdtempSync(join(tmpdir(), 'synplug-guardcli-damaged-'));
+    const damaged = '{"version": 2, "holds": {"local": ';
+    if (file === 'plug.json') writeFileSync(join(dir, 'setup.json'), JSON.stringify({ version: 2, holds: { local: { mode: 'local', dev: DEV, addr: ADDR, mark: 1, limit: 65536, table: TABLE, addedAddress: false, prefixlen: 32, createdAt: 1 } } }));
+    writeFileSync(join(dir, file), damaged);
+    const marker = join(dir, 'ran');
+    for (const args of [...GUARD_COMMANDS.map((c) => [c, ...devArgs]), ['protect', ...devArgs, '--', 'touch', marker]]) {
+      const res = withState(dir, args);
+      t.is(res.code, 1, `${args[0]}: ${res.stderr}`);
+      t.true(res.stderr.includes(`${join(dir, file)} is not valid JSON`), `${args[0]}: ${res.stderr}`);
+      t.regex(res.stderr, /remove it/, args[0]);
+      t.is(readFileSync(join(dir, file), 'utf8'), damaged, `${args[0]} left ${file} as it was`);
+    }
+    t.false(existsSync(marker), 'protect did not run the command');
+    // release still releases (it never needs the record) and says so before the error
+    t.regex(withState(dir, ['release', ...devArgs]).stderr, /no plug qdisc on spguard0: nothing was held; but /);
+    rmSync(dir, { recursive: true, force: true });
+  });
+}
+
+test.serial('check --state-dir /etc/passwd is an error, not "not set up"', (t) => {
+  const r = withState('/etc/passwd', ['check', ...devArgs]);
+  t.is(r.code, 1, r.stderr);
+  t.regex(r.stderr, /state directory \/etc\/passwd is not a directory/);
+  t.notRegex(r.stdout + r.stderr, /not set up/);
+});
+
+test.serial('an empty SYNPLUG_STATE_DIR, or an empty --state-dir, is a usage error naming it', (t) => {
+  const r = spawnSync(process.execPath, [BIN, 'check', ...devArgs], { encoding: 'utf8', env: { ...process.env, SYNPLUG_STATE_DIR: '' }, timeout: 60_000 });
+  t.is(r.status, 2, r.stderr);
+  t.regex(r.stderr, /the environment variable SYNPLUG_STATE_DIR is set but empty/);
+  const e = withState('', ['status', ...devArgs]);
+  t.is(e.code, 2, e.stderr);
+  t.regex(e.stderr, /--state-dir is empty/);
+});
+
+test.serial('--state-dir is in the --help of every guard command', (t) => {
+  for (const cmd of [...GUARD_COMMANDS, 'protect']) t.regex(synplug([cmd, '--help']).stdout, /--state-dir <dir>/, cmd);
+});
+
+test.serial('a world-writable sticky state directory holding planted links: refused, the links\' targets untouched (the reported attack)', (t) => {
+  const root = mkdtempSync(join(tmpdir(), 'synplug-guardcli-shared-'));
+  const shared = join(root, 'shared');
+  mkdirSync(shared);
+  chmodSync(shared, 0o1777);
+  const target = join(root, 'precious');
+  writeFileSync(target, 'precious\n');
+  for (let pid = 2; pid < 400; pid++) symlinkSync(target, join(shared, `.plug.json.${pid}.tmp`));
+  symlinkSync(target, join(shared, 'plug.json'));
+  for (const cmd of ['release', 'check', 'status', 'teardown', 'plug', 'setup']) {
+    const r = withState(shared, [cmd, ...devArgs]);
+    t.is(r.code, 1, `${cmd}: ${r.stderr}`);
+    t.regex(r.stderr, /is writable by everyone \(mode 1777\).*refuses it/, cmd);
+  }
+  t.is(readFileSync(target, 'utf8'), 'precious\n');
+  t.true(lstatSync(join(shared, 'plug.json')).isSymbolicLink(), 'nothing replaced either');
+  // the same directory owned by another user and not writable by others: refused too
+  chmodSync(shared, 0o755);
+  chownSync(shared, 65534, 65534);
+  const r = withState(shared, ['release', ...devArgs]);
+  t.is(r.code, 1, r.stderr);
+  t.regex(r.stderr, /is owned by uid 65534/);
+  t.is(readFileSync(target, 'utf8'), 'precious\n');
+  rmSync(root, { recursive: true, force: true });
 });
 
 test.serial('show of a device that does not exist: exit 2 like every other command', (t) => {

@@ -1,0 +1,145 @@
+/**
+ * The state directory as a security boundary, and damaged state files
+ * (issue #11, defects 4 and 8): StateStore in-process, as root.
+ */
+import test from 'ava';
+import {
+  mkdtempSync, mkdirSync, writeFileSync, readFileSync, symlinkSync, chmodSync, chownSync, statSync, lstatSync, existsSync, readdirSync, rmSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { StateStore, StateFileError, parseSetupRecord, type PlugRecord } from '../../src/guard/state.js';
+import { exitCodeOf } from '../../src/cli/exit-codes.js';
+
+const plugRec = (state: PlugRecord['state']): PlugRecord => ({ version: 1, state, owner: 'manual', pid: process.pid, dev: 'lo', since: 1, deadline: 2 });
+
+function base(): string {
+  return mkdtempSync(join(tmpdir(), 'synplug-state-'));
+}
+
+/** A 0700 state directory of this user, and a victim file outside it. */
+function fresh() {
+  const root = base();
+  const dir = join(root, 'state');
+  mkdirSync(dir, { mode: 0o700 });
+  const victim = join(root, 'victim');
+  writeFileSync(victim, 'precious\n', { mode: 0o644 });
+  return { root, dir, victim, store: new StateStore(dir) };
+}
+
+test('a missing state directory is created mode 0700 (parents too), and only when something is written', (t) => {
+  const dir = join(base(), 'a', 'b');
+  const s = new StateStore(dir);
+  t.is(s.readSetup(), undefined);
+  t.is(s.readPlug(), undefined);
+  t.false(existsSync(dir), 'reading creates nothing');
+  s.writePlug(plugRec('released'));
+  t.is(statSync(dir).mode & 0o7777, 0o700);
+  t.true(s.createdDir);
+  t.like(s.readPlug(), { state: 'released' });
+  t.deepEqual(readdirSync(dir), ['plug.json'], 'no temporary file left');
+});
+
+test('a symbolic link planted at the temporary name is never written through', (t) => {
+  const { dir, victim, store } = fresh();
+  symlinkSync(victim, join(dir, `.plug.json.${process.pid}.tmp`));
+  store.writePlug(plugRec('buffering'));
+  t.is(readFileSync(victim, 'utf8'), 'precious\n', 'the link target is untouched');
+  t.true(lstatSync(join(dir, 'plug.json')).isFile());
+  t.like(store.readPlug(), { state: 'buffering' });
+  t.false(existsSync(join(dir, `.plug.json.${process.pid}.tmp`)));
+});
+
+for (const name of ['setup.json', 'plug.json'] as const) {
+  test(`a symbolic link as ${name} is an error naming it (never followed); a write replaces the link, not its target`, (t) => {
+    const { dir, victim, store } = fresh();
+    writeFileSync(victim, name === 'plug.json' ? JSON.stringify(plugRec('released')) : JSON.stringify({ version: 2, holds: {} }));
+    const before = readFileSync(victim, 'utf8');
+    symlinkSync(victim, join(dir, name));
+    const e = t.throws(() => (name === 'plug.json' ? store.readPlug() : store.readSetup()), { instanceOf: StateFileError });
+    t.regex(e!.message, new RegExp(`${join(dir, name).replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} is a symbolic link; .*remove it`));
+    t.is(exitCodeOf(e), 1);
+    if (name === 'plug.json') store.writePlug(plugRec('released'));
+    else store.writeSetup({ version: 2, holds: {} });
+    t.is(readFileSync(victim, 'utf8'), before, 'the target is untouched');
+    t.true(lstatSync(join(dir, name)).isFile(), 'the link itself was replaced');
+  });
+}
+
+test('a world-writable (even sticky) state directory is refused for reading and writing; nothing is written', (t) => {
+  const { dir, store } = fresh();
+  chmodSync(dir, 0o1777);
+  for (const f of [() => store.readSetup(), () => store.readPlug(), () => store.writePlug(plugRec('released'))]) {
+    const e = t.throws(f, { instanceOf: StateFileError });
+    t.regex(e!.message, /is writable by everyone \(mode 1777\).*refuses it/);
+  }
+  chmodSync(dir, 0o770);
+  t.regex(t.throws(() => store.readPlug(), { instanceOf: StateFileError })!.message, /writable by its group \(mode 0770\)/);
+  t.deepEqual(readdirSync(dir), []);
+});
+
+test('a state directory owned by another user is refused', (t) => {
+  if (process.geteuid?.() !== 0) { t.fail('this test needs root (it chowns)'); return; }
+  const { dir, store } = fresh();
+  writeFileSync(join(dir, 'plug.json'), JSON.stringify(plugRec('buffering')));
+  chownSync(dir, 65534, 65534);
+  for (const f of [() => store.readSetup(), () => store.readPlug(), () => store.writePlug(plugRec('released')), () => store.clear()]) {
+    t.regex(t.throws(f, { instanceOf: StateFileError })!.message, /is owned by uid 65534, not by this user \(uid 0\)/);
+  }
+  t.like(JSON.parse(readFileSync(join(dir, 'plug.json'), 'utf8')), { state: 'buffering' }, 'nothing rewritten');
+});
+
+test('a state directory that is a symbolic link is refused', (t) => {
+  const { root, dir } = fresh();
+  const link = join(root, 'link');
+  symlinkSync(dir, link);
+  const s = new StateStore(link);
+  t.regex(t.throws(() => s.readPlug(), { instanceOf: StateFileError })!.message, /is a symbolic link/);
+  t.regex(t.throws(() => s.writePlug(plugRec('released')), { instanceOf: StateFileError })!.message, /is a symbolic link/);
+});
+
+test('a file as the state directory, or a path through a file, is an error, not "nothing set up"', (t) => {
+  t.regex(t.throws(() => new StateStore('/etc/passwd').readSetup(), { instanceOf: StateFileError })!.message, /state directory \/etc\/passwd is not a directory/);
+  t.regex(t.throws(() => new StateStore('/etc/passwd/x').readSetup(), { instanceOf: StateFileError })!.message, /a part of its path is not a directory/);
+});
+
+test('damaged files are errors naming the file and what to do', (t) => {
+  const { dir, store } = fresh();
+  writeFileSync(join(dir, 'setup.json'), '{"version": 2, "holds": ');
+  t.regex(t.throws(() => store.readSetup(), { instanceOf: StateFileError })!.message, /setup\.json is not valid JSON .*: remove it \(then run 'synplug setup' again/);
+  writeFileSync(join(dir, 'setup.json'), JSON.stringify({ version: 2, holds: { local: { mode: 'local', dev: 'lo' } } }));
+  t.regex(t.throws(() => store.readSetup(), { instanceOf: StateFileError })!.message, /setup\.json is not a setup record synplug wrote: remove it/);
+  writeFileSync(join(dir, 'plug.json'), 'garbage');
+  t.regex(t.throws(() => store.readPlug(), { instanceOf: StateFileError })!.message, /plug\.json is not valid JSON .*'synplug release' releases it whatever the file says/);
+  writeFileSync(join(dir, 'plug.json'), JSON.stringify({ state: 'maybe' }));
+  t.regex(t.throws(() => store.readPlug(), { instanceOf: StateFileError })!.message, /plug\.json is not a plug record/);
+  // unreadable: a directory (or a FIFO) where the file belongs
+  rmSync(join(dir, 'plug.json'));
+  mkdirSync(join(dir, 'plug.json'));
+  t.regex(t.throws(() => store.readPlug(), { instanceOf: StateFileError })!.message, /plug\.json is not a regular file: remove it/);
+});
+
+test('a version 1 setup record (the local hold at the top level) reads as one local hold', (t) => {
+  t.deepEqual(parseSetupRecord({ version: 1, dev: 'lo', addr: '169.254.255.254', mark: 1, limit: 65536, table: 'synplug', addedAddress: true, prefixlen: 32, createdAt: 5 }), {
+    version: 2, holds: { local: { mode: 'local', dev: 'lo', addr: '169.254.255.254', mark: 1, limit: 65536, table: 'synplug', addedAddress: true, prefixlen: 32, createdAt: 5 } },
+  });
+  t.is(parseSetupRecord({ version: 3 }), undefined);
+  t.is(parseSetupRecord([]), undefined);
+  t.is(parseSetupRecord({ version: 2, holds: { x: { mode: 'inbound', dev: '' , createdAt: 1 } } }), undefined);
+});
+
+test('clear removes the files, and the directory only when asked and empty', (t) => {
+  const { dir, store } = fresh();
+  store.writeSetup({ version: 2, holds: {} });
+  store.writePlug(plugRec('released'));
+  t.false(store.clear());
+  t.deepEqual(readdirSync(dir), []);
+  store.writePlug(plugRec('released'));
+  writeFileSync(join(dir, 'someone-elses'), 'x');
+  t.false(store.clear(true), 'not empty: kept');
+  t.true(existsSync(join(dir, 'someone-elses')));
+  const s2 = new StateStore(join(base(), 'new'));
+  s2.writePlug(plugRec('released'));
+  t.true(s2.clear(true));
+  t.false(existsSync(s2.dir));
+});
