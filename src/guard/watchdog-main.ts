@@ -14,6 +14,7 @@
  */
 import { createInterface } from 'node:readline';
 import { NetlinkConnection } from '../netlink/connection.js';
+import { NETLINK_NETFILTER, NETLINK_ROUTE } from '../netlink/message.js';
 import { StateStore } from './state.js';
 import type { WatchdogArm } from './watchdog.js';
 
@@ -67,8 +68,8 @@ function exit(code: number): void {
 }
 
 try {
-  conn(0);
-  conn(12);
+  conn(NETLINK_ROUTE);
+  conn(NETLINK_NETFILTER);
 } catch (e) {
   process.stderr.write(`synplug watchdog: ${(e as Error).message}\n`);
   process.exit(1);

@@ -37,7 +37,7 @@ import { encodeRule, encodeRuleRef, ruleFlags, type RuleSpec } from './rule.js';
 import { ELEMENT_ADD_FLAGS, encodeElements, encodeSet, encodeSetRef, type ElementsSpec, type SetSpec } from './set.js';
 import { NLM_F_CREATE } from '../netlink/message.js';
 
-/** ERESTART (Linux errno 85): the batch's NFNL_BATCH_GENID no longer matches. */
+/** ERESTART (85, Linux's asm-generic/errno.h; errnoName knows it): the batch's NFNL_BATCH_GENID no longer matches. */
 export const ERESTART = 85;
 
 /** One message of a batch. */
@@ -145,13 +145,13 @@ export function batchMessages(ops: readonly BatchOp[], genId?: number): RequestI
   return msgs;
 }
 
-/** A sentence for an errno on a message type. */
-function explain(msg: number, errno: number): string {
+/** A sentence for a kernel refusal (errno by name, see `errnoName`) of a message type. */
+function explain(msg: number, code: string): string {
   const name = opName(msg);
   const del = name.includes('_DEL') || name.includes('_DESTROY');
-  switch (errno) {
-    case 1: case 13: return 'permission denied: changing nftables needs CAP_NET_ADMIN (run as root)';
-    case 2:
+  switch (code) {
+    case 'EPERM': case 'EACCES': return 'permission denied: changing nftables needs CAP_NET_ADMIN (run as root)';
+    case 'ENOENT':
       if (msg === C.NFT_MSG_NEWRULE) return 'its table or chain does not exist, a set it looks up is missing, or one of its expressions is not available in this kernel';
       if (msg === C.NFT_MSG_NEWCHAIN) return 'its table does not exist, or the chain type is not available in this kernel';
       if (msg === C.NFT_MSG_NEWSET) return 'its table does not exist';
@@ -159,15 +159,15 @@ function explain(msg: number, errno: number): string {
       if (msg === C.NFT_MSG_DELSETELEM) return 'the element is not in the set (or the set does not exist)';
       if (del) return 'it does not exist';
       return 'something it refers to does not exist';
-    case 16: return del ? 'it is in use (a rule refers to it, or a chain jumps to it)' : 'the object is busy';
-    case 17: return 'it already exists';
-    case 22:
+    case 'EBUSY': return del ? 'it is in use (a rule refers to it, or a chain jumps to it)' : 'the object is busy';
+    case 'EEXIST': return 'it already exists';
+    case 'EINVAL':
       if (msg === C.NFT_MSG_NEWSETELEM) return 'invalid element: a timeout needs a set with the timeout flag, and the key must have the set\'s key length';
       return 'the kernel found the message invalid';
-    case 34: return 'a value is out of range (e.g. a timeout too large)';
-    case 28: return 'no space left: the set is full';
-    case 95: return 'not supported by this kernel';
-    case 90: return 'the message is too large';
+    case 'ERANGE': return 'a value is out of range (e.g. a timeout too large)';
+    case 'ENOSPC': return 'no space left: the set is full';
+    case 'EOPNOTSUPP': return 'not supported by this kernel';
+    case 'EMSGSIZE': return 'the message is too large';
     default: return 'the kernel refused it';
   }
 }
@@ -199,10 +199,11 @@ export async function commitBatch(conn: NetlinkConnection, ops: readonly BatchOp
 export function checkResults(results: readonly ExchangeResult[], ops: readonly BatchOp[], options: CommitOptions = {}): CommitResult {
   const begin = results[0];
   if (begin?.error) {
-    if (begin.error.errno === ERESTART && options.genId !== undefined) throw new NftGenerationError(begin.error, options.genId);
-    const why = begin.error.errno === 95 || begin.error.errno === 93
+    if (begin.error.code === 'ERESTART' && options.genId !== undefined) throw new NftGenerationError(begin.error, options.genId);
+    const code = begin.error.code;
+    const why = code === 'EOPNOTSUPP' || code === 'EPROTONOSUPPORT'
       ? 'nf_tables is not available in this kernel (module nf_tables)'
-      : begin.error.errno === 1 || begin.error.errno === 13
+      : code === 'EPERM' || code === 'EACCES'
         ? 'permission denied: changing nftables needs CAP_NET_ADMIN (run as root)'
         : 'the kernel refused the batch as a whole (at its start, or when committing it)';
     throw new NftBatchError(begin.error, -1, 'NFNL_MSG_BATCH_BEGIN', 'batch', `NFNL_MSG_BATCH_BEGIN: ${why} (${begin.error.code}); the whole batch was not applied`);
@@ -211,9 +212,9 @@ export function checkResults(results: readonly ExchangeResult[], ops: readonly B
     const r = results[i + 1];
     if (!r?.error) continue;
     const op = ops[i];
-    if (options.ignoreMissing && r.error.errno === 2 && ops.length === 1) return { applied: false, messages: ops.length, missing: true };
+    if (options.ignoreMissing && r.error.code === 'ENOENT' && ops.length === 1) return { applied: false, messages: ops.length, missing: true };
     const name = opName(op.msg);
-    const sentence = `${name}: ${op.what} failed: ${explain(op.msg, r.error.errno)} (${r.error.code}); the whole batch was not applied`;
+    const sentence = `${name}: ${op.what} failed: ${explain(op.msg, r.error.code)} (${r.error.code}); the whole batch was not applied`;
     throw new NftBatchError(r.error, i, name, op.what, sentence);
   }
   const last = results[ops.length];

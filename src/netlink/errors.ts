@@ -20,6 +20,9 @@ const ERRNO_NAMES: Map<number, string> = new Map();
 for (const [name, value] of Object.entries(osConstants.errno)) {
   if (!ERRNO_NAMES.has(value)) ERRNO_NAMES.set(value, name);
 }
+// Linux errnos the kernel sends that Node does not list (asm-generic/errno.h).
+const LINUX_ONLY_ERRNOS: Record<string, number> = { ERESTART: 85 };
+for (const [name, value] of Object.entries(LINUX_ONLY_ERRNOS)) if (!ERRNO_NAMES.has(value)) ERRNO_NAMES.set(value, name);
 // Where Linux has two names for one number, use the one the kernel's own
 // sources and iproute2 use (Node lists ENOTSUP and EWOULDBLOCK first for some).
 for (const name of ['EOPNOTSUPP', 'EAGAIN', 'EDEADLK']) {

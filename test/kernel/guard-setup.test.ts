@@ -4,13 +4,13 @@
  * behaviour is the library's; the CLI is spawned for its exit codes.
  */
 import test from 'ava';
-import { writeFileSync } from 'node:fs';
+import { writeFileSync, statSync, existsSync, mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { setup, check, teardown, SetupError } from '../../src/guard/index.js';
 import {
   ADDR, TEST_TIMEOUT, requireVm, lockLo, resetLo, cli, tool, scratch, qdiscsWithoutCounters, filtersJsonText, filtersText,
   nftTable, nftTables, loAddresses, assertLoClean, serve, probe, within,
-  useGuardVm,
+  useGuardVm, STATE_DIR,
 } from '../helpers/guard-vm.js';
 
 useGuardVm(test);
@@ -212,12 +212,27 @@ test.serial("teardown leaves lo with no qdisc of ours, no filter, no synplug tab
   t.true(s.addedAddress);
   t.is((await check()).state, 'ok');
 
+  t.is(statSync(STATE_DIR).mode & 0o7777, 0o700, 'setup created the state directory, mode 0700');
+
   const r = await teardown();
   t.true(r.removed.includes('nftables table ip synplug'));
   t.true(r.removed.includes(`address ${ADDR}/32 on lo`));
   t.deepEqual(r.kept, []);
+  t.true(r.removedStateDir);
+  t.false(existsSync(STATE_DIR), 'teardown removed the state directory setup had created');
   await assertLoClean(t, 'after teardown');
   t.is((await check()).state, 'absent');
+  t.false(existsSync(STATE_DIR), 'check wrote nothing');
+});
+
+test.serial('teardown keeps a state directory that setup did not create', async (t) => {
+  t.timeout(TEST_TIMEOUT);
+  mkdirSync(STATE_DIR, { mode: 0o700 });
+  await setup();
+  const r = await teardown();
+  t.falsy(r.removedStateDir);
+  t.true(existsSync(STATE_DIR));
+  t.deepEqual(readdirSync(STATE_DIR), [], 'its state files are gone');
 });
 
 test.serial('teardown keeps an address that setup did not add', async (t) => {
