@@ -75,14 +75,23 @@ function kindMissing(e: NetlinkError, object: 'qdisc' | 'filter', kind: string |
 
 /**
  * ENOENT on a filter that carries actions: the classifier's module or an
- * action's is missing, and the errno does not say which (the kernel looks
- * the classifier up first, then each action). Names every candidate
- * module; category `missing-module`.
+ * action's is missing. The kernel looks the classifier up first, then each
+ * action; its extended ack says which failed ("TC classifier not found",
+ * "Failed to load TC action module"). With that text: a
+ * {@link KindUnavailableError} for the filter kind, or for the action kind
+ * when the request has one; otherwise (no extended ack, or several action
+ * kinds) one error naming every candidate module, category `missing-module`.
  */
 function kindOrActionMissing(e: NetlinkError, kind: string | undefined, module: string | undefined, actions: Array<{ kind: string; module: string }>): NetlinkError {
-  const mods = [...(module ? [module] : []), ...actions.map((a) => a.module)];
+  const ack = e.extAckMessage ?? '';
+  if (/classifier not found/i.test(ack)) return kindMissing(e, 'filter', kind, module);
+  const actionSaid = /action/i.test(ack);
+  if (actionSaid && actions.length === 1) return new KindUnavailableError(e, { object: 'action', kind: actions[0].kind, module: actions[0].module });
+  const mods = [...(module && !actionSaid ? [module] : []), ...actions.map((a) => a.module)];
   const acts = actions.map((a) => `'${a.kind}'`).join(', ');
-  const err = e.withMessage(`filter kind '${kind ?? ''}' or action kind${actions.length > 1 ? 's' : ''} ${acts} not available in this kernel (module${mods.length > 1 ? 's' : ''} ${mods.join(', ')}: one of them is missing)`);
+  const err = e.withMessage(actionSaid
+    ? `action kinds ${acts}: one of them is not available in this kernel (modules ${mods.join(', ')})`
+    : `filter kind '${kind ?? ''}' or action kind${actions.length > 1 ? 's' : ''} ${acts} not available in this kernel (module${mods.length > 1 ? 's' : ''} ${mods.join(', ')}: one of them is missing)`);
   (err as { category: ErrorCategory }).category = 'missing-module';
   return err;
 }
