@@ -108,7 +108,7 @@ test('43: a mirred target given by name is resolved with one RTM_GETLINK, then e
     actions: [{ kind: 'mirred', direction: 'egress', mirred_action: 'redirect', to_dev: 'ifb9' }],
   }).catch((e) => { conn.close(); throw e; });
   conn.close();
-  t.is(opts.actions![0].ifindex, 3);
+  t.is((opts.actions![0] as { ifindex?: number }).ifindex, 3);
   t.deepEqual(await ourRequest('add', 5, { parent: 'ingress', protocol: 'ip', pref: 1, kind: 'u32', options: opts }), capturedRequest(c));
 });
 
