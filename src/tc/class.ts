@@ -30,19 +30,19 @@ async function runClass(conn: TcConnection, op: TcOp, spec: ClassSpec): Promise<
  * @throws {UsageError} bad ids, unknown or bad options (nothing sent)
  * @throws {NetlinkError} "class 1:1 already exists on dev X; use change or replace"
  */
-export function addClass(conn: TcConnection, spec: ClassSpec): Promise<void> {
+export function addClass<K extends string = string>(conn: TcConnection, spec: ClassSpec<K>): Promise<void> {
   return runClass(conn, 'add', spec);
 }
 /** `tc class replace`. @throws {UsageError} @throws {NetlinkError} */
-export function replaceClass(conn: TcConnection, spec: ClassSpec): Promise<void> {
+export function replaceClass<K extends string = string>(conn: TcConnection, spec: ClassSpec<K>): Promise<void> {
   return runClass(conn, 'replace', spec);
 }
 /** `tc class change`. @throws {UsageError} @throws {NetlinkError} "no class 1:9 on dev X to change; use add" */
-export function changeClass(conn: TcConnection, spec: ClassSpec): Promise<void> {
+export function changeClass<K extends string = string>(conn: TcConnection, spec: ClassSpec<K>): Promise<void> {
   return runClass(conn, 'change', spec);
 }
 /** `tc class del`. @throws {UsageError} @throws {NetlinkError} "no class 1:9 on dev X" */
-export function deleteClass(conn: TcConnection, spec: ClassSpec): Promise<void> {
+export function deleteClass<K extends string = string>(conn: TcConnection, spec: ClassSpec<K>): Promise<void> {
   return runClass(conn, 'delete', spec);
 }
 

@@ -36,15 +36,15 @@ async function runFilter(conn: TcConnection, op: TcOp, spec: FilterSpec): Promis
  * @throws {KindUnavailableError} "filter kind 'fw' is not available in this kernel (module cls_fw)"
  * @throws {NetlinkError} "... already exists; use replace", "cannot add filter ...: no qdisc 5: on dev X"
  */
-export function addFilter(conn: TcConnection, spec: FilterSpec): Promise<void> {
+export function addFilter<K extends string = string>(conn: TcConnection, spec: FilterSpec<K>): Promise<void> {
   return runFilter(conn, 'add', spec);
 }
 /** `tc filter replace`. @throws {UsageError} @throws {KindUnavailableError} @throws {NetlinkError} */
-export function replaceFilter(conn: TcConnection, spec: FilterSpec): Promise<void> {
+export function replaceFilter<K extends string = string>(conn: TcConnection, spec: FilterSpec<K>): Promise<void> {
   return runFilter(conn, 'replace', spec);
 }
 /** `tc filter change`. @throws {UsageError} @throws {NetlinkError} */
-export function changeFilter(conn: TcConnection, spec: FilterSpec): Promise<void> {
+export function changeFilter<K extends string = string>(conn: TcConnection, spec: FilterSpec<K>): Promise<void> {
   return runFilter(conn, 'change', spec);
 }
 /**
@@ -52,7 +52,7 @@ export function changeFilter(conn: TcConnection, spec: FilterSpec): Promise<void
  * with only the parent, every filter there.
  * @throws {UsageError} @throws {NetlinkError} "no filter 'fw' pref 1 under 1: on dev lo"
  */
-export function deleteFilter(conn: TcConnection, spec: FilterSpec): Promise<void> {
+export function deleteFilter<K extends string = string>(conn: TcConnection, spec: FilterSpec<K>): Promise<void> {
   return runFilter(conn, 'delete', spec);
 }
 

@@ -6,6 +6,8 @@
  *
  * @module
  */
+import { TC_H_CLSACT, TC_H_MAKE, TC_H_MIN_EGRESS, TC_H_MIN_INGRESS, TC_H_ROOT } from './constants.js';
+import { parseFilterParent, parseHandle } from './handle.js';
 import { filterKind, qdiscKind } from './registry.js';
 import { formatStats } from './stats.js';
 import type { ClassEntry, FilterEntry, QdiscEntry } from './types.js';
@@ -18,8 +20,14 @@ export interface FormatOptions {
   details?: boolean;
   /** print `dev NAME` (tc does when no device was given) */
   showDev?: boolean;
-  /** filters: the listing asked for one parent (`tc filter show dev X ingress`), which tc then leaves out of each line */
-  omitParent?: boolean;
+  /**
+   * filters: the parent the listing asked for (`tc filter show dev X
+   * ingress`), as text ("ingress", "ffff:") or a u32: tc leaves the parent
+   * out of each line whose parent is that one (and prints it where the
+   * kernel reports another, e.g. ffff:fff1 when "ffff:" was asked). `true`
+   * leaves it out of every line.
+   */
+  omitParent?: boolean | string | number;
 }
 
 function devText(e: { dev?: string; ifindex: number }, o: FormatOptions): string {
@@ -76,6 +84,17 @@ export function formatClassText(e: ClassEntry, o: FormatOptions = {}): string {
   return s;
 }
 
+/** Whether the filter's parent is the one the listing asked for (see {@link FormatOptions.omitParent}). */
+function omitsParent(e: FilterEntry, asked: FormatOptions['omitParent']): boolean {
+  if (asked === undefined || asked === false) return false;
+  if (asked === true) return true;
+  let want: number;
+  try { want = parseFilterParent(asked); } catch { return false; }
+  const have = e.root ? TC_H_ROOT : e.ingress ? TC_H_MAKE(TC_H_CLSACT, TC_H_MIN_INGRESS) : e.egress ? TC_H_MAKE(TC_H_CLSACT, TC_H_MIN_EGRESS)
+    : e.parent !== undefined ? parseHandle(e.parent) : undefined;
+  return have === want;
+}
+
 /**
  * One filter as tc prints it, e.g.
  * `filter parent 1: protocol ip pref 1 fw chain 0 handle 0x1 classid 1:4 `.
@@ -86,7 +105,7 @@ export function formatFilterText(e: FilterEntry, o: FormatOptions = {}): string 
   if (e.block !== undefined) s += `block ${e.block} `;
   else {
     s += devText(e, o);
-    if (o.omitParent) { /* tc prints the parent only when it is not the one asked for */ } else if (e.root) s += 'root ';
+    if (omitsParent(e, o.omitParent)) { /* tc prints the parent only when it is not the one asked for */ } else if (e.root) s += 'root ';
     else if (e.ingress) s += 'ingress ';
     else if (e.egress) s += 'egress ';
     else s += `parent ${e.parent} `;

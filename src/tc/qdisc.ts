@@ -34,7 +34,7 @@ async function runQdisc(conn: TcConnection, op: TcOp, spec: QdiscSpec): Promise<
  * @throws {NetlinkError} e.g. "device 'eth9' not found",
  *   "a qdisc with handle 1: already exists on dev lo (kind 'prio'); use replace or change"
  */
-export function addQdisc(conn: TcConnection, spec: QdiscSpec): Promise<void> {
+export function addQdisc<K extends string = string>(conn: TcConnection, spec: QdiscSpec<K>): Promise<void> {
   return runQdisc(conn, 'add', spec);
 }
 
@@ -42,7 +42,7 @@ export function addQdisc(conn: TcConnection, spec: QdiscSpec): Promise<void> {
  * `tc qdisc replace`: create, or replace what sits at the parent (NLM_F_CREATE | NLM_F_REPLACE).
  * @throws {UsageError} @throws {KindUnavailableError} @throws {NetlinkError}
  */
-export function replaceQdisc(conn: TcConnection, spec: QdiscSpec): Promise<void> {
+export function replaceQdisc<K extends string = string>(conn: TcConnection, spec: QdiscSpec<K>): Promise<void> {
   return runQdisc(conn, 'replace', spec);
 }
 
@@ -50,7 +50,7 @@ export function replaceQdisc(conn: TcConnection, spec: QdiscSpec): Promise<void>
  * `tc qdisc change`: change the options of an existing qdisc (no create flags).
  * @throws {UsageError} @throws {NetlinkError} "no qdisc with handle 1: at the root on dev X to change; use add or replace"
  */
-export function changeQdisc(conn: TcConnection, spec: QdiscSpec): Promise<void> {
+export function changeQdisc<K extends string = string>(conn: TcConnection, spec: QdiscSpec<K>): Promise<void> {
   return runQdisc(conn, 'change', spec);
 }
 
@@ -58,7 +58,7 @@ export function changeQdisc(conn: TcConnection, spec: QdiscSpec): Promise<void> 
  * `tc qdisc del`: delete the qdisc at `parent` (and `handle`, when given).
  * @throws {UsageError} @throws {NetlinkError} "no qdisc with handle 99: under parent 1:3 on dev lo"
  */
-export function deleteQdisc(conn: TcConnection, spec: QdiscSpec): Promise<void> {
+export function deleteQdisc<K extends string = string>(conn: TcConnection, spec: QdiscSpec<K>): Promise<void> {
   return runQdisc(conn, 'delete', spec);
 }
 

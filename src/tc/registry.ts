@@ -8,7 +8,7 @@
 import { UsageError } from '../netlink/errors.js';
 import * as qdiscModules from './kinds/index.js';
 import * as filterModules from './filters/index.js';
-import type { FilterKind, QdiscKind } from './types.js';
+import type { FilterKind, OptionType, QdiscKind } from './types.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type AnyQdiscKind = QdiscKind<any, any>;
@@ -63,29 +63,62 @@ export function filterModule(kind: string): string {
   return FILTER_KINDS.get(kind)?.module ?? `cls_${kind}`;
 }
 
+/** Whether `v` has the JavaScript type `t`. */
+function hasType(v: unknown, t: OptionType): boolean {
+  switch (t) {
+    case 'number': return typeof v === 'number';
+    case 'string': return typeof v === 'string';
+    case 'boolean': return typeof v === 'boolean';
+    case 'number|string': return typeof v === 'number' || typeof v === 'string';
+    case 'array': return Array.isArray(v);
+    case 'object': return typeof v === 'object' && v !== null && !Array.isArray(v);
+    default: return false;
+  }
+}
+
+/** What a value is, for the error message. */
+function typeName(v: unknown): string {
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'an array';
+  return typeof v === 'object' ? 'an object' : `a ${typeof v} (${JSON.stringify(v)})`;
+}
+
 /**
- * Check an options object against the keys its kind declares
- * (`optionKeys` / `classOptionKeys` of a qdisc kind, `optionKeys` of a
- * filter kind), before the kind encodes it: a misspelt key (`defualt`,
- * `ciel`) is refused instead of silently ignored. A kind that declares no
- * keys is not checked here (its encoder must check).
+ * Check an options object against the keys and types its kind declares
+ * (`optionKeys` / `optionTypes`, and for classes `classOptionKeys` /
+ * `classOptionTypes`), before the kind encodes it: a misspelt key
+ * (`defualt`, `ciel`) or a value of the wrong type is refused instead of
+ * silently ignored or thrown as a TypeError. A kind that declares neither
+ * is not checked here (its encoder must check). Keys whose value is
+ * `undefined` count as absent.
  * @param desc the kind's descriptor
  * @param what `'qdisc'`, `'class'` or `'filter'`
  * @param options what the caller gave
  * @returns `options`, typed as a record
- * @throws {UsageError} not a plain object, or a key the kind does not take
+ * @throws {UsageError} not a plain object, a key the kind does not take, or a value of the wrong type
  */
 export function checkOptionKeys(desc: AnyQdiscKind | AnyFilterKind, what: 'qdisc' | 'class' | 'filter', options: unknown): Record<string, unknown> {
+  const label = `${what} kind '${desc.kind}'`;
   if (typeof options !== 'object' || options === null || Array.isArray(options)) {
-    throw new UsageError(`${what} kind '${desc.kind}': options must be an object (or a list of tc words), not ${options === null ? 'null' : typeof options}`);
+    throw new UsageError(`${label}: options must be an object (or a list of tc words), not ${typeName(options)}`);
   }
-  const keys = what === 'class' ? (desc as AnyQdiscKind).classOptionKeys : desc.optionKeys;
+  const q = desc as AnyQdiscKind;
+  const types = (what === 'class' ? q.classOptionTypes : desc.optionTypes) as Readonly<Record<string, OptionType>> | undefined;
+  const keys = (what === 'class' ? q.classOptionKeys : desc.optionKeys) ?? (types ? Object.keys(types) : undefined);
+  const o = options as Record<string, unknown>;
   if (keys) {
-    for (const k of Object.keys(options)) {
-      if ((options as Record<string, unknown>)[k] !== undefined && !keys.includes(k)) {
-        throw new UsageError(`${what} kind '${desc.kind}' has no option ${JSON.stringify(k)} (it takes ${keys.length ? keys.join(', ') : 'none'})`);
+    for (const k of Object.keys(o)) {
+      if (o[k] !== undefined && !keys.includes(k)) {
+        throw new UsageError(`${label} has no ${what === 'class' ? 'class ' : ''}option ${JSON.stringify(k)} (it takes ${keys.length ? keys.join(', ') : 'none'})`);
       }
     }
   }
-  return options as Record<string, unknown>;
+  if (types) {
+    for (const [k, t] of Object.entries(types)) {
+      if (o[k] !== undefined && !hasType(o[k], t)) {
+        throw new UsageError(`${label}: option "${k}" must be ${t === 'array' ? 'an array' : t === 'object' ? 'an object' : `a ${t.replace('|', ' or ')}`}, not ${typeName(o[k])}`);
+      }
+    }
+  }
+  return o;
 }

@@ -28,7 +28,7 @@ import { parseProtocol } from './proto.js';
 import { checkOptionKeys, filterKind, filterModule, qdiscKind, qdiscModule } from './registry.js';
 import { encodeTcmsg, filterInfo } from './tcmsg.js';
 import { actionKindsOf, type ActionModules } from './actions/list.js';
-import type { ClassSpec, FilterSpec, KindOptions, QdiscSpec, TcOp, TcRequest } from './types.js';
+import type { ClassSpec, FilterSpec, QdiscSpec, TcOp, TcRequest } from './types.js';
 
 /** Flags of the RTM_NEW* message of each operation but delete. */
 const NEW_FLAGS: Record<Exclude<TcOp, 'delete'>, number> = {
@@ -47,7 +47,7 @@ function pushAll(into: Buffer[], more: readonly Buffer[]): void {
  * given), a known kind encodes its defaults when no options are given: htb
  * sends TCA_HTB_INIT, prio its default struct, fifo nothing.
  */
-function kindOptions(kind: string, options: KindOptions | undefined, forClass: boolean): Buffer[] {
+function kindOptions(kind: string, options: object | readonly string[] | undefined, forClass: boolean): Buffer[] {
   const desc = qdiscKind(kind);
   if (options === undefined) {
     const enc = forClass ? desc?.encodeClassOptions : desc?.encodeOptions;
@@ -72,10 +72,10 @@ function kindOptions(kind: string, options: KindOptions | undefined, forClass: b
  * Build an RTM_NEWQDISC / RTM_DELQDISC request.
  * @param op add (CREATE|EXCL), replace (CREATE|REPLACE), change (no flags), delete
  * @param ifindex device index (tcm_ifindex)
- * @param spec kind, parent, handle and options (dev/ifindex are ignored)
+ * @param spec kind, parent, handle and options (`dev`/`ifindex`, when present, are ignored)
  * @throws {UsageError} bad handles, a missing kind or parent, bad or unknown options (nothing is sent)
  */
-export function qdiscRequest(op: TcOp, ifindex: number, spec: Omit<QdiscSpec, 'dev' | 'ifindex'>): TcRequest {
+export function qdiscRequest<K extends string = string>(op: TcOp, ifindex: number, spec: QdiscSpec<K>): TcRequest {
   const kind = spec.kind;
   const desc = kind === undefined ? undefined : qdiscKind(kind);
   if (op !== 'delete' && !kind) throw new UsageError(`qdisc ${op}: a kind is required`);
@@ -102,7 +102,7 @@ export function qdiscRequest(op: TcOp, ifindex: number, spec: Omit<QdiscSpec, 'd
  * @param spec kind (of the owning qdisc), classid, parent and options
  * @throws {UsageError} bad class id or parent, a missing kind or parent, bad or unknown options
  */
-export function classRequest(op: TcOp, ifindex: number, spec: Omit<ClassSpec, 'dev' | 'ifindex'>): TcRequest {
+export function classRequest<K extends string = string>(op: TcOp, ifindex: number, spec: ClassSpec<K>): TcRequest {
   const kind = spec.kind;
   if (op !== 'delete' && !kind) throw new UsageError(`class ${op}: a kind is required (the owning qdisc's, e.g. "htb")`);
   const handle = handleOf(spec.classid, 'class id');
@@ -156,7 +156,7 @@ function prefOf(spec: Pick<FilterSpec, 'pref' | 'prio'>): number {
  * @param ifindex device index (tcm_ifindex)
  * @throws {UsageError} bad parent, pref, protocol, handle, chain or options
  */
-export function filterRequest(op: TcOp, ifindex: number, spec: Omit<FilterSpec, 'dev' | 'ifindex'>): TcRequest {
+export function filterRequest<K extends string = string>(op: TcOp, ifindex: number, spec: FilterSpec<K>): TcRequest {
   const kind = spec.kind;
   if (op !== 'delete' && !kind) throw new UsageError(`filter ${op}: a kind is required (e.g. "fw", "u32")`);
   const parent = filterParentOf(spec.parent);

@@ -130,6 +130,18 @@ export interface TcHeaderInfo {
 }
 
 /**
+ * The JavaScript type an option value must have, as the registry checks it
+ * before a kind encodes the options (`checkOptionKeys`): `'number'`,
+ * `'string'`, `'boolean'`, `'number|string'` (a number or tc text such as
+ * "10mbit"), `'array'` (a list; its items are the kind's to check),
+ * `'object'` (a plain object).
+ */
+export type OptionType = 'number' | 'string' | 'boolean' | 'number|string' | 'array' | 'object';
+
+/** One {@link OptionType} for every key of an options type (all of them, optional ones included). */
+export type OptionTypes<O> = { readonly [K in keyof O]-?: OptionType };
+
+/**
  * A qdisc kind: one module under `src/tc/kinds/`, one line in
  * `src/tc/kinds/index.ts`. Everything is optional but `kind`.
  *
@@ -148,10 +160,14 @@ export interface QdiscKind<Options = Record<string, unknown>, ClassOptions = Rec
   readonly defaultParent?: number;
   /** handle used when the caller gives none (ingress/clsact: ffff:) */
   readonly defaultHandle?: number;
-  /** every key an options object may have; a key outside it is a UsageError (see `checkOptionKeys` in registry.ts) */
+  /** every key an options object may have; a key outside it is a UsageError (see `checkOptionKeys` in registry.ts); default the keys of `optionTypes` */
   readonly optionKeys?: readonly string[];
-  /** every key a class options object may have (classful kinds) */
+  /** every key a class options object may have (classful kinds); default the keys of `classOptionTypes` */
   readonly classOptionKeys?: readonly string[];
+  /** the JavaScript type of each option, checked before encoding (a wrong one is a UsageError); one entry per key of `Options` */
+  readonly optionTypes?: OptionTypes<Options>;
+  /** the same for class options */
+  readonly classOptionTypes?: OptionTypes<ClassOptions>;
   /**
    * Options -> attributes to append after TCA_KIND (usually one TCA_OPTIONS).
    * @throws {UsageError} invalid options
@@ -197,8 +213,10 @@ export interface FilterKind<Options = Record<string, unknown>> {
   readonly kind: string;
   /** kernel module (default `cls_<kind>`) */
   readonly module?: string;
-  /** every key an options object may have; a key outside it is a UsageError (see `checkOptionKeys` in registry.ts) */
+  /** every key an options object may have; a key outside it is a UsageError (see `checkOptionKeys` in registry.ts); default the keys of `optionTypes` */
   readonly optionKeys?: readonly string[];
+  /** the JavaScript type of each option, checked before encoding (a wrong one is a UsageError); one entry per key of `Options` */
+  readonly optionTypes?: OptionTypes<Options>;
   /** Options -> attributes after TCA_KIND (usually one TCA_OPTIONS). @throws {UsageError} */
   encodeOptions?(options: Options): Buffer[];
   /**
@@ -242,8 +260,8 @@ export interface DeviceRef {
   ifindex?: number;
 }
 
-/** Options given as an object, or as tc command-line words (`["limit", "1000"]`) that the kind parses. */
-export type KindOptions = Record<string, unknown> | readonly string[];
+/** Options given as an object (the kind's options type), or as tc command-line words (`["limit", "1000"]`) that the kind parses. */
+export type KindOptions = object | readonly string[];
 
 /** The operations on qdiscs, classes and filters (tc's `add`, `replace`, `change`, `del`). */
 export type TcOp = 'add' | 'replace' | 'change' | 'delete';
@@ -276,34 +294,74 @@ export interface TcRequest {
   module?: string;
 }
 
-/** A qdisc to add, replace, change or delete. */
-export interface QdiscSpec extends DeviceRef {
-  /** TCA_KIND, e.g. "prio"; optional only for delete */
-  kind?: string;
+/**
+ * The options type of each qdisc kind, by TCA_KIND. Each kind module adds
+ * its own entry (`declare module '../types.js' { interface
+ * QdiscOptionsByKind { htb: HtbOptions } }`), so that {@link QdiscSpec} is a
+ * union discriminated by `kind`: `{ kind: 'htb', options: o }` takes an
+ * `HtbOptions`. A new kind is its file and its line in kinds/index.ts.
+ */
+// biome-ignore lint/suspicious/noEmptyInterface: filled by the kind modules (declaration merging)
+export interface QdiscOptionsByKind {}
+/** The class options type of each classful qdisc kind, by TCA_KIND (see {@link QdiscOptionsByKind}). */
+// biome-ignore lint/suspicious/noEmptyInterface: filled by the kind modules (declaration merging)
+export interface ClassOptionsByKind {}
+/** The options type of each filter (classifier) kind, by TCA_KIND (see {@link QdiscOptionsByKind}). */
+// biome-ignore lint/suspicious/noEmptyInterface: filled by the filter modules (declaration merging)
+export interface FilterOptionsByKind {}
+
+/**
+ * The options type of kind `K` in a by-kind map: the kind's own type when
+ * `K` is a kind the map lists, any object otherwise (a kind synplug does not
+ * type, or a kind only known as a `string`; checked at run time).
+ */
+export type OptionsOf<M, K extends string> = string extends K ? object : K extends keyof M ? M[K] : object;
+
+/** Where a qdisc goes: the fields of {@link QdiscSpec} besides kind and options. */
+export interface QdiscPlace extends DeviceRef {
   /** parent: "root", "ingress", "clsact", a class id ("1:4") or a u32; defaults to the kind's (ingress/clsact) */
   parent?: string | number;
   /** the qdisc's handle, "1:"; default the kind's (ingress/clsact: ffff:) or 0 (the kernel picks one) */
   handle?: string | number;
-  /** kind options (see the kind's module), or tc words */
-  options?: KindOptions;
 }
 
-/** A class to add, replace, change or delete. */
-export interface ClassSpec extends DeviceRef {
-  /** kind of the owning qdisc, e.g. "htb"; optional only for delete */
-  kind?: string;
+/**
+ * A qdisc to add, replace, change or delete: {@link QdiscPlace} plus `kind`
+ * (TCA_KIND, e.g. "htb"; optional only for delete) and `options`: the
+ * kind's options type ({@link QdiscOptionsByKind}, e.g. `HtbOptions`), or tc
+ * words such as `["default", "10"]`. Discriminated by `kind`: the operations
+ * are generic in it, so `{ kind: 'htb', options }` must have htb's options.
+ */
+export type QdiscSpec<K extends string = string> = QdiscPlace & {
+  /** TCA_KIND, e.g. "htb"; optional only for delete */
+  kind?: K;
+  /** the kind's options, or tc words */
+  options?: OptionsOf<QdiscOptionsByKind, K> | readonly string[];
+};
+
+/** Which class: the fields of {@link ClassSpec} besides kind and options. */
+export interface ClassPlace extends DeviceRef {
   /** parent class or qdisc, "1:" or "1:1" */
   parent?: string | number;
   /** class id, "1:20" */
   classid: string | number;
-  /** the kind's class options (see the kind's module), or tc words */
-  options?: KindOptions;
 }
 
-/** A filter to add, replace, change or delete. */
-export interface FilterSpec extends DeviceRef {
-  /** classifier kind, e.g. "fw", "u32"; optional only for delete */
-  kind?: string;
+/**
+ * A class to add, replace, change or delete: {@link ClassPlace} plus
+ * `kind` (the owning qdisc's, e.g. "htb"; optional only for delete) and
+ * `options` ({@link ClassOptionsByKind}, e.g. `HtbClassOptions`, or tc
+ * words). Discriminated by `kind` (see {@link QdiscSpec}).
+ */
+export type ClassSpec<K extends string = string> = ClassPlace & {
+  /** TCA_KIND of the owning qdisc, e.g. "htb"; optional only for delete */
+  kind?: K;
+  /** the kind's class options, or tc words */
+  options?: OptionsOf<ClassOptionsByKind, K> | readonly string[];
+};
+
+/** Which filter: the fields of {@link FilterSpec} besides kind and options. */
+export interface FilterPlace extends DeviceRef {
   /**
    * parent: a qdisc or class ("1:", "1:4"), "root", the clsact hooks
    * "ingress" (ffff:fff2; the ingress qdisc takes it too) and "egress"
@@ -320,9 +378,20 @@ export interface FilterSpec extends DeviceRef {
   handle?: string | number;
   /** filter chain (TCA_CHAIN), u32 */
   chain?: number;
-  /** the classifier's options (see the kind's module), or tc words */
-  options?: KindOptions;
 }
+
+/**
+ * A filter to add, replace, change or delete: {@link FilterPlace} plus
+ * `kind` (the classifier, e.g. "fw", "u32"; optional only for delete) and
+ * `options` ({@link FilterOptionsByKind}, e.g. `FwOptions`, `U32Options`,
+ * or tc words). Discriminated by `kind` (see {@link QdiscSpec}).
+ */
+export type FilterSpec<K extends string = string> = FilterPlace & {
+  /** TCA_KIND, the classifier, e.g. "u32"; optional only for delete */
+  kind?: K;
+  /** the classifier's options, or tc words */
+  options?: OptionsOf<FilterOptionsByKind, K> | readonly string[];
+};
 
 /** A plug qdisc to act on: its device, parent and handle. */
 export interface PlugRef extends DeviceRef {

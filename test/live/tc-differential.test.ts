@@ -223,7 +223,7 @@ test.serial('after a sequence of changes and traffic, qdiscs, classes and filter
   await replaceQdisc(conn, { dev: VA, parent: '1:20', handle: '20:', kind: 'bfifo', options: { limit: '40kb' } });
   await deleteFilter(conn, { dev: VA, parent: '1:', protocol: 'ip', pref: 2 });
   await deleteClass(conn, { dev: VA, classid: '1:30' });
-  await addClass(conn, { dev: VA, parent: '1:1', classid: '1:40', kind: 'htb', options: { rate: '40gbit' } });
+  await addClass(conn, { dev: VA, parent: '1:1', classid: '1:40', kind: 'htb', options: { rate: '40gbit', burst: '64k', cburst: '64k' } });
   // Traffic: UDP to 10.99.0.3:7777 goes to 1:10 through the u32 filter; to port 1234, to the default class 1:20.
   const sock = createSocket('udp4');
   const send = (port: number, size: number) => new Promise<void>((resolve, reject) => sock.send(Buffer.alloc(size), port, '10.99.0.3', (e) => (e ? reject(e) : resolve())));

@@ -99,7 +99,7 @@ test.serial('htb with classes: add qdisc and classes, a leaf qdisc, change and d
   await addQdisc(conn, { dev: IFB, parent: 'root', handle: '1:', kind: 'htb', options: { default: '20' } });
   await addClass(conn, { dev: IFB, parent: '1:', classid: '1:1', kind: 'htb', options: { rate: '10mbit', ceil: '20mbit', burst: '15k' } });
   await addClass(conn, { dev: IFB, parent: '1:1', classid: '1:20', kind: 'htb', options: ['rate', '1mbit', 'ceil', '2mbit', 'prio', '3'] });
-  await addClass(conn, { dev: IFB, parent: '1:1', classid: '1:30', kind: 'htb', options: { rate: '40gbit' } });
+  await addClass(conn, { dev: IFB, parent: '1:1', classid: '1:30', kind: 'htb', options: { rate: '40gbit', burst: '64k', cburst: '64k' } });
   await addQdisc(conn, { dev: IFB, parent: '1:20', handle: '20:', kind: 'pfifo', options: { limit: 40 } });
   const qs = await qdiscsMatchTc(t, IFB);
   t.like(qs[0], { kind: 'htb', options: { default: '0x20', r2q: 10 } });

@@ -199,7 +199,7 @@ test('registry: every kind of the issue is registered, each module names its kin
   }
   for (const k of ['fw', 'u32', 'matchall']) t.is(filterKind(k)?.kind, k, k);
   t.true(qdiscKindNames().includes('pfifo_head_drop'));
-  t.deepEqual(filterKindNames(), ['fw', 'matchall', 'u32']);
+  t.deepEqual(filterKindNames(), ['flower', 'fw', 'matchall', 'u32']);
 });
 
 /* ---------------- qdisc kinds ---------------- */
@@ -260,9 +260,11 @@ test('htb class: rate/ceil/burst as tc computes them (rate 10mbit ceil 20mbit bu
 });
 
 test('htb class: rates of 2^32 bytes/s and more go in TCA_HTB_RATE64/CEIL64 and come back exact', (t) => {
-  const o = classRoundTrip('htb', { rate: '40gbit', ceil: '100gbit' });
+  // (at these rates tc's default bursts last under 1 us, which the buffer fields hold as 0: give bursts; see tc-options)
+  const o = classRoundTrip('htb', { rate: '40gbit', ceil: '100gbit', burst: '64k', cburst: '64k' });
   t.is(o.rate, 5_000_000_000);
   t.is(o.ceil, 12_500_000_000);
+  t.true((o.burst as number) > 0 && (o.cburst as number) > 0); // (the exact text is compared with tc's in live tc-qdisc)
   t.throws(() => classRoundTrip('htb', {}), { instanceOf: UsageError, message: /"rate" is required/ });
   t.throws(() => classRoundTrip('htb', ['rate', '1mbit', 'prio', '9']), { instanceOf: UsageError });
 });
@@ -368,8 +370,9 @@ test('an unknown kind decodes as a generic entry with its raw option bytes in he
   t.is(formatQdiscText(q), 'qdisc cake 5: root options deadbeef01 \n');
   const c = decodeClass(msg(40, { handle: 0x50001, parent: 0x50000 }, [str(TCA_KIND, 'cake'), attr(TCA_OPTIONS, Buffer.from([1, 2]))]));
   t.deepEqual(c.options, { raw: '0102' });
-  const f = decodeFilter(msg(44, { handle: 7, parent: 0x10000, info: (1 << 16) | 0x0008 }, [str(TCA_KIND, 'flower'), attr(TCA_OPTIONS, Buffer.from([9]))]));
-  t.like(f, { kind: 'flower', handle: '0x7', protocol: 'ip', pref: 1, options: { raw: '09' } });
+  // (cls_basic: a classifier this library does not know)
+  const f = decodeFilter(msg(44, { handle: 7, parent: 0x10000, info: (1 << 16) | 0x0008 }, [str(TCA_KIND, 'basic'), attr(TCA_OPTIONS, Buffer.from([9]))]));
+  t.like(f, { kind: 'basic', handle: '0x7', protocol: 'ip', pref: 1, options: { raw: '09' } });
 });
 
 test('stats: TCA_STATS2 with a rate estimator; legacy TCA_STATS alone (no requeues); text as tc prints each', (t) => {

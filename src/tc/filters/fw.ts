@@ -105,6 +105,7 @@ function parseArgs(args: readonly string[]): FwOptions {
 /** cls_fw. */
 export const fw: FilterKind<FwOptions> = {
   kind: 'fw',
+  optionTypes: { classid: 'number|string', mask: 'number', indev: 'string' },
   encodeOptions,
   decodeOptions,
   formatHandle: (h) => `0x${h.toString(16)}`,
@@ -115,3 +116,10 @@ export const fw: FilterKind<FwOptions> = {
   parseArgs,
   formatOptions,
 };
+
+declare module '../types.js' {
+  interface FilterOptionsByKind {
+    /** fw: {@link FwOptions} */
+    fw: FwOptions;
+  }
+}

@@ -96,9 +96,17 @@ function parseArgs(args: readonly string[]): MatchallOptions {
 /** cls_matchall. */
 export const matchall: FilterKind<MatchallOptions> = {
   kind: 'matchall',
+  optionTypes: { classid: 'number|string', skip_hw: 'boolean', skip_sw: 'boolean', actions: 'array' },
   encodeOptions,
   decodeOptions,
   parseHandle: (t) => parseU32Text(t, 'matchall handle'),
   parseArgs,
   formatOptions,
 };
+
+declare module '../types.js' {
+  interface FilterOptionsByKind {
+    /** matchall: {@link MatchallOptions} */
+    matchall: MatchallOptions;
+  }
+}

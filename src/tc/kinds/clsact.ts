@@ -12,6 +12,7 @@ import type { QdiscKind } from '../types.js';
 /** clsact. */
 export const clsact: QdiscKind<Record<string, never>> = {
   kind: 'clsact',
+  optionTypes: {},
   module: 'sch_ingress',
   defaultParent: TC_H_CLSACT,
   defaultHandle: 0xffff0000,
@@ -19,3 +20,10 @@ export const clsact: QdiscKind<Record<string, never>> = {
   decodeOptions: () => ({}),
   parseArgs: noArgs('qdisc clsact'),
 };
+
+declare module '../types.js' {
+  interface QdiscOptionsByKind {
+    /** clsact: no options */
+    clsact: Record<string, never>;
+  }
+}

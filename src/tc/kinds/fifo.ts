@@ -64,6 +64,7 @@ function parseFifoArgs(kind: string) {
 export const pfifo: QdiscKind<FifoOptions> = {
   kind: 'pfifo',
   module: 'sch_fifo',
+  optionTypes: { limit: 'number|string' },
   encodeOptions: encodeFifo('pfifo', false),
   decodeOptions: decodeFifo,
   parseArgs: parseFifoArgs('pfifo'),
@@ -74,6 +75,7 @@ export const pfifo: QdiscKind<FifoOptions> = {
 export const bfifo: QdiscKind<FifoOptions> = {
   kind: 'bfifo',
   module: 'sch_fifo',
+  optionTypes: { limit: 'number|string' },
   encodeOptions: encodeFifo('bfifo', true),
   decodeOptions: decodeFifo,
   parseArgs: parseFifoArgs('bfifo'),
@@ -84,8 +86,20 @@ export const bfifo: QdiscKind<FifoOptions> = {
 export const pfifoHeadDrop: QdiscKind<FifoOptions> = {
   kind: 'pfifo_head_drop',
   module: 'sch_fifo',
+  optionTypes: { limit: 'number|string' },
   encodeOptions: encodeFifo('pfifo_head_drop', false),
   decodeOptions: decodeFifo,
   parseArgs: parseFifoArgs('pfifo_head_drop'),
   formatOptions: (o) => (o.limit === undefined ? '' : `limit ${o.limit}p`),
 };
+
+declare module '../types.js' {
+  interface QdiscOptionsByKind {
+    /** pfifo: {@link FifoOptions} (limit in packets) */
+    pfifo: FifoOptions;
+    /** bfifo: {@link FifoOptions} (limit in bytes) */
+    bfifo: FifoOptions;
+    /** pfifo_head_drop: {@link FifoOptions} (limit in packets) */
+    pfifo_head_drop: FifoOptions;
+  }
+}

@@ -177,6 +177,10 @@ function parseArgs(args: readonly string[]): FqCodelOptions {
 export const fqCodel: QdiscKind<FqCodelOptions> = {
   kind: 'fq_codel',
   classful: true,
+  optionTypes: {
+    limit: 'number', flows: 'number', quantum: 'number', target: 'number|string', interval: 'number|string', ecn: 'boolean',
+    ce_threshold: 'number|string', memory_limit: 'number|string', drop_batch: 'number',
+  },
   encodeOptions,
   decodeOptions,
   decodeClassOptions: () => ({}),
@@ -186,3 +190,10 @@ export const fqCodel: QdiscKind<FqCodelOptions> = {
   formatXstats,
 };
 
+
+declare module '../types.js' {
+  interface QdiscOptionsByKind {
+    /** fq_codel: {@link FqCodelOptions} */
+    fq_codel: FqCodelOptions;
+  }
+}

@@ -38,7 +38,9 @@ import {
   calcRtable, linklayerName, parseLinklayer, parseSizeAndCell, rate32, writeRatespec, type Ratespec,
 } from '../ratespec.js';
 import type { QdiscKind } from '../types.js';
-import { calcXmitsize, calcXmittime, formatRate, formatSize, parseRate, parseSize } from '../units.js';
+import {
+  TICKS_PER_USEC, TIME_UNITS_PER_SEC, calcXmitsize, calcXmittime, formatRate, formatSize, parseRate, parseSize,
+} from '../units.js';
 
 /** Options of an htb qdisc. */
 export interface HtbOptions {
@@ -115,15 +117,59 @@ function decodeQdisc(buf: Buffer, start: number, end: number, base: number): Rec
   return out;
 }
 
+/** The largest rate TCA_HTB_RATE64 / TCA_HTB_CEIL64 hold: a u64 of bytes per second. */
+const MAX_RATE64 = 2 ** 64 - 1;
+
+/**
+ * A rate that the kernel's fields hold: TCA_HTB_RATE64 / TCA_HTB_CEIL64
+ * (u64 bytes/s; the u32 `tc_ratespec.rate` then says ~0).
+ * @throws {UsageError} a rate over 2^64 - 1 bytes/s
+ */
+function checkRate64(rate: number, what: 'rate' | 'ceil'): number {
+  if (!(rate <= MAX_RATE64)) {
+    throw new UsageError(`htb class: ${what} ${formatRate(rate)} is beyond what the kernel's TCA_HTB_${what.toUpperCase()}64 holds (a u64 of bytes per second)`);
+  }
+  return rate;
+}
+
+/**
+ * `tc_htb_opt.buffer` / `cbuffer`: the psched ticks (u32) it takes to send
+ * the burst at the rate, as tc_calc_xmittime computes them (whole
+ * microseconds, then ticks). Refused when the field cannot hold it: a burst
+ * so short at that rate that the field reads back as 0 bytes (0 ticks, or
+ * under one whole microsecond when tc and synplug turn the ticks back into
+ * bytes: the class would show `burst 0b`), and one longer than a u32 of
+ * ticks, which would wrap around.
+ * @param defaulted the burst is tc's default (rate / HZ + mtu), not the caller's
+ * @throws {UsageError} naming the smallest (or largest) burst that fits
+ */
+function ticksFor(rate: number, size: number, burst: 'burst' | 'cburst', of: 'rate' | 'ceil', defaulted: boolean): number {
+  const us = (TIME_UNITS_PER_SEC * size) / rate;
+  const field = burst === 'burst' ? 'buffer' : 'cbuffer';
+  const given = defaulted ? `the default ${burst} (${size} bytes: ${of} / HZ + mtu, as tc computes it)` : `a ${burst} of ${size} bytes`;
+  if (Math.trunc(us) * TICKS_PER_USEC >= 2 ** 32) {
+    const maxBytes = Math.floor((Math.floor((2 ** 32 - 1) / TICKS_PER_USEC) * rate) / TIME_UNITS_PER_SEC);
+    throw new UsageError(`htb class: at ${of} ${formatRate(rate)}, ${given} lasts longer than the kernel's ${field} field (a u32 of psched ticks, struct tc_htb_opt) holds; give a ${burst} of at most ${maxBytes} bytes or a higher ${of}`);
+  }
+  const ticks = calcXmittime(rate, size);
+  if (ticks === 0 || calcXmitsize(rate, ticks) === 0) {
+    let min = Math.max(1, Math.ceil((2 * rate) / TIME_UNITS_PER_SEC));
+    while (calcXmitsize(rate, calcXmittime(rate, min)) === 0 && min < 2 ** 32) min *= 2;
+    throw new UsageError(`htb class: at ${of} ${formatRate(rate)}, ${given} is too short for the kernel's ${field} field (psched ticks, struct tc_htb_opt): it would read back as "${burst} 0b"; give a ${burst} of at least ${min} bytes`);
+  }
+  return ticks;
+}
+
 /**
  * Class options -> TCA_OPTIONS { [RATE64] [CEIL64] PARMS RTAB CTAB }, as tc builds it.
- * @throws {UsageError} missing or bad rate, bad sizes or numbers
+ * @throws {UsageError} missing or bad rate, a rate over u64, a burst the kernel's
+ *   buffer fields cannot hold at that rate (0 or over 2^32 - 1 psched ticks), bad sizes or numbers
  */
 function encodeClass(o: HtbClassOptions): Buffer[] {
   if (o.rate === undefined) throw new UsageError('htb class: "rate" is required');
-  const rate64 = parseRate(o.rate, 'htb rate');
+  const rate64 = checkRate64(parseRate(o.rate, 'htb rate'), 'rate');
   if (rate64 === 0) throw new UsageError('htb class: rate must be greater than 0');
-  const ceil64 = o.ceil === undefined ? rate64 : parseRate(o.ceil, 'htb ceil') || rate64;
+  const ceil64 = o.ceil === undefined ? rate64 : checkRate64(parseRate(o.ceil, 'htb ceil'), 'ceil') || rate64;
   const mtu = o.mtu === undefined ? 1600 : parseIntArg(o.mtu, 'htb mtu');
   const mpu = o.mpu === undefined ? 0 : parseIntArg(o.mpu, 'htb mpu', 0, 0xffff);
   const overhead = o.overhead === undefined ? 0 : parseIntArg(o.overhead, 'htb overhead', 0, 0xffff);
@@ -132,6 +178,8 @@ function encodeClass(o: HtbClassOptions): Buffer[] {
   const cb = o.cburst === undefined ? { size: 0, cellLog: -1 } : parseSizeAndCell(o.cburst, 'htb cburst', parseSize);
   const buffer = b.size || Math.floor(rate64 / PSCHED_HZ) + mtu;
   const cbuffer = cb.size || Math.floor(ceil64 / PSCHED_HZ) + mtu;
+  const bufferTicks = ticksFor(rate64, buffer, 'burst', 'rate', b.size === 0);
+  const cbufferTicks = ticksFor(ceil64, cbuffer, 'cburst', 'ceil', cb.size === 0);
   const r: Ratespec = { cellLog: 0, linklayer: 0, overhead, cellAlign: 0, mpu, rate: rate32(rate64) };
   const c: Ratespec = { cellLog: 0, linklayer: 0, overhead, cellAlign: 0, mpu, rate: rate32(ceil64) };
   const rtab = calcRtable(r, b.cellLog, mtu, linklayer);
@@ -139,8 +187,8 @@ function encodeClass(o: HtbClassOptions): Buffer[] {
   const p = Buffer.alloc(OPT_LEN);
   writeRatespec(p, 0, r);
   writeRatespec(p, 12, c);
-  p.writeUInt32LE(calcXmittime(rate64, buffer), 24);
-  p.writeUInt32LE(calcXmittime(ceil64, cbuffer), 28);
+  p.writeUInt32LE(bufferTicks, 24);
+  p.writeUInt32LE(cbufferTicks, 28);
   p.writeUInt32LE(o.quantum === undefined ? 0 : parseIntArg(o.quantum, 'htb quantum'), 32);
   p.writeUInt32LE(o.prio === undefined ? 0 : parseIntArg(o.prio, 'htb prio', 0, 7), 40);
   const kids: Buffer[] = [];
@@ -268,6 +316,11 @@ function parseClassArgs(args: readonly string[]): HtbClassOptions {
 export const htb: QdiscKind<HtbOptions, HtbClassOptions> = {
   kind: 'htb',
   classful: true,
+  optionTypes: { default: 'number|string', r2q: 'number', direct_qlen: 'number', offload: 'boolean' },
+  classOptionTypes: {
+    rate: 'number|string', ceil: 'number|string', burst: 'number|string', cburst: 'number|string', prio: 'number',
+    quantum: 'number', mtu: 'number', mpu: 'number', overhead: 'number', linklayer: 'string',
+  },
   encodeOptions: encodeQdisc,
   decodeOptions: decodeQdisc,
   encodeClassOptions: encodeClass,
@@ -279,3 +332,14 @@ export const htb: QdiscKind<HtbOptions, HtbClassOptions> = {
   formatClassOptions: formatClass,
   formatXstats,
 };
+
+declare module '../types.js' {
+  interface QdiscOptionsByKind {
+    /** htb: {@link HtbOptions} */
+    htb: HtbOptions;
+  }
+  interface ClassOptionsByKind {
+    /** htb classes: {@link HtbClassOptions} */
+    htb: HtbClassOptions;
+  }
+}

@@ -12,6 +12,7 @@ import type { QdiscKind } from '../types.js';
 /** ingress. */
 export const ingress: QdiscKind<Record<string, never>> = {
   kind: 'ingress',
+  optionTypes: {},
   defaultParent: TC_H_INGRESS,
   defaultHandle: 0xffff0000,
   encodeOptions: () => [],
@@ -19,3 +20,10 @@ export const ingress: QdiscKind<Record<string, never>> = {
   parseArgs: noArgs('qdisc ingress'),
   formatOptions: () => '---------------- ',
 };
+
+declare module '../types.js' {
+  interface QdiscOptionsByKind {
+    /** ingress: no options */
+    ingress: Record<string, never>;
+  }
+}

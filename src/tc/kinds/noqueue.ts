@@ -10,8 +10,16 @@ import type { QdiscKind } from '../types.js';
 /** noqueue. */
 export const noqueue: QdiscKind<Record<string, never>> = {
   kind: 'noqueue',
+  optionTypes: {},
   module: 'sch_generic (built in)',
   encodeOptions: () => [],
   decodeOptions: () => ({}),
   parseArgs: noArgs('qdisc noqueue'),
 };
+
+declare module '../types.js' {
+  interface QdiscOptionsByKind {
+    /** noqueue: no options */
+    noqueue: Record<string, never>;
+  }
+}

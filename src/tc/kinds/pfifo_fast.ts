@@ -12,7 +12,15 @@ import { decodePrioQopt, formatPrioQopt } from './prio.js';
 /** pfifo_fast: decode only. */
 export const pfifoFast: QdiscKind<Record<string, never>> = {
   kind: 'pfifo_fast',
+  optionTypes: {},
   module: 'sch_generic (built in)',
   decodeOptions: decodePrioQopt,
   formatOptions: formatPrioQopt,
 };
+
+declare module '../types.js' {
+  interface QdiscOptionsByKind {
+    /** pfifo_fast: no options */
+    pfifo_fast: Record<string, never>;
+  }
+}

@@ -128,7 +128,7 @@ function parseArgs(args: readonly string[]): PlugOptions {
 export const plug: QdiscKind<PlugOptions> = {
   kind: 'plug',
   module: PLUG_MODULE,
-  optionKeys: ['action', 'limit'],
+  optionTypes: { action: 'string', limit: 'number|string' },
   encodeOptions,
   decodeOptions,
   parseArgs,
@@ -212,4 +212,11 @@ export function plugSetLimit(conn: TcConnection, ref: PlugRef & { limit: number 
   }
   if (limit === 0) return Promise.reject(new UsageError('plug: a limit of 0 bytes would drop every packet; give a positive limit (bytes)'));
   return plugVerb(conn, ref, TCQ_PLUG_LIMIT, limit);
+}
+
+declare module '../types.js' {
+  interface QdiscOptionsByKind {
+    /** plug: {@link PlugOptions} */
+    plug: PlugOptions;
+  }
 }

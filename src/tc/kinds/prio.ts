@@ -119,9 +119,17 @@ export function parsePrioArgs(args: readonly string[]): PrioOptions {
 export const prio: QdiscKind<PrioOptions> = {
   kind: 'prio',
   classful: true,
+  optionTypes: { bands: 'number', priomap: 'array', multiqueue: 'boolean' },
   encodeOptions: encodePrioQopt,
   decodeOptions: decodePrioQopt,
   decodeClassOptions: () => ({}),
   parseArgs: parsePrioArgs,
   formatOptions: formatPrioQopt,
 };
+
+declare module '../types.js' {
+  interface QdiscOptionsByKind {
+    /** prio: {@link PrioOptions} */
+    prio: PrioOptions;
+  }
+}

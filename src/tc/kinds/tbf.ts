@@ -191,9 +191,20 @@ function parseArgs(args: readonly string[]): TbfOptions {
 export const tbf: QdiscKind<TbfOptions> = {
   kind: 'tbf',
   classful: true,
+  optionTypes: {
+    rate: 'number|string', burst: 'number|string', limit: 'number|string', latency: 'number|string', peakrate: 'number|string',
+    mtu: 'number|string', mpu: 'number|string', overhead: 'number', linklayer: 'string',
+  },
   encodeOptions,
   decodeOptions,
   decodeClassOptions: () => ({}),
   parseArgs,
   formatOptions,
 };
+
+declare module '../types.js' {
+  interface QdiscOptionsByKind {
+    /** tbf: {@link TbfOptions} */
+    tbf: TbfOptions;
+  }
+}
