@@ -177,10 +177,16 @@ test('flower: keys round-trip in tc -j fields (addresses with prefixes, ports, t
   }, 'ingress', 'ip'));
   t.like(f.options, { classid: '1:4', skip_hw: true, keys: { eth_type: 'ipv4', ip_proto: 'tcp', dst_ip: '169.254.88.0/24', src_ip: '169.254.1.2', dst_port: 16000, src_port: 256, src_port_mask: 'ff00', tcp_flags: '0x2/12' } });
   t.regex(formatFilterText(f), /classid 1:4 \n {2}eth_type ipv4\n {2}ip_proto tcp\n {2}dst_ip 169\.254\.88\.0\/24\n {2}src_ip 169\.254\.1\.2\n {2}dst_port 16000\n {2}src_port 256\/0xff00\n {2}tcp_flags 0x2\/12\n {2}skip_hw\n\taction order 1: gact action drop/);
+  const range = decodeFilter(asMessage('flower', { eth_type: 'ipv4', ip_proto: 'udp', src_port: { start: 1000, end: 2000 } }, 'ingress', 'ip'));
+  t.deepEqual((range.options!.keys as Record<string, unknown>).src_port, { start: 1000, end: 2000 });
+  t.regex(formatFilterText(range), /\n {2}src_port 1000-2000/);
+  t.deepEqual(Buffer.concat(filterRequest('add', 1, { parent: 'ingress', protocol: 'ip', kind: 'flower', options: ['eth_type', 'ipv4', 'ip_proto', 'udp', 'src_port', '1000-2000'] }).payload),
+    Buffer.concat(filterRequest('add', 1, { parent: 'ingress', protocol: 'ip', kind: 'flower', options: { eth_type: 'ipv4', ip_proto: 'udp', src_port: { start: 1000, end: 2000 } } }).payload));
   const v6 = decodeFilter(asMessage('flower', { eth_type: 'ipv6', ip_proto: 6, dst_ip: 'fd00:88::/64', tcp_flags: 2 }, 'ingress', 'ipv6'));
   t.like(v6.options, { keys: { eth_type: 'ipv6', ip_proto: 'tcp', dst_ip: 'fd00:88::/64', tcp_flags: '0x2/fff' } });
   for (const bad of [{ ip_proto: 'tcp' }, { eth_type: 'ipv4', dst_port: 80 }, { eth_type: 'ipv4', ip_proto: 'tcp', dst_ip: 'fd00::1' }, { eth_type: 'ipv4', ip_proto: 'udp', tcp_flags: 2 },
-    { eth_type: 'ipv4', ip_proto: 'tcp', tcp_flags: '0x2/0x1012' }, { eth_type: 'ipv4', dport: 80 }, { eth_type: 'ipv4', skip_hw: true, skip_sw: true }]) {
+    { eth_type: 'ipv4', ip_proto: 'tcp', tcp_flags: '0x2/0x1012' }, { eth_type: 'ipv4', dport: 80 }, { eth_type: 'ipv4', skip_hw: true, skip_sw: true },
+    { eth_type: 'ipv4', ip_proto: 'tcp', dst_port: { start: 2000, end: 1000 } }]) {
     t.throws(() => filterRequest('add', 1, { parent: 'ingress', kind: 'flower', options: bad as never }), { instanceOf: UsageError }, JSON.stringify(bad));
   }
 });

@@ -95,6 +95,14 @@ export const TCA_FLOWER_KEY_TCP_FLAGS = 71;
 export const TCA_FLOWER_KEY_TCP_FLAGS_MASK = 72;
 /** TCA_FLOWER_IN_HW_COUNT */
 export const TCA_FLOWER_IN_HW_COUNT = 86;
+/** TCA_FLOWER_KEY_PORT_SRC_MIN: __be16, a source port range's first port */
+export const TCA_FLOWER_KEY_PORT_SRC_MIN = 87;
+/** TCA_FLOWER_KEY_PORT_SRC_MAX */
+export const TCA_FLOWER_KEY_PORT_SRC_MAX = 88;
+/** TCA_FLOWER_KEY_PORT_DST_MIN */
+export const TCA_FLOWER_KEY_PORT_DST_MIN = 89;
+/** TCA_FLOWER_KEY_PORT_DST_MAX */
+export const TCA_FLOWER_KEY_PORT_DST_MAX = 90;
 /** TCP_FLAGS_MAX_MASK: the 12 flag bits flower matches (tc's default mask) */
 export const TCP_FLAGS_MAX_MASK = 0xfff;
 
@@ -121,6 +129,9 @@ const PORT_TYPES: Record<number, [number, number, number, number]> = {
 /** A value under a mask; a bare number means every bit. */
 export type Masked = number | { value: number; mask: number };
 
+/** A port: a number, a value under a mask, or a range `{ start, end }` (TCA_FLOWER_KEY_PORT_*_MIN/MAX; start < end). */
+export type PortMatch = Masked | { start: number; end: number };
+
 /** Options of a flower filter (field names of tc -j's `keys`). */
 export interface FlowerOptions {
   /** ether type: "ipv4", "ipv6", "arp", or a protocol as the filter's (`ip`, `0x86dd`); give the filter's protocol. Needed for every IP-level key. */
@@ -131,10 +142,10 @@ export interface FlowerOptions {
   dst_ip?: string;
   /** source address or prefix */
   src_ip?: string;
-  /** destination port (tcp/udp/sctp), or { value, mask } */
-  dst_port?: Masked;
-  /** source port, or { value, mask } */
-  src_port?: Masked;
+  /** destination port (tcp/udp/sctp), { value, mask }, or a range { start, end } */
+  dst_port?: PortMatch;
+  /** source port, { value, mask }, or a range { start, end } */
+  src_port?: PortMatch;
   /** TCP flags (12 bits) and mask: { value: 0x02, mask: 0x12 } is "SYN set, ACK clear"; tc text "0x2/0x12" (hex) accepted; a bare number means mask 0xfff */
   tcp_flags?: Masked | string;
   /** class id for the match ("1:4") */
@@ -240,10 +251,19 @@ function encodeOptions(o: FlowerOptions): Buffer[] {
     kids.push(...ipKeys(o.src_ip, ethType!, [TCA_FLOWER_KEY_IPV4_SRC, TCA_FLOWER_KEY_IPV4_SRC_MASK], [TCA_FLOWER_KEY_IPV6_SRC, TCA_FLOWER_KEY_IPV6_SRC_MASK], 'src_ip'));
   }
   for (const [field, idx] of [['dst_port', 1], ['src_port', 0]] as const) {
-    const p = masked(o[field], `flower ${field}`, 0xffff);
-    if (!p) continue;
+    const v = o[field];
+    if (v === undefined) continue;
     const types = proto === undefined ? undefined : PORT_TYPES[proto];
     if (!types) throw new UsageError(`flower: ${field} needs ip_proto tcp, udp or sctp`);
+    if (typeof v === 'object' && v !== null && 'start' in v) {
+      const start = parseIntArg(v.start, `flower ${field} start`, 1, 0xffff);
+      const end = parseIntArg(v.end, `flower ${field} end`, 1, 0xffff);
+      if (end <= start) throw new UsageError(`flower ${field}: the range end ${end} must be above its start ${start}`);
+      const [tmin, tmax] = idx === 1 ? [TCA_FLOWER_KEY_PORT_DST_MIN, TCA_FLOWER_KEY_PORT_DST_MAX] : [TCA_FLOWER_KEY_PORT_SRC_MIN, TCA_FLOWER_KEY_PORT_SRC_MAX];
+      kids.push(u16be(tmin, start), u16be(tmax, end));
+      continue;
+    }
+    const p = masked(v as Masked, `flower ${field}`, 0xffff)!;
     kids.push(u16be(types[idx], p.value));
     if (p.mask !== 0xffff) kids.push(u16be(types[idx + 2], p.mask));
   }
@@ -297,7 +317,7 @@ function ipText(buf: Buffer, a: number, m: number, len: number): string {
 
 /**
  * TCA_OPTIONS -> tc -j's flower options: `handle` (number), `classid`,
- * `indev`, `keys: { eth_type, ip_proto, dst_ip, src_ip, dst_port[, dst_port_mask], src_port..., tcp_flags: "0x2/12" }`,
+ * `indev`, `keys: { eth_type, ip_proto, dst_ip, src_ip, dst_port[, dst_port_mask] | dst_port: { start, end }, src_port..., tcp_flags: "0x2/12" }`,
  * `skip_hw`/`skip_sw`/`in_hw`(+`in_hw_count`)/`not_in_hw`, `actions`.
  * @throws {NetlinkDecodeError} short attributes
  */
@@ -337,6 +357,13 @@ function decodeOptions(buf: Buffer, start: number, end: number, base: number, in
       if (m !== undefined && m !== 0xffff) keys[`${name}_mask`] = m.toString(16);
     }
   }
+  if (ports) {
+    for (const [name, tmin, tmax] of [['dst_port', TCA_FLOWER_KEY_PORT_DST_MIN, TCA_FLOWER_KEY_PORT_DST_MAX], ['src_port', TCA_FLOWER_KEY_PORT_SRC_MIN, TCA_FLOWER_KEY_PORT_SRC_MAX]] as const) {
+      const lo = be16(tmin);
+      const hi = be16(tmax);
+      if (lo !== undefined && hi !== undefined) keys[name] = { start: lo, end: hi };
+    }
+  }
   const tf = be16(TCA_FLOWER_KEY_TCP_FLAGS);
   if (tf !== undefined) {
     const tm = be16(TCA_FLOWER_KEY_TCP_FLAGS_MASK);
@@ -365,9 +392,13 @@ function formatOptions(o: Record<string, unknown>): string {
   const k = (o.keys ?? {}) as Record<string, unknown>;
   for (const name of ['eth_type', 'ip_proto', 'dst_ip', 'src_ip']) if (k[name] !== undefined) s += `\n  ${name} ${k[name]}`;
   for (const name of ['dst_port', 'src_port']) {
-    if (k[name] === undefined) continue;
+    if (k[name] === undefined || typeof k[name] === 'object') continue;
     s += `\n  ${name} ${k[name]}`;
     if (k[`${name}_mask`] !== undefined) s += `/0x${k[`${name}_mask`]}`;
+  }
+  for (const name of ['dst_port', 'src_port']) {
+    const r = k[name] as { start?: number; end?: number } | undefined;
+    if (r && typeof r === 'object') s += `\n  ${name} ${r.start}-${r.end}`;
   }
   if (k.tcp_flags !== undefined) s += `\n  tcp_flags ${k.tcp_flags}`;
   for (const f of ['skip_hw', 'skip_sw']) if (o[f]) s += `\n  ${f}`;
@@ -380,14 +411,16 @@ function formatOptions(o: Record<string, unknown>): string {
 /**
  * tc's flower words (a subset): `classid|flowid X`, `indev DEV`, `skip_hw`,
  * `skip_sw`, `eth_type T`, `ip_proto P`, `dst_ip A[/L]`, `src_ip A[/L]`,
- * `dst_port P[/MASK]`, `src_port P[/MASK]`, `tcp_flags F[/M]` (hex), `action ...`.
+ * `dst_port P[/MASK]|MIN-MAX`, `src_port P[/MASK]|MIN-MAX`, `tcp_flags F[/M]` (hex), `action ...`.
  * (tc takes the ether type from the filter's protocol; here give `eth_type`.)
  * @throws {UsageError}
  */
 function parseArgs(args: readonly string[]): FlowerOptions {
   const r = new ArgReader(args, 'filter flower');
   const o: FlowerOptions = {};
-  const port = (v: string, w: string): Masked => {
+  const port = (v: string, w: string): PortMatch => {
+    const range = /^(\d+)-(\d+)$/.exec(v);
+    if (range) return { start: parseIntArg(range[1], `filter flower ${w}`, 1, 0xffff), end: parseIntArg(range[2], `filter flower ${w}`, 1, 0xffff) };
     const [p, m] = v.split('/');
     const value = parseIntArg(p, `filter flower ${w}`, 0, 0xffff);
     return m === undefined ? value : { value, mask: parseIntArg(m, `filter flower ${w} mask`, 0, 0xffff) };
