@@ -187,14 +187,34 @@ function raw(e: Expr): Statement {
  * destination register to what it loaded, and a `cmp`, `bitwise`, `lookup`
  * or statement reads the value its source register holds at that point.
  * An expression that writes a register without being understood unbinds it,
- * and one without a codec unbinds every register, so a comparison is never
- * attributed to an earlier load. Whatever is not understood prints raw,
+ * and one without a codec unbinds every register; a write unbinds every
+ * register it overlaps (NFT_REG_1..4 alias NFT_REG32_00..15), so a
+ * comparison is never attributed to an earlier load. Whatever is not understood prints raw,
  * `[ raw: ... ]` in text and `{ raw: <expression> }` in JSON; loads nothing
  * consumes print raw too.
  */
 export function ruleStatements(exprs: readonly Expr[], options: StatementOptions): Statement[] {
-  const regs = new Map<number, { src: Src; slots: number[] }>();
+  const regs = new Map<number, { src: Src; slots: number[]; len?: number }>();
   const slots: Slot[] = [];
+  /**
+   * The 32-bit words a register covers: NFT_REG_1..4 are 16 bytes each and
+   * alias NFT_REG32_00..15 (8..23) four words at a time; a NFT_REG32_* value
+   * runs on for `len` bytes (to the end of the file when unknown).
+   */
+  const span = (r: number, len?: number): [number, number] => {
+    if (r >= C.NFT_REG_1 && r <= C.NFT_REG_4) { const w = C.NFT_REG32_00 + 4 * (r - C.NFT_REG_1); return [w, w + 3]; }
+    if (r >= C.NFT_REG32_00) return [r, len !== undefined && len > 0 ? Math.min(C.NFT_REG32_00 + 15, r + Math.ceil(len / 4) - 1) : C.NFT_REG32_00 + 15];
+    return [r, r];
+  };
+  /** Forget every bound register a write to `w` overlaps. */
+  const unbind = (w: number, len?: number): void => {
+    const [a, b] = span(w, len);
+    for (const [k, v] of [...regs]) { const [c, d] = span(k, v.len); if (a <= d && c <= b) regs.delete(k); }
+  };
+  const bind = (w: number, entry: { src: Src; slots: number[] }, len?: number): void => {
+    unbind(w, len);
+    regs.set(w, { ...entry, len });
+  };
   const ctx: { l3?: string; l4?: string } = { l3: options.family === 'ip' ? 'ip' : options.family === 'ip6' ? 'ip6' : undefined };
   const consume = (reg: number): Src | undefined => {
     const r = regs.get(reg);
@@ -206,7 +226,7 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
   const rawSlot = (e: Expr, writes: number[] | 'all'): void => {
     slots.push({ stmt: raw(e) });
     if (writes === 'all') regs.clear();
-    else for (const w of writes) regs.delete(w);
+    else for (const w of writes) unbind(w);
   };
   const setRight = (name: string, t: ValueType): { text: string; json: unknown; objType?: number } | undefined => {
     const set = options.sets?.find((x) => x.name === name);
@@ -241,7 +261,7 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
         if (dreg !== undefined) {
           const src: Src = e.name === 'payload' ? { k: 'payload', base: e.base, offset: e.offset, len: e.len } : { k: 'meta', key: e.key };
           slots.push({ stmt: raw(e), loadOf: dreg });
-          regs.set(dreg, { src, slots: [slots.length - 1] });
+          bind(dreg, { src, slots: [slots.length - 1] }, e.name === 'payload' ? e.len : undefined);
           continue;
         }
         if (e.name === 'meta' && e.sreg !== undefined) {
@@ -277,7 +297,7 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
           slots.push({ stmt: { text: `${v.code}${chainTarget}`, json: v.chain !== undefined ? { [v.code]: { target: v.chain } } : { [v.code]: null } } });
         } else if (e.data !== undefined) {
           slots.push({ stmt: raw(e), loadOf: e.dreg });
-          regs.set(e.dreg, { src: { k: 'imm', data: e.data }, slots: [slots.length - 1] });
+          bind(e.dreg, { src: { k: 'imm', data: e.data }, slots: [slots.length - 1] }, e.data.length / 2);
         } else rawSlot(e, [e.dreg]);
         continue;
       }
@@ -285,7 +305,7 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
         const r = regs.get(e.sreg);
         if (r && (e.op === undefined || e.op === 'mask_xor') && e.mask !== undefined && e.xor !== undefined && r.src.k !== 'masked' && r.src.k !== 'imm' && r.src.k !== 'map') {
           slots.push({ stmt: raw(e), loadOf: e.dreg });
-          regs.set(e.dreg, { src: { k: 'masked', src: r.src, mask: e.mask, xor: e.xor }, slots: [...r.slots, slots.length - 1] });
+          bind(e.dreg, { src: { k: 'masked', src: r.src, mask: e.mask, xor: e.xor }, slots: [...r.slots, slots.length - 1] }, e.len);
         } else rawSlot(e, [e.dreg]);
         continue;
       }
@@ -319,7 +339,7 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
         } else {
           const stmt = { text: `${f.text} map ${right.text}`, json: { map: { key: f.json, data: right.json } } };
           slots.push({ stmt: raw(e), loadOf: e.dreg });
-          regs.set(e.dreg!, { src: { k: 'map', stmt, l3: f.l3, l4: f.l4 }, slots: [...r.slots, slots.length - 1] });
+          bind(e.dreg!, { src: { k: 'map', stmt, l3: f.l3, l4: f.l4 }, slots: [...r.slots, slots.length - 1] });
         }
         continue;
       }
@@ -333,7 +353,7 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
         if (ld) {
           const before = ld.from !== undefined ? regs.get(ld.from)?.slots ?? [] : [];
           slots.push({ stmt: raw(e), loadOf: ld.dreg });
-          regs.set(ld.dreg, { src: { k: 'field', field: ld.field }, slots: [...before, slots.length - 1] });
+          bind(ld.dreg, { src: { k: 'field', field: ld.field }, slots: [...before, slots.length - 1] });
           continue;
         }
         const p = codec?.statement?.(e, pctx);
@@ -406,7 +426,7 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
     if (f.type !== 'hex' && v.text.startsWith('0x') && f.type !== 'mark' && f.type !== 'mark_be') return undefined;
     // flag fields compared whole print an explicit `==` (`ct state == established`)
     const opShown = FLAG_TYPES.has(f.type) && op === 'eq' ? '== ' : opText;
-    const slot: Slot = { stmt: { text: `${f.text} ${opShown}${v.text}`, json: { match: { op: opJson, left: f.json, right: v.json } } }, needsL2: f.l2, needsL2: f.l2, needsL3: f.l3, needsL4: f.l4 };
+    const slot: Slot = { stmt: { text: `${f.text} ${opShown}${v.text}`, json: { match: { op: opJson, left: f.json, right: v.json } } }, needsL2: f.l2, needsL3: f.l3, needsL4: f.l4 };
     if (op === 'eq' && f.type === 'iftype' && v.text === 'ether') slot.setsL2 = 'ether';
     if (op === 'eq' && f.type === 'ethertype' && (v.text === 'ip' || v.text === 'ip6')) { c.l3 = v.text; slot.setsL3 = v.text; }
     // Protocol matches set the context and are dependencies of later field matches.

@@ -54,6 +54,33 @@ test('a register written by an expression with no codec is unbound: the comparis
   t.deepEqual(json.map((j) => Object.keys(j)[0]), ['raw', 'raw', 'raw']);
 });
 
+test('registers alias (NFT_REG_1 is NFT_REG32_00..03): a load into an overlapping 32-bit register unbinds the 128-bit one, and the other way round', (t) => {
+  const C32 = C.NFT_REG32_00;
+  const overlapped: N.Expr[] = [
+    { name: 'ct', key: 'state', dreg: 1 },
+    { name: 'payload', base: 'transport', offset: 2, len: 2, dreg: C32 + 1 }, // words 9: inside reg 1
+    { name: 'bitwise', sreg: 1, dreg: 1, len: 4, mask: '08000000', xor: '00000000' },
+    { name: 'cmp', sreg: 1, op: 'neq', data: '00000000' },
+  ];
+  const a = N.ruleStatements(overlapped, { family: 'ip' }).map((x) => x.text);
+  t.false(a.some((x) => x.startsWith('ct state')), a.join(' '));
+  const other: N.Expr[] = [
+    { name: 'payload', base: 'network', offset: 12, len: 4, dreg: C32 + 4 }, // word 12: reg 2's first word
+    { name: 'meta', key: 'mark', dreg: 2 },
+    { name: 'cmp', sreg: C32 + 4, op: 'eq', data: '0a000001' },
+  ];
+  const b = N.ruleStatements(other, { family: 'ip' }).map((x) => x.text);
+  t.false(b.some((x) => x.startsWith('ip saddr')), b.join(' '));
+  // registers that do not overlap stay bound: reg 2 is words 12..15, NFT_REG32_00 is word 8
+  const apart: N.Expr[] = [
+    { name: 'payload', base: 'network', offset: 12, len: 4, dreg: C32 },
+    { name: 'meta', key: 'mark', dreg: 2 },
+    { name: 'cmp', sreg: C32, op: 'eq', data: '0a000001' },
+  ];
+  // nft: `ip saddr 10.0.0.1`
+  t.true(N.ruleStatements(apart, { family: 'ip' }).some((x) => x.text === 'ip saddr 10.0.0.1'));
+});
+
 test('a ct load with a direction (`ct original saddr`) is not printed as `ct src`: it and its comparison print raw', (t) => {
   const exprs: N.Expr[] = [{ name: 'ct', key: 'src', dreg: 1, direction: 0 }, { name: 'cmp', sreg: 1, op: 'eq', data: '0a000001' }];
   const st = N.ruleStatements(exprs, { family: 'ip' });
