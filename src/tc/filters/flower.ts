@@ -282,7 +282,7 @@ function encodeOptions(o: FlowerOptions): Buffer[] {
   return [nested(TCA_OPTIONS, kids)];
 }
 
-const T = new NlaTable(TCA_FLOWER_IN_HW_COUNT);
+const T = new NlaTable(TCA_FLOWER_KEY_PORT_DST_MAX);
 
 function ethTypeText(t: number): string {
   if (t === ETH_P_IP) return 'ipv4';
