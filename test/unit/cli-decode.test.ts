@@ -4,6 +4,8 @@
  * extended-ack text — compared with what the reference tools printed.
  */
 import test from 'ava';
+import fc from 'fast-check';
+import { NetlinkDecodeError } from '../../src/netlink/errors.js';
 import { spawn } from 'node:child_process';
 import { readCaptureFile } from '../../src/netlink/pcap.js';
 import { describeCapturedDatagram, describeDatagram } from '../../src/netlink/describe.js';
@@ -204,4 +206,24 @@ test('a reply with bytes past its last message is still an error (the kernel nev
   const r = await decode([f]);
   t.is(r.code, 3, r.stderr);
   t.regex(r.stderr, new RegExp(`truncated netlink header: 8 bytes left, need 16 .*at byte ${reply.length}`));
+});
+
+test('describing captured datagrams (fast-check): a request, however mangled, never throws and its trailing note covers what was not read; a reply throws only NetlinkDecodeError', (t) => {
+  const captured = captureNames().flatMap((n) => loadCapture(n).datagrams);
+  const mangled = fc.tuple(fc.constantFrom(...captured), fc.array(fc.tuple(fc.nat(), fc.integer({ min: 0, max: 255 })), { maxLength: 4 }), fc.nat(), fc.uint8Array({ maxLength: 40 }))
+    .map(([d, flips, cut, tail]) => {
+      const b = Buffer.from(d.bytes);
+      for (const [at, v] of flips) b[at % b.length] = v;
+      return { protocol: d.protocol, bytes: Buffer.concat([b.subarray(0, cut % (b.length + 1)), Buffer.from(tail)]) };
+    });
+  const random = fc.record({ protocol: fc.constantFrom(0, 4, 12), bytes: fc.uint8Array({ maxLength: 200 }).map((u) => Buffer.from(u)) });
+  fc.assert(fc.property(fc.oneof(mangled, random), ({ protocol, bytes }) => {
+    const r = describeCapturedDatagram(protocol, bytes, 'to-kernel');
+    const read = r.messages.reduce((n, m) => n + ((m.len + 3) & ~3), 0);
+    if (r.trailing && r.trailing.offset + r.trailing.length !== bytes.length) return false;
+    if (!r.trailing && Math.min(read, bytes.length) !== bytes.length) return false;
+    try { describeCapturedDatagram(protocol, bytes, 'from-kernel'); } catch (e) { if (!(e instanceof NetlinkDecodeError)) throw e; }
+    return true;
+  }), { numRuns: 1500 });
+  t.pass();
 });
