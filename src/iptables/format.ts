@@ -73,6 +73,8 @@ const TH_FIELDS: Record<string, Record<string, [string, ValueType]>> = {
 };
 const META_TYPES: Record<string, ValueType> = {
   mark: 'mark', l4proto: 'l4proto', nfproto: 'nfproto', iifname: 'ifname', oifname: 'ifname', iif: 'ifindex', oif: 'ifindex', iiftype: 'iftype', oiftype: 'iftype',
+  length: 'uint_he', cpu: 'uint_he', skuid: 'uint_he', skgid: 'uint_he', nftrace: 'uint_he', random: 'uint_be', protocol: 'ethertype',
+  pkttype: 'pkttype', priority: 'tchandle',
 };
 /** Ethernet header fields (`ether saddr`, `ether type`), by offset/length in the link-layer header. */
 const LL_FIELDS: Record<string, [string, ValueType]> = { '0/6': ['daddr', 'ether'], '6/6': ['saddr', 'ether'], '12/2': ['type', 'ethertype'] };

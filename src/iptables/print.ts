@@ -40,7 +40,11 @@ export type ValueType =
   /** an Ethernet type (u16, big-endian): ip, ip6, arp, vlan... (`ether type ip`) */
   | 'ethertype'
   /** a device type (u16, host order, ARPHRD_*): ether, loopback... (`meta iiftype ether`) */
-  | 'iftype';
+  | 'iftype'
+  /** a tc handle (u32, host order): `1:2` (hex major:minor), `root`, `none` (`meta priority`) */
+  | 'tchandle'
+  /** a packet type (u8, PACKET_*): host, broadcast, multicast, other (`meta pkttype`) */
+  | 'pkttype';
 
 /** A field a register was loaded from, as nft names it. */
 export interface Field {
@@ -195,6 +199,12 @@ export function valueOf(hex: string, type: ValueType, ifname?: (index: number) =
     case 'time_ms': if (b.length === 4) { const ms = b.readUInt32LE(0); return { text: durationText(ms), json: Math.floor(ms / 1000) }; } break;
     case 'addrtype': if (b.length === 4) { const t = ADDR_TYPES[b.readUInt32LE(0)]; if (t) return { text: t, json: t }; } break;
     case 'ethertype': if (b.length === 2) { const t = ETHER_TYPES.get(b.readUInt16BE(0)); if (t) return { text: t, json: t }; } break;
+    case 'tchandle': if (b.length === 4) {
+      const h = b.readUInt32LE(0);
+      const t = h === 0xffffffff ? 'root' : h === 0 ? 'none' : `${(h >>> 16).toString(16)}:${(h & 0xffff).toString(16)}`;
+      return { text: t, json: t };
+    } break;
+    case 'pkttype': if (b.length === 1 && b[0] <= 3) { const t = ['host', 'broadcast', 'multicast', 'other'][b[0]]; return { text: t, json: t }; } break;
     case 'iftype': if (b.length === 2) { const t = IF_TYPES.get(b.readUInt16LE(0)); if (t) return { text: t, json: t }; } break;
     default: break;
   }

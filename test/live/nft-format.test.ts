@@ -276,6 +276,20 @@ const STATEMENTS: Array<[string, string, string]> = [
     ct count 5
     ct count over 7 drop
     tcp dport 22 ct count over 2 reject`],
+  ['inet', 'synplug_t3meta', `
+    meta length 100
+    meta length > 1000
+    meta protocol ip
+    meta pkttype broadcast
+    meta cpu 1
+    meta nftrace set 1
+    meta skuid 0
+    meta skgid 1000
+    meta priority 1:2
+    meta priority set 10:ff
+    meta random 5
+    meta mark 0x5
+    meta mark set 0x7`],
   ['ip', 'synplug_t3quota', `
     quota 500 bytes
     quota 1025 bytes used 1023 bytes
