@@ -20,6 +20,7 @@ import {
   TCA_ACT_KIND, TCA_ACT_OPTIONS,
 } from '../../src/tc/actions/constants.js';
 import { u32SynMatch, type U32Options } from '../../src/tc/filters/u32.js';
+import { flowerSynMatch } from '../../src/tc/filters/flower.js';
 
 const RTM_NEWTFILTER = 44;
 const TCA_U32_ACT = 7;
@@ -246,4 +247,21 @@ test('property: flower options of random key attributes decode or throw only Net
     decodesOrDecodeError(msg([encodeTcmsg({ ifindex: 1, handle: 1, parent: 0xfffffff2, info: 0x1dd86 }), str(TCA_KIND, 'flower'), nested(TCA_OPTIONS, attrs.map(([ty, b]) => attr(ty, Buffer.from(b))))]));
   }), { numRuns: 3000 });
   t.pass();
+});
+
+test('several ports: u32SynMatch shares the IPv4 table (one TCP node per port), IPv6 one node per port; flowerSynMatch one filter per port', (t) => {
+  const v4 = u32SynMatch({ family: 'inet', dport: [80, 443], htid: 0x2a });
+  t.is(v4.filters.length, 4);
+  t.deepEqual(v4.filters.map((f) => f.options.ht ?? f.handle ?? f.options.link), ['2a:', '2a:', '2a:', '2a:']);
+  t.deepEqual(v4.filters.slice(2).map((f) => (f.options.match as Array<{ value: number }>)[0].value), [80, 443]);
+  t.is(u32SynMatch({ family: 'inet6', dport: [80, 443, 8080] }).filters.length, 3);
+  const fl = flowerSynMatch({ family: 'inet6', dport: [80, 443], dst: 'fd00:78::1', actions: [{ kind: 'mirred', direction: 'egress', mirred_action: 'redirect', to_dev: 'ifb0' }] });
+  t.is(fl.protocol, 'ipv6');
+  t.deepEqual(fl.filters.map((f) => f.options.dst_port), [80, 443]);
+  const f = decodeFilter(asMessage('flower', { ...fl.filters[1].options, actions: [{ kind: 'mirred', direction: 'egress', mirred_action: 'redirect', ifindex: 4 }] }, 'ingress', 'ipv6'));
+  t.like(f.options, { keys: { eth_type: 'ipv6', ip_proto: 'tcp', dst_ip: 'fd00:78::1', dst_port: 443, tcp_flags: '0x2/12' } });
+  for (const bad of [{ family: 'inet', dport: [] }, { family: 'inet', dport: 80, dst: 'fd00::1' }, { family: 'inet6', dport: 0 }]) {
+    t.throws(() => flowerSynMatch(bad as never), { instanceOf: UsageError }, JSON.stringify(bad));
+    t.throws(() => u32SynMatch(bad as never), { instanceOf: UsageError }, JSON.stringify(bad));
+  }
 });

@@ -459,3 +459,45 @@ export const flower: FilterKind<FlowerOptions> = {
   parseArgs,
   formatOptions,
 };
+
+/** What {@link flowerSynMatch} builds filters for. */
+export interface FlowerSynMatchOptions {
+  /** 'inet' (protocol "ip", eth_type ipv4) or 'inet6' (protocol "ipv6", eth_type ipv6) */
+  family: 'inet' | 'inet6';
+  /** TCP destination port(s), 1..65535: one filter each */
+  dport: number | readonly number[];
+  /** destination address or prefix of that family; any when absent */
+  dst?: string;
+  /** actions run on a match (e.g. mirred egress redirect to an IFB) */
+  actions?: readonly ActionSpec[];
+}
+
+/**
+ * flower filters that match TCP segments with SYN set and ACK clear
+ * (`tcp_flags 0x2/0x12`) to the destination port(s), optionally one
+ * destination address or prefix, with `actions`. flower parses the headers
+ * itself: IPv4 options and IPv6 extension headers are followed by the
+ * kernel's flow dissector (no limit of u32's kind).
+ * @returns the filter protocol ("ip" / "ipv6") and one options object per port, all for the same parent and pref
+ * @throws {UsageError} a port outside 1..65535, an address of the other family
+ */
+export function flowerSynMatch(o: FlowerSynMatchOptions): { protocol: 'ip' | 'ipv6'; filters: Array<{ options: FlowerOptions }> } {
+  if (typeof o !== 'object' || o === null) throw new UsageError('flower SYN match: options must be an object { family, dport, dst?, actions? }');
+  for (const k of Object.keys(o)) {
+    if (!['family', 'dport', 'dst', 'actions'].includes(k)) throw new UsageError(`flower SYN match has no option ${JSON.stringify(k)} (it takes family, dport, dst, actions)`);
+  }
+  if (o.family !== 'inet' && o.family !== 'inet6') throw new UsageError(`flower SYN match: family must be 'inet' or 'inet6', not ${JSON.stringify(o.family)}`);
+  const list = Array.isArray(o.dport) ? o.dport : [o.dport];
+  if (list.length === 0) throw new UsageError('flower SYN match: give at least one dport');
+  const ethType = o.family === 'inet' ? 'ipv4' : 'ipv6';
+  const filters = list.map((p) => {
+    const options: FlowerOptions = {
+      eth_type: ethType, ip_proto: 'tcp', ...(o.dst === undefined ? {} : { dst_ip: o.dst }),
+      dst_port: parseIntArg(p as number, 'flower SYN match dport', 1, 65535), tcp_flags: { value: 0x02, mask: 0x12 },
+      ...(o.actions === undefined ? {} : { actions: o.actions }),
+    };
+    encodeOptions({ ...options, actions: undefined }); // check the address family now (actions may still name their device: resolveActionDevices)
+    return { options };
+  });
+  return { protocol: o.family === 'inet' ? 'ip' : 'ipv6', filters };
+}

@@ -559,8 +559,8 @@ export const u32Filter: FilterKind<U32Options> = {
 export interface U32SynMatchOptions {
   /** 'inet' (IPv4, filter protocol "ip") or 'inet6' (IPv6, protocol "ipv6") */
   family: 'inet' | 'inet6';
-  /** TCP destination port, 1..65535 */
-  dport: number;
+  /** TCP destination port(s), 1..65535; several ports share the IPv4 hash table (one TCP node each) */
+  dport: number | readonly number[];
   /** destination address or prefix of that family ("169.254.0.1", "fd00::/64"); any when absent */
   dst?: string;
   /** actions run on a match (e.g. mirred egress redirect to an IFB) */
@@ -624,11 +624,11 @@ function prefixKeys(text: string, family: 'inet' | 'inet6', base: number): U32Ma
  *   (2) in the filter's root table (800: for the first u32 pref of a hook), a node matching protocol 6, fragment
  *   offset 0 (and the destination) that links to `htid:` with
  *   `offset at 0 mask 0x0f00 shift 6 eat` (the header length IHL × 4, read
- *   from the packet); (3) in `htid:`, the TCP node: destination port at 2,
- *   flags `& 0x12 == 0x02` at 13, and the actions. Like tc:
+ *   from the packet); (3) in `htid:`, one TCP node per port: destination
+ *   port at 2, flags `& 0x12 == 0x02` at 13, and the actions. Like tc:
  *   `u32 handle 1: divisor 1` / `u32 match ip protocol 6 0xff match u16 0 0x1fff at 6 link 1: offset at 0 mask 0x0f00 shift 6 eat`
  *   / `u32 ht 1: match u16 P 0xffff at 2 match u8 0x02 0x12 at 13 action ...`.
- * - IPv6 (protocol "ipv6"): one filter on the fixed 40-byte header: next
+ * - IPv6 (protocol "ipv6"): one filter per port on the fixed 40-byte header: next
  *   header 6 at 6, destination at 24, port at 42, flags at 53. Not covered:
  *   a SYN whose TCP header follows IPv6 extension headers (hop-by-hop,
  *   routing, destination options, fragment) is not matched (it passes
@@ -641,16 +641,26 @@ export function u32SynMatch(o: U32SynMatchOptions): U32SynFilters {
     if (!['family', 'dport', 'dst', 'actions', 'htid'].includes(k)) throw new UsageError(`u32 SYN match has no option ${JSON.stringify(k)} (it takes family, dport, dst, actions, htid)`);
   }
   if (o.family !== 'inet' && o.family !== 'inet6') throw new UsageError(`u32 SYN match: family must be 'inet' or 'inet6', not ${JSON.stringify(o.family)}`);
-  const dport = parseIntArg(o.dport, 'u32 SYN match dport', 1, 65535);
+  const list = Array.isArray(o.dport) ? o.dport : [o.dport];
+  if (list.length === 0) throw new UsageError('u32 SYN match: give at least one dport');
+  const dports = list.map((p) => parseIntArg(p as number, 'u32 SYN match dport', 1, 65535));
   const actions = o.actions === undefined ? {} : { actions: o.actions };
   if (o.family === 'inet6') {
-    const match: U32Match[] = [
-      { type: 'u8', value: 6, mask: 0xff, at: 6 },
-      ...(o.dst === undefined ? [] : prefixKeys(o.dst, 'inet6', 24)),
-      { type: 'u16', value: dport, mask: 0xffff, at: 42 },
-      { type: 'u8', value: TCP_SYN, mask: TCP_SYN_ACK, at: 53 },
-    ];
-    return { protocol: 'ipv6', filters: [{ options: { match, ...actions } }] };
+    const dst = o.dst === undefined ? [] : prefixKeys(o.dst, 'inet6', 24);
+    return {
+      protocol: 'ipv6',
+      filters: dports.map((dport) => ({
+        options: {
+          match: [
+            { type: 'u8', value: 6, mask: 0xff, at: 6 } as U32Match,
+            ...dst,
+            { type: 'u16', value: dport, mask: 0xffff, at: 42 },
+            { type: 'u8', value: TCP_SYN, mask: TCP_SYN_ACK, at: 53 },
+          ],
+          ...actions,
+        },
+      })),
+    };
   }
   const htid = parseIntArg(o.htid ?? 1, 'u32 SYN match htid', 1, 0x7ff);
   const ht = `${htid.toString(16)}:`;
@@ -664,13 +674,13 @@ export function u32SynMatch(o: U32SynMatchOptions): U32SynFilters {
     filters: [
       { handle: ht, options: { divisor: 1 } },
       { options: { match: l3, link: ht, offset: { at: 0, mask: 0x0f00, shift: 6, eat: true } } },
-      {
+      ...dports.map((dport) => ({
         options: {
           ht,
-          match: [{ type: 'u16', value: dport, mask: 0xffff, at: 2 }, { type: 'u8', value: TCP_SYN, mask: TCP_SYN_ACK, at: 13 }],
+          match: [{ type: 'u16', value: dport, mask: 0xffff, at: 2 }, { type: 'u8', value: TCP_SYN, mask: TCP_SYN_ACK, at: 13 }] as U32Match[],
           ...actions,
         },
-      },
+      })),
     ],
   };
 }
