@@ -66,6 +66,7 @@ function readHead(msg: NetlinkMessage, isClass: boolean): void {
   INFO.parent = hParent;
   INFO.info = hInfo;
   INFO.isClass = isClass;
+  INFO.stats = true;
   T.parse(p, TCMSG_LEN, p.length, hBase);
 }
 
@@ -179,6 +180,7 @@ export function decodeClass(msg: NetlinkMessage, opts: DecodeOptions = NO_OPTION
  */
 export function decodeFilter(msg: NetlinkMessage, opts: DecodeOptions = NO_OPTIONS): FilterEntry {
   readHead(msg, false);
+  INFO.stats = opts.stats !== false;
   const p = msg.payload;
   const e = {} as FilterEntry;
   if (opts.dev !== undefined) e.dev = opts.dev;

@@ -127,6 +127,8 @@ export interface TcHeaderInfo {
   info: number;
   /** true for a class message (RTM_*TCLASS) */
   isClass?: boolean;
+  /** false when the caller asked for no counters (tc without -s): kinds leave out their own stats (e.g. actions' times and counters) */
+  stats?: boolean;
 }
 
 /**

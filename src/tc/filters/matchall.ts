@@ -48,7 +48,7 @@ const T = new NlaTable(TCA_MATCHALL_PAD);
  * TCA_OPTIONS -> `{ handle (number, as tc -j), flowid?, skip_hw?, skip_sw?, in_hw? | not_in_hw?, rule_hit?, actions? }`.
  * @throws {NetlinkDecodeError} a counter shorter than 8 bytes, short attributes
  */
-function decodeOptions(buf: Buffer, start: number, end: number, base: number, info: { handle: number }): Record<string, unknown> {
+function decodeOptions(buf: Buffer, start: number, end: number, base: number, info: { handle: number; stats?: boolean }): Record<string, unknown> {
   T.parse(buf, start, end, base);
   const out: Record<string, unknown> = {};
   if (info.handle) out.handle = info.handle;
@@ -62,7 +62,7 @@ function decodeOptions(buf: Buffer, start: number, end: number, base: number, in
     out.rule_hit = readU64(buf, pc);
   }
   const act = T.bytes(TCA_MATCHALL_ACT);
-  if (act) out.actions = decodeActions(act, T.headerOffset(TCA_MATCHALL_ACT) + 4, (info as { stats?: boolean }).stats !== false);
+  if (act) out.actions = decodeActions(act, T.headerOffset(TCA_MATCHALL_ACT) + 4, info.stats !== false);
   return out;
 }
 
