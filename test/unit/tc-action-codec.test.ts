@@ -265,3 +265,14 @@ test('several ports: u32SynMatch shares the IPv4 table (one TCP node per port), 
     t.throws(() => u32SynMatch(bad as never), { instanceOf: UsageError }, JSON.stringify(bad));
   }
 });
+
+test('listing without stats (tc without -s): actions keep index/ref/bind but not their times or counters', (t) => {
+  const c = loadCapture('46_filter_dump_ingress');
+  const m = replies(c).flatMap((d) => parseMessages(d.bytes)).find((x) => x.type === RTM_NEWTFILTER && x.payload.length > 300)!;
+  const withStats = (decodeFilter(m).options!.actions as Array<Record<string, unknown>>)[0];
+  const without = (decodeFilter(m, { stats: false }).options!.actions as Array<Record<string, unknown>>)[0];
+  t.like(withStats, { installed: 10, last_used: 1, first_used: 1, stats: { bytes: 60, packets: 1 } });
+  t.like(without, { kind: 'mirred', index: 1, ref: 1, bind: 1 });
+  for (const k of ['installed', 'last_used', 'first_used', 'stats']) t.false(k in without, k);
+  t.is(formatActionList([without as never]), '\n\taction order 1: mirred (Egress Redirect to device if3) stolen\n\tindex 1 ref 1 bind 1\n');
+});

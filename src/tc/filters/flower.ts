@@ -321,7 +321,7 @@ function ipText(buf: Buffer, a: number, m: number, len: number): string {
  * `skip_hw`/`skip_sw`/`in_hw`(+`in_hw_count`)/`not_in_hw`, `actions`.
  * @throws {NetlinkDecodeError} short attributes
  */
-function decodeOptions(buf: Buffer, start: number, end: number, base: number, info: { handle: number }): Record<string, unknown> {
+function decodeOptions(buf: Buffer, start: number, end: number, base: number, info: { handle: number; stats?: boolean }): Record<string, unknown> {
   T.parse(buf, start, end, base);
   const out: Record<string, unknown> = {};
   if (info.handle) out.handle = info.handle;
@@ -379,7 +379,7 @@ function decodeOptions(buf: Buffer, start: number, end: number, base: number, in
     }
   }
   const act = T.at(TCA_FLOWER_ACT);
-  if (act >= 0) out.actions = decodeActionList(buf, act, act + T.size(TCA_FLOWER_ACT), base, (info as { stats?: boolean }).stats !== false);
+  if (act >= 0) out.actions = decodeActionList(buf, act, act + T.size(TCA_FLOWER_ACT), base, info.stats !== false);
   return out;
 }
 

@@ -367,7 +367,7 @@ const KEY_LEN = 16;
  * `match: [{ value, mask, offmask, off }]` (tc repeats a "match" key; here it is an array).
  * @throws {NetlinkDecodeError} a selector shorter than its nkeys claim, or short attributes
  */
-function decodeOptions(buf: Buffer, start: number, end: number, base: number, info: { handle: number }): Record<string, unknown> {
+function decodeOptions(buf: Buffer, start: number, end: number, base: number, info: { handle: number; stats?: boolean }): Record<string, unknown> {
   T.parse(buf, start, end, base);
   const out: Record<string, unknown> = {};
   const handle = info.handle;
@@ -440,7 +440,7 @@ function decodeOptions(buf: Buffer, start: number, end: number, base: number, in
   const indev = T.str(TCA_U32_INDEV);
   if (indev !== undefined) out.input_dev = indev;
   const act = T.at(TCA_U32_ACT);
-  if (act >= 0) out.actions = decodeActionList(buf, act, act + T.size(TCA_U32_ACT), base, (info as { stats?: boolean }).stats !== false);
+  if (act >= 0) out.actions = decodeActionList(buf, act, act + T.size(TCA_U32_ACT), base, info.stats !== false);
   return out;
 }
 
