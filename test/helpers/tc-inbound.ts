@@ -141,26 +141,28 @@ export function theirsShape(x: Record<string, unknown>): Record<string, unknown>
 }
 
 /** Our listing of one parent, mirred targets named. */
-export async function ourListing(conn: NetlinkConnection, dev: string, parent: string): Promise<FilterEntry[]> {
-  return resolveActionDeviceNames(conn, await listFilters(conn, { dev, parent }));
+export async function ourListing(conn: NetlinkConnection, dev: string, parent: string, stats = true): Promise<FilterEntry[]> {
+  return resolveActionDeviceNames(conn, await listFilters(conn, { dev, parent, stats }));
 }
 
 /**
- * tc's text and JSON of `tc -s [-j] filter show dev X PARENT` equal ours.
+ * tc's text and JSON of `tc [-s] [-j] filter show dev X PARENT` equal ours
+ * (with `stats`, the default: -s and our listing with counters).
  * tc prints action times in whole seconds and counters that move: our
  * listing is taken just before and just after tc's, and tc's output must
  * equal one of the two (up to three tries; the last compares with the later
  * snapshot, so that a failure shows the difference).
  * @returns our later listing
  */
-export async function sameAsTc(t: ExecutionContext, conn: NetlinkConnection, dev: string, parent: string): Promise<FilterEntry[]> {
-  const opts = { stats: true, omitParent: true };
+export async function sameAsTc(t: ExecutionContext, conn: NetlinkConnection, dev: string, parent: string, stats = true): Promise<FilterEntry[]> {
+  const opts = { stats, omitParent: true };
+  const s = stats ? ['-s'] : [];
   let after: FilterEntry[] = [];
   for (let attempt = 0; attempt < 3; attempt++) {
-    const before = await ourListing(conn, dev, parent);
-    const text = sh(TC, '-s', 'filter', 'show', 'dev', dev, parent);
-    const json = sh(TC, '-s', '-j', 'filter', 'show', 'dev', dev, parent);
-    after = await ourListing(conn, dev, parent);
+    const before = await ourListing(conn, dev, parent, stats);
+    const text = sh(TC, ...s, 'filter', 'show', 'dev', dev, parent);
+    const json = sh(TC, ...s, '-j', 'filter', 'show', 'dev', dev, parent);
+    after = await ourListing(conn, dev, parent, stats);
     const texts = [before, after].map((l) => l.map((f) => formatFilterText(f, opts)).join(''));
     const theirs = (parseTcJson(json) as Array<Record<string, unknown>>).map(theirsShape);
     const shapes = [before, after].map((l) => l.map(tcShape));

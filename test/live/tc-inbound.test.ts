@@ -117,6 +117,7 @@ test.after.always(async () => {
 
 test.serial('our clsact + u32 SYN filters (IPv4 with the header-length link, IPv6) + mirred to the IFB: tc -s prints them as we do, text and JSON', async (t) => {
   const fs = await sameAsTc(t, conn, SRV, 'ingress');
+  await sameAsTc(t, conn, SRV, 'ingress', false);
   // IPv4: the divisor table 1:, the link node in 800: (offset/eat), the TCP node in 1: with the action; IPv6: one node
   t.true(fs.some((f) => (f.options as Record<string, unknown> | undefined)?.fh === '1:'));
   t.true(fs.some((f) => (f.options as Record<string, unknown> | undefined)?.link === '1:'));
@@ -170,6 +171,7 @@ test.serial('filters added by tc (capture 43\'s command) decode as tc prints the
   sh(TC, 'filter', 'add', 'dev', TCDEV, 'ingress', 'protocol', 'ipv6', 'pref', '2', 'u32', 'match', 'u8', '6', '0xff', 'at', '6', 'match', 'u16', '443', '0xffff', 'at', '42',
     'action', 'mirred', 'ingress', 'mirror', 'dev', TCIFB, 'pipe', 'action', 'mirred', 'egress', 'redirect', 'dev', TCIFB);
   await sameAsTc(t, conn, TCDEV, 'ingress');
+  await sameAsTc(t, conn, TCDEV, 'ingress', false);
   await deleteFilter(conn, { dev: TCDEV, parent: 'ingress', protocol: 'ip', pref: 1, kind: 'u32' });
   t.false(sh(TC, 'filter', 'show', 'dev', TCDEV, 'ingress').includes('pref 1 '));
   await deleteQdisc(conn, { dev: TCDEV, kind: 'clsact' });
