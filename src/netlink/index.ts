@@ -17,7 +17,7 @@ export {
   type Transport, type ConnectionOptions, type RequestInit, type ExchangeResult, type NetlinkWarning, type SocketOptions,
 } from './connection.js';
 export * from './libc.js';
-export { withNetns, setDefaultNetns, defaultNetns, netnsPath, NETNS_RUN_DIR, NETNS_ENV } from './netns.js';
+export { withNetns, checkNetns, setDefaultNetns, defaultNetns, netnsPath, NETNS_RUN_DIR, NETNS_ENV } from './netns.js';
 export * from './describe.js';
 export * from './pcap.js';
 export { parseHexDump, hexDumpDatagrams } from './hexdump.js';

@@ -105,6 +105,17 @@ export function withNetns<T>(spec: string | undefined, f: () => T): T {
   }
 }
 
+/**
+ * Check that `spec` names a network namespace this process can enter, now
+ * (enter it and come back): for a CLI that wants to refuse a bad `--netns`
+ * before doing anything.
+ * @throws {UsageError} it does not exist, or is not a network namespace
+ * @throws {SynplugError} (`permission`) not allowed to open or enter it
+ */
+export function checkNetns(spec: string): void {
+  withNetns(spec, () => undefined);
+}
+
 let processDefault: string | undefined;
 
 /**

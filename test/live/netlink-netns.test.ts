@@ -19,7 +19,7 @@ import { createServer, type Server } from 'node:net';
 import { NetlinkConnection } from '../../src/netlink/connection.js';
 import { UsageError, NetlinkError } from '../../src/netlink/errors.js';
 import { NETLINK_NETFILTER, NETLINK_ROUTE } from '../../src/netlink/message.js';
-import { setDefaultNetns, defaultNetns, netnsPath, NETNS_ENV } from '../../src/netlink/netns.js';
+import { setDefaultNetns, defaultNetns, netnsPath, checkNetns, NETNS_ENV } from '../../src/netlink/netns.js';
 import { getLinkByName, listLinks } from '../../src/netlink/route/link.js';
 import { addAddress } from '../../src/netlink/route/addr.js';
 import { listTcpListeners } from '../../src/netlink/sockdiag.js';
@@ -158,6 +158,9 @@ test.serial('bad namespaces: one that does not exist, files that are not network
     t.regex(e!.message, /is not a network namespace name/);
     t.throws(() => setDefaultNetns(bad), { instanceOf: UsageError });
   }
+  t.throws(() => checkNetns('sp-nn-no-such-ns'), { instanceOf: UsageError });
+  t.throws(() => checkNetns('/proc/self/ns/uts'), { instanceOf: UsageError });
+  t.notThrows(() => checkNetns(NS));
   t.is(ownNs(), before, 'still in our own namespace after every refusal');
 });
 
