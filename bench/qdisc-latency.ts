@@ -10,7 +10,7 @@
  * | row | what |
  * |---|---|
  * | syscall floor (python) | Python's own AF_NETLINK socket: send + recv of the same pre-encoded request (bench/lib/floor.py), timed in Python; run in 4 parts interleaved with the rows below |
- * | bare koffi transport | synplug's SocketTransport alone: send a pre-encoded RTM_NEWQDISC with NLM_F_ACK, the ack read inside send |
+ * | bare koffi transport | synplug's SocketTransport alone: send a pre-encoded RTM_NEWQDISC with NLM_F_ACK, the ack read inside send; timed synchronously like the floor (no promise) |
  * | conn.request | NetlinkConnection.request of a pre-built request (seq, encode, ack matching): how the guard sends plug verbs |
  * | changeQdisc (ifindex) | `changeQdisc(conn, { ifindex, ... })`: builds and sends the same single message |
  * | changeQdisc (dev name) | `changeQdisc(conn, { dev, ... })`: RTM_GETLINK for the name, then the change; the two messages tc and nl-qdisc-add send |
@@ -137,7 +137,7 @@ function npmRunner(ifindex: number): { run(limit: number): Promise<void>; close(
  * queued the ack before send returns and the transport reads it inside send
  * (one recv), handing it to the callback, which checks it.
  */
-function koffiRunner(ifindex: number): { run(limit: number): Promise<void>; close(): void } {
+function koffiRunner(ifindex: number): { run(limit: number): void; close(): void } {
   const tr = new SocketTransport(NETLINK_ROUTE);
   const msgs = new Map<number, Buffer>();
   let seq = 1;
@@ -149,15 +149,14 @@ function koffiRunner(ifindex: number): { run(limit: number): Promise<void>; clos
     got = d.readUInt32LE(8) === want && errno === 0 ? 'ok' : `bare change refused: type ${d.readUInt16LE(4)}, errno ${errno}`;
   });
   return {
-    run(limit: number): Promise<void> {
+    run(limit: number): void {
       let b = msgs.get(limit);
       if (!b) { b = bareChange(ifindex, limit); msgs.set(limit, b); }
       want = seq++;
       b.writeUInt32LE(want, 8);
       got = undefined;
       tr.send(b);
-      if (got === 'ok') return Promise.resolve();
-      return Promise.reject(new Error(got ?? 'bare koffi transport: the ack was not there after send'));
+      if (got !== 'ok') throw new Error(got ?? 'bare koffi transport: the ack was not there after send');
     },
     close: () => tr.close(),
   };
@@ -178,12 +177,17 @@ function currentLimit(dev: string): number {
   return q.options?.limit ?? -1;
 }
 
-/** Time `n` awaited calls of `f(i)`, microseconds each. */
-async function timeCalls(n: number, f: (i: number) => Promise<unknown>): Promise<number[]> {
+/**
+ * Time `n` calls of `f(i)`, microseconds each: awaited when `f` returns a
+ * promise, else timed as the synchronous call it is (the bare transport
+ * delivers the ack inside send, as Python's socket does inside recv).
+ */
+async function timeCalls(n: number, f: (i: number) => Promise<unknown> | void): Promise<number[]> {
   const out = new Array<number>(n);
   for (let i = 0; i < n; i++) {
     const t0 = process.hrtime.bigint();
-    await f(i);
+    const r = f(i);
+    if (r instanceof Promise) await r;
     out[i] = Number(process.hrtime.bigint() - t0) / 1000;
   }
   return out;
@@ -217,7 +221,7 @@ export async function runQdiscLatency(options: QdiscLatencyOptions = {}): Promis
       if (!r) { r = qdiscRequest('change', ifindex, spec(l)); prebuilt.set(l, r); }
       return r;
     };
-    const inProc: Array<{ name: string; roundTrips: number; f: (limit: number) => Promise<unknown> }> = [
+    const inProc: Array<{ name: string; roundTrips: number; f: (limit: number) => Promise<unknown> | void }> = [
       { name: 'bare koffi transport, pre-encoded', roundTrips: 1, f: (l) => bare.run(l) },
       { name: 'NetlinkConnection.request, pre-built', roundTrips: 1, f: (l) => conn.request(prebuiltFor(l)) },
       { name: 'changeQdisc by ifindex', roundTrips: 1, f: (l) => changeQdisc(conn, { ifindex, ...spec(l) }) },
