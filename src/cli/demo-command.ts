@@ -120,7 +120,7 @@ export function demoExitCode(verdict: DemoModule.DemoVerdict): number {
 export function demoCommand(program: Command): void {
   program.command('demo')
     .description('show the technique on this machine: a server restarted without socket hand-over, first unprotected, then under protect; sets up the local hold when needed and removes it again')
-    .addOption(new Option('--seconds <n>', 'length of each phase, seconds (default 5); restarts that run late stretch it, to 3 times at most'))
+    .addOption(new Option('--seconds <n>', 'length of each phase, seconds (default 5); restarts that run late stretch it, to 10 times at most'))
     .addOption(new Option('--restarts <n>', 'server restarts per phase (default 10)'))
     .addOption(new Option('--gap <duration>', 'how long the server has no listening socket at each restart, e.g. 200ms, 1s (default 200ms)'))
     .addOption(jsonOption())

@@ -6,7 +6,10 @@
  * @module
  */
 export { runDemo, DemoInterruptedError, PHASE_STRETCH } from './run.js';
-export { resolveDemoOptions, restartDueMs, DEMO_DEFAULTS, DEMO_LIMITS, MIN_RUN_BETWEEN_MS, type ResolvedDemoOptions } from './options.js';
+export {
+  resolveDemoOptions, restartDueMs, DEMO_DEFAULTS, DEMO_LIMITS, MIN_RUN_BETWEEN_MS, DRAIN_MAX_MS, HOLD_MARGIN_MS, TIMEOUT_MARGIN_MS,
+  type ResolvedDemoOptions,
+} from './options.js';
 export { percentile, summariseRequests, phaseResult, verdictOf, type RequestSummary } from './stats.js';
 export { requestOnce, classifyError, ClientLoad, FAILURE_PAUSE_MS, type ClientLoadOptions } from './clients.js';
 export { PongServer } from './server.js';

@@ -17,9 +17,21 @@ export const DEMO_DEFAULTS = {
   gapMs: 200,
   /** concurrent client loops */
   clients: 16,
-  /** request timeout, ms */
-  requestTimeoutMs: 10_000,
 } as const;
+
+/**
+ * The longest a restart waits for the listening socket's accept queue to
+ * empty before it closes the socket, ms. Under the plug the queue only
+ * shrinks, at the server's pace: in a software-emulated VM on a busy host the
+ * demo's server took over a second to accept 14 queued connections.
+ */
+export const DRAIN_MAX_MS = 3000;
+
+/** The max-hold of a protected restart beyond its gap and drain, ms: signal, listen and protect's sock_diag polling, on a slow machine. */
+export const HOLD_MARGIN_MS = 10_000;
+
+/** A request's timeout beyond the max-hold, ms: a held request is answered after the release, never counted as a timeout for being held. */
+export const TIMEOUT_MARGIN_MS = 10_000;
 
 /** The least time between two restarts beyond the gap, ms: the clients need a moment to reach the new listener. */
 export const MIN_RUN_BETWEEN_MS = 100;
@@ -42,8 +54,10 @@ export interface ResolvedDemoOptions {
   requestTimeoutMs: number;
   /** ms between the starts of two restarts: seconds * 1000 / restarts */
   intervalMs: number;
-  /** max-hold of each protected restart, ms: the gap plus 5 s */
+  /** max-hold of each protected restart, ms: the gap plus {@link DRAIN_MAX_MS} plus {@link HOLD_MARGIN_MS} */
   maxHoldMs: number;
+  /** the drain's bound, ms ({@link DRAIN_MAX_MS}) */
+  drainMaxMs: number;
 }
 
 function checkNumber(value: unknown, name: string, lim: { min: number; max: number }, whole: boolean, unit = ''): number {
@@ -62,12 +76,13 @@ export function resolveDemoOptions(o: DemoOptions = {}): ResolvedDemoOptions {
   const restarts = checkNumber(o.restarts ?? DEMO_DEFAULTS.restarts, 'restarts (--restarts)', DEMO_LIMITS.restarts, true);
   const gapMs = checkNumber(o.gapMs ?? DEMO_DEFAULTS.gapMs, 'gap (--gap)', DEMO_LIMITS.gapMs, true, ' ms');
   const clients = checkNumber(o.clients ?? DEMO_DEFAULTS.clients, 'clients', DEMO_LIMITS.clients, true);
-  const requestTimeoutMs = checkNumber(o.requestTimeoutMs ?? DEMO_DEFAULTS.requestTimeoutMs, 'requestTimeoutMs', DEMO_LIMITS.requestTimeoutMs, true, ' ms');
+  const maxHoldMs = gapMs + DRAIN_MAX_MS + HOLD_MARGIN_MS;
+  const requestTimeoutMs = checkNumber(o.requestTimeoutMs ?? maxHoldMs + TIMEOUT_MARGIN_MS, 'requestTimeoutMs', DEMO_LIMITS.requestTimeoutMs, true, ' ms');
   const intervalMs = (seconds * 1000) / restarts;
   if (intervalMs < gapMs + MIN_RUN_BETWEEN_MS) {
     throw new UsageError(`${restarts} restarts with a gap of ${gapMs} ms do not fit in ${seconds} s per phase: each restart needs its gap plus ${MIN_RUN_BETWEEN_MS} ms (give more --seconds, fewer --restarts or a shorter --gap)`);
   }
-  return { seconds, restarts, gapMs, clients, requestTimeoutMs, intervalMs, maxHoldMs: gapMs + 5000 };
+  return { seconds, restarts, gapMs, clients, requestTimeoutMs, intervalMs, maxHoldMs, drainMaxMs: DRAIN_MAX_MS };
 }
 
 /**

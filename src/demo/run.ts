@@ -14,8 +14,8 @@
  * exactly the machinery a user's reload gets, with every safety it has. It
  * starts its watchdog (a process of its own) before it plugs, so that if the
  * demo is killed, even by SIGKILL, the watchdog releases at once; it arms the
- * kernel-side deadline (the nftables set element expires after the max-hold,
- * the gap plus 5 s), records the plug in plug.json for the next command's
+ * kernel-side deadline (the nftables set element expires after the max-hold:
+ * the gap, the drain's bound and 10 s), records the plug in plug.json for the next command's
  * stale-plug recovery, and releases on every path. The cost is a watchdog
  * start per restart (tens of ms on a host, seconds in a software-emulated VM),
  * spent before the plug, outside the hold.
@@ -55,7 +55,7 @@ import { listTcpListeners } from '../netlink/sockdiag.js';
 import { check, setup, teardown, protect, hasNetAdmin, NotPermittedError } from '../guard/index.js';
 import { ClientLoad } from './clients.js';
 import { PongServer } from './server.js';
-import { resolveDemoOptions, restartDueMs, type ResolvedDemoOptions } from './options.js';
+import { resolveDemoOptions, restartDueMs, DRAIN_MAX_MS, type ResolvedDemoOptions } from './options.js';
 import { phaseResult, verdictOf } from './stats.js';
 import type { DemoOptions, DemoResult, PhaseResult, RestartResult } from './types.js';
 
@@ -76,13 +76,10 @@ export class DemoInterruptedError extends SynplugError {
  * restart first starts protect's watchdog (a `node` process: seconds in a
  * software-emulated VM), so it can take longer than its share of the phase.
  */
-export const PHASE_STRETCH = 3;
+export const PHASE_STRETCH = 10;
 
 /** The device the local hold sits on, the only one the demo's local clients pass. */
 const LOCAL_DEV = 'lo';
-
-/** The longest a restart waits for the accept queue to empty before it closes the listening socket, ms. */
-export const DRAIN_MAX_MS = 500;
 
 interface Ctx {
   o: ResolvedDemoOptions;
@@ -178,7 +175,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
       return l ? l.recvQ : null;
     };
     const ctx: Ctx = {
-      o, addr, server, drain: { probe, maxMs: DRAIN_MAX_MS }, stateDir, progress, stopped: () => stoppedBy, stopWait: stopCtl.signal, notices: [], usr2,
+      o, addr, server, drain: { probe, maxMs: o.drainMaxMs }, stateDir, progress, stopped: () => stoppedBy, stopWait: stopCtl.signal, notices: [], usr2,
     };
     const unprotected = await runPhase(ctx, 'unprotected');
     const prot = stoppedBy ? undefined : await runPhase(ctx, 'protected');

@@ -143,7 +143,7 @@ export interface DemoOptions {
   /**
    * how long each phase runs, seconds (> 0, at most 600; default 5). A phase whose
    * restarts run late (a protected restart starts protect's watchdog first) stretches
-   * to do them all, up to 3 times this; restarts that would end later are not done.
+   * to do them all, up to 10 times this; restarts that would end later are not done.
    */
   seconds?: number;
   /** restarts per phase (whole number 1-1000; default 10), spread evenly over the phase */
@@ -152,7 +152,7 @@ export interface DemoOptions {
   gapMs?: number;
   /** concurrent client loops (whole number 1-256; default 16) */
   clients?: number;
-  /** a request that has not completed after this long fails as `timeout`, ms (default 10000; at least 100) */
+  /** a request that has not completed after this long fails as `timeout`, ms (at least 100; default: a protected restart's max-hold plus 10 s) */
   requestTimeoutMs?: number;
   /** the state directory of the guard (default: the guard's, /run/synplug) */
   stateDir?: string;

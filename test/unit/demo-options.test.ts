@@ -5,21 +5,26 @@
  * and the exit code of each verdict.
  */
 import test from 'ava';
-import { resolveDemoOptions, restartDueMs, DEMO_DEFAULTS, DEMO_LIMITS, MIN_RUN_BETWEEN_MS } from '../../src/demo/options.js';
+import {
+  resolveDemoOptions, restartDueMs, DEMO_DEFAULTS, DEMO_LIMITS, MIN_RUN_BETWEEN_MS, DRAIN_MAX_MS, HOLD_MARGIN_MS, TIMEOUT_MARGIN_MS,
+} from '../../src/demo/options.js';
 import { phaseResult, verdictOf } from '../../src/demo/stats.js';
 import { demoOptionsFromFlags, formatDemo, formatMs, demoExitCode } from '../../src/cli/demo-command.js';
 import { exitCodeOf, EXIT } from '../../src/cli/exit-codes.js';
 import { UsageError } from '../../src/netlink/errors.js';
 import type { DemoResult, FailureKind, RequestRecord } from '../../src/demo/types.js';
 
-test('defaults: 5 s per phase, 10 restarts, 200 ms gap, 16 clients; max-hold = gap + 5 s', (t) => {
+test('defaults: 5 s per phase, 10 restarts, 200 ms gap, 16 clients; max-hold = gap + drain bound + margin; timeout past the max-hold', (t) => {
   const o = resolveDemoOptions();
   t.is(o.seconds, DEMO_DEFAULTS.seconds);
   t.is(o.restarts, DEMO_DEFAULTS.restarts);
   t.is(o.gapMs, DEMO_DEFAULTS.gapMs);
   t.is(o.clients, DEMO_DEFAULTS.clients);
   t.is(o.intervalMs, (o.seconds * 1000) / o.restarts);
-  t.is(o.maxHoldMs, o.gapMs + 5000);
+  t.is(o.drainMaxMs, DRAIN_MAX_MS);
+  t.is(o.maxHoldMs, o.gapMs + DRAIN_MAX_MS + HOLD_MARGIN_MS);
+  t.is(o.requestTimeoutMs, o.maxHoldMs + TIMEOUT_MARGIN_MS, 'a held request is never a timeout');
+  t.is(resolveDemoOptions({ requestTimeoutMs: 500 }).requestTimeoutMs, 500);
 });
 
 test('bounds: each out-of-range value is a UsageError naming its flag', (t) => {
