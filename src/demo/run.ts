@@ -285,6 +285,9 @@ async function protectedRestart(ctx: Ctx): Promise<Omit<RestartResult, 'atMs'>> 
   usr2.restart = undefined;
   if (r.exitCode !== 0) {
     await restarted?.catch(() => {});
+    // SIGINT/SIGTERM reach the command too (protect forwards them once it runs): that is the interruption, not a failure.
+    const by = ctx.stopped();
+    if (by) throw new DemoInterruptedError(by, '');
     throw new SynplugError(`the demo's restart command (kill -s USR2 ${process.pid}) exited ${r.exitCode}${r.signal ? ` (${r.signal})` : ''}`);
   }
   if (!restarted) throw new SynplugError(`the demo's restart command ran, but its SIGUSR2 never reached the demo (pid ${process.pid}); protect released at the max-hold`);
