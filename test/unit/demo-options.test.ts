@@ -130,3 +130,12 @@ test('exit code: 0 when the protected phase lost nothing (also when insensitive)
   t.is(demoExitCode('insensitive'), EXIT.OK);
   t.not(demoExitCode('failed'), EXIT.OK);
 });
+
+test('runDemo: bad options are refused before anything is looked at, and no signal handler is left behind', async (t) => {
+  const { runDemo } = await import('../../src/demo/run.js');
+  const signals = ['SIGINT', 'SIGTERM', 'SIGUSR2'] as const;
+  const before = signals.map((s) => process.listenerCount(s));
+  await t.throwsAsync(runDemo({ gapMs: 0 }), { instanceOf: UsageError, message: /--gap/ });
+  await t.throwsAsync(runDemo({ seconds: 1, restarts: 10 }), { instanceOf: UsageError, message: /do not fit/ });
+  t.deepEqual(signals.map((s) => process.listenerCount(s)), before);
+});
