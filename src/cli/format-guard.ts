@@ -34,15 +34,19 @@ export function formatPlug(r: PlugResult, maxHold: string): string {
 
 /** Text for `synplug release`. */
 export function formatRelease(r: ReleaseResult): string {
+  const broke = r.brokeLeases ? `; broke ${r.brokeLeases} live lease(s) (running protects or manual plugs)` : '';
   return r.plugExists
-    ? `released${r.wasBuffering ? '' : ' (it was not recorded as plugged)'}; ${r.backlog} packet(s) were still queued`
-    : `no plug qdisc on ${r.dev}: nothing is held (synplug is not set up there)`;
+    ? `released${r.wasBuffering ? '' : ' (it was not recorded as plugged)'}; ${r.backlog} packet(s) were still queued${broke}`
+    : `no plug qdisc on ${r.dev}: nothing is held (synplug is not set up there)${broke}`;
 }
 
 /** Text for `synplug protect` (on stderr). */
 export function formatProtect(r: ProtectResult): string {
   const cmd = r.signal ? `killed by ${r.signal}` : `exit ${r.exitCode}`;
-  return `synplug: held new connections for ${r.heldMs.toFixed(1)} ms${r.maxHoldReached ? ' (max-hold reached)' : ''}; ${r.packetsReleased} packet(s) held and released, ${r.drops} dropped; command ${cmd}; synplug's own time in the window ${r.overhead.totalUs} µs`;
+  const held = r.releasedPlug === false
+    ? `held new connections for ${r.heldMs.toFixed(1)} ms${r.maxHoldReached ? ' (max-hold reached)' : ''}, then left the plug buffering for ${r.leftToHolders ?? 'other'} other holder(s) (the last one releases)`
+    : `held new connections for ${r.heldMs.toFixed(1)} ms${r.maxHoldReached ? ' (max-hold reached)' : ''}`;
+  return `synplug: ${held}; ${r.packetsReleased} packet(s) held and released, ${r.drops} dropped; command ${cmd}; synplug's own time in the window ${r.overhead.totalUs} µs`;
 }
 
 /** Text for `synplug status`. */
@@ -56,6 +60,9 @@ export function formatStatus(r: StatusResult): string {
     const when = new Date(p.state === 'buffering' ? p.since : p.releasedAt ?? p.since).toISOString();
     lines.push(`plug: ${p.state === 'buffering' ? `BUFFERING since ${when} (by ${p.owner} pid ${p.pid}, until ${new Date(p.deadline).toISOString()})` : `released (last at ${when})`}`);
   } else lines.push('plug: no record');
+  for (const l of r.leases ?? []) {
+    lines.push(`lease: ${l.owner} pid ${l.pid}${l.command ? ` (${l.command.join(' ')})` : ''} since ${new Date(l.since).toISOString()}, until ${new Date(l.deadline).toISOString()}, holds ${l.holds.join(', ')}`);
+  }
   if (r.held !== undefined) lines.push(`packets: ${r.held} held now, ${r.passed} passed, ${r.dropped} dropped over the limit`);
   lines.push(`marking: ${r.marking.length ? r.marking.map((m) => `${m.address}${m.expiresMs !== undefined ? ` (${durationText(m.expiresMs)} left)` : ''}`).join(', ') : 'off (no element in the set)'}`);
   if (r.qdiscs.length) {

@@ -10,7 +10,8 @@ import { join } from 'node:path';
 import { NetlinkError } from '../netlink/errors.js';
 import { resolveConfig, type GuardConfig } from './config.js';
 import { NoDeviceError } from './errors.js';
-import { StateStore, isStale, type LocalHoldRecord, type SetupRecord } from './state.js';
+import { StateStore, type LocalHoldRecord, type SetupRecord } from './state.js';
+import { dropLease, leaseLive, recordedLeases } from './leases.js';
 import { GuardSession } from './session.js';
 import { requireNetAdmin, hasNetAdmin } from './support.js';
 import type { GuardOptions, Recovery } from './types.js';
@@ -80,24 +81,29 @@ export async function withSession<T>(config: GuardConfig, record: SetupRecord | 
 }
 
 /**
- * Crash safety, third layer: release a plug that the record says was left
- * buffering by a protect that died, or whose deadline passed. Every command
- * calls it first (when it may: it needs CAP_NET_ADMIN).
- * @throws {StateFileError} plug.json is unreadable or damaged
- * @throws {StateFileError} plug.json cannot be written
+ * Crash safety, third layer: when plug.json says buffering but no live lease
+ * holds the plug any more (every holder died, or every deadline passed),
+ * release it, under the lease lock (leases.ts). Every command calls it first
+ * (when it may: it needs CAP_NET_ADMIN). Dead leases are dropped on the way.
+ * @throws {StateFileError} plug.json or leases.json is damaged, or cannot be written
  */
 export async function recoverStale(s: GuardSession, store: StateStore): Promise<Recovery> {
   const r = store.readPlug();
-  if (!r || !isStale(r) || !hasNetAdmin()) return { released: false };
-  const reason = Date.now() >= r.deadline ? 'its max-hold deadline passed' : `its owner (pid ${r.pid}) is gone`;
+  const leases = recordedLeases(store);
+  if (!r || r.state !== 'buffering' || !hasNetAdmin()) return { released: false };
+  if (leases.some((l) => leaseLive(l))) return { released: false };
+  const last = leases[leases.length - 1];
+  const reason = !last || Date.now() >= last.deadline ? 'its max-hold deadline passed'
+    : `its owner (pid ${last.pid}) is gone`;
   let hadPlug = true;
-  try {
-    await s.release();
-  } catch (e) {
-    if (!(e instanceof NetlinkError)) throw e;
-    hadPlug = false; // no plug qdisc: nothing is held; only the record was stale
-  }
-  await s.disarm().catch(() => {});
-  store.writePlug({ ...r, state: 'released', releasedAt: Date.now() });
-  return hadPlug ? { released: true, reason } : { released: false };
+  const d = await dropLease(store, s, undefined, s.config.dev, async () => {
+    try {
+      await s.release();
+    } catch (e) {
+      if (!(e instanceof NetlinkError)) throw e;
+      hadPlug = false; // no plug qdisc: nothing is held; only the record was stale
+    }
+    return 1;
+  });
+  return d.released && hadPlug ? { released: true, reason } : { released: false };
 }

@@ -7,14 +7,22 @@
 import { NetlinkError, UsageError } from '../netlink/errors.js';
 import { resolveConfig } from './config.js';
 import { StateFileError } from './errors.js';
-import { StateStore, processStartTime, type PlugRecord } from './state.js';
+import { StateStore, processStartTime, type Lease, type PlugRecord } from './state.js';
+import { breakLeases, dropLease, liveLeases, newLeaseId, takeLease } from './leases.js';
 import { contextFor, definedOnly, recoverStale, withSession } from './context.js';
 import { combineStates, inspectHolds, piecesOf, requireSetUp } from './setup.js';
 import { LocalHold } from './modes/local.js';
 import type { GuardOptions, PlugResult, ReleaseResult, StatusResult, TeardownResult } from './types.js';
 
+function pidStartOf(pid: number): { pidStart?: number } {
+  const t = processStartTime(pid);
+  return t === undefined ? {} : { pidStart: t };
+}
+
 /**
- * Buffer every plug (and arm marking for `maxHoldMs`) until {@link release}.
+ * Buffer every plug (and arm marking for `maxHoldMs`) until {@link release}:
+ * a manual lease, alive until its deadline or a manual release (other holders
+ * do not release the plug while it lives).
  * @param opts the configuration, and `maxHoldMs` (default 10000, at least 10)
  * @throws {UsageError} bad options (`usage`)
  * @throws {NotPermittedError} (`permission`) {@link NotSetUpError} (`not-set-up`) {@link NoDeviceError} (`usage`)
@@ -29,23 +37,22 @@ export async function plug(opts: GuardOptions & { maxHoldMs?: number } = {}): Pr
     await recoverStale(s, store);
     await requireSetUp(s, config, 'plug');
     const since = Date.now();
-    const deadline = since + maxHoldMs;
-    store.writePlug({ version: 1, state: 'buffering', owner: 'manual', pid: process.pid, pidStart: processStartTime(process.pid), dev: config.dev, since, deadline });
+    const lease: Lease = { id: newLeaseId(), owner: 'manual', pid: process.pid, ...pidStartOf(process.pid), holds: s.holdIds, since, deadline: since + maxHoldMs };
+    let take: { latestDeadline: number } | undefined;
     try {
-      await s.arm(maxHoldMs);
+      take = await takeLease(store, s, lease, config.dev);
       await s.buffer();
     } catch (e) {
-      await s.release().catch(() => {});
-      await s.disarm().catch(() => {});
-      store.writePlug({ version: 1, state: 'released', owner: 'manual', pid: process.pid, dev: config.dev, since, deadline, releasedAt: Date.now() });
+      await dropLease(store, s, lease.id, config.dev, async () => { await s.release().catch(() => {}); return 1; }).catch(() => {});
       throw e;
     }
-    return { dev: config.dev, addr: config.addr, deadline, maxHoldMs };
+    return { dev: config.dev, addr: config.addr, deadline: take.latestDeadline, maxHoldMs };
   });
 }
 
 /**
- * Release every plug (always safe) and turn marking off.
+ * Release every plug (always safe) and turn marking off, at once, whatever
+ * the leases: every live lease is broken, and the result says how many.
  *
  * The state files do not decide whether to release: a damaged record, or an
  * unsafe state directory, still gets the plug released (from the options and
@@ -75,22 +82,32 @@ export async function release(opts: GuardOptions = {}): Promise<ReleaseResult> {
       try { r = store.readPlug(); } catch (e) { if (!(e instanceof StateFileError)) throw e; damaged = e; }
     }
     let plugExists = true;
-    try {
-      await s.release();
-    } catch (e) {
-      if (!(e instanceof NetlinkError && (e.code === 'ENOENT' || e.code === 'EINVAL'))) throw e;
-      plugExists = false; // no plug qdisc: nothing can be held
+    const releaseNow = async () => {
+      try {
+        await s.release();
+      } catch (e) {
+        if (!(e instanceof NetlinkError && (e.code === 'ENOENT' || e.code === 'EINVAL'))) throw e;
+        plugExists = false; // no plug qdisc: nothing can be held
+      }
+      await s.disarm().catch(() => {});
+    };
+    let brokeLeases = 0;
+    if (damaged || !(r || record || store.readLeases())) {
+      // A damaged or unsafe state, or nothing set up: release, write nothing.
+      await releaseNow();
+    } else {
+      // Every lease is broken, under the lease lock, and the plug released at once.
+      brokeLeases = await breakLeases(store, releaseNow, () => {
+        const now = Date.now();
+        store.writeLeases({ version: 1, leases: [] });
+        store.writePlug({ ...(r ?? { version: 1, owner: 'manual', pid: process.pid, dev: config.dev, since: now, deadline: now }), state: 'released', releasedAt: now });
+      });
     }
-    await s.disarm().catch(() => {});
     if (damaged) {
       throw new StateFileError(damaged.path, `${plugExists ? `released the plug on ${config.dev}` : `no plug qdisc on ${config.dev}: nothing was held`}; but ${damaged.message}`, damaged);
     }
-    const now = Date.now();
-    if (r || record) {
-      store.writePlug({ ...(r ?? { version: 1, owner: 'manual', pid: process.pid, dev: config.dev, since: now, deadline: now }), state: 'released', releasedAt: now });
-    }
     const stats = plugExists ? await s.plugStats().catch(() => undefined) : undefined;
-    return { dev: config.dev, wasBuffering: r?.state === 'buffering', backlog: stats?.qlen ?? 0, plugExists };
+    return { dev: config.dev, wasBuffering: r?.state === 'buffering', backlog: stats?.qlen ?? 0, plugExists, brokeLeases };
   });
 }
 
@@ -110,6 +127,9 @@ export async function status(opts: GuardOptions = {}): Promise<StatusResult> {
       dev: config.dev, addr: config.addr, state: combineStates(inspected.map((i) => i.inspection.state)), pieces: piecesOf(inspected),
       ...details,
       plug: store.readPlug() ?? null,
+      leases: liveLeases(store).map((l) => ({
+        owner: l.owner, pid: l.pid, ...(l.command && { command: l.command }), since: l.since, deadline: l.deadline, holds: l.holds,
+      })),
       ...(rec.released && { recovered: `released a plug left buffering (${rec.reason})` }),
     };
   });

@@ -24,7 +24,8 @@ import { performance } from 'node:perf_hooks';
 import { SynplugError, UsageError } from '../netlink/errors.js';
 import { resolveCommand, lookupUser, startGated, type GatedCommand, type RunAsUser } from './command.js';
 import { startWatchdog, type Watchdog } from './watchdog.js';
-import { StateStore, processStartTime } from './state.js';
+import { StateStore, processStartTime, type Lease } from './state.js';
+import { dropLease, leaseLive, newLeaseId, recordedLeases, takeLease, withLeaseLock } from './leases.js';
 import { contextFor, definedOnly, openSession, recoverStale } from './context.js';
 import { isSetUp, requireSetUp, setup } from './setup.js';
 import type { GuardProtectOptions, ListenTarget, Listener, PlugStats, ProtectOptions, ProtectResult, ProtectSession } from './types.js';
@@ -32,6 +33,11 @@ import type { GuardProtectOptions, ListenTarget, Listener, PlugStats, ProtectOpt
 export type { ListenTarget, ProtectOptions, ProtectResult, ProtectSession };
 
 const RELEASE_ATTEMPTS = 5;
+
+function definedPidStart(): { pidStart?: number } {
+  const t = processStartTime(process.pid);
+  return t === undefined ? {} : { pidStart: t };
+}
 
 /**
  * Run a command with new connections held in the plug.
@@ -70,9 +76,12 @@ async function protectInner(session: ProtectSession, opts: ProtectOptions, early
   let listenersBefore: Set<number> | undefined;
   try {
     before = await session.plugStats();
-    // Warm-up: run the release path once before the window (a release is always
-    // safe), so that its code is compiled and its socket hot when it counts.
-    await session.release();
+    // Warm-up: run the release path once before the window, so that its code is
+    // compiled and its socket hot when it counts; only when nobody holds the
+    // plug (under the lease lock: another protect's hold must not be released).
+    await withLeaseLock(store, async () => {
+      if (!recordedLeases(store).some((l) => leaseLive(l))) await session.release();
+    });
     if (opts.waitListen) listenersBefore = new Set((await session.listeners(opts.waitListen)).map((l) => l.inode));
     gated = await startGated([resolved, ...opts.command.slice(1)], { user });
   } catch (e) {
@@ -92,9 +101,16 @@ async function protectInner(session: ProtectSession, opts: ProtectOptions, early
 
   const now = Date.now();
   const deadline = now + maxHoldMs;
-  watchdog.arm({ ownerPid: process.pid, stateDir: session.config.stateDir, deadline: deadline + 50, release: session.releaseSteps() });
+  const lease: Lease = {
+    id: newLeaseId(), owner: 'protect', pid: process.pid, ...definedPidStart(), watchdogPid: watchdog.pid,
+    command: opts.command, holds: [...(session.holdIds ?? ['local'])], since: now, deadline,
+  };
+  const dev = session.config.dev;
+  watchdog.arm({ ownerPid: process.pid, stateDir: session.config.stateDir, deadline: deadline + 50, release: session.releaseSteps(), leaseId: lease.id, dev });
   let plugged = false;
   let released = false;
+  let releasedPlug = false;
+  let leftTo = 0;
   let releaseAttempts = 0;
   let tPlugAck = 0;
   let tGate = 0;
@@ -104,35 +120,43 @@ async function protectInner(session: ProtectSession, opts: ProtectOptions, early
   let exitSeenAt = 0;
   let newListener: ProtectResult['newListener'];
 
-  const release = async (): Promise<void> => {
-    if (released) return;
+  /** Release the plugs, retrying; resolves with the attempts it took. */
+  const releasePlugs = async (): Promise<number> => {
     let lastErr: unknown;
     for (let i = 1; i <= RELEASE_ATTEMPTS; i++) {
-      releaseAttempts = i;
       try {
         await session.release();
         tRelease = performance.now();
-        released = true;
-        break;
+        return i;
       } catch (e) {
         lastErr = e;
         notice(`release attempt ${i} failed: ${(e as Error).message}`);
         await new Promise((r) => setTimeout(r, 10 * i));
       }
     }
-    // Record and clean up outside the window.
-    if (!released) throw new SynplugError(`could not release the plug after ${RELEASE_ATTEMPTS} attempts: ${(lastErr as Error).message}; the watchdog will retry, or run 'synplug release'`, 'kernel');
-    store.writePlug({ version: 1, state: 'released', owner: 'protect', pid: process.pid, pidStart: processStartTime(process.pid), dev: session.config.dev, since: now, deadline, releasedAt: Date.now() });
-    await session.disarm().catch((e) => notice(`could not remove the nftables set element (it expires by itself at the deadline): ${(e as Error).message}`));
-    // Nothing is held any more: stop the watchdog now, not when the command
+    throw new SynplugError(`could not release the plug after ${RELEASE_ATTEMPTS} attempts: ${(lastErr as Error).message}; the watchdog will retry, or run 'synplug release'`, 'kernel');
+  };
+
+  /** Drop this protect's lease; the plugs are released when no other live lease holds them. */
+  const release = async (): Promise<void> => {
+    if (released) return;
+    const r = await dropLease(store, session, lease.id, dev, releasePlugs, notice);
+    if (!r.released) {
+      tRelease = performance.now();
+      leftTo = r.remaining.length;
+      notice(`left the plug buffering for ${r.remaining.length} other holder(s) (pid ${r.remaining.map((l) => l.pid).join(', ')}); the last one releases it`);
+    }
+    releaseAttempts = r.releaseAttempts;
+    releasedPlug = r.released;
+    released = true;
+    // Nothing is held for us any more: stop the watchdog now, not when the command
     // ends (after a max-hold release it may run long past the watchdog's own deadline).
     watchdog.done();
   };
 
   try {
     // ---- phase two: the window ------------------------------------------
-    store.writePlug({ version: 1, state: 'buffering', owner: 'protect', pid: process.pid, pidStart: processStartTime(process.pid), watchdogPid: watchdog.pid, dev: session.config.dev, since: now, deadline });
-    await session.arm(maxHoldMs);
+    await takeLease(store, session, lease, dev);
     if (aborted) throw new SynplugError(`interrupted by ${aborted} before the command started; nothing was run`, 'interrupted');
     plugged = true;
     await session.buffer();
@@ -160,7 +184,7 @@ async function protectInner(session: ProtectSession, opts: ProtectOptions, early
     if (first === 'deadline') {
       maxHoldReached = true;
       await release();
-      notice(`max-hold of ${maxHoldMs} ms reached: released the plug while ${exit ? 'waiting for a new listener' : 'the command still runs'}`);
+      notice(`max-hold of ${maxHoldMs} ms reached: ${releasedPlug ? 'released the plug' : 'gave up this hold'} while ${exit ? 'waiting for a new listener' : 'the command still runs'}`);
       await ready;
     } else {
       await release();
@@ -196,6 +220,8 @@ async function protectInner(session: ProtectSession, opts: ProtectOptions, early
       totalUs: plugAckToCommandStartUs + (commandExitToReleaseAckUs ?? 0),
     },
     releaseAttempts,
+    releasedPlug,
+    ...(!releasedPlug && { leftToHolders: leftTo }),
     ...(opts.waitListen && { newListener: newListener ?? null }),
   };
 }

@@ -93,6 +93,11 @@ export class GuardSession implements ProtectSession, HoldSockets {
     return s;
   }
 
+  /** The ids of the session's holds (`local`, `inbound:DEV`...). */
+  get holdIds(): string[] {
+    return this.holds.map((h) => h.id);
+  }
+
   /** The NETLINK_NETFILTER connection (opened on first use). @throws {SynplugError} no nfnetlink */
   get nft(): NetlinkConnection {
     if (!this.nftConn) this.nftConn = openNftables();

@@ -4,6 +4,8 @@
  *
  * - `setup.json`: what `setup` built and what it added, per hold (so that
  *   `teardown` removes exactly that);
+ * - `leases.json`: the live leases on the holds (issue #12), changed only
+ *   under an flock on `lock` (see leases.ts);
  * - `plug.json`: whether the plug is buffering, who plugged it and until when.
  *   sch_plug has no dump operation, so this file is the only record of the
  *   plug's state. It is written with "buffering" *before* the kernel call that
@@ -107,8 +109,43 @@ export interface PlugRecord {
   releasedAt?: number;
 }
 
+/**
+ * One holder's claim on the holds (issue #12): a protect (or a manual plug)
+ * holds them until it releases, dies or passes its deadline; the plug is
+ * released when the last live lease is gone.
+ */
+export interface Lease {
+  /** unique id (random hex) */
+  id: string;
+  /** `protect` (a running synplug protect) or `manual` (`synplug plug`, alive until its deadline) */
+  owner: 'protect' | 'manual';
+  /** pid of the holder */
+  pid: number;
+  /** its start time (field 22 of /proc/PID/stat), to detect pid reuse */
+  pidStart?: number;
+  /** pid of its watchdog, if any */
+  watchdogPid?: number;
+  /** the protected command, when a protect holds it */
+  command?: string[];
+  /** the hold ids it buffers, e.g. `['local']` */
+  holds: string[];
+  /** when it was taken, ms since the epoch */
+  since: number;
+  /** when it ends by itself, ms since the epoch */
+  deadline: number;
+}
+
+/** Contents of `leases.json`. */
+export interface LeasesRecord {
+  version: 1;
+  leases: Lease[];
+}
+
 const SETUP = 'setup.json';
 const PLUG = 'plug.json';
+const LEASES = 'leases.json';
+/** The lock file of the lease bookkeeping (flock). */
+export const LOCK_FILE = 'lock';
 
 /** The state files of one directory, read and written under the rules of the module doc. */
 export class StateStore {
@@ -277,6 +314,33 @@ export class StateStore {
   writePlug(r: PlugRecord): void { this.write(PLUG, r); }
 
   /**
+   * The leases, or undefined when there is no lease file.
+   * @throws {StateFileError} the directory is unsafe, or the file is unreadable or not a lease record
+   */
+  readLeases(): LeasesRecord | undefined {
+    const what = "'synplug release' breaks every lease and releases the plug";
+    const r = this.read(LEASES, what) as LeasesRecord | undefined;
+    if (r === undefined) return undefined;
+    const ok = typeof r === 'object' && r !== null && r.version === 1 && Array.isArray(r.leases) && r.leases.every((l) => typeof l === 'object' && l !== null
+      && typeof l.id === 'string' && (l.owner === 'protect' || l.owner === 'manual') && Number.isInteger(l.pid) && Number.isFinite(l.since)
+      && Number.isFinite(l.deadline) && Array.isArray(l.holds));
+    if (!ok) throw new StateFileError(this.path(LEASES), `${this.path(LEASES)} is not a lease record synplug wrote: remove it (${what})`);
+    return r;
+  }
+
+  /** @throws {StateFileError} the directory is unsafe or cannot be created, or the file cannot be written */
+  writeLeases(r: LeasesRecord): void { this.write(LEASES, r); }
+
+  /**
+   * The lock file's path, the directory created (and checked) first.
+   * @throws {StateFileError} the directory is unsafe or cannot be created
+   */
+  lockPath(): string {
+    this.ensureDir();
+    return this.path(LOCK_FILE);
+  }
+
+  /**
    * Remove both files (teardown), and the directory too when `removeDir`
    * (setup created it) and nothing else is left in it.
    * @returns whether the directory was removed
@@ -284,7 +348,7 @@ export class StateStore {
    */
   clear(removeDir = false): boolean {
     if (!this.checkDir()) return false;
-    for (const n of [SETUP, PLUG]) {
+    for (const n of [SETUP, PLUG, LEASES, LOCK_FILE]) {
       try {
         unlinkSync(this.path(n));
       } catch (e) {

@@ -83,6 +83,24 @@ export interface ReleaseResult {
   backlog: number;
   /** false when there is no plug qdisc (not set up): nothing was held */
   plugExists: boolean;
+  /** how many live leases (running protects, manual plugs) this release broke */
+  brokeLeases: number;
+}
+
+/** A live lease, as `status` lists it. */
+export interface LeaseInfo {
+  /** `protect` or `manual` (`synplug plug`) */
+  owner: 'protect' | 'manual';
+  /** the holder's pid */
+  pid: number;
+  /** the protected command */
+  command?: string[];
+  /** when it was taken, ms since the epoch */
+  since: number;
+  /** when it ends by itself, ms since the epoch */
+  deadline: number;
+  /** the holds it buffers */
+  holds: string[];
 }
 
 /** What `status` reports. */
@@ -102,6 +120,8 @@ export interface StatusResult {
   marking: Array<{ address: string; expiresMs?: number; timeoutMs?: number }>;
   /** the recorded plug state */
   plug: PlugRecord | null;
+  /** the live leases on the plug (overlapping protects, manual plugs) */
+  leases: LeaseInfo[];
   /** counters of the plug qdisc: packets held now, passed, dropped */
   held?: number;
   passed?: number;
@@ -180,6 +200,8 @@ export interface ProtectSession {
   release(): Promise<void>;
   /** the release, pre-encoded for the watchdog */
   releaseSteps(): WatchdogStep[];
+  /** the ids of the holds it buffers (recorded in the lease); `['local']` when absent */
+  readonly holdIds?: readonly string[];
 }
 
 /** Options of `runProtected`. */
@@ -209,7 +231,7 @@ export interface ProtectResult {
   exitCode: number;
   /** the signal that killed the command, if one did */
   signal: string | null;
-  /** plug ack to release ack, milliseconds */
+  /** plug ack to release ack (or, when another holder keeps the plug, to this protect giving up its lease), milliseconds */
   heldMs: number;
   /** the release came from the max-hold deadline, not from the command */
   maxHoldReached: boolean;
@@ -230,8 +252,12 @@ export interface ProtectResult {
     /** sum of both */
     totalUs: number;
   };
-  /** how many release requests it took */
+  /** how many release requests it took (0 when another holder kept the plug) */
   releaseAttempts: number;
+  /** this protect's release released the plug (false: other live leases still hold it; the last one releases) */
+  releasedPlug: boolean;
+  /** when not released: how many other holders kept it */
+  leftToHolders?: number;
   /** the listener found, with --wait-listen */
   newListener?: Listener | null;
 }

@@ -7,8 +7,10 @@
  *   parent), the owner pid, the deadline and the state directory;
  * - `{"op":"done"}`: the parent released; exit quietly;
  * - end of stdin without `done` (the parent died, even by SIGKILL) or the
- *   deadline passing: send the release messages at once, mark plug.json
- *   released (when it still names the owner), and exit.
+ *   deadline passing: drop the owner's lease (leases.ts) and, when no other
+ *   live lease holds the plug, send the release messages at once and mark
+ *   plug.json released; then exit. If the lease bookkeeping fails, it
+ *   releases anyway.
  *
  * @module
  */
@@ -16,7 +18,8 @@ import { createInterface } from 'node:readline';
 import { NetlinkConnection } from '../netlink/connection.js';
 import { NETLINK_NETFILTER, NETLINK_ROUTE } from '../netlink/message.js';
 import { StateStore } from './state.js';
-import type { WatchdogArm } from './watchdog.js';
+import type { WatchdogArm, WatchdogStep } from './watchdog.js';
+import { dropLease } from './leases.js';
 
 const conns = new Map<number, NetlinkConnection>();
 let armed: WatchdogArm | undefined;
@@ -32,33 +35,60 @@ function conn(protocol: number): NetlinkConnection {
   return c;
 }
 
+async function send(step: WatchdogStep): Promise<void> {
+  let last: unknown;
+  for (let attempt = 1; attempt <= 3; attempt++) {
+    try {
+      const res = await conn(step.protocol).exchange(step.messages.map((m) => ({ type: m.type, flags: m.flags, payload: Buffer.from(m.payload, 'hex') })));
+      const err = res.find((r) => r.error && !(step.ignoreErrno ?? []).includes(r.error.errno))?.error;
+      if (err) throw err;
+      return;
+    } catch (e) {
+      last = e;
+    }
+  }
+  throw last;
+}
+
 async function fire(reason: string): Promise<void> {
   if (finished) return;
   finished = true;
   if (timer) clearTimeout(timer);
   if (!armed) { exit(0); return; }
   const a = armed;
+  // The plug release goes out on NETLINK_ROUTE; the rest (the marking element) is the disarm.
+  const releaseSteps = a.release.filter((st) => st.protocol === NETLINK_ROUTE);
+  const disarmSteps = a.release.filter((st) => st.protocol !== NETLINK_ROUTE);
   let failed = false;
-  for (const step of a.release) {
-    for (let attempt = 1; attempt <= 3; attempt++) {
-      try {
-        const res = await conn(step.protocol).exchange(step.messages.map((m) => ({ type: m.type, flags: m.flags, payload: Buffer.from(m.payload, 'hex') })));
-        const err = res.find((r) => r.error && !(step.ignoreErrno ?? []).includes(r.error.errno))?.error;
-        if (err) throw err;
-        break;
-      } catch (e) {
-        if (attempt === 3) { failed = true; process.stderr.write(`synplug watchdog: ${step.what} failed: ${(e as Error).message}\n`); }
-      }
+  const runSteps = async (steps: WatchdogStep[]) => {
+    for (const step of steps) {
+      try { await send(step); } catch (e) { failed = true; process.stderr.write(`synplug watchdog: ${step.what} failed: ${(e as Error).message}\n`); }
+    }
+  };
+  const store = new StateStore(a.stateDir);
+  let outcome = 'released the plug';
+  try {
+    // The owner's lease goes; the plug is released only when no other live lease holds it.
+    const r = await dropLease(store, {
+      arm: async () => {},
+      disarm: () => runSteps(disarmSteps),
+      release: () => runSteps(releaseSteps),
+    }, a.leaseId, a.dev ?? 'lo', async () => { await runSteps(releaseSteps); if (failed) throw new Error('release failed'); return 1; });
+    if (!r.released) outcome = `left the plug to ${r.remaining.length} other live holder(s)`;
+  } catch (e) {
+    // The bookkeeping failed (a damaged file, the lock): release anyway, holding nothing is the safe side.
+    process.stderr.write(`synplug watchdog: ${(e as Error).message}; releasing anyway\n`);
+    failed = false;
+    await runSteps(releaseSteps);
+    await runSteps(disarmSteps);
+    try {
+      const r = store.readPlug();
+      if (r && r.state === 'buffering' && r.pid === a.ownerPid) store.writePlug({ ...r, state: 'released', releasedAt: Date.now() });
+    } catch (e2) {
+      process.stderr.write(`synplug watchdog: ${(e2 as Error).message}\n`);
     }
   }
-  try {
-    const store = new StateStore(a.stateDir);
-    const r = store.readPlug();
-    if (r && r.state === 'buffering' && r.pid === a.ownerPid) store.writePlug({ ...r, state: 'released', releasedAt: Date.now() });
-  } catch (e) {
-    process.stderr.write(`synplug watchdog: ${(e as Error).message}\n`);
-  }
-  process.stderr.write(`synplug watchdog: ${reason}; ${failed ? 'release FAILED (run synplug release)' : 'released the plug'}\n`);
+  process.stderr.write(`synplug watchdog: ${reason}; ${failed ? 'release FAILED (run synplug release)' : outcome}\n`);
   exit(failed ? 1 : 0);
 }
 

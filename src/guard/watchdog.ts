@@ -31,6 +31,10 @@ export interface WatchdogArm {
   /** ms since the epoch: release then, even if the owner lives */
   deadline: number;
   release: WatchdogStep[];
+  /** the owner's lease: the watchdog drops it, and releases only when no other live lease remains */
+  leaseId?: string;
+  /** the local hold's device (for plug.json) */
+  dev?: string;
 }
 
 /** A running watchdog. */

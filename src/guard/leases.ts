@@ -1,0 +1,218 @@
+/**
+ * Leases on the holds (issue #12): overlapping protects share the hold, and
+ * the last one out releases.
+ *
+ * - Every `protect` (and a manual `plug`) takes a lease: owner (pid and
+ *   start time), deadline, holds. Taking one arms the kernel-side deadline
+ *   (the marking set element) to the LATEST deadline among the live leases:
+ *   renewed when a new lease extends it, never shortened under another holder.
+ * - Dropping a lease releases the plugs (and turns marking off) only when no
+ *   live lease remains. A lease is live while its deadline is ahead and, for
+ *   a protect, its owner process lives (the same pid and start time); a
+ *   manual lease lives until its deadline or a manual `release`.
+ * - The bookkeeping is atomic between processes: an flock(2) on `lock` in
+ *   the state directory, held only while the leases are read, the kernel is
+ *   told (arm, or the last release) and the files are written; never across
+ *   the reload.
+ * - A manual `release` breaks every lease and releases at once.
+ *
+ * @module
+ */
+import { closeSync, constants as fsConstants, openSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { constants as osConstants } from 'node:os';
+import { SynplugError } from '../netlink/errors.js';
+import { bindLibcFunction, lastErrno } from '../netlink/libc.js';
+import { StateFileError } from './errors.js';
+import { ownerAlive, type Lease, type PlugRecord, type StateStore } from './state.js';
+
+/** flock(2) operations, from <sys/file.h>. */
+const LOCK_EX = 2;
+const LOCK_NB = 4;
+const LOCK_UN = 8;
+
+let flockFn: ((fd: number, op: number) => number) | undefined;
+
+function flock(fd: number, op: number): number {
+  if (!flockFn) flockFn = bindLibcFunction('flock', 'int flock(int fd, int operation)') as unknown as (fd: number, op: number) => number;
+  return flockFn(fd, op);
+}
+
+/** How long {@link withLeaseLock} waits for the lock before it gives up, ms. */
+export const LOCK_TIMEOUT_MS = 10_000;
+
+/**
+ * Run `f` holding the exclusive flock on the state directory's lock file.
+ * Polls with LOCK_NB (1-5 ms sleeps) so that the event loop never blocks.
+ * @throws {StateFileError} the directory is unsafe, or the lock file cannot be opened
+ * @throws {SynplugError} the lock was not obtained within {@link LOCK_TIMEOUT_MS} (category `failure`), or flock failed
+ */
+export async function withLeaseLock<T>(store: StateStore, f: () => Promise<T> | T, timeoutMs = LOCK_TIMEOUT_MS): Promise<T> {
+  const path = store.lockPath();
+  let fd: number;
+  try {
+    fd = openSync(path, fsConstants.O_RDWR | fsConstants.O_CREAT | fsConstants.O_NOFOLLOW, 0o600); // libuv adds O_CLOEXEC
+  } catch (e) {
+    throw new StateFileError(path, `cannot open the lock file ${path}: ${(e as Error).message}${(e as NodeJS.ErrnoException).code === 'ELOOP' ? ' (a symbolic link: remove it)' : ''}`, e);
+  }
+  try {
+    const t0 = Date.now();
+    for (let i = 0; ; i++) {
+      if (flock(fd, LOCK_EX | LOCK_NB) === 0) break;
+      const errno = lastErrno();
+      if (errno !== osConstants.errno.EWOULDBLOCK && errno !== osConstants.errno.EINTR) {
+        throw new SynplugError(`cannot lock ${path}: flock failed with errno ${errno}`);
+      }
+      if (Date.now() - t0 > timeoutMs) throw new SynplugError(`another synplug holds ${path} for more than ${timeoutMs} ms; try again (or look for a stuck synplug process)`);
+      await new Promise((r) => setTimeout(r, i < 20 ? 1 : 5));
+    }
+    try {
+      return await f();
+    } finally {
+      flock(fd, LOCK_UN);
+    }
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Whether a lease still holds: its deadline is ahead, and a protect's owner is the same live process. */
+export function leaseLive(l: Lease, now = Date.now()): boolean {
+  if (now >= l.deadline) return false;
+  if (l.owner === 'manual') return true;
+  return ownerAlive(l.pid, l.pidStart);
+}
+
+/**
+ * The leases on record: leases.json, else (a plug.json buffering without
+ * one, written by an older synplug) that plug as one lease.
+ * @throws {StateFileError} a damaged file
+ */
+export function recordedLeases(store: StateStore): Lease[] {
+  const r = store.readLeases();
+  if (r) return r.leases;
+  const p = store.readPlug();
+  if (p?.state !== 'buffering') return [];
+  return [{ id: 'plug.json', owner: p.owner, pid: p.pid, ...(p.pidStart !== undefined && { pidStart: p.pidStart }), holds: ['local'], since: p.since, deadline: p.deadline }];
+}
+
+/** A new lease id. */
+export function newLeaseId(): string {
+  return randomBytes(8).toString('hex');
+}
+
+/** What the kernel side of the bookkeeping needs: a `GuardSession`, or a fake. */
+export interface LeaseKernel {
+  /** arm the kernel-side deadline for `timeoutMs` */
+  arm(timeoutMs: number): Promise<void>;
+  /** turn marking off */
+  disarm(): Promise<void>;
+  /** release every plug */
+  release(): Promise<void>;
+}
+
+function plugRecordFor(l: Lease, latest: number, dev: string): PlugRecord {
+  return {
+    version: 1, state: 'buffering', owner: l.owner, pid: l.pid, ...(l.pidStart !== undefined && { pidStart: l.pidStart }),
+    ...(l.watchdogPid !== undefined && { watchdogPid: l.watchdogPid }), dev, since: l.since, deadline: latest,
+  };
+}
+
+/** What {@link takeLease} found and did. */
+export interface TakeResult {
+  /** the other live leases when this one was taken (the plug was already buffering for them) */
+  others: Lease[];
+  /** the deadline the kernel-side element now covers (the latest of all live leases), ms since the epoch */
+  latestDeadline: number;
+}
+
+/**
+ * Take a lease, under the lock: drop dead leases, add this one, arm the
+ * kernel-side deadline to the latest deadline of all live leases (never
+ * shorter than another holder's), record it (leases.json, and plug.json
+ * buffering). The plug itself is buffered by the caller afterwards.
+ * @param dev the local hold's device (plug.json's `dev`)
+ * @throws {StateFileError} a damaged or unwritable state file
+ * @throws {NftBatchError} arming was refused (nothing recorded)
+ */
+export async function takeLease(store: StateStore, kernel: LeaseKernel, lease: Lease, dev: string): Promise<TakeResult> {
+  return withLeaseLock(store, async () => {
+    const now = Date.now();
+    const others = recordedLeases(store).filter((l) => l.id !== lease.id && leaseLive(l, now));
+    const latestDeadline = Math.max(lease.deadline, ...others.map((l) => l.deadline));
+    // Record first (a crash right after still says buffering), then arm.
+    store.writeLeases({ version: 1, leases: [...others, lease] });
+    store.writePlug(plugRecordFor(lease, latestDeadline, dev));
+    // Alone: the lease's own max-hold; else what is left until the latest deadline (never shorter than another's).
+    await kernel.arm(latestDeadline === lease.deadline && others.every((l) => l.deadline < lease.deadline) ? lease.deadline - lease.since : Math.max(10, latestDeadline - Date.now()));
+    return { others, latestDeadline };
+  });
+}
+
+/** What {@link dropLease} did. */
+export interface DropResult {
+  /** the plugs were released (no live lease remained) */
+  released: boolean;
+  /** the live leases left holding the plug (empty when released) */
+  remaining: Lease[];
+  /** how many release requests it took (0 when not released) */
+  releaseAttempts: number;
+}
+
+/**
+ * Drop a lease, under the lock, with the dead ones; when no live lease
+ * remains, release the plugs (`release`, which may retry), turn marking off
+ * and record "released". Otherwise the plug stays buffering for the others,
+ * and the element keeps covering their latest deadline.
+ * @param release releases the plugs (the caller's retrying release); its failure propagates, nothing recorded
+ * @throws {StateFileError} a damaged or unwritable state file
+ */
+export async function dropLease(store: StateStore, kernel: LeaseKernel, leaseId: string | undefined, dev: string,
+  release: () => Promise<number> = async () => { await kernel.release(); return 1; }, onNotice: (line: string) => void = () => {}): Promise<DropResult> {
+  return withLeaseLock(store, async () => {
+    const now = Date.now();
+    const all = recordedLeases(store);
+    const remaining = all.filter((l) => l.id !== leaseId && leaseLive(l, now));
+    if (remaining.length > 0) {
+      const latest = Math.max(...remaining.map((l) => l.deadline));
+      store.writeLeases({ version: 1, leases: remaining });
+      store.writePlug(plugRecordFor(remaining[remaining.length - 1], latest, dev));
+      return { released: false, remaining, releaseAttempts: 0 };
+    }
+    const releaseAttempts = await release();
+    const mine = all.find((l) => l.id === leaseId) ?? all[all.length - 1];
+    store.writeLeases({ version: 1, leases: [] });
+    const prev = store.readPlug();
+    store.writePlug({
+      ...(prev ?? { version: 1, owner: mine?.owner ?? 'manual', pid: mine?.pid ?? process.pid, dev, since: mine?.since ?? now, deadline: mine?.deadline ?? now }),
+      state: 'released', releasedAt: Date.now(),
+    });
+    await kernel.disarm().catch((e) => onNotice(`could not remove the nftables set element (it expires by itself at the deadline): ${(e as Error).message}`));
+    return { released: true, remaining: [], releaseAttempts };
+  });
+}
+
+/**
+ * Break every lease (a manual `release`), under the lock: release the plugs
+ * at once and record it.
+ * @param release releases the plugs; its failure propagates
+ * @returns how many live leases were broken
+ * @throws {StateFileError} a damaged or unwritable state file
+ */
+export async function breakLeases(store: StateStore, release: () => Promise<void>, write: (broken: Lease[]) => void): Promise<number> {
+  return withLeaseLock(store, async () => {
+    let leases: Lease[] = [];
+    let damaged: unknown;
+    try { leases = recordedLeases(store); } catch (e) { damaged = e; }
+    const live = leases.filter((l) => leaseLive(l));
+    await release();
+    if (damaged) throw damaged;
+    write(live);
+    return live.length;
+  });
+}
+
+/** The live leases now (no lock: for display). @throws {StateFileError} a damaged file */
+export function liveLeases(store: StateStore): Lease[] {
+  return recordedLeases(store).filter((l) => leaseLive(l));
+}

@@ -1,0 +1,196 @@
+/**
+ * Overlapping protects share the hold (issue #12): leases with the fake
+ * session over one shared fake kernel (plug buffering or not, the marking
+ * element and its expiry). The kernel side is tested in the VM
+ * (test/kernel/guard-leases.test.ts).
+ */
+import test from 'ava';
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { runProtected } from '../../src/guard/protect.js';
+import { resolveConfig } from '../../src/guard/config.js';
+import { StateStore, processStartTime, type Lease } from '../../src/guard/state.js';
+import { breakLeases, dropLease, leaseLive, liveLeases, newLeaseId, takeLease } from '../../src/guard/leases.js';
+import { recoverStale } from '../../src/guard/context.js';
+import type { ProtectSession } from '../../src/guard/types.js';
+import type { GuardSession } from '../../src/guard/session.js';
+
+/** The kernel as the fakes share it. */
+class FakeKernel {
+  buffering = false;
+  /** when the marking element expires (ms since the epoch), or null when there is none */
+  elementUntil: number | null = null;
+  readonly log: string[] = [];
+  /** the plug is holding: buffering and marking on */
+  get holding(): boolean { return this.buffering && this.elementUntil !== null && this.elementUntil > Date.now(); }
+}
+
+class FakeSession implements ProtectSession {
+  readonly config;
+  constructor(stateDir: string, readonly kernel: FakeKernel, readonly name: string) {
+    this.config = resolveConfig({ stateDir });
+  }
+  async plugStats() { return { packets: 0, bytes: 0, drops: 0, qlen: 0, backlog: 0 }; }
+  async listeners() { return []; }
+  async arm(ms: number) { this.kernel.elementUntil = Date.now() + ms; this.kernel.log.push(`${this.name} arm ${ms}`); }
+  async disarm() { this.kernel.elementUntil = null; this.kernel.log.push(`${this.name} disarm`); }
+  async buffer() { this.kernel.buffering = true; this.kernel.log.push(`${this.name} buffer`); }
+  async release() { this.kernel.buffering = false; this.kernel.log.push(`${this.name} release`); }
+  releaseSteps() { return []; }
+}
+
+function fresh() {
+  const dir = mkdtempSync(join(tmpdir(), 'synplug-leases-'));
+  const kernel = new FakeKernel();
+  return { dir, kernel, store: new StateStore(dir), a: new FakeSession(dir, kernel, 'A'), b: new FakeSession(dir, kernel, 'B') };
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Resolves once `f()` holds (polling), or rejects after `ms`. */
+async function until(f: () => boolean, what: string, ms = 20_000): Promise<void> {
+  const t0 = Date.now();
+  while (!f()) {
+    if (Date.now() - t0 > ms) throw new Error(`timed out waiting for ${what}`);
+    await sleep(5);
+  }
+}
+
+test('A-B-A\'-B\': the first protect to end leaves the plug to the second, which releases it', async (t) => {
+  const { kernel, store, a, b, dir } = fresh();
+  const bGo = join(dir, 'b-go');
+  const pa = runProtected(a, { command: ['sh', '-c', `while [ ! -e ${bGo} ]; do sleep 0.02; done`] });
+  await until(() => kernel.buffering, 'A to buffer');
+  const pb = runProtected(b, { command: ['sh', '-c', 'sleep 1'] });
+  await until(() => liveLeases(store).length === 2, "B's lease");
+  spawnSync('touch', [bGo]);
+  const ra = await pa;
+  t.false(ra.releasedPlug, 'A did not release: B holds a lease');
+  t.is(ra.leftToHolders, 1);
+  t.is(ra.releaseAttempts, 0);
+  t.true(kernel.holding, "B's window is still held after A ended (plug buffering, marking on)");
+  t.deepEqual(liveLeases(store).map((l) => l.pid), [process.pid]);
+  t.is(store.readPlug()?.state, 'buffering');
+  const rb = await pb;
+  t.true(rb.releasedPlug, 'B, the last one out, released');
+  t.false(kernel.buffering);
+  t.is(kernel.elementUntil, null, 'marking turned off by the last one');
+  t.is(store.readPlug()?.state, 'released');
+  t.deepEqual(liveLeases(store), []);
+  t.false(kernel.log.slice(kernel.log.indexOf('A buffer')).includes('A release'), `A never released inside the window: ${kernel.log.join(', ')}`);
+});
+
+test('A-B-B\'-A\': the second protect ends first and leaves the plug to the first', async (t) => {
+  const { kernel, store, a, b, dir } = fresh();
+  const aGo = join(dir, 'a-go');
+  const pa = runProtected(a, { command: ['sh', '-c', `while [ ! -e ${aGo} ]; do sleep 0.02; done`] });
+  await until(() => kernel.buffering, 'A to buffer');
+  const rb = await runProtected(b, { command: ['true'] });
+  t.false(rb.releasedPlug);
+  t.true(kernel.holding, "A's window is still held after B ended");
+  t.is(store.readPlug()?.state, 'buffering');
+  spawnSync('touch', [aGo]);
+  const ra = await pa;
+  t.true(ra.releasedPlug);
+  t.false(kernel.buffering);
+  t.is(store.readPlug()?.state, 'released');
+});
+
+test('deadlines in either order: the marking element always covers the latest live deadline, never shortened', async (t) => {
+  const { kernel, store, a } = fresh();
+  const lease = (ms: number): Lease => ({ id: newLeaseId(), owner: 'protect', pid: process.pid, pidStart: processStartTime(process.pid), holds: ['local'], since: Date.now(), deadline: Date.now() + ms });
+  // short, then long: the long one extends the element
+  const short = lease(300);
+  await takeLease(store, a, short, 'lo');
+  const armedAt = kernel.elementUntil! - 300;
+  t.true(armedAt >= short.since && armedAt - short.since < 1000, 'alone: armed for its own max-hold (300 ms from when it armed)');
+  const long = lease(5000);
+  await takeLease(store, a, long, 'lo');
+  t.true(kernel.elementUntil! >= long.deadline - 20, 'renewed to the longer deadline');
+  // long first, then short: the short one must not shorten it
+  const { kernel: k2, store: s2, a: a2 } = fresh();
+  const long2 = lease(5000);
+  await takeLease(s2, a2, long2, 'lo');
+  const short2 = lease(300);
+  await takeLease(s2, a2, short2, 'lo');
+  t.true(k2.elementUntil! >= long2.deadline - 20, `still covers the longer deadline (${k2.elementUntil! - long2.deadline} ms)`);
+  t.is(s2.readPlug()?.deadline, long2.deadline, 'plug.json records the latest deadline');
+  // the short one passes its deadline: it no longer holds; dropping it keeps the plug for the long one
+  await sleep(350);
+  t.false(leaseLive(short2));
+  const d = await dropLease(s2, a2, short2.id, 'lo');
+  t.false(d.released);
+  t.deepEqual(d.remaining.map((l) => l.id), [long2.id]);
+  t.true(k2.elementUntil! >= long2.deadline - 20);
+  // max-hold of one protect while another lives: the first gives up its hold, the plug stays
+  const { kernel: k3, store: s3, a: a3, b: b3 } = fresh();
+  await takeLease(s3, b3, lease(120_000), 'lo');
+  await b3.buffer();
+  const r = await runProtected(a3, { command: ['sleep', '1'], maxHoldMs: 100 });
+  t.true(r.maxHoldReached);
+  t.false(r.releasedPlug);
+  t.true(k3.holding, 'still held for the other lease');
+  t.is(liveLeases(s3).length, 1);
+  void store;
+});
+
+test('a holder killed while another lives: its lease is dropped, the plug stays; once the other goes too, it is released', async (t) => {
+  const { kernel, store, a, b } = fresh();
+  // holder X: a live process with a lease
+  const x = spawn('sleep', ['30'], { stdio: 'ignore' });
+  await new Promise((r) => x.once('spawn', r));
+  const xLease: Lease = { id: newLeaseId(), owner: 'protect', pid: x.pid!, pidStart: processStartTime(x.pid!), holds: ['local'], since: Date.now(), deadline: Date.now() + 60_000 };
+  await takeLease(store, a, xLease, 'lo');
+  await a.buffer();
+  const rb = await runProtected(b, { command: ['true'] });
+  t.false(rb.releasedPlug, 'X lives: B leaves the plug to it');
+  t.true(kernel.holding);
+  // recovery while X lives: nothing to do
+  t.deepEqual(await recoverStale(a as unknown as GuardSession, store), { released: false });
+  t.true(kernel.buffering);
+  x.kill('SIGKILL');
+  await new Promise((r) => x.once('exit', r));
+  t.false(leaseLive(xLease), 'a dead holder loses its lease');
+  const rec = await recoverStale(a as unknown as GuardSession, store);
+  t.true(rec.released);
+  t.regex(rec.reason!, new RegExp(`its owner \\(pid ${x.pid}\\) is gone`));
+  t.false(kernel.buffering);
+  t.is(kernel.elementUntil, null);
+  t.deepEqual(liveLeases(store), []);
+  t.is(store.readPlug()?.state, 'released');
+});
+
+test('a manual release breaks every live lease, releases at once, and says how many', async (t) => {
+  const { kernel, store, a, b, dir } = fresh();
+  const go = join(dir, 'go');
+  const cmd = ['sh', '-c', `while [ ! -e ${go} ]; do sleep 0.02; done`];
+  const pa = runProtected(a, { command: cmd });
+  const pb = runProtected(b, { command: cmd });
+  await until(() => liveLeases(store).length === 2, 'two leases');
+  const broken = await breakLeases(store, () => a.release(), () => { store.writeLeases({ version: 1, leases: [] }); });
+  t.is(broken, 2);
+  t.false(kernel.buffering, 'released at once');
+  t.deepEqual(liveLeases(store), []);
+  spawnSync('touch', [go]);
+  const [ra, rb] = await Promise.all([pa, pb]);
+  // their own releases find no lease left: they release (again: always safe)
+  t.true(ra.releasedPlug || rb.releasedPlug);
+  t.false(kernel.buffering);
+});
+
+test('taking and dropping leases is atomic: 16 overlapping holders, the plug released exactly once, by the last', async (t) => {
+  const { kernel, store, a } = fresh();
+  let releases = 0;
+  const k = { arm: (ms: number) => a.arm(ms), disarm: () => a.disarm(), release: async () => { releases++; await a.release(); } };
+  const leases = Array.from({ length: 16 }, (): Lease => ({ id: newLeaseId(), owner: 'protect', pid: process.pid, pidStart: processStartTime(process.pid), holds: ['local'], since: Date.now(), deadline: Date.now() + 30_000 }));
+  await Promise.all(leases.map((l) => takeLease(store, k, l, 'lo')));
+  t.is(liveLeases(store).length, 16, 'no lease lost to a concurrent writer');
+  await a.buffer();
+  const results = await Promise.all(leases.map(async (l, i) => { await sleep(i % 4); return dropLease(store, k, l.id, 'lo'); }));
+  t.is(results.filter((r) => r.released).length, 1);
+  t.is(releases, 1);
+  t.false(kernel.buffering);
+  t.deepEqual(liveLeases(store), []);
+});
