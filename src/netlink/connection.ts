@@ -53,6 +53,12 @@ export interface Transport {
   close(): void;
   /** Our port id (nl_pid), 0 when unknown. */
   readonly portId: number;
+  /**
+   * Optional: true when the datagrams handed to the {@link Transport.onDatagram}
+   * callback are only lent (a view of a buffer the next read overwrites); the
+   * connection then copies a datagram before keeping any part of it.
+   */
+  readonly lendsDatagrams?: boolean;
   /** Optional: the kernel accepted NETLINK_EXT_ACK on this socket. */
   readonly extendedAck?: boolean;
   /** Optional: the kernel accepted NETLINK_GET_STRICT_CHK on this socket. */
@@ -545,6 +551,8 @@ export class NetlinkConnection {
         return;
       }
     }
+    // replies and dumpEach payloads are views of the datagram: own it first
+    if (this.transport.lendsDatagrams) datagram = Buffer.from(datagram);
     let msgs: NetlinkMessage[];
     try {
       msgs = parseMessages(datagram);

@@ -22,7 +22,10 @@
  * - Every read uses one {@link DUMP_READ_BUFFER} (64 KiB) buffer: the kernel
  *   sizes dump chunks after the largest read the socket has made (about
  *   32 KiB for this buffer, netlink_recvmsg's max_recvmsg_len), so one socket
- *   serves requests and dumps alike. Each datagram is copied out at its size.
+ *   serves requests and dumps alike. The datagram handed to the callback is
+ *   a view of that buffer, valid during the callback only
+ *   ({@link SocketTransport.lendsDatagrams}): the connection copies what it
+ *   keeps, and reads a plain ack in place without a copy.
  *
  * Socket options set at creation (SOL_NETLINK, linux/netlink.h):
  * NETLINK_EXT_ACK (the kernel's error text, offset and missing attribute),
@@ -127,6 +130,8 @@ export class SocketTransport implements Transport {
   readonly extendedAck: boolean;
   /** the kernel accepted NETLINK_GET_STRICT_CHK: rtnetlink dumps are filtered by the request header */
   readonly strictCheck: boolean;
+  /** datagrams handed to the callback are views of the read buffer, valid during the callback only: copy what you keep */
+  readonly lendsDatagrams = true;
   /** the namespace the socket was created in (the option as given), undefined: the process's own */
   readonly netns: string | undefined;
   private buf: Buffer;
@@ -282,9 +287,7 @@ export class SocketTransport implements Transport {
           continue;
         }
         const multi = n >= NLMSG_HDRLEN && (this.buf.readUInt16LE(6) & NLM_F_MULTI) !== 0;
-        const d = Buffer.allocUnsafe(n);
-        this.buf.copy(d, 0, 0, n);
-        this.datagramCb(d);
+        this.datagramCb(this.buf.subarray(0, n));
         if (this.closed || multi) return;
         if (afterSend && !flush && !this.interest()) return;
       }
@@ -293,7 +296,11 @@ export class SocketTransport implements Transport {
     }
   }
 
-  /** Register the receiver of every datagram. */
+  /**
+   * Register the receiver of every datagram. The datagram is a view of the
+   * transport's read buffer, overwritten by the next read: copy what must
+   * outlive the callback.
+   */
   onDatagram(cb: (datagram: Buffer) => void): void {
     this.datagramCb = cb;
   }
