@@ -10,15 +10,19 @@ import * as qdiscModules from './kinds/index.js';
 import * as filterModules from './filters/index.js';
 import type { FilterKind, OptionType, QdiscKind } from './types.js';
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-type AnyQdiscKind = QdiscKind<any, any>;
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-type AnyFilterKind = FilterKind<any>;
+/**
+ * A qdisc kind of any options type, as the table holds it: the encoders
+ * take what the caller gave, once `checkOptionKeys` (or the kind's
+ * `parseArgs`) has checked it against the kind's own option types.
+ */
+type AnyQdiscKind = QdiscKind<Record<string, unknown>, Record<string, unknown>>;
+/** A filter kind of any options type (see {@link AnyQdiscKind}). */
+type AnyFilterKind = FilterKind<Record<string, unknown>>;
 
 const QDISC_KINDS = new Map<string, AnyQdiscKind>();
 const FILTER_KINDS = new Map<string, AnyFilterKind>();
-for (const k of Object.values(qdiscModules) as AnyQdiscKind[]) QDISC_KINDS.set(k.kind, k);
-for (const k of Object.values(filterModules) as AnyFilterKind[]) FILTER_KINDS.set(k.kind, k);
+for (const k of Object.values(qdiscModules) as unknown as AnyQdiscKind[]) QDISC_KINDS.set(k.kind, k);
+for (const k of Object.values(filterModules) as unknown as AnyFilterKind[]) FILTER_KINDS.set(k.kind, k);
 
 /** The descriptor of a qdisc kind (`"htb"`), or undefined when this library does not know it. */
 export function qdiscKind(kind: string): AnyQdiscKind | undefined {
@@ -44,13 +48,13 @@ export function filterKindNames(): string[] {
  * Add (or replace) a qdisc kind at run time, for programs that need one this
  * library lacks. Built-in kinds are registered in `kinds/index.ts`.
  */
-export function registerQdiscKind(k: AnyQdiscKind): void {
-  QDISC_KINDS.set(k.kind, k);
+export function registerQdiscKind<O extends object, C extends object>(k: QdiscKind<O, C>): void {
+  QDISC_KINDS.set(k.kind, k as unknown as AnyQdiscKind);
 }
 
 /** Add (or replace) a filter kind at run time. */
-export function registerFilterKind(k: AnyFilterKind): void {
-  FILTER_KINDS.set(k.kind, k);
+export function registerFilterKind<O extends object>(k: FilterKind<O>): void {
+  FILTER_KINDS.set(k.kind, k as unknown as AnyFilterKind);
 }
 
 /** Kernel module that provides a qdisc kind (`sch_<kind>` unless the descriptor says otherwise). */

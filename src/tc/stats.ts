@@ -98,10 +98,11 @@ export function stats2Into(buf: Buffer, start: number, end: number, base: number
     const len = T.size(TCA_STATS_RATE_EST64);
     out.rate = u64In(buf, at, len, 0);
     out.pps = u64In(buf, at, len, 8);
-  } else if ((at = T.at(TCA_STATS_RATE_EST)) >= 0) {
+  } else if (T.at(TCA_STATS_RATE_EST) >= 0) {
+    const est = T.at(TCA_STATS_RATE_EST);
     const len = T.size(TCA_STATS_RATE_EST);
-    out.rate = u32In(buf, at, len, 0);
-    out.pps = u32In(buf, at, len, 4);
+    out.rate = u32In(buf, est, len, 0);
+    out.pps = u32In(buf, est, len, 4);
   }
   at = T.at(TCA_STATS_APP);
   appLen = at >= 0 ? T.size(TCA_STATS_APP) : 0;

@@ -37,7 +37,7 @@ async function qdiscsMatchTc(t: ExecutionContext, dev: string): Promise<QdiscEnt
   const theirs = tcj('-s', 'qdisc', 'show', 'dev', dev);
   const ours = await listQdiscs(conn, { dev });
   t.is(ours.length, theirs.length);
-  theirs.forEach((q, i) => sameAsTc(t, ours[i], q, `${dev} qdisc ${q.handle}`));
+  theirs.forEach((q, i) => { sameAsTc(t, ours[i], q, `${dev} qdisc ${q.handle}`); });
   t.is(ours.map((q) => formatQdiscText(q, { stats: true })).join(''), run('tc', '-s', 'qdisc', 'show', 'dev', dev));
   return ours;
 }
@@ -151,7 +151,7 @@ test.serial('fq_codel (with its xstats) and a matchall filter decode as tc -j pr
   const fs = await listFilters(conn, { dev: DEV2 });
   const theirs = tcj('filter', 'show', 'dev', DEV2);
   t.is(fs.length, theirs.length);
-  theirs.forEach((f, i) => sameAsTc(t, fs[i], f, `filter ${i}`));
+  theirs.forEach((f, i) => { sameAsTc(t, fs[i], f, `filter ${i}`); });
   t.true(fs.some((f) => f.kind === 'matchall' && f.options?.flowid === '1:1'));
   await deleteQdisc(conn, { dev: DEV2, parent: 'root' });
 });

@@ -11,7 +11,7 @@ import test, { type ExecutionContext } from 'ava';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { NetlinkConnection } from '../../src/netlink/connection.js';
 import { NETLINK_ROUTE } from '../../src/netlink/message.js';
-import { NetlinkError, UsageError } from '../../src/netlink/errors.js';
+import { NetlinkError, UsageError, type ErrorCategory } from '../../src/netlink/errors.js';
 import {
   addQdisc, changeQdisc, deleteQdisc, addClass, deleteClass, addFilter, deleteFilter, listQdiscs, listClasses, listFilters,
   plugBuffer, plugReleaseIndefinite, plugSetLimit, replaceQdisc, KindUnavailableError,
@@ -40,7 +40,7 @@ function quietly(cmd: string, ...args: string[]): void {
  * When the kernel sent its own text (extended ack), the error's message is
  * the kernel's sentence, then ours; `explanation` holds ours alone.
  */
-async function refused(t: ExecutionContext, p: Promise<unknown>, code: string, message: string, category = 'kernel'): Promise<NetlinkError> {
+async function refused(t: ExecutionContext, p: Promise<unknown>, code: string, message: string, category: ErrorCategory = 'kernel'): Promise<NetlinkError> {
   const e = await t.throwsAsync(p, { instanceOf: NetlinkError });
   t.is(e!.code === 'ENOTSUP' ? 'EOPNOTSUPP' : e!.code, code);
   t.is(e!.explanation ?? e!.message, message);

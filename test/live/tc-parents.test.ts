@@ -12,7 +12,7 @@ import { NetlinkConnection } from '../../src/netlink/connection.js';
 import { NETLINK_ROUTE } from '../../src/netlink/message.js';
 import { UsageError } from '../../src/netlink/errors.js';
 import {
-  addQdisc, addClass, addFilter, deleteFilter, listFilters, listQdiscs, listClasses, formatFilterText,
+  addClass, addFilter, deleteFilter, listFilters, listQdiscs, listClasses, formatFilterText,
 } from '../../src/tc/index.js';
 import { run, tcj, deleteLinks } from '../helpers/tools.js';
 

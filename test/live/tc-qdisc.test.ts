@@ -35,7 +35,7 @@ async function qdiscsMatchTc(t: ExecutionContext, dev: string): Promise<QdiscEnt
   const theirs = tcj('-s', 'qdisc', 'show', 'dev', dev);
   const ours = await listQdiscs(conn, { dev });
   t.is(ours.length, theirs.length, `${dev}: number of qdiscs`);
-  theirs.forEach((q, i) => t.true(sameAsTc(t, ours[i], q, `${dev} qdisc ${i}`) >= 8));
+  theirs.forEach((q, i) => { t.true(sameAsTc(t, ours[i], q, `${dev} qdisc ${i}`) >= 8); });
   return ours;
 }
 

@@ -31,7 +31,7 @@ function linkLookup(c: Capture): Buffer[] {
   const m = parseMessages(d)[0];
   const one = Buffer.from(d.subarray(m.offset, m.offset + 16 + m.payload.length));
   one.writeUInt16LE(0, 6);
-  return [one, encodeMessage({ type: NLMSG_ERROR, payload: Buffer.alloc(20) })];
+  return [one, encodeMessage({ type: NLMSG_ERROR, flags: 0, payload: Buffer.alloc(20) })];
 }
 
 /** The class dump's datagrams with NLM_F_DUMP_INTR set on every message. */
@@ -72,7 +72,7 @@ test('an inconsistent dump (NLM_F_DUMP_INTR) runs again: eachClass sees attempt 
 test('a throw from the consumer rejects eachClass once the dump is done; the connection stays usable', async (t) => {
   const conn = new NetlinkConnection(new FakeTransport([linkLookup(c13), classDump, linkLookup(c13), classDump]), 0, { timeoutMs: 1000 });
   let calls = 0;
-  await t.throwsAsync(eachClass(conn, { dev: 'lo' }, () => { calls++; throw new SynplugError('stdout closed', 1); }), { message: 'stdout closed' });
+  await t.throwsAsync(eachClass(conn, { dev: 'lo' }, () => { calls++; throw new SynplugError('stdout closed'); }), { message: 'stdout closed' });
   t.is(calls, 1);
   const again = await listClasses(conn, { dev: 'lo' });
   conn.close();

@@ -76,7 +76,7 @@ test('an unknown option key is a UsageError naming the key and what the kind tak
     'class kind \'htb\' has no class option "ciel" (it takes rate, ceil, burst, cburst, prio, quantum, mtu, mpu, overhead, linklayer)');
   bad(() => qdiscRequest('add', 1, { parent: '1:4', handle: '40:', kind: 'plug', options: { limt: 5 } as object }),
     'qdisc kind \'plug\' has no option "limt" (it takes action, limit)');
-  bad(() => qdiscRequest('add', 1, { kind: 'clsact', options: { x: 1 } as object }), 'qdisc kind \'clsact\' has no option "x" (it takes none)');
+  bad(() => qdiscRequest('add', 1, { kind: 'clsact', options: { x: 1 } as unknown as Record<string, never> }), 'qdisc kind \'clsact\' has no option "x" (it takes none)');
   bad(() => filterRequest('add', 1, { parent: '1:', kind: 'fw', options: { classid: '1:4', mark: 1 } as FwOptions }),
     'filter kind \'fw\' has no option "mark" (it takes classid, mask, indev)');
   // a key given as undefined counts as absent
@@ -153,7 +153,7 @@ function loLookup(): Buffer[] {
   const one = Buffer.from(d.subarray(m.offset, m.offset + 16 + m.payload.length));
   one.writeUInt16LE(0, 6);
   t0 = m.payload.readInt32LE(4);
-  return [one, encodeMessage({ type: NLMSG_ERROR, payload: Buffer.alloc(20) })];
+  return [one, encodeMessage({ type: NLMSG_ERROR, flags: 0, payload: Buffer.alloc(20) })];
 }
 let t0 = 0;
 

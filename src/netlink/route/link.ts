@@ -135,7 +135,7 @@ const ARPHRD_NAMES: Record<number, string> = {
   788: 'fcfb1', 789: 'fcfb2', 790: 'fcfb3', 791: 'fcfb4', 792: 'fcfb5', 793: 'fcfb6', 794: 'fcfb7', 795: 'fcfb8',
   796: 'fcfb9', 797: 'fcfb10', 798: 'fcfb11', 799: 'fcfb12', 800: 'tr', 801: 'ieee802.11', 802: 'ieee802.11/prism',
   803: 'ieee802.11/radiotap', 804: 'ieee802.15.4', 805: 'ieee802.15.4/monitor', 820: 'phonet', 821: 'phonet_pipe',
-  822: 'caif', 823: 'gre6', 824: 'netlink', 825: '6lowpan', 0xfffe: 'none', 0xffff: 'void',
+  822: 'caif', 823: 'gre6', 824: 'netlink', 825: '6lowpan', 65534: 'none', 65535: 'void', // 0xfffe, 0xffff
 };
 
 /** `ip`'s name of an ARPHRD_* type (`ether`, `loopback`, ...), `[n]` when unknown. */
@@ -349,7 +349,7 @@ export function toLinkInfo(raw: RawLink, lookup?: LinkLookup, options: { addr?: 
     if (raw.flags & IFF_POINTOPOINT) out.link_pointtopoint = true;
     out.broadcast = linkAddressText(raw.broadcast, raw.type);
   }
-  if (raw.permAddress && !(raw.address && raw.address.equals(raw.permAddress))) {
+  if (raw.permAddress && !raw.address?.equals(raw.permAddress)) {
     out.permaddr = linkAddressText(raw.permAddress, raw.type);
   }
   if (raw.linkNetnsid !== undefined) out.link_netnsid = raw.linkNetnsid;

@@ -77,19 +77,23 @@ function decodeOptions(buf: Buffer, start: number, end: number, base: number): R
   T.parse(buf, start, end, base);
   const out: Record<string, unknown> = {};
   const get = (t: number) => (T.size(t) >= 4 ? T.u32(t) : undefined);
-  let v: number | undefined;
-  if ((v = get(TCA_FQ_CODEL_LIMIT)) !== undefined) out.limit = v;
-  if ((v = get(TCA_FQ_CODEL_FLOWS)) !== undefined) out.flows = v;
-  if ((v = get(TCA_FQ_CODEL_QUANTUM)) !== undefined) out.quantum = v;
-  if ((v = get(TCA_FQ_CODEL_TARGET)) !== undefined) out.target = v;
-  if ((v = get(TCA_FQ_CODEL_CE_THRESHOLD)) !== undefined) out.ce_threshold = v;
+  const put = (key: string, t: number) => {
+    const v = get(t);
+    if (v !== undefined) out[key] = v;
+  };
+  put('limit', TCA_FQ_CODEL_LIMIT);
+  put('flows', TCA_FQ_CODEL_FLOWS);
+  put('quantum', TCA_FQ_CODEL_QUANTUM);
+  put('target', TCA_FQ_CODEL_TARGET);
+  put('ce_threshold', TCA_FQ_CODEL_CE_THRESHOLD);
   const sel = T.size(TCA_FQ_CODEL_CE_THRESHOLD_SELECTOR) >= 1 ? T.u8(TCA_FQ_CODEL_CE_THRESHOLD_SELECTOR)! : 0;
   const mask = T.size(TCA_FQ_CODEL_CE_THRESHOLD_MASK) >= 1 ? T.u8(TCA_FQ_CODEL_CE_THRESHOLD_MASK)! : 0;
   if (sel || mask) { out.ce_threshold_selector = sel; out.ce_threshold_mask = mask; }
-  if ((v = get(TCA_FQ_CODEL_INTERVAL)) !== undefined) out.interval = v;
-  if ((v = get(TCA_FQ_CODEL_MEMORY_LIMIT)) !== undefined) out.memory_limit = v;
-  if ((v = get(TCA_FQ_CODEL_ECN)) !== undefined && v) out.ecn = true;
-  if ((v = get(TCA_FQ_CODEL_DROP_BATCH_SIZE)) !== undefined && v) out.drop_batch = v;
+  put('interval', TCA_FQ_CODEL_INTERVAL);
+  put('memory_limit', TCA_FQ_CODEL_MEMORY_LIMIT);
+  if (get(TCA_FQ_CODEL_ECN)) out.ecn = true;
+  const batch = get(TCA_FQ_CODEL_DROP_BATCH_SIZE);
+  if (batch) out.drop_batch = batch;
   return out;
 }
 
