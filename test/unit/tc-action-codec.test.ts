@@ -19,7 +19,7 @@ import {
   TC_ACT_STOLEN, TC_ACT_PIPE, TC_ACT_OK, TC_ACT_SHOT, TC_ACT_UNSPEC, TC_ACT_GOTO_CHAIN, TCA_EGRESS_REDIR, TCA_INGRESS_MIRROR,
   TCA_ACT_KIND, TCA_ACT_OPTIONS,
 } from '../../src/tc/actions/constants.js';
-import { u32SynMatch, type U32Options } from '../../src/tc/filters/u32.js';
+import { u32SynMatch, u32Filter, type U32Options } from '../../src/tc/filters/u32.js';
 import { flowerSynMatch } from '../../src/tc/filters/flower.js';
 
 const RTM_NEWTFILTER = 44;
@@ -132,8 +132,11 @@ test('u32: an option that does not exist, or a match given as a string or { ip: 
     { mtach: [] }, { match: 'ip dst 169.254.0.1' }, { match: [{ ip: { dst: '169.254.0.1' } }] }, { match: { type: 'u8', value: 1, mask: 1, at: 0 } },
     { match: ['ip dst 1.2.3.4'] }, { match: [{ type: 'ip', field: 'dest', prefix: '1.2.3.4' }] }, { match: [{ type: 'u16', value: 1, mask: 1 }] },
     { match: [{ type: 'ip', field: 'dst' }] }, { offset: { at: 0, mask: 0x0f00, shift: 16 } }, { offset: { off: 1 } }, { actions: 'drop' },
+    { link: 1 }, { ht: 0x100000 }, { indev: 3 }, { skip_hw: 'yes' },
   ];
   for (const b of bad) t.throws(() => filterRequest('add', 1, { parent: 'ingress', kind: 'u32', options: b as never }), { instanceOf: UsageError }, JSON.stringify(b));
+  // the kind's own encoder checks too (a caller that skips the registry)
+  for (const b of bad) t.throws(() => u32Filter.encodeOptions!(b as never), { instanceOf: UsageError }, `encodeOptions ${JSON.stringify(b)}`);
 });
 
 test('u32 offset: "offset at 0 mask 0x0f00 shift 6 eat" + link round-trips and prints as tc does', (t) => {

@@ -282,6 +282,12 @@ function encodeOptions(o: U32Options): Buffer[] {
     throw new UsageError(`u32: match must be an array of matches (e.g. [{ type: 'ip', field: 'dst', prefix: '169.254.0.1' }]), not ${JSON.stringify(o.match)}`);
   }
   if (o.keys !== undefined && !Array.isArray(o.keys)) throw new UsageError('u32: keys must be an array of { value, mask, off }');
+  for (const k of ['skip_hw', 'skip_sw'] as const) {
+    if (o[k] !== undefined && typeof o[k] !== 'boolean') throw new UsageError(`u32: ${k} must be true or false, not ${JSON.stringify(o[k])}`);
+  }
+  for (const k of ['ht', 'link', 'indev'] as const) {
+    if (o[k] !== undefined && typeof o[k] !== 'string') throw new UsageError(`u32: ${k} must be text (${k === 'indev' ? 'a device name' : 'a u32 handle such as "1:"'}), not ${typeof o[k]}`);
+  }
   const sel: Sel = { flags: 0, keys: [] };
   (o.match ?? []).forEach((m, i) => { checkMatch(m, i); addMatch(sel, m); });
   for (const k of o.keys ?? []) {
@@ -544,7 +550,10 @@ function parseArgs(args: readonly string[]): U32Options {
 /** cls_u32. */
 export const u32Filter: FilterKind<U32Options> = {
   kind: 'u32',
-  optionKeys: U32_OPTION_KEYS,
+  optionTypes: {
+    match: 'array', keys: 'array', classid: 'number|string', divisor: 'number', ht: 'string', link: 'string', indev: 'string',
+    skip_hw: 'boolean', skip_sw: 'boolean', offset: 'object', actions: 'array',
+  },
   encodeOptions,
   decodeOptions,
   formatHandle: formatU32Handle,
