@@ -6,8 +6,12 @@
  * import { setup, protect } from 'synplug';
  * await setup();                                   // once, at boot (root)
  * const r = await protect({ command: ['systemctl', 'reload', 'haproxy'] });
- * console.log(r.exitCode, r.heldMs, r.packetsReleased);
+ * console.log(r.exitCode, r.heldMs, r.packetsReleased); // the command's status
  * ```
+ *
+ * Errors are `SynplugError`s with a `category` ('usage', 'kernel',
+ * 'permission', 'missing-module', 'not-set-up'...), never an exit code: the
+ * CLI maps categories to exit codes.
  *
  * The layers are also exported: `synplug/netlink` (the core, links,
  * addresses), `synplug/tc` (qdiscs, classes, filters), `synplug/iptables`
@@ -17,4 +21,6 @@
  */
 export * from './guard/index.js';
 export { NetlinkConnection, SocketTransport, type Transport } from './netlink/connection.js';
-export { SynplugError, UsageError, NetlinkError, NetlinkDecodeError, DumpInterruptedError } from './netlink/errors.js';
+export {
+  SynplugError, UsageError, NetlinkError, NetlinkDecodeError, DumpInterruptedError, ERROR_CATEGORIES, categoryOfErrno, type ErrorCategory,
+} from './netlink/errors.js';
