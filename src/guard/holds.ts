@@ -78,8 +78,9 @@ export async function release(opts: GuardOptions = {}): Promise<ReleaseResult> {
   const { config, store, record } = ctx;
   return withSession(config, record, async (s) => {
     let r: PlugRecord | undefined;
+    let hasLeases = false;
     if (!damaged) {
-      try { r = store.readPlug(); } catch (e) { if (!(e instanceof StateFileError)) throw e; damaged = e; }
+      try { r = store.readPlug(); hasLeases = store.readLeases() !== undefined; } catch (e) { if (!(e instanceof StateFileError)) throw e; damaged = e; }
     }
     let plugExists = true;
     const releaseNow = async () => {
@@ -92,7 +93,7 @@ export async function release(opts: GuardOptions = {}): Promise<ReleaseResult> {
       await s.disarm().catch(() => {});
     };
     let brokeLeases = 0;
-    if (damaged || !(r || record || store.readLeases())) {
+    if (damaged || !(r || record || hasLeases)) {
       // A damaged or unsafe state, or nothing set up: release, write nothing.
       await releaseNow();
     } else {

@@ -143,3 +143,16 @@ test('clear removes the files, and the directory only when asked and empty', (t)
   t.true(s2.clear(true));
   t.false(existsSync(s2.dir));
 });
+
+test('leases.json: written and read back under the same rules; a damaged one is an error naming it; clear removes it and the lock file', (t) => {
+  const { dir, store } = fresh();
+  const lease = { id: 'a1', owner: 'protect' as const, pid: process.pid, holds: ['local'], since: 1, deadline: 2 };
+  store.writeLeases({ version: 1, leases: [lease] });
+  t.deepEqual(store.readLeases(), { version: 1, leases: [lease] });
+  t.is(store.lockPath(), join(dir, 'lock'), 'the lock file sits in the state directory');
+  writeFileSync(join(dir, 'leases.json'), JSON.stringify({ version: 1, leases: [{ id: 5 }] }));
+  t.regex(t.throws(() => store.readLeases(), { instanceOf: StateFileError })!.message, /leases\.json is not a lease record synplug wrote: remove it \('synplug release' breaks every lease/);
+  writeFileSync(join(dir, 'lock'), '');
+  store.clear();
+  t.deepEqual(readdirSync(dir), []);
+});
