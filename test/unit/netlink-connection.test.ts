@@ -253,7 +253,7 @@ test('dumpEach: a throw from the callback rejects only once the dump is done, an
   const conn = new NetlinkConnection(tr, NETLINK_ROUTE);
   const c = loadCapture('03_prio_add');
   let calls = 0;
-  const first = conn.dumpEach({ type: 18, payload: Buffer.alloc(16) }, () => { calls++; throw new SynplugError('consumer failed', 3); });
+  const first = conn.dumpEach({ type: 18, payload: Buffer.alloc(16) }, () => { calls++; throw new SynplugError('consumer failed', 'failure'); });
   const second = conn.dumpAll({ type: 18, payload: Buffer.alloc(16) });
   await new Promise((r) => setTimeout(r, 5));
   const seq = seqOf(tr.sent[0]);
