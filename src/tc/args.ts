@@ -45,6 +45,7 @@ export class ArgReader {
  */
 export function parseIntArg(v: string | number, what: string, min = 0, max = 0xffffffff): number {
   let n: number;
+  if (typeof v !== 'number' && typeof v !== 'string') throw new UsageError(`${what}: expected an integer, not ${v === null ? 'null' : Array.isArray(v) ? 'an array' : typeof v}`);
   if (typeof v === 'number') n = v;
   else if (/^-?[0-9]+$/.test(v.trim())) n = Number(v.trim());
   else if (/^0x[0-9a-f]+$/i.test(v.trim())) n = parseInt(v.trim().slice(2), 16);
