@@ -190,7 +190,8 @@ test('flower: keys round-trip in tc -j fields (addresses with prefixes, ports, t
   t.like(v6.options, { keys: { eth_type: 'ipv6', ip_proto: 'tcp', dst_ip: 'fd00:88::/64', tcp_flags: '0x2/fff' } });
   for (const bad of [{ ip_proto: 'tcp' }, { eth_type: 'ipv4', dst_port: 80 }, { eth_type: 'ipv4', ip_proto: 'tcp', dst_ip: 'fd00::1' }, { eth_type: 'ipv4', ip_proto: 'udp', tcp_flags: 2 },
     { eth_type: 'ipv4', ip_proto: 'tcp', tcp_flags: '0x2/0x1012' }, { eth_type: 'ipv4', dport: 80 }, { eth_type: 'ipv4', skip_hw: true, skip_sw: true },
-    { eth_type: 'ipv4', ip_proto: 'tcp', dst_port: { start: 2000, end: 1000 } }]) {
+    { eth_type: 'ipv4', ip_proto: 'tcp', dst_port: { start: 2000, end: 1000 } }, { eth_type: { v: 4 } }, { eth_type: 'ipv4', ip_proto: ['tcp'] },
+    { eth_type: 'ipv4', classid: {} }, { eth_type: 'ipv4', ip_proto: 'tcp', dst_port: null }, { eth_type: 'ipv4', dst_ip: 1 }]) {
     t.throws(() => filterRequest('add', 1, { parent: 'ingress', kind: 'flower', options: bad as never }), { instanceOf: UsageError }, JSON.stringify(bad));
   }
 });
@@ -278,4 +279,17 @@ test('listing without stats (tc without -s): actions keep index/ref/bind but not
   t.like(without, { kind: 'mirred', index: 1, ref: 1, bind: 1 });
   for (const k of ['installed', 'last_used', 'first_used', 'stats']) t.false(k in without, k);
   t.is(formatActionList([without as never]), '\n\taction order 1: mirred (Egress Redirect to device if3) stolen\n\tindex 1 ref 1 bind 1\n');
+});
+
+test('property: any options object given to the u32, flower and matchall encoders (and any action list) is encoded or refused with a UsageError, never a TypeError', (t) => {
+  const keys = ['match', 'keys', 'classid', 'divisor', 'ht', 'link', 'indev', 'offset', 'actions', 'eth_type', 'ip_proto', 'dst_ip', 'src_ip', 'dst_port', 'src_port', 'tcp_flags', 'skip_hw'];
+  const value = fc.oneof(fc.anything(), fc.array(fc.dictionary(fc.constantFrom('type', 'kind', 'field', 'value', 'mask', 'at', 'prefix', 'ifindex', 'direction', 'mirred_action', 'control_action', 'to_dev', 'prob'), fc.anything()), { maxLength: 3 }));
+  fc.assert(fc.property(fc.constantFrom('u32', 'flower', 'matchall'), fc.dictionary(fc.constantFrom(...keys), value, { maxKeys: 4 }), (kind, options) => {
+    try {
+      filterRequest('add', 1, { parent: 'ingress', protocol: 'ip', kind, options });
+    } catch (e) {
+      if (!(e instanceof UsageError)) throw e;
+    }
+  }), { numRuns: 3000 });
+  t.pass();
 });

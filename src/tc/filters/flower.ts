@@ -225,6 +225,14 @@ function encodeOptions(o: FlowerOptions): Buffer[] {
       throw new UsageError(`filter kind 'flower' has no option ${JSON.stringify(k)} (it takes ${FLOWER_OPTION_KEYS.join(', ')})`);
     }
   }
+  const TYPES: Record<string, string[]> = {
+    eth_type: ['string', 'number'], ip_proto: ['string', 'number'], dst_ip: ['string'], src_ip: ['string'], dst_port: ['number', 'object'],
+    src_port: ['number', 'object'], tcp_flags: ['number', 'object', 'string'], classid: ['string', 'number'], indev: ['string'],
+    skip_hw: ['boolean'], skip_sw: ['boolean'], actions: ['object'],
+  };
+  for (const [k, v] of Object.entries(o)) {
+    if (v !== undefined && (!TYPES[k].includes(typeof v) || v === null)) throw new UsageError(`flower: option "${k}" must be ${TYPES[k].join(' or ')}, not ${v === null ? 'null' : typeof v}`);
+  }
   const kids: Buffer[] = [];
   const ethType = o.eth_type === undefined ? undefined : ethTypeOf(o.eth_type);
   const isIp = ethType === ETH_P_IP || ethType === ETH_P_IPV6;
