@@ -37,6 +37,7 @@
  * @module
  */
 import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { performance } from 'node:perf_hooks';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -110,6 +111,8 @@ export interface SizeResult {
   lib: StepResult[];
   /** bytes printed (one verification run) */
   outputBytes: { tc: number; synplug: number };
+  /** the longest the event loop was blocked (1 ms timer beside it), ms: one listClasses and one dumpAll, after the timed runs */
+  maxTimerGapMs: { listClasses: number; dumpAll: number; totalMs: number; datagrams: number };
 }
 
 /** What {@link runClassList} returns. */
@@ -166,6 +169,25 @@ async function measure<T>(f: () => Promise<T> | T): Promise<{ v: T; wall: number
   const wall = Number(process.hrtime.bigint() - t0) / 1e6;
   const c = process.cpuUsage(c0);
   return { v, wall, user: c.user / 1000, sys: c.system / 1000, runq: (runDelayNs() - q0) / 1e6 };
+}
+
+/**
+ * Run `f` with a 1 ms interval timer beside it: the longest gap between its
+ * ticks (or from the last tick to the end) is how long the event loop was
+ * blocked at most, in ms. A dump that yields between chunks keeps it near
+ * one chunk's work; one read in a loop would make it the whole dump.
+ */
+async function timerGap<T>(f: () => Promise<T>): Promise<{ v: T; maxGapMs: number }> {
+  let last = performance.now();
+  let max = 0;
+  const iv = setInterval(() => { const t = performance.now(); if (t - last > max) max = t - last; last = t; }, 1);
+  try {
+    const v = await f();
+    const end = performance.now();
+    return { v, maxGapMs: Math.max(max, end - last) };
+  } finally {
+    clearInterval(iv);
+  }
 }
 
 /** Check a JSON class list printed to `path`; returns its size in bytes. */
@@ -295,6 +317,12 @@ export async function runClassList(options: ClassListOptions = {}): Promise<Clas
         samples[4].push(dp);
         dgrams.peek = [peek.datagrams, peek.maxDatagram];
       }
+      // how long the event loop is blocked at most while a dump runs
+      const gapList = await timerGap(() => listClasses(conn, { dev, stats: true }));
+      big.reset();
+      const t0gap = performance.now();
+      const gapDump = await timerGap(() => bigConn.dumpAll(req));
+      const maxTimerGapMs = { listClasses: gapList.maxGapMs, dumpAll: gapDump.maxGapMs, totalMs: performance.now() - t0gap, datagrams: big.datagrams };
       const lib: StepResult[] = steps.map((step, k) => ({
         step,
         wallMs: median(samples[k].map((x) => x.wall)),
@@ -312,6 +340,7 @@ export async function runClassList(options: ClassListOptions = {}): Promise<Clas
         procs: Object.fromEntries(procs.map((p, k) => [p.key, toolResult(p.label, timedRuns[k])])),
         lib,
         outputBytes,
+        maxTimerGapMs,
       });
     }
     if (!startup || sizes.length === 0) throw new Error('no size measured');
@@ -427,6 +456,9 @@ function render(dev: string, sizes: SizeResult[], startup: ClassListResult['star
   }
   out.push(renderTable(`In-process (warm), medians of ${runs}, ms (user/sys: whole process, tick resolution; sys includes the kernel building dump chunks inside our recvmsg calls; run-queue: main thread runnable but not running)`,
     ['step (classes)', 'wall', 'user', 'sys', 'run-queue', 'us/class', 'datagrams', 'largest datagram'], lrows));
+  out.push(renderTable('Event loop while a dump runs: the longest gap between the ticks of a 1 ms timer (one call each, after the timed runs; includes time the process waited for a CPU)',
+    ['classes', 'listClasses max gap ms', 'dumpAll max gap ms', 'dumpAll total ms', 'dumpAll datagrams'],
+    sizes.map((s) => [s.classes, fmtMs(s.maxTimerGapMs.listClasses), fmtMs(s.maxTimerGapMs.dumpAll), fmtMs(s.maxTimerGapMs.totalMs), s.maxTimerGapMs.datagrams])));
   out.push(renderTable('Class creation (tc -batch) and measurement time', ['classes added', 'total after', 'create s', 'measure s'],
     sizes.map((s, i) => [s.classes - (i ? sizes[i - 1].classes : 0), s.classes, s.createS.toFixed(1), s.measureS.toFixed(1)])));
   for (const n of notes) out.push(`note: ${n}\n`);
