@@ -62,10 +62,10 @@ test('extended-ack texts of the failed tc commands appear as the tool printed th
   for (const name of ['04_prio_add_again', '16_bad_kind', '17_del_missing']) {
     const c = loadCapture(name);
     const printed = /Error: (.*?)\.?\n/.exec(c.printed)![1];
-    const errs = described(name).filter((l) => l.type === 'NLMSG_ERROR' && l.error.errno !== 0);
+    const errs = described(name).filter((l) => l.type === 'NLMSG_ERROR' && l.error!.errno !== 0);
     t.is(errs.length, 1, name);
-    t.is(errs[0].error.extack.replace(/\.$/, ''), printed, name);
-    t.is(errs[0].error.request, c.command.includes(' del ') ? 'RTM_DELQDISC' : 'RTM_NEWQDISC');
+    t.is(errs[0].error!.extack!.replace(/\.$/, ''), printed, name);
+    t.is(errs[0].error!.request, c.command.includes(' del ') ? 'RTM_DELQDISC' : 'RTM_NEWQDISC');
   }
 });
 
