@@ -237,7 +237,7 @@ test.serial('set elements: added with a timeout, listed with the time left (as n
   t.true(el.expiresMs! <= 10_000 && el.expiresMs! > 5_000, `expires in ${el.expiresMs} ms`);
   const nj = nftj('list', 'set', 'ip', 'synplug_t1set', 'synplug_active').find((o) => o.set)!.set;
   const theirs = (nj.elem as Array<{ elem: { val: string; timeout: number; expires: number } }>)[0].elem;
-  t.is(theirs.val, el.address);
+  t.is<string | undefined, string | undefined>(theirs.val, el.address);
   t.is(theirs.timeout, el.timeoutMs! / 1000);
   t.true(Math.abs(theirs.expires - Math.floor(el.expiresMs! / 1000)) <= 1);
   t.deepEqual(await M.deleteSetElement(conn, { ...ref, address: '169.254.77.1' }), { applied: true, messages: 1 });
