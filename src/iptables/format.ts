@@ -246,6 +246,7 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
       const r = regs.get(n);
       if (!r) return undefined;
       if (r.src.k === 'imm') return { k: 'imm', data: r.src.data };
+      if (r.src.k === 'map') return { k: 'map', stmt: r.src.stmt, l3: r.src.l3, l4: r.src.l4 };
       const f = fieldOf(r.src, ctx);
       return f ? { k: 'field', field: f } : undefined;
     },

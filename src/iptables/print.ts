@@ -67,7 +67,9 @@ export type RegisterValue =
   /** a constant (an `immediate`): wire bytes, hex */
   | { k: 'imm'; data: string }
   /** a field loaded from the packet or its metadata, unmasked */
-  | { k: 'field'; field: Field };
+  | { k: 'field'; field: Field }
+  /** the value a map lookup gave (`ip saddr map { 1.1.1.1 : 2.2.2.2 }`), already printed */
+  | { k: 'map'; stmt: Statement; l3?: string; l4?: string };
 
 /** What an expression module gets to print its statement. */
 export interface PrintContext {

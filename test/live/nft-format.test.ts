@@ -337,7 +337,14 @@ const STATEMENTS: Array<[string, string, string]> = [
     ip protocol tcp ip saddr 10.0.0.0/8 snat to 1.2.3.4-1.2.3.10:1000-2000 fully-random
     snat to 1.2.3.4
     snat to 1.2.3.4 persistent
-    snat to 1.2.3.4-1.2.3.8 random,persistent`],
+    snat to 1.2.3.4-1.2.3.8 random,persistent
+    snat ip prefix to 10.0.0.0/24
+    snat to 10.0.0.0/24
+    dnat to ip saddr map { 1.1.1.1 : 2.2.2.2 }
+    tcp dport 85 dnat to ip saddr map { 1.1.1.1 : 2.2.2.2 } : 8080
+    snat to 1.2.3.4 random
+    masquerade persistent
+    tcp dport 86 redirect to :10 persistent,fully-random`],
   ['ip6', 'synplug_t3nat6', `
     tcp dport 1 snat to [fd00::1]:80
     tcp dport 2 dnat to [fd00::1]-[fd00::9]:80-90
@@ -348,6 +355,9 @@ const STATEMENTS: Array<[string, string, string]> = [
   ['inet', 'synplug_t3natinet', `
     snat ip to 1.2.3.4
     dnat ip6 to fd00::5
+    tcp dport 1 dnat ip6 to [fd00::1]:80
+    dnat ip to 10.0.0.1-10.0.0.2
+    snat ip prefix to 10.1.0.0/16
     meta nfproto ipv4 tcp dport 80 dnat ip to 10.0.0.1:8080
     masquerade
     udp dport 53 redirect to :99`],

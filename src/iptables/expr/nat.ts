@@ -63,9 +63,27 @@ export function natFlagsPrinted(flags: number): { text: string; json?: string | 
   return { text: ` ${names.join(',')}`, json: names.length === 1 ? names[0] : names };
 }
 
-/** A value from a pair of registers holding constants: `a`, or `a-b` when they differ; undefined when a register is not a constant. */
+/** Prefix length when `lo`..`hi` (same length, network order) is exactly one CIDR block, else undefined. */
+function cidrBits(lo: Buffer, hi: Buffer): number | undefined {
+  let bits = 0;
+  let i = 0;
+  for (; i < lo.length && lo[i] === hi[i]; i++) bits += 8;
+  if (i === lo.length) return bits;
+  const x = lo[i] ^ hi[i];
+  // the differing bits must be a run of low ones, all zero in lo and all one in hi
+  if ((x & (x + 1)) !== 0 || (lo[i] & x) !== 0) return undefined;
+  bits += 8 - Math.log2(x + 1);
+  for (let j = i + 1; j < lo.length; j++) if (lo[j] !== 0 || hi[j] !== 0xff) return undefined;
+  return bits;
+}
+
+/**
+ * A value from a pair of registers holding constants: `a`, `a-b` when they
+ * differ, or `a/len` when the addresses are exactly one CIDR block; undefined
+ * when a register is not a constant.
+ */
 function constRange(ctx: PrintContext, min: number | undefined, max: number | undefined, type: 'ipv4' | 'ipv6' | 'port'):
-  { text: string; json: unknown; lo: string; hi: string } | undefined {
+  { text: string; json: unknown; lo: string; hi: string; prefix?: boolean } | undefined {
   if (min === undefined) return undefined;
   const a = ctx.reg(min);
   const b = max === undefined ? a : ctx.reg(max);
@@ -74,6 +92,8 @@ function constRange(ctx: PrintContext, min: number | undefined, max: number | un
   const hi = valueOf(b.data, type);
   if (lo.text.startsWith('0x') || hi.text.startsWith('0x')) return undefined;
   if (a.data === b.data) return { text: lo.text, json: lo.json, lo: lo.text, hi: hi.text };
+  const bits = type === 'port' ? undefined : cidrBits(Buffer.from(a.data, 'hex'), Buffer.from(b.data, 'hex'));
+  if (bits !== undefined) return { text: `${lo.text}/${bits}`, json: { prefix: { addr: lo.json, len: bits } }, lo: lo.text, hi: hi.text, prefix: true };
   return { text: `${lo.text}-${hi.text}`, json: { range: [lo.json, hi.json] }, lo: lo.text, hi: hi.text };
 }
 
@@ -122,21 +142,40 @@ export const natExpr: ExprCodec<NatExpr> = {
   },
   statement(e, ctx): PrintedStatement | undefined {
     if ((e.type !== 'snat' && e.type !== 'dnat') || (e.family !== 'ip' && e.family !== 'ip6')) return undefined;
-    const addr = e.regAddrMin === undefined ? null : constRange(ctx, e.regAddrMin, e.regAddrMax, e.family === 'ip' ? 'ipv4' : 'ipv6');
-    const ports = natPorts(ctx, e.regProtoMin, e.regProtoMax);
-    const flags = natFlagsPrinted(e.flags ?? 0);
-    if (addr === undefined || ports === undefined || !flags || (addr === null && ports === null)) return undefined;
     const v6 = e.family === 'ip6';
-    // an IPv6 address before a port goes in brackets, each end of a range in its own: `[fd00::1]-[fd00::9]:80-90`
-    let target = addr ? (v6 && ports ? (addr.lo === addr.hi ? `[${addr.lo}]` : `[${addr.lo}]-[${addr.hi}]`) : addr.text) : '';
+    // NF_NAT_RANGE_NETMAP: nft's `snat prefix to 10.0.0.0/24` (JSON flag `netmap`, type_flags `prefix`)
+    const netmap = ((e.flags ?? 0) & C.NF_NAT_RANGE_NETMAP) !== 0;
+    const flags = natFlagsPrinted((e.flags ?? 0) & ~C.NF_NAT_RANGE_NETMAP);
+    const ports = natPorts(ctx, e.regProtoMin, e.regProtoMax);
+    if (!flags || ports === undefined) return undefined;
+    let addr: { text: string; json: unknown; bracketed: string } | null | undefined = null;
+    let l3: string | undefined;
+    let l4: string | undefined;
+    if (e.regAddrMin !== undefined) {
+      const r = ctx.reg(e.regAddrMin);
+      if (r?.k === 'map' && (e.regAddrMax === undefined || e.regAddrMax === e.regAddrMin) && !(v6 && ports)) {
+        // the address a map gave: `dnat to ip saddr map { 1.1.1.1 : 2.2.2.2 }`
+        addr = { text: r.stmt.text, json: r.stmt.json, bracketed: r.stmt.text };
+        l3 = r.l3;
+        l4 = r.l4;
+      } else {
+        const c = constRange(ctx, e.regAddrMin, e.regAddrMax, v6 ? 'ipv6' : 'ipv4');
+        // an IPv6 address before a port goes in brackets, each end of a range in its own: `[fd00::1]-[fd00::9]:80-90`
+        addr = c && { text: c.text, json: c.json, bracketed: c.lo === c.hi ? `[${c.lo}]` : c.prefix ? `[${c.text}]` : `[${c.lo}]-[${c.hi}]` };
+      }
+    }
+    if (addr === undefined || (addr === null && ports === null) || (netmap && !addr)) return undefined;
+    let target = addr ? (v6 && ports ? addr.bracketed : addr.text) : '';
     if (ports) target += `:${ports.text}`;
     const fam = ctx.family === 'inet' ? ` ${e.family}` : '';
     const json: Record<string, unknown> = {};
     if (ctx.family === 'inet') json.family = e.family;
     if (addr) json.addr = addr.json;
     if (ports) json.port = ports.json;
-    if (flags.json !== undefined) json.flags = flags.json;
+    const flagList = [...(flags.json === undefined ? [] : Array.isArray(flags.json) ? flags.json : [flags.json]), ...(netmap ? ['netmap'] : [])];
+    if (flagList.length) json.flags = flagList.length === 1 ? flagList[0] : flagList;
+    if (netmap) json.type_flags = 'prefix';
     const consumes = [e.regAddrMin, e.regAddrMax, e.regProtoMin, e.regProtoMax].filter((r): r is number => r !== undefined);
-    return { stmt: { text: `${e.type}${fam} to ${target}${flags.text}`, json: { [e.type]: json } }, consumes };
+    return { stmt: { text: `${e.type}${fam}${netmap ? ' prefix' : ''} to ${target}${flags.text}`, json: { [e.type]: json } }, consumes, needsL3: l3, needsL4: l4 };
   },
 };
