@@ -87,7 +87,7 @@ for (const e of samples) {
 }
 
 test('nests carry NLA_F_NESTED in requests, as nft sends them', (t) => {
-  const enc = N.encodeExpr({ name: 'cmp', sreg: 1, op: 'eq', data: '06' });
+  const enc = N.encodeExpr({ name: 'cmp', sreg: 1, op: 'eq', data: '06' } as N.Expr);
   t.is(enc.readUInt16LE(2), C.NFTA_LIST_ELEM | NLA_F_NESTED);
   const inner = parseAttributes(enc.subarray(4));
   t.true(inner.get(C.NFTA_EXPR_DATA)!.isNested);
@@ -124,13 +124,13 @@ test('bad bytes in a known expression are a NetlinkDecodeError with an offset', 
 });
 
 test('encoding refuses bad fields with UsageError', (t) => {
-  t.throws(() => N.encodeExpr({ name: 'meta', key: 'mark' }), { instanceOf: UsageError });
-  t.throws(() => N.encodeExpr({ name: 'meta', key: 'nosuchkey', dreg: 1 }), { instanceOf: UsageError });
-  t.throws(() => N.encodeExpr({ name: 'cmp', sreg: 1, op: 'eq', data: 'abc' }), { instanceOf: UsageError });
-  t.throws(() => N.encodeExpr({ name: 'cmp', sreg: 1, op: 'like', data: '00' }), { instanceOf: UsageError });
-  t.throws(() => N.encodeExpr({ name: 'cmp', sreg: 1, op: 'eq', data: '00'.repeat(65) }), { instanceOf: UsageError });
-  t.throws(() => N.encodeExpr({ name: 'immediate', dreg: 0, verdict: { code: 'jump' } }), { instanceOf: UsageError });
-  t.throws(() => N.encodeExpr({ name: 'payload', base: 'nowhere', offset: 0, len: 1, dreg: 1 }), { instanceOf: UsageError });
-  t.throws(() => N.encodeExpr({ name: 'counter', packets: -1, bytes: 0 }), { instanceOf: UsageError });
+  t.throws(() => N.encodeExpr({ name: 'meta', key: 'mark' } as N.Expr), { instanceOf: UsageError });
+  t.throws(() => N.encodeExpr({ name: 'meta', key: 'nosuchkey', dreg: 1 } as N.Expr), { instanceOf: UsageError });
+  t.throws(() => N.encodeExpr({ name: 'cmp', sreg: 1, op: 'eq', data: 'abc' } as N.Expr), { instanceOf: UsageError });
+  t.throws(() => N.encodeExpr({ name: 'cmp', sreg: 1, op: 'like', data: '00' } as N.Expr), { instanceOf: UsageError });
+  t.throws(() => N.encodeExpr({ name: 'cmp', sreg: 1, op: 'eq', data: '00'.repeat(65) } as N.Expr), { instanceOf: UsageError });
+  t.throws(() => N.encodeExpr({ name: 'immediate', dreg: 0, verdict: { code: 'jump' } } as N.Expr), { instanceOf: UsageError });
+  t.throws(() => N.encodeExpr({ name: 'payload', base: 'nowhere', offset: 0, len: 1, dreg: 1 } as N.Expr), { instanceOf: UsageError });
+  t.throws(() => N.encodeExpr({ name: 'counter', packets: -1, bytes: 0 } as N.Expr), { instanceOf: UsageError });
   t.throws(() => N.encodeExpr({ name: 'nosuch' } as N.Expr), { instanceOf: UsageError });
 });
