@@ -141,7 +141,7 @@ test('prepareElementOps: add is one NEWSETELEM with the timeout, delete one DELS
   t.deepEqual(names(p.delete), ['NFNL_MSG_BATCH_BEGIN', 'NFT_MSG_DELSETELEM', 'NFNL_MSG_BATCH_END']);
   t.deepEqual(names(p.refresh!), ['NFNL_MSG_BATCH_BEGIN', 'NFT_MSG_NEWSETELEM', 'NFT_MSG_DELSETELEM', 'NFT_MSG_NEWSETELEM', 'NFNL_MSG_BATCH_END']);
   t.true(((p.add!.messages[1].flags ?? 0) & NLM_F_ACK) !== 0);
-  const msg = (m: (typeof p.add.messages)[number]) => ({ type: m.type, flags: 0, seq: 0, pid: 0, payload: Buffer.concat(m.payload as Buffer[]), offset: 0 });
+  const msg = (m: M.PreparedBatch['messages'][number]) => ({ type: m.type, flags: 0, seq: 0, pid: 0, payload: Buffer.concat(m.payload as Buffer[]), offset: 0 });
   t.deepEqual(N.decodeElements(msg(p.add!.messages[1])), {
     family: 'ip', table: 'synplug', set: 'synplug_active',
     elements: [{ key: 'a9fefffe', address: '169.254.255.254', timeoutMs: 30_000 }],
