@@ -183,7 +183,7 @@ test('random rules (fast-check): any sequence of known expressions prints withou
       if ((e as N.GenericExpr).generic) { last.clear(); continue; }
       if (e.name === 'ct' && (e as N.CtExpr).dreg !== undefined) last.set((e as N.CtExpr).dreg!, 'ct');
       else if ('dreg' in e && e.dreg !== undefined && e.name !== 'bitwise') last.set(e.dreg, e.name);
-      if (e.name === 'cmp' && last.get(e.sreg) === 'ct') possible++;
+      if (e.name === 'cmp' && last.get((e as N.CmpExpr).sreg) === 'ct') possible++;
     }
     return named <= possible;
   }), { numRuns: 2000 });
