@@ -16,7 +16,7 @@ import { NetlinkError, UsageError } from '../../src/netlink/errors.js';
 import { listTcpListeners } from '../../src/netlink/sockdiag.js';
 import '../../src/netlink/route/index.js';
 import { resolveConfig, TREE } from '../../src/guard/config.js';
-import { judgeLocal, summarizePieces, LOCAL_PIECES, LOCAL_STEPS, LocalHold, type LocalObservation } from '../../src/guard/modes/local.js';
+import { judgeLocal, summarizePieces, LOCAL_PIECES, LOCAL_STEPS, LocalHold, type LocalObservation, type LocalPiece } from '../../src/guard/modes/local.js';
 import { holdMode, holdModeNames, registerHoldMode } from '../../src/guard/modes/index.js';
 import type { Hold } from '../../src/guard/modes/types.js';
 import { GuardSession } from '../../src/guard/session.js';
@@ -36,11 +36,11 @@ test('local pieces are named, in check\'s order; the address alone does not make
   t.is(pieces.plug.piece, `qdisc plug ${formatQdiscHandle(TREE.plugHandle)} parent 1:4`);
   t.is(pieces.address.piece, 'address 169.254.255.254/32 on lo');
   t.true(Object.values(pieces).every((p) => p.status === 'missing'));
-  t.is(summarizePieces(pieces, ['address']), 'absent');
+  t.is(summarizePieces<LocalPiece>(pieces, ['address']), 'absent');
   const withAddress = judgeLocal({ ...emptyLo, hasAddress: true }, config, undefined);
   t.is(withAddress.address.status, 'ok');
-  t.is(summarizePieces(withAddress, ['address']), 'absent', "the user's own address is not a setup");
-  t.is(summarizePieces({ ...withAddress, nftables: { piece: 'x', status: 'ok' } }, ['address']), 'partial');
+  t.is(summarizePieces<LocalPiece>(withAddress, ['address']), 'absent', "the user's own address is not a setup");
+  t.is(summarizePieces<LocalPiece>({ ...withAddress, nftables: { piece: 'x', status: 'ok' } }, ['address']), 'partial');
   t.deepEqual([...LOCAL_STEPS].sort(), [...LOCAL_PIECES].sort(), 'one step per piece');
   t.is(LOCAL_STEPS[0], 'address');
 });
@@ -100,7 +100,7 @@ test('--wait-listen without the kernel\'s TCP socket diagnostics: the error says
   t.regex(e.message, /SOCK_DIAG_BY_FAMILY failed: ENOENT/);
   t.regex(e.message, /modprobe inet_diag tcp_diag/);
   t.regex(e.message, /nothing was held/);
-  t.is(explainSockDiag(new NetlinkError({ errno: 1, requestType: 'SOCK_DIAG_BY_FAMILY' })).constructor, NetlinkError, 'EPERM is not a missing module');
+  t.is((explainSockDiag(new NetlinkError({ errno: 1, requestType: 'SOCK_DIAG_BY_FAMILY' })) as object).constructor, NetlinkError, 'EPERM is not a missing module');
   diag.close();
 
   // The refusal comes before anything is held: protect's phase one asks for the listeners.
