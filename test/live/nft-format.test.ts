@@ -223,6 +223,7 @@ const STATEMENTS: Array<[string, string, string]> = [
     ct mark set 0x5
     ct mark set 0xffffffff
     ct mark set meta mark
+    ct mark set ip saddr map { 1.1.1.1 : 0x5, 2.2.2.2 : 0x6 }
     meta mark set ct mark
     ct direction original accept
     ct direction reply

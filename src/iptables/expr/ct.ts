@@ -113,6 +113,9 @@ export const ctExpr: ExprCodec<CtExpr> = {
       const v = valueOf(r.data, 'mark');
       return { stmt: { text: `ct mark set ${v.text}`, json: { mangle: { key, value: v.json } } }, consumes: [e.sreg] };
     }
+    if (r.k === 'map') {
+      return { stmt: { text: `ct mark set ${r.stmt.text}`, json: { mangle: { key, value: r.stmt.json } } }, consumes: [e.sreg], needsL3: r.l3, needsL4: r.l4 };
+    }
     return { stmt: { text: `ct mark set ${r.field.text}`, json: { mangle: { key, value: r.field.json } } }, consumes: [e.sreg], needsL3: r.field.l3, needsL4: r.field.l4 };
   },
 };
