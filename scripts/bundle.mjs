@@ -9,15 +9,15 @@
 // use, and a require() of a Node built-in stays where it was written (an ESM
 // bundle would hoist every built-in import to the top and load them all).
 //
-// The library (the package's `exports`) stays tsc's output in dist/: only the
-// executables are bundled. The `netlink` package stays external: it loads a
+// The library (the package's `exports`) stays tsc's output in dist/ for ES
+// module users; CommonJS users get dist/cjs/ (below), compiled file by file. The `netlink` package stays external: it loads a
 // native addon from its own directory.
 //
 // usage: node scripts/bundle.mjs   (after tsc; `npm run build` runs both)
 import { build } from 'esbuild';
 import { spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, rmSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { chmodSync, existsSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -50,6 +50,51 @@ await build({
   logLevel: 'warning',
 });
 for (const e of entries) chmodSync(join(out, `${e.out}.cjs`), 0o755);
+
+// tsc never deletes what it emitted for a source that has since moved or
+// gone (src/iptables/mark.ts -> src/guard/modes/): drop those outputs, so
+// the package ships no module, and no map, whose source is not in src/.
+const dist = join(root, 'dist');
+for (const d of readdirSync(dist, { recursive: true, withFileTypes: true })) {
+  if (!d.isFile()) continue;
+  const file = join(d.parentPath ?? d.path, d.name);
+  const rel = relative(dist, file);
+  if (rel.startsWith('bundle') || rel.startsWith('cjs')) continue;
+  const m = /^(.*?)(\.d)?\.js(\.map)?$|^(.*?)\.d\.ts(\.map)?$/.exec(rel);
+  const base = m && (m[1] ?? m[4]);
+  if (base !== undefined && !existsSync(join(root, 'src', `${base}.ts`))) rmSync(file);
+}
+
+// The library for CommonJS users (`require('synplug')`, package.json
+// "exports" "require" conditions): every source file compiled on its own to
+// CommonJS under dist/cjs/, same layout as tsc's ES modules in dist/, so
+// `synplug` and `synplug/tc` required together share one copy of each
+// module (one NetlinkError class). dist/cjs/package.json says "commonjs", so
+// the files keep their .js names and their require('./x.js') calls. No
+// source maps here (the ES modules' maps carry their sources).
+const cjs = join(root, 'dist/cjs');
+rmSync(cjs, { recursive: true, force: true });
+const sources = readdirSync(join(root, 'src'), { recursive: true, withFileTypes: true })
+  .filter((d) => d.isFile() && d.name.endsWith('.ts') && !d.name.endsWith('.d.ts'))
+  .map((d) => relative(root, join(d.parentPath ?? d.path, d.name)));
+await build({
+  absWorkingDir: root,
+  entryPoints: sources,
+  outdir: cjs,
+  outbase: 'src',
+  bundle: false,
+  platform: 'node',
+  format: 'cjs',
+  target: 'node20',
+  // import() of a sibling module becomes a require, so a CommonJS program loads CommonJS
+  supported: { 'dynamic-import': false },
+  // files next to a module are found through import.meta.url: in CommonJS, the file itself
+  define: { 'import.meta.url': '__synplug_module_url' },
+  banner: { js: "'use strict';\nconst __synplug_module_url = require('node:url').pathToFileURL(__filename).href;" },
+  sourcemap: false,
+  logLevel: 'warning',
+});
+writeFileSync(join(cjs, 'package.json'), `${JSON.stringify({ type: 'commonjs' }, null, 2)}\n`);
 
 // The V8 code cache of cli.cjs (see src/cli/launch.ts): made by a run that
 // compiles what most commands use: argument parsing, help, and the netlink

@@ -1,10 +1,14 @@
 /**
  * The npm tarball carries the licence package.json names (npm always packs
- * LICENSE, whatever "files" says), and packed tarballs stay out of git.
+ * LICENSE, whatever "files" says), and packed tarballs stay out of git; the
+ * packed package works for CommonJS (require) and ES module (import) users,
+ * and its source maps carry their sources (issue #11 defect 7).
  */
 import test from 'ava';
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -25,4 +29,83 @@ test('LICENSE is the MIT licence package.json declares, and npm pack includes it
 
 test('.gitignore keeps npm pack tarballs out', (t) => {
   t.true(readFileSync(`${ROOT}.gitignore`, 'utf8').split('\n').includes('*.tgz'));
+});
+
+/**
+ * The packed package, installed as a user would get it: `npm pack` of the
+ * built tree (run `npm run build` first; scripts/test-all.sh does), unpacked
+ * into a temporary node_modules/synplug, with the package's dependencies
+ * linked from this checkout's node_modules.
+ */
+function installPacked(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'sp-pack-'));
+  const out = execFileSync('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', dir], { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+  const [{ filename }] = JSON.parse(out) as Array<{ filename: string }>;
+  const mods = join(dir, 'node_modules');
+  mkdirSync(mods);
+  execFileSync('tar', ['-xzf', join(dir, filename), '-C', mods]);
+  renameSync(join(mods, 'package'), join(mods, 'synplug'));
+  const pkg = JSON.parse(readFileSync(`${ROOT}package.json`, 'utf8')) as { dependencies: Record<string, string> };
+  for (const dep of Object.keys(pkg.dependencies)) symlinkSync(join(ROOT, 'node_modules', dep), join(mods, dep));
+  return dir;
+}
+
+let installed: string | undefined;
+const packed = (): string => (installed ??= installPacked());
+test.after.always(() => { if (installed) rmSync(installed, { recursive: true, force: true }); });
+
+/** Run a script with node in the install directory; its stdout, trimmed. */
+function nodeIn(dir: string, args: string[]): string {
+  return execFileSync(process.execPath, args, { cwd: dir, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim();
+}
+
+test.serial('CommonJS users can require synplug and each subpath; the subpaths share one copy of each module', (t) => {
+  t.true(existsSync(`${ROOT}dist/cjs/index.js`), 'dist/cjs is built (npm run build)');
+  const out = nodeIn(packed(), ['-e', [
+    "const s = require('synplug'), nl = require('synplug/netlink'), tc = require('synplug/tc'), nft = require('synplug/iptables'), testing = require('synplug/netlink/testing');",
+    'console.log(JSON.stringify({',
+    '  root: [typeof s.NetlinkConnection, typeof s.SynplugError, typeof s.UsageError],',
+    '  tc: [typeof tc.addQdisc, typeof tc.plugBuffer, typeof tc.parseHandle],',
+    '  nft: typeof nft.parseAddress, testing: typeof testing.FakeTransport,',
+    '  same: s.NetlinkError === nl.NetlinkError && s.UsageError === nl.UsageError,',
+    "  handle: tc.parseHandle('1:4'), ip: nl.formatIp(nl.parseIp('::ffff:1.2.3.4').bytes),",
+    '}));',
+  ].join('\n')]);
+  t.deepEqual(JSON.parse(out), {
+    root: ['function', 'function', 'function'],
+    tc: ['function', 'function', 'function'],
+    nft: 'function',
+    testing: 'function',
+    same: true,
+    handle: 0x10004,
+    ip: '::ffff:1.2.3.4',
+  });
+  // a UsageError thrown by a required module is an instance of the class the root exports
+  const err = nodeIn(packed(), ['-e', "const s = require('synplug'), tc = require('synplug/tc'); try { tc.parseHandle('x:'); } catch (e) { console.log(e instanceof s.UsageError, e.category); }"]);
+  t.is(err, 'true usage');
+});
+
+test.serial('ES module users can import synplug and each subpath from the same package', (t) => {
+  const out = nodeIn(packed(), ['--input-type=module', '-e', [
+    "const s = await import('synplug'); const tc = await import('synplug/tc'); const nl = await import('synplug/netlink');",
+    "const testing = await import('synplug/netlink/testing');",
+    'console.log(JSON.stringify([typeof s.NetlinkConnection, typeof tc.addQdisc, s.NetlinkError === nl.NetlinkError, typeof testing.FakeTransport, tc.parseHandle("1:")]));',
+  ].join('\n')]);
+  t.deepEqual(JSON.parse(out), ['function', 'function', true, 'function', 0x10000]);
+});
+
+test.serial('every source map in the package carries its sources, or points at files the package has', (t) => {
+  const root = join(packed(), 'node_modules', 'synplug');
+  const maps = execFileSync('find', [root, '-name', '*.map', '-type', 'f'], { encoding: 'utf8' }).trim().split('\n').filter(Boolean);
+  t.true(maps.length > 0, 'the package ships source maps');
+  let missing = 0;
+  for (const m of maps) {
+    const map = JSON.parse(readFileSync(m, 'utf8')) as { sources: string[]; sourcesContent?: Array<string | null>; sourceRoot?: string };
+    map.sources.forEach((src, i) => {
+      const carried = typeof map.sourcesContent?.[i] === 'string';
+      const there = existsSync(resolve(dirname(m), map.sourceRoot ?? '', src));
+      if (!carried && !there) { missing++; t.fail(`${m.slice(root.length)}: ${src} is neither in the map nor in the package`); }
+    });
+  }
+  t.is(missing, 0);
 });
