@@ -33,7 +33,7 @@ import { describeExpr, exprCodec, limitPrinted, quotaText } from './expr/index.j
 import { priorityText } from './names.js';
 import { addressText } from './validate.js';
 import {
-  durationText, FLAG_TYPES, flagValueNames, l4Name, tcpFlagNames, valueOf,
+  durationText, FLAG_TYPES, flagValueNames, l4Name, tcpFlagNames, valueText,
   type Field, type PrintContext, type RegisterValue, type Statement, type ValueType,
 } from './print.js';
 
@@ -232,7 +232,7 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
   };
   const setRight = (name: string, t: ValueType): { text: string; json: unknown; objType?: number } | undefined => {
     const set = options.sets?.find((x) => x.name === name);
-    if (set && set.flags.includes('anonymous') && set.elements) {
+    if (set?.flags.includes('anonymous') && set.elements) {
       const els = setElementsPrinted(set, set.elements, keyTypeFor(set, t));
       return { text: `{ ${els.map((v) => v.text).join(', ')} }`, json: { set: els.map((v) => v.json) }, objType: set.objType };
     }
@@ -273,7 +273,7 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
           const text = UNQUALIFIED_META.has(e.key) ? e.key : `meta ${e.key}`;
           if (r?.src.k === 'imm' && META_TYPES[e.key] !== undefined) {
             consume(e.sreg);
-            const v = valueOf(r.src.data, META_TYPES[e.key], pctx.ifname);
+            const v = valueText(r.src.data, META_TYPES[e.key], pctx.ifname);
             slots.push({ stmt: { text: `${text} set ${v.text}`, json: { mangle: { key, value: v.json } } } });
             continue;
           }
@@ -384,8 +384,8 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
     if (src.k === 'imm' || src.k === 'masked' || src.k === 'map') return undefined;
     const f = fieldOf(src, ctx);
     if (!f || f.fullLen !== undefined || f.type === 'hex') return undefined;
-    const lo = valueOf(from, f.type, pctx.ifname);
-    const hi = valueOf(to, f.type, pctx.ifname);
+    const lo = valueText(from, f.type, pctx.ifname);
+    const hi = valueText(to, f.type, pctx.ifname);
     if ((lo.text.startsWith('0x') || hi.text.startsWith('0x')) && f.type !== 'mark' && f.type !== 'mark_be') return undefined;
     return { stmt: { text: `${f.text} ${lo.text}-${hi.text}`, json: { match: { op: '==', left: f.json, right: { range: [lo.json, hi.json] } } } }, needsL2: f.l2, needsL3: f.l3, needsL4: f.l4 };
   }
@@ -401,8 +401,8 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
       if ((f.type === 'ipv4' || f.type === 'ipv6') && bits !== undefined && (op === 'eq' || op === 'neq')) {
         return prefixMatch(f, data, bits, op);
       }
-      const mask = valueOf(src.mask, f.type, pctx.ifname);
-      const val = valueOf(data, f.type, pctx.ifname);
+      const mask = valueText(src.mask, f.type, pctx.ifname);
+      const val = valueText(data, f.type, pctx.ifname);
       const isZero = !/[^0]/.test(data);
       // `ct state established,related`, `tcp flags syn`: any of the mask's flags set
       if (FLAG_TYPES.has(f.type) && op === 'neq' && isZero && flagValueNames(src.mask, f.type)?.length) {
@@ -424,7 +424,7 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
       if (op !== 'eq' && op !== 'neq') return undefined;
       return prefixMatch(f, data, Buffer.from(data, 'hex').length * 8, op);
     }
-    const v = valueOf(data, f.type, pctx.ifname);
+    const v = valueText(data, f.type, pctx.ifname);
     // a value that does not fit the field's type is not printed under the field's name
     if (f.type !== 'hex' && v.text.startsWith('0x') && f.type !== 'mark' && f.type !== 'mark_be') return undefined;
     // flag fields compared whole print an explicit `==` (`ct state == established`)
@@ -474,10 +474,10 @@ function dataValueType(set: NftSet): ValueType {
 
 function keyOf(it: NftSetItem, t: ValueType): { text: string; json: unknown } {
   if (it.catchall || it.key === undefined) return { text: '*', json: '*' };
-  const lo = valueOf(it.key, t);
+  const lo = valueText(it.key, t);
   if (it.keyEnd === undefined) return lo;
   if (it.prefixLen !== undefined && PREFIX_TYPES.has(t)) return { text: `${lo.text}/${it.prefixLen}`, json: { prefix: { addr: lo.json, len: it.prefixLen } } };
-  const hi = valueOf(it.keyEnd, t);
+  const hi = valueText(it.keyEnd, t);
   return { text: `${lo.text}-${hi.text}`, json: { range: [lo.json, hi.json] } };
 }
 
@@ -489,7 +489,7 @@ function dataOf(set: NftSet, it: NftSetItem): { text: string; json: unknown } | 
     const v = d.verdict;
     return v.chain !== undefined ? { text: `${v.code} ${v.chain}`, json: { [v.code]: { target: v.chain } } } : { text: v.code, json: { [v.code]: null } };
   }
-  return valueOf(d.value ?? '', dataValueType(set));
+  return valueText(d.value ?? '', dataValueType(set));
 }
 
 /**
@@ -555,7 +555,7 @@ export function formatRulesetText(rs: NftRuleset, options: { handles?: boolean }
       const flags = s.flags.filter((f) => SHOWN_SET_FLAGS.includes(f) && !(f === 'timeout' && s.timeoutMs !== undefined));
       if (flags.length) b += `\t\tflags ${flags.join(',')}\n`;
       if (s.timeoutMs !== undefined) b += `\t\ttimeout ${durationText(s.timeoutMs)}\n`;
-      if (s.elements && s.elements.length) b += `\t\telements = ${elementsBlock(s, setElementsPrinted(s, s.elements, keyValueType(s)).map((x) => x.text))}\n`;
+      if (s.elements?.length) b += `\t\telements = ${elementsBlock(s, setElementsPrinted(s, s.elements, keyValueType(s)).map((x) => x.text))}\n`;
       b += '\t}\n';
       blocks.push(b);
     }
@@ -584,7 +584,7 @@ function setJson(s: NftSet): Record<string, unknown> {
   const flags = s.flags.filter((f) => SHOWN_SET_FLAGS.includes(f));
   if (flags.length) j.flags = flags;
   if (s.timeoutMs !== undefined) j.timeout = Math.floor(s.timeoutMs / 1000);
-  if (s.elements && s.elements.length) j.elem = setElementsPrinted(s, s.elements, keyValueType(s)).map((x) => x.json);
+  if (s.elements?.length) j.elem = setElementsPrinted(s, s.elements, keyValueType(s)).map((x) => x.json);
   return j;
 }
 

@@ -62,6 +62,6 @@ export {
 } from './format.js';
 export { listRuleset, deviceNames } from './ruleset.js';
 export { type NftObject, OBJECT_TYPE_NAMES, decodeObject, listObjects } from './object.js';
-export { type Field, type ValueType, type PrintContext, type PrintedStatement, type RegisterValue, valueOf } from './print.js';
+export { type Field, type ValueType, type PrintContext, type PrintedStatement, type RegisterValue, valueText } from './print.js';
 export { NFT_BODY_DECODERS, decodeBatchMarker, decodeRuleBody, decodeGenericBody } from './decode.js';
 export { checkName, parseAddress, addressText, checkMark, checkPort, checkTimeoutMs, MIN_TIMEOUT_MS, MAX_TIMEOUT_MS, type ParsedAddress } from './validate.js';

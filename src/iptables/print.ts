@@ -2,7 +2,7 @@
  * What printing an nft statement needs, shared by format.ts and the
  * expression modules (`expr/*.ts`): the {@link Statement} shape (nft text +
  * `nft -j` JSON), the {@link Field} a register was loaded from, value types
- * and {@link valueOf} (a value's bytes as nft prints them), and the
+ * and {@link valueText} (a value's bytes as nft prints them), and the
  * {@link PrintContext} an expression reads registers through.
  *
  * @module
@@ -165,7 +165,7 @@ export function quoted(s: string): string {
  * @param hex the value's wire bytes, hex
  * @param ifname device name of an index (type `ifindex`), when known
  */
-export function valueOf(hex: string, type: ValueType, ifname?: (index: number) => string | undefined): { text: string; json: unknown } {
+export function valueText(hex: string, type: ValueType, ifname?: (index: number) => string | undefined): { text: string; json: unknown } {
   const b = Buffer.from(hex, 'hex');
   switch (type) {
     case 'ipv4': if (b.length === 4) { const t = addressText(b); return { text: t, json: t }; } break;
@@ -195,7 +195,7 @@ export function valueOf(hex: string, type: ValueType, ifname?: (index: number) =
     } break;
     case 'ct_state': case 'ct_status': if (b.length === 4) {
       const f = bitNames(b.readUInt32LE(0), type === 'ct_state' ? CT_STATE_BITS : CT_STATUS_BITS);
-      if (f && f.length) return { text: f.join(','), json: f.length === 1 ? f[0] : f };
+      if (f?.length) return { text: f.join(','), json: f.length === 1 ? f[0] : f };
     } break;
     case 'ct_dir': if (b.length === 1 && b[0] <= 1) { const t = b[0] === 0 ? 'original' : 'reply'; return { text: t, json: t }; } break;
     case 'time_ms': if (b.length === 4) { const ms = b.readUInt32LE(0); return { text: durationText(ms), json: Math.floor(ms / 1000) }; } break;

@@ -179,7 +179,7 @@ test.serial('interval sets, maps and verdict maps: JSON field for field as `nft 
     const ours = N.formatRulesetJson(await ourTable(family, name)).nftables.slice(1);
     const theirs = (JSON.parse(nft('-j', 'list', 'table', family, name)).nftables as Array<Record<string, unknown>>).filter((o) => !o.metainfo);
     t.is(ours.length, theirs.length);
-    ours.forEach((o, i) => t.deepEqual(o, theirs[i], JSON.stringify(theirs[i])));
+    for (const [i, o] of ours.entries()) t.deepEqual(o, theirs[i], JSON.stringify(theirs[i]));
     t.is(JSON.stringify(ours), JSON.stringify(theirs), 'same key order too');
   }
 });
@@ -429,7 +429,7 @@ async function compareWithNft(t: import('ava').ExecutionContext, family: string,
   const ours = N.formatRulesetJson(rs).nftables.slice(1);
   const theirs = (JSON.parse(nft('-j', 'list', 'table', family, name)).nftables as Array<Record<string, unknown>>).filter((o) => !o.metainfo);
   t.is(ours.length, theirs.length, `${family} ${name}: JSON objects`);
-  ours.forEach((o, i) => t.deepEqual(o, theirs[i], `${family} ${name}: ${JSON.stringify(theirs[i])}`));
+  for (const [i, o] of ours.entries()) t.deepEqual(o, theirs[i], `${family} ${name}: ${JSON.stringify(theirs[i])}`);
   t.is(JSON.stringify(ours), JSON.stringify(theirs), `${family} ${name}: same key order too`);
 }
 

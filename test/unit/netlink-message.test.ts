@@ -70,7 +70,7 @@ test('truncated datagrams: NetlinkDecodeError at the offset of the bad header', 
   t.true(starts.length >= 3);
   for (let cut = 1; cut < dump.length; cut++) {
     const part = dump.subarray(0, cut);
-    const ends = starts.map((s, i) => (i + 1 < starts.length ? starts[i + 1] : dump.length));
+    const ends = starts.map((_s, i) => (i + 1 < starts.length ? starts[i + 1] : dump.length));
     if (ends.includes(cut)) { t.notThrows(() => parseMessages(part)); continue; }
     const err = t.throws(() => parseMessages(part), { instanceOf: NetlinkDecodeError });
     const at = Math.max(...starts.filter((s) => s < cut));
@@ -230,7 +230,7 @@ test('kernel reading (fast-check): never throws, agrees with netlink_rcv_skb, co
     const end = r.trailing ? r.trailing.offset - base : d.length;
     if (end !== model.stop || (r.trailing && r.trailing.offset + r.trailing.length !== base + d.length)) return false;
     if (r.trailing && r.trailing.length === 0) return false;
-    let strict;
+    let strict: ReturnType<typeof parseMessages>;
     try { strict = parseMessages(d, base); } catch (e) {
       if (!(e instanceof NetlinkDecodeError)) throw e;
       return r.trailing !== undefined; // strict refuses only what the kernel leaves unread

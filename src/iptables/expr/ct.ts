@@ -24,7 +24,7 @@ import { bin } from '../../netlink/attributes.js';
 import { UsageError } from '../../netlink/errors.js';
 import * as C from '../constants.js';
 import { be32, checkU32, needU32 } from '../data.js';
-import { valueOf, type Field, type ValueType } from '../print.js';
+import { valueText, type Field, type ValueType } from '../print.js';
 import type { ExprCodec } from './registry.js';
 
 /** Key names by NFT_CT_* number (enum nft_ct_keys), as libnftnl names them. */
@@ -110,7 +110,7 @@ export const ctExpr: ExprCodec<CtExpr> = {
     if (!r) return undefined;
     const key = { ct: { key: 'mark' } };
     if (r.k === 'imm') {
-      const v = valueOf(r.data, 'mark');
+      const v = valueText(r.data, 'mark');
       return { stmt: { text: `ct mark set ${v.text}`, json: { mangle: { key, value: v.json } } }, consumes: [e.sreg] };
     }
     if (r.k === 'map') {

@@ -20,7 +20,7 @@
 import { UsageError } from '../../netlink/errors.js';
 import * as C from '../constants.js';
 import { be32, checkU32, needU32 } from '../data.js';
-import { valueOf, type PrintContext, type PrintedStatement } from '../print.js';
+import { valueText, type PrintContext, type PrintedStatement } from '../print.js';
 import type { ExprCodec } from './registry.js';
 
 /** `nat`. */
@@ -88,8 +88,8 @@ function constRange(ctx: PrintContext, min: number | undefined, max: number | un
   const a = ctx.reg(min);
   const b = max === undefined ? a : ctx.reg(max);
   if (a?.k !== 'imm' || b?.k !== 'imm') return undefined;
-  const lo = valueOf(a.data, type);
-  const hi = valueOf(b.data, type);
+  const lo = valueText(a.data, type);
+  const hi = valueText(b.data, type);
   if (lo.text.startsWith('0x') || hi.text.startsWith('0x')) return undefined;
   if (a.data === b.data) return { text: lo.text, json: lo.json, lo: lo.text, hi: hi.text };
   const bits = type === 'port' ? undefined : cidrBits(Buffer.from(a.data, 'hex'), Buffer.from(b.data, 'hex'));

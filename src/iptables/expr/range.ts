@@ -17,7 +17,7 @@
 import { NetlinkDecodeError, UsageError } from '../../netlink/errors.js';
 import * as C from '../constants.js';
 import { be32, checkU32, encodeValue, needU32, valueAttr } from '../data.js';
-import { valueOf } from '../print.js';
+import { valueText } from '../print.js';
 import type { ExprCodec } from './registry.js';
 
 /** `range`. */
@@ -58,8 +58,8 @@ export const rangeExpr: ExprCodec<RangeExpr> = {
     if (e.op !== 'eq' && e.op !== 'neq') return undefined;
     const r = ctx.reg(e.sreg);
     if (r?.k !== 'field' || r.field.fullLen !== undefined) return undefined;
-    const lo = valueOf(e.from, r.field.type, ctx.ifname);
-    const hi = valueOf(e.to, r.field.type, ctx.ifname);
+    const lo = valueText(e.from, r.field.type, ctx.ifname);
+    const hi = valueText(e.to, r.field.type, ctx.ifname);
     if (r.field.type === 'hex' || (lo.text.startsWith('0x') && r.field.type !== 'mark' && r.field.type !== 'mark_be')) return undefined;
     const f = r.field;
     return {
