@@ -419,7 +419,7 @@ export function setDataByteOrder(set: Pick<NftSet, 'map' | 'userdata'>): 'big' |
 
 function userdataByteOrder(userdata: string | undefined, tlv: number): 'big' | 'host' | undefined {
   const bo = userdataTlvs(userdata).get(tlv);
-  if (!bo || bo.length !== 4) return undefined;
+  if (bo?.length !== 4) return undefined;
   const v = endianness() === 'LE' ? bo.readUInt32LE(0) : bo.readUInt32BE(0);
   return v === C.NFT_BYTEORDER_HOST_ENDIAN ? 'host' : v === C.NFT_BYTEORDER_BIG_ENDIAN ? 'big' : undefined;
 }
