@@ -7,7 +7,6 @@
 import type { ExecutionContext } from 'ava';
 import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { readlinkSync } from 'node:fs';
-import { isDeepStrictEqual } from 'node:util';
 import type { NetlinkConnection } from '../../src/netlink/connection.js';
 import { listFilters, formatFilterText, type FilterEntry } from '../../src/tc/index.js';
 import { resolveActionDeviceNames } from '../../src/tc/actions/list.js';
@@ -145,34 +144,74 @@ export async function ourListing(conn: NetlinkConnection, dev: string, parent: s
   return resolveActionDeviceNames(conn, await listFilters(conn, { dev, parent, stats }));
 }
 
+const TIME_FIELDS = ['installed', 'last_used', 'first_used', 'expires'] as const;
+type Times = Partial<Record<(typeof TIME_FIELDS)[number], number>>;
+
+function actionsOf(entries: ReadonlyArray<Record<string, unknown>>): Array<Record<string, unknown>> {
+  return entries.flatMap((e) => ((e.options as Record<string, unknown> | undefined)?.actions as Array<Record<string, unknown>> | undefined) ?? []);
+}
+
+/** The action times tc printed as text, in order: ` installed N sec used N sec firstused N sec expires N sec` after each `index ... bind N`. */
+function textTimes(text: string): Times[] {
+  const out: Times[] = [];
+  for (const m of text.matchAll(/^\t ?index \d+ ref -?\d+ bind -?\d+(.*)$/gm)) {
+    const t: Times = {};
+    for (const [word, f] of [['installed', 'installed'], ['used', 'last_used'], ['firstused', 'first_used'], ['expires', 'expires']] as const) {
+      const v = new RegExp(` ${word} (\\d+) sec`).exec(m[1]);
+      if (v) t[f] = Number(v[1]);
+    }
+    out.push(t);
+  }
+  return out;
+}
+
+/** A copy of the entries whose actions carry the given times (in order), other fields untouched. */
+function withTimes(entries: FilterEntry[], times: Times[]): FilterEntry[] {
+  const copy = structuredClone(entries);
+  const acts = actionsOf(copy as unknown as Array<Record<string, unknown>>);
+  acts.forEach((a, i) => {
+    for (const f of TIME_FIELDS) delete a[f];
+    Object.assign(a, times[i] ?? {});
+  });
+  return copy;
+}
+
 /**
  * tc's text and JSON of `tc [-s] [-j] filter show dev X PARENT` equal ours
- * (with `stats`, the default: -s and our listing with counters).
- * tc prints action times in whole seconds and counters that move: our
- * listing is taken just before and just after tc's, and tc's output must
- * equal one of the two (up to three tries; the last compares with the later
- * snapshot, so that a failure shows the difference).
+ * (with `stats`, the default: -s and our listing with counters). tc prints
+ * action times in whole seconds that move while the commands run (seconds
+ * apart in a slow VM): our listing is taken just before and just after
+ * tc's two runs; every time tc printed must lie between our two readings
+ * of it, and with tc's times put in, our text and JSON must equal tc's
+ * exactly (everything else, counters included, compared as is).
  * @returns our later listing
  */
 export async function sameAsTc(t: ExecutionContext, conn: NetlinkConnection, dev: string, parent: string, stats = true): Promise<FilterEntry[]> {
   const opts = { stats, omitParent: true };
   const s = stats ? ['-s'] : [];
-  let after: FilterEntry[] = [];
-  for (let attempt = 0; attempt < 3; attempt++) {
-    const before = await ourListing(conn, dev, parent, stats);
-    const text = sh(TC, ...s, 'filter', 'show', 'dev', dev, parent);
-    const json = sh(TC, ...s, '-j', 'filter', 'show', 'dev', dev, parent);
-    after = await ourListing(conn, dev, parent, stats);
-    const texts = [before, after].map((l) => l.map((f) => formatFilterText(f, opts)).join(''));
-    const theirs = (parseTcJson(json) as Array<Record<string, unknown>>).map(theirsShape);
-    const shapes = [before, after].map((l) => l.map(tcShape));
-    const textAt = texts.indexOf(text);
-    const jsonAt = shapes.findIndex((x) => isDeepStrictEqual(x, theirs));
-    if ((textAt >= 0 && jsonAt >= 0) || attempt === 2) {
-      t.is(texts[textAt >= 0 ? textAt : 1], text, `${dev} ${parent}: text`);
-      t.deepEqual(shapes[jsonAt >= 0 ? jsonAt : 1], theirs, `${dev} ${parent}: json`);
-      break;
-    }
+  const before = await ourListing(conn, dev, parent, stats);
+  const text = sh(TC, ...s, 'filter', 'show', 'dev', dev, parent);
+  const json = sh(TC, ...s, '-j', 'filter', 'show', 'dev', dev, parent);
+  const after = await ourListing(conn, dev, parent, stats);
+  const theirs = (parseTcJson(json) as Array<Record<string, unknown>>).map(theirsShape);
+  const jsonTimes: Times[] = actionsOf(theirs).map((a) => Object.fromEntries(TIME_FIELDS.filter((f) => a[f] !== undefined).map((f) => [f, a[f] as number])));
+  const tTimes = textTimes(text);
+  const b = actionsOf(before as unknown as Array<Record<string, unknown>>);
+  const a = actionsOf(after as unknown as Array<Record<string, unknown>>);
+  t.is(b.length, a.length, `${dev} ${parent}: the same actions before and after`);
+  for (const [what, times] of [['text', tTimes], ['json', jsonTimes]] as const) {
+    t.is(times.length, a.length, `${dev} ${parent}: ${what}: one set of times per action`);
+    times.forEach((tm, i) => {
+      for (const f of TIME_FIELDS) {
+        // a time of 0 clock ticks is not printed (tc's print_tm): absent means "0 ticks" at that reading
+        if (tm[f] === undefined) { t.is(b[i][f], undefined, `${dev} ${parent} ${what} action ${i + 1} ${f}: tc printed none, we had ${b[i][f]} before`); continue; }
+        const lo = (b[i][f] as number | undefined) ?? 0;
+        const hi = a[i][f] as number;
+        t.true(lo <= tm[f]! && tm[f]! <= hi, `${dev} ${parent} ${what} action ${i + 1} ${f}: tc ${tm[f]} not within our ${lo}..${hi}`);
+      }
+    });
   }
+  t.is(withTimes(after, tTimes).map((f) => formatFilterText(f, opts)).join(''), text, `${dev} ${parent}: text`);
+  t.deepEqual(withTimes(after, jsonTimes).map(tcShape), theirs, `${dev} ${parent}: json`);
   return after;
 }
