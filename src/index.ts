@@ -22,5 +22,12 @@
 export * from './guard/index.js';
 export { NetlinkConnection, SocketTransport, type Transport } from './netlink/connection.js';
 export {
-  SynplugError, UsageError, NetlinkError, NetlinkDecodeError, DumpInterruptedError, ERROR_CATEGORIES, categoryOfErrno, type ErrorCategory,
+  SynplugError,
+  UsageError,
+  NetlinkError,
+  NetlinkDecodeError,
+  DumpInterruptedError,
+  ERROR_CATEGORIES,
+  categoryOfErrno,
+  type ErrorCategory,
 } from './netlink/errors.js';

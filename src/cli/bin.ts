@@ -11,8 +11,16 @@ import { main } from './main.js';
 // handled would abort the process from inside the native socket's callback.
 process.stdout.on('error', (e: NodeJS.ErrnoException) => {
   if (e.code === 'EPIPE') process.exit(typeof process.exitCode === 'number' ? process.exitCode : 0);
-  try { process.stderr.write(`synplug: cannot write to stdout: ${e.code ?? e.message}\n`); } catch { /* nothing left to tell */ }
+  try {
+    process.stderr.write(`synplug: cannot write to stdout: ${e.code ?? e.message}\n`);
+  } catch {
+    /* nothing left to tell */
+  }
   process.exit(1);
 });
-process.stderr.on('error', () => { /* nowhere to report it */ });
-main(process.argv).then((code) => { process.exitCode = code; });
+process.stderr.on('error', () => {
+  /* nowhere to report it */
+});
+main(process.argv).then((code) => {
+  process.exitCode = code;
+});

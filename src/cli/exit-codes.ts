@@ -82,7 +82,6 @@ export const EXIT_HELP = `Exit codes:
   130  protect: interrupted before the command started (it was not run)
   other protect: the command's exit status (128+N when killed by signal N)`;
 
-
 /** One line of a command's exit-code list: the code (or `other`, protect's pass-through) and its meaning there. */
 export type ExitCodeLine = readonly [code: number | 'other', meaning: string];
 
@@ -121,13 +120,7 @@ export const COMMAND_EXIT_CODES = {
     notRoot,
     [EXIT.NOT_SET_UP, "not set up (run 'synplug setup')"],
   ],
-  release: [
-    [EXIT.OK, 'released, or nothing to release'],
-    failure('e.g. the plug record cannot be written'),
-    usage(),
-    kernel,
-    notRoot,
-  ],
+  release: [[EXIT.OK, 'released, or nothing to release'], failure('e.g. the plug record cannot be written'), usage(), kernel, notRoot],
   protect: [
     [EXIT.OK, 'the command exited 0'],
     [EXIT.FAILURE, 'failure before the command ran (e.g. the watchdog did not start)'],
@@ -150,13 +143,7 @@ export const COMMAND_EXIT_CODES = {
     kernel,
     [EXIT.NOT_PERMITTED, 'not permitted: reading the nftables table needs CAP_NET_ADMIN (run as root)'],
   ],
-  teardown: [
-    [EXIT.OK, 'removed, or nothing to remove'],
-    failure('e.g. the state files cannot be removed'),
-    usage(),
-    kernel,
-    notRoot,
-  ],
+  teardown: [[EXIT.OK, 'removed, or nothing to remove'], failure('e.g. the state files cannot be removed'), usage(), kernel, notRoot],
   show: [
     [EXIT.OK, 'shown'],
     failure('an unexpected error'),
@@ -172,7 +159,7 @@ export const COMMAND_EXIT_CODES = {
   ],
   demo: [
     [EXIT.OK, 'the protected phase lost no request (also when the unprotected phase lost none: the demo then says it was not sensitive here)'],
-    failure('e.g. the demo server cannot listen on the hold\'s address'),
+    failure("e.g. the demo server cannot listen on the hold's address"),
     [EXIT.USAGE, 'bad arguments (--seconds, --restarts, --gap); nothing was set up'],
     kernel,
     notRoot,

@@ -9,7 +9,8 @@ import type { CheckResult, ProtectResult, SetupResult, StatusResult, TeardownRes
 
 /** Text for `synplug setup`. */
 export function formatSetup(r: SetupResult): string {
-  const lines = r.changed ? [`synplug set up on ${r.dev} for ${r.addr} (mark ${r.mark}, plug limit ${r.limit} bytes):`, ...r.actions.map((a) => `  ${a}`)]
+  const lines = r.changed
+    ? [`synplug set up on ${r.dev} for ${r.addr} (mark ${r.mark}, plug limit ${r.limit} bytes):`, ...r.actions.map((a) => `  ${a}`)]
     : [`synplug already set up on ${r.dev} for ${r.addr}: nothing to change`];
   if (r.recovered) lines.unshift(r.recovered);
   return lines.join('\n');
@@ -17,9 +18,15 @@ export function formatSetup(r: SetupResult): string {
 
 /** Text for `synplug check`. */
 export function formatCheck(r: CheckResult): string {
-  const head = r.state === 'ok' ? `synplug is set up on ${r.dev} for ${r.addr}` : r.state === 'absent' ? `synplug is not set up on ${r.dev}` : `synplug is partly or differently set up on ${r.dev}:`;
+  const head =
+    r.state === 'ok'
+      ? `synplug is set up on ${r.dev} for ${r.addr}`
+      : r.state === 'absent'
+        ? `synplug is not set up on ${r.dev}`
+        : `synplug is partly or differently set up on ${r.dev}:`;
   const lines = [head];
-  for (const p of r.pieces) lines.push(`  ${p.status === 'ok' ? 'ok       ' : p.status === 'missing' ? 'MISSING  ' : 'DIFFERENT'} ${p.piece}${p.detail ? ` (${p.detail})` : ''}`);
+  for (const p of r.pieces)
+    lines.push(`  ${p.status === 'ok' ? 'ok       ' : p.status === 'missing' ? 'MISSING  ' : 'DIFFERENT'} ${p.piece}${p.detail ? ` (${p.detail})` : ''}`);
   if (r.state !== 'ok') lines.push("run 'synplug setup' to complete it");
   return lines.join('\n');
 }
@@ -43,9 +50,10 @@ export function formatRelease(r: ReleaseResult): string {
 /** Text for `synplug protect` (on stderr). */
 export function formatProtect(r: ProtectResult): string {
   const cmd = r.signal ? `killed by ${r.signal}` : `exit ${r.exitCode}`;
-  const held = r.releasedPlug === false
-    ? `held new connections for ${r.heldMs.toFixed(1)} ms${r.maxHoldReached ? ' (max-hold reached)' : ''}, then left the plug buffering for ${r.leftToHolders ?? 'other'} other holder(s) (the last one releases)`
-    : `held new connections for ${r.heldMs.toFixed(1)} ms${r.maxHoldReached ? ' (max-hold reached)' : ''}`;
+  const held =
+    r.releasedPlug === false
+      ? `held new connections for ${r.heldMs.toFixed(1)} ms${r.maxHoldReached ? ' (max-hold reached)' : ''}, then left the plug buffering for ${r.leftToHolders ?? 'other'} other holder(s) (the last one releases)`
+      : `held new connections for ${r.heldMs.toFixed(1)} ms${r.maxHoldReached ? ' (max-hold reached)' : ''}`;
   return `synplug: ${held}; ${r.packetsReleased} packet(s) held and released, ${r.drops} dropped; command ${cmd}; synplug's own time in the window ${r.overhead.totalUs} µs`;
 }
 
@@ -57,23 +65,46 @@ export function formatStatus(r: StatusResult): string {
   for (const p of r.pieces) if (p.status !== 'ok') lines.push(`  ${p.status.toUpperCase()} ${p.piece}${p.detail ? ` (${p.detail})` : ''}`);
   const p = r.plug;
   if (p) {
-    const when = new Date(p.state === 'buffering' ? p.since : p.releasedAt ?? p.since).toISOString();
-    lines.push(`plug: ${p.state === 'buffering' ? `BUFFERING since ${when} (by ${p.owner} pid ${p.pid}, until ${new Date(p.deadline).toISOString()})` : `released (last at ${when})`}`);
+    const when = new Date(p.state === 'buffering' ? p.since : (p.releasedAt ?? p.since)).toISOString();
+    lines.push(
+      `plug: ${p.state === 'buffering' ? `BUFFERING since ${when} (by ${p.owner} pid ${p.pid}, until ${new Date(p.deadline).toISOString()})` : `released (last at ${when})`}`,
+    );
   } else lines.push('plug: no record');
   for (const l of r.leases ?? []) {
-    lines.push(`lease: ${l.owner} pid ${l.pid}${l.command ? ` (${l.command.join(' ')})` : ''} since ${new Date(l.since).toISOString()}, until ${new Date(l.deadline).toISOString()}, holds ${l.holds.join(', ')}`);
+    lines.push(
+      `lease: ${l.owner} pid ${l.pid}${l.command ? ` (${l.command.join(' ')})` : ''} since ${new Date(l.since).toISOString()}, until ${new Date(l.deadline).toISOString()}, holds ${l.holds.join(', ')}`,
+    );
   }
   if (r.held !== undefined) lines.push(`packets: ${r.held} held now, ${r.passed} passed, ${r.dropped} dropped over the limit`);
-  lines.push(`marking: ${r.marking.length ? r.marking.map((m) => `${m.address}${m.expiresMs !== undefined ? ` (${durationText(m.expiresMs)} left)` : ''}`).join(', ') : 'off (no element in the set)'}`);
+  lines.push(
+    `marking: ${r.marking.length ? r.marking.map((m) => `${m.address}${m.expiresMs !== undefined ? ` (${durationText(m.expiresMs)} left)` : ''}`).join(', ') : 'off (no element in the set)'}`,
+  );
   if (r.qdiscs.length) {
     lines.push('qdiscs:');
-    for (const q of r.qdiscs) lines.push(...formatQdiscText(q, { stats: true }).split('\n').map((l) => `  ${l}`));
+    for (const q of r.qdiscs)
+      lines.push(
+        ...formatQdiscText(q, { stats: true })
+          .split('\n')
+          .map((l) => `  ${l}`),
+      );
   }
   if (r.filters.length) {
     lines.push('filters:');
-    for (const f of r.filters) lines.push(...formatFilterText(f).split('\n').map((l) => `  ${l}`));
+    for (const f of r.filters)
+      lines.push(
+        ...formatFilterText(f)
+          .split('\n')
+          .map((l) => `  ${l}`),
+      );
   }
-  if (r.ruleset) lines.push('nftables:', ...r.ruleset.trimEnd().split('\n').map((l) => `  ${l}`));
+  if (r.ruleset)
+    lines.push(
+      'nftables:',
+      ...r.ruleset
+        .trimEnd()
+        .split('\n')
+        .map((l) => `  ${l}`),
+    );
   return lines.join('\n');
 }
 

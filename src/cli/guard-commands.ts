@@ -3,7 +3,7 @@
  *
  * @module
  */
-import { Command, Option } from 'commander';
+import { type Command, Option } from 'commander';
 import { UsageError } from '../netlink/errors.js';
 import { parseDuration, parseUint, type GuardConfig } from '../guard/config.js';
 import type * as GuardModule from '../guard/index.js';
@@ -15,7 +15,15 @@ import { isIP } from 'node:net';
 /** The guard is loaded when a command runs, not at start-up: `--help` and `show` stay fast. */
 const loadGuard = (): Promise<typeof GuardModule> => import('../guard/index.js');
 
-interface ConfigFlags { dev?: string; addr?: string; mark?: string; limit?: string; table?: string; stateDir?: string; json?: boolean }
+interface ConfigFlags {
+  dev?: string;
+  addr?: string;
+  mark?: string;
+  limit?: string;
+  table?: string;
+  stateDir?: string;
+  json?: boolean;
+}
 
 function configOptions(cmd: Command, which: { setup?: boolean } = {}): Command {
   cmd.addOption(new Option('--dev <name>', 'device the qdisc tree sits on (default: as set up, else lo)'));
@@ -25,7 +33,12 @@ function configOptions(cmd: Command, which: { setup?: boolean } = {}): Command {
     cmd.addOption(new Option('--limit <bytes>', 'plug limit in bytes; more is dropped (default 1048576)'));
   }
   cmd.addOption(new Option('--table <name>', 'nftables table owned by synplug (default synplug)').hideHelp());
-  cmd.addOption(new Option('--state-dir <dir>', 'state directory: a directory of this user that nobody else can write, created mode 0700 when missing (default /run/synplug, env SYNPLUG_STATE_DIR)'));
+  cmd.addOption(
+    new Option(
+      '--state-dir <dir>',
+      'state directory: a directory of this user that nobody else can write, created mode 0700 when missing (default /run/synplug, env SYNPLUG_STATE_DIR)',
+    ),
+  );
   cmd.addOption(jsonOption());
   return cmd;
 }
@@ -41,7 +54,8 @@ export function stateDirOf(flag: string | undefined, env: NodeJS.ProcessEnv = pr
   }
   const v = env.SYNPLUG_STATE_DIR;
   if (v === undefined) return undefined;
-  if (v === '') throw new UsageError("the environment variable SYNPLUG_STATE_DIR is set but empty: unset it (for the default /run/synplug) or give a directory");
+  if (v === '')
+    throw new UsageError('the environment variable SYNPLUG_STATE_DIR is set but empty: unset it (for the default /run/synplug) or give a directory');
   return v;
 }
 
@@ -77,86 +91,114 @@ export function parseListen(text: string): GuardModule.ListenTarget {
 
 /** Register the guard commands on the program. */
 export function guardCommands(program: Command): void {
-  configOptions(program.command('setup')
-    .description('build the qdisc tree, fw filter, nftables marking rule and address (idempotent: completes or corrects a partial setup)')
-    .option('--force', "replace a root qdisc on the device that is not synplug's", false), { setup: true })
+  configOptions(
+    program
+      .command('setup')
+      .description('build the qdisc tree, fw filter, nftables marking rule and address (idempotent: completes or corrects a partial setup)')
+      .option('--force', "replace a root qdisc on the device that is not synplug's", false),
+    { setup: true },
+  )
     .addHelpText('after', `${exitCodesHelp('setup')}\n\nOn any failure, everything this call added is removed again.`)
-    .action(run(async (f: ConfigFlags & { force: boolean }) => {
-      const guard = await loadGuard();
-      const r = await guard.setup({ ...config(f), force: f.force });
-      out(f.json, r, formatSetup(r));
-    }));
+    .action(
+      run(async (f: ConfigFlags & { force: boolean }) => {
+        const guard = await loadGuard();
+        const r = await guard.setup({ ...config(f), force: f.force });
+        out(f.json, r, formatSetup(r));
+      }),
+    );
 
-  configOptions(program.command('check')
-    .description('verify the setup; exit 0 complete, 1 nothing set up, 2 partly or differently set up'), { setup: true })
+  configOptions(program.command('check').description('verify the setup; exit 0 complete, 1 nothing set up, 2 partly or differently set up'), { setup: true })
     .addHelpText('after', exitCodesHelp('check'))
-    .action(run(async (f: ConfigFlags) => {
-      const guard = await loadGuard();
-      const r = await guard.check(config(f));
-      out(f.json, r, formatCheck(r));
-      return r.state === 'ok' ? EXIT.OK : r.state === 'absent' ? EXIT.FAILURE : EXIT.USAGE;
-    }));
+    .action(
+      run(async (f: ConfigFlags) => {
+        const guard = await loadGuard();
+        const r = await guard.check(config(f));
+        out(f.json, r, formatCheck(r));
+        return r.state === 'ok' ? EXIT.OK : r.state === 'absent' ? EXIT.FAILURE : EXIT.USAGE;
+      }),
+    );
 
-  configOptions(program.command('plug')
-    .description('hold new connections (buffer the plug) until "synplug release" or --max-hold')
-    .option('--max-hold <duration>', 'stop holding new connections after this long (kernel-enforced), e.g. 10s', '10s'))
+  configOptions(
+    program
+      .command('plug')
+      .description('hold new connections (buffer the plug) until "synplug release" or --max-hold')
+      .option('--max-hold <duration>', 'stop holding new connections after this long (kernel-enforced), e.g. 10s', '10s'),
+  )
     .addHelpText('after', exitCodesHelp('plug'))
-    .action(run(async (f: ConfigFlags & { maxHold: string }) => {
-      const guard = await loadGuard();
-      const maxHoldMs = parseDuration(f.maxHold, '--max-hold');
-      const r = await guard.plug({ ...config(f), maxHoldMs });
-      out(f.json, r, formatPlug(r, f.maxHold));
-    }));
+    .action(
+      run(async (f: ConfigFlags & { maxHold: string }) => {
+        const guard = await loadGuard();
+        const maxHoldMs = parseDuration(f.maxHold, '--max-hold');
+        const r = await guard.plug({ ...config(f), maxHoldMs });
+        out(f.json, r, formatPlug(r, f.maxHold));
+      }),
+    );
 
-  configOptions(program.command('release')
-    .description('release the plug (always safe: the kernel cannot tell whether it is plugged)'))
+  configOptions(program.command('release').description('release the plug (always safe: the kernel cannot tell whether it is plugged)'))
     .addHelpText('after', exitCodesHelp('release'))
-    .action(run(async (f: ConfigFlags) => {
-      const guard = await loadGuard();
-      const r = await guard.release(config(f));
-      out(f.json, r, formatRelease(r));
-    }));
+    .action(
+      run(async (f: ConfigFlags) => {
+        const guard = await loadGuard();
+        const r = await guard.release(config(f));
+        out(f.json, r, formatRelease(r));
+      }),
+    );
 
-  configOptions(program.command('protect')
-    .description('plug, run COMMAND (no shell), release as soon as it exits; exit with its status')
-    .usage('[options] -- COMMAND [ARGS...]')
-    .argument('[command...]', 'the reload command and its arguments')
-    .option('--max-hold <duration>', 'release at this deadline even if the command still runs', '10s')
-    .option('--wait-listen <[addr:]port>', 'release only once a NEW listening TCP socket exists on this port (bounded by --max-hold)')
-    .option('--user <name>', 'run the command as this user')
-    .option('--setup', 'set up first when synplug is not set up', false)
-    .passThroughOptions())
-    .addHelpText('after', `${exitCodesHelp('protect')}\n\nAfterwards, stderr (or --json on stdout) tells how long the plug held, the packets held and released, drops, and synplug's own time inside the window.`)
-    .action(run(async (command: string[], f: ConfigFlags & { maxHold: string; waitListen?: string; user?: string; setup: boolean }) => {
-      const guard = await loadGuard();
-      if (command.length === 0) throw new UsageError('no command given: use synplug protect [options] -- COMMAND [ARGS...]');
-      if (command[0] === '') throw new UsageError('protect: the command after -- is empty (an empty string is not a command to run)');
-      const maxHoldMs = parseDuration(f.maxHold, '--max-hold');
-      const waitListen = f.waitListen !== undefined ? parseListen(f.waitListen) : undefined;
-      const r = await guard.protect({
-        ...config(f), command, maxHoldMs, waitListen, user: f.user, setup: f.setup,
-        onNotice: (line) => process.stderr.write(`synplug: ${line}\n`),
-      });
-      if (f.json) process.stdout.write(JSON.stringify(r) + '\n');
-      else process.stderr.write(formatProtect(r) + '\n');
-      return r.exitCode;
-    }));
+  configOptions(
+    program
+      .command('protect')
+      .description('plug, run COMMAND (no shell), release as soon as it exits; exit with its status')
+      .usage('[options] -- COMMAND [ARGS...]')
+      .argument('[command...]', 'the reload command and its arguments')
+      .option('--max-hold <duration>', 'release at this deadline even if the command still runs', '10s')
+      .option('--wait-listen <[addr:]port>', 'release only once a NEW listening TCP socket exists on this port (bounded by --max-hold)')
+      .option('--user <name>', 'run the command as this user')
+      .option('--setup', 'set up first when synplug is not set up', false)
+      .passThroughOptions(),
+  )
+    .addHelpText(
+      'after',
+      `${exitCodesHelp('protect')}\n\nAfterwards, stderr (or --json on stdout) tells how long the plug held, the packets held and released, drops, and synplug's own time inside the window.`,
+    )
+    .action(
+      run(async (command: string[], f: ConfigFlags & { maxHold: string; waitListen?: string; user?: string; setup: boolean }) => {
+        const guard = await loadGuard();
+        if (command.length === 0) throw new UsageError('no command given: use synplug protect [options] -- COMMAND [ARGS...]');
+        if (command[0] === '') throw new UsageError('protect: the command after -- is empty (an empty string is not a command to run)');
+        const maxHoldMs = parseDuration(f.maxHold, '--max-hold');
+        const waitListen = f.waitListen !== undefined ? parseListen(f.waitListen) : undefined;
+        const r = await guard.protect({
+          ...config(f),
+          command,
+          maxHoldMs,
+          waitListen,
+          user: f.user,
+          setup: f.setup,
+          onNotice: (line) => process.stderr.write(`synplug: ${line}\n`),
+        });
+        if (f.json) process.stdout.write(JSON.stringify(r) + '\n');
+        else process.stderr.write(formatProtect(r) + '\n');
+        return r.exitCode;
+      }),
+    );
 
-  configOptions(program.command('status')
-    .description('the qdisc tree, the marking rule, the recorded plug state, packets held now, passed and dropped'))
+  configOptions(program.command('status').description('the qdisc tree, the marking rule, the recorded plug state, packets held now, passed and dropped'))
     .addHelpText('after', exitCodesHelp('status'))
-    .action(run(async (f: ConfigFlags) => {
-      const guard = await loadGuard();
-      const r = await guard.status(config(f));
-      out(f.json, r, formatStatus(r));
-    }));
+    .action(
+      run(async (f: ConfigFlags) => {
+        const guard = await loadGuard();
+        const r = await guard.status(config(f));
+        out(f.json, r, formatStatus(r));
+      }),
+    );
 
-  configOptions(program.command('teardown')
-    .description('release, then remove exactly what setup added (qdisc tree, filter, nftables table, address)'))
+  configOptions(program.command('teardown').description('release, then remove exactly what setup added (qdisc tree, filter, nftables table, address)'))
     .addHelpText('after', exitCodesHelp('teardown'))
-    .action(run(async (f: ConfigFlags) => {
-      const guard = await loadGuard();
-      const r = await guard.teardown(config(f));
-      out(f.json, r, formatTeardown(r));
-    }));
+    .action(
+      run(async (f: ConfigFlags) => {
+        const guard = await loadGuard();
+        const r = await guard.teardown(config(f));
+        out(f.json, r, formatTeardown(r));
+      }),
+    );
 }

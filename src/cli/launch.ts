@@ -30,11 +30,14 @@ const file = join(here, 'cli.cjs');
 const source = readFileSync(file, 'utf8').replace(/^#!.*/, '');
 const cacheFile = `${file}.v8cache`;
 let cachedData: Buffer | undefined;
-try { cachedData = readFileSync(cacheFile); } catch { /* no cache: compile */ }
+try {
+  cachedData = readFileSync(cacheFile);
+} catch {
+  /* no cache: compile */
+}
 const script = new Script(wrap(source), { filename: file, cachedData });
 if (process.env.SYNPLUG_WRITE_CODE_CACHE === '1') {
   process.once('exit', () => writeFileSync(cacheFile, script.createCachedData()));
 }
 const mod = { exports: {} as unknown, filename: file };
-(script.runInThisContext() as (...a: unknown[]) => void)
-  .call(mod.exports, mod.exports, createRequire(file), mod, file, here);
+(script.runInThisContext() as (...a: unknown[]) => void).call(mod.exports, mod.exports, createRequire(file), mod, file, here);

@@ -19,11 +19,16 @@ const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.ur
 /** Build the program (exported for tests). */
 export function buildProgram(): Command {
   const program = new Command('synplug')
-    .description('Zero-downtime proxy reloads: hold new SYNs in a tc plug qdisc while the proxy reloads.\nSpeaks rtnetlink and nftables itself: no tc, ip, nft or iptables binary needed.')
+    .description(
+      'Zero-downtime proxy reloads: hold new SYNs in a tc plug qdisc while the proxy reloads.\nSpeaks rtnetlink and nftables itself: no tc, ip, nft or iptables binary needed.',
+    )
     .version(pkg.version, '-V, --version')
     .enablePositionalOptions()
     .showHelpAfterError('(run with --help for usage)')
-    .addHelpText('after', `\n${EXIT_HELP}\n\nThe reload technique: 'synplug setup' once (at boot), then\n  synplug protect -- systemctl reload haproxy\nSee 'synplug <command> --help'.`)
+    .addHelpText(
+      'after',
+      `\n${EXIT_HELP}\n\nThe reload technique: 'synplug setup' once (at boot), then\n  synplug protect -- systemctl reload haproxy\nSee 'synplug <command> --help'.`,
+    )
     .exitOverride()
     .configureOutput({
       outputError: (str, write) => write(`synplug: ${str.replace(/^error: /, '')}`),
@@ -33,7 +38,8 @@ export function buildProgram(): Command {
   demoCommand(program);
   // Our own `help [command]`: commander's built-in one shows the main help, exit 0, for a command that does not exist.
   program.helpCommand(false);
-  program.command('help')
+  program
+    .command('help')
     .description('display help for a command')
     .argument('[command]', 'the command to describe')
     .addOption(new Option('--json', 'report an unknown command as a JSON object on stdout (the help itself is text)'))

@@ -51,7 +51,9 @@ export function lookupUser(name: string): RunAsUser {
     line = execFileSync('getent', ['passwd', name], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).split('\n')[0];
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') {
-      line = readFileSync('/etc/passwd', 'utf8').split('\n').find((l) => l.split(':')[0] === name || l.split(':')[2] === name);
+      line = readFileSync('/etc/passwd', 'utf8')
+        .split('\n')
+        .find((l) => l.split(':')[0] === name || l.split(':')[2] === name);
     }
   }
   if (!line) throw new UsageError(`--user: no user '${name}' on this system`);
@@ -68,13 +70,30 @@ export function lookupUser(name: string): RunAsUser {
 export function resolveCommand(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): string {
   if (argv.length === 0 || argv[0] === '') throw new UsageError('no command given: use synplug protect [options] -- COMMAND [ARGS...]');
   const name = argv[0];
-  const candidates = name.includes('/') ? [name] : (env.PATH ?? '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin').split(delimiter).filter(Boolean).map((d) => join(d, name));
+  const candidates = name.includes('/')
+    ? [name]
+    : (env.PATH ?? '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin')
+        .split(delimiter)
+        .filter(Boolean)
+        .map((d) => join(d, name));
   let sawNonExec: string | undefined;
   for (const c of candidates) {
-    let st;
-    try { st = statSync(c); } catch { continue; }
-    if (st.isDirectory()) { sawNonExec = c; continue; }
-    try { accessSync(c, fsConstants.X_OK); return c; } catch { sawNonExec = c; }
+    let st: ReturnType<typeof statSync>;
+    try {
+      st = statSync(c);
+    } catch {
+      continue;
+    }
+    if (st.isDirectory()) {
+      sawNonExec = c;
+      continue;
+    }
+    try {
+      accessSync(c, fsConstants.X_OK);
+      return c;
+    } catch {
+      sawNonExec = c;
+    }
   }
   if (sawNonExec) throw new CommandError(`cannot execute '${sawNonExec}': permission denied or a directory; the command was not run`, 'command-not-executable');
   throw new CommandError(`command not found: '${name}'${name.includes('/') ? '' : ' (searched PATH)'}; the command was not run`, 'command-not-found');
@@ -118,17 +137,27 @@ export function startGated(argv: readonly string[], options: { user?: RunAsUser;
     });
   });
   return new Promise((resolve, reject) => {
-    child.once('error', (e) => reject(new SynplugError(`cannot start /bin/sh to run the command: ${e.message}; the command was not run`, 'command-not-started', { cause: e })));
-    child.once('spawn', () => resolve({
-      child,
-      open: () => { gate.write('\n'); },
-      close: () => { gate.end(); },
-      abort: () => { gate.destroy(); },
-      exited,
-    }));
+    child.once('error', (e) =>
+      reject(new SynplugError(`cannot start /bin/sh to run the command: ${e.message}; the command was not run`, 'command-not-started', { cause: e })),
+    );
+    child.once('spawn', () =>
+      resolve({
+        child,
+        open: () => {
+          gate.write('\n');
+        },
+        close: () => {
+          gate.end();
+        },
+        abort: () => {
+          gate.destroy();
+        },
+        exited,
+      }),
+    );
   });
 }
 
 function signalNumber(s: NodeJS.Signals | null): number {
-  return s ? (osConstants.signals as Record<string, number>)[s] ?? 0 : 0;
+  return s ? ((osConstants.signals as Record<string, number>)[s] ?? 0) : 0;
 }

@@ -106,7 +106,9 @@ export function refuseLoopback(addr: string): void {
   const b = ip.bytes;
   const loop = ip.version === 4 ? b[0] === 127 : b.subarray(0, 15).every((x) => x === 0) && b[15] === 1;
   if (loop) {
-    throw new UsageError(`bad address '${addr}': a loopback address cannot be the proxy's address (127.0.0.1 and ::1 are the source of every local connection, which would all be held; other 127/8 addresses are never the source, so nothing would be); give the proxy an address of its own, such as the default 169.254.255.254`);
+    throw new UsageError(
+      `bad address '${addr}': a loopback address cannot be the proxy's address (127.0.0.1 and ::1 are the source of every local connection, which would all be held; other 127/8 addresses are never the source, so nothing would be); give the proxy an address of its own, such as the default 169.254.255.254`,
+    );
   }
 }
 
@@ -125,10 +127,22 @@ export function canonicalAddress(text: unknown): string {
   }
   const ip = parseIpAddress(text);
   const b = ip.bytes;
-  const bad = ip.version === 4
-    ? (b.every((x) => x === 0) ? 'the unspecified address' : b.every((x) => x === 255) ? 'the broadcast address' : b[0] >= 224 && b[0] <= 239 ? 'a multicast address' : undefined)
-    : (b.every((x) => x === 0) ? 'the unspecified address' : b[0] === 0xff ? 'a multicast address'
-      : b.subarray(0, 10).every((x) => x === 0) && b[10] === 0xff && b[11] === 0xff ? 'an IPv4-mapped address (give the IPv4 address itself)' : undefined);
+  const bad =
+    ip.version === 4
+      ? b.every((x) => x === 0)
+        ? 'the unspecified address'
+        : b.every((x) => x === 255)
+          ? 'the broadcast address'
+          : b[0] >= 224 && b[0] <= 239
+            ? 'a multicast address'
+            : undefined
+      : b.every((x) => x === 0)
+        ? 'the unspecified address'
+        : b[0] === 0xff
+          ? 'a multicast address'
+          : b.subarray(0, 10).every((x) => x === 0) && b[10] === 0xff && b[11] === 0xff
+            ? 'an IPv4-mapped address (give the IPv4 address itself)'
+            : undefined;
   if (bad) throw new UsageError(`bad address '${text}': ${bad} cannot be the proxy's address`);
   return formatIpAddress(b);
 }
@@ -155,9 +169,14 @@ export function parseDuration(text: string, option: string, minMs = 10): number 
   let v: number | undefined;
   if (/^[0-9]*\.?[0-9]+$/.test(t)) v = Number(t) * 1000;
   else if (t !== '' && t.length <= 100) {
-    try { v = ms(t as ms.StringValue); } catch { v = undefined; }
+    try {
+      v = ms(t as ms.StringValue);
+    } catch {
+      v = undefined;
+    }
   }
-  if (typeof v !== 'number' || !Number.isFinite(v)) throw new UsageError(`${option}: '${text}' is not a duration (e.g. 10s, 500ms, 2m; a bare number is seconds)`);
+  if (typeof v !== 'number' || !Number.isFinite(v))
+    throw new UsageError(`${option}: '${text}' is not a duration (e.g. 10s, 500ms, 2m; a bare number is seconds)`);
   if (v <= 0) throw new UsageError(`${option}: must be more than 0 (got '${text}')`);
   if (v < minMs) throw new UsageError(`${option}: at least ${minMs} ms (got '${text}'): the kernel cannot time out a set element sooner`);
   if (v > 86_400_000) throw new UsageError(`${option}: at most 24h (got '${text}')`);

@@ -90,11 +90,10 @@ export async function withSession<T>(config: GuardConfig, record: SetupRecord | 
 export async function recoverStale(s: GuardSession, store: StateStore): Promise<Recovery> {
   const r = store.readPlug();
   const leases = recordedLeases(store);
-  if (!r || r.state !== 'buffering' || !hasNetAdmin()) return { released: false };
+  if (r?.state !== 'buffering' || !hasNetAdmin()) return { released: false };
   if (leases.some((l) => leaseLive(l))) return { released: false };
   const last = leases[leases.length - 1];
-  const reason = !last || Date.now() >= last.deadline ? 'its max-hold deadline passed'
-    : `its owner (pid ${last.pid}) is gone`;
+  const reason = !last || Date.now() >= last.deadline ? 'its max-hold deadline passed' : `its owner (pid ${last.pid}) is gone`;
   let hadPlug = true;
   const d = await dropLease(store, s, undefined, s.config.dev, async () => {
     try {

@@ -21,10 +21,16 @@ export class NoDeviceError extends SynplugError {
    * @param dev the device name
    * @param recordedIn the setup record the name came from (no --dev was given), for the message
    */
-  constructor(readonly dev: string, recordedIn?: string) {
-    super(recordedIn
-      ? `device '${dev}' not found: it is the device setup recorded in ${recordedIn}; give an existing device with --dev (teardown --dev DEVICE forgets that record)`
-      : `device '${dev}' not found (give an existing device with --dev)`, 'usage');
+  constructor(
+    readonly dev: string,
+    recordedIn?: string,
+  ) {
+    super(
+      recordedIn
+        ? `device '${dev}' not found: it is the device setup recorded in ${recordedIn}; give an existing device with --dev (teardown --dev DEVICE forgets that record)`
+        : `device '${dev}' not found (give an existing device with --dev)`,
+      'usage',
+    );
     this.name = 'NoDeviceError';
   }
 }
@@ -36,7 +42,10 @@ export class ForeignQdiscError extends SynplugError {
    * @param what the foreign object as tc prints its first line, e.g. `qdisc tbf 5: root refcnt 2 ...`
    */
   constructor(dev: string, what: string) {
-    super(`dev ${dev} has a root qdisc that is not synplug's: ${what}. setup would replace it (and everything under it); rerun with --force to do that. Nothing was changed`, 'foreign-state');
+    super(
+      `dev ${dev} has a root qdisc that is not synplug's: ${what}. setup would replace it (and everything under it); rerun with --force to do that. Nothing was changed`,
+      'foreign-state',
+    );
     this.name = 'ForeignQdiscError';
   }
 }

@@ -37,13 +37,24 @@ export async function plug(opts: GuardOptions & { maxHoldMs?: number } = {}): Pr
     await recoverStale(s, store);
     await requireSetUp(s, config, 'plug');
     const since = Date.now();
-    const lease: Lease = { id: newLeaseId(), owner: 'manual', pid: process.pid, ...pidStartOf(process.pid), holds: s.holdIds, since, deadline: since + maxHoldMs };
+    const lease: Lease = {
+      id: newLeaseId(),
+      owner: 'manual',
+      pid: process.pid,
+      ...pidStartOf(process.pid),
+      holds: s.holdIds,
+      since,
+      deadline: since + maxHoldMs,
+    };
     let take: { latestDeadline: number } | undefined;
     try {
       take = await takeLease(store, s, lease, config.dev);
       await s.buffer();
     } catch (e) {
-      await dropLease(store, s, lease.id, config.dev, async () => { await s.release().catch(() => {}); return 1; }).catch(() => {});
+      await dropLease(store, s, lease.id, config.dev, async () => {
+        await s.release().catch(() => {});
+        return 1;
+      }).catch(() => {});
       throw e;
     }
     return { dev: config.dev, addr: config.addr, deadline: take.latestDeadline, maxHoldMs };
@@ -80,7 +91,13 @@ export async function release(opts: GuardOptions = {}): Promise<ReleaseResult> {
     let r: PlugRecord | undefined;
     let hasLeases = false;
     if (!damaged) {
-      try { r = store.readPlug(); hasLeases = store.readLeases() !== undefined; } catch (e) { if (!(e instanceof StateFileError)) throw e; damaged = e; }
+      try {
+        r = store.readPlug();
+        hasLeases = store.readLeases() !== undefined;
+      } catch (e) {
+        if (!(e instanceof StateFileError)) throw e;
+        damaged = e;
+      }
     }
     let plugExists = true;
     const releaseNow = async () => {
@@ -101,11 +118,19 @@ export async function release(opts: GuardOptions = {}): Promise<ReleaseResult> {
       brokeLeases = await breakLeases(store, releaseNow, () => {
         const now = Date.now();
         store.writeLeases({ version: 1, leases: [] });
-        store.writePlug({ ...(r ?? { version: 1, owner: 'manual', pid: process.pid, dev: config.dev, since: now, deadline: now }), state: 'released', releasedAt: now });
+        store.writePlug({
+          ...(r ?? { version: 1, owner: 'manual', pid: process.pid, dev: config.dev, since: now, deadline: now }),
+          state: 'released',
+          releasedAt: now,
+        });
       });
     }
     if (damaged) {
-      throw new StateFileError(damaged.path, `${plugExists ? `released the plug on ${config.dev}` : `no plug qdisc on ${config.dev}: nothing was held`}; but ${damaged.message}`, damaged);
+      throw new StateFileError(
+        damaged.path,
+        `${plugExists ? `released the plug on ${config.dev}` : `no plug qdisc on ${config.dev}: nothing was held`}; but ${damaged.message}`,
+        damaged,
+      );
     }
     const stats = plugExists ? await s.plugStats().catch(() => undefined) : undefined;
     return { dev: config.dev, wasBuffering: r?.state === 'buffering', backlog: stats?.qlen ?? 0, plugExists, brokeLeases };
@@ -125,11 +150,19 @@ export async function status(opts: GuardOptions = {}): Promise<StatusResult> {
     const local = inspected.find((i) => i.hold instanceof LocalHold);
     const details = local ? await (local.hold as LocalHold).statusDetails(local.inspection) : { qdiscs: [], filters: [], marking: [] };
     return {
-      dev: config.dev, addr: config.addr, state: combineStates(inspected.map((i) => i.inspection.state)), pieces: piecesOf(inspected),
+      dev: config.dev,
+      addr: config.addr,
+      state: combineStates(inspected.map((i) => i.inspection.state)),
+      pieces: piecesOf(inspected),
       ...details,
       plug: store.readPlug() ?? null,
       leases: liveLeases(store).map((l) => ({
-        owner: l.owner, pid: l.pid, ...(l.command && { command: l.command }), since: l.since, deadline: l.deadline, holds: l.holds,
+        owner: l.owner,
+        pid: l.pid,
+        ...(l.command && { command: l.command }),
+        since: l.since,
+        deadline: l.deadline,
+        holds: l.holds,
       })),
       ...(rec.released && { recovered: `released a plug left buffering (${rec.reason})` }),
     };
@@ -164,4 +197,3 @@ export async function teardown(opts: GuardOptions = {}): Promise<TeardownResult>
     return { dev: config.dev, removed, kept, ...(removedStateDir && { removedStateDir }) };
   });
 }
-

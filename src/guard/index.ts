@@ -12,11 +12,33 @@ export { plug, release, status, teardown } from './holds.js';
 export { protect, runProtected } from './protect.js';
 export { recoverStale } from './context.js';
 export type {
-  SetupOptions, SetupResult, CheckResult, PieceState, SetupState, PlugResult, ReleaseResult, GuardProtectOptions, StatusResult,
-  TeardownResult, GuardOptions, Recovery, ProtectOptions, ProtectResult, ProtectSession, ListenTarget, Listener, PlugStats,
+  SetupOptions,
+  SetupResult,
+  CheckResult,
+  PieceState,
+  SetupState,
+  PlugResult,
+  ReleaseResult,
+  GuardProtectOptions,
+  StatusResult,
+  TeardownResult,
+  GuardOptions,
+  Recovery,
+  ProtectOptions,
+  ProtectResult,
+  ProtectSession,
+  ListenTarget,
+  Listener,
+  PlugStats,
 } from './types.js';
 export {
-  ForeignQdiscError, NotSetUpError, SetupError, NoDeviceError, NotPermittedError, CommandError, StateFileError,
+  ForeignQdiscError,
+  NotSetUpError,
+  SetupError,
+  NoDeviceError,
+  NotPermittedError,
+  CommandError,
+  StateFileError,
 } from './errors.js';
 export { GuardSession } from './session.js';
 export { DEFAULTS, TREE, NFT_NAMES, resolveConfig, parseDuration, parseUint, type GuardConfig } from './config.js';
@@ -25,8 +47,24 @@ export { MissingSupportError, SockDiagUnavailableError, hasNetAdmin } from './su
 export { registerHoldMode, holdMode, holdModeNames } from './modes/index.js';
 export type { Hold, HoldMode, HoldInspection, HoldSetupPlan, HoldSockets, SetupStep } from './modes/types.js';
 export {
-  type MarkRuleOptions, type ResolvedMarkRule, type TableState, type EnsureResult, type RemoveOptions,
-  type ElementOptions, type PreparedElementOps,
-  resolveMarkRule, markRuleExprs, markChainSpec, markSetSpec, readTableState, ruleMatches, planMarkRule,
-  ensureMarkRule, removeMarkTable, prepareElementOps, addSetElement, deleteSetElement, listMarkSetElements,
+  type MarkRuleOptions,
+  type ResolvedMarkRule,
+  type TableState,
+  type EnsureResult,
+  type RemoveOptions,
+  type ElementOptions,
+  type PreparedElementOps,
+  resolveMarkRule,
+  markRuleExprs,
+  markChainSpec,
+  markSetSpec,
+  readTableState,
+  ruleMatches,
+  planMarkRule,
+  ensureMarkRule,
+  removeMarkTable,
+  prepareElementOps,
+  addSetElement,
+  deleteSetElement,
+  listMarkSetElements,
 } from './modes/local-nft.js';

@@ -53,7 +53,11 @@ export async function withLeaseLock<T>(store: StateStore, f: () => Promise<T> | 
   try {
     fd = openSync(path, fsConstants.O_RDWR | fsConstants.O_CREAT | fsConstants.O_NOFOLLOW, 0o600); // libuv adds O_CLOEXEC
   } catch (e) {
-    throw new StateFileError(path, `cannot open the lock file ${path}: ${(e as Error).message}${(e as NodeJS.ErrnoException).code === 'ELOOP' ? ' (a symbolic link: remove it)' : ''}`, e);
+    throw new StateFileError(
+      path,
+      `cannot open the lock file ${path}: ${(e as Error).message}${(e as NodeJS.ErrnoException).code === 'ELOOP' ? ' (a symbolic link: remove it)' : ''}`,
+      e,
+    );
   }
   try {
     const t0 = Date.now();
@@ -63,7 +67,8 @@ export async function withLeaseLock<T>(store: StateStore, f: () => Promise<T> | 
       if (errno !== osConstants.errno.EWOULDBLOCK && errno !== osConstants.errno.EINTR) {
         throw new SynplugError(`cannot lock ${path}: flock failed with errno ${errno}`);
       }
-      if (Date.now() - t0 > timeoutMs) throw new SynplugError(`another synplug holds ${path} for more than ${timeoutMs} ms; try again (or look for a stuck synplug process)`);
+      if (Date.now() - t0 > timeoutMs)
+        throw new SynplugError(`another synplug holds ${path} for more than ${timeoutMs} ms; try again (or look for a stuck synplug process)`);
       await new Promise((r) => setTimeout(r, i < 20 ? 1 : 5));
     }
     try {
@@ -93,7 +98,17 @@ export function recordedLeases(store: StateStore): Lease[] {
   if (r) return r.leases;
   const p = store.readPlug();
   if (p?.state !== 'buffering') return [];
-  return [{ id: 'plug.json', owner: p.owner, pid: p.pid, ...(p.pidStart !== undefined && { pidStart: p.pidStart }), holds: ['local'], since: p.since, deadline: p.deadline }];
+  return [
+    {
+      id: 'plug.json',
+      owner: p.owner,
+      pid: p.pid,
+      ...(p.pidStart !== undefined && { pidStart: p.pidStart }),
+      holds: ['local'],
+      since: p.since,
+      deadline: p.deadline,
+    },
+  ];
 }
 
 /** A new lease id. */
@@ -113,8 +128,15 @@ export interface LeaseKernel {
 
 function plugRecordFor(l: Lease, latest: number, dev: string): PlugRecord {
   return {
-    version: 1, state: 'buffering', owner: l.owner, pid: l.pid, ...(l.pidStart !== undefined && { pidStart: l.pidStart }),
-    ...(l.watchdogPid !== undefined && { watchdogPid: l.watchdogPid }), dev, since: l.since, deadline: latest,
+    version: 1,
+    state: 'buffering',
+    owner: l.owner,
+    pid: l.pid,
+    ...(l.pidStart !== undefined && { pidStart: l.pidStart }),
+    ...(l.watchdogPid !== undefined && { watchdogPid: l.watchdogPid }),
+    dev,
+    since: l.since,
+    deadline: latest,
   };
 }
 
@@ -144,7 +166,11 @@ export async function takeLease(store: StateStore, kernel: LeaseKernel, lease: L
     store.writeLeases({ version: 1, leases: [...others, lease] });
     store.writePlug(plugRecordFor(lease, latestDeadline, dev));
     // Alone: the lease's own max-hold; else what is left until the latest deadline (never shorter than another's).
-    await kernel.arm(latestDeadline === lease.deadline && others.every((l) => l.deadline < lease.deadline) ? lease.deadline - lease.since : Math.max(10, latestDeadline - Date.now()));
+    await kernel.arm(
+      latestDeadline === lease.deadline && others.every((l) => l.deadline < lease.deadline)
+        ? lease.deadline - lease.since
+        : Math.max(10, latestDeadline - Date.now()),
+    );
     return { others, latestDeadline };
   });
 }
@@ -167,8 +193,17 @@ export interface DropResult {
  * @param release releases the plugs (the caller's retrying release); its failure propagates, nothing recorded
  * @throws {StateFileError} a damaged or unwritable state file
  */
-export async function dropLease(store: StateStore, kernel: LeaseKernel, leaseId: string | undefined, dev: string,
-  release: () => Promise<number> = async () => { await kernel.release(); return 1; }, onNotice: (line: string) => void = () => {}): Promise<DropResult> {
+export async function dropLease(
+  store: StateStore,
+  kernel: LeaseKernel,
+  leaseId: string | undefined,
+  dev: string,
+  release: () => Promise<number> = async () => {
+    await kernel.release();
+    return 1;
+  },
+  onNotice: (line: string) => void = () => {},
+): Promise<DropResult> {
   return withLeaseLock(store, async () => {
     const now = Date.now();
     const all = recordedLeases(store);
@@ -184,8 +219,16 @@ export async function dropLease(store: StateStore, kernel: LeaseKernel, leaseId:
     store.writeLeases({ version: 1, leases: [] });
     const prev = store.readPlug();
     store.writePlug({
-      ...(prev ?? { version: 1, owner: mine?.owner ?? 'manual', pid: mine?.pid ?? process.pid, dev, since: mine?.since ?? now, deadline: mine?.deadline ?? now }),
-      state: 'released', releasedAt: Date.now(),
+      ...(prev ?? {
+        version: 1,
+        owner: mine?.owner ?? 'manual',
+        pid: mine?.pid ?? process.pid,
+        dev,
+        since: mine?.since ?? now,
+        deadline: mine?.deadline ?? now,
+      }),
+      state: 'released',
+      releasedAt: Date.now(),
     });
     await kernel.disarm().catch((e) => onNotice(`could not remove the nftables set element (it expires by itself at the deadline): ${(e as Error).message}`));
     return { released: true, remaining: [], releaseAttempts };
@@ -203,7 +246,11 @@ export async function breakLeases(store: StateStore, release: () => Promise<void
   return withLeaseLock(store, async () => {
     let leases: Lease[] = [];
     let damaged: unknown;
-    try { leases = recordedLeases(store); } catch (e) { damaged = e; }
+    try {
+      leases = recordedLeases(store);
+    } catch (e) {
+      damaged = e;
+    }
     const live = leases.filter((l) => leaseLive(l));
     await release();
     if (damaged) throw damaged;

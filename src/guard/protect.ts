@@ -53,7 +53,10 @@ export async function runProtected(session: ProtectSession, opts: ProtectOptions
     return await protectInner(session, opts, early);
   } finally {
     // A watchdog started early but never reached (refused input): let it go.
-    early?.then((w) => w.done(), () => {});
+    early?.then(
+      (w) => w.done(),
+      () => {},
+    );
   }
 }
 
@@ -93,8 +96,15 @@ async function protectInner(session: ProtectSession, opts: ProtectOptions, early
   let gateOpen = false;
   let aborted: NodeJS.Signals | undefined;
   const onSignal = (sig: NodeJS.Signals) => {
-    if (!gateOpen) { aborted = sig; return; }
-    try { gated!.child.kill(sig); } catch { /* already gone */ }
+    if (!gateOpen) {
+      aborted = sig;
+      return;
+    }
+    try {
+      gated!.child.kill(sig);
+    } catch {
+      /* already gone */
+    }
   };
   const signals: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT'];
   for (const s of signals) process.on(s, onSignal);
@@ -102,8 +112,15 @@ async function protectInner(session: ProtectSession, opts: ProtectOptions, early
   const now = Date.now();
   const deadline = now + maxHoldMs;
   const lease: Lease = {
-    id: newLeaseId(), owner: 'protect', pid: process.pid, ...definedPidStart(), watchdogPid: watchdog.pid,
-    command: opts.command, holds: [...(session.holdIds ?? ['local'])], since: now, deadline,
+    id: newLeaseId(),
+    owner: 'protect',
+    pid: process.pid,
+    ...definedPidStart(),
+    watchdogPid: watchdog.pid,
+    command: opts.command,
+    holds: [...(session.holdIds ?? ['local'])],
+    since: now,
+    deadline,
   };
   const dev = session.config.dev;
   watchdog.arm({ ownerPid: process.pid, stateDir: session.config.stateDir, deadline: deadline + 50, release: session.releaseSteps(), leaseId: lease.id, dev });
@@ -134,7 +151,10 @@ async function protectInner(session: ProtectSession, opts: ProtectOptions, early
         await new Promise((r) => setTimeout(r, 10 * i));
       }
     }
-    throw new SynplugError(`could not release the plug after ${RELEASE_ATTEMPTS} attempts: ${(lastErr as Error).message}; the watchdog will retry, or run 'synplug release'`, 'kernel');
+    throw new SynplugError(
+      `could not release the plug after ${RELEASE_ATTEMPTS} attempts: ${(lastErr as Error).message}; the watchdog will retry, or run 'synplug release'`,
+      'kernel',
+    );
   };
 
   /** Drop this protect's lease; the plugs are released when no other live lease holds them. */
@@ -170,7 +190,9 @@ async function protectInner(session: ProtectSession, opts: ProtectOptions, early
     // Wait: the command's exit (+ the new listener), or the deadline.
     const holdLeft = Math.max(0, deadline - Date.now());
     let deadlineTimer: NodeJS.Timeout | undefined;
-    const deadlineHit = new Promise<'deadline'>((r) => { deadlineTimer = setTimeout(() => r('deadline'), holdLeft); });
+    const deadlineHit = new Promise<'deadline'>((r) => {
+      deadlineTimer = setTimeout(() => r('deadline'), holdLeft);
+    });
     const ready = (async () => {
       exit = await gated!.exited;
       exitSeenAt = performance.now();
@@ -184,14 +206,20 @@ async function protectInner(session: ProtectSession, opts: ProtectOptions, early
     if (first === 'deadline') {
       maxHoldReached = true;
       await release();
-      notice(`max-hold of ${maxHoldMs} ms reached: ${releasedPlug ? 'released the plug' : 'gave up this hold'} while ${exit ? 'waiting for a new listener' : 'the command still runs'}`);
+      notice(
+        `max-hold of ${maxHoldMs} ms reached: ${releasedPlug ? 'released the plug' : 'gave up this hold'} while ${exit ? 'waiting for a new listener' : 'the command still runs'}`,
+      );
       await ready;
     } else {
       await release();
     }
   } catch (e) {
     if (plugged || !released) {
-      try { await release(); } catch (e2) { notice((e2 as Error).message); }
+      try {
+        await release();
+      } catch (e2) {
+        notice((e2 as Error).message);
+      }
     }
     if (!gateOpen) gated.abort();
     throw e;
@@ -230,9 +258,7 @@ async function protectInner(session: ProtectSession, opts: ProtectOptions, early
  * Sleep-poll (never spin) for a listener that was not there before: 1 ms
  * steps for the first 50 ms, then 5 ms, until `stop()` says the wait is over.
  */
-async function waitForListener(
-  session: ProtectSession, target: ListenTarget, before: Set<number>, stop: () => boolean,
-): Promise<Listener | null> {
+async function waitForListener(session: ProtectSession, target: ListenTarget, before: Set<number>, stop: () => boolean): Promise<Listener | null> {
   const t0 = Date.now();
   while (!stop()) {
     const found = (await session.listeners(target)).find((l) => !before.has(l.inode));
@@ -260,19 +286,32 @@ export async function protect(opts: GuardProtectOptions): Promise<ProtectResult>
   const watchdog = startWatchdog();
   watchdog.catch(() => {}); // its failure is reported where it is awaited
   let handedOver = false;
-  const s = await openSession(config, record).catch((e) => { void watchdog.then((w) => w.done(), () => {}); throw e; });
+  const s = await openSession(config, record).catch((e) => {
+    void watchdog.then(
+      (w) => w.done(),
+      () => {},
+    );
+    throw e;
+  });
   try {
     const rec = await recoverStale(s, store);
     if (rec.released) opts.onNotice?.(`released a plug left buffering (${rec.reason})`);
     if (!(await isSetUp(s))) {
       if (!opts.setup) await requireSetUp(s, config, 'protect');
-      const r = await setup({ ...definedOnly({ dev: opts.dev, addr: opts.addr, mark: opts.mark, limit: opts.limit, table: opts.table }), stateDir: config.stateDir });
+      const r = await setup({
+        ...definedOnly({ dev: opts.dev, addr: opts.addr, mark: opts.mark, limit: opts.limit, table: opts.table }),
+        stateDir: config.stateDir,
+      });
       opts.onNotice?.(`set up first: ${r.actions.join('; ') || 'nothing to do'}`);
     }
     handedOver = true;
     return await runProtected(s, opts, watchdog);
   } finally {
-    if (!handedOver) void watchdog.then((w) => w.done(), () => {});
+    if (!handedOver)
+      void watchdog.then(
+        (w) => w.done(),
+        () => {},
+      );
     s.close();
   }
 }

@@ -68,7 +68,10 @@ export class GuardSession implements ProtectSession, HoldSockets {
       for (const [id, entry] of entries) {
         if (id === 'local') continue;
         const mode = holdMode(entry.mode);
-        if (!mode) throw new SynplugError(`the setup record holds a hold of mode '${entry.mode}' (${id}), which this synplug does not know; use the synplug that set it up`);
+        if (!mode)
+          throw new SynplugError(
+            `the setup record holds a hold of mode '${entry.mode}' (${id}), which this synplug does not know; use the synplug that set it up`,
+          );
         s.holds.push(await mode.open(s, config, entry));
       }
       return s;

@@ -14,7 +14,7 @@ import { NetlinkError } from '../netlink/errors.js';
 import { KindUnavailableError } from '../tc/index.js';
 import { refuseLoopback, resolveConfig, type GuardConfig } from './config.js';
 import { NotSetUpError, SetupError } from './errors.js';
-import { StateStore, type HoldRecord, type LocalHoldRecord, type SetupRecord } from './state.js';
+import { StateStore, type HoldRecord, type LocalHoldRecord } from './state.js';
 import type { GuardSession } from './session.js';
 import { MissingSupportError, requireNetAdmin } from './support.js';
 import { contextFor, definedOnly, recoverStale, withSession } from './context.js';
@@ -93,7 +93,12 @@ export async function setup(opts: SetupOptions = {}): Promise<SetupResult> {
         const failures: string[] = [];
         for (const d of done.reverse()) {
           if (!d.undo) continue;
-          try { await d.undo.run(); rolledBack.push(d.undo.what); } catch (e2) { failures.push(`${d.undo.what}: ${(e2 as Error).message}`); }
+          try {
+            await d.undo.run();
+            rolledBack.push(d.undo.what);
+          } catch (e2) {
+            failures.push(`${d.undo.what}: ${(e2 as Error).message}`);
+          }
         }
         throw new SetupError(step.what, translateSetupCause(e), rolledBack, failures);
       }
@@ -108,8 +113,13 @@ export async function setup(opts: SetupOptions = {}): Promise<SetupResult> {
     }
     const local = holds.local as LocalHoldRecord;
     return {
-      dev: config.dev, addr: config.addr, mark: config.mark, limit: config.limit,
-      changed: steps.length > 0, actions: steps.map((x) => x.what), addedAddress: local.addedAddress,
+      dev: config.dev,
+      addr: config.addr,
+      mark: config.mark,
+      limit: config.limit,
+      changed: steps.length > 0,
+      actions: steps.map((x) => x.what),
+      addedAddress: local.addedAddress,
       ...(recovery.released && { recovered: `released a plug left buffering (${recovery.reason})` }),
       unverified,
     };
@@ -153,8 +163,12 @@ export async function requireSetUp(s: GuardSession, config: GuardConfig, what: s
   const inspected = await inspectHolds(s);
   const state = combineStates(inspected.map((i) => i.inspection.state));
   if (state === 'ok') return;
-  const bad = piecesOf(inspected).filter((p) => p.status !== 'ok').map((p) => `${p.piece} (${p.status}${p.detail ? `: ${p.detail}` : ''})`);
-  throw new NotSetUpError(`synplug is ${state === 'absent' ? 'not set up' : 'only partly set up'} on ${config.dev}: ${bad.join('; ')}. Run 'synplug setup'${what === 'protect' ? ", or pass --setup. The command was NOT run" : ''}`);
+  const bad = piecesOf(inspected)
+    .filter((p) => p.status !== 'ok')
+    .map((p) => `${p.piece} (${p.status}${p.detail ? `: ${p.detail}` : ''})`);
+  throw new NotSetUpError(
+    `synplug is ${state === 'absent' ? 'not set up' : 'only partly set up'} on ${config.dev}: ${bad.join('; ')}. Run 'synplug setup'${what === 'protect' ? ', or pass --setup. The command was NOT run' : ''}`,
+  );
 }
 
 /** Whether every hold of the session is completely set up. @throws {NetlinkError} a listing refused */

@@ -37,8 +37,19 @@
  * @module
  */
 import {
-  closeSync, constants as fsConstants, fstatSync, lstatSync, mkdirSync, openSync, readFileSync, renameSync, rmdirSync,
-  unlinkSync, writeSync, chmodSync, type Stats,
+  closeSync,
+  constants as fsConstants,
+  fstatSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  rmdirSync,
+  unlinkSync,
+  writeSync,
+  chmodSync,
+  type Stats,
 } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { StateFileError } from './errors.js';
@@ -156,7 +167,9 @@ export class StateStore {
   constructor(readonly dir: string) {}
 
   /** Whether a write of this store created the directory. */
-  get createdDir(): boolean { return this.created; }
+  get createdDir(): boolean {
+    return this.created;
+  }
 
   private path(name: string): string {
     return join(this.dir, name);
@@ -175,21 +188,35 @@ export class StateStore {
     } catch (e) {
       const code = (e as NodeJS.ErrnoException).code;
       if (code === 'ENOENT') return false;
-      if (code === 'ENOTDIR') throw new StateFileError(this.dir, `state directory ${this.dir} cannot exist: a part of its path is not a directory; give a directory with --state-dir (or SYNPLUG_STATE_DIR)`, e);
+      if (code === 'ENOTDIR')
+        throw new StateFileError(
+          this.dir,
+          `state directory ${this.dir} cannot exist: a part of its path is not a directory; give a directory with --state-dir (or SYNPLUG_STATE_DIR)`,
+          e,
+        );
       throw new StateFileError(this.dir, `cannot use the state directory ${this.dir}: ${(e as Error).message}`, e);
     }
     if (st.isSymbolicLink()) {
-      throw new StateFileError(this.dir, `state directory ${this.dir} is a symbolic link; synplug does not follow links to its state: give the real directory with --state-dir (or SYNPLUG_STATE_DIR)`);
+      throw new StateFileError(
+        this.dir,
+        `state directory ${this.dir} is a symbolic link; synplug does not follow links to its state: give the real directory with --state-dir (or SYNPLUG_STATE_DIR)`,
+      );
     }
     if (!st.isDirectory()) {
       throw new StateFileError(this.dir, `state directory ${this.dir} is not a directory; give a directory with --state-dir (or SYNPLUG_STATE_DIR)`);
     }
     const euid = process.geteuid?.();
     if (euid !== undefined && st.uid !== euid) {
-      throw new StateFileError(this.dir, `state directory ${this.dir} is owned by uid ${st.uid}, not by this user (uid ${euid}): its files could have been written by someone else, so synplug refuses it; use a directory of your own (mode 0700), or let synplug create one`);
+      throw new StateFileError(
+        this.dir,
+        `state directory ${this.dir} is owned by uid ${st.uid}, not by this user (uid ${euid}): its files could have been written by someone else, so synplug refuses it; use a directory of your own (mode 0700), or let synplug create one`,
+      );
     }
     if ((st.mode & 0o022) !== 0) {
-      throw new StateFileError(this.dir, `state directory ${this.dir} is writable by ${(st.mode & 0o002) ? 'everyone' : 'its group'} (mode ${(st.mode & 0o7777).toString(8).padStart(4, '0')}): its files could have been written by someone else, so synplug refuses it; 'chmod go-w ${this.dir}', or use a directory of your own`);
+      throw new StateFileError(
+        this.dir,
+        `state directory ${this.dir} is writable by ${st.mode & 0o002 ? 'everyone' : 'its group'} (mode ${(st.mode & 0o7777).toString(8).padStart(4, '0')}): its files could have been written by someone else, so synplug refuses it; 'chmod go-w ${this.dir}', or use a directory of your own`,
+      );
     }
     return true;
   }
@@ -209,7 +236,11 @@ export class StateStore {
     }
     this.created = true;
     this.checkDir();
-    try { chmodSync(this.dir, 0o700); } catch { /* the umask can only have removed bits */ }
+    try {
+      chmodSync(this.dir, 0o700);
+    } catch {
+      /* the umask can only have removed bits */
+    }
   }
 
   /**
@@ -268,13 +299,17 @@ export class StateStore {
       }
       try {
         const data = Buffer.from(JSON.stringify(value) + '\n');
-        for (let off = 0; off < data.length;) off += writeSync(fd, data, off);
+        for (let off = 0; off < data.length; ) off += writeSync(fd, data, off);
       } finally {
         closeSync(fd);
       }
       renameSync(tmp, target); // replaces a link at the target itself, never what it points to
     } catch (e) {
-      try { unlinkSync(tmp); } catch { /* not created */ }
+      try {
+        unlinkSync(tmp);
+      } catch {
+        /* not created */
+      }
       throw new StateFileError(target, `cannot write ${target}: ${(e as Error).message}`, e);
     }
   }
@@ -293,7 +328,9 @@ export class StateStore {
   }
 
   /** @throws {StateFileError} the directory is unsafe or cannot be created, or the file cannot be written */
-  writeSetup(r: SetupRecord): void { this.write(SETUP, r); }
+  writeSetup(r: SetupRecord): void {
+    this.write(SETUP, r);
+  }
 
   /**
    * The plug record, or undefined when there is none.
@@ -303,15 +340,24 @@ export class StateStore {
     const what = "the plug may still be buffering: 'synplug release' releases it whatever the file says";
     const r = this.read(PLUG, what) as PlugRecord | undefined;
     if (r === undefined) return undefined;
-    if (typeof r !== 'object' || r === null || (r.state !== 'buffering' && r.state !== 'released') || !Number.isInteger(r.pid)
-      || !Number.isFinite(r.since) || !Number.isFinite(r.deadline) || Math.abs(r.deadline) > 8.64e15) {
+    if (
+      typeof r !== 'object' ||
+      r === null ||
+      (r.state !== 'buffering' && r.state !== 'released') ||
+      !Number.isInteger(r.pid) ||
+      !Number.isFinite(r.since) ||
+      !Number.isFinite(r.deadline) ||
+      Math.abs(r.deadline) > 8.64e15
+    ) {
       throw new StateFileError(this.path(PLUG), `${this.path(PLUG)} is not a plug record synplug wrote: remove it (${what})`);
     }
     return r;
   }
 
   /** @throws {StateFileError} the directory is unsafe or cannot be created, or the file cannot be written */
-  writePlug(r: PlugRecord): void { this.write(PLUG, r); }
+  writePlug(r: PlugRecord): void {
+    this.write(PLUG, r);
+  }
 
   /**
    * The leases, or undefined when there is no lease file.
@@ -321,15 +367,30 @@ export class StateStore {
     const what = "'synplug release' breaks every lease and releases the plug";
     const r = this.read(LEASES, what) as LeasesRecord | undefined;
     if (r === undefined) return undefined;
-    const ok = typeof r === 'object' && r !== null && r.version === 1 && Array.isArray(r.leases) && r.leases.every((l) => typeof l === 'object' && l !== null
-      && typeof l.id === 'string' && (l.owner === 'protect' || l.owner === 'manual') && Number.isInteger(l.pid) && Number.isFinite(l.since)
-      && Number.isFinite(l.deadline) && Array.isArray(l.holds));
+    const ok =
+      typeof r === 'object' &&
+      r !== null &&
+      r.version === 1 &&
+      Array.isArray(r.leases) &&
+      r.leases.every(
+        (l) =>
+          typeof l === 'object' &&
+          l !== null &&
+          typeof l.id === 'string' &&
+          (l.owner === 'protect' || l.owner === 'manual') &&
+          Number.isInteger(l.pid) &&
+          Number.isFinite(l.since) &&
+          Number.isFinite(l.deadline) &&
+          Array.isArray(l.holds),
+      );
     if (!ok) throw new StateFileError(this.path(LEASES), `${this.path(LEASES)} is not a lease record synplug wrote: remove it (${what})`);
     return r;
   }
 
   /** @throws {StateFileError} the directory is unsafe or cannot be created, or the file cannot be written */
-  writeLeases(r: LeasesRecord): void { this.write(LEASES, r); }
+  writeLeases(r: LeasesRecord): void {
+    this.write(LEASES, r);
+  }
 
   /**
    * The lock file's path, the directory created (and checked) first.
@@ -397,9 +458,16 @@ function isHoldRecord(h: unknown): h is HoldRecord {
 }
 
 function isLocalRecord(r: Record<string, unknown>): r is LocalHoldRecord {
-  return typeof r.dev === 'string' && r.dev !== '' && typeof r.addr === 'string' && Number.isInteger(r.mark) && Number.isInteger(r.limit)
-    && typeof r.table === 'string' && (r.addedAddress === undefined || typeof r.addedAddress === 'boolean')
-    && (r.prefixlen === undefined || Number.isInteger(r.prefixlen));
+  return (
+    typeof r.dev === 'string' &&
+    r.dev !== '' &&
+    typeof r.addr === 'string' &&
+    Number.isInteger(r.mark) &&
+    Number.isInteger(r.limit) &&
+    typeof r.table === 'string' &&
+    (r.addedAddress === undefined || typeof r.addedAddress === 'boolean') &&
+    (r.prefixlen === undefined || Number.isInteger(r.prefixlen))
+  );
 }
 
 /**
@@ -430,7 +498,7 @@ export function ownerAlive(pid: number, pidStart?: number): boolean {
  * A manual plug (`synplug plug`) is left alone until its deadline.
  */
 export function isStale(r: PlugRecord | undefined, now = Date.now()): boolean {
-  if (!r || r.state !== 'buffering') return false;
+  if (r?.state !== 'buffering') return false;
   if (now >= r.deadline) return true;
   if (r.owner === 'manual') return false;
   return !ownerAlive(r.pid, r.pidStart);

@@ -59,7 +59,10 @@ export class MissingSupportError extends SynplugError {
   constructor(missing: string[], unverified: readonly string[] = []) {
     const modules = [...new Set([...missing, ...unverified].map((m) => m.split(' ')[0]))];
     const unchecked = unverified.map((u) => `; ${u} could not be checked: ${whyUnchecked(u.split(' ')[0])}`).join('');
-    super(`this kernel lacks what synplug needs: ${missing.join(', ')}${unchecked}. Load the modules (modprobe ${modules.join(' ')}) or use a kernel that has them; nothing was changed`, 'missing-module');
+    super(
+      `this kernel lacks what synplug needs: ${missing.join(', ')}${unchecked}. Load the modules (modprobe ${modules.join(' ')}) or use a kernel that has them; nothing was changed`,
+      'missing-module',
+    );
     this.name = 'MissingSupportError';
     this.modules = modules;
     this.missing = missing;
@@ -78,7 +81,11 @@ function modulesBuiltinPath(): string {
  */
 function whyUnchecked(mod: string): string {
   let code = '';
-  try { readFileSync(modulesBuiltinPath()); } catch (e) { code = ` (${(e as { code?: string }).code ?? String(e)})`; }
+  try {
+    readFileSync(modulesBuiltinPath());
+  } catch (e) {
+    code = ` (${(e as { code?: string }).code ?? String(e)})`;
+  }
   return `it is not loaded (no /sys/module/${mod}), and ${modulesBuiltinPath()}, which would tell whether it is built into the kernel, cannot be read${code}`;
 }
 
@@ -137,7 +144,11 @@ export async function probeFilterKind(conn: NetlinkConnection, kind: string): Pr
       type: RTM_NEWTFILTER,
       flags: NLM_F_CREATE | NLM_F_EXCL,
       // A block index nobody uses: the kernel loads the classifier, then fails to find the block.
-      payload: [encodeTcmsg({ ifindex: TCM_IFINDEX_MAGIC_BLOCK, parent: UNUSED_BLOCK_INDEX, info: filterInfo(1, ETH_P_IP) }), str(TCA_KIND, kind), u32(TCA_OPTIONS, 0)],
+      payload: [
+        encodeTcmsg({ ifindex: TCM_IFINDEX_MAGIC_BLOCK, parent: UNUSED_BLOCK_INDEX, info: filterInfo(1, ETH_P_IP) }),
+        str(TCA_KIND, kind),
+        u32(TCA_OPTIONS, 0),
+      ],
     });
   } catch (e) {
     if (!(e instanceof NetlinkError)) throw e;
@@ -184,7 +195,11 @@ export class SockDiagUnavailableError extends SynplugError {
   readonly modules = ['inet_diag', 'tcp_diag'];
   /** @param cause the kernel's refusal (usually ENOENT: no handler for the family/protocol) */
   constructor(cause: NetlinkError) {
-    super(`--wait-listen cannot see listening TCP sockets: the kernel's TCP socket diagnostics (modules inet_diag and tcp_diag) cannot be used here (${cause.requestType ?? 'sock_diag request'} failed: ${cause.code}). Load them with 'modprobe inet_diag tcp_diag' (a host usually loads them by itself; a VM or container whose /lib/modules lacks them must load them from the kernel's module folder, e.g. 'modprobe -d DIR inet_diag tcp_diag'), or drop --wait-listen; nothing was held`, 'missing-module', { cause });
+    super(
+      `--wait-listen cannot see listening TCP sockets: the kernel's TCP socket diagnostics (modules inet_diag and tcp_diag) cannot be used here (${cause.requestType ?? 'sock_diag request'} failed: ${cause.code}). Load them with 'modprobe inet_diag tcp_diag' (a host usually loads them by itself; a VM or container whose /lib/modules lacks them must load them from the kernel's module folder, e.g. 'modprobe -d DIR inet_diag tcp_diag'), or drop --wait-listen; nothing was held`,
+      'missing-module',
+      { cause },
+    );
     this.name = 'SockDiagUnavailableError';
   }
 }

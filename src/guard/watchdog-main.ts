@@ -27,11 +27,16 @@ let finished = false;
 let timer: NodeJS.Timeout | undefined;
 
 for (const sig of ['SIGINT', 'SIGHUP', 'SIGPIPE'] as const) process.on(sig, () => {});
-process.on('SIGTERM', () => { void fire('SIGTERM received'); });
+process.on('SIGTERM', () => {
+  void fire('SIGTERM received');
+});
 
 function conn(protocol: number): NetlinkConnection {
   let c = conns.get(protocol);
-  if (!c) { c = NetlinkConnection.open(protocol, { timeoutMs: 2000 }); conns.set(protocol, c); }
+  if (!c) {
+    c = NetlinkConnection.open(protocol, { timeoutMs: 2000 });
+    conns.set(protocol, c);
+  }
   return c;
 }
 
@@ -54,7 +59,10 @@ async function fire(reason: string): Promise<void> {
   if (finished) return;
   finished = true;
   if (timer) clearTimeout(timer);
-  if (!armed) { exit(0); return; }
+  if (!armed) {
+    exit(0);
+    return;
+  }
   const a = armed;
   // The plug release goes out on NETLINK_ROUTE; the rest (the marking element) is the disarm.
   const releaseSteps = a.release.filter((st) => st.protocol === NETLINK_ROUTE);
@@ -62,18 +70,33 @@ async function fire(reason: string): Promise<void> {
   let failed = false;
   const runSteps = async (steps: WatchdogStep[]) => {
     for (const step of steps) {
-      try { await send(step); } catch (e) { failed = true; process.stderr.write(`synplug watchdog: ${step.what} failed: ${(e as Error).message}\n`); }
+      try {
+        await send(step);
+      } catch (e) {
+        failed = true;
+        process.stderr.write(`synplug watchdog: ${step.what} failed: ${(e as Error).message}\n`);
+      }
     }
   };
   const store = new StateStore(a.stateDir);
   let outcome = 'released the plug';
   try {
     // The owner's lease goes; the plug is released only when no other live lease holds it.
-    const r = await dropLease(store, {
-      arm: async () => {},
-      disarm: () => runSteps(disarmSteps),
-      release: () => runSteps(releaseSteps),
-    }, a.leaseId, a.dev ?? 'lo', async () => { await runSteps(releaseSteps); if (failed) throw new Error('release failed'); return 1; });
+    const r = await dropLease(
+      store,
+      {
+        arm: async () => {},
+        disarm: () => runSteps(disarmSteps),
+        release: () => runSteps(releaseSteps),
+      },
+      a.leaseId,
+      a.dev ?? 'lo',
+      async () => {
+        await runSteps(releaseSteps);
+        if (failed) throw new Error('release failed');
+        return 1;
+      },
+    );
     if (!r.released) outcome = `left the plug to ${r.remaining.length} other live holder(s)`;
   } catch (e) {
     // The bookkeeping failed (a damaged file, the lock): release anyway, holding nothing is the safe side.
@@ -109,15 +132,26 @@ process.stdout.write('ready\n');
 const rl = createInterface({ input: process.stdin });
 rl.on('line', (line) => {
   let msg: { op: string } & Partial<WatchdogArm>;
-  try { msg = JSON.parse(line); } catch { return; }
+  try {
+    msg = JSON.parse(line);
+  } catch {
+    return;
+  }
   if (msg.op === 'arm') {
     armed = msg as WatchdogArm;
     if (timer) clearTimeout(timer);
-    timer = setTimeout(() => { void fire('max-hold deadline passed'); }, Math.max(0, armed.deadline - Date.now()));
+    timer = setTimeout(
+      () => {
+        void fire('max-hold deadline passed');
+      },
+      Math.max(0, armed.deadline - Date.now()),
+    );
   } else if (msg.op === 'done') {
     finished = true;
     if (timer) clearTimeout(timer);
     exit(0);
   }
 });
-rl.on('close', () => { void fire('synplug protect ended without releasing (killed?)'); });
+rl.on('close', () => {
+  void fire('synplug protect ended without releasing (killed?)');
+});

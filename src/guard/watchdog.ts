@@ -65,20 +65,36 @@ export function startWatchdog(timeoutMs = 30_000): Promise<Watchdog> {
   const stdin = child.stdin as Writable;
   stdin.on('error', () => {});
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => { child.kill('SIGKILL'); reject(new SynplugError(`the watchdog did not start within ${timeoutMs} ms; nothing was plugged`)); }, timeoutMs);
-    child.once('error', (e) => { clearTimeout(timer); reject(new SynplugError(`cannot start the watchdog: ${e.message}; nothing was plugged`)); });
-    child.once('exit', (code) => { clearTimeout(timer); reject(new SynplugError(`the watchdog exited at start (status ${code}); nothing was plugged`)); });
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new SynplugError(`the watchdog did not start within ${timeoutMs} ms; nothing was plugged`));
+    }, timeoutMs);
+    child.once('error', (e) => {
+      clearTimeout(timer);
+      reject(new SynplugError(`cannot start the watchdog: ${e.message}; nothing was plugged`));
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new SynplugError(`the watchdog exited at start (status ${code}); nothing was plugged`));
+    });
     const rl = createInterface({ input: child.stdout! });
     rl.once('line', (line) => {
       clearTimeout(timer);
       child.removeAllListeners('exit');
-      if (line !== 'ready') { reject(new SynplugError(`the watchdog said '${line}' instead of ready`)); return; }
+      if (line !== 'ready') {
+        reject(new SynplugError(`the watchdog said '${line}' instead of ready`));
+        return;
+      }
       rl.close();
       (child.stdout as unknown as { unref?: () => void; destroy: () => void }).destroy();
       resolve({
         pid: child.pid!,
-        arm: (a) => { stdin.write(JSON.stringify({ op: 'arm', ...a }) + '\n'); },
-        done: () => { if (!stdin.writableEnded) stdin.end(JSON.stringify({ op: 'done' }) + '\n'); },
+        arm: (a) => {
+          stdin.write(JSON.stringify({ op: 'arm', ...a }) + '\n');
+        },
+        done: () => {
+          if (!stdin.writableEnded) stdin.end(JSON.stringify({ op: 'done' }) + '\n');
+        },
       });
     });
   });

@@ -94,8 +94,13 @@ export class NftBatchError extends NetlinkError {
   readonly applied = false;
   constructor(err: NetlinkError, index: number, failedType: string, what: string, sentence: string) {
     super({
-      errno: err.errno, requestType: failedType, extAckMessage: err.extAckMessage, extAckOffset: err.extAckOffset,
-      missingAttribute: err.missingAttribute, capped: err.capped, message: sentence,
+      errno: err.errno,
+      requestType: failedType,
+      extAckMessage: err.extAckMessage,
+      extAckOffset: err.extAckOffset,
+      missingAttribute: err.missingAttribute,
+      capped: err.capped,
+      message: sentence,
     });
     this.name = 'NftBatchError';
     this.index = index;
@@ -107,8 +112,13 @@ export class NftBatchError extends NetlinkError {
 /** The batch carried a generation id that is no longer current (ERESTART): read the ruleset again and retry. */
 export class NftGenerationError extends NftBatchError {
   constructor(err: NetlinkError, genId: number) {
-    super(err, -1, 'NFNL_MSG_BATCH_BEGIN', `batch for generation ${genId}`,
-      `NFNL_MSG_BATCH_BEGIN: the nftables ruleset changed since generation ${genId} was read (ERESTART); the whole batch was not applied`);
+    super(
+      err,
+      -1,
+      'NFNL_MSG_BATCH_BEGIN',
+      `batch for generation ${genId}`,
+      `NFNL_MSG_BATCH_BEGIN: the nftables ruleset changed since generation ${genId} was read (ERESTART); the whole batch was not applied`,
+    );
     this.name = 'NftGenerationError';
   }
 }
@@ -140,7 +150,9 @@ function opName(msg: number): string {
 export function batchMessages(ops: readonly BatchOp[], genId?: number): RequestInit[] {
   if (ops.length === 0) throw new UsageError('an nftables batch needs at least one message');
   const msgs: RequestInit[] = [{ type: C.NFNL_MSG_BATCH_BEGIN, flags: 0, payload: encodeBatchMarker(genId) }];
-  ops.forEach((op, i) => msgs.push({ type: nftType(op.msg), flags: op.flags | (i === ops.length - 1 ? NLM_F_ACK : 0), payload: op.payload }));
+  ops.forEach((op, i) => {
+    msgs.push({ type: nftType(op.msg), flags: op.flags | (i === ops.length - 1 ? NLM_F_ACK : 0), payload: op.payload });
+  });
   msgs.push({ type: C.NFNL_MSG_BATCH_END, flags: 0, payload: encodeBatchMarker() });
   return msgs;
 }
@@ -150,25 +162,35 @@ function explain(msg: number, code: string): string {
   const name = opName(msg);
   const del = name.includes('_DEL') || name.includes('_DESTROY');
   switch (code) {
-    case 'EPERM': case 'EACCES': return 'permission denied: changing nftables needs CAP_NET_ADMIN (run as root)';
+    case 'EPERM':
+    case 'EACCES':
+      return 'permission denied: changing nftables needs CAP_NET_ADMIN (run as root)';
     case 'ENOENT':
-      if (msg === C.NFT_MSG_NEWRULE) return 'its table or chain does not exist, a set it looks up is missing, or one of its expressions is not available in this kernel';
+      if (msg === C.NFT_MSG_NEWRULE)
+        return 'its table or chain does not exist, a set it looks up is missing, or one of its expressions is not available in this kernel';
       if (msg === C.NFT_MSG_NEWCHAIN) return 'its table does not exist, or the chain type is not available in this kernel';
       if (msg === C.NFT_MSG_NEWSET) return 'its table does not exist';
       if (msg === C.NFT_MSG_NEWSETELEM) return 'the set (or its table) does not exist';
       if (msg === C.NFT_MSG_DELSETELEM) return 'the element is not in the set (or the set does not exist)';
       if (del) return 'it does not exist';
       return 'something it refers to does not exist';
-    case 'EBUSY': return del ? 'it is in use (a rule refers to it, or a chain jumps to it)' : 'the object is busy';
-    case 'EEXIST': return 'it already exists';
+    case 'EBUSY':
+      return del ? 'it is in use (a rule refers to it, or a chain jumps to it)' : 'the object is busy';
+    case 'EEXIST':
+      return 'it already exists';
     case 'EINVAL':
-      if (msg === C.NFT_MSG_NEWSETELEM) return 'invalid element: a timeout needs a set with the timeout flag, and the key must have the set\'s key length';
+      if (msg === C.NFT_MSG_NEWSETELEM) return "invalid element: a timeout needs a set with the timeout flag, and the key must have the set's key length";
       return 'the kernel found the message invalid';
-    case 'ERANGE': return 'a value is out of range (e.g. a timeout too large)';
-    case 'ENOSPC': return 'no space left: the set is full';
-    case 'EOPNOTSUPP': return 'not supported by this kernel';
-    case 'EMSGSIZE': return 'the message is too large';
-    default: return 'the kernel refused it';
+    case 'ERANGE':
+      return 'a value is out of range (e.g. a timeout too large)';
+    case 'ENOSPC':
+      return 'no space left: the set is full';
+    case 'EOPNOTSUPP':
+      return 'not supported by this kernel';
+    case 'EMSGSIZE':
+      return 'the message is too large';
+    default:
+      return 'the kernel refused it';
   }
 }
 
@@ -184,7 +206,8 @@ function explain(msg: number, code: string): string {
  *   replies, i.e. refused the batch; EMSGSIZE when the batch is larger than the socket send buffer)
  */
 export async function commitBatch(conn: NetlinkConnection, ops: readonly BatchOp[], options: CommitOptions = {}): Promise<CommitResult> {
-  if (options.ignoreMissing && ops.length !== 1) throw new UsageError('ignoreMissing needs a batch of exactly one delete message (the kernel refuses the whole batch on ENOENT)');
+  if (options.ignoreMissing && ops.length !== 1)
+    throw new UsageError('ignoreMissing needs a batch of exactly one delete message (the kernel refuses the whole batch on ENOENT)');
   const msgs = batchMessages(ops, options.genId);
   let results: ExchangeResult[];
   try {
@@ -201,12 +224,19 @@ export function checkResults(results: readonly ExchangeResult[], ops: readonly B
   if (begin?.error) {
     if (begin.error.code === 'ERESTART' && options.genId !== undefined) throw new NftGenerationError(begin.error, options.genId);
     const code = begin.error.code;
-    const why = code === 'EOPNOTSUPP' || code === 'EPROTONOSUPPORT'
-      ? 'nf_tables is not available in this kernel (module nf_tables)'
-      : code === 'EPERM' || code === 'EACCES'
-        ? 'permission denied: changing nftables needs CAP_NET_ADMIN (run as root)'
-        : 'the kernel refused the batch as a whole (at its start, or when committing it)';
-    throw new NftBatchError(begin.error, -1, 'NFNL_MSG_BATCH_BEGIN', 'batch', `NFNL_MSG_BATCH_BEGIN: ${why} (${begin.error.code}); the whole batch was not applied`);
+    const why =
+      code === 'EOPNOTSUPP' || code === 'EPROTONOSUPPORT'
+        ? 'nf_tables is not available in this kernel (module nf_tables)'
+        : code === 'EPERM' || code === 'EACCES'
+          ? 'permission denied: changing nftables needs CAP_NET_ADMIN (run as root)'
+          : 'the kernel refused the batch as a whole (at its start, or when committing it)';
+    throw new NftBatchError(
+      begin.error,
+      -1,
+      'NFNL_MSG_BATCH_BEGIN',
+      'batch',
+      `NFNL_MSG_BATCH_BEGIN: ${why} (${begin.error.code}); the whole batch was not applied`,
+    );
   }
   for (let i = 0; i < ops.length; i++) {
     const r = results[i + 1];
@@ -233,10 +263,18 @@ export function wrapSocketError(e: unknown, n: number): unknown {
   // The socket layer's error carries the errno name itself (SocketError.code) or in its cause.
   const code = (e as { code?: unknown }).code ?? (e as { cause?: { code?: string } }).cause?.code;
   if (e instanceof SynplugError && code === 'ENOBUFS') {
-    return new SynplugError(`nftables batch of ${n} message(s) was refused: the kernel sent more error replies than the socket receive buffer holds (ENOBUFS); the whole batch was not applied`, 'kernel', { cause: e });
+    return new SynplugError(
+      `nftables batch of ${n} message(s) was refused: the kernel sent more error replies than the socket receive buffer holds (ENOBUFS); the whole batch was not applied`,
+      'kernel',
+      { cause: e },
+    );
   }
   if (e instanceof SynplugError && code === 'EMSGSIZE') {
-    return new SynplugError(`nftables batch of ${n} message(s) is larger than the socket send buffer (EMSGSIZE): nothing was sent; split it into smaller batches`, 'kernel', { cause: e });
+    return new SynplugError(
+      `nftables batch of ${n} message(s) is larger than the socket send buffer (EMSGSIZE): nothing was sent; split it into smaller batches`,
+      'kernel',
+      { cause: e },
+    );
   }
   return e;
 }
@@ -252,10 +290,15 @@ export class NftBatch {
   readonly ops: BatchOp[] = [];
 
   /** Number of messages (BEGIN and END excluded). */
-  get size(): number { return this.ops.length; }
+  get size(): number {
+    return this.ops.length;
+  }
 
   /** Append a raw op. */
-  add(op: BatchOp): this { this.ops.push(op); return this; }
+  add(op: BatchOp): this {
+    this.ops.push(op);
+    return this;
+  }
 
   /** NFT_MSG_NEWTABLE (no NLM_F_CREATE, as nft: an existing table is kept). @throws {UsageError} */
   addTable(t: TableRef & { flags?: number }): this {
@@ -275,11 +318,21 @@ export class NftBatch {
   }
   /** NFT_MSG_NEWRULE, appended (NLM_F_CREATE | NLM_F_APPEND), or inserted with `insert`. @throws {UsageError} */
   addRule(r: RuleSpec, options: { insert?: boolean } = {}): this {
-    return this.add({ msg: C.NFT_MSG_NEWRULE, flags: ruleFlags(options.insert), payload: encodeRule(r), what: `add rule to ${r.family} ${r.table} ${r.chain}` });
+    return this.add({
+      msg: C.NFT_MSG_NEWRULE,
+      flags: ruleFlags(options.insert),
+      payload: encodeRule(r),
+      what: `add rule to ${r.family} ${r.table} ${r.chain}`,
+    });
   }
   /** NFT_MSG_DELRULE by handle. @throws {UsageError} */
   deleteRule(r: { family: string; table: string; chain: string; handle: number }): this {
-    return this.add({ msg: C.NFT_MSG_DELRULE, flags: 0, payload: encodeRuleRef(r), what: `delete rule handle ${r.handle} in ${r.family} ${r.table} ${r.chain}` });
+    return this.add({
+      msg: C.NFT_MSG_DELRULE,
+      flags: 0,
+      payload: encodeRuleRef(r),
+      what: `delete rule handle ${r.handle} in ${r.family} ${r.table} ${r.chain}`,
+    });
   }
   /** NFT_MSG_NEWSET with NLM_F_CREATE. @throws {UsageError} */
   addSet(s: SetSpec): this {
@@ -291,15 +344,27 @@ export class NftBatch {
   }
   /** NFT_MSG_NEWSETELEM with NLM_F_CREATE. @throws {UsageError} */
   addElements(s: ElementsSpec): this {
-    return this.add({ msg: C.NFT_MSG_NEWSETELEM, flags: ELEMENT_ADD_FLAGS, payload: encodeElements(s), what: `add ${s.elements.length} element(s) to set ${s.family} ${s.table} ${s.set}` });
+    return this.add({
+      msg: C.NFT_MSG_NEWSETELEM,
+      flags: ELEMENT_ADD_FLAGS,
+      payload: encodeElements(s),
+      what: `add ${s.elements.length} element(s) to set ${s.family} ${s.table} ${s.set}`,
+    });
   }
   /** NFT_MSG_DELSETELEM. @throws {UsageError} */
   deleteElements(s: ElementsSpec): this {
-    return this.add({ msg: C.NFT_MSG_DELSETELEM, flags: 0, payload: encodeElements({ ...s, elements: s.elements.map((e) => ({ key: e.key })) }), what: `delete ${s.elements.length} element(s) from set ${s.family} ${s.table} ${s.set}` });
+    return this.add({
+      msg: C.NFT_MSG_DELSETELEM,
+      flags: 0,
+      payload: encodeElements({ ...s, elements: s.elements.map((e) => ({ key: e.key })) }),
+      what: `delete ${s.elements.length} element(s) from set ${s.family} ${s.table} ${s.set}`,
+    });
   }
 
   /** The messages to send (see {@link batchMessages}). @throws {UsageError} empty batch */
-  messages(genId?: number): RequestInit[] { return batchMessages(this.ops, genId); }
+  messages(genId?: number): RequestInit[] {
+    return batchMessages(this.ops, genId);
+  }
 
   /** Send it; see {@link commitBatch} for results and errors. An empty batch sends nothing and reports `applied: false`. */
   async commit(conn: NetlinkConnection, options: CommitOptions = {}): Promise<CommitResult> {
@@ -326,9 +391,13 @@ export interface PreparedBatch {
  * @throws {NftBatchError} the kernel refused (nothing applied)
  * @throws {SynplugError} the socket failed (category `kernel`)
  */
-export async function runPrepared(conn: NetlinkConnection, p: PreparedBatch, options: { ignoreMissing?: boolean; timeoutMs?: number } = {}): Promise<CommitResult> {
+export async function runPrepared(
+  conn: NetlinkConnection,
+  p: PreparedBatch,
+  options: { ignoreMissing?: boolean; timeoutMs?: number } = {},
+): Promise<CommitResult> {
   if (options.ignoreMissing && p.ops.length !== 1) throw new UsageError('ignoreMissing needs a batch of exactly one delete message');
-  let results;
+  let results: ExchangeResult[];
   try {
     results = await conn.exchange(p.messages, { timeoutMs: options.timeoutMs });
   } catch (e) {

@@ -57,13 +57,33 @@ export function errnoName(errno: number): string {
  * - `interrupted`: a signal arrived before the command started; nothing was run
  */
 export type ErrorCategory =
-  | 'failure' | 'usage' | 'decode' | 'kernel' | 'permission' | 'missing-module' | 'foreign-state' | 'not-set-up'
-  | 'command-not-started' | 'command-not-executable' | 'command-not-found' | 'interrupted';
+  | 'failure'
+  | 'usage'
+  | 'decode'
+  | 'kernel'
+  | 'permission'
+  | 'missing-module'
+  | 'foreign-state'
+  | 'not-set-up'
+  | 'command-not-started'
+  | 'command-not-executable'
+  | 'command-not-found'
+  | 'interrupted';
 
 /** Every {@link ErrorCategory}, in the order of the README's exit-code table. */
 export const ERROR_CATEGORIES: readonly ErrorCategory[] = [
-  'failure', 'usage', 'decode', 'kernel', 'permission', 'missing-module', 'foreign-state', 'not-set-up',
-  'command-not-started', 'command-not-executable', 'command-not-found', 'interrupted',
+  'failure',
+  'usage',
+  'decode',
+  'kernel',
+  'permission',
+  'missing-module',
+  'foreign-state',
+  'not-set-up',
+  'command-not-started',
+  'command-not-executable',
+  'command-not-found',
+  'interrupted',
 ];
 
 /** Base class of every error synplug throws; {@link SynplugError.category} says what kind of problem it is. */

@@ -8,8 +8,20 @@
 import test from 'ava';
 import { writeFileSync } from 'node:fs';
 import {
-  ADDR, TEST_TIMEOUT, probe, within, waitFor, sleep, readPlugJson, activeElements, assertPlugReleased, kill, useGuardVm, setupWithProxy,
-  startProtect, STATE_DIR,
+  ADDR,
+  TEST_TIMEOUT,
+  probe,
+  within,
+  waitFor,
+  sleep,
+  readPlugJson,
+  activeElements,
+  assertPlugReleased,
+  kill,
+  useGuardVm,
+  setupWithProxy,
+  startProtect,
+  STATE_DIR,
 } from '../helpers/guard-vm.js';
 import { StateStore } from '../../src/guard/state.js';
 import { liveLeases } from '../../src/guard/leases.js';
@@ -23,7 +35,12 @@ async function twoProtects(t: Parameters<typeof startProtect>[0], bFlags: string
   const a = await startProtect(t, ['--json', '--max-hold', '120s']);
   const b = await startProtect(t, ['--json', ...bFlags], { detached: opts.detachedB });
   await waitFor(() => leases().length === 2, 'two live leases');
-  t.deepEqual(leases().map((l) => l.pid).sort(), [a.p.child.pid, b.p.child.pid].sort());
+  t.deepEqual(
+    leases()
+      .map((l) => l.pid)
+      .sort(),
+    [a.p.child.pid, b.p.child.pid].sort(),
+  );
   return { a, b };
 }
 
@@ -65,14 +82,17 @@ test.serial('two protects overlap: when the shorter ends, a new SYN is still hel
   await assertPlugReleased(t, proxy.port, 'after both');
 });
 
-test.serial("max-hold of one of them: after its deadline a new SYN is still held until the other ends", async (t) => {
+test.serial('max-hold of one of them: after its deadline a new SYN is still held until the other ends', async (t) => {
   t.timeout(TEST_TIMEOUT);
   const proxy = await setupWithProxy(t);
   const { a, b } = await twoProtects(t, ['--max-hold', '3s']);
   const bLease = leases().find((l) => l.pid === b.p.child.pid)!;
   await waitFor(() => Date.now() > bLease.deadline + 500 && leases().length === 1, "B's max-hold to pass and its lease to go");
   t.is(b.p.ended, undefined, 'B still waits for its command');
-  t.deepEqual(leases().map((l) => l.pid), [a.p.child.pid]);
+  t.deepEqual(
+    leases().map((l) => l.pid),
+    [a.p.child.pid],
+  );
 
   const held = await assertHeld(t, proxy.port, "after B's max-hold");
   const tGo = Date.now();
@@ -98,7 +118,10 @@ test.serial('SIGKILL of one of them: its watchdog drops its lease and leaves the
   kill(b.p.child.pid, 'SIGKILL');
   await within(b.p.done, 'protect B to die');
   await waitFor(() => leases().length === 1, "B's lease to be dropped (by its watchdog)");
-  t.deepEqual(leases().map((l) => l.pid), [a.p.child.pid]);
+  t.deepEqual(
+    leases().map((l) => l.pid),
+    [a.p.child.pid],
+  );
 
   const held = await assertHeld(t, proxy.port, 'after B was killed');
   const tGo = Date.now();

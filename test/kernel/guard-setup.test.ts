@@ -8,9 +8,23 @@ import { writeFileSync, statSync, existsSync, mkdirSync, readdirSync } from 'nod
 import { join } from 'node:path';
 import { setup, check, teardown, SetupError } from '../../src/guard/index.js';
 import {
-  ADDR, TEST_TIMEOUT, requireVm, lockLo, resetLo, cli, tool, scratch, qdiscsWithoutCounters, filtersJsonText, filtersText,
-  nftTable, nftTables, loAddresses, assertLoClean, serve, probe, within,
-  useGuardVm, STATE_DIR,
+  ADDR,
+  TEST_TIMEOUT,
+  cli,
+  tool,
+  scratch,
+  qdiscsWithoutCounters,
+  filtersJsonText,
+  filtersText,
+  nftTable,
+  nftTables,
+  loAddresses,
+  assertLoClean,
+  serve,
+  probe,
+  within,
+  useGuardVm,
+  STATE_DIR,
 } from '../helpers/guard-vm.js';
 
 useGuardVm(test);
@@ -33,13 +47,16 @@ test.serial('setup twice gives the same qdiscs, filter and nftables table; the s
   const a = await snapshot();
 
   // What the first setup built, as tc/nft/ip print it.
-  t.deepEqual(a.qdiscs.map((q) => [q.kind, q.handle, q.parent ?? 'root', q.options]), [
-    ['prio', '1:', 'root', { bands: 4, priomap: [1, 2, 2, 2, 1, 2, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1], multiqueue: false }],
-    ['pfifo', '10:', '1:1', { limit: 1000 }],
-    ['pfifo', '20:', '1:2', { limit: 1000 }],
-    ['pfifo', '30:', '1:3', { limit: 1000 }],
-    ['plug', '40:', '1:4', {}],
-  ]);
+  t.deepEqual(
+    a.qdiscs.map((q) => [q.kind, q.handle, q.parent ?? 'root', q.options]),
+    [
+      ['prio', '1:', 'root', { bands: 4, priomap: [1, 2, 2, 2, 1, 2, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1], multiqueue: false }],
+      ['pfifo', '10:', '1:1', { limit: 1000 }],
+      ['pfifo', '20:', '1:2', { limit: 1000 }],
+      ['pfifo', '30:', '1:3', { limit: 1000 }],
+      ['plug', '40:', '1:4', {}],
+    ],
+  );
   t.regex(a.filters, /"parent":"1:","protocol":"ip","pref":1,"kind":"fw".*handle 0x1 classid 1:4/);
   const items = a.table as Array<Record<string, Record<string, unknown>>>;
   t.like(items.find((i) => i.set)!.set, { family: 'ip', table: 'synplug', name: 'synplug_active', type: 'ipv4_addr', flags: ['timeout'] });
@@ -69,7 +86,10 @@ test.serial('check exits 2 naming a pfifo deleted by hand with tc; setup adds it
   await setup();
   const complete = await snapshot();
   await tool('tc', ['qdisc', 'del', 'dev', 'lo', 'parent', '1:2', 'handle', '20:']);
-  t.false((await qdiscsWithoutCounters()).some((q) => q.handle === '20:'), 'tc removed 20:');
+  t.false(
+    (await qdiscsWithoutCounters()).some((q) => q.handle === '20:'),
+    'tc removed 20:',
+  );
 
   const c = await cli(['check']);
   t.is(c.code, 2, c.stdout + c.stderr);
@@ -92,9 +112,10 @@ test.serial('check reports the fw filter deleted by hand; setup adds it back', a
 
   const c = await check();
   t.is(c.state, 'partial');
-  t.deepEqual(c.pieces.filter((p) => p.status !== 'ok').map((p) => [p.piece, p.status]), [
-    ['filter parent 1: protocol ip pref 1 fw handle 0x1 classid 1:4', 'missing'],
-  ]);
+  t.deepEqual(
+    c.pieces.filter((p) => p.status !== 'ok').map((p) => [p.piece, p.status]),
+    [['filter parent 1: protocol ip pref 1 fw handle 0x1 classid 1:4', 'missing']],
+  );
   const r = await setup();
   t.true(r.changed);
   t.is(r.actions.length, 1);
@@ -108,7 +129,10 @@ test.serial('check reports a pfifo altered by hand (limit 5) as different; setup
   await setup();
   const complete = await snapshot();
   await tool('tc', ['qdisc', 'replace', 'dev', 'lo', 'parent', '1:1', 'handle', '10:', 'pfifo', 'limit', '5']);
-  t.like((await qdiscsWithoutCounters()).find((q) => q.handle === '10:'), { kind: 'pfifo', options: { limit: 5 } });
+  t.like(
+    (await qdiscsWithoutCounters()).find((q) => q.handle === '10:'),
+    { kind: 'pfifo', options: { limit: 5 } },
+  );
 
   const c = await check();
   t.is(c.state, 'partial');
@@ -124,7 +148,7 @@ test.serial('check reports a pfifo altered by hand (limit 5) as different; setup
   t.is((await check()).state, 'ok');
 });
 
-test.serial("a foreign root qdisc: setup exits 7 naming it and changes nothing; --force replaces it", async (t) => {
+test.serial('a foreign root qdisc: setup exits 7 naming it and changes nothing; --force replaces it', async (t) => {
   t.timeout(TEST_TIMEOUT);
   await tool('tc', ['qdisc', 'add', 'dev', 'lo', 'root', 'handle', '5:', 'tbf', 'rate', '1gbit', 'burst', '64k', 'latency', '50ms']);
   const before = await snapshot();
@@ -150,7 +174,35 @@ test.serial('a failing step is rolled back: a u32 filter at pref 1 makes the fw 
   // A prio 1: with a plug under 1:4 counts as synplug's, so setup completes it;
   // but pref 1 / protocol ip under 1: holds a u32 filter, and the kernel
   // refuses a filter of another kind at the same pref and protocol (EINVAL).
-  await tool('tc', ['qdisc', 'add', 'dev', 'lo', 'root', 'handle', '1:', 'prio', 'bands', '4', 'priomap', '1', '2', '2', '2', '1', '2', '0', '0', '1', '1', '1', '1', '1', '1', '1', '1']);
+  await tool('tc', [
+    'qdisc',
+    'add',
+    'dev',
+    'lo',
+    'root',
+    'handle',
+    '1:',
+    'prio',
+    'bands',
+    '4',
+    'priomap',
+    '1',
+    '2',
+    '2',
+    '2',
+    '1',
+    '2',
+    '0',
+    '0',
+    '1',
+    '1',
+    '1',
+    '1',
+    '1',
+    '1',
+    '1',
+    '1',
+  ]);
   await tool('tc', ['qdisc', 'add', 'dev', 'lo', 'parent', '1:4', 'handle', '40:', 'plug', 'limit', '1048576']);
   await tool('tc', ['qdisc', 'change', 'dev', 'lo', 'parent', '1:4', 'handle', '40:', 'plug', 'release_indefinite']);
   await tool('tc', ['filter', 'add', 'dev', 'lo', 'parent', '1:', 'protocol', 'ip', 'pref', '1', 'u32', 'match', 'ip', 'dst', '10.9.9.9/32', 'classid', '1:3']);
@@ -180,18 +232,21 @@ test.serial('a failing nftables step rolls back the whole tree: a set bound by a
   // timeout flag (so setup must replace the set), bound by a dynset rule in
   // a regular chain (so the kernel refuses to delete it: EBUSY).
   const file = join(scratch(t), 'foreign.nft');
-  writeFileSync(file, [
-    'table ip synplug {',
-    '  set synplug_active {',
-    '    type ipv4_addr',
-    '    flags dynamic',
-    '  }',
-    '  chain other {',
-    '    update @synplug_active { ip saddr }',
-    '  }',
-    '}',
-    '',
-  ].join('\n'));
+  writeFileSync(
+    file,
+    [
+      'table ip synplug {',
+      '  set synplug_active {',
+      '    type ipv4_addr',
+      '    flags dynamic',
+      '  }',
+      '  chain other {',
+      '    update @synplug_active { ip saddr }',
+      '  }',
+      '}',
+      '',
+    ].join('\n'),
+  );
   await tool('nft', ['-f', file]);
   const before = await snapshot();
   t.like(before.qdiscs, [{ kind: 'noqueue', handle: '0:' }]);
@@ -202,10 +257,10 @@ test.serial('a failing nftables step rolls back the whole tree: a set bound by a
   t.deepEqual(e!.rollbackFailures, []);
   t.deepEqual(e!.rolledBack, ['removed qdisc prio 1: (and everything under it)', `removed address ${ADDR}/32`]);
 
-  t.deepEqual(await snapshot(), before, "lo as before, and the other table untouched (the kernel applied nothing of the batch)");
+  t.deepEqual(await snapshot(), before, 'lo as before, and the other table untouched (the kernel applied nothing of the batch)');
 });
 
-test.serial("teardown leaves lo with no qdisc of ours, no filter, no synplug table, and removes the address setup added", async (t) => {
+test.serial('teardown leaves lo with no qdisc of ours, no filter, no synplug table, and removes the address setup added', async (t) => {
   t.timeout(TEST_TIMEOUT);
   await assertLoClean(t, 'before setup');
   const s = await setup();
@@ -242,7 +297,10 @@ test.serial('teardown keeps an address that setup did not add', async (t) => {
   t.false(s.addedAddress);
   const r = await teardown();
   t.false(r.removed.some((x) => x.startsWith('address')));
-  t.true(r.kept.some((x) => x.startsWith(`address ${ADDR}`)), r.kept.join('; '));
+  t.true(
+    r.kept.some((x) => x.startsWith(`address ${ADDR}`)),
+    r.kept.join('; '),
+  );
   t.true((await loAddresses()).includes(`${ADDR}/32`));
   t.like(await qdiscsWithoutCounters(), [{ kind: 'noqueue', handle: '0:' }]);
 });

@@ -72,7 +72,8 @@ test.serial('setup on a kernel without sch_prio/sch_plug: exit 5, names both mod
   // cls_fw is missing too, or (no /lib/modules here) could not be checked: either way the one
   // modprobe suggested loads it as well, and an unchecked module says why it was not checked
   t.regex(r.stderr, /\(modprobe sch_prio sch_plug cls_fw\)/);
-  if (/could not be checked/.test(r.stderr)) t.regex(r.stderr, /cls_fw \(filter fw\) could not be checked: it is not loaded .*modules\.builtin.* cannot be read/);
+  if (/could not be checked/.test(r.stderr))
+    t.regex(r.stderr, /cls_fw \(filter fw\) could not be checked: it is not loaded .*modules\.builtin.* cannot be read/);
   t.deepEqual(snapshot(), before);
 });
 
@@ -93,7 +94,11 @@ test.serial('a setup record naming a device that is gone: exit 2, the message sa
     t.true(r.stderr.includes(`device 'spgone0' not found: it is the device setup recorded in ${join(dir, 'setup.json')}`), `${cmd}: ${r.stderr}`);
   }
   // an explicit --dev is not blamed on the record
-  const r = spawnSync(process.execPath, [BIN, 'status', '--dev', 'spgone1'], { encoding: 'utf8', env: { ...process.env, SYNPLUG_STATE_DIR: dir }, timeout: 60_000 });
+  const r = spawnSync(process.execPath, [BIN, 'status', '--dev', 'spgone1'], {
+    encoding: 'utf8',
+    env: { ...process.env, SYNPLUG_STATE_DIR: dir },
+    timeout: 60_000,
+  });
   t.is(r.status, 2);
   t.regex(r.stderr, /device 'spgone1' not found \(give an existing device with --dev\)/);
   rmSync(dir, { recursive: true, force: true });
@@ -173,7 +178,10 @@ for (const [what, args, msg] of bad.filter(([, a]) => a.length > 0)) {
 
 test.serial('release when nothing is set up: nothing is held, exit 0, and nothing is written (no state directory made)', (t) => {
   const dir = join(mkdtempSync(join(tmpdir(), 'synplug-guardcli-release-')), 'state');
-  const r = spawnSync(process.execPath, [BIN, 'release', '--dev', DEV, '--addr', ADDR, '--table', TABLE, '--state-dir', dir], { encoding: 'utf8', timeout: 60_000 });
+  const r = spawnSync(process.execPath, [BIN, 'release', '--dev', DEV, '--addr', ADDR, '--table', TABLE, '--state-dir', dir], {
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
   t.is(r.status, 0, r.stderr);
   t.regex(r.stdout, /no plug qdisc on spguard0: nothing is held/);
   t.false(existsSync(dir), 'release wrote nothing');
@@ -199,7 +207,14 @@ for (const file of ['setup.json', 'plug.json'] as const) {
   test.serial(`a damaged ${file} is an error for every command, naming the file and what to do; nothing deletes it`, (t) => {
     const dir = mkdtempSync(join(tmpdir(), 'synplug-guardcli-damaged-'));
     const damaged = '{"version": 2, "holds": {"local": ';
-    if (file === 'plug.json') writeFileSync(join(dir, 'setup.json'), JSON.stringify({ version: 2, holds: { local: { mode: 'local', dev: DEV, addr: ADDR, mark: 1, limit: 65536, table: TABLE, addedAddress: false, prefixlen: 32, createdAt: 1 } } }));
+    if (file === 'plug.json')
+      writeFileSync(
+        join(dir, 'setup.json'),
+        JSON.stringify({
+          version: 2,
+          holds: { local: { mode: 'local', dev: DEV, addr: ADDR, mark: 1, limit: 65536, table: TABLE, addedAddress: false, prefixlen: 32, createdAt: 1 } },
+        }),
+      );
     writeFileSync(join(dir, file), damaged);
     const marker = join(dir, 'ran');
     for (const args of [...GUARD_COMMANDS.map((c) => [c, ...devArgs]), ['protect', ...devArgs, '--', 'touch', marker]]) {
@@ -236,7 +251,7 @@ test.serial('--state-dir is in the --help of every guard command', (t) => {
   for (const cmd of [...GUARD_COMMANDS, 'protect']) t.regex(synplug([cmd, '--help']).stdout, /--state-dir <dir>/, cmd);
 });
 
-test.serial('a world-writable sticky state directory holding planted links: refused, the links\' targets untouched (the reported attack)', (t) => {
+test.serial("a world-writable sticky state directory holding planted links: refused, the links' targets untouched (the reported attack)", (t) => {
   const root = mkdtempSync(join(tmpdir(), 'synplug-guardcli-shared-'));
   const shared = join(root, 'shared');
   mkdirSync(shared);
@@ -277,7 +292,11 @@ test.serial('not root: exit 4, names CAP_NET_ADMIN', (t) => {
 });
 
 test.serial('not root: check and show ruleset (nftables needs CAP_NET_ADMIN even to read) exit 4, which their help lists', (t) => {
-  for (const args of [['check', '--dev', DEV, '--addr', ADDR, '--table', TABLE], ['show', 'ruleset'], ['status', '--dev', DEV, '--addr', ADDR, '--table', TABLE]]) {
+  for (const args of [
+    ['check', '--dev', DEV, '--addr', ADDR, '--table', TABLE],
+    ['show', 'ruleset'],
+    ['status', '--dev', DEV, '--addr', ADDR, '--table', TABLE],
+  ]) {
     const r = synplug(args, { uid: 65534, gid: 65534 });
     t.is(r.code, 4, `${args[0]}: ${r.stderr}`);
     t.regex(r.stderr, new RegExp(`synplug ${args.slice(0, args[0] === 'show' ? 2 : 1).join(' ')} needs CAP_NET_ADMIN`));

@@ -8,9 +8,7 @@ import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CATEGORY_EXIT_CODES, exitCodeOf, EXIT } from '../../src/cli/exit-codes.js';
-import {
-  ERROR_CATEGORIES, SynplugError, UsageError, NetlinkError, NetlinkDecodeError, DumpInterruptedError,
-} from '../../src/netlink/errors.js';
+import { ERROR_CATEGORIES, SynplugError, UsageError, NetlinkError, NetlinkDecodeError, DumpInterruptedError } from '../../src/netlink/errors.js';
 import { NotPermittedError, MissingSupportError } from '../../src/guard/support.js';
 import { CommandError } from '../../src/guard/command.js';
 import { NoDeviceError, NotSetUpError } from '../../src/guard/errors.js';
@@ -34,10 +32,18 @@ test('every category has exactly one exit code, and it is one the README documen
   t.deepEqual(Object.keys(CATEGORY_EXIT_CODES).sort(), [...ERROR_CATEGORIES].sort());
   const rows = readmeTable();
   const meaning: Record<string, RegExp> = {
-    failure: /failure/, usage: /bad arguments or input/, decode: /undecodable|does not decode/, kernel: /kernel refused/,
-    permission: /not permitted/, 'missing-module': /lacks a needed module/, 'foreign-state': /not synplug's/,
-    'not-set-up': /not set up/, 'command-not-started': /could not be started/, 'command-not-executable': /cannot be executed/,
-    'command-not-found': /was not found/, interrupted: /interrupted/,
+    failure: /failure/,
+    usage: /bad arguments or input/,
+    decode: /undecodable|does not decode/,
+    kernel: /kernel refused/,
+    permission: /not permitted/,
+    'missing-module': /lacks a needed module/,
+    'foreign-state': /not synplug's/,
+    'not-set-up': /not set up/,
+    'command-not-started': /could not be started/,
+    'command-not-executable': /cannot be executed/,
+    'command-not-found': /was not found/,
+    interrupted: /interrupted/,
   };
   for (const [category, code] of Object.entries(CATEGORY_EXIT_CODES)) {
     const row = rows.get(String(code));
@@ -79,7 +85,7 @@ function tsFiles(dir: string): string[] {
   });
 }
 
-test('no error below src/cli is given a number, and no EXIT_ constant exists there (ProtectResult.exitCode is the command\'s own status)', (t) => {
+test("no error below src/cli is given a number, and no EXIT_ constant exists there (ProtectResult.exitCode is the command's own status)", (t) => {
   for (const f of tsFiles(join(root, 'src')).filter((p) => !p.includes(`${join('src', 'cli')}/`))) {
     const text = readFileSync(f, 'utf8');
     // super(message, 3) / new XError(message, 130, { cause })

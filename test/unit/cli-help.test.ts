@@ -29,7 +29,11 @@ function readmeCodes(): string[] {
 /** A command's whole --help text, as commander writes it (with the text added after). */
 function helpOf(cmd: Command): string {
   let out = '';
-  cmd.configureOutput({ writeOut: (s) => { out += s; } });
+  cmd.configureOutput({
+    writeOut: (s) => {
+      out += s;
+    },
+  });
   cmd.outputHelp();
   return out;
 }
@@ -47,7 +51,7 @@ test('the README table, the exit codes of synplug --help and EXIT hold the same 
   t.true(helpOf(buildProgram()).includes(EXIT_HELP));
 });
 
-test('every command\'s --help lists exit codes, each one of the table\'s, without repeats', (t) => {
+test("every command's --help lists exit codes, each one of the table's, without repeats", (t) => {
   const program = buildProgram();
   const names = program.commands.map((c) => c.name()).sort();
   t.deepEqual(names, Object.keys(COMMAND_EXIT_CODES).sort());
@@ -57,7 +61,11 @@ test('every command\'s --help lists exit codes, each one of the table\'s, withou
     t.true(codes.length >= 2, cmd.name());
     t.is(new Set(codes).size, codes.length, cmd.name());
     for (const c of codes) t.true(all.has(c), `${cmd.name()}: ${c}`);
-    t.deepEqual(codes, COMMAND_EXIT_CODES[cmd.name() as keyof typeof COMMAND_EXIT_CODES].map(([c]) => String(c)), cmd.name());
+    t.deepEqual(
+      codes,
+      COMMAND_EXIT_CODES[cmd.name() as keyof typeof COMMAND_EXIT_CODES].map(([c]) => String(c)),
+      cmd.name(),
+    );
     t.is(codes[0], '0', cmd.name());
   }
 });

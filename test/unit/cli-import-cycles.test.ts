@@ -22,7 +22,7 @@ function tsFiles(dir: string): string[] {
 }
 
 /** The relative modules a file imports at run time, resolved to .ts files under src/. */
-export function importsOf(file: string, text: string): string[] {
+function importsOf(file: string, text: string): string[] {
   const code = text.replace(/\/\*[\s\S]*?\*\//g, '').replace(/^\s*\/\/.*$/gm, '');
   const specs: string[] = [];
   // import x from '...'; import { a } from '...'; import '...'; export { a } from '...'; export * from '...'
@@ -31,14 +31,16 @@ export function importsOf(file: string, text: string): string[] {
     specs.push(m[4]);
   }
   for (const m of code.matchAll(/\bimport\(\s*['"]([^'"]+)['"]\s*\)/g)) specs.push(m[1]);
-  return specs.filter((s) => s.startsWith('.')).map((s) => {
-    const p = resolve(dirname(file), s.replace(/\.js$/, '.ts'));
-    return existsSync(p) ? p : existsSync(join(p, 'index.ts')) ? join(p, 'index.ts') : p;
-  });
+  return specs
+    .filter((s) => s.startsWith('.'))
+    .map((s) => {
+      const p = resolve(dirname(file), s.replace(/\.js$/, '.ts'));
+      return existsSync(p) ? p : existsSync(join(p, 'index.ts')) ? join(p, 'index.ts') : p;
+    });
 }
 
 /** Strongly connected components (Tarjan) of more than one node, or with a self-edge. */
-export function cycles(graph: Map<string, string[]>): string[][] {
+function cycles(graph: Map<string, string[]>): string[][] {
   let index = 0;
   const idx = new Map<string, number>();
   const low = new Map<string, number>();
@@ -46,16 +48,26 @@ export function cycles(graph: Map<string, string[]>): string[][] {
   const on = new Set<string>();
   const out: string[][] = [];
   const visit = (v: string) => {
-    idx.set(v, index); low.set(v, index); index++;
-    stack.push(v); on.add(v);
+    idx.set(v, index);
+    low.set(v, index);
+    index++;
+    stack.push(v);
+    on.add(v);
     for (const w of graph.get(v) ?? []) {
       if (!graph.has(w)) continue;
-      if (!idx.has(w)) { visit(w); low.set(v, Math.min(low.get(v)!, low.get(w)!)); } else if (on.has(w)) low.set(v, Math.min(low.get(v)!, idx.get(w)!));
+      if (!idx.has(w)) {
+        visit(w);
+        low.set(v, Math.min(low.get(v)!, low.get(w)!));
+      } else if (on.has(w)) low.set(v, Math.min(low.get(v)!, idx.get(w)!));
     }
     if (low.get(v) === idx.get(v)) {
       const comp: string[] = [];
       let w: string;
-      do { w = stack.pop()!; on.delete(w); comp.push(w); } while (w !== v);
+      do {
+        w = stack.pop()!;
+        on.delete(w);
+        comp.push(w);
+      } while (w !== v);
       if (comp.length > 1 || (graph.get(v) ?? []).includes(v)) out.push(comp.sort());
     }
   };
@@ -64,12 +76,36 @@ export function cycles(graph: Map<string, string[]>): string[][] {
 }
 
 test('the cycle finder finds a cycle it is shown, and none in a chain', (t) => {
-  t.deepEqual(cycles(new Map([['a', ['b']], ['b', ['c']], ['c', ['a']], ['d', ['a']]])), [['a', 'b', 'c']]);
-  t.deepEqual(cycles(new Map([['a', ['b']], ['b', ['c']], ['c', []]])), []);
+  t.deepEqual(
+    cycles(
+      new Map([
+        ['a', ['b']],
+        ['b', ['c']],
+        ['c', ['a']],
+        ['d', ['a']],
+      ]),
+    ),
+    [['a', 'b', 'c']],
+  );
+  t.deepEqual(
+    cycles(
+      new Map([
+        ['a', ['b']],
+        ['b', ['c']],
+        ['c', []],
+      ]),
+    ),
+    [],
+  );
   t.deepEqual(cycles(new Map([['a', ['a']]])), [['a']]);
   const f = join(SRC, 'x', 'y.ts');
-  t.deepEqual(importsOf(f, "import type { A } from './a.js';\nimport { b } from './b.js';\nexport * from '../c.js';\nexport type { D } from './d.js';\nconst m = () => import('./e.js');\n// import { z } from './z.js';"),
-    [join(SRC, 'x', 'a.ts'), join(SRC, 'x', 'b.ts'), join(SRC, 'c.ts'), join(SRC, 'x', 'd.ts'), join(SRC, 'x', 'e.ts')]);
+  t.deepEqual(
+    importsOf(
+      f,
+      "import type { A } from './a.js';\nimport { b } from './b.js';\nexport * from '../c.js';\nexport type { D } from './d.js';\nconst m = () => import('./e.js');\n// import { z } from './z.js';",
+    ),
+    [join(SRC, 'x', 'a.ts'), join(SRC, 'x', 'b.ts'), join(SRC, 'c.ts'), join(SRC, 'x', 'd.ts'), join(SRC, 'x', 'e.ts')],
+  );
 });
 
 test('src/ has no import cycle', (t) => {

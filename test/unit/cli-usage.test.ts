@@ -16,11 +16,18 @@ const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 /** Run the CLI from source. */
 function synplug(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const p = spawn(process.execPath, ['--import=tsx', join(ROOT, 'src/cli/bin.ts'), ...args], { cwd: ROOT, env: { ...process.env, SYNPLUG_STATE_DIR: '/nonexistent/synplug-state' } });
+    const p = spawn(process.execPath, ['--import=tsx', join(ROOT, 'src/cli/bin.ts'), ...args], {
+      cwd: ROOT,
+      env: { ...process.env, SYNPLUG_STATE_DIR: '/nonexistent/synplug-state' },
+    });
     let stdout = '';
     let stderr = '';
-    p.stdout.on('data', (d) => { stdout += d; });
-    p.stderr.on('data', (d) => { stderr += d; });
+    p.stdout.on('data', (d) => {
+      stdout += d;
+    });
+    p.stderr.on('data', (d) => {
+      stderr += d;
+    });
     p.on('close', (code) => resolve({ code, stdout, stderr }));
     p.stdin.end();
   });
@@ -67,7 +74,7 @@ test('the error object has the shape of the errors reported after parsing (a bad
   t.is(obj.category, 'usage');
 });
 
-test('--json after -- belongs to protect\'s command: an argument error before it is text only', async (t) => {
+test("--json after -- belongs to protect's command: an argument error before it is text only", async (t) => {
   const r = await synplug(['protect', '--bogus', '--', 'true', '--json']);
   t.is(r.code, 2, r.stderr);
   t.regex(r.stderr, /unknown option '--bogus'/);
@@ -83,7 +90,11 @@ test('help with no command, and help of a command: their help on stdout, exit 0'
 });
 
 test('protect -- "": a CLI-level message, exit 2, nothing run', async (t) => {
-  for (const args of [['protect', '--', ''], ['protect', '--', '', 'x'], ['protect', '--json', '--', '']]) {
+  for (const args of [
+    ['protect', '--', ''],
+    ['protect', '--', '', 'x'],
+    ['protect', '--json', '--', ''],
+  ]) {
     const r = await synplug(args);
     t.is(r.code, 2, r.stderr);
     t.regex(r.stderr, /^synplug: protect: the command after -- is empty/);

@@ -24,21 +24,45 @@ class FakeKernel {
   elementUntil: number | null = null;
   readonly log: string[] = [];
   /** the plug is holding: buffering and marking on */
-  get holding(): boolean { return this.buffering && this.elementUntil !== null && this.elementUntil > Date.now(); }
+  get holding(): boolean {
+    return this.buffering && this.elementUntil !== null && this.elementUntil > Date.now();
+  }
 }
 
 class FakeSession implements ProtectSession {
   readonly config;
-  constructor(stateDir: string, readonly kernel: FakeKernel, readonly name: string) {
+  constructor(
+    stateDir: string,
+    readonly kernel: FakeKernel,
+    readonly name: string,
+  ) {
     this.config = resolveConfig({ stateDir });
   }
-  async plugStats() { return { packets: 0, bytes: 0, drops: 0, qlen: 0, backlog: 0 }; }
-  async listeners() { return []; }
-  async arm(ms: number) { this.kernel.elementUntil = Date.now() + ms; this.kernel.log.push(`${this.name} arm ${ms}`); }
-  async disarm() { this.kernel.elementUntil = null; this.kernel.log.push(`${this.name} disarm`); }
-  async buffer() { this.kernel.buffering = true; this.kernel.log.push(`${this.name} buffer`); }
-  async release() { this.kernel.buffering = false; this.kernel.log.push(`${this.name} release`); }
-  releaseSteps() { return []; }
+  async plugStats() {
+    return { packets: 0, bytes: 0, drops: 0, qlen: 0, backlog: 0 };
+  }
+  async listeners() {
+    return [];
+  }
+  async arm(ms: number) {
+    this.kernel.elementUntil = Date.now() + ms;
+    this.kernel.log.push(`${this.name} arm ${ms}`);
+  }
+  async disarm() {
+    this.kernel.elementUntil = null;
+    this.kernel.log.push(`${this.name} disarm`);
+  }
+  async buffer() {
+    this.kernel.buffering = true;
+    this.kernel.log.push(`${this.name} buffer`);
+  }
+  async release() {
+    this.kernel.buffering = false;
+    this.kernel.log.push(`${this.name} release`);
+  }
+  releaseSteps() {
+    return [];
+  }
 }
 
 function fresh() {
@@ -58,7 +82,7 @@ async function until(f: () => boolean, what: string, ms = 20_000): Promise<void>
   }
 }
 
-test('A-B-A\'-B\': the first protect to end leaves the plug to the second, which releases it', async (t) => {
+test("A-B-A'-B': the first protect to end leaves the plug to the second, which releases it", async (t) => {
   const { kernel, store, a, b, dir } = fresh();
   const bGo = join(dir, 'b-go');
   const pa = runProtected(a, { command: ['sh', '-c', `while [ ! -e ${bGo} ]; do sleep 0.02; done`] });
@@ -71,7 +95,10 @@ test('A-B-A\'-B\': the first protect to end leaves the plug to the second, which
   t.is(ra.leftToHolders, 1);
   t.is(ra.releaseAttempts, 0);
   t.true(kernel.holding, "B's window is still held after A ended (plug buffering, marking on)");
-  t.deepEqual(liveLeases(store).map((l) => l.pid), [process.pid]);
+  t.deepEqual(
+    liveLeases(store).map((l) => l.pid),
+    [process.pid],
+  );
   t.is(store.readPlug()?.state, 'buffering');
   const rb = await pb;
   t.true(rb.releasedPlug, 'B, the last one out, released');
@@ -82,7 +109,7 @@ test('A-B-A\'-B\': the first protect to end leaves the plug to the second, which
   t.false(kernel.log.slice(kernel.log.indexOf('A buffer')).includes('A release'), `A never released inside the window: ${kernel.log.join(', ')}`);
 });
 
-test('A-B-B\'-A\': the second protect ends first and leaves the plug to the first', async (t) => {
+test("A-B-B'-A': the second protect ends first and leaves the plug to the first", async (t) => {
   const { kernel, store, a, b, dir } = fresh();
   const aGo = join(dir, 'a-go');
   const pa = runProtected(a, { command: ['sh', '-c', `while [ ! -e ${aGo} ]; do sleep 0.02; done`] });
@@ -100,7 +127,15 @@ test('A-B-B\'-A\': the second protect ends first and leaves the plug to the firs
 
 test('deadlines in either order: the marking element always covers the latest live deadline, never shortened', async (t) => {
   const { kernel, store, a } = fresh();
-  const lease = (ms: number): Lease => ({ id: newLeaseId(), owner: 'protect', pid: process.pid, pidStart: processStartTime(process.pid), holds: ['local'], since: Date.now(), deadline: Date.now() + ms });
+  const lease = (ms: number): Lease => ({
+    id: newLeaseId(),
+    owner: 'protect',
+    pid: process.pid,
+    pidStart: processStartTime(process.pid),
+    holds: ['local'],
+    since: Date.now(),
+    deadline: Date.now() + ms,
+  });
   // short, then long: the long one extends the element
   const short = lease(300);
   await takeLease(store, a, short, 'lo');
@@ -122,7 +157,10 @@ test('deadlines in either order: the marking element always covers the latest li
   t.false(leaseLive(short2));
   const d = await dropLease(s2, a2, short2.id, 'lo');
   t.false(d.released);
-  t.deepEqual(d.remaining.map((l) => l.id), [long2.id]);
+  t.deepEqual(
+    d.remaining.map((l) => l.id),
+    [long2.id],
+  );
   t.true(k2.elementUntil! >= long2.deadline - 20);
   // max-hold of one protect while another lives: the first gives up its hold, the plug stays
   const { kernel: k3, store: s3, a: a3, b: b3 } = fresh();
@@ -141,7 +179,15 @@ test('a holder killed while another lives: its lease is dropped, the plug stays;
   // holder X: a live process with a lease
   const x = spawn('sleep', ['30'], { stdio: 'ignore' });
   await new Promise((r) => x.once('spawn', r));
-  const xLease: Lease = { id: newLeaseId(), owner: 'protect', pid: x.pid!, pidStart: processStartTime(x.pid!), holds: ['local'], since: Date.now(), deadline: Date.now() + 60_000 };
+  const xLease: Lease = {
+    id: newLeaseId(),
+    owner: 'protect',
+    pid: x.pid!,
+    pidStart: processStartTime(x.pid!),
+    holds: ['local'],
+    since: Date.now(),
+    deadline: Date.now() + 60_000,
+  };
   await takeLease(store, a, xLease, 'lo');
   await a.buffer();
   const rb = await runProtected(b, { command: ['true'] });
@@ -169,7 +215,13 @@ test('a manual release breaks every live lease, releases at once, and says how m
   const pa = runProtected(a, { command: cmd });
   const pb = runProtected(b, { command: cmd });
   await until(() => liveLeases(store).length === 2, 'two leases');
-  const broken = await breakLeases(store, () => a.release(), () => { store.writeLeases({ version: 1, leases: [] }); });
+  const broken = await breakLeases(
+    store,
+    () => a.release(),
+    () => {
+      store.writeLeases({ version: 1, leases: [] });
+    },
+  );
   t.is(broken, 2);
   t.false(kernel.buffering, 'released at once');
   t.deepEqual(liveLeases(store), []);
@@ -183,12 +235,35 @@ test('a manual release breaks every live lease, releases at once, and says how m
 test('taking and dropping leases is atomic: 16 overlapping holders, the plug released exactly once, by the last', async (t) => {
   const { kernel, store, a } = fresh();
   let releases = 0;
-  const k = { arm: (ms: number) => a.arm(ms), disarm: () => a.disarm(), release: async () => { releases++; await a.release(); } };
-  const leases = Array.from({ length: 16 }, (): Lease => ({ id: newLeaseId(), owner: 'protect', pid: process.pid, pidStart: processStartTime(process.pid), holds: ['local'], since: Date.now(), deadline: Date.now() + 30_000 }));
+  const k = {
+    arm: (ms: number) => a.arm(ms),
+    disarm: () => a.disarm(),
+    release: async () => {
+      releases++;
+      await a.release();
+    },
+  };
+  const leases = Array.from(
+    { length: 16 },
+    (): Lease => ({
+      id: newLeaseId(),
+      owner: 'protect',
+      pid: process.pid,
+      pidStart: processStartTime(process.pid),
+      holds: ['local'],
+      since: Date.now(),
+      deadline: Date.now() + 30_000,
+    }),
+  );
   await Promise.all(leases.map((l) => takeLease(store, k, l, 'lo')));
   t.is(liveLeases(store).length, 16, 'no lease lost to a concurrent writer');
   await a.buffer();
-  const results = await Promise.all(leases.map(async (l, i) => { await sleep(i % 4); return dropLease(store, k, l.id, 'lo'); }));
+  const results = await Promise.all(
+    leases.map(async (l, i) => {
+      await sleep(i % 4);
+      return dropLease(store, k, l.id, 'lo');
+    }),
+  );
   t.is(results.filter((r) => r.released).length, 1);
   t.is(releases, 1);
   t.false(kernel.buffering);

@@ -18,7 +18,6 @@ import '../../src/netlink/route/index.js';
 import { resolveConfig, TREE } from '../../src/guard/config.js';
 import { judgeLocal, summarizePieces, LOCAL_PIECES, LOCAL_STEPS, LocalHold, type LocalObservation, type LocalPiece } from '../../src/guard/modes/local.js';
 import { holdMode, holdModeNames, registerHoldMode } from '../../src/guard/modes/index.js';
-import type { Hold } from '../../src/guard/modes/types.js';
 import { GuardSession } from '../../src/guard/session.js';
 import { explainSockDiag, SockDiagUnavailableError } from '../../src/guard/support.js';
 import { runProtected } from '../../src/guard/protect.js';
@@ -28,9 +27,15 @@ import { TCQ_PLUG_BUFFER, TCQ_PLUG_RELEASE_INDEFINITE, formatQdiscHandle } from 
 
 const config = resolveConfig({ stateDir: '/nonexistent/synplug-unit' });
 
-const emptyLo: LocalObservation = { qdiscs: [{ kind: 'noqueue', handle: '0:', root: true, dev: 'lo' } as never], filters: [], hasAddress: false, nftPlan: [], nftTable: false };
+const emptyLo: LocalObservation = {
+  qdiscs: [{ kind: 'noqueue', handle: '0:', root: true, dev: 'lo' } as never],
+  filters: [],
+  hasAddress: false,
+  nftPlan: [],
+  nftTable: false,
+};
 
-test('local pieces are named, in check\'s order; the address alone does not make a setup', (t) => {
+test("local pieces are named, in check's order; the address alone does not make a setup", (t) => {
   const pieces = judgeLocal(emptyLo, config, undefined);
   t.deepEqual(Object.keys(pieces), [...LOCAL_PIECES]);
   t.is(pieces.plug.piece, `qdisc plug ${formatQdiscHandle(TREE.plugHandle)} parent 1:4`);
@@ -48,45 +53,60 @@ test('local pieces are named, in check\'s order; the address alone does not make
 test('the registry finds the local mode by name; a new mode is one registration', (t) => {
   t.is(holdMode('local')?.name, 'local');
   t.is(holdMode('nosuch'), undefined);
-  registerHoldMode({ name: 'unit-test-mode', open: async () => { throw new Error('not used'); } });
+  registerHoldMode({
+    name: 'unit-test-mode',
+    open: async () => {
+      throw new Error('not used');
+    },
+  });
   t.true(holdModeNames().includes('unit-test-mode'));
   t.true(holdModeNames().includes('local'));
 });
 
 /** A NETLINK_ROUTE connection over a fake transport; `answer` gives each sent message's errno. */
 function routeConn(answer: (m: NetlinkMessage, i: number) => number) {
-  const ft = new FakeTransport([
-    (sent) => parseMessages(sent).map((m, i) => nfnetlinkAck(m, answer(m, i), { capped: true })),
-    (sent) => parseMessages(sent).map((m, i) => nfnetlinkAck(m, answer(m, i), { capped: true })),
-  ], { keepSeq: true });
+  const ft = new FakeTransport(
+    [
+      (sent) => parseMessages(sent).map((m, i) => nfnetlinkAck(m, answer(m, i), { capped: true })),
+      (sent) => parseMessages(sent).map((m, i) => nfnetlinkAck(m, answer(m, i), { capped: true })),
+    ],
+    { keepSeq: true },
+  );
   return { ft, conn: new NetlinkConnection(ft, NETLINK_ROUTE, { timeoutMs: 1000 }) };
 }
 
 test('a session of several holds buffers and releases all of them in ONE datagram; a refusal is explained by its own hold', async (t) => {
   const { ft, conn } = routeConn((_m, i) => (i === 1 ? 2 : 0)); // the second hold has no plug: ENOENT
-  const s = GuardSession.fromParts(config, conn, (sockets) => [
-    new LocalHold(sockets, config, 1),
-    new LocalHold(sockets, { ...config, dev: 'sp-other0' }, 7),
-  ]);
+  const s = GuardSession.fromParts(config, conn, (sockets) => [new LocalHold(sockets, config, 1), new LocalHold(sockets, { ...config, dev: 'sp-other0' }, 7)]);
   const e = await t.throwsAsync(s.buffer(), { instanceOf: NetlinkError });
   t.is(ft.sent.length, 1, 'one datagram');
   const msgs = parseMessages(ft.sent[0]);
   t.is(msgs.length, 2);
   t.true(msgs.every((m) => (m.flags & NLM_F_ACK) !== 0));
-  t.deepEqual(msgs.map((m) => m.payload.readInt32LE(4)), [1, 7], 'tcm_ifindex of each hold');
+  t.deepEqual(
+    msgs.map((m) => m.payload.readInt32LE(4)),
+    [1, 7],
+    'tcm_ifindex of each hold',
+  );
   // struct tc_plug_qopt { int action; __u32 limit; } is the last 8 bytes (TCA_OPTIONS)
-  t.deepEqual(msgs.map((m) => m.payload.readInt32LE(m.payload.length - 8)), [TCQ_PLUG_BUFFER, TCQ_PLUG_BUFFER]);
+  t.deepEqual(
+    msgs.map((m) => m.payload.readInt32LE(m.payload.length - 8)),
+    [TCQ_PLUG_BUFFER, TCQ_PLUG_BUFFER],
+  );
   t.regex(e!.message, /cannot buffer the plug: no plug qdisc 40: under 1:4 on sp-other0/);
   await t.throwsAsync(s.release(), { message: /cannot release the plug: .* on sp-other0/ });
   t.is(ft.sent.length, 2);
-  t.deepEqual(parseMessages(ft.sent[1]).map((m) => m.payload.readInt32LE(m.payload.length - 8)), [TCQ_PLUG_RELEASE_INDEFINITE, TCQ_PLUG_RELEASE_INDEFINITE]);
+  t.deepEqual(
+    parseMessages(ft.sent[1]).map((m) => m.payload.readInt32LE(m.payload.length - 8)),
+    [TCQ_PLUG_RELEASE_INDEFINITE, TCQ_PLUG_RELEASE_INDEFINITE],
+  );
   const steps = s.releaseSteps();
   t.is(steps[0].what, 'plug release');
   t.is(steps[0].messages.length, 2, 'the watchdog releases every plug in one datagram too');
   s.close();
 });
 
-test('--wait-listen without the kernel\'s TCP socket diagnostics: the error says so, names inet_diag and tcp_diag and how to load them', async (t) => {
+test("--wait-listen without the kernel's TCP socket diagnostics: the error says so, names inet_diag and tcp_diag and how to load them", async (t) => {
   // The kernel answers SOCK_DIAG_BY_FAMILY with ENOENT when no inet_diag/tcp_diag handler is there.
   const ft = new FakeTransport([(sent) => parseMessages(sent).map((m) => nfnetlinkAck(m, 2, { capped: true }))], { keepSeq: true });
   const diag = new NetlinkConnection(ft, NETLINK_SOCK_DIAG, { timeoutMs: 1000 });
@@ -100,7 +120,11 @@ test('--wait-listen without the kernel\'s TCP socket diagnostics: the error says
   t.regex(e.message, /SOCK_DIAG_BY_FAMILY failed: ENOENT/);
   t.regex(e.message, /modprobe inet_diag tcp_diag/);
   t.regex(e.message, /nothing was held/);
-  t.is((explainSockDiag(new NetlinkError({ errno: 1, requestType: 'SOCK_DIAG_BY_FAMILY' })) as object).constructor, NetlinkError, 'EPERM is not a missing module');
+  t.is(
+    (explainSockDiag(new NetlinkError({ errno: 1, requestType: 'SOCK_DIAG_BY_FAMILY' })) as object).constructor,
+    NetlinkError,
+    'EPERM is not a missing module',
+  );
   diag.close();
 
   // The refusal comes before anything is held: protect's phase one asks for the listeners.
@@ -108,11 +132,22 @@ test('--wait-listen without the kernel\'s TCP socket diagnostics: the error says
   const session = {
     config: resolveConfig({ stateDir: mkdtempSync(join(tmpdir(), 'synplug-modes-')) }),
     plugStats: async () => ({ packets: 0, bytes: 0, drops: 0, qlen: 0, backlog: 0 }),
-    listeners: async () => { calls.push('listeners'); throw e; },
-    arm: async () => { calls.push('arm'); },
-    disarm: async () => { calls.push('disarm'); },
-    buffer: async () => { calls.push('buffer'); },
-    release: async () => { calls.push('release'); },
+    listeners: async () => {
+      calls.push('listeners');
+      throw e;
+    },
+    arm: async () => {
+      calls.push('arm');
+    },
+    disarm: async () => {
+      calls.push('disarm');
+    },
+    buffer: async () => {
+      calls.push('buffer');
+    },
+    release: async () => {
+      calls.push('release');
+    },
     releaseSteps: () => [],
   };
   await t.throwsAsync(runProtected(session, { command: ['true'], waitListen: { port: 16000 } }), { instanceOf: SockDiagUnavailableError });

@@ -23,16 +23,35 @@ class FakeSession implements ProtectSession {
   constructor(stateDir: string) {
     this.config = resolveConfig({ stateDir });
   }
-  async plugStats() { this.calls.push('stats'); return { packets: this.packets, bytes: this.packets * 74, drops: 0, qlen: 0, backlog: 0 }; }
-  async listeners() { this.calls.push('listeners'); return []; }
-  async arm(ms: number) { this.calls.push(`arm ${ms}`); if (this.failArm) throw new Error('arm refused'); }
-  async disarm() { this.calls.push('disarm'); }
-  async buffer() { this.calls.push('buffer'); if (this.failBuffer) throw new Error('buffer refused'); }
+  async plugStats() {
+    this.calls.push('stats');
+    return { packets: this.packets, bytes: this.packets * 74, drops: 0, qlen: 0, backlog: 0 };
+  }
+  async listeners() {
+    this.calls.push('listeners');
+    return [];
+  }
+  async arm(ms: number) {
+    this.calls.push(`arm ${ms}`);
+    if (this.failArm) throw new Error('arm refused');
+  }
+  async disarm() {
+    this.calls.push('disarm');
+  }
+  async buffer() {
+    this.calls.push('buffer');
+    if (this.failBuffer) throw new Error('buffer refused');
+  }
   async release() {
     this.calls.push('release');
-    if (this.releaseFailures > 0) { this.releaseFailures--; throw new Error('release refused'); }
+    if (this.releaseFailures > 0) {
+      this.releaseFailures--;
+      throw new Error('release refused');
+    }
   }
-  releaseSteps() { return []; }
+  releaseSteps() {
+    return [];
+  }
 }
 
 function fresh() {
@@ -51,7 +70,10 @@ test('order: warm-up release, then arm, buffer, command, release, disarm; exit s
   const r = await runProtected(s, { command: ['sh', '-c', `echo ran > ${marker}; exit 0`] });
   t.is(r.exitCode, 0);
   t.true(existsSync(marker));
-  t.deepEqual(s.calls.filter((c) => c !== 'stats'), ['release', 'arm 10000', 'buffer', 'release', 'disarm']);
+  t.deepEqual(
+    s.calls.filter((c) => c !== 'stats'),
+    ['release', 'arm 10000', 'buffer', 'release', 'disarm'],
+  );
   t.is(store.readPlug()?.state, 'released');
   t.false(r.maxHoldReached);
   t.is(r.releaseAttempts, 1);
@@ -65,7 +87,10 @@ test('the command runs only after the plug is buffering', async (t) => {
   const marker = join(dir, 'seen');
   // The command records what the fake had seen when it started.
   const orig = s.buffer.bind(s);
-  s.buffer = async () => { await orig(); writeFileSync(join(dir, 'buffered'), '1'); };
+  s.buffer = async () => {
+    await orig();
+    writeFileSync(join(dir, 'buffered'), '1');
+  };
   await runProtected(s, { command: ['sh', '-c', `test -f ${join(dir, 'buffered')} && echo yes > ${marker} || echo no > ${marker}`] });
   t.is(readFileSync(marker, 'utf8').trim(), 'yes');
 });
@@ -139,13 +164,20 @@ test('a failed release is retried', async (t) => {
   // the warm-up release succeeds; the first two real ones fail
   let n = 0;
   const orig = s.release.bind(s);
-  s.release = async () => { n++; if (n === 2 || n === 3) { s.calls.push('release'); throw new Error('release refused'); } return orig(); };
+  s.release = async () => {
+    n++;
+    if (n === 2 || n === 3) {
+      s.calls.push('release');
+      throw new Error('release refused');
+    }
+    return orig();
+  };
   const r = await runProtected(s, { command: ['true'], onNotice: (l) => notices.push(l) });
   t.is(r.releaseAttempts, 3);
   t.is(notices.filter((l) => /release attempt/.test(l)).length, 2);
 });
 
-test('max-hold: released at the deadline while the command still runs; exit status still the command\'s', async (t) => {
+test("max-hold: released at the deadline while the command still runs; exit status still the command's", async (t) => {
   const { s } = fresh();
   const notices: string[] = [];
   const t0 = Date.now();
@@ -174,14 +206,20 @@ test.serial('SIGTERM to synplug is forwarded to the command, then released', asy
 test('packets released come from the plug counters', async (t) => {
   const { s } = fresh();
   const orig = s.buffer.bind(s);
-  s.buffer = async () => { await orig(); s.packets = 5; };
+  s.buffer = async () => {
+    await orig();
+    s.packets = 5;
+  };
   const r = await runProtected(s, { command: ['true'] });
   t.is(r.packetsReleased, 5);
   t.is(r.bytesReleased, 5 * 74);
 });
 
 test('--user: the command runs as that user (uid and gid from the passwd database)', async (t) => {
-  if (process.getuid?.() !== 0) { t.fail('this test needs root (it switches user)'); return; }
+  if (process.getuid?.() !== 0) {
+    t.fail('this test needs root (it switches user)');
+    return;
+  }
   const { s } = fresh();
   // a directory writable by nobody for the command to leave its answer (not the state directory: that one nobody else may write)
   const outDir = mkdtempSync(join(tmpdir(), 'synplug-protect-out-'));
@@ -197,6 +235,9 @@ test('--user: the command runs as that user (uid and gid from the passwd databas
 
 test('--user with an unknown user: a usage error before anything is plugged', async (t) => {
   const { s } = fresh();
-  await t.throwsAsync(runProtected(s, { command: ['true'], user: 'no-such-user-synplug' }), { instanceOf: UsageError, message: /no user 'no-such-user-synplug'/ });
+  await t.throwsAsync(runProtected(s, { command: ['true'], user: 'no-such-user-synplug' }), {
+    instanceOf: UsageError,
+    message: /no user 'no-such-user-synplug'/,
+  });
   t.false(s.calls.includes('buffer'));
 });

@@ -4,7 +4,18 @@
  */
 import test from 'ava';
 import {
-  mkdtempSync, mkdirSync, writeFileSync, readFileSync, symlinkSync, chmodSync, chownSync, statSync, lstatSync, existsSync, readdirSync, rmSync,
+  mkdtempSync,
+  mkdirSync,
+  writeFileSync,
+  readFileSync,
+  symlinkSync,
+  chmodSync,
+  chownSync,
+  statSync,
+  lstatSync,
+  existsSync,
+  readdirSync,
+  rmSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -79,7 +90,10 @@ test('a world-writable (even sticky) state directory is refused for reading and 
 });
 
 test('a state directory owned by another user is refused', (t) => {
-  if (process.geteuid?.() !== 0) { t.fail('this test needs root (it chowns)'); return; }
+  if (process.geteuid?.() !== 0) {
+    t.fail('this test needs root (it chowns)');
+    return;
+  }
   const { dir, store } = fresh();
   writeFileSync(join(dir, 'plug.json'), JSON.stringify(plugRec('buffering')));
   chownSync(dir, 65534, 65534);
@@ -99,18 +113,27 @@ test('a state directory that is a symbolic link is refused', (t) => {
 });
 
 test('a file as the state directory, or a path through a file, is an error, not "nothing set up"', (t) => {
-  t.regex(t.throws(() => new StateStore('/etc/passwd').readSetup(), { instanceOf: StateFileError })!.message, /state directory \/etc\/passwd is not a directory/);
+  t.regex(
+    t.throws(() => new StateStore('/etc/passwd').readSetup(), { instanceOf: StateFileError })!.message,
+    /state directory \/etc\/passwd is not a directory/,
+  );
   t.regex(t.throws(() => new StateStore('/etc/passwd/x').readSetup(), { instanceOf: StateFileError })!.message, /a part of its path is not a directory/);
 });
 
 test('damaged files are errors naming the file and what to do', (t) => {
   const { dir, store } = fresh();
   writeFileSync(join(dir, 'setup.json'), '{"version": 2, "holds": ');
-  t.regex(t.throws(() => store.readSetup(), { instanceOf: StateFileError })!.message, /setup\.json is not valid JSON .*: remove it \(then run 'synplug setup' again/);
+  t.regex(
+    t.throws(() => store.readSetup(), { instanceOf: StateFileError })!.message,
+    /setup\.json is not valid JSON .*: remove it \(then run 'synplug setup' again/,
+  );
   writeFileSync(join(dir, 'setup.json'), JSON.stringify({ version: 2, holds: { local: { mode: 'local', dev: 'lo' } } }));
   t.regex(t.throws(() => store.readSetup(), { instanceOf: StateFileError })!.message, /setup\.json is not a setup record synplug wrote: remove it/);
   writeFileSync(join(dir, 'plug.json'), 'garbage');
-  t.regex(t.throws(() => store.readPlug(), { instanceOf: StateFileError })!.message, /plug\.json is not valid JSON .*'synplug release' releases it whatever the file says/);
+  t.regex(
+    t.throws(() => store.readPlug(), { instanceOf: StateFileError })!.message,
+    /plug\.json is not valid JSON .*'synplug release' releases it whatever the file says/,
+  );
   writeFileSync(join(dir, 'plug.json'), JSON.stringify({ state: 'maybe' }));
   t.regex(t.throws(() => store.readPlug(), { instanceOf: StateFileError })!.message, /plug\.json is not a plug record/);
   // unreadable: a directory (or a FIFO) where the file belongs
@@ -120,12 +143,28 @@ test('damaged files are errors naming the file and what to do', (t) => {
 });
 
 test('a version 1 setup record (the local hold at the top level) reads as one local hold', (t) => {
-  t.deepEqual(parseSetupRecord({ version: 1, dev: 'lo', addr: '169.254.255.254', mark: 1, limit: 65536, table: 'synplug', addedAddress: true, prefixlen: 32, createdAt: 5 }), {
-    version: 2, holds: { local: { mode: 'local', dev: 'lo', addr: '169.254.255.254', mark: 1, limit: 65536, table: 'synplug', addedAddress: true, prefixlen: 32, createdAt: 5 } },
-  });
+  t.deepEqual(
+    parseSetupRecord({
+      version: 1,
+      dev: 'lo',
+      addr: '169.254.255.254',
+      mark: 1,
+      limit: 65536,
+      table: 'synplug',
+      addedAddress: true,
+      prefixlen: 32,
+      createdAt: 5,
+    }),
+    {
+      version: 2,
+      holds: {
+        local: { mode: 'local', dev: 'lo', addr: '169.254.255.254', mark: 1, limit: 65536, table: 'synplug', addedAddress: true, prefixlen: 32, createdAt: 5 },
+      },
+    },
+  );
   t.is(parseSetupRecord({ version: 3 }), undefined);
   t.is(parseSetupRecord([]), undefined);
-  t.is(parseSetupRecord({ version: 2, holds: { x: { mode: 'inbound', dev: '' , createdAt: 1 } } }), undefined);
+  t.is(parseSetupRecord({ version: 2, holds: { x: { mode: 'inbound', dev: '', createdAt: 1 } } }), undefined);
 });
 
 test('clear removes the files, and the directory only when asked and empty', (t) => {
@@ -151,7 +190,10 @@ test('leases.json: written and read back under the same rules; a damaged one is 
   t.deepEqual(store.readLeases(), { version: 1, leases: [lease] });
   t.is(store.lockPath(), join(dir, 'lock'), 'the lock file sits in the state directory');
   writeFileSync(join(dir, 'leases.json'), JSON.stringify({ version: 1, leases: [{ id: 5 }] }));
-  t.regex(t.throws(() => store.readLeases(), { instanceOf: StateFileError })!.message, /leases\.json is not a lease record synplug wrote: remove it \('synplug release' breaks every lease/);
+  t.regex(
+    t.throws(() => store.readLeases(), { instanceOf: StateFileError })!.message,
+    /leases\.json is not a lease record synplug wrote: remove it \('synplug release' breaks every lease/,
+  );
   writeFileSync(join(dir, 'lock'), '');
   store.clear();
   t.deepEqual(readdirSync(dir), []);

@@ -18,7 +18,12 @@ test('a module that could not be checked is in the modprobe suggestion, with the
   t.regex(e.message, /\(modprobe sch_prio sch_plug cls_fw\)/);
   // why: not loaded, and the list of built-in modules cannot be read
   const builtin = `/lib/modules/${release()}/modules.builtin`.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-  t.regex(e.message, new RegExp(`cls_fw \\(filter fw\\) could not be checked: it is not loaded \\(no /sys/module/cls_fw\\), and ${builtin}, which would tell whether it is built into the kernel, cannot be read`));
+  t.regex(
+    e.message,
+    new RegExp(
+      `cls_fw \\(filter fw\\) could not be checked: it is not loaded \\(no /sys/module/cls_fw\\), and ${builtin}, which would tell whether it is built into the kernel, cannot be read`,
+    ),
+  );
   t.regex(e.message, /nothing was changed$/);
 });
 

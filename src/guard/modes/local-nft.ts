@@ -92,7 +92,15 @@ import { getGenId } from '../../iptables/gen.js';
 import { getTable, listTables, type NftTable } from '../../iptables/table.js';
 import { listChains, type ChainSpec, type NftChain } from '../../iptables/chain.js';
 import { listRules, type NftRule } from '../../iptables/rule.js';
-import { ELEMENT_ADD_FLAGS, encodeElements, listSets, listSetElements as listElems, type NftSet, type NftSetElement, type SetSpec } from '../../iptables/set.js';
+import {
+  ELEMENT_ADD_FLAGS,
+  encodeElements,
+  listSets,
+  listSetElements as listElems,
+  type NftSet,
+  type NftSetElement,
+  type SetSpec,
+} from '../../iptables/set.js';
 import { checkMark, checkName, checkPort, checkTimeoutMs, parseAddress, type ParsedAddress } from '../../iptables/validate.js';
 import type { Expr } from '../../iptables/expr/index.js';
 import { COMMENT_MAXLEN } from '../../iptables/rule.js';
@@ -176,7 +184,9 @@ export function resolveMarkRule(o: MarkRuleOptions): ResolvedMarkRule {
   const family = o.family ?? (address.version === 4 ? 'ip' : 'ip6');
   if (family !== 'ip' && family !== 'ip6' && family !== 'inet') throw new UsageError(`bad family '${String(family)}' for the mark rule: use ip, ip6 or inet`);
   if ((family === 'ip' && address.version !== 4) || (family === 'ip6' && address.version !== 6)) {
-    throw new UsageError(`address '${address.text}' is IPv${address.version}; family ${family} cannot match it (use ${address.version === 4 ? 'ip' : 'ip6'} or inet)`);
+    throw new UsageError(
+      `address '${address.text}' is IPv${address.version}; family ${family} cannot match it (use ${address.version === 4 ? 'ip' : 'ip6'} or inet)`,
+    );
   }
   if (o.comment !== undefined) {
     if (typeof o.comment !== 'string' || o.comment.includes('\0') || Buffer.byteLength(o.comment) > COMMENT_MAXLEN - 1) {
@@ -227,7 +237,14 @@ export function markChainSpec(r: ResolvedMarkRule): ChainSpec {
 
 /** The set of the conditional rule: key type of the address, flag `timeout`. */
 export function markSetSpec(r: ResolvedMarkRule, id?: number): SetSpec {
-  return { family: r.family, table: r.table, name: r.set, type: r.address.version === 4 ? 'ipv4_addr' : 'ipv6_addr', flags: ['timeout'], ...(id !== undefined && { id }) };
+  return {
+    family: r.family,
+    table: r.table,
+    name: r.set,
+    type: r.address.version === 4 ? 'ipv4_addr' : 'ipv6_addr',
+    flags: ['timeout'],
+    ...(id !== undefined && { id }),
+  };
 }
 
 /** What is in our table now (read by {@link readTableState}). */
@@ -255,7 +272,11 @@ export async function readTableState(conn: NetlinkConnection, family: string, ta
 
 function canon(e: Expr): string {
   const { setId: _ignored, ...rest } = e as Expr & { setId?: number };
-  const sorted = Object.fromEntries(Object.entries(rest).filter(([, v]) => v !== undefined).sort(([a], [b]) => a.localeCompare(b)));
+  const sorted = Object.fromEntries(
+    Object.entries(rest)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => a.localeCompare(b)),
+  );
   return JSON.stringify(sorted);
 }
 
@@ -272,8 +293,15 @@ function chainMatches(c: NftChain): boolean {
 
 function setMatches(s: NftSet, r: ResolvedMarkRule): boolean {
   const want = r.address.version === 4 ? { type: 'ipv4_addr', len: 4 } : { type: 'ipv6_addr', len: 16 };
-  return s.keyLen === want.len && s.type === want.type && s.flags.includes('timeout') && !s.flags.includes('interval')
-    && !s.flags.includes('map') && !s.flags.includes('constant') && s.timeoutMs === undefined;
+  return (
+    s.keyLen === want.len &&
+    s.type === want.type &&
+    s.flags.includes('timeout') &&
+    !s.flags.includes('interval') &&
+    !s.flags.includes('map') &&
+    !s.flags.includes('constant') &&
+    s.timeoutMs === undefined
+  );
 }
 
 /**
@@ -318,7 +346,13 @@ export function planMarkRule(state: TableState, r: ResolvedMarkRule): NftBatch {
   const keep = setCreated ? undefined : rules.find((x) => ruleMatches(x, r));
   for (const x of rules) if (x !== keep) b.deleteRule({ family: r.family, table: r.table, chain: r.chain, handle: x.handle! });
   if (!keep) {
-    b.addRule({ family: r.family, table: r.table, chain: r.chain, expr: markRuleExprs(r, setCreated ? SET_ID : undefined), ...(r.comment !== undefined && { comment: r.comment }) });
+    b.addRule({
+      family: r.family,
+      table: r.table,
+      chain: r.chain,
+      expr: markRuleExprs(r, setCreated ? SET_ID : undefined),
+      ...(r.comment !== undefined && { comment: r.comment }),
+    });
   }
   return b;
 }
@@ -449,12 +483,18 @@ export function prepareElementOps(o: ElementOptions): PreparedElementOps {
   const set = checkName(o.set ?? DEFAULT_SET, 'set');
   const where = `set ${family} ${table} ${set}`;
   const base = { family, table, set };
-  const delOp: BatchOp = { msg: C.NFT_MSG_DELSETELEM, flags: 0, payload: encodeElements({ ...base, elements: [{ key: address.bytes }] }), what: `delete element ${address.text} from ${where}` };
+  const delOp: BatchOp = {
+    msg: C.NFT_MSG_DELSETELEM,
+    flags: 0,
+    payload: encodeElements({ ...base, elements: [{ key: address.bytes }] }),
+    what: `delete element ${address.text} from ${where}`,
+  };
   const prep = (ops: BatchOp[]): PreparedBatch => ({ ops, messages: batchMessages(ops) });
   if (o.timeoutMs === undefined) return { delete: prep([delOp]) };
   const timeoutMs = checkTimeoutMs(o.timeoutMs);
   const addOp: BatchOp = {
-    msg: C.NFT_MSG_NEWSETELEM, flags: ELEMENT_ADD_FLAGS,
+    msg: C.NFT_MSG_NEWSETELEM,
+    flags: ELEMENT_ADD_FLAGS,
     payload: encodeElements({ ...base, elements: [{ key: address.bytes, timeoutMs }] }),
     what: `add element ${address.text} timeout ${timeoutMs}ms to ${where}`,
   };
@@ -495,8 +535,10 @@ export async function deleteSetElement(conn: NetlinkConnection, o: ElementOption
  * @throws {UsageError} bad names or family
  * @throws {NetlinkError} ENOENT when the table or set does not exist
  */
-export async function listMarkSetElements(conn: NetlinkConnection, o: { table?: string; set?: string; family: 'ip' | 'ip6' | 'inet' }): Promise<NftSetElement[]> {
+export async function listMarkSetElements(
+  conn: NetlinkConnection,
+  o: { table?: string; set?: string; family: 'ip' | 'ip6' | 'inet' },
+): Promise<NftSetElement[]> {
   requireNetfilter(conn, 'listMarkSetElements');
   return listElems(conn, { family: o.family, table: o.table ?? DEFAULT_TABLE, set: o.set ?? DEFAULT_SET });
 }
-

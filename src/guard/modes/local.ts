@@ -30,10 +30,26 @@ import { NetlinkError } from '../../netlink/errors.js';
 import { addAddress, deleteAddress, listAddresses } from '../../netlink/route/addr.js';
 import { resolveIfindex } from '../../netlink/route/link.js';
 import {
-  addFilter, addQdisc, deleteFilter, deleteQdisc, listFilters, listQdiscs, replaceQdisc, changeQdisc,
-  plugSetLimit, plugReleaseIndefinite, plugRequest, formatQdiscHandle, formatHandle, formatQdiscText,
-  TCQ_PLUG_BUFFER, TCQ_PLUG_RELEASE_INDEFINITE,
-  type FilterSpec, type QdiscSpec, type FilterEntry, type QdiscEntry,
+  addFilter,
+  addQdisc,
+  deleteFilter,
+  deleteQdisc,
+  listFilters,
+  listQdiscs,
+  replaceQdisc,
+  changeQdisc,
+  plugSetLimit,
+  plugReleaseIndefinite,
+  plugRequest,
+  formatQdiscHandle,
+  formatHandle,
+  formatQdiscText,
+  TCQ_PLUG_BUFFER,
+  TCQ_PLUG_RELEASE_INDEFINITE,
+  type FilterSpec,
+  type QdiscSpec,
+  type FilterEntry,
+  type QdiscEntry,
 } from '../../tc/index.js';
 import { TREE, NFT_NAMES, type GuardConfig } from '../config.js';
 import { ForeignQdiscError, NoDeviceError } from '../errors.js';
@@ -44,20 +60,28 @@ import { probeFilterKind, probeNfTables, probeQdiscKind } from '../support.js';
 import { listRuleset } from '../../iptables/ruleset.js';
 import { formatRulesetText } from '../../iptables/format.js';
 import {
-  ensureMarkRule, listMarkSetElements, planMarkRule, prepareElementOps, readTableState, removeMarkTable, resolveMarkRule, runPrepared,
-  type MarkRuleOptions, type PreparedElementOps,
+  ensureMarkRule,
+  listMarkSetElements,
+  planMarkRule,
+  prepareElementOps,
+  readTableState,
+  removeMarkTable,
+  resolveMarkRule,
+  runPrepared,
+  type MarkRuleOptions,
+  type PreparedElementOps,
 } from './local-nft.js';
 import type { Hold, HoldInspection, HoldMode, HoldSetupPlan, HoldSockets, SetupStep } from './types.js';
 
 /** The pieces of the local hold, in the order `check` lists them (the address last). */
 export const LOCAL_PIECES = ['prio', 'pfifo1', 'pfifo2', 'pfifo3', 'plug', 'filter', 'nftables', 'address'] as const;
 /** A piece of the local hold. */
-export type LocalPiece = typeof LOCAL_PIECES[number];
+export type LocalPiece = (typeof LOCAL_PIECES)[number];
 
 /** The steps of the local hold's setup, in the order they run (undone in reverse). */
 export const LOCAL_STEPS = ['address', 'prio', 'pfifo1', 'pfifo2', 'pfifo3', 'plug', 'filter', 'nftables'] as const;
 /** A step of the local hold's setup. */
-export type LocalStep = typeof LOCAL_STEPS[number];
+export type LocalStep = (typeof LOCAL_STEPS)[number];
 
 /** The pieces that alone do not make a setup: the address may be the user's own. */
 const NOT_A_SETUP_ALONE: readonly LocalPiece[] = ['address'];
@@ -154,8 +178,10 @@ export function judgeLocal(o: LocalObservation, c: GuardConfig, record: LocalHol
   const plugQ = qdiscAt(o, TREE.plugParent);
   let plug: PieceState;
   if (!plugQ) plug = { piece: plugName, status: 'missing' };
-  else if (plugQ.kind !== 'plug' || plugQ.handle !== formatQdiscHandle(TREE.plugHandle)) plug = { piece: plugName, status: 'different', detail: `found ${plugQ.kind} ${plugQ.handle}` };
-  else if (record && record.limit !== c.limit) plug = { piece: plugName, status: 'different', detail: `limit was set to ${record.limit} bytes, want ${c.limit}` };
+  else if (plugQ.kind !== 'plug' || plugQ.handle !== formatQdiscHandle(TREE.plugHandle))
+    plug = { piece: plugName, status: 'different', detail: `found ${plugQ.kind} ${plugQ.handle}` };
+  else if (record && record.limit !== c.limit)
+    plug = { piece: plugName, status: 'different', detail: `limit was set to ${record.limit} bytes, want ${c.limit}` };
   else plug = { piece: plugName, status: 'ok' };
 
   const filterName = `filter parent ${formatQdiscHandle(TREE.filterParent)} protocol ${filterProtocol(c)} pref ${TREE.filterPrio} fw handle 0x${c.mark.toString(16)} classid ${formatHandle(TREE.filterClassid)}`;
@@ -170,7 +196,8 @@ export function judgeLocal(o: LocalObservation, c: GuardConfig, record: LocalHol
     filter = { piece: filterName, status: diffs.length ? 'different' : 'ok', ...(diffs.length && { detail: diffs.join(', ') }) };
   }
   const nftName = `nftables table ${familyOf(c.addr)} ${c.table}: marking rule for ${c.addr}, mark ${c.mark}`;
-  const nftables: PieceState = !o.nftTable ? { piece: nftName, status: 'missing' }
+  const nftables: PieceState = !o.nftTable
+    ? { piece: nftName, status: 'missing' }
     : { piece: nftName, status: o.nftPlan.length ? 'different' : 'ok', ...(o.nftPlan.length && { detail: `would ${o.nftPlan.join('; ')}` }) };
   const address: PieceState = { piece: `address ${c.addr}/${prefixlenOf(c.addr)} on ${c.dev}`, status: o.hasAddress ? 'ok' : 'missing' };
   return { prio, pfifo1: pfifo(0), pfifo2: pfifo(1), pfifo3: pfifo(2), plug, filter, nftables, address };
@@ -202,7 +229,12 @@ export class LocalHold implements Hold {
    * @param ifindex the device's index
    * @param record the hold's setup record entry, when setup recorded this device
    */
-  constructor(private readonly sockets: HoldSockets, readonly config: GuardConfig, readonly ifindex: number, readonly record?: LocalHoldRecord) {
+  constructor(
+    private readonly sockets: HoldSockets,
+    readonly config: GuardConfig,
+    readonly ifindex: number,
+    readonly record?: LocalHoldRecord,
+  ) {
     this.dev = config.dev;
     const plugMsg = (action: number): RequestInit => {
       const r = plugRequest(ifindex, TREE.plugParent, TREE.plugHandle, action);
@@ -254,7 +286,7 @@ export class LocalHold implements Hold {
   /** The root is synplug's: prio 1: with our plug under 1:4, or recorded by our setup. */
   private rootIsOurs(o: LocalObservation): boolean {
     const root = rootOf(o);
-    if (!root || root.kind !== 'prio' || root.handle !== formatQdiscHandle(TREE.prioHandle)) return false;
+    if (root?.kind !== 'prio' || root.handle !== formatQdiscHandle(TREE.prioHandle)) return false;
     if (this.record && this.record.dev === this.config.dev) return true;
     return qdiscAt(o, TREE.plugParent)?.kind === 'plug';
   }
@@ -277,11 +309,20 @@ export class LocalHold implements Hold {
     if (!o.hasAddress) {
       steps.address = {
         what: `add address ${c.addr}/${prefixlen} dev ${c.dev}`,
-        run: async () => { await addAddress(route, { dev: this.ifindex, address: c.addr, prefixlen }); addedAddress = true; },
+        run: async () => {
+          await addAddress(route, { dev: this.ifindex, address: c.addr, prefixlen });
+          addedAddress = true;
+        },
         undo: { what: `removed address ${c.addr}/${prefixlen}`, run: () => deleteAddress(route, { dev: this.ifindex, address: c.addr, prefixlen }) },
       };
     }
-    const prioSpec: QdiscSpec = { ...dev, parent: 'root', handle: formatQdiscHandle(TREE.prioHandle), kind: 'prio', options: { bands: TREE.bands, priomap: [...TREE.priomap] } };
+    const prioSpec: QdiscSpec = {
+      ...dev,
+      parent: 'root',
+      handle: formatQdiscHandle(TREE.prioHandle),
+      kind: 'prio',
+      options: { bands: TREE.bands, priomap: [...TREE.priomap] },
+    };
     const delRoot = { what: `removed qdisc prio 1: (and everything under it)`, run: () => deleteQdisc(route, { ...dev, parent: 'root' }) };
     // A new (or replaced) prio root comes with default children: everything under it is then missing.
     let rebuilt = false;
@@ -304,13 +345,21 @@ export class LocalHold implements Hold {
     const statusOf = (p: LocalPiece) => (rebuilt ? 'missing' : pieces[p].status);
     PFIFO_PIECES.forEach((name, i) => {
       const f = TREE.pfifo[i];
-      const spec: QdiscSpec = { ...dev, parent: formatHandle(f.parent), handle: formatQdiscHandle(f.handle), kind: 'pfifo', options: { limit: TREE.pfifoLimit } };
+      const spec: QdiscSpec = {
+        ...dev,
+        parent: formatHandle(f.parent),
+        handle: formatQdiscHandle(f.handle),
+        kind: 'pfifo',
+        options: { limit: TREE.pfifoLimit },
+      };
       const status = statusOf(name);
       if (status === 'missing') {
         steps[name] = {
           what: `add qdisc pfifo ${spec.handle} parent ${spec.parent} limit ${TREE.pfifoLimit}`,
           run: () => addQdisc(route, spec),
-          undo: rebuilt ? undefined : { what: `removed pfifo ${spec.handle}`, run: () => deleteQdisc(route, { ...dev, parent: spec.parent, handle: spec.handle }) },
+          undo: rebuilt
+            ? undefined
+            : { what: `removed pfifo ${spec.handle}`, run: () => deleteQdisc(route, { ...dev, parent: spec.parent, handle: spec.handle }) },
         };
       } else if (status === 'different') {
         // Whatever sits there is not ours to keep: replace it (the kernel grafts the new one).
@@ -324,7 +373,13 @@ export class LocalHold implements Hold {
         };
       }
     });
-    const plugSpec: QdiscSpec = { ...dev, parent: formatHandle(TREE.plugParent), handle: formatQdiscHandle(TREE.plugHandle), kind: 'plug', options: { limit: c.limit } };
+    const plugSpec: QdiscSpec = {
+      ...dev,
+      parent: formatHandle(TREE.plugParent),
+      handle: formatQdiscHandle(TREE.plugHandle),
+      kind: 'plug',
+      options: { limit: c.limit },
+    };
     const plugRef = { ...dev, parent: plugSpec.parent!, handle: plugSpec.handle! };
     const plugQ = qdiscAt(o, TREE.plugParent);
     const addPlug = async () => {
@@ -342,7 +397,10 @@ export class LocalHold implements Hold {
     } else if (plugStatus === 'different' && plugQ && (plugQ.kind !== 'plug' || plugQ.handle !== plugSpec.handle)) {
       steps.plug = {
         what: `replace ${plugQ.kind} ${plugQ.handle} at 1:4 with plug 40: limit ${c.limit}`,
-        run: async () => { await deleteQdisc(route, { ...dev, parent: plugSpec.parent }); await addPlug(); },
+        run: async () => {
+          await deleteQdisc(route, { ...dev, parent: plugSpec.parent });
+          await addPlug();
+        },
       };
     } else if (plugStatus === 'different') {
       steps.plug = {
@@ -352,8 +410,13 @@ export class LocalHold implements Hold {
       };
     }
     const fwSpec: FilterSpec = {
-      ...dev, parent: formatQdiscHandle(TREE.filterParent), protocol: filterProtocol(c), pref: TREE.filterPrio,
-      handle: c.mark, kind: 'fw', options: { classid: formatHandle(TREE.filterClassid) },
+      ...dev,
+      parent: formatQdiscHandle(TREE.filterParent),
+      protocol: filterProtocol(c),
+      pref: TREE.filterPrio,
+      handle: c.mark,
+      kind: 'fw',
+      options: { classid: formatHandle(TREE.filterClassid) },
     };
     const fwStatus = statusOf('filter');
     const fwDel = () => deleteFilter(route, { ...dev, parent: fwSpec.parent, protocol: fwSpec.protocol, pref: fwSpec.pref, handle: fwSpec.handle, kind: 'fw' });
@@ -377,16 +440,32 @@ export class LocalHold implements Hold {
       const hadTable = o.nftTable;
       steps.nftables = {
         what: o.nftTable ? `update nftables table ${c.table} (${o.nftPlan.join('; ')})` : `add nftables table ${c.table} with the marking rule`,
-        run: async () => { await ensureMarkRule(this.sockets.nft, markRuleOf(c)); },
-        undo: hadTable ? undefined : { what: `removed nftables table ${c.table}`, run: async () => { await removeMarkTable(this.sockets.nft, { table: c.table, family: familyOf(c.addr) }); } },
+        run: async () => {
+          await ensureMarkRule(this.sockets.nft, markRuleOf(c));
+        },
+        undo: hadTable
+          ? undefined
+          : {
+              what: `removed nftables table ${c.table}`,
+              run: async () => {
+                await removeMarkTable(this.sockets.nft, { table: c.table, family: familyOf(c.addr) });
+              },
+            },
       };
     }
     return {
       steps,
       order: LOCAL_STEPS,
       record: (): LocalHoldRecord => ({
-        mode: 'local', dev: c.dev, addr: c.addr, mark: c.mark, limit: c.limit, table: c.table,
-        addedAddress, prefixlen, createdAt: record?.createdAt ?? Date.now(),
+        mode: 'local',
+        dev: c.dev,
+        addr: c.addr,
+        mark: c.mark,
+        limit: c.limit,
+        table: c.table,
+        addedAddress,
+        prefixlen,
+        createdAt: record?.createdAt ?? Date.now(),
       }),
     };
   }
@@ -394,7 +473,9 @@ export class LocalHold implements Hold {
   /** @inheritdoc */
   explainPlugError(e: NetlinkError, action: 'buffer' | 'release'): NetlinkError {
     if (e.code === 'ENOENT' || e.code === 'EINVAL') {
-      return e.withMessage(`cannot ${action} the plug: no plug qdisc ${formatQdiscHandle(TREE.plugHandle)} under ${formatHandle(TREE.plugParent)} on ${this.config.dev} (run 'synplug setup')`);
+      return e.withMessage(
+        `cannot ${action} the plug: no plug qdisc ${formatQdiscHandle(TREE.plugHandle)} under ${formatHandle(TREE.plugParent)} on ${this.config.dev} (run 'synplug setup')`,
+      );
     }
     return e;
   }
@@ -429,7 +510,9 @@ export class LocalHold implements Hold {
 
   /** @inheritdoc */
   async plugStats(): Promise<PlugStats | undefined> {
-    const q = (await listQdiscs(this.sockets.route, { ifindex: this.ifindex })).find((x) => x.handle === formatQdiscHandle(TREE.plugHandle) && x.kind === 'plug');
+    const q = (await listQdiscs(this.sockets.route, { ifindex: this.ifindex })).find(
+      (x) => x.handle === formatQdiscHandle(TREE.plugHandle) && x.kind === 'plug',
+    );
     if (!q) return undefined;
     return { packets: q.packets ?? 0, bytes: q.bytes ?? 0, drops: q.drops ?? 0, qlen: q.qlen ?? 0, backlog: q.backlog ?? 0 };
   }
@@ -448,15 +531,30 @@ export class LocalHold implements Hold {
     if (o.nftTable) {
       const family = familyOf(c.addr);
       const rs = await listRuleset(this.sockets.nft, { family });
-      const mine = { ...rs, tables: rs.tables.filter((t) => t.name === c.table), chains: rs.chains.filter((x) => x.table === c.table), rules: rs.rules.filter((r) => r.table === c.table), sets: rs.sets.filter((x) => x.table === c.table) };
+      const mine = {
+        ...rs,
+        tables: rs.tables.filter((t) => t.name === c.table),
+        chains: rs.chains.filter((x) => x.table === c.table),
+        rules: rs.rules.filter((r) => r.table === c.table),
+        sets: rs.sets.filter((x) => x.table === c.table),
+      };
       ruleset = formatRulesetText(mine);
       try {
-        marking = (await listMarkSetElements(this.sockets.nft, { family, table: c.table, set: NFT_NAMES.set })).map((e) => ({ address: e.address ?? e.key, expiresMs: e.expiresMs, timeoutMs: e.timeoutMs }));
-      } catch { marking = []; }
+        marking = (await listMarkSetElements(this.sockets.nft, { family, table: c.table, set: NFT_NAMES.set })).map((e) => ({
+          address: e.address ?? e.key,
+          expiresMs: e.expiresMs,
+          timeoutMs: e.timeoutMs,
+        }));
+      } catch {
+        marking = [];
+      }
     }
     const plugQ = o.qdiscs.find((q) => q.kind === 'plug' && q.handle === formatQdiscHandle(TREE.plugHandle));
     return {
-      qdiscs: o.qdiscs, filters: o.filters, ...(ruleset !== undefined && { ruleset }), marking,
+      qdiscs: o.qdiscs,
+      filters: o.filters,
+      ...(ruleset !== undefined && { ruleset }),
+      marking,
       ...(plugQ && { held: plugQ.qlen ?? 0, passed: plugQ.packets ?? 0, dropped: plugQ.drops ?? 0 }),
     };
   }
@@ -523,8 +621,7 @@ export const localMode: HoldMode = {
       if (e instanceof NetlinkError && e.code === 'ENODEV') throw new NoDeviceError(config.dev);
       throw e;
     });
-    const local = record && record.mode === 'local' && record.dev === config.dev ? record as LocalHoldRecord : undefined;
+    const local = record && record.mode === 'local' && record.dev === config.dev ? (record as LocalHoldRecord) : undefined;
     return new LocalHold(sockets, config, ifindex, local);
   },
 };
-
