@@ -236,8 +236,10 @@ export interface DatagramReading {
  * iproute2 sends some requests padded past nlmsg_len (a whole request struct
  * after a shorter message), which this reads as the kernel does: the message,
  * then `trailing` bytes. nfnetlink's `nfnetlink_rcv()` applies the same
- * nlmsg_len checks to the first header; inside an NFNL_MSG_BATCH_BEGIN batch
- * a bad header fails the batch instead (the kernel answers with an error).
+ * nlmsg_len checks to the first header (and stops the same way); inside an
+ * NFNL_MSG_BATCH_BEGIN batch (`nfnetlink_rcv_batch()`) a bad header makes the
+ * kernel abort the whole batch instead, which this reading does not model: it
+ * reports where the messages end, not what the batch did.
  *
  * Use it for what went **to** the kernel (`synplug decode`, replaying a
  * capture). Replies the kernel sends are well formed: read them with the
