@@ -18,7 +18,7 @@
  *
  * @module
  */
-import { closeSync, constants as fsConstants, openSync } from 'node:fs';
+import { closeSync, constants as fsConstants, lstatSync, openSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { constants as osConstants } from 'node:os';
 import { SynplugError } from '../netlink/errors.js';
@@ -47,18 +47,9 @@ export const LOCK_TIMEOUT_MS = 10_000;
  * @throws {StateFileError} the directory is unsafe, or the lock file cannot be opened
  * @throws {SynplugError} the lock was not obtained within {@link LOCK_TIMEOUT_MS} (category `failure`), or flock failed
  */
-export async function withLeaseLock<T>(store: StateStore, f: () => Promise<T> | T, timeoutMs = LOCK_TIMEOUT_MS): Promise<T> {
+export async function withLeaseLock<T>(store: StateStore, f: () => Promise<T> | T, timeoutMs = LOCK_TIMEOUT_MS, openFd?: number): Promise<T> {
   const path = store.lockPath();
-  let fd: number;
-  try {
-    fd = openSync(path, fsConstants.O_RDWR | fsConstants.O_CREAT | fsConstants.O_NOFOLLOW, 0o600); // libuv adds O_CLOEXEC
-  } catch (e) {
-    throw new StateFileError(
-      path,
-      `cannot open the lock file ${path}: ${(e as Error).message}${(e as NodeJS.ErrnoException).code === 'ELOOP' ? ' (a symbolic link: remove it)' : ''}`,
-      e,
-    );
-  }
+  const fd = openFd ?? openLockFile(store);
   try {
     const t0 = Date.now();
     for (let i = 0; ; i++) {
@@ -77,7 +68,35 @@ export async function withLeaseLock<T>(store: StateStore, f: () => Promise<T> | 
       flock(fd, LOCK_UN);
     }
   } finally {
-    closeSync(fd);
+    if (openFd === undefined) closeSync(fd);
+  }
+}
+
+/**
+ * Open the state directory's lock file (O_NOFOLLOW, created 0600).
+ * @returns the file descriptor (close it with closeSync)
+ * @throws {StateFileError} the directory is unsafe, or the file cannot be opened (a link)
+ */
+export function openLockFile(store: StateStore): number {
+  const path = store.lockPath();
+  try {
+    return openSync(path, fsConstants.O_RDWR | fsConstants.O_CREAT | fsConstants.O_NOFOLLOW, 0o600); // libuv adds O_CLOEXEC
+  } catch (e) {
+    throw new StateFileError(
+      path,
+      `cannot open the lock file ${path}: ${(e as Error).message}${(e as NodeJS.ErrnoException).code === 'ELOOP' ? ' (a symbolic link: remove it)' : ''}`,
+      e,
+    );
+  }
+}
+
+/** Identity of the lease file as written (inode, size, mtime in ns): unchanged means nobody took or dropped a lease since. */
+function leaseFileStamp(store: StateStore): string | undefined {
+  try {
+    const st = lstatSync(store.leasesPath(), { bigint: true });
+    return `${st.ino}:${st.size}:${st.mtimeNs}`;
+  } catch {
+    return undefined;
   }
 }
 
@@ -146,6 +165,12 @@ export interface TakeResult {
   others: Lease[];
   /** the deadline the kernel-side element now covers (the latest of all live leases), ms since the epoch */
   latestDeadline: number;
+  /**
+   * The lease file's identity right after this lease was written, when no
+   * other live lease existed: {@link dropLease} then needs only a stat to know
+   * it is still alone (the fast path inside the plug window).
+   */
+  aloneStamp?: string;
 }
 
 /**
@@ -164,6 +189,7 @@ export async function takeLease(store: StateStore, kernel: LeaseKernel, lease: L
     const latestDeadline = Math.max(lease.deadline, ...others.map((l) => l.deadline));
     // Record first (a crash right after still says buffering), then arm.
     store.writeLeases({ version: 1, leases: [...others, lease] });
+    const aloneStamp = others.length === 0 ? leaseFileStamp(store) : undefined;
     store.writePlug(plugRecordFor(lease, latestDeadline, dev));
     // Alone: the lease's own max-hold; else what is left until the latest deadline (never shorter than another's).
     await kernel.arm(
@@ -171,7 +197,7 @@ export async function takeLease(store: StateStore, kernel: LeaseKernel, lease: L
         ? lease.deadline - lease.since
         : Math.max(10, latestDeadline - Date.now()),
     );
-    return { others, latestDeadline };
+    return { others, latestDeadline, ...(aloneStamp !== undefined && { aloneStamp }) };
   });
 }
 
@@ -203,36 +229,65 @@ export async function dropLease(
     return 1;
   },
   onNotice: (line: string) => void = () => {},
+  fast: { aloneStamp?: string; lockFd?: number } = {},
 ): Promise<DropResult> {
-  return withLeaseLock(store, async () => {
-    const now = Date.now();
-    const all = recordedLeases(store);
-    const remaining = all.filter((l) => l.id !== leaseId && leaseLive(l, now));
-    if (remaining.length > 0) {
-      const latest = Math.max(...remaining.map((l) => l.deadline));
-      store.writeLeases({ version: 1, leases: remaining });
-      store.writePlug(plugRecordFor(remaining[remaining.length - 1], latest, dev));
-      return { released: false, remaining, releaseAttempts: 0 };
-    }
-    const releaseAttempts = await release();
-    const mine = all.find((l) => l.id === leaseId) ?? all[all.length - 1];
-    store.writeLeases({ version: 1, leases: [] });
-    const prev = store.readPlug();
-    store.writePlug({
-      ...(prev ?? {
-        version: 1,
-        owner: mine?.owner ?? 'manual',
-        pid: mine?.pid ?? process.pid,
-        dev,
-        since: mine?.since ?? now,
-        deadline: mine?.deadline ?? now,
-      }),
-      state: 'released',
-      releasedAt: Date.now(),
-    });
-    await kernel.disarm().catch((e) => onNotice(`could not remove the nftables set element (it expires by itself at the deadline): ${(e as Error).message}`));
-    return { released: true, remaining: [], releaseAttempts };
+  return withLeaseLock(
+    store,
+    async () => {
+      // Fast path (inside the plug window): alone when taken, and the lease file
+      // untouched since: nobody else holds; release first, then the bookkeeping.
+      let all: Lease[] | undefined;
+      let releaseAttempts: number;
+      if (fast.aloneStamp !== undefined && leaseFileStamp(store) === fast.aloneStamp) {
+        releaseAttempts = await release();
+      } else {
+        const now = Date.now();
+        all = recordedLeases(store);
+        const remaining = all.filter((l) => l.id !== leaseId && leaseLive(l, now));
+        if (remaining.length > 0) {
+          const latest = Math.max(...remaining.map((l) => l.deadline));
+          store.writeLeases({ version: 1, leases: remaining });
+          store.writePlug(plugRecordFor(remaining[remaining.length - 1], latest, dev));
+          return { released: false, remaining, releaseAttempts: 0 };
+        }
+        releaseAttempts = await release();
+      }
+      return finishRelease(store, kernel, leaseId, dev, all, releaseAttempts, onNotice);
+    },
+    LOCK_TIMEOUT_MS,
+    fast.lockFd,
+  );
+}
+
+/** After the last release: record it (no lease left, plug.json released), then turn marking off. */
+async function finishRelease(
+  store: StateStore,
+  kernel: LeaseKernel,
+  leaseId: string | undefined,
+  dev: string,
+  known: Lease[] | undefined,
+  releaseAttempts: number,
+  onNotice: (line: string) => void,
+): Promise<DropResult> {
+  const now = Date.now();
+  const all = known ?? recordedLeases(store);
+  const mine = all.find((l) => l.id === leaseId) ?? all[all.length - 1];
+  store.writeLeases({ version: 1, leases: [] });
+  const prev = store.readPlug();
+  store.writePlug({
+    ...(prev ?? {
+      version: 1,
+      owner: mine?.owner ?? 'manual',
+      pid: mine?.pid ?? process.pid,
+      dev,
+      since: mine?.since ?? now,
+      deadline: mine?.deadline ?? now,
+    }),
+    state: 'released',
+    releasedAt: Date.now(),
   });
+  await kernel.disarm().catch((e) => onNotice(`could not remove the nftables set element (it expires by itself at the deadline): ${(e as Error).message}`));
+  return { released: true, remaining: [], releaseAttempts };
 }
 
 /**

@@ -25,7 +25,8 @@ import { SynplugError, UsageError } from '../netlink/errors.js';
 import { resolveCommand, lookupUser, startGated, type GatedCommand, type RunAsUser } from './command.js';
 import { startWatchdog, type Watchdog } from './watchdog.js';
 import { StateStore, processStartTime, type Lease } from './state.js';
-import { dropLease, leaseLive, newLeaseId, recordedLeases, takeLease, withLeaseLock } from './leases.js';
+import { dropLease, leaseLive, newLeaseId, openLockFile, recordedLeases, takeLease, withLeaseLock, type TakeResult } from './leases.js';
+import { closeSync } from 'node:fs';
 import { contextFor, definedOnly, openSession, recoverStale } from './context.js';
 import { isSetUp, requireSetUp, setup } from './setup.js';
 import type { GuardProtectOptions, ListenTarget, Listener, PlugStats, ProtectOptions, ProtectResult, ProtectSession } from './types.js';
@@ -127,6 +128,9 @@ async function protectInner(session: ProtectSession, opts: ProtectOptions, early
   let plugged = false;
   let released = false;
   let releasedPlug = false;
+  let taken: TakeResult | undefined;
+  // The lease lock's file, opened before the window: the release inside it only flocks.
+  const lockFd = openLockFile(store);
   let leftTo = 0;
   let releaseAttempts = 0;
   let tPlugAck = 0;
@@ -160,7 +164,7 @@ async function protectInner(session: ProtectSession, opts: ProtectOptions, early
   /** Drop this protect's lease; the plugs are released when no other live lease holds them. */
   const release = async (): Promise<void> => {
     if (released) return;
-    const r = await dropLease(store, session, lease.id, dev, releasePlugs, notice);
+    const r = await dropLease(store, session, lease.id, dev, releasePlugs, notice, { aloneStamp: taken?.aloneStamp, lockFd });
     if (!r.released) {
       tRelease = performance.now();
       leftTo = r.remaining.length;
@@ -176,7 +180,7 @@ async function protectInner(session: ProtectSession, opts: ProtectOptions, early
 
   try {
     // ---- phase two: the window ------------------------------------------
-    await takeLease(store, session, lease, dev);
+    taken = await takeLease(store, session, lease, dev);
     if (aborted) throw new SynplugError(`interrupted by ${aborted} before the command started; nothing was run`, 'interrupted');
     plugged = true;
     await session.buffer();
@@ -226,6 +230,7 @@ async function protectInner(session: ProtectSession, opts: ProtectOptions, early
   } finally {
     for (const s of signals) process.off(s, onSignal);
     if (released) watchdog.done();
+    closeSync(lockFd);
   }
 
   const after = await session.plugStats().catch(() => before);

@@ -392,6 +392,11 @@ export class StateStore {
     this.write(LEASES, r);
   }
 
+  /** The path of leases.json (for a stat of its identity; read it with {@link StateStore.readLeases}). */
+  leasesPath(): string {
+    return this.path(LEASES);
+  }
+
   /**
    * The lock file's path, the directory created (and checked) first.
    * @throws {StateFileError} the directory is unsafe or cannot be created
