@@ -16,54 +16,17 @@ import {
 } from './message.js';
 import { align4 } from './attributes.js';
 import { messageTypeName, requestKind } from './protocols.js';
-import { SocketTransport, protocolLabel } from './transport.js';
+import { SocketTransport, protocolLabel, type Transport } from './transport.js';
 import { SocketError, socketErrorCategory } from './libc.js';
 import { defaultNetns } from './netns.js';
 
-export { SocketTransport, DUMP_READ_BUFFER, protocolLabel, type SocketOptions } from './transport.js';
+export { SocketTransport, DUMP_READ_BUFFER, protocolLabel, type SocketOptions, type Transport } from './transport.js';
 /**
  * @deprecated import it from `synplug/netlink/testing` (src/netlink/testing.ts);
  * re-exported here for older test files only, and not part of the package's
  * root or `synplug/netlink` exports.
  */
 export { FakeTransport } from './testing.js';
-
-/** Moves datagrams between a {@link NetlinkConnection} and the kernel (or a test double). */
-export interface Transport {
-  /** Send one datagram; errors arrive through the callback given to {@link Transport.onError}. */
-  send(datagram: Buffer): void;
-  /**
-   * Send a datagram that starts a dump. Optional: a transport may send it on
-   * a socket of its own (e.g. one that reads with a larger buffer); its
-   * replies arrive through the same {@link Transport.onDatagram} callback.
-   * Without it, {@link Transport.send} is used ({@link SocketTransport} has
-   * none: its one socket reads everything with a 64 KiB buffer).
-   */
-  sendDump?(datagram: Buffer): void;
-  /** Register the receiver of every datagram that arrives. */
-  onDatagram(cb: (datagram: Buffer) => void): void;
-  /** Register the receiver of socket errors (ENOBUFS, EPERM on send...). */
-  onError(cb: (err: Error) => void): void;
-  /**
-   * Optional: learn whether the connection still waits for datagrams (a
-   * transport that reads synchronously after a send stops when it does not).
-   */
-  setInterest?(waiting: () => boolean): void;
-  /** Release the socket; pending sends are dropped. */
-  close(): void;
-  /** Our port id (nl_pid), 0 when unknown. */
-  readonly portId: number;
-  /**
-   * Optional: true when the datagrams handed to the {@link Transport.onDatagram}
-   * callback are only lent (a view of a buffer the next read overwrites); the
-   * connection then copies a datagram before keeping any part of it.
-   */
-  readonly lendsDatagrams?: boolean;
-  /** Optional: the kernel accepted NETLINK_EXT_ACK on this socket. */
-  readonly extendedAck?: boolean;
-  /** Optional: the kernel accepted NETLINK_GET_STRICT_CHK on this socket. */
-  readonly strictCheck?: boolean;
-}
 
 /** An extended-ack warning: the kernel's NLMSGERR_ATTR_MSG on a successful ack (errno 0). */
 export interface NetlinkWarning {

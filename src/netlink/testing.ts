@@ -14,7 +14,7 @@
  *
  * @module
  */
-import type { Transport } from './connection.js';
+import type { Transport } from './transport.js';
 import { encodeMessage, parseMessages, NLMSG_ERROR, NLM_F_ACK, NLM_F_CAPPED, type NetlinkMessage } from './message.js';
 
 /**

@@ -45,7 +45,43 @@ import {
 import { NLM_F_MULTI, NLMSG_HDRLEN } from './message.js';
 import { protocolInfo } from './protocols.js';
 import { withNetns } from './netns.js';
-import type { Transport } from './connection.js';
+
+/** Moves datagrams between a NetlinkConnection (connection.ts) and the kernel (or a test double). */
+export interface Transport {
+  /** Send one datagram; errors arrive through the callback given to {@link Transport.onError}. */
+  send(datagram: Buffer): void;
+  /**
+   * Send a datagram that starts a dump. Optional: a transport may send it on
+   * a socket of its own (e.g. one that reads with a larger buffer); its
+   * replies arrive through the same {@link Transport.onDatagram} callback.
+   * Without it, {@link Transport.send} is used (SocketTransport has
+   * none: its one socket reads everything with a 64 KiB buffer).
+   */
+  sendDump?(datagram: Buffer): void;
+  /** Register the receiver of every datagram that arrives. */
+  onDatagram(cb: (datagram: Buffer) => void): void;
+  /** Register the receiver of socket errors (ENOBUFS, EPERM on send...). */
+  onError(cb: (err: Error) => void): void;
+  /**
+   * Optional: learn whether the connection still waits for datagrams (a
+   * transport that reads synchronously after a send stops when it does not).
+   */
+  setInterest?(waiting: () => boolean): void;
+  /** Release the socket; pending sends are dropped. */
+  close(): void;
+  /** Our port id (nl_pid), 0 when unknown. */
+  readonly portId: number;
+  /**
+   * Optional: true when the datagrams handed to the {@link Transport.onDatagram}
+   * callback are only lent (a view of a buffer the next read overwrites); the
+   * connection then copies a datagram before keeping any part of it.
+   */
+  readonly lendsDatagrams?: boolean;
+  /** Optional: the kernel accepted NETLINK_EXT_ACK on this socket. */
+  readonly extendedAck?: boolean;
+  /** Optional: the kernel accepted NETLINK_GET_STRICT_CHK on this socket. */
+  readonly strictCheck?: boolean;
+}
 
 /**
  * The read buffer of a {@link SocketTransport}, bytes. The kernel fills dump
