@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { Command, Option } from 'commander';
+import { type Command, Option } from 'commander';
 import { UsageError } from '../netlink/errors.js';
 import { parseDuration } from '../guard/config.js';
 import type * as DemoModule from '../demo/index.js';
@@ -82,9 +82,10 @@ export function formatDemo(r: DemoModule.DemoResult): string {
   const head: [string, string, string] = ['', 'unprotected', 'protected'];
   const w = [0, 1, 2].map((i) => Math.max(head[i].length, ...rows.map((row) => row[i].length)));
   const line = (row: readonly string[]) => `${row[0].padEnd(w[0])}  ${row[1].padStart(w[1])}  ${row[2].padStart(w[2])}`.trimEnd();
-  const setupLine = r.setup.by === 'demo'
-    ? `the local hold on ${r.dev} was set up for the demo and removed again`
-    : `the local hold already set up on ${r.dev} was used and left as it was`;
+  const setupLine =
+    r.setup.by === 'demo'
+      ? `the local hold on ${r.dev} was set up for the demo and removed again`
+      : `the local hold already set up on ${r.dev} was used and left as it was`;
   const held = p.restarts.filter((x) => x.maxHoldReached).length;
   const others = [u, p].flatMap((ph) => Object.entries(ph.otherErrors).map(([code, n]) => `${ph.name}: ${n} ${code}`));
   return [
@@ -118,24 +119,32 @@ export function demoExitCode(verdict: DemoModule.DemoVerdict): number {
 
 /** Register `synplug demo` on the program. */
 export function demoCommand(program: Command): void {
-  program.command('demo')
-    .description('show the technique on this machine: a server restarted without socket hand-over, first unprotected, then under protect; sets up the local hold when needed and removes it again')
+  program
+    .command('demo')
+    .description(
+      'show the technique on this machine: a server restarted without socket hand-over, first unprotected, then under protect; sets up the local hold when needed and removes it again',
+    )
     .addOption(new Option('--seconds <n>', 'length of each phase, seconds (default 5); restarts that run late stretch it, to 10 times at most'))
     .addOption(new Option('--restarts <n>', 'server restarts per phase (default 10)'))
     .addOption(new Option('--gap <duration>', 'how long the server has no listening socket at each restart, e.g. 200ms, 1s (default 200ms)'))
     .addOption(jsonOption())
-    .addHelpText('after', `${exitCodesHelp('demo')}\n\nNeeds CAP_NET_ADMIN and the kernel modules of the local hold (sch_prio, sch_plug, cls_fw, nf_tables).\nThe server listens on the hold's address (169.254.255.254 unless set up otherwise); clients run in this process.\nA root qdisc on lo that is not synplug's is never replaced.`)
-    .action(run(async (f: DemoFlags) => {
-      const opts = demoOptionsFromFlags(f);
-      const demo = await loadDemo();
-      demo.resolveDemoOptions(opts); // bad input: exit 2 before anything
-      const r = await demo.runDemo({
-        ...opts,
-        ...(process.env.SYNPLUG_STATE_DIR && { stateDir: process.env.SYNPLUG_STATE_DIR }),
-        ...(!f.json && { onProgress: (line: string) => process.stderr.write(`synplug demo: ${line}\n`) }),
-      });
-      if (f.json) process.stdout.write(JSON.stringify(r) + '\n');
-      else process.stdout.write(formatDemo(r) + '\n');
-      return demoExitCode(r.verdict);
-    }));
+    .addHelpText(
+      'after',
+      `${exitCodesHelp('demo')}\n\nNeeds CAP_NET_ADMIN and the kernel modules of the local hold (sch_prio, sch_plug, cls_fw, nf_tables).\nThe server listens on the hold's address (169.254.255.254 unless set up otherwise); clients run in this process.\nA root qdisc on lo that is not synplug's is never replaced.`,
+    )
+    .action(
+      run(async (f: DemoFlags) => {
+        const opts = demoOptionsFromFlags(f);
+        const demo = await loadDemo();
+        demo.resolveDemoOptions(opts); // bad input: exit 2 before anything
+        const r = await demo.runDemo({
+          ...opts,
+          ...(process.env.SYNPLUG_STATE_DIR && { stateDir: process.env.SYNPLUG_STATE_DIR }),
+          ...(!f.json && { onProgress: (line: string) => process.stderr.write(`synplug demo: ${line}\n`) }),
+        });
+        if (f.json) process.stdout.write(JSON.stringify(r) + '\n');
+        else process.stdout.write(formatDemo(r) + '\n');
+        return demoExitCode(r.verdict);
+      }),
+    );
 }

@@ -30,11 +30,15 @@ const MAX_REPLY = 256;
  */
 export function classifyError(code: string | undefined): FailureKind {
   switch (code) {
-    case 'ECONNREFUSED': return 'refused';
+    case 'ECONNREFUSED':
+      return 'refused';
     case 'ECONNRESET':
-    case 'EPIPE': return 'reset';
-    case 'ETIMEDOUT': return 'timeout';
-    default: return 'other';
+    case 'EPIPE':
+      return 'reset';
+    case 'ETIMEDOUT':
+      return 'timeout';
+    default:
+      return 'other';
   }
 }
 
@@ -68,8 +72,12 @@ export function requestOnce(host: string, port: number, opts: { timeoutMs: numbe
       });
     };
     const timer = setTimeout(() => finish('timeout'), opts.timeoutMs);
-    sock.once('connect', () => { connectedAt = performance.now(); });
-    sock.on('data', (d: Buffer) => { if (reply.length <= MAX_REPLY) reply += d.toString('latin1'); });
+    sock.once('connect', () => {
+      connectedAt = performance.now();
+    });
+    sock.on('data', (d: Buffer) => {
+      if (reply.length <= MAX_REPLY) reply += d.toString('latin1');
+    });
     sock.once('end', () => finish(reply === expect ? null : 'bad-response'));
     sock.once('error', (e: NodeJS.ErrnoException) => finish(classifyError(e.code), e.code ?? 'unknown'));
     // A close without 'end' or 'error' (should not happen): a bad response.
@@ -118,7 +126,11 @@ export class ClientLoad {
   /** Sleep `ms`, cut short by stop(). */
   private pause(ms: number): Promise<void> {
     return new Promise((resolve) => {
-      const wake = () => { clearTimeout(timer); this.wakers.delete(wake); resolve(); };
+      const wake = () => {
+        clearTimeout(timer);
+        this.wakers.delete(wake);
+        resolve();
+      };
       const timer = setTimeout(wake, ms);
       this.wakers.add(wake);
     });

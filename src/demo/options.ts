@@ -80,7 +80,9 @@ export function resolveDemoOptions(o: DemoOptions = {}): ResolvedDemoOptions {
   const requestTimeoutMs = checkNumber(o.requestTimeoutMs ?? maxHoldMs + TIMEOUT_MARGIN_MS, 'requestTimeoutMs', DEMO_LIMITS.requestTimeoutMs, true, ' ms');
   const intervalMs = (seconds * 1000) / restarts;
   if (intervalMs < gapMs + MIN_RUN_BETWEEN_MS) {
-    throw new UsageError(`${restarts} restarts with a gap of ${gapMs} ms do not fit in ${seconds} s per phase: each restart needs its gap plus ${MIN_RUN_BETWEEN_MS} ms (give more --seconds, fewer --restarts or a shorter --gap)`);
+    throw new UsageError(
+      `${restarts} restarts with a gap of ${gapMs} ms do not fit in ${seconds} s per phase: each restart needs its gap plus ${MIN_RUN_BETWEEN_MS} ms (give more --seconds, fewer --restarts or a shorter --gap)`,
+    );
   }
   return { seconds, restarts, gapMs, clients, requestTimeoutMs, intervalMs, maxHoldMs, drainMaxMs: DRAIN_MAX_MS };
 }

@@ -21,7 +21,7 @@
  * spent before the plug, outside the hold.
  *
  * Each restart, in both phases, first drains the listening socket's accept
- * queue (see server.ts): it waits, at most {@link DRAIN_MAX_MS}, until
+ * queue (see server.ts): it waits, at most options.ts's `DRAIN_MAX_MS`, until
  * sock_diag reports the queue empty, then closes the socket. Unprotected, new
  * connections keep arriving and what is queued at the close is reset; under
  * the plug the queue empties. `queuedAtClose` reports what was left.
@@ -52,10 +52,10 @@ import { SynplugError } from '../netlink/errors.js';
 import { NetlinkConnection } from '../netlink/connection.js';
 import { NETLINK_SOCK_DIAG } from '../netlink/message.js';
 import { listTcpListeners } from '../netlink/sockdiag.js';
-import { check, setup, teardown, protect, hasNetAdmin, NotPermittedError } from '../guard/index.js';
+import { check, setup, teardown, protect, hasNetAdmin, NotPermittedError, type ProtectResult } from '../guard/index.js';
 import { ClientLoad } from './clients.js';
 import { PongServer } from './server.js';
-import { resolveDemoOptions, restartDueMs, DRAIN_MAX_MS, type ResolvedDemoOptions } from './options.js';
+import { resolveDemoOptions, restartDueMs, type ResolvedDemoOptions } from './options.js';
 import { phaseResult, verdictOf } from './stats.js';
 import type { DemoOptions, DemoResult, PhaseResult, RestartResult } from './types.js';
 
@@ -65,7 +65,10 @@ export class DemoInterruptedError extends SynplugError {
    * @param by the signal's name (`SIGINT`, `SIGTERM`) or `abort`
    * @param cleaned what was removed, for the message
    */
-  constructor(readonly by: string, cleaned: string) {
+  constructor(
+    readonly by: string,
+    cleaned: string,
+  ) {
     super(`demo interrupted by ${by}: it stopped its clients and server${cleaned}`, 'interrupted');
     this.name = 'DemoInterruptedError';
   }
@@ -117,7 +120,10 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
   // Interruptions: a signal (or the caller's AbortSignal) stops the demo at the next step; cleanup follows.
   let stoppedBy: string | undefined;
   const stopCtl = new AbortController();
-  const stop = (by: string) => { stoppedBy ??= by; stopCtl.abort(); };
+  const stop = (by: string) => {
+    stoppedBy ??= by;
+    stopCtl.abort();
+  };
   const onSignal = (sig: NodeJS.Signals) => stop(sig);
   const onAbort = () => stop('abort');
   if (options.signal?.aborted) stop('abort');
@@ -131,7 +137,9 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
   const onUsr2 = () => {
     if (!usr2.armed || usr2.restart || !server || !usr2.drain) return;
     usr2.restart = server.restart(o.gapMs, usr2.drain);
-    usr2.restart.catch(() => { /* awaited (and thrown) once protect returns */ });
+    usr2.restart.catch(() => {
+      /* awaited (and thrown) once protect returns */
+    });
   };
   process.on('SIGUSR2', onUsr2);
 
@@ -141,11 +149,17 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
     if (!hasNetAdmin()) throw new NotPermittedError('synplug demo');
     const c = await check({ ...(stateDir !== undefined && { stateDir }) });
     if (c.dev !== LOCAL_DEV) {
-      throw new SynplugError(`synplug is set up on ${c.dev}, not on ${LOCAL_DEV}: the demo's clients are on this machine, and only the local hold on ${LOCAL_DEV} holds their SYNs. The demo changes no setup it did not make: run it where synplug is not set up, or set up on ${LOCAL_DEV}`, 'not-set-up');
+      throw new SynplugError(
+        `synplug is set up on ${c.dev}, not on ${LOCAL_DEV}: the demo's clients are on this machine, and only the local hold on ${LOCAL_DEV} holds their SYNs. The demo changes no setup it did not make: run it where synplug is not set up, or set up on ${LOCAL_DEV}`,
+        'not-set-up',
+      );
     }
     if (c.state === 'partial') {
       const bad = c.pieces.filter((p) => p.status !== 'ok').map((p) => `${p.piece} (${p.status})`);
-      throw new SynplugError(`synplug is only partly set up on ${c.dev}: ${bad.join('; ')}. The demo changes no setup it did not make: run 'synplug setup' to complete it (or 'synplug teardown'), then the demo again`, 'not-set-up');
+      throw new SynplugError(
+        `synplug is only partly set up on ${c.dev}: ${bad.join('; ')}. The demo changes no setup it did not make: run 'synplug setup' to complete it (or 'synplug teardown'), then the demo again`,
+        'not-set-up',
+      );
     }
     let addr = c.addr;
     if (c.state === 'absent') {
@@ -175,23 +189,47 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
       return l ? l.recvQ : null;
     };
     const ctx: Ctx = {
-      o, addr, server, drain: { probe, maxMs: o.drainMaxMs }, stateDir, progress, stopped: () => stoppedBy, stopWait: stopCtl.signal, notices: [], usr2,
+      o,
+      addr,
+      server,
+      drain: { probe, maxMs: o.drainMaxMs },
+      stateDir,
+      progress,
+      stopped: () => stoppedBy,
+      stopWait: stopCtl.signal,
+      notices: [],
+      usr2,
     };
     const unprotected = await runPhase(ctx, 'unprotected');
     const prot = stoppedBy ? undefined : await runPhase(ctx, 'protected');
     if (stoppedBy || !prot) throw new DemoInterruptedError(stoppedBy ?? 'abort', '');
     const v = verdictOf(unprotected, prot);
     return {
-      dev: LOCAL_DEV, addr, port: server.port, seconds: o.seconds, restarts: o.restarts, gapMs: o.gapMs, clients: o.clients,
-      maxHoldMs: o.maxHoldMs, setup: setupInfo, phases: { unprotected, protected: prot }, ...v, notices: ctx.notices,
+      dev: LOCAL_DEV,
+      addr,
+      port: server.port,
+      seconds: o.seconds,
+      restarts: o.restarts,
+      gapMs: o.gapMs,
+      clients: o.clients,
+      maxHoldMs: o.maxHoldMs,
+      setup: setupInfo,
+      phases: { unprotected, protected: prot },
+      ...v,
+      notices: ctx.notices,
     };
   } catch (e) {
     const interrupted = e instanceof DemoInterruptedError || (stoppedBy !== undefined && e instanceof SynplugError && e.category === 'interrupted');
     await cleanup(e);
     if (!interrupted) throw e;
-    throw new DemoInterruptedError(stoppedBy ?? 'abort', setupInfo.removed.length
-      ? ` and removed what it had set up (${setupInfo.removed.join('; ')})`
-      : setupInfo.by === 'already' ? '; the hold that was already set up is left as it was' : '');
+    throw new DemoInterruptedError(
+      stoppedBy ?? 'abort',
+      setupInfo.removed.length
+        ? ` and removed what it had set up (${setupInfo.removed.join('; ')})`
+        : setupInfo.by === 'already'
+          ? '; the hold that was already set up is left as it was'
+          : '',
+    );
   } finally {
     await cleanup();
     for (const s of handled) process.off(s, onSignal);
@@ -220,7 +258,11 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
     } catch (e) {
       const why = e instanceof Error ? e.message : String(e);
       const first = primary === undefined ? '' : ` (after the demo itself failed: ${primary instanceof Error ? primary.message : String(primary)})`;
-      throw new SynplugError(`removing what the demo set up on ${LOCAL_DEV} failed: ${why}${first}; run 'synplug teardown'`, e instanceof SynplugError ? e.category : 'failure', { cause: e });
+      throw new SynplugError(
+        `removing what the demo set up on ${LOCAL_DEV} failed: ${why}${first}; run 'synplug teardown'`,
+        e instanceof SynplugError ? e.category : 'failure',
+        { cause: e },
+      );
     }
   }
 }
@@ -230,7 +272,11 @@ function sleepUntil(t: number, stopWait: AbortSignal): Promise<void> {
   const ms = t - performance.now();
   if (ms <= 0 || stopWait.aborted) return Promise.resolve();
   return new Promise((resolve) => {
-    const done = () => { clearTimeout(timer); stopWait.removeEventListener('abort', done); resolve(); };
+    const done = () => {
+      clearTimeout(timer);
+      stopWait.removeEventListener('abort', done);
+      resolve();
+    };
     const timer = setTimeout(done, ms);
     stopWait.addEventListener('abort', done, { once: true });
   });
@@ -238,7 +284,9 @@ function sleepUntil(t: number, stopWait: AbortSignal): Promise<void> {
 
 async function runPhase(ctx: Ctx, name: PhaseResult['name']): Promise<PhaseResult> {
   const { o, server } = ctx;
-  ctx.progress(`phase ${name === 'unprotected' ? '1' : '2'}: ${o.restarts} restart${o.restarts === 1 ? '' : 's'} ${name === 'unprotected' ? 'with nothing held' : "each under 'protect'"} over ${o.seconds} s (gap ${o.gapMs} ms)`);
+  ctx.progress(
+    `phase ${name === 'unprotected' ? '1' : '2'}: ${o.restarts} restart${o.restarts === 1 ? '' : 's'} ${name === 'unprotected' ? 'with nothing held' : "each under 'protect'"} over ${o.seconds} s (gap ${o.gapMs} ms)`,
+  );
   const load = new ClientLoad({ host: ctx.addr, port: server.port, clients: o.clients, timeoutMs: o.requestTimeoutMs });
   const t0 = performance.now();
   const end = t0 + o.seconds * 1000;
@@ -268,7 +316,7 @@ async function protectedRestart(ctx: Ctx): Promise<Omit<RestartResult, 'atMs'>> 
   usr2.armed = true;
   usr2.drain = ctx.drain;
   usr2.restart = undefined;
-  let r;
+  let r: ProtectResult;
   try {
     r = await protect({
       command: ['/bin/sh', '-c', 'kill -s USR2 "$1"', 'synplug-demo-restart', String(process.pid)],
@@ -290,7 +338,8 @@ async function protectedRestart(ctx: Ctx): Promise<Omit<RestartResult, 'atMs'>> 
     if (by) throw new DemoInterruptedError(by, '');
     throw new SynplugError(`the demo's restart command (kill -s USR2 ${process.pid}) exited ${r.exitCode}${r.signal ? ` (${r.signal})` : ''}`);
   }
-  if (!restarted) throw new SynplugError(`the demo's restart command ran, but its SIGUSR2 never reached the demo (pid ${process.pid}); protect released at the max-hold`);
+  if (!restarted)
+    throw new SynplugError(`the demo's restart command ran, but its SIGUSR2 never reached the demo (pid ${process.pid}); protect released at the max-hold`);
   const { closedMs, queuedAtClose } = await restarted;
   return { closedMs, queuedAtClose, heldMs: r.heldMs, synsHeld: r.packetsReleased, drops: r.drops, maxHoldReached: r.maxHoldReached };
 }

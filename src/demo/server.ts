@@ -29,7 +29,11 @@ export class PongServer {
   /** connections accepted, over every generation of the listening socket */
   accepted = 0;
 
-  private constructor(readonly host: string, private portNumber: number, readonly reply: string) {}
+  private constructor(
+    readonly host: string,
+    private portNumber: number,
+    readonly reply: string,
+  ) {}
 
   /**
    * Listen on `host:port`.
@@ -58,7 +62,9 @@ export class PongServer {
     const server = net.createServer((sock) => {
       this.accepted++;
       this.sockets.add(sock);
-      sock.on('error', () => { /* the client went away: nothing to do */ });
+      sock.on('error', () => {
+        /* the client went away: nothing to do */
+      });
       sock.once('close', () => this.sockets.delete(sock));
       sock.end(this.reply);
     });
@@ -68,7 +74,9 @@ export class PongServer {
       });
       server.listen({ host: this.host, port: this.portNumber, backlog: 511 }, () => {
         server.removeAllListeners('error');
-        server.on('error', () => { /* after listening, errors concern single connections */ });
+        server.on('error', () => {
+          /* after listening, errors concern single connections */
+        });
         this.portNumber = (server.address() as net.AddressInfo).port;
         this.server = server;
         resolve();

@@ -75,7 +75,11 @@ export function summariseRequests(records: readonly RequestRecord[]): RequestSum
  * @param durationMs the phase's wall time, ms
  */
 export function phaseResult(
-  name: PhaseResult['name'], records: readonly RequestRecord[], restarts: readonly RestartResult[], restartsWanted: number, durationMs: number,
+  name: PhaseResult['name'],
+  records: readonly RequestRecord[],
+  restarts: readonly RestartResult[],
+  restartsWanted: number,
+  durationMs: number,
 ): PhaseResult {
   const held = restarts.flatMap((r) => (r.heldMs === undefined ? [] : [r.heldMs]));
   const syns = restarts.flatMap((r) => (r.synsHeld === undefined ? [] : [r.synsHeld]));
@@ -117,5 +121,7 @@ export function verdictOf(unprotected: PhaseResult, prot: PhaseResult): { verdic
 }
 
 function kindsText(p: PhaseResult): string {
-  return FAILURE_KINDS.filter((k) => p.failures[k] > 0).map((k) => `${p.failures[k]} ${k}`).join(', ');
+  return FAILURE_KINDS.filter((k) => p.failures[k] > 0)
+    .map((k) => `${p.failures[k]} ${k}`)
+    .join(', ');
 }

@@ -19,16 +19,34 @@
 import test from 'ava';
 import { setup, check } from '../../src/guard/index.js';
 import {
-  ADDR, TEST_TIMEOUT, cli, startCli, tool, waitFor, within, kill, useGuardVm, readPlugJson, activeElements,
-  assertLoClean, assertPlugReleased, qdiscsWithoutCounters, filtersText, nftTable, loAddresses, serve, qdiscs,
+  ADDR,
+  TEST_TIMEOUT,
+  cli,
+  startCli,
+  tool,
+  waitFor,
+  within,
+  kill,
+  useGuardVm,
+  readPlugJson,
+  activeElements,
+  assertLoClean,
+  assertPlugReleased,
+  qdiscsWithoutCounters,
+  filtersText,
+  nftTable,
+  loAddresses,
+  serve,
+  qdiscs,
 } from '../helpers/guard-vm.js';
 
 useGuardVm(test);
 
 /** What the reference tools see of everything the demo could touch. */
 async function snapshot() {
-  const ruleset = (JSON.parse(await tool('nft', ['-j', 'list', 'ruleset'])) as { nftables: Array<Record<string, unknown>> }).nftables
-    .filter((i) => !('metainfo' in i));
+  const ruleset = (JSON.parse(await tool('nft', ['-j', 'list', 'ruleset'])) as { nftables: Array<Record<string, unknown>> }).nftables.filter(
+    (i) => !('metainfo' in i),
+  );
   return {
     qdiscs: await qdiscsWithoutCounters(),
     filters: await filtersText(),
@@ -39,18 +57,33 @@ async function snapshot() {
 }
 
 interface Phase {
-  name: string; requests: number; ok: number; failed: number;
+  name: string;
+  requests: number;
+  ok: number;
+  failed: number;
   failures: Record<'refused' | 'reset' | 'timeout' | 'bad-response' | 'other', number>;
   latencyMs: { p50: number | null; p99: number | null; max: number | null };
   restartsWanted: number;
-  restarts: Array<{ atMs: number; closedMs: number; queuedAtClose: number | null; heldMs?: number; synsHeld?: number; drops?: number; maxHoldReached?: boolean }>;
+  restarts: Array<{
+    atMs: number;
+    closedMs: number;
+    queuedAtClose: number | null;
+    heldMs?: number;
+    synsHeld?: number;
+    drops?: number;
+    maxHoldReached?: boolean;
+  }>;
   heldMs: { mean: number; max: number } | null;
   synsHeld: { mean: number; total: number } | null;
 }
 
 function checkPhaseArithmetic(t: import('ava').ExecutionContext, p: Phase): void {
   t.is(p.ok + p.failed, p.requests, `${p.name}: ok + failed = requests`);
-  t.is(Object.values(p.failures).reduce((a, b) => a + b, 0), p.failed, `${p.name}: the kinds add up to the failures`);
+  t.is(
+    Object.values(p.failures).reduce((a, b) => a + b, 0),
+    p.failed,
+    `${p.name}: the kinds add up to the failures`,
+  );
   t.true(p.requests > 0, `${p.name}: requests were made`);
 }
 
@@ -63,17 +96,35 @@ test.serial('demo --json on a clean lo: the unprotected phase loses requests, th
   t.log(`stdout:\n${r.stdout}\nstderr:\n${r.stderr}`);
   t.is(r.code, 0, r.stderr);
   const j = JSON.parse(r.stdout) as {
-    dev: string; addr: string; port: number; gapMs: number; restarts: number; verdict: string; message: string;
+    dev: string;
+    addr: string;
+    port: number;
+    gapMs: number;
+    restarts: number;
+    verdict: string;
+    message: string;
     setup: { by: string; actions: string[]; removed: string[] };
     phases: { unprotected: Phase; protected: Phase };
   };
   t.like(j, { dev: 'lo', addr: ADDR, gapMs, restarts: 3, verdict: 'protected' });
   t.true(j.port > 0 && j.port < 65536);
   t.is(j.setup.by, 'demo');
-  t.true(j.setup.actions.some((a) => /qdisc plug 40:/.test(a)), j.setup.actions.join('; '));
-  t.true(j.setup.removed.some((x) => /qdisc prio 1:/.test(x)), j.setup.removed.join('; '));
-  t.true(j.setup.removed.some((x) => /nftables table/.test(x)), j.setup.removed.join('; '));
-  t.true(j.setup.removed.some((x) => x.startsWith(`address ${ADDR}/32`)), j.setup.removed.join('; '));
+  t.true(
+    j.setup.actions.some((a) => /qdisc plug 40:/.test(a)),
+    j.setup.actions.join('; '),
+  );
+  t.true(
+    j.setup.removed.some((x) => /qdisc prio 1:/.test(x)),
+    j.setup.removed.join('; '),
+  );
+  t.true(
+    j.setup.removed.some((x) => /nftables table/.test(x)),
+    j.setup.removed.join('; '),
+  );
+  t.true(
+    j.setup.removed.some((x) => x.startsWith(`address ${ADDR}/32`)),
+    j.setup.removed.join('; '),
+  );
 
   const u = j.phases.unprotected;
   const p = j.phases.protected;
@@ -95,7 +146,10 @@ test.serial('demo --json on a clean lo: the unprotected phase loses requests, th
   }
   for (const x of u.restarts) t.true(x.queuedAtClose !== null && x.queuedAtClose >= 0, 'the accept queue was read (sock_diag)');
   t.is(p.heldMs!.max, Math.max(...p.restarts.map((x) => x.heldMs!)));
-  t.is(p.synsHeld!.total, p.restarts.reduce((a, x) => a + x.synsHeld!, 0));
+  t.is(
+    p.synsHeld!.total,
+    p.restarts.reduce((a, x) => a + x.synsHeld!, 0),
+  );
   t.is(u.heldMs, null);
   t.true(p.latencyMs.max! >= p.latencyMs.p99! && p.latencyMs.p99! >= p.latencyMs.p50!);
 
@@ -113,7 +167,13 @@ test.serial('demo with the hold already set up: used and left as it was (text ou
   t.is(r.code, 0, r.stderr);
   t.regex(r.stdout, /the local hold already set up on lo was used and left as it was/);
   t.regex(r.stderr, /using the local hold already set up on lo for 169\.254\.255\.254/);
-  const row = (label: string) => r.stdout.split('\n').find((l) => l.startsWith(label))!.slice(label.length).trim().split(/ {2,}/);
+  const row = (label: string) =>
+    r.stdout
+      .split('\n')
+      .find((l) => l.startsWith(label))!
+      .slice(label.length)
+      .trim()
+      .split(/ {2,}/);
   t.deepEqual(row('restarts'), ['1/1', '1/1']);
   const [failedU, failedP] = row('failed').map(Number);
   t.true(failedU > 0, 'unprotected restarts lost requests');
@@ -138,7 +198,10 @@ test.serial('a foreign root qdisc on lo: exit 7, refused and left in place, noth
   t.regex(r.stderr, /dev lo has a root qdisc that is not synplug's: qdisc pfifo 5:/);
   t.like(JSON.parse(r.stdout), { category: 'foreign-state', exit_code: 7 });
   t.deepEqual(await snapshot(), before, 'the pfifo stays; nothing was added');
-  t.deepEqual((await qdiscs()).map((q) => `${q.kind} ${q.handle}`), ['pfifo 5:']);
+  t.deepEqual(
+    (await qdiscs()).map((q) => `${q.kind} ${q.handle}`),
+    ['pfifo 5:'],
+  );
 });
 
 /** Start `synplug demo` with a 3 s gap and wait until protect's plug is buffering in its phase 2. */
@@ -146,10 +209,19 @@ async function demoHeld(t: import('ava').ExecutionContext) {
   const p = startCli(['demo', '--restarts', '1', '--gap', '3s', '--seconds', '4']);
   t.teardown(() => kill(p.child.pid));
   let stderr = '';
-  p.child.stderr!.on('data', (d: Buffer) => { stderr += d.toString(); });
+  p.child.stderr!.on('data', (d: Buffer) => {
+    stderr += d.toString();
+  });
   const abort = () => p.ended && `the demo exited ${p.ended.code}: ${p.ended.stderr}`;
   await waitFor(() => /phase 2/.test(stderr), 'the demo to reach its protected phase', { abort });
-  await waitFor(() => { const rec = readPlugJson(); return rec?.state === 'buffering' && rec.pid === p.child.pid; }, 'a protected restart to hold', { abort });
+  await waitFor(
+    () => {
+      const rec = readPlugJson();
+      return rec?.state === 'buffering' && rec.pid === p.child.pid;
+    },
+    'a protected restart to hold',
+    { abort },
+  );
   return p;
 }
 

@@ -30,9 +30,10 @@ function inNs(cmd: string, args: string[]): string {
 /** `synplug ARGS` in the namespace, as root (or as `uid` outside it, for the permission test). */
 function synplug(args: string[], opts: { uid?: number } = {}) {
   const env = { ...process.env, SYNPLUG_STATE_DIR: STATE };
-  const r = opts.uid === undefined
-    ? spawnSync(IP, ['netns', 'exec', NS, process.execPath, BIN, ...args], { encoding: 'utf8', env, timeout: 60_000 })
-    : spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8', env, uid: opts.uid, gid: opts.uid, timeout: 60_000 });
+  const r =
+    opts.uid === undefined
+      ? spawnSync(IP, ['netns', 'exec', NS, process.execPath, BIN, ...args], { encoding: 'utf8', env, timeout: 60_000 })
+      : spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8', env, uid: opts.uid, gid: opts.uid, timeout: 60_000 });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
@@ -59,7 +60,10 @@ test.after.always(() => {
 
 test.serial('a kernel without sch_prio, sch_plug, cls_fw: exit 5 naming every missing module, nothing left behind', (t) => {
   const before = snapshot();
-  t.deepEqual(JSON.parse(before.qdiscs).map((q: { kind: string }) => q.kind), ['noqueue']);
+  t.deepEqual(
+    JSON.parse(before.qdiscs).map((q: { kind: string }) => q.kind),
+    ['noqueue'],
+  );
   t.is(before.ruleset.trim(), '');
   const r = synplug(['demo', '--restarts', '2', '--seconds', '2']);
   t.is(r.code, 5, r.stderr);
@@ -86,13 +90,18 @@ test.serial('--json: the error as one object with its category and exit code, no
 test.serial('a foreign root qdisc on lo is never replaced (the missing modules are reported first here: exit 5)', (t) => {
   inNs(IP, ['link', 'set', 'lo', 'up']);
   inNs('/usr/sbin/tc', ['qdisc', 'add', 'dev', 'lo', 'root', 'handle', '5:', 'pfifo', 'limit', '77']);
-  t.teardown(() => { spawnSync(IP, ['netns', 'exec', NS, '/usr/sbin/tc', 'qdisc', 'del', 'dev', 'lo', 'root']); });
+  t.teardown(() => {
+    spawnSync(IP, ['netns', 'exec', NS, '/usr/sbin/tc', 'qdisc', 'del', 'dev', 'lo', 'root']);
+  });
   const before = snapshot();
   const r = synplug(['demo']);
   t.is(r.code, 5, r.stderr);
   t.deepEqual(snapshot(), before);
   const q = JSON.parse(snapshot().qdiscs) as Array<{ kind: string; handle: string; options?: { limit?: number } }>;
-  t.deepEqual(q.map((x) => `${x.kind} ${x.handle} ${x.options?.limit}`), ['pfifo 5: 77']);
+  t.deepEqual(
+    q.map((x) => `${x.kind} ${x.handle} ${x.options?.limit}`),
+    ['pfifo 5: 77'],
+  );
 });
 
 test.serial('bad input: exit 2 naming the flag, before anything is looked at or changed', (t) => {

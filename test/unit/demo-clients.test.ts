@@ -17,9 +17,16 @@ const HOST = '127.0.0.1';
 /** A server that handles each connection with `onConn`; closed by the test's teardown. */
 async function server(t: { teardown(f: () => void): void }, onConn: (s: net.Socket) => void): Promise<number> {
   const sockets = new Set<net.Socket>();
-  const srv = net.createServer((s) => { sockets.add(s); s.on('error', () => {}); onConn(s); });
+  const srv = net.createServer((s) => {
+    sockets.add(s);
+    s.on('error', () => {});
+    onConn(s);
+  });
   await new Promise<void>((resolve) => srv.listen({ host: HOST, port: 0 }, () => resolve()));
-  t.teardown(() => { for (const s of sockets) s.destroy(); srv.close(); });
+  t.teardown(() => {
+    for (const s of sockets) s.destroy();
+    srv.close();
+  });
   return (srv.address() as net.AddressInfo).port;
 }
 
@@ -66,7 +73,9 @@ test('a server that resets the connection: reset', async (t) => {
 });
 
 test('a server that never answers: timeout after the request timeout', async (t) => {
-  const port = await server(t, () => { /* accept and stay silent */ });
+  const port = await server(t, () => {
+    /* accept and stay silent */
+  });
   const r = await requestOnce(HOST, port, { timeoutMs: 300 });
   t.is(r.failure, 'timeout');
   t.not(r.connectMs, null, 'it connected; the reply never came');
@@ -111,7 +120,13 @@ test('PongServer.restart drains: it probes the accept queue until empty, then cl
 
   let full = 0;
   const t0 = performance.now();
-  const r2 = await s.restart(20, { probe: async () => { full++; return 5; }, maxMs: 100 });
+  const r2 = await s.restart(20, {
+    probe: async () => {
+      full++;
+      return 5;
+    },
+    maxMs: 100,
+  });
   t.true(performance.now() - t0 >= 100 + 20 - 1, 'waited the drain time, then the gap');
   t.true(full >= 2);
   t.is(r2.queuedAtClose, 5, 'what was left is reported');

@@ -6,7 +6,14 @@
  */
 import test from 'ava';
 import {
-  resolveDemoOptions, restartDueMs, DEMO_DEFAULTS, DEMO_LIMITS, MIN_RUN_BETWEEN_MS, DRAIN_MAX_MS, HOLD_MARGIN_MS, TIMEOUT_MARGIN_MS,
+  resolveDemoOptions,
+  restartDueMs,
+  DEMO_DEFAULTS,
+  DEMO_LIMITS,
+  MIN_RUN_BETWEEN_MS,
+  DRAIN_MAX_MS,
+  HOLD_MARGIN_MS,
+  TIMEOUT_MARGIN_MS,
 } from '../../src/demo/options.js';
 import { phaseResult, verdictOf } from '../../src/demo/stats.js';
 import { demoOptionsFromFlags, formatDemo, formatMs, demoExitCode } from '../../src/cli/demo-command.js';
@@ -66,7 +73,17 @@ test('restartDueMs: spread evenly, each in the middle of its share, all inside t
 });
 
 test('flags: --seconds abc, --restarts 0/x, --gap -1/abc/0 are usage errors (exit 2); good flags become options', (t) => {
-  for (const f of [{ seconds: 'abc' }, { seconds: '-1' }, { seconds: '' }, { restarts: 'x' }, { restarts: '-3' }, { restarts: '1.5' }, { gap: '-1' }, { gap: 'abc' }, { gap: '0' }]) {
+  for (const f of [
+    { seconds: 'abc' },
+    { seconds: '-1' },
+    { seconds: '' },
+    { restarts: 'x' },
+    { restarts: '-3' },
+    { restarts: '1.5' },
+    { gap: '-1' },
+    { gap: 'abc' },
+    { gap: '0' },
+  ]) {
     const e = t.throws(() => resolveDemoOptions(demoOptionsFromFlags(f)), { instanceOf: UsageError }, JSON.stringify(f));
     t.is(exitCodeOf(e), EXIT.USAGE);
   }
@@ -90,14 +107,39 @@ function rec(totalMs: number, failure: FailureKind | null): RequestRecord {
 }
 
 function result(): DemoResult {
-  const u = phaseResult('unprotected', [...Array.from({ length: 40 }, (_, i) => rec(0.5 + i / 100, null)), rec(0.1, 'refused'), rec(0.1, 'refused'), rec(3, 'reset')],
-    [{ atMs: 250, closedMs: 201, queuedAtClose: 3 }, { atMs: 750, closedMs: 202, queuedAtClose: 2 }], 2, 1000);
-  const p = phaseResult('protected', Array.from({ length: 30 }, (_, i) => rec(1 + i * 10, null)),
-    [{ atMs: 250, closedMs: 203, queuedAtClose: 0, heldMs: 240, synsHeld: 15, drops: 0, maxHoldReached: false }, { atMs: 750, closedMs: 204, queuedAtClose: null, heldMs: 260, synsHeld: 17, drops: 0, maxHoldReached: false }], 2, 1000);
+  const u = phaseResult(
+    'unprotected',
+    [...Array.from({ length: 40 }, (_, i) => rec(0.5 + i / 100, null)), rec(0.1, 'refused'), rec(0.1, 'refused'), rec(3, 'reset')],
+    [
+      { atMs: 250, closedMs: 201, queuedAtClose: 3 },
+      { atMs: 750, closedMs: 202, queuedAtClose: 2 },
+    ],
+    2,
+    1000,
+  );
+  const p = phaseResult(
+    'protected',
+    Array.from({ length: 30 }, (_, i) => rec(1 + i * 10, null)),
+    [
+      { atMs: 250, closedMs: 203, queuedAtClose: 0, heldMs: 240, synsHeld: 15, drops: 0, maxHoldReached: false },
+      { atMs: 750, closedMs: 204, queuedAtClose: null, heldMs: 260, synsHeld: 17, drops: 0, maxHoldReached: false },
+    ],
+    2,
+    1000,
+  );
   return {
-    dev: 'lo', addr: '169.254.255.254', port: 40000, seconds: 1, restarts: 2, gapMs: 200, clients: 16, maxHoldMs: 5200,
+    dev: 'lo',
+    addr: '169.254.255.254',
+    port: 40000,
+    seconds: 1,
+    restarts: 2,
+    gapMs: 200,
+    clients: 16,
+    maxHoldMs: 5200,
     setup: { by: 'demo', actions: ['add qdisc prio 1: root bands 4'], removed: ['nftables table ip synplug'] },
-    phases: { unprotected: u, protected: p }, ...verdictOf(u, p), notices: [],
+    phases: { unprotected: u, protected: p },
+    ...verdictOf(u, p),
+    notices: [],
   };
 }
 
@@ -137,5 +179,8 @@ test('runDemo: bad options are refused before anything is looked at, and no sign
   const before = signals.map((s) => process.listenerCount(s));
   await t.throwsAsync(runDemo({ gapMs: 0 }), { instanceOf: UsageError, message: /--gap/ });
   await t.throwsAsync(runDemo({ seconds: 1, restarts: 10 }), { instanceOf: UsageError, message: /do not fit/ });
-  t.deepEqual(signals.map((s) => process.listenerCount(s)), before);
+  t.deepEqual(
+    signals.map((s) => process.listenerCount(s)),
+    before,
+  );
 });

@@ -30,14 +30,13 @@ test('percentile: 1..100 gives p50 = 50, p99 = 99, p100 = 100, p0 = the smallest
 });
 
 test('percentile equals the nearest-rank definition on random data', (t) => {
-  fc.assert(fc.property(
-    fc.array(fc.integer({ min: 0, max: 10_000 }), { minLength: 1, maxLength: 300 }),
-    fc.integer({ min: 1, max: 100 }),
-    (values, p) => {
+  fc.assert(
+    fc.property(fc.array(fc.integer({ min: 0, max: 10_000 }), { minLength: 1, maxLength: 300 }), fc.integer({ min: 1, max: 100 }), (values, p) => {
       const sorted = Float64Array.from(values).sort();
       return percentile(sorted, p) === oracle(values, p);
-    },
-  ), { numRuns: 300 });
+    }),
+    { numRuns: 300 },
+  );
   t.pass();
 });
 
@@ -47,9 +46,17 @@ function rec(totalMs: number, failure: FailureKind | null, errorCode?: string): 
 
 test('summariseRequests: counts each kind, latency from the successful requests only', (t) => {
   const records = [
-    rec(1, null), rec(3, null), rec(2, null), rec(1000, 'timeout'), rec(0.1, 'refused', 'ECONNREFUSED'),
-    rec(0.2, 'refused', 'ECONNREFUSED'), rec(5, 'reset', 'ECONNRESET'), rec(4, 'bad-response'), rec(9, 'other', 'EADDRNOTAVAIL'),
-    rec(9, 'other', 'EADDRNOTAVAIL'), rec(9, 'other', 'EHOSTUNREACH'),
+    rec(1, null),
+    rec(3, null),
+    rec(2, null),
+    rec(1000, 'timeout'),
+    rec(0.1, 'refused', 'ECONNREFUSED'),
+    rec(0.2, 'refused', 'ECONNREFUSED'),
+    rec(5, 'reset', 'ECONNRESET'),
+    rec(4, 'bad-response'),
+    rec(9, 'other', 'EADDRNOTAVAIL'),
+    rec(9, 'other', 'EADDRNOTAVAIL'),
+    rec(9, 'other', 'EHOSTUNREACH'),
   ];
   const s = summariseRequests(records);
   t.is(s.requests, records.length);
