@@ -148,21 +148,21 @@ export function showCommands(program: Command): void {
           switch (object) {
             // tc listings can hold tens of thousands of entries: printed as they are decoded (ListingOutput)
             case 'qdisc': {
-              const [{ eachQdisc }, { formatQdiscText }] = await Promise.all([import('../tc/ops.js'), import('../tc/format.js')]);
+              const [{ eachQdisc }, { formatQdiscText }] = await Promise.all([import('../tc/qdisc.js'), import('../tc/format.js')]);
               const out = new ListingOutput(Boolean(f.json), (q: QdiscEntry) => formatQdiscText(q, { stats: f.stats, showDev: dev === undefined }));
               await eachQdisc(c, { dev, stats: f.stats }, out.add);
               out.write();
               return;
             }
             case 'class': {
-              const [{ eachClass }, { formatClassText }] = await Promise.all([import('../tc/ops.js'), import('../tc/format.js')]);
+              const [{ eachClass }, { formatClassText }] = await Promise.all([import('../tc/class.js'), import('../tc/format.js')]);
               const out = new ListingOutput(Boolean(f.json), (x: ClassEntry) => formatClassText(x, { stats: f.stats }));
               await eachClass(c, { dev, stats: f.stats }, out.add);
               out.write();
               return;
             }
             case 'filter': {
-              const [{ eachFilter }, { formatFilterText }] = await Promise.all([import('../tc/ops.js'), import('../tc/format.js')]);
+              const [{ eachFilter }, { formatFilterText }] = await Promise.all([import('../tc/filter.js'), import('../tc/format.js')]);
               const out = new ListingOutput(Boolean(f.json), (x: FilterEntry) => formatFilterText(x, { stats: f.stats }));
               await eachFilter(c, { dev, stats: f.stats }, out.add);
               out.write();
