@@ -7,7 +7,7 @@ import test from 'ava';
 import { str, u8, u16, u32, flag, nested, bin } from '../../src/netlink/attributes.js';
 import { encodeMessage, NLM_F_REQUEST, NLM_F_ACK } from '../../src/netlink/message.js';
 import { encodeTcmsg } from '../../src/tc/tcmsg.js';
-import { qdiscRequest } from '../../src/tc/ops.js';
+import { qdiscRequest } from '../../src/tc/request.js';
 
 function withDirtyPool<T>(f: () => T): T {
   const orig = Buffer.allocUnsafe;
