@@ -74,6 +74,7 @@ test('the cycle finder finds a cycle, and ignores type-only imports', (t) => {
 
 test('tc operations are split by object: request builders, qdisc, class, filter, explanations; plug verbs in kinds/plug.ts', (t) => {
   for (const f of ['request', 'qdisc', 'class', 'filter', 'explain', 'device']) t.true(existsSync(join(root, `src/tc/${f}.ts`)), f);
+  t.false(existsSync(join(root, 'src/tc/ops.ts')), 'the 718-line ops.ts is gone');
   const plug = readFileSync(join(root, 'src/tc/kinds/plug.ts'), 'utf8');
   for (const v of ['plugBuffer', 'plugReleaseOne', 'plugReleaseIndefinite', 'plugSetLimit', 'plugRequest']) t.regex(plug, new RegExp(`export function ${v}\\b`), v);
   // explain.ts reads the request's fields, never the encoded bytes
