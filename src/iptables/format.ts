@@ -5,19 +5,26 @@
  * `nft list ruleset` text ({@link formatRulesetText}) and as
  * `nft -j list ruleset` JSON ({@link formatRulesetJson}).
  *
- * Covered: payload matches on ip/ip6/tcp/udp fields (others as nft's raw
- * `@nh,<bits>,<bits>`), meta matches and `meta ... set`, masked matches
- * (`tcp flags`), set lookups, counters and verdicts, with the dependencies
- * nft hides (`meta l4proto tcp` before a tcp field, `meta nfproto` before an
- * ip field in inet tables), verdict maps (`ip saddr vmap @m`) and map
- * lookups into `meta ... set` (`meta mark set ip saddr map { ... }`).
+ * Covered: payload matches on ether/ip/ip6/tcp/udp fields (others as nft's raw
+ * `@nh,<bits>,<bits>`), meta matches and `meta ... set` (`iifname "lo"`,
+ * `iif "lo"` unqualified, device indexes named through `ifnames`), masked
+ * matches (`tcp flags`, `ct state established,related`), ranges
+ * (`tcp dport 1000-2000`, `meta mark 0x1-0x5` through byteorder), set
+ * lookups, counters and verdicts, with the dependencies nft hides
+ * (`meta l4proto tcp` before a tcp field, `meta nfproto` / `ether type`
+ * before an ip field or an ICMP reject, `meta iiftype ether` before an ether
+ * field), verdict maps (`ip saddr vmap @m`) and map lookups into
+ * `meta ... set`. Statements of their own are printed by their expression
+ * modules (expr/*.ts: ct, fib, limit, log, quota, reject, nat, masq, redir,
+ * objref, connlimit, range, byteorder) through the registry's `field` and
+ * `statement` hooks. Named counters, quotas and limits print in their table.
  * Named sets and maps print with their elements, interval sets merged back
  * into prefixes and ranges (`10.0.0.0/8`, `1000-2000`), map values and
  * verdicts (`80 : 10.0.0.1`, `1.1.1.1 : jump c`), the catch-all `*`, in
  * nft's order and with its line breaks; sets of concatenated keys print
- * their keys as raw hex. Anything else prints as the libnftnl debug line
- * of its expression in brackets, e.g. `[ xt 1=636f6d6d656e74 ]`, so that
- * nothing is hidden.
+ * their keys as raw hex. Anything else prints raw, marked: the libnftnl
+ * debug line of its expression as `[ raw: numgen 1=00000001 ... ]` in text and
+ * `{ raw: <expression> }` in JSON, so that nothing is hidden or misnamed.
  *
  * @module
  */
