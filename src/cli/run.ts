@@ -19,7 +19,7 @@ export interface OutputOptions {
  * Run an action and turn its outcome into output and an exit code.
  * Errors: `synplug: <sentence>` on stderr; with --json also `{"error": ...}` on stdout.
  */
-export function run<A extends unknown[]>(fn: (...args: A) => Promise<number | undefined>): (...args: A) => Promise<void> {
+export function run<A extends unknown[]>(fn: (...args: A) => Promise<number> | Promise<void>): (...args: A) => Promise<void> {
   return async (...args: A) => {
     const cmd = args[args.length - 1] as Command;
     const json = Boolean(cmd?.optsWithGlobals?.().json);
