@@ -172,3 +172,36 @@ test('exports: FakeTransport is not in the package root nor synplug/netlink; the
   t.false('FakeTransport' in netlinkIndex);
   t.true('SocketTransport' in netlinkIndex && 'setDefaultNetns' in netlinkIndex && 'SocketError' in netlinkIndex && 'setDefaultWarningHandler' in netlinkIndex);
 });
+
+test('a transport that lends its datagrams (one buffer, overwritten after each callback): the replies kept are copies, intact', async (t) => {
+  // like SocketTransport: every datagram is a view of one read buffer, scribbled over after the callback returns
+  class Lending {
+    readonly portId = 1;
+    readonly lendsDatagrams = true;
+    private readonly buf = Buffer.alloc(4096);
+    private cb: (d: Buffer) => void = () => {};
+    constructor(private readonly answer: (sent: Buffer) => Buffer[]) {}
+    send(d: Buffer): void {
+      for (const reply of this.answer(d)) {
+        reply.copy(this.buf);
+        this.cb(this.buf.subarray(0, reply.length));
+        this.buf.fill(0xee);
+      }
+    }
+    onDatagram(cb: (d: Buffer) => void): void { this.cb = cb; }
+    onError(): void {}
+    close(): void {}
+  }
+  const ifi = Buffer.alloc(16);
+  ifi.writeInt32LE(7, 4);
+  const link = (seq: number) => encodeMessage({ type: 16 /* RTM_NEWLINK */, flags: 0, seq, payload: [ifi, str(3 /* IFLA_IFNAME */, 'sp-lend0')] });
+  const ack = (seq: number) => nfnetlinkAck({ type: 18, flags: 5, seq, pid: 0, payload: Buffer.alloc(16), offset: 0 }, 0);
+  const conn = new NetlinkConnection(new Lending((s) => [link(seqOf(s)), ack(seqOf(s))]), NETLINK_ROUTE);
+  const [reply] = await conn.request({ type: 18, payload: Buffer.alloc(16) });
+  t.is(reply.type, 16);
+  t.is(reply.payload.readInt32LE(4), 7);
+  t.is(reply.payload.subarray(20, 28).toString(), 'sp-lend0');
+  // a plain ack is read in place (no copy needed): the next request still settles
+  const conn2 = new NetlinkConnection(new Lending((s) => [ack(seqOf(s))]), NETLINK_ROUTE);
+  t.deepEqual(await conn2.request({ type: 36, payload: Buffer.alloc(20) }), []);
+});
