@@ -16,7 +16,7 @@
  * Devices: sp-nls0.
  */
 import test from 'ava';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -165,4 +165,22 @@ test('ENOBUFS: a receive buffer too small for the answers rejects the exchange w
   const link = await getLinkByName(conn, DEV);
   t.is(link.ifindex, ifindex);
   conn.close();
+});
+
+test('an open real connection does not keep the process alive (the poll handle is unref\'d; the timer only while an exchange waits)', async (t) => {
+  const conn = new URL('../../src/netlink/connection.ts', import.meta.url).pathname;
+  const link = new URL('../../src/netlink/route/link.ts', import.meta.url).pathname;
+  const script = `
+    import { NetlinkConnection } from ${JSON.stringify(conn)};
+    import { getLinkByName, listLinks } from ${JSON.stringify(link)};
+    const c = NetlinkConnection.open(0, { timeoutMs: 60000 });
+    const l = await getLinkByName(c, ${JSON.stringify(DEV)});
+    const all = await listLinks(c);
+    console.log(l.ifindex, all.length > 0);
+  `;
+  const t0 = Date.now();
+  const r = spawnSync(process.execPath, ['--import=tsx', '--input-type=module', '-e', script], { encoding: 'utf8', timeout: 30_000 });
+  t.is(r.status, 0, r.stderr);
+  t.is(r.stdout.trim(), `${ifindex} true`);
+  t.true(Date.now() - t0 < 25_000, 'it ended on its own, long before the 60 s timeout');
 });

@@ -5,7 +5,8 @@ import {
   NLM_F_CAPPED, NLM_F_ACK_TLVS, NLM_F_DUMP_INTR, NLM_F_CREATE, NLM_F_EXCL, NLMSGERR_ATTR_MSG, NETLINK_ROUTE, NETLINK_NETFILTER,
 } from '../../src/netlink/message.js';
 import { str } from '../../src/netlink/attributes.js';
-import { NetlinkConnection, FakeTransport, NetlinkTimeoutError, type Transport } from '../../src/netlink/connection.js';
+import { NetlinkConnection, NetlinkTimeoutError, type Transport } from '../../src/netlink/connection.js';
+import { FakeTransport } from '../../src/netlink/testing.js';
 import { NetlinkError, NetlinkDecodeError, DumpInterruptedError, SynplugError } from '../../src/netlink/errors.js';
 import '../../src/netlink/route/index.js';
 
