@@ -54,7 +54,10 @@ export function setDefaultWarningHandler(handler: ((w: NetlinkWarning) => void) 
 export interface ConnectionOptions {
   /** Default timeout of one exchange, in milliseconds (default 5000). */
   timeoutMs?: number;
-  /** SO_RCVBUF to ask for, in bytes (the kernel caps it at net.core.rmem_max). */
+  /**
+   * Receive buffer to ask for, in bytes: SO_RCVBUFFORCE when the process has
+   * CAP_NET_ADMIN (not capped), else SO_RCVBUF (capped at net.core.rmem_max).
+   */
   recvBufferSize?: number;
   /** How many times a dump is retried after NLM_F_DUMP_INTR (default 5). */
   dumpRetries?: number;

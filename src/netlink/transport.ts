@@ -39,7 +39,7 @@
  */
 import { errnoName, SynplugError } from './errors.js';
 import {
-  AF_NETLINK, SOCK_RAW, SOCK_CLOEXEC, SOL_SOCKET, SO_RCVBUF, SOL_NETLINK, NETLINK_CAP_ACK, NETLINK_EXT_ACK,
+  AF_NETLINK, SOCK_RAW, SOCK_CLOEXEC, SOL_SOCKET, SO_RCVBUF, SO_RCVBUFFORCE, SOL_NETLINK, NETLINK_CAP_ACK, NETLINK_EXT_ACK,
   NETLINK_GET_STRICT_CHK, MSG_DONTWAIT, MSG_TRUNC, libc, lastErrno, pollReadable, SocketError, type PollHandle,
 } from './libc.js';
 import { NLM_F_MULTI, NLMSG_HDRLEN } from './message.js';
@@ -95,7 +95,10 @@ export const DUMP_READ_BUFFER = 65536;
 
 /** Options of {@link SocketTransport}. */
 export interface SocketOptions {
-  /** SO_RCVBUF to ask for, bytes (the kernel caps it at net.core.rmem_max and doubles it) */
+  /**
+   * The receive buffer to ask for, bytes (the kernel doubles it): SO_RCVBUFFORCE
+   * with CAP_NET_ADMIN (past net.core.rmem_max), else SO_RCVBUF (capped at it)
+   */
   recvBufferSize?: number;
   /** the read buffer, bytes (default {@link DUMP_READ_BUFFER}) */
   readBufferSize?: number;
@@ -201,7 +204,12 @@ export class SocketTransport implements Transport {
     if (fd < 0) throw creationError('socket', -fd, protocol, options.netns);
     this.fd = fd;
     try {
-      if (options.recvBufferSize) this.setIntOption(SOL_SOCKET, SO_RCVBUF, options.recvBufferSize, 'SO_RCVBUF');
+      if (options.recvBufferSize) {
+        // SO_RCVBUFFORCE goes past net.core.rmem_max, for CAP_NET_ADMIN; others get SO_RCVBUF (capped)
+        const v = Buffer.alloc(4);
+        v.writeInt32LE(options.recvBufferSize, 0);
+        if (libc('setsockopt')(fd, SOL_SOCKET, SO_RCVBUFFORCE, v, 4) !== 0) this.setIntOption(SOL_SOCKET, SO_RCVBUF, options.recvBufferSize, 'SO_RCVBUF');
+      }
       const ext = options.extendedAck ?? true;
       this.extendedAck = ext && this.trySetFlag(NETLINK_EXT_ACK);
       if (ext) this.trySetFlag(NETLINK_CAP_ACK);

@@ -128,7 +128,7 @@ test('a long dump yields to the event loop between chunks: a setImmediate queued
   t.true(ranAt >= 1 && ranAt < total, `setImmediate ran after datagram ${ranAt} of ${total}`);
 });
 
-test('transport basics: CLOEXEC fd, port id, extended acks and strict checking accepted, SO_RCVBUF sized', (t) => {
+test('transport basics: CLOEXEC fd, port id, extended acks and strict checking accepted, the receive buffer sized (past rmem_max as root)', (t) => {
   const tr = new SocketTransport(NETLINK_ROUTE, { recvBufferSize: 65536 });
   t.true(tr.fd > 2);
   t.true(tr.portId > 0);
@@ -144,6 +144,11 @@ test('transport basics: CLOEXEC fd, port id, extended acks and strict checking a
   t.true(conn.extendedAck);
   t.true(conn.strictCheck);
   conn.close();
+  // past net.core.rmem_max: SO_RCVBUFFORCE, as root
+  const rmemMax = Number(execFileSync('/bin/cat', ['/proc/sys/net/core/rmem_max'], { encoding: 'utf8' }));
+  const big = new SocketTransport(NETLINK_ROUTE, { recvBufferSize: rmemMax * 2 });
+  t.is(big.recvBufferSize, 4 * rmemMax);
+  big.close();
   const off = NetlinkConnection.open(NETLINK_ROUTE, { extendedAck: false, strictCheck: false });
   t.false(off.extendedAck);
   t.false(off.strictCheck);
