@@ -25,6 +25,7 @@ import { encodeMessage, parseMessages, NLMSG_ERROR, NLM_F_ACK, NLM_F_CAPPED, typ
  * unless `keepSeq` is set.
  */
 export class FakeTransport implements Transport {
+  /** a fixed port id */
   readonly portId = 4242;
   /** every datagram sent, in order */
   readonly sent: Buffer[] = [];
@@ -32,6 +33,7 @@ export class FakeTransport implements Transport {
   private errCb: (e: Error) => void = () => {};
   private readonly script: Array<(sent: Buffer) => Buffer[]>;
   private readonly keepSeq: boolean;
+  /** set by {@link FakeTransport.close} */
   closed = false;
 
   /**
@@ -42,6 +44,11 @@ export class FakeTransport implements Transport {
     this.script = script.map((s) => (typeof s === 'function' ? s : () => s));
     this.keepSeq = options.keepSeq ?? false;
   }
+  /**
+   * Record `datagram` and answer it with the next script step, on a
+   * microtask (no step left: no answer, the caller's timeout fires).
+   * @throws {NetlinkDecodeError} `datagram` is not a sequence of netlink messages
+   */
   send(datagram: Buffer): void {
     this.sent.push(Buffer.from(datagram));
     const step = this.script.shift();
@@ -50,10 +57,13 @@ export class FakeTransport implements Transport {
     const replies = step(datagram).map((d) => (this.keepSeq ? d : rewriteSeq(d, seqs)));
     queueMicrotask(() => { for (const d of replies) this.cb(d); });
   }
+  /** Register the receiver of the scripted replies. */
   onDatagram(cb: (datagram: Buffer) => void): void { this.cb = cb; }
+  /** Register the receiver of errors injected with {@link FakeTransport.fail}. */
   onError(cb: (err: Error) => void): void { this.errCb = cb; }
   /** Inject a socket error, as the kernel would (e.g. ENOBUFS). */
   fail(err: Error): void { this.errCb(err); }
+  /** Mark it closed (nothing else happens). */
   close(): void { this.closed = true; }
 }
 
@@ -87,6 +97,7 @@ function rewriteSeq(d: Buffer, sentSeqs: number[]): Buffer {
  * @returns one datagram
  */
 export function nfnetlinkAck(req: NetlinkMessage, errno: number, opts: { capped?: boolean } = {}): Buffer {
+  // opts.capped: echo only the header for an error too (the kernel with NETLINK_CAP_ACK)
   const capped = errno === 0 || opts.capped === true;
   const echoed = capped ? 0 : req.payload.length;
   const p = Buffer.alloc(20 + echoed);
