@@ -148,6 +148,9 @@ async function protectInner(session: ProtectSession, opts: ProtectOptions, early
       try {
         await session.release();
         tRelease = performance.now();
+        // Released: the watchdog has nothing left to do; tell it before the
+        // bookkeeping, which must not let it reach its own deadline (50 ms later).
+        watchdog.done();
         return i;
       } catch (e) {
         lastErr = e;

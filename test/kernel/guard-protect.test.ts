@@ -130,13 +130,14 @@ test.serial('--wait-listen: a reload that returns before its new listener exists
   writeFileSync(newServer, `sleep 1\necho $$ > ${ncPidFile}\nexec busybox nc -l -p ${port} -e echo new\n`);
 
   let finished = false;
+  let failure = '';
   const running = protect({
     command: gatedCommand(started, go, `sh ${newServer} </dev/null >/dev/null 2>&1 &`),
     maxHoldMs: 120_000,
     waitListen: { address: ADDR, port },
   }).finally(() => { finished = true; });
-  running.catch(() => {});
-  await waitFor(() => startedPid(started) !== undefined, 'the protected command to start', { abort: () => (finished ? 'protect ended' : undefined) });
+  running.catch((e: unknown) => { failure = (e as Error)?.stack ?? String(e); });
+  await waitFor(() => startedPid(started) !== undefined, 'the protected command to start', { abort: () => (finished ? `protect ended: ${failure}` : undefined) });
   // The old proxy stops listening; a client connects during the reload.
   await old.close();
   const held = probe(ADDR, port, ADDR);
