@@ -29,7 +29,7 @@ import {
 } from '../../src/tc/index.js';
 import { resolveActionDevices } from '../../src/tc/actions/list.js';
 import type { ActionSpec } from '../../src/tc/actions/types.js';
-import { IP, TC, sh, quietly, otherNamespace, inNs, runClient, ourListing, sameAsTc } from '../helpers/tc-inbound.js';
+import { IP, TC, sh, quietly, otherNamespace, inNs, runClient, sameAsTc } from '../helpers/tc-inbound.js';
 
 const SRV = 'sp-tki0';
 const CLI = 'sp-tki1';

@@ -257,7 +257,7 @@ test('several ports: u32SynMatch shares the IPv4 table (one TCP node per port), 
   const v4 = u32SynMatch({ family: 'inet', dport: [80, 443], htid: 0x2a });
   t.is(v4.filters.length, 4);
   t.deepEqual(v4.filters.map((f) => f.options.ht ?? f.handle ?? f.options.link), ['2a:', '2a:', '2a:', '2a:']);
-  t.deepEqual(v4.filters.slice(2).map((f) => (f.options.match as Array<{ value: number }>)[0].value), [80, 443]);
+  t.deepEqual(v4.filters.slice(2).map((f) => (f.options.match as unknown as Array<{ value: number }>)[0].value), [80, 443]);
   t.is(u32SynMatch({ family: 'inet6', dport: [80, 443, 8080] }).filters.length, 3);
   const fl = flowerSynMatch({ family: 'inet6', dport: [80, 443], dst: 'fd00:78::1', actions: [{ kind: 'mirred', direction: 'egress', mirred_action: 'redirect', to_dev: 'ifb0' }] });
   t.is(fl.protocol, 'ipv6');

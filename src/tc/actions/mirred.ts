@@ -58,7 +58,7 @@ export function mirredEaction(direction: unknown, action: unknown): number {
 function encode(spec: MirredSpec): Buffer[] {
   checkSpecKeys(spec, 'mirred', KEYS);
   const eaction = mirredEaction(spec.direction, spec.mirred_action);
-  let ifindex = spec.ifindex;
+  const ifindex = spec.ifindex;
   if (ifindex === undefined) {
     if (spec.to_dev !== undefined) {
       throw new UsageError(`action 'mirred': device '${spec.to_dev}' must be turned into an ifindex first (resolveActionDevices), or give ifindex`);
