@@ -168,3 +168,26 @@ test('listQdiscs / listClasses / listFilters given dev and a different ifindex a
     t.is(fake.sent.length, 1); // the lookup only, no dump
   }
 });
+
+test('a filter\'s priority may be given as pref or prio (tc takes both words); both must agree', (t) => {
+  const info = (spec: { pref?: number; prio?: number }) => filterRequest('add', 1, { parent: '1:', protocol: 'ip', kind: 'u32', ...spec }).info >>> 16;
+  t.is(info({ pref: 5 }), 5);
+  t.is(info({ prio: 5 }), 5);
+  t.is(info({ pref: 5, prio: 5 }), 5);
+  t.throws(() => info({ pref: 5, prio: 6 }), { instanceOf: UsageError, message: 'filter: pref 5 and prio 6 differ; they are the same field, give one' });
+  t.throws(() => info({ prio: 70000 }), { instanceOf: UsageError, message: 'filter pref 70000 is out of range (0..65535)' });
+});
+
+test('filter parents as tc names them: root, a handle, ingress/egress hooks, the ingress qdisc, a u32', (t) => {
+  const parent = (p: string | number) => filterRequest('add', 1, { parent: p, protocol: 'ip', pref: 1, kind: 'u32' }).parent;
+  t.is(parent('root'), 0xffffffff);
+  t.is(parent('1:'), 0x00010000);
+  t.is(parent('1:4'), 0x00010004);
+  t.is(parent('ingress'), 0xfffffff2);
+  t.is(parent('egress'), 0xfffffff3);
+  t.is(parent('ffff:'), 0xffff0000);
+  t.is(parent('ffff:fff1'), 0xfffffff1);
+  t.is(parent(0xfffffff3), 0xfffffff3);
+  t.throws(() => parent('1:x'), { instanceOf: UsageError, message: /invalid filter parent "1:x"/ });
+  t.throws(() => parent(-1), { instanceOf: UsageError, message: /invalid filter parent -1: not a u32/ });
+});
