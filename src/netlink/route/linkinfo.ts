@@ -28,8 +28,8 @@ import { NetlinkError, UsageError, type ErrorCategory } from '../errors.js';
 import { NLM_F_CREATE, NLM_F_EXCL } from '../message.js';
 import { RTM_DELLINK, RTM_NEWLINK } from './constants.js';
 import {
-  IFINFOMSG_LEN, IFLA_IFNAME, IFLA_LINKINFO, IFLA_INFO_KIND, IFF_UP, validateDeviceName, validateIndex,
-  type RawLink, type RouteConnection,
+  IFINFOMSG_LEN, IFLA_IFNAME, IFLA_LINKINFO, IFLA_INFO_KIND, IFF_UP, IFLA_PROMISCUITY, IFLA_NUM_TX_QUEUES, IFLA_NUM_RX_QUEUES,
+  IFLA_MIN_MTU, IFLA_MAX_MTU, IFLA_AF_SPEC, validateDeviceName, validateIndex, type RawLink, type RouteConnection,
 } from './link.js';
 
 /** IFLA_INFO_DATA: the kind's own attributes inside IFLA_LINKINFO (linux/if_link.h) */
@@ -40,20 +40,10 @@ export const VETH_INFO_PEER = 1;
 export const IFLA_NET_NS_PID = 19;
 /** IFLA_NET_NS_FD: u32, a file descriptor of a network namespace (/run/netns/NAME, /proc/PID/ns/net) */
 export const IFLA_NET_NS_FD = 28;
-/** IFLA_PROMISCUITY: u32 */
-export const IFLA_PROMISCUITY = 30;
-/** IFLA_NUM_TX_QUEUES: u32 */
-export const IFLA_NUM_TX_QUEUES = 31;
-/** IFLA_NUM_RX_QUEUES: u32 */
-export const IFLA_NUM_RX_QUEUES = 32;
 /** IFLA_GSO_MAX_SEGS: u32 */
 export const IFLA_GSO_MAX_SEGS = 40;
 /** IFLA_GSO_MAX_SIZE: u32 */
 export const IFLA_GSO_MAX_SIZE = 41;
-/** IFLA_MIN_MTU: u32 */
-export const IFLA_MIN_MTU = 50;
-/** IFLA_MAX_MTU: u32 */
-export const IFLA_MAX_MTU = 51;
 /** IFLA_GRO_MAX_SIZE: u32 */
 export const IFLA_GRO_MAX_SIZE = 58;
 /** IFLA_TSO_MAX_SIZE: u32 */
@@ -62,8 +52,6 @@ export const IFLA_TSO_MAX_SIZE = 59;
 export const IFLA_TSO_MAX_SEGS = 60;
 /** IFLA_ALLMULTI: u32 */
 export const IFLA_ALLMULTI = 61;
-/** IFLA_AF_SPEC: nested per address family */
-export const IFLA_AF_SPEC = 26;
 /** AF_INET6, inside IFLA_AF_SPEC */
 const AF_INET6 = 10;
 /** IFLA_INET6_ADDR_GEN_MODE: u8 IN6_ADDR_GEN_MODE_* (linux/if_link.h) */
