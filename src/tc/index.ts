@@ -54,3 +54,11 @@ export type { FwOptions } from './filters/fw.js';
 export type { U32Options, U32Match, U32Key } from './filters/u32.js';
 export { parseU32Handle, formatU32Handle } from './filters/u32.js';
 export type { MatchallOptions } from './filters/matchall.js';
+export {
+  encodeActionList, decodeActionList, formatActionList, parseActionWords, resolveActionDevices, nameActionDevices,
+  resolveActionDeviceNames, actionKindsOf, type ActionModules,
+} from './actions/list.js';
+export { actionKind, actionKindNames, registerActionKind, actionModule } from './actions/registry.js';
+export type { ActionSpec, MirredSpec, GactSpec, ActionEntry, ActionKind, ControlAction } from './actions/types.js';
+export { u32SynMatch, type U32SynMatchOptions, type U32FilterPart, type U32SynFilters, type U32Offset } from './filters/u32.js';
+export { flowerSynMatch, type FlowerOptions, type FlowerSynMatchOptions, type PortMatch } from './filters/flower.js';

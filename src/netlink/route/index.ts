@@ -7,3 +7,4 @@
 export * from './constants.js';
 export * from './link.js';
 export * from './addr.js';
+export * from './linkinfo.js';
