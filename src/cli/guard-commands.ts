@@ -5,7 +5,9 @@
  */
 import { type Command, Option } from 'commander';
 import { UsageError } from '../netlink/errors.js';
-import { parseDuration, parseUint, type GuardConfig } from '../guard/config.js';
+import { DEFAULTS, parseDuration, parseUint, type GuardConfig } from '../guard/config.js';
+import { defaultNetns, netnsPath } from '../netlink/netns.js';
+import { statSync } from 'node:fs';
 import type * as GuardModule from '../guard/index.js';
 import { EXIT, exitCodesHelp } from './exit-codes.js';
 import { jsonOption, run } from './run.js';
@@ -44,7 +46,21 @@ function configOptions(cmd: Command, which: { setup?: boolean } = {}): Command {
 }
 
 /**
- * The state directory: --state-dir, else SYNPLUG_STATE_DIR, else the default.
+ * The default state directory of the namespace `--netns` names: one per
+ * namespace, keyed by the namespace file's inode (the same for its name
+ * under /run/netns and any /proc/PID/ns/net of it), so that acting on a
+ * container's namespace never touches the host's records.
+ * @returns `/run/synplug/netns/<inode>`, or undefined without `--netns`
+ */
+export function netnsStateDir(): string | undefined {
+  const ns = defaultNetns();
+  if (ns === undefined) return undefined;
+  return `${DEFAULTS.stateDir}/netns/${statSync(netnsPath(ns)).ino}`;
+}
+
+/**
+ * The state directory: --state-dir, else SYNPLUG_STATE_DIR, else (with
+ * --netns) that namespace's own, else the default.
  * @throws {UsageError} an empty --state-dir, or SYNPLUG_STATE_DIR set but empty (named)
  */
 export function stateDirOf(flag: string | undefined, env: NodeJS.ProcessEnv = process.env): string | undefined {
@@ -53,7 +69,7 @@ export function stateDirOf(flag: string | undefined, env: NodeJS.ProcessEnv = pr
     return flag;
   }
   const v = env.SYNPLUG_STATE_DIR;
-  if (v === undefined) return undefined;
+  if (v === undefined) return netnsStateDir();
   if (v === '')
     throw new UsageError('the environment variable SYNPLUG_STATE_DIR is set but empty: unset it (for the default /run/synplug) or give a directory');
   return v;

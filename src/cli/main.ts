@@ -6,6 +6,10 @@
  */
 import { Command, CommanderError, Option } from 'commander';
 import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { setDefaultWarningHandler } from '../netlink/connection.js';
+import { checkNetns, setDefaultNetns } from '../netlink/netns.js';
+import { UsageError } from '../netlink/errors.js';
 import { EXIT, EXIT_HELP, exitCodesHelp } from './exit-codes.js';
 import { guardCommands } from './guard-commands.js';
 import { showCommands } from './show-commands.js';
@@ -36,6 +40,7 @@ export function buildProgram(): Command {
   guardCommands(program);
   showCommands(program);
   demoCommand(program);
+  netnsOption(program);
   // Our own `help [command]`: commander's built-in one shows the main help, exit 0, for a command that does not exist.
   program.helpCommand(false);
   program
@@ -51,6 +56,37 @@ export function buildProgram(): Command {
       sub!.help();
     });
   return program;
+}
+
+/** Commands that talk to no kernel (decode reads files) or run their own TCP peers in synplug's own namespace (demo). */
+const NO_NETNS = new Set(['decode', 'demo', 'help']);
+
+/**
+ * `--netns NAME|PATH` on every command that talks to the kernel, like `ip -n`:
+ * every netlink socket the command opens (rtnetlink, nftables, sock_diag,
+ * the watchdog's) is made in that namespace; the process itself, and the
+ * command `protect` runs, stay in their own. Checked before the command does
+ * anything. The kernel's warnings (extended acks on success) go to stderr.
+ */
+function netnsOption(program: Command): void {
+  for (const sub of program.commands) {
+    if (NO_NETNS.has(sub.name())) continue;
+    sub.addOption(
+      new Option(
+        '--netns <name|path>',
+        "act in this network namespace, like 'ip -n': a name from /run/netns or a path such as /proc/PID/ns/net (default state directory: /run/synplug/netns/<inode>)",
+      ),
+    );
+  }
+  setDefaultWarningHandler((w) => process.stderr.write(`synplug: warning: ${w.message} (${w.requestType})\n`));
+  program.hook('preAction', (_root, action) => {
+    const ns = (action.opts() as { netns?: string }).netns;
+    if (ns === undefined) return;
+    if (ns === '') throw new UsageError('--netns is empty: give a name from /run/netns or a path such as /proc/PID/ns/net');
+    const spec = ns.includes('/') ? resolve(ns) : ns;
+    checkNetns(spec);
+    setDefaultNetns(spec);
+  });
 }
 
 /**

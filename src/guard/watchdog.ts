@@ -5,6 +5,7 @@
  * @module
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { defaultNetns, NETNS_ENV } from '../netlink/netns.js';
 import { fileURLToPath } from 'node:url';
 import { dirname, extname, join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -57,7 +58,11 @@ export function startWatchdog(timeoutMs = 30_000): Promise<Watchdog> {
   // this code runs inside the CLI bundle (scripts/bundle.mjs).
   const self = fileURLToPath(import.meta.url);
   const entry = join(dirname(self), `watchdog-main${extname(self)}`);
+  // The watchdog's sockets must be made in the namespace the caller's are
+  // (the CLI's --netns): it reads the default from the environment.
+  const ns = defaultNetns();
   const child: ChildProcess = spawn(process.execPath, [...process.execArgv, entry], {
+    env: ns === undefined ? process.env : { ...process.env, [NETNS_ENV]: ns },
     stdio: ['pipe', 'pipe', 'inherit'],
     detached: true,
   });
