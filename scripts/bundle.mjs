@@ -16,7 +16,7 @@
 // usage: node scripts/bundle.mjs   (after tsc; `npm run build` runs both)
 import { build } from 'esbuild';
 import { spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -95,6 +95,16 @@ await build({
   logLevel: 'warning',
 });
 writeFileSync(join(cjs, 'package.json'), `${JSON.stringify({ type: 'commonjs' }, null, 2)}\n`);
+// tsc's declarations, next to the CommonJS files too: under dist/cjs they
+// describe CommonJS modules, so a TypeScript program that is CommonJS
+// (module node16/nodenext) types require('synplug') without TS1479.
+for (const d of readdirSync(dist, { recursive: true, withFileTypes: true })) {
+  if (!d.isFile() || !d.name.endsWith('.d.ts')) continue;
+  const rel = relative(dist, join(d.parentPath ?? d.path, d.name));
+  if (rel.startsWith('bundle') || rel.startsWith('cjs')) continue;
+  mkdirSync(dirname(join(cjs, rel)), { recursive: true });
+  copyFileSync(join(dist, rel), join(cjs, rel));
+}
 
 // The V8 code cache of cli.cjs (see src/cli/launch.ts): made by a run that
 // compiles what most commands use: argument parsing, help, and the netlink

@@ -5,8 +5,8 @@
  * and its source maps carry their sources (issue #11 defect 7).
  */
 import test from 'ava';
-import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, symlinkSync } from 'node:fs';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -108,4 +108,27 @@ test.serial('every source map in the package carries its sources, or points at f
     });
   }
   t.is(missing, 0);
+});
+
+test.serial('TypeScript programs type-check against the package: CommonJS (require) and ES module (import), module nodenext', (t) => {
+  const dir = packed();
+  const tsc = join(ROOT, 'node_modules/typescript/bin/tsc');
+  writeFileSync(join(dir, 'use.cts'), [
+    "import synplug = require('synplug');",
+    "import tc = require('synplug/tc');",
+    "const h: number = tc.parseHandle('1:4');",
+    'const e: synplug.ErrorCategory = new synplug.UsageError(String(h)).category;',
+    'export { e };',
+  ].join('\n'));
+  writeFileSync(join(dir, 'use.mts'), [
+    "import { UsageError, type ErrorCategory } from 'synplug';",
+    "import { parseHandle, type HtbOptions } from 'synplug/tc';",
+    'const o: HtbOptions = { default: parseHandle(\'1:4\') };',
+    'const e: ErrorCategory = new UsageError(String(o.default)).category;',
+    'export { e };',
+  ].join('\n'));
+  const args = [tsc, '--noEmit', '--strict', '--module', 'nodenext', '--moduleResolution', 'nodenext', '--types', 'node', '--typeRoots', join(ROOT, 'node_modules/@types'), 'use.cts', 'use.mts'];
+  const r = spawnSync(process.execPath, args, { cwd: dir, encoding: 'utf8' });
+  t.is(r.stdout + r.stderr, '');
+  t.is(r.status, 0);
 });
