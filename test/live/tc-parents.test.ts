@@ -8,9 +8,10 @@
  * Devices: sp-tcp*.
  */
 import test from 'ava';
+import { spawnSync } from 'node:child_process';
 import { NetlinkConnection } from '../../src/netlink/connection.js';
 import { NETLINK_ROUTE } from '../../src/netlink/message.js';
-import { UsageError } from '../../src/netlink/errors.js';
+import { NetlinkError, UsageError } from '../../src/netlink/errors.js';
 import {
   addClass, addFilter, deleteFilter, listFilters, listQdiscs, listClasses, formatFilterText,
 } from '../../src/tc/index.js';
@@ -117,4 +118,20 @@ test('a listing given a dev and the index of another device is refused; an index
   }
   t.deepEqual((await listQdiscs(conn, { dev: ING, ifindex: idx(ING) })).map((q) => q.kind), tcj('qdisc', 'show', 'dev', ING).map((q) => q.kind));
   t.deepEqual((await listQdiscs(conn, { ifindex: idx(ING) })).map((q) => q.kind), tcj('qdisc', 'show', 'dev', ING).map((q) => q.kind));
+});
+
+test('a filter at a hook or handle whose qdisc is not there: tc fails too, and the sentence names the missing qdisc', async (t) => {
+  const NONE = 'sp-tcp3';
+  deleteLinks(NONE);
+  run('ip', 'link', 'add', NONE, 'type', 'ifb');
+  try {
+    const r = spawnSync('/usr/sbin/tc', ['filter', 'add', 'dev', NONE, 'ingress', 'protocol', 'ip', 'pref', '1', 'u32', ...U32_TCP], { encoding: 'utf8' });
+    t.not(r.status, 0, 'tc refuses it as well');
+    for (const [parent, qd] of [['ingress', 'ffff:'], ['egress', 'ffff:'], ['5:', '5:'], ['5:1', '5:']] as const) {
+      const e = await t.throwsAsync(addFilter(conn, { dev: NONE, parent, protocol: 'ip', pref: 1, kind: 'u32', options: U32_TCP }), { instanceOf: NetlinkError });
+      t.is(e!.explanation ?? e!.message, `cannot add filter 'u32' pref 1 under ${parent} on dev ${NONE}: no qdisc ${qd} on dev ${NONE}`, parent);
+    }
+  } finally {
+    deleteLinks(NONE);
+  }
 });
