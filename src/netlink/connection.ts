@@ -8,7 +8,7 @@
  * @module
  */
 import { performance } from 'node:perf_hooks';
-import { NetlinkError, NetlinkDecodeError, DumpInterruptedError, SynplugError, errnoName } from './errors.js';
+import { NetlinkError, NetlinkDecodeError, DumpInterruptedError, SynplugError, UsageError, errnoName } from './errors.js';
 import {
   writeMessage, messageLength, parseMessages, parseErrorReply, errorFromReply, doneErrno,
   NLMSG_ERROR, NLMSG_DONE, NLMSG_NOOP, NLMSG_OVERRUN, NLM_F_REQUEST, NLM_F_ACK, NLM_F_DUMP, NLM_F_DUMP_INTR,
@@ -197,10 +197,14 @@ export class NetlinkConnection {
    * namespace when one is set.
    * @param protocol netlink protocol number (NETLINK_ROUTE 0, NETLINK_SOCK_DIAG 4, NETLINK_NETFILTER 12, any other)
    * @throws {SocketError} the socket cannot be created: EPROTONOSUPPORT/EAFNOSUPPORT (category `missing-module`, naming the protocol), EPERM/EACCES (`permission`), others (`kernel`)
-   * @throws {UsageError} the namespace does not exist or is not a network namespace
+   * @throws {UsageError} `protocol` is not an integer 0-31 (MAX_LINKS); the namespace does not exist or is not a network namespace
    * @throws {LibcError} koffi, or a function of the C library, cannot be loaded
    */
   static open(protocol: number, options: ConnectionOptions = {}): NetlinkConnection {
+    // MAX_LINKS (netlink.h's protocol numbers are 0..31): anything else is a caller's mistake, not a kernel's lack
+    if (!Number.isInteger(protocol) || protocol < 0 || protocol > 31) {
+      throw new UsageError(`netlink protocol ${String(protocol)} is not a protocol number (an integer 0-31, e.g. NETLINK_ROUTE 0, NETLINK_SOCK_DIAG 4, NETLINK_NETFILTER 12)`);
+    }
     const transport = new SocketTransport(protocol, {
       recvBufferSize: options.recvBufferSize,
       readBufferSize: options.readBufferSize,

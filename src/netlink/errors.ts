@@ -207,7 +207,7 @@ export class NetlinkError extends SynplugError {
       extAckOffset: this.extAckOffset,
       missingAttribute: this.missingAttribute,
       capped: this.capped,
-      message: kernel ? `${kernel}${/[.!?]$/.test(kernel) ? '' : '.'} ${message}` : message,
+      message: kernel ? `${kernel}${/[.!?]$/.test(kernel) ? '' : '.'} ${message.charAt(0).toUpperCase()}${message.slice(1)}` : message,
     });
     err.explanation = message;
     return err;

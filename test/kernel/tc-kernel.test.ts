@@ -21,7 +21,7 @@ import { run, tcj, deleteLinks } from '../helpers/tools.js';
 
 const DEV = 'sp-tck0';
 const DEV2 = 'sp-tck1';
-const PEER = '10.77.0.2';
+const PEER = '169.254.77.2';
 let conn: NetlinkConnection;
 
 /**
@@ -72,7 +72,7 @@ test.before(() => {
     run('ip', 'link', 'set', d, 'txqueuelen', '1000');
     run('ip', 'link', 'set', d, 'up');
   }
-  run('ip', 'addr', 'add', '10.77.0.1/24', 'dev', DEV);
+  run('ip', 'addr', 'add', '169.254.77.1/24', 'dev', DEV);
   run('ip', 'neigh', 'replace', PEER, 'lladdr', '02:00:00:00:00:02', 'dev', DEV, 'nud', 'permanent');
   conn = NetlinkConnection.open(NETLINK_ROUTE, { timeoutMs: 20_000 });
 });

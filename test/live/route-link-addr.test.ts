@@ -94,8 +94,8 @@ test.serial('a missing device: "device \'X\' not found" (ENODEV), for lookups an
   for (const p of [
     getLinkByName(conn, 'sp-rt-nope'),
     resolveIfindex(conn, 'sp-rt-nope'),
-    addAddress(conn, { dev: 'sp-rt-nope', address: '10.77.0.1/24' }),
-    deleteAddress(conn, { dev: 'sp-rt-nope', address: '10.77.0.1/24' }),
+    addAddress(conn, { dev: 'sp-rt-nope', address: '169.254.170.1/24' }),
+    deleteAddress(conn, { dev: 'sp-rt-nope', address: '169.254.170.1/24' }),
     listAddresses(conn, { dev: 'sp-rt-nope' }),
   ]) {
     const err = await t.throwsAsync(p, { instanceOf: NetlinkError });
@@ -109,11 +109,11 @@ test.serial('a missing device: "device \'X\' not found" (ENODEV), for lookups an
 });
 
 test.serial('IPv4 and IPv6 addresses: add, list (against ip -j addr), delete', async (t) => {
-  await addAddress(conn, { dev: IFB, address: '10.77.1.1/24' });
-  await addAddress(conn, { dev: IFB, address: '10.77.1.2', prefixlen: 24, label: `${IFB.slice(0, 9)}:x` });
-  await addAddress(conn, { dev: IFB, address: '10.77.2.1', peer: '10.77.2.2', prefixlen: 32 });
-  await addAddress(conn, { dev: IFB, address: '2001:db8:77::1/64', nodad: true });
-  await addAddress(conn, { dev: IFB, address: '2001:db8:78::1/64', validLifetime: 300, preferredLifetime: 200 });
+  await addAddress(conn, { dev: IFB, address: '169.254.171.1/24' });
+  await addAddress(conn, { dev: IFB, address: '169.254.171.2', prefixlen: 24, label: `${IFB.slice(0, 9)}:x` });
+  await addAddress(conn, { dev: IFB, address: '169.254.172.1', peer: '169.254.172.2', prefixlen: 32 });
+  await addAddress(conn, { dev: IFB, address: 'fd00:77::1/64', nodad: true });
+  await addAddress(conn, { dev: IFB, address: 'fd00:78::1/64', validLifetime: 300, preferredLifetime: 200 });
   await addAddress(conn, { dev: VA, address: 'fd00:77::1/64', nodad: true, noprefixroute: true });
   await addAddress(conn, { dev: VA, address: '127.77.0.1/32' }); // scope host, like ip
 
@@ -132,35 +132,35 @@ test.serial('IPv4 and IPv6 addresses: add, list (against ip -j addr), delete', a
     t.deepEqual(list.map((a) => a.local), theirAddrs.map((a) => a.local));
     t.true(list.every((a) => a.dev === dev));
   }
-  const peer = (await listAddresses(conn, { dev: IFB, family: 'inet' })).find((a) => a.local === '10.77.2.1');
-  t.is(peer?.address, '10.77.2.2');
+  const peer = (await listAddresses(conn, { dev: IFB, family: 'inet' })).find((a) => a.local === '169.254.172.1');
+  t.is(peer?.address, '169.254.172.2');
   t.is((await listAddresses(conn, { dev: VA, family: 4 }))[0].scope, 'host');
   // families filter
   const v6 = await listAddresses(conn, { dev: IFB, family: 'inet6' });
   t.deepEqual(v6.map((a) => a.local), (ipj('-6', 'addr', 'show', 'dev', IFB)[0].addr_info as Array<{ local: string }>).map((a) => a.local));
   // listAddresses without a device names every device
   const all = await listAddresses(conn);
-  t.true(all.some((a) => a.dev === IFB && a.local === '10.77.1.1'));
+  t.true(all.some((a) => a.dev === IFB && a.local === '169.254.171.1'));
   t.true(all.some((a) => a.dev === VA && a.local === 'fd00:77::1'));
 
   // delete: IPv4 with and without prefix, IPv6 with and without prefix
-  await deleteAddress(conn, { dev: IFB, address: '10.77.1.2/24' });
-  await deleteAddress(conn, { dev: IFB, address: '10.77.2.1', peer: '10.77.2.2', prefixlen: 32 });
-  await deleteAddress(conn, { dev: IFB, address: '2001:db8:77::1/64' });
-  await deleteAddress(conn, { dev: IFB, address: '2001:db8:78::1' });
+  await deleteAddress(conn, { dev: IFB, address: '169.254.171.2/24' });
+  await deleteAddress(conn, { dev: IFB, address: '169.254.172.1', peer: '169.254.172.2', prefixlen: 32 });
+  await deleteAddress(conn, { dev: IFB, address: 'fd00:77::1/64' });
+  await deleteAddress(conn, { dev: IFB, address: 'fd00:78::1' });
   await deleteAddress(conn, { dev: VA, address: '127.77.0.1' });
   const left = (ipj('addr', 'show', 'dev', IFB)[0].addr_info as Array<{ local: string }>).map((a) => a.local);
-  t.deepEqual(left, ['10.77.1.1']);
+  t.deepEqual(left, ['169.254.171.1']);
   t.deepEqual((await listAddresses(conn, { dev: IFB })).map((a) => a.local), left);
-  await deleteAddress(conn, { dev: IFB, address: '10.77.1.1/24' });
+  await deleteAddress(conn, { dev: IFB, address: '169.254.171.1/24' });
   await deleteAddress(conn, { dev: VA, address: 'fd00:77::1/64' });
   t.deepEqual(await listAddresses(conn, { dev: IFB }), []);
 });
 
 test.serial('formatAddrShow equals `ip addr show dev X` text', async (t) => {
-  await addAddress(conn, { dev: IFB, address: '10.77.3.1/24' });
-  await addAddress(conn, { dev: IFB, address: '10.77.3.9/24', label: `${IFB}:b`.slice(0, 15) });
-  await addAddress(conn, { dev: IFB, address: '2001:db8:79::1/64', nodad: true });
+  await addAddress(conn, { dev: IFB, address: '169.254.173.1/24' });
+  await addAddress(conn, { dev: IFB, address: '169.254.173.9/24', label: `${IFB}:b`.slice(0, 15) });
+  await addAddress(conn, { dev: IFB, address: 'fd00:79::1/64', nodad: true });
   try {
     t.is(formatAddrShow(await showAddresses(conn, { dev: IFB })), ip('addr', 'show', 'dev', IFB));
     t.is(formatAddrShow(await showAddresses(conn, { dev: IFB, family: 'inet' }), { family: 'inet' }), ip('-4', 'addr', 'show', 'dev', IFB));
@@ -170,24 +170,24 @@ test.serial('formatAddrShow equals `ip addr show dev X` text', async (t) => {
     t.deepEqual((await showAddresses(conn, { dev: IFB, family: 'inet' }))[0].addr_info.map((a) => a.local), (j4.addr_info as Array<{ local: string }>).map((a) => a.local));
   } finally {
     // secondary first: deleting a primary also deletes its secondaries
-    for (const a of ['10.77.3.9/24', '10.77.3.1/24', '2001:db8:79::1/64']) await deleteAddress(conn, { dev: IFB, address: a });
+    for (const a of ['169.254.173.9/24', '169.254.173.1/24', 'fd00:79::1/64']) await deleteAddress(conn, { dev: IFB, address: a });
   }
 });
 
 test.serial('adding twice and deleting what is not there: specific NetlinkErrors', async (t) => {
-  await addAddress(conn, { dev: IFB, address: '10.77.4.1/24' });
+  await addAddress(conn, { dev: IFB, address: '169.254.174.1/24' });
   try {
-    const dup = await t.throwsAsync(addAddress(conn, { dev: IFB, address: '10.77.4.1/24' }), { instanceOf: NetlinkError });
+    const dup = await t.throwsAsync(addAddress(conn, { dev: IFB, address: '169.254.174.1/24' }), { instanceOf: NetlinkError });
     // synplug's sentence; the kernel's own (extended ack), when it sent one, comes first in the message
-    t.is(dup!.explanation ?? dup!.message, `address 10.77.4.1/24 already exists on device '${IFB}'`);
-    t.is(dup!.message, `${dup!.extAckMessage ? `${dup!.extAckMessage.replace(/[.!?]?$/, '.')} ` : ''}address 10.77.4.1/24 already exists on device '${IFB}'`);
+    t.is(dup!.explanation ?? dup!.message, `address 169.254.174.1/24 already exists on device '${IFB}'`);
+    t.is(dup!.message, `${dup!.extAckMessage ? `${dup!.extAckMessage.replace(/[.!?]?$/, '.')} ` : ''}${dup!.extAckMessage ? 'A' : 'a'}ddress 169.254.174.1/24 already exists on device '${IFB}'`);
     t.is(dup!.code, 'EEXIST');
     // replace is idempotent
-    await addAddress(conn, { dev: IFB, address: '10.77.4.1/24', replace: true });
+    await addAddress(conn, { dev: IFB, address: '169.254.174.1/24', replace: true });
   } finally {
-    await deleteAddress(conn, { dev: IFB, address: '10.77.4.1/24' });
+    await deleteAddress(conn, { dev: IFB, address: '169.254.174.1/24' });
   }
-  const gone = await t.throwsAsync(deleteAddress(conn, { dev: IFB, address: '10.77.4.1/24' }), { instanceOf: NetlinkError });
-  t.is(gone!.explanation ?? gone!.message, `address 10.77.4.1/24 is not on device '${IFB}'`);
+  const gone = await t.throwsAsync(deleteAddress(conn, { dev: IFB, address: '169.254.174.1/24' }), { instanceOf: NetlinkError });
+  t.is(gone!.explanation ?? gone!.message, `address 169.254.174.1/24 is not on device '${IFB}'`);
   t.is(gone!.code, 'EADDRNOTAVAIL');
 });

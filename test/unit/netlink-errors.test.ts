@@ -107,7 +107,7 @@ test('malformed error replies -> NetlinkDecodeError', (t) => {
 test('withMessage keeps every kernel field and the category; the error classes and their categories', (t) => {
   const e = new NetlinkError({ errno: 2, requestType: 'RTM_NEWQDISC', extAckMessage: 'Specified qdisc kind is unknown', extAckOffset: 4, capped: true });
   const w = e.withMessage("qdisc kind 'plug' is not available in this kernel (module sch_plug)");
-  t.is(w.message, "Specified qdisc kind is unknown. qdisc kind 'plug' is not available in this kernel (module sch_plug)");
+  t.is(w.message, "Specified qdisc kind is unknown. Qdisc kind 'plug' is not available in this kernel (module sch_plug)");
   t.is(w.explanation, "qdisc kind 'plug' is not available in this kernel (module sch_plug)");
   t.like(w, { errno: 2, code: 'ENOENT', requestType: 'RTM_NEWQDISC', extAckMessage: 'Specified qdisc kind is unknown', extAckOffset: 4, capped: true, category: 'kernel' });
   t.true(w instanceof SynplugError);

@@ -11,7 +11,7 @@ import { FakeTransport, answerNfnetlinkBatch, nfnetlinkAck } from '../../src/net
 import { SocketError, socketErrorCategory, LibcError } from '../../src/netlink/libc.js';
 import { protocolLabel } from '../../src/netlink/transport.js';
 import { netnsPath, setDefaultNetns, defaultNetns, NETNS_ENV } from '../../src/netlink/netns.js';
-import { UsageError, SynplugError } from '../../src/netlink/errors.js';
+import { UsageError, SynplugError, NetlinkError } from '../../src/netlink/errors.js';
 import { str } from '../../src/netlink/attributes.js';
 import {
   encodeMessage, parseMessages, parseErrorReply, NLMSG_ERROR, NLMSG_DONE, NLM_F_ACK, NLM_F_CAPPED, NLM_F_ACK_TLVS, NLM_F_MULTI,
@@ -204,4 +204,20 @@ test('a transport that lends its datagrams (one buffer, overwritten after each c
   // a plain ack is read in place (no copy needed): the next request still settles
   const conn2 = new NetlinkConnection(new Lending((s) => [ack(seqOf(s))]), NETLINK_ROUTE);
   t.deepEqual(await conn2.request({ type: 36, payload: Buffer.alloc(20) }), []);
+});
+
+test('open: a protocol that is not an integer 0-31 is a usage error (MAX_LINKS), refused before any socket call', (t) => {
+  for (const p of [-1, 1.5, 32, Number.NaN, 1e9]) {
+    const e = t.throws(() => NetlinkConnection.open(p), { instanceOf: UsageError }, String(p));
+    t.is(e!.category, 'usage');
+    t.regex(e!.message, /is not a protocol number \(an integer 0-31/);
+  }
+});
+
+test('withMessage: the kernel sentence, then synplug sentence starting with a capital', (t) => {
+  const e = new NetlinkError({ errno: 22, requestType: 'RTM_NEWQDISC', extAckMessage: 'Specified parent ID is reserved for ingress and clsact Qdiscs.' });
+  const w = e.withMessage("the kernel refused qdisc 'pfifo' under parent ingress");
+  t.is(w.message, "Specified parent ID is reserved for ingress and clsact Qdiscs. The kernel refused qdisc 'pfifo' under parent ingress");
+  t.is(w.explanation, "the kernel refused qdisc 'pfifo' under parent ingress");
+  t.is(new NetlinkError({ errno: 22 }).withMessage('no kernel text').message, 'no kernel text');
 });

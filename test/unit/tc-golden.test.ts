@@ -142,14 +142,14 @@ test('17: deleteQdisc parent 1:3 handle 99: == tc qdisc del dev lo parent 1:3 ha
   const err = await refused(t, '17_del_missing', 37, qdiscDump(), (conn) => deleteQdisc(conn, { ifindex: 1, parent: '1:3', handle: '99:' }));
   t.like(err, { name: 'NetlinkError', code: 'EINVAL', requestType: 'RTM_DELQDISC', extAckMessage: 'Invalid handle' });
   // The capture carries the kernel's extended ack: its sentence comes first, then ours.
-  t.is(err!.message, 'Invalid handle. no qdisc with handle 99: under parent 1:3 on device index 1');
+  t.is(err!.message, 'Invalid handle. No qdisc with handle 99: under parent 1:3 on device index 1');
   t.is((err as NetlinkError).explanation, 'no qdisc with handle 99: under parent 1:3 on device index 1');
 });
 
 test('04: addQdisc of an existing prio: the EEXIST names the handle and the device', async (t) => {
   const err = await refused(t, '04_prio_add_again', 36, qdiscDump(), (conn) => addQdisc(conn, { ifindex: 1, parent: 'root', handle: '1:', kind: 'prio', options: { bands: 4 } }));
   t.like(err, { code: 'EEXIST', extAckMessage: 'Exclusivity flag on, cannot modify' });
-  t.is(err!.message, "Exclusivity flag on, cannot modify. a qdisc with handle 1: already exists on device index 1 (kind 'prio'); use replace or change");
+  t.is(err!.message, "Exclusivity flag on, cannot modify. A qdisc with handle 1: already exists on device index 1 (kind 'prio'); use replace or change");
   t.is((err as NetlinkError).explanation, "a qdisc with handle 1: already exists on device index 1 (kind 'prio'); use replace or change");
 });
 
@@ -168,7 +168,7 @@ test('16: addQdisc of a kind unknown to synplug and the kernel: reported as unkn
   t.false(err instanceof KindUnavailableError);
   t.false('module' in err!);
   t.is((err as NetlinkError).explanation, "qdisc kind 'nosuchqdisc' is unknown to this kernel (ENOENT): check the name; if it is right, the module that provides it is not loaded and cannot be loaded");
-  t.is(err!.message, `Specified qdisc kind is unknown. ${(err as NetlinkError).explanation}`);
+  t.is(err!.message, "Specified qdisc kind is unknown. Qdisc kind 'nosuchqdisc' is unknown to this kernel (ENOENT): check the name; if it is right, the module that provides it is not loaded and cannot be loaded");
   t.is((err as NetlinkError).category, 'kernel');
   t.notRegex(err!.message, /sch_nosuchqdisc/);
 });
@@ -182,7 +182,7 @@ test('16: the same ENOENT for a kind synplug knows (plug): KindUnavailableError 
   conn.close();
   t.like(err, { code: 'ENOENT', module: 'sch_plug', kind: 'plug', object: 'qdisc', requestType: 'RTM_NEWQDISC' });
   t.is(err!.explanation, "qdisc kind 'plug' is not available in this kernel (module sch_plug)");
-  t.is(err!.message, "Specified qdisc kind is unknown. qdisc kind 'plug' is not available in this kernel (module sch_plug)");
+  t.is(err!.message, "Specified qdisc kind is unknown. Qdisc kind 'plug' is not available in this kernel (module sch_plug)");
   t.is(err!.category, 'missing-module');
 });
 
