@@ -191,11 +191,11 @@ test.before(() => {
     run('sysctl', '-q', '-w', `net.ipv6.conf.${d}.disable_ipv6=1`);
   }
   for (const d of [VA, VB, QUIET]) run('ip', 'link', 'set', d, 'up');
-  // 10.99.0.3 is "behind" the veth: a permanent neighbour entry (no ARP, which would retry on a
+  // 169.254.99.3 is "behind" the veth: a permanent neighbour entry (no ARP, which would retry on a
   // timer between the two dumps), and no address on the peer (a local address would bypass VA).
-  run('ip', 'addr', 'add', '10.99.0.1/24', 'dev', VA);
+  run('ip', 'addr', 'add', '169.254.99.1/24', 'dev', VA);
   const mac = (JSON.parse(run('ip', '-j', 'link', 'show', 'dev', VB)) as Array<{ address: string }>)[0].address;
-  run('ip', 'neigh', 'replace', '10.99.0.3', 'lladdr', mac, 'dev', VA, 'nud', 'permanent');
+  run('ip', 'neigh', 'replace', '169.254.99.3', 'lladdr', mac, 'dev', VA, 'nud', 'permanent');
   conn = NetlinkConnection.open(NETLINK_ROUTE);
 });
 
@@ -213,7 +213,7 @@ test.serial('after a sequence of changes and traffic, qdiscs, classes and filter
   await addClass(conn, { dev: VA, parent: '1:1', classid: '1:30', kind: 'htb', options: { rate: '123456bit' } });
   await addQdisc(conn, { dev: VA, parent: '1:10', handle: '10:', kind: 'pfifo', options: { limit: 100 } });
   await addQdisc(conn, { dev: VA, parent: '1:20', handle: '20:', kind: 'bfifo', options: { limit: '30kb' } });
-  await addFilter(conn, { dev: VA, parent: '1:', protocol: 'ip', pref: 1, kind: 'u32', options: ['match', 'ip', 'dst', '10.99.0.3/32', 'match', 'ip', 'protocol', '17', '0xff', 'match', 'ip', 'dport', '7777', '0xffff', 'classid', '1:10'] });
+  await addFilter(conn, { dev: VA, parent: '1:', protocol: 'ip', pref: 1, kind: 'u32', options: ['match', 'ip', 'dst', '169.254.99.3/32', 'match', 'ip', 'protocol', '17', '0xff', 'match', 'ip', 'dport', '7777', '0xffff', 'classid', '1:10'] });
   await addFilter(conn, { dev: VA, parent: '1:', protocol: 'ip', pref: 2, kind: 'u32', options: { match: [{ type: 'ip', field: 'dport', value: 9 }], classid: '1:30' } });
   await addQdisc(conn, { dev: VA, kind: 'ingress' });
   await addFilter(conn, { dev: VA, parent: 'ffff:', protocol: 'all', pref: 7, kind: 'u32', options: ['match', 'u32', '0', '0', 'at', '0', 'classid', '1:1'] });
@@ -224,9 +224,9 @@ test.serial('after a sequence of changes and traffic, qdiscs, classes and filter
   await deleteFilter(conn, { dev: VA, parent: '1:', protocol: 'ip', pref: 2 });
   await deleteClass(conn, { dev: VA, classid: '1:30' });
   await addClass(conn, { dev: VA, parent: '1:1', classid: '1:40', kind: 'htb', options: { rate: '40gbit', burst: '64k', cburst: '64k' } });
-  // Traffic: UDP to 10.99.0.3:7777 goes to 1:10 through the u32 filter; to port 1234, to the default class 1:20.
+  // Traffic: UDP to 169.254.99.3:7777 goes to 1:10 through the u32 filter; to port 1234, to the default class 1:20.
   const sock = createSocket('udp4');
-  const send = (port: number, size: number) => new Promise<void>((resolve, reject) => sock.send(Buffer.alloc(size), port, '10.99.0.3', (e) => (e ? reject(e) : resolve())));
+  const send = (port: number, size: number) => new Promise<void>((resolve, reject) => sock.send(Buffer.alloc(size), port, '169.254.99.3', (e) => (e ? reject(e) : resolve())));
   for (let i = 0; i < 7; i++) await send(7777, 100 + i);
   for (let i = 0; i < 3; i++) await send(1234, 50);
   sock.close();
