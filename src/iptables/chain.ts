@@ -27,7 +27,7 @@ import { bin, parseAttributes, str } from '../netlink/attributes.js';
 import { NetlinkDecodeError, UsageError } from '../netlink/errors.js';
 import * as C from './constants.js';
 import { be32, name as nameAttr, nest, u64num } from './data.js';
-import { attrsOffset, decodeNfGenMsg, encodeNfGenMsg, nftType } from './nfnetlink.js';
+import { attrsOffset, decodeNfGenMsg, encodeNfGenMsg, nftType, requireNetfilter } from './nfnetlink.js';
 import { familyName, familyNumber, hookName, hookNumber, policyName, priorityNumber } from './names.js';
 import { checkName } from './validate.js';
 
@@ -145,8 +145,10 @@ export function decodeChain(msg: NetlinkMessage): NftChain {
  * @throws {UsageError} a bad family
  * @throws {NetlinkError} the kernel refused the dump
  * @throws {NetlinkDecodeError} a malformed reply
+ * @throws {UsageError} a connection that is not NETLINK_NETFILTER, before anything is sent
  */
 export async function listChains(conn: NetlinkConnection, options: { family?: string; table?: string } = {}): Promise<NftChain[]> {
+  requireNetfilter(conn, 'listChains');
   const fam = options.family ? familyNumber(options.family) : C.NFPROTO_UNSPEC;
   const msgs = await conn.dumpAll({ type: nftType(C.NFT_MSG_GETCHAIN), payload: encodeNfGenMsg(fam) });
   return msgs

@@ -17,7 +17,7 @@ import type { NetlinkMessage } from '../netlink/message.js';
 import { parseAttributes } from '../netlink/attributes.js';
 import { NetlinkDecodeError } from '../netlink/errors.js';
 import * as C from './constants.js';
-import { attrsOffset, decodeNfGenMsg, encodeNfGenMsg, nftType } from './nfnetlink.js';
+import { attrsOffset, decodeNfGenMsg, encodeNfGenMsg, nftType, requireNetfilter } from './nfnetlink.js';
 
 /** A decoded NEWGEN message. */
 export interface NftGen {
@@ -49,8 +49,10 @@ export function decodeGen(msg: NetlinkMessage): NftGen {
  * @returns NFTA_GEN_ID (u32)
  * @throws {NetlinkError} the kernel refused (EPERM without CAP_NET_ADMIN; nf_tables missing)
  * @throws {NetlinkDecodeError} no NEWGEN in the answer, or a malformed one
+ * @throws {UsageError} a connection that is not NETLINK_NETFILTER, before anything is sent
  */
 export async function getGenId(conn: NetlinkConnection): Promise<number> {
+  requireNetfilter(conn, 'getGenId');
   const replies = await conn.request({ type: nftType(C.NFT_MSG_GETGEN), payload: encodeNfGenMsg(C.NFPROTO_UNSPEC) });
   const m = replies.find((r) => r.type === nftType(C.NFT_MSG_NEWGEN));
   if (!m) throw new NetlinkDecodeError('NFT_MSG_GETGEN was answered without NFT_MSG_NEWGEN', 0);

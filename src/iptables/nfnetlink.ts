@@ -17,9 +17,10 @@
  *
  * @module
  */
-import { NetlinkDecodeError } from '../netlink/errors.js';
+import type { NetlinkConnection } from '../netlink/connection.js';
+import { NetlinkDecodeError, UsageError } from '../netlink/errors.js';
 import { NETLINK_NETFILTER, NLMSG_HDRLEN, type NetlinkMessage } from '../netlink/message.js';
-import { registerProtocol } from '../netlink/protocols.js';
+import { protocolInfo, registerProtocol } from '../netlink/protocols.js';
 import type { RequestKind } from '../netlink/message.js';
 import { NFNETLINK_V0, NFNL_MSG_BATCH_BEGIN, NFNL_MSG_BATCH_END, NFNL_SUBSYS_NFTABLES } from './constants.js';
 import { NFNL_SUBSYS_NAMES, NFT_MSG_NAMES } from './names.js';
@@ -117,3 +118,19 @@ registerProtocol({
   typeName: nfnlTypeName,
   requestKind: nfnlRequestKind,
 });
+
+/**
+ * Refuse, before anything is sent, a connection of another protocol than
+ * NETLINK_NETFILTER (the kernel would answer EOPNOTSUPP to an nf_tables
+ * request on NETLINK_ROUTE): the message names the function, the protocol it
+ * needs and the one it got. Every public function of src/iptables that takes
+ * a connection calls it first.
+ * @param fn the public function's name, for the message (`listRuleset`)
+ * @throws {UsageError} not a NETLINK_NETFILTER connection (or no connection)
+ */
+export function requireNetfilter(conn: NetlinkConnection, fn: string): void {
+  if (conn?.protocol === NETLINK_NETFILTER) return;
+  const name = (p: number): string => protocolInfo(p)?.name ?? `protocol ${p}`;
+  const got = conn && typeof conn.protocol === 'number' ? `a ${name(conn.protocol)} connection (protocol ${conn.protocol})` : 'no connection';
+  throw new UsageError(`${fn} needs a NETLINK_NETFILTER connection (protocol ${NETLINK_NETFILTER}; openNftables() makes one), not ${got}`);
+}

@@ -23,7 +23,7 @@ import { parseAttributes, parseNested } from '../netlink/attributes.js';
 import { NetlinkDecodeError } from '../netlink/errors.js';
 import * as C from './constants.js';
 import { name as nameAttr, u64num } from './data.js';
-import { attrsOffset, decodeNfGenMsg, encodeNfGenMsg, nftType } from './nfnetlink.js';
+import { attrsOffset, decodeNfGenMsg, encodeNfGenMsg, nftType, requireNetfilter } from './nfnetlink.js';
 import { familyName, familyNumber } from './names.js';
 import { checkName } from './validate.js';
 import { decodeLimit, type LimitSpec } from './expr/limit.js';
@@ -95,8 +95,10 @@ export function decodeObject(msg: NetlinkMessage): NftObject {
  * @throws {UsageError} a bad family or name
  * @throws {NetlinkError} the kernel refused the dump
  * @throws {NetlinkDecodeError} a malformed reply
+ * @throws {UsageError} a connection that is not NETLINK_NETFILTER, before anything is sent
  */
 export async function listObjects(conn: NetlinkConnection, options: { family?: string; table?: string } = {}): Promise<NftObject[]> {
+  requireNetfilter(conn, 'listObjects');
   const fam = options.family ? familyNumber(options.family) : C.NFPROTO_UNSPEC;
   const payload = [encodeNfGenMsg(fam)];
   if (options.table !== undefined) payload.push(nameAttr(C.NFTA_OBJ_TABLE, checkName(options.table, 'table')));

@@ -25,7 +25,7 @@ import { bin, parseAttributes, u64be } from '../netlink/attributes.js';
 import { NetlinkDecodeError, UsageError } from '../netlink/errors.js';
 import * as C from './constants.js';
 import { be32, checkU32, name as nameAttr, nest, u64num } from './data.js';
-import { attrsOffset, decodeNfGenMsg, encodeNfGenMsg, nftType } from './nfnetlink.js';
+import { attrsOffset, decodeNfGenMsg, encodeNfGenMsg, nftType, requireNetfilter } from './nfnetlink.js';
 import { familyName, familyNumber } from './names.js';
 import { checkName } from './validate.js';
 import { decodeExprs, encodeExprs, type Expr } from './expr/index.js';
@@ -166,8 +166,10 @@ export function decodeRule(msg: NetlinkMessage): NftRule {
  * @throws {UsageError} a bad family or name
  * @throws {NetlinkError} the kernel refused the dump
  * @throws {NetlinkDecodeError} a malformed reply
+ * @throws {UsageError} a connection that is not NETLINK_NETFILTER, before anything is sent
  */
 export async function listRules(conn: NetlinkConnection, options: { family?: string; table?: string; chain?: string } = {}): Promise<NftRule[]> {
+  requireNetfilter(conn, 'listRules');
   const fam = options.family ? familyNumber(options.family) : C.NFPROTO_UNSPEC;
   const payload = [encodeNfGenMsg(fam)];
   if (options.table !== undefined) payload.push(nameAttr(C.NFTA_RULE_TABLE, checkName(options.table, 'table')));

@@ -7,6 +7,7 @@
  * @module
  */
 import { NetlinkConnection } from '../netlink/connection.js';
+import { requireNetfilter } from './nfnetlink.js';
 import { NETLINK_ROUTE } from '../netlink/message.js';
 import { NetlinkError, SynplugError } from '../netlink/errors.js';
 import { getGenId } from './gen.js';
@@ -60,8 +61,10 @@ export async function deviceNames(): Promise<Record<number, string>> {
  * @throws {UsageError} a bad family
  * @throws {NetlinkError} a dump refused (EPERM without CAP_NET_ADMIN...)
  * @throws {SynplugError} the ruleset kept changing
+ * @throws {UsageError} a connection that is not NETLINK_NETFILTER, before anything is sent
  */
 export async function listRuleset(conn: NetlinkConnection, options: { family?: string } = {}): Promise<NftRuleset & { genId: number }> {
+  requireNetfilter(conn, 'listRuleset');
   for (let attempt = 1; attempt <= 5; attempt++) {
     const before = await getGenId(conn);
     // One dump at a time: the kernel runs one dump per socket (a second one while the

@@ -39,7 +39,7 @@ import { bin, parseAttributes, parseNested, u64be } from '../netlink/attributes.
 import { NetlinkDecodeError, UsageError } from '../netlink/errors.js';
 import * as C from './constants.js';
 import { be32, checkU32, decodeData, name as nameAttr, nest, u64num, type NftData } from './data.js';
-import { attrsOffset, decodeNfGenMsg, encodeNfGenMsg, nftType } from './nfnetlink.js';
+import { attrsOffset, decodeNfGenMsg, encodeNfGenMsg, nftType, requireNetfilter } from './nfnetlink.js';
 import { familyName, familyNumber } from './names.js';
 import { addressText, checkName, checkTimeoutMs } from './validate.js';
 
@@ -244,8 +244,10 @@ export function decodeSet(msg: NetlinkMessage): NftSet {
  * @throws {UsageError} a bad family or name
  * @throws {NetlinkError} the kernel refused the dump
  * @throws {NetlinkDecodeError} a malformed reply
+ * @throws {UsageError} a connection that is not NETLINK_NETFILTER, before anything is sent
  */
 export async function listSets(conn: NetlinkConnection, options: { family?: string; table?: string } = {}): Promise<NftSet[]> {
+  requireNetfilter(conn, 'listSets');
   const fam = options.family ? familyNumber(options.family) : C.NFPROTO_UNSPEC;
   const payload = [encodeNfGenMsg(fam)];
   if (options.table !== undefined) payload.push(nameAttr(C.NFTA_SET_TABLE, checkName(options.table, 'table')));
@@ -345,8 +347,10 @@ export function decodeElements(msg: NetlinkMessage): NftSetElements {
  * @throws {UsageError} a bad family or name
  * @throws {NetlinkError} ENOENT when the table or set does not exist (with a message naming it)
  * @throws {NetlinkDecodeError} a malformed reply
+ * @throws {UsageError} a connection that is not NETLINK_NETFILTER, before anything is sent
  */
 export async function listSetElements(conn: NetlinkConnection, ref: { family: string; table: string; set: string }): Promise<NftSetElement[]> {
+  requireNetfilter(conn, 'listSetElements');
   const payload = [encodeNfGenMsg(familyNumber(ref.family)), nameAttr(C.NFTA_SET_ELEM_LIST_TABLE, checkName(ref.table, 'table')), nameAttr(C.NFTA_SET_ELEM_LIST_SET, checkName(ref.set, 'set'))];
   let msgs: NetlinkMessage[];
   try {

@@ -22,7 +22,7 @@ import { parseAttributes } from '../netlink/attributes.js';
 import { NetlinkDecodeError } from '../netlink/errors.js';
 import * as C from './constants.js';
 import { be32, name as nameAttr, u64num } from './data.js';
-import { attrsOffset, decodeNfGenMsg, encodeNfGenMsg, nftType } from './nfnetlink.js';
+import { attrsOffset, decodeNfGenMsg, encodeNfGenMsg, nftType, requireNetfilter } from './nfnetlink.js';
 import { familyName, familyNumber } from './names.js';
 import { checkName } from './validate.js';
 
@@ -96,8 +96,10 @@ export function decodeTable(msg: NetlinkMessage): NftTable {
  * @param options.family only this family (default: all)
  * @throws {NetlinkError} the kernel refused the dump (e.g. EPERM without CAP_NET_ADMIN)
  * @throws {NetlinkDecodeError} a malformed reply
+ * @throws {UsageError} a connection that is not NETLINK_NETFILTER, before anything is sent
  */
 export async function listTables(conn: NetlinkConnection, options: { family?: string } = {}): Promise<NftTable[]> {
+  requireNetfilter(conn, 'listTables');
   const fam = options.family ? familyNumber(options.family) : C.NFPROTO_UNSPEC;
   const msgs = await conn.dumpAll({ type: nftType(C.NFT_MSG_GETTABLE), payload: encodeNfGenMsg(fam) });
   return msgs.filter((m) => m.type === nftType(C.NFT_MSG_NEWTABLE)).map(decodeTable);
@@ -107,8 +109,10 @@ export async function listTables(conn: NetlinkConnection, options: { family?: st
  * One table, or undefined when it does not exist (ENOENT).
  * @throws {UsageError} a bad family or name
  * @throws {NetlinkError} any other refusal
+ * @throws {UsageError} a connection that is not NETLINK_NETFILTER, before anything is sent
  */
 export async function getTable(conn: NetlinkConnection, ref: TableRef): Promise<NftTable | undefined> {
+  requireNetfilter(conn, 'getTable');
   const payload = encodeTableRef(ref);
   try {
     const replies = await conn.request({ type: nftType(C.NFT_MSG_GETTABLE), payload });
