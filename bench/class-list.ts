@@ -293,7 +293,7 @@ export async function runClassList(options: ClassListOptions = {}): Promise<Clas
 
       // the processes, alternating
       const timedRuns = procs.map(() => [] as TimedRun[]);
-      for (let r = 0; r < runs; r++) procs.forEach((p, k) => timedRuns[k].push(timeRun(p.cmd)));
+      for (let r = 0; r < runs; r++) for (const [k, p] of procs.entries()) timedRuns[k].push(timeRun(p.cmd));
 
       // in-process, alternating
       const steps = ['listClasses', 'dumpAll (64 KiB reads)', 'decode (decodeClass each)', 'JSON.stringify', 'what-if: dumpAll, old netlink npm socket, peeking reads'];

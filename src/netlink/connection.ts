@@ -148,7 +148,7 @@ interface Exchange {
   mode: number;
   /** finished: answered, timed out or failed */
   done: boolean;
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  // biome-ignore lint/suspicious/noExplicitAny: one slot serves request (messages), exchange (results) and dump (void) answers; start() types each caller's promise
   resolve: (r: any) => void;
   reject: (e: Error) => void;
 }
@@ -350,7 +350,7 @@ export class NetlinkConnection {
    * added) and register what waits for an answer. The datagram is encoded
    * into one buffer of its final size.
    */
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  // biome-ignore lint/suspicious/noExplicitAny: resolved with what the mode collects; request/exchange/dump each narrow it to their own result type
   private start(msgs: readonly RequestInit[], extraFlags: number, timeoutMs: number | undefined, sink: ((m: NetlinkMessage) => void) | undefined, mode: number): Promise<any> {
     if (this.closed) return Promise.reject(new SynplugError('netlink connection is closed', 'kernel'));
     return new Promise((resolve, reject) => {

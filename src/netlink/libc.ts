@@ -111,7 +111,7 @@ export class LibcError extends SynplugError {
 }
 
 /** A C function bound by koffi (arguments and result as koffi converts them). */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+// biome-ignore lint/suspicious/noExplicitAny: koffi converts arguments and results by the C prototype given at binding time; each wrapper here checks what it passes
 type CFunction = (...args: any[]) => any;
 
 /** The part of koffi used here. */

@@ -91,15 +91,19 @@ export function withNetns<T>(spec: string | undefined, f: () => T): T {
     } finally {
       closeSync(target);
     }
+    // Run f, then return home whatever f did; failing to return outweighs f's own error.
+    let outcome: { value: T } | { error: unknown };
     try {
-      return f();
-    } finally {
-      if (libc('setns')(own, CLONE_NEWNET) !== 0) {
-        const errno = lastErrno();
-        // eslint-disable-next-line no-unsafe-finally
-        throw new SocketError('setns', errno, `could not return to the process's own network namespace after opening a socket in '${spec}': setns failed: ${errnoName(errno)}`, undefined, 'kernel');
-      }
+      outcome = { value: f() };
+    } catch (error) {
+      outcome = { error };
     }
+    if (libc('setns')(own, CLONE_NEWNET) !== 0) {
+      const errno = lastErrno();
+      throw new SocketError('setns', errno, `could not return to the process's own network namespace after opening a socket in '${spec}': setns failed: ${errnoName(errno)}`, undefined, 'kernel');
+    }
+    if ('error' in outcome) throw outcome.error;
+    return outcome.value;
   } finally {
     closeSync(own);
   }

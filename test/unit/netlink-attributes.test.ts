@@ -149,6 +149,7 @@ function dec(buf: Buffer, shape: Tree[], base: number): unknown[] {
       case 'str': return one.str(s.type);
       case 'bin': return new Uint8Array(one.bin(s.type)!);
       case 'nest': return a.isNested ? dec(a.data, s.children, a.offset + 4) : 'no flag';
+      default: throw new Error('unreachable: every Tree kind is handled above');
     }
   });
 }
