@@ -55,6 +55,8 @@ export function errnoName(errno: number): string {
  * - `command-not-executable`: protect's command exists but cannot be executed
  * - `command-not-found`: protect's command was not found
  * - `interrupted`: a signal arrived before the command started; nothing was run
+ * - `demo-failed`: `synplug demo`'s protected phase lost at least one request (the demo's
+ *   verdict, which the CLI turns into an exit code; the library returns it as a result)
  */
 export type ErrorCategory =
   | 'failure'
@@ -68,7 +70,8 @@ export type ErrorCategory =
   | 'command-not-started'
   | 'command-not-executable'
   | 'command-not-found'
-  | 'interrupted';
+  | 'interrupted'
+  | 'demo-failed';
 
 /** Every {@link ErrorCategory}, in the order of the README's exit-code table. */
 export const ERROR_CATEGORIES: readonly ErrorCategory[] = [
@@ -80,6 +83,7 @@ export const ERROR_CATEGORIES: readonly ErrorCategory[] = [
   'missing-module',
   'foreign-state',
   'not-set-up',
+  'demo-failed',
   'command-not-started',
   'command-not-executable',
   'command-not-found',
