@@ -28,6 +28,8 @@ export const CATEGORY_EXIT_CODES = {
   'foreign-state': 7,
   /** protect/plug: synplug is not set up (run `synplug setup`, or protect --setup) */
   'not-set-up': 8,
+  /** demo: the protected phase lost at least one request */
+  'demo-failed': 9,
   /** protect: the shell that starts the command behind its gate (/bin/sh) could not be started; nothing was run */
   'command-not-started': 125,
   /** protect: the command exists but cannot be executed */
@@ -48,6 +50,7 @@ export const EXIT = {
   MISSING_SUPPORT: CATEGORY_EXIT_CODES['missing-module'],
   FOREIGN_QDISC: CATEGORY_EXIT_CODES['foreign-state'],
   NOT_SET_UP: CATEGORY_EXIT_CODES['not-set-up'],
+  DEMO_FAILED: CATEGORY_EXIT_CODES['demo-failed'],
   COMMAND_NOT_STARTED: CATEGORY_EXIT_CODES['command-not-started'],
   COMMAND_NOT_EXECUTABLE: CATEGORY_EXIT_CODES['command-not-executable'],
   COMMAND_NOT_FOUND: CATEGORY_EXIT_CODES['command-not-found'],
@@ -76,6 +79,7 @@ export const EXIT_HELP = `Exit codes:
   5    the kernel lacks a needed module (sch_prio, sch_plug, cls_fw, nf_tables)
   7    setup: the device's root qdisc is not synplug's (rerun with --force to replace it)
   8    not set up (run 'synplug setup', or 'synplug protect --setup')
+  9    demo: the protected phase lost at least one request
   125  protect: /bin/sh, which starts the command, could not be started (it was not run)
   126  protect: the command cannot be executed
   127  protect: the command was not found
@@ -166,6 +170,7 @@ export const COMMAND_EXIT_CODES = {
     [EXIT.MISSING_SUPPORT, 'the kernel lacks a needed module (all missing ones are named); nothing was changed'],
     [EXIT.FOREIGN_QDISC, "lo's root qdisc is not synplug's: it is never replaced; nothing was changed"],
     [EXIT.NOT_SET_UP, 'synplug is partly set up, or set up on another device than lo: the demo changes no setup it did not make'],
+    [EXIT.DEMO_FAILED, 'the protected phase lost at least one request (the table says how)'],
     [EXIT.INTERRUPTED, 'interrupted (SIGINT/SIGTERM): the demo stopped and removed what it had set up'],
   ],
   help: [
