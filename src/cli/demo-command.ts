@@ -114,7 +114,7 @@ function queuedText(rs: DemoModule.RestartResult[]): string {
  * @param verdict the engine's verdict
  */
 export function demoExitCode(verdict: DemoModule.DemoVerdict): number {
-  return verdict === 'failed' ? EXIT.FAILURE : EXIT.OK;
+  return verdict === 'failed' ? EXIT.DEMO_FAILED : EXIT.OK;
 }
 
 /** Register `synplug demo` on the program. */

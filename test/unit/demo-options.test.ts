@@ -18,7 +18,7 @@ import {
 import { phaseResult, verdictOf } from '../../src/demo/stats.js';
 import { demoOptionsFromFlags, formatDemo, formatMs, demoExitCode } from '../../src/cli/demo-command.js';
 import { exitCodeOf, EXIT } from '../../src/cli/exit-codes.js';
-import { UsageError } from '../../src/netlink/errors.js';
+import { SynplugError, UsageError } from '../../src/netlink/errors.js';
 import type { DemoResult, FailureKind, RequestRecord } from '../../src/demo/types.js';
 
 test('defaults: 5 s per phase, 10 restarts, 200 ms gap, 16 clients; max-hold = gap + drain bound + margin; timeout past the max-hold', (t) => {
@@ -171,6 +171,8 @@ test('exit code: 0 when the protected phase lost nothing (also when insensitive)
   t.is(demoExitCode('protected'), EXIT.OK);
   t.is(demoExitCode('insensitive'), EXIT.OK);
   t.not(demoExitCode('failed'), EXIT.OK);
+  t.is(demoExitCode('failed'), exitCodeOf(new SynplugError('x', 'demo-failed')), "the 'demo-failed' category's code, from the one table");
+  t.not(demoExitCode('failed'), EXIT.FAILURE, 'distinct from a failure to run the demo');
 });
 
 test('runDemo: bad options are refused before anything is looked at, and no signal handler is left behind', async (t) => {
