@@ -70,6 +70,41 @@ type Src =
   /** a map lookup's result (`ip saddr map { 1.1.1.1 : 0x5 }`), already printed */
   | { k: 'map'; stmt: Statement; l3?: string; l4?: string };
 
+/**
+ * What the matches before a statement established: the network protocol
+ * (`ip`, `ip6`), the transport protocol when nft has fields for it (`tcp`,
+ * `udp`), and whether some other transport protocol was matched (`ip protocol
+ * icmp`): then nft decodes transport loads under that protocol's name, which we
+ * do not know, so they print raw rather than as `@th,...`.
+ */
+interface Ctx {
+  l3?: string;
+  l4?: string;
+  l4Other?: boolean;
+}
+
+/**
+ * Header fields nft loads with a mask (narrower than a byte, or not on a byte
+ * boundary), by network protocol: the load (`offset/len`, bytes), the mask
+ * (hex, as the bitwise carries it), how far the value is shifted in the
+ * masked bytes, nft's name and how the shifted value prints.
+ */
+const NET_BITFIELDS: Record<string, Array<{ at: string; mask: string; shift: number; name: string; type: ValueType }>> = {
+  ip: [
+    { at: '0/1', mask: 'f0', shift: 4, name: 'version', type: 'uint_be' },
+    { at: '0/1', mask: '0f', shift: 0, name: 'hdrlength', type: 'uint_be' },
+    { at: '1/1', mask: 'fc', shift: 2, name: 'dscp', type: 'dscp' },
+    { at: '1/1', mask: '03', shift: 0, name: 'ecn', type: 'ecn' },
+  ],
+  ip6: [
+    { at: '0/1', mask: 'f0', shift: 4, name: 'version', type: 'uint_be' },
+    { at: '0/2', mask: '0fc0', shift: 6, name: 'dscp', type: 'dscp' },
+    { at: '1/1', mask: '30', shift: 4, name: 'ecn', type: 'ecn' },
+    { at: '1/3', mask: '0fffff', shift: 0, name: 'flowlabel', type: 'uint_be' },
+  ],
+};
+/** Transport fields nft names without knowing the protocol (`th dport 53`): its `th` header. */
+const TH_ANY: Record<string, [string, ValueType]> = { '0/2': ['sport', 'port'], '2/2': ['dport', 'port'] };
 const NET_FIELDS: Record<string, Record<string, [string, ValueType]>> = {
   ip: { '12/4': ['saddr', 'ipv4'], '16/4': ['daddr', 'ipv4'], '9/1': ['protocol', 'l4proto'], '8/1': ['ttl', 'uint_be'], '2/2': ['length', 'uint_be'], '4/2': ['id', 'uint_be'] },
   ip6: { '8/16': ['saddr', 'ipv6'], '24/16': ['daddr', 'ipv6'], '6/1': ['nexthdr', 'l4proto'], '7/1': ['hoplimit', 'uint_be'], '4/2': ['length', 'uint_be'] },
@@ -89,7 +124,7 @@ const LL_FIELDS: Record<string, [string, ValueType]> = { '0/6': ['daddr', 'ether
 const UNQUALIFIED_META: ReadonlySet<string> = new Set(['iif', 'oif', 'iifname', 'oifname', 'iifgroup', 'oifgroup']);
 const RAW_BASE: Record<string, string> = { link: 'll', network: 'nh', transport: 'th', inner: 'ih' };
 
-function fieldOf(src: Src, ctx: { l3?: string; l4?: string }): Field | undefined {
+function fieldOf(src: Src, ctx: Ctx): Field | undefined {
   if (src.k === 'field') return src.field;
   if (src.k === 'meta') {
     const type = META_TYPES[src.key];
@@ -120,8 +155,18 @@ function fieldOf(src: Src, ctx: { l3?: string; l4?: string }): Field | undefined
       const [f, t] = TH_FIELDS[ctx.l4][key];
       return { text: `${ctx.l4} ${f}`, json: { payload: { protocol: ctx.l4, field: f } }, type: t, l4: ctx.l4 };
     }
+    // Where nft knows the protocol it names what it loads (`ip dscp`, `icmp type`): a load we
+    // cannot name there prints raw, never as `@nh,...` / `@th,...`, which nft prints only without one.
+    if (src.base === 'network' && ctx.l3) return undefined;
+    if (src.base === 'transport' && (ctx.l4 || ctx.l4Other)) return undefined;
+    if (src.base === 'transport' && TH_ANY[key]) {
+      const [f, t] = TH_ANY[key];
+      return { text: `th ${f}`, json: { payload: { protocol: 'th', field: f } }, type: t };
+    }
     const b = RAW_BASE[src.base] ?? src.base;
-    return { text: `@${b},${src.offset * 8},${src.len * 8}`, json: { payload: { base: b, offset: src.offset * 8, len: src.len * 8 } }, type: 'hex' };
+    // longer raw loads: how nft writes their values is not known here, so they print raw
+    if (src.len > 4) return undefined;
+    return { text: `@${b},${src.offset * 8},${src.len * 8}`, json: { payload: { base: b, offset: src.offset * 8, len: src.len * 8 } }, type: 'rawint' };
   }
   return undefined;
 }
@@ -224,7 +269,7 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
     unbind(w, len);
     regs.set(w, { ...entry, len });
   };
-  const ctx: { l3?: string; l4?: string } = { l3: options.family === 'ip' ? 'ip' : options.family === 'ip6' ? 'ip6' : undefined };
+  const ctx: Ctx = { l3: options.family === 'ip' ? 'ip' : options.family === 'ip6' ? 'ip6' : undefined };
   const consume = (reg: number): Src | undefined => {
     const r = regs.get(reg);
     if (!r) return undefined;
@@ -290,7 +335,7 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
             continue;
           }
           const f = r && r.src.k !== 'imm' && r.src.k !== 'masked' ? fieldOf(r.src, ctx) : undefined;
-          if (f && f.type !== 'hex') {
+          if (f && f.type !== 'hex' && f.type !== 'rawint') {
             consume(e.sreg);
             slots.push({ stmt: { text: `${text} set ${f.text}`, json: { mangle: { key, value: f.json } } }, needsL2: f.l2, needsL3: f.l3, needsL4: f.l4 });
             continue;
@@ -390,18 +435,44 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
   function rangeStatement(src: Src, from: string, to: string): Slot | undefined {
     if (src.k === 'imm' || src.k === 'masked' || src.k === 'map') return undefined;
     const f = fieldOf(src, ctx);
-    if (!f || f.fullLen !== undefined || f.type === 'hex') return undefined;
+    if (!f || f.fullLen !== undefined || f.type === 'hex' || f.type === 'rawint') return undefined;
     const lo = valueText(from, f.type, pctx.ifname);
     const hi = valueText(to, f.type, pctx.ifname);
     if ((lo.text.startsWith('0x') || hi.text.startsWith('0x')) && f.type !== 'mark' && f.type !== 'mark_be') return undefined;
     return { stmt: { text: `${f.text} ${lo.text}-${hi.text}`, json: { match: { op: '==', left: f.json, right: { range: [lo.json, hi.json] } } } }, needsL2: f.l2, needsL3: f.l3, needsL4: f.l4 };
   }
 
-  function matchStatement(src: Src, op: string, data: string, c: { l3?: string; l4?: string }): Slot | undefined {
+  /**
+   * `ip dscp cs1`, `ip6 flowlabel 12345`: a masked network header load that is
+   * one of nft's bit fields, compared whole (== or !=). Undefined when the load
+   * is not such a field (the caller goes on); null when it is one but the
+   * comparison cannot be printed faithfully (it then prints raw).
+   */
+  function bitfieldMatch(src: Extract<Src, { k: 'masked' }>, op: string, data: string, c: Ctx): Slot | null | undefined {
+    const p = src.src;
+    if (p.k !== 'payload' || p.base !== 'network' || !c.l3) return undefined;
+    const bf = NET_BITFIELDS[c.l3]?.find((x) => x.at === `${p.offset}/${p.len}` && x.mask === src.mask);
+    if (!bf) return undefined;
+    const d = Buffer.from(data, 'hex');
+    if (/[^0]/.test(src.xor) || (op !== 'eq' && op !== 'neq') || d.length !== p.len || d.length > 4) return null;
+    const v = d.readUIntBE(0, d.length);
+    const mask = Number.parseInt(bf.mask, 16);
+    if ((v & ~mask) !== 0) return null;
+    const n = (v & mask) >>> bf.shift;
+    const bytes = Buffer.alloc(bf.type === 'uint_be' ? 4 : 1);
+    if (bf.type === 'uint_be') bytes.writeUInt32BE(n); else bytes[0] = n;
+    const val = valueText(bytes.toString('hex'), bf.type);
+    const left = { payload: { protocol: c.l3, field: bf.name } };
+    return { stmt: { text: `${c.l3} ${bf.name} ${OP_TEXT[op]}${val.text}`, json: { match: { op: OP_JSON[op], left, right: val.json } } }, needsL3: c.l3 };
+  }
+
+  function matchStatement(src: Src, op: string, data: string, c: Ctx): Slot | undefined {
     const opText = OP_TEXT[op];
     const opJson = OP_JSON[op];
     if (opText === undefined) return undefined;
     if (src.k === 'masked') {
+      const bf = bitfieldMatch(src, op, data, c);
+      if (bf !== undefined) return bf ?? undefined;
       const f = src.src.k === 'imm' || src.src.k === 'masked' || src.src.k === 'map' ? undefined : fieldOf(src.src, c);
       if (!f || /[^0]/.test(src.xor)) return undefined;
       const bits = prefixBits(src.mask);
@@ -418,9 +489,9 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
       if (f.type === 'tcpflags' && op === 'eq' && !isZero) {
         return { stmt: { text: `${f.text} ${val.text} / ${mask.text}`, json: { match: { op: '==', left: { '&': [f.json, Buffer.from(src.mask, 'hex').length === 1 ? tcpFlagNames(Buffer.from(src.mask, 'hex')[0]) : mask.json] }, right: val.json } } }, needsL2: f.l2, needsL3: f.l3, needsL4: f.l4 };
       }
-      if (f.type === 'hex' || mask.text.startsWith('0x') !== val.text.startsWith('0x')) {
+      if (f.type === 'hex' || f.type === 'rawint' || mask.text.startsWith('0x') !== val.text.startsWith('0x')) {
         // a masked raw payload prints with both sides in hex, as nft does; anything mixed stays raw
-        if (f.type !== 'hex') return undefined;
+        if (f.type !== 'hex' && f.type !== 'rawint') return undefined;
       }
       return { stmt: { text: `${f.text} & ${mask.text} ${op === 'eq' ? '==' : opText.trim()} ${val.text}`, json: { match: { op: opJson, left: { '&': [f.json, mask.json] }, right: val.json } } }, needsL2: f.l2, needsL3: f.l3, needsL4: f.l4 };
     }
@@ -433,7 +504,7 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
     }
     const v = valueText(data, f.type, pctx.ifname);
     // a value that does not fit the field's type is not printed under the field's name
-    if (f.type !== 'hex' && v.text.startsWith('0x') && f.type !== 'mark' && f.type !== 'mark_be') return undefined;
+    if (f.type !== 'hex' && f.type !== 'rawint' && v.text.startsWith('0x') && f.type !== 'mark' && f.type !== 'mark_be') return undefined;
     // flag fields compared whole print an explicit `==` (`ct state == established`)
     const opShown = FLAG_TYPES.has(f.type) && op === 'eq' ? '== ' : opText;
     const slot: Slot = { stmt: { text: `${f.text} ${opShown}${v.text}`, json: { match: { op: opJson, left: f.json, right: v.json } } }, needsL2: f.l2, needsL3: f.l3, needsL4: f.l4 };
@@ -442,7 +513,7 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
     // Protocol matches set the context and are dependencies of later field matches.
     if (op === 'eq' && f.type === 'l4proto' && src.k !== 'field') {
       const name = l4Name(Buffer.from(data, 'hex')[0]);
-      if (name === 'tcp' || name === 'udp') { c.l4 = name; slot.setsL4 = name; }
+      if (name === 'tcp' || name === 'udp') { c.l4 = name; slot.setsL4 = name; } else c.l4Other = true;
     }
     if (op === 'eq' && f.type === 'nfproto' && src.k !== 'field') {
       const n = Buffer.from(data, 'hex')[0];

@@ -44,7 +44,15 @@ export type ValueType =
   /** a tc handle (u32, host order): `1:2` (hex major:minor), `root`, `none` (`meta priority`) */
   | 'tchandle'
   /** a packet type (u8, PACKET_*): host, broadcast, multicast, other (`meta pkttype`) */
-  | 'pkttype';
+  | 'pkttype'
+  /** nft's boolean (1..4 bytes, host order, 0 or 1): text `missing` / `exists`, JSON false / true (`fib daddr oif exists`) */
+  | 'boolean'
+  /** a DSCP value (6 bits, the field already shifted): nft's names (`cs1`, `af41`, `ef`), else `0x05`; JSON the name or the number */
+  | 'dscp'
+  /** an ECN value (2 bits, shifted): `not-ect`, `ect1`, `ect0`, `ce` */
+  | 'ecn'
+  /** the bits of a raw payload load (`@nh,8,8`), 1 to 4 bytes, big-endian: hex without leading zeros (`0x3`), JSON the number */
+  | 'rawint';
 
 /** A field a register was loaded from, as nft names it. */
 export interface Field {
@@ -112,6 +120,17 @@ const ADDR_TYPES = ['unspec', 'unicast', 'local', 'broadcast', 'anycast', 'multi
 const ETHER_TYPES = new Map<number, string>([[0x0800, 'ip'], [0x86dd, 'ip6'], [0x0806, 'arp'], [0x8100, 'vlan'], [0x88a8, '8021ad']]);
 /** Device types nft names (linux/if_arp.h ARPHRD_*). */
 const IF_TYPES = new Map<number, string>([[1, 'ether'], [512, 'ppp'], [768, 'ipip'], [769, 'ipip6'], [772, 'loopback'], [776, 'sit'], [778, 'ipgre']]);
+/**
+ * nft 1.0.6's DSCP names (`nft describe ip dscp`), the first name of a value
+ * where several share it (cs0, df and be are all 0).
+ */
+const DSCP_NAMES = new Map<number, string>([
+  [0x00, 'cs0'], [0x08, 'cs1'], [0x10, 'cs2'], [0x18, 'cs3'], [0x20, 'cs4'], [0x28, 'cs5'], [0x30, 'cs6'], [0x38, 'cs7'], [0x01, 'lephb'],
+  [0x0a, 'af11'], [0x0c, 'af12'], [0x0e, 'af13'], [0x12, 'af21'], [0x14, 'af22'], [0x16, 'af23'], [0x1a, 'af31'], [0x1c, 'af32'], [0x1e, 'af33'],
+  [0x22, 'af41'], [0x24, 'af42'], [0x26, 'af43'], [0x2c, 'va'], [0x2e, 'ef'],
+]);
+/** nft's ECN names (`nft describe ip ecn`), by value. */
+const ECN_NAMES = ['not-ect', 'ect1', 'ect0', 'ce'];
 const L4_NAMES = new Map<number, string>([[1, 'icmp'], [2, 'igmp'], [6, 'tcp'], [17, 'udp'], [33, 'dccp'], [47, 'gre'], [50, 'esp'], [51, 'ah'], [58, 'ipv6-icmp'], [132, 'sctp'], [136, 'udplite']]);
 
 /** nft's name of an IP protocol number (`tcp`, `udp`...), or undefined. */
@@ -207,6 +226,16 @@ export function valueText(hex: string, type: ValueType, ifname?: (index: number)
       return { text: t, json: t };
     } break;
     case 'pkttype': if (b.length === 1 && b[0] <= 3) { const t = ['host', 'broadcast', 'multicast', 'other'][b[0]]; return { text: t, json: t }; } break;
+    case 'rawint': if (b.length >= 1 && b.length <= 4) { const n = b.readUIntBE(0, b.length); return { text: `0x${n.toString(16)}`, json: n }; } break;
+    case 'boolean': if (b.length >= 1 && b.length <= 4) {
+      const n = b.readUIntLE(0, b.length);
+      if (n <= 1) return { text: n ? 'exists' : 'missing', json: n === 1 };
+    } break;
+    case 'dscp': if (b.length === 1 && b[0] < 64) {
+      const t = DSCP_NAMES.get(b[0]);
+      return t ? { text: t, json: t } : { text: `0x${hex}`, json: b[0] };
+    } break;
+    case 'ecn': if (b.length === 1 && b[0] < 4) { const t = ECN_NAMES[b[0]]; return { text: t, json: t }; } break;
     case 'iftype': if (b.length === 2) { const t = IF_TYPES.get(b.readUInt16LE(0)); if (t) return { text: t, json: t }; } break;
     default: break;
   }

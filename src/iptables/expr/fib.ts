@@ -11,7 +11,11 @@
  * NFTA_FIB_FLAGS    // NLA_U32: enum nft_fib_flags (NFTA_FIB_F_SADDR, _DADDR, _MARK, _IIF, _OIF, _PRESENT)
  * ```
  * The result is an ifindex (u32, host order), a device name (IFNAMSIZ bytes)
- * or a route type (u32, RTN_*). With NFTA_FIB_F_PRESENT (`exists`) it prints raw.
+ * or a route type (u32, RTN_*). With NFTA_FIB_F_PRESENT (nft's `fib saddr . iif
+ * oif missing` / `exists`) the kernel stores only whether there is a result,
+ * 0 or 1, compared as nft's boolean: the field prints without `present`
+ * (`fib saddr . iif oif`, JSON `{ fib: { result: 'oif', flags: ['saddr', 'iif'] } }`)
+ * and the value as `missing` / `exists` (JSON false / true).
  *
  * @module
  */
@@ -66,12 +70,15 @@ export const fibExpr: ExprCodec<FibExpr> = {
   },
   field(e) {
     const r = Object.values(RESULTS).find(([name]) => name === e.result);
+    const present = (e.flags & C.NFTA_FIB_F_PRESENT) !== 0;
     let known = 0;
     for (const [b] of FLAG_NAMES) known |= b;
-    if (!r || e.flags & ~known) return undefined;
+    // `exists` / `missing` is nft's for an oif or oifname lookup only
+    if (present) known |= C.NFTA_FIB_F_PRESENT;
+    if (!r || e.flags & ~known || (present && r[0] === 'type')) return undefined;
     const names = FLAG_NAMES.filter(([b]) => e.flags & b).map(([, n]) => n);
     if (!names.length) return undefined;
-    const field: Field = { text: `fib ${names.join(' . ')} ${r[0]}`, json: { fib: { result: r[0], flags: names } }, type: r[1] };
+    const field: Field = { text: `fib ${names.join(' . ')} ${r[0]}`, json: { fib: { result: r[0], flags: names } }, type: present ? 'boolean' : r[1] };
     return { dreg: e.dreg, field };
   },
   writes(e) {

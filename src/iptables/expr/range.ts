@@ -60,7 +60,7 @@ export const rangeExpr: ExprCodec<RangeExpr> = {
     if (r?.k !== 'field' || r.field.fullLen !== undefined) return undefined;
     const lo = valueText(e.from, r.field.type, ctx.ifname);
     const hi = valueText(e.to, r.field.type, ctx.ifname);
-    if (r.field.type === 'hex' || (lo.text.startsWith('0x') && r.field.type !== 'mark' && r.field.type !== 'mark_be')) return undefined;
+    if (r.field.type === 'hex' || r.field.type === 'rawint' || (lo.text.startsWith('0x') && r.field.type !== 'mark' && r.field.type !== 'mark_be')) return undefined;
     const f = r.field;
     return {
       stmt: { text: `${f.text} ${e.op === 'neq' ? '!= ' : ''}${lo.text}-${hi.text}`, json: { match: { op: e.op === 'neq' ? '!=' : '==', left: f.json, right: { range: [lo.json, hi.json] } } } },
