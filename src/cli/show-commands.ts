@@ -120,11 +120,13 @@ export function showCommands(program: Command): void {
     .argument('<object>', `one of: ${OBJECTS.join(', ')}`)
     .option('--dev <name>', 'only this device (required for class and filter)')
     .option('-s, --stats', 'with counters (tc -s)', false)
+    .option('--parent <parent>', "filter: only the filters attached here, as 'tc filter show dev DEV ingress': ingress, egress (a clsact's hooks), root, or a qdisc or class handle such as 1: or 1:4")
     .addOption(jsonOption())
     .addHelpText('after', `\nJSON output uses the field names of tc -j -s, ip -j and nft -j.\n${exitCodesHelp('show')}`)
     .action(
-      run(async (object: string, f: { dev?: string; stats: boolean; json?: boolean }) => {
+      run(async (object: string, f: { dev?: string; stats: boolean; parent?: string; json?: boolean }) => {
         oneOf(object, OBJECTS, 'object');
+        if (f.parent !== undefined && object !== 'filter') throw new UsageError(`show ${object}: --parent applies to filters only`);
         if ((object === 'class' || object === 'filter') && f.dev === undefined)
           throw new UsageError(`show ${object} needs --dev NAME (the kernel lists ${object === 'class' ? 'classes' : 'filters'} per device)`);
         // Counters are decoded for tc objects only; refused rather than silently left out.
@@ -162,9 +164,19 @@ export function showCommands(program: Command): void {
               return;
             }
             case 'filter': {
-              const [{ eachFilter }, { formatFilterText }] = await Promise.all([import('../tc/filter.js'), import('../tc/format.js')]);
-              const out = new ListingOutput(Boolean(f.json), (x: FilterEntry) => formatFilterText(x, { stats: f.stats }));
-              await eachFilter(c, { dev, stats: f.stats }, out.add);
+              const [{ eachFilter }, { formatFilterText }, { nameActionDevices }, { listRawLinks }] = await Promise.all([
+                import('../tc/filter.js'),
+                import('../tc/format.js'),
+                import('../tc/actions/list.js'),
+                import('../netlink/route/link.js'),
+              ]);
+              // mirred actions carry the target's ifindex: named as tc names them, from one link dump
+              const names = new Map((await listRawLinks(c)).map((l) => [l.index, l.ifname]));
+              const parent = f.parent;
+              const out = new ListingOutput(Boolean(f.json), (x: FilterEntry) => formatFilterText(x, { stats: f.stats, omitParent: parent }));
+              await eachFilter(c, { dev, stats: f.stats, ...(parent !== undefined && { parent }) }, (x, attempt) =>
+                out.add(nameActionDevices([x], (i) => names.get(i))[0], attempt),
+              );
               out.write();
               return;
             }
