@@ -5,8 +5,11 @@
  * `nft list ruleset` text ({@link formatRulesetText}) and as
  * `nft -j list ruleset` JSON ({@link formatRulesetJson}).
  *
- * Covered: payload matches on ether/ip/ip6/tcp/udp fields (others as nft's raw
- * `@nh,<bits>,<bits>`), meta matches and `meta ... set` (`iifname "lo"`,
+ * Covered: payload matches on ether/ip/ip6/tcp/udp fields, masked header bit
+ * fields (`ip dscp cs1`, `ip ecn ce`, `ip6 flowlabel 12345`, `ip version 4`),
+ * `th sport`/`th dport` and nft's raw `@nh,<bits>,<bits>` where nft has no
+ * protocol to name them by (a load nft would name and we cannot prints raw,
+ * marked), `fib ... oif exists`/`missing`, meta matches and `meta ... set` (`iifname "lo"`,
  * `iif "lo"` unqualified, device indexes named through `ifnames`), masked
  * matches (`tcp flags`, `ct state established,related`), ranges
  * (`tcp dport 1000-2000`, `meta mark 0x1-0x5` through byteorder), set
@@ -78,6 +81,8 @@ type Src =
  * do not know, so they print raw rather than as `@th,...`.
  */
 interface Ctx {
+  /** the link-layer header nft knows (`ether`: the bridge family, or after `meta iiftype ether`) */
+  l2?: string;
   l3?: string;
   l4?: string;
   l4Other?: boolean;
@@ -151,6 +156,8 @@ function fieldOf(src: Src, ctx: Ctx): Field | undefined {
       const [f, t] = LL_FIELDS[key];
       return { text: `ether ${f}`, json: { payload: { protocol: 'ether', field: f } }, type: t, l2: 'ether' };
     }
+    // inside a known Ethernet header nft names what it loads (`ether daddr 01:00:00:00:00:00/8`)
+    if (src.base === 'link' && ctx.l2 === 'ether' && src.offset < 14) return undefined;
     if (src.base === 'transport' && ctx.l4 && TH_FIELDS[ctx.l4]?.[key]) {
       const [f, t] = TH_FIELDS[ctx.l4][key];
       return { text: `${ctx.l4} ${f}`, json: { payload: { protocol: ctx.l4, field: f } }, type: t, l4: ctx.l4 };
@@ -269,7 +276,8 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
     unbind(w, len);
     regs.set(w, { ...entry, len });
   };
-  const ctx: Ctx = { l3: options.family === 'ip' ? 'ip' : options.family === 'ip6' ? 'ip6' : undefined };
+  const ctx: Ctx = {
+    l2: options.family === 'bridge' ? 'ether' : undefined, l3: options.family === 'ip' ? 'ip' : options.family === 'ip6' ? 'ip6' : undefined };
   const consume = (reg: number): Src | undefined => {
     const r = regs.get(reg);
     if (!r) return undefined;
@@ -508,7 +516,7 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
     // flag fields compared whole print an explicit `==` (`ct state == established`)
     const opShown = FLAG_TYPES.has(f.type) && op === 'eq' ? '== ' : opText;
     const slot: Slot = { stmt: { text: `${f.text} ${opShown}${v.text}`, json: { match: { op: opJson, left: f.json, right: v.json } } }, needsL2: f.l2, needsL3: f.l3, needsL4: f.l4 };
-    if (op === 'eq' && f.type === 'iftype' && v.text === 'ether') slot.setsL2 = 'ether';
+    if (op === 'eq' && f.type === 'iftype' && v.text === 'ether') { c.l2 = 'ether'; slot.setsL2 = 'ether'; }
     if (op === 'eq' && f.type === 'ethertype' && (v.text === 'ip' || v.text === 'ip6')) { c.l3 = v.text; slot.setsL3 = v.text; }
     // Protocol matches set the context and are dependencies of later field matches.
     if (op === 'eq' && f.type === 'l4proto' && src.k !== 'field') {

@@ -94,6 +94,23 @@ const STATEMENTS: Array<[string, string, string]> = [
     ip6 flowlabel 1
     tcp dport 80 ip6 dscp cs4 accept`,
   ],
+  [
+    'bridge',
+    'synplug_t4bitsbr',
+    `
+    ether type ip @nh,8,8 & 0xfc == 0x20
+    @nh,8,8 & 0xfc == 0x20
+    meta protocol ip ip dscp cs1 accept
+    ether type ip6 ip6 ecn ce`,
+  ],
+  [
+    'netdev',
+    'synplug_t4bitsnd',
+    `
+    @ll,0,8 0x1
+    ether type ip ip dscp cs1
+    meta protocol ip6 ip6 flowlabel 5 drop`,
+  ],
 ];
 
 /** Rules nft prints under names we do not know (or splits): ours must be marked raw there, never `@nh`/`@th` nft does not print. */
@@ -115,6 +132,20 @@ const UNKNOWN: Array<[string, string, string]> = [
     @nh,80,16 0x1234
     @nh,8,8 0x20 drop
     ip protocol icmp @th,0,8 8 accept`,
+  ],
+  [
+    'bridge',
+    'synplug_t4rawbr',
+    `
+    @ll,0,8 0x1
+    @ll,96,8 & 0xf0 == 0x10
+    @ll,48,16 0x1 accept`,
+  ],
+  [
+    'netdev',
+    'synplug_t4rawnd',
+    `
+    meta iiftype ether @ll,0,8 0x1`,
   ],
 ];
 
