@@ -89,7 +89,7 @@ export function formatDemo(r: DemoModule.DemoResult): string {
   const held = p.restarts.filter((x) => x.maxHoldReached).length;
   const others = [u, p].flatMap((ph) => Object.entries(ph.otherErrors).map(([code, n]) => `${ph.name}: ${n} ${code}`));
   return [
-    `synplug demo: a pong server on ${r.addr}:${r.port} restarted without socket hand-over (gap ${formatMs(r.gapMs)}), ${r.restarts} times per phase over ${r.seconds} s, ${r.clients} clients; ${setupLine}`,
+    `synplug demo: a pong server on ${r.addr}:${r.port} restarted without socket hand-over (gap ${formatMs(r.gapMs)}), ${r.restarts === 1 ? 'once' : `${r.restarts} times`} per phase over ${r.seconds} s, ${r.clients} clients; ${setupLine}`,
     '',
     line(head),
     line(w.map((n) => '-'.repeat(n))),
