@@ -13,13 +13,22 @@ export class ArgReader {
    * @param args the words after the kind
    * @param what the kind, for error messages (e.g. `"qdisc htb"`)
    */
-  constructor(private readonly args: readonly string[], private readonly what: string) {}
+  constructor(
+    private readonly args: readonly string[],
+    private readonly what: string,
+  ) {}
   /** More words left. */
-  more(): boolean { return this.i < this.args.length; }
+  more(): boolean {
+    return this.i < this.args.length;
+  }
   /** The next word (a keyword). */
-  next(): string { return this.args[this.i++]; }
+  next(): string {
+    return this.args[this.i++];
+  }
   /** Look at the next word without taking it. */
-  peek(): string | undefined { return this.args[this.i]; }
+  peek(): string | undefined {
+    return this.args[this.i];
+  }
   /**
    * The value after `keyword`.
    * @throws {UsageError} when there is none
@@ -45,7 +54,8 @@ export class ArgReader {
  */
 export function parseIntArg(v: string | number, what: string, min = 0, max = 0xffffffff): number {
   let n: number;
-  if (typeof v !== 'number' && typeof v !== 'string') throw new UsageError(`${what}: expected an integer, not ${v === null ? 'null' : Array.isArray(v) ? 'an array' : typeof v}`);
+  if (typeof v !== 'number' && typeof v !== 'string')
+    throw new UsageError(`${what}: expected an integer, not ${v === null ? 'null' : Array.isArray(v) ? 'an array' : typeof v}`);
   if (typeof v === 'number') n = v;
   else if (/^-?[0-9]+$/.test(v.trim())) n = Number(v.trim());
   else if (/^0x[0-9a-f]+$/i.test(v.trim())) n = parseInt(v.trim().slice(2), 16);
@@ -63,4 +73,26 @@ export function noArgs(what: string) {
     if (args.length) throw new UsageError(`${what} takes no arguments (got "${args.join(' ')}")`);
     return {};
   };
+}
+
+/**
+ * The top-level keys of a spec or options object: refuses what is not an
+ * object and any key not in `allowed` (a misspelt `hadle` would otherwise be
+ * ignored and the kernel choose the handle). Keys whose value is undefined
+ * count as given.
+ * @param spec what the caller passed
+ * @param allowed the keys it may have
+ * @param what the function, for the message (e.g. `"addQdisc"`)
+ * @throws {UsageError} not a plain object, or an unknown key (named, with the allowed ones)
+ */
+export function checkSpecKeys(spec: unknown, allowed: readonly string[], what: string): void {
+  if (spec === null || typeof spec !== 'object' || Array.isArray(spec)) {
+    throw new UsageError(
+      `${what}: expected an object with ${allowed.join(', ')}, not ${spec === null ? 'null' : Array.isArray(spec) ? 'an array' : typeof spec}`,
+    );
+  }
+  const unknown = Object.keys(spec).filter((k) => !allowed.includes(k));
+  if (unknown.length) {
+    throw new UsageError(`${what}: unknown key${unknown.length > 1 ? 's' : ''} ${unknown.map((k) => `"${k}"`).join(', ')} (allowed: ${allowed.join(', ')})`);
+  }
 }

@@ -7,7 +7,8 @@
  */
 import { RTM_NEWTCLASS, RTM_GETTCLASS } from '../netlink/route/constants.js';
 import { decodeClass } from './decode.js';
-import { collect, confirmDevice, ifindexOf, listIfindexOf, namesFor } from './device.js';
+import { checkSpecKeys } from './args.js';
+import { collect, confirmDevice, ifindexOf, listIfindexOf, namesFor, requireRoute } from './device.js';
 import { explainClass, explainList } from './explain.js';
 import { handleOf } from './handle.js';
 import { classRequest } from './request.js';
@@ -15,7 +16,15 @@ import { encodeTcmsg } from './tcmsg.js';
 import type { ClassEntry, ClassSpec, EachEntry, ListOptions, TcConnection, TcOp } from './types.js';
 import './register.js';
 
+/** The keys of a {@link ClassSpec}. */
+const CLASS_KEYS = ['dev', 'ifindex', 'parent', 'classid', 'kind', 'options'] as const;
+/** The keys of the class and filter listings' options. */
+export const PARENT_LIST_KEYS = ['dev', 'ifindex', 'stats', 'parent'] as const;
+
 async function runClass(conn: TcConnection, op: TcOp, spec: ClassSpec): Promise<void> {
+  const fn = `${op}Class`;
+  requireRoute(conn, fn);
+  checkSpecKeys(spec, CLASS_KEYS, fn);
   const ifindex = await ifindexOf(conn, spec);
   const req = classRequest(op, ifindex, spec);
   try {
@@ -63,13 +72,18 @@ export function listClasses(conn: TcConnection, options: ListOptions & { parent?
  * @throws {NetlinkDecodeError} a malformed reply; and whatever `each` throws
  */
 export async function eachClass(conn: TcConnection, options: ListOptions & { parent?: string | number }, each: EachEntry<ClassEntry>): Promise<void> {
+  requireRoute(conn, 'listClasses');
+  checkSpecKeys(options, PARENT_LIST_KEYS, 'listClasses');
   const parent = options.parent === undefined ? 0 : handleOf(options.parent, 'class parent');
   const ifindex = await listIfindexOf(conn, options);
   const opts = { dev: options.dev ?? (await namesFor(conn, options))(ifindex), stats: options.stats };
   let n = 0;
   try {
     await conn.dumpEach({ type: RTM_GETTCLASS, payload: [encodeTcmsg({ ifindex, parent })] }, (m, attempt) => {
-      if (m.type === RTM_NEWTCLASS) { n++; each(decodeClass(m, opts), attempt); }
+      if (m.type === RTM_NEWTCLASS) {
+        n++;
+        each(decodeClass(m, opts), attempt);
+      }
     });
   } catch (e) {
     throw explainList(e, 'classes', options, ifindex);

@@ -6,8 +6,32 @@
  * @module
  */
 import { NetlinkError, UsageError } from '../netlink/errors.js';
+import { NETLINK_ROUTE } from '../netlink/message.js';
+import { protocolInfo } from '../netlink/protocols.js';
 import { getLinkRequest, listRawLinks, resolveIfindex, validateIndex } from '../netlink/route/link.js';
 import type { DeviceRef, TcConnection } from './types.js';
+
+/** Names of the other netlink protocols a connection is commonly opened with (linux/netlink.h). */
+const NETLINK_NAMES: Record<number, string> = { 4: 'NETLINK_SOCK_DIAG', 9: 'NETLINK_AUDIT', 12: 'NETLINK_NETFILTER', 16: 'NETLINK_GENERIC' };
+
+/**
+ * Refuse a connection of another netlink protocol before anything is sent
+ * (a sock_diag or nftables connection would answer tc requests with a bare
+ * EINVAL or EOPNOTSUPP). A connection without a `protocol` field (a
+ * hand-made {@link TcConnection}) is taken as it is.
+ * @param fn the public function, for the message (e.g. `"listQdiscs"`)
+ * @throws {UsageError} naming the function, NETLINK_ROUTE and the protocol given
+ */
+export function requireRoute(conn: TcConnection, fn: string): void {
+  if (conn === null || typeof conn !== 'object')
+    throw new UsageError(`${fn} needs a NETLINK_ROUTE connection (protocol ${NETLINK_ROUTE}), not ${conn === null ? 'null' : typeof conn}`);
+  const p = (conn as { protocol?: unknown }).protocol;
+  if (p === undefined || p === NETLINK_ROUTE) return;
+  const name = typeof p === 'number' ? (protocolInfo(p)?.name ?? NETLINK_NAMES[p]) : undefined;
+  throw new UsageError(
+    `${fn} needs a NETLINK_ROUTE connection (protocol ${NETLINK_ROUTE}), not ${name ? `a ${name} connection (protocol ${p})` : `a connection of protocol ${String(p)}`}`,
+  );
+}
 
 /**
  * The device's index for a change: `ifindex` as it is (checked, no lookup;
@@ -100,7 +124,10 @@ export async function collect<E>(run: (each: (e: E, attempt: number) => void) =>
   let out: E[] = [];
   let at = 1;
   await run((e, attempt) => {
-    if (attempt !== at) { out = []; at = attempt; }
+    if (attempt !== at) {
+      out = [];
+      at = attempt;
+    }
     out.push(e);
   });
   return out;

@@ -11,7 +11,9 @@
  */
 import { RTM_NEWTFILTER, RTM_GETTFILTER } from '../netlink/route/constants.js';
 import { decodeFilter } from './decode.js';
-import { collect, confirmDevice, ifindexOf, listIfindexOf, namesFor } from './device.js';
+import { checkSpecKeys } from './args.js';
+import { PARENT_LIST_KEYS } from './class.js';
+import { collect, confirmDevice, ifindexOf, listIfindexOf, namesFor, requireRoute } from './device.js';
 import { explainFilter, explainList } from './explain.js';
 import { filterParentOf } from './handle.js';
 import { filterRequest } from './request.js';
@@ -19,7 +21,13 @@ import { encodeTcmsg } from './tcmsg.js';
 import type { EachEntry, FilterEntry, FilterSpec, ListOptions, TcConnection, TcOp } from './types.js';
 import './register.js';
 
+/** The keys of a {@link FilterSpec}. */
+const FILTER_KEYS = ['dev', 'ifindex', 'parent', 'protocol', 'pref', 'prio', 'handle', 'chain', 'kind', 'options'] as const;
+
 async function runFilter(conn: TcConnection, op: TcOp, spec: FilterSpec): Promise<void> {
+  const fn = `${op}Filter`;
+  requireRoute(conn, fn);
+  checkSpecKeys(spec, FILTER_KEYS, fn);
   const ifindex = await ifindexOf(conn, spec);
   const req = filterRequest(op, ifindex, spec);
   try {
@@ -74,13 +82,18 @@ export function listFilters(conn: TcConnection, options: ListOptions & { parent?
  * @throws {NetlinkDecodeError} a malformed reply; and whatever `each` throws
  */
 export async function eachFilter(conn: TcConnection, options: ListOptions & { parent?: string | number }, each: EachEntry<FilterEntry>): Promise<void> {
+  requireRoute(conn, 'listFilters');
+  checkSpecKeys(options, PARENT_LIST_KEYS, 'listFilters');
   const parent = options.parent === undefined ? 0 : filterParentOf(options.parent);
   const ifindex = await listIfindexOf(conn, options);
   const opts = { dev: options.dev ?? (await namesFor(conn, options))(ifindex), stats: options.stats };
   let n = 0;
   try {
     await conn.dumpEach({ type: RTM_GETTFILTER, payload: [encodeTcmsg({ ifindex, parent })] }, (m, attempt) => {
-      if (m.type === RTM_NEWTFILTER) { n++; each(decodeFilter(m, opts), attempt); }
+      if (m.type === RTM_NEWTFILTER) {
+        n++;
+        each(decodeFilter(m, opts), attempt);
+      }
     });
   } catch (e) {
     throw explainList(e, 'filters', options, ifindex);

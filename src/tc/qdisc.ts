@@ -8,14 +8,23 @@
 import { RTM_NEWQDISC, RTM_GETQDISC } from '../netlink/route/constants.js';
 import type { NetlinkMessage } from '../netlink/message.js';
 import { decodeQdisc } from './decode.js';
-import { collect, confirmDevice, ifindexOf, listIfindexOf, namesFor } from './device.js';
+import { checkSpecKeys } from './args.js';
+import { collect, confirmDevice, ifindexOf, listIfindexOf, namesFor, requireRoute } from './device.js';
 import { explainList, explainQdisc } from './explain.js';
 import { qdiscRequest } from './request.js';
 import { encodeTcmsg } from './tcmsg.js';
 import type { EachEntry, ListOptions, QdiscEntry, QdiscSpec, TcConnection, TcOp } from './types.js';
 import './register.js';
 
+/** The keys of a {@link QdiscSpec}. */
+const QDISC_KEYS = ['dev', 'ifindex', 'parent', 'handle', 'kind', 'options'] as const;
+/** The keys of {@link ListOptions}. */
+export const LIST_KEYS = ['dev', 'ifindex', 'stats'] as const;
+
 async function runQdisc(conn: TcConnection, op: TcOp, spec: QdiscSpec): Promise<void> {
+  const fn = `${op}Qdisc`;
+  requireRoute(conn, fn);
+  checkSpecKeys(spec, QDISC_KEYS, fn);
   const ifindex = await ifindexOf(conn, spec);
   const req = qdiscRequest(op, ifindex, spec);
   try {
@@ -89,6 +98,8 @@ export function listQdiscs(conn: TcConnection, options: ListOptions = {}): Promi
  * @throws whatever `each` throws (after the dump was read to its end)
  */
 export async function eachQdisc(conn: TcConnection, options: ListOptions, each: EachEntry<QdiscEntry>): Promise<void> {
+  requireRoute(conn, 'listQdiscs');
+  checkSpecKeys(options, LIST_KEYS, 'listQdiscs');
   const ifindex = await listIfindexOf(conn, options, true);
   const req = { type: RTM_GETQDISC, payload: [encodeTcmsg({ ifindex })] };
   const opts = { dev: options.dev, stats: options.stats };
@@ -96,7 +107,12 @@ export async function eachQdisc(conn: TcConnection, options: ListOptions, each: 
   let n = 0;
   try {
     if (options.dev !== undefined) {
-      await conn.dumpEach(req, (m, attempt) => { if (mine(m)) { n++; each(decodeQdisc(m, opts), attempt); } });
+      await conn.dumpEach(req, (m, attempt) => {
+        if (mine(m)) {
+          n++;
+          each(decodeQdisc(m, opts), attempt);
+        }
+      });
     } else {
       // Device names come from a link dump, sent after the qdisc dump as tc does.
       const msgs = await conn.dumpAll(req);

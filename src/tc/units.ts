@@ -61,10 +61,24 @@ const NUM = /^\s*([0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)\s*([A-Za-z%]*)\s*$/;
 
 /* Rate suffixes of iproute2 (lib/utils_math.c): value is the multiplier to bits/s; matched case-insensitively. */
 const RATE_SUFFIXES: ReadonlyArray<[string, number]> = [
-  ['bit', 1], ['kibit', 1024], ['kbit', 1000], ['mibit', 1024 ** 2], ['mbit', 1e6],
-  ['gibit', 1024 ** 3], ['gbit', 1e9], ['tibit', 1024 ** 4], ['tbit', 1e12],
-  ['bps', 8], ['kibps', 8 * 1024], ['kbps', 8000], ['mibps', 8 * 1024 ** 2], ['mbps', 8e6],
-  ['gibps', 8 * 1024 ** 3], ['gbps', 8e9], ['tibps', 8 * 1024 ** 4], ['tbps', 8e12],
+  ['bit', 1],
+  ['kibit', 1024],
+  ['kbit', 1000],
+  ['mibit', 1024 ** 2],
+  ['mbit', 1e6],
+  ['gibit', 1024 ** 3],
+  ['gbit', 1e9],
+  ['tibit', 1024 ** 4],
+  ['tbit', 1e12],
+  ['bps', 8],
+  ['kibps', 8 * 1024],
+  ['kbps', 8000],
+  ['mibps', 8 * 1024 ** 2],
+  ['mbps', 8e6],
+  ['gibps', 8 * 1024 ** 3],
+  ['gbps', 8e9],
+  ['tibps', 8 * 1024 ** 4],
+  ['tbps', 8e12],
 ];
 
 /**
@@ -87,10 +101,14 @@ export function parseRate(v: string | number, what = 'rate'): number {
   if (!m) throw new UsageError(`invalid ${what} ${JSON.stringify(v)}: expected a number and a unit such as "10mbit", "1gbit", "100kbps"`);
   let bits = Number(m[1]);
   const unit = m[2].toLowerCase();
-  if (unit === '%') throw new UsageError(`invalid ${what} ${JSON.stringify(v)}: percentages of the link speed are not supported; give an absolute rate such as "10mbit"`);
+  if (unit === '%')
+    throw new UsageError(`invalid ${what} ${JSON.stringify(v)}: percentages of the link speed are not supported; give an absolute rate such as "10mbit"`);
   if (unit !== '') {
     const s = RATE_SUFFIXES.find(([name]) => name === unit);
-    if (!s) throw new UsageError(`invalid ${what} ${JSON.stringify(v)}: unknown unit "${m[2]}" (use bit, kbit, mbit, gbit, tbit, kibit, mibit..., bps, kbps, mbps...)`);
+    if (!s)
+      throw new UsageError(
+        `invalid ${what} ${JSON.stringify(v)}: unknown unit "${m[2]}" (use bit, kbit, mbit, gbit, tbit, kibit, mibit..., bps, kbps, mbps...)`,
+      );
     bits *= s[1];
   }
   return Math.trunc(bits / 8);
@@ -109,12 +127,24 @@ export function parseSize(v: string | number, what = 'size'): number {
     sz = v;
   } else {
     const m = NUM.exec(String(v));
-    if (!m) throw new UsageError(`invalid ${what} ${JSON.stringify(v)}: expected a number of bytes, optionally with a unit (b, k, kb, m, mb, g, gb, kbit, mbit, gbit)`);
+    if (!m)
+      throw new UsageError(
+        `invalid ${what} ${JSON.stringify(v)}: expected a number of bytes, optionally with a unit (b, k, kb, m, mb, g, gb, kbit, mbit, gbit)`,
+      );
     sz = Number(m[1]);
     const unit = m[2].toLowerCase();
     const mult: Record<string, number> = {
-      '': 1, b: 1, k: 1024, kb: 1024, m: 1024 ** 2, mb: 1024 ** 2, g: 1024 ** 3, gb: 1024 ** 3,
-      kbit: 1024 / 8, mbit: (1024 * 1024) / 8, gbit: 1024 ** 3 / 8,
+      '': 1,
+      b: 1,
+      k: 1024,
+      kb: 1024,
+      m: 1024 ** 2,
+      mb: 1024 ** 2,
+      g: 1024 ** 3,
+      gb: 1024 ** 3,
+      kbit: 1024 / 8,
+      mbit: (1024 * 1024) / 8,
+      gbit: 1024 ** 3 / 8,
     };
     if (!(unit in mult)) throw new UsageError(`invalid ${what} ${JSON.stringify(v)}: unknown unit "${m[2]}" (use b, k, kb, m, mb, g, gb, kbit, mbit, gbit)`);
     sz *= mult[unit];
@@ -144,7 +174,8 @@ export function parseTime(v: string | number, what = 'time'): number {
       throw new UsageError(`invalid ${what} ${JSON.stringify(v)}: unknown unit "${m[2]}" (use s, ms, us)`);
     }
   }
-  if (!Number.isFinite(t) || t < 0 || t > 0xffffffff) throw new UsageError(`invalid ${what} ${JSON.stringify(v)}: must be between 0 and 4294967295 microseconds`);
+  if (!Number.isFinite(t) || t < 0 || t > 0xffffffff)
+    throw new UsageError(`invalid ${what} ${JSON.stringify(v)}: must be between 0 and 4294967295 microseconds`);
   return Math.trunc(t);
 }
 
@@ -155,7 +186,9 @@ export function parseTime(v: string | number, what = 'time'): number {
 export function formatG(x: number, precision = 6): string {
   if (x === 0) return '0';
   const p = precision === 0 ? 1 : precision;
-  const [mant, expText] = Math.abs(x).toExponential(p - 1).split('e');
+  const [mant, expText] = Math.abs(x)
+    .toExponential(p - 1)
+    .split('e');
   const exp = Number(expText);
   const sign = x < 0 ? '-' : '';
   if (exp < -4 || exp >= p) {
@@ -209,4 +242,50 @@ export function formatTime(us: number): string {
   if (t >= TIME_UNITS_PER_SEC) return `${formatG(t / TIME_UNITS_PER_SEC, 3)}s`;
   if (t >= TIME_UNITS_PER_SEC / 1000) return `${formatG(t / (TIME_UNITS_PER_SEC / 1000), 3)}ms`;
   return `${t}us`;
+}
+
+/** What {@link checkedBufferTicks} names in its refusals. */
+export interface BufferField {
+  /** the object, e.g. `'htb class'`, `'tbf'` */
+  who: string;
+  /** the user's option, e.g. `'burst'`, `'cburst'` */
+  burst: string;
+  /** the rate option it is sent at, e.g. `'rate'`, `'ceil'` */
+  of: string;
+  /** the kernel's field and struct, e.g. `'buffer'` and `'tc_htb_opt'` */
+  field: string;
+  struct: string;
+  /** the burst is the default (rate / HZ + mtu, as tc computes it), not the caller's */
+  defaulted?: boolean;
+}
+
+/**
+ * A burst as the psched ticks (u32) of a buffer field such as
+ * `tc_htb_opt.buffer` or `tc_tbf_qopt.buffer`, as tc_calc_xmittime computes
+ * them at `rate` (bytes/s, u64 range). Refused when the field cannot hold it:
+ * so short at that rate that it reads back as 0 bytes (0 ticks, or under one
+ * whole microsecond when turned back into bytes: `burst 0b`), or longer
+ * than a u32 of ticks, which would wrap around.
+ * @returns the ticks at `rate`
+ * @throws {UsageError} naming the smallest (or largest) burst that fits
+ */
+export function checkedBufferTicks(rate: number, size: number, f: BufferField): number {
+  const us = (TIME_UNITS_PER_SEC * size) / rate;
+  const given = f.defaulted ? `the default ${f.burst} (${size} bytes: ${f.of} / HZ + mtu, as tc computes it)` : `a ${f.burst} of ${size} bytes`;
+  if (Math.trunc(us) * TICKS_PER_USEC >= 2 ** 32) {
+    const maxBytes = Math.floor((Math.floor((2 ** 32 - 1) / TICKS_PER_USEC) * rate) / TIME_UNITS_PER_SEC);
+    throw new UsageError(
+      `${f.who}: at ${f.of} ${formatRate(rate)}, ${given} lasts longer than the kernel's ${f.field} field (a u32 of psched ticks, struct ${f.struct}) holds; give a ${f.burst} of at most ${maxBytes} bytes or a higher ${f.of}`,
+    );
+  }
+  const ticks = calcXmittime(rate, size);
+  if (ticks === 0 || calcXmitsize(rate, ticks) === 0) {
+    let min = Math.max(1, Math.ceil((2 * rate) / TIME_UNITS_PER_SEC));
+    while (calcXmitsize(rate, calcXmittime(rate, min)) === 0 && min < 2 ** 32) min *= 2;
+    const fits = calcXmitsize(rate, calcXmittime(rate, min)) !== 0 && min < 2 ** 32;
+    throw new UsageError(
+      `${f.who}: at ${f.of} ${formatRate(rate)}, ${given} is too short for the kernel's ${f.field} field (psched ticks, struct ${f.struct}): it would read back as "${f.burst} 0b"; ${fits ? `give a ${f.burst} of at least ${min} bytes` : `no ${f.burst} fits at this ${f.of} (the ${f.field} field is a u32 of ticks): give a lower ${f.of}`}`,
+    );
+  }
+  return ticks;
 }

@@ -29,18 +29,23 @@
 import { attr, flag, nested, u32, u64 } from '../../netlink/attributes.js';
 import { NetlinkDecodeError, UsageError } from '../../netlink/errors.js';
 import {
-  TCA_OPTIONS, TCA_HTB_PARMS, TCA_HTB_INIT, TCA_HTB_CTAB, TCA_HTB_RTAB, TCA_HTB_DIRECT_QLEN,
-  TCA_HTB_RATE64, TCA_HTB_CEIL64, TCA_HTB_OFFLOAD, TC_HTB_PROTOVER, TC_LINKLAYER_ETHERNET,
+  TCA_OPTIONS,
+  TCA_HTB_PARMS,
+  TCA_HTB_INIT,
+  TCA_HTB_CTAB,
+  TCA_HTB_RTAB,
+  TCA_HTB_DIRECT_QLEN,
+  TCA_HTB_RATE64,
+  TCA_HTB_CEIL64,
+  TCA_HTB_OFFLOAD,
+  TC_HTB_PROTOVER,
+  TC_LINKLAYER_ETHERNET,
 } from '../constants.js';
 import { ArgReader, parseIntArg } from '../args.js';
 import { NlaTable } from '../nla.js';
-import {
-  calcRtable, linklayerName, parseLinklayer, parseSizeAndCell, rate32, writeRatespec, type Ratespec,
-} from '../ratespec.js';
+import { calcRtable, linklayerName, parseLinklayer, parseSizeAndCell, rate32, writeRatespec, type Ratespec } from '../ratespec.js';
 import type { QdiscKind } from '../types.js';
-import {
-  TICKS_PER_USEC, TIME_UNITS_PER_SEC, calcXmitsize, calcXmittime, formatRate, formatSize, parseRate, parseSize,
-} from '../units.js';
+import { checkedBufferTicks, calcXmitsize, formatRate, formatSize, parseRate, parseSize } from '../units.js';
 
 /** Options of an htb qdisc. */
 export interface HtbOptions {
@@ -89,7 +94,11 @@ function encodeQdisc(o: HtbOptions): Buffer[] {
   g.writeUInt32LE(o.r2q === undefined ? 10 : parseIntArg(o.r2q, 'htb r2q', 0), 4);
   let def = 0;
   if (o.default !== undefined) {
-    def = typeof o.default === 'number' ? parseIntArg(o.default, 'htb default') : parseIntArg(/^0x/i.test(o.default) ? o.default : `0x${o.default}`, 'htb default');
+    if (typeof o.default === 'number') def = parseIntArg(o.default, 'htb default');
+    else if (typeof o.default === 'string' && /^(0x)?[0-9a-f]+$/i.test(o.default.trim()))
+      def = parseIntArg(/^0x/i.test(o.default.trim()) ? o.default.trim() : `0x${o.default.trim()}`, 'htb default', 0, 0xffff);
+    // the user's own text in the message, not the 0x-prefixed form tc reads it as
+    else throw new UsageError(`htb default: ${JSON.stringify(o.default)} is not a hex class minor (tc reads "default 20" as 0x20)`);
   }
   g.writeUInt32LE(def, 8);
   const kids = [attr(TCA_HTB_INIT, g)];
@@ -127,37 +136,16 @@ const MAX_RATE64 = 2 ** 64 - 1;
  */
 function checkRate64(rate: number, what: 'rate' | 'ceil'): number {
   if (!(rate <= MAX_RATE64)) {
-    throw new UsageError(`htb class: ${what} ${formatRate(rate)} is beyond what the kernel's TCA_HTB_${what.toUpperCase()}64 holds (a u64 of bytes per second)`);
+    throw new UsageError(
+      `htb class: ${what} ${formatRate(rate)} is beyond what the kernel's TCA_HTB_${what.toUpperCase()}64 holds (a u64 of bytes per second)`,
+    );
   }
   return rate;
 }
 
-/**
- * `tc_htb_opt.buffer` / `cbuffer`: the psched ticks (u32) it takes to send
- * the burst at the rate, as tc_calc_xmittime computes them (whole
- * microseconds, then ticks). Refused when the field cannot hold it: a burst
- * so short at that rate that the field reads back as 0 bytes (0 ticks, or
- * under one whole microsecond when tc and synplug turn the ticks back into
- * bytes: the class would show `burst 0b`), and one longer than a u32 of
- * ticks, which would wrap around.
- * @param defaulted the burst is tc's default (rate / HZ + mtu), not the caller's
- * @throws {UsageError} naming the smallest (or largest) burst that fits
- */
+/** `tc_htb_opt.buffer` / `cbuffer` ticks, checked (see {@link checkedBufferTicks}). @throws {UsageError} */
 function ticksFor(rate: number, size: number, burst: 'burst' | 'cburst', of: 'rate' | 'ceil', defaulted: boolean): number {
-  const us = (TIME_UNITS_PER_SEC * size) / rate;
-  const field = burst === 'burst' ? 'buffer' : 'cbuffer';
-  const given = defaulted ? `the default ${burst} (${size} bytes: ${of} / HZ + mtu, as tc computes it)` : `a ${burst} of ${size} bytes`;
-  if (Math.trunc(us) * TICKS_PER_USEC >= 2 ** 32) {
-    const maxBytes = Math.floor((Math.floor((2 ** 32 - 1) / TICKS_PER_USEC) * rate) / TIME_UNITS_PER_SEC);
-    throw new UsageError(`htb class: at ${of} ${formatRate(rate)}, ${given} lasts longer than the kernel's ${field} field (a u32 of psched ticks, struct tc_htb_opt) holds; give a ${burst} of at most ${maxBytes} bytes or a higher ${of}`);
-  }
-  const ticks = calcXmittime(rate, size);
-  if (ticks === 0 || calcXmitsize(rate, ticks) === 0) {
-    let min = Math.max(1, Math.ceil((2 * rate) / TIME_UNITS_PER_SEC));
-    while (calcXmitsize(rate, calcXmittime(rate, min)) === 0 && min < 2 ** 32) min *= 2;
-    throw new UsageError(`htb class: at ${of} ${formatRate(rate)}, ${given} is too short for the kernel's ${field} field (psched ticks, struct tc_htb_opt): it would read back as "${burst} 0b"; give a ${burst} of at least ${min} bytes`);
-  }
-  return ticks;
+  return checkedBufferTicks(rate, size, { who: 'htb class', burst, of, field: burst === 'burst' ? 'buffer' : 'cbuffer', struct: 'tc_htb_opt', defaulted });
 }
 
 /**
@@ -295,17 +283,42 @@ function parseClassArgs(args: readonly string[]): HtbClassOptions {
   while (r.more()) {
     const w = r.next();
     switch (w) {
-      case 'rate': o.rate = r.value(w); break;
-      case 'ceil': o.ceil = r.value(w); break;
-      case 'burst': case 'buffer': case 'maxburst': o.burst = r.value(w); break;
-      case 'cburst': case 'cbuffer': case 'cmaxburst': o.cburst = r.value(w); break;
-      case 'prio': o.prio = r.int(w, 0, 7); break;
-      case 'quantum': o.quantum = r.int(w); break;
-      case 'mtu': o.mtu = r.int(w); break;
-      case 'mpu': o.mpu = r.int(w, 0, 0xffff); break;
-      case 'overhead': o.overhead = r.int(w, 0, 0xffff); break;
-      case 'linklayer': o.linklayer = r.value(w); break;
-      default: r.unknown(w, 'rate, ceil, burst, cburst, prio, quantum, mtu, mpu, overhead, linklayer');
+      case 'rate':
+        o.rate = r.value(w);
+        break;
+      case 'ceil':
+        o.ceil = r.value(w);
+        break;
+      case 'burst':
+      case 'buffer':
+      case 'maxburst':
+        o.burst = r.value(w);
+        break;
+      case 'cburst':
+      case 'cbuffer':
+      case 'cmaxburst':
+        o.cburst = r.value(w);
+        break;
+      case 'prio':
+        o.prio = r.int(w, 0, 7);
+        break;
+      case 'quantum':
+        o.quantum = r.int(w);
+        break;
+      case 'mtu':
+        o.mtu = r.int(w);
+        break;
+      case 'mpu':
+        o.mpu = r.int(w, 0, 0xffff);
+        break;
+      case 'overhead':
+        o.overhead = r.int(w, 0, 0xffff);
+        break;
+      case 'linklayer':
+        o.linklayer = r.value(w);
+        break;
+      default:
+        r.unknown(w, 'rate, ceil, burst, cburst, prio, quantum, mtu, mpu, overhead, linklayer');
     }
   }
   if (o.rate === undefined) throw new UsageError('class htb: "rate" is required');
@@ -318,8 +331,16 @@ export const htb: QdiscKind<HtbOptions, HtbClassOptions> = {
   classful: true,
   optionTypes: { default: 'number|string', r2q: 'number', direct_qlen: 'number', offload: 'boolean' },
   classOptionTypes: {
-    rate: 'number|string', ceil: 'number|string', burst: 'number|string', cburst: 'number|string', prio: 'number',
-    quantum: 'number', mtu: 'number', mpu: 'number', overhead: 'number', linklayer: 'string',
+    rate: 'number|string',
+    ceil: 'number|string',
+    burst: 'number|string',
+    cburst: 'number|string',
+    prio: 'number',
+    quantum: 'number',
+    mtu: 'number',
+    mpu: 'number',
+    overhead: 'number',
+    linklayer: 'string',
   },
   encodeOptions: encodeQdisc,
   decodeOptions: decodeQdisc,

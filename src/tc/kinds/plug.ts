@@ -26,11 +26,9 @@
 import { attr, str } from '../../netlink/attributes.js';
 import { NetlinkDecodeError, UsageError } from '../../netlink/errors.js';
 import { RTM_NEWQDISC } from '../../netlink/route/constants.js';
-import {
-  TCA_KIND, TCA_OPTIONS, TCQ_PLUG_BUFFER, TCQ_PLUG_LIMIT, TCQ_PLUG_RELEASE_INDEFINITE, TCQ_PLUG_RELEASE_ONE,
-} from '../constants.js';
-import { ArgReader } from '../args.js';
-import { ifindexOf } from '../device.js';
+import { TCA_KIND, TCA_OPTIONS, TCQ_PLUG_BUFFER, TCQ_PLUG_LIMIT, TCQ_PLUG_RELEASE_INDEFINITE, TCQ_PLUG_RELEASE_ONE } from '../constants.js';
+import { ArgReader, checkSpecKeys } from '../args.js';
+import { ifindexOf, requireRoute } from '../device.js';
 import { explainQdisc } from '../explain.js';
 import { handleOf, qdiscHandleOf } from '../handle.js';
 import { encodeTcmsg } from '../tcmsg.js';
@@ -118,8 +116,10 @@ function parseArgs(args: readonly string[]): PlugOptions {
     if (w === 'block' || w === 'buffer') set('buffer');
     else if (w === 'release' || w === 'release_one') set('release_one');
     else if (w === 'release_indefinite') set('release_indefinite');
-    else if (w === 'limit') { set('limit'); o.limit = r.value('limit'); }
-    else r.unknown(w, 'block, release, release_indefinite, limit BYTES');
+    else if (w === 'limit') {
+      set('limit');
+      o.limit = r.value('limit');
+    } else r.unknown(w, 'block, release, release_indefinite, limit BYTES');
   }
   return o;
 }
@@ -160,7 +160,16 @@ export function plugRequest(ifindex: number, parent: number, handle: number, act
   };
 }
 
-async function plugVerb(conn: TcConnection, ref: PlugRef, action: number, limit = 0): Promise<void> {
+async function plugVerb(
+  conn: TcConnection,
+  ref: PlugRef,
+  action: number,
+  limit = 0,
+  fn = 'plug',
+  keys: readonly string[] = ['dev', 'ifindex', 'parent', 'handle'],
+): Promise<void> {
+  requireRoute(conn, fn);
+  checkSpecKeys(ref, keys, fn);
   const ifindex = await ifindexOf(conn, ref);
   const req = plugRequest(ifindex, handleOf(ref.parent, 'plug parent'), qdiscHandleOf(ref.handle, 'plug handle'), action, limit);
   try {
@@ -177,7 +186,7 @@ async function plugVerb(conn: TcConnection, ref: PlugRef, action: number, limit 
  * @throws {NetlinkError} "no qdisc with handle 40: under parent 1:4 on dev lo to change (create the plug qdisc first)"
  */
 export function plugBuffer(conn: TcConnection, ref: PlugRef): Promise<void> {
-  return plugVerb(conn, ref, TCQ_PLUG_BUFFER);
+  return plugVerb(conn, ref, TCQ_PLUG_BUFFER, 0, 'plugBuffer');
 }
 
 /**
@@ -185,7 +194,7 @@ export function plugBuffer(conn: TcConnection, ref: PlugRef): Promise<void> {
  * @throws {UsageError} @throws {NetlinkError} as {@link plugBuffer}
  */
 export function plugReleaseOne(conn: TcConnection, ref: PlugRef): Promise<void> {
-  return plugVerb(conn, ref, TCQ_PLUG_RELEASE_ONE);
+  return plugVerb(conn, ref, TCQ_PLUG_RELEASE_ONE, 0, 'plugReleaseOne');
 }
 
 /**
@@ -194,7 +203,7 @@ export function plugReleaseOne(conn: TcConnection, ref: PlugRef): Promise<void> 
  * @throws {UsageError} @throws {NetlinkError} as {@link plugBuffer}
  */
 export function plugReleaseIndefinite(conn: TcConnection, ref: PlugRef): Promise<void> {
-  return plugVerb(conn, ref, TCQ_PLUG_RELEASE_INDEFINITE);
+  return plugVerb(conn, ref, TCQ_PLUG_RELEASE_INDEFINITE, 0, 'plugReleaseIndefinite');
 }
 
 /**
@@ -211,7 +220,7 @@ export function plugSetLimit(conn: TcConnection, ref: PlugRef & { limit: number 
     return Promise.reject(e);
   }
   if (limit === 0) return Promise.reject(new UsageError('plug: a limit of 0 bytes would drop every packet; give a positive limit (bytes)'));
-  return plugVerb(conn, ref, TCQ_PLUG_LIMIT, limit);
+  return plugVerb(conn, ref, TCQ_PLUG_LIMIT, limit, 'plugSetLimit', ['dev', 'ifindex', 'parent', 'handle', 'limit']);
 }
 
 declare module '../types.js' {

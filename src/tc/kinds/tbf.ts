@@ -19,17 +19,33 @@
 import { attr, nested, u32, u64 } from '../../netlink/attributes.js';
 import { UsageError } from '../../netlink/errors.js';
 import {
-  TCA_OPTIONS, TCA_TBF_PARMS, TCA_TBF_RTAB, TCA_TBF_PTAB, TCA_TBF_RATE64, TCA_TBF_PRATE64, TCA_TBF_BURST,
-  TCA_TBF_PBURST, TCA_TBF_PAD, TC_LINKLAYER_ETHERNET,
+  TCA_OPTIONS,
+  TCA_TBF_PARMS,
+  TCA_TBF_RTAB,
+  TCA_TBF_PTAB,
+  TCA_TBF_RATE64,
+  TCA_TBF_PRATE64,
+  TCA_TBF_BURST,
+  TCA_TBF_PBURST,
+  TCA_TBF_PAD,
+  TC_LINKLAYER_ETHERNET,
 } from '../constants.js';
 import { ArgReader, parseIntArg } from '../args.js';
 import { NlaTable } from '../nla.js';
-import {
-  calcRtable, linklayerName, parseLinklayer, parseSizeAndCell, rate32, readRatespec, writeRatespec, type Ratespec,
-} from '../ratespec.js';
+import { calcRtable, linklayerName, parseLinklayer, parseSizeAndCell, rate32, readRatespec, writeRatespec, type Ratespec } from '../ratespec.js';
 import type { QdiscKind } from '../types.js';
 import {
-  calcXmitsize, calcXmittime, formatRate, formatSize, formatTime, parseRate, parseSize, parseTime, tick2time, TIME_UNITS_PER_SEC,
+  checkedBufferTicks,
+  calcXmitsize,
+  calcXmittime,
+  formatRate,
+  formatSize,
+  formatTime,
+  parseRate,
+  parseSize,
+  parseTime,
+  tick2time,
+  TIME_UNITS_PER_SEC,
 } from '../units.js';
 
 /** Options of a tbf qdisc: `rate`, `burst`, and one of `limit` / `latency` are required. */
@@ -69,8 +85,12 @@ function encodeOptions(o: TbfOptions): Buffer[] {
   if (o.limit !== undefined && o.latency !== undefined) throw new UsageError('tbf: give "limit" or "latency", not both');
   const rate64 = parseRate(o.rate, 'tbf rate');
   if (rate64 === 0) throw new UsageError('tbf: rate must be greater than 0');
+  if (!(rate64 <= 2 ** 64 - 1))
+    throw new UsageError(`tbf: rate ${formatRate(rate64)} is beyond what the kernel's TCA_TBF_RATE64 holds (a u64 of bytes per second)`);
   const b = parseSizeAndCell(o.burst, 'tbf burst', parseSize);
   if (b.size === 0) throw new UsageError('tbf: burst must be greater than 0');
+  // the kernel keeps the burst as time at the rate (psched ticks in tc_tbf_qopt.buffer): refuse one it would read back as 0
+  checkedBufferTicks(rate64, b.size, { who: 'tbf', burst: 'burst', of: 'rate', field: 'buffer', struct: 'tc_tbf_qopt' });
   const prate64 = o.peakrate === undefined ? 0 : parseRate(o.peakrate, 'tbf peakrate');
   const m = o.mtu === undefined ? { size: 0, cellLog: -1 } : parseSizeAndCell(o.mtu, 'tbf mtu', parseSize);
   if (prate64 && !m.size) throw new UsageError('tbf: "mtu" (the peak-rate bucket size) is required with "peakrate"');
@@ -172,16 +192,38 @@ function parseArgs(args: readonly string[]): TbfOptions {
   while (r.more()) {
     const w = r.next();
     switch (w) {
-      case 'rate': o.rate = r.value(w); break;
-      case 'burst': case 'buffer': case 'maxburst': o.burst = r.value(w); break;
-      case 'limit': o.limit = r.value(w); break;
-      case 'latency': o.latency = r.value(w); break;
-      case 'peakrate': o.peakrate = r.value(w); break;
-      case 'mtu': case 'minburst': o.mtu = r.value(w); break;
-      case 'mpu': o.mpu = r.value(w); break;
-      case 'overhead': o.overhead = r.int(w, 0, 0xffff); break;
-      case 'linklayer': o.linklayer = r.value(w); break;
-      default: r.unknown(w, 'rate, burst, limit, latency, peakrate, mtu, mpu, overhead, linklayer');
+      case 'rate':
+        o.rate = r.value(w);
+        break;
+      case 'burst':
+      case 'buffer':
+      case 'maxburst':
+        o.burst = r.value(w);
+        break;
+      case 'limit':
+        o.limit = r.value(w);
+        break;
+      case 'latency':
+        o.latency = r.value(w);
+        break;
+      case 'peakrate':
+        o.peakrate = r.value(w);
+        break;
+      case 'mtu':
+      case 'minburst':
+        o.mtu = r.value(w);
+        break;
+      case 'mpu':
+        o.mpu = r.value(w);
+        break;
+      case 'overhead':
+        o.overhead = r.int(w, 0, 0xffff);
+        break;
+      case 'linklayer':
+        o.linklayer = r.value(w);
+        break;
+      default:
+        r.unknown(w, 'rate, burst, limit, latency, peakrate, mtu, mpu, overhead, linklayer');
     }
   }
   return o as TbfOptions;
@@ -192,8 +234,15 @@ export const tbf: QdiscKind<TbfOptions> = {
   kind: 'tbf',
   classful: true,
   optionTypes: {
-    rate: 'number|string', burst: 'number|string', limit: 'number|string', latency: 'number|string', peakrate: 'number|string',
-    mtu: 'number|string', mpu: 'number|string', overhead: 'number', linklayer: 'string',
+    rate: 'number|string',
+    burst: 'number|string',
+    limit: 'number|string',
+    latency: 'number|string',
+    peakrate: 'number|string',
+    mtu: 'number|string',
+    mpu: 'number|string',
+    overhead: 'number',
+    linklayer: 'string',
   },
   encodeOptions,
   decodeOptions,
