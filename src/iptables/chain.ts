@@ -77,7 +77,11 @@ export interface ChainSpec {
  * @throws {UsageError} a bad family, name, hook, priority or policy; a base chain missing type or hook
  */
 export function encodeChain(c: ChainSpec): Buffer[] {
-  const out = [encodeNfGenMsg(familyNumber(c.family)), nameAttr(C.NFTA_CHAIN_TABLE, checkName(c.table, 'table')), nameAttr(C.NFTA_CHAIN_NAME, checkName(c.name, 'chain'))];
+  const out = [
+    encodeNfGenMsg(familyNumber(c.family)),
+    nameAttr(C.NFTA_CHAIN_TABLE, checkName(c.table, 'table')),
+    nameAttr(C.NFTA_CHAIN_NAME, checkName(c.name, 'chain')),
+  ];
   const base = c.type !== undefined || c.hook !== undefined || c.prio !== undefined || c.policy !== undefined;
   if (!base) return out;
   if (c.type === undefined || c.hook === undefined) throw new UsageError(`base chain '${c.name}' needs both a type and a hook`);
@@ -101,7 +105,11 @@ export function encodeChain(c: ChainSpec): Buffer[] {
  * @throws {UsageError} a bad family or name
  */
 export function encodeChainRef(c: { family: string; table: string; name: string }): Buffer[] {
-  return [encodeNfGenMsg(familyNumber(c.family)), nameAttr(C.NFTA_CHAIN_TABLE, checkName(c.table, 'table')), nameAttr(C.NFTA_CHAIN_NAME, checkName(c.name, 'chain'))];
+  return [
+    encodeNfGenMsg(familyNumber(c.family)),
+    nameAttr(C.NFTA_CHAIN_TABLE, checkName(c.table, 'table')),
+    nameAttr(C.NFTA_CHAIN_NAME, checkName(c.name, 'chain')),
+  ];
 }
 
 /**

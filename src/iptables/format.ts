@@ -43,8 +43,17 @@ import { describeExpr, exprCodec, limitPrinted, quotaText } from './expr/index.j
 import { priorityText } from './names.js';
 import { addressText } from './validate.js';
 import {
-  durationText, FLAG_TYPES, flagValueNames, l4Name, tcpFlagNames, valueText,
-  type Field, type PrintContext, type RegisterValue, type Statement, type ValueType,
+  durationText,
+  FLAG_TYPES,
+  flagValueNames,
+  l4Name,
+  tcpFlagNames,
+  valueText,
+  type Field,
+  type PrintContext,
+  type RegisterValue,
+  type Statement,
+  type ValueType,
 } from './print.js';
 
 export type { Statement } from './print.js';
@@ -111,17 +120,46 @@ const NET_BITFIELDS: Record<string, Array<{ at: string; mask: string; shift: num
 /** Transport fields nft names without knowing the protocol (`th dport 53`): its `th` header. */
 const TH_ANY: Record<string, [string, ValueType]> = { '0/2': ['sport', 'port'], '2/2': ['dport', 'port'] };
 const NET_FIELDS: Record<string, Record<string, [string, ValueType]>> = {
-  ip: { '12/4': ['saddr', 'ipv4'], '16/4': ['daddr', 'ipv4'], '9/1': ['protocol', 'l4proto'], '8/1': ['ttl', 'uint_be'], '2/2': ['length', 'uint_be'], '4/2': ['id', 'uint_be'] },
+  ip: {
+    '12/4': ['saddr', 'ipv4'],
+    '16/4': ['daddr', 'ipv4'],
+    '9/1': ['protocol', 'l4proto'],
+    '8/1': ['ttl', 'uint_be'],
+    '2/2': ['length', 'uint_be'],
+    '4/2': ['id', 'uint_be'],
+  },
   ip6: { '8/16': ['saddr', 'ipv6'], '24/16': ['daddr', 'ipv6'], '6/1': ['nexthdr', 'l4proto'], '7/1': ['hoplimit', 'uint_be'], '4/2': ['length', 'uint_be'] },
 };
 const TH_FIELDS: Record<string, Record<string, [string, ValueType]>> = {
-  tcp: { '0/2': ['sport', 'port'], '2/2': ['dport', 'port'], '13/1': ['flags', 'tcpflags'], '4/4': ['sequence', 'uint_be'], '8/4': ['ackseq', 'uint_be'], '14/2': ['window', 'uint_be'] },
+  tcp: {
+    '0/2': ['sport', 'port'],
+    '2/2': ['dport', 'port'],
+    '13/1': ['flags', 'tcpflags'],
+    '4/4': ['sequence', 'uint_be'],
+    '8/4': ['ackseq', 'uint_be'],
+    '14/2': ['window', 'uint_be'],
+  },
   udp: { '0/2': ['sport', 'port'], '2/2': ['dport', 'port'], '4/2': ['length', 'uint_be'] },
 };
 const META_TYPES: Record<string, ValueType> = {
-  mark: 'mark', l4proto: 'l4proto', nfproto: 'nfproto', iifname: 'ifname', oifname: 'ifname', iif: 'ifindex', oif: 'ifindex', iiftype: 'iftype', oiftype: 'iftype',
-  length: 'uint_he', cpu: 'uint_he', skuid: 'uint_he', skgid: 'uint_he', nftrace: 'uint_he', random: 'uint_be', protocol: 'ethertype',
-  pkttype: 'pkttype', priority: 'tchandle',
+  mark: 'mark',
+  l4proto: 'l4proto',
+  nfproto: 'nfproto',
+  iifname: 'ifname',
+  oifname: 'ifname',
+  iif: 'ifindex',
+  oif: 'ifindex',
+  iiftype: 'iftype',
+  oiftype: 'iftype',
+  length: 'uint_he',
+  cpu: 'uint_he',
+  skuid: 'uint_he',
+  skgid: 'uint_he',
+  nftrace: 'uint_he',
+  random: 'uint_be',
+  protocol: 'ethertype',
+  pkttype: 'pkttype',
+  priority: 'tchandle',
 };
 /** Ethernet header fields (`ether saddr`, `ether type`), by offset/length in the link-layer header. */
 const LL_FIELDS: Record<string, [string, ValueType]> = { '0/6': ['daddr', 'ether'], '6/6': ['saddr', 'ether'], '12/2': ['type', 'ethertype'] };
@@ -187,7 +225,8 @@ function prefixBits(maskHex: string): number | undefined {
     for (let i = 7; i >= 0; i--) {
       const one = (byte >> i) & 1;
       if (one && zero) return undefined;
-      if (one) bits++; else zero = true;
+      if (one) bits++;
+      else zero = true;
     }
   }
   return bits;
@@ -201,8 +240,13 @@ function prefixMatch(f: Field, data: string, bits: number, op: string): Slot {
   const addr = addressText(bytes);
   const json = { payload: (f.json as { payload: unknown }).payload };
   return {
-    stmt: { text: `${f.text} ${op === 'neq' ? '!= ' : ''}${addr}/${bits}`, json: { match: { op: op === 'neq' ? '!=' : '==', left: json, right: { prefix: { addr, len: bits } } } } },
-    needsL2: f.l2, needsL3: f.l3, needsL4: f.l4,
+    stmt: {
+      text: `${f.text} ${op === 'neq' ? '!= ' : ''}${addr}/${bits}`,
+      json: { match: { op: op === 'neq' ? '!=' : '==', left: json, right: { prefix: { addr, len: bits } } } },
+    },
+    needsL2: f.l2,
+    needsL3: f.l3,
+    needsL4: f.l4,
   };
 }
 
@@ -263,21 +307,29 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
    * runs on for `len` bytes (to the end of the file when unknown).
    */
   const span = (r: number, len?: number): [number, number] => {
-    if (r >= C.NFT_REG_1 && r <= C.NFT_REG_4) { const w = C.NFT_REG32_00 + 4 * (r - C.NFT_REG_1); return [w, w + 3]; }
+    if (r >= C.NFT_REG_1 && r <= C.NFT_REG_4) {
+      const w = C.NFT_REG32_00 + 4 * (r - C.NFT_REG_1);
+      return [w, w + 3];
+    }
     if (r >= C.NFT_REG32_00) return [r, len !== undefined && len > 0 ? Math.min(C.NFT_REG32_00 + 15, r + Math.ceil(len / 4) - 1) : C.NFT_REG32_00 + 15];
     return [r, r];
   };
   /** Forget every bound register a write to `w` overlaps. */
   const unbind = (w: number, len?: number): void => {
     const [a, b] = span(w, len);
-    for (const [k, v] of [...regs]) { const [c, d] = span(k, v.len); if (a <= d && c <= b) regs.delete(k); }
+    for (const [k, v] of [...regs]) {
+      const [c, d] = span(k, v.len);
+      if (a <= d && c <= b) regs.delete(k);
+    }
   };
   const bind = (w: number, entry: { src: Src; slots: number[] }, len?: number): void => {
     unbind(w, len);
     regs.set(w, { ...entry, len });
   };
   const ctx: Ctx = {
-    l2: options.family === 'bridge' ? 'ether' : undefined, l3: options.family === 'ip' ? 'ip' : options.family === 'ip6' ? 'ip6' : undefined };
+    l2: options.family === 'bridge' ? 'ether' : undefined,
+    l3: options.family === 'ip' ? 'ip' : options.family === 'ip6' ? 'ip6' : undefined,
+  };
   const consume = (reg: number): Src | undefined => {
     const r = regs.get(reg);
     if (!r) return undefined;
@@ -300,8 +352,12 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
   };
   const pctx: PrintContext = {
     family: options.family,
-    get l3() { return ctx.l3; },
-    get l4() { return ctx.l4; },
+    get l3() {
+      return ctx.l3;
+    },
+    get l4() {
+      return ctx.l4;
+    },
     reg(n: number): RegisterValue | undefined {
       const r = regs.get(n);
       if (!r) return undefined;
@@ -315,7 +371,10 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
   };
   for (let at = 0; at < exprs.length; at++) {
     const e0 = exprs[at];
-    if ((e0 as GenericExpr).generic === true) { rawSlot(e0, 'all'); continue; }
+    if ((e0 as GenericExpr).generic === true) {
+      rawSlot(e0, 'all');
+      continue;
+    }
     const e = e0 as Exclude<Expr, GenericExpr>;
     switch (e.name) {
       case 'payload':
@@ -339,7 +398,11 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
           }
           if (r?.src.k === 'map') {
             consume(e.sreg);
-            slots.push({ stmt: { text: `${text} set ${r.src.stmt.text}`, json: { mangle: { key, value: r.src.stmt.json } } }, needsL3: r.src.l3, needsL4: r.src.l4 });
+            slots.push({
+              stmt: { text: `${text} set ${r.src.stmt.text}`, json: { mangle: { key, value: r.src.stmt.json } } },
+              needsL3: r.src.l3,
+              needsL4: r.src.l4,
+            });
             continue;
           }
           const f = r && r.src.k !== 'imm' && r.src.k !== 'masked' ? fieldOf(r.src, ctx) : undefined;
@@ -366,7 +429,15 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
       }
       case 'bitwise': {
         const r = regs.get(e.sreg);
-        if (r && (e.op === undefined || e.op === 'mask_xor') && e.mask !== undefined && e.xor !== undefined && r.src.k !== 'masked' && r.src.k !== 'imm' && r.src.k !== 'map') {
+        if (
+          r &&
+          (e.op === undefined || e.op === 'mask_xor') &&
+          e.mask !== undefined &&
+          e.xor !== undefined &&
+          r.src.k !== 'masked' &&
+          r.src.k !== 'imm' &&
+          r.src.k !== 'map'
+        ) {
           slots.push({ stmt: raw(e), loadOf: e.dreg });
           bind(e.dreg, { src: { k: 'masked', src: r.src, mask: e.mask, xor: e.xor }, slots: [...r.slots, slots.length - 1] }, e.len);
         } else rawSlot(e, [e.dreg]);
@@ -378,10 +449,18 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
         const next = exprs[at + 1] as Expr | undefined;
         if (r && e.op === 'gte' && next?.name === 'cmp' && (next as { op?: string }).op === 'lte' && (next as { sreg?: number }).sreg === e.sreg) {
           const st = rangeStatement(r.src, e.data, (next as { data: string }).data);
-          if (st) { consume(e.sreg); slots.push(st); at++; continue; }
+          if (st) {
+            consume(e.sreg);
+            slots.push(st);
+            at++;
+            continue;
+          }
         }
         const st = r ? matchStatement(r.src, e.op, e.data, ctx) : undefined;
-        if (!r || !st) { rawSlot(e, []); continue; }
+        if (!r || !st) {
+          rawSlot(e, []);
+          continue;
+        }
         consume(e.sreg);
         slots.push(st);
         continue;
@@ -392,13 +471,26 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
         const set = options.sets?.find((s) => s.name === e.set);
         // a map lookup needs the map (to print its values); a verdict map writes the verdict register
         const isMap = e.dreg !== undefined;
-        if (!r || !f || (isMap && (!set || set.map === undefined || e.invert))) { rawSlot(e, e.dreg !== undefined ? [e.dreg] : []); continue; }
+        if (!r || !f || (isMap && (!set || set.map === undefined || e.invert))) {
+          rawSlot(e, e.dreg !== undefined ? [e.dreg] : []);
+          continue;
+        }
         consume(e.sreg);
         const right = setRight(e.set, f.type)!;
         if (!isMap) {
-          slots.push({ stmt: { text: `${f.text} ${e.invert ? '!= ' : ''}${right.text}`, json: { match: { op: e.invert ? '!=' : '==', left: f.json, right: right.json } } }, needsL2: f.l2, needsL3: f.l3, needsL4: f.l4 });
+          slots.push({
+            stmt: { text: `${f.text} ${e.invert ? '!= ' : ''}${right.text}`, json: { match: { op: e.invert ? '!=' : '==', left: f.json, right: right.json } } },
+            needsL2: f.l2,
+            needsL3: f.l3,
+            needsL4: f.l4,
+          });
         } else if (e.dreg === C.NFT_REG_VERDICT) {
-          slots.push({ stmt: { text: `${f.text} vmap ${right.text}`, json: { vmap: { key: f.json, data: right.json } } }, needsL2: f.l2, needsL3: f.l3, needsL4: f.l4 });
+          slots.push({
+            stmt: { text: `${f.text} vmap ${right.text}`, json: { vmap: { key: f.json, data: right.json } } },
+            needsL2: f.l2,
+            needsL3: f.l3,
+            needsL4: f.l4,
+          });
         } else {
           const stmt = { text: `${f.text} map ${right.text}`, json: { map: { key: f.json, data: right.json } } };
           slots.push({ stmt: raw(e), loadOf: e.dreg });
@@ -414,7 +506,7 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
         const codec = exprCodec(e.name);
         const ld = codec?.field?.(e, pctx);
         if (ld) {
-          const before = ld.from !== undefined ? regs.get(ld.from)?.slots ?? [] : [];
+          const before = ld.from !== undefined ? (regs.get(ld.from)?.slots ?? []) : [];
           slots.push({ stmt: raw(e), loadOf: ld.dreg });
           bind(ld.dreg, { src: { k: 'field', field: ld.field }, slots: [...before, slots.length - 1] });
           continue;
@@ -447,7 +539,12 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
     const lo = valueText(from, f.type, pctx.ifname);
     const hi = valueText(to, f.type, pctx.ifname);
     if ((lo.text.startsWith('0x') || hi.text.startsWith('0x')) && f.type !== 'mark' && f.type !== 'mark_be') return undefined;
-    return { stmt: { text: `${f.text} ${lo.text}-${hi.text}`, json: { match: { op: '==', left: f.json, right: { range: [lo.json, hi.json] } } } }, needsL2: f.l2, needsL3: f.l3, needsL4: f.l4 };
+    return {
+      stmt: { text: `${f.text} ${lo.text}-${hi.text}`, json: { match: { op: '==', left: f.json, right: { range: [lo.json, hi.json] } } } },
+      needsL2: f.l2,
+      needsL3: f.l3,
+      needsL4: f.l4,
+    };
   }
 
   /**
@@ -468,7 +565,8 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
     if ((v & ~mask) !== 0) return null;
     const n = (v & mask) >>> bf.shift;
     const bytes = Buffer.alloc(bf.type === 'uint_be' ? 4 : 1);
-    if (bf.type === 'uint_be') bytes.writeUInt32BE(n); else bytes[0] = n;
+    if (bf.type === 'uint_be') bytes.writeUInt32BE(n);
+    else bytes[0] = n;
     const val = valueText(bytes.toString('hex'), bf.type);
     const left = { payload: { protocol: c.l3, field: bf.name } };
     return { stmt: { text: `${c.l3} ${bf.name} ${OP_TEXT[op]}${val.text}`, json: { match: { op: OP_JSON[op], left, right: val.json } } }, needsL3: c.l3 };
@@ -492,16 +590,43 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
       const isZero = !/[^0]/.test(data);
       // `ct state established,related`, `tcp flags syn`: any of the mask's flags set
       if (FLAG_TYPES.has(f.type) && op === 'neq' && isZero && flagValueNames(src.mask, f.type)?.length) {
-        return { stmt: { text: `${f.text} ${mask.text}`, json: { match: { op: 'in', left: f.json, right: mask.json } } }, needsL2: f.l2, needsL3: f.l3, needsL4: f.l4 };
+        return {
+          stmt: { text: `${f.text} ${mask.text}`, json: { match: { op: 'in', left: f.json, right: mask.json } } },
+          needsL2: f.l2,
+          needsL3: f.l3,
+          needsL4: f.l4,
+        };
       }
       if (f.type === 'tcpflags' && op === 'eq' && !isZero) {
-        return { stmt: { text: `${f.text} ${val.text} / ${mask.text}`, json: { match: { op: '==', left: { '&': [f.json, Buffer.from(src.mask, 'hex').length === 1 ? tcpFlagNames(Buffer.from(src.mask, 'hex')[0]) : mask.json] }, right: val.json } } }, needsL2: f.l2, needsL3: f.l3, needsL4: f.l4 };
+        return {
+          stmt: {
+            text: `${f.text} ${val.text} / ${mask.text}`,
+            json: {
+              match: {
+                op: '==',
+                left: { '&': [f.json, Buffer.from(src.mask, 'hex').length === 1 ? tcpFlagNames(Buffer.from(src.mask, 'hex')[0]) : mask.json] },
+                right: val.json,
+              },
+            },
+          },
+          needsL2: f.l2,
+          needsL3: f.l3,
+          needsL4: f.l4,
+        };
       }
       if (f.type === 'hex' || f.type === 'rawint' || mask.text.startsWith('0x') !== val.text.startsWith('0x')) {
         // a masked raw payload prints with both sides in hex, as nft does; anything mixed stays raw
         if (f.type !== 'hex' && f.type !== 'rawint') return undefined;
       }
-      return { stmt: { text: `${f.text} & ${mask.text} ${op === 'eq' ? '==' : opText.trim()} ${val.text}`, json: { match: { op: opJson, left: { '&': [f.json, mask.json] }, right: val.json } } }, needsL2: f.l2, needsL3: f.l3, needsL4: f.l4 };
+      return {
+        stmt: {
+          text: `${f.text} & ${mask.text} ${op === 'eq' ? '==' : opText.trim()} ${val.text}`,
+          json: { match: { op: opJson, left: { '&': [f.json, mask.json] }, right: val.json } },
+        },
+        needsL2: f.l2,
+        needsL3: f.l3,
+        needsL4: f.l4,
+      };
     }
     if (src.k === 'imm' || src.k === 'map') return undefined;
     const f = fieldOf(src, c);
@@ -515,18 +640,35 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
     if (f.type !== 'hex' && f.type !== 'rawint' && v.text.startsWith('0x') && f.type !== 'mark' && f.type !== 'mark_be') return undefined;
     // flag fields compared whole print an explicit `==` (`ct state == established`)
     const opShown = FLAG_TYPES.has(f.type) && op === 'eq' ? '== ' : opText;
-    const slot: Slot = { stmt: { text: `${f.text} ${opShown}${v.text}`, json: { match: { op: opJson, left: f.json, right: v.json } } }, needsL2: f.l2, needsL3: f.l3, needsL4: f.l4 };
-    if (op === 'eq' && f.type === 'iftype' && v.text === 'ether') { c.l2 = 'ether'; slot.setsL2 = 'ether'; }
-    if (op === 'eq' && f.type === 'ethertype' && (v.text === 'ip' || v.text === 'ip6')) { c.l3 = v.text; slot.setsL3 = v.text; }
+    const slot: Slot = {
+      stmt: { text: `${f.text} ${opShown}${v.text}`, json: { match: { op: opJson, left: f.json, right: v.json } } },
+      needsL2: f.l2,
+      needsL3: f.l3,
+      needsL4: f.l4,
+    };
+    if (op === 'eq' && f.type === 'iftype' && v.text === 'ether') {
+      c.l2 = 'ether';
+      slot.setsL2 = 'ether';
+    }
+    if (op === 'eq' && f.type === 'ethertype' && (v.text === 'ip' || v.text === 'ip6')) {
+      c.l3 = v.text;
+      slot.setsL3 = v.text;
+    }
     // Protocol matches set the context and are dependencies of later field matches.
     if (op === 'eq' && f.type === 'l4proto' && src.k !== 'field') {
       const name = l4Name(Buffer.from(data, 'hex')[0]);
-      if (name === 'tcp' || name === 'udp') { c.l4 = name; slot.setsL4 = name; } else c.l4Other = true;
+      if (name === 'tcp' || name === 'udp') {
+        c.l4 = name;
+        slot.setsL4 = name;
+      } else c.l4Other = true;
     }
     if (op === 'eq' && f.type === 'nfproto' && src.k !== 'field') {
       const n = Buffer.from(data, 'hex')[0];
       const l3 = n === 2 ? 'ip' : n === 10 ? 'ip6' : undefined;
-      if (l3) { c.l3 = l3; slot.setsL3 = l3; }
+      if (l3) {
+        c.l3 = l3;
+        slot.setsL3 = l3;
+      }
     }
     return slot;
   }
@@ -539,7 +681,14 @@ export function ruleText(rule: NftRule, sets?: readonly NftSet[], ifnames?: Read
   return parts.join(' ');
 }
 
-const TYPE_VALUES: Record<string, ValueType> = { ipv4_addr: 'ipv4', ipv6_addr: 'ipv6', inet_service: 'port', mark: 'mark', inet_proto: 'l4proto', ether_addr: 'ether' };
+const TYPE_VALUES: Record<string, ValueType> = {
+  ipv4_addr: 'ipv4',
+  ipv6_addr: 'ipv6',
+  inet_service: 'port',
+  mark: 'mark',
+  inet_proto: 'l4proto',
+  ether_addr: 'ether',
+};
 /** Key types nft prints a CIDR block of as a prefix (`10.0.0.0/8`); others as a range (`0-1023`). */
 const PREFIX_TYPES: ReadonlySet<ValueType> = new Set(['ipv4', 'ipv6', 'mark', 'mark_be']);
 
@@ -592,7 +741,13 @@ function setElementsPrinted(set: NftSet, elements: NonNullable<NftSet['elements'
     if (it.timeoutMs !== undefined) text += ` timeout ${durationText(it.timeoutMs)}`;
     if (it.expiresMs !== undefined) text += ` expires ${durationText(it.expiresMs)}`;
     if (it.timeoutMs !== undefined || it.expiresMs !== undefined) {
-      json = { elem: { val: k.json, ...(it.timeoutMs !== undefined && { timeout: Math.floor(it.timeoutMs / 1000) }), ...(it.expiresMs !== undefined && { expires: Math.floor(it.expiresMs / 1000) }) } };
+      json = {
+        elem: {
+          val: k.json,
+          ...(it.timeoutMs !== undefined && { timeout: Math.floor(it.timeoutMs / 1000) }),
+          ...(it.expiresMs !== undefined && { expires: Math.floor(it.expiresMs / 1000) }),
+        },
+      };
     }
     if (set.map === undefined) return { text, json };
     const d = dataOf(set, it);
@@ -641,7 +796,11 @@ export function formatRulesetText(rs: NftRuleset, options: { handles?: boolean }
       const flags = s.flags.filter((f) => SHOWN_SET_FLAGS.includes(f) && !(f === 'timeout' && s.timeoutMs !== undefined));
       if (flags.length) b += `\t\tflags ${flags.join(',')}\n`;
       if (s.timeoutMs !== undefined) b += `\t\ttimeout ${durationText(s.timeoutMs)}\n`;
-      if (s.elements?.length) b += `\t\telements = ${elementsBlock(s, setElementsPrinted(s, s.elements, keyValueType(s)).map((x) => x.text))}\n`;
+      if (s.elements?.length)
+        b += `\t\telements = ${elementsBlock(
+          s,
+          setElementsPrinted(s, s.elements, keyValueType(s)).map((x) => x.text),
+        )}\n`;
       b += '\t}\n';
       blocks.push(b);
     }
@@ -680,7 +839,10 @@ function objectText(o: NftObject, options: { handles?: boolean }): string {
   let body: string | undefined;
   if (o.counter) body = `packets ${o.counter.packets} bytes ${o.counter.bytes}`;
   else if (o.quota) body = quotaText(o.quota);
-  else if (o.limit) { const p = limitPrinted(o.limit); if (p) body = p.text; }
+  else if (o.limit) {
+    const p = limitPrinted(o.limit);
+    if (p) body = p.text;
+  }
   if (body === undefined) {
     const attrs = (o.attributes ?? []).map((a) => `${a.type}=${a.data}`).join(' ');
     return `\t[ ${RAW_MARKER} object ${o.type} ${o.name}${attrs ? ` ${attrs}` : ''} ]\n`;

@@ -57,9 +57,15 @@ export interface NftObject {
 
 /** NFT_OBJECT_* names as nft prints them. */
 export const OBJECT_TYPE_NAMES: ReadonlyMap<number, string> = new Map([
-  [C.NFT_OBJECT_COUNTER, 'counter'], [C.NFT_OBJECT_QUOTA, 'quota'], [C.NFT_OBJECT_CT_HELPER, 'ct helper'],
-  [C.NFT_OBJECT_LIMIT, 'limit'], [C.NFT_OBJECT_CONNLIMIT, 'connlimit'], [C.NFT_OBJECT_TUNNEL, 'tunnel'],
-  [C.NFT_OBJECT_CT_TIMEOUT, 'ct timeout'], [C.NFT_OBJECT_SECMARK, 'secmark'], [C.NFT_OBJECT_CT_EXPECT, 'ct expectation'],
+  [C.NFT_OBJECT_COUNTER, 'counter'],
+  [C.NFT_OBJECT_QUOTA, 'quota'],
+  [C.NFT_OBJECT_CT_HELPER, 'ct helper'],
+  [C.NFT_OBJECT_LIMIT, 'limit'],
+  [C.NFT_OBJECT_CONNLIMIT, 'connlimit'],
+  [C.NFT_OBJECT_TUNNEL, 'tunnel'],
+  [C.NFT_OBJECT_CT_TIMEOUT, 'ct timeout'],
+  [C.NFT_OBJECT_SECMARK, 'secmark'],
+  [C.NFT_OBJECT_CT_EXPECT, 'ct expectation'],
   [C.NFT_OBJECT_SYNPROXY, 'synproxy'],
 ]);
 
@@ -74,7 +80,8 @@ export function decodeObject(msg: NetlinkMessage): NftObject {
   const table = l.str(C.NFTA_OBJ_TABLE);
   const name = l.str(C.NFTA_OBJ_NAME);
   const typeId = l.u32be(C.NFTA_OBJ_TYPE);
-  if (table === undefined || name === undefined || typeId === undefined) throw new NetlinkDecodeError('object message without NFTA_OBJ_TABLE, NFTA_OBJ_NAME or NFTA_OBJ_TYPE', at);
+  if (table === undefined || name === undefined || typeId === undefined)
+    throw new NetlinkDecodeError('object message without NFTA_OBJ_TABLE, NFTA_OBJ_NAME or NFTA_OBJ_TYPE', at);
   const o: NftObject = { family: familyName(g.family), table, name, type: OBJECT_TYPE_NAMES.get(typeId) ?? `type(${typeId})`, typeId };
   const handle = u64num(l, C.NFTA_OBJ_HANDLE);
   const use = l.u32be(C.NFTA_OBJ_USE);
@@ -103,6 +110,8 @@ export async function listObjects(conn: NetlinkConnection, options: { family?: s
   const payload = [encodeNfGenMsg(fam)];
   if (options.table !== undefined) payload.push(nameAttr(C.NFTA_OBJ_TABLE, checkName(options.table, 'table')));
   const msgs = await conn.dumpAll({ type: nftType(C.NFT_MSG_GETOBJ), payload });
-  return msgs.filter((m) => m.type === nftType(C.NFT_MSG_NEWOBJ)).map(decodeObject)
+  return msgs
+    .filter((m) => m.type === nftType(C.NFT_MSG_NEWOBJ))
+    .map(decodeObject)
     .filter((o) => options.table === undefined || o.table === options.table);
 }

@@ -22,7 +22,19 @@ export interface Statement {
  * `ct_state`...) read the machine's byte order, as the kernel stores them.
  */
 export type ValueType =
-  | 'ipv4' | 'ipv6' | 'port' | 'tcpflags' | 'l4proto' | 'nfproto' | 'mark' | 'mark_be' | 'ether' | 'uint_be' | 'uint_he' | 'string' | 'hex'
+  | 'ipv4'
+  | 'ipv6'
+  | 'port'
+  | 'tcpflags'
+  | 'l4proto'
+  | 'nfproto'
+  | 'mark'
+  | 'mark_be'
+  | 'ether'
+  | 'uint_be'
+  | 'uint_he'
+  | 'string'
+  | 'hex'
   /** a device name (IFNAMSIZ bytes, NUL-padded; shorter without a NUL: a wildcard, printed `eth*`) */
   | 'ifname'
   /** a device index (u32), printed as its name when known, else as the number */
@@ -111,27 +123,87 @@ export interface PrintedStatement {
 
 const TCP_FLAGS = ['fin', 'syn', 'rst', 'psh', 'ack', 'urg', 'ecn', 'cwr'];
 /** ct state bits, nft's names (NF_CT_STATE_INVALID_BIT = 1, NF_CT_STATE_BIT(IP_CT_ESTABLISHED) = 2, ...). */
-const CT_STATE_BITS: Array<[number, string]> = [[1, 'invalid'], [2, 'established'], [4, 'related'], [8, 'new'], [64, 'untracked']];
+const CT_STATE_BITS: Array<[number, string]> = [
+  [1, 'invalid'],
+  [2, 'established'],
+  [4, 'related'],
+  [8, 'new'],
+  [64, 'untracked'],
+];
 /** enum ip_conntrack_status bits nft names (linux/netfilter/nf_conntrack_common.h). */
-const CT_STATUS_BITS: Array<[number, string]> = [[1, 'expected'], [2, 'seen-reply'], [4, 'assured'], [8, 'confirmed'], [16, 'snat'], [32, 'dnat'], [512, 'dying']];
+const CT_STATUS_BITS: Array<[number, string]> = [
+  [1, 'expected'],
+  [2, 'seen-reply'],
+  [4, 'assured'],
+  [8, 'confirmed'],
+  [16, 'snat'],
+  [32, 'dnat'],
+  [512, 'dying'],
+];
 /** RTN_* route types (linux/rtnetlink.h), as nft's `fib ... type` names them. */
 const ADDR_TYPES = ['unspec', 'unicast', 'local', 'broadcast', 'anycast', 'multicast', 'blackhole', 'unreachable', 'prohibit', 'throw', 'nat', 'xresolve'];
 /** Ethernet types nft names (linux/if_ether.h ETH_P_*). */
-const ETHER_TYPES = new Map<number, string>([[0x0800, 'ip'], [0x86dd, 'ip6'], [0x0806, 'arp'], [0x8100, 'vlan'], [0x88a8, '8021ad']]);
+const ETHER_TYPES = new Map<number, string>([
+  [0x0800, 'ip'],
+  [0x86dd, 'ip6'],
+  [0x0806, 'arp'],
+  [0x8100, 'vlan'],
+  [0x88a8, '8021ad'],
+]);
 /** Device types nft names (linux/if_arp.h ARPHRD_*). */
-const IF_TYPES = new Map<number, string>([[1, 'ether'], [512, 'ppp'], [768, 'ipip'], [769, 'ipip6'], [772, 'loopback'], [776, 'sit'], [778, 'ipgre']]);
+const IF_TYPES = new Map<number, string>([
+  [1, 'ether'],
+  [512, 'ppp'],
+  [768, 'ipip'],
+  [769, 'ipip6'],
+  [772, 'loopback'],
+  [776, 'sit'],
+  [778, 'ipgre'],
+]);
 /**
  * nft 1.0.6's DSCP names (`nft describe ip dscp`), the first name of a value
  * where several share it (cs0, df and be are all 0).
  */
 const DSCP_NAMES = new Map<number, string>([
-  [0x00, 'cs0'], [0x08, 'cs1'], [0x10, 'cs2'], [0x18, 'cs3'], [0x20, 'cs4'], [0x28, 'cs5'], [0x30, 'cs6'], [0x38, 'cs7'], [0x01, 'lephb'],
-  [0x0a, 'af11'], [0x0c, 'af12'], [0x0e, 'af13'], [0x12, 'af21'], [0x14, 'af22'], [0x16, 'af23'], [0x1a, 'af31'], [0x1c, 'af32'], [0x1e, 'af33'],
-  [0x22, 'af41'], [0x24, 'af42'], [0x26, 'af43'], [0x2c, 'va'], [0x2e, 'ef'],
+  [0x00, 'cs0'],
+  [0x08, 'cs1'],
+  [0x10, 'cs2'],
+  [0x18, 'cs3'],
+  [0x20, 'cs4'],
+  [0x28, 'cs5'],
+  [0x30, 'cs6'],
+  [0x38, 'cs7'],
+  [0x01, 'lephb'],
+  [0x0a, 'af11'],
+  [0x0c, 'af12'],
+  [0x0e, 'af13'],
+  [0x12, 'af21'],
+  [0x14, 'af22'],
+  [0x16, 'af23'],
+  [0x1a, 'af31'],
+  [0x1c, 'af32'],
+  [0x1e, 'af33'],
+  [0x22, 'af41'],
+  [0x24, 'af42'],
+  [0x26, 'af43'],
+  [0x2c, 'va'],
+  [0x2e, 'ef'],
 ]);
 /** nft's ECN names (`nft describe ip ecn`), by value. */
 const ECN_NAMES = ['not-ect', 'ect1', 'ect0', 'ce'];
-const L4_NAMES = new Map<number, string>([[1, 'icmp'], [2, 'igmp'], [6, 'tcp'], [17, 'udp'], [33, 'dccp'], [47, 'gre'], [50, 'esp'], [51, 'ah'], [58, 'ipv6-icmp'], [132, 'sctp'], [136, 'udplite']]);
+const L4_NAMES = new Map<number, string>([
+  [1, 'icmp'],
+  [2, 'igmp'],
+  [6, 'tcp'],
+  [17, 'udp'],
+  [33, 'dccp'],
+  [47, 'gre'],
+  [50, 'esp'],
+  [51, 'ah'],
+  [58, 'ipv6-icmp'],
+  [132, 'sctp'],
+  [136, 'udplite'],
+]);
 
 /** nft's name of an IP protocol number (`tcp`, `udp`...), or undefined. */
 export function l4Name(n: number): string | undefined {
@@ -146,7 +218,10 @@ export function tcpFlagNames(v: number): string[] {
 function bitNames(v: number, table: Array<[number, string]>): string[] | undefined {
   const out: string[] = [];
   let known = 0;
-  for (const [bit, name] of table) { known |= bit; if (v & bit) out.push(name); }
+  for (const [bit, name] of table) {
+    known |= bit;
+    if (v & bit) out.push(name);
+  }
   return v & ~known ? undefined : out;
 }
 
@@ -156,12 +231,21 @@ export const FLAG_TYPES: ReadonlySet<ValueType> = new Set<ValueType>(['tcpflags'
 /** A duration as nft prints it: `10s`, `9s996ms`, `1h30m`, `2d`. */
 export function durationText(ms: number): string {
   if (ms <= 0) return '0s';
-  const units: Array<[number, string]> = [[86_400_000, 'd'], [3_600_000, 'h'], [60_000, 'm'], [1000, 's'], [1, 'ms']];
+  const units: Array<[number, string]> = [
+    [86_400_000, 'd'],
+    [3_600_000, 'h'],
+    [60_000, 'm'],
+    [1000, 's'],
+    [1, 'ms'],
+  ];
   let rest = Math.floor(ms);
   let out = '';
   for (const [n, u] of units) {
     const q = Math.floor(rest / n);
-    if (q) { out += `${q}${u}`; rest -= q * n; }
+    if (q) {
+      out += `${q}${u}`;
+      rest -= q * n;
+    }
   }
   return out;
 }
@@ -187,19 +271,78 @@ export function quoted(s: string): string {
 export function valueText(hex: string, type: ValueType, ifname?: (index: number) => string | undefined): { text: string; json: unknown } {
   const b = Buffer.from(hex, 'hex');
   switch (type) {
-    case 'ipv4': if (b.length === 4) { const t = addressText(b); return { text: t, json: t }; } break;
-    case 'ipv6': if (b.length === 16) { const t = addressText(b); return { text: t, json: t }; } break;
-    case 'port': if (b.length === 2) { const n = b.readUInt16BE(0); return { text: String(n), json: n }; } break;
-    case 'l4proto': if (b.length === 1) { const n = L4_NAMES.get(b[0]); return n ? { text: n, json: n } : { text: String(b[0]), json: b[0] }; } break;
-    case 'nfproto': if (b.length === 1) { const n = b[0] === 2 ? 'ipv4' : b[0] === 10 ? 'ipv6' : undefined; return n ? { text: n, json: n } : { text: String(b[0]), json: b[0] }; } break;
-    case 'tcpflags': if (b.length === 1) { const f = tcpFlagNames(b[0]); return { text: f.join(','), json: f.length === 1 ? f[0] : f }; } break;
-    case 'mark': if (b.length === 4) { const n = b.readUInt32LE(0); return { text: `0x${n.toString(16).padStart(8, '0')}`, json: n }; } break;
+    case 'ipv4':
+      if (b.length === 4) {
+        const t = addressText(b);
+        return { text: t, json: t };
+      }
+      break;
+    case 'ipv6':
+      if (b.length === 16) {
+        const t = addressText(b);
+        return { text: t, json: t };
+      }
+      break;
+    case 'port':
+      if (b.length === 2) {
+        const n = b.readUInt16BE(0);
+        return { text: String(n), json: n };
+      }
+      break;
+    case 'l4proto':
+      if (b.length === 1) {
+        const n = L4_NAMES.get(b[0]);
+        return n ? { text: n, json: n } : { text: String(b[0]), json: b[0] };
+      }
+      break;
+    case 'nfproto':
+      if (b.length === 1) {
+        const n = b[0] === 2 ? 'ipv4' : b[0] === 10 ? 'ipv6' : undefined;
+        return n ? { text: n, json: n } : { text: String(b[0]), json: b[0] };
+      }
+      break;
+    case 'tcpflags':
+      if (b.length === 1) {
+        const f = tcpFlagNames(b[0]);
+        return { text: f.join(','), json: f.length === 1 ? f[0] : f };
+      }
+      break;
+    case 'mark':
+      if (b.length === 4) {
+        const n = b.readUInt32LE(0);
+        return { text: `0x${n.toString(16).padStart(8, '0')}`, json: n };
+      }
+      break;
     // a mark key of an interval set: nft stores those big-endian
-    case 'mark_be': if (b.length === 4) { const n = b.readUInt32BE(0); return { text: `0x${n.toString(16).padStart(8, '0')}`, json: n }; } break;
-    case 'ether': if (b.length === 6) { const t = [...b].map((x) => x.toString(16).padStart(2, '0')).join(':'); return { text: t, json: t }; } break;
-    case 'uint_be': if (b.length <= 4 && b.length > 0) { const n = b.readUIntBE(0, b.length); return { text: String(n), json: n }; } break;
-    case 'uint_he': if (b.length <= 4 && b.length > 0) { const n = b.readUIntLE(0, b.length); return { text: String(n), json: n }; } break;
-    case 'string': { const nul = b.indexOf(0); const s = b.subarray(0, nul < 0 ? b.length : nul).toString('utf8'); return { text: `"${s}"`, json: s }; }
+    case 'mark_be':
+      if (b.length === 4) {
+        const n = b.readUInt32BE(0);
+        return { text: `0x${n.toString(16).padStart(8, '0')}`, json: n };
+      }
+      break;
+    case 'ether':
+      if (b.length === 6) {
+        const t = [...b].map((x) => x.toString(16).padStart(2, '0')).join(':');
+        return { text: t, json: t };
+      }
+      break;
+    case 'uint_be':
+      if (b.length <= 4 && b.length > 0) {
+        const n = b.readUIntBE(0, b.length);
+        return { text: String(n), json: n };
+      }
+      break;
+    case 'uint_he':
+      if (b.length <= 4 && b.length > 0) {
+        const n = b.readUIntLE(0, b.length);
+        return { text: String(n), json: n };
+      }
+      break;
+    case 'string': {
+      const nul = b.indexOf(0);
+      const s = b.subarray(0, nul < 0 ? b.length : nul).toString('utf8');
+      return { text: `"${s}"`, json: s };
+    }
     case 'ifname': {
       if (b.length === 0 || b.length > 16) break;
       const nul = b.indexOf(0);
@@ -207,37 +350,89 @@ export function valueText(hex: string, type: ValueType, ifname?: (index: number)
       const s = nul < 0 ? `${b.toString('utf8')}*` : b.subarray(0, nul).toString('utf8');
       return { text: `"${s}"`, json: s };
     }
-    case 'ifindex': if (b.length === 4) {
-      const n = b.readUInt32LE(0);
-      const name = ifname?.(n);
-      return name !== undefined ? { text: `"${name}"`, json: name } : { text: String(n), json: String(n) };
-    } break;
-    case 'ct_state': case 'ct_status': if (b.length === 4) {
-      const f = bitNames(b.readUInt32LE(0), type === 'ct_state' ? CT_STATE_BITS : CT_STATUS_BITS);
-      if (f?.length) return { text: f.join(','), json: f.length === 1 ? f[0] : f };
-    } break;
-    case 'ct_dir': if (b.length === 1 && b[0] <= 1) { const t = b[0] === 0 ? 'original' : 'reply'; return { text: t, json: t }; } break;
-    case 'time_ms': if (b.length === 4) { const ms = b.readUInt32LE(0); return { text: durationText(ms), json: Math.floor(ms / 1000) }; } break;
-    case 'addrtype': if (b.length === 4) { const t = ADDR_TYPES[b.readUInt32LE(0)]; if (t) return { text: t, json: t }; } break;
-    case 'ethertype': if (b.length === 2) { const t = ETHER_TYPES.get(b.readUInt16BE(0)); if (t) return { text: t, json: t }; } break;
-    case 'tchandle': if (b.length === 4) {
-      const h = b.readUInt32LE(0);
-      const t = h === 0xffffffff ? 'root' : h === 0 ? 'none' : `${(h >>> 16).toString(16)}:${(h & 0xffff).toString(16)}`;
-      return { text: t, json: t };
-    } break;
-    case 'pkttype': if (b.length === 1 && b[0] <= 3) { const t = ['host', 'broadcast', 'multicast', 'other'][b[0]]; return { text: t, json: t }; } break;
-    case 'rawint': if (b.length >= 1 && b.length <= 4) { const n = b.readUIntBE(0, b.length); return { text: `0x${n.toString(16)}`, json: n }; } break;
-    case 'boolean': if (b.length >= 1 && b.length <= 4) {
-      const n = b.readUIntLE(0, b.length);
-      if (n <= 1) return { text: n ? 'exists' : 'missing', json: n === 1 };
-    } break;
-    case 'dscp': if (b.length === 1 && b[0] < 64) {
-      const t = DSCP_NAMES.get(b[0]);
-      return t ? { text: t, json: t } : { text: `0x${hex}`, json: b[0] };
-    } break;
-    case 'ecn': if (b.length === 1 && b[0] < 4) { const t = ECN_NAMES[b[0]]; return { text: t, json: t }; } break;
-    case 'iftype': if (b.length === 2) { const t = IF_TYPES.get(b.readUInt16LE(0)); if (t) return { text: t, json: t }; } break;
-    default: break;
+    case 'ifindex':
+      if (b.length === 4) {
+        const n = b.readUInt32LE(0);
+        const name = ifname?.(n);
+        return name !== undefined ? { text: `"${name}"`, json: name } : { text: String(n), json: String(n) };
+      }
+      break;
+    case 'ct_state':
+    case 'ct_status':
+      if (b.length === 4) {
+        const f = bitNames(b.readUInt32LE(0), type === 'ct_state' ? CT_STATE_BITS : CT_STATUS_BITS);
+        if (f?.length) return { text: f.join(','), json: f.length === 1 ? f[0] : f };
+      }
+      break;
+    case 'ct_dir':
+      if (b.length === 1 && b[0] <= 1) {
+        const t = b[0] === 0 ? 'original' : 'reply';
+        return { text: t, json: t };
+      }
+      break;
+    case 'time_ms':
+      if (b.length === 4) {
+        const ms = b.readUInt32LE(0);
+        return { text: durationText(ms), json: Math.floor(ms / 1000) };
+      }
+      break;
+    case 'addrtype':
+      if (b.length === 4) {
+        const t = ADDR_TYPES[b.readUInt32LE(0)];
+        if (t) return { text: t, json: t };
+      }
+      break;
+    case 'ethertype':
+      if (b.length === 2) {
+        const t = ETHER_TYPES.get(b.readUInt16BE(0));
+        if (t) return { text: t, json: t };
+      }
+      break;
+    case 'tchandle':
+      if (b.length === 4) {
+        const h = b.readUInt32LE(0);
+        const t = h === 0xffffffff ? 'root' : h === 0 ? 'none' : `${(h >>> 16).toString(16)}:${(h & 0xffff).toString(16)}`;
+        return { text: t, json: t };
+      }
+      break;
+    case 'pkttype':
+      if (b.length === 1 && b[0] <= 3) {
+        const t = ['host', 'broadcast', 'multicast', 'other'][b[0]];
+        return { text: t, json: t };
+      }
+      break;
+    case 'rawint':
+      if (b.length >= 1 && b.length <= 4) {
+        const n = b.readUIntBE(0, b.length);
+        return { text: `0x${n.toString(16)}`, json: n };
+      }
+      break;
+    case 'boolean':
+      if (b.length >= 1 && b.length <= 4) {
+        const n = b.readUIntLE(0, b.length);
+        if (n <= 1) return { text: n ? 'exists' : 'missing', json: n === 1 };
+      }
+      break;
+    case 'dscp':
+      if (b.length === 1 && b[0] < 64) {
+        const t = DSCP_NAMES.get(b[0]);
+        return t ? { text: t, json: t } : { text: `0x${hex}`, json: b[0] };
+      }
+      break;
+    case 'ecn':
+      if (b.length === 1 && b[0] < 4) {
+        const t = ECN_NAMES[b[0]];
+        return { text: t, json: t };
+      }
+      break;
+    case 'iftype':
+      if (b.length === 2) {
+        const t = IF_TYPES.get(b.readUInt16LE(0));
+        if (t) return { text: t, json: t };
+      }
+      break;
+    default:
+      break;
   }
   return { text: `0x${hex}`, json: `0x${hex}` };
 }

@@ -65,7 +65,7 @@ export function encodeComment(comment: string): Buffer {
 
 /** The comment in rule user data, or undefined (user data is opaque: malformed TLVs just mean no comment). */
 export function decodeComment(ud: Buffer): string | undefined {
-  for (let off = 0; off + 2 <= ud.length;) {
+  for (let off = 0; off + 2 <= ud.length; ) {
     const type = ud[off];
     const len = ud[off + 1];
     if (off + 2 + len > ud.length) return undefined;
@@ -99,7 +99,11 @@ export interface RuleSpec {
  * @throws {UsageError} bad names, expressions or comment
  */
 export function encodeRule(r: RuleSpec): Buffer[] {
-  const out = [encodeNfGenMsg(familyNumber(r.family)), nameAttr(C.NFTA_RULE_TABLE, checkName(r.table, 'table')), nameAttr(C.NFTA_RULE_CHAIN, checkName(r.chain, 'chain'))];
+  const out = [
+    encodeNfGenMsg(familyNumber(r.family)),
+    nameAttr(C.NFTA_RULE_TABLE, checkName(r.table, 'table')),
+    nameAttr(C.NFTA_RULE_CHAIN, checkName(r.chain, 'chain')),
+  ];
   if (r.position !== undefined) out.push(u64be(C.NFTA_RULE_POSITION, checkHandle(r.position)));
   out.push(nest(C.NFTA_RULE_EXPRESSIONS, encodeExprs(r.expr)));
   if (r.comment !== undefined) out.push(bin(C.NFTA_RULE_USERDATA, encodeComment(r.comment)));
@@ -175,6 +179,8 @@ export async function listRules(conn: NetlinkConnection, options: { family?: str
   if (options.table !== undefined) payload.push(nameAttr(C.NFTA_RULE_TABLE, checkName(options.table, 'table')));
   if (options.chain !== undefined) payload.push(nameAttr(C.NFTA_RULE_CHAIN, checkName(options.chain, 'chain')));
   const msgs = await conn.dumpAll({ type: nftType(C.NFT_MSG_GETRULE), payload });
-  return msgs.filter((m) => m.type === nftType(C.NFT_MSG_NEWRULE)).map(decodeRule)
+  return msgs
+    .filter((m) => m.type === nftType(C.NFT_MSG_NEWRULE))
+    .map(decodeRule)
     .filter((r) => (options.table === undefined || r.table === options.table) && (options.chain === undefined || r.chain === options.chain));
 }

@@ -21,8 +21,11 @@ import type { Expr } from './expr/index.js';
 
 /** Keys whose values are device indexes: `meta iif` / `meta oif` loads and `fib ... oif`. */
 function usesIfindex(rules: readonly NftRule[]): boolean {
-  return rules.some((r) => r.expr.some((e: Expr) =>
-    (e.name === 'meta' && 'key' in e && (e.key === 'iif' || e.key === 'oif')) || (e.name === 'fib' && 'result' in e && e.result === 'oif')));
+  return rules.some((r) =>
+    r.expr.some(
+      (e: Expr) => (e.name === 'meta' && 'key' in e && (e.key === 'iif' || e.key === 'oif')) || (e.name === 'fib' && 'result' in e && e.result === 'oif'),
+    ),
+  );
 }
 
 /**

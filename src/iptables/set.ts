@@ -45,22 +45,39 @@ import { addressText, checkName, checkTimeoutMs } from './validate.js';
 
 /** Set flag names by bit (enum nft_set_flags), as `nft -j` prints them. */
 export const SET_FLAG_NAMES: ReadonlyArray<[number, string]> = [
-  [C.NFT_SET_ANONYMOUS, 'anonymous'], [C.NFT_SET_CONSTANT, 'constant'], [C.NFT_SET_INTERVAL, 'interval'],
-  [C.NFT_SET_MAP, 'map'], [C.NFT_SET_TIMEOUT, 'timeout'], [C.NFT_SET_EVAL, 'dynamic'], [C.NFT_SET_OBJECT, 'object'],
-  [C.NFT_SET_CONCAT, 'concat'], [C.NFT_SET_EXPR, 'expr'],
+  [C.NFT_SET_ANONYMOUS, 'anonymous'],
+  [C.NFT_SET_CONSTANT, 'constant'],
+  [C.NFT_SET_INTERVAL, 'interval'],
+  [C.NFT_SET_MAP, 'map'],
+  [C.NFT_SET_TIMEOUT, 'timeout'],
+  [C.NFT_SET_EVAL, 'dynamic'],
+  [C.NFT_SET_OBJECT, 'object'],
+  [C.NFT_SET_CONCAT, 'concat'],
+  [C.NFT_SET_EXPR, 'expr'],
 ];
 
 /** nft datatype names of the NFTA_SET_KEY_TYPE ids we name. */
 export const SET_TYPE_NAMES: ReadonlyMap<number, string> = new Map([
-  [C.NFT_TYPE_INTEGER, 'integer'], [C.NFT_TYPE_IPADDR, 'ipv4_addr'], [C.NFT_TYPE_IP6ADDR, 'ipv6_addr'],
-  [C.NFT_TYPE_INET_SERVICE, 'inet_service'], [C.NFT_TYPE_MARK, 'mark'], [C.NFT_TYPE_ETHERADDR, 'ether_addr'], [C.NFT_TYPE_INET_PROTOCOL, 'inet_proto'],
+  [C.NFT_TYPE_INTEGER, 'integer'],
+  [C.NFT_TYPE_IPADDR, 'ipv4_addr'],
+  [C.NFT_TYPE_IP6ADDR, 'ipv6_addr'],
+  [C.NFT_TYPE_INET_SERVICE, 'inet_service'],
+  [C.NFT_TYPE_MARK, 'mark'],
+  [C.NFT_TYPE_ETHERADDR, 'ether_addr'],
+  [C.NFT_TYPE_INET_PROTOCOL, 'inet_proto'],
 ]);
 
 /** Stateful object type names (NFT_OBJECT_*) as nft prints them after `:` in an object map. */
 export const SET_OBJECT_TYPE_NAMES: ReadonlyMap<number, string> = new Map([
-  [C.NFT_OBJECT_COUNTER, 'counter'], [C.NFT_OBJECT_QUOTA, 'quota'], [C.NFT_OBJECT_CT_HELPER, 'ct helper'],
-  [C.NFT_OBJECT_LIMIT, 'limit'], [C.NFT_OBJECT_CONNLIMIT, 'connlimit'], [C.NFT_OBJECT_TUNNEL, 'tunnel'],
-  [C.NFT_OBJECT_CT_TIMEOUT, 'ct timeout'], [C.NFT_OBJECT_SECMARK, 'secmark'], [C.NFT_OBJECT_CT_EXPECT, 'ct expectation'],
+  [C.NFT_OBJECT_COUNTER, 'counter'],
+  [C.NFT_OBJECT_QUOTA, 'quota'],
+  [C.NFT_OBJECT_CT_HELPER, 'ct helper'],
+  [C.NFT_OBJECT_LIMIT, 'limit'],
+  [C.NFT_OBJECT_CONNLIMIT, 'connlimit'],
+  [C.NFT_OBJECT_TUNNEL, 'tunnel'],
+  [C.NFT_OBJECT_CT_TIMEOUT, 'ct timeout'],
+  [C.NFT_OBJECT_SECMARK, 'secmark'],
+  [C.NFT_OBJECT_CT_EXPECT, 'ct expectation'],
   [C.NFT_OBJECT_SYNPROXY, 'synproxy'],
 ]);
 
@@ -166,7 +183,11 @@ export function setFlagsValue(names: readonly string[]): number {
 export function setFlagNames(v: number): string[] {
   const out: string[] = [];
   let rest = v;
-  for (const [bit, n] of SET_FLAG_NAMES) if (v & bit) { out.push(n); rest &= ~bit; }
+  for (const [bit, n] of SET_FLAG_NAMES)
+    if (v & bit) {
+      out.push(n);
+      rest &= ~bit;
+    }
   if (rest) out.push(`0x${rest.toString(16)}`);
   return out;
 }
@@ -214,11 +235,20 @@ export function decodeSet(msg: NetlinkMessage): NftSet {
   const table = l.str(C.NFTA_SET_TABLE);
   const name = l.str(C.NFTA_SET_NAME);
   if (table === undefined || name === undefined) throw new NetlinkDecodeError('set message without NFTA_SET_TABLE or NFTA_SET_NAME', at);
-  const s: NftSet = { family: familyName(g.family), table, name, flags: setFlagNames(l.u32be(C.NFTA_SET_FLAGS) ?? 0), keyLen: l.u32be(C.NFTA_SET_KEY_LEN) ?? 0 };
+  const s: NftSet = {
+    family: familyName(g.family),
+    table,
+    name,
+    flags: setFlagNames(l.u32be(C.NFTA_SET_FLAGS) ?? 0),
+    keyLen: l.u32be(C.NFTA_SET_KEY_LEN) ?? 0,
+  };
   const handle = u64num(l, C.NFTA_SET_HANDLE);
   if (handle !== undefined) s.handle = handle;
   const kt = l.u32be(C.NFTA_SET_KEY_TYPE);
-  if (kt !== undefined) { s.type = SET_TYPE_NAMES.get(kt) ?? `type(${kt})`; s.keyType = kt; }
+  if (kt !== undefined) {
+    s.type = SET_TYPE_NAMES.get(kt) ?? `type(${kt})`;
+    s.keyType = kt;
+  }
   const dt = l.u32be(C.NFTA_SET_DATA_TYPE);
   const dl = l.u32be(C.NFTA_SET_DATA_LEN);
   const ot = l.u32be(C.NFTA_SET_OBJ_TYPE);
@@ -258,7 +288,9 @@ export async function listSets(conn: NetlinkConnection, options: { family?: stri
     if (options.table !== undefined && (e as { code?: string }).code === 'ENOENT') return [];
     throw e;
   }
-  return msgs.filter((m) => m.type === nftType(C.NFT_MSG_NEWSET)).map(decodeSet)
+  return msgs
+    .filter((m) => m.type === nftType(C.NFT_MSG_NEWSET))
+    .map(decodeSet)
     .filter((s) => options.table === undefined || s.table === options.table);
 }
 
@@ -282,7 +314,11 @@ export interface ElementsSpec {
  */
 export function encodeElements(s: ElementsSpec): Buffer[] {
   if (s.elements.length === 0) throw new UsageError('no set elements given');
-  const out = [encodeNfGenMsg(familyNumber(s.family)), nameAttr(C.NFTA_SET_ELEM_LIST_TABLE, checkName(s.table, 'table')), nameAttr(C.NFTA_SET_ELEM_LIST_SET, checkName(s.set, 'set'))];
+  const out = [
+    encodeNfGenMsg(familyNumber(s.family)),
+    nameAttr(C.NFTA_SET_ELEM_LIST_TABLE, checkName(s.table, 'table')),
+    nameAttr(C.NFTA_SET_ELEM_LIST_SET, checkName(s.set, 'set')),
+  ];
   if (s.setId !== undefined) out.push(be32(C.NFTA_SET_ELEM_LIST_SET_ID, checkU32(s.setId, 'set id')));
   const elems = s.elements.map((e) => {
     const parts: Buffer[] = [];
@@ -321,7 +357,7 @@ export function decodeElements(msg: NetlinkMessage): NftSetElements {
   for (const a of list?.all(C.NFTA_LIST_ELEM) ?? []) {
     const e = parseNested(a);
     const keyAttr = e.get(C.NFTA_SET_ELEM_KEY);
-    const key = keyAttr ? decodeData(keyAttr).value ?? '' : '';
+    const key = keyAttr ? (decodeData(keyAttr).value ?? '') : '';
     const el: NftSetElement = { key };
     if (key.length === 8 || key.length === 32) el.address = addressText(Buffer.from(key, 'hex'));
     const to = u64num(e, C.NFTA_SET_ELEM_TIMEOUT);
@@ -351,7 +387,11 @@ export function decodeElements(msg: NetlinkMessage): NftSetElements {
  */
 export async function listSetElements(conn: NetlinkConnection, ref: { family: string; table: string; set: string }): Promise<NftSetElement[]> {
   requireNetfilter(conn, 'listSetElements');
-  const payload = [encodeNfGenMsg(familyNumber(ref.family)), nameAttr(C.NFTA_SET_ELEM_LIST_TABLE, checkName(ref.table, 'table')), nameAttr(C.NFTA_SET_ELEM_LIST_SET, checkName(ref.set, 'set'))];
+  const payload = [
+    encodeNfGenMsg(familyNumber(ref.family)),
+    nameAttr(C.NFTA_SET_ELEM_LIST_TABLE, checkName(ref.table, 'table')),
+    nameAttr(C.NFTA_SET_ELEM_LIST_SET, checkName(ref.set, 'set')),
+  ];
   let msgs: NetlinkMessage[];
   try {
     msgs = await conn.dumpAll({ type: nftType(C.NFT_MSG_GETSETELEM), payload });
@@ -391,7 +431,7 @@ function userdataTlvs(hex: string | undefined): Map<number, Buffer> {
   const out = new Map<number, Buffer>();
   if (!hex) return out;
   const b = Buffer.from(hex, 'hex');
-  for (let i = 0; i + 2 <= b.length;) {
+  for (let i = 0; i + 2 <= b.length; ) {
     const len = b[i + 1];
     if (i + 2 + len > b.length) break;
     out.set(b[i], b.subarray(i + 2, i + 2 + len));
@@ -469,7 +509,8 @@ export function setItems(set: Pick<NftSet, 'flags' | 'type' | 'userdata'>, eleme
   const rest = elements.filter((e) => ((e.flags ?? 0) & C.NFT_SET_ELEM_CATCHALL) === 0);
   const order = setKeyByteOrder(set);
   const isEnd = (e: NftSetElement): boolean => ((e.flags ?? 0) & C.NFT_SET_ELEM_INTERVAL_END) !== 0;
-  const sorted = rest.map((e) => ({ e, v: keyNumber(e.key, order) }))
+  const sorted = rest
+    .map((e) => ({ e, v: keyNumber(e.key, order) }))
     .sort((a, b) => (a.v < b.v ? -1 : a.v > b.v ? 1 : Number(isEnd(b.e)) - Number(isEnd(a.e))));
   const out: NftSetItem[] = [];
   if (!set.flags.includes('interval')) {

@@ -37,11 +37,17 @@ export interface FibExpr {
 }
 
 const RESULTS: Record<number, [string, ValueType]> = {
-  [C.NFT_FIB_RESULT_OIF]: ['oif', 'ifindex'], [C.NFT_FIB_RESULT_OIFNAME]: ['oifname', 'ifname'], [C.NFT_FIB_RESULT_ADDRTYPE]: ['type', 'addrtype'],
+  [C.NFT_FIB_RESULT_OIF]: ['oif', 'ifindex'],
+  [C.NFT_FIB_RESULT_OIFNAME]: ['oifname', 'ifname'],
+  [C.NFT_FIB_RESULT_ADDRTYPE]: ['type', 'addrtype'],
 };
 /** Flag names in nft's order (`saddr . iif`). */
 const FLAG_NAMES: Array<[number, string]> = [
-  [C.NFTA_FIB_F_SADDR, 'saddr'], [C.NFTA_FIB_F_DADDR, 'daddr'], [C.NFTA_FIB_F_MARK, 'mark'], [C.NFTA_FIB_F_IIF, 'iif'], [C.NFTA_FIB_F_OIF, 'oif'],
+  [C.NFTA_FIB_F_SADDR, 'saddr'],
+  [C.NFTA_FIB_F_DADDR, 'daddr'],
+  [C.NFTA_FIB_F_MARK, 'mark'],
+  [C.NFTA_FIB_F_IIF, 'iif'],
+  [C.NFTA_FIB_F_OIF, 'oif'],
 ];
 
 function resultNumber(r: string): number {
@@ -56,16 +62,24 @@ export const fibExpr: ExprCodec<FibExpr> = {
   name: 'fib',
   encode(e) {
     return [
-      be32(C.NFTA_FIB_DREG, checkU32(e.dreg, 'fib dreg')), be32(C.NFTA_FIB_RESULT, resultNumber(e.result)),
+      be32(C.NFTA_FIB_DREG, checkU32(e.dreg, 'fib dreg')),
+      be32(C.NFTA_FIB_RESULT, resultNumber(e.result)),
       be32(C.NFTA_FIB_FLAGS, checkU32(e.flags, 'fib flags')),
     ];
   },
   decode(l) {
     const r = needU32(l, C.NFTA_FIB_RESULT, 'NFTA_FIB_RESULT');
-    return { name: 'fib', dreg: needU32(l, C.NFTA_FIB_DREG, 'NFTA_FIB_DREG'), result: RESULTS[r]?.[0] ?? `result(${r})`, flags: needU32(l, C.NFTA_FIB_FLAGS, 'NFTA_FIB_FLAGS') };
+    return {
+      name: 'fib',
+      dreg: needU32(l, C.NFTA_FIB_DREG, 'NFTA_FIB_DREG'),
+      result: RESULTS[r]?.[0] ?? `result(${r})`,
+      flags: needU32(l, C.NFTA_FIB_FLAGS, 'NFTA_FIB_FLAGS'),
+    };
   },
   describe(e) {
-    const f = FLAG_NAMES.filter(([b]) => e.flags & b).map(([, n]) => n).join(' . ');
+    const f = FLAG_NAMES.filter(([b]) => e.flags & b)
+      .map(([, n]) => n)
+      .join(' . ');
     return `fib ${f} ${e.result}${e.flags & C.NFTA_FIB_F_PRESENT ? ' present' : ''} => reg ${e.dreg}`;
   },
   field(e) {

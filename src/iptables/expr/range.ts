@@ -40,8 +40,10 @@ export const rangeExpr: ExprCodec<RangeExpr> = {
     const op = e.op === 'eq' ? C.NFT_RANGE_EQ : e.op === 'neq' ? C.NFT_RANGE_NEQ : Number(/^op\((\d+)\)$/.exec(e.op)?.[1] ?? NaN);
     if (!Number.isInteger(op)) throw new UsageError(`range op '${e.op}': use eq or neq`);
     return [
-      be32(C.NFTA_RANGE_SREG, checkU32(e.sreg, 'range sreg')), be32(C.NFTA_RANGE_OP, op),
-      encodeValue(C.NFTA_RANGE_FROM_DATA, e.from, 'range from'), encodeValue(C.NFTA_RANGE_TO_DATA, e.to, 'range to'),
+      be32(C.NFTA_RANGE_SREG, checkU32(e.sreg, 'range sreg')),
+      be32(C.NFTA_RANGE_OP, op),
+      encodeValue(C.NFTA_RANGE_FROM_DATA, e.from, 'range from'),
+      encodeValue(C.NFTA_RANGE_TO_DATA, e.to, 'range to'),
     ];
   },
   decode(l) {
@@ -49,7 +51,13 @@ export const rangeExpr: ExprCodec<RangeExpr> = {
     const from = valueAttr(l, C.NFTA_RANGE_FROM_DATA);
     const to = valueAttr(l, C.NFTA_RANGE_TO_DATA);
     if (from === undefined || to === undefined) throw new NetlinkDecodeError('range without NFTA_RANGE_FROM_DATA or NFTA_RANGE_TO_DATA', l.offset);
-    return { name: 'range', sreg: needU32(l, C.NFTA_RANGE_SREG, 'NFTA_RANGE_SREG'), op: op === C.NFT_RANGE_EQ ? 'eq' : op === C.NFT_RANGE_NEQ ? 'neq' : `op(${op})`, from, to };
+    return {
+      name: 'range',
+      sreg: needU32(l, C.NFTA_RANGE_SREG, 'NFTA_RANGE_SREG'),
+      op: op === C.NFT_RANGE_EQ ? 'eq' : op === C.NFT_RANGE_NEQ ? 'neq' : `op(${op})`,
+      from,
+      to,
+    };
   },
   describe(e) {
     return `range ${e.op} reg ${e.sreg} 0x${e.from} 0x${e.to}`;
@@ -60,11 +68,17 @@ export const rangeExpr: ExprCodec<RangeExpr> = {
     if (r?.k !== 'field' || r.field.fullLen !== undefined) return undefined;
     const lo = valueText(e.from, r.field.type, ctx.ifname);
     const hi = valueText(e.to, r.field.type, ctx.ifname);
-    if (r.field.type === 'hex' || r.field.type === 'rawint' || (lo.text.startsWith('0x') && r.field.type !== 'mark' && r.field.type !== 'mark_be')) return undefined;
+    if (r.field.type === 'hex' || r.field.type === 'rawint' || (lo.text.startsWith('0x') && r.field.type !== 'mark' && r.field.type !== 'mark_be'))
+      return undefined;
     const f = r.field;
     return {
-      stmt: { text: `${f.text} ${e.op === 'neq' ? '!= ' : ''}${lo.text}-${hi.text}`, json: { match: { op: e.op === 'neq' ? '!=' : '==', left: f.json, right: { range: [lo.json, hi.json] } } } },
-      consumes: [e.sreg], needsL3: f.l3, needsL4: f.l4,
+      stmt: {
+        text: `${f.text} ${e.op === 'neq' ? '!= ' : ''}${lo.text}-${hi.text}`,
+        json: { match: { op: e.op === 'neq' ? '!=' : '==', left: f.json, right: { range: [lo.json, hi.json] } } },
+      },
+      consumes: [e.sreg],
+      needsL3: f.l3,
+      needsL4: f.l4,
     };
   },
 };
