@@ -44,6 +44,7 @@ test('every category has exactly one exit code, and it is one the README documen
     'command-not-executable': /cannot be executed/,
     'command-not-found': /was not found/,
     interrupted: /interrupted/,
+    'demo-failed': /protected phase lost/,
   };
   for (const [category, code] of Object.entries(CATEGORY_EXIT_CODES)) {
     const row = rows.get(String(code));
