@@ -13,9 +13,7 @@
  */
 import { parseAttributes } from '../netlink/attributes.js';
 import { NetlinkError, type ErrorCategory } from '../netlink/errors.js';
-import {
-  RTM_NEWQDISC, RTM_GETQDISC, RTM_NEWTCLASS, RTM_GETTCLASS,
-} from '../netlink/route/constants.js';
+import { RTM_NEWQDISC, RTM_GETQDISC, RTM_NEWTCLASS, RTM_GETTCLASS } from '../netlink/route/constants.js';
 import { TCA_KIND, TC_H_ROOT, TC_H_INGRESS, TC_H_CLSACT, TC_H_MAJ, TCMSG_LEN } from './constants.js';
 import { deviceError, devText } from './device.js';
 import { formatHandle, formatQdiscHandle, parentText } from './handle.js';
@@ -70,7 +68,9 @@ export class KindUnavailableError extends NetlinkError {
  */
 function kindMissing(e: NetlinkError, object: 'qdisc' | 'filter', kind: string | undefined, module: string | undefined): NetlinkError {
   if (kind !== undefined && module !== undefined) return new KindUnavailableError(e, { object, kind, module });
-  return e.withMessage(`${object} kind '${kind ?? ''}' is unknown to this kernel (${e.code}): check the name; if it is right, the module that provides it is not loaded and cannot be loaded`);
+  return e.withMessage(
+    `${object} kind '${kind ?? ''}' is unknown to this kernel (${e.code}): check the name; if it is right, the module that provides it is not loaded and cannot be loaded`,
+  );
 }
 
 /**
@@ -82,16 +82,23 @@ function kindMissing(e: NetlinkError, object: 'qdisc' | 'filter', kind: string |
  * when the request has one; otherwise (no extended ack, or several action
  * kinds) one error naming every candidate module, category `missing-module`.
  */
-function kindOrActionMissing(e: NetlinkError, kind: string | undefined, module: string | undefined, actions: Array<{ kind: string; module: string }>): NetlinkError {
+function kindOrActionMissing(
+  e: NetlinkError,
+  kind: string | undefined,
+  module: string | undefined,
+  actions: Array<{ kind: string; module: string }>,
+): NetlinkError {
   const ack = e.extAckMessage ?? '';
   if (/classifier not found/i.test(ack)) return kindMissing(e, 'filter', kind, module);
   const actionSaid = /action/i.test(ack);
   if (actionSaid && actions.length === 1) return new KindUnavailableError(e, { object: 'action', kind: actions[0].kind, module: actions[0].module });
   const mods = [...(module && !actionSaid ? [module] : []), ...actions.map((a) => a.module)];
   const acts = actions.map((a) => `'${a.kind}'`).join(', ');
-  const err = e.withMessage(actionSaid
-    ? `action kinds ${acts}: one of them is not available in this kernel (modules ${mods.join(', ')})`
-    : `filter kind '${kind ?? ''}' or action kind${actions.length > 1 ? 's' : ''} ${acts} not available in this kernel (module${mods.length > 1 ? 's' : ''} ${mods.join(', ')}: one of them is missing)`);
+  const err = e.withMessage(
+    actionSaid
+      ? `action kinds ${acts}: one of them is not available in this kernel (modules ${mods.join(', ')})`
+      : `filter kind '${kind ?? ''}' or action kind${actions.length > 1 ? 's' : ''} ${acts} not available in this kernel (module${mods.length > 1 ? 's' : ''} ${mods.join(', ')}: one of them is missing)`,
+  );
   (err as { category: ErrorCategory }).category = 'missing-module';
   return err;
 }
@@ -185,23 +192,42 @@ export async function explainQdisc(conn: TcConnection, e: unknown, op: TcOp | 'p
   const atParent = list?.find((q) => q.parent === parent);
   if (op === 'add' || op === 'replace') {
     if (code === 'ENOENT') {
-      if (list && !parentQdiscExists(list, parent)) return e.withMessage(`cannot ${op} qdisc ${where}: parent ${parentText(parent)} does not exist (no qdisc ${formatQdiscHandle(parent)})`);
-      if (parent !== TC_H_ROOT && parent !== TC_H_INGRESS && parent !== TC_H_CLSACT && (parent & 0xffff) && (await classExists(conn, ifindex, parent)) === false) {
+      if (list && !parentQdiscExists(list, parent))
+        return e.withMessage(`cannot ${op} qdisc ${where}: parent ${parentText(parent)} does not exist (no qdisc ${formatQdiscHandle(parent)})`);
+      // a parent with minor 0 ("1:") names no class either: the kernel looks up class 1:0 and finds none
+      if (parent !== TC_H_ROOT && parent !== TC_H_INGRESS && parent !== TC_H_CLSACT && (await classExists(conn, ifindex, parent)) === false) {
+        if (!(parent & 0xffff)) {
+          const holder = list?.find((q) => q.handle === parent);
+          return e.withMessage(
+            `cannot ${op} qdisc ${where}: parent ${parentText(parent)} is qdisc ${formatQdiscHandle(parent)}${holder?.kind ? ` (kind '${holder.kind}')` : ''} itself, not one of its classes; give one of its classes as the parent (e.g. ${formatHandle(parent | 1)})`,
+          );
+        }
         return e.withMessage(`cannot ${op} qdisc ${where}: class ${formatHandle(parent)} does not exist`);
       }
+      // when the kernel said what is wrong and it is not an unknown kind, a module is not to blame
+      if (e.extAckMessage && !/kind/i.test(e.extAckMessage)) return e.withMessage(`cannot ${op} qdisc ${where}`);
       return kindMissing(e, 'qdisc', kind, req.module);
     }
     if (code === 'EEXIST') {
       if (existing) return e.withMessage(`a qdisc with handle ${hText} already exists on ${dev} (kind '${existing.kind}'); use replace or change`);
-      if (atParent) return e.withMessage(`${parent === TC_H_ROOT ? 'the root' : `parent ${parentText(parent)}`} on ${dev} already has a qdisc (handle ${formatQdiscHandle(atParent.handle)}, kind '${atParent.kind}'); use replace`);
+      if (atParent)
+        return e.withMessage(
+          `${parent === TC_H_ROOT ? 'the root' : `parent ${parentText(parent)}`} on ${dev} already has a qdisc (handle ${formatQdiscHandle(atParent.handle)}, kind '${atParent.kind}'); use replace`,
+        );
       return e.withMessage(`cannot ${op} qdisc ${where}: it already exists; use replace`);
     }
     if (code === 'EINVAL') {
-      if (existing && existing.kind !== kind) return e.withMessage(`cannot ${op} qdisc ${where}: a qdisc of kind '${existing.kind}' has that handle; delete it first`);
+      if (existing && existing.kind !== kind)
+        return e.withMessage(`cannot ${op} qdisc ${where}: a qdisc of kind '${existing.kind}' has that handle; delete it first`);
       if (list && !parentQdiscExists(list, parent)) return e.withMessage(`cannot ${op} qdisc ${where}: parent ${parentText(parent)} does not exist`);
-      return e.withMessage(`the kernel refused qdisc '${kind}' ${where} (EINVAL): invalid options, a parent class that does not exist, or a parent that cannot hold this qdisc`);
+      return e.withMessage(
+        `the kernel refused qdisc '${kind}' ${where} (EINVAL): invalid options, a parent class that does not exist, or a parent that cannot hold this qdisc`,
+      );
     }
-    if (code === 'EOPNOTSUPP') return e.withMessage(`cannot ${op} qdisc '${kind}' ${where}: qdisc ${formatQdiscHandle(parent)} is not classful, so it has no class ${parentText(parent)} to hold a qdisc (EOPNOTSUPP)`);
+    if (code === 'EOPNOTSUPP')
+      return e.withMessage(
+        `cannot ${op} qdisc '${kind}' ${where}: qdisc ${formatQdiscHandle(parent)} is not classful, so it has no class ${parentText(parent)} to hold a qdisc (EOPNOTSUPP)`,
+      );
   }
   if (op === 'change' || op === 'plug') {
     const k = op === 'plug' ? 'plug' : kind;
@@ -220,7 +246,9 @@ export async function explainQdisc(conn: TcConnection, e: unknown, op: TcOp | 'p
       if (hText && !existing) return e.withMessage(`no qdisc with handle ${hText} ${placeText(parent)} on ${dev}`);
       if (!hText && !atParent) return e.withMessage(`no qdisc ${placeText(parent)} on ${dev} to delete`);
       if (existing && kind && existing.kind !== kind) return e.withMessage(`the qdisc ${where} is a '${existing.kind}', not a '${kind}'`);
-      return e.withMessage(`cannot delete qdisc ${where} (${code}): ${code === 'ENOENT' ? 'it is the default qdisc, which cannot be deleted' : 'handle and parent do not match'}`);
+      return e.withMessage(
+        `cannot delete qdisc ${where} (${code}): ${code === 'ENOENT' ? 'it is the default qdisc, which cannot be deleted' : 'handle and parent do not match'}`,
+      );
     }
   }
   return e.withMessage(`${what} ${where} failed: ${code}${e.extAckMessage ? ` (kernel: ${e.extAckMessage})` : ''}`);
@@ -240,18 +268,22 @@ export function explainClass(e: unknown, op: TcOp, d: DeviceRef, req: TcRequest)
   const code = codeOf(e);
   if (code === 'ENODEV') return deviceError(e, d, ifindex);
   const qd = formatQdiscHandle(handle);
-  const msg: Record<string, string> = op === 'delete'
-    ? {
-      ENOENT: `no class ${cid} on ${dev}`,
-      EBUSY: `class ${cid} on ${dev} is in use (it has child classes or filters point at it); delete those first`,
-      EINVAL: `cannot delete class ${cid} on ${dev} (EINVAL): no such class, or the parent ${parent ? parentText(parent) : ''} does not match`,
-    }
-    : {
-      ENOENT: op === 'change' ? `no class ${cid} on ${dev} to change; use add` : `cannot ${op} class ${cid} on ${dev}: qdisc ${qd} or parent ${parentText(parent)} does not exist`,
-      EEXIST: `class ${cid} already exists on ${dev}; use change or replace`,
-      EINVAL: `the kernel refused class ${cid} (kind '${kind}') under ${parentText(parent)} on ${dev} (EINVAL): invalid options, a parent class that does not exist, or a kind that does not match the qdisc`,
-      EOPNOTSUPP: `qdisc ${qd} on ${dev} does not support adding classes (EOPNOTSUPP): it is not classful or its classes are fixed`,
-    };
+  const msg: Record<string, string> =
+    op === 'delete'
+      ? {
+          ENOENT: `no class ${cid} on ${dev}`,
+          EBUSY: `class ${cid} on ${dev} is in use (it has child classes or filters point at it); delete those first`,
+          EINVAL: `cannot delete class ${cid} on ${dev} (EINVAL): no such class, or the parent ${parent ? parentText(parent) : ''} does not match`,
+        }
+      : {
+          ENOENT:
+            op === 'change'
+              ? `no class ${cid} on ${dev} to change; use add`
+              : `cannot ${op} class ${cid} on ${dev}: qdisc ${qd} or parent ${parentText(parent)} does not exist`,
+          EEXIST: `class ${cid} already exists on ${dev}; use change or replace`,
+          EINVAL: `the kernel refused class ${cid} (kind '${kind}') under ${parentText(parent)} on ${dev} (EINVAL): invalid options, a parent class that does not exist, or a kind that does not match the qdisc`,
+          EOPNOTSUPP: `qdisc ${qd} on ${dev} does not support adding classes (EOPNOTSUPP): it is not classful or its classes are fixed`,
+        };
   return e.withMessage(msg[code] ?? `class ${op} ${cid} on ${dev} failed: ${code}`);
 }
 
@@ -286,9 +318,11 @@ export async function explainFilter(conn: TcConnection, e: unknown, op: TcOp, d:
     return e.withMessage(`${what}${fhText ? ` with${fhText}` : ''} already exists; use replace`);
   } else if (code === 'EINVAL') {
     const list = await qdiscsOn(conn, ifindex);
-    return e.withMessage(list && !parentQdiscExists(list, parent)
-      ? `cannot ${op} ${what}: no qdisc ${formatQdiscHandle(parent)} on ${dev}`
-      : `the kernel refused ${what} (EINVAL): invalid options, a protocol that differs from the existing filters at this pref, or a parent that takes no filters`);
+    return e.withMessage(
+      list && !parentQdiscExists(list, parent)
+        ? `cannot ${op} ${what}: no qdisc ${formatQdiscHandle(parent)} on ${dev}`
+        : `the kernel refused ${what} (EINVAL): invalid options, a protocol that differs from the existing filters at this pref, or a parent that takes no filters`,
+    );
   }
   return e.withMessage(`${op} ${what} failed: ${code}`);
 }
