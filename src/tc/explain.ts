@@ -2,8 +2,9 @@
  * Kernel errors of tc requests, explained: each refusal becomes a
  * {@link NetlinkError} (same errno and fields) whose sentence names the
  * device, kind, module and handles, looking at the device's qdiscs and
- * classes when the errno alone is ambiguous. The `netlink` socket cannot ask
- * for extended acks, so the kernel's own text is not available.
+ * classes when the errno alone is ambiguous. When the kernel sent its own
+ * text (extended ack), the sentence follows it, and an ENOENT whose text is
+ * not about the kind is never blamed on a missing module.
  *
  * This module reads what it needs from the {@link TcRequest} (handle,
  * parent, info, kind, module), never from the encoded bytes, and does not
