@@ -11,6 +11,7 @@ import { UsageError } from '../netlink/errors.js';
 import { parseDuration } from '../guard/config.js';
 import type * as DemoModule from '../demo/index.js';
 import { EXIT, exitCodesHelp } from './exit-codes.js';
+import { stateDirOf } from './guard-commands.js';
 import { jsonOption, run } from './run.js';
 
 /** The engine is loaded when the command runs: `--help` and other commands stay fast. */
@@ -21,6 +22,7 @@ export interface DemoFlags {
   seconds?: string;
   restarts?: string;
   gap?: string;
+  stateDir?: string;
   json?: boolean;
 }
 
@@ -33,7 +35,7 @@ export function demoOptionsFromFlags(f: DemoFlags): { seconds?: number; restarts
   const out: { seconds?: number; restarts?: number; gapMs?: number } = {};
   if (f.seconds !== undefined) {
     const t = f.seconds.trim();
-    if (!/^[0-9]*\.?[0-9]+$/.test(t)) throw new UsageError(`--seconds: '${f.seconds}' is not a number of seconds (e.g. 5 or 2.5)`);
+    if (!/^[0-9]*\.?[0-9]+$/.test(t)) throw new UsageError(`--seconds: '${f.seconds}' is not a number from 0.1 to 600 s (e.g. 5 or 2.5)`);
     out.seconds = Number(t);
   }
   if (f.restarts !== undefined) {
@@ -127,6 +129,12 @@ export function demoCommand(program: Command): void {
     .addOption(new Option('--seconds <n>', 'length of each phase, seconds (default 5); restarts that run late stretch it, to 10 times at most'))
     .addOption(new Option('--restarts <n>', 'server restarts per phase (default 10)'))
     .addOption(new Option('--gap <duration>', 'how long the server has no listening socket at each restart, e.g. 200ms, 1s (default 200ms)'))
+    .addOption(
+      new Option(
+        '--state-dir <dir>',
+        'state directory: a directory of this user that nobody else can write, created mode 0700 when missing (default /run/synplug, env SYNPLUG_STATE_DIR)',
+      ),
+    )
     .addOption(jsonOption())
     .addHelpText(
       'after',
@@ -139,7 +147,7 @@ export function demoCommand(program: Command): void {
         demo.resolveDemoOptions(opts); // bad input: exit 2 before anything
         const r = await demo.runDemo({
           ...opts,
-          ...(process.env.SYNPLUG_STATE_DIR && { stateDir: process.env.SYNPLUG_STATE_DIR }),
+          ...(stateDirOf(f.stateDir) !== undefined && { stateDir: stateDirOf(f.stateDir) }),
           ...(!f.json && { onProgress: (line: string) => process.stderr.write(`synplug demo: ${line}\n`) }),
         });
         if (f.json) process.stdout.write(JSON.stringify(r) + '\n');

@@ -111,7 +111,9 @@ test.serial('bad input: exit 2 naming the flag, before anything is looked at or 
     [['--gap=abc'], /--gap: 'abc' is not a duration/],
     [['--restarts', '0'], /restarts \(--restarts\): a whole number from 1/],
     [['--restarts', 'x'], /--restarts: 'x' is not a whole number/],
-    [['--seconds', 'abc'], /--seconds: 'abc' is not a number of seconds/],
+    [['--seconds', 'abc'], /--seconds: 'abc' is not a number from 0.1 to 600 s/],
+    [['--seconds', '-5'], /--seconds: '-5' is not a number from 0.1 to 600 s/],
+    [['--state-dir', ''], /--state-dir is empty/],
     [['--seconds', '1', '--restarts', '10'], /do not fit in 1 s per phase/],
     [['--inbound'], /unknown option '--inbound'/],
   ];
@@ -138,9 +140,10 @@ test('--help lists the exit codes the demo can return, from the one table', (t) 
   t.is(r.code, 0, r.stderr);
   const section = r.stdout.slice(r.stdout.indexOf('\nExit codes:\n') + 1).split('\n\n')[0];
   const codes = [...section.matchAll(/^ {2}(\d+) /gm)].map((m) => m[1]);
-  for (const c of ['0', '2', '4', '5', '7', '130']) t.true(codes.includes(c), `code ${c} listed`);
+  for (const c of ['0', '2', '4', '5', '7', '9', '130']) t.true(codes.includes(c), `code ${c} listed`);
   t.regex(r.stdout, /--seconds <n>/);
   t.regex(r.stdout, /--restarts <n>/);
   t.regex(r.stdout, /--gap <duration>/);
+  t.regex(r.stdout, /--state-dir <dir>/);
   t.notRegex(r.stdout, /--inbound/);
 });
