@@ -180,7 +180,11 @@ async function measure<T>(f: () => Promise<T> | T): Promise<{ v: T; wall: number
 async function timerGap<T>(f: () => Promise<T>): Promise<{ v: T; maxGapMs: number }> {
   let last = performance.now();
   let max = 0;
-  const iv = setInterval(() => { const t = performance.now(); if (t - last > max) max = t - last; last = t; }, 1);
+  const iv = setInterval(() => {
+    const t = performance.now();
+    if (t - last > max) max = t - last;
+    last = t;
+  }, 1);
   try {
     const v = await f();
     const end = performance.now();
@@ -219,8 +223,18 @@ export async function runClassList(options: ClassListOptions = {}): Promise<Clas
     { key: 'synplug', label: 'synplug show class --stats --json', cmd: node([BIN, 'show', 'class', '--dev', dev, '--stats', '--json']), out: 'json' },
   ];
   if (whatIf) {
-    procs.push({ key: 'floor', label: '  what-if: floor (start-up + dump only)', cmd: node([join(ROOT, 'bench', 'lib', 'floor-dump.cjs'), dev]), out: 'count' });
-    procs.push({ key: 'unbundled', label: '  what-if: unbundled CLI (dist/cli/bin.js)', cmd: node([join(ROOT, 'dist', 'cli', 'bin.js'), 'show', 'class', '--dev', dev, '--stats', '--json']), out: 'json' });
+    procs.push({
+      key: 'floor',
+      label: '  what-if: floor (start-up + dump only)',
+      cmd: node([join(ROOT, 'bench', 'lib', 'floor-dump.cjs'), dev]),
+      out: 'count',
+    });
+    procs.push({
+      key: 'unbundled',
+      label: '  what-if: unbundled CLI (dist/cli/bin.js)',
+      cmd: node([join(ROOT, 'dist', 'cli', 'bin.js'), 'show', 'class', '--dev', dev, '--stats', '--json']),
+      out: 'json',
+    });
   }
   const ifindex = createIfb(dev);
   sh(TC, ['qdisc', 'add', 'dev', dev, 'root', 'handle', '1:', 'htb', 'default', '1']);
@@ -248,7 +262,9 @@ export async function runClassList(options: ClassListOptions = {}): Promise<Clas
         if (cost(n) > left) {
           const fallbacks = [Math.round(n1 * 2), Math.round(n1 * 1.5)].filter((m) => m > have && m < n);
           const fit = fallbacks.find((m) => cost(m) <= left);
-          notes.push(`${n} classes would take about ${cost(n).toFixed(0)} s to create and measure here, ${left.toFixed(0)} s of the budget remain (class creation is quadratic in the kernel: tc_bind_tclass walks every class on each add): ${fit ? `measured ${fit} instead` : 'skipped'}; give --budget to allow more`);
+          notes.push(
+            `${n} classes would take about ${cost(n).toFixed(0)} s to create and measure here, ${left.toFixed(0)} s of the budget remain (class creation is quadratic in the kernel: tc_bind_tclass walks every class on each add): ${fit ? `measured ${fit} instead` : 'skipped'}; give --budget to allow more`,
+          );
           if (!fit) break;
           n = fit;
         }
@@ -296,7 +312,13 @@ export async function runClassList(options: ClassListOptions = {}): Promise<Clas
       for (let r = 0; r < runs; r++) for (const [k, p] of procs.entries()) timedRuns[k].push(timeRun(p.cmd));
 
       // in-process, alternating
-      const steps = ['listClasses', 'dumpAll (64 KiB reads)', 'decode (decodeClass each)', 'JSON.stringify', 'what-if: dumpAll, old netlink npm socket, peeking reads'];
+      const steps = [
+        'listClasses',
+        'dumpAll (64 KiB reads)',
+        'decode (decodeClass each)',
+        'JSON.stringify',
+        'what-if: dumpAll, old netlink npm socket, peeking reads',
+      ];
       const samples = steps.map(() => [] as Array<{ wall: number; user: number; sys: number; runq: number }>);
       const dgrams = { peek: [0, 0], big: [0, 0] };
       const req = { type: RTM_GETTCLASS, payload: [encodeTcmsg({ ifindex })] };
@@ -332,7 +354,10 @@ export async function runClassList(options: ClassListOptions = {}): Promise<Clas
         ...(k === 1 ? { datagrams: dgrams.big[0], maxDatagram: dgrams.big[1] } : k === 4 ? { datagrams: dgrams.peek[0], maxDatagram: dgrams.peek[1] } : {}),
       }));
       const measureS = (Date.now() - t0) / 1000;
-      if (si === 0) { firstCreateS = created.wall / 1000; firstMeasureS = measureS; }
+      if (si === 0) {
+        firstCreateS = created.wall / 1000;
+        firstMeasureS = measureS;
+      }
       sizes.push({
         classes: n,
         createS: created.wall / 1000,
@@ -356,8 +381,14 @@ export async function runClassList(options: ClassListOptions = {}): Promise<Clas
       const f = readdirSync(dir).find((x) => x.endsWith('.cpuprofile'));
       if (f) profile = { classes: last.classes, ...summarizeProfile(join(dir, f), 15) };
     }
-    if (whatIf) notes.push('what-if rows: floor = bench/lib/floor-dump.cjs (node, a koffi socket, RTM_GETLINK then the class dump read with a 64 KiB buffer; no decoding, no output: the least a Node program can take); unbundled CLI = tsc\'s dist/cli/bin.js, some sixty ES modules, without the bundle and its V8 code cache');
-    if (process.env.NODE_EXTRA_CA_CERTS) notes.push(`node rows run without NODE_EXTRA_CA_CERTS, which this environment sets (${process.env.NODE_EXTRA_CA_CERTS}): node 20 parses that file at every start-up (see the node -e 0 rows); synplug opens no TLS connection and a Debian machine does not set it`);
+    if (whatIf)
+      notes.push(
+        "what-if rows: floor = bench/lib/floor-dump.cjs (node, a koffi socket, RTM_GETLINK then the class dump read with a 64 KiB buffer; no decoding, no output: the least a Node program can take); unbundled CLI = tsc's dist/cli/bin.js, some sixty ES modules, without the bundle and its V8 code cache",
+      );
+    if (process.env.NODE_EXTRA_CA_CERTS)
+      notes.push(
+        `node rows run without NODE_EXTRA_CA_CERTS, which this environment sets (${process.env.NODE_EXTRA_CA_CERTS}): node 20 parses that file at every start-up (see the node -e 0 rows); synplug opens no TLS connection and a Debian machine does not set it`,
+      );
     const text = render(dev, sizes, startup, targets, notes, profile);
     return { device: dev, requestedSizes: requested, sizes, startup, notes, targets, profile, text };
   } finally {
@@ -406,7 +437,7 @@ function judge(sizes: SizeResult[]): ClassListResult['targets'] {
     pass: rl <= 1,
     text: `synplug show class at ${last.classes} classes: median ${fmtMs(last.procs.synplug.wallMs)} ms vs tc ${fmtMs(last.procs.tc.wallMs)} ms: ${fmtRatio(rl)} tc's time (target <= 1.00x)${fll ? `; the floor ${fmtMs(fll.wallMs)} ms = ${fmtRatio(fll.wallMs / last.procs.tc.wallMs)}` : ''}`,
   });
-  const growth = (a: number, b: number) => (b / last.classes) / (a / first.classes);
+  const growth = (a: number, b: number) => b / last.classes / (a / first.classes);
   const g = growth(sp1.wallMs, last.procs.synplug.wallMs);
   const gTc = growth(tc1.wallMs, last.procs.tc.wallMs);
   targets.push({
@@ -425,7 +456,10 @@ function judge(sizes: SizeResult[]): ClassListResult['targets'] {
   const gSys = growth(lib(first, 'listClasses').sysMs, lib(last, 'listClasses').sysMs);
   const gWall = growth(lib(first, 'listClasses').wallMs, lib(last, 'listClasses').wallMs);
   const gDec = growth(lib(first, 'decode (decodeClass each)').userMs, lib(last, 'decode (decodeClass each)').userMs);
-  const gPeek = growth(lib(first, 'what-if: dumpAll, old netlink npm socket, peeking reads').sysMs, lib(last, 'what-if: dumpAll, old netlink npm socket, peeking reads').sysMs);
+  const gPeek = growth(
+    lib(first, 'what-if: dumpAll, old netlink npm socket, peeking reads').sysMs,
+    lib(last, 'what-if: dumpAll, old netlink npm socket, peeking reads').sysMs,
+  );
   targets.push({
     name: `class list: linear growth, listClasses in-process user CPU per class (${last.classes} vs ${first.classes})`,
     pass: gUser <= 1.3,
@@ -434,38 +468,99 @@ function judge(sizes: SizeResult[]): ClassListResult['targets'] {
   return targets;
 }
 
-function render(dev: string, sizes: SizeResult[], startup: ClassListResult['startup'], targets: ClassListResult['targets'], notes: string[], profile: ClassListResult['profile']): string {
+function render(
+  dev: string,
+  sizes: SizeResult[],
+  startup: ClassListResult['startup'],
+  targets: ClassListResult['targets'],
+  notes: string[],
+  profile: ClassListResult['profile'],
+): string {
   const out: string[] = [];
   const rows: Array<Array<string | number>> = [];
   const row = (t: ToolResult, s: SizeResult | undefined, bytes?: number): Array<string | number> => [
-    s ? `${t.label} (${s.classes})` : t.label, fmtMs(t.wallMs), s ? fmtRatio(t.wallMs / s.procs.tc.wallMs) : '-', fmtMiB(t.maxRssKiB), t.userS.toFixed(2), t.sysS.toFixed(2),
-    s ? fmtRatio((t.userS + t.sysS) / (s.procs.tc.userS + s.procs.tc.sysS)) : '-', s ? ((t.wallMs * 1000) / s.classes).toFixed(1) : '-', bytes === undefined ? '' : (bytes / 1e6).toFixed(1),
+    s ? `${t.label} (${s.classes})` : t.label,
+    fmtMs(t.wallMs),
+    s ? fmtRatio(t.wallMs / s.procs.tc.wallMs) : '-',
+    fmtMiB(t.maxRssKiB),
+    t.userS.toFixed(2),
+    t.sysS.toFixed(2),
+    s ? fmtRatio((t.userS + t.sysS) / (s.procs.tc.userS + s.procs.tc.sysS)) : '-',
+    s ? ((t.wallMs * 1000) / s.classes).toFixed(1) : '-',
+    bytes === undefined ? '' : (bytes / 1e6).toFixed(1),
   ];
   for (const s of sizes) {
-    for (const [key, t] of Object.entries(s.procs)) rows.push(row(t, s, key === 'tc' ? s.outputBytes.tc : key === 'synplug' ? s.outputBytes.synplug : undefined));
+    for (const [key, t] of Object.entries(s.procs))
+      rows.push(row(t, s, key === 'tc' ? s.outputBytes.tc : key === 'synplug' ? s.outputBytes.synplug : undefined));
   }
   rows.push(row(startup.nodeBare, undefined));
   rows.push(row(startup.cliVersion, undefined));
   if (startup.nodeBareWithCaCerts) rows.push(row(startup.nodeBareWithCaCerts, undefined));
   const runs = sizes[0].procs.tc.runs.length;
-  out.push(renderTable(`Listing htb classes with counters on ${dev}: medians of ${runs} runs, commands alternating (wall from spawn to exit; peak RSS and CPU from GNU time, 10 ms resolution)`,
-    ['command (classes)', 'wall ms', 'x tc', 'peak RSS MiB', 'user s', 'sys s', 'CPU x tc', 'us/class', 'output MB'], rows));
+  out.push(
+    renderTable(
+      `Listing htb classes with counters on ${dev}: medians of ${runs} runs, commands alternating (wall from spawn to exit; peak RSS and CPU from GNU time, 10 ms resolution)`,
+      ['command (classes)', 'wall ms', 'x tc', 'peak RSS MiB', 'user s', 'sys s', 'CPU x tc', 'us/class', 'output MB'],
+      rows,
+    ),
+  );
   const lrows: Array<Array<string | number>> = [];
   for (const s of sizes) {
-    for (const st of s.lib) lrows.push([`${st.step} (${s.classes})`, fmtMs(st.wallMs), fmtMs(st.userMs), fmtMs(st.sysMs), fmtMs(st.runqMs), ((st.wallMs * 1000) / s.classes).toFixed(1), st.datagrams ?? '', st.maxDatagram ?? '']);
+    for (const st of s.lib)
+      lrows.push([
+        `${st.step} (${s.classes})`,
+        fmtMs(st.wallMs),
+        fmtMs(st.userMs),
+        fmtMs(st.sysMs),
+        fmtMs(st.runqMs),
+        ((st.wallMs * 1000) / s.classes).toFixed(1),
+        st.datagrams ?? '',
+        st.maxDatagram ?? '',
+      ]);
   }
-  out.push(renderTable(`In-process (warm), medians of ${runs}, ms (user/sys: whole process, tick resolution; sys includes the kernel building dump chunks inside our recvmsg calls; run-queue: main thread runnable but not running)`,
-    ['step (classes)', 'wall', 'user', 'sys', 'run-queue', 'us/class', 'datagrams', 'largest datagram'], lrows));
-  out.push(renderTable('Event loop while a dump runs: the longest gap between the ticks of a 1 ms timer (one call each, after the timed runs; includes time the process waited for a CPU)',
-    ['classes', 'listClasses max gap ms', 'dumpAll max gap ms', 'dumpAll total ms', 'dumpAll datagrams'],
-    sizes.map((s) => [s.classes, fmtMs(s.maxTimerGapMs.listClasses), fmtMs(s.maxTimerGapMs.dumpAll), fmtMs(s.maxTimerGapMs.totalMs), s.maxTimerGapMs.datagrams])));
-  out.push(renderTable('Class creation (tc -batch) and measurement time', ['classes added', 'total after', 'create s', 'measure s'],
-    sizes.map((s, i) => [s.classes - (i ? sizes[i - 1].classes : 0), s.classes, s.createS.toFixed(1), s.measureS.toFixed(1)])));
+  out.push(
+    renderTable(
+      `In-process (warm), medians of ${runs}, ms (user/sys: whole process, tick resolution; sys includes the kernel building dump chunks inside our recvmsg calls; run-queue: main thread runnable but not running)`,
+      ['step (classes)', 'wall', 'user', 'sys', 'run-queue', 'us/class', 'datagrams', 'largest datagram'],
+      lrows,
+    ),
+  );
+  out.push(
+    renderTable(
+      'Event loop while a dump runs: the longest gap between the ticks of a 1 ms timer (one call each, after the timed runs; includes time the process waited for a CPU)',
+      ['classes', 'listClasses max gap ms', 'dumpAll max gap ms', 'dumpAll total ms', 'dumpAll datagrams'],
+      sizes.map((s) => [
+        s.classes,
+        fmtMs(s.maxTimerGapMs.listClasses),
+        fmtMs(s.maxTimerGapMs.dumpAll),
+        fmtMs(s.maxTimerGapMs.totalMs),
+        s.maxTimerGapMs.datagrams,
+      ]),
+    ),
+  );
+  out.push(
+    renderTable(
+      'Class creation (tc -batch) and measurement time',
+      ['classes added', 'total after', 'create s', 'measure s'],
+      sizes.map((s, i) => [s.classes - (i ? sizes[i - 1].classes : 0), s.classes, s.createS.toFixed(1), s.measureS.toFixed(1)]),
+    ),
+  );
   for (const n of notes) out.push(`note: ${n}\n`);
   if (profile) {
-    out.push(renderTable(`CPU profile of synplug show class at ${profile.classes} classes (node --cpu-prof, one run; ${fmtMs(profile.totalMs)} ms profiled after node's bootstrap): self time by area`,
-      ['area', 'ms', 'share'], profile.areas.slice(0, 12).map((a) => [a.name, fmtMs(a.ms), `${((a.ms / profile.totalMs) * 100).toFixed(1)}%`])));
-    out.push(renderTable('... and the top functions by self time', ['function', 'ms'], profile.functions.map((f) => [f.name, fmtMs(f.ms)])));
+    out.push(
+      renderTable(
+        `CPU profile of synplug show class at ${profile.classes} classes (node --cpu-prof, one run; ${fmtMs(profile.totalMs)} ms profiled after node's bootstrap): self time by area`,
+        ['area', 'ms', 'share'],
+        profile.areas.slice(0, 12).map((a) => [a.name, fmtMs(a.ms), `${((a.ms / profile.totalMs) * 100).toFixed(1)}%`]),
+      ),
+    );
+    out.push(
+      renderTable(
+        '... and the top functions by self time',
+        ['function', 'ms'],
+        profile.functions.map((f) => [f.name, fmtMs(f.ms)]),
+      ),
+    );
   }
   out.push(targets.map((t) => verdict(t.pass, t.text)).join('\n') + '\n');
   return out.join('\n');
@@ -473,7 +568,9 @@ function render(dev: string, sizes: SizeResult[], startup: ClassListResult['star
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   assertIsolated();
-  const { values } = parseArgs({ options: { classes: { type: 'string' }, runs: { type: 'string' }, 'no-build': { type: 'boolean' }, profile: { type: 'string' } } });
+  const { values } = parseArgs({
+    options: { classes: { type: 'string' }, runs: { type: 'string' }, 'no-build': { type: 'boolean' }, profile: { type: 'string' } },
+  });
   if (!values['no-build']) build();
   const m = machine();
   process.stdout.write(`${m.kernel}, ${m.cpus} cpus, load ${m.loadavg1}, node ${m.node}\n\n`);

@@ -95,13 +95,19 @@ else:
     print(json.dumps({'connections': n, 'seconds': el}))
 `;
 
-function sh(cmd: string, ...args: string[]): string { return execFileSync(cmd, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }); }
+function sh(cmd: string, ...args: string[]): string {
+  return execFileSync(cmd, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+}
 
 async function otherNamespace(): Promise<ChildProcess> {
   const mine = readlinkSync('/proc/self/ns/net');
   const p = spawn('unshare', ['--net', 'sleep', '3600'], { stdio: 'ignore' });
   for (let i = 0; i < 500; i++) {
-    try { if (readlinkSync(`/proc/${p.pid}/ns/net`) !== mine) return p; } catch { /* not yet */ }
+    try {
+      if (readlinkSync(`/proc/${p.pid}/ns/net`) !== mine) return p;
+    } catch {
+      /* not yet */
+    }
     await new Promise((r) => setTimeout(r, 10));
   }
   throw new Error('unshare did not enter a new network namespace');
@@ -109,31 +115,54 @@ async function otherNamespace(): Promise<ChildProcess> {
 
 function client(ns: ChildProcess, mode: 'bulk' | 'rr'): Promise<{ bytes?: number; connections: number; seconds: number }> {
   return new Promise((resolve, reject) => {
-    execFile('nsenter', ['-t', String(ns.pid), '-n', 'python3', '-c', CLIENT, mode, String(SECONDS)], { encoding: 'utf8', timeout: SECONDS * 1000 + 60_000 },
-      (e, out, err) => (e ? reject(new Error(`${e.message}\n${err}`)) : resolve(JSON.parse(out))));
+    execFile(
+      'nsenter',
+      ['-t', String(ns.pid), '-n', 'python3', '-c', CLIENT, mode, String(SECONDS)],
+      { encoding: 'utf8', timeout: SECONDS * 1000 + 60_000 },
+      (e, out, err) => (e ? reject(new Error(`${e.message}\n${err}`)) : resolve(JSON.parse(out))),
+    );
   });
 }
 
-const median = (xs: number[]): number => { const s = [...xs].sort((a, b) => a - b); const m = s.length >> 1; return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2; };
+const median = (xs: number[]): number => {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+};
 
 async function main(): Promise<void> {
   if (process.env.SYNPLUG_IN_NETNS !== '1') {
     console.error('inbound-cost: run it in a namespace of its own: bash scripts/in-netns.sh node --import=tsx bench/inbound-cost.ts');
     process.exit(2);
   }
-  console.log(`load average ${loadavg().map((x) => x.toFixed(2)).join(' ')}; ${SECONDS} s per measurement, ${ROUNDS} rounds each way`);
+  console.log(
+    `load average ${loadavg()
+      .map((x) => x.toFixed(2))
+      .join(' ')}; ${SECONDS} s per measurement, ${ROUNDS} rounds each way`,
+  );
   const conn = NetlinkConnection.open(NETLINK_ROUTE);
   const ns = await otherNamespace();
   let server: ChildProcess | undefined;
   try {
-    for (const d of [SRV, IFB]) { try { await deleteLink(conn, d); } catch { /* absent */ } }
+    for (const d of [SRV, IFB]) {
+      try {
+        await deleteLink(conn, d);
+      } catch {
+        /* absent */
+      }
+    }
     await createLink(conn, { name: SRV, kind: 'veth', peer: { name: CLI, netnsPid: ns.pid } });
     await createLink(conn, { name: IFB, kind: 'ifb' });
     writeFileSync(`/proc/sys/net/ipv6/conf/${IFB}/disable_ipv6`, '1');
     await setLinkUp(conn, IFB);
     sh(IP, 'addr', 'add', `${SRV_ADDR}/24`, 'dev', SRV);
     await setLinkUp(conn, SRV);
-    for (const a of [['link', 'set', 'lo', 'up'], ['addr', 'add', `${CLI_ADDR}/24`, 'dev', CLI], ['link', 'set', CLI, 'up']]) sh('nsenter', '-t', String(ns.pid), '-n', IP, ...a);
+    for (const a of [
+      ['link', 'set', 'lo', 'up'],
+      ['addr', 'add', `${CLI_ADDR}/24`, 'dev', CLI],
+      ['link', 'set', CLI, 'up'],
+    ])
+      sh('nsenter', '-t', String(ns.pid), '-n', IP, ...a);
     await addQdisc(conn, { dev: IFB, parent: 'root', handle: '1:', kind: 'pfifo', options: { limit: 1000 } });
     server = spawn('python3', ['-c', SERVER], { stdio: ['ignore', 'pipe', 'inherit'] });
     await new Promise<void>((r) => server!.stdout!.once('data', () => r()));
@@ -142,10 +171,24 @@ async function main(): Promise<void> {
       await addQdisc(conn, { dev: SRV, kind: 'clsact' });
       let pref = 10;
       for (const port of [BULK_PORT, RR_PORT]) {
-        const m = u32SynMatch({ family: 'inet', dport: port, dst: SRV_ADDR, htid: pref, actions: [{ kind: 'mirred', direction: 'egress', mirred_action: 'redirect', to_dev: IFB }] });
+        const m = u32SynMatch({
+          family: 'inet',
+          dport: port,
+          dst: SRV_ADDR,
+          htid: pref,
+          actions: [{ kind: 'mirred', direction: 'egress', mirred_action: 'redirect', to_dev: IFB }],
+        });
         for (const f of m.filters) {
           const options = await resolveActionDevices(conn, f.options);
-          await addFilter(conn, { dev: SRV, parent: 'ingress', protocol: m.protocol, pref, kind: 'u32', ...(f.handle ? { handle: f.handle } : {}), options: options as Record<string, unknown> });
+          await addFilter(conn, {
+            dev: SRV,
+            parent: 'ingress',
+            protocol: m.protocol,
+            pref,
+            kind: 'u32',
+            ...(f.handle ? { handle: f.handle } : {}),
+            options: options as Record<string, unknown>,
+          });
         }
         pref++;
       }
@@ -166,10 +209,16 @@ async function main(): Promise<void> {
         const b = await client(ns, 'bulk');
         const q = await client(ns, 'rr');
         const p1 = await ifbPackets();
-        if (withHold) { await tearDown(); synsWith += b.connections + q.connections; ifbDelta += p1 - p0; } else if (p1 !== p0) throw new Error('the IFB moved without the set-up');
+        if (withHold) {
+          await tearDown();
+          synsWith += b.connections + q.connections;
+          ifbDelta += p1 - p0;
+        } else if (p1 !== p0) throw new Error('the IFB moved without the set-up');
         res.bulk[withHold ? 'with' : 'without'].push(b.bytes! / b.seconds);
         res.rr[withHold ? 'with' : 'without'].push(q.connections / q.seconds);
-        console.log(`round ${r + 1} ${withHold ? 'with   ' : 'without'}: bulk ${(b.bytes! / b.seconds * 8 / 1e9).toFixed(2)} Gbit/s, requests ${(q.connections / q.seconds).toFixed(0)}/s`);
+        console.log(
+          `round ${r + 1} ${withHold ? 'with   ' : 'without'}: bulk ${(((b.bytes! / b.seconds) * 8) / 1e9).toFixed(2)} Gbit/s, requests ${(q.connections / q.seconds).toFixed(0)}/s`,
+        );
       }
     }
     // The ratio is the median of each round's own ratio (its two measurements are adjacent in time, so a
@@ -178,19 +227,38 @@ async function main(): Promise<void> {
       const w = median(res[k].without);
       const h = median(res[k].with);
       const paired = median(res[k].with.map((x, i) => x / res[k].without[i]));
-      return { what: k === 'bulk' ? 'bulk TCP stream (bytes/s)' : 'new connections (conn/s)', without: w, with: h, ratioOfMedians: h / w, ratio: paired, loss: 1 - paired };
+      return {
+        what: k === 'bulk' ? 'bulk TCP stream (bytes/s)' : 'new connections (conn/s)',
+        without: w,
+        with: h,
+        ratioOfMedians: h / w,
+        ratio: paired,
+        loss: 1 - paired,
+      };
     });
     console.log('\nmedians                      without          with   h/w of medians   paired ratio   loss   target <= 2 %');
     for (const r of rows) {
-      console.log(`${r.what.padEnd(27)} ${r.without.toFixed(0).padStart(12)} ${r.with.toFixed(0).padStart(12)}   ${r.ratioOfMedians.toFixed(3).padStart(14)}   ${r.ratio.toFixed(3).padStart(12)}  ${(r.loss * 100).toFixed(1).padStart(5)} %   ${r.loss <= 0.02 ? 'PASS' : 'FAIL'}`);
+      console.log(
+        `${r.what.padEnd(27)} ${r.without.toFixed(0).padStart(12)} ${r.with.toFixed(0).padStart(12)}   ${r.ratioOfMedians.toFixed(3).padStart(14)}   ${r.ratio.toFixed(3).padStart(12)}  ${(r.loss * 100).toFixed(1).padStart(5)} %   ${r.loss <= 0.02 ? 'PASS' : 'FAIL'}`,
+      );
     }
     const onlySyns = ifbDelta === synsWith;
     console.log(`\nIFB pfifo during the "with" rounds: ${ifbDelta} packets for ${synsWith} connections opened -> ${onlySyns ? 'PASS: only the SYNs' : 'FAIL'}`);
-    if (JSON_OUT) writeFileSync(JSON_OUT, JSON.stringify({ loadavg: loadavg(), seconds: SECONDS, rounds: ROUNDS, samples: res, rows, ifbPackets: ifbDelta, connections: synsWith }, null, 2));
+    if (JSON_OUT)
+      writeFileSync(
+        JSON_OUT,
+        JSON.stringify({ loadavg: loadavg(), seconds: SECONDS, rounds: ROUNDS, samples: res, rows, ifbPackets: ifbDelta, connections: synsWith }, null, 2),
+      );
     if (STRICT && (!onlySyns || rows.some((r) => r.loss > 0.02))) process.exitCode = 1;
   } finally {
     server?.kill('SIGKILL');
-    for (const d of [SRV, IFB]) { try { await deleteLink(conn, d); } catch { /* gone */ } }
+    for (const d of [SRV, IFB]) {
+      try {
+        await deleteLink(conn, d);
+      } catch {
+        /* gone */
+      }
+    }
     conn.close();
     ns.kill('SIGKILL');
   }

@@ -86,10 +86,16 @@ if (profile !== 'auto' && profile !== 'always' && profile !== 'never') {
 
 const m = machine();
 const printed: string[] = [];
-const say = (s: string) => { printed.push(s); process.stdout.write(s); };
+const say = (s: string) => {
+  printed.push(s);
+  process.stdout.write(s);
+};
 say(`synplug bench (issues 2, 10): kernel ${m.kernel}, ${m.cpus} x ${m.cpuModel}, load average ${m.loadavg1} at start, node ${m.node}, ${m.tc}, ${m.libnl}\n`);
 say(`checkout ${m.git.head}${m.git.dirtySrc.length ? `, uncommitted changes in ${m.git.dirtySrc.join(', ')}` : ''}\n`);
-if (m.loadavg1 > m.cpus) say(`warning: the load average (${m.loadavg1}) exceeds the CPU count (${m.cpus}): other work is running, wall times and tails are inflated; ratios are measured in the same run, interleaved\n`);
+if (m.loadavg1 > m.cpus)
+  say(
+    `warning: the load average (${m.loadavg1}) exceeds the CPU count (${m.cpus}): other work is running, wall times and tails are inflated; ratios are measured in the same run, interleaved\n`,
+  );
 say('\n');
 
 let latency: QdiscLatencyResult | undefined;
@@ -129,16 +135,23 @@ say(`bench took ${elapsedS.toFixed(0)} s\n`);
 const strip = <T extends { text: string }>(r: T | undefined) => (r ? { ...r, text: undefined } : undefined);
 const out = values.out ?? join(ROOT, 'bench', 'results', 'issue10-latest.json');
 mkdirSync(join(out, '..'), { recursive: true });
-writeFileSync(out, JSON.stringify({
-  date: new Date(started).toISOString(),
-  elapsedS,
-  machine: m,
-  units: { latency: 'microseconds', classList: 'milliseconds (wallMs, lib.*), KiB (maxRssKiB), seconds (userS, sysS, createS)', strict: 'microseconds' },
-  latency: strip(latency),
-  classList: strip(classes),
-  strict: strip(strict),
-  targets,
-}, null, 2) + '\n');
+writeFileSync(
+  out,
+  JSON.stringify(
+    {
+      date: new Date(started).toISOString(),
+      elapsedS,
+      machine: m,
+      units: { latency: 'microseconds', classList: 'milliseconds (wallMs, lib.*), KiB (maxRssKiB), seconds (userS, sysS, createS)', strict: 'microseconds' },
+      latency: strip(latency),
+      classList: strip(classes),
+      strict: strip(strict),
+      targets,
+    },
+    null,
+    2,
+  ) + '\n',
+);
 say(`results: ${out}\n`);
 writeFileSync(out.replace(/\.json$/, '') + '.txt', printed.join(''));
 if (values.strict && targets.some((t) => !t.pass)) process.exitCode = 1;

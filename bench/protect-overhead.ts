@@ -40,8 +40,17 @@ for (let i = 0; i < runs; i++) {
 const q = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.ceil(p * xs.length) - 1)];
 console.log(`protect: synplug's own time inside the plug window, ${runs} runs of /bin/true (load average ${loadavg()[0].toFixed(2)})`);
 console.log('part                                   median µs   p90 µs   max µs');
-for (const [name, xs] of [['plug ack -> gate opened', before], ['command exit -> release ack', after], ['total', before.map((b, i) => b + (after[i] ?? 0))]] as const) {
+for (const [name, xs] of [
+  ['plug ack -> gate opened', before],
+  ['command exit -> release ack', after],
+  ['total', before.map((b, i) => b + (after[i] ?? 0))],
+] as const) {
   console.log(`${name.padEnd(38)} ${String(q(xs, 0.5)).padStart(9)} ${String(q(xs, 0.9)).padStart(8)} ${String(Math.max(...xs)).padStart(8)}`);
 }
-const med = q(before.map((b, i) => b + (after[i] ?? 0)), 0.5);
-console.log(`${med <= 30 ? 'PASS' : 'FAIL'} median total ${med} µs ${med <= 30 ? '<=' : '>'} 30 µs (target; plus two kernel round trips of a pre-built request)`);
+const med = q(
+  before.map((b, i) => b + (after[i] ?? 0)),
+  0.5,
+);
+console.log(
+  `${med <= 30 ? 'PASS' : 'FAIL'} median total ${med} µs ${med <= 30 ? '<=' : '>'} 30 µs (target; plus two kernel round trips of a pre-built request)`,
+);

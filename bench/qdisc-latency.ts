@@ -120,7 +120,10 @@ function npmRunner(ifindex: number): { run(limit: number): Promise<void>; close(
   return {
     run(limit: number): Promise<void> {
       let b = msgs.get(limit);
-      if (!b) { b = bareChange(ifindex, limit); msgs.set(limit, b); }
+      if (!b) {
+        b = bareChange(ifindex, limit);
+        msgs.set(limit, b);
+      }
       const s = seq++;
       b.writeUInt32LE(s, 8);
       return new Promise<void>((resolve, reject) => {
@@ -143,7 +146,9 @@ function koffiRunner(ifindex: number): { run(limit: number): void; close(): void
   let seq = 1;
   let want = 0;
   let got: string | undefined;
-  tr.onError((e) => { got = e.message; });
+  tr.onError((e) => {
+    got = e.message;
+  });
   tr.onDatagram((d) => {
     const errno = d.readUInt16LE(4) === NLMSG_ERROR ? -d.readInt32LE(16) : -1;
     got = d.readUInt32LE(8) === want && errno === 0 ? 'ok' : `bare change refused: type ${d.readUInt16LE(4)}, errno ${errno}`;
@@ -151,7 +156,10 @@ function koffiRunner(ifindex: number): { run(limit: number): void; close(): void
   return {
     run(limit: number): void {
       let b = msgs.get(limit);
-      if (!b) { b = bareChange(ifindex, limit); msgs.set(limit, b); }
+      if (!b) {
+        b = bareChange(ifindex, limit);
+        msgs.set(limit, b);
+      }
       want = seq++;
       b.writeUInt32LE(want, 8);
       got = undefined;
@@ -164,7 +172,10 @@ function koffiRunner(ifindex: number): { run(limit: number): void; close(): void
 
 /** Run the Python floor for `n` round trips alternating limits `a`/`b`; microseconds each, and the last limit it set. */
 function pythonFloor(ifindex: number, n: number, a: number, b: number): { us: number[]; last: number } {
-  const r = spawnSync('python3', [join(ROOT, 'bench', 'lib', 'floor.py'), String(ifindex), String(n), String(a), String(b)], { encoding: 'utf8', maxBuffer: 64 << 20 });
+  const r = spawnSync('python3', [join(ROOT, 'bench', 'lib', 'floor.py'), String(ifindex), String(n), String(a), String(b)], {
+    encoding: 'utf8',
+    maxBuffer: 64 << 20,
+  });
   if (r.status !== 0) throw new Error(`python floor failed: ${r.stderr || r.error?.message}`);
   const o = JSON.parse(r.stdout) as { ns: number[]; last: number };
   return { us: o.ns.map((x) => x / 1000), last: o.last };
@@ -218,7 +229,10 @@ export async function runQdiscLatency(options: QdiscLatencyOptions = {}): Promis
     const prebuilt = new Map<number, ReturnType<typeof qdiscRequest>>();
     const prebuiltFor = (l: number) => {
       let r = prebuilt.get(l);
-      if (!r) { r = qdiscRequest('change', ifindex, spec(l)); prebuilt.set(l, r); }
+      if (!r) {
+        r = qdiscRequest('change', ifindex, spec(l));
+        prebuilt.set(l, r);
+      }
       return r;
     };
     const inProc: Array<{ name: string; roundTrips: number; f: (limit: number) => Promise<unknown> | void }> = [
@@ -260,10 +274,21 @@ export async function runQdiscLatency(options: QdiscLatencyOptions = {}): Promis
 
     // processes: one per change
     const tcCmd = (limit: number): Cmd => ({ file: TC, args: ['qdisc', 'change', 'dev', dev, 'root', 'handle', '1:', 'pfifo', 'limit', String(limit)] });
-    const nlCmd = (limit: number): Cmd => ({ file: NL_QDISC_ADD, args: ['-q', `--dev=${dev}`, '--parent=root', '--id=1:', '--update-only', 'pfifo', `--limit=${limit}`], env: nlEnv });
+    const nlCmd = (limit: number): Cmd => ({
+      file: NL_QDISC_ADD,
+      args: ['-q', `--dev=${dev}`, '--parent=root', '--id=1:', '--update-only', 'pfifo', `--limit=${limit}`],
+      env: nlEnv,
+    });
     const trueCmd: Cmd = { file: '/bin/true', args: [] };
     const base = inProc.length;
-    const procNames = ['tc, spawnSync from Node', 'nl-qdisc-add, spawnSync from Node', '/bin/true, spawnSync from Node', 'tc, from a bash loop', 'nl-qdisc-add, from a bash loop (+1 exec: env)', '/bin/true, from a bash loop'];
+    const procNames = [
+      'tc, spawnSync from Node',
+      'nl-qdisc-add, spawnSync from Node',
+      '/bin/true, spawnSync from Node',
+      'tc, from a bash loop',
+      'nl-qdisc-add, from a bash loop (+1 exec: env)',
+      '/bin/true, from a bash loop',
+    ];
     const procSamples = procNames.map(() => [] as number[]);
     timeSpawns(10, (i) => tcCmd(limits(base)[i % 2]));
     timeSpawns(10, (i) => nlCmd(limits(base + 1)[i % 2]));
@@ -295,7 +320,16 @@ export async function runQdiscLatency(options: QdiscLatencyOptions = {}): Promis
     const table = renderTable(
       `One qdisc change (pfifo limit, alternating) on ${dev}: round trip, microseconds`,
       ['how', 'n', 'netlink msgs', 'median', 'p99', 'min', 'x floor median', 'x floor p99'],
-      rows.map((r) => [r.name, r.summary.n, r.roundTrips || '-', fmtUs(r.summary.median), fmtUs(r.summary.p99), fmtUs(r.summary.min), fmtRatio(r.summary.median / floor.median), fmtRatio(r.summary.p99 / floor.p99)]),
+      rows.map((r) => [
+        r.name,
+        r.summary.n,
+        r.roundTrips || '-',
+        fmtUs(r.summary.median),
+        fmtUs(r.summary.p99),
+        fmtUs(r.summary.min),
+        fmtRatio(r.summary.median / floor.median),
+        fmtRatio(r.summary.p99 / floor.p99),
+      ]),
     );
 
     const bareS = rows[1].summary;
@@ -308,13 +342,25 @@ export async function runQdiscLatency(options: QdiscLatencyOptions = {}): Promis
     const targets: Target[] = [];
     const vsProc = (what: string, s: Summary) => {
       const r = fastestProc.summary.median / s.median;
-      targets.push({ name: `change, ${what}: >= 50x faster than a process per change`, pass: r >= 50, text: `${what} median ${fmtUs(s.median)} us vs ${fp}: ${fmtRatio(r)} faster (target >= 50x)` });
+      targets.push({
+        name: `change, ${what}: >= 50x faster than a process per change`,
+        pass: r >= 50,
+        text: `${what} median ${fmtUs(s.median)} us vs ${fp}: ${fmtRatio(r)} faster (target >= 50x)`,
+      });
     };
     const vsFloor = (what: string, s: Summary, max: number) => {
       const r = s.median / floor.median;
-      targets.push({ name: `change, ${what}: median <= ${max}x the syscall floor`, pass: r <= max, text: `${what} median ${fmtUs(s.median)} us vs the python floor ${fmtUs(floor.median)} us: ${fmtRatio(r)} (target <= ${max}x)` });
+      targets.push({
+        name: `change, ${what}: median <= ${max}x the syscall floor`,
+        pass: r <= max,
+        text: `${what} median ${fmtUs(s.median)} us vs the python floor ${fmtUs(floor.median)} us: ${fmtRatio(r)} (target <= ${max}x)`,
+      });
       const q = s.p99 / floor.p99;
-      targets.push({ name: `change, ${what}: p99 <= 3x the floor's p99`, pass: q <= 3, text: `${what} p99 ${fmtUs(s.p99)} us vs the floor's p99 ${fmtUs(floor.p99)} us: ${fmtRatio(q)} (target <= 3x)` });
+      targets.push({
+        name: `change, ${what}: p99 <= 3x the floor's p99`,
+        pass: q <= 3,
+        text: `${what} p99 ${fmtUs(s.p99)} us vs the floor's p99 ${fmtUs(floor.p99)} us: ${fmtRatio(q)} (target <= 3x)`,
+      });
     };
     // A warm process resolves the device once: by ifindex is the primary figure. By dev name
     // repeats the name lookup every call (the two messages each tool process sends).
@@ -323,8 +369,11 @@ export async function runQdiscLatency(options: QdiscLatencyOptions = {}): Promis
     vsFloor('bare koffi transport', bareS, 1.2);
     vsFloor('NetlinkConnection.request, pre-built (how the guard sends plug verbs)', pre, 1.5);
     vsFloor('changeQdisc by ifindex', byIdx, 2);
-    const ratios = renderTable('Ratios, medians (process time / synplug time)', ['process per change', 'vs changeQdisc by dev name', 'vs by ifindex'],
-      procRows.map((r) => [r.name, fmtRatio(r.summary.median / byName.median), fmtRatio(r.summary.median / byIdx.median)]));
+    const ratios = renderTable(
+      'Ratios, medians (process time / synplug time)',
+      ['process per change', 'vs changeQdisc by dev name', 'vs by ifindex'],
+      procRows.map((r) => [r.name, fmtRatio(r.summary.median / byName.median), fmtRatio(r.summary.median / byIdx.median)]),
+    );
     return {
       device: dev,
       change: `tc qdisc change dev ${dev} root handle 1: pfifo limit N`,

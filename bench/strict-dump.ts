@@ -93,8 +93,14 @@ export async function runStrictDump(options: StrictDumpOptions = {}): Promise<St
     const addrsOf = (msgs: NetlinkMessage[]) => msgs.filter((m) => m.type === RTM_NEWADDR && m.payload.readUInt32LE(4) === ifindex).length;
     const ways: Array<{ name: string; f: (c: NetlinkConnection) => Promise<number> }> = [
       { name: 'addresses of one device (RTM_GETADDR, ifa_index set)', f: async (c) => addrsOf(await c.dumpAll({ type: RTM_GETADDR, payload: ifa })) },
-      { name: 'listAddresses(conn, { dev }) as the library sends it', f: async (c) => (await listAddresses(c, { dev })).filter((a) => a.local === wantAddr).length },
-      { name: 'qdiscs of one device: listQdiscs(conn, { ifindex })', f: async (c) => (await listQdiscs(c, { ifindex })).filter((q) => q.kind === 'pfifo').length },
+      {
+        name: 'listAddresses(conn, { dev }) as the library sends it',
+        f: async (c) => (await listAddresses(c, { dev })).filter((a) => a.local === wantAddr).length,
+      },
+      {
+        name: 'qdiscs of one device: listQdiscs(conn, { ifindex })',
+        f: async (c) => (await listQdiscs(c, { ifindex })).filter((q) => q.kind === 'pfifo').length,
+      },
     ];
     const keys = ['strict', 'loose'] as const;
     const samples = ways.map(() => ({ strict: [] as number[], loose: [] as number[] }));
@@ -130,7 +136,15 @@ export async function runStrictDump(options: StrictDumpOptions = {}): Promise<St
       ['listing', 'strict', 'median', 'p99', 'kernel msgs/call', 'bytes/call', 'x strict median'],
       rows.map((r, i) => {
         const strictRow = rows[i - (i % 2)];
-        return [r.name, r.strict ? 'yes' : 'no', fmtUs(r.summary.median), fmtUs(r.summary.p99), r.messages, r.bytes, fmtRatio(r.summary.median / strictRow.summary.median)];
+        return [
+          r.name,
+          r.strict ? 'yes' : 'no',
+          fmtUs(r.summary.median),
+          fmtUs(r.summary.p99),
+          r.messages,
+          r.bytes,
+          fmtRatio(r.summary.median / strictRow.summary.median),
+        ];
       }),
     );
     return { devices: n, strictAccepted: trs.strict.strictCheck, rows, text: table };

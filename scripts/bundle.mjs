@@ -114,7 +114,8 @@ rmSync(join(out, 'cli.cjs.v8cache'), { force: true });
 const capture = join(root, 'fixtures/captures/13_class_dump/capture.pcap');
 const args = existsSync(capture) ? ['decode', capture] : ['--help'];
 const r = spawnSync(process.execPath, [join(out, 'synplug.cjs'), ...args], {
-  env: { ...process.env, SYNPLUG_WRITE_CODE_CACHE: '1' }, stdio: ['ignore', 'ignore', 'inherit'],
+  env: { ...process.env, SYNPLUG_WRITE_CODE_CACHE: '1' },
+  stdio: ['ignore', 'ignore', 'inherit'],
 });
 if (r.status !== 0 || !existsSync(join(out, 'cli.cjs.v8cache'))) {
   console.error(`bundle: making the code cache failed (status ${r.status}); synplug works without it, only starts slower`);

@@ -4,6 +4,8 @@
 #   1. unit tests, no kernel (golden bytes, decoders, property tests)
 #   2. live tests on this machine's kernel, as root, in a fresh network namespace
 #   3. kernel tests in a VM booting Debian's stock kernel (scripts/vm/)
+# after the build, the type check (npm run typecheck) and Biome (npm run lint),
+# each counted as one failure when it fails.
 # SYNPLUG_SUITES="unit live" runs a subset. The kernel tier boots Debian's
 # default kernel (6.1) and 6.12; SYNPLUG_KERNELS="linux-image-amd64" runs one.
 set -uo pipefail
@@ -34,6 +36,9 @@ run_suite() {
 }
 
 npm run build || { echo "build failed"; echo "0 passed, 1 failed"; exit 1; }
+# Static checks before the tiers: types over src, test and bench; Biome's lint and format.
+npm run typecheck || { echo "=== typecheck failed"; total_fail=$((total_fail + 1)); failed_suites+=(typecheck); }
+npm run lint || { echo "=== lint failed"; total_fail=$((total_fail + 1)); failed_suites+=(lint); }
 for s in $suites; do
   case $s in
     unit) run_suite unit npx ava 'test/unit/**/*.test.ts' ;;

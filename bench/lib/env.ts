@@ -52,7 +52,11 @@ export function sh(cmd: string, args: readonly string[], opts: SpawnSyncOptions 
 }
 
 function netnsId(pid: string): string | undefined {
-  try { return readlinkSync(`/proc/${pid}/ns/net`); } catch { return undefined; }
+  try {
+    return readlinkSync(`/proc/${pid}/ns/net`);
+  } catch {
+    return undefined;
+  }
 }
 
 /**
@@ -64,14 +68,21 @@ export function assertIsolated(): void {
   const own = netnsId('self');
   const init = netnsId('1');
   if (process.env.SYNPLUG_IN_NETNS !== '1' || own === undefined || own === init) {
-    process.stderr.write('bench: run through scripts/in-netns.sh (npm run bench): it creates devices and qdiscs and must not touch the host network namespace\n');
+    process.stderr.write(
+      'bench: run through scripts/in-netns.sh (npm run bench): it creates devices and qdiscs and must not touch the host network namespace\n',
+    );
     process.exit(2);
   }
 }
 
 /** Which reference tools are missing, with the Debian package to install. */
 export function missingTools(): string[] {
-  const need: Array<[string, string]> = [[TC, 'iproute2'], [IP, 'iproute2'], [NL_QDISC_ADD, 'libnl-utils'], [GNU_TIME, 'time']];
+  const need: Array<[string, string]> = [
+    [TC, 'iproute2'],
+    [IP, 'iproute2'],
+    [NL_QDISC_ADD, 'libnl-utils'],
+    [GNU_TIME, 'time'],
+  ];
   return need.filter(([p]) => !existsSync(p)).map(([p, pkg]) => `${p} (Debian package ${pkg})`);
 }
 
@@ -139,7 +150,10 @@ export function machine(): Machine {
     libnl: libnl ? `libnl-utils ${libnl}` : '?',
     git: {
       head: sh('git', ['-C', ROOT, 'rev-parse', '--short', 'HEAD'], { check: false }).stdout.trim(),
-      dirtySrc: sh('git', ['-C', ROOT, 'status', '--porcelain', '--', 'src'], { check: false }).stdout.split('\n').filter(Boolean).map((l) => l.slice(3)),
+      dirtySrc: sh('git', ['-C', ROOT, 'status', '--porcelain', '--', 'src'], { check: false })
+        .stdout.split('\n')
+        .filter(Boolean)
+        .map((l) => l.slice(3)),
     },
   };
 }

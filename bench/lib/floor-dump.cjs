@@ -21,12 +21,21 @@ const recvFn = lib.func('intptr_t recv(int, void *, size_t, int)');
 const fd = socket(16 /* AF_NETLINK */, 3 /* SOCK_RAW */ | 0o2000000 /* SOCK_CLOEXEC */, 0 /* NETLINK_ROUTE */);
 const rbuf = Buffer.alloc(65536);
 const sock = {
-  send(m) { if (sendFn(fd, m, m.length, 0) < 0) fail(`send: errno ${koffi.errno()}`); },
+  send(m) {
+    if (sendFn(fd, m, m.length, 0) < 0) fail(`send: errno ${koffi.errno()}`);
+  },
 };
 const dev = process.argv[2];
-const NLM_F_REQUEST = 1, NLM_F_ACK = 4, NLM_F_DUMP = 0x300;
-const RTM_NEWLINK = 16, RTM_GETLINK = 18, RTM_NEWTCLASS = 40, RTM_GETTCLASS = 42;
-const NLMSG_ERROR = 2, NLMSG_DONE = 3, IFLA_IFNAME = 3;
+const NLM_F_REQUEST = 1,
+  NLM_F_ACK = 4,
+  NLM_F_DUMP = 0x300;
+const RTM_NEWLINK = 16,
+  RTM_GETLINK = 18,
+  RTM_NEWTCLASS = 40,
+  RTM_GETTCLASS = 42;
+const NLMSG_ERROR = 2,
+  NLMSG_DONE = 3,
+  IFLA_IFNAME = 3;
 
 function message(type, flags, seq, payload) {
   const m = Buffer.alloc(16 + payload.length);
@@ -50,7 +59,7 @@ ifla.writeUInt16LE(IFLA_IFNAME, 2);
 name.copy(ifla, 4);
 let count = 0;
 function onMessage(d) {
-  for (let off = 0; off + 16 <= d.length;) {
+  for (let off = 0; off + 16 <= d.length; ) {
     const len = d.readUInt32LE(off);
     const type = d.readUInt16LE(off + 4);
     const seq = d.readUInt32LE(off + 8);

@@ -31,7 +31,10 @@ export function timeSpawns(n: number, make: (i: number) => Cmd): number[] {
     const t0 = process.hrtime.bigint();
     const r = spawnSync(c.file, c.args, { stdio: ['ignore', 'ignore', 'pipe'], env: c.env });
     const t1 = process.hrtime.bigint();
-    if (r.status !== 0) throw new Error(`${c.file} ${c.args.join(' ')} failed (exit ${r.status}${r.error ? `, ${r.error.message}` : ''}): ${String(r.stderr).trim().slice(0, 300)}`);
+    if (r.status !== 0)
+      throw new Error(
+        `${c.file} ${c.args.join(' ')} failed (exit ${r.status}${r.error ? `, ${r.error.message}` : ''}): ${String(r.stderr).trim().slice(0, 300)}`,
+      );
     out.push(Number(t1 - t0) / 1e6);
   }
   return out;
@@ -52,16 +55,21 @@ export function timeShellLoop(cmds: readonly Cmd[], env?: NodeJS.ProcessEnv): nu
   try {
     const lines = ['set -u', 'export LC_ALL=C'];
     for (const c of cmds) {
-      lines.push(`s=$EPOCHREALTIME; ${[c.file, ...c.args].map(shQuote).join(' ')} >/dev/null 2>"${dir}/err" || { cat "${dir}/err" >&2; exit 1; }; e=$EPOCHREALTIME; echo "$s $e"`);
+      lines.push(
+        `s=$EPOCHREALTIME; ${[c.file, ...c.args].map(shQuote).join(' ')} >/dev/null 2>"${dir}/err" || { cat "${dir}/err" >&2; exit 1; }; e=$EPOCHREALTIME; echo "$s $e"`,
+      );
     }
     const script = join(dir, 'loop.sh');
     writeFileSync(script, lines.join('\n') + '\n');
     const r = spawnSync('/bin/bash', [script], { encoding: 'utf8', env: env ?? process.env, maxBuffer: 64 * 1024 * 1024 });
     if (r.status !== 0) throw new Error(`shell loop failed (exit ${r.status}): ${String(r.stderr).trim().slice(0, 300)}`);
-    return r.stdout.trim().split('\n').map((l) => {
-      const [s, e] = l.split(' ').map(Number);
-      return (e - s) * 1000;
-    });
+    return r.stdout
+      .trim()
+      .split('\n')
+      .map((l) => {
+        const [s, e] = l.split(' ').map(Number);
+        return (e - s) * 1000;
+      });
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -14,7 +14,11 @@ export type Cell = string | number;
 export function renderTable(title: string, header: readonly string[], rows: readonly (readonly Cell[])[]): string {
   const all = [header, ...rows].map((r) => r.map((c) => String(c)));
   const widths = header.map((_, i) => Math.max(...all.map((r) => (r[i] ?? '').length)));
-  const line = (r: string[]) => r.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ').trimEnd();
+  const line = (r: string[]) =>
+    r
+      .map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i])))
+      .join('  ')
+      .trimEnd();
   const out = [title, line(all[0]), widths.map((w) => '-'.repeat(w)).join('  ')];
   for (const r of all.slice(1)) out.push(line(r));
   return out.join('\n') + '\n';

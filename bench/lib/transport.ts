@@ -30,7 +30,7 @@ export class CountingSocketTransport extends SocketTransport {
   }
   override onDatagram(cb: (datagram: Buffer) => void): void {
     super.onDatagram((d) => {
-      for (let off = 0; off + 16 <= d.length;) {
+      for (let off = 0; off + 16 <= d.length; ) {
         const len = d.readUInt32LE(off);
         if (len < 16) break;
         this.messages++;
@@ -97,7 +97,9 @@ export class CountingTransport implements Transport {
     this.sock.on('truncatedMessage', () => this.errorCb(new Error(`a netlink datagram was larger than the ${options?.msgBufferSize} byte receive buffer`)));
   }
   send(datagram: Buffer): void {
-    this.sock.send(datagram, undefined, (err) => { if (err) this.errorCb(err); });
+    this.sock.send(datagram, undefined, (err) => {
+      if (err) this.errorCb(err);
+    });
   }
   onDatagram(cb: (datagram: Buffer) => void): void {
     this.sock.on('message', (d) => {

@@ -90,9 +90,7 @@ class Recorder {
       const c = this.conn[i];
       const s = this.status[i];
       const e = this.error[i];
-      lines.push(
-        `${this.start[i].toFixed(3)},${c < 0 ? '' : c.toFixed(3)},${this.total[i].toFixed(3)},${s === 0 ? '' : s},${e < 0 ? '' : ERROR_KINDS[e]}`,
-      );
+      lines.push(`${this.start[i].toFixed(3)},${c < 0 ? '' : c.toFixed(3)},${this.total[i].toFixed(3)},${s === 0 ? '' : s},${e < 0 ? '' : ERROR_KINDS[e]}`);
     }
     return lines.join('\n') + '\n';
   }

@@ -149,7 +149,15 @@ if (process.getuid?.() !== 0) usage('needs root (ip addr, nft, tc)');
 // ---------------------------------------------------------------- binaries
 
 const BIN: Record<string, string> = {};
-for (const b of ['haproxy', 'nginx', 'ip', ...(P.wrkConnections > 0 ? ['wrk'] : []), ...(abMethod !== 'none' ? ['ab'] : []), ...(methods.includes('drop') || abMethod === 'drop' ? ['nft'] : []), ...(methods.includes('synplug') || abMethod === 'synplug' ? ['tc'] : [])]) {
+for (const b of [
+  'haproxy',
+  'nginx',
+  'ip',
+  ...(P.wrkConnections > 0 ? ['wrk'] : []),
+  ...(abMethod !== 'none' ? ['ab'] : []),
+  ...(methods.includes('drop') || abMethod === 'drop' ? ['nft'] : []),
+  ...(methods.includes('synplug') || abMethod === 'synplug' ? ['tc'] : []),
+]) {
   const p = findBin(b);
   if (!p) usage(`'${b}' not found: install it (scripts/install-test-deps.sh)`);
   BIN[b] = p;
@@ -474,8 +482,19 @@ function startCollected(argv: string[]): Collected {
 function startWrk(seconds: number): Collected | null {
   if (P.wrkConnections <= 0) return null;
   return startCollected([
-    BIN.wrk, '-t', '1', '-c', String(P.wrkConnections), '-d', `${Math.ceil(seconds)}s`, '--timeout', `${Math.ceil(P.timeoutMs / 1000)}s`,
-    '--latency', '-H', 'Connection: close', `http://${P.addr}:${P.port}/`,
+    BIN.wrk,
+    '-t',
+    '1',
+    '-c',
+    String(P.wrkConnections),
+    '-d',
+    `${Math.ceil(seconds)}s`,
+    '--timeout',
+    `${Math.ceil(P.timeoutMs / 1000)}s`,
+    '--latency',
+    '-H',
+    'Connection: close',
+    `http://${P.addr}:${P.port}/`,
   ]);
 }
 
@@ -636,7 +655,30 @@ async function reloadOnce(m: Method): Promise<Reload> {
   if (m === 'unprotected') {
     check('haproxy', await run(argv));
   } else if (m === 'drop') {
-    check('nft add rule', await run([BIN.nft, 'add', 'rule', 'inet', NFT_TABLE, 'in', 'ip', 'daddr', P.addr, 'tcp', 'dport', String(P.port), 'tcp', 'flags', '&', '(syn|ack)', '==', 'syn', 'drop']));
+    check(
+      'nft add rule',
+      await run([
+        BIN.nft,
+        'add',
+        'rule',
+        'inet',
+        NFT_TABLE,
+        'in',
+        'ip',
+        'daddr',
+        P.addr,
+        'tcp',
+        'dport',
+        String(P.port),
+        'tcp',
+        'flags',
+        '&',
+        '(syn|ack)',
+        '==',
+        'syn',
+        'drop',
+      ]),
+    );
     check('haproxy', await run(argv));
     check('nft flush chain', await run([BIN.nft, 'flush', 'chain', 'inet', NFT_TABLE, 'in']));
   } else if (m === 'synplug') {
@@ -758,7 +800,9 @@ async function runMethod(m: Method, capSeconds: number): Promise<MethodResult> {
   const c = res.client;
   log(
     `  ${m}: ${c.requests} requests, ${c.failed} failed, p99 ${fmtMs(c.p99)}, max ${fmtMs(c.max)}, ${reloads.length} reloads` +
-      (wrkSummary ? `; wrk ${wrkSummary.requests} requests, socket errors ${wrkSummary.connectErrors}/${wrkSummary.readErrors}/${wrkSummary.writeErrors}/${wrkSummary.timeouts}` : ''),
+      (wrkSummary
+        ? `; wrk ${wrkSummary.requests} requests, socket errors ${wrkSummary.connectErrors}/${wrkSummary.readErrors}/${wrkSummary.writeErrors}/${wrkSummary.timeouts}`
+        : ''),
   );
   return res;
 }
@@ -768,7 +812,19 @@ async function runAb(m: Method): Promise<AbSummary> {
   ensureAddress();
   await startHaproxy();
   await prepare(m);
-  const ab = startCollected([BIN.ab, '-r', '-s', String(Math.ceil(P.timeoutMs / 1000)), '-c', String(P.abConcurrency), '-t', String(P.abSeconds), '-n', '10000000', `http://${P.addr}:${P.port}/`]);
+  const ab = startCollected([
+    BIN.ab,
+    '-r',
+    '-s',
+    String(Math.ceil(P.timeoutMs / 1000)),
+    '-c',
+    String(P.abConcurrency),
+    '-t',
+    String(P.abSeconds),
+    '-n',
+    '10000000',
+    `http://${P.addr}:${P.port}/`,
+  ]);
   let abDone = false;
   void ab.done.then(() => (abDone = true));
   await sleep(P.settleMs);
@@ -808,13 +864,18 @@ function evaluate(results: Map<Method, MethodResult>): Criterion[] {
   const sp = results.get('synplug');
   // Not asked for: SKIP. Asked for but cut by the budget: FAIL (nothing was shown).
   const skip = (name: string, why: string, m?: Method): void =>
-    void out.push(m && methods.includes(m) ? { name, result: 'FAIL', detail: `${m} was asked for but not run (time budget)` } : { name, result: 'SKIP', detail: why });
+    void out.push(
+      m && methods.includes(m) ? { name, result: 'FAIL', detail: `${m} was asked for but not run (time budget)` } : { name, result: 'SKIP', detail: why },
+    );
   const check = (name: string, ok: boolean, detail: string): void => void out.push({ name, result: ok ? 'PASS' : 'FAIL', detail });
   const wrkErr = (w: WrkSummary | null): number => (w ? w.connectErrors + w.readErrors + w.writeErrors + w.timeouts + w.non2xx3xx : 0);
 
   if (un) {
-    check('unprotected: reloads make requests fail (the experiment is sensitive)', un.client.failed > 0,
-      `${un.client.failed} failed client requests over ${un.reloadCount} reloads (wrk: ${wrkErr(un.wrk)} errors)`);
+    check(
+      'unprotected: reloads make requests fail (the experiment is sensitive)',
+      un.client.failed > 0,
+      `${un.client.failed} failed client requests over ${un.reloadCount} reloads (wrk: ${wrkErr(un.wrk)} errors)`,
+    );
   } else skip('unprotected: reloads make requests fail (the experiment is sensitive)', 'unprotected not run', 'unprotected');
 
   if (base) {
@@ -831,12 +892,20 @@ function evaluate(results: Map<Method, MethodResult>): Criterion[] {
     for (const n of Object.values(names)) skip(n, 'synplug not run', 'synplug');
     return out;
   }
-  check(names.failed, sp.client.failed === 0 && wrkErr(sp.wrk) === 0,
-    `client ${sp.client.failed} failed of ${sp.client.requests}${sp.client.failed ? ` ${JSON.stringify(sp.client.errors)}` : ''}; wrk ${wrkErr(sp.wrk)} errors of ${sp.wrk?.requests ?? 0}`);
+  check(
+    names.failed,
+    sp.client.failed === 0 && wrkErr(sp.wrk) === 0,
+    `client ${sp.client.failed} failed of ${sp.client.requests}${sp.client.failed ? ` ${JSON.stringify(sp.client.errors)}` : ''}; wrk ${wrkErr(sp.wrk)} errors of ${sp.wrk?.requests ?? 0}`,
+  );
   check(names.reloads, sp.reloadCount >= P.reloads && sp.reloadFailures === 0, `${sp.reloadCount} reloads, ${sp.reloadFailures} failed`);
   const p = sp.protect;
-  check(names.held, p !== null && p.packetsReleased > 0,
-    p ? `${p.packetsReleased} packets over ${p.reports} reports, ${p.drops} dropped, max-hold reached ${p.maxHoldReached} times` : 'no protect --json report could be read');
+  check(
+    names.held,
+    p !== null && p.packetsReleased > 0,
+    p
+      ? `${p.packetsReleased} packets over ${p.reports} reports, ${p.drops} dropped, max-hold reached ${p.maxHoldReached} times`
+      : 'no protect --json report could be read',
+  );
   if (!base) skip(names.latency, 'baseline not run', 'baseline');
   else {
     const bound = sp.reloadMaxMs + base.client.p99;
@@ -844,8 +913,11 @@ function evaluate(results: Map<Method, MethodResult>): Criterion[] {
     // Informational, stricter: the reload command includes synplug's own start (Node, watchdog) before the plug.
     if (sp.protect) {
       const held = sp.protect.heldMaxMs + base.client.p99;
-      out.push({ name: 'synplug (info): max latency vs longest plug hold + baseline p99', result: 'INFO',
-        detail: `max ${fmtMs(sp.client.max)} vs ${fmtMs(sp.protect.heldMaxMs)} + ${fmtMs(base.client.p99)} = ${fmtMs(held)}${sp.client.max <= held ? ' (within)' : ' (over)'}` });
+      out.push({
+        name: 'synplug (info): max latency vs longest plug hold + baseline p99',
+        result: 'INFO',
+        detail: `max ${fmtMs(sp.client.max)} vs ${fmtMs(sp.protect.heldMaxMs)} + ${fmtMs(base.client.p99)} = ${fmtMs(held)}${sp.client.max <= held ? ' (within)' : ' (over)'}`,
+      });
     }
   }
   return out;
@@ -853,7 +925,12 @@ function evaluate(results: Map<Method, MethodResult>): Criterion[] {
 
 function versionOf(argv: string[]): string {
   const r = runSync(argv);
-  return r.out.split('\n').find((l) => l.trim())?.trim() ?? '?';
+  return (
+    r.out
+      .split('\n')
+      .find((l) => l.trim())
+      ?.trim() ?? '?'
+  );
 }
 
 async function main(): Promise<void> {
@@ -924,15 +1001,32 @@ async function main(): Promise<void> {
   ]);
   const lines: string[] = [];
   lines.push('');
-  lines.push(`Reload bench, kernel ${kernel}, ${date}: client ${P.connections} connections${P.wrkConnections ? ` + wrk ${P.wrkConnections}` : ''}, reload every ${P.intervalMs} ms after the previous returned`);
+  lines.push(
+    `Reload bench, kernel ${kernel}, ${date}: client ${P.connections} connections${P.wrkConnections ? ` + wrk ${P.wrkConnections}` : ''}, reload every ${P.intervalMs} ms after the previous returned`,
+  );
   lines.push('');
   lines.push(
     table(
-      ['method', 'requests', 'failed', 'conn/read/http', 'p50', 'p99', 'max', 'reloads', 'reload mean', 'reload max', 'req/s', 'wrk req', 'wrk errs c/r/w/t/http', 'wrk max*'],
+      [
+        'method',
+        'requests',
+        'failed',
+        'conn/read/http',
+        'p50',
+        'p99',
+        'max',
+        'reloads',
+        'reload mean',
+        'reload max',
+        'req/s',
+        'wrk req',
+        'wrk errs c/r/w/t/http',
+        'wrk max*',
+      ],
       rows,
     ),
   );
-  lines.push('latency = client.ts, from before connect() to the server\'s close, successful requests; failed = client.ts requests');
+  lines.push("latency = client.ts, from before connect() to the server's close, successful requests; failed = client.ts requests");
   lines.push('* wrk latency starts after the TCP connect: a held or dropped SYN does not show in it');
   for (const r of results.values()) {
     const p = r.protect;
@@ -943,16 +1037,33 @@ async function main(): Promise<void> {
           `synplug's own time in the window max ${(p.overheadMaxUs / 1000).toFixed(2)} ms`,
       );
     }
-    if (r.client.failed) lines.push(`  ${r.method} failures by kind: ${Object.entries(r.client.errors).map(([k, v]) => `${k} ${v}`).join(', ')}`);
+    if (r.client.failed)
+      lines.push(
+        `  ${r.method} failures by kind: ${Object.entries(r.client.errors)
+          .map(([k, v]) => `${k} ${v}`)
+          .join(', ')}`,
+      );
   }
   if (ab) {
     lines.push('');
     lines.push(
       table(
         ['ab -r', 'complete', 'failed', 'conn/recv/len/exc', 'non-2xx', 'total median', 'total max', 'connect max', 'p99', 'reloads', 'reload max'],
-        [[`${ab.method} -c ${ab.concurrency} ${ab.seconds}s`, String(ab.complete), String(ab.failed),
-          `${ab.failedConnect}/${ab.failedReceive}/${ab.failedLength}/${ab.failedExceptions}`, String(ab.non2xx),
-          `${ab.totalMedian} ms`, `${ab.totalMax} ms`, `${ab.connectMax} ms`, `${ab.p99} ms`, String(ab.reloads), fmtMs(ab.reloadMaxMs)]],
+        [
+          [
+            `${ab.method} -c ${ab.concurrency} ${ab.seconds}s`,
+            String(ab.complete),
+            String(ab.failed),
+            `${ab.failedConnect}/${ab.failedReceive}/${ab.failedLength}/${ab.failedExceptions}`,
+            String(ab.non2xx),
+            `${ab.totalMedian} ms`,
+            `${ab.totalMax} ms`,
+            `${ab.connectMax} ms`,
+            `${ab.p99} ms`,
+            String(ab.reloads),
+            fmtMs(ab.reloadMaxMs),
+          ],
+        ],
       ),
     );
   }
@@ -1003,7 +1114,12 @@ async function main(): Promise<void> {
           reloadMeanMs: r.reloadMeanMs,
           reloadMaxMs: r.reloadMaxMs,
           // [start in the window s, duration s, ok, plug held ms, packets released (synplug)]
-          reloadTimes: r.reloads.map((x) => [+((x.start - r.windowStart) / 1000).toFixed(3), +((x.end - x.start) / 1000).toFixed(3), x.ok, ...(x.protect ? [+x.protect.heldMs.toFixed(1), x.protect.packetsReleased] : [])]),
+          reloadTimes: r.reloads.map((x) => [
+            +((x.start - r.windowStart) / 1000).toFixed(3),
+            +((x.end - x.start) / 1000).toFixed(3),
+            x.ok,
+            ...(x.protect ? [+x.protect.heldMs.toFixed(1), x.protect.packetsReleased] : []),
+          ]),
           protect: r.protect,
           failedRequests: r.records
             .filter((x) => x.error !== null)

@@ -136,6 +136,9 @@ export function fmtMs(ms: number): string {
 export function table(header: readonly string[], rows: readonly (readonly string[])[]): string {
   const w = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
   const line = (r: readonly string[]): string =>
-    r.map((c, i) => (i === 0 ? c.padEnd(w[i]) : c.padStart(w[i]))).join('  ').trimEnd();
+    r
+      .map((c, i) => (i === 0 ? c.padEnd(w[i]) : c.padStart(w[i])))
+      .join('  ')
+      .trimEnd();
   return [line(header), w.map((n) => '-'.repeat(n)).join('  '), ...rows.map(line)].join('\n');
 }

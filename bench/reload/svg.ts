@@ -98,9 +98,7 @@ export function renderSvg(title: string, note: string, panels: readonly Panel[])
       out.push(`<text x="${x}" y="${y0 + M.top + plotH + 16}" text-anchor="middle" fill="#333">${Number(s.toFixed(3))}</text>`);
     }
     out.push(`<text x="${M.left + plotW}" y="${y0 + PANEL_H - 4}" text-anchor="end" fill="#555">time in the run (s)</text>`);
-    out.push(
-      `<text transform="translate(14 ${y0 + M.top + plotH / 2}) rotate(-90)" text-anchor="middle" fill="#555">latency incl. connect</text>`,
-    );
+    out.push(`<text transform="translate(14 ${y0 + M.top + plotH / 2}) rotate(-90)" text-anchor="middle" fill="#555">latency incl. connect</text>`);
     // reloads
     for (const r of p.reloads) {
       const x1 = xOf(r.start);
@@ -109,7 +107,9 @@ export function renderSvg(title: string, note: string, panels: readonly Panel[])
       out.push(`<line x1="${x1.toFixed(1)}" x2="${x1.toFixed(1)}" y1="${y0 + M.top}" y2="${y0 + M.top + plotH}" stroke="#e08a00" stroke-width="0.8"/>`);
       if (r.heldMs !== undefined && Number.isFinite(r.heldMs)) {
         const h1 = Math.max(x1, xOf(r.end - r.heldMs));
-        out.push(`<rect x="${h1.toFixed(1)}" y="${y0 + M.top}" width="${Math.max(0.5, x2 - h1).toFixed(1)}" height="${plotH}" fill="#8e44ad" fill-opacity="0.16"/>`);
+        out.push(
+          `<rect x="${h1.toFixed(1)}" y="${y0 + M.top}" width="${Math.max(0.5, x2 - h1).toFixed(1)}" height="${plotH}" fill="#8e44ad" fill-opacity="0.16"/>`,
+        );
       }
     }
     // dots: successes (deduplicated on half pixels), then failures on top

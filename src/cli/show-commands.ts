@@ -120,7 +120,10 @@ export function showCommands(program: Command): void {
     .argument('<object>', `one of: ${OBJECTS.join(', ')}`)
     .option('--dev <name>', 'only this device (required for class and filter)')
     .option('-s, --stats', 'with counters (tc -s)', false)
-    .option('--parent <parent>', "filter: only the filters attached here, as 'tc filter show dev DEV ingress': ingress, egress (a clsact's hooks), root, or a qdisc or class handle such as 1: or 1:4")
+    .option(
+      '--parent <parent>',
+      "filter: only the filters attached here, as 'tc filter show dev DEV ingress': ingress, egress (a clsact's hooks), root, or a qdisc or class handle such as 1: or 1:4",
+    )
     .addOption(jsonOption())
     .addHelpText('after', `\nJSON output uses the field names of tc -j -s, ip -j and nft -j.\n${exitCodesHelp('show')}`)
     .action(

@@ -49,7 +49,8 @@ export const name = str;
 export function hexBytes(hex: string, what: string): Buffer {
   const h = hex.startsWith('0x') ? hex.slice(2) : hex;
   if (h.length === 0 || h.length % 2 !== 0 || !/^[0-9a-fA-F]+$/.test(h)) throw new UsageError(`${what}: '${hex}' is not an even number of hex digits`);
-  if (h.length / 2 > C.NFT_DATA_VALUE_MAXLEN) throw new UsageError(`${what}: ${h.length / 2} bytes, at most ${C.NFT_DATA_VALUE_MAXLEN} (NFT_DATA_VALUE_MAXLEN)`);
+  if (h.length / 2 > C.NFT_DATA_VALUE_MAXLEN)
+    throw new UsageError(`${what}: ${h.length / 2} bytes, at most ${C.NFT_DATA_VALUE_MAXLEN} (NFT_DATA_VALUE_MAXLEN)`);
   return Buffer.from(h, 'hex');
 }
 

@@ -50,14 +50,22 @@ export const decodeBatchMarker: BodyDecoder = (msg) => {
 /** Decode a rule message, with the nft statements it reads as. @throws {NetlinkDecodeError} */
 export const decodeRuleBody: BodyDecoder = (msg) => {
   const r = decodeRule(msg);
-  return { ...r, statements: ruleStatements(r.expr, { family: r.family }).map((s) => s.text).join(' ') };
+  return {
+    ...r,
+    statements: ruleStatements(r.expr, { family: r.family })
+      .map((s) => s.text)
+      .join(' '),
+  };
 };
 
 const table = named([C.NFTA_TABLE_NAME], (m) => ({ ...decodeTable(m) }), {});
 const chain = named([C.NFTA_CHAIN_TABLE, C.NFTA_CHAIN_NAME], (m) => ({ ...decodeChain(m) }), { table: C.NFTA_CHAIN_TABLE });
 const rule = named([C.NFTA_RULE_TABLE, C.NFTA_RULE_CHAIN], decodeRuleBody, { table: C.NFTA_RULE_TABLE });
 const set = named([C.NFTA_SET_TABLE, C.NFTA_SET_NAME], (m) => ({ ...decodeSet(m) }), { table: C.NFTA_SET_TABLE });
-const elems = named([C.NFTA_SET_ELEM_LIST_TABLE, C.NFTA_SET_ELEM_LIST_SET], (m) => ({ ...decodeElements(m) }), { table: C.NFTA_SET_ELEM_LIST_TABLE, set: C.NFTA_SET_ELEM_LIST_SET });
+const elems = named([C.NFTA_SET_ELEM_LIST_TABLE, C.NFTA_SET_ELEM_LIST_SET], (m) => ({ ...decodeElements(m) }), {
+  table: C.NFTA_SET_ELEM_LIST_TABLE,
+  set: C.NFTA_SET_ELEM_LIST_SET,
+});
 const gen: BodyDecoder = (m) => ({ family: familyName(decodeNfGenMsg(m).family), ...decodeGen(m) });
 const obj = named([C.NFTA_OBJ_TABLE, C.NFTA_OBJ_NAME, C.NFTA_OBJ_TYPE], (m) => ({ ...decodeObject(m) }), { table: C.NFTA_OBJ_TABLE, name: C.NFTA_OBJ_NAME });
 
@@ -89,11 +97,17 @@ export const NFT_BODY_DECODERS: ReadonlyMap<number, BodyDecoder> = new Map<numbe
   [C.NFNL_MSG_BATCH_END, decodeBatchMarker],
   ...[C.NFT_MSG_NEWTABLE, C.NFT_MSG_GETTABLE, C.NFT_MSG_DELTABLE, C.NFT_MSG_DESTROYTABLE].map((t) => [nftType(t), table] as [number, BodyDecoder]),
   ...[C.NFT_MSG_NEWCHAIN, C.NFT_MSG_GETCHAIN, C.NFT_MSG_DELCHAIN, C.NFT_MSG_DESTROYCHAIN].map((t) => [nftType(t), chain] as [number, BodyDecoder]),
-  ...[C.NFT_MSG_NEWRULE, C.NFT_MSG_GETRULE, C.NFT_MSG_DELRULE, C.NFT_MSG_DESTROYRULE, C.NFT_MSG_GETRULE_RESET].map((t) => [nftType(t), rule] as [number, BodyDecoder]),
+  ...[C.NFT_MSG_NEWRULE, C.NFT_MSG_GETRULE, C.NFT_MSG_DELRULE, C.NFT_MSG_DESTROYRULE, C.NFT_MSG_GETRULE_RESET].map(
+    (t) => [nftType(t), rule] as [number, BodyDecoder],
+  ),
   ...[C.NFT_MSG_NEWSET, C.NFT_MSG_GETSET, C.NFT_MSG_DELSET, C.NFT_MSG_DESTROYSET].map((t) => [nftType(t), set] as [number, BodyDecoder]),
-  ...[C.NFT_MSG_NEWSETELEM, C.NFT_MSG_GETSETELEM, C.NFT_MSG_DELSETELEM, C.NFT_MSG_DESTROYSETELEM, C.NFT_MSG_GETSETELEM_RESET].map((t) => [nftType(t), elems] as [number, BodyDecoder]),
+  ...[C.NFT_MSG_NEWSETELEM, C.NFT_MSG_GETSETELEM, C.NFT_MSG_DELSETELEM, C.NFT_MSG_DESTROYSETELEM, C.NFT_MSG_GETSETELEM_RESET].map(
+    (t) => [nftType(t), elems] as [number, BodyDecoder],
+  ),
   ...[C.NFT_MSG_NEWGEN, C.NFT_MSG_GETGEN].map((t) => [nftType(t), gen] as [number, BodyDecoder]),
-  ...[C.NFT_MSG_NEWOBJ, C.NFT_MSG_GETOBJ, C.NFT_MSG_DELOBJ, C.NFT_MSG_GETOBJ_RESET, C.NFT_MSG_DESTROYOBJ].map((t) => [nftType(t), obj] as [number, BodyDecoder]),
+  ...[C.NFT_MSG_NEWOBJ, C.NFT_MSG_GETOBJ, C.NFT_MSG_DELOBJ, C.NFT_MSG_GETOBJ_RESET, C.NFT_MSG_DESTROYOBJ].map(
+    (t) => [nftType(t), obj] as [number, BodyDecoder],
+  ),
 ]);
 
 for (let msg = 0; msg < NFT_MSG_NAMES.length; msg++) {

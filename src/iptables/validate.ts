@@ -21,7 +21,9 @@ export function checkName(name: string, kind: string): string {
   if (name.includes('\0')) throw new UsageError(`bad ${kind} name '${name.replace(/\0/g, '\\0')}': it must not contain a NUL byte`);
   const bytes = Buffer.byteLength(name, 'utf8');
   if (bytes > NFT_NAME_MAXLEN - 1) {
-    throw new UsageError(`bad ${kind} name '${name.slice(0, 20)}...': ${bytes} bytes, at most ${NFT_NAME_MAXLEN - 1} (NFT_NAME_MAXLEN is ${NFT_NAME_MAXLEN} with the NUL)`);
+    throw new UsageError(
+      `bad ${kind} name '${name.slice(0, 20)}...': ${bytes} bytes, at most ${NFT_NAME_MAXLEN - 1} (NFT_NAME_MAXLEN is ${NFT_NAME_MAXLEN} with the NUL)`,
+    );
   }
   return name;
 }
@@ -98,7 +100,9 @@ export const MIN_TIMEOUT_MS = 10;
  */
 export function checkTimeoutMs(ms: number): number {
   if (typeof ms !== 'number' || !Number.isInteger(ms) || ms < MIN_TIMEOUT_MS || ms > MAX_TIMEOUT_MS) {
-    throw new UsageError(`bad timeout '${String(ms)}' ms: a whole number of milliseconds from ${MIN_TIMEOUT_MS} (shorter rounds to 0 jiffies, which the kernel reads as "never expires") to ${MAX_TIMEOUT_MS}`);
+    throw new UsageError(
+      `bad timeout '${String(ms)}' ms: a whole number of milliseconds from ${MIN_TIMEOUT_MS} (shorter rounds to 0 jiffies, which the kernel reads as "never expires") to ${MAX_TIMEOUT_MS}`,
+    );
   }
   return ms;
 }

@@ -77,27 +77,39 @@ export class AttributeTooLargeError extends SynplugError {
 export const flag = (type: number): Buffer => attr(type, PAD.subarray(0, 0));
 /** NLA_U8 */
 export const u8 = (type: number, v: number): Buffer => {
-  const b = header(type, 5); b[4] = v & 0xff; return b;
+  const b = header(type, 5);
+  b[4] = v & 0xff;
+  return b;
 };
 /** NLA_U16, host order (little-endian) */
 export const u16 = (type: number, v: number): Buffer => {
-  const b = header(type, 6); b.writeUInt16LE(v & 0xffff, 4); return b;
+  const b = header(type, 6);
+  b.writeUInt16LE(v & 0xffff, 4);
+  return b;
 };
 /** NLA_U16 in network byte order (nfnetlink, NLA_F_NET_BYTEORDER) */
 export const u16be = (type: number, v: number): Buffer => {
-  const b = header(type, 6); b.writeUInt16BE(v & 0xffff, 4); return b;
+  const b = header(type, 6);
+  b.writeUInt16BE(v & 0xffff, 4);
+  return b;
 };
 /** NLA_U32, host order (little-endian) */
 export const u32 = (type: number, v: number): Buffer => {
-  const b = header(type, 8); b.writeUInt32LE(v >>> 0, 4); return b;
+  const b = header(type, 8);
+  b.writeUInt32LE(v >>> 0, 4);
+  return b;
 };
 /** NLA_U32 in network byte order */
 export const u32be = (type: number, v: number): Buffer => {
-  const b = header(type, 8); b.writeUInt32BE(v >>> 0, 4); return b;
+  const b = header(type, 8);
+  b.writeUInt32BE(v >>> 0, 4);
+  return b;
 };
 /** NLA_S32, host order */
 export const s32 = (type: number, v: number): Buffer => {
-  const b = header(type, 8); b.writeInt32LE(v | 0, 4); return b;
+  const b = header(type, 8);
+  b.writeInt32LE(v | 0, 4);
+  return b;
 };
 /** Wrap to 64 bits, as u8/u32 wrap (no RangeError from Buffer for a negative or huge value). */
 function toU64(v: bigint | number): bigint {
@@ -105,11 +117,15 @@ function toU64(v: bigint | number): bigint {
 }
 /** NLA_U64, host order; `v` a bigint (or a safe integer number) */
 export const u64 = (type: number, v: bigint | number): Buffer => {
-  const b = header(type, 12); b.writeBigUInt64LE(toU64(v), 4); return b;
+  const b = header(type, 12);
+  b.writeBigUInt64LE(toU64(v), 4);
+  return b;
 };
 /** NLA_U64 in network byte order */
 export const u64be = (type: number, v: bigint | number): Buffer => {
-  const b = header(type, 12); b.writeBigUInt64BE(toU64(v), 4); return b;
+  const b = header(type, 12);
+  b.writeBigUInt64BE(toU64(v), 4);
+  return b;
 };
 /** NLA_NUL_STRING: UTF-8 text plus a terminating NUL */
 export const str = (type: number, s: string): Buffer => {
@@ -118,7 +134,11 @@ export const str = (type: number, s: string): Buffer => {
   const len = s.length;
   if (len <= 64) {
     let ascii = true;
-    for (let i = 0; i < len; i++) if (s.charCodeAt(i) > 0x7f) { ascii = false; break; }
+    for (let i = 0; i < len; i++)
+      if (s.charCodeAt(i) > 0x7f) {
+        ascii = false;
+        break;
+      }
     if (ascii) {
       const b = header(type, NLA_HDRLEN + len + 1);
       for (let i = 0; i < len; i++) b[NLA_HDRLEN + i] = s.charCodeAt(i);
@@ -143,7 +163,10 @@ export const nested = (type: number, children: readonly Buffer[]): Buffer => {
   for (const c of children) n += c.length;
   const out = header(type, NLA_HDRLEN + n);
   let off = NLA_HDRLEN;
-  for (const c of children) { out.set(c, off); off += c.length; }
+  for (const c of children) {
+    out.set(c, off);
+    off += c.length;
+  }
   return out;
 };
 
@@ -231,15 +254,33 @@ export class AttributeList implements Iterable<Attribute> {
     }
     return a;
   }
-  u8(type: number): number | undefined { return this.need(type, 1)?.data.readUInt8(0); }
-  u16(type: number): number | undefined { return this.need(type, 2)?.data.readUInt16LE(0); }
-  u16be(type: number): number | undefined { return this.need(type, 2)?.data.readUInt16BE(0); }
-  u32(type: number): number | undefined { return this.need(type, 4)?.data.readUInt32LE(0); }
-  u32be(type: number): number | undefined { return this.need(type, 4)?.data.readUInt32BE(0); }
-  s32(type: number): number | undefined { return this.need(type, 4)?.data.readInt32LE(0); }
-  s32be(type: number): number | undefined { return this.need(type, 4)?.data.readInt32BE(0); }
-  u64(type: number): bigint | undefined { return this.need(type, 8)?.data.readBigUInt64LE(0); }
-  u64be(type: number): bigint | undefined { return this.need(type, 8)?.data.readBigUInt64BE(0); }
+  u8(type: number): number | undefined {
+    return this.need(type, 1)?.data.readUInt8(0);
+  }
+  u16(type: number): number | undefined {
+    return this.need(type, 2)?.data.readUInt16LE(0);
+  }
+  u16be(type: number): number | undefined {
+    return this.need(type, 2)?.data.readUInt16BE(0);
+  }
+  u32(type: number): number | undefined {
+    return this.need(type, 4)?.data.readUInt32LE(0);
+  }
+  u32be(type: number): number | undefined {
+    return this.need(type, 4)?.data.readUInt32BE(0);
+  }
+  s32(type: number): number | undefined {
+    return this.need(type, 4)?.data.readInt32LE(0);
+  }
+  s32be(type: number): number | undefined {
+    return this.need(type, 4)?.data.readInt32BE(0);
+  }
+  u64(type: number): bigint | undefined {
+    return this.need(type, 8)?.data.readBigUInt64LE(0);
+  }
+  u64be(type: number): bigint | undefined {
+    return this.need(type, 8)?.data.readBigUInt64BE(0);
+  }
   /** NLA_STRING / NLA_NUL_STRING: UTF-8 up to the first NUL. */
   str(type: number): string | undefined {
     const a = this.get(type);
@@ -248,7 +289,9 @@ export class AttributeList implements Iterable<Attribute> {
     return a.data.subarray(0, nul < 0 ? a.data.length : nul).toString('utf8');
   }
   /** Raw payload bytes. */
-  bin(type: number): Buffer | undefined { return this.get(type)?.data; }
+  bin(type: number): Buffer | undefined {
+    return this.get(type)?.data;
+  }
   /** Parse the payload as nested attributes. */
   nested(type: number): AttributeList | undefined {
     const a = this.get(type);

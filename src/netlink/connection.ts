@@ -10,9 +10,23 @@
 import { performance } from 'node:perf_hooks';
 import { NetlinkError, NetlinkDecodeError, DumpInterruptedError, SynplugError, UsageError, errnoName } from './errors.js';
 import {
-  writeMessage, messageLength, parseMessages, parseErrorReply, errorFromReply, doneErrno,
-  NLMSG_ERROR, NLMSG_DONE, NLMSG_NOOP, NLMSG_OVERRUN, NLM_F_REQUEST, NLM_F_ACK, NLM_F_DUMP, NLM_F_DUMP_INTR,
-  NLM_F_ACK_TLVS, NLMSG_HDRLEN, type NetlinkMessage,
+  writeMessage,
+  messageLength,
+  parseMessages,
+  parseErrorReply,
+  errorFromReply,
+  doneErrno,
+  NLMSG_ERROR,
+  NLMSG_DONE,
+  NLMSG_NOOP,
+  NLMSG_OVERRUN,
+  NLM_F_REQUEST,
+  NLM_F_ACK,
+  NLM_F_DUMP,
+  NLM_F_DUMP_INTR,
+  NLM_F_ACK_TLVS,
+  NLMSG_HDRLEN,
+  type NetlinkMessage,
 } from './message.js';
 import { align4 } from './attributes.js';
 import { messageTypeName, requestKind } from './protocols.js';
@@ -203,7 +217,9 @@ export class NetlinkConnection {
   static open(protocol: number, options: ConnectionOptions = {}): NetlinkConnection {
     // MAX_LINKS (netlink.h's protocol numbers are 0..31): anything else is a caller's mistake, not a kernel's lack
     if (!Number.isInteger(protocol) || protocol < 0 || protocol > 31) {
-      throw new UsageError(`netlink protocol ${String(protocol)} is not a protocol number (an integer 0-31, e.g. NETLINK_ROUTE 0, NETLINK_SOCK_DIAG 4, NETLINK_NETFILTER 12)`);
+      throw new UsageError(
+        `netlink protocol ${String(protocol)} is not a protocol number (an integer 0-31, e.g. NETLINK_ROUTE 0, NETLINK_SOCK_DIAG 4, NETLINK_NETFILTER 12)`,
+      );
     }
     const transport = new SocketTransport(protocol, {
       recvBufferSize: options.recvBufferSize,
@@ -301,7 +317,11 @@ export class NetlinkConnection {
     await this.queueDump(msg, options, each);
   }
 
-  private queueDump(msg: RequestInit, options: { timeoutMs?: number }, each: ((m: NetlinkMessage, attempt: number) => void) | undefined): Promise<NetlinkMessage[]> {
+  private queueDump(
+    msg: RequestInit,
+    options: { timeoutMs?: number },
+    each: ((m: NetlinkMessage, attempt: number) => void) | undefined,
+  ): Promise<NetlinkMessage[]> {
     const run = this.dumpChain.then(() => this.dumpNow(msg, options, each));
     this.dumpChain = run.catch(() => undefined);
     return run;
@@ -309,7 +329,11 @@ export class NetlinkConnection {
 
   private dumpChain: Promise<unknown> = Promise.resolve();
 
-  private async dumpNow(msg: RequestInit, options: { timeoutMs?: number }, each: ((m: NetlinkMessage, attempt: number) => void) | undefined): Promise<NetlinkMessage[]> {
+  private async dumpNow(
+    msg: RequestInit,
+    options: { timeoutMs?: number },
+    each: ((m: NetlinkMessage, attempt: number) => void) | undefined,
+  ): Promise<NetlinkMessage[]> {
     // A whole dump must fit in one timeout; a large one (tens of thousands of
     // objects) on a busy machine takes seconds, so dumps get at least 30 s.
     const timeoutMs = options.timeoutMs ?? Math.max(this.timeoutMs, 30_000);
@@ -318,11 +342,18 @@ export class NetlinkConnection {
       // to its end, so that the next dump on this socket is not refused (EBUSY).
       let failed = false;
       let failure: unknown;
-      const sink = each && ((m: NetlinkMessage) => {
-        if (failed) return;
-        try { each(m, attempt); } catch (e) { failed = true; failure = e; }
-      });
-      const [r] = await this.start([msg], NLM_F_DUMP, timeoutMs, sink, SETTLE_RESULTS) as ExchangeResult[];
+      const sink =
+        each &&
+        ((m: NetlinkMessage) => {
+          if (failed) return;
+          try {
+            each(m, attempt);
+          } catch (e) {
+            failed = true;
+            failure = e;
+          }
+        });
+      const [r] = (await this.start([msg], NLM_F_DUMP, timeoutMs, sink, SETTLE_RESULTS)) as ExchangeResult[];
       if (failed) throw failure;
       if (r.error) throw r.error;
       if (!r.interrupted) return r.replies;
@@ -351,12 +382,28 @@ export class NetlinkConnection {
    * into one buffer of its final size.
    */
   // biome-ignore lint/suspicious/noExplicitAny: resolved with what the mode collects; request/exchange/dump each narrow it to their own result type
-  private start(msgs: readonly RequestInit[], extraFlags: number, timeoutMs: number | undefined, sink: ((m: NetlinkMessage) => void) | undefined, mode: number): Promise<any> {
+  private start(
+    msgs: readonly RequestInit[],
+    extraFlags: number,
+    timeoutMs: number | undefined,
+    sink: ((m: NetlinkMessage) => void) | undefined,
+    mode: number,
+  ): Promise<any> {
     if (this.closed) return Promise.reject(new SynplugError('netlink connection is closed', 'kernel'));
     return new Promise((resolve, reject) => {
       const n = msgs.length;
       const ms = timeoutMs ?? this.timeoutMs;
-      const ex: Exchange = { results: new Array<ExchangeResult>(n), seqs: new Array<number>(n), remaining: 0, deadline: 0, ms, mode, done: false, resolve, reject };
+      const ex: Exchange = {
+        results: new Array<ExchangeResult>(n),
+        seqs: new Array<number>(n),
+        remaining: 0,
+        deadline: 0,
+        ms,
+        mode,
+        done: false,
+        resolve,
+        reject,
+      };
       let datagram: Buffer;
       try {
         let size = 0;
@@ -394,7 +441,16 @@ export class NetlinkConnection {
   }
 
   /** Encode message `i` of `ex` at `off` and register it under a new seq. */
-  private add(ex: Exchange, i: number, datagram: Buffer, off: number, len: number, m: RequestInit, extraFlags: number, sink: ((m: NetlinkMessage) => void) | undefined): void {
+  private add(
+    ex: Exchange,
+    i: number,
+    datagram: Buffer,
+    off: number,
+    len: number,
+    m: RequestInit,
+    extraFlags: number,
+    sink: ((m: NetlinkMessage) => void) | undefined,
+  ): void {
     const seq = this.nextSeq();
     const flags = (m.flags ?? 0) | extraFlags | NLM_F_REQUEST;
     writeMessage(datagram, off, len, m.type, flags, seq, 0, m.payload);
@@ -411,7 +467,10 @@ export class NetlinkConnection {
   private watch(ex: Exchange): void {
     this.live.add(ex);
     if (ex.deadline < this.timerAt) this.arm(ex.deadline);
-    else if (!this.timerRefed) { this.timer!.ref(); this.timerRefed = true; }
+    else if (!this.timerRefed) {
+      this.timer!.ref();
+      this.timerRefed = true;
+    }
   }
 
   private arm(deadline: number): void {
@@ -501,7 +560,10 @@ export class NetlinkConnection {
   private failAll(err: Error): void {
     const exs = new Set<Exchange>();
     for (const p of this.pending.values()) exs.add(p.ex);
-    for (const ex of exs) { this.finish(ex); ex.reject(socketError(err, this.protocol)); }
+    for (const ex of exs) {
+      this.finish(ex);
+      ex.reject(socketError(err, this.protocol));
+    }
   }
 
   private receive(datagram: Buffer): void {
@@ -511,8 +573,14 @@ export class NetlinkConnection {
     const n = datagram.length;
     if (n >= NLMSG_HDRLEN + 20) {
       const len = datagram.readUInt32LE(0);
-      if (len >= NLMSG_HDRLEN + 20 && len <= n && align4(len) >= n && datagram.readUInt16LE(4) === NLMSG_ERROR
-        && (datagram.readUInt16LE(6) & NLM_F_ACK_TLVS) === 0 && datagram.readInt32LE(NLMSG_HDRLEN) === 0) {
+      if (
+        len >= NLMSG_HDRLEN + 20 &&
+        len <= n &&
+        align4(len) >= n &&
+        datagram.readUInt16LE(4) === NLMSG_ERROR &&
+        (datagram.readUInt16LE(6) & NLM_F_ACK_TLVS) === 0 &&
+        datagram.readInt32LE(NLMSG_HDRLEN) === 0
+      ) {
         const p = this.pending.get(datagram.readUInt32LE(8));
         if (p) {
           if (datagram.readUInt16LE(6) & NLM_F_DUMP_INTR) p.result.interrupted = true;
@@ -601,7 +669,13 @@ function socketError(e: unknown, protocol: number): Error {
   const err = e as { code?: string; errno?: number; message?: string; syscall?: string };
   if (typeof err.errno === 'number' && err.code) {
     const errno = Math.abs(err.errno);
-    return new SocketError(err.syscall ?? 'socket', errno, `netlink ${err.syscall ?? 'socket'} failed on a ${protocolLabel(protocol)} socket: ${errnoName(errno)}`, protocol, socketErrorCategory(errnoName(errno)));
+    return new SocketError(
+      err.syscall ?? 'socket',
+      errno,
+      `netlink ${err.syscall ?? 'socket'} failed on a ${protocolLabel(protocol)} socket: ${errnoName(errno)}`,
+      protocol,
+      socketErrorCategory(errnoName(errno)),
+    );
   }
   return new SynplugError(`netlink socket failed: ${err.message ?? String(e)}`, 'kernel', { cause: e });
 }

@@ -6,7 +6,17 @@
  * @module
  */
 import { NetlinkDecodeError, errnoName } from './errors.js';
-import { parseMessages, parseErrorReply, doneErrno, flagNames, readDatagramAsKernel, NLMSG_ERROR, NLMSG_DONE, type NetlinkMessage, type TrailingBytes } from './message.js';
+import {
+  parseMessages,
+  parseErrorReply,
+  doneErrno,
+  flagNames,
+  readDatagramAsKernel,
+  NLMSG_ERROR,
+  NLMSG_DONE,
+  type NetlinkMessage,
+  type TrailingBytes,
+} from './message.js';
 import { bodyDecoder, messageTypeName, protocolInfo, requestKind } from './protocols.js';
 
 /** A described message (all fields JSON-able). */

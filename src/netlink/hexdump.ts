@@ -137,8 +137,14 @@ export function* hexDumpDatagrams(text: string): Generator<Buffer, void, undefin
   let blankAfterData = false;
   let blockMode = false;
   for (const l of lines) {
-    if (l.text.trim() === '') { if (seenData) blankAfterData = true; continue; }
-    if (blankAfterData) { blockMode = true; break; }
+    if (l.text.trim() === '') {
+      if (seenData) blankAfterData = true;
+      continue;
+    }
+    if (blankAfterData) {
+      blockMode = true;
+      break;
+    }
     seenData = true;
   }
 
@@ -173,8 +179,14 @@ export function* hexDumpDatagrams(text: string): Generator<Buffer, void, undefin
   /** Read one line; completed datagrams go to `out`. */
   const step = (l: Line): void => {
     const s = l.text;
-    if (s.trim() === '') { flush(); return; }
-    if (s.trim() === '*' && curIsOffset) { repeat = true; return; }
+    if (s.trim() === '') {
+      flush();
+      return;
+    }
+    if (s.trim() === '*' && curIsOffset) {
+      repeat = true;
+      return;
+    }
 
     let offset: number | undefined;
     let bytes: Buffer;

@@ -13,8 +13,18 @@ export * from './attributes.js';
 export * from './message.js';
 export * from './protocols.js';
 export {
-  NetlinkConnection, NetlinkTimeoutError, SocketTransport, DUMP_READ_BUFFER, protocolLabel, setDefaultWarningHandler,
-  type Transport, type ConnectionOptions, type RequestInit, type ExchangeResult, type NetlinkWarning, type SocketOptions,
+  NetlinkConnection,
+  NetlinkTimeoutError,
+  SocketTransport,
+  DUMP_READ_BUFFER,
+  protocolLabel,
+  setDefaultWarningHandler,
+  type Transport,
+  type ConnectionOptions,
+  type RequestInit,
+  type ExchangeResult,
+  type NetlinkWarning,
+  type SocketOptions,
 } from './connection.js';
 export * from './libc.js';
 export { withNetns, checkNetns, setDefaultNetns, defaultNetns, netnsPath, NETNS_RUN_DIR, NETNS_ENV } from './netns.js';
@@ -24,6 +34,15 @@ export { parseHexDump, hexDumpDatagrams } from './hexdump.js';
 export * from './route/index.js';
 export * from './sockdiag.js';
 export {
-  tryParseIp, parseIp, parseIpPrefix, formatIp, formatIpPrefix, canonicalIp, isIpv4Mapped, ipv4Mapped, unmapIpv4, prefixMask,
+  tryParseIp,
+  parseIp,
+  parseIpPrefix,
+  formatIp,
+  formatIpPrefix,
+  canonicalIp,
+  isIpv4Mapped,
+  ipv4Mapped,
+  unmapIpv4,
+  prefixMask,
   type ParsedPrefix,
 } from './ipaddr.js';

@@ -136,11 +136,17 @@ export function formatIp(b: Uint8Array): string {
   // the first longest run of two or more zero groups
   let best = -1;
   let bestLen = 0;
-  for (let i = 0; i < 8;) {
-    if (w[i] !== 0) { i++; continue; }
+  for (let i = 0; i < 8; ) {
+    if (w[i] !== 0) {
+      i++;
+      continue;
+    }
     let j = i;
     while (j < 8 && w[j] === 0) j++;
-    if (j - i > bestLen) { best = i; bestLen = j - i; }
+    if (j - i > bestLen) {
+      best = i;
+      bestLen = j - i;
+    }
     i = j;
   }
   if (bestLen < 2) best = -1;

@@ -148,7 +148,11 @@ export function koffi(): Koffi {
       const require = createRequire(import.meta.url);
       koffiModule = require('koffi') as Koffi;
     } catch (e) {
-      throw new LibcError('koffi', `cannot load koffi, the C function interface synplug's netlink socket is built on (${(e as Error).message}); install the package's dependencies (npm install) on a platform koffi ships a binary for (Linux x64, arm64, arm, ia32, riscv64; glibc or musl)`, e);
+      throw new LibcError(
+        'koffi',
+        `cannot load koffi, the C function interface synplug's netlink socket is built on (${(e as Error).message}); install the package's dependencies (npm install) on a platform koffi ships a binary for (Linux x64, arm64, arm, ia32, riscv64; glibc or musl)`,
+        e,
+      );
     }
   }
   return koffiModule;
@@ -189,7 +193,11 @@ export function bindLibcFunction(name: string, declaration: string): CFunction {
   if (!libs) {
     libs = [];
     for (const path of LIBRARIES) {
-      try { libs.push(k.load(path)); } catch { /* not on this system */ }
+      try {
+        libs.push(k.load(path));
+      } catch {
+        /* not on this system */
+      }
     }
   }
   let last: unknown;
@@ -200,7 +208,11 @@ export function bindLibcFunction(name: string, declaration: string): CFunction {
       last = e;
     }
   }
-  throw new LibcError(name, `the C library has no function '${name}' (${last instanceof Error ? last.message : 'no C library could be loaded'}); synplug's netlink socket needs ${name}() from glibc or musl`, last);
+  throw new LibcError(
+    name,
+    `the C library has no function '${name}' (${last instanceof Error ? last.message : 'no C library could be loaded'}); synplug's netlink socket needs ${name}() from glibc or musl`,
+    last,
+  );
 }
 
 /**

@@ -119,7 +119,15 @@ export function messageLength(payload: Buffer | readonly Buffer[] | undefined): 
  * @param out a buffer with at least NLMSG_ALIGN({@link messageLength}) bytes from `off`
  * @returns the offset after the message and its padding
  */
-export function encodeMessageInto(out: Buffer, off: number, type: number, flags: number, seq: number, pid: number, payload: Buffer | readonly Buffer[] | undefined): number {
+export function encodeMessageInto(
+  out: Buffer,
+  off: number,
+  type: number,
+  flags: number,
+  seq: number,
+  pid: number,
+  payload: Buffer | readonly Buffer[] | undefined,
+): number {
   return writeMessage(out, off, messageLength(payload), type, flags, seq, pid, payload);
 }
 
@@ -128,7 +136,16 @@ export function encodeMessageInto(out: Buffer, off: number, type: number, flags:
  * @param len {@link messageLength} of `payload`
  * @returns the offset after the message and its padding
  */
-export function writeMessage(out: Buffer, off: number, len: number, type: number, flags: number, seq: number, pid: number, payload: Buffer | readonly Buffer[] | undefined): number {
+export function writeMessage(
+  out: Buffer,
+  off: number,
+  len: number,
+  type: number,
+  flags: number,
+  seq: number,
+  pid: number,
+  payload: Buffer | readonly Buffer[] | undefined,
+): number {
   out.writeUInt32LE(len, off);
   out.writeUInt16LE(type & 0xffff, off + 4);
   out.writeUInt16LE(flags & 0xffff, off + 6);
@@ -136,8 +153,15 @@ export function writeMessage(out: Buffer, off: number, len: number, type: number
   out.writeUInt32LE(pid >>> 0, off + 12);
   let at = off + NLMSG_HDRLEN;
   if (payload !== undefined) {
-    if (Buffer.isBuffer(payload)) { out.set(payload, at); at += payload.length; }
-    else for (let i = 0; i < payload.length; i++) { const p = payload[i]; out.set(p, at); at += p.length; }
+    if (Buffer.isBuffer(payload)) {
+      out.set(payload, at);
+      at += payload.length;
+    } else
+      for (let i = 0; i < payload.length; i++) {
+        const p = payload[i];
+        out.set(p, at);
+        at += p.length;
+      }
   }
   const end = off + align4(len);
   while (at < end) out[at++] = 0;
@@ -349,8 +373,12 @@ export function doneErrno(m: NetlinkMessage): number {
 }
 
 const FLAG_NAMES_COMMON: [number, string][] = [
-  [NLM_F_REQUEST, 'NLM_F_REQUEST'], [NLM_F_MULTI, 'NLM_F_MULTI'], [NLM_F_ACK, 'NLM_F_ACK'], [NLM_F_ECHO, 'NLM_F_ECHO'],
-  [NLM_F_DUMP_INTR, 'NLM_F_DUMP_INTR'], [NLM_F_DUMP_FILTERED, 'NLM_F_DUMP_FILTERED'],
+  [NLM_F_REQUEST, 'NLM_F_REQUEST'],
+  [NLM_F_MULTI, 'NLM_F_MULTI'],
+  [NLM_F_ACK, 'NLM_F_ACK'],
+  [NLM_F_ECHO, 'NLM_F_ECHO'],
+  [NLM_F_DUMP_INTR, 'NLM_F_DUMP_INTR'],
+  [NLM_F_DUMP_FILTERED, 'NLM_F_DUMP_FILTERED'],
 ];
 
 /** The kind of request a message type is, which decides how bits 0x100-0x800 read. */
@@ -364,13 +392,40 @@ export function flagNames(flags: number, kind: RequestKind): string[] {
   const out: string[] = [];
   for (const [bit, name] of FLAG_NAMES_COMMON) if (flags & bit) out.push(name);
   const hi: [number, string][] =
-    kind === 'new' ? [[NLM_F_REPLACE, 'NLM_F_REPLACE'], [NLM_F_EXCL, 'NLM_F_EXCL'], [NLM_F_CREATE, 'NLM_F_CREATE'], [NLM_F_APPEND, 'NLM_F_APPEND']]
-      : kind === 'get' ? (flags & NLM_F_DUMP) === NLM_F_DUMP ? [[NLM_F_DUMP, 'NLM_F_DUMP'], [NLM_F_ATOMIC, 'NLM_F_ATOMIC']] : [[NLM_F_ROOT, 'NLM_F_ROOT'], [NLM_F_MATCH, 'NLM_F_MATCH'], [NLM_F_ATOMIC, 'NLM_F_ATOMIC']]
-        : kind === 'del' ? [[NLM_F_NONREC, 'NLM_F_NONREC'], [NLM_F_BULK, 'NLM_F_BULK']]
-          : kind === 'ack' ? [[NLM_F_CAPPED, 'NLM_F_CAPPED'], [NLM_F_ACK_TLVS, 'NLM_F_ACK_TLVS']]
+    kind === 'new'
+      ? [
+          [NLM_F_REPLACE, 'NLM_F_REPLACE'],
+          [NLM_F_EXCL, 'NLM_F_EXCL'],
+          [NLM_F_CREATE, 'NLM_F_CREATE'],
+          [NLM_F_APPEND, 'NLM_F_APPEND'],
+        ]
+      : kind === 'get'
+        ? (flags & NLM_F_DUMP) === NLM_F_DUMP
+          ? [
+              [NLM_F_DUMP, 'NLM_F_DUMP'],
+              [NLM_F_ATOMIC, 'NLM_F_ATOMIC'],
+            ]
+          : [
+              [NLM_F_ROOT, 'NLM_F_ROOT'],
+              [NLM_F_MATCH, 'NLM_F_MATCH'],
+              [NLM_F_ATOMIC, 'NLM_F_ATOMIC'],
+            ]
+        : kind === 'del'
+          ? [
+              [NLM_F_NONREC, 'NLM_F_NONREC'],
+              [NLM_F_BULK, 'NLM_F_BULK'],
+            ]
+          : kind === 'ack'
+            ? [
+                [NLM_F_CAPPED, 'NLM_F_CAPPED'],
+                [NLM_F_ACK_TLVS, 'NLM_F_ACK_TLVS'],
+              ]
             : [];
   let known = 0xff;
-  for (const [bit, name] of hi) { if ((flags & bit) === bit) out.push(name); known |= bit; }
+  for (const [bit, name] of hi) {
+    if ((flags & bit) === bit) out.push(name);
+    known |= bit;
+  }
   const rest = flags & ~known & ~0xff;
   if (rest) out.push(`0x${rest.toString(16)}`);
   return out;
@@ -378,5 +433,7 @@ export function flagNames(flags: number, kind: RequestKind): string[] {
 
 /** Name of a control message type (< NLMSG_MIN_TYPE), or undefined. */
 export function controlTypeName(type: number): string | undefined {
-  return ({ [NLMSG_NOOP]: 'NLMSG_NOOP', [NLMSG_ERROR]: 'NLMSG_ERROR', [NLMSG_DONE]: 'NLMSG_DONE', [NLMSG_OVERRUN]: 'NLMSG_OVERRUN' } as Record<number, string>)[type];
+  return ({ [NLMSG_NOOP]: 'NLMSG_NOOP', [NLMSG_ERROR]: 'NLMSG_ERROR', [NLMSG_DONE]: 'NLMSG_DONE', [NLMSG_OVERRUN]: 'NLMSG_OVERRUN' } as Record<number, string>)[
+    type
+  ];
 }

@@ -43,7 +43,10 @@ const OWN_NETNS = '/proc/thread-self/ns/net';
  */
 export function netnsPath(spec: string): string {
   if (spec.includes('/')) return spec;
-  if (spec === '' || spec === '.' || spec === '..') throw new UsageError(`'${spec}' is not a network namespace name (a name from ${NETNS_RUN_DIR}, as 'ip netns add NAME' creates, or a path such as /proc/PID/ns/net)`);
+  if (spec === '' || spec === '.' || spec === '..')
+    throw new UsageError(
+      `'${spec}' is not a network namespace name (a name from ${NETNS_RUN_DIR}, as 'ip netns add NAME' creates, or a path such as /proc/PID/ns/net)`,
+    );
   return `${NETNS_RUN_DIR}/${spec}`;
 }
 
@@ -53,11 +56,16 @@ function openNs(spec: string, path: string): number {
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
     if (code === 'ENOENT' || code === 'ENOTDIR') {
-      throw new UsageError(spec.includes('/')
-        ? `network namespace '${spec}' does not exist (no such file)`
-        : `network namespace '${spec}' does not exist (no ${path}; 'ip netns list' shows the names)`);
+      throw new UsageError(
+        spec.includes('/')
+          ? `network namespace '${spec}' does not exist (no such file)`
+          : `network namespace '${spec}' does not exist (no ${path}; 'ip netns list' shows the names)`,
+      );
     }
-    if (code === 'EACCES' || code === 'EPERM') throw new SynplugError(`cannot open network namespace '${spec}' (${path}): ${code}; entering a namespace needs root (CAP_SYS_ADMIN)`, 'permission', { cause: e });
+    if (code === 'EACCES' || code === 'EPERM')
+      throw new SynplugError(`cannot open network namespace '${spec}' (${path}): ${code}; entering a namespace needs root (CAP_SYS_ADMIN)`, 'permission', {
+        cause: e,
+      });
     throw new UsageError(`cannot open network namespace '${spec}' (${path}): ${code ?? (e as Error).message}`);
   }
 }
@@ -67,7 +75,11 @@ function enter(fd: number, spec: string, path: string): void {
   const errno = lastErrno();
   const code = errnoName(errno);
   if (code === 'EINVAL') throw new UsageError(`'${spec}' is not a network namespace (${path}: setns(CLONE_NEWNET) refused it: EINVAL)`);
-  throw new SocketError('setns', errno, `cannot enter network namespace '${spec}' (${path}): setns failed: ${code}${code === 'EPERM' ? ' (needs CAP_SYS_ADMIN: run as root)' : ''}`);
+  throw new SocketError(
+    'setns',
+    errno,
+    `cannot enter network namespace '${spec}' (${path}): setns failed: ${code}${code === 'EPERM' ? ' (needs CAP_SYS_ADMIN: run as root)' : ''}`,
+  );
 }
 
 /**
@@ -100,7 +112,13 @@ export function withNetns<T>(spec: string | undefined, f: () => T): T {
     }
     if (libc('setns')(own, CLONE_NEWNET) !== 0) {
       const errno = lastErrno();
-      throw new SocketError('setns', errno, `could not return to the process's own network namespace after opening a socket in '${spec}': setns failed: ${errnoName(errno)}`, undefined, 'kernel');
+      throw new SocketError(
+        'setns',
+        errno,
+        `could not return to the process's own network namespace after opening a socket in '${spec}': setns failed: ${errnoName(errno)}`,
+        undefined,
+        'kernel',
+      );
     }
     if ('error' in outcome) throw outcome.error;
     return outcome.value;

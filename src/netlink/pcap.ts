@@ -166,7 +166,10 @@ const PCAPNG_BOM = 0x1a2b3c4d;
  * out-of-range read into a NetlinkDecodeError at the right offset.
  */
 class Reader {
-  constructor(readonly buf: Buffer, public le: boolean) {}
+  constructor(
+    readonly buf: Buffer,
+    public le: boolean,
+  ) {}
   need(off: number, n: number, what: string): void {
     if (off < 0 || off + n > this.buf.length) {
       throw new NetlinkDecodeError(`truncated capture: ${what} needs ${n} bytes, ${Math.max(0, this.buf.length - off)} left`, off);
@@ -222,7 +225,10 @@ export function* pcapDatagrams(buf: Buffer): Generator<CapturedDatagram, void, u
   let le: boolean;
   let nanos: boolean;
   const m = buf.readUInt32LE(0);
-  if (m === PCAP_MAGIC_US || m === PCAP_MAGIC_NS) { le = true; nanos = m === PCAP_MAGIC_NS; } else {
+  if (m === PCAP_MAGIC_US || m === PCAP_MAGIC_NS) {
+    le = true;
+    nanos = m === PCAP_MAGIC_NS;
+  } else {
     const mb = buf.readUInt32BE(0);
     if (mb !== PCAP_MAGIC_US && mb !== PCAP_MAGIC_NS) throw new NetlinkDecodeError(`not a pcap file: magic 0x${mb.toString(16)}`, 0);
     le = false;
@@ -296,7 +302,7 @@ export function* pcapngDatagrams(buf: Buffer): Generator<CapturedDatagram, void,
       const linktype = r.u16(body, 'linktype');
       const snaplen = r.u32(body + 4, 'snaplen');
       let tsDiv = 1e6;
-      for (let o = body + 8; o + 4 <= bodyEnd;) {
+      for (let o = body + 8; o + 4 <= bodyEnd; ) {
         const code = r.u16(o, 'option code');
         const len = r.u16(o + 2, 'option length');
         if (code === 0) break;
@@ -407,16 +413,28 @@ export function* captureJsonDatagrams(text: string): Generator<CapturedDatagram,
 function jsonDatagramOffsets(text: string): number[] {
   let i = 0;
   const n = text.length;
-  const ws = (): void => { while (i < n && (text[i] === ' ' || text[i] === '\t' || text[i] === '\n' || text[i] === '\r')) i++; };
-  const skipString = (): void => { i++; while (i < n && text[i] !== '"') i += text[i] === '\\' ? 2 : 1; i++; };
+  const ws = (): void => {
+    while (i < n && (text[i] === ' ' || text[i] === '\t' || text[i] === '\n' || text[i] === '\r')) i++;
+  };
+  const skipString = (): void => {
+    i++;
+    while (i < n && text[i] !== '"') i += text[i] === '\\' ? 2 : 1;
+    i++;
+  };
   const skipValue = (): void => {
     ws();
-    if (text[i] === '"') { skipString(); return; }
+    if (text[i] === '"') {
+      skipString();
+      return;
+    }
     if (text[i] === '[' || text[i] === '{') {
       let depth = 0;
       do {
         const c = text[i];
-        if (c === '"') { skipString(); continue; }
+        if (c === '"') {
+          skipString();
+          continue;
+        }
         if (c === '[' || c === '{') depth++;
         else if (c === ']' || c === '}') depth--;
         i++;
@@ -434,7 +452,10 @@ function jsonDatagramOffsets(text: string): number[] {
       out.push(i);
       skipValue();
       ws();
-      if (text[i] === ',') { i++; ws(); }
+      if (text[i] === ',') {
+        i++;
+        ws();
+      }
     }
     i++;
     return out;
@@ -451,9 +472,13 @@ function jsonDatagramOffsets(text: string): number[] {
     ws();
     i++; // ':'
     ws();
-    if (key === 'datagrams' && text[i] === '[') found = elements(); else skipValue();
+    if (key === 'datagrams' && text[i] === '[') found = elements();
+    else skipValue();
     ws();
-    if (text[i] === ',') { i++; ws(); }
+    if (text[i] === ',') {
+      i++;
+      ws();
+    }
   }
   return found;
 }
@@ -474,8 +499,14 @@ export interface EncodePcapOptions {
  */
 export function encodePcap(datagrams: ReadonlyArray<Pick<CapturedDatagram, 'protocol' | 'bytes' | 'timestamp'>>, options: EncodePcapOptions = {}): Buffer {
   const le = !options.bigEndian;
-  const w32 = (b: Buffer, v: number, o: number): void => { if (le) b.writeUInt32LE(v >>> 0, o); else b.writeUInt32BE(v >>> 0, o); };
-  const w16 = (b: Buffer, v: number, o: number): void => { if (le) b.writeUInt16LE(v, o); else b.writeUInt16BE(v, o); };
+  const w32 = (b: Buffer, v: number, o: number): void => {
+    if (le) b.writeUInt32LE(v >>> 0, o);
+    else b.writeUInt32BE(v >>> 0, o);
+  };
+  const w16 = (b: Buffer, v: number, o: number): void => {
+    if (le) b.writeUInt16LE(v, o);
+    else b.writeUInt16BE(v, o);
+  };
   const head = Buffer.alloc(24);
   w32(head, options.nanoseconds ? PCAP_MAGIC_NS : PCAP_MAGIC_US, 0);
   w16(head, 2, 4);

@@ -59,8 +59,20 @@ export const INET_DIAG_SKV6ONLY = 11;
 
 /** TCP states (include/net/tcp_states.h), index = state number. */
 export const TCP_STATES = [
-  'UNKNOWN', 'ESTABLISHED', 'SYN_SENT', 'SYN_RECV', 'FIN_WAIT1', 'FIN_WAIT2', 'TIME_WAIT', 'CLOSE', 'CLOSE_WAIT',
-  'LAST_ACK', 'LISTEN', 'CLOSING', 'NEW_SYN_RECV', 'BOUND_INACTIVE',
+  'UNKNOWN',
+  'ESTABLISHED',
+  'SYN_SENT',
+  'SYN_RECV',
+  'FIN_WAIT1',
+  'FIN_WAIT2',
+  'TIME_WAIT',
+  'CLOSE',
+  'CLOSE_WAIT',
+  'LAST_ACK',
+  'LISTEN',
+  'CLOSING',
+  'NEW_SYN_RECV',
+  'BOUND_INACTIVE',
 ] as const;
 /** TCP_LISTEN */
 export const TCP_LISTEN = 10;
@@ -213,7 +225,10 @@ async function withConn<T>(conn: SockDiagConnection | undefined, f: (c: SockDiag
  * @throws {NetlinkError} a dump failed
  * @throws {SynplugError} the socket could not be opened
  */
-export async function listTcpSockets(conn?: SockDiagConnection, options: { states?: readonly number[]; family?: 'inet' | 'inet6' } = {}): Promise<InetSocket[]> {
+export async function listTcpSockets(
+  conn?: SockDiagConnection,
+  options: { states?: readonly number[]; family?: 'inet' | 'inet6' } = {},
+): Promise<InetSocket[]> {
   let mask = 0;
   for (const s of options.states ?? TCP_STATES.map((_, i) => i)) mask |= 1 << s;
   const fams = options.family === 'inet' ? [AF_INET] : options.family === 'inet6' ? [AF_INET6] : [AF_INET, AF_INET6];

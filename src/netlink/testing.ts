@@ -55,16 +55,26 @@ export class FakeTransport implements Transport {
     if (!step) return; // unanswered: the caller's timeout fires
     const seqs = parseMessages(datagram).map((m) => m.seq);
     const replies = step(datagram).map((d) => (this.keepSeq ? d : rewriteSeq(d, seqs)));
-    queueMicrotask(() => { for (const d of replies) this.cb(d); });
+    queueMicrotask(() => {
+      for (const d of replies) this.cb(d);
+    });
   }
   /** Register the receiver of the scripted replies. */
-  onDatagram(cb: (datagram: Buffer) => void): void { this.cb = cb; }
+  onDatagram(cb: (datagram: Buffer) => void): void {
+    this.cb = cb;
+  }
   /** Register the receiver of errors injected with {@link FakeTransport.fail}. */
-  onError(cb: (err: Error) => void): void { this.errCb = cb; }
+  onError(cb: (err: Error) => void): void {
+    this.errCb = cb;
+  }
   /** Inject a socket error, as the kernel would (e.g. ENOBUFS). */
-  fail(err: Error): void { this.errCb(err); }
+  fail(err: Error): void {
+    this.errCb(err);
+  }
   /** Mark it closed (nothing else happens). */
-  close(): void { this.closed = true; }
+  close(): void {
+    this.closed = true;
+  }
 }
 
 /**

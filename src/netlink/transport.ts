@@ -39,8 +39,23 @@
  */
 import { errnoName, SynplugError } from './errors.js';
 import {
-  AF_NETLINK, SOCK_RAW, SOCK_CLOEXEC, SOL_SOCKET, SO_RCVBUF, SO_RCVBUFFORCE, SOL_NETLINK, NETLINK_CAP_ACK, NETLINK_EXT_ACK,
-  NETLINK_GET_STRICT_CHK, MSG_DONTWAIT, MSG_TRUNC, libc, lastErrno, pollReadable, SocketError, type PollHandle,
+  AF_NETLINK,
+  SOCK_RAW,
+  SOCK_CLOEXEC,
+  SOL_SOCKET,
+  SO_RCVBUF,
+  SO_RCVBUFFORCE,
+  SOL_NETLINK,
+  NETLINK_CAP_ACK,
+  NETLINK_EXT_ACK,
+  NETLINK_GET_STRICT_CHK,
+  MSG_DONTWAIT,
+  MSG_TRUNC,
+  libc,
+  lastErrno,
+  pollReadable,
+  SocketError,
+  type PollHandle,
 } from './libc.js';
 import { NLM_F_MULTI, NLMSG_HDRLEN } from './message.js';
 import { protocolInfo } from './protocols.js';
@@ -114,11 +129,27 @@ const EAGAIN = 'EAGAIN';
 
 /** linux/netlink.h protocol numbers, to name a protocol in an error. */
 const PROTOCOL_NAMES: Record<number, string> = {
-  0: 'NETLINK_ROUTE', 2: 'NETLINK_USERSOCK', 3: 'NETLINK_FIREWALL', 4: 'NETLINK_SOCK_DIAG', 5: 'NETLINK_NFLOG',
-  6: 'NETLINK_XFRM', 7: 'NETLINK_SELINUX', 8: 'NETLINK_ISCSI', 9: 'NETLINK_AUDIT', 10: 'NETLINK_FIB_LOOKUP',
-  11: 'NETLINK_CONNECTOR', 12: 'NETLINK_NETFILTER', 13: 'NETLINK_IP6_FW', 14: 'NETLINK_DNRTMSG',
-  15: 'NETLINK_KOBJECT_UEVENT', 16: 'NETLINK_GENERIC', 18: 'NETLINK_SCSITRANSPORT', 19: 'NETLINK_ECRYPTFS',
-  20: 'NETLINK_RDMA', 21: 'NETLINK_CRYPTO', 22: 'NETLINK_SMC',
+  0: 'NETLINK_ROUTE',
+  2: 'NETLINK_USERSOCK',
+  3: 'NETLINK_FIREWALL',
+  4: 'NETLINK_SOCK_DIAG',
+  5: 'NETLINK_NFLOG',
+  6: 'NETLINK_XFRM',
+  7: 'NETLINK_SELINUX',
+  8: 'NETLINK_ISCSI',
+  9: 'NETLINK_AUDIT',
+  10: 'NETLINK_FIB_LOOKUP',
+  11: 'NETLINK_CONNECTOR',
+  12: 'NETLINK_NETFILTER',
+  13: 'NETLINK_IP6_FW',
+  14: 'NETLINK_DNRTMSG',
+  15: 'NETLINK_KOBJECT_UEVENT',
+  16: 'NETLINK_GENERIC',
+  18: 'NETLINK_SCSITRANSPORT',
+  19: 'NETLINK_ECRYPTFS',
+  20: 'NETLINK_RDMA',
+  21: 'NETLINK_CRYPTO',
+  22: 'NETLINK_SMC',
 };
 
 /** The kernel module that provides a protocol, where it is a module. */
@@ -242,7 +273,12 @@ export class SocketTransport implements Transport {
     v.writeInt32LE(value, 0);
     if (libc('setsockopt')(this.fd, level, name, v, 4) !== 0) {
       const errno = lastErrno();
-      throw new SocketError('setsockopt', errno, `setsockopt(${label}, ${value}) failed on a ${protocolLabel(this.protocol)} socket: ${errnoName(errno)}`, this.protocol);
+      throw new SocketError(
+        'setsockopt',
+        errno,
+        `setsockopt(${label}, ${value}) failed on a ${protocolLabel(this.protocol)} socket: ${errnoName(errno)}`,
+        this.protocol,
+      );
     }
   }
 
@@ -257,7 +293,12 @@ export class SocketTransport implements Transport {
     const len = [4];
     if (libc('getsockopt')(this.fd, level, name, v, len) !== 0) {
       const errno = lastErrno();
-      throw new SocketError('getsockopt', errno, `getsockopt(${level}, ${name}) failed on a ${protocolLabel(this.protocol)} socket: ${errnoName(errno)}`, this.protocol);
+      throw new SocketError(
+        'getsockopt',
+        errno,
+        `getsockopt(${level}, ${name}) failed on a ${protocolLabel(this.protocol)} socket: ${errnoName(errno)}`,
+        this.protocol,
+      );
     }
     return v.readInt32LE(0);
   }
@@ -290,7 +331,12 @@ export class SocketTransport implements Transport {
       const errno = lastErrno();
       const code = errnoName(errno);
       if (code === 'EINTR') continue;
-      throw new SocketError('send', errno, `netlink send failed on a ${protocolLabel(this.protocol)} socket: ${code}${code === 'ENOBUFS' || code === 'ENOMEM' ? ' (the kernel is out of memory for socket buffers)' : ''}`, this.protocol);
+      throw new SocketError(
+        'send',
+        errno,
+        `netlink send failed on a ${protocolLabel(this.protocol)} socket: ${code}${code === 'ENOBUFS' || code === 'ENOMEM' ? ' (the kernel is out of memory for socket buffers)' : ''}`,
+        this.protocol,
+      );
     }
     // A send from inside a datagram callback: the read loop already running picks the answer up.
     if (!this.reading) this.drain(true);
@@ -315,9 +361,16 @@ export class SocketTransport implements Transport {
           const code = errnoName(errno);
           if (code === EAGAIN) return;
           if (code === 'EINTR') continue;
-          this.errorCb(code === 'ENOBUFS'
-            ? new SocketError('recv', errno, `the ${protocolLabel(this.protocol)} socket's receive buffer overflowed (ENOBUFS): the kernel dropped replies; retry, or open the connection with a larger recvBufferSize`, this.protocol)
-            : new SocketError('recv', errno, `netlink recv failed on a ${protocolLabel(this.protocol)} socket: ${code}`, this.protocol));
+          this.errorCb(
+            code === 'ENOBUFS'
+              ? new SocketError(
+                  'recv',
+                  errno,
+                  `the ${protocolLabel(this.protocol)} socket's receive buffer overflowed (ENOBUFS): the kernel dropped replies; retry, or open the connection with a larger recvBufferSize`,
+                  this.protocol,
+                )
+              : new SocketError('recv', errno, `netlink recv failed on a ${protocolLabel(this.protocol)} socket: ${code}`, this.protocol),
+          );
           if (this.closed) return;
           flush = true;
           continue;
@@ -325,7 +378,12 @@ export class SocketTransport implements Transport {
         if (n > this.buf.length) {
           const had = this.buf.length;
           this.buf = Buffer.alloc(2 ** Math.ceil(Math.log2(n)));
-          this.errorCb(new SynplugError(`a ${n}-byte netlink datagram was longer than the ${had}-byte read buffer and was cut (later reads use ${this.buf.length} bytes)`, 'kernel'));
+          this.errorCb(
+            new SynplugError(
+              `a ${n}-byte netlink datagram was longer than the ${had}-byte read buffer and was cut (later reads use ${this.buf.length} bytes)`,
+              'kernel',
+            ),
+          );
           if (this.closed) return;
           flush = true;
           continue;

@@ -15,12 +15,24 @@
  */
 import { NetlinkDecodeError } from '../netlink/errors.js';
 import type { NetlinkMessage } from '../netlink/message.js';
+import { RTM_NEWQDISC, RTM_GETQDISC, RTM_NEWTCLASS, RTM_GETTCLASS, RTM_NEWTFILTER, RTM_GETTFILTER } from '../netlink/route/constants.js';
 import {
-  RTM_NEWQDISC, RTM_GETQDISC, RTM_NEWTCLASS, RTM_GETTCLASS, RTM_NEWTFILTER, RTM_GETTFILTER,
-} from '../netlink/route/constants.js';
-import {
-  TCMSG_LEN, TCA_MAX, TCA_KIND, TCA_OPTIONS, TCA_STATS, TCA_XSTATS, TCA_STATS2, TCA_CHAIN, TCA_HW_OFFLOAD,
-  TCA_INGRESS_BLOCK, TCA_EGRESS_BLOCK, TC_H_ROOT, TC_H_MAKE, TC_H_CLSACT, TC_H_MIN_INGRESS, TC_H_MIN_EGRESS,
+  TCMSG_LEN,
+  TCA_MAX,
+  TCA_KIND,
+  TCA_OPTIONS,
+  TCA_STATS,
+  TCA_XSTATS,
+  TCA_STATS2,
+  TCA_CHAIN,
+  TCA_HW_OFFLOAD,
+  TCA_INGRESS_BLOCK,
+  TCA_EGRESS_BLOCK,
+  TC_H_ROOT,
+  TC_H_MAKE,
+  TC_H_CLSACT,
+  TC_H_MIN_INGRESS,
+  TC_H_MIN_EGRESS,
   TCM_IFINDEX_MAGIC_BLOCK,
 } from './constants.js';
 import { formatHandle, formatQdiscHandle } from './handle.js';
@@ -82,7 +94,11 @@ function kindOf(p: Buffer): string | undefined {
   const n = end - at;
   if (n === lastKindBytes.length) {
     let same = true;
-    for (let i = 0; i < n; i++) if (p[at + i] !== lastKindBytes[i]) { same = false; break; }
+    for (let i = 0; i < n; i++)
+      if (p[at + i] !== lastKindBytes[i]) {
+        same = false;
+        break;
+      }
     if (same) return lastKind;
   }
   lastKindBytes = Buffer.from(p.subarray(at, end));
@@ -106,7 +122,10 @@ function decodeStatsInto(e: TcStats & Record<string, unknown>, payload: Buffer, 
   let xlen = T.size(TCA_XSTATS);
   if (s2 >= 0) {
     const app = stats2Into(payload, s2, s2 + T.size(TCA_STATS2), hBase, e);
-    if (app >= 0) { x = app; xlen = appLen; }
+    if (app >= 0) {
+      x = app;
+      xlen = appLen;
+    }
   } else if (s1 >= 0) decodeLegacyStats(payload, s1, s1len, e);
   if (x >= 0 && decodeX) decodeX(payload, x, x + xlen, hBase, INFO, e);
 }

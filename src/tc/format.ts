@@ -89,9 +89,20 @@ function omitsParent(e: FilterEntry, asked: FormatOptions['omitParent']): boolea
   if (asked === undefined || asked === false) return false;
   if (asked === true) return true;
   let want: number;
-  try { want = parseFilterParent(asked); } catch { return false; }
-  const have = e.root ? TC_H_ROOT : e.ingress ? TC_H_MAKE(TC_H_CLSACT, TC_H_MIN_INGRESS) : e.egress ? TC_H_MAKE(TC_H_CLSACT, TC_H_MIN_EGRESS)
-    : e.parent !== undefined ? parseHandle(e.parent) : undefined;
+  try {
+    want = parseFilterParent(asked);
+  } catch {
+    return false;
+  }
+  const have = e.root
+    ? TC_H_ROOT
+    : e.ingress
+      ? TC_H_MAKE(TC_H_CLSACT, TC_H_MIN_INGRESS)
+      : e.egress
+        ? TC_H_MAKE(TC_H_CLSACT, TC_H_MIN_EGRESS)
+        : e.parent !== undefined
+          ? parseHandle(e.parent)
+          : undefined;
   return have === want;
 }
 
@@ -105,7 +116,9 @@ export function formatFilterText(e: FilterEntry, o: FormatOptions = {}): string 
   if (e.block !== undefined) s += `block ${e.block} `;
   else {
     s += devText(e, o);
-    if (omitsParent(e, o.omitParent)) { /* tc prints the parent only when it is not the one asked for */ } else if (e.root) s += 'root ';
+    if (omitsParent(e, o.omitParent)) {
+      /* tc prints the parent only when it is not the one asked for */
+    } else if (e.root) s += 'root ';
     else if (e.ingress) s += 'ingress ';
     else if (e.egress) s += 'egress ';
     else s += `parent ${e.parent} `;

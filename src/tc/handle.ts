@@ -20,9 +20,7 @@
  * @module
  */
 import { UsageError } from '../netlink/errors.js';
-import {
-  TC_H_ROOT, TC_H_UNSPEC, TC_H_INGRESS, TC_H_CLSACT, TC_H_MIN_INGRESS, TC_H_MIN_EGRESS, TC_H_MAKE,
-} from './constants.js';
+import { TC_H_ROOT, TC_H_UNSPEC, TC_H_INGRESS, TC_H_CLSACT, TC_H_MIN_INGRESS, TC_H_MIN_EGRESS, TC_H_MAKE } from './constants.js';
 
 const HEX = /^(?:0x)?([0-9a-f]+)$/i;
 
@@ -57,11 +55,16 @@ export function parseHandle(text: string, what = 'handle'): number {
   if (typeof text !== 'string') throw badHandle(String(text), what);
   const t = text.trim();
   switch (t) {
-    case 'root': return TC_H_ROOT;
-    case 'none': return TC_H_UNSPEC;
-    case 'ingress': return TC_H_INGRESS;
-    case 'clsact': return TC_H_CLSACT;
-    default: break;
+    case 'root':
+      return TC_H_ROOT;
+    case 'none':
+      return TC_H_UNSPEC;
+    case 'ingress':
+      return TC_H_INGRESS;
+    case 'clsact':
+      return TC_H_CLSACT;
+    default:
+      break;
   }
   if (t === '') throw badHandle(text, what);
   const colon = t.indexOf(':');

@@ -11,36 +11,88 @@ import './register.js';
 
 export * from './constants.js';
 export {
-  parseHandle, parseQdiscHandle, parseFilterParent, formatHandle, formatQdiscHandle, toHandle, toQdiscHandle, parentText,
+  parseHandle,
+  parseQdiscHandle,
+  parseFilterParent,
+  formatHandle,
+  formatQdiscHandle,
+  toHandle,
+  toQdiscHandle,
+  parentText,
 } from './handle.js';
 export { encodeTcmsg, decodeTcmsg, filterInfo, type Tcmsg } from './tcmsg.js';
 export { decodeQdisc, decodeClass, decodeFilter, decodeTcMessage, type DecodeOptions } from './decode.js';
 export { decodeStats2, decodeLegacyStats, formatStats } from './stats.js';
 export { formatQdiscText, formatClassText, formatFilterText, type FormatOptions } from './format.js';
 export {
-  parseRate, parseSize, parseTime, formatRate, formatSize, formatTime, calcXmitsize, calcXmittime, time2tick, tick2time,
+  parseRate,
+  parseSize,
+  parseTime,
+  formatRate,
+  formatSize,
+  formatTime,
+  calcXmitsize,
+  calcXmittime,
+  time2tick,
+  tick2time,
 } from './units.js';
 export { protocolName, parseProtocol } from './proto.js';
 export {
-  qdiscKind, filterKind, qdiscKindNames, filterKindNames, registerQdiscKind, registerFilterKind, qdiscModule, filterModule,
+  qdiscKind,
+  filterKind,
+  qdiscKindNames,
+  filterKindNames,
+  registerQdiscKind,
+  registerFilterKind,
+  qdiscModule,
+  filterModule,
   checkOptionKeys,
 } from './registry.js';
 export {
-  addQdisc, replaceQdisc, changeQdisc, deleteQdisc, listQdiscs, eachQdisc,
+  addQdisc,
+  replaceQdisc,
+  changeQdisc,
+  deleteQdisc,
+  listQdiscs,
+  eachQdisc,
 } from './qdisc.js';
 export {
-  addClass, replaceClass, changeClass, deleteClass, listClasses, eachClass,
+  addClass,
+  replaceClass,
+  changeClass,
+  deleteClass,
+  listClasses,
+  eachClass,
 } from './class.js';
 export {
-  addFilter, replaceFilter, changeFilter, deleteFilter, listFilters, eachFilter,
+  addFilter,
+  replaceFilter,
+  changeFilter,
+  deleteFilter,
+  listFilters,
+  eachFilter,
 } from './filter.js';
 export { qdiscRequest, classRequest, filterRequest } from './request.js';
 export { KindUnavailableError } from './explain.js';
 export {
-  plugBuffer, plugReleaseOne, plugReleaseIndefinite, plugSetLimit, plugRequest,
+  plugBuffer,
+  plugReleaseOne,
+  plugReleaseIndefinite,
+  plugSetLimit,
+  plugRequest,
 } from './kinds/plug.js';
 export type {
-  TcConnection, DeviceRef, KindOptions, QdiscSpec, ClassSpec, FilterSpec, PlugRef, ListOptions, TcRequest, EachEntry, TcOp,
+  TcConnection,
+  DeviceRef,
+  KindOptions,
+  QdiscSpec,
+  ClassSpec,
+  FilterSpec,
+  PlugRef,
+  ListOptions,
+  TcRequest,
+  EachEntry,
+  TcOp,
 } from './types.js';
 export type { QdiscEntry, ClassEntry, FilterEntry, TcStats, QdiscKind, FilterKind, TcHeaderInfo } from './types.js';
 export type { PrioOptions } from './kinds/prio.js';
@@ -55,8 +107,15 @@ export type { U32Options, U32Match, U32Key } from './filters/u32.js';
 export { parseU32Handle, formatU32Handle } from './filters/u32.js';
 export type { MatchallOptions } from './filters/matchall.js';
 export {
-  encodeActionList, decodeActionList, formatActionList, parseActionWords, resolveActionDevices, nameActionDevices,
-  resolveActionDeviceNames, actionKindsOf, type ActionModules,
+  encodeActionList,
+  decodeActionList,
+  formatActionList,
+  parseActionWords,
+  resolveActionDevices,
+  nameActionDevices,
+  resolveActionDeviceNames,
+  actionKindsOf,
+  type ActionModules,
 } from './actions/list.js';
 export { actionKind, actionKindNames, registerActionKind, actionModule } from './actions/registry.js';
 export type { ActionSpec, MirredSpec, GactSpec, ActionEntry, ActionKind, ControlAction } from './actions/types.js';

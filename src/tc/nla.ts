@@ -57,7 +57,10 @@ export class NlaTable {
    * @throws {NetlinkDecodeError} a header that does not fit, nla_len < 4, or nla_len past `to`
    */
   parse(buf: Buffer, from: number, to: number, base = 0): this {
-    if (++this.gen === 0x100000000) { this.stamp.fill(0); this.gen = 1; }
+    if (++this.gen === 0x100000000) {
+      this.stamp.fill(0);
+      this.gen = 1;
+    }
     const gen = this.gen;
     this.buf = buf;
     this.base = base;
@@ -73,20 +76,32 @@ export class NlaTable {
       const t = (buf[off + 2] | (buf[off + 3] << 8)) & NLA_TYPE_MASK;
       if (l < 4) throw new NetlinkDecodeError(`attribute length ${l} is shorter than its header`, base + off);
       if (l > to - off) throw new NetlinkDecodeError(`attribute type ${t} length ${l} runs past the end (${to - off} bytes left)`, base + off);
-      if (t <= this.max) { this.start[t] = off + 4; this.len[t] = l - 4; this.stamp[t] = gen; }
+      if (t <= this.max) {
+        this.start[t] = off + 4;
+        this.len[t] = l - 4;
+        this.stamp[t] = gen;
+      }
       off += (l + 3) & ~3;
     }
     return this;
   }
 
   /** Whether an attribute of this type was present. */
-  has(t: number): boolean { return this.pos(t) >= 0; }
+  has(t: number): boolean {
+    return this.pos(t) >= 0;
+  }
   /** Payload start in `buf` (-1 when absent). */
-  at(t: number): number { return this.pos(t); }
+  at(t: number): number {
+    return this.pos(t);
+  }
   /** Payload length (0 when absent). */
-  size(t: number): number { return this.has(t) ? this.len[t] : 0; }
+  size(t: number): number {
+    return this.has(t) ? this.len[t] : 0;
+  }
   /** Absolute offset of the attribute's header, for error messages. */
-  headerOffset(t: number): number { return this.base + this.start[t] - 4; }
+  headerOffset(t: number): number {
+    return this.base + this.start[t] - 4;
+  }
 
   private need(t: number, n: number): number {
     const s = this.pos(t);
@@ -95,13 +110,25 @@ export class NlaTable {
     return s;
   }
   /** NLA_U8, or undefined when absent. @throws {NetlinkDecodeError} too short */
-  u8(t: number): number | undefined { const s = this.need(t, 1); return s < 0 ? undefined : this.buf[s]; }
+  u8(t: number): number | undefined {
+    const s = this.need(t, 1);
+    return s < 0 ? undefined : this.buf[s];
+  }
   /** NLA_U16 (host order), or undefined. @throws {NetlinkDecodeError} too short */
-  u16(t: number): number | undefined { const s = this.need(t, 2); return s < 0 ? undefined : this.buf.readUInt16LE(s); }
+  u16(t: number): number | undefined {
+    const s = this.need(t, 2);
+    return s < 0 ? undefined : this.buf.readUInt16LE(s);
+  }
   /** NLA_U32 (host order), or undefined. @throws {NetlinkDecodeError} too short */
-  u32(t: number): number | undefined { const s = this.need(t, 4); return s < 0 ? undefined : this.buf.readUInt32LE(s); }
+  u32(t: number): number | undefined {
+    const s = this.need(t, 4);
+    return s < 0 ? undefined : this.buf.readUInt32LE(s);
+  }
   /** NLA_S32 (host order), or undefined. @throws {NetlinkDecodeError} too short */
-  s32(t: number): number | undefined { const s = this.need(t, 4); return s < 0 ? undefined : this.buf.readInt32LE(s); }
+  s32(t: number): number | undefined {
+    const s = this.need(t, 4);
+    return s < 0 ? undefined : this.buf.readInt32LE(s);
+  }
   /**
    * NLA_U64 (host order) as a number (exact up to 2^53), or undefined.
    * @throws {NetlinkDecodeError} too short
@@ -129,7 +156,9 @@ export class NlaTable {
    * @returns payload start in `buf`, or -1 when absent
    * @throws {NetlinkDecodeError} shorter than `n`
    */
-  struct(t: number, n: number): number { return this.need(t, n); }
+  struct(t: number, n: number): number {
+    return this.need(t, n);
+  }
 }
 
 /**

@@ -82,7 +82,7 @@ export function calcRtable(r: Ratespec, cellLog: number, mtu: number, linklayer:
   if (mtu === 0) mtu = 2047;
   if (cellLog < 0) {
     cellLog = 0;
-    while ((mtu >>> cellLog) > 255) cellLog++;
+    while (mtu >>> cellLog > 255) cellLog++;
   }
   const tab = Buffer.alloc(TC_RTAB_SIZE);
   for (let i = 0; i < 256; i++) {

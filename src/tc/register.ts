@@ -8,8 +8,15 @@
 import { NETLINK_ROUTE } from '../netlink/message.js';
 import { registerBodyDecoder } from '../netlink/protocols.js';
 import {
-  RTM_NEWQDISC, RTM_DELQDISC, RTM_GETQDISC, RTM_NEWTCLASS, RTM_DELTCLASS, RTM_GETTCLASS,
-  RTM_NEWTFILTER, RTM_DELTFILTER, RTM_GETTFILTER,
+  RTM_NEWQDISC,
+  RTM_DELQDISC,
+  RTM_GETQDISC,
+  RTM_NEWTCLASS,
+  RTM_DELTCLASS,
+  RTM_GETTCLASS,
+  RTM_NEWTFILTER,
+  RTM_DELTFILTER,
+  RTM_GETTFILTER,
 } from '../netlink/route/constants.js';
 import { decodeClass, decodeFilter, decodeQdisc } from './decode.js';
 

@@ -70,13 +70,20 @@ export function filterModule(kind: string): string {
 /** Whether `v` has the JavaScript type `t`. */
 function hasType(v: unknown, t: OptionType): boolean {
   switch (t) {
-    case 'number': return typeof v === 'number';
-    case 'string': return typeof v === 'string';
-    case 'boolean': return typeof v === 'boolean';
-    case 'number|string': return typeof v === 'number' || typeof v === 'string';
-    case 'array': return Array.isArray(v);
-    case 'object': return typeof v === 'object' && v !== null && !Array.isArray(v);
-    default: return false;
+    case 'number':
+      return typeof v === 'number';
+    case 'string':
+      return typeof v === 'string';
+    case 'boolean':
+      return typeof v === 'boolean';
+    case 'number|string':
+      return typeof v === 'number' || typeof v === 'string';
+    case 'array':
+      return Array.isArray(v);
+    case 'object':
+      return typeof v === 'object' && v !== null && !Array.isArray(v);
+    default:
+      return false;
   }
 }
 
@@ -113,14 +120,18 @@ export function checkOptionKeys(desc: AnyQdiscKind | AnyFilterKind, what: 'qdisc
   if (keys) {
     for (const k of Object.keys(o)) {
       if (o[k] !== undefined && !keys.includes(k)) {
-        throw new UsageError(`${label} has no ${what === 'class' ? 'class ' : ''}option ${JSON.stringify(k)} (it takes ${keys.length ? keys.join(', ') : 'none'})`);
+        throw new UsageError(
+          `${label} has no ${what === 'class' ? 'class ' : ''}option ${JSON.stringify(k)} (it takes ${keys.length ? keys.join(', ') : 'none'})`,
+        );
       }
     }
   }
   if (types) {
     for (const [k, t] of Object.entries(types)) {
       if (o[k] !== undefined && !hasType(o[k], t)) {
-        throw new UsageError(`${label}: option "${k}" must be ${t === 'array' ? 'an array' : t === 'object' ? 'an object' : `a ${t.replace('|', ' or ')}`}, not ${typeName(o[k])}`);
+        throw new UsageError(
+          `${label}: option "${k}" must be ${t === 'array' ? 'an array' : t === 'object' ? 'an object' : `a ${t.replace('|', ' or ')}`}, not ${typeName(o[k])}`,
+        );
       }
     }
   }

@@ -19,9 +19,7 @@
 import { str, u32 } from '../netlink/attributes.js';
 import { UsageError } from '../netlink/errors.js';
 import { NLM_F_CREATE, NLM_F_EXCL, NLM_F_REPLACE } from '../netlink/message.js';
-import {
-  RTM_NEWQDISC, RTM_DELQDISC, RTM_NEWTCLASS, RTM_DELTCLASS, RTM_NEWTFILTER, RTM_DELTFILTER,
-} from '../netlink/route/constants.js';
+import { RTM_NEWQDISC, RTM_DELQDISC, RTM_NEWTCLASS, RTM_DELTCLASS, RTM_NEWTFILTER, RTM_DELTFILTER } from '../netlink/route/constants.js';
 import { TCA_KIND, TCA_CHAIN, ETH_P_ALL } from './constants.js';
 import { filterParentOf, handleOf, qdiscHandleOf, toHandle } from './handle.js';
 import { parseProtocol } from './proto.js';
@@ -81,14 +79,15 @@ export function qdiscRequest<K extends string = string>(op: TcOp, ifindex: numbe
   if (op !== 'delete' && !kind) throw new UsageError(`qdisc ${op}: a kind is required`);
   const parent = spec.parent !== undefined ? handleOf(spec.parent, 'qdisc parent') : desc?.defaultParent;
   if (parent === undefined) throw new UsageError(`qdisc ${op}: give a parent ("root" or a class id such as "1:4")`);
-  const handle = spec.handle !== undefined ? qdiscHandleOf(spec.handle) : desc?.defaultHandle ?? 0;
+  const handle = spec.handle !== undefined ? qdiscHandleOf(spec.handle) : (desc?.defaultHandle ?? 0);
   const payload = [encodeTcmsg({ ifindex, handle, parent })];
   if (kind) payload.push(str(TCA_KIND, kind));
   if (op !== 'delete') pushAll(payload, kindOptions(kind!, spec.options, false));
   else if (spec.options !== undefined) throw new UsageError('qdisc delete takes no options');
-  const req: TcRequest = op === 'delete'
-    ? { type: RTM_DELQDISC, flags: 0, payload, ifindex, handle, parent, info: 0 }
-    : { type: RTM_NEWQDISC, flags: NEW_FLAGS[op], payload, ifindex, handle, parent, info: 0 };
+  const req: TcRequest =
+    op === 'delete'
+      ? { type: RTM_DELQDISC, flags: 0, payload, ifindex, handle, parent, info: 0 }
+      : { type: RTM_NEWQDISC, flags: NEW_FLAGS[op], payload, ifindex, handle, parent, info: 0 };
   if (kind) {
     req.kind = kind;
     if (desc) req.module = qdiscModule(kind);
@@ -112,9 +111,10 @@ export function classRequest<K extends string = string>(op: TcOp, ifindex: numbe
   if (kind) payload.push(str(TCA_KIND, kind));
   if (op !== 'delete') pushAll(payload, kindOptions(kind!, spec.options, true));
   else if (spec.options !== undefined) throw new UsageError('class delete takes no options');
-  const req: TcRequest = op === 'delete'
-    ? { type: RTM_DELTCLASS, flags: 0, payload, ifindex, handle, parent, info: 0 }
-    : { type: RTM_NEWTCLASS, flags: NEW_FLAGS[op], payload, ifindex, handle, parent, info: 0 };
+  const req: TcRequest =
+    op === 'delete'
+      ? { type: RTM_DELTCLASS, flags: 0, payload, ifindex, handle, parent, info: 0 }
+      : { type: RTM_NEWTCLASS, flags: NEW_FLAGS[op], payload, ifindex, handle, parent, info: 0 };
   if (kind) {
     req.kind = kind;
     if (qdiscKind(kind)) req.module = qdiscModule(kind);
@@ -185,9 +185,10 @@ export function filterRequest<K extends string = string>(op: TcOp, ifindex: numb
   } else if (op === 'delete' && spec.options !== undefined) {
     throw new UsageError('filter delete takes no options');
   }
-  const req: TcRequest = op === 'delete'
-    ? { type: RTM_DELTFILTER, flags: 0, payload, ifindex, handle, parent, info }
-    : { type: RTM_NEWTFILTER, flags: NEW_FLAGS[op], payload, ifindex, handle, parent, info };
+  const req: TcRequest =
+    op === 'delete'
+      ? { type: RTM_DELTFILTER, flags: 0, payload, ifindex, handle, parent, info }
+      : { type: RTM_NEWTFILTER, flags: NEW_FLAGS[op], payload, ifindex, handle, parent, info };
   if (kind) {
     req.kind = kind;
     if (desc) req.module = filterModule(kind);

@@ -17,8 +17,14 @@
  * @module
  */
 import {
-  TCA_STATS_BASIC, TCA_STATS_RATE_EST, TCA_STATS_QUEUE, TCA_STATS_APP, TCA_STATS_RATE_EST64,
-  TCA_STATS_PKT64, TCA_STATS_MAX, TCA_STATS_BASIC_HW,
+  TCA_STATS_BASIC,
+  TCA_STATS_RATE_EST,
+  TCA_STATS_QUEUE,
+  TCA_STATS_APP,
+  TCA_STATS_RATE_EST64,
+  TCA_STATS_PKT64,
+  TCA_STATS_MAX,
+  TCA_STATS_BASIC_HW,
 } from './constants.js';
 import { NlaTable } from './nla.js';
 import type { TcStats } from './types.js';
@@ -91,7 +97,10 @@ export function stats2Into(buf: Buffer, start: number, end: number, base: number
     const len = T.size(TCA_STATS_BASIC_HW);
     const hwBytes = u64In(buf, at, len, 0);
     const hwPackets = u32In(buf, at, len, 8);
-    if (hwBytes || hwPackets) { out.hw_bytes = hwBytes; out.hw_packets = hwPackets; }
+    if (hwBytes || hwPackets) {
+      out.hw_bytes = hwBytes;
+      out.hw_packets = hwPackets;
+    }
   }
   at = T.at(TCA_STATS_RATE_EST64);
   if (at >= 0) {
@@ -122,7 +131,10 @@ export function decodeLegacyStats(buf: Buffer, start: number, len: number, out: 
   const pps = u32In(buf, start, len, 24);
   out.qlen = u32In(buf, start, len, 28);
   out.backlog = u32In(buf, start, len, 32);
-  if (bps || pps) { out.rate = bps; out.pps = pps; }
+  if (bps || pps) {
+    out.rate = bps;
+    out.pps = pps;
+  }
 }
 
 /**
@@ -141,7 +153,10 @@ export function formatStats(s: TcStats & Record<string, unknown>, prefix = ' '):
   if (s.requeues === undefined) {
     // struct tc_stats only
     let out = `${prefix}Sent ${s.bytes ?? 0} bytes ${s.packets ?? 0} pkts (dropped ${s.drops ?? 0}, overlimits ${s.overlimits ?? 0}) `;
-    const bps = s.rate ?? 0; const pps = s.pps ?? 0; const qlen = s.qlen ?? 0; const backlog = s.backlog ?? 0;
+    const bps = s.rate ?? 0;
+    const pps = s.pps ?? 0;
+    const qlen = s.qlen ?? 0;
+    const backlog = s.backlog ?? 0;
     if (bps || pps || qlen || backlog) {
       out += `\n${prefix}`;
       if (bps || pps) {

@@ -24,7 +24,9 @@ export interface Capture {
 }
 
 export function captureNames(): string[] {
-  return readdirSync(CAPTURES_DIR).filter((n) => !n.startsWith('.')).sort();
+  return readdirSync(CAPTURES_DIR)
+    .filter((n) => !n.startsWith('.'))
+    .sort();
 }
 
 export function loadCapture(name: string): Capture {

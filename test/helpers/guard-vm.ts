@@ -71,18 +71,28 @@ export function start(file: string, args: readonly string[], opts: { detached?: 
   const child = spawn(file, args, { stdio: ['ignore', 'pipe', 'pipe'], detached: opts.detached ?? false, env: opts.env ?? process.env, cwd: REPO });
   let stdout = '';
   let stderr = '';
-  child.stdout!.on('data', (d: Buffer) => { stdout += d.toString(); });
-  child.stderr!.on('data', (d: Buffer) => { stderr += d.toString(); });
+  child.stdout!.on('data', (d: Buffer) => {
+    stdout += d.toString();
+  });
+  child.stderr!.on('data', (d: Buffer) => {
+    stderr += d.toString();
+  });
   const s: Started = {
     child,
     done: new Promise<Ran>((resolve) => {
-      child.once('error', (e) => { s.ended = { code: null, signal: null, stdout, stderr: stderr + String(e), exitedAt: Date.now() }; resolve(s.ended); });
+      child.once('error', (e) => {
+        s.ended = { code: null, signal: null, stdout, stderr: stderr + String(e), exitedAt: Date.now() };
+        resolve(s.ended);
+      });
       // Resolve at 'close' (the pipes drained), or soon after 'exit' when a
       // process that outlives it holds the pipes (the protected command or
       // the watchdog, after synplug was killed).
       child.once('exit', (code, signal) => {
         const exitedAt = Date.now();
-        const finish = () => { s.ended ??= { code, signal, stdout, stderr, exitedAt }; resolve(s.ended); };
+        const finish = () => {
+          s.ended ??= { code, signal, stdout, stderr, exitedAt };
+          resolve(s.ended);
+        };
         child.once('close', finish);
         setTimeout(finish, 3000).unref();
       });
@@ -138,7 +148,11 @@ export function alive(pid: number | undefined): boolean {
 /** Send a signal, ignoring a process that is already gone. */
 export function kill(pid: number | undefined, signal: NodeJS.Signals = 'SIGKILL'): void {
   if (!pid) return;
-  try { process.kill(pid, signal); } catch { /* gone */ }
+  try {
+    process.kill(pid, signal);
+  } catch {
+    /* gone */
+  }
 }
 
 /**
@@ -159,7 +173,9 @@ export async function waitFor(cond: () => boolean, what: string, opts: { ms?: nu
 /** Resolve with `p`, or reject naming `what` after `ms`. */
 export async function within<T>(p: Promise<T>, what: string, ms = WAIT_MS): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
-  const limit = new Promise<never>((_, reject) => { timer = setTimeout(() => reject(new Error(`gave up waiting for ${what} after ${ms} ms`)), ms); });
+  const limit = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`gave up waiting for ${what} after ${ms} ms`)), ms);
+  });
   try {
     return await Promise.race([p, limit]);
   } finally {
@@ -185,7 +201,11 @@ export function gatedCommand(started: string, go: string, after = ''): string[] 
 
 /** Let a {@link gatedCommand} finish (create its `go` file; a removed scratch directory is fine). */
 export function openGate(go: string): void {
-  try { writeFileSync(go, ''); } catch { /* already gone */ }
+  try {
+    writeFileSync(go, '');
+  } catch {
+    /* already gone */
+  }
 }
 
 /** The pid written by {@link gatedCommand}, once the file is complete. */
@@ -218,7 +238,11 @@ export function gate(t: ExecutionContext): Gate {
  * protect (its whole process group when `detached`), opens the gate, and kills
  * the command should it still run (when only synplug was killed).
  */
-export async function startProtect(t: ExecutionContext, flags: readonly string[], opts: { detached?: boolean } = {}): Promise<{ p: Started; rec: PlugJson; gate: Gate }> {
+export async function startProtect(
+  t: ExecutionContext,
+  flags: readonly string[],
+  opts: { detached?: boolean } = {},
+): Promise<{ p: Started; rec: PlugJson; gate: Gate }> {
   const g = gate(t);
   const p = startCli(['protect', ...flags, '--', ...gatedCommand(g.started, g.go)], opts);
   t.teardown(() => {
@@ -226,7 +250,9 @@ export async function startProtect(t: ExecutionContext, flags: readonly string[]
     openGate(g.go);
     kill(startedPid(g.started));
   });
-  await waitFor(() => startedPid(g.started) !== undefined, 'the protected command to start', { abort: () => p.ended && `protect exited ${p.ended.code}: ${p.ended.stderr}` });
+  await waitFor(() => startedPid(g.started) !== undefined, 'the protected command to start', {
+    abort: () => p.ended && `protect exited ${p.ended.code}: ${p.ended.stderr}`,
+  });
   const rec = readPlugJson()!;
   t.like(rec, { state: 'buffering', owner: 'protect', pid: p.child.pid });
   return { p, rec, gate: g };
@@ -253,7 +279,9 @@ export async function lockLo(): Promise<() => void> {
     try {
       const text = readFileSync(join(LOCK, 'pid'), 'utf8');
       if (text.endsWith('\n')) owner = Number(text.trim());
-    } catch { /* being written or removed */ }
+    } catch {
+      /* being written or removed */
+    }
     if (owner !== undefined && !alive(owner)) rmSync(LOCK, { recursive: true, force: true });
     else await sleep(250);
   }
@@ -265,7 +293,11 @@ export async function lockLo(): Promise<() => void> {
  * `nft delete table ip synplug`, `ip addr del`, and the state files.
  */
 export async function resetLo(): Promise<void> {
-  try { await teardown(); } catch { /* the shell below removes what is left */ }
+  try {
+    await teardown();
+  } catch {
+    /* the shell below removes what is left */
+  }
   await run('sh', ['-c', `tc qdisc del dev lo root 2>/dev/null; nft delete table ip synplug 2>/dev/null; ip addr del ${ADDR}/32 dev lo 2>/dev/null; true`]);
   rmSync(STATE_DIR, { recursive: true, force: true });
 }
@@ -355,10 +387,17 @@ export async function loAddresses(): Promise<string[]> {
  */
 export async function assertLoClean(t: ExecutionContext, when: string): Promise<void> {
   const q = await qdiscs();
-  t.deepEqual(q.map((x) => ({ kind: x.kind, handle: x.handle, root: x.root })), [{ kind: 'noqueue', handle: '0:', root: true }], `${when}: lo has only its default qdisc`);
+  t.deepEqual(
+    q.map((x) => ({ kind: x.kind, handle: x.handle, root: x.root })),
+    [{ kind: 'noqueue', handle: '0:', root: true }],
+    `${when}: lo has only its default qdisc`,
+  );
   t.is((await filtersText()).trim(), '', `${when}: no filter on lo`);
   t.false((await nftTables()).includes('ip synplug'), `${when}: no table ip synplug`);
-  t.false((await loAddresses()).some((a) => a.startsWith(`${ADDR}/`)), `${when}: ${ADDR} is not on lo`);
+  t.false(
+    (await loAddresses()).some((a) => a.startsWith(`${ADDR}/`)),
+    `${when}: ${ADDR} is not on lo`,
+  );
 }
 
 // ------------------------------------------------------------------ plug.json
@@ -394,7 +433,10 @@ export interface Server {
 
 /** Listen on host:port (port 0: any free port). */
 export async function serve(host: string, reply: string, port = 0): Promise<Server> {
-  const server = net.createServer((sock) => { sock.on('error', () => {}); sock.end(reply); });
+  const server = net.createServer((sock) => {
+    sock.on('error', () => {});
+    sock.end(reply);
+  });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen({ host, port }, () => resolve());
@@ -438,11 +480,19 @@ export function probe(host: string, port: number, localAddress?: string): Probe 
   let text = '';
   const p = { socket, sentAt: Date.now() } as Probe;
   p.connected = new Promise<number>((resolve, reject) => {
-    socket.once('connect', () => { p.connectedAt = Date.now(); resolve(p.connectedAt); });
-    socket.once('error', (e) => { p.error = e; reject(e); });
+    socket.once('connect', () => {
+      p.connectedAt = Date.now();
+      resolve(p.connectedAt);
+    });
+    socket.once('error', (e) => {
+      p.error = e;
+      reject(e);
+    });
   });
   p.data = new Promise<string>((resolve, reject) => {
-    socket.on('data', (d) => { text += d.toString(); });
+    socket.on('data', (d) => {
+      text += d.toString();
+    });
     socket.once('end', () => resolve(text));
     socket.once('error', reject);
   });
@@ -484,7 +534,11 @@ export function useGuardVm(test: TestFn): void {
     unlock = await lockLo();
   });
   test.after.always(async () => {
-    try { await resetLo(); } finally { unlock?.(); }
+    try {
+      await resetLo();
+    } finally {
+      unlock?.();
+    }
   });
   test.beforeEach(async () => {
     await resetLo();

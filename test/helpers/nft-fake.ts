@@ -39,7 +39,7 @@ export function answerBatch(sent: Buffer, errnos: readonly number[] = []): Buffe
   const out: Buffer[] = [];
   msgs.forEach((m, i) => {
     const e = errnos[i] ?? 0;
-    if (e !== 0 || (m.flags & NLM_F_ACK)) out.push(errorReply(m, e));
+    if (e !== 0 || m.flags & NLM_F_ACK) out.push(errorReply(m, e));
   });
   return out;
 }

@@ -20,14 +20,24 @@ export function sh(cmd: string, ...args: string[]): string {
   return execFileSync(cmd, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
 }
 /** Run a tool, ignoring its failure. */
-export function quietly(cmd: string, ...args: string[]): void { try { sh(cmd, ...args); } catch { /* gone */ } }
+export function quietly(cmd: string, ...args: string[]): void {
+  try {
+    sh(cmd, ...args);
+  } catch {
+    /* gone */
+  }
+}
 
 /** A process in a network namespace of its own (`unshare --net sleep`); resolves once it is there. */
 export async function otherNamespace(): Promise<ChildProcess> {
   const mine = readlinkSync('/proc/self/ns/net');
   const p = spawn('unshare', ['--net', 'sleep', '1800'], { stdio: 'ignore' });
   for (let i = 0; i < 1000; i++) {
-    try { if (readlinkSync(`/proc/${p.pid}/ns/net`) !== mine) return p; } catch { /* not yet */ }
+    try {
+      if (readlinkSync(`/proc/${p.pid}/ns/net`) !== mine) return p;
+    } catch {
+      /* not yet */
+    }
     await new Promise((r) => setTimeout(r, 10));
   }
   throw new Error('unshare did not enter a new network namespace');
@@ -67,15 +77,21 @@ print('ok')
  */
 export function runClient(ns: ChildProcess, family: '4' | '6', host: string, port: number, n: number, opts = false): Promise<string> {
   return new Promise((resolve, reject) => {
-    execFile('nsenter', ['-t', String(ns.pid), '-n', 'python3', '-c', CLIENT, family, host, String(port), String(n), opts ? 'opts' : 'plain'],
-      { encoding: 'utf8', timeout: 300_000 }, (err, stdout, stderr) => (err ? reject(new Error(`${err.message}\n${stderr}`)) : resolve(stdout.trim())));
+    execFile(
+      'nsenter',
+      ['-t', String(ns.pid), '-n', 'python3', '-c', CLIENT, family, host, String(port), String(n), opts ? 'opts' : 'plain'],
+      { encoding: 'utf8', timeout: 300_000 },
+      (err, stdout, stderr) => (err ? reject(new Error(`${err.message}\n${stderr}`)) : resolve(stdout.trim())),
+    );
   });
 }
 
 /** JSON.parse for tc -j: a key repeated in an object becomes an array of its values; a bare string in an object (u32's "    offset ") is skipped. */
 export function parseTcJson(text: string): unknown {
   let i = 0;
-  const ws = () => { while (/\s/.test(text[i])) i++; };
+  const ws = () => {
+    while (/\s/.test(text[i])) i++;
+  };
   const value = (): unknown => {
     ws();
     if (text[i] === '{') {
@@ -83,14 +99,23 @@ export function parseTcJson(text: string): unknown {
       const o: Record<string, unknown> = {};
       const rep = new Set<string>();
       ws();
-      if (text[i] === '}') { i++; return o; }
+      if (text[i] === '}') {
+        i++;
+        return o;
+      }
       for (;;) {
         const k = value() as string;
         ws();
         if (text[i] === ':') {
           i++;
           const v = value();
-          if (k in o) { if (!rep.has(k)) { o[k] = [o[k]]; rep.add(k); } (o[k] as unknown[]).push(v); } else o[k] = v;
+          if (k in o) {
+            if (!rep.has(k)) {
+              o[k] = [o[k]];
+              rep.add(k);
+            }
+            (o[k] as unknown[]).push(v);
+          } else o[k] = v;
           ws();
         }
         if (text[i++] === '}') return o;
@@ -100,8 +125,15 @@ export function parseTcJson(text: string): unknown {
       i++;
       const a: unknown[] = [];
       ws();
-      if (text[i] === ']') { i++; return a; }
-      for (;;) { a.push(value()); ws(); if (text[i++] === ']') return a; }
+      if (text[i] === ']') {
+        i++;
+        return a;
+      }
+      for (;;) {
+        a.push(value());
+        ws();
+        if (text[i++] === ']') return a;
+      }
     }
     const m = /^("(?:[^"\\]|\\.)*"|-?\d+(?:\.\d+)?|true|false|null)/.exec(text.slice(i))!;
     i += m[0].length;
@@ -156,7 +188,12 @@ function textTimes(text: string): Times[] {
   const out: Times[] = [];
   for (const m of text.matchAll(/^\t ?index \d+ ref -?\d+ bind -?\d+(.*)$/gm)) {
     const t: Times = {};
-    for (const [word, f] of [['installed', 'installed'], ['used', 'last_used'], ['firstused', 'first_used'], ['expires', 'expires']] as const) {
+    for (const [word, f] of [
+      ['installed', 'installed'],
+      ['used', 'last_used'],
+      ['firstused', 'first_used'],
+      ['expires', 'expires'],
+    ] as const) {
       const v = new RegExp(` ${word} (\\d+) sec`).exec(m[1]);
       if (v) t[f] = Number(v[1]);
     }
@@ -199,19 +236,31 @@ export async function sameAsTc(t: ExecutionContext, conn: NetlinkConnection, dev
   const b = actionsOf(before as unknown as Array<Record<string, unknown>>);
   const a = actionsOf(after as unknown as Array<Record<string, unknown>>);
   t.is(b.length, a.length, `${dev} ${parent}: the same actions before and after`);
-  for (const [what, times] of [['text', tTimes], ['json', jsonTimes]] as const) {
+  for (const [what, times] of [
+    ['text', tTimes],
+    ['json', jsonTimes],
+  ] as const) {
     t.is(times.length, a.length, `${dev} ${parent}: ${what}: one set of times per action`);
     times.forEach((tm, i) => {
       for (const f of TIME_FIELDS) {
         // a time of 0 clock ticks is not printed (tc's print_tm): absent means "0 ticks" at that reading
-        if (tm[f] === undefined) { t.is(b[i][f], undefined, `${dev} ${parent} ${what} action ${i + 1} ${f}: tc printed none, we had ${b[i][f]} before`); continue; }
+        if (tm[f] === undefined) {
+          t.is(b[i][f], undefined, `${dev} ${parent} ${what} action ${i + 1} ${f}: tc printed none, we had ${b[i][f]} before`);
+          continue;
+        }
         const lo = (b[i][f] as number | undefined) ?? 0;
         const hi = a[i][f] as number;
         t.true(lo <= tm[f]! && tm[f]! <= hi, `${dev} ${parent} ${what} action ${i + 1} ${f}: tc ${tm[f]} not within our ${lo}..${hi}`);
       }
     });
   }
-  t.is(withTimes(after, tTimes).map((f) => formatFilterText(f, opts)).join(''), text, `${dev} ${parent}: text`);
+  t.is(
+    withTimes(after, tTimes)
+      .map((f) => formatFilterText(f, opts))
+      .join(''),
+    text,
+    `${dev} ${parent}: text`,
+  );
   t.deepEqual(withTimes(after, jsonTimes).map(tcShape), theirs, `${dev} ${parent}: json`);
   return after;
 }

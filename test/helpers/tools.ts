@@ -12,7 +12,11 @@ export function run(cmd: string, ...args: string[]): string {
 
 /** Run a tool, ignoring its output and its failure (e.g. deleting a device that is already gone). */
 export function quietly(cmd: string, ...args: string[]): void {
-  try { execFileSync(cmd, args, { stdio: 'ignore' }); } catch { /* gone already */ }
+  try {
+    execFileSync(cmd, args, { stdio: 'ignore' });
+  } catch {
+    /* gone already */
+  }
 }
 
 /** `tc -j ARGS`, parsed; tc prints nothing at all for an empty list, which is `[]` here. */

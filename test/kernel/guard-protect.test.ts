@@ -13,9 +13,28 @@ import { existsSync, writeFileSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setup, protect, check } from '../../src/guard/index.js';
 import {
-  ADDR, TEST_TIMEOUT, cli, serve, probe, within, waitFor, sleep, scratch, gatedCommand, openGate, startedPid,
-  readPlugJson, plugCounters, activeElements, assertPlugReleased, assertLoClean, kill, useGuardVm, setupWithProxy,
-  startProtect, gate,
+  ADDR,
+  TEST_TIMEOUT,
+  cli,
+  serve,
+  probe,
+  within,
+  waitFor,
+  sleep,
+  scratch,
+  gatedCommand,
+  openGate,
+  startedPid,
+  readPlugJson,
+  plugCounters,
+  activeElements,
+  assertPlugReleased,
+  assertLoClean,
+  kill,
+  useGuardVm,
+  setupWithProxy,
+  startProtect,
+  gate,
 } from '../helpers/guard-vm.js';
 
 useGuardVm(test);
@@ -24,8 +43,13 @@ test.serial('protect --json: a SYN to 169.254.255.254 is held (not reset) until 
   t.timeout(TEST_TIMEOUT);
   const proxy = await setupWithProxy(t);
   const local = await serve('127.0.0.1', 'local');
-  t.teardown(() => { void local.close(); });
-  const { p, gate: { go } } = await startProtect(t, ['--json', '--max-hold', '120s']);
+  t.teardown(() => {
+    void local.close();
+  });
+  const {
+    p,
+    gate: { go },
+  } = await startProtect(t, ['--json', '--max-hold', '120s']);
 
   const held = probe(ADDR, proxy.port, ADDR);
   const free = probe('127.0.0.1', local.port);
@@ -44,7 +68,14 @@ test.serial('protect --json: a SYN to 169.254.255.254 is held (not reset) until 
   t.true(free.connectedAt! < tGo, 'the 127.0.0.1 connection completed while the plug held');
   t.true(held.connectedAt! >= tGo, 'the 169.254.255.254 connection completed only after the command ended');
 
-  const j = JSON.parse(r.stdout) as { exitCode: number; heldMs: number; packetsReleased: number; drops: number; maxHoldReached: boolean; overhead: { plugAckToCommandStartUs: number; commandExitToReleaseAckUs: number | null; totalUs: number } };
+  const j = JSON.parse(r.stdout) as {
+    exitCode: number;
+    heldMs: number;
+    packetsReleased: number;
+    drops: number;
+    maxHoldReached: boolean;
+    overhead: { plugAckToCommandStartUs: number; commandExitToReleaseAckUs: number | null; totalUs: number };
+  };
   t.is(j.exitCode, 0);
   t.false(j.maxHoldReached);
   t.true(j.heldMs > 0);
@@ -88,7 +119,11 @@ test.serial('a command that does not exist: exit 127, nothing plugged', async (t
 test.serial('--max-hold fires: the plug is released at the deadline while the command still runs; the watchdog stays quiet', async (t) => {
   t.timeout(TEST_TIMEOUT);
   const proxy = await setupWithProxy(t);
-  const { p, rec, gate: { go } } = await startProtect(t, ['--json', '--max-hold', '5s']);
+  const {
+    p,
+    rec,
+    gate: { go },
+  } = await startProtect(t, ['--json', '--max-hold', '5s']);
   const held = probe(ADDR, proxy.port, ADDR);
   t.true(held.sentAt < rec.deadline, 'the SYN was sent inside the window');
 
@@ -104,7 +139,13 @@ test.serial('--max-hold fires: the plug is released at the deadline while the co
   writeFileSync(go, '');
   const r = await within(p.done, 'protect to exit');
   t.is(r.code, 0, r.stderr);
-  const j = JSON.parse(r.stdout) as { maxHoldReached: boolean; exitCode: number; heldMs: number; packetsReleased: number; overhead: { commandExitToReleaseAckUs: number | null } };
+  const j = JSON.parse(r.stdout) as {
+    maxHoldReached: boolean;
+    exitCode: number;
+    heldMs: number;
+    packetsReleased: number;
+    overhead: { commandExitToReleaseAckUs: number | null };
+  };
   t.true(j.maxHoldReached);
   t.is(j.exitCode, 0);
   t.true(j.heldMs > 0);
@@ -123,7 +164,10 @@ test.serial('--wait-listen: a reload that returns before its new listener exists
   t.teardown(() => old.close());
   const { dir, started, go } = gate(t);
   const ncPidFile = join(dir, 'nc.pid');
-  t.teardown(() => { openGate(go); if (existsSync(ncPidFile)) kill(Number(readFileSync(ncPidFile, 'utf8'))); });
+  t.teardown(() => {
+    openGate(go);
+    if (existsSync(ncPidFile)) kill(Number(readFileSync(ncPidFile, 'utf8')));
+  });
   // The reload: returns at once; its new listener (busybox nc on [::]:port, which
   // accepts IPv4 too) appears a second later, answers "new" once, and exits.
   const newServer = join(dir, 'new-server.sh');
@@ -135,9 +179,15 @@ test.serial('--wait-listen: a reload that returns before its new listener exists
     command: gatedCommand(started, go, `sh ${newServer} </dev/null >/dev/null 2>&1 &`),
     maxHoldMs: 120_000,
     waitListen: { address: ADDR, port },
-  }).finally(() => { finished = true; });
-  running.catch((e: unknown) => { failure = (e as Error)?.stack ?? String(e); });
-  await waitFor(() => startedPid(started) !== undefined, 'the protected command to start', { abort: () => (finished ? `protect ended: ${failure}` : undefined) });
+  }).finally(() => {
+    finished = true;
+  });
+  running.catch((e: unknown) => {
+    failure = (e as Error)?.stack ?? String(e);
+  });
+  await waitFor(() => startedPid(started) !== undefined, 'the protected command to start', {
+    abort: () => (finished ? `protect ended: ${failure}` : undefined),
+  });
   // The old proxy stops listening; a client connects during the reload.
   await old.close();
   const held = probe(ADDR, port, ADDR);

@@ -13,18 +13,28 @@ import { lockLo } from '../helpers/guard-vm.js';
 
 const NFT = '/usr/sbin/nft';
 const nft = (...args: string[]): string => execFileSync(NFT, args, { encoding: 'utf8' });
-const quietly = (...args: string[]): void => { try { execFileSync(NFT, args, { stdio: 'ignore' }); } catch { /* gone */ } };
+const quietly = (...args: string[]): void => {
+  try {
+    execFileSync(NFT, args, { stdio: 'ignore' });
+  } catch {
+    /* gone */
+  }
+};
 
 const conn = N.openNftables({ timeoutMs: 20_000 });
 // The guard tests check that some commands change nothing in the VM's ruleset:
 // hold their lock while these tables exist (as nft-kernel.test.ts does).
 let unlock: (() => void) | undefined;
-test.before(async () => { unlock = await lockLo(); });
+test.before(async () => {
+  unlock = await lockLo();
+});
 test.after.always(() => {
   try {
     quietly('delete', 'table', 'bridge', 'synplug_kfmtbr');
     conn.close();
-  } finally { unlock?.(); }
+  } finally {
+    unlock?.();
+  }
 });
 
 const BRIDGE = `table bridge synplug_kfmtbr {
@@ -48,8 +58,10 @@ test.serial('bridge reject and conntrack: text and JSON as nft prints them', asy
   execFileSync(NFT, ['-f', '-'], { input: BRIDGE });
   const rs = await N.listRuleset(conn, { family: 'bridge' });
   const mine: N.NftRuleset = {
-    tables: rs.tables.filter((x) => x.name === 'synplug_kfmtbr'), chains: rs.chains.filter((x) => x.table === 'synplug_kfmtbr'),
-    sets: rs.sets.filter((x) => x.table === 'synplug_kfmtbr'), rules: rs.rules.filter((x) => x.table === 'synplug_kfmtbr'),
+    tables: rs.tables.filter((x) => x.name === 'synplug_kfmtbr'),
+    chains: rs.chains.filter((x) => x.table === 'synplug_kfmtbr'),
+    sets: rs.sets.filter((x) => x.table === 'synplug_kfmtbr'),
+    rules: rs.rules.filter((x) => x.table === 'synplug_kfmtbr'),
     objects: (rs.objects ?? []).filter((x) => x.table === 'synplug_kfmtbr'),
   };
   const text = N.formatRulesetText(mine);

@@ -12,7 +12,13 @@ import { lockLo } from '../helpers/guard-vm.js';
 
 const NFT = '/usr/sbin/nft';
 const nft = (...args: string[]): string => execFileSync(NFT, args, { encoding: 'utf8' });
-const quietly = (...args: string[]): void => { try { execFileSync(NFT, args, { stdio: 'ignore' }); } catch { /* gone */ } };
+const quietly = (...args: string[]): void => {
+  try {
+    execFileSync(NFT, args, { stdio: 'ignore' });
+  } catch {
+    /* gone */
+  }
+};
 const ADDR = '169.254.78.1';
 
 const conn = N.openNftables({ timeoutMs: 20_000 });
@@ -20,12 +26,16 @@ const conn = N.openNftables({ timeoutMs: 20_000 });
 // some commands change nothing in it: these tests hold the same lock while
 // their tables exist.
 let unlock: (() => void) | undefined;
-test.before(async () => { unlock = await lockLo(); });
+test.before(async () => {
+  unlock = await lockLo();
+});
 test.after.always(() => {
   try {
     for (const t of ['synplug_k1', 'synplug_k1ref', 'synplug_k2']) quietly('delete', 'table', 'ip', t);
     conn.close();
-  } finally { unlock?.(); }
+  } finally {
+    unlock?.();
+  }
 });
 
 test.serial('the captured nft 1.0.6 rule and ours are the same rule on this kernel', async (t) => {

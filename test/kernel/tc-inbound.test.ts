@@ -24,9 +24,7 @@ import { createServer, type Server } from 'node:net';
 import { NetlinkConnection } from '../../src/netlink/connection.js';
 import { NETLINK_ROUTE } from '../../src/netlink/message.js';
 import { createLink, deleteLink, setLinkUp } from '../../src/netlink/route/linkinfo.js';
-import {
-  addQdisc, deleteQdisc, addFilter, deleteFilter, listQdiscs, plugBuffer, plugReleaseIndefinite,
-} from '../../src/tc/index.js';
+import { addQdisc, deleteQdisc, addFilter, deleteFilter, listQdiscs, plugBuffer, plugReleaseIndefinite } from '../../src/tc/index.js';
 import { resolveActionDevices } from '../../src/tc/actions/list.js';
 import type { ActionSpec } from '../../src/tc/actions/types.js';
 import { IP, TC, sh, quietly, otherNamespace, inNs, runClient, sameAsTc } from '../helpers/tc-inbound.js';
@@ -49,9 +47,21 @@ const redirect = (dev: string): ActionSpec[] => [{ kind: 'mirred', direction: 'e
 
 async function addFlowerSyn(dev: string, pref: number, family: 'ipv4' | 'ipv6', dst: string, ifb: string): Promise<void> {
   const options = await resolveActionDevices(conn, {
-    eth_type: family, ip_proto: 'tcp', dst_ip: dst, dst_port: PORT, tcp_flags: { value: 0x02, mask: 0x12 }, actions: redirect(ifb),
+    eth_type: family,
+    ip_proto: 'tcp',
+    dst_ip: dst,
+    dst_port: PORT,
+    tcp_flags: { value: 0x02, mask: 0x12 },
+    actions: redirect(ifb),
   });
-  await addFilter(conn, { dev, parent: 'ingress', protocol: family === 'ipv4' ? 'ip' : 'ipv6', pref, kind: 'flower', options: options as Record<string, unknown> });
+  await addFilter(conn, {
+    dev,
+    parent: 'ingress',
+    protocol: family === 'ipv4' ? 'ip' : 'ipv6',
+    pref,
+    kind: 'flower',
+    options: options as Record<string, unknown>,
+  });
 }
 
 async function rootPackets(t: ExecutionContext, dev: string): Promise<{ packets: number; qlen: number }> {
@@ -89,7 +99,14 @@ test.before(async () => {
   await addQdisc(conn, { dev: SRV, kind: 'clsact' });
   await addFlowerSyn(SRV, 10, 'ipv4', V4.srv, IFB);
   await addFlowerSyn(SRV, 11, 'ipv6', V6.srv, IFB);
-  await addFilter(conn, { dev: SRV, parent: 'egress', protocol: 'all', pref: 3, kind: 'matchall', options: { actions: [{ kind: 'gact', control_action: 'pass' }] } });
+  await addFilter(conn, {
+    dev: SRV,
+    parent: 'egress',
+    protocol: 'all',
+    pref: 3,
+    kind: 'matchall',
+    options: { actions: [{ kind: 'gact', control_action: 'pass' }] },
+  });
 });
 
 test.after.always(() => {
@@ -117,14 +134,16 @@ test.serial('real connections (IPv4, IPv6, IPv4 with IP options): the IFB carrie
   t.is(await runClient(other, '4', V4.srv, PORT, 5, true), 'ok');
   t.is((await rootPackets(t, IFB)).packets - before.packets, 25);
   const ing = await sameAsTc(t, conn, SRV, 'ingress');
-  const stats = ing.flatMap((f) => ((f.options as Record<string, unknown> | undefined)?.actions as Array<{ stats: { packets: number } }> | undefined) ?? []).map((a) => a.stats.packets);
+  const stats = ing
+    .flatMap((f) => ((f.options as Record<string, unknown> | undefined)?.actions as Array<{ stats: { packets: number } }> | undefined) ?? [])
+    .map((a) => a.stats.packets);
   t.deepEqual(stats, [15, 10]);
   const eg = await sameAsTc(t, conn, SRV, 'egress');
   const gact = (eg.find((f) => f.options)!.options as { actions: Array<{ stats: { packets: number } }> }).actions[0];
   t.true(gact.stats.packets >= 25 * 3, `gact pass saw ${gact.stats.packets} egress packets`);
 });
 
-test.serial('the inbound hold: a SYN waits in the IFB\'s plug while it buffers, and the connection completes once released', async (t) => {
+test.serial("the inbound hold: a SYN waits in the IFB's plug while it buffers, and the connection completes once released", async (t) => {
   await addQdisc(conn, { dev: PLUGIFB, parent: 'root', handle: '2:', kind: 'plug', options: { limit: 100000 } });
   const plug = { dev: PLUGIFB, parent: 'root', handle: '2:' };
   await plugReleaseIndefinite(conn, plug); // a new plug buffers: release it at once
@@ -152,14 +171,61 @@ test.serial('the inbound hold: a SYN waits in the IFB\'s plug while it buffers, 
   await deleteQdisc(conn, { dev: PLUGIFB, parent: 'root' });
 });
 
-test.serial('flower + mirred and matchall + gact added by tc (captures 44 and 45\'s commands) decode as tc prints them', async (t) => {
+test.serial("flower + mirred and matchall + gact added by tc (captures 44 and 45's commands) decode as tc prints them", async (t) => {
   await createLink(conn, { name: TCDEV, kind: 'veth', peer: { name: `${TCDEV}p` } });
   await createLink(conn, { name: TCIFB, kind: 'ifb' });
   sh(TC, 'qdisc', 'add', 'dev', TCDEV, 'clsact');
-  sh(TC, 'filter', 'add', 'dev', TCDEV, 'ingress', 'protocol', 'ipv6', 'pref', '2', 'flower', 'ip_proto', 'tcp', 'dst_port', '16000', 'tcp_flags', '0x2/0x12',
-    'action', 'mirred', 'egress', 'redirect', 'dev', TCIFB);
-  sh(TC, 'filter', 'add', 'dev', TCDEV, 'ingress', 'protocol', 'ip', 'pref', '4', 'flower', 'ip_proto', 'tcp', 'dst_ip', '169.254.78.0/24', 'src_port', '1000-2000',
-    'action', 'gact', 'drop', 'random', 'determ', 'pass', '10');
+  sh(
+    TC,
+    'filter',
+    'add',
+    'dev',
+    TCDEV,
+    'ingress',
+    'protocol',
+    'ipv6',
+    'pref',
+    '2',
+    'flower',
+    'ip_proto',
+    'tcp',
+    'dst_port',
+    '16000',
+    'tcp_flags',
+    '0x2/0x12',
+    'action',
+    'mirred',
+    'egress',
+    'redirect',
+    'dev',
+    TCIFB,
+  );
+  sh(
+    TC,
+    'filter',
+    'add',
+    'dev',
+    TCDEV,
+    'ingress',
+    'protocol',
+    'ip',
+    'pref',
+    '4',
+    'flower',
+    'ip_proto',
+    'tcp',
+    'dst_ip',
+    '169.254.78.0/24',
+    'src_port',
+    '1000-2000',
+    'action',
+    'gact',
+    'drop',
+    'random',
+    'determ',
+    'pass',
+    '10',
+  );
   sh(TC, 'filter', 'add', 'dev', TCDEV, 'egress', 'protocol', 'all', 'pref', '3', 'matchall', 'action', 'gact', 'pass');
   await sameAsTc(t, conn, TCDEV, 'ingress');
   await sameAsTc(t, conn, TCDEV, 'egress');

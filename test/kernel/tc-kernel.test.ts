@@ -13,8 +13,21 @@ import { NetlinkConnection } from '../../src/netlink/connection.js';
 import { NETLINK_ROUTE } from '../../src/netlink/message.js';
 import { NetlinkError } from '../../src/netlink/errors.js';
 import {
-  addQdisc, deleteQdisc, replaceQdisc, listQdiscs, listClasses, addFilter, listFilters, deleteFilter,
-  plugBuffer, plugReleaseOne, plugReleaseIndefinite, plugSetLimit, formatQdiscText, formatClassText, formatFilterText,
+  addQdisc,
+  deleteQdisc,
+  replaceQdisc,
+  listQdiscs,
+  listClasses,
+  addFilter,
+  listFilters,
+  deleteFilter,
+  plugBuffer,
+  plugReleaseOne,
+  plugReleaseIndefinite,
+  plugSetLimit,
+  formatQdiscText,
+  formatClassText,
+  formatFilterText,
   type QdiscEntry,
 } from '../../src/tc/index.js';
 import { run, tcj, deleteLinks } from '../helpers/tools.js';
@@ -41,8 +54,12 @@ function sameAsTc(t: ExecutionContext, ours: Record<string, unknown>, theirs: Re
   let n = 0;
   for (const [k, v] of Object.entries(theirs)) {
     t.true(k in ours, `${what}: tc prints "${k}", we do not`);
-    if (k === 'options' && v && typeof v === 'object') n += sameAsTc(t, ours.options as Record<string, unknown>, v as Record<string, unknown>, `${what}.options`);
-    else { t.deepEqual(ours[k], v, `${what}.${k}`); n++; }
+    if (k === 'options' && v && typeof v === 'object')
+      n += sameAsTc(t, ours.options as Record<string, unknown>, v as Record<string, unknown>, `${what}.options`);
+    else {
+      t.deepEqual(ours[k], v, `${what}.${k}`);
+      n++;
+    }
   }
   return n;
 }
@@ -50,7 +67,9 @@ async function qdiscsMatchTc(t: ExecutionContext, dev: string): Promise<QdiscEnt
   const theirs = tcj('-s', 'qdisc', 'show', 'dev', dev);
   const ours = await listQdiscs(conn, { dev });
   t.is(ours.length, theirs.length);
-  theirs.forEach((q, i) => { sameAsTc(t, ours[i], q, `${dev} qdisc ${q.handle}`); });
+  theirs.forEach((q, i) => {
+    sameAsTc(t, ours[i], q, `${dev} qdisc ${q.handle}`);
+  });
   t.is(ours.map((q) => formatQdiscText(q, { stats: true })).join(''), run('tc', '-s', 'qdisc', 'show', 'dev', dev));
   return ours;
 }
@@ -82,7 +101,7 @@ test.after.always(() => {
   deleteLinks(DEV, DEV2);
 });
 
-test.serial('the technique\'s tree with our API equals what tc shows: prio 4 bands, pfifos, plug in band 4, fw filter', async (t) => {
+test.serial("the technique's tree with our API equals what tc shows: prio 4 bands, pfifos, plug in band 4, fw filter", async (t) => {
   t.log(`kernel ${os.release()}`);
   await addQdisc(conn, { dev: DEV, parent: 'root', handle: '1:', kind: 'prio', options: { bands: 4 } });
   for (const b of [1, 2, 3]) await addQdisc(conn, { dev: DEV, parent: `1:${b}`, handle: `${b}0:`, kind: 'pfifo', options: { limit: 1000 } });
@@ -90,8 +109,16 @@ test.serial('the technique\'s tree with our API equals what tc shows: prio 4 ban
   await plugReleaseIndefinite(conn, { dev: DEV, parent: '1:4', handle: '40:' }); // a new plug starts buffering
   await addFilter(conn, { dev: DEV, parent: '1:', protocol: 'ip', pref: 1, kind: 'fw', handle: 1, options: { classid: '1:4' } });
   const qs = await qdiscsMatchTc(t, DEV);
-  t.like(qs[0], { kind: 'prio', handle: '1:', root: true, options: { bands: 4, priomap: [1, 2, 2, 2, 1, 2, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1], multiqueue: false } });
-  t.like(qs.find((q) => q.kind === 'plug'), { handle: '40:', parent: '1:4', options: {} }); // sch_plug has no dump op
+  t.like(qs[0], {
+    kind: 'prio',
+    handle: '1:',
+    root: true,
+    options: { bands: 4, priomap: [1, 2, 2, 2, 1, 2, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1], multiqueue: false },
+  });
+  t.like(
+    qs.find((q) => q.kind === 'plug'),
+    { handle: '40:', parent: '1:4', options: {} },
+  ); // sch_plug has no dump op
   // iproute2 6.1's fw printer (f_fw.c) writes text with fprintf even under -j, so `tc -j filter show`
   // is not valid JSON here: the fw filter is checked against tc's text, and its JSON fields
   // against the newer iproute2 layout ({ fw: { mark, mask }, classid }) that ours follows.
@@ -153,7 +180,13 @@ test.serial('errors with the modules present: existing prio, plug verbs on a mis
 test.serial('fq_codel (with its xstats) and a matchall filter decode as tc -j prints them', async (t) => {
   await addQdisc(conn, { dev: DEV2, parent: 'root', handle: '1:', kind: 'htb', options: { default: '1' } });
   run('tc', 'class', 'add', 'dev', DEV2, 'parent', '1:', 'classid', '1:1', 'htb', 'rate', '10mbit');
-  await addQdisc(conn, { dev: DEV2, parent: '1:1', handle: '11:', kind: 'fq_codel', options: { limit: 2000, target: '4ms', interval: '90ms', ecn: true, memory_limit: '16mb' } });
+  await addQdisc(conn, {
+    dev: DEV2,
+    parent: '1:1',
+    handle: '11:',
+    kind: 'fq_codel',
+    options: { limit: 2000, target: '4ms', interval: '90ms', ecn: true, memory_limit: '16mb' },
+  });
   run('tc', 'filter', 'add', 'dev', DEV2, 'parent', '1:', 'protocol', 'all', 'prio', '3', 'matchall', 'classid', '1:1');
   const qs = await qdiscsMatchTc(t, DEV2);
   // (the kernel keeps target/interval in 1024 ns units: 4ms and 90ms come back as 3999 and 89999 us, in tc too)
@@ -164,7 +197,9 @@ test.serial('fq_codel (with its xstats) and a matchall filter decode as tc -j pr
   const fs = await listFilters(conn, { dev: DEV2 });
   const theirs = tcj('filter', 'show', 'dev', DEV2);
   t.is(fs.length, theirs.length);
-  theirs.forEach((f, i) => { sameAsTc(t, fs[i], f, `filter ${i}`); });
+  theirs.forEach((f, i) => {
+    sameAsTc(t, fs[i], f, `filter ${i}`);
+  });
   t.true(fs.some((f) => f.kind === 'matchall' && f.options?.flowid === '1:1'));
   await deleteQdisc(conn, { dev: DEV2, parent: 'root' });
 });

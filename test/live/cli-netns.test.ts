@@ -48,7 +48,10 @@ test('show qdisc --netns NAME lists what tc -n lists there, and the device is no
   const theirs = (JSON.parse(sh('/usr/sbin/tc', ['-n', NS, '-j', 'qdisc', 'show'])) as Array<{ dev: string }>).filter((q) => q.dev === DEV);
   // synplug adds ifindex to tc's fields (test/live/tc-differential.test.ts): the namespace's index, as ip -n reports it
   const index = (JSON.parse(sh('/usr/sbin/ip', ['-n', NS, '-j', 'link', 'show', 'dev', DEV])) as Array<{ ifindex: number }>)[0].ifindex;
-  t.deepEqual(JSON.parse(ours.stdout), theirs.map((q) => ({ ...q, ifindex: index })));
+  t.deepEqual(
+    JSON.parse(ours.stdout),
+    theirs.map((q) => ({ ...q, ifindex: index })),
+  );
   const here = synplug(['show', 'qdisc', '--dev', DEV, '--json']);
   t.is(here.code, 2, 'the device exists only in the namespace');
 });

@@ -30,8 +30,59 @@ test.before(() => {
     sh(IP, 'link', 'set', d, 'up');
   }
   sh(TC, 'qdisc', 'add', 'dev', DEV, 'clsact');
-  sh(TC, 'filter', 'add', 'dev', DEV, 'ingress', 'protocol', 'ip', 'pref', '10', 'u32', 'match', 'ip', 'protocol', '6', '0xff', 'match', 'ip', 'dport', '80', '0xffff', 'action', 'mirred', 'egress', 'redirect', 'dev', IFB);
-  sh(TC, 'filter', 'add', 'dev', DEV, 'egress', 'protocol', 'ip', 'pref', '20', 'u32', 'match', 'ip', 'dport', '81', '0xffff', 'action', 'mirred', 'egress', 'mirror', 'dev', IFB);
+  sh(
+    TC,
+    'filter',
+    'add',
+    'dev',
+    DEV,
+    'ingress',
+    'protocol',
+    'ip',
+    'pref',
+    '10',
+    'u32',
+    'match',
+    'ip',
+    'protocol',
+    '6',
+    '0xff',
+    'match',
+    'ip',
+    'dport',
+    '80',
+    '0xffff',
+    'action',
+    'mirred',
+    'egress',
+    'redirect',
+    'dev',
+    IFB,
+  );
+  sh(
+    TC,
+    'filter',
+    'add',
+    'dev',
+    DEV,
+    'egress',
+    'protocol',
+    'ip',
+    'pref',
+    '20',
+    'u32',
+    'match',
+    'ip',
+    'dport',
+    '81',
+    '0xffff',
+    'action',
+    'mirred',
+    'egress',
+    'mirror',
+    'dev',
+    IFB,
+  );
 });
 test.after.always(() => {
   for (const d of [DEV, IFB]) quietly(IP, 'link', 'del', d);
@@ -51,7 +102,7 @@ for (const parent of ['ingress', 'egress'] as const) {
   });
 }
 
-test('show filter without --parent lists what tc filter show dev DEV lists (the root qdisc\'s filters: none here)', (t) => {
+test("show filter without --parent lists what tc filter show dev DEV lists (the root qdisc's filters: none here)", (t) => {
   const r = synplug(['show', 'filter', '--dev', DEV]);
   t.is(r.code, 0, r.stderr);
   t.is(r.stdout, sh(TC, 'filter', 'show', 'dev', DEV));

@@ -29,7 +29,11 @@ const ifindex: Record<string, number> = {};
 
 test.before(() => {
   DEVS.forEach((d, i) => {
-    try { execFileSync(IP, ['link', 'del', d], { stdio: 'ignore' }); } catch { /* none */ }
+    try {
+      execFileSync(IP, ['link', 'del', d], { stdio: 'ignore' });
+    } catch {
+      /* none */
+    }
     execFileSync(IP, ['link', 'add', d, 'type', 'ifb']);
     execFileSync(IP, ['link', 'set', d, 'up']);
     execFileSync(IP, ['addr', 'add', `169.254.77.${i + 1}/32`, 'dev', d]);
@@ -39,10 +43,15 @@ test.before(() => {
 });
 
 test.after.always(() => {
-  for (const d of DEVS) try { execFileSync(IP, ['link', 'del', d], { stdio: 'ignore' }); } catch { /* gone */ }
+  for (const d of DEVS)
+    try {
+      execFileSync(IP, ['link', 'del', d], { stdio: 'ignore' });
+    } catch {
+      /* gone */
+    }
 });
 
-test.serial('a pfifo at parent ffff:fff1: the kernel\'s sentence, as tc prints it, then synplug\'s', async (t) => {
+test.serial("a pfifo at parent ffff:fff1: the kernel's sentence, as tc prints it, then synplug's", async (t) => {
   const dev = DEVS[0];
   const tc = spawnSync(TC, ['qdisc', 'add', 'dev', dev, 'parent', 'ffff:fff1', 'handle', '5:', 'pfifo'], { encoding: 'utf8' });
   t.not(tc.status, 0);
@@ -64,18 +73,21 @@ test.serial('a pfifo at parent ffff:fff1: the kernel\'s sentence, as tc prints i
   t.is((err!.toJSON() as { extack?: string }).extack, 'Specified parent ID is reserved for ingress and clsact Qdiscs');
 });
 
-test.serial('a refused request: the echo is capped (NETLINK_CAP_ACK); a socket without NETLINK_EXT_ACK gets no text and the whole request echoed', async (t) => {
-  const conn = NetlinkConnection.open(NETLINK_ROUTE);
-  const err = await t.throwsAsync(addQdisc(conn, { dev: DEVS[0], kind: 'pfifo', parent: 'ffff:fff1', handle: '5:' }), { instanceOf: NetlinkError });
-  conn.close();
-  t.true(err!.capped);
-  const off = NetlinkConnection.open(NETLINK_ROUTE, { extendedAck: false });
-  const plain = await t.throwsAsync(addQdisc(off, { dev: DEVS[0], kind: 'pfifo', parent: 'ffff:fff1', handle: '5:' }), { instanceOf: NetlinkError });
-  off.close();
-  t.is(plain!.extAckMessage, undefined, 'without NETLINK_EXT_ACK the kernel sends no text');
-  t.false(plain!.capped);
-  t.is(plain!.code, err!.code);
-});
+test.serial(
+  'a refused request: the echo is capped (NETLINK_CAP_ACK); a socket without NETLINK_EXT_ACK gets no text and the whole request echoed',
+  async (t) => {
+    const conn = NetlinkConnection.open(NETLINK_ROUTE);
+    const err = await t.throwsAsync(addQdisc(conn, { dev: DEVS[0], kind: 'pfifo', parent: 'ffff:fff1', handle: '5:' }), { instanceOf: NetlinkError });
+    conn.close();
+    t.true(err!.capped);
+    const off = NetlinkConnection.open(NETLINK_ROUTE, { extendedAck: false });
+    const plain = await t.throwsAsync(addQdisc(off, { dev: DEVS[0], kind: 'pfifo', parent: 'ffff:fff1', handle: '5:' }), { instanceOf: NetlinkError });
+    off.close();
+    t.is(plain!.extAckMessage, undefined, 'without NETLINK_EXT_ACK the kernel sends no text');
+    t.false(plain!.capped);
+    t.is(plain!.code, err!.code);
+  },
+);
 
 test.serial('an htb warning on a successful ack reaches onWarning, the default handler, the exchange result and conn.warnings', async (t) => {
   const dev = DEVS[1];
@@ -111,7 +123,7 @@ test.serial('an htb warning on a successful ack reaches onWarning, the default h
   t.regex(seen[0].message, /quantum of class 10003 is big/);
 });
 
-test.serial('exchange(): a warning is on its message\'s result', async (t) => {
+test.serial("exchange(): a warning is on its message's result", async (t) => {
   const dev = DEVS[2];
   execFileSync(TC, ['qdisc', 'add', 'dev', dev, 'root', 'handle', '1:', 'htb', 'r2q', '1']);
   const conn = NetlinkConnection.open(NETLINK_ROUTE, { onWarning: () => {} });
@@ -125,11 +137,18 @@ test.serial('exchange(): a warning is on its message\'s result', async (t) => {
   t.regex(r.warning ?? '', /quantum of class 10005 is big/);
 });
 
-test.serial('strict dumps: RTM_GETADDR for one ifindex returns only its addresses with NETLINK_GET_STRICT_CHK, every device\'s without', async (t) => {
+test.serial("strict dumps: RTM_GETADDR for one ifindex returns only its addresses with NETLINK_GET_STRICT_CHK, every device's without", async (t) => {
   const dev = DEVS[2];
-  const oracle = (JSON.parse(execFileSync(IP, ['-j', '-4', 'addr', 'show', 'dev', dev], { encoding: 'utf8' })) as Array<{ addr_info: Array<{ local: string }> }>)[0].addr_info.map((a) => a.local).sort();
+  const oracle = (
+    JSON.parse(execFileSync(IP, ['-j', '-4', 'addr', 'show', 'dev', dev], { encoding: 'utf8' })) as Array<{ addr_info: Array<{ local: string }> }>
+  )[0].addr_info
+    .map((a) => a.local)
+    .sort();
   t.deepEqual(oracle, ['169.254.77.3', '169.254.78.3']);
-  const all = (JSON.parse(execFileSync(IP, ['-j', '-4', 'addr', 'show'], { encoding: 'utf8' })) as Array<{ addr_info: unknown[] }>).reduce((n, l) => n + l.addr_info.length, 0);
+  const all = (JSON.parse(execFileSync(IP, ['-j', '-4', 'addr', 'show'], { encoding: 'utf8' })) as Array<{ addr_info: unknown[] }>).reduce(
+    (n, l) => n + l.addr_info.length,
+    0,
+  );
   // struct ifaddrmsg { __u8 ifa_family; __u8 ifa_prefixlen; __u8 ifa_flags; __u8 ifa_scope; __u32 ifa_index; }
   const hdr = Buffer.alloc(8);
   hdr.writeUInt8(2, 0); // AF_INET

@@ -41,7 +41,11 @@ let sleeper: ChildProcess | undefined;
 let server: Server | undefined;
 
 test.before(() => {
-  try { execFileSync(IP, ['netns', 'del', NS], { stdio: 'ignore' }); } catch { /* none */ }
+  try {
+    execFileSync(IP, ['netns', 'del', NS], { stdio: 'ignore' });
+  } catch {
+    /* none */
+  }
   execFileSync(IP, ['netns', 'add', NS]);
   execFileSync(IP, ['-n', NS, 'link', 'set', 'lo', 'up']);
   execFileSync(IP, ['-n', NS, 'link', 'add', DEV, 'type', 'ifb']);
@@ -52,7 +56,11 @@ test.after.always(() => {
   setDefaultNetns(undefined);
   sleeper?.kill('SIGKILL');
   server?.close();
-  try { execFileSync(IP, ['netns', 'del', NS], { stdio: 'ignore' }); } catch { /* gone */ }
+  try {
+    execFileSync(IP, ['netns', 'del', NS], { stdio: 'ignore' });
+  } catch {
+    /* gone */
+  }
 });
 
 test.serial('tc, an address and an nftables table in a namespace made by ip netns add, from outside it', async (t) => {
@@ -66,16 +74,29 @@ test.serial('tc, an address and an nftables table in a namespace made by ip netn
   const link = await getLinkByName(route, DEV);
   await addQdisc(route, { dev: DEV, kind: 'htb', parent: 'root', handle: '1:', options: { default: 0x10 } });
   await addAddress(route, { dev: DEV, address: '169.254.66.1/32' });
-  const r = await commitBatch(nft, [{ msg: NFT_MSG_NEWTABLE, flags: 0x400 /* NLM_F_CREATE */, payload: encodeTable({ family: 'ip', name: 'sp_nn_t' }), what: 'add table ip sp_nn_t' }]);
+  const r = await commitBatch(nft, [
+    { msg: NFT_MSG_NEWTABLE, flags: 0x400 /* NLM_F_CREATE */, payload: encodeTable({ family: 'ip', name: 'sp_nn_t' }), what: 'add table ip sp_nn_t' },
+  ]);
   t.truthy(r);
 
   // the oracles, inside the namespace
   const q = JSON.parse(execFileSync(TC, ['-n', NS, '-j', 'qdisc', 'show', 'dev', DEV], { encoding: 'utf8' })) as Array<{ kind: string; handle: string }>;
-  t.like(q.find((x) => x.handle === '1:'), { kind: 'htb' });
-  const a = JSON.parse(execFileSync(IP, ['-n', NS, '-4', '-j', 'addr', 'show', 'dev', DEV], { encoding: 'utf8' })) as Array<{ ifindex: number; addr_info: Array<{ local: string }> }>;
+  t.like(
+    q.find((x) => x.handle === '1:'),
+    { kind: 'htb' },
+  );
+  const a = JSON.parse(execFileSync(IP, ['-n', NS, '-4', '-j', 'addr', 'show', 'dev', DEV], { encoding: 'utf8' })) as Array<{
+    ifindex: number;
+    addr_info: Array<{ local: string }>;
+  }>;
   t.is(a[0].ifindex, link.ifindex);
-  t.deepEqual(a[0].addr_info.map((x) => x.local), ['169.254.66.1']);
-  const tables = JSON.parse(execFileSync(IP, ['netns', 'exec', NS, NFT, '-j', 'list', 'tables'], { encoding: 'utf8' })) as { nftables: Array<{ table?: { family: string; name: string } }> };
+  t.deepEqual(
+    a[0].addr_info.map((x) => x.local),
+    ['169.254.66.1'],
+  );
+  const tables = JSON.parse(execFileSync(IP, ['netns', 'exec', NS, NFT, '-j', 'list', 'tables'], { encoding: 'utf8' })) as {
+    nftables: Array<{ table?: { family: string; name: string } }>;
+  };
   t.truthy(tables.nftables.find((x) => x.table?.name === 'sp_nn_t' && x.table.family === 'ip'));
 
   // what the library reads back in the namespace
@@ -106,7 +127,9 @@ test.serial('a namespace by path (/proc/PID/ns/net of a process inside it)', asy
   const conn = NetlinkConnection.open(NETLINK_ROUTE, { netns: path });
   const names = (await listLinks(conn)).map((l) => l.ifname).sort();
   conn.close();
-  const oracle = (JSON.parse(execFileSync(IP, ['-n', NS, '-j', 'link', 'show'], { encoding: 'utf8' })) as Array<{ ifname: string }>).map((l) => l.ifname).sort();
+  const oracle = (JSON.parse(execFileSync(IP, ['-n', NS, '-j', 'link', 'show'], { encoding: 'utf8' })) as Array<{ ifname: string }>)
+    .map((l) => l.ifname)
+    .sort();
   t.deepEqual(names, oracle);
   t.true(names.includes(DEV));
   sleeper.kill('SIGKILL');
@@ -116,7 +139,18 @@ test.serial('a namespace by path (/proc/PID/ns/net of a process inside it)', asy
 test.serial('the process-wide default reaches connections opened inside the library (sock_diag), and SYNPLUG_NETNS a child process', async (t) => {
   // a listener in the namespace (python, run inside it) and one in our own namespace (node)
   const port = 40000 + (process.pid % 10000);
-  const py = spawn(IP, ['netns', 'exec', NS, 'python3', '-c', `import socket,time\ns=socket.socket()\ns.bind(('127.0.0.1',${port}))\ns.listen()\nprint('up',flush=True)\ntime.sleep(60)`], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const py = spawn(
+    IP,
+    [
+      'netns',
+      'exec',
+      NS,
+      'python3',
+      '-c',
+      `import socket,time\ns=socket.socket()\ns.bind(('127.0.0.1',${port}))\ns.listen()\nprint('up',flush=True)\ntime.sleep(60)`,
+    ],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
   await new Promise<void>((res) => py.stdout!.once('data', () => res()));
   server = createServer();
   await new Promise<void>((res) => server!.listen(port + 1, '127.0.0.1', () => res()));
@@ -127,9 +161,15 @@ test.serial('the process-wide default reaches connections opened inside the libr
     const inNs = await listTcpListeners(undefined, {});
     setDefaultNetns(undefined);
     const inOwn = await listTcpListeners(undefined, {});
-    t.true(inNs.some((l) => l.port === port), 'the namespace\'s listener');
+    t.true(
+      inNs.some((l) => l.port === port),
+      "the namespace's listener",
+    );
     t.false(inNs.some((l) => l.port === port + 1));
-    t.true(inOwn.some((l) => l.port === port + 1), 'our own listener');
+    t.true(
+      inOwn.some((l) => l.port === port + 1),
+      'our own listener',
+    );
     t.false(inOwn.some((l) => l.port === port));
   } finally {
     setDefaultNetns(undefined);
@@ -165,7 +205,10 @@ test.serial('bad namespaces: one that does not exist, files that are not network
 });
 
 test.serial('a user without CAP_SYS_ADMIN cannot enter a namespace: a permission error from setns', (t) => {
-  const r = spawnSync('/usr/bin/setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', process.execPath, '--import=tsx', CHILD, 'open-netns', NS], { encoding: 'utf8', env: { ...process.env, HOME: '/tmp' } });
+  const r = spawnSync('/usr/bin/setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', process.execPath, '--import=tsx', CHILD, 'open-netns', NS], {
+    encoding: 'utf8',
+    env: { ...process.env, HOME: '/tmp' },
+  });
   const out = JSON.parse(r.stdout) as { ok: boolean; name: string; category: string; code: string; syscall: string; message: string };
   t.false(out.ok, r.stdout + r.stderr);
   t.is(out.name, 'SocketError');

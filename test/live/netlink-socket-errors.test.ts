@@ -28,11 +28,19 @@ const DEV = 'sp-nle0';
 const CHILD = new URL('./netlink-netns-child.ts', import.meta.url).pathname;
 
 test.before(() => {
-  try { execFileSync(IP, ['link', 'del', DEV], { stdio: 'ignore' }); } catch { /* none */ }
+  try {
+    execFileSync(IP, ['link', 'del', DEV], { stdio: 'ignore' });
+  } catch {
+    /* none */
+  }
   execFileSync(IP, ['link', 'add', DEV, 'type', 'ifb']);
 });
 test.after.always(() => {
-  try { execFileSync(IP, ['link', 'del', DEV], { stdio: 'ignore' }); } catch { /* gone */ }
+  try {
+    execFileSync(IP, ['link', 'del', DEV], { stdio: 'ignore' });
+  } catch {
+    /* gone */
+  }
 });
 
 test('an unknown netlink protocol (31): EPROTONOSUPPORT, category missing-module, the protocol named', (t) => {
@@ -46,7 +54,11 @@ test('an unknown netlink protocol (31): EPROTONOSUPPORT, category missing-module
 });
 
 test('every protocol synplug speaks opens, with its name known', (t) => {
-  const names = [[NETLINK_ROUTE, 'NETLINK_ROUTE (0)'], [NETLINK_SOCK_DIAG, 'NETLINK_SOCK_DIAG (4)'], [NETLINK_NETFILTER, 'NETLINK_NETFILTER (12)']] as const;
+  const names = [
+    [NETLINK_ROUTE, 'NETLINK_ROUTE (0)'],
+    [NETLINK_SOCK_DIAG, 'NETLINK_SOCK_DIAG (4)'],
+    [NETLINK_NETFILTER, 'NETLINK_NETFILTER (12)'],
+  ] as const;
   for (const [p, name] of names) {
     const c = NetlinkConnection.open(p);
     t.true(c.extendedAck, `protocol ${p}`);
@@ -59,13 +71,19 @@ test('a libc without the function: LibcError naming it', (t) => {
   const e = t.throws(() => bindLibcFunction('synplug_no_such_function', 'int synplug_no_such_function(int fd)'), { instanceOf: LibcError });
   t.is(e!.symbol, 'synplug_no_such_function');
   t.is(e!.category, 'failure');
-  t.regex(e!.message, /^the C library has no function 'synplug_no_such_function' \(.+\); synplug's netlink socket needs synplug_no_such_function\(\) from glibc or musl$/);
+  t.regex(
+    e!.message,
+    /^the C library has no function 'synplug_no_such_function' \(.+\); synplug's netlink socket needs synplug_no_such_function\(\) from glibc or musl$/,
+  );
   // the functions it does need are all there
   for (const f of ['socket', 'bind', 'getsockname', 'setsockopt', 'getsockopt', 'send', 'recv', 'close', 'setns'] as const) t.is(typeof libc(f), 'function');
 });
 
 test('as nobody (setpriv): the socket opens, the kernel refuses the change with EPERM: a NetlinkError of category permission', (t) => {
-  const r = spawnSync('/usr/bin/setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', process.execPath, '--import=tsx', CHILD, 'open-route', DEV], { encoding: 'utf8', env: { ...process.env, HOME: '/tmp' } });
+  const r = spawnSync('/usr/bin/setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', process.execPath, '--import=tsx', CHILD, 'open-route', DEV], {
+    encoding: 'utf8',
+    env: { ...process.env, HOME: '/tmp' },
+  });
   const out = JSON.parse(r.stdout) as { ok: boolean; name: string; category: string; code: string; message: string };
   t.false(out.ok, r.stdout + r.stderr);
   t.is(out.name, 'NetlinkError');

@@ -37,14 +37,22 @@ class Counting extends SocketTransport {
   datagrams = 0;
   largest = 0;
   override onDatagram(cb: (d: Buffer) => void): void {
-    super.onDatagram((d) => { this.datagrams++; this.largest = Math.max(this.largest, d.length); cb(d); });
+    super.onDatagram((d) => {
+      this.datagrams++;
+      this.largest = Math.max(this.largest, d.length);
+      cb(d);
+    });
   }
 }
 
 let ifindex = 0;
 
 test.before(() => {
-  try { execFileSync(IP, ['link', 'del', DEV], { stdio: 'ignore' }); } catch { /* none */ }
+  try {
+    execFileSync(IP, ['link', 'del', DEV], { stdio: 'ignore' });
+  } catch {
+    /* none */
+  }
   execFileSync(IP, ['link', 'add', DEV, 'type', 'ifb']);
   execFileSync(TC, ['qdisc', 'add', 'dev', DEV, 'root', 'handle', '1:', 'htb']);
   const dir = mkdtempSync(join(tmpdir(), 'synplug-nls-'));
@@ -57,7 +65,11 @@ test.before(() => {
 });
 
 test.after.always(() => {
-  try { execFileSync(IP, ['link', 'del', DEV], { stdio: 'ignore' }); } catch { /* gone */ }
+  try {
+    execFileSync(IP, ['link', 'del', DEV], { stdio: 'ignore' });
+  } catch {
+    /* gone */
+  }
 });
 
 test('a dump comes in ~32 KiB datagrams with the 64 KiB read buffer; a 4 KiB buffer takes many more; requests after it are answered', async (t) => {
@@ -92,11 +104,7 @@ test('a dump comes in ~32 KiB datagrams with the 64 KiB read buffer; a 4 KiB buf
 
 test('dumps and requests in flight at once on one connection are all answered', async (t) => {
   const conn = NetlinkConnection.open(NETLINK_ROUTE);
-  const [a, b, c] = await Promise.all([
-    listClasses(conn, { ifindex }),
-    getLinkByName(conn, DEV),
-    listClasses(conn, { dev: DEV }),
-  ]);
+  const [a, b, c] = await Promise.all([listClasses(conn, { ifindex }), getLinkByName(conn, DEV), listClasses(conn, { dev: DEV })]);
   conn.close();
   t.is(a.length, N);
   t.is(b.ifindex, ifindex);
@@ -119,7 +127,9 @@ test('a long dump yields to the event loop between chunks: a setImmediate queued
   const conn = new NetlinkConnection(counting, NETLINK_ROUTE);
   let ranAt = -1;
   const p = listClasses(conn, { ifindex });
-  setImmediate(() => { ranAt = counting.datagrams; });
+  setImmediate(() => {
+    ranAt = counting.datagrams;
+  });
   const list = await p;
   const total = counting.datagrams;
   conn.close();
@@ -172,7 +182,7 @@ test('ENOBUFS: a receive buffer too small for the answers rejects the exchange w
   conn.close();
 });
 
-test('an open real connection does not keep the process alive (the poll handle is unref\'d; the timer only while an exchange waits)', async (t) => {
+test("an open real connection does not keep the process alive (the poll handle is unref'd; the timer only while an exchange waits)", async (t) => {
   const conn = new URL('../../src/netlink/connection.ts', import.meta.url).pathname;
   const link = new URL('../../src/netlink/route/link.ts', import.meta.url).pathname;
   const script = `

@@ -11,7 +11,13 @@ import * as N from '../../src/iptables/index.js';
 
 const NFT = '/usr/sbin/nft';
 const nft = (...args: string[]): string => execFileSync(NFT, args, { encoding: 'utf8' });
-const quietly = (...args: string[]): void => { try { execFileSync(NFT, args, { stdio: 'ignore' }); } catch { /* gone */ } };
+const quietly = (...args: string[]): void => {
+  try {
+    execFileSync(NFT, args, { stdio: 'ignore' });
+  } catch {
+    /* gone */
+  }
+};
 
 const conn = N.openNftables();
 test.after.always(() => {
@@ -73,15 +79,21 @@ table ip synplug_t3ip {
 async function ourTable(family: string, name: string): Promise<N.NftRuleset> {
   const rs = await N.listRuleset(conn, { family });
   return {
-    tables: rs.tables.filter((x) => x.name === name), chains: rs.chains.filter((x) => x.table === name),
-    sets: rs.sets.filter((x) => x.table === name), rules: rs.rules.filter((x) => x.table === name),
-    objects: (rs.objects ?? []).filter((x) => x.table === name), ...(rs.ifnames && { ifnames: rs.ifnames }),
+    tables: rs.tables.filter((x) => x.name === name),
+    chains: rs.chains.filter((x) => x.table === name),
+    sets: rs.sets.filter((x) => x.table === name),
+    rules: rs.rules.filter((x) => x.table === name),
+    objects: (rs.objects ?? []).filter((x) => x.table === name),
+    ...(rs.ifnames && { ifnames: rs.ifnames }),
   };
 }
 
 test.serial('the text of nft-made tables is what `nft list table` prints', async (t) => {
   execFileSync(NFT, ['-f', '-'], { input: RULESET });
-  for (const [family, name] of [['inet', 'synplug_t3fmt'], ['ip', 'synplug_t3ip']]) {
+  for (const [family, name] of [
+    ['inet', 'synplug_t3fmt'],
+    ['ip', 'synplug_t3ip'],
+  ]) {
     const ours = N.formatRulesetText(await ourTable(family, name));
     const theirs = nft('list', 'table', family, name);
     t.is(ours, theirs);
@@ -89,10 +101,16 @@ test.serial('the text of nft-made tables is what `nft list table` prints', async
 });
 
 test.serial('the JSON of nft-made tables is what `nft -j list table` prints (metainfo aside)', async (t) => {
-  for (const [family, name] of [['inet', 'synplug_t3fmt'], ['ip', 'synplug_t3ip']]) {
+  for (const [family, name] of [
+    ['inet', 'synplug_t3fmt'],
+    ['ip', 'synplug_t3ip'],
+  ]) {
     const ours = N.formatRulesetJson(await ourTable(family, name)).nftables;
     const theirs = JSON.parse(nft('-j', 'list', 'table', family, name)).nftables as Array<Record<string, unknown>>;
-    t.deepEqual(ours.slice(1), theirs.filter((o) => !o.metainfo));
+    t.deepEqual(
+      ours.slice(1),
+      theirs.filter((o) => !o.metainfo),
+    );
     t.is(ours[0].metainfo !== undefined, true);
   }
 });
@@ -103,11 +121,18 @@ test.serial('handles as `nft -a` prints them', async (t) => {
 });
 
 test.serial('what is not understood (tcp option, numgen, jhash) prints marked raw, never under another name, never an error', async (t) => {
-  execFileSync(NFT, ['-f', '-'], { input: 'table ip synplug_t3raw {\nchain c {\ntcp dport 22 tcp option maxseg size 1000 accept\nmeta mark set numgen inc mod 2 drop\ntcp dport 23 meta mark set jhash ip saddr mod 4 accept\n}\n}\n' });
+  execFileSync(NFT, ['-f', '-'], {
+    input:
+      'table ip synplug_t3raw {\nchain c {\ntcp dport 22 tcp option maxseg size 1000 accept\nmeta mark set numgen inc mod 2 drop\ntcp dport 23 meta mark set jhash ip saddr mod 4 accept\n}\n}\n',
+  });
   const rs = await ourTable('ip', 'synplug_t3raw');
   t.is(rs.rules.length, 3);
-  const lines = N.formatRulesetText(rs).split('\n').filter((l) => l.startsWith('\t\t'));
-  const theirs = nft('list', 'table', 'ip', 'synplug_t3raw').split('\n').filter((l) => l.startsWith('\t\t'));
+  const lines = N.formatRulesetText(rs)
+    .split('\n')
+    .filter((l) => l.startsWith('\t\t'));
+  const theirs = nft('list', 'table', 'ip', 'synplug_t3raw')
+    .split('\n')
+    .filter((l) => l.startsWith('\t\t'));
   t.is(lines.length, theirs.length);
   lines.forEach((l, i) => {
     // what nft prints before the part we do not understand we print too, and the verdict is intact
@@ -118,8 +143,12 @@ test.serial('what is not understood (tcp option, numgen, jhash) prints marked ra
     // never a comparison or a mark set named after a load it does not belong to
     t.false(/tcp dport 1000|maxseg|meta mark set (tcp|ip|0x)/.test(l), l);
   });
-  const json = N.formatRulesetJson(rs).nftables.filter((o) => o.rule).map((o) => (o.rule as { expr: Array<Record<string, unknown>> }).expr);
-  const theirsJson = (JSON.parse(nft('-j', 'list', 'table', 'ip', 'synplug_t3raw')).nftables as Array<Record<string, unknown>>).filter((o) => o.rule).map((o) => (o.rule as { expr: unknown[] }).expr);
+  const json = N.formatRulesetJson(rs)
+    .nftables.filter((o) => o.rule)
+    .map((o) => (o.rule as { expr: Array<Record<string, unknown>> }).expr);
+  const theirsJson = (JSON.parse(nft('-j', 'list', 'table', 'ip', 'synplug_t3raw')).nftables as Array<Record<string, unknown>>)
+    .filter((o) => o.rule)
+    .map((o) => (o.rule as { expr: unknown[] }).expr);
   t.deepEqual(json[0][0], theirsJson[0][0]);
   json.forEach((e, i) => {
     t.deepEqual(e.at(-1), theirsJson[i].at(-1));
@@ -167,7 +196,10 @@ table ip6 synplug_t3set6 {
 
 test.serial('interval sets, maps and verdict maps: text line for line as `nft list table`', async (t) => {
   execFileSync(NFT, ['-f', '-'], { input: SETS });
-  for (const [family, name] of [['ip', 'synplug_t3set'], ['ip6', 'synplug_t3set6']]) {
+  for (const [family, name] of [
+    ['ip', 'synplug_t3set'],
+    ['ip6', 'synplug_t3set6'],
+  ]) {
     const ours = N.formatRulesetText(await ourTable(family, name));
     const theirs = nft('list', 'table', family, name);
     t.deepEqual(ours.split('\n'), theirs.split('\n'));
@@ -175,7 +207,10 @@ test.serial('interval sets, maps and verdict maps: text line for line as `nft li
 });
 
 test.serial('interval sets, maps and verdict maps: JSON field for field as `nft -j list table`', async (t) => {
-  for (const [family, name] of [['ip', 'synplug_t3set'], ['ip6', 'synplug_t3set6']]) {
+  for (const [family, name] of [
+    ['ip', 'synplug_t3set'],
+    ['ip6', 'synplug_t3set6'],
+  ]) {
     const ours = N.formatRulesetJson(await ourTable(family, name)).nftables.slice(1);
     const theirs = (JSON.parse(nft('-j', 'list', 'table', family, name)).nftables as Array<Record<string, unknown>>).filter((o) => !o.metainfo);
     t.is(ours.length, theirs.length);
@@ -184,7 +219,7 @@ test.serial('interval sets, maps and verdict maps: JSON field for field as `nft 
   }
 });
 
-test.serial('the tester\'s repro: an interval set and a map made with `nft add`, as nft shows them', async (t) => {
+test.serial("the tester's repro: an interval set and a map made with `nft add`, as nft shows them", async (t) => {
   nft('add', 'table', 'ip', 'synplug_t3repro');
   nft('add', 'set', 'ip', 'synplug_t3repro', 's', '{ type ipv4_addr; flags interval; elements = { 10.0.0.0/8, 192.168.1.1 } }');
   nft('add', 'map', 'ip', 'synplug_t3repro', 'pm', '{ type inet_service : ipv4_addr; elements = { 80 : 10.0.0.1, 443 : 10.0.0.2 } }');
@@ -198,7 +233,9 @@ test.serial('the tester\'s repro: an interval set and a map made with `nft add`,
 });
 
 test.serial('an object map (ipv4_addr : counter) and its named counters: text and JSON as nft prints them', async (t) => {
-  execFileSync(NFT, ['-f', '-'], { input: 'table ip synplug_t3obj {\ncounter c1 { }\ncounter c2 { }\nmap om { type ipv4_addr : counter; elements = { 1.1.1.1 : "c1", 2.2.2.2 : "c2" } }\n}\n' });
+  execFileSync(NFT, ['-f', '-'], {
+    input: 'table ip synplug_t3obj {\ncounter c1 { }\ncounter c2 { }\nmap om { type ipv4_addr : counter; elements = { 1.1.1.1 : "c1", 2.2.2.2 : "c2" } }\n}\n',
+  });
   const rs = await ourTable('ip', 'synplug_t3obj');
   t.is(N.formatRulesetText(rs), nft('list', 'table', 'ip', 'synplug_t3obj'));
   const theirs = (JSON.parse(nft('-j', 'list', 'table', 'ip', 'synplug_t3obj')).nftables as Array<Record<string, unknown>>).filter((o) => !o.metainfo);
@@ -208,7 +245,10 @@ test.serial('an object map (ipv4_addr : counter) and its named counters: text an
 // Statements and named objects (issue 11, defect 2). Every rule sits in a regular chain nothing
 // jumps to: nat statements are accepted there too, and no other test's traffic meets them.
 const STATEMENTS: Array<[string, string, string]> = [
-  ['inet', 'synplug_t3ct', `
+  [
+    'inet',
+    'synplug_t3ct',
+    `
     tcp dport 22 ct state new accept
     ct state established,related accept
     ct state invalid drop
@@ -233,8 +273,12 @@ const STATEMENTS: Array<[string, string, string]> = [
     ct l3proto ipv4
     ct protocol tcp
     ct zone 3
-    meta nfproto ipv4 ct state new log prefix "NEW " counter accept`],
-  ['ip', 'synplug_t3lim', `
+    meta nfproto ipv4 ct state new log prefix "NEW " counter accept`,
+  ],
+  [
+    'ip',
+    'synplug_t3lim',
+    `
     limit rate 10/second
     limit rate 1/hour
     limit rate 1/week
@@ -244,8 +288,12 @@ const STATEMENTS: Array<[string, string, string]> = [
     limit rate 100 bytes/second
     limit rate over 10 kbytes/second burst 20 kbytes
     limit rate 2 mbytes/second burst 1 bytes
-    tcp dport 22 limit rate over 5/second drop`],
-  ['ip', 'synplug_t3log', `
+    tcp dport 22 limit rate over 5/second drop`,
+  ],
+  [
+    'ip',
+    'synplug_t3log',
+    `
     log
     log prefix "x " level warn
     log level emerg
@@ -263,8 +311,12 @@ const STATEMENTS: Array<[string, string, string]> = [
     log flags ether
     log group 2 snaplen 100 prefix "g"
     log group 1 queue-threshold 5
-    log group 0`],
-  ['ip', 'synplug_t3range', `
+    log group 0`,
+  ],
+  [
+    'ip',
+    'synplug_t3range',
+    `
     tcp dport 1000-2000 accept
     tcp dport != 1000-2000 accept
     ip saddr 10.0.0.1-10.0.0.9
@@ -276,8 +328,12 @@ const STATEMENTS: Array<[string, string, string]> = [
     meta mark > 0x5
     ct count 5
     ct count over 7 drop
-    tcp dport 22 ct count over 2 reject`],
-  ['inet', 'synplug_t3meta', `
+    tcp dport 22 ct count over 2 reject`,
+  ],
+  [
+    'inet',
+    'synplug_t3meta',
+    `
     meta length 100
     meta length > 1000
     meta protocol ip
@@ -290,14 +346,22 @@ const STATEMENTS: Array<[string, string, string]> = [
     meta priority set 10:ff
     meta random 5
     meta mark 0x5
-    meta mark set 0x7`],
-  ['ip', 'synplug_t3quota', `
+    meta mark set 0x7`,
+  ],
+  [
+    'ip',
+    'synplug_t3quota',
+    `
     quota 500 bytes
     quota 1025 bytes used 1023 bytes
     quota over 10 mbytes used 1 mbytes
     quota until 2000 mbytes
-    quota over 500 kbytes drop`],
-  ['inet', 'synplug_t3rej', `
+    quota over 500 kbytes drop`,
+  ],
+  [
+    'inet',
+    'synplug_t3rej',
+    `
     reject
     reject with icmp port-unreachable
     reject with icmp host-prohibited
@@ -309,22 +373,34 @@ const STATEMENTS: Array<[string, string, string]> = [
     reject with icmpx no-route
     reject with icmpx host-unreachable
     reject with tcp reset
-    tcp dport 23 reject with tcp reset`],
-  ['ip', 'synplug_t3rej4', `
+    tcp dport 23 reject with tcp reset`,
+  ],
+  [
+    'ip',
+    'synplug_t3rej4',
+    `
     reject
     reject with icmp host-unreachable
     reject with icmp prot-unreachable
     reject with icmp net-prohibited
     reject with tcp reset
-    udp dport 9 reject`],
-  ['ip6', 'synplug_t3rej6', `
+    udp dport 9 reject`,
+  ],
+  [
+    'ip6',
+    'synplug_t3rej6',
+    `
     reject
     reject with icmpv6 no-route
     reject with icmpv6 admin-prohibited
     reject with icmpv6 policy-fail
     reject with icmpv6 reject-route
-    reject with tcp reset`],
-  ['ip', 'synplug_t3nat', `
+    reject with tcp reset`,
+  ],
+  [
+    'ip',
+    'synplug_t3nat',
+    `
     tcp dport 80 dnat to 10.0.0.1:8080
     tcp dport 82 dnat to 10.0.0.1-10.0.0.5:8000-8010
     dnat to 10.0.0.7
@@ -345,15 +421,23 @@ const STATEMENTS: Array<[string, string, string]> = [
     tcp dport 85 dnat to ip saddr map { 1.1.1.1 : 2.2.2.2 } : 8080
     snat to 1.2.3.4 random
     masquerade persistent
-    tcp dport 86 redirect to :10 persistent,fully-random`],
-  ['ip6', 'synplug_t3nat6', `
+    tcp dport 86 redirect to :10 persistent,fully-random`,
+  ],
+  [
+    'ip6',
+    'synplug_t3nat6',
+    `
     tcp dport 1 snat to [fd00::1]:80
     tcp dport 2 dnat to [fd00::1]-[fd00::9]:80-90
     snat to fd00::1
     dnat to fd00::1-fd00::5
     masquerade
-    udp dport 53 redirect to :5353`],
-  ['inet', 'synplug_t3natinet', `
+    udp dport 53 redirect to :5353`,
+  ],
+  [
+    'inet',
+    'synplug_t3natinet',
+    `
     snat ip to 1.2.3.4
     dnat ip6 to fd00::5
     tcp dport 1 dnat ip6 to [fd00::1]:80
@@ -361,8 +445,12 @@ const STATEMENTS: Array<[string, string, string]> = [
     snat ip prefix to 10.1.0.0/16
     meta nfproto ipv4 tcp dport 80 dnat ip to 10.0.0.1:8080
     masquerade
-    udp dport 53 redirect to :99`],
-  ['netdev', 'synplug_t3rejnd', `
+    udp dport 53 redirect to :99`,
+  ],
+  [
+    'netdev',
+    'synplug_t3rejnd',
+    `
     reject
     reject with icmpx admin-prohibited
     reject with tcp reset
@@ -373,8 +461,12 @@ const STATEMENTS: Array<[string, string, string]> = [
     ether type arp accept
     ether type ip ip saddr 10.0.0.1 drop
     meta iiftype loopback accept
-    ether saddr { 00:11:22:33:44:56, 00:11:22:33:44:57 }`],
-  ['inet', 'synplug_t3fib', `
+    ether saddr { 00:11:22:33:44:56, 00:11:22:33:44:57 }`,
+  ],
+  [
+    'inet',
+    'synplug_t3fib',
+    `
     fib daddr type local
     fib daddr type != local drop
     fib saddr . iif oif 0 drop
@@ -382,8 +474,12 @@ const STATEMENTS: Array<[string, string, string]> = [
     fib daddr . mark type unicast
     fib daddr . oif type local
     fib saddr oifname "lo"
-    fib daddr . iif type { local, broadcast } accept`],
-  ['ip', 'synplug_t3if', `
+    fib daddr . iif type { local, broadcast } accept`,
+  ],
+  [
+    'ip',
+    'synplug_t3if',
+    `
     iifname "lo" accept
     oifname "eth*" accept
     iifname != "lo"
@@ -392,7 +488,8 @@ const STATEMENTS: Array<[string, string, string]> = [
     iif "lo" accept
     oif "lo" drop
     iif 9999 accept
-    iif != "lo"`],
+    iif != "lo"`,
+  ],
 ];
 /** Named objects and the statements that use them. */
 const OBJECTS = `table inet synplug_t3objs {

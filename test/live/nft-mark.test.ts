@@ -28,18 +28,43 @@ function nftj(...args: string[]): Array<Record<string, Record<string, unknown>>>
   return JSON.parse(nft('-j', ...args)).nftables;
 }
 function quietly(file: string, ...args: string[]): void {
-  try { execFileSync(file, args, { stdio: 'ignore' }); } catch { /* already gone */ }
+  try {
+    execFileSync(file, args, { stdio: 'ignore' });
+  } catch {
+    /* already gone */
+  }
 }
 const rulesOf = (j: ReturnType<typeof nftj>) => j.filter((o) => o.rule).map((o) => o.rule);
 const tableExists = (family: string, name: string): boolean => {
-  try { execFileSync(NFT, ['list', 'table', family, name], { stdio: 'pipe' }); return true; } catch { return false; }
+  try {
+    execFileSync(NFT, ['list', 'table', family, name], { stdio: 'pipe' });
+    return true;
+  } catch {
+    return false;
+  }
 };
 
 const conn = N.openNftables({ timeoutMs: 5000 });
 test.after.always(() => {
-  for (const [f, t] of [['ip', 'synplug_t1'], ['ip', 'synplug_t1ref'], ['ip', 'synplug_t1v'], ['ip', 'synplug_t1vref'], ['ip6', 'synplug_t1v'], ['ip6', 'synplug_t1vref'],
-    ['inet', 'synplug_t1v'], ['inet', 'synplug_t1vref'], ['ip', 'synplug_t1rm'], ['ip', 'synplug_t1_foreign'], ['ip', 'synplug_t1big'], ['ip', 'synplug_t1err'],
-    ['ip', 'synplug_t1set'], ['ip', 'synplug_t1gen'], ['ip', 'synplug_t1bad'], ['ip', 'synplug_t1bad2']]) quietly(NFT, 'delete', 'table', f, t);
+  for (const [f, t] of [
+    ['ip', 'synplug_t1'],
+    ['ip', 'synplug_t1ref'],
+    ['ip', 'synplug_t1v'],
+    ['ip', 'synplug_t1vref'],
+    ['ip6', 'synplug_t1v'],
+    ['ip6', 'synplug_t1vref'],
+    ['inet', 'synplug_t1v'],
+    ['inet', 'synplug_t1vref'],
+    ['ip', 'synplug_t1rm'],
+    ['ip', 'synplug_t1_foreign'],
+    ['ip', 'synplug_t1big'],
+    ['ip', 'synplug_t1err'],
+    ['ip', 'synplug_t1set'],
+    ['ip', 'synplug_t1gen'],
+    ['ip', 'synplug_t1bad'],
+    ['ip', 'synplug_t1bad2'],
+  ])
+    quietly(NFT, 'delete', 'table', f, t);
   conn.close();
 });
 
@@ -64,15 +89,34 @@ test.serial('ensure twice leaves exactly one rule, in a route chain at output, p
 // Each variant: our options, and the same rule in nft's own syntax (the reference).
 const variants: Array<{ what: string; family: string; opts: M.MarkRuleOptions; set?: string; rule: string }> = [
   { what: 'IPv4', family: 'ip', opts: { address: '169.254.77.1' }, rule: 'ip saddr 169.254.77.1 tcp flags & (syn|ack) == syn meta mark set 0x1' },
-  { what: 'IPv4, port 8080, mark 0x10, comment', family: 'ip', opts: { address: '169.254.77.1', port: 8080, mark: 0x10, comment: 'synplug' },
-    rule: 'ip saddr 169.254.77.1 tcp dport 8080 tcp flags & (syn|ack) == syn meta mark set 0x10 comment "synplug"' },
-  { what: 'IPv4 conditional on a timeout set', family: 'ip', opts: { address: '169.254.77.1', conditional: true, set: 'active' },
-    set: 'set active { type ipv4_addr; flags timeout; }', rule: 'ip saddr @active tcp flags & (syn|ack) == syn meta mark set 0x1' },
+  {
+    what: 'IPv4, port 8080, mark 0x10, comment',
+    family: 'ip',
+    opts: { address: '169.254.77.1', port: 8080, mark: 0x10, comment: 'synplug' },
+    rule: 'ip saddr 169.254.77.1 tcp dport 8080 tcp flags & (syn|ack) == syn meta mark set 0x10 comment "synplug"',
+  },
+  {
+    what: 'IPv4 conditional on a timeout set',
+    family: 'ip',
+    opts: { address: '169.254.77.1', conditional: true, set: 'active' },
+    set: 'set active { type ipv4_addr; flags timeout; }',
+    rule: 'ip saddr @active tcp flags & (syn|ack) == syn meta mark set 0x1',
+  },
   { what: 'IPv6', family: 'ip6', opts: { address: 'fd00:77::1' }, rule: 'ip6 saddr fd00:77::1 tcp flags & (syn|ack) == syn meta mark set 0x1' },
-  { what: 'IPv6 conditional, port 443, mark 0xffffffff', family: 'ip6', opts: { address: 'fd00:77::1', conditional: true, set: 'active', port: 443, mark: 0xffffffff },
-    set: 'set active { type ipv6_addr; flags timeout; }', rule: 'ip6 saddr @active tcp dport 443 tcp flags & (syn|ack) == syn meta mark set 0xffffffff' },
-  { what: 'inet table, IPv4 conditional', family: 'inet', opts: { address: '169.254.77.1', family: 'inet', conditional: true, set: 'active' },
-    set: 'set active { type ipv4_addr; flags timeout; }', rule: 'ip saddr @active tcp flags & (syn|ack) == syn meta mark set 0x1' },
+  {
+    what: 'IPv6 conditional, port 443, mark 0xffffffff',
+    family: 'ip6',
+    opts: { address: 'fd00:77::1', conditional: true, set: 'active', port: 443, mark: 0xffffffff },
+    set: 'set active { type ipv6_addr; flags timeout; }',
+    rule: 'ip6 saddr @active tcp dport 443 tcp flags & (syn|ack) == syn meta mark set 0xffffffff',
+  },
+  {
+    what: 'inet table, IPv4 conditional',
+    family: 'inet',
+    opts: { address: '169.254.77.1', family: 'inet', conditional: true, set: 'active' },
+    set: 'set active { type ipv4_addr; flags timeout; }',
+    rule: 'ip saddr @active tcp flags & (syn|ack) == syn meta mark set 0x1',
+  },
 ];
 
 for (const v of variants) {
@@ -83,10 +127,19 @@ for (const v of variants) {
     nftFile(`table ${v.family} synplug_t1vref {\n${v.set ?? ''}\nchain output {\ntype route hook output priority mangle; policy accept;\n${v.rule}\n}\n}\n`);
     const ours = nftj('list', 'table', v.family, 'synplug_t1v');
     const ref = nftj('list', 'table', v.family, 'synplug_t1vref');
-    const strip = (o: Record<string, unknown>) => { const { table: _t, handle: _h, ...rest } = o; return rest; };
+    const strip = (o: Record<string, unknown>) => {
+      const { table: _t, handle: _h, ...rest } = o;
+      return rest;
+    };
     t.deepEqual(rulesOf(ours).map(strip), rulesOf(ref).map(strip));
-    t.deepEqual(ours.filter((o) => o.chain).map((o) => strip(o.chain)), ref.filter((o) => o.chain).map((o) => strip(o.chain)));
-    t.deepEqual(ours.filter((o) => o.set).map((o) => strip(o.set)), ref.filter((o) => o.set).map((o) => strip(o.set)));
+    t.deepEqual(
+      ours.filter((o) => o.chain).map((o) => strip(o.chain)),
+      ref.filter((o) => o.chain).map((o) => strip(o.chain)),
+    );
+    t.deepEqual(
+      ours.filter((o) => o.set).map((o) => strip(o.set)),
+      ref.filter((o) => o.set).map((o) => strip(o.set)),
+    );
     // And at the kernel level: the expressions the kernel holds for both rules are the same.
     const [a] = await N.listRules(conn, { family: v.family, table: 'synplug_t1v' });
     const [b] = await N.listRules(conn, { family: v.family, table: 'synplug_t1vref' });
@@ -95,8 +148,10 @@ for (const v of variants) {
     // Our own text and JSON of our table are nft's, word for word.
     const rs = await N.listRuleset(conn, { family: v.family });
     const only = {
-      tables: rs.tables.filter((x) => x.name === 'synplug_t1v'), chains: rs.chains.filter((x) => x.table === 'synplug_t1v'),
-      sets: rs.sets.filter((x) => x.table === 'synplug_t1v'), rules: rs.rules.filter((x) => x.table === 'synplug_t1v'),
+      tables: rs.tables.filter((x) => x.name === 'synplug_t1v'),
+      chains: rs.chains.filter((x) => x.table === 'synplug_t1v'),
+      sets: rs.sets.filter((x) => x.table === 'synplug_t1v'),
+      rules: rs.rules.filter((x) => x.table === 'synplug_t1v'),
     };
     t.is(N.formatRulesetText(only), nft('list', 'table', v.family, 'synplug_t1v'));
     t.deepEqual(N.formatRulesetJson(only).nftables.slice(1), JSON.parse(JSON.stringify(ours.filter((o) => !o.metainfo))));
@@ -122,13 +177,23 @@ test.serial('remove deletes only our table: an iptables-nft rule, an iptables-le
   const iptLegacyRule = ['-t', 'mangle', 'OUTPUT', '-p', 'tcp', '-s', '10.99.0.2', '--syn', '-j', 'MARK', '--set-mark', '8'];
   execFileSync(IPT_NFT, [...iptNftRule.slice(0, 2), '-A', ...iptNftRule.slice(2)]);
   let legacy = true;
-  try { execFileSync(IPT_LEGACY, [...iptLegacyRule.slice(0, 2), '-A', ...iptLegacyRule.slice(2)], { stdio: 'pipe' }); } catch { legacy = false; }
+  try {
+    execFileSync(IPT_LEGACY, [...iptLegacyRule.slice(0, 2), '-A', ...iptLegacyRule.slice(2)], { stdio: 'pipe' });
+  } catch {
+    legacy = false;
+  }
   t.teardown(() => {
     quietly(IPT_NFT, ...iptNftRule.slice(0, 2), '-D', ...iptNftRule.slice(2));
     if (legacy) quietly(IPT_LEGACY, ...iptLegacyRule.slice(0, 2), '-D', ...iptLegacyRule.slice(2));
   });
-  nftFile('table ip synplug_t1_foreign {\nset s { type ipv4_addr; flags timeout; }\nchain c { type filter hook output priority 0; ip daddr 10.99.0.3 counter; }\n}\n');
-  const mine = (s: string) => s.split('\n').filter((l) => /10\.99\.0\./.test(l)).join('\n');
+  nftFile(
+    'table ip synplug_t1_foreign {\nset s { type ipv4_addr; flags timeout; }\nchain c { type filter hook output priority 0; ip daddr 10.99.0.3 counter; }\n}\n',
+  );
+  const mine = (s: string) =>
+    s
+      .split('\n')
+      .filter((l) => /10\.99\.0\./.test(l))
+      .join('\n');
   const before = {
     iptNft: mine(execFileSync(`${IPT_NFT}-save`, ['-t', 'mangle'], { encoding: 'utf8', stdio: 'pipe' })),
     legacy: legacy ? mine(execFileSync(`${IPT_LEGACY}-save`, ['-t', 'mangle'], { encoding: 'utf8', stdio: 'pipe' })) : '',
@@ -212,9 +277,13 @@ test.serial('a kernel error names the failed message; the batch is atomic', asyn
   t.false(tableExists('ip', 'synplug_t1err'), 'the table of the same batch was not created');
   // A set element without the timeout flag: EINVAL, named.
   nftFile('table ip synplug_t1err {\nset plain { type ipv4_addr; }\n}\n');
-  const e2 = await t.throwsAsync(M.addSetElement(conn, { address: '10.0.0.1', table: 'synplug_t1err', set: 'plain', timeoutMs: 1000 }), { instanceOf: N.NftBatchError });
+  const e2 = await t.throwsAsync(M.addSetElement(conn, { address: '10.0.0.1', table: 'synplug_t1err', set: 'plain', timeoutMs: 1000 }), {
+    instanceOf: N.NftBatchError,
+  });
   t.regex(e2!.message, /^NFT_MSG_NEWSETELEM: add element 10\.0\.0\.1 timeout 1000ms to set ip synplug_t1err plain failed: .*timeout flag.*\(EINVAL\)/);
-  const e3 = await t.throwsAsync(M.addSetElement(conn, { address: '10.0.0.1', table: 'synplug_t1err', set: 'nosuchset', timeoutMs: 1000 }), { instanceOf: N.NftBatchError });
+  const e3 = await t.throwsAsync(M.addSetElement(conn, { address: '10.0.0.1', table: 'synplug_t1err', set: 'nosuchset', timeoutMs: 1000 }), {
+    instanceOf: N.NftBatchError,
+  });
   t.regex(e3!.message, /^NFT_MSG_NEWSETELEM: .*the set \(or its table\) does not exist \(ENOENT\)/);
 });
 
@@ -222,10 +291,15 @@ test.serial('a batch planned on a stale generation is refused with ERESTART (Nft
   const gen = await N.getGenId(conn);
   nft('add', 'table', 'ip', 'synplug_t1gen'); // moves the generation
   t.not(await N.getGenId(conn), gen);
-  const err = await t.throwsAsync(new N.NftBatch().addChain({ family: 'ip', table: 'synplug_t1gen', name: 'c' }).commit(conn, { genId: gen }), { instanceOf: N.NftGenerationError });
+  const err = await t.throwsAsync(new N.NftBatch().addChain({ family: 'ip', table: 'synplug_t1gen', name: 'c' }).commit(conn, { genId: gen }), {
+    instanceOf: N.NftGenerationError,
+  });
   t.regex(err!.message, /changed since generation/);
   t.is(rulesOf(nftj('list', 'table', 'ip', 'synplug_t1gen')).length, 0);
-  t.deepEqual(nftj('list', 'table', 'ip', 'synplug_t1gen').filter((o) => o.chain), []);
+  t.deepEqual(
+    nftj('list', 'table', 'ip', 'synplug_t1gen').filter((o) => o.chain),
+    [],
+  );
 });
 
 test.serial('set elements: added with a timeout, listed with the time left (as nft -j lists them), deleted, delete-if-present, refreshed', async (t) => {

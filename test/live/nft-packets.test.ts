@@ -46,7 +46,9 @@ type Counts = Record<'syn_marked' | 'syn_unmarked' | 'other_marked' | 'other_unm
 
 /** The oracle's packet counters, read with `nft -j`. */
 function counts(family: string): Counts {
-  const j = JSON.parse(nft('-j', 'list', 'table', family, 'oracle')).nftables as Array<{ rule?: { comment?: string; expr: Array<{ counter?: { packets: number } }> } }>;
+  const j = JSON.parse(nft('-j', 'list', 'table', family, 'oracle')).nftables as Array<{
+    rule?: { comment?: string; expr: Array<{ counter?: { packets: number } }> };
+  }>;
   const out: Record<string, number> = {};
   for (const o of j) if (o.rule?.comment) out[o.rule.comment] = o.rule.expr.find((e) => e.counter)!.counter!.packets;
   return out as Counts;
@@ -54,15 +56,24 @@ function counts(family: string): Counts {
 
 /** One TCP connection from `addr` to `addr:port`, some data both ways, until both ends closed. */
 async function connectOnce(addr: string, port: number): Promise<void> {
-  const server = net.createServer((s) => { s.on('data', () => s.end('pong')); s.on('error', () => {}); });
-  await new Promise<void>((res, rej) => { server.once('error', rej); server.listen(port, addr, () => res()); });
+  const server = net.createServer((s) => {
+    s.on('data', () => s.end('pong'));
+    s.on('error', () => {});
+  });
+  await new Promise<void>((res, rej) => {
+    server.once('error', rej);
+    server.listen(port, addr, () => res());
+  });
   try {
     await new Promise<void>((res, rej) => {
       const c = net.connect({ host: addr, port, localAddress: addr }, () => c.write('ping'));
       c.on('data', () => c.end());
       c.on('close', () => res());
       c.on('error', rej);
-      c.setTimeout(5000, () => { c.destroy(); rej(new Error('connection timed out')); });
+      c.setTimeout(5000, () => {
+        c.destroy();
+        rej(new Error('connection timed out'));
+      });
     });
   } finally {
     await new Promise<void>((res) => server.close(() => res()));
@@ -140,14 +151,18 @@ const SELF = fileURLToPath(import.meta.url);
 /** Run a scenario in a fresh network namespace (lo up), as a child process of this file. */
 function inOwnNetns(name: string): Record<string, Counts> & Record<string, unknown> {
   const out = execFileSync('unshare', ['--net', '--', 'bash', '-c', 'ip link set lo up && exec "$@"', 'nft-packets', process.execPath, '--import=tsx', SELF], {
-    env: { ...process.env, SYNPLUG_NFT_PACKET_SCENARIO: name }, encoding: 'utf8', timeout: 30_000,
+    env: { ...process.env, SYNPLUG_NFT_PACKET_SCENARIO: name },
+    encoding: 'utf8',
+    timeout: 30_000,
   });
   return JSON.parse(out);
 }
 
 const diff = (a: Counts, b: Counts): Counts => ({
-  syn_marked: b.syn_marked - a.syn_marked, syn_unmarked: b.syn_unmarked - a.syn_unmarked,
-  other_marked: b.other_marked - a.other_marked, other_unmarked: b.other_unmarked - a.other_unmarked,
+  syn_marked: b.syn_marked - a.syn_marked,
+  syn_unmarked: b.syn_unmarked - a.syn_unmarked,
+  other_marked: b.other_marked - a.other_marked,
+  other_unmarked: b.other_unmarked - a.other_unmarked,
 });
 
 test('a SYN from 169.254.255.254 over lo is marked 1; the other segments of the connection are not', (t) => {

@@ -69,7 +69,8 @@ test('synplug show ruleset prints what nft list ruleset prints, and --json what 
   const cli = `${JSON.stringify(process.execPath)} --import=tsx ${JSON.stringify(join(ROOT, 'src/cli/bin.ts'))}`;
   const out = (name: string): string => JSON.stringify(join(tmp, name));
   const script = [
-    'set -e', 'ip link set lo up',
+    'set -e',
+    'ip link set lo up',
     `/usr/sbin/nft -f ${JSON.stringify(file)}`,
     `/usr/sbin/nft list ruleset > ${out('nft.txt')}`,
     `/usr/sbin/nft -j list ruleset > ${out('nft.json')}`,

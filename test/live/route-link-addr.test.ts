@@ -8,8 +8,16 @@ import { NetlinkConnection } from '../../src/netlink/connection.js';
 import { NETLINK_ROUTE } from '../../src/netlink/message.js';
 import { NetlinkError } from '../../src/netlink/errors.js';
 import {
-  getLinkByName, getLinkByIndex, listLinks, resolveIfindex, formatLink,
-  addAddress, deleteAddress, listAddresses, showAddresses, formatAddrShow,
+  getLinkByName,
+  getLinkByIndex,
+  listLinks,
+  resolveIfindex,
+  formatLink,
+  addAddress,
+  deleteAddress,
+  listAddresses,
+  showAddresses,
+  formatAddrShow,
 } from '../../src/netlink/route/index.js';
 
 const IFB = 'sp-rt-ifb';
@@ -24,7 +32,11 @@ function ipj(...args: string[]): Array<Record<string, unknown>> {
   return JSON.parse(ip('-j', ...args));
 }
 function quietly(...args: string[]): void {
-  try { execFileSync('ip', args, { stdio: 'ignore' }); } catch { /* already gone */ }
+  try {
+    execFileSync('ip', args, { stdio: 'ignore' });
+  } catch {
+    /* already gone */
+  }
 }
 
 /** Compare our object with ip's on the fields both have; returns the fields compared. */
@@ -61,8 +73,16 @@ test.serial('getLinkByName / getLinkByIndex equal `ip -j link show dev X` field 
     const ours = await getLinkByName(conn, dev);
     const keys = sameFields(t, { ...ours }, theirs, dev);
     // every field ip printed is one we know
-    t.deepEqual(Object.keys(theirs).filter((k) => !(k in ours)), [], `${dev}: fields we lack`);
-    t.deepEqual(Object.keys(ours).filter((k) => !(k in theirs)), [], `${dev}: fields ip lacks`);
+    t.deepEqual(
+      Object.keys(theirs).filter((k) => !(k in ours)),
+      [],
+      `${dev}: fields we lack`,
+    );
+    t.deepEqual(
+      Object.keys(ours).filter((k) => !(k in theirs)),
+      [],
+      `${dev}: fields ip lacks`,
+    );
     t.true(keys.length >= 10);
     const byIndex = await getLinkByIndex(conn, theirs.ifindex as number);
     t.deepEqual(byIndex, ours);
@@ -126,10 +146,17 @@ test.serial('IPv4 and IPv6 addresses: add, list (against ip -j addr), delete', a
     t.is(ourAddrs.length, theirAddrs.length, `${dev}: number of addresses`);
     for (let i = 0; i < theirAddrs.length; i++) {
       sameFields(t, ourAddrs[i] as Record<string, unknown>, theirAddrs[i], `${dev}.addr_info[${i}]`);
-      t.deepEqual(Object.keys(theirAddrs[i]).filter((k) => !(k in ourAddrs[i])), [], `${dev}.addr_info[${i}]: fields we lack`);
+      t.deepEqual(
+        Object.keys(theirAddrs[i]).filter((k) => !(k in ourAddrs[i])),
+        [],
+        `${dev}.addr_info[${i}]: fields we lack`,
+      );
     }
     const list = await listAddresses(conn, { dev });
-    t.deepEqual(list.map((a) => a.local), theirAddrs.map((a) => a.local));
+    t.deepEqual(
+      list.map((a) => a.local),
+      theirAddrs.map((a) => a.local),
+    );
     t.true(list.every((a) => a.dev === dev));
   }
   const peer = (await listAddresses(conn, { dev: IFB, family: 'inet' })).find((a) => a.local === '169.254.172.1');
@@ -137,7 +164,10 @@ test.serial('IPv4 and IPv6 addresses: add, list (against ip -j addr), delete', a
   t.is((await listAddresses(conn, { dev: VA, family: 4 }))[0].scope, 'host');
   // families filter
   const v6 = await listAddresses(conn, { dev: IFB, family: 'inet6' });
-  t.deepEqual(v6.map((a) => a.local), (ipj('-6', 'addr', 'show', 'dev', IFB)[0].addr_info as Array<{ local: string }>).map((a) => a.local));
+  t.deepEqual(
+    v6.map((a) => a.local),
+    (ipj('-6', 'addr', 'show', 'dev', IFB)[0].addr_info as Array<{ local: string }>).map((a) => a.local),
+  );
   // listAddresses without a device names every device
   const all = await listAddresses(conn);
   t.true(all.some((a) => a.dev === IFB && a.local === '169.254.171.1'));
@@ -151,7 +181,10 @@ test.serial('IPv4 and IPv6 addresses: add, list (against ip -j addr), delete', a
   await deleteAddress(conn, { dev: VA, address: '127.77.0.1' });
   const left = (ipj('addr', 'show', 'dev', IFB)[0].addr_info as Array<{ local: string }>).map((a) => a.local);
   t.deepEqual(left, ['169.254.171.1']);
-  t.deepEqual((await listAddresses(conn, { dev: IFB })).map((a) => a.local), left);
+  t.deepEqual(
+    (await listAddresses(conn, { dev: IFB })).map((a) => a.local),
+    left,
+  );
   await deleteAddress(conn, { dev: IFB, address: '169.254.171.1/24' });
   await deleteAddress(conn, { dev: VA, address: 'fd00:77::1/64' });
   t.deepEqual(await listAddresses(conn, { dev: IFB }), []);
@@ -167,7 +200,10 @@ test.serial('formatAddrShow equals `ip addr show dev X` text', async (t) => {
     t.is(formatAddrShow(await showAddresses(conn, { dev: IFB, family: 'inet6' }), { family: 'inet6' }), ip('-6', 'addr', 'show', 'dev', IFB));
     // and ip -j -4 agrees on which links and addresses
     const [j4] = ipj('-4', 'addr', 'show', 'dev', IFB);
-    t.deepEqual((await showAddresses(conn, { dev: IFB, family: 'inet' }))[0].addr_info.map((a) => a.local), (j4.addr_info as Array<{ local: string }>).map((a) => a.local));
+    t.deepEqual(
+      (await showAddresses(conn, { dev: IFB, family: 'inet' }))[0].addr_info.map((a) => a.local),
+      (j4.addr_info as Array<{ local: string }>).map((a) => a.local),
+    );
   } finally {
     // secondary first: deleting a primary also deletes its secondaries
     for (const a of ['169.254.173.9/24', '169.254.173.1/24', 'fd00:79::1/64']) await deleteAddress(conn, { dev: IFB, address: a });
@@ -180,7 +216,10 @@ test.serial('adding twice and deleting what is not there: specific NetlinkErrors
     const dup = await t.throwsAsync(addAddress(conn, { dev: IFB, address: '169.254.174.1/24' }), { instanceOf: NetlinkError });
     // synplug's sentence; the kernel's own (extended ack), when it sent one, comes first in the message
     t.is(dup!.explanation ?? dup!.message, `address 169.254.174.1/24 already exists on device '${IFB}'`);
-    t.is(dup!.message, `${dup!.extAckMessage ? `${dup!.extAckMessage.replace(/[.!?]?$/, '.')} ` : ''}${dup!.extAckMessage ? 'A' : 'a'}ddress 169.254.174.1/24 already exists on device '${IFB}'`);
+    t.is(
+      dup!.message,
+      `${dup!.extAckMessage ? `${dup!.extAckMessage.replace(/[.!?]?$/, '.')} ` : ''}${dup!.extAckMessage ? 'A' : 'a'}ddress 169.254.174.1/24 already exists on device '${IFB}'`,
+    );
     t.is(dup!.code, 'EEXIST');
     // replace is idempotent
     await addAddress(conn, { dev: IFB, address: '169.254.174.1/24', replace: true });

@@ -28,9 +28,19 @@ const IPVP = 'sp-lkx1';
 const ALL = [IFB, VA, PA, FA, MV, IPV];
 
 const IP = '/usr/sbin/ip';
-function ip(...args: string[]): string { return execFileSync(IP, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }); }
-function ipj(...args: string[]): Array<Record<string, unknown>> { return JSON.parse(ip('-j', ...args)); }
-function quietly(...args: string[]): void { try { execFileSync(IP, args, { stdio: 'ignore' }); } catch { /* gone */ } }
+function ip(...args: string[]): string {
+  return execFileSync(IP, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+}
+function ipj(...args: string[]): Array<Record<string, unknown>> {
+  return JSON.parse(ip('-j', ...args));
+}
+function quietly(...args: string[]): void {
+  try {
+    execFileSync(IP, args, { stdio: 'ignore' });
+  } catch {
+    /* gone */
+  }
+}
 
 let conn: NetlinkConnection;
 let other: ChildProcess;
@@ -40,7 +50,11 @@ async function otherNamespace(): Promise<ChildProcess> {
   const mine = readlinkSync('/proc/self/ns/net');
   const p = spawn('unshare', ['--net', 'sleep', '600'], { stdio: 'ignore' });
   for (let i = 0; i < 200; i++) {
-    try { if (readlinkSync(`/proc/${p.pid}/ns/net`) !== mine) return p; } catch { /* not yet */ }
+    try {
+      if (readlinkSync(`/proc/${p.pid}/ns/net`) !== mine) return p;
+    } catch {
+      /* not yet */
+    }
     await new Promise((r) => setTimeout(r, 10));
   }
   throw new Error('unshare did not enter a new network namespace');
@@ -91,7 +105,7 @@ test.serial('createLink ifb: ip -d -j shows kind ifb; our decode equals ip -d -j
   t.is(gone!.category, 'usage');
 });
 
-test.serial('createLink veth pair: both ends as ip shows them (kind veth, each the other\'s link); deleting one deletes both', async (t) => {
+test.serial("createLink veth pair: both ends as ip shows them (kind veth, each the other's link); deleting one deletes both", async (t) => {
   await createLink(conn, { name: VA, kind: 'veth', peer: { name: VB } });
   for (const d of [VA, VB]) {
     const [theirs] = ipj('-d', 'link', 'show', 'dev', d);

@@ -10,28 +10,44 @@ import { NetlinkConnection } from '../../src/netlink/connection.js';
 import { NETLINK_SOCK_DIAG } from '../../src/netlink/message.js';
 import { listTcpListeners, listTcpSockets, listenerAccepts, type TcpListener } from '../../src/netlink/sockdiag.js';
 
-interface SsListener { address: string; port: number; inode: number; cookie: string; recvQ: number; sendQ: number; v6only?: boolean }
+interface SsListener {
+  address: string;
+  port: number;
+  inode: number;
+  cookie: string;
+  recvQ: number;
+  sendQ: number;
+  v6only?: boolean;
+}
 
 /** `ss -ltnHe`, parsed: the oracle. */
 function ss(): SsListener[] {
   const out = execFileSync('ss', ['-ltnHe'], { encoding: 'utf8' });
-  return out.trim().split('\n').filter(Boolean).map((line) => {
-    const f = line.trim().split(/\s+/);
-    const local = f[3];
-    const i = local.lastIndexOf(':');
-    let host = local.slice(0, i);
-    if (host === '*') host = '::'; // ss prints a dual-stack :: as *
-    host = host.replace(/^\[(.*)\]$/, '$1');
-    const ino = /ino:(\d+)/.exec(line);
-    const sk = /sk:([0-9a-f]+)/.exec(line);
-    const v6 = /v6only:(\d)/.exec(line);
-    const r: SsListener = {
-      address: host, port: Number(local.slice(i + 1)), inode: Number(ino![1]), cookie: BigInt(`0x${sk![1]}`).toString(),
-      recvQ: Number(f[1]), sendQ: Number(f[2]),
-    };
-    if (v6) r.v6only = v6[1] === '1';
-    return r;
-  });
+  return out
+    .trim()
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => {
+      const f = line.trim().split(/\s+/);
+      const local = f[3];
+      const i = local.lastIndexOf(':');
+      let host = local.slice(0, i);
+      if (host === '*') host = '::'; // ss prints a dual-stack :: as *
+      host = host.replace(/^\[(.*)\]$/, '$1');
+      const ino = /ino:(\d+)/.exec(line);
+      const sk = /sk:([0-9a-f]+)/.exec(line);
+      const v6 = /v6only:(\d)/.exec(line);
+      const r: SsListener = {
+        address: host,
+        port: Number(local.slice(i + 1)),
+        inode: Number(ino![1]),
+        cookie: BigInt(`0x${sk![1]}`).toString(),
+        recvQ: Number(f[1]),
+        sendQ: Number(f[2]),
+      };
+      if (v6) r.v6only = v6[1] === '1';
+      return r;
+    });
 }
 
 function listen(options: net.ListenOptions & { backlog?: number }): Promise<net.Server> {
@@ -51,7 +67,9 @@ function inodeOf(s: net.Server): number {
 const close = (s: net.Server): Promise<void> => new Promise((r) => s.close(() => r()));
 
 let conn: NetlinkConnection;
-test.before(() => { conn = NetlinkConnection.open(NETLINK_SOCK_DIAG); });
+test.before(() => {
+  conn = NetlinkConnection.open(NETLINK_SOCK_DIAG);
+});
 test.after.always(() => conn?.close());
 
 test.serial('each node server is listed with its inode, port and address, exactly as ss shows it', async (t) => {
@@ -74,7 +92,18 @@ test.serial('each node server is listed with its inode, port and address, exactl
       t.is(l.uid, process.getuid!());
       const o = theirs.find((x) => x.port === port)!;
       t.truthy(o, `ss lists port ${port}`);
-      t.deepEqual({ address: l.address, port: l.port, inode: l.inode, cookie: l.cookie, recvQ: l.recvQ, sendQ: l.sendQ, ...(l.v6only === undefined ? {} : { v6only: l.v6only }) }, o);
+      t.deepEqual(
+        {
+          address: l.address,
+          port: l.port,
+          inode: l.inode,
+          cookie: l.cookie,
+          recvQ: l.recvQ,
+          sendQ: l.sendQ,
+          ...(l.v6only === undefined ? {} : { v6only: l.v6only }),
+        },
+        o,
+      );
     }
     const [, any4, , dual, v6only] = servers;
     t.is(ours.find((l) => l.port === portOf(any4))!.sendQ, 17); // the backlog

@@ -26,8 +26,19 @@ import { createSocket } from 'node:dgram';
 import { NetlinkConnection } from '../../src/netlink/connection.js';
 import { NETLINK_ROUTE } from '../../src/netlink/message.js';
 import {
-  addQdisc, replaceQdisc, deleteQdisc, listQdiscs, addClass, changeClass, deleteClass, listClasses, addFilter,
-  deleteFilter, listFilters, formatClassText, type ClassEntry,
+  addQdisc,
+  replaceQdisc,
+  deleteQdisc,
+  listQdiscs,
+  addClass,
+  changeClass,
+  deleteClass,
+  listClasses,
+  addFilter,
+  deleteFilter,
+  listFilters,
+  formatClassText,
+  type ClassEntry,
 } from '../../src/tc/index.js';
 import { run, deleteLinks } from '../helpers/tools.js';
 
@@ -39,7 +50,9 @@ let conn: NetlinkConnection;
 /** JSON.parse, except that a key repeated in one object becomes an array of its values (tc -j repeats "match"). */
 function parseJsonKeepingRepeats(text: string): unknown {
   let i = 0;
-  const ws = () => { while (/\s/.test(text[i])) i++; };
+  const ws = () => {
+    while (/\s/.test(text[i])) i++;
+  };
   const value = (): unknown => {
     ws();
     const c = text[i];
@@ -48,14 +61,21 @@ function parseJsonKeepingRepeats(text: string): unknown {
       const o: Record<string, unknown> = {};
       const repeated = new Set<string>();
       ws();
-      if (text[i] === '}') { i++; return o; }
+      if (text[i] === '}') {
+        i++;
+        return o;
+      }
       for (;;) {
         ws();
         const k = value() as string;
-        ws(); i++; // ':'
+        ws();
+        i++; // ':'
         const v = value();
         if (k in o) {
-          if (!repeated.has(k)) { o[k] = [o[k]]; repeated.add(k); }
+          if (!repeated.has(k)) {
+            o[k] = [o[k]];
+            repeated.add(k);
+          }
           (o[k] as unknown[]).push(v);
         } else o[k] = v;
         ws();
@@ -66,7 +86,10 @@ function parseJsonKeepingRepeats(text: string): unknown {
       i++;
       const a: unknown[] = [];
       ws();
-      if (text[i] === ']') { i++; return a; }
+      if (text[i] === ']') {
+        i++;
+        return a;
+      }
       for (;;) {
         a.push(value());
         ws();
@@ -82,7 +105,7 @@ function parseJsonKeepingRepeats(text: string): unknown {
 
 function tcJson(...args: string[]): Array<Record<string, unknown>> {
   const out = run('tc', '-j', ...args).trim();
-  return out === '' ? [] : parseJsonKeepingRepeats(out) as Array<Record<string, unknown>>;
+  return out === '' ? [] : (parseJsonKeepingRepeats(out) as Array<Record<string, unknown>>);
 }
 
 /** Each field of tc's item equals ours; a field tc has and we lack fails. Returns the number of fields compared. */
@@ -107,7 +130,9 @@ async function compareQdiscs(t: ExecutionContext, dev: string): Promise<number> 
   const ours = await listQdiscs(conn, { dev });
   t.is(ours.length, theirs.length, `${dev}: qdisc count`);
   let n = 0;
-  theirs.forEach((q, i) => { n += fieldForField(t, ours[i], q, `${dev} qdisc ${q.handle}`); });
+  theirs.forEach((q, i) => {
+    n += fieldForField(t, ours[i], q, `${dev} qdisc ${q.handle}`);
+  });
   return n;
 }
 
@@ -116,7 +141,9 @@ async function compareFilters(t: ExecutionContext, dev: string, parent?: string)
   const ours = await listFilters(conn, { dev, parent, stats: false });
   t.is(ours.length, theirs.length, `${dev} ${parent ?? ''}: filter count`);
   let n = 0;
-  theirs.forEach((f, i) => { n += fieldForField(t, ours[i], f, `${dev} filter ${i}`); });
+  theirs.forEach((f, i) => {
+    n += fieldForField(t, ours[i], f, `${dev} filter ${i}`);
+  });
   return n;
 }
 
@@ -132,16 +159,48 @@ function tcRate(s: string): { value: number; tolerance: number } {
 /** tc's size text ("15Kb", "1600b", "1Mb") -> bytes, and tc's rounding window. */
 function tcSize(s: string): { value: number; tolerance: number } {
   const [, n, u] = /^(\d+)(Kb|Mb|b)$/.exec(s)!;
-  return u === 'Mb' ? { value: Number(n) * 1048576, tolerance: 1024 } : u === 'Kb' ? { value: Number(n) * 1024, tolerance: 16 } : { value: Number(n), tolerance: 0 };
+  return u === 'Mb'
+    ? { value: Number(n) * 1048576, tolerance: 1024 }
+    : u === 'Kb'
+      ? { value: Number(n) * 1024, tolerance: 16 }
+      : { value: Number(n), tolerance: 0 };
 }
 
 /** One class block of `tc -s class show` (htb), as fields. */
 function parseTcClass(block: string): Record<string, string> {
-  const m = /^class (\S+) (\S+) (?:root|parent (\S+)) (?:leaf (\S+) )?(?:prio (\d+) )?rate (\S+) ceil (\S+) burst (\S+) cburst (\S+) \n Sent (\d+) bytes (\d+) pkt \(dropped (\d+), overlimits (\d+) requeues (\d+)\) \n backlog (\S+) (\d+)p requeues (\d+)\n lended: (\d+) borrowed: (\d+) giants: (\d+)\n tokens: (-?\d+) ctokens: (-?\d+)\n\n$/.exec(block);
+  const m =
+    /^class (\S+) (\S+) (?:root|parent (\S+)) (?:leaf (\S+) )?(?:prio (\d+) )?rate (\S+) ceil (\S+) burst (\S+) cburst (\S+) \n Sent (\d+) bytes (\d+) pkt \(dropped (\d+), overlimits (\d+) requeues (\d+)\) \n backlog (\S+) (\d+)p requeues (\d+)\n lended: (\d+) borrowed: (\d+) giants: (\d+)\n tokens: (-?\d+) ctokens: (-?\d+)\n\n$/.exec(
+      block,
+    );
   if (!m) throw new Error(`unexpected tc class text: ${JSON.stringify(block)}`);
-  const names = ['kind', 'handle', 'parent', 'leaf', 'prio', 'rate', 'ceil', 'burst', 'cburst', 'bytes', 'packets', 'drops', 'overlimits', 'requeues', 'backlog', 'qlen', 'requeues2', 'lended', 'borrowed', 'giants', 'tokens', 'ctokens'];
+  const names = [
+    'kind',
+    'handle',
+    'parent',
+    'leaf',
+    'prio',
+    'rate',
+    'ceil',
+    'burst',
+    'cburst',
+    'bytes',
+    'packets',
+    'drops',
+    'overlimits',
+    'requeues',
+    'backlog',
+    'qlen',
+    'requeues2',
+    'lended',
+    'borrowed',
+    'giants',
+    'tokens',
+    'ctokens',
+  ];
   const out: Record<string, string> = {};
-  names.forEach((n, i) => { if (m[i + 1] !== undefined) out[n] = m[i + 1]; });
+  names.forEach((n, i) => {
+    if (m[i + 1] !== undefined) out[n] = m[i + 1];
+  });
   return out;
 }
 
@@ -158,7 +217,8 @@ async function compareClasses(t: ExecutionContext, dev: string): Promise<number>
     const what = `${dev} class ${tc.handle}`;
     t.is(o.kind, tc.kind, `${what}.kind`);
     t.is(o.handle, tc.handle, `${what}.handle`);
-    if (tc.parent) t.is(o.parent, tc.parent, `${what}.parent`); else t.true(o.root, `${what}.root`);
+    if (tc.parent) t.is(o.parent, tc.parent, `${what}.parent`);
+    else t.true(o.root, `${what}.root`);
     t.is(o.leaf, tc.leaf, `${what}.leaf`);
     if (tc.prio) t.is(opt.prio, Number(tc.prio), `${what}.prio`);
     for (const k of ['rate', 'ceil'] as const) {
@@ -213,8 +273,22 @@ test.serial('after a sequence of changes and traffic, qdiscs, classes and filter
   await addClass(conn, { dev: VA, parent: '1:1', classid: '1:30', kind: 'htb', options: { rate: '123456bit' } });
   await addQdisc(conn, { dev: VA, parent: '1:10', handle: '10:', kind: 'pfifo', options: { limit: 100 } });
   await addQdisc(conn, { dev: VA, parent: '1:20', handle: '20:', kind: 'bfifo', options: { limit: '30kb' } });
-  await addFilter(conn, { dev: VA, parent: '1:', protocol: 'ip', pref: 1, kind: 'u32', options: ['match', 'ip', 'dst', '169.254.99.3/32', 'match', 'ip', 'protocol', '17', '0xff', 'match', 'ip', 'dport', '7777', '0xffff', 'classid', '1:10'] });
-  await addFilter(conn, { dev: VA, parent: '1:', protocol: 'ip', pref: 2, kind: 'u32', options: { match: [{ type: 'ip', field: 'dport', value: 9 }], classid: '1:30' } });
+  await addFilter(conn, {
+    dev: VA,
+    parent: '1:',
+    protocol: 'ip',
+    pref: 1,
+    kind: 'u32',
+    options: ['match', 'ip', 'dst', '169.254.99.3/32', 'match', 'ip', 'protocol', '17', '0xff', 'match', 'ip', 'dport', '7777', '0xffff', 'classid', '1:10'],
+  });
+  await addFilter(conn, {
+    dev: VA,
+    parent: '1:',
+    protocol: 'ip',
+    pref: 2,
+    kind: 'u32',
+    options: { match: [{ type: 'ip', field: 'dport', value: 9 }], classid: '1:30' },
+  });
   await addQdisc(conn, { dev: VA, kind: 'ingress' });
   await addFilter(conn, { dev: VA, parent: 'ffff:', protocol: 'all', pref: 7, kind: 'u32', options: ['match', 'u32', '0', '0', 'at', '0', 'classid', '1:1'] });
   await addQdisc(conn, { dev: QUIET, parent: 'root', handle: '5:', kind: 'tbf', options: { rate: '2mbit', burst: '20k', latency: '70ms' } });
@@ -226,7 +300,8 @@ test.serial('after a sequence of changes and traffic, qdiscs, classes and filter
   await addClass(conn, { dev: VA, parent: '1:1', classid: '1:40', kind: 'htb', options: { rate: '40gbit', burst: '64k', cburst: '64k' } });
   // Traffic: UDP to 169.254.99.3:7777 goes to 1:10 through the u32 filter; to port 1234, to the default class 1:20.
   const sock = createSocket('udp4');
-  const send = (port: number, size: number) => new Promise<void>((resolve, reject) => sock.send(Buffer.alloc(size), port, '169.254.99.3', (e) => (e ? reject(e) : resolve())));
+  const send = (port: number, size: number) =>
+    new Promise<void>((resolve, reject) => sock.send(Buffer.alloc(size), port, '169.254.99.3', (e) => (e ? reject(e) : resolve())));
   for (let i = 0; i < 7; i++) await send(7777, 100 + i);
   for (let i = 0; i < 3; i++) await send(1234, 50);
   sock.close();

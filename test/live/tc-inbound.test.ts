@@ -46,7 +46,9 @@ let conn: NetlinkConnection;
 let other: ChildProcess;
 let server: Server;
 
-function inClient(...args: string[]): string { return inNs(other, ...args); }
+function inClient(...args: string[]): string {
+  return inNs(other, ...args);
+}
 async function connect(family: '4' | '6', n: number, opts = false): Promise<void> {
   const out = await runClient(other, family, family === '4' ? V4.srv : V6.srv, PORT, n, opts);
   if (out !== 'ok') throw new Error(out);
@@ -61,7 +63,9 @@ async function ifbPackets(t: ExecutionContext): Promise<number> {
 }
 
 function nftSynsWithOptions(): number {
-  const j = JSON.parse(sh(NFT, '-j', 'list', 'chain', 'ip', 'sp_in', 'pre')) as { nftables: Array<Record<string, { expr?: Array<Record<string, { packets: number }>> }>> };
+  const j = JSON.parse(sh(NFT, '-j', 'list', 'chain', 'ip', 'sp_in', 'pre')) as {
+    nftables: Array<Record<string, { expr?: Array<Record<string, { packets: number }>> }>>;
+  };
   const rule = j.nftables.find((x) => x.rule)!.rule;
   return rule.expr!.find((e) => e.counter)!.counter.packets;
 }
@@ -73,7 +77,15 @@ async function addSynFilters(dev: string, family: 'inet' | 'inet6', pref: number
   const m = u32SynMatch({ family, dport: PORT, ...(dst ? { dst } : {}), actions: redirect(ifb) });
   for (const f of m.filters) {
     const options = await resolveActionDevices(conn, f.options);
-    await addFilter(conn, { dev, parent: 'ingress', protocol: m.protocol, pref, kind: 'u32', ...(f.handle ? { handle: f.handle } : {}), options: options as Record<string, unknown> });
+    await addFilter(conn, {
+      dev,
+      parent: 'ingress',
+      protocol: m.protocol,
+      pref,
+      kind: 'u32',
+      ...(f.handle ? { handle: f.handle } : {}),
+      options: options as Record<string, unknown>,
+    });
   }
 }
 
@@ -115,27 +127,30 @@ test.after.always(async () => {
 
 /* ---- our filters as tc reads them ---- */
 
-test.serial('our clsact + u32 SYN filters (IPv4 with the header-length link, IPv6) + mirred to the IFB: tc -s prints them as we do, text and JSON', async (t) => {
-  const fs = await sameAsTc(t, conn, SRV, 'ingress');
-  await sameAsTc(t, conn, SRV, 'ingress', false);
-  // IPv4: the divisor table 1:, the link node in 800: (offset/eat), the TCP node in 1: with the action; IPv6: one node
-  t.true(fs.some((f) => (f.options as Record<string, unknown> | undefined)?.fh === '1:'));
-  t.true(fs.some((f) => (f.options as Record<string, unknown> | undefined)?.link === '1:'));
-  const acts = fs.flatMap((f) => ((f.options as Record<string, unknown> | undefined)?.actions as Array<Record<string, unknown>> | undefined) ?? []);
-  t.is(acts.length, 2);
-  for (const a of acts) t.like(a, { kind: 'mirred', mirred_action: 'redirect', direction: 'egress', to_dev: IFB, control_action: { type: 'stolen' } });
-});
+test.serial(
+  'our clsact + u32 SYN filters (IPv4 with the header-length link, IPv6) + mirred to the IFB: tc -s prints them as we do, text and JSON',
+  async (t) => {
+    const fs = await sameAsTc(t, conn, SRV, 'ingress');
+    await sameAsTc(t, conn, SRV, 'ingress', false);
+    // IPv4: the divisor table 1:, the link node in 800: (offset/eat), the TCP node in 1: with the action; IPv6: one node
+    t.true(fs.some((f) => (f.options as Record<string, unknown> | undefined)?.fh === '1:'));
+    t.true(fs.some((f) => (f.options as Record<string, unknown> | undefined)?.link === '1:'));
+    const acts = fs.flatMap((f) => ((f.options as Record<string, unknown> | undefined)?.actions as Array<Record<string, unknown>> | undefined) ?? []);
+    t.is(acts.length, 2);
+    for (const a of acts) t.like(a, { kind: 'mirred', mirred_action: 'redirect', direction: 'egress', to_dev: IFB, control_action: { type: 'stolen' } });
+  },
+);
 
 test.serial('real IPv4 connections from the other namespace: the IFB carries exactly one packet (the SYN) per connection', async (t) => {
   const before = await ifbPackets(t);
   await connect('4', 20);
-  t.is(await ifbPackets(t) - before, 20);
+  t.is((await ifbPackets(t)) - before, 20);
 });
 
 test.serial('real IPv6 connections: exactly one packet per connection on the IFB', async (t) => {
   const before = await ifbPackets(t);
   await connect('6', 20);
-  t.is(await ifbPackets(t) - before, 20);
+  t.is((await ifbPackets(t)) - before, 20);
 });
 
 test.serial('IPv4 SYNs whose header carries IP options (IHL 6) are matched through the header-length link and delivered', async (t) => {
@@ -143,7 +158,7 @@ test.serial('IPv4 SYNs whose header carries IP options (IHL 6) are matched throu
   const nftBefore = nftSynsWithOptions();
   await connect('4', 10, true);
   t.is(nftSynsWithOptions() - nftBefore, 10, 'nft saw 10 SYNs with a 24-byte IP header after the IFB');
-  t.is(await ifbPackets(t) - before, 10);
+  t.is((await ifbPackets(t)) - before, 10);
   // the TCP-level node's action counted them too: 20 + 10 IPv4 SYNs so far (its own stats)
   const fs = await ourListing(conn, SRV, 'ingress');
   const v4 = fs.find((f) => f.protocol === 'ip' && (f.options as Record<string, unknown> | undefined)?.actions);
@@ -156,20 +171,89 @@ test.serial('connections to another port pass the IFB untouched', async (t) => {
   try {
     const before = await ifbPackets(t);
     t.is(await runClient(other, '4', V4.srv, PORT + 1, 5), 'ok');
-    t.is(await ifbPackets(t) - before, 0);
+    t.is((await ifbPackets(t)) - before, 0);
   } finally {
     other2.close();
   }
 });
 
-test.serial('filters added by tc (capture 43\'s command) decode as tc prints them; we delete them by pref', async (t) => {
+test.serial("filters added by tc (capture 43's command) decode as tc prints them; we delete them by pref", async (t) => {
   await createLink(conn, { name: TCDEV, kind: 'veth', peer: { name: `${TCDEV}p` } });
   await createLink(conn, { name: TCIFB, kind: 'ifb' });
   sh(TC, 'qdisc', 'add', 'dev', TCDEV, 'clsact');
-  sh(TC, 'filter', 'add', 'dev', TCDEV, 'ingress', 'protocol', 'ip', 'pref', '1', 'u32', 'match', 'ip', 'protocol', '6', '0xff', 'match', 'u8', '0x02', '0x12', 'at', '33',
-    'match', 'ip', 'dport', '16000', '0xffff', 'action', 'mirred', 'egress', 'redirect', 'dev', TCIFB);
-  sh(TC, 'filter', 'add', 'dev', TCDEV, 'ingress', 'protocol', 'ipv6', 'pref', '2', 'u32', 'match', 'u8', '6', '0xff', 'at', '6', 'match', 'u16', '443', '0xffff', 'at', '42',
-    'action', 'mirred', 'ingress', 'mirror', 'dev', TCIFB, 'pipe', 'action', 'mirred', 'egress', 'redirect', 'dev', TCIFB);
+  sh(
+    TC,
+    'filter',
+    'add',
+    'dev',
+    TCDEV,
+    'ingress',
+    'protocol',
+    'ip',
+    'pref',
+    '1',
+    'u32',
+    'match',
+    'ip',
+    'protocol',
+    '6',
+    '0xff',
+    'match',
+    'u8',
+    '0x02',
+    '0x12',
+    'at',
+    '33',
+    'match',
+    'ip',
+    'dport',
+    '16000',
+    '0xffff',
+    'action',
+    'mirred',
+    'egress',
+    'redirect',
+    'dev',
+    TCIFB,
+  );
+  sh(
+    TC,
+    'filter',
+    'add',
+    'dev',
+    TCDEV,
+    'ingress',
+    'protocol',
+    'ipv6',
+    'pref',
+    '2',
+    'u32',
+    'match',
+    'u8',
+    '6',
+    '0xff',
+    'at',
+    '6',
+    'match',
+    'u16',
+    '443',
+    '0xffff',
+    'at',
+    '42',
+    'action',
+    'mirred',
+    'ingress',
+    'mirror',
+    'dev',
+    TCIFB,
+    'pipe',
+    'action',
+    'mirred',
+    'egress',
+    'redirect',
+    'dev',
+    TCIFB,
+  );
   await sameAsTc(t, conn, TCDEV, 'ingress');
   await sameAsTc(t, conn, TCDEV, 'ingress', false);
   await deleteFilter(conn, { dev: TCDEV, parent: 'ingress', protocol: 'ip', pref: 1, kind: 'u32' });
@@ -183,16 +267,49 @@ test.serial('filters added by tc (capture 43\'s command) decode as tc prints the
 test.serial('kinds this kernel lacks: flower -> cls_flower, matchall -> cls_matchall, gact on u32 -> act_gact named (missing-module)', async (t) => {
   await createLink(conn, { name: ERRDEV, kind: 'ifb' });
   await addQdisc(conn, { dev: ERRDEV, kind: 'clsact' });
-  const flower = await t.throwsAsync(addFilter(conn, {
-    dev: ERRDEV, parent: 'ingress', protocol: 'ipv6', pref: 2, kind: 'flower',
-    options: { eth_type: 'ipv6', ip_proto: 'tcp', dst_port: PORT, tcp_flags: { value: 2, mask: 0x12 }, actions: [{ kind: 'mirred', direction: 'egress', mirred_action: 'redirect', ifindex: 1 }] },
-  }), { instanceOf: KindUnavailableError });
+  const flower = await t.throwsAsync(
+    addFilter(conn, {
+      dev: ERRDEV,
+      parent: 'ingress',
+      protocol: 'ipv6',
+      pref: 2,
+      kind: 'flower',
+      options: {
+        eth_type: 'ipv6',
+        ip_proto: 'tcp',
+        dst_port: PORT,
+        tcp_flags: { value: 2, mask: 0x12 },
+        actions: [{ kind: 'mirred', direction: 'egress', mirred_action: 'redirect', ifindex: 1 }],
+      },
+    }),
+    { instanceOf: KindUnavailableError },
+  );
   t.is(flower!.category, 'missing-module');
   t.regex(flower!.message, /cls_flower/);
-  const matchall = await t.throwsAsync(addFilter(conn, { dev: ERRDEV, parent: 'egress', protocol: 'all', pref: 3, kind: 'matchall', options: { actions: [{ kind: 'gact', control_action: 'pass' }] } }), { instanceOf: KindUnavailableError });
+  const matchall = await t.throwsAsync(
+    addFilter(conn, {
+      dev: ERRDEV,
+      parent: 'egress',
+      protocol: 'all',
+      pref: 3,
+      kind: 'matchall',
+      options: { actions: [{ kind: 'gact', control_action: 'pass' }] },
+    }),
+    { instanceOf: KindUnavailableError },
+  );
   t.is(matchall!.category, 'missing-module');
   t.regex(matchall!.message, /cls_matchall/);
-  const gact = await t.throwsAsync(addFilter(conn, { dev: ERRDEV, parent: 'ingress', protocol: 'ip', pref: 4, kind: 'u32', options: { match: [{ type: 'ip', field: 'protocol', value: 6, mask: 0xff }], actions: [{ kind: 'gact', control_action: 'drop' }] } }), { instanceOf: KindUnavailableError });
+  const gact = await t.throwsAsync(
+    addFilter(conn, {
+      dev: ERRDEV,
+      parent: 'ingress',
+      protocol: 'ip',
+      pref: 4,
+      kind: 'u32',
+      options: { match: [{ type: 'ip', field: 'protocol', value: 6, mask: 0xff }], actions: [{ kind: 'gact', control_action: 'drop' }] },
+    }),
+    { instanceOf: KindUnavailableError },
+  );
   t.is(gact!.module, 'act_gact');
   t.is(gact!.object, 'action');
   t.is(gact!.category, 'missing-module');

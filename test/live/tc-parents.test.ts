@@ -12,9 +12,7 @@ import { spawnSync } from 'node:child_process';
 import { NetlinkConnection } from '../../src/netlink/connection.js';
 import { NETLINK_ROUTE } from '../../src/netlink/message.js';
 import { NetlinkError, UsageError } from '../../src/netlink/errors.js';
-import {
-  addClass, addFilter, deleteFilter, listFilters, listQdiscs, listClasses, formatFilterText,
-} from '../../src/tc/index.js';
+import { addClass, addFilter, deleteFilter, listFilters, listQdiscs, listClasses, formatFilterText } from '../../src/tc/index.js';
 import { run, tcj, deleteLinks } from '../helpers/tools.js';
 
 const ING = 'sp-tcp0'; // ingress qdisc
@@ -27,7 +25,10 @@ const U32_TCP = ['match', 'ip', 'protocol', '6', '0xff', 'classid', '1:1'];
 
 test.before(() => {
   deleteLinks(ING, CLS, HTB);
-  for (const d of [ING, CLS, HTB]) { run('ip', 'link', 'add', d, 'type', 'ifb'); run('ip', 'link', 'set', d, 'up'); }
+  for (const d of [ING, CLS, HTB]) {
+    run('ip', 'link', 'add', d, 'type', 'ifb');
+    run('ip', 'link', 'set', d, 'up');
+  }
   run('tc', 'qdisc', 'add', 'dev', ING, 'ingress');
   run('tc', 'qdisc', 'add', 'dev', CLS, 'clsact');
   run('tc', 'qdisc', 'add', 'dev', HTB, 'root', 'handle', '1:', 'htb');
@@ -52,13 +53,21 @@ test.serial('the ingress qdisc: filters at "ingress", "ffff:" and "ffff:fff1" ar
   await addFilter(conn, { dev: ING, parent: 'ffff:fff1', protocol: 'ip', pref: 3, kind: 'u32', options: U32_TCP });
   // without a parent, tc and the kernel list the root's filters only: none here
   t.deepEqual(await sameAsTc(ING), ['', '']);
-  for (const [p, words] of [['ffff:', ['parent', 'ffff:']], ['ingress', ['ingress']], ['ffff:fff1', ['parent', 'ffff:fff1']]] as const) {
+  for (const [p, words] of [
+    ['ffff:', ['parent', 'ffff:']],
+    ['ingress', ['ingress']],
+    ['ffff:fff1', ['parent', 'ffff:fff1']],
+  ] as const) {
     const [ours, theirs] = await sameAsTc(ING, [...words], p);
     t.is(ours, theirs, p);
     t.regex(ours, /pref 1 u32[\s\S]*pref 2 u32[\s\S]*pref 3 u32/, p);
   }
   t.deepEqual([...new Set((await listFilters(conn, { dev: ING, parent: 'ffff:' })).map((f) => f.pref))], [1, 2, 3]);
-  for (const [parent, pref] of [['ingress', 1], ['ffff:', 2], ['ffff:fff1', 3]] as const) {
+  for (const [parent, pref] of [
+    ['ingress', 1],
+    ['ffff:', 2],
+    ['ffff:fff1', 3],
+  ] as const) {
     await deleteFilter(conn, { dev: ING, parent, protocol: 'ip', pref, kind: 'u32' });
   }
   t.deepEqual(await listFilters(conn, { dev: ING, parent: 'ffff:' }), []);
@@ -99,9 +108,13 @@ test.serial('htb: tc accepts 40gbit with its default burst and shows "burst 0b";
   t.regex(run('tc', 'class', 'show', 'dev', HTB, 'classid', '1:7'), /rate 40Gbit ceil 40Gbit burst 0b cburst 0b/);
   run('tc', 'class', 'del', 'dev', HTB, 'classid', '1:7');
   await t.throwsAsync(addClass(conn, { dev: HTB, parent: '1:', classid: '1:7', kind: 'htb', options: { rate: '40gbit' } }), {
-    instanceOf: UsageError, message: /it would read back as "burst 0b"; give a burst of at least \d+ bytes/,
+    instanceOf: UsageError,
+    message: /it would read back as "burst 0b"; give a burst of at least \d+ bytes/,
   });
-  t.deepEqual((await listClasses(conn, { dev: HTB })).map((c) => c.handle), ['1:1']);
+  t.deepEqual(
+    (await listClasses(conn, { dev: HTB })).map((c) => c.handle),
+    ['1:1'],
+  );
   const e = await t.throwsAsync(addClass(conn, { dev: HTB, parent: '1:', classid: '1:7', kind: 'htb', options: { rate: '40gbit' } }));
   const min = Number(/at least (\d+) bytes/.exec(e!.message)![1]);
   await addClass(conn, { dev: HTB, parent: '1:', classid: '1:7', kind: 'htb', options: { rate: '40gbit', burst: min, cburst: min } });
@@ -114,10 +127,19 @@ test.serial('htb: tc accepts 40gbit with its default burst and shows "burst 0b";
 test('a listing given a dev and the index of another device is refused; an index alone that exists lists', async (t) => {
   const idx = (d: string) => Number(/^(\d+):/.exec(run('ip', '-o', 'link', 'show', 'dev', d))![1]);
   for (const list of [listQdiscs, listFilters, listClasses]) {
-    await t.throwsAsync(list(conn, { dev: ING, ifindex: idx(CLS) }), { instanceOf: UsageError, message: `dev '${ING}' has index ${idx(ING)}, not ${idx(CLS)}: give the device by name or by index, or both for the same device` });
+    await t.throwsAsync(list(conn, { dev: ING, ifindex: idx(CLS) }), {
+      instanceOf: UsageError,
+      message: `dev '${ING}' has index ${idx(ING)}, not ${idx(CLS)}: give the device by name or by index, or both for the same device`,
+    });
   }
-  t.deepEqual((await listQdiscs(conn, { dev: ING, ifindex: idx(ING) })).map((q) => q.kind), tcj('qdisc', 'show', 'dev', ING).map((q) => q.kind));
-  t.deepEqual((await listQdiscs(conn, { ifindex: idx(ING) })).map((q) => q.kind), tcj('qdisc', 'show', 'dev', ING).map((q) => q.kind));
+  t.deepEqual(
+    (await listQdiscs(conn, { dev: ING, ifindex: idx(ING) })).map((q) => q.kind),
+    tcj('qdisc', 'show', 'dev', ING).map((q) => q.kind),
+  );
+  t.deepEqual(
+    (await listQdiscs(conn, { ifindex: idx(ING) })).map((q) => q.kind),
+    tcj('qdisc', 'show', 'dev', ING).map((q) => q.kind),
+  );
 });
 
 test('a filter at a hook or handle whose qdisc is not there: tc fails too, and the sentence names the missing qdisc', async (t) => {
@@ -127,8 +149,15 @@ test('a filter at a hook or handle whose qdisc is not there: tc fails too, and t
   try {
     const r = spawnSync('/usr/sbin/tc', ['filter', 'add', 'dev', NONE, 'ingress', 'protocol', 'ip', 'pref', '1', 'u32', ...U32_TCP], { encoding: 'utf8' });
     t.not(r.status, 0, 'tc refuses it as well');
-    for (const [parent, qd] of [['ingress', 'ffff:'], ['egress', 'ffff:'], ['5:', '5:'], ['5:1', '5:']] as const) {
-      const e = await t.throwsAsync(addFilter(conn, { dev: NONE, parent, protocol: 'ip', pref: 1, kind: 'u32', options: U32_TCP }), { instanceOf: NetlinkError });
+    for (const [parent, qd] of [
+      ['ingress', 'ffff:'],
+      ['egress', 'ffff:'],
+      ['5:', '5:'],
+      ['5:1', '5:'],
+    ] as const) {
+      const e = await t.throwsAsync(addFilter(conn, { dev: NONE, parent, protocol: 'ip', pref: 1, kind: 'u32', options: U32_TCP }), {
+        instanceOf: NetlinkError,
+      });
       t.is(e!.explanation ?? e!.message, `cannot add filter 'u32' pref 1 under ${parent} on dev ${NONE}: no qdisc ${qd} on dev ${NONE}`, parent);
     }
   } finally {

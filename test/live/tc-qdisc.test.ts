@@ -10,8 +10,22 @@ import test, { type ExecutionContext } from 'ava';
 import { NetlinkConnection } from '../../src/netlink/connection.js';
 import { NETLINK_ROUTE } from '../../src/netlink/message.js';
 import {
-  addQdisc, replaceQdisc, changeQdisc, deleteQdisc, listQdiscs, addClass, changeClass, deleteClass, listClasses,
-  addFilter, replaceFilter, deleteFilter, listFilters, formatClassText, formatQdiscText, type QdiscEntry,
+  addQdisc,
+  replaceQdisc,
+  changeQdisc,
+  deleteQdisc,
+  listQdiscs,
+  addClass,
+  changeClass,
+  deleteClass,
+  listClasses,
+  addFilter,
+  replaceFilter,
+  deleteFilter,
+  listFilters,
+  formatClassText,
+  formatQdiscText,
+  type QdiscEntry,
 } from '../../src/tc/index.js';
 import { run, tcj, deleteLinks } from '../helpers/tools.js';
 
@@ -25,8 +39,14 @@ function sameAsTc(t: ExecutionContext, ours: Record<string, unknown>, theirs: Re
   for (const [k, v] of Object.entries(theirs)) {
     if (k === 'options') {
       const o = ours.options as Record<string, unknown>;
-      for (const [ok, ov] of Object.entries(v as Record<string, unknown>)) { t.deepEqual(o[ok], ov, `${what}.options.${ok}`); n++; }
-    } else { t.deepEqual(ours[k], v, `${what}.${k}`); n++; }
+      for (const [ok, ov] of Object.entries(v as Record<string, unknown>)) {
+        t.deepEqual(o[ok], ov, `${what}.options.${ok}`);
+        n++;
+      }
+    } else {
+      t.deepEqual(ours[k], v, `${what}.${k}`);
+      n++;
+    }
   }
   return n;
 }
@@ -35,7 +55,9 @@ async function qdiscsMatchTc(t: ExecutionContext, dev: string): Promise<QdiscEnt
   const theirs = tcj('-s', 'qdisc', 'show', 'dev', dev);
   const ours = await listQdiscs(conn, { dev });
   t.is(ours.length, theirs.length, `${dev}: number of qdiscs`);
-  theirs.forEach((q, i) => { t.true(sameAsTc(t, ours[i], q, `${dev} qdisc ${i}`) >= 8); });
+  theirs.forEach((q, i) => {
+    t.true(sameAsTc(t, ours[i], q, `${dev} qdisc ${i}`) >= 8);
+  });
   return ours;
 }
 
@@ -105,28 +127,62 @@ test.serial('htb with classes: add qdisc and classes, a leaf qdisc, change and d
   t.like(qs[0], { kind: 'htb', options: { default: '0x20', r2q: 10 } });
   await classesMatchTc(t, IFB);
   let cs = await listClasses(conn, { dev: IFB });
-  t.like(cs.find((c) => c.handle === '1:20'), { parent: '1:1', leaf: '20:', options: { prio: 3, rate: 125000, ceil: 250000 } });
-  t.like(cs.find((c) => c.handle === '1:30'), { options: { rate: 5_000_000_000 } });
+  t.like(
+    cs.find((c) => c.handle === '1:20'),
+    { parent: '1:1', leaf: '20:', options: { prio: 3, rate: 125000, ceil: 250000 } },
+  );
+  t.like(
+    cs.find((c) => c.handle === '1:30'),
+    { options: { rate: 5_000_000_000 } },
+  );
   await changeClass(conn, { dev: IFB, parent: '1:1', classid: '1:20', kind: 'htb', options: { rate: '3mbit', ceil: '4mbit', prio: 1 } });
   await deleteClass(conn, { dev: IFB, classid: '1:30' });
   await classesMatchTc(t, IFB);
   cs = await listClasses(conn, { dev: IFB });
-  t.deepEqual(cs.map((c) => c.handle), ['1:1', '1:20']);
+  t.deepEqual(
+    cs.map((c) => c.handle),
+    ['1:1', '1:20'],
+  );
   t.like(cs[1], { options: { rate: 375000, ceil: 500000, prio: 1 } });
 });
 
 test.serial('u32 filters on htb: add, replace, list, delete — tc filter show agrees', async (t) => {
-  await addFilter(conn, { dev: IFB, parent: '1:', protocol: 'ip', pref: 1, kind: 'u32', options: ['match', 'ip', 'dst', '10.0.0.1/32', 'match', 'ip', 'dport', '80', '0xffff', 'classid', '1:20'] });
-  await addFilter(conn, { dev: IFB, parent: '1:', protocol: 'ip', pref: 2, kind: 'u32', options: { match: [{ type: 'u8', value: 6, mask: 0xff, at: 9 }], classid: '1:1' } });
+  await addFilter(conn, {
+    dev: IFB,
+    parent: '1:',
+    protocol: 'ip',
+    pref: 1,
+    kind: 'u32',
+    options: ['match', 'ip', 'dst', '10.0.0.1/32', 'match', 'ip', 'dport', '80', '0xffff', 'classid', '1:20'],
+  });
+  await addFilter(conn, {
+    dev: IFB,
+    parent: '1:',
+    protocol: 'ip',
+    pref: 2,
+    kind: 'u32',
+    options: { match: [{ type: 'u8', value: 6, mask: 0xff, at: 9 }], classid: '1:1' },
+  });
   let fs = await listFilters(conn, { dev: IFB });
   const text = run('tc', 'filter', 'show', 'dev', IFB);
   t.regex(text, /match 0a000001\/ffffffff at 16/);
   t.is(fs.filter((f) => f.options?.match).length, 2);
   const node = fs.find((f) => f.pref === 1 && f.options?.match)!;
   t.like(node.options, { flowid: '1:20', key_ht: '800', bkt: '0', fh: '800::800', order: 2048 });
-  t.deepEqual(node.options!.match, [{ value: 'a000001', mask: 'ffffffff', offmask: '', off: 16 }, { value: '50', mask: 'ffff', offmask: '', off: 20 }]);
+  t.deepEqual(node.options!.match, [
+    { value: 'a000001', mask: 'ffffffff', offmask: '', off: 16 },
+    { value: '50', mask: 'ffff', offmask: '', off: 20 },
+  ]);
   // Replacing an existing u32 node changes its class; the kernel keeps the node's selector (tc shows the same).
-  await replaceFilter(conn, { dev: IFB, parent: '1:', protocol: 'ip', pref: 1, kind: 'u32', handle: '800::800', options: ['match', 'ip', 'dst', '10.0.0.1/32', 'classid', '1:1'] });
+  await replaceFilter(conn, {
+    dev: IFB,
+    parent: '1:',
+    protocol: 'ip',
+    pref: 1,
+    kind: 'u32',
+    handle: '800::800',
+    options: ['match', 'ip', 'dst', '10.0.0.1/32', 'classid', '1:1'],
+  });
   fs = await listFilters(conn, { dev: IFB });
   t.like(fs.find((f) => f.pref === 1 && f.options?.match)!.options, { flowid: '1:1' });
   t.regex(run('tc', 'filter', 'show', 'dev', IFB), /fh 800::800 order 2048 key ht 800 bkt 0 \*flowid 1:1 /);
@@ -143,8 +199,18 @@ test.serial('ingress and clsact: added at their fixed parents; u32 filters on th
   await addQdisc(conn, { dev: VA, kind: 'clsact' });
   await qdiscsMatchTc(t, IFB);
   const va = await qdiscsMatchTc(t, VA);
-  t.like(va.find((q) => q.kind === 'clsact'), { handle: 'ffff:', parent: 'ffff:fff1' });
-  await addFilter(conn, { dev: IFB, parent: 'ffff:', protocol: 'all', pref: 10, kind: 'u32', options: ['match', 'u32', '0', '0', 'at', '0', 'classid', '1:1'] });
+  t.like(
+    va.find((q) => q.kind === 'clsact'),
+    { handle: 'ffff:', parent: 'ffff:fff1' },
+  );
+  await addFilter(conn, {
+    dev: IFB,
+    parent: 'ffff:',
+    protocol: 'all',
+    pref: 10,
+    kind: 'u32',
+    options: ['match', 'u32', '0', '0', 'at', '0', 'classid', '1:1'],
+  });
   await addFilter(conn, { dev: VA, parent: 'egress', protocol: 'ip', pref: 5, kind: 'u32', options: ['match', 'ip', 'protocol', '17', '0xff'] });
   await addFilter(conn, { dev: VA, parent: 'ingress', protocol: 'ipv6', pref: 6, kind: 'u32', options: ['match', 'u32', '0', '0', 'at', '0'] });
   const ing = await listFilters(conn, { dev: IFB, parent: 'ffff:' });
@@ -162,7 +228,7 @@ test.serial('ingress and clsact: added at their fixed parents; u32 filters on th
   t.false(run('tc', 'qdisc', 'show', 'dev', IFB).includes('ingress'));
 });
 
-test.serial('listQdiscs without a device lists every device\'s qdiscs with their names', async (t) => {
+test.serial("listQdiscs without a device lists every device's qdiscs with their names", async (t) => {
   await addQdisc(conn, { dev: IFB, parent: 'root', handle: '7:', kind: 'pfifo' });
   const all = await listQdiscs(conn, {});
   const mine = all.find((q) => q.dev === IFB && q.handle === '7:');

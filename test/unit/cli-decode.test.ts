@@ -56,9 +56,24 @@ function runCli(args: string[], input?: Buffer): Promise<{ code: number | null; 
     const p = spawn(process.execPath, ['--import=tsx', join(ROOT, 'src/cli/bin.ts'), 'decode', ...args], { cwd: ROOT });
     let out = '';
     let err = '';
-    p.stdout.on('data', (d) => { out += d; });
-    p.stderr.on('data', (d) => { err += d; });
-    p.on('close', (code) => resolve({ code, lines: out.trim() ? out.trim().split('\n').map((l) => JSON.parse(l)) : [], stderr: err }));
+    p.stdout.on('data', (d) => {
+      out += d;
+    });
+    p.stderr.on('data', (d) => {
+      err += d;
+    });
+    p.on('close', (code) =>
+      resolve({
+        code,
+        lines: out.trim()
+          ? out
+              .trim()
+              .split('\n')
+              .map((l) => JSON.parse(l))
+          : [],
+        stderr: err,
+      }),
+    );
     p.stdin.end(input ?? '');
   });
 }
@@ -77,7 +92,10 @@ test('every capture decodes, one object per message, nothing undecoded', (t) => 
     const lines = described(name);
     const c = loadCapture(name);
     t.is(new Set(lines.map((l) => l.datagram)).size, c.datagrams.length, name);
-    t.false(lines.some((l) => l.decode_error || l.raw), `${name}: ${JSON.stringify(lines.find((l) => l.decode_error || l.raw))}`);
+    t.false(
+      lines.some((l) => l.decode_error || l.raw),
+      `${name}: ${JSON.stringify(lines.find((l) => l.decode_error || l.raw))}`,
+    );
   }
 });
 
@@ -156,7 +174,13 @@ const firstDatagrams = (name: string, n: number) => JSON.parse(JSON.stringify(de
     ['a truncated pcapng on stdin', ['-'], ng.subarray(0, ng.length - 7), n - 1, /pcapng block .* needs \d+ bytes/],
     ['two pcap files concatenated', ['-'], Buffer.concat([pcap, pcap]), n, /shorter than the 16-byte nlmon header \(at byte \d+\)/],
     ['trailing garbage after a pcap', ['-'], Buffer.concat([pcap, Buffer.from('garbage\n')]), n, new RegExp(`at byte ${pcap.length}\\)`)],
-    ['a hex dump whose line 2 is bad', ['-'], Buffer.from(`${c.datagrams[0].bytes.toString('hex')}\nzz\n${c.datagrams[1].bytes.toString('hex')}\n`), 1, /hex dump line 2: "zz"/],
+    [
+      'a hex dump whose line 2 is bad',
+      ['-'],
+      Buffer.from(`${c.datagrams[0].bytes.toString('hex')}\nzz\n${c.datagrams[1].bytes.toString('hex')}\n`),
+      1,
+      /hex dump line 2: "zz"/,
+    ],
   ];
   for (const [what, args, input, printed, msg] of cases) {
     test(`input that goes bad part-way (${what}): every datagram before the bad bytes is printed, then the error; exit 3`, async (t) => {
@@ -179,7 +203,10 @@ const firstDatagrams = (name: string, n: number) => JSON.parse(JSON.stringify(de
   const good = { protocol: 0, direction: c.datagrams[0].direction, hex: c.datagrams[0].bytes.toString('hex') };
   const hex = c.datagrams[1].bytes.toString('hex');
   const bad: Array<[unknown, RegExp]> = [
-    ...['abc', -1, 0.5, 99, 1e300].map((p): [unknown, RegExp] => [{ protocol: p, hex }, /datagram 1 has "protocol": .*, not a netlink protocol number \(an integer 0-31\)/]),
+    ...['abc', -1, 0.5, 99, 1e300].map((p): [unknown, RegExp] => [
+      { protocol: p, hex },
+      /datagram 1 has "protocol": .*, not a netlink protocol number \(an integer 0-31\)/,
+    ]),
     [{ protocol: 0, direction: 'sideways', hex }, /datagram 1 has "direction": "sideways", neither "to-kernel" nor "from-kernel"/],
   ];
   bad.forEach(([d, msg], i) => {
@@ -222,11 +249,15 @@ test('a request padded past nlmsg_len (iproute2), a short tail, a header with nl
   const r = await decode([f]);
   t.is(r.code, 0, r.stderr);
   // the messages print exactly as those of the unpadded captured requests
-  const plain = (bytes: Buffer, i: number) => JSON.parse(JSON.stringify(describeDatagram(0, bytes).map((m) => ({ datagram: i, direction: 'to-kernel', ...m }))));
+  const plain = (bytes: Buffer, i: number) =>
+    JSON.parse(JSON.stringify(describeDatagram(0, bytes).map((m) => ({ datagram: i, direction: 'to-kernel', ...m }))));
   t.deepEqual(r.lines, [
-    ...plain(getlink, 0), { datagram: 0, direction: 'to-kernel', trailing: { offset: getlink.length, length: 1024, reason: 'nlmsg_len-below-header', nlmsgLen: 0 } },
-    ...plain(newqdisc, 1), { datagram: 1, direction: 'to-kernel', trailing: { offset: newqdisc.length, length: 8, reason: 'short-tail' } },
-    ...plain(getlink, 2), { datagram: 2, direction: 'to-kernel', trailing: { offset: getlink.length, length: newqdisc.length, reason: 'nlmsg_len-below-header', nlmsgLen: 12 } },
+    ...plain(getlink, 0),
+    { datagram: 0, direction: 'to-kernel', trailing: { offset: getlink.length, length: 1024, reason: 'nlmsg_len-below-header', nlmsgLen: 0 } },
+    ...plain(newqdisc, 1),
+    { datagram: 1, direction: 'to-kernel', trailing: { offset: newqdisc.length, length: 8, reason: 'short-tail' } },
+    ...plain(getlink, 2),
+    { datagram: 2, direction: 'to-kernel', trailing: { offset: getlink.length, length: newqdisc.length, reason: 'nlmsg_len-below-header', nlmsgLen: 12 } },
   ]);
   t.is(r.lines[0].type, 'RTM_GETLINK');
   t.is(r.lines[2].type, 'RTM_NEWQDISC');
@@ -243,20 +274,33 @@ test('a reply with bytes past its last message is still an error (the kernel nev
 
 test('describing captured datagrams (fast-check): a request, however mangled, never throws and its trailing note covers what was not read; a reply throws only NetlinkDecodeError', (t) => {
   const captured = captureNames().flatMap((n) => loadCapture(n).datagrams);
-  const mangled = fc.tuple(fc.constantFrom(...captured), fc.array(fc.tuple(fc.nat(), fc.integer({ min: 0, max: 255 })), { maxLength: 4 }), fc.nat(), fc.uint8Array({ maxLength: 40 }))
+  const mangled = fc
+    .tuple(
+      fc.constantFrom(...captured),
+      fc.array(fc.tuple(fc.nat(), fc.integer({ min: 0, max: 255 })), { maxLength: 4 }),
+      fc.nat(),
+      fc.uint8Array({ maxLength: 40 }),
+    )
     .map(([d, flips, cut, tail]) => {
       const b = Buffer.from(d.bytes);
       for (const [at, v] of flips) b[at % b.length] = v;
       return { protocol: d.protocol, bytes: Buffer.concat([b.subarray(0, cut % (b.length + 1)), Buffer.from(tail)]) };
     });
   const random = fc.record({ protocol: fc.constantFrom(0, 4, 12), bytes: fc.uint8Array({ maxLength: 200 }).map((u) => Buffer.from(u)) });
-  fc.assert(fc.property(fc.oneof(mangled, random), ({ protocol, bytes }) => {
-    const r = describeCapturedDatagram(protocol, bytes, 'to-kernel');
-    const read = r.messages.reduce((n, m) => n + ((m.len + 3) & ~3), 0);
-    if (r.trailing && r.trailing.offset + r.trailing.length !== bytes.length) return false;
-    if (!r.trailing && Math.min(read, bytes.length) !== bytes.length) return false;
-    try { describeCapturedDatagram(protocol, bytes, 'from-kernel'); } catch (e) { if (!(e instanceof NetlinkDecodeError)) throw e; }
-    return true;
-  }), { numRuns: 1500 });
+  fc.assert(
+    fc.property(fc.oneof(mangled, random), ({ protocol, bytes }) => {
+      const r = describeCapturedDatagram(protocol, bytes, 'to-kernel');
+      const read = r.messages.reduce((n, m) => n + ((m.len + 3) & ~3), 0);
+      if (r.trailing && r.trailing.offset + r.trailing.length !== bytes.length) return false;
+      if (!r.trailing && Math.min(read, bytes.length) !== bytes.length) return false;
+      try {
+        describeCapturedDatagram(protocol, bytes, 'from-kernel');
+      } catch (e) {
+        if (!(e instanceof NetlinkDecodeError)) throw e;
+      }
+      return true;
+    }),
+    { numRuns: 1500 },
+  );
   t.pass();
 });

@@ -7,8 +7,17 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import {
-  parseMessages, encodeMessage, NLMSG_ERROR, NLM_F_REQUEST, NLM_F_ACK, NLM_F_CAPPED, NLM_F_ACK_TLVS, NLM_F_DUMP_INTR,
-  NLMSGERR_ATTR_MSG, NETLINK_ROUTE, NETLINK_NETFILTER,
+  parseMessages,
+  encodeMessage,
+  NLMSG_ERROR,
+  NLM_F_REQUEST,
+  NLM_F_ACK,
+  NLM_F_CAPPED,
+  NLM_F_ACK_TLVS,
+  NLM_F_DUMP_INTR,
+  NLMSGERR_ATTR_MSG,
+  NETLINK_ROUTE,
+  NETLINK_NETFILTER,
 } from '../../src/netlink/message.js';
 import { str } from '../../src/netlink/attributes.js';
 import { NetlinkConnection, NetlinkTimeoutError, type Transport } from '../../src/netlink/connection.js';
@@ -30,11 +39,17 @@ class ManualTransport implements Transport {
   readonly portId = 1;
   readonly sent: Buffer[] = [];
   private cb: (d: Buffer) => void = () => {};
-  send(d: Buffer): void { this.sent.push(Buffer.from(d)); }
-  onDatagram(cb: (d: Buffer) => void): void { this.cb = cb; }
+  send(d: Buffer): void {
+    this.sent.push(Buffer.from(d));
+  }
+  onDatagram(cb: (d: Buffer) => void): void {
+    this.cb = cb;
+  }
   onError(): void {}
   close(): void {}
-  deliver(d: Buffer): void { this.cb(d); }
+  deliver(d: Buffer): void {
+    this.cb(d);
+  }
 }
 
 test.serial('each exchange times out at its own deadline; the others in flight are still answered', async (t) => {
@@ -42,9 +57,13 @@ test.serial('each exchange times out at its own deadline; the others in flight a
   const conn = new NetlinkConnection(tr, NETLINK_ROUTE, { timeoutMs: 2000 });
   const t0 = performance.now();
   const settled: Array<[string, number]> = [];
-  const track = (name: string, p: Promise<unknown>) => p.then(() => settled.push([name, performance.now() - t0]), (e) => {
-    settled.push([`${name}: ${e instanceof NetlinkTimeoutError ? e.message : String(e)}`, performance.now() - t0]);
-  });
+  const track = (name: string, p: Promise<unknown>) =>
+    p.then(
+      () => settled.push([name, performance.now() - t0]),
+      (e) => {
+        settled.push([`${name}: ${e instanceof NetlinkTimeoutError ? e.message : String(e)}`, performance.now() - t0]);
+      },
+    );
   const long = track('long', conn.request({ type: 36 }, { timeoutMs: 120 })); // RTM_NEWQDISC
   const short = track('short', conn.request({ type: 44 }, { timeoutMs: 30 })); // RTM_NEWTFILTER, armed after the longer one
   const answered = track('answered', conn.request({ type: 40 })); // RTM_NEWTCLASS, default 2000 ms
@@ -89,7 +108,9 @@ test('a timeout longer than setTimeout can hold does not fire at once', async (t
   const conn = new NetlinkConnection(tr, NETLINK_ROUTE);
   const p = conn.request({ type: 36 }, { timeoutMs: 2 ** 32 });
   let done = false;
-  p.finally(() => { done = true; }).catch(() => undefined);
+  p.finally(() => {
+    done = true;
+  }).catch(() => undefined);
   await sleep(20);
   t.false(done, 'still waiting');
   tr.deliver(errFor(seqOf(tr.sent[0])));
@@ -110,13 +131,16 @@ test('close(): exchanges in flight reject, and their timer is gone', async (t) =
 test('exchange: a timeout names the first message still unanswered', async (t) => {
   const tr = new ManualTransport();
   const conn = new NetlinkConnection(tr, NETLINK_NETFILTER, { timeoutMs: 20 });
-  const p = conn.exchange([{ type: 0x0a00, flags: NLM_F_ACK }, { type: 0x0a03, flags: NLM_F_ACK }]);
+  const p = conn.exchange([
+    { type: 0x0a00, flags: NLM_F_ACK },
+    { type: 0x0a03, flags: NLM_F_ACK },
+  ]);
   const err = await t.throwsAsync(p, { instanceOf: NetlinkTimeoutError });
   t.regex(err!.message, /within 20 ms$/);
   t.is(parseMessages(tr.sent[0]).length, 2);
 });
 
-test('an answered connection does not keep the process alive (the shared timer is unref\'d when idle)', async (t) => {
+test("an answered connection does not keep the process alive (the shared timer is unref'd when idle)", async (t) => {
   const conn = fileURLToPath(new URL('../../src/netlink/connection.ts', import.meta.url));
   const msg = fileURLToPath(new URL('../../src/netlink/message.ts', import.meta.url));
   // A child opens a connection over a fake transport with a 60 s timeout,
@@ -170,12 +194,17 @@ test('the datagram of several messages is the messages encoded one by one, conca
   ];
   const p = conn.exchange(msgs);
   const sent = parseMessages(tr.sent[0]);
-  const expected = Buffer.concat(msgs.map((m, i) => encodeMessage({ type: m.type, flags: (m.flags ?? 0) | NLM_F_REQUEST, seq: sent[0].seq + i, payload: m.payload })));
+  const expected = Buffer.concat(
+    msgs.map((m, i) => encodeMessage({ type: m.type, flags: (m.flags ?? 0) | NLM_F_REQUEST, seq: sent[0].seq + i, payload: m.payload })),
+  );
   t.deepEqual(tr.sent[0], expected);
   t.is(tr.sent[0].length, 20 + 32 + 16 + 24);
   t.deepEqual([...tr.sent[0].subarray(tr.sent[0].length - 3)], [0, 0, 0]);
   tr.deliver(errFor(sent[1].seq));
   const r = await p;
-  t.deepEqual(r.map((x) => x.seq - sent[0].seq), [0, 1, 2, 3]);
+  t.deepEqual(
+    r.map((x) => x.seq - sent[0].seq),
+    [0, 1, 2, 3],
+  );
   conn.close();
 });

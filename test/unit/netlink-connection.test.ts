@@ -1,8 +1,22 @@
 import test from 'ava';
 import { loadCapture, replies, requests } from '../helpers/captures.js';
 import {
-  parseMessages, encodeMessage, NLMSG_ERROR, NLMSG_DONE, NLM_F_REQUEST, NLM_F_ACK, NLM_F_DUMP, NLM_F_MULTI,
-  NLM_F_CAPPED, NLM_F_ACK_TLVS, NLM_F_DUMP_INTR, NLM_F_CREATE, NLM_F_EXCL, NLMSGERR_ATTR_MSG, NETLINK_ROUTE, NETLINK_NETFILTER,
+  parseMessages,
+  encodeMessage,
+  NLMSG_ERROR,
+  NLMSG_DONE,
+  NLM_F_REQUEST,
+  NLM_F_ACK,
+  NLM_F_DUMP,
+  NLM_F_MULTI,
+  NLM_F_CAPPED,
+  NLM_F_ACK_TLVS,
+  NLM_F_DUMP_INTR,
+  NLM_F_CREATE,
+  NLM_F_EXCL,
+  NLMSGERR_ATTR_MSG,
+  NETLINK_ROUTE,
+  NETLINK_NETFILTER,
 } from '../../src/netlink/message.js';
 import { str } from '../../src/netlink/attributes.js';
 import { NetlinkConnection, NetlinkTimeoutError, type Transport } from '../../src/netlink/connection.js';
@@ -99,10 +113,16 @@ test('NLMSG_DONE carrying an errno rejects the dump with a NetlinkError', async 
 
 test('several requests in flight: answers out of order reach the right callers', async (t) => {
   let first = 0;
-  const tr = new FakeTransport([
-    (s) => { first = seqOf(s); return []; },
-    (s) => [errFor(seqOf(s), 17), errFor(first, 0)],
-  ], { keepSeq: true });
+  const tr = new FakeTransport(
+    [
+      (s) => {
+        first = seqOf(s);
+        return [];
+      },
+      (s) => [errFor(seqOf(s), 17), errFor(first, 0)],
+    ],
+    { keepSeq: true },
+  );
   const conn = new NetlinkConnection(tr, NETLINK_ROUTE);
   const a = conn.request({ type: 36, payload: Buffer.alloc(20) });
   const b = conn.request({ type: 44, payload: Buffer.alloc(20) });
@@ -120,7 +140,16 @@ test('replies for unknown sequence numbers are ignored', async (t) => {
 
 test('timeout: no answer -> NetlinkTimeoutError naming the request; late answers are dropped', async (t) => {
   let seq = 0;
-  const tr = new FakeTransport([(s) => { seq = seqOf(s); return []; }, (s) => [errFor(seq, 1), errFor(seqOf(s))]], { keepSeq: true });
+  const tr = new FakeTransport(
+    [
+      (s) => {
+        seq = seqOf(s);
+        return [];
+      },
+      (s) => [errFor(seq, 1), errFor(seqOf(s))],
+    ],
+    { keepSeq: true },
+  );
   const conn = new NetlinkConnection(tr, NETLINK_ROUTE, { timeoutMs: 30 });
   const err = await t.throwsAsync(conn.request({ type: 36 }), { instanceOf: NetlinkTimeoutError });
   t.regex(err!.message, /^RTM_NEWQDISC: no answer from the kernel within 30 ms$/);
@@ -134,7 +163,10 @@ test('timeout: no answer -> NetlinkTimeoutError naming the request; late answers
 test('NLM_F_DUMP_INTR: the dump is retried, and only the consistent one is returned', async (t) => {
   const c = loadCapture('03_prio_add');
   const links = parseMessages(replies(c)[0].bytes);
-  const tr = new FakeTransport([(s) => [answering(replies(c)[0].bytes, seqOf(s), true), doneFor(seqOf(s), 0, NLM_F_MULTI | NLM_F_DUMP_INTR)], [replies(c)[0].bytes, replies(c)[1].bytes]], { keepSeq: false });
+  const tr = new FakeTransport(
+    [(s) => [answering(replies(c)[0].bytes, seqOf(s), true), doneFor(seqOf(s), 0, NLM_F_MULTI | NLM_F_DUMP_INTR)], [replies(c)[0].bytes, replies(c)[1].bytes]],
+    { keepSeq: false },
+  );
   const conn = new NetlinkConnection(tr, NETLINK_ROUTE);
   const msgs = await conn.dumpAll({ type: 18, payload: Buffer.alloc(16) });
   t.is(tr.sent.length, 2);
@@ -156,11 +188,17 @@ class ManualTransport implements Transport {
   readonly portId = 1;
   readonly sent: Buffer[] = [];
   private cb: (d: Buffer) => void = () => {};
-  send(d: Buffer): void { this.sent.push(d); }
-  onDatagram(cb: (d: Buffer) => void): void { this.cb = cb; }
+  send(d: Buffer): void {
+    this.sent.push(d);
+  }
+  onDatagram(cb: (d: Buffer) => void): void {
+    this.cb = cb;
+  }
   onError(): void {}
   close(): void {}
-  deliver(d: Buffer): void { this.cb(d); }
+  deliver(d: Buffer): void {
+    this.cb(d);
+  }
 }
 
 test('dumps on one connection run one after the other (the kernel refuses a concurrent dump with EBUSY)', async (t) => {
@@ -189,18 +227,31 @@ test('acks with a warning: request succeeds, the warning is kept', async (t) => 
 });
 
 test('exchange: several messages in one datagram, acks per message, an error without NLM_F_ACK ends it', async (t) => {
-  const tr = new FakeTransport([
-    (s) => [errFor(seqOf(s, 1)), errFor(seqOf(s, 2), 2, 'No such table')],
-    (s) => [errFor(seqOf(s, 0), 1)],
-  ], { keepSeq: true });
+  const tr = new FakeTransport([(s) => [errFor(seqOf(s, 1)), errFor(seqOf(s, 2), 2, 'No such table')], (s) => [errFor(seqOf(s, 0), 1)]], { keepSeq: true });
   const conn = new NetlinkConnection(tr, NETLINK_NETFILTER);
-  const r = await conn.exchange([{ type: 0x10, payload: Buffer.alloc(4) }, { type: 0x0a00, flags: NLM_F_ACK }, { type: 0x0a02, flags: NLM_F_ACK }, { type: 0x11, payload: Buffer.alloc(4) }]);
+  const r = await conn.exchange([
+    { type: 0x10, payload: Buffer.alloc(4) },
+    { type: 0x0a00, flags: NLM_F_ACK },
+    { type: 0x0a02, flags: NLM_F_ACK },
+    { type: 0x11, payload: Buffer.alloc(4) },
+  ]);
   t.is(tr.sent.length, 1);
   const sent = parseMessages(tr.sent[0]);
   t.is(sent.length, 4);
-  t.deepEqual(sent.map((m) => m.seq - sent[0].seq), [0, 1, 2, 3]);
+  t.deepEqual(
+    sent.map((m) => m.seq - sent[0].seq),
+    [0, 1, 2, 3],
+  );
   t.true(sent.every((m) => m.flags & NLM_F_REQUEST));
-  t.deepEqual(r.map((x) => [x.error?.code, x.unanswered]), [[undefined, undefined], [undefined, undefined], ['ENOENT', undefined], [undefined, undefined]]);
+  t.deepEqual(
+    r.map((x) => [x.error?.code, x.unanswered]),
+    [
+      [undefined, undefined],
+      [undefined, undefined],
+      ['ENOENT', undefined],
+      [undefined, undefined],
+    ],
+  );
   t.is(r[2].error!.extAckMessage, 'No such table');
   // BEGIN refused (no NLM_F_ACK asked): the others are unanswered
   const r2 = await conn.exchange([{ type: 0x10 }, { type: 0x0a00, flags: NLM_F_ACK }, { type: 0x11 }]);
@@ -233,7 +284,11 @@ test('dumpEach: messages are handed over as each datagram arrives, before NLMSG_
   await new Promise((r) => setTimeout(r, 5));
   const seq = seqOf(tr.sent[0]);
   tr.deliver(answering(replies(c)[0].bytes, seq));
-  t.deepEqual(seen, links.map((m) => [m.type, 1]), 'every message of the first datagram, before the dump is done');
+  t.deepEqual(
+    seen,
+    links.map((m) => [m.type, 1]),
+    'every message of the first datagram, before the dump is done',
+  );
   tr.deliver(doneFor(seq));
   await done;
   t.is(seen.length, links.length);
@@ -242,7 +297,10 @@ test('dumpEach: messages are handed over as each datagram arrives, before NLMSG_
 test('dumpEach: after NLM_F_DUMP_INTR the dump runs again with attempt 2; only attempt 2 is consistent', async (t) => {
   const c = loadCapture('03_prio_add');
   const links = parseMessages(replies(c)[0].bytes);
-  const tr = new FakeTransport([(s) => [answering(replies(c)[0].bytes, seqOf(s), true), doneFor(seqOf(s), 0, NLM_F_MULTI | NLM_F_DUMP_INTR)], [replies(c)[0].bytes, replies(c)[1].bytes]], { keepSeq: false });
+  const tr = new FakeTransport(
+    [(s) => [answering(replies(c)[0].bytes, seqOf(s), true), doneFor(seqOf(s), 0, NLM_F_MULTI | NLM_F_DUMP_INTR)], [replies(c)[0].bytes, replies(c)[1].bytes]],
+    { keepSeq: false },
+  );
   const conn = new NetlinkConnection(tr, NETLINK_ROUTE);
   const attempts: number[] = [];
   await conn.dumpEach({ type: 18, payload: Buffer.alloc(16) }, (_m, a) => attempts.push(a));
@@ -254,14 +312,21 @@ test('dumpEach: a throw from the callback rejects only once the dump is done, an
   const conn = new NetlinkConnection(tr, NETLINK_ROUTE);
   const c = loadCapture('03_prio_add');
   let calls = 0;
-  const first = conn.dumpEach({ type: 18, payload: Buffer.alloc(16) }, () => { calls++; throw new SynplugError('consumer failed', 'failure'); });
+  const first = conn.dumpEach({ type: 18, payload: Buffer.alloc(16) }, () => {
+    calls++;
+    throw new SynplugError('consumer failed', 'failure');
+  });
   const second = conn.dumpAll({ type: 18, payload: Buffer.alloc(16) });
   await new Promise((r) => setTimeout(r, 5));
   const seq = seqOf(tr.sent[0]);
   tr.deliver(answering(replies(c)[0].bytes, seq));
   t.is(calls, 1, 'no further calls after the throw');
   let settled = false;
-  first.catch(() => undefined).finally(() => { settled = true; });
+  first
+    .catch(() => undefined)
+    .finally(() => {
+      settled = true;
+    });
   await new Promise((r) => setTimeout(r, 5));
   t.false(settled, 'still reading the dump to its end');
   t.is(tr.sent.length, 1, 'the next dump waits');

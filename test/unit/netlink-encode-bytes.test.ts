@@ -42,11 +42,23 @@ test.serial('tcmsg and a whole message: the pfifo change tc sends (56 bytes), pa
     t.is(hex(encodeTcmsg({ ifindex: 5, handle: 0x10000, parent: 0xffffffff })), '00000000' + '05000000' + '00000100' + 'ffffffff' + '00000000');
     const req = qdiscRequest('change', 5, { kind: 'pfifo', parent: 'root', handle: '1:', options: { limit: 1000 } });
     const m = encodeMessage({ type: req.type, flags: req.flags | NLM_F_REQUEST | NLM_F_ACK, seq: 7, payload: req.payload });
-    t.is(hex(m),
-      '38000000' + '2400' + '0500' + '07000000' + '00000000' // nlmsghdr: len 56, RTM_NEWQDISC, REQUEST|ACK, seq 7, pid 0
-      + '00000000' + '05000000' + '00000100' + 'ffffffff' + '00000000' // tcmsg
-      + '0a000100' + '706669666f000000' // TCA_KIND "pfifo"
-      + '08000200' + 'e8030000'); // TCA_OPTIONS tc_fifo_qopt { limit 1000 }
+    t.is(
+      hex(m),
+      '38000000' +
+        '2400' +
+        '0500' +
+        '07000000' +
+        '00000000' + // nlmsghdr: len 56, RTM_NEWQDISC, REQUEST|ACK, seq 7, pid 0
+        '00000000' +
+        '05000000' +
+        '00000100' +
+        'ffffffff' +
+        '00000000' + // tcmsg
+        '0a000100' +
+        '706669666f000000' + // TCA_KIND "pfifo"
+        '08000200' +
+        'e8030000',
+    ); // TCA_OPTIONS tc_fifo_qopt { limit 1000 }
     // a payload whose length is not a multiple of 4 gets zero padding after nlmsg_len
     t.is(hex(encodeMessage({ type: 0x10, flags: 1, payload: Buffer.from([9]) })), '11000000' + '1000' + '0100' + '00000000' + '00000000' + '09000000');
   });

@@ -1,14 +1,25 @@
 import test from 'ava';
 import { loadCapture, requests, replies } from '../helpers/captures.js';
 import {
-  parseMessages, parseErrorReply, errorFromReply, encodeMessage, NLMSG_ERROR, NLM_F_CAPPED, NLM_F_ACK_TLVS,
-  NLMSGERR_ATTR_MSG, NLMSGERR_ATTR_OFFS, NLMSGERR_ATTR_MISS_TYPE, type NetlinkMessage,
+  parseMessages,
+  parseErrorReply,
+  errorFromReply,
+  encodeMessage,
+  NLMSG_ERROR,
+  NLM_F_CAPPED,
+  NLM_F_ACK_TLVS,
+  NLMSGERR_ATTR_MSG,
+  NLMSGERR_ATTR_OFFS,
+  NLMSGERR_ATTR_MISS_TYPE,
+  type NetlinkMessage,
 } from '../../src/netlink/message.js';
 import { str, u32 } from '../../src/netlink/attributes.js';
 import { NetlinkError, NetlinkDecodeError, errnoName, UsageError, SynplugError, DumpInterruptedError } from '../../src/netlink/errors.js';
 
 function errorMessages(name: string): NetlinkMessage[] {
-  return replies(loadCapture(name)).flatMap((d) => parseMessages(d.bytes)).filter((m) => m.type === NLMSG_ERROR);
+  return replies(loadCapture(name))
+    .flatMap((d) => parseMessages(d.bytes))
+    .filter((m) => m.type === NLMSG_ERROR);
 }
 
 /** iproute2 prints "Error: <extack>" and adds a final "." when the text has none (lib/libnetlink.c). */
@@ -16,10 +27,16 @@ function tcWouldPrint(extack: string): string {
   return `Error: ${extack}${extack.endsWith('.') ? '' : '.'}\n`;
 }
 
-for (const [name, errno, code] of [['04_prio_add_again', 17, 'EEXIST'], ['16_bad_kind', 2, 'ENOENT'], ['17_del_missing', 22, 'EINVAL']] as const) {
+for (const [name, errno, code] of [
+  ['04_prio_add_again', 17, 'EEXIST'],
+  ['16_bad_kind', 2, 'ENOENT'],
+  ['17_del_missing', 22, 'EINVAL'],
+] as const) {
   test(`${name}: the NLMSG_ERROR decodes to errno ${code} and the extended ack that tc printed`, (t) => {
     const c = loadCapture(name);
-    const errs = errorMessages(name).map(parseErrorReply).filter((r) => r.errno !== 0);
+    const errs = errorMessages(name)
+      .map(parseErrorReply)
+      .filter((r) => r.errno !== 0);
     t.is(errs.length, 1);
     const [r] = errs;
     t.is(r.errno, errno);
@@ -80,11 +97,21 @@ test('an ack with a warning: errno 0 and the NLMSGERR_ATTR_MSG text', (t) => {
 });
 
 test('an error with a full echo (not capped) and offset / missing-attribute TLVs', (t) => {
-  const r = parseErrorReply(nlmsgerr({ error: -22, request: req, capped: false, tlvs: [str(NLMSGERR_ATTR_MSG, 'bad'), u32(NLMSGERR_ATTR_OFFS, 36), u32(NLMSGERR_ATTR_MISS_TYPE, 2)] }));
+  const r = parseErrorReply(
+    nlmsgerr({ error: -22, request: req, capped: false, tlvs: [str(NLMSGERR_ATTR_MSG, 'bad'), u32(NLMSGERR_ATTR_OFFS, 36), u32(NLMSGERR_ATTR_MISS_TYPE, 2)] }),
+  );
   t.like(r, { errno: 22, capped: false, extAckMessage: 'bad', extAckOffset: 36, missingAttribute: 2 });
   t.is(r.request.len, 38);
   const e = errorFromReply(r, 'RTM_NEWQDISC');
-  t.deepEqual(e.toJSON(), { error: 'RTM_NEWQDISC failed: EINVAL (kernel: bad)', errno: 22, code: 'EINVAL', request: 'RTM_NEWQDISC', extack: 'bad', extack_offset: 36, missing_attribute: 2 });
+  t.deepEqual(e.toJSON(), {
+    error: 'RTM_NEWQDISC failed: EINVAL (kernel: bad)',
+    errno: 22,
+    code: 'EINVAL',
+    request: 'RTM_NEWQDISC',
+    extack: 'bad',
+    extack_offset: 36,
+    missing_attribute: 2,
+  });
 });
 
 test('NLM_F_CAPPED on an error: only the header is echoed, TLVs follow it', (t) => {
@@ -109,7 +136,15 @@ test('withMessage keeps every kernel field and the category; the error classes a
   const w = e.withMessage("qdisc kind 'plug' is not available in this kernel (module sch_plug)");
   t.is(w.message, "Specified qdisc kind is unknown. Qdisc kind 'plug' is not available in this kernel (module sch_plug)");
   t.is(w.explanation, "qdisc kind 'plug' is not available in this kernel (module sch_plug)");
-  t.like(w, { errno: 2, code: 'ENOENT', requestType: 'RTM_NEWQDISC', extAckMessage: 'Specified qdisc kind is unknown', extAckOffset: 4, capped: true, category: 'kernel' });
+  t.like(w, {
+    errno: 2,
+    code: 'ENOENT',
+    requestType: 'RTM_NEWQDISC',
+    extAckMessage: 'Specified qdisc kind is unknown',
+    extAckOffset: 4,
+    capped: true,
+    category: 'kernel',
+  });
   t.true(w instanceof SynplugError);
   t.is(new UsageError('x').category, 'usage');
   t.is(new NetlinkDecodeError('x', 5).category, 'decode');

@@ -7,7 +7,14 @@ import test from 'ava';
 import fc from 'fast-check';
 import { captureNames, loadCapture } from '../helpers/captures.js';
 import {
-  parseMessages, parseErrorReply, doneErrno, encodeMessage, NLMSG_ERROR, NETLINK_ROUTE, NETLINK_SOCK_DIAG, NETLINK_NETFILTER,
+  parseMessages,
+  parseErrorReply,
+  doneErrno,
+  encodeMessage,
+  NLMSG_ERROR,
+  NETLINK_ROUTE,
+  NETLINK_SOCK_DIAG,
+  NETLINK_NETFILTER,
   type NetlinkMessage,
 } from '../../src/netlink/message.js';
 import { parseAttributes } from '../../src/netlink/attributes.js';
@@ -51,7 +58,9 @@ function holds(t: import('ava').ExecutionContext, prop: fc.IProperty<unknown[]>,
   const out = fc.check(prop, { numRuns });
   if (out.failed) {
     const err = out.errorInstance as Error | undefined;
-    t.fail(`${err?.message}\ncause: ${String((err?.cause as Error | undefined)?.stack ?? '')}\ncounterexample: ${fc.stringify(out.counterexample)}\nseed ${out.seed} path ${out.counterexamplePath}`);
+    t.fail(
+      `${err?.message}\ncause: ${String((err?.cause as Error | undefined)?.stack ?? '')}\ncounterexample: ${fc.stringify(out.counterexample)}\nseed ${out.seed} path ${out.counterexamplePath}`,
+    );
   } else {
     t.pass();
   }
@@ -61,7 +70,9 @@ function holds(t: import('ava').ExecutionContext, prop: fc.IProperty<unknown[]>,
 function exercise(protocol: number, bytes: Buffer, allDecoders: boolean): void {
   const t0 = process.cpuUsage();
   let msgs: NetlinkMessage[] = [];
-  onlyDecodeErrors(() => { msgs = parseMessages(bytes); }, 'parseMessages');
+  onlyDecodeErrors(() => {
+    msgs = parseMessages(bytes);
+  }, 'parseMessages');
   onlyDecodeErrors(() => describeDatagram(protocol, bytes), 'describeDatagram');
   for (const m of msgs) {
     if (m.type === NLMSG_ERROR) onlyDecodeErrors(() => parseErrorReply(m), 'parseErrorReply');
@@ -108,40 +119,73 @@ function mutate(src: Buffer, ops: Op[]): Buffer {
     if (b.length === 0) break;
     const p = o.pos % b.length;
     switch (o.kind) {
-      case 'flip': b[p] ^= 1 << (o.val % 8); break;
-      case 'set': b[p] = o.val & 0xff; break;
-      case 'trunc': b = b.subarray(0, p); break;
-      case 'insert': b = Buffer.concat([b.subarray(0, p), Buffer.alloc((o.val % 8) + 1, o.val & 0xff), b.subarray(p)]); break;
-      case 'delete': b = Buffer.concat([b.subarray(0, p), b.subarray(p + (o.val % 8) + 1)]); break;
+      case 'flip':
+        b[p] ^= 1 << (o.val % 8);
+        break;
+      case 'set':
+        b[p] = o.val & 0xff;
+        break;
+      case 'trunc':
+        b = b.subarray(0, p);
+        break;
+      case 'insert':
+        b = Buffer.concat([b.subarray(0, p), Buffer.alloc((o.val % 8) + 1, o.val & 0xff), b.subarray(p)]);
+        break;
+      case 'delete':
+        b = Buffer.concat([b.subarray(0, p), b.subarray(p + (o.val % 8) + 1)]);
+        break;
       // lengths are where decoders go wrong: write small/odd/huge values at 4-aligned spots
-      case 'len16': { const q = p & ~3; if (q + 2 <= b.length) b.writeUInt16LE([0, 1, 3, 4, 5, 7, 8, 0xffff, o.val][o.val % 9], q); break; }
-      case 'len32': { const q = p & ~3; if (q + 4 <= b.length) b.writeUInt32LE([0, 15, 16, 17, 20, 0xffffffff, o.val][o.val % 7], q); break; }
+      case 'len16': {
+        const q = p & ~3;
+        if (q + 2 <= b.length) b.writeUInt16LE([0, 1, 3, 4, 5, 7, 8, 0xffff, o.val][o.val % 9], q);
+        break;
+      }
+      case 'len32': {
+        const q = p & ~3;
+        if (q + 4 <= b.length) b.writeUInt32LE([0, 15, 16, 17, 20, 0xffffffff, o.val][o.val % 7], q);
+        break;
+      }
     }
   }
   return b;
 }
 
 test('mutated captured datagrams: only NetlinkDecodeError, never a hang (every registered decoder tried)', (t) => {
-  holds(t, fc.property(fc.constantFrom(...captured), fc.array(op, { minLength: 1, maxLength: 6 }), (c, ops) => {
-    exercise(c.protocol, mutate(c.bytes, ops), true);
-  }) as fc.IProperty<unknown[]>, 4000);
+  holds(
+    t,
+    fc.property(fc.constantFrom(...captured), fc.array(op, { minLength: 1, maxLength: 6 }), (c, ops) => {
+      exercise(c.protocol, mutate(c.bytes, ops), true);
+    }) as fc.IProperty<unknown[]>,
+    4000,
+  );
 });
 
 test('mutations inside one message body (header kept valid): only NetlinkDecodeError', (t) => {
   const msgs = captured.flatMap((c) => parseMessages(c.bytes).map((m) => ({ protocol: c.protocol, m })));
-  holds(t, fc.property(fc.constantFrom(...msgs), fc.array(op, { minLength: 1, maxLength: 8 }), ({ protocol, m }, ops) => {
-    const body = mutate(m.payload, ops);
-    exercise(protocol, encodeMessage({ type: m.type, flags: m.flags, seq: m.seq, pid: m.pid, payload: body }), true);
-  }) as fc.IProperty<unknown[]>, 4000);
+  holds(
+    t,
+    fc.property(fc.constantFrom(...msgs), fc.array(op, { minLength: 1, maxLength: 8 }), ({ protocol, m }, ops) => {
+      const body = mutate(m.payload, ops);
+      exercise(protocol, encodeMessage({ type: m.type, flags: m.flags, seq: m.seq, pid: m.pid, payload: body }), true);
+    }) as fc.IProperty<unknown[]>,
+    4000,
+  );
 });
 
 test('random datagrams and random bodies behind valid headers: only NetlinkDecodeError', (t) => {
   const types = registered.map((r) => r);
-  holds(t, fc.property(
-    fc.constantFrom(...types), fc.integer({ min: 0, max: 0xffff }), fc.uint8Array({ maxLength: 300 }), fc.uint8Array({ maxLength: 200 }),
-    (r, flags, body, junk) => {
-      exercise(r.protocol, encodeMessage({ type: r.type, flags, payload: Buffer.from(body) }), false);
-      exercise(r.protocol, Buffer.from(junk), false);
-    },
-  ) as fc.IProperty<unknown[]>, 4000);
+  holds(
+    t,
+    fc.property(
+      fc.constantFrom(...types),
+      fc.integer({ min: 0, max: 0xffff }),
+      fc.uint8Array({ maxLength: 300 }),
+      fc.uint8Array({ maxLength: 200 }),
+      (r, flags, body, junk) => {
+        exercise(r.protocol, encodeMessage({ type: r.type, flags, payload: Buffer.from(body) }), false);
+        exercise(r.protocol, Buffer.from(junk), false);
+      },
+    ) as fc.IProperty<unknown[]>,
+    4000,
+  );
 });

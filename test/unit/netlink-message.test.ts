@@ -2,16 +2,41 @@ import test from 'ava';
 import fc from 'fast-check';
 import { captureNames, loadCapture } from '../helpers/captures.js';
 import {
-  encodeMessage, parseMessages, readDatagramAsKernel, flagNames, controlTypeName, doneErrno, NLMSG_HDRLEN, NLMSG_DONE, NLMSG_ERROR,
-  NLM_F_REQUEST, NLM_F_MULTI, NLM_F_ACK, NLM_F_ECHO, NLM_F_DUMP, NLM_F_CREATE, NLM_F_EXCL, NLM_F_REPLACE, NLM_F_CAPPED,
-  NLM_F_ACK_TLVS, NLM_F_DUMP_INTR, NETLINK_ROUTE, NETLINK_NETFILTER,
+  encodeMessage,
+  parseMessages,
+  readDatagramAsKernel,
+  flagNames,
+  controlTypeName,
+  doneErrno,
+  NLMSG_HDRLEN,
+  NLMSG_DONE,
+  NLMSG_ERROR,
+  NLM_F_REQUEST,
+  NLM_F_MULTI,
+  NLM_F_ACK,
+  NLM_F_ECHO,
+  NLM_F_DUMP,
+  NLM_F_CREATE,
+  NLM_F_EXCL,
+  NLM_F_REPLACE,
+  NLM_F_CAPPED,
+  NLM_F_ACK_TLVS,
+  NLM_F_DUMP_INTR,
+  NETLINK_ROUTE,
+  NETLINK_NETFILTER,
 } from '../../src/netlink/message.js';
 import { NetlinkDecodeError } from '../../src/netlink/errors.js';
 import { messageTypeName, requestKind } from '../../src/netlink/protocols.js';
 import '../../src/netlink/route/index.js';
 
 test('header: encode then decode gives the fields back; nlmsg_len excludes the padding', (t) => {
-  const b = encodeMessage({ type: 36, flags: NLM_F_REQUEST | NLM_F_ACK | NLM_F_CREATE | NLM_F_EXCL, seq: 0xdeadbeef, pid: 4242, payload: Buffer.from([1, 2, 3, 4, 5]) });
+  const b = encodeMessage({
+    type: 36,
+    flags: NLM_F_REQUEST | NLM_F_ACK | NLM_F_CREATE | NLM_F_EXCL,
+    seq: 0xdeadbeef,
+    pid: 4242,
+    payload: Buffer.from([1, 2, 3, 4, 5]),
+  });
   t.is(b.length, 24); // 16 + 5 -> aligned to 24
   t.is(b.readUInt32LE(0), 21);
   t.deepEqual(b.subarray(21), Buffer.alloc(3));
@@ -55,7 +80,10 @@ test('several messages per datagram: the captured dumps split at nlmsg_len, offs
   }
   t.is(off, dump.length);
   // with a base offset, offsets shift
-  t.deepEqual(parseMessages(dump, 100).map((m) => m.offset), msgs.map((m) => m.offset + 100));
+  t.deepEqual(
+    parseMessages(dump, 100).map((m) => m.offset),
+    msgs.map((m) => m.offset + 100),
+  );
   // NLMSG_DONE comes in its own datagram; its errno is 0
   const [done] = parseMessages(c.datagrams[2].bytes);
   t.is(done.type, NLMSG_DONE);
@@ -71,7 +99,10 @@ test('truncated datagrams: NetlinkDecodeError at the offset of the bad header', 
   for (let cut = 1; cut < dump.length; cut++) {
     const part = dump.subarray(0, cut);
     const ends = starts.map((_s, i) => (i + 1 < starts.length ? starts[i + 1] : dump.length));
-    if (ends.includes(cut)) { t.notThrows(() => parseMessages(part)); continue; }
+    if (ends.includes(cut)) {
+      t.notThrows(() => parseMessages(part));
+      continue;
+    }
     const err = t.throws(() => parseMessages(part), { instanceOf: NetlinkDecodeError });
     const at = Math.max(...starts.filter((s) => s < cut));
     t.is(err!.offset, at, `cut ${cut}`);
@@ -132,12 +163,17 @@ const arbMsg = fc.record({
 });
 
 test('round trip (fast-check): encode several messages, concatenate, parse -> the same messages', (t) => {
-  fc.assert(fc.property(fc.array(arbMsg, { maxLength: 6 }), (msgs) => {
-    const d = Buffer.concat(msgs.map((m) => encodeMessage(m)));
-    const back = parseMessages(d);
-    if (back.length !== msgs.length) return false;
-    return back.every((b, i) => b.type === msgs[i].type && b.flags === msgs[i].flags && b.seq === msgs[i].seq && b.pid === msgs[i].pid && b.payload.equals(msgs[i].payload));
-  }), { numRuns: 2000 });
+  fc.assert(
+    fc.property(fc.array(arbMsg, { maxLength: 6 }), (msgs) => {
+      const d = Buffer.concat(msgs.map((m) => encodeMessage(m)));
+      const back = parseMessages(d);
+      if (back.length !== msgs.length) return false;
+      return back.every(
+        (b, i) => b.type === msgs[i].type && b.flags === msgs[i].flags && b.seq === msgs[i].seq && b.pid === msgs[i].pid && b.payload.equals(msgs[i].payload),
+      );
+    }),
+    { numRuns: 2000 },
+  );
   t.pass();
 });
 
@@ -157,9 +193,13 @@ test('a captured request, padded past nlmsg_len as iproute2 pads its request str
     const r = readDatagramAsKernel(d);
     t.deepEqual(r.messages, strict, `pad ${pad}`);
     // fewer than 16 bytes: the loop condition ends it; 16 or more zero bytes: a header with nlmsg_len 0
-    t.deepEqual(r.trailing, pad < NLMSG_HDRLEN
-      ? { offset: req.length, length: pad, reason: 'short-tail' }
-      : { offset: req.length, length: pad, reason: 'nlmsg_len-below-header', nlmsgLen: 0 }, `pad ${pad}`);
+    t.deepEqual(
+      r.trailing,
+      pad < NLMSG_HDRLEN
+        ? { offset: req.length, length: pad, reason: 'short-tail' }
+        : { offset: req.length, length: pad, reason: 'nlmsg_len-below-header', nlmsgLen: 0 },
+      `pad ${pad}`,
+    );
     // the strict splitter, which the connection uses for replies, still refuses it
     t.throws(() => parseMessages(d), { instanceOf: NetlinkDecodeError });
   }
@@ -187,7 +227,10 @@ test('kernel reading: a header with nlmsg_len below 16, or past the end, stops t
   first.writeUInt32LE(8, 0);
   t.deepEqual(readDatagramAsKernel(first), { messages: [], trailing: { offset: 0, length: a.length, reason: 'nlmsg_len-below-header', nlmsgLen: 8 } });
   // a last message without its padding is read whole (the kernel clamps the pull)
-  t.deepEqual(readDatagramAsKernel(a.subarray(0, 21)).messages.map((m) => m.payload.length), [5]);
+  t.deepEqual(
+    readDatagramAsKernel(a.subarray(0, 21)).messages.map((m) => m.payload.length),
+    [5],
+  );
   t.deepEqual(readDatagramAsKernel(Buffer.alloc(0)), { messages: [] });
   t.deepEqual(readDatagramAsKernel(Buffer.alloc(7)), { messages: [], trailing: { offset: 0, length: 7, reason: 'short-tail' } });
 });
@@ -221,21 +264,28 @@ test('kernel reading (fast-check): never throws, agrees with netlink_rcv_skb, co
   const datagram = fc.oneof(
     fc.uint8Array({ maxLength: 96 }).map((u) => Buffer.from(u)),
     // well-formed messages, then arbitrary bytes (padding, a broken header, a short tail)
-    fc.tuple(fc.array(arbMsg, { maxLength: 4 }), fc.uint8Array({ maxLength: 40 })).map(([ms, tail]) => Buffer.concat([...ms.map((m) => encodeMessage(m)), Buffer.from(tail)])),
+    fc
+      .tuple(fc.array(arbMsg, { maxLength: 4 }), fc.uint8Array({ maxLength: 40 }))
+      .map(([ms, tail]) => Buffer.concat([...ms.map((m) => encodeMessage(m)), Buffer.from(tail)])),
   );
-  fc.assert(fc.property(datagram, fc.integer({ min: 0, max: 1 << 20 }), (d, base) => {
-    const r = readDatagramAsKernel(d, base);
-    const model = kernelModel(d);
-    if (r.messages.map((m) => m.offset - base).join() !== model.starts.join()) return false;
-    const end = r.trailing ? r.trailing.offset - base : d.length;
-    if (end !== model.stop || (r.trailing && r.trailing.offset + r.trailing.length !== base + d.length)) return false;
-    if (r.trailing && r.trailing.length === 0) return false;
-    let strict: ReturnType<typeof parseMessages>;
-    try { strict = parseMessages(d, base); } catch (e) {
-      if (!(e instanceof NetlinkDecodeError)) throw e;
-      return r.trailing !== undefined; // strict refuses only what the kernel leaves unread
-    }
-    return r.trailing === undefined && JSON.stringify(strict) === JSON.stringify(r.messages);
-  }), { numRuns: 3000 });
+  fc.assert(
+    fc.property(datagram, fc.integer({ min: 0, max: 1 << 20 }), (d, base) => {
+      const r = readDatagramAsKernel(d, base);
+      const model = kernelModel(d);
+      if (r.messages.map((m) => m.offset - base).join() !== model.starts.join()) return false;
+      const end = r.trailing ? r.trailing.offset - base : d.length;
+      if (end !== model.stop || (r.trailing && r.trailing.offset + r.trailing.length !== base + d.length)) return false;
+      if (r.trailing && r.trailing.length === 0) return false;
+      let strict: ReturnType<typeof parseMessages>;
+      try {
+        strict = parseMessages(d, base);
+      } catch (e) {
+        if (!(e instanceof NetlinkDecodeError)) throw e;
+        return r.trailing !== undefined; // strict refuses only what the kernel leaves unread
+      }
+      return r.trailing === undefined && JSON.stringify(strict) === JSON.stringify(r.messages);
+    }),
+    { numRuns: 3000 },
+  );
   t.pass();
 });

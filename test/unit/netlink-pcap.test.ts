@@ -6,8 +6,18 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { captureNames, loadCapture } from '../helpers/captures.js';
 import {
-  readCaptureFile, parseCapture, parsePcap, parsePcapng, encodePcap, datagramDirection, LINKTYPE_NETLINK,
-  captureDatagrams, pcapDatagrams, pcapngDatagrams, captureJsonDatagrams, parseCaptureJson,
+  readCaptureFile,
+  parseCapture,
+  parsePcap,
+  parsePcapng,
+  encodePcap,
+  datagramDirection,
+  LINKTYPE_NETLINK,
+  captureDatagrams,
+  pcapDatagrams,
+  pcapngDatagrams,
+  captureJsonDatagrams,
+  parseCaptureJson,
 } from '../../src/netlink/pcap.js';
 import { parseHexDump, hexDumpDatagrams } from '../../src/netlink/hexdump.js';
 import { NetlinkDecodeError, UsageError } from '../../src/netlink/errors.js';
@@ -55,7 +65,9 @@ test('pcap: both byte orders and the nanosecond variant read back the same datag
     for (const nanoseconds of [false, true]) {
       const file = encodePcap(orig, { bigEndian, nanoseconds });
       const magic = file.subarray(0, 4).toString('hex');
-      const expectMagic = { 'false,false': 'd4c3b2a1', 'true,false': 'a1b2c3d4', 'false,true': '4d3cb2a1', 'true,true': 'a1b23c4d' }[`${bigEndian},${nanoseconds}`];
+      const expectMagic = { 'false,false': 'd4c3b2a1', 'true,false': 'a1b2c3d4', 'false,true': '4d3cb2a1', 'true,true': 'a1b23c4d' }[
+        `${bigEndian},${nanoseconds}`
+      ];
       t.is(magic, expectMagic);
       const back = parseCapture(file);
       t.deepEqual(simplify(back), simplify(c.datagrams));
@@ -88,7 +100,10 @@ test('pcap: a file cut anywhere throws NetlinkDecodeError (never anything else),
       continue;
     }
     const err = t.throws(() => parsePcap(part), { instanceOf: NetlinkDecodeError });
-    if (cut < 24) { t.is(err!.offset, 0); continue; }
+    if (cut < 24) {
+      t.is(err!.offset, 0);
+      continue;
+    }
     const rec = Math.max(...starts.filter((s) => s <= cut));
     // header cut: offset of the header; data cut: offset of caplen
     t.is(err!.offset, cut < rec + 16 ? rec : rec + 8, `cut at ${cut}`);
@@ -116,14 +131,17 @@ test('pcap: a packet shorter than the nlmon pseudo header is refused at its data
 
 test('pcap: random bytes after a valid header never throw anything but NetlinkDecodeError', (t) => {
   const head = encodePcap([]);
-  fc.assert(fc.property(fc.uint8Array({ maxLength: 200 }), fc.boolean(), (tail, be) => {
-    const h = be ? encodePcap([], { bigEndian: true }) : head;
-    try {
-      parseCapture(Buffer.concat([h, Buffer.from(tail)]));
-    } catch (e) {
-      if (!(e instanceof NetlinkDecodeError)) throw e;
-    }
-  }), { numRuns: 2000 });
+  fc.assert(
+    fc.property(fc.uint8Array({ maxLength: 200 }), fc.boolean(), (tail, be) => {
+      const h = be ? encodePcap([], { bigEndian: true }) : head;
+      try {
+        parseCapture(Buffer.concat([h, Buffer.from(tail)]));
+      } catch (e) {
+        if (!(e instanceof NetlinkDecodeError)) throw e;
+      }
+    }),
+    { numRuns: 2000 },
+  );
   t.pass();
 });
 
@@ -144,7 +162,9 @@ test('pcapng: truncated at every length -> NetlinkDecodeError only', (t) => {
   const file = pcapng(c.datagrams, true);
   let errors = 0;
   for (let cut = 1; cut < file.length; cut++) {
-    try { parsePcapng(file.subarray(0, cut)); } catch (e) {
+    try {
+      parsePcapng(file.subarray(0, cut));
+    } catch (e) {
       t.true(e instanceof NetlinkDecodeError, `cut ${cut}: ${String(e)}`);
       t.true((e as NetlinkDecodeError).offset <= cut);
       errors++;
@@ -166,10 +186,13 @@ function viaTool(tool: string, args: string[], data: Buffer): string {
 
 test('hex: one datagram per line, whitespace and case tolerant', (t) => {
   const c = loadCapture('02_addr_add');
-  const text = c.datagrams.map((d, i) => {
-    const h = d.bytes.toString('hex');
-    return i % 2 ? h.toUpperCase().replace(/(.{8})/g, '$1 ') : `  ${h.replace(/(..)/g, '$1 ')}\t`;
-  }).join('\r\n') + '\n';
+  const text =
+    c.datagrams
+      .map((d, i) => {
+        const h = d.bytes.toString('hex');
+        return i % 2 ? h.toUpperCase().replace(/(.{8})/g, '$1 ') : `  ${h.replace(/(..)/g, '$1 ')}\t`;
+      })
+      .join('\r\n') + '\n';
   t.deepEqual(simplify(parseCapture(Buffer.from(text))), simplify(c.datagrams));
 });
 
@@ -189,14 +212,21 @@ test('hex: blank-line separated blocks, wrapped lines, comments, 0x prefixes and
 test('hex: xxd output of each datagram, concatenated (offsets restart at 0)', (t) => {
   const c = loadCapture('01_link_show');
   const text = c.datagrams.map((d) => viaTool('xxd', [], d.bytes)).join('');
-  t.deepEqual(parseHexDump(text).map((b) => b.toString('hex')), c.datagrams.map((d) => d.bytes.toString('hex')));
+  t.deepEqual(
+    parseHexDump(text).map((b) => b.toString('hex')),
+    c.datagrams.map((d) => d.bytes.toString('hex')),
+  );
 });
 
 test('hex: xxd -a (autoskip, "*" lines) and xxd -g1 / -c 32 variants', (t) => {
   const c = loadCapture('01_link_show');
   for (const args of [['-a'], ['-g', '1'], ['-c', '32'], ['-a', '-g', '4', '-c', '24']]) {
     const text = c.datagrams.map((d) => viaTool('xxd', args, d.bytes)).join('\n');
-    t.deepEqual(parseHexDump(text).map((b) => b.toString('hex')), c.datagrams.map((d) => d.bytes.toString('hex')), args.join(' '));
+    t.deepEqual(
+      parseHexDump(text).map((b) => b.toString('hex')),
+      c.datagrams.map((d) => d.bytes.toString('hex')),
+      args.join(' '),
+    );
   }
 });
 
@@ -204,13 +234,17 @@ test('hex: hexdump -C output (with "*" runs and the closing length line)', (t) =
   const c = loadCapture('01_link_show');
   const text = c.datagrams.map((d) => viaTool('hexdump', ['-C'], d.bytes)).join('');
   t.true(text.includes('\n*\n'));
-  t.deepEqual(parseHexDump(text).map((b) => b.toString('hex')), c.datagrams.map((d) => d.bytes.toString('hex')));
+  t.deepEqual(
+    parseHexDump(text).map((b) => b.toString('hex')),
+    c.datagrams.map((d) => d.bytes.toString('hex')),
+  );
 });
 
 test('hex: "0000: 01 02 ..." offset lines', (t) => {
   const d = loadCapture('02_addr_add').datagrams[2].bytes;
   const lines: string[] = [];
-  for (let o = 0; o < d.length; o += 16) lines.push(`${o.toString(16).padStart(4, '0')}: ${[...d.subarray(o, o + 16)].map((x) => x.toString(16).padStart(2, '0')).join(' ')}`);
+  for (let o = 0; o < d.length; o += 16)
+    lines.push(`${o.toString(16).padStart(4, '0')}: ${[...d.subarray(o, o + 16)].map((x) => x.toString(16).padStart(2, '0')).join(' ')}`);
   t.deepEqual(parseHexDump(lines.join('\n')), [d]);
 });
 
@@ -234,9 +268,16 @@ test('hex: bad text -> NetlinkDecodeError naming the line, offset = character of
 });
 
 test('hex: random text never throws anything but NetlinkDecodeError', (t) => {
-  fc.assert(fc.property(fc.string({ unit: fc.constantFrom(...'0123456789abcdefx:| *\n\t,#/.'.split('')), maxLength: 300 }), (s) => {
-    try { parseHexDump(s); } catch (e) { if (!(e instanceof NetlinkDecodeError)) throw e; }
-  }), { numRuns: 3000 });
+  fc.assert(
+    fc.property(fc.string({ unit: fc.constantFrom(...'0123456789abcdefx:| *\n\t,#/.'.split('')), maxLength: 300 }), (s) => {
+      try {
+        parseHexDump(s);
+      } catch (e) {
+        if (!(e instanceof NetlinkDecodeError)) throw e;
+      }
+    }),
+    { numRuns: 3000 },
+  );
   t.pass();
 });
 
@@ -276,7 +317,8 @@ test('pcapDatagrams: a file cut anywhere yields every packet that ends before th
     const { got, err } = untilError(pcapDatagrams(file.subarray(0, cut)));
     const whole = ends.filter((e) => e <= cut).length;
     t.deepEqual(simplify(got), simplify(c.datagrams.slice(0, whole)), `cut at ${cut}`);
-    if (cut === 24 || ends.includes(cut)) t.is(err, undefined); // a cut between records is a valid, shorter capture
+    if (cut === 24 || ends.includes(cut))
+      t.is(err, undefined); // a cut between records is a valid, shorter capture
     else t.true(err instanceof NetlinkDecodeError, `cut at ${cut}`);
   }
 });
@@ -313,15 +355,24 @@ test('pcapngDatagrams: a file cut anywhere yields every packet whose block ends 
 
 test('hexDumpDatagrams: the datagrams before a bad line are yielded; one being read there is not', (t) => {
   const a = untilError(hexDumpDatagrams('30000000\n3000zz00\n'));
-  t.deepEqual(a.got.map((b) => b.toString('hex')), ['30000000']);
+  t.deepEqual(
+    a.got.map((b) => b.toString('hex')),
+    ['30000000'],
+  );
   t.regex(String((a.err as Error).message), /line 2/);
   // offset lines: the first datagram ends where the second starts at offset 0, even if that line is bad
   const b = untilError(hexDumpDatagrams('00000000: 3000 0000 1200 0100\n00000008: 0000 0000\n00000000: 30zz\n'));
-  t.deepEqual(b.got.map((x) => x.toString('hex')), ['300000001200010000000000']);
+  t.deepEqual(
+    b.got.map((x) => x.toString('hex')),
+    ['300000001200010000000000'],
+  );
   t.true(b.err instanceof NetlinkDecodeError);
   // a block still being read when the bad line comes is dropped
   const c = untilError(hexDumpDatagrams('3000\n0000\n\n1200\nzz\n'));
-  t.deepEqual(c.got.map((x) => x.toString('hex')), ['30000000']);
+  t.deepEqual(
+    c.got.map((x) => x.toString('hex')),
+    ['30000000'],
+  );
   t.true(c.err instanceof NetlinkDecodeError);
   t.throws(() => parseHexDump('30000000\n3000zz00\n'), { instanceOf: NetlinkDecodeError });
 });
@@ -331,8 +382,16 @@ test('capture JSON: a protocol that is not an integer 0-31, or an unknown direct
   const good = { protocol: 0, direction: c.datagrams[0].direction, hex: c.datagrams[0].bytes.toString('hex') };
   const hex = c.datagrams[1].bytes.toString('hex');
   const cases: Array<[string, Record<string, unknown>, RegExp]> = [
-    ...['"abc"', '-1', '0.5', '99', '32', '1e300', 'null', 'true', '[0]'].map((p): [string, Record<string, unknown>, RegExp] => [`protocol ${p}`, { protocol: JSON.parse(p), hex }, /"protocol".*not a netlink protocol number \(an integer 0-31\)/]),
-    ...['"sideways"', '1', 'null', '"TO-KERNEL"'].map((d): [string, Record<string, unknown>, RegExp] => [`direction ${d}`, { direction: JSON.parse(d), hex }, /"direction".*neither "to-kernel" nor "from-kernel"/]),
+    ...['"abc"', '-1', '0.5', '99', '32', '1e300', 'null', 'true', '[0]'].map((p): [string, Record<string, unknown>, RegExp] => [
+      `protocol ${p}`,
+      { protocol: JSON.parse(p), hex },
+      /"protocol".*not a netlink protocol number \(an integer 0-31\)/,
+    ]),
+    ...['"sideways"', '1', 'null', '"TO-KERNEL"'].map((d): [string, Record<string, unknown>, RegExp] => [
+      `direction ${d}`,
+      { direction: JSON.parse(d), hex },
+      /"direction".*neither "to-kernel" nor "from-kernel"/,
+    ]),
   ];
   for (const [what, bad, msg] of cases) {
     for (const text of [JSON.stringify({ command: 'x', datagrams: [good, bad] }, null, 2), JSON.stringify([good, bad])]) {
@@ -348,7 +407,10 @@ test('capture JSON: a protocol that is not an integer 0-31, or an unknown direct
     }
   }
   // 31 and 0 are fine; an absent protocol is 0
-  t.deepEqual(parseCaptureJson(JSON.stringify([{ protocol: 31, hex }, { hex }])).map((d) => d.protocol), [31, 0]);
+  t.deepEqual(
+    parseCaptureJson(JSON.stringify([{ protocol: 31, hex }, { hex }])).map((d) => d.protocol),
+    [31, 0],
+  );
 });
 
 test('capture JSON: the offset of a bad datagram follows the last "datagrams" member, past nested values and escapes', (t) => {
@@ -360,5 +422,5 @@ test('capture JSON: the offset of a bad datagram follows the last "datagrams" me
   const deep = `[{"hex": "00"}, {"hex": ${'['.repeat(100000)}${']'.repeat(100000)}}]`;
   const r = untilError(captureJsonDatagrams(deep));
   t.is(r.got.length, 1);
-  t.is((r.err as NetlinkDecodeError).offset, deep.indexOf("{", 1 + deep.indexOf("}")));
+  t.is((r.err as NetlinkDecodeError).offset, deep.indexOf('{', 1 + deep.indexOf('}')));
 });

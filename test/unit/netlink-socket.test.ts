@@ -14,8 +14,22 @@ import { netnsPath, setDefaultNetns, defaultNetns, NETNS_ENV } from '../../src/n
 import { UsageError, SynplugError, NetlinkError } from '../../src/netlink/errors.js';
 import { str } from '../../src/netlink/attributes.js';
 import {
-  encodeMessage, parseMessages, parseErrorReply, NLMSG_ERROR, NLMSG_DONE, NLM_F_ACK, NLM_F_CAPPED, NLM_F_ACK_TLVS, NLM_F_MULTI,
-  NLM_F_REPLACE, NLM_F_EXCL, NLM_F_DUMP, NLMSGERR_ATTR_MSG, NLMSGERR_ATTR_OFFS, NETLINK_ROUTE, NETLINK_NETFILTER,
+  encodeMessage,
+  parseMessages,
+  parseErrorReply,
+  NLMSG_ERROR,
+  NLMSG_DONE,
+  NLM_F_ACK,
+  NLM_F_CAPPED,
+  NLM_F_ACK_TLVS,
+  NLM_F_MULTI,
+  NLM_F_REPLACE,
+  NLM_F_EXCL,
+  NLM_F_DUMP,
+  NLMSGERR_ATTR_MSG,
+  NLMSGERR_ATTR_OFFS,
+  NETLINK_ROUTE,
+  NETLINK_NETFILTER,
 } from '../../src/netlink/message.js';
 import * as root from '../../src/index.js';
 import * as netlinkIndex from '../../src/netlink/index.js';
@@ -26,7 +40,13 @@ import '../../src/iptables/index.js';
 function warningAck(seq: number, text: string, offset?: number): Buffer {
   const e = Buffer.alloc(4);
   const tlvs = [str(NLMSGERR_ATTR_MSG, text)];
-  if (offset !== undefined) { const o = Buffer.alloc(8); o.writeUInt16LE(8, 0); o.writeUInt16LE(NLMSGERR_ATTR_OFFS, 2); o.writeUInt32LE(offset, 4); tlvs.push(o); }
+  if (offset !== undefined) {
+    const o = Buffer.alloc(8);
+    o.writeUInt16LE(8, 0);
+    o.writeUInt16LE(NLMSGERR_ATTR_OFFS, 2);
+    o.writeUInt32LE(offset, 4);
+    tlvs.push(o);
+  }
   return encodeMessage({ type: NLMSG_ERROR, flags: NLM_F_CAPPED | NLM_F_ACK_TLVS, seq, payload: [e, Buffer.alloc(16), ...tlvs] });
 }
 const seqOf = (d: Buffer) => parseMessages(d)[0].seq;
@@ -74,13 +94,17 @@ test('setDefaultNetns / defaultNetns: explicit, else SYNPLUG_NETNS, else none', 
     t.is(defaultNetns(), 'from-env');
   } finally {
     setDefaultNetns(undefined);
-    if (saved === undefined) delete process.env[NETNS_ENV]; else process.env[NETNS_ENV] = saved;
+    if (saved === undefined) delete process.env[NETNS_ENV];
+    else process.env[NETNS_ENV] = saved;
   }
 });
 
 test('a warning on a successful ack: the request resolves; onWarning, conn.warnings, the exchange result', async (t) => {
   const seen: NetlinkWarning[] = [];
-  const tr = new FakeTransport([(s) => [warningAck(seqOf(s), 'quantum of class 10001 is big. Consider r2q change.', 36)], (s) => [warningAck(seqOf(s), 'second')]], { keepSeq: true });
+  const tr = new FakeTransport(
+    [(s) => [warningAck(seqOf(s), 'quantum of class 10001 is big. Consider r2q change.', 36)], (s) => [warningAck(seqOf(s), 'second')]],
+    { keepSeq: true },
+  );
   const conn = new NetlinkConnection(tr, NETLINK_ROUTE, { onWarning: (w) => seen.push(w) });
   t.deepEqual(await conn.request({ type: 40, payload: Buffer.alloc(20) }), []);
   t.deepEqual(seen, [{ message: 'quantum of class 10001 is big. Consider r2q change.', requestType: 'RTM_NEWTCLASS', offset: 36 }]);
@@ -95,14 +119,22 @@ test('the process-wide warning handler serves connections without their own; its
   setDefaultWarningHandler((w) => global.push(w));
   try {
     const a = new NetlinkConnection(new FakeTransport([(s) => [warningAck(seqOf(s), 'A')]], { keepSeq: true }), NETLINK_ROUTE);
-    const b = new NetlinkConnection(new FakeTransport([(s) => [warningAck(seqOf(s), 'B')]], { keepSeq: true }), NETLINK_ROUTE, { onWarning: (w) => own.push(w) });
+    const b = new NetlinkConnection(new FakeTransport([(s) => [warningAck(seqOf(s), 'B')]], { keepSeq: true }), NETLINK_ROUTE, {
+      onWarning: (w) => own.push(w),
+    });
     await a.request({ type: 36, payload: Buffer.alloc(20) });
     await b.request({ type: 36, payload: Buffer.alloc(20) });
   } finally {
     setDefaultWarningHandler(undefined);
   }
-  t.deepEqual(global.map((w) => [w.message, w.requestType]), [['A', 'RTM_NEWQDISC']]);
-  t.deepEqual(own.map((w) => w.message), ['B']);
+  t.deepEqual(
+    global.map((w) => [w.message, w.requestType]),
+    [['A', 'RTM_NEWQDISC']],
+  );
+  t.deepEqual(
+    own.map((w) => w.message),
+    ['B'],
+  );
 });
 
 test('isGet from the protocol registry: NLM_F_DUMP bits on a NEW request are NLM_F_REPLACE|NLM_F_EXCL (no dump), on a GET a dump; nfnetlink too', async (t) => {
@@ -111,14 +143,21 @@ test('isGet from the protocol registry: NLM_F_DUMP bits on a NEW request are NLM
   const [r] = await rt.exchange([{ type: 36, flags: NLM_F_ACK | NLM_F_REPLACE | NLM_F_EXCL, payload: Buffer.alloc(20) }]);
   t.is(r.error, undefined);
   // nfnetlink NFT_MSG_NEWTABLE (0x0a00) with the same bits: an ack settles it too (the old rule treated every nfnetlink type as a GET)
-  const nf = new NetlinkConnection(new FakeTransport([(s) => [nfnetlinkAck(parseMessages(s)[0], 0)]], { keepSeq: true }), NETLINK_NETFILTER, { timeoutMs: 200 });
+  const nf = new NetlinkConnection(new FakeTransport([(s) => [nfnetlinkAck(parseMessages(s)[0], 0)]], { keepSeq: true }), NETLINK_NETFILTER, {
+    timeoutMs: 200,
+  });
   const [n] = await nf.exchange([{ type: 0x0a00, flags: NLM_F_ACK | NLM_F_REPLACE | NLM_F_EXCL, payload: Buffer.alloc(4) }]);
   t.is(n.error, undefined);
   // NFT_MSG_GETTABLE (0x0a01) with NLM_F_DUMP waits for NLMSG_DONE: its ack alone does not settle it
-  const done = (seq: number) => { const p = Buffer.alloc(4); return encodeMessage({ type: NLMSG_DONE, flags: NLM_F_MULTI, seq, payload: p }); };
+  const done = (seq: number) => {
+    const p = Buffer.alloc(4);
+    return encodeMessage({ type: NLMSG_DONE, flags: NLM_F_MULTI, seq, payload: p });
+  };
   const dn = new NetlinkConnection(new FakeTransport([(s) => [done(seqOf(s))]], { keepSeq: true }), NETLINK_NETFILTER, { timeoutMs: 200 });
   t.deepEqual(await dn.dumpAll({ type: 0x0a01, payload: Buffer.alloc(4) }), []);
-  const [g] = await new NetlinkConnection(new FakeTransport([(s) => [done(seqOf(s))]], { keepSeq: true }), NETLINK_NETFILTER).exchange([{ type: 0x0a01, flags: NLM_F_DUMP, payload: Buffer.alloc(4) }]);
+  const [g] = await new NetlinkConnection(new FakeTransport([(s) => [done(seqOf(s))]], { keepSeq: true }), NETLINK_NETFILTER).exchange([
+    { type: 0x0a01, flags: NLM_F_DUMP, payload: Buffer.alloc(4) },
+  ]);
   t.deepEqual(g.replies, []);
 });
 
@@ -126,7 +165,7 @@ test('a transport error (ENOBUFS) rejects what is in flight with the SocketError
   const tr = new FakeTransport([[]]);
   const conn = new NetlinkConnection(tr, NETLINK_ROUTE, { timeoutMs: 1000 });
   const p = conn.request({ type: 18, payload: Buffer.alloc(16) });
-  const err = new SocketError('recv', 105, 'the NETLINK_ROUTE (0) socket\'s receive buffer overflowed (ENOBUFS)', 0);
+  const err = new SocketError('recv', 105, "the NETLINK_ROUTE (0) socket's receive buffer overflowed (ENOBUFS)", 0);
   tr.fail(err);
   const e = await t.throwsAsync(p);
   t.is(e, err);
@@ -159,10 +198,19 @@ test('answerNfnetlinkBatch: errors for refused messages, acks for NLM_F_ACK ones
   const end = encodeMessage({ type: 0x11, flags: 1, seq: 14, payload: Buffer.alloc(4) });
   const out = answerNfnetlinkBatch(Buffer.concat([begin, m1, m2, m3, end]), [0, 2, 0]);
   const replies = out.map((d) => parseMessages(d)[0]);
-  t.deepEqual(replies.map((m) => m.seq), [11, 12, 13]);
+  t.deepEqual(
+    replies.map((m) => m.seq),
+    [11, 12, 13],
+  );
   const errs = replies.map((m) => parseErrorReply(m));
-  t.deepEqual(errs.map((e) => e.errno), [0, 2, 0]);
-  t.deepEqual(errs.map((e) => e.capped), [true, false, true]);
+  t.deepEqual(
+    errs.map((e) => e.errno),
+    [0, 2, 0],
+  );
+  t.deepEqual(
+    errs.map((e) => e.capped),
+    [true, false, true],
+  );
   t.is(replies[1].payload.length, 4 + 16 + 8, 'the refused message is echoed whole');
   t.is(parseErrorReply(parseMessages(nfnetlinkAck(parseMessages(m2)[0], 2, { capped: true }))[0]).capped, true);
 });
@@ -188,7 +236,9 @@ test('a transport that lends its datagrams (one buffer, overwritten after each c
         this.buf.fill(0xee);
       }
     }
-    onDatagram(cb: (d: Buffer) => void): void { this.cb = cb; }
+    onDatagram(cb: (d: Buffer) => void): void {
+      this.cb = cb;
+    }
     onError(): void {}
     close(): void {}
   }

@@ -29,8 +29,14 @@ test('message types are subsys << 8 | msg and carry the kernel names', (t) => {
   t.is(N.subsysId(0x0a06), C.NFNL_SUBSYS_NFTABLES);
   t.is(N.msgType(0x0a06), C.NFT_MSG_NEWRULE);
   const names: Array<[number, string]> = [
-    [0x10, 'NFNL_MSG_BATCH_BEGIN'], [0x11, 'NFNL_MSG_BATCH_END'], [0x0a00, 'NFT_MSG_NEWTABLE'], [0x0a06, 'NFT_MSG_NEWRULE'],
-    [0x0a0c, 'NFT_MSG_NEWSETELEM'], [0x0a0e, 'NFT_MSG_DELSETELEM'], [0x0a10, 'NFT_MSG_GETGEN'], [0x0a1e, 'NFT_MSG_DESTROYSETELEM'],
+    [0x10, 'NFNL_MSG_BATCH_BEGIN'],
+    [0x11, 'NFNL_MSG_BATCH_END'],
+    [0x0a00, 'NFT_MSG_NEWTABLE'],
+    [0x0a06, 'NFT_MSG_NEWRULE'],
+    [0x0a0c, 'NFT_MSG_NEWSETELEM'],
+    [0x0a0e, 'NFT_MSG_DELSETELEM'],
+    [0x0a10, 'NFT_MSG_GETGEN'],
+    [0x0a1e, 'NFT_MSG_DESTROYSETELEM'],
     [0x0101, 'NFNL_SUBSYS_CTNETLINK/1'],
   ];
   for (const [type, name] of names) t.is(messageTypeName(NETLINK_NETFILTER, type), name);
@@ -38,7 +44,11 @@ test('message types are subsys << 8 | msg and carry the kernel names', (t) => {
   t.is(requestKind(NETLINK_NETFILTER, 0x0a06), 'new');
   t.is(requestKind(NETLINK_NETFILTER, 0x0a07), 'get');
   t.is(requestKind(NETLINK_NETFILTER, 0x0a08), 'del');
-  t.deepEqual(flagNames(NLM_F_REQUEST | NLM_F_CREATE | NLM_F_APPEND, requestKind(NETLINK_NETFILTER, 0x0a06)), ['NLM_F_REQUEST', 'NLM_F_CREATE', 'NLM_F_APPEND']);
+  t.deepEqual(flagNames(NLM_F_REQUEST | NLM_F_CREATE | NLM_F_APPEND, requestKind(NETLINK_NETFILTER, 0x0a06)), [
+    'NLM_F_REQUEST',
+    'NLM_F_CREATE',
+    'NLM_F_APPEND',
+  ]);
 });
 
 test('a batch is BEGIN, the messages, END in one datagram, res_id NFNL_SUBSYS_NFTABLES, NLM_F_ACK on the last message only', async (t) => {
@@ -48,9 +58,15 @@ test('a batch is BEGIN, the messages, END in one datagram, res_id NFNL_SUBSYS_NF
   t.deepEqual(res, { applied: true, messages: 3 });
   t.is(ft.sent.length, 1);
   const m = parseMessages(ft.sent[0]);
-  t.deepEqual(m.map((x) => messageTypeName(NETLINK_NETFILTER, x.type)), ['NFNL_MSG_BATCH_BEGIN', 'NFT_MSG_NEWTABLE', 'NFT_MSG_NEWCHAIN', 'NFT_MSG_DELTABLE', 'NFNL_MSG_BATCH_END']);
+  t.deepEqual(
+    m.map((x) => messageTypeName(NETLINK_NETFILTER, x.type)),
+    ['NFNL_MSG_BATCH_BEGIN', 'NFT_MSG_NEWTABLE', 'NFT_MSG_NEWCHAIN', 'NFT_MSG_DELTABLE', 'NFNL_MSG_BATCH_END'],
+  );
   for (const x of [m[0], m[4]]) t.deepEqual(N.decodeNfGenMsg(x), { family: 0, version: 0, resId: C.NFNL_SUBSYS_NFTABLES });
-  t.deepEqual(m.map((x) => (x.flags & NLM_F_ACK) !== 0), [false, false, false, true, false]);
+  t.deepEqual(
+    m.map((x) => (x.flags & NLM_F_ACK) !== 0),
+    [false, false, false, true, false],
+  );
   t.true(m.every((x) => (x.flags & NLM_F_REQUEST) !== 0));
   c.close();
 });
@@ -83,10 +99,12 @@ test('an error on the last message (the one with the ack) is reported too', asyn
 
 test('a refused commit (error on BATCH_BEGIN, even with the messages acked) is not reported as success', async (t) => {
   // nfnetlink_rcv_batch: commit fails -> netlink_ack(BEGIN, err), then the queued acks.
-  const { conn: c } = conn([(sent) => {
-    const begin = parseMessages(sent)[0];
-    return [errorReply(begin, 12 /* ENOMEM */), ...answerBatch(sent)];
-  }]);
+  const { conn: c } = conn([
+    (sent) => {
+      const begin = parseMessages(sent)[0];
+      return [errorReply(begin, 12 /* ENOMEM */), ...answerBatch(sent)];
+    },
+  ]);
   const err = await t.throwsAsync(new N.NftBatch().addTable({ family: 'ip', name: 't' }).commit(c), { instanceOf: N.NftBatchError });
   t.is(err!.index, -1);
   t.regex(err!.message, /^NFNL_MSG_BATCH_BEGIN: .*\(ENOMEM\); the whole batch was not applied$/);
@@ -135,7 +153,13 @@ test('an empty batch sends nothing', async (t) => {
 
 test('a large batch gets exactly one answer on success (one ack, whatever its size)', async (t) => {
   let answers = 0;
-  const { conn: c } = conn([(sent) => { const a = answerBatch(sent); answers = a.length; return a; }]);
+  const { conn: c } = conn([
+    (sent) => {
+      const a = answerBatch(sent);
+      answers = a.length;
+      return a;
+    },
+  ]);
   const b = new N.NftBatch().addTable({ family: 'ip', name: 't' }).addChain({ family: 'ip', table: 't', name: 'c' });
   for (let i = 0; i < 5000; i++) b.addRule({ family: 'ip', table: 't', chain: 'c', expr: [{ name: 'counter', packets: 0, bytes: 0 }] });
   t.deepEqual(await b.commit(c), { applied: true, messages: 5002 });
@@ -143,14 +167,18 @@ test('a large batch gets exactly one answer on success (one ack, whatever its si
 });
 
 test('getGenId reads NFTA_GEN_ID from NEWGEN', async (t) => {
-  const { ft, conn: c } = conn([(sent) => {
-    const q = parseMessages(sent)[0];
-    const gen = Buffer.concat([N.encodeNfGenMsg(0, 0x1234), Buffer.from('0800010000001234', 'hex')]);
-    const reply = Buffer.alloc(16 + gen.length);
-    reply.writeUInt32LE(reply.length, 0); reply.writeUInt16LE(N.nftType(C.NFT_MSG_NEWGEN), 4); reply.writeUInt32LE(q.seq, 8);
-    gen.copy(reply, 16);
-    return [Buffer.concat([reply, errorReply(q, 0)])];
-  }]);
+  const { ft, conn: c } = conn([
+    (sent) => {
+      const q = parseMessages(sent)[0];
+      const gen = Buffer.concat([N.encodeNfGenMsg(0, 0x1234), Buffer.from('0800010000001234', 'hex')]);
+      const reply = Buffer.alloc(16 + gen.length);
+      reply.writeUInt32LE(reply.length, 0);
+      reply.writeUInt16LE(N.nftType(C.NFT_MSG_NEWGEN), 4);
+      reply.writeUInt32LE(q.seq, 8);
+      gen.copy(reply, 16);
+      return [Buffer.concat([reply, errorReply(q, 0)])];
+    },
+  ]);
   t.is(await N.getGenId(c), 0x1234);
   t.is(messageTypeName(NETLINK_NETFILTER, parseMessages(ft.sent[0])[0].type), 'NFT_MSG_GETGEN');
 });

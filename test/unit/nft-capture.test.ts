@@ -41,9 +41,10 @@ test('09: our ensure batch from an empty ruleset has the payloads nft 1.0.6 sent
   const r = M.resolveMarkRule({ address: '169.254.255.254', mark: 0x1, table: 'synplug_fixture' });
   const ours = M.planMarkRule({ chains: [], rules: [], sets: [] }, r).messages();
   t.is(ours.length, cap.length);
-  t.deepEqual(ours.map((m) => messageTypeName(NETLINK_NETFILTER, m.type)), [
-    'NFNL_MSG_BATCH_BEGIN', 'NFT_MSG_NEWTABLE', 'NFT_MSG_NEWCHAIN', 'NFT_MSG_NEWRULE', 'NFNL_MSG_BATCH_END',
-  ]);
+  t.deepEqual(
+    ours.map((m) => messageTypeName(NETLINK_NETFILTER, m.type)),
+    ['NFNL_MSG_BATCH_BEGIN', 'NFT_MSG_NEWTABLE', 'NFT_MSG_NEWCHAIN', 'NFT_MSG_NEWRULE', 'NFNL_MSG_BATCH_END'],
+  );
   for (let i = 0; i < cap.length; i++) {
     t.is(ours[i].type, cap[i].type, `message ${i} type`);
     t.is(payloadOf(ours[i]).toString('hex'), cap[i].payload.toString('hex'), `message ${i} payload`);
@@ -67,11 +68,20 @@ test('09: ensureMarkRule over a fake transport sends that same batch, with only 
   const newgen = replies(c)[0].bytes; // the kernel's NEWGEN answer in the capture
   t.is(parseMessages(newgen)[0].type, N.nftType(C.NFT_MSG_NEWGEN));
   const genId = N.decodeGen(parseMessages(newgen)[0]).id;
-  const ft = new FakeTransport([
-    (sent) => { const q = parseMessages(sent)[0]; return [Buffer.concat([answering(newgen, q), errorReply(q, 0)])]; }, // GETGEN
-    (sent) => [errorReply(parseMessages(sent)[0], 2, { capped: true })], // GETTABLE ip synplug_fixture: ENOENT (absent)
-    (sent) => { const m = parseMessages(sent); return [errorReply(m[m.length - 2], 0)]; }, // the batch: ack of the last message
-  ], { keepSeq: true });
+  const ft = new FakeTransport(
+    [
+      (sent) => {
+        const q = parseMessages(sent)[0];
+        return [Buffer.concat([answering(newgen, q), errorReply(q, 0)])];
+      }, // GETGEN
+      (sent) => [errorReply(parseMessages(sent)[0], 2, { capped: true })], // GETTABLE ip synplug_fixture: ENOENT (absent)
+      (sent) => {
+        const m = parseMessages(sent);
+        return [errorReply(m[m.length - 2], 0)];
+      }, // the batch: ack of the last message
+    ],
+    { keepSeq: true },
+  );
   const conn = new NetlinkConnection(ft, NETLINK_NETFILTER, { timeoutMs: 1000 });
   const res = await M.ensureMarkRule(conn, { address: '169.254.255.254', table: 'synplug_fixture' });
   conn.close();
@@ -148,7 +158,10 @@ test('14: the dump decodes to the table, chain and rule `nft list ruleset` print
   // its expressions: ip saddr 169.254.255.254 -> payload nh+12/4 == a9fefffe; tcp flags syn / syn,ack ->
   // th+13/1 & 0x12 == 0x02; meta mark set 0x00000001 -> immediate 1 (host order) + meta set mark
   const e = rs.rules[0].expr;
-  t.deepEqual(e.map((x) => x.name), ['payload', 'cmp', 'meta', 'cmp', 'payload', 'bitwise', 'cmp', 'immediate', 'meta']);
+  t.deepEqual(
+    e.map((x) => x.name),
+    ['payload', 'cmp', 'meta', 'cmp', 'payload', 'bitwise', 'cmp', 'immediate', 'meta'],
+  );
   t.like(e[0], { base: 'network', offset: 12, len: 4, dreg: 1 });
   t.like(e[1], { op: 'eq', data: Buffer.from([169, 254, 255, 254]).toString('hex') });
   t.like(e[2], { key: 'l4proto', dreg: 1 });
@@ -206,6 +219,8 @@ test('body decoders: batch markers, the captured NEWRULE request with its nft st
   t.like(rule, { family: 'ip', table: 'synplug_fixture', chain: 'output' });
   // nft 1.0.6's own wording of that rule, as printed in step 14
   t.is(rule.statements, loadCapture('14_nft_list').printed.split('\n')[3].trim());
-  const getRule = requests(loadCapture('14_nft_list')).map((d) => parseMessages(d.bytes)[0]).find((m) => m.type === N.nftType(C.NFT_MSG_GETRULE))!;
+  const getRule = requests(loadCapture('14_nft_list'))
+    .map((d) => parseMessages(d.bytes)[0])
+    .find((m) => m.type === N.nftType(C.NFT_MSG_GETRULE))!;
   t.deepEqual(bodyDecoder(NETLINK_NETFILTER, getRule.type)!(getRule), { family: 'ip' });
 });

@@ -23,8 +23,32 @@ function roundTrip(e: N.Expr): N.Expr {
 
 test('the registry has one codec per expression: one file and one registry line each', (t) => {
   const names = N.registeredExprs().sort();
-  t.deepEqual(names, ['bitwise', 'byteorder', 'cmp', 'connlimit', 'counter', 'ct', 'fib', 'immediate', 'limit', 'log', 'lookup', 'masq', 'meta', 'nat', 'objref', 'payload', 'quota', 'range', 'redir', 'reject']);
-  const files = readdirSync(EXPR_DIR).filter((f) => f.endsWith('.ts') && f !== 'index.ts' && f !== 'registry.ts').map((f) => f.replace(/\.ts$/, '')).sort();
+  t.deepEqual(names, [
+    'bitwise',
+    'byteorder',
+    'cmp',
+    'connlimit',
+    'counter',
+    'ct',
+    'fib',
+    'immediate',
+    'limit',
+    'log',
+    'lookup',
+    'masq',
+    'meta',
+    'nat',
+    'objref',
+    'payload',
+    'quota',
+    'range',
+    'redir',
+    'reject',
+  ]);
+  const files = readdirSync(EXPR_DIR)
+    .filter((f) => f.endsWith('.ts') && f !== 'index.ts' && f !== 'registry.ts')
+    .map((f) => f.replace(/\.ts$/, ''))
+    .sort();
   t.deepEqual(files, names);
   const index = readFileSync(EXPR_DIR + 'index.ts', 'utf8');
   t.is(index.match(/^registerExpr\(/gm)!.length, names.length);
@@ -95,7 +119,9 @@ test('nests carry NLA_F_NESTED in requests, as nft sends them', (t) => {
 });
 
 test('the rule the kernel dumped in step 14, re-encoded, is the NEWRULE nft sent in step 09', (t) => {
-  const dumpedRule = replies(loadCapture('14_nft_list')).flatMap((d) => parseMessages(d.bytes)).find((m) => m.type === N.nftType(C.NFT_MSG_NEWRULE))!;
+  const dumpedRule = replies(loadCapture('14_nft_list'))
+    .flatMap((d) => parseMessages(d.bytes))
+    .find((m) => m.type === N.nftType(C.NFT_MSG_NEWRULE))!;
   const r = N.decodeRule(dumpedRule);
   const sentRule = parseMessages(requests(loadCapture('09_nft_setup')).at(-1)!.bytes).find((m) => m.type === N.nftType(C.NFT_MSG_NEWRULE))!;
   const ours = Buffer.concat(N.encodeRule({ family: r.family, table: r.table, chain: r.chain, expr: r.expr }));
@@ -103,9 +129,23 @@ test('the rule the kernel dumped in step 14, re-encoded, is the NEWRULE nft sent
 });
 
 test('an unknown expression decodes as a generic entry with its raw attributes in hex, and re-encodes to the same bytes', (t) => {
-  const raw = N.encodeExpr({ name: 'xyzzy', generic: true, attributes: [{ type: 1, data: '00000001' }, { type: 2, data: '0800010000000002', nested: true }] } as N.GenericExpr);
+  const raw = N.encodeExpr({
+    name: 'xyzzy',
+    generic: true,
+    attributes: [
+      { type: 1, data: '00000001' },
+      { type: 2, data: '0800010000000002', nested: true },
+    ],
+  } as N.GenericExpr);
   const e = N.decodeExpr(parseAttributes(raw).items[0]) as N.GenericExpr;
-  t.deepEqual(e, { name: 'xyzzy', generic: true, attributes: [{ type: 1, data: '00000001' }, { type: 2, data: '0800010000000002', nested: true }] });
+  t.deepEqual(e, {
+    name: 'xyzzy',
+    generic: true,
+    attributes: [
+      { type: 1, data: '00000001' },
+      { type: 2, data: '0800010000000002', nested: true },
+    ],
+  });
   t.deepEqual(N.encodeExpr(e), raw);
   // iptables-nft's xt target expression ("target", name MARK rev 2), built by hand: still no error
   const xt = nested(C.NFTA_LIST_ELEM, [str(C.NFTA_EXPR_NAME, 'target'), nested(C.NFTA_EXPR_DATA, [str(1, 'MARK'), bin(2, Buffer.from('00000002', 'hex'))])]);

@@ -87,7 +87,10 @@ test('plan from nothing: table, chain, rule (conditional: and the set, created b
   // The lookup names the set created in the same batch by its NFTA_SET_ID too.
   const ruleOp = b.ops[3];
   const dec = N.decodeRule({ type: N.nftType(ruleOp.msg), flags: 0, seq: 0, pid: 0, payload: Buffer.concat(ruleOp.payload), offset: 0 });
-  t.like(dec.expr.find((e) => e.name === 'lookup'), { set: 'synplug_active', setId: 1 });
+  t.like(
+    dec.expr.find((e) => e.name === 'lookup'),
+    { set: 'synplug_active', setId: 1 },
+  );
   const setOp = b.ops[1];
   const set = N.decodeSet({ type: N.nftType(setOp.msg), flags: 0, seq: 0, pid: 0, payload: Buffer.concat(setOp.payload), offset: 0 });
   t.like(set, { type: 'ipv6_addr', keyLen: 16, flags: ['timeout'] });
@@ -96,7 +99,14 @@ test('plan from nothing: table, chain, rule (conditional: and the set, created b
 function dumpedState(r: M.ResolvedMarkRule, extra: Partial<M.TableState> = {}): M.TableState {
   // What the kernel would list after our own batch: same objects, with handles.
   const chain: N.NftChain = { family: r.family, table: r.table, name: r.chain, handle: 1, type: 'route', hook: 'output', prio: -150, policy: 'accept' };
-  const rule: N.NftRule = { family: r.family, table: r.table, chain: r.chain, handle: 2, expr: M.markRuleExprs(r), ...(r.comment !== undefined && { comment: r.comment }) };
+  const rule: N.NftRule = {
+    family: r.family,
+    table: r.table,
+    chain: r.chain,
+    handle: 2,
+    expr: M.markRuleExprs(r),
+    ...(r.comment !== undefined && { comment: r.comment }),
+  };
   return { table: { family: r.family, name: r.table, handle: 1 }, chains: [chain], rules: [rule], sets: [], ...extra };
 }
 
@@ -113,7 +123,11 @@ test('plan with duplicates: delete all but one, never add', (t) => {
 test('plan with a different rule (other mark) and a foreign rule in our chain: both go, ours is added', (t) => {
   const s = dumpedState(M.resolveMarkRule({ address: '169.254.255.254', mark: 2 }));
   s.rules.push({ family: 'ip', table: 'synplug', chain: 'output', handle: 9, expr: [{ name: 'counter', packets: 1, bytes: 60 }] });
-  t.deepEqual(actions(M.planMarkRule(s, r4)), ['delete rule handle 2 in ip synplug output', 'delete rule handle 9 in ip synplug output', 'add rule to ip synplug output']);
+  t.deepEqual(actions(M.planMarkRule(s, r4)), [
+    'delete rule handle 2 in ip synplug output',
+    'delete rule handle 9 in ip synplug output',
+    'add rule to ip synplug output',
+  ]);
 });
 
 test('plan with a chain of another priority: the chain is replaced (a base chain hook cannot be updated)', (t) => {
@@ -124,11 +138,18 @@ test('plan with a chain of another priority: the chain is replaced (a base chain
 
 test('plan switching to the conditional rule: add the set, replace the rule; a set of the wrong type is replaced', (t) => {
   const rc = M.resolveMarkRule({ address: '169.254.255.254', conditional: true });
-  t.deepEqual(actions(M.planMarkRule(dumpedState(r4), rc)), ['add set ip synplug synplug_active', 'delete rule handle 2 in ip synplug output', 'add rule to ip synplug output']);
+  t.deepEqual(actions(M.planMarkRule(dumpedState(r4), rc)), [
+    'add set ip synplug synplug_active',
+    'delete rule handle 2 in ip synplug output',
+    'add rule to ip synplug output',
+  ]);
   const wrongSet: N.NftSet = { family: 'ip', table: 'synplug', name: 'synplug_active', handle: 3, flags: [], type: 'ipv4_addr', keyLen: 4 };
   const s = dumpedState(rc, { sets: [wrongSet] });
   t.deepEqual(actions(M.planMarkRule(s, rc)), [
-    'delete rule handle 2 in ip synplug output', 'delete set ip synplug synplug_active', 'add set ip synplug synplug_active', 'add rule to ip synplug output',
+    'delete rule handle 2 in ip synplug output',
+    'delete set ip synplug synplug_active',
+    'add set ip synplug synplug_active',
+    'add rule to ip synplug output',
   ]);
   const goodSet: N.NftSet = { ...wrongSet, flags: ['timeout'] };
   t.is(M.planMarkRule(dumpedState(rc, { sets: [goodSet] }), rc).size, 0);
@@ -141,9 +162,18 @@ test('prepareElementOps: add is one NEWSETELEM with the timeout, delete one DELS
   t.deepEqual(names(p.delete), ['NFNL_MSG_BATCH_BEGIN', 'NFT_MSG_DELSETELEM', 'NFNL_MSG_BATCH_END']);
   t.deepEqual(names(p.refresh!), ['NFNL_MSG_BATCH_BEGIN', 'NFT_MSG_NEWSETELEM', 'NFT_MSG_DELSETELEM', 'NFT_MSG_NEWSETELEM', 'NFNL_MSG_BATCH_END']);
   t.true(((p.add!.messages[1].flags ?? 0) & NLM_F_ACK) !== 0);
-  const msg = (m: M.PreparedBatch['messages'][number]) => ({ type: m.type, flags: 0, seq: 0, pid: 0, payload: Buffer.concat(m.payload as Buffer[]), offset: 0 });
+  const msg = (m: M.PreparedBatch['messages'][number]) => ({
+    type: m.type,
+    flags: 0,
+    seq: 0,
+    pid: 0,
+    payload: Buffer.concat(m.payload as Buffer[]),
+    offset: 0,
+  });
   t.deepEqual(N.decodeElements(msg(p.add!.messages[1])), {
-    family: 'ip', table: 'synplug', set: 'synplug_active',
+    family: 'ip',
+    table: 'synplug',
+    set: 'synplug_active',
     elements: [{ key: 'a9fefffe', address: '169.254.255.254', timeoutMs: 30_000 }],
   });
   t.deepEqual(N.decodeElements(msg(p.delete.messages[1])).elements, [{ key: 'a9fefffe', address: '169.254.255.254' }]);

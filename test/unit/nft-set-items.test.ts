@@ -17,9 +17,24 @@ import * as N from '../../src/iptables/index.js';
 const C = N.nftConstants;
 const nest = (type: number, children: Buffer[]): Buffer => nested(type | NLA_F_NESTED, children);
 
-function setMsg(o: { name: string; flags: number; keyType: number; keyLen: number; dataType?: number; dataLen?: number; objType?: number; userdata: string }): NetlinkMessage {
-  const p = [encodeNfGenMsg(C.NFPROTO_IPV4), str(C.NFTA_SET_TABLE, 't'), str(C.NFTA_SET_NAME, o.name), u32be(C.NFTA_SET_FLAGS, o.flags),
-    u32be(C.NFTA_SET_KEY_TYPE, o.keyType), u32be(C.NFTA_SET_KEY_LEN, o.keyLen)];
+function setMsg(o: {
+  name: string;
+  flags: number;
+  keyType: number;
+  keyLen: number;
+  dataType?: number;
+  dataLen?: number;
+  objType?: number;
+  userdata: string;
+}): NetlinkMessage {
+  const p = [
+    encodeNfGenMsg(C.NFPROTO_IPV4),
+    str(C.NFTA_SET_TABLE, 't'),
+    str(C.NFTA_SET_NAME, o.name),
+    u32be(C.NFTA_SET_FLAGS, o.flags),
+    u32be(C.NFTA_SET_KEY_TYPE, o.keyType),
+    u32be(C.NFTA_SET_KEY_LEN, o.keyLen),
+  ];
   if (o.dataType !== undefined) p.push(u32be(C.NFTA_SET_DATA_TYPE, o.dataType), u32be(C.NFTA_SET_DATA_LEN, o.dataLen ?? 0));
   if (o.objType !== undefined) p.push(u32be(C.NFTA_SET_OBJ_TYPE, o.objType));
   p.push(bin(C.NFTA_SET_USERDATA, Buffer.from(o.userdata, 'hex')), u64be(C.NFTA_SET_HANDLE, 3n));
@@ -45,7 +60,12 @@ function elemsMsg(set: string, els: El[]): NetlinkMessage {
     if (e.objref !== undefined) parts.push(str(C.NFTA_SET_ELEM_OBJREF, e.objref));
     return nest(C.NFTA_LIST_ELEM, parts);
   });
-  const p = [encodeNfGenMsg(C.NFPROTO_IPV4), str(C.NFTA_SET_ELEM_LIST_TABLE, 't'), str(C.NFTA_SET_ELEM_LIST_SET, set), nest(C.NFTA_SET_ELEM_LIST_ELEMENTS, list)];
+  const p = [
+    encodeNfGenMsg(C.NFPROTO_IPV4),
+    str(C.NFTA_SET_ELEM_LIST_TABLE, 't'),
+    str(C.NFTA_SET_ELEM_LIST_SET, set),
+    nest(C.NFTA_SET_ELEM_LIST_ELEMENTS, list),
+  ];
   return parseMessages(encodeMessage({ type: nftType(C.NFT_MSG_NEWSETELEM), flags: 0, payload: p }))[0];
 }
 
@@ -64,14 +84,21 @@ const END = C.NFT_SET_ELEM_INTERVAL_END;
 // The tester's repro: `elements = { 10.0.0.0/8, 192.168.1.1 }` in an interval set, as the kernel dumps it.
 const REPRO_SET = setMsg({ name: 's', flags: C.NFT_SET_INTERVAL, keyType: 7, keyLen: 4, userdata: '000402000000' });
 const REPRO_ELEMS = elemsMsg('s', [
-  { key: 'c0a80102', flags: END }, { key: 'c0a80101' }, { key: '0b000000', flags: END }, { key: '0a000000' }, { key: '00000000', flags: END },
+  { key: 'c0a80102', flags: END },
+  { key: 'c0a80101' },
+  { key: '0b000000', flags: END },
+  { key: '0a000000' },
+  { key: '00000000', flags: END },
 ]);
 
 test('an interval set: the five boundaries become 10.0.0.0/8 and 192.168.1.1 (text and JSON as nft prints them)', (t) => {
   const set = withElements(REPRO_SET, REPRO_ELEMS);
   t.is(set.elements!.length, 5);
   t.deepEqual(setItems(set, set.elements!), [{ key: '0a000000', keyEnd: '0affffff', prefixLen: 8 }, { key: 'c0a80101' }]);
-  t.is(N.formatRulesetText(ruleset([set])), 'table ip t {\n\tset s {\n\t\ttype ipv4_addr\n\t\tflags interval\n\t\telements = { 10.0.0.0/8, 192.168.1.1 }\n\t}\n}\n');
+  t.is(
+    N.formatRulesetText(ruleset([set])),
+    'table ip t {\n\tset s {\n\t\ttype ipv4_addr\n\t\tflags interval\n\t\telements = { 10.0.0.0/8, 192.168.1.1 }\n\t}\n}\n',
+  );
   t.deepEqual(N.formatRulesetJson(ruleset([set])).nftables[2], {
     set: { family: 'ip', name: 's', table: 't', type: 'ipv4_addr', flags: ['interval'], elem: [{ prefix: { addr: '10.0.0.0', len: 8 } }, '192.168.1.1'] },
   });
@@ -79,27 +106,50 @@ test('an interval set: the five boundaries become 10.0.0.0/8 and 192.168.1.1 (te
 
 test('interval edges: a block at 0 (no leading end element), adjacent single keys, an open end at the top', (t) => {
   // `elements = { 0.0.0.0/8, 172.16.0.0-172.31.255.255, 255.255.255.0/24 }` and `{ 1.2.3.4, 1.2.3.5, 255.255.255.255 }`
-  const s2 = withElements(setMsg({ name: 's2', flags: C.NFT_SET_INTERVAL, keyType: 7, keyLen: 4, userdata: '000402000000' }), elemsMsg('s2', [
-    { key: 'ffffff00' }, { key: 'ac200000', flags: END }, { key: 'ac100000' }, { key: '01000000', flags: END }, { key: '00000000' },
-  ]));
-  const s3 = withElements(setMsg({ name: 's3', flags: C.NFT_SET_INTERVAL, keyType: 7, keyLen: 4, userdata: '000402000000' }), elemsMsg('s3', [
-    { key: 'ffffffff' }, { key: '01020306', flags: END }, { key: '01020305' }, { key: '01020305', flags: END }, { key: '01020304' }, { key: '00000000', flags: END },
-  ]));
+  const s2 = withElements(
+    setMsg({ name: 's2', flags: C.NFT_SET_INTERVAL, keyType: 7, keyLen: 4, userdata: '000402000000' }),
+    elemsMsg('s2', [{ key: 'ffffff00' }, { key: 'ac200000', flags: END }, { key: 'ac100000' }, { key: '01000000', flags: END }, { key: '00000000' }]),
+  );
+  const s3 = withElements(
+    setMsg({ name: 's3', flags: C.NFT_SET_INTERVAL, keyType: 7, keyLen: 4, userdata: '000402000000' }),
+    elemsMsg('s3', [
+      { key: 'ffffffff' },
+      { key: '01020306', flags: END },
+      { key: '01020305' },
+      { key: '01020305', flags: END },
+      { key: '01020304' },
+      { key: '00000000', flags: END },
+    ]),
+  );
   const text = N.formatRulesetText(ruleset([s2, s3]));
   t.true(text.includes('\t\telements = { 0.0.0.0/8, 172.16.0.0/12,\n\t\t\t     255.255.255.0/24 }\n'), text);
   t.true(text.includes('\t\telements = { 1.2.3.4, 1.2.3.5,\n\t\t\t     255.255.255.255 }\n'), text);
   const json = N.formatRulesetJson(ruleset([s2, s3])).nftables;
-  t.deepEqual((json[2].set as { elem: unknown }).elem, [{ prefix: { addr: '0.0.0.0', len: 8 } }, { prefix: { addr: '172.16.0.0', len: 12 } }, { prefix: { addr: '255.255.255.0', len: 24 } }]);
+  t.deepEqual((json[2].set as { elem: unknown }).elem, [
+    { prefix: { addr: '0.0.0.0', len: 8 } },
+    { prefix: { addr: '172.16.0.0', len: 12 } },
+    { prefix: { addr: '255.255.255.0', len: 24 } },
+  ]);
   t.deepEqual((json[3].set as { elem: unknown }).elem, ['1.2.3.4', '1.2.3.5', '255.255.255.255']);
 });
 
 test('ports print ranges, never prefixes; marks of an interval set are big-endian and print as prefixes', (t) => {
-  const p = withElements(setMsg({ name: 'p', flags: C.NFT_SET_INTERVAL, keyType: 13, keyLen: 2, userdata: '000402000000' }), elemsMsg('p', [
-    { key: '1000', flags: END }, { key: '0800' }, { key: '0400', flags: END }, { key: '0000' },
-  ]));
-  const mi = withElements(setMsg({ name: 'mi', flags: C.NFT_SET_INTERVAL, keyType: 19, keyLen: 4, userdata: '000401000000' }), elemsMsg('mi', [
-    { key: '00000300', flags: END }, { key: '00000200' }, { key: '00000101', flags: END }, { key: '00000100' }, { key: '00000020', flags: END }, { key: '00000010' }, { key: '00000000', flags: END },
-  ]));
+  const p = withElements(
+    setMsg({ name: 'p', flags: C.NFT_SET_INTERVAL, keyType: 13, keyLen: 2, userdata: '000402000000' }),
+    elemsMsg('p', [{ key: '1000', flags: END }, { key: '0800' }, { key: '0400', flags: END }, { key: '0000' }]),
+  );
+  const mi = withElements(
+    setMsg({ name: 'mi', flags: C.NFT_SET_INTERVAL, keyType: 19, keyLen: 4, userdata: '000401000000' }),
+    elemsMsg('mi', [
+      { key: '00000300', flags: END },
+      { key: '00000200' },
+      { key: '00000101', flags: END },
+      { key: '00000100' },
+      { key: '00000020', flags: END },
+      { key: '00000010' },
+      { key: '00000000', flags: END },
+    ]),
+  );
   const text = N.formatRulesetText(ruleset([p, mi]));
   t.true(text.includes('elements = { 0-1023, 2048-4095 }'), text);
   t.true(text.includes('elements = { 0x00000010/28, 0x00000100, 0x00000200/24 }'), text);
@@ -109,56 +159,153 @@ test('ports print ranges, never prefixes; marks of an interval set are big-endia
 });
 
 test('a map: `map pm { type inet_service : ipv4_addr; elements = { 80 : 10.0.0.1, 443 : 10.0.0.2 } }`, JSON "map" with [key, value] pairs', (t) => {
-  const pm = withElements(setMsg({ name: 'pm', flags: C.NFT_SET_MAP, keyType: 13, keyLen: 2, dataType: 7, dataLen: 4, userdata: '000402000000010402000000060400000000' }),
-    elemsMsg('pm', [{ key: '01bb', value: '0a000002' }, { key: '0050', value: '0a000001' }]));
+  const pm = withElements(
+    setMsg({ name: 'pm', flags: C.NFT_SET_MAP, keyType: 13, keyLen: 2, dataType: 7, dataLen: 4, userdata: '000402000000010402000000060400000000' }),
+    elemsMsg('pm', [
+      { key: '01bb', value: '0a000002' },
+      { key: '0050', value: '0a000001' },
+    ]),
+  );
   t.is(pm.map, 'ipv4_addr');
   t.is(pm.dataType, 7);
-  t.is(N.formatRulesetText(ruleset([pm])), 'table ip t {\n\tmap pm {\n\t\ttype inet_service : ipv4_addr\n\t\telements = { 80 : 10.0.0.1, 443 : 10.0.0.2 }\n\t}\n}\n');
+  t.is(
+    N.formatRulesetText(ruleset([pm])),
+    'table ip t {\n\tmap pm {\n\t\ttype inet_service : ipv4_addr\n\t\telements = { 80 : 10.0.0.1, 443 : 10.0.0.2 }\n\t}\n}\n',
+  );
   t.deepEqual(N.formatRulesetJson(ruleset([pm])).nftables[2], {
-    map: { family: 'ip', name: 'pm', table: 't', type: 'inet_service', map: 'ipv4_addr', elem: [[80, '10.0.0.1'], [443, '10.0.0.2']] },
+    map: {
+      family: 'ip',
+      name: 'pm',
+      table: 't',
+      type: 'inet_service',
+      map: 'ipv4_addr',
+      elem: [
+        [80, '10.0.0.1'],
+        [443, '10.0.0.2'],
+      ],
+    },
   });
 });
 
 test('a verdict map with a catch-all element, an interval map, a mark map (host order both sides), an object map', (t) => {
-  const vm = withElements(setMsg({ name: 'vm', flags: C.NFT_SET_MAP, keyType: 7, keyLen: 4, dataType: C.NFT_DATA_VERDICT, dataLen: 16, userdata: '000402000000010400000000060400000000' }), elemsMsg('vm', [
-    { key: '01010101', verdict: [C.NF_ACCEPT] }, { flags: C.NFT_SET_ELEM_CATCHALL, verdict: [C.NF_DROP] }, { key: '03030303', verdict: [C.NFT_JUMP, 'c'] }, { key: '02020202', verdict: [C.NFT_RETURN] },
-  ]));
-  const im = withElements(setMsg({ name: 'im', flags: C.NFT_SET_INTERVAL | C.NFT_SET_MAP, keyType: 7, keyLen: 4, dataType: 7, dataLen: 4, userdata: '000402000000010402000000060400000000' }), elemsMsg('im', [
-    { key: 'c0a80102', flags: END }, { key: 'c0a80101', value: '02020202' }, { key: '0b01000a', flags: END }, { key: '0b010001', value: '03030303' },
-    { key: '0b000000', flags: END }, { key: '0a000000', value: '01010101' }, { key: '00000000', flags: END },
-  ]));
-  const mm = withElements(setMsg({ name: 'mm', flags: C.NFT_SET_MAP, keyType: 19, keyLen: 4, dataType: 19, dataLen: 4, userdata: '000401000000010401000000060400000000' }),
-    elemsMsg('mm', [{ key: '00010000', value: '03000000' }, { key: '01000000', value: '02000000' }]));
-  const om = withElements(setMsg({ name: 'om', flags: C.NFT_SET_OBJECT, keyType: 7, keyLen: 4, objType: C.NFT_OBJECT_COUNTER, userdata: '000402000000060400000000' }),
-    elemsMsg('om', [{ key: '01010101', objref: 'c1' }]));
+  const vm = withElements(
+    setMsg({
+      name: 'vm',
+      flags: C.NFT_SET_MAP,
+      keyType: 7,
+      keyLen: 4,
+      dataType: C.NFT_DATA_VERDICT,
+      dataLen: 16,
+      userdata: '000402000000010400000000060400000000',
+    }),
+    elemsMsg('vm', [
+      { key: '01010101', verdict: [C.NF_ACCEPT] },
+      { flags: C.NFT_SET_ELEM_CATCHALL, verdict: [C.NF_DROP] },
+      { key: '03030303', verdict: [C.NFT_JUMP, 'c'] },
+      { key: '02020202', verdict: [C.NFT_RETURN] },
+    ]),
+  );
+  const im = withElements(
+    setMsg({
+      name: 'im',
+      flags: C.NFT_SET_INTERVAL | C.NFT_SET_MAP,
+      keyType: 7,
+      keyLen: 4,
+      dataType: 7,
+      dataLen: 4,
+      userdata: '000402000000010402000000060400000000',
+    }),
+    elemsMsg('im', [
+      { key: 'c0a80102', flags: END },
+      { key: 'c0a80101', value: '02020202' },
+      { key: '0b01000a', flags: END },
+      { key: '0b010001', value: '03030303' },
+      { key: '0b000000', flags: END },
+      { key: '0a000000', value: '01010101' },
+      { key: '00000000', flags: END },
+    ]),
+  );
+  const mm = withElements(
+    setMsg({ name: 'mm', flags: C.NFT_SET_MAP, keyType: 19, keyLen: 4, dataType: 19, dataLen: 4, userdata: '000401000000010401000000060400000000' }),
+    elemsMsg('mm', [
+      { key: '00010000', value: '03000000' },
+      { key: '01000000', value: '02000000' },
+    ]),
+  );
+  const om = withElements(
+    setMsg({ name: 'om', flags: C.NFT_SET_OBJECT, keyType: 7, keyLen: 4, objType: C.NFT_OBJECT_COUNTER, userdata: '000402000000060400000000' }),
+    elemsMsg('om', [{ key: '01010101', objref: 'c1' }]),
+  );
   t.is(vm.map, 'verdict');
   t.is(om.map, 'counter');
   const text = N.formatRulesetText(ruleset([vm, im, mm, om]));
-  t.true(text.includes('\tmap vm {\n\t\ttype ipv4_addr : verdict\n\t\telements = { 1.1.1.1 : accept, 2.2.2.2 : return,\n\t\t\t     3.3.3.3 : jump c, * : drop }\n'), text);
-  t.true(text.includes('\tmap im {\n\t\ttype ipv4_addr : ipv4_addr\n\t\tflags interval\n\t\telements = { 10.0.0.0/8 : 1.1.1.1, 11.1.0.1-11.1.0.9 : 3.3.3.3,\n\t\t\t     192.168.1.1 : 2.2.2.2 }\n'), text);
+  t.true(
+    text.includes('\tmap vm {\n\t\ttype ipv4_addr : verdict\n\t\telements = { 1.1.1.1 : accept, 2.2.2.2 : return,\n\t\t\t     3.3.3.3 : jump c, * : drop }\n'),
+    text,
+  );
+  t.true(
+    text.includes(
+      '\tmap im {\n\t\ttype ipv4_addr : ipv4_addr\n\t\tflags interval\n\t\telements = { 10.0.0.0/8 : 1.1.1.1, 11.1.0.1-11.1.0.9 : 3.3.3.3,\n\t\t\t     192.168.1.1 : 2.2.2.2 }\n',
+    ),
+    text,
+  );
   t.true(text.includes('\tmap mm {\n\t\ttype mark : mark\n\t\telements = { 0x00000001 : 0x00000002, 0x00000100 : 0x00000003 }\n'), text);
   t.true(text.includes('\tmap om {\n\t\ttype ipv4_addr : counter\n\t\telements = { 1.1.1.1 : "c1" }\n'), text);
-  const json = N.formatRulesetJson(ruleset([vm, im, mm, om])).nftables.slice(2).map((o) => (o.map as { elem: unknown }).elem);
+  const json = N.formatRulesetJson(ruleset([vm, im, mm, om]))
+    .nftables.slice(2)
+    .map((o) => (o.map as { elem: unknown }).elem);
   t.deepEqual(json, [
-    [['1.1.1.1', { accept: null }], ['2.2.2.2', { return: null }], ['3.3.3.3', { jump: { target: 'c' } }], ['*', { drop: null }]],
-    [[{ prefix: { addr: '10.0.0.0', len: 8 } }, '1.1.1.1'], [{ range: ['11.1.0.1', '11.1.0.9'] }, '3.3.3.3'], ['192.168.1.1', '2.2.2.2']],
-    [[1, 2], [256, 3]],
+    [
+      ['1.1.1.1', { accept: null }],
+      ['2.2.2.2', { return: null }],
+      ['3.3.3.3', { jump: { target: 'c' } }],
+      ['*', { drop: null }],
+    ],
+    [
+      [{ prefix: { addr: '10.0.0.0', len: 8 } }, '1.1.1.1'],
+      [{ range: ['11.1.0.1', '11.1.0.9'] }, '3.3.3.3'],
+      ['192.168.1.1', '2.2.2.2'],
+    ],
+    [
+      [1, 2],
+      [256, 3],
+    ],
     [['1.1.1.1', 'c1']],
   ]);
 });
 
-test('element timeouts: on the interval\'s start element, printed before the map value', (t) => {
-  const it = withElements(setMsg({ name: 'it', flags: C.NFT_SET_INTERVAL | C.NFT_SET_MAP | C.NFT_SET_TIMEOUT, keyType: 7, keyLen: 4, dataType: 19, dataLen: 4, userdata: '000402000000010401000000060400000000' }),
-    elemsMsg('it', [{ key: '0b000000', flags: END }, { key: '0a000000', value: '05000000', timeout: 3_600_000 }, { key: '00000000', flags: END }]));
+test("element timeouts: on the interval's start element, printed before the map value", (t) => {
+  const it = withElements(
+    setMsg({
+      name: 'it',
+      flags: C.NFT_SET_INTERVAL | C.NFT_SET_MAP | C.NFT_SET_TIMEOUT,
+      keyType: 7,
+      keyLen: 4,
+      dataType: 19,
+      dataLen: 4,
+      userdata: '000402000000010401000000060400000000',
+    }),
+    elemsMsg('it', [
+      { key: '0b000000', flags: END },
+      { key: '0a000000', value: '05000000', timeout: 3_600_000 },
+      { key: '00000000', flags: END },
+    ]),
+  );
   t.true(N.formatRulesetText(ruleset([it])).includes('elements = { 10.0.0.0/8 timeout 1h : 0x00000005 }'));
-  t.deepEqual((N.formatRulesetJson(ruleset([it])).nftables[2].map as { elem: unknown }).elem, [[{ elem: { val: { prefix: { addr: '10.0.0.0', len: 8 } }, timeout: 3600 } }, 5]]);
+  t.deepEqual((N.formatRulesetJson(ruleset([it])).nftables[2].map as { elem: unknown }).elem, [
+    [{ elem: { val: { prefix: { addr: '10.0.0.0', len: 8 } }, timeout: 3600 } }, 5],
+  ]);
 });
 
 test('concatenated-key intervals (NFTA_SET_ELEM_KEY_END, one element each) are kept as key..keyEnd, not merged as boundaries', (t) => {
   // `type ipv4_addr . inet_service; flags interval; elements = { 10.0.0.0/8 . 80-90, 1.1.1.1 . 22 }`: each field in a 4-byte register
-  const ci = withElements(setMsg({ name: 'ci', flags: C.NFT_SET_INTERVAL | C.NFT_SET_CONCAT, keyType: (7 << 6) | 13, keyLen: 8, userdata: '000402000000' }), elemsMsg('ci', [
-    { key: '0a00000000500000', keyEnd: '0affffff005a0000' }, { key: '0101010100160000', keyEnd: '0101010100160000' },
-  ]));
+  const ci = withElements(
+    setMsg({ name: 'ci', flags: C.NFT_SET_INTERVAL | C.NFT_SET_CONCAT, keyType: (7 << 6) | 13, keyLen: 8, userdata: '000402000000' }),
+    elemsMsg('ci', [
+      { key: '0a00000000500000', keyEnd: '0affffff005a0000' },
+      { key: '0101010100160000', keyEnd: '0101010100160000' },
+    ]),
+  );
   t.deepEqual(setItems(ci, ci.elements!), [{ key: '0101010100160000' }, { key: '0a00000000500000', keyEnd: '0affffff005a0000' }]);
 });
 
@@ -166,7 +313,8 @@ test('concatenated-key intervals (NFTA_SET_ELEM_KEY_END, one element each) are k
 // the last key unless it is the top key; an end at 0 first unless the first interval starts
 // at 0), in the kernel's descending dump order, come back as the same intervals.
 test('property: boundaries of random disjoint 16-bit intervals merge back into those intervals', (t) => {
-  const intervals = fc.uniqueArray(fc.integer({ min: 0, max: 0xffff }), { minLength: 1, maxLength: 24 })
+  const intervals = fc
+    .uniqueArray(fc.integer({ min: 0, max: 0xffff }), { minLength: 1, maxLength: 24 })
     .map((pts) => pts.sort((a, b) => a - b))
     .chain((pts) => fc.tuple(fc.constant(pts), fc.array(fc.boolean(), { minLength: pts.length, maxLength: pts.length })))
     .map(([pts, single]) => {
@@ -175,46 +323,71 @@ test('property: boundaries of random disjoint 16-bit intervals merge back into t
       for (let i = 0; i < pts.length; i++) {
         const lo = pts[i];
         if (out.length && lo <= out[out.length - 1][1] + 1) continue;
-        if (!single[i] && i + 1 < pts.length) { out.push([lo, pts[i + 1]]); i++; } else out.push([lo, lo]);
+        if (!single[i] && i + 1 < pts.length) {
+          out.push([lo, pts[i + 1]]);
+          i++;
+        } else out.push([lo, lo]);
       }
       return out;
     });
   const hex = (n: number): string => n.toString(16).padStart(4, '0');
-  fc.assert(fc.property(intervals, (ivs) => {
-    const els: NftSetElement[] = [];
-    if (ivs[0][0] !== 0) els.push({ key: '0000', flags: END });
-    for (const [lo, hi] of ivs) {
-      els.push({ key: hex(lo) });
-      if (hi !== 0xffff) els.push({ key: hex(hi + 1), flags: END });
-    }
-    els.reverse();
-    const got = setItems({ flags: ['interval'], type: 'inet_service' }, els);
-    const want = ivs.map(([lo, hi]) => {
-      if (lo === hi) return { key: hex(lo) };
-      const size = hi - lo + 1;
-      const cidr = (size & (size - 1)) === 0 && lo % size === 0;
-      return cidr ? { key: hex(lo), keyEnd: hex(hi), prefixLen: 16 - Math.log2(size) } : { key: hex(lo), keyEnd: hex(hi) };
-    });
-    t.deepEqual(got, want);
-  }), { numRuns: 500 });
+  fc.assert(
+    fc.property(intervals, (ivs) => {
+      const els: NftSetElement[] = [];
+      if (ivs[0][0] !== 0) els.push({ key: '0000', flags: END });
+      for (const [lo, hi] of ivs) {
+        els.push({ key: hex(lo) });
+        if (hi !== 0xffff) els.push({ key: hex(hi + 1), flags: END });
+      }
+      els.reverse();
+      const got = setItems({ flags: ['interval'], type: 'inet_service' }, els);
+      const want = ivs.map(([lo, hi]) => {
+        if (lo === hi) return { key: hex(lo) };
+        const size = hi - lo + 1;
+        const cidr = (size & (size - 1)) === 0 && lo % size === 0;
+        return cidr ? { key: hex(lo), keyEnd: hex(hi), prefixLen: 16 - Math.log2(size) } : { key: hex(lo), keyEnd: hex(hi) };
+      });
+      t.deepEqual(got, want);
+    }),
+    { numRuns: 500 },
+  );
 });
 
 test('property: random element messages decode and merge without throwing anything but NetlinkDecodeError', (t) => {
-  const base = [REPRO_ELEMS, elemsMsg('x', [{ key: '01', flags: 3 }, { flags: 2, value: 'ff' }, { key: '', flags: 1 }, { key: 'ffffffffffffffff' }])].map((m) => encodeMessage(m));
+  const base = [REPRO_ELEMS, elemsMsg('x', [{ key: '01', flags: 3 }, { flags: 2, value: 'ff' }, { key: '', flags: 1 }, { key: 'ffffffffffffffff' }])].map((m) =>
+    encodeMessage(m),
+  );
   let decoded = 0;
-  fc.assert(fc.property(fc.nat(base.length - 1), fc.array(fc.record({ at: fc.nat(), v: fc.integer({ min: 0, max: 255 }) }), { maxLength: 6 }), fc.boolean(), (i, flips, interval) => {
-    const b = Buffer.from(base[i]);
-    for (const f of flips) b[16 + (f.at % (b.length - 16))] = f.v;
-    let msg: NetlinkMessage;
-    try { msg = parseMessages(b)[0]; } catch (e) { if (e instanceof NetlinkDecodeError) return; throw e; }
-    try {
-      const els = N.decodeElements(msg).elements;
-      setItems({ flags: interval ? ['interval'] : [], type: 'mark' }, els);
-      N.formatRulesetText(ruleset([{ family: 'ip', table: 't', name: 'x', flags: interval ? ['interval', 'map'] : ['map'], keyLen: 4, type: 'mark', map: 'mark', elements: els }]));
-      decoded++;
-    } catch (e) {
-      if (!(e instanceof NetlinkDecodeError)) throw e;
-    }
-  }), { numRuns: 2000 });
+  fc.assert(
+    fc.property(
+      fc.nat(base.length - 1),
+      fc.array(fc.record({ at: fc.nat(), v: fc.integer({ min: 0, max: 255 }) }), { maxLength: 6 }),
+      fc.boolean(),
+      (i, flips, interval) => {
+        const b = Buffer.from(base[i]);
+        for (const f of flips) b[16 + (f.at % (b.length - 16))] = f.v;
+        let msg: NetlinkMessage;
+        try {
+          msg = parseMessages(b)[0];
+        } catch (e) {
+          if (e instanceof NetlinkDecodeError) return;
+          throw e;
+        }
+        try {
+          const els = N.decodeElements(msg).elements;
+          setItems({ flags: interval ? ['interval'] : [], type: 'mark' }, els);
+          N.formatRulesetText(
+            ruleset([
+              { family: 'ip', table: 't', name: 'x', flags: interval ? ['interval', 'map'] : ['map'], keyLen: 4, type: 'mark', map: 'mark', elements: els },
+            ]),
+          );
+          decoded++;
+        } catch (e) {
+          if (!(e instanceof NetlinkDecodeError)) throw e;
+        }
+      },
+    ),
+    { numRuns: 2000 },
+  );
   t.true(decoded > 200, `decoded ${decoded}`);
 });

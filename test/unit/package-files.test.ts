@@ -39,7 +39,11 @@ test('.gitignore keeps npm pack tarballs out', (t) => {
  */
 function installPacked(): string {
   const dir = mkdtempSync(join(tmpdir(), 'sp-pack-'));
-  const out = execFileSync('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', dir], { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+  const out = execFileSync('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', dir], {
+    cwd: ROOT,
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'ignore'],
+  });
   const [{ filename }] = JSON.parse(out) as Array<{ filename: string }>;
   const mods = join(dir, 'node_modules');
   mkdirSync(mods);
@@ -52,7 +56,9 @@ function installPacked(): string {
 
 let installed: string | undefined;
 const packed = (): string => (installed ??= installPacked());
-test.after.always(() => { if (installed) rmSync(installed, { recursive: true, force: true }); });
+test.after.always(() => {
+  if (installed) rmSync(installed, { recursive: true, force: true });
+});
 
 /** Run a script with node in the install directory; its stdout, trimmed. */
 function nodeIn(dir: string, args: string[]): string {
@@ -61,16 +67,19 @@ function nodeIn(dir: string, args: string[]): string {
 
 test.serial('CommonJS users can require synplug and each subpath; the subpaths share one copy of each module', (t) => {
   t.true(existsSync(`${ROOT}dist/cjs/index.js`), 'dist/cjs is built (npm run build)');
-  const out = nodeIn(packed(), ['-e', [
-    "const s = require('synplug'), nl = require('synplug/netlink'), tc = require('synplug/tc'), nft = require('synplug/iptables'), testing = require('synplug/netlink/testing');",
-    'console.log(JSON.stringify({',
-    '  root: [typeof s.NetlinkConnection, typeof s.SynplugError, typeof s.UsageError],',
-    '  tc: [typeof tc.addQdisc, typeof tc.plugBuffer, typeof tc.parseHandle],',
-    '  nft: typeof nft.parseAddress, testing: typeof testing.FakeTransport,',
-    '  same: s.NetlinkError === nl.NetlinkError && s.UsageError === nl.UsageError,',
-    "  handle: tc.parseHandle('1:4'), ip: nl.formatIp(nl.parseIp('::ffff:1.2.3.4').bytes),",
-    '}));',
-  ].join('\n')]);
+  const out = nodeIn(packed(), [
+    '-e',
+    [
+      "const s = require('synplug'), nl = require('synplug/netlink'), tc = require('synplug/tc'), nft = require('synplug/iptables'), testing = require('synplug/netlink/testing');",
+      'console.log(JSON.stringify({',
+      '  root: [typeof s.NetlinkConnection, typeof s.SynplugError, typeof s.UsageError],',
+      '  tc: [typeof tc.addQdisc, typeof tc.plugBuffer, typeof tc.parseHandle],',
+      '  nft: typeof nft.parseAddress, testing: typeof testing.FakeTransport,',
+      '  same: s.NetlinkError === nl.NetlinkError && s.UsageError === nl.UsageError,',
+      "  handle: tc.parseHandle('1:4'), ip: nl.formatIp(nl.parseIp('::ffff:1.2.3.4').bytes),",
+      '}));',
+    ].join('\n'),
+  ]);
   t.deepEqual(JSON.parse(out), {
     root: ['function', 'function', 'function'],
     tc: ['function', 'function', 'function'],
@@ -81,16 +90,23 @@ test.serial('CommonJS users can require synplug and each subpath; the subpaths s
     ip: '::ffff:1.2.3.4',
   });
   // a UsageError thrown by a required module is an instance of the class the root exports
-  const err = nodeIn(packed(), ['-e', "const s = require('synplug'), tc = require('synplug/tc'); try { tc.parseHandle('x:'); } catch (e) { console.log(e instanceof s.UsageError, e.category); }"]);
+  const err = nodeIn(packed(), [
+    '-e',
+    "const s = require('synplug'), tc = require('synplug/tc'); try { tc.parseHandle('x:'); } catch (e) { console.log(e instanceof s.UsageError, e.category); }",
+  ]);
   t.is(err, 'true usage');
 });
 
 test.serial('ES module users can import synplug and each subpath from the same package', (t) => {
-  const out = nodeIn(packed(), ['--input-type=module', '-e', [
-    "const s = await import('synplug'); const tc = await import('synplug/tc'); const nl = await import('synplug/netlink');",
-    "const testing = await import('synplug/netlink/testing');",
-    'console.log(JSON.stringify([typeof s.NetlinkConnection, typeof tc.addQdisc, s.NetlinkError === nl.NetlinkError, typeof testing.FakeTransport, tc.parseHandle("1:")]));',
-  ].join('\n')]);
+  const out = nodeIn(packed(), [
+    '--input-type=module',
+    '-e',
+    [
+      "const s = await import('synplug'); const tc = await import('synplug/tc'); const nl = await import('synplug/netlink');",
+      "const testing = await import('synplug/netlink/testing');",
+      'console.log(JSON.stringify([typeof s.NetlinkConnection, typeof tc.addQdisc, s.NetlinkError === nl.NetlinkError, typeof testing.FakeTransport, tc.parseHandle("1:")]));',
+    ].join('\n'),
+  ]);
   t.deepEqual(JSON.parse(out), ['function', 'function', true, 'function', 0x10000]);
 });
 
@@ -104,7 +120,10 @@ test.serial('every source map in the package carries its sources, or points at f
     map.sources.forEach((src, i) => {
       const carried = typeof map.sourcesContent?.[i] === 'string';
       const there = existsSync(resolve(dirname(m), map.sourceRoot ?? '', src));
-      if (!carried && !there) { missing++; t.fail(`${m.slice(root.length)}: ${src} is neither in the map nor in the package`); }
+      if (!carried && !there) {
+        missing++;
+        t.fail(`${m.slice(root.length)}: ${src} is neither in the map nor in the package`);
+      }
     });
   }
   t.is(missing, 0);
@@ -113,21 +132,41 @@ test.serial('every source map in the package carries its sources, or points at f
 test.serial('TypeScript programs type-check against the package: CommonJS (require) and ES module (import), module nodenext', (t) => {
   const dir = packed();
   const tsc = join(ROOT, 'node_modules/typescript/bin/tsc');
-  writeFileSync(join(dir, 'use.cts'), [
-    "import synplug = require('synplug');",
-    "import tc = require('synplug/tc');",
-    "const h: number = tc.parseHandle('1:4');",
-    'const e: synplug.ErrorCategory = new synplug.UsageError(String(h)).category;',
-    'export { e };',
-  ].join('\n'));
-  writeFileSync(join(dir, 'use.mts'), [
-    "import { UsageError, type ErrorCategory } from 'synplug';",
-    "import { parseHandle, type HtbOptions } from 'synplug/tc';",
-    'const o: HtbOptions = { default: parseHandle(\'1:4\') };',
-    'const e: ErrorCategory = new UsageError(String(o.default)).category;',
-    'export { e };',
-  ].join('\n'));
-  const args = [tsc, '--noEmit', '--strict', '--module', 'nodenext', '--moduleResolution', 'nodenext', '--types', 'node', '--typeRoots', join(ROOT, 'node_modules/@types'), 'use.cts', 'use.mts'];
+  writeFileSync(
+    join(dir, 'use.cts'),
+    [
+      "import synplug = require('synplug');",
+      "import tc = require('synplug/tc');",
+      "const h: number = tc.parseHandle('1:4');",
+      'const e: synplug.ErrorCategory = new synplug.UsageError(String(h)).category;',
+      'export { e };',
+    ].join('\n'),
+  );
+  writeFileSync(
+    join(dir, 'use.mts'),
+    [
+      "import { UsageError, type ErrorCategory } from 'synplug';",
+      "import { parseHandle, type HtbOptions } from 'synplug/tc';",
+      "const o: HtbOptions = { default: parseHandle('1:4') };",
+      'const e: ErrorCategory = new UsageError(String(o.default)).category;',
+      'export { e };',
+    ].join('\n'),
+  );
+  const args = [
+    tsc,
+    '--noEmit',
+    '--strict',
+    '--module',
+    'nodenext',
+    '--moduleResolution',
+    'nodenext',
+    '--types',
+    'node',
+    '--typeRoots',
+    join(ROOT, 'node_modules/@types'),
+    'use.cts',
+    'use.mts',
+  ];
   const r = spawnSync(process.execPath, args, { cwd: dir, encoding: 'utf8' });
   t.is(r.stdout + r.stderr, '');
   t.is(r.status, 0);

@@ -10,8 +10,18 @@ import { execFileSync } from 'node:child_process';
 import fc from 'fast-check';
 import { UsageError } from '../../src/netlink/errors.js';
 import {
-  AF_INET, AF_INET6, canonicalIp, formatIp, formatIpPrefix, ipv4Mapped, isIpv4Mapped, parseIp, parseIpPrefix, prefixMask,
-  tryParseIp, unmapIpv4,
+  AF_INET,
+  AF_INET6,
+  canonicalIp,
+  formatIp,
+  formatIpPrefix,
+  ipv4Mapped,
+  isIpv4Mapped,
+  parseIp,
+  parseIpPrefix,
+  prefixMask,
+  tryParseIp,
+  unmapIpv4,
 } from '../../src/netlink/ipaddr.js';
 import { formatIpAddress, parseIpAddress } from '../../src/netlink/route/addr.js';
 import { addressText, parseAddress } from '../../src/iptables/validate.js';
@@ -19,23 +29,37 @@ import { listenerAccepts, type TcpListener } from '../../src/netlink/sockdiag.js
 
 /** glibc's inet_ntop of each byte string (4 or 16 bytes). */
 function ntop(list: Buffer[]): string[] {
-  const out = execFileSync('python3', ['-c', [
-    'import socket,sys',
-    'for l in sys.stdin.read().split():',
-    '  b=bytes.fromhex(l)',
-    '  print(socket.inet_ntop(socket.AF_INET6 if len(b)==16 else socket.AF_INET, b))',
-  ].join('\n')], { input: list.map((b) => b.toString('hex')).join('\n') });
+  const out = execFileSync(
+    'python3',
+    [
+      '-c',
+      [
+        'import socket,sys',
+        'for l in sys.stdin.read().split():',
+        '  b=bytes.fromhex(l)',
+        '  print(socket.inet_ntop(socket.AF_INET6 if len(b)==16 else socket.AF_INET, b))',
+      ].join('\n'),
+    ],
+    { input: list.map((b) => b.toString('hex')).join('\n') },
+  );
   return out.toString().trim().split('\n');
 }
 
 /** glibc's inet_pton of each text, as hex ("-" when it refuses the text). */
 function pton(texts: string[]): string[] {
-  const out = execFileSync('python3', ['-c', [
-    'import socket,sys',
-    'for l in sys.stdin.read().split("\\n"):',
-    '  try: print(socket.inet_pton(socket.AF_INET6 if ":" in l else socket.AF_INET, l).hex())',
-    '  except OSError: print("-")',
-  ].join('\n')], { input: texts.join('\n') });
+  const out = execFileSync(
+    'python3',
+    [
+      '-c',
+      [
+        'import socket,sys',
+        'for l in sys.stdin.read().split("\\n"):',
+        '  try: print(socket.inet_pton(socket.AF_INET6 if ":" in l else socket.AF_INET, l).hex())',
+        '  except OSError: print("-")',
+      ].join('\n'),
+    ],
+    { input: texts.join('\n') },
+  );
   return out.toString().trim().split('\n');
 }
 
@@ -43,26 +67,77 @@ const MAPPED = ['::ffff:1.2.3.4', '::ffff:169.254.255.254', '::ffff:0.0.0.0', ':
 
 test('formatIp equals glibc inet_ntop: random and zero-heavy addresses, IPv4-mapped and -compatible ones', (t) => {
   const group = fc.oneof(fc.constant(0), fc.constant(0), fc.constant(0xffff), fc.integer({ min: 0, max: 0xffff }));
-  const v6 = fc.array(group, { minLength: 8, maxLength: 8 }).map((ws) => { const b = Buffer.alloc(16); ws.forEach((w, i) => { b.writeUInt16BE(w, 2 * i); }); return b; });
-  const samples = fc.sample(fc.oneof(v6, fc.uint8Array({ minLength: 4, maxLength: 4 }).map((u) => Buffer.from(u))), 2000);
-  const fixed = [...MAPPED, '::', '::1', '::2', '::1.2.3.4', '::ffff:0:1.2.3.4', '1::', '1:0:0:1::', 'fe80::1', '0:0:1::', '1:0:1:0:1:0:1:0', '2001:db8:0:0:1:0:0:1']
-    .map((s) => Buffer.from(pton([s])[0], 'hex'));
+  const v6 = fc.array(group, { minLength: 8, maxLength: 8 }).map((ws) => {
+    const b = Buffer.alloc(16);
+    ws.forEach((w, i) => {
+      b.writeUInt16BE(w, 2 * i);
+    });
+    return b;
+  });
+  const samples = fc.sample(
+    fc.oneof(
+      v6,
+      fc.uint8Array({ minLength: 4, maxLength: 4 }).map((u) => Buffer.from(u)),
+    ),
+    2000,
+  );
+  const fixed = [
+    ...MAPPED,
+    '::',
+    '::1',
+    '::2',
+    '::1.2.3.4',
+    '::ffff:0:1.2.3.4',
+    '1::',
+    '1:0:0:1::',
+    'fe80::1',
+    '0:0:1::',
+    '1:0:1:0:1:0:1:0',
+    '2001:db8:0:0:1:0:0:1',
+  ].map((s) => Buffer.from(pton([s])[0], 'hex'));
   const all = [...fixed, ...samples];
   t.deepEqual(all.map(formatIp), ntop(all));
 });
 
 test('parseIp equals glibc inet_pton, and refuses what it refuses (and zones, prefixes)', (t) => {
-  const good = ['1.2.3.4', '0.0.0.0', '255.255.255.255', '::', '::1', '2001:db8::1', ...MAPPED, '::1.2.3.4', 'fe80::a:b:c:d',
-    '1:2:3:4:5:6:7:8', '1::8', 'ABCD::EF', '1:2:3:4:5:6:1.2.3.4', '1::1.2.3.4', '::ffff:0:1.2.3.4', 'fd00::', '1:2:3:4:5:6:7::', '::2:3:4:5:6:7:8'];
-  t.deepEqual(good.map((s) => parseIp(s).bytes.toString('hex')), pton(good));
-  t.deepEqual(good.map((s) => parseIp(s).family), good.map((s) => (s.includes(':') ? AF_INET6 : AF_INET)));
+  const good = [
+    '1.2.3.4',
+    '0.0.0.0',
+    '255.255.255.255',
+    '::',
+    '::1',
+    '2001:db8::1',
+    ...MAPPED,
+    '::1.2.3.4',
+    'fe80::a:b:c:d',
+    '1:2:3:4:5:6:7:8',
+    '1::8',
+    'ABCD::EF',
+    '1:2:3:4:5:6:1.2.3.4',
+    '1::1.2.3.4',
+    '::ffff:0:1.2.3.4',
+    'fd00::',
+    '1:2:3:4:5:6:7::',
+    '::2:3:4:5:6:7:8',
+  ];
+  t.deepEqual(
+    good.map((s) => parseIp(s).bytes.toString('hex')),
+    pton(good),
+  );
+  t.deepEqual(
+    good.map((s) => parseIp(s).family),
+    good.map((s) => (s.includes(':') ? AF_INET6 : AF_INET)),
+  );
   const bad = ['', '1.2.3', '1.2.3.256', '01.2.3.4x', '1:2:3:4:5:6:7:8:9', '1::2::3', 'fe80::1%lo', '10.0.0.1/8', 'fd00::/8', ':::', 'g::1', ' 1.2.3.4'];
   for (const b of bad) {
     t.throws(() => parseIp(b), { instanceOf: UsageError, message: `'${b}' is not an IPv4 or IPv6 address` }, b);
     t.is(tryParseIp(b), undefined, b);
   }
   // the zone is refused although glibc's pton has no notion of it; the others glibc refuses too
-  t.deepEqual(pton(bad.filter((b) => b !== '' && !b.includes('%'))).filter((x) => x !== '-'), []);
+  t.deepEqual(
+    pton(bad.filter((b) => b !== '' && !b.includes('%'))).filter((x) => x !== '-'),
+    [],
+  );
 });
 
 test('IPv4-mapped text is ::ffff:a.b.c.d in every layer, as iproute2 prints it', (t) => {
@@ -84,8 +159,18 @@ test('IPv4-mapped text is ::ffff:a.b.c.d in every layer, as iproute2 prints it',
   t.deepEqual(parseAddress('::ffff:1.2.3.4').bytes, parseIp('::ffff:1.2.3.4').bytes);
   t.deepEqual(parseIpAddress('::ffff:1.2.3.4').bytes, parseIp('::ffff:1.2.3.4').bytes);
   // sock_diag: an IPv4 listener accepts the mapped form of its address and back
-  const l = (family: 'inet' | 'inet6', address: string): TcpListener =>
-    ({ family, address, port: 80, interface: 0, cookie: '1', inode: 1, uid: 0, recvQ: 0, sendQ: 0, v6only: false });
+  const l = (family: 'inet' | 'inet6', address: string): TcpListener => ({
+    family,
+    address,
+    port: 80,
+    interface: 0,
+    cookie: '1',
+    inode: 1,
+    uid: 0,
+    recvQ: 0,
+    sendQ: 0,
+    v6only: false,
+  });
   t.true(listenerAccepts(l('inet6', '::ffff:169.254.255.254'), '169.254.255.254'));
   t.true(listenerAccepts(l('inet', '169.254.255.254'), '::ffff:169.254.255.254'));
 });
@@ -122,9 +207,15 @@ test('prefixMask: network-order masks, as the kernel builds them (inet_make_mask
   t.throws(() => prefixMask(6, -1), { instanceOf: UsageError });
 });
 
-test('property: text -> bytes -> text is glibc\'s canonical text, and parsing it again gives the same bytes', (t) => {
-  const bytes = fc.sample(fc.oneof(fc.uint8Array({ minLength: 16, maxLength: 16 }), fc.uint8Array({ minLength: 4, maxLength: 4 })).map((u) => Buffer.from(u)), 500);
+test("property: text -> bytes -> text is glibc's canonical text, and parsing it again gives the same bytes", (t) => {
+  const bytes = fc.sample(
+    fc.oneof(fc.uint8Array({ minLength: 16, maxLength: 16 }), fc.uint8Array({ minLength: 4, maxLength: 4 })).map((u) => Buffer.from(u)),
+    500,
+  );
   const texts = bytes.map(formatIp);
   t.deepEqual(texts, ntop(bytes));
-  t.deepEqual(texts.map((s) => parseIp(s).bytes), bytes);
+  t.deepEqual(
+    texts.map((s) => parseIp(s).bytes),
+    bytes,
+  );
 });

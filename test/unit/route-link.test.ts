@@ -5,8 +5,20 @@ import { NetlinkConnection, FakeTransport } from '../../src/netlink/connection.j
 import { NetlinkError, UsageError } from '../../src/netlink/errors.js';
 import { bodyDecoder } from '../../src/netlink/protocols.js';
 import {
-  decodeLink, toLinkInfo, formatLink, getLinkByName, getLinkByIndex, listLinks, resolveIfindex, linkFlagNames,
-  getLinkRequest, validateDeviceName, RTM_GETLINK, RTM_NEWLINK, RTM_DELLINK, RTM_SETLINK,
+  decodeLink,
+  toLinkInfo,
+  formatLink,
+  getLinkByName,
+  getLinkByIndex,
+  listLinks,
+  resolveIfindex,
+  linkFlagNames,
+  getLinkRequest,
+  validateDeviceName,
+  RTM_GETLINK,
+  RTM_NEWLINK,
+  RTM_DELLINK,
+  RTM_SETLINK,
 } from '../../src/netlink/route/index.js';
 
 /** An ack (NLMSG_ERROR, error 0) for a request, as the kernel sends it (capped echo). */
@@ -23,8 +35,18 @@ function parseIpLinkText(text: string): Record<string, unknown> {
   const n = /^ {4}link\/(\S+) (\S+) brd (\S+)$/.exec(l2);
   if (!m || !n) throw new Error(`oracle text did not parse: ${text}`);
   return {
-    ifindex: Number(m[1]), ifname: m[2], flags: m[4].split(','), mtu: Number(m[5]), qdisc: m[6], operstate: m[7],
-    linkmode: m[8], group: m[9], txqlen: Number(m[10]), link_type: n[1], address: n[2], broadcast: n[3],
+    ifindex: Number(m[1]),
+    ifname: m[2],
+    flags: m[4].split(','),
+    mtu: Number(m[5]),
+    qdisc: m[6],
+    operstate: m[7],
+    linkmode: m[8],
+    group: m[9],
+    txqlen: Number(m[10]),
+    link_type: n[1],
+    address: n[2],
+    broadcast: n[3],
   };
 }
 
@@ -108,11 +130,16 @@ test('getLinkByIndex sends ifi_index and no name', async (t) => {
 test('listLinks: the dump tc made in step 16 holds lo (as ip printed it in step 01), the nlmon capture device and ifb0', async (t) => {
   const c = loadCapture('16_bad_kind');
   // tc's link dump: the first request, answered by three datagrams ending with NLMSG_DONE
-  const dumpReplies = replies(c).slice(0, 3).map((d) => d.bytes);
+  const dumpReplies = replies(c)
+    .slice(0, 3)
+    .map((d) => d.bytes);
   const tr = new FakeTransport([dumpReplies]);
   const conn = new NetlinkConnection(tr, NETLINK_ROUTE);
   const links = await listLinks(conn);
-  t.deepEqual(links.map((l) => l.ifname), ['lo', 'nlmon0', 'ifb0']);
+  t.deepEqual(
+    links.map((l) => l.ifname),
+    ['lo', 'nlmon0', 'ifb0'],
+  );
   // by step 16, lo's root qdisc is the prio that step 11's `tc qdisc show` printed
   const rootKind = /^qdisc (\S+) \S+ root/m.exec(loadCapture('11_qdisc_dump_stats').printed)![1];
   t.is(rootKind, 'prio');
@@ -142,12 +169,23 @@ test('IFLA_LINK resolves to the peer name (one more RTM_GETLINK) and M-DOWN when
     hdr.writeUInt32LE(flags, 8);
     const nameAttr = Buffer.alloc(4 + 16);
     const nm = Buffer.from(name + '\0');
-    nameAttr.writeUInt16LE(4 + nm.length, 0); nameAttr.writeUInt16LE(3, 2); nm.copy(nameAttr, 4);
+    nameAttr.writeUInt16LE(4 + nm.length, 0);
+    nameAttr.writeUInt16LE(3, 2);
+    nm.copy(nameAttr, 4);
     const parts = [hdr, nameAttr.subarray(0, (4 + nm.length + 3) & ~3)];
-    if (link !== undefined) { const a = Buffer.alloc(8); a.writeUInt16LE(8, 0); a.writeUInt16LE(5, 2); a.writeUInt32LE(link, 4); parts.push(a); }
+    if (link !== undefined) {
+      const a = Buffer.alloc(8);
+      a.writeUInt16LE(8, 0);
+      a.writeUInt16LE(5, 2);
+      a.writeUInt32LE(link, 4);
+      parts.push(a);
+    }
     return encodeMessage({ type: RTM_NEWLINK, flags: 0, seq: 1, payload: parts });
   };
-  const tr = new FakeTransport([[mk(3, 'sp-v', 0x1003, 2), ackFor()], [mk(2, 'sp-v2', 0x1002, 3), ackFor()]]);
+  const tr = new FakeTransport([
+    [mk(3, 'sp-v', 0x1003, 2), ackFor()],
+    [mk(2, 'sp-v2', 0x1002, 3), ackFor()],
+  ]);
   const conn = new NetlinkConnection(tr, NETLINK_ROUTE);
   const l = await getLinkByName(conn, 'sp-v');
   t.is(l.link, 'sp-v2');
@@ -180,7 +218,9 @@ test('a long name (16-127 bytes) is looked up as IFLA_ALT_IFNAME', (t) => {
 test('body decoders are registered for RTM_NEWLINK/DELLINK/GETLINK/SETLINK; a request shows what it carries', (t) => {
   for (const ty of [RTM_NEWLINK, RTM_DELLINK, RTM_GETLINK, RTM_SETLINK]) t.truthy(bodyDecoder(NETLINK_ROUTE, ty));
   const dec = bodyDecoder(NETLINK_ROUTE, RTM_GETLINK)!;
-  const reqs: NetlinkMessage[] = requests(c01).slice(1).map((d) => parseMessages(d.bytes)[0]);
+  const reqs: NetlinkMessage[] = requests(c01)
+    .slice(1)
+    .map((d) => parseMessages(d.bytes)[0]);
   t.deepEqual(dec(reqs[0]), { ifindex: 0, ifname: 'lo', ext_mask: 9 });
   t.deepEqual(dec(reqs[1]), { ifindex: 0, ifname: 'lo', family: 'link', ext_mask: 1 });
   const reply = parseMessages(replies(c01)[1].bytes)[0];

@@ -11,7 +11,14 @@ import { captureNames, loadCapture, requests, replies } from '../helpers/capture
 import { parseMessages, parseErrorReply, NLMSG_ERROR, NLM_F_CAPPED, type NetlinkMessage } from '../../src/netlink/message.js';
 import { bodyDecoder } from '../../src/netlink/protocols.js';
 import {
-  decodeQdisc, decodeClass, decodeFilter, decodeTcMessage, formatQdiscText, formatClassText, formatFilterText, type QdiscEntry,
+  decodeQdisc,
+  decodeClass,
+  decodeFilter,
+  decodeTcMessage,
+  formatQdiscText,
+  formatClassText,
+  formatFilterText,
+  type QdiscEntry,
 } from '../../src/tc/index.js';
 
 const TC_TYPES = new Set([36, 37, 38, 40, 41, 42, 44, 45, 46]);
@@ -19,7 +26,10 @@ const TC_TYPES = new Set([36, 37, 38, 40, 41, 42, 44, 45, 46]);
 function tcMessages(name: string, direction?: 'to-kernel' | 'from-kernel'): NetlinkMessage[] {
   const c = loadCapture(name);
   const ds = direction === 'to-kernel' ? requests(c) : direction === 'from-kernel' ? replies(c) : c.datagrams;
-  return ds.filter((d) => d.protocol === 0).flatMap((d) => parseMessages(d.bytes)).filter((m) => TC_TYPES.has(m.type));
+  return ds
+    .filter((d) => d.protocol === 0)
+    .flatMap((d) => parseMessages(d.bytes))
+    .filter((m) => TC_TYPES.has(m.type));
 }
 
 function decodeAny(m: NetlinkMessage): Record<string, unknown> {
@@ -46,7 +56,9 @@ test('every tc message in every capture decodes, and the registered body decoder
 
 test('the requests echoed inside error replies (04, 16, 17) decode too', (t) => {
   for (const name of ['04_prio_add_again', '16_bad_kind', '17_del_missing']) {
-    const errs = replies(loadCapture(name)).flatMap((d) => parseMessages(d.bytes)).filter((m) => m.type === NLMSG_ERROR);
+    const errs = replies(loadCapture(name))
+      .flatMap((d) => parseMessages(d.bytes))
+      .filter((m) => m.type === NLMSG_ERROR);
     const last = errs[errs.length - 1];
     t.is(last.flags & NLM_F_CAPPED, 0);
     const r = parseErrorReply(last);
@@ -58,10 +70,17 @@ test('the requests echoed inside error replies (04, 16, 17) decode too', (t) => 
 });
 
 test('04, 16, 17: the extended-ack texts are the ones tc printed ("Error: <msg>." )', (t) => {
-  const cases: Array<[string, string]> = [['04_prio_add_again', 'EEXIST'], ['16_bad_kind', 'ENOENT'], ['17_del_missing', 'EINVAL']];
+  const cases: Array<[string, string]> = [
+    ['04_prio_add_again', 'EEXIST'],
+    ['16_bad_kind', 'ENOENT'],
+    ['17_del_missing', 'EINVAL'],
+  ];
   for (const [name, code] of cases) {
     const c = loadCapture(name);
-    const errs = replies(c).flatMap((d) => parseMessages(d.bytes)).filter((m) => m.type === NLMSG_ERROR).map(parseErrorReply);
+    const errs = replies(c)
+      .flatMap((d) => parseMessages(d.bytes))
+      .filter((m) => m.type === NLMSG_ERROR)
+      .map(parseErrorReply);
     const last = errs[errs.length - 1];
     const msg = last.extAckMessage!;
     t.truthy(msg);
@@ -148,12 +167,16 @@ test('11: values match the printed ones field by field (kinds, handles, options,
   t.is(qs.length, blocks.length);
   blocks.forEach((b, i) => {
     const q: QdiscEntry = qs[i];
-    const m = /^qdisc (\S+) (\S+) (?:root|parent (\S+)) (?:refcnt (\d+) )?(.*)\n Sent (\d+) bytes (\d+) pkt \(dropped (\d+), overlimits (\d+) requeues (\d+)\) \n backlog (\d+)b (\d+)p requeues (\d+)$/.exec(b);
+    const m =
+      /^qdisc (\S+) (\S+) (?:root|parent (\S+)) (?:refcnt (\d+) )?(.*)\n Sent (\d+) bytes (\d+) pkt \(dropped (\d+), overlimits (\d+) requeues (\d+)\) \n backlog (\d+)b (\d+)p requeues (\d+)$/.exec(
+        b,
+      );
     t.truthy(m, b);
     const [, kind, handle, parent, refcnt, opts, bytes, pkts, drops, over, req, backlog, qlen, req2] = m!;
     t.is(q.kind, kind);
     t.is(q.handle, handle);
-    if (parent) t.is(q.parent, parent); else t.true(q.root);
+    if (parent) t.is(q.parent, parent);
+    else t.true(q.root);
     if (refcnt) t.is(q.refcnt, Number(refcnt));
     t.is(q.bytes, Number(bytes));
     t.is(q.packets, Number(pkts));

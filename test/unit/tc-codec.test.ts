@@ -13,11 +13,45 @@ import { UsageError } from '../../src/netlink/errors.js';
 import { attr, nested, str, u32 as u32attr, parseAttributes } from '../../src/netlink/attributes.js';
 import type { NetlinkMessage } from '../../src/netlink/message.js';
 import {
-  parseHandle, parseQdiscHandle, parseFilterParent, formatHandle, formatQdiscHandle, toQdiscHandle,
-  parseRate, parseSize, parseTime, formatRate, formatSize, formatTime, calcXmittime, calcXmitsize,
-  qdiscKind, filterKind, qdiscKindNames, filterKindNames, decodeQdisc, decodeClass, decodeFilter, formatQdiscText,
-  formatClassText, encodeTcmsg, parseU32Handle, formatU32Handle, qdiscRequest, filterRequest, protocolName, parseProtocol,
-  TCA_KIND, TCA_OPTIONS, TCA_STATS, TCA_STATS2, TCA_XSTATS, TCA_STATS_BASIC, TCA_STATS_QUEUE, TCA_STATS_RATE_EST, TCA_STATS_APP,
+  parseHandle,
+  parseQdiscHandle,
+  parseFilterParent,
+  formatHandle,
+  formatQdiscHandle,
+  toQdiscHandle,
+  parseRate,
+  parseSize,
+  parseTime,
+  formatRate,
+  formatSize,
+  formatTime,
+  calcXmittime,
+  calcXmitsize,
+  qdiscKind,
+  filterKind,
+  qdiscKindNames,
+  filterKindNames,
+  decodeQdisc,
+  decodeClass,
+  decodeFilter,
+  formatQdiscText,
+  formatClassText,
+  encodeTcmsg,
+  parseU32Handle,
+  formatU32Handle,
+  qdiscRequest,
+  filterRequest,
+  protocolName,
+  parseProtocol,
+  TCA_KIND,
+  TCA_OPTIONS,
+  TCA_STATS,
+  TCA_STATS2,
+  TCA_XSTATS,
+  TCA_STATS_BASIC,
+  TCA_STATS_QUEUE,
+  TCA_STATS_RATE_EST,
+  TCA_STATS_APP,
 } from '../../src/tc/index.js';
 
 /** A message around a tcmsg and attributes, as the kernel would send it. */
@@ -107,7 +141,7 @@ test('formatHandle / formatQdiscHandle print as tc does', (t) => {
 
 test('property: formatHandle then parseHandle gives the handle back', (t) => {
   fc.assert(fc.property(fc.integer({ min: 0, max: 0xffffffff }), (h) => parseHandle(formatHandle(h)) === h));
-  fc.assert(fc.property(fc.integer({ min: 0, max: 0xffff }), (maj) => parseQdiscHandle(formatQdiscHandle(maj << 16 >>> 0)) === (maj << 16) >>> 0));
+  fc.assert(fc.property(fc.integer({ min: 0, max: 0xffff }), (maj) => parseQdiscHandle(formatQdiscHandle((maj << 16) >>> 0)) === (maj << 16) >>> 0));
   t.pass();
 });
 
@@ -124,8 +158,14 @@ test('u32 filter handles: htid:hash:node', (t) => {
     [0, 'none'],
   ]);
   for (const bad of ['800', '1000:', '1:100:', '1:1:1000', '1:2:3:4', 'x:']) t.throws(() => parseU32Handle(bad), { instanceOf: UsageError }, bad);
-  fc.assert(fc.property(fc.integer({ min: 1, max: 0xfff }), fc.integer({ min: 0, max: 0xff }), fc.integer({ min: 0, max: 0xfff }),
-    (h, b, n) => parseU32Handle(formatU32Handle(((h << 20) | (b << 12) | n) >>> 0)) === ((h << 20) | (b << 12) | n) >>> 0));
+  fc.assert(
+    fc.property(
+      fc.integer({ min: 1, max: 0xfff }),
+      fc.integer({ min: 0, max: 0xff }),
+      fc.integer({ min: 0, max: 0xfff }),
+      (h, b, n) => parseU32Handle(formatU32Handle(((h << 20) | (b << 12) | n) >>> 0)) === ((h << 20) | (b << 12) | n) >>> 0,
+    ),
+  );
 });
 
 /* ---------------- units ---------------- */
@@ -206,8 +246,11 @@ test('registry: every kind of the issue is registered, each module names its kin
 
 test('prio: bands, priomap, multiqueue round-trip; bad values are UsageErrors', (t) => {
   t.deepEqual(qdiscRoundTrip('prio', { bands: 4 }), { bands: 4, priomap: [1, 2, 2, 2, 1, 2, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1], multiqueue: false });
-  t.deepEqual(qdiscRoundTrip('prio', ['bands', '5', 'priomap', '4', '4', '0', 'multiqueue']),
-    { bands: 5, priomap: [4, 4, 0, 2, 1, 2, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1], multiqueue: true });
+  t.deepEqual(qdiscRoundTrip('prio', ['bands', '5', 'priomap', '4', '4', '0', 'multiqueue']), {
+    bands: 5,
+    priomap: [4, 4, 0, 2, 1, 2, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1],
+    multiqueue: true,
+  });
   t.throws(() => qdiscRoundTrip('prio', { bands: 1 }), { instanceOf: UsageError, message: /bands 1 is out of range/ });
   t.throws(() => qdiscRoundTrip('prio', { bands: 17 }), { instanceOf: UsageError });
   t.throws(() => qdiscRoundTrip('prio', { bands: 2 }), { instanceOf: UsageError, message: /default priomap/ });
@@ -269,7 +312,7 @@ test('htb class: rates of 2^32 bytes/s and more go in TCA_HTB_RATE64/CEIL64 and 
   t.throws(() => classRoundTrip('htb', ['rate', '1mbit', 'prio', '9']), { instanceOf: UsageError });
 });
 
-test('tbf: rate 1mbit burst 10k latency 50ms decodes to tc -j\'s {rate 125000, burst 10240, lat 50000}', (t) => {
+test("tbf: rate 1mbit burst 10k latency 50ms decodes to tc -j's {rate 125000, burst 10240, lat 50000}", (t) => {
   t.like(qdiscRoundTrip('tbf', { rate: '1mbit', burst: '10k', latency: '50ms' }), { rate: 125_000, burst: 10_240, lat: 50_000 });
   t.like(qdiscRoundTrip('tbf', ['rate', '8mbit', 'burst', '32k', 'limit', '100k']), { rate: 1_000_000, burst: 32_768, limit: 102_400 });
   const pk = qdiscRoundTrip('tbf', { rate: '1mbit', burst: '10k', latency: '50ms', peakrate: '2mbit', mtu: 1514 });
@@ -280,11 +323,24 @@ test('tbf: rate 1mbit burst 10k latency 50ms decodes to tc -j\'s {rate 125000, b
 });
 
 test('fq_codel: options round-trip in microseconds and bytes', (t) => {
-  t.deepEqual(qdiscRoundTrip('fq_codel', { limit: 1000, flows: 512, target: '5ms', interval: '100ms', ecn: true, memory_limit: '32mb', quantum: 1514, drop_batch: 64 }),
-    { limit: 1000, flows: 512, quantum: 1514, target: 5000, interval: 100000, memory_limit: 33554432, ecn: true, drop_batch: 64 });
+  t.deepEqual(
+    qdiscRoundTrip('fq_codel', { limit: 1000, flows: 512, target: '5ms', interval: '100ms', ecn: true, memory_limit: '32mb', quantum: 1514, drop_batch: 64 }),
+    { limit: 1000, flows: 512, quantum: 1514, target: 5000, interval: 100000, memory_limit: 33554432, ecn: true, drop_batch: 64 },
+  );
   t.deepEqual(qdiscRoundTrip('fq_codel', ['noecn', 'ce_threshold', '2ms']), { ce_threshold: 2000 });
-  t.is(qdiscKind('fq_codel')!.formatOptions!({ limit: 10240, flows: 1024, quantum: 1514, target: 5000, interval: 100000, memory_limit: 33554432, ecn: true, drop_batch: 64 }),
-    'limit 10240p flows 1024 quantum 1514 target 5ms interval 100ms memory_limit 32Mb ecn drop_batch 64 ');
+  t.is(
+    qdiscKind('fq_codel')!.formatOptions!({
+      limit: 10240,
+      flows: 1024,
+      quantum: 1514,
+      target: 5000,
+      interval: 100000,
+      memory_limit: 33554432,
+      ecn: true,
+      drop_batch: 64,
+    }),
+    'limit 10240p flows 1024 quantum 1514 target 5ms interval 100ms memory_limit 32Mb ecn drop_batch 64 ',
+  );
 });
 
 test('ingress and clsact: default parent and handle, no options; noqueue has none either', (t) => {
@@ -328,12 +384,21 @@ test('u32: matches pack into keys as tc does (match ip dst 10.0.0.1/32 match ip 
 });
 
 test('u32: matches on the same word merge; contradictions and misalignment are UsageErrors', (t) => {
-  const f = filterRoundTrip('u32', undefined, { match: [{ type: 'ip', field: 'sport', value: 1 }, { type: 'ip', field: 'dport', value: 2 }, { type: 'u8', value: 6, mask: 0xff, at: 9 }] });
+  const f = filterRoundTrip('u32', undefined, {
+    match: [
+      { type: 'ip', field: 'sport', value: 1 },
+      { type: 'ip', field: 'dport', value: 2 },
+      { type: 'u8', value: 6, mask: 0xff, at: 9 },
+    ],
+  });
   t.deepEqual(f.options!.match, [
     { value: '10002', mask: 'ffffffff', offmask: '', off: 20 },
     { value: '60000', mask: 'ff0000', offmask: '', off: 8 }, // byte 9 is bits 16..23 of the word at 8 (tc's pack_key8)
   ]);
-  t.throws(() => filterRoundTrip('u32', undefined, ['match', 'ip', 'dport', '1', '0xffff', 'match', 'ip', 'dport', '2', '0xffff']), { instanceOf: UsageError, message: /contradict/ });
+  t.throws(() => filterRoundTrip('u32', undefined, ['match', 'ip', 'dport', '1', '0xffff', 'match', 'ip', 'dport', '2', '0xffff']), {
+    instanceOf: UsageError,
+    message: /contradict/,
+  });
   t.throws(() => filterRoundTrip('u32', undefined, ['match', 'u32', '1', '1', 'at', '2']), { instanceOf: UsageError, message: /multiple of 4/ });
   t.throws(() => filterRoundTrip('u32', undefined, ['match', 'u16', '1', '1', 'at', '3']), { instanceOf: UsageError });
   t.throws(() => filterRoundTrip('u32', undefined, ['match', 'ip', 'dst', '10.0.0.300']), { instanceOf: UsageError });
@@ -365,7 +430,9 @@ test('filter protocols print as tc does', (t) => {
 /* ---------------- generic decoding ---------------- */
 
 test('an unknown kind decodes as a generic entry with its raw option bytes in hex', (t) => {
-  const q = decodeQdisc(msg(36, { ifindex: 2, handle: 0x50000, parent: 0xffffffff, info: 1 }, [str(TCA_KIND, 'cake'), attr(TCA_OPTIONS, Buffer.from('deadbeef01', 'hex'))]));
+  const q = decodeQdisc(
+    msg(36, { ifindex: 2, handle: 0x50000, parent: 0xffffffff, info: 1 }, [str(TCA_KIND, 'cake'), attr(TCA_OPTIONS, Buffer.from('deadbeef01', 'hex'))]),
+  );
   t.deepEqual(q, { kind: 'cake', handle: '5:', ifindex: 2, root: true, options: { raw: 'deadbeef01' } });
   t.is(formatQdiscText(q), 'qdisc cake 5: root options deadbeef01 \n');
   const c = decodeClass(msg(40, { handle: 0x50001, parent: 0x50000 }, [str(TCA_KIND, 'cake'), attr(TCA_OPTIONS, Buffer.from([1, 2]))]));
@@ -376,17 +443,37 @@ test('an unknown kind decodes as a generic entry with its raw option bytes in he
 });
 
 test('stats: TCA_STATS2 with a rate estimator; legacy TCA_STATS alone (no requeues); text as tc prints each', (t) => {
-  const basic = Buffer.alloc(16); basic.writeUInt32LE(1500, 0); basic.writeUInt32LE(10, 8);
-  const queue = Buffer.alloc(20); queue.writeUInt32LE(2, 0); queue.writeUInt32LE(3000, 4); queue.writeUInt32LE(1, 8); queue.writeUInt32LE(4, 12); queue.writeUInt32LE(5, 16);
-  const est = Buffer.alloc(8); est.writeUInt32LE(1000, 0); est.writeUInt32LE(7, 4);
-  const q = decodeQdisc(msg(36, { handle: 0x10000, parent: 0xffffffff, info: 1 }, [str(TCA_KIND, 'pfifo'), u32attr(TCA_OPTIONS, 100),
-    nested(TCA_STATS2, [attr(TCA_STATS_BASIC, basic), attr(TCA_STATS_RATE_EST, est), attr(TCA_STATS_QUEUE, queue)])]));
+  const basic = Buffer.alloc(16);
+  basic.writeUInt32LE(1500, 0);
+  basic.writeUInt32LE(10, 8);
+  const queue = Buffer.alloc(20);
+  queue.writeUInt32LE(2, 0);
+  queue.writeUInt32LE(3000, 4);
+  queue.writeUInt32LE(1, 8);
+  queue.writeUInt32LE(4, 12);
+  queue.writeUInt32LE(5, 16);
+  const est = Buffer.alloc(8);
+  est.writeUInt32LE(1000, 0);
+  est.writeUInt32LE(7, 4);
+  const q = decodeQdisc(
+    msg(36, { handle: 0x10000, parent: 0xffffffff, info: 1 }, [
+      str(TCA_KIND, 'pfifo'),
+      u32attr(TCA_OPTIONS, 100),
+      nested(TCA_STATS2, [attr(TCA_STATS_BASIC, basic), attr(TCA_STATS_RATE_EST, est), attr(TCA_STATS_QUEUE, queue)]),
+    ]),
+  );
   t.like(q, { bytes: 1500, packets: 10, qlen: 2, backlog: 3000, drops: 1, requeues: 4, overlimits: 5, rate: 1000, pps: 7 });
-  t.is(formatQdiscText(q, { stats: true }),
-    'qdisc pfifo 1: root limit 100p\n Sent 1500 bytes 10 pkt (dropped 1, overlimits 5 requeues 4) \n rate 8Kbit 7pps backlog 3000b 2p requeues 4\n');
+  t.is(
+    formatQdiscText(q, { stats: true }),
+    'qdisc pfifo 1: root limit 100p\n Sent 1500 bytes 10 pkt (dropped 1, overlimits 5 requeues 4) \n rate 8Kbit 7pps backlog 3000b 2p requeues 4\n',
+  );
   const legacy = Buffer.alloc(36);
-  legacy.writeUInt32LE(999, 0); legacy.writeUInt32LE(9, 8); legacy.writeUInt32LE(2, 12); legacy.writeUInt32LE(3, 16);
-  legacy.writeUInt32LE(1, 28); legacy.writeUInt32LE(100, 32);
+  legacy.writeUInt32LE(999, 0);
+  legacy.writeUInt32LE(9, 8);
+  legacy.writeUInt32LE(2, 12);
+  legacy.writeUInt32LE(3, 16);
+  legacy.writeUInt32LE(1, 28);
+  legacy.writeUInt32LE(100, 32);
   const l = decodeQdisc(msg(36, { handle: 0x10000, parent: 0xffffffff, info: 1 }, [str(TCA_KIND, 'pfifo'), attr(TCA_STATS, legacy)]));
   t.like(l, { bytes: 999, packets: 9, drops: 2, overlimits: 3, qlen: 1, backlog: 100 });
   t.is(l.requeues, undefined);
@@ -394,12 +481,22 @@ test('stats: TCA_STATS2 with a rate estimator; legacy TCA_STATS alone (no requeu
 });
 
 test('htb class xstats (TCA_STATS_APP) decode flat, as tc -j prints xstats, and print as tc does', (t) => {
-  const x = Buffer.alloc(20); x.writeUInt32LE(1, 0); x.writeUInt32LE(2, 4); x.writeInt32LE(192000, 12); x.writeInt32LE(-5, 16);
-  const attrs = [str(TCA_KIND, 'htb'), ...qdiscKind('htb')!.encodeClassOptions!({ rate: '10mbit', ceil: '20mbit', burst: '15k' }),
-    nested(TCA_STATS2, [attr(TCA_STATS_BASIC, Buffer.alloc(16)), attr(TCA_STATS_QUEUE, Buffer.alloc(20)), attr(TCA_STATS_APP, x)]), attr(TCA_XSTATS, x)];
+  const x = Buffer.alloc(20);
+  x.writeUInt32LE(1, 0);
+  x.writeUInt32LE(2, 4);
+  x.writeInt32LE(192000, 12);
+  x.writeInt32LE(-5, 16);
+  const attrs = [
+    str(TCA_KIND, 'htb'),
+    ...qdiscKind('htb')!.encodeClassOptions!({ rate: '10mbit', ceil: '20mbit', burst: '15k' }),
+    nested(TCA_STATS2, [attr(TCA_STATS_BASIC, Buffer.alloc(16)), attr(TCA_STATS_QUEUE, Buffer.alloc(20)), attr(TCA_STATS_APP, x)]),
+    attr(TCA_XSTATS, x),
+  ];
   const c = decodeClass(msg(40, { handle: 0x10001, parent: 0xffffffff }, attrs));
   t.like(c, { handle: '1:1', root: true, lended: 1, borrowed: 2, giants: 0, tokens: 192000, ctokens: -5 });
-  t.is(formatClassText(c, { stats: true }),
-    'class htb 1:1 root prio 0 rate 10Mbit ceil 20Mbit burst 15Kb cburst 1600b \n Sent 0 bytes 0 pkt (dropped 0, overlimits 0 requeues 0) \n backlog 0b 0p requeues 0\n lended: 1 borrowed: 2 giants: 0\n tokens: 192000 ctokens: -5\n\n');
+  t.is(
+    formatClassText(c, { stats: true }),
+    'class htb 1:1 root prio 0 rate 10Mbit ceil 20Mbit burst 15Kb cburst 1600b \n Sent 0 bytes 0 pkt (dropped 0, overlimits 0 requeues 0) \n backlog 0b 0p requeues 0\n lended: 1 borrowed: 2 giants: 0\n tokens: 192000 ctokens: -5\n\n',
+  );
   t.true(parseAttributes(attrs[1]).items.length === 1);
 });

@@ -15,7 +15,15 @@ import { parseMessages, NLM_F_CREATE, NLM_F_REQUEST, NLM_F_ACK } from '../../src
 import { NLA_F_NESTED } from '../../src/netlink/attributes.js';
 import type { NetlinkError } from '../../src/netlink/errors.js';
 import {
-  addQdisc, deleteQdisc, addFilter, plugReleaseIndefinite, plugBuffer, listQdiscs, listFilters, listClasses, KindUnavailableError,
+  addQdisc,
+  deleteQdisc,
+  addFilter,
+  plugReleaseIndefinite,
+  plugBuffer,
+  listQdiscs,
+  listFilters,
+  listClasses,
+  KindUnavailableError,
 } from '../../src/tc/index.js';
 
 /** The captured request of a given message type, and the reply datagrams that answer it. */
@@ -60,14 +68,17 @@ const sameRequest = test.macro(async (t, name: string, type: number, op: Op) => 
   t.deepEqual(noSeqPid(sent), noSeqPid(exchangeOf(c, type).request));
 });
 
-test('03: addQdisc prio bands 4 at root, handle 1: == tc qdisc add dev lo root handle 1: prio bands 4',
-  sameRequest, '03_prio_add', 36, (conn) => addQdisc(conn, { ifindex: 1, parent: 'root', handle: '1:', kind: 'prio', options: { bands: 4 } }));
+test('03: addQdisc prio bands 4 at root, handle 1: == tc qdisc add dev lo root handle 1: prio bands 4', sameRequest, '03_prio_add', 36, (conn) =>
+  addQdisc(conn, { ifindex: 1, parent: 'root', handle: '1:', kind: 'prio', options: { bands: 4 } }),
+);
 
-test('03: the same request from tc words ["bands", "4"]',
-  sameRequest, '03_prio_add', 36, (conn) => addQdisc(conn, { ifindex: 1, parent: 'root', handle: '1:', kind: 'prio', options: ['bands', '4'] }));
+test('03: the same request from tc words ["bands", "4"]', sameRequest, '03_prio_add', 36, (conn) =>
+  addQdisc(conn, { ifindex: 1, parent: 'root', handle: '1:', kind: 'prio', options: ['bands', '4'] }),
+);
 
-test('05: addQdisc pfifo limit 1000 under 1:1, handle 10: == tc qdisc add ... pfifo limit 1000',
-  sameRequest, '05_pfifo_add', 36, (conn) => addQdisc(conn, { ifindex: 1, parent: '1:1', handle: '10:', kind: 'pfifo', options: { limit: 1000 } }));
+test('05: addQdisc pfifo limit 1000 under 1:1, handle 10: == tc qdisc add ... pfifo limit 1000', sameRequest, '05_pfifo_add', 36, (conn) =>
+  addQdisc(conn, { ifindex: 1, parent: '1:1', handle: '10:', kind: 'pfifo', options: { limit: 1000 } }),
+);
 
 /** Offset of the TCA_OPTIONS type field in a plug request: 16 (nlmsghdr) + 20 (tcmsg) + 12 (TCA_KIND "plug\0" padded) + 2. */
 const PLUG_OPTIONS_TYPE_AT = 16 + 20 + 12 + 2;
@@ -98,26 +109,41 @@ const plugRequest = test.macro(async (t, name: string, flagsDiffer: boolean, op:
   checkPlugDifferences(t, sent, exchangeOf(c, 36).request, flagsDiffer);
 });
 
-test('06: addQdisc plug limit 1048576 under 1:4, handle 40: == nl-qdisc-add ... plug --limit 1048576, but for NLA_F_NESTED on TCA_OPTIONS',
-  plugRequest, '06_plug_add', false, (conn) => addQdisc(conn, { ifindex: 1, parent: '1:4', handle: '40:', kind: 'plug', options: { limit: 1048576 } }));
+test(
+  '06: addQdisc plug limit 1048576 under 1:4, handle 40: == nl-qdisc-add ... plug --limit 1048576, but for NLA_F_NESTED on TCA_OPTIONS',
+  plugRequest,
+  '06_plug_add',
+  false,
+  (conn) => addQdisc(conn, { ifindex: 1, parent: '1:4', handle: '40:', kind: 'plug', options: { limit: 1048576 } }),
+);
 
-test('07: plugReleaseIndefinite == nl-qdisc-add --update plug --release-indefinite, but for NLM_F_CREATE and NLA_F_NESTED',
-  plugRequest, '07_plug_release', true, (conn) => plugReleaseIndefinite(conn, { ifindex: 1, parent: '1:4', handle: '40:' }));
+test(
+  '07: plugReleaseIndefinite == nl-qdisc-add --update plug --release-indefinite, but for NLM_F_CREATE and NLA_F_NESTED',
+  plugRequest,
+  '07_plug_release',
+  true,
+  (conn) => plugReleaseIndefinite(conn, { ifindex: 1, parent: '1:4', handle: '40:' }),
+);
 
-test('10: plugBuffer == nl-qdisc-add --update plug --buffer, but for NLM_F_CREATE and NLA_F_NESTED',
-  plugRequest, '10_plug_buffer', true, (conn) => plugBuffer(conn, { ifindex: 1, parent: '1:4', handle: '40:' }));
+test('10: plugBuffer == nl-qdisc-add --update plug --buffer, but for NLM_F_CREATE and NLA_F_NESTED', plugRequest, '10_plug_buffer', true, (conn) =>
+  plugBuffer(conn, { ifindex: 1, parent: '1:4', handle: '40:' }),
+);
 
-test('15: plugReleaseIndefinite again gives the same request as 07 does',
-  plugRequest, '15_plug_release_again', true, (conn) => plugReleaseIndefinite(conn, { ifindex: 1, parent: '1:4', handle: '40:' }));
+test('15: plugReleaseIndefinite again gives the same request as 07 does', plugRequest, '15_plug_release_again', true, (conn) =>
+  plugReleaseIndefinite(conn, { ifindex: 1, parent: '1:4', handle: '40:' }),
+);
 
-test('08: addFilter fw handle 1 classid 1:4, protocol ip, pref 1, parent 1:0 == tc filter add ... fw classid 1:4',
-  sameRequest, '08_fw_add', 44, (conn) => addFilter(conn, { ifindex: 1, parent: '1:0', protocol: 'ip', pref: 1, handle: '1', kind: 'fw', options: { classid: '1:4' } }));
+test('08: addFilter fw handle 1 classid 1:4, protocol ip, pref 1, parent 1:0 == tc filter add ... fw classid 1:4', sameRequest, '08_fw_add', 44, (conn) =>
+  addFilter(conn, { ifindex: 1, parent: '1:0', protocol: 'ip', pref: 1, handle: '1', kind: 'fw', options: { classid: '1:4' } }),
+);
 
-test('08: the same filter from tc words ["classid", "1:4"] and a numeric handle',
-  sameRequest, '08_fw_add', 44, (conn) => addFilter(conn, { ifindex: 1, parent: '1:', protocol: 'ip', pref: 1, handle: 1, kind: 'fw', options: ['classid', '1:4'] }));
+test('08: the same filter from tc words ["classid", "1:4"] and a numeric handle', sameRequest, '08_fw_add', 44, (conn) =>
+  addFilter(conn, { ifindex: 1, parent: '1:', protocol: 'ip', pref: 1, handle: 1, kind: 'fw', options: ['classid', '1:4'] }),
+);
 
-test('20: deleteQdisc at the root == tc qdisc del dev lo root',
-  sameRequest, '20_qdisc_del_root', 37, (conn) => deleteQdisc(conn, { ifindex: 1, parent: 'root' }));
+test('20: deleteQdisc at the root == tc qdisc del dev lo root', sameRequest, '20_qdisc_del_root', 37, (conn) =>
+  deleteQdisc(conn, { ifindex: 1, parent: 'root' }),
+);
 
 /**
  * Run `op` against capture `name`'s answer to its request of message `type`
@@ -147,7 +173,9 @@ test('17: deleteQdisc parent 1:3 handle 99: == tc qdisc del dev lo parent 1:3 ha
 });
 
 test('04: addQdisc of an existing prio: the EEXIST names the handle and the device', async (t) => {
-  const err = await refused(t, '04_prio_add_again', 36, qdiscDump(), (conn) => addQdisc(conn, { ifindex: 1, parent: 'root', handle: '1:', kind: 'prio', options: { bands: 4 } }));
+  const err = await refused(t, '04_prio_add_again', 36, qdiscDump(), (conn) =>
+    addQdisc(conn, { ifindex: 1, parent: 'root', handle: '1:', kind: 'prio', options: { bands: 4 } }),
+  );
   t.like(err, { code: 'EEXIST', extAckMessage: 'Exclusivity flag on, cannot modify' });
   t.is(err!.message, "Exclusivity flag on, cannot modify. A qdisc with handle 1: already exists on device index 1 (kind 'prio'); use replace or change");
   t.is((err as NetlinkError).explanation, "a qdisc with handle 1: already exists on device index 1 (kind 'prio'); use replace or change");
@@ -156,7 +184,9 @@ test('04: addQdisc of an existing prio: the EEXIST names the handle and the devi
 /** An empty dump answer: NLMSG_DONE, NLM_F_MULTI, error 0. */
 function emptyDump(): Buffer {
   const done = Buffer.alloc(20);
-  done.writeUInt32LE(20, 0); done.writeUInt16LE(3, 4); done.writeUInt16LE(2, 6);
+  done.writeUInt32LE(20, 0);
+  done.writeUInt16LE(3, 4);
+  done.writeUInt16LE(2, 6);
   return done;
 }
 
@@ -167,8 +197,14 @@ test('16: addQdisc of a kind unknown to synplug and the kernel: reported as unkn
   t.like(err, { code: 'ENOENT', extAckMessage: 'Specified qdisc kind is unknown' });
   t.false(err instanceof KindUnavailableError);
   t.false('module' in err!);
-  t.is((err as NetlinkError).explanation, "qdisc kind 'nosuchqdisc' is unknown to this kernel (ENOENT): check the name; if it is right, the module that provides it is not loaded and cannot be loaded");
-  t.is(err!.message, "Specified qdisc kind is unknown. Qdisc kind 'nosuchqdisc' is unknown to this kernel (ENOENT): check the name; if it is right, the module that provides it is not loaded and cannot be loaded");
+  t.is(
+    (err as NetlinkError).explanation,
+    "qdisc kind 'nosuchqdisc' is unknown to this kernel (ENOENT): check the name; if it is right, the module that provides it is not loaded and cannot be loaded",
+  );
+  t.is(
+    err!.message,
+    "Specified qdisc kind is unknown. Qdisc kind 'nosuchqdisc' is unknown to this kernel (ENOENT): check the name; if it is right, the module that provides it is not loaded and cannot be loaded",
+  );
   t.is((err as NetlinkError).category, 'kernel');
   t.notRegex(err!.message, /sch_nosuchqdisc/);
 });
@@ -178,7 +214,9 @@ test('16: the same ENOENT for a kind synplug knows (plug): KindUnavailableError 
   const { answer } = exchangeOf(loadCapture('16_bad_kind'), 36); // the kernel's ENOENT for an unknown kind
   const fake = new FakeTransport([answer, [emptyDump()]]);
   const conn = new NetlinkConnection(fake, 0, { timeoutMs: 1000 });
-  const err = await t.throwsAsync(addQdisc(conn, { ifindex, parent: 'root', handle: '5:', kind: 'plug', options: { limit: 1000 } }), { instanceOf: KindUnavailableError });
+  const err = await t.throwsAsync(addQdisc(conn, { ifindex, parent: 'root', handle: '5:', kind: 'plug', options: { limit: 1000 } }), {
+    instanceOf: KindUnavailableError,
+  });
   conn.close();
   t.like(err, { code: 'ENOENT', module: 'sch_plug', kind: 'plug', object: 'qdisc', requestType: 'RTM_NEWQDISC' });
   t.is(err!.explanation, "qdisc kind 'plug' is not available in this kernel (module sch_plug)");
@@ -186,7 +224,7 @@ test('16: the same ENOENT for a kind synplug knows (plug): KindUnavailableError 
   t.is(err!.category, 'missing-module');
 });
 
-test('11: listQdiscs({ ifindex: 1 }) sends tc\'s RTM_GETQDISC dump and decodes the reply, names from a link dump', async (t) => {
+test("11: listQdiscs({ ifindex: 1 }) sends tc's RTM_GETQDISC dump and decodes the reply, names from a link dump", async (t) => {
   const c = loadCapture('11_qdisc_dump_stats');
   const links = exchangeOf(c, 18).answer; // tc's own RTM_GETLINK dump replies
   const fake = new FakeTransport([exchangeOf(c, 38).answer, links]);
@@ -194,18 +232,25 @@ test('11: listQdiscs({ ifindex: 1 }) sends tc\'s RTM_GETQDISC dump and decodes t
   const qs = await listQdiscs(conn, { ifindex: 1 });
   conn.close();
   t.deepEqual(noSeqPid(fake.sent[0]), noSeqPid(exchangeOf(c, 38).request));
-  t.deepEqual(qs.map((q) => `${q.kind} ${q.handle} ${q.dev}`), ['prio 1: lo', 'pfifo 30: lo', 'pfifo 10: lo', 'plug 40: lo', 'pfifo 20: lo']);
+  t.deepEqual(
+    qs.map((q) => `${q.kind} ${q.handle} ${q.dev}`),
+    ['prio 1: lo', 'pfifo 30: lo', 'pfifo 10: lo', 'plug 40: lo', 'pfifo 20: lo'],
+  );
 });
 
-test('12 and 13: listFilters / listClasses({ dev }) send tc\'s dump requests (after resolving the name)', async (t) => {
-  for (const [name, type, fn] of [['12_filter_dump', 46, listFilters], ['13_class_dump', 42, listClasses]] as const) {
+test("12 and 13: listFilters / listClasses({ dev }) send tc's dump requests (after resolving the name)", async (t) => {
+  for (const [name, type, fn] of [
+    ['12_filter_dump', 46, listFilters],
+    ['13_class_dump', 42, listClasses],
+  ] as const) {
     const c = loadCapture(name);
     // Answer our RTM_GETLINK lookup with an RTM_NEWLINK for lo (from the capture's link dump) and an ack.
     const linkMsg = parseMessages(exchangeOf(c, 18).answer[0])[0];
     const one = Buffer.from(exchangeOf(c, 18).answer[0].subarray(linkMsg.offset, linkMsg.offset + linkMsg.payload.length + 16));
     one.writeUInt16LE(0, 6); // not multipart
     const ack = Buffer.alloc(36);
-    ack.writeUInt32LE(36, 0); ack.writeUInt16LE(2, 4);
+    ack.writeUInt32LE(36, 0);
+    ack.writeUInt16LE(2, 4);
     const fake = new FakeTransport([[one, ack], exchangeOf(c, type).answer]);
     const conn = new NetlinkConnection(fake, 0, { timeoutMs: 1000 });
     const list = await fn(conn, { dev: 'lo' });
@@ -217,7 +262,15 @@ test('12 and 13: listFilters / listClasses({ dev }) send tc\'s dump requests (af
 });
 
 test('captured replies were used: every exchange above has an answer', (t) => {
-  for (const [name, type] of [['03_prio_add', 36], ['05_pfifo_add', 36], ['06_plug_add', 36], ['07_plug_release', 36], ['08_fw_add', 44], ['10_plug_buffer', 36], ['20_qdisc_del_root', 37]] as const) {
+  for (const [name, type] of [
+    ['03_prio_add', 36],
+    ['05_pfifo_add', 36],
+    ['06_plug_add', 36],
+    ['07_plug_release', 36],
+    ['08_fw_add', 44],
+    ['10_plug_buffer', 36],
+    ['20_qdisc_del_root', 37],
+  ] as const) {
     t.true(exchangeOf(loadCapture(name), type).answer.length > 0, name);
   }
   t.true(replies(loadCapture('11_qdisc_dump_stats')).length > 0);

@@ -27,14 +27,19 @@ function msgs(c: Capture, dir: 'to-kernel' | 'from-kernel'): NetlinkMessage[] {
 /** Names of the devices in the capture's own link dump (tc resolves mirred's ifindex with it). */
 function linkNames(c: Capture): (i: number) => string | undefined {
   const m = new Map<number, string>();
-  for (const l of msgs(c, 'from-kernel').filter((x) => x.type === RTM_NEWLINK).map(decodeLink)) if (l.ifname) m.set(l.index, l.ifname);
+  for (const l of msgs(c, 'from-kernel')
+    .filter((x) => x.type === RTM_NEWLINK)
+    .map(decodeLink))
+    if (l.ifname) m.set(l.index, l.ifname);
   return (i) => m.get(i);
 }
 
 /** The filters of a captured dump, with mirred targets named. */
 function dumpedFilters(name: string): { c: Capture; fs: FilterEntry[] } {
   const c = loadCapture(name);
-  const fs = msgs(c, 'from-kernel').filter((m) => m.type === RTM_NEWTFILTER).map((m) => decodeFilter(m));
+  const fs = msgs(c, 'from-kernel')
+    .filter((m) => m.type === RTM_NEWTFILTER)
+    .map((m) => decodeFilter(m));
   nameActionDevices(fs, linkNames(c));
   return { c, fs };
 }
@@ -54,7 +59,9 @@ function capturedRequest(c: Capture): Buffer {
 async function ourRequest(op: 'add' | 'delete', ifindex: number, spec: Parameters<typeof filterRequest>[2]): Promise<Buffer> {
   const req = filterRequest(op, ifindex, spec);
   const ack = Buffer.alloc(36);
-  ack.writeUInt32LE(36, 0); ack.writeUInt16LE(2, 4); ack.writeUInt32LE(1, 8);
+  ack.writeUInt32LE(36, 0);
+  ack.writeUInt16LE(2, 4);
+  ack.writeUInt32LE(1, 8);
   const fake = new FakeTransport([[ack]]);
   const conn = new NetlinkConnection(fake, 0, { timeoutMs: 1000 });
   // Answer with an ack whose seq matches whatever the connection picks.
@@ -73,7 +80,10 @@ test('43: u32 SYN match + mirred egress redirect == tc filter add dev v0 ingress
   const ifb9 = linkNames(loadCapture('46_filter_dump_ingress'));
   t.is(ifb9(3), 'ifb9');
   const ours = await ourRequest('add', 5, {
-    parent: 'ingress', protocol: 'ip', pref: 1, kind: 'u32',
+    parent: 'ingress',
+    protocol: 'ip',
+    pref: 1,
+    kind: 'u32',
     options: {
       match: [
         { type: 'ip', field: 'protocol', value: 6, mask: 0xff },
@@ -88,25 +98,41 @@ test('43: u32 SYN match + mirred egress redirect == tc filter add dev v0 ingress
 
 test('43: the same from tc words (the command line after "u32")', async (t) => {
   const c = loadCapture('43_u32_mirred_add');
-  const words = c.command.split(' u32 ')[1].split(' ').map((w) => (w === 'ifb9' ? '3' : w));
+  const words = c.command
+    .split(' u32 ')[1]
+    .split(' ')
+    .map((w) => (w === 'ifb9' ? '3' : w));
   t.deepEqual(await ourRequest('add', 5, { parent: 'ingress', protocol: 'ip', pref: 1, kind: 'u32', options: words }), capturedRequest(c));
 });
 
 test('43: a mirred target given by name is resolved with one RTM_GETLINK, then encodes as captured', async (t) => {
   const c = loadCapture('43_u32_mirred_add');
   // answer the RTM_GETLINK with the capture's own RTM_NEWLINK for ifb9 (from step 46's link dump)
-  const link = replies(loadCapture('46_filter_dump_ingress')).flatMap((d) => parseMessages(d.bytes)).find((m) => m.type === RTM_NEWLINK && decodeLink(m).ifname === 'ifb9')!;
+  const link = replies(loadCapture('46_filter_dump_ingress'))
+    .flatMap((d) => parseMessages(d.bytes))
+    .find((m) => m.type === RTM_NEWLINK && decodeLink(m).ifname === 'ifb9')!;
   const reply = Buffer.alloc(16 + link.payload.length);
-  reply.writeUInt32LE(reply.length, 0); reply.writeUInt16LE(RTM_NEWLINK, 4); reply.writeUInt32LE(1, 8);
+  reply.writeUInt32LE(reply.length, 0);
+  reply.writeUInt16LE(RTM_NEWLINK, 4);
+  reply.writeUInt32LE(1, 8);
   link.payload.copy(reply, 16);
   const ack = Buffer.alloc(36);
-  ack.writeUInt32LE(36, 0); ack.writeUInt16LE(2, 4); ack.writeUInt32LE(1, 8);
+  ack.writeUInt32LE(36, 0);
+  ack.writeUInt16LE(2, 4);
+  ack.writeUInt32LE(1, 8);
   const fake = new FakeTransport([[reply, ack]]);
   const conn = new NetlinkConnection(fake, 0, { timeoutMs: 1000 });
   const opts = await resolveActionDevices(conn, {
-    match: [{ type: 'ip' as const, field: 'protocol' as const, value: 6, mask: 0xff }, { type: 'u8' as const, value: 2, mask: 0x12, at: 33 }, { type: 'ip' as const, field: 'dport' as const, value: 16000, mask: 0xffff }],
+    match: [
+      { type: 'ip' as const, field: 'protocol' as const, value: 6, mask: 0xff },
+      { type: 'u8' as const, value: 2, mask: 0x12, at: 33 },
+      { type: 'ip' as const, field: 'dport' as const, value: 16000, mask: 0xffff },
+    ],
     actions: [{ kind: 'mirred', direction: 'egress', mirred_action: 'redirect', to_dev: 'ifb9' }],
-  }).catch((e) => { conn.close(); throw e; });
+  }).catch((e) => {
+    conn.close();
+    throw e;
+  });
   conn.close();
   t.is((opts.actions![0] as { ifindex?: number }).ifindex, 3);
   t.deepEqual(await ourRequest('add', 5, { parent: 'ingress', protocol: 'ip', pref: 1, kind: 'u32', options: opts }), capturedRequest(c));
@@ -116,22 +142,47 @@ test('44: flower ip_proto tcp dst_port 16000 tcp_flags 0x2/0x12 + mirred == tc f
   const c = loadCapture('44_flower_mirred_add');
   t.regex(c.command, /flower ip_proto tcp dst_port 16000 tcp_flags 0x2\/0x12 action mirred egress redirect dev ifb9$/);
   const ours = await ourRequest('add', 5, {
-    parent: 'ingress', protocol: 'ipv6', pref: 2, kind: 'flower',
+    parent: 'ingress',
+    protocol: 'ipv6',
+    pref: 2,
+    kind: 'flower',
     options: {
-      eth_type: 'ipv6', ip_proto: 'tcp', dst_port: 16000, tcp_flags: { value: 0x2, mask: 0x12 },
+      eth_type: 'ipv6',
+      ip_proto: 'tcp',
+      dst_port: 16000,
+      tcp_flags: { value: 0x2, mask: 0x12 },
       actions: [{ kind: 'mirred', direction: 'egress', mirred_action: 'redirect', ifindex: 3 }],
     },
   });
   t.deepEqual(ours, capturedRequest(c));
-  const words = ['eth_type', 'ipv6', ...c.command.split(' flower ')[1].split(' ').map((w) => (w === 'ifb9' ? '3' : w))];
+  const words = [
+    'eth_type',
+    'ipv6',
+    ...c.command
+      .split(' flower ')[1]
+      .split(' ')
+      .map((w) => (w === 'ifb9' ? '3' : w)),
+  ];
   t.deepEqual(await ourRequest('add', 5, { parent: 'ingress', protocol: 'ipv6', pref: 2, kind: 'flower', options: words }), capturedRequest(c));
 });
 
 test('45: matchall + gact pass at egress == tc filter add dev v0 egress protocol all pref 3 matchall action gact pass', async (t) => {
   const c = loadCapture('45_matchall_gact_add');
   t.is(c.command, 'tc filter add dev v0 egress protocol all pref 3 matchall action gact pass');
-  t.deepEqual(await ourRequest('add', 5, { parent: 'egress', protocol: 'all', pref: 3, kind: 'matchall', options: { actions: [{ kind: 'gact', control_action: 'pass' }] } }), capturedRequest(c));
-  t.deepEqual(await ourRequest('add', 5, { parent: 'egress', protocol: 'all', pref: 3, kind: 'matchall', options: ['action', 'gact', 'pass'] }), capturedRequest(c));
+  t.deepEqual(
+    await ourRequest('add', 5, {
+      parent: 'egress',
+      protocol: 'all',
+      pref: 3,
+      kind: 'matchall',
+      options: { actions: [{ kind: 'gact', control_action: 'pass' }] },
+    }),
+    capturedRequest(c),
+  );
+  t.deepEqual(
+    await ourRequest('add', 5, { parent: 'egress', protocol: 'all', pref: 3, kind: 'matchall', options: ['action', 'gact', 'pass'] }),
+    capturedRequest(c),
+  );
 });
 
 test('50: tc filter del dev v0 ingress protocol ip pref 1 u32', async (t) => {
@@ -182,7 +233,10 @@ test('47: "tc -s -j filter show dev v0 ingress" — our entries are tc\'s JSON (
     if (o?.match) {
       // compare the repeated match/success pairs in order, then the rest as JSON.parse reads it (last pair)
       const ms = o.match as Array<Record<string, unknown>>;
-      t.deepEqual(ms.map(({ success, ...m }) => ({ match: m, success })), pairs);
+      t.deepEqual(
+        ms.map(({ success, ...m }) => ({ match: m, success })),
+        pairs,
+      );
       o.match = { ...ms[ms.length - 1] };
       delete (o.match as Record<string, unknown>).success;
       o.success = ms[ms.length - 1].success;

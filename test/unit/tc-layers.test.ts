@@ -76,7 +76,8 @@ test('tc operations are split by object: request builders, qdisc, class, filter,
   for (const f of ['request', 'qdisc', 'class', 'filter', 'explain', 'device']) t.true(existsSync(join(root, `src/tc/${f}.ts`)), f);
   t.false(existsSync(join(root, 'src/tc/ops.ts')), 'the 718-line ops.ts is gone');
   const plug = readFileSync(join(root, 'src/tc/kinds/plug.ts'), 'utf8');
-  for (const v of ['plugBuffer', 'plugReleaseOne', 'plugReleaseIndefinite', 'plugSetLimit', 'plugRequest']) t.regex(plug, new RegExp(`export function ${v}\\b`), v);
+  for (const v of ['plugBuffer', 'plugReleaseOne', 'plugReleaseIndefinite', 'plugSetLimit', 'plugRequest'])
+    t.regex(plug, new RegExp(`export function ${v}\\b`), v);
   // explain.ts reads the request's fields, never the encoded bytes
   const explain = readFileSync(join(root, 'src/tc/explain.ts'), 'utf8');
   t.notRegex(explain, /payload\[0\]\.read/);
@@ -84,8 +85,9 @@ test('tc operations are split by object: request builders, qdisc, class, filter,
 });
 
 test('no exit codes, errno numbers or bare flag numbers in src/tc and src/netlink/route', (t) => {
-  const files = [...tsFiles(join(root, 'src/tc')), ...tsFiles(join(root, 'src/netlink/route'))]
-    .filter((f) => !/src\/tc\/(actions\/|filters\/(flower|u32)\.ts)/.test(f)); // IN's files
+  const files = [...tsFiles(join(root, 'src/tc')), ...tsFiles(join(root, 'src/netlink/route'))].filter(
+    (f) => !/src\/tc\/(actions\/|filters\/(flower|u32)\.ts)/.test(f),
+  ); // IN's files
   for (const f of files) {
     const src = readFileSync(f, 'utf8');
     const name = relative(root, f);

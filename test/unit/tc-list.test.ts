@@ -45,14 +45,20 @@ function interrupted(ds: Buffer[]): Buffer[] {
 
 const c13 = loadCapture('13_class_dump');
 const classDump = answerOf(c13, RTM_GETTCLASS);
-const printed = c13.printed.trim().split('\n').map((l) => l.split(' ')[2]); // the class ids tc printed
+const printed = c13.printed
+  .trim()
+  .split('\n')
+  .map((l) => l.split(' ')[2]); // the class ids tc printed
 
-test('eachClass hands over every class tc printed, in the kernel\'s order, with attempt 1', async (t) => {
+test("eachClass hands over every class tc printed, in the kernel's order, with attempt 1", async (t) => {
   const conn = new NetlinkConnection(new FakeTransport([linkLookup(c13), classDump]), 0, { timeoutMs: 1000 });
   const seen: Array<[string, number]> = [];
   await eachClass(conn, { dev: 'lo' }, (e, attempt) => seen.push([e.handle, attempt]));
   conn.close();
-  t.deepEqual(seen, printed.map((h) => [h, 1]));
+  t.deepEqual(
+    seen,
+    printed.map((h) => [h, 1]),
+  );
 });
 
 test('an inconsistent dump (NLM_F_DUMP_INTR) runs again: eachClass sees attempt 1 then 2, listClasses keeps only attempt 2', async (t) => {
@@ -66,17 +72,29 @@ test('an inconsistent dump (NLM_F_DUMP_INTR) runs again: eachClass sees attempt 
   const conn2 = new NetlinkConnection(new FakeTransport(script()), 0, { timeoutMs: 1000 });
   const list: ClassEntry[] = await listClasses(conn2, { dev: 'lo' });
   conn2.close();
-  t.deepEqual(list.map((e) => e.handle), printed);
+  t.deepEqual(
+    list.map((e) => e.handle),
+    printed,
+  );
 });
 
 test('a throw from the consumer rejects eachClass once the dump is done; the connection stays usable', async (t) => {
   const conn = new NetlinkConnection(new FakeTransport([linkLookup(c13), classDump, linkLookup(c13), classDump]), 0, { timeoutMs: 1000 });
   let calls = 0;
-  await t.throwsAsync(eachClass(conn, { dev: 'lo' }, () => { calls++; throw new SynplugError('stdout closed'); }), { message: 'stdout closed' });
+  await t.throwsAsync(
+    eachClass(conn, { dev: 'lo' }, () => {
+      calls++;
+      throw new SynplugError('stdout closed');
+    }),
+    { message: 'stdout closed' },
+  );
   t.is(calls, 1);
   const again = await listClasses(conn, { dev: 'lo' });
   conn.close();
-  t.deepEqual(again.map((e) => e.handle), printed);
+  t.deepEqual(
+    again.map((e) => e.handle),
+    printed,
+  );
 });
 
 test('the done message of the capture ends the dump (NLMSG_DONE, NLM_F_MULTI)', (t) => {

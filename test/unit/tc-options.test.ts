@@ -14,9 +14,26 @@ import { parseMessages, encodeMessage, NLMSG_ERROR } from '../../src/netlink/mes
 import { UsageError } from '../../src/netlink/errors.js';
 import { loadCapture } from '../helpers/captures.js';
 import {
-  addQdisc, addClass, addFilter, listQdiscs, listClasses, listFilters, qdiscRequest, classRequest, filterRequest,
-  decodeQdisc, decodeClass, qdiscKindNames, qdiscKind, filterKind, type TcConnection,
-  type HtbOptions, type HtbClassOptions, type U32Options, type FwOptions, type PrioOptions,
+  addQdisc,
+  addClass,
+  addFilter,
+  listQdiscs,
+  listClasses,
+  listFilters,
+  qdiscRequest,
+  classRequest,
+  filterRequest,
+  decodeQdisc,
+  decodeClass,
+  qdiscKindNames,
+  qdiscKind,
+  filterKind,
+  type TcConnection,
+  type HtbOptions,
+  type HtbClassOptions,
+  type U32Options,
+  type FwOptions,
+  type PrioOptions,
 } from '../../src/tc/index.js';
 
 /** A connection that must not be used: the errors below happen before anything is sent. */
@@ -54,7 +71,7 @@ test('a U32Options / FwOptions value is accepted where kind u32 / fw is given', 
   t.pass();
 });
 
-test('the specs are discriminated by kind: another kind\'s options, or a misspelt key, do not type-check', (t) => {
+test("the specs are discriminated by kind: another kind's options, or a misspelt key, do not type-check", (t) => {
   const c: HtbClassOptions = { rate: '1mbit' };
   const p: PrioOptions = { bands: 3 };
   // @ts-expect-error prio's options given for an htb qdisc
@@ -65,36 +82,60 @@ test('the specs are discriminated by kind: another kind\'s options, or a misspel
   t.throws(() => qdiscRequest('add', 1, { parent: 'root', handle: '1:', kind: 'htb', options: c }), { instanceOf: UsageError });
   // a kind synplug does not type takes any object (the kernel or the kind checks it)
   const kind: string = 'sfq';
-  t.throws(() => qdiscRequest('add', 1, { parent: 'root', handle: '1:', kind, options: { perturb: 10 } }), { instanceOf: UsageError, message: /not known to synplug/ });
+  t.throws(() => qdiscRequest('add', 1, { parent: 'root', handle: '1:', kind, options: { perturb: 10 } }), {
+    instanceOf: UsageError,
+    message: /not known to synplug/,
+  });
 });
 
 test('an unknown option key is a UsageError naming the key and what the kind takes: htb default, htb class ciel, plug, fw', (t) => {
   const bad = (f: () => unknown, message: string) => t.throws(f, { instanceOf: UsageError, message });
-  bad(() => qdiscRequest('add', 1, { parent: 'root', handle: '1:', kind: 'htb', options: { defualt: 5 } as HtbOptions }),
-    'qdisc kind \'htb\' has no option "defualt" (it takes default, r2q, direct_qlen, offload)');
-  bad(() => classRequest('add', 1, { parent: '1:', classid: '1:1', kind: 'htb', options: { rate: '1mbit', ciel: '2mbit' } as HtbClassOptions }),
-    'class kind \'htb\' has no class option "ciel" (it takes rate, ceil, burst, cburst, prio, quantum, mtu, mpu, overhead, linklayer)');
-  bad(() => qdiscRequest('add', 1, { parent: '1:4', handle: '40:', kind: 'plug', options: { limt: 5 } as object }),
-    'qdisc kind \'plug\' has no option "limt" (it takes action, limit)');
-  bad(() => qdiscRequest('add', 1, { kind: 'clsact', options: { x: 1 } as unknown as Record<string, never> }), 'qdisc kind \'clsact\' has no option "x" (it takes none)');
-  bad(() => filterRequest('add', 1, { parent: '1:', kind: 'fw', options: { classid: '1:4', mark: 1 } as FwOptions }),
-    'filter kind \'fw\' has no option "mark" (it takes classid, mask, indev)');
+  bad(
+    () => qdiscRequest('add', 1, { parent: 'root', handle: '1:', kind: 'htb', options: { defualt: 5 } as HtbOptions }),
+    'qdisc kind \'htb\' has no option "defualt" (it takes default, r2q, direct_qlen, offload)',
+  );
+  bad(
+    () => classRequest('add', 1, { parent: '1:', classid: '1:1', kind: 'htb', options: { rate: '1mbit', ciel: '2mbit' } as HtbClassOptions }),
+    'class kind \'htb\' has no class option "ciel" (it takes rate, ceil, burst, cburst, prio, quantum, mtu, mpu, overhead, linklayer)',
+  );
+  bad(
+    () => qdiscRequest('add', 1, { parent: '1:4', handle: '40:', kind: 'plug', options: { limt: 5 } as object }),
+    'qdisc kind \'plug\' has no option "limt" (it takes action, limit)',
+  );
+  bad(
+    () => qdiscRequest('add', 1, { kind: 'clsact', options: { x: 1 } as unknown as Record<string, never> }),
+    'qdisc kind \'clsact\' has no option "x" (it takes none)',
+  );
+  bad(
+    () => filterRequest('add', 1, { parent: '1:', kind: 'fw', options: { classid: '1:4', mark: 1 } as FwOptions }),
+    'filter kind \'fw\' has no option "mark" (it takes classid, mask, indev)',
+  );
   // a key given as undefined counts as absent
   t.notThrows(() => qdiscRequest('add', 1, { parent: 'root', handle: '1:', kind: 'htb', options: { default: 1, r2q: undefined } }));
 });
 
 test('a value of the wrong type or shape is a UsageError, never a TypeError', (t) => {
   const bad = (f: () => unknown, message: string | RegExp) => t.throws(f, { instanceOf: UsageError, message });
-  bad(() => classRequest('add', 1, { parent: '1:', classid: '1:1', kind: 'htb', options: { rate: { mbit: 1 } } as unknown as HtbClassOptions }),
-    'class kind \'htb\': option "rate" must be a number or string, not an object');
-  bad(() => qdiscRequest('add', 1, { parent: 'root', handle: '1:', kind: 'prio', options: { priomap: '1 2 2' } as unknown as PrioOptions }),
-    'qdisc kind \'prio\': option "priomap" must be an array, not a string ("1 2 2")');
-  bad(() => qdiscRequest('add', 1, { parent: 'root', handle: '1:', kind: 'htb', options: { offload: 'yes' } as unknown as HtbOptions }),
-    'qdisc kind \'htb\': option "offload" must be a boolean, not a string ("yes")');
-  bad(() => qdiscRequest('add', 1, { parent: 'root', handle: '1:', kind: 'htb', options: 'default 10' as unknown as HtbOptions }),
-    /options must be an object \(or a list of tc words\), not a string/);
-  bad(() => filterRequest('add', 1, { parent: '1:', kind: 'fw', options: null as unknown as FwOptions }),
-    /options must be an object \(or a list of tc words\), not null/);
+  bad(
+    () => classRequest('add', 1, { parent: '1:', classid: '1:1', kind: 'htb', options: { rate: { mbit: 1 } } as unknown as HtbClassOptions }),
+    'class kind \'htb\': option "rate" must be a number or string, not an object',
+  );
+  bad(
+    () => qdiscRequest('add', 1, { parent: 'root', handle: '1:', kind: 'prio', options: { priomap: '1 2 2' } as unknown as PrioOptions }),
+    'qdisc kind \'prio\': option "priomap" must be an array, not a string ("1 2 2")',
+  );
+  bad(
+    () => qdiscRequest('add', 1, { parent: 'root', handle: '1:', kind: 'htb', options: { offload: 'yes' } as unknown as HtbOptions }),
+    'qdisc kind \'htb\': option "offload" must be a boolean, not a string ("yes")',
+  );
+  bad(
+    () => qdiscRequest('add', 1, { parent: 'root', handle: '1:', kind: 'htb', options: 'default 10' as unknown as HtbOptions }),
+    /options must be an object \(or a list of tc words\), not a string/,
+  );
+  bad(
+    () => filterRequest('add', 1, { parent: '1:', kind: 'fw', options: null as unknown as FwOptions }),
+    /options must be an object \(or a list of tc words\), not null/,
+  );
 });
 
 test('every qdisc kind and the filter kinds of this layer declare the type of each option', (t) => {
@@ -110,13 +151,16 @@ test('htb: a burst too short at its rate for the kernel\'s buffer field (it woul
   // 40gbit = 5e9 bytes/s: tc's default burst (rate/HZ + mtu = 1605 bytes) lasts 0.32 us: 0 psched ticks
   t.throws(() => classRequest('add', 1, { parent: '1:', classid: '1:1', kind: 'htb', options: { rate: '40gbit' } }), {
     instanceOf: UsageError,
-    message: /^htb class: at rate 40Gbit, the default burst \(1605 bytes: rate \/ HZ \+ mtu, as tc computes it\) is too short for the kernel's buffer field \(psched ticks, struct tc_htb_opt\): it would read back as "burst 0b"; give a burst of at least \d+ bytes$/,
+    message:
+      /^htb class: at rate 40Gbit, the default burst \(1605 bytes: rate \/ HZ \+ mtu, as tc computes it\) is too short for the kernel's buffer field \(psched ticks, struct tc_htb_opt\): it would read back as "burst 0b"; give a burst of at least \d+ bytes$/,
   });
   t.throws(() => classRequest('add', 1, { parent: '1:', classid: '1:1', kind: 'htb', options: { rate: '1gbit', burst: 100 } }), {
-    instanceOf: UsageError, message: /at rate 1Gbit, a burst of 100 bytes is too short .*"burst 0b"/,
+    instanceOf: UsageError,
+    message: /at rate 1Gbit, a burst of 100 bytes is too short .*"burst 0b"/,
   });
   t.throws(() => classRequest('add', 1, { parent: '1:', classid: '1:1', kind: 'htb', options: { rate: '1mbit', ceil: '100gbit' } }), {
-    instanceOf: UsageError, message: /at ceil 100Gbit, the default cburst .* cbuffer field .*"cburst 0b"/,
+    instanceOf: UsageError,
+    message: /at ceil 100Gbit, the default cburst .* cbuffer field .*"cburst 0b"/,
   });
   // the smallest burst the message names is accepted, and reads back as a burst above 0 bytes
   const e = t.throws(() => classRequest('add', 1, { parent: '1:', classid: '1:1', kind: 'htb', options: { rate: '40gbit' } }));
@@ -124,22 +168,30 @@ test('htb: a burst too short at its rate for the kernel\'s buffer field (it woul
   const req = classRequest('add', 1, { parent: '1:', classid: '1:1', kind: 'htb', options: { rate: '40gbit', burst: min, cburst: min } });
   const back = decodeClass({ type: req.type, flags: 0, seq: 0, pid: 0, offset: 0, payload: Buffer.concat(req.payload) }).options;
   t.true((back.burst as number) > 0 && (back.cburst as number) > 0);
-  t.throws(() => classRequest('add', 1, { parent: '1:', classid: '1:1', kind: 'htb', options: { rate: '40gbit', burst: min - 1, cburst: min } }), { instanceOf: UsageError });
-  t.notThrows(() => classRequest('add', 1, { parent: '1:', classid: '1:1', kind: 'htb', options: { rate: '40gbit', burst: '64k', ceil: '100gbit', cburst: '64k' } }));
+  t.throws(() => classRequest('add', 1, { parent: '1:', classid: '1:1', kind: 'htb', options: { rate: '40gbit', burst: min - 1, cburst: min } }), {
+    instanceOf: UsageError,
+  });
+  t.notThrows(() =>
+    classRequest('add', 1, { parent: '1:', classid: '1:1', kind: 'htb', options: { rate: '40gbit', burst: '64k', ceil: '100gbit', cburst: '64k' } }),
+  );
 });
 
 test('htb: a burst longer than a u32 of psched ticks, and a rate over u64 bytes/s, are refused', (t) => {
   t.throws(() => classRequest('add', 1, { parent: '1:', classid: '1:1', kind: 'htb', options: { rate: 8, burst: '4gb' } }), {
-    instanceOf: UsageError, message: /at rate 64bit, a burst of 4294967296 bytes|invalid htb burst/,
+    instanceOf: UsageError,
+    message: /at rate 64bit, a burst of 4294967296 bytes|invalid htb burst/,
   });
   t.throws(() => classRequest('add', 1, { parent: '1:', classid: '1:1', kind: 'htb', options: { rate: 8, burst: '3gb' } }), {
-    instanceOf: UsageError, message: /lasts longer than the kernel's buffer field \(a u32 of psched ticks/,
+    instanceOf: UsageError,
+    message: /lasts longer than the kernel's buffer field \(a u32 of psched ticks/,
   });
   t.throws(() => classRequest('add', 1, { parent: '1:', classid: '1:1', kind: 'htb', options: { rate: 2 ** 65, burst: '1gb' } }), {
-    instanceOf: UsageError, message: /beyond what the kernel's TCA_HTB_RATE64 holds/,
+    instanceOf: UsageError,
+    message: /beyond what the kernel's TCA_HTB_RATE64 holds/,
   });
   t.throws(() => classRequest('add', 1, { parent: '1:', classid: '1:1', kind: 'htb', options: { rate: '1mbit', ceil: '1e30bit' } }), {
-    instanceOf: UsageError, message: /ceil .* beyond what the kernel's TCA_HTB_CEIL64 holds/,
+    instanceOf: UsageError,
+    message: /ceil .* beyond what the kernel's TCA_HTB_CEIL64 holds/,
   });
 });
 
@@ -162,14 +214,15 @@ test('listQdiscs / listClasses / listFilters given dev and a different ifindex a
     const fake = new FakeTransport([loLookup()]);
     const conn = new NetlinkConnection(fake, 0, { timeoutMs: 1000 });
     await t.throwsAsync(list(conn, { dev: 'lo', ifindex: t0 + 1 }), {
-      instanceOf: UsageError, message: `dev 'lo' has index ${t0}, not ${t0 + 1}: give the device by name or by index, or both for the same device`,
+      instanceOf: UsageError,
+      message: `dev 'lo' has index ${t0}, not ${t0 + 1}: give the device by name or by index, or both for the same device`,
     });
     conn.close();
     t.is(fake.sent.length, 1); // the lookup only, no dump
   }
 });
 
-test('a filter\'s priority may be given as pref or prio (tc takes both words); both must agree', (t) => {
+test("a filter's priority may be given as pref or prio (tc takes both words); both must agree", (t) => {
   const info = (spec: { pref?: number; prio?: number }) => filterRequest('add', 1, { parent: '1:', protocol: 'ip', kind: 'u32', ...spec }).info >>> 16;
   t.is(info({ pref: 5 }), 5);
   t.is(info({ prio: 5 }), 5);

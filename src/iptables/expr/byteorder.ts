@@ -48,16 +48,22 @@ export const byteorderExpr: ExprCodec<ByteorderExpr> = {
     const op = e.op === 'ntoh' ? C.NFT_BYTEORDER_NTOH : e.op === 'hton' ? C.NFT_BYTEORDER_HTON : Number(/^op\((\d+)\)$/.exec(e.op)?.[1] ?? NaN);
     if (!Number.isInteger(op)) throw new UsageError(`byteorder op '${e.op}': use ntoh or hton`);
     return [
-      be32(C.NFTA_BYTEORDER_SREG, checkU32(e.sreg, 'byteorder sreg')), be32(C.NFTA_BYTEORDER_DREG, checkU32(e.dreg, 'byteorder dreg')),
-      be32(C.NFTA_BYTEORDER_OP, op), be32(C.NFTA_BYTEORDER_LEN, checkU32(e.len, 'byteorder len')), be32(C.NFTA_BYTEORDER_SIZE, checkU32(e.size, 'byteorder size')),
+      be32(C.NFTA_BYTEORDER_SREG, checkU32(e.sreg, 'byteorder sreg')),
+      be32(C.NFTA_BYTEORDER_DREG, checkU32(e.dreg, 'byteorder dreg')),
+      be32(C.NFTA_BYTEORDER_OP, op),
+      be32(C.NFTA_BYTEORDER_LEN, checkU32(e.len, 'byteorder len')),
+      be32(C.NFTA_BYTEORDER_SIZE, checkU32(e.size, 'byteorder size')),
     ];
   },
   decode(l) {
     const op = needU32(l, C.NFTA_BYTEORDER_OP, 'NFTA_BYTEORDER_OP');
     return {
-      name: 'byteorder', sreg: needU32(l, C.NFTA_BYTEORDER_SREG, 'NFTA_BYTEORDER_SREG'), dreg: needU32(l, C.NFTA_BYTEORDER_DREG, 'NFTA_BYTEORDER_DREG'),
+      name: 'byteorder',
+      sreg: needU32(l, C.NFTA_BYTEORDER_SREG, 'NFTA_BYTEORDER_SREG'),
+      dreg: needU32(l, C.NFTA_BYTEORDER_DREG, 'NFTA_BYTEORDER_DREG'),
       op: op === C.NFT_BYTEORDER_NTOH ? 'ntoh' : op === C.NFT_BYTEORDER_HTON ? 'hton' : `op(${op})`,
-      len: needU32(l, C.NFTA_BYTEORDER_LEN, 'NFTA_BYTEORDER_LEN'), size: needU32(l, C.NFTA_BYTEORDER_SIZE, 'NFTA_BYTEORDER_SIZE'),
+      len: needU32(l, C.NFTA_BYTEORDER_LEN, 'NFTA_BYTEORDER_LEN'),
+      size: needU32(l, C.NFTA_BYTEORDER_SIZE, 'NFTA_BYTEORDER_SIZE'),
     };
   },
   describe(e) {

@@ -41,11 +41,7 @@ function opNumber(op: string): number {
 export const cmpExpr: ExprCodec<CmpExpr> = {
   name: 'cmp',
   encode(e) {
-    return [
-      be32(C.NFTA_CMP_SREG, checkU32(e.sreg, 'cmp sreg')),
-      be32(C.NFTA_CMP_OP, opNumber(e.op)),
-      encodeValue(C.NFTA_CMP_DATA, e.data, 'cmp data'),
-    ];
+    return [be32(C.NFTA_CMP_SREG, checkU32(e.sreg, 'cmp sreg')), be32(C.NFTA_CMP_OP, opNumber(e.op)), encodeValue(C.NFTA_CMP_DATA, e.data, 'cmp data')];
   },
   decode(l) {
     const op = needU32(l, C.NFTA_CMP_OP, 'NFTA_CMP_OP');

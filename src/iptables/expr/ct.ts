@@ -29,8 +29,30 @@ import type { ExprCodec } from './registry.js';
 
 /** Key names by NFT_CT_* number (enum nft_ct_keys), as libnftnl names them. */
 export const CT_KEY_NAMES: readonly string[] = [
-  'state', 'direction', 'status', 'mark', 'secmark', 'expiration', 'helper', 'l3protocol', 'src', 'dst', 'protocol',
-  'proto_src', 'proto_dst', 'label', 'packets', 'bytes', 'avgpkt', 'zone', 'event', 'src_ip', 'dst_ip', 'src_ip6', 'dst_ip6', 'id',
+  'state',
+  'direction',
+  'status',
+  'mark',
+  'secmark',
+  'expiration',
+  'helper',
+  'l3protocol',
+  'src',
+  'dst',
+  'protocol',
+  'proto_src',
+  'proto_dst',
+  'label',
+  'packets',
+  'bytes',
+  'avgpkt',
+  'zone',
+  'event',
+  'src_ip',
+  'dst_ip',
+  'src_ip6',
+  'dst_ip6',
+  'id',
 ];
 
 /** `ct`: exactly one of `dreg` (load) and `sreg` (set). */
@@ -56,8 +78,14 @@ function keyNumber(key: string): number {
 
 /** Keys printed as `ct <name>` (no direction): nft's name, `nft -j`'s key and the value type. */
 const FIELDS: Record<string, [string, ValueType]> = {
-  state: ['state', 'ct_state'], direction: ['direction', 'ct_dir'], status: ['status', 'ct_status'], mark: ['mark', 'mark'],
-  expiration: ['expiration', 'time_ms'], helper: ['helper', 'string'], l3protocol: ['l3proto', 'nfproto'], protocol: ['protocol', 'l4proto'],
+  state: ['state', 'ct_state'],
+  direction: ['direction', 'ct_dir'],
+  status: ['status', 'ct_status'],
+  mark: ['mark', 'mark'],
+  expiration: ['expiration', 'time_ms'],
+  helper: ['helper', 'string'],
+  l3protocol: ['l3proto', 'nfproto'],
+  protocol: ['protocol', 'l4proto'],
   zone: ['zone', 'uint_he'],
 };
 
@@ -116,6 +144,11 @@ export const ctExpr: ExprCodec<CtExpr> = {
     if (r.k === 'map') {
       return { stmt: { text: `ct mark set ${r.stmt.text}`, json: { mangle: { key, value: r.stmt.json } } }, consumes: [e.sreg], needsL3: r.l3, needsL4: r.l4 };
     }
-    return { stmt: { text: `ct mark set ${r.field.text}`, json: { mangle: { key, value: r.field.json } } }, consumes: [e.sreg], needsL3: r.field.l3, needsL4: r.field.l4 };
+    return {
+      stmt: { text: `ct mark set ${r.field.text}`, json: { mangle: { key, value: r.field.json } } },
+      consumes: [e.sreg],
+      needsL3: r.field.l3,
+      needsL4: r.field.l4,
+    };
   },
 };

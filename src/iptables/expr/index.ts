@@ -48,12 +48,51 @@ registerExpr(byteorderExpr);
 registerExpr(connlimitExpr);
 
 /** Any decoded expression: one of the known kinds, or the generic form. */
-export type Expr = MetaExpr | PayloadExpr | CmpExpr | BitwiseExpr | ImmediateExpr | CounterExpr | LookupExpr
-  | CtExpr | LimitExpr | LogExpr | QuotaExpr | RejectExpr | NatExpr | MasqExpr | RedirExpr | FibExpr | ObjrefExpr | RangeExpr | ByteorderExpr | ConnlimitExpr | GenericExpr;
+export type Expr =
+  | MetaExpr
+  | PayloadExpr
+  | CmpExpr
+  | BitwiseExpr
+  | ImmediateExpr
+  | CounterExpr
+  | LookupExpr
+  | CtExpr
+  | LimitExpr
+  | LogExpr
+  | QuotaExpr
+  | RejectExpr
+  | NatExpr
+  | MasqExpr
+  | RedirExpr
+  | FibExpr
+  | ObjrefExpr
+  | RangeExpr
+  | ByteorderExpr
+  | ConnlimitExpr
+  | GenericExpr;
 
 export type {
-  MetaExpr, PayloadExpr, CmpExpr, BitwiseExpr, ImmediateExpr, CounterExpr, LookupExpr, GenericExpr,
-  CtExpr, LimitExpr, LogExpr, QuotaExpr, RejectExpr, NatExpr, MasqExpr, RedirExpr, FibExpr, ObjrefExpr, RangeExpr, ByteorderExpr, ConnlimitExpr,
+  MetaExpr,
+  PayloadExpr,
+  CmpExpr,
+  BitwiseExpr,
+  ImmediateExpr,
+  CounterExpr,
+  LookupExpr,
+  GenericExpr,
+  CtExpr,
+  LimitExpr,
+  LogExpr,
+  QuotaExpr,
+  RejectExpr,
+  NatExpr,
+  MasqExpr,
+  RedirExpr,
+  FibExpr,
+  ObjrefExpr,
+  RangeExpr,
+  ByteorderExpr,
+  ConnlimitExpr,
 };
 export { metaExpr, payloadExpr, cmpExpr, bitwiseExpr, immediateExpr, counterExpr, lookupExpr };
 export { ctExpr, limitExpr, logExpr, quotaExpr, rejectExpr, natExpr, masqExpr, redirExpr, fibExpr, objrefExpr, rangeExpr, byteorderExpr, connlimitExpr };

@@ -54,8 +54,11 @@ export function encodeLimit(e: LimitSpec): Buffer[] {
   const type = e.type === 'packets' ? C.NFT_LIMIT_PKTS : e.type === 'bytes' ? C.NFT_LIMIT_PKT_BYTES : Number(/^type\((\d+)\)$/.exec(e.type)?.[1] ?? NaN);
   if (!Number.isInteger(type)) throw new UsageError(`limit type '${e.type}': use packets or bytes`);
   return [
-    u64be(C.NFTA_LIMIT_RATE, checkU64(e.rate, 'rate')), u64be(C.NFTA_LIMIT_UNIT, checkU64(e.unit, 'unit')),
-    be32(C.NFTA_LIMIT_BURST, checkU32(e.burst, 'limit burst')), be32(C.NFTA_LIMIT_TYPE, type), be32(C.NFTA_LIMIT_FLAGS, e.inv ? C.NFT_LIMIT_F_INV : 0),
+    u64be(C.NFTA_LIMIT_RATE, checkU64(e.rate, 'rate')),
+    u64be(C.NFTA_LIMIT_UNIT, checkU64(e.unit, 'unit')),
+    be32(C.NFTA_LIMIT_BURST, checkU32(e.burst, 'limit burst')),
+    be32(C.NFTA_LIMIT_TYPE, type),
+    be32(C.NFTA_LIMIT_FLAGS, e.inv ? C.NFT_LIMIT_F_INV : 0),
   ];
 }
 
@@ -63,7 +66,9 @@ export function encodeLimit(e: LimitSpec): Buffer[] {
 export function decodeLimit(l: AttributeList): LimitSpec {
   const t = l.u32be(C.NFTA_LIMIT_TYPE) ?? C.NFT_LIMIT_PKTS;
   const e: LimitSpec = {
-    rate: u64num(l, C.NFTA_LIMIT_RATE) ?? 0, unit: u64num(l, C.NFTA_LIMIT_UNIT) ?? 0, burst: l.u32be(C.NFTA_LIMIT_BURST) ?? 0,
+    rate: u64num(l, C.NFTA_LIMIT_RATE) ?? 0,
+    unit: u64num(l, C.NFTA_LIMIT_UNIT) ?? 0,
+    burst: l.u32be(C.NFTA_LIMIT_BURST) ?? 0,
     type: t === C.NFT_LIMIT_PKTS ? 'packets' : t === C.NFT_LIMIT_PKT_BYTES ? 'bytes' : `type(${t})`,
   };
   if ((l.u32be(C.NFTA_LIMIT_FLAGS) ?? 0) & C.NFT_LIMIT_F_INV) e.inv = true;

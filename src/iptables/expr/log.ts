@@ -60,9 +60,18 @@ function flagsPrinted(f: number): { text: string; json: string[] } | undefined {
     text += ` flags tcp ${parts.join(',')}`;
     json.push(...parts.map((p) => `tcp ${p}`));
   }
-  if (f & C.NF_LOG_IPOPT) { text += ' flags ip options'; json.push('ip options'); }
-  if (f & C.NF_LOG_UID) { text += ' flags skuid'; json.push('skuid'); }
-  if (f & C.NF_LOG_MACDECODE) { text += ' flags ether'; json.push('ether'); }
+  if (f & C.NF_LOG_IPOPT) {
+    text += ' flags ip options';
+    json.push('ip options');
+  }
+  if (f & C.NF_LOG_UID) {
+    text += ' flags skuid';
+    json.push('skuid');
+  }
+  if (f & C.NF_LOG_MACDECODE) {
+    text += ' flags ether';
+    json.push('ether');
+  }
   return { text, json };
 }
 
@@ -109,12 +118,21 @@ export const logExpr: ExprCodec<LogExpr> = {
   statement(e) {
     let text = 'log';
     const json: Record<string, unknown> = {};
-    if (e.prefix !== undefined) { text += ` prefix ${quoted(e.prefix)}`; json.prefix = e.prefix; }
+    if (e.prefix !== undefined) {
+      text += ` prefix ${quoted(e.prefix)}`;
+      json.prefix = e.prefix;
+    }
     if (e.group !== undefined) {
       text += ` group ${e.group}`;
       json.group = e.group;
-      if (e.snaplen) { text += ` snaplen ${e.snaplen}`; json.snaplen = e.snaplen; }
-      if (e.qthreshold) { text += ` queue-threshold ${e.qthreshold}`; json['queue-threshold'] = e.qthreshold; }
+      if (e.snaplen) {
+        text += ` snaplen ${e.snaplen}`;
+        json.snaplen = e.snaplen;
+      }
+      if (e.qthreshold) {
+        text += ` queue-threshold ${e.qthreshold}`;
+        json['queue-threshold'] = e.qthreshold;
+      }
     } else if (e.level !== undefined && e.level !== C.NFT_LOGLEVEL_WARNING) {
       const name = LOG_LEVEL_NAMES[e.level];
       if (name === undefined) return undefined;

@@ -33,7 +33,11 @@ export interface MasqExpr {
  * `masquerade` / `redirect` printed: the word, then `to :ports`, then the flags.
  * Used by masq.ts and redir.ts.
  */
-export function portsStatement(word: 'masquerade' | 'redirect', e: { flags?: number; regProtoMin?: number; regProtoMax?: number }, ctx: PrintContext): PrintedStatement | undefined {
+export function portsStatement(
+  word: 'masquerade' | 'redirect',
+  e: { flags?: number; regProtoMin?: number; regProtoMax?: number },
+  ctx: PrintContext,
+): PrintedStatement | undefined {
   const ports = natPorts(ctx, e.regProtoMin, e.regProtoMax);
   const flags = natFlagsPrinted(e.flags ?? 0);
   if (ports === undefined || !flags) return undefined;

@@ -37,9 +37,7 @@ export const metaExpr: ExprCodec<MetaExpr> = {
   encode(e) {
     if ((e.dreg === undefined) === (e.sreg === undefined)) throw new UsageError('meta expression: give exactly one of dreg (load) and sreg (set)');
     const key = be32(C.NFTA_META_KEY, metaKeyNumber(e.key));
-    return e.dreg !== undefined
-      ? [key, be32(C.NFTA_META_DREG, checkU32(e.dreg, 'meta dreg'))]
-      : [key, be32(C.NFTA_META_SREG, checkU32(e.sreg!, 'meta sreg'))];
+    return e.dreg !== undefined ? [key, be32(C.NFTA_META_DREG, checkU32(e.dreg, 'meta dreg'))] : [key, be32(C.NFTA_META_SREG, checkU32(e.sreg!, 'meta sreg'))];
   },
   decode(l) {
     const e: MetaExpr = { name: 'meta', key: metaKeyName(needU32(l, C.NFTA_META_KEY, 'NFTA_META_KEY')) };

@@ -44,7 +44,9 @@ export interface NatExpr {
 
 /** NF_NAT_RANGE_* flags nft prints after the target, in nft's order. */
 const SHOWN_FLAGS: Array<[number, string]> = [
-  [C.NF_NAT_RANGE_PROTO_RANDOM, 'random'], [C.NF_NAT_RANGE_PROTO_RANDOM_FULLY, 'fully-random'], [C.NF_NAT_RANGE_PERSISTENT, 'persistent'],
+  [C.NF_NAT_RANGE_PROTO_RANDOM, 'random'],
+  [C.NF_NAT_RANGE_PROTO_RANDOM_FULLY, 'fully-random'],
+  [C.NF_NAT_RANGE_PERSISTENT, 'persistent'],
 ];
 /** Flags nft implies by the addresses and ports given. */
 const IMPLIED = C.NF_NAT_RANGE_MAP_IPS | C.NF_NAT_RANGE_PROTO_SPECIFIED;
@@ -57,7 +59,11 @@ const IMPLIED = C.NF_NAT_RANGE_MAP_IPS | C.NF_NAT_RANGE_PROTO_SPECIFIED;
 export function natFlagsPrinted(flags: number): { text: string; json?: string | string[] } | undefined {
   let rest = flags & ~IMPLIED;
   const names: string[] = [];
-  for (const [bit, name] of SHOWN_FLAGS) if (rest & bit) { names.push(name); rest &= ~bit; }
+  for (const [bit, name] of SHOWN_FLAGS)
+    if (rest & bit) {
+      names.push(name);
+      rest &= ~bit;
+    }
   if (rest) return undefined;
   if (!names.length) return { text: '' };
   return { text: ` ${names.join(',')}`, json: names.length === 1 ? names[0] : names };
@@ -82,8 +88,12 @@ function cidrBits(lo: Buffer, hi: Buffer): number | undefined {
  * differ, or `a/len` when the addresses are exactly one CIDR block; undefined
  * when a register is not a constant.
  */
-function constRange(ctx: PrintContext, min: number | undefined, max: number | undefined, type: 'ipv4' | 'ipv6' | 'port'):
-  { text: string; json: unknown; lo: string; hi: string; prefix?: boolean } | undefined {
+function constRange(
+  ctx: PrintContext,
+  min: number | undefined,
+  max: number | undefined,
+  type: 'ipv4' | 'ipv6' | 'port',
+): { text: string; json: unknown; lo: string; hi: string; prefix?: boolean } | undefined {
   if (min === undefined) return undefined;
   const a = ctx.reg(min);
   const b = max === undefined ? a : ctx.reg(max);
@@ -123,12 +133,16 @@ export const natExpr: ExprCodec<NatExpr> = {
     const t = needU32(l, C.NFTA_NAT_TYPE, 'NFTA_NAT_TYPE');
     const f = needU32(l, C.NFTA_NAT_FAMILY, 'NFTA_NAT_FAMILY');
     const e: NatExpr = {
-      name: 'nat', type: t === C.NFT_NAT_SNAT ? 'snat' : t === C.NFT_NAT_DNAT ? 'dnat' : `type(${t})`,
+      name: 'nat',
+      type: t === C.NFT_NAT_SNAT ? 'snat' : t === C.NFT_NAT_DNAT ? 'dnat' : `type(${t})`,
       family: f === C.NFPROTO_IPV4 ? 'ip' : f === C.NFPROTO_IPV6 ? 'ip6' : `family(${f})`,
     };
     const opt: Array<[keyof NatExpr, number]> = [
-      ['regAddrMin', C.NFTA_NAT_REG_ADDR_MIN], ['regAddrMax', C.NFTA_NAT_REG_ADDR_MAX], ['regProtoMin', C.NFTA_NAT_REG_PROTO_MIN],
-      ['regProtoMax', C.NFTA_NAT_REG_PROTO_MAX], ['flags', C.NFTA_NAT_FLAGS],
+      ['regAddrMin', C.NFTA_NAT_REG_ADDR_MIN],
+      ['regAddrMax', C.NFTA_NAT_REG_ADDR_MAX],
+      ['regProtoMin', C.NFTA_NAT_REG_PROTO_MIN],
+      ['regProtoMax', C.NFTA_NAT_REG_PROTO_MAX],
+      ['flags', C.NFTA_NAT_FLAGS],
     ];
     for (const [k, a] of opt) {
       const v = l.u32be(a);
@@ -176,6 +190,11 @@ export const natExpr: ExprCodec<NatExpr> = {
     if (flagList.length) json.flags = flagList.length === 1 ? flagList[0] : flagList;
     if (netmap) json.type_flags = 'prefix';
     const consumes = [e.regAddrMin, e.regAddrMax, e.regProtoMin, e.regProtoMax].filter((r): r is number => r !== undefined);
-    return { stmt: { text: `${e.type}${fam}${netmap ? ' prefix' : ''} to ${target}${flags.text}`, json: { [e.type]: json } }, consumes, needsL3: l3, needsL4: l4 };
+    return {
+      stmt: { text: `${e.type}${fam}${netmap ? ' prefix' : ''} to ${target}${flags.text}`, json: { [e.type]: json } },
+      consumes,
+      needsL3: l3,
+      needsL4: l4,
+    };
   },
 };

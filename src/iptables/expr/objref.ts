@@ -68,7 +68,8 @@ export const objrefExpr: ExprCodec<ObjrefExpr> = {
     if (sreg !== undefined) e.sreg = sreg;
     if (set !== undefined) e.set = set;
     if (setId !== undefined) e.setId = setId;
-    if ((e.object === undefined) === (e.set === undefined)) throw new NetlinkDecodeError('objref with neither or both of NFTA_OBJREF_IMM_NAME and NFTA_OBJREF_SET_NAME', l.offset);
+    if ((e.object === undefined) === (e.set === undefined))
+      throw new NetlinkDecodeError('objref with neither or both of NFTA_OBJREF_IMM_NAME and NFTA_OBJREF_SET_NAME', l.offset);
     return e;
   },
   describe(e) {
@@ -87,7 +88,9 @@ export const objrefExpr: ExprCodec<ObjrefExpr> = {
     if (!s || !t) return undefined;
     return {
       stmt: { text: `${t} name ${r.field.text} map ${s.text}`, json: { [t]: { map: { key: r.field.json, data: s.json } } } },
-      consumes: [e.sreg], needsL3: r.field.l3, needsL4: r.field.l4,
+      consumes: [e.sreg],
+      needsL3: r.field.l3,
+      needsL4: r.field.l4,
     };
   },
 };

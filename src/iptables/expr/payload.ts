@@ -79,8 +79,11 @@ export const payloadExpr: ExprCodec<PayloadExpr> = {
       len: needU32(l, C.NFTA_PAYLOAD_LEN, 'NFTA_PAYLOAD_LEN'),
     };
     const opt: Array<[keyof PayloadExpr, number]> = [
-      ['dreg', C.NFTA_PAYLOAD_DREG], ['sreg', C.NFTA_PAYLOAD_SREG], ['csumType', C.NFTA_PAYLOAD_CSUM_TYPE],
-      ['csumOffset', C.NFTA_PAYLOAD_CSUM_OFFSET], ['csumFlags', C.NFTA_PAYLOAD_CSUM_FLAGS],
+      ['dreg', C.NFTA_PAYLOAD_DREG],
+      ['sreg', C.NFTA_PAYLOAD_SREG],
+      ['csumType', C.NFTA_PAYLOAD_CSUM_TYPE],
+      ['csumOffset', C.NFTA_PAYLOAD_CSUM_OFFSET],
+      ['csumFlags', C.NFTA_PAYLOAD_CSUM_FLAGS],
     ];
     for (const [k, t] of opt) {
       const v = l.u32be(t);

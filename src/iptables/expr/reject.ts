@@ -36,9 +36,25 @@ export interface RejectExpr {
 
 const TYPES = ['icmp', 'tcp reset', 'icmpx'];
 /** ICMP destination-unreachable codes nft names (RFC 792, RFC 1812). */
-const ICMP_CODES: Record<number, string> = { 0: 'net-unreachable', 1: 'host-unreachable', 2: 'prot-unreachable', 3: 'port-unreachable', 4: 'frag-needed', 9: 'net-prohibited', 10: 'host-prohibited', 13: 'admin-prohibited' };
+const ICMP_CODES: Record<number, string> = {
+  0: 'net-unreachable',
+  1: 'host-unreachable',
+  2: 'prot-unreachable',
+  3: 'port-unreachable',
+  4: 'frag-needed',
+  9: 'net-prohibited',
+  10: 'host-prohibited',
+  13: 'admin-prohibited',
+};
 /** ICMPv6 destination-unreachable codes nft names (RFC 4443). */
-const ICMPV6_CODES: Record<number, string> = { 0: 'no-route', 1: 'admin-prohibited', 3: 'addr-unreachable', 4: 'port-unreachable', 5: 'policy-fail', 6: 'reject-route' };
+const ICMPV6_CODES: Record<number, string> = {
+  0: 'no-route',
+  1: 'admin-prohibited',
+  3: 'addr-unreachable',
+  4: 'port-unreachable',
+  5: 'policy-fail',
+  6: 'reject-route',
+};
 /** enum nft_reject_inet_code names. */
 const ICMPX_CODES: Record<number, string> = { 0: 'no-route', 1: 'port-unreachable', 2: 'host-unreachable', 3: 'admin-prohibited' };
 

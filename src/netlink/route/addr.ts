@@ -29,10 +29,7 @@ import { NETLINK_ROUTE, NLM_F_REQUEST, NLM_F_CREATE, NLM_F_EXCL, NLM_F_REPLACE, 
 import { AF_INET, AF_INET6, formatIp, parseIp, parseIpPrefix, type ParsedIp } from '../ipaddr.js';
 import { registerBodyDecoder } from '../protocols.js';
 import { RTM_DELADDR, RTM_GETADDR, RTM_NEWADDR } from './constants.js';
-import {
-  listRawLinks, resolveIfindex, toLinkInfo, getLinkByName, getLinkByIndex,
-  formatLink, type LinkInfo, type RouteConnection,
-} from './link.js';
+import { listRawLinks, resolveIfindex, toLinkInfo, getLinkByName, getLinkByIndex, formatLink, type LinkInfo, type RouteConnection } from './link.js';
 
 /** sizeof(struct ifaddrmsg) */
 export const IFADDRMSG_LEN = 8;
@@ -172,11 +169,17 @@ export interface AddressInfo {
 
 // ip/ipaddress.c ifa_flag_data, in print order
 const IFA_FLAG_NAMES: Array<[number, keyof AddressInfo]> = [
-  [IFA_F_NODAD, 'nodad'], [IFA_F_OPTIMISTIC, 'optimistic'], [IFA_F_DADFAILED, 'dadfailed'],
-  [IFA_F_HOMEADDRESS, 'home'], [IFA_F_DEPRECATED, 'deprecated'], [IFA_F_TENTATIVE, 'tentative'],
+  [IFA_F_NODAD, 'nodad'],
+  [IFA_F_OPTIMISTIC, 'optimistic'],
+  [IFA_F_DADFAILED, 'dadfailed'],
+  [IFA_F_HOMEADDRESS, 'home'],
+  [IFA_F_DEPRECATED, 'deprecated'],
+  [IFA_F_TENTATIVE, 'tentative'],
 ];
 const IFA_FLAG_NAMES_2: Array<[number, keyof AddressInfo]> = [
-  [IFA_F_MANAGETEMPADDR, 'mngtmpaddr'], [IFA_F_NOPREFIXROUTE, 'noprefixroute'], [IFA_F_MCAUTOJOIN, 'autojoin'],
+  [IFA_F_MANAGETEMPADDR, 'mngtmpaddr'],
+  [IFA_F_NOPREFIXROUTE, 'noprefixroute'],
+  [IFA_F_MCAUTOJOIN, 'autojoin'],
   [IFA_F_STABLE_PRIVACY, 'stable-privacy'],
 ];
 
@@ -197,7 +200,8 @@ export function decodeAddress(msg: NetlinkMessage): AddressInfo {
   const flags = attrs.u32(IFA_FLAGS) ?? p.readUInt8(2);
   const out: Partial<AddressInfo> = { index: p.readUInt32LE(4) };
   const fname = familyName(family);
-  if (fname) out.family = fname; else out.family_index = family;
+  if (fname) out.family = fname;
+  else out.family_index = family;
   const localB = attrs.bin(IFA_LOCAL) ?? attrs.bin(IFA_ADDRESS);
   const addrB = attrs.bin(IFA_ADDRESS) ?? attrs.bin(IFA_LOCAL);
   if (localB) {
@@ -207,18 +211,31 @@ export function decodeAddress(msg: NetlinkMessage): AddressInfo {
   out.prefixlen = prefixlen;
   const metric = attrs.u32(IFA_RT_PRIORITY);
   if (localB && metric !== undefined) out.metric = metric;
-  for (const [t, k] of [[IFA_BROADCAST, 'broadcast'], [IFA_ANYCAST, 'anycast'], [IFA_MULTICAST, 'multicast']] as const) {
+  for (const [t, k] of [
+    [IFA_BROADCAST, 'broadcast'],
+    [IFA_ANYCAST, 'anycast'],
+    [IFA_MULTICAST, 'multicast'],
+  ] as const) {
     const b = attrs.bin(t);
     if (b) out[k] = formatIp(b);
   }
   out.scope = scopeName(scope);
   let f = flags;
-  if (f & IFA_F_SECONDARY) { if (family === AF_INET6) out.temporary = true; else out.secondary = true; }
+  if (f & IFA_F_SECONDARY) {
+    if (family === AF_INET6) out.temporary = true;
+    else out.secondary = true;
+  }
   f &= ~IFA_F_SECONDARY;
-  for (const [bit, k] of IFA_FLAG_NAMES) { if (f & bit) (out as Record<string, unknown>)[k] = true; f &= ~bit; }
+  for (const [bit, k] of IFA_FLAG_NAMES) {
+    if (f & bit) (out as Record<string, unknown>)[k] = true;
+    f &= ~bit;
+  }
   if (!(f & IFA_F_PERMANENT)) out.dynamic = true;
   f &= ~IFA_F_PERMANENT;
-  for (const [bit, k] of IFA_FLAG_NAMES_2) { if (f & bit) (out as Record<string, unknown>)[k] = true; f &= ~bit; }
+  for (const [bit, k] of IFA_FLAG_NAMES_2) {
+    if (f & bit) (out as Record<string, unknown>)[k] = true;
+    f &= ~bit;
+  }
   if (f) out.ifa_flags = (f >>> 0).toString(16).padStart(2, '0');
   const proto = attrs.u8(IFA_PROTO);
   if (proto !== undefined) out.protocol = PROTO_NAMES[proto] ?? String(proto);
@@ -270,7 +287,21 @@ export function formatAddress(a: AddressInfo): string {
   if (a.anycast !== undefined) s += `any ${a.anycast} `;
   if (a.multicast !== undefined) s += `mcast ${a.multicast} `;
   s += `scope ${a.scope} `;
-  for (const k of ['secondary', 'temporary', 'nodad', 'optimistic', 'dadfailed', 'home', 'deprecated', 'tentative', 'dynamic', 'mngtmpaddr', 'noprefixroute', 'autojoin', 'stable-privacy'] as const) {
+  for (const k of [
+    'secondary',
+    'temporary',
+    'nodad',
+    'optimistic',
+    'dadfailed',
+    'home',
+    'deprecated',
+    'tentative',
+    'dynamic',
+    'mngtmpaddr',
+    'noprefixroute',
+    'autojoin',
+    'stable-privacy',
+  ] as const) {
     if (a[k]) s += `${k} `;
   }
   if (a.ifa_flags !== undefined) s += `flags ${a.ifa_flags} `;
@@ -366,9 +397,7 @@ export async function showAddresses(conn: RouteConnection, filter: AddressFilter
   const family = familyNumber(filter.family);
   let links: LinkInfo[];
   if (filter.dev !== undefined) {
-    links = [typeof filter.dev === 'number'
-      ? await getLinkByIndex(conn, filter.dev, { addr: true })
-      : await getLinkByName(conn, filter.dev, { addr: true })];
+    links = [typeof filter.dev === 'number' ? await getLinkByIndex(conn, filter.dev, { addr: true }) : await getLinkByName(conn, filter.dev, { addr: true })];
   } else {
     const raws = await listRawLinks(conn);
     const byIndex = new Map(raws.map((r) => [r.index, r]));
@@ -416,7 +445,12 @@ export interface AddAddressOptions extends AddressSpec {
   replace?: boolean;
 }
 
-interface Resolved { ip: ParsedIp; prefixlen: number; peer?: ParsedIp; text: string }
+interface Resolved {
+  ip: ParsedIp;
+  prefixlen: number;
+  peer?: ParsedIp;
+  text: string;
+}
 
 function resolveSpec(spec: AddressSpec): Resolved & { prefixGiven: boolean } {
   if (!spec || typeof spec.address !== 'string') throw new UsageError('an address is required');
@@ -484,7 +518,10 @@ export function newAddressRequest(index: number, o: Omit<AddAddressOptions, 'dev
   if (o.validLifetime !== undefined || o.preferredLifetime !== undefined) {
     const valid = o.validLifetime ?? INFINITY_LIFE_TIME;
     const pref = o.preferredLifetime ?? valid;
-    for (const [n, v] of [['validLifetime', valid], ['preferredLifetime', pref]] as const) {
+    for (const [n, v] of [
+      ['validLifetime', valid],
+      ['preferredLifetime', pref],
+    ] as const) {
       if (!Number.isInteger(v) || v < 0 || v > INFINITY_LIFE_TIME) throw new UsageError(`${n} ${v} is not 0-4294967295 seconds`);
     }
     if (valid === 0) throw new UsageError('validLifetime must not be 0');

@@ -94,11 +94,24 @@ export const IFF_ECHO = 1 << 18;
 
 // iproute2 prints the flags in this order (ip/ipaddress.c print_link_flags).
 const FLAG_ORDER: Array<[number, string]> = [
-  [IFF_LOOPBACK, 'LOOPBACK'], [IFF_BROADCAST, 'BROADCAST'], [IFF_POINTOPOINT, 'POINTOPOINT'],
-  [IFF_MULTICAST, 'MULTICAST'], [IFF_NOARP, 'NOARP'], [IFF_ALLMULTI, 'ALLMULTI'], [IFF_PROMISC, 'PROMISC'],
-  [IFF_MASTER, 'MASTER'], [IFF_SLAVE, 'SLAVE'], [IFF_DEBUG, 'DEBUG'], [IFF_DYNAMIC, 'DYNAMIC'],
-  [IFF_AUTOMEDIA, 'AUTOMEDIA'], [IFF_PORTSEL, 'PORTSEL'], [IFF_NOTRAILERS, 'NOTRAILERS'], [IFF_UP, 'UP'],
-  [IFF_LOWER_UP, 'LOWER_UP'], [IFF_DORMANT, 'DORMANT'], [IFF_ECHO, 'ECHO'],
+  [IFF_LOOPBACK, 'LOOPBACK'],
+  [IFF_BROADCAST, 'BROADCAST'],
+  [IFF_POINTOPOINT, 'POINTOPOINT'],
+  [IFF_MULTICAST, 'MULTICAST'],
+  [IFF_NOARP, 'NOARP'],
+  [IFF_ALLMULTI, 'ALLMULTI'],
+  [IFF_PROMISC, 'PROMISC'],
+  [IFF_MASTER, 'MASTER'],
+  [IFF_SLAVE, 'SLAVE'],
+  [IFF_DEBUG, 'DEBUG'],
+  [IFF_DYNAMIC, 'DYNAMIC'],
+  [IFF_AUTOMEDIA, 'AUTOMEDIA'],
+  [IFF_PORTSEL, 'PORTSEL'],
+  [IFF_NOTRAILERS, 'NOTRAILERS'],
+  [IFF_UP, 'UP'],
+  [IFF_LOWER_UP, 'LOWER_UP'],
+  [IFF_DORMANT, 'DORMANT'],
+  [IFF_ECHO, 'ECHO'],
 ];
 
 /**
@@ -113,7 +126,11 @@ export function linkFlagNames(flags: number, mDown = false): string[] {
   let f = flags >>> 0;
   if (f & IFF_UP && !(f & IFF_RUNNING)) out.push('NO-CARRIER');
   f &= ~IFF_RUNNING;
-  for (const [bit, name] of FLAG_ORDER) if (f & bit) { out.push(name); f &= ~bit; }
+  for (const [bit, name] of FLAG_ORDER)
+    if (f & bit) {
+      out.push(name);
+      f &= ~bit;
+    }
   if (f) out.push((f >>> 0).toString(16));
   if (mDown) out.push('M-DOWN');
   return out;
@@ -126,16 +143,81 @@ export const LINK_MODES = ['DEFAULT', 'DORMANT', 'TESTING'] as const;
 
 // lib/ll_types.c of iproute2: ARPHRD_* -> link/<name>
 const ARPHRD_NAMES: Record<number, string> = {
-  0: 'netrom', 1: 'ether', 2: 'eether', 3: 'ax25', 4: 'pronet', 5: 'chaos', 6: 'ieee802', 7: 'arcnet', 8: 'atalk',
-  15: 'dlci', 19: 'atm', 23: 'metricom', 24: 'ieee1394', 32: 'infiniband', 256: 'slip', 257: 'cslip', 258: 'slip6',
-  259: 'cslip6', 260: 'rsrvd', 264: 'adapt', 270: 'rose', 271: 'x25', 272: 'hwx25', 280: 'can', 512: 'ppp',
-  513: 'hdlc', 516: 'lapb', 517: 'ddcmp', 518: 'rawhdlc', 768: 'ipip', 769: 'tunnel6', 770: 'frad', 771: 'skip',
-  772: 'loopback', 773: 'ltalk', 774: 'fddi', 775: 'bif', 776: 'sit', 777: 'ip/ddp', 778: 'gre', 779: 'pimreg',
-  780: 'hippi', 781: 'ash', 782: 'econet', 783: 'irda', 784: 'fcpp', 785: 'fcal', 786: 'fcpl', 787: 'fcfb0',
-  788: 'fcfb1', 789: 'fcfb2', 790: 'fcfb3', 791: 'fcfb4', 792: 'fcfb5', 793: 'fcfb6', 794: 'fcfb7', 795: 'fcfb8',
-  796: 'fcfb9', 797: 'fcfb10', 798: 'fcfb11', 799: 'fcfb12', 800: 'tr', 801: 'ieee802.11', 802: 'ieee802.11/prism',
-  803: 'ieee802.11/radiotap', 804: 'ieee802.15.4', 805: 'ieee802.15.4/monitor', 820: 'phonet', 821: 'phonet_pipe',
-  822: 'caif', 823: 'gre6', 824: 'netlink', 825: '6lowpan', 65534: 'none', 65535: 'void', // 0xfffe, 0xffff
+  0: 'netrom',
+  1: 'ether',
+  2: 'eether',
+  3: 'ax25',
+  4: 'pronet',
+  5: 'chaos',
+  6: 'ieee802',
+  7: 'arcnet',
+  8: 'atalk',
+  15: 'dlci',
+  19: 'atm',
+  23: 'metricom',
+  24: 'ieee1394',
+  32: 'infiniband',
+  256: 'slip',
+  257: 'cslip',
+  258: 'slip6',
+  259: 'cslip6',
+  260: 'rsrvd',
+  264: 'adapt',
+  270: 'rose',
+  271: 'x25',
+  272: 'hwx25',
+  280: 'can',
+  512: 'ppp',
+  513: 'hdlc',
+  516: 'lapb',
+  517: 'ddcmp',
+  518: 'rawhdlc',
+  768: 'ipip',
+  769: 'tunnel6',
+  770: 'frad',
+  771: 'skip',
+  772: 'loopback',
+  773: 'ltalk',
+  774: 'fddi',
+  775: 'bif',
+  776: 'sit',
+  777: 'ip/ddp',
+  778: 'gre',
+  779: 'pimreg',
+  780: 'hippi',
+  781: 'ash',
+  782: 'econet',
+  783: 'irda',
+  784: 'fcpp',
+  785: 'fcal',
+  786: 'fcpl',
+  787: 'fcfb0',
+  788: 'fcfb1',
+  789: 'fcfb2',
+  790: 'fcfb3',
+  791: 'fcfb4',
+  792: 'fcfb5',
+  793: 'fcfb6',
+  794: 'fcfb7',
+  795: 'fcfb8',
+  796: 'fcfb9',
+  797: 'fcfb10',
+  798: 'fcfb11',
+  799: 'fcfb12',
+  800: 'tr',
+  801: 'ieee802.11',
+  802: 'ieee802.11/prism',
+  803: 'ieee802.11/radiotap',
+  804: 'ieee802.15.4',
+  805: 'ieee802.15.4/monitor',
+  820: 'phonet',
+  821: 'phonet_pipe',
+  822: 'caif',
+  823: 'gre6',
+  824: 'netlink',
+  825: '6lowpan',
+  65534: 'none',
+  65535: 'void', // 0xfffe, 0xffff
 };
 
 /** `ip`'s name of an ARPHRD_* type (`ether`, `loopback`, ...), `[n]` when unknown. */
@@ -270,7 +352,9 @@ export function decodeLink(msg: NetlinkMessage): RawLink {
     change: p.readUInt32LE(12),
     attrs,
   };
-  const set = <K extends keyof RawLink>(k: K, v: RawLink[K] | undefined): void => { if (v !== undefined) raw[k] = v; };
+  const set = <K extends keyof RawLink>(k: K, v: RawLink[K] | undefined): void => {
+    if (v !== undefined) raw[k] = v;
+  };
   set('ifname', attrs.str(IFLA_IFNAME));
   set('mtu', attrs.u32(IFLA_MTU));
   set('link', attrs.u32(IFLA_LINK));

@@ -28,8 +28,21 @@ import { NetlinkError, UsageError, type ErrorCategory } from '../errors.js';
 import { NLM_F_CREATE, NLM_F_EXCL } from '../message.js';
 import { RTM_DELLINK, RTM_NEWLINK } from './constants.js';
 import {
-  IFINFOMSG_LEN, IFLA_IFNAME, IFLA_LINKINFO, IFLA_INFO_KIND, IFF_UP, IFLA_PROMISCUITY, IFLA_NUM_TX_QUEUES, IFLA_NUM_RX_QUEUES,
-  IFLA_MIN_MTU, IFLA_MAX_MTU, IFLA_AF_SPEC, validateDeviceName, validateIndex, type RawLink, type RouteConnection,
+  IFINFOMSG_LEN,
+  IFLA_IFNAME,
+  IFLA_LINKINFO,
+  IFLA_INFO_KIND,
+  IFF_UP,
+  IFLA_PROMISCUITY,
+  IFLA_NUM_TX_QUEUES,
+  IFLA_NUM_RX_QUEUES,
+  IFLA_MIN_MTU,
+  IFLA_MAX_MTU,
+  IFLA_AF_SPEC,
+  validateDeviceName,
+  validateIndex,
+  type RawLink,
+  type RouteConnection,
 } from './link.js';
 
 /** IFLA_INFO_DATA: the kind's own attributes inside IFLA_LINKINFO (linux/if_link.h) */
@@ -107,11 +120,13 @@ function shortName(name: unknown, what: string): string {
 function netnsAttrs(p: { netnsFd?: number; netnsPid?: number }, what: string): Buffer[] {
   if (p.netnsFd !== undefined && p.netnsPid !== undefined) throw new UsageError(`${what}: give netnsFd or netnsPid, not both`);
   if (p.netnsFd !== undefined) {
-    if (!Number.isInteger(p.netnsFd) || p.netnsFd < 0 || p.netnsFd > 0x7fffffff) throw new UsageError(`${what}: netnsFd ${String(p.netnsFd)} is not a file descriptor`);
+    if (!Number.isInteger(p.netnsFd) || p.netnsFd < 0 || p.netnsFd > 0x7fffffff)
+      throw new UsageError(`${what}: netnsFd ${String(p.netnsFd)} is not a file descriptor`);
     return [u32(IFLA_NET_NS_FD, p.netnsFd)];
   }
   if (p.netnsPid !== undefined) {
-    if (!Number.isInteger(p.netnsPid) || p.netnsPid <= 0 || p.netnsPid > 0x7fffffff) throw new UsageError(`${what}: netnsPid ${String(p.netnsPid)} is not a process id`);
+    if (!Number.isInteger(p.netnsPid) || p.netnsPid <= 0 || p.netnsPid > 0x7fffffff)
+      throw new UsageError(`${what}: netnsPid ${String(p.netnsPid)} is not a process id`);
     return [u32(IFLA_NET_NS_PID, p.netnsPid)];
   }
   return [];
@@ -124,7 +139,8 @@ function netnsAttrs(p: { netnsFd?: number; netnsPid?: number }, what: string): B
  */
 export function newLinkRequest(spec: LinkSpec): LinkRequest {
   if (typeof spec !== 'object' || spec === null) throw new UsageError('link: give { name, kind[, peer] }');
-  for (const k of Object.keys(spec)) if (!['name', 'kind', 'peer'].includes(k)) throw new UsageError(`link: no option ${JSON.stringify(k)} (it takes name, kind, peer)`);
+  for (const k of Object.keys(spec))
+    if (!['name', 'kind', 'peer'].includes(k)) throw new UsageError(`link: no option ${JSON.stringify(k)} (it takes name, kind, peer)`);
   const name = shortName(spec.name, 'link add');
   if (spec.kind !== 'ifb' && spec.kind !== 'veth') throw new UsageError(`link add: kind must be 'ifb' or 'veth', not ${JSON.stringify(spec.kind)}`);
   // ip sends the kind without its NUL (addattr_l with strlen); the kernel reads it with nla_strscpy either way
@@ -132,7 +148,9 @@ export function newLinkRequest(spec: LinkSpec): LinkRequest {
   if (spec.kind === 'veth') {
     const p = spec.peer;
     if (!p || typeof p !== 'object') throw new UsageError(`link add ${name} type veth: a peer { name } is required`);
-    for (const k of Object.keys(p)) if (!['name', 'netnsFd', 'netnsPid'].includes(k)) throw new UsageError(`link add: peer has no option ${JSON.stringify(k)} (it takes name, netnsFd, netnsPid)`);
+    for (const k of Object.keys(p))
+      if (!['name', 'netnsFd', 'netnsPid'].includes(k))
+        throw new UsageError(`link add: peer has no option ${JSON.stringify(k)} (it takes name, netnsFd, netnsPid)`);
     const peerName = shortName(p.name, 'link add veth peer');
     const peerAttrs = Buffer.concat([ifinfomsg(), str(IFLA_IFNAME, peerName), ...netnsAttrs(p, 'link add veth peer')]);
     info.push(nested(IFLA_INFO_DATA, [nested(VETH_INFO_PEER, [peerAttrs])]));
@@ -195,7 +213,13 @@ export class LinkKindUnavailableError extends NetlinkError {
   /** @param cause the kernel's error (errno and request type are kept) */
   constructor(cause: NetlinkError, kind: string, module: string) {
     const explained = cause.withMessage(`link kind '${kind}' is not available in this kernel (module ${module})`);
-    super({ errno: cause.errno, requestType: cause.requestType, extAckMessage: cause.extAckMessage, extAckOffset: cause.extAckOffset, message: explained.message });
+    super({
+      errno: cause.errno,
+      requestType: cause.requestType,
+      extAckMessage: cause.extAckMessage,
+      extAckOffset: cause.extAckOffset,
+      message: explained.message,
+    });
     this.explanation = explained.explanation;
     (this as { category: ErrorCategory }).category = 'missing-module';
     this.name = 'LinkKindUnavailableError';
@@ -232,7 +256,10 @@ export async function createLink(conn: RouteConnection, spec: LinkSpec): Promise
     const code = e.code === 'ENOTSUP' ? 'EOPNOTSUPP' : e.code;
     if (code === 'EOPNOTSUPP') throw new LinkKindUnavailableError(e, spec.kind, KERNEL_MODULES[spec.kind]);
     if (code === 'EEXIST') throw e.withMessage(`cannot ${what}: a device with ${spec.peer ? 'one of these names' : 'that name'} already exists`);
-    if (code === 'EBADF' || code === 'ESRCH') throw e.withMessage(`cannot ${what}: the peer's network namespace (${spec.peer?.netnsFd !== undefined ? `fd ${spec.peer.netnsFd}` : `pid ${spec.peer?.netnsPid}`}) does not exist (${code})`);
+    if (code === 'EBADF' || code === 'ESRCH')
+      throw e.withMessage(
+        `cannot ${what}: the peer's network namespace (${spec.peer?.netnsFd !== undefined ? `fd ${spec.peer.netnsFd}` : `pid ${spec.peer?.netnsPid}`}) does not exist (${code})`,
+      );
     throw e.withMessage(`cannot ${what}: ${code}`);
   }
 }
@@ -305,7 +332,10 @@ const ADDR_GEN_MODES = ['eui64', 'none', 'stable_secret', 'random'];
 export function linkDetails(raw: RawLink): Record<string, unknown> {
   const a = raw.attrs;
   const out: Record<string, unknown> = {};
-  const put = (name: string, t: number) => { const v = a.u32(t); if (v !== undefined) out[name] = v; };
+  const put = (name: string, t: number) => {
+    const v = a.u32(t);
+    if (v !== undefined) out[name] = v;
+  };
   put('promiscuity', IFLA_PROMISCUITY);
   put('allmulti', IFLA_ALLMULTI);
   put('min_mtu', IFLA_MIN_MTU);

@@ -7,8 +7,20 @@
  */
 import { NetlinkDecodeError, UsageError } from '../../netlink/errors.js';
 import {
-  TC_ACT_UNSPEC, TC_ACT_OK, TC_ACT_RECLASSIFY, TC_ACT_SHOT, TC_ACT_PIPE, TC_ACT_STOLEN, TC_ACT_TRAP,
-  TC_ACT_GOTO_CHAIN, TC_ACT_JUMP, TC_ACT_EXT_VAL_MASK, __TC_ACT_EXT_SHIFT, TC_GEN_LEN, USER_HZ, TCA_ACT_MAX_PRIO,
+  TC_ACT_UNSPEC,
+  TC_ACT_OK,
+  TC_ACT_RECLASSIFY,
+  TC_ACT_SHOT,
+  TC_ACT_PIPE,
+  TC_ACT_STOLEN,
+  TC_ACT_TRAP,
+  TC_ACT_GOTO_CHAIN,
+  TC_ACT_JUMP,
+  TC_ACT_EXT_VAL_MASK,
+  __TC_ACT_EXT_SHIFT,
+  TC_GEN_LEN,
+  USER_HZ,
+  TCA_ACT_MAX_PRIO,
 } from './constants.js';
 import type { ActionSpec, ControlAction } from './types.js';
 
@@ -40,7 +52,9 @@ export function parseControlAction(v: ControlAction, what: string): number {
   if (m) return extended(TC_ACT_GOTO_CHAIN, Number(m[1]), what);
   m = /^jump\s+(\d+)$/.exec(t);
   if (m) return extended(TC_ACT_JUMP, Number(m[1]), what);
-  throw new UsageError(`${what}: unknown verdict ${JSON.stringify(v)} (expected pass, ok, drop, shot, continue, reclassify, pipe, stolen, trap, "goto chain N" or "jump N")`);
+  throw new UsageError(
+    `${what}: unknown verdict ${JSON.stringify(v)} (expected pass, ok, drop, shot, continue, reclassify, pipe, stolen, trap, "goto chain N" or "jump N")`,
+  );
 }
 
 function extended(opcode: number, n: number, what: string): number {
@@ -57,14 +71,22 @@ export function controlActionJson(action: number): { type: string; chain?: numbe
   if (op === TC_ACT_GOTO_CHAIN) return { type: 'goto', chain: action & TC_ACT_EXT_VAL_MASK };
   if (op === TC_ACT_JUMP) return { type: 'jump', jump: action & TC_ACT_EXT_VAL_MASK };
   switch (action) {
-    case TC_ACT_UNSPEC: return { type: 'continue' };
-    case TC_ACT_OK: return { type: 'pass' };
-    case TC_ACT_SHOT: return { type: 'drop' };
-    case TC_ACT_RECLASSIFY: return { type: 'reclassify' };
-    case TC_ACT_PIPE: return { type: 'pipe' };
-    case TC_ACT_STOLEN: return { type: 'stolen' };
-    case TC_ACT_TRAP: return { type: 'trap' };
-    default: return { type: String(action) };
+    case TC_ACT_UNSPEC:
+      return { type: 'continue' };
+    case TC_ACT_OK:
+      return { type: 'pass' };
+    case TC_ACT_SHOT:
+      return { type: 'drop' };
+    case TC_ACT_RECLASSIFY:
+      return { type: 'reclassify' };
+    case TC_ACT_PIPE:
+      return { type: 'pipe' };
+    case TC_ACT_STOLEN:
+      return { type: 'stolen' };
+    case TC_ACT_TRAP:
+      return { type: 'trap' };
+    default:
+      return { type: String(action) };
   }
 }
 

@@ -25,8 +25,16 @@ import { NlaTable } from '../nla.js';
 import { ArgReader } from '../args.js';
 import { TCA_GACT_TM, TCA_GACT_PARMS, TCA_GACT_PROB, TCA_GACT_PAD, PGACT_NONE, PGACT_NETRAND, PGACT_DETERM } from './constants.js';
 import {
-  TC_GEN, checkSpecKeys, controlActionJson, controlActionText, formatTimes, parseControlAction, readTcGen, readTcfT,
-  specIndex, writeTcGen,
+  TC_GEN,
+  checkSpecKeys,
+  controlActionJson,
+  controlActionText,
+  formatTimes,
+  parseControlAction,
+  readTcGen,
+  readTcfT,
+  specIndex,
+  writeTcGen,
 } from './common.js';
 import type { ActionKind, GactSpec } from './types.js';
 
@@ -41,7 +49,7 @@ const PTYPE_NAMES = ['none', 'netrand', 'determ'];
 
 function encode(spec: GactSpec): Buffer[] {
   checkSpecKeys(spec, 'gact', KEYS);
-  if (spec.control_action === undefined) throw new UsageError("action 'gact': control_action (the verdict, e.g. \"pass\" or \"drop\") is required");
+  if (spec.control_action === undefined) throw new UsageError('action \'gact\': control_action (the verdict, e.g. "pass" or "drop") is required');
   const p = Buffer.alloc(TC_GACT_LEN);
   writeTcGen(p, specIndex(spec, 'gact'), parseControlAction(spec.control_action, "action 'gact' control_action"));
   const out = [bin(TCA_GACT_PARMS, p)];
@@ -92,8 +100,10 @@ function decode(buf: Buffer, start: number, end: number, base: number, out: Reco
 function format(a: Record<string, unknown>): string {
   if (a.index === undefined) return 'gact \n';
   const p = a.prob as { random_type: string; control_action: unknown; val: number };
-  return `gact action ${controlActionText(a.control_action)}\n\t random type ${p.random_type} ${controlActionText(p.control_action)} val ${p.val}\n`
-    + `\t index ${a.index} ref ${a.ref} bind ${a.bind}${formatTimes(a)}\n`;
+  return (
+    `gact action ${controlActionText(a.control_action)}\n\t random type ${p.random_type} ${controlActionText(p.control_action)} val ${p.val}\n` +
+    `\t index ${a.index} ref ${a.ref} bind ${a.bind}${formatTimes(a)}\n`
+  );
 }
 
 function readVerdict(r: ArgReader, first: string): string {

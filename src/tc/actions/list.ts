@@ -33,7 +33,8 @@ export function encodeActionList(type: number, specs: readonly ActionSpec[]): Bu
   if (!Array.isArray(specs)) throw new UsageError('actions must be an array of { kind, ... } objects');
   if (specs.length === 0 || specs.length > MAX_ACTIONS) throw new UsageError(`a filter takes 1 to ${MAX_ACTIONS} actions, not ${specs.length}`);
   const items = specs.map((s, i) => {
-    if (typeof s !== 'object' || s === null || typeof s.kind !== 'string') throw new UsageError(`action ${i + 1}: expected an object with a "kind" (${actionKindNames().join(', ')})`);
+    if (typeof s !== 'object' || s === null || typeof s.kind !== 'string')
+      throw new UsageError(`action ${i + 1}: expected an object with a "kind" (${actionKindNames().join(', ')})`);
     const k = actionKind(s.kind);
     if (!k) throw new UsageError(`action ${i + 1}: kind '${s.kind}' is not known to synplug (known: ${actionKindNames().join(', ')})`);
     return nested(i + 1, [str(TCA_ACT_KIND, s.kind), nested(TCA_ACT_OPTIONS | NLA_F_NESTED, k.encode(s))]);

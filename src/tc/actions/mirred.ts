@@ -22,12 +22,27 @@ import { UsageError } from '../../netlink/errors.js';
 import { NlaTable } from '../nla.js';
 import { ArgReader } from '../args.js';
 import {
-  TCA_MIRRED_TM, TCA_MIRRED_PARMS, TCA_MIRRED_PAD, TCA_EGRESS_REDIR, TCA_EGRESS_MIRROR, TCA_INGRESS_REDIR,
-  TCA_INGRESS_MIRROR, TC_ACT_STOLEN, TC_ACT_PIPE,
+  TCA_MIRRED_TM,
+  TCA_MIRRED_PARMS,
+  TCA_MIRRED_PAD,
+  TCA_EGRESS_REDIR,
+  TCA_EGRESS_MIRROR,
+  TCA_INGRESS_REDIR,
+  TCA_INGRESS_MIRROR,
+  TC_ACT_STOLEN,
+  TC_ACT_PIPE,
 } from './constants.js';
 import {
-  TC_GEN, checkSpecKeys, controlActionJson, controlActionText, formatTimes, parseControlAction, readTcGen, readTcfT,
-  specIndex, writeTcGen,
+  TC_GEN,
+  checkSpecKeys,
+  controlActionJson,
+  controlActionText,
+  formatTimes,
+  parseControlAction,
+  readTcGen,
+  readTcfT,
+  specIndex,
+  writeTcGen,
 } from './common.js';
 import type { ActionKind, MirredSpec } from './types.js';
 
@@ -49,8 +64,10 @@ const EACTIONS: Record<number, [string, string, string]> = {
  * @throws {UsageError} anything but egress|ingress × redirect|mirror
  */
 export function mirredEaction(direction: unknown, action: unknown): number {
-  if (direction !== 'egress' && direction !== 'ingress') throw new UsageError(`action 'mirred': direction must be "egress" or "ingress", not ${JSON.stringify(direction)}`);
-  if (action !== 'redirect' && action !== 'mirror') throw new UsageError(`action 'mirred': mirred_action must be "redirect" or "mirror", not ${JSON.stringify(action)}`);
+  if (direction !== 'egress' && direction !== 'ingress')
+    throw new UsageError(`action 'mirred': direction must be "egress" or "ingress", not ${JSON.stringify(direction)}`);
+  if (action !== 'redirect' && action !== 'mirror')
+    throw new UsageError(`action 'mirred': mirred_action must be "redirect" or "mirror", not ${JSON.stringify(action)}`);
   if (direction === 'egress') return action === 'redirect' ? TCA_EGRESS_REDIR : TCA_EGRESS_MIRROR;
   return action === 'redirect' ? TCA_INGRESS_REDIR : TCA_INGRESS_MIRROR;
 }
@@ -65,9 +82,11 @@ function encode(spec: MirredSpec): Buffer[] {
     }
     throw new UsageError("action 'mirred': give the target device (ifindex, or to_dev resolved with resolveActionDevices)");
   }
-  if (!Number.isInteger(ifindex) || ifindex <= 0 || ifindex > 0x7fffffff) throw new UsageError(`action 'mirred': ifindex ${String(ifindex)} is not a device index`);
+  if (!Number.isInteger(ifindex) || ifindex <= 0 || ifindex > 0x7fffffff)
+    throw new UsageError(`action 'mirred': ifindex ${String(ifindex)} is not a device index`);
   const redirect = eaction === TCA_EGRESS_REDIR || eaction === TCA_INGRESS_REDIR;
-  const verdict = spec.control_action === undefined ? (redirect ? TC_ACT_STOLEN : TC_ACT_PIPE) : parseControlAction(spec.control_action, "action 'mirred' control_action");
+  const verdict =
+    spec.control_action === undefined ? (redirect ? TC_ACT_STOLEN : TC_ACT_PIPE) : parseControlAction(spec.control_action, "action 'mirred' control_action");
   const p = Buffer.alloc(TC_MIRRED_LEN);
   writeTcGen(p, specIndex(spec, 'mirred'), verdict);
   p.writeInt32LE(eaction, TC_GEN);

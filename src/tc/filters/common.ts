@@ -8,9 +8,7 @@ import { UsageError } from '../../netlink/errors.js';
 import { decodeActionList } from '../actions/list.js';
 import type { ActionEntry } from '../actions/types.js';
 import { formatHandle, parseHandle } from '../handle.js';
-import {
-  TCA_CLS_FLAGS_IN_HW, TCA_CLS_FLAGS_NOT_IN_HW, TCA_CLS_FLAGS_SKIP_HW, TCA_CLS_FLAGS_SKIP_SW,
-} from '../constants.js';
+import { TCA_CLS_FLAGS_IN_HW, TCA_CLS_FLAGS_NOT_IN_HW, TCA_CLS_FLAGS_SKIP_HW, TCA_CLS_FLAGS_SKIP_SW } from '../constants.js';
 
 /**
  * Decode an action list (TCA_FW_ACT, TCA_U32_ACT, TCA_MATCHALL_ACT): one
@@ -68,4 +66,3 @@ export function parseU32Text(text: string, what: string): number {
   if (v > 0xffffffff) throw new UsageError(`invalid ${what} ${JSON.stringify(text)}: larger than 0xffffffff`);
   return v;
 }
-

@@ -116,7 +116,13 @@ const ETH_P_IPV6 = 0x86dd;
 const ETH_P_ARP = 0x0806;
 const ETH_P_RARP = 0x8035;
 
-const PROTO_NAMES: Record<number, string> = { [IPPROTO_TCP]: 'tcp', [IPPROTO_UDP]: 'udp', [IPPROTO_SCTP]: 'sctp', [IPPROTO_ICMP]: 'icmp', [IPPROTO_ICMPV6]: 'icmpv6' };
+const PROTO_NAMES: Record<number, string> = {
+  [IPPROTO_TCP]: 'tcp',
+  [IPPROTO_UDP]: 'udp',
+  [IPPROTO_SCTP]: 'sctp',
+  [IPPROTO_ICMP]: 'icmp',
+  [IPPROTO_ICMPV6]: 'icmpv6',
+};
 const PROTO_NUMBERS: Record<string, number> = { tcp: IPPROTO_TCP, udp: IPPROTO_UDP, sctp: IPPROTO_SCTP, icmp: IPPROTO_ICMP, icmpv6: IPPROTO_ICMPV6 };
 
 /** Port attributes per IP protocol: [src, dst, src mask, dst mask]. */
@@ -160,7 +166,18 @@ export interface FlowerOptions {
 
 /** Every key a flower options object may have. */
 export const FLOWER_OPTION_KEYS = [
-  'eth_type', 'ip_proto', 'dst_ip', 'src_ip', 'dst_port', 'src_port', 'tcp_flags', 'classid', 'indev', 'skip_hw', 'skip_sw', 'actions',
+  'eth_type',
+  'ip_proto',
+  'dst_ip',
+  'src_ip',
+  'dst_port',
+  'src_port',
+  'tcp_flags',
+  'classid',
+  'indev',
+  'skip_hw',
+  'skip_sw',
+  'actions',
 ] as const;
 
 function ethTypeOf(v: string | number): number {
@@ -202,7 +219,8 @@ function ipKeys(text: string, ethType: number, v4: [number, number], v6: [number
   if (extra !== undefined) throw new UsageError(`flower ${what} ${JSON.stringify(text)} is not an address or prefix`);
   const ip = parseIpAddress(a);
   const want = ethType === ETH_P_IP ? 4 : ethType === ETH_P_IPV6 ? 6 : 0;
-  if (ip.version !== want) throw new UsageError(`flower ${what} ${JSON.stringify(text)} is not an IPv${want || '4/6'} address (eth_type ${protocolName(ethType)})`);
+  if (ip.version !== want)
+    throw new UsageError(`flower ${what} ${JSON.stringify(text)} is not an IPv${want || '4/6'} address (eth_type ${protocolName(ethType)})`);
   const bits = ip.bytes.length * 8;
   const len = l === undefined ? bits : /^\d+$/.test(l) ? Number(l) : NaN;
   if (!(len >= 0 && len <= bits)) throw new UsageError(`flower ${what} ${JSON.stringify(text)}: prefix length must be 0..${bits}`);
@@ -226,19 +244,30 @@ function encodeOptions(o: FlowerOptions): Buffer[] {
     }
   }
   const TYPES: Record<string, string[]> = {
-    eth_type: ['string', 'number'], ip_proto: ['string', 'number'], dst_ip: ['string'], src_ip: ['string'], dst_port: ['number', 'object'],
-    src_port: ['number', 'object'], tcp_flags: ['number', 'object', 'string'], classid: ['string', 'number'], indev: ['string'],
-    skip_hw: ['boolean'], skip_sw: ['boolean'], actions: ['object'],
+    eth_type: ['string', 'number'],
+    ip_proto: ['string', 'number'],
+    dst_ip: ['string'],
+    src_ip: ['string'],
+    dst_port: ['number', 'object'],
+    src_port: ['number', 'object'],
+    tcp_flags: ['number', 'object', 'string'],
+    classid: ['string', 'number'],
+    indev: ['string'],
+    skip_hw: ['boolean'],
+    skip_sw: ['boolean'],
+    actions: ['object'],
   };
   for (const [k, v] of Object.entries(o)) {
-    if (v !== undefined && (!TYPES[k].includes(typeof v) || v === null)) throw new UsageError(`flower: option "${k}" must be ${TYPES[k].join(' or ')}, not ${v === null ? 'null' : typeof v}`);
+    if (v !== undefined && (!TYPES[k].includes(typeof v) || v === null))
+      throw new UsageError(`flower: option "${k}" must be ${TYPES[k].join(' or ')}, not ${v === null ? 'null' : typeof v}`);
   }
   const kids: Buffer[] = [];
   const ethType = o.eth_type === undefined ? undefined : ethTypeOf(o.eth_type);
   const isIp = ethType === ETH_P_IP || ethType === ETH_P_IPV6;
   if (o.classid !== undefined) kids.push(u32(TCA_FLOWER_CLASSID, classidOf(o.classid, 'flower classid')));
   if (o.indev !== undefined) {
-    if (typeof o.indev !== 'string' || o.indev.length === 0 || Buffer.byteLength(o.indev) > 15) throw new UsageError(`flower: indev ${JSON.stringify(o.indev)} is not a device name`);
+    if (typeof o.indev !== 'string' || o.indev.length === 0 || Buffer.byteLength(o.indev) > 15)
+      throw new UsageError(`flower: indev ${JSON.stringify(o.indev)} is not a device name`);
     kids.push(str(TCA_FLOWER_INDEV, o.indev));
   }
   const needIp = (what: string) => {
@@ -252,13 +281,20 @@ function encodeOptions(o: FlowerOptions): Buffer[] {
   }
   if (o.dst_ip !== undefined) {
     needIp('dst_ip');
-    kids.push(...ipKeys(o.dst_ip, ethType!, [TCA_FLOWER_KEY_IPV4_DST, TCA_FLOWER_KEY_IPV4_DST_MASK], [TCA_FLOWER_KEY_IPV6_DST, TCA_FLOWER_KEY_IPV6_DST_MASK], 'dst_ip'));
+    kids.push(
+      ...ipKeys(o.dst_ip, ethType!, [TCA_FLOWER_KEY_IPV4_DST, TCA_FLOWER_KEY_IPV4_DST_MASK], [TCA_FLOWER_KEY_IPV6_DST, TCA_FLOWER_KEY_IPV6_DST_MASK], 'dst_ip'),
+    );
   }
   if (o.src_ip !== undefined) {
     needIp('src_ip');
-    kids.push(...ipKeys(o.src_ip, ethType!, [TCA_FLOWER_KEY_IPV4_SRC, TCA_FLOWER_KEY_IPV4_SRC_MASK], [TCA_FLOWER_KEY_IPV6_SRC, TCA_FLOWER_KEY_IPV6_SRC_MASK], 'src_ip'));
+    kids.push(
+      ...ipKeys(o.src_ip, ethType!, [TCA_FLOWER_KEY_IPV4_SRC, TCA_FLOWER_KEY_IPV4_SRC_MASK], [TCA_FLOWER_KEY_IPV6_SRC, TCA_FLOWER_KEY_IPV6_SRC_MASK], 'src_ip'),
+    );
   }
-  for (const [field, idx] of [['dst_port', 1], ['src_port', 0]] as const) {
+  for (const [field, idx] of [
+    ['dst_port', 1],
+    ['src_port', 0],
+  ] as const) {
     const v = o[field];
     if (v === undefined) continue;
     const types = proto === undefined ? undefined : PORT_TYPES[proto];
@@ -357,7 +393,10 @@ function decodeOptions(buf: Buffer, start: number, end: number, base: number, in
   }
   const ports = proto === undefined ? undefined : PORT_TYPES[proto];
   if (ports) {
-    for (const [name, idx] of [['dst_port', 1], ['src_port', 0]] as const) {
+    for (const [name, idx] of [
+      ['dst_port', 1],
+      ['src_port', 0],
+    ] as const) {
       const v = be16(ports[idx]);
       if (v === undefined) continue;
       keys[name] = v;
@@ -366,7 +405,10 @@ function decodeOptions(buf: Buffer, start: number, end: number, base: number, in
     }
   }
   if (ports) {
-    for (const [name, tmin, tmax] of [['dst_port', TCA_FLOWER_KEY_PORT_DST_MIN, TCA_FLOWER_KEY_PORT_DST_MAX], ['src_port', TCA_FLOWER_KEY_PORT_SRC_MIN, TCA_FLOWER_KEY_PORT_SRC_MAX]] as const) {
+    for (const [name, tmin, tmax] of [
+      ['dst_port', TCA_FLOWER_KEY_PORT_DST_MIN, TCA_FLOWER_KEY_PORT_DST_MAX],
+      ['src_port', TCA_FLOWER_KEY_PORT_SRC_MIN, TCA_FLOWER_KEY_PORT_SRC_MAX],
+    ] as const) {
       const lo = be16(tmin);
       const hi = be16(tmax);
       if (lo !== undefined && hi !== undefined) keys[name] = { start: lo, end: hi };
@@ -436,22 +478,45 @@ function parseArgs(args: readonly string[]): FlowerOptions {
   while (r.more()) {
     const w = r.next();
     switch (w) {
-      case 'classid': case 'flowid': o.classid = r.value(w); break;
-      case 'indev': o.indev = r.value(w); break;
-      case 'skip_hw': o.skip_hw = true; break;
-      case 'skip_sw': o.skip_sw = true; break;
-      case 'eth_type': o.eth_type = r.value(w); break;
-      case 'ip_proto': o.ip_proto = r.value(w); break;
-      case 'dst_ip': case 'src_ip': o[w] = r.value(w); break;
-      case 'dst_port': case 'src_port': o[w] = port(r.value(w), w); break;
-      case 'tcp_flags': o.tcp_flags = r.value(w); break;
-      case 'action': case 'actions': {
+      case 'classid':
+      case 'flowid':
+        o.classid = r.value(w);
+        break;
+      case 'indev':
+        o.indev = r.value(w);
+        break;
+      case 'skip_hw':
+        o.skip_hw = true;
+        break;
+      case 'skip_sw':
+        o.skip_sw = true;
+        break;
+      case 'eth_type':
+        o.eth_type = r.value(w);
+        break;
+      case 'ip_proto':
+        o.ip_proto = r.value(w);
+        break;
+      case 'dst_ip':
+      case 'src_ip':
+        o[w] = r.value(w);
+        break;
+      case 'dst_port':
+      case 'src_port':
+        o[w] = port(r.value(w), w);
+        break;
+      case 'tcp_flags':
+        o.tcp_flags = r.value(w);
+        break;
+      case 'action':
+      case 'actions': {
         const rest: string[] = [];
         while (r.more()) rest.push(r.next());
         o.actions = parseActionWords(rest);
         break;
       }
-      default: r.unknown(w, 'classid, indev, skip_hw, skip_sw, eth_type, ip_proto, dst_ip, src_ip, dst_port, src_port, tcp_flags, action');
+      default:
+        r.unknown(w, 'classid, indev, skip_hw, skip_sw, eth_type, ip_proto, dst_ip, src_ip, dst_port, src_port, tcp_flags, action');
     }
   }
   return o;
@@ -492,7 +557,8 @@ export interface FlowerSynMatchOptions {
 export function flowerSynMatch(o: FlowerSynMatchOptions): { protocol: 'ip' | 'ipv6'; filters: Array<{ options: FlowerOptions }> } {
   if (typeof o !== 'object' || o === null) throw new UsageError('flower SYN match: options must be an object { family, dport, dst?, actions? }');
   for (const k of Object.keys(o)) {
-    if (!['family', 'dport', 'dst', 'actions'].includes(k)) throw new UsageError(`flower SYN match has no option ${JSON.stringify(k)} (it takes family, dport, dst, actions)`);
+    if (!['family', 'dport', 'dst', 'actions'].includes(k))
+      throw new UsageError(`flower SYN match has no option ${JSON.stringify(k)} (it takes family, dport, dst, actions)`);
   }
   if (o.family !== 'inet' && o.family !== 'inet6') throw new UsageError(`flower SYN match: family must be 'inet' or 'inet6', not ${JSON.stringify(o.family)}`);
   const list = Array.isArray(o.dport) ? o.dport : [o.dport];
@@ -500,8 +566,11 @@ export function flowerSynMatch(o: FlowerSynMatchOptions): { protocol: 'ip' | 'ip
   const ethType = o.family === 'inet' ? 'ipv4' : 'ipv6';
   const filters = list.map((p) => {
     const options: FlowerOptions = {
-      eth_type: ethType, ip_proto: 'tcp', ...(o.dst === undefined ? {} : { dst_ip: o.dst }),
-      dst_port: parseIntArg(p as number, 'flower SYN match dport', 1, 65535), tcp_flags: { value: 0x02, mask: 0x12 },
+      eth_type: ethType,
+      ip_proto: 'tcp',
+      ...(o.dst === undefined ? {} : { dst_ip: o.dst }),
+      dst_port: parseIntArg(p as number, 'flower SYN match dport', 1, 65535),
+      tcp_flags: { value: 0x02, mask: 0x12 },
       ...(o.actions === undefined ? {} : { actions: o.actions }),
     };
     encodeOptions({ ...options, actions: undefined }); // check the address family now (actions may still name their device: resolveActionDevices)

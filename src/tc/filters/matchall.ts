@@ -11,8 +11,14 @@
 import { nested, u32 } from '../../netlink/attributes.js';
 import { NetlinkDecodeError, UsageError } from '../../netlink/errors.js';
 import {
-  TCA_OPTIONS, TCA_MATCHALL_CLASSID, TCA_MATCHALL_ACT, TCA_MATCHALL_FLAGS, TCA_MATCHALL_PCNT, TCA_MATCHALL_PAD,
-  TCA_CLS_FLAGS_SKIP_HW, TCA_CLS_FLAGS_SKIP_SW,
+  TCA_OPTIONS,
+  TCA_MATCHALL_CLASSID,
+  TCA_MATCHALL_ACT,
+  TCA_MATCHALL_FLAGS,
+  TCA_MATCHALL_PCNT,
+  TCA_MATCHALL_PAD,
+  TCA_CLS_FLAGS_SKIP_HW,
+  TCA_CLS_FLAGS_SKIP_SW,
 } from '../constants.js';
 import { ArgReader } from '../args.js';
 import { NlaTable, readU64 } from '../nla.js';

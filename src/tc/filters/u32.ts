@@ -31,9 +31,29 @@
 import { str, u32, nested, bin } from '../../netlink/attributes.js';
 import { NetlinkDecodeError, UsageError } from '../../netlink/errors.js';
 import {
-  TCA_OPTIONS, TCA_U32_CLASSID, TCA_U32_HASH, TCA_U32_LINK, TCA_U32_DIVISOR, TCA_U32_SEL, TCA_U32_POLICE, TCA_U32_ACT,
-  TCA_U32_INDEV, TCA_U32_PCNT, TCA_U32_MARK, TCA_U32_FLAGS, TCA_U32_PAD, TC_U32_TERMINAL, TC_U32_OFFSET, TC_U32_VAROFFSET,
-  TC_U32_EAT, TC_U32_HTID, TC_U32_USERHTID, TC_U32_HASH, TC_U32_NODE, TCA_CLS_FLAGS_SKIP_HW, TCA_CLS_FLAGS_SKIP_SW,
+  TCA_OPTIONS,
+  TCA_U32_CLASSID,
+  TCA_U32_HASH,
+  TCA_U32_LINK,
+  TCA_U32_DIVISOR,
+  TCA_U32_SEL,
+  TCA_U32_POLICE,
+  TCA_U32_ACT,
+  TCA_U32_INDEV,
+  TCA_U32_PCNT,
+  TCA_U32_MARK,
+  TCA_U32_FLAGS,
+  TCA_U32_PAD,
+  TC_U32_TERMINAL,
+  TC_U32_OFFSET,
+  TC_U32_VAROFFSET,
+  TC_U32_EAT,
+  TC_U32_HTID,
+  TC_U32_USERHTID,
+  TC_U32_HASH,
+  TC_U32_NODE,
+  TCA_CLS_FLAGS_SKIP_HW,
+  TCA_CLS_FLAGS_SKIP_SW,
 } from '../constants.js';
 import { ArgReader, parseIntArg } from '../args.js';
 import { NlaTable, readU64 } from '../nla.js';
@@ -117,7 +137,8 @@ export const U32_OPTION_KEYS = ['match', 'keys', 'classid', 'divisor', 'ht', 'li
  */
 export function parseU32Handle(text: string): number {
   const t = text.trim();
-  const bad = (why: string) => new UsageError(`invalid u32 handle ${JSON.stringify(text)}: ${why} (expected HTID:HASH:NODE in hex, e.g. "800:", "800::800", or 0x...)`);
+  const bad = (why: string) =>
+    new UsageError(`invalid u32 handle ${JSON.stringify(text)}: ${why} (expected HTID:HASH:NODE in hex, e.g. "800:", "800::800", or 0x...)`);
   if (!t.includes(':')) {
     if (/^0x[0-9a-f]{1,8}$/i.test(t)) return parseInt(t.slice(2), 16) >>> 0;
     throw bad('no ":"');
@@ -154,7 +175,10 @@ export function formatU32Handle(h: number): string {
 
 /* ---- keys ---- */
 
-interface Sel { flags: number; keys: Array<{ val: number; mask: number; off: number; offmask: number }> }
+interface Sel {
+  flags: number;
+  keys: Array<{ val: number; mask: number; off: number; offmask: number }>;
+}
 
 function packKey(sel: Sel, key: number, mask: number, off: number, offmask: number): void {
   key = (key & mask) >>> 0;
@@ -175,7 +199,10 @@ function packKey(sel: Sel, key: number, mask: number, off: number, offmask: numb
 function packKey16(sel: Sel, key: number, mask: number, off: number, offmask: number): void {
   if (key > 0xffff || mask > 0xffff) throw new UsageError(`u32: u16 match value 0x${key.toString(16)}/0x${mask.toString(16)} is wider than 16 bits`);
   if (off % 2) throw new UsageError(`u32: u16 match at odd offset ${off}`);
-  if ((off & 3) === 0) { key *= 0x10000; mask *= 0x10000; }
+  if ((off & 3) === 0) {
+    key *= 0x10000;
+    mask *= 0x10000;
+  }
   packKey(sel, key >>> 0, mask >>> 0, off - (off & 3), offmask);
 }
 
@@ -216,11 +243,15 @@ const MATCH_TYPES = ['u32', 'u16', 'u8', 'ip'];
 function checkMatch(m: unknown, i: number): asserts m is U32Match {
   const where = `u32: match ${i + 1}`;
   if (typeof m !== 'object' || m === null || Array.isArray(m)) {
-    throw new UsageError(`${where} is ${JSON.stringify(m)}: each match must be an object such as { type: 'ip', field: 'dport', value: 80 } or { type: 'u8', value: 2, mask: 0x12, at: 33 }`);
+    throw new UsageError(
+      `${where} is ${JSON.stringify(m)}: each match must be an object such as { type: 'ip', field: 'dport', value: 80 } or { type: 'u8', value: 2, mask: 0x12, at: 33 }`,
+    );
   }
   const t = (m as { type?: unknown }).type;
   if (typeof t !== 'string' || !MATCH_TYPES.includes(t)) {
-    throw new UsageError(`${where} ${JSON.stringify(m)} has no valid "type" (expected one of ${MATCH_TYPES.join(', ')}; e.g. { type: 'ip', field: 'dst', prefix: '169.254.0.1/32' })`);
+    throw new UsageError(
+      `${where} ${JSON.stringify(m)} has no valid "type" (expected one of ${MATCH_TYPES.join(', ')}; e.g. { type: 'ip', field: 'dst', prefix: '169.254.0.1/32' })`,
+    );
   }
   const allowed = t === 'ip' ? ['type', 'field', 'prefix', 'value', 'mask'] : ['type', 'value', 'mask', 'at', 'nexthdr'];
   for (const k of Object.keys(m)) {
@@ -231,7 +262,8 @@ function checkMatch(m: unknown, i: number): asserts m is U32Match {
     if (f !== 'src' && f !== 'dst' && !(typeof f === 'string' && f in IP_FIELDS)) {
       throw new UsageError(`${where}: ip field ${JSON.stringify(f)} is not one of src, dst, ${Object.keys(IP_FIELDS).join(', ')}`);
     }
-    if ((f === 'src' || f === 'dst') && typeof (m as { prefix?: unknown }).prefix !== 'string') throw new UsageError(`${where}: ip ${f} needs a prefix string ("a.b.c.d[/len]")`);
+    if ((f === 'src' || f === 'dst') && typeof (m as { prefix?: unknown }).prefix !== 'string')
+      throw new UsageError(`${where}: ip ${f} needs a prefix string ("a.b.c.d[/len]")`);
     if (f !== 'src' && f !== 'dst' && (m as { value?: unknown }).value === undefined) throw new UsageError(`${where}: ip ${f} needs a value`);
   } else {
     for (const k of ['value', 'mask', 'at']) {
@@ -286,13 +318,23 @@ function encodeOptions(o: U32Options): Buffer[] {
     if (o[k] !== undefined && typeof o[k] !== 'boolean') throw new UsageError(`u32: ${k} must be true or false, not ${JSON.stringify(o[k])}`);
   }
   for (const k of ['ht', 'link', 'indev'] as const) {
-    if (o[k] !== undefined && typeof o[k] !== 'string') throw new UsageError(`u32: ${k} must be text (${k === 'indev' ? 'a device name' : 'a u32 handle such as "1:"'}), not ${typeof o[k]}`);
+    if (o[k] !== undefined && typeof o[k] !== 'string')
+      throw new UsageError(`u32: ${k} must be text (${k === 'indev' ? 'a device name' : 'a u32 handle such as "1:"'}), not ${typeof o[k]}`);
   }
   const sel: Sel = { flags: 0, keys: [] };
-  (o.match ?? []).forEach((m, i) => { checkMatch(m, i); addMatch(sel, m); });
+  (o.match ?? []).forEach((m, i) => {
+    checkMatch(m, i);
+    addMatch(sel, m);
+  });
   for (const k of o.keys ?? []) {
     if (typeof k !== 'object' || k === null) throw new UsageError('u32: each key must be an object { value, mask, off }');
-    packKey(sel, parseIntArg(k.value, 'u32 key value'), parseIntArg(k.mask, 'u32 key mask'), parseIntArg(k.off, 'u32 key off', -0x80000000, 0x7fffffff), k.nexthdr ? -1 : 0);
+    packKey(
+      sel,
+      parseIntArg(k.value, 'u32 key value'),
+      parseIntArg(k.mask, 'u32 key mask'),
+      parseIntArg(k.off, 'u32 key off', -0x80000000, 0x7fffffff),
+      k.nexthdr ? -1 : 0,
+    );
   }
   const kids: Buffer[] = [];
   if (o.classid !== undefined) {
@@ -347,9 +389,13 @@ function encodeOffset(o: U32Offset | undefined): { flags: number; shift: number;
   if (o === undefined) return r;
   if (typeof o !== 'object' || o === null) throw new UsageError('u32: offset must be an object { plus?, at?, mask?, shift?, eat? }');
   for (const k of Object.keys(o)) {
-    if (!['plus', 'at', 'mask', 'shift', 'eat'].includes(k)) throw new UsageError(`u32: offset has no field ${JSON.stringify(k)} (it takes plus, at, mask, shift, eat)`);
+    if (!['plus', 'at', 'mask', 'shift', 'eat'].includes(k))
+      throw new UsageError(`u32: offset has no field ${JSON.stringify(k)} (it takes plus, at, mask, shift, eat)`);
   }
-  if (o.plus !== undefined) { r.plus = parseIntArg(o.plus, 'u32 offset plus', 0, 0xffff); r.flags |= TC_U32_OFFSET; }
+  if (o.plus !== undefined) {
+    r.plus = parseIntArg(o.plus, 'u32 offset plus', 0, 0xffff);
+    r.flags |= TC_U32_OFFSET;
+  }
   if (o.at !== undefined || o.mask !== undefined || o.shift !== undefined) {
     r.at = parseIntArg(o.at ?? 0, 'u32 offset at', -0x8000, 0x7fff);
     r.mask = parseIntArg(o.mask ?? 0, 'u32 offset mask', 0, 0xffff);
@@ -387,13 +433,17 @@ function decodeOptions(buf: Buffer, start: number, end: number, base: number, in
     if (len < SEL_LEN) throw new NetlinkDecodeError(`tc_u32_sel needs ${SEL_LEN} bytes, has ${len}`, T.headerOffset(TCA_U32_SEL));
     nkeys = buf[s + 2];
     flags = buf[s];
-    if (len < SEL_LEN + nkeys * KEY_LEN) throw new NetlinkDecodeError(`tc_u32_sel claims ${nkeys} keys but has room for ${Math.floor((len - SEL_LEN) / KEY_LEN)}`, T.headerOffset(TCA_U32_SEL));
+    if (len < SEL_LEN + nkeys * KEY_LEN)
+      throw new NetlinkDecodeError(`tc_u32_sel claims ${nkeys} keys but has room for ${Math.floor((len - SEL_LEN) / KEY_LEN)}`, T.headerOffset(TCA_U32_SEL));
   } else s = -1;
   const div = T.u32(TCA_U32_DIVISOR);
   if (div !== undefined) out.ht_divisor = div;
   else {
     const htid = T.u32(TCA_U32_HASH);
-    if (htid !== undefined) { out.key_ht = TC_U32_USERHTID(htid).toString(16); out.bkt = TC_U32_HASH(htid).toString(16); }
+    if (htid !== undefined) {
+      out.key_ht = TC_U32_USERHTID(htid).toString(16);
+      out.bkt = TC_U32_HASH(htid).toString(16);
+    }
   }
   const classid = T.u32(TCA_U32_CLASSID);
   if (classid !== undefined) out.flowid = classidText(classid);
@@ -407,7 +457,10 @@ function decodeOptions(buf: Buffer, start: number, end: number, base: number, in
   if (pc >= 0) {
     pcLen = T.size(TCA_U32_PCNT);
     if (pcLen < 16) throw new NetlinkDecodeError(`tc_u32_pcnt needs 16 bytes, has ${pcLen}`, T.headerOffset(TCA_U32_PCNT));
-    if (s >= 0) { out.rule_hit = readU64(buf, pc); out.success = readU64(buf, pc + 8); }
+    if (s >= 0) {
+      out.rule_hit = readU64(buf, pc);
+      out.success = readU64(buf, pc + 8);
+    }
   }
   const mk = T.at(TCA_U32_MARK);
   if (mk >= 0 && T.size(TCA_U32_MARK) >= 12) {
@@ -440,7 +493,10 @@ function decodeOptions(buf: Buffer, start: number, end: number, base: number, in
     }
     if (flags & TC_U32_EAT) out.eat = true;
     const hmask = buf.readUInt32BE(s + 12);
-    if (hmask) { out.hash_mask = hmask.toString(16); out.hash_off = buf.readInt16LE(s + 10); }
+    if (hmask) {
+      out.hash_mask = hmask.toString(16);
+      out.hash_off = buf.readInt16LE(s + 10);
+    }
   }
   if (T.has(TCA_U32_POLICE)) out.police = true;
   const indev = T.str(TCA_U32_INDEV);
@@ -505,7 +561,10 @@ function parseArgs(args: readonly string[]): U32Options {
           if (r.value(t) !== 'at') throw new UsageError(`filter u32: "match ${t} VALUE MASK" must be followed by "at OFFSET"`);
           let off = r.value('at');
           let nexthdr = false;
-          if (off.startsWith('nexthdr+')) { nexthdr = true; off = off.slice(8); }
+          if (off.startsWith('nexthdr+')) {
+            nexthdr = true;
+            off = off.slice(8);
+          }
           o.match.push({ type: t, value, mask, at: parseIntArg(off, 'filter u32 at', -0x80000000, 0x7fffffff), nexthdr });
         } else if (t === 'ip') {
           const f = r.value('ip');
@@ -517,13 +576,28 @@ function parseArgs(args: readonly string[]): U32Options {
         } else r.unknown(t, 'u32, u16, u8 or ip after "match"');
         break;
       }
-      case 'classid': case 'flowid': o.classid = r.value(w); break;
-      case 'divisor': o.divisor = r.int(w, 1, 256); break;
-      case 'ht': o.ht = r.value(w); break;
-      case 'link': o.link = r.value(w); break;
-      case 'indev': o.indev = r.value(w); break;
-      case 'skip_hw': o.skip_hw = true; break;
-      case 'skip_sw': o.skip_sw = true; break;
+      case 'classid':
+      case 'flowid':
+        o.classid = r.value(w);
+        break;
+      case 'divisor':
+        o.divisor = r.int(w, 1, 256);
+        break;
+      case 'ht':
+        o.ht = r.value(w);
+        break;
+      case 'link':
+        o.link = r.value(w);
+        break;
+      case 'indev':
+        o.indev = r.value(w);
+        break;
+      case 'skip_hw':
+        o.skip_hw = true;
+        break;
+      case 'skip_sw':
+        o.skip_sw = true;
+        break;
       case 'offset': {
         const off: U32Offset = {};
         for (let p = r.peek(); p === 'plus' || p === 'at' || p === 'mask' || p === 'shift' || p === 'eat'; p = r.peek()) {
@@ -535,13 +609,15 @@ function parseArgs(args: readonly string[]): U32Options {
         o.offset = off;
         break;
       }
-      case 'action': case 'actions': {
+      case 'action':
+      case 'actions': {
         const rest: string[] = [];
         while (r.more()) rest.push(r.next());
         o.actions = parseActionWords(rest);
         break;
       }
-      default: r.unknown(w, 'match, classid, flowid, divisor, ht, link, indev, offset, action, skip_hw, skip_sw');
+      default:
+        r.unknown(w, 'match, classid, flowid, divisor, ht, link, indev, offset, action, skip_hw, skip_sw');
     }
   }
   return o;
@@ -551,8 +627,17 @@ function parseArgs(args: readonly string[]): U32Options {
 export const u32Filter: FilterKind<U32Options> = {
   kind: 'u32',
   optionTypes: {
-    match: 'array', keys: 'array', classid: 'number|string', divisor: 'number', ht: 'string', link: 'string', indev: 'string',
-    skip_hw: 'boolean', skip_sw: 'boolean', offset: 'object', actions: 'array',
+    match: 'array',
+    keys: 'array',
+    classid: 'number|string',
+    divisor: 'number',
+    ht: 'string',
+    link: 'string',
+    indev: 'string',
+    skip_hw: 'boolean',
+    skip_sw: 'boolean',
+    offset: 'object',
+    actions: 'array',
   },
   encodeOptions,
   decodeOptions,
@@ -647,7 +732,8 @@ function prefixKeys(text: string, family: 'inet' | 'inet6', base: number): U32Ma
 export function u32SynMatch(o: U32SynMatchOptions): U32SynFilters {
   if (typeof o !== 'object' || o === null) throw new UsageError('u32 SYN match: options must be an object { family, dport, dst?, actions? }');
   for (const k of Object.keys(o)) {
-    if (!['family', 'dport', 'dst', 'actions', 'htid'].includes(k)) throw new UsageError(`u32 SYN match has no option ${JSON.stringify(k)} (it takes family, dport, dst, actions, htid)`);
+    if (!['family', 'dport', 'dst', 'actions', 'htid'].includes(k))
+      throw new UsageError(`u32 SYN match has no option ${JSON.stringify(k)} (it takes family, dport, dst, actions, htid)`);
   }
   if (o.family !== 'inet' && o.family !== 'inet6') throw new UsageError(`u32 SYN match: family must be 'inet' or 'inet6', not ${JSON.stringify(o.family)}`);
   const list = Array.isArray(o.dport) ? o.dport : [o.dport];
@@ -686,7 +772,10 @@ export function u32SynMatch(o: U32SynMatchOptions): U32SynFilters {
       ...dports.map((dport) => ({
         options: {
           ht,
-          match: [{ type: 'u16', value: dport, mask: 0xffff, at: 2 }, { type: 'u8', value: TCP_SYN, mask: TCP_SYN_ACK, at: 13 }] as U32Match[],
+          match: [
+            { type: 'u16', value: dport, mask: 0xffff, at: 2 },
+            { type: 'u8', value: TCP_SYN, mask: TCP_SYN_ACK, at: 13 },
+          ] as U32Match[],
           ...actions,
         },
       })),

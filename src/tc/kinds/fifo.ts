@@ -32,7 +32,8 @@ function encodeFifo(kind: string, bytes: boolean) {
     if (bytes) limit = parseSize(o.limit, `${kind} limit`);
     else {
       limit = typeof o.limit === 'string' ? Number(o.limit.trim()) : o.limit;
-      if (!Number.isInteger(limit) || limit < 0 || limit > 0xffffffff) throw new UsageError(`${kind}: limit ${JSON.stringify(o.limit)} must be a packet count 0..4294967295`);
+      if (!Number.isInteger(limit) || limit < 0 || limit > 0xffffffff)
+        throw new UsageError(`${kind}: limit ${JSON.stringify(o.limit)} must be a packet count 0..4294967295`);
     }
     return [u32(TCA_OPTIONS, limit)];
   };

@@ -18,9 +18,20 @@
  */
 import { nested, u32 } from '../../netlink/attributes.js';
 import {
-  TCA_OPTIONS, TCA_FQ_CODEL_TARGET, TCA_FQ_CODEL_LIMIT, TCA_FQ_CODEL_INTERVAL, TCA_FQ_CODEL_ECN, TCA_FQ_CODEL_FLOWS,
-  TCA_FQ_CODEL_QUANTUM, TCA_FQ_CODEL_CE_THRESHOLD, TCA_FQ_CODEL_DROP_BATCH_SIZE, TCA_FQ_CODEL_MEMORY_LIMIT,
-  TCA_FQ_CODEL_CE_THRESHOLD_SELECTOR, TCA_FQ_CODEL_CE_THRESHOLD_MASK, TCA_FQ_CODEL_XSTATS_QDISC, TCA_FQ_CODEL_XSTATS_CLASS,
+  TCA_OPTIONS,
+  TCA_FQ_CODEL_TARGET,
+  TCA_FQ_CODEL_LIMIT,
+  TCA_FQ_CODEL_INTERVAL,
+  TCA_FQ_CODEL_ECN,
+  TCA_FQ_CODEL_FLOWS,
+  TCA_FQ_CODEL_QUANTUM,
+  TCA_FQ_CODEL_CE_THRESHOLD,
+  TCA_FQ_CODEL_DROP_BATCH_SIZE,
+  TCA_FQ_CODEL_MEMORY_LIMIT,
+  TCA_FQ_CODEL_CE_THRESHOLD_SELECTOR,
+  TCA_FQ_CODEL_CE_THRESHOLD_MASK,
+  TCA_FQ_CODEL_XSTATS_QDISC,
+  TCA_FQ_CODEL_XSTATS_CLASS,
 } from '../constants.js';
 import { ArgReader, parseIntArg } from '../args.js';
 import { NlaTable } from '../nla.js';
@@ -88,7 +99,10 @@ function decodeOptions(buf: Buffer, start: number, end: number, base: number): R
   put('ce_threshold', TCA_FQ_CODEL_CE_THRESHOLD);
   const sel = T.size(TCA_FQ_CODEL_CE_THRESHOLD_SELECTOR) >= 1 ? T.u8(TCA_FQ_CODEL_CE_THRESHOLD_SELECTOR)! : 0;
   const mask = T.size(TCA_FQ_CODEL_CE_THRESHOLD_MASK) >= 1 ? T.u8(TCA_FQ_CODEL_CE_THRESHOLD_MASK)! : 0;
-  if (sel || mask) { out.ce_threshold_selector = sel; out.ce_threshold_mask = mask; }
+  if (sel || mask) {
+    out.ce_threshold_selector = sel;
+    out.ce_threshold_mask = mask;
+  }
   put('interval', TCA_FQ_CODEL_INTERVAL);
   put('memory_limit', TCA_FQ_CODEL_MEMORY_LIMIT);
   if (get(TCA_FQ_CODEL_ECN)) out.ecn = true;
@@ -107,7 +121,9 @@ function decodeXstats(buf: Buffer, start: number, end: number, _base: number, _i
     out.drop_overlimit = b.readUInt32LE(8);
     out.new_flow_count = b.readUInt32LE(16);
     out.ecn_mark = b.readUInt32LE(12);
-    const ce = b.readUInt32LE(28); const mem = b.readUInt32LE(32); const dom = b.readUInt32LE(36);
+    const ce = b.readUInt32LE(28);
+    const mem = b.readUInt32LE(32);
+    const dom = b.readUInt32LE(36);
     if (ce) out.ce_mark = ce;
     if (mem) out.memory_used = mem;
     if (dom) out.drop_overmemory = dom;
@@ -120,7 +136,10 @@ function decodeXstats(buf: Buffer, start: number, end: number, _base: number, _i
     out.count = b.readUInt32LE(12);
     out.lastcount = b.readUInt32LE(16);
     out.ldelay = b.readUInt32LE(8);
-    if (b.readUInt32LE(20)) { out.dropping = true; out.drop_next = b.readInt32LE(24); }
+    if (b.readUInt32LE(20)) {
+      out.dropping = true;
+      out.drop_next = b.readInt32LE(24);
+    }
   }
 }
 
@@ -131,7 +150,8 @@ function formatOptions(o: Record<string, unknown>): string {
   if (o.quantum !== undefined) s += `quantum ${o.quantum} `;
   if (o.target !== undefined) s += `target ${formatTime(o.target as number)} `;
   if (o.ce_threshold !== undefined) s += `ce_threshold ${formatTime(o.ce_threshold as number)} `;
-  if (o.ce_threshold_selector !== undefined) s += `ce_threshold_selector 0x${(o.ce_threshold_selector as number).toString(16)}/0x${(o.ce_threshold_mask as number).toString(16)} `;
+  if (o.ce_threshold_selector !== undefined)
+    s += `ce_threshold_selector 0x${(o.ce_threshold_selector as number).toString(16)}/0x${(o.ce_threshold_mask as number).toString(16)} `;
   if (o.interval !== undefined) s += `interval ${formatTime(o.interval as number)} `;
   if (o.memory_limit !== undefined) s += `memory_limit ${formatSize(o.memory_limit as number)} `;
   if (o.ecn) s += 'ecn ';
@@ -161,17 +181,38 @@ function parseArgs(args: readonly string[]): FqCodelOptions {
   while (r.more()) {
     const w = r.next();
     switch (w) {
-      case 'limit': o.limit = r.int(w); break;
-      case 'flows': o.flows = r.int(w); break;
-      case 'quantum': o.quantum = r.int(w); break;
-      case 'drop_batch': o.drop_batch = r.int(w); break;
-      case 'target': o.target = r.value(w); break;
-      case 'interval': o.interval = r.value(w); break;
-      case 'ce_threshold': o.ce_threshold = r.value(w); break;
-      case 'memory_limit': o.memory_limit = r.value(w); break;
-      case 'ecn': o.ecn = true; break;
-      case 'noecn': o.ecn = false; break;
-      default: r.unknown(w, 'limit, flows, quantum, target, interval, ce_threshold, memory_limit, drop_batch, ecn, noecn');
+      case 'limit':
+        o.limit = r.int(w);
+        break;
+      case 'flows':
+        o.flows = r.int(w);
+        break;
+      case 'quantum':
+        o.quantum = r.int(w);
+        break;
+      case 'drop_batch':
+        o.drop_batch = r.int(w);
+        break;
+      case 'target':
+        o.target = r.value(w);
+        break;
+      case 'interval':
+        o.interval = r.value(w);
+        break;
+      case 'ce_threshold':
+        o.ce_threshold = r.value(w);
+        break;
+      case 'memory_limit':
+        o.memory_limit = r.value(w);
+        break;
+      case 'ecn':
+        o.ecn = true;
+        break;
+      case 'noecn':
+        o.ecn = false;
+        break;
+      default:
+        r.unknown(w, 'limit, flows, quantum, target, interval, ce_threshold, memory_limit, drop_batch, ecn, noecn');
     }
   }
   return o;
@@ -182,8 +223,15 @@ export const fqCodel: QdiscKind<FqCodelOptions> = {
   kind: 'fq_codel',
   classful: true,
   optionTypes: {
-    limit: 'number', flows: 'number', quantum: 'number', target: 'number|string', interval: 'number|string', ecn: 'boolean',
-    ce_threshold: 'number|string', memory_limit: 'number|string', drop_batch: 'number',
+    limit: 'number',
+    flows: 'number',
+    quantum: 'number',
+    target: 'number|string',
+    interval: 'number|string',
+    ecn: 'boolean',
+    ce_threshold: 'number|string',
+    memory_limit: 'number|string',
+    drop_batch: 'number',
   },
   encodeOptions,
   decodeOptions,
@@ -193,7 +241,6 @@ export const fqCodel: QdiscKind<FqCodelOptions> = {
   formatOptions,
   formatXstats,
 };
-
 
 declare module '../types.js' {
   interface QdiscOptionsByKind {

@@ -50,10 +50,14 @@ export function encodePrioQopt(o: PrioOptions): Buffer[] {
   const s = Buffer.alloc(QOPT_LEN);
   s.writeInt32LE(bands, 0);
   const full = [...DEFAULT_PRIOMAP];
-  map.forEach((b, i) => { full[i] = b; });
+  map.forEach((b, i) => {
+    full[i] = b;
+  });
   full.forEach((b, i) => {
     if (!Number.isInteger(b) || b < 0 || b >= bands) {
-      throw new UsageError(`prio: priomap entry ${i} is ${b}, must be a band 0..${bands - 1}${o.priomap === undefined || i >= o.priomap.length ? ' (from the default priomap; give a full priomap for fewer than 3 bands)' : ''}`);
+      throw new UsageError(
+        `prio: priomap entry ${i} is ${b}, must be a band 0..${bands - 1}${o.priomap === undefined || i >= o.priomap.length ? ' (from the default priomap; give a full priomap for fewer than 3 bands)' : ''}`,
+      );
     }
     s[4 + i] = b;
   });
