@@ -24,6 +24,8 @@ export const CATEGORY_EXIT_CODES = {
   permission: 4,
   /** the kernel lacks a module synplug needs (sch_prio, sch_plug, cls_fw, nf_tables) */
   'missing-module': 5,
+  /** the state directory or a state file is unsafe or damaged (named, with what to do) */
+  'bad-state': 6,
   /** setup would replace a root qdisc that is not synplug's (use --force) */
   'foreign-state': 7,
   /** protect/plug: synplug is not set up (run `synplug setup`, or protect --setup) */
@@ -48,6 +50,7 @@ export const EXIT = {
   KERNEL: CATEGORY_EXIT_CODES.kernel,
   NOT_PERMITTED: CATEGORY_EXIT_CODES.permission,
   MISSING_SUPPORT: CATEGORY_EXIT_CODES['missing-module'],
+  BAD_STATE: CATEGORY_EXIT_CODES['bad-state'],
   FOREIGN_QDISC: CATEGORY_EXIT_CODES['foreign-state'],
   NOT_SET_UP: CATEGORY_EXIT_CODES['not-set-up'],
   DEMO_FAILED: CATEGORY_EXIT_CODES['demo-failed'],
@@ -77,6 +80,7 @@ export const EXIT_HELP = `Exit codes:
        decode: the input does not decode
   4    not permitted: needs CAP_NET_ADMIN (run as root)
   5    the kernel lacks a needed module (sch_prio, sch_plug, cls_fw, nf_tables)
+  6    the state directory or a state file is unsafe or damaged (named, with what to do)
   7    setup: the device's root qdisc is not synplug's (rerun with --force to replace it)
   8    not set up (run 'synplug setup', or 'synplug protect --setup')
   9    demo: the protected phase lost at least one request
@@ -93,6 +97,7 @@ const failure = (example: string): ExitCodeLine => [EXIT.FAILURE, `failure (${ex
 const usage = (extra = ''): ExitCodeLine => [EXIT.USAGE, `bad arguments${extra}, or a device that does not exist; nothing was changed`];
 const kernel: ExitCodeLine = [EXIT.KERNEL, 'the kernel refused a request or did not answer'];
 const notRoot: ExitCodeLine = [EXIT.NOT_PERMITTED, 'not permitted: needs CAP_NET_ADMIN (run as root)'];
+const badState: ExitCodeLine = [EXIT.BAD_STATE, 'the state directory or a state file is unsafe or damaged (named, with what to do)'];
 
 /**
  * The exit codes each command can return, as its `--help` lists them. Every
@@ -107,6 +112,7 @@ export const COMMAND_EXIT_CODES = {
     kernel,
     notRoot,
     [EXIT.MISSING_SUPPORT, 'the kernel lacks a needed module (all missing ones are named)'],
+    badState,
     [EXIT.FOREIGN_QDISC, "the device's root qdisc is not synplug's (rerun with --force to replace it)"],
   ],
   check: [
@@ -115,6 +121,7 @@ export const COMMAND_EXIT_CODES = {
     [EXIT.USAGE, 'partly or differently set up; or bad arguments, or a device that does not exist'],
     kernel,
     [EXIT.NOT_PERMITTED, 'not permitted: reading the nftables table needs CAP_NET_ADMIN (run as root)'],
+    badState,
   ],
   plug: [
     [EXIT.OK, 'plugged'],
@@ -122,9 +129,10 @@ export const COMMAND_EXIT_CODES = {
     usage(),
     kernel,
     notRoot,
+    badState,
     [EXIT.NOT_SET_UP, "not set up (run 'synplug setup')"],
   ],
-  release: [[EXIT.OK, 'released, or nothing to release'], failure('e.g. the plug record cannot be written'), usage(), kernel, notRoot],
+  release: [[EXIT.OK, 'released, or nothing to release'], failure('e.g. the plug record cannot be written'), usage(), kernel, notRoot, badState],
   protect: [
     [EXIT.OK, 'the command exited 0'],
     [EXIT.FAILURE, 'failure before the command ran (e.g. the watchdog did not start)'],
@@ -132,6 +140,7 @@ export const COMMAND_EXIT_CODES = {
     [EXIT.KERNEL, 'the kernel refused a request or did not answer (the command was not run, or the plug could not be released)'],
     notRoot,
     [EXIT.MISSING_SUPPORT, 'with --setup: the kernel lacks a needed module'],
+    [EXIT.BAD_STATE, 'the state directory or a state file is unsafe or damaged; the command was NOT run'],
     [EXIT.FOREIGN_QDISC, "with --setup: the device's root qdisc is not synplug's"],
     [EXIT.NOT_SET_UP, "not set up (run 'synplug setup', or pass --setup); the command was NOT run"],
     [EXIT.COMMAND_NOT_STARTED, '/bin/sh, which starts the command, could not be started; the command was not run'],
@@ -146,8 +155,9 @@ export const COMMAND_EXIT_CODES = {
     usage(),
     kernel,
     [EXIT.NOT_PERMITTED, 'not permitted: reading the nftables table needs CAP_NET_ADMIN (run as root)'],
+    badState,
   ],
-  teardown: [[EXIT.OK, 'removed, or nothing to remove'], failure('e.g. the state files cannot be removed'), usage(), kernel, notRoot],
+  teardown: [[EXIT.OK, 'removed, or nothing to remove'], failure('e.g. the state files cannot be removed'), usage(), kernel, notRoot, badState],
   show: [
     [EXIT.OK, 'shown'],
     failure('an unexpected error'),
@@ -168,6 +178,7 @@ export const COMMAND_EXIT_CODES = {
     kernel,
     notRoot,
     [EXIT.MISSING_SUPPORT, 'the kernel lacks a needed module (all missing ones are named); nothing was changed'],
+    badState,
     [EXIT.FOREIGN_QDISC, "lo's root qdisc is not synplug's: it is never replaced; nothing was changed"],
     [EXIT.NOT_SET_UP, 'synplug is partly set up, or set up on another device than lo: the demo changes no setup it did not make'],
     [EXIT.DEMO_FAILED, 'the protected phase lost at least one request (the table says how)'],

@@ -111,7 +111,7 @@ export class StateFileError extends SynplugError {
    * @param cause the underlying error
    */
   constructor(path: string, message: string, cause?: unknown) {
-    super(message, 'failure', cause === undefined ? undefined : { cause });
+    super(message, 'bad-state', cause === undefined ? undefined : { cause });
     this.name = 'StateFileError';
     this.path = path;
   }

@@ -10,13 +10,13 @@
  *
  * @module
  */
-import { NetlinkError } from '../netlink/errors.js';
 import { KindUnavailableError } from '../tc/index.js';
 import { refuseLoopback, resolveConfig, type GuardConfig } from './config.js';
 import { NotSetUpError, SetupError } from './errors.js';
 import { StateStore, type HoldRecord, type LocalHoldRecord } from './state.js';
 import type { GuardSession } from './session.js';
-import { MissingSupportError, requireNetAdmin } from './support.js';
+import { MissingSupportError, requireNetAdmin, type ModulePiece } from './support.js';
+import { NftBatchError } from '../iptables/batch.js';
 import { contextFor, definedOnly, recoverStale, withSession } from './context.js';
 import { markRuleOf } from './modes/local.js';
 import { resolveMarkRule } from './modes/local-nft.js';
@@ -68,8 +68,8 @@ export async function setup(opts: SetupOptions = {}): Promise<SetupResult> {
     const recovery = await recoverStale(s, store);
 
     // Phase one: kernel support of every hold, all of it, before anything changes.
-    const missing: string[] = [];
-    const unverified: string[] = [];
+    const missing: ModulePiece[] = [];
+    const unverified: ModulePiece[] = [];
     for (const h of s.holds) {
       const sup = await h.probeSupport();
       missing.push(...sup.missing);
@@ -121,18 +121,15 @@ export async function setup(opts: SetupOptions = {}): Promise<SetupResult> {
       actions: steps.map((x) => x.what),
       addedAddress: local.addedAddress,
       ...(recovery.released && { recovered: `released a plug left buffering (${recovery.reason})` }),
-      unverified,
+      unverified: unverified.map((p) => `${p.module} (${p.what})`),
     };
   });
 }
 
 /** A kernel refusal because a kind is missing becomes the missing-module error naming the module. */
 function translateSetupCause(e: unknown): unknown {
-  if (e instanceof KindUnavailableError) return new MissingSupportError([e.module]);
-  if (e instanceof NetlinkError) {
-    const m = /is not available in this kernel \(module (\S+)\)/.exec(e.message);
-    if (m) return new MissingSupportError([m[1]]);
-  }
+  if (e instanceof KindUnavailableError) return new MissingSupportError([{ module: e.module, what: `${e.object} ${e.kind}` }]);
+  if (e instanceof NftBatchError && e.module !== undefined) return new MissingSupportError([{ module: e.module, what: 'nftables' }]);
   return e;
 }
 

@@ -46,29 +46,46 @@ const UNUSED_BLOCK_INDEX = 0xfffffff0;
  * failure.
  */
 export class MissingSupportError extends SynplugError {
-  /** the missing pieces, e.g. `['sch_prio (qdisc prio)', 'sch_plug (qdisc plug)']` */
+  /** the missing pieces as text, each `module (what)`, e.g. `['sch_prio (qdisc prio)', 'sch_plug (qdisc plug)']` */
   missing: string[];
-  /** pieces whose presence could not be checked, e.g. `['cls_fw (filter fw)']` (see {@link probeFilterKind}) */
+  /** pieces whose presence could not be checked, same form, e.g. `['cls_fw (filter fw)']` (see {@link probeFilterKind}) */
   unverified: string[];
   /** every module named, once each, e.g. `['sch_prio', 'sch_plug', 'cls_fw']` */
   modules: string[];
+  /** the missing pieces, as given */
+  missingPieces: readonly ModulePiece[];
+  /** the pieces that could not be checked, as given */
+  unverifiedPieces: readonly ModulePiece[];
   /**
-   * @param missing the missing pieces, each `module (what)`, e.g. `'sch_prio (qdisc prio)'`
-   * @param unverified pieces that could not be checked, same form; the message says why
+   * @param missing the missing pieces, e.g. `{ module: 'sch_prio', what: 'qdisc prio' }`
+   * @param unverified pieces that could not be checked; the message says why
    */
-  constructor(missing: string[], unverified: readonly string[] = []) {
-    const modules = [...new Set([...missing, ...unverified].map((m) => m.split(' ')[0]))];
-    const unchecked = unverified.map((u) => `; ${u} could not be checked: ${whyUnchecked(u.split(' ')[0])}`).join('');
+  constructor(missing: readonly ModulePiece[], unverified: readonly ModulePiece[] = []) {
+    const modules = [...new Set([...missing, ...unverified].map((p) => p.module))];
+    const unchecked = unverified.map((u) => `; ${pieceText(u)} could not be checked: ${whyUnchecked(u.module)}`).join('');
+    const text = missing.map(pieceText);
     super(
-      `this kernel lacks what synplug needs: ${missing.join(', ')}${unchecked}. Load the modules (modprobe ${modules.join(' ')}) or use a kernel that has them; nothing was changed`,
+      `this kernel lacks what synplug needs: ${text.join(', ')}${unchecked}. Load the modules (modprobe ${modules.join(' ')}) or use a kernel that has them; nothing was changed`,
       'missing-module',
     );
     this.name = 'MissingSupportError';
     this.modules = modules;
-    this.missing = missing;
-    this.unverified = [...unverified];
+    this.missing = text;
+    this.unverified = unverified.map(pieceText);
+    this.missingPieces = [...missing];
+    this.unverifiedPieces = [...unverified];
   }
 }
+
+/** A kernel module synplug needs, and what it provides there (`{ module: 'sch_plug', what: 'qdisc plug' }`). */
+export interface ModulePiece {
+  /** the module's name, as modprobe takes it */
+  module: string;
+  /** what synplug uses it for, e.g. `qdisc plug`, `filter fw`, `nftables` */
+  what: string;
+}
+
+const pieceText = (p: ModulePiece): string => `${p.module} (${p.what})`;
 
 /** Where the kernel's list of built-in modules is. */
 function modulesBuiltinPath(): string {

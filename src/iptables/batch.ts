@@ -92,7 +92,9 @@ export class NftBatchError extends NetlinkError {
   readonly what: string;
   /** always false: the kernel applied nothing of the batch */
   readonly applied = false;
-  constructor(err: NetlinkError, index: number, failedType: string, what: string, sentence: string) {
+  /** the kernel module whose absence made the kernel refuse the batch (`nf_tables`), when that is the cause */
+  readonly module?: string;
+  constructor(err: NetlinkError, index: number, failedType: string, what: string, sentence: string, module?: string) {
     super({
       errno: err.errno,
       requestType: failedType,
@@ -103,6 +105,7 @@ export class NftBatchError extends NetlinkError {
       message: sentence,
     });
     this.name = 'NftBatchError';
+    if (module !== undefined) this.module = module;
     this.index = index;
     this.failedType = failedType;
     this.what = what;
@@ -224,18 +227,19 @@ export function checkResults(results: readonly ExchangeResult[], ops: readonly B
   if (begin?.error) {
     if (begin.error.code === 'ERESTART' && options.genId !== undefined) throw new NftGenerationError(begin.error, options.genId);
     const code = begin.error.code;
-    const why =
-      code === 'EOPNOTSUPP' || code === 'EPROTONOSUPPORT'
-        ? 'nf_tables is not available in this kernel (module nf_tables)'
-        : code === 'EPERM' || code === 'EACCES'
-          ? 'permission denied: changing nftables needs CAP_NET_ADMIN (run as root)'
-          : 'the kernel refused the batch as a whole (at its start, or when committing it)';
+    const noNfTables = code === 'EOPNOTSUPP' || code === 'EPROTONOSUPPORT';
+    const why = noNfTables
+      ? 'nf_tables is not available in this kernel (module nf_tables)'
+      : code === 'EPERM' || code === 'EACCES'
+        ? 'permission denied: changing nftables needs CAP_NET_ADMIN (run as root)'
+        : 'the kernel refused the batch as a whole (at its start, or when committing it)';
     throw new NftBatchError(
       begin.error,
       -1,
       'NFNL_MSG_BATCH_BEGIN',
       'batch',
       `NFNL_MSG_BATCH_BEGIN: ${why} (${begin.error.code}); the whole batch was not applied`,
+      noNfTables ? 'nf_tables' : undefined,
     );
   }
   for (let i = 0; i < ops.length; i++) {

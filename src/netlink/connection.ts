@@ -381,13 +381,13 @@ export class NetlinkConnection {
    * added) and register what waits for an answer. The datagram is encoded
    * into one buffer of its final size.
    */
-  // biome-ignore lint/suspicious/noExplicitAny: resolved with what the mode collects; request/exchange/dump each narrow it to their own result type
   private start(
     msgs: readonly RequestInit[],
     extraFlags: number,
     timeoutMs: number | undefined,
     sink: ((m: NetlinkMessage) => void) | undefined,
     mode: number,
+    // biome-ignore lint/suspicious/noExplicitAny: resolved with what the mode collects; request/exchange/dump each narrow it to their own result type
   ): Promise<any> {
     if (this.closed) return Promise.reject(new SynplugError('netlink connection is closed', 'kernel'));
     return new Promise((resolve, reject) => {

@@ -65,6 +65,7 @@ export type ErrorCategory =
   | 'kernel'
   | 'permission'
   | 'missing-module'
+  | 'bad-state'
   | 'foreign-state'
   | 'not-set-up'
   | 'command-not-started'
@@ -81,6 +82,7 @@ export const ERROR_CATEGORIES: readonly ErrorCategory[] = [
   'kernel',
   'permission',
   'missing-module',
+  'bad-state',
   'foreign-state',
   'not-set-up',
   'demo-failed',

@@ -219,7 +219,7 @@ for (const file of ['setup.json', 'plug.json'] as const) {
     const marker = join(dir, 'ran');
     for (const args of [...GUARD_COMMANDS.map((c) => [c, ...devArgs]), ['protect', ...devArgs, '--', 'touch', marker]]) {
       const res = withState(dir, args);
-      t.is(res.code, 1, `${args[0]}: ${res.stderr}`);
+      t.is(res.code, 6, `${args[0]}: ${res.stderr}`);
       t.true(res.stderr.includes(`${join(dir, file)} is not valid JSON`), `${args[0]}: ${res.stderr}`);
       t.regex(res.stderr, /remove it/, args[0]);
       t.is(readFileSync(join(dir, file), 'utf8'), damaged, `${args[0]} left ${file} as it was`);
@@ -231,9 +231,9 @@ for (const file of ['setup.json', 'plug.json'] as const) {
   });
 }
 
-test.serial('check --state-dir /etc/passwd is an error, not "not set up"', (t) => {
+test.serial('check --state-dir /etc/passwd is an error (exit 6), not "not set up" (exit 1)', (t) => {
   const r = withState('/etc/passwd', ['check', ...devArgs]);
-  t.is(r.code, 1, r.stderr);
+  t.is(r.code, 6, r.stderr);
   t.regex(r.stderr, /state directory \/etc\/passwd is not a directory/);
   t.notRegex(r.stdout + r.stderr, /not set up/);
 });
@@ -262,7 +262,7 @@ test.serial("a world-writable sticky state directory holding planted links: refu
   symlinkSync(target, join(shared, 'plug.json'));
   for (const cmd of ['release', 'check', 'status', 'teardown', 'plug', 'setup']) {
     const r = withState(shared, [cmd, ...devArgs]);
-    t.is(r.code, 1, `${cmd}: ${r.stderr}`);
+    t.is(r.code, 6, `${cmd}: ${r.stderr}`);
     t.regex(r.stderr, /is writable by everyone \(mode 1777\).*refuses it/, cmd);
   }
   t.is(readFileSync(target, 'utf8'), 'precious\n');
@@ -271,7 +271,7 @@ test.serial("a world-writable sticky state directory holding planted links: refu
   chmodSync(shared, 0o755);
   chownSync(shared, 65534, 65534);
   const r = withState(shared, ['release', ...devArgs]);
-  t.is(r.code, 1, r.stderr);
+  t.is(r.code, 6, r.stderr);
   t.regex(r.stderr, /is owned by uid 65534/);
   t.is(readFileSync(target, 'utf8'), 'precious\n');
   rmSync(root, { recursive: true, force: true });

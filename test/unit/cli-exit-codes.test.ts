@@ -38,6 +38,7 @@ test('every category has exactly one exit code, and it is one the README documen
     kernel: /kernel refused/,
     permission: /not permitted/,
     'missing-module': /lacks a needed module/,
+    'bad-state': /state directory or a state file/,
     'foreign-state': /not synplug's/,
     'not-set-up': /not set up/,
     'command-not-started': /could not be started/,
@@ -67,7 +68,7 @@ test('exitCodeOf: the category decides; errnos are categorised by name; anything
   t.is(exitCodeOf(enodev), 2, 'a device that does not exist is bad input');
   t.is(exitCodeOf(enodev.withMessage("device 'x' not found")), 2);
   t.is(exitCodeOf(new NotPermittedError('synplug setup')), 4);
-  t.is(exitCodeOf(new MissingSupportError(['sch_plug (qdisc plug)'])), 5);
+  t.is(exitCodeOf(new MissingSupportError([{ module: 'sch_plug', what: 'qdisc plug' }])), 5);
   t.is(exitCodeOf(new NotSetUpError('not set up')), 8);
   t.is(exitCodeOf(new NoDeviceError('nosuch0')), 2);
   t.is(exitCodeOf(new CommandError('x', 'command-not-found')), 127);

@@ -69,7 +69,7 @@ for (const name of ['setup.json', 'plug.json'] as const) {
     symlinkSync(victim, join(dir, name));
     const e = t.throws(() => (name === 'plug.json' ? store.readPlug() : store.readSetup()), { instanceOf: StateFileError });
     t.regex(e!.message, new RegExp(`${join(dir, name).replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} is a symbolic link; .*remove it`));
-    t.is(exitCodeOf(e), 1);
+    t.is(exitCodeOf(e), 6);
     if (name === 'plug.json') store.writePlug(plugRec('released'));
     else store.writeSetup({ version: 2, holds: {} });
     t.is(readFileSync(victim, 'utf8'), before, 'the target is untouched');

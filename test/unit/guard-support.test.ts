@@ -9,7 +9,13 @@ import { MissingSupportError } from '../../src/guard/support.js';
 import { exitCodeOf } from '../../src/cli/exit-codes.js';
 
 test('a module that could not be checked is in the modprobe suggestion, with the reason it could not be checked', (t) => {
-  const e = new MissingSupportError(['sch_prio (qdisc prio)', 'sch_plug (qdisc plug)'], ['cls_fw (filter fw)']);
+  const e = new MissingSupportError(
+    [
+      { module: 'sch_prio', what: 'qdisc prio' },
+      { module: 'sch_plug', what: 'qdisc plug' },
+    ],
+    [{ module: 'cls_fw', what: 'filter fw' }],
+  );
   t.is(e.category, 'missing-module');
   t.is(exitCodeOf(e), 5);
   t.deepEqual(e.missing, ['sch_prio (qdisc prio)', 'sch_plug (qdisc plug)']);
@@ -28,10 +34,13 @@ test('a module that could not be checked is in the modprobe suggestion, with the
 });
 
 test('without unchecked modules, modprobe names exactly the missing ones', (t) => {
-  const e = new MissingSupportError(['sch_plug (qdisc plug)', 'cls_fw (filter fw)']);
+  const e = new MissingSupportError([
+    { module: 'sch_plug', what: 'qdisc plug' },
+    { module: 'cls_fw', what: 'filter fw' },
+  ]);
   t.regex(e.message, /\(modprobe sch_plug cls_fw\)/);
   t.notRegex(e.message, /could not be checked/);
   t.deepEqual(e.unverified, []);
   // a module named twice is suggested once
-  t.regex(new MissingSupportError(['cls_fw (filter fw)'], ['cls_fw (filter fw)']).message, /\(modprobe cls_fw\)/);
+  t.regex(new MissingSupportError([{ module: 'cls_fw', what: 'filter fw' }], [{ module: 'cls_fw', what: 'filter fw' }]).message, /\(modprobe cls_fw\)/);
 });

@@ -56,7 +56,7 @@ import { ForeignQdiscError, NoDeviceError } from '../errors.js';
 import type { LocalHoldRecord, HoldRecord } from '../state.js';
 import type { PieceState, PlugStats, SetupState } from '../types.js';
 import type { WatchdogStep } from '../watchdog.js';
-import { probeFilterKind, probeNfTables, probeQdiscKind } from '../support.js';
+import { probeFilterKind, probeNfTables, probeQdiscKind, type ModulePiece } from '../support.js';
 import { listRuleset } from '../../iptables/ruleset.js';
 import { formatRulesetText } from '../../iptables/format.js';
 import {
@@ -249,16 +249,16 @@ export class LocalHold implements Hold {
   }
 
   /** @inheritdoc */
-  async probeSupport(): Promise<{ missing: string[]; unverified: string[] }> {
-    const missing: string[] = [];
-    const unverified: string[] = [];
+  async probeSupport(): Promise<{ missing: ModulePiece[]; unverified: ModulePiece[] }> {
+    const missing: ModulePiece[] = [];
+    const unverified: ModulePiece[] = [];
     for (const kind of ['prio', 'plug']) {
-      if ((await probeQdiscKind(this.sockets.route, this.ifindex, kind)) === 'no') missing.push(`sch_${kind} (qdisc ${kind})`);
+      if ((await probeQdiscKind(this.sockets.route, this.ifindex, kind)) === 'no') missing.push({ module: `sch_${kind}`, what: `qdisc ${kind}` });
     }
     const fw = await probeFilterKind(this.sockets.route, 'fw');
-    if (fw === 'no') missing.push('cls_fw (filter fw)');
-    if (fw === 'unknown') unverified.push('cls_fw (filter fw)');
-    if ((await probeNfTables()) === 'no') missing.push('nf_tables (nftables)');
+    if (fw === 'no') missing.push({ module: 'cls_fw', what: 'filter fw' });
+    if (fw === 'unknown') unverified.push({ module: 'cls_fw', what: 'filter fw' });
+    if ((await probeNfTables()) === 'no') missing.push({ module: 'nf_tables', what: 'nftables' });
     return { missing, unverified };
   }
 

@@ -15,6 +15,7 @@ import type { GuardConfig } from '../config.js';
 import type { HoldRecord } from '../state.js';
 import type { PieceState, PlugStats, SetupState } from '../types.js';
 import type { WatchdogStep } from '../watchdog.js';
+import type { ModulePiece } from '../support.js';
 
 /** The sockets a hold works through, shared by every hold of a session. */
 export interface HoldSockets {
@@ -63,7 +64,7 @@ export interface Hold {
   /** its interface index */
   readonly ifindex: number;
   /** The kernel support the hold needs: modules missing, and modules that could not be checked. Changes nothing. */
-  probeSupport(): Promise<{ missing: string[]; unverified: string[] }>;
+  probeSupport(): Promise<{ missing: ModulePiece[]; unverified: ModulePiece[] }>;
   /** Read the kernel's state and judge each piece. @throws {NetlinkError} a listing refused */
   inspect(): Promise<HoldInspection>;
   /**
