@@ -56,6 +56,11 @@ if [ -x node_modules/.bin/ava ]; then ava=(node_modules/.bin/ava); else ava=(npx
 # Under TCG everything runs ~20x slower, more when the host is busy: a
 # test file's first result can take over a minute. The VM has its own limit.
 ava+=("--timeout=${SYNPLUG_AVA_TIMEOUT:-10m}")
+# The whole kernel suite runs in one VM per kernel: with the demo, the
+# leases and the inbound pieces it outgrew run.sh's default 20 minutes on a
+# busy host. 30 minutes each keeps two kernels plus the host tiers inside
+# CI's 90.
+export SYNPLUG_VM_TIMEOUT=${SYNPLUG_VM_TIMEOUT:-1800}
 
 # count_results LOG -> "PASSED FAILED" (scripts/count-ava.sh).
 count_results() { bash "$REPO/scripts/count-ava.sh" "$1"; }
