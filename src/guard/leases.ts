@@ -209,6 +209,8 @@ export interface DropResult {
   remaining: Lease[];
   /** how many release requests it took (0 when not released) */
   releaseAttempts: number;
+  /** the lease was no longer recorded when dropped: a manual `release` had broken it (and released the plug then) */
+  broken?: boolean;
 }
 
 /**
@@ -243,14 +245,17 @@ export async function dropLease(
       } else {
         const now = Date.now();
         all = recordedLeases(store);
+        const broken = leaseId !== undefined && !all.some((l) => l.id === leaseId);
         const remaining = all.filter((l) => l.id !== leaseId && leaseLive(l, now));
         if (remaining.length > 0) {
           const latest = Math.max(...remaining.map((l) => l.deadline));
           store.writeLeases({ version: 1, leases: remaining });
           store.writePlug(plugRecordFor(remaining[remaining.length - 1], latest, dev));
-          return { released: false, remaining, releaseAttempts: 0 };
+          return { released: false, remaining, releaseAttempts: 0, ...(broken && { broken }) };
         }
+        // A broken lease's plug was released by the manual release; releasing again is always safe.
         releaseAttempts = await release();
+        if (broken) return { ...(await finishRelease(store, kernel, leaseId, dev, all, releaseAttempts, onNotice)), broken };
       }
       return finishRelease(store, kernel, leaseId, dev, all, releaseAttempts, onNotice);
     },

@@ -128,6 +128,7 @@ async function protectInner(session: ProtectSession, opts: ProtectOptions, early
   let plugged = false;
   let released = false;
   let releasedPlug = false;
+  let leaseBroken = false as boolean;
   let taken: TakeResult | undefined;
   // The lease lock's file, opened before the window: the release inside it only flocks.
   const lockFd = openLockFile(store);
@@ -174,7 +175,12 @@ async function protectInner(session: ProtectSession, opts: ProtectOptions, early
       notice(`left the plug buffering for ${r.remaining.length} other holder(s) (pid ${r.remaining.map((l) => l.pid).join(', ')}); the last one releases it`);
     }
     releaseAttempts = r.releaseAttempts;
-    releasedPlug = r.released;
+    // A lease a manual release broke: that release let the plug go, not this one.
+    releasedPlug = r.released && !r.broken;
+    if (r.broken) {
+      leaseBroken = true;
+      notice("this protect's lease had been broken by a manual 'synplug release', which released the plug then");
+    }
     released = true;
     // Nothing is held for us any more: stop the watchdog now, not when the command
     // ends (after a max-hold release it may run long past the watchdog's own deadline).
@@ -257,7 +263,8 @@ async function protectInner(session: ProtectSession, opts: ProtectOptions, early
     },
     releaseAttempts,
     releasedPlug,
-    ...(!releasedPlug && { leftToHolders: leftTo }),
+    ...(!releasedPlug && !leaseBroken && { leftToHolders: leftTo }),
+    ...(leaseBroken ? { leaseBroken: true } : {}),
     ...(opts.waitListen && { newListener: newListener ?? null }),
   };
 }

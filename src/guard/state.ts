@@ -364,7 +364,7 @@ export class StateStore {
    * @throws {StateFileError} the directory is unsafe, or the file is unreadable or not a lease record
    */
   readLeases(): LeasesRecord | undefined {
-    const what = "'synplug release' breaks every lease and releases the plug";
+    const what = 'synplug reads a missing leases.json as no live lease; a protect still running then releases when it ends';
     const r = this.read(LEASES, what) as LeasesRecord | undefined;
     if (r === undefined) return undefined;
     const ok =

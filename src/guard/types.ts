@@ -258,6 +258,8 @@ export interface ProtectResult {
   releasedPlug: boolean;
   /** when not released: how many other holders kept it */
   leftToHolders?: number;
+  /** a manual `synplug release` broke this protect's lease while it held (it released the plug then; `releasedPlug` is false) */
+  leaseBroken?: boolean;
   /** the listener found, with --wait-listen */
   newListener?: Listener | null;
 }

@@ -227,8 +227,13 @@ test('a manual release breaks every live lease, releases at once, and says how m
   t.deepEqual(liveLeases(store), []);
   spawnSync('touch', [go]);
   const [ra, rb] = await Promise.all([pa, pb]);
-  // their own releases find no lease left: they release (again: always safe)
-  t.true(ra.releasedPlug || rb.releasedPlug);
+  // their own releases find their leases broken: they release again (always safe),
+  // but report that the manual release, not theirs, let the plug go
+  for (const r of [ra, rb]) {
+    t.false(r.releasedPlug);
+    t.true(r.leaseBroken);
+    t.is(r.leftToHolders, undefined);
+  }
   t.false(kernel.buffering);
 });
 

@@ -192,7 +192,7 @@ test('leases.json: written and read back under the same rules; a damaged one is 
   writeFileSync(join(dir, 'leases.json'), JSON.stringify({ version: 1, leases: [{ id: 5 }] }));
   t.regex(
     t.throws(() => store.readLeases(), { instanceOf: StateFileError })!.message,
-    /leases\.json is not a lease record synplug wrote: remove it \('synplug release' breaks every lease/,
+    /leases\.json is not a lease record synplug wrote: remove it \(synplug reads a missing leases\.json as no live lease/,
   );
   writeFileSync(join(dir, 'lock'), '');
   store.clear();
