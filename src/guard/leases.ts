@@ -209,7 +209,7 @@ export interface DropResult {
   remaining: Lease[];
   /** how many release requests it took (0 when not released) */
   releaseAttempts: number;
-  /** the lease was no longer recorded when dropped: a manual `release` had broken it (and released the plug then) */
+  /** the lease was no longer recorded when dropped: a manual `release` had broken it, or a watchdog had dropped it at its deadline */
   broken?: boolean;
 }
 

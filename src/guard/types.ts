@@ -258,7 +258,7 @@ export interface ProtectResult {
   releasedPlug: boolean;
   /** when not released: how many other holders kept it */
   leftToHolders?: number;
-  /** a manual `synplug release` broke this protect's lease while it held (it released the plug then; `releasedPlug` is false) */
+  /** this protect's lease was gone when it ended: a manual `synplug release` broke it, or its watchdog dropped it at the deadline (that released the plug then; `releasedPlug` is false) */
   leaseBroken?: boolean;
   /** the listener found, with --wait-listen */
   newListener?: Listener | null;
