@@ -179,7 +179,9 @@ async function protectInner(session: ProtectSession, opts: ProtectOptions, early
     releasedPlug = r.released && !r.broken;
     if (r.broken) {
       leaseBroken = true;
-      notice("this protect's lease was already gone when it ended: a manual 'synplug release' broke it (or its watchdog dropped it at the deadline), which released the plug then unless other holders remained");
+      notice(
+        "this protect's lease was already gone when it ended: a manual 'synplug release' broke it (or its watchdog dropped it at the deadline), which released the plug then unless other holders remained",
+      );
     }
     released = true;
     // Nothing is held for us any more: stop the watchdog now, not when the command
