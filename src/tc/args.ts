@@ -25,6 +25,12 @@ export class ArgReader {
   next(): string {
     return this.args[this.i++];
   }
+  /** Every word left (taken): what follows `action` belongs to the action list. */
+  rest(): string[] {
+    const out = this.args.slice(this.i);
+    this.i = this.args.length;
+    return out;
+  }
   /** Look at the next word without taking it. */
   peek(): string | undefined {
     return this.args[this.i];

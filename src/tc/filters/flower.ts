@@ -509,12 +509,9 @@ function parseArgs(args: readonly string[]): FlowerOptions {
         o.tcp_flags = r.value(w);
         break;
       case 'action':
-      case 'actions': {
-        const rest: string[] = [];
-        while (r.more()) rest.push(r.next());
-        o.actions = parseActionWords(rest);
+      case 'actions':
+        o.actions = parseActionWords(r.rest());
         break;
-      }
       default:
         r.unknown(w, 'classid, indev, skip_hw, skip_sw, eth_type, ip_proto, dst_ip, src_ip, dst_port, src_port, tcp_flags, action');
     }

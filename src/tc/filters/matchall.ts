@@ -90,11 +90,8 @@ function parseArgs(args: readonly string[]): MatchallOptions {
     if (w === 'classid' || w === 'flowid') o.classid = r.value(w);
     else if (w === 'skip_hw') o.skip_hw = true;
     else if (w === 'skip_sw') o.skip_sw = true;
-    else if (w === 'action' || w === 'actions') {
-      const rest: string[] = [];
-      while (r.more()) rest.push(r.next());
-      o.actions = parseActionWords(rest);
-    } else r.unknown(w, 'classid, flowid, skip_hw, skip_sw, action');
+    else if (w === 'action' || w === 'actions') o.actions = parseActionWords(r.rest());
+    else r.unknown(w, 'classid, flowid, skip_hw, skip_sw, action');
   }
   return o;
 }

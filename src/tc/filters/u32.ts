@@ -610,12 +610,9 @@ function parseArgs(args: readonly string[]): U32Options {
         break;
       }
       case 'action':
-      case 'actions': {
-        const rest: string[] = [];
-        while (r.more()) rest.push(r.next());
-        o.actions = parseActionWords(rest);
+      case 'actions':
+        o.actions = parseActionWords(r.rest());
         break;
-      }
       default:
         r.unknown(w, 'match, classid, flowid, divisor, ht, link, indev, offset, action, skip_hw, skip_sw');
     }
