@@ -23,7 +23,7 @@
 import { performance } from 'node:perf_hooks';
 import { SynplugError, UsageError } from '../netlink/errors.js';
 import { resolveCommand, lookupUser, startGated, type GatedCommand, type RunAsUser } from './command.js';
-import { startWatchdog, type Watchdog } from './watchdog.js';
+import { startWatchdog, WATCHDOG_GRACE_MS, type Watchdog } from './watchdog.js';
 import { StateStore, processStartTime, type Lease } from './state.js';
 import { dropLease, leaseLive, newLeaseId, openLockFile, recordedLeases, takeLease, withLeaseLock, type TakeResult } from './leases.js';
 import { closeSync } from 'node:fs';
@@ -124,7 +124,14 @@ async function protectInner(session: ProtectSession, opts: ProtectOptions, early
     deadline,
   };
   const dev = session.config.dev;
-  watchdog.arm({ ownerPid: process.pid, stateDir: session.config.stateDir, deadline: deadline + 50, release: session.releaseSteps(), leaseId: lease.id, dev });
+  watchdog.arm({
+    ownerPid: process.pid,
+    stateDir: session.config.stateDir,
+    deadline: deadline + WATCHDOG_GRACE_MS,
+    release: session.releaseSteps(),
+    leaseId: lease.id,
+    dev,
+  });
   let plugged = false;
   let released = false;
   let releasedPlug = false;
@@ -150,7 +157,7 @@ async function protectInner(session: ProtectSession, opts: ProtectOptions, early
         await session.release();
         tRelease = performance.now();
         // Released: the watchdog has nothing left to do; tell it before the
-        // bookkeeping, which must not let it reach its own deadline (50 ms later).
+        // bookkeeping, which must not let it reach its own deadline (WATCHDOG_GRACE_MS later).
         watchdog.done();
         return i;
       } catch (e) {

@@ -142,7 +142,11 @@ rl.on('line', (line) => {
     if (timer) clearTimeout(timer);
     timer = setTimeout(
       () => {
-        void fire('max-hold deadline passed');
+        // Timers run before the event loop reads stdin: a `done` the parent
+        // already wrote is read first (poll phase), then this (check phase).
+        setImmediate(() => {
+          void fire('max-hold deadline passed');
+        });
       },
       Math.max(0, armed.deadline - Date.now()),
     );

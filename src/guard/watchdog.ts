@@ -12,6 +12,17 @@ import { createInterface } from 'node:readline';
 import type { Writable } from 'node:stream';
 import { SynplugError } from '../netlink/errors.js';
 
+/**
+ * How long after `protect`'s own max-hold deadline its watchdog acts, in ms.
+ * `protect` releases at the deadline itself; the watchdog is the backstop for
+ * a `protect` that died or hangs. Its timer runs in another process, so with a
+ * margin of a few ms a busy machine lets both fire and both release. New SYNs
+ * stop being marked at the deadline anyway (the nftables element's timeout),
+ * so the margin only delays the release of those already held by a stuck
+ * `protect`.
+ */
+export const WATCHDOG_GRACE_MS = 250;
+
 /** One netlink exchange the watchdog sends to release. */
 export interface WatchdogStep {
   /** what it does, for messages */

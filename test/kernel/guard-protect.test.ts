@@ -132,7 +132,7 @@ test.serial('--max-hold fires: the plug is released at the deadline while the co
   // plug.json is written once the kernel acked the release, which can be just after the held SYN got through.
   await waitFor(() => readPlugJson()?.state === 'released', 'plug.json to say released', { ms: 10_000 });
   t.like(readPlugJson(), { state: 'released', pid: p.child.pid });
-  // Leave the watchdog's own deadline (50 ms later) time to pass while the command runs.
+  // Leave the watchdog's own deadline (WATCHDOG_GRACE_MS, 250 ms later) time to pass while the command runs.
   while (Date.now() < rec.deadline + 1500) await sleep(100);
   t.is(p.ended, undefined, 'protect still waits for the command');
 

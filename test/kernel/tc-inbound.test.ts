@@ -64,12 +64,23 @@ async function addFlowerSyn(dev: string, pref: number, family: 'ipv4' | 'ipv6', 
   });
 }
 
+/**
+ * The IFB root qdisc's counters, ours equal to tc's. A packet can arrive
+ * between the two readings (the client's SYN retransmits): tc is read before
+ * and after ours, and the comparison counts only when tc's two agree (up to
+ * five tries; the last one is asserted whatever it is).
+ */
 async function rootPackets(t: ExecutionContext, dev: string): Promise<{ packets: number; qlen: number }> {
-  const [theirs] = JSON.parse(sh(TC, '-s', '-j', 'qdisc', 'show', 'dev', dev, 'root')) as Array<Record<string, number>>;
-  const ours = (await listQdiscs(conn, { dev })).find((q) => q.root)!;
-  t.is(ours.packets, theirs.packets);
-  t.is(ours.qlen, theirs.qlen);
-  return { packets: theirs.packets, qlen: theirs.qlen };
+  const tcRoot = () => (JSON.parse(sh(TC, '-s', '-j', 'qdisc', 'show', 'dev', dev, 'root')) as Array<Record<string, number>>)[0];
+  for (let attempt = 1; ; attempt++) {
+    const theirs = tcRoot();
+    const ours = (await listQdiscs(conn, { dev })).find((q) => q.root)!;
+    const again = tcRoot();
+    if (attempt < 5 && (again.packets !== theirs.packets || again.qlen !== theirs.qlen)) continue;
+    t.is(ours.packets, theirs.packets);
+    t.is(ours.qlen, theirs.qlen);
+    return { packets: theirs.packets, qlen: theirs.qlen };
+  }
 }
 
 function newIfb(name: string): Promise<void> {
