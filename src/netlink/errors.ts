@@ -57,6 +57,7 @@ export function errnoName(errno: number): string {
  * - `interrupted`: a signal arrived before the command started; nothing was run
  * - `demo-failed`: `synplug demo`'s protected phase lost at least one request (the demo's
  *   verdict, which the CLI turns into an exit code; the library returns it as a result)
+ * - `check-failed`: protect's `--check` command failed; nothing was held and the reload command was not run
  */
 export type ErrorCategory =
   | 'failure'
@@ -72,7 +73,8 @@ export type ErrorCategory =
   | 'command-not-executable'
   | 'command-not-found'
   | 'interrupted'
-  | 'demo-failed';
+  | 'demo-failed'
+  | 'check-failed';
 
 /** Every {@link ErrorCategory}, in the order of the README's exit-code table. */
 export const ERROR_CATEGORIES: readonly ErrorCategory[] = [
@@ -86,6 +88,7 @@ export const ERROR_CATEGORIES: readonly ErrorCategory[] = [
   'foreign-state',
   'not-set-up',
   'demo-failed',
+  'check-failed',
   'command-not-started',
   'command-not-executable',
   'command-not-found',
