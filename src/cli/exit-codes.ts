@@ -32,6 +32,8 @@ export const CATEGORY_EXIT_CODES = {
   'not-set-up': 8,
   /** demo: the protected phase lost at least one request */
   'demo-failed': 9,
+  /** protect: the --check command failed; nothing was held and the reload command was not run */
+  'check-failed': 10,
   /** protect: the shell that starts the command behind its gate (/bin/sh) could not be started; nothing was run */
   'command-not-started': 125,
   /** protect: the command exists but cannot be executed */
@@ -54,6 +56,7 @@ export const EXIT = {
   FOREIGN_QDISC: CATEGORY_EXIT_CODES['foreign-state'],
   NOT_SET_UP: CATEGORY_EXIT_CODES['not-set-up'],
   DEMO_FAILED: CATEGORY_EXIT_CODES['demo-failed'],
+  CHECK_FAILED: CATEGORY_EXIT_CODES['check-failed'],
   COMMAND_NOT_STARTED: CATEGORY_EXIT_CODES['command-not-started'],
   COMMAND_NOT_EXECUTABLE: CATEGORY_EXIT_CODES['command-not-executable'],
   COMMAND_NOT_FOUND: CATEGORY_EXIT_CODES['command-not-found'],
@@ -84,6 +87,7 @@ export const EXIT_HELP = `Exit codes:
   7    setup: the device's root qdisc is not synplug's (rerun with --force to replace it)
   8    not set up (run 'synplug setup', or 'synplug protect --setup')
   9    demo: the protected phase lost at least one request
+  10   protect: the --check command failed (nothing was held, the command was not run)
   125  protect: /bin/sh, which starts the command, could not be started (it was not run)
   126  protect: the command cannot be executed
   127  protect: the command was not found
@@ -143,6 +147,7 @@ export const COMMAND_EXIT_CODES = {
     [EXIT.BAD_STATE, 'the state directory or a state file is unsafe or damaged; the command was NOT run'],
     [EXIT.FOREIGN_QDISC, "with --setup: the device's root qdisc is not synplug's"],
     [EXIT.NOT_SET_UP, "not set up (run 'synplug setup', or pass --setup); the command was NOT run"],
+    [EXIT.CHECK_FAILED, 'the --check command failed (its output is shown); nothing was held and the command was NOT run'],
     [EXIT.COMMAND_NOT_STARTED, '/bin/sh, which starts the command, could not be started; the command was not run'],
     [EXIT.COMMAND_NOT_EXECUTABLE, 'the command cannot be executed'],
     [EXIT.COMMAND_NOT_FOUND, 'the command was not found'],
