@@ -46,6 +46,7 @@ test('every category has exactly one exit code, and it is one the README documen
     'command-not-found': /was not found/,
     interrupted: /interrupted/,
     'demo-failed': /protected phase lost/,
+    'check-failed': /--check. command failed/,
   };
   for (const [category, code] of Object.entries(CATEGORY_EXIT_CODES)) {
     const row = rows.get(String(code));
