@@ -9,6 +9,7 @@ import type { GuardConfig } from './config.js';
 import type { PlugRecord } from './state.js';
 import type { WatchdogStep } from './watchdog.js';
 import type { FilterEntry, QdiscEntry } from '../tc/types.js';
+import type { PrecheckResult } from './precheck.js';
 
 /** Options every guard operation takes: the configuration (defaults from setup's record, then built-in). */
 export type GuardOptions = Partial<GuardConfig>;
@@ -214,6 +215,8 @@ export interface ProtectOptions {
   waitListen?: ListenTarget;
   /** run the command as this user */
   user?: string;
+  /** phase one: run this check command (no shell) to completion before anything is held; if it fails, nothing is held and `command` is not run (precheck.ts) */
+  check?: string[];
   /** called with one line for each notable event (max-hold reached, retries...) */
   onNotice?: (line: string) => void;
 }
@@ -262,4 +265,6 @@ export interface ProtectResult {
   leaseBroken?: boolean;
   /** the listener found, with --wait-listen */
   newListener?: Listener | null;
+  /** with `check`: what the check command did (timed before the plug window; not part of `heldMs`) */
+  check?: PrecheckResult;
 }
