@@ -29,6 +29,7 @@ import { dropLease, leaseLive, newLeaseId, openLockFile, recordedLeases, takeLea
 import { closeSync } from 'node:fs';
 import { contextFor, definedOnly, openSession, recoverStale } from './context.js';
 import { isSetUp, requireSetUp, setup } from './setup.js';
+import { runPrecheck } from './precheck.js';
 import type { GuardProtectOptions, ListenTarget, Listener, PlugStats, ProtectOptions, ProtectResult, ProtectSession } from './types.js';
 
 export type { ListenTarget, ProtectOptions, ProtectResult, ProtectSession };
@@ -73,6 +74,8 @@ async function protectInner(session: ProtectSession, opts: ProtectOptions, early
   const user: RunAsUser | undefined = opts.user !== undefined ? lookupUser(opts.user) : undefined;
 
   // ---- phase one -------------------------------------------------------
+  // --check: run to completion before anything is held; a failure ends protect here (precheck.ts).
+  const checked = opts.check !== undefined ? await runPrecheck(opts.check, { user }) : undefined;
   const watchdog: Watchdog = await (early ?? startWatchdog());
   let gated: GatedCommand | undefined;
   const store = new StateStore(session.config.stateDir);
@@ -275,6 +278,7 @@ async function protectInner(session: ProtectSession, opts: ProtectOptions, early
     ...(!releasedPlug && !leaseBroken && { leftToHolders: leftTo }),
     ...(leaseBroken ? { leaseBroken: true } : {}),
     ...(opts.waitListen && { newListener: newListener ?? null }),
+    ...(checked && { check: checked }),
   };
 }
 
