@@ -1,0 +1,215 @@
+/**
+ * `protect --check CMD`: phase one of a reload, before anything is held.
+ *
+ * A proxy's reload is a swap: a phase that checks everything and can still
+ * be called off (the new configuration: `haproxy -c -f cfg`, `nginx -t`),
+ * then a phase that commits. {@link runPrecheck} is the first phase: it runs
+ * the check command to completion *before* the plug is buffered and before
+ * the reload command is forked. When it fails, protect plugs nothing and
+ * never runs the reload command ({@link PrecheckFailedError}, category
+ * `check-failed`).
+ *
+ * The command runs without a shell, like the reload command: an argv. The
+ * CLI takes it as ONE option value split into words by
+ * {@link splitCommandWords} (quotes as a POSIX shell reads them, no
+ * expansion), so that a systemd `ExecReload=` line or a terminal reads as
+ * what runs: `--check 'haproxy -c -f /etc/haproxy/haproxy.cfg'`.
+ *
+ * Its stdout and stderr are both copied to synplug's stderr as they arrive
+ * (synplug's stdout stays for `--json`), and the last few KiB are kept for the
+ * error.
+ *
+ * @module
+ */
+import { spawn } from 'node:child_process';
+import { constants as osConstants } from 'node:os';
+import { performance } from 'node:perf_hooks';
+import { SynplugError, UsageError } from '../netlink/errors.js';
+import { resolveCommand, type RunAsUser } from './command.js';
+import { CommandError } from './errors.js';
+
+/** How much of the check's output (stdout and stderr together) a failure keeps, bytes. */
+export const PRECHECK_OUTPUT_TAIL = 4096;
+
+/** What the check did (protect's `check` field; times in ms). */
+export interface PrecheckResult {
+  /** the check command and its arguments */
+  command: string[];
+  /** its exit status (0: passed; 128 + N when killed by signal N) */
+  exitCode: number;
+  /** the signal that killed it, if one did */
+  signal: string | null;
+  /** from its spawn to its exit as seen by synplug, ms (before the plug window: not part of `heldMs`) */
+  durationMs: number;
+}
+
+/**
+ * The check command failed (a non-zero status or a signal): nothing was
+ * held and the reload command was not run. Category `check-failed`.
+ */
+export class PrecheckFailedError extends SynplugError {
+  /** what the check did */
+  readonly check: PrecheckResult;
+  /** the last {@link PRECHECK_OUTPUT_TAIL} bytes of its output (stdout and stderr as they arrived) */
+  readonly output: string;
+  /**
+   * @param check what the check did
+   * @param output the tail of its output
+   */
+  constructor(check: PrecheckResult, output: string) {
+    const how = check.signal ? `was killed by ${check.signal}` : `exited ${check.exitCode}`;
+    super(`the --check command ${how} (${check.command.join(' ')}): nothing was held and the reload command was not run`, 'check-failed');
+    this.name = 'PrecheckFailedError';
+    this.check = check;
+    this.output = output;
+  }
+}
+
+/** Characters a shell would treat as syntax: refused unquoted, because no shell runs. */
+const SHELL_SYNTAX = new Set(['|', '&', ';', '<', '>', '(', ')', '$', '`']);
+
+/**
+ * Split one command line into words as a POSIX shell reads quotes, without
+ * running a shell and without any expansion: words are separated by
+ * unquoted blanks; `'...'` is literal; inside `"..."` a backslash escapes
+ * only `"`, `\`, `$` and `` ` ``; an unquoted backslash escapes the next
+ * character. Globs (`*`, `?`), `~` and `=` stay literal.
+ * @param text e.g. `haproxy -c -f '/etc/haproxy/my cfg.cfg'`
+ * @param what the option's name for messages (`--check`)
+ * @returns the words; `[]` for an empty or blank text
+ * @throws {UsageError} an unterminated quote, a trailing backslash, or unquoted shell syntax (`| & ; < > ( ) $` and backtick), which no shell would interpret here
+ */
+export function splitCommandWords(text: string, what = '--check'): string[] {
+  const words: string[] = [];
+  let word = '';
+  let inWord = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (c === ' ' || c === '\t' || c === '\n') {
+      if (inWord) words.push(word);
+      word = '';
+      inWord = false;
+    } else if (c === "'") {
+      const end = text.indexOf("'", i + 1);
+      if (end < 0) throw new UsageError(`${what}: unterminated ' quote in '${text}'`);
+      word += text.slice(i + 1, end);
+      inWord = true;
+      i = end;
+    } else if (c === '"') {
+      inWord = true;
+      let j = i + 1;
+      for (; j < text.length && text[j] !== '"'; j++) {
+        if (text[j] === '\\' && j + 1 < text.length && '"\\$`'.includes(text[j + 1])) j++;
+        word += text[j];
+      }
+      if (j >= text.length) throw new UsageError(`${what}: unterminated " quote in '${text}'`);
+      i = j;
+    } else if (c === '\\') {
+      if (i + 1 >= text.length) throw new UsageError(`${what}: a backslash at the end of '${text}' escapes nothing`);
+      word += text[++i];
+      inWord = true;
+    } else if (SHELL_SYNTAX.has(c)) {
+      throw new UsageError(
+        `${what}: '${c}' in '${text}' is shell syntax, but no shell runs the command (quote it to pass it literally, or give --check "sh -c '...'")`,
+      );
+    } else {
+      word += c;
+      inWord = true;
+    }
+  }
+  if (inWord) words.push(word);
+  return words;
+}
+
+/** Options of {@link runPrecheck}. */
+export interface PrecheckOptions {
+  /** run it as this user (protect's `--user`) */
+  user?: RunAsUser;
+  /** where its output goes as it arrives (default: synplug's stderr) */
+  output?: (chunk: Buffer) => void;
+  /** environment (default: synplug's) */
+  env?: NodeJS.ProcessEnv;
+}
+
+/**
+ * Run the check command to completion, before anything is held.
+ * SIGINT, SIGTERM, SIGHUP and SIGQUIT that synplug receives meanwhile are
+ * passed on to it and end protect (nothing was held or run).
+ * @param argv the command and its arguments (no shell)
+ * @returns what it did, when it exited 0
+ * @throws {UsageError} an empty command (`usage`)
+ * @throws {CommandError} not found (`command-not-found`) or not executable (`command-not-executable`): nothing held
+ * @throws {PrecheckFailedError} it exited non-zero or was killed (`check-failed`): nothing held, the reload not run
+ * @throws {SynplugError} it could not be started (`command-not-started`), or synplug was interrupted meanwhile (`interrupted`)
+ */
+export async function runPrecheck(argv: readonly string[], options: PrecheckOptions = {}): Promise<PrecheckResult> {
+  if (!Array.isArray(argv) || argv.length === 0 || argv[0] === '' || !argv.every((a) => typeof a === 'string')) {
+    throw new UsageError('--check: the check command is empty (give e.g. --check "haproxy -c -f /etc/haproxy/haproxy.cfg")');
+  }
+  let file: string;
+  try {
+    file = resolveCommand(argv, options.env);
+  } catch (e) {
+    if (e instanceof CommandError)
+      throw new CommandError(
+        `--check: ${e.message.replace('the command was not run', 'nothing was held and the reload command was not run')}`,
+        e.category as 'command-not-found' | 'command-not-executable',
+      );
+    throw e;
+  }
+  const write = options.output ?? ((b: Buffer) => process.stderr.write(b));
+  const env = { ...(options.env ?? process.env) };
+  if (options.user) Object.assign(env, { HOME: options.user.home, USER: options.user.name, LOGNAME: options.user.name });
+  const t0 = performance.now();
+  const child = spawn(file, argv.slice(1), {
+    argv0: argv[0],
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env,
+    uid: options.user?.uid,
+    gid: options.user?.gid,
+  });
+  let tail = Buffer.alloc(0);
+  const keep = (b: Buffer) => {
+    write(b);
+    tail = Buffer.concat([tail, b]);
+    if (tail.length > PRECHECK_OUTPUT_TAIL) tail = tail.subarray(tail.length - PRECHECK_OUTPUT_TAIL);
+  };
+  child.stdout.on('data', keep);
+  child.stderr.on('data', keep);
+  let interrupted: NodeJS.Signals | undefined;
+  const onSignal = (sig: NodeJS.Signals) => {
+    interrupted = sig;
+    try {
+      child.kill(sig);
+    } catch {
+      /* already gone */
+    }
+  };
+  const signals: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT'];
+  for (const s of signals) process.on(s, onSignal);
+  try {
+    const { code, signal } = await new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve, reject) => {
+      child.once('error', (e) =>
+        reject(
+          new SynplugError(`--check: cannot start '${argv[0]}': ${e.message}; nothing was held and the reload command was not run`, 'command-not-started', {
+            cause: e,
+          }),
+        ),
+      );
+      // 'close': the process exited AND its output pipes are drained (the whole output was shown).
+      child.once('close', (c, s) => resolve({ code: c, signal: s }));
+    });
+    const result: PrecheckResult = {
+      command: [...argv],
+      exitCode: code ?? 128 + ((signal && (osConstants.signals as Record<string, number>)[signal]) || 0),
+      signal,
+      durationMs: Math.round((performance.now() - t0) * 1000) / 1000,
+    };
+    if (interrupted)
+      throw new SynplugError(`interrupted by ${interrupted} during the --check command; nothing was held and the reload command was not run`, 'interrupted');
+    if (result.exitCode !== 0) throw new PrecheckFailedError(result, tail.toString('utf8'));
+    return result;
+  } finally {
+    for (const s of signals) process.off(s, onSignal);
+  }
+}
