@@ -105,6 +105,18 @@ export function parseListen(text: string): GuardModule.ListenTarget {
   return { address, port };
 }
 
+/**
+ * protect's `--check` value: one command line, split into words as a shell
+ * quotes them (no shell runs it; precheck.ts).
+ * @throws {UsageError} empty, or not splittable (an open quote, shell syntax)
+ */
+export async function parseCheck(text: string): Promise<string[]> {
+  const { splitCommandWords } = await import('../guard/precheck.js');
+  const words = splitCommandWords(text, '--check');
+  if (words.length === 0 || words[0] === '') throw new UsageError("--check is empty: give the check command, e.g. --check 'nginx -t'");
+  return words;
+}
+
 /** Register the guard commands on the program. */
 export function guardCommands(program: Command): void {
   configOptions(
@@ -169,6 +181,10 @@ export function guardCommands(program: Command): void {
       .option('--max-hold <duration>', 'release at this deadline even if the command still runs', '10s')
       .option('--wait-listen <[addr:]port>', 'release only once a NEW listening TCP socket exists on this port (bounded by --max-hold)')
       .option('--user <name>', 'run the command as this user')
+      .option(
+        '--check <command line>',
+        "phase one: run this check first (e.g. 'haproxy -c -f /etc/haproxy/haproxy.cfg'; one string split into words as a shell quotes them, run without a shell); if it fails, nothing is held and COMMAND is not run (exit 10)",
+      )
       .option('--setup', 'set up first when synplug is not set up', false)
       .passThroughOptions(),
   )
@@ -177,13 +193,15 @@ export function guardCommands(program: Command): void {
       `${exitCodesHelp('protect')}\n\nAfterwards, stderr (or --json on stdout) tells how long the plug held, the packets held and released, drops, and synplug's own time inside the window.`,
     )
     .action(
-      run(async (command: string[], f: ConfigFlags & { maxHold: string; waitListen?: string; user?: string; setup: boolean }) => {
+      run(async (command: string[], f: ConfigFlags & { maxHold: string; waitListen?: string; user?: string; check?: string; setup: boolean }) => {
         const guard = await loadGuard();
         if (command.length === 0) throw new UsageError('no command given: use synplug protect [options] -- COMMAND [ARGS...]');
         if (command[0] === '') throw new UsageError('protect: the command after -- is empty (an empty string is not a command to run)');
         const maxHoldMs = parseDuration(f.maxHold, '--max-hold');
         const waitListen = f.waitListen !== undefined ? parseListen(f.waitListen) : undefined;
+        const check = f.check !== undefined ? await parseCheck(f.check) : undefined;
         const r = await guard.protect({
+          check,
           ...config(f),
           command,
           maxHoldMs,
