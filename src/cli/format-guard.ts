@@ -54,7 +54,8 @@ export function formatProtect(r: ProtectResult): string {
     r.releasedPlug === false
       ? `held new connections for ${r.heldMs.toFixed(1)} ms${r.maxHoldReached ? ' (max-hold reached)' : ''}, then left the plug buffering for ${r.leftToHolders ?? 'other'} other holder(s) (the last one releases)`
       : `held new connections for ${r.heldMs.toFixed(1)} ms${r.maxHoldReached ? ' (max-hold reached)' : ''}`;
-  return `synplug: ${held}; ${r.packetsReleased} packet(s) held and released, ${r.drops} dropped; command ${cmd}; synplug's own time in the window ${r.overhead.totalUs} µs`;
+  const check = r.check ? `; check passed in ${r.check.durationMs.toFixed(1)} ms before the window` : '';
+  return `synplug: ${held}; ${r.packetsReleased} packet(s) held and released, ${r.drops} dropped; command ${cmd}; synplug's own time in the window ${r.overhead.totalUs} µs${check}`;
 }
 
 /** Text for `synplug status`. */
