@@ -1,0 +1,172 @@
+/**
+ * protect --check (src/guard/precheck.ts): the words of the check command
+ * line, the check run before anything is held, and protect's orchestration
+ * with a recording fake session: a failed check means no arm, no buffer, and
+ * the reload command never runs. The kernel side is test/kernel/precheck.test.ts.
+ */
+import test from 'ava';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { PrecheckFailedError, runPrecheck, splitCommandWords } from '../../src/guard/precheck.js';
+import { runProtected } from '../../src/guard/protect.js';
+import { resolveConfig } from '../../src/guard/config.js';
+import type { ProtectSession } from '../../src/guard/types.js';
+import { SynplugError, UsageError } from '../../src/netlink/errors.js';
+import { CommandError } from '../../src/guard/errors.js';
+import { exitCodeOf } from '../../src/cli/exit-codes.js';
+
+const REPO = fileURLToPath(new URL('../../', import.meta.url));
+
+test('splitCommandWords: blanks separate words; quotes as a POSIX shell reads them; no expansion', (t) => {
+  t.deepEqual(splitCommandWords('haproxy -c -f /etc/haproxy/haproxy.cfg'), ['haproxy', '-c', '-f', '/etc/haproxy/haproxy.cfg']);
+  t.deepEqual(splitCommandWords("  nginx\t-t  -c '/etc/my nginx/nginx.conf' "), ['nginx', '-t', '-c', '/etc/my nginx/nginx.conf']);
+  t.deepEqual(splitCommandWords(`a "b \\"c\\" \\\\ \\n" d\\ e ''`), ['a', 'b "c" \\ \\n', 'd e', '']);
+  t.deepEqual(splitCommandWords('x\'y\'"z"'), ['xyz']);
+  t.deepEqual(splitCommandWords('ls *.cfg ~ a=b'), ['ls', '*.cfg', '~', 'a=b'], 'globs, ~ and = stay literal');
+  t.deepEqual(splitCommandWords("sh -c 'haproxy -c -f a.cfg && nginx -t'"), ['sh', '-c', 'haproxy -c -f a.cfg && nginx -t'], 'quoted shell syntax is literal');
+  t.deepEqual(splitCommandWords(''), []);
+  t.deepEqual(splitCommandWords('   '), []);
+  // Cross-check with a real shell (no expansion involved in these lines).
+  for (const line of ['a \'b c\' "d e" f\\ g', `"x\\"y" 'z\\' w`]) {
+    const sh = spawnSync('/bin/sh', ['-c', `for w in ${line}; do printf '%s\\n' "$w"; done`], { encoding: 'utf8' });
+    t.deepEqual(splitCommandWords(line), sh.stdout.split('\n').slice(0, -1), `as /bin/sh splits: ${line}`);
+  }
+});
+
+test('splitCommandWords: open quotes, a trailing backslash and unquoted shell syntax are usage errors', (t) => {
+  for (const bad of ["a 'b", 'a "b', 'a \\', 'nginx -t && reload', 'a | b', 'a; b', 'a > f', 'echo $HOME', 'echo `id`', 'a (b)']) {
+    const e = t.throws(() => splitCommandWords(bad), { instanceOf: UsageError }, bad);
+    t.regex(e!.message, /^--check: /);
+    t.is(exitCodeOf(e), 2);
+  }
+});
+
+test('runPrecheck: a passing check returns its status and time; its stdout and stderr are shown (copied as they arrive)', async (t) => {
+  const chunks: Buffer[] = [];
+  const r = await runPrecheck(['sh', '-c', 'echo valid; echo warn >&2; exit 0'], { output: (b) => chunks.push(b) });
+  t.deepEqual(r.command, ['sh', '-c', 'echo valid; echo warn >&2; exit 0']);
+  t.is(r.exitCode, 0);
+  t.is(r.signal, null);
+  t.true(r.durationMs >= 0);
+  const out = Buffer.concat(chunks).toString();
+  t.regex(out, /valid/);
+  t.regex(out, /warn/);
+});
+
+test('runPrecheck: a failing check is check-failed (exit 10) and keeps the output', async (t) => {
+  const chunks: Buffer[] = [];
+  const e = await t.throwsAsync(runPrecheck(['sh', '-c', 'echo "[ALERT] bad line 3" >&2; exit 3'], { output: (b) => chunks.push(b) }), {
+    instanceOf: PrecheckFailedError,
+  });
+  t.is(e!.category, 'check-failed');
+  t.is(exitCodeOf(e), 10);
+  t.is(e!.check.exitCode, 3);
+  t.regex(e!.output, /\[ALERT\] bad line 3/);
+  t.regex(e!.message, /exited 3.*nothing was held and the reload command was not run/);
+  t.regex(Buffer.concat(chunks).toString(), /bad line 3/);
+});
+
+test('runPrecheck: a check killed by a signal fails with that signal', async (t) => {
+  const e = await t.throwsAsync(runPrecheck(['sh', '-c', 'kill -KILL $$'], { output: () => {} }), { instanceOf: PrecheckFailedError });
+  t.is(e!.check.signal, 'SIGKILL');
+  t.is(e!.check.exitCode, 128 + 9);
+});
+
+test('runPrecheck: not found is 127, not executable 126, empty is usage (2)', async (t) => {
+  const nf = await t.throwsAsync(runPrecheck(['synplug-no-such-check-cmd', '-t']), { instanceOf: CommandError });
+  t.is(nf!.category, 'command-not-found');
+  t.is(exitCodeOf(nf), 127);
+  t.regex(nf!.message, /--check: command not found: 'synplug-no-such-check-cmd'.*nothing was held/);
+  const ne = await t.throwsAsync(runPrecheck([join(REPO, 'README.md')]), { instanceOf: CommandError });
+  t.is(exitCodeOf(ne), 126);
+  for (const empty of [[], ['']]) {
+    const e = await t.throwsAsync(runPrecheck(empty), { instanceOf: UsageError });
+    t.is(exitCodeOf(e), 2);
+  }
+});
+
+class FakeSession implements ProtectSession {
+  readonly config;
+  readonly calls: string[] = [];
+  constructor(stateDir: string) {
+    this.config = resolveConfig({ stateDir });
+  }
+  async plugStats() {
+    return { packets: 0, bytes: 0, drops: 0, qlen: 0, backlog: 0 };
+  }
+  async listeners() {
+    return [];
+  }
+  async arm(ms: number) {
+    this.calls.push(`arm ${ms}`);
+  }
+  async disarm() {
+    this.calls.push('disarm');
+  }
+  async buffer() {
+    this.calls.push('buffer');
+  }
+  async release() {
+    this.calls.push('release');
+  }
+  releaseSteps() {
+    return [];
+  }
+}
+
+test('protect with a failing check: nothing armed or buffered, the reload command not run, check-failed', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'synplug-precheck-'));
+  const s = new FakeSession(dir);
+  const marker = join(dir, 'reloaded');
+  const e = await t.throwsAsync(runProtected(s, { command: ['touch', marker], check: ['sh', '-c', 'exit 1'] }), { instanceOf: SynplugError });
+  t.is(e!.category, 'check-failed');
+  t.deepEqual(s.calls, [], 'not even the warm-up release: the check runs first');
+  t.false(existsSync(marker), 'the reload command was not run');
+});
+
+test('protect with a check that is not found: 127, nothing held, the reload command not run', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'synplug-precheck-'));
+  const s = new FakeSession(dir);
+  const marker = join(dir, 'reloaded');
+  const e = await t.throwsAsync(runProtected(s, { command: ['touch', marker], check: ['synplug-no-such-check-cmd'] }), { instanceOf: CommandError });
+  t.is(exitCodeOf(e), 127);
+  t.deepEqual(s.calls, []);
+  t.false(existsSync(marker));
+});
+
+test('protect with a passing check: the check ran before the window, then the usual window; result.check is reported', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'synplug-precheck-'));
+  const s = new FakeSession(dir);
+  const checked = join(dir, 'checked');
+  const marker = join(dir, 'reloaded');
+  // The reload command fails unless the check ran first: order, not time.
+  const r = await runProtected(s, { command: ['sh', '-c', `test -e ${checked} && touch ${marker}`], check: ['touch', checked] });
+  t.is(r.exitCode, 0);
+  t.true(existsSync(marker));
+  t.deepEqual(r.check?.command, ['touch', checked]);
+  t.is(r.check?.exitCode, 0);
+  t.true(typeof r.check?.durationMs === 'number');
+  t.deepEqual(s.calls, ['release', 'arm 10000', 'buffer', 'release', 'disarm']);
+});
+
+test('CLI: an empty --check and unquoted shell syntax are exit 2 before anything else; --help documents --check', (t) => {
+  const cli = join(REPO, 'src/cli/bin.ts');
+  const run = (args: string[]) =>
+    spawnSync(process.execPath, ['--import=tsx', cli, ...args], {
+      encoding: 'utf8',
+      env: { ...process.env, SYNPLUG_STATE_DIR: mkdtempSync(join(tmpdir(), 'sp-')) },
+    });
+  for (const [value, re] of [
+    ['', /--check is empty/],
+    ['   ', /--check is empty/],
+    ['nginx -t && true', /'&' .* is shell syntax/],
+  ] as const) {
+    const r = run(['protect', '--check', value, '--', 'true']);
+    t.is(r.status, 2, `${JSON.stringify(value)}: ${r.stderr}`);
+    t.regex(r.stderr, re);
+  }
+  t.regex(run(['protect', '--help']).stdout, /--check <command line>/);
+});
