@@ -1,6 +1,7 @@
 /**
- * `synplug demo [--seconds N] [--restarts N] [--gap DURATION] [--json]`:
- * the technique shown on this machine (the engine is src/demo). Prints a
+ * `synplug demo [--seconds N] [--restarts N] [--gap DURATION] [--inbound] [--json]`:
+ * the technique shown on this machine (the engine is src/demo); `--inbound`
+ * through the inbound hold, with the clients in a namespace of the demo's own. Prints a
  * table of both phases (text) or the engine's result as one object
  * (`--json`), and exits with the verdict's code.
  *
@@ -23,6 +24,7 @@ export interface DemoFlags {
   restarts?: string;
   gap?: string;
   stateDir?: string;
+  inbound?: boolean;
   json?: boolean;
 }
 
@@ -85,9 +87,11 @@ export function formatDemo(r: DemoModule.DemoResult): string {
   const w = [0, 1, 2].map((i) => Math.max(head[i].length, ...rows.map((row) => row[i].length)));
   const line = (row: readonly string[]) => `${row[0].padEnd(w[0])}  ${row[1].padStart(w[1])}  ${row[2].padStart(w[2])}`.trimEnd();
   const setupLine =
-    r.setup.by === 'demo'
-      ? `the local hold on ${r.dev} was set up for the demo and removed again`
-      : `the local hold already set up on ${r.dev} was used and left as it was`;
+    r.mode === 'inbound'
+      ? `clients in a network namespace of the demo's own (${r.inbound?.clientAddr ?? '?'} on ${r.inbound?.clientDev ?? '?'}), joined by a veth pair; the inbound hold on ${r.dev} was set up for the demo and removed again, with the pair and the namespace`
+      : r.setup.by === 'demo'
+        ? `the local hold on ${r.dev} was set up for the demo and removed again`
+        : `the local hold already set up on ${r.dev} was used and left as it was`;
   const held = p.restarts.filter((x) => x.maxHoldReached).length;
   const others = [u, p].flatMap((ph) => Object.entries(ph.otherErrors).map(([code, n]) => `${ph.name}: ${n} ${code}`));
   return [
@@ -131,6 +135,12 @@ export function demoCommand(program: Command): void {
     .addOption(new Option('--gap <duration>', 'how long the server has no listening socket at each restart, e.g. 200ms, 1s (default 200ms)'))
     .addOption(
       new Option(
+        '--inbound',
+        "through the inbound hold: the clients run in a network namespace of the demo's own, joined by a veth pair (169.254.S.0/30); the demo sets up the inbound hold on its end and removes the hold, the pair and the namespace again",
+      ),
+    )
+    .addOption(
+      new Option(
         '--state-dir <dir>',
         'state directory: a directory of this user that nobody else can write, created mode 0700 when missing (default /run/synplug, env SYNPLUG_STATE_DIR)',
       ),
@@ -138,7 +148,7 @@ export function demoCommand(program: Command): void {
     .addOption(jsonOption())
     .addHelpText(
       'after',
-      `${exitCodesHelp('demo')}\n\nNeeds CAP_NET_ADMIN and the kernel modules of the local hold (sch_prio, sch_plug, cls_fw, nf_tables).\nThe server listens on the hold's address (169.254.255.254 unless set up otherwise); clients run in this process.\nA root qdisc on lo that is not synplug's is never replaced.`,
+      `${exitCodesHelp('demo')}\n\nNeeds CAP_NET_ADMIN and the kernel modules of the local hold (sch_prio, sch_plug, cls_fw, nf_tables).\nThe server listens on the hold's address (169.254.255.254 unless set up otherwise); clients run in this process.\nA root qdisc on lo that is not synplug's is never replaced.\nWith --inbound: root, and the modules of the inbound hold (sch_plug, sch_ingress, act_mirred, cls_u32 or cls_flower, ifb) and veth.`,
     )
     .action(
       run(async (f: DemoFlags) => {
@@ -147,6 +157,7 @@ export function demoCommand(program: Command): void {
         demo.resolveDemoOptions(opts); // bad input: exit 2 before anything
         const r = await demo.runDemo({
           ...opts,
+          ...(f.inbound && { inbound: true }),
           ...(stateDirOf(f.stateDir) !== undefined && { stateDir: stateDirOf(f.stateDir) }),
           ...(!f.json && { onProgress: (line: string) => process.stderr.write(`synplug demo: ${line}\n`) }),
         });

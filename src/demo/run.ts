@@ -52,12 +52,15 @@ import { SynplugError } from '../netlink/errors.js';
 import { NetlinkConnection } from '../netlink/connection.js';
 import { NETLINK_SOCK_DIAG } from '../netlink/message.js';
 import { listTcpListeners } from '../netlink/sockdiag.js';
-import { check, setup, teardown, protect, hasNetAdmin, NotPermittedError, type ProtectResult } from '../guard/index.js';
+import { check, setup, teardown, protect, hasNetAdmin, holdModeNames, NotPermittedError, type ProtectResult, type SetupOptions } from '../guard/index.js';
+import type { GuardOptions } from '../guard/types.js';
 import { ClientLoad } from './clients.js';
+import { ClientProcess } from './client-process.js';
+import { createInboundTopology, type InboundTopology } from './topology.js';
 import { PongServer } from './server.js';
 import { resolveDemoOptions, restartDueMs, type ResolvedDemoOptions } from './options.js';
 import { phaseResult, verdictOf } from './stats.js';
-import type { DemoOptions, DemoResult, PhaseResult, RestartResult } from './types.js';
+import type { DemoOptions, DemoResult, PhaseResult, RequestRecord, RestartResult } from './types.js';
 
 /** The demo was stopped by a signal (or its AbortSignal); what it set up was removed. Category `interrupted`. */
 export class DemoInterruptedError extends SynplugError {
@@ -95,6 +98,8 @@ interface Ctx {
   stopped: () => string | undefined;
   stopWait: AbortSignal;
   notices: string[];
+  /** inbound mode: the client process in the demo's namespace (local mode: the clients run in this process) */
+  clientProc?: ClientProcess;
   /** the restart the next SIGUSR2 starts (protected phase) */
   usr2: { armed: boolean; drain?: Ctx['drain']; restart?: Promise<{ closedMs: number; queuedAtClose: number | null }> };
 }
@@ -145,8 +150,104 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
 
   let setUpByDemo = false;
   const setupInfo: DemoResult['setup'] = { by: 'already', actions: [], removed: [] };
+  // inbound mode: the topology, the hold set up on its server end, the client process
+  let topo: InboundTopology | undefined;
+  let inboundDev: string | undefined;
+  let clientProc: ClientProcess | undefined;
   try {
-    if (!hasNetAdmin()) throw new NotPermittedError('synplug demo');
+    if (!hasNetAdmin()) throw new NotPermittedError(options.inbound ? 'synplug demo --inbound' : 'synplug demo');
+    let addr: string;
+    let dev = LOCAL_DEV;
+    if (options.inbound) {
+      if (!holdModeNames().includes('inbound')) throw new SynplugError('this synplug has no inbound hold mode, which demo --inbound needs');
+      progress("creating a network namespace of the demo's own for the clients, joined by a veth pair (removed again when the demo ends)");
+      topo = await createInboundTopology({ prefix: 'spd' });
+      dev = topo.serverDev;
+      addr = topo.serverAddr;
+      if (stoppedBy) throw new DemoInterruptedError(stoppedBy, '');
+      server = await PongServer.start(addr);
+      progress(`setting up the inbound hold on ${dev} for port ${server.port} (removed again when the demo ends)`);
+      inboundDev = dev; // setup is transactional: if it throws, it removed what it added
+      try {
+        const s = await setup({ inbound: { dev, ports: [server.port], addrs: [addr] }, ...(stateDir !== undefined && { stateDir }) } as SetupOptions);
+        setupInfo.by = 'demo';
+        setupInfo.actions = s.actions;
+      } catch (e) {
+        inboundDev = undefined;
+        throw e;
+      }
+      if (stoppedBy) throw new DemoInterruptedError(stoppedBy, '');
+      progress(`starting the clients in the namespace (${topo.clientDev}, ${topo.clientAddr})`);
+      clientProc = await ClientProcess.start(topo, stopCtl.signal);
+    } else {
+      addr = await prepareLocal();
+      server = await PongServer.start(addr);
+    }
+    if (stoppedBy) throw new DemoInterruptedError(stoppedBy, '');
+    progress(`pong server on ${addr}:${server.port}; ${o.clients} clients${topo ? ` in the namespace behind ${dev}` : ''}, a new connection per request`);
+    diag = NetlinkConnection.open(NETLINK_SOCK_DIAG);
+    const diagConn = diag;
+    const port = server.port;
+    const probe = async (): Promise<number | null> => {
+      const l = (await listTcpListeners(diagConn, { port })).find((x) => x.family === 'inet' && x.address === addr);
+      return l ? l.recvQ : null;
+    };
+    const ctx: Ctx = {
+      o,
+      addr,
+      server,
+      drain: { probe, maxMs: o.drainMaxMs },
+      stateDir,
+      progress,
+      stopped: () => stoppedBy,
+      stopWait: stopCtl.signal,
+      notices: [],
+      ...(clientProc && { clientProc }),
+      usr2,
+    };
+    const unprotected = await runPhase(ctx, 'unprotected');
+    const prot = stoppedBy ? undefined : await runPhase(ctx, 'protected');
+    if (stoppedBy || !prot) throw new DemoInterruptedError(stoppedBy ?? 'abort', '');
+    const v = verdictOf(unprotected, prot);
+    const result: DemoResult = {
+      mode: topo ? 'inbound' : 'local',
+      dev,
+      addr,
+      port: server.port,
+      seconds: o.seconds,
+      restarts: o.restarts,
+      gapMs: o.gapMs,
+      clients: o.clients,
+      maxHoldMs: o.maxHoldMs,
+      ...(topo && { inbound: { serverDev: topo.serverDev, clientDev: topo.clientDev, clientAddr: topo.clientAddr } }),
+      setup: setupInfo,
+      phases: { unprotected, protected: prot },
+      ...v,
+      notices: ctx.notices,
+    };
+    await cleanup();
+    return result;
+  } catch (e) {
+    const interrupted = e instanceof DemoInterruptedError || (stoppedBy !== undefined && e instanceof SynplugError && e.category === 'interrupted');
+    await cleanup(e);
+    if (!interrupted) throw e;
+    throw new DemoInterruptedError(
+      stoppedBy ?? 'abort',
+      setupInfo.removed.length
+        ? ` and removed what it had set up (${setupInfo.removed.join('; ')})`
+        : setupInfo.by === 'already'
+          ? '; the hold that was already set up is left as it was'
+          : '',
+    );
+  } finally {
+    await cleanup();
+    for (const s of handled) process.off(s, onSignal);
+    process.off('SIGUSR2', onUsr2);
+    options.signal?.removeEventListener('abort', onAbort);
+  }
+
+  /** Local mode: use the local hold on lo, or set it up (recorded in setUpByDemo). @returns the hold's address */
+  async function prepareLocal(): Promise<string> {
     const c = await check({ ...(stateDir !== undefined && { stateDir }) });
     if (c.dev !== LOCAL_DEV) {
       throw new SynplugError(
@@ -177,71 +278,21 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
     } else {
       progress(`using the local hold already set up on ${c.dev} for ${c.addr} (left as it is)`);
     }
-    if (stoppedBy) throw new DemoInterruptedError(stoppedBy, '');
-
-    server = await PongServer.start(addr);
-    progress(`pong server on ${addr}:${server.port}; ${o.clients} clients, a new connection per request`);
-    diag = NetlinkConnection.open(NETLINK_SOCK_DIAG);
-    const diagConn = diag;
-    const port = server.port;
-    const probe = async (): Promise<number | null> => {
-      const l = (await listTcpListeners(diagConn, { port })).find((x) => x.family === 'inet' && x.address === addr);
-      return l ? l.recvQ : null;
-    };
-    const ctx: Ctx = {
-      o,
-      addr,
-      server,
-      drain: { probe, maxMs: o.drainMaxMs },
-      stateDir,
-      progress,
-      stopped: () => stoppedBy,
-      stopWait: stopCtl.signal,
-      notices: [],
-      usr2,
-    };
-    const unprotected = await runPhase(ctx, 'unprotected');
-    const prot = stoppedBy ? undefined : await runPhase(ctx, 'protected');
-    if (stoppedBy || !prot) throw new DemoInterruptedError(stoppedBy ?? 'abort', '');
-    const v = verdictOf(unprotected, prot);
-    return {
-      dev: LOCAL_DEV,
-      addr,
-      port: server.port,
-      seconds: o.seconds,
-      restarts: o.restarts,
-      gapMs: o.gapMs,
-      clients: o.clients,
-      maxHoldMs: o.maxHoldMs,
-      setup: setupInfo,
-      phases: { unprotected, protected: prot },
-      ...v,
-      notices: ctx.notices,
-    };
-  } catch (e) {
-    const interrupted = e instanceof DemoInterruptedError || (stoppedBy !== undefined && e instanceof SynplugError && e.category === 'interrupted');
-    await cleanup(e);
-    if (!interrupted) throw e;
-    throw new DemoInterruptedError(
-      stoppedBy ?? 'abort',
-      setupInfo.removed.length
-        ? ` and removed what it had set up (${setupInfo.removed.join('; ')})`
-        : setupInfo.by === 'already'
-          ? '; the hold that was already set up is left as it was'
-          : '',
-    );
-  } finally {
-    await cleanup();
-    for (const s of handled) process.off(s, onSignal);
-    process.off('SIGUSR2', onUsr2);
-    options.signal?.removeEventListener('abort', onAbort);
+    return addr;
   }
 
   /**
-   * Close the server and remove what the demo set up (once). A failure to
-   * remove it is thrown, naming the error that was already on its way, if any.
+   * Stop the client process, close the server and remove what the demo set
+   * up (once): the local hold, or the inbound hold and then the topology. A
+   * failure to remove something is thrown after every other removal was
+   * tried, naming the error that was already on its way, if any.
    */
   async function cleanup(primary?: unknown): Promise<void> {
+    if (clientProc) {
+      const c = clientProc;
+      clientProc = undefined;
+      await c.close();
+    }
     if (server) {
       const s = server;
       server = undefined;
@@ -249,21 +300,48 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
     }
     diag?.close();
     diag = undefined;
-    if (!setUpByDemo) return;
-    setUpByDemo = false;
-    progress(`removing what the demo set up on ${LOCAL_DEV}`);
-    try {
-      const r = await teardown({ ...(stateDir !== undefined && { stateDir }) });
-      setupInfo.removed = r.removed;
-    } catch (e) {
-      const why = e instanceof Error ? e.message : String(e);
-      const first = primary === undefined ? '' : ` (after the demo itself failed: ${primary instanceof Error ? primary.message : String(primary)})`;
-      throw new SynplugError(
-        `removing what the demo set up on ${LOCAL_DEV} failed: ${why}${first}; run 'synplug teardown'`,
-        e instanceof SynplugError ? e.category : 'failure',
-        { cause: e },
-      );
+    const failures: Array<{ what: string; error: unknown }> = [];
+    if (setUpByDemo) {
+      setUpByDemo = false;
+      progress(`removing what the demo set up on ${LOCAL_DEV}`);
+      try {
+        const r = await teardown({ ...(stateDir !== undefined && { stateDir }) });
+        setupInfo.removed = r.removed;
+      } catch (e) {
+        failures.push({ what: `what the demo set up on ${LOCAL_DEV}`, error: e });
+      }
     }
+    if (inboundDev !== undefined) {
+      const d = inboundDev;
+      inboundDev = undefined;
+      progress(`removing the inbound hold the demo set up on ${d}`);
+      try {
+        const r = await teardown({ inbound: d, ...(stateDir !== undefined && { stateDir }) } as GuardOptions);
+        setupInfo.removed.push(...r.removed);
+      } catch (e) {
+        failures.push({ what: `the inbound hold the demo set up on ${d}`, error: e });
+      }
+    }
+    if (topo) {
+      const t = topo;
+      topo = undefined;
+      progress(`removing the veth pair ${t.serverDev}/${t.clientDev} and the client namespace`);
+      try {
+        setupInfo.removed.push(...(await t.remove()));
+      } catch (e) {
+        failures.push({ what: `the veth pair ${t.serverDev}/${t.clientDev}`, error: e });
+      }
+    }
+    if (failures.length === 0) return;
+    const msg = (e: unknown): string => (e instanceof Error ? e.message : String(e));
+    const first = primary === undefined ? '' : ` (after the demo itself failed: ${msg(primary)})`;
+    const advice = failures.some((f) => f.what.includes('veth')) ? "; run 'synplug teardown' and delete the veth pair" : "; run 'synplug teardown'";
+    const e0 = failures[0].error;
+    throw new SynplugError(
+      `removing ${failures.map((f) => `${f.what} failed: ${msg(f.error)}`).join('; removing ')}${first}${advice}`,
+      e0 instanceof SynplugError ? e0.category : 'failure',
+      { cause: e0 },
+    );
   }
 }
 
@@ -287,7 +365,9 @@ async function runPhase(ctx: Ctx, name: PhaseResult['name']): Promise<PhaseResul
   ctx.progress(
     `phase ${name === 'unprotected' ? '1' : '2'}: ${o.restarts} restart${o.restarts === 1 ? '' : 's'} ${name === 'unprotected' ? 'with nothing held' : "each under 'protect'"} over ${o.seconds} s (gap ${o.gapMs} ms)`,
   );
-  const load = new ClientLoad({ host: ctx.addr, port: server.port, clients: o.clients, timeoutMs: o.requestTimeoutMs });
+  const loadOpts = { host: ctx.addr, port: server.port, clients: o.clients, timeoutMs: o.requestTimeoutMs };
+  const load: { stop(): Promise<readonly RequestRecord[]> } = ctx.clientProc ? await ctx.clientProc.startLoad(loadOpts) : new ClientLoad(loadOpts);
+  let records: readonly RequestRecord[] = [];
   const t0 = performance.now();
   const end = t0 + o.seconds * 1000;
   const restarts: RestartResult[] = [];
@@ -306,9 +386,9 @@ async function runPhase(ctx: Ctx, name: PhaseResult['name']): Promise<PhaseResul
     // Let the clients run to the phase's end, and a little past the last restart if it ran late.
     await sleepUntil(Math.max(end, lastDone + Math.min(o.intervalMs / 2, 1000)), ctx.stopWait);
   } finally {
-    await load.stop();
+    records = await load.stop();
   }
-  return phaseResult(name, load.records, restarts, o.restarts, performance.now() - t0);
+  return phaseResult(name, records, restarts, o.restarts, performance.now() - t0);
 }
 
 async function protectedRestart(ctx: Ctx): Promise<Omit<RestartResult, 'atMs'>> {

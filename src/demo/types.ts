@@ -110,7 +110,9 @@ export type DemoVerdict = 'protected' | 'failed' | 'insensitive';
 
 /** What {@link runDemo} reports. */
 export interface DemoResult {
-  /** the hold's device (always `lo`) and address; the server listened on `addr:port` */
+  /** `local`: clients on this machine, the local hold on `lo`; `inbound`: clients in the demo's own namespace, the inbound hold on the veth pair's end here */
+  mode: 'local' | 'inbound';
+  /** the hold's device (`lo`, or the server-side veth end) and the server's address; the server listened on `addr:port` */
   dev: string;
   addr: string;
   port: number;
@@ -121,12 +123,21 @@ export interface DemoResult {
   clients: number;
   /** the max-hold of each protected restart, ms */
   maxHoldMs: number;
-  /** the local hold: set up by the demo (and removed again), or already set up (left as it was) */
+  /** inbound mode: the topology the demo created and removed (topology.ts) */
+  inbound?: {
+    /** the veth end in the demo's namespace, where the clients' SYNs arrive (the inbound hold's device) */
+    serverDev: string;
+    /** the veth end in the client namespace */
+    clientDev: string;
+    /** the clients' address (169.254.S.2) */
+    clientAddr: string;
+  };
+  /** the hold: set up by the demo (and removed again), or already set up (left as it was; local mode only) */
   setup: {
     by: 'demo' | 'already';
     /** what setup did (by: demo) */
     actions: string[];
-    /** what teardown removed at the end (by: demo) */
+    /** what teardown removed at the end (by: demo), and in inbound mode the topology removed after it */
     removed: string[];
   };
   /** phase 1, then phase 2 */
@@ -162,4 +173,10 @@ export interface DemoOptions {
   signal?: AbortSignal;
   /** install SIGINT/SIGTERM handlers for the run (default true): a signal stops the demo and cleans up */
   handleSignals?: boolean;
+  /**
+   * through the inbound hold (default false): the demo creates a network namespace of its own joined by a
+   * veth pair (169.254.S.1/30 here, .2 there), runs the clients in a process inside it, sets up the inbound
+   * hold on its end of the pair for the server's port, and removes all of that at the end
+   */
+  inbound?: boolean;
 }

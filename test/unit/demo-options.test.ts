@@ -128,6 +128,7 @@ function result(): DemoResult {
     1000,
   );
   return {
+    mode: 'local',
     dev: 'lo',
     addr: '169.254.255.254',
     port: 40000,
