@@ -7,6 +7,7 @@
 import type { ExecutionContext } from 'ava';
 import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { readlinkSync } from 'node:fs';
+import { isDeepStrictEqual } from 'node:util';
 import type { NetlinkConnection } from '../../src/netlink/connection.js';
 import { listFilters, formatFilterText, type FilterEntry } from '../../src/tc/index.js';
 import { resolveActionDeviceNames } from '../../src/tc/actions/list.js';
@@ -290,7 +291,7 @@ export async function sameAsTc(t: ExecutionContext, conn: NetlinkConnection, dev
   let c!: Comparison;
   for (let attempt = 1; attempt <= 3; attempt++) {
     c = await compareOnce(conn, dev, parent, stats);
-    const clean = c.problems.length === 0 && c.ourText === c.text && JSON.stringify(c.ourJson) === JSON.stringify(c.theirs);
+    const clean = c.problems.length === 0 && c.ourText === c.text && isDeepStrictEqual(c.ourJson, c.theirs);
     if (clean) break;
     if (attempt < 3) t.log(`${dev} ${parent}: readings differed (attempt ${attempt}), taking them again: ${c.problems.join('; ') || 'text or JSON differs'}`);
   }
