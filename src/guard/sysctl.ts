@@ -1,0 +1,158 @@
+/**
+ * The kernel's own alternative to a hold: `net.ipv4.tcp_migrate_req`
+ * (Linux 5.14+, one value per network namespace, default 0; it covers IPv6
+ * listeners too). With it set to 1, a listening socket of a reuseport group
+ * (several sockets on one address and port, SO_REUSEPORT) that closes hands
+ * its queued and half-open connections to a sibling of its group instead of
+ * resetting them. It does nothing when the last socket on a port closes (a
+ * stop-then-start), and nothing for a server that keeps its sockets.
+ *
+ * {@link migrateReqReport} reads the value in synplug's network namespace
+ * (the CLI's `--netns`: /proc/sys/net is looked up in the namespace of the
+ * thread that opens the file, so the file is opened and read with the thread
+ * inside that namespace, {@link withNetns}), groups the listeners that accept
+ * connections to the hold's address by address and port (sock_diag: two or
+ * more LISTEN sockets on one address and port can only be a reuseport group),
+ * and says what the value means for them. It only reads: synplug never
+ * changes the sysctl.
+ *
+ * @module
+ */
+import { readFileSync } from 'node:fs';
+import { defaultNetns, withNetns } from '../netlink/netns.js';
+import { listenerAccepts, listTcpListeners, type SockDiagConnection, type TcpListener } from '../netlink/sockdiag.js';
+
+/** The sysctl's name. */
+export const TCP_MIGRATE_REQ = 'net.ipv4.tcp_migrate_req';
+/** Its file (in the namespace of the thread that opens it). */
+export const TCP_MIGRATE_REQ_PATH = '/proc/sys/net/ipv4/tcp_migrate_req';
+
+/**
+ * Read `net.ipv4.tcp_migrate_req` in a network namespace.
+ * @param netns NAME (under /run/netns) or PATH; default: the library's default namespace (the CLI's `--netns`), else this process's
+ * @returns 0 or 1 (any integer the file holds); null when the kernel has no such sysctl (before 5.14) or it cannot be read
+ * @throws {UsageError} the namespace does not exist
+ * @throws {SynplugError} (`permission`) the namespace cannot be entered
+ */
+export function readTcpMigrateReq(netns: string | undefined = defaultNetns()): number | null {
+  return withNetns(netns, () => {
+    try {
+      const v = Number.parseInt(readFileSync(TCP_MIGRATE_REQ_PATH, 'utf8').trim(), 10);
+      return Number.isNaN(v) ? null : v;
+    } catch {
+      return null;
+    }
+  });
+}
+
+/** The listening sockets on one address and port. */
+export interface ListenerGroup {
+  /** 'inet' or 'inet6' */
+  family: 'inet' | 'inet6';
+  /** local address, e.g. '169.254.255.254', '0.0.0.0', '::' */
+  address: string;
+  port: number;
+  /** how many LISTEN sockets: 2 or more is a reuseport group */
+  sockets: number;
+  /** their inodes */
+  inodes: number[];
+  /** connections waiting in their accept queues now, summed */
+  queued: number;
+}
+
+/**
+ * Group listeners by family, address and port (sorted by port, then address).
+ * @param listeners from {@link listTcpListeners}
+ */
+export function groupListeners(listeners: readonly TcpListener[]): ListenerGroup[] {
+  const groups = new Map<string, ListenerGroup>();
+  for (const l of listeners) {
+    const key = `${l.family} ${l.address} ${l.port}`;
+    let g = groups.get(key);
+    if (!g) {
+      g = { family: l.family, address: l.address, port: l.port, sockets: 0, inodes: [], queued: 0 };
+      groups.set(key, g);
+    }
+    g.sockets++;
+    g.inodes.push(l.inode);
+    g.queued += l.recvQ;
+  }
+  return [...groups.values()].sort((a, b) => a.port - b.port || a.address.localeCompare(b.address));
+}
+
+/** What `check` and `status` report about the sysctl. */
+export interface MigrateReqReport {
+  /** `net.ipv4.tcp_migrate_req` */
+  name: string;
+  /** its value in the namespace; null: this kernel has none (before 5.14) */
+  value: number | null;
+  /** the namespace read (`--netns`), absent for synplug's own */
+  netns?: string;
+  /** the listeners that accept connections to the hold's address, grouped by address and port; null when sock_diag could not be used */
+  listeners: ListenerGroup[] | null;
+  /** one sentence: what the value means for those listeners */
+  meaning: string;
+}
+
+function endpoint(g: ListenerGroup): string {
+  return g.family === 'inet6' ? `[${g.address}]:${g.port}` : `${g.address}:${g.port}`;
+}
+
+/**
+ * What the value means for these listeners, in one sentence.
+ * @param value the sysctl (null: absent)
+ * @param groups the listeners grouped (null: unknown)
+ */
+export function explainMigrateReq(value: number | null, groups: readonly ListenerGroup[] | null): string {
+  const shared = (groups ?? []).filter((g) => g.sockets >= 2);
+  const sharedText = shared.map((g) => `${endpoint(g)} (${g.sockets} sockets)`).join(', ');
+  if (value === null) {
+    return 'this kernel has no tcp_migrate_req (Linux 5.14+): connections queued on a listening socket that closes are reset; a hold is the only protection';
+  }
+  const who =
+    groups === null
+      ? 'the listeners could not be listed (sock_diag)'
+      : groups.length === 0
+        ? 'no listener accepts connections to the hold address now'
+        : shared.length > 0
+          ? `reuseport groups: ${sharedText}`
+          : `every port has one listening socket (${groups.map(endpoint).join(', ')})`;
+  if (value !== 0) {
+    return `on: a socket of a reuseport group that closes hands its queued connections to a sibling (${who}); it does nothing when the last socket on a port closes (stop-then-start), where the hold still decides`;
+  }
+  if (shared.length > 0) {
+    return `off: a socket of these reuseport groups that closes on reload resets the connections queued on it (${who}); the hold covers new SYNs during a protected reload; tcp_migrate_req=1 would also hand queued ones to a sibling`;
+  }
+  return `off (${who}): it would only matter for a port served by several sockets (SO_REUSEPORT), e.g. HAProxy -sf or nginx reuseport while the old and new sockets overlap`;
+}
+
+/**
+ * The sysctl and what it means for the listeners of the hold's address.
+ * @param options `addr`: the hold's address (listeners accepting it: the same address or a wildcard); `ports`: only these ports; `conn`: a NETLINK_SOCK_DIAG connection (one is opened in the default namespace otherwise); `netns`: where to read the sysctl (default: the library's default namespace)
+ * @returns never throws for sock_diag trouble (`listeners: null`)
+ * @throws {UsageError} the namespace does not exist, or `addr` is not an IP address
+ * @throws {SynplugError} (`permission`) the namespace cannot be entered
+ */
+export async function migrateReqReport(
+  options: { addr?: string; ports?: readonly number[]; conn?: SockDiagConnection; netns?: string } = {},
+): Promise<MigrateReqReport> {
+  const netns = options.netns ?? defaultNetns();
+  const value = readTcpMigrateReq(netns);
+  let groups: ListenerGroup[] | null;
+  try {
+    const all = await listTcpListeners(options.conn);
+    groups = groupListeners(
+      all.filter((l) => (options.addr === undefined || listenerAccepts(l, options.addr)) && (options.ports === undefined || options.ports.includes(l.port))),
+    );
+  } catch (e) {
+    if ((e as { category?: string }).category === 'usage') throw e;
+    groups = null;
+  }
+  return {
+    name: TCP_MIGRATE_REQ,
+    value,
+    ...(netns !== undefined && { netns }),
+    listeners: groups,
+    meaning: explainMigrateReq(value, groups),
+  };
+}
