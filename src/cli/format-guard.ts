@@ -5,6 +5,7 @@
  */
 import { formatQdiscText, formatFilterText } from '../tc/format.js';
 import { durationText } from '../iptables/format.js';
+import type { MigrateReqReport } from '../guard/sysctl.js';
 import type { CheckResult, ProtectResult, SetupResult, StatusResult, TeardownResult, PlugResult, ReleaseResult } from '../guard/types.js';
 
 /** Text for `synplug setup`. */
@@ -14,6 +15,11 @@ export function formatSetup(r: SetupResult): string {
     : [`synplug already set up on ${r.dev} for ${r.addr}: nothing to change`];
   if (r.recovered) lines.unshift(r.recovered);
   return lines.join('\n');
+}
+
+/** The line `check` and `status` end with: net.ipv4.tcp_migrate_req and what it means for the listeners (src/guard/sysctl.ts). */
+export function formatMigrateReq(r: MigrateReqReport): string {
+  return `${r.name} = ${r.value ?? 'absent'} (${r.netns !== undefined ? `network namespace ${r.netns}` : 'this network namespace'}): ${r.meaning}`;
 }
 
 /** Text for `synplug check`. */
