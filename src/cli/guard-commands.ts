@@ -9,9 +9,10 @@ import { DEFAULTS, parseDuration, parseUint, type GuardConfig } from '../guard/c
 import { defaultNetns, netnsPath } from '../netlink/netns.js';
 import { statSync } from 'node:fs';
 import type * as GuardModule from '../guard/index.js';
+import type * as GuardSysctl from '../guard/sysctl.js';
 import { EXIT, exitCodesHelp } from './exit-codes.js';
 import { jsonOption, run } from './run.js';
-import { formatCheck, formatPlug, formatProtect, formatRelease, formatSetup, formatStatus, formatTeardown } from './format-guard.js';
+import { formatCheck, formatMigrateReq, formatPlug, formatProtect, formatRelease, formatSetup, formatStatus, formatTeardown } from './format-guard.js';
 import { isIP } from 'node:net';
 
 /** The guard is loaded when a command runs, not at start-up: `--help` and `show` stay fast. */
@@ -117,6 +118,12 @@ export async function parseCheck(text: string): Promise<string[]> {
   return words;
 }
 
+/** net.ipv4.tcp_migrate_req in the --netns namespace and what it means for the listeners of `addr` (check and status show it; src/guard/sysctl.ts). */
+async function migrateReq(addr: string): Promise<GuardSysctl.MigrateReqReport> {
+  const { migrateReqReport } = await import('../guard/sysctl.js');
+  return migrateReqReport({ addr });
+}
+
 /** Register the guard commands on the program. */
 export function guardCommands(program: Command): void {
   configOptions(
@@ -141,7 +148,8 @@ export function guardCommands(program: Command): void {
       run(async (f: ConfigFlags) => {
         const guard = await loadGuard();
         const r = await guard.check(config(f));
-        out(f.json, r, formatCheck(r));
+        const sysctl = await migrateReq(r.addr);
+        out(f.json, { ...r, sysctl }, `${formatCheck(r)}\n${formatMigrateReq(sysctl)}`);
         return r.state === 'ok' ? EXIT.OK : r.state === 'absent' ? EXIT.FAILURE : EXIT.USAGE;
       }),
     );
@@ -222,7 +230,8 @@ export function guardCommands(program: Command): void {
       run(async (f: ConfigFlags) => {
         const guard = await loadGuard();
         const r = await guard.status(config(f));
-        out(f.json, r, formatStatus(r));
+        const sysctl = await migrateReq(r.addr);
+        out(f.json, { ...r, sysctl }, `${formatStatus(r)}\n${formatMigrateReq(sysctl)}`);
       }),
     );
 
