@@ -13,6 +13,13 @@
  * the SYNs during each reload), synplug (`synplug protect -- <reload>`).
  * See bench/reload/README.md for the choices, flags and pass criteria.
  *
+ * `--inbound`: the same experiment with the clients on "the network": a
+ * network namespace of the bench's own joined by a veth pair
+ * (src/demo/topology.ts, the topology of `synplug demo --inbound`), HAProxy
+ * on the veth end here (169.254.S.1, or fd00:5359:4e50:S::1 with --ipv6),
+ * client.ts, wrk and ab started inside the namespace, and the `synplug`
+ * method through the inbound hold (`synplug setup --inbound DEV --port P`).
+ *
  * Run it only in the VM or in a fresh network namespace: it adds an address
  * to `lo` and nftables rules.
  */
@@ -27,6 +34,7 @@ import { wallMs } from './common.js';
 import { alive, childrenOf, exited, findBin, killPids, pidsWithArg, run, runSync, sleep, type RunResult } from './procs.js';
 import { fmtMs, meanMax, readRecords, summarise, table, type ClientSummary, type RequestRecord } from './stats.js';
 import { renderSvg, type Panel } from './svg.js';
+import { createInboundTopology, type InboundTopology } from '../../src/demo/topology.js';
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const ALL_METHODS = ['baseline', 'unprotected', 'drop', 'synplug'] as const;
@@ -60,6 +68,12 @@ const USAGE = `usage: node --import=tsx bench/reload/main.ts [options]
   --protect-args ARGS     arguments for synplug protect, space-separated (default
                           '--max-hold 30s'; --json is always given)
   --addr A --port P       proxy address and port (default 169.254.255.254 16000)
+  --inbound               the clients in a network namespace of the bench's own behind a veth
+                          pair (169.254.S.0/30), HAProxy on the veth end here, synplug through
+                          the inbound hold (setup --inbound DEV --port P); --addr is ignored.
+                          Default methods then unprotected,synplug, no ab, budget 560 s;
+                          results reload-<kernel>-<date>-inbound.*, latest-inbound.*
+  --ipv6                  with --inbound: HAProxy and the clients on fd00:5359:4e50:S::1/::2
   --out DIR               results folder (default <repo>/bench/results)
   --tag NAME              results as reload-<kernel>-<date>-NAME.*
   --no-latest             do not write latest.json / latest.svg
@@ -68,7 +82,7 @@ const USAGE = `usage: node --import=tsx bench/reload/main.ts [options]
 
 const { values: opt } = parseArgs({
   options: {
-    methods: { type: 'string', default: DEFAULT_METHODS },
+    methods: { type: 'string' },
     connections: { type: 'string', default: '40' },
     'wrk-connections': { type: 'string', default: '8' },
     reloads: { type: 'string', default: '30' },
@@ -76,7 +90,7 @@ const { values: opt } = parseArgs({
     'min-seconds': { type: 'string', default: '20' },
     'max-seconds': { type: 'string', default: '120' },
     'synplug-max-seconds': { type: 'string', default: '900' },
-    'budget-seconds': { type: 'string', default: '1050' },
+    'budget-seconds': { type: 'string' },
     tag: { type: 'string', default: '' },
     'load-nice': { type: 'string', default: '0' },
     'baseline-seconds': { type: 'string', default: '20' },
@@ -94,6 +108,8 @@ const { values: opt } = parseArgs({
     'no-latest': { type: 'boolean', default: false },
     'keep-tmp': { type: 'boolean', default: false },
     'i-am-isolated': { type: 'boolean', default: false },
+    inbound: { type: 'boolean', default: false },
+    ipv6: { type: 'boolean', default: false },
     help: { type: 'boolean', default: false },
   },
   strict: true,
@@ -112,6 +128,10 @@ function num(name: keyof typeof opt, min = 0): number {
   if (!Number.isFinite(v) || v < min) usage(`--${name} must be a number >= ${min}`);
   return v;
 }
+const INBOUND = opt.inbound as boolean;
+if (opt.ipv6 && !INBOUND) usage('--ipv6 needs --inbound');
+opt.methods ??= INBOUND ? 'unprotected,synplug' : DEFAULT_METHODS;
+opt['budget-seconds'] ??= INBOUND ? '560' : '1050';
 const methods = (opt.methods as string).split(',').filter(Boolean) as Method[];
 for (const m of methods) if (!ALL_METHODS.includes(m)) usage(`unknown method '${m}'`);
 const P = {
@@ -133,7 +153,7 @@ const P = {
   addr: opt.addr as string,
   port: num('port', 1),
 };
-const abMethod = (opt.ab ?? (methods.includes('unprotected') ? 'unprotected' : 'none')) as Method | 'none';
+const abMethod = (opt.ab ?? (methods.includes('unprotected') && !INBOUND ? 'unprotected' : 'none')) as Method | 'none';
 if (abMethod !== 'none' && !ALL_METHODS.includes(abMethod)) usage(`--ab: unknown method '${abMethod}'`);
 // The package's bin: the CLI bundle (`npm run build`); tsc's dist/cli/bin.js when there is no bundle.
 const synplugCmd = opt.synplug
@@ -176,6 +196,8 @@ const HAPROXY_PID = join(TMP, 'haproxy.pid');
 
 const state = {
   addrAdded: false,
+  /** --inbound: the namespace and veth pair (removed at the end) */
+  topo: null as InboundTopology | null,
   nftTable: false,
   synplugSetup: false,
   children: new Set<ChildProcess>(),
@@ -201,7 +223,7 @@ function cleanup(): void {
   stopHaproxySync();
   if (state.nginx?.pid) killPids([state.nginx.pid, ...state.nginxWorkers, ...childrenOf(state.nginx.pid)], 3000);
   if (state.synplugSetup) {
-    const r = runSync([...synplugCmd, 'teardown']);
+    const r = runSync([...synplugCmd, 'teardown', ...(state.topo ? ['--inbound', state.topo.serverDev] : [])]);
     if (r.code !== 0) log(`synplug teardown failed (${r.code}): ${r.out.trim()}`);
     state.synplugSetup = false;
   }
@@ -212,6 +234,11 @@ function cleanup(): void {
   if (state.addrAdded) {
     runSync([BIN.ip, 'addr', 'del', `${P.addr}/32`, 'dev', 'lo']);
     state.addrAdded = false;
+  }
+  if (state.topo) {
+    // synchronous here (exit and signal handlers): ip deletes the pair; the namespace goes with its descriptor at exit
+    runSync([BIN.ip, 'link', 'del', state.topo.serverDev]);
+    state.topo = null;
   }
   if (opt['keep-tmp']) log(`temp folder kept: ${TMP}`);
   else rmSync(TMP, { recursive: true, force: true });
@@ -234,6 +261,7 @@ function fail(msg: string): never {
 // ---------------------------------------------------------------- address, nginx, haproxy
 
 function ensureAddress(): void {
+  if (INBOUND) return; // the topology's address, on its veth end
   const r = runSync([BIN.ip, '-j', 'addr', 'show', 'dev', 'lo']);
   const has = (JSON.parse(r.out || '[]') as { addr_info?: { local?: string }[] }[]).some((l) => l.addr_info?.some((a) => a.local === P.addr));
   if (has) return;
@@ -372,7 +400,10 @@ function renice(child: ChildProcess): void {
 
 let runId = 0;
 async function startClientProcess(): Promise<void> {
-  const child = fork(fileURLToPath(new URL('./client.ts', import.meta.url)), [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const clientPath = fileURLToPath(new URL('./client.ts', import.meta.url));
+  const child = state.topo
+    ? state.topo.spawn(process.execPath, [...process.execArgv, clientPath], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
+    : fork(clientPath, [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   state.client = child;
   renice(child);
   await new Promise<void>((res, rej) => {
@@ -463,8 +494,18 @@ interface Collected {
   done: Promise<string>;
 }
 
+/** The proxy's URL (an IPv6 address in brackets). */
+function url(): string {
+  return `http://${P.addr.includes(':') ? `[${P.addr}]` : P.addr}:${P.port}/`;
+}
+
+/** A load generator: inside the client namespace with --inbound. */
+function spawnLoad(argv: string[], options: Parameters<typeof spawn>[2]): ChildProcess {
+  return state.topo ? state.topo.spawn(argv[0], argv.slice(1), options) : spawn(argv[0], argv.slice(1), options);
+}
+
 function startCollected(argv: string[]): Collected {
-  const child = spawn(argv[0], argv.slice(1), { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawnLoad(argv, { stdio: ['ignore', 'pipe', 'pipe'] });
   state.children.add(child);
   renice(child);
   let out = '';
@@ -494,7 +535,7 @@ function startWrk(seconds: number): Collected | null {
     '--latency',
     '-H',
     'Connection: close',
-    `http://${P.addr}:${P.port}/`,
+    url(),
   ]);
 }
 
@@ -596,12 +637,22 @@ function parseProtect(stdout: string): ProtectInfo | undefined {
 
 /** Kinds of the qdiscs on lo, from `tc -j qdisc show dev lo`. */
 function loQdiscKinds(): string[] {
-  const r = runSync([BIN.tc, '-j', 'qdisc', 'show', 'dev', 'lo']);
+  return qdiscKinds('lo');
+}
+
+/** Kinds of the qdiscs on DEV (every device without one), from `tc -j qdisc show [dev DEV]`, each as `KIND@DEV`... or KIND with a device. */
+function qdiscKinds(dev?: string): string[] {
+  const r = runSync([BIN.tc, '-j', 'qdisc', 'show', ...(dev ? ['dev', dev] : [])]);
   try {
-    return (JSON.parse(r.out) as { kind: string }[]).map((q) => q.kind);
+    return (JSON.parse(r.out) as { kind: string; dev?: string }[]).map((q) => (dev ? q.kind : `${q.kind}@${q.dev ?? '?'}`));
   } catch {
     return [];
   }
+}
+
+/** --inbound: the plug qdiscs of the machine (`plug@ifbX`), from tc. */
+function plugQdiscs(): string[] {
+  return qdiscKinds().filter((k) => k.startsWith('plug@'));
 }
 
 async function prepare(m: Method): Promise<void> {
@@ -611,7 +662,18 @@ async function prepare(m: Method): Promise<void> {
     const c = runSync([BIN.nft, 'add', 'chain', 'inet', NFT_TABLE, 'in', '{ type filter hook input priority 0; policy accept; }']);
     if (r.code !== 0 || c.code !== 0) fail(`nft: ${r.out} ${c.out}`);
   }
-  if (m === 'synplug' && !state.synplugSetup) {
+  if (m === 'synplug' && !state.synplugSetup && state.topo) {
+    const dev = state.topo.serverDev;
+    const r = await run([...synplugCmd, 'setup', '--inbound', dev, '--port', String(P.port), '--addr', P.addr], 120_000);
+    if (r.code !== 0) fail(`synplug setup --inbound ${dev} failed (${r.code}): ${r.stdout}${r.stderr}`);
+    state.synplugSetup = true;
+    log(`synplug setup --inbound ${dev} --port ${P.port} --addr ${P.addr}: ${((r.end - r.start) / 1000).toFixed(2)} s`);
+    // tc as an oracle: a clsact on the veth end and a plug on an IFB, or the window measures nothing.
+    const kinds = qdiscKinds(dev);
+    const plugs = plugQdiscs();
+    if (!kinds.includes('clsact') || plugs.length === 0)
+      fail(`after synplug setup --inbound, ${dev} has qdiscs [${kinds.join(', ')}] and the plugs are [${plugs.join(', ')}]`);
+  } else if (m === 'synplug' && !state.synplugSetup) {
     const r = await run([...synplugCmd, 'setup'], 120_000);
     if (r.code !== 0) fail(`synplug setup failed (${r.code}): ${r.stdout}${r.stderr}`);
     state.synplugSetup = true;
@@ -626,6 +688,16 @@ async function unprepare(m: Method): Promise<void> {
   if (m === 'drop' && state.nftTable) {
     runSync([BIN.nft, 'delete', 'table', 'inet', NFT_TABLE]);
     state.nftTable = false;
+  }
+  if (m === 'synplug' && state.synplugSetup && state.topo) {
+    const dev = state.topo.serverDev;
+    const r = await run([...synplugCmd, 'teardown', '--inbound', dev], 120_000);
+    if (r.code !== 0) log(`synplug teardown --inbound ${dev} failed (${r.code}): ${r.stdout}${r.stderr}`);
+    state.synplugSetup = false;
+    const kinds = qdiscKinds(dev);
+    if (kinds.includes('clsact') || plugQdiscs().length)
+      log(`warning: after synplug teardown, ${dev} has qdiscs [${kinds.join(', ')}], plugs [${plugQdiscs().join(', ')}]`);
+    return;
   }
   if (m === 'synplug' && state.synplugSetup) {
     const r = await run([...synplugCmd, 'teardown'], 120_000);
@@ -664,7 +736,7 @@ async function reloadOnce(m: Method): Promise<Reload> {
         'inet',
         NFT_TABLE,
         'in',
-        'ip',
+        P.addr.includes(':') ? 'ip6' : 'ip',
         'daddr',
         P.addr,
         'tcp',
@@ -823,7 +895,7 @@ async function runAb(m: Method): Promise<AbSummary> {
     String(P.abSeconds),
     '-n',
     '10000000',
-    `http://${P.addr}:${P.port}/`,
+    url(),
   ]);
   let abDone = false;
   void ab.done.then(() => (abDone = true));
@@ -938,6 +1010,13 @@ async function main(): Promise<void> {
   const kernel = release();
   const date = new Date().toISOString().slice(0, 10);
   log(`kernel ${kernel}, ${cpus().length} CPUs, methods ${methods.join(',')}, ab ${abMethod}, temp ${TMP}`);
+  if (INBOUND) {
+    state.topo = await createInboundTopology({ prefix: 'spb', ipv6: opt.ipv6 as boolean, onStep: log });
+    P.addr = (opt.ipv6 ? state.topo.serverAddr6 : state.topo.serverAddr) as string;
+    log(
+      `inbound: HAProxy on ${P.addr} (${state.topo.serverDev}); the clients in the namespace behind it (${state.topo.clientDev}, ${opt.ipv6 ? state.topo.clientAddr6 : state.topo.clientAddr})`,
+    );
+  }
   ensureAddress();
   const nginxPort = await freePort();
   await startNginx(nginxPort);
@@ -1002,7 +1081,7 @@ async function main(): Promise<void> {
   const lines: string[] = [];
   lines.push('');
   lines.push(
-    `Reload bench, kernel ${kernel}, ${date}: client ${P.connections} connections${P.wrkConnections ? ` + wrk ${P.wrkConnections}` : ''}, reload every ${P.intervalMs} ms after the previous returned`,
+    `Reload bench${state.topo ? ` (inbound: clients in another namespace over ${state.topo.serverDev}, ${P.addr})` : ''}, kernel ${kernel}, ${date}: client ${P.connections} connections${P.wrkConnections ? ` + wrk ${P.wrkConnections}` : ''}, reload every ${P.intervalMs} ms after the previous returned`,
   );
   lines.push('');
   lines.push(
@@ -1099,6 +1178,15 @@ async function main(): Promise<void> {
     },
     setup: {
       proxy: `haproxy -D -f cfg -p pidfile -sf <old pids> (not master-worker, no -x socket transfer), nbthread 1, on ${P.addr}:${P.port}`,
+      inbound: state.topo
+        ? {
+            serverDev: state.topo.serverDev,
+            clientDev: state.topo.clientDev,
+            clientAddr: opt.ipv6 ? state.topo.clientAddr6 : state.topo.clientAddr,
+            topology: state.topo.created,
+            synplugSetup: `synplug setup --inbound ${state.topo.serverDev} --port ${P.port} --addr ${P.addr}`,
+          }
+        : null,
       backend: `nginx 127.0.0.1:${nginxPort}, return 200 "pong"`,
       params: { ...P, methods, abMethod, synplug: methods.includes('synplug') || abMethod === 'synplug' ? [...synplugCmd, 'protect', ...protectArgs] : null },
     },
@@ -1134,7 +1222,8 @@ async function main(): Promise<void> {
     criteria,
     verdict: criteria.some((c) => c.result === 'FAIL') ? 'FAIL' : 'PASS',
   };
-  const tag = (opt.tag as string).replace(/[^A-Za-z0-9_.-]/g, '');
+  const tag = (opt.tag as string).replace(/[^A-Za-z0-9_.-]/g, '') || (INBOUND ? `inbound${opt.ipv6 ? '6' : ''}` : '');
+  const latest = INBOUND ? `latest-inbound${opt.ipv6 ? '6' : ''}` : 'latest';
   const base = `reload-${kernel}-${date}${tag ? `-${tag}` : ''}`;
   writeFileSync(join(outDir, `${base}.json`), JSON.stringify(json, null, 2) + '\n');
   const panels: Panel[] = [...results.values()].map((r) => ({
@@ -1148,16 +1237,16 @@ async function main(): Promise<void> {
     reloads: r.reloads.map((x) => ({ start: x.start, end: x.end, heldMs: x.protect?.heldMs })),
   }));
   const svg = renderSvg(
-    `HAProxy reloads under load, kernel ${kernel} (${date})`,
+    `HAProxy reloads under load${state.topo ? ', clients in another network namespace (inbound hold)' : ''}, kernel ${kernel} (${date})`,
     `haproxy -D -sf every ${P.intervalMs} ms after the previous reload returned; ${P.connections} client connections${P.wrkConnections ? ` + wrk ${P.wrkConnections}` : ''}, a new TCP connection per request`,
     panels,
   );
   writeFileSync(join(outDir, `${base}.svg`), svg);
   if (!opt['no-latest']) {
-    copyFileSync(join(outDir, `${base}.json`), join(outDir, 'latest.json'));
-    copyFileSync(join(outDir, `${base}.svg`), join(outDir, 'latest.svg'));
+    copyFileSync(join(outDir, `${base}.json`), join(outDir, `${latest}.json`));
+    copyFileSync(join(outDir, `${base}.svg`), join(outDir, `${latest}.svg`));
   }
-  log(`results: ${join(outDir, base)}.json, .svg${opt['no-latest'] ? '' : ' (and latest.*)'}`);
+  log(`results: ${join(outDir, base)}.json, .svg${opt['no-latest'] ? '' : ` (and ${latest}.*)`}`);
 
   try {
     state.client?.send({ type: 'exit' });
