@@ -10,6 +10,15 @@ import type { CheckResult, ProtectResult, SetupResult, StatusResult, TeardownRes
 
 /** Text for `synplug setup`. */
 export function formatSetup(r: SetupResult): string {
+  if (r.inbound) {
+    const i = r.inbound;
+    const what = `SYNs on ${i.dev} to port ${i.ports.join(',')}${i.addrs.length ? ` (dst ${i.addrs.join(', ')})` : ''}, held on ${i.ifb} (${i.classifier}, ${i.families.join(' and ')})`;
+    const lines = r.changed
+      ? [`synplug inbound hold set up: ${what}:`, ...r.actions.map((a) => `  ${a}`)]
+      : [`synplug inbound hold already set up: ${what}; nothing to change`];
+    if (r.recovered) lines.unshift(r.recovered);
+    return lines.join('\n');
+  }
   const lines = r.changed
     ? [`synplug set up on ${r.dev} for ${r.addr} (mark ${r.mark}, plug limit ${r.limit} bytes):`, ...r.actions.map((a) => `  ${a}`)]
     : [`synplug already set up on ${r.dev} for ${r.addr}: nothing to change`];
@@ -24,12 +33,16 @@ export function formatMigrateReq(r: MigrateReqReport): string {
 
 /** Text for `synplug check`. */
 export function formatCheck(r: CheckResult): string {
+  const onlyLocal = r.holds.length === 1 && r.holds[0].id === 'local';
+  const where = onlyLocal ? `on ${r.dev}` : `(${r.holds.map((h) => `${h.id}: ${h.state}`).join(', ')})`;
   const head =
     r.state === 'ok'
-      ? `synplug is set up on ${r.dev} for ${r.addr}`
+      ? onlyLocal
+        ? `synplug is set up on ${r.dev} for ${r.addr}`
+        : `synplug is set up ${where}`
       : r.state === 'absent'
-        ? `synplug is not set up on ${r.dev}`
-        : `synplug is partly or differently set up on ${r.dev}:`;
+        ? `synplug is not set up ${where}`
+        : `synplug is partly or differently set up ${where}:`;
   const lines = [head];
   for (const p of r.pieces)
     lines.push(`  ${p.status === 'ok' ? 'ok       ' : p.status === 'missing' ? 'MISSING  ' : 'DIFFERENT'} ${p.piece}${p.detail ? ` (${p.detail})` : ''}`);
@@ -112,12 +125,37 @@ export function formatStatus(r: StatusResult): string {
         .split('\n')
         .map((l) => `  ${l}`),
     );
+  for (const h of r.holds ?? []) {
+    if (h.mode !== 'inbound') continue;
+    lines.push(
+      `inbound hold ${h.dev}: ${h.state === 'ok' ? 'complete' : h.state === 'absent' ? 'not set up' : 'PARTIAL'}; SYNs to port ${h.ports?.join(',')}${h.addrs?.length ? ` dst ${h.addrs.join(', ')}` : ''} held on ${h.ifb} (${h.classifier})`,
+    );
+    for (const p of h.pieces) if (p.status !== 'ok') lines.push(`  ${p.status.toUpperCase()} ${p.piece}${p.detail ? ` (${p.detail})` : ''}`);
+    if (h.held !== undefined) lines.push(`  packets: ${h.held} held now, ${h.passed} passed, ${h.dropped} dropped over the limit`);
+    for (const q of h.qdiscs)
+      lines.push(
+        ...formatQdiscText(q, { stats: true })
+          .split('\n')
+          .map((l) => `  ${l}`),
+      );
+    for (const f of h.filters)
+      lines.push(
+        ...formatFilterText(f)
+          .split('\n')
+          .map((l) => `  ${l}`),
+      );
+  }
   return lines.join('\n');
 }
 
 /** Text for `synplug teardown`. */
 export function formatTeardown(r: TeardownResult): string {
-  const lines = r.removed.length ? [`removed from ${r.dev}:`, ...r.removed.map((x) => `  ${x}`)] : [`nothing of synplug's on ${r.dev} to remove`];
+  const lines = r.removed.length
+    ? [
+        `removed${r.holds.length && !(r.holds.length === 1 && r.holds[0] === 'local') ? ` (${r.holds.join(', ')})` : ` from ${r.dev}`}:`,
+        ...r.removed.map((x) => `  ${x}`),
+      ]
+    : [`nothing of synplug's on ${r.dev} to remove`];
   if (r.kept.length) lines.push('left alone:', ...r.kept.map((x) => `  ${x}`));
   if (r.removedStateDir) lines.push('removed the state directory (setup had created it)');
   return lines.join('\n');

@@ -20,7 +20,7 @@ const loadGuard = (): Promise<typeof GuardModule> => import('../guard/index.js')
 
 interface ConfigFlags {
   dev?: string;
-  addr?: string;
+  addr?: string | string[];
   mark?: string;
   limit?: string;
   table?: string;
@@ -28,9 +28,18 @@ interface ConfigFlags {
   json?: boolean;
 }
 
-function configOptions(cmd: Command, which: { setup?: boolean } = {}): Command {
+const collect = (v: string, prev: string[] | undefined): string[] => [...(prev ?? []), v];
+
+function configOptions(cmd: Command, which: { setup?: boolean; inbound?: boolean } = {}): Command {
   cmd.addOption(new Option('--dev <name>', 'device the qdisc tree sits on (default: as set up, else lo)'));
-  cmd.addOption(new Option('--addr <address>', "the proxy's address, IPv4 or IPv6 (default: as set up, else 169.254.255.254)"));
+  if (which.inbound) {
+    cmd.addOption(
+      new Option(
+        '--addr <address>',
+        "the local hold: the proxy's address, IPv4 or IPv6 (default 169.254.255.254); with --inbound: a destination address to hold SYNs to (repeat for more; default any)",
+      ).argParser(collect),
+    );
+  } else cmd.addOption(new Option('--addr <address>', "the proxy's address, IPv4 or IPv6 (default: as set up, else 169.254.255.254)"));
   cmd.addOption(new Option('--mark <n>', 'firewall mark for held SYNs, 1-4294967295 (default: as set up, else 1)'));
   if (which.setup) {
     cmd.addOption(new Option('--limit <bytes>', 'plug limit in bytes; more is dropped (default 1048576)'));
@@ -77,9 +86,12 @@ export function stateDirOf(flag: string | undefined, env: NodeJS.ProcessEnv = pr
 }
 
 function config(f: ConfigFlags): Partial<GuardConfig> {
+  if (Array.isArray(f.addr) && f.addr.length > 1) {
+    throw new UsageError(`--addr given ${f.addr.length} times: without --inbound, --addr is the local hold's one proxy address`);
+  }
   return {
     dev: f.dev,
-    addr: f.addr,
+    addr: Array.isArray(f.addr) ? f.addr[0] : f.addr,
     mark: f.mark !== undefined ? parseUint(f.mark, '--mark') : undefined,
     limit: f.limit !== undefined ? parseUint(f.limit, '--limit') : undefined,
     table: f.table,
@@ -118,6 +130,44 @@ export async function parseCheck(text: string): Promise<string[]> {
   return words;
 }
 
+/**
+ * setup's options from its flags: the local hold's, or with --inbound the
+ * inbound hold's (--port, --addr repeated, --limit).
+ * @throws {UsageError} --port or a second --addr without --inbound; --dev, --mark, --table or --force with it; a bad port
+ */
+export function setupOptions(
+  f: ConfigFlags & { force?: boolean; inbound?: string; port?: string[]; classifier?: 'flower' | 'u32' | 'auto' },
+): GuardModule.SetupOptions {
+  if (f.inbound === undefined) {
+    if (f.port !== undefined)
+      throw new UsageError('--port is for the inbound hold: use it with --inbound DEV (the local hold holds every port of its address)');
+    if (f.classifier !== undefined) throw new UsageError('--classifier is for the inbound hold: use it with --inbound DEV');
+    return { ...config(f), force: f.force };
+  }
+  if (f.inbound === '') throw new UsageError('--inbound is empty: give the device connections arrive on');
+  for (const [flag, v] of [
+    ['--dev', f.dev],
+    ['--mark', f.mark],
+    ['--table', f.table],
+  ] as const) {
+    if (v !== undefined)
+      throw new UsageError(`${flag} is the local hold's option; with --inbound DEV the device is DEV (set up the local hold with a separate 'synplug setup')`);
+  }
+  if (f.force) throw new UsageError("--force has no meaning with --inbound: the inbound hold never replaces a qdisc that is not synplug's");
+  if (!f.port?.length) throw new UsageError('--inbound needs at least one --port PORT (the TCP port the server listens on; repeat for more)');
+  const ports = f.port.map((p) => {
+    const t = p.trim();
+    const n = /^[0-9]+$/.test(t) ? Number(t) : Number.NaN;
+    if (!(n >= 1 && n <= 65535)) throw new UsageError(`--port: '${p}' is not a TCP port (1-65535)`);
+    return n;
+  });
+  const addrs = f.addr === undefined ? [] : Array.isArray(f.addr) ? f.addr : [f.addr];
+  return {
+    ...config({ ...f, addr: undefined }),
+    inbound: { dev: f.inbound, ports, addrs, ...(f.classifier !== undefined && { classifier: f.classifier }) },
+  };
+}
+
 /** net.ipv4.tcp_migrate_req in the --netns namespace and what it means for the listeners of `addr` (check and status show it; src/guard/sysctl.ts). */
 async function migrateReq(addr: string): Promise<GuardSysctl.MigrateReqReport> {
   const { migrateReqReport } = await import('../guard/sysctl.js');
@@ -129,15 +179,30 @@ export function guardCommands(program: Command): void {
   configOptions(
     program
       .command('setup')
-      .description('build the qdisc tree, fw filter, nftables marking rule and address (idempotent: completes or corrects a partial setup)')
-      .option('--force', "replace a root qdisc on the device that is not synplug's", false),
-    { setup: true },
+      .description(
+        'build the local hold (qdisc tree on lo, fw filter, nftables marking rule, address), or with --inbound DEV the inbound hold of DEV (idempotent: completes or corrects a partial setup)',
+      )
+      .option('--force', "replace a root qdisc on the device that is not synplug's", false)
+      .option(
+        '--inbound <dev>',
+        'set up the inbound hold of this device instead: TCP SYNs arriving on it to --port (and --addr) are held on an IFB synplug creates (clsact + flower/u32 + mirred)',
+      )
+      .option('--port <port>', 'with --inbound: a TCP destination port to hold SYNs to, 1-65535 (repeat for more; at least one)', collect)
+      .addOption(
+        new Option('--classifier <kind>', 'with --inbound: flower or u32 (default: flower where the kernel has it)')
+          .choices(['flower', 'u32', 'auto'])
+          .hideHelp(),
+      ),
+    { setup: true, inbound: true },
   )
-    .addHelpText('after', `${exitCodesHelp('setup')}\n\nOn any failure, everything this call added is removed again.`)
+    .addHelpText(
+      'after',
+      `${exitCodesHelp('setup')}\n\nOn any failure, everything this call added is removed again.\nThe local hold and any number of inbound holds can be set up together; protect, plug, release, status, check and teardown act on all of them.`,
+    )
     .action(
-      run(async (f: ConfigFlags & { force: boolean }) => {
+      run(async (f: ConfigFlags & { force: boolean; inbound?: string; port?: string[]; classifier?: 'flower' | 'u32' | 'auto' }) => {
         const guard = await loadGuard();
-        const r = await guard.setup({ ...config(f), force: f.force });
+        const r = await guard.setup(setupOptions(f));
         out(f.json, r, formatSetup(r));
       }),
     );
@@ -235,12 +300,18 @@ export function guardCommands(program: Command): void {
       }),
     );
 
-  configOptions(program.command('teardown').description('release, then remove exactly what setup added (qdisc tree, filter, nftables table, address)'))
+  configOptions(
+    program
+      .command('teardown')
+      .description('release, then remove exactly what setup added, for every hold (qdisc tree, filter, nftables table, address; IFB, SYN filters, clsact)')
+      .option('--inbound <dev>', 'remove only the inbound hold of this device'),
+  )
     .addHelpText('after', exitCodesHelp('teardown'))
     .action(
-      run(async (f: ConfigFlags) => {
+      run(async (f: ConfigFlags & { inbound?: string }) => {
         const guard = await loadGuard();
-        const r = await guard.teardown(config(f));
+        if (f.inbound === '') throw new UsageError('--inbound is empty: give a device name');
+        const r = await guard.teardown({ ...config(f), ...(f.inbound !== undefined && { inbound: f.inbound }) });
         out(f.json, r, formatTeardown(r));
       }),
     );

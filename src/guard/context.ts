@@ -64,7 +64,8 @@ export function contextFor(opts: GuardOptions | null | undefined, needsAdmin?: s
  * @throws {SynplugError} the socket cannot be opened
  */
 export function openSession(config: GuardConfig, record?: SetupRecord): Promise<GuardSession> {
-  return GuardSession.open(config, { record }).catch((e: unknown) => {
+  // Every hold the record lists; the local hold alone when nothing is recorded.
+  return GuardSession.open(config, { record, local: !record }).catch((e: unknown) => {
     const file = devFromRecord.get(config);
     throw e instanceof NoDeviceError && file && e.dev === config.dev ? new NoDeviceError(config.dev, file) : e;
   });

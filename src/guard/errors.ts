@@ -20,15 +20,17 @@ export class NoDeviceError extends SynplugError {
   /**
    * @param dev the device name
    * @param recordedIn the setup record the name came from (no --dev was given), for the message
+   * @param option the option that names the device (default `--dev`; the inbound hold: `--inbound`)
    */
   constructor(
     readonly dev: string,
     recordedIn?: string,
+    option = '--dev',
   ) {
     super(
       recordedIn
         ? `device '${dev}' not found: it is the device setup recorded in ${recordedIn}; give an existing device with --dev (teardown --dev DEVICE forgets that record)`
-        : `device '${dev}' not found (give an existing device with --dev)`,
+        : `device '${dev}' not found (give an existing device with ${option})`,
       'usage',
     );
     this.name = 'NoDeviceError';

@@ -11,8 +11,9 @@ import { StateStore, processStartTime, type Lease, type PlugRecord } from './sta
 import { breakLeases, dropLease, liveLeases, newLeaseId, takeLease } from './leases.js';
 import { contextFor, definedOnly, recoverStale, withSession } from './context.js';
 import { combineStates, inspectHolds, piecesOf, requireSetUp } from './setup.js';
-import { LocalHold } from './modes/local.js';
-import type { GuardOptions, PlugResult, ReleaseResult, StatusResult, TeardownResult } from './types.js';
+import { LocalHold, type LocalStatusDetails } from './modes/local.js';
+import { InboundHold, inboundId } from './modes/inbound.js';
+import type { GuardOptions, HoldStatus, PieceState, PlugResult, ReleaseResult, StatusResult, TeardownOptions, TeardownResult } from './types.js';
 
 function pidStartOf(pid: number): { pidStart?: number } {
   const t = processStartTime(pid);
@@ -149,6 +150,12 @@ export async function status(opts: GuardOptions = {}): Promise<StatusResult> {
     const inspected = await inspectHolds(s);
     const local = inspected.find((i) => i.hold instanceof LocalHold);
     const details = local ? await (local.hold as LocalHold).statusDetails(local.inspection) : { qdiscs: [], filters: [], marking: [] };
+    const holds: HoldStatus[] = inspected.map(({ hold, inspection }) => {
+      const base = { id: hold.id, mode: hold.mode, dev: hold.dev, state: inspection.state, pieces: Object.values(inspection.pieces) as PieceState[] };
+      if (hold instanceof InboundHold) return { ...base, ...hold.statusDetails(inspection) };
+      const { qdiscs, filters, held, passed, dropped } = details as LocalStatusDetails;
+      return { ...base, qdiscs, filters, ...(held !== undefined && { held, passed, dropped }) };
+    });
     return {
       dev: config.dev,
       addr: config.addr,
@@ -165,6 +172,7 @@ export async function status(opts: GuardOptions = {}): Promise<StatusResult> {
         holds: l.holds,
       })),
       ...(rec.released && { recovered: `released a plug left buffering (${rec.reason})` }),
+      holds,
     };
   });
 }
@@ -177,16 +185,33 @@ export async function status(opts: GuardOptions = {}): Promise<StatusResult> {
  * @throws {NotPermittedError} (`permission`) {@link NoDeviceError} (`usage`) {@link NetlinkError} (`kernel`)
  * @throws {StateFileError} the state directory is unsafe, a state file is damaged (nothing is removed), or a file cannot be removed
  */
-export async function teardown(opts: GuardOptions = {}): Promise<TeardownResult> {
-  const { config, store, record } = contextFor(opts, 'synplug teardown');
+export async function teardown(opts: TeardownOptions = {}): Promise<TeardownResult> {
+  const only = opts?.inbound;
+  if (only !== undefined && (typeof only !== 'string' || only === '')) throw new UsageError('teardown --inbound: give a device name');
+  const { inbound: _only, ...rest } = opts ?? {};
+  const { config, store, record } = contextFor(rest, 'synplug teardown');
   store.readPlug(); // a damaged plug.json is an error before anything is removed
+  const id = only !== undefined ? inboundId(only) : undefined;
+  if (id !== undefined && !record?.holds[id]) {
+    throw new UsageError(
+      `teardown --inbound ${only}: no inbound hold of ${only} is set up${record ? ` (set up: ${Object.keys(record.holds).join(', ')})` : ''}; nothing was changed`,
+    );
+  }
   return withSession(config, record, async (s) => {
     const removed: string[] = [];
     const kept: string[] = [];
+    const torn: string[] = [];
     for (const { hold, inspection } of await inspectHolds(s)) {
+      if (id !== undefined && hold.id !== id) continue;
       const r = await hold.teardown(inspection);
       removed.push(...r.removed);
       kept.push(...r.kept);
+      torn.push(hold.id);
+    }
+    const left = Object.fromEntries(Object.entries(record?.holds ?? {}).filter(([h]) => !torn.includes(h)));
+    if (id !== undefined && Object.keys(left).length > 0) {
+      store.writeSetup({ ...record!, holds: left });
+      return { dev: only!, removed, kept, holds: torn };
     }
     let removedStateDir: boolean;
     try {
@@ -194,6 +219,6 @@ export async function teardown(opts: GuardOptions = {}): Promise<TeardownResult>
     } catch (e) {
       throw new StateFileError(config.stateDir, `removed the setup, but cannot remove the state files in ${config.stateDir}: ${(e as Error).message}`, e);
     }
-    return { dev: config.dev, removed, kept, ...(removedStateDir && { removedStateDir }) };
+    return { dev: only ?? config.dev, removed, kept, holds: torn, ...(removedStateDir && { removedStateDir }) };
   });
 }

@@ -22,6 +22,8 @@ export type {
   GuardProtectOptions,
   StatusResult,
   TeardownResult,
+  TeardownOptions,
+  HoldStatus,
   GuardOptions,
   Recovery,
   ProtectOptions,
@@ -46,6 +48,21 @@ export { StateStore, isStale, type PlugRecord, type SetupRecord, type HoldRecord
 export { MissingSupportError, SockDiagUnavailableError, hasNetAdmin } from './support.js';
 export { registerHoldMode, holdMode, holdModeNames } from './modes/index.js';
 export type { Hold, HoldMode, HoldInspection, HoldSetupPlan, HoldSockets, SetupStep } from './modes/types.js';
+export {
+  INBOUND_PREF,
+  INBOUND_U32_HTID,
+  IFB_ALIAS_PREFIX,
+  ifbNameFor,
+  inboundId,
+  validateInbound,
+  familiesOf,
+  IfbNameClashError,
+  ForeignFilterError,
+  type InboundOptions,
+  type InboundSpec,
+  type InboundHoldRecord,
+  type InboundClassifier,
+} from './modes/inbound.js';
 export {
   type MarkRuleOptions,
   type ResolvedMarkRule,

@@ -15,12 +15,14 @@ import { refuseLoopback, resolveConfig, type GuardConfig } from './config.js';
 import { NotSetUpError, SetupError } from './errors.js';
 import { StateStore, type HoldRecord, type LocalHoldRecord } from './state.js';
 import type { GuardSession } from './session.js';
-import { MissingSupportError, requireNetAdmin, type ModulePiece } from './support.js';
+import { MissingSupportError, requireNetAdmin } from './support.js';
 import { NftBatchError } from '../iptables/batch.js';
 import { contextFor, definedOnly, recoverStale, withSession } from './context.js';
 import { markRuleOf } from './modes/local.js';
 import { resolveMarkRule } from './modes/local-nft.js';
-import type { Hold, HoldInspection, SetupStep } from './modes/types.js';
+import type { Hold, HoldInspection, HoldSetupPlan, SetupStep } from './modes/types.js';
+import { localMode } from './modes/local.js';
+import { InboundHold, inboundId, openInboundHold, validateInbound, type InboundHoldRecord } from './modes/inbound.js';
 import type { CheckResult, GuardOptions, PieceState, SetupOptions, SetupResult, SetupState } from './types.js';
 
 /** The state of several holds together: `ok` when all are, `absent` when none is set up at all, else `partial`. */
@@ -43,44 +45,48 @@ export function piecesOf(inspected: ReadonlyArray<{ inspection: HoldInspection }
 }
 
 /**
- * Build (or complete, or correct) the setup of the local hold. Idempotent;
- * transactional.
+ * Build (or complete, or correct) the setup of one hold: the local hold, or
+ * with `inbound` the inbound hold of that device (only that one). Other holds
+ * in the record are left as they are. Idempotent; transactional.
  *
- * @throws {UsageError} bad options (category `usage`)
+ * @throws {UsageError} bad options (category `usage`): e.g. a port outside 1-65535, `inbound.dev` 'lo'
  * @throws {NotPermittedError} no CAP_NET_ADMIN (`permission`)
- * @throws {StateFileError} the state directory is unsafe, or a state file is damaged (`failure`)
+ * @throws {StateFileError} the state directory is unsafe, or a state file is damaged (`bad-state`)
  * @throws {MissingSupportError} missing modules, all named (`missing-module`)
  * @throws {NoDeviceError} no such device (`usage`)
+ * @throws {IfbNameClashError} a device of the IFB's name exists that synplug did not create (`usage`)
  * @throws {ForeignQdiscError} a foreign root qdisc and no `force` (`foreign-state`)
+ * @throws {ForeignFilterError} synplug's pref at the device's ingress holds foreign filters (`foreign-state`)
  * @throws {SetupError} a step failed; says which, why, and what was rolled back (the cause's category)
  */
 export async function setup(opts: SetupOptions = {}): Promise<SetupResult> {
   opts = opts ?? {};
-  const config = resolveConfig(definedOnly(opts));
-  refuseLoopback(config.addr);
-  resolveMarkRule(markRuleOf(config)); // validate the nftables side before anything is sent
+  const { inbound: inboundOpts, force, ...rest } = opts;
+  const inbound = inboundOpts !== undefined ? validateInbound(inboundOpts) : undefined;
+  const config = resolveConfig(definedOnly(rest));
+  if (!inbound) {
+    refuseLoopback(config.addr);
+    resolveMarkRule(markRuleOf(config)); // validate the nftables side before anything is sent
+  }
   requireNetAdmin('synplug setup');
   const store = new StateStore(config.stateDir);
   const dirExisted = store.checkDir();
   const oldRecord = store.readSetup();
-  const localEntry = oldRecord?.holds.local;
-  return withSession(config, localEntry ? { version: 2, holds: { local: localEntry } } : undefined, async (s) => {
+  // The session opens every recorded hold: a plug of any of them left buffering is released first.
+  return withSession(config, oldRecord, async (s) => {
     const recovery = await recoverStale(s, store);
+    const target: Hold = inbound
+      ? await openInboundHold(s, inbound, config.limit, oldRecord?.holds[inboundId(inbound.dev)] as InboundHoldRecord | undefined)
+      : (s.holds.find((h) => h.id === 'local') ?? (await localMode.open(s, config, oldRecord?.holds.local)));
 
-    // Phase one: kernel support of every hold, all of it, before anything changes.
-    const missing: ModulePiece[] = [];
-    const unverified: ModulePiece[] = [];
-    for (const h of s.holds) {
-      const sup = await h.probeSupport();
-      missing.push(...sup.missing);
-      unverified.push(...sup.unverified);
-    }
-    if (missing.length) throw new MissingSupportError(missing, unverified);
+    if (target instanceof InboundHold) await target.refuseNameClash();
+    // Phase one: kernel support, all of it, before anything changes.
+    const sup = await target.probeSupport();
+    if (sup.missing.length) throw new MissingSupportError(sup.missing, sup.unverified);
 
-    // Each hold's named steps, in its order (foreign state refused here, before any step).
-    const plans = [];
-    for (const { hold, inspection } of await inspectHolds(s)) plans.push({ hold, plan: hold.planSetup(inspection, { force: opts.force }) });
-    const steps: SetupStep[] = plans.flatMap(({ plan }) => plan.order.map((name) => plan.steps[name]).filter((x): x is SetupStep => x !== undefined));
+    // The named steps, in order (foreign state refused here, before any step).
+    const plan: HoldSetupPlan = target.planSetup(await target.inspect(), { force });
+    const steps: SetupStep[] = plan.order.map((name) => plan.steps[name]).filter((x): x is SetupStep => x !== undefined);
 
     // Phase two: run the steps; on failure, undo in reverse.
     const done: SetupStep[] = [];
@@ -104,25 +110,35 @@ export async function setup(opts: SetupOptions = {}): Promise<SetupResult> {
       }
     }
     const holds: Record<string, HoldRecord> = { ...oldRecord?.holds };
-    for (const { hold, plan } of plans) holds[hold.id] = plan.record();
+    const entry = plan.record();
+    holds[target.id] = entry;
     const createdStateDir = oldRecord ? oldRecord.createdStateDir === true : !dirExisted;
     store.writeSetup({ version: 2, holds, ...(createdStateDir && { createdStateDir }) });
     if (!store.readPlug()) {
       const now = Date.now();
       store.writePlug({ version: 1, state: 'released', owner: 'manual', pid: process.pid, dev: config.dev, since: now, deadline: now, releasedAt: now });
     }
-    const local = holds.local as LocalHoldRecord;
-    return {
-      dev: config.dev,
-      addr: config.addr,
-      mark: config.mark,
-      limit: config.limit,
+    const common = {
+      hold: target.id,
       changed: steps.length > 0,
       actions: steps.map((x) => x.what),
-      addedAddress: local.addedAddress,
       ...(recovery.released && { recovered: `released a plug left buffering (${recovery.reason})` }),
-      unverified: unverified.map((p) => `${p.module} (${p.what})`),
+      unverified: sup.unverified.map((p) => `${p.module} (${p.what})`),
     };
+    if (inbound) {
+      const r = entry as InboundHoldRecord;
+      return {
+        dev: inbound.dev,
+        addr: inbound.addrs.join(' '),
+        mark: config.mark,
+        limit: config.limit,
+        addedAddress: false,
+        inbound: { dev: r.dev, ifb: r.ifb, ports: r.ports, addrs: r.addrs, classifier: r.classifier, families: r.families },
+        ...common,
+      };
+    }
+    const local = entry as LocalHoldRecord;
+    return { dev: config.dev, addr: config.addr, mark: config.mark, limit: config.limit, addedAddress: local.addedAddress, ...common };
   });
 }
 
@@ -147,7 +163,13 @@ export async function check(opts: GuardOptions = {}): Promise<CheckResult> {
   return withSession(config, record, async (s) => {
     await recoverStale(s, store);
     const inspected = await inspectHolds(s);
-    return { state: combineStates(inspected.map((i) => i.inspection.state)), dev: config.dev, addr: config.addr, pieces: piecesOf(inspected) };
+    return {
+      state: combineStates(inspected.map((i) => i.inspection.state)),
+      dev: config.dev,
+      addr: config.addr,
+      pieces: piecesOf(inspected),
+      holds: inspected.map((i) => ({ id: i.hold.id, mode: i.hold.mode, dev: i.hold.dev, state: i.inspection.state })),
+    };
   });
 }
 
@@ -163,8 +185,9 @@ export async function requireSetUp(s: GuardSession, config: GuardConfig, what: s
   const bad = piecesOf(inspected)
     .filter((p) => p.status !== 'ok')
     .map((p) => `${p.piece} (${p.status}${p.detail ? `: ${p.detail}` : ''})`);
+  const where = s.holds.map((h) => (h.id === 'local' ? config.dev : h.id)).join(', ');
   throw new NotSetUpError(
-    `synplug is ${state === 'absent' ? 'not set up' : 'only partly set up'} on ${config.dev}: ${bad.join('; ')}. Run 'synplug setup'${what === 'protect' ? ', or pass --setup. The command was NOT run' : ''}`,
+    `synplug is ${state === 'absent' ? 'not set up' : 'only partly set up'} on ${where}: ${bad.join('; ')}. Run 'synplug setup'${what === 'protect' ? ', or pass --setup. The command was NOT run' : ''}`,
   );
 }
 

@@ -53,6 +53,7 @@ import {
 } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { StateFileError } from './errors.js';
+import { isInboundRecord } from './modes/inbound-record.js';
 
 export { StateFileError };
 
@@ -87,7 +88,7 @@ export interface LocalHoldRecord extends HoldRecord {
 
 /**
  * Contents of `setup.json` (version 2): every hold, keyed by its id (`local`,
- * later `inbound:DEV`). A version 1 file (the local hold's fields at the top
+ * `inbound:DEV`). A version 1 file (the local hold's fields at the top
  * level) is read as a record with one local hold.
  */
 export interface SetupRecord {
@@ -459,6 +460,7 @@ function isHoldRecord(h: unknown): h is HoldRecord {
   if (typeof h !== 'object' || h === null) return false;
   const r = h as Record<string, unknown>;
   if (typeof r.mode !== 'string' || typeof r.dev !== 'string' || r.dev === '' || typeof r.createdAt !== 'number') return false;
+  if (r.mode === 'inbound') return isInboundRecord(r);
   return r.mode !== 'local' || isLocalRecord(r);
 }
 

@@ -37,12 +37,43 @@ export interface CheckResult {
   addr: string;
   /** every piece of every hold, in the order of their setup steps (the address last) */
   pieces: PieceState[];
+  /** each hold's own state (`local`, `inbound:DEV`...) */
+  holds: Array<{ id: string; mode: string; dev: string; state: SetupState }>;
+}
+
+/** The classifier of the SYN filters: flower where cls_flower exists, u32 otherwise (or as forced). */
+export type InboundClassifier = 'flower' | 'u32';
+/** A filter protocol. */
+export type InboundFamily = 'ip' | 'ipv6';
+
+/** What the inbound hold of one device holds: `setup({ inbound: { dev, ports, addrs? } })`. */
+export interface InboundOptions {
+  /** the device the connections arrive on (not `lo`) */
+  dev: string;
+  /** TCP destination ports, 1-65535 (at least one) */
+  ports: readonly number[];
+  /** destination addresses (IPv4 and/or IPv6); any when absent. They also decide the families: both without addresses */
+  addrs?: readonly string[];
+  /** force a classifier (default: flower when the kernel has cls_flower, else u32) */
+  classifier?: InboundClassifier | 'auto';
 }
 
 /** Options of `setup`. */
 export interface SetupOptions extends GuardOptions {
   /** replace a root qdisc that is not synplug's */
   force?: boolean;
+  /**
+   * Set up the inbound hold of this device instead of the local hold (only
+   * that hold): SYNs arriving on `dev` to `ports` (and, with `addrs`, to those
+   * destination addresses only) are held on an IFB synplug creates.
+   */
+  inbound?: InboundOptions;
+}
+
+/** Options of `teardown`. */
+export interface TeardownOptions extends GuardOptions {
+  /** remove only the inbound hold of this device (default: every hold) */
+  inbound?: string;
 }
 
 /** What `setup` did. */
@@ -63,6 +94,10 @@ export interface SetupResult {
   recovered?: string;
   /** kernel support that could not be verified before changing anything (found by trying) */
   unverified: string[];
+  /** the hold set up: `local` or `inbound:DEV` */
+  hold: string;
+  /** the inbound hold set up (with `inbound`) */
+  inbound?: { dev: string; ifb: string; ports: number[]; addrs: string[]; classifier: 'flower' | 'u32'; families: Array<'ip' | 'ipv6'> };
 }
 
 /** What `plug` did. */
@@ -129,6 +164,33 @@ export interface StatusResult {
   dropped?: number;
   /** the plug was left buffering by a dead protect and released just now */
   recovered?: string;
+  /** every hold set up, each with its own state, pieces and plug counters (the fields above are the local hold's) */
+  holds: HoldStatus[];
+}
+
+/** One hold in `status`. */
+export interface HoldStatus {
+  /** `local` or `inbound:DEV` */
+  id: string;
+  /** `local` or `inbound` */
+  mode: string;
+  /** the device the hold sits on (the inbound hold: the device SYNs arrive on) */
+  dev: string;
+  state: SetupState;
+  pieces: PieceState[];
+  /** the inbound hold: its IFB, ports, addresses and classifier */
+  ifb?: string;
+  ports?: number[];
+  addrs?: string[];
+  classifier?: 'flower' | 'u32';
+  /** the plug's qdisc(s) with counters (the local hold: every qdisc of its device) */
+  qdiscs: QdiscEntry[];
+  /** the hold's filters with counters */
+  filters: FilterEntry[];
+  /** packets held now, passed and dropped by the plug */
+  held?: number;
+  passed?: number;
+  dropped?: number;
 }
 
 /** What `teardown` did. */
@@ -140,6 +202,8 @@ export interface TeardownResult {
   kept: string[];
   /** teardown removed the state directory (setup had created it) */
   removedStateDir?: boolean;
+  /** the holds removed (`local`, `inbound:DEV`) */
+  holds: string[];
 }
 
 /** What `recoverStale` did. */

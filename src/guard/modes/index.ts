@@ -7,6 +7,7 @@
  */
 import type { HoldMode } from './types.js';
 import { localMode } from './local.js';
+import { inboundMode } from './inbound.js';
 
 const MODES = new Map<string, HoldMode>();
 
@@ -33,5 +34,6 @@ export function holdModeNames(): string[] {
 
 // One line per mode.
 registerHoldMode(localMode);
+registerHoldMode(inboundMode);
 
 export type { Hold, HoldMode, HoldInspection, HoldSetupPlan, HoldSockets, SetupStep } from './types.js';

@@ -1,0 +1,873 @@
+/**
+ * The inbound hold: new connections that arrive from the network on a
+ * device DEV, held on an IFB device that synplug creates.
+ *
+ * ```
+ * link spifb<ifindex of DEV> type ifb        (alias "synplug inbound DEV"; IPv6 off; up)
+ * qdisc plug 1: root on the IFB               (limit --limit bytes, released right after creation)
+ * qdisc clsact on DEV                         (added only when DEV has neither clsact nor ingress; shared)
+ * filter DEV ingress protocol ip   pref 65000 flower|u32  TCP, SYN set, ACK clear, dst port P [, dst A]
+ *        action mirred egress redirect dev IFB
+ * filter DEV ingress protocol ipv6 pref 65001 (the same for IPv6)
+ * ```
+ *
+ * A SYN to one of the ports (and, with addresses, to one of them) is stolen
+ * at DEV's ingress and queued on the IFB's plug; the IFB hands what it
+ * transmits back to DEV's receive path (not classified by DEV's ingress
+ * again), so the SYN reaches the socket once the plug is released. Every
+ * other packet, the rest of each connection included, never passes the IFB.
+ *
+ * Prefs: synplug's filters sit at pref {@link INBOUND_PREF} (65000 for
+ * `ip`, 65001 for `ipv6`: the kernel keeps one protocol per pref), after
+ * every filter tc numbers by itself (from 49152 down) and after most hand-
+ * numbered ones, so that foreign filters see the SYN first (a foreign filter
+ * that ends classification lets the SYN pass unheld rather than skip it).
+ * With u32 (kernels without cls_flower), the IPv4 filter uses the hash table
+ * {@link INBOUND_U32_HTID} (`7f0:`) to reach the TCP header after IP options.
+ *
+ * What is not covered: with u32, an IPv6 SYN whose TCP header follows
+ * extension headers passes unheld (flower follows them); without addresses,
+ * SYNs that DEV forwards to other hosts on those ports are held as well.
+ * There is no kernel-side deadline (see {@link InboundHold}).
+ *
+ * @module
+ */
+import { writeFileSync } from 'node:fs';
+import { isIP } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { RequestInit } from '../../netlink/connection.js';
+import { NetlinkError, SynplugError, UsageError } from '../../netlink/errors.js';
+import { NLM_F_ACK, NLM_F_CREATE, NLM_F_EXCL } from '../../netlink/message.js';
+import { nested, str } from '../../netlink/attributes.js';
+import { defaultNetns, withNetns } from '../../netlink/netns.js';
+import { RTM_NEWACTION, RTM_NEWLINK } from '../../netlink/route/constants.js';
+import { decodeLink, getLinkRequest, IFF_LOOPBACK, IFF_UP, IFINFOMSG_LEN, IFLA_IFALIAS, IFLA_IFNAME, resolveIfindex } from '../../netlink/route/link.js';
+import { createLink, deleteLink, newLinkRequest, setLinkUp } from '../../netlink/route/linkinfo.js';
+import {
+  addFilter,
+  addQdisc,
+  deleteFilter,
+  deleteQdisc,
+  listFilters,
+  listQdiscs,
+  plugReleaseIndefinite,
+  plugRequest,
+  plugSetLimit,
+  TC_H_ROOT,
+  TCQ_PLUG_BUFFER,
+  TCQ_PLUG_RELEASE_INDEFINITE,
+  flowerSynMatch,
+  u32SynMatch,
+  type FilterEntry,
+  type QdiscEntry,
+} from '../../tc/index.js';
+import { resolveActionDevices } from '../../tc/actions/list.js';
+import { TCA_ACT_KIND, TCA_ACT_OPTIONS } from '../../tc/actions/constants.js';
+import { canonicalAddress, DEFAULTS, type GuardConfig } from '../config.js';
+import { NoDeviceError } from '../errors.js';
+import type { HoldRecord } from '../state.js';
+import type { InboundClassifier, InboundFamily, InboundOptions, PieceState, PlugStats } from '../types.js';
+
+export type { InboundClassifier, InboundFamily, InboundOptions };
+import { probeFilterKind, probeQdiscKind, type ModulePiece, type Support } from '../support.js';
+import { summarizePieces } from './local.js';
+import type { Hold, HoldInspection, HoldMode, HoldSetupPlan, HoldSockets, SetupStep } from './types.js';
+
+/** synplug's filter prefs at DEV's ingress: one per protocol (the kernel keeps one protocol per pref). */
+export const INBOUND_PREF = { ip: 65000, ipv6: 65001 } as const;
+/** The u32 hash table (`7f0:`) that holds the IPv4 TCP-level nodes (u32 only); ids are per hook, so a foreign u32 filter must not use it. */
+export const INBOUND_U32_HTID = 0x7f0;
+/** The plug's handle on the IFB (root): `1:` */
+export const IFB_PLUG_HANDLE = 0x00010000;
+/** The alias synplug gives its IFB (IFLA_IFALIAS): how a later setup recognises one a crash left behind. */
+export const IFB_ALIAS_PREFIX = 'synplug inbound hold of ';
+/** How long teardown waits for the kernel to free a u32 hash table after its links went (RCU), ms. */
+const HTABLE_FREE_WAIT_MS = 5000;
+
+/** {@link InboundOptions} checked and in canonical form. */
+export interface InboundSpec {
+  dev: string;
+  /** sorted, no duplicates */
+  ports: number[];
+  /** canonical text, no duplicates, IPv4 first */
+  addrs: string[];
+  classifier: InboundClassifier | 'auto';
+}
+
+/** The inbound hold's part of `setup.json`. */
+export interface InboundHoldRecord extends HoldRecord {
+  mode: 'inbound';
+  /** the IFB synplug created */
+  ifb: string;
+  ports: number[];
+  addrs: string[];
+  /** the classifier the filters use */
+  classifier: InboundClassifier;
+  /** plug limit, bytes */
+  limit: number;
+  /** the protocols filtered (`ip`, `ipv6`) */
+  families: InboundFamily[];
+  /** setup added DEV's clsact (teardown removes it when no foreign filter is left on it) */
+  addedClsact: boolean;
+}
+
+/** The hold id of the inbound hold of a device: `inbound:DEV`. */
+export function inboundId(dev: string): string {
+  return `inbound:${dev}`;
+}
+
+/** The IFB name synplug uses for a device index: `spifb<ifindex>` (at most 15 bytes). */
+export function ifbNameFor(ifindex: number): string {
+  return `spifb${ifindex}`;
+}
+
+/**
+ * Check the inbound options (nothing sent).
+ * @throws {UsageError} no device or a bad name, `lo`, no port or one outside 1-65535, an address that is not
+ *   a unicast IPv4/IPv6 address (an IPv4-mapped IPv6 address is refused: give the IPv4 one), a bad classifier
+ */
+export function validateInbound(o: InboundOptions): InboundSpec {
+  if (typeof o !== 'object' || o === null) throw new UsageError('inbound: give { dev, ports, addrs? }');
+  for (const k of Object.keys(o))
+    if (!['dev', 'ports', 'addrs', 'classifier'].includes(k))
+      throw new UsageError(`inbound: no option ${JSON.stringify(k)} (it takes dev, ports, addrs, classifier)`);
+  const dev = o.dev;
+  if (typeof dev !== 'string' || !dev || Buffer.byteLength(dev) > 15 || /[\s/:]/.test(dev)) {
+    throw new UsageError(`--inbound: bad device name '${String(dev)}': 1-15 characters, no spaces, '/' or ':'`);
+  }
+  if (dev === 'lo') {
+    throw new UsageError(
+      "--inbound lo: connections on lo come from this machine; hold them with the local hold ('synplug setup' without --inbound), not an inbound one",
+    );
+  }
+  if (!Array.isArray(o.ports) || o.ports.length === 0) throw new UsageError('--inbound needs at least one --port (the TCP port(s) the server listens on)');
+  const ports = [...new Set(o.ports.map((p) => checkPort(p)))].sort((a, b) => a - b);
+  if (o.addrs !== undefined && !Array.isArray(o.addrs)) throw new UsageError('inbound addrs: give an array of addresses');
+  const addrs = [...new Set((o.addrs ?? []).map((a) => canonicalDestination(a)))].sort((a, b) => isIP(a) - isIP(b));
+  const classifier = o.classifier ?? 'auto';
+  if (!['auto', 'flower', 'u32'].includes(classifier)) throw new UsageError(`--classifier: '${String(classifier)}' is not flower, u32 or auto`);
+  return { dev, ports, addrs, classifier };
+}
+
+function canonicalDestination(a: unknown): string {
+  try {
+    return canonicalAddress(a);
+  } catch (e) {
+    if (e instanceof UsageError)
+      throw new UsageError(`--addr (with --inbound): ${e.message.replace("cannot be the proxy's address", 'cannot be a destination to hold SYNs to')}`);
+    throw e;
+  }
+}
+
+function checkPort(p: unknown): number {
+  if (typeof p !== 'number' || !Number.isInteger(p) || p < 1 || p > 65535) throw new UsageError(`--port: '${String(p)}' is not a TCP port (1-65535)`);
+  return p;
+}
+
+/** The protocols a spec filters: those of its addresses, both without addresses. */
+export function familiesOf(addrs: readonly string[]): InboundFamily[] {
+  if (addrs.length === 0) return ['ip', 'ipv6'];
+  const out: InboundFamily[] = [];
+  if (addrs.some((a) => isIP(a) === 4)) out.push('ip');
+  if (addrs.some((a) => isIP(a) === 6)) out.push('ipv6');
+  return out;
+}
+
+/** The IFB's state, as read. */
+interface IfbState {
+  exists: boolean;
+  index?: number;
+  kind?: string;
+  alias?: string;
+  up?: boolean;
+}
+
+/** What the kernel holds now, as the inbound hold reads it. */
+export interface InboundObservation {
+  /** DEV's qdiscs */
+  qdiscs: QdiscEntry[];
+  /** the qdisc in DEV's ingress slot (clsact or ingress), if any */
+  ingressQdisc?: QdiscEntry;
+  /** DEV's filters at ingress (empty without an ingress qdisc) */
+  ingressFilters: FilterEntry[];
+  /** DEV's filters at egress (clsact only) */
+  egressFilters: FilterEntry[];
+  /** the IFB */
+  ifb: IfbState;
+  /** the IFB's qdiscs (empty when it does not exist) */
+  ifbQdiscs: QdiscEntry[];
+}
+
+/** The pieces of the inbound hold. */
+export const INBOUND_PIECES = ['ifb', 'plug', 'clsact', 'filter_ip', 'filter_ipv6'] as const;
+/** A piece of the inbound hold. */
+export type InboundPiece = (typeof INBOUND_PIECES)[number];
+/** The steps of its setup, in order. */
+export const INBOUND_STEPS = ['ifb', 'plug', 'up', 'clsact', 'filter_ip', 'filter_ipv6'] as const;
+/** A step of its setup. */
+export type InboundStep = (typeof INBOUND_STEPS)[number];
+
+/** The inbound hold's inspection. */
+export interface InboundInspection extends HoldInspection<InboundPiece> {
+  readonly observed: InboundObservation;
+}
+
+/** What `status` shows of an inbound hold. */
+export interface InboundStatusDetails {
+  /** the IFB synplug created */
+  ifb: string;
+  ports: number[];
+  addrs: string[];
+  classifier: InboundClassifier;
+  /** the IFB's qdiscs with counters (the plug) */
+  qdiscs: QdiscEntry[];
+  /** synplug's filters at DEV's ingress, with their action counters */
+  filters: FilterEntry[];
+  /** packets held now, passed and dropped by the plug */
+  held?: number;
+  passed?: number;
+  dropped?: number;
+}
+
+const mirredTo = (f: FilterEntry): string[] => {
+  const acts = (f.options as { actions?: Array<Record<string, unknown>> } | undefined)?.actions ?? [];
+  return acts.map((a) => (a.kind === 'mirred' && a.mirred_action === 'redirect' && a.direction === 'egress' ? String(a.to_dev) : `${String(a.kind)}?`));
+};
+
+const hasActions = (f: FilterEntry) => ((f.options as { actions?: unknown[] } | undefined)?.actions?.length ?? 0) > 0;
+
+/**
+ * The inbound hold of one device.
+ *
+ * No kernel-side deadline: tc's ingress hook runs before netfilter's
+ * (netdev ingress, prerouting), so no nftables set element can stop the
+ * redirect at a deadline, and no tc classifier or action of these kernels
+ * expires by itself (without BPF). A plug left buffering is released by
+ * protect's watchdog, and by the next synplug command (stale-plug recovery).
+ */
+export class InboundHold implements Hold {
+  readonly mode = 'inbound';
+  readonly id: string;
+  readonly dev: string;
+  readonly ifb: string;
+  readonly families: InboundFamily[];
+  readonly bufferMessages: readonly RequestInit[];
+  readonly releaseMessages: readonly RequestInit[];
+  /** the classifier chosen (by the record, the spec, or the probe in {@link probeSupport}) */
+  classifier: InboundClassifier;
+
+  /**
+   * @param sockets the session's sockets
+   * @param spec the checked options
+   * @param limit the plug limit, bytes
+   * @param ifindex DEV's index
+   * @param ifbIndex the IFB's index, when it exists (the plug messages need it)
+   * @param record the hold's record entry, when setup recorded it
+   */
+  constructor(
+    private readonly sockets: HoldSockets,
+    readonly spec: InboundSpec,
+    readonly limit: number,
+    readonly ifindex: number,
+    readonly ifbIndex: number | undefined,
+    readonly record?: InboundHoldRecord,
+  ) {
+    this.dev = spec.dev;
+    this.id = inboundId(spec.dev);
+    this.ifb = record?.ifb ?? ifbNameFor(ifindex);
+    this.families = familiesOf(spec.addrs);
+    this.classifier = spec.classifier !== 'auto' ? spec.classifier : (record?.classifier ?? 'flower');
+    const msg = (action: number): RequestInit[] => {
+      if (ifbIndex === undefined) return [];
+      const r = plugRequest(ifbIndex, TC_H_ROOT, IFB_PLUG_HANDLE, action);
+      return [{ type: r.type, flags: r.flags | NLM_F_ACK, payload: r.payload }];
+    };
+    this.bufferMessages = msg(TCQ_PLUG_BUFFER);
+    this.releaseMessages = msg(TCQ_PLUG_RELEASE_INDEFINITE);
+  }
+
+  /**
+   * The kernel support this hold needs: sch_plug, sch_ingress (clsact),
+   * act_mirred, ifb, and cls_flower or cls_u32 (flower preferred; `auto`
+   * picks u32 when flower is missing or cannot be checked). Also picks the
+   * classifier. Changes nothing.
+   */
+  async probeSupport(): Promise<{ missing: ModulePiece[]; unverified: ModulePiece[] }> {
+    const route = this.sockets.route;
+    const missing: ModulePiece[] = [];
+    const unverified: ModulePiece[] = [];
+    if ((await probeQdiscKind(route, this.ifindex, 'plug')) === 'no') missing.push({ module: 'sch_plug', what: 'qdisc plug' });
+    if ((await probeQdiscKind(route, this.ifindex, 'clsact')) === 'no') missing.push({ module: 'sch_ingress', what: 'qdisc clsact' });
+    if ((await probeMirred(route)) === 'no') missing.push({ module: 'act_mirred', what: 'action mirred' });
+    if ((await probeIfb(route)) === 'no') missing.push({ module: 'ifb', what: 'link ifb' });
+    const want = this.record && this.spec.classifier === 'auto' ? this.record.classifier : this.spec.classifier;
+    if (want === 'u32' || want === 'flower') {
+      const s = await probeFilterKind(route, want);
+      if (s === 'no') missing.push({ module: `cls_${want}`, what: `filter ${want}` });
+      if (s === 'unknown') unverified.push({ module: `cls_${want}`, what: `filter ${want}` });
+      this.classifier = want;
+    } else {
+      const flower = await probeFilterKind(route, 'flower');
+      if (flower === 'yes') this.classifier = 'flower';
+      else {
+        const u32 = await probeFilterKind(route, 'u32');
+        this.classifier = 'u32';
+        if (u32 === 'no') missing.push({ module: 'cls_u32', what: 'filter u32 (or cls_flower, filter flower)' });
+        if (u32 === 'unknown') unverified.push({ module: 'cls_u32', what: 'filter u32' });
+      }
+    }
+    return { missing, unverified };
+  }
+
+  /** Read what the kernel holds now. @throws {NetlinkError} a listing refused */
+  async observe(): Promise<InboundObservation> {
+    const route = this.sockets.route;
+    const qdiscs = await listQdiscs(route, { ifindex: this.ifindex });
+    const ingressQdisc = qdiscs.find((q) => q.parent === 'ffff:fff1' || q.kind === 'clsact' || q.kind === 'ingress');
+    const ingressFilters = ingressQdisc ? await listFilters(route, { ifindex: this.ifindex, parent: 'ingress' }) : [];
+    const egressFilters = ingressQdisc?.kind === 'clsact' ? await listFilters(route, { ifindex: this.ifindex, parent: 'egress' }) : [];
+    const ifb = await readLink(route, this.ifb);
+    const ifbQdiscs = ifb.exists && ifb.index !== undefined ? await listQdiscs(route, { ifindex: ifb.index }) : [];
+    return { qdiscs, ...(ingressQdisc && { ingressQdisc }), ingressFilters, egressFilters, ifb, ifbQdiscs };
+  }
+
+  /**
+   * Refuse a device of the IFB's name that synplug did not create (checked
+   * before anything else of setup's phase one: it is bad input).
+   * @throws {IfbNameClashError}
+   */
+  async refuseNameClash(): Promise<void> {
+    const st = await readLink(this.sockets.route, this.ifb);
+    if (st.exists && !this.ifbIsOurs({ ifb: st } as InboundObservation)) throw new IfbNameClashError(this.ifb, this.dev, st.kind);
+  }
+
+  /** Whether the IFB is synplug's: recorded by setup, or carrying synplug's alias for this device. */
+  private ifbIsOurs(o: InboundObservation): boolean {
+    if (!o.ifb.exists || o.ifb.kind !== 'ifb') return false;
+    return this.record?.ifb === this.ifb || o.ifb.alias === IFB_ALIAS_PREFIX + this.dev;
+  }
+
+  /** synplug's filters of one protocol (those at its pref). */
+  private filtersAt(o: InboundObservation, fam: InboundFamily): FilterEntry[] {
+    return o.ingressFilters.filter((f) => f.pref === INBOUND_PREF[fam]);
+  }
+
+  /** Whether what sits at synplug's pref for `fam` is synplug's: the right protocol, and every action redirects to its IFB. */
+  private filtersAreOurs(o: InboundObservation, fam: InboundFamily): boolean {
+    const fs = this.filtersAt(o, fam);
+    return fs.length > 0 && fs.every((f) => f.protocol === fam) && fs.filter(hasActions).every((f) => mirredTo(f).every((d) => d === this.ifb));
+  }
+
+  /** Judge each piece. */
+  judge(o: InboundObservation): Record<InboundPiece, PieceState> {
+    const ifbName = `link ifb ${this.ifb} (synplug's, up)`;
+    let ifb: PieceState;
+    if (!o.ifb.exists) ifb = { piece: ifbName, status: 'missing' };
+    else if (o.ifb.kind !== 'ifb') ifb = { piece: ifbName, status: 'different', detail: `${this.ifb} is a ${o.ifb.kind ?? 'device'} that is not synplug's` };
+    else if (!this.ifbIsOurs(o)) ifb = { piece: ifbName, status: 'different', detail: `${this.ifb} is an ifb that synplug did not create` };
+    else if (!o.ifb.up) ifb = { piece: ifbName, status: 'different', detail: 'down' };
+    else ifb = { piece: ifbName, status: 'ok' };
+
+    const plugName = `qdisc plug 1: root on ${this.ifb} limit ${this.limit}`;
+    const root = o.ifbQdiscs.find((q) => q.root);
+    let plug: PieceState;
+    if (!o.ifb.exists || !root || root.handle === '0:') plug = { piece: plugName, status: 'missing' };
+    else if (root.kind !== 'plug' || root.handle !== '1:') plug = { piece: plugName, status: 'different', detail: `root is ${root.kind} ${root.handle}` };
+    else if (this.record && this.record.limit !== this.limit)
+      plug = { piece: plugName, status: 'different', detail: `limit was set to ${this.record.limit} bytes` };
+    else plug = { piece: plugName, status: 'ok' };
+
+    const clsName = `qdisc clsact on ${this.dev} (shared; an ingress qdisc does too)`;
+    const clsact: PieceState = o.ingressQdisc ? { piece: clsName, status: 'ok' } : { piece: clsName, status: 'missing' };
+
+    const filter = (fam: InboundFamily): PieceState => {
+      const name = `filter ${this.dev} ingress protocol ${fam} pref ${INBOUND_PREF[fam]} ${this.classifier}: TCP SYN (ACK clear) to port ${this.spec.ports.join(',')}${this.addrsOf(fam).length ? ` dst ${this.addrsOf(fam).join(',')}` : ''} -> mirred egress redirect dev ${this.ifb}`;
+      const fs = this.filtersAt(o, fam);
+      if (!this.families.includes(fam)) {
+        // Not wanted: absent is right; ours left over (e.g. fewer addresses now) differs.
+        return fs.length
+          ? { piece: `no filter ${this.dev} ingress protocol ${fam} pref ${INBOUND_PREF[fam]}`, status: 'different', detail: 'present' }
+          : { piece: `no ${fam} filter (no ${fam} address)`, status: 'ok' };
+      }
+      if (fs.length === 0) return { piece: name, status: 'missing' };
+      if (!this.filtersAreOurs(o, fam)) return { piece: name, status: 'different', detail: `pref ${INBOUND_PREF[fam]} holds filters that are not synplug's` };
+      const diff = this.filterDifference(fs, fam);
+      return diff ? { piece: name, status: 'different', detail: diff } : { piece: name, status: 'ok' };
+    };
+    return { ifb, plug, clsact, filter_ip: filter('ip'), filter_ipv6: filter('ipv6') };
+  }
+
+  private addrsOf(fam: InboundFamily): string[] {
+    return this.spec.addrs.filter((a) => isIP(a) === (fam === 'ip' ? 4 : 6));
+  }
+
+  /** What differs between the filters found and those setup makes (undefined: the same). */
+  private filterDifference(fs: FilterEntry[], fam: InboundFamily): string | undefined {
+    const kinds = new Set(fs.map((f) => f.kind));
+    if (kinds.size !== 1 || !kinds.has(this.classifier)) return `classifier ${[...kinds].join(',')}, want ${this.classifier}`;
+    const addrs = this.addrsOf(fam);
+    const nodes = fs.filter(hasActions);
+    if (this.classifier === 'flower') {
+      const want = this.spec.ports.flatMap((p) => (addrs.length ? addrs : ['*']).map((a) => `${a} ${p}`)).sort();
+      const got = nodes
+        .map((f) => {
+          const k = ((f.options as { keys?: Record<string, unknown> }).keys ?? {}) as { dst_ip?: string; dst_port?: number };
+          return `${k.dst_ip ?? '*'} ${k.dst_port}`;
+        })
+        .sort();
+      return want.join(';') === got.join(';') ? undefined : `matches ${got.join(', ')}; want ${want.join(', ')}`;
+    }
+    const wantNodes = fam === 'ip' ? this.spec.ports.length : this.spec.ports.length * Math.max(1, addrs.length);
+    if (nodes.length !== wantNodes) return `${nodes.length} matching node(s), want ${wantNodes}`;
+    if (fam === 'ip') {
+      const links = fs.filter((f) => (f.options as { link?: string } | undefined)?.link === `${INBOUND_U32_HTID.toString(16)}:`).length;
+      if (links !== Math.max(1, addrs.length)) return `${links} address node(s), want ${Math.max(1, addrs.length)}`;
+    }
+    if (this.record && (this.record.ports.join(',') !== this.spec.ports.join(',') || this.record.addrs.join(',') !== this.spec.addrs.join(','))) {
+      return `set up for port ${this.record.ports.join(',')}${this.record.addrs.length ? ` dst ${this.record.addrs.join(',')}` : ''}`;
+    }
+    return undefined;
+  }
+
+  /** @inheritdoc */
+  async inspect(): Promise<InboundInspection> {
+    const observed = await this.observe();
+    const pieces = this.judge(observed);
+    const state = summarizePieces(pieces, [
+      'clsact',
+      ...(this.families.includes('ip') ? [] : ['filter_ip' as const]),
+      ...(this.families.includes('ipv6') ? [] : ['filter_ipv6' as const]),
+    ]);
+    return { pieces, state, observed };
+  }
+
+  /**
+   * The steps from the inspected state to the desired one.
+   * @throws {IfbNameClashError} a device of the IFB's name exists that synplug did not create (usage: nothing changed)
+   * @throws {ForeignFilterError} synplug's pref at DEV's ingress holds filters that are not synplug's (foreign-state)
+   */
+  planSetup(inspection: HoldInspection, _options: { force?: boolean }): HoldSetupPlan<InboundStep> {
+    const { observed: o, pieces } = inspection as InboundInspection;
+    const route = this.sockets.route;
+    if (o.ifb.exists && !this.ifbIsOurs(o)) throw new IfbNameClashError(this.ifb, this.dev, o.ifb.kind);
+    for (const fam of ['ip', 'ipv6'] as const) {
+      if (this.filtersAt(o, fam).length && !this.filtersAreOurs(o, fam)) throw new ForeignFilterError(this.dev, INBOUND_PREF[fam], fam);
+    }
+    const steps: Partial<Record<InboundStep, SetupStep>> = {};
+    let ifbIndex = o.ifb.index;
+    let addedClsact = this.record?.addedClsact ?? false;
+    const createdIfb = !o.ifb.exists;
+    if (createdIfb) {
+      steps.ifb = {
+        what: `add link ${this.ifb} type ifb (IPv6 off, alias '${IFB_ALIAS_PREFIX}${this.dev}')`,
+        run: async () => {
+          await createLink(route, { name: this.ifb, kind: 'ifb' });
+          ifbIndex = await resolveIfindex(route, this.ifb);
+          await route.request({ type: RTM_NEWLINK, payload: [ifinfomsg(ifbIndex), str(IFLA_IFALIAS, IFB_ALIAS_PREFIX + this.dev)] });
+          disableIpv6(this.ifb);
+        },
+        undo: { what: `removed link ${this.ifb} (and its plug)`, run: () => deleteLink(route, this.ifb) },
+      };
+    }
+    const plugRef = () => ({ ifindex: ifbIndex!, parent: 'root', handle: '1:' });
+    const addPlug = async () => {
+      await addQdisc(route, { ifindex: ifbIndex!, parent: 'root', handle: '1:', kind: 'plug', options: { limit: this.limit } });
+      // A new plug starts buffering: release it at once.
+      await plugReleaseIndefinite(route, plugRef());
+    };
+    const root = o.ifbQdiscs.find((q) => q.root);
+    const plugStatus = createdIfb ? 'missing' : pieces.plug.status;
+    if (plugStatus === 'missing') {
+      steps.plug = {
+        what: `add qdisc plug 1: root on ${this.ifb} limit ${this.limit} and release it`,
+        run: addPlug,
+        ...(!createdIfb && { undo: { what: `removed plug 1: on ${this.ifb}`, run: () => deleteQdisc(route, { ifindex: ifbIndex!, parent: 'root' }) } }),
+      };
+    } else if (plugStatus === 'different' && root && (root.kind !== 'plug' || root.handle !== '1:')) {
+      steps.plug = {
+        what: `replace root ${root.kind} ${root.handle} on ${this.ifb} with plug 1: limit ${this.limit}`,
+        run: async () => {
+          await deleteQdisc(route, { ifindex: ifbIndex!, parent: 'root' });
+          await addPlug();
+        },
+      };
+    } else if (plugStatus === 'different') {
+      const old = this.record?.limit;
+      steps.plug = {
+        what: `set plug 1: on ${this.ifb} limit to ${this.limit} bytes`,
+        run: () => plugSetLimit(route, { ...plugRef(), limit: this.limit }),
+        ...(old !== undefined && { undo: { what: `restored plug limit ${old}`, run: () => plugSetLimit(route, { ...plugRef(), limit: old }) } }),
+      };
+    }
+    if (createdIfb || !o.ifb.up) {
+      steps.up = { what: `set link ${this.ifb} up`, run: () => setLinkUp(route, ifbIndex!) };
+    }
+    if (!o.ingressQdisc) {
+      steps.clsact = {
+        what: `add qdisc clsact on ${this.dev}`,
+        run: async () => {
+          await addQdisc(route, { ifindex: this.ifindex, kind: 'clsact' });
+          addedClsact = true;
+        },
+        undo: { what: `removed qdisc clsact on ${this.dev}`, run: () => deleteQdisc(route, { ifindex: this.ifindex, kind: 'clsact' }) },
+      };
+    }
+    for (const fam of ['ip', 'ipv6'] as const) {
+      const step = fam === 'ip' ? 'filter_ip' : 'filter_ipv6';
+      const status = pieces[step].status;
+      if (status === 'ok') continue;
+      const present = this.filtersAt(o, fam).length > 0;
+      const wanted = this.families.includes(fam);
+      const add = () => this.addFilters(fam, ifbIndex!);
+      const del = () => this.deleteFilters(fam);
+      if (!present) {
+        steps[step] = { what: `add ${this.filterText(fam)}`, run: add, undo: { what: `removed filters pref ${INBOUND_PREF[fam]} on ${this.dev}`, run: del } };
+      } else if (!wanted) {
+        steps[step] = { what: `remove filters ${this.dev} ingress protocol ${fam} pref ${INBOUND_PREF[fam]} (no ${fam} address now)`, run: del };
+      } else {
+        steps[step] = {
+          what: `replace filters pref ${INBOUND_PREF[fam]} on ${this.dev} (${pieces[step].detail}) with ${this.filterText(fam)}`,
+          run: async () => {
+            await del();
+            await add();
+          },
+          undo: { what: `removed filters pref ${INBOUND_PREF[fam]} on ${this.dev}`, run: del },
+        };
+      }
+    }
+    return {
+      steps,
+      order: INBOUND_STEPS,
+      record: (): InboundHoldRecord => ({
+        mode: 'inbound',
+        dev: this.dev,
+        createdAt: this.record?.createdAt ?? Date.now(),
+        ifb: this.ifb,
+        ports: this.spec.ports,
+        addrs: this.spec.addrs,
+        classifier: this.classifier,
+        limit: this.limit,
+        families: this.families,
+        addedClsact,
+      }),
+    };
+  }
+
+  private filterText(fam: InboundFamily): string {
+    const a = this.addrsOf(fam);
+    return `filter ${this.dev} ingress protocol ${fam} pref ${INBOUND_PREF[fam]} ${this.classifier}: tcp SYN (ACK clear) dst port ${this.spec.ports.join(',')}${a.length ? ` dst ${a.join(',')}` : ''}, action mirred egress redirect dev ${this.ifb}`;
+  }
+
+  /** Add the SYN filters of one protocol at synplug's pref. @throws {KindUnavailableError} @throws {NetlinkError} */
+  private async addFilters(fam: InboundFamily, ifbIndex: number): Promise<void> {
+    const route = this.sockets.route;
+    const family = fam === 'ip' ? 'inet' : 'inet6';
+    const actions = [{ kind: 'mirred' as const, direction: 'egress' as const, mirred_action: 'redirect' as const, to_dev: this.ifb, ifindex: ifbIndex }];
+    const addrs: Array<string | undefined> = this.addrsOf(fam).length ? this.addrsOf(fam) : [undefined];
+    const base = { ifindex: this.ifindex, parent: 'ingress', protocol: fam, pref: INBOUND_PREF[fam] };
+    if (this.classifier === 'flower') {
+      for (const dst of addrs) {
+        const m = flowerSynMatch({ family, dport: this.spec.ports, ...(dst && { dst }), actions });
+        for (const f of m.filters) await addFilter(route, { ...base, kind: 'flower', options: await resolveActionDevices(route, f.options) });
+      }
+      return;
+    }
+    if (fam === 'ipv6') {
+      for (const dst of addrs) {
+        const m = u32SynMatch({ family, dport: this.spec.ports, ...(dst && { dst }), actions });
+        for (const f of m.filters) await addFilter(route, { ...base, kind: 'u32', options: f.options as Record<string, unknown> });
+      }
+      return;
+    }
+    // IPv4: the table once, one address node per address (all linking to it), the TCP nodes once.
+    const parts = addrs.map((dst) => u32SynMatch({ family, dport: this.spec.ports, ...(dst && { dst }), actions, htid: INBOUND_U32_HTID }).filters);
+    const ordered = [parts[0][0], ...parts.map((p) => p[1]), ...parts[0].slice(2)];
+    for (const f of ordered)
+      await addFilter(route, { ...base, kind: 'u32', ...(f.handle && { handle: f.handle }), options: f.options as Record<string, unknown> });
+  }
+
+  /**
+   * Remove synplug's filters of one protocol. u32's IPv4 hash table lives in
+   * a structure every u32 filter of the hook shares: deleting the pref alone
+   * would leave it behind while a foreign u32 filter remains, so the nodes
+   * that link to it go first, then the table (once the kernel has freed the
+   * links: it retries on EBUSY), then the pref.
+   * @throws {NetlinkError} the kernel refused
+   */
+  async deleteFilters(fam: InboundFamily): Promise<void> {
+    const route = this.sockets.route;
+    const pref = INBOUND_PREF[fam];
+    const fs = (await listFilters(route, { ifindex: this.ifindex, parent: 'ingress' })).filter((f) => f.pref === pref);
+    if (fs.length === 0) return;
+    const ht = `${INBOUND_U32_HTID.toString(16)}:`;
+    const base = { ifindex: this.ifindex, parent: 'ingress', protocol: fs[0].protocol ?? fam, pref };
+    if (fs.some((f) => f.kind === 'u32' && (f.options as { fh?: string } | undefined)?.fh === ht)) {
+      for (const f of fs.filter((x) => (x.options as { link?: string } | undefined)?.link === ht)) {
+        await ignoreGone(deleteFilter(route, { ...base, kind: 'u32', handle: (f.options as { fh: string }).fh }));
+      }
+      const t0 = Date.now();
+      for (;;) {
+        try {
+          await deleteFilter(route, { ...base, kind: 'u32', handle: ht });
+          break;
+        } catch (e) {
+          if (e instanceof NetlinkError && (e.code === 'ENOENT' || e.code === 'EINVAL')) break;
+          if (!(e instanceof NetlinkError && e.code === 'EBUSY') || Date.now() - t0 > HTABLE_FREE_WAIT_MS) throw e;
+          await sleep(20);
+        }
+      }
+    }
+    await ignoreGone(deleteFilter(route, { ...base, kind: fs[0].kind }));
+  }
+
+  /** @inheritdoc */
+  explainPlugError(e: NetlinkError, action: 'buffer' | 'release'): NetlinkError {
+    if (e.code === 'ENOENT' || e.code === 'EINVAL' || e.code === 'ENODEV') {
+      return e.withMessage(
+        `cannot ${action} the plug of the inbound hold on ${this.dev}: no plug qdisc 1: at the root of ${this.ifb} (run 'synplug setup --inbound ${this.dev} ...')`,
+      );
+    }
+    return e;
+  }
+
+  /** @inheritdoc */
+  async plugStats(): Promise<PlugStats | undefined> {
+    if (this.ifbIndex === undefined) return undefined;
+    let qs: QdiscEntry[];
+    try {
+      qs = await listQdiscs(this.sockets.route, { ifindex: this.ifbIndex });
+    } catch (e) {
+      if (e instanceof NetlinkError && e.code === 'ENODEV') return undefined;
+      throw e;
+    }
+    const q = qs.find((x) => x.root && x.kind === 'plug');
+    if (!q) return undefined;
+    return { packets: q.packets ?? 0, bytes: q.bytes ?? 0, drops: q.drops ?? 0, qlen: q.qlen ?? 0, backlog: q.backlog ?? 0 };
+  }
+
+  /** What `status` shows of this hold. */
+  statusDetails(inspection: HoldInspection): InboundStatusDetails {
+    const { observed: o } = inspection as InboundInspection;
+    const plugQ = o.ifbQdiscs.find((q) => q.root && q.kind === 'plug');
+    return {
+      ifb: this.ifb,
+      ports: this.spec.ports,
+      addrs: this.spec.addrs,
+      classifier: this.classifier,
+      qdiscs: o.ifbQdiscs,
+      filters: o.ingressFilters.filter((f) => f.pref === INBOUND_PREF.ip || f.pref === INBOUND_PREF.ipv6),
+      ...(plugQ && { held: plugQ.qlen ?? 0, passed: plugQ.packets ?? 0, dropped: plugQ.drops ?? 0 }),
+    };
+  }
+
+  /**
+   * Release, then remove exactly what setup added: synplug's filters (by
+   * pref), the IFB (with its plug), DEV's clsact when setup added it and no
+   * foreign filter is left on it (ingress or egress).
+   * @throws {NetlinkError} the kernel refused a removal
+   */
+  async teardown(inspection: HoldInspection): Promise<{ removed: string[]; kept: string[] }> {
+    const { observed: o } = inspection as InboundInspection;
+    const route = this.sockets.route;
+    const removed: string[] = [];
+    const kept: string[] = [];
+    if (this.releaseMessages.length && o.ifbQdiscs.some((q) => q.root && q.kind === 'plug')) {
+      await route.exchange(this.releaseMessages).catch(() => {});
+      removed.push(`released the plug on ${this.ifb}`);
+    }
+    for (const fam of ['ip', 'ipv6'] as const) {
+      const fs = this.filtersAt(o, fam);
+      if (!fs.length) continue;
+      if (this.filtersAreOurs(o, fam)) {
+        await this.deleteFilters(fam);
+        removed.push(`filters ${this.dev} ingress protocol ${fam} pref ${INBOUND_PREF[fam]}`);
+      } else kept.push(`filters at pref ${INBOUND_PREF[fam]} on ${this.dev} ingress: not synplug's`);
+    }
+    if (o.ifb.exists && this.ifbIsOurs(o)) {
+      await ignoreGone(deleteLink(route, this.ifb));
+      removed.push(`link ${this.ifb} (ifb, with its plug)`);
+    } else if (o.ifb.exists) kept.push(`link ${this.ifb}: not synplug's`);
+    if (o.ingressQdisc) {
+      const left = [
+        ...(await listFilters(route, { ifindex: this.ifindex, parent: 'ingress' })),
+        ...(o.ingressQdisc.kind === 'clsact' ? await listFilters(route, { ifindex: this.ifindex, parent: 'egress' }) : []),
+      ];
+      if (!this.record?.addedClsact) kept.push(`qdisc ${o.ingressQdisc.kind} on ${this.dev}: setup did not add it`);
+      else if (left.length) kept.push(`qdisc clsact on ${this.dev}: setup added it, but filters that are not synplug's are on it`);
+      else {
+        await ignoreGone(deleteQdisc(route, { ifindex: this.ifindex, kind: 'clsact' }));
+        removed.push(`qdisc clsact on ${this.dev}`);
+      }
+    }
+    return { removed, kept };
+  }
+}
+
+/** A device of the IFB's name exists that synplug did not create. Category `usage` (nothing changed). */
+export class IfbNameClashError extends SynplugError {
+  /**
+   * @param ifb the name
+   * @param dev the inbound device
+   * @param kind its link kind, if any
+   */
+  constructor(
+    readonly ifb: string,
+    dev: string,
+    kind?: string,
+  ) {
+    super(
+      `the inbound hold of ${dev} needs an IFB named ${ifb}, but a ${kind ?? 'device'} of that name exists that synplug did not create; rename or remove it ('ip link del ${ifb}'). Nothing was changed`,
+      'usage',
+    );
+    this.name = 'IfbNameClashError';
+  }
+}
+
+/** synplug's pref at DEV's ingress holds filters that are not synplug's. Category `foreign-state`. */
+export class ForeignFilterError extends SynplugError {
+  /**
+   * @param dev the device
+   * @param pref the pref
+   * @param fam the protocol synplug would filter there
+   */
+  constructor(dev: string, pref: number, fam: string) {
+    super(
+      `dev ${dev} ingress has filters at pref ${pref}, which synplug uses for its ${fam} SYN filter, and they are not synplug's (they do not redirect to its IFB); move them to another pref. Nothing was changed`,
+      'foreign-state',
+    );
+    this.name = 'ForeignFilterError';
+  }
+}
+
+async function ignoreGone(p: Promise<void>): Promise<void> {
+  try {
+    await p;
+  } catch (e) {
+    if (e instanceof NetlinkError && (e.code === 'ENOENT' || e.code === 'ENODEV' || e.code === 'EINVAL')) return;
+    throw e;
+  }
+}
+
+function ifinfomsg(index: number, flags = 0, change = 0): Buffer {
+  const b = Buffer.alloc(IFINFOMSG_LEN);
+  b.writeInt32LE(index, 4);
+  b.writeUInt32LE(flags >>> 0, 8);
+  b.writeUInt32LE(change >>> 0, 12);
+  return b;
+}
+
+/** Turn IPv6 off on the IFB before it goes up (no MLD or router solicitation of its own may pass its plug). In --netns's namespace. */
+function disableIpv6(ifb: string): void {
+  withNetns(defaultNetns(), () => {
+    try {
+      writeFileSync(`/proc/sys/net/ipv6/conf/${ifb}/disable_ipv6`, '1');
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'ENOENT')
+        throw new SynplugError(`cannot turn IPv6 off on ${ifb}: ${(e as Error).message}`, 'failure', { cause: e });
+      // no IPv6 in this kernel: nothing to turn off
+    }
+  });
+}
+
+/** Read a link by name: whether it exists, its kind, alias and whether it is up. @throws {NetlinkError} other than ENODEV */
+async function readLink(route: HoldSockets['route'], name: string): Promise<IfbState> {
+  try {
+    const replies = await route.request(getLinkRequest(name));
+    const m = replies.find((r) => r.type === RTM_NEWLINK);
+    if (!m) return { exists: false };
+    const raw = decodeLink(m);
+    return { exists: true, index: raw.index, kind: raw.kind, alias: raw.attrs.str(IFLA_IFALIAS), up: (raw.flags & IFF_UP) !== 0 };
+  } catch (e) {
+    if (e instanceof NetlinkError && e.code === 'ENODEV') return { exists: false };
+    throw e;
+  }
+}
+
+/**
+ * Whether the kernel has act_mirred: an RTM_NEWACTION for a mirred action
+ * without parameters. The kernel looks the kind up first (loading the module
+ * if it can; ENOENT when there is none), then mirred refuses the missing
+ * parameters (EINVAL): nothing is created either way.
+ * @throws {NetlinkError} EPERM/EACCES
+ */
+export async function probeMirred(route: HoldSockets['route']): Promise<Support> {
+  // struct tcamsg { unsigned char tca_family; unsigned char tca__pad1; unsigned short tca__pad2; }; TCA_ACT_TAB = 1
+  const TCA_ACT_TAB = 1;
+  try {
+    await route.request({
+      type: RTM_NEWACTION,
+      flags: NLM_F_CREATE | NLM_F_EXCL,
+      payload: [Buffer.alloc(4), nested(TCA_ACT_TAB, [nested(1, [str(TCA_ACT_KIND, 'mirred'), nested(TCA_ACT_OPTIONS, [])])])],
+    });
+  } catch (e) {
+    if (!(e instanceof NetlinkError)) throw e;
+    if (e.code === 'EPERM' || e.code === 'EACCES') throw e;
+    return e.code === 'ENOENT' ? 'no' : 'yes';
+  }
+  throw new SynplugError("probing action 'mirred' unexpectedly created an action; check 'tc actions ls action mirred'");
+}
+
+/**
+ * Whether the kernel has link kind ifb: an RTM_NEWLINK creating an ifb
+ * named "." (a name the kernel never accepts). It looks the kind up first
+ * (loading the module if it can): an unknown kind answers EOPNOTSUPP, a
+ * known one fails on the name (EINVAL). Nothing is created.
+ * @throws {NetlinkError} EPERM/EACCES
+ */
+export async function probeIfb(route: HoldSockets['route']): Promise<Support> {
+  const req = newLinkRequest({ name: 'spifbprobe', kind: 'ifb' });
+  req.payload[1] = str(IFLA_IFNAME, '.');
+  try {
+    await route.request(req);
+  } catch (e) {
+    if (!(e instanceof NetlinkError)) throw e;
+    if (e.code === 'EPERM' || e.code === 'EACCES') throw e;
+    return e.code === 'EOPNOTSUPP' || e.code === 'ENOTSUP' ? 'no' : 'yes';
+  }
+  await deleteLink(route, '.').catch(() => {});
+  return 'yes';
+}
+
+/** An inbound hold's configuration from its record entry. */
+function specOfRecord(r: InboundHoldRecord): InboundSpec {
+  return { dev: r.dev, ports: [...r.ports], addrs: [...r.addrs], classifier: r.classifier };
+}
+
+/**
+ * Open the inbound hold of a spec (setup) or of a record entry.
+ * @param limit the plug limit (default: the record's, else the configuration's)
+ * @throws {NoDeviceError} DEV does not exist (usage)
+ * @throws {UsageError} DEV is a loopback device
+ */
+export async function openInboundHold(sockets: HoldSockets, spec: InboundSpec, limit: number, record?: InboundHoldRecord): Promise<InboundHold> {
+  const route = sockets.route;
+  let flags = 0;
+  let ifindex: number;
+  try {
+    const replies = await route.request(getLinkRequest(spec.dev));
+    const m = replies.find((r) => r.type === RTM_NEWLINK);
+    if (!m) throw new NoDeviceError(spec.dev, undefined, '--inbound');
+    const raw = decodeLink(m);
+    ifindex = raw.index;
+    flags = raw.flags;
+  } catch (e) {
+    if (e instanceof NetlinkError && e.code === 'ENODEV') throw new NoDeviceError(spec.dev, undefined, '--inbound');
+    throw e;
+  }
+  if (flags & IFF_LOOPBACK)
+    throw new UsageError(`--inbound ${spec.dev}: a loopback device; hold local connections with the local hold ('synplug setup' without --inbound)`);
+  const ifb = record?.ifb ?? ifbNameFor(ifindex);
+  if (ifb === spec.dev) throw new UsageError(`--inbound ${spec.dev}: that is synplug's own IFB`);
+  const st = await readLink(route, ifb);
+  return new InboundHold(sockets, spec, limit, ifindex, st.exists ? st.index : undefined, record);
+}
+
+/** The inbound mode: opens the inbound hold a setup record lists. */
+export const inboundMode: HoldMode = {
+  name: 'inbound',
+  async open(sockets: HoldSockets, config: GuardConfig, record?: HoldRecord): Promise<Hold> {
+    if (record?.mode !== 'inbound') throw new SynplugError('the inbound mode opens a hold from its setup record only (setup --inbound makes one)');
+    const r = record as InboundHoldRecord;
+    return openInboundHold(sockets, specOfRecord(r), r.limit ?? config.limit ?? DEFAULTS.limit, r);
+  },
+};
