@@ -115,7 +115,7 @@ test.serial('bad input: exit 2 naming the flag, before anything is looked at or 
     [['--seconds', '-5'], /--seconds: '-5' is not a number from 0.1 to 600 s/],
     [['--state-dir', ''], /--state-dir is empty/],
     [['--seconds', '1', '--restarts', '10'], /do not fit in 1 s per phase/],
-    [['--inbound'], /unknown option '--inbound'/],
+    [['--inbound', '--gap', '0'], /--gap: must be more than 0/],
   ];
   for (const [args, re] of cases) {
     const r = synplug(['demo', ...args]);
@@ -133,6 +133,42 @@ test.serial('without CAP_NET_ADMIN (user nobody): exit 4', (t) => {
   const r = synplug(['demo'], { uid: 65534 });
   t.is(r.code, 4, r.stderr);
   t.regex(r.stderr, /synplug demo needs CAP_NET_ADMIN: run it as root/);
+  const i = synplug(['demo', '--inbound'], { uid: 65534 });
+  t.is(i.code, 4, i.stderr);
+  t.regex(i.stderr, /synplug demo --inbound needs CAP_NET_ADMIN: run it as root/);
+});
+
+/** The namespace's links and every qdisc in it (tc and ip as oracles), and the state files. */
+function inboundSnapshot() {
+  return {
+    links: (JSON.parse(inNs(IP, ['-j', 'link', 'show'])) as Array<{ ifname: string }>).map((l) => l.ifname),
+    qdiscs: (JSON.parse(inNs('/usr/sbin/tc', ['-j', 'qdisc', 'show'])) as Array<{ kind: string; dev: string; handle: string }>).map(
+      (q) => `${q.dev} ${q.kind} ${q.handle}`,
+    ),
+    netns: execFileSync(IP, ['netns', 'list'], { encoding: 'utf8' }),
+    stateFiles: readdirSync(STATE),
+  };
+}
+
+test.serial('demo --inbound on a kernel without sch_plug: exit 5 naming sch_plug; no veth, IFB, clsact or namespace left behind', (t) => {
+  inNs(IP, ['link', 'set', 'lo', 'up']);
+  const before = inboundSnapshot();
+  t.false(
+    before.qdiscs.some((q) => / (clsact|plug) /.test(q)),
+    before.qdiscs.join('; '),
+  );
+  const r = synplug(['demo', '--inbound', '--restarts', '2', '--seconds', '2']);
+  t.is(r.code, 5, r.stderr);
+  t.regex(r.stderr, /sch_plug/);
+  t.regex(r.stderr, /creating a network namespace of the demo's own/, 'it got as far as the topology');
+  t.regex(r.stderr, /removing the veth pair spd\w+s\/spd\w+c and the client namespace/);
+  t.is(r.stdout, '', 'no table: the demo did not run');
+  t.deepEqual(inboundSnapshot(), before, 'links, qdiscs, named namespaces and state files as before');
+  const j = synplug(['demo', '--inbound', '--json']);
+  t.is(j.code, 5, j.stderr);
+  t.like(JSON.parse(j.stdout), { category: 'missing-module', exit_code: 5 });
+  t.regex((JSON.parse(j.stdout) as { error: string }).error, /sch_plug/);
+  t.deepEqual(inboundSnapshot(), before);
 });
 
 test('--help lists the exit codes the demo can return, from the one table', (t) => {
@@ -145,5 +181,5 @@ test('--help lists the exit codes the demo can return, from the one table', (t) 
   t.regex(r.stdout, /--restarts <n>/);
   t.regex(r.stdout, /--gap <duration>/);
   t.regex(r.stdout, /--state-dir <dir>/);
-  t.notRegex(r.stdout, /--inbound/);
+  t.regex(r.stdout, /--inbound /);
 });
