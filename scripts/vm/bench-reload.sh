@@ -7,6 +7,8 @@
 # Usage:  bash scripts/vm/bench-reload.sh [BENCH OPTIONS...]
 #   Options go to bench/reload/main.ts (--help lists them), e.g.
 #   --methods baseline,unprotected --reloads 40 --connections 60
+#   --inbound [--ipv6]: the clients in a network namespace behind a veth
+#   pair, synplug through the inbound hold (the VM's timeout is then 600 s)
 #
 # Env:
 #   SYNPLUG_BENCH_HOST=1   run on this machine instead, in a fresh network
@@ -56,6 +58,9 @@ if [ "${SYNPLUG_BENCH_HOST:-0}" = 1 ]; then
 fi
 
 [ -f scripts/vm/run.sh ] || { log "error: scripts/vm/run.sh is missing (the VM harness)"; exit 125; }
-export SYNPLUG_VM_TIMEOUT=${SYNPLUG_VM_TIMEOUT:-1500}
+case " $* " in
+*" --inbound "*) export SYNPLUG_VM_TIMEOUT=${SYNPLUG_VM_TIMEOUT:-600} ;;
+*) export SYNPLUG_VM_TIMEOUT=${SYNPLUG_VM_TIMEOUT:-1500} ;;
+esac
 log "in the VM (scripts/vm/run.sh, timeout ${SYNPLUG_VM_TIMEOUT}s)"
 exec bash scripts/vm/run.sh -- "${bench[@]}" "$@"
