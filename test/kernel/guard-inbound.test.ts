@@ -1,0 +1,431 @@
+/**
+ * Kernel tests (in the VM, Debian 6.1 and 6.12: sch_plug, cls_flower,
+ * cls_u32, act_mirred, ifb): the guard's inbound hold, driven through the
+ * built CLI (dist/bundle/synplug.cjs), with real clients in another network
+ * namespace joined to this one by a veth pair.
+ *
+ * Topology: this process's namespace is the server side (sp-gi0,
+ * 169.254.79.1/24 and fd00:79::1/64, an echo server on PORT); the client
+ * side is a namespace of its own (sp-gi1, 169.254.79.2 and fd00:79::2), where
+ * python clients open a new connection each, send 3000 bytes and read them
+ * back. Oracles: `tc -s -j`, `ip -j -d link`. Every wait is bounded and
+ * polls; nothing asserts a duration.
+ *
+ * The file takes the guard tests' lock on `lo` (test/helpers/guard-vm.ts)
+ * for its whole run: one test sets up the local hold on lo as well.
+ */
+import test, { type ExecutionContext } from 'ava';
+import type { ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
+import net, { createServer, type Server } from 'node:net';
+import { join } from 'node:path';
+import { otherNamespace, inNs, runClient, sh, quietly, IP, TC } from '../helpers/tc-inbound.js';
+import {
+  ADDR,
+  TEST_TIMEOUT,
+  WAIT_MS,
+  alive,
+  cli,
+  gate,
+  gatedCommand,
+  kill,
+  lockLo,
+  openGate,
+  requireVm,
+  resetLo,
+  run,
+  sleep,
+  startCli,
+  startedPid,
+  waitFor,
+  within,
+  type Started,
+} from '../helpers/guard-vm.js';
+
+const SRV = 'sp-gi0';
+const PEER = 'sp-gi1';
+const PORT = 16079;
+const V4 = { srv: '169.254.79.1', cli: '169.254.79.2' };
+const V6 = { srv: 'fd00:79::1', cli: 'fd00:79::2' };
+const SD = '/run/synplug-inbound-test';
+
+let other: ChildProcess;
+let server: Server;
+let localServer: Server | undefined;
+let unlock: (() => void) | undefined;
+let ifb = '';
+
+test.before(async () => {
+  requireVm();
+  unlock = await lockLo();
+  await resetLo();
+  quietly(IP, 'link', 'del', SRV);
+  other = await otherNamespace();
+  sh(IP, 'link', 'add', SRV, 'type', 'veth', 'peer', 'name', PEER, 'netns', String(other.pid));
+  sh(IP, 'addr', 'add', `${V4.srv}/24`, 'dev', SRV);
+  sh(IP, '-6', 'addr', 'add', `${V6.srv}/64`, 'dev', SRV, 'nodad');
+  sh(IP, 'link', 'set', SRV, 'up');
+  inNs(other, IP, 'link', 'set', 'lo', 'up');
+  inNs(other, IP, 'addr', 'add', `${V4.cli}/24`, 'dev', PEER);
+  inNs(other, IP, '-6', 'addr', 'add', `${V6.cli}/64`, 'dev', PEER, 'nodad');
+  inNs(other, IP, 'link', 'set', PEER, 'up');
+  const idx = (JSON.parse(sh(IP, '-j', 'link', 'show', 'dev', SRV)) as Array<{ ifindex: number }>)[0].ifindex;
+  ifb = `spifb${idx}`;
+  server = createServer((s) => s.pipe(s));
+  await new Promise<void>((r) => server.listen({ port: PORT, host: '::', ipv6Only: false }, () => r()));
+  // the client side reaches both addresses before any test plugs anything
+  await within(runClient(other, '4', V4.srv, PORT, 1), 'a first IPv4 connection');
+  await within(runClient(other, '6', V6.srv, PORT, 1), 'a first IPv6 connection');
+});
+
+test.after.always(async () => {
+  await cli(['teardown', '--state-dir', SD]).catch(() => undefined);
+  server?.close();
+  localServer?.close();
+  quietly(IP, 'link', 'del', SRV);
+  if (ifb) quietly(IP, 'link', 'del', ifb);
+  other?.kill('SIGKILL');
+  rmSync(SD, { recursive: true, force: true });
+  await resetLo();
+  unlock?.();
+});
+
+const json = <T>(r: { stdout: string }): T => JSON.parse(r.stdout.trim().split('\n').pop()!) as T;
+
+async function synplug(t: ExecutionContext, args: string[], code = 0): Promise<string> {
+  const r = await cli(args);
+  t.is(r.code, code, `synplug ${args.join(' ')}: ${r.stderr}`);
+  return r.stdout;
+}
+
+/** The IFB's root qdisc as tc -s -j shows it (undefined without the IFB). */
+async function ifbRoot(): Promise<{ kind: string; handle: string; packets: number; qlen: number; drops: number } | undefined> {
+  const r = await run('tc', ['-s', '-j', 'qdisc', 'show', 'dev', ifb, 'root']);
+  if (r.code !== 0) return undefined;
+  return (JSON.parse(r.stdout) as Array<{ kind: string; handle: string; packets: number; qlen: number; drops: number }>)[0];
+}
+
+/** tc -j filter show dev SRV PARENT, as pref/protocol/kind triples of the entries with options. */
+async function filterSummary(parent: 'ingress' | 'egress'): Promise<string[]> {
+  const r = await run('tc', ['-j', 'filter', 'show', 'dev', SRV, parent]);
+  if (r.code !== 0 || r.stdout.trim() === '') return [];
+  const fs = JSON.parse(r.stdout) as Array<{ pref: number; protocol: string; kind: string; options?: unknown }>;
+  return [...new Set(fs.map((f) => `${f.pref} ${f.protocol} ${f.kind}`))].sort();
+}
+
+async function srvQdiscKinds(): Promise<string[]> {
+  return (JSON.parse(await (await run('tc', ['-j', 'qdisc', 'show', 'dev', SRV])).stdout) as Array<{ kind: string }>).map((q) => q.kind).sort();
+}
+
+async function ifbExists(): Promise<boolean> {
+  return (await run('ip', ['link', 'show', 'dev', ifb])).code === 0;
+}
+
+/** Assert nothing of synplug's is on the server side (foreign state given as what must remain). */
+async function assertClean(t: ExecutionContext, when: string, foreign: { qdiscs?: string[]; ingress?: string[]; egress?: string[] } = {}): Promise<void> {
+  t.false(await ifbExists(), `${when}: no ${ifb}`);
+  t.deepEqual(
+    (await srvQdiscKinds()).filter((k) => k === 'clsact' || k === 'ingress'),
+    foreign.qdiscs ?? [],
+    `${when}: the ingress qdiscs on ${SRV}`,
+  );
+  t.deepEqual(await filterSummary('ingress'), foreign.ingress ?? [], `${when}: ingress filters`);
+}
+
+/** Start `synplug protect` over a gated command; resolves once the command runs (every plug then buffers). */
+async function protect(t: ExecutionContext, flags: string[]): Promise<{ p: Started; go: string; started: string }> {
+  const g = gate(t);
+  const p = startCli(['protect', '--json', '--state-dir', SD, ...flags, '--', ...gatedCommand(g.started, g.go)]);
+  t.teardown(() => {
+    kill(p.child.pid);
+    openGate(g.go);
+    kill(startedPid(g.started));
+  });
+  await waitFor(() => startedPid(g.started) !== undefined, 'the protected command to start', {
+    abort: () => p.ended && `protect exited ${p.ended.code}: ${p.ended.stderr}`,
+  });
+  return { p, go: g.go, started: g.started };
+}
+
+/** A client connection from the other side that is not awaited yet: its promise, and whether it settled. */
+function client(family: '4' | '6', n = 1, opts = false): { done: Promise<string>; settled: () => boolean } {
+  let settled = false;
+  const done = runClient(other, family, family === '4' ? V4.srv : V6.srv, PORT, n, opts).finally(() => {
+    settled = true;
+  });
+  done.catch(() => {});
+  return { done, settled: () => settled };
+}
+
+async function waitQlen(n: number, what: string): Promise<void> {
+  const until = Date.now() + WAIT_MS;
+  for (;;) {
+    const q = await ifbRoot();
+    if ((q?.qlen ?? 0) >= n) return;
+    if (Date.now() > until) throw new Error(`gave up waiting for ${what}: the plug on ${ifb} holds ${q?.qlen ?? 'no'} packet(s)`);
+    await sleep(100);
+  }
+}
+
+async function setupInbound(t: ExecutionContext, extra: string[] = []): Promise<{ changed: boolean; inbound: { classifier: string; ifb: string } }> {
+  const out = await synplug(t, ['setup', '--inbound', SRV, '--port', String(PORT), '--json', '--state-dir', SD, ...extra]);
+  return JSON.parse(out) as { changed: boolean; inbound: { classifier: string; ifb: string } };
+}
+
+test.serial(
+  'setup --inbound builds the IFB with a plug root, clsact and the SYN filters; check 0; setup again changes nothing; teardown removes exactly that; check 1',
+  async (t) => {
+    t.timeout(TEST_TIMEOUT);
+    await assertClean(t, 'before');
+    await synplug(t, ['check', '--state-dir', SD], 1);
+    const r = await setupInbound(t);
+    t.true(r.changed);
+    t.is(r.inbound.ifb, ifb);
+    t.is(r.inbound.classifier, 'flower', 'this kernel has cls_flower: flower is chosen');
+    const link = (
+      JSON.parse(sh(IP, '-j', '-d', 'link', 'show', 'dev', ifb)) as Array<{ linkinfo?: { info_kind: string }; flags: string[]; ifalias?: string }>
+    )[0];
+    t.is(link.linkinfo?.info_kind, 'ifb');
+    t.true(link.flags.includes('UP'));
+    t.is(readFileSync(`/proc/sys/net/ipv6/conf/${ifb}/disable_ipv6`, 'utf8').trim(), '1', 'IPv6 is off on the IFB');
+    t.like(await ifbRoot(), { kind: 'plug', handle: '1:' });
+    t.true((await srvQdiscKinds()).includes('clsact'));
+    t.deepEqual(await filterSummary('ingress'), ['65000 ip flower', '65001 ipv6 flower']);
+    const actions = sh(TC, 'filter', 'show', 'dev', SRV, 'ingress');
+    t.regex(actions, new RegExp(`mirred \\(Egress Redirect to device ${ifb}\\) stolen`));
+    t.regex(actions, /tcp_flags 0x2\/0x12/);
+    await synplug(t, ['check', '--state-dir', SD], 0);
+    const again = await setupInbound(t);
+    t.false(again.changed, 'a second setup finds everything in place');
+    const st = JSON.parse(await synplug(t, ['status', '--json', '--state-dir', SD])) as { holds: Array<{ id: string; state: string; ifb?: string }> };
+    t.deepEqual(
+      st.holds.map((h) => [h.id, h.state, h.ifb]),
+      [[`inbound:${SRV}`, 'ok', ifb]],
+    );
+    const td = JSON.parse(await synplug(t, ['teardown', '--json', '--state-dir', SD])) as { holds: string[]; removed: string[] };
+    t.deepEqual(td.holds, [`inbound:${SRV}`]);
+    await assertClean(t, 'after teardown');
+    await synplug(t, ['check', '--state-dir', SD], 1);
+  },
+);
+
+test.serial('bad input: exit 2 with nothing changed (missing device, lo, port, address, IFB name clash)', async (t) => {
+  t.timeout(TEST_TIMEOUT);
+  const bad: string[][] = [
+    ['setup', '--inbound', 'sp-gi9', '--port', String(PORT)],
+    ['setup', '--inbound', 'lo', '--port', String(PORT)],
+    ['setup', '--inbound', SRV, '--port', '65536'],
+    ['setup', '--inbound', SRV],
+    ['setup', '--inbound', SRV, '--port', String(PORT), '--addr', '169.254.79'],
+    ['setup', '--port', String(PORT)],
+  ];
+  for (const args of bad) {
+    const r = await cli([...args, '--state-dir', SD]);
+    t.is(r.code, 2, `${args.join(' ')}: ${r.stderr}`);
+  }
+  sh(IP, 'link', 'add', ifb, 'type', 'dummy');
+  try {
+    const r = await cli(['setup', '--inbound', SRV, '--port', String(PORT), '--state-dir', SD]);
+    t.is(r.code, 2, r.stderr);
+    t.regex(r.stderr, new RegExp(`${ifb}.*synplug did not create`));
+    t.deepEqual(await srvQdiscKinds().then((k) => k.filter((x) => x === 'clsact')), []);
+    t.deepEqual(await filterSummary('ingress'), []);
+  } finally {
+    sh(IP, 'link', 'del', ifb);
+  }
+  await assertClean(t, 'after the refusals');
+  t.false(existsSync(join(SD, 'setup.json')));
+});
+
+for (const classifier of ['flower', 'u32'] as const) {
+  test.serial(`${classifier}: SYNs (IPv4, IPv6) are held during protect and delivered after; only SYNs pass the IFB`, async (t) => {
+    t.timeout(TEST_TIMEOUT);
+    const r = await setupInbound(t, ['--classifier', classifier]);
+    t.is(r.inbound.classifier, classifier);
+    t.teardown(() => cli(['teardown', '--state-dir', SD]).then(() => undefined));
+    t.deepEqual(await filterSummary('ingress'), [`65000 ip ${classifier}`, `65001 ipv6 ${classifier}`]);
+
+    // Only SYNs pass the IFB: 5 connections each way (and IPv4 SYNs with IP options), each with data and ACKs.
+    const before = (await ifbRoot())!.packets;
+    t.is(await within(runClient(other, '4', V4.srv, PORT, 5), 'IPv4 connections'), 'ok');
+    t.is(await within(runClient(other, '6', V6.srv, PORT, 5), 'IPv6 connections'), 'ok');
+    t.is(await within(runClient(other, '4', V4.srv, PORT, 5, true), 'IPv4 connections with IP options'), 'ok');
+    t.is((await ifbRoot())!.packets - before, 15, 'one packet (the SYN) per connection went through the IFB');
+
+    const { p, go } = await protect(t, ['--max-hold', '120s']);
+    const c4 = client('4');
+    const c6 = client('6');
+    await waitQlen(2, 'both SYNs to be held');
+    t.false(c4.settled(), 'the IPv4 connection waits while the plug buffers');
+    t.false(c6.settled(), 'the IPv6 connection waits while the plug buffers');
+    openGate(go);
+    t.is(await within(c4.done, 'the IPv4 connection after the release'), 'ok');
+    t.is(await within(c6.done, 'the IPv6 connection after the release'), 'ok');
+    const end = await within(p.done, 'protect to exit');
+    t.is(end.code, 0, end.stderr);
+    const res = json<{ packetsReleased: number; maxHoldReached: boolean; releasedPlug: boolean }>(end);
+    t.true(res.releasedPlug);
+    t.false(res.maxHoldReached);
+    t.true(res.packetsReleased >= 2, `packets released: ${res.packetsReleased}`);
+    t.is((await ifbRoot())!.qlen, 0);
+  });
+}
+
+test.serial('a non-SYN packet of an established connection is not held while the plug buffers', async (t) => {
+  t.timeout(TEST_TIMEOUT);
+  await setupInbound(t);
+  t.teardown(() => cli(['teardown', '--state-dir', SD]).then(() => undefined));
+  const dir = gate(t).dir;
+  const flag = join(dir, 'more');
+  // one connection: an echo round, then (once `flag` exists) another, then 'ok'
+  const py = `
+import socket, os, sys, time
+s = socket.create_connection(('${V4.srv}', ${PORT}), timeout=60)
+def echo():
+    s.sendall(b'y' * 2000)
+    got = b''
+    while len(got) < 2000:
+        d = s.recv(65536)
+        if not d: break
+        got += d
+    assert len(got) == 2000
+echo()
+print('connected', flush=True)
+while not os.path.exists('${flag}'): time.sleep(0.05)
+echo()
+print('ok', flush=True)
+`;
+  const proc = spawn('nsenter', ['-t', String(other.pid), '-n', 'python3', '-c', py], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  proc.stdout.on('data', (d: Buffer) => {
+    out += d.toString();
+  });
+  t.teardown(() => {
+    proc.kill('SIGKILL');
+  });
+  await waitFor(() => out.includes('connected'), 'the connection to be established');
+  const heldBefore = (await ifbRoot())!;
+  const { p, go } = await protect(t, ['--max-hold', '120s']);
+  sh('touch', flag);
+  await waitFor(() => out.includes('ok'), 'the second echo round while the plug buffers', { abort: () => p.ended && `protect exited: ${p.ended.stderr}` });
+  t.is(p.ended, undefined, 'protect still holds (its command waits at the gate)');
+  const q = (await ifbRoot())!;
+  t.is(q.qlen, 0, 'nothing of the established connection waits on the IFB');
+  t.is(q.packets, heldBefore.packets, 'nothing of it went through the IFB');
+  openGate(go);
+  t.is((await within(p.done, 'protect to exit')).code, 0);
+});
+
+test.serial('max-hold: protect releases the held SYN at its deadline while the command still runs', async (t) => {
+  t.timeout(TEST_TIMEOUT);
+  await setupInbound(t);
+  t.teardown(() => cli(['teardown', '--state-dir', SD]).then(() => undefined));
+  const { p, go, started } = await protect(t, ['--max-hold', '20s']);
+  const c = client('4');
+  await waitQlen(1, 'the SYN to be held');
+  t.is(await within(c.done, 'the connection after the max-hold release'), 'ok');
+  t.true(alive(startedPid(started)), 'the command still runs (its gate is closed)');
+  openGate(go);
+  const end = await within(p.done, 'protect to exit');
+  t.is(end.code, 0, end.stderr);
+  t.true(json<{ maxHoldReached: boolean }>(end).maxHoldReached);
+});
+
+test.serial('SIGKILL of protect: its watchdog releases the IFB plug', async (t) => {
+  t.timeout(TEST_TIMEOUT);
+  await setupInbound(t);
+  t.teardown(() => cli(['teardown', '--state-dir', SD]).then(() => undefined));
+  const { p, go } = await protect(t, ['--max-hold', '120s']);
+  const c = client('6');
+  await waitQlen(1, 'the SYN to be held');
+  kill(p.child.pid, 'SIGKILL');
+  t.is(await within(c.done, 'the connection after the watchdog released'), 'ok');
+  t.is((await ifbRoot())!.qlen, 0);
+  openGate(go);
+  // the next command finds the plug released (or releases it: stale-plug recovery)
+  await synplug(t, ['release', '--state-dir', SD]);
+  const plug = JSON.parse(readFileSync(join(SD, 'plug.json'), 'utf8')) as { state: string };
+  t.is(plug.state, 'released');
+});
+
+test.serial(
+  "foreign clsact filters are left alone by setup and teardown (flower and u32; u32's table is freed with a foreign u32 filter on the hook)",
+  async (t) => {
+    t.timeout(TEST_TIMEOUT);
+    sh(TC, 'qdisc', 'add', 'dev', SRV, 'clsact');
+    t.teardown(() => quietly(TC, 'qdisc', 'del', 'dev', SRV, 'clsact'));
+    sh(TC, 'filter', 'add', 'dev', SRV, 'ingress', 'pref', '10', 'protocol', 'ip', 'flower', 'ip_proto', 'udp', 'dst_port', '9', 'action', 'pass');
+    sh(TC, 'filter', 'add', 'dev', SRV, 'ingress', 'pref', '11', 'protocol', 'ip', 'u32', 'match', 'ip', 'dport', '9', '0xffff', 'action', 'pass');
+    sh(TC, 'filter', 'add', 'dev', SRV, 'egress', 'pref', '12', 'protocol', 'ip', 'matchall', 'action', 'pass');
+    const foreignIngress = sh(TC, 'filter', 'show', 'dev', SRV, 'ingress');
+    const foreignEgress = sh(TC, 'filter', 'show', 'dev', SRV, 'egress');
+    for (const classifier of ['u32', 'flower', 'u32']) {
+      const r = await setupInbound(t, ['--classifier', classifier]);
+      t.true(r.changed);
+      t.deepEqual(await filterSummary('ingress'), ['10 ip flower', '11 ip u32', `65000 ip ${classifier}`, `65001 ipv6 ${classifier}`]);
+      t.is(await within(runClient(other, '4', V4.srv, PORT, 2), 'connections'), 'ok');
+      await synplug(t, ['teardown', '--state-dir', SD]);
+      t.is(sh(TC, 'filter', 'show', 'dev', SRV, 'ingress'), foreignIngress, `${classifier}: the foreign ingress filters are as they were`);
+      t.is(sh(TC, 'filter', 'show', 'dev', SRV, 'egress'), foreignEgress, `${classifier}: the foreign egress filter is as it was`);
+      t.false(await ifbExists());
+      t.true((await srvQdiscKinds()).includes('clsact'), 'the clsact synplug did not add stays');
+    }
+  },
+);
+
+test.serial('local + inbound set up together: protect holds both, teardown removes both', async (t) => {
+  t.timeout(TEST_TIMEOUT);
+  // the local hold on lo: a proxy on 169.254.255.254
+  localServer = createServer((s) => s.pipe(s));
+  await new Promise<void>((r) => localServer!.listen({ port: PORT, host: ADDR }, () => r()));
+  await synplug(t, ['setup', '--state-dir', SD]);
+  await setupInbound(t);
+  t.teardown(() => cli(['teardown', '--state-dir', SD]).then(() => undefined));
+  const ck = JSON.parse(await synplug(t, ['check', '--json', '--state-dir', SD])) as { state: string; holds: Array<{ id: string; state: string }> };
+  t.is(ck.state, 'ok');
+  t.deepEqual(ck.holds.map((h) => `${h.id} ${h.state}`).sort(), ['local ok', `inbound:${SRV} ok`].sort());
+  const { p, go } = await protect(t, ['--max-hold', '120s']);
+  const lease = JSON.parse(readFileSync(join(SD, 'leases.json'), 'utf8')) as { leases: Array<{ holds: string[] }> };
+  t.deepEqual([...lease.leases[0].holds].sort(), ['local', `inbound:${SRV}`].sort());
+  const remote = client('4');
+  let localDone = false;
+  const local = new Promise<void>((resolve, reject) => {
+    const s = net.connect({ host: ADDR, port: PORT }, () => {
+      localDone = true;
+      s.end();
+      resolve();
+    });
+    s.on('error', reject);
+  });
+  await waitQlen(1, 'the remote SYN to be held');
+  await waitFor(() => {
+    const r = sh(TC, '-s', '-j', 'qdisc', 'show', 'dev', 'lo');
+    return (JSON.parse(r) as Array<{ kind: string; qlen?: number }>).some((q) => q.kind === 'plug' && (q.qlen ?? 0) >= 1);
+  }, 'the local SYN to be held');
+  t.false(localDone);
+  t.false(remote.settled());
+  openGate(go);
+  await within(local, 'the local connection after the release');
+  t.is(await within(remote.done, 'the remote connection after the release'), 'ok');
+  t.is((await within(p.done, 'protect to exit')).code, 0);
+  const td = JSON.parse(await synplug(t, ['teardown', '--json', '--state-dir', SD])) as { holds: string[] };
+  t.deepEqual([...td.holds].sort(), ['local', `inbound:${SRV}`].sort());
+  await assertClean(t, 'after teardown');
+  localServer.close();
+  localServer = undefined;
+});
+
+test.serial('teardown --inbound DEV removes that hold only; the record keeps the other', async (t) => {
+  t.timeout(TEST_TIMEOUT);
+  await synplug(t, ['setup', '--state-dir', SD]);
+  await setupInbound(t);
+  t.teardown(() => cli(['teardown', '--state-dir', SD]).then(() => undefined));
+  const td = JSON.parse(await synplug(t, ['teardown', '--inbound', SRV, '--json', '--state-dir', SD])) as { holds: string[] };
+  t.deepEqual(td.holds, [`inbound:${SRV}`]);
+  await assertClean(t, 'after teardown --inbound');
+  const rec = JSON.parse(readFileSync(join(SD, 'setup.json'), 'utf8')) as { holds: Record<string, unknown> };
+  t.deepEqual(Object.keys(rec.holds), ['local']);
+  await synplug(t, ['check', '--state-dir', SD], 0);
+  await synplug(t, ['teardown', '--inbound', SRV, '--state-dir', SD], 2);
+});
