@@ -1,0 +1,246 @@
+/**
+ * The inbound hold without a kernel (issue #13 item 2): its options checked
+ * (bad input is a usage error, exit 2), its pieces and setup steps planned
+ * from a synthetic observation, what it refuses (an IFB name clash: 2; a
+ * foreign filter at synplug's pref: 7), its record entry as setup.json
+ * stores and reads it, and a session of a local and an inbound hold
+ * buffering both plugs in ONE datagram (the watchdog's release too).
+ */
+import test from 'ava';
+import { NetlinkConnection } from '../../src/netlink/connection.js';
+import { FakeTransport, nfnetlinkAck } from '../../src/netlink/testing.js';
+import { parseMessages, NETLINK_ROUTE, type NetlinkMessage } from '../../src/netlink/message.js';
+import { UsageError } from '../../src/netlink/errors.js';
+import '../../src/netlink/route/index.js';
+import { resolveConfig } from '../../src/guard/config.js';
+import { LocalHold } from '../../src/guard/modes/local.js';
+import {
+  ForeignFilterError,
+  IfbNameClashError,
+  INBOUND_PIECES,
+  INBOUND_PREF,
+  INBOUND_STEPS,
+  InboundHold,
+  familiesOf,
+  ifbNameFor,
+  inboundId,
+  validateInbound,
+  type InboundObservation,
+} from '../../src/guard/modes/inbound.js';
+import { holdMode } from '../../src/guard/modes/index.js';
+import { GuardSession } from '../../src/guard/session.js';
+import { parseSetupRecord } from '../../src/guard/state.js';
+import { exitCodeOf } from '../../src/cli/exit-codes.js';
+import { setupOptions } from '../../src/cli/guard-commands.js';
+import { TCQ_PLUG_BUFFER, TCQ_PLUG_RELEASE_INDEFINITE, decodeTcMessage } from '../../src/tc/index.js';
+
+const config = resolveConfig({ stateDir: '/nonexistent/synplug-unit' });
+
+test('bad inbound input is a usage error (exit 2), refused before anything is sent', (t) => {
+  const bad: unknown[] = [
+    { dev: 'lo', ports: [80] },
+    { dev: 'eth0', ports: [] },
+    { dev: 'eth0' },
+    { dev: 'eth0', ports: [0] },
+    { dev: 'eth0', ports: [65536] },
+    { dev: 'eth0', ports: [1.5] },
+    { dev: 'eth0', ports: ['80'] },
+    { dev: '', ports: [80] },
+    { dev: 'a-name-longer-than-15', ports: [80] },
+    { dev: 'eth0', ports: [80], addrs: ['169.254.1'] },
+    { dev: 'eth0', ports: [80], addrs: ['169.254.0.0/16'] },
+    { dev: 'eth0', ports: [80], addrs: ['::ffff:169.254.0.1'] },
+    { dev: 'eth0', ports: [80], addrs: ['224.0.0.1'] },
+    { dev: 'eth0', ports: [80], classifier: 'bpf' },
+    { dev: 'eth0', ports: [80], extra: 1 },
+  ];
+  for (const o of bad) {
+    const e = t.throws(() => validateInbound(o as never), { instanceOf: UsageError }, JSON.stringify(o));
+    t.is(exitCodeOf(e), 2);
+  }
+  t.regex(t.throws(() => validateInbound({ dev: 'lo', ports: [80] }))!.message, /local hold/);
+  t.regex(t.throws(() => validateInbound({ dev: 'eth0', ports: [] }))!.message, /--port/);
+});
+
+test('inbound options in canonical form: ports sorted without duplicates, addresses canonical with IPv4 first; families from the addresses', (t) => {
+  const s = validateInbound({ dev: 'eth0', ports: [443, 80, 443], addrs: ['FD00::0:1', '169.254.0.1', 'fd00::1'] });
+  t.deepEqual(s, { dev: 'eth0', ports: [80, 443], addrs: ['169.254.0.1', 'fd00::1'], classifier: 'auto' });
+  t.deepEqual(familiesOf([]), ['ip', 'ipv6']);
+  t.deepEqual(familiesOf(['169.254.0.1']), ['ip']);
+  t.deepEqual(familiesOf(['fd00::1']), ['ipv6']);
+  t.is(inboundId('eth0'), 'inbound:eth0');
+  t.is(ifbNameFor(0x7fffffff), 'spifb2147483647');
+  t.true(Buffer.byteLength(ifbNameFor(0x7fffffff)) <= 15, 'the IFB name fits IFNAMSIZ for any ifindex');
+  t.not(INBOUND_PREF.ip, INBOUND_PREF.ipv6, 'ip and ipv6 need different prefs');
+  t.is(holdMode('inbound')?.name, 'inbound', 'registered');
+});
+
+test("the CLI's setup flags: --port, --classifier or a second --addr need --inbound; --dev, --mark, --table, --force make no sense with it", (t) => {
+  const refused: Array<Record<string, unknown>> = [
+    { port: ['80'] },
+    { classifier: 'u32' },
+    { addr: ['169.254.0.1', '169.254.0.2'] },
+    { inbound: 'eth0', port: ['80'], dev: 'eth1' },
+    { inbound: 'eth0', port: ['80'], mark: '2' },
+    { inbound: 'eth0', port: ['80'], table: 'x' },
+    { inbound: 'eth0', port: ['80'], force: true },
+    { inbound: 'eth0' },
+    { inbound: 'eth0', port: ['http'] },
+    { inbound: 'eth0', port: ['0'] },
+    { inbound: 'eth0', port: ['70000'] },
+    { inbound: '', port: ['80'] },
+  ];
+  for (const f of refused) t.throws(() => setupOptions({ stateDir: '/tmp/x', ...f } as never), { instanceOf: UsageError }, JSON.stringify(f));
+  t.like(setupOptions({ stateDir: '/tmp/x', inbound: 'eth0', port: ['80', '443'], addr: ['169.254.0.1', 'fd00::1'] }), {
+    inbound: { dev: 'eth0', ports: [80, 443], addrs: ['169.254.0.1', 'fd00::1'] },
+  });
+  t.like(setupOptions({ stateDir: '/tmp/x', addr: ['169.254.0.9'] }), { addr: '169.254.0.9' });
+});
+
+/** A NETLINK_ROUTE connection whose every message is acked (errno from `answer`). */
+function routeConn(answer: (m: NetlinkMessage, i: number) => number = () => 0) {
+  const reply = (sent: Buffer) => parseMessages(sent).map((m, i) => nfnetlinkAck(m, answer(m, i), { capped: true }));
+  const ft = new FakeTransport([reply, reply, reply], { keepSeq: true });
+  return { ft, conn: new NetlinkConnection(ft, NETLINK_ROUTE, { timeoutMs: 1000 }) };
+}
+
+const nothing: InboundObservation = {
+  qdiscs: [{ kind: 'noqueue', handle: '0:', root: true, ifindex: 3 } as never],
+  ingressFilters: [],
+  egressFilters: [],
+  ifb: { exists: false },
+  ifbQdiscs: [],
+};
+
+function hold(o: { addrs?: string[]; ifbIndex?: number } = {}) {
+  const { conn, ft } = routeConn();
+  const sockets = { route: conn, nft: conn };
+  const spec = validateInbound({ dev: 'sp-eth0', ports: [16000], ...(o.addrs && { addrs: o.addrs }), classifier: 'u32' });
+  return { h: new InboundHold(sockets, spec, 1048576, 3, o.ifbIndex), ft };
+}
+
+test('nothing set up: every piece missing, state absent; the plan is the named steps in order, and its record', async (t) => {
+  const { h, ft } = hold();
+  const pieces = h.judge(nothing);
+  t.deepEqual(Object.keys(pieces), [...INBOUND_PIECES]);
+  t.true(Object.values(pieces).every((p) => p.status === 'missing'));
+  t.regex(pieces.ifb.piece, /^link ifb spifb3 /);
+  t.regex(pieces.filter_ip.piece, /protocol ip pref 65000 u32: TCP SYN \(ACK clear\) to port 16000 -> mirred egress redirect dev spifb3/);
+  const plan = h.planSetup({ pieces, state: 'absent', observed: nothing } as never, {});
+  t.deepEqual(
+    plan.order.filter((s) => plan.steps[s]),
+    [...INBOUND_STEPS],
+  );
+  t.is(ft.sent.length, 0, 'planning sends nothing');
+  const rec = plan.record();
+  t.like(rec, {
+    mode: 'inbound',
+    dev: 'sp-eth0',
+    ifb: 'spifb3',
+    ports: [16000],
+    addrs: [],
+    classifier: 'u32',
+    limit: 1048576,
+    families: ['ip', 'ipv6'],
+    addedClsact: false,
+  });
+  // setup.json v2 with a local and an inbound hold reads back as it was written
+  const local = {
+    mode: 'local',
+    dev: 'lo',
+    addr: '169.254.255.254',
+    mark: 1,
+    limit: 1048576,
+    table: 'synplug',
+    addedAddress: true,
+    prefixlen: 32,
+    createdAt: 1,
+  };
+  const back = parseSetupRecord(JSON.parse(JSON.stringify({ version: 2, holds: { local, 'inbound:sp-eth0': rec } })));
+  t.deepEqual(back?.holds['inbound:sp-eth0'], rec);
+  t.is(parseSetupRecord({ version: 2, holds: { 'inbound:x': { ...rec, ports: [0] } } }), undefined, 'a damaged inbound entry is not a setup record');
+  t.is(parseSetupRecord({ version: 2, holds: { 'inbound:x': { ...rec, classifier: 'bpf' } } }), undefined);
+});
+
+test('IPv4 addresses only: no IPv6 filter is wanted (its piece is ok when absent, and no step adds one)', (t) => {
+  const { h } = hold({ addrs: ['169.254.0.1'] });
+  const pieces = h.judge(nothing);
+  t.is(pieces.filter_ipv6.status, 'ok');
+  t.regex(pieces.filter_ip.piece, /dst 169\.254\.0\.1/);
+  const plan = h.planSetup({ pieces, state: 'absent', observed: nothing } as never, {});
+  t.is(plan.steps.filter_ipv6, undefined);
+  t.truthy(plan.steps.filter_ip);
+});
+
+test('an existing clsact (or ingress) qdisc is shared: no step adds one, and the record says setup did not add it', (t) => {
+  const { h } = hold();
+  const o: InboundObservation = { ...nothing, ingressQdisc: { kind: 'ingress', handle: 'ffff:', parent: 'ffff:fff1', ifindex: 3 } as never };
+  const pieces = h.judge(o);
+  t.is(pieces.clsact.status, 'ok');
+  const plan = h.planSetup({ pieces, state: 'absent', observed: o } as never, {});
+  t.is(plan.steps.clsact, undefined);
+  t.false(plan.record().addedClsact);
+});
+
+test('a device of the IFB name that synplug did not create: IfbNameClashError (usage, exit 2); with its alias it is adopted', (t) => {
+  const { h } = hold();
+  const o: InboundObservation = { ...nothing, ifb: { exists: true, index: 9, kind: 'dummy', up: true } };
+  const e = t.throws(() => h.planSetup({ pieces: h.judge(o), state: 'partial', observed: o } as never, {}), { instanceOf: IfbNameClashError });
+  t.is(exitCodeOf(e), 2);
+  t.regex(e!.message, /spifb3.*synplug did not create.*Nothing was changed/);
+  const ifbNotOurs: InboundObservation = { ...nothing, ifb: { exists: true, index: 9, kind: 'ifb', up: true } };
+  t.throws(() => h.planSetup({ pieces: h.judge(ifbNotOurs), state: 'partial', observed: ifbNotOurs } as never, {}), { instanceOf: IfbNameClashError });
+  const ours: InboundObservation = { ...nothing, ifb: { exists: true, index: 9, kind: 'ifb', up: true, alias: 'synplug inbound hold of sp-eth0' } };
+  const pieces = h.judge(ours);
+  t.is(pieces.ifb.status, 'ok');
+  const plan = h.planSetup({ pieces, state: 'partial', observed: ours } as never, {});
+  t.is(plan.steps.ifb, undefined, 'an IFB synplug made (a crash before its record) is reused');
+});
+
+test("filters at synplug's pref that are not synplug's: ForeignFilterError (foreign-state, exit 7), nothing planned", (t) => {
+  const { h } = hold();
+  const o: InboundObservation = {
+    ...nothing,
+    ingressQdisc: { kind: 'clsact', handle: 'ffff:', parent: 'ffff:fff1', ifindex: 3 } as never,
+    ingressFilters: [
+      {
+        ifindex: 3,
+        protocol: 'ip',
+        pref: INBOUND_PREF.ip,
+        kind: 'u32',
+        options: { actions: [{ kind: 'gact', control_action: { type: 'drop' } }] },
+      } as never,
+    ],
+  };
+  const pieces = h.judge(o);
+  t.is(pieces.filter_ip.status, 'different');
+  const e = t.throws(() => h.planSetup({ pieces, state: 'partial', observed: o } as never, {}), { instanceOf: ForeignFilterError });
+  t.is(exitCodeOf(e), 7);
+});
+
+test('a session of the local and an inbound hold buffers both plugs in ONE datagram; the watchdog gets both releases in one step', async (t) => {
+  const { ft, conn } = routeConn();
+  const spec = validateInbound({ dev: 'sp-eth0', ports: [16000] });
+  const s = GuardSession.fromParts(config, conn, (sockets) => [new LocalHold(sockets, config, 1), new InboundHold(sockets, spec, 1048576, 3, 12)]);
+  t.deepEqual(s.holdIds, ['local', 'inbound:sp-eth0']);
+  await s.buffer();
+  t.is(ft.sent.length, 1, 'one datagram');
+  const msgs = parseMessages(ft.sent[0]);
+  t.is(msgs.length, 2);
+  const decoded = msgs.map((m) => decodeTcMessage(m) as unknown as { ifindex: number; kind: string; options: { action?: string } });
+  t.deepEqual(
+    decoded.map((d) => [d.ifindex, d.kind]),
+    [
+      [1, 'plug'],
+      [12, 'plug'],
+    ],
+  );
+  t.is(msgs[1].payload.readInt32LE(msgs[1].payload.length - 8), TCQ_PLUG_BUFFER, 'the IFB plug is told to buffer');
+  await s.release();
+  t.is(ft.sent.length, 2);
+  const rel = parseMessages(ft.sent[1]);
+  t.is(rel[1].payload.readInt32LE(rel[1].payload.length - 8), TCQ_PLUG_RELEASE_INDEFINITE);
+  const steps = s.releaseSteps();
+  t.is(steps[0].what, 'plug release');
+  t.is(steps[0].messages.length, 2, 'both plugs released by the watchdog in one datagram');
+});
