@@ -1,0 +1,9 @@
+#!/bin/sh
+# Container entrypoint: set the hold up in the container's own network
+# namespace (needs CAP_NET_ADMIN), then run HAProxy in master-worker mode as
+# the container's main process. Reload from outside with
+#   kubectl exec POD -- synplug-reload
+# (or docker exec), which is the script below.
+set -eu
+synplug setup --addr 169.254.255.254
+exec haproxy -W -db -f /usr/local/etc/haproxy/haproxy.cfg -p /run/haproxy.pid
