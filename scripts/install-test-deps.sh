@@ -4,12 +4,15 @@
 # `nft`, `iptables` and `nl-qdisc-add` are oracles in tests and references in
 # benchmarks; haproxy, nginx, wrk and ab are the real peers of the reload
 # experiment; `time` (/usr/bin/time) measures the benchmarks' peak memory;
+# systemd (systemd-analyze verify) and python3-yaml check docs/recipes
+# (test/live/recipes.test.ts), python3 also plays reuseport servers in tests;
 # qemu, busybox, cpio and kmod boot Debian's stock kernel for the
 # tests that need sch_prio, sch_plug and cls_fw (scripts/vm/).
 set -euo pipefail
 if [ "$(id -u)" != 0 ]; then echo "install-test-deps.sh: run as root (it uses apt-get)" >&2; exit 2; fi
 pkgs=(iproute2 nftables iptables libnl-utils util-linux procps
       haproxy nginx wrk apache2-utils time
+      systemd python3 python3-yaml
       qemu-system-x86 busybox-static cpio kmod)
 missing=()
 for p in "${pkgs[@]}"; do
