@@ -1,0 +1,124 @@
+/**
+ * Live (this machine's kernel: clsact, u32, mirred, ifb, veth; no sch_plug,
+ * no cls_flower): `synplug setup --inbound` through the built CLI
+ * (dist/bundle/synplug.cjs; `npm run build` first).
+ *
+ * - Bad input: exit 2, nothing changed (a missing device, `--inbound lo`, a
+ *   port outside 1-65535 or none, an address that is not one or of the
+ *   IPv4-mapped kind, --port without --inbound, an IFB name clash).
+ * - No sch_plug here: exit 5 naming sch_plug, and nothing changed: no IFB,
+ *   no clsact, no filter on the device (tc and ip as oracles).
+ *
+ * Devices: sp-gin0/sp-gin1 (a veth pair). Own state directory.
+ */
+import test from 'ava';
+import { execFile, execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const IP = '/usr/sbin/ip';
+const TC = '/usr/sbin/tc';
+const CLI = fileURLToPath(new URL('../../dist/bundle/synplug.cjs', import.meta.url));
+const DEV = 'sp-gin0';
+const PEER = 'sp-gin1';
+let SD = '';
+let ifb = '';
+
+const sh = (cmd: string, ...args: string[]) => execFileSync(cmd, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+
+function synplug(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [CLI, ...args, '--state-dir', SD], { encoding: 'utf8', timeout: 120_000 }, (err, stdout, stderr) =>
+      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+    );
+  });
+}
+
+/** What must stay as it was: the devices, DEV's qdiscs and ingress filters, the state directory. */
+function snapshot() {
+  const links = (JSON.parse(sh(IP, '-j', 'link', 'show')) as Array<{ ifname: string }>).map((l) => l.ifname).sort();
+  return {
+    links,
+    qdiscs: sh(TC, 'qdisc', 'show', 'dev', DEV),
+    ingress: sh(TC, 'filter', 'show', 'dev', DEV, 'ingress'),
+    stateDir: existsSync(join(SD, 'setup.json')),
+  };
+}
+
+test.before(() => {
+  if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run 'npm run build' first`);
+  SD = mkdtempSync(join(tmpdir(), 'synplug-inbound-live-'));
+  try {
+    sh(IP, 'link', 'del', DEV);
+  } catch {
+    /* not there */
+  }
+  sh(IP, 'link', 'add', DEV, 'type', 'veth', 'peer', 'name', PEER);
+  const idx = (JSON.parse(sh(IP, '-j', 'link', 'show', 'dev', DEV)) as Array<{ ifindex: number }>)[0].ifindex;
+  ifb = `spifb${idx}`;
+});
+
+test.after.always(() => {
+  for (const d of [DEV, ifb])
+    try {
+      sh(IP, 'link', 'del', d);
+    } catch {
+      /* gone */
+    }
+  rmSync(SD, { recursive: true, force: true });
+});
+
+test.serial('bad input: exit 2 with a sentence naming the problem, nothing changed', async (t) => {
+  const before = snapshot();
+  const cases: Array<[string[], RegExp]> = [
+    [['setup', '--inbound', 'sp-gin9', '--port', '80'], /device 'sp-gin9' not found \(give an existing device with --inbound\)/],
+    [['setup', '--inbound', 'lo', '--port', '80'], /--inbound lo: .*local hold/],
+    [['setup', '--inbound', DEV, '--port', '0'], /--port: '0' is not a TCP port \(1-65535\)/],
+    [['setup', '--inbound', DEV, '--port', '65536'], /--port: '65536' is not a TCP port/],
+    [['setup', '--inbound', DEV], /at least one --port/],
+    [['setup', '--inbound', DEV, '--port', '80', '--addr', 'not-an-address'], /--addr \(with --inbound\): bad address 'not-an-address'/],
+    [['setup', '--inbound', DEV, '--port', '80', '--addr', '::ffff:169.254.0.1'], /IPv4-mapped/],
+    [['setup', '--port', '80'], /--port is for the inbound hold/],
+    [['setup', '--addr', '169.254.0.1', '--addr', '169.254.0.2'], /without --inbound, --addr is the local hold's one proxy address/],
+    [['setup', '--inbound', DEV, '--port', '80', '--dev', 'lo'], /--dev is the local hold's option/],
+    [['teardown', '--inbound', DEV], /no inbound hold of sp-gin0 is set up/],
+  ];
+  for (const [args, why] of cases) {
+    const r = await synplug(...args);
+    t.is(r.code, 2, `${args.join(' ')}: ${r.stderr}`);
+    t.regex(r.stderr, why, args.join(' '));
+  }
+  const j = await synplug('setup', '--inbound', DEV, '--port', '0', '--json');
+  t.like(JSON.parse(j.stdout), { category: 'usage', exit_code: 2 });
+  t.deepEqual(snapshot(), before);
+});
+
+test.serial('an IFB name clash (a device synplug did not create): exit 2, nothing changed', async (t) => {
+  sh(IP, 'link', 'add', ifb, 'type', 'ifb');
+  try {
+    const before = snapshot();
+    const r = await synplug('setup', '--inbound', DEV, '--port', '80');
+    t.is(r.code, 2, r.stderr);
+    t.regex(r.stderr, new RegExp(`needs an IFB named ${ifb}, but a ifb of that name exists that synplug did not create`));
+    t.deepEqual(snapshot(), before);
+  } finally {
+    sh(IP, 'link', 'del', ifb);
+  }
+});
+
+test.serial('no sch_plug in this kernel: exit 5 naming it; no IFB, no clsact, no filter left', async (t) => {
+  const before = snapshot();
+  const r = await synplug('setup', '--inbound', DEV, '--port', '80', '--addr', '169.254.0.1', '--json');
+  t.is(r.code, 5, r.stderr);
+  const e = JSON.parse(r.stdout) as { error: string; category: string };
+  t.is(e.category, 'missing-module');
+  t.regex(e.error, /sch_plug \(qdisc plug\)/);
+  t.regex(e.error, /nothing was changed/);
+  t.notRegex(e.error, /sch_ingress|act_mirred|ifb \(/, 'what this kernel has is not named');
+  t.deepEqual(snapshot(), before);
+  t.throws(() => sh(IP, 'link', 'show', 'dev', ifb), undefined, 'no IFB');
+  t.false(sh(TC, 'qdisc', 'show', 'dev', DEV).includes('clsact'));
+  t.is(sh(TC, 'filter', 'show', 'dev', DEV, 'ingress'), '');
+});
