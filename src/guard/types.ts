@@ -242,6 +242,8 @@ export interface Listener {
   port: number;
   /** the socket's inode: a new listener has a new one */
   inode: number;
+  /** --wait-listen: a socket that was there before the reload, now held by a process that did not hold it (the server handed it over; listen-holders.ts) */
+  handedOver?: boolean;
 }
 
 /**
