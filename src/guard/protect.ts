@@ -29,7 +29,9 @@ import { dropLease, leaseLive, newLeaseId, openLockFile, recordedLeases, takeLea
 import { closeSync } from 'node:fs';
 import { contextFor, definedOnly, openSession, recoverStale } from './context.js';
 import { isSetUp, requireSetUp, setup } from './setup.js';
+import { inboundOptionsOf, type InboundHoldRecord } from './modes/inbound.js';
 import { runPrecheck } from './precheck.js';
+import { handedOverInode, holderPids } from './listen-holders.js';
 import type { GuardProtectOptions, ListenTarget, Listener, PlugStats, ProtectOptions, ProtectResult, ProtectSession } from './types.js';
 
 export type { ListenTarget, ProtectOptions, ProtectResult, ProtectSession };
@@ -81,6 +83,7 @@ async function protectInner(session: ProtectSession, opts: ProtectOptions, early
   const store = new StateStore(session.config.stateDir);
   let before: PlugStats;
   let listenersBefore: Set<number> | undefined;
+  let holdersBefore: Set<number> | undefined;
   try {
     before = await session.plugStats();
     // Warm-up: run the release path once before the window, so that its code is
@@ -90,6 +93,7 @@ async function protectInner(session: ProtectSession, opts: ProtectOptions, early
       if (!recordedLeases(store).some((l) => leaseLive(l))) await session.release();
     });
     if (opts.waitListen) listenersBefore = new Set((await session.listeners(opts.waitListen)).map((l) => l.inode));
+    if (listenersBefore) holdersBefore = holderPids(listenersBefore);
     gated = await startGated([resolved, ...opts.command.slice(1)], { user });
   } catch (e) {
     watchdog.done();
@@ -222,7 +226,7 @@ async function protectInner(session: ProtectSession, opts: ProtectOptions, early
       exit = await gated!.exited;
       exitSeenAt = performance.now();
       if (opts.waitListen && exit.code === 0) {
-        newListener = await waitForListener(session, opts.waitListen, listenersBefore!, () => released || maxHoldReached);
+        newListener = await waitForListener(session, opts.waitListen, listenersBefore!, () => released || maxHoldReached, holdersBefore);
       }
       return 'ready' as const;
     })();
@@ -283,14 +287,34 @@ async function protectInner(session: ProtectSession, opts: ProtectOptions, early
 }
 
 /**
- * Sleep-poll (never spin) for a listener that was not there before: 1 ms
- * steps for the first 50 ms, then 5 ms, until `stop()` says the wait is over.
+ * Sleep-poll (never spin) for a listener that was not there before, or (a
+ * server that keeps its sockets across the reload) for a socket that was
+ * there taken over by a process outside `holdersBefore` (listen-holders.ts,
+ * scanned every 20 ms at most): 1 ms steps for the first 50 ms, then 5 ms,
+ * until `stop()` says the wait is over.
  */
-async function waitForListener(session: ProtectSession, target: ListenTarget, before: Set<number>, stop: () => boolean): Promise<Listener | null> {
+async function waitForListener(
+  session: ProtectSession,
+  target: ListenTarget,
+  before: Set<number>,
+  stop: () => boolean,
+  holdersBefore?: Set<number>,
+): Promise<Listener | null> {
   const t0 = Date.now();
+  let scanned = 0;
   while (!stop()) {
-    const found = (await session.listeners(target)).find((l) => !before.has(l.inode));
+    const now = await session.listeners(target);
+    const found = now.find((l) => !before.has(l.inode));
     if (found) return found;
+    if (holdersBefore && Date.now() - scanned >= 20) {
+      scanned = Date.now();
+      const kept = now.filter((l) => before.has(l.inode));
+      const inode = handedOverInode(
+        kept.map((l) => l.inode),
+        holdersBefore,
+      );
+      if (inode !== undefined) return { ...kept.find((l) => l.inode === inode)!, handedOver: true };
+    }
     await new Promise((r) => setTimeout(r, Date.now() - t0 < 50 ? 1 : 5));
   }
   return null;
@@ -314,7 +338,7 @@ export async function protect(opts: GuardProtectOptions): Promise<ProtectResult>
   const watchdog = startWatchdog();
   watchdog.catch(() => {}); // its failure is reported where it is awaited
   let handedOver = false;
-  const s = await openSession(config, record).catch((e) => {
+  let s = await openSession(config, record).catch((e) => {
     void watchdog.then(
       (w) => w.done(),
       () => {},
@@ -326,11 +350,23 @@ export async function protect(opts: GuardProtectOptions): Promise<ProtectResult>
     if (rec.released) opts.onNotice?.(`released a plug left buffering (${rec.reason})`);
     if (!(await isSetUp(s))) {
       if (!opts.setup) await requireSetUp(s, config, 'protect');
-      const r = await setup({
-        ...definedOnly({ dev: opts.dev, addr: opts.addr, mark: opts.mark, limit: opts.limit, table: opts.table }),
-        stateDir: config.stateDir,
-      });
-      opts.onNotice?.(`set up first: ${r.actions.join('; ') || 'nothing to do'}`);
+      // Every hold the record lists (the local hold alone when nothing is recorded), then a session over what setup made.
+      const actions: string[] = [];
+      for (const [id, h] of Object.entries(record?.holds ?? { local: undefined })) {
+        const r =
+          h?.mode === 'inbound'
+            ? await setup({ stateDir: config.stateDir, inbound: inboundOptionsOf(h as InboundHoldRecord) })
+            : id === 'local'
+              ? await setup({
+                  ...definedOnly({ dev: opts.dev, addr: opts.addr, mark: opts.mark, limit: opts.limit, table: opts.table }),
+                  stateDir: config.stateDir,
+                })
+              : undefined;
+        actions.push(...(r?.actions ?? []));
+      }
+      opts.onNotice?.(`set up first: ${actions.join('; ') || 'nothing to do'}`);
+      s.close();
+      s = await openSession(config, store.readSetup());
     }
     handedOver = true;
     return await runProtected(s, opts, watchdog);

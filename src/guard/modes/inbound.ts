@@ -828,6 +828,11 @@ export async function probeIfb(route: HoldSockets['route']): Promise<Support> {
   return 'yes';
 }
 
+/** The options that set up a recorded inbound hold again (`protect --setup`). */
+export function inboundOptionsOf(r: InboundHoldRecord): InboundOptions {
+  return { dev: r.dev, ports: [...r.ports], addrs: [...r.addrs], classifier: r.classifier };
+}
+
 /** An inbound hold's configuration from its record entry. */
 function specOfRecord(r: InboundHoldRecord): InboundSpec {
   return { dev: r.dev, ports: [...r.ports], addrs: [...r.addrs], classifier: r.classifier };
