@@ -82,9 +82,11 @@ export const EXIT_HELP = `Exit codes:
   3    the kernel refused a request, did not answer, or sent undecodable bytes;
        decode: the input does not decode
   4    not permitted: needs CAP_NET_ADMIN (run as root)
-  5    the kernel lacks a needed module (sch_prio, sch_plug, cls_fw, nf_tables)
+  5    the kernel lacks a needed module (sch_prio, sch_plug, cls_fw, nf_tables;
+       inbound: sch_plug, sch_ingress, act_mirred, cls_flower or cls_u32, ifb)
   6    the state directory or a state file is unsafe or damaged (named, with what to do)
-  7    setup: the device's root qdisc is not synplug's (rerun with --force to replace it)
+  7    setup: the device's root qdisc is not synplug's (rerun with --force to replace it);
+       inbound: synplug's filter pref on the device holds filters that are not synplug's
   8    not set up (run 'synplug setup', or 'synplug protect --setup')
   9    demo: the protected phase lost at least one request
   10   protect: the --check command failed (nothing was held, the command was not run)
@@ -117,7 +119,7 @@ export const COMMAND_EXIT_CODES = {
     notRoot,
     [EXIT.MISSING_SUPPORT, 'the kernel lacks a needed module (all missing ones are named)'],
     badState,
-    [EXIT.FOREIGN_QDISC, "the device's root qdisc is not synplug's (rerun with --force to replace it)"],
+    [EXIT.FOREIGN_QDISC, "the device's root qdisc is not synplug's (rerun with --force to replace it); --inbound: synplug's filter pref holds filters that are not synplug's"],
   ],
   check: [
     [EXIT.OK, 'complete and consistent'],
