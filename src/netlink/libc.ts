@@ -168,6 +168,8 @@ const DECLARATIONS = {
   send: 'intptr_t send(int fd, const void *buf, size_t len, int flags)',
   recv: 'intptr_t recv(int fd, void *buf, size_t len, int flags)',
   close: 'int close(int fd)',
+  pipe2: 'int pipe2(void *fds, int flags)',
+  write: 'intptr_t write(int fd, const void *buf, size_t len)',
   setns: 'int setns(int fd, int nstype)',
 } as const;
 
