@@ -1,0 +1,117 @@
+/**
+ * --wait-listen with a server that keeps its listening socket (issue 14
+ * item 4): the socket's holders (src/guard/listen-holders.ts, oracle: the
+ * process's own fd table) and protect's wait, which ends when a process that
+ * did not hold the kept socket before holds it. The "server" is a Python
+ * process that listens and, on SIGUSR2 (as HAProxy -W reloads), forks a
+ * child that inherits the socket; protect's command is `kill -USR2 PID`,
+ * which returns before that happens. The kernel side (HAProxy, nginx) is
+ * test/kernel/matrix-wait-listen.test.ts.
+ */
+import test from 'ava';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readdirSync, readlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { handedOverInode, holderPids, socketHolders } from '../../src/guard/listen-holders.js';
+import { runProtected } from '../../src/guard/protect.js';
+import { resolveConfig } from '../../src/guard/config.js';
+import type { Listener, ProtectSession } from '../../src/guard/types.js';
+
+/** The socket inodes in a process's fd table (the oracle). */
+function socketInodes(pid: number): number[] {
+  const out: number[] = [];
+  for (const fd of readdirSync(`/proc/${pid}/fd`)) {
+    try {
+      const m = /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${pid}/fd/${fd}`));
+      if (m) out.push(Number(m[1]));
+    } catch {
+      /* closed meanwhile */
+    }
+  }
+  return out;
+}
+
+/** A Python "server": listens on 127.0.0.1, prints its port, and forks a child holding the socket on SIGUSR2 (the child prints its pid). */
+async function pythonServer(t: import('ava').ExecutionContext): Promise<{ child: ChildProcess; lines: AsyncIterator<string>; inode: number }> {
+  const code = [
+    'import os, signal, socket, sys, time',
+    's = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(8)',
+    'kids = []',
+    'def reload(sig, frame):',
+    '    pid = os.fork()',
+    '    if pid == 0:',
+    '        time.sleep(600); os._exit(0)',
+    '    kids.append(pid); print("worker", pid, flush=True)',
+    'signal.signal(signal.SIGUSR2, reload)',
+    'def stop(sig, frame):',
+    '    for k in kids: os.kill(k, signal.SIGKILL)',
+    '    os._exit(0)',
+    'signal.signal(signal.SIGTERM, stop)',
+    'print("port", s.getsockname()[1], "fd", s.fileno(), flush=True)',
+    'while True: time.sleep(1)',
+  ].join('\n');
+  const child = spawn('python3', ['-c', code], { stdio: ['ignore', 'pipe', 'inherit'] });
+  t.teardown(() => {
+    child.kill('SIGTERM');
+  });
+  const lines = createInterface({ input: child.stdout! })[Symbol.asyncIterator]();
+  const first = await lines.next();
+  const m = /^port \d+ fd (\d+)$/.exec(String(first.value));
+  if (!m) throw new Error(`python said ${first.value}`);
+  // The listening socket's inode, from the server's own fd table (the oracle).
+  const inode = Number(/^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${child.pid}/fd/${m[1]}`))![1]);
+  return { child, lines, inode };
+}
+
+test('socketHolders: the processes whose fd tables hold a socket, as their /proc/PID/fd say', async (t) => {
+  const { child, inode } = await pythonServer(t);
+  const inodes = [inode];
+  t.true(socketInodes(child.pid!).includes(inode), 'oracle: python holds the socket');
+  t.false(socketInodes(process.pid).includes(inode), 'oracle: this process does not');
+  const holders = socketHolders(inodes);
+  for (const i of inodes) t.true(holders.get(i)?.has(child.pid!), `inode ${i} held by python`);
+  t.false(holderPids(inodes).has(process.pid), 'not by this process');
+  t.deepEqual(socketHolders([]), new Map());
+  t.deepEqual(socketHolders([1]), new Map(), 'an inode nobody holds');
+  t.is(handedOverInode(inodes, new Set([child.pid!])), undefined, 'no new holder yet');
+  t.deepEqual(socketHolders(inodes, mkdtempSync(join(tmpdir(), 'sp-noproc-'))), new Map(), 'an empty proc tree');
+});
+
+test('protect --wait-listen: a kept socket taken over by a new process ends the wait (no max-hold); the listener is reported handedOver', async (t) => {
+  const { child, lines, inode } = await pythonServer(t);
+  const listener: Listener = { address: '127.0.0.1', port: 1, inode };
+  const calls: string[] = [];
+  const session: ProtectSession = {
+    config: resolveConfig({ stateDir: mkdtempSync(join(tmpdir(), 'sp-holders-')) }),
+    plugStats: async () => ({ packets: 0, bytes: 0, drops: 0, qlen: 0, backlog: 0 }),
+    listeners: async () => [listener], // the same socket before and after: nothing new ever appears
+    arm: async (ms) => {
+      calls.push(`arm ${ms}`);
+    },
+    disarm: async () => {
+      calls.push('disarm');
+    },
+    buffer: async () => {
+      calls.push('buffer');
+    },
+    release: async () => {
+      calls.push('release');
+    },
+    releaseSteps: () => [],
+  };
+  const r = await runProtected(session, { command: ['kill', '-USR2', String(child.pid)], waitListen: { port: 1 }, maxHoldMs: 600_000 });
+  t.is(r.exitCode, 0);
+  t.false(r.maxHoldReached, 'released by the hand-over, not by the max-hold');
+  t.deepEqual(r.newListener, { ...listener, handedOver: true });
+  const worker = await lines.next();
+  t.regex(String(worker.value), /^worker \d+$/);
+  t.true(
+    socketHolders([inode])
+      .get(inode)
+      ?.has(Number(String(worker.value).split(' ')[1])),
+    'oracle: the new process holds it',
+  );
+  t.deepEqual(calls.slice(-2), ['release', 'disarm']);
+});
