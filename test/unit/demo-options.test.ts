@@ -168,6 +168,23 @@ test('formatDemo: one column per phase, each row from the result', (t) => {
   t.true(text.trimEnd().endsWith(`PROTECTED: ${r.message}`));
 });
 
+test('formatDemo, inbound mode: the first line names the client namespace, its address and veth end, and the removed hold', (t) => {
+  const r = {
+    ...result(),
+    mode: 'inbound' as const,
+    dev: 'spdab12s',
+    addr: '169.254.212.1',
+    inbound: { serverDev: 'spdab12s', clientDev: 'spdab12c', clientAddr: '169.254.212.2' },
+  };
+  const first = formatDemo(r).split('\n')[0];
+  t.regex(first, /^synplug demo: a pong server on 169\.254\.212\.1:40000 /);
+  t.regex(
+    first,
+    /clients in a network namespace of the demo's own \(169\.254\.212\.2 on spdab12c\), joined by a veth pair; the inbound hold on spdab12s was set up for the demo and removed again/,
+  );
+  t.notRegex(first, /local hold/);
+});
+
 test('exit code: 0 when the protected phase lost nothing (also when insensitive), non-zero when it lost a request', (t) => {
   t.is(demoExitCode('protected'), EXIT.OK);
   t.is(demoExitCode('insensitive'), EXIT.OK);
