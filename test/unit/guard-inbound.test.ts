@@ -244,3 +244,33 @@ test('a session of the local and an inbound hold buffers both plugs in ONE datag
   t.is(steps[0].what, 'plug release');
   t.is(steps[0].messages.length, 2, 'both plugs released by the watchdog in one datagram');
 });
+
+test('a complete u32 setup (as the kernel lists it: redirects by index, named if<N>) is judged ok and plans nothing', (t) => {
+  const { h } = hold();
+  const redirect = { kind: 'mirred', direction: 'egress', mirred_action: 'redirect', to_dev: 'if9', ifindex: 9 };
+  const u32 = (protocol: string, pref: number, options: Record<string, unknown>) => ({ ifindex: 3, protocol, pref, kind: 'u32', options }) as never;
+  const o: InboundObservation = {
+    ...nothing,
+    ingressQdisc: { kind: 'clsact', handle: 'ffff:', parent: 'ffff:fff1', ifindex: 3 } as never,
+    ingressFilters: [
+      u32('ip', INBOUND_PREF.ip, { fh: '7f0:', ht_divisor: 1 }),
+      u32('ip', INBOUND_PREF.ip, { fh: '7f0::800', actions: [redirect] }),
+      u32('ip', INBOUND_PREF.ip, { fh: '801::800', link: '7f0:' }),
+      u32('ipv6', INBOUND_PREF.ipv6, { fh: '800::800', actions: [redirect] }),
+    ],
+    ifb: { exists: true, index: 9, kind: 'ifb', up: true, alias: 'synplug inbound hold of sp-eth0' },
+    ifbQdiscs: [{ kind: 'plug', handle: '1:', root: true, ifindex: 9 } as never],
+  };
+  const pieces = h.judge(o);
+  t.true(
+    Object.values(pieces).every((p) => p.status === 'ok'),
+    JSON.stringify(pieces),
+  );
+  const plan = h.planSetup({ pieces, state: 'ok', observed: o } as never, {});
+  t.deepEqual(Object.keys(plan.steps), []);
+  // a redirect elsewhere is not synplug's
+  const moved = (f: { options: Record<string, unknown> }) =>
+    f.options.actions ? { ...f, options: { ...f.options, actions: [{ ...redirect, ifindex: 4, to_dev: 'if4' }] } } : f;
+  const elsewhere: InboundObservation = { ...o, ingressFilters: o.ingressFilters.map((f) => moved(f as never) as never) };
+  t.throws(() => h.planSetup({ pieces: h.judge(elsewhere), state: 'partial', observed: elsewhere } as never, {}), { instanceOf: ForeignFilterError });
+});

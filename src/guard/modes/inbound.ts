@@ -229,9 +229,14 @@ export interface InboundStatusDetails {
   dropped?: number;
 }
 
-const mirredTo = (f: FilterEntry): string[] => {
+/** The actions of a filter, as the redirects they are: the target's index and name, or undefined for anything else. */
+const redirectsOf = (f: FilterEntry): Array<{ ifindex?: number; name?: string } | undefined> => {
   const acts = (f.options as { actions?: Array<Record<string, unknown>> } | undefined)?.actions ?? [];
-  return acts.map((a) => (a.kind === 'mirred' && a.mirred_action === 'redirect' && a.direction === 'egress' ? String(a.to_dev) : `${String(a.kind)}?`));
+  return acts.map((a) =>
+    a.kind === 'mirred' && a.mirred_action === 'redirect' && a.direction === 'egress'
+      ? { ifindex: typeof a.ifindex === 'number' ? a.ifindex : undefined, name: typeof a.to_dev === 'string' ? a.to_dev : undefined }
+      : undefined,
+  );
 };
 
 const hasActions = (f: FilterEntry) => ((f.options as { actions?: unknown[] } | undefined)?.actions?.length ?? 0) > 0;
@@ -352,10 +357,18 @@ export class InboundHold implements Hold {
     return o.ingressFilters.filter((f) => f.pref === INBOUND_PREF[fam]);
   }
 
-  /** Whether what sits at synplug's pref for `fam` is synplug's: the right protocol, and every action redirects to its IFB. */
+  /**
+   * Whether what sits at synplug's pref for `fam` is synplug's: the right
+   * protocol, and every action a mirred egress redirect, to its IFB (by
+   * index, or by name when the lister named it); when setup recorded this
+   * hold, a redirect whose target is gone (the IFB removed by hand) counts too.
+   */
   private filtersAreOurs(o: InboundObservation, fam: InboundFamily): boolean {
     const fs = this.filtersAt(o, fam);
-    return fs.length > 0 && fs.every((f) => f.protocol === fam) && fs.filter(hasActions).every((f) => mirredTo(f).every((d) => d === this.ifb));
+    const toOurIfb = (r: { ifindex?: number; name?: string } | undefined) =>
+      r !== undefined &&
+      ((o.ifb.index !== undefined && r.ifindex === o.ifb.index) || r.name === this.ifb || (this.record !== undefined && (!o.ifb.exists || !r.ifindex)));
+    return fs.length > 0 && fs.every((f) => f.protocol === fam) && fs.filter(hasActions).every((f) => redirectsOf(f).every(toOurIfb));
   }
 
   /** Judge each piece. */
@@ -603,7 +616,7 @@ export class InboundHold implements Hold {
     const base = { ifindex: this.ifindex, parent: 'ingress', protocol: fs[0].protocol ?? fam, pref };
     if (fs.some((f) => f.kind === 'u32' && (f.options as { fh?: string } | undefined)?.fh === ht)) {
       for (const f of fs.filter((x) => (x.options as { link?: string } | undefined)?.link === ht)) {
-        await ignoreGone(deleteFilter(route, { ...base, kind: 'u32', handle: (f.options as { fh: string }).fh }));
+        await ignoreGone(deleteFilter(route, { ...base, kind: 'u32', handle: (f.options as { fh?: string }).fh ?? f.handle }));
       }
       const t0 = Date.now();
       for (;;) {
