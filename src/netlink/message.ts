@@ -185,16 +185,18 @@ export function parseMessages(buf: Buffer, base = 0): NetlinkMessage[] {
     if (buf.length - off < NLMSG_HDRLEN) {
       throw new NetlinkDecodeError(`truncated netlink header: ${buf.length - off} bytes left, need ${NLMSG_HDRLEN}`, base + off);
     }
-    const len = buf.readUInt32LE(off);
+    // plain byte reads (the 16 header bytes are there): cheaper than Buffer's
+    // read methods in a fresh process decoding a large dump
+    const len = (buf[off] | (buf[off + 1] << 8) | (buf[off + 2] << 16)) + buf[off + 3] * 0x1000000;
     if (len < NLMSG_HDRLEN) throw new NetlinkDecodeError(`nlmsg_len ${len} is shorter than the header`, base + off);
     if (len > buf.length - off) {
       throw new NetlinkDecodeError(`nlmsg_len ${len} runs past the end of the datagram (${buf.length - off} bytes left)`, base + off);
     }
     out.push({
-      type: buf.readUInt16LE(off + 4),
-      flags: buf.readUInt16LE(off + 6),
-      seq: buf.readUInt32LE(off + 8),
-      pid: buf.readUInt32LE(off + 12),
+      type: buf[off + 4] | (buf[off + 5] << 8),
+      flags: buf[off + 6] | (buf[off + 7] << 8),
+      seq: (buf[off + 8] | (buf[off + 9] << 8) | (buf[off + 10] << 16)) + buf[off + 11] * 0x1000000,
+      pid: (buf[off + 12] | (buf[off + 13] << 8) | (buf[off + 14] << 16)) + buf[off + 15] * 0x1000000,
       payload: buf.subarray(off + NLMSG_HDRLEN, off + len),
       offset: base + off,
     });

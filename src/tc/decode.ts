@@ -36,7 +36,7 @@ import {
   TCM_IFINDEX_MAGIC_BLOCK,
 } from './constants.js';
 import { formatHandle, formatQdiscHandle } from './handle.js';
-import { NlaTable } from './nla.js';
+import { le32, NlaTable } from './nla.js';
 import { protocolName } from './proto.js';
 import { filterKind, qdiscKind } from './registry.js';
 import { appLen, decodeLegacyStats, stats2Into } from './stats.js';
@@ -70,10 +70,10 @@ function readHead(msg: NetlinkMessage, isClass: boolean): void {
   const p = msg.payload;
   hBase = msg.offset + NLMSG_HDRLEN;
   if (p.length < TCMSG_LEN) throw new NetlinkDecodeError(`tcmsg needs ${TCMSG_LEN} bytes, message has ${p.length}`, hBase);
-  hIfindex = p.readUInt32LE(4);
-  hHandle = p.readUInt32LE(8);
-  hParent = p.readUInt32LE(12);
-  hInfo = p.readUInt32LE(16);
+  hIfindex = le32(p, 4);
+  hHandle = le32(p, 8);
+  hParent = le32(p, 12);
+  hInfo = le32(p, 16);
   INFO.handle = hHandle;
   INFO.parent = hParent;
   INFO.info = hInfo;

@@ -26,7 +26,7 @@ import {
   TCA_STATS_MAX,
   TCA_STATS_BASIC_HW,
 } from './constants.js';
-import { NlaTable } from './nla.js';
+import { le32, NlaTable } from './nla.js';
 import type { TcStats } from './types.js';
 import { formatRate, formatSize } from './units.js';
 
@@ -34,10 +34,10 @@ const T = new NlaTable(TCA_STATS_MAX);
 
 /** Read a little-endian u32 at `at + off` when it lies inside `len` bytes, else 0. */
 function u32In(buf: Buffer, at: number, len: number, off: number): number {
-  return off + 4 <= len ? buf.readUInt32LE(at + off) : 0;
+  return off + 4 <= len ? le32(buf, at + off) : 0;
 }
 function u64In(buf: Buffer, at: number, len: number, off: number): number {
-  if (off + 8 <= len) return buf.readUInt32LE(at + off) + buf.readUInt32LE(at + off + 4) * 0x100000000;
+  if (off + 8 <= len) return le32(buf, at + off) + le32(buf, at + off + 4) * 0x100000000;
   return u32In(buf, at, len, off);
 }
 

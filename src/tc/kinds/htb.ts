@@ -42,7 +42,7 @@ import {
   TC_LINKLAYER_ETHERNET,
 } from '../constants.js';
 import { ArgReader, parseIntArg } from '../args.js';
-import { NlaTable } from '../nla.js';
+import { le16, le32, les32, NlaTable } from '../nla.js';
 import { calcRtable, linklayerName, parseLinklayer, parseSizeAndCell, rate32, writeRatespec, type Ratespec } from '../ratespec.js';
 import type { QdiscKind } from '../types.js';
 import { checkedBufferTicks, calcXmitsize, formatRate, formatSize, parseRate, parseSize } from '../units.js';
@@ -198,18 +198,18 @@ function decodeClass(buf: Buffer, start: number, end: number, base: number): Rec
   const out: Record<string, unknown> = {};
   if (p < 0) return out;
   // struct tc_ratespec fields read in place (this runs once per class of a dump).
-  const rate = T.size(TCA_HTB_RATE64) >= 8 ? T.u64(TCA_HTB_RATE64)! : buf.readUInt32LE(p + 8);
-  const ceil = T.size(TCA_HTB_CEIL64) >= 8 ? T.u64(TCA_HTB_CEIL64)! : buf.readUInt32LE(p + 20);
-  const overhead = buf.readUInt16LE(p + 2);
-  const mpu = buf.readUInt16LE(p + 6);
+  const rate = T.size(TCA_HTB_RATE64) >= 8 ? T.u64(TCA_HTB_RATE64)! : le32(buf, p + 8);
+  const ceil = T.size(TCA_HTB_CEIL64) >= 8 ? T.u64(TCA_HTB_CEIL64)! : le32(buf, p + 20);
+  const overhead = le16(buf, p + 2);
+  const mpu = le16(buf, p + 6);
   const linklayer = buf[p + 1] & 0x0f;
-  out.prio = buf.readUInt32LE(p + 40);
-  out.quantum = buf.readUInt32LE(p + 32);
-  out.level = buf.readUInt32LE(p + 36);
+  out.prio = le32(buf, p + 40);
+  out.quantum = le32(buf, p + 32);
+  out.level = le32(buf, p + 36);
   out.rate = rate;
   out.ceil = ceil;
-  out.burst = calcXmitsize(rate, buf.readUInt32LE(p + 24));
-  out.cburst = calcXmitsize(ceil, buf.readUInt32LE(p + 28));
+  out.burst = calcXmitsize(rate, le32(buf, p + 24));
+  out.cburst = calcXmitsize(ceil, le32(buf, p + 28));
   if (overhead) out.overhead = overhead;
   if (mpu) out.mpu = mpu;
   if (linklayer > TC_LINKLAYER_ETHERNET) out.linklayer = linklayerName(linklayer);
@@ -220,11 +220,11 @@ function decodeClass(buf: Buffer, start: number, end: number, base: number): Rec
 /** htb class xstats (`struct tc_htb_xstats`), names as tc prints them. @throws {NetlinkDecodeError} shorter than 20 bytes */
 function decodeXstats(buf: Buffer, start: number, end: number, base: number, _info: unknown, out: Record<string, unknown>): void {
   if (end - start < 20) throw new NetlinkDecodeError(`tc_htb_xstats needs 20 bytes, has ${end - start}`, base + start);
-  out.lended = buf.readUInt32LE(start);
-  out.borrowed = buf.readUInt32LE(start + 4);
-  out.giants = buf.readUInt32LE(start + 8);
-  out.tokens = buf.readInt32LE(start + 12);
-  out.ctokens = buf.readInt32LE(start + 16);
+  out.lended = le32(buf, start);
+  out.borrowed = le32(buf, start + 4);
+  out.giants = le32(buf, start + 8);
+  out.tokens = les32(buf, start + 12);
+  out.ctokens = les32(buf, start + 16);
 }
 
 function formatQdisc(o: Record<string, unknown>, details?: boolean): string {
