@@ -105,8 +105,8 @@ export async function release(opts: GuardOptions = {}): Promise<ReleaseResult> {
       try {
         await s.release();
       } catch (e) {
-        if (!(e instanceof NetlinkError && (e.code === 'ENOENT' || e.code === 'EINVAL'))) throw e;
-        plugExists = false; // no plug qdisc: nothing can be held
+        if (!(e instanceof NetlinkError && (e.code === 'ENOENT' || e.code === 'EINVAL' || e.code === 'ENODEV'))) throw e;
+        plugExists = false; // no plug qdisc (or an inbound hold's IFB is gone): nothing can be held there; every other plug got its release in the same datagram
       }
       await s.disarm().catch(() => {});
     };

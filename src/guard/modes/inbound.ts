@@ -327,13 +327,18 @@ export class InboundHold implements Hold {
   /** Read what the kernel holds now. @throws {NetlinkError} a listing refused */
   async observe(): Promise<InboundObservation> {
     const route = this.sockets.route;
+    const ifbState = await readLink(route, this.ifb);
+    if (this.ifindex === 0) {
+      // DEV is gone (opened from the record): only the IFB is left to see.
+      const ifbQdiscs = ifbState.exists && ifbState.index !== undefined ? await listQdiscs(route, { ifindex: ifbState.index }) : [];
+      return { qdiscs: [], ingressFilters: [], egressFilters: [], ifb: ifbState, ifbQdiscs };
+    }
     const qdiscs = await listQdiscs(route, { ifindex: this.ifindex });
     const ingressQdisc = qdiscs.find((q) => q.parent === 'ffff:fff1' || q.kind === 'clsact' || q.kind === 'ingress');
     const ingressFilters = ingressQdisc ? await listFilters(route, { ifindex: this.ifindex, parent: 'ingress' }) : [];
     const egressFilters = ingressQdisc?.kind === 'clsact' ? await listFilters(route, { ifindex: this.ifindex, parent: 'egress' }) : [];
-    const ifb = await readLink(route, this.ifb);
-    const ifbQdiscs = ifb.exists && ifb.index !== undefined ? await listQdiscs(route, { ifindex: ifb.index }) : [];
-    return { qdiscs, ...(ingressQdisc && { ingressQdisc }), ingressFilters, egressFilters, ifb, ifbQdiscs };
+    const ifbQdiscs = ifbState.exists && ifbState.index !== undefined ? await listQdiscs(route, { ifindex: ifbState.index }) : [];
+    return { qdiscs, ...(ingressQdisc && { ingressQdisc }), ingressFilters, egressFilters, ifb: ifbState, ifbQdiscs };
   }
 
   /**
@@ -391,7 +396,12 @@ export class InboundHold implements Hold {
     else plug = { piece: plugName, status: 'ok' };
 
     const clsName = `qdisc clsact on ${this.dev} (shared; an ingress qdisc does too)`;
-    const clsact: PieceState = o.ingressQdisc ? { piece: clsName, status: 'ok' } : { piece: clsName, status: 'missing' };
+    const clsact: PieceState =
+      this.ifindex === 0
+        ? { piece: clsName, status: 'missing', detail: `device ${this.dev} is gone` }
+        : o.ingressQdisc
+          ? { piece: clsName, status: 'ok' }
+          : { piece: clsName, status: 'missing' };
 
     const filter = (fam: InboundFamily): PieceState => {
       const name = `filter ${this.dev} ingress protocol ${fam} pref ${INBOUND_PREF[fam]} ${this.classifier}: TCP SYN (ACK clear) to port ${this.spec.ports.join(',')}${this.addrsOf(fam).length ? ` dst ${this.addrsOf(fam).join(',')}` : ''} -> mirred egress redirect dev ${this.ifb}`;
@@ -857,7 +867,13 @@ function specOfRecord(r: InboundHoldRecord): InboundSpec {
  * @throws {NoDeviceError} DEV does not exist (usage)
  * @throws {UsageError} DEV is a loopback device
  */
-export async function openInboundHold(sockets: HoldSockets, spec: InboundSpec, limit: number, record?: InboundHoldRecord): Promise<InboundHold> {
+export async function openInboundHold(
+  sockets: HoldSockets,
+  spec: InboundSpec,
+  limit: number,
+  record?: InboundHoldRecord,
+  options: { deviceMayBeGone?: boolean } = {},
+): Promise<InboundHold> {
   const route = sockets.route;
   let flags = 0;
   let ifindex: number;
@@ -869,8 +885,11 @@ export async function openInboundHold(sockets: HoldSockets, spec: InboundSpec, l
     ifindex = raw.index;
     flags = raw.flags;
   } catch (e) {
-    if (e instanceof NetlinkError && e.code === 'ENODEV') throw new NoDeviceError(spec.dev, undefined, '--inbound');
-    throw e;
+    if (!(e instanceof NetlinkError && e.code === 'ENODEV')) throw e;
+    if (!options.deviceMayBeGone || !record) throw new NoDeviceError(spec.dev, undefined, '--inbound');
+    // A recorded hold whose device is gone (its filters went with it): still open, so that release and teardown reach the IFB.
+    const st = await readLink(route, record.ifb);
+    return new InboundHold(sockets, spec, limit, 0, st.exists ? st.index : undefined, record);
   }
   if (flags & IFF_LOOPBACK)
     throw new UsageError(`--inbound ${spec.dev}: a loopback device; hold local connections with the local hold ('synplug setup' without --inbound)`);
@@ -886,6 +905,6 @@ export const inboundMode: HoldMode = {
   async open(sockets: HoldSockets, config: GuardConfig, record?: HoldRecord): Promise<Hold> {
     if (record?.mode !== 'inbound') throw new SynplugError('the inbound mode opens a hold from its setup record only (setup --inbound makes one)');
     const r = record as InboundHoldRecord;
-    return openInboundHold(sockets, specOfRecord(r), r.limit ?? config.limit ?? DEFAULTS.limit, r);
+    return openInboundHold(sockets, specOfRecord(r), r.limit ?? config.limit ?? DEFAULTS.limit, r, { deviceMayBeGone: true });
   },
 };
