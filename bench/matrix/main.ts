@@ -1,0 +1,502 @@
+/**
+ * The reload matrix (issue 14 item 1): server x restart style, local client
+ * side, each row run unprotected, unprotected with net.ipv4.tcp_migrate_req=1,
+ * and under synplug's protect (the library's, in this process, as `synplug
+ * demo` does: the watchdog, the max-hold and the leases included; the CLI
+ * would add two cold Node starts per reload in the VM), with --wait-listen as
+ * the release condition of every row.
+ *
+ * Runs in the VM (scripts/vm/bench-matrix.sh), as root, on lo, with the local
+ * hold set up on 169.254.255.254 (and torn down again when this run set it
+ * up). The load is bench/reload/client.ts (read-only reuse): N loops, each a
+ * new connection per request, timed from before connect() to the server's
+ * close.
+ *
+ *   node --import=tsx bench/matrix/main.ts [--rows a,b] [--modes m,n]
+ *     [--reloads N] [--compare-reloads N] [--connections N] [--pause-ms MS]
+ *     [--max-hold-ms MS] [--out DIR] [--tag NAME] [--i-am-isolated]
+ *
+ * Rows: haproxy-sf, haproxy-w-usr2, nginx-reuseport, nginx-workers,
+ * nginx-restart. Modes: unprotected, migrate, protected, protected-migrate.
+ * Output: a table on stdout and bench/results/matrix-<kernel>-<date>[-tag].json.
+ */
+import { fork, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { release as osRelease } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { wallMs } from '../reload/common.js';
+import { alive, findBin, killPids, run, sleep } from '../reload/procs.js';
+import { fmtMs, meanMax, readRecords, summarise, table, type ClientSummary } from '../reload/stats.js';
+import { pathToFileURL } from 'node:url';
+import type * as Guard from '../../src/guard/index.js';
+
+const ADDR = '169.254.255.254';
+const MIGRATE = '/proc/sys/net/ipv4/tcp_migrate_req';
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+/**
+ * The guard as built (dist/, `npm run build`): its watchdog then starts as
+ * plain node (dist/guard/watchdog-main.js), not through tsx, which would add
+ * seconds per protect in the emulated VM.
+ */
+let guard: typeof Guard;
+
+const ROWS = ['haproxy-sf', 'haproxy-w-usr2', 'nginx-reuseport', 'nginx-workers', 'nginx-restart'] as const;
+type RowName = (typeof ROWS)[number];
+const MODES = ['unprotected', 'migrate', 'protected', 'protected-migrate'] as const;
+type Mode = (typeof MODES)[number];
+
+interface Params {
+  rows: RowName[];
+  modes: Mode[];
+  reloads: number;
+  compareReloads: number;
+  connections: number;
+  pauseMs: number;
+  maxHoldMs: number;
+  timeoutMs: number;
+  out: string;
+  tag: string;
+  isolated: boolean;
+}
+
+function parseArgs(argv: string[]): Params {
+  const p: Params = {
+    rows: [...ROWS],
+    modes: ['unprotected', 'migrate', 'protected'],
+    reloads: 30,
+    compareReloads: 10,
+    connections: 24,
+    pauseMs: 500,
+    maxHoldMs: 20_000,
+    timeoutMs: 60_000,
+    out: join(ROOT, 'bench/results'),
+    tag: '',
+    isolated: false,
+  };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    const v = () => {
+      const x = argv[++i];
+      if (x === undefined) throw new Error(`${a} needs a value`);
+      return x;
+    };
+    if (a === '--rows') p.rows = v().split(',') as RowName[];
+    else if (a === '--modes') p.modes = v().split(',') as Mode[];
+    else if (a === '--reloads') p.reloads = Number(v());
+    else if (a === '--compare-reloads') p.compareReloads = Number(v());
+    else if (a === '--connections') p.connections = Number(v());
+    else if (a === '--pause-ms') p.pauseMs = Number(v());
+    else if (a === '--max-hold-ms') p.maxHoldMs = Number(v());
+    else if (a === '--out') p.out = v();
+    else if (a === '--tag') p.tag = v();
+    else if (a === '--i-am-isolated') p.isolated = true;
+    else if (a === '--help') {
+      process.stdout.write(readFileSync(fileURLToPath(import.meta.url), 'utf8').split('*/')[0]);
+      process.exit(0);
+    } else throw new Error(`unknown option ${a}`);
+  }
+  for (const r of p.rows) if (!ROWS.includes(r)) throw new Error(`unknown row ${r} (${ROWS.join(', ')})`);
+  for (const m of p.modes) if (!MODES.includes(m)) throw new Error(`unknown mode ${m} (${MODES.join(', ')})`);
+  return p;
+}
+
+const log = (s: string) => process.stderr.write(`[matrix] ${s}\n`);
+
+// ------------------------------------------------------------------ servers
+
+/** A server under test: how to start it, reload it once, and stop it. */
+interface Server {
+  /** what the row does on each reload, for the report */
+  style: string;
+  start(): Promise<void>;
+  /** the reload command for the next reload (built now: it may read a pid file) */
+  reloadCommand(i: number): string[];
+  /** run before each reload, outside the protected window (e.g. rewrite the config) */
+  prepare?(i: number): void;
+  /** whether the reload took effect (a new pid, or the master still alive) */
+  reloaded(): boolean;
+  stop(): void;
+  port: number;
+}
+
+function pidFrom(file: string): number | undefined {
+  try {
+    const n = Number(readFileSync(file, 'utf8').trim().split(/\s+/)[0]);
+    return n > 0 ? n : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function haproxyCfg(dir: string, port: number, masterWorker: boolean): string {
+  const cfg = join(dir, 'haproxy.cfg');
+  writeFileSync(
+    cfg,
+    [
+      'global',
+      '  nbthread 1',
+      '  hard-stop-after 10s',
+      ...(masterWorker ? ['  master-worker'] : []),
+      'defaults',
+      '  mode http',
+      '  timeout connect 5s',
+      '  timeout client 30s',
+      '  timeout server 30s',
+      'frontend web',
+      `  bind ${ADDR}:${port}`,
+      '  http-request return status 200 content-type text/plain string "pong"',
+      '',
+    ].join('\n'),
+  );
+  return cfg;
+}
+
+function nginxConf(dir: string, port: number, workers: number, reuseport: boolean): string {
+  const conf = join(dir, 'nginx.conf');
+  writeFileSync(
+    conf,
+    [
+      `worker_processes ${workers};`,
+      `pid ${dir}/nginx.pid;`,
+      `error_log ${dir}/error.log;`,
+      'events { worker_connections 1024; }',
+      'http {',
+      '  access_log off;',
+      `  client_body_temp_path ${dir}/body; proxy_temp_path ${dir}/proxy; fastcgi_temp_path ${dir}/fcgi; uwsgi_temp_path ${dir}/uwsgi; scgi_temp_path ${dir}/scgi;`,
+      `  server { listen ${ADDR}:${port}${reuseport ? ' reuseport' : ''}; location / { return 200 "pong\\n"; } }`,
+      '}',
+      '',
+    ].join('\n'),
+  );
+  return conf;
+}
+
+function makeServer(row: RowName, dir: string, port: number): Server {
+  const haproxy = findBin('haproxy')!;
+  const nginx = findBin('nginx')!;
+  const pidfile = join(dir, row.startsWith('haproxy') ? 'haproxy.pid' : 'nginx.pid');
+  let lastPid: number | undefined;
+  const startCmd = async (argv: string[]) => {
+    const r = await run(argv, 60_000);
+    if (r.code !== 0) throw new Error(`${argv.join(' ')} exited ${r.code}: ${r.stderr}`);
+    for (let i = 0; i < 200 && pidFrom(pidfile) === undefined; i++) await sleep(50);
+    lastPid = pidFrom(pidfile);
+  };
+  const stopPids = () => {
+    const pids = [pidFrom(pidfile), lastPid].filter((p): p is number => p !== undefined);
+    killPids(pids, 3000);
+  };
+  switch (row) {
+    case 'haproxy-sf': {
+      const cfg = haproxyCfg(dir, port, false);
+      return {
+        style: 'haproxy -D -sf OLDPIDS (a new process binds a new socket; the old one closes its own)',
+        port,
+        start: () => startCmd([haproxy, '-D', '-f', cfg, '-p', pidfile]),
+        reloadCommand: () => {
+          lastPid = pidFrom(pidfile);
+          return [haproxy, '-D', '-f', cfg, '-p', pidfile, '-sf', ...readFileSync(pidfile, 'utf8').trim().split(/\s+/)];
+        },
+        reloaded: () => pidFrom(pidfile) !== lastPid,
+        stop: stopPids,
+      };
+    }
+    case 'haproxy-w-usr2': {
+      const cfg = haproxyCfg(dir, port, true);
+      return {
+        style: 'haproxy -W (master-worker), kill -USR2 MASTER as systemctl reload does (the socket is handed over)',
+        port,
+        start: () => startCmd([haproxy, '-W', '-D', '-f', cfg, '-p', pidfile]),
+        reloadCommand: () => ['/bin/kill', '-USR2', String(pidFrom(pidfile))],
+        reloaded: () => lastPid !== undefined && alive(lastPid) && pidFrom(pidfile) === lastPid,
+        stop: stopPids,
+      };
+    }
+    case 'nginx-reuseport':
+    case 'nginx-workers': {
+      let conf = nginxConf(dir, port, 2, true);
+      return {
+        style:
+          row === 'nginx-reuseport'
+            ? 'nginx -s reload, listen reuseport, 2 workers (sockets kept)'
+            : 'nginx -s reload, listen reuseport, workers 2 -> 3 -> 2 ... (sockets opened and closed)',
+        port,
+        start: () => startCmd([nginx, '-p', dir, '-c', conf]),
+        prepare: (i) => {
+          if (row === 'nginx-workers') conf = nginxConf(dir, port, i % 2 === 0 ? 3 : 2, true);
+        },
+        reloadCommand: () => [nginx, '-p', dir, '-c', conf, '-s', 'reload'],
+        reloaded: () => lastPid !== undefined && alive(lastPid),
+        stop: stopPids,
+      };
+    }
+    case 'nginx-restart': {
+      const conf = nginxConf(dir, port, 2, false);
+      const script = `${nginx} -p ${dir} -c ${conf} -s stop; while [ -e ${pidfile} ]; do sleep 0.02; done; sleep 0.3; exec ${nginx} -p ${dir} -c ${conf}`;
+      return {
+        style: 'nginx -s stop, wait for its exit, 0.3 s, start (nothing handed over)',
+        port,
+        start: () => startCmd([nginx, '-p', dir, '-c', conf]),
+        reloadCommand: () => {
+          lastPid = pidFrom(pidfile);
+          return ['/bin/sh', '-c', script];
+        },
+        reloaded: () => pidFrom(pidfile) !== undefined && pidFrom(pidfile) !== lastPid,
+        stop: stopPids,
+      };
+    }
+  }
+}
+
+// ------------------------------------------------------------------ client
+
+let client: ChildProcess | undefined;
+let runId = 0;
+
+async function startClient(): Promise<void> {
+  const path = fileURLToPath(new URL('../reload/client.ts', import.meta.url));
+  client = fork(path, [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  await new Promise<void>((res, rej) => {
+    client!.once('message', (m: { type: string }) => (m.type === 'ready' ? res() : rej(new Error(JSON.stringify(m)))));
+    client!.once('exit', (c) => rej(new Error(`client exited ${c}`)));
+  });
+}
+
+function ask<T>(msg: object, answer: string): Promise<T> {
+  const c = client!;
+  return new Promise((res) => {
+    const on = (m: { type: string }) => {
+      if (m.type !== answer) return;
+      c.off('message', on);
+      res(m as T);
+    };
+    c.on('message', on);
+    c.send(msg);
+  });
+}
+
+// ------------------------------------------------------------------ one window
+
+interface ReloadRecord {
+  start: number;
+  durationMs: number;
+  exitCode: number;
+  reloaded: boolean;
+  heldMs?: number;
+  maxHoldReached?: boolean;
+  packetsReleased?: number;
+  drops?: number;
+  handedOver?: boolean;
+  newListener?: boolean;
+  error?: string;
+}
+
+interface Window {
+  row: RowName;
+  mode: Mode;
+  /** what each reload does */
+  style: string;
+  migrateReq: number;
+  seconds: number;
+  client: ClientSummary;
+  reloads: ReloadRecord[];
+}
+
+function setMigrate(v: number): void {
+  writeFileSync(MIGRATE, `${v}\n`);
+}
+
+async function window(P: Params, row: RowName, mode: Mode, server: Server, csvDir: string): Promise<Window> {
+  const migrateReq = mode === 'migrate' || mode === 'protected-migrate' ? 1 : 0;
+  setMigrate(migrateReq);
+  const protectedMode = mode.startsWith('protected');
+  const n = protectedMode ? P.reloads : P.compareReloads;
+  const id = ++runId;
+  const out = join(csvDir, `${row}-${mode}.csv`);
+  const t0 = wallMs();
+  await ask({ type: 'run', id, host: ADDR, port: server.port, connections: P.connections, timeoutMs: P.timeoutMs, out }, 'started');
+  await sleep(1000);
+  const reloads: ReloadRecord[] = [];
+  for (let i = 0; i < n; i++) {
+    server.prepare?.(i);
+    const argv = server.reloadCommand(i);
+    const start = wallMs();
+    const rec: ReloadRecord = { start, durationMs: 0, exitCode: -1, reloaded: false };
+    if (protectedMode) {
+      try {
+        const r = await guard.protect({ command: argv, maxHoldMs: P.maxHoldMs, waitListen: { address: ADDR, port: server.port } });
+        Object.assign(rec, {
+          exitCode: r.exitCode,
+          heldMs: r.heldMs,
+          maxHoldReached: r.maxHoldReached,
+          packetsReleased: r.packetsReleased,
+          drops: r.drops,
+          handedOver: r.newListener?.handedOver === true,
+          newListener: r.newListener != null,
+        });
+      } catch (e) {
+        rec.error = String((e as Error).message ?? e);
+      }
+    } else {
+      const r = await run(argv, 60_000);
+      rec.exitCode = r.code ?? -1;
+      if (r.code !== 0) rec.error = r.stderr.trim().slice(0, 500);
+    }
+    rec.durationMs = wallMs() - start;
+    // async styles (USR2, -s reload) finish after the command: give them the pause, then look
+    await sleep(P.pauseMs);
+    rec.reloaded = server.reloaded();
+    reloads.push(rec);
+  }
+  await sleep(1000);
+  const seconds = (wallMs() - t0) / 1000;
+  await ask({ type: 'stop', id }, 'done');
+  const records = readRecords(out);
+  return { row, mode, style: server.style, migrateReq, seconds, client: summarise(records, seconds), reloads };
+}
+
+// ------------------------------------------------------------------ report
+
+function report(ws: readonly Window[]): string {
+  const header = [
+    'row',
+    'mode',
+    'requests',
+    'failed',
+    'refused',
+    'reset',
+    'timeout',
+    'other',
+    'p50',
+    'p99',
+    'max',
+    'reloads',
+    'reload mean',
+    'held mean/max',
+    'max-hold',
+    'SYNs held',
+  ];
+  const rows = ws.map((w) => {
+    const e = w.client.errors;
+    const refused = e['connect-refused'] ?? 0;
+    const reset = (e['connect-reset'] ?? 0) + (e['read-reset'] ?? 0);
+    const timeout = (e['connect-timeout'] ?? 0) + (e['read-timeout'] ?? 0);
+    const other = w.client.failed - refused - reset - timeout;
+    const ok = w.reloads.filter((r) => r.exitCode === 0 && r.reloaded && !r.error).length;
+    const held = meanMax(w.reloads.filter((r) => r.heldMs !== undefined).map((r) => r.heldMs!));
+    const syns = w.reloads.reduce((s, r) => s + (r.packetsReleased ?? 0), 0);
+    const mh = w.reloads.filter((r) => r.maxHoldReached).length;
+    const prot = w.mode.startsWith('protected');
+    return [
+      w.row,
+      w.mode,
+      String(w.client.requests),
+      String(w.client.failed),
+      String(refused),
+      String(reset),
+      String(timeout),
+      String(other),
+      fmtMs(w.client.p50),
+      fmtMs(w.client.p99),
+      fmtMs(w.client.max),
+      `${ok}/${w.reloads.length}`,
+      fmtMs(meanMax(w.reloads.map((r) => r.durationMs)).mean),
+      prot ? `${fmtMs(held.mean)} / ${fmtMs(held.max)}` : '-',
+      prot ? String(mh) : '-',
+      prot ? String(syns) : '-',
+    ];
+  });
+  return table(header, rows);
+}
+
+// ------------------------------------------------------------------ main
+
+async function main(): Promise<void> {
+  const P = parseArgs(process.argv.slice(2));
+  if (process.env.SYNPLUG_IN_VM !== '1' && !P.isolated) {
+    throw new Error(
+      'bench/matrix runs in the VM (scripts/vm/bench-matrix.sh): it changes lo, nftables and net.ipv4.tcp_migrate_req; --i-am-isolated to run elsewhere',
+    );
+  }
+  for (const b of ['haproxy', 'nginx']) if (!findBin(b)) throw new Error(`${b} is missing (scripts/install-test-deps.sh)`);
+  const migrateBefore = readFileSync(MIGRATE, 'utf8').trim();
+  const dirRoot = mkdtempSync(join(existsSync('/run') ? '/run' : '/tmp', 'synplug-matrix-'));
+  guard = (await import(pathToFileURL(join(ROOT, 'dist/guard/index.js')).href)) as typeof Guard;
+  const needHold = P.modes.some((m) => m.startsWith('protected'));
+  const madeSetup = needHold && (await guard.check()).state !== 'ok';
+  if (madeSetup) await guard.setup();
+  const windows: Window[] = [];
+  const started = new Date();
+  const servers: Server[] = [];
+  const cleanup = () => {
+    for (const s of servers) s.stop();
+    try {
+      setMigrate(Number(migrateBefore));
+    } catch {
+      /* read-only */
+    }
+  };
+  process.on('SIGINT', () => {
+    cleanup();
+    process.exit(130);
+  });
+  try {
+    await startClient();
+    let port = 18000;
+    for (const row of P.rows) {
+      for (const mode of P.modes) {
+        const dir = join(dirRoot, `${row}-${mode}`);
+        mkdirSync(dir);
+        const server = makeServer(row, dir, ++port);
+        servers.push(server);
+        log(`${row} / ${mode}: starting (${server.style})`);
+        await server.start();
+        const w = await window(P, row, mode, server, dirRoot);
+        server.stop();
+        windows.push(w);
+        log(
+          `${row} / ${mode}: ${w.client.requests} requests, ${w.client.failed} failed ${JSON.stringify(w.client.errors)}, ${w.reloads.length} reloads (${w.reloads.filter((r) => r.maxHoldReached).length} at max-hold, ${w.reloads.filter((r) => r.error).length} errors)`,
+        );
+      }
+    }
+  } finally {
+    cleanup();
+    client?.send({ type: 'exit' });
+    if (madeSetup) await guard.teardown().catch((e: unknown) => log(`teardown: ${String(e)}`));
+    rmSync(dirRoot, { recursive: true, force: true });
+  }
+  const text = report(windows);
+  const kernel = osRelease();
+  const date = started.toISOString().slice(0, 10);
+  process.stdout.write(
+    `\nreload matrix, ${date}, kernel ${kernel}, ${P.connections} client loops (new connection per request), protected = library protect --wait-listen ${ADDR}:PORT --max-hold ${P.maxHoldMs} ms\n\n${text}\n`,
+  );
+  mkdirSync(P.out, { recursive: true });
+  const file = join(P.out, `matrix-${kernel}-${date}${P.tag ? `-${P.tag}` : ''}.json`);
+  writeFileSync(
+    file,
+    `${JSON.stringify(
+      {
+        date: started.toISOString(),
+        kernel,
+        params: P,
+        haproxy: (await run([findBin('haproxy')!, '-v'])).stdout.split('\n')[0],
+        nginx: (await run([findBin('nginx')!, '-v'])).stderr.trim(),
+        windows,
+        table: text,
+      },
+      null,
+      1,
+    )}\n`,
+  );
+  log(`wrote ${file}`);
+}
+
+main().then(
+  () => process.exit(0),
+  (e: unknown) => {
+    log(`error: ${(e as Error)?.stack ?? String(e)}`);
+    process.exit(1);
+  },
+);
