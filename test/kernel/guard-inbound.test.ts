@@ -20,7 +20,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import net, { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
-import { otherNamespace, inNs, runClient, sh, quietly, IP, TC } from '../helpers/tc-inbound.js';
+import { otherNamespace, inNs, runClient, sh, quietly, parseTcJson, IP, TC } from '../helpers/tc-inbound.js';
 import {
   ADDR,
   TEST_TIMEOUT,
@@ -110,7 +110,8 @@ async function ifbRoot(): Promise<{ kind: string; handle: string; packets: numbe
 async function filterSummary(parent: 'ingress' | 'egress'): Promise<string[]> {
   const r = await run('tc', ['-j', 'filter', 'show', 'dev', SRV, parent]);
   if (r.code !== 0 || r.stdout.trim() === '') return [];
-  const fs = JSON.parse(r.stdout) as Array<{ pref: number; protocol: string; kind: string; options?: unknown }>;
+  // tc -j prints u32's offset fields as invalid JSON: read it the way the tc tests do
+  const fs = parseTcJson(r.stdout) as Array<{ pref: number; protocol: string; kind: string; options?: unknown }>;
   return [...new Set(fs.map((f) => `${f.pref} ${f.protocol} ${f.kind}`))].sort();
 }
 
@@ -377,9 +378,9 @@ test.serial(
 test.serial('local + inbound set up together: protect holds both, teardown removes both', async (t) => {
   t.timeout(TEST_TIMEOUT);
   // the local hold on lo: a proxy on 169.254.255.254
+  await synplug(t, ['setup', '--state-dir', SD]);
   localServer = createServer((s) => s.pipe(s));
   await new Promise<void>((r) => localServer!.listen({ port: PORT, host: ADDR }, () => r()));
-  await synplug(t, ['setup', '--state-dir', SD]);
   await setupInbound(t);
   t.teardown(() => cli(['teardown', '--state-dir', SD]).then(() => undefined));
   const ck = JSON.parse(await synplug(t, ['check', '--json', '--state-dir', SD])) as { state: string; holds: Array<{ id: string; state: string }> };
