@@ -7,13 +7,24 @@
  * megabyte of JavaScript again. Every command pays its start-up, and
  * `protect` pays it while a reload waits.
  *
- * The cache is only an accelerator: V8 checks it against the source, its own
- * version and its flags, and a missing, unreadable or rejected cache means a
- * normal compile. Nothing is written at run time (installations are often
- * read-only).
+ * Listings of qdiscs and classes in their plain forms (`show qdisc [--dev X]`,
+ * `show class --dev X`, each with `-s`/`--stats` and `--json`, nothing else)
+ * take a shorter road: the small listing bundle (dist/bundle/show.cjs: the
+ * socket, the tc decoders and {@link ListingOutput}, a quarter of the CLI's
+ * size), without the argument parser and the other commands. It prints
+ * exactly what the CLI prints (the same ListingOutput), and only once the
+ * listing succeeded: on any error, nothing has been printed and the full
+ * CLI runs the command again, to report it as it always does (its message,
+ * `--json` error object and exit code).
  *
- * `SYNPLUG_WRITE_CODE_CACHE=1` (the build) writes the cache when the process
- * exits, after the command run has compiled the functions it used.
+ * The caches are only an accelerator: V8 checks each against the source,
+ * its own version and its flags, and a missing, unreadable or rejected cache
+ * means a normal compile. Nothing is written at run time (installations are
+ * often read-only).
+ *
+ * `SYNPLUG_WRITE_CODE_CACHE=1` (the build) writes the cache of the bundle a
+ * run loaded when the process exits, after the run has compiled the
+ * functions it used.
  *
  * It runs from dist/bundle/ only (tsc's copy in dist/cli/ has no cli.cjs
  * beside it); it is not part of the library.
@@ -24,20 +35,143 @@ import { createRequire, wrap } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Script } from 'node:vm';
+import type { NetlinkConnection, NetlinkWarning } from '../netlink/connection.js';
+import type { eachClass } from '../tc/class.js';
+import type { formatClassText, formatQdiscText, ListingOutput } from '../tc/format.js';
+import type { eachQdisc } from '../tc/qdisc.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
-const file = join(here, 'cli.cjs');
-const source = readFileSync(file, 'utf8').replace(/^#!.*/, '');
-const cacheFile = `${file}.v8cache`;
-let cachedData: Buffer | undefined;
-try {
-  cachedData = readFileSync(cacheFile);
-} catch {
-  /* no cache: compile */
+
+/** Load a CommonJS bundle beside this file through its V8 code cache; returns its exports. */
+function load(name: string): unknown {
+  const file = join(here, name);
+  // esbuild writes ASCII (non-ASCII characters are escaped), so latin1 reads the same text with no UTF-8 decoding
+  const source = readFileSync(file, 'latin1').replace(/^#!.*/, '');
+  const cacheFile = `${file}.v8cache`;
+  let cachedData: Buffer | undefined;
+  try {
+    cachedData = readFileSync(cacheFile);
+  } catch {
+    /* no cache: compile */
+  }
+  const script = new Script(wrap(source), { filename: file, cachedData });
+  if (process.env.SYNPLUG_WRITE_CODE_CACHE === '1') {
+    process.once('exit', () => writeFileSync(cacheFile, script.createCachedData()));
+  }
+  const mod = { exports: {} as unknown, filename: file };
+  (script.runInThisContext() as (...a: unknown[]) => void).call(mod.exports, mod.exports, createRequire(file), mod, file, here);
+  return mod.exports;
 }
-const script = new Script(wrap(source), { filename: file, cachedData });
-if (process.env.SYNPLUG_WRITE_CODE_CACHE === '1') {
-  process.once('exit', () => writeFileSync(cacheFile, script.createCachedData()));
+
+/** What dist/bundle/show.cjs exports (scripts/bundle.mjs builds it). */
+interface ShowBundle {
+  NetlinkConnection: typeof NetlinkConnection;
+  setDefaultWarningHandler(handler: ((w: NetlinkWarning) => void) | undefined): void;
+  eachClass: typeof eachClass;
+  eachQdisc: typeof eachQdisc;
+  ListingOutput: typeof ListingOutput;
+  formatClassText: typeof formatClassText;
+  formatQdiscText: typeof formatQdiscText;
 }
-const mod = { exports: {} as unknown, filename: file };
-(script.runInThisContext() as (...a: unknown[]) => void).call(mod.exports, mod.exports, createRequire(file), mod, file, here);
+
+/** A listing the short road takes. */
+interface Listing {
+  object: 'class' | 'qdisc';
+  dev?: string;
+  stats: boolean;
+  json: boolean;
+}
+
+/**
+ * The listing `args` (argv after node and the script) asks for, when it is
+ * one the short road takes: `show`, then `class` or `qdisc` and the options
+ * `--dev NAME` (`--dev=NAME`), `-s`/`--stats`, `--json`, each at most once, in
+ * any order; `class` needs `--dev`. Anything else (another option, a value
+ * that looks like an option, help...) is the full CLI's.
+ */
+function shortListing(args: readonly string[]): Listing | undefined {
+  if (args[0] !== 'show') return undefined;
+  let object: string | undefined;
+  let dev: string | undefined;
+  let stats = false;
+  let json = false;
+  for (let i = 1; i < args.length; i++) {
+    const a = args[i];
+    if (a === '--json' && !json) json = true;
+    else if ((a === '-s' || a === '--stats') && !stats) stats = true;
+    else if (a === '--dev' && dev === undefined && i + 1 < args.length) dev = args[++i];
+    else if (a.startsWith('--dev=') && dev === undefined) dev = a.slice(6);
+    else if (!a.startsWith('-') && object === undefined) object = a;
+    else return undefined;
+  }
+  if (dev !== undefined && (dev === '' || dev.startsWith('-'))) return undefined;
+  if (object === 'class' && dev !== undefined) return { object, dev, stats, json };
+  if (object === 'qdisc') return { object, dev, stats, json };
+  return undefined;
+}
+
+/**
+ * Run a listing on the short road. Resolves true when it printed the
+ * listing, false when it failed before printing anything (the full CLI then
+ * runs the command again and reports the failure).
+ */
+async function listShort(l: Listing): Promise<boolean> {
+  let printOut: (() => void) | undefined;
+  const warnings: string[] = [];
+  try {
+    const show = load('show.cjs') as ShowBundle;
+    // the CLI prints the kernel's warnings on stderr as they come, i.e. before the listing
+    show.setDefaultWarningHandler((w) => warnings.push(`synplug: warning: ${w.message} (${w.requestType})\n`));
+    const conn = show.NetlinkConnection.open(0 /* NETLINK_ROUTE */);
+    try {
+      const { dev, stats, json } = l;
+      if (l.object === 'class') {
+        const out = new show.ListingOutput(json, (x: Parameters<typeof formatClassText>[0]) => show.formatClassText(x, { stats }));
+        await show.eachClass(conn, { dev, stats }, out.add);
+        printOut = () => out.write(toStdout);
+      } else {
+        const out = new show.ListingOutput(json, (q: Parameters<typeof formatQdiscText>[0]) => show.formatQdiscText(q, { stats, showDev: dev === undefined }));
+        await show.eachQdisc(conn, { dev, stats }, out.add);
+        printOut = () => out.write(toStdout);
+      }
+    } finally {
+      conn.close();
+    }
+  } catch {
+    return false;
+  }
+  watchOutput();
+  for (const w of warnings) process.stderr.write(w);
+  printOut();
+  process.exitCode = 0;
+  return true;
+}
+
+const toStdout = (chunk: string): void => {
+  process.stdout.write(chunk);
+};
+
+/** What the CLI's bin.ts does with a failing stdout or stderr, for the short road's output. */
+function watchOutput(): void {
+  process.stdout.on('error', (e: NodeJS.ErrnoException) => {
+    if (e.code === 'EPIPE') process.exit(typeof process.exitCode === 'number' ? process.exitCode : 0);
+    try {
+      process.stderr.write(`synplug: cannot write to stdout: ${e.code ?? e.message}\n`);
+    } catch {
+      /* nothing left to tell */
+    }
+    process.exit(1);
+  });
+  process.stderr.on('error', () => {
+    /* nowhere to report it */
+  });
+}
+
+const listing = process.env.SYNPLUG_FULL_CLI === '1' ? undefined : shortListing(process.argv.slice(2));
+if (listing) {
+  listShort(listing).then((done) => {
+    if (!done) load('cli.cjs');
+  });
+} else {
+  load('cli.cjs');
+}

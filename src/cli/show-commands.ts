@@ -31,61 +31,10 @@ function print(text: string): void {
   if (text) process.stdout.write(text.endsWith('\n') ? text : text + '\n');
 }
 
-/**
- * The output of a tc listing, built while the dump is read: JSON text in
- * batches (one JSON.stringify per batch of entries) or formatted text, so
- * that the entries themselves are dropped as soon as they are printed into
- * it. It is written only once the dump is known to be consistent: when the
- * kernel flags it inconsistent and it runs again (a new `attempt`), what was
- * built is dropped.
- */
-class ListingOutput<E> {
-  private parts: string[] = [];
-  private batch: E[] = [];
-  private attempt = 1;
-  constructor(
-    private readonly json: boolean,
-    private readonly text: (e: E) => string,
-  ) {}
-
-  /** Add one entry of dump attempt `attempt`. */
-  add = (e: E, attempt: number): void => {
-    if (attempt !== this.attempt) {
-      this.parts = [];
-      this.batch = [];
-      this.attempt = attempt;
-    }
-    if (!this.json) {
-      this.parts.push(this.text(e));
-      return;
-    }
-    this.batch.push(e);
-    if (this.batch.length === 256) this.flush();
-  };
-
-  private flush(): void {
-    if (this.batch.length === 0) return;
-    const j = JSON.stringify(this.batch);
-    this.parts.push(j.slice(1, -1));
-    this.batch = [];
-  }
-
-  /** Write everything to stdout, part by part (no single string of the whole listing). */
-  write(): void {
-    if (!this.json) {
-      for (const p of this.parts) if (p) process.stdout.write(p);
-      const last = this.parts[this.parts.length - 1];
-      if (last && !last.endsWith('\n')) process.stdout.write('\n');
-      return;
-    }
-    this.flush();
-    process.stdout.write('[');
-    this.parts.forEach((p, i) => {
-      process.stdout.write(i ? `,${p}` : p);
-    });
-    process.stdout.write(']\n');
-  }
-}
+/** Where a tc listing's output goes (ListingOutput.write). */
+const toStdout = (chunk: string): void => {
+  process.stdout.write(chunk);
+};
 
 /** The most `decode` reads, bytes: captures are small; a stream without end is refused, not swallowed. */
 const MAX_INPUT = 256 * 1024 * 1024;
@@ -153,21 +102,21 @@ export function showCommands(program: Command): void {
           switch (object) {
             // tc listings can hold tens of thousands of entries: printed as they are decoded (ListingOutput)
             case 'qdisc': {
-              const [{ eachQdisc }, { formatQdiscText }] = await Promise.all([import('../tc/qdisc.js'), import('../tc/format.js')]);
+              const [{ eachQdisc }, { formatQdiscText, ListingOutput }] = await Promise.all([import('../tc/qdisc.js'), import('../tc/format.js')]);
               const out = new ListingOutput(Boolean(f.json), (q: QdiscEntry) => formatQdiscText(q, { stats: f.stats, showDev: dev === undefined }));
               await eachQdisc(c, { dev, stats: f.stats }, out.add);
-              out.write();
+              out.write(toStdout);
               return;
             }
             case 'class': {
-              const [{ eachClass }, { formatClassText }] = await Promise.all([import('../tc/class.js'), import('../tc/format.js')]);
+              const [{ eachClass }, { formatClassText, ListingOutput }] = await Promise.all([import('../tc/class.js'), import('../tc/format.js')]);
               const out = new ListingOutput(Boolean(f.json), (x: ClassEntry) => formatClassText(x, { stats: f.stats }));
               await eachClass(c, { dev, stats: f.stats }, out.add);
-              out.write();
+              out.write(toStdout);
               return;
             }
             case 'filter': {
-              const [{ eachFilter }, { formatFilterText }, { nameActionDevices }, { listRawLinks }] = await Promise.all([
+              const [{ eachFilter }, { formatFilterText, ListingOutput }, { nameActionDevices }, { listRawLinks }] = await Promise.all([
                 import('../tc/filter.js'),
                 import('../tc/format.js'),
                 import('../tc/actions/list.js'),
@@ -180,7 +129,7 @@ export function showCommands(program: Command): void {
               await eachFilter(c, { dev, stats: f.stats, ...(parent !== undefined && { parent }) }, (x, attempt) =>
                 out.add(nameActionDevices([x], (i) => names.get(i))[0], attempt),
               );
-              out.write();
+              out.write(toStdout);
               return;
             }
             case 'link': {

@@ -138,3 +138,81 @@ export function formatFilterText(e: FilterEntry, o: FormatOptions = {}): string 
   }
   return s;
 }
+
+/** Output chunks are about this size, characters: few large writes, never one string of a whole large listing. */
+const CHUNK = 1 << 20;
+
+/**
+ * The output of a tc listing (`synplug show qdisc|class|filter`), built while
+ * the dump is read: JSON text in batches (one JSON.stringify per 256 entries)
+ * or the text of {@link formatQdiscText} and the like, so that the entries
+ * are dropped as soon as they are printed into it. When the kernel flags a
+ * dump inconsistent and it runs again (a new `attempt`, see `eachClass`),
+ * what was built is dropped. {@link ListingOutput.write} hands it out in
+ * chunks of about 1 MiB.
+ *
+ * The JSON is one array, `[` entry `,` entry ... `]` and a newline, exactly
+ * as `JSON.stringify(entries)` would print it; text entries are concatenated
+ * with a newline added at the end when the last one lacks it.
+ */
+export class ListingOutput<E> {
+  private parts: string[] = [];
+  private batch: E[] = [];
+  private attempt = 1;
+  /**
+   * @param json JSON (true) or text
+   * @param text an entry's text, for text output
+   */
+  constructor(
+    private readonly json: boolean,
+    private readonly text: (e: E) => string,
+  ) {}
+
+  /** Add one entry of dump attempt `attempt` (a bound function: pass it to eachClass as is). */
+  add = (e: E, attempt: number): void => {
+    if (attempt !== this.attempt) {
+      this.parts = [];
+      this.batch = [];
+      this.attempt = attempt;
+    }
+    if (!this.json) {
+      this.parts.push(this.text(e));
+      return;
+    }
+    this.batch.push(e);
+    if (this.batch.length === 256) this.flush();
+  };
+
+  private flush(): void {
+    if (this.batch.length === 0) return;
+    const j = JSON.stringify(this.batch);
+    this.parts.push(j.slice(1, -1));
+    this.batch = [];
+  }
+
+  /**
+   * Hand the whole output to `sink`, in chunks (each a string of about 1 MiB
+   * or less; their concatenation is the output).
+   */
+  write(sink: (chunk: string) => void): void {
+    let chunk = '';
+    const put = (s: string) => {
+      chunk += s;
+      if (chunk.length >= CHUNK) {
+        sink(chunk);
+        chunk = '';
+      }
+    };
+    if (!this.json) {
+      for (const p of this.parts) if (p) put(p);
+      const last = this.parts[this.parts.length - 1];
+      if (last && !last.endsWith('\n')) put('\n');
+    } else {
+      this.flush();
+      put('[');
+      for (let i = 0; i < this.parts.length; i++) put(i ? `,${this.parts[i]}` : this.parts[i]);
+      put(']\n');
+    }
+    if (chunk) sink(chunk);
+  }
+}
