@@ -252,7 +252,10 @@ export function guardCommands(program: Command): void {
       .usage('[options] -- COMMAND [ARGS...]')
       .argument('[command...]', 'the reload command and its arguments')
       .option('--max-hold <duration>', 'release at this deadline even if the command still runs', '10s')
-      .option('--wait-listen <[addr:]port>', 'release only once the server listens anew on this port: a NEW listening TCP socket, or (a server that keeps its socket, e.g. HAProxy -W USR2, nginx -s reload) the old one held by a new process; bounded by --max-hold')
+      .option(
+        '--wait-listen <[addr:]port>',
+        'release only once the server listens anew on this port: a NEW listening TCP socket, or (a server that keeps its socket, e.g. HAProxy -W USR2, nginx -s reload) the old one held by a new process; bounded by --max-hold',
+      )
       .option('--user <name>', 'run the command as this user')
       .option(
         '--check <command line>',
