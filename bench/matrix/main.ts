@@ -18,7 +18,7 @@
  *
  * Rows: haproxy-sf, haproxy-w-usr2, nginx-reuseport, nginx-workers,
  * nginx-restart. Modes: unprotected, migrate, protected, protected-migrate.
- * Output: a table on stdout and bench/results/matrix-<kernel>-<date>[-tag].json.
+ * Output: a table on stdout and bench/matrix/results/matrix-<kernel>-<date>[-tag].json.
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -70,7 +70,7 @@ function parseArgs(argv: string[]): Params {
     pauseMs: 500,
     maxHoldMs: 20_000,
     timeoutMs: 60_000,
-    out: join(ROOT, 'bench/results'),
+    out: join(ROOT, 'bench/matrix/results'),
     tag: '',
     isolated: false,
   };

@@ -8,7 +8,7 @@
 # Env:    SYNPLUG_SKIP_BUILD=1  skip `npm run build`
 #         SYNPLUG_KERNEL, SYNPLUG_VM_*  passed on to scripts/vm/run.sh
 #         (SYNPLUG_VM_TIMEOUT defaults to 600 s here: one run stays under 10 minutes)
-# Results: bench/results/matrix-<kernel>-<date>[-TAG].json (the VM shares this
+# Results: bench/matrix/results/matrix-<kernel>-<date>[-TAG].json (the VM shares this
 # machine's filesystem), the table on stdout.
 set -euo pipefail
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
