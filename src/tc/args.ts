@@ -97,6 +97,15 @@ export function checkSpecKeys(spec: unknown, allowed: readonly string[], what: s
       `${what}: expected an object with ${allowed.join(', ')}, not ${spec === null ? 'null' : Array.isArray(spec) ? 'an array' : typeof spec}`,
     );
   }
+  // (runs on every operation: no allocation unless a key is unknown)
+  let bad = false;
+  for (const k in spec) {
+    if (Object.hasOwn(spec, k) && !allowed.includes(k)) {
+      bad = true;
+      break;
+    }
+  }
+  if (!bad) return;
   const unknown = Object.keys(spec).filter((k) => !allowed.includes(k));
   if (unknown.length) {
     throw new UsageError(`${what}: unknown key${unknown.length > 1 ? 's' : ''} ${unknown.map((k) => `"${k}"`).join(', ')} (allowed: ${allowed.join(', ')})`);

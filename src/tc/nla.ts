@@ -167,7 +167,8 @@ export class NlaTable {
  * that the 8 bytes are there.
  */
 export function readU64(buf: Buffer, off: number): number {
-  return le32(buf, off) + le32(buf, off + 4) * 0x100000000;
+  const hi = le32(buf, off + 4);
+  return hi === 0 ? le32(buf, off) : le32(buf, off) + hi * 0x100000000;
 }
 
 /*

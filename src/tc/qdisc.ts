@@ -21,17 +21,36 @@ const QDISC_KEYS = ['dev', 'ifindex', 'parent', 'handle', 'kind', 'options'] as 
 /** The keys of {@link ListOptions}. */
 export const LIST_KEYS = ['dev', 'ifindex', 'stats'] as const;
 
-async function runQdisc(conn: TcConnection, op: TcOp, spec: QdiscSpec): Promise<void> {
-  const fn = `${op}Qdisc`;
-  requireRoute(conn, fn);
-  checkSpecKeys(spec, QDISC_KEYS, fn);
-  const ifindex = await ifindexOf(conn, spec);
-  const req = qdiscRequest(op, ifindex, spec);
+/** The public function of each operation, for error messages. */
+const QDISC_FN: Readonly<Record<TcOp, string>> = { add: 'addQdisc', replace: 'replaceQdisc', change: 'changeQdisc', delete: 'deleteQdisc' };
+const toVoid = (): void => {};
+
+/*
+ * Not an async function: with the device given by index, the request is
+ * built and sent synchronously and the ack (read inside send) settles the
+ * returned promise through one reaction; every error, thrown or not, still
+ * arrives as a rejection.
+ */
+function runQdisc(conn: TcConnection, op: TcOp, spec: QdiscSpec): Promise<void> {
+  let ifindex: number | Promise<number>;
   try {
-    await conn.request(req);
+    const fn = QDISC_FN[op];
+    requireRoute(conn, fn);
+    checkSpecKeys(spec, QDISC_KEYS, fn);
+    ifindex = ifindexOf(conn, spec);
+    if (typeof ifindex === 'number') return sendQdisc(conn, op, ifindex, spec);
   } catch (e) {
-    throw await explainQdisc(conn, e, op, spec, req);
+    return Promise.reject(e);
   }
+  return ifindex.then((i) => sendQdisc(conn, op, i, spec));
+}
+
+/** Build and send; a refusal is explained (explain.ts). @throws {UsageError} the spec cannot be encoded (nothing sent) */
+function sendQdisc(conn: TcConnection, op: TcOp, ifindex: number, spec: QdiscSpec): Promise<void> {
+  const req = qdiscRequest(op, ifindex, spec);
+  return conn.request(req).then(toVoid, async (e: unknown) => {
+    throw await explainQdisc(conn, e, op, spec, req);
+  });
 }
 
 /**

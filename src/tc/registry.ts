@@ -109,28 +109,33 @@ function typeName(v: unknown): string {
  * @throws {UsageError} not a plain object, a key the kind does not take, or a value of the wrong type
  */
 export function checkOptionKeys(desc: AnyQdiscKind | AnyFilterKind, what: 'qdisc' | 'class' | 'filter', options: unknown): Record<string, unknown> {
-  const label = `${what} kind '${desc.kind}'`;
+  // (runs on every request built from an options object, e.g. each changeQdisc: no allocation unless it throws)
+  const label = () => `${what} kind '${desc.kind}'`;
   if (typeof options !== 'object' || options === null || Array.isArray(options)) {
-    throw new UsageError(`${label}: options must be an object (or a list of tc words), not ${typeName(options)}`);
+    throw new UsageError(`${label()}: options must be an object (or a list of tc words), not ${typeName(options)}`);
   }
   const q = desc as AnyQdiscKind;
   const types = (what === 'class' ? q.classOptionTypes : desc.optionTypes) as Readonly<Record<string, OptionType>> | undefined;
-  const keys = (what === 'class' ? q.classOptionKeys : desc.optionKeys) ?? (types ? Object.keys(types) : undefined);
+  const declared = what === 'class' ? q.classOptionKeys : desc.optionKeys;
   const o = options as Record<string, unknown>;
-  if (keys) {
-    for (const k of Object.keys(o)) {
-      if (o[k] !== undefined && !keys.includes(k)) {
+  if (declared || types) {
+    for (const k in o) {
+      if (!Object.hasOwn(o, k) || o[k] === undefined) continue;
+      if (declared ? !declared.includes(k) : !Object.hasOwn(types!, k)) {
+        const keys = declared ?? Object.keys(types!);
         throw new UsageError(
-          `${label} has no ${what === 'class' ? 'class ' : ''}option ${JSON.stringify(k)} (it takes ${keys.length ? keys.join(', ') : 'none'})`,
+          `${label()} has no ${what === 'class' ? 'class ' : ''}option ${JSON.stringify(k)} (it takes ${keys.length ? keys.join(', ') : 'none'})`,
         );
       }
     }
   }
   if (types) {
-    for (const [k, t] of Object.entries(types)) {
+    for (const k in types) {
+      if (!Object.hasOwn(types, k)) continue;
+      const t = types[k];
       if (o[k] !== undefined && !hasType(o[k], t)) {
         throw new UsageError(
-          `${label}: option "${k}" must be ${t === 'array' ? 'an array' : t === 'object' ? 'an object' : `a ${t.replace('|', ' or ')}`}, not ${typeName(o[k])}`,
+          `${label()}: option "${k}" must be ${t === 'array' ? 'an array' : t === 'object' ? 'an object' : `a ${t.replace('|', ' or ')}`}, not ${typeName(o[k])}`,
         );
       }
     }
