@@ -157,7 +157,7 @@ test.serial('demo --inbound, SIGINT while a restart is held: exit 130, and no ve
   t.is(r.code, 130, r.stderr);
   t.regex(r.stderr, /demo interrupted by SIGINT: it stopped its clients and server and removed what it had set up/);
   t.regex(r.stderr, /delete veth spd\w+s/);
-  t.like(readPlugJson(), { state: 'released' });
+  t.not(readPlugJson()?.state, 'buffering', 'not left plugged (plug.json released, or gone with the last hold)');
   await assertNothingLeft(t, before, nsBefore, 'after SIGINT');
 });
 
