@@ -41,6 +41,20 @@
  * make. Only SIGKILL can leave the demo's setup in place (never a plug: see
  * the watchdog above); `synplug teardown` removes it.
  *
+ * `inbound: true` (`synplug demo --inbound`): the clients are on "the
+ * network" instead. The demo creates a network namespace of its own joined by
+ * a veth pair (topology.ts), listens on its end of the pair (169.254.S.1),
+ * sets up the inbound hold of that end for the server's port (library
+ * {@link setup} with `inbound`), and runs the client loops in a child process
+ * started inside the namespace (demo-client-main.ts), so that every SYN
+ * arrives on the veth end and is redirected to the hold's IFB. The restarts
+ * and protect are the same. At the end, on failure and on SIGINT/SIGTERM it
+ * stops the client process, removes that hold ({@link teardown} with
+ * `inbound`) and deletes the pair and the namespace. After a SIGKILL the
+ * watchdog releases the plug, the client process exits when its IPC channel
+ * closes (the namespace and the pair go with it), and `synplug teardown`
+ * removes the IFB.
+ *
  * The engine prints nothing and knows no exit code: it returns a
  * {@link DemoResult} whose `verdict` the CLI turns into its exit code, and
  * throws {@link SynplugError}s with a category.
@@ -52,8 +66,7 @@ import { SynplugError } from '../netlink/errors.js';
 import { NetlinkConnection } from '../netlink/connection.js';
 import { NETLINK_SOCK_DIAG } from '../netlink/message.js';
 import { listTcpListeners } from '../netlink/sockdiag.js';
-import { check, setup, teardown, protect, hasNetAdmin, holdModeNames, NotPermittedError, type ProtectResult, type SetupOptions } from '../guard/index.js';
-import type { GuardOptions } from '../guard/types.js';
+import { check, setup, teardown, protect, hasNetAdmin, holdModeNames, NotPermittedError, type ProtectResult } from '../guard/index.js';
 import { ClientLoad } from './clients.js';
 import { ClientProcess } from './client-process.js';
 import { createInboundTopology, type InboundTopology } from './topology.js';
@@ -169,7 +182,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
       progress(`setting up the inbound hold on ${dev} for port ${server.port} (removed again when the demo ends)`);
       inboundDev = dev; // setup is transactional: if it throws, it removed what it added
       try {
-        const s = await setup({ inbound: { dev, ports: [server.port], addrs: [addr] }, ...(stateDir !== undefined && { stateDir }) } as SetupOptions);
+        const s = await setup({ inbound: { dev, ports: [server.port], addrs: [addr] }, ...(stateDir !== undefined && { stateDir }) });
         setupInfo.by = 'demo';
         setupInfo.actions = s.actions;
       } catch (e) {
@@ -255,7 +268,16 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
         'not-set-up',
       );
     }
-    if (c.state === 'partial') {
+    // Judge the local hold alone: inbound holds (other devices) may be set up too.
+    const localState = c.holds?.find((h) => h.mode === 'local')?.state ?? (c.holds ? 'absent' : c.state);
+    const others = (c.holds ?? []).filter((h) => h.mode !== 'local' && h.state !== 'absent').map((h) => h.id);
+    if (localState === 'absent' && others.length) {
+      throw new SynplugError(
+        `synplug has other holds set up (${others.join(', ')}) but not the local hold on ${LOCAL_DEV}: the demo would add the local hold and could not remove it alone at the end without touching them. Run 'synplug setup' first (the demo then uses the local hold and leaves it as it was), or 'synplug demo --inbound'`,
+        'not-set-up',
+      );
+    }
+    if (localState === 'partial') {
       const bad = c.pieces.filter((p) => p.status !== 'ok').map((p) => `${p.piece} (${p.status})`);
       throw new SynplugError(
         `synplug is only partly set up on ${c.dev}: ${bad.join('; ')}. The demo changes no setup it did not make: run 'synplug setup' to complete it (or 'synplug teardown'), then the demo again`,
@@ -263,7 +285,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
       );
     }
     let addr = c.addr;
-    if (c.state === 'absent') {
+    if (localState === 'absent') {
       progress(`setting up the local hold on ${LOCAL_DEV} (removed again when the demo ends)`);
       setUpByDemo = true; // setup is transactional: if it throws, it removed what it added
       try {
@@ -316,7 +338,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
       inboundDev = undefined;
       progress(`removing the inbound hold the demo set up on ${d}`);
       try {
-        const r = await teardown({ inbound: d, ...(stateDir !== undefined && { stateDir }) } as GuardOptions);
+        const r = await teardown({ inbound: d, ...(stateDir !== undefined && { stateDir }) });
         setupInfo.removed.push(...r.removed);
       } catch (e) {
         failures.push({ what: `the inbound hold the demo set up on ${d}`, error: e });
