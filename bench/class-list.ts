@@ -13,6 +13,9 @@
  * - floor: bench/lib/floor-dump.cjs, node with a koffi socket doing tc's
  *   two requests (the device by name, then the class dump) and nothing
  *   else: no decoding, no output. No Node program can list faster;
+ * - full CLI bundle: the same command with SYNPLUG_FULL_CLI=1, which skips
+ *   the listing's short road (src/cli/launch.ts: dist/bundle/show.cjs) and
+ *   loads the whole CLI bundle (cli.cjs), as every other command does;
  * - unbundled CLI: tsc's dist/cli/bin.js, some sixty ES modules (what the
  *   bundle and its code cache save).
  *
@@ -105,7 +108,7 @@ export interface SizeResult {
   createS: number;
   /** seconds the measurements at this size took */
   measureS: number;
-  /** by key: tc, synplug, floor, unbundled */
+  /** by key: tc, synplug, floor, fullcli, unbundled */
   procs: Record<string, ToolResult>;
   /** in-process steps */
   lib: StepResult[];
@@ -228,6 +231,12 @@ export async function runClassList(options: ClassListOptions = {}): Promise<Clas
       label: '  what-if: floor (start-up + dump only)',
       cmd: node([join(ROOT, 'bench', 'lib', 'floor-dump.cjs'), dev]),
       out: 'count',
+    });
+    procs.push({
+      key: 'fullcli',
+      label: '  what-if: full CLI bundle (SYNPLUG_FULL_CLI=1)',
+      cmd: { ...node([BIN, 'show', 'class', '--dev', dev, '--stats', '--json']), env: { ...env, SYNPLUG_FULL_CLI: '1' } },
+      out: 'json',
     });
     procs.push({
       key: 'unbundled',
@@ -383,7 +392,7 @@ export async function runClassList(options: ClassListOptions = {}): Promise<Clas
     }
     if (whatIf)
       notes.push(
-        "what-if rows: floor = bench/lib/floor-dump.cjs (node, a koffi socket, RTM_GETLINK then the class dump read with a 64 KiB buffer; no decoding, no output: the least a Node program can take); unbundled CLI = tsc's dist/cli/bin.js, some sixty ES modules, without the bundle and its V8 code cache",
+        "what-if rows: floor = bench/lib/floor-dump.cjs (node, a koffi socket, RTM_GETLINK then the class dump read with a 64 KiB buffer; no decoding, no output: the least a Node program can take); full CLI bundle = the command with SYNPLUG_FULL_CLI=1 (no short road: the 900 KB cli.cjs and the argument parser load as for every other command); unbundled CLI = tsc's dist/cli/bin.js, some sixty ES modules, without the bundle and its V8 code cache",
       );
     if (process.env.NODE_EXTRA_CA_CERTS)
       notes.push(
