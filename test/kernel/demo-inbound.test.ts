@@ -126,6 +126,33 @@ test.serial('demo --inbound --json: unprotected restarts lose requests, protecte
   await assertNothingLeft(t, before, nsBefore, 'after the demo');
 });
 
+test.serial('demo --inbound (text): the table of both phases, the inbound line, and nothing left', async (t) => {
+  t.timeout(2 * TEST_TIMEOUT);
+  const before = await snapshot();
+  const nsBefore = netnsInUse();
+  const r = await within(cli(['demo', '--inbound', '--restarts', '3', '--gap', '300ms', '--seconds', '4']), 'the demo to end', 2 * TEST_TIMEOUT - 60_000);
+  t.log(`stdout:\n${r.stdout}\nstderr:\n${r.stderr}`);
+  t.is(r.code, 0, r.stderr);
+  t.regex(
+    r.stdout.split('\n')[0],
+    /^synplug demo: a pong server on 169\.254\.\d+\.1:\d+ .*clients in a network namespace of the demo's own \(169\.254\.\d+\.2 on spd\w+c\), joined by a veth pair; the inbound hold on spd\w+s was set up for the demo and removed again/,
+  );
+  const row = (label: string) =>
+    r.stdout
+      .split('\n')
+      .find((l) => l.startsWith(label))!
+      .slice(label.length)
+      .trim()
+      .split(/ {2,}/);
+  t.deepEqual(row('restarts'), ['3/3', '3/3']);
+  const [failedU, failedP] = row('failed').map(Number);
+  t.true(failedU > 0, 'unprotected restarts lost requests');
+  t.is(failedP, 0, 'protected restarts lost none');
+  t.regex(r.stdout, /\nPROTECTED: without synplug, 3 restarts lost \d+ requests? of \d+ .*; under synplug, 3 restarts lost none of \d+\n$/);
+  t.regex(r.stderr, /setting up the inbound hold on spd\w+s for port \d+/);
+  await assertNothingLeft(t, before, nsBefore, 'after the demo');
+});
+
 /** Start `demo --inbound` with a 3 s gap and wait until a protected restart holds. */
 async function demoHeld(t: ExecutionContext) {
   const p = startCli(['demo', '--inbound', '--restarts', '1', '--gap', '3s', '--seconds', '4']);
