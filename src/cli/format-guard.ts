@@ -46,7 +46,13 @@ export function formatCheck(r: CheckResult): string {
   const lines = [head];
   for (const p of r.pieces)
     lines.push(`  ${p.status === 'ok' ? 'ok       ' : p.status === 'missing' ? 'MISSING  ' : 'DIFFERENT'} ${p.piece}${p.detail ? ` (${p.detail})` : ''}`);
-  if (r.state !== 'ok') lines.push("run 'synplug setup' to complete it");
+  const inbound = r.holds.filter((h) => h.mode === 'inbound' && h.state !== 'ok').map((h) => h.dev);
+  if (r.state !== 'ok')
+    lines.push(
+      inbound.length
+        ? `run 'synplug setup${r.holds.some((h) => h.id === 'local' && h.state !== 'ok') ? "' and 'synplug setup" : ''} --inbound ${inbound.join('|')} --port PORT...' (or 'synplug protect --setup', which sets up every recorded hold again) to complete it`
+        : "run 'synplug setup' to complete it",
+    );
   return lines.join('\n');
 }
 

@@ -32,6 +32,7 @@ import { GuardSession } from '../../src/guard/session.js';
 import { parseSetupRecord } from '../../src/guard/state.js';
 import { exitCodeOf } from '../../src/cli/exit-codes.js';
 import { setupOptions } from '../../src/cli/guard-commands.js';
+import { formatCheck, formatSetup, formatStatus, formatTeardown } from '../../src/cli/format-guard.js';
 import { TCQ_PLUG_BUFFER, TCQ_PLUG_RELEASE_INDEFINITE, decodeTcMessage } from '../../src/tc/index.js';
 
 const config = resolveConfig({ stateDir: '/nonexistent/synplug-unit' });
@@ -273,4 +274,68 @@ test('a complete u32 setup (as the kernel lists it: redirects by index, named if
     f.options.actions ? { ...f, options: { ...f.options, actions: [{ ...redirect, ifindex: 4, to_dev: 'if4' }] } } : f;
   const elsewhere: InboundObservation = { ...o, ingressFilters: o.ingressFilters.map((f) => moved(f as never) as never) };
   t.throws(() => h.planSetup({ pieces: h.judge(elsewhere), state: 'partial', observed: elsewhere } as never, {}), { instanceOf: ForeignFilterError });
+});
+
+test('text output: setup, check, status and teardown name the inbound hold', (t) => {
+  const setupText = formatSetup({
+    dev: 'eth0',
+    addr: '',
+    mark: 1,
+    limit: 1048576,
+    changed: true,
+    actions: ['add link spifb3 type ifb'],
+    addedAddress: false,
+    unverified: [],
+    hold: 'inbound:eth0',
+    inbound: { dev: 'eth0', ifb: 'spifb3', ports: [80, 443], addrs: ['169.254.0.1'], classifier: 'u32', families: ['ip'] },
+  });
+  t.is(setupText, 'synplug inbound hold set up: SYNs on eth0 to port 80,443 (dst 169.254.0.1), held on spifb3 (u32, ip):\n  add link spifb3 type ifb');
+  const checkText = formatCheck({
+    state: 'partial',
+    dev: 'lo',
+    addr: '169.254.255.254',
+    pieces: [{ piece: "link ifb spifb3 (synplug's, up)", status: 'missing' }],
+    holds: [
+      { id: 'local', mode: 'local', dev: 'lo', state: 'ok' },
+      { id: 'inbound:eth0', mode: 'inbound', dev: 'eth0', state: 'partial' },
+    ],
+  });
+  t.regex(
+    checkText,
+    /^synplug is partly or differently set up \(local: ok, inbound:eth0: partial\):\n {2}MISSING {3}link ifb spifb3 .*\nrun 'synplug setup --inbound eth0 --port PORT\.\.\.'/,
+  );
+  const statusText = formatStatus({
+    dev: 'lo',
+    addr: '169.254.255.254',
+    state: 'ok',
+    pieces: [],
+    qdiscs: [],
+    filters: [],
+    marking: [],
+    plug: null,
+    leases: [],
+    holds: [
+      {
+        id: 'inbound:eth0',
+        mode: 'inbound',
+        dev: 'eth0',
+        state: 'ok',
+        pieces: [],
+        ifb: 'spifb3',
+        ports: [80],
+        addrs: [],
+        classifier: 'flower',
+        qdiscs: [],
+        filters: [],
+        held: 2,
+        passed: 7,
+        dropped: 0,
+      },
+    ],
+  });
+  t.regex(statusText, /inbound hold eth0: complete; SYNs to port 80 held on spifb3 \(flower\)\n {2}packets: 2 held now, 7 passed, 0 dropped over the limit/);
+  t.is(
+    formatTeardown({ dev: 'eth0', removed: ['link spifb3 (ifb, with its plug)'], kept: [], holds: ['inbound:eth0'] }),
+    'removed (inbound:eth0):\n  link spifb3 (ifb, with its plug)',
+  );
 });
