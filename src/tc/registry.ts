@@ -94,6 +94,11 @@ function typeName(v: unknown): string {
   return typeof v === 'object' ? 'an object' : `a ${typeof v} (${JSON.stringify(v)})`;
 }
 
+/** `qdisc kind 'htb'`, for messages. */
+function kindLabel(what: string, desc: AnyQdiscKind | AnyFilterKind): string {
+  return `${what} kind '${desc.kind}'`;
+}
+
 /**
  * Check an options object against the keys and types its kind declares
  * (`optionKeys` / `optionTypes`, and for classes `classOptionKeys` /
@@ -110,9 +115,8 @@ function typeName(v: unknown): string {
  */
 export function checkOptionKeys(desc: AnyQdiscKind | AnyFilterKind, what: 'qdisc' | 'class' | 'filter', options: unknown): Record<string, unknown> {
   // (runs on every request built from an options object, e.g. each changeQdisc: no allocation unless it throws)
-  const label = () => `${what} kind '${desc.kind}'`;
   if (typeof options !== 'object' || options === null || Array.isArray(options)) {
-    throw new UsageError(`${label()}: options must be an object (or a list of tc words), not ${typeName(options)}`);
+    throw new UsageError(`${kindLabel(what, desc)}: options must be an object (or a list of tc words), not ${typeName(options)}`);
   }
   const q = desc as AnyQdiscKind;
   const types = (what === 'class' ? q.classOptionTypes : desc.optionTypes) as Readonly<Record<string, OptionType>> | undefined;
@@ -124,7 +128,7 @@ export function checkOptionKeys(desc: AnyQdiscKind | AnyFilterKind, what: 'qdisc
       if (declared ? !declared.includes(k) : !Object.hasOwn(types!, k)) {
         const keys = declared ?? Object.keys(types!);
         throw new UsageError(
-          `${label()} has no ${what === 'class' ? 'class ' : ''}option ${JSON.stringify(k)} (it takes ${keys.length ? keys.join(', ') : 'none'})`,
+          `${kindLabel(what, desc)} has no ${what === 'class' ? 'class ' : ''}option ${JSON.stringify(k)} (it takes ${keys.length ? keys.join(', ') : 'none'})`,
         );
       }
     }
@@ -135,7 +139,7 @@ export function checkOptionKeys(desc: AnyQdiscKind | AnyFilterKind, what: 'qdisc
       const t = types[k];
       if (o[k] !== undefined && !hasType(o[k], t)) {
         throw new UsageError(
-          `${label()}: option "${k}" must be ${t === 'array' ? 'an array' : t === 'object' ? 'an object' : `a ${t.replace('|', ' or ')}`}, not ${typeName(o[k])}`,
+          `${kindLabel(what, desc)}: option "${k}" must be ${t === 'array' ? 'an array' : t === 'object' ? 'an object' : `a ${t.replace('|', ' or ')}`}, not ${typeName(o[k])}`,
         );
       }
     }
