@@ -55,6 +55,8 @@ interface Params {
   pauseMs: number;
   maxHoldMs: number;
   timeoutMs: number;
+  /** the whole run's time, seconds: no reload starts within 30 s of its end, and no window within 60 s (both reported) */
+  budgetSeconds: number;
   out: string;
   tag: string;
   isolated: boolean;
@@ -70,6 +72,7 @@ function parseArgs(argv: string[]): Params {
     pauseMs: 500,
     maxHoldMs: 20_000,
     timeoutMs: 60_000,
+    budgetSeconds: 500,
     out: join(ROOT, 'bench/matrix/results'),
     tag: '',
     isolated: false,
@@ -89,6 +92,7 @@ function parseArgs(argv: string[]): Params {
     else if (a === '--pause-ms') p.pauseMs = Number(v());
     else if (a === '--max-hold-ms') p.maxHoldMs = Number(v());
     else if (a === '--out') p.out = v();
+    else if (a === '--budget-seconds') p.budgetSeconds = Number(v());
     else if (a === '--tag') p.tag = v();
     else if (a === '--i-am-isolated') p.isolated = true;
     else if (a === '--help') {
@@ -252,6 +256,8 @@ function makeServer(row: RowName, dir: string, port: number): Server {
 // ------------------------------------------------------------------ client
 
 let client: ChildProcess | undefined;
+/** wall clock ms when the run's budget ends */
+let deadline = Number.POSITIVE_INFINITY;
 let runId = 0;
 
 async function startClient(): Promise<void> {
@@ -319,6 +325,10 @@ async function window(P: Params, row: RowName, mode: Mode, server: Server, csvDi
   await sleep(1000);
   const reloads: ReloadRecord[] = [];
   for (let i = 0; i < n; i++) {
+    if (wallMs() > deadline - 30_000) {
+      log(`${row} / ${mode}: the budget ends: ${i} of ${n} reloads done`);
+      break;
+    }
     server.prepare?.(i);
     const argv = server.reloadCommand(i);
     const start = wallMs();
@@ -428,6 +438,7 @@ async function main(): Promise<void> {
   if (madeSetup) await guard.setup();
   const windows: Window[] = [];
   const started = new Date();
+  deadline = started.getTime() + P.budgetSeconds * 1000;
   const servers: Server[] = [];
   const cleanup = () => {
     for (const s of servers) s.stop();
@@ -446,6 +457,10 @@ async function main(): Promise<void> {
     let port = 18000;
     for (const row of P.rows) {
       for (const mode of P.modes) {
+        if (wallMs() > deadline - 60_000) {
+          log(`${row} / ${mode}: skipped, the budget (--budget-seconds ${P.budgetSeconds}) ends`);
+          continue;
+        }
         const dir = join(dirRoot, `${row}-${mode}`);
         mkdirSync(dir);
         const server = makeServer(row, dir, ++port);
@@ -455,6 +470,7 @@ async function main(): Promise<void> {
         const w = await window(P, row, mode, server, dirRoot);
         server.stop();
         windows.push(w);
+        await writeResults(P, windows, started);
         log(
           `${row} / ${mode}: ${w.client.requests} requests, ${w.client.failed} failed ${JSON.stringify(w.client.errors)}, ${w.reloads.length} reloads (${w.reloads.filter((r) => r.maxHoldReached).length} at max-hold, ${w.reloads.filter((r) => r.error).length} errors)`,
         );
@@ -466,32 +482,32 @@ async function main(): Promise<void> {
     if (madeSetup) await guard.teardown().catch((e: unknown) => log(`teardown: ${String(e)}`));
     rmSync(dirRoot, { recursive: true, force: true });
   }
-  const text = report(windows);
-  const kernel = osRelease();
-  const date = started.toISOString().slice(0, 10);
-  process.stdout.write(
-    `\nreload matrix, ${date}, kernel ${kernel}, ${P.connections} client loops (new connection per request), protected = library protect --wait-listen ${ADDR}:PORT --max-hold ${P.maxHoldMs} ms\n\n${text}\n`,
-  );
-  mkdirSync(P.out, { recursive: true });
-  const file = join(P.out, `matrix-${kernel}-${date}${P.tag ? `-${P.tag}` : ''}.json`);
-  writeFileSync(
-    file,
-    `${JSON.stringify(
-      {
-        date: started.toISOString(),
-        kernel,
-        params: P,
-        haproxy: (await run([findBin('haproxy')!, '-v'])).stdout.split('\n')[0],
-        nginx: (await run([findBin('nginx')!, '-v'])).stderr.trim(),
-        windows,
-        table: text,
-      },
-      null,
-      1,
-    )}\n`,
-  );
+  const file = await writeResults(P, windows, started);
+  process.stdout.write(`\n${headline(P, started)}\n\n${report(windows)}\n`);
   log(`wrote ${file}`);
 }
+
+function headline(P: Params, started: Date): string {
+  return `reload matrix, ${started.toISOString().slice(0, 10)}, kernel ${osRelease()}, ${P.connections} client loops (new connection per request), protected = library protect --wait-listen ${ADDR}:PORT --max-hold ${P.maxHoldMs} ms`;
+}
+
+/** Write the JSON (after every window, so that a run cut short keeps what it measured). */
+async function writeResults(P: Params, windows: readonly Window[], started: Date): Promise<string> {
+  const kernel = osRelease();
+  const date = started.toISOString().slice(0, 10);
+  mkdirSync(P.out, { recursive: true });
+  const file = join(P.out, `matrix-${kernel}-${date}${P.tag ? `-${P.tag}` : ''}.json`);
+  versions ??= {
+    haproxy: (await run([findBin('haproxy')!, '-v'])).stdout.split('\n')[0],
+    nginx: (await run([findBin('nginx')!, '-v'])).stderr.trim(),
+  };
+  writeFileSync(
+    file,
+    `${JSON.stringify({ date: started.toISOString(), kernel, params: P, ...versions, headline: headline(P, started), windows, table: report(windows) }, null, 1)}\n`,
+  );
+  return file;
+}
+let versions: { haproxy: string; nginx: string } | undefined;
 
 main().then(
   () => process.exit(0),
