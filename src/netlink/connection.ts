@@ -144,7 +144,21 @@ interface Pending {
   ex: Exchange;
   /** replies go here instead of into result.replies (dumpEach) */
   sink?: (m: NetlinkMessage) => void;
+  /** replies go here, in place, instead (dumpEachInPlace): type, buffer, payload start and end */
+  raw?: InPlaceSink;
 }
+
+/** A dumpEachInPlace receiver, after the connection's wrapping (attempt bound). */
+type InPlaceSink = (type: number, buf: Buffer, start: number, end: number) => void;
+
+/**
+ * The receiver of {@link NetlinkConnection.dumpEachInPlace}: one reply
+ * message, as its type and its payload `buf[start, end)`; `base` is the
+ * absolute offset of `buf[0]` for error offsets (0: `buf` is the datagram).
+ * `buf` is lent for the call only: it is the socket's read buffer, which the
+ * next read overwrites.
+ */
+export type InPlaceEach = (type: number, buf: Buffer, start: number, end: number, base: number, attempt: number) => void;
 
 /** How an exchange settles: with its results, or (a single request) with its replies or its error. */
 const SETTLE_RESULTS = 0;
@@ -317,12 +331,30 @@ export class NetlinkConnection {
     await this.queueDump(msg, options, each);
   }
 
+  /**
+   * {@link NetlinkConnection.dumpEach} without a message object per reply:
+   * `each` gets each reply's type and payload in place, in the received
+   * datagram, which is lent for the call only (see {@link InPlaceEach}). For
+   * decoders that take a buffer and offsets and keep nothing of the bytes
+   * (tc's class listing): a 30,000-class dump then makes no `NetlinkMessage`
+   * and no Buffer view per class, and no copy of each datagram. Control
+   * messages (the ack, NLMSG_DONE, errors) are handled as for dumpEach.
+   * Same queueing, retries (`attempt`) and errors as dumpEach.
+   * @throws {NetlinkError} NLMSG_ERROR or an errno in NLMSG_DONE
+   * @throws {DumpInterruptedError} still interrupted after the retries
+   * @throws {NetlinkTimeoutError} the dump did not end in time
+   */
+  async dumpEachInPlace(msg: RequestInit, each: InPlaceEach, options: { timeoutMs?: number } = {}): Promise<void> {
+    await this.queueDump(msg, options, undefined, each);
+  }
+
   private queueDump(
     msg: RequestInit,
     options: { timeoutMs?: number },
     each: ((m: NetlinkMessage, attempt: number) => void) | undefined,
+    inPlace?: InPlaceEach,
   ): Promise<NetlinkMessage[]> {
-    const run = this.dumpChain.then(() => this.dumpNow(msg, options, each));
+    const run = this.dumpChain.then(() => this.dumpNow(msg, options, each, inPlace));
     this.dumpChain = run.catch(() => undefined);
     return run;
   }
@@ -333,6 +365,7 @@ export class NetlinkConnection {
     msg: RequestInit,
     options: { timeoutMs?: number },
     each: ((m: NetlinkMessage, attempt: number) => void) | undefined,
+    inPlace?: InPlaceEach,
   ): Promise<NetlinkMessage[]> {
     // A whole dump must fit in one timeout; a large one (tens of thousands of
     // objects) on a busy machine takes seconds, so dumps get at least 30 s.
@@ -353,7 +386,18 @@ export class NetlinkConnection {
             failure = e;
           }
         });
-      const [r] = (await this.start([msg], NLM_F_DUMP, timeoutMs, sink, SETTLE_RESULTS)) as ExchangeResult[];
+      const raw: InPlaceSink | undefined =
+        inPlace &&
+        ((type: number, buf: Buffer, start: number, end: number) => {
+          if (failed) return;
+          try {
+            inPlace(type, buf, start, end, 0, attempt);
+          } catch (e) {
+            failed = true;
+            failure = e;
+          }
+        });
+      const [r] = (await this.start([msg], NLM_F_DUMP, timeoutMs, sink, SETTLE_RESULTS, raw)) as ExchangeResult[];
       if (failed) throw failure;
       if (r.error) throw r.error;
       if (!r.interrupted) return r.replies;
@@ -387,6 +431,7 @@ export class NetlinkConnection {
     timeoutMs: number | undefined,
     sink: ((m: NetlinkMessage) => void) | undefined,
     mode: number,
+    raw?: InPlaceSink,
     // biome-ignore lint/suspicious/noExplicitAny: resolved with what the mode collects; request/exchange/dump each narrow it to their own result type
   ): Promise<any> {
     if (this.closed) return Promise.reject(new SynplugError('netlink connection is closed', 'kernel'));
@@ -412,7 +457,7 @@ export class NetlinkConnection {
         let off = 0;
         for (let i = 0; i < n; i++) {
           const len = messageLength(msgs[i].payload);
-          this.add(ex, i, datagram, off, len, msgs[i], extraFlags, sink);
+          this.add(ex, i, datagram, off, len, msgs[i], extraFlags, sink, raw);
           off += align4(len);
         }
       } catch (e) {
@@ -450,6 +495,7 @@ export class NetlinkConnection {
     m: RequestInit,
     extraFlags: number,
     sink: ((m: NetlinkMessage) => void) | undefined,
+    raw?: InPlaceSink,
   ): void {
     const seq = this.nextSeq();
     const flags = (m.flags ?? 0) | extraFlags | NLM_F_REQUEST;
@@ -460,7 +506,7 @@ export class NetlinkConnection {
     if (waiting) ex.remaining++;
     ex.results[i] = result;
     ex.seqs[i] = seq;
-    this.pending.set(seq, { result, waiting, isDump, ex, sink });
+    this.pending.set(seq, raw ? { result, waiting, isDump, ex, sink, raw } : { result, waiting, isDump, ex, sink });
   }
 
   /** Track `ex` until it ends, arming (or ref'ing) the shared timer for its deadline. */
@@ -589,6 +635,7 @@ export class NetlinkConnection {
         return;
       }
     }
+    if (this.inPlaceDatagram(datagram)) return;
     // replies and dumpEach payloads are views of the datagram: own it first
     if (this.transport.lendsDatagrams) datagram = Buffer.from(datagram);
     let msgs: NetlinkMessage[];
@@ -608,6 +655,54 @@ export class NetlinkConnection {
         p.ex.reject(e as Error);
       }
     }
+  }
+
+  /**
+   * A datagram whose first message answers a dumpEachInPlace: its replies go
+   * to the in-place sink without a message object or a copy; anything else in
+   * it (NLMSG_DONE, an error, another exchange's message) is handled as
+   * receive() does, from a copy made only then. Headers are checked as
+   * parseMessages checks them, all before anything is handled.
+   * @returns false when the datagram is not one (receive() handles it)
+   */
+  private inPlaceDatagram(datagram: Buffer): boolean {
+    const n = datagram.length;
+    if (n < NLMSG_HDRLEN) return false;
+    const first = this.pending.get((datagram[8] | (datagram[9] << 8) | (datagram[10] << 16)) + datagram[11] * 0x1000000);
+    if (!first?.raw) return false;
+    // the checks of parseMessages, first: a bad header fails every exchange, with nothing handled
+    for (let off = 0; off < n; ) {
+      if (n - off < NLMSG_HDRLEN) return false;
+      const len = (datagram[off] | (datagram[off + 1] << 8) | (datagram[off + 2] << 16)) + datagram[off + 3] * 0x1000000;
+      if (len < NLMSG_HDRLEN || len > n - off) return false;
+      off += align4(len);
+    }
+    let owned: Buffer | undefined;
+    for (let off = 0; off < n; ) {
+      const len = (datagram[off] | (datagram[off + 1] << 8) | (datagram[off + 2] << 16)) + datagram[off + 3] * 0x1000000;
+      const type = datagram[off + 4] | (datagram[off + 5] << 8);
+      const flags = datagram[off + 6] | (datagram[off + 7] << 8);
+      const seq = (datagram[off + 8] | (datagram[off + 9] << 8) | (datagram[off + 10] << 16)) + datagram[off + 11] * 0x1000000;
+      const p = this.pending.get(seq);
+      if (p) {
+        try {
+          if (p.raw && type !== NLMSG_ERROR && type !== NLMSG_DONE && type !== NLMSG_NOOP && type !== NLMSG_OVERRUN) {
+            if (flags & NLM_F_DUMP_INTR) p.result.interrupted = true;
+            p.raw(type, datagram, off + NLMSG_HDRLEN, off + len);
+          } else {
+            // as receive(): a message of a copy of the datagram, at the same offset
+            owned ??= this.transport.lendsDatagrams ? Buffer.from(datagram) : datagram;
+            const pid = (owned[off + 12] | (owned[off + 13] << 8) | (owned[off + 14] << 16)) + owned[off + 15] * 0x1000000;
+            this.handle(p, { type, flags, seq, pid, payload: owned.subarray(off + NLMSG_HDRLEN, off + len), offset: off });
+          }
+        } catch (e) {
+          this.finish(p.ex);
+          p.ex.reject(e as Error);
+        }
+      }
+      off += align4(len);
+    }
+    return true;
   }
 
   private handle(p: Pending, m: NetlinkMessage): void {

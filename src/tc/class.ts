@@ -6,7 +6,8 @@
  * @module
  */
 import { RTM_NEWTCLASS, RTM_GETTCLASS } from '../netlink/route/constants.js';
-import { decodeClass } from './decode.js';
+import { decodeClass, decodeClassAt } from './decode.js';
+import type { NetlinkConnection } from '../netlink/connection.js';
 import { checkSpecKeys } from './args.js';
 import { collect, confirmDevice, ifindexOf, listIfindexOf, namesFor, requireRoute } from './device.js';
 import { explainClass, explainList } from './explain.js';
@@ -78,13 +79,25 @@ export async function eachClass(conn: TcConnection, options: ListOptions & { par
   const ifindex = await listIfindexOf(conn, options);
   const opts = { dev: options.dev ?? (await namesFor(conn, options))(ifindex), stats: options.stats };
   let n = 0;
+  const req = { type: RTM_GETTCLASS, payload: [encodeTcmsg({ ifindex, parent })] };
   try {
-    await conn.dumpEach({ type: RTM_GETTCLASS, payload: [encodeTcmsg({ ifindex, parent })] }, (m, attempt) => {
-      if (m.type === RTM_NEWTCLASS) {
-        n++;
-        each(decodeClass(m, opts), attempt);
-      }
-    });
+    const inPlace = (conn as Partial<Pick<NetlinkConnection, 'dumpEachInPlace'>>).dumpEachInPlace;
+    if (typeof inPlace === 'function') {
+      // a NetlinkConnection: each class decoded where it lies in the datagram (no message object, no copy)
+      await inPlace.call(conn, req, (type, buf, start, end, base, attempt) => {
+        if (type === RTM_NEWTCLASS) {
+          n++;
+          each(decodeClassAt(buf, start, end, base, opts), attempt);
+        }
+      });
+    } else {
+      await conn.dumpEach(req, (m, attempt) => {
+        if (m.type === RTM_NEWTCLASS) {
+          n++;
+          each(decodeClass(m, opts), attempt);
+        }
+      });
+    }
   } catch (e) {
     throw explainList(e, 'classes', options, ifindex);
   }

@@ -67,19 +67,23 @@ let hBase = 0;
 const INFO: TcHeaderInfo = { handle: 0, parent: 0, info: 0, isClass: false };
 
 function readHead(msg: NetlinkMessage, isClass: boolean): void {
-  const p = msg.payload;
-  hBase = msg.offset + NLMSG_HDRLEN;
-  if (p.length < TCMSG_LEN) throw new NetlinkDecodeError(`tcmsg needs ${TCMSG_LEN} bytes, message has ${p.length}`, hBase);
-  hIfindex = le32(p, 4);
-  hHandle = le32(p, 8);
-  hParent = le32(p, 12);
-  hInfo = le32(p, 16);
+  readHeadAt(msg.payload, 0, msg.payload.length, msg.offset + NLMSG_HDRLEN, isClass);
+}
+
+/** The header of the message whose payload is `p[start, end)`; `base`: absolute offset of `p[0]`. */
+function readHeadAt(p: Buffer, start: number, end: number, base: number, isClass: boolean): void {
+  hBase = base;
+  if (end - start < TCMSG_LEN) throw new NetlinkDecodeError(`tcmsg needs ${TCMSG_LEN} bytes, message has ${end - start}`, base + start);
+  hIfindex = le32(p, start + 4);
+  hHandle = le32(p, start + 8);
+  hParent = le32(p, start + 12);
+  hInfo = le32(p, start + 16);
   INFO.handle = hHandle;
   INFO.parent = hParent;
   INFO.info = hInfo;
   INFO.isClass = isClass;
   INFO.stats = true;
-  T.parse(p, TCMSG_LEN, p.length, hBase);
+  T.parse(p, start + TCMSG_LEN, end, base);
 }
 
 /* TCA_KIND strings repeat in every message of a dump: reuse the last one when the bytes match. */
@@ -170,8 +174,19 @@ export function decodeQdisc(msg: NetlinkMessage, opts: DecodeOptions = NO_OPTION
  * @throws {NetlinkDecodeError}
  */
 export function decodeClass(msg: NetlinkMessage, opts: DecodeOptions = NO_OPTIONS): ClassEntry {
-  readHead(msg, true);
-  const p = msg.payload;
+  return decodeClassAt(msg.payload, 0, msg.payload.length, msg.offset + NLMSG_HDRLEN, opts);
+}
+
+/**
+ * {@link decodeClass} of a message read in place: its payload is
+ * `p[start, end)` (e.g. inside a received datagram, as
+ * `NetlinkConnection.dumpEachInPlace` hands it over). The entry keeps
+ * nothing of `p`.
+ * @param base absolute offset of `p[0]`, for error offsets
+ * @throws {NetlinkDecodeError}
+ */
+export function decodeClassAt(p: Buffer, start: number, end: number, base: number, opts: DecodeOptions = NO_OPTIONS): ClassEntry {
+  readHeadAt(p, start, end, base, true);
   const kind = kindOf(p);
   const e = {} as ClassEntry;
   if (kind !== undefined) e.kind = kind;
