@@ -522,6 +522,13 @@ export class InboundHold implements Hold {
         ...(old !== undefined && { undo: { what: `restored plug limit ${old}`, run: () => plugSetLimit(route, { ...plugRef(), limit: old }) } }),
       };
     }
+    if (!steps.plug && !this.record && o.ifb.exists && root?.kind === 'plug') {
+      // An IFB of synplug's found without its record (a crash between creating it and recording it): its plug may buffer.
+      steps.plug = {
+        what: `release plug 1: on ${this.ifb} (an IFB synplug made, found without its record)`,
+        run: () => plugReleaseIndefinite(route, plugRef()),
+      };
+    }
     if (createdIfb || !o.ifb.up) {
       steps.up = { what: `set link ${this.ifb} up`, run: () => setLinkUp(route, ifbIndex!) };
     }
