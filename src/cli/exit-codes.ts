@@ -119,7 +119,10 @@ export const COMMAND_EXIT_CODES = {
     notRoot,
     [EXIT.MISSING_SUPPORT, 'the kernel lacks a needed module (all missing ones are named)'],
     badState,
-    [EXIT.FOREIGN_QDISC, "the device's root qdisc is not synplug's (rerun with --force to replace it); --inbound: synplug's filter pref holds filters that are not synplug's"],
+    [
+      EXIT.FOREIGN_QDISC,
+      "the device's root qdisc is not synplug's (rerun with --force to replace it); --inbound: synplug's filter pref holds filters that are not synplug's",
+    ],
   ],
   check: [
     [EXIT.OK, 'complete and consistent'],
