@@ -24,4 +24,8 @@ if [ "${SYNPLUG_SKIP_BUILD:-0}" != 1 ]; then
 fi
 export SYNPLUG_VM_TIMEOUT=${SYNPLUG_VM_TIMEOUT:-600}
 log "in the VM (scripts/vm/run.sh, timeout ${SYNPLUG_VM_TIMEOUT}s)"
-exec bash scripts/vm/run.sh -- node --import=tsx bench/matrix/main.ts "$@"
+status=0
+bash scripts/vm/run.sh -- node --import=tsx bench/matrix/main.ts "$@" || status=$?
+# the results as Biome formats JSON (npm run lint checks bench/matrix)
+npx --no-install biome format --write bench/matrix/results >/dev/null 2>&1 || log "biome format bench/matrix/results failed"
+exit "$status"
