@@ -307,14 +307,15 @@ export function guardCommands(program: Command): void {
     program
       .command('teardown')
       .description('release, then remove exactly what setup added, for every hold (qdisc tree, filter, nftables table, address; IFB, SYN filters, clsact)')
-      .option('--inbound <dev>', 'remove only the inbound hold of this device'),
+      .option('--inbound <dev>', 'remove only the inbound hold of this device')
+      .option('--local', 'remove only the local hold (on --dev, lo by default)'),
   )
     .addHelpText('after', exitCodesHelp('teardown'))
     .action(
-      run(async (f: ConfigFlags & { inbound?: string }) => {
+      run(async (f: ConfigFlags & { inbound?: string; local?: boolean }) => {
         const guard = await loadGuard();
         if (f.inbound === '') throw new UsageError('--inbound is empty: give a device name');
-        const r = await guard.teardown({ ...config(f), ...(f.inbound !== undefined && { inbound: f.inbound }) });
+        const r = await guard.teardown({ ...config(f), ...(f.inbound !== undefined && { inbound: f.inbound }), ...(f.local && { local: true }) });
         out(f.json, r, formatTeardown(r));
       }),
     );

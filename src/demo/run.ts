@@ -270,13 +270,6 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
     }
     // Judge the local hold alone: inbound holds (other devices) may be set up too.
     const localState = c.holds?.find((h) => h.mode === 'local')?.state ?? (c.holds ? 'absent' : c.state);
-    const others = (c.holds ?? []).filter((h) => h.mode !== 'local' && h.state !== 'absent').map((h) => h.id);
-    if (localState === 'absent' && others.length) {
-      throw new SynplugError(
-        `synplug has other holds set up (${others.join(', ')}) but not the local hold on ${LOCAL_DEV}: the demo would add the local hold and could not remove it alone at the end without touching them. Run 'synplug setup' first (the demo then uses the local hold and leaves it as it was), or 'synplug demo --inbound'`,
-        'not-set-up',
-      );
-    }
     if (localState === 'partial') {
       const bad = c.pieces.filter((p) => p.status !== 'ok').map((p) => `${p.piece} (${p.status})`);
       throw new SynplugError(
@@ -327,7 +320,8 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
       setUpByDemo = false;
       progress(`removing what the demo set up on ${LOCAL_DEV}`);
       try {
-        const r = await teardown({ ...(stateDir !== undefined && { stateDir }) });
+        // the local hold only: inbound holds set up by others stay
+        const r = await teardown({ local: true, ...(stateDir !== undefined && { stateDir }) });
         setupInfo.removed = r.removed;
       } catch (e) {
         failures.push({ what: `what the demo set up on ${LOCAL_DEV}`, error: e });

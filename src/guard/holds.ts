@@ -188,14 +188,17 @@ export async function status(opts: GuardOptions = {}): Promise<StatusResult> {
 export async function teardown(opts: TeardownOptions = {}): Promise<TeardownResult> {
   const only = opts?.inbound;
   if (only !== undefined && (typeof only !== 'string' || only === '')) throw new UsageError('teardown --inbound: give a device name');
-  const { inbound: _only, ...rest } = opts ?? {};
+  const localOnly = opts?.local;
+  if (localOnly !== undefined && typeof localOnly !== 'boolean') throw new UsageError('teardown: local must be true or false');
+  if (localOnly && only !== undefined)
+    throw new UsageError('teardown: --local and --inbound each name one hold; give one of them (neither removes every hold)');
+  const { inbound: _only, local: _local, ...rest } = opts ?? {};
   const { config, store, record } = contextFor(rest, 'synplug teardown');
   store.readPlug(); // a damaged plug.json is an error before anything is removed
-  const id = only !== undefined ? inboundId(only) : undefined;
+  const id = only !== undefined ? inboundId(only) : localOnly ? 'local' : undefined;
+  const which = only !== undefined ? `--inbound ${only}: no inbound hold of ${only}` : '--local: no local hold';
   if (id !== undefined && !record?.holds[id]) {
-    throw new UsageError(
-      `teardown --inbound ${only}: no inbound hold of ${only} is set up${record ? ` (set up: ${Object.keys(record.holds).join(', ')})` : ''}; nothing was changed`,
-    );
+    throw new UsageError(`teardown ${which} is set up${record ? ` (set up: ${Object.keys(record.holds).join(', ')})` : ''}; nothing was changed`);
   }
   return withSession(config, record, async (s) => {
     const removed: string[] = [];
@@ -211,7 +214,7 @@ export async function teardown(opts: TeardownOptions = {}): Promise<TeardownResu
     const left = Object.fromEntries(Object.entries(record?.holds ?? {}).filter(([h]) => !torn.includes(h)));
     if (id !== undefined && Object.keys(left).length > 0) {
       store.writeSetup({ ...record!, holds: left });
-      return { dev: only!, removed, kept, holds: torn };
+      return { dev: only ?? config.dev, removed, kept, holds: torn };
     }
     let removedStateDir: boolean;
     try {

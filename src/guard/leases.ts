@@ -48,7 +48,9 @@ export const LOCK_TIMEOUT_MS = 10_000;
  * @throws {SynplugError} the lock was not obtained within {@link LOCK_TIMEOUT_MS} (category `failure`), or flock failed
  */
 export async function withLeaseLock<T>(store: StateStore, f: () => Promise<T> | T, timeoutMs = LOCK_TIMEOUT_MS, openFd?: number): Promise<T> {
-  const path = store.lockPath();
+  // Only for messages: lockPath() checks the directory (an lstat), which must
+  // not run inside the plug window when the caller opened the file before it.
+  const path = () => store.lockPath();
   const fd = openFd ?? openLockFile(store);
   try {
     const t0 = Date.now();
@@ -56,10 +58,10 @@ export async function withLeaseLock<T>(store: StateStore, f: () => Promise<T> | 
       if (flock(fd, LOCK_EX | LOCK_NB) === 0) break;
       const errno = lastErrno();
       if (errno !== osConstants.errno.EWOULDBLOCK && errno !== osConstants.errno.EINTR) {
-        throw new SynplugError(`cannot lock ${path}: flock failed with errno ${errno}`);
+        throw new SynplugError(`cannot lock ${path()}: flock failed with errno ${errno}`);
       }
       if (Date.now() - t0 > timeoutMs)
-        throw new SynplugError(`another synplug holds ${path} for more than ${timeoutMs} ms; try again (or look for a stuck synplug process)`);
+        throw new SynplugError(`another synplug holds ${path()} for more than ${timeoutMs} ms; try again (or look for a stuck synplug process)`);
       await new Promise((r) => setTimeout(r, i < 20 ? 1 : 5));
     }
     try {

@@ -74,6 +74,8 @@ export interface SetupOptions extends GuardOptions {
 export interface TeardownOptions extends GuardOptions {
   /** remove only the inbound hold of this device (default: every hold) */
   inbound?: string;
+  /** remove only the local hold (default: every hold); exclusive with `inbound` */
+  local?: boolean;
 }
 
 /** What `setup` did. */

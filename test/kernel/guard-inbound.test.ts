@@ -432,3 +432,29 @@ test.serial('teardown --inbound DEV removes that hold only; the record keeps the
   await synplug(t, ['check', '--state-dir', SD], 0);
   await synplug(t, ['teardown', '--inbound', SRV, '--state-dir', SD], 2);
 });
+
+test.serial('teardown --local removes the local hold only; the inbound hold stays set up', async (t) => {
+  t.timeout(TEST_TIMEOUT);
+  await synplug(t, ['setup', '--state-dir', SD]);
+  await setupInbound(t);
+  t.teardown(() => cli(['teardown', '--state-dir', SD]).then(() => undefined));
+  const td = JSON.parse(await synplug(t, ['teardown', '--local', '--json', '--state-dir', SD])) as { holds: string[] };
+  t.deepEqual(td.holds, ['local']);
+  const lo = JSON.parse(sh(TC, '-j', 'qdisc', 'show', 'dev', 'lo')) as Array<{ kind: string }>;
+  t.false(
+    lo.some((q) => q.kind === 'prio' || q.kind === 'plug'),
+    `no qdisc of the local hold left on lo: ${lo.map((q) => q.kind).join(' ')}`,
+  );
+  const rec = JSON.parse(readFileSync(join(SD, 'setup.json'), 'utf8')) as { holds: Record<string, unknown> };
+  t.deepEqual(Object.keys(rec.holds), [`inbound:${SRV}`]);
+  t.true(await ifbExists(), 'the IFB stays');
+  t.deepEqual(
+    (await srvQdiscKinds()).filter((k) => k === 'clsact'),
+    ['clsact'],
+    'the clsact stays',
+  );
+  await synplug(t, ['check', '--state-dir', SD], 0);
+  await synplug(t, ['teardown', '--local', '--state-dir', SD], 2);
+  await synplug(t, ['teardown', '--state-dir', SD]);
+  await assertClean(t, 'after teardown');
+});

@@ -84,6 +84,8 @@ test.serial('bad input: exit 2 with a sentence naming the problem, nothing chang
     [['setup', '--addr', '169.254.0.1', '--addr', '169.254.0.2'], /without --inbound, --addr is the local hold's one proxy address/],
     [['setup', '--inbound', DEV, '--port', '80', '--dev', 'lo'], /--dev is the local hold's option/],
     [['teardown', '--inbound', DEV], /no inbound hold of sp-gin0 is set up/],
+    [['teardown', '--local'], /teardown --local: no local hold is set up/],
+    [['teardown', '--local', '--inbound', DEV], /--local and --inbound each name one hold/],
   ];
   for (const [args, why] of cases) {
     const r = await synplug(...args);
