@@ -68,38 +68,59 @@ export class PrecheckFailedError extends SynplugError {
 /** Characters a shell would treat as syntax: refused unquoted, because no shell runs. */
 const SHELL_SYNTAX = new Set(['|', '&', ';', '<', '>', '(', ')', '$', '`']);
 
+/** Characters a shell would expand as a pattern (pathname expansion): refused unquoted. */
+const GLOB = new Set(['*', '?', '[']);
+
+/** A shell variable assignment at the start of a word (`NAME=`). */
+const ASSIGNMENT = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
 /**
  * Split one command line into words as a POSIX shell reads quotes, without
  * running a shell and without any expansion: words are separated by
  * unquoted blanks; `'...'` is literal; inside `"..."` a backslash escapes
  * only `"`, `\`, `$` and `` ` ``; an unquoted backslash escapes the next
- * character. Globs (`*`, `?`), `~` and `=` stay literal.
+ * character. Whatever a shell would expand or treat specially is refused
+ * rather than passed literally (quote or escape it to pass it literally).
  * @param text e.g. `haproxy -c -f '/etc/haproxy/my cfg.cfg'`
  * @param what the option's name for messages (`--check`)
  * @returns the words; `[]` for an empty or blank text
- * @throws {UsageError} an unterminated quote, a trailing backslash, or unquoted shell syntax (`| & ; < > ( ) $` and backtick), which no shell would interpret here
+ * @throws {UsageError} an unterminated quote, a trailing backslash, unquoted
+ * shell syntax (`| & ; < > ( )`), `$` or backtick outside single quotes
+ * (inside double quotes too), an unquoted glob character (`* ? [`), an
+ * unquoted `~` or `#` at the start of a word, or a first word that is a
+ * variable assignment (`NAME=value`): no shell runs to interpret them
  */
 export function splitCommandWords(text: string, what = '--check'): string[] {
+  const refuse = (c: string, why: string, fix = 'quote it to pass it literally'): never => {
+    throw new UsageError(`${what}: '${c}' in '${text}' ${why}, but no shell runs the command (${fix}, or give --check "sh -c '...'")`);
+  };
   const words: string[] = [];
   let word = '';
   let inWord = false;
+  /** every character of the current word so far was unquoted and unescaped */
+  let plain = true;
   for (let i = 0; i < text.length; i++) {
     const c = text[i];
     if (c === ' ' || c === '\t' || c === '\n') {
       if (inWord) words.push(word);
       word = '';
       inWord = false;
+      plain = true;
     } else if (c === "'") {
       const end = text.indexOf("'", i + 1);
       if (end < 0) throw new UsageError(`${what}: unterminated ' quote in '${text}'`);
       word += text.slice(i + 1, end);
       inWord = true;
+      plain = false;
       i = end;
     } else if (c === '"') {
       inWord = true;
+      plain = false;
       let j = i + 1;
       for (; j < text.length && text[j] !== '"'; j++) {
         if (text[j] === '\\' && j + 1 < text.length && '"\\$`'.includes(text[j + 1])) j++;
+        else if (text[j] === '$' || text[j] === '`')
+          refuse(text[j], 'inside double quotes is expanded by a shell', 'single-quote it or escape it with a backslash to pass it literally');
         word += text[j];
       }
       if (j >= text.length) throw new UsageError(`${what}: unterminated " quote in '${text}'`);
@@ -108,11 +129,18 @@ export function splitCommandWords(text: string, what = '--check'): string[] {
       if (i + 1 >= text.length) throw new UsageError(`${what}: a backslash at the end of '${text}' escapes nothing`);
       word += text[++i];
       inWord = true;
+      plain = false;
     } else if (SHELL_SYNTAX.has(c)) {
-      throw new UsageError(
-        `${what}: '${c}' in '${text}' is shell syntax, but no shell runs the command (quote it to pass it literally, or give --check "sh -c '...'")`,
-      );
+      refuse(c, 'is shell syntax');
+    } else if (GLOB.has(c)) {
+      refuse(c, 'is a pattern a shell would expand to file names');
+    } else if (!inWord && c === '~') {
+      refuse(c, 'at the start of a word is expanded by a shell to a home directory');
+    } else if (!inWord && c === '#') {
+      refuse(c, 'at the start of a word starts a comment in a shell');
     } else {
+      if (c === '=' && words.length === 0 && plain && ASSIGNMENT.test(word))
+        refuse(`${word}=`, 'is a variable assignment in a shell (the command would be the next word)', "use 'env NAME=value COMMAND ...' to set a variable");
       word += c;
       inWord = true;
     }

@@ -25,12 +25,18 @@ test('splitCommandWords: blanks separate words; quotes as a POSIX shell reads th
   t.deepEqual(splitCommandWords("  nginx\t-t  -c '/etc/my nginx/nginx.conf' "), ['nginx', '-t', '-c', '/etc/my nginx/nginx.conf']);
   t.deepEqual(splitCommandWords(`a "b \\"c\\" \\\\ \\n" d\\ e ''`), ['a', 'b "c" \\ \\n', 'd e', '']);
   t.deepEqual(splitCommandWords('x\'y\'"z"'), ['xyz']);
-  t.deepEqual(splitCommandWords('ls *.cfg ~ a=b'), ['ls', '*.cfg', '~', 'a=b'], 'globs, ~ and = stay literal');
+  t.deepEqual(
+    splitCommandWords("ls '*.cfg' \\? \"[a]\" '~' a~ \\# a#b a=b"),
+    ['ls', '*.cfg', '?', '[a]', '~', 'a~', '#', 'a#b', 'a=b'],
+    'quoted or escaped, or not where a shell would expand them: literal',
+  );
+  t.deepEqual(splitCommandWords(`'FOO=1' x "A=1" B\\=1 -FOO=1`), ['FOO=1', 'x', 'A=1', 'B=1', '-FOO=1'], 'a quoted or escaped first word is no assignment');
+  t.deepEqual(splitCommandWords('x "\\$HOME \\`id\\`" \\$y \'$z\''), ['x', '$HOME `id`', '$y', '$z'], 'an escaped or single-quoted $ or backtick is literal');
   t.deepEqual(splitCommandWords("sh -c 'haproxy -c -f a.cfg && nginx -t'"), ['sh', '-c', 'haproxy -c -f a.cfg && nginx -t'], 'quoted shell syntax is literal');
   t.deepEqual(splitCommandWords(''), []);
   t.deepEqual(splitCommandWords('   '), []);
   // Cross-check with a real shell (no expansion involved in these lines).
-  for (const line of ['a \'b c\' "d e" f\\ g', `"x\\"y" 'z\\' w`]) {
+  for (const line of ['a \'b c\' "d e" f\\ g', `"x\\"y" 'z\\' w`, `a#b c~ '*' \\? "[x]" '~' \\# "\\$H" '$H' d=e`]) {
     const sh = spawnSync('/bin/sh', ['-c', `for w in ${line}; do printf '%s\\n' "$w"; done`], { encoding: 'utf8' });
     t.deepEqual(splitCommandWords(line), sh.stdout.split('\n').slice(0, -1), `as /bin/sh splits: ${line}`);
   }
@@ -40,6 +46,32 @@ test('splitCommandWords: open quotes, a trailing backslash and unquoted shell sy
   for (const bad of ["a 'b", 'a "b', 'a \\', 'nginx -t && reload', 'a | b', 'a; b', 'a > f', 'echo $HOME', 'echo `id`', 'a (b)']) {
     const e = t.throws(() => splitCommandWords(bad), { instanceOf: UsageError }, bad);
     t.regex(e!.message, /^--check: /);
+    t.is(exitCodeOf(e), 2);
+  }
+});
+
+test('splitCommandWords: what a shell would expand or treat specially is refused, not passed literally (exit 2)', (t) => {
+  const cases: [string, RegExp][] = [
+    ['haproxy -c -f "$CFG"', /'\$' .*inside double quotes is expanded by a shell/],
+    ['echo "`id`"', /'`' .*inside double quotes/],
+    ['echo "a$(id)b"', /'\$'/],
+    ['ls *.cfg', /'\*' .*pattern/],
+    ['ls a?', /'\?' .*pattern/],
+    ['ls [ab]', /'\[' .*pattern/],
+    ['ls x"y"*', /'\*'/],
+    ['cat ~/x.cfg', /'~' .*home directory/],
+    ['cat ~', /'~'/],
+    ['nginx -t #comment', /'#' .*comment/],
+    ['#nginx', /'#'/],
+    ['FOO=1 nginx -t', /'FOO=' .*variable assignment.*env NAME=value/],
+    ['_a9=x', /'_a9='/],
+    ['A= nginx', /'A='/],
+  ];
+  for (const [bad, re] of cases) {
+    const e = t.throws(() => splitCommandWords(bad), { instanceOf: UsageError }, bad);
+    t.regex(e!.message, /^--check: /, bad);
+    t.regex(e!.message, re, bad);
+    t.regex(e!.message, /sh -c/, bad);
     t.is(exitCodeOf(e), 2);
   }
 });
