@@ -44,6 +44,27 @@ export interface PrecheckResult {
 }
 
 /**
+ * One word as a POSIX shell would need it written: unchanged when it holds
+ * only characters no shell treats specially, else in single quotes (a `'`
+ * inside as `'\''`); the empty word is `''`.
+ * @param word any argument
+ * @returns the word, quoted if it needs it
+ */
+export function shellQuote(word: string): string {
+  if (/^[A-Za-z0-9_@%+=:,./-]+$/.test(word)) return word;
+  return `'${word.replaceAll("'", "'\\''")}'`;
+}
+
+/**
+ * An argv as one command line a POSIX shell reads back as the same words ({@link shellQuote} each).
+ * @param argv the command and its arguments
+ * @returns the words, quoted where needed, separated by spaces
+ */
+export function shellQuoteWords(argv: readonly string[]): string {
+  return argv.map(shellQuote).join(' ');
+}
+
+/**
  * The check command failed (a non-zero status or a signal): nothing was
  * held and the reload command was not run. Category `check-failed`.
  */
@@ -58,7 +79,7 @@ export class PrecheckFailedError extends SynplugError {
    */
   constructor(check: PrecheckResult, output: string) {
     const how = check.signal ? `was killed by ${check.signal}` : `exited ${check.exitCode}`;
-    super(`the --check command ${how} (${check.command.join(' ')}): nothing was held and the reload command was not run`, 'check-failed');
+    super(`the --check command ${how} (${shellQuoteWords(check.command)}): nothing was held and the reload command was not run`, 'check-failed');
     this.name = 'PrecheckFailedError';
     this.check = check;
     this.output = output;

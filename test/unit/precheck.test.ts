@@ -10,7 +10,7 @@ import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { PrecheckFailedError, runPrecheck, splitCommandWords } from '../../src/guard/precheck.js';
+import { PrecheckFailedError, runPrecheck, shellQuote, shellQuoteWords, splitCommandWords } from '../../src/guard/precheck.js';
 import { runProtected } from '../../src/guard/protect.js';
 import { resolveConfig } from '../../src/guard/config.js';
 import type { ProtectSession } from '../../src/guard/types.js';
@@ -74,6 +74,25 @@ test('splitCommandWords: what a shell would expand or treat specially is refused
     t.regex(e!.message, /sh -c/, bad);
     t.is(exitCodeOf(e), 2);
   }
+});
+
+test('shellQuote: a word is quoted only when it needs it, and /bin/sh and splitCommandWords read it back', (t) => {
+  t.is(shellQuote('/etc/haproxy/haproxy.cfg'), '/etc/haproxy/haproxy.cfg');
+  t.is(shellQuote('-c'), '-c');
+  t.is(shellQuote('my cfg'), "'my cfg'");
+  t.is(shellQuote("it's"), "'it'\\''s'");
+  t.is(shellQuote(''), "''");
+  const argv = ['haproxy', '-c', '-f', '/etc/my cfg', "it's", '', '$HOME', '*', '~', '#x', 'a"b', 'x\\y', 'FOO=1'];
+  const line = shellQuoteWords(argv);
+  t.is(line.split(' ').slice(0, 3).join(' '), 'haproxy -c -f');
+  t.deepEqual(splitCommandWords(line), argv);
+  const sh = spawnSync('/bin/sh', ['-c', `for w in ${line}; do printf '%s\\n' "$w"; done`], { encoding: 'utf8' });
+  t.deepEqual(sh.stdout.split('\n').slice(0, -1), argv, line);
+});
+
+test('runPrecheck: a failing check names its command shell-quoted', async (t) => {
+  const e = await t.throwsAsync(runPrecheck(['sh', '-c', 'exit 4', 'my arg'], { output: () => {} }), { instanceOf: PrecheckFailedError });
+  t.regex(e!.message, /exited 4 \(sh -c 'exit 4' 'my arg'\): nothing was held/);
 });
 
 test('runPrecheck: a passing check returns its status and time; its stdout and stderr are shown (copied as they arrive)', async (t) => {
