@@ -13,7 +13,7 @@
  */
 import test from 'ava';
 import { execFile, execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -123,4 +123,82 @@ test.serial('no sch_plug in this kernel: exit 5 naming it; no IFB, no clsact, no
   t.throws(() => sh(IP, 'link', 'show', 'dev', ifb), undefined, 'no IFB');
   t.false(sh(TC, 'qdisc', 'show', 'dev', DEV).includes('clsact'));
   t.is(sh(TC, 'filter', 'show', 'dev', DEV, 'ingress'), '');
+});
+
+test.serial('a renamed device: teardown --inbound OLDNAME removes the SYN filter on the renamed device too, and the IFB', async (t) => {
+  // The hold's state built by hand (no sch_plug here): an IFB with synplug's alias, clsact, a u32 redirect at pref 65000, setup.json.
+  const dev = 'sp-gir0';
+  const renamed = 'sp-giz0';
+  const sd = mkdtempSync(join(tmpdir(), 'synplug-inbound-rename-'));
+  for (const d of [dev, renamed])
+    try {
+      sh(IP, 'link', 'del', d);
+    } catch {
+      /* not there */
+    }
+  sh(IP, 'link', 'add', dev, 'type', 'veth', 'peer', 'name', 'sp-gir1');
+  const idx = (JSON.parse(sh(IP, '-j', 'link', 'show', 'dev', dev)) as Array<{ ifindex: number }>)[0].ifindex;
+  const rifb = `spifb${idx}`;
+  try {
+    sh(IP, 'link', 'add', rifb, 'type', 'ifb');
+    sh(IP, 'link', 'set', rifb, 'alias', `synplug inbound hold of ${dev}`);
+    sh(IP, 'link', 'set', rifb, 'up');
+    sh(TC, 'qdisc', 'add', 'dev', dev, 'clsact');
+    sh(
+      TC,
+      'filter',
+      'add',
+      'dev',
+      dev,
+      'ingress',
+      'protocol',
+      'ip',
+      'pref',
+      '65000',
+      'u32',
+      'match',
+      'ip',
+      'dport',
+      '80',
+      '0xffff',
+      'action',
+      'mirred',
+      'egress',
+      'redirect',
+      'dev',
+      rifb,
+    );
+    const hold = {
+      mode: 'inbound',
+      dev,
+      createdAt: 0,
+      ifb: rifb,
+      ports: [80],
+      addrs: [],
+      classifier: 'u32',
+      limit: 1048576,
+      families: ['ip'],
+      addedClsact: true,
+    };
+    writeFileSync(join(sd, 'setup.json'), JSON.stringify({ version: 2, holds: { [`inbound:${dev}`]: hold } }), { mode: 0o600 });
+    sh(IP, 'link', 'set', dev, 'name', renamed);
+    t.regex(sh(TC, 'filter', 'show', 'dev', renamed, 'ingress'), /pref 65000/, 'the filter stayed with the renamed device');
+    const r = await new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
+      execFile(process.execPath, [CLI, 'teardown', '--inbound', dev, '--state-dir', sd], { encoding: 'utf8', timeout: 120_000 }, (err, stdout, stderr) =>
+        resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+      );
+    });
+    t.is(r.code, 0, r.stderr);
+    t.is(sh(TC, 'filter', 'show', 'dev', renamed, 'ingress'), '', 'no filter redirecting to a missing IFB is left');
+    t.throws(() => sh(IP, 'link', 'show', 'dev', rifb), undefined, 'the IFB is gone');
+    t.false(sh(TC, 'qdisc', 'show', 'dev', renamed).includes('clsact'), 'the clsact setup added is gone');
+  } finally {
+    for (const d of [dev, renamed, rifb])
+      try {
+        sh(IP, 'link', 'del', d);
+      } catch {
+        /* gone */
+      }
+    rmSync(sd, { recursive: true, force: true });
+  }
 });

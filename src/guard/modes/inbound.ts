@@ -894,8 +894,22 @@ export async function openInboundHold(
   } catch (e) {
     if (!(e instanceof NetlinkError && e.code === 'ENODEV')) throw e;
     if (!options.deviceMayBeGone || !record) throw new NoDeviceError(spec.dev, undefined, '--inbound');
-    // A recorded hold whose device is gone (its filters went with it): still open, so that release and teardown reach the IFB.
     const st = await readLink(route, record.ifb);
+    // Renamed ('ip link set DEV name NEW')? The IFB's name carries DEV's index (spifb<ifindex>): a device of that
+    // index that still exists keeps synplug's filters, so operate on it by index (release and teardown reach them).
+    const m = /^spifb([0-9]+)$/.exec(record.ifb);
+    const recordedIndex = m ? Number(m[1]) : 0;
+    if (recordedIndex > 0) {
+      let renamed = false;
+      try {
+        const replies = await route.request(getLinkRequest(recordedIndex));
+        renamed = replies.some((r) => r.type === RTM_NEWLINK && (decodeLink(r).flags & IFF_LOOPBACK) === 0);
+      } catch (e2) {
+        if (!(e2 instanceof NetlinkError && e2.code === 'ENODEV')) throw e2;
+      }
+      if (renamed) return new InboundHold(sockets, spec, limit, recordedIndex, st.exists ? st.index : undefined, record);
+    }
+    // A recorded hold whose device is gone (its filters went with it): still open, so that release and teardown reach the IFB.
     return new InboundHold(sockets, spec, limit, 0, st.exists ? st.index : undefined, record);
   }
   if (flags & IFF_LOOPBACK)
