@@ -21,9 +21,10 @@
  *
  * @module
  */
-import { spawn } from 'node:child_process';
+import { type ChildProcessByStdio, spawn } from 'node:child_process';
 import { constants as osConstants } from 'node:os';
 import { performance } from 'node:perf_hooks';
+import type { Readable } from 'node:stream';
 import { SynplugError, UsageError } from '../netlink/errors.js';
 import { resolveCommand, type RunAsUser } from './command.js';
 import { CommandError } from './errors.js';
@@ -209,14 +210,24 @@ export async function runPrecheck(argv: readonly string[], options: PrecheckOpti
   const write = options.output ?? ((b: Buffer) => process.stderr.write(b));
   const env = { ...(options.env ?? process.env) };
   if (options.user) Object.assign(env, { HOME: options.user.home, USER: options.user.name, LOGNAME: options.user.name });
+  const notStarted = (e: Error) =>
+    new SynplugError(`--check: cannot start '${argv[0]}': ${e.message}; nothing was held and the reload command was not run`, 'command-not-started', {
+      cause: e,
+    });
   const t0 = performance.now();
-  const child = spawn(file, argv.slice(1), {
-    argv0: argv[0],
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env,
-    uid: options.user?.uid,
-    gid: options.user?.gid,
-  });
+  let child: ChildProcessByStdio<null, Readable, Readable>;
+  try {
+    // spawn throws (rather than emitting 'error') for some failures: an argument with a NUL byte, EPERM from setuid/setgid.
+    child = spawn(file, argv.slice(1), {
+      argv0: argv[0],
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env,
+      uid: options.user?.uid,
+      gid: options.user?.gid,
+    });
+  } catch (e) {
+    throw notStarted(e instanceof Error ? e : new Error(String(e)));
+  }
   let tail = Buffer.alloc(0);
   const keep = (b: Buffer) => {
     write(b);
@@ -238,13 +249,7 @@ export async function runPrecheck(argv: readonly string[], options: PrecheckOpti
   for (const s of signals) process.on(s, onSignal);
   try {
     const { code, signal } = await new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve, reject) => {
-      child.once('error', (e) =>
-        reject(
-          new SynplugError(`--check: cannot start '${argv[0]}': ${e.message}; nothing was held and the reload command was not run`, 'command-not-started', {
-            cause: e,
-          }),
-        ),
-      );
+      child.once('error', (e) => reject(notStarted(e)));
       // 'close': the process exited AND its output pipes are drained (the whole output was shown).
       child.once('close', (c, s) => resolve({ code: c, signal: s }));
     });

@@ -139,6 +139,13 @@ test('runPrecheck: not found is 127, not executable 126, empty is usage (2)', as
   }
 });
 
+test('runPrecheck: a check that cannot be started is command-not-started (125), nothing run', async (t) => {
+  const e = await t.throwsAsync(runPrecheck(['sh', '-c', 'exit 0', 'a\0b'], { output: () => {} }), { instanceOf: SynplugError });
+  t.is(e!.category, 'command-not-started');
+  t.is(exitCodeOf(e), 125);
+  t.regex(e!.message, /^--check: cannot start 'sh': .*nothing was held and the reload command was not run/);
+});
+
 class FakeSession implements ProtectSession {
   readonly config;
   readonly calls: string[] = [];
