@@ -131,6 +131,30 @@ export async function parseCheck(text: string): Promise<string[]> {
 }
 
 /**
+ * The one --inbound given (commander collects repeats).
+ * @throws {UsageError} --inbound given more than once
+ */
+export function oneInbound(v: string | string[] | undefined): string | undefined {
+  if (!Array.isArray(v)) return v;
+  if (v.length > 1) throw new UsageError(`--inbound given ${v.length} times (${v.join(', ')}): give one device per command`);
+  return v[0];
+}
+
+/**
+ * Refuse the local hold's flags where an inbound hold is named.
+ * @throws {UsageError} --dev, --mark, --table (or, for teardown, --addr) given
+ */
+export function refuseLocalFlags(f: { dev?: string; mark?: string; table?: string; addr?: string | string[] }, what: string): void {
+  if (f.dev !== undefined)
+    throw new UsageError(
+      `--dev is the local hold's device; ${what}, the device the clients' packets arrive on (the local hold is set up and removed on its own)`,
+    );
+  if (f.mark !== undefined) throw new UsageError(`--mark is the local hold's firewall mark; the inbound hold marks nothing (${what})`);
+  if (f.table !== undefined) throw new UsageError(`--table is the local hold's nftables table; the inbound hold uses no nftables table (${what})`);
+  if (f.addr !== undefined) throw new UsageError(`--addr is the local hold's proxy address here; ${what}, whatever addresses it was set up with`);
+}
+
+/**
  * setup's options from its flags: the local hold's, or with --inbound the
  * inbound hold's (--port, --addr repeated, --limit).
  * @throws {UsageError} --port or a second --addr without --inbound; --dev, --mark, --table or --force with it; a bad port
@@ -145,19 +169,11 @@ export function setupOptions(
     return { ...config(f), force: f.force };
   }
   if (f.inbound === '') throw new UsageError('--inbound is empty: give the device connections arrive on');
-  for (const [flag, v] of [
-    ['--dev', f.dev],
-    ['--mark', f.mark],
-    ['--table', f.table],
-  ] as const) {
-    if (v !== undefined)
-      throw new UsageError(`${flag} is the local hold's option; with --inbound DEV the device is DEV (set up the local hold with a separate 'synplug setup')`);
-  }
+  refuseLocalFlags({ dev: f.dev, mark: f.mark, table: f.table }, 'with --inbound DEV, setup sets up the inbound hold of DEV');
   if (f.force) throw new UsageError("--force has no meaning with --inbound: the inbound hold never replaces a qdisc that is not synplug's");
   if (!f.port?.length) throw new UsageError('--inbound needs at least one --port PORT (the TCP port the server listens on; repeat for more)');
   const ports = f.port.map((p) => {
-    const t = p.trim();
-    const n = /^[0-9]+$/.test(t) ? Number(t) : Number.NaN;
+    const n = /^[0-9]+$/.test(p) ? Number(p) : Number.NaN;
     if (!(n >= 1 && n <= 65535)) throw new UsageError(`--port: '${p}' is not a TCP port (1-65535)`);
     return n;
   });
@@ -186,6 +202,7 @@ export function guardCommands(program: Command): void {
       .option(
         '--inbound <dev>',
         'set up the inbound hold of this device instead: TCP SYNs arriving on it to --port (and --addr) are held on an IFB synplug creates (clsact + flower/u32 + mirred)',
+        collect,
       )
       .option('--port <port>', 'with --inbound: a TCP destination port to hold SYNs to, 1-65535 (repeat for more; at least one)', collect)
       .addOption(
@@ -200,9 +217,9 @@ export function guardCommands(program: Command): void {
       `${exitCodesHelp('setup')}\n\nOn any failure, everything this call added is removed again.\nThe local hold and any number of inbound holds can be set up together; protect, plug, release, status, check and teardown act on all of them.`,
     )
     .action(
-      run(async (f: ConfigFlags & { force: boolean; inbound?: string; port?: string[]; classifier?: 'flower' | 'u32' | 'auto' }) => {
+      run(async (f: ConfigFlags & { force: boolean; inbound?: string | string[]; port?: string[]; classifier?: 'flower' | 'u32' | 'auto' }) => {
         const guard = await loadGuard();
-        const r = await guard.setup(setupOptions(f));
+        const r = await guard.setup(setupOptions({ ...f, inbound: oneInbound(f.inbound) }));
         out(f.json, r, formatSetup(r));
       }),
     );
@@ -307,15 +324,21 @@ export function guardCommands(program: Command): void {
     program
       .command('teardown')
       .description('release, then remove exactly what setup added, for every hold (qdisc tree, filter, nftables table, address; IFB, SYN filters, clsact)')
-      .option('--inbound <dev>', 'remove only the inbound hold of this device')
+      .option('--inbound <dev>', 'remove only the inbound hold of this device', collect)
       .option('--local', 'remove only the local hold (on --dev, lo by default)'),
   )
     .addHelpText('after', exitCodesHelp('teardown'))
     .action(
-      run(async (f: ConfigFlags & { inbound?: string; local?: boolean }) => {
+      run(async (f: ConfigFlags & { inbound?: string | string[]; local?: boolean }) => {
         const guard = await loadGuard();
-        if (f.inbound === '') throw new UsageError('--inbound is empty: give a device name');
-        const r = await guard.teardown({ ...config(f), ...(f.inbound !== undefined && { inbound: f.inbound }), ...(f.local && { local: true }) });
+        const inbound = oneInbound(f.inbound);
+        if (inbound === '') throw new UsageError('--inbound is empty: give a device name');
+        if (inbound !== undefined) refuseLocalFlags(f, 'teardown --inbound DEV removes the inbound hold of DEV');
+        const r = await guard.teardown({
+          ...config({ ...f, inbound: undefined } as ConfigFlags),
+          ...(inbound !== undefined && { inbound }),
+          ...(f.local && { local: true }),
+        });
         out(f.json, r, formatTeardown(r));
       }),
     );
