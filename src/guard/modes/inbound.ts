@@ -746,7 +746,7 @@ export class IfbNameClashError extends SynplugError {
     kind?: string,
   ) {
     super(
-      `the inbound hold of ${dev} needs an IFB named ${ifb}, but a ${kind ?? 'device'} of that name exists that synplug did not create; rename or remove it ('ip link del ${ifb}'). Nothing was changed`,
+      `the inbound hold of ${dev} needs an IFB named ${ifb}, but ${kind === 'ifb' ? 'an ifb' : `a ${kind ?? 'device'}`} of that name exists that synplug did not create; rename or remove it ('ip link del ${ifb}'). Nothing was changed`,
       'usage',
     );
     this.name = 'IfbNameClashError';
@@ -891,6 +891,11 @@ export async function openInboundHold(
     const raw = decodeLink(m);
     ifindex = raw.index;
     flags = raw.flags;
+    if (raw.kind === 'ifb' && !options.deviceMayBeGone) {
+      const alias = raw.attrs.str(IFLA_IFALIAS);
+      const whose = alias?.startsWith(IFB_ALIAS_PREFIX) ? `synplug's IFB of the inbound hold of ${alias.slice(IFB_ALIAS_PREFIX.length)}` : 'an ifb device';
+      throw new UsageError(`--inbound ${spec.dev}: ${spec.dev} is an IFB (${whose}); give the device the clients' packets arrive on`);
+    }
   } catch (e) {
     if (!(e instanceof NetlinkError && e.code === 'ENODEV')) throw e;
     if (!options.deviceMayBeGone || !record) throw new NoDeviceError(spec.dev, undefined, '--inbound');
