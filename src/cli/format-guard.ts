@@ -156,6 +156,7 @@ export function formatStatus(r: StatusResult): string {
 
 /** Text for `synplug teardown`. */
 export function formatTeardown(r: TeardownResult): string {
+  if (r.nothingSetUp) return r.nothingSetUp;
   const lines = r.removed.length
     ? [
         `removed${r.holds.length && !(r.holds.length === 1 && r.holds[0] === 'local') ? ` (${r.holds.join(', ')})` : ` from ${r.dev}`}:`,

@@ -198,7 +198,14 @@ export async function teardown(opts: TeardownOptions = {}): Promise<TeardownResu
   const id = only !== undefined ? inboundId(only) : localOnly ? 'local' : undefined;
   const which = only !== undefined ? `--inbound ${only}: no inbound hold of ${only}` : '--local: no local hold';
   if (id !== undefined && !record?.holds[id]) {
-    throw new UsageError(`teardown ${which} is set up${record ? ` (set up: ${Object.keys(record.holds).join(', ')})` : ''}; nothing was changed`);
+    // Nothing of that hold to remove: success (exit 0), as a plain teardown with nothing set up.
+    return {
+      dev: only ?? config.dev,
+      removed: [],
+      kept: [],
+      holds: [],
+      nothingSetUp: `teardown ${which} is set up${record ? ` (set up: ${Object.keys(record.holds).join(', ')})` : ''}; nothing to remove`,
+    };
   }
   return withSession(config, record, async (s) => {
     const removed: string[] = [];

@@ -206,6 +206,8 @@ export interface TeardownResult {
   removedStateDir?: boolean;
   /** the holds removed (`local`, `inbound:DEV`) */
   holds: string[];
+  /** teardown --inbound DEV / --local named a hold that is not set up: the sentence saying so (nothing was removed) */
+  nothingSetUp?: string;
 }
 
 /** What `recoverStale` did. */

@@ -430,7 +430,9 @@ test.serial('teardown --inbound DEV removes that hold only; the record keeps the
   const rec = JSON.parse(readFileSync(join(SD, 'setup.json'), 'utf8')) as { holds: Record<string, unknown> };
   t.deepEqual(Object.keys(rec.holds), ['local']);
   await synplug(t, ['check', '--state-dir', SD], 0);
-  await synplug(t, ['teardown', '--inbound', SRV, '--state-dir', SD], 2);
+  const again = JSON.parse(await synplug(t, ['teardown', '--inbound', SRV, '--json', '--state-dir', SD], 0)) as { holds: string[] };
+  t.deepEqual(again.holds, [], 'nothing of that hold to remove: exit 0');
+  t.deepEqual(Object.keys((JSON.parse(readFileSync(join(SD, 'setup.json'), 'utf8')) as { holds: Record<string, unknown> }).holds), ['local']);
 });
 
 test.serial('teardown --local removes the local hold only; the inbound hold stays set up', async (t) => {
@@ -454,7 +456,8 @@ test.serial('teardown --local removes the local hold only; the inbound hold stay
     'the clsact stays',
   );
   await synplug(t, ['check', '--state-dir', SD], 0);
-  await synplug(t, ['teardown', '--local', '--state-dir', SD], 2);
+  const againLocal = JSON.parse(await synplug(t, ['teardown', '--local', '--json', '--state-dir', SD], 0)) as { holds: string[] };
+  t.deepEqual(againLocal.holds, [], 'nothing of the local hold to remove: exit 0');
   await synplug(t, ['teardown', '--state-dir', SD]);
   await assertClean(t, 'after teardown');
 });

@@ -82,15 +82,34 @@ test.serial('bad input: exit 2 with a sentence naming the problem, nothing chang
     [['setup', '--inbound', DEV, '--port', '80', '--addr', '::ffff:169.254.0.1'], /IPv4-mapped/],
     [['setup', '--port', '80'], /--port is for the inbound hold/],
     [['setup', '--addr', '169.254.0.1', '--addr', '169.254.0.2'], /without --inbound, --addr is the local hold's one proxy address/],
-    [['setup', '--inbound', DEV, '--port', '80', '--dev', 'lo'], /--dev is the local hold's option/],
-    [['teardown', '--inbound', DEV], /no inbound hold of sp-gin0 is set up/],
-    [['teardown', '--local'], /teardown --local: no local hold is set up/],
+    [['setup', '--inbound', DEV, '--port', '80', '--dev', 'lo'], /--dev is the local hold's device/],
+    [['setup', '--inbound', DEV, '--inbound', PEER, '--port', '80'], /--inbound given 2 times/],
+    [['teardown', '--inbound', DEV, '--inbound', PEER], /--inbound given 2 times/],
+    [['setup', '--inbound', DEV, '--port', '80', '--mark', '5'], /--mark is the local hold's firewall mark; the inbound hold marks nothing/],
+    [['setup', '--inbound', DEV, '--port', '80', '--table', 't'], /--table is the local hold's nftables table/],
+    [['setup', '--inbound', DEV, '--port', ' 443'], /--port: ' 443' is not a TCP port/],
+    [['setup', '--inbound', DEV, '--port', '443 '], /--port: '443 ' is not a TCP port/],
+    [['teardown', '--inbound', DEV, '--dev', 'lo'], /--dev is the local hold's device/],
+    [['teardown', '--inbound', DEV, '--mark', '5'], /--mark is the local hold's firewall mark/],
+    [['teardown', '--inbound', DEV, '--addr', '169.254.0.1'], /--addr is the local hold's proxy address here/],
     [['teardown', '--local', '--inbound', DEV], /--local and --inbound each name one hold/],
   ];
   for (const [args, why] of cases) {
     const r = await synplug(...args);
     t.is(r.code, 2, `${args.join(' ')}: ${r.stderr}`);
     t.regex(r.stderr, why, args.join(' '));
+  }
+  // Nothing of the hold named is set up: nothing to remove, exit 0 (teardown --help: 0 is removed, or nothing to remove).
+  for (const [args, why] of [
+    [['teardown', '--inbound', DEV], /no inbound hold of sp-gin0 is set up; nothing to remove/],
+    [['teardown', '--local'], /teardown --local: no local hold is set up; nothing to remove/],
+  ] as Array<[string[], RegExp]>) {
+    const r = await synplug(...args);
+    t.is(r.code, 0, `${args.join(' ')}: ${r.stderr}`);
+    t.regex(r.stdout, why, args.join(' '));
+    const rj = await synplug(...args, '--json');
+    t.is(rj.code, 0, rj.stderr);
+    t.deepEqual((JSON.parse(rj.stdout) as { holds: string[] }).holds, []);
   }
   const j = await synplug('setup', '--inbound', DEV, '--port', '0', '--json');
   t.like(JSON.parse(j.stdout), { category: 'usage', exit_code: 2 });
@@ -103,10 +122,32 @@ test.serial('an IFB name clash (a device synplug did not create): exit 2, nothin
     const before = snapshot();
     const r = await synplug('setup', '--inbound', DEV, '--port', '80');
     t.is(r.code, 2, r.stderr);
-    t.regex(r.stderr, new RegExp(`needs an IFB named ${ifb}, but a ifb of that name exists that synplug did not create`));
+    t.regex(r.stderr, new RegExp(`needs an IFB named ${ifb}, but an ifb of that name exists that synplug did not create`));
     t.deepEqual(snapshot(), before);
   } finally {
     sh(IP, 'link', 'del', ifb);
+  }
+});
+
+test.serial("--inbound naming an IFB (synplug's, or any ifb): exit 2 before the module probe, nothing changed", async (t) => {
+  const own = 'sp-ginb0';
+  const other = 'sp-ginb1';
+  sh(IP, 'link', 'add', own, 'type', 'ifb');
+  sh(IP, 'link', 'set', own, 'alias', `synplug inbound hold of ${DEV}`);
+  sh(IP, 'link', 'add', other, 'type', 'ifb');
+  try {
+    const before = snapshot();
+    const a = await synplug('setup', '--inbound', own, '--port', '80');
+    t.is(a.code, 2, a.stderr);
+    t.regex(a.stderr, new RegExp(`${own} is an IFB \\(synplug's IFB of the inbound hold of ${DEV}\\); give the device the clients' packets arrive on`));
+    t.notRegex(a.stderr, /sch_plug/, 'refused before the module probe');
+    const b = await synplug('setup', '--inbound', other, '--port', '80');
+    t.is(b.code, 2, b.stderr);
+    t.regex(b.stderr, new RegExp(`${other} is an IFB \\(an ifb device\\); give the device the clients' packets arrive on`));
+    t.notRegex(b.stderr, /sch_plug/, 'refused before the module probe');
+    t.deepEqual(snapshot(), before);
+  } finally {
+    for (const d of [own, other]) sh(IP, 'link', 'del', d);
   }
 });
 
