@@ -38,7 +38,11 @@ function synplug(...args: string[]): Promise<{ code: number; stdout: string; std
 
 /** What must stay as it was: the devices, DEV's qdiscs and ingress filters, the state directory. */
 function snapshot() {
-  const links = (JSON.parse(sh(IP, '-j', 'link', 'show')) as Array<{ ifname: string }>).map((l) => l.ifname).sort();
+  // This file's devices and IFBs only: the other live files run in parallel in the same namespace and add their own.
+  const links = (JSON.parse(sh(IP, '-j', 'link', 'show')) as Array<{ ifname: string }>)
+    .map((l) => l.ifname)
+    .filter((n) => n.startsWith('sp-gin') || n.startsWith('spifb'))
+    .sort();
   return {
     links,
     qdiscs: sh(TC, 'qdisc', 'show', 'dev', DEV),
