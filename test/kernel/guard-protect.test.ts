@@ -12,6 +12,7 @@ import test from 'ava';
 import { existsSync, writeFileSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setup, protect, check } from '../../src/guard/index.js';
+import { startWatchdog } from '../../src/guard/watchdog.js';
 import {
   ADDR,
   TEST_TIMEOUT,
@@ -158,6 +159,12 @@ test.serial('--max-hold fires: the plug is released at the deadline while the co
 
 test.serial('--wait-listen: a reload that returns before its new listener exists is released only once the new listener appears', async (t) => {
   t.timeout(TEST_TIMEOUT);
+  // This test runs protect in this process (the library), so its watchdog is
+  // src/guard/watchdog-main.ts under tsx, not the bundle the CLI starts: its
+  // first start transpiles the watchdog's whole import graph in a fresh VM,
+  // which under a loaded host took longer than protect's 30 s start limit.
+  // Start one once, with a longer limit, to fill tsx's cache first.
+  (await startWatchdog(600_000)).done();
   await setup();
   const old = await serve(ADDR, 'old');
   const port = old.port;
