@@ -60,7 +60,7 @@ ava+=("--timeout=${SYNPLUG_AVA_TIMEOUT:-10m}")
 # leases and the inbound pieces it outgrew run.sh's default 20 minutes on a
 # busy host. 30 minutes each keeps two kernels plus the host tiers inside
 # CI's 90.
-export SYNPLUG_VM_TIMEOUT=${SYNPLUG_VM_TIMEOUT:-1800}
+export SYNPLUG_VM_TIMEOUT=${SYNPLUG_VM_TIMEOUT:-2400}
 
 # count_results LOG -> "PASSED FAILED" (scripts/count-ava.sh).
 count_results() { bash "$REPO/scripts/count-ava.sh" "$1"; }
