@@ -6,19 +6,31 @@
  * would add two cold Node starts per reload in the VM), with --wait-listen as
  * the release condition of every row.
  *
- * Runs in the VM (scripts/vm/bench-matrix.sh), as root, on lo, with the local
- * hold set up on 169.254.255.254 (and torn down again when this run set it
- * up). The load is bench/reload/client.ts (read-only reuse): N loops, each a
- * new connection per request, timed from before connect() to the server's
- * close.
+ * Runs in the VM (scripts/vm/bench-matrix.sh), as root. The load is
+ * bench/reload/client.ts (read-only reuse): N loops, each a new connection
+ * per request, timed from before connect() to the server's close.
+ *
+ * Client side (`--client`):
+ * - `local` (default): the servers on 169.254.255.254 on lo, the clients in
+ *   the same namespace, the local hold set up (and torn down again when this
+ *   run set it up);
+ * - `inbound`: the clients in a network namespace of the bench's own joined
+ *   by a veth pair (src/demo/topology.ts, the topology of `synplug demo
+ *   --inbound` and `bench:reload --inbound`), the servers on the server-side
+ *   end's 169.254.S.1, and for the protected modes the inbound hold on that
+ *   end (the library's `setup({ inbound: { dev, ports, addrs } })`, every
+ *   port the run uses), removed again with the pair and the namespace.
  *
  *   node --import=tsx bench/matrix/main.ts [--rows a,b] [--modes m,n]
- *     [--reloads N] [--compare-reloads N] [--connections N] [--pause-ms MS]
- *     [--max-hold-ms MS] [--out DIR] [--tag NAME] [--i-am-isolated]
+ *     [--client local|inbound] [--reloads N] [--compare-reloads N]
+ *     [--connections N] [--pause-ms MS] [--max-hold-ms MS]
+ *     [--budget-seconds S] [--out DIR] [--tag NAME] [--i-am-isolated]
  *
  * Rows: haproxy-sf, haproxy-w-usr2, nginx-reuseport, nginx-workers,
  * nginx-restart. Modes: unprotected, migrate, protected, protected-migrate.
- * Output: a table on stdout and bench/matrix/results/matrix-<kernel>-<date>[-tag].json.
+ * Output: a table on stdout, bench/matrix/results/matrix-<kernel>-<date>[-tag].json
+ * (rewritten after every window) and, next to it, one SVG per row group (a
+ * row's modes as panels, bench/reload/svg.ts): matrix-<kernel>-<date>[-tag]-<row>.svg.
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -28,10 +40,17 @@ import { fileURLToPath } from 'node:url';
 import { wallMs } from '../reload/common.js';
 import { alive, findBin, killPids, run, sleep } from '../reload/procs.js';
 import { fmtMs, meanMax, readRecords, summarise, table, type ClientSummary } from '../reload/stats.js';
+import { renderSvg, type Panel } from '../reload/svg.js';
+import { createInboundTopology, type InboundTopology } from '../../src/demo/topology.js';
 import { pathToFileURL } from 'node:url';
 import type * as Guard from '../../src/guard/index.js';
 
-const ADDR = '169.254.255.254';
+/** the local hold's address (--client local) */
+const LOCAL_ADDR = '169.254.255.254';
+/** the servers' address: LOCAL_ADDR, or the topology's server side with --client inbound */
+let ADDR = LOCAL_ADDR;
+/** --client inbound: the namespace and veth pair */
+let topo: InboundTopology | undefined;
 const MIGRATE = '/proc/sys/net/ipv4/tcp_migrate_req';
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 /**
@@ -45,10 +64,13 @@ const ROWS = ['haproxy-sf', 'haproxy-w-usr2', 'nginx-reuseport', 'nginx-workers'
 type RowName = (typeof ROWS)[number];
 const MODES = ['unprotected', 'migrate', 'protected', 'protected-migrate'] as const;
 type Mode = (typeof MODES)[number];
+const CLIENTS = ['local', 'inbound'] as const;
+type ClientSide = (typeof CLIENTS)[number];
 
 interface Params {
   rows: RowName[];
   modes: Mode[];
+  client: ClientSide;
   reloads: number;
   compareReloads: number;
   connections: number;
@@ -66,6 +88,7 @@ function parseArgs(argv: string[]): Params {
   const p: Params = {
     rows: [...ROWS],
     modes: ['unprotected', 'migrate', 'protected'],
+    client: 'local',
     reloads: 30,
     compareReloads: 10,
     connections: 24,
@@ -86,6 +109,7 @@ function parseArgs(argv: string[]): Params {
     };
     if (a === '--rows') p.rows = v().split(',') as RowName[];
     else if (a === '--modes') p.modes = v().split(',') as Mode[];
+    else if (a === '--client') p.client = v() as ClientSide;
     else if (a === '--reloads') p.reloads = Number(v());
     else if (a === '--compare-reloads') p.compareReloads = Number(v());
     else if (a === '--connections') p.connections = Number(v());
@@ -102,6 +126,8 @@ function parseArgs(argv: string[]): Params {
   }
   for (const r of p.rows) if (!ROWS.includes(r)) throw new Error(`unknown row ${r} (${ROWS.join(', ')})`);
   for (const m of p.modes) if (!MODES.includes(m)) throw new Error(`unknown mode ${m} (${MODES.join(', ')})`);
+  if (!CLIENTS.includes(p.client)) throw new Error(`unknown client side ${p.client} (${CLIENTS.join(', ')})`);
+  if (p.client === 'inbound' && !p.tag) p.tag = 'inbound';
   return p;
 }
 
@@ -262,7 +288,10 @@ let runId = 0;
 
 async function startClient(): Promise<void> {
   const path = fileURLToPath(new URL('../reload/client.ts', import.meta.url));
-  client = fork(path, [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  // inbound: started inside the client namespace (as bench/reload does), so its SYNs arrive on the veth's server end
+  client = topo
+    ? topo.spawn(process.execPath, [...process.execArgv, path], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
+    : fork(path, [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   await new Promise<void>((res, rej) => {
     client!.once('message', (m: { type: string }) => (m.type === 'ready' ? res() : rej(new Error(JSON.stringify(m)))));
     client!.once('exit', (c) => rej(new Error(`client exited ${c}`)));
@@ -301,6 +330,8 @@ interface ReloadRecord {
 interface Window {
   row: RowName;
   mode: Mode;
+  /** where the clients are: `local` (same namespace, lo) or `inbound` (another namespace over veth) */
+  clientSide: ClientSide;
   /** what each reload does */
   style: string;
   migrateReq: number;
@@ -363,7 +394,28 @@ async function window(P: Params, row: RowName, mode: Mode, server: Server, csvDi
   const seconds = (wallMs() - t0) / 1000;
   await ask({ type: 'stop', id }, 'done');
   const records = readRecords(out);
-  return { row, mode, style: server.style, migrateReq, seconds, client: summarise(records, seconds), reloads };
+  const w: Window = { row, mode, clientSide: P.client, style: server.style, migrateReq, seconds, client: summarise(records, seconds), reloads };
+  panels.push({ row, panel: panelOf(w, t0, wallMs(), records) });
+  return w;
+}
+
+/** The SVG panels of the run so far (the request records stay out of the JSON). */
+const panels: Array<{ row: RowName; panel: Panel }> = [];
+
+function panelOf(w: Window, start: number, end: number, records: Panel['records']): Panel {
+  const held = meanMax(w.reloads.filter((r) => r.heldMs !== undefined).map((r) => r.heldMs!));
+  const prot = w.mode.startsWith('protected');
+  return {
+    title: `${w.mode}${w.migrateReq ? ' (tcp_migrate_req=1)' : ''}`,
+    subtitle:
+      `${w.client.requests} requests, ${w.client.failed} failed, p99 ${fmtMs(w.client.p99)}, max ${fmtMs(w.client.max)}; ` +
+      `${w.reloads.length} reloads, mean ${fmtMs(meanMax(w.reloads.map((r) => r.durationMs)).mean)}` +
+      (prot ? `; held mean ${fmtMs(held.mean)}, max ${fmtMs(held.max)}` : ''),
+    windowStart: start,
+    windowEnd: end,
+    records,
+    reloads: w.reloads.map((r) => ({ start: r.start, end: r.start + r.durationMs, heldMs: r.heldMs })),
+  };
 }
 
 // ------------------------------------------------------------------ report
@@ -372,6 +424,7 @@ function report(ws: readonly Window[]): string {
   const header = [
     'row',
     'mode',
+    'client',
     'requests',
     'failed',
     'refused',
@@ -401,6 +454,7 @@ function report(ws: readonly Window[]): string {
     return [
       w.row,
       w.mode,
+      w.clientSide,
       String(w.client.requests),
       String(w.client.failed),
       String(refused),
@@ -434,8 +488,23 @@ async function main(): Promise<void> {
   const dirRoot = mkdtempSync(join(existsSync('/run') ? '/run' : '/tmp', 'synplug-matrix-'));
   guard = (await import(pathToFileURL(join(ROOT, 'dist/guard/index.js')).href)) as typeof Guard;
   const needHold = P.modes.some((m) => m.startsWith('protected'));
-  const madeSetup = needHold && (await guard.check()).state !== 'ok';
-  if (madeSetup) await guard.setup();
+  /** every port the run may use: one per window, 18001 up */
+  const ports = Array.from({ length: P.rows.length * P.modes.length }, (_, i) => 18001 + i);
+  let madeSetup = false;
+  let inboundDev: string | undefined;
+  if (P.client === 'inbound') {
+    topo = await createInboundTopology({ prefix: 'spm', onStep: (l) => log(`topology: ${l}`) });
+    ADDR = topo.serverAddr;
+    log(`inbound: the servers on ${ADDR} (${topo.serverDev}), the clients in the namespace behind it (${topo.clientDev}, ${topo.clientAddr})`);
+    if (needHold) {
+      const r = await guard.setup({ inbound: { dev: topo.serverDev, ports, addrs: [ADDR] } });
+      inboundDev = topo.serverDev;
+      log(`setup --inbound ${inboundDev} --port ${ports[0]}..${ports[ports.length - 1]} --addr ${ADDR}: ${r.hold}, IFB ${r.inbound?.ifb}`);
+    }
+  } else {
+    madeSetup = needHold && (await guard.check()).state !== 'ok';
+    if (madeSetup) await guard.setup();
+  }
   const windows: Window[] = [];
   const started = new Date();
   deadline = started.getTime() + P.budgetSeconds * 1000;
@@ -450,11 +519,12 @@ async function main(): Promise<void> {
   };
   process.on('SIGINT', () => {
     cleanup();
+    // a veth pair left behind dies with the namespace once the client exits
     process.exit(130);
   });
   try {
     await startClient();
-    let port = 18000;
+    let port = ports[0] - 1;
     for (const row of P.rows) {
       for (const mode of P.modes) {
         if (wallMs() > deadline - 60_000) {
@@ -480,6 +550,8 @@ async function main(): Promise<void> {
     cleanup();
     client?.send({ type: 'exit' });
     if (madeSetup) await guard.teardown().catch((e: unknown) => log(`teardown: ${String(e)}`));
+    if (inboundDev) await guard.teardown({ inbound: inboundDev }).catch((e: unknown) => log(`teardown --inbound ${inboundDev}: ${String(e)}`));
+    if (topo) await topo.remove().catch((e: unknown) => log(`removing the topology: ${String(e)}`));
     rmSync(dirRoot, { recursive: true, force: true });
   }
   const file = await writeResults(P, windows, started);
@@ -488,7 +560,8 @@ async function main(): Promise<void> {
 }
 
 function headline(P: Params, started: Date): string {
-  return `reload matrix, ${started.toISOString().slice(0, 10)}, kernel ${osRelease()}, ${P.connections} client loops (new connection per request), protected = library protect --wait-listen ${ADDR}:PORT --max-hold ${P.maxHoldMs} ms`;
+  const side = P.client === 'inbound' ? `clients in another network namespace over veth ${topo?.serverDev ?? ''} (inbound hold)` : 'clients on lo (local hold)';
+  return `reload matrix, ${started.toISOString().slice(0, 10)}, kernel ${osRelease()}, ${P.connections} client loops (new connection per request), ${side}, protected = library protect --wait-listen ${ADDR}:PORT --max-hold ${P.maxHoldMs} ms`;
 }
 
 /** Write the JSON (after every window, so that a run cut short keeps what it measured). */
@@ -503,8 +576,22 @@ async function writeResults(P: Params, windows: readonly Window[], started: Date
   };
   writeFileSync(
     file,
-    `${JSON.stringify({ date: started.toISOString(), kernel, params: P, ...versions, headline: headline(P, started), windows, table: report(windows) }, null, 1)}\n`,
+    `${JSON.stringify({ date: started.toISOString(), kernel, params: P, ...versions, headline: headline(P, started), topology: topo?.created, windows, table: report(windows) }, null, 1)}\n`,
   );
+  // one SVG per row group: the row's modes as panels
+  for (const row of new Set(panels.map((x) => x.row))) {
+    const base = file.replace(/\.json$/, '');
+    const svgFile = base.endsWith(`-${row}`) ? `${base}.svg` : `${base}-${row}.svg`;
+    const first = windows.find((w) => w.row === row)!;
+    writeFileSync(
+      svgFile,
+      renderSvg(
+        `${row}: ${first.style}, kernel ${kernel} (${date})`,
+        `${P.connections} client loops (a new connection per request, ${P.client === 'inbound' ? `from another namespace over veth to ${ADDR}` : `on lo to ${ADDR}`}); reloads ${P.pauseMs} ms apart; protected = library protect --wait-listen, max-hold ${P.maxHoldMs} ms`,
+        panels.filter((x) => x.row === row).map((x) => x.panel),
+      ),
+    );
+  }
   return file;
 }
 let versions: { haproxy: string; nginx: string } | undefined;
