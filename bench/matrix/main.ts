@@ -1,6 +1,6 @@
 /**
- * The reload matrix (issue 14 item 1): server x restart style, local client
- * side, each row run unprotected, unprotected with net.ipv4.tcp_migrate_req=1,
+ * The reload matrix (issue 14 item 1): server x restart style x client side
+ * (local or inbound), each row run unprotected, unprotected with net.ipv4.tcp_migrate_req=1,
  * and under synplug's protect (the library's, in this process, as `synplug
  * demo` does: the watchdog, the max-hold and the leases included; the CLI
  * would add two cold Node starts per reload in the VM), with --wait-listen as

@@ -4,16 +4,22 @@
 # cls_fw, and net.ipv4.tcp_migrate_req). Take the shared VM lock around it:
 #   flock /tmp/synplug-vm.lock bash scripts/vm/bench-matrix.sh --rows haproxy-sf
 #
-# Usage:  bash scripts/vm/bench-matrix.sh [MATRIX OPTIONS...]   (--help lists them)
+# Usage:  bash scripts/vm/bench-matrix.sh [MATRIX OPTIONS...]   (--help lists them, here)
+#         npm run bench:matrix -- [MATRIX OPTIONS...]
+#         npm run bench:reload -- --matrix [MATRIX OPTIONS...]
+#   e.g. --rows haproxy-sf --modes unprotected,migrate,protected --client inbound
 # Env:    SYNPLUG_SKIP_BUILD=1  skip `npm run build`
 #         SYNPLUG_KERNEL, SYNPLUG_VM_*  passed on to scripts/vm/run.sh
 #         (SYNPLUG_VM_TIMEOUT defaults to 600 s here: one run stays under 10 minutes)
-# Results: bench/matrix/results/matrix-<kernel>-<date>[-TAG].json (the VM shares this
-# machine's filesystem), the table on stdout.
+# Results: bench/matrix/results/matrix-<kernel>-<date>[-TAG].json and one
+# matrix-<kernel>-<date>[-TAG]-<row>.svg per row (the VM shares this machine's
+# filesystem), the table on stdout. Give each run its own --tag: a second run
+# of the same day and tag overwrites the first.
 set -euo pipefail
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$REPO"
 log() { printf '[bench-matrix] %s\n' "$*" >&2; }
+case " $* " in *" --help "* | *" -h "*) exec node --import=tsx bench/matrix/main.ts --help ;; esac
 [ "$(id -u)" -eq 0 ] || { log "error: run as root"; exit 2; }
 for b in haproxy nginx; do
     [ -x "/usr/sbin/$b" ] || [ -x "/usr/bin/$b" ] || { log "$b missing: running scripts/install-test-deps.sh"; bash scripts/install-test-deps.sh >&2; break; }

@@ -10,6 +10,12 @@
 #   --inbound [--ipv6]: the clients in a network namespace behind a veth
 #   pair, synplug through the inbound hold (the VM's timeout is then 600 s)
 #
+#   --matrix [MATRIX OPTIONS...]: the reload matrix instead (issue 14: servers
+#   x restart styles x client side, bench/matrix/README.md): everything after
+#   --matrix goes to scripts/vm/bench-matrix.sh, e.g.
+#   npm run bench:reload -- --matrix --rows haproxy-sf --client inbound
+#   (also `npm run bench:matrix -- ...`)
+#
 # Env:
 #   SYNPLUG_BENCH_HOST=1   run on this machine instead, in a fresh network
 #                          namespace (scripts/in-netns.sh); its kernel lacks
@@ -29,6 +35,13 @@ set -euo pipefail
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$REPO"
 log() { printf '[bench-reload] %s\n' "$*" >&2; }
+
+# --matrix first: the matrix bench, with the options that follow it
+if [ "${1:-}" = --matrix ]; then
+    shift
+    exec bash scripts/vm/bench-matrix.sh "$@"
+fi
+case " $* " in *" --matrix "*) log "error: --matrix must come first (npm run bench:reload -- --matrix [MATRIX OPTIONS...])"; exit 2 ;; esac
 
 [ "$(id -u)" -eq 0 ] || { log "error: run as root (qemu, ip, nft, tc)"; exit 2; }
 
