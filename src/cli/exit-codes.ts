@@ -32,7 +32,7 @@ export const CATEGORY_EXIT_CODES = {
   'not-set-up': 8,
   /** demo: the protected phase lost at least one request */
   'demo-failed': 9,
-  /** protect: the --check command failed; nothing was held and the reload command was not run */
+  /** protect: phase one failed: the --check command exited non-zero or was killed by a signal; nothing was held and the reload command was not run */
   'check-failed': 10,
   /** protect: the shell that starts the command behind its gate (/bin/sh) could not be started; nothing was run */
   'command-not-started': 125,
@@ -89,7 +89,8 @@ export const EXIT_HELP = `Exit codes:
        inbound: synplug's filter pref on the device holds filters that are not synplug's
   8    not set up (run 'synplug setup', or 'synplug protect --setup')
   9    demo: the protected phase lost at least one request
-  10   protect: the --check command failed (nothing was held, the command was not run)
+  10   protect: phase one failed: the --check command exited non-zero or was killed by a
+       signal (its output is shown); nothing was held and the reload command was not run
   125  protect: /bin/sh, which starts the command, could not be started (it was not run)
   126  protect: the command cannot be executed
   127  protect: the command was not found
