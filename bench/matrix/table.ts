@@ -1,0 +1,91 @@
+/**
+ * Print the README's Markdown table from matrix result files, so that every
+ * number in it comes from a JSON as measured (nothing typed by hand):
+ *
+ *   node --import=tsx bench/matrix/table.ts bench/matrix/results/matrix-*.json
+ *
+ * One line per window: row, client side, mode, requests, failed (by kind),
+ * p99, max, reloads done (exited 0 and took effect / done), plug held mean /
+ * max, windows released by the max-hold, SYNs held; the file's date and
+ * kernel in a heading above each file's lines.
+ */
+import { readFileSync } from 'node:fs';
+import { basename } from 'node:path';
+import { fmtMs, meanMax } from '../reload/stats.js';
+
+interface Reload {
+  exitCode: number;
+  reloaded: boolean;
+  error?: string;
+  heldMs?: number;
+  maxHoldReached?: boolean;
+  packetsReleased?: number;
+  drops?: number;
+  handedOver?: boolean;
+  newListener?: boolean;
+}
+interface Win {
+  row: string;
+  mode: string;
+  clientSide?: string;
+  client: { requests: number; failed: number; errors: Record<string, number>; p99: number; max: number };
+  reloads: Reload[];
+}
+interface Result {
+  date: string;
+  kernel: string;
+  params: { connections: number; reloads: number; budgetSeconds: number };
+  haproxy: string;
+  nginx: string;
+  windows: Win[];
+}
+
+const n = (x: number) => x.toLocaleString('en-US');
+const MODE: Record<string, string> = {
+  unprotected: 'unprotected',
+  migrate: '`tcp_migrate_req=1`',
+  protected: '`protect --wait-listen`',
+  'protected-migrate': '`protect --wait-listen` + `tcp_migrate_req=1`',
+};
+
+function failed(w: Win): string {
+  const e = w.client.errors;
+  const refused = e['connect-refused'] ?? 0;
+  const reset = (e['connect-reset'] ?? 0) + (e['read-reset'] ?? 0);
+  const timeout = (e['connect-timeout'] ?? 0) + (e['read-timeout'] ?? 0);
+  const empty = e['read-empty'] ?? 0;
+  const other = w.client.failed - refused - reset - timeout - empty;
+  if (w.client.failed === 0) return '**0**';
+  const parts = [
+    refused && `${n(refused)} refused`,
+    reset && `${n(reset)} reset`,
+    timeout && `${n(timeout)} timeout`,
+    empty && `${n(empty)} closed empty`,
+    other && `${n(other)} other`,
+  ].filter(Boolean);
+  return `**${n(w.client.failed)}** (${parts.join(', ')})`;
+}
+
+for (const file of process.argv.slice(2)) {
+  const r = JSON.parse(readFileSync(file, 'utf8')) as Result;
+  process.stdout.write(
+    `\n${r.date.slice(0, 10)}, kernel ${r.kernel}, ${r.haproxy.split(' - ')[0]}, ${r.nginx.replace(/^nginx version: /, '')}, ${r.params.connections} client loops (\`${basename(file)}\`)\n\n`,
+  );
+  process.stdout.write(
+    '| row | client | mode | requests | failed | p99 | max | reloads | plug held mean / max | max-hold | SYNs held |\n|---|---|---|---|---|---|---|---|---|---|---|\n',
+  );
+  for (const w of r.windows) {
+    const prot = w.mode.startsWith('protected');
+    const ok = w.reloads.filter((x) => x.exitCode === 0 && x.reloaded && !x.error).length;
+    const held = meanMax(w.reloads.filter((x) => x.heldMs !== undefined).map((x) => x.heldMs!));
+    const syns = w.reloads.reduce((s, x) => s + (x.packetsReleased ?? 0), 0);
+    const drops = w.reloads.reduce((s, x) => s + (x.drops ?? 0), 0);
+    const mh = w.reloads.filter((x) => x.maxHoldReached).length;
+    const ho = w.reloads.filter((x) => x.handedOver).length;
+    process.stdout.write(
+      `| ${w.row} | ${w.clientSide ?? 'local'} | ${MODE[w.mode] ?? w.mode} | ${n(w.client.requests)} | ${failed(w)} | ${fmtMs(w.client.p99)} | ${fmtMs(w.client.max)} | ${ok === w.reloads.length ? ok : `${ok} of ${w.reloads.length}`} | ${
+        prot ? `${fmtMs(held.mean)} / ${fmtMs(held.max)}` : '-'
+      } | ${prot ? `${mh}${ho ? ` (${ho} ended by a hand-over)` : ''}` : '-'} | ${prot ? `${n(syns)}${drops ? ` (${drops} dropped)` : ''}` : '-'} |\n`,
+    );
+  }
+}
