@@ -287,6 +287,8 @@ export interface ProtectOptions {
   user?: string;
   /** phase one: run this check command (no shell) to completion before anything is held; if it fails, nothing is held and `command` is not run (precheck.ts) */
   check?: string[];
+  /** where the check command's output (stdout and stderr, as chunks) goes as it arrives (default: nowhere; the library prints nothing) */
+  onCheckOutput?: (chunk: Buffer) => void;
   /** called with one line for each notable event (max-hold reached, retries...) */
   onNotice?: (line: string) => void;
 }
