@@ -77,7 +77,7 @@ async function protectInner(session: ProtectSession, opts: ProtectOptions, early
 
   // ---- phase one -------------------------------------------------------
   // --check: run to completion before anything is held; a failure ends protect here (precheck.ts).
-  const checked = opts.check !== undefined ? await runPrecheck(opts.check, { user }) : undefined;
+  const checked = opts.check !== undefined ? await runPrecheck(opts.check, { user, ...(opts.onCheckOutput && { output: opts.onCheckOutput }) }) : undefined;
   const watchdog: Watchdog = await (early ?? startWatchdog());
   let gated: GatedCommand | undefined;
   const store = new StateStore(session.config.stateDir);
