@@ -295,6 +295,7 @@ export function guardCommands(program: Command): void {
         const check = f.check !== undefined ? await parseCheck(f.check) : undefined;
         const r = await guard.protect({
           check,
+          onCheckOutput: (chunk) => process.stderr.write(chunk),
           ...config(f),
           command,
           maxHoldMs,
