@@ -15,9 +15,10 @@
  * expansion), so that a systemd `ExecReload=` line or a terminal reads as
  * what runs: `--check 'haproxy -c -f /etc/haproxy/haproxy.cfg'`.
  *
- * Its stdout and stderr are both copied to synplug's stderr as they arrive
- * (synplug's stdout stays for `--json`), and the last few KiB are kept for the
- * error.
+ * Its stdout and stderr are both handed, as they arrive, to the caller's
+ * `output` writer (the CLI passes one that writes to its stderr, so that
+ * synplug's stdout stays for `--json`; this library prints nothing itself),
+ * and the last few KiB are kept for the error.
  *
  * @module
  */
@@ -175,7 +176,7 @@ export function splitCommandWords(text: string, what = '--check'): string[] {
 export interface PrecheckOptions {
   /** run it as this user (protect's `--user`) */
   user?: RunAsUser;
-  /** where its output goes as it arrives (default: synplug's stderr) */
+  /** where its output (stdout and stderr, as chunks) goes as it arrives (default: nowhere; the last {@link PRECHECK_OUTPUT_TAIL} bytes are kept for {@link PrecheckFailedError} either way) */
   output?: (chunk: Buffer) => void;
   /** environment (default: synplug's) */
   env?: NodeJS.ProcessEnv;
@@ -207,7 +208,7 @@ export async function runPrecheck(argv: readonly string[], options: PrecheckOpti
       );
     throw e;
   }
-  const write = options.output ?? ((b: Buffer) => process.stderr.write(b));
+  const write = options.output ?? (() => {});
   const env = { ...(options.env ?? process.env) };
   if (options.user) Object.assign(env, { HOME: options.user.home, USER: options.user.name, LOGNAME: options.user.name });
   const notStarted = (e: Error) =>
