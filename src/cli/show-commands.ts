@@ -69,6 +69,7 @@ export function showCommands(program: Command): void {
     .argument('<object>', `one of: ${OBJECTS.join(', ')}`)
     .option('--dev <name>', 'only this device (required for class and filter)')
     .option('-s, --stats', 'with counters (tc -s)', false)
+    .option('-d, --details', "link: the kind (veth, ifb...), MTU range, queues and offload limits, as 'ip -d link show'", false)
     .option(
       '--parent <parent>',
       "filter: only the filters attached here, as 'tc filter show dev DEV ingress': ingress, egress (a clsact's hooks), root, or a qdisc or class handle such as 1: or 1:4",
@@ -76,8 +77,9 @@ export function showCommands(program: Command): void {
     .addOption(jsonOption())
     .addHelpText('after', `\nJSON output uses the field names of tc -j -s, ip -j and nft -j.\n${exitCodesHelp('show')}`)
     .action(
-      run(async (object: string, f: { dev?: string; stats: boolean; parent?: string; json?: boolean }) => {
+      run(async (object: string, f: { dev?: string; stats: boolean; details: boolean; parent?: string; json?: boolean }) => {
         oneOf(object, OBJECTS, 'object');
+        if (f.details && object !== 'link') throw new UsageError(`show ${object}: --details applies to links only`);
         if (f.parent !== undefined && object !== 'filter') throw new UsageError(`show ${object}: --parent applies to filters only`);
         if ((object === 'class' || object === 'filter') && f.dev === undefined)
           throw new UsageError(`show ${object} needs --dev NAME (the kernel lists ${object === 'class' ? 'classes' : 'filters'} per device)`);
@@ -134,7 +136,8 @@ export function showCommands(program: Command): void {
             }
             case 'link': {
               const { getLinkByName, listLinks, formatLink } = await import('../netlink/route/link.js');
-              const list = dev !== undefined ? [await getLinkByName(c, dev)] : await listLinks(c);
+              const options = { details: f.details };
+              const list = dev !== undefined ? [await getLinkByName(c, dev, options)] : await listLinks(c, options);
               if (f.json) print(JSON.stringify(list));
               else print(list.map((l) => formatLink(l)).join('\n'));
               return;

@@ -154,3 +154,29 @@ test.serial('bad input is refused before anything is sent', async (t) => {
   await t.throwsAsync(createLink(conn, { name: 'sp-lkz', kind: 'veth' } as never), { instanceOf: UsageError });
   t.throws(() => ip('link', 'show', 'dev', 'sp-lkz'));
 });
+
+test.serial(
+  'CLI `show link --details` prints what `ip -d link show` prints (text and JSON, key order included) for an ifb, a veth pair and lo; --details on another object is a usage error',
+  async (t) => {
+    const CLI = 'dist/bundle/synplug.cjs';
+    const synplug = (...args: string[]): string => execFileSync(process.execPath, [CLI, ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+    await createLink(conn, { name: IFB, kind: 'ifb' });
+    await createLink(conn, { name: VA, kind: 'veth', peer: { name: VB } });
+    try {
+      await setLinkUp(conn, IFB, true);
+      for (const d of [IFB, VA, VB, 'lo']) {
+        t.is(synplug('show', 'link', '--dev', d, '-d'), ip('-d', 'link', 'show', 'dev', d), `text of ${d}`);
+        t.is(synplug('show', 'link', '--dev', d, '--details', '--json').trim(), ip('-d', '-j', 'link', 'show', 'dev', d).trim(), `JSON of ${d}`);
+      }
+      t.is((JSON.parse(synplug('show', 'link', '--dev', IFB, '-d', '--json'))[0].linkinfo as { info_kind: string }).info_kind, 'ifb');
+      // without --details, neither the kind nor the other details (as ip without -d)
+      t.is(synplug('show', 'link', '--dev', VA, '--json').trim(), ip('-j', 'link', 'show', 'dev', VA).trim());
+      const e = t.throws(() => synplug('show', 'qdisc', '--details')) as Error & { status: number; stderr: string };
+      t.is(e.status, 2);
+      t.regex(e.stderr, /--details applies to links only/);
+    } finally {
+      await deleteLink(conn, VA);
+      await deleteLink(conn, IFB);
+    }
+  },
+);

@@ -58,6 +58,22 @@ export const IFLA_MAX_MTU = 51;
 export const IFLA_PROP_LIST = 52;
 export const IFLA_ALT_IFNAME = 53;
 export const IFLA_PERM_ADDRESS = 54;
+/** IFLA_GSO_MAX_SEGS: u32 */
+export const IFLA_GSO_MAX_SEGS = 40;
+/** IFLA_GSO_MAX_SIZE: u32 */
+export const IFLA_GSO_MAX_SIZE = 41;
+/** IFLA_GRO_MAX_SIZE: u32 */
+export const IFLA_GRO_MAX_SIZE = 58;
+/** IFLA_TSO_MAX_SIZE: u32 */
+export const IFLA_TSO_MAX_SIZE = 59;
+/** IFLA_TSO_MAX_SEGS: u32 */
+export const IFLA_TSO_MAX_SEGS = 60;
+/** IFLA_ALLMULTI: u32 */
+export const IFLA_ALLMULTI = 61;
+/** AF_INET6, the family nest inside IFLA_AF_SPEC */
+const AF_INET6 = 10;
+/** IFLA_INET6_ADDR_GEN_MODE: u8 IN6_ADDR_GEN_MODE_* (linux/if_link.h) */
+export const IFLA_INET6_ADDR_GEN_MODE = 8;
 
 /* IFLA_LINKINFO nest (linux/if_link.h) */
 export const IFLA_INFO_KIND = 1;
@@ -245,7 +261,7 @@ export function linkAddressText(addr: Buffer, type: number): string {
  * One link, with the field names and values of `ip -j link show` (iproute2
  * 6.x, no `-d`/`-s`). Fields `ip` leaves out are absent here too.
  */
-export interface LinkInfo {
+export interface LinkInfo extends LinkDetails {
   /** ifi_index */
   ifindex: number;
   /** IFLA_LINK: name of the lower/peer device (veth peer, vlan parent...); null when IFLA_LINK is 0 */
@@ -382,6 +398,74 @@ export function decodeLink(msg: NetlinkMessage): RawLink {
   return raw;
 }
 
+/**
+ * The fields `ip -d -j link show` adds to `ip -j link show` (iproute2 6.1,
+ * in its order), each present only when the kernel sent its attribute.
+ * Kind-specific data (IFLA_INFO_DATA, IFLA_INFO_SLAVE_*) is not decoded:
+ * `linkinfo` holds the kind only.
+ */
+export interface LinkDetails {
+  /** IFLA_PROMISCUITY: how many users asked for promiscuous mode */
+  promiscuity?: number;
+  /** IFLA_ALLMULTI: how many users asked for all-multicast mode */
+  allmulti?: number;
+  /** IFLA_MIN_MTU, bytes */
+  min_mtu?: number;
+  /** IFLA_MAX_MTU, bytes (0: no limit) */
+  max_mtu?: number;
+  /** IFLA_LINKINFO / IFLA_INFO_KIND: "veth", "ifb"...; absent for a physical device and lo */
+  linkinfo?: { info_kind: string };
+  /** IFLA_AF_SPEC / AF_INET6 / IFLA_INET6_ADDR_GEN_MODE: "eui64", "none", "stable_secret", "random" (else the number) */
+  inet6_addr_gen_mode?: string;
+  /** IFLA_NUM_TX_QUEUES */
+  num_tx_queues?: number;
+  /** IFLA_NUM_RX_QUEUES */
+  num_rx_queues?: number;
+  /** IFLA_GSO_MAX_SIZE, bytes */
+  gso_max_size?: number;
+  /** IFLA_GSO_MAX_SEGS, segments */
+  gso_max_segs?: number;
+  /** IFLA_TSO_MAX_SIZE, bytes */
+  tso_max_size?: number;
+  /** IFLA_TSO_MAX_SEGS, segments */
+  tso_max_segs?: number;
+  /** IFLA_GRO_MAX_SIZE, bytes */
+  gro_max_size?: number;
+}
+
+/** IN6_ADDR_GEN_MODE_* as `ip` names them. */
+const ADDR_GEN_MODES = ['eui64', 'none', 'stable_secret', 'random'];
+
+/**
+ * The {@link LinkDetails} of one link, as `ip -d -j link show` adds them.
+ * @param raw a decoded RTM_NEWLINK ({@link decodeLink})
+ * @throws {NetlinkDecodeError} an attribute too short for its type, a malformed nest
+ */
+export function linkDetails(raw: RawLink): LinkDetails {
+  const a = raw.attrs;
+  const out: LinkDetails = {};
+  const put = (name: Exclude<keyof LinkDetails, 'linkinfo' | 'inet6_addr_gen_mode'>, t: number): void => {
+    const v = a.u32(t);
+    if (v !== undefined) out[name] = v;
+  };
+  put('promiscuity', IFLA_PROMISCUITY);
+  put('allmulti', IFLA_ALLMULTI);
+  put('min_mtu', IFLA_MIN_MTU);
+  put('max_mtu', IFLA_MAX_MTU);
+  const kind = a.nested(IFLA_LINKINFO)?.str(IFLA_INFO_KIND);
+  if (kind !== undefined) out.linkinfo = { info_kind: kind };
+  const mode = a.nested(IFLA_AF_SPEC)?.nested(AF_INET6)?.u8(IFLA_INET6_ADDR_GEN_MODE);
+  if (mode !== undefined) out.inet6_addr_gen_mode = ADDR_GEN_MODES[mode] ?? String(mode);
+  put('num_tx_queues', IFLA_NUM_TX_QUEUES);
+  put('num_rx_queues', IFLA_NUM_RX_QUEUES);
+  put('gso_max_size', IFLA_GSO_MAX_SIZE);
+  put('gso_max_segs', IFLA_GSO_MAX_SEGS);
+  put('tso_max_size', IFLA_TSO_MAX_SIZE);
+  put('tso_max_segs', IFLA_TSO_MAX_SEGS);
+  put('gro_max_size', IFLA_GRO_MAX_SIZE);
+  return out;
+}
+
 /** Names and flags of other links, to print IFLA_LINK / IFLA_MASTER as `ip` does. */
 export interface LinkLookup {
   /** name of a link index, undefined when unknown */
@@ -395,9 +479,11 @@ export interface LinkLookup {
  * @param raw a decoded RTM_NEWLINK
  * @param lookup other links' names and flags (for `link`, `master`, M-DOWN);
  *   without it, an unknown index prints as `if<N>` like `ip` does
- * @param options `addr: true` leaves out `linkmode`, as `ip addr show` does
+ * @param options `addr: true` leaves out `linkmode`, as `ip addr show` does;
+ *   `details: true` adds the {@link LinkDetails} (`ip -d`), before `altnames` as `ip` orders them
+ * @throws {NetlinkDecodeError} with `details`, a detail attribute too short for its type
  */
-export function toLinkInfo(raw: RawLink, lookup?: LinkLookup, options: { addr?: boolean } = {}): LinkInfo {
+export function toLinkInfo(raw: RawLink, lookup?: LinkLookup, options: { addr?: boolean; details?: boolean } = {}): LinkInfo {
   const nameOf = (i: number): string => lookup?.name(i) ?? `if${i}`;
   const out: Partial<LinkInfo> = { ifindex: raw.index };
   let mDown = false;
@@ -437,6 +523,7 @@ export function toLinkInfo(raw: RawLink, lookup?: LinkLookup, options: { addr?: 
     out.permaddr = linkAddressText(raw.permAddress, raw.type);
   }
   if (raw.linkNetnsid !== undefined) out.link_netnsid = raw.linkNetnsid;
+  if (options.details) Object.assign(out, linkDetails(raw));
   if (raw.altnames) out.altnames = raw.altnames;
   return out as LinkInfo;
 }
@@ -477,7 +564,35 @@ export function formatLink(l: LinkInfo, options: { linkLayer?: boolean } = {}): 
   }
   if (l.link_netnsid !== undefined) s += ` link-netnsid ${l.link_netnsid}`;
   if (l.proto_down) s += ' protodown on ';
+  s += formatLinkDetails(l);
   for (const a of l.altnames ?? []) s += `\n    altname ${a}`;
+  return s;
+}
+
+/**
+ * The text `ip -d link show` adds for the {@link LinkDetails} present in `l`
+ * (iproute2 6.1's spacing, its trailing space included): the counters and
+ * MTU range on the link-layer line, then the kind on a line of its own, then
+ * the rest; "" when `l` has none.
+ */
+export function formatLinkDetails(l: LinkDetails): string {
+  let s = '';
+  if (l.promiscuity !== undefined) s += ` promiscuity ${l.promiscuity} `;
+  if (l.allmulti !== undefined) s += ` allmulti ${l.allmulti} `;
+  if (l.min_mtu !== undefined) s += `minmtu ${l.min_mtu} `;
+  if (l.max_mtu !== undefined) s += `maxmtu ${l.max_mtu} `;
+  if (l.linkinfo) s += `\n    ${l.linkinfo.info_kind} `;
+  if (l.inet6_addr_gen_mode !== undefined) s += `addrgenmode ${l.inet6_addr_gen_mode} `;
+  const words: Array<[string, number | undefined]> = [
+    ['numtxqueues', l.num_tx_queues],
+    ['numrxqueues', l.num_rx_queues],
+    ['gso_max_size', l.gso_max_size],
+    ['gso_max_segs', l.gso_max_segs],
+    ['tso_max_size', l.tso_max_size],
+    ['tso_max_segs', l.tso_max_segs],
+    ['gro_max_size', l.gro_max_size],
+  ];
+  for (const [w, v] of words) if (v !== undefined) s += `${w} ${v} `;
   return s;
 }
 
@@ -563,7 +678,7 @@ async function getRawLink(conn: RouteConnection, dev: string | number): Promise<
  * @throws {UsageError} an invalid name or index
  * @throws {NetlinkError} "device 'X' not found" (code ENODEV), or another kernel error
  */
-async function getLink(conn: RouteConnection, dev: string | number, options: { addr?: boolean } = {}): Promise<LinkInfo> {
+async function getLink(conn: RouteConnection, dev: string | number, options: { addr?: boolean; details?: boolean } = {}): Promise<LinkInfo> {
   const raw = await getRawLink(conn, dev);
   const others = new Map<number, RawLink>();
   for (const idx of [raw.linkNetnsid === undefined ? raw.link : undefined, raw.master]) {
@@ -585,7 +700,7 @@ async function getLink(conn: RouteConnection, dev: string | number, options: { a
  * @throws {UsageError} an invalid name
  * @throws {NetlinkError} "device 'NAME' not found" (code ENODEV, exit code 3), or another kernel error
  */
-export function getLinkByName(conn: RouteConnection, name: string, options: { addr?: boolean } = {}): Promise<LinkInfo> {
+export function getLinkByName(conn: RouteConnection, name: string, options: { addr?: boolean; details?: boolean } = {}): Promise<LinkInfo> {
   return getLink(conn, name, options);
 }
 
@@ -594,7 +709,7 @@ export function getLinkByName(conn: RouteConnection, name: string, options: { ad
  * @throws {UsageError} not a positive integer
  * @throws {NetlinkError} "device with index N not found" (code ENODEV), or another kernel error
  */
-export function getLinkByIndex(conn: RouteConnection, index: number, options: { addr?: boolean } = {}): Promise<LinkInfo> {
+export function getLinkByIndex(conn: RouteConnection, index: number, options: { addr?: boolean; details?: boolean } = {}): Promise<LinkInfo> {
   return getLink(conn, index, options);
 }
 
@@ -604,7 +719,7 @@ export function getLinkByIndex(conn: RouteConnection, index: number, options: { 
  * @throws {NetlinkError} the dump failed
  * @throws {DumpInterruptedError} links kept changing during the dump
  */
-export async function listLinks(conn: RouteConnection, options: { addr?: boolean } = {}): Promise<LinkInfo[]> {
+export async function listLinks(conn: RouteConnection, options: { addr?: boolean; details?: boolean } = {}): Promise<LinkInfo[]> {
   const raws = await listRawLinks(conn);
   const byIndex = new Map(raws.map((r) => [r.index, r]));
   const lookup: LinkLookup = { name: (i) => byIndex.get(i)?.ifname, flags: (i) => byIndex.get(i)?.flags };

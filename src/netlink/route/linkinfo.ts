@@ -33,16 +33,22 @@ import {
   IFLA_LINKINFO,
   IFLA_INFO_KIND,
   IFF_UP,
-  IFLA_PROMISCUITY,
-  IFLA_NUM_TX_QUEUES,
-  IFLA_NUM_RX_QUEUES,
-  IFLA_MIN_MTU,
-  IFLA_MAX_MTU,
-  IFLA_AF_SPEC,
   validateDeviceName,
   validateIndex,
   type RawLink,
   type RouteConnection,
+} from './link.js';
+
+export {
+  IFLA_GSO_MAX_SEGS,
+  IFLA_GSO_MAX_SIZE,
+  IFLA_GRO_MAX_SIZE,
+  IFLA_TSO_MAX_SIZE,
+  IFLA_TSO_MAX_SEGS,
+  IFLA_ALLMULTI,
+  IFLA_INET6_ADDR_GEN_MODE,
+  linkDetails,
+  type LinkDetails,
 } from './link.js';
 
 /** IFLA_INFO_DATA: the kind's own attributes inside IFLA_LINKINFO (linux/if_link.h) */
@@ -53,23 +59,6 @@ export const VETH_INFO_PEER = 1;
 export const IFLA_NET_NS_PID = 19;
 /** IFLA_NET_NS_FD: u32, a file descriptor of a network namespace (/run/netns/NAME, /proc/PID/ns/net) */
 export const IFLA_NET_NS_FD = 28;
-/** IFLA_GSO_MAX_SEGS: u32 */
-export const IFLA_GSO_MAX_SEGS = 40;
-/** IFLA_GSO_MAX_SIZE: u32 */
-export const IFLA_GSO_MAX_SIZE = 41;
-/** IFLA_GRO_MAX_SIZE: u32 */
-export const IFLA_GRO_MAX_SIZE = 58;
-/** IFLA_TSO_MAX_SIZE: u32 */
-export const IFLA_TSO_MAX_SIZE = 59;
-/** IFLA_TSO_MAX_SEGS: u32 */
-export const IFLA_TSO_MAX_SEGS = 60;
-/** IFLA_ALLMULTI: u32 */
-export const IFLA_ALLMULTI = 61;
-/** AF_INET6, inside IFLA_AF_SPEC */
-const AF_INET6 = 10;
-/** IFLA_INET6_ADDR_GEN_MODE: u8 IN6_ADDR_GEN_MODE_* (linux/if_link.h) */
-export const IFLA_INET6_ADDR_GEN_MODE = 8;
-
 /** The link kinds this module creates. */
 export type LinkKind = 'ifb' | 'veth';
 
@@ -315,47 +304,6 @@ export async function setLinkNetns(conn: RouteConnection, dev: string | number, 
     if (e.code === 'ENODEV') throw e.withMessage(`${describe(dev)} not found`);
     throw e.withMessage(`cannot move ${describe(dev)} to namespace ${ns.netnsFd !== undefined ? `fd ${ns.netnsFd}` : `of pid ${ns.netnsPid}`}: ${e.code}`);
   }
-}
-
-/** IN6_ADDR_GEN_MODE_* as `ip` names them. */
-const ADDR_GEN_MODES = ['eui64', 'none', 'stable_secret', 'random'];
-
-/**
- * The fields `ip -d -j link show` adds to `ip -j link show` for one link
- * (iproute2 6.1, in its order): promiscuity, allmulti, min_mtu, max_mtu,
- * `linkinfo: { info_kind }`, inet6_addr_gen_mode, num_tx_queues,
- * num_rx_queues, gso_max_size, gso_max_segs, tso_max_size, tso_max_segs,
- * gro_max_size. Each only when the kernel sent its attribute.
- * @param raw a decoded RTM_NEWLINK (link.ts decodeLink)
- * @throws {NetlinkDecodeError} an attribute too short for its type
- */
-export function linkDetails(raw: RawLink): Record<string, unknown> {
-  const a = raw.attrs;
-  const out: Record<string, unknown> = {};
-  const put = (name: string, t: number) => {
-    const v = a.u32(t);
-    if (v !== undefined) out[name] = v;
-  };
-  put('promiscuity', IFLA_PROMISCUITY);
-  put('allmulti', IFLA_ALLMULTI);
-  put('min_mtu', IFLA_MIN_MTU);
-  put('max_mtu', IFLA_MAX_MTU);
-  const info = a.nested(IFLA_LINKINFO);
-  if (info) {
-    const kind = info.str(IFLA_INFO_KIND);
-    if (kind !== undefined) out.linkinfo = { info_kind: kind };
-  }
-  const af = a.nested(IFLA_AF_SPEC)?.nested(AF_INET6);
-  const mode = af?.u8(IFLA_INET6_ADDR_GEN_MODE);
-  if (mode !== undefined) out.inet6_addr_gen_mode = ADDR_GEN_MODES[mode] ?? String(mode);
-  put('num_tx_queues', IFLA_NUM_TX_QUEUES);
-  put('num_rx_queues', IFLA_NUM_RX_QUEUES);
-  put('gso_max_size', IFLA_GSO_MAX_SIZE);
-  put('gso_max_segs', IFLA_GSO_MAX_SEGS);
-  put('tso_max_size', IFLA_TSO_MAX_SIZE);
-  put('tso_max_segs', IFLA_TSO_MAX_SEGS);
-  put('gro_max_size', IFLA_GRO_MAX_SIZE);
-  return out;
 }
 
 /**
