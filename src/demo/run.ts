@@ -55,6 +55,10 @@
  * closes (the namespace and the pair go with it), and `synplug teardown`
  * removes the IFB.
  *
+ * Phase one (preflight.ts) comes before any of this: CAP_NET_ADMIN and
+ * every module the run needs, all missing ones named in one error; nothing
+ * is created until it passed.
+ *
  * The engine prints nothing and knows no exit code: it returns a
  * {@link DemoResult} whose `verdict` the CLI turns into its exit code, and
  * throws {@link SynplugError}s with a category.
@@ -66,7 +70,8 @@ import { SynplugError } from '../netlink/errors.js';
 import { NetlinkConnection } from '../netlink/connection.js';
 import { NETLINK_SOCK_DIAG } from '../netlink/message.js';
 import { listTcpListeners } from '../netlink/sockdiag.js';
-import { check, setup, teardown, protect, hasNetAdmin, holdModeNames, NotPermittedError, type ProtectResult } from '../guard/index.js';
+import { check, setup, teardown, protect, holdModeNames, type ProtectResult } from '../guard/index.js';
+import { demoPreflight } from './preflight.js';
 import { ClientLoad } from './clients.js';
 import { ClientProcess } from './client-process.js';
 import { createInboundTopology, type InboundTopology } from './topology.js';
@@ -124,7 +129,9 @@ interface Ctx {
  * @returns both phases' requests, failures by kind, latency, restarts with held time and SYNs held, and the verdict
  * @throws {UsageError} an option out of bounds (category `usage`); nothing was set up
  * @throws {NotPermittedError} no CAP_NET_ADMIN (`permission`)
- * @throws {MissingSupportError} the kernel lacks sch_prio, sch_plug, cls_fw or nf_tables, all named (`missing-module`); nothing was changed
+ * @throws {MissingSupportError} the kernel lacks modules the run needs, all named in one message (`missing-module`), checked
+ *   before anything is created (preflight.ts): sch_prio, sch_plug, cls_fw, nf_tables (the local hold); with `inbound`
+ *   veth, ifb, sch_plug, sch_ingress, act_mirred, cls_flower or cls_u32; both: inet_diag and tcp_diag. Nothing was changed
  * @throws {ForeignQdiscError} `lo` has a root qdisc that is not synplug's (`foreign-state`): it is never replaced
  * @throws {SynplugError} `not-set-up`: the hold is partly set up, or set up on another device than lo (the demo changes no setup it did not make)
  * @throws {DemoInterruptedError} SIGINT/SIGTERM or the AbortSignal (`interrupted`), after cleaning up
@@ -168,11 +175,13 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
   let inboundDev: string | undefined;
   let clientProc: ClientProcess | undefined;
   try {
-    if (!hasNetAdmin()) throw new NotPermittedError(options.inbound ? 'synplug demo --inbound' : 'synplug demo');
+    if (options.inbound && !holdModeNames().includes('inbound')) throw new SynplugError('this synplug has no inbound hold mode, which demo --inbound needs');
+    // Phase one, before anything is created: the capability and every module of the run, all named at once.
+    await demoPreflight({ inbound: options.inbound === true, what: options.inbound ? 'synplug demo --inbound' : 'synplug demo' });
+    if (stoppedBy) throw new DemoInterruptedError(stoppedBy, '');
     let addr: string;
     let dev = LOCAL_DEV;
     if (options.inbound) {
-      if (!holdModeNames().includes('inbound')) throw new SynplugError('this synplug has no inbound hold mode, which demo --inbound needs');
       progress("creating a network namespace of the demo's own for the clients, joined by a veth pair (removed again when the demo ends)");
       topo = await createInboundTopology({ prefix: 'spd' });
       dev = topo.serverDev;
@@ -261,7 +270,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
 
   /** Local mode: use the local hold on lo, or set it up (recorded in setUpByDemo). @returns the hold's address */
   async function prepareLocal(): Promise<string> {
-    const c = await check({ ...(stateDir !== undefined && { stateDir }) });
+    const c = await check({ local: true, ...(stateDir !== undefined && { stateDir }) });
     if (c.dev !== LOCAL_DEV) {
       throw new SynplugError(
         `synplug is set up on ${c.dev}, not on ${LOCAL_DEV}: the demo's clients are on this machine, and only the local hold on ${LOCAL_DEV} holds their SYNs. The demo changes no setup it did not make: run it where synplug is not set up, or set up on ${LOCAL_DEV}`,

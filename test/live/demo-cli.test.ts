@@ -11,7 +11,8 @@
  * the before/after comparisons (tc, nft and ip, run in that namespace).
  */
 import test from 'ava';
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { setTimeout as delay } from 'node:timers/promises';
 import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -150,25 +151,95 @@ function inboundSnapshot() {
   };
 }
 
-test.serial('demo --inbound on a kernel without sch_plug: exit 5 naming sch_plug; no veth, IFB, clsact or namespace left behind', (t) => {
+/**
+ * Run `synplug ARGS` in the namespace while `ip monitor link address` watches it, between two marker events (an
+ * address added to lo and deleted again before the run, another after it): whatever the run created or deleted
+ * there, even for a moment, shows up between the markers.
+ */
+async function synplugMonitored(args: string[]) {
+  const mon = spawn(IP, ['-n', NS, 'monitor', 'link', 'address'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  mon.stdout.setEncoding('utf8');
+  mon.stdout.on('data', (d: string) => {
+    out += d;
+  });
+  const marker = async (addr: string) => {
+    inNs(IP, ['addr', 'add', `${addr}/32`, 'dev', 'lo']);
+    inNs(IP, ['addr', 'del', `${addr}/32`, 'dev', 'lo']);
+    for (let i = 0; i < 200 && !out.includes(`Deleted 1: lo    inet ${addr}/32`); i++) await delay(50);
+    if (!out.includes(`Deleted 1: lo    inet ${addr}/32`)) {
+      // monitor not subscribed yet when the first pair went by: try again (bounded)
+      inNs(IP, ['addr', 'add', `${addr}/32`, 'dev', 'lo']);
+      inNs(IP, ['addr', 'del', `${addr}/32`, 'dev', 'lo']);
+      for (let i = 0; i < 200 && !out.includes(`Deleted 1: lo    inet ${addr}/32`); i++) await delay(50);
+    }
+    return out.includes(`Deleted 1: lo    inet ${addr}/32`);
+  };
+  try {
+    const first = await marker('127.0.0.91');
+    const r = synplug(args);
+    const last = await marker('127.0.0.92');
+    const between = out.slice(out.lastIndexOf('127.0.0.91/32'), out.indexOf('127.0.0.92/32'));
+    const events = between
+      .split('\n')
+      .slice(1, -1)
+      .filter((l) => l.trim() !== '' && !/^\s/.test(l)); // an event's first line (indented lines continue it)
+    return { ...r, monitored: first && last, events };
+  } finally {
+    mon.kill();
+  }
+}
+
+test.serial('demo --inbound on a kernel without sch_plug: exit 5 naming every missing module, before anything is created', async (t) => {
   inNs(IP, ['link', 'set', 'lo', 'up']);
   const before = inboundSnapshot();
+  const beforeLo = snapshot();
   t.false(
     before.qdiscs.some((q) => / (clsact|plug) /.test(q)),
     before.qdiscs.join('; '),
   );
-  const r = synplug(['demo', '--inbound', '--restarts', '2', '--seconds', '2']);
+  const r = await synplugMonitored(['demo', '--inbound', '--restarts', '2', '--seconds', '2']);
   t.is(r.code, 5, r.stderr);
-  t.regex(r.stderr, /sch_plug/);
-  t.regex(r.stderr, /creating a network namespace of the demo's own/, 'it got as far as the topology');
-  t.regex(r.stderr, /removing the veth pair spd\w+s\/spd\w+c and the client namespace/);
+  t.true(r.monitored, 'ip monitor saw both markers');
+  t.deepEqual(r.events, [], 'no link or address was created or deleted, even for a moment (no veth pair)');
+  // One message, one modprobe for everything missing or unverifiable; sch_plug is missing on this kernel.
+  const lines = r.stderr.trim().split('\n');
+  t.is(lines.length, 1, r.stderr);
+  t.regex(r.stderr, /sch_plug \(qdisc plug\)/);
+  const modprobe = /\(modprobe ([a-z0-9_ ]+)\)/.exec(r.stderr);
+  t.truthy(modprobe, r.stderr);
+  const named = modprobe?.[1].split(' ') ?? [];
+  t.true(named.includes('sch_plug'));
+  // every module named is one the inbound demo needs (cls_u32 may be named as unverifiable: built in, no modules.builtin here)
+  for (const m of named) t.true(['veth', 'ifb', 'sch_plug', 'sch_ingress', 'act_mirred', 'cls_flower', 'cls_u32', 'inet_diag', 'tcp_diag'].includes(m), m);
+  t.regex(r.stderr, /nothing was changed/);
+  t.notRegex(r.stderr, /creating a network namespace|setting up|removing/, 'no set-up step was started, so none had to be undone');
   t.is(r.stdout, '', 'no table: the demo did not run');
   t.deepEqual(inboundSnapshot(), before, 'links, qdiscs, named namespaces and state files as before');
-  const j = synplug(['demo', '--inbound', '--json']);
+  t.deepEqual(snapshot(), beforeLo, "lo's qdiscs and filters, the nftables ruleset and lo's addresses as before");
+  const j = await synplugMonitored(['demo', '--inbound', '--json']);
   t.is(j.code, 5, j.stderr);
-  t.like(JSON.parse(j.stdout), { category: 'missing-module', exit_code: 5 });
-  t.regex((JSON.parse(j.stdout) as { error: string }).error, /sch_plug/);
+  t.deepEqual(j.events, []);
+  t.notRegex(j.stderr, /synplug demo: /, 'no progress line: nothing was started');
+  const o = JSON.parse(j.stdout) as { error: string; category: string; exit_code: number };
+  t.like(o, { category: 'missing-module', exit_code: 5 });
+  t.regex(o.error, /sch_plug \(qdisc plug\)/);
   t.deepEqual(inboundSnapshot(), before);
+  t.deepEqual(snapshot(), beforeLo);
+});
+
+test.serial('plain demo: exit 5 before anything is created or changed (ip monitor sees nothing)', async (t) => {
+  const before = inboundSnapshot();
+  const beforeLo = snapshot();
+  const r = await synplugMonitored(['demo', '--restarts', '2', '--seconds', '2']);
+  t.is(r.code, 5, r.stderr);
+  t.true(r.monitored);
+  t.deepEqual(r.events, [], 'no address added to lo, nothing created');
+  t.is(r.stderr.trim().split('\n').length, 1, r.stderr);
+  t.regex(r.stderr, /\(modprobe sch_prio sch_plug cls_fw\)/);
+  t.notRegex(r.stderr, /setting up|removing/);
+  t.deepEqual(inboundSnapshot(), before);
+  t.deepEqual(snapshot(), beforeLo);
 });
 
 test('--help lists the exit codes the demo can return, from the one table', (t) => {

@@ -9,7 +9,9 @@
 import test from 'ava';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { createServer } from 'node:net';
-import { createInboundTopology } from '../../src/demo/topology.js';
+import { createInboundTopology, probeVeth } from '../../src/demo/topology.js';
+import { NetlinkConnection } from '../../src/netlink/connection.js';
+import { NETLINK_ROUTE } from '../../src/netlink/message.js';
 
 const IP = '/usr/sbin/ip';
 const NSENTER = '/usr/bin/nsenter';
@@ -112,4 +114,18 @@ test.serial('two topologies at once get different subnets and names', async (t) 
   } finally {
     await a.remove();
   }
+});
+
+test.serial('probeVeth on this kernel (veth exists): yes, and no link was created', async (t) => {
+  const before = ipAddr().map((l) => l.ifname);
+  const conn = NetlinkConnection.open(NETLINK_ROUTE);
+  try {
+    t.is(await probeVeth(conn), 'yes');
+  } finally {
+    conn.close();
+  }
+  t.deepEqual(
+    ipAddr().map((l) => l.ifname),
+    before,
+  );
 });

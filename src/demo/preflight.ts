@@ -1,0 +1,98 @@
+/**
+ * The demo's phase one: everything it needs, checked before it creates or
+ * changes anything (no namespace, no veth pair, no hold, no server).
+ *
+ * - CAP_NET_ADMIN ({@link hasNetAdmin}): without it, {@link NotPermittedError}.
+ * - Every kernel module the run needs, all named in ONE
+ *   {@link MissingSupportError} (the guard's own probes, which change
+ *   nothing, are called here, not copied):
+ *   - the plain demo: the local hold's modules (sch_prio, sch_plug, cls_fw,
+ *     nf_tables: {@link LocalHold.probeSupport});
+ *   - `--inbound`: the inbound hold's (sch_plug, sch_ingress for clsact,
+ *     act_mirred, ifb, and cls_flower or else cls_u32:
+ *     {@link InboundHold.probeSupport}) and veth for the client namespace
+ *     ({@link probeVeth});
+ *   - both: the TCP socket diagnostics (inet_diag, tcp_diag) that each
+ *     restart's drain and protect's release on the new listener read.
+ *
+ * A foreign root qdisc on `lo` is refused by the local hold's setup itself,
+ * before its first step (the demo starts nothing before that setup), and
+ * never replaced; the inbound demo does not touch `lo`.
+ *
+ * @module
+ */
+import { NetlinkConnection } from '../netlink/connection.js';
+import { NETLINK_ROUTE, NETLINK_SOCK_DIAG } from '../netlink/message.js';
+import { listTcpListeners } from '../netlink/sockdiag.js';
+import { resolveConfig, DEFAULTS } from '../guard/config.js';
+import { GuardSession } from '../guard/session.js';
+import { localMode, type LocalHold } from '../guard/modes/local.js';
+import { InboundHold } from '../guard/modes/inbound.js';
+import { explainSockDiag, hasNetAdmin, MissingSupportError, NotPermittedError, SockDiagUnavailableError, type ModulePiece } from '../guard/support.js';
+import { probeVeth } from './topology.js';
+
+/** What {@link demoPreflight} found. */
+export interface DemoPreflight {
+  /** modules whose presence could not be checked (`cls_fw (filter fw)`); setup finds out for sure, transactionally */
+  unverified: string[];
+}
+
+/**
+ * Check, changing nothing, that the demo can run here.
+ * @param o `inbound`: the `--inbound` demo; `what`: the command's name for the permission message
+ * @returns what could not be checked
+ * @throws {NotPermittedError} no CAP_NET_ADMIN (`permission`)
+ * @throws {MissingSupportError} one or more modules are missing, every one named at once (`missing-module`); nothing was changed
+ * @throws {NetlinkError} a probe was refused unexpectedly (EPERM...)
+ */
+export async function demoPreflight(o: { inbound: boolean; what: string }): Promise<DemoPreflight> {
+  if (!hasNetAdmin()) throw new NotPermittedError(o.what);
+  const config = resolveConfig({});
+  const route = NetlinkConnection.open(NETLINK_ROUTE);
+  // A session over this socket and no holds: the holds below probe through it (nothing is opened for the record).
+  const s = GuardSession.fromParts(config, route, () => []);
+  const missing: ModulePiece[] = [];
+  const unverified: ModulePiece[] = [];
+  try {
+    // The local hold of the default configuration (on lo): its probes run there (they change nothing).
+    const local = (await localMode.open(s, config)) as LocalHold;
+    if (o.inbound) {
+      if ((await probeVeth(route)) === 'no') missing.push({ module: 'veth', what: "link veth (the demo's client namespace)" });
+      // The inbound hold's probe needs a device for its qdisc probes only: lo's index (the kinds are the kernel's, not a device's).
+      const inbound = new InboundHold(s, { dev: config.dev, ports: [1], addrs: [], classifier: 'auto' }, DEFAULTS.limit, local.ifindex, undefined);
+      const sup = await inbound.probeSupport();
+      missing.push(...sup.missing);
+      unverified.push(...sup.unverified);
+    } else {
+      const sup = await local.probeSupport();
+      missing.push(...sup.missing);
+      unverified.push(...sup.unverified);
+    }
+    const diag = await probeSockDiag();
+    if (diag) missing.push(...diag);
+  } finally {
+    s.close();
+  }
+  if (missing.length) throw new MissingSupportError(missing, unverified);
+  return { unverified: unverified.map((p) => `${p.module} (${p.what})`) };
+}
+
+/**
+ * Whether the TCP socket diagnostics answer: a listing of listening sockets.
+ * @returns the missing pieces (inet_diag, tcp_diag), or undefined when they answer
+ * @throws what the listing threw when it is not their absence
+ */
+async function probeSockDiag(): Promise<ModulePiece[] | undefined> {
+  let conn: NetlinkConnection | undefined;
+  try {
+    conn = NetlinkConnection.open(NETLINK_SOCK_DIAG);
+    await listTcpListeners(conn, { port: 1 });
+    return undefined;
+  } catch (e) {
+    const x = explainSockDiag(e);
+    if (!(x instanceof SockDiagUnavailableError)) throw x;
+    return x.modules.map((module) => ({ module, what: 'TCP socket diagnostics (the restarts see the new listener)' }));
+  } finally {
+    conn?.close();
+  }
+}
