@@ -173,8 +173,8 @@ test.serial('ensure replaces what differs in one batch: another mark, a duplicat
 });
 
 test.serial('remove deletes only our table: an iptables-nft rule, an iptables-legacy rule and a foreign nft table stay as they were', async (t) => {
-  const iptNftRule = ['-t', 'mangle', 'OUTPUT', '-p', 'tcp', '-s', '10.99.0.1', '--syn', '-j', 'MARK', '--set-mark', '7'];
-  const iptLegacyRule = ['-t', 'mangle', 'OUTPUT', '-p', 'tcp', '-s', '10.99.0.2', '--syn', '-j', 'MARK', '--set-mark', '8'];
+  const iptNftRule = ['-t', 'mangle', 'OUTPUT', '-p', 'tcp', '-s', '169.254.99.1', '--syn', '-j', 'MARK', '--set-mark', '7'];
+  const iptLegacyRule = ['-t', 'mangle', 'OUTPUT', '-p', 'tcp', '-s', '169.254.99.2', '--syn', '-j', 'MARK', '--set-mark', '8'];
   execFileSync(IPT_NFT, [...iptNftRule.slice(0, 2), '-A', ...iptNftRule.slice(2)]);
   let legacy = true;
   try {
@@ -187,20 +187,20 @@ test.serial('remove deletes only our table: an iptables-nft rule, an iptables-le
     if (legacy) quietly(IPT_LEGACY, ...iptLegacyRule.slice(0, 2), '-D', ...iptLegacyRule.slice(2));
   });
   nftFile(
-    'table ip synplug_t1_foreign {\nset s { type ipv4_addr; flags timeout; }\nchain c { type filter hook output priority 0; ip daddr 10.99.0.3 counter; }\n}\n',
+    'table ip synplug_t1_foreign {\nset s { type ipv4_addr; flags timeout; }\nchain c { type filter hook output priority 0; ip daddr 169.254.99.3 counter; }\n}\n',
   );
   const mine = (s: string) =>
     s
       .split('\n')
-      .filter((l) => /10\.99\.0\./.test(l))
+      .filter((l) => /169\.254\.99\./.test(l))
       .join('\n');
   const before = {
     iptNft: mine(execFileSync(`${IPT_NFT}-save`, ['-t', 'mangle'], { encoding: 'utf8', stdio: 'pipe' })),
     legacy: legacy ? mine(execFileSync(`${IPT_LEGACY}-save`, ['-t', 'mangle'], { encoding: 'utf8', stdio: 'pipe' })) : '',
-    mangle: JSON.stringify(rulesOf(nftj('list', 'table', 'ip', 'mangle')).filter((r) => JSON.stringify(r).includes('10.99.0.1'))),
+    mangle: JSON.stringify(rulesOf(nftj('list', 'table', 'ip', 'mangle')).filter((r) => JSON.stringify(r).includes('169.254.99.1'))),
     foreign: nft('list', 'table', 'ip', 'synplug_t1_foreign'),
   };
-  t.regex(before.iptNft, /-A OUTPUT -s 10\.99\.0\.1\/32 -p tcp/);
+  t.regex(before.iptNft, /-A OUTPUT -s 169\.254\.99\.1\/32 -p tcp/);
   await M.ensureMarkRule(conn, { address: '169.254.77.1', table: 'synplug_t1rm', conditional: true });
   await M.addSetElement(conn, { address: '169.254.77.1', table: 'synplug_t1rm', timeoutMs: 60_000 });
   t.true(tableExists('ip', 'synplug_t1rm'));
@@ -210,15 +210,15 @@ test.serial('remove deletes only our table: an iptables-nft rule, an iptables-le
   const after = {
     iptNft: mine(execFileSync(`${IPT_NFT}-save`, ['-t', 'mangle'], { encoding: 'utf8', stdio: 'pipe' })),
     legacy: legacy ? mine(execFileSync(`${IPT_LEGACY}-save`, ['-t', 'mangle'], { encoding: 'utf8', stdio: 'pipe' })) : '',
-    mangle: JSON.stringify(rulesOf(nftj('list', 'table', 'ip', 'mangle')).filter((r) => JSON.stringify(r).includes('10.99.0.1'))),
+    mangle: JSON.stringify(rulesOf(nftj('list', 'table', 'ip', 'mangle')).filter((r) => JSON.stringify(r).includes('169.254.99.1'))),
     foreign: nft('list', 'table', 'ip', 'synplug_t1_foreign'),
   };
   t.deepEqual(after, before);
-  if (legacy) t.regex(after.legacy, /-A OUTPUT -s 10\.99\.0\.2\/32 -p tcp/);
+  if (legacy) t.regex(after.legacy, /-A OUTPUT -s 169\.254\.99\.2\/32 -p tcp/);
   t.log(legacy ? 'iptables-legacy rule checked' : 'iptables-legacy unavailable in this kernel: only iptables-nft checked');
   // The iptables-nft rule decodes (its xt "target" expression generically), without error.
   const mangleRules = await N.listRules(conn, { family: 'ip', table: 'mangle' });
-  const ours = mangleRules.find((r) => r.expr.some((e) => e.name === 'cmp' && (e as N.CmpExpr).data === '0a630001'));
+  const ours = mangleRules.find((r) => r.expr.some((e) => e.name === 'cmp' && (e as N.CmpExpr).data === 'a9fe6301'));
   t.truthy(ours);
   t.true(ours!.expr.some((e) => (e as N.GenericExpr).generic === true));
 });
@@ -277,11 +277,11 @@ test.serial('a kernel error names the failed message; the batch is atomic', asyn
   t.false(tableExists('ip', 'synplug_t1err'), 'the table of the same batch was not created');
   // A set element without the timeout flag: EINVAL, named.
   nftFile('table ip synplug_t1err {\nset plain { type ipv4_addr; }\n}\n');
-  const e2 = await t.throwsAsync(M.addSetElement(conn, { address: '10.0.0.1', table: 'synplug_t1err', set: 'plain', timeoutMs: 1000 }), {
+  const e2 = await t.throwsAsync(M.addSetElement(conn, { address: '169.254.99.4', table: 'synplug_t1err', set: 'plain', timeoutMs: 1000 }), {
     instanceOf: N.NftBatchError,
   });
-  t.regex(e2!.message, /^NFT_MSG_NEWSETELEM: add element 10\.0\.0\.1 timeout 1000ms to set ip synplug_t1err plain failed: .*timeout flag.*\(EINVAL\)/);
-  const e3 = await t.throwsAsync(M.addSetElement(conn, { address: '10.0.0.1', table: 'synplug_t1err', set: 'nosuchset', timeoutMs: 1000 }), {
+  t.regex(e2!.message, /^NFT_MSG_NEWSETELEM: add element 169\.254\.99\.4 timeout 1000ms to set ip synplug_t1err plain failed: .*timeout flag.*\(EINVAL\)/);
+  const e3 = await t.throwsAsync(M.addSetElement(conn, { address: '169.254.99.4', table: 'synplug_t1err', set: 'nosuchset', timeoutMs: 1000 }), {
     instanceOf: N.NftBatchError,
   });
   t.regex(e3!.message, /^NFT_MSG_NEWSETELEM: .*the set \(or its table\) does not exist \(ENOENT\)/);
