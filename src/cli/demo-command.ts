@@ -148,7 +148,7 @@ export function demoCommand(program: Command): void {
     .addOption(jsonOption())
     .addHelpText(
       'after',
-      `${exitCodesHelp('demo')}\n\nNeeds CAP_NET_ADMIN and the kernel modules of the local hold (sch_prio, sch_plug, cls_fw, nf_tables).\nThe server listens on the hold's address (169.254.255.254 unless set up otherwise); clients run in this process.\nA root qdisc on lo that is not synplug's is never replaced.\nWith --inbound: root, and the modules of the inbound hold (sch_plug, sch_ingress, act_mirred, cls_u32 or cls_flower, ifb) and veth.`,
+      `${exitCodesHelp('demo')}\n\nNeeds CAP_NET_ADMIN, the kernel modules of the local hold (sch_prio, sch_plug, cls_fw, nf_tables) and the TCP socket diagnostics (inet_diag, tcp_diag).\nWith --inbound: root, the modules of the inbound hold (sch_plug, sch_ingress, act_mirred, cls_flower or cls_u32, ifb), veth, inet_diag and tcp_diag.\nAll of that is checked before anything is created or changed; every missing module is named in one message (exit 5).\nThe server listens on the hold's address (169.254.255.254 unless set up otherwise); clients run in this process.\nA root qdisc on lo that is not synplug's is never replaced.`,
     )
     .action(
       run(async (f: DemoFlags) => {
