@@ -31,10 +31,20 @@ export function formatMigrateReq(r: MigrateReqReport): string {
   return `${r.name} = ${r.value ?? 'absent'} (${r.netns !== undefined ? `network namespace ${r.netns}` : 'this network namespace'}): ${r.meaning}`;
 }
 
+/** A hold's state in words. */
+const stateWord = (state: string): string => (state === 'ok' ? 'complete' : state === 'absent' ? 'not set up' : 'PARTIAL');
+
+/** What to run to set a hold up again: `synplug setup` or `synplug setup --inbound DEV --port P...`. */
+const setupHint = (h: { mode: string; dev: string; ports?: number[] }): string =>
+  h.mode === 'inbound'
+    ? `synplug setup --inbound ${h.dev} ${h.ports?.length ? h.ports.map((p) => `--port ${p}`).join(' ') : '--port PORT...'}`
+    : 'synplug setup';
+
 /** Text for `synplug check`. */
 export function formatCheck(r: CheckResult): string {
   const onlyLocal = r.holds.length === 1 && r.holds[0].id === 'local';
-  const where = onlyLocal ? `on ${r.dev}` : `(${r.holds.map((h) => `${h.id}: ${h.state}`).join(', ')})`;
+  const one = r.holds.length === 1 ? r.holds[0] : undefined;
+  const where = onlyLocal ? `on ${r.dev}` : one ? `(${one.id} on ${one.dev})` : `(${r.holds.map((h) => `${h.id}: ${h.state}`).join(', ')})`;
   const head =
     r.state === 'ok'
       ? onlyLocal
@@ -46,13 +56,11 @@ export function formatCheck(r: CheckResult): string {
   const lines = [head];
   for (const p of r.pieces)
     lines.push(`  ${p.status === 'ok' ? 'ok       ' : p.status === 'missing' ? 'MISSING  ' : 'DIFFERENT'} ${p.piece}${p.detail ? ` (${p.detail})` : ''}`);
-  const inbound = r.holds.filter((h) => h.mode === 'inbound' && h.state !== 'ok').map((h) => h.dev);
-  if (r.state !== 'ok')
-    lines.push(
-      inbound.length
-        ? `run 'synplug setup${r.holds.some((h) => h.id === 'local' && h.state !== 'ok') ? "' and 'synplug setup" : ''} --inbound ${inbound.join('|')} --port PORT...' (or 'synplug protect --setup', which sets up every recorded hold again) to complete it`
-        : "run 'synplug setup' to complete it",
-    );
+  if (r.state !== 'ok') {
+    const run = [...new Set(r.holds.filter((h) => h.state !== 'ok').map((h) => `'${setupHint(h)}'`))];
+    const recorded = r.holds.some((h) => h.mode === 'inbound' && h.state === 'partial');
+    lines.push(`run ${run.join(' and ')}${recorded ? " (or 'synplug protect --setup', which sets up every recorded hold again)" : ''} to complete it`);
+  }
   return lines.join('\n');
 }
 
@@ -67,9 +75,10 @@ export function formatPlug(r: PlugResult, maxHold: string): string {
 /** Text for `synplug release`. */
 export function formatRelease(r: ReleaseResult): string {
   const broke = r.brokeLeases ? `; broke ${r.brokeLeases} live lease(s) (running protects or manual plugs)` : '';
+  const also = r.unrecorded?.length ? `; also released the plug(s) of synplug's IFB(s) found without a record: ${r.unrecorded.join(', ')}` : '';
   return r.plugExists
-    ? `released${r.wasBuffering ? '' : ' (it was not recorded as plugged)'}; ${r.backlog} packet(s) were still queued${broke}`
-    : `no plug qdisc on ${r.dev}: nothing is held (synplug is not set up there)${broke}`;
+    ? `released${r.wasBuffering ? '' : ' (it was not recorded as plugged)'}; ${r.backlog} packet(s) were still queued${broke}${also}`
+    : `no plug qdisc on ${r.dev}: nothing is held (synplug is not set up there)${broke}${also}`;
 }
 
 /** Text for `synplug protect` (on stderr). */
@@ -87,8 +96,13 @@ export function formatProtect(r: ProtectResult): string {
 export function formatStatus(r: StatusResult): string {
   const lines: string[] = [];
   if (r.recovered) lines.push(r.recovered);
-  lines.push(`setup: ${r.state === 'ok' ? 'complete' : r.state === 'absent' ? 'not set up' : 'PARTIAL'} on ${r.dev} for ${r.addr}`);
-  for (const p of r.pieces) if (p.status !== 'ok') lines.push(`  ${p.status.toUpperCase()} ${p.piece}${p.detail ? ` (${p.detail})` : ''}`);
+  const local = r.holds?.find((h) => h.mode === 'local');
+  const onlyLocal = local !== undefined && r.holds.length === 1;
+  if (onlyLocal || !r.holds?.length) lines.push(`setup: ${stateWord(r.state)} on ${r.dev} for ${r.addr}`);
+  else lines.push(`setup: ${stateWord(r.state)} (${r.holds.map((h) => `${h.id}: ${stateWord(h.state)}`).join(', ')})`);
+  if (local && !onlyLocal) lines.push(`local hold on ${r.dev} for ${r.addr}: ${stateWord(local.state)}`);
+  for (const p of local?.pieces ?? (r.holds?.length ? [] : r.pieces))
+    if (p.status !== 'ok') lines.push(`  ${p.status.toUpperCase()} ${p.piece}${p.detail ? ` (${p.detail})` : ''}`);
   const p = r.plug;
   if (p) {
     const when = new Date(p.state === 'buffering' ? p.since : (p.releasedAt ?? p.since)).toISOString();
@@ -101,10 +115,12 @@ export function formatStatus(r: StatusResult): string {
       `lease: ${l.owner} pid ${l.pid}${l.command ? ` (${l.command.join(' ')})` : ''} since ${new Date(l.since).toISOString()}, until ${new Date(l.deadline).toISOString()}, holds ${l.holds.join(', ')}`,
     );
   }
-  if (r.held !== undefined) lines.push(`packets: ${r.held} held now, ${r.passed} passed, ${r.dropped} dropped over the limit`);
-  lines.push(
-    `marking: ${r.marking.length ? r.marking.map((m) => `${m.address}${m.expiresMs !== undefined ? ` (${durationText(m.expiresMs)} left)` : ''}`).join(', ') : 'off (no element in the set)'}`,
-  );
+  if (local || !r.holds?.length) {
+    if (r.held !== undefined) lines.push(`packets: ${r.held} held now, ${r.passed} passed, ${r.dropped} dropped over the limit`);
+    lines.push(
+      `marking: ${r.marking.length ? r.marking.map((m) => `${m.address}${m.expiresMs !== undefined ? ` (${durationText(m.expiresMs)} left)` : ''}`).join(', ') : 'off (no element in the set)'}`,
+    );
+  }
   if (r.qdiscs.length) {
     lines.push('qdiscs:');
     for (const q of r.qdiscs)
@@ -133,8 +149,12 @@ export function formatStatus(r: StatusResult): string {
     );
   for (const h of r.holds ?? []) {
     if (h.mode !== 'inbound') continue;
+    if (h.ifb === undefined) {
+      lines.push(`inbound hold ${h.dev}: not set up (run '${setupHint(h)}')`);
+      continue;
+    }
     lines.push(
-      `inbound hold ${h.dev}: ${h.state === 'ok' ? 'complete' : h.state === 'absent' ? 'not set up' : 'PARTIAL'}; SYNs to port ${h.ports?.join(',')}${h.addrs?.length ? ` dst ${h.addrs.join(', ')}` : ''} held on ${h.ifb} (${h.classifier})`,
+      `inbound hold ${h.dev}: ${stateWord(h.state)}; SYNs to port ${h.ports?.join(',')}${h.addrs?.length ? ` dst ${h.addrs.join(', ')}` : ''} held on ${h.ifb} (${h.classifier})`,
     );
     for (const p of h.pieces) if (p.status !== 'ok') lines.push(`  ${p.status.toUpperCase()} ${p.piece}${p.detail ? ` (${p.detail})` : ''}`);
     if (h.held !== undefined) lines.push(`  packets: ${h.held} held now, ${h.passed} passed, ${h.dropped} dropped over the limit`);

@@ -184,10 +184,36 @@ export function setupOptions(
   };
 }
 
-/** net.ipv4.tcp_migrate_req in the --netns namespace and what it means for the listeners of `addr` (check and status show it; src/guard/sysctl.ts). */
-async function migrateReq(addr: string): Promise<GuardSysctl.MigrateReqReport> {
+/**
+ * net.ipv4.tcp_migrate_req in the --netns namespace and what it means for the
+ * listeners the holds reported protect: those of the local hold's address, or
+ * (inbound holds only) those on the inbound holds' ports (check and status
+ * show it; src/guard/sysctl.ts).
+ */
+async function migrateReq(r: { addr?: string; holds: ReadonlyArray<{ mode: string; ports?: number[] }> }): Promise<GuardSysctl.MigrateReqReport> {
   const { migrateReqReport } = await import('../guard/sysctl.js');
-  return migrateReqReport({ addr });
+  if (r.addr !== undefined) return migrateReqReport({ addr: r.addr });
+  const ports = [...new Set(r.holds.flatMap((h) => (h.mode === 'inbound' ? (h.ports ?? []) : [])))];
+  return migrateReqReport(ports.length ? { ports } : {});
+}
+
+/**
+ * The hold `check` and `status` report: `--inbound DEV` or `--local` (as teardown takes them), every hold without.
+ * @throws {UsageError} --inbound repeated or empty, --inbound with --local, or --inbound with the local hold's flags
+ */
+export function holdSelector(f: ConfigFlags & { inbound?: string | string[]; local?: boolean }, command: string): GuardModule.HoldSelector {
+  const inbound = oneInbound(f.inbound);
+  if (inbound === '') throw new UsageError('--inbound is empty: give a device name');
+  if (inbound !== undefined && f.local) throw new UsageError(`${command}: --local and --inbound each name one hold; give one of them (neither: every hold)`);
+  if (inbound !== undefined) refuseLocalFlags(f, `${command} --inbound DEV reports the inbound hold of DEV`);
+  return { ...(inbound !== undefined && { inbound }), ...(f.local && { local: true }) };
+}
+
+/** The --inbound/--local options of check and status. */
+function selectorOptions(cmd: Command, verb: string): Command {
+  return cmd
+    .option('--inbound <dev>', `${verb} only the inbound hold of this device (any of its names)`, collect)
+    .option('--local', `${verb} only the local hold`);
 }
 
 /** Register the guard commands on the program. */
@@ -224,13 +250,24 @@ export function guardCommands(program: Command): void {
       }),
     );
 
-  configOptions(program.command('check').description('verify the setup; exit 0 complete, 1 nothing set up, 2 partly or differently set up'), { setup: true })
+  configOptions(
+    selectorOptions(
+      program
+        .command('check')
+        .description(
+          'verify every hold set up (the local hold on lo, each inbound hold), or the one --inbound DEV / --local names; exit 0 complete, 1 nothing set up, 2 partly or differently set up',
+        ),
+      'verify',
+    ),
+    { setup: true },
+  )
     .addHelpText('after', exitCodesHelp('check'))
     .action(
-      run(async (f: ConfigFlags) => {
+      run(async (f: ConfigFlags & { inbound?: string | string[]; local?: boolean }) => {
         const guard = await loadGuard();
-        const r = await guard.check(config(f));
-        const sysctl = await migrateReq(r.addr);
+        const sel = holdSelector(f, 'check');
+        const r = await guard.check({ ...config({ ...f, inbound: undefined } as ConfigFlags), ...sel });
+        const sysctl = await migrateReq(r);
         out(f.json, { ...r, sysctl }, `${formatCheck(r)}\n${formatMigrateReq(sysctl)}`);
         return r.state === 'ok' ? EXIT.OK : r.state === 'absent' ? EXIT.FAILURE : EXIT.USAGE;
       }),
@@ -310,13 +347,23 @@ export function guardCommands(program: Command): void {
       }),
     );
 
-  configOptions(program.command('status').description('the qdisc tree, the marking rule, the recorded plug state, packets held now, passed and dropped'))
+  configOptions(
+    selectorOptions(
+      program
+        .command('status')
+        .description(
+          'every hold set up, or the one --inbound DEV / --local names: its state and pieces, its qdiscs and filters with counters (the local hold: also the marking rule), packets held now, passed and dropped; the recorded plug state and leases',
+        ),
+      'show',
+    ),
+  )
     .addHelpText('after', exitCodesHelp('status'))
     .action(
-      run(async (f: ConfigFlags) => {
+      run(async (f: ConfigFlags & { inbound?: string | string[]; local?: boolean }) => {
         const guard = await loadGuard();
-        const r = await guard.status(config(f));
-        const sysctl = await migrateReq(r.addr);
+        const sel = holdSelector(f, 'status');
+        const r = await guard.status({ ...config({ ...f, inbound: undefined } as ConfigFlags), ...sel });
+        const sysctl = await migrateReq(r);
         out(f.json, { ...r, sysctl }, `${formatStatus(r)}\n${formatMigrateReq(sysctl)}`);
       }),
     );

@@ -39,17 +39,18 @@ const devFromRecord = new WeakMap<GuardConfig, string>();
  * what setup recorded (its local hold), then the defaults.
  * @param opts the caller's options
  * @param needsAdmin the command's name when it needs CAP_NET_ADMIN (checked after the options)
+ * @param about the hold the command is about (`inbound`: its device), for what a state-file error tells to do
  * @throws {UsageError} bad options (first, before anything else)
  * @throws {NotPermittedError} no CAP_NET_ADMIN
  * @throws {StateFileError} the state directory is unsafe, or setup.json is unreadable or damaged
  */
-export function contextFor(opts: GuardOptions | null | undefined, needsAdmin?: string): GuardContext {
+export function contextFor(opts: GuardOptions | null | undefined, needsAdmin?: string, about: { inbound?: string } = {}): GuardContext {
   opts = opts ?? {};
   resolveConfig(definedOnly(opts)); // bad input first (usage) before anything else
   if (needsAdmin) requireNetAdmin(needsAdmin);
   const stateDir = resolveConfig({ stateDir: opts.stateDir }).stateDir;
   const store = new StateStore(stateDir);
-  const record = store.readSetup();
+  const record = store.readSetup(about);
   const local = record?.holds.local as LocalHoldRecord | undefined;
   const fromRecord: Partial<GuardConfig> = local ? { dev: local.dev, addr: local.addr, mark: local.mark, limit: local.limit, table: local.table } : {};
   const config = resolveConfig({ ...fromRecord, ...definedOnly(opts), stateDir });

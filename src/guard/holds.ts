@@ -10,10 +10,22 @@ import { StateFileError } from './errors.js';
 import { StateStore, processStartTime, type Lease, type PlugRecord } from './state.js';
 import { breakLeases, dropLease, liveLeases, newLeaseId, takeLease } from './leases.js';
 import { contextFor, definedOnly, recoverStale, withSession } from './context.js';
-import { combineStates, inspectHolds, piecesOf, requireSetUp } from './setup.js';
+import { checkSelector, combineStates, piecesOf, requireSetUp, selectedHolds, stateOf } from './setup.js';
 import { LocalHold, type LocalStatusDetails } from './modes/local.js';
-import { InboundHold, inboundId } from './modes/inbound.js';
-import type { GuardOptions, HoldStatus, PieceState, PlugResult, ReleaseResult, StatusResult, TeardownOptions, TeardownResult } from './types.js';
+import {
+  findSynplugIfbs,
+  ifbNameFor,
+  ifbReleaseMessage,
+  InboundHold,
+  inboundRecordId,
+  openOrphanInboundHold,
+  resolveInboundDevice,
+  type InboundHoldRecord,
+} from './modes/inbound.js';
+import { GuardSession } from './session.js';
+import type { GuardConfig } from './config.js';
+import type { SetupRecord } from './state.js';
+import type { GuardOptions, HoldStatus, PieceState, PlugResult, ReleaseResult, StatusOptions, StatusResult, TeardownOptions, TeardownResult } from './types.js';
 
 function pidStartOf(pid: number): { pidStart?: number } {
   const t = processStartTime(pid);
@@ -114,6 +126,15 @@ export async function release(opts: GuardOptions = {}): Promise<ReleaseResult> {
     if (damaged || !(r || record || hasLeases)) {
       // A damaged or unsafe state, or nothing set up: release, write nothing.
       await releaseNow();
+      if (!damaged) {
+        // Nothing recorded: no lock is taken, but a planted lock file is refused as the commands that take it do.
+        try {
+          store.checkLockFile();
+        } catch (e) {
+          if (!(e instanceof StateFileError)) throw e;
+          damaged = e;
+        }
+      }
     } else {
       // Every lease is broken, under the lease lock, and the plug released at once.
       brokeLeases = await breakLeases(store, releaseNow, () => {
@@ -126,16 +147,40 @@ export async function release(opts: GuardOptions = {}): Promise<ReleaseResult> {
         });
       });
     }
+    // IFBs of synplug's that no record lists (a crash before setup recorded one; a damaged or removed setup.json): release them too.
+    const unrecorded = await releaseUnrecorded(s);
+    const also = unrecorded.length ? `; released the plug(s) of synplug's IFB(s) found without a record: ${unrecorded.join(', ')}` : '';
     if (damaged) {
       throw new StateFileError(
         damaged.path,
-        `${plugExists ? `released the plug on ${config.dev}` : `no plug qdisc on ${config.dev}: nothing was held`}; but ${damaged.message}`,
+        `${plugExists ? `released the plug on ${config.dev}` : `no plug qdisc on ${config.dev}: nothing was held`}${also}; but ${damaged.message}`,
         damaged,
       );
     }
     const stats = plugExists ? await s.plugStats().catch(() => undefined) : undefined;
-    return { dev: config.dev, wasBuffering: r?.state === 'buffering', backlog: stats?.qlen ?? 0, plugExists, brokeLeases };
+    return {
+      dev: config.dev,
+      wasBuffering: r?.state === 'buffering',
+      backlog: stats?.qlen ?? 0,
+      plugExists,
+      brokeLeases,
+      ...(unrecorded.length && { unrecorded }),
+    };
   });
+}
+
+/**
+ * Release the plug of every IFB carrying synplug's alias that the session
+ * has no hold for (one datagram; an IFB without a plug is skipped).
+ * @returns each released one, `IFB (inbound hold of DEV)`
+ * @throws {NetlinkError} the link dump was refused
+ */
+async function releaseUnrecorded(s: GuardSession): Promise<string[]> {
+  const known = new Set(s.holds.flatMap((h) => (h instanceof InboundHold ? [h.ifb] : [])));
+  const found = (await findSynplugIfbs(s.route)).filter((f) => !known.has(f.ifb));
+  if (!found.length) return [];
+  const results = await s.route.exchange(found.map((f) => ifbReleaseMessage(f.ifbIndex)));
+  return found.filter((_, i) => !results[i].error && !results[i].unanswered).map((f) => `${f.ifb} (inbound hold of ${f.dev})`);
 }
 
 /**
@@ -143,24 +188,35 @@ export async function release(opts: GuardOptions = {}): Promise<ReleaseResult> {
  * @throws {NotPermittedError} (`permission`) {@link NoDeviceError} (`usage`) {@link NetlinkError} (`kernel`)
  * @throws {StateFileError} the state directory is unsafe, or a state file is damaged
  */
-export async function status(opts: GuardOptions = {}): Promise<StatusResult> {
-  const { config, store, record } = contextFor(opts, 'synplug status');
+export async function status(opts: StatusOptions = {}): Promise<StatusResult> {
+  const { inbound, local, ...rest } = opts ?? {};
+  checkSelector({ inbound, local }, 'status');
+  const { config, store, record } = contextFor(rest, 'synplug status', { inbound });
   return withSession(config, record, async (s) => {
     const rec = await recoverStale(s, store);
-    const inspected = await inspectHolds(s);
-    const local = inspected.find((i) => i.hold instanceof LocalHold);
-    const details = local ? await (local.hold as LocalHold).statusDetails(local.inspection) : { qdiscs: [], filters: [], marking: [] };
-    const holds: HoldStatus[] = inspected.map(({ hold, inspection }) => {
+    const selected = await selectedHolds(s, record, { inbound, local });
+    const localSel = selected.find((i) => 'hold' in i && i.hold instanceof LocalHold);
+    const localOne = localSel && 'hold' in localSel ? localSel : undefined;
+    const details = localOne ? await (localOne.hold as LocalHold).statusDetails(localOne.inspection) : { qdiscs: [], filters: [], marking: [] };
+    const holds: HoldStatus[] = [];
+    for (const x of selected) {
+      if ('absent' in x) {
+        holds.push({ ...x.absent, state: 'absent', pieces: [], qdiscs: [], filters: [] });
+        continue;
+      }
+      const { hold, inspection } = x;
       const base = { id: hold.id, mode: hold.mode, dev: hold.dev, state: inspection.state, pieces: Object.values(inspection.pieces) as PieceState[] };
-      if (hold instanceof InboundHold) return { ...base, ...hold.statusDetails(inspection) };
+      if (hold instanceof InboundHold) {
+        holds.push({ ...base, ...(await hold.statusDetails(inspection)) });
+        continue;
+      }
       const { qdiscs, filters, held, passed, dropped } = details as LocalStatusDetails;
-      return { ...base, qdiscs, filters, ...(held !== undefined && { held, passed, dropped }) };
-    });
+      holds.push({ ...base, qdiscs, filters, ...(held !== undefined && { held, passed, dropped }) });
+    }
     return {
-      dev: config.dev,
-      addr: config.addr,
-      state: combineStates(inspected.map((i) => i.inspection.state)),
-      pieces: piecesOf(inspected),
+      ...(localOne && { dev: config.dev, addr: config.addr }),
+      state: combineStates(selected.map(stateOf)),
+      pieces: piecesOf(selected.flatMap((x) => ('absent' in x ? [] : [x]))),
       ...details,
       plug: store.readPlug() ?? null,
       leases: liveLeases(store).map((l) => ({
@@ -187,41 +243,72 @@ export async function status(opts: GuardOptions = {}): Promise<StatusResult> {
  */
 export async function teardown(opts: TeardownOptions = {}): Promise<TeardownResult> {
   const only = opts?.inbound;
-  if (only !== undefined && (typeof only !== 'string' || only === '')) throw new UsageError('teardown --inbound: give a device name');
   const localOnly = opts?.local;
-  if (localOnly !== undefined && typeof localOnly !== 'boolean') throw new UsageError('teardown: local must be true or false');
-  if (localOnly && only !== undefined)
-    throw new UsageError('teardown: --local and --inbound each name one hold; give one of them (neither removes every hold)');
+  checkSelector({ inbound: only, local: localOnly }, 'teardown');
   const { inbound: _only, local: _local, ...rest } = opts ?? {};
-  const { config, store, record } = contextFor(rest, 'synplug teardown');
-  store.readPlug(); // a damaged plug.json is an error before anything is removed
-  const id = only !== undefined ? inboundId(only) : localOnly ? 'local' : undefined;
-  const which = only !== undefined ? `--inbound ${only}: no inbound hold of ${only}` : '--local: no local hold';
+  let ctx: ReturnType<typeof contextFor>;
+  try {
+    ctx = contextFor(rest, 'synplug teardown', { inbound: only });
+    ctx.store.readPlug(); // a damaged plug.json is an error before anything is removed
+  } catch (e) {
+    if (!(e instanceof StateFileError) || localOnly) throw e;
+    // A damaged record: synplug's IFBs are still known by their alias, and only synplug's filters redirect to them.
+    const config = resolveConfig(definedOnly(rest));
+    const swept = await withBareSession(config, async (s) => {
+      const target = only !== undefined ? ((await resolveInboundDevice(s.route, only)) ?? { name: only }) : undefined;
+      return tearDownUnrecorded(s, undefined, config, target);
+    });
+    if (!swept.holds.length) throw e;
+    throw new StateFileError(e.path, `removed synplug's IFB(s) found by their alias, and their SYN filters (${swept.removed.join('; ')}); but ${e.message}`, e);
+  }
+  const { config, store, record } = ctx;
+  let id: string | undefined = localOnly ? 'local' : undefined;
+  let target: { name: string; ifindex?: number } | undefined;
+  if (only !== undefined) {
+    const early = await withBareSession(config, async (s) => {
+      target = (await resolveInboundDevice(s.route, only)) ?? { name: only };
+      id = inboundRecordId(record, target);
+      if (record?.holds[id]) return undefined;
+      // Not recorded: an IFB of synplug's for that device (a crash before setup recorded it) is still removed.
+      const swept = await tearDownUnrecorded(s, record, config, target);
+      return swept.holds.length ? { dev: target.name, ...swept } : undefined;
+    });
+    if (early) return early;
+  }
+  const which = only !== undefined ? `--inbound ${only}: no inbound hold of ${target?.name ?? only}` : '--local: no local hold';
   if (id !== undefined && !record?.holds[id]) {
     // Nothing of that hold to remove: success (exit 0), as a plain teardown with nothing set up.
     return {
-      dev: only ?? config.dev,
+      dev: target?.name ?? only ?? config.dev,
       removed: [],
       kept: [],
       holds: [],
       nothingSetUp: `teardown ${which} is set up${record ? ` (set up: ${Object.keys(record.holds).join(', ')})` : ''}; nothing to remove`,
     };
   }
+  const dev = target?.name ?? only ?? config.dev;
   return withSession(config, record, async (s) => {
     const removed: string[] = [];
     const kept: string[] = [];
     const torn: string[] = [];
-    for (const { hold, inspection } of await inspectHolds(s)) {
+    for (const { hold, inspection } of (await selectedHolds(s, record, {})).flatMap((x) => ('absent' in x ? [] : [x]))) {
       if (id !== undefined && hold.id !== id) continue;
       const r = await hold.teardown(inspection);
       removed.push(...r.removed);
       kept.push(...r.kept);
       torn.push(hold.id);
     }
+    if (id === undefined) {
+      // Every hold: IFBs of synplug's that no record lists go too.
+      const swept = await tearDownUnrecorded(s, record, config);
+      removed.push(...swept.removed);
+      kept.push(...swept.kept);
+      torn.push(...swept.holds.filter((h) => !torn.includes(h)));
+    }
     const left = Object.fromEntries(Object.entries(record?.holds ?? {}).filter(([h]) => !torn.includes(h)));
     if (id !== undefined && Object.keys(left).length > 0) {
       store.writeSetup({ ...record!, holds: left });
-      return { dev: only ?? config.dev, removed, kept, holds: torn };
+      return { dev, removed, kept, holds: torn };
     }
     let removedStateDir: boolean;
     try {
@@ -229,6 +316,45 @@ export async function teardown(opts: TeardownOptions = {}): Promise<TeardownResu
     } catch (e) {
       throw new StateFileError(config.stateDir, `removed the setup, but cannot remove the state files in ${config.stateDir}: ${(e as Error).message}`, e);
     }
-    return { dev: only ?? config.dev, removed, kept, holds: torn, ...(removedStateDir && { removedStateDir }) };
+    return { dev, removed, kept, holds: torn, ...(removedStateDir && { removedStateDir }) };
   });
+}
+
+/** Run `f` on a session that opens no hold (the route socket only). */
+async function withBareSession<T>(config: GuardConfig, f: (s: GuardSession) => Promise<T>): Promise<T> {
+  const s = await GuardSession.open(config, { local: false });
+  try {
+    return await f(s);
+  } finally {
+    s.close();
+  }
+}
+
+/**
+ * Remove the IFBs carrying synplug's alias that the record does not list
+ * (all of them without a record), with synplug's filters on their device;
+ * with `target`, only the one of that device (by name, or by the index in
+ * the IFB's name).
+ * @throws {NetlinkError} a kernel refusal
+ */
+async function tearDownUnrecorded(
+  s: GuardSession,
+  record: SetupRecord | undefined,
+  config: GuardConfig,
+  target?: { name: string; ifindex?: number },
+): Promise<{ removed: string[]; kept: string[]; holds: string[] }> {
+  const recorded = new Set(Object.values(record?.holds ?? {}).flatMap((h) => (h.mode === 'inbound' ? [(h as InboundHoldRecord).ifb] : [])));
+  const removed: string[] = [];
+  const kept: string[] = [];
+  const holds: string[] = [];
+  for (const f of await findSynplugIfbs(s.route)) {
+    if (recorded.has(f.ifb)) continue;
+    if (target && f.dev !== target.name && !(target.ifindex !== undefined && f.ifb === ifbNameFor(target.ifindex))) continue;
+    const h = await openOrphanInboundHold(s, f, config.limit);
+    const r = await h.teardown(await h.inspect());
+    removed.push(...r.removed);
+    kept.push(...r.kept);
+    holds.push(h.id);
+  }
+  return { removed, kept, holds };
 }

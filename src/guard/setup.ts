@@ -22,8 +22,11 @@ import { markRuleOf } from './modes/local.js';
 import { resolveMarkRule } from './modes/local-nft.js';
 import type { Hold, HoldInspection, HoldSetupPlan, SetupStep } from './modes/types.js';
 import { localMode } from './modes/local.js';
-import { InboundHold, inboundId, openInboundHold, validateInbound, type InboundHoldRecord } from './modes/inbound.js';
-import type { CheckResult, GuardOptions, PieceState, SetupOptions, SetupResult, SetupState } from './types.js';
+import { InboundHold, inboundRecordId, openInboundHold, resolveInboundDevice, validateInbound, type InboundHoldRecord } from './modes/inbound.js';
+import { NoDeviceError } from './errors.js';
+import { UsageError } from '../netlink/errors.js';
+import type { SetupRecord } from './state.js';
+import type { CheckOptions, CheckResult, HoldSelector, PieceState, SetupOptions, SetupResult, SetupState } from './types.js';
 
 /** The state of several holds together: `ok` when all are, `absent` when none is set up at all, else `partial`. */
 export function combineStates(states: readonly SetupState[]): SetupState {
@@ -71,13 +74,20 @@ export async function setup(opts: SetupOptions = {}): Promise<SetupResult> {
   requireNetAdmin('synplug setup');
   const store = new StateStore(config.stateDir);
   const dirExisted = store.checkDir();
-  const oldRecord = store.readSetup();
+  const oldRecord = store.readSetup(inbound ? { inbound: inbound.dev } : undefined);
   // The session opens every recorded hold: a plug of any of them left buffering is released first.
   return withSession(config, oldRecord, async (s) => {
     const recovery = await recoverStale(s, store);
-    const target: Hold = inbound
-      ? await openInboundHold(s, inbound, config.limit, oldRecord?.holds[inboundId(inbound.dev)] as InboundHoldRecord | undefined)
-      : (s.holds.find((h) => h.id === 'local') ?? (await localMode.open(s, config, oldRecord?.holds.local)));
+    let recordId: string | undefined;
+    let target: Hold;
+    if (inbound) {
+      // The device's own name keys the hold (an altname given is the same hold); a renamed device is found by index.
+      const found = await resolveInboundDevice(s.route, inbound.dev);
+      if (!found) throw new NoDeviceError(inbound.dev, undefined, '--inbound');
+      recordId = inboundRecordId(oldRecord, found);
+      const rec = oldRecord?.holds[recordId] as InboundHoldRecord | undefined;
+      target = await openInboundHold(s, { ...inbound, dev: rec?.dev ?? found.name }, config.limit, rec);
+    } else target = s.holds.find((h) => h.id === 'local') ?? (await localMode.open(s, config, oldRecord?.holds.local));
 
     if (target instanceof InboundHold) await target.refuseNameClash();
     // Phase one: kernel support, all of it, before anything changes.
@@ -89,27 +99,9 @@ export async function setup(opts: SetupOptions = {}): Promise<SetupResult> {
     const steps: SetupStep[] = plan.order.map((name) => plan.steps[name]).filter((x): x is SetupStep => x !== undefined);
 
     // Phase two: run the steps; on failure, undo in reverse.
-    const done: SetupStep[] = [];
-    for (const step of steps) {
-      try {
-        await step.run();
-        done.push(step);
-      } catch (e) {
-        const rolledBack: string[] = [];
-        const failures: string[] = [];
-        for (const d of done.reverse()) {
-          if (!d.undo) continue;
-          try {
-            await d.undo.run();
-            rolledBack.push(d.undo.what);
-          } catch (e2) {
-            failures.push(`${d.undo.what}: ${(e2 as Error).message}`);
-          }
-        }
-        throw new SetupError(step.what, translateSetupCause(e), rolledBack, failures);
-      }
-    }
+    await runSetupSteps(steps);
     const holds: Record<string, HoldRecord> = { ...oldRecord?.holds };
+    if (recordId !== undefined && recordId !== target.id) delete holds[recordId];
     const entry = plan.record();
     holds[target.id] = entry;
     const createdStateDir = oldRecord ? oldRecord.createdStateDir === true : !dirExisted;
@@ -142,6 +134,34 @@ export async function setup(opts: SetupOptions = {}): Promise<SetupResult> {
   });
 }
 
+/**
+ * Run setup's steps in order; when one fails, undo the steps already taken,
+ * in reverse order (a step that fails half-way cleans up after itself).
+ * @throws {SetupError} which step failed, why, and what was rolled back (the cause's category)
+ */
+export async function runSetupSteps(steps: readonly SetupStep[]): Promise<void> {
+  const done: SetupStep[] = [];
+  for (const step of steps) {
+    try {
+      await step.run();
+      done.push(step);
+    } catch (e) {
+      const rolledBack: string[] = [];
+      const failures: string[] = [];
+      for (const d of done.reverse()) {
+        if (!d.undo) continue;
+        try {
+          await d.undo.run();
+          rolledBack.push(d.undo.what);
+        } catch (e2) {
+          failures.push(`${d.undo.what}: ${(e2 as Error).message}`);
+        }
+      }
+      throw new SetupError(step.what, translateSetupCause(e), rolledBack, failures);
+    }
+  }
+}
+
 /** A kernel refusal because a kind is missing becomes the missing-module error naming the module. */
 function translateSetupCause(e: unknown): unknown {
   if (e instanceof KindUnavailableError) return new MissingSupportError([{ module: e.module, what: `${e.object} ${e.kind}` }]);
@@ -149,8 +169,47 @@ function translateSetupCause(e: unknown): unknown {
   return e;
 }
 
+/** A hold `check` or `status` reports, inspected; or the id of a selected hold that is not set up (no hold to inspect). */
+export type SelectedHold = { hold: Hold; inspection: HoldInspection } | { absent: { id: string; mode: string; dev: string } };
+
 /**
- * Verify the setup without changing anything.
+ * Check a hold selector (`--inbound DEV` / `--local`).
+ * @throws {UsageError} both given, an empty device, a non-boolean `local`
+ */
+export function checkSelector(sel: HoldSelector, what: string): void {
+  if (sel.inbound !== undefined && (typeof sel.inbound !== 'string' || sel.inbound === '')) throw new UsageError(`${what} --inbound: give a device name`);
+  if (sel.local !== undefined && typeof sel.local !== 'boolean') throw new UsageError(`${what}: local must be true or false`);
+  if (sel.local && sel.inbound !== undefined) throw new UsageError(`${what}: --local and --inbound each name one hold; give one of them (neither: every hold)`);
+}
+
+/**
+ * The holds a command reports: every hold of the session, or the one the
+ * selector names (`local`; `inbound` by any name of its device, renamed
+ * devices by index). A selected hold that is not set up is reported absent:
+ * the local hold inspected as it is, an inbound hold without pieces.
+ * @throws {NetlinkError} a listing refused
+ */
+export async function selectedHolds(s: GuardSession, record: SetupRecord | undefined, sel: HoldSelector): Promise<SelectedHold[]> {
+  if (sel.local) {
+    const h = s.holds.find((x) => x.id === 'local') ?? (await localMode.open(s, s.config, undefined));
+    return [{ hold: h, inspection: await h.inspect() }];
+  }
+  if (sel.inbound !== undefined) {
+    const found = await resolveInboundDevice(s.route, sel.inbound);
+    const id = inboundRecordId(record, found ?? { name: sel.inbound });
+    const h = s.holds.find((x) => x.id === id);
+    return h ? [{ hold: h, inspection: await h.inspect() }] : [{ absent: { id, mode: 'inbound', dev: found?.name ?? sel.inbound } }];
+  }
+  return inspectHolds(s);
+}
+
+/** The state of a selected hold. */
+export const stateOf = (x: SelectedHold): SetupState => ('absent' in x ? 'absent' : x.inspection.state);
+
+/**
+ * Verify the setup without changing anything: every hold, or the one
+ * `local` / `inbound` selects. The top-level `dev` and `addr` are the local
+ * hold's, present only when the local hold is among those reported.
  * @returns `state` ok / absent / partial, and each piece's status
  * @throws {UsageError} bad options
  * @throws {NotPermittedError} no CAP_NET_ADMIN (`permission`): nftables refuses even to list without it
@@ -158,19 +217,34 @@ function translateSetupCause(e: unknown): unknown {
  * @throws {NoDeviceError} no such device
  * @throws {NetlinkError} a listing was refused
  */
-export async function check(opts: GuardOptions = {}): Promise<CheckResult> {
-  const { config, store, record } = contextFor(opts, 'synplug check');
+export async function check(opts: CheckOptions & { local: true }): Promise<CheckResult & { dev: string; addr: string }>;
+export async function check(opts?: CheckOptions): Promise<CheckResult>;
+export async function check(opts: CheckOptions = {}): Promise<CheckResult> {
+  const { inbound, local, ...rest } = opts ?? {};
+  checkSelector({ inbound, local }, 'check');
+  const { config, store, record } = contextFor(rest, 'synplug check', { inbound });
   return withSession(config, record, async (s) => {
     await recoverStale(s, store);
-    const inspected = await inspectHolds(s);
+    const selected = await selectedHolds(s, record, { inbound, local });
+    const inspected = selected.flatMap((x) => ('absent' in x ? [] : [x]));
+    const hasLocal = inspected.some((i) => i.hold.id === 'local');
     return {
-      state: combineStates(inspected.map((i) => i.inspection.state)),
-      dev: config.dev,
-      addr: config.addr,
+      state: combineStates(selected.map(stateOf)),
+      ...(hasLocal && { dev: config.dev, addr: config.addr }),
       pieces: piecesOf(inspected),
-      holds: inspected.map((i) => ({ id: i.hold.id, mode: i.hold.mode, dev: i.hold.dev, state: i.inspection.state })),
+      holds: selected.map((x) => {
+        const h = 'absent' in x ? x.absent : x.hold;
+        const ports = h instanceof InboundHold ? { ports: h.spec.ports } : {};
+        return { id: h.id, mode: h.mode, dev: h.dev, state: stateOf(x), ...ports };
+      }),
     };
   });
+}
+
+/** What to run to set a hold up, for the messages: `synplug setup` (local) or `synplug setup --inbound DEV --port P...` */
+export function setupCommandFor(h: { mode: string; dev: string; spec?: { ports: readonly number[] } }): string {
+  if (h.mode !== 'inbound') return 'synplug setup';
+  return `synplug setup --inbound ${h.dev} ${h.spec ? h.spec.ports.map((p) => `--port ${p}`).join(' ') : '--port PORT'}`;
 }
 
 /**
@@ -186,8 +260,9 @@ export async function requireSetUp(s: GuardSession, config: GuardConfig, what: s
     .filter((p) => p.status !== 'ok')
     .map((p) => `${p.piece} (${p.status}${p.detail ? `: ${p.detail}` : ''})`);
   const where = s.holds.map((h) => (h.id === 'local' ? config.dev : h.id)).join(', ');
+  const run = [...new Set(inspected.filter((i) => i.inspection.state !== 'ok').map((i) => `'${setupCommandFor(i.hold as InboundHold)}'`))];
   throw new NotSetUpError(
-    `synplug is ${state === 'absent' ? 'not set up' : 'only partly set up'} on ${where}: ${bad.join('; ')}. Run 'synplug setup'${what === 'protect' ? ', or pass --setup. The command was NOT run' : ''}`,
+    `synplug is ${state === 'absent' ? 'not set up' : 'only partly set up'} on ${where}: ${bad.join('; ')}. Run ${run.join(' and ')}${what === 'protect' ? ', or pass --setup. The command was NOT run' : ''}`,
   );
 }
 

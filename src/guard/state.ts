@@ -317,10 +317,14 @@ export class StateStore {
 
   /**
    * The setup record, or undefined when nothing is set up.
+   * @param context the hold the command is about (`inbound`: its device), for what the error tells to do
    * @throws {StateFileError} the directory is unsafe, or the file is unreadable or not a setup record
    */
-  readSetup(): SetupRecord | undefined {
-    const what = "then run 'synplug setup' again, which records what it finds; teardown then leaves an address setup added";
+  readSetup(context: { inbound?: string } = {}): SetupRecord | undefined {
+    const what =
+      context.inbound !== undefined
+        ? `then run 'synplug setup --inbound ${context.inbound} --port PORT' again (and 'synplug setup' for the local hold, if it was set up), which records what it finds`
+        : "then run 'synplug setup' again, which records what it finds; teardown then leaves an address setup added";
     const raw = this.read(SETUP, what);
     if (raw === undefined) return undefined;
     const r = parseSetupRecord(raw);
@@ -405,6 +409,28 @@ export class StateStore {
   lockPath(): string {
     this.ensureDir();
     return this.path(LOCK_FILE);
+  }
+
+  /**
+   * Refuse a lock file that is not a regular file (a symbolic link, planted
+   * or left): the commands that take the lock refuse it when they open it
+   * (O_NOFOLLOW); this is the same check for a command that does not take it.
+   * Changes nothing; a missing file or directory is fine.
+   * @throws {StateFileError} the lock file is a symbolic link or not a regular file, or the directory is unsafe
+   */
+  checkLockFile(): void {
+    if (!this.checkDir()) return;
+    const p = this.path(LOCK_FILE);
+    let st: Stats;
+    try {
+      st = lstatSync(p);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return;
+      throw new StateFileError(p, `cannot use the lock file ${p}: ${(e as Error).message}`, e);
+    }
+    if (st.isSymbolicLink())
+      throw new StateFileError(p, `the lock file ${p} is a symbolic link; synplug never follows links in its state directory: remove it`);
+    if (!st.isFile()) throw new StateFileError(p, `the lock file ${p} is not a regular file: remove it`);
   }
 
   /**

@@ -12,8 +12,9 @@
  *   exist (tcm_ifindex TCM_IFINDEX_MAGIC_BLOCK). The kernel looks the kind up
  *   (loading cls_fw if it can) before it fails to find the block; then
  *   /sys/module/cls_fw tells whether it is there. A kernel built with cls_fw
- *   inside (no /sys/module entry) is recognised from modules.builtin when
- *   /lib/modules is present; otherwise the answer is "unknown", and setup
+ *   inside (no /sys/module entry) is recognised from /proc/kallsyms (its
+ *   classify function listed without a module), else from modules.builtin
+ *   when /lib/modules is present; otherwise the answer is "unknown", and setup
  *   finds out for sure in its transaction (rolling back if it is missing).
  * - nf_tables: NFT_MSG_GETGEN answers.
  *
@@ -64,8 +65,12 @@ export class MissingSupportError extends SynplugError {
     const modules = [...new Set([...missing, ...unverified].map((p) => p.module))];
     const unchecked = unverified.map((u) => `; ${pieceText(u)} could not be checked: ${whyUnchecked(u.module)}`).join('');
     const text = missing.map(pieceText);
+    const instead = [...missing, ...unverified]
+      .filter((p) => p.alternatives?.length)
+      .map((p) => `; ${p.alternatives!.join(' or ')} will do instead of ${p.module}`)
+      .join('');
     super(
-      `this kernel lacks what synplug needs: ${text.join(', ')}${unchecked}. Load the modules (modprobe ${modules.join(' ')}) or use a kernel that has them; nothing was changed`,
+      `this kernel lacks what synplug needs: ${text.join(', ')}${unchecked}. Load the modules (modprobe ${modules.join(' ')}${instead}) or use a kernel that has them; nothing was changed`,
       'missing-module',
     );
     this.name = 'MissingSupportError';
@@ -83,9 +88,11 @@ export interface ModulePiece {
   module: string;
   /** what synplug uses it for, e.g. `qdisc plug`, `filter fw`, `nftables` */
   what: string;
+  /** other modules any one of which does the same (`cls_u32` for `cls_flower`): the text names them all, `cls_flower or cls_u32` */
+  alternatives?: string[];
 }
 
-const pieceText = (p: ModulePiece): string => `${p.module} (${p.what})`;
+const pieceText = (p: ModulePiece): string => `${[p.module, ...(p.alternatives ?? [])].join(' or ')} (${p.what})`;
 
 /** Where the kernel's list of built-in modules is. */
 function modulesBuiltinPath(): string {
@@ -103,7 +110,29 @@ function whyUnchecked(mod: string): string {
   } catch (e) {
     code = ` (${(e as { code?: string }).code ?? String(e)})`;
   }
-  return `it is not loaded (no /sys/module/${mod}), and ${modulesBuiltinPath()}, which would tell whether it is built into the kernel, cannot be read${code}`;
+  return `it is not loaded (no /sys/module/${mod}), and ${modulesBuiltinPath()}, which would tell whether it is built into the kernel, cannot be read${code}, nor does /proc/kallsyms show its classifier`;
+}
+
+/** The function each classifier's module defines (`<prefix>_classify`), which /proc/kallsyms lists when it is built in. */
+const CLASSIFY_SYMBOL: Readonly<Record<string, string>> = { u32: 'u32_classify', flower: 'fl_classify', fw: 'fw_classify', bpf: 'cls_bpf_classify' };
+
+/**
+ * Whether /proc/kallsyms lists a classifier's function as part of the
+ * kernel itself (a built-in classifier has no /sys/module entry; a loaded
+ * module's symbols carry `[module]`).
+ * @returns true when listed as built in; undefined when it cannot be told (no kallsyms, no symbol known)
+ */
+export function builtinBySymbol(kind: string, kallsyms = '/proc/kallsyms'): boolean | undefined {
+  const sym = CLASSIFY_SYMBOL[kind];
+  if (!sym) return undefined;
+  let text: string;
+  try {
+    text = readFileSync(kallsyms, 'latin1');
+  } catch {
+    return undefined;
+  }
+  const re = new RegExp(`^[0-9a-f]+ [tT] ${sym}(?:\\.[a-z0-9._]+)?$`, 'm');
+  return re.test(text) ? true : undefined;
 }
 
 /** Whether this process has CAP_NET_ADMIN in its effective set. */
@@ -172,6 +201,8 @@ export async function probeFilterKind(conn: NetlinkConnection, kind: string): Pr
     if (e.code === 'EPERM' || e.code === 'EACCES') throw e;
   }
   if (existsSync(`/sys/module/${mod}`)) return 'yes';
+  // Built into the kernel: no /sys/module entry (none without parameters), but the kernel's own symbol list has it.
+  if (builtinBySymbol(kind)) return 'yes';
   try {
     if (readFileSync(modulesBuiltinPath(), 'utf8').includes(`/${mod}.ko`)) return 'yes';
     // Present as a loadable module, yet it did not load: not loadable here (e.g. a container).

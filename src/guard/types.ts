@@ -27,18 +27,35 @@ export interface PieceState {
 /** The overall state of a setup: complete, nothing at all, or something in between. */
 export type SetupState = 'ok' | 'absent' | 'partial';
 
+/**
+ * Which hold a command acts on (`check`, `status`, `teardown`): every hold
+ * when neither is given.
+ */
+export interface HoldSelector {
+  /** only the inbound hold of this device (any of its names: an altname is the same hold) */
+  inbound?: string;
+  /** only the local hold; exclusive with `inbound` */
+  local?: boolean;
+}
+
+/** Options of `check`. */
+export interface CheckOptions extends GuardOptions, HoldSelector {}
+
+/** Options of `status`. */
+export interface StatusOptions extends GuardOptions, HoldSelector {}
+
 /** What `check` found. */
 export interface CheckResult {
-  /** `ok`: complete and consistent; `absent`: nothing set up; `partial`: some pieces missing or different */
+  /** `ok`: complete and consistent; `absent`: nothing set up; `partial`: some pieces missing or different (over the holds reported) */
   state: SetupState;
-  /** the local hold's device */
-  dev: string;
-  /** the proxy's address */
-  addr: string;
-  /** every piece of every hold, in the order of their setup steps (the address last) */
+  /** the local hold's device; present only when the local hold is among the holds reported */
+  dev?: string;
+  /** the local hold's proxy address; present only when the local hold is among the holds reported */
+  addr?: string;
+  /** every piece of every hold reported, in the order of their setup steps (the address last) */
   pieces: PieceState[];
-  /** each hold's own state (`local`, `inbound:DEV`...) */
-  holds: Array<{ id: string; mode: string; dev: string; state: SetupState }>;
+  /** each hold's own state (`local`, `inbound:DEV`...); an inbound hold also lists its ports */
+  holds: Array<{ id: string; mode: string; dev: string; state: SetupState; ports?: number[] }>;
 }
 
 /** The classifier of the SYN filters: flower where cls_flower exists, u32 otherwise (or as forced). */
@@ -70,13 +87,8 @@ export interface SetupOptions extends GuardOptions {
   inbound?: InboundOptions;
 }
 
-/** Options of `teardown`. */
-export interface TeardownOptions extends GuardOptions {
-  /** remove only the inbound hold of this device (default: every hold) */
-  inbound?: string;
-  /** remove only the local hold (default: every hold); exclusive with `inbound` */
-  local?: boolean;
-}
+/** Options of `teardown`: `inbound` removes only the inbound hold of that device, `local` only the local hold (default: every hold). */
+export interface TeardownOptions extends GuardOptions, HoldSelector {}
 
 /** What `setup` did. */
 export interface SetupResult {
@@ -123,6 +135,8 @@ export interface ReleaseResult {
   plugExists: boolean;
   /** how many live leases (running protects, manual plugs) this release broke */
   brokeLeases: number;
+  /** IFBs carrying synplug's alias that no record lists (a crash, a damaged or removed setup.json), whose plugs were released too: `spifb5 (inbound hold of eth0)` */
+  unrecorded?: string[];
 }
 
 /** A live lease, as `status` lists it. */
@@ -141,11 +155,18 @@ export interface LeaseInfo {
   holds: string[];
 }
 
-/** What `status` reports. */
+/**
+ * What `status` reports. The top-level `dev`, `addr`, `qdiscs`, `filters`,
+ * `marking` and `held`/`passed`/`dropped` are the local hold's: `dev` and
+ * `addr` are present only when the local hold is among the holds reported
+ * (the lists are empty then); every hold, the local one included, is in `holds`.
+ */
 export interface StatusResult {
-  dev: string;
-  addr: string;
-  /** the setup check */
+  /** the local hold's device (only when the local hold is reported) */
+  dev?: string;
+  /** the local hold's proxy address (only when the local hold is reported) */
+  addr?: string;
+  /** the setup check, over the holds reported */
   state: SetupState;
   pieces: PieceState[];
   /** the device's qdiscs with stats (tc -s -j qdisc show fields) */
@@ -166,7 +187,7 @@ export interface StatusResult {
   dropped?: number;
   /** the plug was left buffering by a dead protect and released just now */
   recovered?: string;
-  /** every hold set up, each with its own state, pieces and plug counters (the fields above are the local hold's) */
+  /** every hold reported, each with its own state, pieces and plug counters (the fields above are the local hold's) */
   holds: HoldStatus[];
 }
 

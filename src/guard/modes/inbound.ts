@@ -41,7 +41,17 @@ import { NLM_F_ACK, NLM_F_CREATE, NLM_F_EXCL } from '../../netlink/message.js';
 import { nested, str } from '../../netlink/attributes.js';
 import { defaultNetns, withNetns } from '../../netlink/netns.js';
 import { RTM_NEWACTION, RTM_NEWLINK } from '../../netlink/route/constants.js';
-import { decodeLink, getLinkRequest, IFF_LOOPBACK, IFF_UP, IFINFOMSG_LEN, IFLA_IFALIAS, IFLA_IFNAME, resolveIfindex } from '../../netlink/route/link.js';
+import {
+  decodeLink,
+  getLinkRequest,
+  IFF_LOOPBACK,
+  IFF_UP,
+  IFINFOMSG_LEN,
+  IFLA_IFALIAS,
+  IFLA_IFNAME,
+  listRawLinks,
+  resolveIfindex,
+} from '../../netlink/route/link.js';
 import { createLink, deleteLink, newLinkRequest, setLinkUp } from '../../netlink/route/linkinfo.js';
 import {
   addFilter,
@@ -61,11 +71,11 @@ import {
   type FilterEntry,
   type QdiscEntry,
 } from '../../tc/index.js';
-import { resolveActionDevices } from '../../tc/actions/list.js';
+import { nameActionDevices, resolveActionDevices } from '../../tc/actions/list.js';
 import { TCA_ACT_KIND, TCA_ACT_OPTIONS } from '../../tc/actions/constants.js';
 import { canonicalAddress, DEFAULTS, type GuardConfig } from '../config.js';
 import { NoDeviceError } from '../errors.js';
-import type { HoldRecord } from '../state.js';
+import type { HoldRecord, SetupRecord } from '../state.js';
 import type { InboundClassifier, InboundFamily, InboundOptions, PieceState, PlugStats } from '../types.js';
 
 export type { InboundClassifier, InboundFamily, InboundOptions };
@@ -268,6 +278,7 @@ export class InboundHold implements Hold {
    * @param ifindex DEV's index
    * @param ifbIndex the IFB's index, when it exists (the plug messages need it)
    * @param record the hold's record entry, when setup recorded it
+   * @param orphan the hold was found by its IFB's alias, without a record (see {@link findSynplugIfbs}): its record is a stand-in
    */
   constructor(
     private readonly sockets: HoldSockets,
@@ -276,6 +287,7 @@ export class InboundHold implements Hold {
     readonly ifindex: number,
     readonly ifbIndex: number | undefined,
     readonly record?: InboundHoldRecord,
+    readonly orphan = false,
   ) {
     this.dev = spec.dev;
     this.id = inboundId(spec.dev);
@@ -317,8 +329,12 @@ export class InboundHold implements Hold {
       else {
         const u32 = await probeFilterKind(route, 'u32');
         this.classifier = 'u32';
-        if (u32 === 'no') missing.push({ module: 'cls_u32', what: 'filter u32 (or cls_flower, filter flower)' });
-        if (u32 === 'unknown') unverified.push({ module: 'cls_u32', what: 'filter u32' });
+        // Either classifier does: the message names both.
+        const either = { module: 'cls_flower', alternatives: ['cls_u32'], what: 'a TCP SYN classifier: filter flower or u32' };
+        if (u32 === 'no' && flower === 'no') missing.push(either);
+        else if (u32 === 'no' || (u32 === 'unknown' && flower === 'unknown')) unverified.push(either);
+        else if (u32 === 'unknown')
+          unverified.push({ module: 'cls_u32', what: 'filter u32 (cls_flower, the other classifier that does, is not in this kernel)' });
       }
     }
     return { missing, unverified };
@@ -420,8 +436,8 @@ export class InboundHold implements Hold {
     return { ifb, plug, clsact, filter_ip: filter('ip'), filter_ipv6: filter('ipv6') };
   }
 
-  private addrsOf(fam: InboundFamily): string[] {
-    return this.spec.addrs.filter((a) => isIP(a) === (fam === 'ip' ? 4 : 6));
+  private addrsOf(fam: InboundFamily, addrs: readonly string[] = this.spec.addrs): string[] {
+    return addrs.filter((a) => isIP(a) === (fam === 'ip' ? 4 : 6));
   }
 
   /** What differs between the filters found and those setup makes (undefined: the same). */
@@ -548,20 +564,55 @@ export class InboundHold implements Hold {
       if (status === 'ok') continue;
       const present = this.filtersAt(o, fam).length > 0;
       const wanted = this.families.includes(fam);
-      const add = () => this.addFilters(fam, ifbIndex!);
       const del = () => this.deleteFilters(fam);
+      // A step that fails half-way removes what it added before the error goes up (setup undoes only the steps that completed).
+      const add = async () => {
+        try {
+          await this.addFilters(fam, ifbIndex!);
+        } catch (e) {
+          await del().catch(() => {});
+          throw e;
+        }
+      };
+      // The filters as setup made them before (from the record), to put back when a change is rolled back.
+      const old = this.record;
+      const restorable = present && old !== undefined && !this.orphan && !createdIfb && old.families.includes(fam);
+      const restore = async () => {
+        await del();
+        if (restorable) await this.addFilters(fam, ifbIndex!, old);
+      };
+      const oldText = old ? `port ${old.ports.join(',')}${this.addrsOf(fam, old.addrs).length ? ` dst ${this.addrsOf(fam, old.addrs).join(',')}` : ''}` : '';
       if (!present) {
         steps[step] = { what: `add ${this.filterText(fam)}`, run: add, undo: { what: `removed filters pref ${INBOUND_PREF[fam]} on ${this.dev}`, run: del } };
       } else if (!wanted) {
-        steps[step] = { what: `remove filters ${this.dev} ingress protocol ${fam} pref ${INBOUND_PREF[fam]} (no ${fam} address now)`, run: del };
+        steps[step] = {
+          what: `remove filters ${this.dev} ingress protocol ${fam} pref ${INBOUND_PREF[fam]} (no ${fam} address now)`,
+          run: del,
+          ...(restorable && { undo: { what: `put back filters pref ${INBOUND_PREF[fam]} on ${this.dev} (${oldText})`, run: restore } }),
+        };
       } else {
+        const back = restorable ? `put back filters pref ${INBOUND_PREF[fam]} on ${this.dev} as set up before (${oldText})` : undefined;
         steps[step] = {
           what: `replace filters pref ${INBOUND_PREF[fam]} on ${this.dev} (${pieces[step].detail}) with ${this.filterText(fam)}`,
           run: async () => {
             await del();
-            await add();
+            try {
+              await this.addFilters(fam, ifbIndex!);
+            } catch (e) {
+              // Half-replaced: the old filters go back before the error goes up (nothing half-applied).
+              try {
+                await restore();
+              } catch (e2) {
+                throw new SynplugError(
+                  `${(e as Error).message}; putting back the filters at pref ${INBOUND_PREF[fam]} on ${this.dev} failed too (${(e2 as Error).message}): run 'synplug setup --inbound ${this.dev} --port ...' again or 'synplug teardown --inbound ${this.dev}'`,
+                  e instanceof SynplugError ? e.category : 'failure',
+                  { cause: e },
+                );
+              }
+              throw e;
+            }
           },
-          undo: { what: `removed filters pref ${INBOUND_PREF[fam]} on ${this.dev}`, run: del },
+          undo: back ? { what: back, run: restore } : { what: `removed filters pref ${INBOUND_PREF[fam]} on ${this.dev}`, run: del },
         };
       }
     }
@@ -588,29 +639,39 @@ export class InboundHold implements Hold {
     return `filter ${this.dev} ingress protocol ${fam} pref ${INBOUND_PREF[fam]} ${this.classifier}: tcp SYN (ACK clear) dst port ${this.spec.ports.join(',')}${a.length ? ` dst ${a.join(',')}` : ''}, action mirred egress redirect dev ${this.ifb}`;
   }
 
-  /** Add the SYN filters of one protocol at synplug's pref. @throws {KindUnavailableError} @throws {NetlinkError} */
-  private async addFilters(fam: InboundFamily, ifbIndex: number): Promise<void> {
+  /**
+   * Add the SYN filters of one protocol at synplug's pref.
+   * @param want what they match (default: this hold's spec; a rollback passes the recorded one)
+   * @throws {KindUnavailableError} @throws {NetlinkError}
+   */
+  private async addFilters(
+    fam: InboundFamily,
+    ifbIndex: number,
+    want: { ports: readonly number[]; addrs: readonly string[]; classifier: InboundClassifier } = { ...this.spec, classifier: this.classifier },
+  ): Promise<void> {
     const route = this.sockets.route;
     const family = fam === 'ip' ? 'inet' : 'inet6';
+    const ports = [...want.ports];
     const actions = [{ kind: 'mirred' as const, direction: 'egress' as const, mirred_action: 'redirect' as const, to_dev: this.ifb, ifindex: ifbIndex }];
-    const addrs: Array<string | undefined> = this.addrsOf(fam).length ? this.addrsOf(fam) : [undefined];
+    const famAddrs = this.addrsOf(fam, want.addrs);
+    const addrs: Array<string | undefined> = famAddrs.length ? famAddrs : [undefined];
     const base = { ifindex: this.ifindex, parent: 'ingress', protocol: fam, pref: INBOUND_PREF[fam] };
-    if (this.classifier === 'flower') {
+    if (want.classifier === 'flower') {
       for (const dst of addrs) {
-        const m = flowerSynMatch({ family, dport: this.spec.ports, ...(dst && { dst }), actions });
+        const m = flowerSynMatch({ family, dport: ports, ...(dst && { dst }), actions });
         for (const f of m.filters) await addFilter(route, { ...base, kind: 'flower', options: await resolveActionDevices(route, f.options) });
       }
       return;
     }
     if (fam === 'ipv6') {
       for (const dst of addrs) {
-        const m = u32SynMatch({ family, dport: this.spec.ports, ...(dst && { dst }), actions });
+        const m = u32SynMatch({ family, dport: ports, ...(dst && { dst }), actions });
         for (const f of m.filters) await addFilter(route, { ...base, kind: 'u32', options: f.options as Record<string, unknown> });
       }
       return;
     }
     // IPv4: the table once, one address node per address (all linking to it), the TCP nodes once.
-    const parts = addrs.map((dst) => u32SynMatch({ family, dport: this.spec.ports, ...(dst && { dst }), actions, htid: INBOUND_U32_HTID }).filters);
+    const parts = addrs.map((dst) => u32SynMatch({ family, dport: ports, ...(dst && { dst }), actions, htid: INBOUND_U32_HTID }).filters);
     const ordered = [parts[0][0], ...parts.map((p) => p[1]), ...parts[0].slice(2)];
     for (const f of ordered)
       await addFilter(route, { ...base, kind: 'u32', ...(f.handle && { handle: f.handle }), options: f.options as Record<string, unknown> });
@@ -675,17 +736,26 @@ export class InboundHold implements Hold {
     return { packets: q.packets ?? 0, bytes: q.bytes ?? 0, drops: q.drops ?? 0, qlen: q.qlen ?? 0, backlog: q.backlog ?? 0 };
   }
 
-  /** What `status` shows of this hold. */
-  statusDetails(inspection: HoldInspection): InboundStatusDetails {
+  /**
+   * What `status` shows of this hold. The redirects' targets are named as
+   * tc names them (the device's name; `if<N>` only when no device has that index).
+   * @throws {NetlinkError} the link listing was refused
+   */
+  async statusDetails(inspection: HoldInspection): Promise<InboundStatusDetails> {
     const { observed: o } = inspection as InboundInspection;
     const plugQ = o.ifbQdiscs.find((q) => q.root && q.kind === 'plug');
+    const filters = o.ingressFilters.filter((f) => f.pref === INBOUND_PREF.ip || f.pref === INBOUND_PREF.ipv6);
+    if (filters.length) {
+      const names = new Map((await listRawLinks(this.sockets.route)).map((l) => [l.index, l.ifname]));
+      nameActionDevices(filters, (i) => names.get(i));
+    }
     return {
       ifb: this.ifb,
       ports: this.spec.ports,
       addrs: this.spec.addrs,
       classifier: this.classifier,
       qdiscs: o.ifbQdiscs,
-      filters: o.ingressFilters.filter((f) => f.pref === INBOUND_PREF.ip || f.pref === INBOUND_PREF.ipv6),
+      filters,
       ...(plugQ && { held: plugQ.qlen ?? 0, passed: plugQ.packets ?? 0, dropped: plugQ.drops ?? 0 }),
     };
   }
@@ -715,14 +785,15 @@ export class InboundHold implements Hold {
     }
     if (o.ifb.exists && this.ifbIsOurs(o)) {
       await ignoreGone(deleteLink(route, this.ifb));
-      removed.push(`link ${this.ifb} (ifb, with its plug)`);
+      removed.push(`link ${this.ifb} (ifb, with its plug)${this.orphan ? `: found by its alias '${IFB_ALIAS_PREFIX}${this.dev}', without a record` : ''}`);
     } else if (o.ifb.exists) kept.push(`link ${this.ifb}: not synplug's`);
     if (o.ingressQdisc) {
       const left = [
         ...(await listFilters(route, { ifindex: this.ifindex, parent: 'ingress' })),
         ...(o.ingressQdisc.kind === 'clsact' ? await listFilters(route, { ifindex: this.ifindex, parent: 'egress' }) : []),
       ];
-      if (!this.record?.addedClsact) kept.push(`qdisc ${o.ingressQdisc.kind} on ${this.dev}: setup did not add it`);
+      if (this.orphan) kept.push(`qdisc ${o.ingressQdisc.kind} on ${this.dev}: no record says whether setup added it`);
+      else if (!this.record?.addedClsact) kept.push(`qdisc ${o.ingressQdisc.kind} on ${this.dev}: setup did not add it`);
       else if (left.length) kept.push(`qdisc clsact on ${this.dev}: setup added it, but filters that are not synplug's are on it`);
       else {
         await ignoreGone(deleteQdisc(route, { ifindex: this.ifindex, kind: 'clsact' }));
@@ -891,6 +962,9 @@ export async function openInboundHold(
     const raw = decodeLink(m);
     ifindex = raw.index;
     flags = raw.flags;
+    // An altname (or any name the kernel resolves) keys a new hold by the device's own name: one hold per device.
+    // (A recorded hold keeps the name its record is keyed by.)
+    if (!record && raw.ifname && raw.ifname !== spec.dev) spec = { ...spec, dev: raw.ifname };
     if (raw.kind === 'ifb' && !options.deviceMayBeGone) {
       const alias = raw.attrs.str(IFLA_IFALIAS);
       const whose = alias?.startsWith(IFB_ALIAS_PREFIX) ? `synplug's IFB of the inbound hold of ${alias.slice(IFB_ALIAS_PREFIX.length)}` : 'an ifb device';
@@ -934,3 +1008,105 @@ export const inboundMode: HoldMode = {
     return openInboundHold(sockets, specOfRecord(r), r.limit ?? config.limit ?? DEFAULTS.limit, r, { deviceMayBeGone: true });
   },
 };
+
+/**
+ * A device's own name and index, for a name the user gave (an altname
+ * resolves to the device's name: `inbound:<name>` is one hold whatever name
+ * is given).
+ * @returns undefined when no device has that name
+ * @throws {UsageError} not a valid device name
+ * @throws {NetlinkError} another refusal than ENODEV
+ */
+export async function resolveInboundDevice(route: HoldSockets['route'], dev: string): Promise<{ name: string; ifindex: number } | undefined> {
+  try {
+    const replies = await route.request(getLinkRequest(dev));
+    const m = replies.find((r) => r.type === RTM_NEWLINK);
+    if (!m) return undefined;
+    const raw = decodeLink(m);
+    return { name: raw.ifname ?? dev, ifindex: raw.index };
+  } catch (e) {
+    if (e instanceof NetlinkError && e.code === 'ENODEV') return undefined;
+    throw e;
+  }
+}
+
+/**
+ * The id of the recorded inbound hold of a device: by its name, else by its
+ * index (the IFB `spifb<ifindex>` a renamed device's hold was recorded with).
+ * @param dev the device's own name (see {@link resolveInboundDevice}) and index, when it exists
+ * @returns `inbound:<name>` when nothing is recorded for it
+ */
+export function inboundRecordId(record: SetupRecord | undefined, dev: { name: string; ifindex?: number }): string {
+  const id = inboundId(dev.name);
+  if (record?.holds[id] || dev.ifindex === undefined) return id;
+  const ifb = ifbNameFor(dev.ifindex);
+  const found = Object.entries(record?.holds ?? {}).find(([, h]) => h.mode === 'inbound' && (h as InboundHoldRecord).ifb === ifb);
+  return found ? found[0] : id;
+}
+
+/** An IFB carrying synplug's alias, as {@link findSynplugIfbs} finds it. */
+export interface SynplugIfb {
+  /** its name (`spifb<ifindex of DEV>`) */
+  ifb: string;
+  /** its index */
+  ifbIndex: number;
+  /** the device its alias names (`synplug inbound hold of DEV`) */
+  dev: string;
+}
+
+/**
+ * Every IFB that carries synplug's alias ({@link IFB_ALIAS_PREFIX}): what
+ * `release` and `teardown` fall back to when the record is missing, damaged
+ * or does not list them (a crash between creating an IFB and recording it).
+ * @throws {NetlinkError} the link dump was refused
+ */
+export async function findSynplugIfbs(route: HoldSockets['route']): Promise<SynplugIfb[]> {
+  const out: SynplugIfb[] = [];
+  for (const l of await listRawLinks(route)) {
+    if (l.kind !== 'ifb' || !l.ifname) continue;
+    const alias = l.attrs.str(IFLA_IFALIAS);
+    if (!alias?.startsWith(IFB_ALIAS_PREFIX) || alias.length === IFB_ALIAS_PREFIX.length) continue;
+    out.push({ ifb: l.ifname, ifbIndex: l.index, dev: alias.slice(IFB_ALIAS_PREFIX.length) });
+  }
+  return out;
+}
+
+/**
+ * The release of the plug (`1:` at the root) of an IFB found by its alias, encoded (NLM_F_ACK set).
+ */
+export function ifbReleaseMessage(ifbIndex: number): RequestInit {
+  const r = plugRequest(ifbIndex, TC_H_ROOT, IFB_PLUG_HANDLE, TCQ_PLUG_RELEASE_INDEFINITE);
+  return { type: r.type, flags: r.flags | NLM_F_ACK, payload: r.payload };
+}
+
+/**
+ * Open the inbound hold of an IFB found by its alias, without a record:
+ * its teardown removes the IFB, and on DEV only synplug's filters (at its
+ * prefs, every action a redirect to that IFB); DEV's clsact is kept (no
+ * record says whether setup added it). DEV is found by the alias's name, or
+ * by the index in the IFB's name when it was renamed.
+ * @throws {NetlinkError} a kernel refusal
+ */
+export async function openOrphanInboundHold(sockets: HoldSockets, found: SynplugIfb, limit: number): Promise<InboundHold> {
+  const stand: InboundHoldRecord = {
+    mode: 'inbound',
+    dev: found.dev,
+    createdAt: 0,
+    ifb: found.ifb,
+    ports: [1],
+    addrs: [],
+    classifier: 'u32',
+    limit,
+    families: ['ip', 'ipv6'],
+    addedClsact: false,
+  };
+  const spec: InboundSpec = { dev: found.dev, ports: [1], addrs: [], classifier: 'u32' };
+  let h: InboundHold;
+  try {
+    h = await openInboundHold(sockets, spec, limit, stand, { deviceMayBeGone: true });
+  } catch (e) {
+    if (!(e instanceof UsageError)) throw e; // the alias names no usable device: the IFB alone
+    h = new InboundHold(sockets, spec, limit, 0, found.ifbIndex, stand);
+  }
+  return new InboundHold(sockets, h.spec, limit, h.ifindex, found.ifbIndex, stand, true);
+}
