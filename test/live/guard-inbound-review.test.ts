@@ -1,0 +1,306 @@
+/**
+ * Live (this kernel: clsact, u32, mirred, ifb, veth; no sch_plug, so the
+ * hold's state is built by hand with tc and ip, as a setup leaves it apart
+ * from the plug): the defects a fresh-user review found in the inbound hold,
+ * through the built CLI (dist/bundle/synplug.cjs; `npm run build` first).
+ *
+ * - status/check of an inbound-only setup report that hold as itself: no
+ *   top-level `dev`/`addr` of a local hold that is not set up, no "on lo";
+ *   status names the mirred target (as tc does), not `if<N>`.
+ * - check/status --inbound DEV (any of its names) and --local.
+ * - exit 8's hint and setup.json's damage hint name the inbound command.
+ * - exit 5 does not call a built-in classifier "could not be checked".
+ * - release/teardown with no or a damaged record still find synplug's IFB by
+ *   its alias and remove it with synplug's filters only.
+ * - release with nothing recorded refuses a symlinked lock file.
+ *
+ * Devices: sp-grv0/sp-grv1 (a veth pair), spifb<index of sp-grv0>; own state directories.
+ */
+import test from 'ava';
+import { execFile, execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const IP = '/usr/sbin/ip';
+const TC = '/usr/sbin/tc';
+const CLI = fileURLToPath(new URL('../../dist/bundle/synplug.cjs', import.meta.url));
+const DEV = 'sp-grv0';
+const PEER = 'sp-grv1';
+const ALT = 'sp-grvalt';
+let IFB = '';
+let IDX = 0;
+
+const sh = (cmd: string, ...args: string[]) => execFileSync(cmd, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+const quiet = (cmd: string, ...args: string[]) => {
+  try {
+    sh(cmd, ...args);
+  } catch {
+    /* not there */
+  }
+};
+
+function synplug(sd: string, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [CLI, ...args, '--state-dir', sd], { encoding: 'utf8', timeout: 120_000 }, (err, stdout, stderr) =>
+      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+    );
+  });
+}
+
+const redirect = (pref: string, protocol: string, port: string, to: string) =>
+  sh(
+    TC,
+    'filter',
+    'add',
+    'dev',
+    DEV,
+    'ingress',
+    'protocol',
+    protocol,
+    'pref',
+    pref,
+    'u32',
+    'match',
+    protocol === 'ip' ? 'ip' : 'ip6',
+    'dport',
+    port,
+    '0xffff',
+    'action',
+    'mirred',
+    'egress',
+    'redirect',
+    'dev',
+    to,
+  );
+
+/** The inbound hold of DEV as setup leaves it (but the plug: this kernel has no sch_plug): IFB with synplug's alias, clsact, SYN redirects at 65000/65001. */
+function buildHold(): void {
+  sh(IP, 'link', 'add', IFB, 'type', 'ifb');
+  sh(IP, 'link', 'set', IFB, 'alias', `synplug inbound hold of ${DEV}`);
+  sh(IP, 'link', 'set', IFB, 'up');
+  sh(TC, 'qdisc', 'add', 'dev', DEV, 'clsact');
+  redirect('65000', 'ip', '16000', IFB);
+  redirect('65001', 'ipv6', '16000', IFB);
+}
+
+function removeHold(): void {
+  quiet(IP, 'link', 'del', IFB);
+  quiet(TC, 'qdisc', 'del', 'dev', DEV, 'clsact');
+}
+
+const record = () => ({
+  version: 2,
+  holds: {
+    [`inbound:${DEV}`]: {
+      mode: 'inbound',
+      dev: DEV,
+      createdAt: 1,
+      ifb: IFB,
+      ports: [16000],
+      addrs: [],
+      classifier: 'u32',
+      limit: 1048576,
+      families: ['ip', 'ipv6'],
+      addedClsact: true,
+    },
+  },
+});
+
+function stateDir(rec?: unknown): string {
+  const sd = mkdtempSync(join(tmpdir(), 'synplug-inbound-review-'));
+  if (rec !== undefined) writeFileSync(join(sd, 'setup.json'), typeof rec === 'string' ? rec : JSON.stringify(rec), { mode: 0o600 });
+  return sd;
+}
+
+test.before(() => {
+  if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run 'npm run build' first`);
+  quiet(IP, 'link', 'del', DEV);
+  sh(IP, 'link', 'add', DEV, 'type', 'veth', 'peer', 'name', PEER);
+  sh(IP, 'link', 'property', 'add', 'dev', DEV, 'altname', ALT);
+  IDX = (JSON.parse(sh(IP, '-j', 'link', 'show', 'dev', DEV)) as Array<{ ifindex: number }>)[0].ifindex;
+  IFB = `spifb${IDX}`;
+});
+
+test.after.always(() => {
+  quiet(IP, 'link', 'del', IFB);
+  quiet(IP, 'link', 'del', DEV);
+});
+
+test.serial('status and check of an inbound-only setup report that hold, not a local one on lo; status names the redirect target', async (t) => {
+  buildHold();
+  const sd = stateDir(record());
+  try {
+    const st = await synplug(sd, 'status', '--json');
+    t.is(st.code, 0, st.stderr);
+    const j = JSON.parse(st.stdout) as Record<string, unknown> & { holds: Array<{ id: string; dev: string; filters: unknown[] }> };
+    t.false('dev' in j, `no top-level dev of a local hold that is not set up: ${JSON.stringify(j.dev)}`);
+    t.false('addr' in j, 'no top-level addr either');
+    t.deepEqual(
+      j.holds.map((h) => [h.id, h.dev]),
+      [[`inbound:${DEV}`, DEV]],
+    );
+    t.is(j.state, 'partial', 'no plug (no sch_plug here)');
+    const text = await synplug(sd, 'status');
+    t.is(text.code, 0, text.stderr);
+    t.notRegex(text.stdout, /\bon lo\b/);
+    t.regex(text.stdout, new RegExp(`^setup: PARTIAL \\(inbound:${DEV}: PARTIAL\\)$`, 'm'));
+    // tc (the oracle) names the target device; so must status, never if<N>
+    t.regex(sh(TC, 'filter', 'show', 'dev', DEV, 'ingress'), new RegExp(`Egress Redirect to device ${IFB}\\)`));
+    t.regex(text.stdout, new RegExp(`Egress Redirect to device ${IFB}\\)`));
+    t.notRegex(text.stdout, /to device if[0-9]+\)/);
+    const ck = await synplug(sd, 'check', '--json');
+    t.is(ck.code, 2, ck.stderr);
+    const c = JSON.parse(ck.stdout) as Record<string, unknown>;
+    t.false('dev' in c);
+    t.false('addr' in c);
+    const ct = await synplug(sd, 'check');
+    t.is(ct.code, 2);
+    t.notRegex(ct.stdout, /\bon lo\b/);
+    t.regex(ct.stdout, new RegExp(`run 'synplug setup --inbound ${DEV} --port 16000'`));
+  } finally {
+    removeHold();
+    rmSync(sd, { recursive: true, force: true });
+  }
+});
+
+test.serial('check and status take --inbound DEV (any name of DEV) and --local; their --help names both holds', async (t) => {
+  buildHold();
+  const sd = stateDir(record());
+  try {
+    for (const name of [DEV, ALT]) {
+      const r = await synplug(sd, 'check', '--inbound', name, '--json');
+      t.is(r.code, 2, r.stderr);
+      const j = JSON.parse(r.stdout) as { holds: Array<{ id: string; state: string }>; pieces: Array<{ status: string }> };
+      t.deepEqual(
+        j.holds.map((h) => [h.id, h.state]),
+        [[`inbound:${DEV}`, 'partial']],
+        `--inbound ${name} is the hold of ${DEV}`,
+      );
+      t.true(j.pieces.length > 0);
+      const s = await synplug(sd, 'status', '--inbound', name, '--json');
+      t.is(s.code, 0, s.stderr);
+      t.deepEqual(
+        (JSON.parse(s.stdout) as { holds: Array<{ id: string }> }).holds.map((h) => h.id),
+        [`inbound:${DEV}`],
+      );
+    }
+    const local = await synplug(sd, 'check', '--local', '--json');
+    t.is(local.code, 1, 'the local hold is not set up: exit 1');
+    const lj = JSON.parse(local.stdout) as { dev: string; holds: Array<{ id: string; state: string }> };
+    t.deepEqual(
+      lj.holds.map((h) => [h.id, h.state]),
+      [['local', 'absent']],
+    );
+    t.is(lj.dev, 'lo', 'the local hold reported: its device');
+    const other = await synplug(sd, 'check', '--inbound', PEER);
+    t.is(other.code, 1);
+    t.regex(other.stdout, new RegExp(`not set up \\(inbound:${PEER} on ${PEER}\\)`));
+    t.regex(other.stdout, new RegExp(`run 'synplug setup --inbound ${PEER} --port PORT\\.\\.\\.'`));
+    for (const [args, why] of [
+      [['check', '--inbound', DEV, '--local'], /--local and --inbound each name one hold/],
+      [['status', '--inbound', DEV, '--dev', 'lo'], /--dev is the local hold's device/],
+      [['check', '--inbound', ''], /--inbound is empty/],
+    ] as Array<[string[], RegExp]>) {
+      const r = await synplug(sd, ...args);
+      t.is(r.code, 2, args.join(' '));
+      t.regex(r.stderr, why);
+    }
+    for (const cmd of ['check', 'status']) {
+      const h = await synplug(sd, cmd, '--help');
+      t.regex(h.stdout, /--inbound <dev>/, cmd);
+      t.regex(h.stdout, /--local/, cmd);
+      t.regex(h.stdout, /inbound hold/, cmd);
+    }
+  } finally {
+    removeHold();
+    rmSync(sd, { recursive: true, force: true });
+  }
+});
+
+test.serial("exit 8 and a damaged setup.json name the inbound hold's own command", async (t) => {
+  buildHold();
+  const sd = stateDir(record());
+  try {
+    const p = await synplug(sd, 'plug');
+    t.is(p.code, 8, p.stderr);
+    t.regex(p.stderr, new RegExp(`Run 'synplug setup --inbound ${DEV} --port 16000'`));
+    t.notRegex(p.stderr, /Run 'synplug setup'[^ ]/);
+    writeFileSync(join(sd, 'setup.json'), '{"version": 2, "holds": ');
+    const s = await synplug(sd, 'setup', '--inbound', DEV, '--port', '16000');
+    t.is(s.code, 6, s.stderr);
+    t.regex(s.stderr, new RegExp(`then run 'synplug setup --inbound ${DEV} --port PORT' again`));
+    t.notRegex(s.stderr, /address/);
+  } finally {
+    removeHold();
+    rmSync(sd, { recursive: true, force: true });
+  }
+});
+
+test.serial('exit 5 names sch_plug only: a classifier built into this kernel (u32, no /sys/module entry) is not "could not be checked"', async (t) => {
+  t.false(existsSync('/sys/module/cls_u32'), 'this kernel has u32 built in (no module entry)');
+  const sd = stateDir();
+  try {
+    const r = await synplug(sd, 'setup', '--inbound', DEV, '--port', '16000', '--json');
+    t.is(r.code, 5, r.stderr);
+    const e = JSON.parse(r.stdout) as { error: string };
+    t.regex(e.error, /^this kernel lacks what synplug needs: sch_plug \(qdisc plug\)\. Load the modules \(modprobe sch_plug\)/);
+    t.notRegex(e.error, /could not be checked/);
+  } finally {
+    rmSync(sd, { recursive: true, force: true });
+  }
+});
+
+test.serial("teardown with no record finds synplug's IFB by its alias and removes it with synplug's filters only", async (t) => {
+  buildHold();
+  // a foreign filter on DEV's ingress (another pref, redirecting elsewhere) must stay
+  redirect('100', 'ip', '22', PEER);
+  const sd = stateDir();
+  try {
+    const r = await synplug(sd, 'teardown');
+    t.is(r.code, 0, r.stderr);
+    t.regex(r.stdout, new RegExp(`link ${IFB} \\(ifb, with its plug\\): found by its alias 'synplug inbound hold of ${DEV}', without a record`));
+    t.throws(() => sh(IP, 'link', 'show', 'dev', IFB), undefined, 'the IFB is gone');
+    const left = sh(TC, 'filter', 'show', 'dev', DEV, 'ingress');
+    t.notRegex(left, /pref 6500[01]/, 'synplug filters gone');
+    t.regex(left, /pref 100 /, 'the foreign filter stays');
+    t.regex(sh(TC, 'qdisc', 'show', 'dev', DEV), /clsact/, 'clsact kept: no record says setup added it');
+    t.regex(r.stdout, /no record says whether setup added it/);
+  } finally {
+    removeHold();
+    rmSync(sd, { recursive: true, force: true });
+  }
+});
+
+test.serial("teardown --inbound DEV (an altname) with a damaged setup.json still removes synplug's IFB of DEV, then reports the damage (exit 6)", async (t) => {
+  buildHold();
+  const sd = stateDir('not json');
+  try {
+    const r = await synplug(sd, 'teardown', '--inbound', ALT);
+    t.is(r.code, 6, r.stderr);
+    t.regex(r.stderr, new RegExp(`removed synplug's IFB\\(s\\) found by their alias.*link ${IFB}`));
+    t.regex(r.stderr, /setup\.json is not valid JSON/);
+    t.throws(() => sh(IP, 'link', 'show', 'dev', IFB), undefined, 'the IFB is gone');
+    t.notRegex(sh(TC, 'filter', 'show', 'dev', DEV, 'ingress'), /pref 6500[01]/);
+  } finally {
+    removeHold();
+    rmSync(sd, { recursive: true, force: true });
+  }
+});
+
+test.serial('release with nothing recorded refuses a symlinked lock file (exit 6), as the commands that take the lock do', async (t) => {
+  const sd = stateDir();
+  const target = join(sd, 'elsewhere');
+  try {
+    symlinkSync(target, join(sd, 'lock'));
+    const r = await synplug(sd, 'release');
+    t.is(r.code, 6, r.stderr);
+    t.regex(r.stderr, /lock file .*lock is a symbolic link; synplug never follows links in its state directory: remove it/);
+    t.false(existsSync(target), 'nothing created through the link');
+    const p = await synplug(sd, 'plug');
+    t.not(p.code, 0, 'plug refuses it too');
+  } finally {
+    rmSync(sd, { recursive: true, force: true });
+  }
+});
