@@ -1,0 +1,170 @@
+/**
+ * The inbound hold without a kernel: defects a fresh-user review found.
+ *
+ * - A setup that changes the ports of a recorded hold and fails half-way puts
+ *   the old filters back (the failing step's own protocol, and the steps
+ *   already done), so nothing is half-applied.
+ * - The missing-module sentence says "cls_flower or cls_u32" when either
+ *   classifier would do; a classifier built into the kernel is found in
+ *   /proc/kallsyms (no /sys/module entry).
+ * - The recorded hold of a device is found by its own name or, renamed, by
+ *   the index in its IFB's name.
+ */
+import test from 'ava';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { NetlinkConnection } from '../../src/netlink/connection.js';
+import { FakeTransport, nfnetlinkAck } from '../../src/netlink/testing.js';
+import { encodeMessage, NETLINK_ROUTE, NLM_F_DUMP, NLM_F_MULTI, NLMSG_DONE, parseMessages } from '../../src/netlink/message.js';
+import { RTM_NEWTFILTER } from '../../src/netlink/route/constants.js';
+import '../../src/netlink/route/index.js';
+import { INBOUND_PREF, InboundHold, inboundRecordId, validateInbound, type InboundHoldRecord, type InboundObservation } from '../../src/guard/modes/inbound.js';
+import { runSetupSteps } from '../../src/guard/setup.js';
+import { SetupError } from '../../src/guard/errors.js';
+import { builtinBySymbol, MissingSupportError } from '../../src/guard/support.js';
+import { decodeTcMessage } from '../../src/tc/index.js';
+import { exitCodeOf } from '../../src/cli/exit-codes.js';
+
+const EINVAL = 22;
+
+/** A route socket whose dumps are empty and whose requests are acked, the n-th RTM_NEWTFILTER refused when `refuse(n)`. */
+function routeConn(refuse: (n: number) => boolean) {
+  let filters = 0;
+  const answer = (sent: Buffer): Buffer[] =>
+    parseMessages(sent).map((m) => {
+      // a dump: a GET with NLM_F_DUMP (NLM_F_MATCH is also NLM_F_EXCL's bit on NEW requests)
+      if (m.type % 4 === 2 && (m.flags & NLM_F_DUMP) === NLM_F_DUMP)
+        return encodeMessage({ type: NLMSG_DONE, flags: NLM_F_MULTI, seq: m.seq, pid: 0, payload: Buffer.alloc(4) });
+      const errno = m.type === RTM_NEWTFILTER && refuse(filters++) ? EINVAL : 0;
+      return nfnetlinkAck(m, errno, { capped: true });
+    });
+  const ft = new FakeTransport(
+    Array.from({ length: 200 }, () => answer),
+    { keepSeq: true },
+  );
+  return { ft, conn: new NetlinkConnection(ft, NETLINK_ROUTE, { timeoutMs: 1000 }) };
+}
+
+/** The filters the fake was asked to add, as [protocol, dst_port]. */
+function added(ft: FakeTransport): Array<[string, number]> {
+  return ft.sent
+    .flatMap((d) => parseMessages(d))
+    .filter((m) => m.type === RTM_NEWTFILTER)
+    .map((m) => {
+      const f = decodeTcMessage(m) as unknown as { protocol: string; options: { keys: { dst_port: number } } };
+      return [f.protocol, f.options.keys.dst_port];
+    });
+}
+
+const record: InboundHoldRecord = {
+  mode: 'inbound',
+  dev: 'sp-eth0',
+  createdAt: 1,
+  ifb: 'spifb3',
+  ports: [80],
+  addrs: [],
+  classifier: 'flower',
+  limit: 1048576,
+  families: ['ip', 'ipv6'],
+  addedClsact: false,
+};
+
+const flower = (protocol: string, pref: number) =>
+  ({
+    ifindex: 3,
+    protocol,
+    pref,
+    kind: 'flower',
+    options: { keys: { dst_port: 80 }, actions: [{ kind: 'mirred', direction: 'egress', mirred_action: 'redirect', to_dev: 'if9', ifindex: 9 }] },
+  }) as never;
+
+/** DEV as setup left it for port 80 (flower, both protocols). */
+const setUpFor80: InboundObservation = {
+  qdiscs: [],
+  ingressQdisc: { kind: 'clsact', handle: 'ffff:', parent: 'ffff:fff1', ifindex: 3 } as never,
+  ingressFilters: [flower('ip', INBOUND_PREF.ip), flower('ipv6', INBOUND_PREF.ipv6)],
+  egressFilters: [],
+  ifb: { exists: true, index: 9, kind: 'ifb', up: true, alias: 'synplug inbound hold of sp-eth0' },
+  ifbQdiscs: [{ kind: 'plug', handle: '1:', root: true, ifindex: 9 } as never],
+};
+
+async function changePorts(refuse: (n: number) => boolean) {
+  const { conn, ft } = routeConn(refuse);
+  const spec = validateInbound({ dev: 'sp-eth0', ports: [80, 443], classifier: 'flower' });
+  const h = new InboundHold({ route: conn, nft: conn }, spec, 1048576, 3, 9, record);
+  const pieces = h.judge(setUpFor80);
+  const plan = h.planSetup({ pieces, state: 'partial', observed: setUpFor80 } as never, {});
+  const steps = plan.order.map((n) => plan.steps[n]).filter((s) => s !== undefined);
+  return { ft, steps, pieces };
+}
+
+test('changing the ports: a failure in the IPv6 step puts back the IPv6 filters and, rolling back, the IPv4 ones (port 80 as recorded)', async (t) => {
+  // adds: ip 80, ip 443, ipv6 80, ipv6 443 (refused) ...
+  const { ft, steps, pieces } = await changePorts((n) => n === 3);
+  t.is(pieces.filter_ip.status, 'different');
+  t.deepEqual(
+    steps.map((s) => s.what.split(' ')[0]),
+    ['replace', 'replace'],
+  );
+  const e = await t.throwsAsync(runSetupSteps(steps), { instanceOf: SetupError });
+  t.deepEqual(added(ft), [
+    ['ip', 80],
+    ['ip', 443],
+    ['ipv6', 80],
+    ['ipv6', 443],
+    ['ipv6', 80], // the failing step put its old filter back
+    ['ip', 80], // the rollback put the IPv4 one back
+  ]);
+  t.regex(e!.message, /Rolled back: put back filters pref 65000 on sp-eth0 as set up before \(port 80\)\./);
+  t.notRegex(e!.message, /ROLLBACK FAILED/);
+  t.is(exitCodeOf(e), 3, 'a kernel refusal');
+});
+
+test('a new filter step that fails half-way removes what it added (no step is left half-done)', async (t) => {
+  const { conn, ft } = routeConn((n) => n === 1);
+  const spec = validateInbound({ dev: 'sp-eth0', ports: [80, 443], classifier: 'flower', addrs: ['169.254.0.1'] });
+  const h = new InboundHold({ route: conn, nft: conn }, spec, 1048576, 3, 9);
+  const o: InboundObservation = { ...setUpFor80, ingressFilters: [] };
+  const plan = h.planSetup({ pieces: h.judge(o), state: 'partial', observed: o } as never, {});
+  await t.throwsAsync(runSetupSteps([plan.steps.filter_ip!]), { instanceOf: SetupError });
+  // the delete lists the pref first (a dump) before deleting what is there
+  const dumps = ft.sent.flatMap((d) => parseMessages(d)).filter((m) => m.type % 4 === 2 && (m.flags & NLM_F_DUMP) === NLM_F_DUMP).length;
+  t.true(dumps >= 1, 'the half-added filters are looked up to be removed');
+});
+
+test('the missing-module sentence names cls_flower or cls_u32 when either would do', (t) => {
+  const e = new MissingSupportError([
+    { module: 'sch_plug', what: 'qdisc plug' },
+    { module: 'cls_flower', alternatives: ['cls_u32'], what: 'a TCP SYN classifier: filter flower or u32' },
+  ]);
+  t.is(exitCodeOf(e), 5);
+  t.regex(e.message, /^this kernel lacks what synplug needs: sch_plug \(qdisc plug\), cls_flower or cls_u32 \(a TCP SYN classifier: filter flower or u32\)\./);
+  t.regex(e.message, /\(modprobe sch_plug cls_flower; cls_u32 will do instead of cls_flower\)/);
+  t.deepEqual(e.missing, ['sch_plug (qdisc plug)', 'cls_flower or cls_u32 (a TCP SYN classifier: filter flower or u32)']);
+});
+
+test('a classifier built into the kernel is found in kallsyms; a module symbol or none is not taken for built in', (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'synplug-kallsyms-'));
+  try {
+    const f = join(dir, 'kallsyms');
+    writeFileSync(f, 'ffffffff81f4c6a0 T u32_classify\nffffffff8124125c t u32_classify.cold\n0000000000000000 t fw_classify\t[cls_fw]\n');
+    t.true(builtinBySymbol('u32', f));
+    t.is(builtinBySymbol('fw', f), undefined, 'a loaded module (its /sys/module entry tells)');
+    t.is(builtinBySymbol('flower', f), undefined, 'absent: cannot tell from kallsyms alone');
+    t.is(builtinBySymbol('u32', join(dir, 'none')), undefined, 'no kallsyms');
+    t.is(builtinBySymbol('nosuchkind', f), undefined);
+    writeFileSync(f, '0000000000000000 T fl_classify\n');
+    t.true(builtinBySymbol('flower', f), 'addresses hidden (kptr_restrict): the name still tells');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("the recorded hold of a device: by its own name, else by the index in its IFB's name (renamed since)", (t) => {
+  const rec = { version: 2 as const, holds: { 'inbound:eth0': { ...record, dev: 'eth0', ifb: 'spifb7' } } };
+  t.is(inboundRecordId(rec, { name: 'eth0', ifindex: 7 }), 'inbound:eth0');
+  t.is(inboundRecordId(rec, { name: 'wan0', ifindex: 7 }), 'inbound:eth0', 'renamed: found by index');
+  t.is(inboundRecordId(rec, { name: 'eth1', ifindex: 8 }), 'inbound:eth1');
+  t.is(inboundRecordId(undefined, { name: 'eth1' }), 'inbound:eth1');
+});
