@@ -461,3 +461,77 @@ test.serial('teardown --local removes the local hold only; the inbound hold stay
   await synplug(t, ['teardown', '--state-dir', SD]);
   await assertClean(t, 'after teardown');
 });
+
+test.serial(
+  'an altname given to --inbound is the same hold; a port change replaces the filters (flower and u32) and the hold stays complete; status names the redirect target',
+  async (t) => {
+    t.timeout(TEST_TIMEOUT);
+    const alt = 'sp-gialt';
+    sh(IP, 'link', 'property', 'add', 'dev', SRV, 'altname', alt);
+    t.teardown(() => quietly(IP, 'link', 'property', 'del', 'dev', SRV, 'altname', alt));
+    t.teardown(() => cli(['teardown', '--state-dir', SD]).then(() => undefined));
+    for (const classifier of ['flower', 'u32'] as const) {
+      const r = JSON.parse(await synplug(t, ['setup', '--inbound', alt, '--port', String(PORT), '--classifier', classifier, '--json', '--state-dir', SD])) as {
+        hold: string;
+        changed: boolean;
+      };
+      t.is(r.hold, `inbound:${SRV}`, 'the hold is keyed by the device, not the name given');
+      t.false((await setupInbound(t)).changed, `${classifier}: setup --inbound ${SRV} finds the hold set up through its altname`);
+      const rec = JSON.parse(readFileSync(join(SD, 'setup.json'), 'utf8')) as { holds: Record<string, unknown> };
+      t.deepEqual(Object.keys(rec.holds), [`inbound:${SRV}`], 'one hold');
+      await synplug(t, ['check', '--inbound', alt, '--state-dir', SD], 0);
+      // a port change: the filters are replaced, the hold complete again
+      const more = JSON.parse(
+        await synplug(t, ['setup', '--inbound', SRV, '--port', String(PORT), '--port', String(PORT + 1), '--json', '--state-dir', SD]),
+      ) as { changed: boolean; inbound: { ports: number[]; classifier: string } };
+      t.true(more.changed);
+      t.deepEqual(more.inbound.ports, [PORT, PORT + 1]);
+      t.is(more.inbound.classifier, classifier, 'the recorded classifier is kept');
+      await synplug(t, ['check', '--state-dir', SD], 0);
+      t.deepEqual(await filterSummary('ingress'), [`65000 ip ${classifier}`, `65001 ipv6 ${classifier}`]);
+      t.is(await within(runClient(other, '4', V4.srv, PORT, 2), 'connections after the port change'), 'ok');
+      const st = await synplug(t, ['status', '--inbound', SRV, '--state-dir', SD]);
+      t.regex(st, new RegExp(`Egress Redirect to device ${ifb}\\)`), 'the redirect target by name, as tc prints it');
+      t.notRegex(st, /\bon lo\b/);
+      await synplug(t, ['teardown', '--state-dir', SD]);
+      await assertClean(t, `${classifier}: after teardown`);
+    }
+  },
+);
+
+test.serial(
+  "a lost record: release releases the plug of synplug's IFB found by its alias, and teardown --inbound DEV removes it with its filters",
+  async (t) => {
+    t.timeout(TEST_TIMEOUT);
+    await setupInbound(t);
+    t.teardown(() => quietly(IP, 'link', 'del', ifb));
+    t.teardown(() => quietly(TC, 'qdisc', 'del', 'dev', SRV, 'clsact'));
+    rmSync(join(SD, 'setup.json'));
+    // the plug left buffering (as a crash would leave it): a SYN waits on the IFB
+    sh(TC, 'qdisc', 'change', 'dev', ifb, 'root', 'handle', '1:', 'plug', 'buffer');
+    const c = client('4');
+    await waitQlen(1, 'the SYN to be held');
+    t.false(c.settled());
+    const rel = JSON.parse(await synplug(t, ['release', '--json', '--state-dir', SD])) as { unrecorded?: string[] };
+    t.deepEqual(rel.unrecorded, [`${ifb} (inbound hold of ${SRV})`]);
+    t.is(await within(c.done, 'the connection after the release'), 'ok');
+    const td = JSON.parse(await synplug(t, ['teardown', '--inbound', SRV, '--json', '--state-dir', SD])) as {
+      holds: string[];
+      removed: string[];
+      kept: string[];
+    };
+    t.deepEqual(td.holds, [`inbound:${SRV}`]);
+    t.true(
+      td.removed.some((x) => x.includes('found by its alias')),
+      td.removed.join('; '),
+    );
+    t.false(await ifbExists(), 'the IFB is gone');
+    t.deepEqual(await filterSummary('ingress'), [], "synplug's filters are gone");
+    t.true(
+      td.kept.some((x) => x.includes('no record says whether setup added it')),
+      'the clsact is kept: no record says setup added it',
+    );
+    sh(TC, 'qdisc', 'del', 'dev', SRV, 'clsact');
+    await assertClean(t, 'after teardown');
+  },
+);
