@@ -82,8 +82,11 @@ for (const file of process.argv.slice(2)) {
     const drops = w.reloads.reduce((s, x) => s + (x.drops ?? 0), 0);
     const mh = w.reloads.filter((x) => x.maxHoldReached).length;
     const ho = w.reloads.filter((x) => x.handedOver).length;
+    const errs = new Map<string, number>();
+    for (const x of w.reloads) if (x.error) errs.set(x.error.split(';')[0], (errs.get(x.error.split(';')[0]) ?? 0) + 1);
+    const reloads = `${ok === w.reloads.length ? ok : `${ok} of ${w.reloads.length}`}${[...errs].map(([e, k]) => ` (${k}: ${e})`).join('')}`;
     process.stdout.write(
-      `| ${w.row} | ${w.clientSide ?? 'local'} | ${MODE[w.mode] ?? w.mode} | ${n(w.client.requests)} | ${failed(w)} | ${fmtMs(w.client.p99)} | ${fmtMs(w.client.max)} | ${ok === w.reloads.length ? ok : `${ok} of ${w.reloads.length}`} | ${
+      `| ${w.row} | ${w.clientSide ?? 'local'} | ${MODE[w.mode] ?? w.mode} | ${n(w.client.requests)} | ${failed(w)} | ${fmtMs(w.client.p99)} | ${fmtMs(w.client.max)} | ${reloads} | ${
         prot ? `${fmtMs(held.mean)} / ${fmtMs(held.max)}` : '-'
       } | ${prot ? `${mh}${ho ? ` (${ho} ended by a hand-over)` : ''}` : '-'} | ${prot ? `${n(syns)}${drops ? ` (${drops} dropped)` : ''}` : '-'} |\n`,
     );
