@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { join } from 'node:path';
 import { NetlinkError, UsageError } from '../netlink/errors.js';
 import { resolveConfig } from './config.js';
 import { StateFileError } from './errors.js';
@@ -237,9 +238,17 @@ export async function status(opts: StatusOptions = {}): Promise<StatusResult> {
  * Release, then remove exactly what setup added, hold by hold (the local
  * hold: the qdisc tree when its root is synplug's, with the filter under it;
  * synplug's nftables table; the address if setup added it); then the state
- * files, and the state directory when setup created it.
+ * files, and the state directory when setup created it. `inbound` (any name
+ * of the device) or `local` removes that hold only.
+ *
+ * Without a record (none, or a damaged setup.json), synplug's IFBs are
+ * found by their alias ({@link findSynplugIfbs}): every one (or, with
+ * `inbound`, the device's, also when the record does not list it) is
+ * removed with synplug's filters on its device; the device's clsact is
+ * kept. With a damaged setup.json that done, the error is thrown.
+ * @throws {UsageError} `inbound` and `local` both, an empty device name
  * @throws {NotPermittedError} (`permission`) {@link NoDeviceError} (`usage`) {@link NetlinkError} (`kernel`)
- * @throws {StateFileError} the state directory is unsafe, a state file is damaged (nothing is removed), or a file cannot be removed
+ * @throws {StateFileError} the state directory is unsafe, a state file is damaged (nothing of the local hold is removed), or a file cannot be removed
  */
 export async function teardown(opts: TeardownOptions = {}): Promise<TeardownResult> {
   const only = opts?.inbound;
@@ -252,8 +261,10 @@ export async function teardown(opts: TeardownOptions = {}): Promise<TeardownResu
     ctx.store.readPlug(); // a damaged plug.json is an error before anything is removed
   } catch (e) {
     if (!(e instanceof StateFileError) || localOnly) throw e;
-    // A damaged record: synplug's IFBs are still known by their alias, and only synplug's filters redirect to them.
     const config = resolveConfig(definedOnly(rest));
+    // Only a damaged setup.json (not plug.json, not an unsafe directory): synplug's IFBs are still known by their
+    // alias, and only synplug's filters redirect to them.
+    if (e.path !== join(config.stateDir, 'setup.json') || e.message.includes('symbolic link')) throw e;
     const swept = await withBareSession(config, async (s) => {
       const target = only !== undefined ? ((await resolveInboundDevice(s.route, only)) ?? { name: only }) : undefined;
       return tearDownUnrecorded(s, undefined, config, target);
@@ -298,8 +309,8 @@ export async function teardown(opts: TeardownOptions = {}): Promise<TeardownResu
       kept.push(...r.kept);
       torn.push(hold.id);
     }
-    if (id === undefined) {
-      // Every hold: IFBs of synplug's that no record lists go too.
+    if (id === undefined && !record) {
+      // Every hold, and no record: IFBs of synplug's found by their alias go too.
       const swept = await tearDownUnrecorded(s, record, config);
       removed.push(...swept.removed);
       kept.push(...swept.kept);

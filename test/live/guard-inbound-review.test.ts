@@ -14,6 +14,9 @@
  *   its alias and remove it with synplug's filters only.
  * - release with nothing recorded refuses a symlinked lock file.
  *
+ * Everything runs in a namespace of this file's own (`ip netns add`, the CLI
+ * with --netns): the live files share one namespace, and a teardown without
+ * a record (another file's) removes every IFB carrying synplug's alias there.
  * Devices: sp-grv0/sp-grv1 (a veth pair), spifb<index of sp-grv0>; own state directories.
  */
 import test from 'ava';
@@ -29,10 +32,12 @@ const CLI = fileURLToPath(new URL('../../dist/bundle/synplug.cjs', import.meta.u
 const DEV = 'sp-grv0';
 const PEER = 'sp-grv1';
 const ALT = 'sp-grvalt';
+const NS = `sp-grvns-${process.pid}`;
 let IFB = '';
 let IDX = 0;
 
-const sh = (cmd: string, ...args: string[]) => execFileSync(cmd, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+/** ip or tc in the file's namespace */
+const sh = (cmd: string, ...args: string[]) => execFileSync(cmd, ['-n', NS, ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
 const quiet = (cmd: string, ...args: string[]) => {
   try {
     sh(cmd, ...args);
@@ -43,7 +48,7 @@ const quiet = (cmd: string, ...args: string[]) => {
 
 function synplug(sd: string, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [CLI, ...args, '--state-dir', sd], { encoding: 'utf8', timeout: 120_000 }, (err, stdout, stderr) =>
+    execFile(process.execPath, [CLI, ...args, '--state-dir', sd, '--netns', NS], { encoding: 'utf8', timeout: 120_000 }, (err, stdout, stderr) =>
       resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
     );
   });
@@ -116,7 +121,8 @@ function stateDir(rec?: unknown): string {
 
 test.before(() => {
   if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run 'npm run build' first`);
-  quiet(IP, 'link', 'del', DEV);
+  execFileSync(IP, ['netns', 'add', NS]);
+  sh(IP, 'link', 'set', 'lo', 'up');
   sh(IP, 'link', 'add', DEV, 'type', 'veth', 'peer', 'name', PEER);
   sh(IP, 'link', 'property', 'add', 'dev', DEV, 'altname', ALT);
   IDX = (JSON.parse(sh(IP, '-j', 'link', 'show', 'dev', DEV)) as Array<{ ifindex: number }>)[0].ifindex;
@@ -124,8 +130,11 @@ test.before(() => {
 });
 
 test.after.always(() => {
-  quiet(IP, 'link', 'del', IFB);
-  quiet(IP, 'link', 'del', DEV);
+  try {
+    execFileSync(IP, ['netns', 'del', NS]);
+  } catch {
+    /* not made */
+  }
 });
 
 test.serial('status and check of an inbound-only setup report that hold, not a local one on lo; status names the redirect target', async (t) => {
@@ -238,19 +247,27 @@ test.serial("exit 8 and a damaged setup.json name the inbound hold's own command
   }
 });
 
-test.serial('exit 5 names sch_plug only: a classifier built into this kernel (u32, no /sys/module entry) is not "could not be checked"', async (t) => {
-  t.false(existsSync('/sys/module/cls_u32'), 'this kernel has u32 built in (no module entry)');
-  const sd = stateDir();
-  try {
-    const r = await synplug(sd, 'setup', '--inbound', DEV, '--port', '16000', '--json');
-    t.is(r.code, 5, r.stderr);
-    const e = JSON.parse(r.stdout) as { error: string };
-    t.regex(e.error, /^this kernel lacks what synplug needs: sch_plug \(qdisc plug\)\. Load the modules \(modprobe sch_plug\)/);
-    t.notRegex(e.error, /could not be checked/);
-  } finally {
-    rmSync(sd, { recursive: true, force: true });
-  }
-});
+test.serial(
+  'exit 5 names sch_plug only, whatever DEV\'s root qdisc: a classifier built into this kernel (u32, no /sys/module entry) is not "could not be checked"',
+  async (t) => {
+    t.false(existsSync('/sys/module/cls_u32'), 'this kernel has u32 built in (no module entry)');
+    const sd = stateDir();
+    try {
+      // DEV's root qdisc with a handle (htb 1:, tbf 5:) must not make the probe pass sch_plug either
+      for (const root of [[], ['handle', '1:', 'htb'], ['handle', '5:', 'tbf', 'rate', '1mbit', 'burst', '10k', 'latency', '50ms']]) {
+        if (root.length) sh(TC, 'qdisc', 'replace', 'dev', DEV, 'root', ...root);
+        const r = await synplug(sd, 'setup', '--inbound', DEV, '--port', '16000', '--json');
+        t.is(r.code, 5, `root ${root.join(' ') || 'default'}: ${r.stderr}`);
+        const e = JSON.parse(r.stdout) as { error: string };
+        t.regex(e.error, /^this kernel lacks what synplug needs: sch_plug \(qdisc plug\)\. Load the modules \(modprobe sch_plug\)/);
+        t.notRegex(e.error, /could not be checked/);
+      }
+    } finally {
+      quiet(TC, 'qdisc', 'del', 'dev', DEV, 'root');
+      rmSync(sd, { recursive: true, force: true });
+    }
+  },
+);
 
 test.serial("teardown with no record finds synplug's IFB by its alias and removes it with synplug's filters only", async (t) => {
   buildHold();

@@ -172,6 +172,10 @@ test.serial('no sch_plug in this kernel: exit 5 naming it; no IFB, no clsact, no
 
 test.serial('a renamed device: teardown --inbound OLDNAME removes the SYN filter on the renamed device too, and the IFB', async (t) => {
   // The hold's state built by hand (no sch_plug here): an IFB with synplug's alias, clsact, a u32 redirect at pref 65000, setup.json.
+  // In a namespace of its own: a teardown without a record in another live file removes every IFB carrying synplug's alias.
+  const ns = `sp-girns-${process.pid}`;
+  execFileSync(IP, ['netns', 'add', ns]);
+  const sh = (cmd: string, ...args: string[]) => execFileSync(cmd, ['-n', ns, ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
   const dev = 'sp-gir0';
   const renamed = 'sp-giz0';
   const sd = mkdtempSync(join(tmpdir(), 'synplug-inbound-rename-'));
@@ -229,8 +233,11 @@ test.serial('a renamed device: teardown --inbound OLDNAME removes the SYN filter
     sh(IP, 'link', 'set', dev, 'name', renamed);
     t.regex(sh(TC, 'filter', 'show', 'dev', renamed, 'ingress'), /pref 65000/, 'the filter stayed with the renamed device');
     const r = await new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
-      execFile(process.execPath, [CLI, 'teardown', '--inbound', dev, '--state-dir', sd], { encoding: 'utf8', timeout: 120_000 }, (err, stdout, stderr) =>
-        resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+      execFile(
+        process.execPath,
+        [CLI, 'teardown', '--inbound', dev, '--state-dir', sd, '--netns', ns],
+        { encoding: 'utf8', timeout: 120_000 },
+        (err, stdout, stderr) => resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
       );
     });
     t.is(r.code, 0, r.stderr);
@@ -238,12 +245,7 @@ test.serial('a renamed device: teardown --inbound OLDNAME removes the SYN filter
     t.throws(() => sh(IP, 'link', 'show', 'dev', rifb), undefined, 'the IFB is gone');
     t.false(sh(TC, 'qdisc', 'show', 'dev', renamed).includes('clsact'), 'the clsact setup added is gone');
   } finally {
-    for (const d of [dev, renamed, rifb])
-      try {
-        sh(IP, 'link', 'del', d);
-      } catch {
-        /* gone */
-      }
+    execFileSync(IP, ['netns', 'del', ns]);
     rmSync(sd, { recursive: true, force: true });
   }
 });
