@@ -149,7 +149,8 @@ export async function release(opts: GuardOptions = {}): Promise<ReleaseResult> {
       });
     }
     // IFBs of synplug's that no record lists (a crash before setup recorded one; a damaged or removed setup.json): release them too.
-    const unrecorded = await releaseUnrecorded(s);
+    // Best effort: the recorded plugs are released already; a refused link listing must not hide that.
+    const unrecorded = await releaseUnrecorded(s).catch((): string[] => []);
     const also = unrecorded.length ? `; released the plug(s) of synplug's IFB(s) found without a record: ${unrecorded.join(', ')}` : '';
     if (damaged) {
       throw new StateFileError(

@@ -173,7 +173,11 @@ export class GuardSession implements ProtectSession, HoldSockets {
     const sum: PlugStats = { packets: 0, bytes: 0, drops: 0, qlen: 0, backlog: 0 };
     for (const h of this.holds) {
       const st = await h.plugStats();
-      if (!st) throw new SynplugError(`no plug qdisc on ${h.dev} (the ${h.mode} hold): run 'synplug setup'`, 'not-set-up');
+      if (!st)
+        throw new SynplugError(
+          `no plug qdisc on ${h.dev} (the ${h.mode} hold): run '${h.mode === 'inbound' ? `synplug setup --inbound ${h.dev} --port PORT` : 'synplug setup'}'`,
+          'not-set-up',
+        );
       for (const k of Object.keys(sum) as Array<keyof PlugStats>) sum[k] += st[k];
     }
     return sum;

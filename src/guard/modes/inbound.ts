@@ -715,7 +715,7 @@ export class InboundHold implements Hold {
   explainPlugError(e: NetlinkError, action: 'buffer' | 'release'): NetlinkError {
     if (e.code === 'ENOENT' || e.code === 'EINVAL' || e.code === 'ENODEV') {
       return e.withMessage(
-        `cannot ${action} the plug of the inbound hold on ${this.dev}: no plug qdisc 1: at the root of ${this.ifb} (run 'synplug setup --inbound ${this.dev} ...')`,
+        `cannot ${action} the plug of the inbound hold on ${this.dev}: no plug qdisc 1: at the root of ${this.ifb} (run 'synplug setup --inbound ${this.dev} ${this.spec.ports.map((p) => `--port ${p}`).join(' ')}')`,
       );
     }
     return e;
