@@ -2,7 +2,9 @@
  * The demo's phase one: everything it needs, checked before it creates or
  * changes anything (no namespace, no veth pair, no hold, no server).
  *
- * - CAP_NET_ADMIN ({@link hasNetAdmin}): without it, {@link NotPermittedError}.
+ * - CAP_NET_ADMIN ({@link hasNetAdmin}): without it, {@link NotPermittedError};
+ *   `--inbound` also CAP_SYS_ADMIN (a new network namespace): category
+ *   `permission` too.
  * - Every kernel module the run needs, all named in ONE
  *   {@link MissingSupportError} (the guard's own probes, which change
  *   nothing, are called here, not copied):
@@ -21,7 +23,9 @@
  *
  * @module
  */
+import { readFileSync } from 'node:fs';
 import { NetlinkConnection } from '../netlink/connection.js';
+import { SynplugError } from '../netlink/errors.js';
 import { NETLINK_ROUTE, NETLINK_SOCK_DIAG } from '../netlink/message.js';
 import { listTcpListeners } from '../netlink/sockdiag.js';
 import { resolveConfig, DEFAULTS } from '../guard/config.js';
@@ -42,11 +46,18 @@ export interface DemoPreflight {
  * @param o `inbound`: the `--inbound` demo; `what`: the command's name for the permission message
  * @returns what could not be checked
  * @throws {NotPermittedError} no CAP_NET_ADMIN (`permission`)
+ * @throws {SynplugError} `inbound` without CAP_SYS_ADMIN (`permission`)
  * @throws {MissingSupportError} one or more modules are missing, every one named at once (`missing-module`); nothing was changed
  * @throws {NetlinkError} a probe was refused unexpectedly (EPERM...)
  */
 export async function demoPreflight(o: { inbound: boolean; what: string }): Promise<DemoPreflight> {
   if (!hasNetAdmin()) throw new NotPermittedError(o.what);
+  if (o.inbound && hasEffectiveCapability(CAP_SYS_ADMIN) === false) {
+    throw new SynplugError(
+      `${o.what} needs CAP_SYS_ADMIN to create its network namespace (unshare): run it as root (or grant the capability); nothing was changed`,
+      'permission',
+    );
+  }
   const config = resolveConfig({});
   const route = NetlinkConnection.open(NETLINK_ROUTE);
   // A session over this socket and no holds: the holds below probe through it (nothing is opened for the record).
@@ -75,6 +86,24 @@ export async function demoPreflight(o: { inbound: boolean; what: string }): Prom
   }
   if (missing.length) throw new MissingSupportError(missing, unverified);
   return { unverified: unverified.map((p) => `${p.module} (${p.what})`) };
+}
+
+/** CAP_SYS_ADMIN (linux/capability.h): unshare(CLONE_NEWNET) needs it. */
+const CAP_SYS_ADMIN = 21;
+
+/**
+ * Whether this process has a capability in its effective set (CapEff in
+ * /proc/self/status), or undefined when that cannot be read (the operation
+ * that needs it then tells).
+ * @param bit the capability's number, e.g. 21 for CAP_SYS_ADMIN
+ */
+function hasEffectiveCapability(bit: number): boolean | undefined {
+  try {
+    const m = /^CapEff:\s*([0-9a-f]+)$/m.exec(readFileSync('/proc/self/status', 'utf8'));
+    return m ? (BigInt(`0x${m[1]}`) & (1n << BigInt(bit))) !== 0n : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /**

@@ -128,7 +128,7 @@ interface Ctx {
  * @param options see {@link DemoOptions}; all optional
  * @returns both phases' requests, failures by kind, latency, restarts with held time and SYNs held, and the verdict
  * @throws {UsageError} an option out of bounds (category `usage`); nothing was set up
- * @throws {NotPermittedError} no CAP_NET_ADMIN (`permission`)
+ * @throws {NotPermittedError} no CAP_NET_ADMIN (`permission`); with `inbound`, no CAP_SYS_ADMIN is `permission` too (a SynplugError)
  * @throws {MissingSupportError} the kernel lacks modules the run needs, all named in one message (`missing-module`), checked
  *   before anything is created (preflight.ts): sch_prio, sch_plug, cls_fw, nf_tables (the local hold); with `inbound`
  *   veth, ifb, sch_plug, sch_ingress, act_mirred, cls_flower or cls_u32; both: inet_diag and tcp_diag. Nothing was changed

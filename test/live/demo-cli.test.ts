@@ -29,11 +29,13 @@ function inNs(cmd: string, args: string[]): string {
 }
 
 /** `synplug ARGS` in the namespace, as root (or as `uid` outside it, for the permission test). */
-function synplug(args: string[], opts: { uid?: number } = {}) {
+function synplug(args: string[], opts: { uid?: number; dropSysAdmin?: boolean } = {}) {
   const env = { ...process.env, SYNPLUG_STATE_DIR: STATE };
+  // setpriv: root without CAP_SYS_ADMIN (dropped from the bounding set, so from the effective set at exec)
+  const pre = opts.dropSysAdmin ? ['/usr/bin/setpriv', '--bounding-set', '-sys_admin'] : [];
   const r =
     opts.uid === undefined
-      ? spawnSync(IP, ['netns', 'exec', NS, process.execPath, BIN, ...args], { encoding: 'utf8', env, timeout: 60_000 })
+      ? spawnSync(IP, ['netns', 'exec', NS, ...pre, process.execPath, BIN, ...args], { encoding: 'utf8', env, timeout: 60_000 })
       : spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8', env, uid: opts.uid, gid: opts.uid, timeout: 60_000 });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
@@ -139,6 +141,17 @@ test.serial('without CAP_NET_ADMIN (user nobody): exit 4', (t) => {
   t.regex(i.stderr, /synplug demo --inbound needs CAP_NET_ADMIN: run it as root/);
 });
 
+test.serial('demo --inbound as root without CAP_SYS_ADMIN (no new namespace possible): exit 4 before anything is created', async (t) => {
+  const before = inboundSnapshot();
+  const r = await synplugMonitored(['demo', '--inbound'], { dropSysAdmin: true });
+  t.is(r.code, 4, r.stderr);
+  t.regex(r.stderr, /synplug demo --inbound needs CAP_SYS_ADMIN to create its network namespace \(unshare\): run it as root .*nothing was changed/);
+  t.true(r.monitored);
+  t.deepEqual(r.events, []);
+  t.notRegex(r.stderr, /synplug demo: /, 'no set-up step started');
+  t.deepEqual(inboundSnapshot(), before);
+});
+
 /** The namespace's links and every qdisc in it (tc and ip as oracles), and the state files. */
 function inboundSnapshot() {
   return {
@@ -156,7 +169,7 @@ function inboundSnapshot() {
  * address added to lo and deleted again before the run, another after it): whatever the run created or deleted
  * there, even for a moment, shows up between the markers.
  */
-async function synplugMonitored(args: string[]) {
+async function synplugMonitored(args: string[], opts: { dropSysAdmin?: boolean } = {}) {
   const mon = spawn(IP, ['-n', NS, 'monitor', 'link', 'address'], { stdio: ['ignore', 'pipe', 'inherit'] });
   let out = '';
   mon.stdout.setEncoding('utf8');
@@ -177,7 +190,7 @@ async function synplugMonitored(args: string[]) {
   };
   try {
     const first = await marker('127.0.0.91');
-    const r = synplug(args);
+    const r = synplug(args, opts);
     const last = await marker('127.0.0.92');
     const between = out.slice(out.lastIndexOf('127.0.0.91/32'), out.indexOf('127.0.0.92/32'));
     const events = between
