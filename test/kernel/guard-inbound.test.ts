@@ -508,7 +508,7 @@ test.serial(
     t.teardown(() => quietly(TC, 'qdisc', 'del', 'dev', SRV, 'clsact'));
     rmSync(join(SD, 'setup.json'));
     // the plug left buffering (as a crash would leave it): a SYN waits on the IFB
-    sh(TC, 'qdisc', 'change', 'dev', ifb, 'root', 'handle', '1:', 'plug', 'buffer');
+    sh(TC, 'qdisc', 'change', 'dev', ifb, 'root', 'handle', '1:', 'plug', 'block');
     const c = client('4');
     await waitQlen(1, 'the SYN to be held');
     t.false(c.settled());
