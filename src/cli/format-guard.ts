@@ -69,7 +69,10 @@ export function formatCheck(r: CheckResult): string {
  * @param maxHold the --max-hold text the user gave (e.g. `10s`)
  */
 export function formatPlug(r: PlugResult, maxHold: string): string {
-  return `plugged: new connections to ${r.addr} are held until 'synplug release' (at most ${maxHold})`;
+  const local = !r.holds || r.holds.includes('local');
+  const inbound = (r.holds ?? []).filter((h) => h !== 'local').map((h) => `on ${h.replace(/^inbound:/, '')}`);
+  const where = [...(local ? [`to ${r.addr}`] : []), ...(inbound.length ? [`arriving ${inbound.join(', ')}`] : [])].join(' and ');
+  return `plugged: new connections ${where} are held until 'synplug release' (at most ${maxHold})`;
 }
 
 /** Text for `synplug release`. */

@@ -71,7 +71,7 @@ export async function plug(opts: GuardOptions & { maxHoldMs?: number } = {}): Pr
       }).catch(() => {});
       throw e;
     }
-    return { dev: config.dev, addr: config.addr, deadline: take.latestDeadline, maxHoldMs };
+    return { dev: config.dev, addr: config.addr, deadline: take.latestDeadline, maxHoldMs, holds: s.holdIds };
   });
 }
 

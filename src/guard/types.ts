@@ -116,12 +116,16 @@ export interface SetupResult {
 
 /** What `plug` did. */
 export interface PlugResult {
+  /** the local hold's device (its configuration, also when only inbound holds are set up: see `holds`) */
   dev: string;
+  /** the local hold's proxy address (likewise) */
   addr: string;
   /** ms since the epoch when marking stops by itself */
   deadline: number;
   /** how long the plug may hold, ms */
   maxHoldMs: number;
+  /** the holds buffering (`local`, `inbound:DEV`) */
+  holds?: string[];
 }
 
 /** What `release` did. */

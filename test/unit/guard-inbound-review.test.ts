@@ -25,6 +25,7 @@ import { SetupError } from '../../src/guard/errors.js';
 import { builtinBySymbol, MissingSupportError } from '../../src/guard/support.js';
 import { decodeTcMessage } from '../../src/tc/index.js';
 import { exitCodeOf } from '../../src/cli/exit-codes.js';
+import { formatCheck, formatPlug, formatStatus } from '../../src/cli/format-guard.js';
 
 const EINVAL = 22;
 
@@ -167,4 +168,47 @@ test("the recorded hold of a device: by its own name, else by the index in its I
   t.is(inboundRecordId(rec, { name: 'wan0', ifindex: 7 }), 'inbound:eth0', 'renamed: found by index');
   t.is(inboundRecordId(rec, { name: 'eth1', ifindex: 8 }), 'inbound:eth1');
   t.is(inboundRecordId(undefined, { name: 'eth1' }), 'inbound:eth1');
+});
+
+test('text of plug, check and status when only an inbound hold is set up: no local address, no "on lo"', (t) => {
+  t.is(
+    formatPlug({ dev: 'lo', addr: '169.254.255.254', deadline: 0, maxHoldMs: 10000, holds: ['inbound:eth0'] }, '10s'),
+    "plugged: new connections arriving on eth0 are held until 'synplug release' (at most 10s)",
+  );
+  t.is(
+    formatPlug({ dev: 'lo', addr: '169.254.255.254', deadline: 0, maxHoldMs: 10000, holds: ['local', 'inbound:eth0'] }, '10s'),
+    "plugged: new connections to 169.254.255.254 and arriving on eth0 are held until 'synplug release' (at most 10s)",
+  );
+  const check = formatCheck({
+    state: 'absent',
+    pieces: [],
+    holds: [{ id: 'inbound:eth1', mode: 'inbound', dev: 'eth1', state: 'absent' }],
+  });
+  t.is(check, "synplug is not set up (inbound:eth1 on eth1)\nrun 'synplug setup --inbound eth1 --port PORT...' to complete it");
+  const status = formatStatus({
+    state: 'ok',
+    pieces: [],
+    qdiscs: [],
+    filters: [],
+    marking: [],
+    plug: null,
+    leases: [],
+    holds: [
+      {
+        id: 'inbound:eth0',
+        mode: 'inbound',
+        dev: 'eth0',
+        state: 'ok',
+        pieces: [],
+        ifb: 'spifb3',
+        ports: [80],
+        addrs: [],
+        classifier: 'u32',
+        qdiscs: [],
+        filters: [],
+      },
+    ],
+  });
+  t.regex(status, /^setup: complete \(inbound:eth0: complete\)\nplug: no record\ninbound hold eth0: complete; SYNs to port 80 held on spifb3 \(u32\)$/);
+  t.notRegex(status, /marking|\blo\b/);
 });
