@@ -81,12 +81,13 @@ export async function setup(opts: SetupOptions = {}): Promise<SetupResult> {
     let recordId: string | undefined;
     let target: Hold;
     if (inbound) {
-      // The device's own name keys the hold (an altname given is the same hold); a renamed device is found by index.
+      // The device's own name keys the hold (an altname given is the same hold); a device renamed since its
+      // setup is found by index, and its hold is keyed by the new name from now on.
       const found = await resolveInboundDevice(s.route, inbound.dev);
       if (!found) throw new NoDeviceError(inbound.dev, undefined, '--inbound');
       recordId = inboundRecordId(oldRecord, found);
       const rec = oldRecord?.holds[recordId] as InboundHoldRecord | undefined;
-      target = await openInboundHold(s, { ...inbound, dev: rec?.dev ?? found.name }, config.limit, rec);
+      target = await openInboundHold(s, { ...inbound, dev: found.name }, config.limit, rec);
     } else target = s.holds.find((h) => h.id === 'local') ?? (await localMode.open(s, config, oldRecord?.holds.local));
 
     if (target instanceof InboundHold) await target.refuseNameClash();
