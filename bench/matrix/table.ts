@@ -2,12 +2,13 @@
  * Print the README's Markdown table from matrix result files, so that every
  * number in it comes from a JSON as measured (nothing typed by hand):
  *
- *   node --import=tsx bench/matrix/table.ts bench/matrix/results/matrix-*.json
+ *   node --import=tsx bench/matrix/table.ts [--one-table] bench/matrix/results/matrix-*.json
  *
  * One line per window: row, client side, mode, requests, failed (by kind),
  * p99, max, reloads done (exited 0 and took effect / done), plug held mean /
  * max, windows released by the max-hold, SYNs held; the file's date and
- * kernel in a heading above each file's lines.
+ * kernel in a heading above each file's lines. `--one-table`: the files
+ * listed first, then one table with a `run` column (the file's tag).
  */
 import { readFileSync } from 'node:fs';
 import { basename } from 'node:path';
@@ -66,14 +67,30 @@ function failed(w: Win): string {
   return `**${n(w.client.failed)}** (${parts.join(', ')})`;
 }
 
-for (const file of process.argv.slice(2)) {
+const args = process.argv.slice(2);
+const one = args.includes('--one-table');
+const files = args.filter((a) => a !== '--one-table');
+const tagOf = (file: string, r: Result) =>
+  basename(file, '.json')
+    .replace(`matrix-${r.kernel}-${r.date.slice(0, 10)}`, '')
+    .replace(/^-/, '') || '-';
+const HEAD = '| row | client | mode | requests | failed | p99 | max | reloads | plug held mean / max | max-hold | SYNs held |';
+const heading = (file: string, r: Result) =>
+  `${r.date.slice(0, 16).replace('T', ' ')} UTC, kernel ${r.kernel}, ${r.haproxy.split(' - ')[0]}, ${r.nginx.replace(/^nginx version: /, '')}, ${r.params.connections} client loops (\`${basename(file)}\`)`;
+if (one) {
+  process.stdout.write('\n');
+  for (const file of files) {
+    const r = JSON.parse(readFileSync(file, 'utf8')) as Result;
+    process.stdout.write(`- \`${tagOf(file, r)}\`: ${heading(file, r)}\n`);
+  }
+  process.stdout.write(`\n| run ${HEAD}\n|---${'|---'.repeat(11)}|\n`);
+}
+for (const file of files) {
   const r = JSON.parse(readFileSync(file, 'utf8')) as Result;
-  process.stdout.write(
-    `\n${r.date.slice(0, 10)}, kernel ${r.kernel}, ${r.haproxy.split(' - ')[0]}, ${r.nginx.replace(/^nginx version: /, '')}, ${r.params.connections} client loops (\`${basename(file)}\`)\n\n`,
-  );
-  process.stdout.write(
-    '| row | client | mode | requests | failed | p99 | max | reloads | plug held mean / max | max-hold | SYNs held |\n|---|---|---|---|---|---|---|---|---|---|---|\n',
-  );
+  if (!one) {
+    process.stdout.write(`\n${heading(file, r)}\n\n`);
+    process.stdout.write(`${HEAD}\n|---${'|---'.repeat(10)}|\n`);
+  }
   for (const w of r.windows) {
     const prot = w.mode.startsWith('protected');
     const ok = w.reloads.filter((x) => x.exitCode === 0 && x.reloaded && !x.error).length;
@@ -86,7 +103,7 @@ for (const file of process.argv.slice(2)) {
     for (const x of w.reloads) if (x.error) errs.set(x.error.split(';')[0], (errs.get(x.error.split(';')[0]) ?? 0) + 1);
     const reloads = `${ok === w.reloads.length ? ok : `${ok} of ${w.reloads.length}`}${[...errs].map(([e, k]) => ` (${k}: ${e})`).join('')}`;
     process.stdout.write(
-      `| ${w.row} | ${w.clientSide ?? 'local'} | ${MODE[w.mode] ?? w.mode} | ${n(w.client.requests)} | ${failed(w)} | ${fmtMs(w.client.p99)} | ${fmtMs(w.client.max)} | ${reloads} | ${
+      `${one ? `| ${tagOf(file, r)} ` : ''}| ${w.row} | ${w.clientSide ?? 'local'} | ${MODE[w.mode] ?? w.mode} | ${n(w.client.requests)} | ${failed(w)} | ${fmtMs(w.client.p99)} | ${fmtMs(w.client.max)} | ${reloads} | ${
         prot ? `${fmtMs(held.mean)} / ${fmtMs(held.max)}` : '-'
       } | ${prot ? `${mh}${ho ? ` (${ho} ended by a hand-over)` : ''}` : '-'} | ${prot ? `${n(syns)}${drops ? ` (${drops} dropped)` : ''}` : '-'} |\n`,
     );
