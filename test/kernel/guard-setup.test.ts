@@ -205,7 +205,25 @@ test.serial('a failing step is rolled back: a u32 filter at pref 1 makes the fw 
   ]);
   await tool('tc', ['qdisc', 'add', 'dev', 'lo', 'parent', '1:4', 'handle', '40:', 'plug', 'limit', '1048576']);
   await tool('tc', ['qdisc', 'change', 'dev', 'lo', 'parent', '1:4', 'handle', '40:', 'plug', 'release_indefinite']);
-  await tool('tc', ['filter', 'add', 'dev', 'lo', 'parent', '1:', 'protocol', 'ip', 'pref', '1', 'u32', 'match', 'ip', 'dst', '169.254.9.9/32', 'classid', '1:3']);
+  await tool('tc', [
+    'filter',
+    'add',
+    'dev',
+    'lo',
+    'parent',
+    '1:',
+    'protocol',
+    'ip',
+    'pref',
+    '1',
+    'u32',
+    'match',
+    'ip',
+    'dst',
+    '169.254.9.9/32',
+    'classid',
+    '1:3',
+  ]);
   const before = await snapshot();
   const filtersBefore = await filtersText();
   t.regex(filtersBefore, /u32/);
