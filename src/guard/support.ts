@@ -14,7 +14,9 @@
  *   /sys/module/cls_fw tells whether it is there. A kernel built with cls_fw
  *   inside (no /sys/module entry) is recognised from /proc/kallsyms (its
  *   classify function listed without a module), else from modules.builtin
- *   when /lib/modules is present; otherwise the answer is "unknown", and setup
+ *   when /lib/modules is present; a readable kallsyms without the function
+ *   (and no modules.builtin) means it is missing; only when neither can be
+ *   read is the answer "unknown", and setup
  *   finds out for sure in its transaction (rolling back if it is missing).
  * - nf_tables: NFT_MSG_GETGEN answers.
  *
@@ -110,7 +112,7 @@ function whyUnchecked(mod: string): string {
   } catch (e) {
     code = ` (${(e as { code?: string }).code ?? String(e)})`;
   }
-  return `it is not loaded (no /sys/module/${mod}), and ${modulesBuiltinPath()}, which would tell whether it is built into the kernel, cannot be read${code}, nor does /proc/kallsyms show its classifier`;
+  return `it is not loaded (no /sys/module/${mod}), and neither ${modulesBuiltinPath()} nor /proc/kallsyms, which would tell whether it is built into the kernel, can be read${code}`;
 }
 
 /** The function each classifier's module defines (`<prefix>_classify`), which /proc/kallsyms lists when it is built in. */
@@ -120,7 +122,9 @@ const CLASSIFY_SYMBOL: Readonly<Record<string, string>> = { u32: 'u32_classify',
  * Whether /proc/kallsyms lists a classifier's function as part of the
  * kernel itself (a built-in classifier has no /sys/module entry; a loaded
  * module's symbols carry `[module]`).
- * @returns true when listed as built in; undefined when it cannot be told (no kallsyms, no symbol known)
+ * @returns true when listed as built in; false when kallsyms can be read and
+ * does not list it as built in (absent, or a module's); undefined when it
+ * cannot be told (no readable kallsyms, an empty one, no symbol known for the kind)
  */
 export function builtinBySymbol(kind: string, kallsyms = '/proc/kallsyms'): boolean | undefined {
   const sym = CLASSIFY_SYMBOL[kind];
@@ -132,7 +136,9 @@ export function builtinBySymbol(kind: string, kallsyms = '/proc/kallsyms'): bool
     return undefined;
   }
   const re = new RegExp(`^[0-9a-f]+ [tT] ${sym}(?:\\.[a-z0-9._]+)?$`, 'm');
-  return re.test(text) ? true : undefined;
+  if (re.test(text)) return true;
+  // A readable list of the kernel's functions without it: not built in.
+  return /^[0-9a-f]+ [tT] \S/m.test(text) ? false : undefined;
 }
 
 /** Whether this process has CAP_NET_ADMIN in its effective set. */
@@ -202,13 +208,16 @@ export async function probeFilterKind(conn: NetlinkConnection, kind: string): Pr
   }
   if (existsSync(`/sys/module/${mod}`)) return 'yes';
   // Built into the kernel: no /sys/module entry (none without parameters), but the kernel's own symbol list has it.
-  if (builtinBySymbol(kind)) return 'yes';
+  const bySymbol = builtinBySymbol(kind);
+  if (bySymbol) return 'yes';
   try {
     if (readFileSync(modulesBuiltinPath(), 'utf8').includes(`/${mod}.ko`)) return 'yes';
     // Present as a loadable module, yet it did not load: not loadable here (e.g. a container).
     return 'no';
   } catch {
-    return 'unknown';
+    // No modules.builtin (a container without /lib/modules): kallsyms alone tells, when it can be read. The load the
+    // request above asked for did not happen (no /sys/module entry), and the kernel does not have it built in.
+    return bySymbol === false ? 'no' : 'unknown';
   }
 }
 

@@ -151,9 +151,11 @@ test('a classifier built into the kernel is found in kallsyms; a module symbol o
     const f = join(dir, 'kallsyms');
     writeFileSync(f, 'ffffffff81f4c6a0 T u32_classify\nffffffff8124125c t u32_classify.cold\n0000000000000000 t fw_classify\t[cls_fw]\n');
     t.true(builtinBySymbol('u32', f));
-    t.is(builtinBySymbol('fw', f), undefined, 'a loaded module (its /sys/module entry tells)');
-    t.is(builtinBySymbol('flower', f), undefined, 'absent: cannot tell from kallsyms alone');
+    t.false(builtinBySymbol('fw', f), 'a loaded module: not built in (its /sys/module entry tells it is there)');
+    t.false(builtinBySymbol('flower', f), 'absent from a readable kallsyms: not built in');
     t.is(builtinBySymbol('u32', join(dir, 'none')), undefined, 'no kallsyms');
+    writeFileSync(join(dir, 'empty'), '');
+    t.is(builtinBySymbol('u32', join(dir, 'empty')), undefined, 'an empty kallsyms tells nothing');
     t.is(builtinBySymbol('nosuchkind', f), undefined);
     writeFileSync(f, '0000000000000000 T fl_classify\n');
     t.true(builtinBySymbol('flower', f), 'addresses hidden (kptr_restrict): the name still tells');

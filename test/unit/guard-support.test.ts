@@ -27,7 +27,7 @@ test('a module that could not be checked is in the modprobe suggestion, with the
   t.regex(
     e.message,
     new RegExp(
-      `cls_fw \\(filter fw\\) could not be checked: it is not loaded \\(no /sys/module/cls_fw\\), and ${builtin}, which would tell whether it is built into the kernel, cannot be read`,
+      `cls_fw \\(filter fw\\) could not be checked: it is not loaded \\(no /sys/module/cls_fw\\), and neither ${builtin} nor /proc/kallsyms, which would tell whether it is built into the kernel, can be read`,
     ),
   );
   t.regex(e.message, /nothing was changed$/);
