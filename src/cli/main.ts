@@ -40,6 +40,7 @@ export function buildProgram(): Command {
   guardCommands(program);
   showCommands(program);
   demoCommand(program);
+  refuseRepeatedOptions(program);
   netnsOption(program);
   // Our own `help [command]`: commander's built-in one shows the main help, exit 0, for a command that does not exist.
   program.helpCommand(false);
@@ -56,6 +57,43 @@ export function buildProgram(): Command {
       sub!.help();
     });
   return program;
+}
+
+/**
+ * A single-value option given twice (`--netns a --netns b`, `--max-hold 1s
+ * --max-hold 2s`) is a usage error (exit 2) before the command does
+ * anything, rather than the last one silently winning: acting on another
+ * namespace, device or deadline than the user meant is the risk. Options
+ * meant to repeat (`--port`, `--addr`, `--inbound`) have an argument parser
+ * that collects them and check their own counts; flags without a value may
+ * repeat. Only the command's own arguments count: what follows `--` is
+ * protect's command.
+ */
+function refuseRepeatedOptions(program: Command): void {
+  program.hook('preAction', (root, action) => {
+    const raw = ((root as unknown as { rawArgs?: string[] }).rawArgs ?? []).slice(2);
+    const start = raw.indexOf(action.name());
+    if (start < 0) return;
+    const seen = new Map<string, string[]>();
+    for (let i = start + 1; i < raw.length && raw[i] !== '--'; i++) {
+      const t = raw[i];
+      const eq = t.startsWith('--') ? t.indexOf('=') : -1;
+      const name = eq > 0 ? t.slice(0, eq) : t;
+      const opt = action.options.find((o) => o.long === name || o.short === name);
+      if (!opt || !(opt.required || opt.optional)) continue;
+      let value: string | undefined;
+      if (eq > 0) value = t.slice(eq + 1);
+      else if (i + 1 < raw.length && (opt.required || !raw[i + 1].startsWith('-'))) value = raw[++i];
+      if (opt.parseArg) continue; // collected on purpose
+      const key = opt.long ?? name;
+      seen.set(key, [...(seen.get(key) ?? []), value ?? '']);
+    }
+    for (const [name, values] of seen) {
+      if (values.length > 1) {
+        throw new UsageError(`${name} given ${values.length} times (${values.map((v) => `'${v}'`).join(', ')}): give it once`);
+      }
+    }
+  });
 }
 
 /** Commands that talk to no kernel (decode reads files) or run their own TCP peers in synplug's own namespace (demo). */

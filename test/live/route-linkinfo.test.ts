@@ -156,7 +156,7 @@ test.serial('bad input is refused before anything is sent', async (t) => {
 });
 
 test.serial(
-  'CLI `show link --details` prints what `ip -d link show` prints (text and JSON, key order included) for an ifb, a veth pair and lo; --details on another object is a usage error',
+  'CLI `show link [--details]` prints what `ip [-d] link show` prints (text and JSON, key order included) for an ifb with an alias, a veth pair and lo; --details on another object is a usage error',
   async (t) => {
     const CLI = 'dist/bundle/synplug.cjs';
     const synplug = (...args: string[]): string => execFileSync(process.execPath, [CLI, ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
@@ -164,7 +164,10 @@ test.serial(
     await createLink(conn, { name: VA, kind: 'veth', peer: { name: VB } });
     try {
       await setLinkUp(conn, IFB, true);
+      ip('link', 'set', 'dev', IFB, 'alias', 'synplug test alias: two words');
       for (const d of [IFB, VA, VB, 'lo']) {
+        t.is(synplug('show', 'link', '--dev', d), ip('link', 'show', 'dev', d), `text of ${d} without details`);
+        t.is(synplug('show', 'link', '--dev', d, '--json').trim(), ip('-j', 'link', 'show', 'dev', d).trim(), `JSON of ${d} without details`);
         t.is(synplug('show', 'link', '--dev', d, '-d'), ip('-d', 'link', 'show', 'dev', d), `text of ${d}`);
         t.is(synplug('show', 'link', '--dev', d, '--details', '--json').trim(), ip('-d', '-j', 'link', 'show', 'dev', d).trim(), `JSON of ${d}`);
       }

@@ -102,3 +102,27 @@ test('protect -- "": a CLI-level message, exit 2, nothing run', async (t) => {
     if (args.includes('--json')) t.regex(JSON.parse(r.stdout).error, /^protect: the command after -- is empty/);
   }
 });
+
+test('a single-value option given twice is exit 2 before anything runs (no "last one wins"); options meant to repeat, repeated flags, and what follows -- are left alone', async (t) => {
+  const refused: Array<[string[], string]> = [
+    [['check', '--netns', 'a', '--netns', 'b'], "--netns given 2 times ('a', 'b'): give it once"],
+    [['setup', '--dev', 'lo', '--dev=va'], "--dev given 2 times ('lo', 'va'): give it once"],
+    [['protect', '--max-hold', '1s', '--max-hold=2s', '--', 'true'], "--max-hold given 2 times ('1s', '2s'): give it once"],
+    [['protect', '--check', 'a', '--user', 'x', '--check', 'b', '--', 'true'], "--check given 2 times ('a', 'b'): give it once"],
+    [['demo', '--seconds', '1', '--seconds', '2'], "--seconds given 2 times ('1', '2'): give it once"],
+    [['show', 'link', '--dev', 'a', '--dev', 'b'], "--dev given 2 times ('a', 'b'): give it once"],
+  ];
+  for (const [args, message] of refused) {
+    const r = await synplug(args);
+    t.is(r.code, 2, args.join(' '));
+    t.true(r.stderr.includes(message), `${args.join(' ')}: ${r.stderr}`);
+  }
+  // after -- the words are the command's: not counted
+  const after = await synplug(['protect', '--max-hold', '1s', '--', 'true', '--max-hold', '2s']);
+  t.false(after.stderr.includes('given 2 times'), after.stderr);
+  // --port repeats on purpose: the refusal is about the device, not the repeat
+  const ports = await synplug(['setup', '--inbound', 'sp-nosuch0', '--port', '1', '--port', '2']);
+  t.false(ports.stderr.includes('given 2 times'), ports.stderr);
+  const flags = await synplug(['show', 'qdisc', '--dev', 'sp-nosuch0', '-s', '-s']);
+  t.false(flags.stderr.includes('given 2 times'), flags.stderr);
+});

@@ -304,6 +304,8 @@ export interface LinkInfo extends LinkDetails {
   permaddr?: string;
   /** IFLA_LINK_NETNSID */
   link_netnsid?: number;
+  /** IFLA_IFALIAS: the device's alias (`ip link set DEV alias TEXT`); `ip link` only, not `ip addr` */
+  ifalias?: string;
   /** IFLA_PROP_LIST / IFLA_ALT_IFNAME */
   altnames?: string[];
 }
@@ -342,6 +344,8 @@ export interface RawLink {
   permAddress?: Buffer;
   linkNetnsid?: number;
   altnames?: string[];
+  /** IFLA_IFALIAS */
+  ifalias?: string;
   /** IFLA_LINKINFO / IFLA_INFO_KIND: "veth", "ifb"... */
   kind?: string;
   /** IFLA_EXT_MASK (requests) */
@@ -386,6 +390,7 @@ export function decodeLink(msg: NetlinkMessage): RawLink {
   set('permAddress', attrs.bin(IFLA_PERM_ADDRESS));
   set('linkNetnsid', attrs.s32(IFLA_LINK_NETNSID));
   set('extMask', attrs.u32(IFLA_EXT_MASK));
+  set('ifalias', attrs.str(IFLA_IFALIAS));
   const props = attrs.nested(IFLA_PROP_LIST);
   if (props) {
     raw.altnames = props.all(IFLA_ALT_IFNAME).map((a) => {
@@ -524,6 +529,7 @@ export function toLinkInfo(raw: RawLink, lookup?: LinkLookup, options: { addr?: 
   }
   if (raw.linkNetnsid !== undefined) out.link_netnsid = raw.linkNetnsid;
   if (options.details) Object.assign(out, linkDetails(raw));
+  if (!options.addr && raw.ifalias !== undefined) out.ifalias = raw.ifalias;
   if (raw.altnames) out.altnames = raw.altnames;
   return out as LinkInfo;
 }
@@ -565,6 +571,7 @@ export function formatLink(l: LinkInfo, options: { linkLayer?: boolean } = {}): 
   if (l.link_netnsid !== undefined) s += ` link-netnsid ${l.link_netnsid}`;
   if (l.proto_down) s += ' protodown on ';
   s += formatLinkDetails(l);
+  if (l.ifalias !== undefined) s += `\n    alias ${l.ifalias}`;
   for (const a of l.altnames ?? []) s += `\n    altname ${a}`;
   return s;
 }
