@@ -109,12 +109,9 @@ const NO_NETNS = new Set(['decode', 'demo', 'help']);
 function netnsOption(program: Command): void {
   for (const sub of program.commands) {
     if (NO_NETNS.has(sub.name())) continue;
-    sub.addOption(
-      new Option(
-        '--netns <name|path>',
-        "act in this network namespace, like 'ip -n': a name from /run/netns or a path such as /proc/PID/ns/net (default state directory: /run/synplug/netns/<inode>)",
-      ),
-    );
+    const where = "act in this network namespace, like 'ip -n': a name from /run/netns or a path such as /proc/PID/ns/net";
+    // show keeps no state; the other commands keep theirs per namespace
+    sub.addOption(new Option('--netns <name|path>', sub.name() === 'show' ? where : `${where} (default state directory: /run/synplug/netns/<inode>)`));
   }
   setDefaultWarningHandler((w) => process.stderr.write(`synplug: warning: ${w.message} (${w.requestType})\n`));
   program.hook('preAction', (_root, action) => {

@@ -111,7 +111,8 @@ const ASSIGNMENT = /^[A-Za-z_][A-Za-z0-9_]*$/;
  * shell syntax (`| & ; < > ( )`), `$` or backtick outside single quotes
  * (inside double quotes too), an unquoted glob character (`* ? [`), an
  * unquoted `~` or `#` at the start of a word, or a first word that is a
- * variable assignment (`NAME=value`): no shell runs to interpret them
+ * variable assignment (`NAME=value`), or an unquoted line break between
+ * words (a shell's command separator): no shell runs to interpret them
  */
 export function splitCommandWords(text: string, what = '--check'): string[] {
   const refuse = (c: string, why: string, fix = 'quote it to pass it literally'): never => {
@@ -124,6 +125,11 @@ export function splitCommandWords(text: string, what = '--check'): string[] {
   let plain = true;
   for (let i = 0; i < text.length; i++) {
     const c = text[i];
+    if (c === '\n' && (inWord || words.length > 0) && text.slice(i + 1).trim() !== '') {
+      throw new UsageError(
+        `${what}: an unquoted line break in ${JSON.stringify(text)} separates two commands in a shell, but no shell runs the command (give one command, or --check "sh -c '...'")`,
+      );
+    }
     if (c === ' ' || c === '\t' || c === '\n') {
       if (inWord) words.push(word);
       word = '';

@@ -42,6 +42,12 @@ test('splitCommandWords: blanks separate words; quotes as a POSIX shell reads th
   }
 });
 
+test('splitCommandWords: a line break quoted, leading or trailing is not a command separator', (t) => {
+  t.deepEqual(splitCommandWords("printf 'a\nb'"), ['printf', 'a\nb']);
+  t.deepEqual(splitCommandWords('nginx -t\n'), ['nginx', '-t']);
+  t.deepEqual(splitCommandWords('\n nginx -t'), ['nginx', '-t']);
+});
+
 test('splitCommandWords: open quotes, a trailing backslash and unquoted shell syntax are usage errors', (t) => {
   for (const bad of ["a 'b", 'a "b', 'a \\', 'nginx -t && reload', 'a | b', 'a; b', 'a > f', 'echo $HOME', 'echo `id`', 'a (b)']) {
     const e = t.throws(() => splitCommandWords(bad), { instanceOf: UsageError }, bad);
@@ -66,6 +72,8 @@ test('splitCommandWords: what a shell would expand or treat specially is refused
     ['FOO=1 nginx -t', /'FOO=' .*variable assignment.*env NAME=value/],
     ['_a9=x', /'_a9='/],
     ['A= nginx', /'A='/],
+    ['nginx -t\nreboot', /unquoted line break .*separates two commands/],
+    ['echo a\n b', /unquoted line break/],
   ];
   for (const [bad, re] of cases) {
     const e = t.throws(() => splitCommandWords(bad), { instanceOf: UsageError }, bad);
