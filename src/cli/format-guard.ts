@@ -56,8 +56,9 @@ export function formatCheck(r: CheckResult): string {
   const lines = [head];
   for (const p of r.pieces)
     lines.push(`  ${p.status === 'ok' ? 'ok       ' : p.status === 'missing' ? 'MISSING  ' : 'DIFFERENT'} ${p.piece}${p.detail ? ` (${p.detail})` : ''}`);
-  if (r.state !== 'ok') {
-    const run = [...new Set(r.holds.filter((h) => h.state !== 'ok').map((h) => `'${setupHint(h)}'`))];
+  lines.push(...unrecordedLines(r.unrecorded).map((l) => `  ${l}`));
+  const run = [...new Set(r.holds.filter((h) => h.state !== 'ok').map((h) => `'${setupHint(h)}'`))];
+  if (r.state !== 'ok' && run.length) {
     const recorded = r.holds.some((h) => h.mode === 'inbound' && h.state === 'partial');
     lines.push(`run ${run.join(' and ')}${recorded ? " (or 'synplug protect --setup', which sets up every recorded hold again)" : ''} to complete it`);
   }
@@ -174,18 +175,24 @@ export function formatStatus(r: StatusResult): string {
           .map((l) => `  ${l}`),
       );
   }
-  return lines.join('\n');
+  lines.push(...unrecordedLines(r.unrecorded));
+  // tc's text puts a blank after some fields: no line ends in one
+  return lines.map((l) => l.trimEnd()).join('\n');
 }
+
+/** The lines naming IFBs of synplug's that no record lists (check, status). */
+const unrecordedLines = (u: ReadonlyArray<{ ifb: string; dev: string; teardown: string }> | undefined): string[] =>
+  (u ?? []).map((x) => `unrecorded: ${x.ifb} (synplug's alias, no record) — '${x.teardown}' removes it`);
 
 /** Text for `synplug teardown`. */
 export function formatTeardown(r: TeardownResult): string {
-  if (r.nothingSetUp) return r.nothingSetUp;
+  if (r.nothingSetUp) return [r.nothingSetUp, ...(r.kept.length ? ['left alone:', ...r.kept.map((x) => `  ${x}`)] : [])].join('\n');
   const lines = r.removed.length
     ? [
         `removed${r.holds.length && !(r.holds.length === 1 && r.holds[0] === 'local') ? ` (${r.holds.join(', ')})` : ` from ${r.dev}`}:`,
         ...r.removed.map((x) => `  ${x}`),
       ]
-    : [`nothing of synplug's on ${r.dev} to remove`];
+    : [`nothing of synplug's on ${r.dev} to remove${r.holds.length ? ` (forgot the record of ${r.holds.join(', ')})` : ''}`];
   if (r.kept.length) lines.push('left alone:', ...r.kept.map((x) => `  ${x}`));
   if (r.removedStateDir) lines.push('removed the state directory (setup had created it)');
   return lines.join('\n');

@@ -11,7 +11,7 @@ import { StateFileError } from './errors.js';
 import { StateStore, processStartTime, type Lease, type PlugRecord } from './state.js';
 import { breakLeases, dropLease, liveLeases, newLeaseId, takeLease } from './leases.js';
 import { contextFor, definedOnly, recoverStale, withSession } from './context.js';
-import { checkSelector, combineStates, piecesOf, requireSetUp, selectedHolds, stateOf } from './setup.js';
+import { checkSelector, combineStates, findUnrecordedIfbs, piecesOf, requireSetUp, selectedHolds, stateOf } from './setup.js';
 import { LocalHold, type LocalStatusDetails } from './modes/local.js';
 import {
   findSynplugIfbs,
@@ -19,8 +19,11 @@ import {
   ifbReleaseMessage,
   InboundHold,
   inboundRecordId,
+  IFB_ALIAS_PREFIX,
   openOrphanInboundHold,
+  requireInboundDevice,
   resolveInboundDevice,
+  unrecordedIfbMismatch,
   type InboundHoldRecord,
 } from './modes/inbound.js';
 import { GuardSession } from './session.js';
@@ -215,9 +218,11 @@ export async function status(opts: StatusOptions = {}): Promise<StatusResult> {
       const { qdiscs, filters, held, passed, dropped } = details as LocalStatusDetails;
       holds.push({ ...base, qdiscs, filters, ...(held !== undefined && { held, passed, dropped }) });
     }
+    const unrecorded = await findUnrecordedIfbs(s, record, { inbound, local });
     return {
       ...(localOne && { dev: config.dev, addr: config.addr }),
-      state: combineStates(selected.map(stateOf)),
+      state: combineStates([...selected.map(stateOf), ...(unrecorded.length ? (['partial'] as const) : [])]),
+      ...(unrecorded.length && { unrecorded }),
       pieces: piecesOf(selected.flatMap((x) => ('absent' in x ? [] : [x]))),
       ...details,
       plug: store.readPlug() ?? null,
@@ -249,7 +254,8 @@ export async function status(opts: StatusOptions = {}): Promise<StatusResult> {
  * kept. With a damaged setup.json that done, the error is thrown.
  * @throws {UsageError} `inbound` and `local` both, an empty device name
  * @throws {NotPermittedError} (`permission`) {@link NoDeviceError} (`usage`) {@link NetlinkError} (`kernel`)
- * @throws {StateFileError} the state directory is unsafe, a state file is damaged (nothing of the local hold is removed), or a file cannot be removed
+ * @throws {StateFileError} the state directory is unsafe, plug.json or leases.json is damaged or a symbolic link
+ * (nothing is removed), setup.json is damaged (nothing of the local hold is removed), or a file cannot be removed
  */
 export async function teardown(opts: TeardownOptions = {}): Promise<TeardownResult> {
   const only = opts?.inbound;
@@ -259,7 +265,10 @@ export async function teardown(opts: TeardownOptions = {}): Promise<TeardownResu
   let ctx: ReturnType<typeof contextFor>;
   try {
     ctx = contextFor(rest, 'synplug teardown', { inbound: only });
-    ctx.store.readPlug(); // a damaged plug.json is an error before anything is removed
+    // A damaged or symlinked plug.json or leases.json is an error before anything is removed (as for every command):
+    // teardown would otherwise delete it, and with it what it says about a protect still running.
+    ctx.store.readPlug();
+    ctx.store.readLeases();
   } catch (e) {
     if (!(e instanceof StateFileError) || localOnly) throw e;
     const config = resolveConfig(definedOnly(rest));
@@ -283,7 +292,11 @@ export async function teardown(opts: TeardownOptions = {}): Promise<TeardownResu
       if (record?.holds[id]) return undefined;
       // Not recorded: an IFB of synplug's for that device (a crash before setup recorded it) is still removed.
       const swept = await tearDownUnrecorded(s, record, config, target);
-      return swept.holds.length ? { dev: target.name, ...swept } : undefined;
+      if (swept.holds.length) return { dev: target.name, ...swept };
+      if (swept.kept.length)
+        return { dev: target.name, ...swept, nothingSetUp: `teardown --inbound ${only}: no inbound hold of ${target.name} is set up; nothing to remove` };
+      await requireInboundDevice(s, only); // nothing recorded or found for it: a device setup --inbound would refuse is an error
+      return undefined;
     });
     if (early) return early;
   }
@@ -308,7 +321,8 @@ export async function teardown(opts: TeardownOptions = {}): Promise<TeardownResu
       const r = await hold.teardown(inspection);
       removed.push(...r.removed);
       kept.push(...r.kept);
-      torn.push(hold.id);
+      // A hold counts when it existed: recorded (its entry is forgotten), or something of it was there.
+      if (record?.holds[hold.id] || r.removed.length || inspection.state !== 'absent') torn.push(hold.id);
     }
     if (id === undefined && !record) {
       // Every hold, and no record: IFBs of synplug's found by their alias go too.
@@ -320,17 +334,21 @@ export async function teardown(opts: TeardownOptions = {}): Promise<TeardownResu
     const left = Object.fromEntries(Object.entries(record?.holds ?? {}).filter(([h]) => !torn.includes(h)));
     if (id !== undefined && Object.keys(left).length > 0) {
       store.writeSetup({ ...record!, holds: left });
-      return { dev, removed, kept, holds: torn };
+      return { dev, removed: unique(removed), kept: unique(kept), holds: unique(torn) };
     }
+    const nothing = !torn.length && !removed.length ? { nothingSetUp: "nothing of synplug's is set up (no record, no hold found); nothing to remove" } : {};
     let removedStateDir: boolean;
     try {
       removedStateDir = store.clear(record?.createdStateDir === true);
     } catch (e) {
       throw new StateFileError(config.stateDir, `removed the setup, but cannot remove the state files in ${config.stateDir}: ${(e as Error).message}`, e);
     }
-    return { dev, removed, kept, holds: torn, ...(removedStateDir && { removedStateDir }) };
+    return { dev, removed: unique(removed), kept: unique(kept), holds: unique(torn), ...(removedStateDir && { removedStateDir }), ...nothing };
   });
 }
+
+/** The entries in order, each once. */
+const unique = (xs: readonly string[]): string[] => [...new Set(xs)];
 
 /** Run `f` on a session that opens no hold (the route socket only). */
 async function withBareSession<T>(config: GuardConfig, f: (s: GuardSession) => Promise<T>): Promise<T> {
@@ -362,11 +380,18 @@ async function tearDownUnrecorded(
   for (const f of await findSynplugIfbs(s.route)) {
     if (recorded.has(f.ifb)) continue;
     if (target && f.dev !== target.name && !(target.ifindex !== undefined && f.ifb === ifbNameFor(target.ifindex))) continue;
+    const mismatch = await unrecordedIfbMismatch(s.route, f);
+    if (mismatch) {
+      kept.push(
+        `link ${f.ifb}: carries synplug's alias '${IFB_ALIAS_PREFIX}${f.dev}', but no record lists it and ${mismatch}: not synplug's; left alone, with the filters on ${f.dev}`,
+      );
+      continue;
+    }
     const h = await openOrphanInboundHold(s, f, config.limit);
     const r = await h.teardown(await h.inspect());
     removed.push(...r.removed);
     kept.push(...r.kept);
-    holds.push(h.id);
+    if (!holds.includes(h.id)) holds.push(h.id);
   }
-  return { removed, kept, holds };
+  return { removed: unique(removed), kept: unique(kept), holds };
 }

@@ -22,11 +22,22 @@ import { markRuleOf } from './modes/local.js';
 import { resolveMarkRule } from './modes/local-nft.js';
 import type { Hold, HoldInspection, HoldSetupPlan, SetupStep } from './modes/types.js';
 import { localMode } from './modes/local.js';
-import { InboundHold, inboundRecordId, openInboundHold, resolveInboundDevice, validateInbound, type InboundHoldRecord } from './modes/inbound.js';
+import {
+  findSynplugIfbs,
+  ifbNameFor,
+  InboundHold,
+  inboundRecordId,
+  openInboundHold,
+  requireInboundDevice,
+  resolveInboundDevice,
+  unrecordedIfbMismatch,
+  validateInbound,
+  type InboundHoldRecord,
+} from './modes/inbound.js';
 import { NoDeviceError } from './errors.js';
 import { UsageError } from '../netlink/errors.js';
 import type { SetupRecord } from './state.js';
-import type { CheckOptions, CheckResult, HoldSelector, PieceState, SetupOptions, SetupResult, SetupState } from './types.js';
+import type { CheckOptions, CheckResult, HoldSelector, PieceState, SetupOptions, SetupResult, SetupState, UnrecordedIfb } from './types.js';
 
 /** The state of several holds together: `ok` when all are, `absent` when none is set up at all, else `partial`. */
 export function combineStates(states: readonly SetupState[]): SetupState {
@@ -199,9 +210,32 @@ export async function selectedHolds(s: GuardSession, record: SetupRecord | undef
     const found = await resolveInboundDevice(s.route, sel.inbound);
     const id = inboundRecordId(record, found ?? { name: sel.inbound });
     const h = s.holds.find((x) => x.id === id);
-    return h ? [{ hold: h, inspection: await h.inspect() }] : [{ absent: { id, mode: 'inbound', dev: found?.name ?? sel.inbound } }];
+    if (h) return [{ hold: h, inspection: await h.inspect() }];
+    await requireInboundDevice(s, sel.inbound); // no record names it: a device setup --inbound would refuse is an error
+    return [{ absent: { id, mode: 'inbound', dev: found?.name ?? sel.inbound } }];
   }
   return inspectHolds(s);
+}
+
+/**
+ * IFBs of synplug's that no record lists (a crash between creating one and
+ * recording it; a removed setup.json): those carrying synplug's alias whose
+ * name and root qdisc are synplug's too (see {@link unrecordedIfbMismatch}),
+ * for the holds `sel` covers (none with `local`). `teardown` removes them.
+ * @throws {NetlinkError} a listing was refused
+ */
+export async function findUnrecordedIfbs(s: GuardSession, record: SetupRecord | undefined, sel: HoldSelector): Promise<UnrecordedIfb[]> {
+  if (sel.local) return [];
+  const recorded = new Set(Object.values(record?.holds ?? {}).flatMap((h) => (h.mode === 'inbound' ? [(h as InboundHoldRecord).ifb] : [])));
+  const target = sel.inbound !== undefined ? ((await resolveInboundDevice(s.route, sel.inbound)) ?? { name: sel.inbound }) : undefined;
+  const out: UnrecordedIfb[] = [];
+  for (const f of await findSynplugIfbs(s.route)) {
+    if (recorded.has(f.ifb)) continue;
+    if (target && f.dev !== target.name && !('ifindex' in target && f.ifb === ifbNameFor(target.ifindex))) continue;
+    if (await unrecordedIfbMismatch(s.route, f)) continue;
+    out.push({ ifb: f.ifb, dev: f.dev, teardown: `synplug teardown --inbound ${f.dev}` });
+  }
+  return out;
 }
 
 /** The state of a selected hold. */
@@ -229,8 +263,11 @@ export async function check(opts: CheckOptions = {}): Promise<CheckResult> {
     const selected = await selectedHolds(s, record, { inbound, local });
     const inspected = selected.flatMap((x) => ('absent' in x ? [] : [x]));
     const hasLocal = inspected.some((i) => i.hold.id === 'local');
+    const unrecorded = await findUnrecordedIfbs(s, record, { inbound, local });
     return {
-      state: combineStates(selected.map(stateOf)),
+      // an IFB of synplug's that no record lists is a leftover: partly set up (exit 2), until teardown removes it
+      state: combineStates([...selected.map(stateOf), ...(unrecorded.length ? (['partial'] as const) : [])]),
+      ...(unrecorded.length && { unrecorded }),
       ...(hasLocal && { dev: config.dev, addr: config.addr }),
       pieces: piecesOf(inspected),
       holds: selected.map((x) => {

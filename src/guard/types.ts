@@ -56,6 +56,22 @@ export interface CheckResult {
   pieces: PieceState[];
   /** each hold's own state (`local`, `inbound:DEV`...); an inbound hold also lists its ports */
   holds: Array<{ id: string; mode: string; dev: string; state: SetupState; ports?: number[] }>;
+  /** IFBs of synplug's that no record lists (present when there is one; `state` is then at best `partial`) */
+  unrecorded?: UnrecordedIfb[];
+}
+
+/**
+ * An IFB of synplug's that no record lists: it carries synplug's alias, its
+ * name is `spifb<ifindex of DEV>` and its root qdisc a plug or none (a crash
+ * between creating it and recording it, or a removed setup.json).
+ */
+export interface UnrecordedIfb {
+  /** its name */
+  ifb: string;
+  /** the device its alias names */
+  dev: string;
+  /** the command that removes it, with synplug's filters on DEV: `synplug teardown --inbound DEV` */
+  teardown: string;
 }
 
 /** The classifier of the SYN filters: flower where cls_flower exists, u32 otherwise (or as forced). */
@@ -193,6 +209,8 @@ export interface StatusResult {
   recovered?: string;
   /** every hold reported, each with its own state, pieces and plug counters (the fields above are the local hold's) */
   holds: HoldStatus[];
+  /** IFBs of synplug's that no record lists (present when there is one); `state` is then at best `partial` */
+  unrecorded?: UnrecordedIfb[];
 }
 
 /** One hold in `status`. */
@@ -229,9 +247,15 @@ export interface TeardownResult {
   kept: string[];
   /** teardown removed the state directory (setup had created it) */
   removedStateDir?: boolean;
-  /** the holds removed (`local`, `inbound:DEV`) */
+  /**
+   * the holds torn down (`local`, `inbound:DEV`), each once: only holds that existed (recorded, or something of
+   * them was found). Ids, as in `plug`'s and the leases' `holds`; `status` and `check` list objects instead.
+   */
   holds: string[];
-  /** teardown --inbound DEV / --local named a hold that is not set up: the sentence saying so (nothing was removed) */
+  /**
+   * present when nothing was set up (the whole teardown, or the hold `--inbound DEV` / `--local` names): the
+   * sentence saying so; nothing was removed, `holds` is empty, and the exit status is 0
+   */
   nothingSetUp?: string;
 }
 

@@ -277,7 +277,11 @@ test.serial("teardown with no record finds synplug's IFB by its alias and remove
   try {
     const r = await synplug(sd, 'teardown');
     t.is(r.code, 0, r.stderr);
-    t.regex(r.stdout, new RegExp(`link ${IFB} \\(ifb, with its plug\\): found by its alias 'synplug inbound hold of ${DEV}', without a record`));
+    t.regex(
+      r.stdout,
+      new RegExp(`link ${IFB} \\(ifb\\): found by its alias 'synplug inbound hold of ${DEV}', without a record`),
+      'no plug qdisc (no sch_plug here): not "with its plug"',
+    );
     t.throws(() => sh(IP, 'link', 'show', 'dev', IFB), undefined, 'the IFB is gone');
     const left = sh(TC, 'filter', 'show', 'dev', DEV, 'ingress');
     t.notRegex(left, /pref 6500[01]/, 'synplug filters gone');

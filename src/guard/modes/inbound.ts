@@ -160,13 +160,19 @@ export function validateInbound(o: InboundOptions): InboundSpec {
 }
 
 function canonicalDestination(a: unknown): string {
+  let c: string;
   try {
-    return canonicalAddress(a);
+    c = canonicalAddress(a);
   } catch (e) {
     if (e instanceof UsageError)
       throw new UsageError(`--addr (with --inbound): ${e.message.replace("cannot be the proxy's address", 'cannot be a destination to hold SYNs to')}`);
     throw e;
   }
+  if (/^127\./.test(c) || c === '::1' || /^::ffff:127\./i.test(c))
+    throw new UsageError(
+      `--addr ${c} (with --inbound): a loopback address, which no SYN arriving on a device from outside is sent to; give an address of the device's, or hold local connections with the local hold ('synplug setup' without --inbound)`,
+    );
+  return c;
 }
 
 function checkPort(p: unknown): number {
@@ -784,8 +790,19 @@ export class InboundHold implements Hold {
       } else kept.push(`filters at pref ${INBOUND_PREF[fam]} on ${this.dev} ingress: not synplug's`);
     }
     if (o.ifb.exists && this.ifbIsOurs(o)) {
-      await ignoreGone(deleteLink(route, this.ifb));
-      removed.push(`link ${this.ifb} (ifb, with its plug)${this.orphan ? `: found by its alias '${IFB_ALIAS_PREFIX}${this.dev}', without a record` : ''}`);
+      // synplug's filters are gone now: any filter still redirecting to the IFB is someone else's, and would be left
+      // pointing at a deleted device (its packets dropped). Keep the IFB then, and say which filters.
+      const foreign = o.ifb.index !== undefined ? await redirectsTo(route, o.ifb.index) : [];
+      const withPlug = o.ifbQdiscs.some((q) => q.root && q.kind === 'plug') ? ', with its plug' : '';
+      const how = this.orphan ? `: found by its alias '${IFB_ALIAS_PREFIX}${this.dev}', without a record` : '';
+      if (foreign.length) {
+        kept.push(
+          `link ${this.ifb} (ifb${withPlug})${how}: kept, because filters that are not synplug's redirect to it (${foreign.join('; ')}); remove or change them, then run 'synplug teardown --inbound ${this.dev}' again`,
+        );
+      } else {
+        await ignoreGone(deleteLink(route, this.ifb));
+        removed.push(`link ${this.ifb} (ifb${withPlug})${how}`);
+      }
     } else if (o.ifb.exists) kept.push(`link ${this.ifb}: not synplug's`);
     if (o.ingressQdisc) {
       const left = [
@@ -999,6 +1016,19 @@ export async function openInboundHold(
   return new InboundHold(sockets, spec, limit, ifindex, st.exists ? st.index : undefined, record);
 }
 
+/**
+ * Refuse a device no record names as `setup --inbound` would: one that does
+ * not exist, a loopback device, an IFB. For `check`, `status` and `teardown
+ * --inbound DEV` when nothing is recorded for DEV (a recorded hold whose
+ * device vanished is not checked here: its teardown still cleans up).
+ * @throws {NoDeviceError} no such device (`usage`)
+ * @throws {UsageError} a loopback device or an IFB, with setup's own sentence
+ * @throws {NetlinkError} a refusal other than ENODEV
+ */
+export async function requireInboundDevice(sockets: HoldSockets, dev: string): Promise<void> {
+  await openInboundHold(sockets, validateInbound({ dev, ports: [1] }), DEFAULTS.limit);
+}
+
 /** The inbound mode: opens the inbound hold a setup record lists. */
 export const inboundMode: HoldMode = {
   name: 'inbound',
@@ -1069,6 +1099,66 @@ export async function findSynplugIfbs(route: HoldSockets['route']): Promise<Synp
     out.push({ ifb: l.ifname, ifbIndex: l.index, dev: alias.slice(IFB_ALIAS_PREFIX.length) });
   }
   return out;
+}
+
+/**
+ * The filters that send packets to a device (any mirred action whose target
+ * is `ifindex`), on every device's ingress and egress hooks (clsact,
+ * ingress) and root qdisc: each as `DEV ingress pref N`.
+ * @throws {NetlinkError} a listing was refused (other than the device or qdisc vanishing meanwhile)
+ */
+export async function redirectsTo(route: HoldSockets['route'], ifindex: number): Promise<string[]> {
+  const names = new Map((await listRawLinks(route)).map((l) => [l.index, l.ifname]));
+  const out: string[] = [];
+  for (const q of await listQdiscs(route)) {
+    const dev = q.ifindex as number | undefined;
+    if (dev === undefined) continue;
+    const parents = q.kind === 'clsact' ? ['ingress', 'egress'] : q.kind === 'ingress' ? ['ingress'] : q.root && q.handle !== '0:' ? [q.handle] : [];
+    for (const parent of parents) {
+      let fs: FilterEntry[];
+      try {
+        fs = await listFilters(route, { ifindex: dev, parent });
+      } catch (e) {
+        if (e instanceof NetlinkError && (e.code === 'ENODEV' || e.code === 'EINVAL' || e.code === 'ENOENT')) continue;
+        throw e;
+      }
+      for (const f of fs) {
+        const acts = (f.options as { actions?: Array<Record<string, unknown>> } | undefined)?.actions ?? [];
+        if (acts.some((a) => a.kind === 'mirred' && a.ifindex === ifindex))
+          out.push(`${names.get(dev) ?? `if${dev}`} ${parent === 'ingress' || parent === 'egress' ? parent : `root ${parent}`} pref ${f.pref}`);
+      }
+    }
+  }
+  return [...new Set(out)];
+}
+
+/**
+ * Why an IFB found by its alias ({@link findSynplugIfbs}) without a record
+ * is not synplug's, or undefined when it is: synplug's has the name
+ * `spifb<ifindex of DEV>` (DEV: the device its alias names; when no device
+ * has that name now, DEV was renamed or removed and any `spifb<N>` does) and
+ * at its root a plug or no qdisc of its own. An alias alone proves nothing.
+ * @throws {NetlinkError} a listing was refused
+ */
+export async function unrecordedIfbMismatch(route: HoldSockets['route'], found: SynplugIfb): Promise<string | undefined> {
+  let dev: { name: string; ifindex: number } | undefined;
+  try {
+    dev = await resolveInboundDevice(route, found.dev);
+  } catch (e) {
+    if (!(e instanceof UsageError)) throw e; // the alias names no valid device name
+  }
+  const m = /^spifb([0-9]+)$/.exec(found.ifb);
+  const want = dev ? ifbNameFor(dev.ifindex) : 'spifb<ifindex>';
+  if (!m || (dev && Number(m[1]) !== dev.ifindex)) return `its name is not ${want}, the name synplug gives the IFB of ${found.dev}`;
+  let root: QdiscEntry | undefined;
+  try {
+    root = (await listQdiscs(route, { ifindex: found.ifbIndex })).find((q) => q.root);
+  } catch (e) {
+    if (e instanceof NetlinkError && e.code === 'ENODEV') return 'it is gone';
+    throw e;
+  }
+  if (root && root.handle !== '0:' && root.kind !== 'plug') return `its root qdisc is ${root.kind} ${root.handle}, not synplug's plug`;
+  return undefined;
 }
 
 /**

@@ -1,0 +1,253 @@
+/**
+ * Live (this kernel: clsact, u32, mirred, ifb, veth, bfifo; no sch_plug, so
+ * synplug's IFB is built by hand with ip and tc): the second fresh-user
+ * review of teardown, check and status, through the built CLI
+ * (dist/bundle/synplug.cjs; `npm run build` first).
+ *
+ * - teardown without a record recognises synplug's IFB by its name
+ *   (`spifb<ifindex of DEV>`), alias and root qdisc (a plug or none), not by
+ *   its alias alone; it never deletes an IFB that a filter other than
+ *   synplug's redirects to; "with its plug" only when there is one; no entry
+ *   twice.
+ * - check/status/teardown --inbound of a device no record names: a missing
+ *   device, lo, an IFB are errors (exit 2) with setup's own sentences.
+ * - check/status report an IFB of synplug's that no record lists.
+ * - teardown with nothing set up claims no hold (`holds: []`, `nothingSetUp`).
+ * - teardown refuses a damaged or symlinked leases.json (exit 6, naming it), removing nothing.
+ *
+ * Everything runs in a namespace of this file's own (a teardown without a
+ * record removes every IFB of synplug's in its namespace).
+ * Devices: sp-gtr0/sp-gtr1 (a veth pair), spifb<index of sp-gtr0>, sp-gtrmy (an IFB); own state directories.
+ */
+import test from 'ava';
+import { execFile, execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const IP = '/usr/sbin/ip';
+const TC = '/usr/sbin/tc';
+const CLI = fileURLToPath(new URL('../../dist/bundle/synplug.cjs', import.meta.url));
+const DEV = 'sp-gtr0';
+const PEER = 'sp-gtr1';
+const MY = 'sp-gtrmy';
+const NS = `sp-gtrns-${process.pid}`;
+const ALIAS = `synplug inbound hold of ${DEV}`;
+let IFB = '';
+
+/** ip or tc in the file's namespace */
+const sh = (cmd: string, ...args: string[]) => execFileSync(cmd, ['-n', NS, ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+const quiet = (cmd: string, ...args: string[]) => {
+  try {
+    sh(cmd, ...args);
+  } catch {
+    /* not there */
+  }
+};
+const exists = (dev: string) => {
+  try {
+    sh(IP, 'link', 'show', 'dev', dev);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+function synplug(sd: string, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [CLI, ...args, '--state-dir', sd, '--netns', NS], { encoding: 'utf8', timeout: 120_000 }, (err, stdout, stderr) =>
+      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+    );
+  });
+}
+
+const redirect = (pref: string, protocol: string, port: string, to: string) =>
+  sh(
+    TC,
+    ...['filter', 'add', 'dev', DEV, 'ingress', 'protocol', protocol, 'pref', pref, 'u32', 'match', protocol === 'ip' ? 'ip' : 'ip6', 'dport', port, '0xffff'],
+    ...['action', 'mirred', 'egress', 'redirect', 'dev', to],
+  );
+
+function ifb(name: string): void {
+  sh(IP, 'link', 'add', name, 'type', 'ifb');
+  sh(IP, 'link', 'set', name, 'alias', ALIAS);
+  sh(IP, 'link', 'set', name, 'up');
+}
+
+function clean(): void {
+  quiet(IP, 'link', 'del', IFB);
+  quiet(IP, 'link', 'del', MY);
+  quiet(TC, 'qdisc', 'del', 'dev', DEV, 'clsact');
+}
+
+const stateDir = () => mkdtempSync(join(tmpdir(), 'synplug-teardown-review-'));
+
+test.before(() => {
+  if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run 'npm run build' first`);
+  execFileSync(IP, ['netns', 'add', NS]);
+  sh(IP, 'link', 'set', 'lo', 'up');
+  sh(IP, 'link', 'add', DEV, 'type', 'veth', 'peer', 'name', PEER);
+  const idx = (JSON.parse(sh(IP, '-j', 'link', 'show', 'dev', DEV)) as Array<{ ifindex: number }>)[0].ifindex;
+  IFB = `spifb${idx}`;
+});
+
+test.after.always(() => {
+  try {
+    execFileSync(IP, ['netns', 'del', NS]);
+  } catch {
+    /* not made */
+  }
+});
+
+test.serial("teardown --inbound without a record: an alias alone does not make an IFB synplug's; neither IFB nor any filter is touched", async (t) => {
+  ifb(MY); // synplug's alias, a name synplug never gives
+  ifb(IFB); // synplug's alias and name, but a root qdisc of someone else's
+  sh(TC, 'qdisc', 'add', 'dev', IFB, 'root', 'handle', '1:', 'bfifo', 'limit', '10000');
+  sh(TC, 'qdisc', 'add', 'dev', DEV, 'clsact');
+  redirect('100', 'ip', '22', IFB);
+  const sd = stateDir();
+  try {
+    const r = await synplug(sd, 'teardown', '--inbound', DEV);
+    t.is(r.code, 0, r.stderr);
+    t.true(exists(MY), `${MY} kept`);
+    t.true(exists(IFB), `${IFB} kept`);
+    t.regex(sh(TC, 'filter', 'show', 'dev', DEV, 'ingress'), /pref 100 /, 'the pref-100 filter still has its target');
+    t.regex(sh(TC, 'qdisc', 'show', 'dev', IFB), /bfifo 1: root/);
+    t.regex(r.stdout, new RegExp(`link ${MY}: carries synplug's alias '${ALIAS}', but no record lists it and its name is not ${IFB}`));
+    t.regex(r.stdout, new RegExp(`link ${IFB}: carries synplug's alias .* its root qdisc is bfifo 1:, not synplug's plug`));
+    t.notRegex(r.stdout, /with its plug/);
+    t.notRegex(r.stdout, /^removed/m);
+    const j = await synplug(sd, 'teardown', '--inbound', DEV, '--json');
+    const o = JSON.parse(j.stdout) as { removed: string[]; kept: string[]; holds: string[]; nothingSetUp?: string };
+    t.deepEqual(o.removed, []);
+    t.deepEqual(o.holds, []);
+    t.is(typeof o.nothingSetUp, 'string');
+    t.is(new Set(o.kept).size, o.kept.length, 'no entry twice');
+    // check and status do not take them for synplug's either
+    const st = JSON.parse((await synplug(sd, 'status', '--json')).stdout) as { unrecorded?: unknown };
+    t.is(st.unrecorded, undefined);
+  } finally {
+    clean();
+    rmSync(sd, { recursive: true, force: true });
+  }
+});
+
+test.serial("teardown keeps synplug's IFB while a filter that is not synplug's redirects to it; says so; no plug, no 'with its plug'", async (t) => {
+  ifb(IFB);
+  sh(TC, 'qdisc', 'add', 'dev', DEV, 'clsact');
+  redirect('65000', 'ip', '16000', IFB);
+  redirect('65001', 'ipv6', '16000', IFB);
+  redirect('100', 'ip', '22', IFB);
+  const sd = stateDir();
+  try {
+    // check and status report it (no record lists it)
+    const st = await synplug(sd, 'status');
+    t.is(st.code, 0, st.stderr);
+    t.regex(st.stdout, new RegExp(`^unrecorded: ${IFB} \\(synplug's alias, no record\\) — 'synplug teardown --inbound ${DEV}' removes it$`, 'm'));
+    t.notRegex(st.stdout, / $/m, 'no line ends in a blank');
+    const sj = JSON.parse((await synplug(sd, 'status', '--json')).stdout) as { state: string; unrecorded: unknown };
+    t.deepEqual(sj.unrecorded, [{ ifb: IFB, dev: DEV, teardown: `synplug teardown --inbound ${DEV}` }]);
+    t.is(sj.state, 'partial');
+    const ck = await synplug(sd, 'check', '--json');
+    t.is(ck.code, 2, "an unrecorded IFB of synplug's: partly set up");
+    t.deepEqual((JSON.parse(ck.stdout) as { unrecorded: unknown }).unrecorded, sj.unrecorded);
+    const ct = await synplug(sd, 'check', '--inbound', DEV);
+    t.is(ct.code, 2);
+    t.regex(ct.stdout, new RegExp(`unrecorded: ${IFB}`));
+
+    const r = await synplug(sd, 'teardown');
+    t.is(r.code, 0, r.stderr);
+    t.true(exists(IFB), 'kept: the pref-100 filter would redirect to a deleted device');
+    const left = sh(TC, 'filter', 'show', 'dev', DEV, 'ingress');
+    t.notRegex(left, /pref 6500[01]/, "synplug's filters removed");
+    t.regex(left, /pref 100 /);
+    t.regex(
+      r.stdout,
+      new RegExp(
+        `link ${IFB} \\(ifb\\): found by its alias '${ALIAS}', without a record: kept, because filters that are not synplug's redirect to it \\(${DEV} ingress pref 100\\)`,
+      ),
+    );
+    t.notRegex(r.stdout, /with its plug/, 'no plug qdisc: not "with its plug"');
+    t.regex(r.stdout, new RegExp(`^removed \\(inbound:${DEV}\\):$`, 'm'));
+    const lines = r.stdout.trim().split('\n');
+    t.is(new Set(lines).size, lines.length, 'no line twice');
+    // the foreign filter gone: the next teardown removes the IFB
+    sh(TC, 'filter', 'del', 'dev', DEV, 'ingress', 'pref', '100');
+    const r2 = await synplug(sd, 'teardown');
+    t.is(r2.code, 0, r2.stderr);
+    t.false(exists(IFB));
+    t.regex(r2.stdout, new RegExp(`^  link ${IFB} \\(ifb\\): found by its alias`, 'm'));
+  } finally {
+    clean();
+    rmSync(sd, { recursive: true, force: true });
+  }
+});
+
+test.serial("check/status/teardown --inbound of a device no record names: missing, lo, an IFB are exit 2 with setup's sentence", async (t) => {
+  ifb(MY);
+  const sd = stateDir();
+  try {
+    for (const cmd of ['check', 'status', 'teardown']) {
+      const none = await synplug(sd, cmd, '--inbound', 'sp-gtrnone');
+      t.is(none.code, 2, `${cmd}: ${none.stderr}`);
+      t.regex(none.stderr, /device 'sp-gtrnone' not found \(give an existing device with --inbound\)/, cmd);
+      t.notRegex(none.stdout + none.stderr, /synplug setup --inbound/, cmd);
+      const lo = await synplug(sd, cmd, '--inbound', 'lo');
+      t.is(lo.code, 2, `${cmd} lo`);
+      t.regex(lo.stderr, /--inbound lo: connections on lo come from this machine; hold them with the local hold/, cmd);
+      const i = await synplug(sd, cmd, '--inbound', MY);
+      t.is(i.code, 2, `${cmd} ${MY}`);
+      t.regex(i.stderr, new RegExp(`--inbound ${MY}: ${MY} is an IFB`), cmd);
+    }
+    // the same refusals as setup's own
+    const s = await synplug(sd, 'setup', '--inbound', 'lo', '--port', '80');
+    t.is(s.code, 2);
+    t.regex(s.stderr, /--inbound lo: connections on lo come from this machine; hold them with the local hold/);
+  } finally {
+    clean();
+    rmSync(sd, { recursive: true, force: true });
+  }
+});
+
+test.serial('teardown with nothing set up claims no hold: holds [], nothingSetUp (as teardown --local)', async (t) => {
+  const sd = stateDir();
+  try {
+    const r = await synplug(sd, 'teardown', '--json');
+    t.is(r.code, 0, r.stderr);
+    const o = JSON.parse(r.stdout) as { holds: string[]; removed: string[]; nothingSetUp?: string };
+    t.deepEqual(o.holds, []);
+    t.deepEqual(o.removed, []);
+    t.regex(o.nothingSetUp ?? '', /nothing of synplug's is set up/);
+    const text = await synplug(sd, 'teardown');
+    t.is(text.code, 0);
+    t.notRegex(text.stdout, /\blocal\b|inbound:/);
+  } finally {
+    rmSync(sd, { recursive: true, force: true });
+  }
+});
+
+test.serial('teardown refuses a damaged or symlinked leases.json (exit 6, naming it) and removes nothing', async (t) => {
+  ifb(IFB);
+  const sd = stateDir();
+  try {
+    const leases = join(sd, 'leases.json');
+    writeFileSync(leases, '{"version": 1, "leases": ', { mode: 0o600 });
+    const r = await synplug(sd, 'teardown');
+    t.is(r.code, 6, r.stderr);
+    t.regex(r.stderr, /leases\.json/);
+    t.is(readFileSync(leases, 'utf8'), '{"version": 1, "leases": ', 'left as it was');
+    t.true(exists(IFB), 'nothing removed');
+    const st = await synplug(sd, 'status');
+    t.is(st.code, 6, 'as status');
+    rmSync(leases);
+    symlinkSync(join(sd, 'elsewhere'), leases);
+    const l = await synplug(sd, 'teardown');
+    t.is(l.code, 6, l.stderr);
+    t.regex(l.stderr, /leases\.json is a symbolic link/);
+    t.true(exists(IFB));
+  } finally {
+    clean();
+    rmSync(sd, { recursive: true, force: true });
+  }
+});
