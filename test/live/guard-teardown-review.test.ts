@@ -251,3 +251,43 @@ test.serial('teardown refuses a damaged or symlinked leases.json (exit 6, naming
     rmSync(sd, { recursive: true, force: true });
   }
 });
+
+test.serial('teardown --inbound of a recorded hold whose device is gone still removes its IFB (no "not found")', async (t) => {
+  sh(IP, 'link', 'add', 'sp-gtrx0', 'type', 'veth', 'peer', 'name', 'sp-gtrx1');
+  const idx = (JSON.parse(sh(IP, '-j', 'link', 'show', 'dev', 'sp-gtrx0')) as Array<{ ifindex: number }>)[0].ifindex;
+  const gone = `spifb${idx}`;
+  sh(IP, 'link', 'add', gone, 'type', 'ifb');
+  sh(IP, 'link', 'set', gone, 'alias', 'synplug inbound hold of sp-gtrx0');
+  const sd = stateDir();
+  const rec = {
+    version: 2,
+    holds: {
+      'inbound:sp-gtrx0': {
+        mode: 'inbound',
+        dev: 'sp-gtrx0',
+        createdAt: 1,
+        ifb: gone,
+        ports: [16000],
+        addrs: [],
+        classifier: 'u32',
+        limit: 1048576,
+        families: ['ip', 'ipv6'],
+        addedClsact: true,
+      },
+    },
+  };
+  writeFileSync(join(sd, 'setup.json'), JSON.stringify(rec), { mode: 0o600 });
+  try {
+    sh(IP, 'link', 'del', 'sp-gtrx0');
+    const r = await synplug(sd, 'teardown', '--inbound', 'sp-gtrx0', '--json');
+    t.is(r.code, 0, r.stderr);
+    const o = JSON.parse(r.stdout) as { holds: string[]; removed: string[]; nothingSetUp?: string };
+    t.deepEqual(o.holds, ['inbound:sp-gtrx0']);
+    t.is(o.nothingSetUp, undefined);
+    t.false(exists(gone), 'its IFB removed');
+  } finally {
+    quiet(IP, 'link', 'del', gone);
+    quiet(IP, 'link', 'del', 'sp-gtrx0');
+    rmSync(sd, { recursive: true, force: true });
+  }
+});
