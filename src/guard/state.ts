@@ -324,7 +324,7 @@ export class StateStore {
     const what =
       context.inbound !== undefined
         ? `then run 'synplug setup --inbound ${context.inbound} --port PORT' again (and 'synplug setup' for the local hold, if it was set up), which records what it finds`
-        : "then run 'synplug setup' again for the local hold, and 'synplug setup --inbound DEV --port PORT' for each inbound hold, which records what it finds; teardown then leaves an address the local hold's setup added";
+        : "then run 'synplug setup' again for the local hold, and 'synplug setup --inbound DEV --port PORT' for each inbound hold. Setup records what it finds: the local hold's address, if an earlier setup added it, is then taken for yours, and a later teardown leaves it ('ip addr del ADDR dev lo' removes it)";
     const raw = this.read(SETUP, what);
     if (raw === undefined) return undefined;
     const r = parseSetupRecord(raw);
