@@ -27,6 +27,7 @@ export type {
   CheckOptions,
   StatusOptions,
   HoldStatus,
+  UnrecordedIfb,
   GuardOptions,
   Recovery,
   ProtectOptions,
