@@ -40,19 +40,26 @@ const setupHint = (h: { mode: string; dev: string; ports?: number[] }): string =
     ? `synplug setup --inbound ${h.dev} ${h.ports?.length ? h.ports.map((p) => `--port ${p}`).join(' ') : '--port PORT...'}`
     : 'synplug setup';
 
+/** The state of several holds together: ok or absent when all are, else partial. */
+const combine = (states: readonly string[]): string => (states.every((x) => x === 'ok') ? 'ok' : states.every((x) => x === 'absent') ? 'absent' : 'partial');
+
 /** Text for `synplug check`. */
 export function formatCheck(r: CheckResult): string {
   const onlyLocal = r.holds.length === 1 && r.holds[0].id === 'local';
   const one = r.holds.length === 1 ? r.holds[0] : undefined;
   const where = onlyLocal ? `on ${r.dev}` : one ? `(${one.id} on ${one.dev})` : `(${r.holds.map((h) => `${h.id}: ${h.state}`).join(', ')})`;
+  // Every hold ok (or every one absent), yet partial: only an IFB of synplug's that no record lists makes it so.
+  const own = combine(r.holds.map((h) => h.state));
   const head =
-    r.state === 'ok'
-      ? onlyLocal
-        ? `synplug is set up on ${r.dev} for ${r.addr}`
-        : `synplug is set up ${where}`
-      : r.state === 'absent'
-        ? `synplug is not set up ${where}`
-        : `synplug is partly or differently set up ${where}:`;
+    r.unrecorded?.length && own !== 'partial'
+      ? `synplug is ${own === 'ok' ? 'set up' : 'not set up'} ${where}, but IFB(s) of synplug's that no record lists are left:`
+      : r.state === 'ok'
+        ? onlyLocal
+          ? `synplug is set up on ${r.dev} for ${r.addr}`
+          : `synplug is set up ${where}`
+        : r.state === 'absent'
+          ? `synplug is not set up ${where}`
+          : `synplug is partly or differently set up ${where}:`;
   const lines = [head];
   for (const p of r.pieces)
     lines.push(`  ${p.status === 'ok' ? 'ok       ' : p.status === 'missing' ? 'MISSING  ' : 'DIFFERENT'} ${p.piece}${p.detail ? ` (${p.detail})` : ''}`);
