@@ -25,6 +25,7 @@ import {
   resolveInboundDevice,
   unrecordedIfbMismatch,
   type InboundHoldRecord,
+  type SynplugIfb,
 } from './modes/inbound.js';
 import { GuardSession } from './session.js';
 import type { GuardConfig } from './config.js';
@@ -175,14 +176,17 @@ export async function release(opts: GuardOptions = {}): Promise<ReleaseResult> {
 }
 
 /**
- * Release the plug of every IFB carrying synplug's alias that the session
- * has no hold for (one datagram; an IFB without a plug is skipped).
+ * Release the plug of every IFB of synplug's that the session has no hold
+ * for (its alias, name and root qdisc: see {@link unrecordedIfbMismatch}; one
+ * datagram; an IFB without a plug is skipped).
  * @returns each released one, `IFB (inbound hold of DEV)`
  * @throws {NetlinkError} the link dump was refused
  */
 async function releaseUnrecorded(s: GuardSession): Promise<string[]> {
   const known = new Set(s.holds.flatMap((h) => (h instanceof InboundHold ? [h.ifb] : [])));
-  const found = (await findSynplugIfbs(s.route)).filter((f) => !known.has(f.ifb));
+  const found: SynplugIfb[] = [];
+  // synplug's only (name, alias and root plug, as teardown recognises them): another's IFB with the alias is not touched
+  for (const f of await findSynplugIfbs(s.route)) if (!known.has(f.ifb) && !(await unrecordedIfbMismatch(s.route, f))) found.push(f);
   if (!found.length) return [];
   const results = await s.route.exchange(found.map((f) => ifbReleaseMessage(f.ifbIndex)));
   return found.filter((_, i) => !results[i].error && !results[i].unanswered).map((f) => `${f.ifb} (inbound hold of ${f.dev})`);

@@ -124,6 +124,11 @@ test.serial("teardown --inbound without a record: an alias alone does not make a
     t.deepEqual(o.holds, []);
     t.is(typeof o.nothingSetUp, 'string');
     t.is(new Set(o.kept).size, o.kept.length, 'no entry twice');
+    // release leaves them alone too (neither is synplug's)
+    const rel = await synplug(sd, 'release', '--json');
+    t.is(rel.code, 0, rel.stderr);
+    t.is((JSON.parse(rel.stdout) as { unrecorded?: unknown }).unrecorded, undefined);
+    t.regex(sh(TC, 'qdisc', 'show', 'dev', IFB), /bfifo 1: root/);
     // check and status do not take them for synplug's either
     const st = JSON.parse((await synplug(sd, 'status', '--json')).stdout) as { unrecorded?: unknown };
     t.is(st.unrecorded, undefined);
