@@ -252,12 +252,16 @@ export async function status(opts: StatusOptions = {}): Promise<StatusResult> {
  * of the device) or `local` removes that hold only.
  *
  * Without a record (none, or a damaged setup.json), synplug's IFBs are
- * found by their alias ({@link findSynplugIfbs}): every one (or, with
- * `inbound`, the device's, also when the record does not list it) is
- * removed with synplug's filters on its device; the device's clsact is
- * kept. With a damaged setup.json that done, the error is thrown.
- * @throws {UsageError} `inbound` and `local` both, an empty device name
- * @throws {NotPermittedError} (`permission`) {@link NoDeviceError} (`usage`) {@link NetlinkError} (`kernel`)
+ * found by their alias ({@link findSynplugIfbs}) and recognised by their
+ * name and root qdisc too ({@link unrecordedIfbMismatch}; any other is left
+ * alone, in `kept`): every one (or, with `inbound`, the device's, also when
+ * the record does not list it) is removed with synplug's filters on its
+ * device; the device's clsact is kept. With a damaged setup.json that done,
+ * the error is thrown. An IFB that a filter other than synplug's redirects
+ * to is never deleted (in `kept`, naming the filters). `holds` lists the
+ * holds that existed; with none, `nothingSetUp` says so.
+ * @throws {UsageError} `inbound` and `local` both, an empty device name; `inbound` naming, without a record, `lo` or an IFB
+ * @throws {NotPermittedError} (`permission`) {@link NoDeviceError} (`usage`; also `inbound` naming, without a record, no device) {@link NetlinkError} (`kernel`)
  * @throws {StateFileError} the state directory is unsafe, plug.json or leases.json is damaged or a symbolic link
  * (nothing is removed), setup.json is damaged (nothing of the local hold is removed), or a file cannot be removed
  */
