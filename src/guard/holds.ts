@@ -193,7 +193,10 @@ async function releaseUnrecorded(s: GuardSession): Promise<string[]> {
 }
 
 /**
- * The setup, the rule, the recorded plug state and the plug's counters.
+ * The setup, the rule, the recorded plug state and the plug's counters;
+ * IFBs of synplug's that no record lists in `unrecorded` (the state is then
+ * at best `partial`). `inbound` naming, without a record, no device, `lo`
+ * or an IFB is refused as setup refuses it (`usage`).
  * @throws {NotPermittedError} (`permission`) {@link NoDeviceError} (`usage`) {@link NetlinkError} (`kernel`)
  * @throws {StateFileError} the state directory is unsafe, or a state file is damaged
  */

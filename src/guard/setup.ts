@@ -244,7 +244,10 @@ export const stateOf = (x: SelectedHold): SetupState => ('absent' in x ? 'absent
 /**
  * Verify the setup without changing anything: every hold, or the one
  * `local` / `inbound` selects. The top-level `dev` and `addr` are the local
- * hold's, present only when the local hold is among those reported.
+ * hold's, present only when the local hold is among those reported. An IFB
+ * of synplug's that no record lists is reported in `unrecorded` and makes
+ * the state `partial`. `inbound` naming, without a record, no device, `lo`
+ * or an IFB is refused as setup refuses it.
  * @returns `state` ok / absent / partial, and each piece's status
  * @throws {UsageError} bad options
  * @throws {NotPermittedError} no CAP_NET_ADMIN (`permission`): nftables refuses even to list without it
