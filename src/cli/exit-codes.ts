@@ -81,13 +81,15 @@ export const EXIT_HELP = `Exit codes:
        check: partly or differently set up
   3    the kernel refused a request, did not answer, or sent undecodable bytes;
        decode: the input does not decode
-  4    not permitted: needs CAP_NET_ADMIN (run as root)
-  5    the kernel lacks a needed module (sch_prio, sch_plug, cls_fw, nf_tables;
-       inbound: sch_plug, sch_ingress, act_mirred, cls_flower or cls_u32, ifb)
+  4    not permitted: needs CAP_NET_ADMIN (run as root; demo --inbound: CAP_SYS_ADMIN too)
+  5    the kernel lacks a needed module, every missing one named (sch_prio, sch_plug, cls_fw,
+       nf_tables; inbound: sch_plug, sch_ingress, act_mirred, cls_flower or cls_u32, ifb;
+       demo: also inet_diag, tcp_diag, and veth with --inbound)
   6    the state directory or a state file is unsafe or damaged (named, with what to do)
   7    setup: the device's root qdisc is not synplug's (rerun with --force to replace it);
        inbound: synplug's filter pref on the device holds filters that are not synplug's
-  8    not set up (run 'synplug setup', or 'synplug protect --setup')
+  8    not set up (run 'synplug setup', or 'synplug protect --setup'; an inbound hold:
+       'synplug setup --inbound DEV --port PORT')
   9    demo: the protected phase lost at least one request
   10   protect: phase one failed: the --check command exited non-zero or was killed by a
        signal (its output is shown); nothing was held and the reload command was not run
