@@ -41,7 +41,7 @@ import { NETLINK_ROUTE } from '../netlink/message.js';
 import { withNetns } from '../netlink/netns.js';
 import { addAddress, listAddresses } from '../netlink/route/addr.js';
 import { IFLA_ADDRESS, listLinks } from '../netlink/route/link.js';
-import { createLink, deleteLink, LinkKindUnavailableError, newLinkRequest, setLinkUp } from '../netlink/route/linkinfo.js';
+import { createLink, deleteLink, LinkKindUnavailableError, newLinkRequest, probeLinkKind, setLinkUp } from '../netlink/route/linkinfo.js';
 import { bin } from '../netlink/attributes.js';
 import { MissingSupportError, type Support } from '../guard/support.js';
 
@@ -103,13 +103,8 @@ export async function probeVeth(route: NetlinkConnection): Promise<Support> {
   const name = 'spvethprobe';
   const req = newLinkRequest({ name, kind: 'veth', peer: { name: 'spvethprobp' } });
   req.payload.push(bin(IFLA_ADDRESS, Uint8Array.of(0)));
-  try {
-    await route.request(req);
-  } catch (e) {
-    if (!(e instanceof NetlinkError)) throw e;
-    if (e.code === 'EPERM' || e.code === 'EACCES') throw e;
-    return e.code === 'EOPNOTSUPP' || e.code === 'ENOTSUP' ? 'no' : 'yes';
-  }
+  const answer = await probeLinkKind(route, req);
+  if (answer !== 'created') return answer === 'known' ? 'yes' : 'no';
   await deleteLink(route, name).catch(() => {});
   throw new SynplugError(`probing link kind 'veth' unexpectedly created ${name}; it was deleted again`);
 }

@@ -52,7 +52,7 @@ import {
   listRawLinks,
   resolveIfindex,
 } from '../../netlink/route/link.js';
-import { createLink, deleteLink, newLinkRequest, setLinkUp } from '../../netlink/route/linkinfo.js';
+import { createLink, deleteLink, newLinkRequest, probeLinkKind, setLinkUp } from '../../netlink/route/linkinfo.js';
 import {
   addFilter,
   addQdisc,
@@ -935,15 +935,9 @@ export async function probeMirred(route: HoldSockets['route']): Promise<Support>
 export async function probeIfb(route: HoldSockets['route']): Promise<Support> {
   const req = newLinkRequest({ name: 'spifbprobe', kind: 'ifb' });
   req.payload[1] = str(IFLA_IFNAME, '.');
-  try {
-    await route.request(req);
-  } catch (e) {
-    if (!(e instanceof NetlinkError)) throw e;
-    if (e.code === 'EPERM' || e.code === 'EACCES') throw e;
-    return e.code === 'EOPNOTSUPP' || e.code === 'ENOTSUP' ? 'no' : 'yes';
-  }
-  await deleteLink(route, '.').catch(() => {});
-  return 'yes';
+  const answer = await probeLinkKind(route, req);
+  if (answer === 'created') await deleteLink(route, '.').catch(() => {});
+  return answer === 'unknown' ? 'no' : 'yes';
 }
 
 /** The options that set up a recorded inbound hold again (`protect --setup`). */

@@ -122,6 +122,28 @@ function netnsAttrs(p: { netnsFd?: number; netnsPid?: number }, what: string): B
 }
 
 /**
+ * Whether the kernel knows a link kind, from a create request built so that
+ * it must fail after the kind is looked up (the kernel loads the kind's
+ * module first when it can): EOPNOTSUPP (or ENOTSUP) means the kind is
+ * unknown, any other refusal that it is known. The probes of the guard
+ * (ifb) and of the demo (veth) build their requests; this reads the answer.
+ * @param conn a NETLINK_ROUTE connection
+ * @param req an RTM_NEWLINK create request the kernel should refuse (e.g. an invalid name or address)
+ * @returns `known`, `unknown`, or `created` when the kernel accepted it after all (the caller removes what it made)
+ * @throws {NetlinkError} EPERM/EACCES: not permitted to ask
+ */
+export async function probeLinkKind(conn: RouteConnection, req: LinkRequest): Promise<'known' | 'unknown' | 'created'> {
+  try {
+    await conn.request(req);
+  } catch (e) {
+    if (!(e instanceof NetlinkError)) throw e;
+    if (e.code === 'EPERM' || e.code === 'EACCES') throw e;
+    return e.code === 'EOPNOTSUPP' || e.code === 'ENOTSUP' ? 'unknown' : 'known';
+  }
+  return 'created';
+}
+
+/**
  * The RTM_NEWLINK request of `ip link add NAME type ifb` / `ip link add NAME type veth peer name PEER`
  * (NLM_F_CREATE | NLM_F_EXCL), byte for byte as iproute2 6.1 sends it.
  * @throws {UsageError} a bad name or kind, a veth without a peer, an ifb with one
