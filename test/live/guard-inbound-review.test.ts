@@ -20,71 +20,21 @@
  * Devices: sp-grv0/sp-grv1 (a veth pair), spifb<index of sp-grv0>; own state directories.
  */
 import test from 'ava';
-import { execFile, execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { inboundNetns, IP, TC } from '../helpers/inbound-netns.js';
 
-const IP = '/usr/sbin/ip';
-const TC = '/usr/sbin/tc';
-const CLI = fileURLToPath(new URL('../../dist/bundle/synplug.cjs', import.meta.url));
 const DEV = 'sp-grv0';
 const PEER = 'sp-grv1';
 const ALT = 'sp-grvalt';
-const NS = `sp-grvns-${process.pid}`;
+const N = inboundNetns('sp-grvns', DEV, PEER);
+const { sh, quiet, synplug, redirect } = N;
 let IFB = '';
-let IDX = 0;
-
-/** ip or tc in the file's namespace */
-const sh = (cmd: string, ...args: string[]) => execFileSync(cmd, ['-n', NS, ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
-const quiet = (cmd: string, ...args: string[]) => {
-  try {
-    sh(cmd, ...args);
-  } catch {
-    /* not there */
-  }
-};
-
-function synplug(sd: string, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [CLI, ...args, '--state-dir', sd, '--netns', NS], { encoding: 'utf8', timeout: 120_000 }, (err, stdout, stderr) =>
-      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
-    );
-  });
-}
-
-const redirect = (pref: string, protocol: string, port: string, to: string) =>
-  sh(
-    TC,
-    'filter',
-    'add',
-    'dev',
-    DEV,
-    'ingress',
-    'protocol',
-    protocol,
-    'pref',
-    pref,
-    'u32',
-    'match',
-    protocol === 'ip' ? 'ip' : 'ip6',
-    'dport',
-    port,
-    '0xffff',
-    'action',
-    'mirred',
-    'egress',
-    'redirect',
-    'dev',
-    to,
-  );
 
 /** The inbound hold of DEV as setup leaves it (but the plug: this kernel has no sch_plug): IFB with synplug's alias, clsact, SYN redirects at 65000/65001. */
 function buildHold(): void {
-  sh(IP, 'link', 'add', IFB, 'type', 'ifb');
-  sh(IP, 'link', 'set', IFB, 'alias', `synplug inbound hold of ${DEV}`);
-  sh(IP, 'link', 'set', IFB, 'up');
+  N.ifb(IFB, `synplug inbound hold of ${DEV}`);
   sh(TC, 'qdisc', 'add', 'dev', DEV, 'clsact');
   redirect('65000', 'ip', '16000', IFB);
   redirect('65001', 'ipv6', '16000', IFB);
@@ -120,22 +70,12 @@ function stateDir(rec?: unknown): string {
 }
 
 test.before(() => {
-  if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run 'npm run build' first`);
-  execFileSync(IP, ['netns', 'add', NS]);
-  sh(IP, 'link', 'set', 'lo', 'up');
-  sh(IP, 'link', 'add', DEV, 'type', 'veth', 'peer', 'name', PEER);
+  N.create();
   sh(IP, 'link', 'property', 'add', 'dev', DEV, 'altname', ALT);
-  IDX = (JSON.parse(sh(IP, '-j', 'link', 'show', 'dev', DEV)) as Array<{ ifindex: number }>)[0].ifindex;
-  IFB = `spifb${IDX}`;
+  IFB = `spifb${N.ifindex}`;
 });
 
-test.after.always(() => {
-  try {
-    execFileSync(IP, ['netns', 'del', NS]);
-  } catch {
-    /* not made */
-  }
-});
+test.after.always(() => N.destroy());
 
 test.serial('status and check of an inbound-only setup report that hold, not a local one on lo; status names the redirect target', async (t) => {
   buildHold();

@@ -20,60 +20,19 @@
  * Devices: sp-gtr0/sp-gtr1 (a veth pair), spifb<index of sp-gtr0>, sp-gtrmy (an IFB); own state directories.
  */
 import test from 'ava';
-import { execFile, execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { inboundNetns, IP, TC } from '../helpers/inbound-netns.js';
 
-const IP = '/usr/sbin/ip';
-const TC = '/usr/sbin/tc';
-const CLI = fileURLToPath(new URL('../../dist/bundle/synplug.cjs', import.meta.url));
 const DEV = 'sp-gtr0';
 const PEER = 'sp-gtr1';
 const MY = 'sp-gtrmy';
-const NS = `sp-gtrns-${process.pid}`;
 const ALIAS = `synplug inbound hold of ${DEV}`;
+const N = inboundNetns('sp-gtrns', DEV, PEER);
+const { sh, quiet, exists, synplug, redirect } = N;
+const ifb = (name: string) => N.ifb(name, ALIAS);
 let IFB = '';
-
-/** ip or tc in the file's namespace */
-const sh = (cmd: string, ...args: string[]) => execFileSync(cmd, ['-n', NS, ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
-const quiet = (cmd: string, ...args: string[]) => {
-  try {
-    sh(cmd, ...args);
-  } catch {
-    /* not there */
-  }
-};
-const exists = (dev: string) => {
-  try {
-    sh(IP, 'link', 'show', 'dev', dev);
-    return true;
-  } catch {
-    return false;
-  }
-};
-
-function synplug(sd: string, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [CLI, ...args, '--state-dir', sd, '--netns', NS], { encoding: 'utf8', timeout: 120_000 }, (err, stdout, stderr) =>
-      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
-    );
-  });
-}
-
-const redirect = (pref: string, protocol: string, port: string, to: string) =>
-  sh(
-    TC,
-    ...['filter', 'add', 'dev', DEV, 'ingress', 'protocol', protocol, 'pref', pref, 'u32', 'match', protocol === 'ip' ? 'ip' : 'ip6', 'dport', port, '0xffff'],
-    ...['action', 'mirred', 'egress', 'redirect', 'dev', to],
-  );
-
-function ifb(name: string): void {
-  sh(IP, 'link', 'add', name, 'type', 'ifb');
-  sh(IP, 'link', 'set', name, 'alias', ALIAS);
-  sh(IP, 'link', 'set', name, 'up');
-}
 
 function clean(): void {
   quiet(IP, 'link', 'del', IFB);
@@ -84,21 +43,11 @@ function clean(): void {
 const stateDir = () => mkdtempSync(join(tmpdir(), 'synplug-teardown-review-'));
 
 test.before(() => {
-  if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run 'npm run build' first`);
-  execFileSync(IP, ['netns', 'add', NS]);
-  sh(IP, 'link', 'set', 'lo', 'up');
-  sh(IP, 'link', 'add', DEV, 'type', 'veth', 'peer', 'name', PEER);
-  const idx = (JSON.parse(sh(IP, '-j', 'link', 'show', 'dev', DEV)) as Array<{ ifindex: number }>)[0].ifindex;
-  IFB = `spifb${idx}`;
+  N.create();
+  IFB = `spifb${N.ifindex}`;
 });
 
-test.after.always(() => {
-  try {
-    execFileSync(IP, ['netns', 'del', NS]);
-  } catch {
-    /* not made */
-  }
-});
+test.after.always(() => N.destroy());
 
 test.serial("teardown --inbound without a record: an alias alone does not make an IFB synplug's; neither IFB nor any filter is touched", async (t) => {
   ifb(MY); // synplug's alias, a name synplug never gives
