@@ -341,6 +341,8 @@ interface ReloadRecord {
   drops?: number;
   handedOver?: boolean;
   newListener?: boolean;
+  /** sockets of before the reload, held only by old processes, that the wait saw close before releasing */
+  oldClosed?: number;
   error?: string;
 }
 
@@ -392,6 +394,7 @@ async function window(P: Params, row: RowName, mode: Mode, server: Server, csvDi
           drops: r.drops,
           handedOver: r.newListener?.handedOver === true,
           newListener: r.newListener != null,
+          oldClosed: r.newListener?.oldClosed ?? 0,
         });
       } catch (e) {
         rec.error = String((e as Error).message ?? e);

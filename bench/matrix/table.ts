@@ -24,6 +24,7 @@ interface Reload {
   drops?: number;
   handedOver?: boolean;
   newListener?: boolean;
+  oldClosed?: number;
 }
 interface Win {
   row: string;
@@ -99,13 +100,14 @@ for (const file of files) {
     const drops = w.reloads.reduce((s, x) => s + (x.drops ?? 0), 0);
     const mh = w.reloads.filter((x) => x.maxHoldReached).length;
     const ho = w.reloads.filter((x) => x.handedOver).length;
+    const oc = w.reloads.filter((x) => (x.oldClosed ?? 0) > 0).length;
     const errs = new Map<string, number>();
     for (const x of w.reloads) if (x.error) errs.set(x.error.split(';')[0], (errs.get(x.error.split(';')[0]) ?? 0) + 1);
     const reloads = `${ok === w.reloads.length ? ok : `${ok} of ${w.reloads.length}`}${[...errs].map(([e, k]) => ` (${k}: ${e})`).join('')}`;
     process.stdout.write(
       `${one ? `| ${tagOf(file, r)} ` : ''}| ${w.row} | ${w.clientSide ?? 'local'} | ${MODE[w.mode] ?? w.mode} | ${n(w.client.requests)} | ${failed(w)} | ${fmtMs(w.client.p99)} | ${fmtMs(w.client.max)} | ${reloads} | ${
         prot ? `${fmtMs(held.mean)} / ${fmtMs(held.max)}` : '-'
-      } | ${prot ? `${mh}${ho ? ` (${ho} ended by a hand-over)` : ''}` : '-'} | ${prot ? `${n(syns)}${drops ? ` (${drops} dropped)` : ''}` : '-'} |\n`,
+      } | ${prot ? `${mh}${ho || oc ? ` (${[ho && `${ho} ended by a hand-over`, oc && `${oc} waited for an old socket to close`].filter(Boolean).join(', ')})` : ''}` : '-'} | ${prot ? `${n(syns)}${drops ? ` (${drops} dropped)` : ''}` : '-'} |\n`,
     );
   }
 }

@@ -100,7 +100,16 @@ export function formatProtect(r: ProtectResult): string {
       ? `held new connections for ${r.heldMs.toFixed(1)} ms${r.maxHoldReached ? ' (max-hold reached)' : ''}, then left the plug buffering for ${r.leftToHolders ?? 'other'} other holder(s) (the last one releases)`
       : `held new connections for ${r.heldMs.toFixed(1)} ms${r.maxHoldReached ? ' (max-hold reached)' : ''}`;
   const check = r.check ? `; check passed in ${r.check.durationMs.toFixed(1)} ms before the window` : '';
-  return `synplug: ${held}; ${r.packetsReleased} packet(s) held and released, ${r.drops} dropped; command ${cmd}; synplug's own time in the window ${r.overhead.totalUs} µs${check}`;
+  const l = r.newListener;
+  const where = l ? (l.address.includes(':') ? `[${l.address}]:${l.port}` : `${l.address}:${l.port}`) : '';
+  const closed = l?.oldClosed ? ` and ${l.oldClosed} socket(s) of before the reload closed` : '';
+  const listen =
+    l === undefined
+      ? ''
+      : l === null
+        ? '; --wait-listen saw no new listener'
+        : `; --wait-listen: ${l.handedOver ? `the socket on ${where} was taken up by a new process` : `a new socket listened on ${where}`}${closed}`;
+  return `synplug: ${held}; ${r.packetsReleased} packet(s) held and released, ${r.drops} dropped; command ${cmd}${listen}; synplug's own time in the window ${r.overhead.totalUs} µs${check}`;
 }
 
 /** Text for `synplug status`. */

@@ -14,6 +14,13 @@
  * network namespace; processes of another PID namespace are seen only if
  * this one's /proc shows them.
  *
+ * The third signal is the opposite one: a socket that was there before the
+ * reload and that only processes of before the reload still hold is one the
+ * reload is closing (nginx changing its worker count closes one socket of its
+ * `reuseport` group; HAProxy `-sf` closes the old process's socket). A SYN
+ * released into it is queued there and reset when it closes, so the wait
+ * also lasts until no such socket is left ({@link closingInodes}).
+ *
  * @module
  */
 import { readdirSync, readlinkSync } from 'node:fs';
@@ -84,4 +91,24 @@ export function handedOverInode(inodes: Iterable<number>, before: ReadonlySet<nu
     for (const p of pids) if (!before.has(p)) return inode;
   }
   return undefined;
+}
+
+/**
+ * The sockets among `inodes` that only processes of `before` hold: sockets
+ * the reload leaves behind, which close when those processes let them go (a
+ * SYN queued on one then is reset). Sockets no visible process holds (a
+ * server in a PID namespace this /proc does not show) are not counted: their
+ * holders cannot be told apart.
+ * @param inodes the listening sockets that existed before the reload and still listen
+ * @param before the pids that held any of them before the reload
+ * @param proc the proc file system (default `/proc`)
+ * @returns those inodes, in the order given (empty: none is closing)
+ */
+export function closingInodes(inodes: Iterable<number>, before: ReadonlySet<number>, proc = '/proc'): number[] {
+  const list = [...inodes];
+  const holders = socketHolders(list, proc);
+  return list.filter((i) => {
+    const pids = holders.get(i);
+    return pids !== undefined && pids.size > 0 && [...pids].every((p) => before.has(p));
+  });
 }

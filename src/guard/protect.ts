@@ -31,7 +31,7 @@ import { contextFor, definedOnly, openSession, recoverStale } from './context.js
 import { isSetUp, requireSetUp, setup } from './setup.js';
 import { inboundOptionsOf, type InboundHoldRecord } from './modes/inbound.js';
 import { runPrecheck } from './precheck.js';
-import { handedOverInode, holderPids } from './listen-holders.js';
+import { closingInodes, handedOverInode, holderPids } from './listen-holders.js';
 import type { GuardProtectOptions, ListenTarget, Listener, PlugStats, ProtectOptions, ProtectResult, ProtectSession } from './types.js';
 
 export type { ListenTarget, ProtectOptions, ProtectResult, ProtectSession };
@@ -155,6 +155,7 @@ async function protectInner(session: ProtectSession, opts: ProtectOptions, early
   let exit: { code: number; signal: NodeJS.Signals | null; at: bigint } | undefined;
   let exitSeenAt = 0;
   let newListener: ProtectResult['newListener'];
+  const waitState: { found?: Listener; closing: number[] } = { closing: [] };
 
   /** Release the plugs, retrying; resolves with the attempts it took. */
   const releasePlugs = async (): Promise<number> => {
@@ -226,7 +227,7 @@ async function protectInner(session: ProtectSession, opts: ProtectOptions, early
       exit = await gated!.exited;
       exitSeenAt = performance.now();
       if (opts.waitListen && exit.code === 0) {
-        newListener = await waitForListener(session, opts.waitListen, listenersBefore!, () => released || maxHoldReached, holdersBefore);
+        newListener = await waitForListener(session, opts.waitListen, listenersBefore!, () => released || maxHoldReached, holdersBefore, waitState);
       }
       return 'ready' as const;
     })();
@@ -236,7 +237,13 @@ async function protectInner(session: ProtectSession, opts: ProtectOptions, early
       maxHoldReached = true;
       await release();
       notice(
-        `max-hold of ${maxHoldMs} ms reached: ${releasedPlug ? 'released the plug' : 'gave up this hold'} while ${exit ? 'waiting for a new listener' : 'the command still runs'}`,
+        `max-hold of ${maxHoldMs} ms reached: ${releasedPlug ? 'released the plug' : 'gave up this hold'} while ${
+          !exit
+            ? 'the command still runs'
+            : waitState.found && waitState.closing.length > 0
+              ? `waiting for ${waitState.closing.length} listening socket(s) of before the reload (inode ${waitState.closing.join(', ')}), held only by processes of before it, to close`
+              : 'waiting for a new listener'
+        }`,
       );
       await ready;
     } else {
@@ -289,9 +296,13 @@ async function protectInner(session: ProtectSession, opts: ProtectOptions, early
 /**
  * Sleep-poll (never spin) for a listener that was not there before, or (a
  * server that keeps its sockets across the reload) for a socket that was
- * there taken over by a process outside `holdersBefore` (listen-holders.ts,
- * scanned every 20 ms at most): 1 ms steps for the first 50 ms, then 5 ms,
- * until `stop()` says the wait is over.
+ * there taken over by a process outside `holdersBefore`; then, with
+ * `holdersBefore`, until no socket of before that only processes of before
+ * still hold is left (a socket the reload closes: a SYN released into it
+ * would be reset; listen-holders.ts). The fd scans run every 20 ms at most
+ * (and once at once when the listener is found); the polls sleep 1 ms for the
+ * first 50 ms, then 5 ms, until `stop()` says the wait is over. `state` tells
+ * the caller what the wait was on when it stopped.
  */
 async function waitForListener(
   session: ProtectSession,
@@ -299,25 +310,39 @@ async function waitForListener(
   before: Set<number>,
   stop: () => boolean,
   holdersBefore?: Set<number>,
+  state: { found?: Listener; closing: number[] } = { closing: [] },
 ): Promise<Listener | null> {
   const t0 = Date.now();
   let scanned = 0;
+  const seenClosing = new Set<number>();
   while (!stop()) {
     const now = await session.listeners(target);
-    const found = now.find((l) => !before.has(l.inode));
-    if (found) return found;
-    if (holdersBefore && Date.now() - scanned >= 20) {
-      scanned = Date.now();
-      const kept = now.filter((l) => before.has(l.inode));
-      const inode = handedOverInode(
-        kept.map((l) => l.inode),
-        holdersBefore,
-      );
-      if (inode !== undefined) return { ...kept.find((l) => l.inode === inode)!, handedOver: true };
+    let scan = holdersBefore !== undefined && Date.now() - scanned >= 20;
+    if (!state.found) {
+      state.found = now.find((l) => !before.has(l.inode));
+      if (state.found) scan = holdersBefore !== undefined;
+      else if (scan) {
+        const kept = now.filter((l) => before.has(l.inode));
+        const inode = handedOverInode(
+          kept.map((l) => l.inode),
+          holdersBefore!,
+        );
+        if (inode !== undefined) state.found = { ...kept.find((l) => l.inode === inode)!, handedOver: true };
+      }
+      if (state.found && !holdersBefore) return state.found;
     }
+    if (state.found && scan) {
+      scanned = Date.now();
+      state.closing = closingInodes(
+        now.filter((l) => before.has(l.inode)).map((l) => l.inode),
+        holdersBefore!,
+      );
+      if (state.closing.length === 0) return seenClosing.size > 0 ? { ...state.found, oldClosed: seenClosing.size } : state.found;
+      for (const i of state.closing) seenClosing.add(i);
+    } else if (scan) scanned = Date.now();
     await new Promise((r) => setTimeout(r, Date.now() - t0 < 50 ? 1 : 5));
   }
-  return null;
+  return state.found ?? null;
 }
 
 /**

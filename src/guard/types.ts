@@ -297,6 +297,8 @@ export interface Listener {
   inode: number;
   /** --wait-listen: a socket that was there before the reload, now held by a process that did not hold it (the server handed it over; listen-holders.ts) */
   handedOver?: boolean;
+  /** --wait-listen: how many sockets of before the reload, held only by processes of before it (sockets the reload closes), the wait saw close before it ended (listen-holders.ts `closingInodes`) */
+  oldClosed?: number;
 }
 
 /**

@@ -10,11 +10,11 @@
  */
 import test from 'ava';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readdirSync, readlinkSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readlinkSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { handedOverInode, holderPids, socketHolders } from '../../src/guard/listen-holders.js';
+import { closingInodes, handedOverInode, holderPids, socketHolders } from '../../src/guard/listen-holders.js';
 import { runProtected } from '../../src/guard/protect.js';
 import { resolveConfig } from '../../src/guard/config.js';
 import type { Listener, ProtectSession } from '../../src/guard/types.js';
@@ -114,4 +114,115 @@ test('protect --wait-listen: a kept socket taken over by a new process ends the 
     'oracle: the new process holds it',
   );
   t.deepEqual(calls.slice(-2), ['release', 'disarm']);
+});
+
+test('closingInodes: sockets that only processes of before hold (a fake /proc); sockets nobody visible holds are not counted', (t) => {
+  const proc = mkdtempSync(join(tmpdir(), 'sp-proc-'));
+  const fd = (pid: number, n: number, inode: number) => {
+    mkdirSync(join(proc, String(pid), 'fd'), { recursive: true });
+    symlinkSync(`socket:[${inode}]`, join(proc, String(pid), 'fd', String(n)));
+  };
+  fd(100, 3, 11); // the master: keeps socket 11 only
+  fd(101, 3, 11); // an old worker: 11 and 12
+  fd(101, 4, 12);
+  fd(200, 3, 11); // a new worker: 11
+  mkdirSync(join(proc, 'self'), { recursive: true }); // not a pid
+  const before = new Set([100, 101]);
+  t.deepEqual(closingInodes([11, 12, 13], before, proc), [12], '12: old processes only; 11: a new one too; 13: nobody visible');
+  t.deepEqual(closingInodes([11], before, proc), []);
+  t.deepEqual(closingInodes([12], new Set([101, 200]), proc), [12]);
+  t.deepEqual(closingInodes([], before, proc), []);
+});
+
+/** A Python "server" with two sockets in one reuseport group: on SIGUSR2 it forks a new worker that keeps the first only, and closes the second itself after `closeAfter` s (nginx going from 3 workers to 2). */
+async function reuseportServer(t: import('ava').ExecutionContext, closeAfter: number) {
+  const code = [
+    'import os, signal, socket, sys, time',
+    'def sock(port):',
+    '    s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1); s.bind(("127.0.0.1", port)); s.listen(8); return s',
+    'a = sock(0); b = sock(a.getsockname()[1])',
+    'kids = []',
+    'state = {"reload": False}',
+    'def reload(sig, frame):',
+    '    pid = os.fork()',
+    '    if pid == 0:',
+    '        b.close(); time.sleep(600); os._exit(0)',
+    '    kids.append(pid); state["reload"] = True',
+    'signal.signal(signal.SIGUSR2, reload)',
+    'def stop(sig, frame):',
+    '    for k in kids: os.kill(k, signal.SIGKILL)',
+    '    os._exit(0)',
+    'signal.signal(signal.SIGTERM, stop)',
+    'print("fds", a.fileno(), b.fileno(), flush=True)',
+    'while not state["reload"]: time.sleep(0.01)',
+    `time.sleep(${closeAfter}); b.close(); print("closed", flush=True)`,
+    'while True: time.sleep(1)',
+  ].join('\n');
+  const child = spawn('python3', ['-c', code], { stdio: ['ignore', 'pipe', 'inherit'] });
+  t.teardown(() => {
+    child.kill('SIGTERM');
+  });
+  const lines = createInterface({ input: child.stdout! })[Symbol.asyncIterator]();
+  const first = await lines.next();
+  const m = /^fds (\d+) (\d+)$/.exec(String(first.value));
+  if (!m) throw new Error(`python said ${first.value}`);
+  const inodeOf = (fd: string) => Number(/^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${child.pid}/fd/${fd}`))![1]);
+  return { child, lines, kept: inodeOf(m[1]), closing: inodeOf(m[2]) };
+}
+
+test('protect --wait-listen: a hand-over does not end the wait while a socket of before that only old processes hold still listens; it ends when that socket closes (oldClosed)', async (t) => {
+  const { child, lines, kept, closing } = await reuseportServer(t, 0.4);
+  // The listeners as sock_diag would list them: a socket listens while some process holds it.
+  const listening = (): Listener[] =>
+    [kept, closing].filter((i) => (socketHolders([i]).get(i)?.size ?? 0) > 0).map((inode) => ({ address: '127.0.0.1', port: 1, inode }));
+  t.is(listening().length, 2, 'oracle: both sockets are held before the reload');
+  let closingHeldAtRelease: boolean | undefined;
+  let plugged = false;
+  const session: ProtectSession = {
+    config: resolveConfig({ stateDir: mkdtempSync(join(tmpdir(), 'sp-holders-')) }),
+    plugStats: async () => ({ packets: 0, bytes: 0, drops: 0, qlen: 0, backlog: 0 }),
+    listeners: async () => listening(),
+    arm: async () => {},
+    disarm: async () => {},
+    buffer: async () => {
+      plugged = true;
+    },
+    release: async () => {
+      // (the first release is protect's warm-up, before the window)
+      if (plugged) closingHeldAtRelease ??= (socketHolders([closing]).get(closing)?.size ?? 0) > 0;
+    },
+    releaseSteps: () => [],
+  };
+  const r = await runProtected(session, { command: ['kill', '-USR2', String(child.pid)], waitListen: { port: 1 }, maxHoldMs: 600_000 });
+  t.is(r.exitCode, 0);
+  t.false(r.maxHoldReached);
+  t.deepEqual(r.newListener, { address: '127.0.0.1', port: 1, inode: kept, handedOver: true, oldClosed: 1 });
+  t.false(closingHeldAtRelease, 'released only after the old socket closed');
+  t.is(String((await lines.next()).value), 'closed', 'oracle: python closed it');
+});
+
+test('protect --wait-listen: a socket of before that never closes holds until max-hold, and the notice names it', async (t) => {
+  const { child, kept, closing } = await reuseportServer(t, 600);
+  const notices: string[] = [];
+  const session: ProtectSession = {
+    config: resolveConfig({ stateDir: mkdtempSync(join(tmpdir(), 'sp-holders-')) }),
+    plugStats: async () => ({ packets: 0, bytes: 0, drops: 0, qlen: 0, backlog: 0 }),
+    listeners: async () => [kept, closing].map((inode) => ({ address: '127.0.0.1', port: 1, inode })),
+    arm: async () => {},
+    disarm: async () => {},
+    buffer: async () => {},
+    release: async () => {},
+    releaseSteps: () => [],
+  };
+  const r = await runProtected(session, {
+    command: ['kill', '-USR2', String(child.pid)],
+    waitListen: { port: 1 },
+    maxHoldMs: 800,
+    onNotice: (l) => notices.push(l),
+  });
+  t.true(r.maxHoldReached);
+  t.true(
+    notices.some((l) => l.includes('max-hold of 800 ms reached') && l.includes(`inode ${closing}`) && l.includes('to close')),
+    notices.join('\n'),
+  );
 });
