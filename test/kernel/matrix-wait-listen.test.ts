@@ -13,7 +13,7 @@ import test from 'ava';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setup } from '../../src/guard/index.js';
-import { ADDR, TEST_TIMEOUT, cli, probe, run, scratch, useGuardVm, waitFor, within } from '../helpers/guard-vm.js';
+import { ADDR, TEST_TIMEOUT, cli, probe, run, scratch, tool, useGuardVm, waitFor, within } from '../helpers/guard-vm.js';
 
 useGuardVm(test);
 
@@ -42,7 +42,7 @@ interface ProtectJson {
   exitCode: number;
   maxHoldReached: boolean;
   heldMs: number;
-  newListener: { address: string; port: number; inode: number; handedOver?: boolean } | null;
+  newListener: { address: string; port: number; inode: number; handedOver?: boolean; oldClosed?: number } | null;
 }
 
 async function protectJson(args: string[]): Promise<ProtectJson> {
@@ -129,6 +129,62 @@ test.serial('nginx -s reload with reuseport and 2 workers (sockets kept): --wait
   t.true(j.newListener?.handedOver, 'a kept socket, taken over by a new worker');
   t.regex(await pong(port, 'nginx after the reload'), /pong/);
 });
+
+/** The inodes of the TCP sockets listening on ADDR:port, as `ss` lists them (the oracle). */
+async function listenInodes(port: number): Promise<string[]> {
+  const out = await tool('/usr/bin/ss', ['-Hltne', 'src', `${ADDR}:${port}`]);
+  return out
+    .split('\n')
+    .map((l) => /\bino:(\d+)/.exec(l)?.[1])
+    .filter((x): x is string => x !== undefined);
+}
+
+test.serial(
+  'nginx -s reload going from 3 reuseport workers to 2 (one socket of the group closes): --wait-listen releases once that socket is gone',
+  async (t) => {
+    t.timeout(TEST_TIMEOUT);
+    await setup();
+    const dir = scratch(t);
+    const port = 18300 + (process.pid % 500);
+    const conf = join(dir, 'nginx.conf');
+    const pidfile = join(dir, 'nginx.pid');
+    const config = (workers: number) =>
+      [
+        `worker_processes ${workers};`,
+        `pid ${pidfile};`,
+        `error_log ${dir}/error.log;`,
+        'events { worker_connections 256; }',
+        'http {',
+        `  access_log off;`,
+        `  client_body_temp_path ${dir}/body; proxy_temp_path ${dir}/proxy; fastcgi_temp_path ${dir}/fcgi; uwsgi_temp_path ${dir}/uwsgi; scgi_temp_path ${dir}/scgi;`,
+        `  server { listen ${ADDR}:${port} reuseport; location / { return 200 "pong\\n"; } }`,
+        '}',
+        '',
+      ].join('\n');
+    writeFileSync(conf, config(3));
+    const started = await run(NGINX, ['-p', dir, '-c', conf]);
+    t.is(started.code, 0, started.stderr);
+    t.teardown(() => killPid(pidOf(pidfile)));
+    await waitFor(() => pidOf(pidfile) !== undefined, 'the nginx master pid file');
+    t.regex(await pong(port, 'nginx before the reload'), /pong/);
+    const before = await listenInodes(port);
+    t.is(before.length, 3, `oracle (ss): one socket per worker (${before.join(', ')})`);
+    writeFileSync(conf, config(2));
+    const j = await protectJson(['--max-hold', '60s', '--wait-listen', `${ADDR}:${port}`, '--', NGINX, '-p', dir, '-c', conf, '-s', 'reload']);
+    const after = await listenInodes(port);
+    t.is(j.exitCode, 0);
+    t.false(j.maxHoldReached, `released by the reload, not by the max-hold (held ${j.heldMs} ms)`);
+    t.true(j.newListener?.handedOver, 'kept sockets, taken over by the new workers');
+    t.is(after.length, 2, `oracle (ss): the third socket is gone once protect has released (${after.join(', ')})`);
+    t.true(
+      after.every((i) => before.includes(i)),
+      'the two sockets kept are sockets of before',
+    );
+    // When the old workers still held the third socket as the new ones took the others up, the wait saw it close.
+    t.true(j.newListener!.oldClosed === undefined || j.newListener!.oldClosed === 1, `oldClosed ${j.newListener!.oldClosed}`);
+    t.regex(await pong(port, 'nginx after the reload'), /pong/);
+  },
+);
 
 test.serial('a stop-then-start still waits for the NEW socket (not a kept one)', async (t) => {
   t.timeout(TEST_TIMEOUT);
