@@ -52,6 +52,7 @@ test('bad inbound input is a usage error (exit 2), refused before anything is se
     { dev: 'eth0', ports: [80], addrs: ['169.254.1'] },
     { dev: 'eth0', ports: [80], addrs: ['169.254.0.0/16'] },
     { dev: 'eth0', ports: [80], addrs: ['::ffff:169.254.0.1'] },
+    // multicast is what is refused here: no address of 127/8, 169.254/16 or fd00::/8 is one
     { dev: 'eth0', ports: [80], addrs: ['224.0.0.1'] },
     { dev: 'eth0', ports: [80], classifier: 'bpf' },
     { dev: 'eth0', ports: [80], extra: 1 },
