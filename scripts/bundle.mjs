@@ -26,8 +26,8 @@ const out = join(root, 'dist/bundle');
 const entries = [
   { in: 'src/cli/launch.ts', out: 'synplug' }, // package.json bin: loads cli.cjs with its code cache
   { in: 'src/cli/bin.ts', out: 'cli' },
-  { in: 'src/guard/watchdog-main.ts', out: 'watchdog-main' },
-  { in: 'src/demo/demo-client-main.ts', out: 'demo-client-main' }, // synplug demo --inbound: the clients, in the demo's namespace
+  { in: 'src/cli/bin/watchdog-main.ts', out: 'watchdog-main' },
+  { in: 'src/cli/bin/demo-client-main.ts', out: 'demo-client-main' }, // synplug demo --inbound: the clients, in the demo's namespace
 ];
 
 await build({

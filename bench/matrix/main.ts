@@ -57,7 +57,7 @@ const MIGRATE = '/proc/sys/net/ipv4/tcp_migrate_req';
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 /**
  * The guard as built (dist/, `npm run build`): its watchdog then starts as
- * plain node (dist/guard/watchdog-main.js), not through tsx, which would add
+ * plain node (dist/cli/bin/watchdog-main.js), not through tsx, which would add
  * seconds per protect in the emulated VM.
  */
 let guard: typeof Guard;
@@ -546,7 +546,7 @@ async function main(): Promise<void> {
   try {
     await startClient();
     // The watchdog each protect starts is `process.execPath` + `process.execArgv` +
-    // dist/guard/watchdog-main.js: without this, it would start under tsx (this
+    // dist/cli/bin/watchdog-main.js: without this, it would start under tsx (this
     // process's --import=tsx), 3-4 times slower than the plain node the CLI's bundle
     // uses (about 1.1-1.4 s against 0.35 s on the host; in the loaded VM, starts
     // past protect's 30 s limit were seen). The client above needed tsx; nothing after it does.

@@ -1,9 +1,8 @@
 /**
- * The demo's clients in another process: {@link ClientProcess} starts
- * `demo-client-main` (next to this module: `.ts` under tsx, `.js` from tsc,
- * `.cjs` in the CLI bundle) inside the inbound topology's namespace, and runs
- * each phase's client loops there over the IPC channel (see
- * demo-client-main.ts for the messages).
+ * The demo's clients in another process: {@link ClientProcess} starts the
+ * entry point `demo-client-main` ({@link demoClientEntryPath}) inside the
+ * inbound topology's namespace, and runs each phase's client loops there over
+ * the IPC channel (see client-child.ts for the messages).
  *
  * @module
  */
@@ -16,6 +15,23 @@ import type { RequestRecord } from './types.js';
 
 /** How long the client process may take to load (a cold node start in a software-emulated VM takes seconds). */
 export const CLIENT_START_MS = 60_000;
+
+/**
+ * The file {@link ClientProcess.start} runs with `node`: the entry point
+ * src/cli/bin/demo-client-main.ts (tsx), dist/cli/bin/demo-client-main.js
+ * (tsc), dist/cjs/cli/bin/demo-client-main.js (the CommonJS library), or,
+ * when this code runs inside the CLI bundle (a `.cjs` file in dist/bundle/,
+ * scripts/bundle.mjs), the bundled dist/bundle/demo-client-main.cjs next to
+ * it. A path, not an import: the demo spawns the CLI layer's entry point, it
+ * does not depend on it.
+ * @param self this module's own file (the default), or another place it is built to
+ * @returns an absolute path; it is not checked for existence
+ */
+export function demoClientEntryPath(self: string = fileURLToPath(import.meta.url)): string {
+  const ext = extname(self);
+  if (ext === '.cjs') return join(dirname(self), `demo-client-main${ext}`);
+  return join(dirname(self), '..', 'cli', 'bin', `demo-client-main${ext}`);
+}
 
 /** The client loops of a phase, running in another process (what {@link ClientProcess.startLoad} returns). */
 export interface RemoteLoad {
@@ -42,8 +58,7 @@ export class ClientProcess {
    * @throws {SynplugError} it failed to start, exited, or was not ready within {@link CLIENT_START_MS}
    */
   static async start(topo: InboundTopology, stopWait?: AbortSignal): Promise<ClientProcess> {
-    const self = fileURLToPath(import.meta.url);
-    const entry = join(dirname(self), `demo-client-main${extname(self)}`);
+    const entry = demoClientEntryPath();
     const child = topo.spawn(process.execPath, [...process.execArgv, entry], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
     const cp = new ClientProcess(child);
     try {

@@ -46,7 +46,7 @@
  * a veth pair (topology.ts), listens on its end of the pair (169.254.S.1),
  * sets up the inbound hold of that end for the server's port (library
  * {@link setup} with `inbound`), and runs the client loops in a child process
- * started inside the namespace (demo-client-main.ts), so that every SYN
+ * started inside the namespace (client-child.ts), so that every SYN
  * arrives on the veth end and is redirected to the hold's IFB. The restarts
  * and protect are the same. At the end, on failure and on SIGINT/SIGTERM it
  * stops the client process, removes that hold ({@link teardown} with

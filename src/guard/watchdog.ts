@@ -1,6 +1,7 @@
 /**
- * The parent side of the watchdog (see `watchdog-main.ts`): start it, hand it
- * the pre-encoded release messages, tell it when we are done.
+ * The parent side of the watchdog: start it (the process entry point
+ * src/cli/bin/watchdog-main.ts, around watchdog-child.ts), hand it the
+ * pre-encoded release messages, tell it when we are done.
  *
  * @module
  */
@@ -59,16 +60,29 @@ export interface Watchdog {
 }
 
 /**
+ * The file {@link startWatchdog} runs with `node`: the entry point
+ * src/cli/bin/watchdog-main.ts (tsx), dist/cli/bin/watchdog-main.js (tsc),
+ * dist/cjs/cli/bin/watchdog-main.js (the CommonJS library), or, when this
+ * code runs inside the CLI bundle (a `.cjs` file in dist/bundle/,
+ * scripts/bundle.mjs), the bundled dist/bundle/watchdog-main.cjs next to it.
+ * A path, not an import: the guard spawns the CLI layer's entry point, it
+ * does not depend on it.
+ * @param self this module's own file (the default), or another place it is built to
+ * @returns an absolute path; it is not checked for existence
+ */
+export function watchdogEntryPath(self: string = fileURLToPath(import.meta.url)): string {
+  const ext = extname(self);
+  if (ext === '.cjs') return join(dirname(self), `watchdog-main${ext}`);
+  return join(dirname(self), '..', 'cli', 'bin', `watchdog-main${ext}`);
+}
+
+/**
  * Start the watchdog and wait until its sockets are open.
  * @param timeoutMs how long to wait for `ready` (a cold node start in a slow VM takes seconds)
  * @throws {SynplugError} it failed to start or to open its sockets (category `failure`)
  */
 export function startWatchdog(timeoutMs = 30_000): Promise<Watchdog> {
-  // The entry point sits next to this code: src/guard/watchdog-main.ts (tsx),
-  // dist/guard/watchdog-main.js (tsc), or dist/bundle/watchdog-main.cjs when
-  // this code runs inside the CLI bundle (scripts/bundle.mjs).
-  const self = fileURLToPath(import.meta.url);
-  const entry = join(dirname(self), `watchdog-main${extname(self)}`);
+  const entry = watchdogEntryPath();
   // The watchdog's sockets must be made in the namespace the caller's are
   // (the CLI's --netns): it reads the default from the environment.
   const ns = defaultNetns();

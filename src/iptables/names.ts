@@ -37,6 +37,29 @@ export function familyName(n: number): string {
   return FAMILY_NAME.get(n) ?? `family(${n})`;
 }
 
+/**
+ * Stateful object types (NFT_OBJECT_* of nf_tables.h: NFTA_OBJ_TYPE of an
+ * object, NFTA_SET_OBJ_TYPE of an object map) as nft names them: `counter`,
+ * `quota`, `ct helper`, `limit`...
+ */
+export const OBJECT_TYPE_NAMES: ReadonlyMap<number, string> = new Map([
+  [C.NFT_OBJECT_COUNTER, 'counter'],
+  [C.NFT_OBJECT_QUOTA, 'quota'],
+  [C.NFT_OBJECT_CT_HELPER, 'ct helper'],
+  [C.NFT_OBJECT_LIMIT, 'limit'],
+  [C.NFT_OBJECT_CONNLIMIT, 'connlimit'],
+  [C.NFT_OBJECT_TUNNEL, 'tunnel'],
+  [C.NFT_OBJECT_CT_TIMEOUT, 'ct timeout'],
+  [C.NFT_OBJECT_SECMARK, 'secmark'],
+  [C.NFT_OBJECT_CT_EXPECT, 'ct expectation'],
+  [C.NFT_OBJECT_SYNPROXY, 'synproxy'],
+]);
+
+/** Name of an NFT_OBJECT_* number ({@link OBJECT_TYPE_NAMES}); unknown numbers read `type(<n>)`. */
+export function objectTypeName(n: number): string {
+  return OBJECT_TYPE_NAMES.get(n) ?? `type(${n})`;
+}
+
 const INET_HOOKS = ['prerouting', 'input', 'forward', 'output', 'postrouting', 'ingress'];
 const NETDEV_HOOKS = ['ingress', 'egress'];
 

@@ -24,7 +24,7 @@ import { NetlinkDecodeError } from '../netlink/errors.js';
 import * as C from './constants.js';
 import { name as nameAttr, u64num } from './data.js';
 import { attrsOffset, decodeNfGenMsg, encodeNfGenMsg, nftType, requireNetfilter } from './nfnetlink.js';
-import { familyName, familyNumber } from './names.js';
+import { familyName, familyNumber, objectTypeName, OBJECT_TYPE_NAMES } from './names.js';
 import { checkName } from './validate.js';
 import { decodeLimit, type LimitSpec } from './expr/limit.js';
 import { decodeQuota, type QuotaSpec } from './expr/quota.js';
@@ -55,19 +55,8 @@ export interface NftObject {
   attributes?: RawAttribute[];
 }
 
-/** NFT_OBJECT_* names as nft prints them. */
-export const OBJECT_TYPE_NAMES: ReadonlyMap<number, string> = new Map([
-  [C.NFT_OBJECT_COUNTER, 'counter'],
-  [C.NFT_OBJECT_QUOTA, 'quota'],
-  [C.NFT_OBJECT_CT_HELPER, 'ct helper'],
-  [C.NFT_OBJECT_LIMIT, 'limit'],
-  [C.NFT_OBJECT_CONNLIMIT, 'connlimit'],
-  [C.NFT_OBJECT_TUNNEL, 'tunnel'],
-  [C.NFT_OBJECT_CT_TIMEOUT, 'ct timeout'],
-  [C.NFT_OBJECT_SECMARK, 'secmark'],
-  [C.NFT_OBJECT_CT_EXPECT, 'ct expectation'],
-  [C.NFT_OBJECT_SYNPROXY, 'synproxy'],
-]);
+/** NFT_OBJECT_* names as nft prints them (the one table, in names.ts, that set.ts's object maps use too). */
+export { OBJECT_TYPE_NAMES };
 
 /**
  * Decode a NEWOBJ / GETOBJ / DELOBJ message.
@@ -82,7 +71,7 @@ export function decodeObject(msg: NetlinkMessage): NftObject {
   const typeId = l.u32be(C.NFTA_OBJ_TYPE);
   if (table === undefined || name === undefined || typeId === undefined)
     throw new NetlinkDecodeError('object message without NFTA_OBJ_TABLE, NFTA_OBJ_NAME or NFTA_OBJ_TYPE', at);
-  const o: NftObject = { family: familyName(g.family), table, name, type: OBJECT_TYPE_NAMES.get(typeId) ?? `type(${typeId})`, typeId };
+  const o: NftObject = { family: familyName(g.family), table, name, type: objectTypeName(typeId), typeId };
   const handle = u64num(l, C.NFTA_OBJ_HANDLE);
   const use = l.u32be(C.NFTA_OBJ_USE);
   if (handle !== undefined) o.handle = handle;

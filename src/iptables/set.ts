@@ -40,7 +40,7 @@ import { NetlinkDecodeError, UsageError } from '../netlink/errors.js';
 import * as C from './constants.js';
 import { be32, checkU32, decodeData, name as nameAttr, nest, u64num, type NftData } from './data.js';
 import { attrsOffset, decodeNfGenMsg, encodeNfGenMsg, nftType, requireNetfilter } from './nfnetlink.js';
-import { familyName, familyNumber } from './names.js';
+import { familyName, familyNumber, objectTypeName } from './names.js';
 import { addressText, checkName, checkTimeoutMs } from './validate.js';
 
 /** Set flag names by bit (enum nft_set_flags), as `nft -j` prints them. */
@@ -65,20 +65,6 @@ export const SET_TYPE_NAMES: ReadonlyMap<number, string> = new Map([
   [C.NFT_TYPE_MARK, 'mark'],
   [C.NFT_TYPE_ETHERADDR, 'ether_addr'],
   [C.NFT_TYPE_INET_PROTOCOL, 'inet_proto'],
-]);
-
-/** Stateful object type names (NFT_OBJECT_*) as nft prints them after `:` in an object map. */
-export const SET_OBJECT_TYPE_NAMES: ReadonlyMap<number, string> = new Map([
-  [C.NFT_OBJECT_COUNTER, 'counter'],
-  [C.NFT_OBJECT_QUOTA, 'quota'],
-  [C.NFT_OBJECT_CT_HELPER, 'ct helper'],
-  [C.NFT_OBJECT_LIMIT, 'limit'],
-  [C.NFT_OBJECT_CONNLIMIT, 'connlimit'],
-  [C.NFT_OBJECT_TUNNEL, 'tunnel'],
-  [C.NFT_OBJECT_CT_TIMEOUT, 'ct timeout'],
-  [C.NFT_OBJECT_SECMARK, 'secmark'],
-  [C.NFT_OBJECT_CT_EXPECT, 'ct expectation'],
-  [C.NFT_OBJECT_SYNPROXY, 'synproxy'],
 ]);
 
 /** Name of an NFTA_SET_DATA_TYPE: `verdict` for NFT_DATA_VERDICT, an nft datatype name, else `type(<n>)`. */
@@ -255,7 +241,7 @@ export function decodeSet(msg: NetlinkMessage): NftSet {
   if (dt !== undefined && s.flags.includes('map')) s.map = setDataTypeName(dt);
   if (ot !== undefined) {
     s.objType = ot;
-    if (s.flags.includes('object')) s.map = SET_OBJECT_TYPE_NAMES.get(ot) ?? `type(${ot})`;
+    if (s.flags.includes('object')) s.map = objectTypeName(ot);
   }
   const to = u64num(l, C.NFTA_SET_TIMEOUT);
   const gc = l.u32be(C.NFTA_SET_GC_INTERVAL);

@@ -29,6 +29,30 @@ export function quietly(cmd: string, ...args: string[]): void {
   }
 }
 
+/**
+ * `tc filter add dev DEV PARENT WORDS...` through tc itself (the oracle
+ * builds the filter); `words` is the rest of tc's command line, split on
+ * white space.
+ */
+export function tcFilterAdd(dev: string, parent: string, words: string): string {
+  return sh(TC, 'filter', 'add', 'dev', dev, parent, ...words.trim().split(/\s+/));
+}
+
+/**
+ * tc's own IPv4 SYN match on DEV's ingress, as the inbound hold's u32 filter
+ * matches when the IP header has no options (capture 43's command):
+ * protocol 6, SYN set and ACK clear (`match u8 0x02 0x12 at 33`: a 20-byte
+ * IP header, then TCP's byte 13), destination port `port`; mirred egress
+ * redirect to `ifb`.
+ */
+export function tcSynRedirect(dev: string, pref: number, port: number, ifb: string): string {
+  return tcFilterAdd(
+    dev,
+    'ingress',
+    `protocol ip pref ${pref} u32 match ip protocol 6 0xff match u8 0x02 0x12 at 33 match ip dport ${port} 0xffff action mirred egress redirect dev ${ifb}`,
+  );
+}
+
 /** A process in a network namespace of its own (`unshare --net sleep`); resolves once it is there. */
 export async function otherNamespace(): Promise<ChildProcess> {
   const mine = readlinkSync('/proc/self/ns/net');
@@ -136,7 +160,7 @@ export function parseTcJson(text: string): unknown {
         if (text[i++] === ']') return a;
       }
     }
-    const m = /^("(?:[^"\\]|\\.)*"|-?\d+(?:\.\d+)?|true|false|null)/.exec(text.slice(i))!;
+    const m = /^("(?:[^"\\]|\\.)*"|-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?|true|false|null)/.exec(text.slice(i))!;
     i += m[0].length;
     return JSON.parse(m[0]);
   };

@@ -160,7 +160,7 @@ test.serial('--max-hold fires: the plug is released at the deadline while the co
 test.serial('--wait-listen: a reload that returns before its new listener exists is released only once the new listener appears', async (t) => {
   t.timeout(TEST_TIMEOUT);
   // This test runs protect in this process (the library), so its watchdog is
-  // src/guard/watchdog-main.ts under tsx, not the bundle the CLI starts: its
+  // src/cli/bin/watchdog-main.ts under tsx, not the bundle the CLI starts: its
   // first start transpiles the watchdog's whole import graph in a fresh VM,
   // which under a loaded host took longer than protect's 30 s start limit.
   // Start one once, with a longer limit, to fill tsx's cache first.

@@ -11,7 +11,7 @@ import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FilterEntry } from '../../src/tc/types.js';
-import { IP, TC, parseTcJson, quietly, sh, tcShape, theirsShape } from '../helpers/tc-inbound.js';
+import { IP, TC, parseTcJson, quietly, sh, tcFilterAdd, tcShape, theirsShape } from '../helpers/tc-inbound.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const BIN = join(ROOT, 'dist/bundle/synplug.cjs');
@@ -30,59 +30,8 @@ test.before(() => {
     sh(IP, 'link', 'set', d, 'up');
   }
   sh(TC, 'qdisc', 'add', 'dev', DEV, 'clsact');
-  sh(
-    TC,
-    'filter',
-    'add',
-    'dev',
-    DEV,
-    'ingress',
-    'protocol',
-    'ip',
-    'pref',
-    '10',
-    'u32',
-    'match',
-    'ip',
-    'protocol',
-    '6',
-    '0xff',
-    'match',
-    'ip',
-    'dport',
-    '80',
-    '0xffff',
-    'action',
-    'mirred',
-    'egress',
-    'redirect',
-    'dev',
-    IFB,
-  );
-  sh(
-    TC,
-    'filter',
-    'add',
-    'dev',
-    DEV,
-    'egress',
-    'protocol',
-    'ip',
-    'pref',
-    '20',
-    'u32',
-    'match',
-    'ip',
-    'dport',
-    '81',
-    '0xffff',
-    'action',
-    'mirred',
-    'egress',
-    'mirror',
-    'dev',
-    IFB,
-  );
+  tcFilterAdd(DEV, 'ingress', `protocol ip pref 10 u32 match ip protocol 6 0xff match ip dport 80 0xffff action mirred egress redirect dev ${IFB}`);
+  tcFilterAdd(DEV, 'egress', `protocol ip pref 20 u32 match ip dport 81 0xffff action mirred egress mirror dev ${IFB}`);
 });
 test.after.always(() => {
   for (const d of [DEV, IFB]) quietly(IP, 'link', 'del', d);

@@ -16,7 +16,7 @@ import type { ChildProcess } from 'node:child_process';
 import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
-import { IP, NFT, TC, inNs, otherNamespace, quietly, runClient, sh } from '../helpers/tc-inbound.js';
+import { IP, NFT, TC, inNs, otherNamespace, quietly, runClient, sh, tcSynRedirect } from '../helpers/tc-inbound.js';
 
 const SRV = 'sp-gid0';
 const PEER = 'sp-gid1';
@@ -42,41 +42,7 @@ test.before(async () => {
   sh(IP, 'link', 'set', IFB, 'up');
   sh(TC, 'qdisc', 'add', 'dev', SRV, 'clsact');
   // tc's own SYN match, as the inbound hold's u32 filter matches (no IP options here)
-  sh(
-    TC,
-    'filter',
-    'add',
-    'dev',
-    SRV,
-    'ingress',
-    'protocol',
-    'ip',
-    'pref',
-    '5',
-    'u32',
-    'match',
-    'ip',
-    'protocol',
-    '6',
-    '0xff',
-    'match',
-    'u8',
-    '0x02',
-    '0x12',
-    'at',
-    '33',
-    'match',
-    'ip',
-    'dport',
-    String(PORT),
-    '0xffff',
-    'action',
-    'mirred',
-    'egress',
-    'redirect',
-    'dev',
-    IFB,
-  );
+  tcSynRedirect(SRV, 5, PORT, IFB);
   sh(NFT, 'add', 'table', 'netdev', 'sp_gid');
   sh(NFT, 'add', 'chain', 'netdev', 'sp_gid', 'eg', `{ type filter hook egress device ${IFB} priority 0 ; }`);
   sh(NFT, 'add', 'rule', 'netdev', 'sp_gid', 'eg', 'counter');

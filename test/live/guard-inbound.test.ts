@@ -17,6 +17,7 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { inboundNetns } from '../helpers/inbound-netns.js';
 
 const IP = '/usr/sbin/ip';
 const TC = '/usr/sbin/tc';
@@ -173,50 +174,16 @@ test.serial('no sch_plug in this kernel: exit 5 naming it; no IFB, no clsact, no
 test.serial('a renamed device: teardown --inbound OLDNAME removes the SYN filter on the renamed device too, and the IFB', async (t) => {
   // The hold's state built by hand (no sch_plug here): an IFB with synplug's alias, clsact, a u32 redirect at pref 65000, setup.json.
   // In a namespace of its own: a teardown without a record in another live file removes every IFB carrying synplug's alias.
-  const ns = `sp-girns-${process.pid}`;
-  execFileSync(IP, ['netns', 'add', ns]);
-  const sh = (cmd: string, ...args: string[]) => execFileSync(cmd, ['-n', ns, ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
-  const dev = 'sp-gir0';
+  const N = inboundNetns('sp-girns', 'sp-gir0', 'sp-gir1');
+  const dev = N.dev;
   const renamed = 'sp-giz0';
   const sd = mkdtempSync(join(tmpdir(), 'synplug-inbound-rename-'));
-  for (const d of [dev, renamed])
-    try {
-      sh(IP, 'link', 'del', d);
-    } catch {
-      /* not there */
-    }
-  sh(IP, 'link', 'add', dev, 'type', 'veth', 'peer', 'name', 'sp-gir1');
-  const idx = (JSON.parse(sh(IP, '-j', 'link', 'show', 'dev', dev)) as Array<{ ifindex: number }>)[0].ifindex;
-  const rifb = `spifb${idx}`;
   try {
-    sh(IP, 'link', 'add', rifb, 'type', 'ifb');
-    sh(IP, 'link', 'set', rifb, 'alias', `synplug inbound hold of ${dev}`);
-    sh(IP, 'link', 'set', rifb, 'up');
-    sh(TC, 'qdisc', 'add', 'dev', dev, 'clsact');
-    sh(
-      TC,
-      'filter',
-      'add',
-      'dev',
-      dev,
-      'ingress',
-      'protocol',
-      'ip',
-      'pref',
-      '65000',
-      'u32',
-      'match',
-      'ip',
-      'dport',
-      '80',
-      '0xffff',
-      'action',
-      'mirred',
-      'egress',
-      'redirect',
-      'dev',
-      rifb,
-    );
+    N.create();
+    const rifb = `spifb${N.ifindex}`;
+    N.ifb(rifb, `synplug inbound hold of ${dev}`);
+    N.sh(TC, 'qdisc', 'add', 'dev', dev, 'clsact');
+    N.redirect('65000', 'ip', '80', rifb);
     const hold = {
       mode: 'inbound',
       dev,
@@ -230,22 +197,15 @@ test.serial('a renamed device: teardown --inbound OLDNAME removes the SYN filter
       addedClsact: true,
     };
     writeFileSync(join(sd, 'setup.json'), JSON.stringify({ version: 2, holds: { [`inbound:${dev}`]: hold } }), { mode: 0o600 });
-    sh(IP, 'link', 'set', dev, 'name', renamed);
-    t.regex(sh(TC, 'filter', 'show', 'dev', renamed, 'ingress'), /pref 65000/, 'the filter stayed with the renamed device');
-    const r = await new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
-      execFile(
-        process.execPath,
-        [CLI, 'teardown', '--inbound', dev, '--state-dir', sd, '--netns', ns],
-        { encoding: 'utf8', timeout: 120_000 },
-        (err, stdout, stderr) => resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
-      );
-    });
+    N.sh(IP, 'link', 'set', dev, 'name', renamed);
+    t.regex(N.sh(TC, 'filter', 'show', 'dev', renamed, 'ingress'), /pref 65000/, 'the filter stayed with the renamed device');
+    const r = await N.synplug(sd, 'teardown', '--inbound', dev);
     t.is(r.code, 0, r.stderr);
-    t.is(sh(TC, 'filter', 'show', 'dev', renamed, 'ingress'), '', 'no filter redirecting to a missing IFB is left');
-    t.throws(() => sh(IP, 'link', 'show', 'dev', rifb), undefined, 'the IFB is gone');
-    t.false(sh(TC, 'qdisc', 'show', 'dev', renamed).includes('clsact'), 'the clsact setup added is gone');
+    t.is(N.sh(TC, 'filter', 'show', 'dev', renamed, 'ingress'), '', 'no filter redirecting to a missing IFB is left');
+    t.throws(() => N.sh(IP, 'link', 'show', 'dev', rifb), undefined, 'the IFB is gone');
+    t.false(N.sh(TC, 'qdisc', 'show', 'dev', renamed).includes('clsact'), 'the clsact setup added is gone');
   } finally {
-    execFileSync(IP, ['netns', 'del', ns]);
+    N.destroy();
     rmSync(sd, { recursive: true, force: true });
   }
 });

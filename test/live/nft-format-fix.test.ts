@@ -8,16 +8,7 @@
 import test from 'ava';
 import { execFileSync } from 'node:child_process';
 import * as N from '../../src/iptables/index.js';
-
-const NFT = '/usr/sbin/nft';
-const nft = (...args: string[]): string => execFileSync(NFT, args, { encoding: 'utf8' });
-const quietly = (...args: string[]): void => {
-  try {
-    execFileSync(NFT, args, { stdio: 'ignore' });
-  } catch {
-    /* gone */
-  }
-};
+import { NFT, nft, ourTable, quietly, ruleLines } from '../helpers/nft-live.js';
 
 const conn = N.openNftables();
 
@@ -154,18 +145,6 @@ test.after.always(() => {
   conn.close();
 });
 
-async function ourTable(family: string, name: string): Promise<N.NftRuleset> {
-  const rs = await N.listRuleset(conn, { family });
-  return {
-    tables: rs.tables.filter((x) => x.name === name),
-    chains: rs.chains.filter((x) => x.table === name),
-    sets: rs.sets.filter((x) => x.table === name),
-    rules: rs.rules.filter((x) => x.table === name),
-    objects: (rs.objects ?? []).filter((x) => x.table === name),
-    ...(rs.ifnames && { ifnames: rs.ifnames }),
-  };
-}
-
 const load = (family: string, name: string, rules: string): void => {
   quietly('delete', 'table', family, name);
   execFileSync(NFT, ['-f', '-'], { input: `table ${family} ${name} {\n  chain c {${rules}\n  }\n}\n` });
@@ -174,7 +153,7 @@ const load = (family: string, name: string, rules: string): void => {
 for (const [family, name, rules] of STATEMENTS) {
   test.serial(`${family} ${name}: text and JSON as \`nft list table\` / \`nft -j list table\`, nothing raw`, async (t) => {
     load(family, name, rules);
-    const rs = await ourTable(family, name);
+    const rs = await ourTable(conn, family, name);
     const text = N.formatRulesetText(rs);
     t.deepEqual(text.split('\n'), nft('list', 'table', family, name).split('\n'), `${family} ${name}: text`);
     t.false(text.includes(`[ ${N.RAW_MARKER}`), `${family} ${name}: nothing raw`);
@@ -189,13 +168,9 @@ for (const [family, name, rules] of STATEMENTS) {
 for (const [family, name, rules] of UNKNOWN) {
   test.serial(`${family} ${name}: what nft names and we do not is marked raw, every line as nft's or raw, never a stray @nh/@th`, async (t) => {
     load(family, name, rules);
-    const rs = await ourTable(family, name);
-    const lines = N.formatRulesetText(rs)
-      .split('\n')
-      .filter((l) => l.startsWith('\t\t'));
-    const theirs = nft('list', 'table', family, name)
-      .split('\n')
-      .filter((l) => l.startsWith('\t\t'));
+    const rs = await ourTable(conn, family, name);
+    const lines = ruleLines(N.formatRulesetText(rs));
+    const theirs = ruleLines(nft('list', 'table', family, name));
     t.is(lines.length, theirs.length);
     lines.forEach((l, i) => {
       if (l === theirs[i]) return;

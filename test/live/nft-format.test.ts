@@ -8,16 +8,7 @@
 import test from 'ava';
 import { execFileSync } from 'node:child_process';
 import * as N from '../../src/iptables/index.js';
-
-const NFT = '/usr/sbin/nft';
-const nft = (...args: string[]): string => execFileSync(NFT, args, { encoding: 'utf8' });
-const quietly = (...args: string[]): void => {
-  try {
-    execFileSync(NFT, args, { stdio: 'ignore' });
-  } catch {
-    /* gone */
-  }
-};
+import { NFT, nft, ourTable, quietly, ruleLines } from '../helpers/nft-live.js';
 
 const conn = N.openNftables();
 test.after.always(() => {
@@ -76,25 +67,13 @@ table ip synplug_t3ip {
 }
 `;
 
-async function ourTable(family: string, name: string): Promise<N.NftRuleset> {
-  const rs = await N.listRuleset(conn, { family });
-  return {
-    tables: rs.tables.filter((x) => x.name === name),
-    chains: rs.chains.filter((x) => x.table === name),
-    sets: rs.sets.filter((x) => x.table === name),
-    rules: rs.rules.filter((x) => x.table === name),
-    objects: (rs.objects ?? []).filter((x) => x.table === name),
-    ...(rs.ifnames && { ifnames: rs.ifnames }),
-  };
-}
-
 test.serial('the text of nft-made tables is what `nft list table` prints', async (t) => {
   execFileSync(NFT, ['-f', '-'], { input: RULESET });
   for (const [family, name] of [
     ['inet', 'synplug_t3fmt'],
     ['ip', 'synplug_t3ip'],
   ]) {
-    const ours = N.formatRulesetText(await ourTable(family, name));
+    const ours = N.formatRulesetText(await ourTable(conn, family, name));
     const theirs = nft('list', 'table', family, name);
     t.is(ours, theirs);
   }
@@ -105,7 +84,7 @@ test.serial('the JSON of nft-made tables is what `nft -j list table` prints (met
     ['inet', 'synplug_t3fmt'],
     ['ip', 'synplug_t3ip'],
   ]) {
-    const ours = N.formatRulesetJson(await ourTable(family, name)).nftables;
+    const ours = N.formatRulesetJson(await ourTable(conn, family, name)).nftables;
     const theirs = JSON.parse(nft('-j', 'list', 'table', family, name)).nftables as Array<Record<string, unknown>>;
     t.deepEqual(
       ours.slice(1),
@@ -116,7 +95,7 @@ test.serial('the JSON of nft-made tables is what `nft -j list table` prints (met
 });
 
 test.serial('handles as `nft -a` prints them', async (t) => {
-  const ours = N.formatRulesetText(await ourTable('ip', 'synplug_t3ip'), { handles: true });
+  const ours = N.formatRulesetText(await ourTable(conn, 'ip', 'synplug_t3ip'), { handles: true });
   t.is(ours, nft('-a', 'list', 'table', 'ip', 'synplug_t3ip'));
 });
 
@@ -125,14 +104,10 @@ test.serial('what is not understood (tcp option, numgen, jhash) prints marked ra
     input:
       'table ip synplug_t3raw {\nchain c {\ntcp dport 22 tcp option maxseg size 1000 accept\nmeta mark set numgen inc mod 2 drop\ntcp dport 23 meta mark set jhash ip saddr mod 4 accept\n}\n}\n',
   });
-  const rs = await ourTable('ip', 'synplug_t3raw');
+  const rs = await ourTable(conn, 'ip', 'synplug_t3raw');
   t.is(rs.rules.length, 3);
-  const lines = N.formatRulesetText(rs)
-    .split('\n')
-    .filter((l) => l.startsWith('\t\t'));
-  const theirs = nft('list', 'table', 'ip', 'synplug_t3raw')
-    .split('\n')
-    .filter((l) => l.startsWith('\t\t'));
+  const lines = ruleLines(N.formatRulesetText(rs));
+  const theirs = ruleLines(nft('list', 'table', 'ip', 'synplug_t3raw'));
   t.is(lines.length, theirs.length);
   lines.forEach((l, i) => {
     // what nft prints before the part we do not understand we print too, and the verdict is intact
@@ -200,7 +175,7 @@ test.serial('interval sets, maps and verdict maps: text line for line as `nft li
     ['ip', 'synplug_t3set'],
     ['ip6', 'synplug_t3set6'],
   ]) {
-    const ours = N.formatRulesetText(await ourTable(family, name));
+    const ours = N.formatRulesetText(await ourTable(conn, family, name));
     const theirs = nft('list', 'table', family, name);
     t.deepEqual(ours.split('\n'), theirs.split('\n'));
   }
@@ -211,7 +186,7 @@ test.serial('interval sets, maps and verdict maps: JSON field for field as `nft 
     ['ip', 'synplug_t3set'],
     ['ip6', 'synplug_t3set6'],
   ]) {
-    const ours = N.formatRulesetJson(await ourTable(family, name)).nftables.slice(1);
+    const ours = N.formatRulesetJson(await ourTable(conn, family, name)).nftables.slice(1);
     const theirs = (JSON.parse(nft('-j', 'list', 'table', family, name)).nftables as Array<Record<string, unknown>>).filter((o) => !o.metainfo);
     t.is(ours.length, theirs.length);
     for (const [i, o] of ours.entries()) t.deepEqual(o, theirs[i], JSON.stringify(theirs[i]));
@@ -223,7 +198,7 @@ test.serial("the tester's repro: an interval set and a map made with `nft add`, 
   nft('add', 'table', 'ip', 'synplug_t3repro');
   nft('add', 'set', 'ip', 'synplug_t3repro', 's', '{ type ipv4_addr; flags interval; elements = { 10.0.0.0/8, 192.168.1.1 } }');
   nft('add', 'map', 'ip', 'synplug_t3repro', 'pm', '{ type inet_service : ipv4_addr; elements = { 80 : 10.0.0.1, 443 : 10.0.0.2 } }');
-  const rs = await ourTable('ip', 'synplug_t3repro');
+  const rs = await ourTable(conn, 'ip', 'synplug_t3repro');
   const text = N.formatRulesetText(rs);
   t.is(text, nft('list', 'table', 'ip', 'synplug_t3repro'));
   t.true(text.includes('elements = { 10.0.0.0/8, 192.168.1.1 }'), text);
@@ -236,7 +211,7 @@ test.serial('an object map (ipv4_addr : counter) and its named counters: text an
   execFileSync(NFT, ['-f', '-'], {
     input: 'table ip synplug_t3obj {\ncounter c1 { }\ncounter c2 { }\nmap om { type ipv4_addr : counter; elements = { 1.1.1.1 : "c1", 2.2.2.2 : "c2" } }\n}\n',
   });
-  const rs = await ourTable('ip', 'synplug_t3obj');
+  const rs = await ourTable(conn, 'ip', 'synplug_t3obj');
   t.is(N.formatRulesetText(rs), nft('list', 'table', 'ip', 'synplug_t3obj'));
   const theirs = (JSON.parse(nft('-j', 'list', 'table', 'ip', 'synplug_t3obj')).nftables as Array<Record<string, unknown>>).filter((o) => !o.metainfo);
   t.is(JSON.stringify(N.formatRulesetJson(rs).nftables.slice(1)), JSON.stringify(theirs));
@@ -518,7 +493,7 @@ const OBJECTS = `table inet synplug_t3objs {
 const STATEMENT_TABLES: Array<[string, string]> = [...STATEMENTS.map(([f, n]): [string, string] => [f, n]), ['inet', 'synplug_t3objs']];
 
 async function compareWithNft(t: import('ava').ExecutionContext, family: string, name: string): Promise<void> {
-  const rs = await ourTable(family, name);
+  const rs = await ourTable(conn, family, name);
   const text = N.formatRulesetText(rs);
   const theirsText = nft('list', 'table', family, name);
   t.deepEqual(text.split('\n'), theirsText.split('\n'), `${family} ${name}: text`);
@@ -540,6 +515,6 @@ for (const [family, name, rules] of STATEMENTS) {
 test.serial('named counters, quotas and limits in their table, objref by name and through object maps: as nft prints them', async (t) => {
   execFileSync(NFT, ['-f', '-'], { input: OBJECTS });
   await compareWithNft(t, 'inet', 'synplug_t3objs');
-  const withHandles = N.formatRulesetText(await ourTable('inet', 'synplug_t3objs'), { handles: true });
+  const withHandles = N.formatRulesetText(await ourTable(conn, 'inet', 'synplug_t3objs'), { handles: true });
   t.is(withHandles, nft('-a', 'list', 'table', 'inet', 'synplug_t3objs'));
 });

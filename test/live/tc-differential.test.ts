@@ -41,71 +41,17 @@ import {
   type ClassEntry,
 } from '../../src/tc/index.js';
 import { run, deleteLinks } from '../helpers/tools.js';
+// tc -j repeats "match": a parser that keeps a repeated key's values as an array
+import { parseTcJson } from '../helpers/tc-inbound.js';
 
 const VA = 'sp-tcd0';
 const VB = 'sp-tcd1';
 const QUIET = 'sp-tcd2';
 let conn: NetlinkConnection;
 
-/** JSON.parse, except that a key repeated in one object becomes an array of its values (tc -j repeats "match"). */
-function parseJsonKeepingRepeats(text: string): unknown {
-  let i = 0;
-  const ws = () => {
-    while (/\s/.test(text[i])) i++;
-  };
-  const value = (): unknown => {
-    ws();
-    const c = text[i];
-    if (c === '{') {
-      i++;
-      const o: Record<string, unknown> = {};
-      const repeated = new Set<string>();
-      ws();
-      if (text[i] === '}') {
-        i++;
-        return o;
-      }
-      for (;;) {
-        ws();
-        const k = value() as string;
-        ws();
-        i++; // ':'
-        const v = value();
-        if (k in o) {
-          if (!repeated.has(k)) {
-            o[k] = [o[k]];
-            repeated.add(k);
-          }
-          (o[k] as unknown[]).push(v);
-        } else o[k] = v;
-        ws();
-        if (text[i++] === '}') return o;
-      }
-    }
-    if (c === '[') {
-      i++;
-      const a: unknown[] = [];
-      ws();
-      if (text[i] === ']') {
-        i++;
-        return a;
-      }
-      for (;;) {
-        a.push(value());
-        ws();
-        if (text[i++] === ']') return a;
-      }
-    }
-    const m = /^("(?:[^"\\]|\\.)*"|-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?|true|false|null)/.exec(text.slice(i))!;
-    i += m[0].length;
-    return JSON.parse(m[0]);
-  };
-  return value();
-}
-
 function tcJson(...args: string[]): Array<Record<string, unknown>> {
   const out = run('tc', '-j', ...args).trim();
-  return out === '' ? [] : (parseJsonKeepingRepeats(out) as Array<Record<string, unknown>>);
+  return out === '' ? [] : (parseTcJson(out) as Array<Record<string, unknown>>);
 }
 
 /** Each field of tc's item equals ours; a field tc has and we lack fails. Returns the number of fields compared. */

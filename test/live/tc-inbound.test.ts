@@ -29,7 +29,7 @@ import { createLink, deleteLink, setLinkUp } from '../../src/netlink/route/linki
 import { addQdisc, deleteQdisc, addFilter, deleteFilter, listQdiscs, KindUnavailableError } from '../../src/tc/index.js';
 import { u32SynMatch } from '../../src/tc/filters/u32.js';
 import { resolveActionDevices } from '../../src/tc/actions/list.js';
-import { IP, NFT, TC, sh, quietly, otherNamespace, inNs, runClient, ourListing, sameAsTc } from '../helpers/tc-inbound.js';
+import { IP, NFT, TC, sh, quietly, otherNamespace, inNs, runClient, ourListing, sameAsTc, tcFilterAdd, tcSynRedirect } from '../helpers/tc-inbound.js';
 import type { ActionSpec } from '../../src/tc/actions/types.js';
 
 const SRV = 'sp-ina0';
@@ -181,78 +181,11 @@ test.serial("filters added by tc (capture 43's command) decode as tc prints them
   await createLink(conn, { name: TCDEV, kind: 'veth', peer: { name: `${TCDEV}p` } });
   await createLink(conn, { name: TCIFB, kind: 'ifb' });
   sh(TC, 'qdisc', 'add', 'dev', TCDEV, 'clsact');
-  sh(
-    TC,
-    'filter',
-    'add',
-    'dev',
+  tcSynRedirect(TCDEV, 1, 16000, TCIFB);
+  tcFilterAdd(
     TCDEV,
     'ingress',
-    'protocol',
-    'ip',
-    'pref',
-    '1',
-    'u32',
-    'match',
-    'ip',
-    'protocol',
-    '6',
-    '0xff',
-    'match',
-    'u8',
-    '0x02',
-    '0x12',
-    'at',
-    '33',
-    'match',
-    'ip',
-    'dport',
-    '16000',
-    '0xffff',
-    'action',
-    'mirred',
-    'egress',
-    'redirect',
-    'dev',
-    TCIFB,
-  );
-  sh(
-    TC,
-    'filter',
-    'add',
-    'dev',
-    TCDEV,
-    'ingress',
-    'protocol',
-    'ipv6',
-    'pref',
-    '2',
-    'u32',
-    'match',
-    'u8',
-    '6',
-    '0xff',
-    'at',
-    '6',
-    'match',
-    'u16',
-    '443',
-    '0xffff',
-    'at',
-    '42',
-    'action',
-    'mirred',
-    'ingress',
-    'mirror',
-    'dev',
-    TCIFB,
-    'pipe',
-    'action',
-    'mirred',
-    'egress',
-    'redirect',
-    'dev',
-    TCIFB,
+    `protocol ipv6 pref 2 u32 match u8 6 0xff at 6 match u16 443 0xffff at 42 action mirred ingress mirror dev ${TCIFB} pipe action mirred egress redirect dev ${TCIFB}`,
   );
   await sameAsTc(t, conn, TCDEV, 'ingress');
   await sameAsTc(t, conn, TCDEV, 'ingress', false);

@@ -26,6 +26,7 @@ import { builtinBySymbol, MissingSupportError } from '../../src/guard/support.js
 import { decodeTcMessage } from '../../src/tc/index.js';
 import { exitCodeOf } from '../../src/cli/exit-codes.js';
 import { formatCheck, formatPlug, formatStatus } from '../../src/cli/format-guard.js';
+import { inboundHoldStatus, statusResult } from '../helpers/guard-status.js';
 
 const EINVAL = 22;
 
@@ -187,30 +188,7 @@ test('text of plug, check and status when only an inbound hold is set up: no loc
     holds: [{ id: 'inbound:eth1', mode: 'inbound', dev: 'eth1', state: 'absent' }],
   });
   t.is(check, "synplug is not set up (inbound:eth1 on eth1)\nrun 'synplug setup --inbound eth1 --port PORT...' to complete it");
-  const status = formatStatus({
-    state: 'ok',
-    pieces: [],
-    qdiscs: [],
-    filters: [],
-    marking: [],
-    plug: null,
-    leases: [],
-    holds: [
-      {
-        id: 'inbound:eth0',
-        mode: 'inbound',
-        dev: 'eth0',
-        state: 'ok',
-        pieces: [],
-        ifb: 'spifb3',
-        ports: [80],
-        addrs: [],
-        classifier: 'u32',
-        qdiscs: [],
-        filters: [],
-      },
-    ],
-  });
+  const status = formatStatus(statusResult([inboundHoldStatus()]));
   t.regex(status, /^setup: complete \(inbound:eth0: complete\)\nplug: no record\ninbound hold eth0: complete; SYNs to port 80 held on spifb3 \(u32\)$/);
   t.notRegex(status, /marking|\blo\b/);
 });

@@ -33,6 +33,7 @@ import { parseSetupRecord } from '../../src/guard/state.js';
 import { exitCodeOf } from '../../src/cli/exit-codes.js';
 import { setupOptions } from '../../src/cli/guard-commands.js';
 import { formatCheck, formatSetup, formatStatus, formatTeardown } from '../../src/cli/format-guard.js';
+import { inboundHoldStatus, statusResult } from '../helpers/guard-status.js';
 import { TCQ_PLUG_BUFFER, TCQ_PLUG_RELEASE_INDEFINITE, decodeTcMessage } from '../../src/tc/index.js';
 
 const config = resolveConfig({ stateDir: '/nonexistent/synplug-unit' });
@@ -51,6 +52,7 @@ test('bad inbound input is a usage error (exit 2), refused before anything is se
     { dev: 'eth0', ports: [80], addrs: ['169.254.1'] },
     { dev: 'eth0', ports: [80], addrs: ['169.254.0.0/16'] },
     { dev: 'eth0', ports: [80], addrs: ['::ffff:169.254.0.1'] },
+    // multicast is what is refused here: no address of 127/8, 169.254/16 or fd00::/8 is one
     { dev: 'eth0', ports: [80], addrs: ['224.0.0.1'] },
     { dev: 'eth0', ports: [80], classifier: 'bpf' },
     { dev: 'eth0', ports: [80], extra: 1 },
@@ -306,35 +308,9 @@ test('text output: setup, check, status and teardown name the inbound hold', (t)
     checkText,
     /^synplug is partly or differently set up \(local: ok, inbound:eth0: partial\):\n {2}MISSING {3}link ifb spifb3 .*\nrun 'synplug setup --inbound eth0 --port PORT\.\.\.'/,
   );
-  const statusText = formatStatus({
-    dev: 'lo',
-    addr: '169.254.255.254',
-    state: 'ok',
-    pieces: [],
-    qdiscs: [],
-    filters: [],
-    marking: [],
-    plug: null,
-    leases: [],
-    holds: [
-      {
-        id: 'inbound:eth0',
-        mode: 'inbound',
-        dev: 'eth0',
-        state: 'ok',
-        pieces: [],
-        ifb: 'spifb3',
-        ports: [80],
-        addrs: [],
-        classifier: 'flower',
-        qdiscs: [],
-        filters: [],
-        held: 2,
-        passed: 7,
-        dropped: 0,
-      },
-    ],
-  });
+  const statusText = formatStatus(
+    statusResult([inboundHoldStatus({ classifier: 'flower', held: 2, passed: 7, dropped: 0 })], { dev: 'lo', addr: '169.254.255.254' }),
+  );
   t.regex(statusText, /inbound hold eth0: complete; SYNs to port 80 held on spifb3 \(flower\)\n {2}packets: 2 held now, 7 passed, 0 dropped over the limit/);
   t.is(
     formatTeardown({ dev: 'eth0', removed: ['link spifb3 (ifb, with its plug)'], kept: [], holds: ['inbound:eth0'] }),

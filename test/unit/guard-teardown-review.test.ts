@@ -12,7 +12,9 @@ import { validateInbound } from '../../src/guard/modes/inbound.js';
 import { StateStore } from '../../src/guard/state.js';
 import { exitCodeOf } from '../../src/cli/exit-codes.js';
 import { formatCheck, formatStatus, formatTeardown } from '../../src/cli/format-guard.js';
-import type { CheckResult, StatusResult } from '../../src/guard/types.js';
+import type { CheckResult } from '../../src/guard/types.js';
+import type { QdiscEntry } from '../../src/tc/types.js';
+import { inboundHoldStatus, statusResult } from '../helpers/guard-status.js';
 
 test('setup --inbound refuses a loopback destination (--addr 127.0.0.1, ::1): exit 2, naming the local hold', (t) => {
   for (const a of ['127.0.0.1', '127.1.2.3', '::1']) {
@@ -77,31 +79,17 @@ test('check and status name an IFB of synplug that no record lists; check says n
   t.notRegex(ok, /^run /m, 'nothing to set up: teardown --inbound is the command, on the unrecorded line');
   const absent = formatCheck({ ...c, dev: 'lo', addr: '169.254.255.254' });
   t.regex(absent, /^synplug is not set up on lo, but IFB\(s\) of synplug's that no record lists are left:$/m);
-  const s = {
-    state: 'partial',
-    pieces: [],
-    qdiscs: [],
-    filters: [],
-    marking: [],
-    plug: null,
-    leases: [],
-    holds: [
-      {
-        id: 'inbound:va',
-        mode: 'inbound',
+  const s = statusResult(
+    [
+      inboundHoldStatus({
         dev: 'va',
         state: 'partial',
-        pieces: [],
         ifb: 'spifb9',
-        ports: [80],
-        addrs: [],
-        classifier: 'u32',
-        qdiscs: [{ kind: 'fq_codel', handle: '0:', root: true, options: {}, ifindex: 9, dev: 'spifb9' }],
-        filters: [],
-      },
+        qdiscs: [{ kind: 'fq_codel', handle: '0:', root: true, options: {}, ifindex: 9, dev: 'spifb9' }] as unknown as QdiscEntry[],
+      }),
     ],
-    unrecorded,
-  } as unknown as StatusResult;
+    { state: 'partial', unrecorded },
+  );
   const st = formatStatus(s);
   t.regex(st, /^unrecorded: spifb3 \(synplug's alias, no record\) — 'synplug teardown --inbound va' removes it$/m);
   t.notRegex(st, / $/m, 'no line ends in a blank');

@@ -102,8 +102,8 @@ test('registered: type name and body decoder for requests and replies', (t) => {
   const dec = bodyDecoder(NETLINK_SOCK_DIAG, SOCK_DIAG_BY_FAMILY)!;
   const req = parseMessages(encodeMessage({ type: SOCK_DIAG_BY_FAMILY, flags: NLM_F_REQUEST | NLM_F_DUMP, payload: inetDiagRequest(2, 6, 1 << 10) }))[0];
   t.deepEqual(dec(req), { family: 'inet', protocol: 'tcp', ext: 0, states: ['LISTEN'] });
-  const rep = parseMessages(diagMsg({ family: 2, state: 1, sport: 1, src: [10, 0, 0, 1], inode: 1, uid: 2, cookie: 3n }))[0];
-  t.like(dec(rep), { state: 'ESTABLISHED', address: '10.0.0.1' });
+  const rep = parseMessages(diagMsg({ family: 2, state: 1, sport: 1, src: [169, 254, 0, 1], inode: 1, uid: 2, cookie: 3n }))[0];
+  t.like(dec(rep), { state: 'ESTABLISHED', address: '169.254.0.1' });
 });
 
 test('short or foreign-family messages -> NetlinkDecodeError with the offset of the payload', (t) => {

@@ -81,56 +81,57 @@ function withElements(s: NetlinkMessage, e: NetlinkMessage): NftSet {
 }
 
 const END = C.NFT_SET_ELEM_INTERVAL_END;
-// The tester's repro: `elements = { 10.0.0.0/8, 192.168.1.1 }` in an interval set, as the kernel dumps it.
+// The tester's repro, on addresses of 127/8 and 169.254/16: `elements = { 127.0.0.0/8, 169.254.1.1 }` in an interval set, as the kernel dumps it.
 const REPRO_SET = setMsg({ name: 's', flags: C.NFT_SET_INTERVAL, keyType: 7, keyLen: 4, userdata: '000402000000' });
 const REPRO_ELEMS = elemsMsg('s', [
-  { key: 'c0a80102', flags: END },
-  { key: 'c0a80101' },
-  { key: '0b000000', flags: END },
-  { key: '0a000000' },
+  { key: 'a9fe0102', flags: END },
+  { key: 'a9fe0101' },
+  { key: '80000000', flags: END },
+  { key: '7f000000' },
   { key: '00000000', flags: END },
 ]);
 
-test('an interval set: the five boundaries become 10.0.0.0/8 and 192.168.1.1 (text and JSON as nft prints them)', (t) => {
+test('an interval set: the five boundaries become 127.0.0.0/8 and 169.254.1.1 (text and JSON as nft prints them)', (t) => {
   const set = withElements(REPRO_SET, REPRO_ELEMS);
   t.is(set.elements!.length, 5);
-  t.deepEqual(setItems(set, set.elements!), [{ key: '0a000000', keyEnd: '0affffff', prefixLen: 8 }, { key: 'c0a80101' }]);
+  t.deepEqual(setItems(set, set.elements!), [{ key: '7f000000', keyEnd: '7fffffff', prefixLen: 8 }, { key: 'a9fe0101' }]);
   t.is(
     N.formatRulesetText(ruleset([set])),
-    'table ip t {\n\tset s {\n\t\ttype ipv4_addr\n\t\tflags interval\n\t\telements = { 10.0.0.0/8, 192.168.1.1 }\n\t}\n}\n',
+    'table ip t {\n\tset s {\n\t\ttype ipv4_addr\n\t\tflags interval\n\t\telements = { 127.0.0.0/8, 169.254.1.1 }\n\t}\n}\n',
   );
   t.deepEqual(N.formatRulesetJson(ruleset([set])).nftables[2], {
-    set: { family: 'ip', name: 's', table: 't', type: 'ipv4_addr', flags: ['interval'], elem: [{ prefix: { addr: '10.0.0.0', len: 8 } }, '192.168.1.1'] },
+    set: { family: 'ip', name: 's', table: 't', type: 'ipv4_addr', flags: ['interval'], elem: [{ prefix: { addr: '127.0.0.0', len: 8 } }, '169.254.1.1'] },
   });
 });
 
 test('interval edges: a block at 0 (no leading end element), adjacent single keys, an open end at the top', (t) => {
-  // `elements = { 0.0.0.0/8, 172.16.0.0-172.31.255.255, 255.255.255.0/24 }` and `{ 1.2.3.4, 1.2.3.5, 255.255.255.255 }`
+  // `elements = { 0.0.0.0/8, 169.254.0.0-169.254.255.255, 255.255.255.0/24 }` and `{ 169.254.3.4, 169.254.3.5, 255.255.255.255 }`
+  // (0.0.0.0/8 and the 255.255.255.x ends are the edges under test: the bottom and the top of the key space)
   const s2 = withElements(
     setMsg({ name: 's2', flags: C.NFT_SET_INTERVAL, keyType: 7, keyLen: 4, userdata: '000402000000' }),
-    elemsMsg('s2', [{ key: 'ffffff00' }, { key: 'ac200000', flags: END }, { key: 'ac100000' }, { key: '01000000', flags: END }, { key: '00000000' }]),
+    elemsMsg('s2', [{ key: 'ffffff00' }, { key: 'a9ff0000', flags: END }, { key: 'a9fe0000' }, { key: '01000000', flags: END }, { key: '00000000' }]),
   );
   const s3 = withElements(
     setMsg({ name: 's3', flags: C.NFT_SET_INTERVAL, keyType: 7, keyLen: 4, userdata: '000402000000' }),
     elemsMsg('s3', [
       { key: 'ffffffff' },
-      { key: '01020306', flags: END },
-      { key: '01020305' },
-      { key: '01020305', flags: END },
-      { key: '01020304' },
+      { key: 'a9fe0306', flags: END },
+      { key: 'a9fe0305' },
+      { key: 'a9fe0305', flags: END },
+      { key: 'a9fe0304' },
       { key: '00000000', flags: END },
     ]),
   );
   const text = N.formatRulesetText(ruleset([s2, s3]));
-  t.true(text.includes('\t\telements = { 0.0.0.0/8, 172.16.0.0/12,\n\t\t\t     255.255.255.0/24 }\n'), text);
-  t.true(text.includes('\t\telements = { 1.2.3.4, 1.2.3.5,\n\t\t\t     255.255.255.255 }\n'), text);
+  t.true(text.includes('\t\telements = { 0.0.0.0/8, 169.254.0.0/16,\n\t\t\t     255.255.255.0/24 }\n'), text);
+  t.true(text.includes('\t\telements = { 169.254.3.4, 169.254.3.5,\n\t\t\t     255.255.255.255 }\n'), text);
   const json = N.formatRulesetJson(ruleset([s2, s3])).nftables;
   t.deepEqual((json[2].set as { elem: unknown }).elem, [
     { prefix: { addr: '0.0.0.0', len: 8 } },
-    { prefix: { addr: '172.16.0.0', len: 12 } },
+    { prefix: { addr: '169.254.0.0', len: 16 } },
     { prefix: { addr: '255.255.255.0', len: 24 } },
   ]);
-  t.deepEqual((json[3].set as { elem: unknown }).elem, ['1.2.3.4', '1.2.3.5', '255.255.255.255']);
+  t.deepEqual((json[3].set as { elem: unknown }).elem, ['169.254.3.4', '169.254.3.5', '255.255.255.255']);
 });
 
 test('ports print ranges, never prefixes; marks of an interval set are big-endian and print as prefixes', (t) => {
@@ -158,19 +159,19 @@ test('ports print ranges, never prefixes; marks of an interval set are big-endia
   t.deepEqual((json[3].set as { elem: unknown }).elem, [{ prefix: { addr: 16, len: 28 } }, 256, { prefix: { addr: 512, len: 24 } }]);
 });
 
-test('a map: `map pm { type inet_service : ipv4_addr; elements = { 80 : 10.0.0.1, 443 : 10.0.0.2 } }`, JSON "map" with [key, value] pairs', (t) => {
+test('a map: `map pm { type inet_service : ipv4_addr; elements = { 80 : 169.254.0.1, 443 : 169.254.0.2 } }`, JSON "map" with [key, value] pairs', (t) => {
   const pm = withElements(
     setMsg({ name: 'pm', flags: C.NFT_SET_MAP, keyType: 13, keyLen: 2, dataType: 7, dataLen: 4, userdata: '000402000000010402000000060400000000' }),
     elemsMsg('pm', [
-      { key: '01bb', value: '0a000002' },
-      { key: '0050', value: '0a000001' },
+      { key: '01bb', value: 'a9fe0002' },
+      { key: '0050', value: 'a9fe0001' },
     ]),
   );
   t.is(pm.map, 'ipv4_addr');
   t.is(pm.dataType, 7);
   t.is(
     N.formatRulesetText(ruleset([pm])),
-    'table ip t {\n\tmap pm {\n\t\ttype inet_service : ipv4_addr\n\t\telements = { 80 : 10.0.0.1, 443 : 10.0.0.2 }\n\t}\n}\n',
+    'table ip t {\n\tmap pm {\n\t\ttype inet_service : ipv4_addr\n\t\telements = { 80 : 169.254.0.1, 443 : 169.254.0.2 }\n\t}\n}\n',
   );
   t.deepEqual(N.formatRulesetJson(ruleset([pm])).nftables[2], {
     map: {
@@ -180,8 +181,8 @@ test('a map: `map pm { type inet_service : ipv4_addr; elements = { 80 : 10.0.0.1
       type: 'inet_service',
       map: 'ipv4_addr',
       elem: [
-        [80, '10.0.0.1'],
-        [443, '10.0.0.2'],
+        [80, '169.254.0.1'],
+        [443, '169.254.0.2'],
       ],
     },
   });
@@ -199,10 +200,10 @@ test('a verdict map with a catch-all element, an interval map, a mark map (host 
       userdata: '000402000000010400000000060400000000',
     }),
     elemsMsg('vm', [
-      { key: '01010101', verdict: [C.NF_ACCEPT] },
+      { key: 'a9fe0202', verdict: [C.NFT_RETURN] },
+      { key: 'a9fe0303', verdict: [C.NFT_JUMP, 'c'] },
+      { key: 'a9fe0101', verdict: [C.NF_ACCEPT] },
       { flags: C.NFT_SET_ELEM_CATCHALL, verdict: [C.NF_DROP] },
-      { key: '03030303', verdict: [C.NFT_JUMP, 'c'] },
-      { key: '02020202', verdict: [C.NFT_RETURN] },
     ]),
   );
   const im = withElements(
@@ -216,12 +217,12 @@ test('a verdict map with a catch-all element, an interval map, a mark map (host 
       userdata: '000402000000010402000000060400000000',
     }),
     elemsMsg('im', [
-      { key: 'c0a80102', flags: END },
-      { key: 'c0a80101', value: '02020202' },
-      { key: '0b01000a', flags: END },
-      { key: '0b010001', value: '03030303' },
-      { key: '0b000000', flags: END },
-      { key: '0a000000', value: '01010101' },
+      { key: 'a9fe0202', flags: END },
+      { key: 'a9fe0201', value: 'a9fe0202' },
+      { key: 'a9fe010a', flags: END },
+      { key: 'a9fe0101', value: 'a9fe0303' },
+      { key: '80000000', flags: END },
+      { key: '7f000000', value: 'a9fe0101' },
       { key: '00000000', flags: END },
     ]),
   );
@@ -234,43 +235,45 @@ test('a verdict map with a catch-all element, an interval map, a mark map (host 
   );
   const om = withElements(
     setMsg({ name: 'om', flags: C.NFT_SET_OBJECT, keyType: 7, keyLen: 4, objType: C.NFT_OBJECT_COUNTER, userdata: '000402000000060400000000' }),
-    elemsMsg('om', [{ key: '01010101', objref: 'c1' }]),
+    elemsMsg('om', [{ key: 'a9fe0101', objref: 'c1' }]),
   );
   t.is(vm.map, 'verdict');
   t.is(om.map, 'counter');
   const text = N.formatRulesetText(ruleset([vm, im, mm, om]));
   t.true(
-    text.includes('\tmap vm {\n\t\ttype ipv4_addr : verdict\n\t\telements = { 1.1.1.1 : accept, 2.2.2.2 : return,\n\t\t\t     3.3.3.3 : jump c, * : drop }\n'),
+    text.includes(
+      '\tmap vm {\n\t\ttype ipv4_addr : verdict\n\t\telements = { 169.254.1.1 : accept, 169.254.2.2 : return,\n\t\t\t     169.254.3.3 : jump c, * : drop }\n',
+    ),
     text,
   );
   t.true(
     text.includes(
-      '\tmap im {\n\t\ttype ipv4_addr : ipv4_addr\n\t\tflags interval\n\t\telements = { 10.0.0.0/8 : 1.1.1.1, 11.1.0.1-11.1.0.9 : 3.3.3.3,\n\t\t\t     192.168.1.1 : 2.2.2.2 }\n',
+      '\tmap im {\n\t\ttype ipv4_addr : ipv4_addr\n\t\tflags interval\n\t\telements = { 127.0.0.0/8 : 169.254.1.1, 169.254.1.1-169.254.1.9 : 169.254.3.3,\n\t\t\t     169.254.2.1 : 169.254.2.2 }\n',
     ),
     text,
   );
   t.true(text.includes('\tmap mm {\n\t\ttype mark : mark\n\t\telements = { 0x00000001 : 0x00000002, 0x00000100 : 0x00000003 }\n'), text);
-  t.true(text.includes('\tmap om {\n\t\ttype ipv4_addr : counter\n\t\telements = { 1.1.1.1 : "c1" }\n'), text);
+  t.true(text.includes('\tmap om {\n\t\ttype ipv4_addr : counter\n\t\telements = { 169.254.1.1 : "c1" }\n'), text);
   const json = N.formatRulesetJson(ruleset([vm, im, mm, om]))
     .nftables.slice(2)
     .map((o) => (o.map as { elem: unknown }).elem);
   t.deepEqual(json, [
     [
-      ['1.1.1.1', { accept: null }],
-      ['2.2.2.2', { return: null }],
-      ['3.3.3.3', { jump: { target: 'c' } }],
+      ['169.254.1.1', { accept: null }],
+      ['169.254.2.2', { return: null }],
+      ['169.254.3.3', { jump: { target: 'c' } }],
       ['*', { drop: null }],
     ],
     [
-      [{ prefix: { addr: '10.0.0.0', len: 8 } }, '1.1.1.1'],
-      [{ range: ['11.1.0.1', '11.1.0.9'] }, '3.3.3.3'],
-      ['192.168.1.1', '2.2.2.2'],
+      [{ prefix: { addr: '127.0.0.0', len: 8 } }, '169.254.1.1'],
+      [{ range: ['169.254.1.1', '169.254.1.9'] }, '169.254.3.3'],
+      ['169.254.2.1', '169.254.2.2'],
     ],
     [
       [1, 2],
       [256, 3],
     ],
-    [['1.1.1.1', 'c1']],
+    [['169.254.1.1', 'c1']],
   ]);
 });
 
@@ -286,27 +289,27 @@ test("element timeouts: on the interval's start element, printed before the map 
       userdata: '000402000000010401000000060400000000',
     }),
     elemsMsg('it', [
-      { key: '0b000000', flags: END },
-      { key: '0a000000', value: '05000000', timeout: 3_600_000 },
+      { key: '80000000', flags: END },
+      { key: '7f000000', value: '05000000', timeout: 3_600_000 },
       { key: '00000000', flags: END },
     ]),
   );
-  t.true(N.formatRulesetText(ruleset([it])).includes('elements = { 10.0.0.0/8 timeout 1h : 0x00000005 }'));
+  t.true(N.formatRulesetText(ruleset([it])).includes('elements = { 127.0.0.0/8 timeout 1h : 0x00000005 }'));
   t.deepEqual((N.formatRulesetJson(ruleset([it])).nftables[2].map as { elem: unknown }).elem, [
-    [{ elem: { val: { prefix: { addr: '10.0.0.0', len: 8 } }, timeout: 3600 } }, 5],
+    [{ elem: { val: { prefix: { addr: '127.0.0.0', len: 8 } }, timeout: 3600 } }, 5],
   ]);
 });
 
 test('concatenated-key intervals (NFTA_SET_ELEM_KEY_END, one element each) are kept as key..keyEnd, not merged as boundaries', (t) => {
-  // `type ipv4_addr . inet_service; flags interval; elements = { 10.0.0.0/8 . 80-90, 1.1.1.1 . 22 }`: each field in a 4-byte register
+  // `type ipv4_addr . inet_service; flags interval; elements = { 127.0.0.0/8 . 80-90, 169.254.1.1 . 22 }`: each field in a 4-byte register
   const ci = withElements(
     setMsg({ name: 'ci', flags: C.NFT_SET_INTERVAL | C.NFT_SET_CONCAT, keyType: (7 << 6) | 13, keyLen: 8, userdata: '000402000000' }),
     elemsMsg('ci', [
-      { key: '0a00000000500000', keyEnd: '0affffff005a0000' },
-      { key: '0101010100160000', keyEnd: '0101010100160000' },
+      { key: '7f00000000500000', keyEnd: '7fffffff005a0000' },
+      { key: 'a9fe010100160000', keyEnd: 'a9fe010100160000' },
     ]),
   );
-  t.deepEqual(setItems(ci, ci.elements!), [{ key: '0101010100160000' }, { key: '0a00000000500000', keyEnd: '0affffff005a0000' }]);
+  t.deepEqual(setItems(ci, ci.elements!), [{ key: '7f00000000500000', keyEnd: '7fffffff005a0000' }, { key: 'a9fe010100160000' }]);
 });
 
 // Property: any disjoint intervals, written as nft writes them (a start, then an end one past

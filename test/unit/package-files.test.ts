@@ -76,7 +76,7 @@ test.serial('CommonJS users can require synplug and each subpath; the subpaths s
       '  tc: [typeof tc.addQdisc, typeof tc.plugBuffer, typeof tc.parseHandle],',
       '  nft: typeof nft.parseAddress, testing: typeof testing.FakeTransport,',
       '  same: s.NetlinkError === nl.NetlinkError && s.UsageError === nl.UsageError,',
-      "  handle: tc.parseHandle('1:4'), ip: nl.formatIp(nl.parseIp('::ffff:1.2.3.4').bytes),",
+      "  handle: tc.parseHandle('1:4'), ip: nl.formatIp(nl.parseIp('::ffff:169.254.3.4').bytes),",
       '}));',
     ].join('\n'),
   ]);
@@ -87,7 +87,7 @@ test.serial('CommonJS users can require synplug and each subpath; the subpaths s
     testing: 'function',
     same: true,
     handle: 0x10004,
-    ip: '::ffff:1.2.3.4',
+    ip: '::ffff:169.254.3.4',
   });
   // a UsageError thrown by a required module is an instance of the class the root exports
   const err = nodeIn(packed(), [

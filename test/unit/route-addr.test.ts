@@ -107,11 +107,11 @@ test('addAddress: 127.x gets scope host, like ip; IPv6 sends 16-byte IFA_LOCAL/I
 
 test('addAddress options: label, peer, broadcast, lifetimes, noprefixroute (IFA_FLAGS above 0xff)', (t) => {
   const r = newAddressRequest(4, {
-    address: '10.9.9.9',
-    peer: '10.9.9.10',
+    address: '169.254.9.9',
+    peer: '169.254.9.10',
     prefixlen: 32,
     label: 'sp-i:foo',
-    broadcast: '10.9.9.255',
+    broadcast: '169.254.9.255',
     validLifetime: 100,
     preferredLifetime: 50,
     noprefixroute: true,
@@ -120,10 +120,10 @@ test('addAddress options: label, peer, broadcast, lifetimes, noprefixroute (IFA_
   const m = parseMessages(encodeMessage({ type: r.type, flags: r.flags | NLM_F_REQUEST, payload: r.payload }))[0];
   const a = decodeAddress(m);
   t.like(a, {
-    local: '10.9.9.9',
-    address: '10.9.9.10',
+    local: '169.254.9.9',
+    address: '169.254.9.10',
     label: 'sp-i:foo',
-    broadcast: '10.9.9.255',
+    broadcast: '169.254.9.255',
     noprefixroute: true,
     valid_life_time: 100,
     preferred_life_time: 50,
@@ -135,22 +135,22 @@ test('bad input is a UsageError before anything is sent', async (t) => {
   const tr = new FakeTransport([]);
   const conn = new NetlinkConnection(tr, NETLINK_ROUTE);
   const bad: Array<Parameters<typeof addAddress>[1]> = [
-    { dev: 'lo', address: '300.1.1.1' },
+    { dev: 'lo', address: '169.254.300.1' },
     { dev: 'lo', address: 'fe80::1%lo' },
     { dev: 'lo', address: 'localhost' },
-    { dev: 'lo', address: '10.0.0.1', prefixlen: 33 },
+    { dev: 'lo', address: '169.254.0.1', prefixlen: 33 },
     { dev: 'lo', address: '::1', prefixlen: 129 },
-    { dev: 'lo', address: '10.0.0.1/x' },
-    { dev: 'lo', address: '10.0.0.1/24', prefixlen: 16 },
-    { dev: 'lo', address: '10.0.0.1', peer: '::1' },
+    { dev: 'lo', address: '169.254.0.1/x' },
+    { dev: 'lo', address: '169.254.0.1/24', prefixlen: 16 },
+    { dev: 'lo', address: '169.254.0.1', peer: '::1' },
     { dev: 'lo', address: '::2', label: 'lo:x' },
-    { dev: 'lo', address: '10.0.0.1', label: 'x'.repeat(16) },
-    { dev: 'lo', address: '10.0.0.1', scope: 'galaxy' as 'global' },
-    { dev: 'lo', address: '10.0.0.1', validLifetime: 0 },
-    { dev: 'lo', address: '10.0.0.1', validLifetime: 10, preferredLifetime: 20 },
-    { dev: 'lo', address: '10.0.0.1', nodad: true },
-    { dev: 'a/b', address: '10.0.0.1' },
-    { dev: 0, address: '10.0.0.1' },
+    { dev: 'lo', address: '169.254.0.1', label: 'x'.repeat(16) },
+    { dev: 'lo', address: '169.254.0.1', scope: 'galaxy' as 'global' },
+    { dev: 'lo', address: '169.254.0.1', validLifetime: 0 },
+    { dev: 'lo', address: '169.254.0.1', validLifetime: 10, preferredLifetime: 20 },
+    { dev: 'lo', address: '169.254.0.1', nodad: true },
+    { dev: 'a/b', address: '169.254.0.1' },
+    { dev: 0, address: '169.254.0.1' },
   ];
   for (const o of bad) await t.throwsAsync(addAddress(conn, o), { instanceOf: UsageError }, JSON.stringify(o));
   await t.throwsAsync(deleteAddress(conn, { dev: 'lo', address: 'nope' }), { instanceOf: UsageError });
@@ -160,12 +160,12 @@ test('bad input is a UsageError before anything is sent', async (t) => {
 
 test('kernel errors get specific sentences naming the address and the device', async (t) => {
   const cases: Array<[number, 'add' | 'del', string, RegExp]> = [
-    [17, 'add', '10.0.0.1/24', /^address 10\.0\.0\.1\/24 already exists on device 'lo'$/],
+    [17, 'add', '169.254.0.1/24', /^address 169\.254\.0\.1\/24 already exists on device 'lo'$/],
     [13, 'add', '2001:db8::1/64', /^IPv6 is disabled on device 'lo'/],
-    [1, 'add', '10.0.0.1/24', /^adding address 10\.0\.0\.1\/24 to device 'lo' needs CAP_NET_ADMIN/],
-    [22, 'add', '10.0.0.1/24', /^adding address 10\.0\.0\.1\/24 to device 'lo' failed: EINVAL$/],
-    [99, 'del', '10.0.0.1/24', /^address 10\.0\.0\.1\/24 is not on device 'lo'$/],
-    [19, 'del', '10.0.0.1/24', /^device 'lo' not found$/],
+    [1, 'add', '169.254.0.1/24', /^adding address 169\.254\.0\.1\/24 to device 'lo' needs CAP_NET_ADMIN/],
+    [22, 'add', '169.254.0.1/24', /^adding address 169\.254\.0\.1\/24 to device 'lo' failed: EINVAL$/],
+    [99, 'del', '169.254.0.1/24', /^address 169\.254\.0\.1\/24 is not on device 'lo'$/],
+    [19, 'del', '169.254.0.1/24', /^device 'lo' not found$/],
   ];
   for (const [errno, op, address, re] of cases) {
     const conn = new NetlinkConnection(new FakeTransport([linkLo(), [ack(errno)]]), NETLINK_ROUTE);
@@ -262,21 +262,21 @@ test('decoding: ip -j addr fields, and ip addr text with its exact spacing', (t)
         scope: 0,
         index: 4,
         attrs: [
-          bin(IFA_ADDRESS, v4('10.1.2.4')),
-          bin(IFA_LOCAL, v4('10.1.2.4')),
-          bin(IFA_BROADCAST, v4('10.1.2.255')),
+          bin(IFA_ADDRESS, v4('169.254.2.4')),
+          bin(IFA_LOCAL, v4('169.254.2.4')),
+          bin(IFA_BROADCAST, v4('169.254.2.255')),
           str(IFA_LABEL, 'sp-i:foo'),
           u32(IFA_FLAGS, 0x81 | 0x1000),
         ],
       }),
     )[0],
   );
-  t.like(sec, { secondary: true, broadcast: '10.1.2.255', ifa_flags: '1000' });
-  t.is(formatAddress(sec), '    inet 10.1.2.4/24 brd 10.1.2.255 scope global secondary flags 1000 sp-i:foo');
+  t.like(sec, { secondary: true, broadcast: '169.254.2.255', ifa_flags: '1000' });
+  t.is(formatAddress(sec), '    inet 169.254.2.4/24 brd 169.254.2.255 scope global secondary flags 1000 sp-i:foo');
 });
 
 test('listAddresses: dump filtered by device, names filled in; showAddresses: ip -j addr show shape', async (t) => {
-  const other = newaddr({ family: AF_INET, plen: 24, flags: 0x80, scope: 0, index: 4, multi: true, attrs: [bin(IFA_LOCAL, v4('10.1.2.3'))] });
+  const other = newaddr({ family: AF_INET, plen: 24, flags: 0x80, scope: 0, index: 4, multi: true, attrs: [bin(IFA_LOCAL, v4('169.254.2.3'))] });
   const dump = Buffer.concat([lo4, other, lo6]);
   const tr = new FakeTransport([linkLo(), [dump, done]]);
   const conn = new NetlinkConnection(tr, NETLINK_ROUTE);
@@ -368,9 +368,19 @@ test('formatIpAddress equals glibc inet_ntop (ip prints with it) on random and z
     ),
     3000,
   );
-  const fixed = ['::', '::1', '::2', '::ffff:1.2.3.4', '::1.2.3.4', '1::', '1:0:0:1::', 'fe80::1', '0:0:1::', '1:0:1:0:1:0:1:0', '2001:db8:0:0:1:0:0:1'].map(
-    (s) => parseIpAddress(s).bytes,
-  );
+  const fixed = [
+    '::',
+    '::1',
+    '::2',
+    '::ffff:169.254.3.4',
+    '::169.254.3.4',
+    '1::',
+    '1:0:0:1::',
+    'fe80::1',
+    '0:0:1::',
+    '1:0:1:0:1:0:1:0',
+    '2001:db8:0:0:1:0:0:1',
+  ].map((s) => parseIpAddress(s).bytes);
   const all = [...fixed, ...samples];
   const expected = pyNtop(all);
   t.deepEqual(all.map(formatIpAddress), expected);
@@ -378,18 +388,18 @@ test('formatIpAddress equals glibc inet_ntop (ip prints with it) on random and z
 
 test('parseIpAddress round-trips with glibc (text -> bytes -> text)', (t) => {
   const texts = [
-    '1.2.3.4',
+    '169.254.3.4',
     '0.0.0.0',
     '255.255.255.255',
     '::',
     '::1',
     '2001:db8::1',
-    '::ffff:10.0.0.1',
+    '::ffff:169.254.0.1',
     'fe80::a:b:c:d',
     '1:2:3:4:5:6:7:8',
     '1::8',
     'ABCD::EF',
-    '1:2:3:4:5:6:1.2.3.4',
+    '1:2:3:4:5:6:169.254.3.4',
   ];
   const bytes = texts.map((s) => parseIpAddress(s).bytes);
   t.deepEqual(bytes.map(formatIpAddress), pyNtop(bytes));
@@ -397,5 +407,5 @@ test('parseIpAddress round-trips with glibc (text -> bytes -> text)', (t) => {
     bytes.map((b) => b.length),
     texts.map((s) => (s.includes(':') ? 16 : 4)),
   );
-  t.deepEqual(parseIpAddress('1:2:3:4:5:6:1.2.3.4').bytes.toString('hex'), '00010002000300040005000601020304');
+  t.deepEqual(parseIpAddress('1:2:3:4:5:6:169.254.3.4').bytes.toString('hex'), '000100020003000400050006a9fe0304');
 });

@@ -3,7 +3,7 @@
  * glibc's inet_ntop / inet_pton (through Python's socket module): the
  * functions iproute2 (`ip`, `ss`) and nft print and read addresses with.
  * Every layer that prints an address prints it through this module, so an
- * IPv4-mapped address reads `::ffff:1.2.3.4` everywhere, as iproute2 prints it.
+ * IPv4-mapped address reads `::ffff:169.254.3.4` everywhere, as iproute2 prints it.
  */
 import test from 'ava';
 import { execFileSync } from 'node:child_process';
@@ -63,7 +63,7 @@ function pton(texts: string[]): string[] {
   return out.toString().trim().split('\n');
 }
 
-const MAPPED = ['::ffff:1.2.3.4', '::ffff:169.254.255.254', '::ffff:0.0.0.0', '::ffff:127.0.0.1'];
+const MAPPED = ['::ffff:169.254.3.4', '::ffff:169.254.255.254', '::ffff:0.0.0.0', '::ffff:127.0.0.1'];
 
 test('formatIp equals glibc inet_ntop: random and zero-heavy addresses, IPv4-mapped and -compatible ones', (t) => {
   const group = fc.oneof(fc.constant(0), fc.constant(0), fc.constant(0xffff), fc.integer({ min: 0, max: 0xffff }));
@@ -86,8 +86,8 @@ test('formatIp equals glibc inet_ntop: random and zero-heavy addresses, IPv4-map
     '::',
     '::1',
     '::2',
-    '::1.2.3.4',
-    '::ffff:0:1.2.3.4',
+    '::169.254.3.4',
+    '::ffff:0:169.254.3.4',
     '1::',
     '1:0:0:1::',
     'fe80::1',
@@ -101,21 +101,21 @@ test('formatIp equals glibc inet_ntop: random and zero-heavy addresses, IPv4-map
 
 test('parseIp equals glibc inet_pton, and refuses what it refuses (and zones, prefixes)', (t) => {
   const good = [
-    '1.2.3.4',
+    '169.254.3.4',
     '0.0.0.0',
     '255.255.255.255',
     '::',
     '::1',
     '2001:db8::1',
     ...MAPPED,
-    '::1.2.3.4',
+    '::169.254.3.4',
     'fe80::a:b:c:d',
     '1:2:3:4:5:6:7:8',
     '1::8',
     'ABCD::EF',
-    '1:2:3:4:5:6:1.2.3.4',
-    '1::1.2.3.4',
-    '::ffff:0:1.2.3.4',
+    '1:2:3:4:5:6:169.254.3.4',
+    '1::169.254.3.4',
+    '::ffff:0:169.254.3.4',
     'fd00::',
     '1:2:3:4:5:6:7::',
     '::2:3:4:5:6:7:8',
@@ -128,7 +128,20 @@ test('parseIp equals glibc inet_pton, and refuses what it refuses (and zones, pr
     good.map((s) => parseIp(s).family),
     good.map((s) => (s.includes(':') ? AF_INET6 : AF_INET)),
   );
-  const bad = ['', '1.2.3', '1.2.3.256', '01.2.3.4x', '1:2:3:4:5:6:7:8:9', '1::2::3', 'fe80::1%lo', '10.0.0.1/8', 'fd00::/8', ':::', 'g::1', ' 1.2.3.4'];
+  const bad = [
+    '',
+    '169.254.3',
+    '169.254.3.256',
+    '169.254.03.4x',
+    '1:2:3:4:5:6:7:8:9',
+    '1::2::3',
+    'fe80::1%lo',
+    '169.254.0.1/8',
+    'fd00::/8',
+    ':::',
+    'g::1',
+    ' 169.254.3.4',
+  ];
   for (const b of bad) {
     t.throws(() => parseIp(b), { instanceOf: UsageError, message: `'${b}' is not an IPv4 or IPv6 address` }, b);
     t.is(tryParseIp(b), undefined, b);
@@ -153,11 +166,11 @@ test('IPv4-mapped text is ::ffff:a.b.c.d in every layer, as iproute2 prints it',
     t.deepEqual(unmapIpv4(bytes), Buffer.from(text.slice(7).split('.').map(Number)));
     t.deepEqual(ipv4Mapped(unmapIpv4(bytes)!), bytes);
   }
-  t.false(isIpv4Mapped(parseIp('::1.2.3.4').bytes));
-  t.is(unmapIpv4(parseIp('1.2.3.4').bytes), undefined);
+  t.false(isIpv4Mapped(parseIp('::169.254.3.4').bytes));
+  t.is(unmapIpv4(parseIp('169.254.3.4').bytes), undefined);
   // the parsers of each layer read the same bytes
-  t.deepEqual(parseAddress('::ffff:1.2.3.4').bytes, parseIp('::ffff:1.2.3.4').bytes);
-  t.deepEqual(parseIpAddress('::ffff:1.2.3.4').bytes, parseIp('::ffff:1.2.3.4').bytes);
+  t.deepEqual(parseAddress('::ffff:169.254.3.4').bytes, parseIp('::ffff:169.254.3.4').bytes);
+  t.deepEqual(parseIpAddress('::ffff:169.254.3.4').bytes, parseIp('::ffff:169.254.3.4').bytes);
   // sock_diag: an IPv4 listener accepts the mapped form of its address and back
   const l = (family: 'inet' | 'inet6', address: string): TcpListener => ({
     family,
@@ -181,16 +194,16 @@ test('addressText: other lengths print as 0x hex (raw set data), not as an addre
 });
 
 test('parseIpPrefix: address/len, a separate prefix length, defaults and refusals', (t) => {
-  t.like(parseIpPrefix('10.0.0.1/24'), { version: 4, prefixlen: 24, prefixGiven: true });
-  t.is(parseIpPrefix('10.0.0.1/24').bytes.toString('hex'), '0a000001');
+  t.like(parseIpPrefix('169.254.0.1/24'), { version: 4, prefixlen: 24, prefixGiven: true });
+  t.is(parseIpPrefix('169.254.0.1/24').bytes.toString('hex'), 'a9fe0001');
   t.like(parseIpPrefix('fd00::1'), { version: 6, prefixlen: 128, prefixGiven: false });
   t.like(parseIpPrefix('169.254.255.254', 16), { prefixlen: 16, prefixGiven: true });
   t.like(parseIpPrefix('fd00::/8', 8), { prefixlen: 8 });
-  t.like(parseIpPrefix('::ffff:1.2.3.4/96'), { version: 6, prefixlen: 96 });
-  t.throws(() => parseIpPrefix('10.0.0.1/33'), { instanceOf: UsageError, message: 'prefix length 33 is out of range for IPv4 (0-32)' });
+  t.like(parseIpPrefix('::ffff:169.254.3.4/96'), { version: 6, prefixlen: 96 });
+  t.throws(() => parseIpPrefix('169.254.0.1/33'), { instanceOf: UsageError, message: 'prefix length 33 is out of range for IPv4 (0-32)' });
   t.throws(() => parseIpPrefix('fd00::/129'), { instanceOf: UsageError, message: 'prefix length 129 is out of range for IPv6 (0-128)' });
-  t.throws(() => parseIpPrefix('10.0.0.1/x'), { instanceOf: UsageError, message: "'10.0.0.1/x': the prefix length 'x' is not a number" });
-  t.throws(() => parseIpPrefix('10.0.0.1/24', 16), { instanceOf: UsageError, message: "'10.0.0.1/24' disagrees with prefixlen 16" });
+  t.throws(() => parseIpPrefix('169.254.0.1/x'), { instanceOf: UsageError, message: "'169.254.0.1/x': the prefix length 'x' is not a number" });
+  t.throws(() => parseIpPrefix('169.254.0.1/24', 16), { instanceOf: UsageError, message: "'169.254.0.1/24' disagrees with prefixlen 16" });
   t.throws(() => parseIpPrefix('nope/8'), { instanceOf: UsageError });
   t.is(formatIpPrefix(parseIp('fd00::').bytes, 8), 'fd00::/8');
 });

@@ -22,6 +22,7 @@ import {
   USER_HZ,
   TCA_ACT_MAX_PRIO,
 } from './constants.js';
+import type { ArgReader } from '../args.js';
 import type { ActionSpec, ControlAction } from './types.js';
 
 const NAMES: Record<string, number> = {
@@ -134,6 +135,37 @@ export interface TcGen {
 export function readTcGen(buf: Buffer, at: number, len: number, need: number, hdr: number, what: string): TcGen {
   if (len < need) throw new NetlinkDecodeError(`${what} needs ${need} bytes, has ${len}`, hdr);
   return { index: buf.readUInt32LE(at), action: buf.readInt32LE(at + 8), ref: buf.readInt32LE(at + 12), bind: buf.readInt32LE(at + 16) };
+}
+
+/**
+ * Write what every action decodes the same way after its own fields: its
+ * `tc_gen`'s `index`, `ref` and `bind`, then, with `stats`, the times of its
+ * TCA_*_TM attribute (`struct tcf_t`, {@link readTcfT}) when there is one.
+ * @param g the action's decoded `tc_gen` ({@link readTcGen})
+ * @param tm the offset of TCA_*_TM's payload in `buf` (negative: absent) and its length
+ */
+export function writeGenAndTimes(out: Record<string, unknown>, g: TcGen, buf: Buffer, tm: { at: number; len: number }, stats: boolean): void {
+  out.index = g.index;
+  out.ref = g.ref;
+  out.bind = g.bind;
+  if (stats && tm.at >= 0) readTcfT(buf, tm.at, tm.len, out);
+}
+
+/**
+ * A verdict in tc's words, read from an action's arguments: `goto chain N`
+ * (returned as the text "goto chain N"), `jump N`, or one word checked with
+ * {@link parseControlAction} (`pass`, `drop`, `pipe`, `stolen`...).
+ * @param r the action's argument reader, just past `first`
+ * @param first the verdict's first word
+ * @param what the action, for messages (e.g. `"action gact"`)
+ * @returns the verdict as a spec's `control_action` takes it
+ * @throws {UsageError} an unknown verdict word, or `goto` / `jump` without the words that follow
+ */
+export function readControlAction(r: ArgReader, first: string, what: string): string {
+  if (first === 'goto') return `goto ${r.value('goto')} ${r.value('chain')}`;
+  if (first === 'jump') return `jump ${r.value('jump')}`;
+  parseControlAction(first, what);
+  return first;
 }
 
 /** Size of `tc_gen`, re-exported for the kinds. */

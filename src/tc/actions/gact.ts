@@ -31,9 +31,10 @@ import {
   controlActionText,
   formatTimes,
   parseControlAction,
+  readControlAction,
   readTcGen,
-  readTcfT,
   specIndex,
+  writeGenAndTimes,
   writeTcGen,
 } from './common.js';
 import type { ActionKind, GactSpec } from './types.js';
@@ -90,11 +91,7 @@ function decode(buf: Buffer, start: number, end: number, base: number, out: Reco
     paction = buf.readInt32LE(pp + 4);
   }
   out.prob = { random_type: PTYPE_NAMES[ptype] ?? 'none', control_action: controlActionJson(paction), val: pval };
-  out.index = g.index;
-  out.ref = g.ref;
-  out.bind = g.bind;
-  const tm = T.at(TCA_GACT_TM);
-  if (stats && tm >= 0) readTcfT(buf, tm, T.size(TCA_GACT_TM), out);
+  writeGenAndTimes(out, g, buf, { at: T.at(TCA_GACT_TM), len: T.size(TCA_GACT_TM) }, stats);
 }
 
 function format(a: Record<string, unknown>): string {
@@ -106,26 +103,19 @@ function format(a: Record<string, unknown>): string {
   );
 }
 
-function readVerdict(r: ArgReader, first: string): string {
-  if (first === 'goto') return `goto ${r.value('goto')} ${r.value('chain')}`;
-  if (first === 'jump') return `jump ${r.value('jump')}`;
-  parseControlAction(first, 'action gact');
-  return first;
-}
-
 /**
  * tc's words: `VERDICT [random netrand|determ VERDICT VAL] [index N]`.
  * @throws {UsageError}
  */
 function parseArgs(words: readonly string[]): GactSpec {
   const r = new ArgReader(words, 'action gact');
-  const spec: GactSpec = { kind: 'gact', control_action: readVerdict(r, r.value('gact')) };
+  const spec: GactSpec = { kind: 'gact', control_action: readControlAction(r, r.value('gact'), 'action gact') };
   while (r.more()) {
     const w = r.next();
     if (w === 'random') {
       const type = r.value('random');
       if (type !== 'netrand' && type !== 'determ') throw new UsageError(`action gact: random type must be "netrand" or "determ", not ${JSON.stringify(type)}`);
-      const verdict = readVerdict(r, r.value(type));
+      const verdict = readControlAction(r, r.value(type), 'action gact');
       spec.prob = { random_type: type, control_action: verdict, val: r.int('random', 0, 10000) };
     } else if (w === 'index') spec.index = r.int('index');
     else r.unknown(w, 'random or index');

@@ -39,9 +39,10 @@ import {
   controlActionText,
   formatTimes,
   parseControlAction,
+  readControlAction,
   readTcGen,
-  readTcfT,
   specIndex,
+  writeGenAndTimes,
   writeTcGen,
 } from './common.js';
 import type { ActionKind, MirredSpec } from './types.js';
@@ -117,11 +118,7 @@ function decode(buf: Buffer, start: number, end: number, base: number, out: Reco
   out.to_dev = `if${ifindex}`;
   out.ifindex = ifindex;
   out.control_action = controlActionJson(g.action);
-  out.index = g.index;
-  out.ref = g.ref;
-  out.bind = g.bind;
-  const tm = T.at(TCA_MIRRED_TM);
-  if (stats && tm >= 0) readTcfT(buf, tm, T.size(TCA_MIRRED_TM), out);
+  writeGenAndTimes(out, g, buf, { at: T.at(TCA_MIRRED_TM), len: T.size(TCA_MIRRED_TM) }, stats);
 }
 
 function format(a: Record<string, unknown>): string {
@@ -150,11 +147,7 @@ function parseArgs(words: readonly string[]): MirredSpec {
       if (/^\d+$/.test(d)) spec.ifindex = Number(d);
       else spec.to_dev = d;
     } else if (w === 'index') spec.index = r.int('index');
-    else if (w === 'goto' || w === 'jump') spec.control_action = w === 'goto' ? `goto ${r.value('goto')} ${r.value('chain')}` : `jump ${r.value('jump')}`;
-    else {
-      parseControlAction(w, 'action mirred');
-      spec.control_action = w;
-    }
+    else spec.control_action = readControlAction(r, w, 'action mirred');
   }
   if (spec.ifindex === undefined && spec.to_dev === undefined) throw new UsageError('action mirred: "dev DEVICE" is required');
   return spec;

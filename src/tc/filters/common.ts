@@ -6,7 +6,7 @@
  */
 import { UsageError } from '../../netlink/errors.js';
 import { decodeActionList } from '../actions/list.js';
-import type { ActionEntry } from '../actions/types.js';
+import type { ActionEntry, ActionSpec } from '../actions/types.js';
 import { formatHandle, parseHandle } from '../handle.js';
 import { TCA_CLS_FLAGS_IN_HW, TCA_CLS_FLAGS_NOT_IN_HW, TCA_CLS_FLAGS_SKIP_HW, TCA_CLS_FLAGS_SKIP_SW } from '../constants.js';
 
@@ -65,4 +65,42 @@ export function parseU32Text(text: string, what: string): number {
   else throw new UsageError(`invalid ${what} ${JSON.stringify(text)}: expected a number (decimal, 0x hex or 0 octal)`);
   if (v > 0xffffffff) throw new UsageError(`invalid ${what} ${JSON.stringify(text)}: larger than 0xffffffff`);
   return v;
+}
+
+/**
+ * The options every SYN match builder takes ({@link flowerSynMatch},
+ * {@link u32SynMatch}): TCP segments with SYN set and ACK clear to these
+ * destination ports, of one address family.
+ */
+export interface SynMatchOptions {
+  /** 'inet' (IPv4, filter protocol "ip") or 'inet6' (IPv6, protocol "ipv6") */
+  family: 'inet' | 'inet6';
+  /** TCP destination port(s), 1..65535 */
+  dport: number | readonly number[];
+  /** destination address or prefix of that family ("169.254.0.1", "fd00::/64"); any when absent */
+  dst?: string;
+  /** actions run on a match (e.g. mirred egress redirect to an IFB) */
+  actions?: readonly ActionSpec[];
+}
+
+/**
+ * The checks a SYN match builder makes first, the same for every kind: an
+ * object, no key outside `keys`, a family of 'inet' or 'inet6', at least one
+ * port. The ports themselves are the caller's to check (1..65535), in its
+ * own order.
+ * @param what the builder, for messages (e.g. `"u32 SYN match"`)
+ * @param o what the caller passed
+ * @param keys the option keys the builder takes (the {@link SynMatchOptions} keys, and its own)
+ * @returns the ports as a list (unchecked)
+ * @throws {UsageError} not an object, an unknown key, a bad family, no port
+ */
+export function synMatchPorts(what: string, o: SynMatchOptions, keys: readonly string[]): readonly number[] {
+  if (typeof o !== 'object' || o === null) throw new UsageError(`${what}: options must be an object { family, dport, dst?, actions? }`);
+  for (const k of Object.keys(o)) {
+    if (!keys.includes(k)) throw new UsageError(`${what} has no option ${JSON.stringify(k)} (it takes ${keys.join(', ')})`);
+  }
+  if (o.family !== 'inet' && o.family !== 'inet6') throw new UsageError(`${what}: family must be 'inet' or 'inet6', not ${JSON.stringify(o.family)}`);
+  const list = Array.isArray(o.dport) ? o.dport : [o.dport];
+  if (list.length === 0) throw new UsageError(`${what}: give at least one dport`);
+  return list as readonly number[];
 }

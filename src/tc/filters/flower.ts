@@ -32,7 +32,7 @@ import { NlaTable } from '../nla.js';
 import { protocolName, parseProtocol } from '../proto.js';
 import { formatIpAddress, parseIpAddress } from '../../netlink/route/addr.js';
 import type { FilterKind } from '../types.js';
-import { classidOf, classidText, decodeClsFlags, parseU32Text } from './common.js';
+import { classidOf, classidText, decodeClsFlags, parseU32Text, synMatchPorts, type SynMatchOptions } from './common.js';
 import { decodeActionList, encodeActionList, formatActionList, parseActionWords } from '../actions/list.js';
 import type { ActionEntry, ActionSpec } from '../actions/types.js';
 
@@ -530,17 +530,12 @@ export const flower: FilterKind<FlowerOptions> = {
   formatOptions,
 };
 
-/** What {@link flowerSynMatch} builds filters for. */
-export interface FlowerSynMatchOptions {
-  /** 'inet' (protocol "ip", eth_type ipv4) or 'inet6' (protocol "ipv6", eth_type ipv6) */
-  family: 'inet' | 'inet6';
-  /** TCP destination port(s), 1..65535: one filter each */
-  dport: number | readonly number[];
-  /** destination address or prefix of that family; any when absent */
-  dst?: string;
-  /** actions run on a match (e.g. mirred egress redirect to an IFB) */
-  actions?: readonly ActionSpec[];
-}
+/**
+ * What {@link flowerSynMatch} builds filters for: the {@link SynMatchOptions}
+ * (family 'inet': protocol "ip", eth_type ipv4; 'inet6': protocol "ipv6",
+ * eth_type ipv6; one filter per port).
+ */
+export type FlowerSynMatchOptions = SynMatchOptions;
 
 /**
  * flower filters that match TCP segments with SYN set and ACK clear
@@ -552,14 +547,7 @@ export interface FlowerSynMatchOptions {
  * @throws {UsageError} a port outside 1..65535, an address of the other family
  */
 export function flowerSynMatch(o: FlowerSynMatchOptions): { protocol: 'ip' | 'ipv6'; filters: Array<{ options: FlowerOptions }> } {
-  if (typeof o !== 'object' || o === null) throw new UsageError('flower SYN match: options must be an object { family, dport, dst?, actions? }');
-  for (const k of Object.keys(o)) {
-    if (!['family', 'dport', 'dst', 'actions'].includes(k))
-      throw new UsageError(`flower SYN match has no option ${JSON.stringify(k)} (it takes family, dport, dst, actions)`);
-  }
-  if (o.family !== 'inet' && o.family !== 'inet6') throw new UsageError(`flower SYN match: family must be 'inet' or 'inet6', not ${JSON.stringify(o.family)}`);
-  const list = Array.isArray(o.dport) ? o.dport : [o.dport];
-  if (list.length === 0) throw new UsageError('flower SYN match: give at least one dport');
+  const list = synMatchPorts('flower SYN match', o, ['family', 'dport', 'dst', 'actions']);
   const ethType = o.family === 'inet' ? 'ipv4' : 'ipv6';
   const filters = list.map((p) => {
     const options: FlowerOptions = {

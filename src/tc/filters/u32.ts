@@ -58,7 +58,7 @@ import {
 import { ArgReader, parseIntArg } from '../args.js';
 import { NlaTable, readU64 } from '../nla.js';
 import type { FilterKind } from '../types.js';
-import { classidOf, classidText, decodeClsFlags, formatClsFlags } from './common.js';
+import { classidOf, classidText, decodeClsFlags, formatClsFlags, synMatchPorts, type SynMatchOptions } from './common.js';
 import { decodeActionList, encodeActionList, formatActionList, parseActionWords } from '../actions/list.js';
 import type { ActionEntry, ActionSpec } from '../actions/types.js';
 import { parseIpAddress } from '../../netlink/route/addr.js';
@@ -646,16 +646,11 @@ export const u32Filter: FilterKind<U32Options> = {
 
 /* ---- TCP SYN matching for the inbound hold ---- */
 
-/** What {@link u32SynMatch} builds filters for. */
-export interface U32SynMatchOptions {
-  /** 'inet' (IPv4, filter protocol "ip") or 'inet6' (IPv6, protocol "ipv6") */
-  family: 'inet' | 'inet6';
-  /** TCP destination port(s), 1..65535; several ports share the IPv4 hash table (one TCP node each) */
-  dport: number | readonly number[];
-  /** destination address or prefix of that family ("169.254.0.1", "fd00::/64"); any when absent */
-  dst?: string;
-  /** actions run on a match (e.g. mirred egress redirect to an IFB) */
-  actions?: readonly ActionSpec[];
+/**
+ * What {@link u32SynMatch} builds filters for: the {@link SynMatchOptions}
+ * (several ports share the IPv4 hash table, one TCP node each), and `htid`.
+ */
+export interface U32SynMatchOptions extends SynMatchOptions {
   /**
    * IPv4 only: id of the hash table that holds the TCP-level node, 1..0x7ff
    * (default 1). The kernel keeps u32 table ids per block (every u32 filter
@@ -727,14 +722,7 @@ function prefixKeys(text: string, family: 'inet' | 'inet6', base: number): U32Ma
  * @throws {UsageError} a port outside 1..65535, an address of the other family, a bad htid
  */
 export function u32SynMatch(o: U32SynMatchOptions): U32SynFilters {
-  if (typeof o !== 'object' || o === null) throw new UsageError('u32 SYN match: options must be an object { family, dport, dst?, actions? }');
-  for (const k of Object.keys(o)) {
-    if (!['family', 'dport', 'dst', 'actions', 'htid'].includes(k))
-      throw new UsageError(`u32 SYN match has no option ${JSON.stringify(k)} (it takes family, dport, dst, actions, htid)`);
-  }
-  if (o.family !== 'inet' && o.family !== 'inet6') throw new UsageError(`u32 SYN match: family must be 'inet' or 'inet6', not ${JSON.stringify(o.family)}`);
-  const list = Array.isArray(o.dport) ? o.dport : [o.dport];
-  if (list.length === 0) throw new UsageError('u32 SYN match: give at least one dport');
+  const list = synMatchPorts('u32 SYN match', o, ['family', 'dport', 'dst', 'actions', 'htid']);
   const dports = list.map((p) => parseIntArg(p as number, 'u32 SYN match dport', 1, 65535));
   const actions = o.actions === undefined ? {} : { actions: o.actions };
   if (o.family === 'inet6') {

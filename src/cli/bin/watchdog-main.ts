@@ -1,0 +1,43 @@
+/**
+ * The watchdog process (entry point): the process side of
+ * {@link WatchdogChild} (src/guard/watchdog-child.ts, which holds the logic
+ * and describes the protocol). {@link startWatchdog} spawns this file by
+ * path. Here: the signals (SIGINT, SIGHUP and SIGPIPE ignored, SIGTERM acts),
+ * `ready` on stdout once the sockets are open, stdin's lines, its reports on
+ * stderr prefixed `synplug watchdog: `, and the exit status (0; 1 when the
+ * sockets could not be opened or a release failed).
+ *
+ * @module
+ */
+import { createInterface } from 'node:readline';
+import { WatchdogChild } from '../../guard/watchdog-child.js';
+import { EXIT } from '../exit-codes.js';
+
+const say = (line: string): void => {
+  process.stderr.write(`synplug watchdog: ${line}\n`);
+};
+
+let child: WatchdogChild | undefined;
+for (const sig of ['SIGINT', 'SIGHUP', 'SIGPIPE'] as const) process.on(sig, () => {});
+process.on('SIGTERM', () => {
+  if (child) void child.fire('SIGTERM received');
+  else process.exit(EXIT.OK);
+});
+
+try {
+  child = new WatchdogChild({
+    report: say,
+    onEnd: (end) => process.exit(end.kind === 'fired' && end.failed ? EXIT.FAILURE : EXIT.OK),
+  });
+} catch (e) {
+  say((e as Error).message);
+  process.exit(EXIT.FAILURE);
+}
+const watchdog = child;
+process.stdout.write('ready\n');
+
+const rl = createInterface({ input: process.stdin });
+rl.on('line', (line) => watchdog.line(line));
+rl.on('close', () => {
+  void watchdog.fire('synplug protect ended without releasing (killed?)');
+});

@@ -1,0 +1,205 @@
+/**
+ * The watchdog's own side (the child {@link startWatchdog} spawns), as a
+ * library: the process entry point (src/cli/bin/watchdog-main.ts) only wires
+ * it to stdin, stderr, signals and the exit status. Started by `protect`
+ * before it plugs, in its own session so that terminal signals aimed at
+ * `protect` do not reach it. It opens its netlink sockets, says `ready`, and
+ * waits:
+ *
+ * - `{"op":"arm", ...}` on stdin: the release messages (pre-encoded by the
+ *   parent), the owner pid, the deadline and the state directory;
+ * - `{"op":"done"}`: the parent released; exit quietly;
+ * - end of stdin without `done` (the parent died, even by SIGKILL) or the
+ *   deadline passing: drop the owner's lease (leases.ts) and, when no other
+ *   live lease holds the plug, send the release messages at once and mark
+ *   plug.json released; then exit. If the lease bookkeeping fails, it
+ *   releases anyway.
+ *
+ * @module
+ */
+import { NetlinkConnection } from '../netlink/connection.js';
+import { NETLINK_NETFILTER, NETLINK_ROUTE } from '../netlink/message.js';
+import { StateStore } from './state.js';
+import type { WatchdogArm, WatchdogStep } from './watchdog.js';
+import { dropLease } from './leases.js';
+
+/**
+ * How a watchdog's work ended (what {@link WatchdogChild}'s `onEnd` receives).
+ * - `done`: the parent said `done` (it released, or never plugged); nothing was sent;
+ * - `unarmed`: it was told to act (end of input, a signal) before any `arm`; nothing was sent;
+ * - `fired`: it acted for `reason`; `failed` is true when a release step failed
+ *   (the plug may still hold: the user must run `synplug release`).
+ */
+export type WatchdogEnd = { kind: 'done' } | { kind: 'unarmed' } | { kind: 'fired'; reason: string; failed: boolean };
+
+/** Where a {@link WatchdogChild} reports (the entry point prints these on stderr and exits). */
+export interface WatchdogChildOptions {
+  /** one line for the user, without a prefix or newline (a step that failed, the outcome) */
+  report: (line: string) => void;
+  /**
+   * Called once, synchronously, when the watchdog's work is over; its sockets
+   * are closed by then and every later input is ignored. The process should
+   * end at once (a `done` may arrive while a release is under way: the parent
+   * released, so the watchdog stops there).
+   */
+  onEnd: (end: WatchdogEnd) => void;
+}
+
+/**
+ * The watchdog's state machine: its two netlink sockets, the arm it was
+ * given, its deadline timer. Feed it the parent's lines ({@link line}), the
+ * end of input and signals ({@link fire}); it reports through its options and
+ * never prints or exits itself.
+ */
+export class WatchdogChild {
+  private readonly conns = new Map<number, NetlinkConnection>();
+  private armed: WatchdogArm | undefined;
+  private finished = false;
+  private ended = false;
+  private timer: NodeJS.Timeout | undefined;
+
+  /**
+   * Open both sockets (NETLINK_ROUTE for the plug release, NETLINK_NETFILTER
+   * for the disarm) in the default namespace (the `SYNPLUG_NETNS` the parent passed).
+   * @throws {NetlinkError} a socket cannot be opened (whatever {@link NetlinkConnection.open} throws)
+   */
+  constructor(private readonly options: WatchdogChildOptions) {
+    this.conn(NETLINK_ROUTE);
+    this.conn(NETLINK_NETFILTER);
+  }
+
+  private conn(protocol: number): NetlinkConnection {
+    let c = this.conns.get(protocol);
+    if (!c) {
+      c = NetlinkConnection.open(protocol, { timeoutMs: 2000 });
+      this.conns.set(protocol, c);
+    }
+    return c;
+  }
+
+  /**
+   * One line from the parent (JSON): `{"op":"arm", ...}` arms it (a later arm
+   * replaces the earlier one and its deadline), `{"op":"done"}` ends it
+   * quietly; anything else is ignored.
+   */
+  line(text: string): void {
+    if (this.ended) return;
+    let msg: { op: string } & Partial<WatchdogArm>;
+    try {
+      msg = JSON.parse(text);
+    } catch {
+      return;
+    }
+    if (msg.op === 'arm') {
+      const armed = msg as WatchdogArm;
+      this.armed = armed;
+      if (this.timer) clearTimeout(this.timer);
+      this.timer = setTimeout(
+        () => {
+          // Timers run before the event loop reads stdin: a `done` the parent
+          // already wrote is read first (poll phase), then this (check phase).
+          setImmediate(() => {
+            void this.fire('max-hold deadline passed');
+          });
+        },
+        Math.max(0, armed.deadline - Date.now()),
+      );
+    } else if (msg.op === 'done') {
+      this.finished = true;
+      if (this.timer) clearTimeout(this.timer);
+      this.end({ kind: 'done' });
+    }
+  }
+
+  /**
+   * Act now, for `reason` (the end of input, the deadline, SIGTERM): unarmed,
+   * end at once; armed, drop the owner's lease and release when no other live
+   * lease holds the plug, then end. Only the first call acts.
+   * @returns when the work is over (the outcome goes to `onEnd`); never rejects
+   */
+  async fire(reason: string): Promise<void> {
+    if (this.finished || this.ended) return;
+    this.finished = true;
+    if (this.timer) clearTimeout(this.timer);
+    if (!this.armed) {
+      this.end({ kind: 'unarmed' });
+      return;
+    }
+    const a = this.armed;
+    const report = this.options.report;
+    // The plug release goes out on NETLINK_ROUTE; the rest (the marking element) is the disarm.
+    const releaseSteps = a.release.filter((st) => st.protocol === NETLINK_ROUTE);
+    const disarmSteps = a.release.filter((st) => st.protocol !== NETLINK_ROUTE);
+    let failed = false;
+    const runSteps = async (steps: WatchdogStep[]) => {
+      for (const step of steps) {
+        try {
+          await this.send(step);
+        } catch (e) {
+          failed = true;
+          report(`${step.what} failed: ${(e as Error).message}`);
+        }
+      }
+    };
+    const store = new StateStore(a.stateDir);
+    let outcome = 'released the plug';
+    try {
+      // The owner's lease goes; the plug is released only when no other live lease holds it.
+      const r = await dropLease(
+        store,
+        {
+          arm: async () => {},
+          disarm: () => runSteps(disarmSteps),
+          release: () => runSteps(releaseSteps),
+        },
+        a.leaseId,
+        a.dev ?? 'lo',
+        async () => {
+          await runSteps(releaseSteps);
+          if (failed) throw new Error('release failed');
+          return 1;
+        },
+      );
+      if (!r.released) outcome = `left the plug to ${r.remaining.length} other live holder(s)`;
+    } catch (e) {
+      // The bookkeeping failed (a damaged file, the lock): release anyway, holding nothing is the safe side.
+      report(`${(e as Error).message}; releasing anyway`);
+      failed = false;
+      await runSteps(releaseSteps);
+      await runSteps(disarmSteps);
+      try {
+        const r = store.readPlug();
+        if (r && r.state === 'buffering' && r.pid === a.ownerPid) store.writePlug({ ...r, state: 'released', releasedAt: Date.now() });
+      } catch (e2) {
+        report((e2 as Error).message);
+      }
+    }
+    if (this.ended) return;
+    report(`${reason}; ${failed ? 'release FAILED (run synplug release)' : outcome}`);
+    this.end({ kind: 'fired', reason, failed });
+  }
+
+  private async send(step: WatchdogStep): Promise<void> {
+    let last: unknown;
+    for (let attempt = 1; attempt <= 3; attempt++) {
+      try {
+        const res = await this.conn(step.protocol).exchange(
+          step.messages.map((m) => ({ type: m.type, flags: m.flags, payload: Buffer.from(m.payload, 'hex') })),
+        );
+        const err = res.find((r) => r.error && !(step.ignoreErrno ?? []).includes(r.error.errno))?.error;
+        if (err) throw err;
+        return;
+      } catch (e) {
+        last = e;
+      }
+    }
+    throw last;
+  }
+
+  private end(e: WatchdogEnd): void {
+    if (this.ended) return;
+    this.ended = true;
+    for (const c of this.conns.values()) c.close();
+    this.options.onEnd(e);
+  }
+}
