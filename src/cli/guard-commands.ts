@@ -289,12 +289,24 @@ export function guardCommands(program: Command): void {
       }),
     );
 
-  configOptions(program.command('release').description('release the plug (always safe: the kernel cannot tell whether it is plugged)'))
-    .addHelpText('after', exitCodesHelp('release'))
+  configOptions(
+    program
+      .command('release')
+      .description('release the plug now, breaking every live lease (running protects, manual plugs); with --orphaned, only a plug that nobody holds any more')
+      .option(
+        '--orphaned',
+        "leave live leases alone: release only a plug that no running protect (or manual plug before its deadline) holds, e.g. one a crash left behind. For systemd's ExecStopPost=, which runs between the stop and the start of 'synplug protect -- systemctl restart UNIT': a plain release there ends the hold as the gap begins",
+        false,
+      ),
+  )
+    .addHelpText(
+      'after',
+      `${exitCodesHelp('release')}\n\nWith --json: "released" (false only with --orphaned while live leases hold the plug), "brokeLeases" (the live leases a plain release broke), "orphaned" and "liveLeases" (with --orphaned: the live leases left holding).`,
+    )
     .action(
-      run(async (f: ConfigFlags) => {
+      run(async (f: ConfigFlags & { orphaned: boolean }) => {
         const guard = await loadGuard();
-        const r = await guard.release(config(f));
+        const r = await guard.release({ ...config(f), ...(f.orphaned && { orphaned: true }) });
         out(f.json, r, formatRelease(r));
       }),
     );

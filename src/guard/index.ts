@@ -19,6 +19,7 @@ export type {
   SetupState,
   PlugResult,
   ReleaseResult,
+  ReleaseOptions,
   GuardProtectOptions,
   StatusResult,
   TeardownResult,

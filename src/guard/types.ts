@@ -145,8 +145,26 @@ export interface PlugResult {
 }
 
 /** What `release` did. */
+/** Options of `release`. */
+export interface ReleaseOptions extends GuardOptions {
+  /**
+   * Leave live leases alone (`release --orphaned`): release only a plug that
+   * no running protect or unexpired manual plug holds. For systemd's
+   * `ExecStopPost=`, which runs between the stop and the start of a
+   * `systemctl restart` that a protect may be holding the plug for.
+   */
+  orphaned?: boolean;
+}
+
+/** What `release` did. */
 export interface ReleaseResult {
   dev: string;
+  /** false only with `orphaned`, when live leases hold the plug: nothing was released */
+  released: boolean;
+  /** the `orphaned` mode was asked for */
+  orphaned?: boolean;
+  /** with `orphaned`: the live leases left holding the plug (0 when it was released) */
+  liveLeases?: number;
   /** the record said the plug was buffering */
   wasBuffering: boolean;
   /** packets still queued right after the release (being sent) */
