@@ -130,11 +130,28 @@ test("haproxy drop-in: its --check, with the unit's environment, is the distribu
   const check = words[words.indexOf('--check') + 1];
   // systemd replaces ${VAR} inside a word by its value; the unit sets CONFIG and EXTRAOPTS.
   const unit = readFileSync('/lib/systemd/system/haproxy.service', 'utf8');
-  t.regex(unit, /ExecReload=\/usr\/sbin\/haproxy -Ws -f \$CONFIG -c -q \$EXTRAOPTS/, "the check is the one Debian's unit runs on reload");
+  t.regex(unit, /ExecReload=\/usr\/sbin\/haproxy -Ws -f \$CONFIG -c -q \$EXTRAOPTS/, "the check is the one Debian's unit runs on reload (there with -q)");
   const argv = splitCommandWords(check.replace(/\$\{CONFIG\}/, join(RECIPES, 'servers/haproxy.cfg')).replace(/\$\{EXTRAOPTS\}/, ''));
-  t.deepEqual(argv, [HAPROXY, '-Ws', '-f', join(RECIPES, 'servers/haproxy.cfg'), '-c', '-q']);
+  t.deepEqual(argv, [HAPROXY, '-Ws', '-f', join(RECIPES, 'servers/haproxy.cfg'), '-c']);
   const r = spawnSync(need(argv[0]), argv.slice(1), { encoding: 'utf8' });
   t.is(r.status, 0, r.stderr);
+  // Without -q, a refused configuration says why (HAProxy 2.6 with -q prints nothing): the output protect shows.
+  const bad = join(mkdtempSync(join(tmpdir(), 'synplug-recipes-')), 'bad.cfg');
+  writeFileSync(bad, readFileSync(join(RECIPES, 'servers/haproxy.cfg'), 'utf8') + '\nfrontend broken\n    no-such-keyword-here 1\n');
+  const refused = spawnSync(need(argv[0]), [...argv.slice(1, 3), bad, ...argv.slice(4)], { encoding: 'utf8' });
+  t.not(refused.status, 0);
+  t.regex(refused.stdout + refused.stderr, /ALERT.*no-such-keyword-here/s);
+});
+
+test('units: ExecStopPost= releases only an orphaned plug (a protected restart runs it between stop and start); Wants=, not Requires=, synplug-setup', (t) => {
+  for (const file of ['haproxy.service.d/synplug.conf', 'nginx.service.d/synplug.conf', 'myapp.service', 'myapp-restart.service']) {
+    const text = readFileSync(join(RECIPES, 'systemd', file), 'utf8');
+    const post = [...text.matchAll(/^ExecStopPost=(.*)$/gm)].map((m) => m[1]);
+    t.deepEqual(post, ['synplug release --orphaned'], file);
+    t.notRegex(text, /^Requires=/m, file);
+    t.regex(text, /^Wants=synplug-setup\.service$/m, file);
+    t.regex(text, /^After=synplug-setup\.service$/m, file);
+  }
 });
 
 test("nginx drop-in: its --check is nginx -t with the unit's -g, and the reload the unit's own", (t) => {
@@ -187,5 +204,5 @@ test('container scripts: sh -n accepts them; the reload script checks with hapro
   const text = readFileSync(join(RECIPES, 'kubernetes/reload.sh'), 'utf8');
   const check = /--check '([^']*)'/.exec(text);
   t.truthy(check);
-  t.deepEqual(splitCommandWords(check![1]), ['haproxy', '-c', '-q', '-f', '/usr/local/etc/haproxy/haproxy.cfg']);
+  t.deepEqual(splitCommandWords(check![1]), ['haproxy', '-c', '-f', '/usr/local/etc/haproxy/haproxy.cfg']);
 });
