@@ -325,7 +325,12 @@ export function guardCommands(program: Command): void {
       .option('--user <name>', 'run the command as this user')
       .option(
         '--check <command line>',
-        "phase one: run this check first (e.g. 'haproxy -c -f /etc/haproxy/haproxy.cfg'; one string split into words as a shell quotes them, run without a shell); if it fails, nothing is held and COMMAND is not run (exit 10)",
+        "phase one: run this check first (e.g. 'haproxy -c -f /etc/haproxy/haproxy.cfg'; one string split into words as a shell quotes them, run without a shell, as --user if given, after --setup's set-up); its output goes to stderr; if it fails, nothing is held and COMMAND is not run (exit 10)",
+      )
+      .option(
+        '--check-timeout <duration>',
+        "with --check: kill the check's process group and fail (exit 10, nothing held, COMMAND not run) if it runs longer than this; protect waits for the check to exit, not for a background child it leaves holding its output",
+        '60s',
       )
       .option('--setup', 'set up first when synplug is not set up', false)
       .passThroughOptions(),
@@ -335,28 +340,38 @@ export function guardCommands(program: Command): void {
       `${exitCodesHelp('protect')}\n\nAfterwards, stderr (or --json on stdout) tells how long the plug held, the packets held and released, drops, and synplug's own time inside the window.`,
     )
     .action(
-      run(async (command: string[], f: ConfigFlags & { maxHold: string; waitListen?: string; user?: string; check?: string; setup: boolean }) => {
-        const guard = await loadGuard();
-        if (command.length === 0) throw new UsageError('no command given: use synplug protect [options] -- COMMAND [ARGS...]');
-        if (command[0] === '') throw new UsageError('protect: the command after -- is empty (an empty string is not a command to run)');
-        const maxHoldMs = parseDuration(f.maxHold, '--max-hold');
-        const waitListen = f.waitListen !== undefined ? parseListen(f.waitListen) : undefined;
-        const check = f.check !== undefined ? await parseCheck(f.check) : undefined;
-        const r = await guard.protect({
-          check,
-          onCheckOutput: (chunk) => process.stderr.write(chunk),
-          ...config(f),
-          command,
-          maxHoldMs,
-          waitListen,
-          user: f.user,
-          setup: f.setup,
-          onNotice: (line) => process.stderr.write(`synplug: ${line}\n`),
-        });
-        if (f.json) process.stdout.write(JSON.stringify(r) + '\n');
-        else process.stderr.write(formatProtect(r) + '\n');
-        return r.exitCode;
-      }),
+      run(
+        async (
+          command: string[],
+          f: ConfigFlags & { maxHold: string; waitListen?: string; user?: string; check?: string; checkTimeout: string; setup: boolean },
+          cmd: Command,
+        ) => {
+          const guard = await loadGuard();
+          if (command.length === 0) throw new UsageError('no command given: use synplug protect [options] -- COMMAND [ARGS...]');
+          if (command[0] === '') throw new UsageError('protect: the command after -- is empty (an empty string is not a command to run)');
+          const maxHoldMs = parseDuration(f.maxHold, '--max-hold');
+          const waitListen = f.waitListen !== undefined ? parseListen(f.waitListen) : undefined;
+          const check = f.check !== undefined ? await parseCheck(f.check) : undefined;
+          const checkTimeoutMs = parseDuration(f.checkTimeout, '--check-timeout');
+          if (f.check === undefined && cmd.getOptionValueSource('checkTimeout') === 'cli')
+            throw new UsageError('--check-timeout bounds the --check command: give --check too');
+          const r = await guard.protect({
+            check,
+            checkTimeoutMs,
+            onCheckOutput: (chunk) => process.stderr.write(chunk),
+            ...config(f),
+            command,
+            maxHoldMs,
+            waitListen,
+            user: f.user,
+            setup: f.setup,
+            onNotice: (line) => process.stderr.write(`synplug: ${line}\n`),
+          });
+          if (f.json) process.stdout.write(JSON.stringify(r) + '\n');
+          else process.stderr.write(formatProtect(r) + '\n');
+          return r.exitCode;
+        },
+      ),
     );
 
   configOptions(

@@ -77,7 +77,14 @@ async function protectInner(session: ProtectSession, opts: ProtectOptions, early
 
   // ---- phase one -------------------------------------------------------
   // --check: run to completion before anything is held; a failure ends protect here (precheck.ts).
-  const checked = opts.check !== undefined ? await runPrecheck(opts.check, { user, ...(opts.onCheckOutput && { output: opts.onCheckOutput }) }) : undefined;
+  const checked =
+    opts.check !== undefined
+      ? await runPrecheck(opts.check, {
+          user,
+          ...(opts.onCheckOutput && { output: opts.onCheckOutput }),
+          ...(opts.checkTimeoutMs !== undefined && { timeoutMs: opts.checkTimeoutMs }),
+        })
+      : undefined;
   const watchdog: Watchdog = await (early ?? startWatchdog());
   let gated: GatedCommand | undefined;
   const store = new StateStore(session.config.stateDir);

@@ -358,6 +358,8 @@ export interface ProtectOptions {
   check?: string[];
   /** where the check command's output (stdout and stderr, as chunks) goes as it arrives (default: nowhere; the library prints nothing) */
   onCheckOutput?: (chunk: Buffer) => void;
+  /** with `check`: kill the check's process group and fail (`check-failed`, nothing held) after this long, ms (default 60000: precheck.ts PRECHECK_TIMEOUT_MS) */
+  checkTimeoutMs?: number;
   /** called with one line for each notable event (max-hold reached, retries...) */
   onNotice?: (line: string) => void;
 }
