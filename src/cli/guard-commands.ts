@@ -255,7 +255,7 @@ export function guardCommands(program: Command): void {
       program
         .command('check')
         .description(
-          'verify every hold set up (the local hold on lo, each inbound hold), or the one --inbound DEV / --local names; exit 0 complete, 1 nothing set up, 2 partly or differently set up',
+          'verify every hold set up (the local hold on lo, each inbound hold), or the one --inbound DEV / --local names; exit 0 complete, 1 nothing set up, 2 partly or differently set up. Also prints net.ipv4.tcp_migrate_req of the namespace and what it means for the listeners of the hold (--json: "sysctl")',
         ),
       'verify',
     ),
@@ -277,7 +277,11 @@ export function guardCommands(program: Command): void {
     program
       .command('plug')
       .description('hold new connections (buffer the plug) until "synplug release" or --max-hold')
-      .option('--max-hold <duration>', 'stop holding new connections after this long (kernel-enforced), e.g. 10s', '10s'),
+      .option(
+        '--max-hold <duration>',
+        'stop holding new connections after this long (kernel-enforced): a number with ms, s, m or h (500ms, 10s, 1.5s, 2m; bare: seconds), 10ms to 24h',
+        '10s',
+      ),
   )
     .addHelpText('after', exitCodesHelp('plug'))
     .action(
@@ -317,12 +321,16 @@ export function guardCommands(program: Command): void {
       .description('plug, run COMMAND (no shell), release as soon as it exits; exit with its status')
       .usage('[options] -- COMMAND [ARGS...]')
       .argument('[command...]', 'the reload command and its arguments')
-      .option('--max-hold <duration>', 'release at this deadline even if the command still runs', '10s')
+      .option(
+        '--max-hold <duration>',
+        'release at this deadline even if the command still runs: a number with ms, s, m or h (500ms, 10s, 1.5s, 2m; bare: seconds), 10ms to 24h',
+        '10s',
+      )
       .option(
         '--wait-listen <[addr:]port>',
         'release only once the server listens anew on this port: a NEW listening TCP socket, or (a server that keeps its socket, e.g. HAProxy -W USR2, nginx -s reload) the old one held by a new process; and once no socket of before the reload that only old processes hold is left (one the reload closes, e.g. HAProxy -sf, nginx changing its reuseport worker count: a SYN released into it would be reset); bounded by --max-hold',
       )
-      .option('--user <name>', 'run the command as this user')
+      .option('--user <name>', 'run the command, and the --check command, as this user')
       .option(
         '--check <command line>',
         "phase one: run this check first (e.g. 'haproxy -c -f /etc/haproxy/haproxy.cfg'; one string split into words as a shell quotes them, run without a shell, as --user if given, after --setup's set-up); its output goes to stderr; if it fails, nothing is held and COMMAND is not run (exit 10)",
@@ -379,7 +387,7 @@ export function guardCommands(program: Command): void {
       program
         .command('status')
         .description(
-          'every hold set up, or the one --inbound DEV / --local names: its state and pieces, its qdiscs and filters with counters (the local hold: also the marking rule), packets held now, passed and dropped; the recorded plug state and leases',
+          'every hold set up, or the one --inbound DEV / --local names: its state and pieces, its qdiscs and filters with counters (the local hold: also the marking rule), packets held now, passed and dropped; the recorded plug state and leases; net.ipv4.tcp_migrate_req of the namespace and what it means for the listeners of the hold (--json: "sysctl")',
         ),
       'show',
     ),
