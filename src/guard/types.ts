@@ -330,6 +330,8 @@ export interface ProtectSession {
   plugStats(): Promise<PlugStats>;
   /** listening TCP sockets matching the target */
   listeners(t: ListenTarget): Promise<Listener[]>;
+  /** whether the address is one of the namespace's own (undefined: unknown); optional: without it, not asked */
+  isLocalAddress?(address: string): Promise<boolean | undefined>;
   /** turn marking on for `timeoutMs` (kernel-enforced) */
   arm(timeoutMs: number): Promise<void>;
   /** turn marking off */
