@@ -21,10 +21,11 @@
  *   end (the library's `setup({ inbound: { dev, ports, addrs } })`, every
  *   port the run uses), removed again with the pair and the namespace.
  *
+ * Options: --help prints each with its default (usage() below).
  *   node --import=tsx bench/matrix/main.ts [--rows a,b] [--modes m,n]
  *     [--client local|inbound] [--reloads N] [--compare-reloads N]
  *     [--connections N] [--pause-ms MS] [--max-hold-ms MS]
- *     [--budget-seconds S] [--out DIR] [--tag NAME] [--i-am-isolated]
+ *     [--budget-seconds S] [--out DIR] [--tag NAME] [--i-am-isolated] [--check-args]
  *     [--windows ROW:MODE,ROW:MODE...]   (these windows in this order, instead
  *                                         of every --rows x every --modes)
  *
@@ -88,29 +89,89 @@ interface Params {
   isolated: boolean;
 }
 
-function parseArgs(argv: string[]): Params {
-  const p: Params = {
+/** Defaults of the options (--help prints them). */
+const DEFAULTS = {
+  modes: ['unprotected', 'migrate', 'protected'] as Mode[],
+  client: 'local' as ClientSide,
+  reloads: 30,
+  compareReloads: 10,
+  connections: 24,
+  pauseMs: 500,
+  maxHoldMs: 20_000,
+  budgetSeconds: 500,
+  out: join(ROOT, 'bench/matrix/results'),
+};
+
+/** What --help prints: every option, its default and what it does. */
+function usage(): string {
+  return `Usage: node --import=tsx bench/matrix/main.ts [OPTIONS]   (in the VM: bash scripts/vm/bench-matrix.sh [OPTIONS])
+
+The reload matrix: each row (a server x a restart style) under load, in each mode.
+
+Options (default in brackets):
+  --rows ROW,ROW...          rows to run [all: ${ROWS.join(', ')}]
+  --modes MODE,MODE...       modes of each row [${DEFAULTS.modes.join(',')}]; one of ${MODES.join(', ')}
+                             (migrate: unprotected with net.ipv4.tcp_migrate_req=1; protected-migrate:
+                             protect with the sysctl on, not a default mode)
+  --windows ROW:MODE,...     run these windows in this order instead of every --rows x every --modes
+  --client local|inbound     where the clients are [${DEFAULTS.client}]: local (lo, the local hold) or
+                             inbound (a namespace behind a veth pair, the inbound hold); inbound tags the files 'inbound'
+  --reloads N                reloads per protected window, at least 1 [${DEFAULTS.reloads}]
+  --compare-reloads N        reloads per unprotected and migrate window, at least 1 [${DEFAULTS.compareReloads}]
+  --connections N            client loops, each a new connection per request, at least 1 [${DEFAULTS.connections}]
+  --pause-ms MS              pause between two reloads, ms, 0 or more [${DEFAULTS.pauseMs}]
+  --max-hold-ms MS           protect's max-hold (--max-hold) in the protected modes, ms, at least 10 [${DEFAULTS.maxHoldMs}]
+  --budget-seconds S         the whole run's time, s, at least 1 [${DEFAULTS.budgetSeconds}]: no reload starts within 30 s of
+                             its end and no window within 60 s (a window cut short or skipped is reported)
+  --out DIR                  where the JSON and the SVGs go [bench/matrix/results]
+  --tag NAME                 a tag in the file names (matrix-<kernel>-<date>-NAME.json) [none; inbound with --client inbound]
+  --i-am-isolated            run outside the VM: the bench changes lo, nftables and net.ipv4.tcp_migrate_req of
+                             its network namespace, so only in a throwaway one (scripts/in-netns.sh) [off: refused outside the VM]
+  --check-args               check the options and exit (0: valid; 2: not), touching nothing (scripts/vm/bench-matrix.sh
+                             runs it before it builds and boots the VM)
+  --help                     this text
+`;
+}
+
+/** A bad option: the message, exit 2, before anything starts. */
+class ArgError extends Error {}
+
+/**
+ * The options, checked: numbers, names and values; unknown options refused.
+ * @throws {ArgError} a bad option (its message says which and why)
+ */
+function parseArgs(argv: string[]): Params & { checkOnly: boolean } {
+  const p: Params & { checkOnly: boolean } = {
     rows: [...ROWS],
-    modes: ['unprotected', 'migrate', 'protected'],
+    modes: [...DEFAULTS.modes],
     windows: [],
-    client: 'local',
-    reloads: 30,
-    compareReloads: 10,
-    connections: 24,
-    pauseMs: 500,
-    maxHoldMs: 20_000,
+    client: DEFAULTS.client,
+    reloads: DEFAULTS.reloads,
+    compareReloads: DEFAULTS.compareReloads,
+    connections: DEFAULTS.connections,
+    pauseMs: DEFAULTS.pauseMs,
+    maxHoldMs: DEFAULTS.maxHoldMs,
     timeoutMs: 60_000,
-    budgetSeconds: 500,
-    out: join(ROOT, 'bench/matrix/results'),
+    budgetSeconds: DEFAULTS.budgetSeconds,
+    out: DEFAULTS.out,
     tag: '',
     isolated: false,
+    checkOnly: false,
   };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const v = () => {
       const x = argv[++i];
-      if (x === undefined) throw new Error(`${a} needs a value`);
+      if (x === undefined || x.startsWith('--')) throw new ArgError(`${a} needs a value`);
+      if (x === '') throw new ArgError(`${a} is empty`);
       return x;
+    };
+    /** a whole number of at least `min` (digits only: no sign, unit, fraction or exponent) */
+    const int = (min: number) => {
+      const x = v();
+      const n = /^[0-9]+$/.test(x) ? Number(x) : Number.NaN;
+      if (!(Number.isSafeInteger(n) && n >= min)) throw new ArgError(`${a}: '${x}' is not a whole number of at least ${min}`);
+      return n;
     };
     if (a === '--rows') p.rows = v().split(',') as RowName[];
     else if (a === '--modes') p.modes = v().split(',') as Mode[];
@@ -119,31 +180,34 @@ function parseArgs(argv: string[]): Params {
       p.windows = v()
         .split(',')
         .map((x) => x.split(':') as [RowName, Mode]);
-    else if (a === '--reloads') p.reloads = Number(v());
-    else if (a === '--compare-reloads') p.compareReloads = Number(v());
-    else if (a === '--connections') p.connections = Number(v());
-    else if (a === '--pause-ms') p.pauseMs = Number(v());
-    else if (a === '--max-hold-ms') p.maxHoldMs = Number(v());
+    else if (a === '--reloads') p.reloads = int(1);
+    else if (a === '--compare-reloads') p.compareReloads = int(1);
+    else if (a === '--connections') p.connections = int(1);
+    else if (a === '--pause-ms') p.pauseMs = int(0);
+    else if (a === '--max-hold-ms') p.maxHoldMs = int(10);
     else if (a === '--out') p.out = v();
-    else if (a === '--budget-seconds') p.budgetSeconds = Number(v());
+    else if (a === '--budget-seconds') p.budgetSeconds = int(1);
     else if (a === '--tag') p.tag = v();
     else if (a === '--i-am-isolated') p.isolated = true;
-    else if (a === '--help') {
-      process.stdout.write(readFileSync(fileURLToPath(import.meta.url), 'utf8').split('*/')[0]);
+    else if (a === '--check-args') p.checkOnly = true;
+    else if (a === '--help' || a === '-h') {
+      process.stdout.write(usage());
       process.exit(0);
-    } else throw new Error(`unknown option ${a}`);
+    } else throw new ArgError(`unknown option '${a}' (--help lists them)`);
   }
-  for (const r of p.rows) if (!ROWS.includes(r)) throw new Error(`unknown row ${r} (${ROWS.join(', ')})`);
-  for (const m of p.modes) if (!MODES.includes(m)) throw new Error(`unknown mode ${m} (${MODES.join(', ')})`);
+  if (p.tag.includes('/')) throw new ArgError(`--tag: '${p.tag}' holds a '/' (it goes into file names)`);
+  for (const r of p.rows) if (!ROWS.includes(r)) throw new ArgError(`unknown row '${r}' (${ROWS.join(', ')})`);
+  for (const m of p.modes) if (!MODES.includes(m)) throw new ArgError(`unknown mode '${m}' (${MODES.join(', ')})`);
   for (const [r, m] of p.windows) {
-    if (!ROWS.includes(r) || !MODES.includes(m)) throw new Error(`--windows: ${r}:${m} is not ROW:MODE (rows ${ROWS.join(', ')}; modes ${MODES.join(', ')})`);
+    if (!ROWS.includes(r) || !MODES.includes(m))
+      throw new ArgError(`--windows: ${r}:${m} is not ROW:MODE (rows ${ROWS.join(', ')}; modes ${MODES.join(', ')})`);
   }
   if (p.windows.length === 0) p.windows = p.rows.flatMap((r) => p.modes.map((m): [RowName, Mode] => [r, m]));
   else {
     p.rows = [...new Set(p.windows.map(([r]) => r))];
     p.modes = [...new Set(p.windows.map(([, m]) => m))];
   }
-  if (!CLIENTS.includes(p.client)) throw new Error(`unknown client side ${p.client} (${CLIENTS.join(', ')})`);
+  if (!CLIENTS.includes(p.client)) throw new ArgError(`unknown client side '${p.client}' (${CLIENTS.join(', ')})`);
   if (p.client === 'inbound' && !p.tag) p.tag = 'inbound';
   return p;
 }
@@ -498,6 +562,10 @@ function report(ws: readonly Window[]): string {
 
 async function main(): Promise<void> {
   const P = parseArgs(process.argv.slice(2));
+  if (P.checkOnly) {
+    log(`options valid: ${P.windows.length} window(s), client ${P.client}`);
+    return;
+  }
   if (process.env.SYNPLUG_IN_VM !== '1' && !P.isolated) {
     throw new Error(
       'bench/matrix runs in the VM (scripts/vm/bench-matrix.sh): it changes lo, nftables and net.ipv4.tcp_migrate_req; --i-am-isolated to run elsewhere',
@@ -630,6 +698,10 @@ const skipped: string[] = [];
 main().then(
   () => process.exit(0),
   (e: unknown) => {
+    if (e instanceof ArgError) {
+      log(`error: ${e.message}`);
+      process.exit(2);
+    }
     log(`error: ${(e as Error)?.stack ?? String(e)}`);
     process.exit(1);
   },

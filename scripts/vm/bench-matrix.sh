@@ -20,6 +20,8 @@ REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$REPO"
 log() { printf '[bench-matrix] %s\n' "$*" >&2; }
 case " $* " in *" --help "* | *" -h "*) exec node --import=tsx bench/matrix/main.ts --help ;; esac
+# the options, checked here before anything is built or booted (a typo would cost a VM boot under the lock)
+node --import=tsx bench/matrix/main.ts --check-args "$@" || { log "error: bad options (--help lists them); nothing was built or started"; exit 2; }
 [ "$(id -u)" -eq 0 ] || { log "error: run as root"; exit 2; }
 for b in haproxy nginx; do
     [ -x "/usr/sbin/$b" ] || [ -x "/usr/bin/$b" ] || { log "$b missing: running scripts/install-test-deps.sh"; bash scripts/install-test-deps.sh >&2; break; }

@@ -32,7 +32,7 @@ export const CATEGORY_EXIT_CODES = {
   'not-set-up': 8,
   /** demo: the protected phase lost at least one request */
   'demo-failed': 9,
-  /** protect: phase one failed: the --check command exited non-zero or was killed by a signal; nothing was held and the reload command was not run */
+  /** protect: phase one failed: the --check command exited non-zero, was killed by a signal, or ran past --check-timeout; nothing was held and the reload command was not run */
   'check-failed': 10,
   /** protect: the shell that starts the command behind its gate (/bin/sh) could not be started; nothing was run */
   'command-not-started': 125,
@@ -91,11 +91,14 @@ export const EXIT_HELP = `Exit codes:
   8    not set up (run 'synplug setup', or 'synplug protect --setup'; an inbound hold:
        'synplug setup --inbound DEV --port PORT')
   9    demo: the protected phase lost at least one request
-  10   protect: phase one failed: the --check command exited non-zero or was killed by a
-       signal (its output is shown); nothing was held and the reload command was not run
-  125  protect: /bin/sh, which starts the command, could not be started (it was not run)
-  126  protect: the command cannot be executed
-  127  protect: the command was not found
+  10   protect: phase one failed: the --check command exited non-zero, was killed by a
+       signal or ran past --check-timeout (its output is shown); nothing was held and the
+       reload command was not run (a command that itself exits 10 also gives 10: --json's
+       "category" tells them apart, "check-failed" only for the check)
+  125  protect: /bin/sh, which starts the command, could not be started; or the --check
+       command could not be started (nothing held); the command was not run
+  126  protect: the command, or the --check command, cannot be executed
+  127  protect: the command, or the --check command, was not found
   130  protect: interrupted before the command started (it was not run)
   other protect: the command's exit status (128+N when killed by signal N)`;
 
@@ -157,7 +160,7 @@ export const COMMAND_EXIT_CODES = {
     [EXIT.NOT_SET_UP, "not set up (run 'synplug setup', or pass --setup); the command was NOT run"],
     [
       EXIT.CHECK_FAILED,
-      'the --check command failed: exited non-zero or was killed by a signal (its output is shown); nothing was held and the command was NOT run',
+      'the --check command failed: exited non-zero, was killed by a signal, or ran past --check-timeout (its output is shown); nothing was held and the command was NOT run. (The command exiting 10 itself also gives 10: with --json, a failed check is an error object with "category": "check-failed" and "check"; the command\'s own 10 is a result with "exitCode": 10.)',
     ],
     [
       EXIT.COMMAND_NOT_STARTED,

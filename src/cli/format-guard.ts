@@ -85,6 +85,8 @@ export function formatPlug(r: PlugResult, maxHold: string): string {
 
 /** Text for `synplug release`. */
 export function formatRelease(r: ReleaseResult): string {
+  if (r.orphaned && !r.released)
+    return `not released: ${r.liveLeases} live lease(s) hold the plug (a running protect or a manual plug before its deadline); --orphaned releases only a plug nobody holds`;
   const broke = r.brokeLeases ? `; broke ${r.brokeLeases} live lease(s) (running protects or manual plugs)` : '';
   const also = r.unrecorded?.length ? `; also released the plug(s) of synplug's IFB(s) found without a record: ${r.unrecorded.join(', ')}` : '';
   return r.plugExists

@@ -255,7 +255,7 @@ export function guardCommands(program: Command): void {
       program
         .command('check')
         .description(
-          'verify every hold set up (the local hold on lo, each inbound hold), or the one --inbound DEV / --local names; exit 0 complete, 1 nothing set up, 2 partly or differently set up',
+          'verify every hold set up (the local hold on lo, each inbound hold), or the one --inbound DEV / --local names; exit 0 complete, 1 nothing set up, 2 partly or differently set up. Also prints net.ipv4.tcp_migrate_req of the namespace and what it means for the listeners of the hold (--json: "sysctl")',
         ),
       'verify',
     ),
@@ -277,7 +277,11 @@ export function guardCommands(program: Command): void {
     program
       .command('plug')
       .description('hold new connections (buffer the plug) until "synplug release" or --max-hold')
-      .option('--max-hold <duration>', 'stop holding new connections after this long (kernel-enforced), e.g. 10s', '10s'),
+      .option(
+        '--max-hold <duration>',
+        'stop holding new connections after this long (kernel-enforced): a number with ms, s, m or h (500ms, 10s, 1.5s, 2m; bare: seconds), 10ms to 24h',
+        '10s',
+      ),
   )
     .addHelpText('after', exitCodesHelp('plug'))
     .action(
@@ -289,12 +293,24 @@ export function guardCommands(program: Command): void {
       }),
     );
 
-  configOptions(program.command('release').description('release the plug (always safe: the kernel cannot tell whether it is plugged)'))
-    .addHelpText('after', exitCodesHelp('release'))
+  configOptions(
+    program
+      .command('release')
+      .description('release the plug now, breaking every live lease (running protects, manual plugs); with --orphaned, only a plug that nobody holds any more')
+      .option(
+        '--orphaned',
+        "leave live leases alone: release only a plug that no running protect (or manual plug before its deadline) holds, e.g. one a crash left behind. For systemd's ExecStopPost=, which runs between the stop and the start of 'synplug protect -- systemctl restart UNIT': a plain release there ends the hold as the gap begins",
+        false,
+      ),
+  )
+    .addHelpText(
+      'after',
+      `${exitCodesHelp('release')}\n\nWith --json: "released" (false only with --orphaned while live leases hold the plug), "brokeLeases" (the live leases a plain release broke), "orphaned" and "liveLeases" (with --orphaned: the live leases left holding).`,
+    )
     .action(
-      run(async (f: ConfigFlags) => {
+      run(async (f: ConfigFlags & { orphaned: boolean }) => {
         const guard = await loadGuard();
-        const r = await guard.release(config(f));
+        const r = await guard.release({ ...config(f), ...(f.orphaned && { orphaned: true }) });
         out(f.json, r, formatRelease(r));
       }),
     );
@@ -305,15 +321,24 @@ export function guardCommands(program: Command): void {
       .description('plug, run COMMAND (no shell), release as soon as it exits; exit with its status')
       .usage('[options] -- COMMAND [ARGS...]')
       .argument('[command...]', 'the reload command and its arguments')
-      .option('--max-hold <duration>', 'release at this deadline even if the command still runs', '10s')
+      .option(
+        '--max-hold <duration>',
+        'release at this deadline even if the command still runs: a number with ms, s, m or h (500ms, 10s, 1.5s, 2m; bare: seconds), 10ms to 24h',
+        '10s',
+      )
       .option(
         '--wait-listen <[addr:]port>',
-        'release only once the server listens anew on this port: a NEW listening TCP socket, or (a server that keeps its socket, e.g. HAProxy -W USR2, nginx -s reload) the old one held by a new process; and once no socket of before the reload that only old processes hold is left (one the reload closes, e.g. HAProxy -sf, nginx changing its reuseport worker count: a SYN released into it would be reset); bounded by --max-hold',
+        "release only once the server listens anew on this port: a NEW listening TCP socket, or (a server that keeps its socket, e.g. HAProxy -W USR2, nginx -s reload) the old one held by a new process; and once no socket of before the reload that only old processes hold is left (one the reload closes, e.g. HAProxy -sf, nginx changing its reuseport worker count: a SYN released into it would be reset); bounded by --max-hold. A notice on stderr says when nothing listens there before the reload, or the address is not one of this namespace's",
       )
-      .option('--user <name>', 'run the command as this user')
+      .option('--user <name>', 'run the command, and the --check command, as this user')
       .option(
         '--check <command line>',
-        "phase one: run this check first (e.g. 'haproxy -c -f /etc/haproxy/haproxy.cfg'; one string split into words as a shell quotes them, run without a shell); if it fails, nothing is held and COMMAND is not run (exit 10)",
+        "phase one: run this check first (e.g. 'haproxy -c -f /etc/haproxy/haproxy.cfg'; one string split into words as a shell quotes them, run without a shell, as --user if given, after --setup's set-up); its output goes to stderr; if it fails, nothing is held and COMMAND is not run (exit 10)",
+      )
+      .option(
+        '--check-timeout <duration>',
+        "with --check: kill the check's process group and fail (exit 10, nothing held, COMMAND not run) if it runs longer than this; protect waits for the check to exit, not for a background child it leaves holding its output",
+        '60s',
       )
       .option('--setup', 'set up first when synplug is not set up', false)
       .passThroughOptions(),
@@ -323,28 +348,38 @@ export function guardCommands(program: Command): void {
       `${exitCodesHelp('protect')}\n\nAfterwards, stderr (or --json on stdout) tells how long the plug held, the packets held and released, drops, and synplug's own time inside the window.`,
     )
     .action(
-      run(async (command: string[], f: ConfigFlags & { maxHold: string; waitListen?: string; user?: string; check?: string; setup: boolean }) => {
-        const guard = await loadGuard();
-        if (command.length === 0) throw new UsageError('no command given: use synplug protect [options] -- COMMAND [ARGS...]');
-        if (command[0] === '') throw new UsageError('protect: the command after -- is empty (an empty string is not a command to run)');
-        const maxHoldMs = parseDuration(f.maxHold, '--max-hold');
-        const waitListen = f.waitListen !== undefined ? parseListen(f.waitListen) : undefined;
-        const check = f.check !== undefined ? await parseCheck(f.check) : undefined;
-        const r = await guard.protect({
-          check,
-          onCheckOutput: (chunk) => process.stderr.write(chunk),
-          ...config(f),
-          command,
-          maxHoldMs,
-          waitListen,
-          user: f.user,
-          setup: f.setup,
-          onNotice: (line) => process.stderr.write(`synplug: ${line}\n`),
-        });
-        if (f.json) process.stdout.write(JSON.stringify(r) + '\n');
-        else process.stderr.write(formatProtect(r) + '\n');
-        return r.exitCode;
-      }),
+      run(
+        async (
+          command: string[],
+          f: ConfigFlags & { maxHold: string; waitListen?: string; user?: string; check?: string; checkTimeout: string; setup: boolean },
+          cmd: Command,
+        ) => {
+          const guard = await loadGuard();
+          if (command.length === 0) throw new UsageError('no command given: use synplug protect [options] -- COMMAND [ARGS...]');
+          if (command[0] === '') throw new UsageError('protect: the command after -- is empty (an empty string is not a command to run)');
+          const maxHoldMs = parseDuration(f.maxHold, '--max-hold');
+          const waitListen = f.waitListen !== undefined ? parseListen(f.waitListen) : undefined;
+          const check = f.check !== undefined ? await parseCheck(f.check) : undefined;
+          const checkTimeoutMs = parseDuration(f.checkTimeout, '--check-timeout');
+          if (f.check === undefined && cmd.getOptionValueSource('checkTimeout') === 'cli')
+            throw new UsageError('--check-timeout bounds the --check command: give --check too');
+          const r = await guard.protect({
+            check,
+            checkTimeoutMs,
+            onCheckOutput: (chunk) => process.stderr.write(chunk),
+            ...config(f),
+            command,
+            maxHoldMs,
+            waitListen,
+            user: f.user,
+            setup: f.setup,
+            onNotice: (line) => process.stderr.write(`synplug: ${line}\n`),
+          });
+          if (f.json) process.stdout.write(JSON.stringify(r) + '\n');
+          else process.stderr.write(formatProtect(r) + '\n');
+          return r.exitCode;
+        },
+      ),
     );
 
   configOptions(
@@ -352,7 +387,7 @@ export function guardCommands(program: Command): void {
       program
         .command('status')
         .description(
-          'every hold set up, or the one --inbound DEV / --local names: its state and pieces, its qdiscs and filters with counters (the local hold: also the marking rule), packets held now, passed and dropped; the recorded plug state and leases',
+          'every hold set up, or the one --inbound DEV / --local names: its state and pieces, its qdiscs and filters with counters (the local hold: also the marking rule), packets held now, passed and dropped; the recorded plug state and leases; net.ipv4.tcp_migrate_req of the namespace and what it means for the listeners of the hold (--json: "sysctl")',
         ),
       'show',
     ),

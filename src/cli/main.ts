@@ -31,7 +31,7 @@ export function buildProgram(): Command {
     .showHelpAfterError('(run with --help for usage)')
     .addHelpText(
       'after',
-      `\n${EXIT_HELP}\n\nThe reload technique: 'synplug setup' once (at boot), then\n  synplug protect -- systemctl reload haproxy\nSee 'synplug <command> --help'.`,
+      `\n${EXIT_HELP}\n\nThe reload technique: 'synplug setup' once (at boot), then reload through protect, e.g.\n  synplug protect --check 'haproxy -c -f /etc/haproxy/haproxy.cfg' \\\n      --wait-listen 169.254.255.254:80 -- systemctl reload haproxy\n(systemctl reload returns before the new worker runs: --wait-listen holds until the server\nlistens anew; --check refuses a bad configuration before anything is held). Not every\nreload loses connections (HAProxy -W with USR2, nginx -s reload with unchanged sockets\nlose none on their own; a stop-then-start, HAProxy -sf under load, a reuseport worker-count\nchange do): see the README's "When do you need synplug?".\nSee 'synplug <command> --help'.`,
     )
     .exitOverride()
     .configureOutput({

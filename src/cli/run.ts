@@ -46,9 +46,19 @@ export function reportError(e: unknown, json: boolean): number {
   process.stderr.write(`synplug: ${message}\n`);
   if (json) {
     const body = e instanceof NetlinkError ? e.toJSON() : { error: message };
-    process.stdout.write(JSON.stringify({ ...body, ...(e instanceof SynplugError && { category: e.category }), exit_code: code }) + '\n');
+    process.stdout.write(JSON.stringify({ ...body, ...(e instanceof SynplugError && { category: e.category }), ...jsonDetailsOf(e), exit_code: code }) + '\n');
   }
   return code;
+}
+
+/**
+ * The fields an error adds to its JSON report, from its own `jsonDetails()`
+ * (protect's failed --check: `check`, with its status, time and output).
+ * Duck-typed, so that the guard is not loaded for every command.
+ */
+function jsonDetailsOf(e: unknown): Record<string, unknown> {
+  const f = e instanceof SynplugError ? (e as { jsonDetails?: unknown }).jsonDetails : undefined;
+  return typeof f === 'function' ? (f.call(e) as Record<string, unknown>) : {};
 }
 
 /** Common --json option. */

@@ -9,7 +9,7 @@ import { NetlinkError, UsageError } from '../netlink/errors.js';
 import { resolveConfig } from './config.js';
 import { StateFileError } from './errors.js';
 import { StateStore, processStartTime, type Lease, type PlugRecord } from './state.js';
-import { breakLeases, dropLease, liveLeases, newLeaseId, takeLease } from './leases.js';
+import { breakLeases, dropLease, liveLeases, newLeaseId, releaseIfOrphaned, takeLease } from './leases.js';
 import { contextFor, definedOnly, recoverStale, withSession } from './context.js';
 import { checkSelector, combineStates, findUnrecordedIfbs, piecesOf, requireSetUp, selectedHolds, stateOf } from './setup.js';
 import { LocalHold, type LocalStatusDetails } from './modes/local.js';
@@ -30,7 +30,18 @@ import {
 import { GuardSession } from './session.js';
 import type { GuardConfig } from './config.js';
 import type { SetupRecord } from './state.js';
-import type { GuardOptions, HoldStatus, PieceState, PlugResult, ReleaseResult, StatusOptions, StatusResult, TeardownOptions, TeardownResult } from './types.js';
+import type {
+  GuardOptions,
+  HoldStatus,
+  PieceState,
+  PlugResult,
+  ReleaseOptions,
+  ReleaseResult,
+  StatusOptions,
+  StatusResult,
+  TeardownOptions,
+  TeardownResult,
+} from './types.js';
 
 function pidStartOf(pid: number): { pidStart?: number } {
   const t = processStartTime(pid);
@@ -88,23 +99,48 @@ export async function plug(opts: GuardOptions & { maxHoldMs?: number } = {}): Pr
  * defaults), and is reported afterwards as an error naming the file, with
  * nothing written. With nothing set up (no record, no plug qdisc), nothing is
  * written either.
+ *
+ * With `orphaned`, live leases are left alone: a plug that a running
+ * protect (or a manual plug before its deadline) holds is not released
+ * (`released: false`, `liveLeases` says how many); only a plug no live lease
+ * holds is released (a crash's leftover). That is the mode for a systemd
+ * `ExecStopPost=`, which runs in the middle of a protected
+ * `systemctl restart` (between the stop and the start). A damaged state is
+ * then an error with nothing released (who holds is unknown).
+ * @param opts the configuration, and `orphaned`
  * @throws {UsageError} bad options
  * @throws {NotPermittedError} (`permission`) {@link NoDeviceError} (`usage`)
- * @throws {StateFileError} after releasing: a state file is damaged or the directory unsafe; or plug.json cannot be written
+ * @throws {StateFileError} after releasing: a state file is damaged or the directory unsafe; or plug.json cannot be written (with `orphaned`: a damaged or unsafe state, nothing released)
  * @throws {NetlinkError} the kernel refused (`kernel`)
  */
-export async function release(opts: GuardOptions = {}): Promise<ReleaseResult> {
+export async function release(opts: ReleaseOptions = {}): Promise<ReleaseResult> {
+  const { orphaned: orphanedOpt, ...guardOpts } = opts ?? {};
+  const orphaned = orphanedOpt === true;
   let ctx: ReturnType<typeof contextFor>;
   let damaged: StateFileError | undefined;
   try {
-    ctx = contextFor(opts, 'synplug release');
+    ctx = contextFor(guardOpts, orphaned ? 'synplug release --orphaned' : 'synplug release');
   } catch (e) {
-    if (!(e instanceof StateFileError)) throw e;
+    if (!(e instanceof StateFileError) || orphaned) throw e;
     damaged = e;
     const config = resolveConfig(definedOnly(opts ?? {}));
     ctx = { config, store: new StateStore(config.stateDir) };
   }
   const { config, store, record } = ctx;
+  if (orphaned) {
+    // Read before any session opens: a damaged file means who holds is unknown, and nothing is released.
+    try {
+      store.readPlug();
+      store.readLeases();
+    } catch (e) {
+      if (!(e instanceof StateFileError)) throw e;
+      throw new StateFileError(
+        e.path,
+        `release --orphaned released nothing: whether a running protect holds the plug cannot be told (${e.message}); 'synplug release' releases whatever the state`,
+        e,
+      );
+    }
+  }
   return withSession(config, record, async (s) => {
     let r: PlugRecord | undefined;
     let hasLeases = false;
@@ -116,6 +152,55 @@ export async function release(opts: GuardOptions = {}): Promise<ReleaseResult> {
         if (!(e instanceof StateFileError)) throw e;
         damaged = e;
       }
+    }
+    if (orphaned && !damaged && (r || record || hasLeases)) {
+      let plugExists = true;
+      const outcome = await releaseIfOrphaned(
+        store,
+        async () => {
+          try {
+            await s.release();
+          } catch (e) {
+            if (!(e instanceof NetlinkError && (e.code === 'ENOENT' || e.code === 'EINVAL' || e.code === 'ENODEV'))) throw e;
+            plugExists = false;
+          }
+          await s.disarm().catch(() => {});
+        },
+        () => {
+          const now = Date.now();
+          store.writeLeases({ version: 1, leases: [] });
+          store.writePlug({
+            ...(r ?? { version: 1, owner: 'manual', pid: process.pid, dev: config.dev, since: now, deadline: now }),
+            state: 'released',
+            releasedAt: now,
+          });
+        },
+      );
+      if (!outcome.released) {
+        return {
+          dev: config.dev,
+          wasBuffering: r?.state === 'buffering',
+          backlog: 0,
+          plugExists: true,
+          brokeLeases: 0,
+          orphaned: true,
+          released: false,
+          liveLeases: outcome.live.length,
+        };
+      }
+      const unrecorded = await releaseUnrecorded(s).catch((): string[] => []);
+      const stats = plugExists ? await s.plugStats().catch(() => undefined) : undefined;
+      return {
+        dev: config.dev,
+        wasBuffering: r?.state === 'buffering',
+        backlog: stats?.qlen ?? 0,
+        plugExists,
+        brokeLeases: 0,
+        orphaned: true,
+        released: true,
+        liveLeases: 0,
+        ...(unrecorded.length && { unrecorded }),
+      };
     }
     let plugExists = true;
     const releaseNow = async () => {
@@ -170,6 +255,8 @@ export async function release(opts: GuardOptions = {}): Promise<ReleaseResult> {
       backlog: stats?.qlen ?? 0,
       plugExists,
       brokeLeases,
+      ...(orphaned && { orphaned: true, liveLeases: 0 }),
+      released: true,
       ...(unrecorded.length && { unrecorded }),
     };
   });

@@ -10,6 +10,7 @@
 export { setup, check } from './setup.js';
 export { plug, release, status, teardown } from './holds.js';
 export { protect, runProtected } from './protect.js';
+export { PrecheckFailedError, PRECHECK_TIMEOUT_MS, type PrecheckResult } from './precheck.js';
 export { recoverStale } from './context.js';
 export type {
   SetupOptions,
@@ -19,6 +20,7 @@ export type {
   SetupState,
   PlugResult,
   ReleaseResult,
+  ReleaseOptions,
   GuardProtectOptions,
   StatusResult,
   TeardownResult,

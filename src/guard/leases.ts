@@ -14,7 +14,9 @@
  *   the state directory, held only while the leases are read, the kernel is
  *   told (arm, or the last release) and the files are written; never across
  *   the reload.
- * - A manual `release` breaks every lease and releases at once.
+ * - A manual `release` breaks every lease and releases at once;
+ *   `release --orphaned` ({@link releaseIfOrphaned}) leaves live leases
+ *   alone and releases only a plug no live lease holds.
  *
  * @module
  */
@@ -318,6 +320,26 @@ export async function breakLeases(store: StateStore, release: () => Promise<void
     if (damaged) throw damaged;
     write(live);
     return live.length;
+  });
+}
+
+/**
+ * Release only a plug that no live lease holds (`release --orphaned`, for a
+ * systemd `ExecStopPost=`): under the lock, when a live lease remains (a
+ * protect still running, a manual plug before its deadline), nothing is
+ * released or written and those leases are returned; otherwise the plugs are
+ * released and `write` records it (dead leases dropped).
+ * @param release releases the plugs; its failure propagates
+ * @returns `released`, and the live leases left alone (empty when released)
+ * @throws {StateFileError} a damaged state file (nothing released: whether a protect holds the plug is unknown), or an unwritable one
+ */
+export async function releaseIfOrphaned(store: StateStore, release: () => Promise<void>, write: () => void): Promise<{ released: boolean; live: Lease[] }> {
+  return withLeaseLock(store, async () => {
+    const live = recordedLeases(store).filter((l) => leaseLive(l));
+    if (live.length > 0) return { released: false, live };
+    await release();
+    write();
+    return { released: true, live: [] };
   });
 }
 

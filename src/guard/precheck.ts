@@ -20,6 +20,12 @@
  * synplug's stdout stays for `--json`; this library prints nothing itself),
  * and the last few KiB are kept for the error.
  *
+ * It is bounded: after `timeoutMs` (protect's `--check-timeout`, default
+ * {@link PRECHECK_TIMEOUT_MS}) its process group (it runs in a session of
+ * its own) is killed and the check fails. It is over when it exits: output
+ * still arriving afterwards (a background child that keeps the pipes open)
+ * is read for at most {@link PRECHECK_DRAIN_MS}, then no longer waited for.
+ *
  * @module
  */
 import { type ChildProcessByStdio, spawn } from 'node:child_process';
@@ -33,6 +39,12 @@ import { CommandError } from './errors.js';
 /** How much of the check's output (stdout and stderr together) a failure keeps, bytes. */
 export const PRECHECK_OUTPUT_TAIL = 4096;
 
+/** How long the check may run by default (protect's `--check-timeout`), ms. */
+export const PRECHECK_TIMEOUT_MS = 60_000;
+
+/** After the check exits, how long output still arriving is read (a background child may hold the pipes open), ms. */
+export const PRECHECK_DRAIN_MS = 250;
+
 /** What the check did (protect's `check` field; times in ms). */
 export interface PrecheckResult {
   /** the check command and its arguments */
@@ -43,6 +55,10 @@ export interface PrecheckResult {
   signal: string | null;
   /** from its spawn to its exit as seen by synplug, ms (before the plug window: not part of `heldMs`) */
   durationMs: number;
+  /** it ran longer than its timeout and its process group was killed (only then present) */
+  timedOut?: true;
+  /** the timeout it ran under, ms */
+  timeoutMs?: number;
 }
 
 /**
@@ -75,16 +91,33 @@ export class PrecheckFailedError extends SynplugError {
   readonly check: PrecheckResult;
   /** the last {@link PRECHECK_OUTPUT_TAIL} bytes of its output (stdout and stderr as they arrived) */
   readonly output: string;
+  /** how many bytes of output it wrote in all (stdout and stderr, as read) */
+  readonly outputBytes: number;
   /**
    * @param check what the check did
    * @param output the tail of its output
+   * @param outputBytes the size of its whole output (default: the tail's)
    */
-  constructor(check: PrecheckResult, output: string) {
-    const how = check.signal ? `was killed by ${check.signal}` : `exited ${check.exitCode}`;
+  constructor(check: PrecheckResult, output: string, outputBytes = Buffer.byteLength(output)) {
+    const how = check.timedOut
+      ? `did not finish within ${check.timeoutMs} ms (--check-timeout): its process group was killed`
+      : check.signal
+        ? `was killed by ${check.signal}`
+        : `exited ${check.exitCode}`;
     super(`the --check command ${how} (${shellQuoteWords(check.command)}): nothing was held and the reload command was not run`, 'check-failed');
     this.name = 'PrecheckFailedError';
     this.check = check;
     this.output = output;
+    this.outputBytes = outputBytes;
+  }
+
+  /**
+   * The fields a JSON error report adds (`synplug protect --json`): the
+   * check as a passing check reports it, with its output's size and tail.
+   * @returns `{ check: { command, exitCode, signal, durationMs, timedOut?, timeoutMs?, outputBytes, outputTail } }`
+   */
+  jsonDetails(): { check: PrecheckResult & { outputBytes: number; outputTail: string } } {
+    return { check: { ...this.check, outputBytes: this.outputBytes, outputTail: this.output } };
   }
 }
 
@@ -186,17 +219,22 @@ export interface PrecheckOptions {
   output?: (chunk: Buffer) => void;
   /** environment (default: synplug's) */
   env?: NodeJS.ProcessEnv;
+  /** kill its process group and fail after this long, ms (default {@link PRECHECK_TIMEOUT_MS}) */
+  timeoutMs?: number;
 }
 
 /**
- * Run the check command to completion, before anything is held.
- * SIGINT, SIGTERM, SIGHUP and SIGQUIT that synplug receives meanwhile are
- * passed on to it and end protect (nothing was held or run).
+ * Run the check command to completion, before anything is held, in a
+ * session (process group) of its own. SIGINT, SIGTERM, SIGHUP and SIGQUIT
+ * that synplug receives meanwhile are passed on to its process group and end
+ * protect (nothing was held or run). After `timeoutMs` its process group is
+ * killed (SIGKILL) and it fails. It is over when it exits; output still
+ * arriving is read for {@link PRECHECK_DRAIN_MS} more at most.
  * @param argv the command and its arguments (no shell)
  * @returns what it did, when it exited 0
  * @throws {UsageError} an empty command (`usage`)
  * @throws {CommandError} not found (`command-not-found`) or not executable (`command-not-executable`): nothing held
- * @throws {PrecheckFailedError} it exited non-zero or was killed (`check-failed`): nothing held, the reload not run
+ * @throws {PrecheckFailedError} it exited non-zero, was killed, or timed out (`check-failed`): nothing held, the reload not run
  * @throws {SynplugError} it could not be started (`command-not-started`), or synplug was interrupted meanwhile (`interrupted`)
  */
 export async function runPrecheck(argv: readonly string[], options: PrecheckOptions = {}): Promise<PrecheckResult> {
@@ -214,6 +252,8 @@ export async function runPrecheck(argv: readonly string[], options: PrecheckOpti
       );
     throw e;
   }
+  const timeoutMs = options.timeoutMs ?? PRECHECK_TIMEOUT_MS;
+  if (!(Number.isFinite(timeoutMs) && timeoutMs >= 10)) throw new UsageError('--check-timeout must be at least 10 ms');
   const write = options.output ?? (() => {});
   const env = { ...(options.env ?? process.env) };
   if (options.user) Object.assign(env, { HOME: options.user.home, USER: options.user.name, LOGNAME: options.user.name });
@@ -228,6 +268,8 @@ export async function runPrecheck(argv: readonly string[], options: PrecheckOpti
     child = spawn(file, argv.slice(1), {
       argv0: argv[0],
       stdio: ['ignore', 'pipe', 'pipe'],
+      // its own session and process group: a timeout or a signal reaches its children too
+      detached: true,
       env,
       uid: options.user?.uid,
       gid: options.user?.gid,
@@ -236,41 +278,65 @@ export async function runPrecheck(argv: readonly string[], options: PrecheckOpti
     throw notStarted(e instanceof Error ? e : new Error(String(e)));
   }
   let tail = Buffer.alloc(0);
+  let outputBytes = 0;
   const keep = (b: Buffer) => {
+    outputBytes += b.length;
     write(b);
     tail = Buffer.concat([tail, b]);
     if (tail.length > PRECHECK_OUTPUT_TAIL) tail = tail.subarray(tail.length - PRECHECK_OUTPUT_TAIL);
   };
   child.stdout.on('data', keep);
   child.stderr.on('data', keep);
+  const killGroup = (sig: NodeJS.Signals) => {
+    try {
+      if (child.pid !== undefined) process.kill(-child.pid, sig);
+    } catch {
+      try {
+        child.kill(sig);
+      } catch {
+        /* already gone */
+      }
+    }
+  };
   let interrupted: NodeJS.Signals | undefined;
   const onSignal = (sig: NodeJS.Signals) => {
     interrupted = sig;
-    try {
-      child.kill(sig);
-    } catch {
-      /* already gone */
-    }
+    killGroup(sig);
   };
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    killGroup('SIGKILL');
+  }, timeoutMs);
   const signals: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT'];
   for (const s of signals) process.on(s, onSignal);
   try {
-    const { code, signal } = await new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve, reject) => {
+    const closed = new Promise<void>((resolve) => child.once('close', () => resolve()));
+    const { code, signal, durationMs } = await new Promise<{ code: number | null; signal: NodeJS.Signals | null; durationMs: number }>((resolve, reject) => {
       child.once('error', (e) => reject(notStarted(e)));
-      // 'close': the process exited AND its output pipes are drained (the whole output was shown).
-      child.once('close', (c, s) => resolve({ code: c, signal: s }));
+      // 'exit': the check is over, whatever still holds its output pipes (a background child it left).
+      child.once('exit', (c, s) => resolve({ code: c, signal: s, durationMs: Math.round((performance.now() - t0) * 1000) / 1000 }));
     });
+    clearTimeout(timer);
+    // The output written before the exit is in the pipes: read it, but only briefly (a child may keep them open).
+    let drainTimer: NodeJS.Timeout | undefined;
+    await Promise.race([closed, new Promise<void>((resolve) => (drainTimer = setTimeout(resolve, PRECHECK_DRAIN_MS)))]);
+    clearTimeout(drainTimer);
+    child.stdout.destroy();
+    child.stderr.destroy();
     const result: PrecheckResult = {
       command: [...argv],
       exitCode: code ?? 128 + ((signal && (osConstants.signals as Record<string, number>)[signal]) || 0),
       signal,
-      durationMs: Math.round((performance.now() - t0) * 1000) / 1000,
+      durationMs,
+      ...(timedOut ? { timedOut: true as const, timeoutMs } : {}),
     };
     if (interrupted)
       throw new SynplugError(`interrupted by ${interrupted} during the --check command; nothing was held and the reload command was not run`, 'interrupted');
-    if (result.exitCode !== 0) throw new PrecheckFailedError(result, tail.toString('utf8'));
+    if (timedOut || result.exitCode !== 0) throw new PrecheckFailedError(result, tail.toString('utf8'), outputBytes);
     return result;
   } finally {
+    clearTimeout(timer);
     for (const s of signals) process.off(s, onSignal);
   }
 }

@@ -44,6 +44,33 @@ function definedPidStart(): { pidStart?: number } {
 }
 
 /**
+ * Phase one's warnings for `--wait-listen` (on the notice channel; nothing
+ * is refused): an address that is not the namespace's own (no server can
+ * listen there), or nothing listening on the target before the reload (the
+ * hold then lasts until a new listening socket appears there, at most
+ * max-hold: a wrong port holds until max-hold on every reload).
+ */
+async function waitListenNotices(
+  session: ProtectSession,
+  t: ListenTarget,
+  listeningNow: number,
+  maxHoldMs: number,
+  notice: (line: string) => void,
+): Promise<void> {
+  const where = t.address === undefined ? `port ${t.port}` : t.address.includes(':') ? `[${t.address}]:${t.port}` : `${t.address}:${t.port}`;
+  if (t.address !== undefined && session.isLocalAddress && (await session.isLocalAddress(t.address)) === false) {
+    notice(
+      `--wait-listen ${where}: ${t.address} is not an address of this network namespace, so no server can listen there: the hold will last until --max-hold (${maxHoldMs} ms)`,
+    );
+    return;
+  }
+  if (listeningNow === 0)
+    notice(
+      `--wait-listen ${where}: nothing listens there before the reload; protect will hold new connections until a new listening socket appears there, at most --max-hold (${maxHoldMs} ms)`,
+    );
+}
+
+/**
  * Run a command with new connections held in the plug.
  * @param session an open session on a set-up guard (a `GuardSession`), phase-one checks done
  * @param early a watchdog already starting (started alongside the phase-one checks); one is started otherwise
@@ -77,7 +104,14 @@ async function protectInner(session: ProtectSession, opts: ProtectOptions, early
 
   // ---- phase one -------------------------------------------------------
   // --check: run to completion before anything is held; a failure ends protect here (precheck.ts).
-  const checked = opts.check !== undefined ? await runPrecheck(opts.check, { user, ...(opts.onCheckOutput && { output: opts.onCheckOutput }) }) : undefined;
+  const checked =
+    opts.check !== undefined
+      ? await runPrecheck(opts.check, {
+          user,
+          ...(opts.onCheckOutput && { output: opts.onCheckOutput }),
+          ...(opts.checkTimeoutMs !== undefined && { timeoutMs: opts.checkTimeoutMs }),
+        })
+      : undefined;
   const watchdog: Watchdog = await (early ?? startWatchdog());
   let gated: GatedCommand | undefined;
   const store = new StateStore(session.config.stateDir);
@@ -93,6 +127,7 @@ async function protectInner(session: ProtectSession, opts: ProtectOptions, early
       if (!recordedLeases(store).some((l) => leaseLive(l))) await session.release();
     });
     if (opts.waitListen) listenersBefore = new Set((await session.listeners(opts.waitListen)).map((l) => l.inode));
+    if (opts.waitListen) await waitListenNotices(session, opts.waitListen, listenersBefore!.size, maxHoldMs, notice);
     if (listenersBefore) holdersBefore = holderPids(listenersBefore);
     gated = await startGated([resolved, ...opts.command.slice(1)], { user });
   } catch (e) {

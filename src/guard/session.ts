@@ -20,6 +20,8 @@ import { holdMode } from './modes/index.js';
 import { hexMessage, localMode } from './modes/local.js';
 import type { Hold, HoldSockets } from './modes/types.js';
 import { explainSockDiag } from './support.js';
+import { listAddresses } from '../netlink/route/addr.js';
+import { formatIp, parseIp } from '../netlink/ipaddr.js';
 
 export { NoDeviceError };
 export type { PlugStats };
@@ -195,6 +197,36 @@ export class GuardSession implements ProtectSession, HoldSockets {
       return all.filter((l) => t.address === undefined || listenerAccepts(l, t.address)).map((l) => ({ address: l.address, port: l.port, inode: l.inode }));
     } catch (e) {
       throw explainSockDiag(e);
+    }
+  }
+
+  /**
+   * Whether `address` is one of this network namespace's own (an address of
+   * a link, or 127/8, which lo answers for whole): a server can listen there.
+   * @param address IPv4 or IPv6 text
+   * @returns undefined when the addresses could not be listed
+   */
+  async isLocalAddress(address: string): Promise<boolean | undefined> {
+    let want: string;
+    try {
+      const b = parseIp(address).bytes;
+      if (b.every((x) => x === 0)) return true; // 0.0.0.0, ::: any address
+      want = formatIp(b);
+    } catch {
+      return undefined;
+    }
+    if (/^127\./.test(want)) return true;
+    try {
+      const addrs = await listAddresses(this.route);
+      return addrs.some((a) => {
+        try {
+          return a.local !== undefined && formatIp(parseIp(a.local).bytes) === want;
+        } catch {
+          return false;
+        }
+      });
+    } catch {
+      return undefined;
     }
   }
 }

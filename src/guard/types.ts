@@ -145,8 +145,26 @@ export interface PlugResult {
 }
 
 /** What `release` did. */
+/** Options of `release`. */
+export interface ReleaseOptions extends GuardOptions {
+  /**
+   * Leave live leases alone (`release --orphaned`): release only a plug that
+   * no running protect or unexpired manual plug holds. For systemd's
+   * `ExecStopPost=`, which runs between the stop and the start of a
+   * `systemctl restart` that a protect may be holding the plug for.
+   */
+  orphaned?: boolean;
+}
+
+/** What `release` did. */
 export interface ReleaseResult {
   dev: string;
+  /** false only with `orphaned`, when live leases hold the plug: nothing was released */
+  released: boolean;
+  /** the `orphaned` mode was asked for */
+  orphaned?: boolean;
+  /** with `orphaned`: the live leases left holding the plug (0 when it was released) */
+  liveLeases?: number;
   /** the record said the plug was buffering */
   wasBuffering: boolean;
   /** packets still queued right after the release (being sent) */
@@ -312,6 +330,8 @@ export interface ProtectSession {
   plugStats(): Promise<PlugStats>;
   /** listening TCP sockets matching the target */
   listeners(t: ListenTarget): Promise<Listener[]>;
+  /** whether the address is one of the namespace's own (undefined: unknown); optional: without it, not asked */
+  isLocalAddress?(address: string): Promise<boolean | undefined>;
   /** turn marking on for `timeoutMs` (kernel-enforced) */
   arm(timeoutMs: number): Promise<void>;
   /** turn marking off */
@@ -340,6 +360,8 @@ export interface ProtectOptions {
   check?: string[];
   /** where the check command's output (stdout and stderr, as chunks) goes as it arrives (default: nowhere; the library prints nothing) */
   onCheckOutput?: (chunk: Buffer) => void;
+  /** with `check`: kill the check's process group and fail (`check-failed`, nothing held) after this long, ms (default 60000: precheck.ts PRECHECK_TIMEOUT_MS) */
+  checkTimeoutMs?: number;
   /** called with one line for each notable event (max-hold reached, retries...) */
   onNotice?: (line: string) => void;
 }

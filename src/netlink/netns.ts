@@ -50,6 +50,25 @@ export function netnsPath(spec: string): string {
   return `${NETNS_RUN_DIR}/${spec}`;
 }
 
+/**
+ * The message for EACCES/EPERM from open(2) of a namespace file. Opening
+ * `/proc/PID/ns/net` (or `/proc/PID/task/TID/ns/net`) is a ptrace access
+ * check (PTRACE_MODE_READ_FSCREDS, fs/proc/namespaces.c): a process of
+ * another user needs CAP_SYS_PTRACE, whatever other capabilities the caller
+ * has; CAP_SYS_ADMIN is what setns(2) needs afterwards, not the open. Any
+ * other file (a bind mount under /run/netns) is refused by its permissions.
+ * @param spec the namespace as given
+ * @param path the file opened
+ * @param code `EACCES` or `EPERM`
+ * @returns the sentence, naming the path and both possible causes where open and setns differ
+ */
+export function netnsOpenDeniedMessage(spec: string, path: string, code: string): string {
+  const head = `cannot open network namespace '${spec}' (${path}): ${code}`;
+  if (/^\/proc\/(?:[0-9]+|self|thread-self)(?:\/task\/[0-9]+)?\/ns\/net$/.test(path))
+    return `${head}: opening another process's namespace file is a ptrace read-access check: it needs CAP_SYS_PTRACE unless that process runs as synplug's own user and group and is dumpable (a root without CAP_SYS_PTRACE, e.g. in a container that does not add SYS_PTRACE, is refused for processes of other users even with CAP_SYS_ADMIN); entering the namespace afterwards needs CAP_SYS_ADMIN`;
+  return `${head}: the file's permissions refuse this user; entering a namespace also needs CAP_SYS_ADMIN (run as root)`;
+}
+
 function openNs(spec: string, path: string): number {
   try {
     return openSync(path, 'r');
@@ -62,10 +81,7 @@ function openNs(spec: string, path: string): number {
           : `network namespace '${spec}' does not exist (no ${path}; 'ip netns list' shows the names)`,
       );
     }
-    if (code === 'EACCES' || code === 'EPERM')
-      throw new SynplugError(`cannot open network namespace '${spec}' (${path}): ${code}; entering a namespace needs root (CAP_SYS_ADMIN)`, 'permission', {
-        cause: e,
-      });
+    if (code === 'EACCES' || code === 'EPERM') throw new SynplugError(netnsOpenDeniedMessage(spec, path, code), 'permission', { cause: e });
     throw new UsageError(`cannot open network namespace '${spec}' (${path}): ${code ?? (e as Error).message}`);
   }
 }

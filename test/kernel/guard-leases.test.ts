@@ -151,3 +151,38 @@ test.serial('a manual release breaks both leases at once and says how many', asy
   t.deepEqual(leases(), []);
   t.deepEqual(await activeElements(), []);
 });
+
+test.serial(
+  "release --orphaned (systemd's ExecStopPost= inside a protected restart) leaves a running protect's hold: a SYN stays held until protect ends",
+  async (t) => {
+    t.timeout(TEST_TIMEOUT);
+    const proxy = await setupWithProxy(t);
+    const a = await startProtect(t, ['--json', '--max-hold', '120s']);
+    await waitFor(() => leases().length === 1, "protect's lease");
+    const { cli } = await import('../helpers/guard-vm.js');
+    const r = await cli(['release', '--orphaned', '--json']);
+    t.is(r.code, 0, r.stderr);
+    t.like(JSON.parse(r.stdout), { released: false, orphaned: true, liveLeases: 1, brokeLeases: 0 });
+    t.deepEqual(
+      leases().map((l) => l.pid),
+      [a.p.child.pid],
+      'the lease is still there',
+    );
+    t.like(readPlugJson(), { state: 'buffering' });
+    const held = await assertHeld(t, proxy.port, 'after release --orphaned');
+    const tGo = Date.now();
+    writeFileSync(a.gate.go, '');
+    const ra = await within(a.p.done, 'protect to exit');
+    t.is(ra.code, 0, ra.stderr);
+    const ja = JSON.parse(ra.stdout) as { releasedPlug: boolean; leaseBroken?: boolean };
+    t.true(ja.releasedPlug, "protect's own release let the plug go");
+    t.falsy(ja.leaseBroken);
+    t.is(await within(held.data, 'the held connection after protect ended'), 'proxy');
+    t.true(held.connectedAt! >= tGo);
+    // nobody holds now: --orphaned releases (always safe) and says so
+    const r2 = await cli(['release', '--orphaned', '--json']);
+    t.is(r2.code, 0, r2.stderr);
+    t.like(JSON.parse(r2.stdout), { released: true, orphaned: true, liveLeases: 0, plugExists: true });
+    await assertPlugReleased(t, proxy.port, 'after both');
+  },
+);

@@ -10,7 +10,7 @@
  */
 import test from 'ava';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { accessSync, constants, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { accessSync, chmodSync, constants, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -130,11 +130,28 @@ test("haproxy drop-in: its --check, with the unit's environment, is the distribu
   const check = words[words.indexOf('--check') + 1];
   // systemd replaces ${VAR} inside a word by its value; the unit sets CONFIG and EXTRAOPTS.
   const unit = readFileSync('/lib/systemd/system/haproxy.service', 'utf8');
-  t.regex(unit, /ExecReload=\/usr\/sbin\/haproxy -Ws -f \$CONFIG -c -q \$EXTRAOPTS/, "the check is the one Debian's unit runs on reload");
+  t.regex(unit, /ExecReload=\/usr\/sbin\/haproxy -Ws -f \$CONFIG -c -q \$EXTRAOPTS/, "the check is the one Debian's unit runs on reload (there with -q)");
   const argv = splitCommandWords(check.replace(/\$\{CONFIG\}/, join(RECIPES, 'servers/haproxy.cfg')).replace(/\$\{EXTRAOPTS\}/, ''));
-  t.deepEqual(argv, [HAPROXY, '-Ws', '-f', join(RECIPES, 'servers/haproxy.cfg'), '-c', '-q']);
+  t.deepEqual(argv, [HAPROXY, '-Ws', '-f', join(RECIPES, 'servers/haproxy.cfg'), '-c']);
   const r = spawnSync(need(argv[0]), argv.slice(1), { encoding: 'utf8' });
   t.is(r.status, 0, r.stderr);
+  // Without -q, a refused configuration says why (HAProxy 2.6 with -q prints nothing): the output protect shows.
+  const bad = join(mkdtempSync(join(tmpdir(), 'synplug-recipes-')), 'bad.cfg');
+  writeFileSync(bad, readFileSync(join(RECIPES, 'servers/haproxy.cfg'), 'utf8') + '\nfrontend broken\n    no-such-keyword-here 1\n');
+  const refused = spawnSync(need(argv[0]), [...argv.slice(1, 3), bad, ...argv.slice(4)], { encoding: 'utf8' });
+  t.not(refused.status, 0);
+  t.regex(refused.stdout + refused.stderr, /ALERT.*no-such-keyword-here/s);
+});
+
+test('units: ExecStopPost= releases only an orphaned plug (a protected restart runs it between stop and start); Wants=, not Requires=, synplug-setup', (t) => {
+  for (const file of ['haproxy.service.d/synplug.conf', 'nginx.service.d/synplug.conf', 'myapp.service', 'myapp-restart.service']) {
+    const text = readFileSync(join(RECIPES, 'systemd', file), 'utf8');
+    const post = [...text.matchAll(/^ExecStopPost=(.*)$/gm)].map((m) => m[1]);
+    t.deepEqual(post, ['synplug release --orphaned'], file);
+    t.notRegex(text, /^Requires=/m, file);
+    t.regex(text, /^Wants=synplug-setup\.service$/m, file);
+    t.regex(text, /^After=synplug-setup\.service$/m, file);
+  }
 });
 
 test("nginx drop-in: its --check is nginx -t with the unit's -g, and the reload the unit's own", (t) => {
@@ -158,7 +175,7 @@ test('nginx -t accepts docs/recipes/servers/nginx.conf (in a namespace that has 
   t.regex(r.stderr, /test is successful/);
 });
 
-test('Kubernetes manifests parse as YAML, with NET_ADMIN (and the agent: hostPID, SYS_ADMIN for setns)', (t) => {
+test('Kubernetes manifests parse as YAML, with NET_ADMIN (and the agent: hostPID, SYS_ADMIN for setns, SYS_PTRACE for /proc/PID/ns/net and fd)', (t) => {
   const load = (f: string) =>
     JSON.parse(
       execFileSync(
@@ -175,8 +192,37 @@ test('Kubernetes manifests parse as YAML, with NET_ADMIN (and the agent: hostPID
   const [ds] = load('host-agent-daemonset.yaml');
   t.is(ds.kind, 'DaemonSet');
   t.true(ds.spec.template.spec.hostPID);
-  t.deepEqual(ds.spec.template.spec.containers[0].securityContext.capabilities.add, ['NET_ADMIN', 'SYS_ADMIN']);
+  t.deepEqual(ds.spec.template.spec.containers[0].securityContext.capabilities.add, ['NET_ADMIN', 'SYS_ADMIN', 'SYS_PTRACE']);
   t.regex(readFileSync(join(RECIPES, 'kubernetes/host-agent-daemonset.yaml'), 'utf8'), /synplug protect --netns \/proc\/PID\/ns\/net/);
+});
+
+test("pod.yaml's emptyDir state directory: created 0777 (refused, exit 6), made 0700 by entrypoint.sh before setup (accepted)", (t) => {
+  const [pod] = JSON.parse(
+    execFileSync(
+      'python3',
+      ['-c', 'import json, sys, yaml; print(json.dumps(list(yaml.safe_load_all(open(sys.argv[1])))))', join(RECIPES, 'kubernetes/pod.yaml')],
+      {
+        encoding: 'utf8',
+      },
+    ),
+  );
+  const mount = pod.spec.containers[0].volumeMounts.find((m: { name: string }) => m.name === 'synplug-state').mountPath;
+  t.truthy(pod.spec.volumes.find((v: { name: string; emptyDir?: object }) => v.name === 'synplug-state' && v.emptyDir));
+  const lines = readFileSync(join(RECIPES, 'kubernetes/entrypoint.sh'), 'utf8').split('\n');
+  const chmod = lines.findIndex((l) => l.startsWith('chmod '));
+  t.true(chmod >= 0 && chmod < lines.findIndex((l) => l.startsWith('synplug setup')), 'the chmod comes before synplug setup');
+  t.deepEqual(lines[chmod].split(' '), ['chmod', '0700', mount]);
+  // What that does to a directory made as Kubernetes makes an emptyDir (0777):
+  const dir = join(mkdtempSync(join(tmpdir(), 'synplug-recipes-')), 'state');
+  mkdirSync(dir);
+  chmodSync(dir, 0o777);
+  const status = () => spawnSync(process.execPath, [BUNDLE, 'status', '--json', '--state-dir', dir], { encoding: 'utf8', timeout: 60_000 });
+  const refused = status();
+  t.is(refused.status, 6, refused.stderr);
+  t.regex(refused.stderr, /0777/);
+  execFileSync('sh', ['-c', lines[chmod].replace(mount, dir)]);
+  const ok = status();
+  t.is(ok.status, 0, ok.stderr);
 });
 
 test('container scripts: sh -n accepts them; the reload script checks with haproxy -c before protect holds anything', (t) => {
@@ -187,5 +233,5 @@ test('container scripts: sh -n accepts them; the reload script checks with hapro
   const text = readFileSync(join(RECIPES, 'kubernetes/reload.sh'), 'utf8');
   const check = /--check '([^']*)'/.exec(text);
   t.truthy(check);
-  t.deepEqual(splitCommandWords(check![1]), ['haproxy', '-c', '-q', '-f', '/usr/local/etc/haproxy/haproxy.cfg']);
+  t.deepEqual(splitCommandWords(check![1]), ['haproxy', '-c', '-f', '/usr/local/etc/haproxy/haproxy.cfg']);
 });

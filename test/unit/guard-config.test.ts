@@ -3,7 +3,7 @@
  * new setup applies (records made before it can still be read).
  */
 import test from 'ava';
-import { canonicalAddress, refuseLoopback, resolveConfig } from '../../src/guard/config.js';
+import { canonicalAddress, parseDuration, refuseLoopback, resolveConfig } from '../../src/guard/config.js';
 import { UsageError } from '../../src/netlink/errors.js';
 
 test('loopback addresses are refused for a setup, with the reason', (t) => {
@@ -24,4 +24,27 @@ test('other addresses pass the loopback check', (t) => {
 test('a configuration (as read from a record) may still name a loopback address', (t) => {
   t.is(resolveConfig({ addr: '127.0.0.1' }).addr, '127.0.0.1');
   t.is(resolveConfig({ addr: '0:0:0:0:0:0:0:1' }).addr, '::1');
+});
+
+test('parseDuration: a number with ms, s, m or h (or none: seconds), at most 24h; other forms are refused (exit 2)', (t) => {
+  const ok: Array<[string, number]> = [
+    ['500ms', 500],
+    ['10s', 10_000],
+    ['1.5s', 1500],
+    ['.5s', 500],
+    ['2m', 120_000],
+    ['1h', 3_600_000],
+    ['24h', 86_400_000],
+    ['10', 10_000],
+    ['0.25', 250],
+    [' 10s ', 10_000],
+  ];
+  for (const [text, want] of ok) t.is(parseDuration(text, '--max-hold'), want, text);
+  for (const odd of ['1 s', '10S', '1d', '1 hour', '1hour', '1e3', '10sec', '1m30s', '0x10', 's', '']) {
+    const e = t.throws(() => parseDuration(odd, '--max-hold'), { instanceOf: UsageError }, odd);
+    t.regex(e!.message, /is not a duration \(a number with ms, s, m or h/, odd);
+  }
+  t.throws(() => parseDuration('25h', '--max-hold'), { instanceOf: UsageError, message: /at most 24h/ });
+  t.throws(() => parseDuration('-1s', '--max-hold'), { instanceOf: UsageError, message: /must be more than 0/ });
+  t.throws(() => parseDuration('5ms', '--max-hold'), { instanceOf: UsageError, message: /at least 10 ms/ });
 });

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { runProtected } from '../../src/guard/protect.js';
 import { resolveConfig } from '../../src/guard/config.js';
 import { StateStore, processStartTime, type Lease } from '../../src/guard/state.js';
-import { breakLeases, dropLease, leaseLive, liveLeases, newLeaseId, takeLease } from '../../src/guard/leases.js';
+import { breakLeases, dropLease, leaseLive, liveLeases, newLeaseId, releaseIfOrphaned, takeLease } from '../../src/guard/leases.js';
 import { recoverStale } from '../../src/guard/context.js';
 import type { ProtectSession } from '../../src/guard/types.js';
 import type { GuardSession } from '../../src/guard/session.js';
@@ -235,6 +235,83 @@ test('a manual release breaks every live lease, releases at once, and says how m
     t.is(r.leftToHolders, undefined);
   }
   t.false(kernel.buffering);
+});
+
+test("release --orphaned (an ExecStopPost= inside a protected restart) leaves a live protect's lease alone; the protect then releases as usual", async (t) => {
+  const { kernel, store, a, dir } = fresh();
+  const go = join(dir, 'go');
+  const pa = runProtected(a, { command: ['sh', '-c', `while [ ! -e ${go} ]; do sleep 0.02; done`], maxHoldMs: 60_000 });
+  await until(() => liveLeases(store).length === 1 && kernel.holding, 'the lease and the plug buffering');
+  let wrote = false;
+  const r = await releaseIfOrphaned(
+    store,
+    () => a.release(),
+    () => {
+      wrote = true;
+    },
+  );
+  t.false(r.released);
+  t.is(r.live.length, 1);
+  t.is(r.live[0].owner, 'protect');
+  t.true(kernel.holding, 'still buffering, marking still armed');
+  t.false(wrote, 'nothing recorded');
+  t.is(liveLeases(store).length, 1, 'the lease is still on record');
+  spawnSync('touch', [go]);
+  const ra = await pa;
+  t.true(ra.releasedPlug, "the protect's own release let the plug go");
+  t.falsy(ra.leaseBroken);
+  t.false(kernel.buffering);
+});
+
+test('release --orphaned releases a plug that only dead leases hold (a killed protect, an expired manual plug), and one without any lease', async (t) => {
+  const { kernel, store, a } = fresh();
+  const dead = spawnSync('true').pid!; // exited: its lease is dead
+  const now = Date.now();
+  store.writeLeases({
+    version: 1,
+    leases: [
+      { id: newLeaseId(), owner: 'protect', pid: dead, holds: ['local'], since: now - 1000, deadline: now + 60_000 },
+      { id: newLeaseId(), owner: 'manual', pid: process.pid, holds: ['local'], since: now - 2000, deadline: now - 1000 },
+    ],
+  });
+  kernel.buffering = true;
+  let wrote = 0;
+  const r = await releaseIfOrphaned(
+    store,
+    () => a.release(),
+    () => {
+      wrote++;
+      store.writeLeases({ version: 1, leases: [] });
+    },
+  );
+  t.true(r.released);
+  t.deepEqual(r.live, []);
+  t.false(kernel.buffering);
+  t.is(wrote, 1);
+  // no lease at all (a plug a crash left buffering with its leases file gone): released too
+  kernel.buffering = true;
+  const r2 = await releaseIfOrphaned(
+    store,
+    () => a.release(),
+    () => {},
+  );
+  t.true(r2.released);
+  t.false(kernel.buffering);
+});
+
+test('release --orphaned leaves an unexpired manual plug (synplug plug) alone', async (t) => {
+  const { kernel, store, a } = fresh();
+  const now = Date.now();
+  store.writeLeases({ version: 1, leases: [{ id: newLeaseId(), owner: 'manual', pid: 1, holds: ['local'], since: now, deadline: now + 60_000 }] });
+  kernel.buffering = true;
+  const r = await releaseIfOrphaned(
+    store,
+    () => a.release(),
+    () => {},
+  );
+  t.false(r.released);
+  t.is(r.live[0].owner, 'manual');
+  t.true(kernel.buffering);
 });
 
 test('taking and dropping leases is atomic: 16 overlapping holders, the plug released exactly once, by the last', async (t) => {

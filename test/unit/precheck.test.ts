@@ -6,7 +6,7 @@
  */
 import test from 'ava';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -17,6 +17,7 @@ import type { ProtectSession } from '../../src/guard/types.js';
 import { SynplugError, UsageError } from '../../src/netlink/errors.js';
 import { CommandError } from '../../src/guard/errors.js';
 import { exitCodeOf } from '../../src/cli/exit-codes.js';
+import { reportError } from '../../src/cli/run.js';
 
 const REPO = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -235,4 +236,107 @@ test('CLI: an empty --check and unquoted shell syntax are exit 2 before anything
     t.regex(r.stderr, re);
   }
   t.regex(run(['protect', '--help']).stdout, /--check <command line>/);
+});
+
+/** Whether a process runs (exists and is not a zombie waiting for its reaper). */
+function alive(pid: number): boolean {
+  try {
+    return !/^\d+ \(.*\) Z /.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return false;
+  }
+}
+
+test('runPrecheck: a check that runs past its timeout has its process group killed and fails (check-failed, timedOut)', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'synplug-precheck-'));
+  const pidFile = join(dir, 'bg.pid');
+  const chunks: Buffer[] = [];
+  const e = await t.throwsAsync(
+    runPrecheck(['sh', '-c', `sleep 30 & echo $! > ${pidFile}; echo started; sleep 30`], { timeoutMs: 3000, output: (b) => chunks.push(b) }),
+    { instanceOf: PrecheckFailedError },
+  );
+  t.is(e!.category, 'check-failed');
+  t.is(exitCodeOf(e), 10);
+  t.true(e!.check.timedOut);
+  t.is(e!.check.timeoutMs, 3000);
+  t.is(e!.check.signal, 'SIGKILL');
+  t.regex(e!.message, /did not finish within 3000 ms \(--check-timeout\): its process group was killed .*nothing was held and the reload command was not run/);
+  t.regex(e!.output, /started/);
+  // the background child, in the check's process group, was killed with it (3 s: time enough for sh to write its pid on a loaded machine)
+  const bg = Number(readFileSync(pidFile, 'utf8'));
+  for (let i = 0; i < 200 && alive(bg); i++) await new Promise((r) => setTimeout(r, 10));
+  t.false(alive(bg), 'the background child of the check is gone');
+});
+
+test('runPrecheck: a check that exits leaving a background child holding its output is over at its exit, not when the child closes the pipes', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'synplug-precheck-'));
+  const pidFile = join(dir, 'bg.pid');
+  const chunks: Buffer[] = [];
+  const r = await runPrecheck(['sh', '-c', `sleep 30 & echo $! > ${pidFile}; echo checked; exit 0`], { output: (b) => chunks.push(b) });
+  const bg = Number(readFileSync(pidFile, 'utf8'));
+  t.teardown(() => {
+    if (alive(bg)) process.kill(bg, 'SIGKILL');
+  });
+  t.is(r.exitCode, 0);
+  t.is(r.timedOut, undefined);
+  t.true(alive(bg), 'returned while the background child still holds the pipes');
+  t.regex(Buffer.concat(chunks).toString(), /checked/, 'the output written before the exit is shown');
+});
+
+test('protect with a check that times out: nothing armed or buffered, the reload command not run', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'synplug-precheck-'));
+  const s = new FakeSession(dir);
+  const marker = join(dir, 'reloaded');
+  const e = await t.throwsAsync(runProtected(s, { command: ['touch', marker], check: ['sh', '-c', 'sleep 30'], checkTimeoutMs: 300 }), {
+    instanceOf: PrecheckFailedError,
+  });
+  t.true(e!.check.timedOut);
+  t.deepEqual(s.calls, []);
+  t.false(existsSync(marker));
+});
+
+test('--json error of a failed check carries the check: status, signal, time, output size and tail', async (t) => {
+  const e = await t.throwsAsync(runPrecheck(['sh', '-c', 'printf "%s\\n" "[ALERT] unknown keyword" >&2; exit 3']), { instanceOf: PrecheckFailedError });
+  let stdout = '';
+  const write = process.stdout.write;
+  const ewrite = process.stderr.write;
+  process.stdout.write = ((chunk: string) => {
+    stdout += chunk;
+    return true;
+  }) as typeof process.stdout.write;
+  process.stderr.write = (() => true) as typeof process.stderr.write;
+  let code: number;
+  try {
+    code = reportError(e, true);
+  } finally {
+    process.stdout.write = write;
+    process.stderr.write = ewrite;
+  }
+  t.is(code, 10);
+  const j = JSON.parse(stdout);
+  t.is(j.category, 'check-failed');
+  t.is(j.exit_code, 10);
+  t.deepEqual(j.check.command, ['sh', '-c', 'printf "%s\\n" "[ALERT] unknown keyword" >&2; exit 3']);
+  t.is(j.check.exitCode, 3);
+  t.is(j.check.signal, null);
+  t.is(typeof j.check.durationMs, 'number');
+  t.is(j.check.outputBytes, Buffer.byteLength('[ALERT] unknown keyword\n'));
+  t.is(j.check.outputTail, '[ALERT] unknown keyword\n');
+});
+
+test('CLI: --check-timeout is a duration, needs --check, and --help documents it', (t) => {
+  const cli = join(REPO, 'src/cli/bin.ts');
+  const run = (args: string[]) =>
+    spawnSync(process.execPath, ['--import=tsx', cli, ...args], {
+      encoding: 'utf8',
+      env: { ...process.env, SYNPLUG_STATE_DIR: mkdtempSync(join(tmpdir(), 'sp-')) },
+    });
+  const bad = run(['protect', '--check', 'true', '--check-timeout', 'soon', '--', 'true']);
+  t.is(bad.status, 2, bad.stderr);
+  t.regex(bad.stderr, /--check-timeout/);
+  const alone = run(['protect', '--check-timeout', '5s', '--', 'true']);
+  t.is(alone.status, 2, alone.stderr);
+  t.regex(alone.stderr, /--check-timeout bounds the --check command: give --check too/);
+  const help = run(['protect', '--help']).stdout.replace(/\s+/g, ' ');
+  t.regex(help, /--check-timeout <duration> .*process group.*\(default: "60s"\)/);
 });

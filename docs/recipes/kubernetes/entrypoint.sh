@@ -5,5 +5,9 @@
 #   kubectl exec POD -- synplug-reload
 # (or docker exec), which is the script below.
 set -eu
+# /run/synplug is the pod's emptyDir, which Kubernetes creates mode 0777;
+# synplug refuses a state directory that others can write (exit 6), so make
+# it this user's own first.
+chmod 0700 /run/synplug
 synplug setup --addr 169.254.255.254
 exec haproxy -W -db -f /usr/local/etc/haproxy/haproxy.cfg -p /run/haproxy.pid

@@ -1,0 +1,106 @@
+/**
+ * protect --wait-listen's phase-one notices (src/guard/protect.ts), with a
+ * recording fake session: nothing listening on the target before the reload
+ * (a wrong port would hold until --max-hold on every reload), and an address
+ * that is not the namespace's own. Nothing is refused: the window runs.
+ */
+import test from 'ava';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { runProtected } from '../../src/guard/protect.js';
+import { resolveConfig } from '../../src/guard/config.js';
+import type { Listener, ListenTarget, ProtectSession } from '../../src/guard/types.js';
+
+class FakeSession implements ProtectSession {
+  readonly config;
+  readonly calls: string[] = [];
+  /** listeners before the reload; after the command, a new one */
+  private reloaded = false;
+  constructor(private readonly before: Listener[]) {
+    this.config = resolveConfig({ stateDir: mkdtempSync(join(tmpdir(), 'synplug-wl-')) });
+  }
+  async plugStats() {
+    return { packets: 0, bytes: 0, drops: 0, qlen: 0, backlog: 0 };
+  }
+  async listeners(t: ListenTarget) {
+    this.calls.push(`listeners ${t.address ?? '*'}:${t.port}`);
+    if (this.reloaded) return [{ address: t.address ?? '0.0.0.0', port: t.port, inode: 999_999 }];
+    return this.before;
+  }
+  async arm(ms: number) {
+    this.calls.push(`arm ${ms}`);
+  }
+  async disarm() {
+    this.calls.push('disarm');
+  }
+  async buffer() {
+    this.calls.push('buffer');
+    this.reloaded = true; // the next listing (after the command) shows a new socket
+  }
+  async release() {
+    this.calls.push('release');
+  }
+  releaseSteps() {
+    return [];
+  }
+}
+
+/** A session with isLocalAddress, as GuardSession has. */
+class LocalAwareSession extends FakeSession {
+  constructor(
+    before: Listener[],
+    private readonly isLocal: (a: string) => boolean | undefined,
+  ) {
+    super(before);
+  }
+  async isLocalAddress(a: string) {
+    return this.isLocal(a);
+  }
+}
+
+test('--wait-listen on a port where nothing listens before the reload: a notice says it waits for a new socket up to --max-hold', async (t) => {
+  const s = new FakeSession([]);
+  const notices: string[] = [];
+  const r = await runProtected(s, {
+    command: ['true'],
+    waitListen: { address: '169.254.255.254', port: 18080 },
+    maxHoldMs: 5000,
+    onNotice: (l) => notices.push(l),
+  });
+  t.is(r.exitCode, 0);
+  t.true(
+    notices.includes(
+      '--wait-listen 169.254.255.254:18080: nothing listens there before the reload; protect will hold new connections until a new listening socket appears there, at most --max-hold (5000 ms)',
+    ),
+    notices.join('\n'),
+  );
+  t.true(s.calls.indexOf('listeners 169.254.255.254:18080') < s.calls.indexOf('buffer'), 'said in phase one, before the window');
+});
+
+test('--wait-listen with a server already listening: no notice', async (t) => {
+  const s = new LocalAwareSession([{ address: '169.254.255.254', port: 18080, inode: 1234 }], () => true);
+  const notices: string[] = [];
+  await runProtected(s, { command: ['true'], waitListen: { address: '169.254.255.254', port: 18080 }, maxHoldMs: 5000, onNotice: (l) => notices.push(l) });
+  t.deepEqual(
+    notices.filter((n) => n.startsWith('--wait-listen')),
+    [],
+  );
+});
+
+test("--wait-listen on an address that is not the namespace's own: a notice says so", async (t) => {
+  const asked: string[] = [];
+  const s = new LocalAwareSession([], (a) => {
+    asked.push(a);
+    return false;
+  });
+  const notices: string[] = [];
+  await runProtected(s, { command: ['true'], waitListen: { address: '1.2.3.4', port: 80 }, maxHoldMs: 3000, onNotice: (l) => notices.push(l) });
+  t.deepEqual(asked, ['1.2.3.4']);
+  t.true(
+    notices.includes(
+      '--wait-listen 1.2.3.4:80: 1.2.3.4 is not an address of this network namespace, so no server can listen there: the hold will last until --max-hold (3000 ms)',
+    ),
+    notices.join('\n'),
+  );
+});
