@@ -279,7 +279,7 @@ export function guardCommands(program: Command): void {
       .description('hold new connections (buffer the plug) until "synplug release" or --max-hold')
       .option(
         '--max-hold <duration>',
-        'stop holding new connections after this long (kernel-enforced): a number with ms, s, m or h (500ms, 10s, 1.5s, 2m; bare: seconds), 10ms to 24h',
+        'stop holding new connections after this long (kernel-enforced): e.g. 500ms, 10s, 1.5s, 2m, 1h (as the ms package reads it; bare: seconds), 10ms to 24h',
         '10s',
       ),
   )
@@ -323,7 +323,7 @@ export function guardCommands(program: Command): void {
       .argument('[command...]', 'the reload command and its arguments')
       .option(
         '--max-hold <duration>',
-        'release at this deadline even if the command still runs: a number with ms, s, m or h (500ms, 10s, 1.5s, 2m; bare: seconds), 10ms to 24h',
+        'release at this deadline even if the command still runs: e.g. 500ms, 10s, 1.5s, 2m, 1h (as the ms package reads it; bare: seconds), 10ms to 24h',
         '10s',
       )
       .option(

@@ -6,6 +6,7 @@
  * @module
  */
 import { isIP } from 'node:net';
+import ms from 'ms';
 import { UsageError } from '../netlink/errors.js';
 import { parseIp as parseIpAddress, formatIp as formatIpAddress } from '../netlink/ipaddr.js';
 
@@ -157,24 +158,28 @@ export function parseUint(text: string, option: string, max = 0xffffffff): numbe
   return n;
 }
 
-/** The units a duration may carry, in ms (none: seconds). */
-const DURATION_UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
-
 /**
- * Parse a duration: a decimal number with one of the units `ms`, `s`, `m`,
- * `h` right after it (`10s`, `500ms`, `1.5s`, `2m`, `1h`), or a bare number
- * of seconds; nothing else (no spaces, no upper case, no other units).
+ * Parse a duration: a bare number of seconds (`10`, `0.5`), or a number
+ * with a unit as the `ms` package reads it (`500ms`, `10s`, `1.5s`, `2m`,
+ * `1h`, also `10 seconds`, `2 minutes`, `1 hour`; case-insensitive).
  * @returns milliseconds, > 0, at most 24 h
  * @param minMs the smallest accepted value (default 10 ms: nftables' smallest element timeout)
  * @throws {UsageError} unparsable, zero or negative, under `minMs`, or over 24 h
  */
 export function parseDuration(text: string, option: string, minMs = 10): number {
   const t = String(text ?? '').trim();
-  const m = /^(-?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))(ms|s|m|h)?$/.exec(t);
-  const v = m ? Number(m[1]) * DURATION_UNITS[m[2] ?? 's'] : undefined;
+  let v: number | undefined;
+  if (/^[0-9]*\.?[0-9]+$/.test(t)) v = Number(t) * 1000;
+  else if (t !== '' && t.length <= 100) {
+    try {
+      v = ms(t as ms.StringValue);
+    } catch {
+      v = undefined;
+    }
+  }
   if (typeof v !== 'number' || !Number.isFinite(v))
     throw new UsageError(
-      `${option}: '${text}' is not a duration (a number with ms, s, m or h, e.g. 500ms, 10s, 1.5s, 2m; a bare number is seconds; at most 24h)`,
+      `${option}: '${text}' is not a duration (e.g. 500ms, 10s, 1.5s, 2m, 1h; a bare number is seconds; at most 24h)`,
     );
   if (v <= 0) throw new UsageError(`${option}: must be more than 0 (got '${text}')`);
   if (v < minMs) throw new UsageError(`${option}: at least ${minMs} ms (got '${text}'): the kernel cannot time out a set element sooner`);

@@ -7,7 +7,8 @@
 set -eu
 # /run/synplug is the pod's emptyDir, which Kubernetes creates mode 0777;
 # synplug refuses a state directory that others can write (exit 6), so make
-# it this user's own first.
+# it this user's own first (created when missing: a plain docker run).
+mkdir -p /run/synplug
 chmod 0700 /run/synplug
 synplug setup --addr 169.254.255.254
 exec haproxy -W -db -f /usr/local/etc/haproxy/haproxy.cfg -p /run/haproxy.pid
