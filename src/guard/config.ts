@@ -178,9 +178,7 @@ export function parseDuration(text: string, option: string, minMs = 10): number 
     }
   }
   if (typeof v !== 'number' || !Number.isFinite(v))
-    throw new UsageError(
-      `${option}: '${text}' is not a duration (e.g. 500ms, 10s, 1.5s, 2m, 1h; a bare number is seconds; at most 24h)`,
-    );
+    throw new UsageError(`${option}: '${text}' is not a duration (e.g. 500ms, 10s, 1.5s, 2m, 1h; a bare number is seconds; at most 24h)`);
   if (v <= 0) throw new UsageError(`${option}: must be more than 0 (got '${text}')`);
   if (v < minMs) throw new UsageError(`${option}: at least ${minMs} ms (got '${text}'): the kernel cannot time out a set element sooner`);
   if (v > 86_400_000) throw new UsageError(`${option}: at most 24h (got '${text}')`);
