@@ -36,7 +36,7 @@ interface Win {
 interface Result {
   date: string;
   kernel: string;
-  params: { connections: number; reloads: number; budgetSeconds: number };
+  params: { connections: number; reloads: number; compareReloads?: number; budgetSeconds: number };
   haproxy: string;
   nginx: string;
   windows: Win[];
@@ -103,7 +103,9 @@ for (const file of files) {
     const oc = w.reloads.filter((x) => (x.oldClosed ?? 0) > 0).length;
     const errs = new Map<string, number>();
     for (const x of w.reloads) if (x.error) errs.set(x.error.split(';')[0], (errs.get(x.error.split(';')[0]) ?? 0) + 1);
-    const reloads = `${ok === w.reloads.length ? ok : `${ok} of ${w.reloads.length}`}${[...errs].map(([e, k]) => ` (${k}: ${e})`).join('')}`;
+    const asked = prot ? r.params.reloads : r.params.compareReloads;
+    const cut = asked !== undefined && w.reloads.length < asked ? ` (${asked} asked: the time budget ended the window)` : '';
+    const reloads = `${ok === w.reloads.length ? ok : `${ok} of ${w.reloads.length}`}${[...errs].map(([e, k]) => ` (${k}: ${e})`).join('')}${cut}`;
     process.stdout.write(
       `${one ? `| ${tagOf(file, r)} ` : ''}| ${w.row} | ${w.clientSide ?? 'local'} | ${MODE[w.mode] ?? w.mode} | ${n(w.client.requests)} | ${failed(w)} | ${fmtMs(w.client.p99)} | ${fmtMs(w.client.max)} | ${reloads} | ${
         prot ? `${fmtMs(held.mean)} / ${fmtMs(held.max)}` : '-'
