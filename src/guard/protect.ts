@@ -48,12 +48,16 @@ function definedPidStart(): { pidStart?: number } {
  * is refused): an address that is not the namespace's own (no server can
  * listen there), or nothing listening on the target before the reload (the
  * hold then lasts until a new listening socket appears there, at most
- * max-hold: a wrong port holds until max-hold on every reload).
+ * max-hold: a wrong port holds until max-hold on every reload), or sockets
+ * listening there whose holders this process cannot see (another user's
+ * /proc/PID/fd without CAP_SYS_PTRACE, another PID namespace: a hand-over
+ * cannot be seen, so a server that keeps its socket holds until max-hold).
  */
 async function waitListenNotices(
   session: ProtectSession,
   t: ListenTarget,
   listeningNow: number,
+  holdersSeen: number,
   maxHoldMs: number,
   notice: (line: string) => void,
 ): Promise<void> {
@@ -67,6 +71,10 @@ async function waitListenNotices(
   if (listeningNow === 0)
     notice(
       `--wait-listen ${where}: nothing listens there before the reload; protect will hold new connections until a new listening socket appears there, at most --max-hold (${maxHoldMs} ms)`,
+    );
+  else if (holdersSeen === 0)
+    notice(
+      `--wait-listen ${where}: ${listeningNow} socket(s) listen there, but no process holding them can be seen in /proc (another user's processes need CAP_SYS_PTRACE; another PID namespace's are not shown): a reload that keeps its socket cannot be seen and holds until --max-hold (${maxHoldMs} ms); a new listening socket still ends the wait`,
     );
 }
 
@@ -127,8 +135,8 @@ async function protectInner(session: ProtectSession, opts: ProtectOptions, early
       if (!recordedLeases(store).some((l) => leaseLive(l))) await session.release();
     });
     if (opts.waitListen) listenersBefore = new Set((await session.listeners(opts.waitListen)).map((l) => l.inode));
-    if (opts.waitListen) await waitListenNotices(session, opts.waitListen, listenersBefore!.size, maxHoldMs, notice);
     if (listenersBefore) holdersBefore = holderPids(listenersBefore);
+    if (opts.waitListen) await waitListenNotices(session, opts.waitListen, listenersBefore!.size, holdersBefore!.size, maxHoldMs, notice);
     gated = await startGated([resolved, ...opts.command.slice(1)], { user });
   } catch (e) {
     watchdog.done();

@@ -5,7 +5,8 @@
  * that is not the namespace's own. Nothing is refused: the window runs.
  */
 import test from 'ava';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readlinkSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runProtected } from '../../src/guard/protect.js';
@@ -78,14 +79,56 @@ test('--wait-listen on a port where nothing listens before the reload: a notice 
   t.true(s.calls.indexOf('listeners 169.254.255.254:18080') < s.calls.indexOf('buffer'), 'said in phase one, before the window');
 });
 
-test('--wait-listen with a server already listening: no notice', async (t) => {
-  const s = new LocalAwareSession([{ address: '169.254.255.254', port: 18080, inode: 1234 }], () => true);
+/** The socket inodes in this process's fd table (the oracle). */
+function ownSocketInodes(): Set<number> {
+  const out = new Set<number>();
+  for (const fd of readdirSync('/proc/self/fd')) {
+    try {
+      const m = /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/self/fd/${fd}`));
+      if (m) out.add(Number(m[1]));
+    } catch {
+      /* closed meanwhile */
+    }
+  }
+  return out;
+}
+
+/** A listening socket of this process, and its inode: the socket that appeared in the fd table with listen() (made before any test runs, so no other socket comes and goes meanwhile). */
+let ownInode = 0;
+const server = createServer();
+test.before(async () => {
+  const before = ownSocketInodes();
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const fresh = [...ownSocketInodes()].filter((i) => !before.has(i));
+  if (fresh.length !== 1) throw new Error(`expected one new socket in /proc/self/fd, saw ${fresh.length}`);
+  ownInode = fresh[0];
+});
+test.after.always(() => server.close());
+
+test('--wait-listen with a server already listening (its holder visible): no notice', async (t) => {
+  const s = new LocalAwareSession([{ address: '169.254.255.254', port: 18080, inode: ownInode }], () => true);
   const notices: string[] = [];
   await runProtected(s, { command: ['true'], waitListen: { address: '169.254.255.254', port: 18080 }, maxHoldMs: 5000, onNotice: (l) => notices.push(l) });
   t.deepEqual(
     notices.filter((n) => n.startsWith('--wait-listen')),
     [],
   );
+});
+
+test('--wait-listen with listening sockets whose holders cannot be seen: a notice says a kept socket cannot be seen and holds until --max-hold', async (t) => {
+  // inode 1: no process's fd table links to socket:[1]
+  const s = new LocalAwareSession([{ address: '169.254.255.254', port: 18080, inode: 1 }], () => true);
+  const notices: string[] = [];
+  await runProtected(s, { command: ['true'], waitListen: { address: '169.254.255.254', port: 18080 }, maxHoldMs: 5000, onNotice: (l) => notices.push(l) });
+  t.true(
+    notices.some(
+      (n) =>
+        n.startsWith('--wait-listen 169.254.255.254:18080: 1 socket(s) listen there, but no process holding them can be seen in /proc') &&
+        n.includes('holds until --max-hold (5000 ms)'),
+    ),
+    notices.join('\n'),
+  );
+  t.true(s.calls.indexOf('listeners 169.254.255.254:18080') < s.calls.indexOf('buffer'), 'said in phase one, before the window');
 });
 
 test("--wait-listen on an address that is not the namespace's own: a notice says so", async (t) => {
@@ -95,11 +138,11 @@ test("--wait-listen on an address that is not the namespace's own: a notice says
     return false;
   });
   const notices: string[] = [];
-  await runProtected(s, { command: ['true'], waitListen: { address: '1.2.3.4', port: 80 }, maxHoldMs: 3000, onNotice: (l) => notices.push(l) });
-  t.deepEqual(asked, ['1.2.3.4']);
+  await runProtected(s, { command: ['true'], waitListen: { address: '169.254.77.77', port: 80 }, maxHoldMs: 3000, onNotice: (l) => notices.push(l) });
+  t.deepEqual(asked, ['169.254.77.77']);
   t.true(
     notices.includes(
-      '--wait-listen 1.2.3.4:80: 1.2.3.4 is not an address of this network namespace, so no server can listen there: the hold will last until --max-hold (3000 ms)',
+      '--wait-listen 169.254.77.77:80: 169.254.77.77 is not an address of this network namespace, so no server can listen there: the hold will last until --max-hold (3000 ms)',
     ),
     notices.join('\n'),
   );
