@@ -360,7 +360,7 @@ export function guardCommands(program: Command): void {
           const maxHoldMs = parseDuration(f.maxHold, '--max-hold');
           const waitListen = f.waitListen !== undefined ? parseListen(f.waitListen) : undefined;
           const check = f.check !== undefined ? await parseCheck(f.check) : undefined;
-          const checkTimeoutMs = parseDuration(f.checkTimeout, '--check-timeout');
+          const checkTimeoutMs = parseDuration(f.checkTimeout, '--check-timeout', 100, 'a check command needs time to start and end');
           if (f.check === undefined && cmd.getOptionValueSource('checkTimeout') === 'cli')
             throw new UsageError('--check-timeout bounds the --check command: give --check too');
           const r = await guard.protect({

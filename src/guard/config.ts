@@ -164,9 +164,10 @@ export function parseUint(text: string, option: string, max = 0xffffffff): numbe
  * `1h`, also `10 seconds`, `2 minutes`, `1 hour`; case-insensitive).
  * @returns milliseconds, > 0, at most 24 h
  * @param minMs the smallest accepted value (default 10 ms: nftables' smallest element timeout)
+ * @param minWhy why `minMs` is the smallest (said when a value is under it)
  * @throws {UsageError} unparsable, zero or negative, under `minMs`, or over 24 h
  */
-export function parseDuration(text: string, option: string, minMs = 10): number {
+export function parseDuration(text: string, option: string, minMs = 10, minWhy = 'the kernel cannot time out a set element sooner'): number {
   const t = String(text ?? '').trim();
   let v: number | undefined;
   if (/^[0-9]*\.?[0-9]+$/.test(t)) v = Number(t) * 1000;
@@ -180,7 +181,7 @@ export function parseDuration(text: string, option: string, minMs = 10): number 
   if (typeof v !== 'number' || !Number.isFinite(v))
     throw new UsageError(`${option}: '${text}' is not a duration (e.g. 500ms, 10s, 1.5s, 2m, 1h; a bare number is seconds; at most 24h)`);
   if (v <= 0) throw new UsageError(`${option}: must be more than 0 (got '${text}')`);
-  if (v < minMs) throw new UsageError(`${option}: at least ${minMs} ms (got '${text}'): the kernel cannot time out a set element sooner`);
+  if (v < minMs) throw new UsageError(`${option}: at least ${minMs} ms (got '${text}'): ${minWhy}`);
   if (v > 86_400_000) throw new UsageError(`${option}: at most 24h (got '${text}')`);
   return Math.round(v);
 }

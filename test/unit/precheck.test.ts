@@ -334,6 +334,9 @@ test('CLI: --check-timeout is a duration, needs --check, and --help documents it
   const bad = run(['protect', '--check', 'true', '--check-timeout', 'soon', '--', 'true']);
   t.is(bad.status, 2, bad.stderr);
   t.regex(bad.stderr, /--check-timeout/);
+  const short = run(['protect', '--check', 'true', '--check-timeout', '5ms', '--', 'true']);
+  t.is(short.status, 2, short.stderr);
+  t.regex(short.stderr, /--check-timeout: at least 100 ms \(got '5ms'\): a check command needs time to start and end/);
   const alone = run(['protect', '--check-timeout', '5s', '--', 'true']);
   t.is(alone.status, 2, alone.stderr);
   t.regex(alone.stderr, /--check-timeout bounds the --check command: give --check too/);
