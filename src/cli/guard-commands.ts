@@ -328,7 +328,7 @@ export function guardCommands(program: Command): void {
       )
       .option(
         '--wait-listen <[addr:]port>',
-        "release only once the server listens anew on this port: a NEW listening TCP socket, or (a server that keeps its socket, e.g. HAProxy -W USR2, nginx -s reload) the old one held by a new process; and once no socket of before the reload that only old processes hold is left (one the reload closes, e.g. HAProxy -sf, nginx changing its reuseport worker count: a SYN released into it would be reset); bounded by --max-hold. A notice on stderr says when nothing listens there before the reload, or the address is not one of this namespace's",
+        "release only once the server listens anew on this port: a NEW listening TCP socket, or (a server that keeps its socket, e.g. HAProxy -W USR2, nginx -s reload) the old one held by a new process; and once no socket of before the reload that only old processes hold is left (one the reload closes, e.g. HAProxy -sf, nginx changing its reuseport worker count: a SYN released into it would be reset); bounded by --max-hold. A notice on stderr says when nothing listens there before the reload, the address is not one of this namespace's, or the sockets' holders cannot be seen. Holds until --max-hold for a server that reloads inside one process keeping its socket (leave --wait-listen out there), and when another server that is not reloaded listens on the same port
       )
       .option('--user <name>', 'run the command, and the --check command, as this user')
       .option(
