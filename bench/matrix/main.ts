@@ -121,7 +121,7 @@ Options (default in brackets):
   --connections N            client loops, each a new connection per request, at least 1 [${DEFAULTS.connections}]
   --pause-ms MS              pause between two reloads, ms, 0 or more [${DEFAULTS.pauseMs}]
   --max-hold-ms MS           protect's max-hold (--max-hold) in the protected modes, ms, at least 10 [${DEFAULTS.maxHoldMs}]
-  --budget-seconds S         the whole run's time, s, at least 1 [${DEFAULTS.budgetSeconds}]: no reload starts within 30 s of
+  --budget-seconds S         the whole run's time, s, at least 60 (a window needs 30 s clear of its end) [${DEFAULTS.budgetSeconds}]: no reload starts within 30 s of
                              its end and no window within 60 s (a window cut short or skipped is reported)
   --out DIR                  where the JSON and the SVGs go [bench/matrix/results]
   --tag NAME                 a tag in the file names (matrix-<kernel>-<date>-NAME.json) [none; inbound with --client inbound]
@@ -158,8 +158,11 @@ function parseArgs(argv: string[]): Params & { checkOnly: boolean } {
     isolated: false,
     checkOnly: false,
   };
+  const seen = new Set<string>();
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
+    if (a.startsWith('--') && a !== '--help' && seen.has(a)) throw new ArgError(`${a} given twice`);
+    seen.add(a);
     const v = () => {
       const x = argv[++i];
       if (x === undefined || x.startsWith('--')) throw new ArgError(`${a} needs a value`);
@@ -179,14 +182,18 @@ function parseArgs(argv: string[]): Params & { checkOnly: boolean } {
     else if (a === '--windows')
       p.windows = v()
         .split(',')
-        .map((x) => x.split(':') as [RowName, Mode]);
+        .map((x) => {
+          const parts = x.split(':');
+          if (parts.length !== 2) throw new ArgError(`--windows: '${x}' is not ROW:MODE (rows ${ROWS.join(', ')}; modes ${MODES.join(', ')})`);
+          return parts as [RowName, Mode];
+        });
     else if (a === '--reloads') p.reloads = int(1);
     else if (a === '--compare-reloads') p.compareReloads = int(1);
     else if (a === '--connections') p.connections = int(1);
     else if (a === '--pause-ms') p.pauseMs = int(0);
     else if (a === '--max-hold-ms') p.maxHoldMs = int(10);
     else if (a === '--out') p.out = v();
-    else if (a === '--budget-seconds') p.budgetSeconds = int(1);
+    else if (a === '--budget-seconds') p.budgetSeconds = int(60);
     else if (a === '--tag') p.tag = v();
     else if (a === '--i-am-isolated') p.isolated = true;
     else if (a === '--check-args') p.checkOnly = true;

@@ -33,7 +33,10 @@ test('--check-args refuses bad numbers, unknown options and names with exit 2, n
     [['--rows', 'haproxy-sf,nope'], /unknown row 'nope'/],
     [['--modes', 'protect'], /unknown mode 'protect'/],
     [['--client', 'remote'], /unknown client side 'remote'/],
-    [['--windows', 'haproxy-sf'], /--windows: haproxy-sf:undefined is not ROW:MODE/],
+    [['--windows', 'haproxy-sf'], /--windows: 'haproxy-sf' is not ROW:MODE/],
+    [['--windows', 'nginx-restart:protected:x'], /--windows: 'nginx-restart:protected:x' is not ROW:MODE/],
+    [['--budget-seconds', '10'], /--budget-seconds: '10' is not a whole number of at least 60/],
+    [['--reloads', '5', '--reloads', '6'], /--reloads given twice/],
     [['--tag', 'a/b'], /--tag: 'a\/b' holds a '\/'/],
   ];
   for (const [args, re] of cases) {
