@@ -177,11 +177,13 @@ export async function release(opts: ReleaseOptions = {}): Promise<ReleaseResult>
         },
       );
       if (!outcome.released) {
+        // Not released: the plug stays with its live holders; say whether it exists (a dump, nothing changed).
+        const held = await s.plugStats().catch(() => undefined);
         return {
           dev: config.dev,
           wasBuffering: r?.state === 'buffering',
-          backlog: 0,
-          plugExists: true,
+          backlog: held?.qlen ?? 0,
+          plugExists: held !== undefined,
           brokeLeases: 0,
           orphaned: true,
           released: false,

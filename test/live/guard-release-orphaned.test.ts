@@ -35,6 +35,7 @@ test('release --orphaned: a live lease (here a manual plug before its deadline) 
   t.is(j.orphaned, true);
   t.is(j.liveLeases, 1);
   t.is(j.brokeLeases, 0);
+  t.is(j.plugExists, false, 'this kernel has no plug qdisc here (as a plain release would say)');
   t.is(readFileSync(join(dir, 'leases.json'), 'utf8'), before, 'the lease is still on record, untouched');
   const text = synplug(dir, ['release', '--orphaned']);
   t.is(text.code, 0);
