@@ -154,8 +154,15 @@ qemu_args=(
     -chardev "file,id=console,path=$RUN/console.log,append=on" -serial chardev:console
     -chardev "file,id=output,path=$RUN/output.log,append=on" -serial chardev:output
 )
-log "booting $KERNEL_VERSION ($KERNEL_PACKAGE), timeout ${TIMEOUT}s"
+# A guest that never boots (no boot-uptime: a panic before init, seen under
+# multi-threaded TCG while the kernel patches its own code on 2 vCPUs) is
+# booted again, up to SYNPLUG_VM_BOOT_ATTEMPTS times (default 3); a guest
+# that booted is never re-run, whatever its command did.
+attempts=${SYNPLUG_VM_BOOT_ATTEMPTS:-3}
+attempt=1
 t_boot=$(date +%s.%N)
+while :; do
+log "booting $KERNEL_VERSION ($KERNEL_PACKAGE), timeout ${TIMEOUT}s${attempt:+ (attempt $attempt of $attempts)}"
 timeout -k 10 "$TIMEOUT" qemu-system-x86_64 "${qemu_args[@]}" </dev/null &
 qemu_pid=$!
 followers=()
@@ -178,6 +185,15 @@ qemu_rc=0
 wait "$qemu_pid" || qemu_rc=$?
 for p in "${followers[@]}"; do wait "$p" 2>/dev/null || true; done
 trap - EXIT INT TERM HUP
+if [ -s "$RUN/status" ] || [ -s "$RUN/boot-uptime" ] || [ "$qemu_rc" -eq 124 ] || [ "$qemu_rc" -eq 137 ] || [ "$attempt" -ge "$attempts" ]; then
+    break
+fi
+log "the VM failed to boot (qemu exit $qemu_rc); its console: $RUN/console.attempt$attempt.log; booting again"
+tail -n 12 "$RUN/console.log" | sed 's/\r$//; s/^/    /' >&2
+mv "$RUN/console.log" "$RUN/console.attempt$attempt.log"
+mv "$RUN/output.log" "$RUN/output.attempt$attempt.log" 2>/dev/null || true
+attempt=$((attempt + 1))
+done
 t_end=$(date +%s.%N)
 
 # --- 4. result -------------------------------------------------------------
