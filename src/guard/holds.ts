@@ -153,29 +153,30 @@ export async function release(opts: ReleaseOptions = {}): Promise<ReleaseResult>
         damaged = e;
       }
     }
+    let plugExists = true;
+    const releaseNow = async () => {
+      try {
+        await s.release();
+      } catch (e) {
+        if (!(e instanceof NetlinkError && (e.code === 'ENOENT' || e.code === 'EINVAL' || e.code === 'ENODEV'))) throw e;
+        plugExists = false; // no plug qdisc (or an inbound hold's IFB is gone): nothing can be held there; every other plug got its release in the same datagram
+      }
+      await s.disarm().catch(() => {});
+    };
+    /** The records after a release: no lease left, the plug released. */
+    const recordReleased = () => {
+      const now = Date.now();
+      store.writeLeases({ version: 1, leases: [] });
+      store.writePlug({
+        ...(r ?? { version: 1, owner: 'manual', pid: process.pid, dev: config.dev, since: now, deadline: now }),
+        state: 'released',
+        releasedAt: now,
+      });
+    };
+    let brokeLeases = 0;
     if (orphaned && !damaged && (r || record || hasLeases)) {
-      let plugExists = true;
-      const outcome = await releaseIfOrphaned(
-        store,
-        async () => {
-          try {
-            await s.release();
-          } catch (e) {
-            if (!(e instanceof NetlinkError && (e.code === 'ENOENT' || e.code === 'EINVAL' || e.code === 'ENODEV'))) throw e;
-            plugExists = false;
-          }
-          await s.disarm().catch(() => {});
-        },
-        () => {
-          const now = Date.now();
-          store.writeLeases({ version: 1, leases: [] });
-          store.writePlug({
-            ...(r ?? { version: 1, owner: 'manual', pid: process.pid, dev: config.dev, since: now, deadline: now }),
-            state: 'released',
-            releasedAt: now,
-          });
-        },
-      );
+      // Live leases are left alone; only a plug nobody holds is released (and recorded as such).
+      const outcome = await releaseIfOrphaned(store, releaseNow, recordReleased);
       if (!outcome.released) {
         // Not released: the plug stays with its live holders; say whether it exists (a dump, nothing changed).
         const held = await s.plugStats().catch(() => undefined);
@@ -190,32 +191,7 @@ export async function release(opts: ReleaseOptions = {}): Promise<ReleaseResult>
           liveLeases: outcome.live.length,
         };
       }
-      const unrecorded = await releaseUnrecorded(s).catch((): string[] => []);
-      const stats = plugExists ? await s.plugStats().catch(() => undefined) : undefined;
-      return {
-        dev: config.dev,
-        wasBuffering: r?.state === 'buffering',
-        backlog: stats?.qlen ?? 0,
-        plugExists,
-        brokeLeases: 0,
-        orphaned: true,
-        released: true,
-        liveLeases: 0,
-        ...(unrecorded.length && { unrecorded }),
-      };
-    }
-    let plugExists = true;
-    const releaseNow = async () => {
-      try {
-        await s.release();
-      } catch (e) {
-        if (!(e instanceof NetlinkError && (e.code === 'ENOENT' || e.code === 'EINVAL' || e.code === 'ENODEV'))) throw e;
-        plugExists = false; // no plug qdisc (or an inbound hold's IFB is gone): nothing can be held there; every other plug got its release in the same datagram
-      }
-      await s.disarm().catch(() => {});
-    };
-    let brokeLeases = 0;
-    if (damaged || !(r || record || hasLeases)) {
+    } else if (damaged || !(r || record || hasLeases)) {
       // A damaged or unsafe state, or nothing set up: release, write nothing.
       await releaseNow();
       if (!damaged) {
@@ -229,15 +205,7 @@ export async function release(opts: ReleaseOptions = {}): Promise<ReleaseResult>
       }
     } else {
       // Every lease is broken, under the lease lock, and the plug released at once.
-      brokeLeases = await breakLeases(store, releaseNow, () => {
-        const now = Date.now();
-        store.writeLeases({ version: 1, leases: [] });
-        store.writePlug({
-          ...(r ?? { version: 1, owner: 'manual', pid: process.pid, dev: config.dev, since: now, deadline: now }),
-          state: 'released',
-          releasedAt: now,
-        });
-      });
+      brokeLeases = await breakLeases(store, releaseNow, recordReleased);
     }
     // IFBs of synplug's that no record lists (a crash before setup recorded one; a damaged or removed setup.json): release them too.
     // Best effort: the recorded plugs are released already; a refused link listing must not hide that.
