@@ -8,7 +8,7 @@ import { Command, CommanderError, Option } from 'commander';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { setDefaultWarningHandler } from '../netlink/connection.js';
-import { checkNetns, setDefaultNetns } from '../netlink/netns.js';
+import { checkNetns, NETNS_ENV, setDefaultNetns } from '../netlink/netns.js';
 import { UsageError } from '../netlink/errors.js';
 import { EXIT, EXIT_HELP, exitCodesHelp } from './exit-codes.js';
 import { guardCommands } from './guard-commands.js';
@@ -111,15 +111,34 @@ function netnsOption(program: Command): void {
     if (NO_NETNS.has(sub.name())) continue;
     const where = "act in this network namespace, like 'ip -n': a name from /run/netns or a path such as /proc/PID/ns/net";
     // show keeps no state; the other commands keep theirs per namespace
-    sub.addOption(new Option('--netns <name|path>', sub.name() === 'show' ? where : `${where} (default state directory: /run/synplug/netns/<inode>)`));
+    const env = `; without --netns, the environment variable ${NETNS_ENV} (checked the same way)`;
+    sub.addOption(
+      new Option(
+        '--netns <name|path>',
+        sub.name() === 'show'
+          ? `${where}${env}`
+          : `${where}${env} (default state directory: /run/synplug/netns/<the namespace's cookie, SO_NETNS_COOKIE>; before Linux 5.14, give --state-dir)`,
+      ),
+    );
   }
   setDefaultWarningHandler((w) => process.stderr.write(`synplug: warning: ${w.message} (${w.requestType})\n`));
   program.hook('preAction', (_root, action) => {
-    const ns = (action.opts() as { netns?: string }).netns;
+    const flag = (action.opts() as { netns?: string }).netns;
+    const fromEnv = flag === undefined && !NO_NETNS.has(action.name()) ? process.env[NETNS_ENV] : undefined;
+    const ns = flag ?? fromEnv;
     if (ns === undefined) return;
-    if (ns === '') throw new UsageError('--netns is empty: give a name from /run/netns or a path such as /proc/PID/ns/net');
+    const what = flag !== undefined ? '--netns' : `the environment variable ${NETNS_ENV}`;
+    if (ns === '')
+      throw new UsageError(
+        `${what} is ${flag === undefined ? 'set but ' : ''}empty: give a name from /run/netns or a path such as /proc/PID/ns/net${flag === undefined ? ' (or unset it for this namespace)' : ''}`,
+      );
     const spec = ns.includes('/') ? resolve(ns) : ns;
-    checkNetns(spec);
+    try {
+      checkNetns(spec);
+    } catch (e) {
+      if (flag === undefined && e instanceof UsageError) throw new UsageError(`${what}: ${e.message}`);
+      throw e;
+    }
     setDefaultNetns(spec);
   });
 }
