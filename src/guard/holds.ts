@@ -6,7 +6,7 @@
  */
 import { join } from 'node:path';
 import { NetlinkError, UsageError } from '../netlink/errors.js';
-import { resolveConfig } from './config.js';
+import { checkEntryOptions, resolveConfig } from './config.js';
 import { StateFileError } from './errors.js';
 import { StateStore, processStartTime, type Lease, type PlugRecord } from './state.js';
 import { breakLeases, dropLease, liveLeases, newLeaseId, releaseIfOrphaned, takeLease } from './leases.js';
@@ -59,6 +59,7 @@ function pidStartOf(pid: number): { pidStart?: number } {
  * @throws {NetlinkError} the kernel refused (`kernel`)
  */
 export async function plug(opts: GuardOptions & { maxHoldMs?: number } = {}): Promise<PlugResult> {
+  checkEntryOptions('plug', opts);
   const maxHoldMs = opts?.maxHoldMs ?? 10_000;
   if (!(maxHoldMs >= 10)) throw new UsageError('max-hold (--max-hold) must be at least 10 ms');
   const { config, store, record } = contextFor(opts, 'synplug plug');
@@ -114,6 +115,7 @@ export async function plug(opts: GuardOptions & { maxHoldMs?: number } = {}): Pr
  * @throws {NetlinkError} the kernel refused (`kernel`)
  */
 export async function release(opts: ReleaseOptions = {}): Promise<ReleaseResult> {
+  checkEntryOptions('release', opts);
   const { orphaned: orphanedOpt, ...guardOpts } = opts ?? {};
   const orphaned = orphanedOpt === true;
   let ctx: ReturnType<typeof contextFor>;
@@ -258,6 +260,7 @@ async function releaseUnrecorded(s: GuardSession): Promise<string[]> {
  * @throws {StateFileError} the state directory is unsafe, or a state file is damaged
  */
 export async function status(opts: StatusOptions = {}): Promise<StatusResult> {
+  checkEntryOptions('status', opts);
   const { inbound, local, ...rest } = opts ?? {};
   checkSelector({ inbound, local }, 'status');
   const { config, store, record } = contextFor(rest, 'synplug status', { inbound });
@@ -326,6 +329,7 @@ export async function status(opts: StatusOptions = {}): Promise<StatusResult> {
  * (nothing is removed), setup.json is damaged (nothing of the local hold is removed), or a file cannot be removed
  */
 export async function teardown(opts: TeardownOptions = {}): Promise<TeardownResult> {
+  checkEntryOptions('teardown', opts);
   const only = opts?.inbound;
   const localOnly = opts?.local;
   checkSelector({ inbound: only, local: localOnly }, 'teardown');
