@@ -329,7 +329,10 @@ export function guardCommands(program: Command): void {
       .command('protect')
       .description('plug, run COMMAND (no shell), release as soon as it exits; exit with its status')
       .usage('[options] -- COMMAND [ARGS...]')
-      .argument('[command...]', 'the reload command and its arguments')
+      .argument(
+        '[command...]',
+        "the reload command and its arguments. Everything from the first argument that is not one of protect's options is the command's, as for sudo, timeout and nice: in 'synplug protect --max-hold 5s nginx -s reload --max-hold 1', the second --max-hold is nginx's. '--' before the command is optional",
+      )
       .option(
         '--max-hold <duration>',
         'release at this deadline even if the command still runs: e.g. 500ms, 10s, 1.5s, 2m, 1h (as the ms package reads it; bare: seconds), 10ms to 24h',

@@ -67,7 +67,7 @@ export function buildProgram(): Command {
  * meant to repeat (`--port`, `--addr`, `--inbound`) have an argument parser
  * that collects them and check their own counts; flags without a value may
  * repeat. Only the command's own arguments count: what follows `--` is
- * protect's command.
+ * protect's command, and so is everything from protect's first operand on.
  */
 function refuseRepeatedOptions(program: Command): void {
   program.hook('preAction', (root, action) => {
@@ -75,8 +75,12 @@ function refuseRepeatedOptions(program: Command): void {
     const start = raw.indexOf(action.name());
     if (start < 0) return;
     const seen = new Map<string, string[]>();
+    // A command that passes its options through (protect) owns everything from its first operand on, as sudo,
+    // timeout and nice do: `protect mycmd --max-hold 1 --max-hold 2` gives both to mycmd.
+    const passThrough = (action as unknown as { _passThroughOptions?: boolean })._passThroughOptions === true;
     for (let i = start + 1; i < raw.length && raw[i] !== '--'; i++) {
       const t = raw[i];
+      if (passThrough && !t.startsWith('-')) break;
       const eq = t.startsWith('--') ? t.indexOf('=') : -1;
       const name = eq > 0 ? t.slice(0, eq) : t;
       const opt = action.options.find((o) => o.long === name || o.short === name);
@@ -144,12 +148,33 @@ function netnsOption(program: Command): void {
 }
 
 /**
- * Whether the arguments ask for JSON output: `--json` before any `--` (what
- * follows `--` belongs to protect's command).
+ * Whether the arguments ask for JSON output: `--json` among synplug's own
+ * arguments ({@link ownArguments}), not protect's command's.
+ * @param argv the arguments after node and the script
+ * @param program the parsed program, to find where protect's command begins (without it: up to `--`)
  */
-export function wantsJson(argv: readonly string[]): boolean {
+export function wantsJson(argv: readonly string[], program?: Command): boolean {
+  return ownArguments(argv, program).includes('--json');
+}
+
+/**
+ * synplug's own arguments: up to `--`, and for a command that passes its
+ * options through (protect), up to its first operand (the command, which
+ * owns what follows, as for sudo, timeout and nice).
+ */
+function ownArguments(argv: readonly string[], program?: Command): readonly string[] {
   const end = argv.indexOf('--');
-  return (end < 0 ? argv : argv.slice(0, end)).includes('--json');
+  const own = end < 0 ? argv : argv.slice(0, end);
+  const at = own.findIndex((a) => program?.commands.some((c) => c.name() === a));
+  const sub = at < 0 ? undefined : program!.commands.find((c) => c.name() === own[at]);
+  if (!sub || (sub as unknown as { _passThroughOptions?: boolean })._passThroughOptions !== true) return own;
+  for (let i = at + 1; i < own.length; i++) {
+    const t = own[i];
+    if (!t.startsWith('-')) return own.slice(0, i);
+    const opt = sub.options.find((o) => o.long === t || o.short === t);
+    if (opt?.required || (opt?.optional && i + 1 < own.length && !own[i + 1].startsWith('-'))) i++;
+  }
+  return own;
 }
 
 /** Parse argv and run; resolves with the exit code. */
@@ -167,13 +192,13 @@ export async function main(argv: string[]): Promise<number> {
       // help or version asked for: exit 0; help shown because of an error (e.g. no subcommand): a usage error
       if (e.exitCode === 0 && (e.code === 'commander.helpDisplayed' || e.code === 'commander.version' || e.code === 'commander.help')) return EXIT.OK;
       // commander already wrote its text on stderr (configureOutput); --json gets the error object too
-      if (wantsJson(argv.slice(2))) {
+      if (wantsJson(argv.slice(2), program)) {
         const message = e.code === 'commander.help' ? 'no command given' : e.message.replace(/^error: /, '');
         process.stdout.write(JSON.stringify({ error: message, category: 'usage', exit_code: EXIT.USAGE }) + '\n');
       }
       return EXIT.USAGE;
     }
-    return reportError(e, wantsJson(argv.slice(2)));
+    return reportError(e, wantsJson(argv.slice(2), program));
   }
   return typeof process.exitCode === 'number' ? process.exitCode : EXIT.OK;
 }
