@@ -165,8 +165,10 @@ export function wantsJson(argv: readonly string[], program?: Command): boolean {
 function ownArguments(argv: readonly string[], program?: Command): readonly string[] {
   const end = argv.indexOf('--');
   const own = end < 0 ? argv : argv.slice(0, end);
-  const at = own.findIndex((a) => program?.commands.some((c) => c.name() === a));
-  const sub = at < 0 ? undefined : program!.commands.find((c) => c.name() === own[at]);
+  const names = new Set(program?.commands.map((c) => c.name()) ?? []);
+  let at = 0;
+  while (at < own.length && !names.has(own[at])) at++;
+  const sub = program?.commands.find((c) => c.name() === own[at]);
   if (!sub || (sub as unknown as { _passThroughOptions?: boolean })._passThroughOptions !== true) return own;
   for (let i = at + 1; i < own.length; i++) {
     const t = own[i];
