@@ -405,7 +405,12 @@ export async function teardown(opts: TeardownOptions = {}): Promise<TeardownResu
     }
     const left = Object.fromEntries(Object.entries(record?.holds ?? {}).filter(([h]) => !torn.includes(h)));
     if (id !== undefined && Object.keys(left).length > 0) {
-      store.writeSetup({ ...record!, holds: left });
+      try {
+        store.writeSetup({ ...record!, holds: left });
+      } catch (e) {
+        if (!(e instanceof StateFileError)) throw e;
+        throw new StateFileError(e.path, `${whatWasRemoved(removed)}; but ${e.message}`, e, e.category === 'failure' ? 'failure' : 'bad-state');
+      }
       return { dev, removed: unique(removed), kept: unique(kept), holds: unique(torn) };
     }
     const nothing = !torn.length && !removed.length ? { nothingSetUp: "nothing of synplug's is set up (no record, no hold found); nothing to remove" } : {};
@@ -413,11 +418,21 @@ export async function teardown(opts: TeardownOptions = {}): Promise<TeardownResu
     try {
       removedStateDir = store.clear(record?.createdStateDir === true);
     } catch (e) {
-      throw new StateFileError(config.stateDir, `removed the setup, but cannot remove the state files in ${config.stateDir}: ${(e as Error).message}`, e);
+      // Say only what was done: the kernel objects removed (maybe none), then why the records stay.
+      throw new StateFileError(
+        config.stateDir,
+        `${whatWasRemoved(removed)}; but cannot remove the state files in ${config.stateDir}: ${(e as Error).message}`,
+        e,
+        e instanceof StateFileError && e.category === 'failure' ? 'failure' : 'bad-state',
+      );
     }
     return { dev, removed: unique(removed), kept: unique(kept), holds: unique(torn), ...(removedStateDir && { removedStateDir }), ...nothing };
   });
 }
+
+/** What a teardown removed from the kernel, for a message about what it then failed to record: only what it did. */
+const whatWasRemoved = (removed: readonly string[]): string =>
+  removed.length ? `removed ${unique(removed).join('; ')}` : 'removed nothing from the kernel (nothing of the setup was there)';
 
 /** The entries in order, each once. */
 const unique = (xs: readonly string[]): string[] => [...new Set(xs)];

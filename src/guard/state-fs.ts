@@ -188,7 +188,7 @@ export class CheckedDir {
       throw new StateFileError(
         target,
         category === 'failure'
-          ? `cannot write ${target}: ${code ?? (e as Error).message}${code ? ` (${diskErrorText(code)})` : ''}: nothing was changed in the kernel by this write; free the disk or make it writable, then run the command again`
+          ? `cannot write ${target}: ${code ?? (e as Error).message}${code ? ` (${diskErrorText(code)})` : ''}: free space on that file system or make it writable, then run the command again`
           : `cannot write ${target}: ${code}: something that synplug did not put there is in the way in ${this.path}: remove it`,
         e,
         category,
