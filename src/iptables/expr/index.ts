@@ -25,6 +25,7 @@ import { objrefExpr, type ObjrefExpr } from './objref.js';
 import { rangeExpr, type RangeExpr } from './range.js';
 import { byteorderExpr, type ByteorderExpr } from './byteorder.js';
 import { connlimitExpr, type ConnlimitExpr } from './connlimit.js';
+import { queueExpr, type QueueExpr } from './queue.js';
 
 registerExpr(metaExpr);
 registerExpr(payloadExpr);
@@ -46,6 +47,7 @@ registerExpr(objrefExpr);
 registerExpr(rangeExpr);
 registerExpr(byteorderExpr);
 registerExpr(connlimitExpr);
+registerExpr(queueExpr);
 
 /** Any decoded expression: one of the known kinds, or the generic form. */
 export type Expr =
@@ -69,6 +71,7 @@ export type Expr =
   | RangeExpr
   | ByteorderExpr
   | ConnlimitExpr
+  | QueueExpr
   | GenericExpr;
 
 export type {
@@ -93,9 +96,12 @@ export type {
   RangeExpr,
   ByteorderExpr,
   ConnlimitExpr,
+  QueueExpr,
 };
 export { metaExpr, payloadExpr, cmpExpr, bitwiseExpr, immediateExpr, counterExpr, lookupExpr };
 export { ctExpr, limitExpr, logExpr, quotaExpr, rejectExpr, natExpr, masqExpr, redirExpr, fibExpr, objrefExpr, rangeExpr, byteorderExpr, connlimitExpr };
+export { queueExpr };
+export { QUEUE_FLAG_NAMES, queueFlagWords, queueRangeText } from './queue.js';
 export { ctField, CT_KEY_NAMES } from './ct.js';
 export { type LimitSpec, encodeLimit, decodeLimit, limitPrinted } from './limit.js';
 export { type QuotaSpec, encodeQuota, decodeQuota, quotaText } from './quota.js';
