@@ -26,6 +26,7 @@ import { rangeExpr, type RangeExpr } from './range.js';
 import { byteorderExpr, type ByteorderExpr } from './byteorder.js';
 import { connlimitExpr, type ConnlimitExpr } from './connlimit.js';
 import { queueExpr, type QueueExpr } from './queue.js';
+import { targetExpr, type TargetExpr } from './target.js';
 
 registerExpr(metaExpr);
 registerExpr(payloadExpr);
@@ -48,6 +49,7 @@ registerExpr(rangeExpr);
 registerExpr(byteorderExpr);
 registerExpr(connlimitExpr);
 registerExpr(queueExpr);
+registerExpr(targetExpr);
 
 /** Any decoded expression: one of the known kinds, or the generic form. */
 export type Expr =
@@ -72,6 +74,7 @@ export type Expr =
   | ByteorderExpr
   | ConnlimitExpr
   | QueueExpr
+  | TargetExpr
   | GenericExpr;
 
 export type {
@@ -97,10 +100,12 @@ export type {
   ByteorderExpr,
   ConnlimitExpr,
   QueueExpr,
+  TargetExpr,
 };
 export { metaExpr, payloadExpr, cmpExpr, bitwiseExpr, immediateExpr, counterExpr, lookupExpr };
 export { ctExpr, limitExpr, logExpr, quotaExpr, rejectExpr, natExpr, masqExpr, redirExpr, fibExpr, objrefExpr, rangeExpr, byteorderExpr, connlimitExpr };
-export { queueExpr };
+export { queueExpr, targetExpr };
+export { nfqueueTarget, decodeNfqueueInfo, type NfqueueTargetInfo } from './target.js';
 export { QUEUE_FLAG_NAMES, queueFlagWords, queueRangeText } from './queue.js';
 export { ctField, CT_KEY_NAMES } from './ct.js';
 export { type LimitSpec, encodeLimit, decodeLimit, limitPrinted } from './limit.js';
