@@ -45,6 +45,7 @@ import { encodeBatchMarker } from './batch.js';
 import { encodeChain } from './chain.js';
 import { encodeRule } from './rule.js';
 import { encodeTable } from './table.js';
+import { familyName } from './names.js';
 import { attrsOffset, decodeNfGenMsg, encodeNfGenMsg, nftType, requireNetfilter } from './nfnetlink.js';
 import type { Expr } from './expr/index.js';
 import { nfqueueTarget } from './expr/target.js';
@@ -76,7 +77,7 @@ export function encodeCompatGet(name: string, rev: number, target: boolean, fami
 export function decodeCompatBody(msg: NetlinkMessage): Record<string, unknown> {
   const g = decodeNfGenMsg(msg);
   const l = parseAttributes(msg.payload.subarray(4), attrsOffset(msg));
-  const out: Record<string, unknown> = { family: g.family };
+  const out: Record<string, unknown> = { family: familyName(g.family) };
   const name = l.str(C.NFTA_COMPAT_NAME);
   const rev = l.u32be(C.NFTA_COMPAT_REV);
   const type = l.u32be(C.NFTA_COMPAT_TYPE);

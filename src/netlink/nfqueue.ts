@@ -196,6 +196,8 @@ const NFQNL_NAMES: Record<number, string> = {
   [NFQNL_MSG_VERDICT_BATCH]: 'NFQNL_MSG_VERDICT_BATCH',
 };
 
+/** nfgen_family as nft names it: AF_UNSPEC in config and verdicts, the packet's family (NFPROTO_IPV4/IPV6) in packets. */
+const NFPROTO_NAMES: Record<number, string> = { 0: 'unspec', 2: 'ip', 10: 'ip6' };
 const COMMAND_NAMES = ['none', 'bind', 'unbind', 'pf_bind', 'pf_unbind'];
 const COPY_MODE_NAMES = ['none', 'meta', 'packet'];
 const VERDICT_NAMES = ['drop', 'accept', 'stolen', 'queue', 'repeat', 'stop'];
@@ -229,7 +231,7 @@ export function decodeNfqueueBody(msg: NetlinkMessage): Record<string, unknown> 
   const p = msg.payload;
   const base = msg.offset + NLMSG_HDRLEN;
   if (p.length < 4) throw new NetlinkDecodeError(`nfnetlink_queue message has ${p.length} payload bytes, needs 4 for struct nfgenmsg`, base);
-  const out: Record<string, unknown> = { family: p[0], version: p[1], queue: p.readUInt16BE(2) };
+  const out: Record<string, unknown> = { family: NFPROTO_NAMES[p[0]] ?? `family(${p[0]})`, version: p[1], queue: p.readUInt16BE(2) };
   const attrs = parseAttributes(p.subarray(4), base + 4);
   for (const a of attrs) {
     switch (msg.type === NFQNL_MSG_CONFIG ? -a.type : a.type) {
