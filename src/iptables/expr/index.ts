@@ -25,6 +25,8 @@ import { objrefExpr, type ObjrefExpr } from './objref.js';
 import { rangeExpr, type RangeExpr } from './range.js';
 import { byteorderExpr, type ByteorderExpr } from './byteorder.js';
 import { connlimitExpr, type ConnlimitExpr } from './connlimit.js';
+import { queueExpr, type QueueExpr } from './queue.js';
+import { targetExpr, type TargetExpr } from './target.js';
 
 registerExpr(metaExpr);
 registerExpr(payloadExpr);
@@ -46,6 +48,8 @@ registerExpr(objrefExpr);
 registerExpr(rangeExpr);
 registerExpr(byteorderExpr);
 registerExpr(connlimitExpr);
+registerExpr(queueExpr);
+registerExpr(targetExpr);
 
 /** Any decoded expression: one of the known kinds, or the generic form. */
 export type Expr =
@@ -69,6 +73,8 @@ export type Expr =
   | RangeExpr
   | ByteorderExpr
   | ConnlimitExpr
+  | QueueExpr
+  | TargetExpr
   | GenericExpr;
 
 export type {
@@ -93,9 +99,14 @@ export type {
   RangeExpr,
   ByteorderExpr,
   ConnlimitExpr,
+  QueueExpr,
+  TargetExpr,
 };
 export { metaExpr, payloadExpr, cmpExpr, bitwiseExpr, immediateExpr, counterExpr, lookupExpr };
 export { ctExpr, limitExpr, logExpr, quotaExpr, rejectExpr, natExpr, masqExpr, redirExpr, fibExpr, objrefExpr, rangeExpr, byteorderExpr, connlimitExpr };
+export { queueExpr, targetExpr };
+export { nfqueueTarget, decodeNfqueueInfo, type NfqueueTargetInfo } from './target.js';
+export { QUEUE_FLAG_NAMES, queueFlagWords, queueRangeText } from './queue.js';
 export { ctField, CT_KEY_NAMES } from './ct.js';
 export { type LimitSpec, encodeLimit, decodeLimit, limitPrinted } from './limit.js';
 export { type QuotaSpec, encodeQuota, decodeQuota, quotaText } from './quota.js';
