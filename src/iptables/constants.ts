@@ -587,6 +587,14 @@ export const NF_IP_PRI_FILTER = 0;
 export const NF_IP_PRI_SECURITY = 50;
 /** NF_IP_PRI_NAT_SRC: enum nf_ip_priority, linux/netfilter_ipv4.h */
 export const NF_IP_PRI_NAT_SRC = 100;
+/** NF_BR_PRI_NAT_DST_BRIDGED: enum nf_br_hook_priorities, linux/netfilter_bridge.h */
+export const NF_BR_PRI_NAT_DST_BRIDGED = -300;
+/** NF_BR_PRI_FILTER_BRIDGED: enum nf_br_hook_priorities, linux/netfilter_bridge.h */
+export const NF_BR_PRI_FILTER_BRIDGED = -200;
+/** NF_BR_PRI_NAT_DST_OTHER: enum nf_br_hook_priorities, linux/netfilter_bridge.h */
+export const NF_BR_PRI_NAT_DST_OTHER = 100;
+/** NF_BR_PRI_NAT_SRC: enum nf_br_hook_priorities, linux/netfilter_bridge.h */
+export const NF_BR_PRI_NAT_SRC = 300;
 
 /* Data type ids nft stores in NFTA_SET_KEY_TYPE (nftables' include/datatype.h, informational for the kernel). */
 /** nft datatype TYPE_INTEGER */
