@@ -42,11 +42,11 @@ import type { Expr, GenericExpr } from './expr/index.js';
 import { describeExpr, exprCodec, limitPrinted, quotaText } from './expr/index.js';
 import { priorityText } from './names.js';
 import { addressText } from './validate.js';
+import { HEADERS, headerField, L4_HEADERS, type HeaderField } from './headers.js';
 import {
   durationText,
   FLAG_TYPES,
   flagValueNames,
-  l4Name,
   tcpFlagNames,
   valueText,
   type Field,
@@ -97,50 +97,6 @@ interface Ctx {
   l4Other?: boolean;
 }
 
-/**
- * Header fields nft loads with a mask (narrower than a byte, or not on a byte
- * boundary), by network protocol: the load (`offset/len`, bytes), the mask
- * (hex, as the bitwise carries it), how far the value is shifted in the
- * masked bytes, nft's name and how the shifted value prints.
- */
-const NET_BITFIELDS: Record<string, Array<{ at: string; mask: string; shift: number; name: string; type: ValueType }>> = {
-  ip: [
-    { at: '0/1', mask: 'f0', shift: 4, name: 'version', type: 'uint_be' },
-    { at: '0/1', mask: '0f', shift: 0, name: 'hdrlength', type: 'uint_be' },
-    { at: '1/1', mask: 'fc', shift: 2, name: 'dscp', type: 'dscp' },
-    { at: '1/1', mask: '03', shift: 0, name: 'ecn', type: 'ecn' },
-  ],
-  ip6: [
-    { at: '0/1', mask: 'f0', shift: 4, name: 'version', type: 'uint_be' },
-    { at: '0/2', mask: '0fc0', shift: 6, name: 'dscp', type: 'dscp' },
-    { at: '1/1', mask: '30', shift: 4, name: 'ecn', type: 'ecn' },
-    { at: '1/3', mask: '0fffff', shift: 0, name: 'flowlabel', type: 'uint_be' },
-  ],
-};
-/** Transport fields nft names without knowing the protocol (`th dport 53`): its `th` header. */
-const TH_ANY: Record<string, [string, ValueType]> = { '0/2': ['sport', 'port'], '2/2': ['dport', 'port'] };
-const NET_FIELDS: Record<string, Record<string, [string, ValueType]>> = {
-  ip: {
-    '12/4': ['saddr', 'ipv4'],
-    '16/4': ['daddr', 'ipv4'],
-    '9/1': ['protocol', 'l4proto'],
-    '8/1': ['ttl', 'uint_be'],
-    '2/2': ['length', 'uint_be'],
-    '4/2': ['id', 'uint_be'],
-  },
-  ip6: { '8/16': ['saddr', 'ipv6'], '24/16': ['daddr', 'ipv6'], '6/1': ['nexthdr', 'l4proto'], '7/1': ['hoplimit', 'uint_be'], '4/2': ['length', 'uint_be'] },
-};
-const TH_FIELDS: Record<string, Record<string, [string, ValueType]>> = {
-  tcp: {
-    '0/2': ['sport', 'port'],
-    '2/2': ['dport', 'port'],
-    '13/1': ['flags', 'tcpflags'],
-    '4/4': ['sequence', 'uint_be'],
-    '8/4': ['ackseq', 'uint_be'],
-    '14/2': ['window', 'uint_be'],
-  },
-  udp: { '0/2': ['sport', 'port'], '2/2': ['dport', 'port'], '4/2': ['length', 'uint_be'] },
-};
 const META_TYPES: Record<string, ValueType> = {
   mark: 'mark',
   l4proto: 'l4proto',
@@ -161,11 +117,24 @@ const META_TYPES: Record<string, ValueType> = {
   pkttype: 'pkttype',
   priority: 'tchandle',
 };
-/** Ethernet header fields (`ether saddr`, `ether type`), by offset/length in the link-layer header. */
-const LL_FIELDS: Record<string, [string, ValueType]> = { '0/6': ['daddr', 'ether'], '6/6': ['saddr', 'ether'], '12/2': ['type', 'ethertype'] };
 /** meta keys nft prints without `meta` (`iifname "lo"`): nftables' meta_key_is_unqualified(). */
 const UNQUALIFIED_META: ReadonlySet<string> = new Set(['iif', 'oif', 'iifname', 'oifname', 'iifgroup', 'oifgroup']);
 const RAW_BASE: Record<string, string> = { link: 'll', network: 'nh', transport: 'th', inner: 'ih' };
+
+/** The headers a load from `base` may be in, given what the rule matched before it (most specific first). */
+function protocolsAt(base: string, ctx: Ctx): string[] {
+  if (base === 'link') return ctx.l2 === 'vlan' ? ['vlan', 'ether'] : ['ether'];
+  if (base === 'network') return ctx.l3 ? [ctx.l3] : [];
+  if (base === 'transport') return ctx.l4 ? [ctx.l4] : ctx.l4Other ? [] : ['th'];
+  return [];
+}
+
+/** A header field as a {@link Field}: `ip saddr`, `vlan id`, with the protocol matches it implies. */
+function namedField(proto: string, hf: HeaderField, extra: Partial<Field> = {}): Field {
+  const h = HEADERS[proto];
+  const level = h.base === 'link' ? { l2: proto } : h.base === 'network' ? { l3: proto } : proto === 'th' ? {} : { l4: proto, ...(h.l3 && { l3: h.l3 }) };
+  return { text: `${proto} ${hf.name}`, json: { payload: { protocol: proto, field: hf.name } }, type: hf.type, ...level, ...extra };
+}
 
 function fieldOf(src: Src, ctx: Ctx): Field | undefined {
   if (src.k === 'field') return src.field;
@@ -176,38 +145,18 @@ function fieldOf(src: Src, ctx: Ctx): Field | undefined {
     return { text: UNQUALIFIED_META.has(src.key) ? src.key : `meta ${src.key}`, json: { meta: { key: src.key } }, type };
   }
   if (src.k === 'payload') {
-    const key = `${src.offset}/${src.len}`;
-    if (src.base === 'network' && ctx.l3 && NET_FIELDS[ctx.l3]?.[key]) {
-      const [f, t] = NET_FIELDS[ctx.l3][key];
-      return { text: `${ctx.l3} ${f}`, json: { payload: { protocol: ctx.l3, field: f } }, type: t, l3: ctx.l3 };
-    }
-    if (src.base === 'network' && ctx.l3) {
+    for (const proto of protocolsAt(src.base, ctx)) {
+      const hf = headerField(proto, src.offset, src.len);
+      if (hf) return namedField(proto, hf);
       // The first bytes of an address: nft loads only what a prefix needs (`ip daddr 192.168.0.0/16`).
-      for (const [k, [f, t]] of Object.entries(NET_FIELDS[ctx.l3] ?? {})) {
-        const [off, len] = k.split('/').map(Number);
-        if ((t === 'ipv4' || t === 'ipv6') && off === src.offset && src.len < len) {
-          return { text: `${ctx.l3} ${f}`, json: { payload: { protocol: ctx.l3, field: f } }, type: t, l3: ctx.l3, fullLen: len };
-        }
-      }
-    }
-    if (src.base === 'link' && LL_FIELDS[key]) {
-      const [f, t] = LL_FIELDS[key];
-      return { text: `ether ${f}`, json: { payload: { protocol: 'ether', field: f } }, type: t, l2: 'ether' };
-    }
-    // inside a known Ethernet header nft names what it loads (`ether daddr 01:00:00:00:00:00/8`)
-    if (src.base === 'link' && ctx.l2 === 'ether' && src.offset < 14) return undefined;
-    if (src.base === 'transport' && ctx.l4 && TH_FIELDS[ctx.l4]?.[key]) {
-      const [f, t] = TH_FIELDS[ctx.l4][key];
-      return { text: `${ctx.l4} ${f}`, json: { payload: { protocol: ctx.l4, field: f } }, type: t, l4: ctx.l4 };
+      const addr = HEADERS[proto].fields.find((x) => (x.type === 'ipv4' || x.type === 'ipv6') && x.offset + (HEADERS[proto].at ?? 0) === src.offset && src.len < x.len);
+      if (addr) return namedField(proto, addr, { fullLen: addr.len });
     }
     // Where nft knows the protocol it names what it loads (`ip dscp`, `icmp type`): a load we
     // cannot name there prints raw, never as `@nh,...` / `@th,...`, which nft prints only without one.
+    if (src.base === 'link' && ctx.l2 && src.offset < 14) return undefined;
     if (src.base === 'network' && ctx.l3) return undefined;
     if (src.base === 'transport' && (ctx.l4 || ctx.l4Other)) return undefined;
-    if (src.base === 'transport' && TH_ANY[key]) {
-      const [f, t] = TH_ANY[key];
-      return { text: `th ${f}`, json: { payload: { protocol: 'th', field: f } }, type: t };
-    }
     const b = RAW_BASE[src.base] ?? src.base;
     // longer raw loads: how nft writes their values is not known here, so they print raw
     if (src.len > 4) return undefined;
@@ -328,7 +277,7 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
   };
   const ctx: Ctx = {
     l2: options.family === 'bridge' ? 'ether' : undefined,
-    l3: options.family === 'ip' ? 'ip' : options.family === 'ip6' ? 'ip6' : undefined,
+    l3: options.family === 'ip' || options.family === 'ip6' || options.family === 'arp' ? options.family : undefined,
   };
   const consume = (reg: number): Src | undefined => {
     const r = regs.get(reg);
@@ -548,28 +497,34 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
   }
 
   /**
-   * `ip dscp cs1`, `ip6 flowlabel 12345`: a masked network header load that is
+   * `ip dscp cs1`, `vlan id 10`, `tcp doff 5`: a masked header load that is
    * one of nft's bit fields, compared whole (== or !=). Undefined when the load
    * is not such a field (the caller goes on); null when it is one but the
    * comparison cannot be printed faithfully (it then prints raw).
    */
   function bitfieldMatch(src: Extract<Src, { k: 'masked' }>, op: string, data: string, c: Ctx): Slot | null | undefined {
     const p = src.src;
-    if (p.k !== 'payload' || p.base !== 'network' || !c.l3) return undefined;
-    const bf = NET_BITFIELDS[c.l3]?.find((x) => x.at === `${p.offset}/${p.len}` && x.mask === src.mask);
-    if (!bf) return undefined;
+    if (p.k !== 'payload') return undefined;
+    const proto = protocolsAt(p.base, c).find((x) => headerField(x, p.offset, p.len, src.mask));
+    const bf = proto && headerField(proto, p.offset, p.len, src.mask);
+    if (!proto || !bf) return undefined;
     const d = Buffer.from(data, 'hex');
     if (/[^0]/.test(src.xor) || (op !== 'eq' && op !== 'neq') || d.length !== p.len || d.length > 4) return null;
     const v = d.readUIntBE(0, d.length);
-    const mask = Number.parseInt(bf.mask, 16);
+    const mask = Number.parseInt(bf.mask!, 16);
     if ((v & ~mask) !== 0) return null;
-    const n = (v & mask) >>> bf.shift;
+    const n = (v & mask) >>> bf.shift!;
     const bytes = Buffer.alloc(bf.type === 'uint_be' ? 4 : 1);
     if (bf.type === 'uint_be') bytes.writeUInt32BE(n);
     else bytes[0] = n;
     const val = valueText(bytes.toString('hex'), bf.type);
-    const left = { payload: { protocol: c.l3, field: bf.name } };
-    return { stmt: { text: `${c.l3} ${bf.name} ${OP_TEXT[op]}${val.text}`, json: { match: { op: OP_JSON[op], left, right: val.json } } }, needsL3: c.l3 };
+    const f = namedField(proto, bf);
+    return {
+      stmt: { text: `${f.text} ${OP_TEXT[op]}${val.text}`, json: { match: { op: OP_JSON[op], left: f.json, right: val.json } } },
+      needsL2: f.l2,
+      needsL3: f.l3,
+      needsL4: f.l4,
+    };
   }
 
   function matchStatement(src: Src, op: string, data: string, c: Ctx): Slot | undefined {
@@ -650,16 +605,25 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
       c.l2 = 'ether';
       slot.setsL2 = 'ether';
     }
-    if (op === 'eq' && f.type === 'ethertype' && (v.text === 'ip' || v.text === 'ip6')) {
-      c.l3 = v.text;
-      slot.setsL3 = v.text;
+    // `ether type ip` / `meta protocol ip` before an ip field: nft leaves out `meta protocol`
+    // only in bridge and netdev (in inet it is no dependency of anything)
+    const isMetaProto = src.k === 'meta' && src.key === 'protocol';
+    if (op === 'eq' && f.type === 'ethertype' && ((src.k === 'payload' && src.base === 'link') || isMetaProto)) {
+      if (v.text === 'vlan' && !isMetaProto) {
+        c.l2 = 'vlan';
+        slot.setsL2 = 'vlan';
+      } else if (v.text === 'ip' || v.text === 'ip6' || v.text === 'arp') {
+        c.l3 = v.text;
+        if (!isMetaProto || options.family === 'bridge' || options.family === 'netdev') slot.setsL3 = v.text;
+      }
     }
-    // Protocol matches set the context and are dependencies of later field matches.
-    if (op === 'eq' && f.type === 'l4proto' && src.k !== 'field') {
-      const name = l4Name(Buffer.from(data, 'hex')[0]);
-      if (name === 'tcp' || name === 'udp') {
+    // Protocol matches set the context and are dependencies of later field matches: `meta l4proto`
+    // always, `ip protocol` / `ip6 nexthdr` only in the ip and ip6 families (elsewhere nft keeps them).
+    if (op === 'eq' && f.type === 'l4proto' && (src.k === 'meta' || (src.k === 'payload' && src.base === 'network'))) {
+      const name = L4_HEADERS.get(Buffer.from(data, 'hex')[0]);
+      if (name) {
         c.l4 = name;
-        slot.setsL4 = name;
+        if (src.k === 'meta' || options.family === 'ip' || options.family === 'ip6') slot.setsL4 = name;
       } else c.l4Other = true;
     }
     if (op === 'eq' && f.type === 'nfproto' && src.k !== 'field') {

@@ -64,7 +64,13 @@ export type ValueType =
   /** an ECN value (2 bits, shifted): `not-ect`, `ect1`, `ect0`, `ce` */
   | 'ecn'
   /** the bits of a raw payload load (`@nh,8,8`), 1 to 4 bytes, big-endian: hex without leading zeros (`0x3`), JSON the number */
-  | 'rawint';
+  | 'rawint'
+  /** enumerations nft names (`nft describe icmp type`...), big-endian; a value without a name prints as its number */
+  | 'icmp_type'
+  | 'icmp_code'
+  | 'icmpv6_type'
+  | 'icmpv6_code'
+  | 'arp_op';
 
 /** A field a register was loaded from, as nft names it. */
 export interface Field {
@@ -189,6 +195,80 @@ const DSCP_NAMES = new Map<number, string>([
   [0x2c, 'va'],
   [0x2e, 'ef'],
 ]);
+const names = (entries: Array<[number, string]>): ReadonlyMap<number, string> => new Map(entries);
+/** nft 1.0.6's names of enumerated values (`nft describe icmp type`, `icmpv6 code`, `arp operation`...), the first of a value's names. */
+const ENUM_NAMES: Partial<Record<ValueType, ReadonlyMap<number, string>>> = {
+  icmp_type: names([
+    [0, 'echo-reply'],
+    [3, 'destination-unreachable'],
+    [4, 'source-quench'],
+    [5, 'redirect'],
+    [8, 'echo-request'],
+    [9, 'router-advertisement'],
+    [10, 'router-solicitation'],
+    [11, 'time-exceeded'],
+    [12, 'parameter-problem'],
+    [13, 'timestamp-request'],
+    [14, 'timestamp-reply'],
+    [15, 'info-request'],
+    [16, 'info-reply'],
+    [17, 'address-mask-request'],
+    [18, 'address-mask-reply'],
+  ]),
+  icmpv6_type: names([
+    [1, 'destination-unreachable'],
+    [2, 'packet-too-big'],
+    [3, 'time-exceeded'],
+    [4, 'parameter-problem'],
+    [128, 'echo-request'],
+    [129, 'echo-reply'],
+    [130, 'mld-listener-query'],
+    [131, 'mld-listener-report'],
+    [132, 'mld-listener-done'],
+    [133, 'nd-router-solicit'],
+    [134, 'nd-router-advert'],
+    [135, 'nd-neighbor-solicit'],
+    [136, 'nd-neighbor-advert'],
+    [137, 'nd-redirect'],
+    [138, 'router-renumbering'],
+    [141, 'ind-neighbor-solicit'],
+    [142, 'ind-neighbor-advert'],
+    [143, 'mld2-listener-report'],
+  ]),
+  icmp_code: names([
+    [0, 'net-unreachable'],
+    [1, 'host-unreachable'],
+    [2, 'prot-unreachable'],
+    [3, 'port-unreachable'],
+    [4, 'frag-needed'],
+    [9, 'net-prohibited'],
+    [10, 'host-prohibited'],
+    [13, 'admin-prohibited'],
+  ]),
+  icmpv6_code: names([
+    [0, 'no-route'],
+    [1, 'admin-prohibited'],
+    [3, 'addr-unreachable'],
+    [4, 'port-unreachable'],
+    [5, 'policy-fail'],
+    [6, 'reject-route'],
+  ]),
+  arp_op: names([
+    [1, 'request'],
+    [2, 'reply'],
+    [3, 'rrequest'],
+    [4, 'rreply'],
+    [8, 'inrequest'],
+    [9, 'inreply'],
+    [10, 'nak'],
+  ]),
+};
+
+/** nft's name of an enumerated value (`icmp_code` 3: `port-unreachable`), or undefined. */
+export function enumName(type: ValueType, n: number): string | undefined {
+  return ENUM_NAMES[type]?.get(n);
+}
+
 /** nft's ECN names (`nft describe ip ecn`), by value. */
 const ECN_NAMES = ['not-ect', 'ect1', 'ect0', 'ce'];
 const L4_NAMES = new Map<number, string>([
@@ -423,6 +503,17 @@ export function valueText(hex: string, type: ValueType, ifname?: (index: number)
       if (b.length === 1 && b[0] < 4) {
         const t = ECN_NAMES[b[0]];
         return { text: t, json: t };
+      }
+      break;
+    case 'icmp_type':
+    case 'icmp_code':
+    case 'icmpv6_type':
+    case 'icmpv6_code':
+    case 'arp_op':
+      if (b.length >= 1 && b.length <= 2) {
+        const n = b.readUIntBE(0, b.length);
+        const t = enumName(type, n);
+        return t ? { text: t, json: t } : { text: String(n), json: n };
       }
       break;
     case 'iftype':
