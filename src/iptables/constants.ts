@@ -1060,3 +1060,15 @@ export const NFT_DYNSET_OP_UPDATE = 1;
 export const NFT_DYNSET_OP_DELETE = 2;
 /** NFT_EXTHDR_F_PRESENT: enum nft_exthdr_flags, nf_tables.h */
 export const NFT_EXTHDR_F_PRESENT = 1;
+/** NFTA_SET_DESC_SIZE: enum nft_set_desc_attributes, nf_tables.h */
+export const NFTA_SET_DESC_SIZE = 1;
+/** NFTA_SET_DESC_CONCAT: enum nft_set_desc_attributes, nf_tables.h */
+export const NFTA_SET_DESC_CONCAT = 2;
+/** NFTNL_UDATA_SET_MERGE_ELEMENTS: libnftnl udata.h, nft's `auto-merge` (u32 host order, 1) */
+export const NFTNL_UDATA_SET_MERGE_ELEMENTS = 2;
+/** NFTNL_UDATA_SET_KEY_TYPEOF: libnftnl udata.h, the expression of a set declared with `typeof` */
+export const NFTNL_UDATA_SET_KEY_TYPEOF = 3;
+/** NFTNL_UDATA_SET_DATA_TYPEOF: libnftnl udata.h, the value expression of a map declared with `typeof` */
+export const NFTNL_UDATA_SET_DATA_TYPEOF = 4;
+/** NFT_SET_POL_MEMORY: enum nft_set_policies, nf_tables.h (nft's `policy memory`) */
+export const NFT_SET_POL_MEMORY = 1;

@@ -33,7 +33,7 @@
  */
 import type { NftChain } from './chain.js';
 import type { NftRule } from './rule.js';
-import { setDataByteOrder, setItems, setKeyByteOrder, type NftSet, type NftSetItem } from './set.js';
+import { setDataByteOrder, setItems, setKeyByteOrder, userdataTlvs, type NftSet, type NftSetItem } from './set.js';
 import type { NftData } from './data.js';
 import * as C from './constants.js';
 import type { NftTable } from './table.js';
@@ -44,6 +44,8 @@ import { priorityText } from './names.js';
 import { addressText } from './validate.js';
 import { HEADERS, headerField, L4_HEADERS, type HeaderField } from './headers.js';
 import {
+  cidrBits,
+  datatypeLayout,
   durationText,
   FLAG_TYPES,
   flagValueNames,
@@ -117,6 +119,8 @@ const META_TYPES: Record<string, ValueType> = {
   pkttype: 'pkttype',
   priority: 'tchandle',
 };
+/** Bytes a meta load of a value type writes, where not 4 (a key of unknown type: unknown). */
+const META_LEN: Record<string, number> = { ifname: 16, l4proto: 1, nfproto: 1, pkttype: 1, ethertype: 2, iftype: 2 };
 /** meta keys nft prints without `meta` (`iifname "lo"`): nftables' meta_key_is_unqualified(). */
 const UNQUALIFIED_META: ReadonlySet<string> = new Set(['iif', 'oif', 'iifname', 'oifname', 'iifgroup', 'oifgroup']);
 const RAW_BASE: Record<string, string> = { link: 'll', network: 'nh', transport: 'th', inner: 'ih' };
@@ -258,7 +262,7 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
   const span = (r: number, len?: number): [number, number] => {
     if (r >= C.NFT_REG_1 && r <= C.NFT_REG_4) {
       const w = C.NFT_REG32_00 + 4 * (r - C.NFT_REG_1);
-      return [w, w + 3];
+      return [w, len !== undefined && len > 0 && len <= 16 ? w + Math.ceil(len / 4) - 1 : w + 3];
     }
     if (r >= C.NFT_REG32_00) return [r, len !== undefined && len > 0 ? Math.min(C.NFT_REG32_00 + 15, r + Math.ceil(len / 4) - 1) : C.NFT_REG32_00 + 15];
     return [r, r];
@@ -294,7 +298,7 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
   const setRight = (name: string, t: ValueType): { text: string; json: unknown; objType?: number } | undefined => {
     const set = options.sets?.find((x) => x.name === name);
     if (set?.flags.includes('anonymous') && set.elements) {
-      const els = setElementsPrinted(set, set.elements, keyTypeFor(set, t));
+      const els = setElementsPrinted(set, set.elements, keyLayout(set, t));
       return { text: `{ ${els.map((v) => v.text).join(', ')} }`, json: { set: els.map((v) => v.json) }, objType: set.objType };
     }
     return { text: `@${name}`, json: `@${name}`, ...(set?.objType !== undefined && { objType: set.objType }) };
@@ -318,6 +322,38 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
     ifname: (i) => options.ifnames?.[i],
     set: (name, t) => (options.sets?.some((x) => x.name === name) ? setRight(name, t) : undefined),
   };
+  /**
+   * The key a lookup reads from `sreg`: the field loaded there, or, for a set
+   * of concatenated keys, the fields loaded into the registers that follow
+   * (each part from a 4-byte boundary): `ip saddr . tcp dport`.
+   */
+  const lookupKey = (sreg: number, set: NftSet | undefined): { field: Field; regs: number[] } | undefined => {
+    const parts = set?.keyType !== undefined ? datatypeLayout(set.keyType) : undefined;
+    const fieldAt = (k: number): Field | undefined => {
+      const r = regs.get(k);
+      return r && r.src.k !== 'imm' && r.src.k !== 'masked' && r.src.k !== 'map' ? fieldOf(r.src, ctx) : undefined;
+    };
+    if (!parts || parts.length < 2) {
+      const f = fieldAt(sreg);
+      return f && { field: f, regs: [sreg] };
+    }
+    const fields: Field[] = [];
+    const used: number[] = [];
+    let w = span(sreg)[0];
+    for (const p of parts) {
+      const k = [...regs.keys()].find((x) => span(x)[0] === w);
+      const f = k !== undefined ? fieldAt(k) : undefined;
+      if (k === undefined || !f || f.fullLen !== undefined) return undefined;
+      fields.push(f);
+      used.push(k);
+      w += Math.ceil(p.len / 4);
+    }
+    const first = (l: 'l2' | 'l3' | 'l4'): string | undefined => fields.find((x) => x[l] !== undefined)?.[l];
+    return {
+      field: { text: fields.map((x) => x.text).join(' . '), json: { concat: fields.map((x) => x.json) }, type: 'hex', l2: first('l2'), l3: first('l3'), l4: first('l4') },
+      regs: used,
+    };
+  };
   for (let at = 0; at < exprs.length; at++) {
     const e0 = exprs[at];
     if ((e0 as GenericExpr).generic === true) {
@@ -332,7 +368,7 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
         if (dreg !== undefined) {
           const src: Src = e.name === 'payload' ? { k: 'payload', base: e.base, offset: e.offset, len: e.len } : { k: 'meta', key: e.key };
           slots.push({ stmt: raw(e), loadOf: dreg });
-          bind(dreg, { src, slots: [slots.length - 1] }, e.name === 'payload' ? e.len : undefined);
+          bind(dreg, { src, slots: [slots.length - 1] }, e.name === 'payload' ? e.len : META_LEN[META_TYPES[e.key] ?? ''] ?? (META_TYPES[e.key] ? 4 : undefined));
           continue;
         }
         if (e.name === 'meta' && e.sreg !== undefined) {
@@ -415,16 +451,17 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
         continue;
       }
       case 'lookup': {
-        const r = regs.get(e.sreg);
-        const f = r && r.src.k !== 'imm' && r.src.k !== 'masked' && r.src.k !== 'map' ? fieldOf(r.src, ctx) : undefined;
         const set = options.sets?.find((s) => s.name === e.set);
+        const key = lookupKey(e.sreg, set);
+        const f = key?.field;
         // a map lookup needs the map (to print its values); a verdict map writes the verdict register
         const isMap = e.dreg !== undefined;
-        if (!r || !f || (isMap && (!set || set.map === undefined || e.invert))) {
+        if (!key || !f || (isMap && (!set || set.map === undefined || e.invert))) {
           rawSlot(e, e.dreg !== undefined ? [e.dreg] : []);
           continue;
         }
-        consume(e.sreg);
+        const loadSlots = key.regs.flatMap((k) => regs.get(k)?.slots ?? []);
+        for (const k of key.regs) consume(k);
         const right = setRight(e.set, f.type)!;
         if (!isMap) {
           slots.push({
@@ -443,7 +480,8 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
         } else {
           const stmt = { text: `${f.text} map ${right.text}`, json: { map: { key: f.json, data: right.json } } };
           slots.push({ stmt: raw(e), loadOf: e.dreg });
-          bind(e.dreg!, { src: { k: 'map', stmt, l3: f.l3, l4: f.l4 }, slots: [...r.slots, slots.length - 1] });
+          for (const i of loadSlots) slots[i].dropped = false;
+          bind(e.dreg!, { src: { k: 'map', stmt, l3: f.l3, l4: f.l4 }, slots: [...loadSlots, slots.length - 1] });
         }
         continue;
       }
@@ -638,46 +676,71 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
   }
 }
 
+function isRaw(s: Statement): boolean {
+  return 'raw' in s.json;
+}
+
+/** A callback that records a rule's statement printed raw in `options.problems`. */
+function ruleProblems(r: NftRule, options: FormatOptions): (s: Statement) => void {
+  return (s) =>
+    options.problems?.push(`table ${r.family} ${r.table} chain ${r.chain}${r.handle !== undefined ? ` handle ${r.handle}` : ''}: ${s.text.replace(`[ ${RAW_MARKER} `, '').replace(/ \]$/, '')}`);
+}
+
 /** A rule as one line of nft text (statements joined, then `comment "..."`). */
-export function ruleText(rule: NftRule, sets?: readonly NftSet[], ifnames?: Readonly<Record<number, string>>): string {
-  const parts = ruleStatements(rule.expr, { family: rule.family, sets, ifnames }).map((s) => s.text);
+export function ruleText(rule: NftRule, sets?: readonly NftSet[], ifnames?: Readonly<Record<number, string>>, onRaw?: (s: Statement) => void): string {
+  const parts = ruleStatements(rule.expr, { family: rule.family, sets, ifnames }).map((s) => (isRaw(s) && onRaw?.(s), s.text));
   if (rule.comment !== undefined) parts.push(`comment "${rule.comment}"`);
   return parts.join(' ');
 }
 
-const TYPE_VALUES: Record<string, ValueType> = {
-  ipv4_addr: 'ipv4',
-  ipv6_addr: 'ipv6',
-  inet_service: 'port',
-  mark: 'mark',
-  inet_proto: 'l4proto',
-  ether_addr: 'ether',
-};
 /** Key types nft prints a CIDR block of as a prefix (`10.0.0.0/8`); others as a range (`0-1023`). */
 const PREFIX_TYPES: ReadonlySet<ValueType> = new Set(['ipv4', 'ipv6', 'mark', 'mark_be']);
 
-/** How a set's keys print, given the type they would have in host order. */
-function keyTypeFor(set: NftSet, t: ValueType): ValueType {
-  return t === 'mark' && setKeyByteOrder(set) === 'big' ? 'mark_be' : t;
+/** How a key or value prints, part by part (one part unless concatenated). */
+type Layout = Array<{ type: ValueType; len: number }>;
+
+/** The layout of type id `id` (`len` bytes): its datatype's, raw hex when unknown; a mark in big-endian order prints as such. */
+function layoutOf(id: number | undefined, len: number, order: 'big' | 'host'): Layout {
+  const l = (id !== undefined && datatypeLayout(id)) || [{ type: 'hex' as ValueType, len }];
+  return l.map((p) => (p.type === 'mark' && order === 'big' ? { ...p, type: 'mark_be' } : p));
 }
 
-function keyValueType(set: NftSet): ValueType {
-  return keyTypeFor(set, TYPE_VALUES[set.type ?? ''] ?? 'hex');
+/** How a set's keys print: by the set's key type, or (`t`) by the field a rule matches against an anonymous set. */
+function keyLayout(set: NftSet, t?: ValueType): Layout {
+  const order = setKeyByteOrder(set);
+  const l = layoutOf(set.keyType, set.keyLen, order);
+  if (l.length > 1 || t === undefined) return l;
+  return [{ type: t === 'mark' && order === 'big' ? 'mark_be' : t, len: set.keyLen }];
 }
 
-/** How a map's values print: their datatype, in the byte order nft wrote (NFTNL_UDATA_SET_DATABYTEORDER). */
-function dataValueType(set: NftSet): ValueType {
-  const t = TYPE_VALUES[set.map ?? ''] ?? 'hex';
-  return t === 'mark' && setDataByteOrder(set) === 'big' ? 'mark_be' : t;
+/** A key or value of a (possibly concatenated) layout, each part padded to 4 bytes; `hi` the interval's last key. */
+function layoutValue(lo: string, layout: Layout, hi?: string): { text: string; json: unknown } {
+  if (layout.length === 1) {
+    const a = valueText(lo, layout[0].type);
+    if (hi === undefined || hi === lo) return a;
+    const b = valueText(hi, layout[0].type);
+    return { text: `${a.text}-${b.text}`, json: { range: [a.json, b.json] } };
+  }
+  const parts: Array<{ text: string; json: unknown }> = [];
+  let at = 0;
+  for (const p of layout) {
+    const l = lo.slice(at * 2, (at + p.len) * 2);
+    const h = hi?.slice(at * 2, (at + p.len) * 2);
+    at += Math.ceil(p.len / 4) * 4;
+    const bits = h !== undefined && h !== l && PREFIX_TYPES.has(p.type) ? cidrBits(Buffer.from(l, 'hex'), Buffer.from(h, 'hex')) : undefined;
+    const v = valueText(l, p.type);
+    parts.push(bits !== undefined ? { text: `${v.text}/${bits}`, json: { prefix: { addr: v.json, len: bits } } } : layoutValue(l, [p], h));
+  }
+  return { text: parts.map((x) => x.text).join(' . '), json: { concat: parts.map((x) => x.json) } };
 }
 
-function keyOf(it: NftSetItem, t: ValueType): { text: string; json: unknown } {
+function keyOf(it: NftSetItem, layout: Layout): { text: string; json: unknown } {
   if (it.catchall || it.key === undefined) return { text: '*', json: '*' };
-  const lo = valueText(it.key, t);
-  if (it.keyEnd === undefined) return lo;
-  if (it.prefixLen !== undefined && PREFIX_TYPES.has(t)) return { text: `${lo.text}/${it.prefixLen}`, json: { prefix: { addr: lo.json, len: it.prefixLen } } };
-  const hi = valueText(it.keyEnd, t);
-  return { text: `${lo.text}-${hi.text}`, json: { range: [lo.json, hi.json] } };
+  if (layout.length === 1 && it.keyEnd !== undefined && it.prefixLen !== undefined && PREFIX_TYPES.has(layout[0].type)) {
+    const lo = valueText(it.key, layout[0].type);
+    return { text: `${lo.text}/${it.prefixLen}`, json: { prefix: { addr: lo.json, len: it.prefixLen } } };
+  }
+  return layoutValue(it.key, layout, it.keyEnd);
 }
 
 function dataOf(set: NftSet, it: NftSetItem): { text: string; json: unknown } | undefined {
@@ -688,7 +751,7 @@ function dataOf(set: NftSet, it: NftSetItem): { text: string; json: unknown } | 
     const v = d.verdict;
     return v.chain !== undefined ? { text: `${v.code} ${v.chain}`, json: { [v.code]: { target: v.chain } } } : { text: v.code, json: { [v.code]: null } };
   }
-  return valueText(d.value ?? '', dataValueType(set));
+  return layoutValue(d.value ?? '', layoutOf(set.dataType, set.dataLen ?? 0, setDataByteOrder(set)));
 }
 
 /**
@@ -697,9 +760,9 @@ function dataOf(set: NftSet, it: NftSetItem): { text: string; json: unknown } | 
  * `{ prefix: {...} }`, `{ range: [a, b] }`, `{ elem: { val, timeout, expires } }`,
  * and `[key, value]` pairs in maps.
  */
-function setElementsPrinted(set: NftSet, elements: NonNullable<NftSet['elements']>, keyType: ValueType): Array<{ text: string; json: unknown }> {
+function setElementsPrinted(set: NftSet, elements: NonNullable<NftSet['elements']>, layout: Layout): Array<{ text: string; json: unknown }> {
   return setItems(set, elements).map((it) => {
-    const k = keyOf(it, keyType);
+    const k = keyOf(it, layout);
     let text = k.text;
     let json: unknown = k.json;
     if (it.timeoutMs !== undefined) text += ` timeout ${durationText(it.timeoutMs)}`;
@@ -737,7 +800,67 @@ function elementsBlock(set: NftSet, texts: readonly string[]): string {
   return `{ ${out} }`;
 }
 
-const SHOWN_SET_FLAGS = ['constant', 'interval', 'timeout', 'dynamic'];
+/** Set flags as nft 1.0.6 lists them, in its order; `nft -j` leaves out `dynamic`. */
+const TEXT_SET_FLAGS = ['constant', 'interval', 'dynamic', 'timeout'];
+const JSON_SET_FLAGS = ['constant', 'interval', 'timeout'];
+/** Element expressions nft prints in a set's declaration (`counter`). */
+const SET_EXPRS: ReadonlySet<string> = new Set(['counter']);
+
+/**
+ * Whether a NFTNL_UDATA_SET_KEY_TYPEOF / _DATA_TYPEOF value describes an
+ * expression (nft then lists `typeof ip saddr`): its NFTNL_UDATA_SET_TYPEOF_DATA
+ * TLV (type 1) is not empty. nft also writes an empty one for concatenations
+ * declared by type, which it lists by type.
+ */
+function typeofDeclared(v: Buffer | undefined): boolean {
+  return v !== undefined && (userdataTlvs(v.toString('hex')).get(1)?.length ?? 0) > 0;
+}
+
+/** Record in `options.problems` what a set's declaration has that cannot be printed in nft's language, if anything. */
+function noteSetProblem(s: NftSet, options: FormatOptions): void {
+  const p = setProblem(s);
+  if (p) options.problems?.push(`table ${s.family} ${s.table} ${s.map !== undefined ? 'map' : 'set'} ${s.name}: ${p}`);
+}
+
+function setProblem(s: NftSet): string | undefined {
+  const ud = userdataTlvs(s.userdata);
+  if (typeofDeclared(ud.get(C.NFTNL_UDATA_SET_KEY_TYPEOF)) || typeofDeclared(ud.get(C.NFTNL_UDATA_SET_DATA_TYPEOF))) return 'declared with typeof (printed with its type instead)';
+  if (/type\(/.test(`${s.type} ${s.map ?? ''}`)) return `a key or value type nft names and synplug does not (${s.type}${s.map !== undefined ? ` : ${s.map}` : ''})`;
+  const other = (s.expressions ?? []).filter((e) => !SET_EXPRS.has(e));
+  if (other.length) return `element expressions ${other.join(', ')} (left out)`;
+  return undefined;
+}
+
+/** A named set or map's block as `nft list` prints it. */
+function setText(s: NftSet, options: FormatOptions): string {
+  let b = `\t${s.map !== undefined ? 'map' : 'set'} ${s.name} {${options.handles && s.handle !== undefined ? ` # handle ${s.handle}` : ''}\n`;
+  b += `\t\ttype ${s.type ?? 'integer'}${s.map !== undefined ? ` : ${s.map}` : ''}\n`;
+  if (s.policy === C.NFT_SET_POL_MEMORY) b += '\t\tpolicy memory\n';
+  // a constant set's size is the one nft computed from its elements: not listed
+  if (s.size !== undefined && !s.flags.includes('constant')) b += `\t\tsize ${s.size}\n`;
+  // nft lists `timeout` among the flags of a set with a default timeout only when it is also dynamic
+  const hideTimeout = s.timeoutMs !== undefined && !s.flags.includes('dynamic');
+  const flags = TEXT_SET_FLAGS.filter((f) => s.flags.includes(f) && !(f === 'timeout' && hideTimeout));
+  if (flags.length) b += `\t\tflags ${flags.join(',')}\n`;
+  for (const e of (s.expressions ?? []).filter((x) => SET_EXPRS.has(x))) b += `\t\t${e}\n`;
+  if (s.timeoutMs !== undefined) b += `\t\ttimeout ${durationText(s.timeoutMs)}\n`;
+  if (s.gcIntervalMs !== undefined) b += `\t\tgc-interval ${durationText(s.gcIntervalMs)}\n`;
+  if (userdataTlvs(s.userdata).has(C.NFTNL_UDATA_SET_MERGE_ELEMENTS)) b += '\t\tauto-merge\n';
+  if (s.elements?.length) b += `\t\telements = ${elementsBlock(s, setElementsPrinted(s, s.elements, keyLayout(s)).map((x) => x.text))}\n`;
+  return `${b}\t}\n`;
+}
+
+/** Options of {@link formatRulesetText} and {@link formatRulesetJson}. */
+export interface FormatOptions {
+  /** append `# handle N` like `nft -a` (text) */
+  handles?: boolean;
+  /**
+   * Filled with one line per thing nft's language cannot express as
+   * decoded (a statement printed `[ raw: ... ]`, a set declared with
+   * `typeof`, an object of a type not printed): where it is and what.
+   */
+  problems?: string[];
+}
 
 /**
  * Text close to `nft list ruleset` (nft 1.0.6): tables with their named
@@ -746,7 +869,7 @@ const SHOWN_SET_FLAGS = ['constant', 'interval', 'timeout', 'dynamic'];
  * and each rule on one line. Objects of other types print raw (`[ raw: object ... ]`).
  * @param options.handles append `# handle N` like `nft -a`
  */
-export function formatRulesetText(rs: NftRuleset, options: { handles?: boolean } = {}): string {
+export function formatRulesetText(rs: NftRuleset, options: FormatOptions = {}): string {
   let out = '';
   for (const t of rs.tables) {
     out += `table ${t.family} ${t.name} {${options.handles && t.handle !== undefined ? ` # handle ${t.handle}` : ''}\n`;
@@ -754,19 +877,8 @@ export function formatRulesetText(rs: NftRuleset, options: { handles?: boolean }
     for (const o of (rs.objects ?? []).filter((x) => x.family === t.family && x.table === t.name)) blocks.push(objectText(o, options));
     const sets = rs.sets.filter((s) => s.family === t.family && s.table === t.name);
     for (const s of sets.filter((x) => !x.flags.includes('anonymous'))) {
-      let b = `\t${s.map !== undefined ? 'map' : 'set'} ${s.name} {${options.handles && s.handle !== undefined ? ` # handle ${s.handle}` : ''}\n`;
-      b += `\t\ttype ${s.type ?? 'integer'}${s.map !== undefined ? ` : ${s.map}` : ''}\n`;
-      // nft leaves `timeout` out of the flags when the set has a default timeout (it implies it).
-      const flags = s.flags.filter((f) => SHOWN_SET_FLAGS.includes(f) && !(f === 'timeout' && s.timeoutMs !== undefined));
-      if (flags.length) b += `\t\tflags ${flags.join(',')}\n`;
-      if (s.timeoutMs !== undefined) b += `\t\ttimeout ${durationText(s.timeoutMs)}\n`;
-      if (s.elements?.length)
-        b += `\t\telements = ${elementsBlock(
-          s,
-          setElementsPrinted(s, s.elements, keyValueType(s)).map((x) => x.text),
-        )}\n`;
-      b += '\t}\n';
-      blocks.push(b);
+      noteSetProblem(s, options);
+      blocks.push(setText(s, options));
     }
     for (const c of rs.chains.filter((x) => x.family === t.family && x.table === t.name)) {
       let b = `\tchain ${c.name} {${options.handles && c.handle !== undefined ? ` # handle ${c.handle}` : ''}\n`;
@@ -775,7 +887,7 @@ export function formatRulesetText(rs: NftRuleset, options: { handles?: boolean }
         b += `\t\ttype ${c.type} hook ${c.hook}${dev} priority ${priorityText(c.family, c.hook, c.prio ?? 0)}; policy ${c.policy ?? 'accept'};\n`;
       }
       for (const r of rs.rules.filter((x) => x.family === t.family && x.table === t.name && x.chain === c.name)) {
-        b += `\t\t${ruleText(r, sets, rs.ifnames)}${options.handles && r.handle !== undefined ? ` # handle ${r.handle}` : ''}\n`;
+        b += `\t\t${ruleText(r, sets, rs.ifnames, ruleProblems(r, options))}${options.handles && r.handle !== undefined ? ` # handle ${r.handle}` : ''}\n`;
       }
       b += '\t}\n';
       blocks.push(b);
@@ -790,15 +902,20 @@ function setJson(s: NftSet): Record<string, unknown> {
   const j: Record<string, unknown> = { family: s.family, name: s.name, table: s.table, type: s.type ?? 'integer' };
   if (s.handle !== undefined) j.handle = s.handle;
   if (s.map !== undefined) j.map = s.map;
-  const flags = s.flags.filter((f) => SHOWN_SET_FLAGS.includes(f));
+  if (s.policy === C.NFT_SET_POL_MEMORY) j.policy = 'memory';
+  if (s.size !== undefined && !s.flags.includes('constant')) j.size = s.size;
+  const flags = JSON_SET_FLAGS.filter((f) => s.flags.includes(f));
   if (flags.length) j.flags = flags;
   if (s.timeoutMs !== undefined) j.timeout = Math.floor(s.timeoutMs / 1000);
-  if (s.elements?.length) j.elem = setElementsPrinted(s, s.elements, keyValueType(s)).map((x) => x.json);
+  if (s.gcIntervalMs !== undefined) j['gc-interval'] = Math.floor(s.gcIntervalMs / 1000);
+  const stmts = (s.expressions ?? []).filter((x) => SET_EXPRS.has(x));
+  if (stmts.length) j.stmt = stmts.map((x) => ({ [x]: null }));
+  if (s.elements?.length) j.elem = setElementsPrinted(s, s.elements, keyLayout(s)).map((x) => x.json);
   return j;
 }
 
 /** A named object's block, as `nft list` prints it: `\tcounter c1 {\n\t\tpackets 5 bytes 300\n\t}\n`. */
-function objectText(o: NftObject, options: { handles?: boolean }): string {
+function objectText(o: NftObject, options: FormatOptions): string {
   const head = `\t${o.type} ${o.name} {${options.handles && o.handle !== undefined ? ` # handle ${o.handle}` : ''}\n`;
   let body: string | undefined;
   if (o.counter) body = `packets ${o.counter.packets} bytes ${o.counter.bytes}`;
@@ -809,18 +926,20 @@ function objectText(o: NftObject, options: { handles?: boolean }): string {
   }
   if (body === undefined) {
     const attrs = (o.attributes ?? []).map((a) => `${a.type}=${a.data}`).join(' ');
+    options.problems?.push(`table ${o.family} ${o.table} ${o.type} ${o.name}: an object of a type synplug does not print`);
     return `\t[ ${RAW_MARKER} object ${o.type} ${o.name}${attrs ? ` ${attrs}` : ''} ]\n`;
   }
   return `${head}\t\t${body}\n\t}\n`;
 }
 
 /** A named object as `nft -j` writes it: `{ counter: { family, name, table, handle, packets, bytes } }`. */
-function objectJson(o: NftObject): Record<string, unknown> {
+function objectJson(o: NftObject, options: FormatOptions): Record<string, unknown> {
   const base = { family: o.family, name: o.name, table: o.table, ...(o.handle !== undefined && { handle: o.handle }) };
   if (o.counter) return { counter: { ...base, packets: o.counter.packets, bytes: o.counter.bytes } };
   if (o.quota) return { quota: { ...base, bytes: o.quota.bytes, used: o.quota.used, inv: o.quota.inv === true } };
   const p = o.limit && limitPrinted(o.limit);
   if (p) return { limit: { ...base, ...p.objJson } };
+  options.problems?.push(`table ${o.family} ${o.table} ${o.type} ${o.name}: an object of a type synplug does not print`);
   return { raw: { object: { ...base, type: o.type, attributes: o.attributes ?? [] } } };
 }
 
@@ -828,13 +947,16 @@ function objectJson(o: NftObject): Record<string, unknown> {
  * JSON close to `nft -j list ruleset`: `{ nftables: [ {metainfo}, {table}, {counter|quota|limit}..., {set}..., {chain}..., {rule}... ] }`,
  * per table: the table, its named objects, its named sets, its chains, then its rules chain by chain.
  */
-export function formatRulesetJson(rs: NftRuleset): { nftables: Array<Record<string, unknown>> } {
+export function formatRulesetJson(rs: NftRuleset, options: FormatOptions = {}): { nftables: Array<Record<string, unknown>> } {
   const out: Array<Record<string, unknown>> = [{ metainfo: { json_schema_version: 1 } }];
   for (const t of rs.tables) {
     out.push({ table: { family: t.family, name: t.name, ...(t.handle !== undefined && { handle: t.handle }) } });
-    for (const o of (rs.objects ?? []).filter((x) => x.family === t.family && x.table === t.name)) out.push(objectJson(o));
+    for (const o of (rs.objects ?? []).filter((x) => x.family === t.family && x.table === t.name)) out.push(objectJson(o, options));
     const sets = rs.sets.filter((s) => s.family === t.family && s.table === t.name);
-    for (const s of sets.filter((x) => !x.flags.includes('anonymous'))) out.push(s.map !== undefined ? { map: setJson(s) } : { set: setJson(s) });
+    for (const s of sets.filter((x) => !x.flags.includes('anonymous'))) {
+      noteSetProblem(s, options);
+      out.push(s.map !== undefined ? { map: setJson(s) } : { set: setJson(s) });
+    }
     const chains = rs.chains.filter((x) => x.family === t.family && x.table === t.name);
     for (const c of chains) {
       const j: Record<string, unknown> = { family: c.family, table: c.table, name: c.name };
@@ -848,7 +970,7 @@ export function formatRulesetJson(rs: NftRuleset): { nftables: Array<Record<stri
     }
     for (const c of chains) {
       for (const r of rs.rules.filter((x) => x.family === t.family && x.table === t.name && x.chain === c.name)) {
-        out.push({ rule: ruleJson(r, sets, rs.ifnames) });
+        out.push({ rule: ruleJson(r, sets, rs.ifnames, ruleProblems(r, options)) });
       }
     }
   }
@@ -856,10 +978,10 @@ export function formatRulesetJson(rs: NftRuleset): { nftables: Array<Record<stri
 }
 
 /** One rule as `nft -j` writes it: family, table, chain, handle, comment, expr (statements). */
-export function ruleJson(r: NftRule, sets?: readonly NftSet[], ifnames?: Readonly<Record<number, string>>): Record<string, unknown> {
+export function ruleJson(r: NftRule, sets?: readonly NftSet[], ifnames?: Readonly<Record<number, string>>, onRaw?: (s: Statement) => void): Record<string, unknown> {
   const j: Record<string, unknown> = { family: r.family, table: r.table, chain: r.chain };
   if (r.handle !== undefined) j.handle = r.handle;
   if (r.comment !== undefined) j.comment = r.comment;
-  j.expr = ruleStatements(r.expr, { family: r.family, sets, ifnames }).map((s) => s.json);
+  j.expr = ruleStatements(r.expr, { family: r.family, sets, ifnames }).map((s) => (isRaw(s) && onRaw?.(s), s.json));
   return j;
 }

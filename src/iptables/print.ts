@@ -269,6 +269,64 @@ export function enumName(type: ValueType, n: number): string | undefined {
   return ENUM_NAMES[type]?.get(n);
 }
 
+/**
+ * nft 1.0.6's datatypes (include/datatype.h `enum datatypes`) that set keys
+ * and map values have: NFTA_SET_KEY_TYPE / NFTA_SET_DATA_TYPE id -> nft's
+ * name, how a value prints, its bytes.
+ */
+const DATATYPES: ReadonlyMap<number, { name: string; type: ValueType; len: number }> = new Map([
+  [2, { name: 'nf_proto', type: 'nfproto', len: 1 }],
+  [4, { name: 'integer', type: 'hex', len: 4 }],
+  [7, { name: 'ipv4_addr', type: 'ipv4', len: 4 }],
+  [8, { name: 'ipv6_addr', type: 'ipv6', len: 16 }],
+  [9, { name: 'ether_addr', type: 'ether', len: 6 }],
+  [10, { name: 'ether_type', type: 'ethertype', len: 2 }],
+  [11, { name: 'arp_op', type: 'arp_op', len: 2 }],
+  [12, { name: 'inet_proto', type: 'l4proto', len: 1 }],
+  [13, { name: 'inet_service', type: 'port', len: 2 }],
+  [14, { name: 'icmp_type', type: 'icmp_type', len: 1 }],
+  [15, { name: 'tcp_flag', type: 'tcpflags', len: 1 }],
+  [19, { name: 'mark', type: 'mark', len: 4 }],
+  [20, { name: 'iface_index', type: 'ifindex', len: 4 }],
+  [21, { name: 'iface_type', type: 'iftype', len: 2 }],
+  [26, { name: 'ct_state', type: 'ct_state', len: 4 }],
+  [27, { name: 'ct_dir', type: 'ct_dir', len: 1 }],
+  [28, { name: 'ct_status', type: 'ct_status', len: 4 }],
+  [29, { name: 'icmpv6_type', type: 'icmpv6_type', len: 1 }],
+  [31, { name: 'pkt_type', type: 'pkttype', len: 1 }],
+  [32, { name: 'icmp_code', type: 'icmp_code', len: 1 }],
+  [33, { name: 'icmpv6_code', type: 'icmpv6_code', len: 1 }],
+  [36, { name: 'dscp', type: 'dscp', len: 1 }],
+  [37, { name: 'ecn', type: 'ecn', len: 1 }],
+  [38, { name: 'fib_addrtype', type: 'addrtype', len: 4 }],
+  [41, { name: 'ifname', type: 'ifname', len: 16 }],
+]);
+/** nft's TYPE_BITS: a concatenated type packs its parts' ids 6 bits each, the first part highest. */
+const TYPE_BITS = 6;
+
+/** The datatype ids a set key type is made of: one, or the parts of a concatenation (`ipv4_addr . inet_service`: [7, 13]). */
+export function datatypeParts(id: number): number[] {
+  const parts: number[] = [];
+  for (let v = id; v > 0; v = Math.floor(v / (1 << TYPE_BITS))) parts.unshift(v % (1 << TYPE_BITS));
+  return parts.length ? parts : [id];
+}
+
+/** nft's name of a key or value type id: `ipv4_addr`, `ipv4_addr . inet_service`; `type(<n>)` when a part is unknown. */
+export function datatypeName(id: number): string {
+  const parts = datatypeParts(id).map((p) => DATATYPES.get(p)?.name);
+  return parts.every((p) => p !== undefined) ? parts.join(' . ') : `type(${id})`;
+}
+
+/**
+ * How the values of a key or value type id print, part by part, each part
+ * padded to 4 bytes in a concatenation (NFT_REG32_SIZE); undefined when a
+ * part is unknown.
+ */
+export function datatypeLayout(id: number): Array<{ type: ValueType; len: number }> | undefined {
+  const parts = datatypeParts(id).map((p) => DATATYPES.get(p));
+  return parts.every((p) => p !== undefined) ? parts.map((p) => ({ type: p!.type, len: p!.len })) : undefined;
+}
+
 /** nft's ECN names (`nft describe ip ecn`), by value. */
 const ECN_NAMES = ['not-ect', 'ect1', 'ect0', 'ce'];
 const L4_NAMES = new Map<number, string>([
@@ -526,6 +584,20 @@ export function valueText(hex: string, type: ValueType, ifname?: (index: number)
       break;
   }
   return { text: `0x${hex}`, json: `0x${hex}` };
+}
+
+/** Prefix length when `lo`..`hi` (same length, network order) is exactly one CIDR block, else undefined. */
+export function cidrBits(lo: Buffer, hi: Buffer): number | undefined {
+  let bits = 0;
+  let i = 0;
+  for (; i < lo.length && lo[i] === hi[i]; i++) bits += 8;
+  if (i === lo.length) return bits;
+  const x = lo[i] ^ hi[i];
+  // the differing bits must be a run of low ones, all zero in lo and all one in hi
+  if ((x & (x + 1)) !== 0 || (lo[i] & x) !== 0) return undefined;
+  bits += 8 - Math.log2(x + 1);
+  for (let j = i + 1; j < lo.length; j++) if (lo[j] !== 0 || hi[j] !== 0xff) return undefined;
+  return bits;
 }
 
 /** Names of flag bits (`ct_state`, `ct_status`, `tcpflags`), or undefined when a bit has no name. */
