@@ -136,7 +136,17 @@ function protocolsAt(base: string, ctx: Ctx): string[] {
 /** A header field as a {@link Field}: `ip saddr`, `vlan id`, with the protocol matches it implies. */
 function namedField(proto: string, hf: HeaderField, extra: Partial<Field> = {}): Field {
   const h = HEADERS[proto];
-  const level = h.base === 'link' ? { l2: proto } : h.base === 'network' ? { l3: proto } : proto === 'th' ? {} : { l4: proto, ...(h.l3 && { l3: h.l3 }) };
+  // nft keeps `ether type 8021q` before `vlan type ip` (the field that names the next protocol)
+  const level =
+    proto === 'vlan' && hf.name === 'type'
+      ? {}
+      : h.base === 'link'
+        ? { l2: proto }
+        : h.base === 'network'
+          ? { l3: proto }
+          : proto === 'th'
+            ? {}
+            : { l4: proto, ...(h.l3 && { l3: h.l3 }) };
   return { text: `${proto} ${hf.name}`, json: { payload: { protocol: proto, field: hf.name } }, type: hf.type, ...level, ...extra };
 }
 
@@ -153,7 +163,9 @@ function fieldOf(src: Src, ctx: Ctx): Field | undefined {
       const hf = headerField(proto, src.offset, src.len);
       if (hf) return namedField(proto, hf);
       // The first bytes of an address: nft loads only what a prefix needs (`ip daddr 192.168.0.0/16`).
-      const addr = HEADERS[proto].fields.find((x) => (x.type === 'ipv4' || x.type === 'ipv6') && x.offset + (HEADERS[proto].at ?? 0) === src.offset && src.len < x.len);
+      const addr = HEADERS[proto].fields.find(
+        (x) => (x.type === 'ipv4' || x.type === 'ipv6') && x.offset + (HEADERS[proto].at ?? 0) === src.offset && src.len < x.len,
+      );
       if (addr) return namedField(proto, addr, { fullLen: addr.len });
     }
     // Where nft knows the protocol it names what it loads (`ip dscp`, `icmp type`): a load we
@@ -350,7 +362,14 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
     }
     const first = (l: 'l2' | 'l3' | 'l4'): string | undefined => fields.find((x) => x[l] !== undefined)?.[l];
     return {
-      field: { text: fields.map((x) => x.text).join(' . '), json: { concat: fields.map((x) => x.json) }, type: 'hex', l2: first('l2'), l3: first('l3'), l4: first('l4') },
+      field: {
+        text: fields.map((x) => x.text).join(' . '),
+        json: { concat: fields.map((x) => x.json) },
+        type: 'hex',
+        l2: first('l2'),
+        l3: first('l3'),
+        l4: first('l4'),
+      },
       regs: used,
     };
   };
@@ -368,7 +387,11 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
         if (dreg !== undefined) {
           const src: Src = e.name === 'payload' ? { k: 'payload', base: e.base, offset: e.offset, len: e.len } : { k: 'meta', key: e.key };
           slots.push({ stmt: raw(e), loadOf: dreg });
-          bind(dreg, { src, slots: [slots.length - 1] }, e.name === 'payload' ? e.len : META_LEN[META_TYPES[e.key] ?? ''] ?? (META_TYPES[e.key] ? 4 : undefined));
+          bind(
+            dreg,
+            { src, slots: [slots.length - 1] },
+            e.name === 'payload' ? e.len : (META_LEN[META_TYPES[e.key] ?? ''] ?? (META_TYPES[e.key] ? 4 : undefined)),
+          );
           continue;
         }
         if (e.name === 'meta' && e.sreg !== undefined) {
@@ -394,6 +417,34 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
           if (f && f.type !== 'hex' && f.type !== 'rawint') {
             consume(e.sreg);
             slots.push({ stmt: { text: `${text} set ${f.text}`, json: { mangle: { key, value: f.json } } }, needsL2: f.l2, needsL3: f.l3, needsL4: f.l4 });
+            continue;
+          }
+        }
+        // a header field set to a constant: `ip ttl set 64`, `tcp dport set 8080`
+        if (e.name === 'payload' && e.sreg !== undefined) {
+          const r = regs.get(e.sreg);
+          // a field narrower than the bytes nft rewrites (checksums are updated 2 bytes at a time):
+          // load, keep the other bits, set the field's (`ip ttl set 64`, `ip dscp set cs1`)
+          const m = r?.src.k === 'masked' ? r.src : undefined;
+          const w =
+            m?.src.k === 'payload' && m.src.base === e.base && m.src.offset === e.offset && m.src.len === e.len
+              ? maskedWrite(e.base, e.offset, e.len, m.mask, m.xor)
+              : undefined;
+          if (w) {
+            consume(e.sreg);
+            slots.push(w);
+            continue;
+          }
+          const f = r?.src.k === 'imm' ? fieldOf({ k: 'payload', base: e.base, offset: e.offset, len: e.len }, ctx) : undefined;
+          const v = f && r?.src.k === 'imm' && f.fullLen === undefined && f.type !== 'rawint' ? valueText(r.src.data, f.type, pctx.ifname) : undefined;
+          if (f && v && !v.text.startsWith('0x')) {
+            consume(e.sreg);
+            slots.push({
+              stmt: { text: `${f.text} set ${v.text}`, json: { mangle: { key: f.json, value: v.json } } },
+              needsL2: f.l2,
+              needsL3: f.l3,
+              needsL4: f.l4,
+            });
             continue;
           }
         }
@@ -517,6 +568,36 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
     if (s.setsL2 && later.some((x) => x.needsL2 === s.setsL2)) s.dropped = true;
   });
   return slots.filter((s) => !s.dropped && s.stmt).map((s) => s.stmt!);
+
+  /**
+   * `ip ttl set 64`: a write of `len` bytes at `offset` that keeps the bits
+   * of `mask` and sets the others to `xor`'s, when those others are exactly
+   * one header field nft names.
+   */
+  function maskedWrite(base: string, offset: number, len: number, mask: string, xor: string): Slot | undefined {
+    if (mask.length !== len * 2 || xor.length !== len * 2) return undefined;
+    const keep = BigInt(`0x${mask}`);
+    const set = ~keep & ((1n << BigInt(len * 8)) - 1n);
+    const x = BigInt(`0x${xor}`);
+    if ((x & keep) !== 0n) return undefined;
+    for (const proto of protocolsAt(base, ctx)) {
+      const h = HEADERS[proto];
+      for (const hf of h.fields) {
+        const start = hf.offset + (h.at ?? 0);
+        if (start < offset || start + hf.len > offset + len) continue;
+        const below = BigInt((offset + len - start - hf.len) * 8);
+        const fmask = (hf.mask !== undefined ? BigInt(`0x${hf.mask}`) : (1n << BigInt(hf.len * 8)) - 1n) << below;
+        if (fmask !== set) continue;
+        const n = (x & fmask) >> (below + BigInt(hf.shift ?? 0));
+        const bytes = hf.mask !== undefined ? (hf.type === 'uint_be' ? 4 : 1) : hf.len;
+        const v = valueText(n.toString(16).padStart(bytes * 2, '0'), hf.type, pctx.ifname);
+        if (v.text.startsWith('0x') && hf.type !== 'mark') return undefined;
+        const f = namedField(proto, hf);
+        return { stmt: { text: `${f.text} set ${v.text}`, json: { mangle: { key: f.json, value: v.json } } }, needsL2: f.l2, needsL3: f.l3, needsL4: f.l4 };
+      }
+    }
+    return undefined;
+  }
 
   /** `f lo-hi` from a `cmp gte` and a `cmp lte` on an unmasked field. */
   function rangeStatement(src: Src, from: string, to: string): Slot | undefined {
@@ -647,7 +728,7 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
     // only in bridge and netdev (in inet it is no dependency of anything)
     const isMetaProto = src.k === 'meta' && src.key === 'protocol';
     if (op === 'eq' && f.type === 'ethertype' && ((src.k === 'payload' && src.base === 'link') || isMetaProto)) {
-      if (v.text === 'vlan' && !isMetaProto) {
+      if (v.text === '8021q' && !isMetaProto) {
         c.l2 = 'vlan';
         slot.setsL2 = 'vlan';
       } else if (v.text === 'ip' || v.text === 'ip6' || v.text === 'arp') {
@@ -676,19 +757,23 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
   }
 }
 
-function isRaw(s: Statement): boolean {
-  return 'raw' in s.json;
+/** `s`, after telling `onRaw` about it when it is printed raw. */
+function noted(s: Statement, onRaw: ((s: Statement) => void) | undefined): Statement {
+  if ('raw' in s.json) onRaw?.(s);
+  return s;
 }
 
 /** A callback that records a rule's statement printed raw in `options.problems`. */
 function ruleProblems(r: NftRule, options: FormatOptions): (s: Statement) => void {
   return (s) =>
-    options.problems?.push(`table ${r.family} ${r.table} chain ${r.chain}${r.handle !== undefined ? ` handle ${r.handle}` : ''}: ${s.text.replace(`[ ${RAW_MARKER} `, '').replace(/ \]$/, '')}`);
+    options.problems?.push(
+      `table ${r.family} ${r.table} chain ${r.chain}${r.handle !== undefined ? ` handle ${r.handle}` : ''}: ${s.text.replace(`[ ${RAW_MARKER} `, '').replace(/ \]$/, '')}`,
+    );
 }
 
 /** A rule as one line of nft text (statements joined, then `comment "..."`). */
 export function ruleText(rule: NftRule, sets?: readonly NftSet[], ifnames?: Readonly<Record<number, string>>, onRaw?: (s: Statement) => void): string {
-  const parts = ruleStatements(rule.expr, { family: rule.family, sets, ifnames }).map((s) => (isRaw(s) && onRaw?.(s), s.text));
+  const parts = ruleStatements(rule.expr, { family: rule.family, sets, ifnames }).map((s) => noted(s, onRaw).text);
   if (rule.comment !== undefined) parts.push(`comment "${rule.comment}"`);
   return parts.join(' ');
 }
@@ -824,8 +909,10 @@ function noteSetProblem(s: NftSet, options: FormatOptions): void {
 
 function setProblem(s: NftSet): string | undefined {
   const ud = userdataTlvs(s.userdata);
-  if (typeofDeclared(ud.get(C.NFTNL_UDATA_SET_KEY_TYPEOF)) || typeofDeclared(ud.get(C.NFTNL_UDATA_SET_DATA_TYPEOF))) return 'declared with typeof (printed with its type instead)';
-  if (/type\(/.test(`${s.type} ${s.map ?? ''}`)) return `a key or value type nft names and synplug does not (${s.type}${s.map !== undefined ? ` : ${s.map}` : ''})`;
+  if (typeofDeclared(ud.get(C.NFTNL_UDATA_SET_KEY_TYPEOF)) || typeofDeclared(ud.get(C.NFTNL_UDATA_SET_DATA_TYPEOF)))
+    return 'declared with typeof (printed with its type instead)';
+  if (/type\(/.test(`${s.type} ${s.map ?? ''}`))
+    return `a key or value type nft names and synplug does not (${s.type}${s.map !== undefined ? ` : ${s.map}` : ''})`;
   const other = (s.expressions ?? []).filter((e) => !SET_EXPRS.has(e));
   if (other.length) return `element expressions ${other.join(', ')} (left out)`;
   return undefined;
@@ -846,7 +933,11 @@ function setText(s: NftSet, options: FormatOptions): string {
   if (s.timeoutMs !== undefined) b += `\t\ttimeout ${durationText(s.timeoutMs)}\n`;
   if (s.gcIntervalMs !== undefined) b += `\t\tgc-interval ${durationText(s.gcIntervalMs)}\n`;
   if (userdataTlvs(s.userdata).has(C.NFTNL_UDATA_SET_MERGE_ELEMENTS)) b += '\t\tauto-merge\n';
-  if (s.elements?.length) b += `\t\telements = ${elementsBlock(s, setElementsPrinted(s, s.elements, keyLayout(s)).map((x) => x.text))}\n`;
+  if (s.elements?.length)
+    b += `\t\telements = ${elementsBlock(
+      s,
+      setElementsPrinted(s, s.elements, keyLayout(s)).map((x) => x.text),
+    )}\n`;
   return `${b}\t}\n`;
 }
 
@@ -899,7 +990,13 @@ export function formatRulesetText(rs: NftRuleset, options: FormatOptions = {}): 
 }
 
 function setJson(s: NftSet): Record<string, unknown> {
-  const j: Record<string, unknown> = { family: s.family, name: s.name, table: s.table, type: s.type ?? 'integer' };
+  // `nft -j` writes a concatenated key type as a list of its parts' names
+  const j: Record<string, unknown> = {
+    family: s.family,
+    name: s.name,
+    table: s.table,
+    type: s.type?.includes(' . ') ? s.type.split(' . ') : (s.type ?? 'integer'),
+  };
   if (s.handle !== undefined) j.handle = s.handle;
   if (s.map !== undefined) j.map = s.map;
   if (s.policy === C.NFT_SET_POL_MEMORY) j.policy = 'memory';
@@ -963,7 +1060,7 @@ export function formatRulesetJson(rs: NftRuleset, options: FormatOptions = {}): 
       if (c.handle !== undefined) j.handle = c.handle;
       if (c.type !== undefined) j.type = c.type;
       if (c.hook !== undefined) j.hook = c.hook;
-      if (c.dev !== undefined) j.dev = c.dev;
+      // nft 1.0.6 leaves a netdev chain's device out of its JSON listing
       if (c.prio !== undefined) j.prio = c.prio;
       if (c.policy !== undefined) j.policy = c.policy;
       out.push({ chain: j });
@@ -978,10 +1075,15 @@ export function formatRulesetJson(rs: NftRuleset, options: FormatOptions = {}): 
 }
 
 /** One rule as `nft -j` writes it: family, table, chain, handle, comment, expr (statements). */
-export function ruleJson(r: NftRule, sets?: readonly NftSet[], ifnames?: Readonly<Record<number, string>>, onRaw?: (s: Statement) => void): Record<string, unknown> {
+export function ruleJson(
+  r: NftRule,
+  sets?: readonly NftSet[],
+  ifnames?: Readonly<Record<number, string>>,
+  onRaw?: (s: Statement) => void,
+): Record<string, unknown> {
   const j: Record<string, unknown> = { family: r.family, table: r.table, chain: r.chain };
   if (r.handle !== undefined) j.handle = r.handle;
   if (r.comment !== undefined) j.comment = r.comment;
-  j.expr = ruleStatements(r.expr, { family: r.family, sets, ifnames }).map((s) => (isRaw(s) && onRaw?.(s), s.json));
+  j.expr = ruleStatements(r.expr, { family: r.family, sets, ifnames }).map((s) => noted(s, onRaw).json);
   return j;
 }

@@ -120,7 +120,13 @@ export const HEADERS: Readonly<Record<string, Header>> = {
   esp: { base: 'transport', fields: [f('spi', 0, 4, 'uint_be'), f('sequence', 4, 4, 'uint_be')] },
   ah: {
     base: 'transport',
-    fields: [f('nexthdr', 0, 1, 'l4proto'), f('hdrlength', 1, 1, 'uint_be'), f('reserved', 2, 2, 'uint_be'), f('spi', 4, 4, 'uint_be'), f('sequence', 8, 4, 'uint_be')],
+    fields: [
+      f('nexthdr', 0, 1, 'l4proto'),
+      f('hdrlength', 1, 1, 'uint_be'),
+      f('reserved', 2, 2, 'uint_be'),
+      f('spi', 4, 4, 'uint_be'),
+      f('sequence', 8, 4, 'uint_be'),
+    ],
   },
   icmp: {
     base: 'transport',
@@ -148,7 +154,11 @@ export const HEADERS: Readonly<Record<string, Header>> = {
       f('max-delay', 4, 2, 'uint_be'),
     ],
   },
-  igmp: { base: 'transport', l3: 'ip', fields: [f('type', 0, 1, 'uint_be'), f('mrt', 1, 1, 'uint_be'), f('checksum', 2, 2, 'uint_be'), f('group', 4, 4, 'ipv4')] },
+  igmp: {
+    base: 'transport',
+    l3: 'ip',
+    fields: [f('type', 0, 1, 'igmp_type'), f('mrt', 1, 1, 'uint_be'), f('checksum', 2, 2, 'uint_be'), f('group', 4, 4, 'ipv4')],
+  },
   /** a transport header nft does not know the protocol of: only the ports */
   th: { base: 'transport', fields: [...PORTS] },
 };

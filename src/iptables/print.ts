@@ -70,7 +70,8 @@ export type ValueType =
   | 'icmp_code'
   | 'icmpv6_type'
   | 'icmpv6_code'
-  | 'arp_op';
+  | 'arp_op'
+  | 'igmp_type';
 
 /** A field a register was loaded from, as nft names it. */
 export interface Field {
@@ -153,7 +154,7 @@ const ETHER_TYPES = new Map<number, string>([
   [0x0800, 'ip'],
   [0x86dd, 'ip6'],
   [0x0806, 'arp'],
-  [0x8100, 'vlan'],
+  [0x8100, '8021q'],
   [0x88a8, '8021ad'],
 ]);
 /** Device types nft names (linux/if_arp.h ARPHRD_*). */
@@ -253,6 +254,13 @@ const ENUM_NAMES: Partial<Record<ValueType, ReadonlyMap<number, string>>> = {
     [5, 'policy-fail'],
     [6, 'reject-route'],
   ]),
+  igmp_type: names([
+    [17, 'membership-query'],
+    [18, 'membership-report-v1'],
+    [22, 'membership-report-v2'],
+    [34, 'membership-report-v3'],
+    [23, 'leave-group'],
+  ]),
   arp_op: names([
     [1, 'request'],
     [2, 'reply'],
@@ -300,6 +308,7 @@ const DATATYPES: ReadonlyMap<number, { name: string; type: ValueType; len: numbe
   [37, { name: 'ecn', type: 'ecn', len: 1 }],
   [38, { name: 'fib_addrtype', type: 'addrtype', len: 4 }],
   [41, { name: 'ifname', type: 'ifname', len: 16 }],
+  [42, { name: 'igmp_type', type: 'igmp_type', len: 1 }],
 ]);
 /** nft's TYPE_BITS: a concatenated type packs its parts' ids 6 bits each, the first part highest. */
 const TYPE_BITS = 6;
@@ -568,6 +577,7 @@ export function valueText(hex: string, type: ValueType, ifname?: (index: number)
     case 'icmpv6_type':
     case 'icmpv6_code':
     case 'arp_op':
+    case 'igmp_type':
       if (b.length >= 1 && b.length <= 2) {
         const n = b.readUIntBE(0, b.length);
         const t = enumName(type, n);

@@ -146,7 +146,12 @@ export const ctExpr: ExprCodec<CtExpr> = {
       return { stmt: { text: `ct ${e.key} set ${v.text}`, json: { mangle: { key, value: v.json } } }, consumes: [e.sreg] };
     }
     if (r.k === 'map') {
-      return { stmt: { text: `ct ${e.key} set ${r.stmt.text}`, json: { mangle: { key, value: r.stmt.json } } }, consumes: [e.sreg], needsL3: r.l3, needsL4: r.l4 };
+      return {
+        stmt: { text: `ct ${e.key} set ${r.stmt.text}`, json: { mangle: { key, value: r.stmt.json } } },
+        consumes: [e.sreg],
+        needsL3: r.l3,
+        needsL4: r.l4,
+      };
     }
     return {
       stmt: { text: `ct ${e.key} set ${r.field.text}`, json: { mangle: { key, value: r.field.json } } },

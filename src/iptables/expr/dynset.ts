@@ -23,7 +23,7 @@
  */
 import * as C from '../constants.js';
 import { durationText } from '../print.js';
-import { attrCodec } from './attrs.js';
+import { attrCodec } from './registry.js';
 
 /** `dynset`: NFTA_DYNSET_* as numbers, the set's name, nests as hex. */
 export interface DynsetExpr {
@@ -58,7 +58,8 @@ export const dynsetExpr = attrCodec<DynsetExpr>(
     expressions: [C.NFTA_DYNSET_EXPRESSIONS, 'nested'],
   },
   {
-    describe: (e) => `dynset ${OPS[e.op] ?? e.op} reg_key ${e.sregKey} set ${e.set}${e.sregData !== undefined ? ` sreg_data ${e.sregData}` : ''} timeout ${e.timeoutMs ?? 0}ms`,
+    describe: (e) =>
+      `dynset ${OPS[e.op] ?? e.op} reg_key ${e.sregKey} set ${e.set}${e.sregData !== undefined ? ` sreg_data ${e.sregData}` : ''} timeout ${e.timeoutMs ?? 0}ms`,
     statement(e, ctx) {
       const op = OPS[e.op];
       if (op === undefined || e.sregData !== undefined || e.expr !== undefined || e.expressions !== undefined || (e.flags ?? 0) !== 0) return undefined;

@@ -21,7 +21,7 @@
  */
 import * as C from '../constants.js';
 import type { ValueType } from '../print.js';
-import { attrCodec } from './attrs.js';
+import { attrCodec } from './registry.js';
 
 /** `exthdr`: NFTA_EXTHDR_* as numbers. */
 export interface ExthdrExpr {

@@ -69,7 +69,6 @@ export function natFlagsPrinted(flags: number): { text: string; json?: string | 
   return { text: ` ${names.join(',')}`, json: names.length === 1 ? names[0] : names };
 }
 
-
 /**
  * A value from a pair of registers holding constants: `a`, `a-b` when they
  * differ, or `a/len` when the addresses are exactly one CIDR block; undefined

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { attrCodec } from './attrs.js';
+import { attrCodec } from './registry.js';
 
 /** `notrack`. */
 export interface NotrackExpr {

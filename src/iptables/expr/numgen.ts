@@ -15,7 +15,7 @@
  * @module
  */
 import * as C from '../constants.js';
-import { attrCodec } from './attrs.js';
+import { attrCodec } from './registry.js';
 
 /** `numgen`: NFTA_NG_* as numbers. */
 export interface NumgenExpr {

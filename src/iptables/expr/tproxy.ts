@@ -14,7 +14,7 @@
  */
 import * as C from '../constants.js';
 import { valueText } from '../print.js';
-import { attrCodec } from './attrs.js';
+import { attrCodec } from './registry.js';
 
 /** `tproxy`: NFTA_TPROXY_* as numbers. */
 export interface TproxyExpr {
