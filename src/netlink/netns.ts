@@ -200,7 +200,7 @@ export function netnsCookie(spec: string | undefined): string | undefined {
     const r = libc('socket')(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, 0);
     if (r < 0) {
       const errno = lastErrno();
-      throw new SocketError('socket', errno, `cannot make a socket to learn the network namespace's cookie: ${errnoName(errno)}`, 0);
+      throw new SocketError('socket', errno, `cannot make a socket to learn the network namespace's cookie: ${errnoName(errno)}`);
     }
     return r as number;
   });
@@ -209,7 +209,7 @@ export function netnsCookie(spec: string | undefined): string | undefined {
     if (libc('getsockopt')(fd, SOL_SOCKET, SO_NETNS_COOKIE, v, [8]) !== 0) {
       const errno = lastErrno();
       if (errnoName(errno) === 'ENOPROTOOPT') return undefined;
-      throw new SocketError('getsockopt', errno, `cannot read the network namespace's cookie (SO_NETNS_COOKIE): ${errnoName(errno)}`, 0);
+      throw new SocketError('getsockopt', errno, `cannot read the network namespace's cookie (SO_NETNS_COOKIE): ${errnoName(errno)}`);
     }
     return v.readBigUInt64LE(0).toString();
   } finally {
