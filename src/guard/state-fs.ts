@@ -140,11 +140,12 @@ export class CheckedDir {
           p,
           `${p} is ${st.size} bytes, more than synplug ever writes there (at most ${cap}): it is not a record synplug wrote: remove it (${what})`,
         );
-      // One byte more than the cap: a file that grew after the fstat is refused too.
-      const buf = Buffer.alloc(cap + 1);
+      // One byte more than fstat said: synplug replaces records by a rename, never in place, so a file that grew
+      // while it was read is not one of its records.
+      const buf = Buffer.allocUnsafe(st.size + 1);
       let n = 0;
       for (let r = 1; r > 0 && n < buf.length; n += r) r = readSync(fd, buf, n, buf.length - n, null);
-      if (n > cap) throw new StateFileError(p, `${p} grew past ${cap} bytes while it was read: it is not a record synplug wrote: remove it (${what})`);
+      if (n > st.size) throw new StateFileError(p, `${p} grew while it was read: synplug replaces its records whole, so it is not one synplug wrote: remove it (${what})`);
       return buf.subarray(0, n);
     } catch (e) {
       if (e instanceof StateFileError) throw e;
