@@ -331,15 +331,18 @@ export function packetIdOf(datagram: Buffer): number | undefined {
   const end = Math.min(datagram.length, datagram.readUInt32LE(0));
   for (let off = NLMSG_HDRLEN + 4; off + 4 <= end; ) {
     const len = datagram.readUInt16LE(off);
-    if (len < 4) return undefined;
+    if (len < 4 || off + len > end) return undefined;
     if ((datagram.readUInt16LE(off + 2) & 0x3fff) === NFQA_PACKET_HDR) return len >= 8 && off + 8 <= end ? datagram.readUInt32BE(off + 4) : undefined;
     off += (len + 3) & ~3;
   }
   return undefined;
 }
 
-/** `a` comes after `b` in the kernel's wrapping u32 id sequence (nfq_id_after). */
-function idAfter(a: number, b: number): boolean {
+/**
+ * `a` comes after `b` in the kernel's wrapping u32 packet id sequence
+ * (nfnetlink_queue.c's nfq_id_after: `(int)(id - max) > 0`).
+ */
+export function nfqIdAfter(a: number, b: number): boolean {
   return ((b - a) | 0) < 0;
 }
 
@@ -577,9 +580,9 @@ export class NfqueueHolder {
   }
 
   private sawPacket(id: number): void {
-    if (this.adoptedUpTo !== undefined && !idAfter(id, this.adoptedUpTo)) return; // already counted
+    if (this.adoptedUpTo !== undefined && !nfqIdAfter(id, this.adoptedUpTo)) return; // already counted
     this.heldCount++;
-    if (this.lastId === undefined || idAfter(id, this.lastId)) this.lastId = id;
+    if (this.lastId === undefined || nfqIdAfter(id, this.lastId)) this.lastId = id;
   }
 
   /**
