@@ -14,6 +14,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { createInterface } from 'node:readline';
 import { NfqueueHolder, NfqueueBusyError } from '../../src/netlink/nfqueue.js';
 import { inOwnNetns, runScenarioIfChild } from '../helpers/own-netns.js';
+import { iptablesQueueRule, procQueue } from '../helpers/nfqueue-live.js';
 
 /** A scenario's result, as parsed JSON. */
 // biome-ignore lint/suspicious/noExplicitAny: the scenarios' JSON results, asserted field by field
@@ -24,37 +25,6 @@ const ENV = 'SYNPLUG_NFQUEUE_SCENARIO';
 const QUEUE = 25;
 const PORT = 39251;
 const ADDR6 = 'fd00:25::1';
-
-/** The NFQUEUE bypass rule (iptables-nft: xt NFQUEUE rev 3 through nft_compat) on SYNs to `port`, both families. */
-function queueRule(port: number, queue: number): void {
-  for (const tool of ['/usr/sbin/iptables-nft', '/usr/sbin/ip6tables-nft']) {
-    execFileSync(tool, [
-      '-t',
-      'raw',
-      '-A',
-      'OUTPUT',
-      '-p',
-      'tcp',
-      '--dport',
-      String(port),
-      '--syn',
-      '-j',
-      'NFQUEUE',
-      '--queue-num',
-      String(queue),
-      '--queue-bypass',
-    ]);
-  }
-}
-
-/** The kernel's line for a queue in /proc/net/netfilter/nfnetlink_queue: port id, queued now, dropped (queue full). */
-function procQueue(queue: number): { portId: number; queued: number; queueDropped: number } | undefined {
-  for (const line of readFileSync('/proc/net/netfilter/nfnetlink_queue', 'utf8').split('\n')) {
-    const f = line.trim().split(/\s+/).map(Number);
-    if (f[0] === queue && f.length >= 8) return { portId: f[1], queued: f[2], queueDropped: f[5] };
-  }
-  return undefined;
-}
 
 /** Wait (bounded) until `cond` holds; throws naming `what`. */
 async function until(cond: () => boolean, what: string | (() => string), ms = 15_000): Promise<void> {
@@ -125,7 +95,7 @@ const scenarios: Record<string, () => Promise<unknown>> = {
   /** nobody bound: connects pass; bound: held (IPv4 and IPv6 on one socket), released by one batch verdict */
   async hold() {
     addAddr6();
-    queueRule(PORT, QUEUE);
+    iptablesQueueRule(PORT, QUEUE);
     const s4 = await listen('127.0.0.1', PORT);
     const s6 = await listen(ADDR6, PORT);
     const unbound = [attempt('127.0.0.1', PORT), attempt(ADDR6, PORT)];
@@ -161,7 +131,7 @@ const scenarios: Record<string, () => Promise<unknown>> = {
 
   /** the holder (process B) hands its socket to a child C and is SIGKILLed; C adopts it and releases the held SYN */
   async adopt() {
-    queueRule(PORT, QUEUE);
+    iptablesQueueRule(PORT, QUEUE);
     const server = await listen('127.0.0.1', PORT);
     const b = role('holder', {}, ['pipe', 'pipe', 'inherit']);
     const next = lines(b);
@@ -182,7 +152,7 @@ const scenarios: Record<string, () => Promise<unknown>> = {
 
   /** maxlen 2, fail-open off: SYNs over it are dropped (not passed to the closed port); fail-open on: refused at once */
   async overflow() {
-    queueRule(PORT, QUEUE);
+    iptablesQueueRule(PORT, QUEUE);
     const result: Record<string, unknown> = {};
     for (const failOpen of [false, true]) {
       const h = await NfqueueHolder.bind(QUEUE, { maxlen: 2, failOpen });

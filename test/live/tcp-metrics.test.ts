@@ -13,6 +13,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { NfqueueHolder } from '../../src/netlink/nfqueue.js';
 import { deleteTcpMetrics, listTcpMetrics } from '../../src/netlink/tcp-metrics.js';
 import { inOwnNetns, runScenarioIfChild } from '../helpers/own-netns.js';
+import { iptablesQueueRule } from '../helpers/nfqueue-live.js';
 
 const SELF = fileURLToPath(import.meta.url);
 const ENV = 'SYNPLUG_TCP_METRICS_SCENARIO';
@@ -53,24 +54,7 @@ const scenarios: Record<string, () => Promise<unknown>> = {
   async heldThenDeleted() {
     execFileSync(IP, ['addr', 'add', `${ADDR4}/32`, 'dev', 'lo']);
     execFileSync(IP, ['-6', 'addr', 'add', `${ADDR6}/128`, 'dev', 'lo', 'nodad']);
-    for (const tool of ['/usr/sbin/iptables-nft', '/usr/sbin/ip6tables-nft']) {
-      execFileSync(tool, [
-        '-t',
-        'raw',
-        '-A',
-        'OUTPUT',
-        '-p',
-        'tcp',
-        '--dport',
-        String(PORT),
-        '--syn',
-        '-j',
-        'NFQUEUE',
-        '--queue-num',
-        String(QUEUE),
-        '--queue-bypass',
-      ]);
-    }
+    iptablesQueueRule(PORT, QUEUE);
     const h = await NfqueueHolder.bind(QUEUE);
     await heldConnection(h, ADDR4);
     await heldConnection(h, ADDR6);
