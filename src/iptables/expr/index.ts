@@ -27,6 +27,12 @@ import { byteorderExpr, type ByteorderExpr } from './byteorder.js';
 import { connlimitExpr, type ConnlimitExpr } from './connlimit.js';
 import { queueExpr, type QueueExpr } from './queue.js';
 import { targetExpr, type TargetExpr } from './target.js';
+import { numgenExpr, type NumgenExpr } from './numgen.js';
+import { hashExpr, type HashExpr } from './hash.js';
+import { exthdrExpr, type ExthdrExpr } from './exthdr.js';
+import { tproxyExpr, type TproxyExpr } from './tproxy.js';
+import { dynsetExpr, type DynsetExpr } from './dynset.js';
+import { notrackExpr, type NotrackExpr } from './notrack.js';
 
 registerExpr(metaExpr);
 registerExpr(payloadExpr);
@@ -50,6 +56,12 @@ registerExpr(byteorderExpr);
 registerExpr(connlimitExpr);
 registerExpr(queueExpr);
 registerExpr(targetExpr);
+registerExpr(numgenExpr);
+registerExpr(hashExpr);
+registerExpr(exthdrExpr);
+registerExpr(tproxyExpr);
+registerExpr(dynsetExpr);
+registerExpr(notrackExpr);
 
 /** Any decoded expression: one of the known kinds, or the generic form. */
 export type Expr =
@@ -75,6 +87,12 @@ export type Expr =
   | ConnlimitExpr
   | QueueExpr
   | TargetExpr
+  | NumgenExpr
+  | HashExpr
+  | ExthdrExpr
+  | TproxyExpr
+  | DynsetExpr
+  | NotrackExpr
   | GenericExpr;
 
 export type {
@@ -101,9 +119,16 @@ export type {
   ConnlimitExpr,
   QueueExpr,
   TargetExpr,
+  NumgenExpr,
+  HashExpr,
+  ExthdrExpr,
+  TproxyExpr,
+  DynsetExpr,
+  NotrackExpr,
 };
 export { metaExpr, payloadExpr, cmpExpr, bitwiseExpr, immediateExpr, counterExpr, lookupExpr };
 export { ctExpr, limitExpr, logExpr, quotaExpr, rejectExpr, natExpr, masqExpr, redirExpr, fibExpr, objrefExpr, rangeExpr, byteorderExpr, connlimitExpr };
+export { numgenExpr, hashExpr, exthdrExpr, tproxyExpr, dynsetExpr, notrackExpr };
 export { queueExpr, targetExpr };
 export { nfqueueTarget, decodeNfqueueInfo, type NfqueueTargetInfo } from './target.js';
 export { QUEUE_FLAG_NAMES, queueFlagWords, queueRangeText } from './queue.js';
