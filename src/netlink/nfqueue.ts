@@ -606,8 +606,10 @@ export class NfqueueHolder {
     const socket = new SocketTransport(NETLINK_NETFILTER, { recvBufferSize: rcvbuf, strictCheck: false, netns: options.netns });
     const holder = new NfqueueHolder(socket, queueNum, options.netns);
     try {
+      // BIND alone first: a socket without CAP_NET_ADMIN gets one EPERM for the
+      // first message of a datagram (nfnetlink_rcv) and no answer for the rest
+      await holder.configure([{ type: NFQNL_MSG_CONFIG, payload: encodeNfqConfigCommand(queueNum, NFQNL_CFG_CMD_BIND) }]);
       await holder.configure([
-        { type: NFQNL_MSG_CONFIG, payload: encodeNfqConfigCommand(queueNum, NFQNL_CFG_CMD_BIND) },
         { type: NFQNL_MSG_CONFIG, payload: encodeNfqConfigParams(queueNum, NFQNL_COPY_META) },
         { type: NFQNL_MSG_CONFIG, payload: encodeNfqConfigMaxlen(queueNum, maxlen) },
         { type: NFQNL_MSG_CONFIG, payload: encodeNfqConfigFlags(queueNum, NFQA_CFG_F_FAIL_OPEN, options.failOpen ? NFQA_CFG_F_FAIL_OPEN : 0) },

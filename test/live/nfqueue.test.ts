@@ -126,7 +126,13 @@ const scenarios: Record<string, () => Promise<unknown>> = {
     await h.close();
     const afterClose = role('bind-try');
     const out2 = await lines(afterClose)();
-    return { holderPid: process.pid, second: JSON.parse(out), afterClose: JSON.parse(out2) };
+    // without CAP_NET_ADMIN (dropped from the bounding set before exec): the queue is free, the kernel says EPERM
+    const unprivileged = spawn('/usr/bin/setpriv', ['--bounding-set=-net_admin', '--inh-caps=-net_admin', process.execPath, '--import=tsx', SELF], {
+      env: { ...process.env, [ENV]: 'bind-try' },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    const out3 = await lines(unprivileged)();
+    return { holderPid: process.pid, second: JSON.parse(out), afterClose: JSON.parse(out2), unprivileged: JSON.parse(out3) };
   },
 
   /** the holder (process B) hands its socket to a child C and is SIGKILLed; C adopts it and releases the held SYN */
@@ -241,11 +247,13 @@ if (!(await runScenarioIfChild(ENV, scenarios))) {
     t.is(r.procAfterClose, null, 'close unbinds: the kernel no longer lists the queue');
   });
 
-  test('a second bind of the same queue from another process fails with NfqueueBusyError naming the holder; after close it binds', (t) => {
+  test('a second bind of the same queue from another process fails with NfqueueBusyError naming the holder; after close it binds; without CAP_NET_ADMIN it says so', (t) => {
     const r = run<Json>('busy');
     t.like(r.second, { name: 'NfqueueBusyError', code: 'EPERM', category: 'foreign-state', busy: true });
     t.regex(r.second.message, new RegExp(`netfilter queue ${QUEUE} is bound by process ${r.holderPid} \\(node\\)`));
     t.deepEqual(r.afterClose, { ok: true });
+    t.like(r.unprivileged, { name: 'NetlinkError', code: 'EPERM', category: 'permission', busy: false });
+    t.regex(r.unprivileged.message, /not permitted \(binding a queue needs CAP_NET_ADMIN/);
   });
 
   test('adopt: a child that inherited the socket releases the held SYN after the holder was SIGKILLed', (t) => {
