@@ -488,6 +488,15 @@ export class NfqueueBusyError extends NetlinkError {
   }
 }
 
+/** The kernel has no nfnetlink_queue (NFNL_SUBSYS_QUEUE). Category `missing-module`. */
+export class NfqueueUnavailableError extends NetlinkError {
+  override readonly category: ErrorCategory = 'missing-module';
+  constructor(errno: number, message: string) {
+    super({ errno, requestType: 'NFQNL_MSG_CONFIG', message });
+    this.name = 'NfqueueUnavailableError';
+  }
+}
+
 function checkQueueNum(queueNum: number): void {
   if (!Number.isInteger(queueNum) || queueNum < 0 || queueNum > 0xffff) {
     throw new UsageError(`queue number ${String(queueNum)} is not a netfilter queue number (an integer 0-65535)`);
@@ -593,7 +602,8 @@ export class NfqueueHolder {
    * @param queueNum 0-65535
    * @throws {UsageError} a bad queue number or maxlen; `netns` does not exist
    * @throws {NfqueueBusyError} the queue is bound by another socket (EPERM/EBUSY), naming its process when it can be seen (category `foreign-state`)
-   * @throws {NetlinkError} EPERM without CAP_NET_ADMIN (`permission`); EINVAL/EOPNOTSUPP: the kernel has no nfnetlink_queue (`missing-module`); others (`kernel`)
+   * @throws {NfqueueUnavailableError} the kernel has no nfnetlink_queue (EINVAL on BIND; category `missing-module`)
+   * @throws {NetlinkError} EPERM without CAP_NET_ADMIN (`permission`); others (`kernel`)
    * @throws {SocketError} the socket cannot be opened (no nfnetlink: `missing-module`)
    */
   static async bind(queueNum: number, options: NfqueueBindOptions = {}): Promise<NfqueueHolder> {
@@ -608,12 +618,15 @@ export class NfqueueHolder {
     try {
       // BIND alone first: a socket without CAP_NET_ADMIN gets one EPERM for the
       // first message of a datagram (nfnetlink_rcv) and no answer for the rest
-      await holder.configure([{ type: NFQNL_MSG_CONFIG, payload: encodeNfqConfigCommand(queueNum, NFQNL_CFG_CMD_BIND) }]);
-      await holder.configure([
-        { type: NFQNL_MSG_CONFIG, payload: encodeNfqConfigParams(queueNum, NFQNL_COPY_META) },
-        { type: NFQNL_MSG_CONFIG, payload: encodeNfqConfigMaxlen(queueNum, maxlen) },
-        { type: NFQNL_MSG_CONFIG, payload: encodeNfqConfigFlags(queueNum, NFQA_CFG_F_FAIL_OPEN, options.failOpen ? NFQA_CFG_F_FAIL_OPEN : 0) },
-      ]);
+      await holder.configure([{ type: NFQNL_MSG_CONFIG, payload: encodeNfqConfigCommand(queueNum, NFQNL_CFG_CMD_BIND) }], true);
+      await holder.configure(
+        [
+          { type: NFQNL_MSG_CONFIG, payload: encodeNfqConfigParams(queueNum, NFQNL_COPY_META) },
+          { type: NFQNL_MSG_CONFIG, payload: encodeNfqConfigMaxlen(queueNum, maxlen) },
+          { type: NFQNL_MSG_CONFIG, payload: encodeNfqConfigFlags(queueNum, NFQA_CFG_F_FAIL_OPEN, options.failOpen ? NFQA_CFG_F_FAIL_OPEN : 0) },
+        ],
+        false,
+      );
     } catch (e) {
       socket.close();
       throw e;
@@ -622,13 +635,17 @@ export class NfqueueHolder {
   }
 
   /** Send the config messages; the first refusal becomes the error. */
-  private async configure(msgs: RequestInit[]): Promise<void> {
+  private async configure(msgs: RequestInit[], binding: boolean): Promise<void> {
     const results = await this.conn.exchange(msgs.map((m) => ({ ...m, flags: NLM_F_ACK })));
     const failed = results.find((r) => r.error);
-    if (failed?.error) throw this.bindError(failed.error);
+    if (failed?.error) throw this.bindError(failed.error, binding);
   }
 
-  private bindError(err: NetlinkError): NetlinkError {
+  /**
+   * @param binding the refused message was the BIND (EINVAL there: nfnetlink has no
+   *   NFNL_SUBSYS_QUEUE, nfnetlink_rcv_msg's answer when the subsystem is missing)
+   */
+  private bindError(err: NetlinkError, binding: boolean): NetlinkError {
     const q = `netfilter queue ${this.queueNum}`;
     const where = this.netns === undefined ? '' : ` in network namespace '${this.netns}'`;
     if (err.code === 'EPERM' || err.code === 'EBUSY') {
@@ -650,12 +667,11 @@ export class NfqueueHolder {
       }
       return err.withMessage(`cannot bind ${q}${where}: not permitted (binding a queue needs CAP_NET_ADMIN in the socket's network namespace)`);
     }
-    if (err.code === 'EINVAL' || err.code === 'EOPNOTSUPP' || err.code === 'ENOENT') {
-      const e = err.withMessage(
-        `cannot bind ${q}${where}: this kernel has no nfnetlink_queue (the NFNL_SUBSYS_QUEUE subsystem answered ${err.code}; modprobe nfnetlink_queue)`,
+    if (binding && (err.code === 'EINVAL' || err.code === 'EOPNOTSUPP' || err.code === 'ENOENT')) {
+      return new NfqueueUnavailableError(
+        err.errno,
+        `cannot bind ${q}${where}: this kernel has no nfnetlink_queue (nfnetlink answered ${err.code} for the NFNL_SUBSYS_QUEUE subsystem; modprobe nfnetlink_queue)`,
       );
-      Object.defineProperty(e, 'category', { value: 'missing-module' satisfies ErrorCategory });
-      return e;
     }
     return err.withMessage(`cannot configure ${q}${where}: NFQNL_MSG_CONFIG failed: ${err.code}`);
   }
