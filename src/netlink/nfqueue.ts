@@ -459,6 +459,13 @@ export interface NfqueueBindOptions {
   failOpen?: boolean;
   /** bind in this network namespace: a NAME under /run/netns or a PATH (as NetlinkConnection.open's option) */
   netns?: string;
+  /**
+   * The receive buffer to force, bytes (the kernel doubles it), instead of
+   * maxlen × {@link NFQUEUE_META_MESSAGE_SIZE} + {@link NFQUEUE_RCVBUF_SLACK}.
+   * A smaller one lets the socket overflow before the queue is full (ENOBUFS:
+   * {@link NfqueueHolder.overruns}); for tests and measurements.
+   */
+  recvBufferSize?: number;
 }
 
 /** Options of {@link NfqueueHolder.adopt}. */
@@ -612,7 +619,10 @@ export class NfqueueHolder {
     if (!Number.isInteger(maxlen) || maxlen < 1 || maxlen > 0xffffffff) {
       throw new UsageError(`queue maxlen ${String(maxlen)} is not a packet count (an integer 1-4294967295)`);
     }
-    const rcvbuf = Math.min(MAX_RCVBUF, maxlen * NFQUEUE_META_MESSAGE_SIZE + NFQUEUE_RCVBUF_SLACK);
+    const rcvbuf = options.recvBufferSize ?? Math.min(MAX_RCVBUF, maxlen * NFQUEUE_META_MESSAGE_SIZE + NFQUEUE_RCVBUF_SLACK);
+    if (!Number.isInteger(rcvbuf) || rcvbuf < 1 || rcvbuf > MAX_RCVBUF) {
+      throw new UsageError(`receive buffer ${String(rcvbuf)} is not a byte count (an integer 1-${MAX_RCVBUF})`);
+    }
     const socket = new SocketTransport(NETLINK_NETFILTER, { recvBufferSize: rcvbuf, strictCheck: false, netns: options.netns });
     const holder = new NfqueueHolder(socket, queueNum, options.netns);
     try {

@@ -177,6 +177,36 @@ const scenarios: Record<string, () => Promise<unknown>> = {
     return result;
   },
 
+  /** a socket buffer smaller than the burst: ENOBUFS is counted, reading goes on, and what was read is released */
+  async overrun() {
+    iptablesQueueRule(PORT, QUEUE);
+    const server = await listen('127.0.0.1', PORT);
+    const h = await NfqueueHolder.bind(QUEUE, { recvBufferSize: 4096 });
+    // 64 SYNs from another process, sent while this one waits for it synchronously: nobody reads the
+    // socket meanwhile (each SYN is queued, and its message sent, inside the client's connect())
+    execFileSync('python3', [
+      '-c',
+      `import socket\nss=[]\nfor i in range(64):\n s=socket.socket(); s.setblocking(False); s.connect_ex(("127.0.0.1", ${PORT})); ss.append(s)`,
+    ]);
+    await until(
+      () => h.overruns > 0 && h.held > 0,
+      () => `an overrun and held SYNs (overruns ${h.overruns}, held ${h.held}, ${JSON.stringify(procQueue(QUEUE))})`,
+    );
+    const heldNow = h.held;
+    const proc = procQueue(QUEUE)!;
+    const released = await h.release();
+    const result = {
+      overruns: h.overruns,
+      heldNow,
+      queued: proc.queued,
+      released,
+      userDropped: readFileSync('/proc/net/netfilter/nfnetlink_queue', 'utf8').trim().split(/\s+/).map(Number)[6],
+    };
+    await h.close();
+    server.close();
+    return result;
+  },
+
   /** setInheritable toggles FD_CLOEXEC, as /proc/self/fdinfo shows it (O_CLOEXEC 02000000 in flags) */
   async inheritable() {
     const h = await NfqueueHolder.bind(QUEUE);
@@ -273,6 +303,16 @@ if (!(await runScenarioIfChild(ENV, scenarios))) {
     t.is(r.failClosed.afterRelease.filter((s: string) => s === 'pending').length, 2, 'the two dropped wait for their retransmit');
     t.is(r.failOpen.overMaxlen.filter((s: string) => s === 'refused').length, 2, 'fail-open: the two over maxlen pass and are refused');
     t.is(r.failOpen.released, 2);
+  });
+
+  test('overrun: a burst larger than the socket buffer counts ENOBUFS, reading goes on, and the SYNs read are released', (t) => {
+    const r = run<Json>('overrun');
+    t.true(r.overruns >= 1);
+    t.true(r.userDropped > 0, 'the kernel counts the packets the socket could not take');
+    t.true(r.heldNow > 0);
+    t.is(r.heldNow, r.queued, 'what we counted is exactly what the kernel has queued');
+    t.is(r.queued + r.userDropped, 64, 'every SYN of the burst was either queued or dropped for the full socket (the client closed: no retransmit)');
+    t.is(r.released, r.heldNow);
   });
 
   test('setInheritable clears and sets FD_CLOEXEC (the socket is opened with it)', (t) => {
