@@ -730,6 +730,16 @@ export class NfqueueHolder {
     return this.overrunCount;
   }
 
+  /**
+   * The kernel's counters for this queue (/proc/net/netfilter/nfnetlink_queue,
+   * in the holder's namespace): packets queued now, dropped because the queue
+   * was full (maxlen) or because the socket could not take them, the last id.
+   * @returns undefined when the queue is not bound by this socket (any more)
+   */
+  kernelCounters(): NfqueueProcEntry | undefined {
+    return listBoundQueues(this.netns).find((e) => e.queue === this.queueNum && e.portId === this.socket.portId);
+  }
+
   /** Keep the event loop alive while the holder is open (default: not). */
   ref(): void {
     this.socket.ref();

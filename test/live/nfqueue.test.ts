@@ -194,11 +194,13 @@ const scenarios: Record<string, () => Promise<unknown>> = {
     );
     const heldNow = h.held;
     const proc = procQueue(QUEUE)!;
+    const counters = h.kernelCounters();
     const released = await h.release();
     const result = {
       overruns: h.overruns,
       heldNow,
       queued: proc.queued,
+      counters,
       released,
       userDropped: readFileSync('/proc/net/netfilter/nfnetlink_queue', 'utf8').trim().split(/\s+/).map(Number)[6],
     };
@@ -313,6 +315,7 @@ if (!(await runScenarioIfChild(ENV, scenarios))) {
     t.is(r.heldNow, r.queued, 'what we counted is exactly what the kernel has queued');
     t.is(r.queued + r.userDropped, 64, 'every SYN of the burst was either queued or dropped for the full socket (the client closed: no retransmit)');
     t.is(r.released, r.heldNow);
+    t.like(r.counters, { queue: 25, queued: r.queued, queueDropped: 0, userDropped: r.userDropped }, "kernelCounters() is the kernel's line");
   });
 
   test('setInheritable clears and sets FD_CLOEXEC (the socket is opened with it)', (t) => {
