@@ -803,6 +803,19 @@ export class NfqueueHolder {
   }
 
   /**
+   * Close this process's copy of the socket without unbinding: a process that
+   * inherited the descriptor (see {@link NfqueueHolder.setInheritable}) keeps
+   * the queue bound and its packets held. With no other copy, the kernel
+   * unbinds the queue and drops its packets, as on {@link NfqueueHolder.close}.
+   * Idempotent.
+   */
+  abandon(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.conn.close();
+  }
+
+  /**
    * NFQNL_CFG_CMD_UNBIND, then close the socket. Packets still queued are
    * dropped by the kernel: {@link NfqueueHolder.release} first. Idempotent.
    * @throws {NetlinkError} the kernel refused the unbind other than with ENODEV/EPERM (the queue is no longer this socket's); the socket is closed anyway

@@ -146,6 +146,9 @@ const scenarios: Record<string, () => Promise<unknown>> = {
     await until(() => (procQueue(QUEUE)?.queued ?? 0) === 1, 'the SYN to be queued');
     b.stdin!.write('spawn-adopter\n');
     const adopted = (await next()).split(' '); // "adopted PID HELD"
+    b.stdin!.write('abandon\n'); // the holder closes its copy without unbinding
+    const abandoned = await next();
+    const afterAbandon = procQueue(QUEUE);
     b.kill('SIGKILL');
     await new Promise((res) => b.once('exit', res));
     const afterKill = { state: a.state, proc: procQueue(QUEUE) };
@@ -153,7 +156,7 @@ const scenarios: Record<string, () => Promise<unknown>> = {
     const released = await next();
     await until(() => a.state !== 'pending', 'the released connect');
     server.close();
-    return { bound, adoptedHeld: Number(adopted[2]), afterKill, released, final: a.state };
+    return { bound, adoptedHeld: Number(adopted[2]), abandoned, afterAbandon, afterKill, released, final: a.state };
   },
 
   /** maxlen 2, fail-open off: SYNs over it are dropped (not passed to the closed port); fail-open on: refused at once */
@@ -244,6 +247,10 @@ const scenarios: Record<string, () => Promise<unknown>> = {
         // the adopter gets the socket as its fd 3, and our stdout (the scenario's pipe)
         role('adopter', {}, ['ignore', 'inherit', 'inherit', h.fd]);
       }
+      if (line === 'abandon') {
+        h.abandon();
+        process.stdout.write('abandoned\n');
+      }
     }
     return {};
   },
@@ -288,10 +295,12 @@ if (!(await runScenarioIfChild(ENV, scenarios))) {
     t.regex(r.unprivileged.message, /not permitted \(binding a queue needs CAP_NET_ADMIN/);
   });
 
-  test('adopt: a child that inherited the socket releases the held SYN after the holder was SIGKILLed', (t) => {
+  test('adopt: a child that inherited the socket releases the held SYN after the holder abandoned its copy and was SIGKILLed', (t) => {
     const r = run<Json>('adopt');
     t.is(r.bound, 'bound');
     t.is(r.adoptedHeld, 1, 'the adopter counts the packet queued before it took over (from /proc)');
+    t.is(r.abandoned, 'abandoned');
+    t.like(r.afterAbandon, { queued: 1 }, "abandon() closed the holder's copy, not the queue");
     t.like(r.afterKill, { state: 'pending', proc: { queued: 1 } }, 'the holder died: the child keeps the queue bound, the SYN held');
     t.is(r.released, 'released 1 0');
     t.is(r.final, 'connected');
