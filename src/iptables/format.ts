@@ -105,6 +105,8 @@ const META_TYPES: Record<string, ValueType> = {
   nfproto: 'nfproto',
   iifname: 'ifname',
   oifname: 'ifname',
+  ibrname: 'ifname',
+  obrname: 'ifname',
   iif: 'ifindex',
   oif: 'ifindex',
   iiftype: 'iftype',
