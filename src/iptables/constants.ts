@@ -974,6 +974,43 @@ export const NFTA_CONNLIMIT_COUNT = 1;
 /** NFTA_CONNLIMIT_FLAGS: enum nft_connlimit_attributes, nf_tables.h */
 export const NFTA_CONNLIMIT_FLAGS = 2;
 
+/* enum nft_queue_attributes (the native `queue` expression, nft_queue) */
+/** NFTA_QUEUE_NUM: enum nft_queue_attributes, nf_tables.h: NLA_U16 (big-endian), the first queue */
+export const NFTA_QUEUE_NUM = 1;
+/** NFTA_QUEUE_TOTAL: enum nft_queue_attributes, nf_tables.h: NLA_U16, how many queues (load balancing) */
+export const NFTA_QUEUE_TOTAL = 2;
+/** NFTA_QUEUE_FLAGS: enum nft_queue_attributes, nf_tables.h: NLA_U16, NFT_QUEUE_FLAG_* */
+export const NFTA_QUEUE_FLAGS = 3;
+/** NFTA_QUEUE_SREG_QNUM: enum nft_queue_attributes, nf_tables.h: NLA_U32, the register holding the queue number */
+export const NFTA_QUEUE_SREG_QNUM = 4;
+/** NFT_QUEUE_FLAG_BYPASS: nf_tables.h: nobody bound to the queue, the packet passes */
+export const NFT_QUEUE_FLAG_BYPASS = 0x01;
+/** NFT_QUEUE_FLAG_CPU_FANOUT: nf_tables.h: the queue is chosen by the current CPU, not a hash */
+export const NFT_QUEUE_FLAG_CPU_FANOUT = 0x02;
+
+/* enum nft_target_attributes / nft_match_attributes (nft_compat, nf_tables_compat.h) */
+/** NFTA_TARGET_NAME: enum nft_target_attributes, nf_tables_compat.h: NLA_NUL_STRING, the xt target's name */
+export const NFTA_TARGET_NAME = 1;
+/** NFTA_TARGET_REV: enum nft_target_attributes, nf_tables_compat.h: NLA_U32 (big-endian), its revision */
+export const NFTA_TARGET_REV = 2;
+/** NFTA_TARGET_INFO: enum nft_target_attributes, nf_tables_compat.h: NLA_BINARY, the target's struct, host order */
+export const NFTA_TARGET_INFO = 3;
+/** NFT_COMPAT_NAME_MAX: nf_tables_compat.h: an xt extension's name, NUL included */
+export const NFT_COMPAT_NAME_MAX = 32;
+/** NFNL_MSG_COMPAT_GET: nf_tables_compat.h: ask whether the kernel has an xt match/target revision */
+export const NFNL_MSG_COMPAT_GET = 0;
+/** NFTA_COMPAT_NAME: nf_tables_compat.h: NLA_NUL_STRING */
+export const NFTA_COMPAT_NAME = 1;
+/** NFTA_COMPAT_REV: nf_tables_compat.h: NLA_U32 (big-endian), the highest revision wanted / found */
+export const NFTA_COMPAT_REV = 2;
+/** NFTA_COMPAT_TYPE: nf_tables_compat.h: NLA_U32 (big-endian), 1 target, 0 match */
+export const NFTA_COMPAT_TYPE = 3;
+/** NFT_COMPAT_TARGET: the value of NFTA_COMPAT_TYPE for a target (nft_compat.c: `target = ntohl(...)`) */
+export const NFT_COMPAT_TARGET = 1;
+/** NFQ_FLAG_BYPASS: linux/netfilter/xt_NFQUEUE.h, xt_NFQ_info_v2/v3 */
+export const NFQ_FLAG_BYPASS = 0x01;
+/** NFQ_FLAG_CPU_FANOUT: linux/netfilter/xt_NFQUEUE.h, xt_NFQ_info_v3 */
+export const NFQ_FLAG_CPU_FANOUT = 0x02;
 /** NFTA_NG_DREG: enum nft_ng_attributes, nf_tables.h */
 export const NFTA_NG_DREG = 1;
 /** NFTA_NG_MODULUS: enum nft_ng_attributes, nf_tables.h */

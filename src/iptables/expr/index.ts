@@ -25,6 +25,8 @@ import { objrefExpr, type ObjrefExpr } from './objref.js';
 import { rangeExpr, type RangeExpr } from './range.js';
 import { byteorderExpr, type ByteorderExpr } from './byteorder.js';
 import { connlimitExpr, type ConnlimitExpr } from './connlimit.js';
+import { queueExpr, type QueueExpr } from './queue.js';
+import { targetExpr, type TargetExpr } from './target.js';
 import { numgenExpr, type NumgenExpr } from './numgen.js';
 import { hashExpr, type HashExpr } from './hash.js';
 import { exthdrExpr, type ExthdrExpr } from './exthdr.js';
@@ -52,6 +54,8 @@ registerExpr(objrefExpr);
 registerExpr(rangeExpr);
 registerExpr(byteorderExpr);
 registerExpr(connlimitExpr);
+registerExpr(queueExpr);
+registerExpr(targetExpr);
 registerExpr(numgenExpr);
 registerExpr(hashExpr);
 registerExpr(exthdrExpr);
@@ -81,6 +85,8 @@ export type Expr =
   | RangeExpr
   | ByteorderExpr
   | ConnlimitExpr
+  | QueueExpr
+  | TargetExpr
   | NumgenExpr
   | HashExpr
   | ExthdrExpr
@@ -111,6 +117,8 @@ export type {
   RangeExpr,
   ByteorderExpr,
   ConnlimitExpr,
+  QueueExpr,
+  TargetExpr,
   NumgenExpr,
   HashExpr,
   ExthdrExpr,
@@ -121,6 +129,9 @@ export type {
 export { metaExpr, payloadExpr, cmpExpr, bitwiseExpr, immediateExpr, counterExpr, lookupExpr };
 export { ctExpr, limitExpr, logExpr, quotaExpr, rejectExpr, natExpr, masqExpr, redirExpr, fibExpr, objrefExpr, rangeExpr, byteorderExpr, connlimitExpr };
 export { numgenExpr, hashExpr, exthdrExpr, tproxyExpr, dynsetExpr, notrackExpr };
+export { queueExpr, targetExpr };
+export { nfqueueTarget, decodeNfqueueInfo, type NfqueueTargetInfo } from './target.js';
+export { QUEUE_FLAG_NAMES, queueFlagWords, queueRangeText } from './queue.js';
 export { ctField, CT_KEY_NAMES } from './ct.js';
 export { type LimitSpec, encodeLimit, decodeLimit, limitPrinted } from './limit.js';
 export { type QuotaSpec, encodeQuota, decodeQuota, quotaText } from './quota.js';
