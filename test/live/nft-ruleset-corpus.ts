@@ -64,6 +64,23 @@ export const CORPUS: ReadonlyArray<{ table: string; text: string }> = [
 		type ipv4_addr : counter
 		elements = { 169.254.0.1 : "cnt1" }
 	}
+
+	set ty1 {
+		typeof ip saddr . tcp dport
+		elements = { 169.254.0.1 . 22 }
+	}
+
+	set ty2 {
+		typeof iifname
+	}
+
+	map ty3 {
+		typeof ip6 daddr : meta mark
+	}
+
+	set ty4 {
+		typeof ct state
+	}
 	chain input {
 		type filter hook input priority filter; policy accept;
 		iifname "lo" accept
@@ -187,6 +204,10 @@ export const CORPUS: ReadonlyArray<{ table: string; text: string }> = [
 		goto other
 		return
 		continue
+		ip saddr . tcp dport @ty1 accept
+		iifname @ty2 accept
+		meta mark set ip6 daddr map @ty3
+		ct state @ty4 accept
 		meta mark 0x1 counter accept comment "a comment"
 	}
 	chain other {
