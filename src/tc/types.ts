@@ -115,8 +115,7 @@ export interface FilterEntry extends TcEntryBase {
 }
 
 /**
- * The tcmsg fields a kind's decoder may need. The decoders reuse one object
- * for every message: read it during the call, do not keep it.
+ * The tcmsg fields a kind's decoder may need (one object per decoded message).
  */
 export interface TcHeaderInfo {
   /** tcm_handle */

@@ -19,11 +19,10 @@
  *
  * @module
  */
-import { bin } from '../../netlink/attributes.js';
+import { AttributeView, bin } from '../../netlink/attributes.js';
 import { UsageError } from '../../netlink/errors.js';
-import { NlaTable } from '../nla.js';
 import { ArgReader } from '../args.js';
-import { TCA_GACT_TM, TCA_GACT_PARMS, TCA_GACT_PROB, TCA_GACT_PAD, PGACT_NONE, PGACT_NETRAND, PGACT_DETERM } from './constants.js';
+import { TCA_GACT_TM, TCA_GACT_PARMS, TCA_GACT_PROB, PGACT_NONE, PGACT_NETRAND, PGACT_DETERM } from './constants.js';
 import {
   TC_GEN,
   checkSpecKeys,
@@ -69,14 +68,12 @@ function encode(spec: GactSpec): Buffer[] {
   return out;
 }
 
-const T = new NlaTable(TCA_GACT_PAD);
-
 /**
  * TCA_ACT_OPTIONS -> `control_action`, `prob: { random_type, control_action, val }`, `index`, `ref`, `bind`, times.
  * @throws {NetlinkDecodeError} TCA_GACT_PARMS or TCA_GACT_PROB shorter than their structs
  */
 function decode(buf: Buffer, start: number, end: number, base: number, out: Record<string, unknown>, stats: boolean): void {
-  T.parse(buf, start, end, base);
+  const T = new AttributeView(buf, start, end, base);
   const at = T.at(TCA_GACT_PARMS);
   if (at < 0) return;
   const g = readTcGen(buf, at, T.size(TCA_GACT_PARMS), TC_GACT_LEN, T.headerOffset(TCA_GACT_PARMS), 'struct tc_gact');

@@ -17,14 +17,12 @@
  *
  * @module
  */
-import { bin } from '../../netlink/attributes.js';
+import { AttributeView, bin } from '../../netlink/attributes.js';
 import { UsageError } from '../../netlink/errors.js';
-import { NlaTable } from '../nla.js';
 import { ArgReader } from '../args.js';
 import {
   TCA_MIRRED_TM,
   TCA_MIRRED_PARMS,
-  TCA_MIRRED_PAD,
   TCA_EGRESS_REDIR,
   TCA_EGRESS_MIRROR,
   TCA_INGRESS_REDIR,
@@ -95,15 +93,13 @@ function encode(spec: MirredSpec): Buffer[] {
   return [bin(TCA_MIRRED_PARMS, p)];
 }
 
-const T = new NlaTable(TCA_MIRRED_PAD);
-
 /**
  * TCA_ACT_OPTIONS -> `mirred_action`, `direction`, `to_dev` (`if<N>` until
  * named), `ifindex`, `control_action`, `index`, `ref`, `bind`, times.
  * @throws {NetlinkDecodeError} TCA_MIRRED_PARMS missing or shorter than `struct tc_mirred`
  */
 function decode(buf: Buffer, start: number, end: number, base: number, out: Record<string, unknown>, stats: boolean): void {
-  T.parse(buf, start, end, base);
+  const T = new AttributeView(buf, start, end, base);
   const at = T.at(TCA_MIRRED_PARMS);
   if (at < 0) {
     out.mirred_action = 'unknown';

@@ -24,11 +24,10 @@
  *
  * @module
  */
-import { bin, nested, str, u16be, u32, u8 } from '../../netlink/attributes.js';
+import { AttributeView, bin, nested, str, u16be, u32, u8 } from '../../netlink/attributes.js';
 import { UsageError } from '../../netlink/errors.js';
 import { TCA_OPTIONS, TCA_CLS_FLAGS_SKIP_HW, TCA_CLS_FLAGS_SKIP_SW } from '../constants.js';
 import { ArgReader, parseIntArg } from '../args.js';
-import { NlaTable } from '../nla.js';
 import { protocolName, parseProtocol } from '../proto.js';
 import { formatIpAddress, parseIpAddress } from '../../netlink/route/addr.js';
 import type { FilterKind } from '../types.js';
@@ -326,8 +325,6 @@ function encodeOptions(o: FlowerOptions): Buffer[] {
   return [nested(TCA_OPTIONS, kids)];
 }
 
-const T = new NlaTable(TCA_FLOWER_KEY_PORT_DST_MAX);
-
 function ethTypeText(t: number): string {
   if (t === ETH_P_IP) return 'ipv4';
   if (t === ETH_P_IPV6) return 'ipv6';
@@ -366,7 +363,7 @@ function ipText(buf: Buffer, a: number, m: number, len: number): string {
  * @throws {NetlinkDecodeError} short attributes
  */
 function decodeOptions(buf: Buffer, start: number, end: number, base: number, info: { handle: number; stats?: boolean }): Record<string, unknown> {
-  T.parse(buf, start, end, base);
+  const T = new AttributeView(buf, start, end, base);
   const out: Record<string, unknown> = {};
   if (info.handle) out.handle = info.handle;
   const c = T.u32(TCA_FLOWER_CLASSID);

@@ -11,11 +11,10 @@
  *
  * @module
  */
-import { str, u32, nested } from '../../netlink/attributes.js';
+import { AttributeView, nested, str, u32 } from '../../netlink/attributes.js';
 import { UsageError } from '../../netlink/errors.js';
 import { TCA_OPTIONS, TCA_FW_CLASSID, TCA_FW_MASK, TCA_FW_INDEV, TCA_FW_ACT, TCA_FW_POLICE } from '../constants.js';
 import { ArgReader } from '../args.js';
-import { NlaTable } from '../nla.js';
 import type { FilterKind } from '../types.js';
 import { classidOf, classidText, decodeActions, parseU32Text } from './common.js';
 import { formatActionList } from '../actions/list.js';
@@ -46,15 +45,13 @@ function encodeOptions(o: FwOptions): Buffer[] {
   return [nested(TCA_OPTIONS, kids)];
 }
 
-const T = new NlaTable(TCA_FW_MASK);
-
 /**
  * TCA_OPTIONS -> `{ fw: { mark: "0x1", mask: "0xffffffff" }, classid: "1:4", indev?, actions? }`
  * as tc -j prints it (the `fw` object only when the handle or a mask is set).
  * @throws {NetlinkDecodeError} short attributes
  */
 function decodeOptions(buf: Buffer, start: number, end: number, base: number, info: { handle: number }): Record<string, unknown> {
-  T.parse(buf, start, end, base);
+  const T = new AttributeView(buf, start, end, base);
   const out: Record<string, unknown> = {};
   const handle = info.handle;
   if (handle || T.has(TCA_FW_MASK)) {

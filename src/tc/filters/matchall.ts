@@ -8,7 +8,7 @@
  *
  * @module
  */
-import { nested, u32 } from '../../netlink/attributes.js';
+import { AttributeView, le64, nested, u32 } from '../../netlink/attributes.js';
 import { NetlinkDecodeError, UsageError } from '../../netlink/errors.js';
 import {
   TCA_OPTIONS,
@@ -16,12 +16,10 @@ import {
   TCA_MATCHALL_ACT,
   TCA_MATCHALL_FLAGS,
   TCA_MATCHALL_PCNT,
-  TCA_MATCHALL_PAD,
   TCA_CLS_FLAGS_SKIP_HW,
   TCA_CLS_FLAGS_SKIP_SW,
 } from '../constants.js';
 import { ArgReader } from '../args.js';
-import { NlaTable, readU64 } from '../nla.js';
 import type { FilterKind } from '../types.js';
 import { classidOf, classidText, decodeActions, decodeClsFlags, parseU32Text } from './common.js';
 import { encodeActionList, formatActionList, parseActionWords } from '../actions/list.js';
@@ -48,14 +46,12 @@ function encodeOptions(o: MatchallOptions): Buffer[] {
   return [nested(TCA_OPTIONS, kids)];
 }
 
-const T = new NlaTable(TCA_MATCHALL_PAD);
-
 /**
  * TCA_OPTIONS -> `{ handle (number, as tc -j), flowid?, skip_hw?, skip_sw?, in_hw? | not_in_hw?, rule_hit?, actions? }`.
  * @throws {NetlinkDecodeError} a counter shorter than 8 bytes, short attributes
  */
 function decodeOptions(buf: Buffer, start: number, end: number, base: number, info: { handle: number; stats?: boolean }): Record<string, unknown> {
-  T.parse(buf, start, end, base);
+  const T = new AttributeView(buf, start, end, base);
   const out: Record<string, unknown> = {};
   if (info.handle) out.handle = info.handle;
   const c = T.u32(TCA_MATCHALL_CLASSID);
@@ -65,7 +61,7 @@ function decodeOptions(buf: Buffer, start: number, end: number, base: number, in
   const pc = T.at(TCA_MATCHALL_PCNT);
   if (pc >= 0) {
     if (T.size(TCA_MATCHALL_PCNT) < 8) throw new NetlinkDecodeError('tc_matchall_pcnt needs 8 bytes', T.headerOffset(TCA_MATCHALL_PCNT));
-    out.rule_hit = readU64(buf, pc);
+    out.rule_hit = le64(buf, pc);
   }
   const act = T.bytes(TCA_MATCHALL_ACT);
   if (act) out.actions = decodeActions(act, T.headerOffset(TCA_MATCHALL_ACT) + 4, info.stats !== false);

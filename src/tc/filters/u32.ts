@@ -28,7 +28,7 @@
  *
  * @module
  */
-import { str, u32, nested, bin } from '../../netlink/attributes.js';
+import { AttributeView, bin, le64, nested, str, u32 } from '../../netlink/attributes.js';
 import { NetlinkDecodeError, UsageError } from '../../netlink/errors.js';
 import {
   TCA_OPTIONS,
@@ -43,7 +43,6 @@ import {
   TCA_U32_PCNT,
   TCA_U32_MARK,
   TCA_U32_FLAGS,
-  TCA_U32_PAD,
   TC_U32_TERMINAL,
   TC_U32_OFFSET,
   TC_U32_VAROFFSET,
@@ -56,7 +55,6 @@ import {
   TCA_CLS_FLAGS_SKIP_SW,
 } from '../constants.js';
 import { ArgReader, parseIntArg } from '../args.js';
-import { NlaTable, readU64 } from '../nla.js';
 import type { FilterKind } from '../types.js';
 import { classidOf, classidText, decodeClsFlags, formatClsFlags, synMatchPorts, type SynMatchOptions } from './common.js';
 import { decodeActionList, encodeActionList, formatActionList, parseActionWords } from '../actions/list.js';
@@ -408,7 +406,6 @@ function encodeOffset(o: U32Offset | undefined): { flags: number; shift: number;
 
 /* ---- decoding ---- */
 
-const T = new NlaTable(TCA_U32_PAD);
 const SEL_LEN = 16;
 const KEY_LEN = 16;
 
@@ -420,7 +417,7 @@ const KEY_LEN = 16;
  * @throws {NetlinkDecodeError} a selector shorter than its nkeys claim, or short attributes
  */
 function decodeOptions(buf: Buffer, start: number, end: number, base: number, info: { handle: number; stats?: boolean }): Record<string, unknown> {
-  T.parse(buf, start, end, base);
+  const T = new AttributeView(buf, start, end, base);
   const out: Record<string, unknown> = {};
   const handle = info.handle;
   if (handle) out.fh = formatU32Handle(handle);
@@ -458,8 +455,8 @@ function decodeOptions(buf: Buffer, start: number, end: number, base: number, in
     pcLen = T.size(TCA_U32_PCNT);
     if (pcLen < 16) throw new NetlinkDecodeError(`tc_u32_pcnt needs 16 bytes, has ${pcLen}`, T.headerOffset(TCA_U32_PCNT));
     if (s >= 0) {
-      out.rule_hit = readU64(buf, pc);
-      out.success = readU64(buf, pc + 8);
+      out.rule_hit = le64(buf, pc);
+      out.success = le64(buf, pc + 8);
     }
   }
   const mk = T.at(TCA_U32_MARK);
@@ -478,7 +475,7 @@ function decodeOptions(buf: Buffer, start: number, end: number, base: number, in
         offmask: buf.readInt32LE(k + 12) ? 'nexthdr+' : '',
         off: buf.readInt32LE(k + 8),
       };
-      if (pc >= 0 && pcLen >= 16 + 8 * (i + 1)) m.success = readU64(buf, pc + 16 + 8 * i);
+      if (pc >= 0 && pcLen >= 16 + 8 * (i + 1)) m.success = le64(buf, pc + 16 + 8 * i);
       match.push(m);
     }
     if (match.length) out.match = match;

@@ -16,7 +16,7 @@
  *
  * @module
  */
-import { nested, u32 } from '../../netlink/attributes.js';
+import { AttributeView, nested, u32 } from '../../netlink/attributes.js';
 import {
   TCA_OPTIONS,
   TCA_FQ_CODEL_TARGET,
@@ -34,7 +34,6 @@ import {
   TCA_FQ_CODEL_XSTATS_CLASS,
 } from '../constants.js';
 import { ArgReader, parseIntArg } from '../args.js';
-import { NlaTable } from '../nla.js';
 import type { QdiscKind } from '../types.js';
 import { formatSize, formatTime, parseSize, parseTime } from '../units.js';
 
@@ -82,10 +81,8 @@ function encodeOptions(o: FqCodelOptions): Buffer[] {
   return [nested(TCA_OPTIONS, kids)];
 }
 
-const T = new NlaTable(TCA_FQ_CODEL_CE_THRESHOLD_MASK);
-
 function decodeOptions(buf: Buffer, start: number, end: number, base: number): Record<string, unknown> {
-  T.parse(buf, start, end, base);
+  const T = new AttributeView(buf, start, end, base);
   const out: Record<string, unknown> = {};
   const get = (t: number) => (T.size(t) >= 4 ? T.u32(t) : undefined);
   const put = (key: string, t: number) => {

@@ -26,7 +26,7 @@
  *
  * @module
  */
-import { attr, flag, nested, u32, u64 } from '../../netlink/attributes.js';
+import { attr, AttributeView, flag, le16, le32, les32, nested, u32, u64 } from '../../netlink/attributes.js';
 import { NetlinkDecodeError, UsageError } from '../../netlink/errors.js';
 import {
   TCA_OPTIONS,
@@ -42,7 +42,6 @@ import {
   TC_LINKLAYER_ETHERNET,
 } from '../constants.js';
 import { ArgReader, parseIntArg } from '../args.js';
-import { le16, le32, les32, NlaTable } from '../nla.js';
 import { calcRtable, linklayerName, parseLinklayer, parseSizeAndCell, rate32, writeRatespec, type Ratespec } from '../ratespec.js';
 import type { QdiscKind } from '../types.js';
 import { checkedBufferTicks, calcXmitsize, formatRate, formatSize, parseRate, parseSize } from '../units.js';
@@ -107,10 +106,8 @@ function encodeQdisc(o: HtbOptions): Buffer[] {
   return [nested(TCA_OPTIONS, kids)];
 }
 
-const T = new NlaTable(TCA_HTB_OFFLOAD);
-
 function decodeQdisc(buf: Buffer, start: number, end: number, base: number): Record<string, unknown> {
-  T.parse(buf, start, end, base);
+  const T = new AttributeView(buf, start, end, base);
   const out: Record<string, unknown> = {};
   const g = T.struct(TCA_HTB_INIT, GLOB_LEN);
   if (g >= 0) {
@@ -193,7 +190,7 @@ function encodeClass(o: HtbClassOptions): Buffer[] {
  * @throws {NetlinkDecodeError} TCA_HTB_PARMS shorter than tc_htb_opt
  */
 function decodeClass(buf: Buffer, start: number, end: number, base: number): Record<string, unknown> {
-  T.parse(buf, start, end, base);
+  const T = new AttributeView(buf, start, end, base);
   const p = T.struct(TCA_HTB_PARMS, OPT_LEN);
   const out: Record<string, unknown> = {};
   if (p < 0) return out;
