@@ -80,7 +80,7 @@ export {
   plugReleaseIndefinite,
   plugSetLimit,
   plugRequest,
-} from './kinds/plug.js';
+} from './plug-control.js';
 export type {
   TcConnection,
   DeviceRef,
