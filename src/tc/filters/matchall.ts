@@ -20,8 +20,9 @@ import {
   TCA_CLS_FLAGS_SKIP_SW,
 } from '../constants.js';
 import { ArgReader } from '../args.js';
+import { fieldCodec } from '../fields.js';
 import type { FilterKind } from '../types.js';
-import { classidOf, classidText, decodeActions, decodeClsFlags, parseU32Text } from './common.js';
+import { decodeActions, decodeClsFlags, parseU32Text } from './common.js';
 import { encodeActionList, formatActionList, parseActionWords } from '../actions/list.js';
 import type { ActionEntry, ActionSpec } from '../actions/types.js';
 
@@ -34,9 +35,11 @@ export interface MatchallOptions {
   skip_sw?: boolean;
 }
 
+/** The plain options (tc -j prints the class as "flowid"); flags, counters and actions are the kind's own. */
+const F = fieldCodec('matchall', [{ key: 'classid', type: TCA_MATCHALL_CLASSID, unit: 'classid', words: ['flowid'], json: 'flowid', label: 'flowid' }]);
+
 function encodeOptions(o: MatchallOptions): Buffer[] {
-  const kids: Buffer[] = [];
-  if (o.classid !== undefined) kids.push(u32(TCA_MATCHALL_CLASSID, classidOf(o.classid, 'matchall classid')));
+  const kids = F.encode(o as Record<string, unknown>);
   if (o.actions !== undefined) kids.push(encodeActionList(TCA_MATCHALL_ACT, o.actions));
   let flags = 0;
   if (o.skip_hw) flags |= TCA_CLS_FLAGS_SKIP_HW;
@@ -54,8 +57,7 @@ function decodeOptions(buf: Buffer, start: number, end: number, base: number, in
   const T = new AttributeView(buf, start, end, base);
   const out: Record<string, unknown> = {};
   if (info.handle) out.handle = info.handle;
-  const c = T.u32(TCA_MATCHALL_CLASSID);
-  if (c !== undefined) out.flowid = classidText(c);
+  F.decode(T, out);
   const f = T.u32(TCA_MATCHALL_FLAGS);
   if (f !== undefined) decodeClsFlags(f, out);
   const pc = T.at(TCA_MATCHALL_PCNT);
@@ -71,7 +73,7 @@ function decodeOptions(buf: Buffer, start: number, end: number, base: number, in
 function formatOptions(o: Record<string, unknown>): string {
   let s = '';
   if (o.handle !== undefined) s += `handle 0x${(o.handle as number).toString(16)} `;
-  if (o.flowid !== undefined) s += `flowid ${o.flowid} `;
+  s += F.format(o);
   for (const k of ['skip_hw', 'skip_sw', 'in_hw', 'not_in_hw']) if (o[k]) s += `\n  ${k}`;
   if (o.rule_hit !== undefined) s += ` (rule hit ${o.rule_hit})`;
   if (Array.isArray(o.actions)) s += formatActionList(o.actions as ActionEntry[]);
@@ -83,8 +85,8 @@ function parseArgs(args: readonly string[]): MatchallOptions {
   const o: MatchallOptions = {};
   while (r.more()) {
     const w = r.next();
-    if (w === 'classid' || w === 'flowid') o.classid = r.value(w);
-    else if (w === 'skip_hw') o.skip_hw = true;
+    if (F.word(w, r, o as Record<string, unknown>)) continue;
+    if (w === 'skip_hw') o.skip_hw = true;
     else if (w === 'skip_sw') o.skip_sw = true;
     else if (w === 'action' || w === 'actions') o.actions = parseActionWords(r.rest());
     else r.unknown(w, 'classid, flowid, skip_hw, skip_sw, action');
