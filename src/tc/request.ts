@@ -193,6 +193,6 @@ export function filterRequest<K extends string = string>(op: TcOp, ifindex: numb
     req.kind = kind;
     if (desc) req.module = filterModule(kind);
   }
-  if (actions) (req as TcRequest & { actions?: ActionModules }).actions = actions;
+  if (actions) req.actions = actions;
   return req;
 }

@@ -293,6 +293,8 @@ export interface TcRequest {
    * synplug knows the kind; absent for a kind synplug does not know.
    */
   module?: string;
+  /** the action kinds a filter request carries, each with its module (for the error when one is missing) */
+  actions?: ReadonlyArray<{ kind: string; module: string }>;
 }
 
 /**
