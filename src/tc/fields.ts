@@ -2,29 +2,29 @@
  * Plain TLV options driven by one table per kind, the idea of pyroute2's
  * `nla_map`: each row names an option (the options object's key and tc -j's),
  * its attribute type and its unit, and the table gives the encoder, the
- * decoder, tc's text and tc's words for it. A kind's file then holds its
+ * decoder, tc's text and the option's type for it. A kind's file then holds its
  * table and only what does not fit one (structs, composite fields).
  *
  * Units (the wire type follows from the unit):
  *
  * | unit | attribute | options value | decoded | tc text |
  * |---|---|---|---|---|
- * | count | NLA_U32 | integer | number | `word N` |
- * | packets | NLA_U32 | integer | number | `word Np` |
- * | time | NLA_U32 µs | µs or tc time text ("5ms") | µs | `word 5ms` |
- * | size | NLA_U32 bytes | bytes or tc size text ("32Mb") | bytes | `word 32Mb` |
- * | classid | NLA_U32 | tc text ("1:4") or u32 | tc text | `word 1:4` |
- * | mask | NLA_U32 | u32 (words: decimal, 0x hex, 0 octal) | number | `word 0x..` |
- * | onoff | NLA_U32 0/1 | boolean | `true` when non-zero | `word` (words: `word` / `noword`) |
- * | flag | NLA_FLAG | boolean | `true` when present | `word` |
- * | name | NLA_NUL_STRING | device name, 1..15 characters | string | `word NAME` |
+ * | count | NLA_U32 | integer | number | `key N` |
+ * | packets | NLA_U32 | integer | number | `key Np` |
+ * | time | NLA_U32 µs | µs or tc time text ("5ms") | µs | `key 5ms` |
+ * | size | NLA_U32 bytes | bytes or tc size text ("32Mb") | bytes | `key 32Mb` |
+ * | classid | NLA_U32 | tc text ("1:4") or u32 | tc text | `key 1:4` |
+ * | mask | NLA_U32 | u32 | number | `key 0x..` |
+ * | onoff | NLA_U32 0/1 | boolean | `true` when non-zero | `key` |
+ * | flag | NLA_FLAG | boolean | `true` when present | `key` |
+ * | name | NLA_NUL_STRING | device name, 1..15 characters | string | `key NAME` |
  *
  * @module
  */
 import { type AttributeView, flag, str, u32 } from '../netlink/attributes.js';
 import { UsageError } from '../netlink/errors.js';
-import { type ArgReader, parseIntArg } from './args.js';
-import { classidOf, classidText, parseU32Text } from './filters/common.js';
+import { parseIntArg } from './args.js';
+import { classidOf, classidText } from './filters/common.js';
 import type { OptionType } from './types.js';
 import { formatSize, formatTime, parseSize, parseTime } from './units.js';
 
@@ -38,14 +38,11 @@ export interface Field {
   /** the attribute type (TCA_*) inside TCA_OPTIONS */
   readonly type: number;
   readonly unit: FieldUnit;
-  /** tc's keyword (default `key`); more keywords that mean the same in `words` */
-  readonly word?: string;
-  readonly words?: readonly string[];
-  /** tc's text before the value when it differs from `word` ("input dev") */
+  /** tc's text before the value when it differs from `key` ("input dev") */
   readonly label?: string;
   /** tc -j's key when it differs from `key` (matchall's classid is printed as "flowid") */
   readonly json?: string;
-  /** decoded and printed only: never an option or a word (e.g. a legacy attribute tc prints) */
+  /** decoded and printed only, never an option (e.g. a legacy attribute tc prints) */
   readonly decodeOnly?: boolean;
   /** 0 means "not given": `'send'`: not sent; `true`: not sent, decoded or printed either (as tc does for some fields) */
   readonly omitZero?: boolean | 'send';
@@ -81,19 +78,6 @@ export interface FieldCodec {
   decode(v: AttributeView, out: Record<string, unknown>, keys?: readonly string[]): void;
   /** tc's text of the decoded fields (`limit 1024p flows 1024 `), each followed by a space. */
   format(o: Record<string, unknown>, keys?: readonly string[]): string;
-  /**
-   * Read one of the table's words (the reader has just returned `w`) into `o`.
-   * @returns false when `w` is not the table's
-   * @throws {UsageError} a missing or bad value
-   */
-  word(w: string, r: ArgReader, o: Record<string, unknown>): boolean;
-  /** The table's keywords, for "expected ..." messages. */
-  readonly wordList: string;
-  /**
-   * tc's words -> options: every word must be the table's.
-   * @throws {UsageError} an unknown word, a missing or bad value
-   */
-  parse(r: ArgReader): Record<string, unknown>;
 }
 
 /**
@@ -105,10 +89,7 @@ export interface FieldCodec {
 export function fieldCodec(what: string, fields: readonly Field[], lenient = false): FieldCodec {
   const byKey = new Map(fields.map((f) => [f.key, f]));
   const options = fields.filter((f) => !f.decodeOnly);
-  const byWord = new Map<string, Field>();
-  for (const f of options) for (const w of [f.word ?? f.key, ...(f.words ?? [])]) byWord.set(w, f);
   const rows = (keys: readonly string[] | undefined) => (keys ? keys.map((k) => byKey.get(k)!) : fields);
-  const wordList = options.map((f) => [f.word ?? f.key, ...(f.words ?? []), ...(f.unit === 'onoff' ? [`no${f.word ?? f.key}`] : [])].join(', ')).join(', ');
 
   function encodeOne(f: Field, v: unknown): Buffer | undefined {
     const label = `${what} ${f.key}`;
@@ -142,7 +123,6 @@ export function fieldCodec(what: string, fields: readonly Field[], lenient = fal
 
   return {
     optionTypes: Object.fromEntries(options.map((f) => [f.key, OPTION_TYPES[f.unit]])),
-    wordList,
     encode(o, order) {
       const out: Buffer[] = [];
       for (const f of rows(order)) {
@@ -174,7 +154,7 @@ export function fieldCodec(what: string, fields: readonly Field[], lenient = fal
       for (const f of rows(keys)) {
         const v = o[f.json ?? f.key];
         if (v === undefined || v === false || (f.omitZero === true && v === 0)) continue;
-        const label = f.label ?? f.word ?? f.key;
+        const label = f.label ?? f.key;
         if (f.unit === 'onoff' || f.unit === 'flag') s += `${label} `;
         else if (f.unit === 'packets') s += `${label} ${v}p `;
         else if (f.unit === 'time') s += `${label} ${formatTime(v as number)} `;
@@ -182,28 +162,6 @@ export function fieldCodec(what: string, fields: readonly Field[], lenient = fal
         else s += `${label} ${v} `;
       }
       return s;
-    },
-    word(w, r, o) {
-      let f = byWord.get(w);
-      let value: unknown = true;
-      if (!f && w.startsWith('no')) {
-        f = byWord.get(w.slice(2));
-        if (f?.unit !== 'onoff') return false;
-        value = false;
-      } else if (!f) return false;
-      else if (f.unit === 'count' || f.unit === 'packets') value = r.int(w);
-      else if (f.unit === 'mask') value = parseU32Text(r.value(w), `${what} ${f.key}`);
-      else if (f.unit !== 'onoff' && f.unit !== 'flag') value = r.value(w);
-      o[f.key] = value;
-      return true;
-    },
-    parse(r) {
-      const o: Record<string, unknown> = {};
-      while (r.more()) {
-        const w = r.next();
-        if (!this.word(w, r, o)) r.unknown(w, wordList);
-      }
-      return o;
     },
   };
 }

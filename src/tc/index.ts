@@ -73,6 +73,7 @@ export {
   eachFilter,
 } from './filter.js';
 export { qdiscRequest, classRequest, filterRequest } from './request.js';
+export { optionsFromWords, parseActionWords } from './words.js';
 export { KindUnavailableError } from './explain.js';
 export {
   plugBuffer,
@@ -110,7 +111,6 @@ export {
   encodeActionList,
   decodeActionList,
   formatActionList,
-  parseActionWords,
   resolveActionDevices,
   nameActionDevices,
   resolveActionDeviceNames,

@@ -12,8 +12,8 @@ import type { FilterKind, OptionType, QdiscKind } from './types.js';
 
 /**
  * A qdisc kind of any options type, as the table holds it: the encoders
- * take what the caller gave, once `checkOptionKeys` (or the kind's
- * `parseArgs`) has checked it against the kind's own option types.
+ * take what the caller gave, once `checkOptionKeys` (or, for tc words,
+ * `optionsFromWords`) has read it.
  */
 type AnyQdiscKind = QdiscKind<Record<string, unknown>, Record<string, unknown>>;
 /** A filter kind of any options type (see {@link AnyQdiscKind}). */

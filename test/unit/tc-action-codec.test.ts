@@ -14,7 +14,8 @@ import { NetlinkDecodeError, UsageError } from '../../src/netlink/errors.js';
 import { attr, nested, str, NLA_F_NESTED } from '../../src/netlink/attributes.js';
 import { parseMessages, type NetlinkMessage } from '../../src/netlink/message.js';
 import { decodeFilter, encodeTcmsg, filterRequest, formatFilterText, TCA_KIND, TCA_OPTIONS } from '../../src/tc/index.js';
-import { decodeActionList, encodeActionList, formatActionList, parseActionWords } from '../../src/tc/actions/list.js';
+import { decodeActionList, encodeActionList, formatActionList } from '../../src/tc/actions/list.js';
+import { parseActionWords } from '../../src/tc/words.js';
 import { actionKind, actionKindNames, actionModule } from '../../src/tc/actions/registry.js';
 import { parseControlAction, controlActionJson } from '../../src/tc/actions/common.js';
 import {

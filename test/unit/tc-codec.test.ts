@@ -28,6 +28,7 @@ import {
   calcXmittime,
   calcXmitsize,
   qdiscKind,
+  optionsFromWords,
   filterKind,
   qdiscKindNames,
   filterKindNames,
@@ -287,7 +288,7 @@ test('htb qdisc: default (hex, as tc reads it), r2q, direct_qlen', (t) => {
 
 function classRoundTrip(kind: string, options: Record<string, unknown> | string[]): Record<string, unknown> {
   const desc = qdiscKind(kind)!;
-  const o = Array.isArray(options) ? desc.parseClassArgs!(options) : options;
+  const o = Array.isArray(options) ? optionsFromWords('class', kind, options)! : options;
   const attrs = desc.encodeClassOptions!(o);
   return decodeClass(msg(40, { handle: 0x10001, parent: 0xffffffff }, [str(TCA_KIND, kind), ...attrs])).options;
 }

@@ -21,7 +21,6 @@
  */
 import { AttributeView, bin } from '../../netlink/attributes.js';
 import { UsageError } from '../../netlink/errors.js';
-import { ArgReader } from '../args.js';
 import { TCA_GACT_TM, TCA_GACT_PARMS, TCA_GACT_PROB, PGACT_NONE, PGACT_NETRAND, PGACT_DETERM } from './constants.js';
 import {
   TC_GEN,
@@ -30,7 +29,6 @@ import {
   controlActionText,
   formatTimes,
   parseControlAction,
-  readControlAction,
   readTcGen,
   specIndex,
   writeGenAndTimes,
@@ -100,26 +98,6 @@ function format(a: Record<string, unknown>): string {
   );
 }
 
-/**
- * tc's words: `VERDICT [random netrand|determ VERDICT VAL] [index N]`.
- * @throws {UsageError}
- */
-function parseArgs(words: readonly string[]): GactSpec {
-  const r = new ArgReader(words, 'action gact');
-  const spec: GactSpec = { kind: 'gact', control_action: readControlAction(r, r.value('gact'), 'action gact') };
-  while (r.more()) {
-    const w = r.next();
-    if (w === 'random') {
-      const type = r.value('random');
-      if (type !== 'netrand' && type !== 'determ') throw new UsageError(`action gact: random type must be "netrand" or "determ", not ${JSON.stringify(type)}`);
-      const verdict = readControlAction(r, r.value(type), 'action gact');
-      spec.prob = { random_type: type, control_action: verdict, val: r.int('random', 0, 10000) };
-    } else if (w === 'index') spec.index = r.int('index');
-    else r.unknown(w, 'random or index');
-  }
-  return spec;
-}
-
 /** act_gact. */
 export const gact: ActionKind<GactSpec> = {
   kind: 'gact',
@@ -127,5 +105,4 @@ export const gact: ActionKind<GactSpec> = {
   encode,
   decode,
   format,
-  parseArgs,
 };

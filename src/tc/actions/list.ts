@@ -108,40 +108,6 @@ export function formatActionList(actions: readonly ActionEntry[]): string {
 }
 
 /**
- * tc's action words, after a filter's first `action` keyword:
- * `mirred egress redirect dev ifb0 [action gact pass ...]`. A group that
- * does not start with a known kind but with a verdict (`action drop`) is a
- * gact, as tc reads it.
- * @throws {UsageError}
- */
-export function parseActionWords(words: readonly string[]): ActionSpec[] {
-  const groups: string[][] = [[]];
-  for (const w of words) {
-    if (w === 'action' || w === 'actions') groups.push([]);
-    else groups[groups.length - 1].push(w);
-  }
-  const out: ActionSpec[] = [];
-  for (const g of groups) {
-    if (g.length === 0) throw new UsageError('"action" must be followed by an action kind (e.g. "mirred egress redirect dev ifb0", "gact pass")');
-    let k = actionKind(g[0]);
-    let rest = g.slice(1);
-    if (!k) {
-      const gact = actionKind('gact');
-      if (!gact || !VERDICT_WORDS.includes(g[0])) throw new UsageError(`unknown action kind "${g[0]}" (known: ${actionKindNames().join(', ')})`);
-      k = gact;
-      rest = g;
-    }
-    if (!k.parseArgs) throw new UsageError(`action kind '${k.kind}' takes no arguments here`);
-    out.push(k.parseArgs(rest));
-  }
-  if (out.length > MAX_ACTIONS) throw new UsageError(`a filter takes at most ${MAX_ACTIONS} actions`);
-  return out;
-}
-
-/** Words that start a verdict: an action group starting with one is a gact (tc's fallback). */
-const VERDICT_WORDS = ['continue', 'drop', 'shot', 'pass', 'ok', 'reclassify', 'pipe', 'stolen', 'trap', 'goto', 'jump'];
-
-/**
  * Turn the `to_dev` names of mirred specs into `ifindex` (one RTM_GETLINK
  * each), so that the options can be encoded. Specs that already have an
  * ifindex are left alone. Returns new objects; the input is not changed.

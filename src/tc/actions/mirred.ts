@@ -19,7 +19,6 @@
  */
 import { AttributeView, bin } from '../../netlink/attributes.js';
 import { UsageError } from '../../netlink/errors.js';
-import { ArgReader } from '../args.js';
 import {
   TCA_MIRRED_TM,
   TCA_MIRRED_PARMS,
@@ -37,7 +36,6 @@ import {
   controlActionText,
   formatTimes,
   parseControlAction,
-  readControlAction,
   readTcGen,
   specIndex,
   writeGenAndTimes,
@@ -125,30 +123,6 @@ function format(a: Record<string, unknown>): string {
   return `mirred (${text} to device ${a.to_dev}) ${controlActionText(a.control_action)}\n\tindex ${a.index} ref ${a.ref} bind ${a.bind}${formatTimes(a)}\n`;
 }
 
-/**
- * tc's words: `egress|ingress redirect|mirror dev DEV [VERDICT] [index N]`.
- * @throws {UsageError}
- */
-function parseArgs(words: readonly string[]): MirredSpec {
-  const r = new ArgReader(words, 'action mirred');
-  const w0 = r.value('mirred');
-  if (w0 !== 'egress' && w0 !== 'ingress') throw new UsageError(`action mirred: expected "egress" or "ingress", got ${JSON.stringify(w0)}`);
-  const w1 = r.value(w0);
-  if (w1 !== 'redirect' && w1 !== 'mirror') throw new UsageError(`action mirred: expected "redirect" or "mirror" after "${w0}", got ${JSON.stringify(w1)}`);
-  const spec: MirredSpec = { kind: 'mirred', direction: w0, mirred_action: w1 };
-  while (r.more()) {
-    const w = r.next();
-    if (w === 'dev') {
-      const d = r.value('dev');
-      if (/^\d+$/.test(d)) spec.ifindex = Number(d);
-      else spec.to_dev = d;
-    } else if (w === 'index') spec.index = r.int('index');
-    else spec.control_action = readControlAction(r, w, 'action mirred');
-  }
-  if (spec.ifindex === undefined && spec.to_dev === undefined) throw new UsageError('action mirred: "dev DEVICE" is required');
-  return spec;
-}
-
 /** act_mirred. */
 export const mirred: ActionKind<MirredSpec> = {
   kind: 'mirred',
@@ -156,5 +130,4 @@ export const mirred: ActionKind<MirredSpec> = {
   encode,
   decode,
   format,
-  parseArgs,
 };

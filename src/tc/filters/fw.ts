@@ -14,7 +14,6 @@
 import { AttributeView, nested } from '../../netlink/attributes.js';
 import { UsageError } from '../../netlink/errors.js';
 import { TCA_OPTIONS, TCA_FW_CLASSID, TCA_FW_MASK, TCA_FW_INDEV, TCA_FW_ACT, TCA_FW_POLICE } from '../constants.js';
-import { ArgReader } from '../args.js';
 import { fieldCodec } from '../fields.js';
 import type { FilterKind, OptionTypes } from '../types.js';
 import { decodeActions, parseU32Text } from './common.js';
@@ -33,7 +32,7 @@ export interface FwOptions {
 
 /** The options; tc sends the mask first, and prints classid, police, indev (the mark and mask as `fw`). */
 const F = fieldCodec('fw', [
-  { key: 'classid', type: TCA_FW_CLASSID, unit: 'classid', words: ['flowid'] },
+  { key: 'classid', type: TCA_FW_CLASSID, unit: 'classid' },
   { key: 'mask', type: TCA_FW_MASK, unit: 'mask' },
   { key: 'police', type: TCA_FW_POLICE, unit: 'flag', decodeOnly: true },
   { key: 'indev', type: TCA_FW_INDEV, unit: 'name', label: 'input dev' },
@@ -92,7 +91,6 @@ export const fw: FilterKind<FwOptions> = {
     if (t.includes('/')) throw new UsageError(`fw handle ${JSON.stringify(t)}: give the mark as the handle and the mask as the "mask" option`);
     return parseU32Text(t, 'fw handle (mark)');
   },
-  parseArgs: (args) => F.parse(new ArgReader(args, 'filter fw')),
   formatOptions,
 };
 

@@ -19,11 +19,10 @@ import {
   TCA_CLS_FLAGS_SKIP_HW,
   TCA_CLS_FLAGS_SKIP_SW,
 } from '../constants.js';
-import { ArgReader } from '../args.js';
 import { fieldCodec } from '../fields.js';
 import type { FilterKind } from '../types.js';
 import { decodeActions, decodeClsFlags, parseU32Text } from './common.js';
-import { encodeActionList, formatActionList, parseActionWords } from '../actions/list.js';
+import { encodeActionList, formatActionList } from '../actions/list.js';
 import type { ActionEntry, ActionSpec } from '../actions/types.js';
 
 /** Options of a matchall filter. */
@@ -36,7 +35,7 @@ export interface MatchallOptions {
 }
 
 /** The plain options (tc -j prints the class as "flowid"); flags, counters and actions are the kind's own. */
-const F = fieldCodec('matchall', [{ key: 'classid', type: TCA_MATCHALL_CLASSID, unit: 'classid', words: ['flowid'], json: 'flowid', label: 'flowid' }]);
+const F = fieldCodec('matchall', [{ key: 'classid', type: TCA_MATCHALL_CLASSID, unit: 'classid', json: 'flowid', label: 'flowid' }]);
 
 function encodeOptions(o: MatchallOptions): Buffer[] {
   const kids = F.encode(o as Record<string, unknown>);
@@ -80,20 +79,6 @@ function formatOptions(o: Record<string, unknown>): string {
   return s;
 }
 
-function parseArgs(args: readonly string[]): MatchallOptions {
-  const r = new ArgReader(args, 'filter matchall');
-  const o: MatchallOptions = {};
-  while (r.more()) {
-    const w = r.next();
-    if (F.word(w, r, o as Record<string, unknown>)) continue;
-    if (w === 'skip_hw') o.skip_hw = true;
-    else if (w === 'skip_sw') o.skip_sw = true;
-    else if (w === 'action' || w === 'actions') o.actions = parseActionWords(r.rest());
-    else r.unknown(w, 'classid, flowid, skip_hw, skip_sw, action');
-  }
-  return o;
-}
-
 /** cls_matchall. */
 export const matchall: FilterKind<MatchallOptions> = {
   kind: 'matchall',
@@ -101,7 +86,6 @@ export const matchall: FilterKind<MatchallOptions> = {
   encodeOptions,
   decodeOptions,
   parseHandle: (t) => parseU32Text(t, 'matchall handle'),
-  parseArgs,
   formatOptions,
 };
 

@@ -33,7 +33,6 @@ import {
   TCA_FQ_CODEL_XSTATS_QDISC,
   TCA_FQ_CODEL_XSTATS_CLASS,
 } from '../constants.js';
-import { ArgReader } from '../args.js';
 import { fieldCodec } from '../fields.js';
 import type { OptionTypes, QdiscKind } from '../types.js';
 import { formatTime } from '../units.js';
@@ -161,7 +160,6 @@ export const fqCodel: QdiscKind<FqCodelOptions> = {
   decodeOptions,
   decodeClassOptions: () => ({}),
   decodeXstats,
-  parseArgs: (args) => F.parse(new ArgReader(args, 'qdisc fq_codel')),
   formatOptions,
   formatXstats,
 };

@@ -24,7 +24,6 @@
 import { attr } from '../../netlink/attributes.js';
 import { NetlinkDecodeError, UsageError } from '../../netlink/errors.js';
 import { TCA_OPTIONS, TCQ_PLUG_BUFFER, TCQ_PLUG_LIMIT, TCQ_PLUG_RELEASE_INDEFINITE, TCQ_PLUG_RELEASE_ONE } from '../constants.js';
-import { ArgReader } from '../args.js';
 import type { QdiscKind } from '../types.js';
 import { parseSize } from '../units.js';
 
@@ -92,31 +91,6 @@ function decodeOptions(buf: Buffer, start: number, end: number, base: number): R
   return { action: a >= 0 && a < NAMES.length ? NAMES[a] : a, limit: buf.readUInt32LE(start + 4) };
 }
 
-/**
- * tc's plug arguments (q_plug.c): `block` (= buffer), `release`
- * (= release_one), `release_indefinite`, `limit BYTES`; also our names `buffer`, `release_one`.
- * @throws {UsageError} unknown word, or more than one action
- */
-function parseArgs(args: readonly string[]): PlugOptions {
-  const r = new ArgReader(args, 'qdisc plug');
-  const o: PlugOptions = {};
-  const set = (a: PlugAction) => {
-    if (o.action && o.action !== a) throw new UsageError(`qdisc plug: only one action per message (got "${o.action}" and "${a}")`);
-    o.action = a;
-  };
-  while (r.more()) {
-    const w = r.next();
-    if (w === 'block' || w === 'buffer') set('buffer');
-    else if (w === 'release' || w === 'release_one') set('release_one');
-    else if (w === 'release_indefinite') set('release_indefinite');
-    else if (w === 'limit') {
-      set('limit');
-      o.limit = r.value('limit');
-    } else r.unknown(w, 'block, release, release_indefinite, limit BYTES');
-  }
-  return o;
-}
-
 /** sch_plug. */
 export const plug: QdiscKind<PlugOptions> = {
   kind: 'plug',
@@ -124,7 +98,6 @@ export const plug: QdiscKind<PlugOptions> = {
   optionTypes: { action: 'string', limit: 'number|string' },
   encodeOptions,
   decodeOptions,
-  parseArgs,
   formatOptions: (o) => (o.action === undefined ? '' : o.action === 'limit' ? `limit ${o.limit}` : String(o.action)),
 };
 

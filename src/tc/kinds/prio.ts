@@ -17,7 +17,6 @@
 import { attr, AttributeView, flag } from '../../netlink/attributes.js';
 import { NetlinkDecodeError, UsageError } from '../../netlink/errors.js';
 import { TCA_OPTIONS, TCA_PRIO_MQ, TC_PRIO_MAX } from '../constants.js';
-import { ArgReader, parseIntArg } from '../args.js';
 import type { QdiscKind } from '../types.js';
 
 /** Options of a prio qdisc. */
@@ -95,27 +94,6 @@ export function formatPrioQopt(o: Record<string, unknown>): string {
   return s;
 }
 
-/**
- * tc's prio arguments: `bands N`, `priomap P0 P1 ...`, `multiqueue`.
- * @throws {UsageError} unknown word or bad number
- */
-export function parsePrioArgs(args: readonly string[]): PrioOptions {
-  const r = new ArgReader(args, 'qdisc prio');
-  const o: PrioOptions = {};
-  let map: number[] | undefined;
-  while (r.more()) {
-    const w = r.next();
-    if (w === 'bands') o.bands = r.int('bands', 2, TCQ_PRIO_BANDS);
-    else if (w === 'multiqueue') o.multiqueue = true;
-    else if (w === 'priomap') {
-      map = [];
-      while (r.more() && /^[0-9]+$/.test(r.peek()!)) map.push(parseIntArg(r.next(), 'qdisc prio priomap', 0, TCQ_PRIO_BANDS - 1));
-    } else r.unknown(w, 'bands, priomap, multiqueue');
-  }
-  if (map) o.priomap = map;
-  return o;
-}
-
 /** sch_prio. */
 export const prio: QdiscKind<PrioOptions> = {
   kind: 'prio',
@@ -124,7 +102,6 @@ export const prio: QdiscKind<PrioOptions> = {
   encodeOptions: encodePrioQopt,
   decodeOptions: decodePrioQopt,
   decodeClassOptions: () => ({}),
-  parseArgs: parsePrioArgs,
   formatOptions: formatPrioQopt,
 };
 

@@ -29,7 +29,7 @@ import {
   TCA_TBF_PBURST,
   TC_LINKLAYER_ETHERNET,
 } from '../constants.js';
-import { ArgReader, parseIntArg } from '../args.js';
+import { parseIntArg } from '../args.js';
 import { calcRtable, linklayerName, parseLinklayer, parseSizeAndCell, rate32, readRatespec, writeRatespec, type Ratespec } from '../ratespec.js';
 import type { QdiscKind } from '../types.js';
 import {
@@ -182,49 +182,6 @@ function formatOptions(o: Record<string, unknown>): string {
   return s;
 }
 
-function parseArgs(args: readonly string[]): TbfOptions {
-  const r = new ArgReader(args, 'qdisc tbf');
-  const o: Partial<TbfOptions> = {};
-  while (r.more()) {
-    const w = r.next();
-    switch (w) {
-      case 'rate':
-        o.rate = r.value(w);
-        break;
-      case 'burst':
-      case 'buffer':
-      case 'maxburst':
-        o.burst = r.value(w);
-        break;
-      case 'limit':
-        o.limit = r.value(w);
-        break;
-      case 'latency':
-        o.latency = r.value(w);
-        break;
-      case 'peakrate':
-        o.peakrate = r.value(w);
-        break;
-      case 'mtu':
-      case 'minburst':
-        o.mtu = r.value(w);
-        break;
-      case 'mpu':
-        o.mpu = r.value(w);
-        break;
-      case 'overhead':
-        o.overhead = r.int(w, 0, 0xffff);
-        break;
-      case 'linklayer':
-        o.linklayer = r.value(w);
-        break;
-      default:
-        r.unknown(w, 'rate, burst, limit, latency, peakrate, mtu, mpu, overhead, linklayer');
-    }
-  }
-  return o as TbfOptions;
-}
-
 /** sch_tbf. */
 export const tbf: QdiscKind<TbfOptions> = {
   kind: 'tbf',
@@ -243,7 +200,6 @@ export const tbf: QdiscKind<TbfOptions> = {
   encodeOptions,
   decodeOptions,
   decodeClassOptions: () => ({}),
-  parseArgs,
   formatOptions,
 };
 
