@@ -70,7 +70,7 @@ import { SynplugError } from '../netlink/errors.js';
 import { NetlinkConnection } from '../netlink/connection.js';
 import { NETLINK_SOCK_DIAG } from '../netlink/message.js';
 import { listTcpListeners } from '../netlink/sockdiag.js';
-import { check, setup, teardown, protect, holdModeNames, type ProtectResult } from '../guard/index.js';
+import { check, setup, teardown, protect, holdModeFor, type ProtectResult } from '../guard/index.js';
 import { demoPreflight } from './preflight.js';
 import { ClientLoad } from './clients.js';
 import { ClientProcess } from './client-process.js';
@@ -175,7 +175,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
   let inboundDev: string | undefined;
   let clientProc: ClientProcess | undefined;
   try {
-    if (options.inbound && !holdModeNames().includes('inbound')) throw new SynplugError('this synplug has no inbound hold mode, which demo --inbound needs');
+    if (options.inbound && !holdModeFor('plug', 'inbound')) throw new SynplugError('this synplug has no inbound hold mode, which demo --inbound needs');
     // Phase one, before anything is created: the capability and every module of the run, all named at once.
     await demoPreflight({ inbound: options.inbound === true, what: options.inbound ? 'synplug demo --inbound' : 'synplug demo' });
     if (stoppedBy) throw new DemoInterruptedError(stoppedBy, '');
@@ -278,7 +278,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
       );
     }
     // Judge the local hold alone: inbound holds (other devices) may be set up too.
-    const localState = c.holds?.find((h) => h.mode === 'local')?.state ?? (c.holds ? 'absent' : c.state);
+    const localState = c.holds?.find((h) => h.mode === holdModeFor('plug', 'local')?.name)?.state ?? (c.holds ? 'absent' : c.state);
     if (localState === 'partial') {
       const bad = c.pieces.filter((p) => p.status !== 'ok').map((p) => `${p.piece} (${p.status})`);
       throw new SynplugError(

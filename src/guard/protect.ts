@@ -27,9 +27,8 @@ import { startWatchdog, WATCHDOG_GRACE_MS, type Watchdog } from './watchdog.js';
 import { StateStore, processStartTime, type Lease } from './state.js';
 import { dropLease, leaseLive, newLeaseId, openLockFile, recordedLeases, takeLease, withLeaseLock, type TakeResult } from './leases.js';
 import { closeSync } from 'node:fs';
-import { contextFor, definedOnly, openSession, recoverStale } from './context.js';
+import { contextFor, openSession, recoverStale } from './context.js';
 import { isSetUp, requireSetUp, setup } from './setup.js';
-import { inboundOptionsOf, type InboundHoldRecord } from './modes/inbound.js';
 import { runPrecheck } from './precheck.js';
 import { closingInodes, handedOverInode, holderPids } from './listen-holders.js';
 import type { GuardProtectOptions, ListenTarget, Listener, PlugStats, ProtectOptions, ProtectResult, ProtectSession } from './types.js';
@@ -418,19 +417,11 @@ export async function protect(opts: GuardProtectOptions): Promise<ProtectResult>
     if (rec.released) opts.onNotice?.(`released a plug left buffering (${rec.reason})`);
     if (!(await isSetUp(s))) {
       if (!opts.setup) await requireSetUp(s, config, 'protect');
-      // Every hold the record lists (the local hold alone when nothing is recorded), then a session over what setup made.
+      // Every hold of the session (the record's; the local hold alone when nothing is recorded), then a session over what setup made.
       const actions: string[] = [];
-      for (const [id, h] of Object.entries(record?.holds ?? { local: undefined })) {
-        const r =
-          h?.mode === 'inbound'
-            ? await setup({ stateDir: config.stateDir, inbound: inboundOptionsOf(h as InboundHoldRecord) })
-            : id === 'local'
-              ? await setup({
-                  ...definedOnly({ dev: opts.dev, addr: opts.addr, mark: opts.mark, limit: opts.limit, table: opts.table }),
-                  stateDir: config.stateDir,
-                })
-              : undefined;
-        actions.push(...(r?.actions ?? []));
+      for (const h of s.holds) {
+        const r = await setup({ ...h.setupOptions(), stateDir: config.stateDir });
+        actions.push(...r.actions);
       }
       opts.onNotice?.(`set up first: ${actions.join('; ') || 'nothing to do'}`);
       s.close();

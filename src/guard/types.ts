@@ -55,7 +55,7 @@ export interface CheckResult {
   /** every piece of every hold reported, in the order of their setup steps (the address last) */
   pieces: PieceState[];
   /** each hold's own state (`local`, `inbound:DEV`...); an inbound hold also lists its ports */
-  holds: Array<{ id: string; mode: string; dev: string; state: SetupState; ports?: number[] }>;
+  holds: Array<{ id: string; mode: string; via: 'plug' | 'queue'; dev: string; state: SetupState; ports?: number[] }>;
   /** IFBs of synplug's that no record lists (present when there is one; `state` is then at best `partial`) */
   unrecorded?: UnrecordedIfb[];
 }
@@ -126,6 +126,8 @@ export interface SetupResult {
   unverified: string[];
   /** the hold set up: `local` or `inbound:DEV` */
   hold: string;
+  /** its kind: `plug` (a plug qdisc) or `queue` (a netfilter queue) */
+  via: 'plug' | 'queue';
   /** the inbound hold set up (with `inbound`) */
   inbound?: { dev: string; ifb: string; ports: number[]; addrs: string[]; classifier: 'flower' | 'u32'; families: Array<'ip' | 'ipv6'> };
 }
@@ -237,6 +239,8 @@ export interface HoldStatus {
   id: string;
   /** `local` or `inbound` */
   mode: string;
+  /** its kind: `plug` (a plug qdisc) or `queue` (a netfilter queue) */
+  via: 'plug' | 'queue';
   /** the device the hold sits on (the inbound hold: the device SYNs arrive on) */
   dev: string;
   state: SetupState;
@@ -342,6 +346,8 @@ export interface ProtectSession {
   release(): Promise<void>;
   /** the release, pre-encoded for the watchdog */
   releaseSteps(): WatchdogStep[];
+  /** descriptors the watchdog must inherit to release (a queue hold's bound socket); none when absent */
+  watchdogFds?(): number[];
   /** the ids of the holds it buffers (recorded in the lease); `['local']` when absent */
   readonly holdIds?: readonly string[];
 }
