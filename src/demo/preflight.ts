@@ -38,6 +38,10 @@ import { probeVeth } from './topology.js';
 export interface DemoPreflight {
   /** modules whose presence could not be checked (`cls_fw (filter fw)`); setup finds out for sure, transactionally */
   unverified: string[];
+  /** the hold this kernel supports: the plug hold where it has what it needs, else the queue hold */
+  via: 'plug' | 'queue';
+  /** why the queue hold, when it is the one (what the plug hold lacks here) */
+  why?: string;
 }
 
 /**
@@ -63,21 +67,33 @@ export async function demoPreflight(o: { inbound: boolean; what: string }): Prom
   const s = GuardSession.fromParts(config, route, () => []);
   const missing: ModulePiece[] = [];
   const unverified: ModulePiece[] = [];
+  let via: DemoPreflight['via'] = 'plug';
+  let why: string | undefined;
   try {
     // The hold's probes on the default configuration (on lo): they change nothing.
     if (o.inbound && (await probeVeth(route)) === 'no') missing.push({ module: 'veth', what: "link veth (the demo's client namespace)" });
-    const mode = holdModeFor('plug', o.inbound ? 'inbound' : 'local');
-    if (!mode) throw new SynplugError(`this synplug has no ${o.inbound ? 'inbound' : 'local'} hold mode, which the demo needs`);
-    const sup = await mode.probeSupport(s, config);
-    missing.push(...sup.missing);
-    unverified.push(...sup.unverified);
+    // The plug hold where the kernel has what it needs, else the queue hold; with neither, what the plug hold lacks.
+    const scope = o.inbound ? 'inbound' : 'local';
+    const plug = holdModeFor('plug', scope);
+    if (!plug) throw new SynplugError(`this synplug has no ${scope} hold mode, which the demo needs`);
+    const sup = await plug.probeSupport(s, config);
+    const queue = sup.missing.length ? holdModeFor('queue', scope) : undefined;
+    const qsup = queue ? await queue.probeSupport(s, config) : undefined;
+    if (qsup && !qsup.missing.length) {
+      via = 'queue';
+      why = `this kernel lacks ${sup.missing.map((p) => p.module).join(', ')}, which the plug hold needs`;
+      unverified.push(...qsup.unverified);
+    } else {
+      missing.push(...sup.missing);
+      unverified.push(...sup.unverified);
+    }
     const diag = await probeSockDiag();
     if (diag) missing.push(...diag);
   } finally {
     s.close();
   }
   if (missing.length) throw new MissingSupportError(missing, unverified);
-  return { unverified: unverified.map((p) => `${p.module} (${p.what})`) };
+  return { unverified: unverified.map((p) => `${p.module} (${p.what})`), via, ...(why !== undefined && { why }) };
 }
 
 /** CAP_SYS_ADMIN (linux/capability.h): unshare(CLONE_NEWNET) needs it. */

@@ -51,6 +51,11 @@ export async function plug(opts: GuardOptions & { maxHoldMs?: number } = {}): Pr
   return withSession(config, record, async (s) => {
     await recoverStale(s, store);
     await requireSetUp(s, config, 'plug');
+    const live = s.holds.filter((h) => !h.keepsAfterExit);
+    if (live.length)
+      throw new UsageError(
+        `synplug plug cannot hold ${live.map((h) => `the ${h.via} hold ${h.id}`).join(', ')}: only a live process holds a netfilter queue, and plug exits at once; use 'synplug protect'`,
+      );
     const since = Date.now();
     const lease: Lease = {
       id: newLeaseId(),
@@ -328,8 +333,11 @@ export async function status(opts: StatusOptions = {}): Promise<StatusResult> {
 export async function teardown(opts: TeardownOptions = {}): Promise<TeardownResult> {
   const only = opts?.inbound;
   const localOnly = opts?.local;
+  const holdOnly = opts?.hold;
   checkSelector({ inbound: only, local: localOnly }, 'teardown');
-  const { inbound: _only, local: _local, ...rest } = opts ?? {};
+  if (holdOnly !== undefined && (typeof holdOnly !== 'string' || holdOnly === '' || only !== undefined || localOnly))
+    throw new UsageError('teardown: hold names one hold by its id, without inbound or local');
+  const { inbound: _only, local: _local, hold: _hold, ...rest } = opts ?? {};
   let ctx: ReturnType<typeof contextFor>;
   try {
     ctx = contextFor(rest, 'synplug teardown', { inbound: only });
@@ -338,7 +346,7 @@ export async function teardown(opts: TeardownOptions = {}): Promise<TeardownResu
     ctx.store.readPlug();
     ctx.store.readLeases();
   } catch (e) {
-    if (!(e instanceof StateFileError) || localOnly) throw e;
+    if (!(e instanceof StateFileError) || localOnly || holdOnly !== undefined) throw e;
     const config = resolveConfig(definedOnly(rest));
     // Only a damaged setup.json (not plug.json, not an unsafe directory): synplug's IFBs are still known by their
     // alias, and only synplug's filters redirect to them.
@@ -351,7 +359,7 @@ export async function teardown(opts: TeardownOptions = {}): Promise<TeardownResu
     throw new StateFileError(e.path, `removed synplug's IFB(s) found by their alias, and their SYN filters (${swept.removed.join('; ')}); but ${e.message}`, e);
   }
   const { config, store, record } = ctx;
-  let id: string | undefined = localOnly ? holdModeFor('plug', 'local')?.name : undefined;
+  let id: string | undefined = holdOnly ?? (localOnly ? holdModeFor('plug', 'local')?.name : undefined);
   let target: { name: string; ifindex?: number } | undefined;
   if (only !== undefined) {
     const early = await withBareSession(config, async (s) => {
@@ -369,7 +377,8 @@ export async function teardown(opts: TeardownOptions = {}): Promise<TeardownResu
     });
     if (early) return early;
   }
-  const which = only !== undefined ? `--inbound ${only}: no inbound hold of ${target?.name ?? only}` : '--local: no local hold';
+  const which =
+    only !== undefined ? `--inbound ${only}: no inbound hold of ${target?.name ?? only}` : holdOnly !== undefined ? `of ${holdOnly}: no such hold` : '--local: no local hold';
   if (id !== undefined && !record?.holds[id]) {
     // Nothing of that hold to remove: success (exit 0), as a plain teardown with nothing set up.
     return {

@@ -37,6 +37,9 @@ export type { ListenTarget, ProtectOptions, ProtectResult, ProtectSession };
 
 const RELEASE_ATTEMPTS = 5;
 
+/** The watchdog of a window whose watchdog has not started yet (it starts once the holds are bound). */
+const NO_WATCHDOG: Watchdog = { pid: 0, arm: () => {}, done: () => {} };
+
 function definedPidStart(): { pidStart?: number } {
   const t = processStartTime(process.pid);
   return t === undefined ? {} : { pidStart: t };
@@ -119,7 +122,10 @@ async function protectInner(session: ProtectSession, opts: ProtectOptions, early
           ...(opts.checkTimeoutMs !== undefined && { timeoutMs: opts.checkTimeoutMs }),
         })
       : undefined;
-  const watchdog: Watchdog = await (early ?? startWatchdog());
+  // A hold that only a live socket keeps (a queue): the watchdog starts once the socket is bound, inheriting it (its
+  // only copy in the watchdog); until then nothing is held that it would have to release.
+  const late = session.holdsNeedHandoff === true;
+  let watchdog: Watchdog = late ? NO_WATCHDOG : await (early ?? startWatchdog());
   let gated: GatedCommand | undefined;
   const store = new StateStore(session.config.stateDir);
   let before: PlugStats;
@@ -166,21 +172,23 @@ async function protectInner(session: ProtectSession, opts: ProtectOptions, early
     owner: 'protect',
     pid: process.pid,
     ...definedPidStart(),
-    watchdogPid: watchdog.pid,
+    ...(!late && { watchdogPid: watchdog.pid }),
     command: opts.command,
     holds: [...(session.holdIds ?? ['local'])],
     since: now,
     deadline,
   };
   const dev = session.config.dev;
-  watchdog.arm({
-    ownerPid: process.pid,
-    stateDir: session.config.stateDir,
-    deadline: deadline + WATCHDOG_GRACE_MS,
-    release: session.releaseSteps(),
-    leaseId: lease.id,
-    dev,
-  });
+  const armWatchdog = () =>
+    watchdog.arm({
+      ownerPid: process.pid,
+      stateDir: session.config.stateDir,
+      deadline: deadline + WATCHDOG_GRACE_MS,
+      release: session.releaseSteps(),
+      leaseId: lease.id,
+      dev,
+    });
+  if (!late) armWatchdog();
   let plugged = false;
   let released = false;
   let releasedPlug = false;
@@ -252,6 +260,11 @@ async function protectInner(session: ProtectSession, opts: ProtectOptions, early
     if (aborted) throw new SynplugError(`interrupted by ${aborted} before the command started; nothing was run`, 'interrupted');
     plugged = true;
     await session.buffer();
+    if (late) {
+      // Bound: the watchdog inherits the socket now, so that protect's death still ends in a release.
+      watchdog = await startWatchdog(undefined, session.watchdogFds?.() ?? []);
+      armWatchdog();
+    }
     tPlugAck = performance.now();
     if (aborted) throw new SynplugError(`interrupted by ${aborted} before the command started; nothing was run`, 'interrupted');
     gated.open();
@@ -428,6 +441,14 @@ export async function protect(opts: GuardProtectOptions): Promise<ProtectResult>
       s = await openSession(config, store.readSetup());
     }
     handedOver = true;
+    if (s.holdsNeedHandoff) {
+      // Its watchdog starts once the queue is bound (runProtected): the early one is not needed.
+      void watchdog.then(
+        (w) => w.done(),
+        () => {},
+      );
+      return await runProtected(s, opts);
+    }
     return await runProtected(s, opts, watchdog);
   } finally {
     if (!handedOver)

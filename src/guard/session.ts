@@ -183,12 +183,24 @@ export class GuardSession implements ProtectSession, HoldSockets {
     const plugs = steps.filter((st) => st.kind !== 'nfqueue' && st.protocol === NETLINK_ROUTE && isReleaseStep(st)) as WatchdogNetlinkStep[];
     const others = steps.filter((st) => !plugs.includes(st as WatchdogNetlinkStep));
     const joined: WatchdogStep = { what: 'plug release', phase: 'release', protocol: NETLINK_ROUTE, messages: plugs.flatMap((st) => st.messages) };
-    return [joined, ...others.filter(isReleaseStep), ...others.filter((st) => !isReleaseStep(st))];
+    // A queue step names this process's descriptor: in the watchdog it is 3 + its place in watchdogFds(); one step per socket.
+    const fds = this.watchdogFds();
+    const queues = others.filter((st) => st.kind === 'nfqueue');
+    const uniqueQueues = queues
+      .filter((st, i) => queues.findIndex((x) => x.kind === 'nfqueue' && st.kind === 'nfqueue' && x.fd === st.fd) === i)
+      .map((st) => (st.kind === 'nfqueue' ? { ...st, fd: 3 + fds.indexOf(st.fd) } : st));
+    const rest = others.filter((st) => st.kind !== 'nfqueue');
+    return [joined, ...uniqueQueues, ...rest.filter(isReleaseStep), ...rest.filter((st) => !isReleaseStep(st))];
   }
 
-  /** The descriptors the watchdog must inherit (a queue hold's bound socket), in the order its steps number them from 3. */
+  /** The descriptors the watchdog must inherit (a queue hold's bound socket), each once; in the watchdog they are fd 3, 4... */
   watchdogFds(): number[] {
-    return this.holds.flatMap((h) => h.handoff().fds ?? []);
+    return [...new Set(this.holds.flatMap((h) => h.handoff().fds ?? []))];
+  }
+
+  /** Whether a hold of the session holds only while a process keeps a socket (a queue): the watchdog then inherits it. */
+  get holdsNeedHandoff(): boolean {
+    return this.holds.some((h) => !h.keepsAfterExit);
   }
 
   /**

@@ -15,13 +15,13 @@ import { resolveConfig, type GuardConfig } from './config.js';
 import { NotSetUpError, SetupError } from './errors.js';
 import { StateStore, type HoldRecord } from './state.js';
 import type { GuardSession } from './session.js';
-import { MissingSupportError, requireNetAdmin } from './support.js';
+import { MissingSupportError, requireNetAdmin, type ModulePiece } from './support.js';
 import { NftBatchError } from '../iptables/batch.js';
 import { contextFor, definedOnly, recoverStale, withSession } from './context.js';
 import { holdModeFor, holdModes, type Hold, type HoldInspection, type HoldMode, type HoldSetupPlan, type SetupStep } from './modes/index.js';
 import { SynplugError, UsageError } from '../netlink/errors.js';
 import type { SetupRecord } from './state.js';
-import type { CheckOptions, CheckResult, HoldSelector, PieceState, SetupOptions, SetupResult, SetupState, UnrecordedIfb } from './types.js';
+import { HOLD_VIAS, type CheckOptions, type CheckResult, type HoldSelector, type PieceState, type SetupOptions, type SetupResult, type SetupState, type UnrecordedIfb } from './types.js';
 
 /** The state of several holds together: `ok` when all are, `absent` when none is set up at all, else `partial`. */
 export function combineStates(states: readonly SetupState[]): SetupState {
@@ -59,10 +59,13 @@ export function piecesOf(inspected: ReadonlyArray<{ inspection: HoldInspection }
  */
 export async function setup(opts: SetupOptions = {}): Promise<SetupResult> {
   opts = opts ?? {};
-  const { inbound, force, ...rest } = opts;
+  const { inbound, force, via: viaOpt, queue: _queue, ...rest } = opts;
+  const via = checkVia(opts);
   const config = resolveConfig(definedOnly(rest));
-  const mode = setupMode(opts);
-  mode.validate(opts, config);
+  const scope = inbound !== undefined ? 'inbound' : 'local';
+  const candidates = (via === 'auto' ? (['plug', 'queue'] as const) : [via]).flatMap((v) => holdModeFor(v, scope) ?? []);
+  if (!candidates.length) throw new SynplugError(`this synplug has no ${scope} ${via === 'auto' ? '' : `${via} `}hold`);
+  candidates[0].validate(opts, config);
   requireNetAdmin('synplug setup');
   const store = new StateStore(config.stateDir);
   const dirExisted = store.checkDir();
@@ -70,6 +73,9 @@ export async function setup(opts: SetupOptions = {}): Promise<SetupResult> {
   // The session opens every recorded hold: a plug of any of them left buffering is released first.
   return withSession(config, oldRecord, async (s) => {
     const recovery = await recoverStale(s, store);
+    // --via auto: the plug hold where the kernel has what it needs, else the queue hold; said, with why.
+    const { mode, chose } = await chooseMode(s, config, candidates, viaOpt === undefined || viaOpt === 'auto');
+    if (mode !== candidates[0]) mode.validate(opts, config);
     const { hold: target, replaces } = await mode.openForSetup(s, config, opts, oldRecord);
     await target.refuseClash?.();
     // Phase one: kernel support, all of it, before anything changes.
@@ -77,7 +83,16 @@ export async function setup(opts: SetupOptions = {}): Promise<SetupResult> {
     if (sup.missing.length) throw new MissingSupportError(sup.missing, sup.unverified);
 
     // The named steps, in order (foreign state refused here, before any step).
-    const plan: HoldSetupPlan = target.planSetup(await target.inspect(), { force });
+    let plan: HoldSetupPlan;
+    try {
+      plan = target.planSetup(await target.inspect(), { force });
+    } catch (e) {
+      // Never a silent switch after a refusal: the alternative is named.
+      const alt = candidates.find((m) => m.via !== mode.via);
+      if (chose !== undefined && alt && e instanceof SynplugError && e.category === 'foreign-state')
+        e.message += `; or hold with a netfilter queue instead, which needs no qdisc: synplug setup --via ${alt.via}`;
+      throw e;
+    }
     const steps: SetupStep[] = plan.order.map((name) => plan.steps[name]).filter((x): x is SetupStep => x !== undefined);
 
     // Phase two: run the steps; on failure, undo in reverse.
@@ -101,6 +116,7 @@ export async function setup(opts: SetupOptions = {}): Promise<SetupResult> {
       ...target.setupResult(entry),
       hold: target.id,
       via: target.via,
+      ...(chose !== undefined && { chose }),
       changed: steps.length > 0,
       actions: steps.map((x) => x.what),
       ...(recovery.released && { recovered: `released a plug left buffering (${recovery.reason})` }),
@@ -110,14 +126,38 @@ export async function setup(opts: SetupOptions = {}): Promise<SetupResult> {
 }
 
 /**
- * The mode `setup` builds: the inbound plug hold with `inbound`, else the local plug hold.
- * @throws {SynplugError} no registered mode of that kind
+ * The `via` of setup's options: `auto` unless given; `auto` with an option
+ * only the plug holds take (`dev`, `mark`, `limit`, `force`) is `plug`.
+ * @throws {UsageError} a word that is not one of {@link HOLD_VIAS}; a plug hold's option with `queue`
  */
-function setupMode(opts: SetupOptions): HoldMode {
-  const scope = opts.inbound !== undefined ? 'inbound' : 'local';
-  const mode = holdModeFor('plug', scope);
-  if (!mode) throw new SynplugError(`this synplug has no ${scope} plug hold`);
-  return mode;
+function checkVia(opts: SetupOptions): 'auto' | 'plug' | 'queue' {
+  const via = opts.via ?? 'auto';
+  if (!HOLD_VIAS.includes(via)) throw new UsageError(`--via: '${String(via)}' is not one of ${HOLD_VIAS.join(', ')}`);
+  const plugOnly = (['dev', 'mark', 'limit', 'force'] as const).filter((k) => opts[k] !== undefined && opts[k] !== false);
+  if (via === 'queue' && plugOnly.length)
+    throw new UsageError(`--${plugOnly[0]} is the plug holds' option; the queue hold (--via queue) takes --addr, --inbound, --port, --queue-num and --queue-maxlen`);
+  if (via !== 'queue' && opts.queue !== undefined && Object.values(opts.queue).some((v) => v !== undefined))
+    throw new UsageError('--queue-num and --queue-maxlen are the queue hold\'s options: use them with --via queue');
+  return via === 'auto' && plugOnly.length ? 'plug' : via;
+}
+
+/**
+ * The mode setup builds: the only candidate, or (auto) the first whose
+ * kernel support is all there; when none has it, the first (its setup then
+ * names what is missing).
+ * @returns the mode and, when it chose, the sentence saying which and why
+ */
+async function chooseMode(s: GuardSession, config: GuardConfig, candidates: readonly HoldMode[], auto: boolean): Promise<{ mode: HoldMode; chose?: string }> {
+  if (!auto || candidates.length < 2) return { mode: candidates[0] };
+  const [first, ...rest] = candidates;
+  const sup = await first.probeSupport(s, config);
+  const why = (m: ModulePiece[]) => m.map((p) => p.module).join(', ');
+  if (!sup.missing.length) return { mode: first, chose: `--via auto: the ${first.via} hold (this kernel has what it needs)` };
+  for (const m of rest) {
+    if ((await m.probeSupport(s, config)).missing.length) continue;
+    return { mode: m, chose: `--via auto: the ${m.via} hold (the ${first.via} hold needs ${why(sup.missing)}, which this kernel lacks)` };
+  }
+  return { mode: first };
 }
 
 /**
@@ -256,7 +296,7 @@ export async function check(opts: CheckOptions = {}): Promise<CheckResult> {
       holds: selected.map((x) => {
         if ('absent' in x) return { ...x.absent, via: viaOf(x.absent.mode), state: 'absent' as const };
         const h = x.hold;
-        return { id: h.id, mode: h.mode, via: h.via, dev: h.dev, state: stateOf(x), ...h.checkDetails() };
+        return { id: h.id, mode: h.mode, via: h.via, dev: h.dev, state: stateOf(x), ...h.checkDetails(), setup: h.setupCommand() };
       }),
     };
   });

@@ -20,6 +20,8 @@
 import { NetlinkConnection } from '../netlink/connection.js';
 import { NETLINK_NETFILTER, NETLINK_ROUTE } from '../netlink/message.js';
 import { StateStore } from './state.js';
+import { NfqueueHolder } from '../netlink/nfqueue.js';
+import { defaultNetns } from '../netlink/netns.js';
 import { isReleaseStep, type WatchdogArm, type WatchdogStep } from './watchdog.js';
 import { dropLease } from './leases.js';
 
@@ -180,7 +182,17 @@ export class WatchdogChild {
   }
 
   private async send(step: WatchdogStep): Promise<void> {
-    if (step.kind === 'nfqueue') throw new Error(`this watchdog cannot give a queue verdict (queue ${step.queueNum})`);
+    if (step.kind === 'nfqueue') {
+      // The queue socket protect bound, inherited: only it may give the verdict (one batch ACCEPT up to the
+      // highest id the kernel gave out), then the unbind; new SYNs bypass from then on.
+      const holder = NfqueueHolder.adopt(step.fd, step.queueNum, { netns: defaultNetns() });
+      try {
+        await holder.release();
+      } finally {
+        await holder.close().catch(() => {});
+      }
+      return;
+    }
     let last: unknown;
     for (let attempt = 1; attempt <= 3; attempt++) {
       try {

@@ -60,7 +60,7 @@ test('the registry finds the local mode by name; a new mode is one registration'
   registerHoldMode({
     name: 'unit-test-mode',
     via: 'queue',
-    scope: 'local',
+    scopes: ['local'],
     isRecord: () => true,
     open: unused,
     openForSetup: unused,

@@ -270,6 +270,8 @@ const hasActions = (f: FilterEntry) => ((f.options as { actions?: unknown[] } | 
 export class InboundHold implements Hold {
   readonly mode = 'inbound';
   readonly via = 'plug';
+  readonly scope = 'inbound';
+  readonly keepsAfterExit = true;
   readonly id: string;
   readonly dev: string;
   readonly ifb: string;
@@ -1075,7 +1077,7 @@ export async function requireInboundDevice(sockets: HoldSockets, dev: string): P
 export const inboundMode: HoldMode = {
   name: 'inbound',
   via: 'plug',
-  scope: 'inbound',
+  scopes: ['inbound'],
   isRecord: isInboundRecord,
   async open(sockets: HoldSockets, config: GuardConfig, record?: HoldRecord): Promise<Hold> {
     if (record?.mode !== 'inbound') throw new SynplugError('the inbound mode opens a hold from its setup record only (setup --inbound makes one)');

@@ -11,6 +11,7 @@ import type { HoldMode, HoldScope, HoldVia } from './types.js';
 import { registerRecordCheck } from '../record-checks.js';
 import { localMode } from './local.js';
 import { inboundMode } from './inbound.js';
+import { queueMode } from './queue.js';
 
 const MODES = new Map<string, HoldMode>();
 
@@ -46,7 +47,7 @@ export function holdModes(): HoldMode[] {
  * @returns undefined when no registered mode is of that kind and scope
  */
 export function holdModeFor(via: HoldVia, scope: HoldScope): HoldMode | undefined {
-  return holdModes().find((m) => m.via === via && m.scope === scope);
+  return holdModes().find((m) => m.via === via && m.scopes.includes(scope));
 }
 
 /** The kinds of hold registered (`plug`, `queue`), each once. */
@@ -57,6 +58,7 @@ export function holdVias(): HoldVia[] {
 // One line per mode.
 registerHoldMode(localMode);
 registerHoldMode(inboundMode);
+registerHoldMode(queueMode);
 
 export type {
   Hold,

@@ -218,6 +218,8 @@ export function summarizePieces<P extends string>(pieces: Readonly<Record<P, Pie
 export class LocalHold implements Hold {
   readonly mode = 'local';
   readonly via = 'plug';
+  readonly scope = 'local';
+  readonly keepsAfterExit = true;
   readonly id = 'local';
   readonly dev: string;
   readonly bufferMessages: readonly RequestInit[];
@@ -308,14 +310,9 @@ export class LocalHold implements Hold {
     let addedAddress = record?.addedAddress ?? false;
 
     if (!o.hasAddress) {
-      steps.address = {
-        what: `add address ${c.addr}/${prefixlen} dev ${c.dev}`,
-        run: async () => {
-          await addAddress(route, { dev: this.ifindex, address: c.addr, prefixlen });
-          addedAddress = true;
-        },
-        undo: { what: `removed address ${c.addr}/${prefixlen}`, run: () => deleteAddress(route, { dev: this.ifindex, address: c.addr, prefixlen }) },
-      };
+      steps.address = addressStep(route, { ifindex: this.ifindex, dev: c.dev }, c.addr, () => {
+        addedAddress = true;
+      });
     }
     const prioSpec: QdiscSpec = {
       ...dev,
@@ -643,17 +640,42 @@ export class LocalHold implements Hold {
       kept.push(`root qdisc ${root.kind} ${root.handle} on ${c.dev}: not synplug's`);
     }
     if (this.record?.addedAddress) {
-      const prefixlen = this.record.prefixlen ?? prefixlenOf(c.addr);
-      try {
-        await deleteAddress(this.sockets.route, { dev: this.ifindex, address: c.addr, prefixlen });
-        removed.push(`address ${c.addr}/${prefixlen} on ${c.dev}`);
-      } catch (e) {
-        if (!(e instanceof NetlinkError && (e.code === 'EADDRNOTAVAIL' || e.code === 'ENOENT'))) throw e;
-      }
+      removed.push(...(await removeAddress(this.sockets.route, { ifindex: this.ifindex, dev: c.dev }, c.addr, this.record.prefixlen)));
     } else if (o.hasAddress) {
       kept.push(`address ${c.addr} on ${c.dev}: setup did not add it`);
     }
     return { removed, kept };
+  }
+}
+
+/**
+ * The setup step that adds a hold's address to its device (a host route: /32 or /128).
+ * @param added called once the address is added
+ */
+export function addressStep(route: HoldSockets['route'], dev: { ifindex: number; dev: string }, addr: string, added: () => void): SetupStep {
+  const prefixlen = prefixlenOf(addr);
+  return {
+    what: `add address ${addr}/${prefixlen} dev ${dev.dev}`,
+    run: async () => {
+      await addAddress(route, { dev: dev.ifindex, address: addr, prefixlen });
+      added();
+    },
+    undo: { what: `removed address ${addr}/${prefixlen}`, run: () => deleteAddress(route, { dev: dev.ifindex, address: addr, prefixlen }) },
+  };
+}
+
+/**
+ * Remove an address setup added (one already gone is fine).
+ * @returns what was removed (`address A/32 on lo`), or nothing
+ * @throws {NetlinkError} a refusal other than EADDRNOTAVAIL/ENOENT
+ */
+export async function removeAddress(route: HoldSockets['route'], dev: { ifindex: number; dev: string }, addr: string, prefixlen = prefixlenOf(addr)): Promise<string[]> {
+  try {
+    await deleteAddress(route, { dev: dev.ifindex, address: addr, prefixlen });
+    return [`address ${addr}/${prefixlen} on ${dev.dev}`];
+  } catch (e) {
+    if (!(e instanceof NetlinkError && (e.code === 'EADDRNOTAVAIL' || e.code === 'ENOENT'))) throw e;
+    return [];
   }
 }
 
@@ -692,7 +714,7 @@ export function isLocalRecord(r: Record<string, unknown>): boolean {
 export const localMode: HoldMode = {
   name: 'local',
   via: 'plug',
-  scope: 'local',
+  scopes: ['local'],
   isRecord: isLocalRecord,
   configOf(r: HoldRecord): Partial<GuardConfig> {
     const l = r as LocalHoldRecord;

@@ -86,6 +86,14 @@ export interface Hold {
   readonly mode: string;
   /** its kind: a plug qdisc or a netfilter queue */
   readonly via: HoldVia;
+  /** whose connections it holds */
+  readonly scope: HoldScope;
+  /**
+   * What it holds stays held in the kernel when this process exits (a plug
+   * qdisc: true); false when only a live socket holds it (a queue), so a
+   * command that exits right away (`plug`) cannot leave it holding.
+   */
+  readonly keepsAfterExit: boolean;
   /** the hold's key in the setup record: `local`, `inbound:DEV`, `queue`... */
   readonly id: string;
   /** the device the hold sits on */
@@ -163,8 +171,8 @@ export interface HoldMode {
   readonly name: string;
   /** its kind */
   readonly via: HoldVia;
-  /** whose connections it holds */
-  readonly scope: HoldScope;
+  /** whose connections its holds can hold */
+  readonly scopes: readonly HoldScope[];
   /**
    * Whether a record entry of this mode (`setup.json`'s `holds`) has every
    * field the mode's record has, of the right type.
