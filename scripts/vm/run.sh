@@ -18,6 +18,8 @@
 #   SYNPLUG_VM_KEEP      1: keep the run folder (logs) even on success
 #   SYNPLUG_VM_APPEND    extra kernel command line arguments
 #   SYNPLUG_VM_CACHE     cache root (default <repo>/.cache/vm), see build.sh
+#   SYNPLUG_VM_CPU       qemu -cpu model (default max)
+#   SYNPLUG_VM_TCG_THREAD  multi (default) or single: TCG's threading
 #   SYNPLUG_VM_PASSENV   extra variable names to copy into the guest; these
 #                        are always copied when set: SYNPLUG_*, CI, DEBUG,
 #                        NO_COLOR, FORCE_COLOR, NODE_OPTIONS
@@ -28,6 +30,13 @@
 #
 # Exit status: the command's; 124 on timeout; 125 when the VM failed to boot
 # or died before the command reported.
+#
+# Crash evidence: inside the guest, core files (core_pattern into the run
+# folder, ulimit -c unlimited), Node's --report-on-fatalerror reports and the
+# kernel log (print-fatal-signals=1: registers and code bytes of every
+# process killed by SIGSEGV, SIGILL, SIGBUS...) are collected; when any of
+# them shows a crash they are moved to <cache>/crashes/<run>-<kernel>/ and the
+# kernel's lines about it are printed (bench/vm-crash-hunt.sh reads them).
 #
 # Steps:
 #   1. build.sh: kernel + initramfs (cached);
@@ -97,6 +106,9 @@ guest_path="${node_bin:+$(dirname "$node_bin"):}$host_path"
         esac
         printf 'export %s=%q\n' "$name" "${!name}"
     done
+    # Node's own report of a fatal error (V8 aborts, out of memory) lands
+    # beside the core files.
+    printf 'export NODE_OPTIONS=%q\n' "${NODE_OPTIONS:+$NODE_OPTIONS }--report-on-fatalerror --report-directory=$RUN/crash"
     printf 'cd %q || exit 125\n' "$REPO"
     printf 'exec'
     printf ' %q' "$@"
@@ -126,9 +138,15 @@ for m in $modules; do
     [ -d "/sys/module/$m" ] || grep -q "/$m\.ko" "$builtin" || missing="$missing $m"
 done
 [ -z "$missing" ] || echo "[vm] modules not available:$missing" >"$RUN/modules-missing"
+# Crash evidence: cores of any process into the run folder (shared with the
+# host), the kernel log at the end.
+mkdir -p "$RUN/crash"
+echo "$RUN/crash/core.%e.%p.%s" >/proc/sys/kernel/core_pattern
+ulimit -c unlimited
 cut -d' ' -f1 /proc/uptime >"$RUN/cmd-start-uptime"
 env -i bash "$RUN/cmd.sh" </dev/null 2>&1 | cat >&3
 status=${PIPESTATUS[0]}
+dmesg >"$RUN/crash/dmesg.log" 2>&1
 cut -d' ' -f1 /proc/uptime >"$RUN/cmd-end-uptime"
 echo "$status" >"$RUN/status"
 sync
@@ -146,9 +164,9 @@ if [ "${SYNPLUG_VM_PVH:-1}" != 0 ] && [ -n "${VMLINUX:-}" ]; then kernel=$VMLINU
 # shellcheck disable=SC2054 # commas belong to qemu's option syntax
 qemu_args=(
     -nographic -no-reboot -monitor none
-    -accel tcg,thread=multi -cpu max -smp "$SMP" -m "$MEM"
+    -accel "tcg,thread=${SYNPLUG_VM_TCG_THREAD:-multi}" -cpu "${SYNPLUG_VM_CPU:-max}" -smp "$SMP" -m "$MEM"
     -kernel "$kernel" -initrd "$INITRD"
-    -append "console=ttyS0 quiet panic=-1 ifb.numifbs=0 dummy.numdummies=0 ${SYNPLUG_VM_APPEND:-} synplug_run=$RUN synplug_kdir=$KERNEL_DIR${keep:+ synplug_keep=$keep}"
+    -append "console=ttyS0 quiet panic=-1 print-fatal-signals=1 ifb.numifbs=0 dummy.numdummies=0 ${SYNPLUG_VM_APPEND:-} synplug_run=$RUN synplug_kdir=$KERNEL_DIR${keep:+ synplug_keep=$keep}"
     -virtfs local,path=/,mount_tag=hostroot,security_model=none,multidevs=remap
     -nic none
     -chardev "file,id=console,path=$RUN/console.log,append=on" -serial chardev:console
@@ -197,6 +215,20 @@ done
 t_end=$(date +%s.%N)
 
 # --- 4. result -------------------------------------------------------------
+# Crash evidence: a core, a Node report, or the kernel's word on a fatal signal.
+crash_re='segfault at|traps: |general protection|potentially unexpected fatal signal|invalid opcode'
+if [ -d "$RUN/crash" ] && { compgen -G "$RUN/crash/core.*" >/dev/null || compgen -G "$RUN/crash/*.json" >/dev/null ||
+    grep -Eq "$crash_re" "$RUN/crash/dmesg.log" 2>/dev/null; }; then
+    keep_dir="${SYNPLUG_VM_CACHE:-$REPO/.cache/vm}/crashes/$(basename "$RUN")-$KERNEL_VERSION"
+    mkdir -p "$keep_dir"
+    mv "$RUN/crash/"* "$keep_dir/" 2>/dev/null || true
+    cp "$RUN/output.log" "$RUN/console.log" "$keep_dir/" 2>/dev/null || true
+    printf 'qemu: %s\ncpu: %s\ntcg thread: %s\nnode: %s\n' "$(qemu-system-x86_64 --version | head -n 1)" \
+        "${SYNPLUG_VM_CPU:-max}" "${SYNPLUG_VM_TCG_THREAD:-multi}" "$node_bin" >"$keep_dir/vm.txt"
+    log "crash evidence kept in $keep_dir:"
+    (cd "$keep_dir" && ls -1 | sed 's/^/    /') >&2
+    grep -E -A 12 "$crash_re" "$keep_dir/dmesg.log" 2>/dev/null | sed 's/^/    /' >&2 || true
+fi
 if [ -s "$RUN/modules-missing" ]; then cat "$RUN/modules-missing" >&2; fi
 
 rc=125

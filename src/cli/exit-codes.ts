@@ -34,6 +34,8 @@ export const CATEGORY_EXIT_CODES = {
   'demo-failed': 9,
   /** protect: phase one failed: the --check command exited non-zero, was killed by a signal, or ran past --check-timeout; nothing was held and the reload command was not run */
   'check-failed': 10,
+  /** show ruleset: something in the ruleset cannot be printed in nft's language (each named on stderr; the listing marks it `[ raw: ... ]`) */
+  unprintable: 11,
   /** protect: the shell that starts the command behind its gate (/bin/sh) could not be started; nothing was run */
   'command-not-started': 125,
   /** protect: the command exists but cannot be executed */
@@ -57,6 +59,7 @@ export const EXIT = {
   NOT_SET_UP: CATEGORY_EXIT_CODES['not-set-up'],
   DEMO_FAILED: CATEGORY_EXIT_CODES['demo-failed'],
   CHECK_FAILED: CATEGORY_EXIT_CODES['check-failed'],
+  UNPRINTABLE: CATEGORY_EXIT_CODES.unprintable,
   COMMAND_NOT_STARTED: CATEGORY_EXIT_CODES['command-not-started'],
   COMMAND_NOT_EXECUTABLE: CATEGORY_EXIT_CODES['command-not-executable'],
   COMMAND_NOT_FOUND: CATEGORY_EXIT_CODES['command-not-found'],
@@ -95,6 +98,8 @@ export const EXIT_HELP = `Exit codes:
        signal or ran past --check-timeout (its output is shown); nothing was held and the
        reload command was not run (a command that itself exits 10 also gives 10: --json's
        "category" tells them apart, "check-failed" only for the check)
+  11   show ruleset: part of the ruleset cannot be printed in nft's language; the listing
+       marks it [ raw: ... ] and each such part is named on stderr
   125  protect: /bin/sh, which starts the command, could not be started; or the --check
        command could not be started (nothing held); the command was not run
   126  protect: the command, or the --check command, cannot be executed
@@ -186,6 +191,7 @@ export const COMMAND_EXIT_CODES = {
     [EXIT.USAGE, 'bad arguments, or a device that does not exist'],
     kernel,
     [EXIT.NOT_PERMITTED, 'not permitted: listing the nftables ruleset needs CAP_NET_ADMIN (run as root)'],
+    [EXIT.UNPRINTABLE, "ruleset: part of it cannot be printed in nft's language (marked [ raw: ... ], each part named on stderr)"],
   ],
   decode: [
     [EXIT.OK, 'decoded'],

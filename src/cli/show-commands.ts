@@ -95,8 +95,15 @@ export function showCommands(program: Command): void {
           ]);
           requireNetAdmin('synplug show ruleset'); // nftables refuses even to list without it
           const rs = await withConn(NETLINK_NETFILTER, (c) => listRuleset(c));
-          if (f.json) print(JSON.stringify(formatRulesetJson(rs)));
-          else print(formatRulesetText(rs));
+          const problems: string[] = [];
+          if (f.json) print(JSON.stringify(formatRulesetJson(rs, { problems })));
+          else print(formatRulesetText(rs, { problems }));
+          // printed all the same, marked; but never exit 0 with a listing nft would read differently
+          if (problems.length)
+            throw new SynplugError(
+              `show ruleset: ${problems.length} part(s) of the ruleset cannot be printed in nft's language (marked ${f.json ? '{"raw": ...}' : '[ raw: ... ]'} above):\n  ${problems.join('\n  ')}`,
+              'unprintable',
+            );
           return;
         }
         await withConn(NETLINK_ROUTE, async (c) => {

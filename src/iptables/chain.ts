@@ -88,7 +88,7 @@ export function encodeChain(c: ChainSpec): Buffer[] {
   if (!/^[a-z]+$/.test(c.type)) throw new UsageError(`bad chain type '${c.type}': use filter, route or nat`);
   const policy = c.policy ?? 'accept';
   if (policy !== 'accept' && policy !== 'drop') throw new UsageError(`bad chain policy '${String(policy)}': use accept or drop`);
-  const prio = priorityNumber(c.prio ?? 0);
+  const prio = priorityNumber(c.prio ?? 0, c.family);
   const p = Buffer.alloc(4);
   p.writeInt32BE(prio);
   out.push(

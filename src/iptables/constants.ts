@@ -587,6 +587,14 @@ export const NF_IP_PRI_FILTER = 0;
 export const NF_IP_PRI_SECURITY = 50;
 /** NF_IP_PRI_NAT_SRC: enum nf_ip_priority, linux/netfilter_ipv4.h */
 export const NF_IP_PRI_NAT_SRC = 100;
+/** NF_BR_PRI_NAT_DST_BRIDGED: enum nf_br_hook_priorities, linux/netfilter_bridge.h */
+export const NF_BR_PRI_NAT_DST_BRIDGED = -300;
+/** NF_BR_PRI_FILTER_BRIDGED: enum nf_br_hook_priorities, linux/netfilter_bridge.h */
+export const NF_BR_PRI_FILTER_BRIDGED = -200;
+/** NF_BR_PRI_NAT_DST_OTHER: enum nf_br_hook_priorities, linux/netfilter_bridge.h */
+export const NF_BR_PRI_NAT_DST_OTHER = 100;
+/** NF_BR_PRI_NAT_SRC: enum nf_br_hook_priorities, linux/netfilter_bridge.h */
+export const NF_BR_PRI_NAT_SRC = 300;
 
 /* Data type ids nft stores in NFTA_SET_KEY_TYPE (nftables' include/datatype.h, informational for the kernel). */
 /** nft datatype TYPE_INTEGER */
@@ -965,3 +973,139 @@ export const NFT_CONNLIMIT_F_INV = 1 << 0;
 export const NFTA_CONNLIMIT_COUNT = 1;
 /** NFTA_CONNLIMIT_FLAGS: enum nft_connlimit_attributes, nf_tables.h */
 export const NFTA_CONNLIMIT_FLAGS = 2;
+
+/* enum nft_queue_attributes (the native `queue` expression, nft_queue) */
+/** NFTA_QUEUE_NUM: enum nft_queue_attributes, nf_tables.h: NLA_U16 (big-endian), the first queue */
+export const NFTA_QUEUE_NUM = 1;
+/** NFTA_QUEUE_TOTAL: enum nft_queue_attributes, nf_tables.h: NLA_U16, how many queues (load balancing) */
+export const NFTA_QUEUE_TOTAL = 2;
+/** NFTA_QUEUE_FLAGS: enum nft_queue_attributes, nf_tables.h: NLA_U16, NFT_QUEUE_FLAG_* */
+export const NFTA_QUEUE_FLAGS = 3;
+/** NFTA_QUEUE_SREG_QNUM: enum nft_queue_attributes, nf_tables.h: NLA_U32, the register holding the queue number */
+export const NFTA_QUEUE_SREG_QNUM = 4;
+/** NFT_QUEUE_FLAG_BYPASS: nf_tables.h: nobody bound to the queue, the packet passes */
+export const NFT_QUEUE_FLAG_BYPASS = 0x01;
+/** NFT_QUEUE_FLAG_CPU_FANOUT: nf_tables.h: the queue is chosen by the current CPU, not a hash */
+export const NFT_QUEUE_FLAG_CPU_FANOUT = 0x02;
+
+/* enum nft_target_attributes / nft_match_attributes (nft_compat, nf_tables_compat.h) */
+/** NFTA_TARGET_NAME: enum nft_target_attributes, nf_tables_compat.h: NLA_NUL_STRING, the xt target's name */
+export const NFTA_TARGET_NAME = 1;
+/** NFTA_TARGET_REV: enum nft_target_attributes, nf_tables_compat.h: NLA_U32 (big-endian), its revision */
+export const NFTA_TARGET_REV = 2;
+/** NFTA_TARGET_INFO: enum nft_target_attributes, nf_tables_compat.h: NLA_BINARY, the target's struct, host order */
+export const NFTA_TARGET_INFO = 3;
+/** NFT_COMPAT_NAME_MAX: nf_tables_compat.h: an xt extension's name, NUL included */
+export const NFT_COMPAT_NAME_MAX = 32;
+/** NFNL_MSG_COMPAT_GET: nf_tables_compat.h: ask whether the kernel has an xt match/target revision */
+export const NFNL_MSG_COMPAT_GET = 0;
+/** NFTA_COMPAT_NAME: nf_tables_compat.h: NLA_NUL_STRING */
+export const NFTA_COMPAT_NAME = 1;
+/** NFTA_COMPAT_REV: nf_tables_compat.h: NLA_U32 (big-endian), the highest revision wanted / found */
+export const NFTA_COMPAT_REV = 2;
+/** NFTA_COMPAT_TYPE: nf_tables_compat.h: NLA_U32 (big-endian), 1 target, 0 match */
+export const NFTA_COMPAT_TYPE = 3;
+/** NFT_COMPAT_TARGET: the value of NFTA_COMPAT_TYPE for a target (nft_compat.c: `target = ntohl(...)`) */
+export const NFT_COMPAT_TARGET = 1;
+/** NFQ_FLAG_BYPASS: linux/netfilter/xt_NFQUEUE.h, xt_NFQ_info_v2/v3 */
+export const NFQ_FLAG_BYPASS = 0x01;
+/** NFQ_FLAG_CPU_FANOUT: linux/netfilter/xt_NFQUEUE.h, xt_NFQ_info_v3 */
+export const NFQ_FLAG_CPU_FANOUT = 0x02;
+/** NFTA_NG_DREG: enum nft_ng_attributes, nf_tables.h */
+export const NFTA_NG_DREG = 1;
+/** NFTA_NG_MODULUS: enum nft_ng_attributes, nf_tables.h */
+export const NFTA_NG_MODULUS = 2;
+/** NFTA_NG_TYPE: enum nft_ng_attributes, nf_tables.h */
+export const NFTA_NG_TYPE = 3;
+/** NFTA_NG_OFFSET: enum nft_ng_attributes, nf_tables.h */
+export const NFTA_NG_OFFSET = 4;
+/** NFT_NG_INCREMENTAL: enum nft_ng_types, nf_tables.h */
+export const NFT_NG_INCREMENTAL = 0;
+/** NFT_NG_RANDOM: enum nft_ng_types, nf_tables.h */
+export const NFT_NG_RANDOM = 1;
+/** NFTA_HASH_SREG: enum nft_hash_attributes, nf_tables.h */
+export const NFTA_HASH_SREG = 1;
+/** NFTA_HASH_DREG: enum nft_hash_attributes, nf_tables.h */
+export const NFTA_HASH_DREG = 2;
+/** NFTA_HASH_LEN: enum nft_hash_attributes, nf_tables.h */
+export const NFTA_HASH_LEN = 3;
+/** NFTA_HASH_MODULUS: enum nft_hash_attributes, nf_tables.h */
+export const NFTA_HASH_MODULUS = 4;
+/** NFTA_HASH_SEED: enum nft_hash_attributes, nf_tables.h */
+export const NFTA_HASH_SEED = 5;
+/** NFTA_HASH_OFFSET: enum nft_hash_attributes, nf_tables.h */
+export const NFTA_HASH_OFFSET = 6;
+/** NFTA_HASH_TYPE: enum nft_hash_attributes, nf_tables.h */
+export const NFTA_HASH_TYPE = 7;
+/** NFT_HASH_JENKINS: enum nft_hash_types, nf_tables.h */
+export const NFT_HASH_JENKINS = 0;
+/** NFT_HASH_SYM: enum nft_hash_types, nf_tables.h */
+export const NFT_HASH_SYM = 1;
+/** NFTA_EXTHDR_DREG: enum nft_exthdr_attributes, nf_tables.h */
+export const NFTA_EXTHDR_DREG = 1;
+/** NFTA_EXTHDR_TYPE: enum nft_exthdr_attributes, nf_tables.h */
+export const NFTA_EXTHDR_TYPE = 2;
+/** NFTA_EXTHDR_OFFSET: enum nft_exthdr_attributes, nf_tables.h */
+export const NFTA_EXTHDR_OFFSET = 3;
+/** NFTA_EXTHDR_LEN: enum nft_exthdr_attributes, nf_tables.h */
+export const NFTA_EXTHDR_LEN = 4;
+/** NFTA_EXTHDR_FLAGS: enum nft_exthdr_attributes, nf_tables.h */
+export const NFTA_EXTHDR_FLAGS = 5;
+/** NFTA_EXTHDR_OP: enum nft_exthdr_attributes, nf_tables.h */
+export const NFTA_EXTHDR_OP = 6;
+/** NFTA_EXTHDR_SREG: enum nft_exthdr_attributes, nf_tables.h */
+export const NFTA_EXTHDR_SREG = 7;
+/** NFT_EXTHDR_OP_IPV6: enum nft_exthdr_op, nf_tables.h */
+export const NFT_EXTHDR_OP_IPV6 = 0;
+/** NFT_EXTHDR_OP_TCPOPT: enum nft_exthdr_op, nf_tables.h */
+export const NFT_EXTHDR_OP_TCPOPT = 1;
+/** NFT_EXTHDR_OP_IPV4: enum nft_exthdr_op, nf_tables.h */
+export const NFT_EXTHDR_OP_IPV4 = 2;
+/** NFT_EXTHDR_OP_SCTP: enum nft_exthdr_op, nf_tables.h */
+export const NFT_EXTHDR_OP_SCTP = 3;
+/** NFTA_TPROXY_FAMILY: enum nft_tproxy_attributes, nf_tables.h */
+export const NFTA_TPROXY_FAMILY = 1;
+/** NFTA_TPROXY_REG_ADDR: enum nft_tproxy_attributes, nf_tables.h */
+export const NFTA_TPROXY_REG_ADDR = 2;
+/** NFTA_TPROXY_REG_PORT: enum nft_tproxy_attributes, nf_tables.h */
+export const NFTA_TPROXY_REG_PORT = 3;
+/** NFTA_DYNSET_SET_NAME: enum nft_dynset_attributes, nf_tables.h */
+export const NFTA_DYNSET_SET_NAME = 1;
+/** NFTA_DYNSET_SET_ID: enum nft_dynset_attributes, nf_tables.h */
+export const NFTA_DYNSET_SET_ID = 2;
+/** NFTA_DYNSET_OP: enum nft_dynset_attributes, nf_tables.h */
+export const NFTA_DYNSET_OP = 3;
+/** NFTA_DYNSET_SREG_KEY: enum nft_dynset_attributes, nf_tables.h */
+export const NFTA_DYNSET_SREG_KEY = 4;
+/** NFTA_DYNSET_SREG_DATA: enum nft_dynset_attributes, nf_tables.h */
+export const NFTA_DYNSET_SREG_DATA = 5;
+/** NFTA_DYNSET_TIMEOUT: enum nft_dynset_attributes, nf_tables.h */
+export const NFTA_DYNSET_TIMEOUT = 6;
+/** NFTA_DYNSET_EXPR: enum nft_dynset_attributes, nf_tables.h */
+export const NFTA_DYNSET_EXPR = 7;
+/** NFTA_DYNSET_PAD: enum nft_dynset_attributes, nf_tables.h */
+export const NFTA_DYNSET_PAD = 8;
+/** NFTA_DYNSET_FLAGS: enum nft_dynset_attributes, nf_tables.h */
+export const NFTA_DYNSET_FLAGS = 9;
+/** NFTA_DYNSET_EXPRESSIONS: enum nft_dynset_attributes, nf_tables.h */
+export const NFTA_DYNSET_EXPRESSIONS = 10;
+/** NFT_DYNSET_OP_ADD: enum nft_dynset_ops, nf_tables.h */
+export const NFT_DYNSET_OP_ADD = 0;
+/** NFT_DYNSET_OP_UPDATE: enum nft_dynset_ops, nf_tables.h */
+export const NFT_DYNSET_OP_UPDATE = 1;
+/** NFT_DYNSET_OP_DELETE: enum nft_dynset_ops, nf_tables.h */
+export const NFT_DYNSET_OP_DELETE = 2;
+/** NFT_EXTHDR_F_PRESENT: enum nft_exthdr_flags, nf_tables.h */
+export const NFT_EXTHDR_F_PRESENT = 1;
+/** NFTA_SET_DESC_SIZE: enum nft_set_desc_attributes, nf_tables.h */
+export const NFTA_SET_DESC_SIZE = 1;
+/** NFTA_SET_DESC_CONCAT: enum nft_set_desc_attributes, nf_tables.h */
+export const NFTA_SET_DESC_CONCAT = 2;
+/** NFTNL_UDATA_SET_MERGE_ELEMENTS: libnftnl udata.h, nft's `auto-merge` (u32 host order, 1) */
+export const NFTNL_UDATA_SET_MERGE_ELEMENTS = 2;
+/** NFTNL_UDATA_SET_KEY_TYPEOF: libnftnl udata.h, the expression of a set declared with `typeof` */
+export const NFTNL_UDATA_SET_KEY_TYPEOF = 3;
+/** NFTNL_UDATA_SET_DATA_TYPEOF: libnftnl udata.h, the value expression of a map declared with `typeof` */
+export const NFTNL_UDATA_SET_DATA_TYPEOF = 4;
+/** NFT_SET_POL_MEMORY: enum nft_set_policies, nf_tables.h (nft's `policy memory`) */
+export const NFT_SET_POL_MEMORY = 1;

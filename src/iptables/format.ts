@@ -33,7 +33,7 @@
  */
 import type { NftChain } from './chain.js';
 import type { NftRule } from './rule.js';
-import { setDataByteOrder, setItems, setKeyByteOrder, type NftSet, type NftSetItem } from './set.js';
+import { setDataByteOrder, setItems, setKeyByteOrder, userdataTlvs, type NftSet, type NftSetItem } from './set.js';
 import type { NftData } from './data.js';
 import * as C from './constants.js';
 import type { NftTable } from './table.js';
@@ -42,11 +42,13 @@ import type { Expr, GenericExpr } from './expr/index.js';
 import { describeExpr, exprCodec, limitPrinted, quotaText } from './expr/index.js';
 import { priorityText } from './names.js';
 import { addressText } from './validate.js';
+import { HEADERS, headerField, L4_HEADERS, type HeaderField } from './headers.js';
 import {
+  cidrBits,
+  datatypeLayout,
   durationText,
   FLAG_TYPES,
   flagValueNames,
-  l4Name,
   tcpFlagNames,
   valueText,
   type Field,
@@ -97,50 +99,6 @@ interface Ctx {
   l4Other?: boolean;
 }
 
-/**
- * Header fields nft loads with a mask (narrower than a byte, or not on a byte
- * boundary), by network protocol: the load (`offset/len`, bytes), the mask
- * (hex, as the bitwise carries it), how far the value is shifted in the
- * masked bytes, nft's name and how the shifted value prints.
- */
-const NET_BITFIELDS: Record<string, Array<{ at: string; mask: string; shift: number; name: string; type: ValueType }>> = {
-  ip: [
-    { at: '0/1', mask: 'f0', shift: 4, name: 'version', type: 'uint_be' },
-    { at: '0/1', mask: '0f', shift: 0, name: 'hdrlength', type: 'uint_be' },
-    { at: '1/1', mask: 'fc', shift: 2, name: 'dscp', type: 'dscp' },
-    { at: '1/1', mask: '03', shift: 0, name: 'ecn', type: 'ecn' },
-  ],
-  ip6: [
-    { at: '0/1', mask: 'f0', shift: 4, name: 'version', type: 'uint_be' },
-    { at: '0/2', mask: '0fc0', shift: 6, name: 'dscp', type: 'dscp' },
-    { at: '1/1', mask: '30', shift: 4, name: 'ecn', type: 'ecn' },
-    { at: '1/3', mask: '0fffff', shift: 0, name: 'flowlabel', type: 'uint_be' },
-  ],
-};
-/** Transport fields nft names without knowing the protocol (`th dport 53`): its `th` header. */
-const TH_ANY: Record<string, [string, ValueType]> = { '0/2': ['sport', 'port'], '2/2': ['dport', 'port'] };
-const NET_FIELDS: Record<string, Record<string, [string, ValueType]>> = {
-  ip: {
-    '12/4': ['saddr', 'ipv4'],
-    '16/4': ['daddr', 'ipv4'],
-    '9/1': ['protocol', 'l4proto'],
-    '8/1': ['ttl', 'uint_be'],
-    '2/2': ['length', 'uint_be'],
-    '4/2': ['id', 'uint_be'],
-  },
-  ip6: { '8/16': ['saddr', 'ipv6'], '24/16': ['daddr', 'ipv6'], '6/1': ['nexthdr', 'l4proto'], '7/1': ['hoplimit', 'uint_be'], '4/2': ['length', 'uint_be'] },
-};
-const TH_FIELDS: Record<string, Record<string, [string, ValueType]>> = {
-  tcp: {
-    '0/2': ['sport', 'port'],
-    '2/2': ['dport', 'port'],
-    '13/1': ['flags', 'tcpflags'],
-    '4/4': ['sequence', 'uint_be'],
-    '8/4': ['ackseq', 'uint_be'],
-    '14/2': ['window', 'uint_be'],
-  },
-  udp: { '0/2': ['sport', 'port'], '2/2': ['dport', 'port'], '4/2': ['length', 'uint_be'] },
-};
 const META_TYPES: Record<string, ValueType> = {
   mark: 'mark',
   l4proto: 'l4proto',
@@ -161,11 +119,36 @@ const META_TYPES: Record<string, ValueType> = {
   pkttype: 'pkttype',
   priority: 'tchandle',
 };
-/** Ethernet header fields (`ether saddr`, `ether type`), by offset/length in the link-layer header. */
-const LL_FIELDS: Record<string, [string, ValueType]> = { '0/6': ['daddr', 'ether'], '6/6': ['saddr', 'ether'], '12/2': ['type', 'ethertype'] };
+/** Bytes a meta load of a value type writes, where not 4 (a key of unknown type: unknown). */
+const META_LEN: Record<string, number> = { ifname: 16, l4proto: 1, nfproto: 1, pkttype: 1, ethertype: 2, iftype: 2 };
 /** meta keys nft prints without `meta` (`iifname "lo"`): nftables' meta_key_is_unqualified(). */
 const UNQUALIFIED_META: ReadonlySet<string> = new Set(['iif', 'oif', 'iifname', 'oifname', 'iifgroup', 'oifgroup']);
 const RAW_BASE: Record<string, string> = { link: 'll', network: 'nh', transport: 'th', inner: 'ih' };
+
+/** The headers a load from `base` may be in, given what the rule matched before it (most specific first). */
+function protocolsAt(base: string, ctx: Ctx): string[] {
+  if (base === 'link') return ctx.l2 === 'vlan' ? ['vlan', 'ether'] : ['ether'];
+  if (base === 'network') return ctx.l3 ? [ctx.l3] : [];
+  if (base === 'transport') return ctx.l4 ? [ctx.l4] : ctx.l4Other ? [] : ['th'];
+  return [];
+}
+
+/** A header field as a {@link Field}: `ip saddr`, `vlan id`, with the protocol matches it implies. */
+function namedField(proto: string, hf: HeaderField, extra: Partial<Field> = {}): Field {
+  const h = HEADERS[proto];
+  // nft keeps `ether type 8021q` before `vlan type ip` (the field that names the next protocol)
+  const level =
+    proto === 'vlan' && hf.name === 'type'
+      ? {}
+      : h.base === 'link'
+        ? { l2: proto }
+        : h.base === 'network'
+          ? { l3: proto }
+          : proto === 'th'
+            ? {}
+            : { l4: proto, ...(h.l3 && { l3: h.l3 }) };
+  return { text: `${proto} ${hf.name}`, json: { payload: { protocol: proto, field: hf.name } }, type: hf.type, ...level, ...extra };
+}
 
 function fieldOf(src: Src, ctx: Ctx): Field | undefined {
   if (src.k === 'field') return src.field;
@@ -176,38 +159,20 @@ function fieldOf(src: Src, ctx: Ctx): Field | undefined {
     return { text: UNQUALIFIED_META.has(src.key) ? src.key : `meta ${src.key}`, json: { meta: { key: src.key } }, type };
   }
   if (src.k === 'payload') {
-    const key = `${src.offset}/${src.len}`;
-    if (src.base === 'network' && ctx.l3 && NET_FIELDS[ctx.l3]?.[key]) {
-      const [f, t] = NET_FIELDS[ctx.l3][key];
-      return { text: `${ctx.l3} ${f}`, json: { payload: { protocol: ctx.l3, field: f } }, type: t, l3: ctx.l3 };
-    }
-    if (src.base === 'network' && ctx.l3) {
+    for (const proto of protocolsAt(src.base, ctx)) {
+      const hf = headerField(proto, src.offset, src.len);
+      if (hf) return namedField(proto, hf);
       // The first bytes of an address: nft loads only what a prefix needs (`ip daddr 192.168.0.0/16`).
-      for (const [k, [f, t]] of Object.entries(NET_FIELDS[ctx.l3] ?? {})) {
-        const [off, len] = k.split('/').map(Number);
-        if ((t === 'ipv4' || t === 'ipv6') && off === src.offset && src.len < len) {
-          return { text: `${ctx.l3} ${f}`, json: { payload: { protocol: ctx.l3, field: f } }, type: t, l3: ctx.l3, fullLen: len };
-        }
-      }
-    }
-    if (src.base === 'link' && LL_FIELDS[key]) {
-      const [f, t] = LL_FIELDS[key];
-      return { text: `ether ${f}`, json: { payload: { protocol: 'ether', field: f } }, type: t, l2: 'ether' };
-    }
-    // inside a known Ethernet header nft names what it loads (`ether daddr 01:00:00:00:00:00/8`)
-    if (src.base === 'link' && ctx.l2 === 'ether' && src.offset < 14) return undefined;
-    if (src.base === 'transport' && ctx.l4 && TH_FIELDS[ctx.l4]?.[key]) {
-      const [f, t] = TH_FIELDS[ctx.l4][key];
-      return { text: `${ctx.l4} ${f}`, json: { payload: { protocol: ctx.l4, field: f } }, type: t, l4: ctx.l4 };
+      const addr = HEADERS[proto].fields.find(
+        (x) => (x.type === 'ipv4' || x.type === 'ipv6') && x.offset + (HEADERS[proto].at ?? 0) === src.offset && src.len < x.len,
+      );
+      if (addr) return namedField(proto, addr, { fullLen: addr.len });
     }
     // Where nft knows the protocol it names what it loads (`ip dscp`, `icmp type`): a load we
     // cannot name there prints raw, never as `@nh,...` / `@th,...`, which nft prints only without one.
+    if (src.base === 'link' && ctx.l2 && src.offset < 14) return undefined;
     if (src.base === 'network' && ctx.l3) return undefined;
     if (src.base === 'transport' && (ctx.l4 || ctx.l4Other)) return undefined;
-    if (src.base === 'transport' && TH_ANY[key]) {
-      const [f, t] = TH_ANY[key];
-      return { text: `th ${f}`, json: { payload: { protocol: 'th', field: f } }, type: t };
-    }
     const b = RAW_BASE[src.base] ?? src.base;
     // longer raw loads: how nft writes their values is not known here, so they print raw
     if (src.len > 4) return undefined;
@@ -309,7 +274,7 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
   const span = (r: number, len?: number): [number, number] => {
     if (r >= C.NFT_REG_1 && r <= C.NFT_REG_4) {
       const w = C.NFT_REG32_00 + 4 * (r - C.NFT_REG_1);
-      return [w, w + 3];
+      return [w, len !== undefined && len > 0 && len <= 16 ? w + Math.ceil(len / 4) - 1 : w + 3];
     }
     if (r >= C.NFT_REG32_00) return [r, len !== undefined && len > 0 ? Math.min(C.NFT_REG32_00 + 15, r + Math.ceil(len / 4) - 1) : C.NFT_REG32_00 + 15];
     return [r, r];
@@ -328,7 +293,7 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
   };
   const ctx: Ctx = {
     l2: options.family === 'bridge' ? 'ether' : undefined,
-    l3: options.family === 'ip' ? 'ip' : options.family === 'ip6' ? 'ip6' : undefined,
+    l3: options.family === 'ip' || options.family === 'ip6' || options.family === 'arp' ? options.family : undefined,
   };
   const consume = (reg: number): Src | undefined => {
     const r = regs.get(reg);
@@ -345,7 +310,7 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
   const setRight = (name: string, t: ValueType): { text: string; json: unknown; objType?: number } | undefined => {
     const set = options.sets?.find((x) => x.name === name);
     if (set?.flags.includes('anonymous') && set.elements) {
-      const els = setElementsPrinted(set, set.elements, keyTypeFor(set, t));
+      const els = setElementsPrinted(set, set.elements, keyLayout(set, t));
       return { text: `{ ${els.map((v) => v.text).join(', ')} }`, json: { set: els.map((v) => v.json) }, objType: set.objType };
     }
     return { text: `@${name}`, json: `@${name}`, ...(set?.objType !== undefined && { objType: set.objType }) };
@@ -369,6 +334,45 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
     ifname: (i) => options.ifnames?.[i],
     set: (name, t) => (options.sets?.some((x) => x.name === name) ? setRight(name, t) : undefined),
   };
+  /**
+   * The key a lookup reads from `sreg`: the field loaded there, or, for a set
+   * of concatenated keys, the fields loaded into the registers that follow
+   * (each part from a 4-byte boundary): `ip saddr . tcp dport`.
+   */
+  const lookupKey = (sreg: number, set: NftSet | undefined): { field: Field; regs: number[] } | undefined => {
+    const parts = set?.keyType !== undefined ? datatypeLayout(set.keyType) : undefined;
+    const fieldAt = (k: number): Field | undefined => {
+      const r = regs.get(k);
+      return r && r.src.k !== 'imm' && r.src.k !== 'masked' && r.src.k !== 'map' ? fieldOf(r.src, ctx) : undefined;
+    };
+    if (!parts || parts.length < 2) {
+      const f = fieldAt(sreg);
+      return f && { field: f, regs: [sreg] };
+    }
+    const fields: Field[] = [];
+    const used: number[] = [];
+    let w = span(sreg)[0];
+    for (const p of parts) {
+      const k = [...regs.keys()].find((x) => span(x)[0] === w);
+      const f = k !== undefined ? fieldAt(k) : undefined;
+      if (k === undefined || !f || f.fullLen !== undefined) return undefined;
+      fields.push(f);
+      used.push(k);
+      w += Math.ceil(p.len / 4);
+    }
+    const first = (l: 'l2' | 'l3' | 'l4'): string | undefined => fields.find((x) => x[l] !== undefined)?.[l];
+    return {
+      field: {
+        text: fields.map((x) => x.text).join(' . '),
+        json: { concat: fields.map((x) => x.json) },
+        type: 'hex',
+        l2: first('l2'),
+        l3: first('l3'),
+        l4: first('l4'),
+      },
+      regs: used,
+    };
+  };
   for (let at = 0; at < exprs.length; at++) {
     const e0 = exprs[at];
     if ((e0 as GenericExpr).generic === true) {
@@ -383,7 +387,11 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
         if (dreg !== undefined) {
           const src: Src = e.name === 'payload' ? { k: 'payload', base: e.base, offset: e.offset, len: e.len } : { k: 'meta', key: e.key };
           slots.push({ stmt: raw(e), loadOf: dreg });
-          bind(dreg, { src, slots: [slots.length - 1] }, e.name === 'payload' ? e.len : undefined);
+          bind(
+            dreg,
+            { src, slots: [slots.length - 1] },
+            e.name === 'payload' ? e.len : (META_LEN[META_TYPES[e.key] ?? ''] ?? (META_TYPES[e.key] ? 4 : undefined)),
+          );
           continue;
         }
         if (e.name === 'meta' && e.sreg !== undefined) {
@@ -409,6 +417,34 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
           if (f && f.type !== 'hex' && f.type !== 'rawint') {
             consume(e.sreg);
             slots.push({ stmt: { text: `${text} set ${f.text}`, json: { mangle: { key, value: f.json } } }, needsL2: f.l2, needsL3: f.l3, needsL4: f.l4 });
+            continue;
+          }
+        }
+        // a header field set to a constant: `ip ttl set 64`, `tcp dport set 8080`
+        if (e.name === 'payload' && e.sreg !== undefined) {
+          const r = regs.get(e.sreg);
+          // a field narrower than the bytes nft rewrites (checksums are updated 2 bytes at a time):
+          // load, keep the other bits, set the field's (`ip ttl set 64`, `ip dscp set cs1`)
+          const m = r?.src.k === 'masked' ? r.src : undefined;
+          const w =
+            m?.src.k === 'payload' && m.src.base === e.base && m.src.offset === e.offset && m.src.len === e.len
+              ? maskedWrite(e.base, e.offset, e.len, m.mask, m.xor)
+              : undefined;
+          if (w) {
+            consume(e.sreg);
+            slots.push(w);
+            continue;
+          }
+          const f = r?.src.k === 'imm' ? fieldOf({ k: 'payload', base: e.base, offset: e.offset, len: e.len }, ctx) : undefined;
+          const v = f && r?.src.k === 'imm' && f.fullLen === undefined && f.type !== 'rawint' ? valueText(r.src.data, f.type, pctx.ifname) : undefined;
+          if (f && v && !v.text.startsWith('0x')) {
+            consume(e.sreg);
+            slots.push({
+              stmt: { text: `${f.text} set ${v.text}`, json: { mangle: { key: f.json, value: v.json } } },
+              needsL2: f.l2,
+              needsL3: f.l3,
+              needsL4: f.l4,
+            });
             continue;
           }
         }
@@ -466,16 +502,17 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
         continue;
       }
       case 'lookup': {
-        const r = regs.get(e.sreg);
-        const f = r && r.src.k !== 'imm' && r.src.k !== 'masked' && r.src.k !== 'map' ? fieldOf(r.src, ctx) : undefined;
         const set = options.sets?.find((s) => s.name === e.set);
+        const key = lookupKey(e.sreg, set);
+        const f = key?.field;
         // a map lookup needs the map (to print its values); a verdict map writes the verdict register
         const isMap = e.dreg !== undefined;
-        if (!r || !f || (isMap && (!set || set.map === undefined || e.invert))) {
+        if (!key || !f || (isMap && (!set || set.map === undefined || e.invert))) {
           rawSlot(e, e.dreg !== undefined ? [e.dreg] : []);
           continue;
         }
-        consume(e.sreg);
+        const loadSlots = key.regs.flatMap((k) => regs.get(k)?.slots ?? []);
+        for (const k of key.regs) consume(k);
         const right = setRight(e.set, f.type)!;
         if (!isMap) {
           slots.push({
@@ -494,7 +531,8 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
         } else {
           const stmt = { text: `${f.text} map ${right.text}`, json: { map: { key: f.json, data: right.json } } };
           slots.push({ stmt: raw(e), loadOf: e.dreg });
-          bind(e.dreg!, { src: { k: 'map', stmt, l3: f.l3, l4: f.l4 }, slots: [...r.slots, slots.length - 1] });
+          for (const i of loadSlots) slots[i].dropped = false;
+          bind(e.dreg!, { src: { k: 'map', stmt, l3: f.l3, l4: f.l4 }, slots: [...loadSlots, slots.length - 1] });
         }
         continue;
       }
@@ -531,6 +569,36 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
   });
   return slots.filter((s) => !s.dropped && s.stmt).map((s) => s.stmt!);
 
+  /**
+   * `ip ttl set 64`: a write of `len` bytes at `offset` that keeps the bits
+   * of `mask` and sets the others to `xor`'s, when those others are exactly
+   * one header field nft names.
+   */
+  function maskedWrite(base: string, offset: number, len: number, mask: string, xor: string): Slot | undefined {
+    if (mask.length !== len * 2 || xor.length !== len * 2) return undefined;
+    const keep = BigInt(`0x${mask}`);
+    const set = ~keep & ((1n << BigInt(len * 8)) - 1n);
+    const x = BigInt(`0x${xor}`);
+    if ((x & keep) !== 0n) return undefined;
+    for (const proto of protocolsAt(base, ctx)) {
+      const h = HEADERS[proto];
+      for (const hf of h.fields) {
+        const start = hf.offset + (h.at ?? 0);
+        if (start < offset || start + hf.len > offset + len) continue;
+        const below = BigInt((offset + len - start - hf.len) * 8);
+        const fmask = (hf.mask !== undefined ? BigInt(`0x${hf.mask}`) : (1n << BigInt(hf.len * 8)) - 1n) << below;
+        if (fmask !== set) continue;
+        const n = (x & fmask) >> (below + BigInt(hf.shift ?? 0));
+        const bytes = hf.mask !== undefined ? (hf.type === 'uint_be' ? 4 : 1) : hf.len;
+        const v = valueText(n.toString(16).padStart(bytes * 2, '0'), hf.type, pctx.ifname);
+        if (v.text.startsWith('0x') && hf.type !== 'mark') return undefined;
+        const f = namedField(proto, hf);
+        return { stmt: { text: `${f.text} set ${v.text}`, json: { mangle: { key: f.json, value: v.json } } }, needsL2: f.l2, needsL3: f.l3, needsL4: f.l4 };
+      }
+    }
+    return undefined;
+  }
+
   /** `f lo-hi` from a `cmp gte` and a `cmp lte` on an unmasked field. */
   function rangeStatement(src: Src, from: string, to: string): Slot | undefined {
     if (src.k === 'imm' || src.k === 'masked' || src.k === 'map') return undefined;
@@ -548,28 +616,34 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
   }
 
   /**
-   * `ip dscp cs1`, `ip6 flowlabel 12345`: a masked network header load that is
+   * `ip dscp cs1`, `vlan id 10`, `tcp doff 5`: a masked header load that is
    * one of nft's bit fields, compared whole (== or !=). Undefined when the load
    * is not such a field (the caller goes on); null when it is one but the
    * comparison cannot be printed faithfully (it then prints raw).
    */
   function bitfieldMatch(src: Extract<Src, { k: 'masked' }>, op: string, data: string, c: Ctx): Slot | null | undefined {
     const p = src.src;
-    if (p.k !== 'payload' || p.base !== 'network' || !c.l3) return undefined;
-    const bf = NET_BITFIELDS[c.l3]?.find((x) => x.at === `${p.offset}/${p.len}` && x.mask === src.mask);
-    if (!bf) return undefined;
+    if (p.k !== 'payload') return undefined;
+    const proto = protocolsAt(p.base, c).find((x) => headerField(x, p.offset, p.len, src.mask));
+    const bf = proto && headerField(proto, p.offset, p.len, src.mask);
+    if (!proto || !bf) return undefined;
     const d = Buffer.from(data, 'hex');
     if (/[^0]/.test(src.xor) || (op !== 'eq' && op !== 'neq') || d.length !== p.len || d.length > 4) return null;
     const v = d.readUIntBE(0, d.length);
-    const mask = Number.parseInt(bf.mask, 16);
+    const mask = Number.parseInt(bf.mask!, 16);
     if ((v & ~mask) !== 0) return null;
-    const n = (v & mask) >>> bf.shift;
+    const n = (v & mask) >>> bf.shift!;
     const bytes = Buffer.alloc(bf.type === 'uint_be' ? 4 : 1);
     if (bf.type === 'uint_be') bytes.writeUInt32BE(n);
     else bytes[0] = n;
     const val = valueText(bytes.toString('hex'), bf.type);
-    const left = { payload: { protocol: c.l3, field: bf.name } };
-    return { stmt: { text: `${c.l3} ${bf.name} ${OP_TEXT[op]}${val.text}`, json: { match: { op: OP_JSON[op], left, right: val.json } } }, needsL3: c.l3 };
+    const f = namedField(proto, bf);
+    return {
+      stmt: { text: `${f.text} ${OP_TEXT[op]}${val.text}`, json: { match: { op: OP_JSON[op], left: f.json, right: val.json } } },
+      needsL2: f.l2,
+      needsL3: f.l3,
+      needsL4: f.l4,
+    };
   }
 
   function matchStatement(src: Src, op: string, data: string, c: Ctx): Slot | undefined {
@@ -650,16 +724,25 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
       c.l2 = 'ether';
       slot.setsL2 = 'ether';
     }
-    if (op === 'eq' && f.type === 'ethertype' && (v.text === 'ip' || v.text === 'ip6')) {
-      c.l3 = v.text;
-      slot.setsL3 = v.text;
+    // `ether type ip` / `meta protocol ip` before an ip field: nft leaves out `meta protocol`
+    // only in bridge and netdev (in inet it is no dependency of anything)
+    const isMetaProto = src.k === 'meta' && src.key === 'protocol';
+    if (op === 'eq' && f.type === 'ethertype' && ((src.k === 'payload' && src.base === 'link') || isMetaProto)) {
+      if (v.text === '8021q' && !isMetaProto) {
+        c.l2 = 'vlan';
+        slot.setsL2 = 'vlan';
+      } else if (v.text === 'ip' || v.text === 'ip6' || v.text === 'arp') {
+        c.l3 = v.text;
+        if (!isMetaProto || options.family === 'bridge' || options.family === 'netdev') slot.setsL3 = v.text;
+      }
     }
-    // Protocol matches set the context and are dependencies of later field matches.
-    if (op === 'eq' && f.type === 'l4proto' && src.k !== 'field') {
-      const name = l4Name(Buffer.from(data, 'hex')[0]);
-      if (name === 'tcp' || name === 'udp') {
+    // Protocol matches set the context and are dependencies of later field matches: `meta l4proto`
+    // always, `ip protocol` / `ip6 nexthdr` only in the ip and ip6 families (elsewhere nft keeps them).
+    if (op === 'eq' && f.type === 'l4proto' && (src.k === 'meta' || (src.k === 'payload' && src.base === 'network'))) {
+      const name = L4_HEADERS.get(Buffer.from(data, 'hex')[0]);
+      if (name) {
         c.l4 = name;
-        slot.setsL4 = name;
+        if (src.k === 'meta' || options.family === 'ip' || options.family === 'ip6') slot.setsL4 = name;
       } else c.l4Other = true;
     }
     if (op === 'eq' && f.type === 'nfproto' && src.k !== 'field') {
@@ -674,46 +757,75 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
   }
 }
 
+/** `s`, after telling `onRaw` about it when it is printed raw. */
+function noted(s: Statement, onRaw: ((s: Statement) => void) | undefined): Statement {
+  if ('raw' in s.json) onRaw?.(s);
+  return s;
+}
+
+/** A callback that records a rule's statement printed raw in `options.problems`. */
+function ruleProblems(r: NftRule, options: FormatOptions): (s: Statement) => void {
+  return (s) =>
+    options.problems?.push(
+      `table ${r.family} ${r.table} chain ${r.chain}${r.handle !== undefined ? ` handle ${r.handle}` : ''}: ${s.text.replace(`[ ${RAW_MARKER} `, '').replace(/ \]$/, '')}`,
+    );
+}
+
 /** A rule as one line of nft text (statements joined, then `comment "..."`). */
-export function ruleText(rule: NftRule, sets?: readonly NftSet[], ifnames?: Readonly<Record<number, string>>): string {
-  const parts = ruleStatements(rule.expr, { family: rule.family, sets, ifnames }).map((s) => s.text);
+export function ruleText(rule: NftRule, sets?: readonly NftSet[], ifnames?: Readonly<Record<number, string>>, onRaw?: (s: Statement) => void): string {
+  const parts = ruleStatements(rule.expr, { family: rule.family, sets, ifnames }).map((s) => noted(s, onRaw).text);
   if (rule.comment !== undefined) parts.push(`comment "${rule.comment}"`);
   return parts.join(' ');
 }
 
-const TYPE_VALUES: Record<string, ValueType> = {
-  ipv4_addr: 'ipv4',
-  ipv6_addr: 'ipv6',
-  inet_service: 'port',
-  mark: 'mark',
-  inet_proto: 'l4proto',
-  ether_addr: 'ether',
-};
 /** Key types nft prints a CIDR block of as a prefix (`10.0.0.0/8`); others as a range (`0-1023`). */
 const PREFIX_TYPES: ReadonlySet<ValueType> = new Set(['ipv4', 'ipv6', 'mark', 'mark_be']);
 
-/** How a set's keys print, given the type they would have in host order. */
-function keyTypeFor(set: NftSet, t: ValueType): ValueType {
-  return t === 'mark' && setKeyByteOrder(set) === 'big' ? 'mark_be' : t;
+/** How a key or value prints, part by part (one part unless concatenated). */
+type Layout = Array<{ type: ValueType; len: number }>;
+
+/** The layout of type id `id` (`len` bytes): its datatype's, raw hex when unknown; a mark in big-endian order prints as such. */
+function layoutOf(id: number | undefined, len: number, order: 'big' | 'host'): Layout {
+  const l = (id !== undefined && datatypeLayout(id)) || [{ type: 'hex' as ValueType, len }];
+  return l.map((p) => (p.type === 'mark' && order === 'big' ? { ...p, type: 'mark_be' } : p));
 }
 
-function keyValueType(set: NftSet): ValueType {
-  return keyTypeFor(set, TYPE_VALUES[set.type ?? ''] ?? 'hex');
+/** How a set's keys print: by the set's key type, or (`t`) by the field a rule matches against an anonymous set. */
+function keyLayout(set: NftSet, t?: ValueType): Layout {
+  const order = setKeyByteOrder(set);
+  const l = layoutOf(set.keyType, set.keyLen, order);
+  if (l.length > 1 || t === undefined) return l;
+  return [{ type: t === 'mark' && order === 'big' ? 'mark_be' : t, len: set.keyLen }];
 }
 
-/** How a map's values print: their datatype, in the byte order nft wrote (NFTNL_UDATA_SET_DATABYTEORDER). */
-function dataValueType(set: NftSet): ValueType {
-  const t = TYPE_VALUES[set.map ?? ''] ?? 'hex';
-  return t === 'mark' && setDataByteOrder(set) === 'big' ? 'mark_be' : t;
+/** A key or value of a (possibly concatenated) layout, each part padded to 4 bytes; `hi` the interval's last key. */
+function layoutValue(lo: string, layout: Layout, hi?: string): { text: string; json: unknown } {
+  if (layout.length === 1) {
+    const a = valueText(lo, layout[0].type);
+    if (hi === undefined || hi === lo) return a;
+    const b = valueText(hi, layout[0].type);
+    return { text: `${a.text}-${b.text}`, json: { range: [a.json, b.json] } };
+  }
+  const parts: Array<{ text: string; json: unknown }> = [];
+  let at = 0;
+  for (const p of layout) {
+    const l = lo.slice(at * 2, (at + p.len) * 2);
+    const h = hi?.slice(at * 2, (at + p.len) * 2);
+    at += Math.ceil(p.len / 4) * 4;
+    const bits = h !== undefined && h !== l && PREFIX_TYPES.has(p.type) ? cidrBits(Buffer.from(l, 'hex'), Buffer.from(h, 'hex')) : undefined;
+    const v = valueText(l, p.type);
+    parts.push(bits !== undefined ? { text: `${v.text}/${bits}`, json: { prefix: { addr: v.json, len: bits } } } : layoutValue(l, [p], h));
+  }
+  return { text: parts.map((x) => x.text).join(' . '), json: { concat: parts.map((x) => x.json) } };
 }
 
-function keyOf(it: NftSetItem, t: ValueType): { text: string; json: unknown } {
+function keyOf(it: NftSetItem, layout: Layout): { text: string; json: unknown } {
   if (it.catchall || it.key === undefined) return { text: '*', json: '*' };
-  const lo = valueText(it.key, t);
-  if (it.keyEnd === undefined) return lo;
-  if (it.prefixLen !== undefined && PREFIX_TYPES.has(t)) return { text: `${lo.text}/${it.prefixLen}`, json: { prefix: { addr: lo.json, len: it.prefixLen } } };
-  const hi = valueText(it.keyEnd, t);
-  return { text: `${lo.text}-${hi.text}`, json: { range: [lo.json, hi.json] } };
+  if (layout.length === 1 && it.keyEnd !== undefined && it.prefixLen !== undefined && PREFIX_TYPES.has(layout[0].type)) {
+    const lo = valueText(it.key, layout[0].type);
+    return { text: `${lo.text}/${it.prefixLen}`, json: { prefix: { addr: lo.json, len: it.prefixLen } } };
+  }
+  return layoutValue(it.key, layout, it.keyEnd);
 }
 
 function dataOf(set: NftSet, it: NftSetItem): { text: string; json: unknown } | undefined {
@@ -724,7 +836,7 @@ function dataOf(set: NftSet, it: NftSetItem): { text: string; json: unknown } | 
     const v = d.verdict;
     return v.chain !== undefined ? { text: `${v.code} ${v.chain}`, json: { [v.code]: { target: v.chain } } } : { text: v.code, json: { [v.code]: null } };
   }
-  return valueText(d.value ?? '', dataValueType(set));
+  return layoutValue(d.value ?? '', layoutOf(set.dataType, set.dataLen ?? 0, setDataByteOrder(set)));
 }
 
 /**
@@ -733,9 +845,9 @@ function dataOf(set: NftSet, it: NftSetItem): { text: string; json: unknown } | 
  * `{ prefix: {...} }`, `{ range: [a, b] }`, `{ elem: { val, timeout, expires } }`,
  * and `[key, value]` pairs in maps.
  */
-function setElementsPrinted(set: NftSet, elements: NonNullable<NftSet['elements']>, keyType: ValueType): Array<{ text: string; json: unknown }> {
+function setElementsPrinted(set: NftSet, elements: NonNullable<NftSet['elements']>, layout: Layout): Array<{ text: string; json: unknown }> {
   return setItems(set, elements).map((it) => {
-    const k = keyOf(it, keyType);
+    const k = keyOf(it, layout);
     let text = k.text;
     let json: unknown = k.json;
     if (it.timeoutMs !== undefined) text += ` timeout ${durationText(it.timeoutMs)}`;
@@ -773,7 +885,73 @@ function elementsBlock(set: NftSet, texts: readonly string[]): string {
   return `{ ${out} }`;
 }
 
-const SHOWN_SET_FLAGS = ['constant', 'interval', 'timeout', 'dynamic'];
+/** Set flags as nft 1.0.6 lists them, in its order; `nft -j` leaves out `dynamic`. */
+const TEXT_SET_FLAGS = ['constant', 'interval', 'dynamic', 'timeout'];
+const JSON_SET_FLAGS = ['constant', 'interval', 'timeout'];
+/** Element expressions nft prints in a set's declaration (`counter`). */
+const SET_EXPRS: ReadonlySet<string> = new Set(['counter']);
+
+/**
+ * Whether a NFTNL_UDATA_SET_KEY_TYPEOF / _DATA_TYPEOF value describes an
+ * expression (nft then lists `typeof ip saddr`): its NFTNL_UDATA_SET_TYPEOF_DATA
+ * TLV (type 1) is not empty. nft also writes an empty one for concatenations
+ * declared by type, which it lists by type.
+ */
+function typeofDeclared(v: Buffer | undefined): boolean {
+  return v !== undefined && (userdataTlvs(v.toString('hex')).get(1)?.length ?? 0) > 0;
+}
+
+/** Record in `options.problems` what a set's declaration has that cannot be printed in nft's language, if anything. */
+function noteSetProblem(s: NftSet, options: FormatOptions): void {
+  const p = setProblem(s);
+  if (p) options.problems?.push(`table ${s.family} ${s.table} ${s.map !== undefined ? 'map' : 'set'} ${s.name}: ${p}`);
+}
+
+function setProblem(s: NftSet): string | undefined {
+  const ud = userdataTlvs(s.userdata);
+  if (typeofDeclared(ud.get(C.NFTNL_UDATA_SET_KEY_TYPEOF)) || typeofDeclared(ud.get(C.NFTNL_UDATA_SET_DATA_TYPEOF)))
+    return 'declared with typeof (printed with its type instead)';
+  if (/type\(/.test(`${s.type} ${s.map ?? ''}`))
+    return `a key or value type nft names and synplug does not (${s.type}${s.map !== undefined ? ` : ${s.map}` : ''})`;
+  const other = (s.expressions ?? []).filter((e) => !SET_EXPRS.has(e));
+  if (other.length) return `element expressions ${other.join(', ')} (left out)`;
+  return undefined;
+}
+
+/** A named set or map's block as `nft list` prints it. */
+function setText(s: NftSet, options: FormatOptions): string {
+  let b = `\t${s.map !== undefined ? 'map' : 'set'} ${s.name} {${options.handles && s.handle !== undefined ? ` # handle ${s.handle}` : ''}\n`;
+  b += `\t\ttype ${s.type ?? 'integer'}${s.map !== undefined ? ` : ${s.map}` : ''}\n`;
+  if (s.policy === C.NFT_SET_POL_MEMORY) b += '\t\tpolicy memory\n';
+  // a constant set's size is the one nft computed from its elements: not listed
+  if (s.size !== undefined && !s.flags.includes('constant')) b += `\t\tsize ${s.size}\n`;
+  // nft lists `timeout` among the flags of a set with a default timeout only when it is also dynamic
+  const hideTimeout = s.timeoutMs !== undefined && !s.flags.includes('dynamic');
+  const flags = TEXT_SET_FLAGS.filter((f) => s.flags.includes(f) && !(f === 'timeout' && hideTimeout));
+  if (flags.length) b += `\t\tflags ${flags.join(',')}\n`;
+  for (const e of (s.expressions ?? []).filter((x) => SET_EXPRS.has(x))) b += `\t\t${e}\n`;
+  if (s.timeoutMs !== undefined) b += `\t\ttimeout ${durationText(s.timeoutMs)}\n`;
+  if (s.gcIntervalMs !== undefined) b += `\t\tgc-interval ${durationText(s.gcIntervalMs)}\n`;
+  if (userdataTlvs(s.userdata).has(C.NFTNL_UDATA_SET_MERGE_ELEMENTS)) b += '\t\tauto-merge\n';
+  if (s.elements?.length)
+    b += `\t\telements = ${elementsBlock(
+      s,
+      setElementsPrinted(s, s.elements, keyLayout(s)).map((x) => x.text),
+    )}\n`;
+  return `${b}\t}\n`;
+}
+
+/** Options of {@link formatRulesetText} and {@link formatRulesetJson}. */
+export interface FormatOptions {
+  /** append `# handle N` like `nft -a` (text) */
+  handles?: boolean;
+  /**
+   * Filled with one line per thing nft's language cannot express as
+   * decoded (a statement printed `[ raw: ... ]`, a set declared with
+   * `typeof`, an object of a type not printed): where it is and what.
+   */
+  problems?: string[];
+}
 
 /**
  * Text close to `nft list ruleset` (nft 1.0.6): tables with their named
@@ -782,7 +960,7 @@ const SHOWN_SET_FLAGS = ['constant', 'interval', 'timeout', 'dynamic'];
  * and each rule on one line. Objects of other types print raw (`[ raw: object ... ]`).
  * @param options.handles append `# handle N` like `nft -a`
  */
-export function formatRulesetText(rs: NftRuleset, options: { handles?: boolean } = {}): string {
+export function formatRulesetText(rs: NftRuleset, options: FormatOptions = {}): string {
   let out = '';
   for (const t of rs.tables) {
     out += `table ${t.family} ${t.name} {${options.handles && t.handle !== undefined ? ` # handle ${t.handle}` : ''}\n`;
@@ -790,19 +968,8 @@ export function formatRulesetText(rs: NftRuleset, options: { handles?: boolean }
     for (const o of (rs.objects ?? []).filter((x) => x.family === t.family && x.table === t.name)) blocks.push(objectText(o, options));
     const sets = rs.sets.filter((s) => s.family === t.family && s.table === t.name);
     for (const s of sets.filter((x) => !x.flags.includes('anonymous'))) {
-      let b = `\t${s.map !== undefined ? 'map' : 'set'} ${s.name} {${options.handles && s.handle !== undefined ? ` # handle ${s.handle}` : ''}\n`;
-      b += `\t\ttype ${s.type ?? 'integer'}${s.map !== undefined ? ` : ${s.map}` : ''}\n`;
-      // nft leaves `timeout` out of the flags when the set has a default timeout (it implies it).
-      const flags = s.flags.filter((f) => SHOWN_SET_FLAGS.includes(f) && !(f === 'timeout' && s.timeoutMs !== undefined));
-      if (flags.length) b += `\t\tflags ${flags.join(',')}\n`;
-      if (s.timeoutMs !== undefined) b += `\t\ttimeout ${durationText(s.timeoutMs)}\n`;
-      if (s.elements?.length)
-        b += `\t\telements = ${elementsBlock(
-          s,
-          setElementsPrinted(s, s.elements, keyValueType(s)).map((x) => x.text),
-        )}\n`;
-      b += '\t}\n';
-      blocks.push(b);
+      noteSetProblem(s, options);
+      blocks.push(setText(s, options));
     }
     for (const c of rs.chains.filter((x) => x.family === t.family && x.table === t.name)) {
       let b = `\tchain ${c.name} {${options.handles && c.handle !== undefined ? ` # handle ${c.handle}` : ''}\n`;
@@ -811,7 +978,7 @@ export function formatRulesetText(rs: NftRuleset, options: { handles?: boolean }
         b += `\t\ttype ${c.type} hook ${c.hook}${dev} priority ${priorityText(c.family, c.hook, c.prio ?? 0)}; policy ${c.policy ?? 'accept'};\n`;
       }
       for (const r of rs.rules.filter((x) => x.family === t.family && x.table === t.name && x.chain === c.name)) {
-        b += `\t\t${ruleText(r, sets, rs.ifnames)}${options.handles && r.handle !== undefined ? ` # handle ${r.handle}` : ''}\n`;
+        b += `\t\t${ruleText(r, sets, rs.ifnames, ruleProblems(r, options))}${options.handles && r.handle !== undefined ? ` # handle ${r.handle}` : ''}\n`;
       }
       b += '\t}\n';
       blocks.push(b);
@@ -823,18 +990,29 @@ export function formatRulesetText(rs: NftRuleset, options: { handles?: boolean }
 }
 
 function setJson(s: NftSet): Record<string, unknown> {
-  const j: Record<string, unknown> = { family: s.family, name: s.name, table: s.table, type: s.type ?? 'integer' };
+  // `nft -j` writes a concatenated key type as a list of its parts' names
+  const j: Record<string, unknown> = {
+    family: s.family,
+    name: s.name,
+    table: s.table,
+    type: s.type?.includes(' . ') ? s.type.split(' . ') : (s.type ?? 'integer'),
+  };
   if (s.handle !== undefined) j.handle = s.handle;
   if (s.map !== undefined) j.map = s.map;
-  const flags = s.flags.filter((f) => SHOWN_SET_FLAGS.includes(f));
+  if (s.policy === C.NFT_SET_POL_MEMORY) j.policy = 'memory';
+  if (s.size !== undefined && !s.flags.includes('constant')) j.size = s.size;
+  const flags = JSON_SET_FLAGS.filter((f) => s.flags.includes(f));
   if (flags.length) j.flags = flags;
   if (s.timeoutMs !== undefined) j.timeout = Math.floor(s.timeoutMs / 1000);
-  if (s.elements?.length) j.elem = setElementsPrinted(s, s.elements, keyValueType(s)).map((x) => x.json);
+  if (s.gcIntervalMs !== undefined) j['gc-interval'] = Math.floor(s.gcIntervalMs / 1000);
+  const stmts = (s.expressions ?? []).filter((x) => SET_EXPRS.has(x));
+  if (stmts.length) j.stmt = stmts.map((x) => ({ [x]: null }));
+  if (s.elements?.length) j.elem = setElementsPrinted(s, s.elements, keyLayout(s)).map((x) => x.json);
   return j;
 }
 
 /** A named object's block, as `nft list` prints it: `\tcounter c1 {\n\t\tpackets 5 bytes 300\n\t}\n`. */
-function objectText(o: NftObject, options: { handles?: boolean }): string {
+function objectText(o: NftObject, options: FormatOptions): string {
   const head = `\t${o.type} ${o.name} {${options.handles && o.handle !== undefined ? ` # handle ${o.handle}` : ''}\n`;
   let body: string | undefined;
   if (o.counter) body = `packets ${o.counter.packets} bytes ${o.counter.bytes}`;
@@ -845,18 +1023,20 @@ function objectText(o: NftObject, options: { handles?: boolean }): string {
   }
   if (body === undefined) {
     const attrs = (o.attributes ?? []).map((a) => `${a.type}=${a.data}`).join(' ');
+    options.problems?.push(`table ${o.family} ${o.table} ${o.type} ${o.name}: an object of a type synplug does not print`);
     return `\t[ ${RAW_MARKER} object ${o.type} ${o.name}${attrs ? ` ${attrs}` : ''} ]\n`;
   }
   return `${head}\t\t${body}\n\t}\n`;
 }
 
 /** A named object as `nft -j` writes it: `{ counter: { family, name, table, handle, packets, bytes } }`. */
-function objectJson(o: NftObject): Record<string, unknown> {
+function objectJson(o: NftObject, options: FormatOptions): Record<string, unknown> {
   const base = { family: o.family, name: o.name, table: o.table, ...(o.handle !== undefined && { handle: o.handle }) };
   if (o.counter) return { counter: { ...base, packets: o.counter.packets, bytes: o.counter.bytes } };
   if (o.quota) return { quota: { ...base, bytes: o.quota.bytes, used: o.quota.used, inv: o.quota.inv === true } };
   const p = o.limit && limitPrinted(o.limit);
   if (p) return { limit: { ...base, ...p.objJson } };
+  options.problems?.push(`table ${o.family} ${o.table} ${o.type} ${o.name}: an object of a type synplug does not print`);
   return { raw: { object: { ...base, type: o.type, attributes: o.attributes ?? [] } } };
 }
 
@@ -864,27 +1044,30 @@ function objectJson(o: NftObject): Record<string, unknown> {
  * JSON close to `nft -j list ruleset`: `{ nftables: [ {metainfo}, {table}, {counter|quota|limit}..., {set}..., {chain}..., {rule}... ] }`,
  * per table: the table, its named objects, its named sets, its chains, then its rules chain by chain.
  */
-export function formatRulesetJson(rs: NftRuleset): { nftables: Array<Record<string, unknown>> } {
+export function formatRulesetJson(rs: NftRuleset, options: FormatOptions = {}): { nftables: Array<Record<string, unknown>> } {
   const out: Array<Record<string, unknown>> = [{ metainfo: { json_schema_version: 1 } }];
   for (const t of rs.tables) {
     out.push({ table: { family: t.family, name: t.name, ...(t.handle !== undefined && { handle: t.handle }) } });
-    for (const o of (rs.objects ?? []).filter((x) => x.family === t.family && x.table === t.name)) out.push(objectJson(o));
+    for (const o of (rs.objects ?? []).filter((x) => x.family === t.family && x.table === t.name)) out.push(objectJson(o, options));
     const sets = rs.sets.filter((s) => s.family === t.family && s.table === t.name);
-    for (const s of sets.filter((x) => !x.flags.includes('anonymous'))) out.push(s.map !== undefined ? { map: setJson(s) } : { set: setJson(s) });
+    for (const s of sets.filter((x) => !x.flags.includes('anonymous'))) {
+      noteSetProblem(s, options);
+      out.push(s.map !== undefined ? { map: setJson(s) } : { set: setJson(s) });
+    }
     const chains = rs.chains.filter((x) => x.family === t.family && x.table === t.name);
     for (const c of chains) {
       const j: Record<string, unknown> = { family: c.family, table: c.table, name: c.name };
       if (c.handle !== undefined) j.handle = c.handle;
       if (c.type !== undefined) j.type = c.type;
       if (c.hook !== undefined) j.hook = c.hook;
-      if (c.dev !== undefined) j.dev = c.dev;
+      // nft 1.0.6 leaves a netdev chain's device out of its JSON listing
       if (c.prio !== undefined) j.prio = c.prio;
       if (c.policy !== undefined) j.policy = c.policy;
       out.push({ chain: j });
     }
     for (const c of chains) {
       for (const r of rs.rules.filter((x) => x.family === t.family && x.table === t.name && x.chain === c.name)) {
-        out.push({ rule: ruleJson(r, sets, rs.ifnames) });
+        out.push({ rule: ruleJson(r, sets, rs.ifnames, ruleProblems(r, options)) });
       }
     }
   }
@@ -892,10 +1075,15 @@ export function formatRulesetJson(rs: NftRuleset): { nftables: Array<Record<stri
 }
 
 /** One rule as `nft -j` writes it: family, table, chain, handle, comment, expr (statements). */
-export function ruleJson(r: NftRule, sets?: readonly NftSet[], ifnames?: Readonly<Record<number, string>>): Record<string, unknown> {
+export function ruleJson(
+  r: NftRule,
+  sets?: readonly NftSet[],
+  ifnames?: Readonly<Record<number, string>>,
+  onRaw?: (s: Statement) => void,
+): Record<string, unknown> {
   const j: Record<string, unknown> = { family: r.family, table: r.table, chain: r.chain };
   if (r.handle !== undefined) j.handle = r.handle;
   if (r.comment !== undefined) j.comment = r.comment;
-  j.expr = ruleStatements(r.expr, { family: r.family, sets, ifnames }).map((s) => s.json);
+  j.expr = ruleStatements(r.expr, { family: r.family, sets, ifnames }).map((s) => noted(s, onRaw).json);
   return j;
 }

@@ -14,6 +14,8 @@ import { NetlinkConnection, type ConnectionOptions } from '../netlink/connection
 import { NETLINK_NETFILTER } from '../netlink/message.js';
 import './nfnetlink.js';
 import './decode.js';
+// nfnetlink_queue's NFQNL_MSG_* names and body decoder (NETLINK_NETFILTER, subsystem 3), for `synplug decode`
+import '../netlink/nfqueue.js';
 
 /**
  * Open a NETLINK_NETFILTER connection. The receive buffer defaults to 1 MiB
@@ -148,3 +150,15 @@ export { type NftObject, OBJECT_TYPE_NAMES, decodeObject, listObjects } from './
 export { type Field, type ValueType, type PrintContext, type PrintedStatement, type RegisterValue, valueText } from './print.js';
 export { NFT_BODY_DECODERS, decodeBatchMarker, decodeRuleBody, decodeGenericBody } from './decode.js';
 export { checkName, parseAddress, addressText, checkMark, checkPort, checkTimeoutMs, MIN_TIMEOUT_MS, MAX_TIMEOUT_MS, type ParsedAddress } from './validate.js';
+export {
+  type QueueExpressionKind,
+  NFNL_COMPAT_GET_TYPE,
+  NFQUEUE_MIN_REVISION,
+  encodeCompatGet,
+  decodeCompatBody,
+  compatRevision,
+  nativeQueueProbeMessages,
+  hasNativeQueue,
+  probeQueueExpression,
+  queueRuleExpressions,
+} from './queue-support.js';

@@ -61,12 +61,13 @@ export function objectTypeName(n: number): string {
 }
 
 const INET_HOOKS = ['prerouting', 'input', 'forward', 'output', 'postrouting', 'ingress'];
-const NETDEV_HOOKS = ['ingress', 'egress'];
+/** Hook names by family (`nf_inet_hooks`; arp's NF_ARP_IN/OUT/FORWARD; `nf_dev_hooks`). */
+const HOOKS: Record<string, readonly string[]> = { arp: ['input', 'output', 'forward'], netdev: ['ingress', 'egress'] };
+const hooksOf = (family: string): readonly string[] => HOOKS[family] ?? INET_HOOKS;
 
-/** Hook name of a hook number in a family (`nf_inet_hooks`, `nf_dev_hooks`); unknown -> `hook(<n>)`. */
+/** Hook name of a hook number in a family (`nf_inet_hooks`, arp's `NF_ARP_*`, `nf_dev_hooks`); unknown -> `hook(<n>)`. */
 export function hookName(family: string, n: number): string {
-  const list = family === 'netdev' ? NETDEV_HOOKS : INET_HOOKS;
-  return list[n] ?? `hook(${n})`;
+  return hooksOf(family)[n] ?? `hook(${n})`;
 }
 
 /**
@@ -74,52 +75,72 @@ export function hookName(family: string, n: number): string {
  * @throws {UsageError} an unknown hook name for the family
  */
 export function hookNumber(family: string, name: string): number {
-  const list = family === 'netdev' ? NETDEV_HOOKS : INET_HOOKS;
+  const list = hooksOf(family);
   const i = list.indexOf(name);
   if (i < 0) throw new UsageError(`unknown hook '${name}' for family ${family}: use ${list.join(', ')}`);
   return i;
 }
 
-/** nft's standard priority names (nftables src/rule.c `std_prios`), for ip, ip6 and inet. */
+/**
+ * nft 1.0.6's standard priority names by family (src/rule.c `std_prios`,
+ * `bridge_std_prios`), each with the hooks it is printed for (all when
+ * absent), as `nft list ruleset` prints them: ip, ip6 and inet name dstnat
+ * only at prerouting and srcnat only at postrouting; arp and netdev name
+ * only filter.
+ */
 const STD_PRIOS: Array<{ name: string; value: number; hooks?: string[] }> = [
   { name: 'raw', value: C.NF_IP_PRI_RAW },
   { name: 'mangle', value: C.NF_IP_PRI_MANGLE },
-  { name: 'dstnat', value: C.NF_IP_PRI_NAT_DST, hooks: ['prerouting', 'output'] },
+  { name: 'dstnat', value: C.NF_IP_PRI_NAT_DST, hooks: ['prerouting'] },
   { name: 'filter', value: C.NF_IP_PRI_FILTER },
   { name: 'security', value: C.NF_IP_PRI_SECURITY },
-  { name: 'srcnat', value: C.NF_IP_PRI_NAT_SRC, hooks: ['postrouting', 'input'] },
+  { name: 'srcnat', value: C.NF_IP_PRI_NAT_SRC, hooks: ['postrouting'] },
 ];
+const PRIOS_BY_FAMILY: Record<string, typeof STD_PRIOS> = {
+  ip: STD_PRIOS,
+  ip6: STD_PRIOS,
+  inet: STD_PRIOS,
+  arp: [{ name: 'filter', value: C.NF_IP_PRI_FILTER }],
+  netdev: [{ name: 'filter', value: C.NF_IP_PRI_FILTER }],
+  bridge: [
+    { name: 'dstnat', value: C.NF_BR_PRI_NAT_DST_BRIDGED, hooks: ['prerouting'] },
+    { name: 'filter', value: C.NF_BR_PRI_FILTER_BRIDGED },
+    { name: 'out', value: C.NF_BR_PRI_NAT_DST_OTHER, hooks: ['output'] },
+    { name: 'srcnat', value: C.NF_BR_PRI_NAT_SRC, hooks: ['postrouting'] },
+  ],
+};
 
 /**
- * A chain priority as nft 1.0.6 prints it: `mangle`, `filter + 10`, or the
- * number when no standard name is within 10.
+ * A chain priority as nft 1.0.6 prints it for its family and hook: `mangle`,
+ * `filter + 10`, `filter - 1`, or the number when no standard name of that
+ * family and hook is within 10.
  */
 export function priorityText(family: string, hook: string | undefined, prio: number): string {
-  if (family === 'ip' || family === 'ip6' || family === 'inet') {
-    for (const p of STD_PRIOS) {
-      if (p.hooks && (!hook || !p.hooks.includes(hook))) continue;
-      const off = prio - p.value;
-      if (off === 0) return p.name;
-      if (off > 0 && off <= 10) return `${p.name} + ${off}`;
-      if (off < 0 && off >= -10) return `${p.name} - ${-off}`;
-    }
+  for (const p of PRIOS_BY_FAMILY[family] ?? []) {
+    if (p.hooks && (!hook || !p.hooks.includes(hook))) continue;
+    const off = prio - p.value;
+    if (off === 0) return p.name;
+    if (off > 0 && off <= 10) return `${p.name} + ${off}`;
+    if (off < 0 && off >= -10) return `${p.name} - ${-off}`;
   }
   return String(prio);
 }
 
 /**
- * A priority from a number or an nft name (`mangle`, `filter`...).
+ * A priority from a number or an nft name (`mangle`, `filter`...), the
+ * name's value in `family` (bridge's filter is -200; ip's when no family).
  * @throws {UsageError} an unknown name or a number outside s32
  */
-export function priorityNumber(p: number | string): number {
+export function priorityNumber(p: number | string, family?: string): number {
   if (typeof p === 'number') {
     if (!Number.isInteger(p) || p < -0x80000000 || p > 0x7fffffff) throw new UsageError(`bad chain priority ${p}: an integer from -2147483648 to 2147483647`);
     return p;
   }
-  const std = STD_PRIOS.find((s) => s.name === p);
+  const prios = PRIOS_BY_FAMILY[family ?? 'ip'] ?? STD_PRIOS;
+  const std = prios.find((s) => s.name === p);
   if (std) return std.value;
   if (/^-?[0-9]+$/.test(p)) return priorityNumber(Number(p));
-  throw new UsageError(`bad chain priority '${p}': a number or one of ${STD_PRIOS.map((s) => s.name).join(', ')}`);
+  throw new UsageError(`bad chain priority '${p}': a number or one of ${prios.map((s) => s.name).join(', ')}`);
 }
 
 /** nf_tables message type names, index = NFT_MSG_* (enum nf_tables_msg_types). */

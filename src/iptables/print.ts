@@ -64,7 +64,14 @@ export type ValueType =
   /** an ECN value (2 bits, shifted): `not-ect`, `ect1`, `ect0`, `ce` */
   | 'ecn'
   /** the bits of a raw payload load (`@nh,8,8`), 1 to 4 bytes, big-endian: hex without leading zeros (`0x3`), JSON the number */
-  | 'rawint';
+  | 'rawint'
+  /** enumerations nft names (`nft describe icmp type`...), big-endian; a value without a name prints as its number */
+  | 'icmp_type'
+  | 'icmp_code'
+  | 'icmpv6_type'
+  | 'icmpv6_code'
+  | 'arp_op'
+  | 'igmp_type';
 
 /** A field a register was loaded from, as nft names it. */
 export interface Field {
@@ -147,7 +154,7 @@ const ETHER_TYPES = new Map<number, string>([
   [0x0800, 'ip'],
   [0x86dd, 'ip6'],
   [0x0806, 'arp'],
-  [0x8100, 'vlan'],
+  [0x8100, '8021q'],
   [0x88a8, '8021ad'],
 ]);
 /** Device types nft names (linux/if_arp.h ARPHRD_*). */
@@ -189,6 +196,146 @@ const DSCP_NAMES = new Map<number, string>([
   [0x2c, 'va'],
   [0x2e, 'ef'],
 ]);
+const names = (entries: Array<[number, string]>): ReadonlyMap<number, string> => new Map(entries);
+/** nft 1.0.6's names of enumerated values (`nft describe icmp type`, `icmpv6 code`, `arp operation`...), the first of a value's names. */
+const ENUM_NAMES: Partial<Record<ValueType, ReadonlyMap<number, string>>> = {
+  icmp_type: names([
+    [0, 'echo-reply'],
+    [3, 'destination-unreachable'],
+    [4, 'source-quench'],
+    [5, 'redirect'],
+    [8, 'echo-request'],
+    [9, 'router-advertisement'],
+    [10, 'router-solicitation'],
+    [11, 'time-exceeded'],
+    [12, 'parameter-problem'],
+    [13, 'timestamp-request'],
+    [14, 'timestamp-reply'],
+    [15, 'info-request'],
+    [16, 'info-reply'],
+    [17, 'address-mask-request'],
+    [18, 'address-mask-reply'],
+  ]),
+  icmpv6_type: names([
+    [1, 'destination-unreachable'],
+    [2, 'packet-too-big'],
+    [3, 'time-exceeded'],
+    [4, 'parameter-problem'],
+    [128, 'echo-request'],
+    [129, 'echo-reply'],
+    [130, 'mld-listener-query'],
+    [131, 'mld-listener-report'],
+    [132, 'mld-listener-done'],
+    [133, 'nd-router-solicit'],
+    [134, 'nd-router-advert'],
+    [135, 'nd-neighbor-solicit'],
+    [136, 'nd-neighbor-advert'],
+    [137, 'nd-redirect'],
+    [138, 'router-renumbering'],
+    [141, 'ind-neighbor-solicit'],
+    [142, 'ind-neighbor-advert'],
+    [143, 'mld2-listener-report'],
+  ]),
+  icmp_code: names([
+    [0, 'net-unreachable'],
+    [1, 'host-unreachable'],
+    [2, 'prot-unreachable'],
+    [3, 'port-unreachable'],
+    [4, 'frag-needed'],
+    [9, 'net-prohibited'],
+    [10, 'host-prohibited'],
+    [13, 'admin-prohibited'],
+  ]),
+  icmpv6_code: names([
+    [0, 'no-route'],
+    [1, 'admin-prohibited'],
+    [3, 'addr-unreachable'],
+    [4, 'port-unreachable'],
+    [5, 'policy-fail'],
+    [6, 'reject-route'],
+  ]),
+  igmp_type: names([
+    [17, 'membership-query'],
+    [18, 'membership-report-v1'],
+    [22, 'membership-report-v2'],
+    [34, 'membership-report-v3'],
+    [23, 'leave-group'],
+  ]),
+  arp_op: names([
+    [1, 'request'],
+    [2, 'reply'],
+    [3, 'rrequest'],
+    [4, 'rreply'],
+    [8, 'inrequest'],
+    [9, 'inreply'],
+    [10, 'nak'],
+  ]),
+};
+
+/** nft's name of an enumerated value (`icmp_code` 3: `port-unreachable`), or undefined. */
+export function enumName(type: ValueType, n: number): string | undefined {
+  return ENUM_NAMES[type]?.get(n);
+}
+
+/**
+ * nft 1.0.6's datatypes (include/datatype.h `enum datatypes`) that set keys
+ * and map values have: NFTA_SET_KEY_TYPE / NFTA_SET_DATA_TYPE id -> nft's
+ * name, how a value prints, its bytes.
+ */
+const DATATYPES: ReadonlyMap<number, { name: string; type: ValueType; len: number }> = new Map([
+  [2, { name: 'nf_proto', type: 'nfproto', len: 1 }],
+  [4, { name: 'integer', type: 'hex', len: 4 }],
+  [7, { name: 'ipv4_addr', type: 'ipv4', len: 4 }],
+  [8, { name: 'ipv6_addr', type: 'ipv6', len: 16 }],
+  [9, { name: 'ether_addr', type: 'ether', len: 6 }],
+  [10, { name: 'ether_type', type: 'ethertype', len: 2 }],
+  [11, { name: 'arp_op', type: 'arp_op', len: 2 }],
+  [12, { name: 'inet_proto', type: 'l4proto', len: 1 }],
+  [13, { name: 'inet_service', type: 'port', len: 2 }],
+  [14, { name: 'icmp_type', type: 'icmp_type', len: 1 }],
+  [15, { name: 'tcp_flag', type: 'tcpflags', len: 1 }],
+  [19, { name: 'mark', type: 'mark', len: 4 }],
+  [20, { name: 'iface_index', type: 'ifindex', len: 4 }],
+  [21, { name: 'iface_type', type: 'iftype', len: 2 }],
+  [26, { name: 'ct_state', type: 'ct_state', len: 4 }],
+  [27, { name: 'ct_dir', type: 'ct_dir', len: 1 }],
+  [28, { name: 'ct_status', type: 'ct_status', len: 4 }],
+  [29, { name: 'icmpv6_type', type: 'icmpv6_type', len: 1 }],
+  [31, { name: 'pkt_type', type: 'pkttype', len: 1 }],
+  [32, { name: 'icmp_code', type: 'icmp_code', len: 1 }],
+  [33, { name: 'icmpv6_code', type: 'icmpv6_code', len: 1 }],
+  [36, { name: 'dscp', type: 'dscp', len: 1 }],
+  [37, { name: 'ecn', type: 'ecn', len: 1 }],
+  [38, { name: 'fib_addrtype', type: 'addrtype', len: 4 }],
+  [41, { name: 'ifname', type: 'ifname', len: 16 }],
+  [42, { name: 'igmp_type', type: 'igmp_type', len: 1 }],
+]);
+/** nft's TYPE_BITS: a concatenated type packs its parts' ids 6 bits each, the first part highest. */
+const TYPE_BITS = 6;
+
+/** The datatype ids a set key type is made of: one, or the parts of a concatenation (`ipv4_addr . inet_service`: [7, 13]). */
+export function datatypeParts(id: number): number[] {
+  const parts: number[] = [];
+  for (let v = id; v > 0; v = Math.floor(v / (1 << TYPE_BITS))) parts.unshift(v % (1 << TYPE_BITS));
+  return parts.length ? parts : [id];
+}
+
+/** nft's name of a key or value type id: `ipv4_addr`, `ipv4_addr . inet_service`; `type(<n>)` when a part is unknown. */
+export function datatypeName(id: number): string {
+  const parts = datatypeParts(id).map((p) => DATATYPES.get(p)?.name);
+  return parts.every((p) => p !== undefined) ? parts.join(' . ') : `type(${id})`;
+}
+
+/**
+ * How the values of a key or value type id print, part by part, each part
+ * padded to 4 bytes in a concatenation (NFT_REG32_SIZE); undefined when a
+ * part is unknown.
+ */
+export function datatypeLayout(id: number): Array<{ type: ValueType; len: number }> | undefined {
+  const parts = datatypeParts(id).map((p) => DATATYPES.get(p));
+  return parts.every((p) => p !== undefined) ? parts.map((p) => ({ type: p!.type, len: p!.len })) : undefined;
+}
+
 /** nft's ECN names (`nft describe ip ecn`), by value. */
 const ECN_NAMES = ['not-ect', 'ect1', 'ect0', 'ce'];
 const L4_NAMES = new Map<number, string>([
@@ -425,6 +572,18 @@ export function valueText(hex: string, type: ValueType, ifname?: (index: number)
         return { text: t, json: t };
       }
       break;
+    case 'icmp_type':
+    case 'icmp_code':
+    case 'icmpv6_type':
+    case 'icmpv6_code':
+    case 'arp_op':
+    case 'igmp_type':
+      if (b.length >= 1 && b.length <= 2) {
+        const n = b.readUIntBE(0, b.length);
+        const t = enumName(type, n);
+        return t ? { text: t, json: t } : { text: String(n), json: n };
+      }
+      break;
     case 'iftype':
       if (b.length === 2) {
         const t = IF_TYPES.get(b.readUInt16LE(0));
@@ -435,6 +594,20 @@ export function valueText(hex: string, type: ValueType, ifname?: (index: number)
       break;
   }
   return { text: `0x${hex}`, json: `0x${hex}` };
+}
+
+/** Prefix length when `lo`..`hi` (same length, network order) is exactly one CIDR block, else undefined. */
+export function cidrBits(lo: Buffer, hi: Buffer): number | undefined {
+  let bits = 0;
+  let i = 0;
+  for (; i < lo.length && lo[i] === hi[i]; i++) bits += 8;
+  if (i === lo.length) return bits;
+  const x = lo[i] ^ hi[i];
+  // the differing bits must be a run of low ones, all zero in lo and all one in hi
+  if ((x & (x + 1)) !== 0 || (lo[i] & x) !== 0) return undefined;
+  bits += 8 - Math.log2(x + 1);
+  for (let j = i + 1; j < lo.length; j++) if (lo[j] !== 0 || hi[j] !== 0xff) return undefined;
+  return bits;
 }
 
 /** Names of flag bits (`ct_state`, `ct_status`, `tcpflags`), or undefined when a bit has no name. */

@@ -42,6 +42,7 @@ import { be32, checkU32, decodeData, name as nameAttr, nest, u64num, type NftDat
 import { attrsOffset, decodeNfGenMsg, encodeNfGenMsg, nftType, requireNetfilter } from './nfnetlink.js';
 import { familyName, familyNumber, objectTypeName } from './names.js';
 import { addressText, checkName, checkTimeoutMs } from './validate.js';
+import { datatypeName } from './print.js';
 
 /** Set flag names by bit (enum nft_set_flags), as `nft -j` prints them. */
 export const SET_FLAG_NAMES: ReadonlyArray<[number, string]> = [
@@ -56,21 +57,10 @@ export const SET_FLAG_NAMES: ReadonlyArray<[number, string]> = [
   [C.NFT_SET_EXPR, 'expr'],
 ];
 
-/** nft datatype names of the NFTA_SET_KEY_TYPE ids we name. */
-export const SET_TYPE_NAMES: ReadonlyMap<number, string> = new Map([
-  [C.NFT_TYPE_INTEGER, 'integer'],
-  [C.NFT_TYPE_IPADDR, 'ipv4_addr'],
-  [C.NFT_TYPE_IP6ADDR, 'ipv6_addr'],
-  [C.NFT_TYPE_INET_SERVICE, 'inet_service'],
-  [C.NFT_TYPE_MARK, 'mark'],
-  [C.NFT_TYPE_ETHERADDR, 'ether_addr'],
-  [C.NFT_TYPE_INET_PROTOCOL, 'inet_proto'],
-]);
-
-/** Name of an NFTA_SET_DATA_TYPE: `verdict` for NFT_DATA_VERDICT, an nft datatype name, else `type(<n>)`. */
+/** Name of an NFTA_SET_DATA_TYPE: `verdict` for NFT_DATA_VERDICT, an nft datatype name (`ipv4_addr . inet_service`), else `type(<n>)`. */
 export function setDataTypeName(dt: number): string {
   if (dt === C.NFT_DATA_VERDICT) return 'verdict';
-  return SET_TYPE_NAMES.get(dt) ?? `type(${dt})`;
+  return datatypeName(dt);
 }
 
 /** A named set, with `nft -j`'s field names. */
@@ -108,6 +98,12 @@ export interface NftSet {
   gcIntervalMs?: number;
   /** NFTA_SET_USERDATA, hex */
   userdata?: string;
+  /** NFTA_SET_POLICY: NFT_SET_POL_PERFORMANCE (0) or NFT_SET_POL_MEMORY (1) */
+  policy?: number;
+  /** NFTA_SET_DESC's NFTA_SET_DESC_SIZE: the most elements the set was sized for */
+  size?: number;
+  /** names of the set's element expressions (NFTA_SET_EXPR, NFTA_SET_EXPRESSIONS), e.g. `['counter']` */
+  expressions?: string[];
   /** elements, when listed (see {@link listSetElements}) */
   elements?: NftSetElement[];
 }
@@ -232,7 +228,7 @@ export function decodeSet(msg: NetlinkMessage): NftSet {
   if (handle !== undefined) s.handle = handle;
   const kt = l.u32be(C.NFTA_SET_KEY_TYPE);
   if (kt !== undefined) {
-    s.type = SET_TYPE_NAMES.get(kt) ?? `type(${kt})`;
+    s.type = datatypeName(kt);
     s.keyType = kt;
   }
   const dt = l.u32be(C.NFTA_SET_DATA_TYPE);
@@ -251,6 +247,18 @@ export function decodeSet(msg: NetlinkMessage): NftSet {
   if (to !== undefined) s.timeoutMs = to;
   if (gc !== undefined) s.gcIntervalMs = gc;
   if (ud !== undefined) s.userdata = ud.toString('hex');
+  const policy = l.u32be(C.NFTA_SET_POLICY);
+  if (policy !== undefined) s.policy = policy;
+  const size = l.nested(C.NFTA_SET_DESC)?.u32be(C.NFTA_SET_DESC_SIZE);
+  if (size !== undefined) s.size = size;
+  const one = l.nested(C.NFTA_SET_EXPR);
+  const list =
+    l
+      .nested(C.NFTA_SET_EXPRESSIONS)
+      ?.all(C.NFTA_LIST_ELEM)
+      .map((a) => parseNested(a)) ?? [];
+  const exprs = [...(one ? [one] : []), ...list].map((x) => x.str(C.NFTA_EXPR_NAME) ?? '?');
+  if (exprs.length) s.expressions = exprs;
   return s;
 }
 
@@ -413,7 +421,7 @@ export interface NftSetItem {
 }
 
 /** libnftnl user data TLVs of NFTA_SET_USERDATA (type byte, length byte, value), by type. */
-function userdataTlvs(hex: string | undefined): Map<number, Buffer> {
+export function userdataTlvs(hex: string | undefined): Map<number, Buffer> {
   const out = new Map<number, Buffer>();
   if (!hex) return out;
   const b = Buffer.from(hex, 'hex');
@@ -502,8 +510,9 @@ export function setItems(set: Pick<NftSet, 'flags' | 'type' | 'userdata'>, eleme
   if (!set.flags.includes('interval')) {
     out.push(...sorted.map(({ e }) => itemOf(e)));
   } else if (rest.some((e) => e.keyEnd !== undefined)) {
-    // Concatenated keys: one element per interval, its last key in NFTA_SET_ELEM_KEY_END.
-    for (const { e } of sorted) {
+    // Concatenated keys: one element per interval, its last key in NFTA_SET_ELEM_KEY_END, listed
+    // in the kernel's order (nft does not sort them).
+    for (const e of rest) {
       const it = itemOf(e);
       if (e.keyEnd !== undefined && e.keyEnd !== e.key) it.keyEnd = e.keyEnd;
       out.push(it);

@@ -58,6 +58,8 @@ export function errnoName(errno: number): string {
  * - `demo-failed`: `synplug demo`'s protected phase lost at least one request (the demo's
  *   verdict, which the CLI turns into an exit code; the library returns it as a result)
  * - `check-failed`: protect's `--check` command failed; nothing was held and the reload command was not run
+ * - `unprintable`: `show ruleset` listed something nft's language cannot express as decoded
+ *   (printed marked `[ raw: ... ]`, each one named on stderr)
  */
 export type ErrorCategory =
   | 'failure'
@@ -74,7 +76,8 @@ export type ErrorCategory =
   | 'command-not-found'
   | 'interrupted'
   | 'demo-failed'
-  | 'check-failed';
+  | 'check-failed'
+  | 'unprintable';
 
 /** Every {@link ErrorCategory}, in the order of the README's exit-code table. */
 export const ERROR_CATEGORIES: readonly ErrorCategory[] = [
@@ -89,6 +92,7 @@ export const ERROR_CATEGORIES: readonly ErrorCategory[] = [
   'not-set-up',
   'demo-failed',
   'check-failed',
+  'unprintable',
   'command-not-started',
   'command-not-executable',
   'command-not-found',

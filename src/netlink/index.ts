@@ -46,3 +46,4 @@ export {
   prefixMask,
   type ParsedPrefix,
 } from './ipaddr.js';
+export * from './nfqueue.js';

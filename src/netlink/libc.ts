@@ -2,7 +2,7 @@
  * The C library functions the netlink socket needs, called through koffi
  * (npm `koffi`, a foreign function interface with prebuilt binaries for
  * glibc and musl): `socket`, `bind`, `getsockname`, `setsockopt`,
- * `getsockopt`, `send`, `recv`, `close` and `setns`.
+ * `getsockopt`, `send`, `recv`, `close`, `fcntl` and `setns`.
  *
  * The functions are looked up once, on first use, in the process itself
  * (`dlopen(NULL)`: the C library node is linked with, glibc or musl), then
@@ -30,6 +30,16 @@ export const SOL_SOCKET = 1;
 export const SO_RCVBUF = 8;
 /** SO_RCVBUFFORCE (asm-generic/socket.h): SO_RCVBUF past net.core.rmem_max, CAP_NET_ADMIN only */
 export const SO_RCVBUFFORCE = 33;
+/** SO_PROTOCOL (asm-generic/socket.h): int, the socket's protocol (read only) */
+export const SO_PROTOCOL = 38;
+/** SO_DOMAIN (asm-generic/socket.h): int, the socket's address family (read only) */
+export const SO_DOMAIN = 39;
+/** F_GETFD (asm-generic/fcntl.h): fcntl command, the descriptor flags */
+export const F_GETFD = 1;
+/** F_SETFD (asm-generic/fcntl.h): fcntl command, set the descriptor flags */
+export const F_SETFD = 2;
+/** FD_CLOEXEC (asm-generic/fcntl.h): descriptor flag, closed across execve */
+export const FD_CLOEXEC = 1;
 /** SOL_NETLINK (linux/socket.h) */
 export const SOL_NETLINK = 270;
 /** NETLINK_CAP_ACK (linux/netlink.h): int; error acks echo only the request's header (NLM_F_CAPPED) */
@@ -171,6 +181,8 @@ const DECLARATIONS = {
   pipe2: 'int pipe2(void *fds, int flags)',
   write: 'intptr_t write(int fd, const void *buf, size_t len)',
   setns: 'int setns(int fd, int nstype)',
+  // variadic in C: call it as fcntl(fd, cmd, 'int', arg)
+  fcntl: 'int fcntl(int fd, int cmd, ...)',
 } as const;
 
 /** A name of {@link DECLARATIONS}. */
@@ -244,4 +256,35 @@ export function pollReadable(fd: number, cb: () => void): PollHandle {
   // koffi 3 hands the callback a libuv status, not the event set its typings
   // describe: read on every wake-up (a spurious one costs one EAGAIN recv).
   return koffi().node.poll(fd, { readable: true }, () => cb());
+}
+
+/**
+ * Set or clear a file descriptor's FD_CLOEXEC flag (fcntl F_GETFD/F_SETFD):
+ * cleared, the descriptor is inherited across execve.
+ * @param fd the descriptor
+ * @param on true: closed across execve (FD_CLOEXEC set); false: inherited
+ * @throws {SocketError} fcntl failed (EBADF: not an open descriptor)
+ * @throws {LibcError} koffi or fcntl cannot be loaded
+ */
+export function setCloseOnExec(fd: number, on: boolean): void {
+  const fcntl = libc('fcntl');
+  const flags = fcntl(fd, F_GETFD, 'int', 0) as number;
+  if (flags < 0) throw fcntlError(fd, 'F_GETFD');
+  const next = on ? flags | FD_CLOEXEC : flags & ~FD_CLOEXEC;
+  if (next !== flags && (fcntl(fd, F_SETFD, 'int', next) as number) < 0) throw fcntlError(fd, 'F_SETFD');
+}
+
+/**
+ * Whether a file descriptor has FD_CLOEXEC set (fcntl F_GETFD).
+ * @throws {SocketError} fcntl failed (EBADF: not an open descriptor)
+ */
+export function isCloseOnExec(fd: number): boolean {
+  const flags = libc('fcntl')(fd, F_GETFD, 'int', 0) as number;
+  if (flags < 0) throw fcntlError(fd, 'F_GETFD');
+  return (flags & FD_CLOEXEC) !== 0;
+}
+
+function fcntlError(fd: number, cmd: string): SocketError {
+  const errno = lastErrno();
+  return new SocketError('fcntl', errno, `fcntl(${fd}, ${cmd}) failed: ${errnoName(errno)}`);
 }

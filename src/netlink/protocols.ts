@@ -31,6 +31,7 @@ export type BodyDecoder = (msg: NetlinkMessage) => Record<string, unknown>;
 
 const protocols = new Map<number, ProtocolInfo>();
 const decoders = new Map<string, BodyDecoder>();
+const typeNames = new Map<string, string>();
 
 /** Register a protocol's type names (replaces an earlier registration). */
 export function registerProtocol(info: ProtocolInfo): void {
@@ -40,6 +41,16 @@ export function registerProtocol(info: ProtocolInfo): void {
 /** Register the body decoder for one message type of one protocol. */
 export function registerBodyDecoder(protocol: number, type: number, decoder: BodyDecoder): void {
   decoders.set(`${protocol}:${type}`, decoder);
+}
+
+/**
+ * Register the name of one message type of a protocol whose other types
+ * another module names (e.g. nfnetlink_queue's `NFQNL_MSG_*` in
+ * NETLINK_NETFILTER, whose nf_tables names src/iptables registers). It is
+ * consulted before the protocol's own {@link ProtocolInfo.typeName}.
+ */
+export function registerTypeName(protocol: number, type: number, name: string): void {
+  typeNames.set(`${protocol}:${type}`, name);
 }
 
 /** The registered decoder for a protocol's message type, if any. */
@@ -57,7 +68,7 @@ export function protocolInfo(protocol: number): ProtocolInfo | undefined {
  * protocol's own names, else `'0x<hex>'`.
  */
 export function messageTypeName(protocol: number, type: number): string {
-  return controlTypeName(type) ?? protocols.get(protocol)?.typeName(type) ?? `0x${type.toString(16)}`;
+  return controlTypeName(type) ?? typeNames.get(`${protocol}:${type}`) ?? protocols.get(protocol)?.typeName(type) ?? `0x${type.toString(16)}`;
 }
 
 /** How a message type's high flag bits read, for {@link flagNames}. */

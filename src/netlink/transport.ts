@@ -37,7 +37,7 @@
  *
  * @module
  */
-import { errnoName, SynplugError } from './errors.js';
+import { errnoName, SynplugError, UsageError } from './errors.js';
 import {
   AF_NETLINK,
   SOCK_RAW,
@@ -46,6 +46,8 @@ import {
   SO_RCVBUF,
   SO_RCVBUFFORCE,
   SOL_NETLINK,
+  SO_DOMAIN,
+  SO_PROTOCOL,
   NETLINK_CAP_ACK,
   NETLINK_EXT_ACK,
   NETLINK_GET_STRICT_CHK,
@@ -123,6 +125,12 @@ export interface SocketOptions {
   strictCheck?: boolean;
   /** create the socket in this network namespace: a NAME under /run/netns or a PATH (see netns.ts) */
   netns?: string;
+  /**
+   * Use this open, already bound netlink socket (e.g. inherited from a parent
+   * process) instead of creating one: only `readBufferSize` applies (the
+   * socket keeps its options); its protocol must be `protocol`.
+   */
+  adoptFd?: number;
 }
 
 const EAGAIN = 'EAGAIN';
@@ -218,7 +226,7 @@ export class SocketTransport implements Transport {
    * Create, configure and bind the socket.
    * @param protocol netlink protocol number (NETLINK_ROUTE 0, NETLINK_SOCK_DIAG 4, NETLINK_NETFILTER 12, any other)
    * @throws {SocketError} socket(), bind() or getsockname() failed: EPROTONOSUPPORT/EAFNOSUPPORT (category `missing-module`, naming the protocol), EPERM/EACCES (`permission`), others (`kernel`)
-   * @throws {UsageError} `netns` does not exist or is not a network namespace
+   * @throws {UsageError} `netns` does not exist or is not a network namespace; `adoptFd` is not a netlink socket of `protocol`
    * @throws {LibcError} koffi or a libc function cannot be loaded
    */
   constructor(protocol: number, options: SocketOptions = {}) {
@@ -226,6 +234,20 @@ export class SocketTransport implements Transport {
     this.netns = options.netns;
     this.sendFn = libc('send');
     this.recvFn = libc('recv');
+    if (options.adoptFd !== undefined) {
+      this.fd = options.adoptFd;
+      this.checkAdopted(options.adoptFd, protocol);
+      this.extendedAck = this.flagOption(NETLINK_EXT_ACK);
+      this.strictCheck = this.flagOption(NETLINK_GET_STRICT_CHK);
+      // struct sockaddr_nl { __kernel_sa_family_t nl_family; unsigned short nl_pad; __u32 nl_pid; __u32 nl_groups; }
+      const sa = Buffer.alloc(12);
+      if (libc('getsockname')(this.fd, sa, [12]) !== 0) throw creationError('getsockname', lastErrno(), protocol, options.netns);
+      this.portId = sa.readUInt32LE(4);
+      this.buf = Buffer.alloc(options.readBufferSize ?? DUMP_READ_BUFFER);
+      this.poll = pollReadable(this.fd, () => this.drain(false));
+      this.poll.unref();
+      return;
+    }
     const socket = libc('socket');
     // errno is read before setns runs again (it would overwrite it)
     const fd = withNetns(options.netns, () => {
@@ -258,6 +280,30 @@ export class SocketTransport implements Transport {
     } catch (e) {
       libc('close')(fd);
       throw e;
+    }
+  }
+
+  /** An adopted descriptor must be a netlink socket of `protocol`. */
+  private checkAdopted(fd: number, protocol: number): void {
+    let domain: number;
+    let proto: number;
+    try {
+      domain = this.getIntOption(SOL_SOCKET, SO_DOMAIN);
+      proto = this.getIntOption(SOL_SOCKET, SO_PROTOCOL);
+    } catch (e) {
+      throw new UsageError(`file descriptor ${fd} is not an open socket (${(e as Error).message})`);
+    }
+    if (domain !== AF_NETLINK || proto !== protocol) {
+      throw new UsageError(`file descriptor ${fd} is not a ${protocolLabel(protocol)} socket (address family ${domain}, protocol ${proto})`);
+    }
+  }
+
+  /** getsockopt(SOL_NETLINK, name) is set; false when the kernel does not know the option. */
+  private flagOption(name: number): boolean {
+    try {
+      return this.getIntOption(SOL_NETLINK, name) !== 0;
+    } catch {
+      return false;
     }
   }
 
@@ -396,6 +442,15 @@ export class SocketTransport implements Transport {
     } finally {
       this.reading = false;
     }
+  }
+
+  /**
+   * Read, now, every datagram already queued on the socket (with MSG_DONTWAIT,
+   * until EAGAIN), handing each to the datagram callback, as the poll handle
+   * would on its next turn. A no-op inside a datagram callback.
+   */
+  readNow(): void {
+    this.drain(false);
   }
 
   /**

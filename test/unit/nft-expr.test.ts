@@ -30,7 +30,10 @@ test('the registry has one codec per expression: one file and one registry line 
     'connlimit',
     'counter',
     'ct',
+    'dynset',
+    'exthdr',
     'fib',
+    'hash',
     'immediate',
     'limit',
     'log',
@@ -38,12 +41,15 @@ test('the registry has one codec per expression: one file and one registry line 
     'masq',
     'meta',
     'nat',
+    'notrack',
+    'numgen',
     'objref',
     'payload',
     'quota',
     'range',
     'redir',
     'reject',
+    'tproxy',
   ]);
   const files = readdirSync(EXPR_DIR)
     .filter((f) => f.endsWith('.ts') && f !== 'index.ts' && f !== 'registry.ts')

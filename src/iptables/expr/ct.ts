@@ -89,6 +89,9 @@ const FIELDS: Record<string, [string, ValueType]> = {
   zone: ['zone', 'uint_he'],
 };
 
+/** Keys nft prints a `ct ... set` of. */
+const SETTABLE: ReadonlySet<string> = new Set(['mark', 'zone']);
+
 /** The field nft prints for a ct load without direction, e.g. `ct state`. */
 export function ctField(key: string): Field | undefined {
   const f = FIELDS[key];
@@ -133,19 +136,25 @@ export const ctExpr: ExprCodec<CtExpr> = {
     return e.dreg !== undefined ? [e.dreg] : [];
   },
   statement(e, ctx) {
-    if (e.sreg === undefined || e.direction !== undefined || e.key !== 'mark') return undefined;
+    if (e.sreg === undefined || e.direction !== undefined || !SETTABLE.has(e.key)) return undefined;
     const r = ctx.reg(e.sreg);
     if (!r) return undefined;
-    const key = { ct: { key: 'mark' } };
+    const key = { ct: { key: e.key } };
     if (r.k === 'imm') {
-      const v = valueText(r.data, 'mark');
-      return { stmt: { text: `ct mark set ${v.text}`, json: { mangle: { key, value: v.json } } }, consumes: [e.sreg] };
+      const v = valueText(r.data, FIELDS[e.key][1]);
+      if (v.text.startsWith('0x') && e.key !== 'mark') return undefined;
+      return { stmt: { text: `ct ${e.key} set ${v.text}`, json: { mangle: { key, value: v.json } } }, consumes: [e.sreg] };
     }
     if (r.k === 'map') {
-      return { stmt: { text: `ct mark set ${r.stmt.text}`, json: { mangle: { key, value: r.stmt.json } } }, consumes: [e.sreg], needsL3: r.l3, needsL4: r.l4 };
+      return {
+        stmt: { text: `ct ${e.key} set ${r.stmt.text}`, json: { mangle: { key, value: r.stmt.json } } },
+        consumes: [e.sreg],
+        needsL3: r.l3,
+        needsL4: r.l4,
+      };
     }
     return {
-      stmt: { text: `ct mark set ${r.field.text}`, json: { mangle: { key, value: r.field.json } } },
+      stmt: { text: `ct ${e.key} set ${r.field.text}`, json: { mangle: { key, value: r.field.json } } },
       consumes: [e.sreg],
       needsL3: r.field.l3,
       needsL4: r.field.l4,

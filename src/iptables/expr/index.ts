@@ -25,6 +25,14 @@ import { objrefExpr, type ObjrefExpr } from './objref.js';
 import { rangeExpr, type RangeExpr } from './range.js';
 import { byteorderExpr, type ByteorderExpr } from './byteorder.js';
 import { connlimitExpr, type ConnlimitExpr } from './connlimit.js';
+import { queueExpr, type QueueExpr } from './queue.js';
+import { targetExpr, type TargetExpr } from './target.js';
+import { numgenExpr, type NumgenExpr } from './numgen.js';
+import { hashExpr, type HashExpr } from './hash.js';
+import { exthdrExpr, type ExthdrExpr } from './exthdr.js';
+import { tproxyExpr, type TproxyExpr } from './tproxy.js';
+import { dynsetExpr, type DynsetExpr } from './dynset.js';
+import { notrackExpr, type NotrackExpr } from './notrack.js';
 
 registerExpr(metaExpr);
 registerExpr(payloadExpr);
@@ -46,6 +54,14 @@ registerExpr(objrefExpr);
 registerExpr(rangeExpr);
 registerExpr(byteorderExpr);
 registerExpr(connlimitExpr);
+registerExpr(queueExpr);
+registerExpr(targetExpr);
+registerExpr(numgenExpr);
+registerExpr(hashExpr);
+registerExpr(exthdrExpr);
+registerExpr(tproxyExpr);
+registerExpr(dynsetExpr);
+registerExpr(notrackExpr);
 
 /** Any decoded expression: one of the known kinds, or the generic form. */
 export type Expr =
@@ -69,6 +85,14 @@ export type Expr =
   | RangeExpr
   | ByteorderExpr
   | ConnlimitExpr
+  | QueueExpr
+  | TargetExpr
+  | NumgenExpr
+  | HashExpr
+  | ExthdrExpr
+  | TproxyExpr
+  | DynsetExpr
+  | NotrackExpr
   | GenericExpr;
 
 export type {
@@ -93,9 +117,24 @@ export type {
   RangeExpr,
   ByteorderExpr,
   ConnlimitExpr,
+  QueueExpr,
+  TargetExpr,
 };
 export { metaExpr, payloadExpr, cmpExpr, bitwiseExpr, immediateExpr, counterExpr, lookupExpr };
 export { ctExpr, limitExpr, logExpr, quotaExpr, rejectExpr, natExpr, masqExpr, redirExpr, fibExpr, objrefExpr, rangeExpr, byteorderExpr, connlimitExpr };
+export { queueExpr, targetExpr };
+export { nfqueueTarget, decodeNfqueueInfo, type NfqueueTargetInfo } from './target.js';
+export { QUEUE_FLAG_NAMES, queueFlagWords, queueRangeText } from './queue.js';
+  NumgenExpr,
+  HashExpr,
+  ExthdrExpr,
+  TproxyExpr,
+  DynsetExpr,
+  NotrackExpr,
+};
+export { metaExpr, payloadExpr, cmpExpr, bitwiseExpr, immediateExpr, counterExpr, lookupExpr };
+export { ctExpr, limitExpr, logExpr, quotaExpr, rejectExpr, natExpr, masqExpr, redirExpr, fibExpr, objrefExpr, rangeExpr, byteorderExpr, connlimitExpr };
+export { numgenExpr, hashExpr, exthdrExpr, tproxyExpr, dynsetExpr, notrackExpr };
 export { ctField, CT_KEY_NAMES } from './ct.js';
 export { type LimitSpec, encodeLimit, decodeLimit, limitPrinted } from './limit.js';
 export { type QuotaSpec, encodeQuota, decodeQuota, quotaText } from './quota.js';

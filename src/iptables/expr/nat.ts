@@ -20,7 +20,7 @@
 import { UsageError } from '../../netlink/errors.js';
 import * as C from '../constants.js';
 import { be32, checkU32, needU32 } from '../data.js';
-import { valueText, type PrintContext, type PrintedStatement } from '../print.js';
+import { cidrBits, valueText, type PrintContext, type PrintedStatement } from '../print.js';
 import type { ExprCodec } from './registry.js';
 
 /** `nat`. */
@@ -67,20 +67,6 @@ export function natFlagsPrinted(flags: number): { text: string; json?: string | 
   if (rest) return undefined;
   if (!names.length) return { text: '' };
   return { text: ` ${names.join(',')}`, json: names.length === 1 ? names[0] : names };
-}
-
-/** Prefix length when `lo`..`hi` (same length, network order) is exactly one CIDR block, else undefined. */
-function cidrBits(lo: Buffer, hi: Buffer): number | undefined {
-  let bits = 0;
-  let i = 0;
-  for (; i < lo.length && lo[i] === hi[i]; i++) bits += 8;
-  if (i === lo.length) return bits;
-  const x = lo[i] ^ hi[i];
-  // the differing bits must be a run of low ones, all zero in lo and all one in hi
-  if ((x & (x + 1)) !== 0 || (lo[i] & x) !== 0) return undefined;
-  bits += 8 - Math.log2(x + 1);
-  for (let j = i + 1; j < lo.length; j++) if (lo[j] !== 0 || hi[j] !== 0xff) return undefined;
-  return bits;
 }
 
 /**

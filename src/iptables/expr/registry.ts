@@ -17,10 +17,10 @@
  *
  * @module
  */
-import { bin, NLA_F_NESTED, parseNested, str, type Attribute, type AttributeList, parseAttributes } from '../../netlink/attributes.js';
+import { bin, NLA_F_NESTED, parseNested, str, u64be, type Attribute, type AttributeList, parseAttributes } from '../../netlink/attributes.js';
 import { NetlinkDecodeError, UsageError } from '../../netlink/errors.js';
 import * as C from '../constants.js';
-import { nest } from '../data.js';
+import { be32, checkU32, nest, u64num } from '../data.js';
 import type { Field, PrintContext, PrintedStatement } from '../print.js';
 
 /** What every decoded expression has: its kernel name. */
@@ -164,4 +164,69 @@ export function describeExpr(e: ExprBase): string {
   if (isGeneric(e)) return `${e.name} ${e.attributes.map((a) => `${a.type}=${a.data}`).join(' ')}`.trim();
   const codec = codecs.get(e.name);
   return codec ? codec.describe(e) : e.name;
+}
+
+/*
+ * Expressions whose attributes are plain numbers and strings (`numgen`, `hash`,
+ * `exthdr`, `tproxy`, `dynset`, `notrack`) describe them as a table, one line
+ * per field (attribute number, wire kind, required), instead of writing both
+ * directions by hand: {@link attrCodec}.
+ */
+
+/** How a field is on the wire: NLA_U32 (big-endian), NLA_U8, NLA_U64 (big-endian), NLA_STRING, or a nest kept as its payload's hex. */
+export type AttrKind = 'u32' | 'u8' | 'u64' | 'str' | 'nested';
+
+/** One field of an expression: `[attribute number, kind, required]`. */
+export type AttrSpec = readonly [type: number, kind: AttrKind, required?: boolean];
+
+/** The fields of E (without `name`), each with its {@link AttrSpec}, in the order libnftnl sends them. */
+export type AttrTable<E extends ExprBase> = { readonly [K in Exclude<keyof E, 'name'>]-?: AttrSpec };
+
+/**
+ * A codec for expression `name` from its attribute table, plus the printing
+ * hooks (`describe`, `field`, `statement`, `writes`) of {@link ExprCodec}.
+ * Encoding checks u32/u8 ranges ({@link UsageError}); decoding throws
+ * {@link NetlinkDecodeError} when a required attribute is missing or short.
+ */
+export function attrCodec<E extends ExprBase>(name: string, table: AttrTable<E>, hooks: Omit<ExprCodec<E>, 'name' | 'encode' | 'decode'>): ExprCodec<E> {
+  const entries = Object.entries(table) as Array<[string, AttrSpec]>;
+  return {
+    name,
+    encode(e) {
+      const out: Buffer[] = [];
+      for (const [k, [type, kind]] of entries) {
+        const v = (e as unknown as Record<string, unknown>)[k];
+        if (v === undefined) continue;
+        if (kind === 'str') out.push(str(type, String(v)));
+        else if (kind === 'nested') out.push(bin(type | NLA_F_NESTED, Buffer.from(String(v), 'hex')));
+        else if (kind === 'u64') {
+          if (!Number.isSafeInteger(v) || (v as number) < 0) throw new UsageError(`${name} ${k}: ${String(v)} is not a whole number >= 0`);
+          out.push(u64be(type, BigInt(v as number)));
+        } else if (kind === 'u8') {
+          if (!Number.isInteger(v) || (v as number) < 0 || (v as number) > 255) throw new UsageError(`${name} ${k}: ${String(v)} is not a u8`);
+          out.push(bin(type, Buffer.from([v as number])));
+        } else out.push(be32(type, checkU32(v as number, `${name} ${k}`)));
+      }
+      return out;
+    },
+    decode(l: AttributeList) {
+      const e: Record<string, unknown> = { name };
+      for (const [k, [type, kind, required]] of entries) {
+        const v =
+          kind === 'str'
+            ? l.str(type)
+            : kind === 'nested'
+              ? l.bin(type)?.toString('hex')
+              : kind === 'u64'
+                ? u64num(l, type)
+                : kind === 'u8'
+                  ? l.u8(type)
+                  : l.u32be(type);
+        if (v === undefined && required) throw new NetlinkDecodeError(`${name} expression without attribute ${type} (${k})`, l.offset);
+        if (v !== undefined) e[k] = v;
+      }
+      return e as unknown as E;
+    },
+    ...hooks,
+  };
 }

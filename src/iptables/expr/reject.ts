@@ -23,6 +23,7 @@ import { bin } from '../../netlink/attributes.js';
 import { UsageError } from '../../netlink/errors.js';
 import * as C from '../constants.js';
 import { be32, checkU32, needU32 } from '../data.js';
+import { enumName } from '../print.js';
 import type { ExprCodec } from './registry.js';
 
 /** `reject`. */
@@ -35,26 +36,6 @@ export interface RejectExpr {
 }
 
 const TYPES = ['icmp', 'tcp reset', 'icmpx'];
-/** ICMP destination-unreachable codes nft names (RFC 792, RFC 1812). */
-const ICMP_CODES: Record<number, string> = {
-  0: 'net-unreachable',
-  1: 'host-unreachable',
-  2: 'prot-unreachable',
-  3: 'port-unreachable',
-  4: 'frag-needed',
-  9: 'net-prohibited',
-  10: 'host-prohibited',
-  13: 'admin-prohibited',
-};
-/** ICMPv6 destination-unreachable codes nft names (RFC 4443). */
-const ICMPV6_CODES: Record<number, string> = {
-  0: 'no-route',
-  1: 'admin-prohibited',
-  3: 'addr-unreachable',
-  4: 'port-unreachable',
-  5: 'policy-fail',
-  6: 'reject-route',
-};
 /** enum nft_reject_inet_code names. */
 const ICMPX_CODES: Record<number, string> = { 0: 'no-route', 1: 'port-unreachable', 2: 'host-unreachable', 3: 'admin-prohibited' };
 
@@ -105,7 +86,7 @@ export const rejectExpr: ExprCodec<RejectExpr> = {
     const l3 = ctx.family === 'ip' || ctx.family === 'ip6' ? ctx.family : mixed ? ctx.l3 : undefined;
     if (l3 !== 'ip' && l3 !== 'ip6') return undefined;
     const v6 = l3 === 'ip6';
-    const name = (v6 ? ICMPV6_CODES : ICMP_CODES)[code];
+    const name = enumName(v6 ? 'icmpv6_code' : 'icmp_code', code);
     if (!name) return undefined;
     const type = v6 ? 'icmpv6' : 'icmp';
     const isDefault = !mixed && code === (v6 ? 4 : 3);
