@@ -119,12 +119,6 @@ export type {
   ConnlimitExpr,
   QueueExpr,
   TargetExpr,
-};
-export { metaExpr, payloadExpr, cmpExpr, bitwiseExpr, immediateExpr, counterExpr, lookupExpr };
-export { ctExpr, limitExpr, logExpr, quotaExpr, rejectExpr, natExpr, masqExpr, redirExpr, fibExpr, objrefExpr, rangeExpr, byteorderExpr, connlimitExpr };
-export { queueExpr, targetExpr };
-export { nfqueueTarget, decodeNfqueueInfo, type NfqueueTargetInfo } from './target.js';
-export { QUEUE_FLAG_NAMES, queueFlagWords, queueRangeText } from './queue.js';
   NumgenExpr,
   HashExpr,
   ExthdrExpr,
@@ -135,6 +129,9 @@ export { QUEUE_FLAG_NAMES, queueFlagWords, queueRangeText } from './queue.js';
 export { metaExpr, payloadExpr, cmpExpr, bitwiseExpr, immediateExpr, counterExpr, lookupExpr };
 export { ctExpr, limitExpr, logExpr, quotaExpr, rejectExpr, natExpr, masqExpr, redirExpr, fibExpr, objrefExpr, rangeExpr, byteorderExpr, connlimitExpr };
 export { numgenExpr, hashExpr, exthdrExpr, tproxyExpr, dynsetExpr, notrackExpr };
+export { queueExpr, targetExpr };
+export { nfqueueTarget, decodeNfqueueInfo, type NfqueueTargetInfo } from './target.js';
+export { QUEUE_FLAG_NAMES, queueFlagWords, queueRangeText } from './queue.js';
 export { ctField, CT_KEY_NAMES } from './ct.js';
 export { type LimitSpec, encodeLimit, decodeLimit, limitPrinted } from './limit.js';
 export { type QuotaSpec, encodeQuota, decodeQuota, quotaText } from './quota.js';
