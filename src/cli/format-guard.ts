@@ -191,7 +191,9 @@ export function formatStatus(r: StatusResult): string {
     );
   for (const h of r.holds ?? []) {
     if (h.via === 'queue') {
-      const who = h.bound ? `HELD now by netlink port ${h.bound.portId} (${h.bound.queued} SYN(s) queued, ${h.bound.dropped} dropped)` : 'nobody holds it (SYNs bypass)';
+      const who = h.bound
+        ? `HELD now by netlink port ${h.bound.portId} (${h.bound.queued} SYN(s) queued, ${h.bound.dropped} dropped)`
+        : 'nobody holds it (SYNs bypass)';
       lines.push(
         `queue hold ${h.id} on ${h.dev}: ${stateWord(h.state)}; SYNs${h.ports?.length ? ` to port ${h.ports.join(',')}` : ''}${h.addrs?.length ? ` to ${h.addrs.join(', ')}` : ''} go to queue ${h.queueNum} (${h.verdict === 'compat' ? 'NFQUEUE target' : 'queue expression'}, table inet ${h.table}); ${who}`,
       );

@@ -176,7 +176,8 @@ export function setupOptions(
   };
   // The word is checked by setup (exit 2); the queue hold's own options ride along.
   const via = { ...(f.via !== undefined && { via: f.via as GuardModule.SetupOptions['via'] }), ...(Object.keys(queue).length && { queue }) };
-  if (f.via === 'queue' && f.classifier !== undefined) throw new UsageError('--classifier is the inbound plug hold\'s option; the queue hold uses an nftables rule');
+  if (f.via === 'queue' && f.classifier !== undefined)
+    throw new UsageError("--classifier is the inbound plug hold's option; the queue hold uses an nftables rule");
   if (f.inbound === undefined) {
     if (f.port !== undefined)
       throw new UsageError('--port is for the inbound hold: use it with --inbound DEV (the local hold holds every port of its address)');
@@ -252,7 +253,10 @@ export function guardCommands(program: Command): void {
         'which hold: plug (a plug qdisc: sch_plug), queue (a netfilter queue: nfnetlink_queue and NFQUEUE, no qdisc), or auto (plug where the kernel has what it needs, else queue; says which) (default auto)',
       )
       .option('--queue-num <n>', 'with --via queue: the netfilter queue number, 0-65535 (default: as set up, else 4200)')
-      .option('--queue-maxlen <n>', 'with --via queue: how many SYNs the queue holds at most while held (default 65536); more are dropped and retried by their clients')
+      .option(
+        '--queue-maxlen <n>',
+        'with --via queue: how many SYNs the queue holds at most while held (default 65536); more are dropped and retried by their clients',
+      )
       .addOption(
         new Option('--classifier <kind>', 'with --inbound: flower or u32 (default: flower where the kernel has it)')
           .choices(['flower', 'u32', 'auto'])
@@ -277,10 +281,11 @@ export function guardCommands(program: Command): void {
             queueMaxlen?: string;
           },
         ) => {
-        const guard = await loadGuard();
-        const r = await guard.setup(setupOptions({ ...f, inbound: oneInbound(f.inbound) }));
-        out(f.json, r, formatSetup(r));
-      }),
+          const guard = await loadGuard();
+          const r = await guard.setup(setupOptions({ ...f, inbound: oneInbound(f.inbound) }));
+          out(f.json, r, formatSetup(r));
+        },
+      ),
     );
 
   configOptions(

@@ -382,7 +382,10 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
       inboundDev = undefined;
       progress(`removing the inbound hold the demo set up on ${d}`);
       try {
-        const r = await teardown({ ...(inboundHold !== undefined && via === 'queue' ? { hold: inboundHold } : { inbound: d }), ...(stateDir !== undefined && { stateDir }) });
+        const r = await teardown({
+          ...(inboundHold !== undefined && via === 'queue' ? { hold: inboundHold } : { inbound: d }),
+          ...(stateDir !== undefined && { stateDir }),
+        });
         setupInfo.removed.push(...r.removed);
       } catch (e) {
         failures.push({ what: `the inbound hold the demo set up on ${d}`, error: e });

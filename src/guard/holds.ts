@@ -378,7 +378,11 @@ export async function teardown(opts: TeardownOptions = {}): Promise<TeardownResu
     if (early) return early;
   }
   const which =
-    only !== undefined ? `--inbound ${only}: no inbound hold of ${target?.name ?? only}` : holdOnly !== undefined ? `of ${holdOnly}: no such hold` : '--local: no local hold';
+    only !== undefined
+      ? `--inbound ${only}: no inbound hold of ${target?.name ?? only}`
+      : holdOnly !== undefined
+        ? `of ${holdOnly}: no such hold`
+        : '--local: no local hold';
   if (id !== undefined && !record?.holds[id]) {
     // Nothing of that hold to remove: success (exit 0), as a plain teardown with nothing set up.
     return {

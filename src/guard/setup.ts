@@ -21,7 +21,17 @@ import { contextFor, definedOnly, recoverStale, withSession } from './context.js
 import { holdModeFor, holdModes, type Hold, type HoldInspection, type HoldMode, type HoldSetupPlan, type SetupStep } from './modes/index.js';
 import { SynplugError, UsageError } from '../netlink/errors.js';
 import type { SetupRecord } from './state.js';
-import { HOLD_VIAS, type CheckOptions, type CheckResult, type HoldSelector, type PieceState, type SetupOptions, type SetupResult, type SetupState, type UnrecordedIfb } from './types.js';
+import {
+  HOLD_VIAS,
+  type CheckOptions,
+  type CheckResult,
+  type HoldSelector,
+  type PieceState,
+  type SetupOptions,
+  type SetupResult,
+  type SetupState,
+  type UnrecordedIfb,
+} from './types.js';
 
 /** The state of several holds together: `ok` when all are, `absent` when none is set up at all, else `partial`. */
 export function combineStates(states: readonly SetupState[]): SetupState {
@@ -135,9 +145,11 @@ function checkVia(opts: SetupOptions): 'auto' | 'plug' | 'queue' {
   if (!HOLD_VIAS.includes(via)) throw new UsageError(`--via: '${String(via)}' is not one of ${HOLD_VIAS.join(', ')}`);
   const plugOnly = (['dev', 'mark', 'limit', 'force'] as const).filter((k) => opts[k] !== undefined && opts[k] !== false);
   if (via === 'queue' && plugOnly.length)
-    throw new UsageError(`--${plugOnly[0]} is the plug holds' option; the queue hold (--via queue) takes --addr, --inbound, --port, --queue-num and --queue-maxlen`);
+    throw new UsageError(
+      `--${plugOnly[0]} is the plug holds' option; the queue hold (--via queue) takes --addr, --inbound, --port, --queue-num and --queue-maxlen`,
+    );
   if (via !== 'queue' && opts.queue !== undefined && Object.values(opts.queue).some((v) => v !== undefined))
-    throw new UsageError('--queue-num and --queue-maxlen are the queue hold\'s options: use them with --via queue');
+    throw new UsageError("--queue-num and --queue-maxlen are the queue hold's options: use them with --via queue");
   return via === 'auto' && plugOnly.length ? 'plug' : via;
 }
 

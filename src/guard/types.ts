@@ -55,7 +55,17 @@ export interface CheckResult {
   /** every piece of every hold reported, in the order of their setup steps (the address last) */
   pieces: PieceState[];
   /** each hold's own state (`local`, `inbound:DEV`...); an inbound hold also lists its ports */
-  holds: Array<{ id: string; mode: string; via: 'plug' | 'queue'; dev: string; state: SetupState; ports?: number[]; addrs?: string[]; queueNum?: number; setup?: string }>;
+  holds: Array<{
+    id: string;
+    mode: string;
+    via: 'plug' | 'queue';
+    dev: string;
+    state: SetupState;
+    ports?: number[];
+    addrs?: string[];
+    queueNum?: number;
+    setup?: string;
+  }>;
   /** IFBs of synplug's that no record lists (present when there is one; `state` is then at best `partial`) */
   unrecorded?: UnrecordedIfb[];
 }

@@ -669,7 +669,12 @@ export function addressStep(route: HoldSockets['route'], dev: { ifindex: number;
  * @returns what was removed (`address A/32 on lo`), or nothing
  * @throws {NetlinkError} a refusal other than EADDRNOTAVAIL/ENOENT
  */
-export async function removeAddress(route: HoldSockets['route'], dev: { ifindex: number; dev: string }, addr: string, prefixlen = prefixlenOf(addr)): Promise<string[]> {
+export async function removeAddress(
+  route: HoldSockets['route'],
+  dev: { ifindex: number; dev: string },
+  addr: string,
+  prefixlen = prefixlenOf(addr),
+): Promise<string[]> {
   try {
     await deleteAddress(route, { dev: dev.ifindex, address: addr, prefixlen });
     return [`address ${addr}/${prefixlen} on ${dev.dev}`];

@@ -37,7 +37,6 @@ import { NetlinkError, SynplugError, UsageError } from '../../netlink/errors.js'
 import { defaultNetns } from '../../netlink/netns.js';
 import { listAddresses } from '../../netlink/route/addr.js';
 import { listBoundQueues, netlinkSocketOwners, NfqueueHolder } from '../../netlink/nfqueue.js';
-import { deleteTcpMetrics } from '../../netlink/tcp-metrics.js';
 import * as C from '../../iptables/constants.js';
 import { NftBatch } from '../../iptables/batch.js';
 import type { NftChain } from '../../iptables/chain.js';
@@ -115,8 +114,8 @@ class QueueBinding {
   holder: NfqueueHolder | undefined;
   /** SYNs released by this binding's verdicts, over every hold */
   released = 0;
-  /** socket overruns seen (SYNs the kernel may have dropped) */
-  overruns = 0;
+  /** SYNs the kernel dropped while this binding held: over the queue's maxlen, or the socket's buffer full */
+  dropped = 0;
   constructor(readonly queueNum: number) {}
 
   /**
@@ -136,7 +135,8 @@ class QueueBinding {
     try {
       this.released += await h.release();
     } finally {
-      this.overruns += h.overruns;
+      const e = listBoundQueues(defaultNetns()).find((x) => x.queue === this.queueNum && x.portId === h.portId);
+      if (e) this.dropped += e.queueDropped + e.userDropped;
       await h.close().catch(() => {});
     }
   }
@@ -342,7 +342,10 @@ export class QueueHold implements Hold {
     const foreign = rules.filter((r) => !isOurTable(r.table) && queuesOf(r).includes(q));
     if (foreign.length) {
       const where = [...new Set(foreign.map((r) => `table ${r.family} ${r.table} chain ${r.chain}`))].join('; ');
-      throw new SynplugError(`netfilter queue ${q} is used by rule(s) that are not synplug's (${where}): choose another --queue-num. Nothing was changed`, 'foreign-state');
+      throw new SynplugError(
+        `netfilter queue ${q} is used by rule(s) that are not synplug's (${where}): choose another --queue-num. Nothing was changed`,
+        'foreign-state',
+      );
     }
   }
 
@@ -367,7 +370,8 @@ export class QueueHold implements Hold {
       if (chain && pieces.chain.status !== 'ok') b.deleteChain({ ...ref, name: QUEUE_CHAIN });
       if (!chain || pieces.chain.status !== 'ok') {
         b.addChain({ ...ref, name: QUEUE_CHAIN, type: 'filter', hook: s.scope === 'local' ? 'output' : 'prerouting', prio: C.NF_IP_PRI_RAW, policy: 'accept' });
-      } else for (const r of o.table.rules) if (r.chain === QUEUE_CHAIN && r.handle !== undefined) b.deleteRule({ ...ref, chain: QUEUE_CHAIN, handle: r.handle });
+      } else
+        for (const r of o.table.rules) if (r.chain === QUEUE_CHAIN && r.handle !== undefined) b.deleteRule({ ...ref, chain: QUEUE_CHAIN, handle: r.handle });
       for (const expr of queueRules(s, verdict)) b.addRule({ ...ref, chain: QUEUE_CHAIN, expr });
       const created = !o.table.table;
       steps.nftables = {
@@ -414,11 +418,7 @@ export class QueueHold implements Hold {
     return {
       kind: 'run',
       run: async () => {
-        const was = this.binding.holder !== undefined;
         await this.binding.release();
-        // A held SYN's RTT sample is the hold: the kernel would cache it for the address (tcp_metrics) and start
-        // later connections there with a long RTO. Local clients' caches are this host's: forget the entries.
-        if (was && this.scope === 'local') await deleteTcpMetrics(this.spec.addrs, { netns: defaultNetns() }).catch(() => 0);
       },
     };
   }
@@ -440,7 +440,7 @@ export class QueueHold implements Hold {
   async plugStats(): Promise<PlugStats> {
     const b = this.binding;
     const held = b.holder?.held ?? 0;
-    return { packets: b.released + held, bytes: 0, drops: b.overruns + (b.holder?.overruns ?? 0), qlen: held, backlog: 0 };
+    return { packets: b.released + held, bytes: 0, drops: b.dropped, qlen: held, backlog: 0 };
   }
 
   /** @inheritdoc */
@@ -456,7 +456,7 @@ export class QueueHold implements Hold {
         addrs: s.addrs,
         table: s.table,
         verdict: o.verdict,
-        bound: bound ? { portId: bound.portId, queued: bound.queued, dropped: bound.dropped } : null,
+        bound: bound ? { portId: bound.portId, queued: bound.queued, dropped: bound.queueDropped + bound.userDropped } : null,
         ...(bound && { held: bound.queued }),
       },
     };
@@ -605,11 +605,29 @@ export const queueMode: HoldMode = {
     if (record?.mode !== 'queue') throw new SynplugError('the queue mode opens a hold from its setup record only (setup --via queue makes one)');
     const r = record as QueueHoldRecord;
     const found = await resolveInboundDevice(sockets.route, r.dev);
-    const spec: QueueSpec = { scope: r.scope, dev: r.dev, ifindex: found?.ifindex ?? 0, addrs: r.addrs, ports: r.ports, queueNum: r.queueNum, maxlen: r.maxlen, table: r.table };
+    const spec: QueueSpec = {
+      scope: r.scope,
+      dev: r.dev,
+      ifindex: found?.ifindex ?? 0,
+      addrs: r.addrs,
+      ports: r.ports,
+      queueNum: r.queueNum,
+      maxlen: r.maxlen,
+      table: r.table,
+    };
     return new QueueHold(sockets, spec, r);
   },
   async probeSupport(sockets: HoldSockets) {
-    const h = new QueueHold(sockets, { scope: 'local', dev: 'lo', ifindex: 1, addrs: [], ports: [], queueNum: DEFAULT_QUEUE_NUM, maxlen: 1, table: QUEUE_TABLE });
+    const h = new QueueHold(sockets, {
+      scope: 'local',
+      dev: 'lo',
+      ifindex: 1,
+      addrs: [],
+      ports: [],
+      queueNum: DEFAULT_QUEUE_NUM,
+      maxlen: 1,
+      table: QUEUE_TABLE,
+    });
     return h.probeSupport();
   },
   validate(opts: SetupOptions, config: GuardConfig): void {
