@@ -145,10 +145,10 @@ class QueueBinding {
 const bindings = new WeakMap<HoldSockets, Map<number, QueueBinding>>();
 
 function bindingOf(sockets: HoldSockets, queueNum: number): QueueBinding {
-  let m = bindings.get(sockets);
-  if (!m) bindings.set(sockets, (m = new Map()));
-  let b = m.get(queueNum);
-  if (!b) m.set(queueNum, (b = new QueueBinding(queueNum)));
+  const m = bindings.get(sockets) ?? new Map<number, QueueBinding>();
+  bindings.set(sockets, m);
+  const b = m.get(queueNum) ?? new QueueBinding(queueNum);
+  m.set(queueNum, b);
   return b;
 }
 
