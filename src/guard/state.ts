@@ -53,7 +53,7 @@ import {
 } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { StateFileError } from './errors.js';
-import { isInboundRecord } from './modes/inbound-record.js';
+import { isRecordOfItsMode } from './record-checks.js';
 
 export { StateFileError };
 
@@ -478,7 +478,7 @@ export function parseSetupRecord(raw: unknown): SetupRecord | undefined {
   if (o.version !== undefined && o.version !== 1) return undefined;
   const local = { mode: 'local', ...o, createdAt: typeof o.createdAt === 'number' ? o.createdAt : 0 };
   delete (local as Record<string, unknown>).version;
-  if (!isLocalRecord(local)) return undefined;
+  if (!isHoldRecord(local)) return undefined;
   return { version: 2, holds: { local } };
 }
 
@@ -486,21 +486,7 @@ function isHoldRecord(h: unknown): h is HoldRecord {
   if (typeof h !== 'object' || h === null) return false;
   const r = h as Record<string, unknown>;
   if (typeof r.mode !== 'string' || typeof r.dev !== 'string' || r.dev === '' || typeof r.createdAt !== 'number') return false;
-  if (r.mode === 'inbound') return isInboundRecord(r);
-  return r.mode !== 'local' || isLocalRecord(r);
-}
-
-function isLocalRecord(r: Record<string, unknown>): r is LocalHoldRecord {
-  return (
-    typeof r.dev === 'string' &&
-    r.dev !== '' &&
-    typeof r.addr === 'string' &&
-    Number.isInteger(r.mark) &&
-    Number.isInteger(r.limit) &&
-    typeof r.table === 'string' &&
-    (r.addedAddress === undefined || typeof r.addedAddress === 'boolean') &&
-    (r.prefixlen === undefined || Number.isInteger(r.prefixlen))
-  );
+  return isRecordOfItsMode(r);
 }
 
 /**
