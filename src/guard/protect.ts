@@ -28,9 +28,8 @@ import { startWatchdog, WATCHDOG_GRACE_MS, type Watchdog } from './watchdog.js';
 import { StateStore, processStartTime, type Lease } from './state.js';
 import { dropLease, leaseLive, newLeaseId, openLockFile, recordedLeases, takeLease, withLeaseLock, type TakeResult } from './leases.js';
 import { closeSync } from 'node:fs';
-import { contextFor, definedOnly, openSession, recoverStale } from './context.js';
+import { contextFor, openSession, recoverStale } from './context.js';
 import { isSetUp, requireSetUp, setup } from './setup.js';
-import { inboundOptionsOf, type InboundHoldRecord } from './modes/inbound.js';
 import { runPrecheck } from './precheck.js';
 import { closingInodes, handedOverInode, holderPids } from './listen-holders.js';
 import type { GuardProtectOptions, ListenTarget, Listener, PlugStats, ProtectOptions, ProtectResult, ProtectSession } from './types.js';
@@ -38,6 +37,9 @@ import type { GuardProtectOptions, ListenTarget, Listener, PlugStats, ProtectOpt
 export type { ListenTarget, ProtectOptions, ProtectResult, ProtectSession };
 
 const RELEASE_ATTEMPTS = 5;
+
+/** The watchdog of a window whose watchdog has not started yet (it starts once the holds are bound). */
+const NO_WATCHDOG: Watchdog = { pid: 0, arm: () => {}, done: () => {} };
 
 function definedPidStart(): { pidStart?: number } {
   const t = processStartTime(process.pid);
@@ -122,7 +124,10 @@ async function protectInner(session: ProtectSession, opts: ProtectOptions, early
           ...(opts.checkTimeoutMs !== undefined && { timeoutMs: opts.checkTimeoutMs }),
         })
       : undefined;
-  const watchdog: Watchdog = await (early ?? startWatchdog());
+  // A hold that only a live socket keeps (a queue): the watchdog starts once the socket is bound, inheriting it (its
+  // only copy in the watchdog); until then nothing is held that it would have to release.
+  const late = session.holdsNeedHandoff === true;
+  let watchdog: Watchdog = late ? NO_WATCHDOG : await (early ?? startWatchdog());
   let gated: GatedCommand | undefined;
   const store = new StateStore(session.config.stateDir);
   let before: PlugStats;
@@ -169,21 +174,23 @@ async function protectInner(session: ProtectSession, opts: ProtectOptions, early
     owner: 'protect',
     pid: process.pid,
     ...definedPidStart(),
-    watchdogPid: watchdog.pid,
+    ...(!late && { watchdogPid: watchdog.pid }),
     command: opts.command,
     holds: [...(session.holdIds ?? ['local'])],
     since: now,
     deadline,
   };
   const dev = session.config.dev;
-  watchdog.arm({
-    ownerPid: process.pid,
-    stateDir: session.config.stateDir,
-    deadline: deadline + WATCHDOG_GRACE_MS,
-    release: session.releaseSteps(),
-    leaseId: lease.id,
-    dev,
-  });
+  const armWatchdog = () =>
+    watchdog.arm({
+      ownerPid: process.pid,
+      stateDir: session.config.stateDir,
+      deadline: deadline + WATCHDOG_GRACE_MS,
+      release: session.releaseSteps(),
+      leaseId: lease.id,
+      dev,
+    });
+  if (!late) armWatchdog();
   let plugged = false;
   let released = false;
   let releasedPlug = false;
@@ -255,6 +262,11 @@ async function protectInner(session: ProtectSession, opts: ProtectOptions, early
     if (aborted) throw new SynplugError(`interrupted by ${aborted} before the command started; nothing was run`, 'interrupted');
     plugged = true;
     await session.buffer();
+    if (late) {
+      // Bound: the watchdog inherits the socket now, so that protect's death still ends in a release.
+      watchdog = await startWatchdog(undefined, session.watchdogFds?.() ?? []);
+      armWatchdog();
+    }
     tPlugAck = performance.now();
     if (aborted) throw new SynplugError(`interrupted by ${aborted} before the command started; nothing was run`, 'interrupted');
     gated.open();
@@ -421,25 +433,25 @@ export async function protect(opts: GuardProtectOptions): Promise<ProtectResult>
     if (rec.released) opts.onNotice?.(`released a plug left buffering (${rec.reason})`);
     if (!(await isSetUp(s))) {
       if (!opts.setup) await requireSetUp(s, config, 'protect');
-      // Every hold the record lists (the local hold alone when nothing is recorded), then a session over what setup made.
+      // Every hold of the session (the record's; the local hold alone when nothing is recorded), then a session over what setup made.
       const actions: string[] = [];
-      for (const [id, h] of Object.entries(record?.holds ?? { local: undefined })) {
-        const r =
-          h?.mode === 'inbound'
-            ? await setup({ stateDir: config.stateDir, inbound: inboundOptionsOf(h as InboundHoldRecord) })
-            : id === 'local'
-              ? await setup({
-                  ...definedOnly({ dev: opts.dev, addr: opts.addr, mark: opts.mark, limit: opts.limit, table: opts.table }),
-                  stateDir: config.stateDir,
-                })
-              : undefined;
-        actions.push(...(r?.actions ?? []));
+      for (const h of s.holds) {
+        const r = await setup({ ...h.setupOptions(), stateDir: config.stateDir });
+        actions.push(...r.actions);
       }
       opts.onNotice?.(`set up first: ${actions.join('; ') || 'nothing to do'}`);
       s.close();
       s = await openSession(config, store.readSetup());
     }
     handedOver = true;
+    if (s.holdsNeedHandoff) {
+      // Its watchdog starts once the queue is bound (runProtected): the early one is not needed.
+      void watchdog.then(
+        (w) => w.done(),
+        () => {},
+      );
+      return await runProtected(s, opts);
+    }
     return await runProtected(s, opts, watchdog);
   } finally {
     if (!handedOver)
