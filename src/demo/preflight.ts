@@ -59,7 +59,7 @@ export interface DemoPreflight {
  * @throws {MissingSupportError} one or more modules are missing, every one named at once (`missing-module`); nothing was changed
  * @throws {NetlinkError} a probe was refused unexpectedly (EPERM...)
  */
-export async function demoPreflight(o: { inbound: boolean; what: string }): Promise<DemoPreflight> {
+export async function demoPreflight(o: { inbound: boolean; what: string; via?: 'auto' | 'plug' | 'queue' }): Promise<DemoPreflight> {
   if (!hasNetAdmin()) throw new NotPermittedError(o.what);
   if (o.inbound && hasEffectiveCapability(CAP_SYS_ADMIN) === false) {
     throw new SynplugError(
@@ -80,11 +80,13 @@ export async function demoPreflight(o: { inbound: boolean; what: string }): Prom
     if (o.inbound && (await probeVeth(route)) === 'no') missing.push({ module: 'veth', what: "link veth (the demo's client namespace)" });
     // The plug hold where the kernel has what it needs, else the queue hold; with neither, what the plug hold lacks.
     const scope = o.inbound ? 'inbound' : 'local';
-    const plug = holdModeFor('plug', scope);
+    const wanted = o.via ?? 'auto';
+    const plug = holdModeFor(wanted === 'queue' ? 'queue' : 'plug', scope);
     if (!plug) throw new SynplugError(`this synplug has no ${scope} hold mode, which the demo needs`);
     const sup = await plug.probeSupport(s, config);
-    const queue = sup.missing.length ? holdModeFor('queue', scope) : undefined;
+    const queue = sup.missing.length && wanted === 'auto' ? holdModeFor('queue', scope) : undefined;
     const qsup = queue ? await queue.probeSupport(s, config) : undefined;
+    if (wanted === 'queue') via = 'queue';
     if (qsup && !qsup.missing.length) {
       via = 'queue';
       why = `this kernel lacks ${sup.missing.map((p) => p.module).join(', ')}, which the plug hold needs`;

@@ -182,7 +182,11 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
   try {
     if (options.inbound && !holdModeFor('plug', 'inbound')) throw new SynplugError('this synplug has no inbound hold mode, which demo --inbound needs');
     // Phase one, before anything is created: the capability and every module of the run, all named at once.
-    const pre = await demoPreflight({ inbound: options.inbound === true, what: options.inbound ? 'synplug demo --inbound' : 'synplug demo' });
+    const pre = await demoPreflight({
+      inbound: options.inbound === true,
+      what: options.inbound ? 'synplug demo --inbound' : 'synplug demo',
+      ...(options.via !== undefined && { via: options.via }),
+    });
     via = pre.via;
     if (pre.why) progress(`holding with a netfilter queue (the queue hold): ${pre.why}`);
     if (stoppedBy) throw new DemoInterruptedError(stoppedBy, '');

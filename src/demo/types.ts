@@ -181,4 +181,6 @@ export interface DemoOptions {
    * hold on its end of the pair for the server's port, and removes all of that at the end
    */
   inbound?: boolean;
+  /** which hold (default `auto`: the plug hold where the kernel has what it needs, else the queue hold) */
+  via?: 'auto' | 'plug' | 'queue';
 }

@@ -98,6 +98,11 @@ export class GuardSession implements ProtectSession, HoldSockets {
     return s;
   }
 
+  /** Each hold's id and kind. */
+  get holdKinds(): Array<{ id: string; via: 'plug' | 'queue' }> {
+    return this.holds.map((h) => ({ id: h.id, via: h.via }));
+  }
+
   /** The ids of the session's holds (`local`, `inbound:DEV`...). */
   get holdIds(): string[] {
     return this.holds.map((h) => h.id);

@@ -393,6 +393,8 @@ export interface ProtectSession {
   readonly holdsNeedHandoff?: boolean;
   /** the ids of the holds it buffers (recorded in the lease); `['local']` when absent */
   readonly holdIds?: readonly string[];
+  /** each hold's id and kind, for the result */
+  readonly holdKinds?: ReadonlyArray<{ id: string; via: 'plug' | 'queue' }>;
 }
 
 /** Options of `runProtected`. */
@@ -461,4 +463,6 @@ export interface ProtectResult {
   newListener?: Listener | null;
   /** with `check`: what the check command did (timed before the plug window; not part of `heldMs`) */
   check?: PrecheckResult;
+  /** the holds held, each with its kind (`plug`: a plug qdisc; `queue`: a netfilter queue) */
+  holds?: Array<{ id: string; via: 'plug' | 'queue' }>;
 }

@@ -162,6 +162,17 @@ function watchdogOf(pid: number): number | undefined {
   return undefined;
 }
 
+/** The local queue hold set up for 169.254.77.1, a server there, and a protect holding: its watchdog found. */
+async function holding() {
+  const { dir, env } = stateEnv();
+  const addr = '169.254.77.1';
+  synplug(['setup', '--via', 'queue', '--addr', addr], env);
+  const srv = server(addr, PORT);
+  await listening(srv);
+  const h = await heldProtect(env, dir);
+  return { env, addr, srv, h, watchdog: watchdogOf(h.p.pid!) };
+}
+
 /** A held connect, delivered after the release, for an address of the local queue hold. */
 async function heldLocal(addr: string): Promise<Json> {
   const { dir, env } = stateEnv();
@@ -238,13 +249,7 @@ const scenarios = {
 
   /** SIGKILL of protect while a SYN is held: the watchdog releases it through the socket it inherited. */
   async 'kill-protect'() {
-    const { dir, env } = stateEnv();
-    const addr = '169.254.77.1';
-    synplug(['setup', '--via', 'queue', '--addr', addr], env);
-    const srv = server(addr, PORT);
-    await listening(srv);
-    const h = await heldProtect(env, dir);
-    const watchdog = watchdogOf(h.p.pid!);
+    const { env, addr, srv, h, watchdog } = await holding();
     const c = client(addr, PORT);
     await until(() => (procQueue(QUEUE)?.queued ?? 0) >= 1, 'the SYN to be queued');
     const pendingBeforeKill = c.proc.exitCode === null;
@@ -259,13 +264,7 @@ const scenarios = {
 
   /** SIGKILL of protect and of its watchdog: the kernel drops what was held; a new connection bypasses. */
   async 'kill-both'() {
-    const { dir, env } = stateEnv();
-    const addr = '169.254.77.1';
-    synplug(['setup', '--via', 'queue', '--addr', addr], env);
-    const srv = server(addr, PORT);
-    await listening(srv);
-    const h = await heldProtect(env, dir);
-    const watchdog = watchdogOf(h.p.pid!);
+    const { env, addr, srv, h, watchdog } = await holding();
     const boundWhileHeld = procQueue(QUEUE) !== undefined;
     if (watchdog) process.kill(watchdog, 'SIGKILL');
     h.p.kill('SIGKILL');
