@@ -116,13 +116,20 @@ export function showCommands(program: Command): void {
     .argument('<object>', `one of: ${OBJECTS.join(', ')}`)
     .option('--dev <name>', 'only this device (required for class and filter)')
     .option('-s, --stats', 'with counters (tc -s)', false)
-    .option('-d, --details', "link: the kind (veth, ifb...), MTU range, queues and offload limits, as 'ip -d link show'", false)
+    .option(
+      '-d, --details',
+      "link: the kind (veth, ifb...) and the details of bridges, bridge ports, vxlan and tun devices, MTU range, queues and offload limits, as 'ip -d link show'",
+      false,
+    )
     .option(
       '--parent <parent>',
       "filter: only the filters attached here, as 'tc filter show dev DEV ingress': ingress, egress (a clsact's hooks), root, or a qdisc or class handle such as 1: or 1:4",
     )
     .addOption(jsonOption())
-    .addHelpText('after', `\nJSON output uses the field names of tc -j -s, ip -j and nft -j.\n${exitCodesHelp('show')}`)
+    .addHelpText(
+      'after',
+      `\nJSON output uses the field names of tc -j -s, ip -j and nft -j.\nruleset: what nft 1.0.6's 'nft list ruleset' prints, which 'nft -f' reads back; a part synplug cannot say\nin nft's language is listed marked [ raw: ... ], named on stderr, and the exit code is 11.\n${exitCodesHelp('show')}`,
+    )
     .action(
       run(async (object: string, f: { dev?: string; stats: boolean; details: boolean; parent?: string; json?: boolean }) => {
         oneOf(object, OBJECTS, 'object');
