@@ -75,6 +75,16 @@ export function netnsOpenDeniedMessage(spec: string, path: string, code: string)
  * ENOTTY on a file that is not a namespace.
  */
 export const NS_GET_NSTYPE = 0xb703;
+/** The other namespace types NS_GET_NSTYPE answers (CLONE_NEW* in linux/sched.h), as the sentence names them. */
+const NS_TYPE_NAMES: Record<number, string> = {
+  131072: 'a mount namespace',
+  33554432: 'a cgroup namespace',
+  67108864: 'a UTS namespace',
+  134217728: 'an IPC namespace',
+  268435456: 'a user namespace',
+  536870912: 'a PID namespace',
+  128: 'a time namespace',
+};
 
 /** SO_NETNS_COOKIE (asm-generic/socket.h, Linux 5.14+): u64, the socket's network namespace's cookie. */
 export const SO_NETNS_COOKIE = 71;
@@ -111,7 +121,8 @@ function openNs(spec: string, path: string): number {
       throw new UsageError(
         `'${spec}' is not a network namespace (${path} is not a namespace file: NS_GET_NSTYPE failed with ${errnoName(lastErrno())}); give a name from ${NETNS_RUN_DIR} or a path such as /proc/PID/ns/net`,
       );
-    if (type !== CLONE_NEWNET) throw new UsageError(`'${spec}' is not a network namespace (${path} is a namespace of another type, 0x${type.toString(16)})`);
+    if (type !== CLONE_NEWNET)
+      throw new UsageError(`'${spec}' is not a network namespace (${path} is ${NS_TYPE_NAMES[type] ?? `a namespace of another type, 0x${type.toString(16)}`})`);
     return fd;
   } catch (e) {
     closeSync(fd);
