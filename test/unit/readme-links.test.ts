@@ -55,11 +55,14 @@ function anchors(md: string): Set<string> {
   return out;
 }
 
-test('the slugs are GitHub\'s: punctuation and code marks dropped, spaces hyphenated, repeats numbered', (t) => {
+test("the slugs are GitHub's: punctuation and code marks dropped, spaces hyphenated, repeats numbered", (t) => {
   const a = anchors(
     '# When do you need synplug?\n## Runtime dependencies: details\n### 4. The plug window (`protect-overhead.ts`, `npm run bench:protect`)\n## Tests\n## Tests\n```\n# not a heading\n```\n',
   );
-  t.deepEqual([...a], ['when-do-you-need-synplug', 'runtime-dependencies-details', '4-the-plug-window-protect-overheadts-npm-run-benchprotect', 'tests', 'tests-1']);
+  t.deepEqual(
+    [...a],
+    ['when-do-you-need-synplug', 'runtime-dependencies-details', '4-the-plug-window-protect-overheadts-npm-run-benchprotect', 'tests', 'tests-1'],
+  );
   t.deepEqual(linkTargets('see [the\nqueue hold](#the-queue-hold) and `[not](a-link)`\n```\n[no](link)\n```\n[x](a.md "title")'), ['#the-queue-hold', 'a.md']);
 });
 
@@ -90,7 +93,8 @@ test('every relative link of every shipped Markdown file names a shipped file, a
       t.true(shipped.has(resolved), `${file}: ${target} -> ${resolved} is not in the package (package.json "files")`);
       if (anchor !== undefined) {
         t.true(resolved.endsWith('.md'), `${file}: ${target}: an anchor into a file that is not Markdown`);
-        if (shipped.has(resolved)) t.true(anchors(readFileSync(join(ROOT, resolved), 'utf8')).has(anchor), `${file}: ${target}: no heading #${anchor} in ${resolved}`);
+        if (shipped.has(resolved))
+          t.true(anchors(readFileSync(join(ROOT, resolved), 'utf8')).has(anchor), `${file}: ${target}: no heading #${anchor} in ${resolved}`);
       }
     }
   }
