@@ -84,6 +84,8 @@ export {
   type RangeExpr,
   type ByteorderExpr,
   type ConnlimitExpr,
+  type QueueExpr,
+  type TargetExpr,
   type LimitSpec,
   type QuotaSpec,
   registerExpr,
