@@ -100,3 +100,15 @@ test('every relative link of every shipped Markdown file names a shipped file, a
   }
   t.true(checked > 20, `${checked} links checked`);
 });
+
+test("the README's set-up is two commands on a fresh Debian machine, and .ci/run runs exactly the second", (t) => {
+  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+  const section = readme.slice(readme.indexOf('## Set-up on a fresh Debian machine'));
+  const block = /^```sh\n([\s\S]*?)^```$/m.exec(section)?.[1] ?? '';
+  const commands = block.split('\n').filter((l) => l.trim() !== '' && !l.startsWith('#'));
+  t.deepEqual(commands, ['npm ci && npm link && synplug demo', 'bash scripts/install-test-deps.sh && npm ci && npm test']);
+  const ci = readFileSync(join(ROOT, '.ci/run'), 'utf8')
+    .split('\n')
+    .filter((l) => l.trim() !== '' && !l.startsWith('#') && !/^(set|cd) /.test(l));
+  t.deepEqual(ci, [commands[1]]);
+});
