@@ -169,13 +169,29 @@ export function refuseLocalFlags(f: { dev?: string; mark?: string; table?: strin
  * @throws {UsageError} --port or a second --addr without --inbound; --dev, --mark, --table or --force with it; a bad port
  */
 export function setupOptions(
-  f: ConfigFlags & { force?: boolean; inbound?: string; port?: string[]; classifier?: 'flower' | 'u32' | 'auto' },
+  f: ConfigFlags & {
+    force?: boolean;
+    inbound?: string;
+    port?: string[];
+    classifier?: 'flower' | 'u32' | 'auto';
+    via?: string;
+    queueNum?: string;
+    queueMaxlen?: string;
+  },
 ): GuardModule.SetupOptions {
+  const queue = {
+    ...(f.queueNum !== undefined && { num: parseUint(f.queueNum, '--queue-num') }),
+    ...(f.queueMaxlen !== undefined && { maxlen: parseUint(f.queueMaxlen, '--queue-maxlen') }),
+  };
+  // The word is checked by setup (exit 2); the queue hold's own options ride along.
+  const via = { ...(f.via !== undefined && { via: f.via as GuardModule.SetupOptions['via'] }), ...(Object.keys(queue).length && { queue }) };
+  if (f.via === 'queue' && f.classifier !== undefined)
+    throw new UsageError("--classifier is the inbound plug hold's option; the queue hold uses an nftables rule");
   if (f.inbound === undefined) {
     if (f.port !== undefined)
       throw new UsageError('--port is for the inbound hold: use it with --inbound DEV (the local hold holds every port of its address)');
     if (f.classifier !== undefined) throw new UsageError('--classifier is for the inbound hold: use it with --inbound DEV');
-    return { ...config(f), force: f.force };
+    return { ...config(f), ...(f.force && { force: true }), ...via };
   }
   if (f.inbound === '') throw new UsageError('--inbound is empty: give the device connections arrive on');
   refuseLocalFlags({ dev: f.dev, mark: f.mark, table: f.table }, 'with --inbound DEV, setup sets up the inbound hold of DEV');
@@ -190,6 +206,7 @@ export function setupOptions(
   return {
     ...config({ ...f, addr: undefined }),
     inbound: { dev: f.inbound, ports, addrs, ...(f.classifier !== undefined && { classifier: f.classifier }) },
+    ...via,
   };
 }
 
@@ -240,6 +257,15 @@ export function guardCommands(program: Command): void {
         collect,
       )
       .option('--port <port>', 'with --inbound: a TCP destination port to hold SYNs to, 1-65535 (repeat for more; at least one)', collect)
+      .option(
+        '--via <hold>',
+        'which hold: plug (a plug qdisc: sch_plug), queue (a netfilter queue: nfnetlink_queue and NFQUEUE, no qdisc), or auto (plug where the kernel has what it needs, else queue; says which) (default auto)',
+      )
+      .option('--queue-num <n>', 'with --via queue: the netfilter queue number, 0-65535 (default: as set up, else 4200)')
+      .option(
+        '--queue-maxlen <n>',
+        'with --via queue: how many SYNs the queue holds at most while held (default 65536); more are dropped and retried by their clients',
+      )
       .addOption(
         new Option('--classifier <kind>', 'with --inbound: flower or u32 (default: flower where the kernel has it)')
           .choices(['flower', 'u32', 'auto'])
@@ -252,11 +278,23 @@ export function guardCommands(program: Command): void {
       `${exitCodesHelp('setup')}\n\nOn any failure, everything this call added is removed again.\nThe local hold and any number of inbound holds can be set up together; protect, plug, release, status, check and teardown act on all of them.`,
     )
     .action(
-      run(async (f: ConfigFlags & { force: boolean; inbound?: string | string[]; port?: string[]; classifier?: 'flower' | 'u32' | 'auto' }) => {
-        const guard = await loadGuard();
-        const r = await guard.setup(setupOptions({ ...f, inbound: oneInbound(f.inbound) }));
-        out(f.json, r, formatSetup(r));
-      }),
+      run(
+        async (
+          f: ConfigFlags & {
+            force: boolean;
+            inbound?: string | string[];
+            port?: string[];
+            classifier?: 'flower' | 'u32' | 'auto';
+            via?: string;
+            queueNum?: string;
+            queueMaxlen?: string;
+          },
+        ) => {
+          const guard = await loadGuard();
+          const r = await guard.setup(setupOptions({ ...f, inbound: oneInbound(f.inbound) }));
+          out(f.json, r, formatSetup(r));
+        },
+      ),
     );
 
   configOptions(

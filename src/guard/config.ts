@@ -207,7 +207,7 @@ const SELECTOR_KINDS = { ...CONFIG_OPTION_KINDS, inbound: 'string', local: 'bool
  * changed ({@link checkEntryOptions}).
  */
 export const ENTRY_OPTIONS: Record<string, Record<string, OptionKind>> = {
-  setup: { ...CONFIG_OPTION_KINDS, force: 'boolean', inbound: 'object' },
+  setup: { ...CONFIG_OPTION_KINDS, force: 'boolean', inbound: 'object', via: 'string', queue: 'object' },
   check: SELECTOR_KINDS,
   status: SELECTOR_KINDS,
   teardown: SELECTOR_KINDS,

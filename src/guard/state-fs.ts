@@ -145,7 +145,8 @@ export class CheckedDir {
       const buf = Buffer.allocUnsafe(st.size + 1);
       let n = 0;
       for (let r = 1; r > 0 && n < buf.length; n += r) r = readSync(fd, buf, n, buf.length - n, null);
-      if (n > st.size) throw new StateFileError(p, `${p} grew while it was read: synplug replaces its records whole, so it is not one synplug wrote: remove it (${what})`);
+      if (n > st.size)
+        throw new StateFileError(p, `${p} grew while it was read: synplug replaces its records whole, so it is not one synplug wrote: remove it (${what})`);
       return buf.subarray(0, n);
     } catch (e) {
       if (e instanceof StateFileError) throw e;

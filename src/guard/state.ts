@@ -44,7 +44,7 @@ import { closeSync, constants as fsConstants, fstatSync, readFileSync, type BigI
 import { join } from 'node:path';
 import { StateFileError } from './errors.js';
 import { type CheckedDir, errorCode, openCheckedDir, writeErrorCategory } from './state-fs.js';
-import { isInboundRecord } from './modes/inbound-record.js';
+import { isRecordOfItsMode } from './record-checks.js';
 
 export { StateFileError };
 
@@ -438,21 +438,7 @@ function isHoldRecord(h: unknown): h is HoldRecord {
   if (typeof h !== 'object' || h === null) return false;
   const r = h as Record<string, unknown>;
   if (typeof r.mode !== 'string' || typeof r.dev !== 'string' || r.dev === '' || typeof r.createdAt !== 'number') return false;
-  if (r.mode === 'inbound') return isInboundRecord(r);
-  return r.mode !== 'local' || isLocalRecord(r);
-}
-
-function isLocalRecord(r: Record<string, unknown>): r is LocalHoldRecord {
-  return (
-    typeof r.dev === 'string' &&
-    r.dev !== '' &&
-    typeof r.addr === 'string' &&
-    Number.isInteger(r.mark) &&
-    Number.isInteger(r.limit) &&
-    typeof r.table === 'string' &&
-    (r.addedAddress === undefined || typeof r.addedAddress === 'boolean') &&
-    (r.prefixlen === undefined || Number.isInteger(r.prefixlen))
-  );
+  return isRecordOfItsMode(r);
 }
 
 /**
