@@ -274,7 +274,7 @@ async function eventually(cond: () => boolean, tries = 300): Promise<boolean> {
 }
 
 test.serial(
-  "haproxy-sf.service's start and reload, run for real on servers/haproxy.cfg: local and other-namespace clients served before and after; the new process in the PID file, the old one gone",
+  'haproxy-sf.service with synplug-setup-inbound.service, run for real (the hold this kernel supports): the hold set up on the device, HAProxy started, reloaded under protect, clients on the local address and from another namespace served before and after, the new process in the PID file, the old one gone',
   async (t) => {
     const env = { CONFIG: join(RECIPES, 'servers/haproxy.cfg'), PIDFILE: join(mkdtempSync(join(tmpdir(), 'synplug-recipes-')), 'haproxy.pid') };
     const expand = (words: string[], mainPid?: number) =>
@@ -294,6 +294,25 @@ test.serial(
     execFileSync(IP, ['-n', client, 'link', 'set', 'sprcli', 'up']);
     execFileSync(IP, ['-n', client, 'link', 'set', 'lo', 'up']);
 
+    // synplug-setup-inbound.service's start, for the veth end the clients' SYNs arrive on (the unit's eth0).
+    const stateDir = mkdtempSync(join(tmpdir(), 'synplug-recipes-state-'));
+    const synplug = (words: string[]) => {
+      const argv = words.map((w) => (w === 'eth0' ? 'sprsrv' : w));
+      if (argv[0] !== 'synplug') throw new Error(`not a synplug command: ${argv.join(' ')}`);
+      return spawnSync(IP, ['netns', 'exec', NS, process.execPath, BUNDLE, ...argv.slice(1)], {
+        encoding: 'utf8',
+        timeout: 120_000,
+        env: { ...process.env, SYNPLUG_STATE_DIR: stateDir },
+      });
+    };
+    t.teardown(() => {
+      synplug(['synplug', 'teardown']);
+      rmSync(stateDir, { recursive: true, force: true });
+    });
+    const setup = synplug(unitWords('synplug-setup-inbound.service', 'ExecStart'));
+    t.is(setup.status, 0, setup.stdout + setup.stderr);
+    t.regex(setup.stdout + setup.stderr, /sprsrv/);
+
     inNs(NS, expand(unitWords('haproxy-sf.service', 'ExecStart')));
     const first = Number(readFileSync(env.PIDFILE, 'utf8').trim());
     pids.push(first);
@@ -301,8 +320,11 @@ test.serial(
     t.is(get(NS, 'http://169.254.255.254/'), 'pong', 'a local client (the local hold address)');
     t.is(get(client, 'http://169.254.77.1/'), 'pong', 'a client from another namespace (the inbound hold)');
 
-    const reload = unitWords('haproxy-sf.service', 'ExecReload');
-    inNs(NS, expand(reload.slice(reload.indexOf('--') + 1), first));
+    // The unit's ExecReload=, whole: the check, the hold, the -sf reload, the release once the new socket listens.
+    const reload = synplug(expand(unitWords('haproxy-sf.service', 'ExecReload'), first));
+    t.is(reload.status, 0, reload.stdout + reload.stderr);
+    t.regex(reload.stderr, /Configuration file is valid/, 'the check ran');
+    t.regex(reload.stderr, /held new connections for .*; command exit 0; --wait-listen: a new socket listened on 0\.0\.0\.0:80/, reload.stderr);
     const second = Number(readFileSync(env.PIDFILE, 'utf8').trim());
     pids.push(second);
     t.not(second, first, 'the PID file names the new process (systemd reads it after the reload)');
@@ -466,3 +488,41 @@ test('pod.yaml: its Service targets the port HAProxy binds on every address, whi
   t.is(/^\s+--wait-listen (\S+) \\$/m.exec(reload)?.[1], port);
   t.regex(reload, /--check 'haproxy -c -f \/usr\/local\/etc\/haproxy\/haproxy\.cfg'/);
 });
+
+/**
+ * synplug-setup-inbound.service's stop removes the hold its start set up, and
+ * nothing of synplug's is left. Known defect (marked failing until it is
+ * fixed; ava reports it the day it passes): `teardown --inbound DEV` selects
+ * only DEV's plug hold, so on a kernel where `--via auto` took the queue hold
+ * (this one) it says "no inbound hold of DEV is set up" and leaves the
+ * queue hold's table in place.
+ */
+test.serial.failing(
+  'synplug-setup-inbound.service: its stop removes what its start set up (the queue hold on this kernel: known defect of teardown --inbound)',
+  (t) => {
+    const stateDir = mkdtempSync(join(tmpdir(), 'synplug-recipes-state-'));
+    const ns = `${NS}-i`;
+    execFileSync(IP, ['netns', 'add', ns]);
+    const synplug = (words: string[]) =>
+      spawnSync(IP, ['netns', 'exec', ns, process.execPath, BUNDLE, ...words.map((w) => (w === 'eth0' ? 'sprin' : w)).slice(1)], {
+        encoding: 'utf8',
+        timeout: 120_000,
+        env: { ...process.env, SYNPLUG_STATE_DIR: stateDir },
+      });
+    t.teardown(() => {
+      synplug(['synplug', 'teardown']);
+      spawnSync(IP, ['netns', 'del', ns]);
+      rmSync(stateDir, { recursive: true, force: true });
+    });
+    execFileSync(IP, ['-n', ns, 'link', 'add', 'sprin', 'type', 'veth', 'peer', 'name', 'sprpeer']);
+    execFileSync(IP, ['-n', ns, 'link', 'set', 'sprin', 'up']);
+    const start = synplug(unitWords('synplug-setup-inbound.service', 'ExecStart'));
+    t.is(start.status, 0, start.stdout + start.stderr);
+    const stop = synplug(unitWords('synplug-setup-inbound.service', 'ExecStop'));
+    t.is(stop.status, 0, stop.stdout + stop.stderr);
+    const check = synplug(['synplug', 'check']);
+    t.is(check.status, 1, `check after the stop: nothing set up\n${check.stdout}${check.stderr}`);
+    t.notRegex(inNs(ns, ['/usr/sbin/nft', 'list', 'tables']), /synplug/);
+    t.notRegex(inNs(ns, [IP, '-br', 'link']), /spifb/);
+  },
+);
