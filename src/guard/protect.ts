@@ -5,6 +5,7 @@
  * @module
  */
 import { UsageError } from '../netlink/errors.js';
+import { checkEntryOptions } from './config.js';
 import { startWatchdog } from './watchdog.js';
 import { contextFor, openSession, recoverStale } from './context.js';
 import { isSetUp, requireSetUp, setup } from './setup.js';
@@ -23,6 +24,7 @@ export type { ListenTarget, ProtectOptions, ProtectResult, ProtectSession };
  * @throws {SynplugError} the plug could not be set: the command is not run
  */
 export async function protect(opts: GuardProtectOptions): Promise<ProtectResult> {
+  checkEntryOptions('protect', opts);
   if (!opts || !Array.isArray(opts.command) || opts.command.length === 0 || opts.command[0] === '' || !opts.command.every((a) => typeof a === 'string')) {
     throw new UsageError('no command given: protect needs `command`, an array of strings (CLI: synplug protect [options] -- COMMAND [ARGS...])');
   }

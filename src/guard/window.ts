@@ -23,6 +23,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import { SynplugError, UsageError } from '../netlink/errors.js';
+import { checkEntryOptions } from './config.js';
 import { resolveCommand, lookupUser, startGated, type GatedCommand, type RunAsUser } from './command.js';
 import { startWatchdog, WATCHDOG_GRACE_MS, type Watchdog } from './watchdog.js';
 import { StateStore, processStartTime, type Lease } from './state.js';
@@ -101,6 +102,7 @@ export async function runProtected(session: ProtectSession, opts: ProtectOptions
 }
 
 async function protectInner(session: ProtectSession, opts: ProtectOptions, early?: Promise<Watchdog>): Promise<ProtectResult> {
+  checkEntryOptions('protect', opts);
   const notice = opts.onNotice ?? (() => {});
   const maxHoldMs = opts.maxHoldMs ?? 10_000;
   if (!Number.isFinite(maxHoldMs) || maxHoldMs < 10) throw new UsageError('max-hold (--max-hold) must be at least 10 ms');

@@ -47,6 +47,7 @@ test('every category has exactly one exit code, and it is one the README documen
     interrupted: /interrupted/,
     'demo-failed': /protected phase lost/,
     'check-failed': /--check. command failed/,
+    unprintable: /cannot be printed in nft's language/,
   };
   for (const [category, code] of Object.entries(CATEGORY_EXIT_CODES)) {
     const row = rows.get(String(code));
