@@ -23,15 +23,21 @@
  *
  * @module
  */
-import { readFileSync } from 'node:fs';
 import { NetlinkConnection } from '../netlink/connection.js';
 import { SynplugError } from '../netlink/errors.js';
-import { NETLINK_ROUTE, NETLINK_SOCK_DIAG } from '../netlink/message.js';
-import { listTcpListeners } from '../netlink/sockdiag.js';
+import { NETLINK_ROUTE } from '../netlink/message.js';
 import { resolveConfig } from '../guard/config.js';
 import { GuardSession } from '../guard/session.js';
 import { holdModeFor } from '../guard/modes/index.js';
-import { explainSockDiag, hasNetAdmin, MissingSupportError, NotPermittedError, SockDiagUnavailableError, type ModulePiece } from '../guard/support.js';
+import {
+  CAP_SYS_ADMIN,
+  hasEffectiveCapability,
+  hasNetAdmin,
+  MissingSupportError,
+  NotPermittedError,
+  probeSockDiag,
+  type ModulePiece,
+} from '../guard/support.js';
 import { probeVeth } from './topology.js';
 
 /** What {@link demoPreflight} found. */
@@ -89,49 +95,11 @@ export async function demoPreflight(o: { inbound: boolean; what: string; via?: '
       missing.push(...sup.missing);
       unverified.push(...sup.unverified);
     }
-    const diag = await probeSockDiag();
+    const diag = await probeSockDiag('TCP socket diagnostics (the restarts see the new listener)');
     if (diag) missing.push(...diag);
   } finally {
     s.close();
   }
   if (missing.length) throw new MissingSupportError(missing, unverified);
   return { unverified: unverified.map((p) => `${p.module} (${p.what})`), via, ...(why !== undefined && { why }) };
-}
-
-/** CAP_SYS_ADMIN (linux/capability.h): unshare(CLONE_NEWNET) needs it. */
-const CAP_SYS_ADMIN = 21;
-
-/**
- * Whether this process has a capability in its effective set (CapEff in
- * /proc/self/status), or undefined when that cannot be read (the operation
- * that needs it then tells).
- * @param bit the capability's number, e.g. 21 for CAP_SYS_ADMIN
- */
-function hasEffectiveCapability(bit: number): boolean | undefined {
-  try {
-    const m = /^CapEff:\s*([0-9a-f]+)$/m.exec(readFileSync('/proc/self/status', 'utf8'));
-    return m ? (BigInt(`0x${m[1]}`) & (1n << BigInt(bit))) !== 0n : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-/**
- * Whether the TCP socket diagnostics answer: a listing of listening sockets.
- * @returns the missing pieces (inet_diag, tcp_diag), or undefined when they answer
- * @throws what the listing threw when it is not their absence
- */
-async function probeSockDiag(): Promise<ModulePiece[] | undefined> {
-  let conn: NetlinkConnection | undefined;
-  try {
-    conn = NetlinkConnection.open(NETLINK_SOCK_DIAG);
-    await listTcpListeners(conn, { port: 1 });
-    return undefined;
-  } catch (e) {
-    const x = explainSockDiag(e);
-    if (!(x instanceof SockDiagUnavailableError)) throw x;
-    return x.modules.map((module) => ({ module, what: 'TCP socket diagnostics (the restarts see the new listener)' }));
-  } finally {
-    conn?.close();
-  }
 }
