@@ -6,8 +6,7 @@
 import { type Command, Option } from 'commander';
 import { UsageError } from '../netlink/errors.js';
 import { DEFAULTS, parseDuration, parseUint, type GuardConfig } from '../guard/config.js';
-import { defaultNetns, netnsPath } from '../netlink/netns.js';
-import { statSync } from 'node:fs';
+import { defaultNetns, netnsCookie } from '../netlink/netns.js';
 import type * as GuardModule from '../guard/index.js';
 import type * as GuardSysctl from '../guard/sysctl.js';
 import { EXIT, exitCodesHelp } from './exit-codes.js';
@@ -56,16 +55,26 @@ function configOptions(cmd: Command, which: { setup?: boolean; inbound?: boolean
 }
 
 /**
- * The default state directory of the namespace `--netns` names: one per
- * namespace, keyed by the namespace file's inode (the same for its name
- * under /run/netns and any /proc/PID/ns/net of it), so that acting on a
- * container's namespace never touches the host's records.
- * @returns `/run/synplug/netns/<inode>`, or undefined without `--netns`
+ * The default state directory of the namespace `--netns` (or SYNPLUG_NETNS)
+ * names: one per namespace, keyed by the namespace's cookie
+ * (SO_NETNS_COOKIE), which the kernel never gives to another namespace, so
+ * that acting on a container's namespace never touches the host's records,
+ * and a namespace made after one was deleted (which may get its inode
+ * number) never finds the deleted one's records. A kernel without
+ * SO_NETNS_COOKIE (before 5.14) has no such key: `--state-dir` is then
+ * required with `--netns`.
+ * @returns `/run/synplug/netns/<cookie>`, or undefined without `--netns`
+ * @throws {UsageError} the namespace is not one (see netnsCookie), or the kernel has no cookie
  */
 export function netnsStateDir(): string | undefined {
   const ns = defaultNetns();
   if (ns === undefined) return undefined;
-  return `${DEFAULTS.stateDir}/netns/${statSync(netnsPath(ns)).ino}`;
+  const cookie = netnsCookie(ns);
+  if (cookie === undefined)
+    throw new UsageError(
+      `this kernel has no network namespace cookie (SO_NETNS_COOKIE, Linux 5.14+), the key of a namespace's default state directory: with --netns ${ns}, give --state-dir DIR (a directory of that namespace's own), as a namespace's inode number is reused after it is deleted`,
+    );
+  return `${DEFAULTS.stateDir}/netns/${cookie}`;
 }
 
 /**
@@ -320,7 +329,10 @@ export function guardCommands(program: Command): void {
       .command('protect')
       .description('plug, run COMMAND (no shell), release as soon as it exits; exit with its status')
       .usage('[options] -- COMMAND [ARGS...]')
-      .argument('[command...]', 'the reload command and its arguments')
+      .argument(
+        '[command...]',
+        "the reload command and its arguments. Everything from the first argument that is not one of protect's options is the command's, as for sudo, timeout and nice: in 'synplug protect --max-hold 5s nginx -s reload --max-hold 1', the second --max-hold is nginx's. '--' before the command is optional",
+      )
       .option(
         '--max-hold <duration>',
         'release at this deadline even if the command still runs: e.g. 500ms, 10s, 1.5s, 2m, 1h (as the ms package reads it; bare: seconds), 10ms to 24h',

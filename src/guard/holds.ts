@@ -6,7 +6,7 @@
  */
 import { join } from 'node:path';
 import { NetlinkError, UsageError } from '../netlink/errors.js';
-import { resolveConfig } from './config.js';
+import { checkEntryOptions, resolveConfig } from './config.js';
 import { StateFileError } from './errors.js';
 import { StateStore, processStartTime, type Lease, type PlugRecord } from './state.js';
 import { breakLeases, dropLease, liveLeases, newLeaseId, releaseIfOrphaned, takeLease } from './leases.js';
@@ -59,6 +59,7 @@ function pidStartOf(pid: number): { pidStart?: number } {
  * @throws {NetlinkError} the kernel refused (`kernel`)
  */
 export async function plug(opts: GuardOptions & { maxHoldMs?: number } = {}): Promise<PlugResult> {
+  checkEntryOptions('plug', opts);
   const maxHoldMs = opts?.maxHoldMs ?? 10_000;
   if (!(maxHoldMs >= 10)) throw new UsageError('max-hold (--max-hold) must be at least 10 ms');
   const { config, store, record } = contextFor(opts, 'synplug plug');
@@ -114,6 +115,7 @@ export async function plug(opts: GuardOptions & { maxHoldMs?: number } = {}): Pr
  * @throws {NetlinkError} the kernel refused (`kernel`)
  */
 export async function release(opts: ReleaseOptions = {}): Promise<ReleaseResult> {
+  checkEntryOptions('release', opts);
   const { orphaned: orphanedOpt, ...guardOpts } = opts ?? {};
   const orphaned = orphanedOpt === true;
   let ctx: ReturnType<typeof contextFor>;
@@ -258,6 +260,7 @@ async function releaseUnrecorded(s: GuardSession): Promise<string[]> {
  * @throws {StateFileError} the state directory is unsafe, or a state file is damaged
  */
 export async function status(opts: StatusOptions = {}): Promise<StatusResult> {
+  checkEntryOptions('status', opts);
   const { inbound, local, ...rest } = opts ?? {};
   checkSelector({ inbound, local }, 'status');
   const { config, store, record } = contextFor(rest, 'synplug status', { inbound });
@@ -326,6 +329,7 @@ export async function status(opts: StatusOptions = {}): Promise<StatusResult> {
  * (nothing is removed), setup.json is damaged (nothing of the local hold is removed), or a file cannot be removed
  */
 export async function teardown(opts: TeardownOptions = {}): Promise<TeardownResult> {
+  checkEntryOptions('teardown', opts);
   const only = opts?.inbound;
   const localOnly = opts?.local;
   checkSelector({ inbound: only, local: localOnly }, 'teardown');
@@ -401,7 +405,12 @@ export async function teardown(opts: TeardownOptions = {}): Promise<TeardownResu
     }
     const left = Object.fromEntries(Object.entries(record?.holds ?? {}).filter(([h]) => !torn.includes(h)));
     if (id !== undefined && Object.keys(left).length > 0) {
-      store.writeSetup({ ...record!, holds: left });
+      try {
+        store.writeSetup({ ...record!, holds: left });
+      } catch (e) {
+        if (!(e instanceof StateFileError)) throw e;
+        throw new StateFileError(e.path, `${whatWasRemoved(removed)}; but ${e.message}`, e, e.category === 'failure' ? 'failure' : 'bad-state');
+      }
       return { dev, removed: unique(removed), kept: unique(kept), holds: unique(torn) };
     }
     const nothing = !torn.length && !removed.length ? { nothingSetUp: "nothing of synplug's is set up (no record, no hold found); nothing to remove" } : {};
@@ -409,11 +418,21 @@ export async function teardown(opts: TeardownOptions = {}): Promise<TeardownResu
     try {
       removedStateDir = store.clear(record?.createdStateDir === true);
     } catch (e) {
-      throw new StateFileError(config.stateDir, `removed the setup, but cannot remove the state files in ${config.stateDir}: ${(e as Error).message}`, e);
+      // Say only what was done: the kernel objects removed (maybe none), then why the records stay.
+      throw new StateFileError(
+        config.stateDir,
+        `${whatWasRemoved(removed)}; but cannot remove the state files in ${config.stateDir}: ${(e as Error).message}`,
+        e,
+        e instanceof StateFileError && e.category === 'failure' ? 'failure' : 'bad-state',
+      );
     }
     return { dev, removed: unique(removed), kept: unique(kept), holds: unique(torn), ...(removedStateDir && { removedStateDir }), ...nothing };
   });
 }
+
+/** What a teardown removed from the kernel, for a message about what it then failed to record: only what it did. */
+const whatWasRemoved = (removed: readonly string[]): string =>
+  removed.length ? `removed ${unique(removed).join('; ')}` : 'removed nothing from the kernel (nothing of the setup was there)';
 
 /** The entries in order, each once. */
 const unique = (xs: readonly string[]): string[] => [...new Set(xs)];

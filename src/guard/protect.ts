@@ -22,6 +22,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import { SynplugError, UsageError } from '../netlink/errors.js';
+import { checkEntryOptions } from './config.js';
 import { resolveCommand, lookupUser, startGated, type GatedCommand, type RunAsUser } from './command.js';
 import { startWatchdog, WATCHDOG_GRACE_MS, type Watchdog } from './watchdog.js';
 import { StateStore, processStartTime, type Lease } from './state.js';
@@ -100,6 +101,7 @@ export async function runProtected(session: ProtectSession, opts: ProtectOptions
 }
 
 async function protectInner(session: ProtectSession, opts: ProtectOptions, early?: Promise<Watchdog>): Promise<ProtectResult> {
+  checkEntryOptions('protect', opts);
   const notice = opts.onNotice ?? (() => {});
   const maxHoldMs = opts.maxHoldMs ?? 10_000;
   if (!Number.isFinite(maxHoldMs) || maxHoldMs < 10) throw new UsageError('max-hold (--max-hold) must be at least 10 ms');
@@ -397,6 +399,7 @@ async function waitForListener(
  * @throws {SynplugError} the plug could not be set: the command is not run
  */
 export async function protect(opts: GuardProtectOptions): Promise<ProtectResult> {
+  checkEntryOptions('protect', opts);
   if (!opts || !Array.isArray(opts.command) || opts.command.length === 0 || opts.command[0] === '' || !opts.command.every((a) => typeof a === 'string')) {
     throw new UsageError('no command given: protect needs `command`, an array of strings (CLI: synplug protect [options] -- COMMAND [ARGS...])');
   }

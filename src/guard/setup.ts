@@ -11,7 +11,7 @@
  * @module
  */
 import { KindUnavailableError } from '../tc/index.js';
-import { refuseLoopback, resolveConfig, type GuardConfig } from './config.js';
+import { checkEntryOptions, refuseLoopback, resolveConfig, type GuardConfig } from './config.js';
 import { NotSetUpError, SetupError } from './errors.js';
 import { StateStore, type HoldRecord, type LocalHoldRecord } from './state.js';
 import type { GuardSession } from './session.js';
@@ -74,6 +74,7 @@ export function piecesOf(inspected: ReadonlyArray<{ inspection: HoldInspection }
  * @throws {SetupError} a step failed; says which, why, and what was rolled back (the cause's category)
  */
 export async function setup(opts: SetupOptions = {}): Promise<SetupResult> {
+  checkEntryOptions('setup', opts);
   opts = opts ?? {};
   const { inbound: inboundOpts, force, ...rest } = opts;
   const inbound = inboundOpts !== undefined ? validateInbound(inboundOpts) : undefined;
@@ -258,6 +259,7 @@ export const stateOf = (x: SelectedHold): SetupState => ('absent' in x ? 'absent
 export async function check(opts: CheckOptions & { local: true }): Promise<CheckResult & { dev: string; addr: string }>;
 export async function check(opts?: CheckOptions): Promise<CheckResult>;
 export async function check(opts: CheckOptions = {}): Promise<CheckResult> {
+  checkEntryOptions('check', opts);
   const { inbound, local, ...rest } = opts ?? {};
   checkSelector({ inbound, local }, 'check');
   const { config, store, record } = contextFor(rest, 'synplug check', { inbound });

@@ -56,6 +56,10 @@ export const INET_DIAG_MSG_LEN = 72;
 export const INET_DIAG_NOCOOKIE = 0xffffffff;
 /** INET_DIAG_SKV6ONLY (enum INET_DIAG_*, linux/inet_diag.h): u8, IPV6_V6ONLY of an AF_INET6 socket */
 export const INET_DIAG_SKV6ONLY = 11;
+/** INET_DIAG_SKMEMINFO: enum in inet_diag.h: the socket's memory counters, `__u32 [SK_MEMINFO_VARS]` (sock_diag.h) */
+export const INET_DIAG_SKMEMINFO = 7;
+/** SK_MEMINFO_DROPS: index in INET_DIAG_SKMEMINFO's array (sock_diag.h): packets the socket dropped (`sk_drops`; for a listener, tcp_listendrop: accept queue full, a SYN it could not answer) */
+export const SK_MEMINFO_DROPS = 8;
 
 /** TCP states (include/net/tcp_states.h), index = state number. */
 export const TCP_STATES = [
@@ -110,6 +114,8 @@ export interface InetSocket {
   sendQ: number;
   /** INET_DIAG_SKV6ONLY for AF_INET6 sockets: true when IPv4-mapped connections are refused */
   v6only?: boolean;
+  /** INET_DIAG_SKMEMINFO's SK_MEMINFO_DROPS, packets: only when the dump asked for it (`meminfo`) */
+  drops?: number;
 }
 
 /** A listening TCP socket. */
@@ -172,6 +178,8 @@ export function decodeInetDiagMsg(msg: NetlinkMessage): InetSocket {
   const attrs = parseAttributes(p.subarray(INET_DIAG_MSG_LEN), at + INET_DIAG_MSG_LEN);
   const v6only = attrs.u8(INET_DIAG_SKV6ONLY);
   if (v6only !== undefined) s.v6only = v6only !== 0;
+  const mem = attrs.get(INET_DIAG_SKMEMINFO);
+  if (mem && mem.data.length >= (SK_MEMINFO_DROPS + 1) * 4) s.drops = mem.data.readUInt32LE(SK_MEMINFO_DROPS * 4);
   return s;
 }
 
@@ -221,14 +229,16 @@ async function withConn<T>(conn: SockDiagConnection | undefined, f: (c: SockDiag
 /**
  * TCP sockets in the given states, IPv4 then IPv6 (two dumps).
  * @param conn a NETLINK_SOCK_DIAG connection; one is opened and closed when omitted
- * @param options `states`: state numbers (default all); `family`: only one family
+ * @param options `states`: state numbers (default all); `family`: only one family;
+ *   `meminfo`: ask for INET_DIAG_SKMEMINFO too, so that each socket has `drops`
  * @throws {NetlinkError} a dump failed
  * @throws {SynplugError} the socket could not be opened
  */
 export async function listTcpSockets(
   conn?: SockDiagConnection,
-  options: { states?: readonly number[]; family?: 'inet' | 'inet6' } = {},
+  options: { states?: readonly number[]; family?: 'inet' | 'inet6'; meminfo?: boolean } = {},
 ): Promise<InetSocket[]> {
+  const ext = options.meminfo ? 1 << (INET_DIAG_SKMEMINFO - 1) : 0;
   let mask = 0;
   for (const s of options.states ?? TCP_STATES.map((_, i) => i)) mask |= 1 << s;
   const fams = options.family === 'inet' ? [AF_INET] : options.family === 'inet6' ? [AF_INET6] : [AF_INET, AF_INET6];
@@ -236,7 +246,7 @@ export async function listTcpSockets(
     // one dump after the other: the kernel runs one dump per socket at a time (EBUSY otherwise)
     const out: InetSocket[] = [];
     for (const f of fams) {
-      const msgs = await c.dumpAll({ type: SOCK_DIAG_BY_FAMILY, payload: inetDiagRequest(f, IPPROTO_TCP, mask) });
+      const msgs = await c.dumpAll({ type: SOCK_DIAG_BY_FAMILY, payload: inetDiagRequest(f, IPPROTO_TCP, mask, ext) });
       for (const m of msgs) if (m.type === SOCK_DIAG_BY_FAMILY) out.push(decodeInetDiagMsg(m));
     }
     return out;
@@ -246,16 +256,16 @@ export async function listTcpSockets(
 /**
  * Listening TCP sockets (state LISTEN), IPv4 then IPv6, like `ss -ltn`.
  * @param conn a NETLINK_SOCK_DIAG connection; one is opened and closed when omitted
- * @param options `port`: only this local port
- * @returns family, address, port, inode, uid, cookie, interface, recvQ (accept queue), sendQ (backlog), v6only
+ * @param options `port`: only this local port; `meminfo`: each listener's `drops` too (SK_MEMINFO_DROPS)
+ * @returns family, address, port, inode, uid, cookie, interface, recvQ (accept queue), sendQ (backlog), v6only, drops
  * @throws {UsageError} a port outside 0-65535
  * @throws {NetlinkError} a dump failed
  */
-export async function listTcpListeners(conn?: SockDiagConnection, options: { port?: number } = {}): Promise<TcpListener[]> {
+export async function listTcpListeners(conn?: SockDiagConnection, options: { port?: number; meminfo?: boolean } = {}): Promise<TcpListener[]> {
   if (options.port !== undefined && (!Number.isInteger(options.port) || options.port < 0 || options.port > 65535)) {
     throw new UsageError(`port ${options.port} is not 0-65535`);
   }
-  const socks = await listTcpSockets(conn, { states: [TCP_LISTEN] });
+  const socks = await listTcpSockets(conn, { states: [TCP_LISTEN], meminfo: options.meminfo });
   return socks
     .filter((s) => s.state === 'LISTEN' && (options.port === undefined || s.port === options.port))
     .map(({ state: _s, peerAddress: _a, peerPort: _p, ...l }) => l);
