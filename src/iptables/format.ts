@@ -496,12 +496,14 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
           }
         }
         const st = r ? matchStatement(r.src, e.op, e.data, ctx) : undefined;
-        if (!r || !st) {
+        // nft merges matches of bit fields that share their bytes into one load and compare: `ip version 4 ip hdrlength 5`
+        const split = !st && r?.src.k === 'payload' && e.op === 'eq' ? bitfieldsMatch(r.src, e.data) : undefined;
+        if (!r || (!st && !split)) {
           rawSlot(e, []);
           continue;
         }
         consume(e.sreg);
-        slots.push(st);
+        slots.push(...(st ? [st] : split!));
         continue;
       }
       case 'lookup': {
@@ -598,6 +600,34 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
         const f = namedField(proto, hf);
         return { stmt: { text: `${f.text} set ${v.text}`, json: { mangle: { key: f.json, value: v.json } } }, needsL2: f.l2, needsL3: f.l3, needsL4: f.l4 };
       }
+    }
+    return undefined;
+  }
+
+  /**
+   * An unmasked load compared whole, whose bytes are exactly the bit fields
+   * of one header (`ip version`, `ip hdrlength` in byte 0): one match per
+   * field, in the header's order; undefined otherwise.
+   */
+  function bitfieldsMatch(src: Extract<Src, { k: 'payload' }>, data: string): Slot[] | undefined {
+    if (src.len > 4 || data.length !== src.len * 2) return undefined;
+    const v = Number.parseInt(data, 16);
+    for (const proto of protocolsAt(src.base, ctx)) {
+      const h = HEADERS[proto];
+      const fields = h.fields.filter((x) => x.mask !== undefined && x.offset + (h.at ?? 0) === src.offset && x.len === src.len);
+      const masks = fields.map((x) => Number.parseInt(x.mask!, 16));
+      // the fields must not overlap and must cover every bit
+      if (!fields.length || masks.reduce((a, m) => a + m, 0) !== 2 ** (src.len * 8) - 1 || masks.reduce((a, m) => a | m, 0) !== 2 ** (src.len * 8) - 1)
+        continue;
+      const out = fields.map((x, i) =>
+        bitfieldMatch(
+          { k: 'masked', src, mask: x.mask!, xor: '0'.repeat(x.mask!.length) },
+          'eq',
+          ((v & masks[i]) >>> 0).toString(16).padStart(data.length, '0'),
+          ctx,
+        ),
+      );
+      return out.every((x) => x) ? (out as Slot[]) : undefined;
     }
     return undefined;
   }

@@ -319,6 +319,9 @@ export const CORPUS: ReadonlyArray<{ table: string; text: string }> = [
 		igmp type 17 accept
 		ip saddr & 255.255.0.0 == 169.254.0.0 accept
 		ip checksum 0 accept
+		ip version 4 ip hdrlength 5 accept
+		tcp doff 5 tcp reserved 0 accept
+		tcp doff 8 accept
 		@th,0,16 0x50 accept
 	}
 	chain pre {
