@@ -331,7 +331,7 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
       if (!r) return undefined;
       if (r.src.k === 'imm') return { k: 'imm', data: r.src.data };
       if (r.src.k === 'map') return { k: 'map', stmt: r.src.stmt, l3: r.src.l3, l4: r.src.l4 };
-      const f = fieldOf(r.src, ctx);
+      const f = r.src.k === 'masked' ? markExpression(r.src) : fieldOf(r.src, ctx);
       return f ? { k: 'field', field: f } : undefined;
     },
     ifname: (i) => options.ifnames?.[i],
@@ -416,7 +416,7 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
             });
             continue;
           }
-          const f = r && r.src.k !== 'imm' && r.src.k !== 'masked' ? fieldOf(r.src, ctx) : undefined;
+          const f = r?.src.k === 'masked' ? markExpression(r.src) : r && r.src.k !== 'imm' ? fieldOf(r.src, ctx) : undefined;
           if (f && f.type !== 'hex' && f.type !== 'rawint') {
             consume(e.sreg);
             slots.push({ stmt: { text: `${text} set ${f.text}`, json: { mangle: { key, value: f.json } } }, needsL2: f.l2, needsL3: f.l3, needsL4: f.l4 });
@@ -630,6 +630,23 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
       return out.every((x) => x) ? (out as Slot[]) : undefined;
     }
     return undefined;
+  }
+
+  /**
+   * A mark changed bitwise, as a value `meta mark set` / `ct mark set`
+   * takes: `meta mark | 0x00000010` (mask ~x, xor x), `ct mark & 0x0000ff00`
+   * (xor 0), `meta mark ^ 0x1` (mask all ones); undefined for other forms.
+   */
+  function markExpression(m: Extract<Src, { k: 'masked' }>): Field | undefined {
+    const f = m.src.k === 'imm' || m.src.k === 'masked' || m.src.k === 'map' ? undefined : fieldOf(m.src, ctx);
+    if (!f || (f.type !== 'mark' && f.type !== 'mark_be') || m.mask.length !== 8 || m.xor.length !== 8) return undefined;
+    const mask = Buffer.from(m.mask, 'hex');
+    const xor = Buffer.from(m.xor, 'hex');
+    const notMask = Buffer.from(mask.map((b) => ~b & 0xff));
+    const [op, operand] = xor.equals(notMask) ? ['|', m.xor] : /^0+$/.test(m.xor) ? ['&', m.mask] : /^f+$/i.test(m.mask) ? ['^', m.xor] : [];
+    if (!op || operand === undefined) return undefined;
+    const v = valueText(operand, f.type);
+    return { ...f, text: `${f.text} ${op} ${v.text}`, json: { [op]: [f.json, v.json] } };
   }
 
   /** `f lo-hi` from a `cmp gte` and a `cmp lte` on an unmasked field. */

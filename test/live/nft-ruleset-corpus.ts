@@ -152,6 +152,11 @@ export const CORPUS: ReadonlyArray<{ table: string; text: string }> = [
 		meta mark set 0x00000001
 		meta mark set ip saddr map @mm
 		meta mark set ct mark
+		meta mark set meta mark | 0x00000010
+		meta mark set meta mark & 0x0000ff00
+		meta mark set meta mark ^ 0x00000001
+		ct mark set ct mark | 0x00000100
+		ct mark set meta mark & 0x000000ff
 		meta nfproto ipv4 accept
 		meta l4proto { tcp, udp } accept
 		meta length 100 accept
