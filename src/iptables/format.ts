@@ -49,6 +49,7 @@ import {
   datatypeLayout,
   durationText,
   FLAG_TYPES,
+  l4Name,
   flagValueNames,
   tcpFlagNames,
   valueText,
@@ -1102,11 +1103,32 @@ function setJson(s: NftSet): Record<string, unknown> {
   return j;
 }
 
+/**
+ * A conntrack helper object's attributes (NFTA_CT_HELPER_NAME, a string;
+ * _L3PROTO, u16 big-endian NFPROTO_*; _L4PROTO, u8), as nft names them.
+ */
+function ctHelperOf(o: NftObject): { type: string; protocol: string; l3proto: string } | undefined {
+  if (o.typeId !== C.NFT_OBJECT_CT_HELPER) return undefined;
+  const a = (t: number): Buffer | undefined => {
+    const x = o.attributes?.find((y) => y.type === t);
+    return x && Buffer.from(x.data, 'hex');
+  };
+  const name = a(C.NFTA_CT_HELPER_NAME);
+  const l3 = a(C.NFTA_CT_HELPER_L3PROTO);
+  const l4 = a(C.NFTA_CT_HELPER_L4PROTO);
+  const l3proto = l3?.length === 2 ? { 1: 'inet', 2: 'ip', 10: 'ip6' }[l3.readUInt16BE(0)] : undefined;
+  const protocol = l4?.length === 1 ? l4Name(l4[0]) : undefined;
+  if (!name || !l3proto || !protocol) return undefined;
+  return { type: name.subarray(0, name.indexOf(0) < 0 ? name.length : name.indexOf(0)).toString('utf8'), protocol, l3proto };
+}
+
 /** A named object's block, as `nft list` prints it: `\tcounter c1 {\n\t\tpackets 5 bytes 300\n\t}\n`. */
 function objectText(o: NftObject, options: FormatOptions): string {
   const head = `\t${o.type} ${o.name} {${options.handles && o.handle !== undefined ? ` # handle ${o.handle}` : ''}\n`;
   let body: string | undefined;
+  const helper = ctHelperOf(o);
   if (o.counter) body = `packets ${o.counter.packets} bytes ${o.counter.bytes}`;
+  else if (helper) body = `type "${helper.type}" protocol ${helper.protocol}\n\t\tl3proto ${helper.l3proto}`;
   else if (o.quota) body = quotaText(o.quota);
   else if (o.limit) {
     const p = limitPrinted(o.limit);
@@ -1124,6 +1146,8 @@ function objectText(o: NftObject, options: FormatOptions): string {
 function objectJson(o: NftObject, options: FormatOptions): Record<string, unknown> {
   const base = { family: o.family, name: o.name, table: o.table, ...(o.handle !== undefined && { handle: o.handle }) };
   if (o.counter) return { counter: { ...base, packets: o.counter.packets, bytes: o.counter.bytes } };
+  const helper = ctHelperOf(o);
+  if (helper) return { 'ct helper': { ...base, ...helper } };
   if (o.quota) return { quota: { ...base, bytes: o.quota.bytes, used: o.quota.used, inv: o.quota.inv === true } };
   const p = o.limit && limitPrinted(o.limit);
   if (p) return { limit: { ...base, ...p.objJson } };
