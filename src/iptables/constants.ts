@@ -1115,3 +1115,9 @@ export const NFTA_CT_HELPER_NAME = 1;
 export const NFTA_CT_HELPER_L3PROTO = 2;
 /** NFTA_CT_HELPER_L4PROTO: enum nft_ct_helper_attributes, nf_tables.h (NLA_U8) */
 export const NFTA_CT_HELPER_L4PROTO = 3;
+/** NFTA_FLOWTABLE_TABLE: enum nft_flowtable_attributes, nf_tables.h */
+export const NFTA_FLOWTABLE_TABLE = 1;
+/** NFTA_FLOWTABLE_NAME: enum nft_flowtable_attributes, nf_tables.h */
+export const NFTA_FLOWTABLE_NAME = 2;
+/** NFTA_FLOWTABLE_HANDLE: enum nft_flowtable_attributes, nf_tables.h (NLA_U64) */
+export const NFTA_FLOWTABLE_HANDLE = 5;

@@ -72,8 +72,18 @@ export interface NftRuleset {
   rules: NftRule[];
   /** named stateful objects (counters, quotas, limits...), when listed */
   objects?: NftObject[];
+  /** flowtables, by name: not printed, named as unprintable */
+  flowtables?: NftFlowtable[];
   /** device names by index, for `iif`/`oif` and `fib ... oif` (nft prints names it can resolve) */
   ifnames?: Readonly<Record<number, string>>;
+}
+
+/** A flowtable, as far as synplug reads it (NFTA_FLOWTABLE_TABLE, _NAME, _HANDLE). */
+export interface NftFlowtable {
+  family: string;
+  table: string;
+  name: string;
+  handle?: number;
 }
 
 type Src =
@@ -1033,6 +1043,13 @@ function setText(s: NftSet, options: FormatOptions): string {
   return `${b}\t}\n`;
 }
 
+/** The flowtables of table `t`, each recorded in `options.problems` (synplug does not print them). */
+function flowtablesOf(rs: NftRuleset, t: NftTable, options: FormatOptions): NftFlowtable[] {
+  const list = (rs.flowtables ?? []).filter((x) => x.family === t.family && x.table === t.name);
+  for (const f of list) options.problems?.push(`table ${t.family} ${t.name} flowtable ${f.name}: synplug does not print flowtables`);
+  return list;
+}
+
 /** Options of {@link formatRulesetText} and {@link formatRulesetJson}. */
 export interface FormatOptions {
   /** append `# handle N` like `nft -a` (text) */
@@ -1063,6 +1080,7 @@ export function formatRulesetText(rs: NftRuleset, options: FormatOptions = {}): 
       noteSetProblem(s, options);
       blocks.push(setText(s, options));
     }
+    for (const f of flowtablesOf(rs, t, options)) blocks.push(`\t[ ${RAW_MARKER} flowtable ${f.name} ]\n`);
     for (const c of rs.chains.filter((x) => x.family === t.family && x.table === t.name)) {
       let b = `\tchain ${c.name} {${options.handles && c.handle !== undefined ? ` # handle ${c.handle}` : ''}\n`;
       if (c.type !== undefined && c.hook !== undefined) {
@@ -1169,6 +1187,7 @@ export function formatRulesetJson(rs: NftRuleset, options: FormatOptions = {}): 
       noteSetProblem(s, options);
       out.push(s.map !== undefined ? { map: setJson(s) } : { set: setJson(s) });
     }
+    for (const f of flowtablesOf(rs, t, options)) out.push({ raw: { flowtable: f } });
     const chains = rs.chains.filter((x) => x.family === t.family && x.table === t.name);
     for (const c of chains) {
       const j: Record<string, unknown> = { family: c.family, table: c.table, name: c.name };
