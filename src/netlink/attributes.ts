@@ -194,18 +194,9 @@ export function parseAttributes(buf: Buffer, base = 0): AttributeList {
   const list: Attribute[] = [];
   let off = 0;
   while (off < buf.length) {
-    if (buf.length - off < NLA_HDRLEN) {
-      // Trailing bytes shorter than a header: the kernel tolerates them (nla_ok fails), so do we
-      // only when they are zero padding.
-      if (buf.subarray(off).every((x) => x === 0)) break;
-      throw new NetlinkDecodeError(`truncated attribute header: ${buf.length - off} bytes left`, base + off);
-    }
-    const len = buf.readUInt16LE(off);
+    const len = checkedLength(buf, off, buf.length, base);
+    if (len < 0) break;
     const rawType = buf.readUInt16LE(off + 2);
-    if (len < NLA_HDRLEN) throw new NetlinkDecodeError(`attribute length ${len} is shorter than its header`, base + off);
-    if (off + len > buf.length) {
-      throw new NetlinkDecodeError(`attribute type ${rawType & NLA_TYPE_MASK} length ${len} runs past the end (${buf.length - off} bytes left)`, base + off);
-    }
     list.push({
       type: rawType & NLA_TYPE_MASK,
       isNested: (rawType & NLA_F_NESTED) !== 0,
@@ -302,4 +293,202 @@ export class AttributeList implements Iterable<Attribute> {
 /** Parse one attribute's payload as nested attributes. @throws {NetlinkDecodeError} */
 export function parseNested(a: Attribute): AttributeList {
   return parseAttributes(a.data, a.offset + NLA_HDRLEN);
+}
+
+/**
+ * The length (nla_len) of the attribute at `buf[off]` in the run that ends
+ * at `to`, checked as the kernel's nla_ok does: the one check of every
+ * decoder here ({@link parseAttributes}, {@link AttributeView}).
+ * @returns nla_len, or -1 for trailing zero bytes shorter than a header (tolerated)
+ * @throws {NetlinkDecodeError} a short non-zero tail, nla_len < 4, or nla_len past `to`
+ */
+function checkedLength(buf: Buffer, off: number, to: number, base: number): number {
+  if (to - off < NLA_HDRLEN) {
+    // Trailing bytes shorter than a header: the kernel tolerates them (nla_ok fails), so do we
+    // only when they are zero padding.
+    for (let i = off; i < to; i++) if (buf[i] !== 0) throw new NetlinkDecodeError(`truncated attribute header: ${to - off} bytes left`, base + off);
+    return -1;
+  }
+  const len = buf[off] | (buf[off + 1] << 8);
+  if (len < NLA_HDRLEN) throw new NetlinkDecodeError(`attribute length ${len} is shorter than its header`, base + off);
+  if (len > to - off) {
+    const type = (buf[off + 2] | (buf[off + 3] << 8)) & NLA_TYPE_MASK;
+    throw new NetlinkDecodeError(`attribute type ${type} length ${len} runs past the end (${to - off} bytes left)`, base + off);
+  }
+  return len;
+}
+
+/**
+ * A lazy view of one run of attributes, `buf[start, end)`, for decoders
+ * that read a few attributes of many messages (a dump of thousands of tc
+ * classes): the constructor checks the run once (as {@link parseAttributes}
+ * does, with the same errors) and keeps nothing but the bounds; each getter
+ * finds the last attribute of its type (the kernel's nla_parse keeps the
+ * last) by walking the run again. Nothing is allocated per attribute and
+ * nothing is shared between views.
+ *
+ * Types are compared with NLA_F_NESTED and NLA_F_NET_BYTEORDER masked off.
+ * Getters return `undefined` (or -1 for positions) when the attribute is
+ * absent and throw {@link NetlinkDecodeError} when it is present but too
+ * short for the asked type. Numbers are in host order (little-endian).
+ */
+export class AttributeView {
+  /** the enclosing buffer (a datagram, or a message payload) */
+  readonly buf: Buffer;
+  /** offset of the first attribute in `buf` */
+  readonly start: number;
+  /** end of the run in `buf` */
+  readonly end: number;
+  /** absolute offset of `buf[0]` in the datagram, for error offsets */
+  readonly base: number;
+  /* the last lookup: type, payload start (-1: absent), payload length */
+  private lastType = -1;
+  private lastAt = -1;
+  private lastLen = 0;
+  /** bit t set: a type t < 32 is present (absent types are answered without a walk) */
+  private readonly present: number = 0;
+
+  /**
+   * @param buf the bytes holding the run
+   * @param start offset of its first attribute in `buf` (default 0)
+   * @param end its end in `buf` (default `buf.length`)
+   * @param base absolute offset of `buf[0]`, for error offsets
+   * @throws {NetlinkDecodeError} a header that does not fit, nla_len < 4, or nla_len past `end`
+   */
+  constructor(buf: Buffer, start = 0, end = buf.length, base = 0) {
+    this.buf = buf;
+    this.start = start;
+    this.end = end;
+    this.base = base;
+    let present = 0;
+    for (let off = start; off < end; ) {
+      const len = checkedLength(buf, off, end, base);
+      if (len < 0) break;
+      const t = (buf[off + 2] | (buf[off + 3] << 8)) & NLA_TYPE_MASK;
+      if (t < 32) present |= 1 << t;
+      off += (len + 3) & ~3;
+    }
+    this.present = present;
+  }
+
+  /** Find the last attribute of type `t` (memoized for the next getter). */
+  private find(t: number): number {
+    if (t === this.lastType) return this.lastAt;
+    if (t < 32 && (this.present & (1 << t)) === 0) return -1;
+    const b = this.buf;
+    const end = this.end;
+    let at = -1;
+    let len = 0;
+    for (let off = this.start; end - off >= NLA_HDRLEN; ) {
+      const l = b[off] | (b[off + 1] << 8);
+      if (((b[off + 2] | (b[off + 3] << 8)) & NLA_TYPE_MASK) === t) {
+        at = off + NLA_HDRLEN;
+        len = l - NLA_HDRLEN;
+      }
+      off += (l + 3) & ~3;
+    }
+    this.lastType = t;
+    this.lastAt = at;
+    this.lastLen = len;
+    return at;
+  }
+
+  /** Whether an attribute of type `t` is present. */
+  has(t: number): boolean {
+    return this.find(t) >= 0;
+  }
+  /** Payload start of type `t` in `buf`, or -1 when absent. */
+  at(t: number): number {
+    return this.find(t);
+  }
+  /** Payload length of type `t` (nla_len - 4), 0 when absent. */
+  size(t: number): number {
+    return this.find(t) >= 0 ? this.lastLen : 0;
+  }
+  /** Absolute offset of the header of type `t` (present), for error messages. */
+  headerOffset(t: number): number {
+    return this.base + this.find(t) - NLA_HDRLEN;
+  }
+  /**
+   * Payload start of type `t`, checked to hold at least `n` bytes (a struct).
+   * @returns -1 when absent
+   * @throws {NetlinkDecodeError} shorter than `n`
+   */
+  struct(t: number, n: number): number {
+    const s = this.find(t);
+    if (s >= 0 && this.lastLen < n) throw new NetlinkDecodeError(`attribute type ${t} has ${this.lastLen} bytes, needs ${n}`, this.base + s - NLA_HDRLEN);
+    return s;
+  }
+  /** NLA_U8, or undefined. @throws {NetlinkDecodeError} too short */
+  u8(t: number): number | undefined {
+    const s = this.struct(t, 1);
+    return s < 0 ? undefined : this.buf[s];
+  }
+  /** NLA_U16, or undefined. @throws {NetlinkDecodeError} too short */
+  u16(t: number): number | undefined {
+    const s = this.struct(t, 2);
+    return s < 0 ? undefined : le16(this.buf, s);
+  }
+  /** NLA_U32, or undefined. @throws {NetlinkDecodeError} too short */
+  u32(t: number): number | undefined {
+    const s = this.struct(t, 4);
+    return s < 0 ? undefined : le32(this.buf, s);
+  }
+  /** NLA_S32, or undefined. @throws {NetlinkDecodeError} too short */
+  s32(t: number): number | undefined {
+    const s = this.struct(t, 4);
+    return s < 0 ? undefined : les32(this.buf, s);
+  }
+  /** NLA_U64 as a number (exact below 2^53), or undefined. @throws {NetlinkDecodeError} too short */
+  u64(t: number): number | undefined {
+    const s = this.struct(t, 8);
+    return s < 0 ? undefined : le64(this.buf, s);
+  }
+  /** NLA_STRING / NLA_NUL_STRING: UTF-8 up to the first NUL, or undefined. */
+  str(t: number): string | undefined {
+    const s = this.find(t);
+    if (s < 0) return undefined;
+    const end = s + this.lastLen;
+    let nul = s;
+    while (nul < end && this.buf[nul] !== 0) nul++;
+    return this.buf.toString('utf8', s, nul);
+  }
+  /** The payload of type `t` as a view (no copy), or undefined. */
+  bytes(t: number): Buffer | undefined {
+    const s = this.find(t);
+    return s < 0 ? undefined : this.buf.subarray(s, s + this.lastLen);
+  }
+  /**
+   * The payload of type `t` as a view of nested attributes, or undefined.
+   * @throws {NetlinkDecodeError} malformed nested attributes
+   */
+  nested(t: number): AttributeView | undefined {
+    const s = this.find(t);
+    return s < 0 ? undefined : new AttributeView(this.buf, s, s + this.lastLen, this.base);
+  }
+}
+
+/*
+ * Plain byte reads for hot decoders: a listing decodes tens of thousands of
+ * messages in a fresh process, where Buffer's readUInt32LE (a call with its
+ * own bounds check) is not yet optimized; indexed loads are cheap in every
+ * tier. The caller has checked the bounds (an attribute's length, a struct's size).
+ */
+
+/** u16 little-endian at `off` (bounds checked by the caller). */
+export function le16(b: Uint8Array, off: number): number {
+  return b[off] | (b[off + 1] << 8);
+}
+/** u32 little-endian at `off` (bounds checked by the caller). */
+export function le32(b: Uint8Array, off: number): number {
+  return (b[off] | (b[off + 1] << 8) | (b[off + 2] << 16)) + b[off + 3] * 0x1000000;
+}
+/** s32 little-endian at `off` (bounds checked by the caller). */
+export function les32(b: Uint8Array, off: number): number {
+  return b[off] | (b[off + 1] << 8) | (b[off + 2] << 16) | (b[off + 3] << 24);
+}
+/** u64 little-endian at `off` as a number, exact below 2^53 (byte and packet counters stay under it for centuries; bounds checked by the caller). */
+export function le64(b: Uint8Array, off: number): number {
+  const hi = le32(b, off + 4);
+  return hi === 0 ? le32(b, off) : le32(b, off) + hi * 0x100000000;
 }

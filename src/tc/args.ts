@@ -71,17 +71,6 @@ export function parseIntArg(v: string | number, what: string, min = 0, max = 0xf
 }
 
 /**
- * A `parseArgs` for kinds that take no arguments.
- * @throws {UsageError} when any word is given
- */
-export function noArgs(what: string) {
-  return (args: readonly string[]): Record<string, never> => {
-    if (args.length) throw new UsageError(`${what} takes no arguments (got "${args.join(' ')}")`);
-    return {};
-  };
-}
-
-/**
  * The top-level keys of a spec or options object: refuses what is not an
  * object and any key not in `allowed` (a misspelt `hadle` would otherwise be
  * ignored and the kernel choose the handle). Keys whose value is undefined

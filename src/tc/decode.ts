@@ -13,12 +13,12 @@
  *
  * @module
  */
+import { AttributeView, le32 } from '../netlink/attributes.js';
 import { NetlinkDecodeError } from '../netlink/errors.js';
 import type { NetlinkMessage } from '../netlink/message.js';
 import { RTM_NEWQDISC, RTM_GETQDISC, RTM_NEWTCLASS, RTM_GETTCLASS, RTM_NEWTFILTER, RTM_GETTFILTER } from '../netlink/route/constants.js';
 import {
   TCMSG_LEN,
-  TCA_MAX,
   TCA_KIND,
   TCA_OPTIONS,
   TCA_STATS,
@@ -28,6 +28,7 @@ import {
   TCA_HW_OFFLOAD,
   TCA_INGRESS_BLOCK,
   TCA_EGRESS_BLOCK,
+  TCA_STATS_APP,
   TC_H_ROOT,
   TC_H_MAKE,
   TC_H_CLSACT,
@@ -36,10 +37,9 @@ import {
   TCM_IFINDEX_MAGIC_BLOCK,
 } from './constants.js';
 import { formatHandle, formatQdiscHandle } from './handle.js';
-import { le32, NlaTable } from './nla.js';
 import { protocolName } from './proto.js';
-import { filterKind, qdiscKind } from './registry.js';
-import { appLen, decodeLegacyStats, stats2Into } from './stats.js';
+import { filterKind, knownName, qdiscKind } from './registry.js';
+import { decodeLegacyStats, stats2Into } from './stats.js';
 import type { ClassEntry, FilterEntry, QdiscEntry, TcHeaderInfo, TcStats } from './types.js';
 
 const NLMSG_HDRLEN = 16;
@@ -53,61 +53,38 @@ export interface DecodeOptions {
   /** decode the counters and extended stats (default true) */
   stats?: boolean;
 }
-const T = new NlaTable(TCA_MAX);
 const CLSACT_INGRESS = TC_H_MAKE(TC_H_CLSACT, TC_H_MIN_INGRESS);
 const CLSACT_EGRESS = TC_H_MAKE(TC_H_CLSACT, TC_H_MIN_EGRESS);
 
-/* Header fields of the message being decoded (set by readHead; decoding is synchronous). */
-let hIfindex = 0;
-let hHandle = 0;
-let hParent = 0;
-let hInfo = 0;
-let hBase = 0;
-/** One TcHeaderInfo reused for every message (kinds read it during the call only). */
-const INFO: TcHeaderInfo = { handle: 0, parent: 0, info: 0, isClass: false };
-
-function readHead(msg: NetlinkMessage, isClass: boolean): void {
-  readHeadAt(msg.payload, 0, msg.payload.length, msg.offset + NLMSG_HDRLEN, isClass);
+/** One message being decoded: its tcmsg fields (the kinds' {@link TcHeaderInfo}), its ifindex and its attributes. */
+interface Head extends TcHeaderInfo {
+  ifindex: number;
+  attrs: AttributeView;
 }
 
 /** The header of the message whose payload is `p[start, end)`; `base`: absolute offset of `p[0]`. */
-function readHeadAt(p: Buffer, start: number, end: number, base: number, isClass: boolean): void {
-  hBase = base;
+function readHead(p: Buffer, start: number, end: number, base: number, isClass: boolean, stats: boolean): Head {
   if (end - start < TCMSG_LEN) throw new NetlinkDecodeError(`tcmsg needs ${TCMSG_LEN} bytes, message has ${end - start}`, base + start);
-  hIfindex = le32(p, start + 4);
-  hHandle = le32(p, start + 8);
-  hParent = le32(p, start + 12);
-  hInfo = le32(p, start + 16);
-  INFO.handle = hHandle;
-  INFO.parent = hParent;
-  INFO.info = hInfo;
-  INFO.isClass = isClass;
-  INFO.stats = true;
-  T.parse(p, start + TCMSG_LEN, end, base);
+  return {
+    ifindex: le32(p, start + 4),
+    handle: le32(p, start + 8),
+    parent: le32(p, start + 12),
+    info: le32(p, start + 16),
+    isClass,
+    stats,
+    attrs: new AttributeView(p, start + TCMSG_LEN, end, base),
+  };
 }
 
-/* TCA_KIND strings repeat in every message of a dump: reuse the last one when the bytes match. */
-let lastKindBytes: Buffer = Buffer.alloc(0);
-let lastKind = '';
-function kindOf(p: Buffer): string | undefined {
-  const at = T.at(TCA_KIND);
+/** TCA_KIND: the registered kind name when the bytes are one (no new string per message of a dump), else the text. */
+function kindOf(a: AttributeView): string | undefined {
+  const at = a.at(TCA_KIND);
   if (at < 0) return undefined;
+  const p = a.buf;
+  const lim = at + a.size(TCA_KIND);
   let end = at;
-  const lim = at + T.size(TCA_KIND);
   while (end < lim && p[end] !== 0) end++;
-  const n = end - at;
-  if (n === lastKindBytes.length) {
-    let same = true;
-    for (let i = 0; i < n; i++)
-      if (p[at + i] !== lastKindBytes[i]) {
-        same = false;
-        break;
-      }
-    if (same) return lastKind;
-  }
-  lastKindBytes = Buffer.from(p.subarray(at, end));
-  lastKind = lastKindBytes.toString('utf8');
-  return lastKind;
+  return knownName(p, at, end) ?? p.toString('utf8', at, end);
 }
 
 /** Raw option bytes of a kind this library does not know: `{ raw: "<hex>" }`. */
@@ -116,22 +93,32 @@ function rawOptions(buf: Buffer, start: number, end: number): Record<string, unk
 }
 
 type XDecoder = (buf: Buffer, start: number, end: number, base: number, i: TcHeaderInfo, out: Record<string, unknown>) => void;
+type OptionsDecoder = (buf: Buffer, start: number, end: number, base: number, i: TcHeaderInfo) => Record<string, unknown>;
 
-/** Decode TCA_STATS2 (or legacy TCA_STATS) into `e`, then the kind's xstats. Uses T (already parsed). */
-function decodeStatsInto(e: TcStats & Record<string, unknown>, payload: Buffer, decodeX: XDecoder | undefined): void {
-  const s2 = T.at(TCA_STATS2);
-  const s1 = T.at(TCA_STATS);
-  const s1len = T.size(TCA_STATS);
-  let x = T.at(TCA_XSTATS);
-  let xlen = T.size(TCA_XSTATS);
-  if (s2 >= 0) {
-    const app = stats2Into(payload, s2, s2 + T.size(TCA_STATS2), hBase, e);
+/** TCA_OPTIONS by the kind's decoder (`{ raw }` for an unknown kind), or undefined when absent. */
+function optionsOf(h: Head, decode: OptionsDecoder | undefined): Record<string, unknown> | undefined {
+  const a = h.attrs;
+  const o = a.at(TCA_OPTIONS);
+  if (o < 0) return undefined;
+  const end = o + a.size(TCA_OPTIONS);
+  return decode ? decode(a.buf, o, end, a.base, h) : rawOptions(a.buf, o, end);
+}
+
+/** Decode TCA_STATS2 (or legacy TCA_STATS) into `e`, then the kind's xstats. */
+function decodeStatsInto(e: TcStats & Record<string, unknown>, h: Head, decodeX: XDecoder | undefined): void {
+  const a = h.attrs;
+  const payload = a.buf;
+  let x = a.at(TCA_XSTATS);
+  let xlen = a.size(TCA_XSTATS);
+  const s2 = a.nested(TCA_STATS2);
+  if (s2) {
+    const app = stats2Into(s2, e);
     if (app >= 0) {
       x = app;
-      xlen = appLen;
+      xlen = s2.size(TCA_STATS_APP);
     }
-  } else if (s1 >= 0) decodeLegacyStats(payload, s1, s1len, e);
-  if (x >= 0 && decodeX) decodeX(payload, x, x + xlen, hBase, INFO, e);
+  } else if (a.at(TCA_STATS) >= 0) decodeLegacyStats(payload, a.at(TCA_STATS), a.size(TCA_STATS), e);
+  if (x >= 0 && decodeX) decodeX(payload, x, x + xlen, a.base, h, e);
 }
 
 /**
@@ -141,29 +128,24 @@ function decodeStatsInto(e: TcStats & Record<string, unknown>, payload: Buffer, 
  * @throws {NetlinkDecodeError} a short tcmsg, malformed attributes, or options too short for their kind
  */
 export function decodeQdisc(msg: NetlinkMessage, opts: DecodeOptions = NO_OPTIONS): QdiscEntry {
-  readHead(msg, false);
-  const p = msg.payload;
-  const kind = kindOf(p);
+  const h = readHead(msg.payload, 0, msg.payload.length, msg.offset + NLMSG_HDRLEN, false, true);
+  const a = h.attrs;
+  const kind = kindOf(a);
   // Built field by field in the order tc -j prints them.
   const e = {} as QdiscEntry;
   if (kind !== undefined) e.kind = kind;
-  e.handle = formatQdiscHandle(hHandle);
+  e.handle = formatQdiscHandle(h.handle);
   if (opts.dev !== undefined) e.dev = opts.dev;
-  e.ifindex = hIfindex;
-  if (hParent === TC_H_ROOT) e.root = true;
-  else if (hParent) e.parent = formatHandle(hParent);
-  if (hInfo !== 1) e.refcnt = hInfo;
-  if (T.has(TCA_HW_OFFLOAD) && T.u8(TCA_HW_OFFLOAD)) e.offloaded = true;
-  if (T.size(TCA_INGRESS_BLOCK) >= 4 && T.u32(TCA_INGRESS_BLOCK)) e.ingress_block = T.u32(TCA_INGRESS_BLOCK);
-  if (T.size(TCA_EGRESS_BLOCK) >= 4 && T.u32(TCA_EGRESS_BLOCK)) e.egress_block = T.u32(TCA_EGRESS_BLOCK);
+  e.ifindex = h.ifindex;
+  if (h.parent === TC_H_ROOT) e.root = true;
+  else if (h.parent) e.parent = formatHandle(h.parent);
+  if (h.info !== 1) e.refcnt = h.info;
+  if (a.has(TCA_HW_OFFLOAD) && a.u8(TCA_HW_OFFLOAD)) e.offloaded = true;
+  if (a.size(TCA_INGRESS_BLOCK) >= 4 && a.u32(TCA_INGRESS_BLOCK)) e.ingress_block = a.u32(TCA_INGRESS_BLOCK);
+  if (a.size(TCA_EGRESS_BLOCK) >= 4 && a.u32(TCA_EGRESS_BLOCK)) e.egress_block = a.u32(TCA_EGRESS_BLOCK);
   const desc = kind === undefined ? undefined : qdiscKind(kind);
-  const o = T.at(TCA_OPTIONS);
-  if (o >= 0) {
-    const end = o + T.size(TCA_OPTIONS);
-    // Kind decoders use their own tables, never T (module-private), so T stays valid.
-    e.options = desc?.decodeOptions ? desc.decodeOptions(p, o, end, hBase, INFO) : rawOptions(p, o, end);
-  } else e.options = {};
-  if (opts.stats !== false) decodeStatsInto(e, p, desc?.decodeXstats);
+  e.options = optionsOf(h, desc?.decodeOptions) ?? {};
+  if (opts.stats !== false) decodeStatsInto(e, h, desc?.decodeXstats);
   return e;
 }
 
@@ -186,23 +168,19 @@ export function decodeClass(msg: NetlinkMessage, opts: DecodeOptions = NO_OPTION
  * @throws {NetlinkDecodeError}
  */
 export function decodeClassAt(p: Buffer, start: number, end: number, base: number, opts: DecodeOptions = NO_OPTIONS): ClassEntry {
-  readHeadAt(p, start, end, base, true);
-  const kind = kindOf(p);
+  const h = readHead(p, start, end, base, true, true);
+  const kind = kindOf(h.attrs);
   const e = {} as ClassEntry;
   if (kind !== undefined) e.kind = kind;
-  e.handle = hHandle ? formatHandle(hHandle) : '';
+  e.handle = h.handle ? formatHandle(h.handle) : '';
   if (opts.dev !== undefined) e.dev = opts.dev;
-  e.ifindex = hIfindex;
-  if (hParent === TC_H_ROOT) e.root = true;
-  else e.parent = formatHandle(hParent);
-  if (hInfo) e.leaf = `${(hInfo >>> 16).toString(16)}:`;
+  e.ifindex = h.ifindex;
+  if (h.parent === TC_H_ROOT) e.root = true;
+  else e.parent = formatHandle(h.parent);
+  if (h.info) e.leaf = `${(h.info >>> 16).toString(16)}:`;
   const desc = kind === undefined ? undefined : qdiscKind(kind);
-  const o = T.at(TCA_OPTIONS);
-  if (o >= 0) {
-    const end = o + T.size(TCA_OPTIONS);
-    e.options = desc?.decodeClassOptions ? desc.decodeClassOptions(p, o, end, hBase, INFO) : rawOptions(p, o, end);
-  } else e.options = {};
-  if (opts.stats !== false) decodeStatsInto(e, p, desc?.decodeXstats);
+  e.options = optionsOf(h, desc?.decodeClassOptions) ?? {};
+  if (opts.stats !== false) decodeStatsInto(e, h, desc?.decodeXstats);
   return e;
 }
 
@@ -213,34 +191,29 @@ export function decodeClassAt(p: Buffer, start: number, end: number, base: numbe
  * @throws {NetlinkDecodeError}
  */
 export function decodeFilter(msg: NetlinkMessage, opts: DecodeOptions = NO_OPTIONS): FilterEntry {
-  readHead(msg, false);
-  INFO.stats = opts.stats !== false;
-  const p = msg.payload;
+  const h = readHead(msg.payload, 0, msg.payload.length, msg.offset + NLMSG_HDRLEN, false, opts.stats !== false);
   const e = {} as FilterEntry;
   if (opts.dev !== undefined) e.dev = opts.dev;
-  e.ifindex = hIfindex;
-  if (hIfindex === TCM_IFINDEX_MAGIC_BLOCK) e.block = hParent;
-  else if (hParent === TC_H_ROOT) e.root = true;
-  else if (hParent === CLSACT_INGRESS) e.ingress = true;
-  else if (hParent === CLSACT_EGRESS) e.egress = true;
-  else e.parent = formatHandle(hParent);
-  if (hInfo) {
-    const proto = ((hInfo & 0xff) << 8) | ((hInfo >>> 8) & 0xff);
+  e.ifindex = h.ifindex;
+  if (h.ifindex === TCM_IFINDEX_MAGIC_BLOCK) e.block = h.parent;
+  else if (h.parent === TC_H_ROOT) e.root = true;
+  else if (h.parent === CLSACT_INGRESS) e.ingress = true;
+  else if (h.parent === CLSACT_EGRESS) e.egress = true;
+  else e.parent = formatHandle(h.parent);
+  if (h.info) {
+    const proto = ((h.info & 0xff) << 8) | ((h.info >>> 8) & 0xff);
     if (proto) e.protocol = protocolName(proto);
-    const pref = hInfo >>> 16;
+    const pref = h.info >>> 16;
     if (pref) e.pref = pref;
   }
-  const kind = kindOf(p);
+  const kind = kindOf(h.attrs);
   if (kind !== undefined) e.kind = kind;
-  if (T.has(TCA_CHAIN)) e.chain = T.u32(TCA_CHAIN);
+  if (h.attrs.has(TCA_CHAIN)) e.chain = h.attrs.u32(TCA_CHAIN);
   const desc = kind === undefined ? undefined : filterKind(kind);
-  if (hHandle) e.handle = desc?.formatHandle ? desc.formatHandle(hHandle) : `0x${hHandle.toString(16)}`;
-  const o = T.at(TCA_OPTIONS);
-  if (o >= 0) {
-    const end = o + T.size(TCA_OPTIONS);
-    e.options = desc?.decodeOptions ? desc.decodeOptions(p, o, end, hBase, INFO) : rawOptions(p, o, end);
-  }
-  if (opts.stats !== false) decodeStatsInto(e, p, undefined);
+  if (h.handle) e.handle = desc?.formatHandle ? desc.formatHandle(h.handle) : `0x${h.handle.toString(16)}`;
+  const options = optionsOf(h, desc?.decodeOptions);
+  if (options) e.options = options;
+  if (opts.stats !== false) decodeStatsInto(e, h, undefined);
   return e;
 }
 

@@ -22,13 +22,36 @@ import { encodeTcmsg } from './tcmsg.js';
 import type { DeviceRef, TcConnection, TcOp, TcRequest } from './types.js';
 
 /**
+ * A kernel refusal whose cause is a module the kernel lacks: the same errno,
+ * request and extended ack as the kernel's error, synplug's sentence, and
+ * the category `missing-module` (the kernel answered, but what it lacks is
+ * a module), fixed by the class.
+ */
+class ModuleMissingError extends NetlinkError {
+  override readonly category: ErrorCategory = 'missing-module';
+  /** @param explained the kernel's error with synplug's sentence (from `withMessage`) */
+  constructor(explained: NetlinkError) {
+    super({
+      errno: explained.errno,
+      requestType: explained.requestType,
+      extAckMessage: explained.extAckMessage,
+      extAckOffset: explained.extAckOffset,
+      missingAttribute: explained.missingAttribute,
+      capped: explained.capped,
+      message: explained.message,
+    });
+    this.explanation = explained.explanation;
+  }
+}
+
+/**
  * The kernel lacks a qdisc, filter or action kind that synplug knows, and
  * so the module that provides it: ENOENT (or EOPNOTSUPP) on a request that
  * names the kind. The module is a field; nothing needs to read it back
  * out of the sentence "qdisc kind 'plug' is not available in this kernel
- * (module sch_plug)".
+ * (module sch_plug)". Category `missing-module`.
  */
-export class KindUnavailableError extends NetlinkError {
+export class KindUnavailableError extends ModuleMissingError {
   /** the kernel module that provides the kind, e.g. `'sch_plug'`, `'cls_fw'` */
   readonly module: string;
   /** TCA_KIND, e.g. `'plug'` */
@@ -41,19 +64,7 @@ export class KindUnavailableError extends NetlinkError {
    */
   constructor(cause: NetlinkError, what: { object: 'qdisc' | 'filter' | 'action'; kind: string; module: string }) {
     // withMessage puts the kernel's extended-ack text, when it sent one, before the sentence
-    const explained = cause.withMessage(`${what.object} kind '${what.kind}' is not available in this kernel (module ${what.module})`);
-    super({
-      errno: cause.errno,
-      requestType: cause.requestType,
-      extAckMessage: cause.extAckMessage,
-      extAckOffset: cause.extAckOffset,
-      missingAttribute: cause.missingAttribute,
-      capped: cause.capped,
-      message: explained.message,
-    });
-    this.explanation = explained.explanation;
-    // the kernel answered, but what it lacks is a module: the category says so
-    (this as { category: ErrorCategory }).category = 'missing-module';
+    super(cause.withMessage(`${what.object} kind '${what.kind}' is not available in this kernel (module ${what.module})`));
     this.name = 'KindUnavailableError';
     this.module = what.module;
     this.kind = what.kind;
@@ -87,7 +98,7 @@ function kindOrActionMissing(
   e: NetlinkError,
   kind: string | undefined,
   module: string | undefined,
-  actions: Array<{ kind: string; module: string }>,
+  actions: ReadonlyArray<{ kind: string; module: string }>,
 ): NetlinkError {
   const ack = e.extAckMessage ?? '';
   if (/classifier not found/i.test(ack)) return kindMissing(e, 'filter', kind, module);
@@ -95,13 +106,13 @@ function kindOrActionMissing(
   if (actionSaid && actions.length === 1) return new KindUnavailableError(e, { object: 'action', kind: actions[0].kind, module: actions[0].module });
   const mods = [...(module && !actionSaid ? [module] : []), ...actions.map((a) => a.module)];
   const acts = actions.map((a) => `'${a.kind}'`).join(', ');
-  const err = e.withMessage(
-    actionSaid
-      ? `action kinds ${acts}: one of them is not available in this kernel (modules ${mods.join(', ')})`
-      : `filter kind '${kind ?? ''}' or action kind${actions.length > 1 ? 's' : ''} ${acts} not available in this kernel (module${mods.length > 1 ? 's' : ''} ${mods.join(', ')}: one of them is missing)`,
+  return new ModuleMissingError(
+    e.withMessage(
+      actionSaid
+        ? `action kinds ${acts}: one of them is not available in this kernel (modules ${mods.join(', ')})`
+        : `filter kind '${kind ?? ''}' or action kind${actions.length > 1 ? 's' : ''} ${acts} not available in this kernel (module${mods.length > 1 ? 's' : ''} ${mods.join(', ')}: one of them is missing)`,
+    ),
   );
-  (err as { category: ErrorCategory }).category = 'missing-module';
-  return err;
 }
 
 /** errnoName gives 95 as ENOTSUP or EOPNOTSUPP depending on Node's table order; both mean EOPNOTSUPP here. */
@@ -312,7 +323,7 @@ export async function explainFilter(conn: TcConnection, e: unknown, op: TcOp, d:
     if (list && !parentQdiscExists(list, parent)) return e.withMessage(`cannot ${op} ${what}: no qdisc ${formatQdiscHandle(parent)} on ${dev}`);
     if (op === 'change' && code === 'ENOENT') return e.withMessage(`no ${what} to change; use add`);
     // filterRequest notes the action kinds of the request (actions/list.ts actionKindsOf)
-    const actions = (req as TcRequest & { actions?: Array<{ kind: string; module: string }> }).actions;
+    const actions = req.actions;
     if (actions?.length && code === 'ENOENT') return kindOrActionMissing(e, kind, req.module, actions);
     return kindMissing(e, 'filter', kind, req.module);
   } else if (code === 'EEXIST') {

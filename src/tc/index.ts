@@ -73,6 +73,7 @@ export {
   eachFilter,
 } from './filter.js';
 export { qdiscRequest, classRequest, filterRequest } from './request.js';
+export { optionsFromWords, parseActionWords } from './words.js';
 export { KindUnavailableError } from './explain.js';
 export {
   plugBuffer,
@@ -80,7 +81,7 @@ export {
   plugReleaseIndefinite,
   plugSetLimit,
   plugRequest,
-} from './kinds/plug.js';
+} from './plug-control.js';
 export type {
   TcConnection,
   DeviceRef,
@@ -110,7 +111,6 @@ export {
   encodeActionList,
   decodeActionList,
   formatActionList,
-  parseActionWords,
   resolveActionDevices,
   nameActionDevices,
   resolveActionDeviceNames,

@@ -12,8 +12,8 @@ import type { FilterKind, OptionType, QdiscKind } from './types.js';
 
 /**
  * A qdisc kind of any options type, as the table holds it: the encoders
- * take what the caller gave, once `checkOptionKeys` (or the kind's
- * `parseArgs`) has checked it against the kind's own option types.
+ * take what the caller gave, once `checkOptionKeys` (or, for tc words,
+ * `optionsFromWords`) has read it.
  */
 type AnyQdiscKind = QdiscKind<Record<string, unknown>, Record<string, unknown>>;
 /** A filter kind of any options type (see {@link AnyQdiscKind}). */
@@ -21,6 +21,8 @@ type AnyFilterKind = FilterKind<Record<string, unknown>>;
 
 const QDISC_KINDS = new Map<string, AnyQdiscKind>();
 const FILTER_KINDS = new Map<string, AnyFilterKind>();
+/** Every registered kind name (built on first use, reset by a registration). */
+let KIND_NAMES: string[] | undefined;
 for (const k of Object.values(qdiscModules) as unknown as AnyQdiscKind[]) QDISC_KINDS.set(k.kind, k);
 for (const k of Object.values(filterModules) as unknown as AnyFilterKind[]) FILTER_KINDS.set(k.kind, k);
 
@@ -32,6 +34,24 @@ export function qdiscKind(kind: string): AnyQdiscKind | undefined {
 /** The descriptor of a filter kind (`"u32"`), or undefined. */
 export function filterKind(kind: string): AnyFilterKind | undefined {
   return FILTER_KINDS.get(kind);
+}
+
+/**
+ * The registered kind name (qdisc or filter) spelt by `buf[start, end)`, or
+ * undefined: the decoders reuse the one string instead of making one per
+ * message of a dump.
+ */
+export function knownName(buf: Buffer, start: number, end: number): string | undefined {
+  const n = end - start;
+  if (!KIND_NAMES) KIND_NAMES = [...QDISC_KINDS.keys(), ...FILTER_KINDS.keys()];
+  const names = KIND_NAMES;
+  next: for (let j = 0; j < names.length; j++) {
+    const k = names[j];
+    if (k.length !== n) continue;
+    for (let i = 0; i < n; i++) if (k.charCodeAt(i) !== buf[start + i] || buf[start + i] > 0x7f) continue next;
+    return k;
+  }
+  return undefined;
 }
 
 /** Names of the known qdisc kinds, sorted. */
@@ -50,11 +70,13 @@ export function filterKindNames(): string[] {
  */
 export function registerQdiscKind<O extends object, C extends object>(k: QdiscKind<O, C>): void {
   QDISC_KINDS.set(k.kind, k as unknown as AnyQdiscKind);
+  KIND_NAMES = undefined;
 }
 
 /** Add (or replace) a filter kind at run time. */
 export function registerFilterKind<O extends object>(k: FilterKind<O>): void {
   FILTER_KINDS.set(k.kind, k as unknown as AnyFilterKind);
+  KIND_NAMES = undefined;
 }
 
 /** Kernel module that provides a qdisc kind (`sch_<kind>` unless the descriptor says otherwise). */

@@ -25,6 +25,7 @@ import { filterParentOf, handleOf, qdiscHandleOf, toHandle } from './handle.js';
 import { parseProtocol } from './proto.js';
 import { checkOptionKeys, filterKind, filterModule, qdiscKind, qdiscModule } from './registry.js';
 import { encodeTcmsg, filterInfo } from './tcmsg.js';
+import { optionsFromWords } from './words.js';
 import { actionKindsOf, type ActionModules } from './actions/list.js';
 import type { ClassSpec, FilterSpec, QdiscSpec, TcOp, TcRequest } from './types.js';
 
@@ -55,9 +56,9 @@ function kindOptions(kind: string, options: object | readonly string[] | undefin
   if (!desc) throw new UsageError(`${what} is not known to synplug, so it cannot encode its options; omit the options or use a known kind`);
   let o: Record<string, unknown>;
   if (Array.isArray(options)) {
-    const parse = forClass ? desc.parseClassArgs : desc.parseArgs;
-    if (!parse) throw new UsageError(`${what} takes no ${forClass ? 'class ' : ''}arguments here`);
-    o = parse(options as readonly string[]) as Record<string, unknown>;
+    const read = optionsFromWords(forClass ? 'class' : 'qdisc', kind, options as readonly string[]);
+    if (!read) throw new UsageError(`${what} takes no ${forClass ? 'class ' : ''}arguments here`);
+    o = read;
   } else {
     o = checkOptionKeys(desc, forClass ? 'class' : 'qdisc', options);
   }
@@ -175,8 +176,9 @@ export function filterRequest<K extends string = string>(op: TcOp, ifindex: numb
     if (!desc?.encodeOptions) throw new UsageError(`filter kind '${kind}' is not known to synplug, so it cannot encode its options`);
     let o: Record<string, unknown>;
     if (Array.isArray(spec.options)) {
-      if (!desc.parseArgs) throw new UsageError(`filter kind '${kind}' takes no arguments here`);
-      o = desc.parseArgs(spec.options as readonly string[]) as Record<string, unknown>;
+      const read = optionsFromWords('filter', kind!, spec.options as readonly string[]);
+      if (!read) throw new UsageError(`filter kind '${kind}' takes no arguments here`);
+      o = read;
     } else {
       o = checkOptionKeys(desc, 'filter', spec.options);
     }
@@ -193,6 +195,6 @@ export function filterRequest<K extends string = string>(op: TcOp, ifindex: numb
     req.kind = kind;
     if (desc) req.module = filterModule(kind);
   }
-  if (actions) (req as TcRequest & { actions?: ActionModules }).actions = actions;
+  if (actions) req.actions = actions;
   return req;
 }

@@ -16,21 +16,10 @@
  *
  * @module
  */
-import {
-  TCA_STATS_BASIC,
-  TCA_STATS_RATE_EST,
-  TCA_STATS_QUEUE,
-  TCA_STATS_APP,
-  TCA_STATS_RATE_EST64,
-  TCA_STATS_PKT64,
-  TCA_STATS_MAX,
-  TCA_STATS_BASIC_HW,
-} from './constants.js';
-import { le32, NlaTable } from './nla.js';
+import { TCA_STATS_BASIC, TCA_STATS_RATE_EST, TCA_STATS_QUEUE, TCA_STATS_APP, TCA_STATS_RATE_EST64, TCA_STATS_PKT64, TCA_STATS_BASIC_HW } from './constants.js';
+import { AttributeView, le32 } from '../netlink/attributes.js';
 import type { TcStats } from './types.js';
 import { formatRate, formatSize } from './units.js';
-
-const T = new NlaTable(TCA_STATS_MAX);
 
 /** Read a little-endian u32 at `at + off` when it lies inside `len` bytes, else 0. */
 function u32In(buf: Buffer, at: number, len: number, off: number): number {
@@ -65,20 +54,19 @@ export interface XstatsRef {
  * @throws {NetlinkDecodeError} malformed nested attributes
  */
 export function decodeStats2(buf: Buffer, start: number, end: number, base: number, out: TcStats & Record<string, unknown>): XstatsRef | undefined {
-  const at = stats2Into(buf, start, end, base, out);
-  return at >= 0 ? { start: at, len: appLen } : undefined;
+  const v = new AttributeView(buf, start, end, base);
+  const at = stats2Into(v, out);
+  return at >= 0 ? { start: at, len: v.size(TCA_STATS_APP) } : undefined;
 }
 
-/** Length of TCA_STATS_APP found by the last {@link stats2Into}. */
-export let appLen = 0;
-
 /**
- * {@link decodeStats2} without allocating: returns where TCA_STATS_APP's
- * payload starts (-1 when absent) and leaves its length in {@link appLen}.
+ * {@link decodeStats2} over a view of the TCA_STATS2 payload: returns where
+ * TCA_STATS_APP's payload starts in `T.buf` (-1 when absent; its length is
+ * `T.size(TCA_STATS_APP)`).
  * @throws {NetlinkDecodeError}
  */
-export function stats2Into(buf: Buffer, start: number, end: number, base: number, out: TcStats & Record<string, unknown>): number {
-  T.parse(buf, start, end, base);
+export function stats2Into(T: AttributeView, out: TcStats & Record<string, unknown>): number {
+  const buf = T.buf;
   let at = T.at(TCA_STATS_BASIC);
   if (at >= 0) {
     const len = T.size(TCA_STATS_BASIC);
@@ -117,9 +105,7 @@ export function stats2Into(buf: Buffer, start: number, end: number, base: number
     out.rate = u32In(buf, est, len, 0);
     out.pps = u32In(buf, est, len, 4);
   }
-  at = T.at(TCA_STATS_APP);
-  appLen = at >= 0 ? T.size(TCA_STATS_APP) : 0;
-  return at;
+  return T.at(TCA_STATS_APP);
 }
 
 /**

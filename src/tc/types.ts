@@ -115,8 +115,7 @@ export interface FilterEntry extends TcEntryBase {
 }
 
 /**
- * The tcmsg fields a kind's decoder may need. The decoders reuse one object
- * for every message: read it during the call, do not keep it.
+ * The tcmsg fields a kind's decoder may need (one object per decoded message).
  */
 export interface TcHeaderInfo {
   /** tcm_handle */
@@ -191,13 +190,6 @@ export interface QdiscKind<Options = Record<string, unknown>, ClassOptions = Rec
    * `out` (the entry), as tc -j prints them.
    */
   decodeXstats?(buf: Buffer, start: number, end: number, base: number, info: TcHeaderInfo, out: Record<string, unknown>): void;
-  /**
-   * tc command-line arguments after the kind (`["bands", "4"]`) -> options.
-   * @throws {UsageError} unknown or bad argument
-   */
-  parseArgs?(args: readonly string[]): Options;
-  /** Class arguments (`["rate", "1mbit"]`) -> class options. @throws {UsageError} */
-  parseClassArgs?(args: readonly string[]): ClassOptions;
   /** Decoded options -> tc's text (`"bands 4 priomap 1 2 ..."`), without a trailing newline. */
   formatOptions?(options: Record<string, unknown>, details?: boolean): string;
   /** Decoded class options -> tc's text. */
@@ -230,8 +222,6 @@ export interface FilterKind<Options = Record<string, unknown>> {
   formatHandle?(handle: number): string;
   /** handle text -> tcm_handle (default: a u32, decimal or 0x hex). @throws {UsageError} */
   parseHandle?(text: string): number;
-  /** tc arguments after the kind -> options. @throws {UsageError} */
-  parseArgs?(args: readonly string[]): Options;
   /** Decoded options -> tc's text (may span lines). */
   formatOptions?(options: Record<string, unknown>): string;
 }
@@ -262,7 +252,7 @@ export interface DeviceRef {
   ifindex?: number;
 }
 
-/** Options given as an object (the kind's options type), or as tc command-line words (`["limit", "1000"]`) that the kind parses. */
+/** Options given as an object (the kind's options type), or as tc command-line words (`["limit", "1000"]`) read by `optionsFromWords` (words.ts). */
 export type KindOptions = object | readonly string[];
 
 /** The operations on qdiscs, classes and filters (tc's `add`, `replace`, `change`, `del`). */
@@ -294,6 +284,8 @@ export interface TcRequest {
    * synplug knows the kind; absent for a kind synplug does not know.
    */
   module?: string;
+  /** the action kinds a filter request carries, each with its module (for the error when one is missing) */
+  actions?: ReadonlyArray<{ kind: string; module: string }>;
 }
 
 /**

@@ -7,8 +7,8 @@
  */
 import test from 'ava';
 import { NetlinkError } from '../../src/netlink/errors.js';
-import { RTM_NEWQDISC } from '../../src/netlink/route/constants.js';
-import { explainQdisc, KindUnavailableError } from '../../src/tc/explain.js';
+import { RTM_NEWQDISC, RTM_NEWTFILTER } from '../../src/netlink/route/constants.js';
+import { explainFilter, explainQdisc, KindUnavailableError } from '../../src/tc/explain.js';
 import type { TcConnection, TcRequest } from '../../src/tc/types.js';
 
 /** Lists nothing: every dump fails, as on a connection that cannot dump. */
@@ -39,4 +39,36 @@ test('ENOENT whose kernel text is about the kind, or with no text at all, is sti
     t.is((e as KindUnavailableError).module, 'sch_fifo');
     t.is((e as KindUnavailableError).category, 'missing-module');
   }
+});
+
+test('ENOENT on a filter with several actions and no kernel text names every candidate module; its category is missing-module, set by its class', async (t) => {
+  const filterReq: TcRequest = {
+    type: RTM_NEWTFILTER,
+    flags: 0,
+    payload: [],
+    ifindex: 7,
+    handle: 0,
+    parent: 0xfffffff2,
+    info: 0x30300,
+    kind: 'matchall',
+    module: 'cls_matchall',
+    actions: [
+      { kind: 'gact', module: 'act_gact' },
+      { kind: 'mirred', module: 'act_mirred' },
+    ],
+  };
+  const kernel = new NetlinkError({ errno: 2, requestType: 'RTM_NEWTFILTER', extAckOffset: 36, capped: false });
+  const e = (await explainFilter(cannotList, kernel, 'add', { dev: 'sp-x' }, filterReq)) as NetlinkError;
+  t.true(e instanceof NetlinkError);
+  t.false(e instanceof KindUnavailableError);
+  t.is(e.name, 'NetlinkError');
+  t.is(e.category, 'missing-module');
+  t.is(e.code, 'ENOENT');
+  t.is(e.requestType, 'RTM_NEWTFILTER');
+  t.is(e.extAckOffset, 36);
+  t.is(
+    e.message,
+    "filter kind 'matchall' or action kinds 'gact', 'mirred' not available in this kernel (modules cls_matchall, act_gact, act_mirred: one of them is missing)",
+  );
+  t.is(e.explanation, e.message);
 });

@@ -72,12 +72,16 @@ test('the cycle finder finds a cycle, and ignores type-only imports', (t) => {
   }
 });
 
-test('tc operations are split by object: request builders, qdisc, class, filter, explanations; plug verbs in kinds/plug.ts', (t) => {
+test('tc operations are split by object: request builders, qdisc, class, filter, explanations; plug verbs in plug-control.ts, kind files are codecs', (t) => {
   for (const f of ['request', 'qdisc', 'class', 'filter', 'explain', 'device']) t.true(existsSync(join(root, `src/tc/${f}.ts`)), f);
   t.false(existsSync(join(root, 'src/tc/ops.ts')), 'the 718-line ops.ts is gone');
-  const plug = readFileSync(join(root, 'src/tc/kinds/plug.ts'), 'utf8');
+  const plug = readFileSync(join(root, 'src/tc/plug-control.ts'), 'utf8');
   for (const v of ['plugBuffer', 'plugReleaseOne', 'plugReleaseIndefinite', 'plugSetLimit', 'plugRequest'])
     t.regex(plug, new RegExp(`export function ${v}\\b`), v);
+  // a kind file encodes, decodes and prints; it never talks to the kernel
+  for (const dir of ['kinds', 'filters', 'actions'])
+    for (const f of tsFiles(join(root, 'src/tc', dir)))
+      t.notRegex(readFileSync(f, 'utf8'), /\.request\(|from '\.\.\/(device|explain|qdisc|class|filter)\.js'/, relative(root, f));
   // explain.ts reads the request's fields, never the encoded bytes
   const explain = readFileSync(join(root, 'src/tc/explain.ts'), 'utf8');
   t.notRegex(explain, /payload\[0\]\.read/);
@@ -92,6 +96,7 @@ test('no exit codes, errno numbers or bare flag numbers in src/tc and src/netlin
     const src = readFileSync(f, 'utf8');
     const name = relative(root, f);
     t.notRegex(src, /exitCode|EXIT_/, name);
+    if (name.startsWith('src/tc/')) t.notRegex(src, /as \{ category/, `${name}: an error's category is set by its class, never through a cast`);
     t.notRegex(src, /\.errno\s*[!=]==?\s*\d/, name);
     t.notRegex(src, /case\s+\d+\s*:\s*case\s+\d+\s*:/, name);
     t.notRegex(src, /\b(?:E[A-Z]+)\s*=\s*\d+\s*;/, name);

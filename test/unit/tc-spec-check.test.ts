@@ -11,6 +11,7 @@
 import test from 'ava';
 import { NetlinkConnection, FakeTransport } from '../../src/netlink/connection.js';
 import { UsageError } from '../../src/netlink/errors.js';
+import { untyped } from '../helpers/untyped.js';
 import {
   addQdisc,
   replaceQdisc,
@@ -39,70 +40,68 @@ const noConn: TcConnection = {
 };
 
 test('an unknown top-level key of a qdisc, class or filter spec is a UsageError naming it and the allowed keys', async (t) => {
-  const bad = (o: object) => o as never;
-  await t.throwsAsync(addQdisc(noConn, bad({ dev: 'x', parent: 'root', kind: 'pfifo', hadle: '5:' })), {
+  await t.throwsAsync(untyped(addQdisc)(noConn, { dev: 'x', parent: 'root', kind: 'pfifo', hadle: '5:' }), {
     instanceOf: UsageError,
     message: 'addQdisc: unknown key "hadle" (allowed: dev, ifindex, parent, handle, kind, options)',
   });
-  await t.throwsAsync(replaceQdisc(noConn, bad({ ifindex: 1, parent: 'root', kind: 'pfifo', opts: {} })), {
+  await t.throwsAsync(untyped(replaceQdisc)(noConn, { ifindex: 1, parent: 'root', kind: 'pfifo', opts: {} }), {
     instanceOf: UsageError,
     message: /^replaceQdisc: unknown key "opts"/,
   });
-  await t.throwsAsync(changeQdisc(noConn, bad({ ifindex: 1, kind: 'pfifo', a: 1, b: 2 })), {
+  await t.throwsAsync(untyped(changeQdisc)(noConn, { ifindex: 1, kind: 'pfifo', a: 1, b: 2 }), {
     instanceOf: UsageError,
     message: /^changeQdisc: unknown keys "a", "b" \(allowed:/,
   });
-  await t.throwsAsync(deleteQdisc(noConn, bad({ ifindex: 1, parent: 'root', classid: '1:1' })), {
+  await t.throwsAsync(untyped(deleteQdisc)(noConn, { ifindex: 1, parent: 'root', classid: '1:1' }), {
     instanceOf: UsageError,
     message: /^deleteQdisc: unknown key "classid"/,
   });
-  await t.throwsAsync(addClass(noConn, bad({ ifindex: 1, parent: '1:', classid: '1:1', kind: 'htb', handle: '1:1' })), {
+  await t.throwsAsync(untyped(addClass)(noConn, { ifindex: 1, parent: '1:', classid: '1:1', kind: 'htb', handle: '1:1' }), {
     instanceOf: UsageError,
     message: 'addClass: unknown key "handle" (allowed: dev, ifindex, parent, classid, kind, options)',
   });
-  await t.throwsAsync(deleteClass(noConn, bad({ ifindex: 1, classid: '1:1', clasid: '1:2' })), {
+  await t.throwsAsync(untyped(deleteClass)(noConn, { ifindex: 1, classid: '1:1', clasid: '1:2' }), {
     instanceOf: UsageError,
     message: /^deleteClass: unknown key "clasid"/,
   });
-  await t.throwsAsync(addFilter(noConn, bad({ ifindex: 1, parent: '1:', kind: 'u32', proto: 'ip' })), {
+  await t.throwsAsync(untyped(addFilter)(noConn, { ifindex: 1, parent: '1:', kind: 'u32', proto: 'ip' }), {
     instanceOf: UsageError,
     message: 'addFilter: unknown key "proto" (allowed: dev, ifindex, parent, protocol, pref, prio, handle, chain, kind, options)',
   });
-  await t.throwsAsync(deleteFilter(noConn, bad({ ifindex: 1, parent: '1:', priority: 3 })), {
+  await t.throwsAsync(untyped(deleteFilter)(noConn, { ifindex: 1, parent: '1:', priority: 3 }), {
     instanceOf: UsageError,
     message: /^deleteFilter: unknown key "priority"/,
   });
-  await t.throwsAsync(plugBuffer(noConn, bad({ ifindex: 1, parent: '1:4', handle: '40:', limit: 5 })), {
+  await t.throwsAsync(untyped(plugBuffer)(noConn, { ifindex: 1, parent: '1:4', handle: '40:', limit: 5 }), {
     instanceOf: UsageError,
     message: /^plugBuffer: unknown key "limit"/,
   });
-  await t.throwsAsync(plugSetLimit(noConn, bad({ ifindex: 1, parent: '1:4', handle: '40:', limit: 5, lmit: 6 })), {
+  await t.throwsAsync(untyped(plugSetLimit)(noConn, { ifindex: 1, parent: '1:4', handle: '40:', limit: 5, lmit: 6 }), {
     instanceOf: UsageError,
     message: /^plugSetLimit: unknown key "lmit"/,
   });
 });
 
 test("an unknown key of a listing's options, or options that are not an object, is a UsageError", async (t) => {
-  const bad = (o: unknown) => o as never;
-  await t.throwsAsync(listQdiscs(noConn, bad({ devv: 'lo' })), {
+  await t.throwsAsync(untyped(listQdiscs)(noConn, { devv: 'lo' }), {
     instanceOf: UsageError,
     message: 'listQdiscs: unknown key "devv" (allowed: dev, ifindex, stats)',
   });
   await t.throwsAsync(
-    eachQdisc(noConn, bad({ statistics: true }), () => {}),
+    untyped(eachQdisc)(noConn, { statistics: true }, () => {}),
     { instanceOf: UsageError, message: /^listQdiscs: unknown key "statistics"/ },
   );
-  await t.throwsAsync(listClasses(noConn, bad({ ifindex: 1, parnt: '1:' })), {
+  await t.throwsAsync(untyped(listClasses)(noConn, { ifindex: 1, parnt: '1:' }), {
     instanceOf: UsageError,
     message: 'listClasses: unknown key "parnt" (allowed: dev, ifindex, stats, parent)',
   });
-  await t.throwsAsync(listFilters(noConn, bad({ ifindex: 1, kind: 'u32' })), { instanceOf: UsageError, message: /^listFilters: unknown key "kind"/ });
-  await t.throwsAsync(listQdiscs(noConn, bad('lo')), {
+  await t.throwsAsync(untyped(listFilters)(noConn, { ifindex: 1, kind: 'u32' }), { instanceOf: UsageError, message: /^listFilters: unknown key "kind"/ });
+  await t.throwsAsync(untyped(listQdiscs)(noConn, 'lo'), {
     instanceOf: UsageError,
     message: /^listQdiscs: expected an object with dev, ifindex, stats, not string$/,
   });
-  await t.throwsAsync(addQdisc(noConn, bad(null)), { instanceOf: UsageError, message: /^addQdisc: expected an object .*, not null$/ });
-  await t.throwsAsync(addClass(noConn, bad(['x'])), { instanceOf: UsageError, message: /^addClass: expected an object .*, not an array$/ });
+  await t.throwsAsync(untyped(addQdisc)(noConn, null), { instanceOf: UsageError, message: /^addQdisc: expected an object .*, not null$/ });
+  await t.throwsAsync(untyped(addClass)(noConn, ['x']), { instanceOf: UsageError, message: /^addClass: expected an object .*, not an array$/ });
 });
 
 test('the known keys still pass the check (a request reaches the connection)', async (t) => {
@@ -159,7 +158,7 @@ test('a connection of another netlink protocol is refused before anything is sen
 });
 
 test("tbf: a burst the kernel's buffer field would read back as 0 is refused, naming the smallest that fits", (t) => {
-  const req = (options: object) => qdiscRequest('add', 1, { parent: 'root', handle: '1:', kind: 'tbf', options: options as never });
+  const req = (options: object) => untyped(qdiscRequest)('add', 1, { parent: 'root', handle: '1:', kind: 'tbf', options });
   const e = t.throws(() => req({ rate: '100tbit', burst: '10kb', latency: '10ms' }), {
     instanceOf: UsageError,
     message:

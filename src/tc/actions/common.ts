@@ -22,7 +22,6 @@ import {
   USER_HZ,
   TCA_ACT_MAX_PRIO,
 } from './constants.js';
-import type { ArgReader } from '../args.js';
 import type { ActionSpec, ControlAction } from './types.js';
 
 const NAMES: Record<string, number> = {
@@ -149,23 +148,6 @@ export function writeGenAndTimes(out: Record<string, unknown>, g: TcGen, buf: Bu
   out.ref = g.ref;
   out.bind = g.bind;
   if (stats && tm.at >= 0) readTcfT(buf, tm.at, tm.len, out);
-}
-
-/**
- * A verdict in tc's words, read from an action's arguments: `goto chain N`
- * (returned as the text "goto chain N"), `jump N`, or one word checked with
- * {@link parseControlAction} (`pass`, `drop`, `pipe`, `stolen`...).
- * @param r the action's argument reader, just past `first`
- * @param first the verdict's first word
- * @param what the action, for messages (e.g. `"action gact"`)
- * @returns the verdict as a spec's `control_action` takes it
- * @throws {UsageError} an unknown verdict word, or `goto` / `jump` without the words that follow
- */
-export function readControlAction(r: ArgReader, first: string, what: string): string {
-  if (first === 'goto') return `goto ${r.value('goto')} ${r.value('chain')}`;
-  if (first === 'jump') return `jump ${r.value('jump')}`;
-  parseControlAction(first, what);
-  return first;
 }
 
 /** Size of `tc_gen`, re-exported for the kinds. */

@@ -19,11 +19,9 @@
  *
  * @module
  */
-import { bin } from '../../netlink/attributes.js';
+import { AttributeView, bin } from '../../netlink/attributes.js';
 import { UsageError } from '../../netlink/errors.js';
-import { NlaTable } from '../nla.js';
-import { ArgReader } from '../args.js';
-import { TCA_GACT_TM, TCA_GACT_PARMS, TCA_GACT_PROB, TCA_GACT_PAD, PGACT_NONE, PGACT_NETRAND, PGACT_DETERM } from './constants.js';
+import { TCA_GACT_TM, TCA_GACT_PARMS, TCA_GACT_PROB, PGACT_NONE, PGACT_NETRAND, PGACT_DETERM } from './constants.js';
 import {
   TC_GEN,
   checkSpecKeys,
@@ -31,7 +29,6 @@ import {
   controlActionText,
   formatTimes,
   parseControlAction,
-  readControlAction,
   readTcGen,
   specIndex,
   writeGenAndTimes,
@@ -69,14 +66,12 @@ function encode(spec: GactSpec): Buffer[] {
   return out;
 }
 
-const T = new NlaTable(TCA_GACT_PAD);
-
 /**
  * TCA_ACT_OPTIONS -> `control_action`, `prob: { random_type, control_action, val }`, `index`, `ref`, `bind`, times.
  * @throws {NetlinkDecodeError} TCA_GACT_PARMS or TCA_GACT_PROB shorter than their structs
  */
 function decode(buf: Buffer, start: number, end: number, base: number, out: Record<string, unknown>, stats: boolean): void {
-  T.parse(buf, start, end, base);
+  const T = new AttributeView(buf, start, end, base);
   const at = T.at(TCA_GACT_PARMS);
   if (at < 0) return;
   const g = readTcGen(buf, at, T.size(TCA_GACT_PARMS), TC_GACT_LEN, T.headerOffset(TCA_GACT_PARMS), 'struct tc_gact');
@@ -103,26 +98,6 @@ function format(a: Record<string, unknown>): string {
   );
 }
 
-/**
- * tc's words: `VERDICT [random netrand|determ VERDICT VAL] [index N]`.
- * @throws {UsageError}
- */
-function parseArgs(words: readonly string[]): GactSpec {
-  const r = new ArgReader(words, 'action gact');
-  const spec: GactSpec = { kind: 'gact', control_action: readControlAction(r, r.value('gact'), 'action gact') };
-  while (r.more()) {
-    const w = r.next();
-    if (w === 'random') {
-      const type = r.value('random');
-      if (type !== 'netrand' && type !== 'determ') throw new UsageError(`action gact: random type must be "netrand" or "determ", not ${JSON.stringify(type)}`);
-      const verdict = readControlAction(r, r.value(type), 'action gact');
-      spec.prob = { random_type: type, control_action: verdict, val: r.int('random', 0, 10000) };
-    } else if (w === 'index') spec.index = r.int('index');
-    else r.unknown(w, 'random or index');
-  }
-  return spec;
-}
-
 /** act_gact. */
 export const gact: ActionKind<GactSpec> = {
   kind: 'gact',
@@ -130,5 +105,4 @@ export const gact: ActionKind<GactSpec> = {
   encode,
   decode,
   format,
-  parseArgs,
 };

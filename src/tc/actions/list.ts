@@ -13,13 +13,12 @@
  *
  * @module
  */
-import { NLA_F_NESTED, nested, str } from '../../netlink/attributes.js';
+import { AttributeView, NLA_F_NESTED, nested, str } from '../../netlink/attributes.js';
 import { NetlinkDecodeError, UsageError } from '../../netlink/errors.js';
 import { NLA_TYPE_MASK } from '../../netlink/attributes.js';
 import { listRawLinks, resolveIfindex, type RouteConnection } from '../../netlink/route/link.js';
-import { NlaTable } from '../nla.js';
 import { formatStats, stats2Into } from '../stats.js';
-import { TCA_ACT_KIND, TCA_ACT_OPTIONS, TCA_ACT_STATS, TCA_ACT_COOKIE, TCA_ACT_MAX } from './constants.js';
+import { TCA_ACT_KIND, TCA_ACT_OPTIONS, TCA_ACT_STATS, TCA_ACT_COOKIE } from './constants.js';
 import { MAX_ACTIONS } from './common.js';
 import { actionKind, actionKindNames, actionModule } from './registry.js';
 import type { ActionEntry, ActionSpec } from './types.js';
@@ -41,8 +40,6 @@ export function encodeActionList(type: number, specs: readonly ActionSpec[]): Bu
   });
   return nested(type, items);
 }
-
-const A = new NlaTable(TCA_ACT_MAX);
 
 /**
  * Decode an action list payload `buf[start, end)` into tc -j's `actions`
@@ -70,14 +67,11 @@ export function decodeActionList(buf: Buffer, start: number, end: number, base: 
 }
 
 function decodeOne(buf: Buffer, start: number, end: number, base: number, order: number, stats: boolean): ActionEntry {
-  A.parse(buf, start, end, base);
+  const A = new AttributeView(buf, start, end, base);
   const e: ActionEntry = { order };
   const kind = A.str(TCA_ACT_KIND);
-  // Read every position before a kind decoder or stats2Into reuses a table.
   const o = A.at(TCA_ACT_OPTIONS);
   const oEnd = o + A.size(TCA_ACT_OPTIONS);
-  const st = A.at(TCA_ACT_STATS);
-  const stEnd = st + A.size(TCA_ACT_STATS);
   const cookie = A.bytes(TCA_ACT_COOKIE);
   if (kind !== undefined) e.kind = kind;
   const k = kind === undefined ? undefined : actionKind(kind);
@@ -85,9 +79,10 @@ function decodeOne(buf: Buffer, start: number, end: number, base: number, order:
     if (k) k.decode(buf, o, oEnd, base, e, stats);
     else e.raw = buf.toString('hex', o, oEnd);
   }
-  if (stats && st >= 0) {
+  const st = stats ? A.nested(TCA_ACT_STATS) : undefined;
+  if (st) {
     const s: Record<string, unknown> = {};
-    stats2Into(buf, st, stEnd, base, s);
+    stats2Into(st, s);
     e.stats = s;
   }
   if (cookie) e.cookie = cookie.toString('hex');
@@ -111,40 +106,6 @@ export function formatActionList(actions: readonly ActionEntry[]): string {
   }
   return s;
 }
-
-/**
- * tc's action words, after a filter's first `action` keyword:
- * `mirred egress redirect dev ifb0 [action gact pass ...]`. A group that
- * does not start with a known kind but with a verdict (`action drop`) is a
- * gact, as tc reads it.
- * @throws {UsageError}
- */
-export function parseActionWords(words: readonly string[]): ActionSpec[] {
-  const groups: string[][] = [[]];
-  for (const w of words) {
-    if (w === 'action' || w === 'actions') groups.push([]);
-    else groups[groups.length - 1].push(w);
-  }
-  const out: ActionSpec[] = [];
-  for (const g of groups) {
-    if (g.length === 0) throw new UsageError('"action" must be followed by an action kind (e.g. "mirred egress redirect dev ifb0", "gact pass")');
-    let k = actionKind(g[0]);
-    let rest = g.slice(1);
-    if (!k) {
-      const gact = actionKind('gact');
-      if (!gact || !VERDICT_WORDS.includes(g[0])) throw new UsageError(`unknown action kind "${g[0]}" (known: ${actionKindNames().join(', ')})`);
-      k = gact;
-      rest = g;
-    }
-    if (!k.parseArgs) throw new UsageError(`action kind '${k.kind}' takes no arguments here`);
-    out.push(k.parseArgs(rest));
-  }
-  if (out.length > MAX_ACTIONS) throw new UsageError(`a filter takes at most ${MAX_ACTIONS} actions`);
-  return out;
-}
-
-/** Words that start a verdict: an action group starting with one is a gact (tc's fallback). */
-const VERDICT_WORDS = ['continue', 'drop', 'shot', 'pass', 'ok', 'reclassify', 'pipe', 'stolen', 'trap', 'goto', 'jump'];
 
 /**
  * Turn the `to_dev` names of mirred specs into `ifindex` (one RTM_GETLINK

@@ -17,14 +17,11 @@
  *
  * @module
  */
-import { bin } from '../../netlink/attributes.js';
+import { AttributeView, bin } from '../../netlink/attributes.js';
 import { UsageError } from '../../netlink/errors.js';
-import { NlaTable } from '../nla.js';
-import { ArgReader } from '../args.js';
 import {
   TCA_MIRRED_TM,
   TCA_MIRRED_PARMS,
-  TCA_MIRRED_PAD,
   TCA_EGRESS_REDIR,
   TCA_EGRESS_MIRROR,
   TCA_INGRESS_REDIR,
@@ -39,7 +36,6 @@ import {
   controlActionText,
   formatTimes,
   parseControlAction,
-  readControlAction,
   readTcGen,
   specIndex,
   writeGenAndTimes,
@@ -95,15 +91,13 @@ function encode(spec: MirredSpec): Buffer[] {
   return [bin(TCA_MIRRED_PARMS, p)];
 }
 
-const T = new NlaTable(TCA_MIRRED_PAD);
-
 /**
  * TCA_ACT_OPTIONS -> `mirred_action`, `direction`, `to_dev` (`if<N>` until
  * named), `ifindex`, `control_action`, `index`, `ref`, `bind`, times.
  * @throws {NetlinkDecodeError} TCA_MIRRED_PARMS missing or shorter than `struct tc_mirred`
  */
 function decode(buf: Buffer, start: number, end: number, base: number, out: Record<string, unknown>, stats: boolean): void {
-  T.parse(buf, start, end, base);
+  const T = new AttributeView(buf, start, end, base);
   const at = T.at(TCA_MIRRED_PARMS);
   if (at < 0) {
     out.mirred_action = 'unknown';
@@ -129,30 +123,6 @@ function format(a: Record<string, unknown>): string {
   return `mirred (${text} to device ${a.to_dev}) ${controlActionText(a.control_action)}\n\tindex ${a.index} ref ${a.ref} bind ${a.bind}${formatTimes(a)}\n`;
 }
 
-/**
- * tc's words: `egress|ingress redirect|mirror dev DEV [VERDICT] [index N]`.
- * @throws {UsageError}
- */
-function parseArgs(words: readonly string[]): MirredSpec {
-  const r = new ArgReader(words, 'action mirred');
-  const w0 = r.value('mirred');
-  if (w0 !== 'egress' && w0 !== 'ingress') throw new UsageError(`action mirred: expected "egress" or "ingress", got ${JSON.stringify(w0)}`);
-  const w1 = r.value(w0);
-  if (w1 !== 'redirect' && w1 !== 'mirror') throw new UsageError(`action mirred: expected "redirect" or "mirror" after "${w0}", got ${JSON.stringify(w1)}`);
-  const spec: MirredSpec = { kind: 'mirred', direction: w0, mirred_action: w1 };
-  while (r.more()) {
-    const w = r.next();
-    if (w === 'dev') {
-      const d = r.value('dev');
-      if (/^\d+$/.test(d)) spec.ifindex = Number(d);
-      else spec.to_dev = d;
-    } else if (w === 'index') spec.index = r.int('index');
-    else spec.control_action = readControlAction(r, w, 'action mirred');
-  }
-  if (spec.ifindex === undefined && spec.to_dev === undefined) throw new UsageError('action mirred: "dev DEVICE" is required');
-  return spec;
-}
-
 /** act_mirred. */
 export const mirred: ActionKind<MirredSpec> = {
   kind: 'mirred',
@@ -160,5 +130,4 @@ export const mirred: ActionKind<MirredSpec> = {
   encode,
   decode,
   format,
-  parseArgs,
 };

@@ -107,9 +107,4 @@ export interface ActionKind<Spec extends ActionSpec = ActionSpec> {
    * newline that ends its `index ... ref ... bind ...` line.
    */
   format(a: Record<string, unknown>): string;
-  /**
-   * tc words of one action after its kind (`["egress", "redirect", "dev", "ifb0"]`) -> spec.
-   * @throws {UsageError}
-   */
-  parseArgs?(words: readonly string[]): Spec;
 }

@@ -24,16 +24,15 @@
  *
  * @module
  */
-import { bin, nested, str, u16be, u32, u8 } from '../../netlink/attributes.js';
+import { AttributeView, bin, nested, str, u16be, u32, u8 } from '../../netlink/attributes.js';
 import { UsageError } from '../../netlink/errors.js';
 import { TCA_OPTIONS, TCA_CLS_FLAGS_SKIP_HW, TCA_CLS_FLAGS_SKIP_SW } from '../constants.js';
-import { ArgReader, parseIntArg } from '../args.js';
-import { NlaTable } from '../nla.js';
+import { parseIntArg } from '../args.js';
 import { protocolName, parseProtocol } from '../proto.js';
 import { formatIpAddress, parseIpAddress } from '../../netlink/route/addr.js';
 import type { FilterKind } from '../types.js';
 import { classidOf, classidText, decodeClsFlags, parseU32Text, synMatchPorts, type SynMatchOptions } from './common.js';
-import { decodeActionList, encodeActionList, formatActionList, parseActionWords } from '../actions/list.js';
+import { decodeActionList, encodeActionList, formatActionList } from '../actions/list.js';
 import type { ActionEntry, ActionSpec } from '../actions/types.js';
 
 /* enum TCA_FLOWER_* (linux/pkt_cls.h), the ones used here */
@@ -326,8 +325,6 @@ function encodeOptions(o: FlowerOptions): Buffer[] {
   return [nested(TCA_OPTIONS, kids)];
 }
 
-const T = new NlaTable(TCA_FLOWER_KEY_PORT_DST_MAX);
-
 function ethTypeText(t: number): string {
   if (t === ETH_P_IP) return 'ipv4';
   if (t === ETH_P_IPV6) return 'ipv6';
@@ -366,7 +363,7 @@ function ipText(buf: Buffer, a: number, m: number, len: number): string {
  * @throws {NetlinkDecodeError} short attributes
  */
 function decodeOptions(buf: Buffer, start: number, end: number, base: number, info: { handle: number; stats?: boolean }): Record<string, unknown> {
-  T.parse(buf, start, end, base);
+  const T = new AttributeView(buf, start, end, base);
   const out: Record<string, unknown> = {};
   if (info.handle) out.handle = info.handle;
   const c = T.u32(TCA_FLOWER_CLASSID);
@@ -458,67 +455,6 @@ function formatOptions(o: Record<string, unknown>): string {
   return s;
 }
 
-/**
- * tc's flower words (a subset): `classid|flowid X`, `indev DEV`, `skip_hw`,
- * `skip_sw`, `eth_type T`, `ip_proto P`, `dst_ip A[/L]`, `src_ip A[/L]`,
- * `dst_port P[/MASK]|MIN-MAX`, `src_port P[/MASK]|MIN-MAX`, `tcp_flags F[/M]` (hex), `action ...`.
- * (tc takes the ether type from the filter's protocol; here give `eth_type`.)
- * @throws {UsageError}
- */
-function parseArgs(args: readonly string[]): FlowerOptions {
-  const r = new ArgReader(args, 'filter flower');
-  const o: FlowerOptions = {};
-  const port = (v: string, w: string): PortMatch => {
-    const range = /^(\d+)-(\d+)$/.exec(v);
-    if (range) return { start: parseIntArg(range[1], `filter flower ${w}`, 1, 0xffff), end: parseIntArg(range[2], `filter flower ${w}`, 1, 0xffff) };
-    const [p, m] = v.split('/');
-    const value = parseIntArg(p, `filter flower ${w}`, 0, 0xffff);
-    return m === undefined ? value : { value, mask: parseIntArg(m, `filter flower ${w} mask`, 0, 0xffff) };
-  };
-  while (r.more()) {
-    const w = r.next();
-    switch (w) {
-      case 'classid':
-      case 'flowid':
-        o.classid = r.value(w);
-        break;
-      case 'indev':
-        o.indev = r.value(w);
-        break;
-      case 'skip_hw':
-        o.skip_hw = true;
-        break;
-      case 'skip_sw':
-        o.skip_sw = true;
-        break;
-      case 'eth_type':
-        o.eth_type = r.value(w);
-        break;
-      case 'ip_proto':
-        o.ip_proto = r.value(w);
-        break;
-      case 'dst_ip':
-      case 'src_ip':
-        o[w] = r.value(w);
-        break;
-      case 'dst_port':
-      case 'src_port':
-        o[w] = port(r.value(w), w);
-        break;
-      case 'tcp_flags':
-        o.tcp_flags = r.value(w);
-        break;
-      case 'action':
-      case 'actions':
-        o.actions = parseActionWords(r.rest());
-        break;
-      default:
-        r.unknown(w, 'classid, indev, skip_hw, skip_sw, eth_type, ip_proto, dst_ip, src_ip, dst_port, src_port, tcp_flags, action');
-    }
-  }
-  return o;
-}
-
 /** cls_flower. */
 export const flower: FilterKind<FlowerOptions> = {
   kind: 'flower',
@@ -526,7 +462,6 @@ export const flower: FilterKind<FlowerOptions> = {
   encodeOptions,
   decodeOptions,
   parseHandle: (t) => parseU32Text(t, 'flower handle'),
-  parseArgs,
   formatOptions,
 };
 

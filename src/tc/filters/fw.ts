@@ -11,13 +11,12 @@
  *
  * @module
  */
-import { str, u32, nested } from '../../netlink/attributes.js';
+import { AttributeView, nested } from '../../netlink/attributes.js';
 import { UsageError } from '../../netlink/errors.js';
 import { TCA_OPTIONS, TCA_FW_CLASSID, TCA_FW_MASK, TCA_FW_INDEV, TCA_FW_ACT, TCA_FW_POLICE } from '../constants.js';
-import { ArgReader } from '../args.js';
-import { NlaTable } from '../nla.js';
-import type { FilterKind } from '../types.js';
-import { classidOf, classidText, decodeActions, parseU32Text } from './common.js';
+import { fieldCodec } from '../fields.js';
+import type { FilterKind, OptionTypes } from '../types.js';
+import { decodeActions, parseU32Text } from './common.js';
 import { formatActionList } from '../actions/list.js';
 import type { ActionEntry } from '../actions/types.js';
 
@@ -31,22 +30,19 @@ export interface FwOptions {
   indev?: string;
 }
 
-function encodeOptions(o: FwOptions): Buffer[] {
-  const kids: Buffer[] = [];
-  if (o.mask !== undefined) {
-    if (!Number.isInteger(o.mask) || o.mask < 0 || o.mask > 0xffffffff) throw new UsageError(`fw: mask ${o.mask} is not a u32`);
-    kids.push(u32(TCA_FW_MASK, o.mask));
-  }
-  if (o.classid !== undefined) kids.push(u32(TCA_FW_CLASSID, classidOf(o.classid, 'fw classid')));
-  if (o.indev !== undefined) {
-    if (o.indev.length === 0 || o.indev.length > 15) throw new UsageError(`fw: indev ${JSON.stringify(o.indev)} is not a device name (1..15 characters)`);
-    kids.push(str(TCA_FW_INDEV, o.indev));
-  }
-  if (!kids.length) return [];
-  return [nested(TCA_OPTIONS, kids)];
-}
+/** The options; tc sends the mask first, and prints classid, police, indev (the mark and mask as `fw`). */
+const F = fieldCodec('fw', [
+  { key: 'classid', type: TCA_FW_CLASSID, unit: 'classid' },
+  { key: 'mask', type: TCA_FW_MASK, unit: 'mask' },
+  { key: 'police', type: TCA_FW_POLICE, unit: 'flag', decodeOnly: true },
+  { key: 'indev', type: TCA_FW_INDEV, unit: 'name', label: 'input dev' },
+]);
+const PRINTED = ['classid', 'police', 'indev'];
 
-const T = new NlaTable(TCA_FW_MASK);
+function encodeOptions(o: FwOptions): Buffer[] {
+  const kids = F.encode(o as Record<string, unknown>, ['mask', 'classid', 'indev']);
+  return kids.length ? [nested(TCA_OPTIONS, kids)] : [];
+}
 
 /**
  * TCA_OPTIONS -> `{ fw: { mark: "0x1", mask: "0xffffffff" }, classid: "1:4", indev?, actions? }`
@@ -54,18 +50,14 @@ const T = new NlaTable(TCA_FW_MASK);
  * @throws {NetlinkDecodeError} short attributes
  */
 function decodeOptions(buf: Buffer, start: number, end: number, base: number, info: { handle: number }): Record<string, unknown> {
-  T.parse(buf, start, end, base);
+  const T = new AttributeView(buf, start, end, base);
   const out: Record<string, unknown> = {};
   const handle = info.handle;
   if (handle || T.has(TCA_FW_MASK)) {
     const mask = T.u32(TCA_FW_MASK) ?? 0xffffffff;
     out.fw = { mark: hex0x(handle), mask: hex0x(mask) };
   }
-  const classid = T.u32(TCA_FW_CLASSID);
-  if (classid !== undefined) out.classid = classidText(classid);
-  if (T.has(TCA_FW_POLICE)) out.police = true;
-  const indev = T.str(TCA_FW_INDEV);
-  if (indev !== undefined) out.indev = indev;
+  F.decode(T, out, PRINTED);
   const act = T.bytes(TCA_FW_ACT);
   if (act) out.actions = decodeActions(act, T.headerOffset(TCA_FW_ACT) + 4);
   return out;
@@ -83,29 +75,15 @@ function formatOptions(o: Record<string, unknown>): string {
     const mark = fw.mark === '0' ? '0x0' : fw.mark;
     s += fw.mask !== '0xffffffff' ? `handle ${mark}/${fw.mask === '0' ? '0x0' : fw.mask} ` : `handle ${mark} `;
   }
-  if (o.classid !== undefined) s += `classid ${o.classid} `;
-  if (o.indev !== undefined) s += `input dev ${o.indev} `;
+  s += F.format(o, ['classid', 'indev']);
   if (Array.isArray(o.actions)) s += formatActionList(o.actions as ActionEntry[]);
   return s;
-}
-
-function parseArgs(args: readonly string[]): FwOptions {
-  const r = new ArgReader(args, 'filter fw');
-  const o: FwOptions = {};
-  while (r.more()) {
-    const w = r.next();
-    if (w === 'classid' || w === 'flowid') o.classid = r.value(w);
-    else if (w === 'indev') o.indev = r.value(w);
-    else if (w === 'mask') o.mask = parseU32Text(r.value(w), 'fw mask');
-    else r.unknown(w, 'classid, flowid, indev, mask');
-  }
-  return o;
 }
 
 /** cls_fw. */
 export const fw: FilterKind<FwOptions> = {
   kind: 'fw',
-  optionTypes: { classid: 'number|string', mask: 'number', indev: 'string' },
+  optionTypes: F.optionTypes as OptionTypes<FwOptions>,
   encodeOptions,
   decodeOptions,
   formatHandle: (h) => `0x${h.toString(16)}`,
@@ -113,7 +91,6 @@ export const fw: FilterKind<FwOptions> = {
     if (t.includes('/')) throw new UsageError(`fw handle ${JSON.stringify(t)}: give the mark as the handle and the mask as the "mask" option`);
     return parseU32Text(t, 'fw handle (mark)');
   },
-  parseArgs,
   formatOptions,
 };
 

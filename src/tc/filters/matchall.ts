@@ -8,7 +8,7 @@
  *
  * @module
  */
-import { nested, u32 } from '../../netlink/attributes.js';
+import { AttributeView, le64, nested, u32 } from '../../netlink/attributes.js';
 import { NetlinkDecodeError, UsageError } from '../../netlink/errors.js';
 import {
   TCA_OPTIONS,
@@ -16,15 +16,13 @@ import {
   TCA_MATCHALL_ACT,
   TCA_MATCHALL_FLAGS,
   TCA_MATCHALL_PCNT,
-  TCA_MATCHALL_PAD,
   TCA_CLS_FLAGS_SKIP_HW,
   TCA_CLS_FLAGS_SKIP_SW,
 } from '../constants.js';
-import { ArgReader } from '../args.js';
-import { NlaTable, readU64 } from '../nla.js';
+import { fieldCodec } from '../fields.js';
 import type { FilterKind } from '../types.js';
-import { classidOf, classidText, decodeActions, decodeClsFlags, parseU32Text } from './common.js';
-import { encodeActionList, formatActionList, parseActionWords } from '../actions/list.js';
+import { decodeActions, decodeClsFlags, parseU32Text } from './common.js';
+import { encodeActionList, formatActionList } from '../actions/list.js';
 import type { ActionEntry, ActionSpec } from '../actions/types.js';
 
 /** Options of a matchall filter. */
@@ -36,9 +34,11 @@ export interface MatchallOptions {
   skip_sw?: boolean;
 }
 
+/** The plain options (tc -j prints the class as "flowid"); flags, counters and actions are the kind's own. */
+const F = fieldCodec('matchall', [{ key: 'classid', type: TCA_MATCHALL_CLASSID, unit: 'classid', json: 'flowid', label: 'flowid' }]);
+
 function encodeOptions(o: MatchallOptions): Buffer[] {
-  const kids: Buffer[] = [];
-  if (o.classid !== undefined) kids.push(u32(TCA_MATCHALL_CLASSID, classidOf(o.classid, 'matchall classid')));
+  const kids = F.encode(o as Record<string, unknown>);
   if (o.actions !== undefined) kids.push(encodeActionList(TCA_MATCHALL_ACT, o.actions));
   let flags = 0;
   if (o.skip_hw) flags |= TCA_CLS_FLAGS_SKIP_HW;
@@ -48,24 +48,21 @@ function encodeOptions(o: MatchallOptions): Buffer[] {
   return [nested(TCA_OPTIONS, kids)];
 }
 
-const T = new NlaTable(TCA_MATCHALL_PAD);
-
 /**
  * TCA_OPTIONS -> `{ handle (number, as tc -j), flowid?, skip_hw?, skip_sw?, in_hw? | not_in_hw?, rule_hit?, actions? }`.
  * @throws {NetlinkDecodeError} a counter shorter than 8 bytes, short attributes
  */
 function decodeOptions(buf: Buffer, start: number, end: number, base: number, info: { handle: number; stats?: boolean }): Record<string, unknown> {
-  T.parse(buf, start, end, base);
+  const T = new AttributeView(buf, start, end, base);
   const out: Record<string, unknown> = {};
   if (info.handle) out.handle = info.handle;
-  const c = T.u32(TCA_MATCHALL_CLASSID);
-  if (c !== undefined) out.flowid = classidText(c);
+  F.decode(T, out);
   const f = T.u32(TCA_MATCHALL_FLAGS);
   if (f !== undefined) decodeClsFlags(f, out);
   const pc = T.at(TCA_MATCHALL_PCNT);
   if (pc >= 0) {
     if (T.size(TCA_MATCHALL_PCNT) < 8) throw new NetlinkDecodeError('tc_matchall_pcnt needs 8 bytes', T.headerOffset(TCA_MATCHALL_PCNT));
-    out.rule_hit = readU64(buf, pc);
+    out.rule_hit = le64(buf, pc);
   }
   const act = T.bytes(TCA_MATCHALL_ACT);
   if (act) out.actions = decodeActions(act, T.headerOffset(TCA_MATCHALL_ACT) + 4, info.stats !== false);
@@ -75,25 +72,11 @@ function decodeOptions(buf: Buffer, start: number, end: number, base: number, in
 function formatOptions(o: Record<string, unknown>): string {
   let s = '';
   if (o.handle !== undefined) s += `handle 0x${(o.handle as number).toString(16)} `;
-  if (o.flowid !== undefined) s += `flowid ${o.flowid} `;
+  s += F.format(o);
   for (const k of ['skip_hw', 'skip_sw', 'in_hw', 'not_in_hw']) if (o[k]) s += `\n  ${k}`;
   if (o.rule_hit !== undefined) s += ` (rule hit ${o.rule_hit})`;
   if (Array.isArray(o.actions)) s += formatActionList(o.actions as ActionEntry[]);
   return s;
-}
-
-function parseArgs(args: readonly string[]): MatchallOptions {
-  const r = new ArgReader(args, 'filter matchall');
-  const o: MatchallOptions = {};
-  while (r.more()) {
-    const w = r.next();
-    if (w === 'classid' || w === 'flowid') o.classid = r.value(w);
-    else if (w === 'skip_hw') o.skip_hw = true;
-    else if (w === 'skip_sw') o.skip_sw = true;
-    else if (w === 'action' || w === 'actions') o.actions = parseActionWords(r.rest());
-    else r.unknown(w, 'classid, flowid, skip_hw, skip_sw, action');
-  }
-  return o;
 }
 
 /** cls_matchall. */
@@ -103,7 +86,6 @@ export const matchall: FilterKind<MatchallOptions> = {
   encodeOptions,
   decodeOptions,
   parseHandle: (t) => parseU32Text(t, 'matchall handle'),
-  parseArgs,
   formatOptions,
 };
 

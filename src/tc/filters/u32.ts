@@ -28,7 +28,7 @@
  *
  * @module
  */
-import { str, u32, nested, bin } from '../../netlink/attributes.js';
+import { AttributeView, bin, le64, nested, str, u32 } from '../../netlink/attributes.js';
 import { NetlinkDecodeError, UsageError } from '../../netlink/errors.js';
 import {
   TCA_OPTIONS,
@@ -43,7 +43,6 @@ import {
   TCA_U32_PCNT,
   TCA_U32_MARK,
   TCA_U32_FLAGS,
-  TCA_U32_PAD,
   TC_U32_TERMINAL,
   TC_U32_OFFSET,
   TC_U32_VAROFFSET,
@@ -55,11 +54,10 @@ import {
   TCA_CLS_FLAGS_SKIP_HW,
   TCA_CLS_FLAGS_SKIP_SW,
 } from '../constants.js';
-import { ArgReader, parseIntArg } from '../args.js';
-import { NlaTable, readU64 } from '../nla.js';
+import { parseIntArg } from '../args.js';
 import type { FilterKind } from '../types.js';
 import { classidOf, classidText, decodeClsFlags, formatClsFlags, synMatchPorts, type SynMatchOptions } from './common.js';
-import { decodeActionList, encodeActionList, formatActionList, parseActionWords } from '../actions/list.js';
+import { decodeActionList, encodeActionList, formatActionList } from '../actions/list.js';
 import type { ActionEntry, ActionSpec } from '../actions/types.js';
 import { parseIpAddress } from '../../netlink/route/addr.js';
 
@@ -223,7 +221,8 @@ function ipv4Prefix(prefix: string): { addr: number; mask: number } {
   return { addr: ((bytes[0] << 24) | (bytes[1] << 16) | (bytes[2] << 8) | bytes[3]) >>> 0, mask: mask >>> 0 };
 }
 
-const IP_FIELDS: Record<string, { size: 8 | 16; off: number; defMask: number }> = {
+/** The fields of `match ip FIELD VALUE MASK`: size in bits, offset in the IPv4 header, default mask. */
+export const IP_FIELDS: Record<string, { size: 8 | 16; off: number; defMask: number }> = {
   tos: { size: 8, off: 1, defMask: 0xff },
   dsfield: { size: 8, off: 1, defMask: 0xff },
   ihl: { size: 8, off: 0, defMask: 0x0f },
@@ -408,7 +407,6 @@ function encodeOffset(o: U32Offset | undefined): { flags: number; shift: number;
 
 /* ---- decoding ---- */
 
-const T = new NlaTable(TCA_U32_PAD);
 const SEL_LEN = 16;
 const KEY_LEN = 16;
 
@@ -420,7 +418,7 @@ const KEY_LEN = 16;
  * @throws {NetlinkDecodeError} a selector shorter than its nkeys claim, or short attributes
  */
 function decodeOptions(buf: Buffer, start: number, end: number, base: number, info: { handle: number; stats?: boolean }): Record<string, unknown> {
-  T.parse(buf, start, end, base);
+  const T = new AttributeView(buf, start, end, base);
   const out: Record<string, unknown> = {};
   const handle = info.handle;
   if (handle) out.fh = formatU32Handle(handle);
@@ -458,8 +456,8 @@ function decodeOptions(buf: Buffer, start: number, end: number, base: number, in
     pcLen = T.size(TCA_U32_PCNT);
     if (pcLen < 16) throw new NetlinkDecodeError(`tc_u32_pcnt needs 16 bytes, has ${pcLen}`, T.headerOffset(TCA_U32_PCNT));
     if (s >= 0) {
-      out.rule_hit = readU64(buf, pc);
-      out.success = readU64(buf, pc + 8);
+      out.rule_hit = le64(buf, pc);
+      out.success = le64(buf, pc + 8);
     }
   }
   const mk = T.at(TCA_U32_MARK);
@@ -478,7 +476,7 @@ function decodeOptions(buf: Buffer, start: number, end: number, base: number, in
         offmask: buf.readInt32LE(k + 12) ? 'nexthdr+' : '',
         off: buf.readInt32LE(k + 8),
       };
-      if (pc >= 0 && pcLen >= 16 + 8 * (i + 1)) m.success = readU64(buf, pc + 16 + 8 * i);
+      if (pc >= 0 && pcLen >= 16 + 8 * (i + 1)) m.success = le64(buf, pc + 16 + 8 * i);
       match.push(m);
     }
     if (match.length) out.match = match;
@@ -538,88 +536,6 @@ function formatOptions(o: Record<string, unknown>): string {
   return s;
 }
 
-/**
- * tc's u32 arguments (a subset): `match u32|u16|u8 VAL MASK at [nexthdr+]OFF`,
- * `match ip src|dst PREFIX`, `match ip protocol|tos|dsfield|ihl|sport|dport|icmp_type|icmp_code VAL MASK`,
- * `classid|flowid CLASSID`, `divisor N`, `ht HANDLE`, `link HANDLE`, `indev DEV`, `skip_hw`, `skip_sw`,
- * `offset [plus N] [at OFF] [mask M] [shift S] [eat]`, and `action KIND ...` (every word after it: the action list).
- * @throws {UsageError}
- */
-function parseArgs(args: readonly string[]): U32Options {
-  const r = new ArgReader(args, 'filter u32');
-  const o: { match: U32Match[] } & Omit<U32Options, 'match'> = { match: [] };
-  const num = (v: string, w: string, max: number) => parseIntArg(v, `filter u32 ${w}`, 0, max);
-  while (r.more()) {
-    const w = r.next();
-    switch (w) {
-      case 'match': {
-        const t = r.value('match');
-        if (t === 'u32' || t === 'u16' || t === 'u8') {
-          const max = t === 'u32' ? 0xffffffff : t === 'u16' ? 0xffff : 0xff;
-          const value = num(r.value(t), `${t} value`, max);
-          const mask = num(r.value(t), `${t} mask`, max);
-          if (r.value(t) !== 'at') throw new UsageError(`filter u32: "match ${t} VALUE MASK" must be followed by "at OFFSET"`);
-          let off = r.value('at');
-          let nexthdr = false;
-          if (off.startsWith('nexthdr+')) {
-            nexthdr = true;
-            off = off.slice(8);
-          }
-          o.match.push({ type: t, value, mask, at: parseIntArg(off, 'filter u32 at', -0x80000000, 0x7fffffff), nexthdr });
-        } else if (t === 'ip') {
-          const f = r.value('ip');
-          if (f === 'src' || f === 'dst') o.match.push({ type: 'ip', field: f, prefix: r.value(f) });
-          else if (f in IP_FIELDS) {
-            const size = IP_FIELDS[f].size === 8 ? 0xff : 0xffff;
-            o.match.push({ type: 'ip', field: f as 'protocol', value: num(r.value(f), `ip ${f}`, size), mask: num(r.value(f), `ip ${f} mask`, size) });
-          } else r.unknown(f, `an ip field: src, dst, ${Object.keys(IP_FIELDS).join(', ')}`);
-        } else r.unknown(t, 'u32, u16, u8 or ip after "match"');
-        break;
-      }
-      case 'classid':
-      case 'flowid':
-        o.classid = r.value(w);
-        break;
-      case 'divisor':
-        o.divisor = r.int(w, 1, 256);
-        break;
-      case 'ht':
-        o.ht = r.value(w);
-        break;
-      case 'link':
-        o.link = r.value(w);
-        break;
-      case 'indev':
-        o.indev = r.value(w);
-        break;
-      case 'skip_hw':
-        o.skip_hw = true;
-        break;
-      case 'skip_sw':
-        o.skip_sw = true;
-        break;
-      case 'offset': {
-        const off: U32Offset = {};
-        for (let p = r.peek(); p === 'plus' || p === 'at' || p === 'mask' || p === 'shift' || p === 'eat'; p = r.peek()) {
-          r.next();
-          if (p === 'eat') off.eat = true;
-          else if (p === 'at') off.at = parseIntArg(r.value('at'), 'filter u32 offset at', -0x8000, 0x7fff);
-          else off[p] = num(r.value(p), `offset ${p}`, p === 'shift' ? 15 : 0xffff);
-        }
-        o.offset = off;
-        break;
-      }
-      case 'action':
-      case 'actions':
-        o.actions = parseActionWords(r.rest());
-        break;
-      default:
-        r.unknown(w, 'match, classid, flowid, divisor, ht, link, indev, offset, action, skip_hw, skip_sw');
-    }
-  }
-  return o;
-}
-
 /** cls_u32. */
 export const u32Filter: FilterKind<U32Options> = {
   kind: 'u32',
@@ -640,7 +556,6 @@ export const u32Filter: FilterKind<U32Options> = {
   decodeOptions,
   formatHandle: formatU32Handle,
   parseHandle: parseU32Handle,
-  parseArgs,
   formatOptions,
 };
 

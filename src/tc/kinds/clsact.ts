@@ -5,7 +5,6 @@
  *
  * @module
  */
-import { noArgs } from '../args.js';
 import { TC_H_CLSACT } from '../constants.js';
 import type { QdiscKind } from '../types.js';
 
@@ -18,7 +17,6 @@ export const clsact: QdiscKind<Record<string, never>> = {
   defaultHandle: 0xffff0000,
   encodeOptions: () => [],
   decodeOptions: () => ({}),
-  parseArgs: noArgs('qdisc clsact'),
 };
 
 declare module '../types.js' {

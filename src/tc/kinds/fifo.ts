@@ -15,7 +15,6 @@
 import { u32 } from '../../netlink/attributes.js';
 import { NetlinkDecodeError, UsageError } from '../../netlink/errors.js';
 import { TCA_OPTIONS } from '../constants.js';
-import { ArgReader } from '../args.js';
 import type { QdiscKind } from '../types.js';
 import { formatSize, parseSize } from '../units.js';
 
@@ -48,19 +47,6 @@ function decodeFifo(buf: Buffer, start: number, end: number, base: number): Reco
   return { limit: buf.readUInt32LE(start) };
 }
 
-function parseFifoArgs(kind: string) {
-  return (args: readonly string[]): FifoOptions => {
-    const r = new ArgReader(args, `qdisc ${kind}`);
-    const o: FifoOptions = {};
-    while (r.more()) {
-      const w = r.next();
-      if (w === 'limit') o.limit = r.value('limit');
-      else r.unknown(w, 'limit');
-    }
-    return o;
-  };
-}
-
 /** pfifo: limit in packets; tc prints `limit 1000p`. */
 export const pfifo: QdiscKind<FifoOptions> = {
   kind: 'pfifo',
@@ -68,7 +54,6 @@ export const pfifo: QdiscKind<FifoOptions> = {
   optionTypes: { limit: 'number|string' },
   encodeOptions: encodeFifo('pfifo', false),
   decodeOptions: decodeFifo,
-  parseArgs: parseFifoArgs('pfifo'),
   formatOptions: (o) => (o.limit === undefined ? '' : `limit ${o.limit}p`),
 };
 
@@ -79,7 +64,6 @@ export const bfifo: QdiscKind<FifoOptions> = {
   optionTypes: { limit: 'number|string' },
   encodeOptions: encodeFifo('bfifo', true),
   decodeOptions: decodeFifo,
-  parseArgs: parseFifoArgs('bfifo'),
   formatOptions: (o) => (o.limit === undefined ? '' : `limit ${formatSize(o.limit as number)}`),
 };
 
@@ -90,7 +74,6 @@ export const pfifoHeadDrop: QdiscKind<FifoOptions> = {
   optionTypes: { limit: 'number|string' },
   encodeOptions: encodeFifo('pfifo_head_drop', false),
   decodeOptions: decodeFifo,
-  parseArgs: parseFifoArgs('pfifo_head_drop'),
   formatOptions: (o) => (o.limit === undefined ? '' : `limit ${o.limit}p`),
 };
 

@@ -16,7 +16,7 @@
  *
  * @module
  */
-import { nested, u32 } from '../../netlink/attributes.js';
+import { AttributeView, nested } from '../../netlink/attributes.js';
 import {
   TCA_OPTIONS,
   TCA_FQ_CODEL_TARGET,
@@ -33,10 +33,9 @@ import {
   TCA_FQ_CODEL_XSTATS_QDISC,
   TCA_FQ_CODEL_XSTATS_CLASS,
 } from '../constants.js';
-import { ArgReader, parseIntArg } from '../args.js';
-import { NlaTable } from '../nla.js';
-import type { QdiscKind } from '../types.js';
-import { formatSize, formatTime, parseSize, parseTime } from '../units.js';
+import { fieldCodec } from '../fields.js';
+import type { OptionTypes, QdiscKind } from '../types.js';
+import { formatTime } from '../units.js';
 
 /** Options of an fq_codel qdisc; every field optional (kernel defaults). */
 export interface FqCodelOptions {
@@ -60,54 +59,40 @@ export interface FqCodelOptions {
   drop_batch?: number;
 }
 
-function encodeOptions(o: FqCodelOptions): Buffer[] {
-  const kids: Buffer[] = [];
-  const int = (v: number | undefined, w: string) => (v === undefined ? 0 : parseIntArg(v, `fq_codel ${w}`));
-  const limit = int(o.limit, 'limit');
-  const flows = int(o.flows, 'flows');
-  const quantum = int(o.quantum, 'quantum');
-  const interval = o.interval === undefined ? 0 : parseTime(o.interval, 'fq_codel interval');
-  const target = o.target === undefined ? 0 : parseTime(o.target, 'fq_codel target');
-  const dropBatch = int(o.drop_batch, 'drop_batch');
-  // tc sends only what was given (zero means "not given"), in this order.
-  if (limit) kids.push(u32(TCA_FQ_CODEL_LIMIT, limit));
-  if (flows) kids.push(u32(TCA_FQ_CODEL_FLOWS, flows));
-  if (quantum) kids.push(u32(TCA_FQ_CODEL_QUANTUM, quantum));
-  if (interval) kids.push(u32(TCA_FQ_CODEL_INTERVAL, interval));
-  if (target) kids.push(u32(TCA_FQ_CODEL_TARGET, target));
-  if (o.ecn !== undefined) kids.push(u32(TCA_FQ_CODEL_ECN, o.ecn ? 1 : 0));
-  if (o.ce_threshold !== undefined) kids.push(u32(TCA_FQ_CODEL_CE_THRESHOLD, parseTime(o.ce_threshold, 'fq_codel ce_threshold')));
-  if (o.memory_limit !== undefined) kids.push(u32(TCA_FQ_CODEL_MEMORY_LIMIT, parseSize(o.memory_limit, 'fq_codel memory_limit')));
-  if (dropBatch) kids.push(u32(TCA_FQ_CODEL_DROP_BATCH_SIZE, dropBatch));
-  return [nested(TCA_OPTIONS, kids)];
-}
+/** The options in the order tc prints them; 0 in the first five means "kernel default" and is not sent. */
+const F = fieldCodec(
+  'fq_codel',
+  [
+    { key: 'limit', type: TCA_FQ_CODEL_LIMIT, unit: 'packets', omitZero: 'send' },
+    { key: 'flows', type: TCA_FQ_CODEL_FLOWS, unit: 'count', omitZero: 'send' },
+    { key: 'quantum', type: TCA_FQ_CODEL_QUANTUM, unit: 'count', omitZero: 'send' },
+    { key: 'target', type: TCA_FQ_CODEL_TARGET, unit: 'time', omitZero: 'send' },
+    { key: 'ce_threshold', type: TCA_FQ_CODEL_CE_THRESHOLD, unit: 'time' },
+    { key: 'interval', type: TCA_FQ_CODEL_INTERVAL, unit: 'time', omitZero: 'send' },
+    { key: 'memory_limit', type: TCA_FQ_CODEL_MEMORY_LIMIT, unit: 'size' },
+    { key: 'ecn', type: TCA_FQ_CODEL_ECN, unit: 'onoff' },
+    { key: 'drop_batch', type: TCA_FQ_CODEL_DROP_BATCH_SIZE, unit: 'count', omitZero: true },
+  ],
+  true,
+);
+/** The order tc sends them in. */
+const WIRE = ['limit', 'flows', 'quantum', 'interval', 'target', 'ecn', 'ce_threshold', 'memory_limit', 'drop_batch'];
+/** Printed before and after the CE threshold selector. */
+const HEAD = ['limit', 'flows', 'quantum', 'target', 'ce_threshold'];
+const TAIL = ['interval', 'memory_limit', 'ecn', 'drop_batch'];
 
-const T = new NlaTable(TCA_FQ_CODEL_CE_THRESHOLD_MASK);
-
+/** TCA_OPTIONS -> the options tc -j prints (an attribute too short for a u32 is skipped, as tc does). */
 function decodeOptions(buf: Buffer, start: number, end: number, base: number): Record<string, unknown> {
-  T.parse(buf, start, end, base);
+  const T = new AttributeView(buf, start, end, base);
   const out: Record<string, unknown> = {};
-  const get = (t: number) => (T.size(t) >= 4 ? T.u32(t) : undefined);
-  const put = (key: string, t: number) => {
-    const v = get(t);
-    if (v !== undefined) out[key] = v;
-  };
-  put('limit', TCA_FQ_CODEL_LIMIT);
-  put('flows', TCA_FQ_CODEL_FLOWS);
-  put('quantum', TCA_FQ_CODEL_QUANTUM);
-  put('target', TCA_FQ_CODEL_TARGET);
-  put('ce_threshold', TCA_FQ_CODEL_CE_THRESHOLD);
+  F.decode(T, out, HEAD);
   const sel = T.size(TCA_FQ_CODEL_CE_THRESHOLD_SELECTOR) >= 1 ? T.u8(TCA_FQ_CODEL_CE_THRESHOLD_SELECTOR)! : 0;
   const mask = T.size(TCA_FQ_CODEL_CE_THRESHOLD_MASK) >= 1 ? T.u8(TCA_FQ_CODEL_CE_THRESHOLD_MASK)! : 0;
   if (sel || mask) {
     out.ce_threshold_selector = sel;
     out.ce_threshold_mask = mask;
   }
-  put('interval', TCA_FQ_CODEL_INTERVAL);
-  put('memory_limit', TCA_FQ_CODEL_MEMORY_LIMIT);
-  if (get(TCA_FQ_CODEL_ECN)) out.ecn = true;
-  const batch = get(TCA_FQ_CODEL_DROP_BATCH_SIZE);
-  if (batch) out.drop_batch = batch;
+  F.decode(T, out, TAIL);
   return out;
 }
 
@@ -144,19 +129,10 @@ function decodeXstats(buf: Buffer, start: number, end: number, _base: number, _i
 }
 
 function formatOptions(o: Record<string, unknown>): string {
-  let s = '';
-  if (o.limit !== undefined) s += `limit ${o.limit}p `;
-  if (o.flows !== undefined) s += `flows ${o.flows} `;
-  if (o.quantum !== undefined) s += `quantum ${o.quantum} `;
-  if (o.target !== undefined) s += `target ${formatTime(o.target as number)} `;
-  if (o.ce_threshold !== undefined) s += `ce_threshold ${formatTime(o.ce_threshold as number)} `;
+  let s = F.format(o, HEAD);
   if (o.ce_threshold_selector !== undefined)
     s += `ce_threshold_selector 0x${(o.ce_threshold_selector as number).toString(16)}/0x${(o.ce_threshold_mask as number).toString(16)} `;
-  if (o.interval !== undefined) s += `interval ${formatTime(o.interval as number)} `;
-  if (o.memory_limit !== undefined) s += `memory_limit ${formatSize(o.memory_limit as number)} `;
-  if (o.ecn) s += 'ecn ';
-  if (o.drop_batch) s += `drop_batch ${o.drop_batch} `;
-  return s;
+  return s + F.format(o, TAIL);
 }
 
 function formatXstats(e: Record<string, unknown>): string {
@@ -175,69 +151,15 @@ function formatXstats(e: Record<string, unknown>): string {
   return '';
 }
 
-function parseArgs(args: readonly string[]): FqCodelOptions {
-  const r = new ArgReader(args, 'qdisc fq_codel');
-  const o: FqCodelOptions = {};
-  while (r.more()) {
-    const w = r.next();
-    switch (w) {
-      case 'limit':
-        o.limit = r.int(w);
-        break;
-      case 'flows':
-        o.flows = r.int(w);
-        break;
-      case 'quantum':
-        o.quantum = r.int(w);
-        break;
-      case 'drop_batch':
-        o.drop_batch = r.int(w);
-        break;
-      case 'target':
-        o.target = r.value(w);
-        break;
-      case 'interval':
-        o.interval = r.value(w);
-        break;
-      case 'ce_threshold':
-        o.ce_threshold = r.value(w);
-        break;
-      case 'memory_limit':
-        o.memory_limit = r.value(w);
-        break;
-      case 'ecn':
-        o.ecn = true;
-        break;
-      case 'noecn':
-        o.ecn = false;
-        break;
-      default:
-        r.unknown(w, 'limit, flows, quantum, target, interval, ce_threshold, memory_limit, drop_batch, ecn, noecn');
-    }
-  }
-  return o;
-}
-
 /** sch_fq_codel. */
 export const fqCodel: QdiscKind<FqCodelOptions> = {
   kind: 'fq_codel',
   classful: true,
-  optionTypes: {
-    limit: 'number',
-    flows: 'number',
-    quantum: 'number',
-    target: 'number|string',
-    interval: 'number|string',
-    ecn: 'boolean',
-    ce_threshold: 'number|string',
-    memory_limit: 'number|string',
-    drop_batch: 'number',
-  },
-  encodeOptions,
+  optionTypes: F.optionTypes as OptionTypes<FqCodelOptions>,
+  encodeOptions: (o) => [nested(TCA_OPTIONS, F.encode(o as Record<string, unknown>, WIRE))],
   decodeOptions,
   decodeClassOptions: () => ({}),
   decodeXstats,
-  parseArgs,
   formatOptions,
   formatXstats,
 };

@@ -26,7 +26,7 @@
  *
  * @module
  */
-import { attr, flag, nested, u32, u64 } from '../../netlink/attributes.js';
+import { attr, AttributeView, flag, le16, le32, les32, nested, u32, u64 } from '../../netlink/attributes.js';
 import { NetlinkDecodeError, UsageError } from '../../netlink/errors.js';
 import {
   TCA_OPTIONS,
@@ -41,8 +41,7 @@ import {
   TC_HTB_PROTOVER,
   TC_LINKLAYER_ETHERNET,
 } from '../constants.js';
-import { ArgReader, parseIntArg } from '../args.js';
-import { le16, le32, les32, NlaTable } from '../nla.js';
+import { parseIntArg } from '../args.js';
 import { calcRtable, linklayerName, parseLinklayer, parseSizeAndCell, rate32, writeRatespec, type Ratespec } from '../ratespec.js';
 import type { QdiscKind } from '../types.js';
 import { checkedBufferTicks, calcXmitsize, formatRate, formatSize, parseRate, parseSize } from '../units.js';
@@ -107,10 +106,8 @@ function encodeQdisc(o: HtbOptions): Buffer[] {
   return [nested(TCA_OPTIONS, kids)];
 }
 
-const T = new NlaTable(TCA_HTB_OFFLOAD);
-
 function decodeQdisc(buf: Buffer, start: number, end: number, base: number): Record<string, unknown> {
-  T.parse(buf, start, end, base);
+  const T = new AttributeView(buf, start, end, base);
   const out: Record<string, unknown> = {};
   const g = T.struct(TCA_HTB_INIT, GLOB_LEN);
   if (g >= 0) {
@@ -193,7 +190,7 @@ function encodeClass(o: HtbClassOptions): Buffer[] {
  * @throws {NetlinkDecodeError} TCA_HTB_PARMS shorter than tc_htb_opt
  */
 function decodeClass(buf: Buffer, start: number, end: number, base: number): Record<string, unknown> {
-  T.parse(buf, start, end, base);
+  const T = new AttributeView(buf, start, end, base);
   const p = T.struct(TCA_HTB_PARMS, OPT_LEN);
   const out: Record<string, unknown> = {};
   if (p < 0) return out;
@@ -263,68 +260,6 @@ function formatXstats(e: Record<string, unknown>): string {
   return ` lended: ${e.lended} borrowed: ${e.borrowed} giants: ${e.giants}\n tokens: ${e.tokens} ctokens: ${e.ctokens}\n`;
 }
 
-function parseQdiscArgs(args: readonly string[]): HtbOptions {
-  const r = new ArgReader(args, 'qdisc htb');
-  const o: HtbOptions = {};
-  while (r.more()) {
-    const w = r.next();
-    if (w === 'default') o.default = r.value('default');
-    else if (w === 'r2q') o.r2q = r.int('r2q');
-    else if (w === 'direct_qlen') o.direct_qlen = r.int('direct_qlen');
-    else if (w === 'offload') o.offload = true;
-    else r.unknown(w, 'default, r2q, direct_qlen, offload');
-  }
-  return o;
-}
-
-function parseClassArgs(args: readonly string[]): HtbClassOptions {
-  const r = new ArgReader(args, 'class htb');
-  const o: Partial<HtbClassOptions> = {};
-  while (r.more()) {
-    const w = r.next();
-    switch (w) {
-      case 'rate':
-        o.rate = r.value(w);
-        break;
-      case 'ceil':
-        o.ceil = r.value(w);
-        break;
-      case 'burst':
-      case 'buffer':
-      case 'maxburst':
-        o.burst = r.value(w);
-        break;
-      case 'cburst':
-      case 'cbuffer':
-      case 'cmaxburst':
-        o.cburst = r.value(w);
-        break;
-      case 'prio':
-        o.prio = r.int(w, 0, 7);
-        break;
-      case 'quantum':
-        o.quantum = r.int(w);
-        break;
-      case 'mtu':
-        o.mtu = r.int(w);
-        break;
-      case 'mpu':
-        o.mpu = r.int(w, 0, 0xffff);
-        break;
-      case 'overhead':
-        o.overhead = r.int(w, 0, 0xffff);
-        break;
-      case 'linklayer':
-        o.linklayer = r.value(w);
-        break;
-      default:
-        r.unknown(w, 'rate, ceil, burst, cburst, prio, quantum, mtu, mpu, overhead, linklayer');
-    }
-  }
-  if (o.rate === undefined) throw new UsageError('class htb: "rate" is required');
-  return o as HtbClassOptions;
-}
-
 /** sch_htb. */
 export const htb: QdiscKind<HtbOptions, HtbClassOptions> = {
   kind: 'htb',
@@ -347,8 +282,6 @@ export const htb: QdiscKind<HtbOptions, HtbClassOptions> = {
   encodeClassOptions: encodeClass,
   decodeClassOptions: decodeClass,
   decodeXstats,
-  parseArgs: parseQdiscArgs,
-  parseClassArgs,
   formatOptions: formatQdisc,
   formatClassOptions: formatClass,
   formatXstats,

@@ -5,7 +5,6 @@
  *
  * @module
  */
-import { noArgs } from '../args.js';
 import { TC_H_INGRESS } from '../constants.js';
 import type { QdiscKind } from '../types.js';
 
@@ -17,7 +16,6 @@ export const ingress: QdiscKind<Record<string, never>> = {
   defaultHandle: 0xffff0000,
   encodeOptions: () => [],
   decodeOptions: () => ({}),
-  parseArgs: noArgs('qdisc ingress'),
   formatOptions: () => '---------------- ',
 };
 

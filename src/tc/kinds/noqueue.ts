@@ -4,7 +4,6 @@
  *
  * @module
  */
-import { noArgs } from '../args.js';
 import type { QdiscKind } from '../types.js';
 
 /** noqueue. */
@@ -14,7 +13,6 @@ export const noqueue: QdiscKind<Record<string, never>> = {
   module: 'sch_generic (built in)',
   encodeOptions: () => [],
   decodeOptions: () => ({}),
-  parseArgs: noArgs('qdisc noqueue'),
 };
 
 declare module '../types.js' {

@@ -16,27 +16,19 @@
  * - sch_plug has NO dump op: the kernel never reports its options or
  *   whether it is plugged, so decoded dumps show `options: {}`; requests
  *   (ours, or captured ones) do decode;
- * - verbs are RTM_NEWQDISC *without* NLM_F_CREATE/NLM_F_EXCL (a change), same
- *   handle and parent: {@link plugBuffer}, {@link plugReleaseOne},
- *   {@link plugReleaseIndefinite}, {@link plugSetLimit}, built by
- *   {@link plugRequest}.
+ * - its verbs (buffer, release, limit) are changes of the qdisc: see
+ *   `plug-control.ts`.
  *
  * @module
  */
-import { attr, str } from '../../netlink/attributes.js';
+import { attr } from '../../netlink/attributes.js';
 import { NetlinkDecodeError, UsageError } from '../../netlink/errors.js';
-import { RTM_NEWQDISC } from '../../netlink/route/constants.js';
-import { TCA_KIND, TCA_OPTIONS, TCQ_PLUG_BUFFER, TCQ_PLUG_LIMIT, TCQ_PLUG_RELEASE_INDEFINITE, TCQ_PLUG_RELEASE_ONE } from '../constants.js';
-import { ArgReader, checkSpecKeys } from '../args.js';
-import { ifindexOf, requireRoute } from '../device.js';
-import { explainQdisc } from '../explain.js';
-import { handleOf, qdiscHandleOf } from '../handle.js';
-import { encodeTcmsg } from '../tcmsg.js';
-import type { PlugRef, QdiscKind, TcConnection, TcRequest } from '../types.js';
+import { TCA_OPTIONS, TCQ_PLUG_BUFFER, TCQ_PLUG_LIMIT, TCQ_PLUG_RELEASE_INDEFINITE, TCQ_PLUG_RELEASE_ONE } from '../constants.js';
+import type { QdiscKind } from '../types.js';
 import { parseSize } from '../units.js';
 
 /** The module that provides the plug qdisc. */
-const PLUG_MODULE = 'sch_plug';
+export const PLUG_MODULE = 'sch_plug';
 
 /** A plug action, by name (TCQ_PLUG_*). */
 export type PlugAction = 'buffer' | 'release_one' | 'release_indefinite' | 'limit';
@@ -99,31 +91,6 @@ function decodeOptions(buf: Buffer, start: number, end: number, base: number): R
   return { action: a >= 0 && a < NAMES.length ? NAMES[a] : a, limit: buf.readUInt32LE(start + 4) };
 }
 
-/**
- * tc's plug arguments (q_plug.c): `block` (= buffer), `release`
- * (= release_one), `release_indefinite`, `limit BYTES`; also our names `buffer`, `release_one`.
- * @throws {UsageError} unknown word, or more than one action
- */
-function parseArgs(args: readonly string[]): PlugOptions {
-  const r = new ArgReader(args, 'qdisc plug');
-  const o: PlugOptions = {};
-  const set = (a: PlugAction) => {
-    if (o.action && o.action !== a) throw new UsageError(`qdisc plug: only one action per message (got "${o.action}" and "${a}")`);
-    o.action = a;
-  };
-  while (r.more()) {
-    const w = r.next();
-    if (w === 'block' || w === 'buffer') set('buffer');
-    else if (w === 'release' || w === 'release_one') set('release_one');
-    else if (w === 'release_indefinite') set('release_indefinite');
-    else if (w === 'limit') {
-      set('limit');
-      o.limit = r.value('limit');
-    } else r.unknown(w, 'block, release, release_indefinite, limit BYTES');
-  }
-  return o;
-}
-
 /** sch_plug. */
 export const plug: QdiscKind<PlugOptions> = {
   kind: 'plug',
@@ -131,97 +98,8 @@ export const plug: QdiscKind<PlugOptions> = {
   optionTypes: { action: 'string', limit: 'number|string' },
   encodeOptions,
   decodeOptions,
-  parseArgs,
   formatOptions: (o) => (o.action === undefined ? '' : o.action === 'limit' ? `limit ${o.limit}` : String(o.action)),
 };
-
-/* ---- the verbs ---- */
-
-/**
- * Build a plug verb: RTM_NEWQDISC with no create flags, kind "plug" and a
- * `struct tc_plug_qopt` in TCA_OPTIONS (see DESIGN §4; the qdisc must exist).
- * @param ifindex device index (tcm_ifindex)
- * @param parent the plug's parent, u32 (tcm_parent)
- * @param handle the plug's handle, u32 (tcm_handle)
- * @param action TCQ_PLUG_* number
- * @param limit bytes, for TCQ_PLUG_LIMIT
- */
-export function plugRequest(ifindex: number, parent: number, handle: number, action: number, limit = 0): TcRequest {
-  return {
-    type: RTM_NEWQDISC,
-    flags: 0,
-    payload: [encodeTcmsg({ ifindex, handle, parent }), str(TCA_KIND, 'plug'), encodePlugQopt(action, limit)],
-    ifindex,
-    handle,
-    parent,
-    info: 0,
-    kind: 'plug',
-    module: PLUG_MODULE,
-  };
-}
-
-async function plugVerb(
-  conn: TcConnection,
-  ref: PlugRef,
-  action: number,
-  limit = 0,
-  fn = 'plug',
-  keys: readonly string[] = ['dev', 'ifindex', 'parent', 'handle'],
-): Promise<void> {
-  requireRoute(conn, fn);
-  checkSpecKeys(ref, keys, fn);
-  const ifindex = await ifindexOf(conn, ref);
-  const req = plugRequest(ifindex, handleOf(ref.parent, 'plug parent'), qdiscHandleOf(ref.handle, 'plug handle'), action, limit);
-  try {
-    await conn.request(req);
-  } catch (e) {
-    throw await explainQdisc(conn, e, 'plug', ref, req);
-  }
-}
-
-/**
- * Start buffering: packets wait in the plug (TCQ_PLUG_BUFFER).
- * @param ref the plug: device, parent ("1:4"), handle ("40:")
- * @throws {UsageError} bad handles
- * @throws {NetlinkError} "no qdisc with handle 40: under parent 1:4 on dev lo to change (create the plug qdisc first)"
- */
-export function plugBuffer(conn: TcConnection, ref: PlugRef): Promise<void> {
-  return plugVerb(conn, ref, TCQ_PLUG_BUFFER, 0, 'plugBuffer');
-}
-
-/**
- * Release the packets buffered before the last buffer command (TCQ_PLUG_RELEASE_ONE).
- * @throws {UsageError} @throws {NetlinkError} as {@link plugBuffer}
- */
-export function plugReleaseOne(conn: TcConnection, ref: PlugRef): Promise<void> {
-  return plugVerb(conn, ref, TCQ_PLUG_RELEASE_ONE, 0, 'plugReleaseOne');
-}
-
-/**
- * Release everything and stop buffering until the next buffer command
- * (TCQ_PLUG_RELEASE_INDEFINITE); always safe to send.
- * @throws {UsageError} @throws {NetlinkError} as {@link plugBuffer}
- */
-export function plugReleaseIndefinite(conn: TcConnection, ref: PlugRef): Promise<void> {
-  return plugVerb(conn, ref, TCQ_PLUG_RELEASE_INDEFINITE, 0, 'plugReleaseIndefinite');
-}
-
-/**
- * Set the plug's queue limit (TCQ_PLUG_LIMIT).
- * @param ref the plug, and `limit`: bytes, u32 > 0 (tc size text accepted, "1mb")
- * @throws {UsageError} a limit of 0 (it would drop every packet) or not a size
- * @throws {NetlinkError} as {@link plugBuffer}
- */
-export function plugSetLimit(conn: TcConnection, ref: PlugRef & { limit: number | string }): Promise<void> {
-  let limit: number;
-  try {
-    limit = parseSize(ref.limit, 'plug limit');
-  } catch (e) {
-    return Promise.reject(e);
-  }
-  if (limit === 0) return Promise.reject(new UsageError('plug: a limit of 0 bytes would drop every packet; give a positive limit (bytes)'));
-  return plugVerb(conn, ref, TCQ_PLUG_LIMIT, limit, 'plugSetLimit', ['dev', 'ifindex', 'parent', 'handle', 'limit']);
-}
 
 declare module '../types.js' {
   interface QdiscOptionsByKind {

@@ -14,11 +14,9 @@
  *
  * @module
  */
-import { attr, flag } from '../../netlink/attributes.js';
+import { attr, AttributeView, flag } from '../../netlink/attributes.js';
 import { NetlinkDecodeError, UsageError } from '../../netlink/errors.js';
 import { TCA_OPTIONS, TCA_PRIO_MQ, TC_PRIO_MAX } from '../constants.js';
-import { ArgReader, parseIntArg } from '../args.js';
-import { NlaTable } from '../nla.js';
 import type { QdiscKind } from '../types.js';
 
 /** Options of a prio qdisc. */
@@ -65,8 +63,6 @@ export function encodePrioQopt(o: PrioOptions): Buffer[] {
   return [attr(TCA_OPTIONS, Buffer.concat([s, inner]))];
 }
 
-const NT = new NlaTable(TCA_PRIO_MQ);
-
 /**
  * Decode `struct tc_prio_qopt` (and a nested TCA_PRIO_MQ) from a TCA_OPTIONS payload.
  * @returns `{ bands, priomap: number[16], multiqueue }` (tc -j names)
@@ -84,7 +80,7 @@ export function decodePrioQopt(buf: Buffer, start: number, end: number, base: nu
     const at = start + QOPT_LEN;
     const innerLen = buf.readUInt16LE(at);
     if (innerLen < 4 || QOPT_LEN + innerLen > len) throw new NetlinkDecodeError(`prio nested options length ${innerLen} is invalid`, base + at);
-    NT.parse(buf, at + 4, at + innerLen, base);
+    const NT = new AttributeView(buf, at + 4, at + innerLen, base);
     if (NT.has(TCA_PRIO_MQ)) multiqueue = NT.size(TCA_PRIO_MQ) > 0 ? NT.u8(TCA_PRIO_MQ) !== 0 : true;
   }
   return { bands: buf.readInt32LE(start), priomap, multiqueue };
@@ -98,27 +94,6 @@ export function formatPrioQopt(o: Record<string, unknown>): string {
   return s;
 }
 
-/**
- * tc's prio arguments: `bands N`, `priomap P0 P1 ...`, `multiqueue`.
- * @throws {UsageError} unknown word or bad number
- */
-export function parsePrioArgs(args: readonly string[]): PrioOptions {
-  const r = new ArgReader(args, 'qdisc prio');
-  const o: PrioOptions = {};
-  let map: number[] | undefined;
-  while (r.more()) {
-    const w = r.next();
-    if (w === 'bands') o.bands = r.int('bands', 2, TCQ_PRIO_BANDS);
-    else if (w === 'multiqueue') o.multiqueue = true;
-    else if (w === 'priomap') {
-      map = [];
-      while (r.more() && /^[0-9]+$/.test(r.peek()!)) map.push(parseIntArg(r.next(), 'qdisc prio priomap', 0, TCQ_PRIO_BANDS - 1));
-    } else r.unknown(w, 'bands, priomap, multiqueue');
-  }
-  if (map) o.priomap = map;
-  return o;
-}
-
 /** sch_prio. */
 export const prio: QdiscKind<PrioOptions> = {
   kind: 'prio',
@@ -127,7 +102,6 @@ export const prio: QdiscKind<PrioOptions> = {
   encodeOptions: encodePrioQopt,
   decodeOptions: decodePrioQopt,
   decodeClassOptions: () => ({}),
-  parseArgs: parsePrioArgs,
   formatOptions: formatPrioQopt,
 };
 

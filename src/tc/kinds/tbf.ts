@@ -16,7 +16,7 @@
  *
  * @module
  */
-import { attr, nested, u32, u64 } from '../../netlink/attributes.js';
+import { attr, AttributeView, nested, u32, u64 } from '../../netlink/attributes.js';
 import { UsageError } from '../../netlink/errors.js';
 import {
   TCA_OPTIONS,
@@ -27,11 +27,9 @@ import {
   TCA_TBF_PRATE64,
   TCA_TBF_BURST,
   TCA_TBF_PBURST,
-  TCA_TBF_PAD,
   TC_LINKLAYER_ETHERNET,
 } from '../constants.js';
-import { ArgReader, parseIntArg } from '../args.js';
-import { NlaTable } from '../nla.js';
+import { parseIntArg } from '../args.js';
 import { calcRtable, linklayerName, parseLinklayer, parseSizeAndCell, rate32, readRatespec, writeRatespec, type Ratespec } from '../ratespec.js';
 import type { QdiscKind } from '../types.js';
 import {
@@ -134,15 +132,13 @@ function encodeOptions(o: TbfOptions): Buffer[] {
   return [nested(TCA_OPTIONS, kids)];
 }
 
-const T = new NlaTable(TCA_TBF_PAD);
-
 /**
  * TCA_OPTIONS -> `{ rate, burst, lat?, limit, peakrate?, minburst?, mpu?, overhead?, linklayer? }`
  * (tc -j names; `lat` in microseconds when non-negative, as tc computes it).
  * @throws {NetlinkDecodeError} TCA_TBF_PARMS shorter than tc_tbf_qopt
  */
 function decodeOptions(buf: Buffer, start: number, end: number, base: number): Record<string, unknown> {
-  T.parse(buf, start, end, base);
+  const T = new AttributeView(buf, start, end, base);
   const p = T.struct(TCA_TBF_PARMS, QOPT_LEN);
   const out: Record<string, unknown> = {};
   if (p < 0) return out;
@@ -186,49 +182,6 @@ function formatOptions(o: Record<string, unknown>): string {
   return s;
 }
 
-function parseArgs(args: readonly string[]): TbfOptions {
-  const r = new ArgReader(args, 'qdisc tbf');
-  const o: Partial<TbfOptions> = {};
-  while (r.more()) {
-    const w = r.next();
-    switch (w) {
-      case 'rate':
-        o.rate = r.value(w);
-        break;
-      case 'burst':
-      case 'buffer':
-      case 'maxburst':
-        o.burst = r.value(w);
-        break;
-      case 'limit':
-        o.limit = r.value(w);
-        break;
-      case 'latency':
-        o.latency = r.value(w);
-        break;
-      case 'peakrate':
-        o.peakrate = r.value(w);
-        break;
-      case 'mtu':
-      case 'minburst':
-        o.mtu = r.value(w);
-        break;
-      case 'mpu':
-        o.mpu = r.value(w);
-        break;
-      case 'overhead':
-        o.overhead = r.int(w, 0, 0xffff);
-        break;
-      case 'linklayer':
-        o.linklayer = r.value(w);
-        break;
-      default:
-        r.unknown(w, 'rate, burst, limit, latency, peakrate, mtu, mpu, overhead, linklayer');
-    }
-  }
-  return o as TbfOptions;
-}
-
 /** sch_tbf. */
 export const tbf: QdiscKind<TbfOptions> = {
   kind: 'tbf',
@@ -247,7 +200,6 @@ export const tbf: QdiscKind<TbfOptions> = {
   encodeOptions,
   decodeOptions,
   decodeClassOptions: () => ({}),
-  parseArgs,
   formatOptions,
 };
 
