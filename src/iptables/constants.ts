@@ -1121,3 +1121,9 @@ export const NFTA_FLOWTABLE_TABLE = 1;
 export const NFTA_FLOWTABLE_NAME = 2;
 /** NFTA_FLOWTABLE_HANDLE: enum nft_flowtable_attributes, nf_tables.h (NLA_U64) */
 export const NFTA_FLOWTABLE_HANDLE = 5;
+/** NFTA_SOCKET_KEY: enum nft_socket_attributes, nf_tables.h (NLA_U32, enum nft_socket_keys) */
+export const NFTA_SOCKET_KEY = 1;
+/** NFTA_SOCKET_DREG: enum nft_socket_attributes, nf_tables.h */
+export const NFTA_SOCKET_DREG = 2;
+/** NFTA_SOCKET_LEVEL: enum nft_socket_attributes, nf_tables.h (cgroupv2 ancestor level) */
+export const NFTA_SOCKET_LEVEL = 3;

@@ -212,6 +212,9 @@ export const CORPUS: ReadonlyArray<{ table: string; text: string }> = [
 		exthdr frag exists drop
 		exthdr rt exists drop
 		notrack
+		socket transparent 1 accept
+		socket mark 0x00000005 accept
+		socket wildcard 0 drop
 		accept
 		drop
 		jump other
