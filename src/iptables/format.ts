@@ -5,29 +5,31 @@
  * `nft list ruleset` text ({@link formatRulesetText}) and as
  * `nft -j list ruleset` JSON ({@link formatRulesetJson}).
  *
- * Covered: payload matches on ether/ip/ip6/tcp/udp fields, masked header bit
- * fields (`ip dscp cs1`, `ip ecn ce`, `ip6 flowlabel 12345`, `ip version 4`),
- * `th sport`/`th dport` and nft's raw `@nh,<bits>,<bits>` where nft has no
- * protocol to name them by (a load nft would name and we cannot prints raw,
- * marked), `fib ... oif exists`/`missing`, meta matches and `meta ... set` (`iifname "lo"`,
- * `iif "lo"` unqualified, device indexes named through `ifnames`), masked
- * matches (`tcp flags`, `ct state established,related`), ranges
- * (`tcp dport 1000-2000`, `meta mark 0x1-0x5` through byteorder), set
- * lookups, counters and verdicts, with the dependencies nft hides
- * (`meta l4proto tcp` before a tcp field, `meta nfproto` / `ether type`
- * before an ip field or an ICMP reject, `meta iiftype ether` before an ether
- * field), verdict maps (`ip saddr vmap @m`) and map lookups into
- * `meta ... set`. Statements of their own are printed by their expression
- * modules (expr/*.ts: ct, fib, limit, log, quota, reject, nat, masq, redir,
- * objref, connlimit, range, byteorder) through the registry's `field` and
- * `statement` hooks. Named counters, quotas and limits print in their table.
- * Named sets and maps print with their elements, interval sets merged back
- * into prefixes and ranges (`10.0.0.0/8`, `1000-2000`), map values and
- * verdicts (`80 : 10.0.0.1`, `1.1.1.1 : jump c`), the catch-all `*`, in
- * nft's order and with its line breaks; sets of concatenated keys print
- * their keys as raw hex. Anything else prints raw, marked: the libnftnl
- * debug line of its expression as `[ raw: numgen 1=00000001 ... ]` in text and
- * `{ raw: <expression> }` in JSON, so that nothing is hidden or misnamed.
+ * Covered: matches on the header fields nft names (headers.ts: ether, vlan,
+ * ip, ip6, arp, tcp, udp, sctp, icmp, icmpv6...), whole or as bit fields
+ * (`ip dscp cs1`, `vlan id 10`, `ip version 4 ip hdrlength 5`), with
+ * values by name (`icmp type echo-request`, `arp operation request`);
+ * `th dport` and nft's raw `@nh,<bits>,<bits>` where nft has no protocol to
+ * name them by; header fields set (`ip ttl set 64`); meta matches and
+ * `meta ... set` (`iifname "lo"`, `iif "lo"` unqualified, device indexes
+ * named through `ifnames`, marks changed bitwise); masked matches, ranges,
+ * set and map lookups of single and concatenated keys (`ip saddr . tcp dport
+ * @s`), verdict maps, counters and verdicts, with the dependencies nft hides
+ * where it hides them (`meta l4proto tcp` before a tcp field; `ip protocol`
+ * / `ip6 nexthdr` only in the ip and ip6 families; `meta nfproto` / `ether
+ * type` before an ip field; `meta iiftype ether` before an ether field).
+ * Statements of their own are printed by their expression modules
+ * (expr/*.ts) through the registry's `field` and `statement` hooks. Named
+ * counters, quotas, limits and ct helpers print in their table, named sets
+ * and maps with their declaration (type or `typeof`, policy, size, flags,
+ * timeout, gc-interval, counter, auto-merge) and elements, interval sets
+ * merged back into prefixes and ranges, concatenated elements part by part,
+ * in nft's order and with its line breaks; chains with nft's hook and
+ * priority names per family. What cannot be said in nft's language prints
+ * raw, marked: the libnftnl debug line of its expression as
+ * `[ raw: ... ]` in text and `{ raw: <expression> }` in JSON, and is
+ * recorded in {@link FormatOptions.problems}, so that nothing is hidden or
+ * misnamed.
  *
  * @module
  */
