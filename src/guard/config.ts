@@ -210,7 +210,7 @@ export const ENTRY_OPTIONS: Record<string, Record<string, OptionKind>> = {
   setup: { ...CONFIG_OPTION_KINDS, force: 'boolean', inbound: 'object', via: 'string', queue: 'object' },
   check: SELECTOR_KINDS,
   status: SELECTOR_KINDS,
-  teardown: SELECTOR_KINDS,
+  teardown: { ...SELECTOR_KINDS, hold: 'string' },
   plug: { ...CONFIG_OPTION_KINDS, maxHoldMs: { duration: 10 } },
   release: { ...CONFIG_OPTION_KINDS, orphaned: 'boolean' },
   protect: {
