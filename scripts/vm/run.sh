@@ -128,6 +128,7 @@ ip link set lo up
 # initramfs's /sbin/modprobe. ifb and dummy get numifbs=0/numdummies=0 from
 # the kernel command line (kmod reads it), so no ifb0/dummy0 appear.
 modules="sch_prio sch_plug cls_fw nfnetlink nf_tables nft_ct nft_queue
+  nfnetlink_queue nft_compat xt_NFQUEUE
   nft_limit nft_reject_inet nft_fib_inet sch_ingress sch_htb sch_tbf
   sch_fq_codel sch_netem cls_u32 cls_bpf act_mirred act_gact ifb dummy veth
   inet_diag tcp_diag udp_diag"

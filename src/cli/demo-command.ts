@@ -25,6 +25,7 @@ export interface DemoFlags {
   gap?: string;
   stateDir?: string;
   inbound?: boolean;
+  via?: string;
   json?: boolean;
 }
 
@@ -33,8 +34,12 @@ export interface DemoFlags {
  * @returns seconds, restarts and gapMs, each only when given
  * @throws {UsageError} `--seconds` that is not a number, `--restarts` that is not a whole number, `--gap` that is not a positive duration
  */
-export function demoOptionsFromFlags(f: DemoFlags): { seconds?: number; restarts?: number; gapMs?: number } {
-  const out: { seconds?: number; restarts?: number; gapMs?: number } = {};
+export function demoOptionsFromFlags(f: DemoFlags): { seconds?: number; restarts?: number; gapMs?: number; via?: 'auto' | 'plug' | 'queue' } {
+  const out: { seconds?: number; restarts?: number; gapMs?: number; via?: 'auto' | 'plug' | 'queue' } = {};
+  if (f.via !== undefined) {
+    if (f.via !== 'auto' && f.via !== 'plug' && f.via !== 'queue') throw new UsageError(`--via: '${f.via}' is not one of auto, plug, queue`);
+    out.via = f.via;
+  }
   if (f.seconds !== undefined) {
     const t = f.seconds.trim();
     if (!/^[0-9]*\.?[0-9]+$/.test(t)) throw new UsageError(`--seconds: '${f.seconds}' is not a number from 0.1 to 600 s (e.g. 5 or 2.5)`);
@@ -137,6 +142,12 @@ export function demoCommand(program: Command): void {
       new Option(
         '--inbound',
         "through the inbound hold: the clients run in a network namespace of the demo's own, joined by a veth pair (169.254.S.0/30); the demo sets up the inbound hold on its end and removes the hold, the pair and the namespace again",
+      ),
+    )
+    .addOption(
+      new Option(
+        '--via <hold>',
+        'which hold: plug (sch_plug), queue (a netfilter queue: nfnetlink_queue, NFQUEUE) or auto (plug where the kernel has what it needs, else queue) (default auto)',
       ),
     )
     .addOption(

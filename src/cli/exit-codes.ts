@@ -212,6 +212,13 @@ export const COMMAND_EXIT_CODES = {
     [EXIT.DEMO_FAILED, 'the protected phase lost at least one request (the table says how)'],
     [EXIT.INTERRUPTED, 'interrupted (SIGINT/SIGTERM): the demo stopped and removed what it had set up'],
   ],
+  doctor: [
+    [EXIT.OK, 'at least one hold works on this kernel'],
+    failure('a socket cannot be opened'),
+    kernel,
+    [EXIT.NOT_PERMITTED, 'the holds could not be probed: that needs CAP_NET_ADMIN (run as root); what could be checked is shown'],
+    [EXIT.MISSING_SUPPORT, 'no hold works on this kernel (what each one lacks is shown)'],
+  ],
   help: [
     [EXIT.OK, 'help shown'],
     [EXIT.USAGE, 'no such command'],

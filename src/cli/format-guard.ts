@@ -10,6 +10,25 @@ import type { CheckResult, ProtectResult, SetupResult, StatusResult, TeardownRes
 
 /** Text for `synplug setup`. */
 export function formatSetup(r: SetupResult): string {
+  const text = formatSetupHold(r);
+  return r.chose ? `${r.chose}\n${text}` : text;
+}
+
+/** The hold part of {@link formatSetup}. */
+function formatSetupHold(r: SetupResult): string {
+  if (r.queue) {
+    const q = r.queue;
+    const whose =
+      q.scope === 'local'
+        ? `SYNs to ${q.addrs.join(', ')} from this host`
+        : `SYNs arriving on ${r.dev} to port ${q.ports.join(',')}${q.addrs.length ? ` (dst ${q.addrs.join(', ')})` : ''}`;
+    const what = `${whose}, held in netfilter queue ${q.num} (maxlen ${q.maxlen}; rule in table inet ${q.table}, ${q.verdict === 'native' ? "nft's queue expression" : 'the NFQUEUE target through nft_compat'}; bypass while nobody holds)`;
+    const lines = r.changed
+      ? [`synplug queue hold set up: ${what}:`, ...r.actions.map((a) => `  ${a}`)]
+      : [`synplug queue hold already set up: ${what}; nothing to change`];
+    if (r.recovered) lines.unshift(r.recovered);
+    return lines.join('\n');
+  }
   if (r.inbound) {
     const i = r.inbound;
     const what = `SYNs on ${i.dev} to port ${i.ports.join(',')}${i.addrs.length ? ` (dst ${i.addrs.join(', ')})` : ''}, held on ${i.ifb} (${i.classifier}, ${i.families.join(' and ')})`;
@@ -35,10 +54,11 @@ export function formatMigrateReq(r: MigrateReqReport): string {
 const stateWord = (state: string): string => (state === 'ok' ? 'complete' : state === 'absent' ? 'not set up' : 'PARTIAL');
 
 /** What to run to set a hold up again: `synplug setup` or `synplug setup --inbound DEV --port P...`. */
-const setupHint = (h: { mode: string; dev: string; ports?: number[] }): string =>
-  h.mode === 'inbound'
+const setupHint = (h: { mode: string; dev: string; ports?: number[]; setup?: string }): string =>
+  h.setup ??
+  (h.mode === 'inbound'
     ? `synplug setup --inbound ${h.dev} ${h.ports?.length ? h.ports.map((p) => `--port ${p}`).join(' ') : '--port PORT...'}`
-    : 'synplug setup';
+    : 'synplug setup');
 
 /** The state of several holds together: ok or absent when all are, else partial. */
 const combine = (states: readonly string[]): string => (states.every((x) => x === 'ok') ? 'ok' : states.every((x) => x === 'absent') ? 'absent' : 'partial');
@@ -170,6 +190,16 @@ export function formatStatus(r: StatusResult): string {
         .map((l) => `  ${l}`),
     );
   for (const h of r.holds ?? []) {
+    if (h.via === 'queue') {
+      const who = h.bound
+        ? `HELD now by netlink port ${h.bound.portId} (${h.bound.queued} SYN(s) queued, ${h.bound.dropped} dropped)`
+        : 'nobody holds it (SYNs bypass)';
+      lines.push(
+        `queue hold ${h.id} on ${h.dev}: ${stateWord(h.state)}; SYNs${h.ports?.length ? ` to port ${h.ports.join(',')}` : ''}${h.addrs?.length ? ` to ${h.addrs.join(', ')}` : ''} go to queue ${h.queueNum} (${h.verdict === 'compat' ? 'NFQUEUE target' : 'queue expression'}, table inet ${h.table}); ${who}`,
+      );
+      for (const p of h.pieces) if (p.status !== 'ok') lines.push(`  ${p.status.toUpperCase()} ${p.piece}${p.detail ? ` (${p.detail})` : ''}`);
+      continue;
+    }
     if (h.mode !== 'inbound') continue;
     if (h.ifb === undefined) {
       lines.push(`inbound hold ${h.dev}: not set up (run '${setupHint(h)}')`);

@@ -6,8 +6,7 @@
 import { type Command, Option } from 'commander';
 import { UsageError } from '../netlink/errors.js';
 import { DEFAULTS, parseDuration, parseUint, type GuardConfig } from '../guard/config.js';
-import { defaultNetns, netnsPath } from '../netlink/netns.js';
-import { statSync } from 'node:fs';
+import { defaultNetns, netnsCookie } from '../netlink/netns.js';
 import type * as GuardModule from '../guard/index.js';
 import type * as GuardSysctl from '../guard/sysctl.js';
 import { EXIT, exitCodesHelp } from './exit-codes.js';
@@ -56,16 +55,26 @@ function configOptions(cmd: Command, which: { setup?: boolean; inbound?: boolean
 }
 
 /**
- * The default state directory of the namespace `--netns` names: one per
- * namespace, keyed by the namespace file's inode (the same for its name
- * under /run/netns and any /proc/PID/ns/net of it), so that acting on a
- * container's namespace never touches the host's records.
- * @returns `/run/synplug/netns/<inode>`, or undefined without `--netns`
+ * The default state directory of the namespace `--netns` (or SYNPLUG_NETNS)
+ * names: one per namespace, keyed by the namespace's cookie
+ * (SO_NETNS_COOKIE), which the kernel never gives to another namespace, so
+ * that acting on a container's namespace never touches the host's records,
+ * and a namespace made after one was deleted (which may get its inode
+ * number) never finds the deleted one's records. A kernel without
+ * SO_NETNS_COOKIE (before 5.14) has no such key: `--state-dir` is then
+ * required with `--netns`.
+ * @returns `/run/synplug/netns/<cookie>`, or undefined without `--netns`
+ * @throws {UsageError} the namespace is not one (see netnsCookie), or the kernel has no cookie
  */
 export function netnsStateDir(): string | undefined {
   const ns = defaultNetns();
   if (ns === undefined) return undefined;
-  return `${DEFAULTS.stateDir}/netns/${statSync(netnsPath(ns)).ino}`;
+  const cookie = netnsCookie(ns);
+  if (cookie === undefined)
+    throw new UsageError(
+      `this kernel has no network namespace cookie (SO_NETNS_COOKIE, Linux 5.14+), the key of a namespace's default state directory: with --netns ${ns}, give --state-dir DIR (a directory of that namespace's own), as a namespace's inode number is reused after it is deleted`,
+    );
+  return `${DEFAULTS.stateDir}/netns/${cookie}`;
 }
 
 /**
@@ -160,13 +169,29 @@ export function refuseLocalFlags(f: { dev?: string; mark?: string; table?: strin
  * @throws {UsageError} --port or a second --addr without --inbound; --dev, --mark, --table or --force with it; a bad port
  */
 export function setupOptions(
-  f: ConfigFlags & { force?: boolean; inbound?: string; port?: string[]; classifier?: 'flower' | 'u32' | 'auto' },
+  f: ConfigFlags & {
+    force?: boolean;
+    inbound?: string;
+    port?: string[];
+    classifier?: 'flower' | 'u32' | 'auto';
+    via?: string;
+    queueNum?: string;
+    queueMaxlen?: string;
+  },
 ): GuardModule.SetupOptions {
+  const queue = {
+    ...(f.queueNum !== undefined && { num: parseUint(f.queueNum, '--queue-num') }),
+    ...(f.queueMaxlen !== undefined && { maxlen: parseUint(f.queueMaxlen, '--queue-maxlen') }),
+  };
+  // The word is checked by setup (exit 2); the queue hold's own options ride along.
+  const via = { ...(f.via !== undefined && { via: f.via as GuardModule.SetupOptions['via'] }), ...(Object.keys(queue).length && { queue }) };
+  if (f.via === 'queue' && f.classifier !== undefined)
+    throw new UsageError("--classifier is the inbound plug hold's option; the queue hold uses an nftables rule");
   if (f.inbound === undefined) {
     if (f.port !== undefined)
       throw new UsageError('--port is for the inbound hold: use it with --inbound DEV (the local hold holds every port of its address)');
     if (f.classifier !== undefined) throw new UsageError('--classifier is for the inbound hold: use it with --inbound DEV');
-    return { ...config(f), force: f.force };
+    return { ...config(f), ...(f.force && { force: true }), ...via };
   }
   if (f.inbound === '') throw new UsageError('--inbound is empty: give the device connections arrive on');
   refuseLocalFlags({ dev: f.dev, mark: f.mark, table: f.table }, 'with --inbound DEV, setup sets up the inbound hold of DEV');
@@ -181,6 +206,7 @@ export function setupOptions(
   return {
     ...config({ ...f, addr: undefined }),
     inbound: { dev: f.inbound, ports, addrs, ...(f.classifier !== undefined && { classifier: f.classifier }) },
+    ...via,
   };
 }
 
@@ -231,6 +257,15 @@ export function guardCommands(program: Command): void {
         collect,
       )
       .option('--port <port>', 'with --inbound: a TCP destination port to hold SYNs to, 1-65535 (repeat for more; at least one)', collect)
+      .option(
+        '--via <hold>',
+        'which hold: plug (a plug qdisc: sch_plug), queue (a netfilter queue: nfnetlink_queue and NFQUEUE, no qdisc), or auto (plug where the kernel has what it needs, else queue; says which) (default auto)',
+      )
+      .option('--queue-num <n>', 'with --via queue: the netfilter queue number, 0-65535 (default: as set up, else 4200)')
+      .option(
+        '--queue-maxlen <n>',
+        'with --via queue: how many SYNs the queue holds at most while held (default 65536); more are dropped and retried by their clients',
+      )
       .addOption(
         new Option('--classifier <kind>', 'with --inbound: flower or u32 (default: flower where the kernel has it)')
           .choices(['flower', 'u32', 'auto'])
@@ -243,11 +278,23 @@ export function guardCommands(program: Command): void {
       `${exitCodesHelp('setup')}\n\nOn any failure, everything this call added is removed again.\nThe local hold and any number of inbound holds can be set up together; protect, plug, release, status, check and teardown act on all of them.`,
     )
     .action(
-      run(async (f: ConfigFlags & { force: boolean; inbound?: string | string[]; port?: string[]; classifier?: 'flower' | 'u32' | 'auto' }) => {
-        const guard = await loadGuard();
-        const r = await guard.setup(setupOptions({ ...f, inbound: oneInbound(f.inbound) }));
-        out(f.json, r, formatSetup(r));
-      }),
+      run(
+        async (
+          f: ConfigFlags & {
+            force: boolean;
+            inbound?: string | string[];
+            port?: string[];
+            classifier?: 'flower' | 'u32' | 'auto';
+            via?: string;
+            queueNum?: string;
+            queueMaxlen?: string;
+          },
+        ) => {
+          const guard = await loadGuard();
+          const r = await guard.setup(setupOptions({ ...f, inbound: oneInbound(f.inbound) }));
+          out(f.json, r, formatSetup(r));
+        },
+      ),
     );
 
   configOptions(
@@ -320,7 +367,10 @@ export function guardCommands(program: Command): void {
       .command('protect')
       .description('plug, run COMMAND (no shell), release as soon as it exits; exit with its status')
       .usage('[options] -- COMMAND [ARGS...]')
-      .argument('[command...]', 'the reload command and its arguments')
+      .argument(
+        '[command...]',
+        "the reload command and its arguments. Everything from the first argument that is not one of protect's options is the command's, as for sudo, timeout and nice: in 'synplug protect --max-hold 5s nginx -s reload --max-hold 1', the second --max-hold is nginx's. '--' before the command is optional",
+      )
       .option(
         '--max-hold <duration>',
         'release at this deadline even if the command still runs: e.g. 500ms, 10s, 1.5s, 2m, 1h (as the ms package reads it; bare: seconds), 10ms to 24h',

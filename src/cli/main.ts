@@ -8,7 +8,7 @@ import { Command, CommanderError, Option } from 'commander';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { setDefaultWarningHandler } from '../netlink/connection.js';
-import { checkNetns, setDefaultNetns } from '../netlink/netns.js';
+import { checkNetns, NETNS_ENV, setDefaultNetns } from '../netlink/netns.js';
 import { UsageError } from '../netlink/errors.js';
 import { EXIT, EXIT_HELP, exitCodesHelp } from './exit-codes.js';
 import { guardCommands } from './guard-commands.js';
@@ -17,6 +17,7 @@ import { reportError } from './run.js';
 
 export { run, reportError, jsonOption, oneOf, type OutputOptions } from './run.js';
 import { demoCommand } from './demo-command.js';
+import { doctorCommand } from './doctor-command.js';
 
 const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
 
@@ -40,6 +41,7 @@ export function buildProgram(): Command {
   guardCommands(program);
   showCommands(program);
   demoCommand(program);
+  doctorCommand(program);
   refuseRepeatedOptions(program);
   netnsOption(program);
   // Our own `help [command]`: commander's built-in one shows the main help, exit 0, for a command that does not exist.
@@ -67,7 +69,7 @@ export function buildProgram(): Command {
  * meant to repeat (`--port`, `--addr`, `--inbound`) have an argument parser
  * that collects them and check their own counts; flags without a value may
  * repeat. Only the command's own arguments count: what follows `--` is
- * protect's command.
+ * protect's command, and so is everything from protect's first operand on.
  */
 function refuseRepeatedOptions(program: Command): void {
   program.hook('preAction', (root, action) => {
@@ -75,8 +77,12 @@ function refuseRepeatedOptions(program: Command): void {
     const start = raw.indexOf(action.name());
     if (start < 0) return;
     const seen = new Map<string, string[]>();
+    // A command that passes its options through (protect) owns everything from its first operand on, as sudo,
+    // timeout and nice do: `protect mycmd --max-hold 1 --max-hold 2` gives both to mycmd.
+    const passThrough = (action as unknown as { _passThroughOptions?: boolean })._passThroughOptions === true;
     for (let i = start + 1; i < raw.length && raw[i] !== '--'; i++) {
       const t = raw[i];
+      if (passThrough && !t.startsWith('-')) break;
       const eq = t.startsWith('--') ? t.indexOf('=') : -1;
       const name = eq > 0 ? t.slice(0, eq) : t;
       const opt = action.options.find((o) => o.long === name || o.short === name);
@@ -111,26 +117,68 @@ function netnsOption(program: Command): void {
     if (NO_NETNS.has(sub.name())) continue;
     const where = "act in this network namespace, like 'ip -n': a name from /run/netns or a path such as /proc/PID/ns/net";
     // show keeps no state; the other commands keep theirs per namespace
-    sub.addOption(new Option('--netns <name|path>', sub.name() === 'show' ? where : `${where} (default state directory: /run/synplug/netns/<inode>)`));
+    const env = `; without --netns, the environment variable ${NETNS_ENV} (checked the same way)`;
+    sub.addOption(
+      new Option(
+        '--netns <name|path>',
+        sub.name() === 'show'
+          ? `${where}${env}`
+          : `${where}${env} (default state directory: /run/synplug/netns/<the namespace's cookie, SO_NETNS_COOKIE>; before Linux 5.14, give --state-dir)`,
+      ),
+    );
   }
   setDefaultWarningHandler((w) => process.stderr.write(`synplug: warning: ${w.message} (${w.requestType})\n`));
   program.hook('preAction', (_root, action) => {
-    const ns = (action.opts() as { netns?: string }).netns;
+    const flag = (action.opts() as { netns?: string }).netns;
+    const fromEnv = flag === undefined && !NO_NETNS.has(action.name()) ? process.env[NETNS_ENV] : undefined;
+    const ns = flag ?? fromEnv;
     if (ns === undefined) return;
-    if (ns === '') throw new UsageError('--netns is empty: give a name from /run/netns or a path such as /proc/PID/ns/net');
+    const what = flag !== undefined ? '--netns' : `the environment variable ${NETNS_ENV}`;
+    if (ns === '')
+      throw new UsageError(
+        `${what} is ${flag === undefined ? 'set but ' : ''}empty: give a name from /run/netns or a path such as /proc/PID/ns/net${flag === undefined ? ' (or unset it for this namespace)' : ''}`,
+      );
     const spec = ns.includes('/') ? resolve(ns) : ns;
-    checkNetns(spec);
+    try {
+      checkNetns(spec);
+    } catch (e) {
+      if (flag === undefined && e instanceof UsageError) throw new UsageError(`${what}: ${e.message}`);
+      throw e;
+    }
     setDefaultNetns(spec);
   });
 }
 
 /**
- * Whether the arguments ask for JSON output: `--json` before any `--` (what
- * follows `--` belongs to protect's command).
+ * Whether the arguments ask for JSON output: `--json` among synplug's own
+ * arguments ({@link ownArguments}), not protect's command's.
+ * @param argv the arguments after node and the script
+ * @param program the parsed program, to find where protect's command begins (without it: up to `--`)
  */
-export function wantsJson(argv: readonly string[]): boolean {
+export function wantsJson(argv: readonly string[], program?: Command): boolean {
+  return ownArguments(argv, program).includes('--json');
+}
+
+/**
+ * synplug's own arguments: up to `--`, and for a command that passes its
+ * options through (protect), up to its first operand (the command, which
+ * owns what follows, as for sudo, timeout and nice).
+ */
+function ownArguments(argv: readonly string[], program?: Command): readonly string[] {
   const end = argv.indexOf('--');
-  return (end < 0 ? argv : argv.slice(0, end)).includes('--json');
+  const own = end < 0 ? argv : argv.slice(0, end);
+  const names = new Set(program?.commands.map((c) => c.name()) ?? []);
+  let at = 0;
+  while (at < own.length && !names.has(own[at])) at++;
+  const sub = program?.commands.find((c) => c.name() === own[at]);
+  if (!sub || (sub as unknown as { _passThroughOptions?: boolean })._passThroughOptions !== true) return own;
+  for (let i = at + 1; i < own.length; i++) {
+    const t = own[i];
+    if (!t.startsWith('-')) return own.slice(0, i);
+    const opt = sub.options.find((o) => o.long === t || o.short === t);
+    if (opt?.required || (opt?.optional && i + 1 < own.length && !own[i + 1].startsWith('-'))) i++;
+  }
+  return own;
 }
 
 /** Parse argv and run; resolves with the exit code. */
@@ -148,13 +196,13 @@ export async function main(argv: string[]): Promise<number> {
       // help or version asked for: exit 0; help shown because of an error (e.g. no subcommand): a usage error
       if (e.exitCode === 0 && (e.code === 'commander.helpDisplayed' || e.code === 'commander.version' || e.code === 'commander.help')) return EXIT.OK;
       // commander already wrote its text on stderr (configureOutput); --json gets the error object too
-      if (wantsJson(argv.slice(2))) {
+      if (wantsJson(argv.slice(2), program)) {
         const message = e.code === 'commander.help' ? 'no command given' : e.message.replace(/^error: /, '');
         process.stdout.write(JSON.stringify({ error: message, category: 'usage', exit_code: EXIT.USAGE }) + '\n');
       }
       return EXIT.USAGE;
     }
-    return reportError(e, wantsJson(argv.slice(2)));
+    return reportError(e, wantsJson(argv.slice(2), program));
   }
   return typeof process.exitCode === 'number' ? process.exitCode : EXIT.OK;
 }

@@ -9,10 +9,10 @@
  *   {@link MissingSupportError} (the guard's own probes, which change
  *   nothing, are called here, not copied):
  *   - the plain demo: the local hold's modules (sch_prio, sch_plug, cls_fw,
- *     nf_tables: {@link LocalHold.probeSupport});
+ *     nf_tables: the local mode's `probeSupport`);
  *   - `--inbound`: the inbound hold's (sch_plug, sch_ingress for clsact,
- *     act_mirred, ifb, and cls_flower or else cls_u32:
- *     {@link InboundHold.probeSupport}) and veth for the client namespace
+ *     act_mirred, ifb, and cls_flower or else cls_u32: the inbound mode's
+ *     `probeSupport`) and veth for the client namespace
  *     ({@link probeVeth});
  *   - both: the TCP socket diagnostics (inet_diag, tcp_diag) that each
  *     restart's drain and protect's release on the new listener read.
@@ -23,22 +23,31 @@
  *
  * @module
  */
-import { readFileSync } from 'node:fs';
 import { NetlinkConnection } from '../netlink/connection.js';
 import { SynplugError } from '../netlink/errors.js';
-import { NETLINK_ROUTE, NETLINK_SOCK_DIAG } from '../netlink/message.js';
-import { listTcpListeners } from '../netlink/sockdiag.js';
-import { resolveConfig, DEFAULTS } from '../guard/config.js';
+import { NETLINK_ROUTE } from '../netlink/message.js';
+import { resolveConfig } from '../guard/config.js';
 import { GuardSession } from '../guard/session.js';
-import { localMode, type LocalHold } from '../guard/modes/local.js';
-import { InboundHold } from '../guard/modes/inbound.js';
-import { explainSockDiag, hasNetAdmin, MissingSupportError, NotPermittedError, SockDiagUnavailableError, type ModulePiece } from '../guard/support.js';
+import { holdModeFor } from '../guard/modes/index.js';
+import {
+  CAP_SYS_ADMIN,
+  hasEffectiveCapability,
+  hasNetAdmin,
+  MissingSupportError,
+  NotPermittedError,
+  probeSockDiag,
+  type ModulePiece,
+} from '../guard/support.js';
 import { probeVeth } from './topology.js';
 
 /** What {@link demoPreflight} found. */
 export interface DemoPreflight {
   /** modules whose presence could not be checked (`cls_fw (filter fw)`); setup finds out for sure, transactionally */
   unverified: string[];
+  /** the hold this kernel supports: the plug hold where it has what it needs, else the queue hold */
+  via: 'plug' | 'queue';
+  /** why the queue hold, when it is the one (what the plug hold lacks here) */
+  why?: string;
 }
 
 /**
@@ -50,7 +59,7 @@ export interface DemoPreflight {
  * @throws {MissingSupportError} one or more modules are missing, every one named at once (`missing-module`); nothing was changed
  * @throws {NetlinkError} a probe was refused unexpectedly (EPERM...)
  */
-export async function demoPreflight(o: { inbound: boolean; what: string }): Promise<DemoPreflight> {
+export async function demoPreflight(o: { inbound: boolean; what: string; via?: 'auto' | 'plug' | 'queue' }): Promise<DemoPreflight> {
   if (!hasNetAdmin()) throw new NotPermittedError(o.what);
   if (o.inbound && hasEffectiveCapability(CAP_SYS_ADMIN) === false) {
     throw new SynplugError(
@@ -64,64 +73,33 @@ export async function demoPreflight(o: { inbound: boolean; what: string }): Prom
   const s = GuardSession.fromParts(config, route, () => []);
   const missing: ModulePiece[] = [];
   const unverified: ModulePiece[] = [];
+  let via: DemoPreflight['via'] = 'plug';
+  let why: string | undefined;
   try {
-    // The local hold of the default configuration (on lo): its probes run there (they change nothing).
-    const local = (await localMode.open(s, config)) as LocalHold;
-    if (o.inbound) {
-      if ((await probeVeth(route)) === 'no') missing.push({ module: 'veth', what: "link veth (the demo's client namespace)" });
-      // The inbound hold's probe needs a device for its qdisc probes only: lo's index (the kinds are the kernel's, not a device's).
-      const inbound = new InboundHold(s, { dev: config.dev, ports: [1], addrs: [], classifier: 'auto' }, DEFAULTS.limit, local.ifindex, undefined);
-      const sup = await inbound.probeSupport();
-      missing.push(...sup.missing);
-      unverified.push(...sup.unverified);
+    // The hold's probes on the default configuration (on lo): they change nothing.
+    if (o.inbound && (await probeVeth(route)) === 'no') missing.push({ module: 'veth', what: "link veth (the demo's client namespace)" });
+    // The plug hold where the kernel has what it needs, else the queue hold; with neither, what the plug hold lacks.
+    const scope = o.inbound ? 'inbound' : 'local';
+    const wanted = o.via ?? 'auto';
+    const plug = holdModeFor(wanted === 'queue' ? 'queue' : 'plug', scope);
+    if (!plug) throw new SynplugError(`this synplug has no ${scope} hold mode, which the demo needs`);
+    const sup = await plug.probeSupport(s, config);
+    const queue = sup.missing.length && wanted === 'auto' ? holdModeFor('queue', scope) : undefined;
+    const qsup = queue ? await queue.probeSupport(s, config) : undefined;
+    if (wanted === 'queue') via = 'queue';
+    if (qsup && !qsup.missing.length) {
+      via = 'queue';
+      why = `this kernel lacks ${sup.missing.map((p) => p.module).join(', ')}, which the plug hold needs`;
+      unverified.push(...qsup.unverified);
     } else {
-      const sup = await local.probeSupport();
       missing.push(...sup.missing);
       unverified.push(...sup.unverified);
     }
-    const diag = await probeSockDiag();
+    const diag = await probeSockDiag('TCP socket diagnostics (the restarts see the new listener)');
     if (diag) missing.push(...diag);
   } finally {
     s.close();
   }
   if (missing.length) throw new MissingSupportError(missing, unverified);
-  return { unverified: unverified.map((p) => `${p.module} (${p.what})`) };
-}
-
-/** CAP_SYS_ADMIN (linux/capability.h): unshare(CLONE_NEWNET) needs it. */
-const CAP_SYS_ADMIN = 21;
-
-/**
- * Whether this process has a capability in its effective set (CapEff in
- * /proc/self/status), or undefined when that cannot be read (the operation
- * that needs it then tells).
- * @param bit the capability's number, e.g. 21 for CAP_SYS_ADMIN
- */
-function hasEffectiveCapability(bit: number): boolean | undefined {
-  try {
-    const m = /^CapEff:\s*([0-9a-f]+)$/m.exec(readFileSync('/proc/self/status', 'utf8'));
-    return m ? (BigInt(`0x${m[1]}`) & (1n << BigInt(bit))) !== 0n : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-/**
- * Whether the TCP socket diagnostics answer: a listing of listening sockets.
- * @returns the missing pieces (inet_diag, tcp_diag), or undefined when they answer
- * @throws what the listing threw when it is not their absence
- */
-async function probeSockDiag(): Promise<ModulePiece[] | undefined> {
-  let conn: NetlinkConnection | undefined;
-  try {
-    conn = NetlinkConnection.open(NETLINK_SOCK_DIAG);
-    await listTcpListeners(conn, { port: 1 });
-    return undefined;
-  } catch (e) {
-    const x = explainSockDiag(e);
-    if (!(x instanceof SockDiagUnavailableError)) throw x;
-    return x.modules.map((module) => ({ module, what: 'TCP socket diagnostics (the restarts see the new listener)' }));
-  } finally {
-    conn?.close();
-  }
+  return { unverified: unverified.map((p) => `${p.module} (${p.what})`), via, ...(why !== undefined && { why }) };
 }

@@ -70,7 +70,7 @@ import { SynplugError } from '../netlink/errors.js';
 import { NetlinkConnection } from '../netlink/connection.js';
 import { NETLINK_SOCK_DIAG } from '../netlink/message.js';
 import { listTcpListeners } from '../netlink/sockdiag.js';
-import { check, setup, teardown, protect, holdModeNames, type ProtectResult } from '../guard/index.js';
+import { check, setup, teardown, protect, holdModeFor, type ProtectResult } from '../guard/index.js';
 import { demoPreflight } from './preflight.js';
 import { ClientLoad } from './clients.js';
 import { ClientProcess } from './client-process.js';
@@ -169,15 +169,26 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
   process.on('SIGUSR2', onUsr2);
 
   let setUpByDemo = false;
+  /** the hold the demo uses (preflight picks the one this kernel supports) */
+  let via: 'plug' | 'queue' = 'plug';
+  /** the id of the hold the demo set up, for its teardown (the local plug hold: `local: true`) */
+  let demoHold: string | undefined;
+  let inboundHold: string | undefined;
   const setupInfo: DemoResult['setup'] = { by: 'already', actions: [], removed: [] };
   // inbound mode: the topology, the hold set up on its server end, the client process
   let topo: InboundTopology | undefined;
   let inboundDev: string | undefined;
   let clientProc: ClientProcess | undefined;
   try {
-    if (options.inbound && !holdModeNames().includes('inbound')) throw new SynplugError('this synplug has no inbound hold mode, which demo --inbound needs');
+    if (options.inbound && !holdModeFor('plug', 'inbound')) throw new SynplugError('this synplug has no inbound hold mode, which demo --inbound needs');
     // Phase one, before anything is created: the capability and every module of the run, all named at once.
-    await demoPreflight({ inbound: options.inbound === true, what: options.inbound ? 'synplug demo --inbound' : 'synplug demo' });
+    const pre = await demoPreflight({
+      inbound: options.inbound === true,
+      what: options.inbound ? 'synplug demo --inbound' : 'synplug demo',
+      ...(options.via !== undefined && { via: options.via }),
+    });
+    via = pre.via;
+    if (pre.why) progress(`holding with a netfilter queue (the queue hold): ${pre.why}`);
     if (stoppedBy) throw new DemoInterruptedError(stoppedBy, '');
     let addr: string;
     let dev = LOCAL_DEV;
@@ -191,7 +202,8 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
       progress(`setting up the inbound hold on ${dev} for port ${server.port} (removed again when the demo ends)`);
       inboundDev = dev; // setup is transactional: if it throws, it removed what it added
       try {
-        const s = await setup({ inbound: { dev, ports: [server.port], addrs: [addr] }, ...(stateDir !== undefined && { stateDir }) });
+        const s = await setup({ inbound: { dev, ports: [server.port], addrs: [addr] }, via, ...(stateDir !== undefined && { stateDir }) });
+        inboundHold = s.hold;
         setupInfo.by = 'demo';
         setupInfo.actions = s.actions;
       } catch (e) {
@@ -202,7 +214,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
       progress(`starting the clients in the namespace (${topo.clientDev}, ${topo.clientAddr})`);
       clientProc = await ClientProcess.start(topo, stopCtl.signal);
     } else {
-      addr = await prepareLocal();
+      addr = via === 'queue' ? await prepareLocalQueue() : await prepareLocal();
       server = await PongServer.start(addr);
     }
     if (stoppedBy) throw new DemoInterruptedError(stoppedBy, '');
@@ -233,6 +245,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
     const v = verdictOf(unprotected, prot);
     const result: DemoResult = {
       mode: topo ? 'inbound' : 'local',
+      via,
       dev,
       addr,
       port: server.port,
@@ -268,6 +281,38 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
     options.signal?.removeEventListener('abort', onAbort);
   }
 
+  /**
+   * Local mode on a kernel without the plug hold's modules: use the queue
+   * hold of local clients, or set it up (recorded in setUpByDemo); a partial
+   * one is refused as for the plug hold. @returns the hold's address
+   */
+  async function prepareLocalQueue(): Promise<string> {
+    const c = await check({ ...(stateDir !== undefined && { stateDir }) });
+    const q = c.holds.find((h) => h.via === 'queue' && h.dev === LOCAL_DEV && h.addrs?.length === 1);
+    if (q?.state === 'partial') {
+      throw new SynplugError(
+        `synplug's queue hold on ${LOCAL_DEV} is only partly set up. The demo changes no setup it did not make: run '${q.setup}' to complete it (or 'synplug teardown'), then the demo again`,
+        'not-set-up',
+      );
+    }
+    if (q?.state === 'ok') {
+      progress(`using the queue hold already set up for ${q.addrs![0]} (left as it is)`);
+      return q.addrs![0];
+    }
+    progress(`setting up the queue hold for local clients (removed again when the demo ends)`);
+    setUpByDemo = true; // setup is transactional: if it throws, it removed what it added
+    try {
+      const s = await setup({ via: 'queue', ...(stateDir !== undefined && { stateDir }) });
+      setupInfo.by = 'demo';
+      setupInfo.actions = s.actions;
+      demoHold = s.hold;
+      return s.addr;
+    } catch (e) {
+      setUpByDemo = false;
+      throw e;
+    }
+  }
+
   /** Local mode: use the local hold on lo, or set it up (recorded in setUpByDemo). @returns the hold's address */
   async function prepareLocal(): Promise<string> {
     const c = await check({ local: true, ...(stateDir !== undefined && { stateDir }) });
@@ -278,7 +323,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
       );
     }
     // Judge the local hold alone: inbound holds (other devices) may be set up too.
-    const localState = c.holds?.find((h) => h.mode === 'local')?.state ?? (c.holds ? 'absent' : c.state);
+    const localState = c.holds?.find((h) => h.mode === holdModeFor('plug', 'local')?.name)?.state ?? (c.holds ? 'absent' : c.state);
     if (localState === 'partial') {
       const bad = c.pieces.filter((p) => p.status !== 'ok').map((p) => `${p.piece} (${p.status})`);
       throw new SynplugError(
@@ -330,7 +375,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
       progress(`removing what the demo set up on ${LOCAL_DEV}`);
       try {
         // the local hold only: inbound holds set up by others stay
-        const r = await teardown({ local: true, ...(stateDir !== undefined && { stateDir }) });
+        const r = await teardown({ ...(demoHold !== undefined ? { hold: demoHold } : { local: true }), ...(stateDir !== undefined && { stateDir }) });
         setupInfo.removed = r.removed;
       } catch (e) {
         failures.push({ what: `what the demo set up on ${LOCAL_DEV}`, error: e });
@@ -341,7 +386,10 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
       inboundDev = undefined;
       progress(`removing the inbound hold the demo set up on ${d}`);
       try {
-        const r = await teardown({ inbound: d, ...(stateDir !== undefined && { stateDir }) });
+        const r = await teardown({
+          ...(inboundHold !== undefined && via === 'queue' ? { hold: inboundHold } : { inbound: d }),
+          ...(stateDir !== undefined && { stateDir }),
+        });
         setupInfo.removed.push(...r.removed);
       } catch (e) {
         failures.push({ what: `the inbound hold the demo set up on ${d}`, error: e });

@@ -112,6 +112,8 @@ export type DemoVerdict = 'protected' | 'failed' | 'insensitive';
 export interface DemoResult {
   /** `local`: clients on this machine, the local hold on `lo`; `inbound`: clients in the demo's own namespace, the inbound hold on the veth pair's end here */
   mode: 'local' | 'inbound';
+  /** the hold used: the plug hold, or (a kernel without sch_plug...) the queue hold */
+  via: 'plug' | 'queue';
   /** the hold's device (`lo`, or the server-side veth end) and the server's address; the server listened on `addr:port` */
   dev: string;
   addr: string;
@@ -179,4 +181,6 @@ export interface DemoOptions {
    * hold on its end of the pair for the server's port, and removes all of that at the end
    */
   inbound?: boolean;
+  /** which hold (default `auto`: the plug hold where the kernel has what it needs, else the queue hold) */
+  via?: 'auto' | 'plug' | 'queue';
 }

@@ -185,3 +185,85 @@ export function parseDuration(text: string, option: string, minMs = 10, minWhy =
   if (v > 86_400_000) throw new UsageError(`${option}: at most 24h (got '${text}')`);
   return Math.round(v);
 }
+
+/** The longest duration any guard option takes, ms (24 h; Node's timers overflow past 2^31-1 ms, about 24.8 days). */
+export const MAX_DURATION_MS = 86_400_000;
+
+/**
+ * What one option's value must be: a type, and for durations the smallest
+ * value in ms. Ranges beyond the type (a mark of 0, a bad address) are
+ * checked where the value is used ({@link resolveConfig}, the hold modes).
+ */
+type OptionKind = 'string' | 'boolean' | 'number' | 'function' | 'object' | 'strings' | { duration: number };
+
+/** The configuration's options ({@link GuardConfig}), which every entry point takes. */
+const CONFIG_OPTION_KINDS = { dev: 'string', addr: 'string', mark: 'number', limit: 'number', table: 'string', stateDir: 'string' } as const;
+const SELECTOR_KINDS = { ...CONFIG_OPTION_KINDS, inbound: 'string', local: 'boolean' } as const;
+
+/**
+ * Every option of every guard entry point, with its kind: the library's
+ * contract. An option not listed is refused, as is a value of another type
+ * or a duration outside its range, before anything else is checked or
+ * changed ({@link checkEntryOptions}).
+ */
+export const ENTRY_OPTIONS: Record<string, Record<string, OptionKind>> = {
+  setup: { ...CONFIG_OPTION_KINDS, force: 'boolean', inbound: 'object', via: 'string', queue: 'object' },
+  check: SELECTOR_KINDS,
+  status: SELECTOR_KINDS,
+  teardown: SELECTOR_KINDS,
+  plug: { ...CONFIG_OPTION_KINDS, maxHoldMs: { duration: 10 } },
+  release: { ...CONFIG_OPTION_KINDS, orphaned: 'boolean' },
+  protect: {
+    ...CONFIG_OPTION_KINDS,
+    command: 'strings',
+    maxHoldMs: { duration: 10 },
+    waitListen: 'object',
+    user: 'string',
+    check: 'strings',
+    onCheckOutput: 'function',
+    checkTimeoutMs: { duration: 100 },
+    onNotice: 'function',
+    setup: 'boolean',
+  },
+};
+
+/** The name of an entry point in {@link ENTRY_OPTIONS}. */
+export type EntryPoint = keyof typeof ENTRY_OPTIONS;
+
+function kindText(k: OptionKind): string {
+  if (typeof k === 'object') return `a duration in ms, from ${k.duration} to ${MAX_DURATION_MS} (24 h)`;
+  return { string: 'a string', boolean: 'true or false', number: 'a number', function: 'a function', object: 'an object', strings: 'an array of strings' }[k];
+}
+
+function fits(k: OptionKind, v: unknown): boolean {
+  if (typeof k === 'object') return typeof v === 'number' && Number.isFinite(v) && v >= k.duration && v <= MAX_DURATION_MS;
+  if (k === 'strings') return Array.isArray(v) && v.every((x) => typeof x === 'string');
+  if (k === 'object') return typeof v === 'object' && v !== null && !Array.isArray(v);
+  return typeof v === k;
+}
+
+/**
+ * Check a guard entry point's options against {@link ENTRY_OPTIONS}: an
+ * object (or undefined/null: no options), no option it does not know, each
+ * value of its kind (undefined: absent), durations from their minimum to 24 h.
+ * @param entry the entry point, e.g. `plug`
+ * @param opts the options as the caller passed them
+ * @throws {UsageError} naming the entry point, the option and what it must be
+ */
+export function checkEntryOptions(entry: EntryPoint, opts: unknown): void {
+  if (opts === undefined || opts === null) return;
+  if (typeof opts !== 'object' || Array.isArray(opts))
+    throw new UsageError(`${entry}: the options must be an object (got ${Array.isArray(opts) ? 'an array' : typeof opts})`);
+  const kinds = ENTRY_OPTIONS[entry]!;
+  for (const [name, value] of Object.entries(opts)) {
+    const k = kinds[name];
+    if (k === undefined) throw new UsageError(`${entry}: unknown option '${name}' (its options: ${Object.keys(kinds).join(', ')})`);
+    if (value !== undefined && !fits(k, value)) throw new UsageError(`${entry}: option '${name}' must be ${kindText(k)} (got ${describe(value)})`);
+  }
+}
+
+function describe(v: unknown): string {
+  if (typeof v === 'string') return `'${v.length > 40 ? `${v.slice(0, 40)}...` : v}'`;
+  if (typeof v === 'number' || typeof v === 'boolean' || v === null) return String(v);
+  return Array.isArray(v) ? 'an array' : typeof v;
+}

@@ -10,7 +10,8 @@ import { join } from 'node:path';
 import { NetlinkError } from '../netlink/errors.js';
 import { resolveConfig, type GuardConfig } from './config.js';
 import { NoDeviceError } from './errors.js';
-import { StateStore, type LocalHoldRecord, type SetupRecord } from './state.js';
+import { StateStore, type SetupRecord } from './state.js';
+import { holdMode } from './modes/index.js';
 import { dropLease, leaseLive, recordedLeases } from './leases.js';
 import { GuardSession } from './session.js';
 import { requireNetAdmin, hasNetAdmin } from './support.js';
@@ -51,10 +52,11 @@ export function contextFor(opts: GuardOptions | null | undefined, needsAdmin?: s
   const stateDir = resolveConfig({ stateDir: opts.stateDir }).stateDir;
   const store = new StateStore(stateDir);
   const record = store.readSetup(about);
-  const local = record?.holds.local as LocalHoldRecord | undefined;
-  const fromRecord: Partial<GuardConfig> = local ? { dev: local.dev, addr: local.addr, mark: local.mark, limit: local.limit, table: local.table } : {};
+  // The configuration a recorded hold gives (the local plug hold's device, address...).
+  let fromRecord: Partial<GuardConfig> = {};
+  for (const h of Object.values(record?.holds ?? {})) fromRecord = { ...fromRecord, ...holdMode(h.mode)?.configOf?.(h) };
   const config = resolveConfig({ ...fromRecord, ...definedOnly(opts), stateDir });
-  if (local && opts.dev === undefined) devFromRecord.set(config, join(stateDir, 'setup.json'));
+  if (fromRecord.dev !== undefined && opts.dev === undefined) devFromRecord.set(config, join(stateDir, 'setup.json'));
   return { config, store, ...(record && { record }) };
 }
 

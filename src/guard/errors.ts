@@ -102,7 +102,8 @@ export class CommandError extends SynplugError {
 /**
  * A state file (setup.json, plug.json) or the state directory cannot be
  * used: unreadable, not what synplug wrote, or not safe (a symlink, a
- * directory others can write). Category `failure`.
+ * directory others can write): category `bad-state`. A disk that refuses a
+ * write (ENOSPC, EROFS, EDQUOT, EIO): category `failure`.
  */
 export class StateFileError extends SynplugError {
   /** the file or directory */
@@ -111,9 +112,10 @@ export class StateFileError extends SynplugError {
    * @param path the file or directory
    * @param message what is wrong and what to do
    * @param cause the underlying error
+   * @param category `bad-state` (default: unsafe or damaged) or `failure` (the disk refused a write)
    */
-  constructor(path: string, message: string, cause?: unknown) {
-    super(message, 'bad-state', cause === undefined ? undefined : { cause });
+  constructor(path: string, message: string, cause?: unknown, category: 'bad-state' | 'failure' = 'bad-state') {
+    super(message, category, cause === undefined ? undefined : { cause });
     this.name = 'StateFileError';
     this.path = path;
   }

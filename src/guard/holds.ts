@@ -6,27 +6,13 @@
  */
 import { join } from 'node:path';
 import { NetlinkError, UsageError } from '../netlink/errors.js';
-import { resolveConfig } from './config.js';
+import { checkEntryOptions, resolveConfig } from './config.js';
 import { StateFileError } from './errors.js';
 import { StateStore, processStartTime, type Lease, type PlugRecord } from './state.js';
 import { breakLeases, dropLease, liveLeases, newLeaseId, releaseIfOrphaned, takeLease } from './leases.js';
 import { contextFor, definedOnly, recoverStale, withSession } from './context.js';
-import { checkSelector, combineStates, findUnrecordedIfbs, piecesOf, requireSetUp, selectedHolds, stateOf } from './setup.js';
-import { LocalHold, type LocalStatusDetails } from './modes/local.js';
-import {
-  findSynplugIfbs,
-  ifbNameFor,
-  ifbReleaseMessage,
-  InboundHold,
-  inboundRecordId,
-  IFB_ALIAS_PREFIX,
-  openOrphanInboundHold,
-  requireInboundDevice,
-  resolveInboundDevice,
-  unrecordedIfbMismatch,
-  type InboundHoldRecord,
-  type SynplugIfb,
-} from './modes/inbound.js';
+import { checkSelector, combineStates, findUnrecordedIfbs, piecesOf, requireSetUp, selectedHolds, stateOf, viaOf } from './setup.js';
+import { holdModeFor, holdModes, type UnrecordedPiece } from './modes/index.js';
 import { GuardSession } from './session.js';
 import type { GuardConfig } from './config.js';
 import type { SetupRecord } from './state.js';
@@ -59,12 +45,18 @@ function pidStartOf(pid: number): { pidStart?: number } {
  * @throws {NetlinkError} the kernel refused (`kernel`)
  */
 export async function plug(opts: GuardOptions & { maxHoldMs?: number } = {}): Promise<PlugResult> {
+  checkEntryOptions('plug', opts);
   const maxHoldMs = opts?.maxHoldMs ?? 10_000;
   if (!(maxHoldMs >= 10)) throw new UsageError('max-hold (--max-hold) must be at least 10 ms');
   const { config, store, record } = contextFor(opts, 'synplug plug');
   return withSession(config, record, async (s) => {
     await recoverStale(s, store);
     await requireSetUp(s, config, 'plug');
+    const live = s.holds.filter((h) => !h.keepsAfterExit);
+    if (live.length)
+      throw new UsageError(
+        `synplug plug cannot hold ${live.map((h) => `the ${h.via} hold ${h.id}`).join(', ')}: only a live process holds a netfilter queue, and plug exits at once; use 'synplug protect'`,
+      );
     const since = Date.now();
     const lease: Lease = {
       id: newLeaseId(),
@@ -114,6 +106,7 @@ export async function plug(opts: GuardOptions & { maxHoldMs?: number } = {}): Pr
  * @throws {NetlinkError} the kernel refused (`kernel`)
  */
 export async function release(opts: ReleaseOptions = {}): Promise<ReleaseResult> {
+  checkEntryOptions('release', opts);
   const { orphaned: orphanedOpt, ...guardOpts } = opts ?? {};
   const orphaned = orphanedOpt === true;
   let ctx: ReturnType<typeof contextFor>;
@@ -209,7 +202,7 @@ export async function release(opts: ReleaseOptions = {}): Promise<ReleaseResult>
     }
     // IFBs of synplug's that no record lists (a crash before setup recorded one; a damaged or removed setup.json): release them too.
     // Best effort: the recorded plugs are released already; a refused link listing must not hide that.
-    const unrecorded = await releaseUnrecorded(s).catch((): string[] => []);
+    const unrecorded = await releaseUnrecorded(s, record).catch((): string[] => []);
     const also = unrecorded.length ? `; released the plug(s) of synplug's IFB(s) found without a record: ${unrecorded.join(', ')}` : '';
     if (damaged) {
       throw new StateFileError(
@@ -233,20 +226,26 @@ export async function release(opts: ReleaseOptions = {}): Promise<ReleaseResult>
 }
 
 /**
- * Release the plug of every IFB of synplug's that the session has no hold
- * for (its alias, name and root qdisc: see {@link unrecordedIfbMismatch}; one
- * datagram; an IFB without a plug is skipped).
+ * Release what every piece of synplug's that no record lists holds (an IFB's
+ * plug; those recognised as synplug's only: see {@link UnrecordedPiece}).
  * @returns each released one, `IFB (inbound hold of DEV)`
- * @throws {NetlinkError} the link dump was refused
+ * @throws {NetlinkError} a listing was refused
  */
-async function releaseUnrecorded(s: GuardSession): Promise<string[]> {
-  const known = new Set(s.holds.flatMap((h) => (h instanceof InboundHold ? [h.ifb] : [])));
-  const found: SynplugIfb[] = [];
-  // synplug's only (name, alias and root plug, as teardown recognises them): another's IFB with the alias is not touched
-  for (const f of await findSynplugIfbs(s.route)) if (!known.has(f.ifb) && !(await unrecordedIfbMismatch(s.route, f))) found.push(f);
-  if (!found.length) return [];
-  const results = await s.route.exchange(found.map((f) => ifbReleaseMessage(f.ifbIndex)));
-  return found.filter((_, i) => !results[i].error && !results[i].unanswered).map((f) => `${f.ifb} (inbound hold of ${f.dev})`);
+async function releaseUnrecorded(s: GuardSession, record: SetupRecord | undefined): Promise<string[]> {
+  const out: string[] = [];
+  for (const u of await unrecordedPieces(s, record)) {
+    if (u.mismatch !== undefined || s.holds.some((h) => h.id === u.id)) continue;
+    const label = await u.release().catch(() => undefined);
+    if (label !== undefined) out.push(label);
+  }
+  return out;
+}
+
+/** Every mode's pieces that no record lists. @throws {NetlinkError} a listing was refused */
+async function unrecordedPieces(s: GuardSession, record: SetupRecord | undefined): Promise<UnrecordedPiece[]> {
+  const out: UnrecordedPiece[] = [];
+  for (const m of holdModes()) if (m.findUnrecorded) out.push(...(await m.findUnrecorded(s, record, s.config)));
+  return out;
 }
 
 /**
@@ -258,29 +257,38 @@ async function releaseUnrecorded(s: GuardSession): Promise<string[]> {
  * @throws {StateFileError} the state directory is unsafe, or a state file is damaged
  */
 export async function status(opts: StatusOptions = {}): Promise<StatusResult> {
+  checkEntryOptions('status', opts);
   const { inbound, local, ...rest } = opts ?? {};
   checkSelector({ inbound, local }, 'status');
   const { config, store, record } = contextFor(rest, 'synplug status', { inbound });
   return withSession(config, record, async (s) => {
     const rec = await recoverStale(s, store);
     const selected = await selectedHolds(s, record, { inbound, local });
-    const localSel = selected.find((i) => 'hold' in i && i.hold instanceof LocalHold);
-    const localOne = localSel && 'hold' in localSel ? localSel : undefined;
-    const details = localOne ? await (localOne.hold as LocalHold).statusDetails(localOne.inspection) : { qdiscs: [], filters: [], marking: [] };
     const holds: HoldStatus[] = [];
+    let top: Record<string, unknown> = { qdiscs: [], filters: [], marking: [] };
+    let localOne = false;
     for (const x of selected) {
       if ('absent' in x) {
-        holds.push({ ...x.absent, state: 'absent', pieces: [], qdiscs: [], filters: [] });
+        holds.push({ ...x.absent, via: viaOf(x.absent.mode), state: 'absent', pieces: [], qdiscs: [], filters: [] });
         continue;
       }
       const { hold, inspection } = x;
-      const base = { id: hold.id, mode: hold.mode, dev: hold.dev, state: inspection.state, pieces: Object.values(inspection.pieces) as PieceState[] };
-      if (hold instanceof InboundHold) {
-        holds.push({ ...base, ...(await hold.statusDetails(inspection)) });
-        continue;
+      const details = await hold.statusDetails(inspection);
+      if (details.top) {
+        top = details.top;
+        localOne = true;
       }
-      const { qdiscs, filters, held, passed, dropped } = details as LocalStatusDetails;
-      holds.push({ ...base, qdiscs, filters, ...(held !== undefined && { held, passed, dropped }) });
+      holds.push({
+        id: hold.id,
+        mode: hold.mode,
+        via: hold.via,
+        dev: hold.dev,
+        state: inspection.state,
+        pieces: Object.values(inspection.pieces) as PieceState[],
+        qdiscs: [],
+        filters: [],
+        ...details.hold,
+      });
     }
     const unrecorded = await findUnrecordedIfbs(s, record, { inbound, local });
     return {
@@ -288,7 +296,7 @@ export async function status(opts: StatusOptions = {}): Promise<StatusResult> {
       state: combineStates([...selected.map(stateOf), ...(unrecorded.length ? (['partial'] as const) : [])]),
       ...(unrecorded.length && { unrecorded }),
       pieces: piecesOf(selected.flatMap((x) => ('absent' in x ? [] : [x]))),
-      ...details,
+      ...(top as Pick<StatusResult, 'qdiscs' | 'filters' | 'marking'>),
       plug: store.readPlug() ?? null,
       leases: liveLeases(store).map((l) => ({
         owner: l.owner,
@@ -326,10 +334,14 @@ export async function status(opts: StatusOptions = {}): Promise<StatusResult> {
  * (nothing is removed), setup.json is damaged (nothing of the local hold is removed), or a file cannot be removed
  */
 export async function teardown(opts: TeardownOptions = {}): Promise<TeardownResult> {
+  checkEntryOptions('teardown', opts);
   const only = opts?.inbound;
   const localOnly = opts?.local;
+  const holdOnly = opts?.hold;
   checkSelector({ inbound: only, local: localOnly }, 'teardown');
-  const { inbound: _only, local: _local, ...rest } = opts ?? {};
+  if (holdOnly !== undefined && (typeof holdOnly !== 'string' || holdOnly === '' || only !== undefined || localOnly))
+    throw new UsageError('teardown: hold names one hold by its id, without inbound or local');
+  const { inbound: _only, local: _local, hold: _hold, ...rest } = opts ?? {};
   let ctx: ReturnType<typeof contextFor>;
   try {
     ctx = contextFor(rest, 'synplug teardown', { inbound: only });
@@ -338,37 +350,43 @@ export async function teardown(opts: TeardownOptions = {}): Promise<TeardownResu
     ctx.store.readPlug();
     ctx.store.readLeases();
   } catch (e) {
-    if (!(e instanceof StateFileError) || localOnly) throw e;
+    if (!(e instanceof StateFileError) || localOnly || holdOnly !== undefined) throw e;
     const config = resolveConfig(definedOnly(rest));
     // Only a damaged setup.json (not plug.json, not an unsafe directory): synplug's IFBs are still known by their
     // alias, and only synplug's filters redirect to them.
     if (e.path !== join(config.stateDir, 'setup.json') || e.message.includes('symbolic link')) throw e;
     const swept = await withBareSession(config, async (s) => {
-      const target = only !== undefined ? ((await resolveInboundDevice(s.route, only)) ?? { name: only }) : undefined;
-      return tearDownUnrecorded(s, undefined, config, target);
+      const target = only !== undefined ? await selectTarget(s, undefined, only) : undefined;
+      return tearDownUnrecorded(s, undefined, target);
     });
     if (!swept.holds.length) throw e;
     throw new StateFileError(e.path, `removed synplug's IFB(s) found by their alias, and their SYN filters (${swept.removed.join('; ')}); but ${e.message}`, e);
   }
   const { config, store, record } = ctx;
-  let id: string | undefined = localOnly ? 'local' : undefined;
+  let id: string | undefined = holdOnly ?? (localOnly ? holdModeFor('plug', 'local')?.name : undefined);
   let target: { name: string; ifindex?: number } | undefined;
   if (only !== undefined) {
     const early = await withBareSession(config, async (s) => {
-      target = (await resolveInboundDevice(s.route, only)) ?? { name: only };
-      id = inboundRecordId(record, target);
+      const sel = await selectHold(s, record, only, false);
+      target = { name: sel.dev, ...(sel.ifindex !== undefined && { ifindex: sel.ifindex }) };
+      id = sel.id;
       if (record?.holds[id]) return undefined;
       // Not recorded: an IFB of synplug's for that device (a crash before setup recorded it) is still removed.
-      const swept = await tearDownUnrecorded(s, record, config, target);
+      const swept = await tearDownUnrecorded(s, record, target);
       if (swept.holds.length) return { dev: target.name, ...swept };
       if (swept.kept.length)
         return { dev: target.name, ...swept, nothingSetUp: `teardown --inbound ${only}: no inbound hold of ${target.name} is set up; nothing to remove` };
-      await requireInboundDevice(s, only); // nothing recorded or found for it: a device setup --inbound would refuse is an error
+      await selectHold(s, record, only); // nothing recorded or found for it: a device setup --inbound would refuse is an error
       return undefined;
     });
     if (early) return early;
   }
-  const which = only !== undefined ? `--inbound ${only}: no inbound hold of ${target?.name ?? only}` : '--local: no local hold';
+  const which =
+    only !== undefined
+      ? `--inbound ${only}: no inbound hold of ${target?.name ?? only}`
+      : holdOnly !== undefined
+        ? `of ${holdOnly}: no such hold`
+        : '--local: no local hold';
   if (id !== undefined && !record?.holds[id]) {
     // Nothing of that hold to remove: success (exit 0), as a plain teardown with nothing set up.
     return {
@@ -394,14 +412,19 @@ export async function teardown(opts: TeardownOptions = {}): Promise<TeardownResu
     }
     if (id === undefined && !record) {
       // Every hold, and no record: IFBs of synplug's found by their alias go too.
-      const swept = await tearDownUnrecorded(s, record, config);
+      const swept = await tearDownUnrecorded(s, record);
       removed.push(...swept.removed);
       kept.push(...swept.kept);
       torn.push(...swept.holds.filter((h) => !torn.includes(h)));
     }
     const left = Object.fromEntries(Object.entries(record?.holds ?? {}).filter(([h]) => !torn.includes(h)));
     if (id !== undefined && Object.keys(left).length > 0) {
-      store.writeSetup({ ...record!, holds: left });
+      try {
+        store.writeSetup({ ...record!, holds: left });
+      } catch (e) {
+        if (!(e instanceof StateFileError)) throw e;
+        throw new StateFileError(e.path, `${whatWasRemoved(removed)}; but ${e.message}`, e, e.category === 'failure' ? 'failure' : 'bad-state');
+      }
       return { dev, removed: unique(removed), kept: unique(kept), holds: unique(torn) };
     }
     const nothing = !torn.length && !removed.length ? { nothingSetUp: "nothing of synplug's is set up (no record, no hold found); nothing to remove" } : {};
@@ -409,11 +432,21 @@ export async function teardown(opts: TeardownOptions = {}): Promise<TeardownResu
     try {
       removedStateDir = store.clear(record?.createdStateDir === true);
     } catch (e) {
-      throw new StateFileError(config.stateDir, `removed the setup, but cannot remove the state files in ${config.stateDir}: ${(e as Error).message}`, e);
+      // Say only what was done: the kernel objects removed (maybe none), then why the records stay.
+      throw new StateFileError(
+        config.stateDir,
+        `${whatWasRemoved(removed)}; but cannot remove the state files in ${config.stateDir}: ${(e as Error).message}`,
+        e,
+        e instanceof StateFileError && e.category === 'failure' ? 'failure' : 'bad-state',
+      );
     }
     return { dev, removed: unique(removed), kept: unique(kept), holds: unique(torn), ...(removedStateDir && { removedStateDir }), ...nothing };
   });
 }
+
+/** What a teardown removed from the kernel, for a message about what it then failed to record: only what it did. */
+const whatWasRemoved = (removed: readonly string[]): string =>
+  removed.length ? `removed ${unique(removed).join('; ')}` : 'removed nothing from the kernel (nothing of the setup was there)';
 
 /** The entries in order, each once. */
 const unique = (xs: readonly string[]): string[] => [...new Set(xs)];
@@ -429,37 +462,52 @@ async function withBareSession<T>(config: GuardConfig, f: (s: GuardSession) => P
 }
 
 /**
- * Remove the IFBs carrying synplug's alias that the record does not list
- * (all of them without a record), with synplug's filters on their device;
- * with `target`, only the one of that device (by name, or by the index in
- * the IFB's name).
+ * The hold `--inbound DEV` names: its id, and the device's name and index.
+ * @throws {UsageError} a device setup --inbound would refuse, with no record naming it
+ * @throws {NoDeviceError} no such device, with no record naming it
+ */
+async function selectHold(
+  s: GuardSession,
+  record: SetupRecord | undefined,
+  dev: string,
+  refuse = true,
+): Promise<{ id: string; dev: string; ifindex?: number }> {
+  const mode = holdModeFor('plug', 'inbound');
+  if (!mode?.select) throw new UsageError('this synplug has no inbound hold');
+  return mode.select(s, record, dev, refuse);
+}
+
+/** The device `--inbound DEV` names (its name and index), also one that does not exist. */
+async function selectTarget(s: GuardSession, record: SetupRecord | undefined, dev: string): Promise<{ name: string; ifindex?: number }> {
+  const t = await selectHold(s, record, dev, false);
+  return { name: t.dev, ...(t.ifindex !== undefined && { ifindex: t.ifindex }) };
+}
+
+/**
+ * Remove the pieces of synplug's that the record does not list (all of them
+ * without a record): an IFB carrying synplug's alias, with synplug's filters
+ * on its device; with `target`, only the one of that device (by name, or by
+ * index). One whose name or contents are not synplug's is left alone (`kept`).
  * @throws {NetlinkError} a kernel refusal
  */
 async function tearDownUnrecorded(
   s: GuardSession,
   record: SetupRecord | undefined,
-  config: GuardConfig,
   target?: { name: string; ifindex?: number },
 ): Promise<{ removed: string[]; kept: string[]; holds: string[] }> {
-  const recorded = new Set(Object.values(record?.holds ?? {}).flatMap((h) => (h.mode === 'inbound' ? [(h as InboundHoldRecord).ifb] : [])));
   const removed: string[] = [];
   const kept: string[] = [];
   const holds: string[] = [];
-  for (const f of await findSynplugIfbs(s.route)) {
-    if (recorded.has(f.ifb)) continue;
-    if (target && f.dev !== target.name && !(target.ifindex !== undefined && f.ifb === ifbNameFor(target.ifindex))) continue;
-    const mismatch = await unrecordedIfbMismatch(s.route, f);
-    if (mismatch) {
-      kept.push(
-        `link ${f.ifb}: carries synplug's alias '${IFB_ALIAS_PREFIX}${f.dev}', but no record lists it and ${mismatch}: not synplug's; left alone, with the filters on ${f.dev}`,
-      );
+  for (const u of await unrecordedPieces(s, record)) {
+    if (target && !u.matches(target)) continue;
+    if (u.mismatch !== undefined) {
+      kept.push(u.keptReason);
       continue;
     }
-    const h = await openOrphanInboundHold(s, f, config.limit);
-    const r = await h.teardown(await h.inspect());
+    const r = await u.teardown();
     removed.push(...r.removed);
     kept.push(...r.kept);
-    if (!holds.includes(h.id)) holds.push(h.id);
+    if (!holds.includes(u.id)) holds.push(u.id);
   }
   return { removed: unique(removed), kept: unique(kept), holds };
 }

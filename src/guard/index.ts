@@ -52,7 +52,7 @@ export { GuardSession } from './session.js';
 export { DEFAULTS, TREE, NFT_NAMES, resolveConfig, parseDuration, parseUint, type GuardConfig } from './config.js';
 export { StateStore, isStale, type PlugRecord, type SetupRecord, type HoldRecord, type LocalHoldRecord } from './state.js';
 export { MissingSupportError, SockDiagUnavailableError, hasNetAdmin } from './support.js';
-export { registerHoldMode, holdMode, holdModeNames } from './modes/index.js';
+export { registerHoldMode, holdMode, holdModeNames, holdModeFor, holdModes } from './modes/index.js';
 export type { Hold, HoldMode, HoldInspection, HoldSetupPlan, HoldSockets, SetupStep } from './modes/types.js';
 export {
   INBOUND_PREF,

@@ -20,12 +20,11 @@
  *
  * @module
  */
-import { closeSync, constants as fsConstants, lstatSync, openSync } from 'node:fs';
+import { closeSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { constants as osConstants } from 'node:os';
 import { SynplugError } from '../netlink/errors.js';
 import { bindLibcFunction, lastErrno } from '../netlink/libc.js';
-import { StateFileError } from './errors.js';
 import { ownerAlive, type Lease, type PlugRecord, type StateStore } from './state.js';
 
 /** flock(2) operations, from <sys/file.h>. */
@@ -50,8 +49,7 @@ export const LOCK_TIMEOUT_MS = 10_000;
  * @throws {SynplugError} the lock was not obtained within {@link LOCK_TIMEOUT_MS} (category `failure`), or flock failed
  */
 export async function withLeaseLock<T>(store: StateStore, f: () => Promise<T> | T, timeoutMs = LOCK_TIMEOUT_MS, openFd?: number): Promise<T> {
-  // Only for messages: lockPath() checks the directory (an lstat), which must
-  // not run inside the plug window when the caller opened the file before it.
+  // Only for messages (no file system call).
   const path = () => store.lockPath();
   const fd = openFd ?? openLockFile(store);
   try {
@@ -77,31 +75,18 @@ export async function withLeaseLock<T>(store: StateStore, f: () => Promise<T> | 
 }
 
 /**
- * Open the state directory's lock file (O_NOFOLLOW, created 0600).
+ * Open the state directory's lock file (O_NOFOLLOW, created 0600, relative
+ * to the checked directory: {@link StateStore.openLock}).
  * @returns the file descriptor (close it with closeSync)
  * @throws {StateFileError} the directory is unsafe, or the file cannot be opened (a link)
  */
 export function openLockFile(store: StateStore): number {
-  const path = store.lockPath();
-  try {
-    return openSync(path, fsConstants.O_RDWR | fsConstants.O_CREAT | fsConstants.O_NOFOLLOW, 0o600); // libuv adds O_CLOEXEC
-  } catch (e) {
-    throw new StateFileError(
-      path,
-      `cannot open the lock file ${path}: ${(e as Error).message}${(e as NodeJS.ErrnoException).code === 'ELOOP' ? ' (a symbolic link: remove it)' : ''}`,
-      e,
-    );
-  }
+  return store.openLock();
 }
 
 /** Identity of the lease file as written (inode, size, mtime in ns): unchanged means nobody took or dropped a lease since. */
 function leaseFileStamp(store: StateStore): string | undefined {
-  try {
-    const st = lstatSync(store.leasesPath(), { bigint: true });
-    return `${st.ino}:${st.size}:${st.mtimeNs}`;
-  } catch {
-    return undefined;
-  }
+  return store.leasesStamp();
 }
 
 /** Whether a lease still holds: its deadline is ahead, and a protect's owner is the same live process. */

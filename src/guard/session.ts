@@ -15,10 +15,8 @@ import type { GuardConfig } from './config.js';
 import { NoDeviceError } from './errors.js';
 import type { SetupRecord } from './state.js';
 import type { Listener, ListenTarget, PlugStats, ProtectSession } from './types.js';
-import type { WatchdogStep } from './watchdog.js';
-import { holdMode } from './modes/index.js';
-import { hexMessage, localMode } from './modes/local.js';
-import type { Hold, HoldSockets } from './modes/types.js';
+import { isReleaseStep, type WatchdogNetlinkStep, type WatchdogStep } from './watchdog.js';
+import { holdMode, holdModeFor, type Hold, type HoldAction, type HoldSockets } from './modes/index.js';
 import { explainSockDiag } from './support.js';
 import { listAddresses } from '../netlink/route/addr.js';
 import { formatIp, parseIp } from '../netlink/ipaddr.js';
@@ -30,7 +28,7 @@ export type { PlugStats };
 export interface SessionHolds {
   /** the setup record: each of its holds is opened (the local one from the configuration) */
   record?: SetupRecord;
-  /** also open the local hold when the record has none (default true: the local hold is what setup makes without options) */
+  /** also open the default hold (the local plug hold of the configuration) when the record has none (default true: it is what setup makes without options) */
   local?: boolean;
 }
 
@@ -65,10 +63,12 @@ export class GuardSession implements ProtectSession, HoldSockets {
     const s = new GuardSession(config, route);
     try {
       const entries = Object.entries(which.record?.holds ?? {});
-      const localEntry = entries.find(([id]) => id === 'local')?.[1];
-      if (localEntry || which.local !== false) s.holds.push(await localMode.open(s, config, localEntry));
+      // The local plug hold first (the configuration's; opened without a record unless `local` is false).
+      const local = holdModeFor('plug', 'local');
+      const localEntry = entries.find(([, h]) => h.mode === local?.name)?.[1];
+      if (local && (localEntry || which.local !== false)) s.holds.push(await local.open(s, config, localEntry));
       for (const [id, entry] of entries) {
-        if (id === 'local') continue;
+        if (entry === localEntry) continue;
         const mode = holdMode(entry.mode);
         if (!mode)
           throw new SynplugError(
@@ -98,6 +98,11 @@ export class GuardSession implements ProtectSession, HoldSockets {
     return s;
   }
 
+  /** Each hold's id and kind. */
+  get holdKinds(): Array<{ id: string; via: 'plug' | 'queue' }> {
+    return this.holds.map((h) => ({ id: h.id, via: h.via }));
+  }
+
   /** The ids of the session's holds (`local`, `inbound:DEV`...). */
   get holdIds(): string[] {
     return this.holds.map((h) => h.id);
@@ -117,30 +122,45 @@ export class GuardSession implements ProtectSession, HoldSockets {
   }
 
   /**
-   * Send one message list per hold in ONE datagram and check every answer.
+   * Start or end holding on every hold: the plug holds' messages in ONE
+   * datagram, then every other hold's own step.
    * @throws {NetlinkError} the first refusal, explained by its hold
    */
   private async plugAll(action: 'buffer' | 'release'): Promise<void> {
     const owners: Hold[] = [];
+    const runs: Array<Extract<HoldAction, { kind: 'run' }>> = [];
     const messages = this.holds.flatMap((h) => {
-      const m = action === 'buffer' ? h.bufferMessages : h.releaseMessages;
-      owners.push(...m.map(() => h));
-      return m;
+      const a = action === 'buffer' ? h.holdAction() : h.releaseAction();
+      if (a.kind === 'run') {
+        runs.push(a);
+        return [];
+      }
+      owners.push(...a.messages.map(() => h));
+      return a.messages;
     });
-    if (messages.length === 0) return;
-    const results = await this.route.exchange(messages);
-    results.forEach((r, i) => {
-      if (r.error) throw r.error instanceof NetlinkError ? owners[i].explainPlugError(r.error, action) : r.error;
-      if (r.unanswered) throw new SynplugError(`no answer to the ${action} of the plug on ${owners[i].dev}`, 'kernel');
-    });
+    if (messages.length > 0) {
+      const results = await this.route.exchange(messages);
+      results.forEach((r, i) => {
+        if (r.error) throw r.error instanceof NetlinkError ? owners[i].explainPlugError(r.error, action) : r.error;
+        if (r.unanswered) throw new SynplugError(`no answer to the ${action} of the plug on ${owners[i].dev}`, 'kernel');
+      });
+    }
+    if (action === 'buffer') {
+      for (const r of runs) await r.run();
+      return;
+    }
+    // Release: every hold gets its release, even when another's fails; the first failure is thrown after.
+    let first: unknown;
+    for (const r of runs) await r.run().catch((e: unknown) => (first ??= e));
+    if (first !== undefined) throw first;
   }
 
-  /** Buffer every hold's plug (TCQ_PLUG_BUFFER), one datagram. @throws {NetlinkError} no plug qdisc (ENOENT/EINVAL) */
+  /** Start holding on every hold (the plugs buffer, one datagram; a queue binds). @throws {NetlinkError} no plug qdisc (ENOENT/EINVAL) */
   buffer(): Promise<void> {
     return this.plugAll('buffer');
   }
 
-  /** Release every hold's plug (TCQ_PLUG_RELEASE_INDEFINITE), one datagram. Always safe. @throws {NetlinkError} */
+  /** Let every hold go (the plugs release, one datagram; a queue gives its verdict). Always safe. @throws {NetlinkError} */
   release(): Promise<void> {
     return this.plugAll('release');
   }
@@ -159,12 +179,33 @@ export class GuardSession implements ProtectSession, HoldSockets {
     for (const h of this.holds) await h.disarm?.();
   }
 
-  /** The release, encoded for the watchdog: every plug's release in one datagram, then each hold's disarm. */
+  /**
+   * The release for the watchdog: every plug's release in one datagram (the
+   * first step), every other hold's own, then each hold's disarm.
+   */
   releaseSteps(): WatchdogStep[] {
-    return [
-      { what: 'plug release', protocol: NETLINK_ROUTE, messages: this.holds.flatMap((h) => h.releaseMessages.map(hexMessage)) },
-      ...this.holds.flatMap((h) => h.disarmSteps?.() ?? []),
-    ];
+    const steps = this.holds.flatMap((h) => h.handoff().steps);
+    const plugs = steps.filter((st) => st.kind !== 'nfqueue' && st.protocol === NETLINK_ROUTE && isReleaseStep(st)) as WatchdogNetlinkStep[];
+    const others = steps.filter((st) => !plugs.includes(st as WatchdogNetlinkStep));
+    const joined: WatchdogStep = { what: 'plug release', phase: 'release', protocol: NETLINK_ROUTE, messages: plugs.flatMap((st) => st.messages) };
+    // A queue step names this process's descriptor: in the watchdog it is 3 + its place in watchdogFds(); one step per socket.
+    const fds = this.watchdogFds();
+    const queues = others.filter((st) => st.kind === 'nfqueue');
+    const uniqueQueues = queues
+      .filter((st, i) => queues.findIndex((x) => x.kind === 'nfqueue' && st.kind === 'nfqueue' && x.fd === st.fd) === i)
+      .map((st) => (st.kind === 'nfqueue' ? { ...st, fd: 3 + fds.indexOf(st.fd) } : st));
+    const rest = others.filter((st) => st.kind !== 'nfqueue');
+    return [joined, ...uniqueQueues, ...rest.filter(isReleaseStep), ...rest.filter((st) => !isReleaseStep(st))];
+  }
+
+  /** The descriptors the watchdog must inherit (a queue hold's bound socket), each once; in the watchdog they are fd 3, 4... */
+  watchdogFds(): number[] {
+    return [...new Set(this.holds.flatMap((h) => h.handoff().fds ?? []))];
+  }
+
+  /** Whether a hold of the session holds only while a process keeps a socket (a queue): the watchdog then inherits it. */
+  get holdsNeedHandoff(): boolean {
+    return this.holds.some((h) => !h.keepsAfterExit);
   }
 
   /**
@@ -175,11 +216,7 @@ export class GuardSession implements ProtectSession, HoldSockets {
     const sum: PlugStats = { packets: 0, bytes: 0, drops: 0, qlen: 0, backlog: 0 };
     for (const h of this.holds) {
       const st = await h.plugStats();
-      if (!st)
-        throw new SynplugError(
-          `no plug qdisc on ${h.dev} (the ${h.mode} hold): run '${h.mode === 'inbound' ? `synplug setup --inbound ${h.dev} --port PORT` : 'synplug setup'}'`,
-          'not-set-up',
-        );
+      if (!st) throw new SynplugError(`no plug qdisc on ${h.dev} (the ${h.mode} hold): run '${h.setupCommand()}'`, 'not-set-up');
       for (const k of Object.keys(sum) as Array<keyof PlugStats>) sum[k] += st[k];
     }
     return sum;

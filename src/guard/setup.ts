@@ -11,33 +11,27 @@
  * @module
  */
 import { KindUnavailableError } from '../tc/index.js';
-import { refuseLoopback, resolveConfig, type GuardConfig } from './config.js';
+import { checkEntryOptions, resolveConfig, type GuardConfig } from './config.js';
 import { NotSetUpError, SetupError } from './errors.js';
-import { StateStore, type HoldRecord, type LocalHoldRecord } from './state.js';
+import { StateStore, type HoldRecord } from './state.js';
 import type { GuardSession } from './session.js';
-import { MissingSupportError, requireNetAdmin } from './support.js';
+import { MissingSupportError, requireNetAdmin, type ModulePiece } from './support.js';
 import { NftBatchError } from '../iptables/batch.js';
 import { contextFor, definedOnly, recoverStale, withSession } from './context.js';
-import { markRuleOf } from './modes/local.js';
-import { resolveMarkRule } from './modes/local-nft.js';
-import type { Hold, HoldInspection, HoldSetupPlan, SetupStep } from './modes/types.js';
-import { localMode } from './modes/local.js';
-import {
-  findSynplugIfbs,
-  ifbNameFor,
-  InboundHold,
-  inboundRecordId,
-  openInboundHold,
-  requireInboundDevice,
-  resolveInboundDevice,
-  unrecordedIfbMismatch,
-  validateInbound,
-  type InboundHoldRecord,
-} from './modes/inbound.js';
-import { NoDeviceError } from './errors.js';
-import { UsageError } from '../netlink/errors.js';
+import { holdModeFor, holdModes, type Hold, type HoldInspection, type HoldMode, type HoldSetupPlan, type SetupStep } from './modes/index.js';
+import { SynplugError, UsageError } from '../netlink/errors.js';
 import type { SetupRecord } from './state.js';
-import type { CheckOptions, CheckResult, HoldSelector, PieceState, SetupOptions, SetupResult, SetupState, UnrecordedIfb } from './types.js';
+import {
+  HOLD_VIAS,
+  type CheckOptions,
+  type CheckResult,
+  type HoldSelector,
+  type PieceState,
+  type SetupOptions,
+  type SetupResult,
+  type SetupState,
+  type UnrecordedIfb,
+} from './types.js';
 
 /** The state of several holds together: `ok` when all are, `absent` when none is set up at all, else `partial`. */
 export function combineStates(states: readonly SetupState[]): SetupState {
@@ -74,14 +68,15 @@ export function piecesOf(inspected: ReadonlyArray<{ inspection: HoldInspection }
  * @throws {SetupError} a step failed; says which, why, and what was rolled back (the cause's category)
  */
 export async function setup(opts: SetupOptions = {}): Promise<SetupResult> {
+  checkEntryOptions('setup', opts);
   opts = opts ?? {};
-  const { inbound: inboundOpts, force, ...rest } = opts;
-  const inbound = inboundOpts !== undefined ? validateInbound(inboundOpts) : undefined;
+  const { inbound, force, via: viaOpt, queue: _queue, ...rest } = opts;
+  const via = checkVia(opts);
   const config = resolveConfig(definedOnly(rest));
-  if (!inbound) {
-    refuseLoopback(config.addr);
-    resolveMarkRule(markRuleOf(config)); // validate the nftables side before anything is sent
-  }
+  const scope = inbound !== undefined ? 'inbound' : 'local';
+  const candidates = (via === 'auto' ? (['plug', 'queue'] as const) : [via]).flatMap((v) => holdModeFor(v, scope) ?? []);
+  if (!candidates.length) throw new SynplugError(`this synplug has no ${scope} ${via === 'auto' ? '' : `${via} `}hold`);
+  candidates[0].validate(opts, config);
   requireNetAdmin('synplug setup');
   const store = new StateStore(config.stateDir);
   const dirExisted = store.checkDir();
@@ -89,31 +84,32 @@ export async function setup(opts: SetupOptions = {}): Promise<SetupResult> {
   // The session opens every recorded hold: a plug of any of them left buffering is released first.
   return withSession(config, oldRecord, async (s) => {
     const recovery = await recoverStale(s, store);
-    let recordId: string | undefined;
-    let target: Hold;
-    if (inbound) {
-      // The device's own name keys the hold (an altname given is the same hold); a device renamed since its
-      // setup is found by index, and its hold is keyed by the new name from now on.
-      const found = await resolveInboundDevice(s.route, inbound.dev);
-      if (!found) throw new NoDeviceError(inbound.dev, undefined, '--inbound');
-      recordId = inboundRecordId(oldRecord, found);
-      const rec = oldRecord?.holds[recordId] as InboundHoldRecord | undefined;
-      target = await openInboundHold(s, { ...inbound, dev: found.name }, config.limit, rec);
-    } else target = s.holds.find((h) => h.id === 'local') ?? (await localMode.open(s, config, oldRecord?.holds.local));
-
-    if (target instanceof InboundHold) await target.refuseNameClash();
+    // --via auto: the plug hold where the kernel has what it needs, else the queue hold; said, with why.
+    const { mode, chose } = await chooseMode(s, config, candidates, viaOpt === undefined || viaOpt === 'auto');
+    if (mode !== candidates[0]) mode.validate(opts, config);
+    const { hold: target, replaces } = await mode.openForSetup(s, config, opts, oldRecord);
+    await target.refuseClash?.();
     // Phase one: kernel support, all of it, before anything changes.
     const sup = await target.probeSupport();
     if (sup.missing.length) throw new MissingSupportError(sup.missing, sup.unverified);
 
     // The named steps, in order (foreign state refused here, before any step).
-    const plan: HoldSetupPlan = target.planSetup(await target.inspect(), { force });
+    let plan: HoldSetupPlan;
+    try {
+      plan = target.planSetup(await target.inspect(), { force });
+    } catch (e) {
+      // Never a silent switch after a refusal: the alternative is named.
+      const alt = candidates.find((m) => m.via !== mode.via);
+      if (chose !== undefined && alt && e instanceof SynplugError && e.category === 'foreign-state')
+        e.message += `; or hold with a netfilter queue instead, which needs no qdisc: synplug setup --via ${alt.via}`;
+      throw e;
+    }
     const steps: SetupStep[] = plan.order.map((name) => plan.steps[name]).filter((x): x is SetupStep => x !== undefined);
 
     // Phase two: run the steps; on failure, undo in reverse.
     await runSetupSteps(steps);
     const holds: Record<string, HoldRecord> = { ...oldRecord?.holds };
-    if (recordId !== undefined && recordId !== target.id) delete holds[recordId];
+    if (replaces !== undefined && replaces !== target.id) delete holds[replaces];
     const entry = plan.record();
     holds[target.id] = entry;
     const createdStateDir = oldRecord ? oldRecord.createdStateDir === true : !dirExisted;
@@ -122,28 +118,59 @@ export async function setup(opts: SetupOptions = {}): Promise<SetupResult> {
       const now = Date.now();
       store.writePlug({ version: 1, state: 'released', owner: 'manual', pid: process.pid, dev: config.dev, since: now, deadline: now, releasedAt: now });
     }
-    const common = {
+    return {
+      dev: config.dev,
+      addr: config.addr,
+      mark: config.mark,
+      limit: config.limit,
+      addedAddress: false,
+      ...target.setupResult(entry),
       hold: target.id,
+      via: target.via,
+      ...(chose !== undefined && { chose }),
       changed: steps.length > 0,
       actions: steps.map((x) => x.what),
       ...(recovery.released && { recovered: `released a plug left buffering (${recovery.reason})` }),
       unverified: sup.unverified.map((p) => `${p.module} (${p.what})`),
     };
-    if (inbound) {
-      const r = entry as InboundHoldRecord;
-      return {
-        dev: inbound.dev,
-        addr: inbound.addrs.join(' '),
-        mark: config.mark,
-        limit: config.limit,
-        addedAddress: false,
-        inbound: { dev: r.dev, ifb: r.ifb, ports: r.ports, addrs: r.addrs, classifier: r.classifier, families: r.families },
-        ...common,
-      };
-    }
-    const local = entry as LocalHoldRecord;
-    return { dev: config.dev, addr: config.addr, mark: config.mark, limit: config.limit, addedAddress: local.addedAddress, ...common };
   });
+}
+
+/**
+ * The `via` of setup's options: `auto` unless given; `auto` with an option
+ * only the plug holds take (`dev`, `mark`, `limit`, `force`) is `plug`.
+ * @throws {UsageError} a word that is not one of {@link HOLD_VIAS}; a plug hold's option with `queue`
+ */
+function checkVia(opts: SetupOptions): 'auto' | 'plug' | 'queue' {
+  const via = opts.via ?? 'auto';
+  if (!HOLD_VIAS.includes(via)) throw new UsageError(`--via: '${String(via)}' is not one of ${HOLD_VIAS.join(', ')}`);
+  const plugOnly = (['dev', 'mark', 'limit', 'force'] as const).filter((k) => opts[k] !== undefined && opts[k] !== false);
+  if (via === 'queue' && plugOnly.length)
+    throw new UsageError(
+      `--${plugOnly[0]} is the plug holds' option; the queue hold (--via queue) takes --addr, --inbound, --port, --queue-num and --queue-maxlen`,
+    );
+  if (via !== 'queue' && opts.queue !== undefined && Object.values(opts.queue).some((v) => v !== undefined))
+    throw new UsageError("--queue-num and --queue-maxlen are the queue hold's options: use them with --via queue");
+  return via === 'auto' && plugOnly.length ? 'plug' : via;
+}
+
+/**
+ * The mode setup builds: the only candidate, or (auto) the first whose
+ * kernel support is all there; when none has it, the first (its setup then
+ * names what is missing).
+ * @returns the mode and, when it chose, the sentence saying which and why
+ */
+async function chooseMode(s: GuardSession, config: GuardConfig, candidates: readonly HoldMode[], auto: boolean): Promise<{ mode: HoldMode; chose?: string }> {
+  if (!auto || candidates.length < 2) return { mode: candidates[0] };
+  const [first, ...rest] = candidates;
+  const sup = await first.probeSupport(s, config);
+  const why = (m: ModulePiece[]) => m.map((p) => p.module).join(', ');
+  if (!sup.missing.length) return { mode: first, chose: `--via auto: the ${first.via} hold (this kernel has what it needs)` };
+  for (const m of rest) {
+    if ((await m.probeSupport(s, config)).missing.length) continue;
+    return { mode: m, chose: `--via auto: the ${m.via} hold (the ${first.via} hold needs ${why(sup.missing)}, which this kernel lacks)` };
+  }
+  return { mode: first };
 }
 
 /**
@@ -203,37 +230,43 @@ export function checkSelector(sel: HoldSelector, what: string): void {
  */
 export async function selectedHolds(s: GuardSession, record: SetupRecord | undefined, sel: HoldSelector): Promise<SelectedHold[]> {
   if (sel.local) {
-    const h = s.holds.find((x) => x.id === 'local') ?? (await localMode.open(s, s.config, undefined));
+    const mode = holdModeFor('plug', 'local');
+    const h = s.holds.find((x) => x.mode === mode?.name) ?? (mode && (await mode.open(s, s.config, undefined)));
+    if (!h) return [];
     return [{ hold: h, inspection: await h.inspect() }];
   }
   if (sel.inbound !== undefined) {
-    const found = await resolveInboundDevice(s.route, sel.inbound);
-    const id = inboundRecordId(record, found ?? { name: sel.inbound });
-    const h = s.holds.find((x) => x.id === id);
-    if (h) return [{ hold: h, inspection: await h.inspect() }];
-    await requireInboundDevice(s, sel.inbound); // no record names it: a device setup --inbound would refuse is an error
-    return [{ absent: { id, mode: 'inbound', dev: found?.name ?? sel.inbound } }];
+    const out: SelectedHold[] = [];
+    for (const mode of holdModes()) {
+      if (!mode.select) continue;
+      const t = await mode.select(s, record, sel.inbound);
+      const h = s.holds.find((x) => x.id === t.id);
+      if (h) out.push({ hold: h, inspection: await h.inspect() });
+      else if (mode.via === 'plug') out.push({ absent: { id: t.id, mode: mode.name, dev: t.dev } });
+    }
+    return out;
   }
   return inspectHolds(s);
 }
 
 /**
- * IFBs of synplug's that no record lists (a crash between creating one and
- * recording it; a removed setup.json): those carrying synplug's alias whose
- * name and root qdisc are synplug's too (see {@link unrecordedIfbMismatch}),
- * for the holds `sel` covers (none with `local`). `teardown` removes them.
+ * Pieces of synplug's that no record lists (a crash between creating one and
+ * recording it; a removed setup.json), of every mode, that are synplug's
+ * after all (their names and contents checked, not only their marks), for
+ * the holds `sel` covers (none with `local`). `teardown` removes them.
  * @throws {NetlinkError} a listing was refused
  */
 export async function findUnrecordedIfbs(s: GuardSession, record: SetupRecord | undefined, sel: HoldSelector): Promise<UnrecordedIfb[]> {
   if (sel.local) return [];
-  const recorded = new Set(Object.values(record?.holds ?? {}).flatMap((h) => (h.mode === 'inbound' ? [(h as InboundHoldRecord).ifb] : [])));
-  const target = sel.inbound !== undefined ? ((await resolveInboundDevice(s.route, sel.inbound)) ?? { name: sel.inbound }) : undefined;
   const out: UnrecordedIfb[] = [];
-  for (const f of await findSynplugIfbs(s.route)) {
-    if (recorded.has(f.ifb)) continue;
-    if (target && f.dev !== target.name && !('ifindex' in target && f.ifb === ifbNameFor(target.ifindex))) continue;
-    if (await unrecordedIfbMismatch(s.route, f)) continue;
-    out.push({ ifb: f.ifb, dev: f.dev, teardown: `synplug teardown --inbound ${f.dev}` });
+  for (const mode of holdModes()) {
+    if (!mode.findUnrecorded) continue;
+    const target = sel.inbound !== undefined && mode.select ? await mode.select(s, record, sel.inbound, false) : undefined;
+    for (const u of await mode.findUnrecorded(s, record, s.config)) {
+      if (u.mismatch !== undefined) continue;
+      if (target && !u.matches({ name: target.dev, ...('ifindex' in target && { ifindex: target.ifindex }) })) continue;
+      out.push(u.report);
+    }
   }
   return out;
 }
@@ -258,6 +291,7 @@ export const stateOf = (x: SelectedHold): SetupState => ('absent' in x ? 'absent
 export async function check(opts: CheckOptions & { local: true }): Promise<CheckResult & { dev: string; addr: string }>;
 export async function check(opts?: CheckOptions): Promise<CheckResult>;
 export async function check(opts: CheckOptions = {}): Promise<CheckResult> {
+  checkEntryOptions('check', opts);
   const { inbound, local, ...rest } = opts ?? {};
   checkSelector({ inbound, local }, 'check');
   const { config, store, record } = contextFor(rest, 'synplug check', { inbound });
@@ -265,7 +299,7 @@ export async function check(opts: CheckOptions = {}): Promise<CheckResult> {
     await recoverStale(s, store);
     const selected = await selectedHolds(s, record, { inbound, local });
     const inspected = selected.flatMap((x) => ('absent' in x ? [] : [x]));
-    const hasLocal = inspected.some((i) => i.hold.id === 'local');
+    const hasLocal = inspected.some((i) => i.hold.mode === holdModeFor('plug', 'local')?.name);
     const unrecorded = await findUnrecordedIfbs(s, record, { inbound, local });
     return {
       // an IFB of synplug's that no record lists is a leftover: partly set up (exit 2), until teardown removes it
@@ -274,18 +308,17 @@ export async function check(opts: CheckOptions = {}): Promise<CheckResult> {
       ...(hasLocal && { dev: config.dev, addr: config.addr }),
       pieces: piecesOf(inspected),
       holds: selected.map((x) => {
-        const h = 'absent' in x ? x.absent : x.hold;
-        const ports = h instanceof InboundHold ? { ports: h.spec.ports } : {};
-        return { id: h.id, mode: h.mode, dev: h.dev, state: stateOf(x), ...ports };
+        if ('absent' in x) return { ...x.absent, via: viaOf(x.absent.mode), state: 'absent' as const };
+        const h = x.hold;
+        return { id: h.id, mode: h.mode, via: h.via, dev: h.dev, state: stateOf(x), ...h.checkDetails(), setup: h.setupCommand() };
       }),
     };
   });
 }
 
-/** What to run to set a hold up, for the messages: `synplug setup` (local) or `synplug setup --inbound DEV --port P...` */
-export function setupCommandFor(h: { mode: string; dev: string; spec?: { ports: readonly number[] } }): string {
-  if (h.mode !== 'inbound') return 'synplug setup';
-  return `synplug setup --inbound ${h.dev} ${h.spec ? h.spec.ports.map((p) => `--port ${p}`).join(' ') : '--port PORT'}`;
+/** The kind of a mode's holds, by its name (`plug` for a name no mode registered). */
+export function viaOf(mode: string): 'plug' | 'queue' {
+  return holdModes().find((m) => m.name === mode)?.via ?? 'plug';
 }
 
 /**
@@ -300,8 +333,8 @@ export async function requireSetUp(s: GuardSession, config: GuardConfig, what: s
   const bad = piecesOf(inspected)
     .filter((p) => p.status !== 'ok')
     .map((p) => `${p.piece} (${p.status}${p.detail ? `: ${p.detail}` : ''})`);
-  const where = s.holds.map((h) => (h.id === 'local' ? config.dev : h.id)).join(', ');
-  const run = [...new Set(inspected.filter((i) => i.inspection.state !== 'ok').map((i) => `'${setupCommandFor(i.hold as InboundHold)}'`))];
+  const where = s.holds.map((h) => (h.mode === holdModeFor('plug', 'local')?.name ? config.dev : h.id)).join(', ');
+  const run = [...new Set(inspected.filter((i) => i.inspection.state !== 'ok').map((i) => `'${i.hold.setupCommand()}'`))];
   throw new NotSetUpError(
     `synplug is ${state === 'absent' ? 'not set up' : 'only partly set up'} on ${where}: ${bad.join('; ')}. Run ${run.join(' and ')}${what === 'protect' ? ', or pass --setup. The command was NOT run' : ''}`,
   );

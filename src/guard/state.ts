@@ -15,19 +15,23 @@
  * ## The directory is a security boundary
  *
  * What these files say decides what synplug removes and releases, and synplug
- * runs as root. So, as sshd's StrictModes does:
+ * runs as root. So (state-fs.ts):
  *
- * - an existing state directory must be a real directory (not a symbolic
- *   link), owned by the effective user, and writable by nobody else (no group
- *   or world write bit); anything else is refused before a file is read;
+ * - every component of the directory's path from `/` is checked as sshd's
+ *   StrictModes checks it: owned by root or the user, writable by nobody
+ *   else unless sticky (then the next component's owner is what counts);
+ *   the state directory itself is a real directory (not a symbolic link),
+ *   owned by the effective user, with no group or world write bit;
  * - a missing one is created by synplug, mode 0700 (its parent directories
- *   0755), and never through a symbolic link (mkdir does not follow one at
- *   the last component; the result is checked again);
- * - files are replaced atomically: written to a temporary file opened with
- *   O_CREAT|O_EXCL|O_NOFOLLOW (a file or link already at that name is
- *   removed, never written through), then renamed over the old one;
- * - files are read with O_NOFOLLOW: a symbolic link as `setup.json` or
- *   `plug.json` is an error, never followed.
+ *   0755), one component at a time relative to the one before;
+ * - every file is opened, replaced (a temporary file created with
+ *   O_CREAT|O_EXCL|O_NOFOLLOW, then renamed over the old one), examined and
+ *   removed relative to the directory's descriptor, never by path again
+ *   after the check: a link or a renamed directory cannot redirect them;
+ * - files are read with O_NOFOLLOW and at most {@link RECORD_SIZE_CAP}
+ *   bytes (the size is checked before reading);
+ * - a record of an older format (setup.json version 1) is refused, with
+ *   how to clear it.
  *
  * A file that cannot be read, or is not what synplug writes, is an error
  * ({@link StateFileError}) for every command, naming the file and what to do:
@@ -36,24 +40,11 @@
  *
  * @module
  */
-import {
-  closeSync,
-  constants as fsConstants,
-  fstatSync,
-  lstatSync,
-  mkdirSync,
-  openSync,
-  readFileSync,
-  renameSync,
-  rmdirSync,
-  unlinkSync,
-  writeSync,
-  chmodSync,
-  type Stats,
-} from 'node:fs';
-import { dirname, join } from 'node:path';
+import { closeSync, constants as fsConstants, fstatSync, readFileSync, type BigIntStats } from 'node:fs';
+import { join } from 'node:path';
 import { StateFileError } from './errors.js';
-import { isInboundRecord } from './modes/inbound-record.js';
+import { type CheckedDir, errorCode, openCheckedDir, writeErrorCategory } from './state-fs.js';
+import { isRecordOfItsMode } from './record-checks.js';
 
 export { StateFileError };
 
@@ -89,7 +80,7 @@ export interface LocalHoldRecord extends HoldRecord {
 /**
  * Contents of `setup.json` (version 2): every hold, keyed by its id (`local`,
  * `inbound:DEV`). A version 1 file (the local hold's fields at the top
- * level) is read as a record with one local hold.
+ * level) is refused with how to clear it.
  */
 export interface SetupRecord {
   version: 2;
@@ -159,6 +150,12 @@ const LEASES = 'leases.json';
 /** The lock file of the lease bookkeeping (flock). */
 export const LOCK_FILE = 'lock';
 
+/**
+ * The largest record file read, bytes: synplug writes a few hundred bytes
+ * per hold or lease; anything larger is refused before it is read.
+ */
+export const RECORD_SIZE_CAP = 1 << 20;
+
 /** The state files of one directory, read and written under the rules of the module doc. */
 export class StateStore {
   /** the directory was created by this store (by a write) */
@@ -177,142 +174,54 @@ export class StateStore {
   }
 
   /**
-   * Check the directory: it must be a real directory owned by the effective
-   * user and writable by nobody else.
+   * Open the directory (every component checked; created when `create`),
+   * run `f` on it, close it.
+   * @returns undefined when it does not exist and `create` is false
+   */
+  private withDir<T>(create: boolean, f: (d: CheckedDir) => T): T | undefined {
+    const d = openCheckedDir(this.dir, create);
+    if (!d) return undefined;
+    try {
+      if (d.created) this.created = true;
+      return f(d);
+    } finally {
+      d.close();
+    }
+  }
+
+  /**
+   * Check the directory and every directory on its path (state-fs.ts): it
+   * must be a real directory owned by the effective user and writable by
+   * nobody else, its parents root's or the user's and not writable by others.
    * @returns false when it does not exist
    * @throws {StateFileError} it is something else, or unsafe
    */
   checkDir(): boolean {
-    let st: Stats;
-    try {
-      st = lstatSync(this.dir);
-    } catch (e) {
-      const code = (e as NodeJS.ErrnoException).code;
-      if (code === 'ENOENT') return false;
-      if (code === 'ENOTDIR')
-        throw new StateFileError(
-          this.dir,
-          `state directory ${this.dir} cannot exist: a part of its path is not a directory; give a directory with --state-dir (or SYNPLUG_STATE_DIR)`,
-          e,
-        );
-      throw new StateFileError(this.dir, `cannot use the state directory ${this.dir}: ${(e as Error).message}`, e);
-    }
-    if (st.isSymbolicLink()) {
-      throw new StateFileError(
-        this.dir,
-        `state directory ${this.dir} is a symbolic link; synplug does not follow links to its state: give the real directory with --state-dir (or SYNPLUG_STATE_DIR)`,
-      );
-    }
-    if (!st.isDirectory()) {
-      throw new StateFileError(this.dir, `state directory ${this.dir} is not a directory; give a directory with --state-dir (or SYNPLUG_STATE_DIR)`);
-    }
-    const euid = process.geteuid?.();
-    if (euid !== undefined && st.uid !== euid) {
-      throw new StateFileError(
-        this.dir,
-        `state directory ${this.dir} is owned by uid ${st.uid}, not by this user (uid ${euid}): its files could have been written by someone else, so synplug refuses it; use a directory of your own (mode 0700), or let synplug create one`,
-      );
-    }
-    if ((st.mode & 0o022) !== 0) {
-      throw new StateFileError(
-        this.dir,
-        `state directory ${this.dir} is writable by ${st.mode & 0o002 ? 'everyone' : 'its group'} (mode ${(st.mode & 0o7777).toString(8).padStart(4, '0')}): its files could have been written by someone else, so synplug refuses it; 'chmod go-w ${this.dir}', or use a directory of your own`,
-      );
-    }
-    return true;
-  }
-
-  /** Create the directory when missing (mode 0700, never through a link), and check it. */
-  private ensureDir(): void {
-    if (this.checkDir()) return;
-    try {
-      mkdirSync(dirname(this.dir), { recursive: true, mode: 0o755 });
-      mkdirSync(this.dir, { mode: 0o700 }); // fails with EEXIST on anything already there, a link included
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') {
-        throw new StateFileError(this.dir, `cannot create the state directory ${this.dir}: ${(e as Error).message}`, e);
-      }
-      this.checkDir(); // someone made it meanwhile: the same rules apply
-      return;
-    }
-    this.created = true;
-    this.checkDir();
-    try {
-      chmodSync(this.dir, 0o700);
-    } catch {
-      /* the umask can only have removed bits */
-    }
+    return this.withDir(false, () => true) ?? false;
   }
 
   /**
-   * Read and parse one file with O_NOFOLLOW.
+   * Read and parse one file (O_NOFOLLOW, relative to the checked directory, size capped).
    * @returns undefined when the file (or the directory) does not exist
-   * @throws {StateFileError} unsafe directory, a link, not a regular file, unreadable, not JSON
+   * @throws {StateFileError} unsafe directory, a link, not a regular file, too large, unreadable, not JSON
    */
   private read(name: string, what: string): unknown {
-    if (!this.checkDir()) return undefined;
-    const p = this.path(name);
-    let fd: number;
+    const data = this.withDir(false, (d) => d.read(name, RECORD_SIZE_CAP, what));
+    if (data === undefined) return undefined;
     try {
-      fd = openSync(p, fsConstants.O_RDONLY | fsConstants.O_NOFOLLOW | fsConstants.O_NONBLOCK);
+      return JSON.parse(data.toString('utf8'));
     } catch (e) {
-      const code = (e as NodeJS.ErrnoException).code;
-      if (code === 'ENOENT') return undefined;
-      if (code === 'ELOOP') throw new StateFileError(p, `${p} is a symbolic link; synplug never follows links in its state directory: remove it (${what})`, e);
-      throw new StateFileError(p, `cannot read ${p}: ${(e as Error).message} (${what})`, e);
-    }
-    let text: string;
-    try {
-      if (!fstatSync(fd).isFile()) throw new StateFileError(p, `${p} is not a regular file: remove it (${what})`);
-      text = readFileSync(fd, 'utf8');
-    } catch (e) {
-      if (e instanceof StateFileError) throw e;
-      throw new StateFileError(p, `cannot read ${p}: ${(e as Error).message} (${what})`, e);
-    } finally {
-      closeSync(fd);
-    }
-    try {
-      return JSON.parse(text);
-    } catch (e) {
-      throw new StateFileError(p, `${p} is not valid JSON (a torn or hand-edited file): remove it (${what})`, e);
+      throw new StateFileError(this.path(name), `${this.path(name)} is not valid JSON (a torn or hand-edited file): remove it (${what})`, e);
     }
   }
 
   /**
-   * Replace one file atomically: a temporary file created with
-   * O_CREAT|O_EXCL|O_NOFOLLOW, then a rename.
+   * Replace one file atomically (a temporary file, then a rename; state-fs.ts).
    * @throws {StateFileError} the directory is unsafe or cannot be created, or the file cannot be written
+   *   (category `failure` when the disk refused: ENOSPC, EROFS...)
    */
   private write(name: string, value: unknown): void {
-    this.ensureDir();
-    const target = this.path(name);
-    const tmp = this.path(`.${name}.${process.pid}.tmp`);
-    const flags = fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL | fsConstants.O_NOFOLLOW;
-    try {
-      let fd: number;
-      try {
-        fd = openSync(tmp, flags, 0o644);
-      } catch (e) {
-        if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
-        // Left by a crash, or planted: remove the name (unlink never follows a link) and create it afresh.
-        unlinkSync(tmp);
-        fd = openSync(tmp, flags, 0o644);
-      }
-      try {
-        const data = Buffer.from(JSON.stringify(value) + '\n');
-        for (let off = 0; off < data.length; ) off += writeSync(fd, data, off);
-      } finally {
-        closeSync(fd);
-      }
-      renameSync(tmp, target); // replaces a link at the target itself, never what it points to
-    } catch (e) {
-      try {
-        unlinkSync(tmp);
-      } catch {
-        /* not created */
-      }
-      throw new StateFileError(target, `cannot write ${target}: ${(e as Error).message}`, e);
-    }
+    this.withDir(true, (d) => d.writeAtomic(name, Buffer.from(JSON.stringify(value) + '\n')));
   }
 
   /**
@@ -327,6 +236,11 @@ export class StateStore {
         : "then run 'synplug setup' again for the local hold, and 'synplug setup --inbound DEV --port PORT' for each inbound hold. Setup records what it finds: the local hold's address, if an earlier setup added it, is then taken for yours, and a later teardown leaves it ('ip addr del ADDR dev lo' removes it)";
     const raw = this.read(SETUP, what);
     if (raw === undefined) return undefined;
+    if (isOlderSetupRecord(raw))
+      throw new StateFileError(
+        this.path(SETUP),
+        `${this.path(SETUP)} is a setup record of an older synplug (version 1), which this version does not read: remove what it set up with that version ('synplug teardown'), or remove the file (${what})`,
+      );
     const r = parseSetupRecord(raw);
     if (!r) throw new StateFileError(this.path(SETUP), `${this.path(SETUP)} is not a setup record synplug wrote: remove it (${what})`);
     return r;
@@ -397,18 +311,58 @@ export class StateStore {
     this.write(LEASES, r);
   }
 
-  /** The path of leases.json (for a stat of its identity; read it with {@link StateStore.readLeases}). */
+  /** The path of leases.json (for messages; read it with {@link StateStore.readLeases}). */
   leasesPath(): string {
     return this.path(LEASES);
   }
 
   /**
-   * The lock file's path, the directory created (and checked) first.
-   * @throws {StateFileError} the directory is unsafe or cannot be created
+   * The identity of leases.json as written (inode, size, mtime in ns), from
+   * an fstat relative to the checked directory: unchanged means nobody
+   * rewrote it since.
+   * @returns undefined when there is none (or it cannot be examined)
    */
+  leasesStamp(): string | undefined {
+    try {
+      const st = this.withDir(false, (d) => d.stat(LEASES));
+      return st ? `${st.ino}:${st.size}:${st.mtimeNs}` : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** The lock file's path (for messages; open it with {@link StateStore.openLock}). */
   lockPath(): string {
-    this.ensureDir();
     return this.path(LOCK_FILE);
+  }
+
+  /**
+   * Open the lock file (created 0600, O_NOFOLLOW), the directory created and
+   * checked first.
+   * @returns the descriptor (close it with closeSync)
+   * @throws {StateFileError} the directory is unsafe or cannot be created, or the lock file cannot be opened (a link)
+   */
+  openLock(): number {
+    const p = this.path(LOCK_FILE);
+    return this.withDir(true, (d) => {
+      let fd: number;
+      try {
+        fd = d.open(LOCK_FILE, fsConstants.O_RDWR | fsConstants.O_CREAT, 0o600);
+      } catch (e) {
+        const code = errorCode(e);
+        throw new StateFileError(
+          p,
+          `cannot open the lock file ${p}: ${code ?? (e as Error).message}${code === 'ELOOP' ? ' (a symbolic link: remove it)' : ''}`,
+          e,
+          writeErrorCategory(code),
+        );
+      }
+      if (!fstatSync(fd).isFile()) {
+        closeSync(fd);
+        throw new StateFileError(p, `the lock file ${p} is not a regular file: remove it`);
+      }
+      return fd;
+    })!;
   }
 
   /**
@@ -419,88 +373,72 @@ export class StateStore {
    * @throws {StateFileError} the lock file is a symbolic link or not a regular file, or the directory is unsafe
    */
   checkLockFile(): void {
-    if (!this.checkDir()) return;
     const p = this.path(LOCK_FILE);
-    let st: Stats;
-    try {
-      st = lstatSync(p);
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return;
-      throw new StateFileError(p, `cannot use the lock file ${p}: ${(e as Error).message}`, e);
-    }
-    if (st.isSymbolicLink())
-      throw new StateFileError(p, `the lock file ${p} is a symbolic link; synplug never follows links in its state directory: remove it`);
-    if (!st.isFile()) throw new StateFileError(p, `the lock file ${p} is not a regular file: remove it`);
+    this.withDir(false, (d) => {
+      let st: BigIntStats | undefined;
+      try {
+        st = d.stat(LOCK_FILE);
+      } catch (e) {
+        throw new StateFileError(p, `cannot use the lock file ${p}: ${errorCode(e) ?? (e as Error).message}`, e);
+      }
+      if (st?.isSymbolicLink())
+        throw new StateFileError(p, `the lock file ${p} is a symbolic link; synplug never follows links in its state directory: remove it`);
+      if (st && !st.isFile()) throw new StateFileError(p, `the lock file ${p} is not a regular file: remove it`);
+    });
   }
 
   /**
-   * Remove both files (teardown), and the directory too when `removeDir`
+   * Remove the files (teardown), and the directory too when `removeDir`
    * (setup created it) and nothing else is left in it.
    * @returns whether the directory was removed
    * @throws {StateFileError} the directory is unsafe, or a file cannot be removed
    */
   clear(removeDir = false): boolean {
-    if (!this.checkDir()) return false;
-    for (const n of [SETUP, PLUG, LEASES, LOCK_FILE]) {
-      try {
-        unlinkSync(this.path(n));
-      } catch (e) {
-        if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw new StateFileError(this.path(n), `cannot remove ${this.path(n)}: ${(e as Error).message}`, e);
-      }
-    }
-    if (!removeDir) return false;
-    try {
-      rmdirSync(this.dir);
-      return true;
-    } catch {
-      return false; // not empty (someone else's files): left alone
-    }
+    return (
+      this.withDir(false, (d) => {
+        for (const n of [SETUP, PLUG, LEASES, LOCK_FILE]) {
+          try {
+            d.unlink(n);
+          } catch (e) {
+            const code = errorCode(e);
+            throw new StateFileError(this.path(n), `cannot remove ${this.path(n)}: ${code ?? (e as Error).message}`, e, writeErrorCategory(code));
+          }
+        }
+        return removeDir && d.removeSelf(); // not empty (someone else's files): left alone
+      }) ?? false
+    );
   }
 }
 
 /**
- * A setup record from parsed JSON: version 2 as is, version 1 (or no
- * version: the local hold's fields at the top level) as one local hold.
+ * A setup record from parsed JSON (version 2).
  * @returns undefined when it is not a setup record
  */
 export function parseSetupRecord(raw: unknown): SetupRecord | undefined {
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return undefined;
   const o = raw as Record<string, unknown>;
-  if (o.version === 2) {
-    if (typeof o.holds !== 'object' || o.holds === null || Array.isArray(o.holds)) return undefined;
-    const holds: Record<string, HoldRecord> = {};
-    for (const [id, h] of Object.entries(o.holds as Record<string, unknown>)) {
-      if (!isHoldRecord(h)) return undefined;
-      holds[id] = h;
-    }
-    return { version: 2, holds, ...(o.createdStateDir === true && { createdStateDir: true }) };
+  if (o.version !== 2) return undefined;
+  if (typeof o.holds !== 'object' || o.holds === null || Array.isArray(o.holds)) return undefined;
+  const holds: Record<string, HoldRecord> = {};
+  for (const [id, h] of Object.entries(o.holds as Record<string, unknown>)) {
+    if (!isHoldRecord(h)) return undefined;
+    holds[id] = h;
   }
-  if (o.version !== undefined && o.version !== 1) return undefined;
-  const local = { mode: 'local', ...o, createdAt: typeof o.createdAt === 'number' ? o.createdAt : 0 };
-  delete (local as Record<string, unknown>).version;
-  if (!isLocalRecord(local)) return undefined;
-  return { version: 2, holds: { local } };
+  return { version: 2, holds, ...(o.createdStateDir === true && { createdStateDir: true }) };
+}
+
+/** A setup.json of version 1 (or none: the local hold's fields at the top level), which older synplugs wrote. */
+function isOlderSetupRecord(raw: unknown): boolean {
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return false;
+  const v = (raw as Record<string, unknown>).version;
+  return v === 1 || (v === undefined && 'addr' in raw && 'table' in raw);
 }
 
 function isHoldRecord(h: unknown): h is HoldRecord {
   if (typeof h !== 'object' || h === null) return false;
   const r = h as Record<string, unknown>;
   if (typeof r.mode !== 'string' || typeof r.dev !== 'string' || r.dev === '' || typeof r.createdAt !== 'number') return false;
-  if (r.mode === 'inbound') return isInboundRecord(r);
-  return r.mode !== 'local' || isLocalRecord(r);
-}
-
-function isLocalRecord(r: Record<string, unknown>): r is LocalHoldRecord {
-  return (
-    typeof r.dev === 'string' &&
-    r.dev !== '' &&
-    typeof r.addr === 'string' &&
-    Number.isInteger(r.mark) &&
-    Number.isInteger(r.limit) &&
-    typeof r.table === 'string' &&
-    (r.addedAddress === undefined || typeof r.addedAddress === 'boolean') &&
-    (r.prefixlen === undefined || Number.isInteger(r.prefixlen))
-  );
+  return isRecordOfItsMode(r);
 }
 
 /**

@@ -25,7 +25,8 @@
 import { readFileSync, existsSync } from 'node:fs';
 import { release as kernelRelease, constants as osConstants } from 'node:os';
 import { NetlinkConnection } from '../netlink/connection.js';
-import { NLM_F_CREATE, NLM_F_EXCL, NLM_F_REPLACE, NETLINK_NETFILTER } from '../netlink/message.js';
+import { NLM_F_CREATE, NLM_F_EXCL, NLM_F_REPLACE, NETLINK_NETFILTER, NETLINK_SOCK_DIAG } from '../netlink/message.js';
+import { listTcpListeners } from '../netlink/sockdiag.js';
 import { attr, str, u32 } from '../netlink/attributes.js';
 import { NetlinkError, SynplugError } from '../netlink/errors.js';
 import { NotPermittedError } from './errors.js';
@@ -62,8 +63,9 @@ export class MissingSupportError extends SynplugError {
   /**
    * @param missing the missing pieces, e.g. `{ module: 'sch_prio', what: 'qdisc prio' }`
    * @param unverified pieces that could not be checked; the message says why
+   * @param options `modulesDir`: the running kernel's module folder (default /lib/modules/RELEASE): without it the message says modprobe cannot work here
    */
-  constructor(missing: readonly ModulePiece[], unverified: readonly ModulePiece[] = []) {
+  constructor(missing: readonly ModulePiece[], unverified: readonly ModulePiece[] = [], options: { modulesDir?: string } = {}) {
     const modules = [...new Set([...missing, ...unverified].map((p) => p.module))];
     const unchecked = unverified.map((u) => `; ${pieceText(u)} could not be checked: ${whyUnchecked(u.module)}`).join('');
     const text = missing.map(pieceText);
@@ -71,8 +73,13 @@ export class MissingSupportError extends SynplugError {
       .filter((p) => p.alternatives?.length)
       .map((p) => `; ${p.alternatives!.join(' or ')} will do instead of ${p.module}`)
       .join('');
+    // Without the running kernel's module folder, modprobe cannot help (containers, microVMs, many cloud hosts).
+    const dir = options.modulesDir ?? `/lib/modules/${kernelRelease()}`;
+    const load = existsSync(dir)
+      ? `Load the modules (modprobe ${modules.join(' ')}${instead}) or use a kernel that has them`
+      : `Use a kernel that has them: this one has no ${dir}, so loading them (modprobe ${modules.join(' ')}${instead}) cannot work here`;
     super(
-      `this kernel lacks what synplug needs: ${text.join(', ')}${unchecked}. Load the modules (modprobe ${modules.join(' ')}${instead}) or use a kernel that has them; nothing was changed`,
+      `this kernel lacks what synplug needs: ${text.join(', ')}${unchecked}. ${load}; 'synplug doctor' shows which holds this kernel supports; nothing was changed`,
       'missing-module',
     );
     this.name = 'MissingSupportError';
@@ -141,15 +148,28 @@ export function builtinBySymbol(kind: string, kallsyms = '/proc/kallsyms'): bool
   return /^[0-9a-f]+ [tT] \S/m.test(text) ? false : undefined;
 }
 
-/** Whether this process has CAP_NET_ADMIN in its effective set. */
-export function hasNetAdmin(): boolean {
+/** CAP_NET_ADMIN (linux/capability.h): netlink changes to links, qdiscs, nftables. */
+export const CAP_NET_ADMIN = 12;
+/** CAP_SYS_ADMIN (linux/capability.h): unshare(CLONE_NEWNET), setns. */
+export const CAP_SYS_ADMIN = 21;
+
+/**
+ * Whether this process has a capability in its effective set (CapEff in
+ * /proc/self/status), or undefined when that cannot be read.
+ * @param bit the capability's number (linux/capability.h), e.g. {@link CAP_SYS_ADMIN}
+ */
+export function hasEffectiveCapability(bit: number): boolean | undefined {
   try {
     const m = /^CapEff:\s*([0-9a-f]+)$/m.exec(readFileSync('/proc/self/status', 'utf8'));
-    if (!m) return process.getuid?.() === 0;
-    return (BigInt('0x' + m[1]) & (1n << 12n)) !== 0n;
+    return m ? (BigInt(`0x${m[1]}`) & (1n << BigInt(bit))) !== 0n : undefined;
   } catch {
-    return process.getuid?.() === 0;
+    return undefined;
   }
+}
+
+/** Whether this process has CAP_NET_ADMIN in its effective set (root's uid when /proc cannot tell). */
+export function hasNetAdmin(): boolean {
+  return hasEffectiveCapability(CAP_NET_ADMIN) ?? process.getuid?.() === 0;
 }
 
 /**
@@ -253,7 +273,7 @@ export class SockDiagUnavailableError extends SynplugError {
   /** @param cause the kernel's refusal (usually ENOENT: no handler for the family/protocol) */
   constructor(cause: NetlinkError) {
     super(
-      `--wait-listen cannot see listening TCP sockets: the kernel's TCP socket diagnostics (modules inet_diag and tcp_diag) cannot be used here (${cause.requestType ?? 'sock_diag request'} failed: ${cause.code}). Load them with 'modprobe inet_diag tcp_diag' (a host usually loads them by itself; a VM or container whose /lib/modules lacks them must load them from the kernel's module folder, e.g. 'modprobe -d DIR inet_diag tcp_diag'), or drop --wait-listen; nothing was held`,
+      `--wait-listen cannot see listening TCP sockets: the kernel's TCP socket diagnostics (modules inet_diag and tcp_diag) cannot be used here (${cause.requestType ?? 'sock_diag request'} failed: ${cause.code}). Load them with 'modprobe inet_diag tcp_diag' (a host usually loads them by itself; a VM or container whose /lib/modules lacks them must load them from the kernel's module folder, e.g. 'modprobe -d DIR inet_diag tcp_diag'), or drop --wait-listen; 'synplug doctor' shows what this kernel supports; nothing was held`,
       'missing-module',
       { cause },
     );
@@ -275,4 +295,26 @@ export function explainSockDiag(e: unknown): unknown {
     return new SockDiagUnavailableError(new NetlinkError({ errno: osConstants.errno.EPROTONOSUPPORT, requestType: 'socket(NETLINK_SOCK_DIAG)' }));
   }
   return e;
+}
+
+/**
+ * Whether the TCP socket diagnostics answer (`--wait-listen` and the demo
+ * need them): one listing of listening sockets on port 1.
+ * @param what what needs them, for the pieces' text
+ * @returns the missing pieces (inet_diag, tcp_diag), or undefined when they answer
+ * @throws what the listing threw when it is not their absence
+ */
+export async function probeSockDiag(what = 'TCP socket diagnostics (--wait-listen)'): Promise<ModulePiece[] | undefined> {
+  let conn: NetlinkConnection | undefined;
+  try {
+    conn = NetlinkConnection.open(NETLINK_SOCK_DIAG);
+    await listTcpListeners(conn, { port: 1 });
+    return undefined;
+  } catch (e) {
+    const x = explainSockDiag(e);
+    if (!(x instanceof SockDiagUnavailableError)) throw x;
+    return x.modules.map((module) => ({ module, what }));
+  } finally {
+    conn?.close();
+  }
 }

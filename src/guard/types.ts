@@ -55,7 +55,17 @@ export interface CheckResult {
   /** every piece of every hold reported, in the order of their setup steps (the address last) */
   pieces: PieceState[];
   /** each hold's own state (`local`, `inbound:DEV`...); an inbound hold also lists its ports */
-  holds: Array<{ id: string; mode: string; dev: string; state: SetupState; ports?: number[] }>;
+  holds: Array<{
+    id: string;
+    mode: string;
+    via: 'plug' | 'queue';
+    dev: string;
+    state: SetupState;
+    ports?: number[];
+    addrs?: string[];
+    queueNum?: number;
+    setup?: string;
+  }>;
   /** IFBs of synplug's that no record lists (present when there is one; `state` is then at best `partial`) */
   unrecorded?: UnrecordedIfb[];
 }
@@ -91,8 +101,26 @@ export interface InboundOptions {
   classifier?: InboundClassifier | 'auto';
 }
 
+/** Which hold `setup` builds: `plug` (a plug qdisc), `queue` (a netfilter queue), or `auto` (plug where the kernel has what it needs, else queue). */
+export type HoldVia = 'auto' | 'plug' | 'queue';
+
+/** The words `--via` takes. */
+export const HOLD_VIAS: readonly HoldVia[] = ['auto', 'plug', 'queue'];
+
+/** The queue hold's options in `setup` (`--queue-num`, `--queue-maxlen`). */
+export interface QueueOptions {
+  /** the queue number, 0-65535 (default: as recorded, else 4200) */
+  num?: number;
+  /** the queue's maxlen while held, packets (default 65536) */
+  maxlen?: number;
+}
+
 /** Options of `setup`. */
 export interface SetupOptions extends GuardOptions {
+  /** which hold (default `auto`) */
+  via?: HoldVia;
+  /** the queue hold's queue number and maxlen (with `via: 'queue'`, or `auto` choosing it) */
+  queue?: QueueOptions;
   /** replace a root qdisc that is not synplug's */
   force?: boolean;
   /**
@@ -104,7 +132,10 @@ export interface SetupOptions extends GuardOptions {
 }
 
 /** Options of `teardown`: `inbound` removes only the inbound hold of that device, `local` only the local hold (default: every hold). */
-export interface TeardownOptions extends GuardOptions, HoldSelector {}
+export interface TeardownOptions extends GuardOptions, HoldSelector {
+  /** only the hold of this id (as `setup` returned it in `hold`); exclusive with `inbound` and `local` */
+  hold?: string;
+}
 
 /** What `setup` did. */
 export interface SetupResult {
@@ -126,6 +157,12 @@ export interface SetupResult {
   unverified: string[];
   /** the hold set up: `local` or `inbound:DEV` */
   hold: string;
+  /** its kind: `plug` (a plug qdisc) or `queue` (a netfilter queue) */
+  via: 'plug' | 'queue';
+  /** with `via: 'auto'`: which hold it chose, and why */
+  chose?: string;
+  /** the queue hold set up (via queue) */
+  queue?: { scope: 'local' | 'inbound'; num: number; maxlen: number; verdict: 'native' | 'compat'; table: string; ports: number[]; addrs: string[] };
   /** the inbound hold set up (with `inbound`) */
   inbound?: { dev: string; ifb: string; ports: number[]; addrs: string[]; classifier: 'flower' | 'u32'; families: Array<'ip' | 'ipv6'> };
 }
@@ -237,6 +274,8 @@ export interface HoldStatus {
   id: string;
   /** `local` or `inbound` */
   mode: string;
+  /** its kind: `plug` (a plug qdisc) or `queue` (a netfilter queue) */
+  via: 'plug' | 'queue';
   /** the device the hold sits on (the inbound hold: the device SYNs arrive on) */
   dev: string;
   state: SetupState;
@@ -246,6 +285,12 @@ export interface HoldStatus {
   ports?: number[];
   addrs?: string[];
   classifier?: 'flower' | 'u32';
+  /** the queue hold: its queue, maxlen, table, verdict expression, and the socket bound to it now (null: nobody holds; SYNs bypass) */
+  queueNum?: number;
+  maxlen?: number;
+  table?: string;
+  verdict?: 'native' | 'compat' | 'none';
+  bound?: { portId: number; queued: number; dropped: number } | null;
   /** the plug's qdisc(s) with counters (the local hold: every qdisc of its device) */
   qdiscs: QdiscEntry[];
   /** the hold's filters with counters */
@@ -342,8 +387,14 @@ export interface ProtectSession {
   release(): Promise<void>;
   /** the release, pre-encoded for the watchdog */
   releaseSteps(): WatchdogStep[];
+  /** descriptors the watchdog must inherit to release (a queue hold's bound socket); none when absent */
+  watchdogFds?(): number[];
+  /** true when a hold holds only while a process keeps its socket (a queue hold): the watchdog starts once it is bound, inheriting it */
+  readonly holdsNeedHandoff?: boolean;
   /** the ids of the holds it buffers (recorded in the lease); `['local']` when absent */
   readonly holdIds?: readonly string[];
+  /** each hold's id and kind, for the result */
+  readonly holdKinds?: ReadonlyArray<{ id: string; via: 'plug' | 'queue' }>;
 }
 
 /** Options of `runProtected`. */
@@ -412,4 +463,6 @@ export interface ProtectResult {
   newListener?: Listener | null;
   /** with `check`: what the check command did (timed before the plug window; not part of `heldMs`) */
   check?: PrecheckResult;
+  /** the holds held, each with its kind (`plug`: a plug qdisc; `queue`: a netfilter queue) */
+  holds?: Array<{ id: string; via: 'plug' | 'queue' }>;
 }

@@ -20,7 +20,9 @@
 import { NetlinkConnection } from '../netlink/connection.js';
 import { NETLINK_NETFILTER, NETLINK_ROUTE } from '../netlink/message.js';
 import { StateStore } from './state.js';
-import type { WatchdogArm, WatchdogStep } from './watchdog.js';
+import { NfqueueHolder } from '../netlink/nfqueue.js';
+import { defaultNetns } from '../netlink/netns.js';
+import { isReleaseStep, type WatchdogArm, type WatchdogStep } from './watchdog.js';
 import { dropLease } from './leases.js';
 
 /**
@@ -127,9 +129,9 @@ export class WatchdogChild {
     }
     const a = this.armed;
     const report = this.options.report;
-    // The plug release goes out on NETLINK_ROUTE; the rest (the marking element) is the disarm.
-    const releaseSteps = a.release.filter((st) => st.protocol === NETLINK_ROUTE);
-    const disarmSteps = a.release.filter((st) => st.protocol !== NETLINK_ROUTE);
+    // The release lets what is held go (every plug, the queue); the rest (the marking element) is the disarm.
+    const releaseSteps = a.release.filter(isReleaseStep);
+    const disarmSteps = a.release.filter((st) => !isReleaseStep(st));
     let failed = false;
     const runSteps = async (steps: WatchdogStep[]) => {
       for (const step of steps) {
@@ -180,6 +182,17 @@ export class WatchdogChild {
   }
 
   private async send(step: WatchdogStep): Promise<void> {
+    if (step.kind === 'nfqueue') {
+      // The queue socket protect bound, inherited: only it may give the verdict (one batch ACCEPT up to the
+      // highest id the kernel gave out), then the unbind; new SYNs bypass from then on.
+      const holder = NfqueueHolder.adopt(step.fd, step.queueNum, { netns: defaultNetns() });
+      try {
+        await holder.release();
+      } finally {
+        await holder.close().catch(() => {});
+      }
+      return;
+    }
     let last: unknown;
     for (let attempt = 1; attempt <= 3; attempt++) {
       try {

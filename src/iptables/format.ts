@@ -31,6 +31,7 @@
  *
  * @module
  */
+import { endianness } from 'node:os';
 import type { NftChain } from './chain.js';
 import type { NftRule } from './rule.js';
 import { setDataByteOrder, setItems, setKeyByteOrder, userdataTlvs, type NftSet, type NftSetItem } from './set.js';
@@ -39,8 +40,8 @@ import * as C from './constants.js';
 import type { NftTable } from './table.js';
 import type { NftObject } from './object.js';
 import type { Expr, GenericExpr } from './expr/index.js';
-import { describeExpr, exprCodec, limitPrinted, quotaText } from './expr/index.js';
-import { priorityText } from './names.js';
+import { CT_KEY_NAMES, ctField, describeExpr, exprCodec, limitPrinted, quotaText } from './expr/index.js';
+import { META_KEY_NAMES, priorityText } from './names.js';
 import { addressText } from './validate.js';
 import { HEADERS, headerField, L4_HEADERS, type HeaderField } from './headers.js';
 import {
@@ -105,6 +106,8 @@ const META_TYPES: Record<string, ValueType> = {
   nfproto: 'nfproto',
   iifname: 'ifname',
   oifname: 'ifname',
+  ibrname: 'ifname',
+  obrname: 'ifname',
   iif: 'ifindex',
   oif: 'ifindex',
   iiftype: 'iftype',
@@ -891,14 +894,52 @@ const JSON_SET_FLAGS = ['constant', 'interval', 'timeout'];
 /** Element expressions nft prints in a set's declaration (`counter`). */
 const SET_EXPRS: ReadonlySet<string> = new Set(['counter']);
 
+/** nft 1.0.6's ids (proto.h `enum proto_desc_id`) of the protocols whose fields a `typeof` set can name, those synplug reads. */
+const TYPEOF_PROTOS: Readonly<Record<number, string>> = { 6: 'udp', 8: 'tcp', 12: 'ip', 13: 'ip6', 17: 'ether' };
+/** nft's expression type ids (`enum expr_types`) in a `typeof` set's user data. */
+const EXPR_PAYLOAD = 7;
+const EXPR_META = 9;
+const EXPR_CT = 12;
+const EXPR_CONCAT = 13;
+
 /**
- * Whether a NFTNL_UDATA_SET_KEY_TYPEOF / _DATA_TYPEOF value describes an
- * expression (nft then lists `typeof ip saddr`): its NFTNL_UDATA_SET_TYPEOF_DATA
- * TLV (type 1) is not empty. nft also writes an empty one for concatenations
- * declared by type, which it lists by type.
+ * The expression of a set declared with `typeof`, from its
+ * NFTNL_UDATA_SET_KEY_TYPEOF / _DATA_TYPEOF user data (TLVs: 0 the
+ * expression type, u32 host order; 1 its data): `ip saddr`, `meta mark`,
+ * `ct state`, `ip saddr . tcp dport`. Undefined when the set was declared
+ * by type (no such data, or an empty one: nft writes that for concatenated
+ * types); null when synplug cannot read it.
  */
-function typeofDeclared(v: Buffer | undefined): boolean {
-  return v !== undefined && (userdataTlvs(v.toString('hex')).get(1)?.length ?? 0) > 0;
+function typeofText(v: Buffer | undefined): string | null | undefined {
+  if (!v) return undefined;
+  const t = userdataTlvs(v.toString('hex'));
+  const data = t.get(1);
+  if (!data?.length) return undefined;
+  const u32 = (b: Buffer | undefined): number | undefined => (b?.length === 4 ? (endianness() === 'LE' ? b.readUInt32LE(0) : b.readUInt32BE(0)) : undefined);
+  const d = userdataTlvs(data.toString('hex'));
+  switch (u32(t.get(0))) {
+    case EXPR_PAYLOAD: {
+      const proto = TYPEOF_PROTOS[u32(d.get(0)) ?? -1];
+      // the field's place in nft's template of the protocol, from 1
+      const field = proto ? HEADERS[proto].fields[(u32(d.get(1)) ?? 0) - 1] : undefined;
+      return field ? `${proto} ${field.name}` : null;
+    }
+    case EXPR_META: {
+      const key = META_KEY_NAMES[u32(d.get(0)) ?? -1];
+      return key === undefined ? null : UNQUALIFIED_META.has(key) ? key : `meta ${key}`;
+    }
+    case EXPR_CT: {
+      const key = CT_KEY_NAMES[u32(d.get(0)) ?? -1];
+      const f = key !== undefined && u32(d.get(1)) === 0xffffffff ? ctField(key) : undefined;
+      return f ? f.text : null;
+    }
+    case EXPR_CONCAT: {
+      const parts = [...d.values()].map((x) => typeofText(x));
+      return parts.length && parts.every((x) => typeof x === 'string') ? parts.join(' . ') : null;
+    }
+    default:
+      return null;
+  }
 }
 
 /** Record in `options.problems` what a set's declaration has that cannot be printed in nft's language, if anything. */
@@ -909,8 +950,8 @@ function noteSetProblem(s: NftSet, options: FormatOptions): void {
 
 function setProblem(s: NftSet): string | undefined {
   const ud = userdataTlvs(s.userdata);
-  if (typeofDeclared(ud.get(C.NFTNL_UDATA_SET_KEY_TYPEOF)) || typeofDeclared(ud.get(C.NFTNL_UDATA_SET_DATA_TYPEOF)))
-    return 'declared with typeof (printed with its type instead)';
+  if (typeofText(ud.get(C.NFTNL_UDATA_SET_KEY_TYPEOF)) === null || typeofText(ud.get(C.NFTNL_UDATA_SET_DATA_TYPEOF)) === null)
+    return 'declared with a typeof synplug cannot read (printed with its type instead)';
   if (/type\(/.test(`${s.type} ${s.map ?? ''}`))
     return `a key or value type nft names and synplug does not (${s.type}${s.map !== undefined ? ` : ${s.map}` : ''})`;
   const other = (s.expressions ?? []).filter((e) => !SET_EXPRS.has(e));
@@ -921,7 +962,10 @@ function setProblem(s: NftSet): string | undefined {
 /** A named set or map's block as `nft list` prints it. */
 function setText(s: NftSet, options: FormatOptions): string {
   let b = `\t${s.map !== undefined ? 'map' : 'set'} ${s.name} {${options.handles && s.handle !== undefined ? ` # handle ${s.handle}` : ''}\n`;
-  b += `\t\ttype ${s.type ?? 'integer'}${s.map !== undefined ? ` : ${s.map}` : ''}\n`;
+  const ud = userdataTlvs(s.userdata);
+  const kt = typeofText(ud.get(C.NFTNL_UDATA_SET_KEY_TYPEOF));
+  const value = s.map !== undefined ? ` : ${typeofText(ud.get(C.NFTNL_UDATA_SET_DATA_TYPEOF)) ?? s.map}` : '';
+  b += kt ? `\t\ttypeof ${kt}${value}\n` : `\t\ttype ${s.type ?? 'integer'}${s.map !== undefined ? ` : ${s.map}` : ''}\n`;
   if (s.policy === C.NFT_SET_POL_MEMORY) b += '\t\tpolicy memory\n';
   // a constant set's size is the one nft computed from its elements: not listed
   if (s.size !== undefined && !s.flags.includes('constant')) b += `\t\tsize ${s.size}\n`;

@@ -7,7 +7,9 @@
  * `payload load` through it: which protocol is meant follows from the
  * rule's family and the protocol matches before the load.
  *
- * Offsets are those of nftables' src/proto.c (nft 1.0.6), in bytes.
+ * Offsets are those of nftables' src/proto.c (nft 1.0.6), in bytes, and
+ * each protocol's fields are in the order of its template there (a `typeof`
+ * set names a field by its place in it).
  *
  * @module
  */
@@ -107,6 +109,7 @@ export const HEADERS: Readonly<Record<string, Header>> = {
       f('sequence', 4, 4, 'uint_be'),
       f('ackseq', 8, 4, 'uint_be'),
       f('doff', 12, 1, 'uint_be', 'f0', 4),
+      f('reserved', 12, 1, 'uint_be', '0f'),
       f('flags', 13, 1, 'tcpflags'),
       f('window', 14, 2, 'uint_be'),
       f('checksum', 16, 2, 'uint_be'),

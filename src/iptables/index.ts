@@ -16,6 +16,8 @@ import './nfnetlink.js';
 import './decode.js';
 // nfnetlink_queue's NFQNL_MSG_* names and body decoder (NETLINK_NETFILTER, subsystem 3), for `synplug decode`
 import '../netlink/nfqueue.js';
+// generic netlink's controller and tcp_metrics decoders (NETLINK_GENERIC), for `synplug decode` of the queue hold's captures
+import '../netlink/tcp-metrics.js';
 
 /**
  * Open a NETLINK_NETFILTER connection. The receive buffer defaults to 1 MiB
@@ -86,6 +88,11 @@ export {
   type ConnlimitExpr,
   type QueueExpr,
   type TargetExpr,
+  type NfqueueTargetInfo,
+  queueExpr,
+  targetExpr,
+  nfqueueTarget,
+  decodeNfqueueInfo,
   type LimitSpec,
   type QuotaSpec,
   registerExpr,

@@ -141,9 +141,17 @@ export function nativeQueueProbeMessages(tableName = `synplug-probe-${process.pi
 export async function hasNativeQueue(nft: NetlinkConnection): Promise<boolean> {
   requireNetfilter(nft, 'hasNativeQueue');
   const results = await nft.exchange(nativeQueueProbeMessages());
-  const [, table, chain, rule] = results;
-  for (const r of [table, chain]) {
+  const [begin, table, chain, rule] = results;
+  // without CAP_NET_ADMIN, nfnetlink answers the datagram's first message (BEGIN) with EPERM and nothing else
+  for (const r of [begin, table, chain]) {
     if (r.error) throw r.error.withMessage(`cannot probe nft's queue expression: a rolled-back batch was refused before its rule (${r.error.code})`);
+  }
+  if (rule.unanswered || table.unanswered || chain.unanswered) {
+    throw new NetlinkError({
+      errno: 5,
+      requestType: 'NFT_MSG_NEWRULE',
+      message: "cannot probe nft's queue expression: the kernel did not answer the rolled-back batch",
+    });
   }
   if (!rule.error) return true;
   if (rule.error.code === 'ENOENT' || rule.error.code === 'EOPNOTSUPP') return false;

@@ -225,10 +225,11 @@ export class NetlinkConnection {
    * namespace when one is set.
    * @param protocol netlink protocol number (NETLINK_ROUTE 0, NETLINK_SOCK_DIAG 4, NETLINK_NETFILTER 12, any other)
    * @throws {SocketError} the socket cannot be created: EPROTONOSUPPORT/EAFNOSUPPORT (category `missing-module`, naming the protocol), EPERM/EACCES (`permission`), others (`kernel`)
-   * @throws {UsageError} `protocol` is not an integer 0-31 (MAX_LINKS); the namespace does not exist or is not a network namespace
+   * @throws {UsageError} `protocol` is not an integer 0-31 (MAX_LINKS); `options` is not an object, has an option it does not know or a value of another type ({@link CONNECTION_OPTION_KINDS}); the namespace does not exist or is not a network namespace
    * @throws {LibcError} koffi, or a function of the C library, cannot be loaded
    */
   static open(protocol: number, options: ConnectionOptions = {}): NetlinkConnection {
+    checkConnectionOptions(options);
     // MAX_LINKS (netlink.h's protocol numbers are 0..31): anything else is a caller's mistake, not a kernel's lack
     if (!Number.isInteger(protocol) || protocol < 0 || protocol > 31) {
       throw new UsageError(
@@ -287,6 +288,7 @@ export class NetlinkConnection {
    * @throws {NetlinkError} the kernel refused it (`requestType` names the message type)
    * @throws {NetlinkTimeoutError} no answer in time
    * @throws {NetlinkDecodeError} a malformed reply
+   * @throws {UsageError} `msg` is not a {@link RequestInit} (an object with an integer `type` 0-65535, `flags` a u16, `payload` a Buffer or an array of them)
    */
   request(msg: RequestInit, options?: { timeoutMs?: number }): Promise<NetlinkMessage[]> {
     return this.start([msg], NLM_F_ACK, options?.timeoutMs, undefined, SETTLE_REQUEST);
@@ -451,6 +453,7 @@ export class NetlinkConnection {
       };
       let datagram: Buffer;
       try {
+        for (const m of msgs) checkRequestInit(m);
         let size = 0;
         for (let i = 0; i < n; i++) size += align4(messageLength(msgs[i].payload));
         datagram = Buffer.allocUnsafe(size);
@@ -773,4 +776,58 @@ function socketError(e: unknown, protocol: number): Error {
     );
   }
   return new SynplugError(`netlink socket failed: ${err.message ?? String(e)}`, 'kernel', { cause: e });
+}
+
+/** What each of {@link ConnectionOptions} must be: `typeof` of its value. */
+export const CONNECTION_OPTION_KINDS: Readonly<Record<keyof ConnectionOptions, 'number' | 'string' | 'boolean' | 'function'>> = {
+  timeoutMs: 'number',
+  recvBufferSize: 'number',
+  dumpRetries: 'number',
+  readBufferSize: 'number',
+  netns: 'string',
+  extendedAck: 'boolean',
+  strictCheck: 'boolean',
+  onWarning: 'function',
+};
+
+/**
+ * Check {@link NetlinkConnection.open}'s options: an object, only known
+ * options, each of its type (undefined: absent); numbers finite and not negative.
+ * @throws {UsageError} naming the option and what it must be
+ */
+function checkConnectionOptions(options: unknown): void {
+  if (options === undefined) return;
+  if (options === null || typeof options !== 'object' || Array.isArray(options))
+    throw new UsageError(
+      `NetlinkConnection.open: the options must be an object (got ${options === null ? 'null' : Array.isArray(options) ? 'an array' : typeof options})`,
+    );
+  const kinds = CONNECTION_OPTION_KINDS as Record<string, string>;
+  for (const [k, v] of Object.entries(options)) {
+    const kind = kinds[k];
+    if (kind === undefined) throw new UsageError(`NetlinkConnection.open: unknown option '${k}' (its options: ${Object.keys(kinds).join(', ')})`);
+    if (v === undefined) continue;
+    if (typeof v !== kind || (kind === 'number' && !(Number.isFinite(v) && (v as number) >= 0)))
+      throw new UsageError(
+        `NetlinkConnection.open: option '${k}' must be ${kind === 'number' ? 'a finite number, not negative' : `a ${kind}`} (got ${v === null ? 'null' : typeof v === 'string' ? `'${v}'` : String(v)})`,
+      );
+  }
+}
+
+/**
+ * Check one message to send before anything is encoded.
+ * @throws {UsageError} not an object; `type` not an integer 0-65535; `flags` not a u16; `payload` not a Buffer or an array of Buffers
+ */
+function checkRequestInit(m: unknown): void {
+  if (m === null || typeof m !== 'object' || Array.isArray(m))
+    throw new UsageError(
+      `a netlink request must be an object { type, flags?, payload? } (got ${m === null ? 'null' : Array.isArray(m) ? 'an array' : typeof m})`,
+    );
+  const r = m as { type?: unknown; flags?: unknown; payload?: unknown };
+  if (!Number.isInteger(r.type) || (r.type as number) < 0 || (r.type as number) > 0xffff)
+    throw new UsageError(`a netlink request's type must be an integer 0-65535 (nlmsg_type; got ${String(r.type)})`);
+  if (r.flags !== undefined && (!Number.isInteger(r.flags) || (r.flags as number) < 0 || (r.flags as number) > 0xffff))
+    throw new UsageError(`a netlink request's flags must be an integer 0-65535 (nlmsg_flags; got ${String(r.flags)})`);
+  const p = r.payload;
+  if (p !== undefined && !Buffer.isBuffer(p) && !(Array.isArray(p) && p.every((b) => Buffer.isBuffer(b))))
+    throw new UsageError("a netlink request's payload must be a Buffer or an array of Buffers");
 }

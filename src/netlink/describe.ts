@@ -74,9 +74,30 @@ export interface DescribedDatagram {
  * @throws {NetlinkDecodeError} a reply's framing is broken (never for a request)
  */
 export function describeCapturedDatagram(protocol: number, bytes: Buffer, direction: 'to-kernel' | 'from-kernel'): DescribedDatagram {
-  if (direction === 'from-kernel') return { messages: parseMessages(bytes).map((m) => describeMessage(protocol, m)) };
-  const r = readDatagramAsKernel(bytes);
-  return { messages: r.messages.map((m) => describeMessage(protocol, m)), ...(r.trailing && { trailing: r.trailing }) };
+  const messages: DescribedMessage[] = [];
+  const trailing = eachCapturedMessage(protocol, bytes, direction, (m) => messages.push(m));
+  return { messages, ...(trailing && { trailing }) };
+}
+
+/**
+ * {@link describeCapturedDatagram}, each message described and handed to
+ * `each` as it is read: a datagram of millions of messages is never held
+ * as objects at once (`synplug decode` prints them as they come).
+ * @returns the trailing bytes of a request, as {@link describeCapturedDatagram}'s `trailing`
+ * @throws {NetlinkDecodeError} a reply's framing is broken, after `each` had the messages before the bad header
+ */
+export function eachCapturedMessage(
+  protocol: number,
+  bytes: Buffer,
+  direction: 'to-kernel' | 'from-kernel',
+  each: (m: DescribedMessage) => void,
+): DescribedDatagram['trailing'] {
+  const describe = (m: NetlinkMessage) => each(describeMessage(protocol, m));
+  if (direction === 'from-kernel') {
+    parseMessages(bytes, 0, describe);
+    return undefined;
+  }
+  return readDatagramAsKernel(bytes, 0, describe).trailing;
 }
 
 /** Describe one message (see {@link describeDatagram}). Never throws for a bad body. */

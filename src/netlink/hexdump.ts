@@ -21,11 +21,19 @@
  * - **Comments**: lines whose first non-blank character is `#` or that
  *   start with `//` are skipped (they neither add bytes nor split datagrams).
  *
+ * - **`xxd -p`** (plain hex in lines of 60 digits): a line of exactly 60
+ *   hex digits and nothing else (30 bytes: never a whole netlink datagram,
+ *   whose length is a multiple of 4) continues on the next line, so a
+ *   datagram `xxd -p` wrapped is read whole; it ends at its first shorter
+ *   line. (A datagram of a multiple of 60 bytes ends on a full line: a
+ *   blank line must follow it when another datagram follows.)
+ *
  * Splitting into datagrams:
  *
  * - If a blank line appears between two data lines anywhere in the text,
  *   blank lines separate datagrams and the lines of one block are joined.
- * - Otherwise each plain-hex line is one datagram (one datagram per line).
+ * - Otherwise each plain-hex line is one datagram (one datagram per line),
+ *   except that `xxd -p`'s full lines continue (above).
  * - Offset lines follow their offsets (offset 0 = new datagram), so a
  *   multi-line `xxd` dump of several datagrams needs no blank lines.
  *
@@ -46,17 +54,56 @@ const HEX_TOKEN = /^(?:0x)?((?:[0-9a-fA-F]{2})+)$/;
 const COLON_OFFSET = /^\s*(?:0x)?([0-9a-fA-F]+):(?=\s|$)/;
 const HEXDUMP_C = /^\s*([0-9a-fA-F]{4,})\s{1,}((?:[0-9a-fA-F]{2}\s+)*[0-9a-fA-F]{2})\s+\|.*\|\s*$/;
 const LONE_OFFSET = /^\s*([0-9a-fA-F]{6,})\s*$/;
+/** A full line of `xxd -p` (30 bytes as 60 hex digits, nothing else): the datagram continues on the next line. */
+const XXD_P_FULL_LINE = /^\s*[0-9a-fA-F]{60}\s*$/;
 
-function splitLines(text: string): Line[] {
-  const out: Line[] = [];
+/** The lines of the text, one at a time (a large dump is never held as an array of lines). */
+function* splitLines(text: string): Generator<Line, void, undefined> {
   let at = 0;
-  let no = 1;
-  for (const raw of text.split('\n')) {
-    out.push({ text: raw.replace(/\r$/, ''), no, at });
-    at += raw.length + 1;
-    no++;
+  for (let no = 1; at <= text.length; no++) {
+    let end = text.indexOf('\n', at);
+    if (end < 0) end = text.length;
+    const raw = text.slice(at, end);
+    yield { text: raw.endsWith('\r') ? raw.slice(0, -1) : raw, no, at };
+    at = end + 1;
   }
-  return out;
+}
+
+/**
+ * The bytes read, in one buffer that datagrams are views of: a dump holds
+ * at most one byte per two characters (more only where `*` repeats lines),
+ * so the buffer is sized once from the text and grows only for repeats.
+ */
+class Arena {
+  private buf: Buffer;
+  private start = 0;
+  private end = 0;
+  constructor(size: number) {
+    this.buf = Buffer.allocUnsafe(Math.max(64, size));
+  }
+  /** Bytes of the datagram being read. */
+  get length(): number {
+    return this.end - this.start;
+  }
+  /** Append bytes to the datagram being read. */
+  push(b: Buffer): void {
+    if (this.end + b.length > this.buf.length) {
+      // a repeat ran past the estimate: the datagram moves to a larger buffer (views already handed out keep the old one)
+      const next = Buffer.allocUnsafe(Math.max(this.buf.length, (this.length + b.length) * 2));
+      this.buf.copy(next, 0, this.start, this.end);
+      this.buf = next;
+      this.end -= this.start;
+      this.start = 0;
+    }
+    b.copy(this.buf, this.end);
+    this.end += b.length;
+  }
+  /** End the datagram being read: its bytes (a view), or undefined when it has none. */
+  take(): Buffer | undefined {
+    const d = this.end > this.start ? this.buf.subarray(this.start, this.end) : undefined;
+    this.start = this.end;
+    return d;
+  }
 }
 
 function isComment(s: string): boolean {
@@ -131,12 +178,14 @@ export function parseHexDump(text: string): Buffer[] {
  * @throws {NetlinkDecodeError} as {@link parseHexDump}
  */
 export function* hexDumpDatagrams(text: string): Generator<Buffer, void, undefined> {
-  const lines = splitLines(text).filter((l) => !isComment(l.text));
+  const lines = function* (): Generator<Line, void, undefined> {
+    for (const l of splitLines(text)) if (!isComment(l.text)) yield l;
+  };
   // Block mode: a blank line sits between two data lines.
   let seenData = false;
   let blankAfterData = false;
   let blockMode = false;
-  for (const l of lines) {
+  for (const l of lines()) {
     if (l.text.trim() === '') {
       if (seenData) blankAfterData = true;
       continue;
@@ -149,18 +198,20 @@ export function* hexDumpDatagrams(text: string): Generator<Buffer, void, undefin
   }
 
   const out: Buffer[] = [];
-  let cur: Buffer[] | undefined;
+  const cur = new Arena(Math.ceil(text.length / 2));
   let curLen = 0;
   let curIsOffset = false;
   let lastLine: Buffer | undefined; // bytes of the last offset line, for `*`
   let repeat = false; // a `*` line: repeat lastLine up to the next offset
+  let continues = false; // the last line was a full `xxd -p` line: the datagram goes on
   const flush = (): void => {
-    if (cur && curLen > 0) out.push(Buffer.concat(cur));
-    cur = undefined;
+    const d = cur.take();
+    if (d) out.push(d);
     curLen = 0;
     curIsOffset = false;
     lastLine = undefined;
     repeat = false;
+    continues = false;
   };
   const fillRepeat = (upTo: number, l: Line): void => {
     if (!repeat) return;
@@ -171,7 +222,6 @@ export function* hexDumpDatagrams(text: string): Generator<Buffer, void, undefin
     while (curLen < upTo) add(lastLine);
   };
   const add = (b: Buffer): void => {
-    if (!cur) cur = [];
     cur.push(b);
     curLen += b.length;
   };
@@ -217,9 +267,10 @@ export function* hexDumpDatagrams(text: string): Generator<Buffer, void, undefin
         throw new NetlinkDecodeError(`hex dump line ${l.no}: ${JSON.stringify(bad.slice(0, 40))} is not a run of hex byte pairs`, l.at + col);
       }
       if (curIsOffset) flush();
-      if (!blockMode) flush();
+      if (!blockMode && !continues) flush();
       add(b);
-      if (!blockMode) flush();
+      continues = XXD_P_FULL_LINE.test(s);
+      if (!blockMode && !continues) flush();
       return;
     }
 
@@ -235,11 +286,10 @@ export function* hexDumpDatagrams(text: string): Generator<Buffer, void, undefin
       }
     }
     curIsOffset = true;
-    if (!cur) cur = [];
     add(bytes);
     lastLine = bytes;
   };
-  for (const l of lines) {
+  for (const l of lines()) {
     try {
       step(l);
     } catch (e) {

@@ -47,3 +47,5 @@ export {
   type ParsedPrefix,
 } from './ipaddr.js';
 export * from './nfqueue.js';
+export * from './genl.js';
+export * from './tcp-metrics.js';

@@ -2,7 +2,9 @@
  * The C library functions the netlink socket needs, called through koffi
  * (npm `koffi`, a foreign function interface with prebuilt binaries for
  * glibc and musl): `socket`, `bind`, `getsockname`, `setsockopt`,
- * `getsockopt`, `send`, `recv`, `close`, `fcntl` and `setns`.
+ * `getsockopt`, `send`, `recv`, `close`, `fcntl` and `setns`; the guard's
+ * state directory also uses the directory-relative `openat`, `mkdirat`,
+ * `unlinkat`, `renameat`, `readlinkat`, and `ioctl` (a namespace's type).
  *
  * The functions are looked up once, on first use, in the process itself
  * (`dlopen(NULL)`: the C library node is linked with, glibc or musl), then
@@ -54,6 +56,14 @@ export const MSG_PEEK = 0x2;
 export const MSG_TRUNC = 0x20;
 /** MSG_DONTWAIT (linux/socket.h) */
 export const MSG_DONTWAIT = 0x40;
+/** O_PATH (asm-generic/fcntl.h, every architecture node runs on): an fd that only names a file */
+export const O_PATH = 0o10000000;
+/** O_CLOEXEC (asm-generic/fcntl.h) */
+export const O_CLOEXEC = 0o2000000;
+/** AT_FDCWD (linux/fcntl.h): a relative path of an *at call is taken from the working directory */
+export const AT_FDCWD = -100;
+/** AT_REMOVEDIR (linux/fcntl.h): unlinkat removes a directory (as rmdir) */
+export const AT_REMOVEDIR = 0x200;
 /** CLONE_NEWNET (linux/sched.h): the nstype of setns for a network namespace */
 export const CLONE_NEWNET = 0x40000000;
 
@@ -183,6 +193,14 @@ const DECLARATIONS = {
   setns: 'int setns(int fd, int nstype)',
   // variadic in C: call it as fcntl(fd, cmd, 'int', arg)
   fcntl: 'int fcntl(int fd, int cmd, ...)',
+  // Directory-relative file calls (the guard's state directory: src/guard/state-fs.ts). openat is variadic:
+  // the mode is passed as a typed extra argument ('int', mode).
+  openat: 'int openat(int dirfd, const char *path, int flags, ...)',
+  mkdirat: 'int mkdirat(int dirfd, const char *path, uint32_t mode)',
+  unlinkat: 'int unlinkat(int dirfd, const char *path, int flags)',
+  renameat: 'int renameat(int olddirfd, const char *oldpath, int newdirfd, const char *newpath)',
+  readlinkat: 'intptr_t readlinkat(int dirfd, const char *path, _Out_ uint8_t *buf, size_t len)',
+  ioctl: 'int ioctl(int fd, unsigned long request, ...)',
 } as const;
 
 /** A name of {@link DECLARATIONS}. */

@@ -176,9 +176,11 @@ export function writeMessage(
  * kernel does and reports the bytes it leaves unread instead of throwing.
  * @param buf one datagram as received (or as captured)
  * @param base absolute offset of `buf[0]`, for error offsets
- * @throws {NetlinkDecodeError} a header that does not fit, nlmsg_len < 16, or nlmsg_len past the end
+ * @param each when given, each message is handed to it as it is read instead of collected (the result is then empty):
+ *   a datagram of millions of messages is never held as objects at once
+ * @throws {NetlinkDecodeError} a header that does not fit, nlmsg_len < 16, or nlmsg_len past the end (after `each` had the messages before it)
  */
-export function parseMessages(buf: Buffer, base = 0): NetlinkMessage[] {
+export function parseMessages(buf: Buffer, base = 0, each?: (m: NetlinkMessage) => void): NetlinkMessage[] {
   const out: NetlinkMessage[] = [];
   let off = 0;
   while (off < buf.length) {
@@ -192,14 +194,16 @@ export function parseMessages(buf: Buffer, base = 0): NetlinkMessage[] {
     if (len > buf.length - off) {
       throw new NetlinkDecodeError(`nlmsg_len ${len} runs past the end of the datagram (${buf.length - off} bytes left)`, base + off);
     }
-    out.push({
+    const m: NetlinkMessage = {
       type: buf[off + 4] | (buf[off + 5] << 8),
       flags: buf[off + 6] | (buf[off + 7] << 8),
       seq: (buf[off + 8] | (buf[off + 9] << 8) | (buf[off + 10] << 16)) + buf[off + 11] * 0x1000000,
       pid: (buf[off + 12] | (buf[off + 13] << 8) | (buf[off + 14] << 16)) + buf[off + 15] * 0x1000000,
       payload: buf.subarray(off + NLMSG_HDRLEN, off + len),
       offset: base + off,
-    });
+    };
+    if (each) each(m);
+    else out.push(m);
     off += align4(len);
   }
   return out;
@@ -274,9 +278,10 @@ export interface DatagramReading {
  *
  * @param buf one datagram
  * @param base absolute offset of `buf[0]`, for the offsets reported
- * @returns the messages read and, when the reading stopped early, the trailing bytes; never throws
+ * @param each when given, each message is handed to it as it is read instead of collected (`messages` is then empty)
+ * @returns the messages read and, when the reading stopped early, the trailing bytes; never throws (but passes on what `each` throws)
  */
-export function readDatagramAsKernel(buf: Buffer, base = 0): DatagramReading {
+export function readDatagramAsKernel(buf: Buffer, base = 0, each?: (m: NetlinkMessage) => void): DatagramReading {
   const messages: NetlinkMessage[] = [];
   let off = 0;
   while (buf.length - off >= NLMSG_HDRLEN) {
@@ -287,14 +292,16 @@ export function readDatagramAsKernel(buf: Buffer, base = 0): DatagramReading {
         trailing: { offset: base + off, length: buf.length - off, reason: len < NLMSG_HDRLEN ? 'nlmsg_len-below-header' : 'nlmsg_len-past-end', nlmsgLen: len },
       };
     }
-    messages.push({
+    const m: NetlinkMessage = {
       type: buf.readUInt16LE(off + 4),
       flags: buf.readUInt16LE(off + 6),
       seq: buf.readUInt32LE(off + 8),
       pid: buf.readUInt32LE(off + 12),
       payload: buf.subarray(off + NLMSG_HDRLEN, off + len),
       offset: base + off,
-    });
+    };
+    if (each) each(m);
+    else messages.push(m);
     off = Math.min(buf.length, off + align4(len));
   }
   if (off < buf.length) return { messages, trailing: { offset: base + off, length: buf.length - off, reason: 'short-tail' } };

@@ -17,9 +17,9 @@
  *
  * @module
  */
-import { closeSync, openSync } from 'node:fs';
+import { closeSync, constants as fsConstants, fstatSync, openSync, type Stats } from 'node:fs';
 import { SynplugError, UsageError } from './errors.js';
-import { CLONE_NEWNET, lastErrno, libc, SocketError } from './libc.js';
+import { AF_NETLINK, CLONE_NEWNET, lastErrno, libc, O_CLOEXEC, SOCK_CLOEXEC, SOCK_RAW, SOL_SOCKET, SocketError } from './libc.js';
 import { errnoName } from './errors.js';
 
 /** Where `ip netns` keeps named namespaces (iproute2's NETNS_RUN_DIR). */
@@ -69,9 +69,27 @@ export function netnsOpenDeniedMessage(spec: string, path: string, code: string)
   return `${head}: the file's permissions refuse this user; entering a namespace also needs CAP_SYS_ADMIN (run as root)`;
 }
 
+/**
+ * NS_GET_NSTYPE (linux/nsfs.h): `_IO(NSIO, 0x3)` with NSIO 0xb7; the ioctl
+ * returns the namespace's CLONE_NEW* type (Linux 4.11+), and fails with
+ * ENOTTY on a file that is not a namespace.
+ */
+export const NS_GET_NSTYPE = 0xb703;
+
+/** SO_NETNS_COOKIE (asm-generic/socket.h, Linux 5.14+): u64, the socket's network namespace's cookie. */
+export const SO_NETNS_COOKIE = 71;
+
+/**
+ * Open a namespace file non-blocking (a FIFO or a device never blocks the
+ * open) and check it is a network namespace: fstat, then NS_GET_NSTYPE.
+ * @returns the descriptor (close it with closeSync)
+ * @throws {UsageError} it does not exist, or is not a network namespace
+ * @throws {SynplugError} (`permission`) not allowed to open it
+ */
 function openNs(spec: string, path: string): number {
+  let fd: number;
   try {
-    return openSync(path, 'r');
+    fd = openSync(path, fsConstants.O_RDONLY | fsConstants.O_NONBLOCK | O_CLOEXEC);
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
     if (code === 'ENOENT' || code === 'ENOTDIR') {
@@ -84,6 +102,29 @@ function openNs(spec: string, path: string): number {
     if (code === 'EACCES' || code === 'EPERM') throw new SynplugError(netnsOpenDeniedMessage(spec, path, code), 'permission', { cause: e });
     throw new UsageError(`cannot open network namespace '${spec}' (${path}): ${code ?? (e as Error).message}`);
   }
+  try {
+    // nsfs files are regular files to fstat; a directory, FIFO, socket or device is not a namespace.
+    const st = fstatSync(fd);
+    if (!st.isFile()) throw new UsageError(`'${spec}' is not a network namespace (${path} is ${fileKind(st)}, not a namespace file)`);
+    const type = Number(libc('ioctl')(fd, NS_GET_NSTYPE));
+    if (type < 0)
+      throw new UsageError(
+        `'${spec}' is not a network namespace (${path} is not a namespace file: NS_GET_NSTYPE failed with ${errnoName(lastErrno())}); give a name from ${NETNS_RUN_DIR} or a path such as /proc/PID/ns/net`,
+      );
+    if (type !== CLONE_NEWNET) throw new UsageError(`'${spec}' is not a network namespace (${path} is a namespace of another type, 0x${type.toString(16)})`);
+    return fd;
+  } catch (e) {
+    closeSync(fd);
+    throw e;
+  }
+}
+
+function fileKind(st: Stats): string {
+  if (st.isDirectory()) return 'a directory';
+  if (st.isFIFO()) return 'a FIFO';
+  if (st.isSocket()) return 'a socket';
+  if (st.isCharacterDevice() || st.isBlockDevice()) return 'a device';
+  return 'not a regular file';
 }
 
 function enter(fd: number, spec: string, path: string): void {
@@ -140,6 +181,39 @@ export function withNetns<T>(spec: string | undefined, f: () => T): T {
     return outcome.value;
   } finally {
     closeSync(own);
+  }
+}
+
+/**
+ * The cookie of a network namespace: SO_NETNS_COOKIE of a socket made in it
+ * (Linux 5.14+). The kernel gives each namespace its own from a 64-bit
+ * counter and never gives it to another, unlike the inode number of the
+ * namespace file, which a namespace made after one was deleted gets again.
+ * @param spec NAME (under /run/netns) or PATH; undefined: the current namespace
+ * @returns the cookie in decimal, or undefined when the kernel has no SO_NETNS_COOKIE (ENOPROTOOPT: before 5.14)
+ * @throws {UsageError} the namespace does not exist, or the file is not a network namespace
+ * @throws {SynplugError} (`permission`) not allowed to open or enter it
+ * @throws {SocketError} the socket cannot be made or asked
+ */
+export function netnsCookie(spec: string | undefined): string | undefined {
+  const fd = withNetns(spec, () => {
+    const r = libc('socket')(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, 0);
+    if (r < 0) {
+      const errno = lastErrno();
+      throw new SocketError('socket', errno, `cannot make a socket to learn the network namespace's cookie: ${errnoName(errno)}`);
+    }
+    return r as number;
+  });
+  try {
+    const v = Buffer.alloc(8);
+    if (libc('getsockopt')(fd, SOL_SOCKET, SO_NETNS_COOKIE, v, [8]) !== 0) {
+      const errno = lastErrno();
+      if (errnoName(errno) === 'ENOPROTOOPT') return undefined;
+      throw new SocketError('getsockopt', errno, `cannot read the network namespace's cookie (SO_NETNS_COOKIE): ${errnoName(errno)}`);
+    }
+    return v.readBigUInt64LE(0).toString();
+  } finally {
+    libc('close')(fd);
   }
 }
 

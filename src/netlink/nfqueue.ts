@@ -331,15 +331,18 @@ export function packetIdOf(datagram: Buffer): number | undefined {
   const end = Math.min(datagram.length, datagram.readUInt32LE(0));
   for (let off = NLMSG_HDRLEN + 4; off + 4 <= end; ) {
     const len = datagram.readUInt16LE(off);
-    if (len < 4) return undefined;
+    if (len < 4 || off + len > end) return undefined;
     if ((datagram.readUInt16LE(off + 2) & 0x3fff) === NFQA_PACKET_HDR) return len >= 8 && off + 8 <= end ? datagram.readUInt32BE(off + 4) : undefined;
     off += (len + 3) & ~3;
   }
   return undefined;
 }
 
-/** `a` comes after `b` in the kernel's wrapping u32 id sequence (nfq_id_after). */
-function idAfter(a: number, b: number): boolean {
+/**
+ * `a` comes after `b` in the kernel's wrapping u32 packet id sequence
+ * (nfnetlink_queue.c's nfq_id_after: `(int)(id - max) > 0`).
+ */
+export function nfqIdAfter(a: number, b: number): boolean {
   return ((b - a) | 0) < 0;
 }
 
@@ -456,6 +459,13 @@ export interface NfqueueBindOptions {
   failOpen?: boolean;
   /** bind in this network namespace: a NAME under /run/netns or a PATH (as NetlinkConnection.open's option) */
   netns?: string;
+  /**
+   * The receive buffer to force, bytes (the kernel doubles it), instead of
+   * maxlen × {@link NFQUEUE_META_MESSAGE_SIZE} + {@link NFQUEUE_RCVBUF_SLACK}.
+   * A smaller one lets the socket overflow before the queue is full (ENOBUFS:
+   * {@link NfqueueHolder.overruns}); for tests and measurements.
+   */
+  recvBufferSize?: number;
 }
 
 /** Options of {@link NfqueueHolder.adopt}. */
@@ -482,6 +492,15 @@ export class NfqueueBusyError extends NetlinkError {
     this.queueNum = queueNum;
     if (holderPortId !== undefined) this.holderPortId = holderPortId;
     this.holders = holders;
+  }
+}
+
+/** The kernel has no nfnetlink_queue (NFNL_SUBSYS_QUEUE). Category `missing-module`. */
+export class NfqueueUnavailableError extends NetlinkError {
+  override readonly category: ErrorCategory = 'missing-module';
+  constructor(errno: number, message: string) {
+    super({ errno, requestType: 'NFQNL_MSG_CONFIG', message });
+    this.name = 'NfqueueUnavailableError';
   }
 }
 
@@ -577,9 +596,9 @@ export class NfqueueHolder {
   }
 
   private sawPacket(id: number): void {
-    if (this.adoptedUpTo !== undefined && !idAfter(id, this.adoptedUpTo)) return; // already counted
+    if (this.adoptedUpTo !== undefined && !nfqIdAfter(id, this.adoptedUpTo)) return; // already counted
     this.heldCount++;
-    if (this.lastId === undefined || idAfter(id, this.lastId)) this.lastId = id;
+    if (this.lastId === undefined || nfqIdAfter(id, this.lastId)) this.lastId = id;
   }
 
   /**
@@ -590,7 +609,8 @@ export class NfqueueHolder {
    * @param queueNum 0-65535
    * @throws {UsageError} a bad queue number or maxlen; `netns` does not exist
    * @throws {NfqueueBusyError} the queue is bound by another socket (EPERM/EBUSY), naming its process when it can be seen (category `foreign-state`)
-   * @throws {NetlinkError} EPERM without CAP_NET_ADMIN (`permission`); EINVAL/EOPNOTSUPP: the kernel has no nfnetlink_queue (`missing-module`); others (`kernel`)
+   * @throws {NfqueueUnavailableError} the kernel has no nfnetlink_queue (EINVAL on BIND; category `missing-module`)
+   * @throws {NetlinkError} EPERM without CAP_NET_ADMIN (`permission`); others (`kernel`)
    * @throws {SocketError} the socket cannot be opened (no nfnetlink: `missing-module`)
    */
   static async bind(queueNum: number, options: NfqueueBindOptions = {}): Promise<NfqueueHolder> {
@@ -599,16 +619,24 @@ export class NfqueueHolder {
     if (!Number.isInteger(maxlen) || maxlen < 1 || maxlen > 0xffffffff) {
       throw new UsageError(`queue maxlen ${String(maxlen)} is not a packet count (an integer 1-4294967295)`);
     }
-    const rcvbuf = Math.min(MAX_RCVBUF, maxlen * NFQUEUE_META_MESSAGE_SIZE + NFQUEUE_RCVBUF_SLACK);
+    const rcvbuf = options.recvBufferSize ?? Math.min(MAX_RCVBUF, maxlen * NFQUEUE_META_MESSAGE_SIZE + NFQUEUE_RCVBUF_SLACK);
+    if (!Number.isInteger(rcvbuf) || rcvbuf < 1 || rcvbuf > MAX_RCVBUF) {
+      throw new UsageError(`receive buffer ${String(rcvbuf)} is not a byte count (an integer 1-${MAX_RCVBUF})`);
+    }
     const socket = new SocketTransport(NETLINK_NETFILTER, { recvBufferSize: rcvbuf, strictCheck: false, netns: options.netns });
     const holder = new NfqueueHolder(socket, queueNum, options.netns);
     try {
-      await holder.configure([
-        { type: NFQNL_MSG_CONFIG, payload: encodeNfqConfigCommand(queueNum, NFQNL_CFG_CMD_BIND) },
-        { type: NFQNL_MSG_CONFIG, payload: encodeNfqConfigParams(queueNum, NFQNL_COPY_META) },
-        { type: NFQNL_MSG_CONFIG, payload: encodeNfqConfigMaxlen(queueNum, maxlen) },
-        { type: NFQNL_MSG_CONFIG, payload: encodeNfqConfigFlags(queueNum, NFQA_CFG_F_FAIL_OPEN, options.failOpen ? NFQA_CFG_F_FAIL_OPEN : 0) },
-      ]);
+      // BIND alone first: a socket without CAP_NET_ADMIN gets one EPERM for the
+      // first message of a datagram (nfnetlink_rcv) and no answer for the rest
+      await holder.configure([{ type: NFQNL_MSG_CONFIG, payload: encodeNfqConfigCommand(queueNum, NFQNL_CFG_CMD_BIND) }], true);
+      await holder.configure(
+        [
+          { type: NFQNL_MSG_CONFIG, payload: encodeNfqConfigParams(queueNum, NFQNL_COPY_META) },
+          { type: NFQNL_MSG_CONFIG, payload: encodeNfqConfigMaxlen(queueNum, maxlen) },
+          { type: NFQNL_MSG_CONFIG, payload: encodeNfqConfigFlags(queueNum, NFQA_CFG_F_FAIL_OPEN, options.failOpen ? NFQA_CFG_F_FAIL_OPEN : 0) },
+        ],
+        false,
+      );
     } catch (e) {
       socket.close();
       throw e;
@@ -617,13 +645,17 @@ export class NfqueueHolder {
   }
 
   /** Send the config messages; the first refusal becomes the error. */
-  private async configure(msgs: RequestInit[]): Promise<void> {
+  private async configure(msgs: RequestInit[], binding: boolean): Promise<void> {
     const results = await this.conn.exchange(msgs.map((m) => ({ ...m, flags: NLM_F_ACK })));
     const failed = results.find((r) => r.error);
-    if (failed?.error) throw this.bindError(failed.error);
+    if (failed?.error) throw this.bindError(failed.error, binding);
   }
 
-  private bindError(err: NetlinkError): NetlinkError {
+  /**
+   * @param binding the refused message was the BIND (EINVAL there: nfnetlink has no
+   *   NFNL_SUBSYS_QUEUE, nfnetlink_rcv_msg's answer when the subsystem is missing)
+   */
+  private bindError(err: NetlinkError, binding: boolean): NetlinkError {
     const q = `netfilter queue ${this.queueNum}`;
     const where = this.netns === undefined ? '' : ` in network namespace '${this.netns}'`;
     if (err.code === 'EPERM' || err.code === 'EBUSY') {
@@ -645,12 +677,11 @@ export class NfqueueHolder {
       }
       return err.withMessage(`cannot bind ${q}${where}: not permitted (binding a queue needs CAP_NET_ADMIN in the socket's network namespace)`);
     }
-    if (err.code === 'EINVAL' || err.code === 'EOPNOTSUPP' || err.code === 'ENOENT') {
-      const e = err.withMessage(
-        `cannot bind ${q}${where}: this kernel has no nfnetlink_queue (the NFNL_SUBSYS_QUEUE subsystem answered ${err.code}; modprobe nfnetlink_queue)`,
+    if (binding && (err.code === 'EINVAL' || err.code === 'EOPNOTSUPP' || err.code === 'ENOENT')) {
+      return new NfqueueUnavailableError(
+        err.errno,
+        `cannot bind ${q}${where}: this kernel has no nfnetlink_queue (nfnetlink answered ${err.code} for the NFNL_SUBSYS_QUEUE subsystem; modprobe nfnetlink_queue)`,
       );
-      Object.defineProperty(e, 'category', { value: 'missing-module' satisfies ErrorCategory });
-      return e;
     }
     return err.withMessage(`cannot configure ${q}${where}: NFQNL_MSG_CONFIG failed: ${err.code}`);
   }
@@ -697,6 +728,16 @@ export class NfqueueHolder {
   /** ENOBUFS seen: the socket's buffer overflowed, some packets may have been dropped by the kernel */
   get overruns(): number {
     return this.overrunCount;
+  }
+
+  /**
+   * The kernel's counters for this queue (/proc/net/netfilter/nfnetlink_queue,
+   * in the holder's namespace): packets queued now, dropped because the queue
+   * was full (maxlen) or because the socket could not take them, the last id.
+   * @returns undefined when the queue is not bound by this socket (any more)
+   */
+  kernelCounters(): NfqueueProcEntry | undefined {
+    return listBoundQueues(this.netns).find((e) => e.queue === this.queueNum && e.portId === this.socket.portId);
   }
 
   /** Keep the event loop alive while the holder is open (default: not). */
@@ -759,6 +800,19 @@ export class NfqueueHolder {
    */
   setInheritable(on: boolean): void {
     setCloseOnExec(this.fd, !on);
+  }
+
+  /**
+   * Close this process's copy of the socket without unbinding: a process that
+   * inherited the descriptor (see {@link NfqueueHolder.setInheritable}) keeps
+   * the queue bound and its packets held. With no other copy, the kernel
+   * unbinds the queue and drops its packets, as on {@link NfqueueHolder.close}.
+   * Idempotent.
+   */
+  abandon(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.conn.close();
   }
 
   /**

@@ -191,7 +191,7 @@ function nlmonPacket(buf: Buffer, off: number, len: number, timestamp?: number):
     throw new NetlinkDecodeError(`captured packet of ${len} bytes is shorter than the ${NLMON_HEADER_LEN}-byte nlmon header`, off);
   }
   const protocol = buf.readUInt16BE(off + 14);
-  const bytes = Buffer.from(buf.subarray(off + NLMON_HEADER_LEN, off + len));
+  const bytes = buf.subarray(off + NLMON_HEADER_LEN, off + len); // a view on the capture's bytes, not a copy: a 64 MB packet is held once
   const d: CapturedDatagram = { protocol, direction: datagramDirection(bytes), bytes };
   if (timestamp !== undefined) d.timestamp = timestamp;
   return d;

@@ -38,10 +38,12 @@ export function requireRoute(conn: TcConnection, fn: string): void {
  * the kernel answers ENODEV when it does not exist), else the lookup of the
  * name (RTM_GETLINK). With both, the name is looked up and must have that index.
  * @returns the index, synchronously when no lookup is needed
- * @throws {UsageError} an invalid name or index, no device given, or a name and an index that disagree
+ * @throws {UsageError} an invalid name or index (a `dev` that is not a string too), no device given, or a name and an index that disagree
  * @throws {NetlinkError} "device 'X' not found" (ENODEV), or the lookup failed
  */
 export function ifindexOf(conn: TcConnection, d: DeviceRef): number | Promise<number> {
+  if (d.dev !== undefined && typeof d.dev !== 'string')
+    throw new UsageError(`dev must be a device name (a string; give an index as ifindex), not ${d.dev === null ? 'null' : typeof d.dev} ${String(d.dev)}`);
   if (d.dev === undefined) {
     if (d.ifindex === undefined) throw new UsageError('give a device (dev or ifindex)');
     validateIndex(d.ifindex);

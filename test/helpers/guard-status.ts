@@ -16,6 +16,7 @@ export function inboundHoldStatus(o: Partial<HoldStatus> = {}): HoldStatus {
   return {
     id: `inbound:${dev}`,
     mode: 'inbound',
+    via: 'plug',
     dev,
     state: 'ok',
     pieces: [],

@@ -42,3 +42,12 @@ test('tc can build prio + plug + fw in a fresh netns', (t) => {
   t.regex(sh('tc', ['-n', ns, 'filter', 'show', 'dev', 'lo']), /fw .*classid 1:4/);
   sh('tc', ['-n', ns, 'qdisc', 'del', 'dev', 'lo', 'root']);
 });
+
+test('crash evidence is collected: core files go to the run folder on the shared filesystem, without a size limit, and Node writes fatal-error reports there', (t) => {
+  const pattern = readFileSync('/proc/sys/kernel/core_pattern', 'utf8').trim();
+  t.regex(pattern, /^\/\S+\/crash\/core\.%e\.%p\.%s$/, pattern);
+  t.true(existsSync(pattern.slice(0, pattern.lastIndexOf('/'))), 'the folder exists');
+  t.is(sh('bash', ['-c', 'ulimit -c']).trim(), 'unlimited');
+  t.regex(process.env['NODE_OPTIONS'] ?? '', /--report-on-fatalerror --report-directory=\/\S+\/crash/);
+  t.regex(readFileSync('/proc/cmdline', 'utf8'), /\bprint-fatal-signals=1\b/);
+});

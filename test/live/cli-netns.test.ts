@@ -9,7 +9,7 @@
  */
 import test from 'ava';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -79,9 +79,17 @@ test('setup --netns refuses on this kernel naming the missing modules and leaves
   t.notRegex(sh('/usr/sbin/ip', ['-n', NS, 'addr', 'show', 'dev', DEV]), /169\.254\.81\.2/);
 });
 
-test("without --state-dir, a namespace's records are read from /run/synplug/netns/<inode of the namespace>, by name or by path", (t) => {
-  const ino = statSync(`/run/netns/${NS}`).ino;
-  const dir = `/run/synplug/netns/${ino}`;
+test("without --state-dir, a namespace's records are read from /run/synplug/netns/<the namespace's cookie>, by name or by path", (t) => {
+  // SO_NETNS_COOKIE (71) of a socket made in the namespace, read by python3
+  const cookie = sh('/usr/sbin/ip', [
+    'netns',
+    'exec',
+    NS,
+    '/usr/bin/python3',
+    '-c',
+    "import socket, struct; s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); print(struct.unpack('Q', s.getsockopt(socket.SOL_SOCKET, 71, 8))[0])",
+  ]).trim();
+  const dir = `/run/synplug/netns/${cookie}`;
   const hadRoot = existsSync('/run/synplug');
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   chmodSync(dir, 0o700);

@@ -68,7 +68,7 @@ test.serial('a kernel without sch_prio, sch_plug, cls_fw: exit 5 naming every mi
     ['noqueue'],
   );
   t.is(before.ruleset.trim(), '');
-  const r = synplug(['demo', '--restarts', '2', '--seconds', '2']);
+  const r = synplug(['demo', '--via', 'plug', '--restarts', '2', '--seconds', '2']);
   t.is(r.code, 5, r.stderr);
   t.regex(r.stderr, /sch_prio \(qdisc prio\)/);
   t.regex(r.stderr, /sch_plug \(qdisc plug\)/);
@@ -81,7 +81,7 @@ test.serial('a kernel without sch_prio, sch_plug, cls_fw: exit 5 naming every mi
 
 test.serial('--json: the error as one object with its category and exit code, nothing left behind', (t) => {
   const before = snapshot();
-  const r = synplug(['demo', '--json']);
+  const r = synplug(['demo', '--via', 'plug', '--json']);
   t.is(r.code, 5, r.stderr);
   const j = JSON.parse(r.stdout) as { error: string; category: string; exit_code: number };
   t.is(j.category, 'missing-module');
@@ -97,7 +97,7 @@ test.serial('a foreign root qdisc on lo is never replaced (the missing modules a
     spawnSync(IP, ['netns', 'exec', NS, '/usr/sbin/tc', 'qdisc', 'del', 'dev', 'lo', 'root']);
   });
   const before = snapshot();
-  const r = synplug(['demo']);
+  const r = synplug(['demo', '--via', 'plug']);
   t.is(r.code, 5, r.stderr);
   t.deepEqual(snapshot(), before);
   const q = JSON.parse(snapshot().qdiscs) as Array<{ kind: string; handle: string; options?: { limit?: number } }>;
@@ -211,7 +211,7 @@ test.serial('demo --inbound on a kernel without sch_plug: exit 5 naming every mi
     before.qdiscs.some((q) => / (clsact|plug) /.test(q)),
     before.qdiscs.join('; '),
   );
-  const r = await synplugMonitored(['demo', '--inbound', '--restarts', '2', '--seconds', '2']);
+  const r = await synplugMonitored(['demo', '--via', 'plug', '--inbound', '--restarts', '2', '--seconds', '2']);
   t.is(r.code, 5, r.stderr);
   t.true(r.monitored, 'ip monitor saw both markers');
   t.deepEqual(r.events, [], 'no link or address was created or deleted, even for a moment (no veth pair)');
@@ -230,7 +230,7 @@ test.serial('demo --inbound on a kernel without sch_plug: exit 5 naming every mi
   t.is(r.stdout, '', 'no table: the demo did not run');
   t.deepEqual(inboundSnapshot(), before, 'links, qdiscs, named namespaces and state files as before');
   t.deepEqual(snapshot(), beforeLo, "lo's qdiscs and filters, the nftables ruleset and lo's addresses as before");
-  const j = await synplugMonitored(['demo', '--inbound', '--json']);
+  const j = await synplugMonitored(['demo', '--via', 'plug', '--inbound', '--json']);
   t.is(j.code, 5, j.stderr);
   t.deepEqual(j.events, []);
   t.notRegex(j.stderr, /synplug demo: /, 'no progress line: nothing was started');
@@ -244,7 +244,7 @@ test.serial('demo --inbound on a kernel without sch_plug: exit 5 naming every mi
 test.serial('plain demo: exit 5 before anything is created or changed (ip monitor sees nothing)', async (t) => {
   const before = inboundSnapshot();
   const beforeLo = snapshot();
-  const r = await synplugMonitored(['demo', '--restarts', '2', '--seconds', '2']);
+  const r = await synplugMonitored(['demo', '--via', 'plug', '--restarts', '2', '--seconds', '2']);
   t.is(r.code, 5, r.stderr);
   t.true(r.monitored);
   t.deepEqual(r.events, [], 'no address added to lo, nothing created');
@@ -266,4 +266,18 @@ test('--help lists the exit codes the demo can return, from the one table', (t) 
   t.regex(r.stdout, /--gap <duration>/);
   t.regex(r.stdout, /--state-dir <dir>/);
   t.regex(r.stdout, /--inbound /);
+});
+
+test.serial('this kernel has no sch_plug: the demo takes the queue hold (--via auto), says why, protects every restart, and leaves nothing behind', (t) => {
+  inNs(IP, ['link', 'set', 'lo', 'up']);
+  const before = snapshot();
+  const r = synplug(['demo', '--restarts', '2', '--seconds', '2', '--json']);
+  t.is(r.code, 0, r.stderr);
+  const j = JSON.parse(r.stdout) as { via: string; verdict: string; phases: { protected: { refused: number; reset: number } } };
+  t.is(j.via, 'queue');
+  t.is(j.verdict, 'protected', r.stdout);
+  const text = synplug(['demo', '--restarts', '2', '--seconds', '2']);
+  t.is(text.code, 0, text.stderr);
+  t.regex(text.stderr, /holding with a netfilter queue \(the queue hold\): this kernel lacks sch_prio, sch_plug, cls_fw, which the plug hold needs/);
+  t.deepEqual(snapshot(), before, 'the demo removed what it set up');
 });

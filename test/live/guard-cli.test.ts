@@ -87,7 +87,10 @@ test.serial('setup --json on failure: a JSON error object with the exit code on 
 
 test.serial('a setup record naming a device that is gone: exit 2, the message says the name came from that record', (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'synplug-guardcli-stale-'));
-  writeFileSync(join(dir, 'setup.json'), JSON.stringify({ dev: 'spgone0', addr: ADDR, mark: 1, limit: 65536, table: TABLE, at: 1 }));
+  writeFileSync(
+    join(dir, 'setup.json'),
+    JSON.stringify({ version: 2, holds: { local: { mode: 'local', dev: 'spgone0', addr: ADDR, mark: 1, limit: 65536, table: TABLE, createdAt: 1 } } }),
+  );
   for (const cmd of ['status', 'check', 'release']) {
     const r = spawnSync(process.execPath, [BIN, cmd], { encoding: 'utf8', env: { ...process.env, SYNPLUG_STATE_DIR: dir }, timeout: 60_000 });
     t.is(r.status, 2, `${cmd}: ${r.stderr}`);

@@ -177,7 +177,7 @@ test.serial("exit 8 and a damaged setup.json name the inbound hold's own command
     t.regex(p.stderr, new RegExp(`Run 'synplug setup --inbound ${DEV} --port 16000'`));
     t.notRegex(p.stderr, /Run 'synplug setup'[^ ]/);
     writeFileSync(join(sd, 'setup.json'), '{"version": 2, "holds": ');
-    const s = await synplug(sd, 'setup', '--inbound', DEV, '--port', '16000');
+    const s = await synplug(sd, 'setup', '--via', 'plug', '--inbound', DEV, '--port', '16000');
     t.is(s.code, 6, s.stderr);
     t.regex(s.stderr, new RegExp(`then run 'synplug setup --inbound ${DEV} --port PORT' again`));
     t.notRegex(s.stderr, /address/);
@@ -196,7 +196,7 @@ test.serial(
       // DEV's root qdisc with a handle (htb 1:, tbf 5:) must not make the probe pass sch_plug either
       for (const root of [[], ['handle', '1:', 'htb'], ['handle', '5:', 'tbf', 'rate', '1mbit', 'burst', '10k', 'latency', '50ms']]) {
         if (root.length) sh(TC, 'qdisc', 'replace', 'dev', DEV, 'root', ...root);
-        const r = await synplug(sd, 'setup', '--inbound', DEV, '--port', '16000', '--json');
+        const r = await synplug(sd, 'setup', '--via', 'plug', '--inbound', DEV, '--port', '16000', '--json');
         t.is(r.code, 5, `root ${root.join(' ') || 'default'}: ${r.stderr}`);
         const e = JSON.parse(r.stdout) as { error: string };
         t.regex(e.error, /^this kernel lacks what synplug needs: sch_plug \(qdisc plug\)\. Load the modules \(modprobe sch_plug\)/);

@@ -125,7 +125,7 @@ test.serial('an IFB name clash (a device synplug did not create): exit 2, nothin
   sh(IP, 'link', 'add', ifb, 'type', 'ifb');
   try {
     const before = snapshot();
-    const r = await synplug('setup', '--inbound', DEV, '--port', '80');
+    const r = await synplug('setup', '--via', 'plug', '--inbound', DEV, '--port', '80');
     t.is(r.code, 2, r.stderr);
     t.regex(r.stderr, new RegExp(`needs an IFB named ${ifb}, but an ifb of that name exists that synplug did not create`));
     t.deepEqual(snapshot(), before);
@@ -142,11 +142,11 @@ test.serial("--inbound naming an IFB (synplug's, or any ifb): exit 2 before the 
   sh(IP, 'link', 'add', other, 'type', 'ifb');
   try {
     const before = snapshot();
-    const a = await synplug('setup', '--inbound', own, '--port', '80');
+    const a = await synplug('setup', '--via', 'plug', '--inbound', own, '--port', '80');
     t.is(a.code, 2, a.stderr);
     t.regex(a.stderr, new RegExp(`${own} is an IFB \\(synplug's IFB of the inbound hold of ${DEV}\\); give the device the clients' packets arrive on`));
     t.notRegex(a.stderr, /sch_plug/, 'refused before the module probe');
-    const b = await synplug('setup', '--inbound', other, '--port', '80');
+    const b = await synplug('setup', '--via', 'plug', '--inbound', other, '--port', '80');
     t.is(b.code, 2, b.stderr);
     t.regex(b.stderr, new RegExp(`${other} is an IFB \\(an ifb device\\); give the device the clients' packets arrive on`));
     t.notRegex(b.stderr, /sch_plug/, 'refused before the module probe');
@@ -158,7 +158,7 @@ test.serial("--inbound naming an IFB (synplug's, or any ifb): exit 2 before the 
 
 test.serial('no sch_plug in this kernel: exit 5 naming it; no IFB, no clsact, no filter left', async (t) => {
   const before = snapshot();
-  const r = await synplug('setup', '--inbound', DEV, '--port', '80', '--addr', '169.254.0.1', '--json');
+  const r = await synplug('setup', '--via', 'plug', '--inbound', DEV, '--port', '80', '--addr', '169.254.0.1', '--json');
   t.is(r.code, 5, r.stderr);
   const e = JSON.parse(r.stdout) as { error: string; category: string };
   t.is(e.category, 'missing-module');

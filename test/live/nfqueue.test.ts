@@ -14,6 +14,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { createInterface } from 'node:readline';
 import { NfqueueHolder, NfqueueBusyError } from '../../src/netlink/nfqueue.js';
 import { inOwnNetns, runScenarioIfChild } from '../helpers/own-netns.js';
+import { iptablesQueueRule, procQueue } from '../helpers/nfqueue-live.js';
 
 /** A scenario's result, as parsed JSON. */
 // biome-ignore lint/suspicious/noExplicitAny: the scenarios' JSON results, asserted field by field
@@ -24,37 +25,6 @@ const ENV = 'SYNPLUG_NFQUEUE_SCENARIO';
 const QUEUE = 25;
 const PORT = 39251;
 const ADDR6 = 'fd00:25::1';
-
-/** The NFQUEUE bypass rule (iptables-nft: xt NFQUEUE rev 3 through nft_compat) on SYNs to `port`, both families. */
-function queueRule(port: number, queue: number): void {
-  for (const tool of ['/usr/sbin/iptables-nft', '/usr/sbin/ip6tables-nft']) {
-    execFileSync(tool, [
-      '-t',
-      'raw',
-      '-A',
-      'OUTPUT',
-      '-p',
-      'tcp',
-      '--dport',
-      String(port),
-      '--syn',
-      '-j',
-      'NFQUEUE',
-      '--queue-num',
-      String(queue),
-      '--queue-bypass',
-    ]);
-  }
-}
-
-/** The kernel's line for a queue in /proc/net/netfilter/nfnetlink_queue: port id, queued now, dropped (queue full). */
-function procQueue(queue: number): { portId: number; queued: number; queueDropped: number } | undefined {
-  for (const line of readFileSync('/proc/net/netfilter/nfnetlink_queue', 'utf8').split('\n')) {
-    const f = line.trim().split(/\s+/).map(Number);
-    if (f[0] === queue && f.length >= 8) return { portId: f[1], queued: f[2], queueDropped: f[5] };
-  }
-  return undefined;
-}
 
 /** Wait (bounded) until `cond` holds; throws naming `what`. */
 async function until(cond: () => boolean, what: string | (() => string), ms = 15_000): Promise<void> {
@@ -125,7 +95,7 @@ const scenarios: Record<string, () => Promise<unknown>> = {
   /** nobody bound: connects pass; bound: held (IPv4 and IPv6 on one socket), released by one batch verdict */
   async hold() {
     addAddr6();
-    queueRule(PORT, QUEUE);
+    iptablesQueueRule(PORT, QUEUE);
     const s4 = await listen('127.0.0.1', PORT);
     const s6 = await listen(ADDR6, PORT);
     const unbound = [attempt('127.0.0.1', PORT), attempt(ADDR6, PORT)];
@@ -156,12 +126,18 @@ const scenarios: Record<string, () => Promise<unknown>> = {
     await h.close();
     const afterClose = role('bind-try');
     const out2 = await lines(afterClose)();
-    return { holderPid: process.pid, second: JSON.parse(out), afterClose: JSON.parse(out2) };
+    // without CAP_NET_ADMIN (dropped from the bounding set before exec): the queue is free, the kernel says EPERM
+    const unprivileged = spawn('/usr/bin/setpriv', ['--bounding-set=-net_admin', '--inh-caps=-net_admin', process.execPath, '--import=tsx', SELF], {
+      env: { ...process.env, [ENV]: 'bind-try' },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    const out3 = await lines(unprivileged)();
+    return { holderPid: process.pid, second: JSON.parse(out), afterClose: JSON.parse(out2), unprivileged: JSON.parse(out3) };
   },
 
   /** the holder (process B) hands its socket to a child C and is SIGKILLed; C adopts it and releases the held SYN */
   async adopt() {
-    queueRule(PORT, QUEUE);
+    iptablesQueueRule(PORT, QUEUE);
     const server = await listen('127.0.0.1', PORT);
     const b = role('holder', {}, ['pipe', 'pipe', 'inherit']);
     const next = lines(b);
@@ -170,6 +146,9 @@ const scenarios: Record<string, () => Promise<unknown>> = {
     await until(() => (procQueue(QUEUE)?.queued ?? 0) === 1, 'the SYN to be queued');
     b.stdin!.write('spawn-adopter\n');
     const adopted = (await next()).split(' '); // "adopted PID HELD"
+    b.stdin!.write('abandon\n'); // the holder closes its copy without unbinding
+    const abandoned = await next();
+    const afterAbandon = procQueue(QUEUE);
     b.kill('SIGKILL');
     await new Promise((res) => b.once('exit', res));
     const afterKill = { state: a.state, proc: procQueue(QUEUE) };
@@ -177,12 +156,12 @@ const scenarios: Record<string, () => Promise<unknown>> = {
     const released = await next();
     await until(() => a.state !== 'pending', 'the released connect');
     server.close();
-    return { bound, adoptedHeld: Number(adopted[2]), afterKill, released, final: a.state };
+    return { bound, adoptedHeld: Number(adopted[2]), abandoned, afterAbandon, afterKill, released, final: a.state };
   },
 
   /** maxlen 2, fail-open off: SYNs over it are dropped (not passed to the closed port); fail-open on: refused at once */
   async overflow() {
-    queueRule(PORT, QUEUE);
+    iptablesQueueRule(PORT, QUEUE);
     const result: Record<string, unknown> = {};
     for (const failOpen of [false, true]) {
       const h = await NfqueueHolder.bind(QUEUE, { maxlen: 2, failOpen });
@@ -198,6 +177,38 @@ const scenarios: Record<string, () => Promise<unknown>> = {
       for (const x of as) x.sock.destroy();
       await h.close();
     }
+    return result;
+  },
+
+  /** a socket buffer smaller than the burst: ENOBUFS is counted, reading goes on, and what was read is released */
+  async overrun() {
+    iptablesQueueRule(PORT, QUEUE);
+    const server = await listen('127.0.0.1', PORT);
+    const h = await NfqueueHolder.bind(QUEUE, { recvBufferSize: 4096 });
+    // 64 SYNs from another process, sent while this one waits for it synchronously: nobody reads the
+    // socket meanwhile (each SYN is queued, and its message sent, inside the client's connect())
+    execFileSync('python3', [
+      '-c',
+      `import socket\nss=[]\nfor i in range(64):\n s=socket.socket(); s.setblocking(False); s.connect_ex(("127.0.0.1", ${PORT})); ss.append(s)`,
+    ]);
+    await until(
+      () => h.overruns > 0 && h.held > 0,
+      () => `an overrun and held SYNs (overruns ${h.overruns}, held ${h.held}, ${JSON.stringify(procQueue(QUEUE))})`,
+    );
+    const heldNow = h.held;
+    const proc = procQueue(QUEUE)!;
+    const counters = h.kernelCounters();
+    const released = await h.release();
+    const result = {
+      overruns: h.overruns,
+      heldNow,
+      queued: proc.queued,
+      counters,
+      released,
+      userDropped: readFileSync('/proc/net/netfilter/nfnetlink_queue', 'utf8').trim().split(/\s+/).map(Number)[6],
+    };
+    await h.close();
+    server.close();
     return result;
   },
 
@@ -236,6 +247,10 @@ const scenarios: Record<string, () => Promise<unknown>> = {
         // the adopter gets the socket as its fd 3, and our stdout (the scenario's pipe)
         role('adopter', {}, ['ignore', 'inherit', 'inherit', h.fd]);
       }
+      if (line === 'abandon') {
+        h.abandon();
+        process.stdout.write('abandoned\n');
+      }
     }
     return {};
   },
@@ -271,17 +286,21 @@ if (!(await runScenarioIfChild(ENV, scenarios))) {
     t.is(r.procAfterClose, null, 'close unbinds: the kernel no longer lists the queue');
   });
 
-  test('a second bind of the same queue from another process fails with NfqueueBusyError naming the holder; after close it binds', (t) => {
+  test('a second bind of the same queue from another process fails with NfqueueBusyError naming the holder; after close it binds; without CAP_NET_ADMIN it says so', (t) => {
     const r = run<Json>('busy');
     t.like(r.second, { name: 'NfqueueBusyError', code: 'EPERM', category: 'foreign-state', busy: true });
     t.regex(r.second.message, new RegExp(`netfilter queue ${QUEUE} is bound by process ${r.holderPid} \\(node\\)`));
     t.deepEqual(r.afterClose, { ok: true });
+    t.like(r.unprivileged, { name: 'NetlinkError', code: 'EPERM', category: 'permission', busy: false });
+    t.regex(r.unprivileged.message, /not permitted \(binding a queue needs CAP_NET_ADMIN/);
   });
 
-  test('adopt: a child that inherited the socket releases the held SYN after the holder was SIGKILLed', (t) => {
+  test('adopt: a child that inherited the socket releases the held SYN after the holder abandoned its copy and was SIGKILLed', (t) => {
     const r = run<Json>('adopt');
     t.is(r.bound, 'bound');
     t.is(r.adoptedHeld, 1, 'the adopter counts the packet queued before it took over (from /proc)');
+    t.is(r.abandoned, 'abandoned');
+    t.like(r.afterAbandon, { queued: 1 }, "abandon() closed the holder's copy, not the queue");
     t.like(r.afterKill, { state: 'pending', proc: { queued: 1 } }, 'the holder died: the child keeps the queue bound, the SYN held');
     t.is(r.released, 'released 1 0');
     t.is(r.final, 'connected');
@@ -295,6 +314,17 @@ if (!(await runScenarioIfChild(ENV, scenarios))) {
     t.is(r.failClosed.afterRelease.filter((s: string) => s === 'pending').length, 2, 'the two dropped wait for their retransmit');
     t.is(r.failOpen.overMaxlen.filter((s: string) => s === 'refused').length, 2, 'fail-open: the two over maxlen pass and are refused');
     t.is(r.failOpen.released, 2);
+  });
+
+  test('overrun: a burst larger than the socket buffer counts ENOBUFS, reading goes on, and the SYNs read are released', (t) => {
+    const r = run<Json>('overrun');
+    t.true(r.overruns >= 1);
+    t.true(r.userDropped > 0, 'the kernel counts the packets the socket could not take');
+    t.true(r.heldNow > 0);
+    t.is(r.heldNow, r.queued, 'what we counted is exactly what the kernel has queued');
+    t.is(r.queued + r.userDropped, 64, 'every SYN of the burst was either queued or dropped for the full socket (the client closed: no retransmit)');
+    t.is(r.released, r.heldNow);
+    t.like(r.counters, { queue: 25, queued: r.queued, queueDropped: 0, userDropped: r.userDropped }, "kernelCounters() is the kernel's line");
   });
 
   test('setInheritable clears and sets FD_CLOEXEC (the socket is opened with it)', (t) => {

@@ -129,6 +129,7 @@ function result(): DemoResult {
   );
   return {
     mode: 'local',
+    via: 'plug',
     dev: 'lo',
     addr: '169.254.255.254',
     port: 40000,

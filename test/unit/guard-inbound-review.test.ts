@@ -185,7 +185,7 @@ test('text of plug, check and status when only an inbound hold is set up: no loc
   const check = formatCheck({
     state: 'absent',
     pieces: [],
-    holds: [{ id: 'inbound:eth1', mode: 'inbound', dev: 'eth1', state: 'absent' }],
+    holds: [{ id: 'inbound:eth1', mode: 'inbound', via: 'plug', dev: 'eth1', state: 'absent' }],
   });
   t.is(check, "synplug is not set up (inbound:eth1 on eth1)\nrun 'synplug setup --inbound eth1 --port PORT...' to complete it");
   const status = formatStatus(statusResult([inboundHoldStatus()]));

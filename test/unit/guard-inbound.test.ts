@@ -7,6 +7,7 @@
  * buffering both plugs in ONE datagram (the watchdog's release too).
  */
 import test from 'ava';
+import type { WatchdogNetlinkStep } from '../../src/guard/watchdog.js';
 import { NetlinkConnection } from '../../src/netlink/connection.js';
 import { FakeTransport, nfnetlinkAck } from '../../src/netlink/testing.js';
 import { parseMessages, NETLINK_ROUTE, type NetlinkMessage } from '../../src/netlink/message.js';
@@ -245,7 +246,7 @@ test('a session of the local and an inbound hold buffers both plugs in ONE datag
   t.is(rel[1].payload.readInt32LE(rel[1].payload.length - 8), TCQ_PLUG_RELEASE_INDEFINITE);
   const steps = s.releaseSteps();
   t.is(steps[0].what, 'plug release');
-  t.is(steps[0].messages.length, 2, 'both plugs released by the watchdog in one datagram');
+  t.is((steps[0] as WatchdogNetlinkStep).messages.length, 2, 'both plugs released by the watchdog in one datagram');
 });
 
 test('a complete u32 setup (as the kernel lists it: redirects by index, named if<N>) is judged ok; found without its record, only its plug is released', (t) => {
@@ -291,6 +292,7 @@ test('text output: setup, check, status and teardown name the inbound hold', (t)
     addedAddress: false,
     unverified: [],
     hold: 'inbound:eth0',
+    via: 'plug',
     inbound: { dev: 'eth0', ifb: 'spifb3', ports: [80, 443], addrs: ['169.254.0.1'], classifier: 'u32', families: ['ip'] },
   });
   t.is(setupText, 'synplug inbound hold set up: SYNs on eth0 to port 80,443 (dst 169.254.0.1), held on spifb3 (u32, ip):\n  add link spifb3 type ifb');
@@ -300,8 +302,8 @@ test('text output: setup, check, status and teardown name the inbound hold', (t)
     addr: '169.254.255.254',
     pieces: [{ piece: "link ifb spifb3 (synplug's, up)", status: 'missing' }],
     holds: [
-      { id: 'local', mode: 'local', dev: 'lo', state: 'ok' },
-      { id: 'inbound:eth0', mode: 'inbound', dev: 'eth0', state: 'partial' },
+      { id: 'local', mode: 'local', via: 'plug', dev: 'lo', state: 'ok' },
+      { id: 'inbound:eth0', mode: 'inbound', via: 'plug', dev: 'eth0', state: 'partial' },
     ],
   });
   t.regex(

@@ -6,6 +6,7 @@
  * wrong protocol (6).
  */
 import test from 'ava';
+import type { WatchdogNetlinkStep } from '../../src/guard/watchdog.js';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -53,11 +54,18 @@ test("local pieces are named, in check's order; the address alone does not make 
 test('the registry finds the local mode by name; a new mode is one registration', (t) => {
   t.is(holdMode('local')?.name, 'local');
   t.is(holdMode('nosuch'), undefined);
+  const unused = async (): Promise<never> => {
+    throw new Error('not used');
+  };
   registerHoldMode({
     name: 'unit-test-mode',
-    open: async () => {
-      throw new Error('not used');
-    },
+    via: 'queue',
+    scopes: ['local'],
+    isRecord: () => true,
+    open: unused,
+    openForSetup: unused,
+    probeSupport: unused,
+    validate: () => {},
   });
   t.true(holdModeNames().includes('unit-test-mode'));
   t.true(holdModeNames().includes('local'));
@@ -102,7 +110,7 @@ test('a session of several holds buffers and releases all of them in ONE datagra
   );
   const steps = s.releaseSteps();
   t.is(steps[0].what, 'plug release');
-  t.is(steps[0].messages.length, 2, 'the watchdog releases every plug in one datagram too');
+  t.is((steps[0] as WatchdogNetlinkStep).messages.length, 2, 'the watchdog releases every plug in one datagram too');
   s.close();
 });
 

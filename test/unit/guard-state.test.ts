@@ -142,26 +142,16 @@ test('damaged files are errors naming the file and what to do', (t) => {
   t.regex(t.throws(() => store.readPlug(), { instanceOf: StateFileError })!.message, /plug\.json is not a regular file: remove it/);
 });
 
-test('a version 1 setup record (the local hold at the top level) reads as one local hold', (t) => {
-  t.deepEqual(
-    parseSetupRecord({
-      version: 1,
-      dev: 'lo',
-      addr: '169.254.255.254',
-      mark: 1,
-      limit: 65536,
-      table: 'synplug',
-      addedAddress: true,
-      prefixlen: 32,
-      createdAt: 5,
-    }),
-    {
-      version: 2,
-      holds: {
-        local: { mode: 'local', dev: 'lo', addr: '169.254.255.254', mark: 1, limit: 65536, table: 'synplug', addedAddress: true, prefixlen: 32, createdAt: 5 },
-      },
-    },
-  );
+test('a version 1 setup record (the local hold at the top level) is refused (exit 6), saying how to clear it', (t) => {
+  const { dir, store } = fresh();
+  const v1 = { dev: 'lo', addr: '169.254.255.254', mark: 1, limit: 65536, table: 'synplug', addedAddress: true, prefixlen: 32, createdAt: 5 };
+  for (const rec of [{ version: 1, ...v1 }, v1]) {
+    writeFileSync(join(dir, 'setup.json'), JSON.stringify(rec));
+    const e = t.throws(() => store.readSetup(), { instanceOf: StateFileError })!;
+    t.regex(e.message, /setup\.json is a setup record of an older synplug \(version 1\).*'synplug teardown'.*or remove the file/);
+    t.is(exitCodeOf(e), 6);
+  }
+  t.is(parseSetupRecord({ version: 1, ...v1 }), undefined);
   t.is(parseSetupRecord({ version: 3 }), undefined);
   t.is(parseSetupRecord([]), undefined);
   t.is(parseSetupRecord({ version: 2, holds: { x: { mode: 'inbound', dev: '', createdAt: 1 } } }), undefined);

@@ -110,6 +110,17 @@ const samples: N.Expr[] = [
   { name: 'byteorder', sreg: 1, dreg: 1, op: 'hton', len: 4, size: 4 },
   { name: 'connlimit', count: 5 },
   { name: 'connlimit', count: 7, inv: true },
+  { name: 'numgen', dreg: 1, modulus: 2, type: 0, offset: 0 },
+  { name: 'numgen', dreg: 1, modulus: 4, type: 1 },
+  { name: 'hash', sreg: 2, dreg: 1, len: 4, modulus: 4, seed: 1, offset: 10, type: 0 },
+  { name: 'hash', dreg: 1, modulus: 2, type: 1 },
+  { name: 'exthdr', dreg: 1, type: 2, offset: 2, len: 2, flags: 0, op: 1 },
+  { name: 'exthdr', dreg: 1, type: 44, offset: 0, len: 1, flags: 1, op: 0 },
+  { name: 'tproxy', family: 2, regAddr: 1, regPort: 2 },
+  { name: 'tproxy', family: 0, regPort: 1 },
+  { name: 'dynset', set: 'dyn', op: 1, sregKey: 1, timeoutMs: 30000, flags: 0 },
+  { name: 'dynset', set: 'm', setId: 2, op: 0, sregKey: 1, sregData: 2, expr: '0c000100636f756e74657200' },
+  { name: 'notrack' },
 ];
 
 for (const e of samples) {
@@ -117,6 +128,13 @@ for (const e of samples) {
     t.deepEqual(roundTrip(e), e);
   });
 }
+
+test('table-driven codecs: a required attribute missing is a NetlinkDecodeError, a field out of range a UsageError', (t) => {
+  const bad = nested(C.NFTA_LIST_ELEM, [str(C.NFTA_EXPR_NAME, 'numgen'), nested(C.NFTA_EXPR_DATA, [bin(C.NFTA_NG_DREG, Buffer.from('00000001', 'hex'))])]);
+  t.throws(() => N.decodeExpr(parseAttributes(bad).items[0]), { instanceOf: NetlinkDecodeError });
+  t.throws(() => N.encodeExpr({ name: 'exthdr', type: 300 } as unknown as N.Expr), { instanceOf: UsageError });
+  t.throws(() => N.encodeExpr({ name: 'numgen', dreg: -1, modulus: 2, type: 0 } as unknown as N.Expr), { instanceOf: UsageError });
+});
 
 test('nests carry NLA_F_NESTED in requests, as nft sends them', (t) => {
   const enc = N.encodeExpr({ name: 'cmp', sreg: 1, op: 'eq', data: '06' } as N.Expr);

@@ -76,12 +76,13 @@ import { TCA_ACT_KIND, TCA_ACT_OPTIONS } from '../../tc/actions/constants.js';
 import { canonicalAddress, DEFAULTS, type GuardConfig } from '../config.js';
 import { NoDeviceError } from '../errors.js';
 import type { HoldRecord, SetupRecord } from '../state.js';
-import type { InboundClassifier, InboundFamily, InboundOptions, PieceState, PlugStats } from '../types.js';
+import type { InboundClassifier, InboundFamily, InboundOptions, PieceState, PlugStats, SetupOptions, SetupResult } from '../types.js';
 
 export type { InboundClassifier, InboundFamily, InboundOptions };
 import { probeFilterKind, probeQdiscKind, type ModulePiece, type Support } from '../support.js';
-import { summarizePieces } from './local.js';
-import type { Hold, HoldInspection, HoldMode, HoldSetupPlan, HoldSockets, SetupStep } from './types.js';
+import { plugReleaseStep, summarizePieces } from './local.js';
+import type { Hold, HoldAction, HoldHandoff, HoldInspection, HoldMode, HoldSetupPlan, HoldSockets, SetupStep, UnrecordedPiece } from './types.js';
+import { isInboundRecord } from './inbound-record.js';
 
 /** synplug's filter prefs at DEV's ingress: one per protocol (the kernel keeps one protocol per pref). */
 export const INBOUND_PREF = { ip: 65000, ipv6: 65001 } as const;
@@ -268,6 +269,9 @@ const hasActions = (f: FilterEntry) => ((f.options as { actions?: unknown[] } | 
  */
 export class InboundHold implements Hold {
   readonly mode = 'inbound';
+  readonly via = 'plug';
+  readonly scope = 'inbound';
+  readonly keepsAfterExit = true;
   readonly id: string;
   readonly dev: string;
   readonly ifb: string;
@@ -368,7 +372,7 @@ export class InboundHold implements Hold {
    * before anything else of setup's phase one: it is bad input).
    * @throws {IfbNameClashError}
    */
-  async refuseNameClash(): Promise<void> {
+  async refuseClash(): Promise<void> {
     const st = await readLink(this.sockets.route, this.ifb);
     if (st.exists && !this.ifbIsOurs({ ifb: st } as InboundObservation)) throw new IfbNameClashError(this.ifb, this.dev, st.kind);
   }
@@ -718,6 +722,47 @@ export class InboundHold implements Hold {
   }
 
   /** @inheritdoc */
+  holdAction(): HoldAction {
+    return { kind: 'route', messages: this.bufferMessages };
+  }
+
+  /** @inheritdoc */
+  releaseAction(): HoldAction {
+    return { kind: 'route', messages: this.releaseMessages };
+  }
+
+  /** @inheritdoc */
+  handoff(): HoldHandoff {
+    return { steps: this.releaseMessages.length ? [plugReleaseStep(this.releaseMessages)] : [] };
+  }
+
+  /** @inheritdoc */
+  checkDetails(): Record<string, unknown> {
+    return { ports: this.spec.ports };
+  }
+
+  /** @inheritdoc */
+  setupCommand(): string {
+    return `synplug setup --inbound ${this.dev} ${this.spec.ports.map((p) => `--port ${p}`).join(' ')}`;
+  }
+
+  /** @inheritdoc */
+  setupOptions(): SetupOptions {
+    return { inbound: { dev: this.dev, ports: [...this.spec.ports], addrs: [...this.spec.addrs], classifier: this.classifier } };
+  }
+
+  /** @inheritdoc */
+  setupResult(entry: HoldRecord): Partial<SetupResult> {
+    const r = entry as InboundHoldRecord;
+    return {
+      dev: this.dev,
+      addr: r.addrs.join(' '),
+      addedAddress: false,
+      inbound: { dev: r.dev, ifb: r.ifb, ports: r.ports, addrs: r.addrs, classifier: r.classifier, families: r.families },
+    };
+  }
+
+  /** @inheritdoc */
   explainPlugError(e: NetlinkError, action: 'buffer' | 'release'): NetlinkError {
     if (e.code === 'ENOENT' || e.code === 'EINVAL' || e.code === 'ENODEV') {
       return e.withMessage(
@@ -747,7 +792,12 @@ export class InboundHold implements Hold {
    * tc names them (the device's name; `if<N>` only when no device has that index).
    * @throws {NetlinkError} the link listing was refused
    */
-  async statusDetails(inspection: HoldInspection): Promise<InboundStatusDetails> {
+  async statusDetails(inspection: HoldInspection): Promise<{ hold: Record<string, unknown> }> {
+    return { hold: { ...(await this.inboundStatusDetails(inspection)) } };
+  }
+
+  /** The inbound hold's status fields (see HoldStatus). @throws {NetlinkError} the link listing was refused */
+  async inboundStatusDetails(inspection: HoldInspection): Promise<InboundStatusDetails> {
     const { observed: o } = inspection as InboundInspection;
     const plugQ = o.ifbQdiscs.find((q) => q.root && q.kind === 'plug');
     const filters = o.ingressFilters.filter((f) => f.pref === INBOUND_PREF.ip || f.pref === INBOUND_PREF.ipv6);
@@ -1023,15 +1073,73 @@ export async function requireInboundDevice(sockets: HoldSockets, dev: string): P
   await openInboundHold(sockets, validateInbound({ dev, ports: [1] }), DEFAULTS.limit);
 }
 
-/** The inbound mode: opens the inbound hold a setup record lists. */
+/** The inbound mode: opens the inbound hold a setup record lists, or the one `setup --inbound` builds. */
 export const inboundMode: HoldMode = {
   name: 'inbound',
+  via: 'plug',
+  scopes: ['inbound'],
+  isRecord: isInboundRecord,
   async open(sockets: HoldSockets, config: GuardConfig, record?: HoldRecord): Promise<Hold> {
     if (record?.mode !== 'inbound') throw new SynplugError('the inbound mode opens a hold from its setup record only (setup --inbound makes one)');
     const r = record as InboundHoldRecord;
     return openInboundHold(sockets, specOfRecord(r), r.limit ?? config.limit ?? DEFAULTS.limit, r, { deviceMayBeGone: true });
   },
+  async probeSupport(sockets: HoldSockets, config: GuardConfig) {
+    // The probe needs a device for its qdisc probes only: the configuration's (lo; the kinds are the kernel's, not a device's).
+    const ifindex = await resolveIfindexOf(sockets, config.dev);
+    return new InboundHold(sockets, { dev: config.dev, ports: [1], addrs: [], classifier: 'auto' }, DEFAULTS.limit, ifindex, undefined).probeSupport();
+  },
+  validate(opts: SetupOptions): void {
+    validateInbound(opts.inbound as InboundOptions);
+  },
+  async openForSetup(sockets: HoldSockets, config: GuardConfig, opts: SetupOptions, record: SetupRecord | undefined) {
+    const spec = validateInbound(opts.inbound as InboundOptions);
+    // The device's own name keys the hold (an altname given is the same hold); a device renamed since its
+    // setup is found by index, and its hold is keyed by the new name from now on.
+    const found = await resolveInboundDevice(sockets.route, spec.dev);
+    if (!found) throw new NoDeviceError(spec.dev, undefined, '--inbound');
+    const replaces = inboundRecordId(record, found);
+    const rec = record?.holds[replaces] as InboundHoldRecord | undefined;
+    return { hold: await openInboundHold(sockets, { ...spec, dev: found.name }, config.limit, rec), replaces };
+  },
+  async select(sockets: HoldSockets, record: SetupRecord | undefined, dev: string, refuse = true) {
+    const found = await resolveInboundDevice(sockets.route, dev);
+    const id = inboundRecordId(record, found ?? { name: dev });
+    if (refuse && !record?.holds[id]) await requireInboundDevice(sockets, dev); // no record names it: a device setup --inbound would refuse is an error
+    return { id, dev: found?.name ?? dev, ...(found && { ifindex: found.ifindex }) };
+  },
+  async findUnrecorded(sockets: HoldSockets, record: SetupRecord | undefined, config: GuardConfig): Promise<UnrecordedPiece[]> {
+    const recorded = new Set(Object.values(record?.holds ?? {}).flatMap((h) => (h.mode === 'inbound' ? [(h as InboundHoldRecord).ifb] : [])));
+    const out: UnrecordedPiece[] = [];
+    for (const f of await findSynplugIfbs(sockets.route)) {
+      if (recorded.has(f.ifb)) continue;
+      const mismatch = await unrecordedIfbMismatch(sockets.route, f);
+      out.push({
+        id: inboundId(f.dev),
+        report: { ifb: f.ifb, dev: f.dev, teardown: `synplug teardown --inbound ${f.dev}` },
+        ...(mismatch !== undefined && { mismatch }),
+        keptReason: `link ${f.ifb}: carries synplug's alias '${IFB_ALIAS_PREFIX}${f.dev}', but no record lists it and ${mismatch}: not synplug's; left alone, with the filters on ${f.dev}`,
+        matches: (t) => f.dev === t.name || (t.ifindex !== undefined && f.ifb === ifbNameFor(t.ifindex)),
+        release: async () => {
+          const [r] = await sockets.route.exchange([ifbReleaseMessage(f.ifbIndex)]);
+          return r.error || r.unanswered ? undefined : `${f.ifb} (inbound hold of ${f.dev})`;
+        },
+        teardown: async () => {
+          const h = await openOrphanInboundHold(sockets, f, config.limit);
+          return h.teardown(await h.inspect());
+        },
+      });
+    }
+    return out;
+  },
 };
+
+/** A device's index. @throws {NoDeviceError} no such device */
+async function resolveIfindexOf(sockets: HoldSockets, dev: string): Promise<number> {
+  const found = await resolveInboundDevice(sockets.route, dev);
+  if (!found) throw new NoDeviceError(dev);
+  return found.ifindex;
+}
 
 /**
  * A device's own name and index, for a name the user gave (an altname

@@ -1,13 +1,17 @@
 /**
  * The registry of hold modes: a mode is one module implementing
  * {@link HoldMode}, plus one line here. The guard finds modes by the name a
- * setup record gives (`mode` of each hold).
+ * setup record gives (`mode` of each hold), or by their kind (`via`: plug or
+ * queue) and whose clients they hold (`scope`: local or inbound). This file
+ * and `types.ts` are the only way into a mode from the rest of the guard.
  *
  * @module
  */
-import type { HoldMode } from './types.js';
+import type { HoldMode, HoldScope, HoldVia } from './types.js';
+import { registerRecordCheck } from '../record-checks.js';
 import { localMode } from './local.js';
 import { inboundMode } from './inbound.js';
+import { queueMode } from './queue.js';
 
 const MODES = new Map<string, HoldMode>();
 
@@ -17,6 +21,7 @@ const MODES = new Map<string, HoldMode>();
  */
 export function registerHoldMode(mode: HoldMode): void {
   MODES.set(mode.name, mode);
+  registerRecordCheck(mode.name, mode.isRecord);
 }
 
 /**
@@ -32,8 +37,39 @@ export function holdModeNames(): string[] {
   return [...MODES.keys()];
 }
 
+/** Every registered mode, in registration order. */
+export function holdModes(): HoldMode[] {
+  return [...MODES.values()];
+}
+
+/**
+ * The mode of a kind and scope (`plug` + `local`: the local plug hold).
+ * @returns undefined when no registered mode is of that kind and scope
+ */
+export function holdModeFor(via: HoldVia, scope: HoldScope): HoldMode | undefined {
+  return holdModes().find((m) => m.via === via && m.scopes.includes(scope));
+}
+
+/** The kinds of hold registered (`plug`, `queue`), each once. */
+export function holdVias(): HoldVia[] {
+  return [...new Set(holdModes().map((m) => m.via))];
+}
+
 // One line per mode.
 registerHoldMode(localMode);
 registerHoldMode(inboundMode);
+registerHoldMode(queueMode);
 
-export type { Hold, HoldMode, HoldInspection, HoldSetupPlan, HoldSockets, SetupStep } from './types.js';
+export type {
+  Hold,
+  HoldAction,
+  HoldHandoff,
+  HoldMode,
+  HoldInspection,
+  HoldScope,
+  HoldSetupPlan,
+  HoldSockets,
+  HoldVia,
+  SetupStep,
+  UnrecordedPiece,
+} from './types.js';

@@ -25,7 +25,7 @@
 import { isIP } from 'node:net';
 import { constants as osConstants } from 'node:os';
 import type { RequestInit } from '../../netlink/connection.js';
-import { NETLINK_NETFILTER, NLM_F_ACK } from '../../netlink/message.js';
+import { NETLINK_NETFILTER, NETLINK_ROUTE, NLM_F_ACK } from '../../netlink/message.js';
 import { NetlinkError } from '../../netlink/errors.js';
 import { addAddress, deleteAddress, listAddresses } from '../../netlink/route/addr.js';
 import { resolveIfindex } from '../../netlink/route/link.js';
@@ -51,10 +51,10 @@ import {
   type FilterEntry,
   type QdiscEntry,
 } from '../../tc/index.js';
-import { TREE, NFT_NAMES, type GuardConfig } from '../config.js';
+import { TREE, NFT_NAMES, refuseLoopback, type GuardConfig } from '../config.js';
 import { ForeignQdiscError, NoDeviceError } from '../errors.js';
-import type { LocalHoldRecord, HoldRecord } from '../state.js';
-import type { PieceState, PlugStats, SetupState } from '../types.js';
+import type { LocalHoldRecord, HoldRecord, SetupRecord } from '../state.js';
+import type { PieceState, PlugStats, SetupOptions, SetupResult, SetupState } from '../types.js';
 import type { WatchdogStep } from '../watchdog.js';
 import { probeFilterKind, probeNfTables, probeQdiscKind, type ModulePiece } from '../support.js';
 import { listRuleset } from '../../iptables/ruleset.js';
@@ -71,7 +71,7 @@ import {
   type MarkRuleOptions,
   type PreparedElementOps,
 } from './local-nft.js';
-import type { Hold, HoldInspection, HoldMode, HoldSetupPlan, HoldSockets, SetupStep } from './types.js';
+import type { Hold, HoldAction, HoldHandoff, HoldInspection, HoldMode, HoldSetupPlan, HoldSockets, SetupStep } from './types.js';
 
 /** The pieces of the local hold, in the order `check` lists them (the address last). */
 export const LOCAL_PIECES = ['prio', 'pfifo1', 'pfifo2', 'pfifo3', 'plug', 'filter', 'nftables', 'address'] as const;
@@ -217,6 +217,9 @@ export function summarizePieces<P extends string>(pieces: Readonly<Record<P, Pie
 /** The local hold of one configuration on one device. */
 export class LocalHold implements Hold {
   readonly mode = 'local';
+  readonly via = 'plug';
+  readonly scope = 'local';
+  readonly keepsAfterExit = true;
   readonly id = 'local';
   readonly dev: string;
   readonly bufferMessages: readonly RequestInit[];
@@ -307,14 +310,9 @@ export class LocalHold implements Hold {
     let addedAddress = record?.addedAddress ?? false;
 
     if (!o.hasAddress) {
-      steps.address = {
-        what: `add address ${c.addr}/${prefixlen} dev ${c.dev}`,
-        run: async () => {
-          await addAddress(route, { dev: this.ifindex, address: c.addr, prefixlen });
-          addedAddress = true;
-        },
-        undo: { what: `removed address ${c.addr}/${prefixlen}`, run: () => deleteAddress(route, { dev: this.ifindex, address: c.addr, prefixlen }) },
-      };
+      steps.address = addressStep(route, { ifindex: this.ifindex, dev: c.dev }, c.addr, () => {
+        addedAddress = true;
+      });
     }
     const prioSpec: QdiscSpec = {
       ...dev,
@@ -471,6 +469,43 @@ export class LocalHold implements Hold {
   }
 
   /** @inheritdoc */
+  holdAction(): HoldAction {
+    return { kind: 'route', messages: this.bufferMessages };
+  }
+
+  /** @inheritdoc */
+  releaseAction(): HoldAction {
+    return { kind: 'route', messages: this.releaseMessages };
+  }
+
+  /** @inheritdoc */
+  handoff(): HoldHandoff {
+    return { steps: [plugReleaseStep(this.releaseMessages), ...this.disarmSteps()] };
+  }
+
+  /** @inheritdoc */
+  checkDetails(): Record<string, unknown> {
+    return {};
+  }
+
+  /** @inheritdoc */
+  setupCommand(): string {
+    return 'synplug setup';
+  }
+
+  /** @inheritdoc */
+  setupOptions(): SetupOptions {
+    const c = this.config;
+    return { dev: c.dev, addr: c.addr, mark: c.mark, limit: c.limit, table: c.table, stateDir: c.stateDir };
+  }
+
+  /** @inheritdoc */
+  setupResult(entry: HoldRecord): Partial<SetupResult> {
+    const c = this.config;
+    return { dev: c.dev, addr: c.addr, mark: c.mark, limit: c.limit, addedAddress: (entry as LocalHoldRecord).addedAddress };
+  }
+
+  /** @inheritdoc */
   explainPlugError(e: NetlinkError, action: 'buffer' | 'release'): NetlinkError {
     if (e.code === 'ENOENT' || e.code === 'EINVAL') {
       return e.withMessage(
@@ -502,10 +537,18 @@ export class LocalHold implements Hold {
     await runPrepared(this.sockets.nft, this.elementOps(this.elements?.timeoutMs ?? 1000).delete, { ignoreMissing: true });
   }
 
-  /** @inheritdoc */
+  /** The disarm, pre-encoded for the watchdog. */
   disarmSteps(): WatchdogStep[] {
     const del = this.elementOps(this.elements?.timeoutMs ?? 1000).delete;
-    return [{ what: 'nftables element delete', protocol: NETLINK_NETFILTER, messages: del.messages.map(hexMessage), ignoreErrno: [osConstants.errno.ENOENT] }];
+    return [
+      {
+        what: 'nftables element delete',
+        phase: 'disarm',
+        protocol: NETLINK_NETFILTER,
+        messages: del.messages.map(hexMessage),
+        ignoreErrno: [osConstants.errno.ENOENT],
+      },
+    ];
   }
 
   /** @inheritdoc */
@@ -523,7 +566,14 @@ export class LocalHold implements Hold {
    * set's elements, and the plug's counters.
    * @throws {NetlinkError} a listing refused
    */
-  async statusDetails(inspection: HoldInspection): Promise<LocalStatusDetails> {
+  async statusDetails(inspection: HoldInspection): Promise<{ hold: Record<string, unknown>; top: Record<string, unknown> }> {
+    const d = await this.localStatusDetails(inspection);
+    const { qdiscs, filters, held, passed, dropped } = d;
+    return { hold: { qdiscs, filters, ...(held !== undefined && { held, passed, dropped }) }, top: { ...d } };
+  }
+
+  /** The local hold's status fields (see StatusResult). @throws {NetlinkError} a listing refused */
+  async localStatusDetails(inspection: HoldInspection): Promise<LocalStatusDetails> {
     const { observed: o } = inspection as LocalInspection;
     const c = this.config;
     let ruleset: string | undefined;
@@ -590,18 +640,56 @@ export class LocalHold implements Hold {
       kept.push(`root qdisc ${root.kind} ${root.handle} on ${c.dev}: not synplug's`);
     }
     if (this.record?.addedAddress) {
-      const prefixlen = this.record.prefixlen ?? prefixlenOf(c.addr);
-      try {
-        await deleteAddress(this.sockets.route, { dev: this.ifindex, address: c.addr, prefixlen });
-        removed.push(`address ${c.addr}/${prefixlen} on ${c.dev}`);
-      } catch (e) {
-        if (!(e instanceof NetlinkError && (e.code === 'EADDRNOTAVAIL' || e.code === 'ENOENT'))) throw e;
-      }
+      removed.push(...(await removeAddress(this.sockets.route, { ifindex: this.ifindex, dev: c.dev }, c.addr, this.record.prefixlen)));
     } else if (o.hasAddress) {
       kept.push(`address ${c.addr} on ${c.dev}: setup did not add it`);
     }
     return { removed, kept };
   }
+}
+
+/**
+ * The setup step that adds a hold's address to its device (a host route: /32 or /128).
+ * @param added called once the address is added
+ */
+export function addressStep(route: HoldSockets['route'], dev: { ifindex: number; dev: string }, addr: string, added: () => void): SetupStep {
+  const prefixlen = prefixlenOf(addr);
+  return {
+    what: `add address ${addr}/${prefixlen} dev ${dev.dev}`,
+    run: async () => {
+      await addAddress(route, { dev: dev.ifindex, address: addr, prefixlen });
+      added();
+    },
+    undo: { what: `removed address ${addr}/${prefixlen}`, run: () => deleteAddress(route, { dev: dev.ifindex, address: addr, prefixlen }) },
+  };
+}
+
+/**
+ * Remove an address setup added (one already gone is fine).
+ * @returns what was removed (`address A/32 on lo`), or nothing
+ * @throws {NetlinkError} a refusal other than EADDRNOTAVAIL/ENOENT
+ */
+export async function removeAddress(
+  route: HoldSockets['route'],
+  dev: { ifindex: number; dev: string },
+  addr: string,
+  prefixlen = prefixlenOf(addr),
+): Promise<string[]> {
+  try {
+    await deleteAddress(route, { dev: dev.ifindex, address: addr, prefixlen });
+    return [`address ${addr}/${prefixlen} on ${dev.dev}`];
+  } catch (e) {
+    if (!(e instanceof NetlinkError && (e.code === 'EADDRNOTAVAIL' || e.code === 'ENOENT'))) throw e;
+    return [];
+  }
+}
+
+/**
+ * The watchdog's release of plugs: their release messages (NETLINK_ROUTE) in
+ * one datagram; a session joins every plug hold's into one step.
+ */
+export function plugReleaseStep(messages: readonly RequestInit[]): WatchdogStep {
+  return { what: 'plug release', phase: 'release', protocol: NETLINK_ROUTE, messages: messages.map(hexMessage) };
 }
 
 /** A message as the watchdog takes it: type, flags, payload in hex. */
@@ -613,9 +701,40 @@ export function hexMessage(m: RequestInit): { type: number; flags: number; paylo
   };
 }
 
+/** Whether a record entry has every field the local hold's record has, of the right type. */
+export function isLocalRecord(r: Record<string, unknown>): boolean {
+  return (
+    typeof r.dev === 'string' &&
+    r.dev !== '' &&
+    typeof r.addr === 'string' &&
+    Number.isInteger(r.mark) &&
+    Number.isInteger(r.limit) &&
+    typeof r.table === 'string' &&
+    (r.addedAddress === undefined || typeof r.addedAddress === 'boolean') &&
+    (r.prefixlen === undefined || Number.isInteger(r.prefixlen))
+  );
+}
+
 /** The local mode: the lo hold of the configuration. */
 export const localMode: HoldMode = {
   name: 'local',
+  via: 'plug',
+  scopes: ['local'],
+  isRecord: isLocalRecord,
+  configOf(r: HoldRecord): Partial<GuardConfig> {
+    const l = r as LocalHoldRecord;
+    return { dev: l.dev, addr: l.addr, mark: l.mark, limit: l.limit, table: l.table };
+  },
+  async probeSupport(sockets: HoldSockets, config: GuardConfig) {
+    return (await localMode.open(sockets, config)).probeSupport();
+  },
+  validate(_opts: SetupOptions, config: GuardConfig): void {
+    refuseLoopback(config.addr);
+    resolveMarkRule(markRuleOf(config)); // the nftables side, before anything is sent
+  },
+  async openForSetup(sockets: HoldSockets, config: GuardConfig, _opts: SetupOptions, record: SetupRecord | undefined) {
+    return { hold: await localMode.open(sockets, config, record?.holds.local) };
+  },
   async open(sockets: HoldSockets, config: GuardConfig, record?: HoldRecord): Promise<Hold> {
     const ifindex = await resolveIfindex(sockets.route, config.dev).catch((e: unknown) => {
       if (e instanceof NetlinkError && e.code === 'ENODEV') throw new NoDeviceError(config.dev);

@@ -12,8 +12,8 @@
 import type { NetlinkConnection, RequestInit } from '../../netlink/connection.js';
 import type { NetlinkError } from '../../netlink/errors.js';
 import type { GuardConfig } from '../config.js';
-import type { HoldRecord } from '../state.js';
-import type { PieceState, PlugStats, SetupState } from '../types.js';
+import type { HoldRecord, SetupRecord } from '../state.js';
+import type { PieceState, PlugStats, SetupOptions, SetupResult, SetupState, UnrecordedIfb } from '../types.js';
 import type { WatchdogStep } from '../watchdog.js';
 import type { ModulePiece } from '../support.js';
 
@@ -53,13 +53,50 @@ export interface HoldSetupPlan<Step extends string = string> {
   record(): HoldRecord;
 }
 
+/**
+ * How a hold starts or ends holding. Plug holds change a qdisc: their
+ * messages (NETLINK_ROUTE, NLM_F_ACK set) go out with every other plug hold's
+ * in ONE datagram (`route`), refusals explained by the hold. Other holds run
+ * their own step (`run`): the queue hold binds or gives its verdict on the
+ * socket that bound the queue.
+ */
+export type HoldAction = { kind: 'route'; messages: readonly RequestInit[] } | { kind: 'run'; run(): Promise<void> };
+
+/** Which kind of hold: `plug` (a plug qdisc, sch_plug) or `queue` (an nfnetlink queue, NFQUEUE with bypass). */
+export type HoldVia = 'plug' | 'queue';
+
+/** Which clients a hold is for: those of this host (`local`) or those arriving on a device (`inbound`). */
+export type HoldScope = 'local' | 'inbound';
+
+/**
+ * What the watchdog needs to release a hold when protect dies: netlink steps
+ * sent on fresh sockets, and the file descriptors it must inherit (the queue
+ * hold's bound socket: only it may give verdicts).
+ */
+export interface HoldHandoff {
+  /** the steps, each tagged `release` (the hold itself) or `disarm` (the kernel-side deadline) */
+  steps: WatchdogStep[];
+  /** file descriptors of this process the watchdog inherits, in order (its fd 3, 4...); steps name them by that number */
+  fds?: number[];
+}
+
 /** One hold on one device, opened for a session. */
 export interface Hold {
   /** the mode's registry name, e.g. `local` */
   readonly mode: string;
-  /** the hold's key in the setup record: `local`, later `inbound:DEV` */
+  /** its kind: a plug qdisc or a netfilter queue */
+  readonly via: HoldVia;
+  /** whose connections it holds */
+  readonly scope: HoldScope;
+  /**
+   * What it holds stays held in the kernel when this process exits (a plug
+   * qdisc: true); false when only a live socket holds it (a queue), so a
+   * command that exits right away (`plug`) cannot leave it holding.
+   */
+  readonly keepsAfterExit: boolean;
+  /** the hold's key in the setup record: `local`, `inbound:DEV`, `queue`... */
   readonly id: string;
-  /** the device the plug sits on */
+  /** the device the hold sits on */
   readonly dev: string;
   /** its interface index */
   readonly ifindex: number;
@@ -68,35 +105,109 @@ export interface Hold {
   /** Read the kernel's state and judge each piece. @throws {NetlinkError} a listing refused */
   inspect(): Promise<HoldInspection>;
   /**
+   * Refuse, changing nothing, what is in the way of a setup that no step can
+   * fix (a device of the IFB's name, a queue number someone else uses).
+   * @throws {SynplugError} what is in the way (`usage` or `foreign-state`)
+   */
+  refuseClash?(): Promise<void>;
+  /**
    * The steps that take the inspected state to the desired one.
    * @throws {ForeignQdiscError} something not synplug's is in the way and `force` is not set
    */
   planSetup(inspection: HoldInspection, options: { force?: boolean }): HoldSetupPlan;
-  /** The messages (NETLINK_ROUTE, NLM_F_ACK set) that buffer its plug, encoded once. */
-  readonly bufferMessages: readonly RequestInit[];
-  /** The messages (NETLINK_ROUTE, NLM_F_ACK set) that release its plug, encoded once. */
-  readonly releaseMessages: readonly RequestInit[];
-  /** The kernel's refusal of a buffer/release message, as a sentence about this hold. */
+  /** Start holding (a plug's buffer; a queue's bind). */
+  holdAction(): HoldAction;
+  /** Stop holding and let everything held go (a plug's release; a queue's batch verdict). Always safe. */
+  releaseAction(): HoldAction;
+  /** The kernel's refusal of a `route` hold/release message, as a sentence about this hold. */
   explainPlugError(e: NetlinkError, action: 'buffer' | 'release'): NetlinkError;
   /** Turn the hold's kernel-side deadline on for `timeoutMs` (the local hold: the marking set element). */
   arm?(timeoutMs: number): Promise<void>;
   /** Turn it off (a missing element is fine). */
   disarm?(): Promise<void>;
-  /** The disarm, pre-encoded for the watchdog. */
-  disarmSteps?(): WatchdogStep[];
-  /** Its plug's counters; undefined when there is no plug qdisc. @throws {NetlinkError} */
+  /** What the watchdog needs to release this hold (and disarm it) when protect dies; called once holding started. */
+  handoff(): HoldHandoff;
+  /** Its counters (packets held now, passed, dropped); undefined when the hold's holding piece is not there. @throws {NetlinkError} */
   plugStats(): Promise<PlugStats | undefined>;
-  /** Remove exactly what setup added (the plug released first). @returns what was removed and what was kept, and why */
+  /**
+   * What `status` shows of this hold (`hold`: fields of its entry in
+   * `holds`; `top`: the local hold's top-level fields).
+   * @throws {NetlinkError} a listing refused
+   */
+  statusDetails(inspection: HoldInspection): Promise<{ hold: Record<string, unknown>; top?: Record<string, unknown> }>;
+  /** What `check` lists of this hold besides its id, mode, dev and state (an inbound hold: its ports). */
+  checkDetails(): Record<string, unknown>;
+  /** What to run to set this hold up, for the messages (`synplug setup --inbound eth0 --port 443`). */
+  setupCommand(): string;
+  /** The setup options that set this hold up again as recorded (protect --setup). */
+  setupOptions(): SetupOptions;
+  /** What `setup` returns for this hold's record entry. */
+  setupResult(entry: HoldRecord): Partial<SetupResult>;
+  /** Remove exactly what setup added (the hold released first). @returns what was removed and what was kept, and why */
   teardown(inspection: HoldInspection): Promise<{ removed: string[]; kept: string[] }>;
+}
+
+/** A piece of a hold that no record lists (a crash between making it and recording it): found by its marks of synplug's. */
+export interface UnrecordedPiece {
+  /** the hold it belongs to, e.g. `inbound:eth0` */
+  id: string;
+  /** what `check` and `status` list (`{ ifb, dev, teardown }`) */
+  report: UnrecordedIfb;
+  /** set when it carries synplug's mark but is not synplug's after all: why (it is then left alone) */
+  mismatch?: string;
+  /** a device name or index it belongs to (to select it with `--inbound DEV`) */
+  matches(target: { name: string; ifindex?: number }): boolean;
+  /** release what it holds now; returns a label (`spifb3 (inbound hold of eth0)`), or undefined when it held nothing */
+  release(): Promise<string | undefined>;
+  /** remove it */
+  teardown(): Promise<{ removed: string[]; kept: string[] }>;
+  /** what teardown says of it when it is left alone */
+  keptReason: string;
 }
 
 /** A hold mode: opens holds of its kind. */
 export interface HoldMode {
   /** its registry name, e.g. `local` */
   readonly name: string;
+  /** its kind */
+  readonly via: HoldVia;
+  /** whose connections its holds can hold */
+  readonly scopes: readonly HoldScope[];
+  /**
+   * Whether a record entry of this mode (`setup.json`'s `holds`) has every
+   * field the mode's record has, of the right type.
+   */
+  isRecord(r: Record<string, unknown>): boolean;
+  /** The configuration a record entry gives the commands (the local plug hold's device, address...), if any. */
+  configOf?(r: HoldRecord): Partial<GuardConfig>;
   /**
    * Open a hold for a configuration and, when it is set up, its record entry.
    * @throws {NoDeviceError} its device does not exist
    */
   open(sockets: HoldSockets, config: GuardConfig, record?: HoldRecord): Promise<Hold>;
+  /**
+   * Open the hold that `setup` (with these options) builds; `replaces` is the
+   * record id of the same hold under another key (a device renamed since).
+   * @throws {UsageError} bad options, checked before anything is sent
+   * @throws {NoDeviceError} no such device
+   */
+  openForSetup(sockets: HoldSockets, config: GuardConfig, opts: SetupOptions, record: SetupRecord | undefined): Promise<{ hold: Hold; replaces?: string }>;
+  /**
+   * The kernel support this mode's holds need, on this kernel (modules
+   * missing, and modules that could not be checked). Changes nothing.
+   * @throws {NetlinkError} a probe was refused unexpectedly (EPERM...)
+   */
+  probeSupport(sockets: HoldSockets, config: GuardConfig): Promise<{ missing: ModulePiece[]; unverified: ModulePiece[] }>;
+  /** Check the options `setup` takes for this mode, sending nothing. @throws {UsageError} */
+  validate(opts: SetupOptions, config: GuardConfig): void;
+  /**
+   * The id of the hold of this mode a `--inbound DEV` selector names (by any
+   * name of the device; a renamed device by index), and the device's name.
+   * @param refuse refuse a device no record names that setup would refuse (default true)
+   * @throws {UsageError} `refuse`: a device setup would refuse (`lo`, an IFB), without a record naming it
+   * @throws {NoDeviceError} `refuse`: no such device, without a record naming it
+   */
+  select?(sockets: HoldSockets, record: SetupRecord | undefined, dev: string, refuse?: boolean): Promise<{ id: string; dev: string; ifindex?: number }>;
+  /** Pieces of this mode in the kernel that no record lists. @throws {NetlinkError} a listing refused */
+  findUnrecorded?(sockets: HoldSockets, record: SetupRecord | undefined, config: GuardConfig): Promise<UnrecordedPiece[]>;
 }

@@ -24,6 +24,7 @@ import { registerBodyDecoder } from '../protocols.js';
 import type { NetlinkConnection } from '../connection.js';
 import { RTM_DELLINK, RTM_GETLINK, RTM_NEWLINK, RTM_SETLINK } from './constants.js';
 import { formatIp } from '../ipaddr.js';
+import { decodeLinkInfo, linkInfoText, type LinkInfoJson } from './linkkind.js';
 
 /** sizeof(struct ifinfomsg) */
 export const IFINFOMSG_LEN = 16;
@@ -406,8 +407,9 @@ export function decodeLink(msg: NetlinkMessage): RawLink {
 /**
  * The fields `ip -d -j link show` adds to `ip -j link show` (iproute2 6.1,
  * in its order), each present only when the kernel sent its attribute.
- * Kind-specific data (IFLA_INFO_DATA, IFLA_INFO_SLAVE_*) is not decoded:
- * `linkinfo` holds the kind only.
+ * Kind-specific data (IFLA_INFO_DATA, IFLA_INFO_SLAVE_DATA) is decoded for
+ * bridges, vxlan and tun devices and bridge ports (linkkind.ts); of other
+ * kinds `linkinfo` holds the kind only.
  */
 export interface LinkDetails {
   /** IFLA_PROMISCUITY: how many users asked for promiscuous mode */
@@ -418,8 +420,12 @@ export interface LinkDetails {
   min_mtu?: number;
   /** IFLA_MAX_MTU, bytes (0: no limit) */
   max_mtu?: number;
-  /** IFLA_LINKINFO / IFLA_INFO_KIND: "veth", "ifb"...; absent for a physical device and lo */
-  linkinfo?: { info_kind: string };
+  /**
+   * IFLA_LINKINFO: the kind ("veth", "bridge"...) and, for the kinds synplug decodes,
+   * their data (`info_data`: bridge, vxlan, tun) and a port's (`info_slave_data`: bridge ports);
+   * absent for a physical device that is no port, and lo
+   */
+  linkinfo?: LinkInfoJson;
   /** IFLA_AF_SPEC / AF_INET6 / IFLA_INET6_ADDR_GEN_MODE: "eui64", "none", "stable_secret", "random" (else the number) */
   inet6_addr_gen_mode?: string;
   /** IFLA_NUM_TX_QUEUES */
@@ -444,9 +450,10 @@ const ADDR_GEN_MODES = ['eui64', 'none', 'stable_secret', 'random'];
 /**
  * The {@link LinkDetails} of one link, as `ip -d -j link show` adds them.
  * @param raw a decoded RTM_NEWLINK ({@link decodeLink})
+ * @param nameOf the name of a device index (a vxlan's `dev`), `if<N>` when not given
  * @throws {NetlinkDecodeError} an attribute too short for its type, a malformed nest
  */
-export function linkDetails(raw: RawLink): LinkDetails {
+export function linkDetails(raw: RawLink, nameOf?: (index: number) => string): LinkDetails {
   const a = raw.attrs;
   const out: LinkDetails = {};
   const put = (name: Exclude<keyof LinkDetails, 'linkinfo' | 'inet6_addr_gen_mode'>, t: number): void => {
@@ -457,8 +464,9 @@ export function linkDetails(raw: RawLink): LinkDetails {
   put('allmulti', IFLA_ALLMULTI);
   put('min_mtu', IFLA_MIN_MTU);
   put('max_mtu', IFLA_MAX_MTU);
-  const kind = a.nested(IFLA_LINKINFO)?.str(IFLA_INFO_KIND);
-  if (kind !== undefined) out.linkinfo = { info_kind: kind };
+  const info = a.nested(IFLA_LINKINFO);
+  const li = info && decodeLinkInfo(info, nameOf);
+  if (li) out.linkinfo = li;
   const mode = a.nested(IFLA_AF_SPEC)?.nested(AF_INET6)?.u8(IFLA_INET6_ADDR_GEN_MODE);
   if (mode !== undefined) out.inet6_addr_gen_mode = ADDR_GEN_MODES[mode] ?? String(mode);
   put('num_tx_queues', IFLA_NUM_TX_QUEUES);
@@ -528,7 +536,7 @@ export function toLinkInfo(raw: RawLink, lookup?: LinkLookup, options: { addr?: 
     out.permaddr = linkAddressText(raw.permAddress, raw.type);
   }
   if (raw.linkNetnsid !== undefined) out.link_netnsid = raw.linkNetnsid;
-  if (options.details) Object.assign(out, linkDetails(raw));
+  if (options.details) Object.assign(out, linkDetails(raw, nameOf));
   if (!options.addr && raw.ifalias !== undefined) out.ifalias = raw.ifalias;
   if (raw.altnames) out.altnames = raw.altnames;
   return out as LinkInfo;
@@ -588,7 +596,7 @@ export function formatLinkDetails(l: LinkDetails): string {
   if (l.allmulti !== undefined) s += ` allmulti ${l.allmulti} `;
   if (l.min_mtu !== undefined) s += `minmtu ${l.min_mtu} `;
   if (l.max_mtu !== undefined) s += `maxmtu ${l.max_mtu} `;
-  if (l.linkinfo) s += `\n    ${l.linkinfo.info_kind} `;
+  if (l.linkinfo) s += linkInfoText(l.linkinfo);
   if (l.inet6_addr_gen_mode !== undefined) s += `addrgenmode ${l.inet6_addr_gen_mode} `;
   const words: Array<[string, number | undefined]> = [
     ['numtxqueues', l.num_tx_queues],

@@ -1,0 +1,645 @@
+/**
+ * The queue hold: SYNs held in a netfilter queue instead of a plug qdisc, for
+ * kernels without sch_plug. An nftables rule of synplug's own (one `inet`
+ * table per hold, IPv4 and IPv6 together) sends the SYNs of held connections
+ * to queue N with the bypass flag: while no socket is bound to the queue,
+ * they pass inside the kernel. Holding is binding the queue (copy mode META,
+ * maxlen packets, fail-open off: over maxlen a SYN is dropped and retried by
+ * its client, never accepted to a closed port); releasing is one batch
+ * ACCEPT verdict up to the highest packet id, then the unbind.
+ *
+ * ```
+ * table inet synplug_queue {
+ *   chain hold {
+ *     type filter hook output priority raw; policy accept;
+ *     ip daddr 169.254.255.254 tcp flags syn / syn,ack queue num 4200 bypass
+ *   }
+ * }
+ * ```
+ * Local clients (`setup --via queue [--addr A]`): hook output, SYNs to A.
+ * Clients arriving on DEV (`setup --via queue --inbound DEV --port P...
+ * [--addr A...]`): hook prerouting, `iifname DEV`, SYNs to each port (and
+ * address). The verdict is nft's native `queue` expression where the kernel
+ * has it, else the xt `NFQUEUE` revision 3 target through nft_compat
+ * (probed as iptables-nft does: src/iptables/queue-support.ts).
+ *
+ * Only the socket that bound the queue may give verdicts: the bound socket is
+ * this process's, and protect hands it to its watchdog (one inherited
+ * descriptor) so that a SIGKILL of protect still ends in the release. A
+ * queue hold never outlives synplug: with every holder gone, the kernel drops
+ * what was queued (clients retransmit) and new SYNs bypass.
+ *
+ * @module
+ */
+import { existsSync } from 'node:fs';
+import { isIP } from 'node:net';
+import { NetlinkError, SynplugError, UsageError } from '../../netlink/errors.js';
+import { defaultNetns } from '../../netlink/netns.js';
+import { listAddresses } from '../../netlink/route/addr.js';
+import { listBoundQueues, netlinkSocketOwners, NfqueueHolder } from '../../netlink/nfqueue.js';
+import * as C from '../../iptables/constants.js';
+import { NftBatch } from '../../iptables/batch.js';
+import type { NftChain } from '../../iptables/chain.js';
+import type { Expr } from '../../iptables/expr/index.js';
+import { listRules, type NftRule } from '../../iptables/rule.js';
+import { probeQueueExpression, queueRuleExpressions, type QueueExpressionKind } from '../../iptables/queue-support.js';
+import { parseAddress } from '../../iptables/validate.js';
+import { canonicalAddress, refuseLoopback, type GuardConfig } from '../config.js';
+import { NoDeviceError } from '../errors.js';
+import type { HoldRecord, SetupRecord } from '../state.js';
+import { probeNfTables, type ModulePiece } from '../support.js';
+import type { PieceState, PlugStats, QueueOptions, SetupOptions, SetupResult, SetupState } from '../types.js';
+import type { WatchdogStep } from '../watchdog.js';
+import { resolveInboundDevice } from './inbound.js';
+import { readTableState, type TableState } from './local-nft.js';
+import { addressStep, removeAddress, summarizePieces } from './local.js';
+import type { Hold, HoldAction, HoldHandoff, HoldInspection, HoldMode, HoldScope, HoldSetupPlan, HoldSockets, SetupStep } from './types.js';
+
+/** The queue number a queue hold uses unless `--queue-num` says otherwise (recorded by setup). */
+export const DEFAULT_QUEUE_NUM = 4200;
+/** The queue's maxlen, packets, unless `--queue-maxlen` says otherwise. */
+export const DEFAULT_QUEUE_MAXLEN = 65536;
+/** The table of the local queue hold; an inbound one's is `synplug_queue_<DEV>`. */
+export const QUEUE_TABLE = 'synplug_queue';
+/** The base chain in each table. */
+export const QUEUE_CHAIN = 'hold';
+/** What the kernel lists when nfnetlink_queue is there (built in or loaded). */
+const NFQUEUE_PROC = '/proc/net/netfilter/nfnetlink_queue';
+
+/** A queue hold's entry in `setup.json`. */
+export interface QueueHoldRecord extends HoldRecord {
+  mode: 'queue';
+  /** `local`: this host's clients (hook output); `inbound`: clients arriving on `dev` (hook prerouting) */
+  scope: HoldScope;
+  /** destination addresses held (local: the one proxy address; inbound: none means any) */
+  addrs: string[];
+  /** destination ports held (inbound; none for local: every port of the address) */
+  ports: number[];
+  queueNum: number;
+  maxlen: number;
+  /** synplug's inet table */
+  table: string;
+  /** the verdict expression the rules use */
+  verdict: 'native' | 'compat';
+  /** setup added the (local) address to `lo` */
+  addedAddress: boolean;
+}
+
+/** What a queue hold holds. */
+interface QueueSpec {
+  scope: HoldScope;
+  dev: string;
+  ifindex: number;
+  addrs: string[];
+  ports: number[];
+  queueNum: number;
+  maxlen: number;
+  table: string;
+}
+
+/** The pieces `check` lists. */
+const QUEUE_PIECES = ['table', 'chain', 'rules', 'address'] as const;
+type QueuePiece = (typeof QUEUE_PIECES)[number];
+
+interface QueueInspection extends HoldInspection<QueuePiece> {
+  readonly state: SetupState;
+  readonly observed: { table: TableState; hasAddress: boolean; verdict: 'native' | 'compat' | 'none' };
+}
+
+/**
+ * The bound queues of one session, shared by its queue holds (two holds on
+ * one queue number are held by one socket: a second bind would be refused).
+ */
+class QueueBinding {
+  holder: NfqueueHolder | undefined;
+  /** SYNs released by this binding's verdicts, over every hold */
+  released = 0;
+  /** SYNs the kernel dropped while this binding held: over the queue's maxlen, or the socket's buffer full */
+  dropped = 0;
+  constructor(readonly queueNum: number) {}
+
+  /**
+   * Bind the queue (nothing when already bound).
+   * @throws {NfqueueBusyError} someone else holds the queue, named (`foreign-state`)
+   */
+  async bind(maxlen: number): Promise<void> {
+    if (this.holder) return;
+    this.holder = await NfqueueHolder.bind(this.queueNum, { maxlen, failOpen: false, netns: defaultNetns() });
+  }
+
+  /** One batch ACCEPT, then unbind (nothing when not bound). @throws {NetlinkError} the verdict was refused (the socket is closed anyway) */
+  async release(): Promise<void> {
+    const h = this.holder;
+    if (!h) return;
+    this.holder = undefined;
+    try {
+      this.released += await h.release();
+    } finally {
+      const e = listBoundQueues(defaultNetns()).find((x) => x.queue === this.queueNum && x.portId === h.portId);
+      if (e) this.dropped += e.queueDropped + e.userDropped;
+      await h.close().catch(() => {});
+    }
+  }
+}
+
+const bindings = new WeakMap<HoldSockets, Map<number, QueueBinding>>();
+
+function bindingOf(sockets: HoldSockets, queueNum: number): QueueBinding {
+  const m = bindings.get(sockets) ?? new Map<number, QueueBinding>();
+  bindings.set(sockets, m);
+  const b = m.get(queueNum) ?? new QueueBinding(queueNum);
+  m.set(queueNum, b);
+  return b;
+}
+
+const REG = C.NFT_REG_1;
+
+/** A payload load and an equality test. */
+function loadCmp(base: 'network' | 'transport', offset: number, data: Buffer): Expr[] {
+  return [
+    { name: 'payload', dreg: REG, base, offset, len: data.length },
+    { name: 'cmp', sreg: REG, op: 'eq', data: data.toString('hex') },
+  ];
+}
+
+/** A meta load and an equality test. */
+function metaCmp(key: string, data: Buffer): Expr[] {
+  return [
+    { name: 'meta', key, dreg: REG },
+    { name: 'cmp', sreg: REG, op: 'eq', data: data.toString('hex') },
+  ];
+}
+
+/** An interface name as `meta iifname` compares it: IFNAMSIZ (16) bytes, NUL-padded. */
+function ifnameBytes(name: string): Buffer {
+  const b = Buffer.alloc(16);
+  b.write(name, 'utf8');
+  return b;
+}
+
+/**
+ * The rules of a hold, each as its expressions: per address (any with none)
+ * and port (every port with none), `[meta iifname DEV] [meta nfproto X
+ * payload daddr] meta l4proto tcp [tcp dport P] tcp flags & (syn|ack) == syn`
+ * and the queue verdict with bypass.
+ */
+export function queueRules(spec: Pick<QueueSpec, 'scope' | 'dev' | 'addrs' | 'ports' | 'queueNum'>, verdict: QueueExpressionKind): Expr[][] {
+  const addrs = spec.addrs.length ? spec.addrs : [undefined];
+  const ports = spec.ports.length ? spec.ports : [undefined];
+  const out: Expr[][] = [];
+  for (const a of addrs) {
+    for (const p of ports) {
+      const e: Expr[] = [];
+      if (spec.scope === 'inbound') e.push(...metaCmp('iifname', ifnameBytes(spec.dev)));
+      if (a !== undefined) {
+        const ip = parseAddress(a);
+        const v4 = ip.version === 4;
+        e.push(...metaCmp('nfproto', Buffer.from([v4 ? C.NFPROTO_IPV4 : C.NFPROTO_IPV6])), ...loadCmp('network', v4 ? 16 : 24, ip.bytes));
+      }
+      e.push(...metaCmp('l4proto', Buffer.from([6])));
+      if (p !== undefined) {
+        const b = Buffer.alloc(2);
+        b.writeUInt16BE(p);
+        e.push(...loadCmp('transport', 2, b));
+      }
+      e.push(
+        { name: 'payload', dreg: REG, base: 'transport', offset: 13, len: 1 },
+        // TCP flags: SYN 0x02, ACK 0x10 -> & (SYN|ACK) == SYN
+        { name: 'bitwise', sreg: REG, dreg: REG, op: 'mask_xor', len: 1, mask: '12', xor: '00' },
+        { name: 'cmp', sreg: REG, op: 'eq', data: '02' },
+        ...queueRuleExpressions(verdict, spec.queueNum),
+      );
+      out.push(e);
+    }
+  }
+  return out;
+}
+
+/** An expression as a comparable text (keys sorted, undefined fields left out). */
+function canon(e: Expr): string {
+  return JSON.stringify(
+    Object.fromEntries(
+      Object.entries(e)
+        .filter(([, v]) => v !== undefined)
+        .sort(([a], [b]) => a.localeCompare(b)),
+    ),
+  );
+}
+
+const ruleText = (exprs: readonly Expr[]): string => exprs.map(canon).join(' ');
+
+/** The queue numbers a rule sends packets to (native `queue` or the NFQUEUE target). */
+function queuesOf(rule: NftRule): number[] {
+  const out: number[] = [];
+  for (const e of rule.expr as unknown as Array<Record<string, unknown>>) {
+    if (e.name === 'queue' && typeof e.num === 'number') {
+      const total = typeof e.total === 'number' ? e.total : 1;
+      for (let q = e.num; q < e.num + total; q++) out.push(q);
+    }
+    const nfq = e.name === 'target' ? (e.nfqueue as { num: number; total: number } | undefined) : undefined;
+    if (nfq) for (let q = nfq.num; q < nfq.num + Math.max(nfq.total, 1); q++) out.push(q);
+  }
+  return out;
+}
+
+/** Whether a table name is a queue hold's of synplug's. */
+const isOurTable = (t: string): boolean => t === QUEUE_TABLE || t.startsWith(`${QUEUE_TABLE}_`);
+
+/** One queue hold (local or inbound), opened for a session. */
+export class QueueHold implements Hold {
+  readonly mode = 'queue';
+  readonly via = 'queue';
+  readonly keepsAfterExit = false;
+  readonly id: string;
+  readonly dev: string;
+  readonly ifindex: number;
+  readonly scope: HoldScope;
+  private verdictKind: QueueExpressionKind | undefined;
+
+  constructor(
+    private readonly sockets: HoldSockets,
+    readonly spec: QueueSpec,
+    readonly record?: QueueHoldRecord,
+  ) {
+    this.scope = spec.scope;
+    this.dev = spec.dev;
+    this.ifindex = spec.ifindex;
+    this.id = queueHoldId(spec.scope, spec.dev);
+    this.verdictKind = record?.verdict;
+  }
+
+  private get binding(): QueueBinding {
+    return bindingOf(this.sockets, this.spec.queueNum);
+  }
+
+  /** The verdict expression this kernel has (native queue, else the NFQUEUE target), probed once. @throws {NetlinkError} */
+  private async verdict(): Promise<QueueExpressionKind> {
+    this.verdictKind ??= await probeQueueExpression(this.sockets.nft);
+    return this.verdictKind;
+  }
+
+  /** @inheritdoc */
+  async probeSupport(): Promise<{ missing: ModulePiece[]; unverified: ModulePiece[] }> {
+    const missing: ModulePiece[] = [];
+    if ((await probeNfTables()) === 'no') return { missing: [{ module: 'nf_tables', what: 'nftables' }, ...nfqueueMissing()], unverified: [] };
+    missing.push(...nfqueueMissing());
+    this.verdictKind = undefined;
+    if ((await this.verdict()) === 'none')
+      missing.push({ module: 'nft_queue', what: "nftables' queue expression (or the xt NFQUEUE target through nft_compat: xt_NFQUEUE, nft_compat)" });
+    return { missing, unverified: [] };
+  }
+
+  /** @inheritdoc */
+  async inspect(): Promise<QueueInspection> {
+    const s = this.spec;
+    const table = await readTableState(this.sockets.nft, 'inet', s.table);
+    const verdict = table.table ? await this.verdict() : (this.verdictKind ?? 'native');
+    let hasAddress = true;
+    if (s.scope === 'local') {
+      const a = s.addrs[0];
+      const addrs = await listAddresses(this.sockets.route, { dev: this.ifindex, family: isIP(a) === 6 ? 'inet6' : 'inet' });
+      hasAddress = addrs.some((x) => x.local === a);
+    }
+    const chain = table.chains.find((c) => c.name === QUEUE_CHAIN);
+    const want = verdict === 'none' ? [] : queueRules(s, verdict).map(ruleText);
+    const have = table.rules.filter((r) => r.chain === QUEUE_CHAIN).map((r) => ruleText(r.expr));
+    const rulesOk = want.length > 0 && have.length === want.length && want.every((w) => have.includes(w));
+    const pieces: Record<QueuePiece, PieceState> = {
+      table: { piece: `nftables table inet ${s.table}`, status: table.table ? 'ok' : 'missing' },
+      chain: chainPiece(chain, s.scope),
+      rules: {
+        piece: `SYN rule(s) to queue ${s.queueNum} (bypass)${s.scope === 'inbound' ? ` for ${s.dev} port ${s.ports.join(',')}` : ` to ${s.addrs[0]}`}`,
+        status: rulesOk ? 'ok' : have.length ? 'different' : 'missing',
+        ...(!rulesOk && have.length > 0 && { detail: `${have.length} rule(s) in the chain, ${want.length} wanted` }),
+      },
+      address: {
+        piece: s.scope === 'local' ? `address ${s.addrs[0]} on ${s.dev}` : 'address (none: inbound)',
+        status: hasAddress ? 'ok' : 'missing',
+      },
+    };
+    if (s.scope === 'inbound') delete (pieces as Partial<Record<QueuePiece, PieceState>>).address;
+    return { pieces, state: summarizePieces(pieces, ['address']), observed: { table, hasAddress, verdict } };
+  }
+
+  /**
+   * Refuse a queue number someone else uses: bound by a socket now, or the
+   * target of a rule outside synplug's queue tables.
+   * @throws {SynplugError} `foreign-state`, naming the process or the rule; nothing changed
+   */
+  async refuseClash(): Promise<void> {
+    const q = this.spec.queueNum;
+    const bound = listBoundQueues(defaultNetns()).find((e) => e.queue === q);
+    if (bound) {
+      const owners = netlinkSocketOwners(bound.portId, defaultNetns());
+      const who = owners.length ? `process ${owners.map((o) => `${o.pid} (${o.command})`).join(', ')}` : `netlink port ${bound.portId}`;
+      throw new SynplugError(`netfilter queue ${q} is bound by ${who}: choose another --queue-num. Nothing was changed`, 'foreign-state');
+    }
+    // Without nftables there is no rule to clash with (the support probe names what is missing).
+    const rules = await listRules(this.sockets.nft).catch((e: unknown) => {
+      if (e instanceof NetlinkError && (e.code === 'EPERM' || e.code === 'EACCES')) throw e;
+      return [] as NftRule[];
+    });
+    const foreign = rules.filter((r) => !isOurTable(r.table) && queuesOf(r).includes(q));
+    if (foreign.length) {
+      const where = [...new Set(foreign.map((r) => `table ${r.family} ${r.table} chain ${r.chain}`))].join('; ');
+      throw new SynplugError(
+        `netfilter queue ${q} is used by rule(s) that are not synplug's (${where}): choose another --queue-num. Nothing was changed`,
+        'foreign-state',
+      );
+    }
+  }
+
+  /** @inheritdoc */
+  planSetup(inspection: HoldInspection): HoldSetupPlan<'address' | 'nftables'> {
+    const { observed: o, pieces } = inspection as QueueInspection;
+    const s = this.spec;
+    const steps: Partial<Record<'address' | 'nftables', SetupStep>> = {};
+    let addedAddress = this.record?.addedAddress ?? false;
+    if (s.scope === 'local' && !o.hasAddress) {
+      steps.address = addressStep(this.sockets.route, { ifindex: this.ifindex, dev: s.dev }, s.addrs[0], () => {
+        addedAddress = true;
+      });
+    }
+    const verdict = o.verdict === 'none' ? 'native' : o.verdict;
+    if (pieces.table.status !== 'ok' || pieces.chain.status !== 'ok' || pieces.rules.status !== 'ok') {
+      const b = new NftBatch();
+      const t = { family: 'inet', name: s.table };
+      const ref = { family: 'inet', table: s.table };
+      if (!o.table.table) b.addTable(t);
+      const chain = o.table.chains.find((c) => c.name === QUEUE_CHAIN);
+      if (chain && pieces.chain.status !== 'ok') b.deleteChain({ ...ref, name: QUEUE_CHAIN });
+      if (!chain || pieces.chain.status !== 'ok') {
+        b.addChain({ ...ref, name: QUEUE_CHAIN, type: 'filter', hook: s.scope === 'local' ? 'output' : 'prerouting', prio: C.NF_IP_PRI_RAW, policy: 'accept' });
+      } else
+        for (const r of o.table.rules) if (r.chain === QUEUE_CHAIN && r.handle !== undefined) b.deleteRule({ ...ref, chain: QUEUE_CHAIN, handle: r.handle });
+      for (const expr of queueRules(s, verdict)) b.addRule({ ...ref, chain: QUEUE_CHAIN, expr });
+      const created = !o.table.table;
+      steps.nftables = {
+        what: `nftables: ${b.ops.map((x) => x.what).join('; ')}`,
+        run: async () => {
+          await b.commit(this.sockets.nft);
+        },
+        ...(created && {
+          undo: {
+            what: `removed nftables table inet ${s.table}`,
+            run: async () => {
+              await new NftBatch().deleteTable(t).commit(this.sockets.nft);
+            },
+          },
+        }),
+      };
+    }
+    return {
+      steps,
+      order: ['address', 'nftables'],
+      record: (): QueueHoldRecord => ({
+        mode: 'queue',
+        dev: s.dev,
+        createdAt: this.record?.createdAt ?? Date.now(),
+        scope: s.scope,
+        addrs: [...s.addrs],
+        ports: [...s.ports],
+        queueNum: s.queueNum,
+        maxlen: s.maxlen,
+        table: s.table,
+        verdict,
+        addedAddress,
+      }),
+    };
+  }
+
+  /** @inheritdoc */
+  holdAction(): HoldAction {
+    return { kind: 'run', run: () => this.binding.bind(this.spec.maxlen) };
+  }
+
+  /** @inheritdoc */
+  releaseAction(): HoldAction {
+    return {
+      kind: 'run',
+      run: async () => {
+        await this.binding.release();
+      },
+    };
+  }
+
+  /** @inheritdoc */
+  explainPlugError(e: NetlinkError): NetlinkError {
+    return e;
+  }
+
+  /** @inheritdoc */
+  handoff(): HoldHandoff {
+    const h = this.binding.holder;
+    if (!h) return { steps: [] };
+    const step: WatchdogStep = { kind: 'nfqueue', what: `queue ${h.queueNum} release`, phase: 'release', fd: h.fd, queueNum: h.queueNum };
+    return { steps: [step], fds: [h.fd] };
+  }
+
+  /** @inheritdoc */
+  async plugStats(): Promise<PlugStats> {
+    const b = this.binding;
+    const held = b.holder?.held ?? 0;
+    return { packets: b.released + held, bytes: 0, drops: b.dropped, qlen: held, backlog: 0 };
+  }
+
+  /** @inheritdoc */
+  async statusDetails(inspection: HoldInspection): Promise<{ hold: Record<string, unknown> }> {
+    const { observed: o } = inspection as QueueInspection;
+    const s = this.spec;
+    const bound = listBoundQueues(defaultNetns()).find((e) => e.queue === s.queueNum);
+    return {
+      hold: {
+        queueNum: s.queueNum,
+        maxlen: s.maxlen,
+        ports: s.ports,
+        addrs: s.addrs,
+        table: s.table,
+        verdict: o.verdict,
+        bound: bound ? { portId: bound.portId, queued: bound.queued, dropped: bound.queueDropped + bound.userDropped } : null,
+        ...(bound && { held: bound.queued }),
+      },
+    };
+  }
+
+  /** @inheritdoc */
+  checkDetails(): Record<string, unknown> {
+    return { queueNum: this.spec.queueNum, addrs: this.spec.addrs, ...(this.scope === 'inbound' && { ports: this.spec.ports }) };
+  }
+
+  /** @inheritdoc */
+  setupCommand(): string {
+    const s = this.spec;
+    const q = s.queueNum === DEFAULT_QUEUE_NUM ? '' : ` --queue-num ${s.queueNum}`;
+    if (s.scope === 'local') return `synplug setup --via queue --addr ${s.addrs[0]}${q}`;
+    return `synplug setup --via queue --inbound ${s.dev} ${s.ports.map((p) => `--port ${p}`).join(' ')}${s.addrs.map((a) => ` --addr ${a}`).join('')}${q}`;
+  }
+
+  /** @inheritdoc */
+  setupOptions(): SetupOptions {
+    const s = this.spec;
+    const queue = { num: s.queueNum, maxlen: s.maxlen };
+    if (s.scope === 'local') return { via: 'queue', addr: s.addrs[0], queue };
+    return { via: 'queue', inbound: { dev: s.dev, ports: [...s.ports], addrs: [...s.addrs] }, queue };
+  }
+
+  /** @inheritdoc */
+  setupResult(entry: HoldRecord): Partial<SetupResult> {
+    const r = entry as QueueHoldRecord;
+    return {
+      dev: r.dev,
+      addr: r.addrs.join(' '),
+      addedAddress: r.addedAddress,
+      queue: { scope: r.scope, num: r.queueNum, maxlen: r.maxlen, verdict: r.verdict, table: r.table, ports: r.ports, addrs: r.addrs },
+    };
+  }
+
+  /** @inheritdoc */
+  async teardown(inspection: HoldInspection): Promise<{ removed: string[]; kept: string[] }> {
+    const { observed: o } = inspection as QueueInspection;
+    const s = this.spec;
+    const removed: string[] = [];
+    const kept: string[] = [];
+    if (this.binding.holder) {
+      await this.binding.release().catch(() => {});
+      removed.push(`released queue ${s.queueNum}`);
+    }
+    if (o.table.table) {
+      await new NftBatch().deleteTable({ family: 'inet', name: s.table }).commit(this.sockets.nft);
+      removed.push(`nftables table inet ${s.table}`);
+    }
+    if (s.scope === 'local') {
+      if (this.record?.addedAddress) removed.push(...(await removeAddress(this.sockets.route, { ifindex: this.ifindex, dev: s.dev }, s.addrs[0])));
+      else if (o.hasAddress) kept.push(`address ${s.addrs[0]} on ${s.dev}: setup did not add it`);
+    }
+    return { removed, kept };
+  }
+}
+
+/** The chain's state: a filter chain at the hook of the scope, priority raw, policy accept. */
+function chainPiece(c: NftChain | undefined, scope: HoldScope): PieceState {
+  const hook = scope === 'local' ? 'output' : 'prerouting';
+  const piece = `chain ${QUEUE_CHAIN} (type filter hook ${hook} priority raw)`;
+  if (!c) return { piece, status: 'missing' };
+  const ok = c.type === 'filter' && c.hook === hook && c.prio === C.NF_IP_PRI_RAW && c.policy === 'accept';
+  return ok ? { piece, status: 'ok' } : { piece, status: 'different', detail: `type ${c.type} hook ${c.hook} priority ${c.prio}` };
+}
+
+/** What is missing for the queue itself: nfnetlink_queue (its /proc file shows it). */
+function nfqueueMissing(): ModulePiece[] {
+  return existsSync(NFQUEUE_PROC) ? [] : [{ module: 'nfnetlink_queue', what: 'netfilter queues (NFQUEUE)' }];
+}
+
+/** A queue hold's id: `queue` (local clients) or `queue:DEV` (clients arriving on DEV): never a plug hold's. */
+export function queueHoldId(scope: HoldScope, dev: string): string {
+  return scope === 'local' ? 'queue' : `queue:${dev}`;
+}
+
+/** Whether a record entry has every field a queue hold's record has, of the right type. */
+export function isQueueRecord(r: Record<string, unknown>): boolean {
+  const u16 = (v: unknown) => Number.isInteger(v) && (v as number) >= 0 && (v as number) <= 0xffff;
+  return (
+    (r.scope === 'local' || r.scope === 'inbound') &&
+    Array.isArray(r.addrs) &&
+    r.addrs.every((a) => typeof a === 'string' && isIP(a) !== 0) &&
+    (r.scope === 'inbound' || r.addrs.length === 1) &&
+    Array.isArray(r.ports) &&
+    r.ports.every((p) => Number.isInteger(p) && p >= 1 && p <= 65535) &&
+    (r.scope === 'local' || r.ports.length > 0) &&
+    u16(r.queueNum) &&
+    Number.isInteger(r.maxlen) &&
+    (r.maxlen as number) >= 1 &&
+    typeof r.table === 'string' &&
+    isOurTable(r.table) &&
+    (r.verdict === 'native' || r.verdict === 'compat') &&
+    typeof r.addedAddress === 'boolean'
+  );
+}
+
+/**
+ * Check the queue options.
+ * @throws {UsageError} a queue number outside 0-65535, a maxlen below 1
+ */
+function checkQueueOptions(q: QueueOptions | undefined): void {
+  if (q?.num !== undefined && !(Number.isInteger(q.num) && q.num >= 0 && q.num <= 0xffff))
+    throw new UsageError(`--queue-num: ${q.num} is not a queue number (0-65535)`);
+  if (q?.maxlen !== undefined && !(Number.isInteger(q.maxlen) && q.maxlen >= 1 && q.maxlen <= 0xffffffff))
+    throw new UsageError(`--queue-maxlen: ${q.maxlen} is not a packet count (1-4294967295)`);
+}
+
+/**
+ * The spec of the hold `setup --via queue` builds.
+ * @throws {UsageError} bad options
+ */
+function specOf(opts: SetupOptions, config: GuardConfig): Omit<QueueSpec, 'ifindex' | 'queueNum'> & { queueNum?: number } {
+  checkQueueOptions(opts.queue);
+  const maxlen = opts.queue?.maxlen ?? DEFAULT_QUEUE_MAXLEN;
+  if (!opts.inbound) {
+    refuseLoopback(config.addr);
+    return { scope: 'local', dev: 'lo', addrs: [canonicalAddress(config.addr)], ports: [], maxlen, table: QUEUE_TABLE, queueNum: opts.queue?.num };
+  }
+  const i = opts.inbound;
+  if (typeof i.dev !== 'string' || i.dev === '') throw new UsageError('--inbound: give the device connections arrive on');
+  if (!Array.isArray(i.ports) || !i.ports.length) throw new UsageError('--inbound needs at least one --port PORT');
+  for (const p of i.ports) if (!(Number.isInteger(p) && p >= 1 && p <= 65535)) throw new UsageError(`--port: '${p}' is not a TCP port (1-65535)`);
+  const addrs = (i.addrs ?? []).map((a) => canonicalAddress(a));
+  return { scope: 'inbound', dev: i.dev, addrs, ports: [...new Set(i.ports)], maxlen, table: `${QUEUE_TABLE}_${i.dev}`, queueNum: opts.queue?.num };
+}
+
+/** The ifindex of a device, refusing what the hold cannot use. */
+async function deviceOf(sockets: HoldSockets, dev: string, scope: HoldScope): Promise<{ name: string; ifindex: number }> {
+  const found = await resolveInboundDevice(sockets.route, dev);
+  if (!found) throw new NoDeviceError(dev, undefined, scope === 'inbound' ? '--inbound' : undefined);
+  if (scope === 'inbound' && found.name === 'lo')
+    throw new UsageError(`--inbound ${dev}: a loopback device; hold local connections with 'synplug setup --via queue' without --inbound`);
+  return found;
+}
+
+/** The queue mode: local clients' SYNs (hook output) or those arriving on a device (hook prerouting), held in a netfilter queue. */
+export const queueMode: HoldMode = {
+  name: 'queue',
+  via: 'queue',
+  scopes: ['local', 'inbound'],
+  isRecord: isQueueRecord,
+  async open(sockets: HoldSockets, _config: GuardConfig, record?: HoldRecord): Promise<Hold> {
+    if (record?.mode !== 'queue') throw new SynplugError('the queue mode opens a hold from its setup record only (setup --via queue makes one)');
+    const r = record as QueueHoldRecord;
+    const found = await resolveInboundDevice(sockets.route, r.dev);
+    const spec: QueueSpec = {
+      scope: r.scope,
+      dev: r.dev,
+      ifindex: found?.ifindex ?? 0,
+      addrs: r.addrs,
+      ports: r.ports,
+      queueNum: r.queueNum,
+      maxlen: r.maxlen,
+      table: r.table,
+    };
+    return new QueueHold(sockets, spec, r);
+  },
+  async probeSupport(sockets: HoldSockets) {
+    const h = new QueueHold(sockets, {
+      scope: 'local',
+      dev: 'lo',
+      ifindex: 1,
+      addrs: [],
+      ports: [],
+      queueNum: DEFAULT_QUEUE_NUM,
+      maxlen: 1,
+      table: QUEUE_TABLE,
+    });
+    return h.probeSupport();
+  },
+  validate(opts: SetupOptions, config: GuardConfig): void {
+    specOf(opts, config);
+  },
+  async openForSetup(sockets: HoldSockets, config: GuardConfig, opts: SetupOptions, record: SetupRecord | undefined) {
+    const s = specOf(opts, config);
+    const dev = await deviceOf(sockets, s.dev, s.scope);
+    const id = queueHoldId(s.scope, dev.name);
+    const rec = record?.holds[id]?.mode === 'queue' ? (record.holds[id] as QueueHoldRecord) : undefined;
+    const queueNum = s.queueNum ?? rec?.queueNum ?? DEFAULT_QUEUE_NUM;
+    const table = s.scope === 'inbound' ? `${QUEUE_TABLE}_${dev.name}` : s.table;
+    return { hold: new QueueHold(sockets, { ...s, dev: dev.name, ifindex: dev.ifindex, queueNum, table }, rec) };
+  },
+};

@@ -1,0 +1,411 @@
+/**
+ * The state directory's file operations, relative to the directory's file
+ * descriptor: what synplug reads there decides what it removes as root, so
+ * no name is resolved again after it was checked.
+ *
+ * {@link openCheckedDir} walks the path from `/` one component at a time,
+ * each opened with `openat(parent, name, O_PATH|O_NOFOLLOW)` relative to the
+ * one before, and checks each as sshd's StrictModes does:
+ *
+ * - every component is owned by root or by the effective user;
+ * - none is writable by its group or by others, except a sticky directory
+ *   (such as `/tmp`), whose next component is then checked for its owner
+ *   (in a sticky directory nobody can rename or remove another's entry);
+ * - a symbolic link on the way is followed only when it is owned by root or
+ *   the user (its directory passed the checks, so nobody else made it); the
+ *   target is walked again from `/` under the same rules; the state
+ *   directory itself must not be a link;
+ * - the state directory is owned by the effective user and writable by
+ *   nobody else.
+ *
+ * The result, a {@link CheckedDir}, holds the directory's descriptor (and its
+ * parent's, to remove it): files are opened (`openat` with `O_NOFOLLOW`),
+ * replaced (`renameat`), removed (`unlinkat`) and examined (`fstat` of an
+ * `O_PATH|O_NOFOLLOW` descriptor) relative to it. Node's `fs` has no
+ * directory-relative calls, so these go through koffi (src/netlink/libc.ts);
+ * reading, writing and fstat of a descriptor are Node's own.
+ *
+ * @module
+ */
+import { closeSync, constants as fsConstants, fstatSync, readSync, writeSync, type BigIntStats, type Stats } from 'node:fs';
+import { posix } from 'node:path';
+import { errnoName } from '../netlink/errors.js';
+import { AT_FDCWD, AT_REMOVEDIR, lastErrno, libc, O_CLOEXEC, O_PATH, SocketError } from '../netlink/libc.js';
+import { StateFileError } from './errors.js';
+
+const { O_RDONLY, O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW, O_NONBLOCK, O_DIRECTORY } = fsConstants;
+
+/** S_ISVTX (linux/stat.h): the sticky bit */
+const S_ISVTX = 0o1000;
+
+/** At most this many symbolic links are followed on the way to the state directory (the kernel's MAXSYMLINKS). */
+const MAX_LINKS = 40;
+
+/**
+ * The errnos of a write that mean the disk refused it (no space, read-only,
+ * quota, I/O error...): category `failure` (exit 1, as the help documents),
+ * not `bad-state`. Every other refusal is something at a name that synplug
+ * did not put there (a link, a directory): `bad-state`.
+ */
+const SAFETY_ERRNOS = new Set(['ELOOP', 'EISDIR', 'ENOTDIR', 'EEXIST', 'ENOTEMPTY']);
+
+/** The category of a failed write or create: `bad-state` for what a name holds, `failure` for the disk. */
+export function writeErrorCategory(code: string | undefined): 'bad-state' | 'failure' {
+  return code !== undefined && SAFETY_ERRNOS.has(code) ? 'bad-state' : 'failure';
+}
+
+/** Run a libc call; a negative result is a {@link SocketError} naming the call and the file. */
+function call(name: 'openat' | 'mkdirat' | 'unlinkat' | 'renameat' | 'readlinkat', file: string, f: () => number | bigint): number {
+  const r = Number(f());
+  if (r >= 0) return r;
+  const errno = lastErrno();
+  return fail(name, errno, file);
+}
+
+function fail(name: string, errno: number, file: string): never {
+  throw new SocketError(name, errno, `${name} ${file}: ${errnoName(errno)}`, undefined, 'failure');
+}
+
+/** The errno name of a failure from this module or from Node's fs. */
+export function errorCode(e: unknown): string | undefined {
+  if (e instanceof SocketError) return e.code;
+  const c = (e as NodeJS.ErrnoException | undefined)?.code;
+  return typeof c === 'string' ? c : undefined;
+}
+
+/** openat(2) with O_CLOEXEC always added. @throws {SocketError} */
+function openAt(dirfd: number, name: string, flags: number, file: string, mode = 0): number {
+  return call('openat', file, () => libc('openat')(dirfd, name, flags | O_CLOEXEC, 'int', mode));
+}
+
+/** The target of the symbolic link an O_PATH|O_NOFOLLOW descriptor names. @throws {SocketError} */
+function readLink(fd: number, file: string): string {
+  const buf = Buffer.alloc(4096);
+  const n = call('readlinkat', file, () => libc('readlinkat')(fd, '', buf, buf.length));
+  return buf.subarray(0, n).toString();
+}
+
+const modeText = (st: Stats): string => (st.mode & 0o7777).toString(8).padStart(4, '0');
+const writableBy = (st: Stats): string => (st.mode & 0o002 ? 'everyone' : 'its group');
+
+/**
+ * The state directory, open and checked: every file operation is relative to
+ * {@link CheckedDir.fd}. Close it with {@link CheckedDir.close}.
+ */
+export class CheckedDir {
+  /**
+   * @param path the state directory as given (for messages)
+   * @param fd the directory's descriptor (O_PATH)
+   * @param parentFd its parent's descriptor (O_PATH), to remove it
+   * @param name its name in the parent
+   * @param created this walk created it
+   */
+  constructor(
+    readonly path: string,
+    readonly fd: number,
+    private readonly parentFd: number,
+    private readonly name: string,
+    readonly created: boolean,
+  ) {}
+
+  /** The path of a file in the directory, for messages. */
+  file(name: string): string {
+    return posix.join(this.path, name);
+  }
+
+  /**
+   * Read a regular file whole, opened with O_NOFOLLOW|O_NONBLOCK (a FIFO
+   * never blocks), its size checked before a byte is read.
+   * @param cap the largest size accepted, bytes
+   * @param what what to do, appended to the messages
+   * @returns undefined when the file does not exist
+   * @throws {StateFileError} a link, not a regular file, larger than `cap`, or unreadable
+   */
+  read(name: string, cap: number, what: string): Buffer | undefined {
+    const p = this.file(name);
+    let fd: number;
+    try {
+      fd = openAt(this.fd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK, p);
+    } catch (e) {
+      const code = errorCode(e);
+      if (code === 'ENOENT') return undefined;
+      if (code === 'ELOOP') throw new StateFileError(p, `${p} is a symbolic link; synplug never follows links in its state directory: remove it (${what})`, e);
+      throw new StateFileError(p, `cannot read ${p}: ${code} (${what})`, e);
+    }
+    try {
+      const st = fstatSync(fd);
+      if (!st.isFile()) throw new StateFileError(p, `${p} is not a regular file: remove it (${what})`);
+      if (st.size > cap)
+        throw new StateFileError(
+          p,
+          `${p} is ${st.size} bytes, more than synplug ever writes there (at most ${cap}): it is not a record synplug wrote: remove it (${what})`,
+        );
+      // One byte more than fstat said: synplug replaces records by a rename, never in place, so a file that grew
+      // while it was read is not one of its records.
+      const buf = Buffer.allocUnsafe(st.size + 1);
+      let n = 0;
+      for (let r = 1; r > 0 && n < buf.length; n += r) r = readSync(fd, buf, n, buf.length - n, null);
+      if (n > st.size)
+        throw new StateFileError(p, `${p} grew while it was read: synplug replaces its records whole, so it is not one synplug wrote: remove it (${what})`);
+      return buf.subarray(0, n);
+    } catch (e) {
+      if (e instanceof StateFileError) throw e;
+      throw new StateFileError(p, `cannot read ${p}: ${errorCode(e) ?? (e as Error).message} (${what})`, e);
+    } finally {
+      closeSync(fd);
+    }
+  }
+
+  /**
+   * Replace a file atomically: a temporary file created with
+   * O_CREAT|O_EXCL|O_NOFOLLOW (a file or link already at its name is
+   * removed, never written through), then renameat over the old name (which
+   * replaces a link itself, never its target).
+   * @throws {StateFileError} category `failure` when the disk refuses (ENOSPC, EROFS...), `bad-state` when a name holds something synplug did not put there
+   */
+  writeAtomic(name: string, data: Buffer): void {
+    const target = this.file(name);
+    const tmp = `.${name}.${process.pid}.tmp`;
+    const flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW;
+    try {
+      let fd: number;
+      try {
+        fd = openAt(this.fd, tmp, flags, this.file(tmp), 0o644);
+      } catch (e) {
+        if (errorCode(e) !== 'EEXIST') throw e;
+        // Left by a crash, or planted: remove the name (unlinkat never follows a link) and create it afresh.
+        call('unlinkat', this.file(tmp), () => libc('unlinkat')(this.fd, tmp, 0));
+        fd = openAt(this.fd, tmp, flags, this.file(tmp), 0o644);
+      }
+      try {
+        for (let off = 0; off < data.length; ) off += writeSync(fd, data, off);
+      } finally {
+        closeSync(fd);
+      }
+      call('renameat', target, () => libc('renameat')(this.fd, tmp, this.fd, name));
+    } catch (e) {
+      libc('unlinkat')(this.fd, tmp, 0); // not created, or already renamed: ENOENT, ignored
+      const code = errorCode(e);
+      const category = writeErrorCategory(code);
+      throw new StateFileError(
+        target,
+        category === 'failure'
+          ? `cannot write ${target}: ${code ?? (e as Error).message}${code ? ` (${diskErrorText(code)})` : ''}: free space on that file system or make it writable, then run the command again`
+          : `cannot write ${target}: ${code}: something that synplug did not put there is in the way in ${this.path}: remove it`,
+        e,
+        category,
+      );
+    }
+  }
+
+  /**
+   * Remove a file (unlinkat never follows a link: a link is removed itself).
+   * @returns whether it existed
+   * @throws {SocketError} the unlink failed otherwise
+   */
+  unlink(name: string): boolean {
+    if (libc('unlinkat')(this.fd, name, 0) === 0) return true;
+    const errno = lastErrno();
+    if (errnoName(errno) === 'ENOENT') return false;
+    return fail('unlinkat', errno, this.file(name));
+  }
+
+  /**
+   * Open a file with O_NOFOLLOW (and O_CLOEXEC), relative to the directory.
+   * @returns the descriptor (close it with closeSync)
+   * @throws {SocketError} open failed (ELOOP: a link)
+   */
+  open(name: string, flags: number, mode = 0): number {
+    return openAt(this.fd, name, flags | O_NOFOLLOW, this.file(name), mode);
+  }
+
+  /**
+   * The file's own status (a link's, not its target's).
+   * @returns undefined when it does not exist
+   * @throws {SocketError} it cannot be examined otherwise
+   */
+  stat(name: string): BigIntStats | undefined {
+    let fd: number;
+    try {
+      fd = openAt(this.fd, name, O_PATH | O_NOFOLLOW, this.file(name));
+    } catch (e) {
+      if (errorCode(e) === 'ENOENT') return undefined;
+      throw e;
+    }
+    try {
+      return fstatSync(fd, { bigint: true });
+    } finally {
+      closeSync(fd);
+    }
+  }
+
+  /**
+   * Remove the directory itself when it is empty (unlinkat(parent, name, AT_REMOVEDIR)).
+   * @returns whether it was removed (false: not empty, or already gone)
+   */
+  removeSelf(): boolean {
+    return libc('unlinkat')(this.parentFd, this.name, AT_REMOVEDIR) === 0;
+  }
+
+  /** Close the descriptors. */
+  close(): void {
+    closeSync(this.fd);
+    if (this.parentFd !== this.fd) closeSync(this.parentFd);
+  }
+}
+
+/** A few words on a disk errno, for the messages. */
+function diskErrorText(code: string): string {
+  const t: Record<string, string> = {
+    ENOSPC: 'no space left on the device',
+    EROFS: 'the file system is read-only',
+    EDQUOT: 'the disk quota is exceeded',
+    EIO: 'an I/O error',
+    EACCES: 'permission denied',
+    EPERM: 'operation not permitted',
+  };
+  return t[code] ?? 'the system refused it';
+}
+
+/**
+ * Open the state directory by the rules of the module doc, creating what is
+ * missing when `create` (parents 0755, the directory 0700).
+ * @param path the state directory (a relative path is taken from the working directory)
+ * @returns the directory, or undefined when it (or a parent) does not exist and `create` is false
+ * @throws {StateFileError} a component is unsafe, a link where the directory belongs, not a directory,
+ *   or cannot be opened or created (category `failure` when the disk refused the creation)
+ */
+export function openCheckedDir(path: string, create: boolean): CheckedDir | undefined {
+  const euid = process.geteuid?.() ?? 0;
+  const trusted = (uid: number) => uid === 0 || uid === euid;
+  let rest = posix
+    .resolve(path)
+    .split('/')
+    .filter((c) => c !== '');
+  let links = 0;
+  restart: for (;;) {
+    let fd = openAt(AT_FDCWD, '/', O_PATH | O_DIRECTORY, '/');
+    let parentFd = fd;
+    let here = '/';
+    let created = false;
+    try {
+      checkParent(fstatSync(fd), '/', path, trusted, euid);
+      for (let i = 0; i < rest.length; i++) {
+        const name = rest[i]!;
+        const last = i === rest.length - 1;
+        const at = posix.join(here, name);
+        let next: number;
+        try {
+          next = openAt(fd, name, O_PATH | O_NOFOLLOW, at);
+          created = false;
+        } catch (e) {
+          const code = errorCode(e);
+          if (code === 'ENOENT' && !create) return undefined; // the finally closes
+          if (code !== 'ENOENT') throw dirError(path, e);
+          try {
+            call('mkdirat', at, () => libc('mkdirat')(fd, name, last ? 0o700 : 0o755));
+            created = last;
+          } catch (e2) {
+            if (errorCode(e2) !== 'EEXIST') throw createError(path, e2);
+          }
+          next = openAt(fd, name, O_PATH | O_NOFOLLOW, at);
+        }
+        const st = fstatSync(next);
+        if (st.isSymbolicLink()) {
+          try {
+            if (last)
+              throw new StateFileError(
+                path,
+                `state directory ${path} is a symbolic link; synplug does not follow links to its state: give the real directory with --state-dir (or SYNPLUG_STATE_DIR)`,
+              );
+            if (!trusted(st.uid))
+              throw new StateFileError(
+                path,
+                `${at}, a symbolic link on the path to the state directory ${path}, is owned by uid ${st.uid} (neither root nor this user, uid ${euid}): it could lead anywhere, so synplug refuses it; give the real path of the state directory`,
+              );
+            if (++links > MAX_LINKS) throw new StateFileError(path, `state directory ${path}: too many symbolic links on its path`);
+            rest = posix
+              .resolve(here, readLink(next, at), ...rest.slice(i + 1))
+              .split('/')
+              .filter((c) => c !== '');
+          } finally {
+            closeSync(next);
+          }
+          continue restart; // the finally closes
+        }
+        if (!st.isDirectory()) {
+          closeSync(next);
+          throw new StateFileError(
+            path,
+            last
+              ? `state directory ${path} is not a directory; give a directory with --state-dir (or SYNPLUG_STATE_DIR)`
+              : `state directory ${path} cannot exist: a part of its path is not a directory (${at}); give a directory with --state-dir (or SYNPLUG_STATE_DIR)`,
+          );
+        }
+        try {
+          if (last) checkStateDir(st, path, euid);
+          else checkParent(st, at, path, trusted, euid);
+        } catch (e) {
+          closeSync(next);
+          throw e;
+        }
+        if (parentFd !== fd) closeSync(parentFd);
+        parentFd = fd;
+        fd = next;
+        here = at;
+      }
+      if (rest.length === 0) throw new StateFileError(path, `state directory ${path} is the root directory: give a directory of synplug's own`);
+      const dir = new CheckedDir(path, fd, parentFd, rest[rest.length - 1]!, created);
+      fd = parentFd = -1;
+      return dir;
+    } finally {
+      if (fd >= 0) {
+        closeSync(fd);
+        if (parentFd !== fd) closeSync(parentFd);
+      }
+    }
+  }
+}
+
+/** A directory on the way: owned by root or the user; writable by nobody else unless sticky. */
+function checkParent(st: Stats, at: string, path: string, trusted: (uid: number) => boolean, euid: number): void {
+  if (!st.isDirectory()) return;
+  if (!trusted(st.uid))
+    throw new StateFileError(
+      path,
+      `${at}, a directory on the path to the state directory ${path}, is owned by uid ${st.uid} (neither root nor this user, uid ${euid}): its owner could replace the state directory, so synplug refuses it; use a state directory whose parents are root's or yours`,
+    );
+  if ((st.mode & 0o022) !== 0 && (st.mode & S_ISVTX) === 0)
+    throw new StateFileError(
+      path,
+      `${at}, a directory on the path to the state directory ${path}, is writable by ${writableBy(st)} (mode ${modeText(st)}) and not sticky: anyone who can write it could replace the state directory, so synplug refuses it; 'chmod go-w ${at}' (or +t), or use another state directory`,
+    );
+}
+
+/** The state directory itself: owned by the effective user, writable by nobody else. */
+function checkStateDir(st: Stats, path: string, euid: number): void {
+  if (st.uid !== euid)
+    throw new StateFileError(
+      path,
+      `state directory ${path} is owned by uid ${st.uid}, not by this user (uid ${euid}): its files could have been written by someone else, so synplug refuses it; use a directory of your own (mode 0700), or let synplug create one`,
+    );
+  if ((st.mode & 0o022) !== 0)
+    throw new StateFileError(
+      path,
+      `state directory ${path} is writable by ${writableBy(st)} (mode ${modeText(st)}): its files could have been written by someone else, so synplug refuses it; 'chmod go-w ${path}', or use a directory of your own`,
+    );
+}
+
+function dirError(path: string, e: unknown): StateFileError {
+  return new StateFileError(path, `cannot use the state directory ${path}: ${errorCode(e) ?? (e as Error).message}`, e);
+}
+
+function createError(path: string, e: unknown): StateFileError {
+  const code = errorCode(e);
+  return new StateFileError(
+    path,
+    `cannot create the state directory ${path}: ${code ?? (e as Error).message}${code ? ` (${diskErrorText(code)})` : ''}`,
+    e,
+    writeErrorCategory(code),
+  );
+}

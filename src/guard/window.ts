@@ -1,0 +1,403 @@
+/**
+ * The plug window (hold, gate, command, release): `protect`'s hot swap, in
+ * two phases, over a session's holds whatever their kind.
+ *
+ * Phase one (nothing held yet, everything can still be refused):
+ *   validate the arguments, resolve the command and the user, release a plug
+ *   that an earlier run left buffering, check the setup, open the sockets,
+ *   start the watchdog, snapshot listeners (`waitListen`), fork the command
+ *   behind its gate.
+ *
+ * Phase two (the plug window, kept as short as we can make it):
+ *   record "buffering", add the kernel-side dead man's switch (an nftables set
+ *   element with a timeout of `maxHoldMs`), buffer the plug, open the gate;
+ *   wait for the command (and the new listener), or the deadline; release,
+ *   retrying; record "released"; remove the set element.
+ *
+ * The plug is released on every path: the command not found at exec, failing,
+ * killed by a signal; synplug receiving SIGINT/SIGTERM (forwarded to the
+ * command); an exception; synplug itself killed (the watchdog); a whole
+ * process tree killed (the set element expires at the deadline).
+ *
+ * @module
+ */
+import { performance } from 'node:perf_hooks';
+import { SynplugError, UsageError } from '../netlink/errors.js';
+import { checkEntryOptions } from './config.js';
+import { resolveCommand, lookupUser, startGated, type GatedCommand, type RunAsUser } from './command.js';
+import { startWatchdog, WATCHDOG_GRACE_MS, type Watchdog } from './watchdog.js';
+import { StateStore, processStartTime, type Lease } from './state.js';
+import { dropLease, leaseLive, newLeaseId, openLockFile, recordedLeases, takeLease, withLeaseLock, type TakeResult } from './leases.js';
+import { closeSync } from 'node:fs';
+import { runPrecheck } from './precheck.js';
+import { closingInodes, handedOverInode, holderPids } from './listen-holders.js';
+import type { ListenTarget, Listener, PlugStats, ProtectOptions, ProtectResult, ProtectSession } from './types.js';
+
+export type { ListenTarget, ProtectOptions, ProtectResult, ProtectSession };
+
+const RELEASE_ATTEMPTS = 5;
+
+/** The watchdog of a window whose watchdog has not started yet (it starts once the holds are bound). */
+const NO_WATCHDOG: Watchdog = { pid: 0, arm: () => {}, done: () => {} };
+
+function definedPidStart(): { pidStart?: number } {
+  const t = processStartTime(process.pid);
+  return t === undefined ? {} : { pidStart: t };
+}
+
+/**
+ * Phase one's warnings for `--wait-listen` (on the notice channel; nothing
+ * is refused): an address that is not the namespace's own (no server can
+ * listen there), or nothing listening on the target before the reload (the
+ * hold then lasts until a new listening socket appears there, at most
+ * max-hold: a wrong port holds until max-hold on every reload), or sockets
+ * listening there whose holders this process cannot see (another user's
+ * /proc/PID/fd without CAP_SYS_PTRACE, another PID namespace: a hand-over
+ * cannot be seen, so a server that keeps its socket holds until max-hold).
+ */
+async function waitListenNotices(
+  session: ProtectSession,
+  t: ListenTarget,
+  listeningNow: number,
+  holdersSeen: number,
+  maxHoldMs: number,
+  notice: (line: string) => void,
+): Promise<void> {
+  const where = t.address === undefined ? `port ${t.port}` : t.address.includes(':') ? `[${t.address}]:${t.port}` : `${t.address}:${t.port}`;
+  if (t.address !== undefined && session.isLocalAddress && (await session.isLocalAddress(t.address)) === false) {
+    notice(
+      `--wait-listen ${where}: ${t.address} is not an address of this network namespace, so no server can listen there: the hold will last until --max-hold (${maxHoldMs} ms)`,
+    );
+    return;
+  }
+  if (listeningNow === 0)
+    notice(
+      `--wait-listen ${where}: nothing listens there before the reload; protect will hold new connections until a new listening socket appears there, at most --max-hold (${maxHoldMs} ms)`,
+    );
+  else if (holdersSeen === 0)
+    notice(
+      `--wait-listen ${where}: ${listeningNow} socket(s) listen there, but no process holding them can be seen in /proc (another user's processes need CAP_SYS_PTRACE; another PID namespace's are not shown): a reload that keeps its socket cannot be seen and holds until --max-hold (${maxHoldMs} ms); a new listening socket still ends the wait`,
+    );
+}
+
+/**
+ * Run a command with new connections held in the plug.
+ * @param session an open session on a set-up guard (a `GuardSession`), phase-one checks done
+ * @param early a watchdog already starting (started alongside the phase-one checks); one is started otherwise
+ * @throws {UsageError} empty command, bad maxHoldMs, bad waitListen (usage)
+ * @throws {SockDiagUnavailableError} waitListen, and the kernel's TCP socket diagnostics cannot be used (`missing-module`); nothing plugged
+ * @throws {CommandError} command not found (`command-not-found`) or not executable (`command-not-executable`), before anything is plugged
+ * @throws {SynplugError} the plug could not be set (the command is not run) or released
+ */
+export async function runProtected(session: ProtectSession, opts: ProtectOptions, early?: Promise<Watchdog>): Promise<ProtectResult> {
+  try {
+    return await protectInner(session, opts, early);
+  } finally {
+    // A watchdog started early but never reached (refused input): let it go.
+    early?.then(
+      (w) => w.done(),
+      () => {},
+    );
+  }
+}
+
+async function protectInner(session: ProtectSession, opts: ProtectOptions, early?: Promise<Watchdog>): Promise<ProtectResult> {
+  checkEntryOptions('protect', opts);
+  const notice = opts.onNotice ?? (() => {});
+  const maxHoldMs = opts.maxHoldMs ?? 10_000;
+  if (!Number.isFinite(maxHoldMs) || maxHoldMs < 10) throw new UsageError('max-hold (--max-hold) must be at least 10 ms');
+  if (!Array.isArray(opts.command) || !opts.command.every((a) => typeof a === 'string')) throw new UsageError('command must be an array of strings');
+  if (opts.waitListen && !(Number.isInteger(opts.waitListen.port) && opts.waitListen.port >= 1 && opts.waitListen.port <= 65535)) {
+    throw new UsageError(`--wait-listen: port must be 1-65535 (got ${opts.waitListen.port})`);
+  }
+  const resolved = resolveCommand(opts.command);
+  const user: RunAsUser | undefined = opts.user !== undefined ? lookupUser(opts.user) : undefined;
+
+  // ---- phase one -------------------------------------------------------
+  // --check: run to completion before anything is held; a failure ends protect here (precheck.ts).
+  const checked =
+    opts.check !== undefined
+      ? await runPrecheck(opts.check, {
+          user,
+          ...(opts.onCheckOutput && { output: opts.onCheckOutput }),
+          ...(opts.checkTimeoutMs !== undefined && { timeoutMs: opts.checkTimeoutMs }),
+        })
+      : undefined;
+  // A hold that only a live socket keeps (a queue): the watchdog starts once the socket is bound, inheriting it (its
+  // only copy in the watchdog); until then nothing is held that it would have to release.
+  const late = session.holdsNeedHandoff === true;
+  let watchdog: Watchdog = late ? NO_WATCHDOG : await (early ?? startWatchdog());
+  let gated: GatedCommand | undefined;
+  const store = new StateStore(session.config.stateDir);
+  let before: PlugStats;
+  let listenersBefore: Set<number> | undefined;
+  let holdersBefore: Set<number> | undefined;
+  try {
+    before = await session.plugStats();
+    // Warm-up: run the release path once before the window, so that its code is
+    // compiled and its socket hot when it counts; only when nobody holds the
+    // plug (under the lease lock: another protect's hold must not be released).
+    await withLeaseLock(store, async () => {
+      if (!recordedLeases(store).some((l) => leaseLive(l))) await session.release();
+    });
+    if (opts.waitListen) listenersBefore = new Set((await session.listeners(opts.waitListen)).map((l) => l.inode));
+    if (listenersBefore) holdersBefore = holderPids(listenersBefore);
+    if (opts.waitListen) await waitListenNotices(session, opts.waitListen, listenersBefore!.size, holdersBefore!.size, maxHoldMs, notice);
+    gated = await startGated([resolved, ...opts.command.slice(1)], { user });
+  } catch (e) {
+    watchdog.done();
+    throw e;
+  }
+
+  // Signals: before the gate opens they abort; after, they go to the command.
+  let gateOpen = false;
+  let aborted: NodeJS.Signals | undefined;
+  const onSignal = (sig: NodeJS.Signals) => {
+    if (!gateOpen) {
+      aborted = sig;
+      return;
+    }
+    try {
+      gated!.child.kill(sig);
+    } catch {
+      /* already gone */
+    }
+  };
+  const signals: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT'];
+  for (const s of signals) process.on(s, onSignal);
+
+  const now = Date.now();
+  const deadline = now + maxHoldMs;
+  const lease: Lease = {
+    id: newLeaseId(),
+    owner: 'protect',
+    pid: process.pid,
+    ...definedPidStart(),
+    ...(!late && { watchdogPid: watchdog.pid }),
+    command: opts.command,
+    holds: [...(session.holdIds ?? ['local'])],
+    since: now,
+    deadline,
+  };
+  const dev = session.config.dev;
+  const armWatchdog = () =>
+    watchdog.arm({
+      ownerPid: process.pid,
+      stateDir: session.config.stateDir,
+      deadline: deadline + WATCHDOG_GRACE_MS,
+      release: session.releaseSteps(),
+      leaseId: lease.id,
+      dev,
+    });
+  if (!late) armWatchdog();
+  let plugged = false;
+  let released = false;
+  let releasedPlug = false;
+  let leaseBroken = false as boolean;
+  let taken: TakeResult | undefined;
+  // The lease lock's file, opened before the window: the release inside it only flocks.
+  const lockFd = openLockFile(store);
+  let leftTo = 0;
+  let releaseAttempts = 0;
+  let tPlugAck = 0;
+  let tGate = 0;
+  let tRelease = 0;
+  let maxHoldReached = false;
+  let exit: { code: number; signal: NodeJS.Signals | null; at: bigint } | undefined;
+  let exitSeenAt = 0;
+  let newListener: ProtectResult['newListener'];
+  const waitState: { found?: Listener; closing: number[] } = { closing: [] };
+
+  /** Release the plugs, retrying; resolves with the attempts it took. */
+  const releasePlugs = async (): Promise<number> => {
+    let lastErr: unknown;
+    for (let i = 1; i <= RELEASE_ATTEMPTS; i++) {
+      try {
+        await session.release();
+        tRelease = performance.now();
+        // Released: the watchdog has nothing left to do; tell it before the
+        // bookkeeping, which must not let it reach its own deadline (WATCHDOG_GRACE_MS later).
+        watchdog.done();
+        return i;
+      } catch (e) {
+        lastErr = e;
+        notice(`release attempt ${i} failed: ${(e as Error).message}`);
+        await new Promise((r) => setTimeout(r, 10 * i));
+      }
+    }
+    throw new SynplugError(
+      `could not release the plug after ${RELEASE_ATTEMPTS} attempts: ${(lastErr as Error).message}; the watchdog will retry, or run 'synplug release'`,
+      'kernel',
+    );
+  };
+
+  /** Drop this protect's lease; the plugs are released when no other live lease holds them. */
+  const release = async (): Promise<void> => {
+    if (released) return;
+    const r = await dropLease(store, session, lease.id, dev, releasePlugs, notice, { aloneStamp: taken?.aloneStamp, lockFd });
+    if (!r.released) {
+      tRelease = performance.now();
+      leftTo = r.remaining.length;
+      notice(`left the plug buffering for ${r.remaining.length} other holder(s) (pid ${r.remaining.map((l) => l.pid).join(', ')}); the last one releases it`);
+    }
+    releaseAttempts = r.releaseAttempts;
+    // A lease a manual release broke: that release let the plug go, not this one.
+    releasedPlug = r.released && !r.broken;
+    if (r.broken) {
+      leaseBroken = true;
+      notice(
+        "this protect's lease was already gone when it ended: a manual 'synplug release' broke it (or its watchdog dropped it at the deadline), which released the plug then unless other holders remained",
+      );
+    }
+    released = true;
+    // Nothing is held for us any more: stop the watchdog now, not when the command
+    // ends (after a max-hold release it may run long past the watchdog's own deadline).
+    watchdog.done();
+  };
+
+  try {
+    // ---- phase two: the window ------------------------------------------
+    taken = await takeLease(store, session, lease, dev);
+    if (aborted) throw new SynplugError(`interrupted by ${aborted} before the command started; nothing was run`, 'interrupted');
+    plugged = true;
+    await session.buffer();
+    if (late) {
+      // Bound: the watchdog inherits the socket now, so that protect's death still ends in a release.
+      watchdog = await startWatchdog(undefined, session.watchdogFds?.() ?? []);
+      armWatchdog();
+    }
+    tPlugAck = performance.now();
+    if (aborted) throw new SynplugError(`interrupted by ${aborted} before the command started; nothing was run`, 'interrupted');
+    gated.open();
+    tGate = performance.now();
+    gateOpen = true;
+    gated.close();
+
+    // Wait: the command's exit (+ the new listener), or the deadline.
+    const holdLeft = Math.max(0, deadline - Date.now());
+    let deadlineTimer: NodeJS.Timeout | undefined;
+    const deadlineHit = new Promise<'deadline'>((r) => {
+      deadlineTimer = setTimeout(() => r('deadline'), holdLeft);
+    });
+    const ready = (async () => {
+      exit = await gated!.exited;
+      exitSeenAt = performance.now();
+      if (opts.waitListen && exit.code === 0) {
+        newListener = await waitForListener(session, opts.waitListen, listenersBefore!, () => released || maxHoldReached, holdersBefore, waitState);
+      }
+      return 'ready' as const;
+    })();
+    const first = await Promise.race([ready, deadlineHit]);
+    clearTimeout(deadlineTimer);
+    if (first === 'deadline') {
+      maxHoldReached = true;
+      await release();
+      notice(
+        `max-hold of ${maxHoldMs} ms reached: ${releasedPlug ? 'released the plug' : 'gave up this hold'} while ${
+          !exit
+            ? 'the command still runs'
+            : waitState.found && waitState.closing.length > 0
+              ? `waiting for ${waitState.closing.length} listening socket(s) of before the reload (inode ${waitState.closing.join(', ')}), held only by processes of before it, to close`
+              : 'waiting for a new listener'
+        }`,
+      );
+      await ready;
+    } else {
+      await release();
+    }
+  } catch (e) {
+    if (plugged || !released) {
+      try {
+        await release();
+      } catch (e2) {
+        notice((e2 as Error).message);
+      }
+    }
+    if (!gateOpen) gated.abort();
+    throw e;
+  } finally {
+    for (const s of signals) process.off(s, onSignal);
+    if (released) watchdog.done();
+    closeSync(lockFd);
+  }
+
+  const after = await session.plugStats().catch(() => before);
+  const before2 = before;
+  const plugAckToCommandStartUs = Math.round((tGate - tPlugAck) * 1000);
+  const commandExitToReleaseAckUs = exitSeenAt && !maxHoldReached ? Math.round((tRelease - exitSeenAt) * 1000) : null;
+  return {
+    command: opts.command,
+    exitCode: exit!.code,
+    signal: exit!.signal,
+    heldMs: Math.round((tRelease - tPlugAck) * 1000) / 1000,
+    maxHoldReached,
+    packetsReleased: after.packets - before2.packets,
+    bytesReleased: after.bytes - before2.bytes,
+    backlogAfterRelease: after.qlen,
+    drops: after.drops - before2.drops,
+    overhead: {
+      plugAckToCommandStartUs,
+      commandExitToReleaseAckUs,
+      totalUs: plugAckToCommandStartUs + (commandExitToReleaseAckUs ?? 0),
+    },
+    releaseAttempts,
+    releasedPlug,
+    ...(!releasedPlug && !leaseBroken && { leftToHolders: leftTo }),
+    ...(leaseBroken ? { leaseBroken: true } : {}),
+    ...(opts.waitListen && { newListener: newListener ?? null }),
+    ...(checked && { check: checked }),
+    ...(session.holdKinds && { holds: session.holdKinds.map((h) => ({ ...h })) }),
+  };
+}
+
+/**
+ * Sleep-poll (never spin) for a listener that was not there before, or (a
+ * server that keeps its sockets across the reload) for a socket that was
+ * there taken over by a process outside `holdersBefore`; then, with
+ * `holdersBefore`, until no socket of before that only processes of before
+ * still hold is left (a socket the reload closes: a SYN released into it
+ * would be reset; listen-holders.ts). The fd scans run every 20 ms at most
+ * (and once at once when the listener is found); the polls sleep 1 ms for the
+ * first 50 ms, then 5 ms, until `stop()` says the wait is over. `state` tells
+ * the caller what the wait was on when it stopped.
+ */
+async function waitForListener(
+  session: ProtectSession,
+  target: ListenTarget,
+  before: Set<number>,
+  stop: () => boolean,
+  holdersBefore?: Set<number>,
+  state: { found?: Listener; closing: number[] } = { closing: [] },
+): Promise<Listener | null> {
+  const t0 = Date.now();
+  let scanned = 0;
+  const seenClosing = new Set<number>();
+  while (!stop()) {
+    const now = await session.listeners(target);
+    let scan = holdersBefore !== undefined && Date.now() - scanned >= 20;
+    if (!state.found) {
+      state.found = now.find((l) => !before.has(l.inode));
+      if (state.found) scan = holdersBefore !== undefined;
+      else if (scan) {
+        const kept = now.filter((l) => before.has(l.inode));
+        const inode = handedOverInode(
+          kept.map((l) => l.inode),
+          holdersBefore!,
+        );
+        if (inode !== undefined) state.found = { ...kept.find((l) => l.inode === inode)!, handedOver: true };
+      }
+      if (state.found && !holdersBefore) return state.found;
+    }
+    if (state.found && scan) {
+      scanned = Date.now();
+      state.closing = closingInodes(
+        now.filter((l) => before.has(l.inode)).map((l) => l.inode),
+        holdersBefore!,
+      );
+      if (state.closing.length === 0) return seenClosing.size > 0 ? { ...state.found, oldClosed: seenClosing.size } : state.found;
+      for (const i of state.closing) seenClosing.add(i);
+    } else if (scan) scanned = Date.now();
+    await new Promise((r) => setTimeout(r, Date.now() - t0 < 50 ? 1 : 5));
+  }
+  return state.found ?? null;
+}

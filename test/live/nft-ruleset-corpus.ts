@@ -1,0 +1,516 @@
+/**
+ * The differential corpus of `show ruleset`: one nft table per entry, in
+ * every family, together covering every expression the decoder prints
+ * (payload, meta, cmp, bitwise, immediate, counter, lookup, ct, limit, log,
+ * quota, reject, nat, masq, redir, fib, objref, range, byteorder, connlimit,
+ * numgen, hash, exthdr, tproxy, dynset, notrack), set and map types,
+ * concatenations, intervals, named objects, base chains at named and
+ * numbered priorities. Each table is written as nft 1.0.6 lists it, so
+ * that `nft -f` of it and `nft list ruleset` print the same text.
+ * Only addresses of 169.254.0.0/16, 127.0.0.0/8 and fd00::/8.
+ *
+ * What this machine's kernel cannot load is in the VM's corpus
+ * (test/kernel/nft-ruleset-roundtrip-vm.test.ts).
+ *
+ * @module
+ */
+
+/** Tables by name (`family name`), each in nft's syntax. */
+export const CORPUS: ReadonlyArray<{ table: string; text: string }> = [
+  {
+    table: 'inet rt_inet',
+    text: `table inet rt_inet {
+	counter cnt1 {
+		packets 0 bytes 0
+	}
+	quota q1 {
+		over 10 mbytes used 0 bytes
+	}
+	limit l1 {
+		rate 10/second
+	}
+	set s4 {
+		type ipv4_addr
+		flags interval
+		elements = { 10.0.0.0/8, 169.254.1.1 }
+	}
+	set s6 {
+		type ipv6_addr
+		elements = { fd00::1, fd00::2 }
+	}
+	set ports {
+		type inet_service
+		elements = { 22, 80, 443 }
+	}
+	set dyn {
+		type ipv4_addr
+		size 1024
+		flags dynamic,timeout
+		timeout 1m
+	}
+	set conc {
+		type ipv4_addr . inet_service
+		elements = { 169.254.0.1 . 22, 169.254.0.2 . 80 }
+	}
+	map vm {
+		type inet_service : verdict
+		elements = { 22 : accept, 23 : drop }
+	}
+	map mm {
+		type ipv4_addr : mark
+		elements = { 169.254.0.1 : 0x00000005 }
+	}
+	map cm {
+		type ipv4_addr : counter
+		elements = { 169.254.0.1 : "cnt1" }
+	}
+
+	set ty1 {
+		typeof ip saddr . tcp dport
+		elements = { 169.254.0.1 . 22 }
+	}
+
+	set ty2 {
+		typeof iifname
+	}
+
+	map ty3 {
+		typeof ip6 daddr : meta mark
+	}
+
+	set ty4 {
+		typeof ct state
+	}
+	chain input {
+		type filter hook input priority filter; policy accept;
+		iifname "lo" accept
+		iif "lo" accept
+		oifname "eth*" accept
+		ct state established,related accept
+		ct state invalid drop
+		ct state new tcp dport 22 accept
+		ct status dnat accept
+		ct direction original accept
+		ct mark 0x00000001 accept
+		ct mark set 0x00000005
+		ct zone set 3
+		ct l3proto ipv4 accept
+		ct protocol tcp accept
+		ct expiration 30s accept
+		ct helper "ftp" accept
+		ip protocol udp udp dport 53 accept
+		ip6 nexthdr tcp tcp dport 22 accept
+		meta l4proto tcp tcp dport 22 accept
+		tcp dport 22 accept
+		tcp dport != 22 accept
+		tcp dport 1000-2000 accept
+		tcp dport != 1000-2000 accept
+		meta mark != 0x00000001-0x00000005 accept
+		tcp dport { 22, 80, 443 } accept
+		tcp dport @ports accept
+		tcp dport vmap @vm
+		tcp dport vmap { 80 : accept, 81 : drop }
+		tcp sport < 1024 accept
+		tcp sport >= 1024 accept
+		tcp flags syn accept
+		tcp flags & (syn | ack) == syn accept
+		tcp flags syn / syn,ack accept
+		tcp flags == syn accept
+		tcp sequence 5 accept
+		tcp window 1024 accept
+		udp sport 53 accept
+		udp length 100 accept
+		th dport 53 accept
+		icmp type echo-request accept
+		icmp type { echo-request, echo-reply } accept
+		icmp code port-unreachable accept
+		icmpv6 type echo-request accept
+		icmpv6 type { nd-neighbor-solicit, nd-neighbor-advert } accept
+		ip protocol icmp icmp type echo-request accept
+		ip saddr 169.254.0.1 accept
+		ip saddr != 169.254.0.1 accept
+		ip saddr 169.254.0.0/16 accept
+		ip daddr 169.254.0.1-169.254.0.9 accept
+		ip saddr @s4 accept
+		ip saddr { 169.254.0.1, 169.254.0.2 } accept
+		ip6 saddr fd00::1 accept
+		ip6 saddr fd00::/8 accept
+		ip6 daddr @s6 accept
+		ip dscp cs1 accept
+		ip ecn ce accept
+		ip ttl 64 accept
+		ip length 100 accept
+		ip id 1 accept
+		ip frag-off & 0x1fff != 0 drop
+		ip version 4 accept
+		ip6 flowlabel 12345 accept
+		ip6 hoplimit 255 accept
+		ip6 dscp cs1 accept
+		ip saddr . tcp dport @conc accept
+		ip saddr . tcp dport { 169.254.0.1 . 22 } accept
+		meta mark 0x00000005 accept
+		meta mark set 0x00000001
+		meta mark set ip saddr map @mm
+		meta mark set ct mark
+		meta nfproto ipv4 accept
+		meta l4proto { tcp, udp } accept
+		meta length 100 accept
+		meta pkttype broadcast drop
+		meta priority set 1:2
+		meta skuid 0 accept
+		meta cpu 1 accept
+		meta iiftype ether accept
+		meta protocol ip accept
+		meta mark 0x00000001-0x00000005 accept
+		fib daddr type local accept
+		fib daddr oif exists accept
+		fib saddr . iif oif missing drop
+		counter
+		counter name "cnt1"
+		counter name ip saddr map @cm
+		quota name "q1"
+		limit name "l1"
+		quota over 10 mbytes used 1 mbytes
+		quota 100 bytes
+		limit rate 10/second
+		limit rate over 10/minute burst 5 packets
+		limit rate 1 mbytes/second
+		log
+		log prefix "in " level info
+		log prefix "x " level debug flags all
+		log group 2 prefix "g "
+		reject
+		reject with icmpx admin-prohibited
+		reject with tcp reset
+		meta nfproto ipv4 reject with icmp host-prohibited
+		meta nfproto ipv6 reject with icmpv6 admin-prohibited
+		ct count over 5 accept
+		add @dyn { ip saddr }
+		update @dyn { ip saddr timeout 30s }
+		meta mark set numgen inc mod 2
+		meta mark set numgen random mod 4 offset 1
+		meta mark set jhash ip saddr mod 4
+		meta mark set jhash ip saddr mod 4 seed 0x1 offset 10
+		meta mark set symhash mod 2
+		tcp option maxseg size 1400 accept
+		tcp option sack-perm exists accept
+		tcp option timestamp exists accept
+		exthdr frag exists drop
+		exthdr rt exists drop
+		notrack
+		accept
+		drop
+		jump other
+		goto other
+		return
+		continue
+		ip saddr . tcp dport @ty1 accept
+		iifname @ty2 accept
+		meta mark set ip6 daddr map @ty3
+		ct state @ty4 accept
+		meta mark 0x1 counter accept comment "a comment"
+	}
+	chain other {
+	}
+	chain nat_pre {
+		type nat hook prerouting priority dstnat; policy accept;
+		ip daddr 169.254.200.1 tcp dport 80 dnat ip to 169.254.200.2:8080
+		ip6 daddr fd00::1 tcp dport 80 dnat ip6 to [fd00::2]:8080
+		tcp dport 81 redirect to :8081
+		redirect
+	}
+	chain nat_post {
+		type nat hook postrouting priority srcnat; policy accept;
+		oifname "sp-x" masquerade
+		masquerade random,persistent
+		meta l4proto tcp masquerade to :1024-2048
+		ip saddr 169.254.0.0/16 snat ip to 169.254.1.1
+		meta l4proto tcp snat ip to 169.254.1.1-169.254.1.9:1000-2000 fully-random
+	}
+	chain mangle {
+		type filter hook prerouting priority mangle; policy accept;
+		meta l4proto tcp meta mark set 0x00000001 tproxy ip to 127.0.0.1:8080
+		meta l4proto udp tproxy ip6 to [::1]:53
+	}
+	chain raw {
+		type filter hook prerouting priority raw; policy accept;
+		notrack
+		numgen random mod 2 vmap { 0 : accept, 1 : drop }
+		symhash mod 2 vmap { 0 : accept, 1 : drop }
+	}
+	chain out {
+		type route hook output priority mangle; policy accept;
+		meta mark set 0x00000001
+	}
+	chain f2 {
+		type filter hook forward priority filter + 10; policy drop;
+	}
+	chain sec {
+		type filter hook input priority security; policy accept;
+	}
+	chain o2 {
+		type filter hook output priority -160; policy accept;
+	}
+}
+`,
+  },
+  {
+    table: 'ip rt_ip',
+    text: `table ip rt_ip {
+	set a {
+		type ipv4_addr
+		flags interval
+		auto-merge
+		elements = { 169.254.0.0/16, 169.254.255.1-169.254.255.9 }
+	}
+	set m {
+		type mark
+		elements = { 0x00000001, 0x00000002 }
+	}
+	set pr {
+		type inet_proto
+		elements = { tcp, udp }
+	}
+	set et {
+		type ether_addr
+		elements = { 00:11:22:33:44:55 }
+	}
+	set ic {
+		type icmp_type
+		elements = { echo-reply, echo-request }
+	}
+	set ifs {
+		type ifname
+		elements = { "lo" }
+	}
+	set cs {
+		type ct_state
+		elements = { established, related }
+	}
+	map pm {
+		type inet_service : ipv4_addr
+		elements = { 80 : 169.254.0.1, 443 : 169.254.0.2 }
+	}
+	chain input {
+		type filter hook input priority 0; policy accept;
+		ip protocol tcp tcp dport 22 accept
+		ip protocol icmp accept
+		icmp type echo-request limit rate 1/second accept
+		icmp code 3 accept
+		icmp id 5 accept
+		icmp type @ic accept
+		ip saddr @a drop
+		meta mark @m accept
+		ip protocol @pr accept
+		iifname @ifs accept
+		ct state @cs accept
+		tcp dport 80 ip saddr 169.254.0.1 accept
+		udp dport { 53, 5353 } accept
+		reject
+		reject with icmp port-unreachable
+		reject with icmp admin-prohibited
+		reject with tcp reset
+		ip daddr 169.254.0.1 reject with icmp host-unreachable
+		sctp dport 5 accept
+		dccp sport 7 accept
+		esp spi 1 accept
+		ah spi 2 accept
+		udplite sport 3 accept
+		igmp type 17 accept
+		ip saddr & 255.255.0.0 == 169.254.0.0 accept
+		ip checksum 0 accept
+		@th,0,16 0x50 accept
+	}
+	chain pre {
+		type nat hook prerouting priority dstnat; policy accept;
+		tcp dport 80 dnat to 169.254.0.9:8080
+		dnat to tcp dport map @pm
+		tcp dport 81 redirect to :8081
+	}
+	chain post {
+		type nat hook postrouting priority 100; policy accept;
+		masquerade
+		oifname "lo" snat to 169.254.0.1
+		snat prefix to 169.254.0.0/24
+	}
+	chain out {
+		type nat hook output priority -100; policy accept;
+	}
+	chain mg {
+		type filter hook prerouting priority mangle + 5; policy accept;
+		meta l4proto tcp tproxy to 127.0.0.1:8080
+		meta l4proto tcp tproxy to :8080
+		ip dscp set cs1
+	}
+	chain rf {
+		type filter hook prerouting priority -310; policy accept;
+		notrack
+	}
+}
+`,
+  },
+  {
+    table: 'ip rt_ip_set',
+    text: `table ip rt_ip_set {
+	chain c {
+		ip ttl set 64
+		tcp dport set 8080
+		ip daddr set 169.254.0.1
+		udp sport set 53
+	}
+}
+`,
+  },
+  {
+    table: 'ip6 rt_ip6',
+    text: `table ip6 rt_ip6 {
+	set s {
+		type ipv6_addr
+		flags interval
+		elements = { fd00::/8, fe80::1 }
+	}
+	chain input {
+		type filter hook input priority filter; policy drop;
+		icmpv6 type { nd-router-advert, nd-neighbor-advert } accept
+		icmpv6 type packet-too-big accept
+		icmpv6 code no-route accept
+		ip6 saddr fe80::/10 accept
+		ip6 saddr @s accept
+		ip6 nexthdr tcp tcp dport 22 accept
+		ip6 nexthdr ipv6-icmp accept
+		udp dport 546 accept
+		meta l4proto ipv6-icmp accept
+		exthdr hbh exists accept
+		exthdr frag exists drop
+		exthdr dst exists accept
+		reject
+		reject with icmpv6 admin-prohibited
+		reject with tcp reset
+		ip6 flowlabel 5 accept
+		ip6 ecn ect0 accept
+		ip6 length 40 accept
+		ip6 daddr ::1 accept
+	}
+	chain pre {
+		type nat hook prerouting priority dstnat; policy accept;
+		tcp dport 80 dnat to [fd00::2]:8080
+		tcp dport 81 dnat to fd00::3
+	}
+	chain post {
+		type nat hook postrouting priority srcnat; policy accept;
+		masquerade
+		snat to fd00::1
+	}
+	chain mg {
+		type filter hook prerouting priority -150; policy accept;
+		meta l4proto tcp tproxy to [::1]:8080
+	}
+}
+`,
+  },
+  {
+    table: 'arp rt_arp',
+    text: `table arp rt_arp {
+	chain in {
+		type filter hook input priority filter; policy accept;
+		arp operation request accept
+		arp operation reply counter accept
+		arp htype 1 accept
+		arp ptype ip accept
+		arp hlen 6 accept
+		arp plen 4 accept
+		arp saddr ip 169.254.0.1 accept
+		arp daddr ip 169.254.0.0/16 accept
+		arp saddr ether 00:11:22:33:44:55 accept
+		arp operation { request, reply } accept
+		meta iifname "lo" accept
+		limit rate 5/second accept
+		log prefix "arp " accept
+	}
+	chain out {
+		type filter hook output priority filter + 1; policy accept;
+		arp operation reply accept
+	}
+	chain c {
+	}
+}
+`,
+  },
+  {
+    table: 'bridge rt_br',
+    text: `table bridge rt_br {
+	chain fw {
+		type filter hook forward priority filter; policy accept;
+		vlan id 10 accept
+		vlan id 10 vlan pcp 3 accept
+		ether type vlan vlan type ip accept
+		ether type ip ip saddr 169.254.1.1 accept
+		ip saddr 169.254.1.2 accept
+		ip protocol tcp tcp dport 22 accept
+		ip6 nexthdr udp udp dport 53 accept
+		ether saddr 00:11:22:33:44:55 drop
+		ether daddr 01:00:5e:00:00:01 drop
+		ether type arp accept
+		ether type ip6 accept
+		meta protocol ip ip saddr 169.254.1.3 accept
+		meta pkttype multicast drop
+		tcp dport 80 accept
+		icmp type echo-request accept
+		icmpv6 type echo-request accept
+		iifname "lo" accept
+	}
+	chain pre {
+		type filter hook prerouting priority -300; policy accept;
+	}
+	chain pre2 {
+		type filter hook prerouting priority -200; policy accept;
+	}
+	chain out {
+		type filter hook output priority 100; policy accept;
+	}
+	chain post {
+		type filter hook postrouting priority srcnat; policy accept;
+	}
+	chain in {
+		type filter hook input priority 0; policy accept;
+	}
+}
+`,
+  },
+  {
+    table: 'netdev rt_nd',
+    text: `table netdev rt_nd {
+	chain ing {
+		type filter hook ingress device "lo" priority filter; policy accept;
+		ip saddr 169.254.1.1 drop
+		ether type ip ip daddr 169.254.1.2 drop
+		ip protocol udp udp dport 53 accept
+		ip6 nexthdr tcp tcp dport 22 accept
+		tcp dport 22 accept
+		meta protocol ip6 accept
+		vlan id 5 drop
+		meta mark set 0x00000001
+		limit rate 100/second accept
+		counter drop
+		reject
+		ether saddr 00:11:22:33:44:55 drop
+	}
+	chain ing2 {
+		type filter hook ingress device "lo" priority -5; policy accept;
+	}
+}
+`,
+  },
+];
+
+/** Rules in a table's text: the lines of its chains other than the base chain header. */
+export function ruleCount(text: string): number {
+  let n = 0;
+  let inChain = false;
+  for (const line of text.split('\n')) {
+    if (/^\tchain /.test(line)) inChain = true;
+    else if (/^\t}/.test(line)) inChain = false;
+    else if (inChain && line.trim() && !/^\t\ttype /.test(line)) n++;
+  }
+  return n;
+}
