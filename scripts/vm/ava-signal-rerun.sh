@@ -24,8 +24,10 @@ strip() { sed 's/\x1b\[[0-9;]*m//g; s/\r$//' "$1"; }
 first=$(mktemp)
 "${ava[@]}" "${args[@]}" 2>&1 | tee "$first"
 rc=${PIPESTATUS[0]}
-read -r passed failed < <(bash "$here/../count-ava.sh" "$first")
-mapfile -t died < <(strip "$first" | sed -n 's/^ *✘ \(.*\) exited due to \(SIG[A-Z0-9]*\)$/\1/p' | sort -u)
+# (no process substitution: the VM's /dev has no /dev/fd)
+read -r passed failed <<<"$(bash "$here/../count-ava.sh" "$first")"
+died=()
+while IFS= read -r f; do [ -n "$f" ] && died+=("$f"); done <<<"$(strip "$first" | sed -n 's/^ *✘ \(.*\) exited due to \(SIG[A-Z0-9]*\)$/\1/p' | sort -u)"
 # Other failures: counted ones, or a non-zero exit that no signal explains
 # (ava's "exited with a non-zero exit code", a timeout).
 others=$(strip "$first" | grep -cE '^ *✘ .*(exited with a non-zero exit code|[Tt]imed out)' || true)
@@ -54,7 +56,7 @@ echo "ava-signal-rerun: running ${died[*]} once more (crash evidence, if any, is
 second=$(mktemp)
 "${ava[@]}" "${opts[@]}" "${died[@]}" 2>&1 | tee "$second"
 rc2=${PIPESTATUS[0]}
-read -r p2 f2 < <(bash "$here/../count-ava.sh" "$second")
+read -r p2 f2 <<<"$(bash "$here/../count-ava.sh" "$second")"
 again=$(strip "$second" | grep -c 'exited due to SIG' || true)
 f2=$((f2 + again))
 if [ "$rc2" != 0 ] && [ "$f2" = 0 ]; then f2=1; fi
