@@ -1109,3 +1109,21 @@ export const NFTNL_UDATA_SET_KEY_TYPEOF = 3;
 export const NFTNL_UDATA_SET_DATA_TYPEOF = 4;
 /** NFT_SET_POL_MEMORY: enum nft_set_policies, nf_tables.h (nft's `policy memory`) */
 export const NFT_SET_POL_MEMORY = 1;
+/** NFTA_CT_HELPER_NAME: enum nft_ct_helper_attributes, nf_tables.h (NLA_STRING) */
+export const NFTA_CT_HELPER_NAME = 1;
+/** NFTA_CT_HELPER_L3PROTO: enum nft_ct_helper_attributes, nf_tables.h (NLA_U16, big-endian NFPROTO_*) */
+export const NFTA_CT_HELPER_L3PROTO = 2;
+/** NFTA_CT_HELPER_L4PROTO: enum nft_ct_helper_attributes, nf_tables.h (NLA_U8) */
+export const NFTA_CT_HELPER_L4PROTO = 3;
+/** NFTA_FLOWTABLE_TABLE: enum nft_flowtable_attributes, nf_tables.h */
+export const NFTA_FLOWTABLE_TABLE = 1;
+/** NFTA_FLOWTABLE_NAME: enum nft_flowtable_attributes, nf_tables.h */
+export const NFTA_FLOWTABLE_NAME = 2;
+/** NFTA_FLOWTABLE_HANDLE: enum nft_flowtable_attributes, nf_tables.h (NLA_U64) */
+export const NFTA_FLOWTABLE_HANDLE = 5;
+/** NFTA_SOCKET_KEY: enum nft_socket_attributes, nf_tables.h (NLA_U32, enum nft_socket_keys) */
+export const NFTA_SOCKET_KEY = 1;
+/** NFTA_SOCKET_DREG: enum nft_socket_attributes, nf_tables.h */
+export const NFTA_SOCKET_DREG = 2;
+/** NFTA_SOCKET_LEVEL: enum nft_socket_attributes, nf_tables.h (cgroupv2 ancestor level) */
+export const NFTA_SOCKET_LEVEL = 3;

@@ -5,29 +5,31 @@
  * `nft list ruleset` text ({@link formatRulesetText}) and as
  * `nft -j list ruleset` JSON ({@link formatRulesetJson}).
  *
- * Covered: payload matches on ether/ip/ip6/tcp/udp fields, masked header bit
- * fields (`ip dscp cs1`, `ip ecn ce`, `ip6 flowlabel 12345`, `ip version 4`),
- * `th sport`/`th dport` and nft's raw `@nh,<bits>,<bits>` where nft has no
- * protocol to name them by (a load nft would name and we cannot prints raw,
- * marked), `fib ... oif exists`/`missing`, meta matches and `meta ... set` (`iifname "lo"`,
- * `iif "lo"` unqualified, device indexes named through `ifnames`), masked
- * matches (`tcp flags`, `ct state established,related`), ranges
- * (`tcp dport 1000-2000`, `meta mark 0x1-0x5` through byteorder), set
- * lookups, counters and verdicts, with the dependencies nft hides
- * (`meta l4proto tcp` before a tcp field, `meta nfproto` / `ether type`
- * before an ip field or an ICMP reject, `meta iiftype ether` before an ether
- * field), verdict maps (`ip saddr vmap @m`) and map lookups into
- * `meta ... set`. Statements of their own are printed by their expression
- * modules (expr/*.ts: ct, fib, limit, log, quota, reject, nat, masq, redir,
- * objref, connlimit, range, byteorder) through the registry's `field` and
- * `statement` hooks. Named counters, quotas and limits print in their table.
- * Named sets and maps print with their elements, interval sets merged back
- * into prefixes and ranges (`10.0.0.0/8`, `1000-2000`), map values and
- * verdicts (`80 : 10.0.0.1`, `1.1.1.1 : jump c`), the catch-all `*`, in
- * nft's order and with its line breaks; sets of concatenated keys print
- * their keys as raw hex. Anything else prints raw, marked: the libnftnl
- * debug line of its expression as `[ raw: numgen 1=00000001 ... ]` in text and
- * `{ raw: <expression> }` in JSON, so that nothing is hidden or misnamed.
+ * Covered: matches on the header fields nft names (headers.ts: ether, vlan,
+ * ip, ip6, arp, tcp, udp, sctp, icmp, icmpv6...), whole or as bit fields
+ * (`ip dscp cs1`, `vlan id 10`, `ip version 4 ip hdrlength 5`), with
+ * values by name (`icmp type echo-request`, `arp operation request`);
+ * `th dport` and nft's raw `@nh,<bits>,<bits>` where nft has no protocol to
+ * name them by; header fields set (`ip ttl set 64`); meta matches and
+ * `meta ... set` (`iifname "lo"`, `iif "lo"` unqualified, device indexes
+ * named through `ifnames`, marks changed bitwise); masked matches, ranges,
+ * set and map lookups of single and concatenated keys (`ip saddr . tcp dport
+ * @s`), verdict maps, counters and verdicts, with the dependencies nft hides
+ * where it hides them (`meta l4proto tcp` before a tcp field; `ip protocol`
+ * / `ip6 nexthdr` only in the ip and ip6 families; `meta nfproto` / `ether
+ * type` before an ip field; `meta iiftype ether` before an ether field).
+ * Statements of their own are printed by their expression modules
+ * (expr/*.ts) through the registry's `field` and `statement` hooks. Named
+ * counters, quotas, limits and ct helpers print in their table, named sets
+ * and maps with their declaration (type or `typeof`, policy, size, flags,
+ * timeout, gc-interval, counter, auto-merge) and elements, interval sets
+ * merged back into prefixes and ranges, concatenated elements part by part,
+ * in nft's order and with its line breaks; chains with nft's hook and
+ * priority names per family. What cannot be said in nft's language prints
+ * raw, marked: the libnftnl debug line of its expression as
+ * `[ raw: ... ]` in text and `{ raw: <expression> }` in JSON, and is
+ * recorded in {@link FormatOptions.problems}, so that nothing is hidden or
+ * misnamed.
  *
  * @module
  */
@@ -49,6 +51,7 @@ import {
   datatypeLayout,
   durationText,
   FLAG_TYPES,
+  l4Name,
   flagValueNames,
   tcpFlagNames,
   valueText,
@@ -71,8 +74,18 @@ export interface NftRuleset {
   rules: NftRule[];
   /** named stateful objects (counters, quotas, limits...), when listed */
   objects?: NftObject[];
+  /** flowtables, by name: not printed, named as unprintable */
+  flowtables?: NftFlowtable[];
   /** device names by index, for `iif`/`oif` and `fib ... oif` (nft prints names it can resolve) */
   ifnames?: Readonly<Record<number, string>>;
+}
+
+/** A flowtable, as far as synplug reads it (NFTA_FLOWTABLE_TABLE, _NAME, _HANDLE). */
+export interface NftFlowtable {
+  family: string;
+  table: string;
+  name: string;
+  handle?: number;
 }
 
 type Src =
@@ -331,7 +344,7 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
       if (!r) return undefined;
       if (r.src.k === 'imm') return { k: 'imm', data: r.src.data };
       if (r.src.k === 'map') return { k: 'map', stmt: r.src.stmt, l3: r.src.l3, l4: r.src.l4 };
-      const f = fieldOf(r.src, ctx);
+      const f = r.src.k === 'masked' ? markExpression(r.src) : fieldOf(r.src, ctx);
       return f ? { k: 'field', field: f } : undefined;
     },
     ifname: (i) => options.ifnames?.[i],
@@ -416,7 +429,7 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
             });
             continue;
           }
-          const f = r && r.src.k !== 'imm' && r.src.k !== 'masked' ? fieldOf(r.src, ctx) : undefined;
+          const f = r?.src.k === 'masked' ? markExpression(r.src) : r && r.src.k !== 'imm' ? fieldOf(r.src, ctx) : undefined;
           if (f && f.type !== 'hex' && f.type !== 'rawint') {
             consume(e.sreg);
             slots.push({ stmt: { text: `${text} set ${f.text}`, json: { mangle: { key, value: f.json } } }, needsL2: f.l2, needsL3: f.l3, needsL4: f.l4 });
@@ -496,12 +509,14 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
           }
         }
         const st = r ? matchStatement(r.src, e.op, e.data, ctx) : undefined;
-        if (!r || !st) {
+        // nft merges matches of bit fields that share their bytes into one load and compare: `ip version 4 ip hdrlength 5`
+        const split = !st && r?.src.k === 'payload' && e.op === 'eq' ? bitfieldsMatch(r.src, e.data) : undefined;
+        if (!r || (!st && !split)) {
           rawSlot(e, []);
           continue;
         }
         consume(e.sreg);
-        slots.push(st);
+        slots.push(...(st ? [st] : split!));
         continue;
       }
       case 'lookup': {
@@ -600,6 +615,51 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
       }
     }
     return undefined;
+  }
+
+  /**
+   * An unmasked load compared whole, whose bytes are exactly the bit fields
+   * of one header (`ip version`, `ip hdrlength` in byte 0): one match per
+   * field, in the header's order; undefined otherwise.
+   */
+  function bitfieldsMatch(src: Extract<Src, { k: 'payload' }>, data: string): Slot[] | undefined {
+    if (src.len > 4 || data.length !== src.len * 2) return undefined;
+    const v = Number.parseInt(data, 16);
+    for (const proto of protocolsAt(src.base, ctx)) {
+      const h = HEADERS[proto];
+      const fields = h.fields.filter((x) => x.mask !== undefined && x.offset + (h.at ?? 0) === src.offset && x.len === src.len);
+      const masks = fields.map((x) => Number.parseInt(x.mask!, 16));
+      // the fields must not overlap and must cover every bit
+      if (!fields.length || masks.reduce((a, m) => a + m, 0) !== 2 ** (src.len * 8) - 1 || masks.reduce((a, m) => a | m, 0) !== 2 ** (src.len * 8) - 1)
+        continue;
+      const out = fields.map((x, i) =>
+        bitfieldMatch(
+          { k: 'masked', src, mask: x.mask!, xor: '0'.repeat(x.mask!.length) },
+          'eq',
+          ((v & masks[i]) >>> 0).toString(16).padStart(data.length, '0'),
+          ctx,
+        ),
+      );
+      return out.every((x) => x) ? (out as Slot[]) : undefined;
+    }
+    return undefined;
+  }
+
+  /**
+   * A mark changed bitwise, as a value `meta mark set` / `ct mark set`
+   * takes: `meta mark | 0x00000010` (mask ~x, xor x), `ct mark & 0x0000ff00`
+   * (xor 0), `meta mark ^ 0x1` (mask all ones); undefined for other forms.
+   */
+  function markExpression(m: Extract<Src, { k: 'masked' }>): Field | undefined {
+    const f = m.src.k === 'imm' || m.src.k === 'masked' || m.src.k === 'map' ? undefined : fieldOf(m.src, ctx);
+    if (!f || (f.type !== 'mark' && f.type !== 'mark_be') || m.mask.length !== 8 || m.xor.length !== 8) return undefined;
+    const mask = Buffer.from(m.mask, 'hex');
+    const xor = Buffer.from(m.xor, 'hex');
+    const notMask = Buffer.from(mask.map((b) => ~b & 0xff));
+    const [op, operand] = xor.equals(notMask) ? ['|', m.xor] : /^0+$/.test(m.xor) ? ['&', m.mask] : /^f+$/i.test(m.mask) ? ['^', m.xor] : [];
+    if (!op || operand === undefined) return undefined;
+    const v = valueText(operand, f.type);
+    return { ...f, text: `${f.text} ${op} ${v.text}`, json: { [op]: [f.json, v.json] } };
   }
 
   /** `f lo-hi` from a `cmp gte` and a `cmp lte` on an unmasked field. */
@@ -985,6 +1045,13 @@ function setText(s: NftSet, options: FormatOptions): string {
   return `${b}\t}\n`;
 }
 
+/** The flowtables of table `t`, each recorded in `options.problems` (synplug does not print them). */
+function flowtablesOf(rs: NftRuleset, t: NftTable, options: FormatOptions): NftFlowtable[] {
+  const list = (rs.flowtables ?? []).filter((x) => x.family === t.family && x.table === t.name);
+  for (const f of list) options.problems?.push(`table ${t.family} ${t.name} flowtable ${f.name}: synplug does not print flowtables`);
+  return list;
+}
+
 /** Options of {@link formatRulesetText} and {@link formatRulesetJson}. */
 export interface FormatOptions {
   /** append `# handle N` like `nft -a` (text) */
@@ -1015,6 +1082,7 @@ export function formatRulesetText(rs: NftRuleset, options: FormatOptions = {}): 
       noteSetProblem(s, options);
       blocks.push(setText(s, options));
     }
+    for (const f of flowtablesOf(rs, t, options)) blocks.push(`\t[ ${RAW_MARKER} flowtable ${f.name} ]\n`);
     for (const c of rs.chains.filter((x) => x.family === t.family && x.table === t.name)) {
       let b = `\tchain ${c.name} {${options.handles && c.handle !== undefined ? ` # handle ${c.handle}` : ''}\n`;
       if (c.type !== undefined && c.hook !== undefined) {
@@ -1055,11 +1123,32 @@ function setJson(s: NftSet): Record<string, unknown> {
   return j;
 }
 
+/**
+ * A conntrack helper object's attributes (NFTA_CT_HELPER_NAME, a string;
+ * _L3PROTO, u16 big-endian NFPROTO_*; _L4PROTO, u8), as nft names them.
+ */
+function ctHelperOf(o: NftObject): { type: string; protocol: string; l3proto: string } | undefined {
+  if (o.typeId !== C.NFT_OBJECT_CT_HELPER) return undefined;
+  const a = (t: number): Buffer | undefined => {
+    const x = o.attributes?.find((y) => y.type === t);
+    return x && Buffer.from(x.data, 'hex');
+  };
+  const name = a(C.NFTA_CT_HELPER_NAME);
+  const l3 = a(C.NFTA_CT_HELPER_L3PROTO);
+  const l4 = a(C.NFTA_CT_HELPER_L4PROTO);
+  const l3proto = l3?.length === 2 ? { 1: 'inet', 2: 'ip', 10: 'ip6' }[l3.readUInt16BE(0)] : undefined;
+  const protocol = l4?.length === 1 ? l4Name(l4[0]) : undefined;
+  if (!name || !l3proto || !protocol) return undefined;
+  return { type: name.subarray(0, name.indexOf(0) < 0 ? name.length : name.indexOf(0)).toString('utf8'), protocol, l3proto };
+}
+
 /** A named object's block, as `nft list` prints it: `\tcounter c1 {\n\t\tpackets 5 bytes 300\n\t}\n`. */
 function objectText(o: NftObject, options: FormatOptions): string {
   const head = `\t${o.type} ${o.name} {${options.handles && o.handle !== undefined ? ` # handle ${o.handle}` : ''}\n`;
   let body: string | undefined;
+  const helper = ctHelperOf(o);
   if (o.counter) body = `packets ${o.counter.packets} bytes ${o.counter.bytes}`;
+  else if (helper) body = `type "${helper.type}" protocol ${helper.protocol}\n\t\tl3proto ${helper.l3proto}`;
   else if (o.quota) body = quotaText(o.quota);
   else if (o.limit) {
     const p = limitPrinted(o.limit);
@@ -1077,6 +1166,8 @@ function objectText(o: NftObject, options: FormatOptions): string {
 function objectJson(o: NftObject, options: FormatOptions): Record<string, unknown> {
   const base = { family: o.family, name: o.name, table: o.table, ...(o.handle !== undefined && { handle: o.handle }) };
   if (o.counter) return { counter: { ...base, packets: o.counter.packets, bytes: o.counter.bytes } };
+  const helper = ctHelperOf(o);
+  if (helper) return { 'ct helper': { ...base, ...helper } };
   if (o.quota) return { quota: { ...base, bytes: o.quota.bytes, used: o.quota.used, inv: o.quota.inv === true } };
   const p = o.limit && limitPrinted(o.limit);
   if (p) return { limit: { ...base, ...p.objJson } };
@@ -1098,6 +1189,7 @@ export function formatRulesetJson(rs: NftRuleset, options: FormatOptions = {}): 
       noteSetProblem(s, options);
       out.push(s.map !== undefined ? { map: setJson(s) } : { set: setJson(s) });
     }
+    for (const f of flowtablesOf(rs, t, options)) out.push({ raw: { flowtable: f } });
     const chains = rs.chains.filter((x) => x.family === t.family && x.table === t.name);
     for (const c of chains) {
       const j: Record<string, unknown> = { family: c.family, table: c.table, name: c.name };

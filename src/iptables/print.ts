@@ -478,11 +478,20 @@ export function valueText(hex: string, type: ValueType, ifname?: (index: number)
         const n = b.readUIntBE(0, b.length);
         return { text: String(n), json: n };
       }
+      if (b.length === 8) {
+        const n = b.readBigUInt64BE(0);
+        return { text: n.toString(), json: Number(n) };
+      }
       break;
     case 'uint_he':
       if (b.length <= 4 && b.length > 0) {
         const n = b.readUIntLE(0, b.length);
         return { text: String(n), json: n };
+      }
+      // a 64-bit counter (`ct packets`): exact as text, a number in JSON
+      if (b.length === 8) {
+        const n = b.readBigUInt64LE(0);
+        return { text: n.toString(), json: Number(n) };
       }
       break;
     case 'string': {

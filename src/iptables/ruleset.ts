@@ -1,6 +1,6 @@
 /**
  * Listing the whole ruleset, as `nft list ruleset` does: tables, named
- * objects, chains, sets (with their elements) and rules, read between two
+ * objects, chains, sets (with their elements), rules and flowtables (by name), read between two
  * generation ids so that the parts agree with each other; plus the names of
  * the devices that rules match by index (`iif "lo"`).
  *
@@ -16,7 +16,12 @@ import { listChains } from './chain.js';
 import { listRules, type NftRule } from './rule.js';
 import { listSetElements, listSets } from './set.js';
 import { listObjects } from './object.js';
-import type { NftRuleset } from './format.js';
+import type { NftFlowtable, NftRuleset } from './format.js';
+import { parseAttributes } from '../netlink/attributes.js';
+import { attrsOffset, decodeNfGenMsg, encodeNfGenMsg, nftType } from './nfnetlink.js';
+import { familyName, familyNumber } from './names.js';
+import { u64num } from './data.js';
+import * as C from './constants.js';
 import type { Expr } from './expr/index.js';
 
 /** Keys whose values are device indexes: `meta iif` / `meta oif` loads and `fib ... oif`. */
@@ -26,6 +31,34 @@ function usesIfindex(rules: readonly NftRule[]): boolean {
       (e: Expr) => (e.name === 'meta' && 'key' in e && (e.key === 'iif' || e.key === 'oif')) || (e.name === 'fib' && 'result' in e && e.result === 'oif'),
     ),
   );
+}
+
+/**
+ * Flowtables (NFT_MSG_GETFLOWTABLE dump), by name only: synplug does not
+ * print them, and names them as unprintable rather than leave them out.
+ * ```c
+ * // nf_tables.h: enum nft_flowtable_attributes
+ * NFTA_FLOWTABLE_TABLE (NLA_STRING), NFTA_FLOWTABLE_NAME (NLA_STRING), NFTA_FLOWTABLE_HOOK (nested),
+ * NFTA_FLOWTABLE_USE (NLA_U32), NFTA_FLOWTABLE_HANDLE (NLA_U64), NFTA_FLOWTABLE_FLAGS (NLA_U32)
+ * ```
+ * @throws {NetlinkError} the dump refused
+ * @throws {NetlinkDecodeError} a malformed reply
+ */
+async function listFlowtables(conn: NetlinkConnection, options: { family?: string }): Promise<NftFlowtable[]> {
+  const fam = options.family ? familyNumber(options.family) : C.NFPROTO_UNSPEC;
+  const msgs = await conn.dumpAll({ type: nftType(C.NFT_MSG_GETFLOWTABLE), payload: encodeNfGenMsg(fam) });
+  return msgs
+    .filter((m) => m.type === nftType(C.NFT_MSG_NEWFLOWTABLE))
+    .map((m) => {
+      const l = parseAttributes(m.payload.subarray(4), attrsOffset(m));
+      const handle = u64num(l, C.NFTA_FLOWTABLE_HANDLE);
+      return {
+        family: familyName(decodeNfGenMsg(m).family),
+        table: l.str(C.NFTA_FLOWTABLE_TABLE) ?? '',
+        name: l.str(C.NFTA_FLOWTABLE_NAME) ?? '',
+        ...(handle !== undefined && { handle }),
+      };
+    });
 }
 
 /**
@@ -77,6 +110,7 @@ export async function listRuleset(conn: NetlinkConnection, options: { family?: s
     const chains = await listChains(conn, options);
     const sets = await listSets(conn, options);
     const rules = await listRules(conn, options);
+    const flowtables = await listFlowtables(conn, options);
     for (const s of sets) {
       try {
         s.elements = await listSetElements(conn, { family: s.family, table: s.table, set: s.name });
@@ -88,6 +122,7 @@ export async function listRuleset(conn: NetlinkConnection, options: { family?: s
     const after = await getGenId(conn);
     if (before === after) {
       const rs: NftRuleset & { genId: number } = { tables, objects, chains, sets, rules, genId: after };
+      if (flowtables.length) rs.flowtables = flowtables;
       if (usesIfindex(rules)) rs.ifnames = await deviceNames();
       return rs;
     }

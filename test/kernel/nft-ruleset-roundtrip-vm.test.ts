@@ -114,3 +114,17 @@ for (const { family, name, text } of TABLES) {
     t.deepEqual(nft('list', 'table', family, name).split('\n'), theirs.split('\n'));
   });
 }
+
+test.serial('a flowtable (not printed by synplug) is listed marked raw and named as a problem, never left out', async (t) => {
+  execFileSync(NFT, ['-f', '-'], { input: 'table inet synplug_krtft {\n\tflowtable ft {\n\t\thook ingress priority filter\n\t\tdevices = { lo }\n\t}\n}\n' });
+  try {
+    const rs = await ours('inet', 'synplug_krtft');
+    rs.flowtables = (await N.listRuleset(conn, { family: 'inet' })).flowtables?.filter((f) => f.table === 'synplug_krtft');
+    const problems: string[] = [];
+    const text = N.formatRulesetText(rs, { problems });
+    t.true(text.includes(`[ ${N.RAW_MARKER} flowtable ft ]`), text);
+    t.deepEqual(problems, ['table inet synplug_krtft flowtable ft: synplug does not print flowtables']);
+  } finally {
+    quietly('delete', 'table', 'inet', 'synplug_krtft');
+  }
+});

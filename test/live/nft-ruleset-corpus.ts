@@ -29,6 +29,10 @@ export const CORPUS: ReadonlyArray<{ table: string; text: string }> = [
 	limit l1 {
 		rate 10/second
 	}
+	ct helper ftp-standard {
+		type "ftp" protocol tcp
+		l3proto inet
+	}
 	set s4 {
 		type ipv4_addr
 		flags interval
@@ -98,6 +102,11 @@ export const CORPUS: ReadonlyArray<{ table: string; text: string }> = [
 		ct protocol tcp accept
 		ct expiration 30s accept
 		ct helper "ftp" accept
+		ct helper set "ftp-standard"
+		ct original ip6 saddr fd00::1 accept
+		ct reply ip daddr 169.254.0.1 accept
+		ct original bytes > 100 accept
+		ct packets 5 accept
 		ip protocol udp udp dport 53 accept
 		ip6 nexthdr tcp tcp dport 22 accept
 		meta l4proto tcp tcp dport 22 accept
@@ -152,6 +161,11 @@ export const CORPUS: ReadonlyArray<{ table: string; text: string }> = [
 		meta mark set 0x00000001
 		meta mark set ip saddr map @mm
 		meta mark set ct mark
+		meta mark set meta mark | 0x00000010
+		meta mark set meta mark & 0x0000ff00
+		meta mark set meta mark ^ 0x00000001
+		ct mark set ct mark | 0x00000100
+		ct mark set meta mark & 0x000000ff
 		meta nfproto ipv4 accept
 		meta l4proto { tcp, udp } accept
 		meta length 100 accept
@@ -198,6 +212,9 @@ export const CORPUS: ReadonlyArray<{ table: string; text: string }> = [
 		exthdr frag exists drop
 		exthdr rt exists drop
 		notrack
+		socket transparent 1 accept
+		socket mark 0x00000005 accept
+		socket wildcard 0 drop
 		accept
 		drop
 		jump other
@@ -319,6 +336,12 @@ export const CORPUS: ReadonlyArray<{ table: string; text: string }> = [
 		igmp type 17 accept
 		ip saddr & 255.255.0.0 == 169.254.0.0 accept
 		ip checksum 0 accept
+		ct original saddr 169.254.0.1 accept
+		meta l4proto tcp ct original proto-dst 80 accept
+		ct reply packets < 10 accept
+		ip version 4 ip hdrlength 5 accept
+		tcp doff 5 tcp reserved 0 accept
+		tcp doff 8 accept
 		@th,0,16 0x50 accept
 	}
 	chain pre {

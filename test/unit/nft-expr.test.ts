@@ -50,6 +50,7 @@ test('the registry has one codec per expression: one file and one registry line 
     'range',
     'redir',
     'reject',
+    'socket',
     'target',
     'tproxy',
   ]);
@@ -121,6 +122,8 @@ const samples: N.Expr[] = [
   { name: 'dynset', set: 'dyn', op: 1, sregKey: 1, timeoutMs: 30000, flags: 0 },
   { name: 'dynset', set: 'm', setId: 2, op: 0, sregKey: 1, sregData: 2, expr: '0c000100636f756e74657200' },
   { name: 'notrack' },
+  { name: 'socket', key: 0, dreg: 1 },
+  { name: 'socket', key: 3, dreg: 1, level: 2 },
 ];
 
 for (const e of samples) {

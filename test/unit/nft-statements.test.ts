@@ -103,12 +103,16 @@ test('registers alias (NFT_REG_1 is NFT_REG32_00..03): a load into an overlappin
   t.true(N.ruleStatements(apart, { family: 'ip' }).some((x) => x.text === 'ip saddr 169.254.0.1'));
 });
 
-test('a ct load with a direction (`ct original saddr`) is not printed as `ct src`: it and its comparison print raw', (t) => {
+test('a ct load with a direction (`ct original saddr`): as nft 1.0.6 lists it in an ip table, raw in inet (the address family is unknown)', (t) => {
   const exprs: N.Expr[] = [
     { name: 'ct', key: 'src', dreg: 1, direction: 0 },
     { name: 'cmp', sreg: 1, op: 'eq', data: 'a9fe0001' },
   ];
-  const st = N.ruleStatements(exprs, { family: 'ip' });
+  // nft list ruleset: `ct original ip saddr 169.254.0.1`; nft -j: {"ct": {"key": "saddr", "dir": "original"}}
+  t.deepEqual(N.ruleStatements(exprs, { family: 'ip' }), [
+    { text: 'ct original ip saddr 169.254.0.1', json: { match: { op: '==', left: { ct: { key: 'saddr', dir: 'original' } }, right: '169.254.0.1' } } },
+  ]);
+  const st = N.ruleStatements(exprs, { family: 'inet' });
   t.is(st.length, 2);
   t.true(
     st.every((s) => s.text.startsWith(`[ ${N.RAW_MARKER} `)),

@@ -14,9 +14,10 @@
  * libnftnl sends KEY, DREG, DIRECTION, SREG (those present).
  *
  * Printed as nft does: `ct state`, `ct direction`, `ct status`, `ct mark`,
- * `ct expiration`, `ct helper`, `ct l3proto`, `ct protocol`, `ct zone`
- * (without a direction), and `ct mark set ...`. Other keys, and keys with a
- * direction, print raw.
+ * `ct expiration`, `ct helper`, `ct l3proto`, `ct protocol`, `ct zone`,
+ * `ct packets` (without a direction), addresses, ports and counters of one
+ * direction (`ct original ip saddr`, `ct reply proto-dst`), and
+ * `ct mark set ...`, `ct zone set ...`. Other keys print raw.
  *
  * @module
  */
@@ -87,16 +88,47 @@ const FIELDS: Record<string, [string, ValueType]> = {
   l3protocol: ['l3proto', 'nfproto'],
   protocol: ['protocol', 'l4proto'],
   zone: ['zone', 'uint_he'],
+  packets: ['packets', 'uint_he'],
+  bytes: ['bytes', 'uint_he'],
+  avgpkt: ['avgpkt', 'uint_he'],
 };
-
-/** Keys nft prints a `ct ... set` of. */
-const SETTABLE: ReadonlySet<string> = new Set(['mark', 'zone']);
+/**
+ * Keys printed with a direction (`ct original ip saddr`, `ct reply proto-dst`):
+ * the text after the direction, `nft -j`'s key and the value type. `src` and
+ * `dst` take the table's family (`ip` or `ip6`; nft's JSON key has none).
+ */
+const DIR_FIELDS: Record<string, [string, string, ValueType]> = {
+  src_ip: ['ip saddr', 'ip saddr', 'ipv4'],
+  dst_ip: ['ip daddr', 'ip daddr', 'ipv4'],
+  src_ip6: ['ip6 saddr', 'ip6 saddr', 'ipv6'],
+  dst_ip6: ['ip6 daddr', 'ip6 daddr', 'ipv6'],
+  proto_src: ['proto-src', 'proto-src', 'port'],
+  proto_dst: ['proto-dst', 'proto-dst', 'port'],
+  packets: ['packets', 'packets', 'uint_he'],
+  bytes: ['bytes', 'bytes', 'uint_he'],
+  avgpkt: ['avgpkt', 'avgpkt', 'uint_he'],
+  zone: ['zone', 'zone', 'uint_he'],
+};
+const DIRECTIONS = ['original', 'reply'];
 
 /** The field nft prints for a ct load without direction, e.g. `ct state`. */
 export function ctField(key: string): Field | undefined {
   const f = FIELDS[key];
   return f ? { text: `ct ${f[0]}`, json: { ct: { key: f[0] } }, type: f[1] } : undefined;
 }
+
+/** The field nft prints for a ct load with a direction (`ct original ip saddr`), in a table of `family`. */
+function ctDirField(key: string, direction: number, family: string): Field | undefined {
+  const dir = DIRECTIONS[direction];
+  if (dir === undefined) return undefined;
+  const fam = family === 'ip' ? 'ip' : family === 'ip6' ? 'ip6' : undefined;
+  const addr = (key === 'src' || key === 'dst') && fam ? ([`${fam} ${key[0]}addr`, `${key[0]}addr`, fam === 'ip' ? 'ipv4' : 'ipv6'] as const) : undefined;
+  const f = addr ?? DIR_FIELDS[key];
+  return f ? { text: `ct ${dir} ${f[0]}`, json: { ct: { key: f[1], dir } }, type: f[2] } : undefined;
+}
+
+/** Keys nft prints a `ct ... set` of. */
+const SETTABLE: ReadonlySet<string> = new Set(['mark', 'zone']);
 
 /** Codec of `ct`. */
 export const ctExpr: ExprCodec<CtExpr> = {
@@ -127,9 +159,9 @@ export const ctExpr: ExprCodec<CtExpr> = {
     const dir = e.direction !== undefined ? `, dir ${e.direction === 0 ? 'original' : e.direction === 1 ? 'reply' : e.direction}` : '';
     return e.sreg !== undefined ? `ct set ${e.key} with reg ${e.sreg}${dir}` : `ct load ${e.key} => reg ${e.dreg}${dir}`;
   },
-  field(e) {
-    if (e.dreg === undefined || e.direction !== undefined) return undefined;
-    const field = ctField(e.key);
+  field(e, ctx) {
+    if (e.dreg === undefined) return undefined;
+    const field = e.direction !== undefined ? ctDirField(e.key, e.direction, ctx.family) : ctField(e.key);
     return field ? { dreg: e.dreg, field } : undefined;
   },
   writes(e) {

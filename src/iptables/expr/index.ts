@@ -33,6 +33,7 @@ import { exthdrExpr, type ExthdrExpr } from './exthdr.js';
 import { tproxyExpr, type TproxyExpr } from './tproxy.js';
 import { dynsetExpr, type DynsetExpr } from './dynset.js';
 import { notrackExpr, type NotrackExpr } from './notrack.js';
+import { socketExpr, type SocketExpr } from './socket.js';
 
 registerExpr(metaExpr);
 registerExpr(payloadExpr);
@@ -62,6 +63,7 @@ registerExpr(exthdrExpr);
 registerExpr(tproxyExpr);
 registerExpr(dynsetExpr);
 registerExpr(notrackExpr);
+registerExpr(socketExpr);
 
 /** Any decoded expression: one of the known kinds, or the generic form. */
 export type Expr =
@@ -93,6 +95,7 @@ export type Expr =
   | TproxyExpr
   | DynsetExpr
   | NotrackExpr
+  | SocketExpr
   | GenericExpr;
 
 export type {
@@ -125,10 +128,11 @@ export type {
   TproxyExpr,
   DynsetExpr,
   NotrackExpr,
+  SocketExpr,
 };
 export { metaExpr, payloadExpr, cmpExpr, bitwiseExpr, immediateExpr, counterExpr, lookupExpr };
 export { ctExpr, limitExpr, logExpr, quotaExpr, rejectExpr, natExpr, masqExpr, redirExpr, fibExpr, objrefExpr, rangeExpr, byteorderExpr, connlimitExpr };
-export { numgenExpr, hashExpr, exthdrExpr, tproxyExpr, dynsetExpr, notrackExpr };
+export { numgenExpr, hashExpr, exthdrExpr, tproxyExpr, dynsetExpr, notrackExpr, socketExpr };
 export { queueExpr, targetExpr };
 export { nfqueueTarget, decodeNfqueueInfo, type NfqueueTargetInfo } from './target.js';
 export { QUEUE_FLAG_NAMES, queueFlagWords, queueRangeText } from './queue.js';

@@ -78,6 +78,8 @@ export const objrefExpr: ExprCodec<ObjrefExpr> = {
   statement(e, ctx) {
     if (e.object !== undefined) {
       const t = e.type !== undefined ? PRINTED[e.type] : undefined;
+      // a conntrack helper is assigned, not counted: `ct helper set "ftp-standard"`
+      if (e.type === C.NFT_OBJECT_CT_HELPER) return { stmt: { text: `ct helper set ${quoted(e.object)}`, json: { 'ct helper': e.object } } };
       return t ? { stmt: { text: `${t} name ${quoted(e.object)}`, json: { [t]: e.object } } } : undefined;
     }
     if (e.sreg === undefined || e.set === undefined) return undefined;
