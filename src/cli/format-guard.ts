@@ -108,7 +108,9 @@ export function formatRelease(r: ReleaseResult): string {
   if (r.orphaned && !r.released)
     return `not released: ${r.liveLeases} live lease(s) hold the plug (a running protect or a manual plug before its deadline); --orphaned releases only a plug nobody holds`;
   const broke = r.brokeLeases ? `; broke ${r.brokeLeases} live lease(s) (running protects or manual plugs)` : '';
-  const also = r.unrecorded?.length ? `; also released the plug(s) of synplug's IFB(s) found without a record: ${r.unrecorded.join(', ')}` : '';
+  const also =
+    (r.unrecorded?.length ? `; also released the plug(s) of synplug's IFB(s) found without a record: ${r.unrecorded.join(', ')}` : '') +
+    (r.heldElsewhere?.length ? `; NOT released here: ${r.heldElsewhere.join('; ')}` : '');
   return r.plugExists
     ? `released${r.wasBuffering ? '' : ' (it was not recorded as plugged)'}; ${r.backlog} packet(s) were still queued${broke}${also}`
     : `no plug qdisc on ${r.dev}: nothing is held (synplug is not set up there)${broke}${also}`;

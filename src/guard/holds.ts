@@ -212,7 +212,9 @@ export async function release(opts: ReleaseOptions = {}): Promise<ReleaseResult>
       );
     }
     const stats = plugExists ? await s.plugStats().catch(() => undefined) : undefined;
+    const elsewhere = s.holds.flatMap((h) => h.heldElsewhere?.() ?? []);
     return {
+      ...(elsewhere.length && { heldElsewhere: elsewhere }),
       dev: config.dev,
       wasBuffering: r?.state === 'buffering',
       backlog: stats?.qlen ?? 0,

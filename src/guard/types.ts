@@ -212,6 +212,8 @@ export interface ReleaseResult {
   brokeLeases: number;
   /** IFBs carrying synplug's alias that no record lists (a crash, a damaged or removed setup.json), whose plugs were released too: `spifb5 (inbound hold of eth0)` */
   unrecorded?: string[];
+  /** holds that another process holds and only it can let go (a queue bound by a running protect), each as a sentence */
+  heldElsewhere?: string[];
 }
 
 /** A live lease, as `status` lists it. */

@@ -345,10 +345,20 @@ const scenarios = {
     const marker = join(dir, 'second-ran');
     const second = spawnSync(process.execPath, [BIN, 'protect', '--json', '--', 'sh', '-c', `: > ${marker}`], { env, encoding: 'utf8', timeout: 60_000 });
     const boundBy = procQueue(QUEUE)?.portId;
+    // A manual release cannot give another process's queue its verdict: it says who holds it.
+    const rel = synplug(['release', '--json'], env);
+    const stillHeld = procQueue(QUEUE) !== undefined;
     h.release();
     const first = await h.ended;
     synplug(['teardown'], env);
-    return { firstPid: h.p.pid, second: { code: second.status, stderr: second.stderr, ran: existsSync(marker) }, boundBy, first: { code: first.code } };
+    return {
+      firstPid: h.p.pid,
+      second: { code: second.status, stderr: second.stderr, ran: existsSync(marker) },
+      boundBy,
+      release: { code: rel.code, json: JSON.parse(rel.stdout) },
+      stillHeld,
+      first: { code: first.code, json: JSON.parse(first.stdout) },
+    };
   },
 
   /** A rule of someone else's on the queue number, and a queue bound by someone else: exit 7, nothing changed, theirs left alone. */
@@ -474,7 +484,12 @@ if (!(await runScenarioIfChild(ENV, scenarios))) {
     t.is(r.second.code, 7, r.second.stderr);
     t.regex(r.second.stderr, new RegExp(`netfilter queue ${QUEUE} .*is bound by process .*\\b${r.firstPid} \\(`));
     t.false(r.second.ran);
+    t.is(r.release.code, 0);
+    t.is(r.release.json.heldElsewhere.length, 1);
+    t.regex(r.release.json.heldElsewhere[0], new RegExp(`^queue ${QUEUE} \\(queue\\) is held by process .*\\b${r.firstPid} \\(`));
+    t.true(r.stillHeld, 'the queue stays with the protect that bound it');
     t.is(r.first.code, 0);
+    t.true(r.first.json.releasedPlug || r.first.json.leaseBroken === true);
   });
 
   test("foreign queue users: a rule that is not synplug's or a bound queue on the number is exit 7 with nothing changed; theirs is left alone", (t) => {

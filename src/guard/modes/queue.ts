@@ -429,6 +429,16 @@ export class QueueHold implements Hold {
   }
 
   /** @inheritdoc */
+  heldElsewhere(): string | undefined {
+    if (this.binding.holder) return undefined;
+    const bound = listBoundQueues(defaultNetns()).find((e) => e.queue === this.spec.queueNum);
+    if (!bound) return undefined;
+    const owners = netlinkSocketOwners(bound.portId, defaultNetns());
+    const who = owners.length ? `process ${owners.map((o) => `${o.pid} (${o.command})`).join(', ')}` : `netlink port ${bound.portId}`;
+    return `queue ${this.spec.queueNum} (${this.id}) is held by ${who}, ${bound.queued} SYN(s) queued: only the socket that bound it can let them go; it does when that protect ends (or at its max-hold)`;
+  }
+
+  /** @inheritdoc */
   explainPlugError(e: NetlinkError): NetlinkError {
     return e;
   }

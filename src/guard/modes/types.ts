@@ -119,6 +119,11 @@ export interface Hold {
   holdAction(): HoldAction;
   /** Stop holding and let everything held go (a plug's release; a queue's batch verdict). Always safe. */
   releaseAction(): HoldAction;
+  /**
+   * When what this hold holds is held by another process that only it can
+   * let go (a queue bound by a running protect): a sentence saying so.
+   */
+  heldElsewhere?(): string | undefined;
   /** The kernel's refusal of a `route` hold/release message, as a sentence about this hold. */
   explainPlugError(e: NetlinkError, action: 'buffer' | 'release'): NetlinkError;
   /** Turn the hold's kernel-side deadline on for `timeoutMs` (the local hold: the marking set element). */
