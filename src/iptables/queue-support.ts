@@ -135,13 +135,16 @@ export function nativeQueueProbeMessages(tableName = `synplug-probe-${process.pi
 
 /**
  * Whether the kernel runs nft's native `queue` expression, asked with a batch
- * it rolls back (see the module doc).
- * @throws {NetlinkError} the table or chain was refused (EPERM: no CAP_NET_ADMIN; no nf_tables), naming why
+ * it rolls back (see the module doc). False too when the kernel has no
+ * nf_tables at all (EOPNOTSUPP on the batch).
+ * @throws {NetlinkError} the batch, table or chain was refused (EPERM: no CAP_NET_ADMIN), naming why
  */
 export async function hasNativeQueue(nft: NetlinkConnection): Promise<boolean> {
   requireNetfilter(nft, 'hasNativeQueue');
   const results = await nft.exchange(nativeQueueProbeMessages());
   const [begin, table, chain, rule] = results;
+  // no nf_tables at all (nfnetlink has no NFNL_SUBSYS_NFTABLES): no queue expression either
+  if (begin.error && (begin.error.code === 'EOPNOTSUPP' || begin.error.code === 'EPROTONOSUPPORT')) return false;
   // without CAP_NET_ADMIN, nfnetlink answers the datagram's first message (BEGIN) with EPERM and nothing else
   for (const r of [begin, table, chain]) {
     if (r.error) throw r.error.withMessage(`cannot probe nft's queue expression: a rolled-back batch was refused before its rule (${r.error.code})`);

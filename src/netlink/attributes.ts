@@ -362,7 +362,9 @@ export class AttributeView {
     this.base = base;
     let present = 0;
     for (let off = start; off < end; ) {
-      const len = checkedLength(buf, off, end, base);
+      let len = end - off >= NLA_HDRLEN ? buf[off] | (buf[off + 1] << 8) : 0;
+      // the checks and their errors are checkedLength's; it is called only when one fails
+      if (len < NLA_HDRLEN || len > end - off) len = checkedLength(buf, off, end, base);
       if (len < 0) break;
       const t = (buf[off + 2] | (buf[off + 3] << 8)) & NLA_TYPE_MASK;
       if (t < 32) present |= 1 << t;

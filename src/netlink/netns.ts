@@ -111,13 +111,25 @@ function openNs(spec: string, path: string): number {
       throw new UsageError(
         `'${spec}' is not a network namespace (${path} is not a namespace file: NS_GET_NSTYPE failed with ${errnoName(lastErrno())}); give a name from ${NETNS_RUN_DIR} or a path such as /proc/PID/ns/net`,
       );
-    if (type !== CLONE_NEWNET) throw new UsageError(`'${spec}' is not a network namespace (${path} is a namespace of another type, 0x${type.toString(16)})`);
+    if (type !== CLONE_NEWNET)
+      throw new UsageError(`'${spec}' is not a network namespace (${path} is ${NAMESPACE_TYPES.get(type) ?? `a namespace of type 0x${type.toString(16)}`})`);
     return fd;
   } catch (e) {
     closeSync(fd);
     throw e;
   }
 }
+
+/** The other namespace types NS_GET_NSTYPE reports (CLONE_NEW* in linux/sched.h), for the message. */
+const NAMESPACE_TYPES = new Map<number, string>([
+  [0x00000080, 'a time namespace'],
+  [0x00020000, 'a mount namespace'],
+  [0x02000000, 'a cgroup namespace'],
+  [0x04000000, 'a UTS namespace'],
+  [0x08000000, 'an IPC namespace'],
+  [0x10000000, 'a user namespace'],
+  [0x20000000, 'a PID namespace'],
+]);
 
 function fileKind(st: Stats): string {
   if (st.isDirectory()) return 'a directory';

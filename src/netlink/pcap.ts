@@ -129,21 +129,33 @@ export function captureDatagrams(source: string | Buffer, options: ReadCaptureOp
   return captureBytesDatagrams(buf, options);
 }
 
-function* captureBytesDatagrams(buf: Buffer, options: ReadCaptureOptions): Generator<CapturedDatagram, void, undefined> {
+/**
+ * The generator for the capture's format. Not a generator itself: a text
+ * capture's generator holds only the text, so the bytes it was decoded from
+ * can be let go (a large hex dump is not held twice). Bytes that are no
+ * capture still throw only when iterated.
+ */
+function captureBytesDatagrams(buf: Buffer, options: ReadCaptureOptions): Generator<CapturedDatagram, void, undefined> {
   if (buf.length >= 4) {
     const magic = buf.readUInt32LE(0);
     if (magic === PCAP_MAGIC_US || magic === PCAP_MAGIC_NS || buf.readUInt32BE(0) === PCAP_MAGIC_US || buf.readUInt32BE(0) === PCAP_MAGIC_NS) {
-      return yield* pcapDatagrams(buf);
+      return pcapDatagrams(buf);
     }
-    if (magic === PCAPNG_SHB) return yield* pcapngDatagrams(buf);
+    if (magic === PCAPNG_SHB) return pcapngDatagrams(buf);
   }
-  if (looksBinary(buf)) {
-    throw new NetlinkDecodeError('not a capture: neither pcap, pcapng, capture.json nor a hex dump', 0);
-  }
+  if (looksBinary(buf)) return notACapture();
   const text = buf.toString('utf8');
-  const first = text.trimStart()[0];
-  if (first === '{' || first === '[') return yield* captureJsonDatagrams(text);
-  const protocol = options.protocol ?? 0;
+  const first = /\S/.exec(text)?.[0];
+  if (first === '{' || first === '[') return captureJsonDatagrams(text);
+  return hexCaptureDatagrams(text, options.protocol ?? 0);
+}
+
+// biome-ignore lint/correctness/useYield: throws when iterated, as the other formats' generators do at their bad bytes
+function* notACapture(): Generator<CapturedDatagram, void, undefined> {
+  throw new NetlinkDecodeError('not a capture: neither pcap, pcapng, capture.json nor a hex dump', 0);
+}
+
+function* hexCaptureDatagrams(text: string, protocol: number): Generator<CapturedDatagram, void, undefined> {
   for (const bytes of hexDumpDatagrams(text)) yield { protocol, direction: datagramDirection(bytes), bytes };
 }
 

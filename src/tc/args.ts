@@ -1,58 +1,10 @@
 /**
- * A small reader over tc-style argument lists (`["limit", "1000"]`), used by
- * the kinds' `parseArgs`.
+ * Checks of what callers give: integers in tc's notation, and the keys of
+ * spec and options objects.
  *
  * @module
  */
 import { UsageError } from '../netlink/errors.js';
-
-/** Reads words one at a time; every error names the kind and the word. */
-export class ArgReader {
-  private i = 0;
-  /**
-   * @param args the words after the kind
-   * @param what the kind, for error messages (e.g. `"qdisc htb"`)
-   */
-  constructor(
-    private readonly args: readonly string[],
-    private readonly what: string,
-  ) {}
-  /** More words left. */
-  more(): boolean {
-    return this.i < this.args.length;
-  }
-  /** The next word (a keyword). */
-  next(): string {
-    return this.args[this.i++];
-  }
-  /** Every word left (taken): what follows `action` belongs to the action list. */
-  rest(): string[] {
-    const out = this.args.slice(this.i);
-    this.i = this.args.length;
-    return out;
-  }
-  /** Look at the next word without taking it. */
-  peek(): string | undefined {
-    return this.args[this.i];
-  }
-  /**
-   * The value after `keyword`.
-   * @throws {UsageError} when there is none
-   */
-  value(keyword: string): string {
-    if (this.i >= this.args.length) throw new UsageError(`${this.what}: "${keyword}" needs a value`);
-    return this.args[this.i++];
-  }
-  /** An integer value after `keyword`, decimal or 0x hex, in [min, max]. @throws {UsageError} */
-  int(keyword: string, min = 0, max = 0xffffffff): number {
-    const v = this.value(keyword);
-    return parseIntArg(v, `${this.what} ${keyword}`, min, max);
-  }
-  /** @throws {UsageError} naming the unknown word */
-  unknown(word: string, expected: string): never {
-    throw new UsageError(`${this.what}: unknown argument "${word}" (expected ${expected})`);
-  }
-}
 
 /**
  * An integer in decimal or 0x hex within [min, max].

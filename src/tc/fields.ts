@@ -14,7 +14,7 @@
  * | time | NLA_U32 µs | µs or tc time text ("5ms") | µs | `key 5ms` |
  * | size | NLA_U32 bytes | bytes or tc size text ("32Mb") | bytes | `key 32Mb` |
  * | classid | NLA_U32 | tc text ("1:4") or u32 | tc text | `key 1:4` |
- * | mask | NLA_U32 | u32 | number | `key 0x..` |
+ * | mask | NLA_U32 | u32 | number | `key N` |
  * | onoff | NLA_U32 0/1 | boolean | `true` when non-zero | `key` |
  * | flag | NLA_FLAG | boolean | `true` when present | `key` |
  * | name | NLA_NUL_STRING | device name, 1..15 characters | string | `key NAME` |
@@ -37,6 +37,7 @@ export interface Field {
   readonly key: string;
   /** the attribute type (TCA_*) inside TCA_OPTIONS */
   readonly type: number;
+  /** how the value is sent, read and printed */
   readonly unit: FieldUnit;
   /** tc's text before the value when it differs from `key` ("input dev") */
   readonly label?: string;

@@ -10,7 +10,7 @@
  * @module
  */
 import { UsageError } from '../netlink/errors.js';
-import { ArgReader, parseIntArg } from './args.js';
+import { parseIntArg } from './args.js';
 import { MAX_ACTIONS, parseControlAction } from './actions/common.js';
 import { actionKindNames } from './actions/registry.js';
 import type { ActionSpec, GactSpec, MirredSpec } from './actions/types.js';
@@ -18,6 +18,54 @@ import { parseU32Text } from './filters/common.js';
 import type { PortMatch } from './filters/flower.js';
 import { IP_FIELDS, type U32Match, type U32Offset } from './filters/u32.js';
 import { TCQ_PRIO_BANDS } from './kinds/prio.js';
+
+/** Reads words one at a time; every error names the kind and the word. */
+class ArgReader {
+  private i = 0;
+  /**
+   * @param args the words after the kind
+   * @param what the kind, for error messages (e.g. `"qdisc htb"`)
+   */
+  constructor(
+    private readonly args: readonly string[],
+    private readonly what: string,
+  ) {}
+  /** More words left. */
+  more(): boolean {
+    return this.i < this.args.length;
+  }
+  /** The next word (a keyword). */
+  next(): string {
+    return this.args[this.i++];
+  }
+  /** Every word left (taken): what follows `action` belongs to the action list. */
+  rest(): string[] {
+    const out = this.args.slice(this.i);
+    this.i = this.args.length;
+    return out;
+  }
+  /** Look at the next word without taking it. */
+  peek(): string | undefined {
+    return this.args[this.i];
+  }
+  /**
+   * The value after `keyword`.
+   * @throws {UsageError} when there is none
+   */
+  value(keyword: string): string {
+    if (this.i >= this.args.length) throw new UsageError(`${this.what}: "${keyword}" needs a value`);
+    return this.args[this.i++];
+  }
+  /** An integer value after `keyword`, decimal or 0x hex, in [min, max]. @throws {UsageError} */
+  int(keyword: string, min = 0, max = 0xffffffff): number {
+    const v = this.value(keyword);
+    return parseIntArg(v, `${this.what} ${keyword}`, min, max);
+  }
+  /** @throws {UsageError} naming the unknown word */
+  unknown(word: string, expected: string): never {
+    throw new UsageError(`${this.what}: unknown argument "${word}" (expected ${expected})`);
+  }
+}
 
 type Options = Record<string, unknown>;
 /** What one keyword does: read its value(s) (the reader stands after the keyword) into the options. */

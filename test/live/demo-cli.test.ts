@@ -281,3 +281,20 @@ test.serial('this kernel has no sch_plug: the demo takes the queue hold (--via a
   t.regex(text.stderr, /holding with a netfilter queue \(the queue hold\): this kernel lacks sch_prio, sch_plug, cls_fw, which the plug hold needs/);
   t.deepEqual(snapshot(), before, 'the demo removed what it set up');
 });
+
+test.serial(
+  'demo --inbound on this kernel: the queue hold on its end of the veth pair protects the restarts; the hold, the pair and the namespace go again',
+  (t) => {
+    inNs(IP, ['link', 'set', 'lo', 'up']);
+    const before = snapshot();
+    const links = inNs(IP, ['-j', 'link', 'show']);
+    const r = synplug(['demo', '--inbound', '--restarts', '2', '--seconds', '2', '--json']);
+    t.is(r.code, 0, r.stderr);
+    const j = JSON.parse(r.stdout) as { via: string; mode: string; verdict: string };
+    t.is(j.via, 'queue');
+    t.is(j.mode, 'inbound');
+    t.is(j.verdict, 'protected', r.stdout);
+    t.deepEqual(snapshot(), before);
+    t.is(inNs(IP, ['-j', 'link', 'show']), links, 'the veth pair is gone');
+  },
+);

@@ -276,6 +276,33 @@ const scenarios = {
     return { watchdogFound: watchdog !== undefined, boundWhileHeld, next };
   },
 
+  /** Overflow: a queue of maxlen 2 holds two SYNs and drops the others (fail-open off); they are retried and all connect after the release. */
+  async overflow() {
+    const { dir, env } = stateEnv();
+    const addr = '169.254.77.1';
+    const set = synplug(['setup', '--via', 'queue', '--addr', addr, '--queue-maxlen', '2', '--json'], env);
+    const srv = server(addr, PORT);
+    await listening(srv);
+    const h = await heldProtect(env, dir);
+    const clients = [0, 1, 2, 3].map(() => client(addr, PORT));
+    // The kernel's own count: two queued, the others dropped over maxlen (the proc file's queue_dropped column).
+    const dropped = () => {
+      for (const line of readFileSync('/proc/net/netfilter/nfnetlink_queue', 'utf8').split('\n')) {
+        const f = line.trim().split(/\s+/).map(Number);
+        if (f[0] === QUEUE) return f[5];
+      }
+      return 0;
+    };
+    await until(() => (procQueue(QUEUE)?.queued ?? 0) === 2 && dropped() >= 2, 'two SYNs queued and two dropped');
+    const queued = procQueue(QUEUE)?.queued;
+    h.release();
+    const outcomes = await Promise.all(clients.map((c) => c.result));
+    const end = await h.ended;
+    srv.kill();
+    synplug(['teardown'], env);
+    return { maxlen: JSON.parse(set.stdout).queue.maxlen, queued, outcomes, protect: JSON.parse(end.stdout) };
+  },
+
   /** The reload command and the --check command never inherit the queue socket. */
   async 'no-fd'() {
     const { dir, env } = stateEnv();
@@ -403,6 +430,19 @@ if (!(await runScenarioIfChild(ENV, scenarios))) {
     t.regex(r.after, /^ok 0$/, 'bypass: not held');
     t.is(r.teardown, 0);
     t.deepEqual(r.tables, []);
+  });
+
+  test('overflow: over --queue-maxlen the kernel drops SYNs (fail-open off); their clients retry, and every one connects after the release', (t) => {
+    const r = inOwnNetns<Json>(SELF, ENV, 'overflow', 90_000);
+    t.is(r.maxlen, 2);
+    t.is(r.queued, 2);
+    t.is(r.outcomes.length, 4);
+    t.true(
+      r.outcomes.every((o: string) => /^ok [0-9]+$/.test(o)),
+      JSON.stringify(r.outcomes),
+    );
+    t.true(r.protect.drops >= 2, 'protect reports the SYNs dropped');
+    t.true(r.protect.packetsReleased >= 2);
   });
 
   test('SIGKILL of protect: the watchdog releases the held SYN through the queue socket it inherited; the connect completes without a retransmission', (t) => {

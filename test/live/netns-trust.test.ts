@@ -109,7 +109,7 @@ test.serial('--netns and SYNPLUG_NETNS: a FIFO, a directory, a missing file, ano
     [fifo, /is not a network namespace \(.*fifo is a FIFO, not a namespace file\)/],
     [dir, /is not a network namespace \(.* is a directory, not a namespace file\)/],
     ['/nonexistent', /network namespace '\/nonexistent' does not exist \(no such file\)/],
-    ['/proc/self/ns/uts', /is not a network namespace \(.* is a namespace of another type/],
+    ['/proc/self/ns/uts', /is not a network namespace \(.*\/ns\/uts is a UTS namespace\)/],
     ['/etc/passwd', /is not a network namespace \(\/etc\/passwd is not a namespace file: NS_GET_NSTYPE failed with ENOTTY\)/],
   ];
   for (const [spec, re] of cases) {

@@ -216,11 +216,13 @@ test.serial('remove deletes only our table: an iptables-nft rule, an iptables-le
   t.deepEqual(after, before);
   if (legacy) t.regex(after.legacy, /-A OUTPUT -s 169\.254\.99\.2\/32 -p tcp/);
   t.log(legacy ? 'iptables-legacy rule checked' : 'iptables-legacy unavailable in this kernel: only iptables-nft checked');
-  // The iptables-nft rule decodes (its xt "target" expression generically), without error.
+  // The iptables-nft rule decodes (its xt "target" expression through the target codec), without error.
   const mangleRules = await N.listRules(conn, { family: 'ip', table: 'mangle' });
   const ours = mangleRules.find((r) => r.expr.some((e) => e.name === 'cmp' && (e as N.CmpExpr).data === 'a9fe6301'));
   t.truthy(ours);
-  t.true(ours!.expr.some((e) => (e as N.GenericExpr).generic === true));
+  const target = ours!.expr.find((e) => e.name === 'target') as N.TargetExpr | undefined;
+  t.truthy(target, JSON.stringify(ours!.expr));
+  t.regex(target!.target, /^[A-Z]+$/);
 });
 
 test.serial('bad input is refused with a clear UsageError and the ruleset is unchanged', async (t) => {

@@ -2,8 +2,9 @@
  * `synplug decode`'s memory and input formats (issue #19 defect 9 and
  * deliverable 10; issue #21 item 5):
  *
- * - a 64 MB datagram of NLMSG_NOOP messages (it took 4.19 GB) is decoded
- *   with a peak RSS under 200 MB, every message printed (the child's peak
+ * - a 64 MB datagram of NLMSG_NOOP messages (it took 4.19 GB), and 64 MB
+ *   of `xxd -p` text, are decoded with a peak RSS under 200 MB, every
+ *   message printed (the child's peak
  *   RSS is measured by /usr/bin/time, its lines counted by wc; a bound on
  *   behaviour, not on time);
  * - a datagram `xxd -p` wrapped over 60-character lines decodes as that one
@@ -80,6 +81,24 @@ test('a 64 MB datagram of NOOP messages: every message printed, peak RSS under 2
     len: 16,
   });
   rmSync(pcap);
+});
+
+test('64 MB of xxd -p text (one datagram of 31 MiB of NOOP messages): every message printed, peak RSS under 200 MB', (t) => {
+  t.timeout(15 * 60_000);
+  const n = (31 << 20) / 16;
+  const bin = join(tmp, 'noop.bin');
+  writeFileSync(bin, noopPcap(n).subarray(24 + 16 + 16));
+  const hex = join(tmp, 'noop.hex');
+  execFileSync('/bin/sh', ['-c', `/usr/bin/xxd -p '${bin}' > '${hex}'`]);
+  rmSync(bin);
+  const rss = join(tmp, 'rss-hex');
+  const lines = execFileSync('/bin/sh', ['-c', `/usr/bin/time -f %M -o '${rss}' '${process.execPath}' '${BIN}' decode '${hex}' | wc -l`], {
+    encoding: 'utf8',
+  });
+  t.is(Number(lines.trim()), n);
+  const peakKb = Number(readFileSync(rss, 'utf8').trim().split('\n').pop());
+  t.true(peakKb > 0 && peakKb < 200 * 1024, `peak RSS ${peakKb} kB`);
+  rmSync(hex);
 });
 
 test('xxd -p output (a datagram over several 60-character lines) decodes as that one datagram, as xxd and one line of hex do', (t) => {

@@ -14,7 +14,7 @@ const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
 function synplug(args: string[]) {
   const env: NodeJS.ProcessEnv = { ...process.env, SYNPLUG_STATE_DIR: join(mkdtempSync(join(tmpdir(), 'synplug-trustcli-')), 'state') };
-  delete env['SYNPLUG_NETNS'];
+  delete env.SYNPLUG_NETNS;
   const r = spawnSync(process.execPath, ['--import=tsx', join(ROOT, 'src/cli/bin.ts'), ...args], { encoding: 'utf8', env, timeout: 60_000 });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }

@@ -215,6 +215,14 @@ test('probeQueueExpression: without CAP_NET_ADMIN (nfnetlink answers only the fi
   t.is((e as { code?: string }).code, 'EPERM');
 });
 
+test('probeQueueExpression: a kernel without nf_tables (EOPNOTSUPP on the batch, EINVAL for the compat subsystem) has none', async (t) => {
+  const ft = new FakeTransport(
+    [(sent) => [nfnetlinkAck(parseMessages(sent)[0], 95, { capped: true })], (sent) => [nfnetlinkAck(parseMessages(sent)[0], 22, { capped: true })]],
+    { keepSeq: true },
+  );
+  t.is(await N.probeQueueExpression(new NetlinkConnection(ft, NETLINK_NETFILTER)), 'none');
+});
+
 test('NFNL_MSG_COMPAT_GET is named and decoded; the decoders of queue, target and compat never throw anything but NetlinkDecodeError', (t) => {
   t.is(messageTypeName(NETLINK_NETFILTER, N.NFNL_COMPAT_GET_TYPE), 'NFNL_MSG_COMPAT_GET');
   t.truthy(bodyDecoder(NETLINK_NETFILTER, N.NFNL_COMPAT_GET_TYPE));

@@ -37,6 +37,7 @@ import { NetlinkError, SynplugError, UsageError } from '../../netlink/errors.js'
 import { defaultNetns } from '../../netlink/netns.js';
 import { listAddresses } from '../../netlink/route/addr.js';
 import { listBoundQueues, netlinkSocketOwners, NfqueueHolder } from '../../netlink/nfqueue.js';
+import { deleteTcpMetrics } from '../../netlink/tcp-metrics.js';
 import * as C from '../../iptables/constants.js';
 import { NftBatch } from '../../iptables/batch.js';
 import type { NftChain } from '../../iptables/chain.js';
@@ -418,7 +419,11 @@ export class QueueHold implements Hold {
     return {
       kind: 'run',
       run: async () => {
+        const held = this.binding.holder !== undefined;
         await this.binding.release();
+        // A held SYN's RTT sample is the hold itself: the kernel caches it per destination (tcp_metrics) and
+        // starts later connections there with a long RTO. Local clients' cache is this host's: forget the entries.
+        if (held && this.scope === 'local') await deleteTcpMetrics(this.spec.addrs, { netns: defaultNetns() }).catch(() => 0);
       },
     };
   }
