@@ -36,7 +36,7 @@ export const CORPUS: ReadonlyArray<{ table: string; text: string }> = [
 	set s4 {
 		type ipv4_addr
 		flags interval
-		elements = { 10.0.0.0/8, 169.254.1.1 }
+		elements = { 127.0.0.0/8, 169.254.1.1 }
 	}
 	set s6 {
 		type ipv6_addr
