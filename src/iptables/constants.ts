@@ -611,6 +611,8 @@ export const NFT_TYPE_INET_SERVICE = 13;
 /* libnftnl user data TLVs (libnftnl/udata.h): one byte type, one byte length, value. */
 /** NFTNL_UDATA_RULE_COMMENT: the rule's `comment "..."`, NUL-terminated. */
 export const NFTNL_UDATA_RULE_COMMENT = 0;
+/** NFTNL_UDATA_TABLE_COMMENT: the table's `comment "..."` in NFTA_TABLE_USERDATA (Linux 5.10+, nft 0.9.7+), NUL-terminated. */
+export const NFTNL_UDATA_TABLE_COMMENT = 0;
 /** NFTNL_UDATA_SET_KEYBYTEORDER: u32 host order; 2 = BYTEORDER_BIG_ENDIAN in nft. */
 export const NFTNL_UDATA_SET_KEYBYTEORDER = 0;
 

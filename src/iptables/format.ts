@@ -1075,6 +1075,7 @@ export function formatRulesetText(rs: NftRuleset, options: FormatOptions = {}): 
   let out = '';
   for (const t of rs.tables) {
     out += `table ${t.family} ${t.name} {${options.handles && t.handle !== undefined ? ` # handle ${t.handle}` : ''}\n`;
+    if (t.comment !== undefined) out += `\tcomment "${t.comment}"\n`; // as nft 1.0.6 prints it: first, no blank line after
     const blocks: string[] = [];
     for (const o of (rs.objects ?? []).filter((x) => x.family === t.family && x.table === t.name)) blocks.push(objectText(o, options));
     const sets = rs.sets.filter((s) => s.family === t.family && s.table === t.name);
