@@ -9,8 +9,9 @@
  * - `{"op":"arm", ...}` on stdin: the release messages (pre-encoded by the
  *   parent), the owner pid, the deadline and the state directory;
  * - `{"op":"done"}`: the parent released; exit quietly;
- * - end of stdin without `done` (the parent died, even by SIGKILL) or the
- *   deadline passing: drop the owner's lease (leases.ts) and, when no other
+ * - end of stdin without `done` (the parent died, even by SIGKILL; not
+ *   for an arm with `untilDeadline`, a manual plug's, whose parent exits at
+ *   once) or the deadline passing: drop the owner's lease (leases.ts) and, when no other
  *   live lease holds the plug, send the release messages at once and mark
  *   plug.json released, only once they succeeded; then exit. If the lease
  *   bookkeeping fails, it releases anyway. A release that fails is never
@@ -120,6 +121,16 @@ export class WatchdogChild {
       if (this.timer) clearTimeout(this.timer);
       this.end({ kind: 'done' });
     }
+  }
+
+  /**
+   * The parent's side of the input ended: its death (act now), unless the
+   * arm said `untilDeadline` (a manual plug, which exits at once): then it
+   * acts only at the deadline.
+   */
+  inputEnded(): void {
+    if (this.armed?.untilDeadline) return;
+    void this.fire('synplug protect ended without releasing (killed?)');
   }
 
   /**

@@ -105,3 +105,51 @@ test('a release that succeeded is recorded released, the lease dropped', async (
   t.deepEqual(store.readLeases()?.leases, []);
   t.is(processStartTime(owner), undefined, 'the owner is gone');
 });
+
+test("a manual plug's watchdog (untilDeadline): the end of its input does not make it act; the deadline does", async (t) => {
+  const { dir, store, owner } = orphanedPlug(Date.now());
+  const lines: string[] = [];
+  let resolveEnd: (e: WatchdogEnd) => void = () => {};
+  const ended = new Promise<WatchdogEnd>((r) => (resolveEnd = r));
+  let endedEarly = false;
+  const w = new WatchdogChild({ report: (l) => lines.push(l), onEnd: (e) => resolveEnd(e) });
+  const deadline = Date.now() + 300;
+  w.line(
+    JSON.stringify({
+      op: 'arm',
+      ownerPid: owner,
+      stateDir: dir,
+      deadline,
+      release: [acceptedRelease()],
+      leaseId: 'abcdef0123456789',
+      dev: 'lo',
+      untilDeadline: true,
+    }),
+  );
+  w.inputEnded(); // plug exited
+  void ended.then(() => (endedEarly = Date.now() < deadline));
+  const end = await ended;
+  t.false(endedEarly, 'it did not act before the deadline');
+  t.deepEqual(end, { kind: 'fired', reason: 'max-hold deadline passed', failed: false });
+  t.is(store.readPlug()!.state, 'released');
+});
+
+test('without untilDeadline (protect), the end of input is the owner gone: it acts at once', async (t) => {
+  const { dir, owner } = orphanedPlug(Date.now());
+  let resolveEnd: (e: WatchdogEnd) => void = () => {};
+  const ended = new Promise<WatchdogEnd>((r) => (resolveEnd = r));
+  const w = new WatchdogChild({ report: () => {}, onEnd: (e) => resolveEnd(e) });
+  w.line(
+    JSON.stringify({
+      op: 'arm',
+      ownerPid: owner,
+      stateDir: dir,
+      deadline: Date.now() + 600_000,
+      release: [acceptedRelease()],
+      leaseId: 'abcdef0123456789',
+      dev: 'lo',
+    }),
+  );
+  w.inputEnded();
+  t.like(await ended, { kind: 'fired', reason: 'synplug protect ended without releasing (killed?)' });
+});
