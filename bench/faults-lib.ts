@@ -30,8 +30,8 @@
  *
  * @module
  */
-import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { execFile, execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -55,6 +55,8 @@ export interface RunOutcome {
   delayMs: number;
   /** protect's exit status (null when killed) */
   protectCode: number | null;
+  /** the watchdog was running when the kill came (at `start` it may not be yet: the queue hold starts it once bound) */
+  watchdogFound: boolean;
   leftBound: boolean;
   synLost: boolean;
   notClean: boolean;
@@ -68,6 +70,8 @@ export interface RunOutcome {
 export interface CampaignResult {
   runs: number;
   byTarget: Record<KillTarget, number>;
+  /** runs that killed a running watchdog (target watchdog or both, once it had started) */
+  watchdogsKilled: number;
   leftBound: number;
   synLost: number;
   notClean: number;
@@ -102,19 +106,11 @@ async function until(cond: () => boolean, limitMs: number): Promise<boolean> {
 
 const alive = (pid: number | undefined) => pid !== undefined && existsSync(`/proc/${pid}`) && !readFileSync(`/proc/${pid}/stat`, 'utf8').includes(') Z ');
 
-/** The watchdog protect started (a child running watchdog-main). */
+/** The watchdog protect started: its child running watchdog-main (pgrep). */
 function watchdogOf(pid: number): number | undefined {
-  for (const d of readdirSync('/proc')) {
-    if (!/^[0-9]+$/.test(d)) continue;
-    try {
-      const stat = readFileSync(`/proc/${d}/stat`, 'utf8');
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      if (ppid === pid && readFileSync(`/proc/${d}/cmdline`, 'utf8').includes('watchdog-main')) return Number(d);
-    } catch {
-      /* gone */
-    }
-  }
-  return undefined;
+  const r = spawnSync('pgrep', ['-P', String(pid), '-f', 'watchdog-main'], { encoding: 'utf8' });
+  const first = r.stdout.split('\n')[0];
+  return first ? Number(first) : undefined;
 }
 
 /** A campaign's namespace, hold and server; {@link KillCampaign.run} one run at a time. */
@@ -123,6 +119,8 @@ export class KillCampaign {
   private readonly dir = mkdtempSync(join(tmpdir(), 'synplug-faults-'));
   private readonly stateDir = join(this.dir, 'state');
   private server: ChildProcess | undefined;
+  /** GO files of runs under way: made at close, so that no protected command is left waiting */
+  private readonly pendingGo = new Set<string>();
 
   private inNs(...argv: string[]): string {
     return execFileSync(IP, ['netns', 'exec', this.ns, ...argv], { encoding: 'utf8' });
@@ -177,6 +175,7 @@ while True:
 
   /** Tear the hold down, stop the server, delete the namespace. */
   close(): void {
+    for (const go of this.pendingGo) writeFileSync(go, '');
     this.synplug(['teardown']);
     this.server?.kill('SIGKILL');
     try {
@@ -208,6 +207,7 @@ except Exception as e:
   async run(target: KillTarget, moment: KillMoment, delayMs: number, i: number): Promise<RunOutcome> {
     const run = join(this.dir, `run${i}`);
     const go = join(this.dir, `go${i}`);
+    this.pendingGo.add(go);
     const p = spawn(
       process.execPath,
       [
@@ -248,6 +248,7 @@ except Exception as e:
       if (existsSync(run)) startClient();
     }
     writeFileSync(go, '');
+    this.pendingGo.delete(go);
     const protectCode = await exited;
     const wdGone = await until(() => !alive(wd), 30_000);
     // The hold is gone once nobody is bound: the watchdog releases for a killed protect, the kernel unbinds a dead socket.
@@ -279,6 +280,7 @@ except Exception as e:
       moment,
       delayMs,
       protectCode,
+      watchdogFound: wd !== undefined,
       leftBound: !unbound,
       synLost: !connected,
       notClean,
@@ -300,12 +302,20 @@ export async function killCampaign(runs: number, seed = 19, onRun: (o: RunOutcom
   const result: CampaignResult = {
     runs: 0,
     byTarget: { protect: 0, watchdog: 0, both: 0 },
+    watchdogsKilled: 0,
     leftBound: 0,
     synLost: 0,
     notClean: 0,
     staleRecords: 0,
     failures: [],
   };
+  // Interrupted: the namespace, the server and the hold go, as at the end.
+  const onSignal = () => {
+    c.close();
+    process.exit(130);
+  };
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
   try {
     await c.open();
     for (let i = 0; i < runs; i++) {
@@ -315,6 +325,7 @@ export async function killCampaign(runs: number, seed = 19, onRun: (o: RunOutcom
       const o = await c.run(target, moment, delayMs, i);
       result.runs++;
       result.byTarget[target]++;
+      if (target !== 'protect' && o.watchdogFound) result.watchdogsKilled++;
       if (o.leftBound) result.leftBound++;
       if (o.synLost) result.synLost++;
       if (o.notClean) result.notClean++;
@@ -323,6 +334,8 @@ export async function killCampaign(runs: number, seed = 19, onRun: (o: RunOutcom
       onRun(o, i);
     }
   } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
     c.close();
   }
   return result;

@@ -12,7 +12,12 @@ import { killCampaign } from '../../bench/faults-lib.js';
 
 test('SIGKILL sample: 9 runs (protect, watchdog, both, at start, holding, SYN queued): nothing left held, no SYN lost, a clean next command', async (t) => {
   t.timeout(10 * 60_000);
-  const r = await killCampaign(9, 19, (o, i) => t.log(`run ${i + 1}: kill ${o.target} at ${o.moment} +${o.delayMs} ms${o.detail ? `: ${o.detail}` : ''}`));
+  const outcomes: Array<{ target: string; moment: string; watchdogFound: boolean }> = [];
+  const r = await killCampaign(9, 19, (o, i) => {
+    outcomes.push(o);
+    t.log(`run ${i + 1}: kill ${o.target} at ${o.moment} +${o.delayMs} ms${o.watchdogFound ? '' : ' (no watchdog yet)'}${o.detail ? `: ${o.detail}` : ''}`);
+  });
+  for (const o of outcomes.filter((x) => x.moment !== 'start')) t.true(o.watchdogFound, `${o.target} at ${o.moment}: the watchdog was found while holding`);
   t.is(r.runs, 9);
   t.deepEqual(r.failures, []);
   t.is(r.leftBound, 0);
