@@ -46,7 +46,7 @@ await build({
   define: { 'import.meta.url': '__synplug_bundle_url' },
   // (esbuild keeps bin.ts's #! line first, above the banner)
   banner: { js: "const __synplug_bundle_url = require('node:url').pathToFileURL(__filename).href;" },
-  sourcemap: 'linked',
+  sourcemap: 'external', // for developers; the package ships no maps
   legalComments: 'eof',
   logLevel: 'warning',
 });
@@ -77,7 +77,7 @@ await build({
   external: ['koffi'],
   define: { 'import.meta.url': '__synplug_bundle_url' },
   banner: { js: "const __synplug_bundle_url = require('node:url').pathToFileURL(__filename).href;" },
-  sourcemap: 'linked',
+  sourcemap: 'external', // for developers; the package ships no maps
   legalComments: 'eof',
   logLevel: 'warning',
 });
