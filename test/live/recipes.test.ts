@@ -491,14 +491,11 @@ test('pod.yaml: its Service targets the port HAProxy binds on every address, whi
 
 /**
  * synplug-setup-inbound.service's stop removes the hold its start set up, and
- * nothing of synplug's is left. Known defect (marked failing until it is
- * fixed; ava reports it the day it passes): `teardown --inbound DEV` selects
- * only DEV's plug hold, so on a kernel where `--via auto` took the queue hold
- * (this one) it says "no inbound hold of DEV is set up" and leaves the
- * queue hold's table in place.
+ * nothing of synplug's is left: on this kernel `--via auto` takes the queue
+ * hold, and `teardown --inbound DEV` selects it.
  */
-test.serial.failing(
-  'synplug-setup-inbound.service: its stop removes what its start set up (the queue hold on this kernel: known defect of teardown --inbound)',
+test.serial(
+  'synplug-setup-inbound.service: its stop removes what its start set up (the queue hold on this kernel)',
   (t) => {
     const stateDir = mkdtempSync(join(tmpdir(), 'synplug-recipes-state-'));
     const ns = `${NS}-i`;

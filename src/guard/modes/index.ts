@@ -7,7 +7,9 @@
  *
  * @module
  */
-import type { HoldMode, HoldScope, HoldVia } from './types.js';
+import { UsageError } from '../../netlink/errors.js';
+import type { SetupRecord } from '../state.js';
+import type { HoldMode, HoldScope, HoldSockets, HoldVia } from './types.js';
 import { registerRecordCheck } from '../record-checks.js';
 import { localMode } from './local.js';
 import { inboundMode } from './inbound.js';
@@ -53,6 +55,40 @@ export function holdModeFor(via: HoldVia, scope: HoldScope): HoldMode | undefine
 /** The kinds of hold registered (`plug`, `queue`), each once. */
 export function holdVias(): HoldVia[] {
   return [...new Set(holdModes().map((m) => m.via))];
+}
+
+/** The hold `--inbound DEV` names: its id, its mode's name, and the device's name and index. */
+export interface InboundSelection {
+  id: string;
+  mode: string;
+  dev: string;
+  ifindex?: number;
+}
+
+/**
+ * The hold a `--inbound DEV` selector names: every mode that can hold
+ * clients arriving on DEV answers (by any name of the device; a renamed
+ * device by index), and the one whose hold the record lists is it. With none
+ * recorded, the first mode's answer (a hold that is not set up).
+ * @param refuse refuse a device no record names that setup would refuse (default true)
+ * @throws {UsageError} DEV names two holds or more set up (each named, with how to pick one); `refuse`: a device setup would refuse (`lo`, an IFB)
+ * @throws {NoDeviceError} `refuse`: no such device, and no record names it
+ */
+export async function selectInbound(sockets: HoldSockets, record: SetupRecord | undefined, dev: string, refuse = true): Promise<InboundSelection> {
+  const answers: InboundSelection[] = [];
+  for (const m of holdModes()) {
+    if (!m.select || !m.scopes.includes('inbound')) continue;
+    answers.push({ ...(await m.select(sockets, record, dev, false)), mode: m.name });
+  }
+  const recorded = answers.filter((a) => record?.holds[a.id]);
+  if (recorded.length > 1)
+    throw new UsageError(
+      `--inbound ${dev} names ${recorded.length} holds set up on ${recorded[0].dev}: ${recorded.map((a) => `${a.id} (via ${holdMode(a.mode)?.via})`).join(', ')}; name one by its id ('synplug teardown --hold ID'), or give no selector (every hold)`,
+    );
+  if (recorded.length) return recorded[0];
+  const first = holdModes().find((m) => m.select && m.scopes.includes('inbound'));
+  if (!first?.select) throw new UsageError('this synplug has no inbound hold');
+  return { ...(refuse ? await first.select(sockets, record, dev, true) : answers[0]), mode: first.name };
 }
 
 // One line per mode.

@@ -657,4 +657,12 @@ export const queueMode: HoldMode = {
     const table = s.scope === 'inbound' ? `${QUEUE_TABLE}_${dev.name}` : s.table;
     return { hold: new QueueHold(sockets, { ...s, dev: dev.name, ifindex: dev.ifindex, queueNum, table }, rec) };
   },
+  async select(sockets: HoldSockets, record: SetupRecord | undefined, dev: string, refuse = true) {
+    const found = await resolveInboundDevice(sockets.route, dev);
+    const name = found?.name ?? dev;
+    // The record keys the hold by the device's name at setup: found by that name, else by the name given (a device gone since).
+    const id = [queueHoldId('inbound', name), queueHoldId('inbound', dev)].find((x) => record?.holds[x]?.mode === 'queue') ?? queueHoldId('inbound', name);
+    if (refuse && !record?.holds[id]) await deviceOf(sockets, dev, 'inbound'); // no record names it: a device setup would refuse is an error
+    return { id, dev: name, ...(found && { ifindex: found.ifindex }) };
+  },
 };
