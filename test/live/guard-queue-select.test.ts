@@ -115,7 +115,12 @@ const scenarios = {
         return { error: (e as Error).name, category: (e as { category?: string }).category, message: (e as Error).message };
       }
     };
-    const r = { both: await attempt(both, 'sqc0'), onlyQueue: await attempt(onlyQueue, 'sqc0'), none: await attempt(undefined, 'sqc0'), lo: await attempt(undefined, 'lo') };
+    const r = {
+      both: await attempt(both, 'sqc0'),
+      onlyQueue: await attempt(onlyQueue, 'sqc0'),
+      none: await attempt(undefined, 'sqc0'),
+      lo: await attempt(undefined, 'lo'),
+    };
     route.close();
     return r;
   },
