@@ -216,10 +216,10 @@ export function setupOptions(
  * (inbound holds only) those on the inbound holds' ports (check and status
  * show it; src/guard/sysctl.ts).
  */
-async function migrateReq(r: { addr?: string; holds: ReadonlyArray<{ mode: string; ports?: number[] }> }): Promise<GuardSysctl.MigrateReqReport> {
+async function migrateReq(r: { addr?: string; holds: ReadonlyArray<{ ports?: number[] }> }): Promise<GuardSysctl.MigrateReqReport> {
   const { migrateReqReport } = await import('../guard/sysctl.js');
   if (r.addr !== undefined) return migrateReqReport({ addr: r.addr });
-  const ports = [...new Set(r.holds.flatMap((h) => (h.mode === 'inbound' ? (h.ports ?? []) : [])))];
+  const ports = [...new Set(r.holds.flatMap((h) => h.ports ?? []))];
   return migrateReqReport(ports.length ? { ports } : {});
 }
 

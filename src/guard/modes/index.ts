@@ -9,7 +9,7 @@
  */
 import { UsageError } from '../../netlink/errors.js';
 import type { SetupRecord } from '../state.js';
-import type { HoldMode, HoldScope, HoldSockets, HoldVia } from './types.js';
+import type { HoldFacts, HoldMode, HoldScope, HoldSockets, HoldVia, HoldWords } from './types.js';
 import { registerRecordCheck } from '../record-checks.js';
 import { localMode } from './local.js';
 import { inboundMode } from './inbound.js';
@@ -91,6 +91,26 @@ export async function selectInbound(sockets: HoldSockets, record: SetupRecord | 
   return { ...(refuse ? await first.select(sockets, record, dev, true) : answers[0]), mode: first.name };
 }
 
+/**
+ * The mode of a hold a result names: by its `mode` when given, else by its id.
+ * @returns undefined for a hold no registered mode owns
+ */
+export function modeOfHold(h: { id?: string; mode?: string }, dev = ''): HoldMode | undefined {
+  const id = h.id;
+  return (h.mode !== undefined ? holdMode(h.mode) : undefined) ?? (id === undefined ? undefined : holdModes().find((m) => m.deviceOfId(id, dev) !== undefined));
+}
+
+/**
+ * Words about a hold a result names (see {@link HoldWords}): its mode's, or
+ * plain ones for a hold no registered mode owns.
+ * @param h the hold's entry in a result, or its id with the result's `dev` (and `addr`)
+ */
+export function holdWords(h: HoldFacts & { mode?: string }): HoldWords {
+  const m = modeOfHold(h, h.dev);
+  if (m) return m.describe({ ...h, dev: (h.id !== undefined && m.deviceOfId(h.id, h.dev)) || h.dev });
+  return { label: `hold ${h.id}`, clients: `of hold ${h.id}`, setup: 'synplug setup', top: false, fromRecord: true, status: () => [] };
+}
+
 // One line per mode.
 registerHoldMode(localMode);
 registerHoldMode(inboundMode);
@@ -99,6 +119,7 @@ registerHoldMode(queueMode);
 export type {
   Hold,
   HoldAction,
+  HoldFacts,
   HoldHandoff,
   HoldMode,
   HoldInspection,
@@ -106,6 +127,7 @@ export type {
   HoldSetupPlan,
   HoldSockets,
   HoldVia,
+  HoldWords,
   SetupStep,
   UnrecordedPiece,
 } from './types.js';
