@@ -216,10 +216,10 @@ export function setupOptions(
  * (inbound holds only) those on the inbound holds' ports (check and status
  * show it; src/guard/sysctl.ts).
  */
-async function migrateReq(r: { addr?: string; holds: ReadonlyArray<{ mode: string; ports?: number[] }> }): Promise<GuardSysctl.MigrateReqReport> {
+async function migrateReq(r: { addr?: string; holds: ReadonlyArray<{ ports?: number[] }> }): Promise<GuardSysctl.MigrateReqReport> {
   const { migrateReqReport } = await import('../guard/sysctl.js');
   if (r.addr !== undefined) return migrateReqReport({ addr: r.addr });
-  const ports = [...new Set(r.holds.flatMap((h) => (h.mode === 'inbound' ? (h.ports ?? []) : [])))];
+  const ports = [...new Set(r.holds.flatMap((h) => h.ports ?? []))];
   return migrateReqReport(ports.length ? { ports } : {});
 }
 
@@ -310,7 +310,7 @@ export function guardCommands(program: Command): void {
   )
     .addHelpText('after', exitCodesHelp('check'))
     .action(
-      run(async (f: ConfigFlags & { inbound?: string | string[]; local?: boolean }) => {
+      run(async (f: ConfigFlags & { inbound?: string | string[]; local?: boolean; hold?: string }) => {
         const guard = await loadGuard();
         const sel = holdSelector(f, 'check');
         const r = await guard.check({ ...config({ ...f, inbound: undefined } as ConfigFlags), ...sel });
@@ -444,7 +444,7 @@ export function guardCommands(program: Command): void {
   )
     .addHelpText('after', exitCodesHelp('status'))
     .action(
-      run(async (f: ConfigFlags & { inbound?: string | string[]; local?: boolean }) => {
+      run(async (f: ConfigFlags & { inbound?: string | string[]; local?: boolean; hold?: string }) => {
         const guard = await loadGuard();
         const sel = holdSelector(f, 'status');
         const r = await guard.status({ ...config({ ...f, inbound: undefined } as ConfigFlags), ...sel });
@@ -458,11 +458,12 @@ export function guardCommands(program: Command): void {
       .command('teardown')
       .description('release, then remove exactly what setup added, for every hold (qdisc tree, filter, nftables table, address; IFB, SYN filters, clsact)')
       .option('--inbound <dev>', 'remove only the inbound hold of this device', collect)
-      .option('--local', 'remove only the local hold (on --dev, lo by default)'),
+      .option('--local', 'remove only the local hold (on --dev, lo by default)')
+      .option('--hold <id>', 'remove only the hold of this id (as check lists it: local, inbound:DEV, queue, queue:DEV)'),
   )
     .addHelpText('after', exitCodesHelp('teardown'))
     .action(
-      run(async (f: ConfigFlags & { inbound?: string | string[]; local?: boolean }) => {
+      run(async (f: ConfigFlags & { inbound?: string | string[]; local?: boolean; hold?: string }) => {
         const guard = await loadGuard();
         const inbound = oneInbound(f.inbound);
         if (inbound === '') throw new UsageError('--inbound is empty: give a device name');
@@ -471,6 +472,7 @@ export function guardCommands(program: Command): void {
           ...config({ ...f, inbound: undefined } as ConfigFlags),
           ...(inbound !== undefined && { inbound }),
           ...(f.local && { local: true }),
+          ...(f.hold !== undefined && { hold: f.hold }),
         });
         out(f.json, r, formatTeardown(r));
       }),

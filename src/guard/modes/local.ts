@@ -721,6 +721,19 @@ export const localMode: HoldMode = {
   via: 'plug',
   scopes: ['local'],
   isRecord: isLocalRecord,
+  deviceOfId: (id, dev) => (id === 'local' ? dev : undefined),
+  describe: (h) => ({
+    label: `local hold on ${h.dev}`,
+    clients: `to ${h.addr}`,
+    setup: 'synplug setup',
+    top: true,
+    fromRecord: false,
+    status: () => [],
+  }),
+  setupHead: (r) =>
+    r.changed
+      ? `synplug set up on ${r.dev} for ${r.addr} (mark ${r.mark}, plug limit ${r.limit} bytes):`
+      : `synplug already set up on ${r.dev} for ${r.addr}: nothing to change`,
   configOf(r: HoldRecord): Partial<GuardConfig> {
     const l = r as LocalHoldRecord;
     return { dev: l.dev, addr: l.addr, mark: l.mark, limit: l.limit, table: l.table };
