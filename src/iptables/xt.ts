@@ -259,7 +259,7 @@ const MATCHES: Readonly<Record<string, Translation>> = {};
  */
 export function xtText(kind: 'target' | 'match', e: XtExtension, family: string): string | undefined {
   const t = (kind === 'target' ? TARGETS : MATCHES)[e.ext];
-  if (!t || !t.revs.includes(e.rev) || (t.families && !t.families.includes(family))) return undefined;
+  if (!t?.revs.includes(e.rev) || (t.families && !t.families.includes(family))) return undefined;
   const b = Buffer.from(e.info, 'hex');
   return b.length < t.size ? undefined : t.text(b, e.rev, family);
 }

@@ -259,7 +259,11 @@ test.serial("iptables-nft's xt matches synplug does not translate print raw with
   const ours = readFileSync(f('ours.txt'), 'utf8').split('\n');
   t.is(ours.length, theirs.length);
   const names = ['comment', 'conntrack', 'multiport', 'recent', 'addrtype', 'pkttype', 'length', 'iprange'];
-  for (const n of names) t.true(ours.some((l) => l.includes(`[ raw: match name ${n} rev `)), n);
+  for (const n of names)
+    t.true(
+      ours.some((l) => l.includes(`[ raw: match name ${n} rev `)),
+      n,
+    );
   t.deepEqual(readFileSync(f('ours.rc'), 'utf8').split('\n').filter(Boolean), ['11', '11']);
   const lines = readFileSync(f('ours.err'), 'utf8').trim().split('\n').slice(1);
   t.is(lines.length, names.length);
