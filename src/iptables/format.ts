@@ -36,7 +36,7 @@
 import { endianness } from 'node:os';
 import type { NftChain } from './chain.js';
 import type { NftRule } from './rule.js';
-import { setDataByteOrder, setItems, setKeyByteOrder, userdataTlvs, type NftSet, type NftSetItem } from './set.js';
+import { setDataByteOrder, setItems, setKeyByteOrder, userdataString, userdataTlvs, type NftSet, type NftSetItem } from './set.js';
 import type { NftData } from './data.js';
 import * as C from './constants.js';
 import type { NftTable } from './table.js';
@@ -984,14 +984,21 @@ function setElementsPrinted(
     const k = keyOf(it, layout, ifname);
     let text = k.text;
     let json: unknown = k.json;
+    // the element's counter (nft prints no other element statement synplug reads; a set that
+    // declares one is named as unprintable, see setProblem)
+    const counters = (it.exprs ?? []).flatMap((e) => (e.name === 'counter' ? [e as { packets: number; bytes: number }] : []));
+    for (const c of counters) text += ` counter packets ${c.packets} bytes ${c.bytes}`;
     if (it.timeoutMs !== undefined) text += ` timeout ${durationText(it.timeoutMs)}`;
     if (it.expiresMs !== undefined) text += ` expires ${durationText(it.expiresMs)}`;
-    if (it.timeoutMs !== undefined || it.expiresMs !== undefined) {
+    if (it.comment !== undefined) text += ` comment "${it.comment}"`;
+    if (it.timeoutMs !== undefined || it.expiresMs !== undefined || it.comment !== undefined || counters.length) {
       json = {
         elem: {
           val: k.json,
           ...(it.timeoutMs !== undefined && { timeout: Math.floor(it.timeoutMs / 1000) }),
           ...(it.expiresMs !== undefined && { expires: Math.floor(it.expiresMs / 1000) }),
+          ...(it.comment !== undefined && { comment: it.comment }),
+          ...(counters.length && { counter: { packets: counters[0].packets, bytes: counters[0].bytes } }),
         },
       };
     }
@@ -1090,6 +1097,13 @@ function setProblem(s: NftSet): string | undefined {
   return undefined;
 }
 
+/** A table's flags as nft names them (`dormant`); another flag bit is recorded in `options.problems`. */
+function tableFlags(t: NftTable, options: FormatOptions): string[] {
+  const f = t.flags ?? 0;
+  if (f & ~C.NFT_TABLE_F_DORMANT) options.problems?.push(`table ${t.family} ${t.name}: flags 0x${f.toString(16)} synplug does not name`);
+  return f & C.NFT_TABLE_F_DORMANT ? ['dormant'] : [];
+}
+
 /** A named set or map's block as `nft list` prints it. */
 function setText(s: NftSet, options: FormatOptions, ifnames: NftRuleset['ifnames']): string {
   let b = `\t${s.map !== undefined ? 'map' : 'set'} ${s.name} {${options.handles && s.handle !== undefined ? ` # handle ${s.handle}` : ''}\n`;
@@ -1108,6 +1122,8 @@ function setText(s: NftSet, options: FormatOptions, ifnames: NftRuleset['ifnames
   if (s.timeoutMs !== undefined) b += `\t\ttimeout ${durationText(s.timeoutMs)}\n`;
   if (s.gcIntervalMs !== undefined) b += `\t\tgc-interval ${durationText(s.gcIntervalMs)}\n`;
   if (userdataTlvs(s.userdata).has(C.NFTNL_UDATA_SET_MERGE_ELEMENTS)) b += '\t\tauto-merge\n';
+  const comment = userdataString(s.userdata, C.NFTNL_UDATA_SET_COMMENT);
+  if (comment !== undefined) b += `\t\tcomment "${comment}"\n`;
   if (s.elements?.length)
     b += `\t\telements = ${elementsBlock(
       s,
@@ -1146,6 +1162,11 @@ export function formatRulesetText(rs: NftRuleset, options: FormatOptions = {}): 
   let out = '';
   for (const t of rs.tables) {
     out += `table ${t.family} ${t.name} {${options.handles && t.handle !== undefined ? ` # handle ${t.handle}` : ''}\n`;
+    const flags = tableFlags(t, options);
+    // nft: `flags` (then a blank line before the first block), then the comment
+    if (flags.length) out += `\tflags ${flags.join(',')}\n`;
+    const comment = userdataString(t.userdata, C.NFTNL_UDATA_TABLE_COMMENT);
+    if (comment !== undefined) out += `\tcomment "${comment}"\n`;
     const blocks: string[] = [];
     for (const o of (rs.objects ?? []).filter((x) => x.family === t.family && x.table === t.name)) blocks.push(objectText(o, options));
     const sets = rs.sets.filter((s) => s.family === t.family && s.table === t.name);
@@ -1156,6 +1177,8 @@ export function formatRulesetText(rs: NftRuleset, options: FormatOptions = {}): 
     for (const f of flowtablesOf(rs, t, options)) blocks.push(`\t[ ${RAW_MARKER} flowtable ${f.name} ]\n`);
     for (const c of rs.chains.filter((x) => x.family === t.family && x.table === t.name)) {
       let b = `\tchain ${c.name} {${options.handles && c.handle !== undefined ? ` # handle ${c.handle}` : ''}\n`;
+      const chainComment = userdataString(c.userdata, C.NFTNL_UDATA_CHAIN_COMMENT);
+      if (chainComment !== undefined) b += `\t\tcomment "${chainComment}"\n`;
       if (c.type !== undefined && c.hook !== undefined) {
         const dev = c.dev !== undefined ? ` device "${c.dev}"` : '';
         b += `\t\ttype ${c.type} hook ${c.hook}${dev} priority ${priorityText(c.family, c.hook, c.prio ?? 0)}; policy ${c.policy ?? 'accept'};\n`;
@@ -1166,7 +1189,7 @@ export function formatRulesetText(rs: NftRuleset, options: FormatOptions = {}): 
       b += '\t}\n';
       blocks.push(b);
     }
-    out += blocks.join('\n');
+    out += (flags.length && blocks.length ? '\n' : '') + blocks.join('\n');
     out += '}\n';
   }
   return out;
@@ -1181,6 +1204,8 @@ function setJson(s: NftSet, ifnames: NftRuleset['ifnames']): Record<string, unkn
     type: s.type?.includes(' . ') ? s.type.split(' . ') : (s.type ?? 'integer'),
   };
   if (s.handle !== undefined) j.handle = s.handle;
+  const comment = userdataString(s.userdata, C.NFTNL_UDATA_SET_COMMENT);
+  if (comment !== undefined) j.comment = comment;
   if (s.map !== undefined) j.map = s.map;
   if (s.policy === C.NFT_SET_POL_MEMORY) j.policy = 'memory';
   if (s.size !== undefined && !s.flags.includes('constant')) j.size = s.size;
@@ -1188,9 +1213,10 @@ function setJson(s: NftSet, ifnames: NftRuleset['ifnames']): Record<string, unkn
   if (flags.length) j.flags = flags;
   if (s.timeoutMs !== undefined) j.timeout = Math.floor(s.timeoutMs / 1000);
   if (s.gcIntervalMs !== undefined) j['gc-interval'] = Math.floor(s.gcIntervalMs / 1000);
+  if (s.elements?.length) j.elem = setElementsPrinted(s, s.elements, keyLayout(s), (i) => ifnames?.[i]).map((x) => x.json);
+  // nft -j: the elements, then the set's element statements
   const stmts = (s.expressions ?? []).filter((x) => SET_EXPRS.has(x));
   if (stmts.length) j.stmt = stmts.map((x) => ({ [x]: null }));
-  if (s.elements?.length) j.elem = setElementsPrinted(s, s.elements, keyLayout(s), (i) => ifnames?.[i]).map((x) => x.json);
   return j;
 }
 
@@ -1253,7 +1279,16 @@ function objectJson(o: NftObject, options: FormatOptions): Record<string, unknow
 export function formatRulesetJson(rs: NftRuleset, options: FormatOptions = {}): { nftables: Array<Record<string, unknown>> } {
   const out: Array<Record<string, unknown>> = [{ metainfo: { json_schema_version: 1 } }];
   for (const t of rs.tables) {
-    out.push({ table: { family: t.family, name: t.name, ...(t.handle !== undefined && { handle: t.handle }) } });
+    // nft 1.0.6 writes the table's name as its `flags` (a bug later versions fixed); synplug writes the flags' names
+    const flags = tableFlags(t, options);
+    out.push({
+      table: {
+        family: t.family,
+        name: t.name,
+        ...(t.handle !== undefined && { handle: t.handle }),
+        ...(flags.length && { flags: flags.length === 1 ? flags[0] : flags }),
+      },
+    });
     for (const o of (rs.objects ?? []).filter((x) => x.family === t.family && x.table === t.name)) out.push(objectJson(o, options));
     const sets = rs.sets.filter((s) => s.family === t.family && s.table === t.name);
     for (const s of sets.filter((x) => !x.flags.includes('anonymous'))) {

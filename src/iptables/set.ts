@@ -43,6 +43,8 @@ import { attrsOffset, decodeNfGenMsg, encodeNfGenMsg, nftType, requireNetfilter 
 import { familyName, familyNumber, objectTypeName } from './names.js';
 import { addressText, checkName, checkTimeoutMs } from './validate.js';
 import { datatypeLayout, datatypeName, HOST_ORDER_TYPES, type ValueType } from './print.js';
+import { decodeExpr } from './expr/registry.js';
+import type { Expr } from './expr/index.js';
 
 /** Set flag names by bit (enum nft_set_flags), as `nft -j` prints them. */
 export const SET_FLAG_NAMES: ReadonlyArray<[number, string]> = [
@@ -126,6 +128,10 @@ export interface NftSetElement {
   objref?: string;
   /** NFTA_SET_ELEM_KEY_END (intervals of concatenated keys, one element per interval): the last key, hex */
   keyEnd?: string;
+  /** NFTA_SET_ELEM_USERDATA's NFTNL_UDATA_SET_ELEM_COMMENT: the element's `comment "..."` */
+  comment?: string;
+  /** NFTA_SET_ELEM_EXPR / NFTA_SET_ELEM_EXPRESSIONS: the element's own expressions (its `counter`...) */
+  exprs?: Expr[];
 }
 
 /** What to create: a named set of addresses (or any key). */
@@ -366,6 +372,11 @@ export function decodeElements(msg: NetlinkMessage): NftSetElements {
     if (exp !== undefined) el.expiresMs = exp;
     if (flags !== undefined) el.flags = flags;
     if (dataAttr) el.data = decodeData(dataAttr);
+    const comment = userdataString(e.bin(C.NFTA_SET_ELEM_USERDATA)?.toString('hex'), C.NFTNL_UDATA_SET_ELEM_COMMENT);
+    if (comment !== undefined) el.comment = comment;
+    const one = e.get(C.NFTA_SET_ELEM_EXPR);
+    const exprs = [...(one ? [one] : []), ...(e.nested(C.NFTA_SET_ELEM_EXPRESSIONS)?.all(C.NFTA_LIST_ELEM) ?? [])].map((x) => decodeExpr(x) as Expr);
+    if (exprs.length) el.exprs = exprs;
     elements.push(el);
   }
   return { family: familyName(g.family), table, set, elements };
@@ -418,6 +429,18 @@ export interface NftSetItem {
   data?: NftData;
   /** NFTA_SET_ELEM_OBJREF (object maps) of the (start) element */
   objref?: string;
+  /** the (start) element's comment */
+  comment?: string;
+  /** the (start) element's expressions */
+  exprs?: Expr[];
+}
+
+/** The NUL-terminated string of user data TLV `type` (a comment), or undefined when absent. */
+export function userdataString(hex: string | undefined, type: number): string | undefined {
+  const v = userdataTlvs(hex).get(type);
+  if (!v) return undefined;
+  const nul = v.indexOf(0);
+  return v.subarray(0, nul < 0 ? v.length : nul).toString('utf8');
 }
 
 /** libnftnl user data TLVs of NFTA_SET_USERDATA (type byte, length byte, value), by type. */
@@ -499,6 +522,8 @@ function itemOf(el: NftSetElement): NftSetItem {
   if (el.expiresMs !== undefined) it.expiresMs = el.expiresMs;
   if (el.data !== undefined) it.data = el.data;
   if (el.objref !== undefined) it.objref = el.objref;
+  if (el.comment !== undefined) it.comment = el.comment;
+  if (el.exprs !== undefined) it.exprs = el.exprs;
   return it;
 }
 

@@ -610,6 +610,73 @@ export const CORPUS: ReadonlyArray<{ table: string; text: string }> = [
 }
 `,
   },
+  // comments of a table, sets, chains and set elements; element counters
+  {
+    table: 'inet rt_meta',
+    text: `table inet rt_meta {
+	comment "tbl comment"
+	set s1 {
+		typeof ip saddr . tcp dport
+		flags interval
+		counter
+		auto-merge
+		comment "a set"
+		elements = { 127.0.0.1 . 22-25 counter packets 0 bytes 0 comment "el" }
+	}
+
+	set s2 {
+		type ipv4_addr
+		size 100
+		counter
+		comment "counted"
+		elements = { 127.0.0.2 counter packets 0 bytes 0 comment "two", 127.0.0.3 counter packets 0 bytes 0 comment "three",
+			     127.0.0.4 counter packets 0 bytes 0 }
+	}
+
+	map m1 {
+		type ipv4_addr : verdict
+		comment "a map"
+		elements = { 127.0.0.5 comment "five" : accept }
+	}
+
+	chain nohook {
+		comment "no hook chain"
+	}
+
+	chain base {
+		comment "base chain"
+		type filter hook input priority filter; policy accept;
+		ip saddr . tcp dport @s1 accept
+	}
+}
+`,
+  },
+  // a table switched off (`flags dormant`), with a comment
+  {
+    table: 'netdev rt_dormant',
+    text: `table netdev rt_dormant {
+	flags dormant
+	comment "off"
+
+	chain ing {
+		type filter hook ingress device "lo" priority filter; policy accept;
+		drop
+	}
+}
+`,
+  },
+  // a dormant table without a comment
+  {
+    table: 'ip rt_dormant_ip',
+    text: `table ip rt_dormant_ip {
+	flags dormant
+
+	chain c {
+		type filter hook input priority filter; policy accept;
+	}
+}
+`,
+  },
 ];
 
 /** Rules in a table's text: the lines of its chains other than the base chain header. */

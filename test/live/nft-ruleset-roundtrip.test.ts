@@ -64,6 +64,12 @@ for (const [i, { table, text }] of CORPUS.entries()) {
 
     const ourJson = JSON.parse(readFileSync(f('ours.json'), 'utf8')).nftables as Array<Record<string, unknown>>;
     const theirJson = JSON.parse(readFileSync(f('nft.json'), 'utf8')).nftables as Array<Record<string, unknown>>;
+    // nft 1.0.6 writes a dormant table's name where its flags belong ("flags": "rt_dormant"); synplug
+    // writes the flag's name, as later nft versions do: compare that, from nft's text listing
+    for (const x of theirJson) {
+      const tb = x.table as { name: string; flags?: string } | undefined;
+      if (tb?.flags === tb?.name && new RegExp(`^table \\S+ ${tb?.name} \\{\n\tflags dormant$`, 'm').test(theirs)) tb!.flags = 'dormant';
+    }
     t.truthy(ourJson[0].metainfo);
     t.is(
       (ourJson[0].metainfo as { json_schema_version?: number }).json_schema_version,
