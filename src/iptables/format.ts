@@ -1165,8 +1165,7 @@ export function formatRulesetText(rs: NftRuleset, options: FormatOptions = {}): 
     const flags = tableFlags(t, options);
     // nft: `flags` (then a blank line before the first block), then the comment
     if (flags.length) out += `\tflags ${flags.join(',')}\n`;
-    const comment = userdataString(t.userdata, C.NFTNL_UDATA_TABLE_COMMENT);
-    if (comment !== undefined) out += `\tcomment "${comment}"\n`;
+    if (t.comment !== undefined) out += `\tcomment "${t.comment}"\n`;
     const blocks: string[] = [];
     for (const o of (rs.objects ?? []).filter((x) => x.family === t.family && x.table === t.name)) blocks.push(objectText(o, options));
     const sets = rs.sets.filter((s) => s.family === t.family && s.table === t.name);

@@ -212,6 +212,12 @@ export interface HoldMode {
    * field the mode's record has, of the right type.
    */
   isRecord(r: Record<string, unknown>): boolean;
+  /**
+   * What in a whole record entry of this mode `setup` would refuse (a
+   * loopback address, a table that is not synplug's), as a sentence; a
+   * record naming it is refused and nothing is changed. Never throws.
+   */
+  recordRefusal?(r: Record<string, unknown>): string | undefined;
   /** The configuration a record entry gives the commands (the local plug hold's device, address...), if any. */
   configOf?(r: HoldRecord): Partial<GuardConfig>;
   /**
