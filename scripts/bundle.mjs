@@ -28,6 +28,7 @@ const entries = [
   { in: 'src/cli/bin.ts', out: 'cli' },
   { in: 'src/cli/bin/watchdog-main.ts', out: 'watchdog-main' },
   { in: 'src/cli/bin/demo-client-main.ts', out: 'demo-client-main' }, // synplug demo --inbound: the clients, in the demo's namespace
+  { in: 'src/cli/bin/demo-main.ts', out: 'demo-main' }, // synplug demo: the demo itself, in its own network namespace
 ];
 
 await build({

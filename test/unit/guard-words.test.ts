@@ -29,6 +29,7 @@ function demo(over: Partial<DemoResult>): DemoResult {
     gapMs: 200,
     clients: 1,
     maxHoldMs: 5200,
+    netns: 'own',
     setup: { by: 'demo', actions: [], removed: [] },
     phases: { unprotected: u, protected: p },
     ...verdictOf(u, p),
