@@ -61,6 +61,7 @@ registerHoldMode(inboundMode);
 registerHoldMode(queueMode);
 
 export type {
+  HeldTraffic,
   Hold,
   HoldAction,
   HoldHandoff,
