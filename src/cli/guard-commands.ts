@@ -426,6 +426,7 @@ export function guardCommands(program: Command): void {
             setup: f.setup,
             onNotice: (line) => process.stderr.write(`synplug: ${line}\n`),
           });
+          for (const w of r.warnings ?? []) process.stderr.write(`synplug: warning: ${w}\n`);
           if (f.json) process.stdout.write(JSON.stringify(protectJson(r)) + '\n');
           else process.stderr.write(formatProtect(r) + '\n');
           return r.exitCode;
@@ -473,6 +474,8 @@ export function guardCommands(program: Command): void {
           ...(inbound !== undefined && { inbound }),
           ...(f.local && { local: true }),
         });
+        // Every hold gone: the reload report's counters go too (report.ts).
+        if (inbound === undefined && !f.local) r.removed.push(...(await guard.removeReportCounters()));
         out(f.json, r, formatTeardown(r));
       }),
     );

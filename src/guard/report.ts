@@ -3,14 +3,18 @@
  * lost, counted for what is held only (never namespace-wide guesses).
  *
  * - `refused` and `reset`: counters in an nftables table of synplug's own
- *   (`inet synplug_report_<pid>`, flag `owner`: the kernel removes it with
- *   the socket that made it, so a crash leaves nothing), one base chain at
- *   the output hook counting the RSTs that leave what is held (the held
- *   addresses as source, the held ports as source port):
+ *   (`inet synplug_report`), one base chain at the output hook counting the
+ *   RSTs that leave what is held (the held addresses as source, the held
+ *   ports as source port), one pair of rules per held address and port:
  *   ```
- *   ip saddr A tcp flags & (rst|ack) == rst|ack tcp sequence 0 counter comment "refused"
- *   ip saddr A tcp flags & rst == rst counter comment "rst"
+ *   ip saddr A tcp flags & (rst|ack) == rst|ack tcp sequence 0 counter comment "refused A *"
+ *   ip saddr A tcp flags & rst == rst counter comment "rst A *"
  *   ```
+ *   The table stays (each protect reads its counters before and after, and
+ *   adds the rules it lacks): removing a base chain makes the kernel drop
+ *   every packet waiting in a netfilter queue of the namespace
+ *   (nf_queue_nf_hook_drop), so a table made and removed per protect would
+ *   drop a queue hold's held SYNs when protect is killed.
  *   A RST answering a SYN carries ACK and sequence 0 (RFC 793: no ACK in the
  *   segment, so SEQ=0, ACK=SEG.SEQ+SEG.LEN); every other RST from what is
  *   held resets a connection (`reset` = all RSTs - refused).
@@ -36,6 +40,10 @@ import { parseAddress } from '../iptables/validate.js';
 import * as C from '../iptables/constants.js';
 import type { Expr } from '../iptables/expr/index.js';
 
+/** synplug's table of RST counters. */
+export const REPORT_TABLE = 'synplug_report';
+/** Its chain (hook output, priority raw). */
+export const REPORT_CHAIN = 'rst';
 /** Counting ends at most this long after the release, ms. */
 export const REPORT_WINDOW_MS = 1000;
 /** Once the command has exited: counting ends when the counters did not change for this long, ms. */
@@ -137,14 +145,15 @@ const ACK = 0x10;
  * per held (address, port) pair, a `refused` rule (RST|ACK, sequence 0) and
  * an `rst` rule (every RST). Pairs held twice are counted once.
  */
-export function reportRules(held: readonly HeldTraffic[]): Array<{ comment: 'refused' | 'rst'; expr: Expr[] }> {
+export function reportRules(held: readonly HeldTraffic[]): Array<{ comment: string; kind: 'refused' | 'rst'; expr: Expr[] }> {
   const pairs = new Map<string, [string | undefined, number | undefined]>();
   for (const h of held) {
     for (const a of h.addrs.length ? h.addrs : [undefined]) for (const p of h.ports.length ? h.ports : [undefined]) pairs.set(`${a} ${p}`, [a, p]);
   }
   return [...pairs.values()].flatMap(([a, p]) => [
     {
-      comment: 'refused' as const,
+      comment: `refused ${a ?? '*'} ${p ?? '*'}`,
+      kind: 'refused' as const,
       expr: [
         ...fromHeld(a, p),
         ...flags(RST | ACK, RST | ACK),
@@ -153,7 +162,11 @@ export function reportRules(held: readonly HeldTraffic[]): Array<{ comment: 'ref
         { name: 'counter', packets: 0, bytes: 0 },
       ] as Expr[],
     },
-    { comment: 'rst' as const, expr: [...fromHeld(a, p), ...flags(RST, RST), { name: 'counter', packets: 0, bytes: 0 }] as Expr[] },
+    {
+      comment: `rst ${a ?? '*'} ${p ?? '*'}`,
+      kind: 'rst' as const,
+      expr: [...fromHeld(a, p), ...flags(RST, RST), { name: 'counter', packets: 0, bytes: 0 }] as Expr[],
+    },
   ]);
 }
 
@@ -172,7 +185,9 @@ const message = (e: unknown): string => (e instanceof Error ? e.message : String
  */
 export async function armReport(held: readonly HeldTraffic[]): Promise<ReportCounting> {
   const uncounted: string[] = [];
-  const table = { family: 'inet', name: `synplug_report_${process.pid}` };
+  const table = { family: 'inet', name: REPORT_TABLE };
+  const rules = reportRules(held);
+  const kindOf = new Map(rules.map((r) => [r.comment, r.kind]));
   let nft: NetlinkConnection | undefined;
   let diag: NetlinkConnection | undefined;
   let tableMade = false;
@@ -180,10 +195,14 @@ export async function armReport(held: readonly HeldTraffic[]): Promise<ReportCou
   else {
     try {
       nft = openNftables();
-      const b = new NftBatch().addTable({ ...table, flags: C.NFT_TABLE_F_OWNER });
-      b.addChain({ ...table, table: table.name, name: 'rst', type: 'filter', hook: 'output', prio: C.NF_IP_PRI_RAW, policy: 'accept' });
-      for (const r of reportRules(held)) b.addRule({ family: 'inet', table: table.name, chain: 'rst', expr: r.expr, comment: r.comment });
-      await b.commit(nft);
+      const have = new Set((await listRules(nft, { family: 'inet', table: table.name }).catch(() => [])).map((r) => r.comment));
+      const missing = rules.filter((r) => !have.has(r.comment));
+      if (missing.length > 0) {
+        const b = new NftBatch().addTable(table);
+        b.addChain({ ...table, table: table.name, name: REPORT_CHAIN, type: 'filter', hook: 'output', prio: C.NF_IP_PRI_RAW, policy: 'accept' });
+        for (const r of missing) b.addRule({ family: 'inet', table: table.name, chain: REPORT_CHAIN, expr: r.expr, comment: r.comment });
+        await b.commit(nft);
+      }
       tableMade = true;
     } catch (e) {
       uncounted.push(`the RST counters could not be set (${message(e)}): refused and reset were not counted`);
@@ -198,10 +217,14 @@ export async function armReport(held: readonly HeldTraffic[]): Promise<ReportCou
   const read = async (): Promise<Reading> => {
     const r: Reading = { rst: 0, refused: 0, listeners: new Map() };
     if (nft && tableMade) {
-      for (const rule of await listRules(nft, { family: 'inet', table: table.name })) {
+      // The first rule of each comment (two protects arming together may both have added one).
+      const seen = new Set<string>();
+      for (const rule of await listRules(nft, { family: 'inet', table: table.name, chain: REPORT_CHAIN })) {
+        const kind = rule.comment !== undefined ? kindOf.get(rule.comment) : undefined;
         const c = rule.expr.find((x) => x.name === 'counter') as { packets: number } | undefined;
-        if (c && rule.comment === 'refused') r.refused += c.packets;
-        if (c && rule.comment === 'rst') r.rst += c.packets;
+        if (!kind || !c || seen.has(rule.comment!)) continue;
+        seen.add(rule.comment!);
+        r[kind] += c.packets;
       }
     }
     if (diag) for (const l of await listTcpListeners(diag, { meminfo: true })) if (listensForHeld(l, held)) r.listeners.set(l.inode, l.drops ?? 0);
@@ -316,4 +339,27 @@ export function lossCauses(r: ReloadReport, how: { maxHoldReached: boolean; wait
   if (r.dropped > 0) out.push('the hold dropped SYNs over its limit: raise the queue maxlen (--queue-maxlen) or the plug limit');
   if ((r.listenerDrops ?? 0) > 0) out.push("the release burst overflowed the listener's backlog: raise the server's listen backlog (and net.core.somaxconn)");
   return out;
+}
+
+/**
+ * Remove synplug's table of RST counters (teardown of every hold). Never
+ * throws: a missing table, or no nftables, is nothing to remove.
+ * @returns what was removed, for teardown's list
+ */
+export async function removeReportCounters(): Promise<string[]> {
+  let nft: NetlinkConnection | undefined;
+  try {
+    nft = openNftables();
+    const exists = await listRules(nft, { family: 'inet', table: REPORT_TABLE }).then(
+      () => true,
+      () => false,
+    );
+    if (!exists) return [];
+    await new NftBatch().deleteTable({ family: 'inet', name: REPORT_TABLE }).commit(nft);
+    return [`nftables table inet ${REPORT_TABLE} (the reload report's RST counters)`];
+  } catch {
+    return [];
+  } finally {
+    nft?.close();
+  }
 }

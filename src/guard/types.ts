@@ -472,4 +472,6 @@ export interface ProtectResult {
   check?: PrecheckResult;
   /** the holds held, each with its kind (`plug`: a plug qdisc; `queue`: a netfilter queue) */
   holds?: Array<{ id: string; via: 'plug' | 'queue' }>;
+  /** what went wrong after the command ran without changing its outcome (the history not written...), one sentence each */
+  warnings?: string[];
 }
