@@ -12,6 +12,7 @@ import type * as GuardSysctl from '../guard/sysctl.js';
 import { EXIT, exitCodesHelp } from './exit-codes.js';
 import { jsonOption, run } from './run.js';
 import { formatCheck, formatMigrateReq, formatPlug, formatProtect, formatRelease, formatSetup, formatStatus, formatTeardown } from './format-guard.js';
+import { protectJson } from './format-guard.js';
 import { isIP } from 'node:net';
 
 /** The guard is loaded when a command runs, not at start-up: `--help` and `show` stay fast. */
@@ -391,7 +392,7 @@ export function guardCommands(program: Command): void {
   )
     .addHelpText(
       'after',
-      `${exitCodesHelp('protect')}\n\nAfterwards, stderr (or --json on stdout) tells how long the plug held, the packets held and released, drops, and synplug's own time inside the window.`,
+      `${exitCodesHelp('protect')}\n\nAfterwards, stderr (or --json on stdout, its "report") tells how long the hold lasted, the SYNs held, and what the reload still lost: SYNs dropped in the hold, refused (RST to a SYN) or reset connections of what is held, and drops by the listeners, counted until at most 1 s after the release; the text ends with one verdict line (lossless: 0 refused, 0 reset, 0 dropped).`,
     )
     .action(
       run(
@@ -421,7 +422,8 @@ export function guardCommands(program: Command): void {
             setup: f.setup,
             onNotice: (line) => process.stderr.write(`synplug: ${line}\n`),
           });
-          if (f.json) process.stdout.write(JSON.stringify(r) + '\n');
+          for (const w of r.warnings ?? []) process.stderr.write(`synplug: warning: ${w}\n`);
+          if (f.json) process.stdout.write(JSON.stringify(protectJson(r)) + '\n');
           else process.stderr.write(formatProtect(r) + '\n');
           return r.exitCode;
         },
@@ -470,6 +472,8 @@ export function guardCommands(program: Command): void {
           ...(f.local && { local: true }),
           ...(f.hold !== undefined && { hold: f.hold }),
         });
+        // Every hold gone: the reload report's counters go too (report.ts).
+        if (inbound === undefined && !f.local) r.removed.push(...(await guard.removeReportCounters()));
         out(f.json, r, formatTeardown(r));
       }),
     );

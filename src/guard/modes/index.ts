@@ -117,6 +117,7 @@ registerHoldMode(inboundMode);
 registerHoldMode(queueMode);
 
 export type {
+  HeldTraffic,
   Hold,
   HoldAction,
   HoldFacts,

@@ -72,7 +72,7 @@ import {
   type MarkRuleOptions,
   type PreparedElementOps,
 } from './local-nft.js';
-import type { Hold, HoldAction, HoldHandoff, HoldInspection, HoldMode, HoldSetupPlan, HoldSockets, SetupStep } from './types.js';
+import type { HeldTraffic, Hold, HoldAction, HoldHandoff, HoldInspection, HoldMode, HoldSetupPlan, HoldSockets, SetupStep } from './types.js';
 
 /** The pieces of the local hold, in the order `check` lists them (the address last). */
 export const LOCAL_PIECES = ['prio', 'pfifo1', 'pfifo2', 'pfifo3', 'plug', 'filter', 'nftables', 'address'] as const;
@@ -496,6 +496,11 @@ export class LocalHold implements Hold {
   /** @inheritdoc */
   checkDetails(): Record<string, unknown> {
     return {};
+  }
+
+  /** @inheritdoc */
+  heldTraffic(): HeldTraffic {
+    return { addrs: [this.config.addr], ports: [] };
   }
 
   /** @inheritdoc */

@@ -54,7 +54,7 @@ import type { WatchdogStep } from '../watchdog.js';
 import { resolveInboundDevice } from './inbound.js';
 import { readTableState, type TableState } from './local-nft.js';
 import { addressStep, removeAddress, summarizePieces } from './local.js';
-import type { Hold, HoldAction, HoldHandoff, HoldInspection, HoldMode, HoldScope, HoldSetupPlan, HoldSockets, SetupStep } from './types.js';
+import type { HeldTraffic, Hold, HoldAction, HoldHandoff, HoldInspection, HoldMode, HoldScope, HoldSetupPlan, HoldSockets, SetupStep } from './types.js';
 
 /** The queue number a queue hold uses unless `--queue-num` says otherwise (recorded by setup). */
 export const DEFAULT_QUEUE_NUM = 4200;
@@ -449,6 +449,11 @@ export class QueueHold implements Hold {
     if (!h) return { steps: [] };
     const step: WatchdogStep = { kind: 'nfqueue', what: `queue ${h.queueNum} release`, phase: 'release', fd: h.fd, queueNum: h.queueNum };
     return { steps: [step], fds: [h.fd] };
+  }
+
+  /** @inheritdoc */
+  heldTraffic(): HeldTraffic {
+    return { addrs: this.spec.addrs, ports: this.spec.ports };
   }
 
   /** @inheritdoc */

@@ -16,6 +16,9 @@ import type { HoldRecord, SetupRecord } from '../state.js';
 import type { HoldStatus, PieceState, PlugStats, SetupOptions, SetupResult, SetupState, UnrecordedIfb } from '../types.js';
 import type { WatchdogStep } from '../watchdog.js';
 import type { ModulePiece } from '../support.js';
+import type { HeldTraffic } from '../report.js';
+
+export type { HeldTraffic };
 
 /** The sockets a hold works through, shared by every hold of a session. */
 export interface HoldSockets {
@@ -132,6 +135,8 @@ export interface Hold {
   disarm?(): Promise<void>;
   /** What the watchdog needs to release this hold (and disarm it) when protect dies; called once holding started. */
   handoff(): HoldHandoff;
+  /** What it holds (destination addresses and TCP ports), for the reload's report (report.ts). */
+  heldTraffic?(): HeldTraffic;
   /** Its counters (packets held now, passed, dropped); undefined when the hold's holding piece is not there. @throws {NetlinkError} */
   plugStats(): Promise<PlugStats | undefined>;
   /**
