@@ -28,9 +28,10 @@ const entries = [
   { in: 'src/cli/bin.ts', out: 'cli' },
   { in: 'src/cli/bin/watchdog-main.ts', out: 'watchdog-main' },
   { in: 'src/cli/bin/demo-client-main.ts', out: 'demo-client-main' }, // synplug demo --inbound: the clients, in the demo's namespace
-  { in: 'src/cli/bin/demo-main.ts', out: 'demo-main' }, // synplug demo: the demo itself, in its own network namespace
 ];
 
+// only what this build makes (a bundle whose entry has gone must not stay to be packed)
+rmSync(out, { recursive: true, force: true });
 await build({
   absWorkingDir: root,
   entryPoints: entries.map((e) => ({ in: e.in, out: e.out })),

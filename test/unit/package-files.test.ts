@@ -128,10 +128,10 @@ test('the package ships what a user runs, once: one library form, the CLI bundle
     [],
     'no second build of the library',
   );
+  // the CLI ships once, as bundles; of dist/cjs/cli only the entry points of the demo's processes, which run on the library's modules
   t.deepEqual(
-    paths.filter((p) => /^dist\/cjs\/(cli|demo)\//.test(p)),
-    [],
-    'the programs ship once, as bundles',
+    paths.filter((p) => p.startsWith('dist/cjs/cli/') && p.endsWith('.js')).sort(),
+    ['dist/cjs/cli/bin/demo-client-main.js', 'dist/cjs/cli/bin/demo-main.js', 'dist/cjs/cli/exit-codes.js'],
   );
   t.deepEqual(paths.filter((p) => p.startsWith('dist/bundle/')).sort(), [
     'dist/bundle/cli.cjs',
@@ -145,6 +145,14 @@ test('the package ships what a user runs, once: one library form, the CLI bundle
     const files = typeof target === 'string' ? [target] : [target.types, target.default];
     for (const f of files) t.true(paths.includes(f.replace(/^\.\//, '')), `${sub}: ${f} is in the package`);
   }
+});
+
+test.serial("the demo's own process starts from the installed package (its entry point and every module it loads are packed)", (t) => {
+  const entry = join(packed(), 'node_modules', 'synplug', 'dist', 'cjs', 'cli', 'bin', 'demo-main.js');
+  // without an IPC channel it loads everything, then refuses with exit 2 and a message
+  const r = spawnSync(process.execPath, [entry], { encoding: 'utf8' });
+  t.is(r.status, 2, r.stderr);
+  t.regex(r.stderr, /start me with an IPC channel/);
 });
 
 test.serial('the installed CLI writes its code cache on its first run where the bundle directory is its own, and uses it after', (t) => {
