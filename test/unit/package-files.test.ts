@@ -129,10 +129,11 @@ test('the package ships what a user runs, once: one library form, the CLI bundle
     'no second build of the library',
   );
   // the CLI ships once, as bundles; of dist/cjs/cli only the entry points of the demo's processes, which run on the library's modules
-  t.deepEqual(
-    paths.filter((p) => p.startsWith('dist/cjs/cli/') && p.endsWith('.js')).sort(),
-    ['dist/cjs/cli/bin/demo-client-main.js', 'dist/cjs/cli/bin/demo-main.js', 'dist/cjs/cli/exit-codes.js'],
-  );
+  t.deepEqual(paths.filter((p) => p.startsWith('dist/cjs/cli/') && p.endsWith('.js')).sort(), [
+    'dist/cjs/cli/bin/demo-client-main.js',
+    'dist/cjs/cli/bin/demo-main.js',
+    'dist/cjs/cli/exit-codes.js',
+  ]);
   t.deepEqual(paths.filter((p) => p.startsWith('dist/bundle/')).sort(), [
     'dist/bundle/cli.cjs',
     'dist/bundle/demo-client-main.cjs',
