@@ -12,6 +12,7 @@ import type * as GuardSysctl from '../guard/sysctl.js';
 import { EXIT, exitCodesHelp } from './exit-codes.js';
 import { jsonOption, run } from './run.js';
 import { formatCheck, formatMigrateReq, formatPlug, formatProtect, formatRelease, formatSetup, formatStatus, formatTeardown } from './format-guard.js';
+import { protectJson } from './format-guard.js';
 import { isIP } from 'node:net';
 
 /** The guard is loaded when a command runs, not at start-up: `--help` and `show` stay fast. */
@@ -212,10 +213,10 @@ export function setupOptions(
  * (inbound holds only) those on the inbound holds' ports (check and status
  * show it; src/guard/sysctl.ts).
  */
-async function migrateReq(r: { addr?: string; holds: ReadonlyArray<{ mode: string; ports?: number[] }> }): Promise<GuardSysctl.MigrateReqReport> {
+async function migrateReq(r: { addr?: string; holds: ReadonlyArray<{ ports?: number[] }> }): Promise<GuardSysctl.MigrateReqReport> {
   const { migrateReqReport } = await import('../guard/sysctl.js');
   if (r.addr !== undefined) return migrateReqReport({ addr: r.addr });
-  const ports = [...new Set(r.holds.flatMap((h) => (h.mode === 'inbound' ? (h.ports ?? []) : [])))];
+  const ports = [...new Set(r.holds.flatMap((h) => h.ports ?? []))];
   return migrateReqReport(ports.length ? { ports } : {});
 }
 
@@ -306,7 +307,7 @@ export function guardCommands(program: Command): void {
   )
     .addHelpText('after', exitCodesHelp('check'))
     .action(
-      run(async (f: ConfigFlags & { inbound?: string | string[]; local?: boolean }) => {
+      run(async (f: ConfigFlags & { inbound?: string | string[]; local?: boolean; hold?: string }) => {
         const guard = await loadGuard();
         const sel = holdSelector(f, 'check');
         const r = await guard.check({ ...config({ ...f, inbound: undefined } as ConfigFlags), ...sel });
@@ -391,7 +392,7 @@ export function guardCommands(program: Command): void {
   )
     .addHelpText(
       'after',
-      `${exitCodesHelp('protect')}\n\nAfterwards, stderr (or --json on stdout) tells how long the plug held, the packets held and released, drops, and synplug's own time inside the window.`,
+      `${exitCodesHelp('protect')}\n\nAfterwards, stderr (or --json on stdout, its "report") tells how long the hold lasted, the SYNs held, and what the reload still lost: SYNs dropped in the hold, refused (RST to a SYN) or reset connections of what is held, and drops by the listeners, counted until at most 1 s after the release; the text ends with one verdict line (lossless: 0 refused, 0 reset, 0 dropped).`,
     )
     .action(
       run(
@@ -421,7 +422,8 @@ export function guardCommands(program: Command): void {
             setup: f.setup,
             onNotice: (line) => process.stderr.write(`synplug: ${line}\n`),
           });
-          if (f.json) process.stdout.write(JSON.stringify(r) + '\n');
+          for (const w of r.warnings ?? []) process.stderr.write(`synplug: warning: ${w}\n`);
+          if (f.json) process.stdout.write(JSON.stringify(protectJson(r)) + '\n');
           else process.stderr.write(formatProtect(r) + '\n');
           return r.exitCode;
         },
@@ -440,7 +442,7 @@ export function guardCommands(program: Command): void {
   )
     .addHelpText('after', exitCodesHelp('status'))
     .action(
-      run(async (f: ConfigFlags & { inbound?: string | string[]; local?: boolean }) => {
+      run(async (f: ConfigFlags & { inbound?: string | string[]; local?: boolean; hold?: string }) => {
         const guard = await loadGuard();
         const sel = holdSelector(f, 'status');
         const r = await guard.status({ ...config({ ...f, inbound: undefined } as ConfigFlags), ...sel });
@@ -454,11 +456,12 @@ export function guardCommands(program: Command): void {
       .command('teardown')
       .description('release, then remove exactly what setup added, for every hold (qdisc tree, filter, nftables table, address; IFB, SYN filters, clsact)')
       .option('--inbound <dev>', 'remove only the inbound hold of this device', collect)
-      .option('--local', 'remove only the local hold (on --dev, lo by default)'),
+      .option('--local', 'remove only the local hold (on --dev, lo by default)')
+      .option('--hold <id>', 'remove only the hold of this id (as check lists it: local, inbound:DEV, queue, queue:DEV)'),
   )
     .addHelpText('after', exitCodesHelp('teardown'))
     .action(
-      run(async (f: ConfigFlags & { inbound?: string | string[]; local?: boolean }) => {
+      run(async (f: ConfigFlags & { inbound?: string | string[]; local?: boolean; hold?: string }) => {
         const guard = await loadGuard();
         const inbound = oneInbound(f.inbound);
         if (inbound === '') throw new UsageError('--inbound is empty: give a device name');
@@ -467,7 +470,10 @@ export function guardCommands(program: Command): void {
           ...config({ ...f, inbound: undefined } as ConfigFlags),
           ...(inbound !== undefined && { inbound }),
           ...(f.local && { local: true }),
+          ...(f.hold !== undefined && { hold: f.hold }),
         });
+        // Every hold gone: the reload report's counters go too (report.ts).
+        if (inbound === undefined && !f.local) r.removed.push(...(await guard.removeReportCounters()));
         out(f.json, r, formatTeardown(r));
       }),
     );

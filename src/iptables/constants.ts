@@ -611,8 +611,6 @@ export const NFT_TYPE_INET_SERVICE = 13;
 /* libnftnl user data TLVs (libnftnl/udata.h): one byte type, one byte length, value. */
 /** NFTNL_UDATA_RULE_COMMENT: the rule's `comment "..."`, NUL-terminated. */
 export const NFTNL_UDATA_RULE_COMMENT = 0;
-/** NFTNL_UDATA_TABLE_COMMENT: the table's `comment "..."` in NFTA_TABLE_USERDATA (Linux 5.10+, nft 0.9.7+), NUL-terminated. */
-export const NFTNL_UDATA_TABLE_COMMENT = 0;
 /** NFTNL_UDATA_SET_KEYBYTEORDER: u32 host order; 2 = BYTEORDER_BIG_ENDIAN in nft. */
 export const NFTNL_UDATA_SET_KEYBYTEORDER = 0;
 
@@ -1103,6 +1101,14 @@ export const NFT_EXTHDR_F_PRESENT = 1;
 export const NFTA_SET_DESC_SIZE = 1;
 /** NFTA_SET_DESC_CONCAT: enum nft_set_desc_attributes, nf_tables.h */
 export const NFTA_SET_DESC_CONCAT = 2;
+/** NFTNL_UDATA_TABLE_COMMENT: libnftnl udata.h, a table's `comment "..."` (NUL-terminated; also NFTNL_UDATA_CHAIN_COMMENT, _SET_ELEM_COMMENT) */
+export const NFTNL_UDATA_TABLE_COMMENT = 0;
+/** NFTNL_UDATA_CHAIN_COMMENT: libnftnl udata.h, a chain's `comment "..."`, NUL-terminated */
+export const NFTNL_UDATA_CHAIN_COMMENT = 0;
+/** NFTNL_UDATA_SET_ELEM_COMMENT: libnftnl udata.h, a set element's `comment "..."`, NUL-terminated */
+export const NFTNL_UDATA_SET_ELEM_COMMENT = 0;
+/** NFTNL_UDATA_SET_COMMENT: libnftnl udata.h, a set's `comment "..."`, NUL-terminated */
+export const NFTNL_UDATA_SET_COMMENT = 7;
 /** NFTNL_UDATA_SET_MERGE_ELEMENTS: libnftnl udata.h, nft's `auto-merge` (u32 host order, 1) */
 export const NFTNL_UDATA_SET_MERGE_ELEMENTS = 2;
 /** NFTNL_UDATA_SET_KEY_TYPEOF: libnftnl udata.h, the expression of a set declared with `typeof` */

@@ -72,7 +72,7 @@ import {
   type MarkRuleOptions,
   type PreparedElementOps,
 } from './local-nft.js';
-import type { Hold, HoldAction, HoldHandoff, HoldInspection, HoldMode, HoldSetupPlan, HoldSockets, SetupStep } from './types.js';
+import type { HeldTraffic, Hold, HoldAction, HoldHandoff, HoldInspection, HoldMode, HoldSetupPlan, HoldSockets, SetupStep } from './types.js';
 
 /** The pieces of the local hold, in the order `check` lists them (the address last). */
 export const LOCAL_PIECES = ['prio', 'pfifo1', 'pfifo2', 'pfifo3', 'plug', 'filter', 'nftables', 'address'] as const;
@@ -504,6 +504,11 @@ export class LocalHold implements Hold {
   }
 
   /** @inheritdoc */
+  heldTraffic(): HeldTraffic {
+    return { addrs: [this.config.addr], ports: [] };
+  }
+
+  /** @inheritdoc */
   setupCommand(): string {
     return 'synplug setup';
   }
@@ -773,6 +778,19 @@ export const localMode: HoldMode = {
   via: 'plug',
   scopes: ['local'],
   isRecord: isLocalRecord,
+  deviceOfId: (id, dev) => (id === 'local' ? dev : undefined),
+  describe: (h) => ({
+    label: `local hold on ${h.dev}`,
+    clients: `to ${h.addr}`,
+    setup: 'synplug setup',
+    top: true,
+    fromRecord: false,
+    status: () => [],
+  }),
+  setupHead: (r) =>
+    r.changed
+      ? `synplug set up on ${r.dev} for ${r.addr} (mark ${r.mark}, plug limit ${r.limit} bytes):`
+      : `synplug already set up on ${r.dev} for ${r.addr}: nothing to change`,
   recordRefusal: localRecordRefusal,
   configOf(r: HoldRecord): Partial<GuardConfig> {
     const l = r as LocalHoldRecord;
