@@ -47,21 +47,30 @@ const SETUP = [
 /** Devices listed one at a time (`--dev`): those whose details name other devices or accounts. */
 const ONE_BY_ONE = ['vx5', 'v0', 'tn1', 'tn2', 'tp3'];
 
+/** `ip -d` and synplug's listings (text, JSON) of every device or of `dev`, into ip[-DEV].txt|json, ours[-DEV].txt|json. */
+function listings(dev?: string): string[] {
+  const cli = `${JSON.stringify(process.execPath)} --import=tsx ${JSON.stringify(join(ROOT, 'src/cli/bin.ts'))}`;
+  const out = (name: string): string => JSON.stringify(join(tmp, name));
+  const [tag, ipDev, ourDev] = dev === undefined ? ['', '', ''] : [`-${dev}`, ` dev ${dev}`, ` --dev ${dev}`];
+  return [
+    `${IP} -d link show${ipDev} > ${out(`ip${tag}.txt`)}`,
+    `${IP} -d -j link show${ipDev} > ${out(`ip${tag}.json`)}`,
+    `${cli} show link -d${ourDev} > ${out(`ours${tag}.txt`)}`,
+    `${cli} show link -d${ourDev} --json > ${out(`ours${tag}.json`)}`,
+  ];
+}
+
+/** Run SETUP then `lines` as root in a new network namespace. */
+function listAfterSetup(lines: string[]): { status: number | null; stderr: string } {
+  const script = ['set -e', ...SETUP, ...lines].join('\n');
+  return spawnSync('unshare', ['--net', 'bash', '-c', script], { cwd: ROOT, encoding: 'utf8', timeout: 120_000 });
+}
+
 /** `hello_timer    0.00` -> `hello_timer T`: timers run while the listings are taken. */
 const timersOut = (s: string): string => s.replace(/(_timer) +\d+\.\d\d/g, '$1 T');
 
 test('show link -d prints the kind details ip -d prints (bridge, bridge port, vxlan, tun), and --json ip -d -j', (t) => {
-  const cli = `${JSON.stringify(process.execPath)} --import=tsx ${JSON.stringify(join(ROOT, 'src/cli/bin.ts'))}`;
-  const out = (name: string): string => JSON.stringify(join(tmp, name));
-  const script = [
-    'set -e',
-    ...SETUP,
-    `${IP} -d link show > ${out('ip.txt')}`,
-    `${IP} -d -j link show > ${out('ip.json')}`,
-    `${cli} show link -d > ${out('ours.txt')}`,
-    `${cli} show link -d --json > ${out('ours.json')}`,
-  ].join('\n');
-  const r = spawnSync('unshare', ['--net', 'bash', '-c', script], { cwd: ROOT, encoding: 'utf8', timeout: 120_000 });
+  const r = listAfterSetup(listings());
   t.is(r.status, 0, r.stderr);
 
   const theirs = readFileSync(join(tmp, 'ip.txt'), 'utf8');
@@ -100,19 +109,7 @@ test('show link -d prints the kind details ip -d prints (bridge, bridge port, vx
 });
 
 test("show link -d --dev NAME: the details name other devices as ip does, asking the kernel (a vxlan's dev, a port's master), and tun owners", (t) => {
-  const cli = `${JSON.stringify(process.execPath)} --import=tsx ${JSON.stringify(join(ROOT, 'src/cli/bin.ts'))}`;
-  const out = (name: string): string => JSON.stringify(join(tmp, name));
-  const script = [
-    'set -e',
-    ...SETUP,
-    ...ONE_BY_ONE.flatMap((d) => [
-      `${IP} -d link show dev ${d} > ${out(`ip-${d}.txt`)}`,
-      `${IP} -d -j link show dev ${d} > ${out(`ip-${d}.json`)}`,
-      `${cli} show link -d --dev ${d} > ${out(`ours-${d}.txt`)}`,
-      `${cli} show link -d --dev ${d} --json > ${out(`ours-${d}.json`)}`,
-    ]),
-  ].join('\n');
-  const r = spawnSync('unshare', ['--net', 'bash', '-c', script], { cwd: ROOT, encoding: 'utf8', timeout: 120_000 });
+  const r = listAfterSetup(ONE_BY_ONE.flatMap((d) => listings(d)));
   t.is(r.status, 0, r.stderr);
   t.regex(readFileSync(join(tmp, 'ip-vx5.txt'), 'utf8'), / dev v1 /);
   for (const d of ONE_BY_ONE) {
