@@ -170,7 +170,11 @@ const TARGETS: Readonly<Record<string, Translation>> = {
   MARK: { revs: [2], size: 8, text: (b) => `meta mark set ${markSet(readU32(b, 0), readU32(b, 4), 'mark')}` },
   // struct xt_connmark_tginfo1 { __u32 ctmark, ctmask, nfmask; __u8 mode; };
   // struct xt_connmark_tginfo2 { __u32 ctmark, ctmask, nfmask; __u8 shift_dir, shift_bits, mode; };
-  // (the forms without a shift; with two different masks nft lists `xt target CONNMARK`)
+  // The kernel sets ct mark = (ct mark & ~ctmask) ^ ctmark (--set-xmark), saves ct mark =
+  // (ct mark & ~ctmask) ^ (mark & nfmask), restores mark = (mark & ~nfmask) ^ (ct mark & ctmask).
+  // libxtables' text of a masked save or restore (`ct mark set mark and 0xff`) and of a general
+  // --set-xmark (`ct mark set ct mark xor 0x3 and 0xfffffff0`) means something else: those stay
+  // raw, as does a shift.
   CONNMARK: {
     revs: [1, 2],
     size: 13,
@@ -179,15 +183,12 @@ const TARGETS: Readonly<Record<string, Translation>> = {
       if (rev === 2 && (b.length < 15 || b[13] !== 0)) return undefined;
       const mode = rev === 1 ? b[12] : b[14];
       if (mode === XT_CONNMARK_SET) {
-        // libxtables' order here is xor then and, the other way round from MARK's
-        return ctmark !== 0 && ctmask !== 0 && ctmark !== ctmask && ctmask !== 0xffffffff
-          ? `ct mark set ct mark xor ${hex32(ctmark)} and ${hex32(not32(ctmask))}`
-          : `ct mark set ${markSet(ctmark, ctmask, 'ct mark')}`;
+        const general = ctmark !== 0 && ctmask !== 0 && ctmark !== ctmask && ctmask !== 0xffffffff;
+        return general ? undefined : `ct mark set ${markSet(ctmark, ctmask, 'ct mark')}`;
       }
-      if (nfmask !== ctmask) return undefined;
-      const masked = ctmask === 0xffffffff ? '' : ` and ${hex32(ctmask)}`;
-      if (mode === XT_CONNMARK_SAVE) return `ct mark set mark${masked}`;
-      if (mode === XT_CONNMARK_RESTORE) return `meta mark set ct mark${masked}`;
+      if (nfmask !== 0xffffffff || ctmask !== 0xffffffff) return undefined;
+      if (mode === XT_CONNMARK_SAVE) return 'ct mark set mark';
+      if (mode === XT_CONNMARK_RESTORE) return 'meta mark set ct mark';
       return undefined;
     },
   },
