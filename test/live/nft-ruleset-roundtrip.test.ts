@@ -235,13 +235,13 @@ const IPTABLES_MATCHES: ReadonlyArray<[rule: string, raw?: 'raw']> = [
 ];
 
 /** Load iptables-nft rules in a fresh namespace; list them with nft (text, JSON) and synplug (text, JSON; stderr and exit codes). */
-function listIptables(name: string, rules: readonly string[]): { dir: string; f: (n: string) => string } {
+function listIptables(name: string, rules: ReadonlyArray<readonly [string, ...unknown[]]>): { dir: string; f: (n: string) => string } {
   const dir = join(tmp, name);
   spawnSync('mkdir', ['-p', dir]);
   const f = (n: string): string => join(dir, n);
   inNetns(
     [
-      ...rules.map((r) => `/usr/sbin/iptables-nft ${r}`),
+      ...rules.map(([r]) => `/usr/sbin/iptables-nft ${r}`),
       `${NFT} list ruleset > ${q(f('nft.txt'))} 2> /dev/null`,
       `${NFT} -j list ruleset > ${q(f('nft.json'))} 2> /dev/null`,
       'set +e',
@@ -255,10 +255,7 @@ function listIptables(name: string, rules: readonly string[]): { dir: string; f:
 test.serial(
   "iptables-nft's xt targets print as nft translates them; one nft lists as `xt target NAME`, or whose translation means something else, prints raw, named on stderr, exit 11",
   (t) => {
-    const { f } = listIptables(
-      'xt-targets',
-      IPTABLES_TARGETS.map(([r]) => r),
-    );
+    const { f } = listIptables('xt-targets', IPTABLES_TARGETS);
     const rules = (p: string): string[] =>
       readFileSync(f(p), 'utf8')
         .split('\n')
@@ -300,10 +297,7 @@ test.serial(
 test.serial(
   "iptables-nft's xt matches print as nft translates them; those synplug does not reproduce print raw with the match's name, in a short stderr line; exit 11",
   (t) => {
-    const { f } = listIptables(
-      'xt-matches',
-      IPTABLES_MATCHES.map(([r]) => r),
-    );
+    const { f } = listIptables('xt-matches', IPTABLES_MATCHES);
     const theirs = readFileSync(f('nft.txt'), 'utf8').split('\n');
     const ours = readFileSync(f('ours.txt'), 'utf8').split('\n');
     t.is(ours.length, theirs.length);
