@@ -323,7 +323,7 @@ export function guardCommands(program: Command): void {
       .description('hold new connections (buffer the plug) until "synplug release" or --max-hold')
       .option(
         '--max-hold <duration>',
-        'stop holding new connections after this long (kernel-enforced): e.g. 500ms, 10s, 1.5s, 2m, 1h (as the ms package reads it; bare: seconds), 10ms to 24h',
+        'release after this long, for every hold: a watchdog (a process of its own, left running when plug exits) drops this plug at the deadline and releases unless another live holder (a running protect) still holds; the local hold also stops marking new SYNs then in the kernel. E.g. 500ms, 10s, 1.5s, 2m, 1h (as the ms package reads it; bare: seconds), 10ms to 24h',
         '10s',
       ),
   )

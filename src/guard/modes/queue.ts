@@ -56,6 +56,7 @@ import type { WatchdogStep } from '../watchdog.js';
 import { resolveInboundDevice } from './inbound.js';
 import { readTableState, type TableState } from './local-nft.js';
 import { addressStep, removeAddress, summarizePieces } from './local.js';
+import { addressCarriesMark } from '../teardown-marks.js';
 import type { HeldTraffic, Hold, HoldAction, HoldHandoff, HoldInspection, HoldMode, HoldScope, HoldSetupPlan, HoldSockets, SetupStep } from './types.js';
 
 /** The queue number a queue hold uses unless `--queue-num` says otherwise (recorded by setup). */
@@ -106,7 +107,8 @@ type QueuePiece = (typeof QUEUE_PIECES)[number];
 
 interface QueueInspection extends HoldInspection<QueuePiece> {
   readonly state: SetupState;
-  readonly observed: { table: TableState; hasAddress: boolean; verdict: 'native' | 'compat' | 'none' };
+  /** addressMarked: the address carries synplug's mark (an earlier setup added it, maybe without recording it) */
+  readonly observed: { table: TableState; hasAddress: boolean; addressMarked: boolean; verdict: 'native' | 'compat' | 'none' };
 }
 
 /**
@@ -302,10 +304,12 @@ export class QueueHold implements Hold {
     const table = await readTableState(this.sockets.nft, 'inet', s.table);
     const verdict = table.table ? await this.verdict() : (this.verdictKind ?? 'native');
     let hasAddress = true;
+    let addressMarked = false;
     if (s.scope === 'local') {
       const a = s.addrs[0];
       const addrs = await listAddresses(this.sockets.route, { dev: this.ifindex, family: isIP(a) === 6 ? 'inet6' : 'inet' });
       hasAddress = addrs.some((x) => x.local === a);
+      addressMarked = addressCarriesMark(addrs.find((x) => x.local === a));
     }
     const chain = table.chains.find((c) => c.name === QUEUE_CHAIN);
     const want = verdict === 'none' ? [] : queueRules(s, verdict).map(ruleText);
@@ -325,7 +329,7 @@ export class QueueHold implements Hold {
       },
     };
     if (s.scope === 'inbound') delete (pieces as Partial<Record<QueuePiece, PieceState>>).address;
-    return { pieces, state: summarizePieces(pieces, ['address']), observed: { table, hasAddress, verdict } };
+    return { pieces, state: summarizePieces(pieces, ['address']), observed: { table, hasAddress, addressMarked, verdict } };
   }
 
   /**
@@ -361,7 +365,8 @@ export class QueueHold implements Hold {
     const { observed: o, pieces } = inspection as QueueInspection;
     const s = this.spec;
     const steps: Partial<Record<'address' | 'nftables', SetupStep>> = {};
-    let addedAddress = this.record?.addedAddress ?? false;
+    // An address with synplug's mark that no record lists: an earlier setup added it and was killed before recording it.
+    let addedAddress = (this.record?.addedAddress ?? false) || o.addressMarked;
     if (s.scope === 'local' && !o.hasAddress) {
       steps.address = addressStep(this.sockets.route, { ifindex: this.ifindex, dev: s.dev }, s.addrs[0], () => {
         addedAddress = true;
