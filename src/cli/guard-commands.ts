@@ -11,6 +11,7 @@ import type * as GuardModule from '../guard/index.js';
 import type * as GuardSysctl from '../guard/sysctl.js';
 import { EXIT, exitCodesHelp } from './exit-codes.js';
 import { jsonOption, run } from './run.js';
+import { formatSetupPlan } from './format-plan.js';
 import { formatCheck, formatMigrateReq, formatPlug, formatProtect, formatRelease, formatSetup, formatStatus, formatTeardown } from './format-guard.js';
 import { isIP } from 'node:net';
 
@@ -251,6 +252,7 @@ export function guardCommands(program: Command): void {
         'build the local hold (qdisc tree on lo, fw filter, nftables marking rule, address), or with --inbound DEV the inbound hold of DEV (idempotent: completes or corrects a partial setup)',
       )
       .option('--force', "replace a root qdisc on the device that is not synplug's", false)
+      .option('--dry-run', 'print what setup would add, replace or remove, and record, and change nothing')
       .option(
         '--inbound <dev>',
         'set up the inbound hold of this device instead: TCP SYNs arriving on it to --port (and --addr) are held on an IFB synplug creates (clsact + flower/u32 + mirred)',
@@ -288,10 +290,16 @@ export function guardCommands(program: Command): void {
             via?: string;
             queueNum?: string;
             queueMaxlen?: string;
+            dryRun?: boolean;
           },
         ) => {
           const guard = await loadGuard();
-          const r = await guard.setup(setupOptions({ ...f, inbound: oneInbound(f.inbound) }));
+          const opts = setupOptions({ ...f, inbound: oneInbound(f.inbound) });
+          if (f.dryRun) {
+            const p = await guard.planSetup(opts);
+            return out(f.json, p, formatSetupPlan(p));
+          }
+          const r = await guard.setup(opts);
           out(f.json, r, formatSetup(r));
         },
       ),

@@ -8,6 +8,7 @@
  * @module
  */
 export { setup, check } from './setup.js';
+export { planSetup, planAction, planEffects, type SetupPlan, type PlanChange, type PlanAction } from './setup-plan.js';
 export { plug, release, status, teardown } from './holds.js';
 export { protect, runProtected } from './protect.js';
 export { PrecheckFailedError, PRECHECK_TIMEOUT_MS, type PrecheckResult } from './precheck.js';
