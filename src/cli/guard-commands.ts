@@ -8,7 +8,6 @@ import { UsageError } from '../netlink/errors.js';
 import { DEFAULTS, parseDuration, parseUint, type GuardConfig } from '../guard/config.js';
 import { defaultNetns, netnsCookie } from '../netlink/netns.js';
 import type * as GuardModule from '../guard/index.js';
-import type * as GuardSysctl from '../guard/sysctl.js';
 import { EXIT, exitCodesHelp } from './exit-codes.js';
 import { jsonOption, run } from './run.js';
 import { formatSetupPlan } from './format-plan.js';
@@ -212,19 +211,6 @@ export function setupOptions(
 }
 
 /**
- * net.ipv4.tcp_migrate_req in the --netns namespace and what it means for the
- * listeners the holds reported protect: those of the local hold's address, or
- * (inbound holds only) those on the inbound holds' ports (check and status
- * show it; src/guard/sysctl.ts).
- */
-async function migrateReq(r: { addr?: string; holds: ReadonlyArray<{ mode: string; ports?: number[] }> }): Promise<GuardSysctl.MigrateReqReport> {
-  const { migrateReqReport } = await import('../guard/sysctl.js');
-  if (r.addr !== undefined) return migrateReqReport({ addr: r.addr });
-  const ports = [...new Set(r.holds.flatMap((h) => (h.mode === 'inbound' ? (h.ports ?? []) : [])))];
-  return migrateReqReport(ports.length ? { ports } : {});
-}
-
-/**
  * The hold `check` and `status` report: `--inbound DEV` or `--local` (as teardown takes them), every hold without.
  * @throws {UsageError} --inbound repeated or empty, --inbound with --local, or --inbound with the local hold's flags
  */
@@ -310,7 +296,7 @@ export function guardCommands(program: Command): void {
       program
         .command('check')
         .description(
-          'verify every hold set up (the local hold on lo, each inbound hold), or the one --inbound DEV / --local names; exit 0 complete, 1 nothing set up, 2 partly or differently set up. Also prints net.ipv4.tcp_migrate_req of the namespace and what it means for the listeners of the hold (--json: "sysctl")',
+          'verify every hold set up (the local hold on lo, each inbound hold), or the one --inbound DEV / --local names; exit 0 complete, 1 nothing set up, 12 partly or differently set up (2: bad arguments). Also prints net.ipv4.tcp_migrate_req of the namespace and what it means for the listeners of the hold (--json: "sysctl")',
         ),
       'verify',
     ),
@@ -322,9 +308,8 @@ export function guardCommands(program: Command): void {
         const guard = await loadGuard();
         const sel = holdSelector(f, 'check');
         const r = await guard.check({ ...config({ ...f, inbound: undefined } as ConfigFlags), ...sel });
-        const sysctl = await migrateReq(r);
-        out(f.json, { ...r, sysctl }, `${formatCheck(r)}\n${formatMigrateReq(sysctl)}`);
-        return r.state === 'ok' ? EXIT.OK : r.state === 'absent' ? EXIT.FAILURE : EXIT.USAGE;
+        out(f.json, r, `${formatCheck(r)}\n${formatMigrateReq(r.sysctl)}`);
+        return r.state === 'ok' ? EXIT.OK : r.state === 'absent' ? EXIT.FAILURE : EXIT.CHECK_PARTIAL;
       }),
     );
 
@@ -456,8 +441,7 @@ export function guardCommands(program: Command): void {
         const guard = await loadGuard();
         const sel = holdSelector(f, 'status');
         const r = await guard.status({ ...config({ ...f, inbound: undefined } as ConfigFlags), ...sel });
-        const sysctl = await migrateReq(r);
-        out(f.json, { ...r, sysctl }, `${formatStatus(r)}\n${formatMigrateReq(sysctl)}`);
+        out(f.json, r, `${formatStatus(r)}\n${formatMigrateReq(r.sysctl)}`);
       }),
     );
 

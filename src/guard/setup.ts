@@ -324,7 +324,7 @@ export async function check(opts: CheckOptions = {}): Promise<CheckResult> {
     const hasLocal = inspected.some((i) => i.hold.mode === holdModeFor('plug', 'local')?.name);
     const unrecorded = await findUnrecordedIfbs(s, record, { inbound, local });
     return {
-      // an IFB of synplug's that no record lists is a leftover: partly set up (exit 2), until teardown removes it
+      // an IFB of synplug's that no record lists is a leftover: partly set up (check: exit 12), until teardown removes it
       state: combineStates([...selected.map(stateOf), ...(unrecorded.length ? (['partial'] as const) : [])]),
       ...(unrecorded.length && { unrecorded }),
       ...(hasLocal && { dev: config.dev, addr: config.addr }),

@@ -196,7 +196,7 @@ test.serial('a foreign root qdisc on lo: exit 7, refused and left in place, noth
   const r = await within(cli(['demo', '--json']), 'the demo to end');
   t.is(r.code, 7, r.stderr);
   t.regex(r.stderr, /dev lo has a root qdisc that is not synplug's: qdisc pfifo 5:/);
-  t.like(JSON.parse(r.stdout), { category: 'foreign-state', exit_code: 7 });
+  t.like(JSON.parse(r.stdout), { category: 'foreign-state', exitCode: 7 });
   t.deepEqual(await snapshot(), before, 'the pfifo stays; nothing was added');
   t.deepEqual(
     (await qdiscs()).map((q) => `${q.kind} ${q.handle}`),

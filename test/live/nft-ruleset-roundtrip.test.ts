@@ -133,6 +133,6 @@ test.serial(
     t.deepEqual(rest, []);
     const json = JSON.parse(listing).nftables as Array<{ rule?: { expr: unknown[] } }>;
     t.deepEqual(json.find((x) => x.rule)?.rule?.expr[0], { raw: { name: 'meta', key: 'cgroup', dreg: 1 } });
-    t.like(JSON.parse(error), { category: 'unprintable', exit_code: 11 });
+    t.like(JSON.parse(error), { category: 'unprintable', exitCode: 11 });
   },
 );
