@@ -16,31 +16,17 @@ import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { netnsSnapshot } from '../helpers/netns-snapshot.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const BIN = join(ROOT, 'dist/bundle/synplug.cjs'); // package.json bin
 const NS = `spdiso${process.pid}`;
 const STATE = mkdtempSync(join(tmpdir(), 'synplug-demo-iso-'));
 const IP = '/usr/sbin/ip';
-const TC = '/usr/sbin/tc';
 
-function inNs(cmd: string, args: string[]): string {
-  return execFileSync(IP, ['netns', 'exec', NS, cmd, ...args], { encoding: 'utf8' });
-}
-
-/** Everything of the namespace the demo could change, as the reference tools print it; and the state directory's entries. */
+/** The namespace as the reference tools print it (test/helpers/netns-snapshot.ts), and the state directory's entries. */
 function snapshot() {
-  const links = inNs(IP, ['-d', '-j', 'link', 'show']);
-  const names = (JSON.parse(links) as Array<{ ifname: string }>).map((l) => l.ifname);
-  return {
-    links,
-    addrs: inNs(IP, ['-j', 'addr', 'show']),
-    qdiscs: inNs(TC, ['-j', 'qdisc', 'show']),
-    filters: names.map((dev) => [dev, inNs(TC, ['-j', 'filter', 'show', 'dev', dev]), inNs(TC, ['-j', 'filter', 'show', 'dev', dev, 'ingress'])]),
-    ruleset: inNs('/usr/sbin/nft', ['-j', 'list', 'ruleset']),
-    sysctls: inNs('/usr/sbin/sysctl', ['-a', '-r', '^net\\.']),
-    stateFiles: readdirSync(STATE),
-  };
+  return { ...netnsSnapshot(NS), stateFiles: readdirSync(STATE) };
 }
 
 /** A run of `synplug ARGS` in the namespace; `onLine` sees each stderr line as it comes (and may signal the process). */

@@ -14,6 +14,7 @@ import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { netnsSnapshot } from '../helpers/netns-snapshot.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const BIN = join(ROOT, 'dist/bundle/synplug.cjs');
@@ -21,25 +22,11 @@ const NS = `spdry${process.pid}`;
 const TMP = mkdtempSync(join(tmpdir(), 'synplug-dry-'));
 const STATE = join(TMP, 'state'); // not there: setup would create it
 const IP = '/usr/sbin/ip';
-const TC = '/usr/sbin/tc';
 const VETH = `spdry${process.pid % 100000}`;
 
-function inNs(cmd: string, args: string[]): string {
-  return execFileSync(IP, ['netns', 'exec', NS, cmd, ...args], { encoding: 'utf8' });
-}
-
+/** The namespace as the reference tools print it (test/helpers/netns-snapshot.ts), and the state directory's entries. */
 function snapshot() {
-  const links = inNs(IP, ['-d', '-j', 'link', 'show']);
-  const names = (JSON.parse(links) as Array<{ ifname: string }>).map((l) => l.ifname);
-  return {
-    links,
-    addrs: inNs(IP, ['-j', 'addr', 'show']),
-    qdiscs: inNs(TC, ['-j', 'qdisc', 'show']),
-    filters: names.map((dev) => [dev, inNs(TC, ['-j', 'filter', 'show', 'dev', dev]), inNs(TC, ['-j', 'filter', 'show', 'dev', dev, 'ingress'])]),
-    ruleset: inNs('/usr/sbin/nft', ['-j', 'list', 'ruleset']),
-    sysctls: inNs('/usr/sbin/sysctl', ['-a', '-r', '^net\\.']),
-    state: existsSync(STATE) ? readdirSync(STATE).sort() : null,
-  };
+  return { ...netnsSnapshot(NS), state: existsSync(STATE) ? readdirSync(STATE).sort() : null };
 }
 
 function synplug(args: string[]) {
