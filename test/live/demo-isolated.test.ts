@@ -30,8 +30,8 @@ function snapshot() {
 }
 
 /** A run of `synplug ARGS` in the namespace; `onLine` sees each stderr line as it comes (and may signal the process). */
-function demo(args: string[], onLine: (line: string, signal: (s: NodeJS.Signals) => void) => void = () => {}) {
-  const child = spawn(IP, ['netns', 'exec', NS, process.execPath, BIN, 'demo', ...args], {
+function demo(args: string[], onLine: (line: string, signal: (s: NodeJS.Signals) => void) => void = () => {}, pre: string[] = []) {
+  const child = spawn(IP, ['netns', 'exec', NS, ...pre, process.execPath, BIN, 'demo', ...args], {
     env: { ...process.env, SYNPLUG_STATE_DIR: STATE },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -155,5 +155,23 @@ test.serial('--here: the hold is set up in this namespace during the run (the sn
     r.stdout.split('\n')[0],
     /the local hold on lo \(via queue\) was set up for the demo and removed again; it ran in this network namespace \(--here\)$/,
   );
+  t.deepEqual(snapshot(), before);
+});
+
+test.serial('root without CAP_SYS_ADMIN (a container with NET_ADMIN only): exit 4 naming --here; with --here it runs in this namespace', async (t) => {
+  // setpriv: CAP_SYS_ADMIN dropped from the bounding set, so from the effective set at exec
+  const noSysAdmin = ['/usr/bin/setpriv', '--bounding-set', '-sys_admin'];
+  const before = snapshot();
+  const r = await demo(['--seconds', '1', '--restarts', '1'], () => {}, noSysAdmin);
+  t.is(r.code, 4, r.stderr);
+  t.regex(
+    r.stderr,
+    /synplug demo needs CAP_SYS_ADMIN to create its network namespace \(unshare\): run it as root \(or grant the capability\), or give --here to run it in this namespace/,
+  );
+  t.regex(r.stderr, /nothing was changed/);
+  t.deepEqual(snapshot(), before);
+  const here = await demo(['--here', '--seconds', '1', '--restarts', '1', '--json'], () => {}, noSysAdmin);
+  t.is(here.code, 0, here.stderr);
+  t.like(JSON.parse(here.stdout), { netns: 'caller', via: 'queue' });
   t.deepEqual(snapshot(), before);
 });
