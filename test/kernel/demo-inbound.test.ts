@@ -133,7 +133,11 @@ test.serial('demo --inbound (text): the table of both phases, the inbound line, 
   t.timeout(2 * TEST_TIMEOUT);
   const before = await snapshot();
   const nsBefore = netnsInUse();
-  const r = await within(cli(['demo', '--here', '--inbound', '--restarts', '3', '--gap', '300ms', '--seconds', '4']), 'the demo to end', 2 * TEST_TIMEOUT - 60_000);
+  const r = await within(
+    cli(['demo', '--here', '--inbound', '--restarts', '3', '--gap', '300ms', '--seconds', '4']),
+    'the demo to end',
+    2 * TEST_TIMEOUT - 60_000,
+  );
   t.log(`stdout:\n${r.stdout}\nstderr:\n${r.stderr}`);
   t.is(r.code, 0, r.stderr);
   t.regex(

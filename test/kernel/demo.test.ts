@@ -94,7 +94,11 @@ test.serial('demo --json on a clean lo: the unprotected phase loses requests, th
   await assertLoClean(t, 'before');
   const before = await snapshot();
   const gapMs = 300;
-  const r = await within(cli(['demo', '--here', '--json', '--restarts', '3', '--gap', `${gapMs}ms`, '--seconds', '4']), 'the demo to end', 2 * TEST_TIMEOUT - 60_000);
+  const r = await within(
+    cli(['demo', '--here', '--json', '--restarts', '3', '--gap', `${gapMs}ms`, '--seconds', '4']),
+    'the demo to end',
+    2 * TEST_TIMEOUT - 60_000,
+  );
   t.log(`stdout:\n${r.stdout}\nstderr:\n${r.stderr}`);
   t.is(r.code, 0, r.stderr);
   const j = JSON.parse(r.stdout) as {
