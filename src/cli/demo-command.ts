@@ -10,6 +10,7 @@
 import { type Command, Option } from 'commander';
 import { UsageError } from '../netlink/errors.js';
 import { parseDuration } from '../guard/config.js';
+import { holdModeFor } from '../guard/modes/index.js';
 import type * as DemoModule from '../demo/index.js';
 import { DEMO_LIMITS } from '../demo/options.js';
 import { EXIT, exitCodesHelp } from './exit-codes.js';
@@ -96,13 +97,13 @@ export function formatDemo(r: DemoModule.DemoResult): string {
   const head: [string, string, string] = ['', 'unprotected', 'protected'];
   const w = [0, 1, 2].map((i) => Math.max(head[i].length, ...rows.map((row) => row[i].length)));
   const line = (row: readonly string[]) => `${row[0].padEnd(w[0])}  ${row[1].padStart(w[1])}  ${row[2].padStart(w[2])}`.trimEnd();
-  const hold = `the ${r.mode} hold on ${r.dev} (via ${r.via})`;
-  const setupLine =
-    r.mode === 'inbound'
-      ? `clients in a network namespace of the demo's own (${r.inbound?.clientAddr ?? '?'} on ${r.inbound?.clientDev ?? '?'}), joined by a veth pair; ${hold} was set up for the demo and removed again, with the pair and the namespace`
-      : r.setup.by === 'demo'
-        ? `${hold} was set up for the demo and removed again`
-        : `${hold}, already set up, was used and left as it was`;
+  // The hold's own words: the local plug hold on lo, or the queue hold on a kernel without sch_plug...
+  const hold = holdModeFor(r.via, r.mode)?.describe({ scope: r.mode, dev: r.dev, addr: r.addr }).label ?? `${r.via} hold on ${r.dev}`;
+  const setupLine = r.inbound
+    ? `clients in a network namespace of the demo's own (${r.inbound.clientAddr} on ${r.inbound.clientDev}), joined by a veth pair; the ${hold} was set up for the demo and removed again, with the pair and the namespace`
+    : r.setup.by === 'demo'
+      ? `the ${hold} was set up for the demo and removed again`
+      : `the ${hold} (already set up) was used and left as it was`;
   const where = r.netns === 'own' ? 'it ran in a network namespace of its own: this one was not changed' : 'it ran in this network namespace (--here)';
   const held = p.restarts.filter((x) => x.maxHoldReached).length;
   const others = [u, p].flatMap((ph) => Object.entries(ph.otherErrors).map(([code, n]) => `${ph.name}: ${n} ${code}`));

@@ -229,6 +229,12 @@ export const COMMAND_EXIT_CODES = {
     [EXIT.NOT_PERMITTED, 'the holds could not be probed: that needs CAP_NET_ADMIN (run as root); what could be checked is shown'],
     [EXIT.MISSING_SUPPORT, 'no hold works on this kernel (what each one lacks is shown)'],
   ],
+  history: [
+    [EXIT.OK, 'shown (also when nothing is recorded)'],
+    failure('an unexpected error'),
+    usage(),
+    [EXIT.BAD_STATE, 'the state directory is unsafe, or a history file is damaged (named, with what to do)'],
+  ],
   help: [
     [EXIT.OK, 'help shown'],
     [EXIT.USAGE, 'no such command'],

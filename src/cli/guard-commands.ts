@@ -12,6 +12,7 @@ import { EXIT, exitCodesHelp } from './exit-codes.js';
 import { jsonOption, run } from './run.js';
 import { formatSetupPlan } from './format-plan.js';
 import { formatCheck, formatMigrateReq, formatPlug, formatProtect, formatRelease, formatSetup, formatStatus, formatTeardown } from './format-guard.js';
+import { protectJson } from './format-guard.js';
 import { isIP } from 'node:net';
 
 /** The guard is loaded when a command runs, not at start-up: `--help` and `show` stay fast. */
@@ -22,7 +23,6 @@ interface ConfigFlags {
   addr?: string | string[];
   mark?: string;
   limit?: string;
-  table?: string;
   stateDir?: string;
   json?: boolean;
 }
@@ -43,7 +43,6 @@ function configOptions(cmd: Command, which: { setup?: boolean; inbound?: boolean
   if (which.setup) {
     cmd.addOption(new Option('--limit <bytes>', 'plug limit in bytes; more is dropped (default 1048576)'));
   }
-  cmd.addOption(new Option('--table <name>', 'nftables table owned by synplug (default synplug)').hideHelp());
   cmd.addOption(
     new Option(
       '--state-dir <dir>',
@@ -103,7 +102,6 @@ function config(f: ConfigFlags): Partial<GuardConfig> {
     addr: Array.isArray(f.addr) ? f.addr[0] : f.addr,
     mark: f.mark !== undefined ? parseUint(f.mark, '--mark') : undefined,
     limit: f.limit !== undefined ? parseUint(f.limit, '--limit') : undefined,
-    table: f.table,
     stateDir: stateDirOf(f.stateDir),
   };
 }
@@ -151,22 +149,21 @@ export function oneInbound(v: string | string[] | undefined): string | undefined
 
 /**
  * Refuse the local hold's flags where an inbound hold is named.
- * @throws {UsageError} --dev, --mark, --table (or, for teardown, --addr) given
+ * @throws {UsageError} --dev, --mark (or, for teardown, --addr) given
  */
-export function refuseLocalFlags(f: { dev?: string; mark?: string; table?: string; addr?: string | string[] }, what: string): void {
+export function refuseLocalFlags(f: { dev?: string; mark?: string; addr?: string | string[] }, what: string): void {
   if (f.dev !== undefined)
     throw new UsageError(
       `--dev is the local hold's device; ${what}, the device the clients' packets arrive on (the local hold is set up and removed on its own)`,
     );
   if (f.mark !== undefined) throw new UsageError(`--mark is the local hold's firewall mark; the inbound hold marks nothing (${what})`);
-  if (f.table !== undefined) throw new UsageError(`--table is the local hold's nftables table; the inbound hold uses no nftables table (${what})`);
   if (f.addr !== undefined) throw new UsageError(`--addr is the local hold's proxy address here; ${what}, whatever addresses it was set up with`);
 }
 
 /**
  * setup's options from its flags: the local hold's, or with --inbound the
  * inbound hold's (--port, --addr repeated, --limit).
- * @throws {UsageError} --port or a second --addr without --inbound; --dev, --mark, --table or --force with it; a bad port
+ * @throws {UsageError} --port or a second --addr without --inbound; --dev, --mark or --force with it; a bad port
  */
 export function setupOptions(
   f: ConfigFlags & {
@@ -194,7 +191,7 @@ export function setupOptions(
     return { ...config(f), ...(f.force && { force: true }), ...via };
   }
   if (f.inbound === '') throw new UsageError('--inbound is empty: give the device connections arrive on');
-  refuseLocalFlags({ dev: f.dev, mark: f.mark, table: f.table }, 'with --inbound DEV, setup sets up the inbound hold of DEV');
+  refuseLocalFlags({ dev: f.dev, mark: f.mark }, 'with --inbound DEV, setup sets up the inbound hold of DEV');
   if (f.force) throw new UsageError("--force has no meaning with --inbound: the inbound hold never replaces a qdisc that is not synplug's");
   if (!f.port?.length) throw new UsageError('--inbound needs at least one --port PORT (the TCP port the server listens on; repeat for more)');
   const ports = f.port.map((p) => {
@@ -304,7 +301,7 @@ export function guardCommands(program: Command): void {
   )
     .addHelpText('after', exitCodesHelp('check'))
     .action(
-      run(async (f: ConfigFlags & { inbound?: string | string[]; local?: boolean }) => {
+      run(async (f: ConfigFlags & { inbound?: string | string[]; local?: boolean; hold?: string }) => {
         const guard = await loadGuard();
         const sel = holdSelector(f, 'check');
         const r = await guard.check({ ...config({ ...f, inbound: undefined } as ConfigFlags), ...sel });
@@ -388,7 +385,7 @@ export function guardCommands(program: Command): void {
   )
     .addHelpText(
       'after',
-      `${exitCodesHelp('protect')}\n\nAfterwards, stderr (or --json on stdout) tells how long the plug held, the packets held and released, drops, and synplug's own time inside the window.`,
+      `${exitCodesHelp('protect')}\n\nAfterwards, stderr (or --json on stdout, its "report") tells how long the hold lasted, the SYNs held, and what the reload still lost: SYNs dropped in the hold, refused (RST to a SYN) or reset connections of what is held, and drops by the listeners, counted until at most 1 s after the release; the text ends with one verdict line (lossless: 0 refused, 0 reset, 0 dropped).`,
     )
     .action(
       run(
@@ -418,7 +415,8 @@ export function guardCommands(program: Command): void {
             setup: f.setup,
             onNotice: (line) => process.stderr.write(`synplug: ${line}\n`),
           });
-          if (f.json) process.stdout.write(JSON.stringify(r) + '\n');
+          for (const w of r.warnings ?? []) process.stderr.write(`synplug: warning: ${w}\n`);
+          if (f.json) process.stdout.write(JSON.stringify(protectJson(r)) + '\n');
           else process.stderr.write(formatProtect(r) + '\n');
           return r.exitCode;
         },
@@ -437,7 +435,7 @@ export function guardCommands(program: Command): void {
   )
     .addHelpText('after', exitCodesHelp('status'))
     .action(
-      run(async (f: ConfigFlags & { inbound?: string | string[]; local?: boolean }) => {
+      run(async (f: ConfigFlags & { inbound?: string | string[]; local?: boolean; hold?: string }) => {
         const guard = await loadGuard();
         const sel = holdSelector(f, 'status');
         const r = await guard.status({ ...config({ ...f, inbound: undefined } as ConfigFlags), ...sel });
@@ -450,11 +448,12 @@ export function guardCommands(program: Command): void {
       .command('teardown')
       .description('release, then remove exactly what setup added, for every hold (qdisc tree, filter, nftables table, address; IFB, SYN filters, clsact)')
       .option('--inbound <dev>', 'remove only the inbound hold of this device', collect)
-      .option('--local', 'remove only the local hold (on --dev, lo by default)'),
+      .option('--local', 'remove only the local hold (on --dev, lo by default)')
+      .option('--hold <id>', 'remove only the hold of this id (as check lists it: local, inbound:DEV, queue, queue:DEV)'),
   )
     .addHelpText('after', exitCodesHelp('teardown'))
     .action(
-      run(async (f: ConfigFlags & { inbound?: string | string[]; local?: boolean }) => {
+      run(async (f: ConfigFlags & { inbound?: string | string[]; local?: boolean; hold?: string }) => {
         const guard = await loadGuard();
         const inbound = oneInbound(f.inbound);
         if (inbound === '') throw new UsageError('--inbound is empty: give a device name');
@@ -463,7 +462,10 @@ export function guardCommands(program: Command): void {
           ...config({ ...f, inbound: undefined } as ConfigFlags),
           ...(inbound !== undefined && { inbound }),
           ...(f.local && { local: true }),
+          ...(f.hold !== undefined && { hold: f.hold }),
         });
+        // Every hold gone: the reload report's counters go too (report.ts).
+        if (inbound === undefined && !f.local) r.removed.push(...(await guard.removeReportCounters()));
         out(f.json, r, formatTeardown(r));
       }),
     );

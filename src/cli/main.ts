@@ -18,6 +18,7 @@ import { reportError } from './run.js';
 export { run, reportError, jsonOption, oneOf, type OutputOptions } from './run.js';
 import { demoCommand } from './demo-command.js';
 import { doctorCommand } from './doctor-command.js';
+import { historyCommand } from './history-command.js';
 
 const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
 
@@ -42,6 +43,7 @@ export function buildProgram(): Command {
   showCommands(program);
   demoCommand(program);
   doctorCommand(program);
+  historyCommand(program);
   refuseRepeatedOptions(program);
   netnsOption(program);
   // Our own `help [command]`: commander's built-in one shows the main help, exit 0, for a command that does not exist.

@@ -12,6 +12,8 @@ export { check, status, holdsMigrateReq } from './reports.js';
 export { planSetup, planAction, planEffects, type SetupPlan, type PlanChange, type PlanAction } from './setup-plan.js';
 export { plug, release, teardown } from './holds.js';
 export { protect, runProtected } from './protect.js';
+export { removeReportCounters, lossCauses, type ReloadReport, type HeldTraffic } from './report.js';
+export { readHistory, type HistoryEntry } from './history.js';
 export { PrecheckFailedError, PRECHECK_TIMEOUT_MS, type PrecheckResult } from './precheck.js';
 export { recoverStale } from './context.js';
 export type {

@@ -10,6 +10,7 @@ import { startWatchdog } from './watchdog.js';
 import { contextFor, openSession, recoverStale } from './context.js';
 import { isSetUp, requireSetUp, setup } from './setup.js';
 import { runProtected } from './window.js';
+import { recordReload } from './history.js';
 import type { GuardProtectOptions, ListenTarget, ProtectOptions, ProtectResult, ProtectSession } from './types.js';
 
 export { runProtected };
@@ -30,6 +31,7 @@ export async function protect(opts: GuardProtectOptions): Promise<ProtectResult>
   }
   if (opts.maxHoldMs !== undefined && !(opts.maxHoldMs >= 10)) throw new UsageError('max-hold (--max-hold) must be at least 10 ms');
   const { config, store, record } = contextFor(opts, 'synplug protect');
+  const started = new Date();
   // The watchdog (a process of its own) starts while phase one checks.
   const watchdog = startWatchdog();
   watchdog.catch(() => {}); // its failure is reported where it is awaited
@@ -63,9 +65,9 @@ export async function protect(opts: GuardProtectOptions): Promise<ProtectResult>
         (w) => w.done(),
         () => {},
       );
-      return await runProtected(s, opts);
+      return await recordReload(config.stateDir, started, await runProtected(s, opts));
     }
-    return await runProtected(s, opts, watchdog);
+    return await recordReload(config.stateDir, started, await runProtected(s, opts, watchdog));
   } finally {
     if (!handedOver)
       void watchdog.then(

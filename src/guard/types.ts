@@ -11,6 +11,7 @@ import type { WatchdogStep } from './watchdog.js';
 import type { FilterEntry, QdiscEntry } from '../tc/types.js';
 import type { PrecheckResult } from './precheck.js';
 import type { MigrateReqReport } from './sysctl.js';
+import type { HeldTraffic, ReloadReport } from './report.js';
 
 /** Options every guard operation takes: the configuration (defaults from setup's record, then built-in). */
 export type GuardOptions = Partial<GuardConfig>;
@@ -408,6 +409,8 @@ export interface ProtectSession {
   readonly holdIds?: readonly string[];
   /** each hold's id and kind, for the result */
   readonly holdKinds?: ReadonlyArray<{ id: string; via: 'plug' | 'queue' }>;
+  /** what each hold holds, for the reload's report; without it the report counts only the holds' own counters */
+  heldTraffic?(): HeldTraffic[];
 }
 
 /** Options of `runProtected`. */
@@ -443,17 +446,19 @@ export interface ProtectResult {
   exitCode: number;
   /** the signal that killed the command, if one did */
   signal: string | null;
-  /** plug ack to release ack (or, when another holder keeps the plug, to this protect giving up its lease), milliseconds */
+  /** what the reload held and lost (report.ts): held SYNs, hold time, dropped, refused, reset, listener drops, lossless */
+  report: ReloadReport;
+  /** @deprecated read `report.holdMs` (kept for library callers until they move; not in the CLI's --json) */
   heldMs: number;
   /** the release came from the max-hold deadline, not from the command */
   maxHoldReached: boolean;
-  /** packets that passed the plug during the window (held, then released) */
+  /** @deprecated read `report.heldSyns` (kept for library callers until they move; not in the CLI's --json) */
   packetsReleased: number;
   /** bytes likewise */
   bytesReleased: number;
   /** packets still queued in the plug right after the release ack (dequeued next) */
   backlogAfterRelease: number;
-  /** packets the plug dropped over its limit during the window */
+  /** @deprecated read `report.dropped` (kept for library callers until they move; not in the CLI's --json) */
   drops: number;
   /** the time synplug itself spent inside the plug window, microseconds */
   overhead: {
@@ -478,4 +483,6 @@ export interface ProtectResult {
   check?: PrecheckResult;
   /** the holds held, each with its kind (`plug`: a plug qdisc; `queue`: a netfilter queue) */
   holds?: Array<{ id: string; via: 'plug' | 'queue' }>;
+  /** what went wrong after the command ran without changing its outcome (the history not written...), one sentence each */
+  warnings?: string[];
 }

@@ -79,7 +79,7 @@ test.serial('a normal run: the caller namespace is identical during and after it
   const first = r.stdout.split('\n')[0];
   t.regex(
     first,
-    /the local hold on lo \(via queue\) was set up for the demo and removed again; it ran in a network namespace of its own: this one was not changed$/,
+    /the local queue hold was set up for the demo and removed again; it ran in a network namespace of its own: this one was not changed$/,
   );
   t.regex(r.stdout, /^PROTECTED: /m);
   t.truthy(during, 'a snapshot was taken while the demo ran');
@@ -153,7 +153,7 @@ test.serial('--here: the hold is set up in this namespace during the run (the sn
   t.notDeepEqual(during!.ruleset, before.ruleset, "the queue hold's table is in this namespace's ruleset during the run");
   t.regex(
     r.stdout.split('\n')[0],
-    /the local hold on lo \(via queue\) was set up for the demo and removed again; it ran in this network namespace \(--here\)$/,
+    /the local queue hold was set up for the demo and removed again; it ran in this network namespace \(--here\)$/,
   );
   t.deepEqual(snapshot(), before);
 });

@@ -43,7 +43,7 @@ test("demo-main: the entry point is where the demo looks for it, from the source
   t.is(demoEntryPath('demo-main'), join(ROOT, 'src/cli/bin/demo-main.ts'));
   t.true(existsSync(demoEntryPath('demo-main')));
   t.is(demoEntryPath('demo-main', join(ROOT, 'dist/demo/client-process.js')), join(ROOT, 'dist/cli/bin/demo-main.js'));
-  t.is(demoEntryPath('demo-main', join(ROOT, 'dist/bundle/cli.cjs')), join(ROOT, 'dist/bundle/demo-main.cjs'));
+  t.is(demoEntryPath('demo-main', join(ROOT, 'dist/bundle/cli.cjs')), join(ROOT, 'dist/cjs/cli/bin/demo-main.js'));
 });
 
 function result(over: Partial<DemoResult>): DemoResult {
@@ -73,14 +73,14 @@ test('the summary line says where the demo ran and which hold it used', (t) => {
   const first = (r: DemoResult) => formatDemo(r).split('\n')[0];
   t.regex(
     first(result({})),
-    /; the local hold on lo \(via queue\) was set up for the demo and removed again; it ran in a network namespace of its own: this one was not changed$/,
+    /; the local queue hold was set up for the demo and removed again; it ran in a network namespace of its own: this one was not changed$/,
   );
   t.regex(
     first(result({ netns: 'caller', via: 'plug' })),
-    /; the local hold on lo \(via plug\) was set up for the demo and removed again; it ran in this network namespace \(--here\)$/,
+    /; the local hold on lo was set up for the demo and removed again; it ran in this network namespace \(--here\)$/,
   );
   t.regex(
     first(result({ netns: 'caller', setup: { by: 'already', actions: [], removed: [] } })),
-    /; the local hold on lo \(via queue\), already set up, was used and left as it was;/,
+    /; the local queue hold \(already set up\) was used and left as it was;/,
   );
 });

@@ -182,7 +182,7 @@ test('formatDemo, inbound mode: the first line names the client namespace, its a
   t.regex(first, /^synplug demo: a pong server on 169\.254\.212\.1:40000 /);
   t.regex(
     first,
-    /clients in a network namespace of the demo's own \(169\.254\.212\.2 on spdab12c\), joined by a veth pair; the inbound hold on spdab12s \(via plug\) was set up for the demo and removed again/,
+    /clients in a network namespace of the demo's own \(169\.254\.212\.2 on spdab12c\), joined by a veth pair; the inbound hold on spdab12s was set up for the demo and removed again/,
   );
   t.notRegex(first, /local hold/);
 });

@@ -1,0 +1,41 @@
+/**
+ * `synplug history [--json] [-n N]`: the reloads protect recorded, oldest
+ * first (the engine is src/guard/history.ts).
+ *
+ * @module
+ */
+import { Option, type Command } from 'commander';
+import type { HistoryEntry } from '../guard/history.js';
+import { DEFAULTS, parseUint } from '../guard/config.js';
+import { exitCodesHelp } from './exit-codes.js';
+import { formatVerdict } from './format-guard.js';
+import { stateDirOf } from './guard-commands.js';
+import { jsonOption, run } from './run.js';
+
+/** One entry as a line: id, start, command, holds, hold time, held SYNs, exit status, the verdict. */
+export function formatHistoryEntry(e: HistoryEntry): string {
+  const verdict = formatVerdict({ report: e.report, maxHoldReached: false, newListener: undefined }).replace(/; likely cause: .*$/, '');
+  return `#${e.id} ${e.start} ${e.command} (${e.holds.join(', ')}): held ${e.report.holdMs.toFixed(1)} ms, ${e.report.heldSyns} SYN(s); exit ${e.exitCode}; ${verdict}`;
+}
+
+/** Register `synplug history` on the program. */
+export function historyCommand(program: Command): void {
+  program
+    .command('history')
+    .description(
+      'the reloads protect recorded in the state directory (bounded, rotated), oldest first: when, the holds, the hold time, the held SYNs, the exit status and the report',
+    )
+    .addOption(new Option('-n <count>', 'only the last COUNT'))
+    .addOption(new Option('--state-dir <dir>', 'state directory (default /run/synplug, env SYNPLUG_STATE_DIR)'))
+    .addOption(jsonOption())
+    .addHelpText('after', exitCodesHelp('history'))
+    .action(
+      run(async (f: { json?: boolean; n?: string; stateDir?: string }) => {
+        const n = f.n !== undefined ? parseUint(f.n, '-n') : undefined;
+        const { readHistory } = await import('../guard/history.js');
+        const entries = readHistory(stateDirOf(f.stateDir) ?? DEFAULTS.stateDir, n);
+        if (f.json) process.stdout.write(`${JSON.stringify(entries)}\n`);
+        else process.stdout.write(entries.length ? `${entries.map(formatHistoryEntry).join('\n')}\n` : 'no reload recorded\n');
+      }),
+    );
+}
