@@ -62,7 +62,7 @@ test.serial('a failing --check (haproxy -c on a broken config): exit 10, its out
   t.regex(r.stderr, /--check command exited \d+ .*nothing was held and the reload command was not run/);
   const body = JSON.parse(r.stdout.trim().split('\n').pop()!);
   t.is(body.category, 'check-failed');
-  t.is(body.exit_code, 10);
+  t.is(body.exitCode, 10);
   t.false(existsSync(marker), 'the reload command was not run');
   t.deepEqual(await activeElements(), [], 'marking was never armed');
   t.not(readPlugJson()?.state, 'buffering');
