@@ -12,7 +12,7 @@ import type * as GuardSysctl from '../guard/sysctl.js';
 import { EXIT, exitCodesHelp } from './exit-codes.js';
 import { jsonOption, run } from './run.js';
 import { formatCheck, formatMigrateReq, formatPlug, formatProtect, formatRelease, formatSetup, formatStatus, formatTeardown } from './format-guard.js';
-import { protectJson } from './format-guard.js';
+import { formatLastReload, protectJson } from './format-guard.js';
 import { isIP } from 'node:net';
 
 /** The guard is loaded when a command runs, not at start-up: `--help` and `show` stay fast. */
@@ -451,7 +451,8 @@ export function guardCommands(program: Command): void {
         const sel = holdSelector(f, 'status');
         const r = await guard.status({ ...config({ ...f, inbound: undefined } as ConfigFlags), ...sel });
         const sysctl = await migrateReq(r);
-        out(f.json, { ...r, sysctl }, `${formatStatus(r)}\n${formatMigrateReq(sysctl)}`);
+        const last = guard.lastReload(stateDirOf(f.stateDir) ?? DEFAULTS.stateDir);
+        out(f.json, { ...r, sysctl, ...last }, `${formatStatus(r)}\n${formatMigrateReq(sysctl)}\n${formatLastReload(last)}`);
       }),
     );
 

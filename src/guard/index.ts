@@ -11,7 +11,7 @@ export { setup, check } from './setup.js';
 export { plug, release, status, teardown } from './holds.js';
 export { protect, runProtected } from './protect.js';
 export { removeReportCounters, lossCauses, type ReloadReport, type HeldTraffic } from './report.js';
-export { readHistory, type HistoryEntry } from './history.js';
+export { readHistory, lastReload, type HistoryEntry } from './history.js';
 export { PrecheckFailedError, PRECHECK_TIMEOUT_MS, type PrecheckResult } from './precheck.js';
 export { recoverStale } from './context.js';
 export type {
