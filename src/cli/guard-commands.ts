@@ -392,6 +392,10 @@ export function guardCommands(program: Command): void {
         '60s',
       )
       .option('--setup', 'set up first when synplug is not set up', false)
+      .option(
+        '--metrics-file <path>',
+        "add this reload to the totals (kept in the state directory) and write them to PATH in Prometheus' text format, as node_exporter's textfile collector reads it (a temporary file, then a rename); PATH's directory must exist and be safe (exit 2 otherwise, before anything is held)",
+      )
       .passThroughOptions(),
   )
     .addHelpText(
@@ -402,7 +406,7 @@ export function guardCommands(program: Command): void {
       run(
         async (
           command: string[],
-          f: ConfigFlags & { maxHold: string; waitListen?: string; user?: string; check?: string; checkTimeout: string; setup: boolean },
+          f: ConfigFlags & { maxHold: string; waitListen?: string; user?: string; check?: string; checkTimeout: string; setup: boolean; metricsFile?: string },
           cmd: Command,
         ) => {
           const guard = await loadGuard();
@@ -424,6 +428,7 @@ export function guardCommands(program: Command): void {
             waitListen,
             user: f.user,
             setup: f.setup,
+            ...(f.metricsFile !== undefined && { metricsFile: f.metricsFile }),
             onNotice: (line) => process.stderr.write(`synplug: ${line}\n`),
           });
           for (const w of r.warnings ?? []) process.stderr.write(`synplug: warning: ${w}\n`);
