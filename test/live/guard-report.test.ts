@@ -18,7 +18,7 @@
  * threads, a connection every 10 ms each, stopping once the server is back.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -118,8 +118,40 @@ function listening(p: ChildProcess): Promise<void> {
 }
 
 /** The queue hold for ADDR, the server, the clients running; protect restarts the server with `flags`; the clients stop once it is back. */
-async function restartUnder(flags: string[], closeQueued = false): Promise<Json> {
+/**
+ * Scrape the textfile collector of a real node_exporter (Debian's prometheus-node-exporter) reading `dir`, on
+ * 127.0.0.1 of this namespace: the synplug series and the collector's own error gauge.
+ */
+async function scrape(dir: string): Promise<Record<string, number>> {
+  const port = 39499;
+  const ne = spawn(
+    '/usr/bin/prometheus-node-exporter',
+    ['--collector.disable-defaults', '--collector.textfile', `--collector.textfile.directory=${dir}`, `--web.listen-address=127.0.0.1:${port}`],
+    { stdio: 'ignore' },
+  );
+  try {
+    let text = '';
+    for (let i = 0; i < 200 && !text; i++) {
+      text = await fetch(`http://127.0.0.1:${port}/metrics`).then(
+        (r) => r.text(),
+        () => '',
+      );
+      if (!text) await sleep(50);
+    }
+    const out: Record<string, number> = {};
+    for (const l of text.split('\n'))
+      if (/^(synplug_|node_textfile_scrape_error)/.test(l)) out[l.slice(0, l.lastIndexOf(' '))] = Number(l.slice(l.lastIndexOf(' ') + 1));
+    return out;
+  } finally {
+    ne.kill();
+  }
+}
+
+async function restartUnder(flags: string[], closeQueued = false, metrics = false): Promise<Json> {
   const dir = mkdtempSync(join(tmpdir(), 'sp-report-'));
+  const textfile = join(dir, 'textfile');
+  mkdirSync(textfile, { mode: 0o755 });
+  if (metrics) flags = [...flags, '--metrics-file', join(textfile, 'synplug.prom')];
   const env = { ...process.env, SYNPLUG_STATE_DIR: join(dir, 'state') };
   const back = join(dir, 'back');
   const stop = join(dir, 'stop');
@@ -148,12 +180,16 @@ async function restartUnder(flags: string[], closeQueued = false): Promise<Json>
     text: text.stderr,
     history: JSON.parse(history.stdout),
     lastReload: JSON.parse(status.stdout).lastReload,
+    ...(metrics && {
+      scraped: await scrape(textfile),
+      promtool: spawnSync('/usr/bin/promtool', ['check', 'metrics'], { input: readFileSync(join(textfile, 'synplug.prom')), encoding: 'utf8' }).status,
+    }),
   };
 }
 
 const scenarios = {
   early: () => restartUnder(['--max-hold', '100ms']),
-  proper: () => restartUnder(['--max-hold', '10s', '--wait-listen', `${ADDR}:${PORT}`]),
+  proper: () => restartUnder(['--max-hold', '10s', '--wait-listen', `${ADDR}:${PORT}`], false, true),
   /** The counting rules as nft prints them, three refusals counted, a second arming adding nothing. */
   async rules() {
     const { armReport } = await import('../../src/guard/report.js');
@@ -226,6 +262,19 @@ if (!(await runScenarioIfChild(ENV, scenarios))) {
     t.like(r.history[0], { id: 1, command: 'protect', holds: ['queue'], exitCode: 0 });
     t.is(r.history[1].id, 2);
     t.deepEqual(r.lastReload, r.history[1]);
+    // --metrics-file, scraped by a real node_exporter's textfile collector: this reload, lossless.
+    t.is(r.promtool, 0, 'promtool check metrics');
+    t.is(r.scraped.node_textfile_scrape_error, 0);
+    t.like(r.scraped, {
+      'synplug_reloads_total{result="lossless"}': 1,
+      'synplug_reloads_total{result="lost"}': 0,
+      'synplug_reloads_total{result="failed"}': 0,
+      synplug_held_syns_total: rep.heldSyns,
+      synplug_refused_total: 0,
+      synplug_reset_total: 0,
+      synplug_dropped_total: 0,
+      synplug_hold_seconds_count: 1,
+    });
   });
 
   test('the counting rules, as nft lists them: per held address and port a refused rule (RST|ACK, sequence 0) and a RST rule, at the output hook', (t) => {
