@@ -124,7 +124,7 @@ export function checkMetricsFile(path: string): MetricsTarget {
 
 /** A reload's result: failed when protect threw or the command failed; else by the report. */
 export function reloadResult(outcome: { exitCode: number; report: ReloadReport } | undefined): ReloadResult {
-  if (!outcome || outcome.exitCode !== 0) return 'failed';
+  if (outcome?.exitCode !== 0) return 'failed';
   if (outcome.report.lossless === null) return 'uncounted';
   return outcome.report.lossless ? 'lossless' : 'lost';
 }
