@@ -30,6 +30,8 @@ const entries = [
   { in: 'src/cli/bin/demo-client-main.ts', out: 'demo-client-main' }, // synplug demo --inbound: the clients, in the demo's namespace
 ];
 
+// only what this build makes (a bundle whose entry has gone must not stay to be packed)
+rmSync(out, { recursive: true, force: true });
 await build({
   absWorkingDir: root,
   entryPoints: entries.map((e) => ({ in: e.in, out: e.out })),
@@ -46,7 +48,7 @@ await build({
   define: { 'import.meta.url': '__synplug_bundle_url' },
   // (esbuild keeps bin.ts's #! line first, above the banner)
   banner: { js: "const __synplug_bundle_url = require('node:url').pathToFileURL(__filename).href;" },
-  sourcemap: 'linked',
+  sourcemap: 'external', // for developers; the package ships no maps
   legalComments: 'eof',
   logLevel: 'warning',
 });
@@ -77,7 +79,7 @@ await build({
   external: ['koffi'],
   define: { 'import.meta.url': '__synplug_bundle_url' },
   banner: { js: "const __synplug_bundle_url = require('node:url').pathToFileURL(__filename).href;" },
-  sourcemap: 'linked',
+  sourcemap: 'external', // for developers; the package ships no maps
   legalComments: 'eof',
   logLevel: 'warning',
 });

@@ -6,9 +6,10 @@
 import { formatQdiscText, formatFilterText } from '../tc/format.js';
 import { durationText } from '../iptables/format.js';
 import type { MigrateReqReport } from '../guard/sysctl.js';
+import type { CheckResult, PieceState, ProtectResult, SetupResult, StatusResult, TeardownResult, PlugResult, ReleaseResult } from '../guard/types.js';
+import { holdWords, modeOfHold } from '../guard/modes/index.js';
 import { lossCauses } from '../guard/report.js';
 import type { HistoryEntry } from '../guard/history.js';
-import type { CheckResult, ProtectResult, SetupResult, StatusResult, TeardownResult, PlugResult, ReleaseResult } from '../guard/types.js';
 
 /** Text for `synplug setup`. */
 export function formatSetup(r: SetupResult): string {
@@ -16,33 +17,10 @@ export function formatSetup(r: SetupResult): string {
   return r.chose ? `${r.chose}\n${text}` : text;
 }
 
-/** The hold part of {@link formatSetup}. */
+/** The hold part of {@link formatSetup}: the mode's head line, then the actions taken. */
 function formatSetupHold(r: SetupResult): string {
-  if (r.queue) {
-    const q = r.queue;
-    const whose =
-      q.scope === 'local'
-        ? `SYNs to ${q.addrs.join(', ')} from this host`
-        : `SYNs arriving on ${r.dev} to port ${q.ports.join(',')}${q.addrs.length ? ` (dst ${q.addrs.join(', ')})` : ''}`;
-    const what = `${whose}, held in netfilter queue ${q.num} (maxlen ${q.maxlen}; rule in table inet ${q.table}, ${q.verdict === 'native' ? "nft's queue expression" : 'the NFQUEUE target through nft_compat'}; bypass while nobody holds)`;
-    const lines = r.changed
-      ? [`synplug queue hold set up: ${what}:`, ...r.actions.map((a) => `  ${a}`)]
-      : [`synplug queue hold already set up: ${what}; nothing to change`];
-    if (r.recovered) lines.unshift(r.recovered);
-    return lines.join('\n');
-  }
-  if (r.inbound) {
-    const i = r.inbound;
-    const what = `SYNs on ${i.dev} to port ${i.ports.join(',')}${i.addrs.length ? ` (dst ${i.addrs.join(', ')})` : ''}, held on ${i.ifb} (${i.classifier}, ${i.families.join(' and ')})`;
-    const lines = r.changed
-      ? [`synplug inbound hold set up: ${what}:`, ...r.actions.map((a) => `  ${a}`)]
-      : [`synplug inbound hold already set up: ${what}; nothing to change`];
-    if (r.recovered) lines.unshift(r.recovered);
-    return lines.join('\n');
-  }
-  const lines = r.changed
-    ? [`synplug set up on ${r.dev} for ${r.addr} (mark ${r.mark}, plug limit ${r.limit} bytes):`, ...r.actions.map((a) => `  ${a}`)]
-    : [`synplug already set up on ${r.dev} for ${r.addr}: nothing to change`];
+  const head = modeOfHold({ id: r.hold }, r.dev)?.setupHead(r) ?? `synplug set up ${r.hold}${r.changed ? ':' : '; nothing to change'}`;
+  const lines = [head, ...(r.changed ? r.actions.map((a) => `  ${a}`) : [])];
   if (r.recovered) lines.unshift(r.recovered);
   return lines.join('\n');
 }
@@ -55,19 +33,18 @@ export function formatMigrateReq(r: MigrateReqReport): string {
 /** A hold's state in words. */
 const stateWord = (state: string): string => (state === 'ok' ? 'complete' : state === 'absent' ? 'not set up' : 'PARTIAL');
 
-/** What to run to set a hold up again: `synplug setup` or `synplug setup --inbound DEV --port P...`. */
-const setupHint = (h: { mode: string; dev: string; ports?: number[]; setup?: string }): string =>
-  h.setup ??
-  (h.mode === 'inbound'
-    ? `synplug setup --inbound ${h.dev} ${h.ports?.length ? h.ports.map((p) => `--port ${p}`).join(' ') : '--port PORT...'}`
-    : 'synplug setup');
+/** What to run to set a hold up again: the hold's own setup command (check's entry says it; else its mode's words). */
+const setupHint = (h: CheckResult['holds'][number]): string => h.setup ?? holdWords(h).setup;
+
+/** A piece that is not ok, as status lists it. */
+const pieceLine = (p: PieceState): string => `  ${p.status.toUpperCase()} ${p.piece}${p.detail ? ` (${p.detail})` : ''}`;
 
 /** The state of several holds together: ok or absent when all are, else partial. */
 const combine = (states: readonly string[]): string => (states.every((x) => x === 'ok') ? 'ok' : states.every((x) => x === 'absent') ? 'absent' : 'partial');
 
 /** Text for `synplug check`. */
 export function formatCheck(r: CheckResult): string {
-  const onlyLocal = r.holds.length === 1 && r.holds[0].id === 'local';
+  const onlyLocal = r.holds.length === 1 && holdWords(r.holds[0]).top;
   const one = r.holds.length === 1 ? r.holds[0] : undefined;
   const where = onlyLocal ? `on ${r.dev}` : one ? `(${one.id} on ${one.dev})` : `(${r.holds.map((h) => `${h.id}: ${h.state}`).join(', ')})`;
   // Every hold ok (or every one absent), yet partial: only an IFB of synplug's that no record lists makes it so.
@@ -88,7 +65,7 @@ export function formatCheck(r: CheckResult): string {
   lines.push(...unrecordedLines(r.unrecorded).map((l) => `  ${l}`));
   const run = [...new Set(r.holds.filter((h) => h.state !== 'ok').map((h) => `'${setupHint(h)}'`))];
   if (r.state !== 'ok' && run.length) {
-    const recorded = r.holds.some((h) => h.mode === 'inbound' && h.state === 'partial');
+    const recorded = r.holds.some((h) => h.state === 'partial' && holdWords(h).fromRecord);
     lines.push(`run ${run.join(' and ')}${recorded ? " (or 'synplug protect --setup', which sets up every recorded hold again)" : ''} to complete it`);
   }
   return lines.join('\n');
@@ -99,9 +76,7 @@ export function formatCheck(r: CheckResult): string {
  * @param maxHold the --max-hold text the user gave (e.g. `10s`)
  */
 export function formatPlug(r: PlugResult, maxHold: string): string {
-  const local = !r.holds || r.holds.includes('local');
-  const inbound = (r.holds ?? []).filter((h) => h !== 'local').map((h) => `on ${h.replace(/^inbound:/, '')}`);
-  const where = [...(local ? [`to ${r.addr}`] : []), ...(inbound.length ? [`arriving ${inbound.join(', ')}`] : [])].join(' and ');
+  const where = r.holds?.length ? r.holds.map((id) => holdWords({ id, dev: r.dev, addr: r.addr }).clients).join(' and ') : `to ${r.addr}`;
   return `plugged: new connections ${where} are held until 'synplug release' (at most ${maxHold})`;
 }
 
@@ -174,13 +149,12 @@ export function protectJson(r: ProtectResult): Omit<ProtectResult, 'heldMs' | 'p
 export function formatStatus(r: StatusResult): string {
   const lines: string[] = [];
   if (r.recovered) lines.push(r.recovered);
-  const local = r.holds?.find((h) => h.mode === 'local');
+  const local = r.holds?.find((h) => holdWords(h).top);
   const onlyLocal = local !== undefined && r.holds.length === 1;
   if (onlyLocal || !r.holds?.length) lines.push(`setup: ${stateWord(r.state)} on ${r.dev} for ${r.addr}`);
   else lines.push(`setup: ${stateWord(r.state)} (${r.holds.map((h) => `${h.id}: ${stateWord(h.state)}`).join(', ')})`);
   if (local && !onlyLocal) lines.push(`local hold on ${r.dev} for ${r.addr}: ${stateWord(local.state)}`);
-  for (const p of local?.pieces ?? (r.holds?.length ? [] : r.pieces))
-    if (p.status !== 'ok') lines.push(`  ${p.status.toUpperCase()} ${p.piece}${p.detail ? ` (${p.detail})` : ''}`);
+  for (const p of local?.pieces ?? (r.holds?.length ? [] : r.pieces)) if (p.status !== 'ok') lines.push(pieceLine(p));
   const p = r.plug;
   if (p) {
     const when = new Date(p.state === 'buffering' ? p.since : (p.releasedAt ?? p.since)).toISOString();
@@ -226,38 +200,8 @@ export function formatStatus(r: StatusResult): string {
         .map((l) => `  ${l}`),
     );
   for (const h of r.holds ?? []) {
-    if (h.via === 'queue') {
-      const who = h.bound
-        ? `HELD now by netlink port ${h.bound.portId} (${h.bound.queued} SYN(s) queued, ${h.bound.dropped} dropped)`
-        : 'nobody holds it (SYNs bypass)';
-      lines.push(
-        `queue hold ${h.id} on ${h.dev}: ${stateWord(h.state)}; SYNs${h.ports?.length ? ` to port ${h.ports.join(',')}` : ''}${h.addrs?.length ? ` to ${h.addrs.join(', ')}` : ''} go to queue ${h.queueNum} (${h.verdict === 'compat' ? 'NFQUEUE target' : 'queue expression'}, table inet ${h.table}); ${who}`,
-      );
-      for (const p of h.pieces) if (p.status !== 'ok') lines.push(`  ${p.status.toUpperCase()} ${p.piece}${p.detail ? ` (${p.detail})` : ''}`);
-      continue;
-    }
-    if (h.mode !== 'inbound') continue;
-    if (h.ifb === undefined) {
-      lines.push(`inbound hold ${h.dev}: not set up (run '${setupHint(h)}')`);
-      continue;
-    }
-    lines.push(
-      `inbound hold ${h.dev}: ${stateWord(h.state)}; SYNs to port ${h.ports?.join(',')}${h.addrs?.length ? ` dst ${h.addrs.join(', ')}` : ''} held on ${h.ifb} (${h.classifier})`,
-    );
-    for (const p of h.pieces) if (p.status !== 'ok') lines.push(`  ${p.status.toUpperCase()} ${p.piece}${p.detail ? ` (${p.detail})` : ''}`);
-    if (h.held !== undefined) lines.push(`  packets: ${h.held} held now, ${h.passed} passed, ${h.dropped} dropped over the limit`);
-    for (const q of h.qdiscs)
-      lines.push(
-        ...formatQdiscText(q, { stats: true })
-          .split('\n')
-          .map((l) => `  ${l}`),
-      );
-    for (const f of h.filters)
-      lines.push(
-        ...formatFilterText(f)
-          .split('\n')
-          .map((l) => `  ${l}`),
-      );
+    const [head, ...more] = holdWords(h).status(h, stateWord);
+    if (head !== undefined) lines.push(head, ...h.pieces.filter((p) => p.status !== 'ok').map(pieceLine), ...more);
   }
   lines.push(...unrecordedLines(r.unrecorded));
   // tc's text puts a blank after some fields: no line ends in one
@@ -273,7 +217,7 @@ export function formatTeardown(r: TeardownResult): string {
   if (r.nothingSetUp) return [r.nothingSetUp, ...(r.kept.length ? ['left alone:', ...r.kept.map((x) => `  ${x}`)] : [])].join('\n');
   const lines = r.removed.length
     ? [
-        `removed${r.holds.length && !(r.holds.length === 1 && r.holds[0] === 'local') ? ` (${r.holds.join(', ')})` : ` from ${r.dev}`}:`,
+        `removed${r.holds.length && !(r.holds.length === 1 && holdWords({ id: r.holds[0], dev: r.dev }).top) ? ` (${r.holds.join(', ')})` : ` from ${r.dev}`}:`,
         ...r.removed.map((x) => `  ${x}`),
       ]
     : [`nothing of synplug's on ${r.dev} to remove${r.holds.length ? ` (forgot the record of ${r.holds.join(', ')})` : ''}`];

@@ -23,7 +23,6 @@ interface ConfigFlags {
   addr?: string | string[];
   mark?: string;
   limit?: string;
-  table?: string;
   stateDir?: string;
   json?: boolean;
 }
@@ -44,7 +43,6 @@ function configOptions(cmd: Command, which: { setup?: boolean; inbound?: boolean
   if (which.setup) {
     cmd.addOption(new Option('--limit <bytes>', 'plug limit in bytes; more is dropped (default 1048576)'));
   }
-  cmd.addOption(new Option('--table <name>', 'nftables table owned by synplug (default synplug)').hideHelp());
   cmd.addOption(
     new Option(
       '--state-dir <dir>',
@@ -104,7 +102,6 @@ function config(f: ConfigFlags): Partial<GuardConfig> {
     addr: Array.isArray(f.addr) ? f.addr[0] : f.addr,
     mark: f.mark !== undefined ? parseUint(f.mark, '--mark') : undefined,
     limit: f.limit !== undefined ? parseUint(f.limit, '--limit') : undefined,
-    table: f.table,
     stateDir: stateDirOf(f.stateDir),
   };
 }
@@ -152,22 +149,21 @@ export function oneInbound(v: string | string[] | undefined): string | undefined
 
 /**
  * Refuse the local hold's flags where an inbound hold is named.
- * @throws {UsageError} --dev, --mark, --table (or, for teardown, --addr) given
+ * @throws {UsageError} --dev, --mark (or, for teardown, --addr) given
  */
-export function refuseLocalFlags(f: { dev?: string; mark?: string; table?: string; addr?: string | string[] }, what: string): void {
+export function refuseLocalFlags(f: { dev?: string; mark?: string; addr?: string | string[] }, what: string): void {
   if (f.dev !== undefined)
     throw new UsageError(
       `--dev is the local hold's device; ${what}, the device the clients' packets arrive on (the local hold is set up and removed on its own)`,
     );
   if (f.mark !== undefined) throw new UsageError(`--mark is the local hold's firewall mark; the inbound hold marks nothing (${what})`);
-  if (f.table !== undefined) throw new UsageError(`--table is the local hold's nftables table; the inbound hold uses no nftables table (${what})`);
   if (f.addr !== undefined) throw new UsageError(`--addr is the local hold's proxy address here; ${what}, whatever addresses it was set up with`);
 }
 
 /**
  * setup's options from its flags: the local hold's, or with --inbound the
  * inbound hold's (--port, --addr repeated, --limit).
- * @throws {UsageError} --port or a second --addr without --inbound; --dev, --mark, --table or --force with it; a bad port
+ * @throws {UsageError} --port or a second --addr without --inbound; --dev, --mark or --force with it; a bad port
  */
 export function setupOptions(
   f: ConfigFlags & {
@@ -195,7 +191,7 @@ export function setupOptions(
     return { ...config(f), ...(f.force && { force: true }), ...via };
   }
   if (f.inbound === '') throw new UsageError('--inbound is empty: give the device connections arrive on');
-  refuseLocalFlags({ dev: f.dev, mark: f.mark, table: f.table }, 'with --inbound DEV, setup sets up the inbound hold of DEV');
+  refuseLocalFlags({ dev: f.dev, mark: f.mark }, 'with --inbound DEV, setup sets up the inbound hold of DEV');
   if (f.force) throw new UsageError("--force has no meaning with --inbound: the inbound hold never replaces a qdisc that is not synplug's");
   if (!f.port?.length) throw new UsageError('--inbound needs at least one --port PORT (the TCP port the server listens on; repeat for more)');
   const ports = f.port.map((p) => {
@@ -217,10 +213,10 @@ export function setupOptions(
  * (inbound holds only) those on the inbound holds' ports (check and status
  * show it; src/guard/sysctl.ts).
  */
-async function migrateReq(r: { addr?: string; holds: ReadonlyArray<{ mode: string; ports?: number[] }> }): Promise<GuardSysctl.MigrateReqReport> {
+async function migrateReq(r: { addr?: string; holds: ReadonlyArray<{ ports?: number[] }> }): Promise<GuardSysctl.MigrateReqReport> {
   const { migrateReqReport } = await import('../guard/sysctl.js');
   if (r.addr !== undefined) return migrateReqReport({ addr: r.addr });
-  const ports = [...new Set(r.holds.flatMap((h) => (h.mode === 'inbound' ? (h.ports ?? []) : [])))];
+  const ports = [...new Set(r.holds.flatMap((h) => h.ports ?? []))];
   return migrateReqReport(ports.length ? { ports } : {});
 }
 
@@ -311,7 +307,7 @@ export function guardCommands(program: Command): void {
   )
     .addHelpText('after', exitCodesHelp('check'))
     .action(
-      run(async (f: ConfigFlags & { inbound?: string | string[]; local?: boolean }) => {
+      run(async (f: ConfigFlags & { inbound?: string | string[]; local?: boolean; hold?: string }) => {
         const guard = await loadGuard();
         const sel = holdSelector(f, 'check');
         const r = await guard.check({ ...config({ ...f, inbound: undefined } as ConfigFlags), ...sel });
@@ -451,7 +447,7 @@ export function guardCommands(program: Command): void {
   )
     .addHelpText('after', exitCodesHelp('status'))
     .action(
-      run(async (f: ConfigFlags & { inbound?: string | string[]; local?: boolean }) => {
+      run(async (f: ConfigFlags & { inbound?: string | string[]; local?: boolean; hold?: string }) => {
         const guard = await loadGuard();
         const sel = holdSelector(f, 'status');
         const r = await guard.status({ ...config({ ...f, inbound: undefined } as ConfigFlags), ...sel });
@@ -466,11 +462,12 @@ export function guardCommands(program: Command): void {
       .command('teardown')
       .description('release, then remove exactly what setup added, for every hold (qdisc tree, filter, nftables table, address; IFB, SYN filters, clsact)')
       .option('--inbound <dev>', 'remove only the inbound hold of this device', collect)
-      .option('--local', 'remove only the local hold (on --dev, lo by default)'),
+      .option('--local', 'remove only the local hold (on --dev, lo by default)')
+      .option('--hold <id>', 'remove only the hold of this id (as check lists it: local, inbound:DEV, queue, queue:DEV)'),
   )
     .addHelpText('after', exitCodesHelp('teardown'))
     .action(
-      run(async (f: ConfigFlags & { inbound?: string | string[]; local?: boolean }) => {
+      run(async (f: ConfigFlags & { inbound?: string | string[]; local?: boolean; hold?: string }) => {
         const guard = await loadGuard();
         const inbound = oneInbound(f.inbound);
         if (inbound === '') throw new UsageError('--inbound is empty: give a device name');
@@ -479,6 +476,7 @@ export function guardCommands(program: Command): void {
           ...config({ ...f, inbound: undefined } as ConfigFlags),
           ...(inbound !== undefined && { inbound }),
           ...(f.local && { local: true }),
+          ...(f.hold !== undefined && { hold: f.hold }),
         });
         // Every hold gone: the reload report's counters go too (report.ts).
         if (inbound === undefined && !f.local) r.removed.push(...(await guard.removeReportCounters()));

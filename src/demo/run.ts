@@ -32,6 +32,12 @@
  * the command has exited and sock_diag shows a listening socket whose inode
  * was not there before the plug, or at the max-hold.
  *
+ * Where: by default {@link runDemo} runs all of this in a network namespace
+ * of its own, in a process of its own (isolated.ts), so that the caller's
+ * namespace is never changed; that process runs it with `here: true`. What
+ * follows is what a run with `here: true` does in its namespace (with
+ * `--here`, the caller's).
+ *
  * Set-up: when the local hold is not set up, the demo sets it up (the
  * library's {@link setup}: on `lo`, 169.254.255.254 by default) and removes it
  * again at the end, on every failure, and on SIGINT/SIGTERM (library
@@ -78,6 +84,7 @@ import { createInboundTopology, type InboundTopology } from './topology.js';
 import { PongServer } from './server.js';
 import { resolveDemoOptions, restartDueMs, type ResolvedDemoOptions } from './options.js';
 import { phaseResult, verdictOf } from './stats.js';
+import { runDemoIsolated } from './isolated.js';
 import type { DemoOptions, DemoResult, PhaseResult, RequestRecord, RestartResult } from './types.js';
 
 /** The demo was stopped by a signal (or its AbortSignal); what it set up was removed. Category `interrupted`. */
@@ -124,7 +131,7 @@ interface Ctx {
 
 /**
  * Run the demo: set up when needed, phase 1 unprotected, phase 2 protected,
- * clean up.
+ * clean up; without `here`, in a network namespace of its own ({@link runDemoIsolated}).
  * @param options see {@link DemoOptions}; all optional
  * @returns both phases' requests, failures by kind, latency, restarts with held time and SYNs held, and the verdict
  * @throws {UsageError} an option out of bounds (category `usage`); nothing was set up
@@ -135,10 +142,13 @@ interface Ctx {
  * @throws {ForeignQdiscError} `lo` has a root qdisc that is not synplug's (`foreign-state`): it is never replaced
  * @throws {SynplugError} `not-set-up`: the hold is partly set up, or set up on another device than lo (the demo changes no setup it did not make)
  * @throws {DemoInterruptedError} SIGINT/SIGTERM or the AbortSignal (`interrupted`), after cleaning up
+ * @throws {DemoProcessError} without `here`: any of these, as thrown in the demo's own namespace (same message and category);
+ *   no CAP_SYS_ADMIN there is `permission` (see {@link runDemoIsolated})
  * @throws {SynplugError} the server cannot listen, the restart command failed, or the kernel refused a request; what the demo set up is removed first
  */
 export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
   const o = resolveDemoOptions(options ?? {});
+  if (!options.here) return runDemoIsolated(options);
   const progress = options.onProgress ?? (() => {});
   const stateDir = options.stateDir;
 
@@ -161,6 +171,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
   let diag: NetlinkConnection | undefined;
   const onUsr2 = () => {
     if (!usr2.armed || usr2.restart || !server || !usr2.drain) return;
+    progress(`a protected restart: new connections are held while the server restarts (gap ${o.gapMs} ms)`);
     usr2.restart = server.restart(o.gapMs, usr2.drain);
     usr2.restart.catch(() => {
       /* awaited (and thrown) once protect returns */
@@ -244,6 +255,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
     if (stoppedBy || !prot) throw new DemoInterruptedError(stoppedBy ?? 'abort', '');
     const v = verdictOf(unprotected, prot);
     const result: DemoResult = {
+      netns: 'caller',
       mode: topo ? 'inbound' : 'local',
       via,
       dev,

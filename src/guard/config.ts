@@ -20,7 +20,7 @@ export interface GuardConfig {
   mark: number;
   /** plug qdisc limit in bytes (u32, at least 1024); default 1048576 (1 MiB, about 14,000 SYNs) */
   limit: number;
-  /** nftables table owned by synplug; default `synplug` */
+  /** nftables table owned by synplug: `synplug` (the default; the CLI has no other) or `synplug_NAME` */
   table: string;
   /** directory of the state files; default `/run/synplug` */
   stateDir: string;
@@ -59,6 +59,9 @@ export const NFT_NAMES = {
   set: 'synplug_active',
 } as const;
 
+/** The names of synplug's nftables tables: `synplug` (the CLI's, always), or `synplug_NAME` through the library. */
+export const SYNPLUG_TABLE = /^synplug(_[A-Za-z0-9_]{1,56})?$/;
+
 /** Default configuration. */
 export const DEFAULTS: GuardConfig = {
   dev: 'lo',
@@ -72,7 +75,8 @@ export const DEFAULTS: GuardConfig = {
 /**
  * Fill defaults and validate.
  * @throws {UsageError} an empty or over-long device name (IFNAMSIZ 16 incl. NUL), a bad or non-unicast
- *   address, a mark that is not a u32 or is 0, a limit under 1024 bytes or over a u32
+ *   address, a mark that is not a u32 or is 0, a limit under 1024 bytes or over a u32, a table not
+ *   named `synplug` or `synplug_NAME`
  */
 export function resolveConfig(partial: Partial<GuardConfig> | null = {}): GuardConfig {
   const c: GuardConfig = { ...DEFAULTS };
@@ -87,7 +91,11 @@ export function resolveConfig(partial: Partial<GuardConfig> | null = {}): GuardC
   if (!Number.isInteger(c.limit) || c.limit < MIN_LIMIT || c.limit > 0xffffffff) {
     throw new UsageError(`bad limit '${c.limit}': bytes, from ${MIN_LIMIT} to 4294967295 (a SYN takes 60-80 bytes; a smaller limit would drop them)`);
   }
-  if (typeof c.table !== 'string' || !c.table) throw new UsageError(`bad table name '${String(c.table)}'`);
+  if (typeof c.table !== 'string' || !SYNPLUG_TABLE.test(c.table)) {
+    throw new UsageError(
+      `bad table name '${String(c.table)}': synplug's nftables tables are named synplug or synplug_NAME (letters, digits, _; at most 64 characters), never another software's table`,
+    );
+  }
   if (typeof c.stateDir !== 'string' || !c.stateDir) throw new UsageError(`bad state directory '${String(c.stateDir)}'`);
   return c;
 }
@@ -96,8 +104,8 @@ export function resolveConfig(partial: Partial<GuardConfig> | null = {}): GuardC
  * Refuse a loopback address for a new setup: 127.0.0.1 and ::1 are the source
  * of every local connection, so all of them would be held during a reload;
  * any other 127/8 address is never a source on lo (the kernel picks
- * 127.0.0.1), so nothing would be. Only `setup` checks this (a record made
- * before this check can still be inspected and torn down).
+ * 127.0.0.1), so nothing would be. `setup` refuses it, and so does every
+ * command reading a record that names it (synplug never wrote that record).
  * @param addr canonical address text (from {@link resolveConfig})
  * @throws {UsageError} a loopback address
  */

@@ -12,7 +12,7 @@ import { StateStore, processStartTime, type Lease, type PlugRecord } from './sta
 import { breakLeases, dropLease, liveLeases, newLeaseId, releaseIfOrphaned, takeLease } from './leases.js';
 import { contextFor, definedOnly, recoverStale, withSession } from './context.js';
 import { checkSelector, combineStates, findUnrecordedIfbs, piecesOf, requireSetUp, selectedHolds, stateOf, viaOf } from './setup.js';
-import { holdModeFor, holdModes, type UnrecordedPiece } from './modes/index.js';
+import { holdModeFor, holdModes, selectInbound, type UnrecordedPiece } from './modes/index.js';
 import { GuardSession } from './session.js';
 import type { GuardConfig } from './config.js';
 import type { SetupRecord } from './state.js';
@@ -369,7 +369,7 @@ export async function teardown(opts: TeardownOptions = {}): Promise<TeardownResu
   let target: { name: string; ifindex?: number } | undefined;
   if (only !== undefined) {
     const early = await withBareSession(config, async (s) => {
-      const sel = await selectHold(s, record, only, false);
+      const sel = await selectInbound(s, record, only, false);
       target = { name: sel.dev, ...(sel.ifindex !== undefined && { ifindex: sel.ifindex }) };
       id = sel.id;
       if (record?.holds[id]) return undefined;
@@ -378,7 +378,7 @@ export async function teardown(opts: TeardownOptions = {}): Promise<TeardownResu
       if (swept.holds.length) return { dev: target.name, ...swept };
       if (swept.kept.length)
         return { dev: target.name, ...swept, nothingSetUp: `teardown --inbound ${only}: no inbound hold of ${target.name} is set up; nothing to remove` };
-      await selectHold(s, record, only); // nothing recorded or found for it: a device setup --inbound would refuse is an error
+      await selectInbound(s, record, only); // nothing recorded or found for it: a device setup --inbound would refuse is an error
       return undefined;
     });
     if (early) return early;
@@ -463,25 +463,9 @@ async function withBareSession<T>(config: GuardConfig, f: (s: GuardSession) => P
   }
 }
 
-/**
- * The hold `--inbound DEV` names: its id, and the device's name and index.
- * @throws {UsageError} a device setup --inbound would refuse, with no record naming it
- * @throws {NoDeviceError} no such device, with no record naming it
- */
-async function selectHold(
-  s: GuardSession,
-  record: SetupRecord | undefined,
-  dev: string,
-  refuse = true,
-): Promise<{ id: string; dev: string; ifindex?: number }> {
-  const mode = holdModeFor('plug', 'inbound');
-  if (!mode?.select) throw new UsageError('this synplug has no inbound hold');
-  return mode.select(s, record, dev, refuse);
-}
-
 /** The device `--inbound DEV` names (its name and index), also one that does not exist. */
 async function selectTarget(s: GuardSession, record: SetupRecord | undefined, dev: string): Promise<{ name: string; ifindex?: number }> {
-  const t = await selectHold(s, record, dev, false);
+  const t = await selectInbound(s, record, dev, false);
   return { name: t.dev, ...(t.ifindex !== undefined && { ifindex: t.ifindex }) };
 }
 

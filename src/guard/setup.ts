@@ -18,7 +18,7 @@ import type { GuardSession } from './session.js';
 import { MissingSupportError, requireNetAdmin, type ModulePiece } from './support.js';
 import { NftBatchError } from '../iptables/batch.js';
 import { contextFor, definedOnly, recoverStale, withSession } from './context.js';
-import { holdModeFor, holdModes, type Hold, type HoldInspection, type HoldMode, type HoldSetupPlan, type SetupStep } from './modes/index.js';
+import { holdModeFor, holdModes, selectInbound, type Hold, type HoldInspection, type HoldMode, type HoldSetupPlan, type SetupStep } from './modes/index.js';
 import { SynplugError, UsageError } from '../netlink/errors.js';
 import type { SetupRecord } from './state.js';
 import {
@@ -236,15 +236,9 @@ export async function selectedHolds(s: GuardSession, record: SetupRecord | undef
     return [{ hold: h, inspection: await h.inspect() }];
   }
   if (sel.inbound !== undefined) {
-    const out: SelectedHold[] = [];
-    for (const mode of holdModes()) {
-      if (!mode.select) continue;
-      const t = await mode.select(s, record, sel.inbound);
-      const h = s.holds.find((x) => x.id === t.id);
-      if (h) out.push({ hold: h, inspection: await h.inspect() });
-      else if (mode.via === 'plug') out.push({ absent: { id: t.id, mode: mode.name, dev: t.dev } });
-    }
-    return out;
+    const t = await selectInbound(s, record, sel.inbound);
+    const h = s.holds.find((x) => x.id === t.id);
+    return [h ? { hold: h, inspection: await h.inspect() } : { absent: { id: t.id, mode: t.mode, dev: t.dev } }];
   }
   return inspectHolds(s);
 }

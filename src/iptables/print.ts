@@ -73,6 +73,20 @@ export type ValueType =
   | 'arp_op'
   | 'igmp_type';
 
+/** Value types the kernel holds in host byte order (`meta mark`, `iif`, `ct state`...). */
+export const HOST_ORDER_TYPES: ReadonlySet<ValueType> = new Set<ValueType>([
+  'mark',
+  'ifindex',
+  'ct_state',
+  'ct_status',
+  'iftype',
+  'tchandle',
+  'time_ms',
+  'addrtype',
+  'uint_he',
+  'boolean',
+]);
+
 /** A field a register was loaded from, as nft names it. */
 export interface Field {
   /** text of the left side: `ip saddr`, `meta mark`, `ct state`, `fib daddr type`, `@nh,96,32` */

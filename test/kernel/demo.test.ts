@@ -165,7 +165,7 @@ test.serial('demo with the hold already set up: used and left as it was (text ou
   const r = await within(cli(['demo', '--restarts', '1', '--gap', '300ms', '--seconds', '3']), 'the demo to end', TEST_TIMEOUT - 30_000);
   t.log(`stdout:\n${r.stdout}\nstderr:\n${r.stderr}`);
   t.is(r.code, 0, r.stderr);
-  t.regex(r.stdout, /the local hold already set up on lo was used and left as it was/);
+  t.regex(r.stdout, /the local hold on lo \(already set up\) was used and left as it was/);
   t.regex(r.stderr, /using the local hold already set up on lo for 169\.254\.255\.254/);
   const row = (label: string) =>
     r.stdout

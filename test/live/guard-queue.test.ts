@@ -116,14 +116,16 @@ function onLo(addr: string): boolean {
 /**
  * Start `protect` whose command waits for a file (GO) to appear after
  * touching another (RUN): the hold is on from RUN's appearance until GO is
- * made. Resolves once RUN exists, with the protect process and its end.
+ * made (or its directory removed: a command left behind by a protect the
+ * test killed ends when the test's files go). Resolves once RUN exists,
+ * with the protect process and its end.
  */
 async function heldProtect(env: NodeJS.ProcessEnv, dir: string, extra: string[] = []) {
   const run = join(dir, 'run');
   const go = join(dir, 'go');
   const p = spawn(
     process.execPath,
-    [BIN, 'protect', '--json', '--max-hold', '60s', ...extra, '--', 'sh', '-c', `: > ${run}; while [ ! -e ${go} ]; do sleep 0.02; done`],
+    [BIN, 'protect', '--json', '--max-hold', '60s', ...extra, '--', 'sh', '-c', `: > ${run}; while [ ! -e ${go} ] && [ -d ${dir} ]; do sleep 0.02; done`],
     {
       env,
       stdio: ['ignore', 'pipe', 'pipe'],

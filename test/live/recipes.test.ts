@@ -491,38 +491,32 @@ test('pod.yaml: its Service targets the port HAProxy binds on every address, whi
 
 /**
  * synplug-setup-inbound.service's stop removes the hold its start set up, and
- * nothing of synplug's is left. Known defect (marked failing until it is
- * fixed; ava reports it the day it passes): `teardown --inbound DEV` selects
- * only DEV's plug hold, so on a kernel where `--via auto` took the queue hold
- * (this one) it says "no inbound hold of DEV is set up" and leaves the
- * queue hold's table in place.
+ * nothing of synplug's is left: on this kernel `--via auto` takes the queue
+ * hold, and `teardown --inbound DEV` selects it.
  */
-test.serial.failing(
-  'synplug-setup-inbound.service: its stop removes what its start set up (the queue hold on this kernel: known defect of teardown --inbound)',
-  (t) => {
-    const stateDir = mkdtempSync(join(tmpdir(), 'synplug-recipes-state-'));
-    const ns = `${NS}-i`;
-    execFileSync(IP, ['netns', 'add', ns]);
-    const synplug = (words: string[]) =>
-      spawnSync(IP, ['netns', 'exec', ns, process.execPath, BUNDLE, ...words.map((w) => (w === 'eth0' ? 'sprin' : w)).slice(1)], {
-        encoding: 'utf8',
-        timeout: 120_000,
-        env: { ...process.env, SYNPLUG_STATE_DIR: stateDir },
-      });
-    t.teardown(() => {
-      synplug(['synplug', 'teardown']);
-      spawnSync(IP, ['netns', 'del', ns]);
-      rmSync(stateDir, { recursive: true, force: true });
+test.serial('synplug-setup-inbound.service: its stop removes what its start set up (the queue hold on this kernel)', (t) => {
+  const stateDir = mkdtempSync(join(tmpdir(), 'synplug-recipes-state-'));
+  const ns = `${NS}-i`;
+  execFileSync(IP, ['netns', 'add', ns]);
+  const synplug = (words: string[]) =>
+    spawnSync(IP, ['netns', 'exec', ns, process.execPath, BUNDLE, ...words.map((w) => (w === 'eth0' ? 'sprin' : w)).slice(1)], {
+      encoding: 'utf8',
+      timeout: 120_000,
+      env: { ...process.env, SYNPLUG_STATE_DIR: stateDir },
     });
-    execFileSync(IP, ['-n', ns, 'link', 'add', 'sprin', 'type', 'veth', 'peer', 'name', 'sprpeer']);
-    execFileSync(IP, ['-n', ns, 'link', 'set', 'sprin', 'up']);
-    const start = synplug(unitWords('synplug-setup-inbound.service', 'ExecStart'));
-    t.is(start.status, 0, start.stdout + start.stderr);
-    const stop = synplug(unitWords('synplug-setup-inbound.service', 'ExecStop'));
-    t.is(stop.status, 0, stop.stdout + stop.stderr);
-    const check = synplug(['synplug', 'check']);
-    t.is(check.status, 1, `check after the stop: nothing set up\n${check.stdout}${check.stderr}`);
-    t.notRegex(inNs(ns, ['/usr/sbin/nft', 'list', 'tables']), /synplug/);
-    t.notRegex(inNs(ns, [IP, '-br', 'link']), /spifb/);
-  },
-);
+  t.teardown(() => {
+    synplug(['synplug', 'teardown']);
+    spawnSync(IP, ['netns', 'del', ns]);
+    rmSync(stateDir, { recursive: true, force: true });
+  });
+  execFileSync(IP, ['-n', ns, 'link', 'add', 'sprin', 'type', 'veth', 'peer', 'name', 'sprpeer']);
+  execFileSync(IP, ['-n', ns, 'link', 'set', 'sprin', 'up']);
+  const start = synplug(unitWords('synplug-setup-inbound.service', 'ExecStart'));
+  t.is(start.status, 0, start.stdout + start.stderr);
+  const stop = synplug(unitWords('synplug-setup-inbound.service', 'ExecStop'));
+  t.is(stop.status, 0, stop.stdout + stop.stderr);
+  const check = synplug(['synplug', 'check']);
+  t.is(check.status, 1, `check after the stop: nothing set up\n${check.stdout}${check.stderr}`);
+  t.notRegex(inNs(ns, ['/usr/sbin/nft', 'list', 'tables']), /synplug/);
+  t.notRegex(inNs(ns, [IP, '-br', 'link']), /spifb/);
+});

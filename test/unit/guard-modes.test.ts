@@ -66,6 +66,9 @@ test('the registry finds the local mode by name; a new mode is one registration'
     openForSetup: unused,
     probeSupport: unused,
     validate: () => {},
+    deviceOfId: () => undefined,
+    describe: (h) => ({ label: `unit test hold on ${h.dev}`, clients: 'none', setup: 'none', top: false, fromRecord: true, status: () => [] }),
+    setupHead: () => 'unit test hold',
   });
   t.true(holdModeNames().includes('unit-test-mode'));
   t.true(holdModeNames().includes('local'));

@@ -76,7 +76,8 @@ import { TCA_ACT_KIND, TCA_ACT_OPTIONS } from '../../tc/actions/constants.js';
 import { canonicalAddress, DEFAULTS, type GuardConfig } from '../config.js';
 import { NoDeviceError } from '../errors.js';
 import type { HoldRecord, SetupRecord } from '../state.js';
-import type { InboundClassifier, InboundFamily, InboundOptions, PieceState, PlugStats, SetupOptions, SetupResult } from '../types.js';
+import type { HoldStatus, InboundClassifier, InboundFamily, InboundOptions, PieceState, PlugStats, SetupOptions, SetupResult } from '../types.js';
+import { formatFilterText, formatQdiscText } from '../../tc/format.js';
 
 export type { InboundClassifier, InboundFamily, InboundOptions };
 import { probeFilterKind, probeQdiscKind, type ModulePiece, type Support } from '../support.js';
@@ -1084,6 +1085,24 @@ export const inboundMode: HoldMode = {
   via: 'plug',
   scopes: ['inbound'],
   isRecord: isInboundRecord,
+  deviceOfId: (id) => (id.startsWith(inboundId('')) ? id.slice(inboundId('').length) : undefined),
+  describe: (h) => {
+    const setup = `synplug setup --inbound ${h.dev} ${h.ports?.length ? h.ports.map((p) => `--port ${p}`).join(' ') : '--port PORT...'}`;
+    return {
+      label: `inbound hold on ${h.dev}`,
+      clients: `arriving on ${h.dev}`,
+      setup,
+      top: false,
+      fromRecord: true,
+      status: (x, word) => inboundStatusLines(x, word, setup),
+    };
+  },
+  setupHead(r: SetupResult): string {
+    const i = r.inbound;
+    if (!i) return `synplug inbound hold ${r.hold}${r.changed ? ' set up:' : ' already set up; nothing to change'}`;
+    const what = `SYNs on ${i.dev} to port ${i.ports.join(',')}${i.addrs.length ? ` (dst ${i.addrs.join(', ')})` : ''}, held on ${i.ifb} (${i.classifier}, ${i.families.join(' and ')})`;
+    return r.changed ? `synplug inbound hold set up: ${what}:` : `synplug inbound hold already set up: ${what}; nothing to change`;
+  },
   async open(sockets: HoldSockets, config: GuardConfig, record?: HoldRecord): Promise<Hold> {
     if (record?.mode !== 'inbound') throw new SynplugError('the inbound mode opens a hold from its setup record only (setup --inbound makes one)');
     const r = record as InboundHoldRecord;
@@ -1138,6 +1157,18 @@ export const inboundMode: HoldMode = {
     return out;
   },
 };
+
+/** `status`' lines for an inbound hold: its state and what it holds; then its counters, qdiscs and filters (tc's text). */
+function inboundStatusLines(h: HoldStatus, stateWord: (state: string) => string, setup: string): string[] {
+  if (h.ifb === undefined) return [`inbound hold ${h.dev}: not set up (run '${setup}')`];
+  const indent = (text: string) => text.split('\n').map((l) => `  ${l}`);
+  return [
+    `inbound hold ${h.dev}: ${stateWord(h.state)}; SYNs to port ${h.ports?.join(',')}${h.addrs?.length ? ` dst ${h.addrs.join(', ')}` : ''} held on ${h.ifb} (${h.classifier})`,
+    ...(h.held !== undefined ? [`  packets: ${h.held} held now, ${h.passed} passed, ${h.dropped} dropped over the limit`] : []),
+    ...h.qdiscs.flatMap((q) => indent(formatQdiscText(q, { stats: true }))),
+    ...h.filters.flatMap((f) => indent(formatFilterText(f))),
+  ];
+}
 
 /** A device's index. @throws {NoDeviceError} no such device */
 async function resolveIfindexOf(sockets: HoldSockets, dev: string): Promise<number> {

@@ -7,7 +7,9 @@
  *
  * @module
  */
-import type { HoldMode, HoldScope, HoldVia } from './types.js';
+import { UsageError } from '../../netlink/errors.js';
+import type { SetupRecord } from '../state.js';
+import type { HoldFacts, HoldMode, HoldScope, HoldSockets, HoldVia, HoldWords } from './types.js';
 import { registerRecordCheck } from '../record-checks.js';
 import { localMode } from './local.js';
 import { inboundMode } from './inbound.js';
@@ -21,7 +23,7 @@ const MODES = new Map<string, HoldMode>();
  */
 export function registerHoldMode(mode: HoldMode): void {
   MODES.set(mode.name, mode);
-  registerRecordCheck(mode.name, mode.isRecord);
+  registerRecordCheck(mode.name, mode.isRecord, mode.recordRefusal);
 }
 
 /**
@@ -55,6 +57,60 @@ export function holdVias(): HoldVia[] {
   return [...new Set(holdModes().map((m) => m.via))];
 }
 
+/** The hold `--inbound DEV` names: its id, its mode's name, and the device's name and index. */
+export interface InboundSelection {
+  id: string;
+  mode: string;
+  dev: string;
+  ifindex?: number;
+}
+
+/**
+ * The hold a `--inbound DEV` selector names: every mode that can hold
+ * clients arriving on DEV answers (by any name of the device; a renamed
+ * device by index), and the one whose hold the record lists is it. With none
+ * recorded, the first mode's answer (a hold that is not set up).
+ * @param refuse refuse a device no record names that setup would refuse (default true)
+ * @throws {UsageError} DEV names two holds or more set up (each named, with how to pick one); `refuse`: a device setup would refuse (`lo`, an IFB)
+ * @throws {NoDeviceError} `refuse`: no such device, and no record names it
+ */
+export async function selectInbound(sockets: HoldSockets, record: SetupRecord | undefined, dev: string, refuse = true): Promise<InboundSelection> {
+  const answers: InboundSelection[] = [];
+  for (const m of holdModes()) {
+    if (!m.select || !m.scopes.includes('inbound')) continue;
+    answers.push({ ...(await m.select(sockets, record, dev, false)), mode: m.name });
+  }
+  const recorded = answers.filter((a) => record?.holds[a.id]);
+  if (recorded.length > 1)
+    throw new UsageError(
+      `--inbound ${dev} names ${recorded.length} holds set up on ${recorded[0].dev}: ${recorded.map((a) => `${a.id} (via ${holdMode(a.mode)?.via})`).join(', ')}; name one by its id ('synplug teardown --hold ID'), or give no selector (every hold)`,
+    );
+  if (recorded.length) return recorded[0];
+  const first = holdModes().find((m) => m.select && m.scopes.includes('inbound'));
+  if (!first?.select) throw new UsageError('this synplug has no inbound hold');
+  return { ...(refuse ? await first.select(sockets, record, dev, true) : answers[0]), mode: first.name };
+}
+
+/**
+ * The mode of a hold a result names: by its `mode` when given, else by its id.
+ * @returns undefined for a hold no registered mode owns
+ */
+export function modeOfHold(h: { id?: string; mode?: string }, dev = ''): HoldMode | undefined {
+  const id = h.id;
+  return (h.mode !== undefined ? holdMode(h.mode) : undefined) ?? (id === undefined ? undefined : holdModes().find((m) => m.deviceOfId(id, dev) !== undefined));
+}
+
+/**
+ * Words about a hold a result names (see {@link HoldWords}): its mode's, or
+ * plain ones for a hold no registered mode owns.
+ * @param h the hold's entry in a result, or its id with the result's `dev` (and `addr`)
+ */
+export function holdWords(h: HoldFacts & { mode?: string }): HoldWords {
+  const m = modeOfHold(h, h.dev);
+  if (m) return m.describe({ ...h, dev: (h.id !== undefined && m.deviceOfId(h.id, h.dev)) || h.dev });
+  return { label: `hold ${h.id}`, clients: `of hold ${h.id}`, setup: 'synplug setup', top: false, fromRecord: true, status: () => [] };
+}
+
 // One line per mode.
 registerHoldMode(localMode);
 registerHoldMode(inboundMode);
@@ -64,6 +120,7 @@ export type {
   HeldTraffic,
   Hold,
   HoldAction,
+  HoldFacts,
   HoldHandoff,
   HoldMode,
   HoldInspection,
@@ -71,6 +128,7 @@ export type {
   HoldSetupPlan,
   HoldSockets,
   HoldVia,
+  HoldWords,
   SetupStep,
   UnrecordedPiece,
 } from './types.js';

@@ -49,7 +49,7 @@ import { canonicalAddress, refuseLoopback, type GuardConfig } from '../config.js
 import { NoDeviceError } from '../errors.js';
 import type { HoldRecord, SetupRecord } from '../state.js';
 import { probeNfTables, type ModulePiece } from '../support.js';
-import type { PieceState, PlugStats, QueueOptions, SetupOptions, SetupResult, SetupState } from '../types.js';
+import type { HoldStatus, PieceState, PlugStats, QueueOptions, SetupOptions, SetupResult, SetupState } from '../types.js';
 import type { WatchdogStep } from '../watchdog.js';
 import { resolveInboundDevice } from './inbound.js';
 import { readTableState, type TableState } from './local-nft.js';
@@ -536,6 +536,16 @@ export class QueueHold implements Hold {
   }
 }
 
+/** `status`' line for a queue hold: its state, what it holds, and who holds the queue now. */
+function queueStatusLines(h: HoldStatus, stateWord: (state: string) => string): string[] {
+  const who = h.bound
+    ? `HELD now by netlink port ${h.bound.portId} (${h.bound.queued} SYN(s) queued, ${h.bound.dropped} dropped)`
+    : 'nobody holds it (SYNs bypass)';
+  return [
+    `queue hold ${h.id} on ${h.dev}: ${stateWord(h.state)}; SYNs${h.ports?.length ? ` to port ${h.ports.join(',')}` : ''}${h.addrs?.length ? ` to ${h.addrs.join(', ')}` : ''} go to queue ${h.queueNum} (${h.verdict === 'compat' ? 'NFQUEUE target' : 'queue expression'}, table inet ${h.table}); ${who}`,
+  ];
+}
+
 /** The chain's state: a filter chain at the hook of the scope, priority raw, policy accept. */
 function chainPiece(c: NftChain | undefined, scope: HoldScope): PieceState {
   const hook = scope === 'local' ? 'output' : 'prerouting';
@@ -621,6 +631,36 @@ export const queueMode: HoldMode = {
   via: 'queue',
   scopes: ['local', 'inbound'],
   isRecord: isQueueRecord,
+  deviceOfId(id: string): string | undefined {
+    if (id === queueHoldId('local', '')) return 'lo';
+    const prefix = queueHoldId('inbound', '');
+    return id.startsWith(prefix) ? id.slice(prefix.length) : undefined;
+  },
+  describe(h) {
+    const local = (h.scope ?? (h.id === queueHoldId('local', h.dev) ? 'local' : 'inbound')) === 'local';
+    const q = h.queueNum === undefined || h.queueNum === DEFAULT_QUEUE_NUM ? '' : ` --queue-num ${h.queueNum}`;
+    const setup = local
+      ? `synplug setup --via queue${h.addrs?.length ? ` --addr ${h.addrs[0]}` : ''}${q}`
+      : `synplug setup --via queue --inbound ${h.dev} ${h.ports?.length ? h.ports.map((p) => `--port ${p}`).join(' ') : '--port PORT...'}${(h.addrs ?? []).map((a) => ` --addr ${a}`).join('')}${q}`;
+    return {
+      label: local ? 'local queue hold' : `inbound queue hold on ${h.dev}`,
+      clients: local ? (h.addrs?.length ? `to ${h.addrs.join(', ')}` : "to the queue hold's address") : `arriving on ${h.dev}`,
+      setup,
+      top: false,
+      fromRecord: true,
+      status: queueStatusLines,
+    };
+  },
+  setupHead(r: SetupResult): string {
+    const q = r.queue;
+    if (!q) return `synplug queue hold ${r.hold}${r.changed ? ' set up:' : ' already set up; nothing to change'}`;
+    const whose =
+      q.scope === 'local'
+        ? `SYNs to ${q.addrs.join(', ')} from this host`
+        : `SYNs arriving on ${r.dev} to port ${q.ports.join(',')}${q.addrs.length ? ` (dst ${q.addrs.join(', ')})` : ''}`;
+    const what = `${whose}, held in netfilter queue ${q.num} (maxlen ${q.maxlen}; rule in table inet ${q.table}, ${q.verdict === 'native' ? "nft's queue expression" : 'the NFQUEUE target through nft_compat'}; bypass while nobody holds)`;
+    return r.changed ? `synplug queue hold set up: ${what}:` : `synplug queue hold already set up: ${what}; nothing to change`;
+  },
   async open(sockets: HoldSockets, _config: GuardConfig, record?: HoldRecord): Promise<Hold> {
     if (record?.mode !== 'queue') throw new SynplugError('the queue mode opens a hold from its setup record only (setup --via queue makes one)');
     const r = record as QueueHoldRecord;
@@ -661,5 +701,13 @@ export const queueMode: HoldMode = {
     const queueNum = s.queueNum ?? rec?.queueNum ?? DEFAULT_QUEUE_NUM;
     const table = s.scope === 'inbound' ? `${QUEUE_TABLE}_${dev.name}` : s.table;
     return { hold: new QueueHold(sockets, { ...s, dev: dev.name, ifindex: dev.ifindex, queueNum, table }, rec) };
+  },
+  async select(sockets: HoldSockets, record: SetupRecord | undefined, dev: string, refuse = true) {
+    const found = await resolveInboundDevice(sockets.route, dev);
+    const name = found?.name ?? dev;
+    // The record keys the hold by the device's name at setup: found by that name, else by the name given (a device gone since).
+    const id = [queueHoldId('inbound', name), queueHoldId('inbound', dev)].find((x) => record?.holds[x]?.mode === 'queue') ?? queueHoldId('inbound', name);
+    if (refuse && !record?.holds[id]) await deviceOf(sockets, dev, 'inbound'); // no record names it: a device setup would refuse is an error
+    return { id, dev: name, ...(found && { ifindex: found.ifindex }) };
   },
 };

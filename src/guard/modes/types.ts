@@ -13,7 +13,7 @@ import type { NetlinkConnection, RequestInit } from '../../netlink/connection.js
 import type { NetlinkError } from '../../netlink/errors.js';
 import type { GuardConfig } from '../config.js';
 import type { HoldRecord, SetupRecord } from '../state.js';
-import type { PieceState, PlugStats, SetupOptions, SetupResult, SetupState, UnrecordedIfb } from '../types.js';
+import type { HoldStatus, PieceState, PlugStats, SetupOptions, SetupResult, SetupState, UnrecordedIfb } from '../types.js';
 import type { WatchdogStep } from '../watchdog.js';
 import type { ModulePiece } from '../support.js';
 import type { HeldTraffic } from '../report.js';
@@ -175,6 +175,35 @@ export interface UnrecordedPiece {
   keptReason: string;
 }
 
+/**
+ * What a command's result says of one hold (an entry of `check`'s or
+ * `status`' `holds`; only an id with the result's `dev` and `addr`; or, with
+ * no id, whose clients and the device): the words about it are made from
+ * these fields, nothing is sent.
+ */
+export type HoldFacts = { id?: string; scope?: HoldScope; dev: string; addr?: string } & Partial<Omit<HoldStatus, 'id' | 'dev'>>;
+
+/** Words about one hold, for the CLI's text (the CLI prints them). */
+export interface HoldWords {
+  /** what it is and where: `local hold on lo`, `inbound hold on eth0`, `queue hold of eth0` */
+  label: string;
+  /** whose new connections it holds: `to 169.254.255.254`, `arriving on eth0` */
+  clients: string;
+  /** what sets it up (for a hold reported not set up; an inspected one's entry says it in `setup`) */
+  setup: string;
+  /** the result's top-level fields (`dev`, `addr`, `marking`, `qdiscs`) are this hold's: the local plug hold */
+  top: boolean;
+  /** `protect --setup` sets it up again from its record entry when it is partly set up */
+  fromRecord: boolean;
+  /**
+   * `status`' lines for it, after the top-level ones (none for the hold whose
+   * fields are the top-level ones): a head line, then details (the CLI lists
+   * the pieces not ok between them).
+   * @param stateWord a state in words (`complete`, `not set up`, `PARTIAL`)
+   */
+  status(h: HoldStatus, stateWord: (state: string) => string): string[];
+}
+
 /** A hold mode: opens holds of its kind. */
 export interface HoldMode {
   /** its registry name, e.g. `local` */
@@ -188,6 +217,12 @@ export interface HoldMode {
    * field the mode's record has, of the right type.
    */
   isRecord(r: Record<string, unknown>): boolean;
+  /**
+   * What in a whole record entry of this mode `setup` would refuse (a
+   * loopback address, a table that is not synplug's), as a sentence; a
+   * record naming it is refused and nothing is changed. Never throws.
+   */
+  recordRefusal?(r: Record<string, unknown>): string | undefined;
   /** The configuration a record entry gives the commands (the local plug hold's device, address...), if any. */
   configOf?(r: HoldRecord): Partial<GuardConfig>;
   /**
@@ -218,6 +253,12 @@ export interface HoldMode {
    * @throws {NoDeviceError} `refuse`: no such device, without a record naming it
    */
   select?(sockets: HoldSockets, record: SetupRecord | undefined, dev: string, refuse?: boolean): Promise<{ id: string; dev: string; ifindex?: number }>;
+  /** The device a hold id of this mode names (`inbound:eth0`: eth0; `local`: the result's `dev`, given); undefined: not one of this mode's ids. */
+  deviceOfId(id: string, dev: string): string | undefined;
+  /** Words about one of its holds, from a result's fields (see {@link HoldFacts}). */
+  describe(h: HoldFacts): HoldWords;
+  /** `setup`'s text for a result that set up one of its holds: the head line (ending in `:` when actions follow). */
+  setupHead(r: SetupResult): string;
   /** Pieces of this mode in the kernel that no record lists. @throws {NetlinkError} a listing refused */
   findUnrecorded?(sockets: HoldSockets, record: SetupRecord | undefined, config: GuardConfig): Promise<UnrecordedPiece[]>;
 }

@@ -1,0 +1,173 @@
+/**
+ * `synplug demo` (the built CLI) runs in network namespaces of its own: the
+ * caller's namespace (here one of this file's own, `ip netns add`) is
+ * byte-identical, as the reference tools print it (ip -d -j link, ip -j addr,
+ * tc -j qdisc and filter, nft -j list ruleset, every net.* sysctl), before,
+ * during and after a normal run, a failure, a SIGINT while a protected
+ * restart holds, and a SIGTERM in the unprotected phase. `--here` keeps the
+ * old behaviour: the same snapshot taken during such a run differs (so the
+ * comparison does see a hold set up in the caller's namespace), and is
+ * identical again after it. This kernel has no sch_plug: the demo holds with
+ * the queue hold, and its summary line says so.
+ */
+import test from 'ava';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const BIN = join(ROOT, 'dist/bundle/synplug.cjs'); // package.json bin
+const NS = `spdiso${process.pid}`;
+const STATE = mkdtempSync(join(tmpdir(), 'synplug-demo-iso-'));
+const IP = '/usr/sbin/ip';
+const TC = '/usr/sbin/tc';
+
+function inNs(cmd: string, args: string[]): string {
+  return execFileSync(IP, ['netns', 'exec', NS, cmd, ...args], { encoding: 'utf8' });
+}
+
+/** Everything of the namespace the demo could change, as the reference tools print it; and the state directory's entries. */
+function snapshot() {
+  const links = inNs(IP, ['-d', '-j', 'link', 'show']);
+  const names = (JSON.parse(links) as Array<{ ifname: string }>).map((l) => l.ifname);
+  return {
+    links,
+    addrs: inNs(IP, ['-j', 'addr', 'show']),
+    qdiscs: inNs(TC, ['-j', 'qdisc', 'show']),
+    filters: names.map((dev) => [dev, inNs(TC, ['-j', 'filter', 'show', 'dev', dev]), inNs(TC, ['-j', 'filter', 'show', 'dev', dev, 'ingress'])]),
+    ruleset: inNs('/usr/sbin/nft', ['-j', 'list', 'ruleset']),
+    sysctls: inNs('/usr/sbin/sysctl', ['-a', '-r', '^net\\.']),
+    stateFiles: readdirSync(STATE),
+  };
+}
+
+/** A run of `synplug ARGS` in the namespace; `onLine` sees each stderr line as it comes (and may signal the process). */
+function demo(args: string[], onLine: (line: string, signal: (s: NodeJS.Signals) => void) => void = () => {}) {
+  const child = spawn(IP, ['netns', 'exec', NS, process.execPath, BIN, 'demo', ...args], {
+    env: { ...process.env, SYNPLUG_STATE_DIR: STATE },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  let partial = '';
+  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+  child.stderr.on('data', (d: Buffer) => {
+    stderr += d.toString();
+    partial += d.toString();
+    const lines = partial.split('\n');
+    partial = lines.pop() ?? '';
+    // `ip netns exec` execs node: the pid is the demo's
+    for (const l of lines) onLine(l, (s) => child.kill(s));
+  });
+  const guard = setTimeout(() => child.kill('SIGKILL'), 120_000);
+  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) =>
+    child.on('close', (code) => {
+      clearTimeout(guard);
+      resolve({ code, stdout, stderr });
+    }),
+  );
+}
+
+test.before(() => {
+  if (!existsSync(BIN)) throw new Error(`${BIN} missing: run npm run build first`);
+  execFileSync(IP, ['netns', 'add', NS]);
+  execFileSync(IP, ['-n', NS, 'link', 'set', 'lo', 'up']);
+  // something of the caller's on lo, for the run to leave alone
+  execFileSync(IP, ['-n', NS, 'addr', 'add', '169.254.77.1/32', 'dev', 'lo']);
+});
+test.after.always(() => {
+  spawnSync(IP, ['netns', 'del', NS]);
+  rmSync(STATE, { recursive: true, force: true });
+});
+
+test.serial('a normal run: the caller namespace is identical during and after it; the summary names the hold used', async (t) => {
+  const before = snapshot();
+  let during: ReturnType<typeof snapshot> | undefined;
+  const r = await demo(['--seconds', '2', '--restarts', '2'], (line) => {
+    if (!during && /phase 2:/.test(line)) during = snapshot();
+  });
+  t.is(r.code, 0, r.stderr);
+  t.regex(r.stderr, /running in a network namespace of the demo's own/);
+  const first = r.stdout.split('\n')[0];
+  t.regex(
+    first,
+    /the local queue hold was set up for the demo and removed again; it ran in a network namespace of its own: this one was not changed$/,
+  );
+  t.regex(r.stdout, /^PROTECTED: /m);
+  t.truthy(during, 'a snapshot was taken while the demo ran');
+  // (the demo's own state directory, inside the state directory, exists while it runs)
+  t.deepEqual({ ...during!, stateFiles: [] }, { ...before, stateFiles: [] });
+  t.deepEqual(
+    during!.stateFiles.map((f) => f.replace(/-\w+$/, '-X')),
+    ['synplug-demo-X'],
+  );
+  t.deepEqual(snapshot(), before);
+});
+
+test.serial('--json: netns "own", the hold it used, and the namespace identical after', async (t) => {
+  const before = snapshot();
+  const r = await demo(['--seconds', '1', '--restarts', '1', '--json']);
+  t.is(r.code, 0, r.stderr);
+  const j = JSON.parse(r.stdout) as { netns: string; mode: string; via: string; dev: string; setup: { by: string; removed: string[] } };
+  t.like(j, { netns: 'own', mode: 'local', via: 'queue', dev: 'lo', setup: { by: 'demo' } });
+  t.true(j.setup.removed.length > 0);
+  t.deepEqual(snapshot(), before);
+});
+
+test.serial('a failure inside its namespace (--via plug on a kernel without sch_plug): exit 5 relayed, the namespace identical', async (t) => {
+  const before = snapshot();
+  const r = await demo(['--via', 'plug', '--json']);
+  t.is(r.code, 5, r.stderr);
+  t.like(JSON.parse(r.stdout), { category: 'missing-module' });
+  t.regex(r.stderr, /sch_plug \(qdisc plug\)/);
+  t.deepEqual(snapshot(), before);
+});
+
+test.serial('SIGINT while a protected restart holds: exit 130, interrupted by SIGINT, the namespace identical', async (t) => {
+  const before = snapshot();
+  let sent = false;
+  const r = await demo(['--seconds', '4', '--restarts', '1', '--gap', '3s'], (line, signal) => {
+    if (!sent && /a protected restart: new connections are held/.test(line)) {
+      sent = true;
+      signal('SIGINT');
+    }
+  });
+  t.true(sent, r.stderr);
+  t.is(r.code, 130, r.stderr);
+  t.regex(r.stderr, /demo interrupted by SIGINT/);
+  t.is(r.stdout, '');
+  t.deepEqual(snapshot(), before);
+});
+
+test.serial('SIGTERM in the unprotected phase, --inbound: exit 130, the namespace identical (no veth, no IFB left here)', async (t) => {
+  const before = snapshot();
+  let sent = false;
+  const r = await demo(['--inbound', '--seconds', '3', '--restarts', '1'], (line, signal) => {
+    if (!sent && /phase 1:/.test(line)) {
+      sent = true;
+      signal('SIGTERM');
+    }
+  });
+  t.true(sent, r.stderr);
+  t.is(r.code, 130, r.stderr);
+  t.regex(r.stderr, /demo interrupted by SIGTERM/);
+  t.deepEqual(snapshot(), before);
+});
+
+test.serial('--here: the hold is set up in this namespace during the run (the snapshot sees it), and removed after', async (t) => {
+  const before = snapshot();
+  let during: ReturnType<typeof snapshot> | undefined;
+  const r = await demo(['--here', '--seconds', '1', '--restarts', '1'], (line) => {
+    if (!during && /phase 1:/.test(line)) during = snapshot();
+  });
+  t.is(r.code, 0, r.stderr);
+  t.truthy(during);
+  t.notDeepEqual(during!.ruleset, before.ruleset, "the queue hold's table is in this namespace's ruleset during the run");
+  t.regex(
+    r.stdout.split('\n')[0],
+    /the local queue hold was set up for the demo and removed again; it ran in this network namespace \(--here\)$/,
+  );
+  t.deepEqual(snapshot(), before);
+});

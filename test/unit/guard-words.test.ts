@@ -1,0 +1,138 @@
+/**
+ * The CLI's words about a hold come from the hold's mode (the registry's
+ * `describe` and `setupHead`), not from the CLI testing mode names: the
+ * queue hold is named as the queue hold wherever the CLI speaks of a hold
+ * (demo summary, status, plug, check's set-up hint), and the plug holds keep
+ * their words.
+ */
+import test from 'ava';
+import { formatDemo } from '../../src/cli/demo-command.js';
+import { formatCheck, formatPlug, formatSetup, formatStatus } from '../../src/cli/format-guard.js';
+import { holdWords, modeOfHold } from '../../src/guard/modes/index.js';
+import { phaseResult, verdictOf } from '../../src/demo/stats.js';
+import type { DemoResult } from '../../src/demo/types.js';
+import type { CheckResult, HoldStatus, StatusResult } from '../../src/guard/types.js';
+
+/** A demo result: one phase each, nothing lost. */
+function demo(over: Partial<DemoResult>): DemoResult {
+  const phase = (name: 'unprotected' | 'protected') => phaseResult(name, [{ startMs: 0, connectMs: 0.1, totalMs: 1, failure: null }], [], 1, 1000);
+  const u = phase('unprotected');
+  const p = phase('protected');
+  return {
+    mode: 'local',
+    via: 'plug',
+    dev: 'lo',
+    addr: '169.254.255.254',
+    port: 40000,
+    seconds: 1,
+    restarts: 1,
+    gapMs: 200,
+    clients: 1,
+    maxHoldMs: 5200,
+    netns: 'own',
+    setup: { by: 'demo', actions: [], removed: [] },
+    phases: { unprotected: u, protected: p },
+    ...verdictOf(u, p),
+    notices: [],
+    ...over,
+  };
+}
+
+test('demo summary: the hold that was used names itself (the queue hold is not called the local hold on lo)', (t) => {
+  const first = (r: DemoResult) => formatDemo(r).split('\n')[0];
+  t.regex(first(demo({})), /; the local hold on lo was set up for the demo and removed again;/);
+  const q = first(demo({ via: 'queue' }));
+  t.regex(q, /; the local queue hold was set up for the demo and removed again;/);
+  t.notRegex(q, /local hold on lo/);
+  t.regex(
+    first(demo({ via: 'queue', setup: { by: 'already', actions: [], removed: [] } })),
+    /; the local queue hold \(already set up\) was used and left as it was;/,
+  );
+  const inbound = { mode: 'inbound' as const, dev: 'sqd0', inbound: { serverDev: 'sqd0', clientDev: 'sqd1', clientAddr: '169.254.212.2' } };
+  t.regex(first(demo({ ...inbound, via: 'queue' })), /veth pair; the inbound queue hold on sqd0 was set up for the demo and removed again/);
+  t.regex(first(demo({ ...inbound })), /veth pair; the inbound hold on sqd0 was set up for the demo and removed again/);
+});
+
+test('a hold is found by its mode name or, from an id alone, by the mode that owns the id', (t) => {
+  t.is(modeOfHold({ id: 'queue:eth0' })?.name, 'queue');
+  t.is(modeOfHold({ id: 'queue' })?.name, 'queue');
+  t.is(modeOfHold({ id: 'inbound:eth0' })?.name, 'inbound');
+  t.is(modeOfHold({ id: 'local' }, 'lo')?.name, 'local');
+  t.is(modeOfHold({ id: 'nosuch:eth0' }), undefined);
+  t.is(holdWords({ id: 'queue:eth0', dev: 'lo' }).label, 'inbound queue hold on eth0', "the device is the id's, not the result's");
+  t.true(holdWords({ id: 'local', dev: 'lo' }).top);
+  t.false(holdWords({ id: 'queue', dev: 'lo' }).top);
+});
+
+test('plug: the clients of each hold it held, by the hold', (t) => {
+  const text = formatPlug({ dev: 'lo', addr: '169.254.255.254', deadline: 0, maxHoldMs: 1000, holds: ['queue:eth0', 'inbound:eth1'] }, '1s');
+  t.regex(text, /^plugged: new connections arriving on eth0 and arriving on eth1 are held/);
+});
+
+/** A queue hold's status entry. */
+function queueStatus(over: Partial<HoldStatus> = {}): HoldStatus {
+  return {
+    id: 'queue:eth0',
+    mode: 'queue',
+    via: 'queue',
+    dev: 'eth0',
+    state: 'partial',
+    pieces: [{ piece: 'nftables table inet synplug_queue_eth0', status: 'missing' }],
+    qdiscs: [],
+    filters: [],
+    ports: [443],
+    addrs: [],
+    queueNum: 4201,
+    table: 'synplug_queue_eth0',
+    verdict: 'compat',
+    bound: null,
+    ...over,
+  };
+}
+
+test('status and check: a queue hold in its own words, its pieces not ok under it, and its own set-up command', (t) => {
+  const s: StatusResult = {
+    state: 'partial',
+    pieces: [],
+    qdiscs: [],
+    filters: [],
+    marking: [],
+    plug: null,
+    leases: [],
+    holds: [queueStatus()],
+  };
+  const lines = formatStatus(s).split('\n');
+  const i = lines.findIndex((l) => l.startsWith('queue hold queue:eth0 on eth0: PARTIAL; SYNs to port 443 go to queue 4201 (NFQUEUE target'));
+  t.true(i >= 0, lines.join('\n'));
+  t.is(lines[i + 1], '  MISSING nftables table inet synplug_queue_eth0');
+  t.false(
+    lines.some((l) => l.startsWith('marking:')),
+    "the local plug hold's lines only when it is reported",
+  );
+  const c: CheckResult = {
+    state: 'absent',
+    pieces: [],
+    holds: [{ id: 'queue:eth0', mode: 'queue', via: 'queue', dev: 'eth0', state: 'absent', ports: [443], queueNum: 4201 }],
+  };
+  t.regex(formatCheck(c), /run 'synplug setup --via queue --inbound eth0 --port 443 --queue-num 4201' to complete it/);
+});
+
+test("setup: the head line is the mode's, the actions under it", (t) => {
+  const text = formatSetup({
+    dev: 'eth0',
+    addr: '',
+    mark: 0,
+    limit: 0,
+    addedAddress: false,
+    hold: 'queue:eth0',
+    via: 'queue',
+    changed: true,
+    actions: ['nftables: add table inet synplug_queue_eth0'],
+    unverified: [],
+    queue: { scope: 'inbound', num: 4200, maxlen: 65536, verdict: 'compat', table: 'synplug_queue_eth0', ports: [443], addrs: [] },
+  });
+  t.deepEqual(text.split('\n'), [
+    'synplug queue hold set up: SYNs arriving on eth0 to port 443, held in netfilter queue 4200 (maxlen 65536; rule in table inet synplug_queue_eth0, the NFQUEUE target through nft_compat; bypass while nobody holds):',
+    '  nftables: add table inet synplug_queue_eth0',
+  ]);
+});
