@@ -20,6 +20,7 @@
  * @module
  */
 export * from './guard/index.js';
+export { KindUnavailableError } from './tc/explain.js';
 export { NetlinkConnection, SocketTransport, type Transport } from './netlink/connection.js';
 export {
   SynplugError,

@@ -12,6 +12,7 @@ import { UsageError } from '../netlink/errors.js';
 import { parseDuration } from '../guard/config.js';
 import { holdModeFor } from '../guard/modes/index.js';
 import type * as DemoModule from '../demo/index.js';
+import { DEMO_LIMITS } from '../demo/options.js';
 import { EXIT, exitCodesHelp } from './exit-codes.js';
 import { stateDirOf } from './guard-commands.js';
 import { jsonOption, run } from './run.js';
@@ -34,7 +35,7 @@ export interface DemoFlags {
 /**
  * Turn the flags into the engine's options (the engine checks the bounds).
  * @returns seconds, restarts and gapMs, each only when given
- * @throws {UsageError} `--seconds` that is not a number, `--restarts` that is not a whole number, `--gap` that is not a positive duration
+ * @throws {UsageError} `--seconds` that is not a number, `--restarts` that is not a whole number, `--gap` that is not a duration from 1 ms to 60 s
  */
 export function demoOptionsFromFlags(f: DemoFlags): { seconds?: number; restarts?: number; gapMs?: number; via?: 'auto' | 'plug' | 'queue' } {
   const out: { seconds?: number; restarts?: number; gapMs?: number; via?: 'auto' | 'plug' | 'queue' } = {};
@@ -52,7 +53,10 @@ export function demoOptionsFromFlags(f: DemoFlags): { seconds?: number; restarts
     if (!/^[0-9]+$/.test(t)) throw new UsageError(`--restarts: '${f.restarts}' is not a whole number`);
     out.restarts = Number(t);
   }
-  if (f.gap !== undefined) out.gapMs = parseDuration(f.gap, '--gap', Number.MIN_VALUE);
+  if (f.gap !== undefined) {
+    const { min, max } = DEMO_LIMITS.gapMs;
+    out.gapMs = parseDuration(f.gap, '--gap', min, 'the gap is whole milliseconds', { ms: max, text: `${max / 1000}s` });
+  }
   return out;
 }
 

@@ -8,11 +8,11 @@ import { UsageError } from '../netlink/errors.js';
 import { DEFAULTS, parseDuration, parseUint, type GuardConfig } from '../guard/config.js';
 import { defaultNetns, netnsCookie } from '../netlink/netns.js';
 import type * as GuardModule from '../guard/index.js';
-import type * as GuardSysctl from '../guard/sysctl.js';
 import { EXIT, exitCodesHelp } from './exit-codes.js';
 import { jsonOption, run } from './run.js';
+import { formatSetupPlan } from './format-plan.js';
 import { formatCheck, formatMigrateReq, formatPlug, formatProtect, formatRelease, formatSetup, formatStatus, formatTeardown } from './format-guard.js';
-import { protectJson } from './format-guard.js';
+import { formatLastReload, protectJson } from './format-guard.js';
 import { isIP } from 'node:net';
 
 /** The guard is loaded when a command runs, not at start-up: `--help` and `show` stay fast. */
@@ -208,19 +208,6 @@ export function setupOptions(
 }
 
 /**
- * net.ipv4.tcp_migrate_req in the --netns namespace and what it means for the
- * listeners the holds reported protect: those of the local hold's address, or
- * (inbound holds only) those on the inbound holds' ports (check and status
- * show it; src/guard/sysctl.ts).
- */
-async function migrateReq(r: { addr?: string; holds: ReadonlyArray<{ ports?: number[] }> }): Promise<GuardSysctl.MigrateReqReport> {
-  const { migrateReqReport } = await import('../guard/sysctl.js');
-  if (r.addr !== undefined) return migrateReqReport({ addr: r.addr });
-  const ports = [...new Set(r.holds.flatMap((h) => h.ports ?? []))];
-  return migrateReqReport(ports.length ? { ports } : {});
-}
-
-/**
  * The hold `check` and `status` report: `--inbound DEV` or `--local` (as teardown takes them), every hold without.
  * @throws {UsageError} --inbound repeated or empty, --inbound with --local, or --inbound with the local hold's flags
  */
@@ -248,6 +235,7 @@ export function guardCommands(program: Command): void {
         'build the local hold (qdisc tree on lo, fw filter, nftables marking rule, address), or with --inbound DEV the inbound hold of DEV (idempotent: completes or corrects a partial setup)',
       )
       .option('--force', "replace a root qdisc on the device that is not synplug's", false)
+      .option('--dry-run', 'print what setup would add, replace or remove, and record, and change nothing')
       .option(
         '--inbound <dev>',
         'set up the inbound hold of this device instead: TCP SYNs arriving on it to --port (and --addr) are held on an IFB synplug creates (clsact + flower/u32 + mirred)',
@@ -285,10 +273,16 @@ export function guardCommands(program: Command): void {
             via?: string;
             queueNum?: string;
             queueMaxlen?: string;
+            dryRun?: boolean;
           },
         ) => {
           const guard = await loadGuard();
-          const r = await guard.setup(setupOptions({ ...f, inbound: oneInbound(f.inbound) }));
+          const opts = setupOptions({ ...f, inbound: oneInbound(f.inbound) });
+          if (f.dryRun) {
+            const p = await guard.planSetup(opts);
+            return out(f.json, p, formatSetupPlan(p));
+          }
+          const r = await guard.setup(opts);
           out(f.json, r, formatSetup(r));
         },
       ),
@@ -299,7 +293,7 @@ export function guardCommands(program: Command): void {
       program
         .command('check')
         .description(
-          'verify every hold set up (the local hold on lo, each inbound hold), or the one --inbound DEV / --local names; exit 0 complete, 1 nothing set up, 2 partly or differently set up. Also prints net.ipv4.tcp_migrate_req of the namespace and what it means for the listeners of the hold (--json: "sysctl")',
+          'verify every hold set up (the local hold on lo, each inbound hold), or the one --inbound DEV / --local names; exit 0 complete, 1 nothing set up, 12 partly or differently set up (2: bad arguments). Also prints net.ipv4.tcp_migrate_req of the namespace and what it means for the listeners of the hold (--json: "sysctl")',
         ),
       'verify',
     ),
@@ -311,9 +305,8 @@ export function guardCommands(program: Command): void {
         const guard = await loadGuard();
         const sel = holdSelector(f, 'check');
         const r = await guard.check({ ...config({ ...f, inbound: undefined } as ConfigFlags), ...sel });
-        const sysctl = await migrateReq(r);
-        out(f.json, { ...r, sysctl }, `${formatCheck(r)}\n${formatMigrateReq(sysctl)}`);
-        return r.state === 'ok' ? EXIT.OK : r.state === 'absent' ? EXIT.FAILURE : EXIT.USAGE;
+        out(f.json, r, `${formatCheck(r)}\n${formatMigrateReq(r.sysctl)}`);
+        return r.state === 'ok' ? EXIT.OK : r.state === 'absent' ? EXIT.FAILURE : EXIT.CHECK_PARTIAL;
       }),
     );
 
@@ -388,6 +381,10 @@ export function guardCommands(program: Command): void {
         '60s',
       )
       .option('--setup', 'set up first when synplug is not set up', false)
+      .option(
+        '--metrics-file <path>',
+        "add this reload to the totals (kept in the state directory) and write them to PATH in Prometheus' text format, as node_exporter's textfile collector reads it (a temporary file, then a rename); PATH's directory must exist and be safe (exit 2 otherwise, before anything is held)",
+      )
       .passThroughOptions(),
   )
     .addHelpText(
@@ -398,7 +395,7 @@ export function guardCommands(program: Command): void {
       run(
         async (
           command: string[],
-          f: ConfigFlags & { maxHold: string; waitListen?: string; user?: string; check?: string; checkTimeout: string; setup: boolean },
+          f: ConfigFlags & { maxHold: string; waitListen?: string; user?: string; check?: string; checkTimeout: string; setup: boolean; metricsFile?: string },
           cmd: Command,
         ) => {
           const guard = await loadGuard();
@@ -420,6 +417,7 @@ export function guardCommands(program: Command): void {
             waitListen,
             user: f.user,
             setup: f.setup,
+            ...(f.metricsFile !== undefined && { metricsFile: f.metricsFile }),
             onNotice: (line) => process.stderr.write(`synplug: ${line}\n`),
           });
           for (const w of r.warnings ?? []) process.stderr.write(`synplug: warning: ${w}\n`);
@@ -446,8 +444,8 @@ export function guardCommands(program: Command): void {
         const guard = await loadGuard();
         const sel = holdSelector(f, 'status');
         const r = await guard.status({ ...config({ ...f, inbound: undefined } as ConfigFlags), ...sel });
-        const sysctl = await migrateReq(r);
-        out(f.json, { ...r, sysctl }, `${formatStatus(r)}\n${formatMigrateReq(sysctl)}`);
+        const last = guard.lastReload(stateDirOf(f.stateDir) ?? DEFAULTS.stateDir);
+        out(f.json, { ...r, ...last }, `${formatStatus(r)}\n${formatMigrateReq(r.sysctl)}\n${formatLastReload(last)}`);
       }),
     );
 

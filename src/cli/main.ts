@@ -200,7 +200,7 @@ export async function main(argv: string[]): Promise<number> {
       // commander already wrote its text on stderr (configureOutput); --json gets the error object too
       if (wantsJson(argv.slice(2), program)) {
         const message = e.code === 'commander.help' ? 'no command given' : e.message.replace(/^error: /, '');
-        process.stdout.write(JSON.stringify({ error: message, category: 'usage', exit_code: EXIT.USAGE }) + '\n');
+        process.stdout.write(JSON.stringify({ error: message, category: 'usage', exitCode: EXIT.USAGE }) + '\n');
       }
       return EXIT.USAGE;
     }

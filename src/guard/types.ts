@@ -10,6 +10,7 @@ import type { PlugRecord } from './state.js';
 import type { WatchdogStep } from './watchdog.js';
 import type { FilterEntry, QdiscEntry } from '../tc/types.js';
 import type { PrecheckResult } from './precheck.js';
+import type { MigrateReqReport } from './sysctl.js';
 import type { HeldTraffic, ReloadReport } from './report.js';
 
 /** Options every guard operation takes: the configuration (defaults from setup's record, then built-in). */
@@ -69,6 +70,11 @@ export interface CheckResult {
   }>;
   /** IFBs of synplug's that no record lists (present when there is one; `state` is then at best `partial`) */
   unrecorded?: UnrecordedIfb[];
+  /**
+   * `net.ipv4.tcp_migrate_req` of the namespace and what it means for the listeners of the holds reported
+   * (always there in what the library's `check()` returns; reports.ts)
+   */
+  sysctl?: MigrateReqReport;
 }
 
 /**
@@ -240,6 +246,11 @@ export interface LeaseInfo {
  * (the lists are empty then); every hold, the local one included, is in `holds`.
  */
 export interface StatusResult {
+  /**
+   * `net.ipv4.tcp_migrate_req` of the namespace and what it means for the listeners of the holds reported
+   * (always there in what the library's `status()` returns; reports.ts)
+   */
+  sysctl?: MigrateReqReport;
   /** the local hold's device (only when the local hold is reported) */
   dev?: string;
   /** the local hold's proxy address (only when the local hold is reported) */
@@ -426,6 +437,8 @@ export interface ProtectOptions {
 export interface GuardProtectOptions extends GuardOptions, ProtectOptions {
   /** set up first when not set up */
   setup?: boolean;
+  /** add this reload to the cumulative totals and write them to this file in Prometheus' text format (metrics.ts); its directory must exist and be safe */
+  metricsFile?: string;
 }
 
 /** What `runProtected` (and `protect`) report. Times in the units their names give. */

@@ -16,36 +16,22 @@ import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { netnsSnapshot } from '../helpers/netns-snapshot.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const BIN = join(ROOT, 'dist/bundle/synplug.cjs'); // package.json bin
 const NS = `spdiso${process.pid}`;
 const STATE = mkdtempSync(join(tmpdir(), 'synplug-demo-iso-'));
 const IP = '/usr/sbin/ip';
-const TC = '/usr/sbin/tc';
 
-function inNs(cmd: string, args: string[]): string {
-  return execFileSync(IP, ['netns', 'exec', NS, cmd, ...args], { encoding: 'utf8' });
-}
-
-/** Everything of the namespace the demo could change, as the reference tools print it; and the state directory's entries. */
+/** The namespace as the reference tools print it (test/helpers/netns-snapshot.ts), and the state directory's entries. */
 function snapshot() {
-  const links = inNs(IP, ['-d', '-j', 'link', 'show']);
-  const names = (JSON.parse(links) as Array<{ ifname: string }>).map((l) => l.ifname);
-  return {
-    links,
-    addrs: inNs(IP, ['-j', 'addr', 'show']),
-    qdiscs: inNs(TC, ['-j', 'qdisc', 'show']),
-    filters: names.map((dev) => [dev, inNs(TC, ['-j', 'filter', 'show', 'dev', dev]), inNs(TC, ['-j', 'filter', 'show', 'dev', dev, 'ingress'])]),
-    ruleset: inNs('/usr/sbin/nft', ['-j', 'list', 'ruleset']),
-    sysctls: inNs('/usr/sbin/sysctl', ['-a', '-r', '^net\\.']),
-    stateFiles: readdirSync(STATE),
-  };
+  return { ...netnsSnapshot(NS), stateFiles: readdirSync(STATE) };
 }
 
 /** A run of `synplug ARGS` in the namespace; `onLine` sees each stderr line as it comes (and may signal the process). */
-function demo(args: string[], onLine: (line: string, signal: (s: NodeJS.Signals) => void) => void = () => {}) {
-  const child = spawn(IP, ['netns', 'exec', NS, process.execPath, BIN, 'demo', ...args], {
+function demo(args: string[], onLine: (line: string, signal: (s: NodeJS.Signals) => void) => void = () => {}, pre: string[] = []) {
+  const child = spawn(IP, ['netns', 'exec', NS, ...pre, process.execPath, BIN, 'demo', ...args], {
     env: { ...process.env, SYNPLUG_STATE_DIR: STATE },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -91,10 +77,7 @@ test.serial('a normal run: the caller namespace is identical during and after it
   t.is(r.code, 0, r.stderr);
   t.regex(r.stderr, /running in a network namespace of the demo's own/);
   const first = r.stdout.split('\n')[0];
-  t.regex(
-    first,
-    /the local queue hold was set up for the demo and removed again; it ran in a network namespace of its own: this one was not changed$/,
-  );
+  t.regex(first, /the local queue hold was set up for the demo and removed again; it ran in a network namespace of its own: this one was not changed$/);
   t.regex(r.stdout, /^PROTECTED: /m);
   t.truthy(during, 'a snapshot was taken while the demo ran');
   // (the demo's own state directory, inside the state directory, exists while it runs)
@@ -165,9 +148,24 @@ test.serial('--here: the hold is set up in this namespace during the run (the sn
   t.is(r.code, 0, r.stderr);
   t.truthy(during);
   t.notDeepEqual(during!.ruleset, before.ruleset, "the queue hold's table is in this namespace's ruleset during the run");
+  t.regex(r.stdout.split('\n')[0], /the local queue hold was set up for the demo and removed again; it ran in this network namespace \(--here\)$/);
+  t.deepEqual(snapshot(), before);
+});
+
+test.serial('root without CAP_SYS_ADMIN (a container with NET_ADMIN only): exit 4 naming --here; with --here it runs in this namespace', async (t) => {
+  // setpriv: CAP_SYS_ADMIN dropped from the bounding set, so from the effective set at exec
+  const noSysAdmin = ['/usr/bin/setpriv', '--bounding-set', '-sys_admin'];
+  const before = snapshot();
+  const r = await demo(['--seconds', '1', '--restarts', '1'], () => {}, noSysAdmin);
+  t.is(r.code, 4, r.stderr);
   t.regex(
-    r.stdout.split('\n')[0],
-    /the local queue hold was set up for the demo and removed again; it ran in this network namespace \(--here\)$/,
+    r.stderr,
+    /synplug demo needs CAP_SYS_ADMIN to create its network namespace \(unshare\): run it as root \(or grant the capability\), or give --here to run it in this namespace/,
   );
+  t.regex(r.stderr, /nothing was changed/);
+  t.deepEqual(snapshot(), before);
+  const here = await demo(['--here', '--seconds', '1', '--restarts', '1', '--json'], () => {}, noSysAdmin);
+  t.is(here.code, 0, here.stderr);
+  t.like(JSON.parse(here.stdout), { netns: 'caller', via: 'queue' });
   t.deepEqual(snapshot(), before);
 });

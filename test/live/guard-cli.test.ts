@@ -81,7 +81,7 @@ test.serial('setup --json on failure: a JSON error object with the exit code on 
   const r = synplug(['setup', '--dev', DEV, '--addr', ADDR, '--json']);
   t.is(r.code, 5);
   const j = JSON.parse(r.stdout);
-  t.is(j.exit_code, 5);
+  t.is(j.exitCode, 5);
   t.regex(j.error, /sch_prio/);
 });
 
@@ -174,7 +174,7 @@ for (const [what, args, msg] of bad.filter(([, a]) => a.length > 0)) {
     const lines = r.stdout.trim().split('\n');
     t.is(lines.length, 1, r.stdout);
     const j = JSON.parse(lines[0]);
-    t.is(j.exit_code, 2);
+    t.is(j.exitCode, 2);
     t.regex(j.error, msg);
   });
 }

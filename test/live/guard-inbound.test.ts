@@ -117,7 +117,7 @@ test.serial('bad input: exit 2 with a sentence naming the problem, nothing chang
     t.deepEqual((JSON.parse(rj.stdout) as { holds: string[] }).holds, []);
   }
   const j = await synplug('setup', '--inbound', DEV, '--port', '0', '--json');
-  t.like(JSON.parse(j.stdout), { category: 'usage', exit_code: 2 });
+  t.like(JSON.parse(j.stdout), { category: 'usage', exitCode: 2 });
   t.deepEqual(snapshot(), before);
 });
 
