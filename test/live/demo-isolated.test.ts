@@ -77,10 +77,7 @@ test.serial('a normal run: the caller namespace is identical during and after it
   t.is(r.code, 0, r.stderr);
   t.regex(r.stderr, /running in a network namespace of the demo's own/);
   const first = r.stdout.split('\n')[0];
-  t.regex(
-    first,
-    /the local queue hold was set up for the demo and removed again; it ran in a network namespace of its own: this one was not changed$/,
-  );
+  t.regex(first, /the local queue hold was set up for the demo and removed again; it ran in a network namespace of its own: this one was not changed$/);
   t.regex(r.stdout, /^PROTECTED: /m);
   t.truthy(during, 'a snapshot was taken while the demo ran');
   // (the demo's own state directory, inside the state directory, exists while it runs)
@@ -151,10 +148,7 @@ test.serial('--here: the hold is set up in this namespace during the run (the sn
   t.is(r.code, 0, r.stderr);
   t.truthy(during);
   t.notDeepEqual(during!.ruleset, before.ruleset, "the queue hold's table is in this namespace's ruleset during the run");
-  t.regex(
-    r.stdout.split('\n')[0],
-    /the local queue hold was set up for the demo and removed again; it ran in this network namespace \(--here\)$/,
-  );
+  t.regex(r.stdout.split('\n')[0], /the local queue hold was set up for the demo and removed again; it ran in this network namespace \(--here\)$/);
   t.deepEqual(snapshot(), before);
 });
 
