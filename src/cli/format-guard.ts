@@ -9,6 +9,7 @@ import type { MigrateReqReport } from '../guard/sysctl.js';
 import type { CheckResult, PieceState, ProtectResult, SetupResult, StatusResult, TeardownResult, PlugResult, ReleaseResult } from '../guard/types.js';
 import { holdWords, modeOfHold } from '../guard/modes/index.js';
 import { lossCauses } from '../guard/report.js';
+import type { HistoryEntry } from '../guard/history.js';
 
 /** Text for `synplug setup`. */
 export function formatSetup(r: SetupResult): string {
@@ -124,6 +125,18 @@ export function formatVerdict(r: Pick<ProtectResult, 'report' | 'maxHoldReached'
   if (p.lossless === null) return `not fully counted: ${counts} (${(p.uncounted ?? []).join('; ')})`;
   const causes = lossCauses(p, { maxHoldReached: r.maxHoldReached, waitedForListener: r.newListener !== undefined });
   return `LOST: ${counts}; likely cause: ${causes.join('; ')}`;
+}
+
+/** One recorded reload as a line: id, start, command, holds, hold time, held SYNs, exit status, the counts (history, status). */
+export function formatHistoryEntry(e: HistoryEntry): string {
+  const verdict = formatVerdict({ report: e.report, maxHoldReached: false, newListener: undefined }).replace(/; likely cause: .*$/, '');
+  return `#${e.id} ${e.start} ${e.command} (${e.holds.join(', ')}): held ${e.report.holdMs.toFixed(1)} ms, ${e.report.heldSyns} SYN(s); exit ${e.exitCode}; ${verdict}`;
+}
+
+/** `status`'s line on the last reload recorded (or why the history cannot be read). */
+export function formatLastReload(l: { lastReload: HistoryEntry | null; historyError?: string }): string {
+  if (l.historyError) return `last reload: unknown: ${l.historyError}`;
+  return `last reload: ${l.lastReload ? formatHistoryEntry(l.lastReload) : 'none recorded'}`;
 }
 
 /** `protect --json`: the result, its hold counts only in `report` (one shape). */

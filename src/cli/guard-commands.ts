@@ -12,7 +12,7 @@ import { EXIT, exitCodesHelp } from './exit-codes.js';
 import { jsonOption, run } from './run.js';
 import { formatSetupPlan } from './format-plan.js';
 import { formatCheck, formatMigrateReq, formatPlug, formatProtect, formatRelease, formatSetup, formatStatus, formatTeardown } from './format-guard.js';
-import { protectJson } from './format-guard.js';
+import { formatLastReload, protectJson } from './format-guard.js';
 import { isIP } from 'node:net';
 
 /** The guard is loaded when a command runs, not at start-up: `--help` and `show` stay fast. */
@@ -316,7 +316,7 @@ export function guardCommands(program: Command): void {
       .description('hold new connections (buffer the plug) until "synplug release" or --max-hold')
       .option(
         '--max-hold <duration>',
-        'stop holding new connections after this long (kernel-enforced): e.g. 500ms, 10s, 1.5s, 2m, 1h (as the ms package reads it; bare: seconds), 10ms to 24h',
+        'release after this long, for every hold: a watchdog (a process of its own, left running when plug exits) drops this plug at the deadline and releases unless another live holder (a running protect) still holds; the local hold also stops marking new SYNs then in the kernel. E.g. 500ms, 10s, 1.5s, 2m, 1h (as the ms package reads it; bare: seconds), 10ms to 24h',
         '10s',
       ),
   )
@@ -381,6 +381,10 @@ export function guardCommands(program: Command): void {
         '60s',
       )
       .option('--setup', 'set up first when synplug is not set up', false)
+      .option(
+        '--metrics-file <path>',
+        "add this reload to the totals (kept in the state directory) and write them to PATH in Prometheus' text format, as node_exporter's textfile collector reads it (a temporary file, then a rename); PATH's directory must exist and be safe (exit 2 otherwise, before anything is held)",
+      )
       .passThroughOptions(),
   )
     .addHelpText(
@@ -391,7 +395,7 @@ export function guardCommands(program: Command): void {
       run(
         async (
           command: string[],
-          f: ConfigFlags & { maxHold: string; waitListen?: string; user?: string; check?: string; checkTimeout: string; setup: boolean },
+          f: ConfigFlags & { maxHold: string; waitListen?: string; user?: string; check?: string; checkTimeout: string; setup: boolean; metricsFile?: string },
           cmd: Command,
         ) => {
           const guard = await loadGuard();
@@ -413,6 +417,7 @@ export function guardCommands(program: Command): void {
             waitListen,
             user: f.user,
             setup: f.setup,
+            ...(f.metricsFile !== undefined && { metricsFile: f.metricsFile }),
             onNotice: (line) => process.stderr.write(`synplug: ${line}\n`),
           });
           for (const w of r.warnings ?? []) process.stderr.write(`synplug: warning: ${w}\n`);
@@ -439,7 +444,8 @@ export function guardCommands(program: Command): void {
         const guard = await loadGuard();
         const sel = holdSelector(f, 'status');
         const r = await guard.status({ ...config({ ...f, inbound: undefined } as ConfigFlags), ...sel });
-        out(f.json, r, `${formatStatus(r)}\n${formatMigrateReq(r.sysctl)}`);
+        const last = guard.lastReload(stateDirOf(f.stateDir) ?? DEFAULTS.stateDir);
+        out(f.json, { ...r, ...last }, `${formatStatus(r)}\n${formatMigrateReq(r.sysctl)}\n${formatLastReload(last)}`);
       }),
     );
 

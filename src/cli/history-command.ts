@@ -5,18 +5,11 @@
  * @module
  */
 import { Option, type Command } from 'commander';
-import type { HistoryEntry } from '../guard/history.js';
 import { DEFAULTS, parseUint } from '../guard/config.js';
 import { exitCodesHelp } from './exit-codes.js';
-import { formatVerdict } from './format-guard.js';
+import { formatHistoryEntry } from './format-guard.js';
 import { stateDirOf } from './guard-commands.js';
 import { jsonOption, run } from './run.js';
-
-/** One entry as a line: id, start, command, holds, hold time, held SYNs, exit status, the verdict. */
-export function formatHistoryEntry(e: HistoryEntry): string {
-  const verdict = formatVerdict({ report: e.report, maxHoldReached: false, newListener: undefined }).replace(/; likely cause: .*$/, '');
-  return `#${e.id} ${e.start} ${e.command} (${e.holds.join(', ')}): held ${e.report.holdMs.toFixed(1)} ms, ${e.report.heldSyns} SYN(s); exit ${e.exitCode}; ${verdict}`;
-}
 
 /** Register `synplug history` on the program. */
 export function historyCommand(program: Command): void {

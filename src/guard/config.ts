@@ -242,6 +242,7 @@ export const ENTRY_OPTIONS: Record<string, Record<string, OptionKind>> = {
     checkTimeoutMs: { duration: 100 },
     onNotice: 'function',
     setup: 'boolean',
+    metricsFile: 'string',
   },
 };
 

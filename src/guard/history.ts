@@ -107,13 +107,13 @@ export function readHistory(stateDir: string, n?: number): HistoryEntry[] {
 
 /**
  * Append one entry (its id is the next one), under the lease lock, rotating
- * when the file would pass {@link HISTORY_FILE_CAP}. A damaged file is left
+ * when the file would pass `cap` (at most, and by default, {@link HISTORY_FILE_CAP}). A damaged file is left
  * as it is (for a person to read) and nothing is appended until it is moved
  * away.
  * @returns the entry written
  * @throws {StateFileError} the directory is unsafe, a history file is damaged (named), or a file cannot be written (`failure` when the disk refused)
  */
-export async function appendHistory(stateDir: string, entry: Omit<HistoryEntry, 'id'>): Promise<HistoryEntry> {
+export async function appendHistory(stateDir: string, entry: Omit<HistoryEntry, 'id'>, cap = HISTORY_FILE_CAP): Promise<HistoryEntry> {
   return withLeaseLock(new StateStore(stateDir), () => {
     const d = openCheckedDir(stateDir, true)!;
     try {
@@ -121,7 +121,7 @@ export async function appendHistory(stateDir: string, entry: Omit<HistoryEntry, 
       const lastId = parse(d, HISTORY_FILE).at(-1)?.id ?? parse(d, HISTORY_OLD_FILE).at(-1)?.id ?? 0;
       const full: HistoryEntry = { id: lastId + 1, ...entry };
       const line = Buffer.from(`${JSON.stringify(full)}\n`);
-      if (current && current.length + line.length > HISTORY_FILE_CAP) {
+      if (current && current.length + line.length > Math.min(cap, HISTORY_FILE_CAP)) {
         d.writeAtomic(HISTORY_OLD_FILE, current);
         current = undefined;
       }
@@ -151,5 +151,18 @@ export async function recordReload(stateDir: string, started: Date, r: ProtectRe
     return r;
   } catch (e) {
     return { ...r, warnings: [...(r.warnings ?? []), `the reload history was not written: ${e instanceof Error ? e.message : String(e)}`] };
+  }
+}
+
+/**
+ * The last reload recorded, for `status`: never throws (a damaged history is
+ * named in `historyError` instead, and status still shows the rest).
+ * @param stateDir the state directory
+ */
+export function lastReload(stateDir: string): { lastReload: HistoryEntry | null; historyError?: string } {
+  try {
+    return { lastReload: readHistory(stateDir, 1)[0] ?? null };
+  } catch (e) {
+    return { lastReload: null, historyError: e instanceof Error ? e.message : String(e) };
   }
 }

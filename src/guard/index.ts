@@ -13,7 +13,7 @@ export { planSetup, planAction, planEffects, type SetupPlan, type PlanChange, ty
 export { plug, release, teardown } from './holds.js';
 export { protect, runProtected } from './protect.js';
 export { removeReportCounters, lossCauses, type ReloadReport, type HeldTraffic } from './report.js';
-export { readHistory, type HistoryEntry } from './history.js';
+export { readHistory, lastReload, type HistoryEntry } from './history.js';
 export { PrecheckFailedError, PRECHECK_TIMEOUT_MS, type PrecheckResult } from './precheck.js';
 export { recoverStale } from './context.js';
 export type {

@@ -5,7 +5,8 @@
  * @module
  */
 import { UsageError } from '../netlink/errors.js';
-import { checkEntryOptions } from './config.js';
+import { checkEntryOptions, resolveConfig } from './config.js';
+import { checkMetricsFile, recordMetrics } from './metrics.js';
 import { startWatchdog } from './watchdog.js';
 import { contextFor, openSession, recoverStale } from './context.js';
 import { isSetUp, requireSetUp, setup } from './setup.js';
@@ -26,6 +27,24 @@ export type { ListenTarget, ProtectOptions, ProtectResult, ProtectSession };
  */
 export async function protect(opts: GuardProtectOptions): Promise<ProtectResult> {
   checkEntryOptions('protect', opts);
+  // --metrics-file: its directory checked before anything is held; the reload counted whatever its outcome.
+  if (opts?.metricsFile === undefined) return protectOnce(opts);
+  const target = checkMetricsFile(opts.metricsFile);
+  let r: ProtectResult | undefined;
+  try {
+    r = await protectOnce(opts);
+    return r;
+  } finally {
+    const stateDir = resolveConfig({ stateDir: opts.stateDir }).stateDir;
+    const failed = await recordMetrics(stateDir, target, r).then(
+      () => undefined,
+      (e: unknown) => `the metrics were not written: ${e instanceof Error ? e.message : String(e)}`,
+    );
+    if (failed && r) r.warnings = [...(r.warnings ?? []), failed];
+  }
+}
+
+async function protectOnce(opts: GuardProtectOptions): Promise<ProtectResult> {
   if (!opts || !Array.isArray(opts.command) || opts.command.length === 0 || opts.command[0] === '' || !opts.command.every((a) => typeof a === 'string')) {
     throw new UsageError('no command given: protect needs `command`, an array of strings (CLI: synplug protect [options] -- COMMAND [ARGS...])');
   }

@@ -111,6 +111,8 @@ export interface PlugRecord {
   deadline: number;
   /** when it was released, ms since the epoch */
   releasedAt?: number;
+  /** when the watchdog's release failed, ms since the epoch (the record then still says buffering, for the next command to recover) */
+  releaseFailedAt?: number;
 }
 
 /**
@@ -471,6 +473,7 @@ export function plugRecordProblem(r: unknown, now = Date.now()): Problem {
   if (r.owner !== 'protect' && r.owner !== 'manual') return `'owner' is ${JSON.stringify(r.owner)}, not protect or manual`;
   if (typeof r.dev !== 'string') return "'dev' is not a device name";
   if (r.releasedAt !== undefined && !isTime(r.releasedAt)) return "'releasedAt' is not a time in ms since the epoch";
+  if (r.releaseFailedAt !== undefined && !isTime(r.releaseFailedAt)) return "'releaseFailedAt' is not a time in ms since the epoch";
   return processProblem(r) ?? timesProblem(r, now);
 }
 

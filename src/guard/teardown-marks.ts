@@ -70,6 +70,17 @@ export function addressIsMarked(a: { protocol?: string }, releaseText?: string):
 }
 
 /**
+ * Whether a listed address provably carries synplug's mark: the kernel keeps
+ * the protocol (5.18+) and it is {@link ADDRESS_PROTO}. Setup takes such an
+ * address, found present, for one an earlier setup added and did not record
+ * (a setup killed between adding it and writing the record); on an older
+ * kernel never (a user's own address would be taken for synplug's).
+ */
+export function addressCarriesMark(a: { protocol?: string } | undefined, releaseText?: string): boolean {
+  return a !== undefined && kernelKeepsAddressProto(releaseText) && a.protocol === String(ADDRESS_PROTO);
+}
+
+/**
  * Whether a table carries synplug's comment; on a kernel before 5.10 (no
  * table user data), undefined: the caller falls back to its older judgement.
  */

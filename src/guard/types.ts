@@ -437,6 +437,8 @@ export interface ProtectOptions {
 export interface GuardProtectOptions extends GuardOptions, ProtectOptions {
   /** set up first when not set up */
   setup?: boolean;
+  /** add this reload to the cumulative totals and write them to this file in Prometheus' text format (metrics.ts); its directory must exist and be safe */
+  metricsFile?: string;
 }
 
 /** What `runProtected` (and `protect`) report. Times in the units their names give. */

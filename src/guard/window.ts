@@ -39,7 +39,7 @@ export type { ListenTarget, ProtectOptions, ProtectResult, ProtectSession };
 const RELEASE_ATTEMPTS = 5;
 
 /** The watchdog of a window whose watchdog has not started yet (it starts once the holds are bound). */
-const NO_WATCHDOG: Watchdog = { pid: 0, arm: () => {}, done: () => {} };
+const NO_WATCHDOG: Watchdog = { pid: 0, arm: () => {}, done: () => {}, handOver: () => {} };
 
 function definedPidStart(): { pidStart?: number } {
   const t = processStartTime(process.pid);

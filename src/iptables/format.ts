@@ -134,6 +134,8 @@ interface Ctx {
   l3?: string;
   l4?: string;
   l4Other?: boolean;
+  /** the icmp / icmpv6 type an earlier match required */
+  icmpType?: number;
 }
 
 const META_TYPES: Record<string, ValueType> = {
@@ -186,7 +188,8 @@ function namedField(proto: string, hf: HeaderField, extra: Partial<Field> = {}):
           : proto === 'th'
             ? {}
             : { l4: proto, ...(h.l3 && { l3: h.l3 }) };
-  return { text: `${proto} ${hf.name}`, json: { payload: { protocol: proto, field: hf.name } }, type: hf.type, ...level, ...extra };
+  const dep = hf.dep !== undefined ? { dep: `${proto}:${hf.dep}` } : {};
+  return { text: `${proto} ${hf.name}`, json: { payload: { protocol: proto, field: hf.name } }, type: hf.type, ...level, ...dep, ...extra };
 }
 
 function fieldOf(src: Src, ctx: Ctx): Field | undefined {
@@ -199,7 +202,7 @@ function fieldOf(src: Src, ctx: Ctx): Field | undefined {
   }
   if (src.k === 'payload') {
     for (const proto of protocolsAt(src.base, ctx)) {
-      const hf = headerField(proto, src.offset, src.len);
+      const hf = headerField(proto, src.offset, src.len, undefined, ctx.icmpType);
       if (hf) return namedField(proto, hf);
       // The first bytes of an address: nft loads only what a prefix needs (`ip daddr 192.168.0.0/16`).
       const addr = HEADERS[proto].fields.find(
@@ -266,6 +269,9 @@ interface Slot {
   setsL4?: string;
   needsL3?: string;
   needsL4?: string;
+  /** an icmp type match (`icmp:3`) and a field of that type after it: nft leaves the first out */
+  setsDep?: string;
+  needsDep?: string;
   /** raw load slot, dropped when its register is consumed */
   loadOf?: number;
   dropped?: boolean;
@@ -619,6 +625,7 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
     if (s.setsL4 && later.some((x) => x.needsL4 === s.setsL4)) s.dropped = true;
     if (s.setsL3 && later.some((x) => x.needsL3 === s.setsL3)) s.dropped = true;
     if (s.setsL2 && later.some((x) => x.needsL2 === s.setsL2)) s.dropped = true;
+    if (s.setsDep && later.some((x) => x.needsDep === s.setsDep)) s.dropped = true;
   });
   return slots.filter((s) => !s.dropped && s.stmt).map((s) => s.stmt!);
 
@@ -760,10 +767,15 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
       const mask = valueText(src.mask, f.type, pctx.ifname);
       const val = valueText(data, f.type, pctx.ifname);
       const isZero = !/[^0]/.test(data);
-      // `ct state established,related`, `tcp flags syn`: any of the mask's flags set
-      if (FLAG_TYPES.has(f.type) && op === 'neq' && isZero && flagValueNames(src.mask, f.type)?.length) {
+      // `ct state established,related`, `tcp flags syn`: any of the mask's flags set (`tcp flags 0x0`:
+      // none, never true); `tcp flags ! syn,ack`: none of them set
+      if (FLAG_TYPES.has(f.type) && (op === 'neq' || op === 'eq') && isZero && flagValueNames(src.mask, f.type) !== undefined) {
+        if (op === 'eq' && !flagValueNames(src.mask, f.type)?.length) return undefined;
         return {
-          stmt: { text: `${f.text} ${mask.text}`, json: { match: { op: 'in', left: f.json, right: mask.json } } },
+          stmt: {
+            text: `${f.text} ${op === 'eq' ? '! ' : ''}${mask.text}`,
+            json: { match: { op: op === 'eq' ? '!' : 'in', left: f.json, right: mask.json } },
+          },
           needsL2: f.l2,
           needsL3: f.l3,
           needsL4: f.l4,
@@ -809,7 +821,9 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
     }
     const v = valueText(data, f.type, pctx.ifname);
     // a value that does not fit the field's type is not printed under the field's name
-    if (f.type !== 'hex' && f.type !== 'rawint' && v.text.startsWith('0x') && f.type !== 'mark' && f.type !== 'mark_be') return undefined;
+    // (no flag at all is nft's `0x0`)
+    const noFlag = FLAG_TYPES.has(f.type) && v.json === 0;
+    if (f.type !== 'hex' && f.type !== 'rawint' && v.text.startsWith('0x') && f.type !== 'mark' && f.type !== 'mark_be' && !noFlag) return undefined;
     // flag fields compared whole print an explicit `==` (`ct state == established`)
     const opShown = FLAG_TYPES.has(f.type) && op === 'eq' ? '== ' : opText;
     const slot: Slot = {
@@ -817,7 +831,12 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
       needsL2: f.l2,
       needsL3: f.l3,
       needsL4: f.l4,
+      needsDep: f.dep,
     };
+    if (op === 'eq' && (f.type === 'icmp_type' || f.type === 'icmpv6_type') && src.k === 'payload') {
+      c.icmpType = Buffer.from(data, 'hex')[0];
+      slot.setsDep = `${(f.json as { payload: { protocol: string } }).payload.protocol}:${c.icmpType}`;
+    }
     if (op === 'eq' && f.type === 'iftype' && v.text === 'ether') {
       c.l2 = 'ether';
       slot.setsL2 = 'ether';
@@ -1276,6 +1295,9 @@ function objectJson(o: NftObject, options: FormatOptions): Record<string, unknow
  * per table: the table, its named objects, its named sets, its chains, then its rules chain by chain.
  */
 export function formatRulesetJson(rs: NftRuleset, options: FormatOptions = {}): { nftables: Array<Record<string, unknown>> } {
+  // metainfo: the schema version only, which is what a reader of nft -j checks. nft's `version` and
+  // `release_name` name the nft program that wrote the listing: synplug is not nft 1.0.6, and its own
+  // version in those fields would mislead a reader that checks nft's version.
   const out: Array<Record<string, unknown>> = [{ metainfo: { json_schema_version: 1 } }];
   for (const t of rs.tables) {
     // nft 1.0.6 writes the table's name as its `flags` (a bug later versions fixed); synplug writes the flags' names

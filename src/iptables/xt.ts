@@ -62,6 +62,12 @@ export function decodeXt(what: 'target' | 'match', l: AttributeList): XtExtensio
   return { ext, rev, info: (l.bin(C.NFTA_TARGET_INFO) ?? Buffer.alloc(0)).toString('hex') };
 }
 
+/** What a translation knows of the rule: its table's family, the transport protocol an earlier match established (`tcp`). */
+export interface XtContext {
+  family: string;
+  l4?: string;
+}
+
 /** A translation: the struct's bytes (at least `size`) and the table's family to nft's text, or undefined for a variant not reproduced. */
 interface Translation {
   /** the revisions it reads */
@@ -70,7 +76,7 @@ interface Translation {
   size: number;
   /** the families whose struct it is (REJECT's differs between ip and ip6) */
   families?: readonly string[];
-  text(b: Buffer, rev: number, family: string): string | undefined;
+  text(b: Buffer, rev: number, ctx: XtContext): string | undefined;
 }
 
 /** `meta mark set ...` / `ct mark set ...` of a mark and mask, as libxtables writes MARK's and CONNMARK's. */
@@ -164,7 +170,11 @@ const TARGETS: Readonly<Record<string, Translation>> = {
   MARK: { revs: [2], size: 8, text: (b) => `meta mark set ${markSet(readU32(b, 0), readU32(b, 4), 'mark')}` },
   // struct xt_connmark_tginfo1 { __u32 ctmark, ctmask, nfmask; __u8 mode; };
   // struct xt_connmark_tginfo2 { __u32 ctmark, ctmask, nfmask; __u8 shift_dir, shift_bits, mode; };
-  // (the forms without a shift; with two different masks nft lists `xt target CONNMARK`)
+  // The kernel sets ct mark = (ct mark & ~ctmask) ^ ctmark (--set-xmark), saves ct mark =
+  // (ct mark & ~ctmask) ^ (mark & nfmask), restores mark = (mark & ~nfmask) ^ (ct mark & ctmask).
+  // libxtables' text of a masked save or restore (`ct mark set mark and 0xff`) and of a general
+  // --set-xmark (`ct mark set ct mark xor 0x3 and 0xfffffff0`) means something else: those stay
+  // raw, as does a shift.
   CONNMARK: {
     revs: [1, 2],
     size: 13,
@@ -173,15 +183,12 @@ const TARGETS: Readonly<Record<string, Translation>> = {
       if (rev === 2 && (b.length < 15 || b[13] !== 0)) return undefined;
       const mode = rev === 1 ? b[12] : b[14];
       if (mode === XT_CONNMARK_SET) {
-        // libxtables' order here is xor then and, the other way round from MARK's
-        return ctmark !== 0 && ctmask !== 0 && ctmark !== ctmask && ctmask !== 0xffffffff
-          ? `ct mark set ct mark xor ${hex32(ctmark)} and ${hex32(not32(ctmask))}`
-          : `ct mark set ${markSet(ctmark, ctmask, 'ct mark')}`;
+        const general = ctmark !== 0 && ctmask !== 0 && ctmark !== ctmask && ctmask !== 0xffffffff;
+        return general ? undefined : `ct mark set ${markSet(ctmark, ctmask, 'ct mark')}`;
       }
-      if (nfmask !== ctmask) return undefined;
-      const masked = ctmask === 0xffffffff ? '' : ` and ${hex32(ctmask)}`;
-      if (mode === XT_CONNMARK_SAVE) return `ct mark set mark${masked}`;
-      if (mode === XT_CONNMARK_RESTORE) return `meta mark set ct mark${masked}`;
+      if (nfmask !== 0xffffffff || ctmask !== 0xffffffff) return undefined;
+      if (mode === XT_CONNMARK_SAVE) return 'ct mark set mark';
+      if (mode === XT_CONNMARK_RESTORE) return 'meta mark set ct mark';
       return undefined;
     },
   },
@@ -249,17 +256,90 @@ const TARGETS: Readonly<Record<string, Translation>> = {
   },
 };
 
+/**
+ * linux/netfilter/xt_conntrack.h: match_flags XT_CONNTRACK_STATE and
+ * XT_CONNTRACK_STATE_ALIAS (`-m state`, which iptables writes as
+ * conntrack); state_mask bits XT_CONNTRACK_STATE_INVALID (1),
+ * XT_CONNTRACK_STATE_BIT(ctinfo) (1 << (ctinfo + 1): established 2, related 4,
+ * new 8), XT_CONNTRACK_STATE_SNAT (64), _DNAT (128), _UNTRACKED (256).
+ */
+const XT_CONNTRACK_STATE = 1 << 0;
+const XT_CONNTRACK_STATE_ALIAS = 1 << 13;
+/** ct states in libxtables' order, with their state_mask bits */
+const CT_STATES: Array<[number, string]> = [
+  [1, 'invalid'],
+  [8, 'new'],
+  [4, 'related'],
+  [2, 'established'],
+  [256, 'untracked'],
+];
+const CT_STATUS_BITS: Array<[number, string]> = [
+  [64, 'snat'],
+  [128, 'dnat'],
+];
+/** struct xt_conntrack_mtinfo3: where match_flags, invert_flags, state_mask sit (after 8 addresses, expires, l4proto, 4 ports) */
+const CONNTRACK3 = { MATCH_FLAGS: 146, INVERT_FLAGS: 148, STATE_MASK: 150, SIZE: 164 };
+
+/** linux/netfilter/xt_multiport.h: XT_MULTIPORT_SOURCE, _DESTINATION (_EITHER: nft's concatenation, not reproduced) */
+const MULTIPORT_WORDS = ['sport', 'dport'];
+/** the protocols whose ports a multiport match names (libxtables' check) */
+const PORT_PROTOCOLS: ReadonlySet<string> = new Set(['tcp', 'udp', 'udplite', 'sctp', 'dccp']);
+
 /** The matches whose translation synplug reproduces, by name. */
-const MATCHES: Readonly<Record<string, Translation>> = {};
+const MATCHES: Readonly<Record<string, Translation>> = {
+  // struct xt_conntrack_mtinfo3 { union nf_inet_addr origsrc_addr, origsrc_mask, origdst_addr, origdst_mask,
+  //   replsrc_addr, replsrc_mask, repldst_addr, repldst_mask; __u32 expires_min, expires_max; __u16 l4proto;
+  //   __be16 origsrc_port, origdst_port, replsrc_port, repldst_port; __u16 match_flags, invert_flags;
+  //   __u16 state_mask, status_mask; __be16 origsrc_port_high, ... };
+  // only --ctstate (and -m state): `ct state related,established`, `ct state ! new`; SNAT or DNAT alone as
+  // `ct status snat` (libxtables also writes that for SNAT,NEW and for ! DNAT, which mean something else: raw)
+  conntrack: {
+    revs: [3],
+    size: CONNTRACK3.SIZE,
+    text(b) {
+      const flags = readU16(b, CONNTRACK3.MATCH_FLAGS);
+      const invert = readU16(b, CONNTRACK3.INVERT_FLAGS);
+      const mask = readU16(b, CONNTRACK3.STATE_MASK);
+      const rest = Buffer.concat([b.subarray(0, CONNTRACK3.MATCH_FLAGS), b.subarray(CONNTRACK3.STATE_MASK + 2)]);
+      if ((flags & ~XT_CONNTRACK_STATE_ALIAS) !== XT_CONNTRACK_STATE || invert & ~XT_CONNTRACK_STATE || rest.some((x) => x !== 0)) return undefined;
+      const states = CT_STATES.filter(([bit]) => mask & bit).map(([, n]) => n);
+      const status = CT_STATUS_BITS.filter(([bit]) => mask & bit).map(([, n]) => n);
+      const known = CT_STATES.concat(CT_STATUS_BITS).reduce((m, [bit]) => m | bit, 0);
+      if (mask & ~known || states.length > 0 === status.length > 0) return undefined;
+      if (status.length) return status.length === 1 && !invert ? `ct status ${status[0]}` : undefined;
+      return `ct state ${invert ? '! ' : ''}${states.join(',')}`;
+    },
+  },
+  // struct xt_multiport_v1 { __u8 flags; __u8 count; __u16 ports[15]; __u8 pflags[15]; __u8 invert; };
+  // (pflags[i]: ports[i] and ports[i + 1] are a range)
+  multiport: {
+    revs: [1],
+    size: 48,
+    text(b, _rev, ctx) {
+      const [dir, count, invert] = [b[0], b[1], b[47]];
+      if (!ctx.l4 || !PORT_PROTOCOLS.has(ctx.l4) || MULTIPORT_WORDS[dir] === undefined || count < 1 || count > 15 || invert > 1) return undefined;
+      const items: string[] = [];
+      for (let i = 0; i < count; i++) {
+        const port = readU16(b, 2 + 2 * i);
+        if (b[32 + i] && i + 1 < count) {
+          items.push(`${port}-${readU16(b, 2 + 2 * (i + 1))}`);
+          i++;
+        } else items.push(String(port));
+      }
+      const value = items.length === 1 ? items[0] : `{ ${items.join(', ')} }`;
+      return `${ctx.l4} ${MULTIPORT_WORDS[dir]} ${invert ? '!= ' : ''}${value}`;
+    },
+  },
+};
 
 /**
  * nft 1.0.6's text of an xt extension in a table of `family`, or undefined
  * when synplug does not reproduce it (nft's `xt target NAME`, or a variant
  * not in the table).
  */
-export function xtText(kind: 'target' | 'match', e: XtExtension, family: string): string | undefined {
+export function xtText(kind: 'target' | 'match', e: XtExtension, ctx: XtContext): string | undefined {
   const t = (kind === 'target' ? TARGETS : MATCHES)[e.ext];
-  if (!t?.revs.includes(e.rev) || (t.families && !t.families.includes(family))) return undefined;
+  if (!t?.revs.includes(e.rev) || (t.families && !t.families.includes(ctx.family))) return undefined;
   const b = Buffer.from(e.info, 'hex');
-  return b.length < t.size ? undefined : t.text(b, e.rev, family);
+  return b.length < t.size ? undefined : t.text(b, e.rev, ctx);
 }

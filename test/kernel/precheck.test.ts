@@ -87,7 +87,7 @@ test.serial('a passing --check: the reload runs under the plug; --json reports t
   t.deepEqual(j.check.command, [HAPROXY, '-c', '-f', cfg]);
   t.is(j.check.exitCode, 0);
   t.is(typeof j.check.durationMs, 'number');
-  t.is(typeof j.heldMs, 'number');
+  t.is(typeof j.report.holdMs, 'number');
   t.is(j.exitCode, 0);
   t.not(readPlugJson()?.state, 'buffering');
 });

@@ -18,7 +18,7 @@
  * threads, a connection every 10 ms each, stopping once the server is back.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -50,10 +50,13 @@ async function until(cond: () => boolean, what: string, ms = 20_000): Promise<vo
   }
 }
 
-/** The server: listens, accepts and closes; on SIGUSR1 accepts what is queued, closes, listens again 1 s later, touches `back`. */
-function server(back: string): ChildProcess {
+/**
+ * The server: listens, accepts and closes; on SIGUSR1 accepts what is queued, closes, listens again 1 s later,
+ * touches `back`. `closeQueued`: until the restart it accepts nothing, and closes its listener with what is queued.
+ */
+function server(back: string, closeQueued = false): ChildProcess {
   const py = `import socket,select,signal,sys,time,os
-addr,port,back=sys.argv[1],int(sys.argv[2]),sys.argv[3]
+addr,port,back,queued=sys.argv[1],int(sys.argv[2]),sys.argv[3],sys.argv[4]=='1'
 def listen():
     s=socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); s.bind((addr,port)); s.listen(128); s.setblocking(False); return s
 restart=[False]
@@ -62,16 +65,16 @@ s=listen(); print('listening', flush=True)
 while True:
     if restart[0]:
         restart[0]=False
-        while True:
+        while not queued:
             try: c,_=s.accept(); c.close()
             except BlockingIOError: break
-        s.close(); time.sleep(1.0); s=listen(); open(back,'w').close()
+        s.close(); time.sleep(1.0); s=listen(); queued=False; open(back,'w').close()
     try: r,_,_=select.select([s],[],[],0.01)
     except InterruptedError: continue
-    if r:
+    if r and not queued:
         try: c,_=s.accept(); c.close()
         except BlockingIOError: pass`;
-  return spawn('python3', ['-c', py, ADDR, String(PORT), back], { stdio: ['ignore', 'pipe', 'inherit'] });
+  return spawn('python3', ['-c', py, ADDR, String(PORT), back, closeQueued ? '1' : '0'], { stdio: ['ignore', 'pipe', 'inherit'] });
 }
 
 /** The clients: 4 threads connecting in a loop until `stop` exists; prints their counts as JSON. */
@@ -115,13 +118,45 @@ function listening(p: ChildProcess): Promise<void> {
 }
 
 /** The queue hold for ADDR, the server, the clients running; protect restarts the server with `flags`; the clients stop once it is back. */
-async function restartUnder(flags: string[]): Promise<Json> {
+/**
+ * Scrape the textfile collector of a real node_exporter (Debian's prometheus-node-exporter) reading `dir`, on
+ * 127.0.0.1 of this namespace: the synplug series and the collector's own error gauge.
+ */
+async function scrape(dir: string): Promise<Record<string, number>> {
+  const port = 39499;
+  const ne = spawn(
+    '/usr/bin/prometheus-node-exporter',
+    ['--collector.disable-defaults', '--collector.textfile', `--collector.textfile.directory=${dir}`, `--web.listen-address=127.0.0.1:${port}`],
+    { stdio: 'ignore' },
+  );
+  try {
+    let text = '';
+    for (let i = 0; i < 200 && !text; i++) {
+      text = await fetch(`http://127.0.0.1:${port}/metrics`).then(
+        (r) => r.text(),
+        () => '',
+      );
+      if (!text) await sleep(50);
+    }
+    const out: Record<string, number> = {};
+    for (const l of text.split('\n'))
+      if (/^(synplug_|node_textfile_scrape_error)/.test(l)) out[l.slice(0, l.lastIndexOf(' '))] = Number(l.slice(l.lastIndexOf(' ') + 1));
+    return out;
+  } finally {
+    ne.kill();
+  }
+}
+
+async function restartUnder(flags: string[], closeQueued = false, metrics = false): Promise<Json> {
   const dir = mkdtempSync(join(tmpdir(), 'sp-report-'));
+  const textfile = join(dir, 'textfile');
+  mkdirSync(textfile, { mode: 0o755 });
+  if (metrics) flags = [...flags, '--metrics-file', join(textfile, 'synplug.prom')];
   const env = { ...process.env, SYNPLUG_STATE_DIR: join(dir, 'state') };
   const back = join(dir, 'back');
   const stop = join(dir, 'stop');
   const set = synplug(['setup', '--via', 'queue', '--addr', ADDR, '--json'], env);
-  const srv = server(back);
+  const srv = server(back, closeQueued);
   await listening(srv);
   const c = clients(stop);
   // The clients connect before the restart (the server is up: these succeed).
@@ -134,14 +169,52 @@ async function restartUnder(flags: string[]): Promise<Json> {
   spawnSync('touch', [stop]);
   const seen = await c.result;
   const text = spawnSync(process.execPath, [BIN, 'protect', '--', 'true'], { env, encoding: 'utf8', timeout: 60_000 });
+  const history = synplug(['history', '--json'], env);
+  const status = synplug(['status', '--json'], env);
   srv.kill();
   synplug(['teardown'], env);
-  return { setup: set.code, protect: { code: p.status, json: JSON.parse(p.stdout), stderr: p.stderr }, seen, text: text.stderr };
+  return {
+    setup: set.code,
+    protect: { code: p.status, json: JSON.parse(p.stdout), stderr: p.stderr },
+    seen,
+    text: text.stderr,
+    history: JSON.parse(history.stdout),
+    lastReload: JSON.parse(status.stdout).lastReload,
+    ...(metrics && {
+      scraped: await scrape(textfile),
+      promtool: spawnSync('/usr/bin/promtool', ['check', 'metrics'], { input: readFileSync(join(textfile, 'synplug.prom')), encoding: 'utf8' }).status,
+    }),
+  };
 }
 
 const scenarios = {
   early: () => restartUnder(['--max-hold', '100ms']),
-  proper: () => restartUnder(['--max-hold', '10s', '--wait-listen', `${ADDR}:${PORT}`]),
+  proper: () => restartUnder(['--max-hold', '10s', '--wait-listen', `${ADDR}:${PORT}`], false, true),
+  /** The counting rules as nft prints them, three refusals counted, a second arming adding nothing. */
+  async rules() {
+    const { armReport } = await import('../../src/guard/report.js');
+    spawnSync('/usr/sbin/ip', ['addr', 'add', `${ADDR}/32`, 'dev', 'lo']);
+    const held = [
+      { addrs: [ADDR], ports: [] },
+      { addrs: ['fd00:79::1'], ports: [8443] },
+      { addrs: [], ports: [9443] },
+    ];
+    const c = await armReport(held);
+    const listed = spawnSync('/usr/sbin/nft', ['list', 'table', 'inet', 'synplug_report'], { encoding: 'utf8' }).stdout;
+    c.released();
+    const refused = spawnSync(
+      'python3',
+      ['-c', `import socket\nfor i in range(3):\n  s=socket.socket()\n  try: s.connect(('${ADDR}', 9))\n  except ConnectionRefusedError: print('refused')`],
+      { encoding: 'utf8' },
+    ).stdout;
+    const report = await c.finish({ heldSyns: 0, holdMs: 0, dropped: 0 });
+    const again = await armReport(held);
+    await again.finish({ heldSyns: 0, holdMs: 0, dropped: 0 });
+    const rules = (t: string) => t.split('\n').filter((l) => l.includes('counter')).length;
+    const relisted = spawnSync('/usr/sbin/nft', ['list', 'table', 'inet', 'synplug_report'], { encoding: 'utf8' }).stdout;
+    return { listed, refused: refused.trim().split('\n').length, report, rulesBefore: rules(listed), rulesAfter: rules(relisted) };
+  },
+  closing: () => restartUnder(['--max-hold', '10s', '--wait-listen', `${ADDR}:${PORT}`], true),
 };
 
 if (!(await runScenarioIfChild(ENV, scenarios))) {
@@ -183,5 +256,63 @@ if (!(await runScenarioIfChild(ENV, scenarios))) {
     t.is(r.protect.json.heldMs, undefined, 'the hold counts are in report only');
     // The text output ends with the verdict line.
     t.regex(r.text.trim().split('\n').at(-1), /^lossless: 0 refused, 0 reset, 0 dropped$/);
+    // The history: both protects, in order, each with its report; status shows the last.
+    t.is(r.history.length, 2);
+    t.deepEqual(r.history[0].report, rep);
+    t.like(r.history[0], { id: 1, command: 'protect', holds: ['queue'], exitCode: 0 });
+    t.is(r.history[1].id, 2);
+    t.deepEqual(r.lastReload, r.history[1]);
+    // --metrics-file, scraped by a real node_exporter's textfile collector: this reload, lossless.
+    t.is(r.promtool, 0, 'promtool check metrics');
+    t.is(r.scraped.node_textfile_scrape_error, 0);
+    t.like(r.scraped, {
+      'synplug_reloads_total{result="lossless"}': 1,
+      'synplug_reloads_total{result="lost"}': 0,
+      'synplug_reloads_total{result="failed"}': 0,
+      synplug_held_syns_total: rep.heldSyns,
+      synplug_refused_total: 0,
+      synplug_reset_total: 0,
+      synplug_dropped_total: 0,
+      synplug_hold_seconds_count: 1,
+    });
+  });
+
+  test('the counting rules, as nft lists them: per held address and port a refused rule (RST|ACK, sequence 0) and a RST rule, at the output hook', (t) => {
+    const r = inOwnNetns<Json>(SELF, ENV, 'rules', 60_000);
+    const lines = (r.listed as string)
+      .split('\n')
+      .map((l) => l.trim())
+      .filter(Boolean);
+    t.true(lines.includes('type filter hook output priority raw; policy accept;'), r.listed);
+    for (const want of [
+      `ip saddr ${ADDR} tcp flags rst,ack / rst,ack tcp sequence 0 counter packets 0 bytes 0 comment "refused ${ADDR} *"`,
+      `ip saddr ${ADDR} tcp flags & rst == rst counter packets 0 bytes 0 comment "rst ${ADDR} *"`,
+      'ip6 saddr fd00:79::1 tcp sport 8443 tcp flags rst,ack / rst,ack tcp sequence 0 counter packets 0 bytes 0 comment "refused fd00:79::1 8443"',
+      'ip6 saddr fd00:79::1 tcp sport 8443 tcp flags & rst == rst counter packets 0 bytes 0 comment "rst fd00:79::1 8443"',
+      'tcp sport 9443 tcp flags rst,ack / rst,ack tcp sequence 0 counter packets 0 bytes 0 comment "refused * 9443"',
+      'tcp sport 9443 tcp flags & rst == rst counter packets 0 bytes 0 comment "rst * 9443"',
+    ])
+      t.true(lines.includes(want), `${want}\nin\n${r.listed}`);
+    t.is(r.refused, 3);
+    t.like(r.report, { refused: 3, reset: 0, lossless: false });
+    t.is(r.rulesBefore, 6);
+    t.is(r.rulesAfter, 6, 'a second arming adds no rule');
+  });
+
+  test("a listener closed with connections in its queue (the server accepts nothing, then restarts): the clients' resets are the report's reset", (t) => {
+    const r = inOwnNetns<Json>(SELF, ENV, 'closing', 90_000);
+    t.is(r.protect.code, 0, r.protect.stderr);
+    const rep = r.protect.json.report;
+    t.log(`clients: ${JSON.stringify(r.seen)}; report: ${JSON.stringify(rep)}`);
+    t.true(r.seen.reset > 0, 'the queued connections were reset');
+    t.is(r.seen.refused, 0, 'no SYN was refused: the hold covered the gap');
+    t.is(
+      rep.reset,
+      r.seen.reset,
+      "every reset the clients saw, and nothing else, with no tolerance needed: they all happen at the listener's close, inside the hold",
+    );
+    t.is(rep.refused, 0);
+    t.false(rep.lossless);
+    t.true(rep.heldSyns > 0);
   });
 }

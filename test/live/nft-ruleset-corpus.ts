@@ -677,6 +677,59 @@ export const CORPUS: ReadonlyArray<{ table: string; text: string }> = [
 }
 `,
   },
+  // flag fields compared with no flag (`tcp flags == 0x0`, `ct state 0x0`) and with none of some (`tcp flags ! syn,ack`)
+  {
+    table: 'inet rt_flags',
+    text: `table inet rt_flags {
+	chain c {
+		tcp flags == 0x0 drop
+		tcp flags 0x0 drop
+		tcp flags != 0x0 accept
+		tcp flags ! syn,ack drop
+		icmpv6 mtu 1280 accept
+		icmpv6 mtu 1280 accept
+		icmp mtu 1500 accept
+		ct state 0x0 drop
+	}
+}
+`,
+  },
+  // the same for ct state and ct status
+  {
+    table: 'inet rt_flags2',
+    text: `table inet rt_flags2 {
+	chain c {
+		ct state ! established,new drop
+		ct status ! dnat drop
+		tcp flags ! syn drop
+		ct state == 0x0 drop
+		ct state != 0x0 drop
+		ct status 0x0 drop
+	}
+}
+`,
+  },
+  // icmp fields of one icmp type (`icmp mtu`, `icmpv6 max-delay`): nft leaves that type's match out; echo fields keep theirs
+  {
+    table: 'inet rt_icmpdep',
+    text: `table inet rt_icmpdep {
+	chain c {
+		icmp type { echo-reply, echo-request } icmp id 5 accept
+		icmp type echo-request icmp id 5 accept
+		icmp type echo-reply icmp sequence 5 accept
+		icmp mtu 1500 accept
+		icmp gateway 5 accept
+		icmp type { echo-reply, echo-request } icmp sequence 7 accept
+		icmp mtu 1500 accept
+		icmpv6 type { echo-request, echo-reply } icmpv6 id 5 accept
+		icmpv6 type echo-request icmpv6 id 5 accept
+		icmpv6 mtu 1280 accept
+		icmpv6 max-delay 5 accept
+		icmpv6 max-delay 5 accept
+	}
+}
+`,
+  },
 ];
 
 /** Rules in a table's text: the lines of its chains other than the base chain header. */

@@ -212,6 +212,8 @@ test('packets released come from the plug counters', async (t) => {
   };
   const r = await runProtected(s, { command: ['true'] });
   t.is(r.report.heldSyns, 5);
+  // A session that does not say what it holds: the RSTs are not counted, and the report does not claim lossless.
+  t.like(r.report, { dropped: 0, refused: null, reset: null, listenerDrops: null, lossless: null });
   t.is(r.bytesReleased, 5 * 74);
 });
 

@@ -11,33 +11,45 @@
  */
 import { createInterface } from 'node:readline';
 import { WatchdogChild } from '../../guard/watchdog-child.js';
+import { QUEUE_HOLDER_ARG, runQueueHolder } from '../../guard/leases-holder.js';
 import { EXIT } from '../exit-codes.js';
 
 const say = (line: string): void => {
   process.stderr.write(`synplug watchdog: ${line}\n`);
 };
 
-let child: WatchdogChild | undefined;
-for (const sig of ['SIGINT', 'SIGHUP', 'SIGPIPE'] as const) process.on(sig, () => {});
-process.on('SIGTERM', () => {
-  if (child) void child.fire('SIGTERM received');
-  else process.exit(EXIT.OK);
-});
-
-try {
-  child = new WatchdogChild({
-    report: say,
-    onEnd: (end) => process.exit(end.kind === 'fired' && end.failed ? EXIT.FAILURE : EXIT.OK),
+if (process.argv.includes(QUEUE_HOLDER_ARG)) {
+  // The queue holder (src/guard/leases-holder.ts): the same process setup, another job.
+  for (const sig of ['SIGINT', 'SIGHUP', 'SIGPIPE'] as const) process.on(sig, () => {});
+  void runQueueHolder({
+    first: (line) => process.stdout.write(`${line}\n`),
+    say: (line) => process.stderr.write(`synplug queue holder: ${line}\n`),
+    exit: (code) => process.exit(code === 0 ? EXIT.OK : EXIT.FAILURE),
+    onTerm: (stop) => process.on('SIGTERM', stop),
   });
-} catch (e) {
-  say((e as Error).message);
-  process.exit(EXIT.FAILURE);
-}
-const watchdog = child;
-process.stdout.write('ready\n');
+} else watchdogMain();
 
-const rl = createInterface({ input: process.stdin });
-rl.on('line', (line) => watchdog.line(line));
-rl.on('close', () => {
-  void watchdog.fire('synplug protect ended without releasing (killed?)');
-});
+function watchdogMain(): void {
+  let child: WatchdogChild | undefined;
+  for (const sig of ['SIGINT', 'SIGHUP', 'SIGPIPE'] as const) process.on(sig, () => {});
+  process.on('SIGTERM', () => {
+    if (child) void child.fire('SIGTERM received');
+    else process.exit(EXIT.OK);
+  });
+
+  try {
+    child = new WatchdogChild({
+      report: say,
+      onEnd: (end) => process.exit(end.kind === 'fired' && end.failed ? EXIT.FAILURE : EXIT.OK),
+    });
+  } catch (e) {
+    say((e as Error).message);
+    process.exit(EXIT.FAILURE);
+  }
+  const watchdog = child;
+  process.stdout.write('ready\n');
+
+  const rl = createInterface({ input: process.stdin });
+  rl.on('line', (line) => watchdog.line(line));
+  rl.on('close', () => watchdog.inputEnded());
+}

@@ -52,7 +52,7 @@ import {
   type QdiscEntry,
 } from '../../tc/index.js';
 import { TREE, NFT_NAMES, refuseLoopback, resolveConfig, type GuardConfig } from '../config.js';
-import { ADDRESS_PROTO, addressIsMarked, tableIsMarked } from '../teardown-marks.js';
+import { ADDRESS_PROTO, addressCarriesMark, addressIsMarked, tableIsMarked } from '../teardown-marks.js';
 import { ForeignQdiscError, NoDeviceError } from '../errors.js';
 import type { LocalHoldRecord, HoldRecord, SetupRecord } from '../state.js';
 import type { PieceState, PlugStats, SetupOptions, SetupResult, SetupState } from '../types.js';
@@ -97,6 +97,8 @@ export interface LocalObservation {
   filters: FilterEntry[];
   /** the address is on the device */
   hasAddress: boolean;
+  /** it carries synplug's mark (teardown-marks.ts addressCarriesMark): an earlier setup added it */
+  addressMarked?: boolean;
   /** what the nftables batch would do to reach the desired rule (empty: nothing) */
   nftPlan: string[];
   /** synplug's table exists */
@@ -275,7 +277,8 @@ export class LocalHold implements Hold {
     const hasPrio = qdiscs.some((q) => q.root && q.handle === formatQdiscHandle(TREE.prioHandle) && q.kind === 'prio');
     const filters = hasPrio ? await listFilters(this.sockets.route, { ...this.devRef, parent: formatQdiscHandle(TREE.filterParent) }) : [];
     const addrs = await listAddresses(this.sockets.route, { dev: this.ifindex, family: isIP(c.addr) === 6 ? 'inet6' : 'inet' });
-    const hasAddress = addrs.some((a) => a.local === c.addr);
+    const found = addrs.find((a) => a.local === c.addr);
+    const hasAddress = found !== undefined;
     const r = resolveMarkRule(markRuleOf(c));
     const state = await readTableState(this.sockets.nft, r.family, r.table);
     const plan = planMarkRule(state, r);
@@ -283,6 +286,7 @@ export class LocalHold implements Hold {
       qdiscs,
       filters,
       hasAddress,
+      ...(addressCarriesMark(found) && { addressMarked: true }),
       nftPlan: plan.ops.map((o) => o.what),
       nftTable: state.table !== undefined,
       ...(state.table && { nftTableMarked: tableIsMarked(state.table) }),
@@ -317,7 +321,8 @@ export class LocalHold implements Hold {
     const record = this.record;
     const steps: Partial<Record<LocalStep, SetupStep>> = {};
     const prefixlen = prefixlenOf(c.addr);
-    let addedAddress = record?.addedAddress ?? false;
+    // An address with synplug's mark that no record lists: an earlier setup added it and was killed before recording it.
+    let addedAddress = (record?.addedAddress ?? false) || o.addressMarked === true;
 
     if (!o.hasAddress) {
       steps.address = addressStep(route, { ifindex: this.ifindex, dev: c.dev }, c.addr, () => {

@@ -36,7 +36,9 @@ import { isIP } from 'node:net';
 import { NetlinkError, SynplugError, UsageError } from '../../netlink/errors.js';
 import { defaultNetns } from '../../netlink/netns.js';
 import { listAddresses } from '../../netlink/route/addr.js';
-import { listBoundQueues, netlinkSocketOwners, NfqueueHolder } from '../../netlink/nfqueue.js';
+import type { Socket } from 'node:net';
+import { listBoundQueues, netlinkSocketOwners } from '../../netlink/nfqueue.js';
+import { holdThroughHolder, releaseThroughHolder } from '../leases-holder.js';
 import { deleteTcpMetrics } from '../../netlink/tcp-metrics.js';
 import * as C from '../../iptables/constants.js';
 import { NftBatch } from '../../iptables/batch.js';
@@ -54,6 +56,7 @@ import type { WatchdogStep } from '../watchdog.js';
 import { resolveInboundDevice } from './inbound.js';
 import { readTableState, type TableState } from './local-nft.js';
 import { addressStep, removeAddress, summarizePieces } from './local.js';
+import { addressCarriesMark } from '../teardown-marks.js';
 import type { HeldTraffic, Hold, HoldAction, HoldHandoff, HoldInspection, HoldMode, HoldScope, HoldSetupPlan, HoldSockets, SetupStep } from './types.js';
 
 /** The queue number a queue hold uses unless `--queue-num` says otherwise (recorded by setup). */
@@ -104,51 +107,55 @@ type QueuePiece = (typeof QUEUE_PIECES)[number];
 
 interface QueueInspection extends HoldInspection<QueuePiece> {
   readonly state: SetupState;
-  readonly observed: { table: TableState; hasAddress: boolean; verdict: 'native' | 'compat' | 'none' };
+  /** addressMarked: the address carries synplug's mark (an earlier setup added it, maybe without recording it) */
+  readonly observed: { table: TableState; hasAddress: boolean; addressMarked: boolean; verdict: 'native' | 'compat' | 'none' };
 }
 
 /**
- * The bound queues of one session, shared by its queue holds (two holds on
- * one queue number are held by one socket: a second bind would be refused).
+ * A session's hold on one queue number, shared by its queue holds (two
+ * holds on one queue number are held by one socket). The bound socket lives
+ * in the queue's holder process (leases-holder.ts): holding is asking it to
+ * hold (starting it when none runs), releasing is asking it to release.
  */
 class QueueBinding {
-  holder: NfqueueHolder | undefined;
-  /** SYNs released by this binding's verdicts, over every hold */
+  /** the connection to the holder while this session holds (a protect's end closes it: its lease goes) */
+  conn: Socket | undefined;
+  /** SYNs released by the holder's verdicts this session asked for, over every hold */
   released = 0;
-  /** SYNs the kernel dropped while this binding held: over the queue's maxlen, or the socket's buffer full */
+  /** SYNs the kernel dropped while the holder held: over the queue's maxlen, or the socket's buffer full */
   dropped = 0;
-  constructor(readonly queueNum: number) {}
+  constructor(
+    readonly queueNum: number,
+    readonly stateDir: string,
+  ) {}
 
   /**
-   * Bind the queue (nothing when already bound).
-   * @throws {NfqueueBusyError} someone else holds the queue, named (`foreign-state`)
+   * Hold the queue through its holder (nothing when this session holds already).
+   * @throws {SynplugError} the queue is bound by someone else, named (`foreign-state`); the holder did not start (`failure`)
    */
-  async bind(maxlen: number): Promise<void> {
-    if (this.holder) return;
-    this.holder = await NfqueueHolder.bind(this.queueNum, { maxlen, failOpen: false, netns: defaultNetns() });
+  async bind(maxlen: number, dev: string): Promise<void> {
+    if (this.conn) return;
+    this.conn = await holdThroughHolder({ stateDir: this.stateDir, queueNum: this.queueNum, maxlen, dev });
   }
 
-  /** One batch ACCEPT, then unbind (nothing when not bound). @throws {NetlinkError} the verdict was refused (the socket is closed anyway) */
-  async release(): Promise<void> {
-    const h = this.holder;
-    if (!h) return;
-    this.holder = undefined;
-    try {
-      this.released += await h.release();
-    } finally {
-      const e = listBoundQueues(defaultNetns()).find((x) => x.queue === this.queueNum && x.portId === h.portId);
-      if (e) this.dropped += e.queueDropped + e.userDropped;
-      await h.close().catch(() => {});
-    }
+  /** Ask the holder to release (one batch ACCEPT, the unbind). @returns whether a holder was there to release */
+  async release(): Promise<boolean> {
+    this.conn?.destroy();
+    this.conn = undefined;
+    const r = await releaseThroughHolder(this.stateDir, this.queueNum);
+    if (!r) return false;
+    this.released += r.released;
+    this.dropped += r.dropped;
+    return true;
   }
 }
 
 const bindings = new WeakMap<HoldSockets, Map<number, QueueBinding>>();
 
-function bindingOf(sockets: HoldSockets, queueNum: number): QueueBinding {
+function bindingOf(sockets: HoldSockets, queueNum: number, stateDir: string): QueueBinding {
   const m = bindings.get(sockets) ?? new Map<number, QueueBinding>();
   bindings.set(sockets, m);
-  const b = m.get(queueNum) ?? new QueueBinding(queueNum);
+  const b = m.get(queueNum) ?? new QueueBinding(queueNum, stateDir);
   m.set(queueNum, b);
   return b;
 }
@@ -250,7 +257,7 @@ const isOurTable = (t: string): boolean => t === QUEUE_TABLE || t.startsWith(`${
 export class QueueHold implements Hold {
   readonly mode = 'queue';
   readonly via = 'queue';
-  readonly keepsAfterExit = false;
+  readonly keepsAfterExit = true;
   readonly id: string;
   readonly dev: string;
   readonly ifindex: number;
@@ -260,7 +267,8 @@ export class QueueHold implements Hold {
   constructor(
     private readonly sockets: HoldSockets,
     readonly spec: QueueSpec,
-    readonly record?: QueueHoldRecord,
+    readonly record: QueueHoldRecord | undefined,
+    private readonly stateDir: string,
   ) {
     this.scope = spec.scope;
     this.dev = spec.dev;
@@ -270,7 +278,7 @@ export class QueueHold implements Hold {
   }
 
   private get binding(): QueueBinding {
-    return bindingOf(this.sockets, this.spec.queueNum);
+    return bindingOf(this.sockets, this.spec.queueNum, this.stateDir);
   }
 
   /** The verdict expression this kernel has (native queue, else the NFQUEUE target), probed once. @throws {NetlinkError} */
@@ -296,10 +304,12 @@ export class QueueHold implements Hold {
     const table = await readTableState(this.sockets.nft, 'inet', s.table);
     const verdict = table.table ? await this.verdict() : (this.verdictKind ?? 'native');
     let hasAddress = true;
+    let addressMarked = false;
     if (s.scope === 'local') {
       const a = s.addrs[0];
       const addrs = await listAddresses(this.sockets.route, { dev: this.ifindex, family: isIP(a) === 6 ? 'inet6' : 'inet' });
       hasAddress = addrs.some((x) => x.local === a);
+      addressMarked = addressCarriesMark(addrs.find((x) => x.local === a));
     }
     const chain = table.chains.find((c) => c.name === QUEUE_CHAIN);
     const want = verdict === 'none' ? [] : queueRules(s, verdict).map(ruleText);
@@ -319,7 +329,7 @@ export class QueueHold implements Hold {
       },
     };
     if (s.scope === 'inbound') delete (pieces as Partial<Record<QueuePiece, PieceState>>).address;
-    return { pieces, state: summarizePieces(pieces, ['address']), observed: { table, hasAddress, verdict } };
+    return { pieces, state: summarizePieces(pieces, ['address']), observed: { table, hasAddress, addressMarked, verdict } };
   }
 
   /**
@@ -355,7 +365,8 @@ export class QueueHold implements Hold {
     const { observed: o, pieces } = inspection as QueueInspection;
     const s = this.spec;
     const steps: Partial<Record<'address' | 'nftables', SetupStep>> = {};
-    let addedAddress = this.record?.addedAddress ?? false;
+    // An address with synplug's mark that no record lists: an earlier setup added it and was killed before recording it.
+    let addedAddress = (this.record?.addedAddress ?? false) || o.addressMarked;
     if (s.scope === 'local' && !o.hasAddress) {
       steps.address = addressStep(this.sockets.route, { ifindex: this.ifindex, dev: s.dev }, s.addrs[0], () => {
         addedAddress = true;
@@ -411,7 +422,7 @@ export class QueueHold implements Hold {
 
   /** @inheritdoc */
   holdAction(): HoldAction {
-    return { kind: 'run', run: () => this.binding.bind(this.spec.maxlen) };
+    return { kind: 'run', run: () => this.binding.bind(this.spec.maxlen, this.spec.dev) };
   }
 
   /** @inheritdoc */
@@ -419,8 +430,7 @@ export class QueueHold implements Hold {
     return {
       kind: 'run',
       run: async () => {
-        const held = this.binding.holder !== undefined;
-        await this.binding.release();
+        const held = await this.binding.release();
         // A held SYN's RTT sample is the hold itself: the kernel caches it per destination (tcp_metrics) and
         // starts later connections there with a long RTO. Local clients' cache is this host's: forget the entries.
         if (held && this.scope === 'local') await deleteTcpMetrics(this.spec.addrs, { netns: defaultNetns() }).catch(() => 0);
@@ -430,12 +440,11 @@ export class QueueHold implements Hold {
 
   /** @inheritdoc */
   heldElsewhere(): string | undefined {
-    if (this.binding.holder) return undefined;
     const bound = listBoundQueues(defaultNetns()).find((e) => e.queue === this.spec.queueNum);
     if (!bound) return undefined;
     const owners = netlinkSocketOwners(bound.portId, defaultNetns());
     const who = owners.length ? `process ${owners.map((o) => `${o.pid} (${o.command})`).join(', ')}` : `netlink port ${bound.portId}`;
-    return `queue ${this.spec.queueNum} (${this.id}) is held by ${who}, ${bound.queued} SYN(s) queued: only the socket that bound it can let them go; it does when that protect ends (or at its max-hold)`;
+    return `queue ${this.spec.queueNum} (${this.id}) is held by ${who}, ${bound.queued} SYN(s) queued: not synplug's queue holder, which would have let them go`;
   }
 
   /** @inheritdoc */
@@ -445,10 +454,9 @@ export class QueueHold implements Hold {
 
   /** @inheritdoc */
   handoff(): HoldHandoff {
-    const h = this.binding.holder;
-    if (!h) return { steps: [] };
-    const step: WatchdogStep = { kind: 'nfqueue', what: `queue ${h.queueNum} release`, phase: 'release', fd: h.fd, queueNum: h.queueNum };
-    return { steps: [step], fds: [h.fd] };
+    // The queue's holder process keeps the bound socket and judges the leases itself: a protect's death closes
+    // its connection to the holder, which drops its lease and releases when no live lease is left.
+    return { steps: [] };
   }
 
   /** @inheritdoc */
@@ -459,8 +467,7 @@ export class QueueHold implements Hold {
   /** @inheritdoc */
   async plugStats(): Promise<PlugStats> {
     const b = this.binding;
-    const held = b.holder?.held ?? 0;
-    return { packets: b.released + held, bytes: 0, drops: b.dropped, qlen: held, backlog: 0 };
+    return { packets: b.released, bytes: 0, drops: b.dropped, qlen: 0, backlog: 0 };
   }
 
   /** @inheritdoc */
@@ -520,10 +527,7 @@ export class QueueHold implements Hold {
     const s = this.spec;
     const removed: string[] = [];
     const kept: string[] = [];
-    if (this.binding.holder) {
-      await this.binding.release().catch(() => {});
-      removed.push(`released queue ${s.queueNum}`);
-    }
+    if (await this.binding.release().catch(() => false)) removed.push(`released queue ${s.queueNum}`);
     if (o.table.table) {
       await new NftBatch().deleteTable({ family: 'inet', name: s.table }).commit(this.sockets.nft);
       removed.push(`nftables table inet ${s.table}`);
@@ -661,7 +665,7 @@ export const queueMode: HoldMode = {
     const what = `${whose}, held in netfilter queue ${q.num} (maxlen ${q.maxlen}; rule in table inet ${q.table}, ${q.verdict === 'native' ? "nft's queue expression" : 'the NFQUEUE target through nft_compat'}; bypass while nobody holds)`;
     return r.changed ? `synplug queue hold set up: ${what}:` : `synplug queue hold already set up: ${what}; nothing to change`;
   },
-  async open(sockets: HoldSockets, _config: GuardConfig, record?: HoldRecord): Promise<Hold> {
+  async open(sockets: HoldSockets, config: GuardConfig, record?: HoldRecord): Promise<Hold> {
     if (record?.mode !== 'queue') throw new SynplugError('the queue mode opens a hold from its setup record only (setup --via queue makes one)');
     const r = record as QueueHoldRecord;
     const found = await resolveInboundDevice(sockets.route, r.dev);
@@ -675,19 +679,24 @@ export const queueMode: HoldMode = {
       maxlen: r.maxlen,
       table: r.table,
     };
-    return new QueueHold(sockets, spec, r);
+    return new QueueHold(sockets, spec, r, config.stateDir);
   },
-  async probeSupport(sockets: HoldSockets) {
-    const h = new QueueHold(sockets, {
-      scope: 'local',
-      dev: 'lo',
-      ifindex: 1,
-      addrs: [],
-      ports: [],
-      queueNum: DEFAULT_QUEUE_NUM,
-      maxlen: 1,
-      table: QUEUE_TABLE,
-    });
+  async probeSupport(sockets: HoldSockets, config: GuardConfig) {
+    const h = new QueueHold(
+      sockets,
+      {
+        scope: 'local',
+        dev: 'lo',
+        ifindex: 1,
+        addrs: [],
+        ports: [],
+        queueNum: DEFAULT_QUEUE_NUM,
+        maxlen: 1,
+        table: QUEUE_TABLE,
+      },
+      undefined,
+      config.stateDir,
+    );
     return h.probeSupport();
   },
   validate(opts: SetupOptions, config: GuardConfig): void {
@@ -700,7 +709,7 @@ export const queueMode: HoldMode = {
     const rec = record?.holds[id]?.mode === 'queue' ? (record.holds[id] as QueueHoldRecord) : undefined;
     const queueNum = s.queueNum ?? rec?.queueNum ?? DEFAULT_QUEUE_NUM;
     const table = s.scope === 'inbound' ? `${QUEUE_TABLE}_${dev.name}` : s.table;
-    return { hold: new QueueHold(sockets, { ...s, dev: dev.name, ifindex: dev.ifindex, queueNum, table }, rec) };
+    return { hold: new QueueHold(sockets, { ...s, dev: dev.name, ifindex: dev.ifindex, queueNum, table }, rec, config.stateDir) };
   },
   async select(sockets: HoldSockets, record: SetupRecord | undefined, dev: string, refuse = true) {
     const found = await resolveInboundDevice(sockets.route, dev);

@@ -36,7 +36,7 @@ export const matchExpr: ExprCodec<MatchExpr> = {
     return `match name ${e.match} rev ${e.rev}`;
   },
   statement(e, ctx) {
-    const text = xtText('match', { ext: e.match, rev: e.rev, info: e.info }, ctx.family);
+    const text = xtText('match', { ext: e.match, rev: e.rev, info: e.info }, { family: ctx.family, l4: ctx.l4 });
     return text === undefined ? undefined : { stmt: { text, json: { xt: { type: 'match', name: e.match } } } };
   },
 };

@@ -135,7 +135,7 @@ export const targetExpr: ExprCodec<TargetExpr> = {
     return `target name ${e.target} rev ${e.rev}`;
   },
   statement(e, ctx) {
-    const text = e.nfqueue ? nfqueueText(e.nfqueue) : xtText('target', { ext: e.target, rev: e.rev, info: e.info }, ctx.family);
+    const text = e.nfqueue ? nfqueueText(e.nfqueue) : xtText('target', { ext: e.target, rev: e.rev, info: e.info }, { family: ctx.family, l4: ctx.l4 });
     return text === undefined ? undefined : { stmt: { text, json: { xt: { type: 'target', name: e.target } } } };
   },
 };

@@ -1,0 +1,396 @@
+/**
+ * Leases across processes for a hold that only a live socket keeps (the
+ * queue hold): the queue's bound socket lives in ONE process, the holder,
+ * for as long as any lease on it lives; every `protect`, `plug` and
+ * `release` reaches it through a unix socket in the state directory.
+ *
+ * - The holder binds the queue itself (copy mode META, fail-open off), so the
+ *   bound socket has one copy, in one process, whoever started it. The first
+ *   `protect` or `plug` that finds no holder starts one (detached, no stdio
+ *   left open to its starter) and waits for its `ready`.
+ * - Its unix socket, `queue-N.sock` in the state directory (mode 0600), takes
+ *   only peers whose SO_PEERCRED uid is root or the holder's own.
+ * - Protocol, one JSON object per line each way:
+ *   `{"op":"hold"}` → `{"ok":true,"pid":P}` (bound; a protect keeps the
+ *   connection open for as long as it holds, a `plug` closes it at once);
+ *   `{"op":"release"}` → `{"ok":true,"released":N,"dropped":D}` (one batch
+ *   ACCEPT, the unbind; the holder then exits);
+ *   a holder on its way out answers `{"ok":false,"closing":true}`.
+ * - The leases themselves stay in leases.json under the lease lock
+ *   (leases.ts): the holder reads them, never decides alone. It re-judges
+ *   them when a protect's connection closes (that protect's lease goes: the
+ *   peer's pid is the lease's), at the earliest deadline among the live
+ *   leases, and every second; when no live lease is left it releases, records
+ *   the release and exits.
+ * - Nothing is left held if any process is SIGKILLed: a protect's death
+ *   closes its connection; a deadline passes on its own; the holder's death
+ *   closes the only copy of the bound socket, and the kernel drops what was
+ *   queued (clients retransmit) while bypass lets new SYNs through.
+ *
+ * @module
+ */
+import { spawn } from 'node:child_process';
+import { chmodSync, unlinkSync } from 'node:fs';
+import { connect, createServer, type Server, type Socket } from 'node:net';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { SynplugError } from '../netlink/errors.js';
+import { libc } from '../netlink/libc.js';
+import { defaultNetns, NETNS_ENV } from '../netlink/netns.js';
+import { listBoundQueues, NfqueueHolder } from '../netlink/nfqueue.js';
+import { dropLease, recordedLeases, leaseLive, type LeaseKernel } from './leases.js';
+import { StateStore } from './state.js';
+import { watchdogEntryPath } from './watchdog.js';
+
+/** The argument the watchdog's entry point takes to run as a queue holder instead. */
+export const QUEUE_HOLDER_ARG = '--queue-holder';
+/** The environment variable carrying the holder's {@link QueueHolderConfig} (JSON). */
+export const QUEUE_HOLDER_ENV = 'SYNPLUG_QUEUE_HOLDER';
+/** How often the holder re-judges the leases at the latest, ms. */
+const RECHECK_MS = 1000;
+/** SOL_SOCKET and SO_PEERCRED (<asm-generic/socket.h>); struct ucred { pid_t pid; uid_t uid; gid_t gid; }, 12 bytes. */
+const SOL_SOCKET = 1;
+const SO_PEERCRED = 17;
+
+/** What a holder is started with. */
+export interface QueueHolderConfig {
+  /** the state directory (leases.json, the lock, the holder's socket) */
+  stateDir: string;
+  /** the queue number, 0-65535 */
+  queueNum: number;
+  /** the queue's maxlen, packets */
+  maxlen: number;
+  /** the local hold's device, for plug.json */
+  dev: string;
+}
+
+/** What a `release` request answers: SYNs let go by the verdict, and dropped while held (over maxlen, buffer full). */
+export interface HolderRelease {
+  released: number;
+  dropped: number;
+}
+
+/** The holder's unix socket for a queue, in the state directory. */
+export function holderSocketPath(stateDir: string, queueNum: number): string {
+  return join(stateDir, `queue-${queueNum}.sock`);
+}
+
+/**
+ * A connected unix socket's peer: struct ucred from SO_PEERCRED.
+ * @returns undefined when the descriptor cannot be read
+ */
+function peerCred(sock: Socket): { pid: number; uid: number } | undefined {
+  const fd = (sock as unknown as { _handle?: { fd?: number } })._handle?.fd;
+  if (typeof fd !== 'number' || fd < 0) return undefined;
+  const v = Buffer.alloc(12);
+  if (libc('getsockopt')(fd, SOL_SOCKET, SO_PEERCRED, v, [12]) !== 0) return undefined;
+  return { pid: v.readInt32LE(0), uid: v.readUInt32LE(4) };
+}
+
+/** Read one JSON line from a socket (undefined when it closes first). */
+function readLine(sock: Socket, timeoutMs: number): Promise<Record<string, unknown> | undefined> {
+  return new Promise((resolve) => {
+    let buf = '';
+    const done = (v: Record<string, unknown> | undefined) => {
+      clearTimeout(timer);
+      sock.off('data', onData);
+      sock.off('close', onClose);
+      resolve(v);
+    };
+    const onData = (d: Buffer) => {
+      buf += d.toString('utf8');
+      const nl = buf.indexOf('\n');
+      if (nl < 0) return;
+      try {
+        done(JSON.parse(buf.slice(0, nl)) as Record<string, unknown>);
+      } catch {
+        done(undefined);
+      }
+    };
+    const onClose = () => done(undefined);
+    const timer = setTimeout(() => done(undefined), timeoutMs);
+    sock.on('data', onData);
+    sock.once('close', onClose);
+  });
+}
+
+/** Connect to the holder of a queue; undefined when none listens there. */
+function connectHolder(stateDir: string, queueNum: number): Promise<Socket | undefined> {
+  return new Promise((resolve) => {
+    const s = connect(holderSocketPath(stateDir, queueNum));
+    s.once('connect', () => {
+      s.removeAllListeners('error');
+      s.on('error', () => {});
+      resolve(s);
+    });
+    s.once('error', () => resolve(undefined));
+  });
+}
+
+/**
+ * Ask the running holder of a queue to release it now (one batch ACCEPT, the
+ * unbind; it then exits).
+ * @returns what it released; undefined when no holder runs (nothing is held through one)
+ */
+export async function releaseThroughHolder(stateDir: string, queueNum: number): Promise<HolderRelease | undefined> {
+  const s = await connectHolder(stateDir, queueNum);
+  if (!s) return undefined;
+  try {
+    s.write(`${JSON.stringify({ op: 'release' })}\n`);
+    const r = await readLine(s, 10_000);
+    if (r?.ok !== true) return undefined;
+    return { released: Number(r.released) || 0, dropped: Number(r.dropped) || 0 };
+  } finally {
+    s.destroy();
+  }
+}
+
+/**
+ * Hold a queue through its holder, starting one when none runs: the holder
+ * is bound when this resolves. The connection returned stays open while the
+ * caller holds (a protect: its end tells the holder that its lease is gone);
+ * it does not keep the event loop alive.
+ * @throws {SynplugError} the holder could not bind the queue (someone else holds it, named) or did not start (`foreign-state` / `failure`)
+ */
+export async function holdThroughHolder(cfg: QueueHolderConfig): Promise<Socket> {
+  let lastError = '';
+  let foreign = 0;
+  for (let attempt = 0; attempt < 20 && foreign < 5; attempt++) {
+    let s = await connectHolder(cfg.stateDir, cfg.queueNum);
+    if (!s) {
+      const started = await startHolder(cfg);
+      if (started.error !== undefined) {
+        lastError = started.error;
+        if (started.foreign) foreign++;
+        // Bound already: another starter's holder (it answers on the next round), a holder on its way out (gone
+        // soon), or someone else's (still bound after the last round: the error names it).
+        await new Promise((r) => setTimeout(r, 50));
+        continue;
+      }
+      s = await connectHolder(cfg.stateDir, cfg.queueNum);
+      if (!s) continue;
+    }
+    s.write(`${JSON.stringify({ op: 'hold' })}\n`);
+    const r = await readLine(s, 10_000);
+    if (r?.ok === true) {
+      s.unref();
+      return s;
+    }
+    s.destroy();
+    lastError = r?.closing ? 'the holder was letting the queue go' : 'the holder did not answer';
+    // A holder on its way out: wait until it is gone (its socket path removed), then start one.
+    await new Promise((res) => setTimeout(res, 20));
+  }
+  throw new SynplugError(`cannot hold netfilter queue ${cfg.queueNum}: ${lastError}`, /is bound by/.test(lastError) ? 'foreign-state' : 'failure');
+}
+
+/**
+ * Start a holder process and wait for its first line: `ready`, or an error.
+ * @returns `{}` when it is ready; `error` (and `foreign`: the queue is bound by someone else) otherwise
+ */
+function startHolder(cfg: QueueHolderConfig): Promise<{ error?: string; foreign?: boolean }> {
+  const ns = defaultNetns();
+  const child = spawn(process.execPath, [...process.execArgv, watchdogEntryPath(), QUEUE_HOLDER_ARG], {
+    env: { ...process.env, [QUEUE_HOLDER_ENV]: JSON.stringify(cfg), ...(ns !== undefined && { [NETNS_ENV]: ns }) },
+    stdio: ['ignore', 'pipe', 'ignore'],
+    detached: true,
+  });
+  child.unref();
+  return new Promise((resolve) => {
+    const rl = createInterface({ input: child.stdout! });
+    const timer = setTimeout(() => finish({ error: 'the queue holder did not start within 30 s' }), 30_000);
+    const finish = (r: { error?: string; foreign?: boolean }) => {
+      clearTimeout(timer);
+      rl.close();
+      child.stdout!.destroy();
+      resolve(r);
+    };
+    rl.once('line', (line) => (line === 'ready' ? finish({}) : finish({ error: line, foreign: /is bound by/.test(line) })));
+    child.once('exit', (code) => finish({ error: `the queue holder exited at start (status ${code})` }));
+    child.once('error', (e) => finish({ error: `cannot start the queue holder: ${e.message}` }));
+  });
+}
+
+/** Where a holder process reports (its entry point wires these to stdout, stderr, signals and the exit status). */
+export interface QueueHolderIo {
+  /** its first line for its starter: `ready`, or why it cannot hold */
+  first(line: string): void;
+  /** one line for the user */
+  say(line: string): void;
+  /** end the process with a status */
+  exit(code: number): void;
+  /** call `stop` on SIGTERM (release, then exit) */
+  onTerm(stop: () => void): void;
+}
+
+/**
+ * The holder process's work (the watchdog's entry point runs it with
+ * {@link QUEUE_HOLDER_ARG}): bind, listen, say `ready`, serve, release when
+ * no live lease is left (or when asked), then exit once every answer is out.
+ */
+export async function runQueueHolder(io: QueueHolderIo): Promise<void> {
+  const cfg = JSON.parse(process.env[QUEUE_HOLDER_ENV] ?? '{}') as QueueHolderConfig;
+  const path = holderSocketPath(cfg.stateDir, cfg.queueNum);
+  const store = new StateStore(cfg.stateDir);
+  let holder: NfqueueHolder;
+  try {
+    holder = await NfqueueHolder.bind(cfg.queueNum, { maxlen: cfg.maxlen, failOpen: false, netns: defaultNetns() });
+  } catch (e) {
+    io.first((e as Error).message);
+    io.exit(1);
+    return;
+  }
+  holder.ref();
+  const server: Server = createServer();
+  try {
+    await listenOn(server, path);
+  } catch (e) {
+    await holder.close().catch(() => {});
+    io.first(`cannot listen on ${path}: ${(e as Error).message}`);
+    io.exit(1);
+    return;
+  }
+  let releasing: Promise<HolderRelease> | undefined;
+  let timer: NodeJS.Timeout | undefined;
+  let replies = 0;
+  /** Exit once released and every answer is written. */
+  const exitWhenDone = () => {
+    if (releasing && replies === 0) void releasing.then(() => replies === 0 && io.exit(0));
+  };
+
+  /** Release (once: later callers get the same outcome), stop listening. */
+  const releaseAll = (): Promise<HolderRelease> =>
+    (releasing ??= (async () => {
+      if (timer) clearTimeout(timer);
+      server.close();
+      try {
+        unlinkSync(path);
+      } catch {
+        /* gone */
+      }
+      let released = 0;
+      try {
+        released = await holder.release();
+      } catch (e) {
+        io.say(`queue ${cfg.queueNum}: the release verdict failed: ${(e as Error).message}; closing the socket lets the kernel drop what is held`);
+      }
+      const e = listBoundQueues(defaultNetns()).find((x) => x.queue === cfg.queueNum && x.portId === holder.portId);
+      const dropped = e ? e.queueDropped + e.userDropped : 0;
+      await holder.close().catch(() => {});
+      return { released, dropped };
+    })());
+  const kernel: LeaseKernel = { arm: async () => {}, disarm: async () => {}, release: async () => void (await releaseAll()) };
+
+  /** Judge the leases (a dead protect's goes, found by its pid); release when none is live. */
+  const judge = async (deadPid?: number): Promise<void> => {
+    if (releasing) return;
+    try {
+      const now = Date.now();
+      const all = recordedLeases(store);
+      const gone = deadPid === undefined ? undefined : all.find((l) => l.owner === 'protect' && l.pid === deadPid)?.id;
+      // Only when something may have changed: a protect gone, a lease dead or past its deadline, none at all.
+      if (gone !== undefined || all.length === 0 || all.some((l) => !leaseLive(l, now))) {
+        await dropLease(store, kernel, gone, cfg.dev, async () => {
+          await releaseAll();
+          return 1;
+        });
+      }
+    } catch (e) {
+      // The bookkeeping failed (a damaged file, the lock): holding nothing is the safe side.
+      io.say(`${(e as Error).message}; releasing queue ${cfg.queueNum}`);
+      await releaseAll();
+    }
+    if (releasing) return exitWhenDone();
+    schedule();
+  };
+  const schedule = () => {
+    if (timer) clearTimeout(timer);
+    let next = RECHECK_MS;
+    try {
+      const now = Date.now();
+      const live = recordedLeases(store).filter((l) => leaseLive(l, now));
+      if (live.length) next = Math.min(next, Math.max(10, Math.min(...live.map((l) => l.deadline)) - now + 10));
+    } catch {
+      /* judged at the next round */
+    }
+    timer = setTimeout(() => void judge(), next);
+  };
+
+  server.on('connection', (sock) => {
+    const peer = peerCred(sock);
+    const me = process.getuid?.() ?? 0;
+    if (!peer || (peer.uid !== 0 && peer.uid !== me)) {
+      sock.destroy();
+      return;
+    }
+    sock.on('error', () => {});
+    let holding = false;
+    const answer = (o: Record<string, unknown>, last = false) => {
+      replies++;
+      const done = () => {
+        replies--;
+        exitWhenDone();
+      };
+      if (last) sock.end(`${JSON.stringify(o)}\n`, done);
+      else sock.write(`${JSON.stringify(o)}\n`, done);
+    };
+    const lines = createInterface({ input: sock });
+    lines.on('line', (text) => {
+      let msg: { op?: string };
+      try {
+        msg = JSON.parse(text) as { op?: string };
+      } catch {
+        return;
+      }
+      if (releasing && msg.op === 'hold') answer({ ok: false, closing: true }, true);
+      else if (msg.op === 'hold') {
+        holding = true;
+        answer({ ok: true, pid: process.pid });
+      } else if (msg.op === 'release') {
+        replies++;
+        void releaseAll().then((r) => {
+          replies--;
+          answer({ ok: true, ...r }, true);
+        });
+      }
+    });
+    sock.once('close', () => {
+      if (holding) void judge(peer.pid);
+    });
+  });
+  io.onTerm(() => {
+    void releaseAll().then(exitWhenDone);
+  });
+  io.first('ready');
+  await judge();
+}
+
+/**
+ * Listen on a unix socket path (mode 0600); a path left by a holder that is
+ * gone (nobody answers on it) is replaced.
+ * @throws {Error} another holder listens there (EADDRINUSE), or the path cannot be used
+ */
+async function listenOn(server: Server, path: string): Promise<void> {
+  const tryListen = () =>
+    new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(path, () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
+  try {
+    await tryListen();
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw e;
+    const alive = await new Promise<boolean>((res) => {
+      const s = connect(path);
+      s.once('connect', () => (s.destroy(), res(true)));
+      s.once('error', () => res(false));
+    });
+    if (alive) throw e;
+    unlinkSync(path);
+    await tryListen();
+  }
+  chmodSync(path, 0o600);
+}

@@ -1,0 +1,338 @@
+/**
+ * Live, this machine's kernel (the queue hold: no sch_plug here): leases
+ * across processes on the queue hold, as test/kernel/guard-leases.test.ts
+ * has them for the plug hold. Two `protect` processes hold at once; when one
+ * ends (its command exits, its max-hold passes, it is SIGKILLed), a SYN sent
+ * afterwards is still held until the other ends. A manual `release` breaks
+ * every lease and says how many; `release --orphaned` leaves a running
+ * protect's hold; a manual `plug` holds until `release`.
+ *
+ * "Held" is the kernel's word: the SYN is queued
+ * (/proc/net/netfilter/nfnetlink_queue) and its client still waits; every
+ * assertion is about order (before/after a gate the test opens), never
+ * about speed. Each scenario runs in a network namespace of its own.
+ */
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { inOwnNetns, runScenarioIfChild } from '../helpers/own-netns.js';
+import { QUEUE, client, heldProtect, listening, procQueue, server, stateEnv, synplug, until } from '../helpers/queue-live.js';
+import { StateStore } from '../../src/guard/state.js';
+import { liveLeases } from '../../src/guard/leases.js';
+
+// biome-ignore lint/suspicious/noExplicitAny: the scenarios' JSON results, asserted field by field
+type Json = Record<string, any>;
+
+const SELF = fileURLToPath(import.meta.url);
+const ENV = 'SYNPLUG_GUARD_QUEUE_LEASES_SCENARIO';
+const ADDR = '169.254.88.1';
+const PORT = 39500;
+
+/** The state directories this scenario made (removed when it ends). */
+const made: string[] = [];
+
+/** The local queue hold set up, a server on it; the state directory's live leases. */
+async function setUp() {
+  const { dir, env } = stateEnv();
+  made.push(dir);
+  const set = synplug(['setup', '--via', 'queue', '--addr', ADDR], env);
+  if (set.code !== 0) throw new Error(`setup: ${set.stderr}`);
+  const srv = server(ADDR, PORT);
+  await listening(srv);
+  const leases = () => liveLeases(new StateStore(join(dir, 'state')));
+  return { dir, env, srv, leases };
+}
+
+/** Two protects holding (A first, then B), both leases live. */
+async function twoProtects(env: NodeJS.ProcessEnv, dir: string, leases: () => Array<{ pid: number }>, bFlags = ['--max-hold', '120s']) {
+  const a = await heldProtect(env, dir, ['--max-hold', '120s'], 'A');
+  const b = await heldProtect(env, dir, bFlags, 'B');
+  await until(() => leases().length === 2, 'two live leases');
+  const pids = leases()
+    .map((l) => l.pid)
+    .sort();
+  return { a, b, bothLeased: JSON.stringify(pids) === JSON.stringify([a.p.pid!, b.p.pid!].sort()) };
+}
+
+/** A client started now; resolved once its SYN is queued (held). */
+async function heldClient(queuedBefore: number) {
+  const c = client(ADDR, PORT);
+  await until(() => (procQueue(QUEUE)?.queued ?? 0) > queuedBefore, 'the SYN to be queued');
+  return c;
+}
+
+/** Parse protect's --json output (undefined when it printed none). */
+const json = (s: string): Json | undefined => {
+  try {
+    return JSON.parse(s) as Json;
+  } catch {
+    return undefined;
+  }
+};
+
+const scenarios = {
+  /** B ends first: the hold stays with A; a SYN sent after B ended connects only once A ends. */
+  async overlap() {
+    const { dir, env, srv, leases } = await setUp();
+    const { a, b, bothLeased } = await twoProtects(env, dir, leases);
+    b.release();
+    const rb = await b.ended;
+    const leasesAfterB = leases().map((l) => l.pid);
+    const c = await heldClient(0);
+    const pendingBeforeA = c.proc.exitCode === null;
+    a.release();
+    const ra = await a.ended;
+    const outcome = await c.result;
+    const after = { leases: leases().length, bound: procQueue(QUEUE) ?? null };
+    srv.kill();
+    synplug(['teardown'], env);
+    return {
+      bothLeased,
+      aPid: a.p.pid,
+      rb: { code: rb.code, json: json(rb.stdout), stderr: rb.stderr },
+      leasesAfterB,
+      pendingBeforeA,
+      ra: { code: ra.code, json: json(ra.stdout) },
+      outcome,
+      after,
+    };
+  },
+
+  /** B's max-hold passes: its lease goes, the hold stays with A until A ends. */
+  async 'max-hold'() {
+    const { dir, env, srv, leases } = await setUp();
+    const { a, b, bothLeased } = await twoProtects(env, dir, leases, ['--max-hold', '3s']);
+    await until(() => leases().length === 1, "B's max-hold to pass and its lease to go", 60_000);
+    const bStillRuns = b.p.exitCode === null;
+    const leasesAfterB = leases().map((l) => l.pid);
+    const c = await heldClient(0);
+    const pendingBeforeA = c.proc.exitCode === null;
+    a.release();
+    const ra = await a.ended;
+    const outcome = await c.result;
+    b.release();
+    const rb = await b.ended;
+    srv.kill();
+    synplug(['teardown'], env);
+    return {
+      bothLeased,
+      aPid: a.p.pid,
+      bStillRuns,
+      leasesAfterB,
+      pendingBeforeA,
+      ra: { code: ra.code, json: json(ra.stdout) },
+      outcome,
+      rb: { code: rb.code, json: json(rb.stdout), stderr: rb.stderr },
+    };
+  },
+
+  /** SIGKILL of B: its lease goes, the hold stays with A, which releases it. */
+  async 'kill-one'() {
+    const { dir, env, srv, leases } = await setUp();
+    const { a, b, bothLeased } = await twoProtects(env, dir, leases);
+    b.p.kill('SIGKILL');
+    await b.ended;
+    await until(() => leases().length === 1, "B's lease to be dropped");
+    const leasesAfterB = leases().map((l) => l.pid);
+    const c = await heldClient(0);
+    const pendingBeforeA = c.proc.exitCode === null;
+    a.release();
+    const ra = await a.ended;
+    const outcome = await c.result;
+    const bound = procQueue(QUEUE) ?? null;
+    srv.kill();
+    synplug(['teardown'], env);
+    return { bothLeased, aPid: a.p.pid, leasesAfterB, pendingBeforeA, ra: { code: ra.code, json: json(ra.stdout) }, outcome, bound };
+  },
+
+  /** A manual release while two protects hold: both leases broken at once, the held SYN let go. */
+  async 'manual-release'() {
+    const { dir, env, srv, leases } = await setUp();
+    const { a, b, bothLeased } = await twoProtects(env, dir, leases);
+    const c = await heldClient(0);
+    const pendingBefore = c.proc.exitCode === null;
+    const rel = synplug(['release', '--json'], env);
+    const outcome = await c.result;
+    const after = { leases: leases().length, bound: procQueue(QUEUE) ?? null };
+    a.release();
+    b.release();
+    const [ra, rb] = await Promise.all([a.ended, b.ended]);
+    srv.kill();
+    synplug(['teardown'], env);
+    return {
+      bothLeased,
+      pendingBefore,
+      rel: { code: rel.code, json: json(rel.stdout), stderr: rel.stderr },
+      outcome,
+      after,
+      ra: json(ra.stdout),
+      rb: json(rb.stdout),
+    };
+  },
+
+  /** release --orphaned while a protect holds: nothing released; after protect, it releases (nothing held) and says so. */
+  async orphaned() {
+    const { dir, env, srv, leases } = await setUp();
+    const a = await heldProtect(env, dir, ['--max-hold', '120s'], 'A');
+    await until(() => leases().length === 1, "protect's lease");
+    const r1 = synplug(['release', '--orphaned', '--json'], env);
+    const leasesAfter = leases().map((l) => l.pid);
+    const c = await heldClient(0);
+    const pendingBeforeA = c.proc.exitCode === null;
+    a.release();
+    const ra = await a.ended;
+    const outcome = await c.result;
+    const r2 = synplug(['release', '--orphaned', '--json'], env);
+    srv.kill();
+    synplug(['teardown'], env);
+    return {
+      aPid: a.p.pid,
+      r1: { code: r1.code, json: json(r1.stdout) },
+      leasesAfter,
+      pendingBeforeA,
+      ra: { code: ra.code, json: json(ra.stdout) },
+      outcome,
+      r2: { code: r2.code, json: json(r2.stdout) },
+    };
+  },
+
+  /** A manual plug holds after the command exits, until a manual release; a second plug and a protect share it. */
+  async 'manual-plug'() {
+    const { dir, env, srv, leases } = await setUp();
+    const p1 = synplug(['plug', '--max-hold', '120s', '--json'], env);
+    const boundAfterPlug = procQueue(QUEUE) !== undefined;
+    const c = await heldClient(0);
+    const pendingAfterPlug = c.proc.exitCode === null;
+    const a = await heldProtect(env, dir, ['--max-hold', '120s'], 'A');
+    a.release();
+    const ra = await a.ended;
+    const pendingAfterProtect = c.proc.exitCode === null;
+    const leasesAfterProtect = leases().map((l) => l.owner);
+    const rel = synplug(['release', '--json'], env);
+    const outcome = await c.result;
+    const bound = procQueue(QUEUE) ?? null;
+    // max-hold: a plug whose deadline passes lets go by itself.
+    const p2 = synplug(['plug', '--max-hold', '1s', '--json'], env);
+    await until(() => procQueue(QUEUE) === undefined, "the plug's max-hold to pass and the queue to be let go", 60_000);
+    const leasesAfterDeadline = leases().length;
+    srv.kill();
+    synplug(['teardown'], env);
+    return {
+      p1: { code: p1.code, stderr: p1.stderr },
+      boundAfterPlug,
+      pendingAfterPlug,
+      ra: { code: ra.code, json: json(ra.stdout) },
+      pendingAfterProtect,
+      leasesAfterProtect,
+      rel: { code: rel.code, json: json(rel.stdout) },
+      outcome,
+      bound,
+      p2: p2.code,
+      leasesAfterDeadline,
+    };
+  },
+};
+
+/** Each scenario, then its state directories removed. */
+const cleaned = Object.fromEntries(
+  Object.entries(scenarios).map(([name, f]) => [
+    name,
+    async () => {
+      try {
+        return await f();
+      } finally {
+        for (const d of made) rmSync(d, { recursive: true, force: true });
+      }
+    },
+  ]),
+);
+
+if (!(await runScenarioIfChild(ENV, cleaned))) {
+  const { default: test } = await import('ava');
+
+  test('two protects overlap on the queue hold: when the shorter ends, a new SYN is still held until the longer ends', (t) => {
+    const r = inOwnNetns<Json>(SELF, ENV, 'overlap', 120_000);
+    t.true(r.bothLeased, 'both protects hold a lease');
+    t.is(r.rb.code, 0, r.rb.stderr);
+    t.false(r.rb.json.releasedPlug, 'B left the hold to A');
+    t.is(r.rb.json.leftToHolders, 1);
+    t.regex(r.rb.stderr, /left the plug buffering for 1 other holder/);
+    t.deepEqual(r.leasesAfterB, [r.aPid]);
+    t.true(r.pendingBeforeA, 'a SYN sent after B ended is held');
+    t.is(r.ra.code, 0);
+    t.true(r.ra.json.releasedPlug, 'A, the last one out, released');
+    t.true(r.ra.json.packetsReleased >= 1);
+    t.is(r.outcome, 'ok 0', 'connected after A ended, without a retransmission');
+    t.deepEqual(r.after, { leases: 0, bound: null });
+  });
+
+  test('max-hold of one of them: after its deadline a new SYN is still held until the other ends', (t) => {
+    const r = inOwnNetns<Json>(SELF, ENV, 'max-hold', 150_000);
+    t.true(r.bothLeased);
+    t.true(r.bStillRuns, 'B still waits for its command');
+    t.deepEqual(r.leasesAfterB, [r.aPid]);
+    t.true(r.pendingBeforeA);
+    t.is(r.ra.code, 0);
+    t.true(r.ra.json.releasedPlug);
+    t.is(r.outcome, 'ok 0');
+    t.is(r.rb.code, 0, r.rb.stderr);
+    t.true(r.rb.json.maxHoldReached);
+    t.false(r.rb.json.releasedPlug, "B's max-hold left the hold to A");
+    t.regex(r.rb.stderr, /max-hold of 3000 ms reached: gave up this hold/);
+  });
+
+  test('SIGKILL of one of them: its lease goes and the hold stays with the other, which releases it', (t) => {
+    const r = inOwnNetns<Json>(SELF, ENV, 'kill-one', 120_000);
+    t.true(r.bothLeased);
+    t.deepEqual(r.leasesAfterB, [r.aPid]);
+    t.true(r.pendingBeforeA, 'a SYN sent after B was killed is held');
+    t.is(r.ra.code, 0);
+    t.true(r.ra.json.releasedPlug);
+    t.is(r.outcome, 'ok 0');
+    t.is(r.bound, null);
+  });
+
+  test('a manual release breaks both leases at once and says how many', (t) => {
+    const r = inOwnNetns<Json>(SELF, ENV, 'manual-release', 120_000);
+    t.true(r.bothLeased);
+    t.true(r.pendingBefore);
+    t.is(r.rel.code, 0, r.rel.stderr);
+    t.like(r.rel.json, { brokeLeases: 2, plugExists: true, released: true });
+    t.is(r.rel.json.heldElsewhere, undefined);
+    t.is(r.outcome, 'ok 0');
+    t.deepEqual(r.after, { leases: 0, bound: null });
+    t.true(r.ra.leaseBroken);
+    t.true(r.rb.leaseBroken);
+  });
+
+  test("release --orphaned leaves a running protect's queue hold: a SYN stays held until protect ends", (t) => {
+    const r = inOwnNetns<Json>(SELF, ENV, 'orphaned', 120_000);
+    t.is(r.r1.code, 0);
+    t.like(r.r1.json, { released: false, orphaned: true, liveLeases: 1, brokeLeases: 0 });
+    t.deepEqual(r.leasesAfter, [r.aPid], 'the lease is still there');
+    t.true(r.pendingBeforeA);
+    t.is(r.ra.code, 0);
+    t.true(r.ra.json.releasedPlug, "protect's own release let the hold go");
+    t.falsy(r.ra.json.leaseBroken);
+    t.is(r.outcome, 'ok 0');
+    t.is(r.r2.code, 0);
+    t.like(r.r2.json, { released: true, orphaned: true, liveLeases: 0 });
+  });
+
+  test('a manual plug holds the queue after it exits, shared with a protect, until a manual release; or until its max-hold', (t) => {
+    const r = inOwnNetns<Json>(SELF, ENV, 'manual-plug', 150_000);
+    t.is(r.p1.code, 0, r.p1.stderr);
+    t.true(r.boundAfterPlug, 'the queue is bound after plug exited');
+    t.true(r.pendingAfterPlug);
+    t.is(r.ra.code, 0);
+    t.false(r.ra.json.releasedPlug, "the protect left the hold to the plug's lease");
+    t.true(r.pendingAfterProtect, 'still held after the protect ended');
+    t.deepEqual(r.leasesAfterProtect, ['manual']);
+    t.is(r.rel.code, 0);
+    t.like(r.rel.json, { brokeLeases: 1, released: true });
+    t.is(r.outcome, 'ok 0');
+    t.is(r.bound, null);
+    t.is(r.p2, 0);
+    t.is(r.leasesAfterDeadline, 0);
+  });
+}
