@@ -116,7 +116,17 @@ export async function heldProtect(env: NodeJS.ProcessEnv, dir: string, extra: st
   const go = join(dir, `go${name}`);
   const p = spawn(
     process.execPath,
-    [BIN, 'protect', '--json', ...(extra.includes('--max-hold') ? [] : ['--max-hold', '60s']), ...extra, '--', 'sh', '-c', `: > ${run}; while [ ! -e ${go} ]; do sleep 0.02; done`],
+    [
+      BIN,
+      'protect',
+      '--json',
+      ...(extra.includes('--max-hold') ? [] : ['--max-hold', '60s']),
+      ...extra,
+      '--',
+      'sh',
+      '-c',
+      `: > ${run}; while [ ! -e ${go} ]; do sleep 0.02; done`,
+    ],
     {
       env,
       stdio: ['ignore', 'pipe', 'pipe'],

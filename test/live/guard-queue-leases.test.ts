@@ -86,7 +86,16 @@ const scenarios = {
     const after = { leases: leases().length, bound: procQueue(QUEUE) ?? null };
     srv.kill();
     synplug(['teardown'], env);
-    return { bothLeased, aPid: a.p.pid, rb: { code: rb.code, json: json(rb.stdout), stderr: rb.stderr }, leasesAfterB, pendingBeforeA, ra: { code: ra.code, json: json(ra.stdout) }, outcome, after };
+    return {
+      bothLeased,
+      aPid: a.p.pid,
+      rb: { code: rb.code, json: json(rb.stdout), stderr: rb.stderr },
+      leasesAfterB,
+      pendingBeforeA,
+      ra: { code: ra.code, json: json(ra.stdout) },
+      outcome,
+      after,
+    };
   },
 
   /** B's max-hold passes: its lease goes, the hold stays with A until A ends. */
@@ -105,7 +114,16 @@ const scenarios = {
     const rb = await b.ended;
     srv.kill();
     synplug(['teardown'], env);
-    return { bothLeased, aPid: a.p.pid, bStillRuns, leasesAfterB, pendingBeforeA, ra: { code: ra.code, json: json(ra.stdout) }, outcome, rb: { code: rb.code, json: json(rb.stdout), stderr: rb.stderr } };
+    return {
+      bothLeased,
+      aPid: a.p.pid,
+      bStillRuns,
+      leasesAfterB,
+      pendingBeforeA,
+      ra: { code: ra.code, json: json(ra.stdout) },
+      outcome,
+      rb: { code: rb.code, json: json(rb.stdout), stderr: rb.stderr },
+    };
   },
 
   /** SIGKILL of B: its lease goes, the hold stays with A, which releases it. */
@@ -141,7 +159,15 @@ const scenarios = {
     const [ra, rb] = await Promise.all([a.ended, b.ended]);
     srv.kill();
     synplug(['teardown'], env);
-    return { bothLeased, pendingBefore, rel: { code: rel.code, json: json(rel.stdout), stderr: rel.stderr }, outcome, after, ra: json(ra.stdout), rb: json(rb.stdout) };
+    return {
+      bothLeased,
+      pendingBefore,
+      rel: { code: rel.code, json: json(rel.stdout), stderr: rel.stderr },
+      outcome,
+      after,
+      ra: json(ra.stdout),
+      rb: json(rb.stdout),
+    };
   },
 
   /** release --orphaned while a protect holds: nothing released; after protect, it releases (nothing held) and says so. */
@@ -159,7 +185,15 @@ const scenarios = {
     const r2 = synplug(['release', '--orphaned', '--json'], env);
     srv.kill();
     synplug(['teardown'], env);
-    return { aPid: a.p.pid, r1: { code: r1.code, json: json(r1.stdout) }, leasesAfter, pendingBeforeA, ra: { code: ra.code, json: json(ra.stdout) }, outcome, r2: { code: r2.code, json: json(r2.stdout) } };
+    return {
+      aPid: a.p.pid,
+      r1: { code: r1.code, json: json(r1.stdout) },
+      leasesAfter,
+      pendingBeforeA,
+      ra: { code: ra.code, json: json(ra.stdout) },
+      outcome,
+      r2: { code: r2.code, json: json(r2.stdout) },
+    };
   },
 
   /** A manual plug holds after the command exits, until a manual release; a second plug and a protect share it. */

@@ -23,11 +23,14 @@
  * has it, else the xt `NFQUEUE` revision 3 target through nft_compat
  * (probed as iptables-nft does: src/iptables/queue-support.ts).
  *
- * Only the socket that bound the queue may give verdicts: the bound socket is
- * this process's, and protect hands it to its watchdog (one inherited
- * descriptor) so that a SIGKILL of protect still ends in the release. A
- * queue hold never outlives synplug: with every holder gone, the kernel drops
- * what was queued (clients retransmit) and new SYNs bypass.
+ * Only the socket that bound the queue may give verdicts: the bound socket
+ * lives in one holder process (../leases-holder.ts) for as long as any lease
+ * on the hold lives; every protect, plug and release reaches it through a
+ * unix socket in the state directory, so overlapping protects and a manual
+ * plug share the hold as they share a plug qdisc. A queue hold never
+ * outlives synplug: a protect's death ends its lease, a deadline passes on
+ * its own, and with the holder gone the kernel drops what was queued
+ * (clients retransmit) while new SYNs bypass.
  *
  * @module
  */
