@@ -55,7 +55,6 @@ import { NoDeviceError } from '../errors.js';
 import type { HoldRecord, SetupRecord } from '../state.js';
 import { probeNfTables, type ModulePiece } from '../support.js';
 import type { HoldStatus, PieceState, PlugStats, QueueOptions, SetupOptions, SetupResult, SetupState } from '../types.js';
-import type { WatchdogStep } from '../watchdog.js';
 import { resolveInboundDevice } from './inbound.js';
 import { readTableState, type TableState } from './local-nft.js';
 import { addressStep, removeAddress, summarizePieces } from './local.js';
