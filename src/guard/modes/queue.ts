@@ -138,15 +138,23 @@ class QueueBinding {
     this.conn = await holdThroughHolder({ stateDir: this.stateDir, queueNum: this.queueNum, maxlen, dev });
   }
 
-  /** Ask the holder to release (one batch ACCEPT, the unbind). @returns whether a holder was there to release */
+  /** a holder let the queue go at this session's request (the holds sharing the queue number see it too) */
+  private letGo = false;
+
+  /**
+   * Ask the holder to release (one batch ACCEPT, the unbind).
+   * @returns whether a holder let the queue go, now or earlier in this session (for another hold on the same queue)
+   */
   async release(): Promise<boolean> {
     this.conn?.destroy();
     this.conn = undefined;
     const r = await releaseThroughHolder(this.stateDir, this.queueNum);
-    if (!r) return false;
-    this.released += r.released;
-    this.dropped += r.dropped;
-    return true;
+    if (r) {
+      this.released += r.released;
+      this.dropped += r.dropped;
+      this.letGo = true;
+    }
+    return this.letGo;
   }
 }
 
