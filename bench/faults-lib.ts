@@ -11,15 +11,17 @@
  * 1. `synplug protect --max-hold 3s -- COMMAND`, where COMMAND makes a file
  *    RUN (the hold is on) and waits for a file GO;
  * 2. a client connects to the server once the hold is on (its SYN is held);
- * 3. SIGKILL to protect, its watchdog, or both, at a random moment: right
- *    away (before or while it plugs), while holding, or once the client's
- *    SYN is queued;
+ * 3. SIGKILL to protect, its watchdog, the queue's holder process (which
+ *    keeps the bound queue socket for every holder, src/guard/leases-holder.ts),
+ *    protect and its watchdog, or all three, at a random moment: right away
+ *    (before or while it plugs), while holding, or once the client's SYN is
+ *    queued;
  * 4. GO is made (a protect still alive then ends its command and releases).
  *
  * After every run, judged by the order of events and the kernel's state,
  * never by wall-clock time (every wait is bounded and only ends early):
- * - `leftBound`: a process is still bound to the queue once protect and its
- *   watchdog are gone (the hold left in place);
+ * - `leftBound`: a process is still bound to the queue once protect, its
+ *   watchdog and the holder are gone (the hold left in place);
  * - `synLost`: the client's SYN, sent during the hold, did not connect;
  * - `notClean`: the next command does not find a clean state: `synplug
  *   check` does not exit 0, or `status` shows a live lease.
@@ -35,6 +37,8 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { QUEUE_HOLDER_ARG } from '../src/guard/leases-holder.js';
+import { NETNS_ENV } from '../src/netlink/netns.js';
 
 const IP = '/usr/sbin/ip';
 const CLI = fileURLToPath(new URL('../dist/bundle/synplug.cjs', import.meta.url));
@@ -42,8 +46,8 @@ const ADDR = '169.254.46.1';
 const PORT = 39420;
 const QUEUE = 4200;
 
-/** Whom a run kills. */
-export type KillTarget = 'protect' | 'watchdog' | 'both';
+/** Whom a run kills: protect, its watchdog, the queue's holder process, protect and its watchdog, or all three. */
+export type KillTarget = 'protect' | 'watchdog' | 'holder' | 'both' | 'all';
 /** When: right after protect starts, while holding, or once the client's SYN is queued. */
 export type KillMoment = 'start' | 'holding' | 'syn-queued';
 
@@ -55,8 +59,10 @@ export interface RunOutcome {
   delayMs: number;
   /** protect's exit status (null when killed) */
   protectCode: number | null;
-  /** the watchdog was running when the kill came (at `start` it may not be yet: the queue hold starts it once bound) */
+  /** the watchdog was running when the kill came (at `start` it may not be yet) */
   watchdogFound: boolean;
+  /** the queue's holder process was running when the kill came */
+  holderFound: boolean;
   leftBound: boolean;
   synLost: boolean;
   notClean: boolean;
@@ -70,8 +76,10 @@ export interface RunOutcome {
 export interface CampaignResult {
   runs: number;
   byTarget: Record<KillTarget, number>;
-  /** runs that killed a running watchdog (target watchdog or both, once it had started) */
+  /** runs that killed a running watchdog (once it had started) */
   watchdogsKilled: number;
+  /** runs that killed the queue's running holder process */
+  holdersKilled: number;
   leftBound: number;
   synLost: number;
   notClean: number;
@@ -106,11 +114,34 @@ async function until(cond: () => boolean, limitMs: number): Promise<boolean> {
 
 const alive = (pid: number | undefined) => pid !== undefined && existsSync(`/proc/${pid}`) && !readFileSync(`/proc/${pid}/stat`, 'utf8').includes(') Z ');
 
-/** The watchdog protect started: its child running watchdog-main (pgrep). */
+/** Processes whose command line matches `pattern` (pgrep -f), with `-P parent` when given. */
+function pgrep(pattern: string, parent?: number): number[] {
+  const r = spawnSync('pgrep', [...(parent !== undefined ? ['-P', String(parent)] : []), '-f', '--', pattern], { encoding: 'utf8' });
+  return r.stdout.split('\n').filter(Boolean).map(Number);
+}
+
+const cmdline = (pid: number): string => {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+  } catch {
+    return '';
+  }
+};
+
+/** The watchdog protect started: its child running watchdog-main, not as the queue's holder. */
 function watchdogOf(pid: number): number | undefined {
-  const r = spawnSync('pgrep', ['-P', String(pid), '-f', 'watchdog-main'], { encoding: 'utf8' });
-  const first = r.stdout.split('\n')[0];
-  return first ? Number(first) : undefined;
+  return pgrep('watchdog-main', pid).find((p) => !cmdline(p).includes(QUEUE_HOLDER_ARG));
+}
+
+/** The queue's holder process of namespace `ns` (watchdog-main --queue-holder, started with SYNPLUG_NETNS=ns). */
+function holderOf(ns: string): number | undefined {
+  return pgrep(QUEUE_HOLDER_ARG).find((p) => {
+    try {
+      return readFileSync(`/proc/${p}/environ`, 'utf8').split('\0').includes(`${NETNS_ENV}=${ns}`);
+    } catch {
+      return false;
+    }
+  });
 }
 
 /** A campaign's namespace, hold and server; {@link KillCampaign.run} one run at a time. */
@@ -240,8 +271,20 @@ except Exception as e:
     }
     await sleep(delayMs);
     const wd = watchdogOf(p.pid!);
-    if (target !== 'watchdog') p.kill('SIGKILL');
-    if (target !== 'protect' && wd !== undefined) process.kill(wd, 'SIGKILL');
+    const holder = holderOf(this.ns);
+    const kills = { protect: ['protect'], watchdog: ['watchdog'], holder: ['holder'], both: ['protect', 'watchdog'], all: ['protect', 'watchdog', 'holder'] }[
+      target
+    ];
+    const signal = (pid: number | undefined) => {
+      try {
+        if (pid !== undefined) process.kill(pid, 'SIGKILL');
+      } catch {
+        /* already gone */
+      }
+    };
+    if (kills.includes('protect')) p.kill('SIGKILL');
+    if (kills.includes('watchdog')) signal(wd);
+    if (kills.includes('holder')) signal(holder);
     // A protect left alive ends its command and releases; a killed one's command is ended too.
     if (moment === 'start') {
       await until(() => existsSync(run) || protectDone, 5000);
@@ -251,6 +294,7 @@ except Exception as e:
     this.pendingGo.delete(go);
     const protectCode = await exited;
     const wdGone = await until(() => !alive(wd), 30_000);
+    const holderGone = await until(() => holderOf(this.ns) === undefined, 30_000);
     // The hold is gone once nobody is bound: the watchdog releases for a killed protect, the kernel unbinds a dead socket.
     const unbound = await until(() => this.queued() === undefined, 30_000);
     const connected = client ? await client : true;
@@ -268,6 +312,7 @@ except Exception as e:
     const notClean = check.code !== 0 || status.code !== 0 || statusDetail !== '';
     const detail = [
       !wdGone && 'the watchdog still runs',
+      !holderGone && "the queue's holder still runs",
       !unbound && 'the queue is still bound',
       !connected && "the client's SYN did not connect",
       check.code !== 0 && `check exit ${check.code}: ${check.stderr.trim()}`,
@@ -281,6 +326,7 @@ except Exception as e:
       delayMs,
       protectCode,
       watchdogFound: wd !== undefined,
+      holderFound: holder !== undefined,
       leftBound: !unbound,
       synLost: !connected,
       notClean,
@@ -296,13 +342,14 @@ except Exception as e:
  */
 export async function killCampaign(runs: number, seed = 19, onRun: (o: RunOutcome, i: number) => void = () => {}): Promise<CampaignResult> {
   const random = rng(seed);
-  const targets: KillTarget[] = ['protect', 'watchdog', 'both'];
+  const targets: KillTarget[] = ['protect', 'watchdog', 'holder', 'both', 'all'];
   const moments: KillMoment[] = ['start', 'holding', 'syn-queued'];
   const c = new KillCampaign();
   const result: CampaignResult = {
     runs: 0,
-    byTarget: { protect: 0, watchdog: 0, both: 0 },
+    byTarget: { protect: 0, watchdog: 0, holder: 0, both: 0, all: 0 },
     watchdogsKilled: 0,
+    holdersKilled: 0,
     leftBound: 0,
     synLost: 0,
     notClean: 0,
@@ -325,7 +372,8 @@ export async function killCampaign(runs: number, seed = 19, onRun: (o: RunOutcom
       const o = await c.run(target, moment, delayMs, i);
       result.runs++;
       result.byTarget[target]++;
-      if (target !== 'protect' && o.watchdogFound) result.watchdogsKilled++;
+      if ((target === 'watchdog' || target === 'both' || target === 'all') && o.watchdogFound) result.watchdogsKilled++;
+      if ((target === 'holder' || target === 'all') && o.holderFound) result.holdersKilled++;
       if (o.leftBound) result.leftBound++;
       if (o.synLost) result.synLost++;
       if (o.notClean) result.notClean++;

@@ -26,11 +26,12 @@ const result = await killCampaign(runs, seed, (o, i) => {
   const bad = [o.leftBound && 'LEFT BOUND', o.synLost && 'SYN LOST', o.notClean && 'NOT CLEAN'].filter(Boolean).join(' ');
   const stale = o.staleRecord ? ' (plug.json stale: the next command recovers it)' : '';
   process.stdout.write(
-    `run ${String(i + 1).padStart(3)}: kill ${o.target.padEnd(8)} at ${o.moment.padEnd(10)} +${String(o.delayMs).padStart(3)} ms: protect ${o.protectCode ?? 'killed'}${o.watchdogFound ? '' : ', no watchdog yet'}; ${bad || 'clean'}${stale}${o.detail ? ` (${o.detail})` : ''}\n`,
+    `run ${String(i + 1).padStart(3)}: kill ${o.target.padEnd(8)} at ${o.moment.padEnd(10)} +${String(o.delayMs).padStart(3)} ms: protect ${o.protectCode ?? 'killed'}${o.watchdogFound ? '' : ', no watchdog yet'}${o.holderFound ? '' : ', no holder yet'}; ${bad || 'clean'}${stale}${o.detail ? ` (${o.detail})` : ''}\n`,
   );
 });
 process.stdout.write(
-  `\n${result.runs} runs (protect killed ${result.byTarget.protect}, watchdog ${result.byTarget.watchdog}, both ${result.byTarget.both}; a running watchdog killed ${result.watchdogsKilled}): ` +
+  `\n${result.runs} runs (protect killed ${result.byTarget.protect}, watchdog ${result.byTarget.watchdog}, holder ${result.byTarget.holder}, protect and watchdog ${result.byTarget.both}, all three ${result.byTarget.all}; ` +
+    `a running watchdog killed ${result.watchdogsKilled}, a running holder ${result.holdersKilled}): ` +
     `queue left bound ${result.leftBound}, held SYN lost ${result.synLost}, next command not clean ${result.notClean}; ` +
     `plug.json left saying buffering for the next command's recovery ${result.staleRecords}\n`,
 );

@@ -63,7 +63,7 @@ export async function plug(opts: GuardOptions & { maxHoldMs?: number } = {}): Pr
       throw new UsageError(
         `synplug plug cannot hold ${live.map((h) => `the ${h.via} hold ${h.id}`).join(', ')}: only a live process holds a netfilter queue, and plug exits at once; use 'synplug protect'`,
       );
-    const watchdog = await startWatchdog(undefined, [], 'ignore');
+    const watchdog = await startWatchdog(undefined, s.watchdogFds(), 'ignore');
     const since = Date.now();
     const lease: Lease = {
       id: newLeaseId(),

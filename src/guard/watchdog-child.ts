@@ -238,6 +238,7 @@ export class WatchdogChild {
       }
       return;
     }
+    if (step.messages.length === 0) return; // nothing of this kind to release (a session of queue holds only)
     let last: unknown;
     for (let attempt = 1; attempt <= 3; attempt++) {
       try {
