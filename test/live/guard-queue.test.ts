@@ -284,8 +284,8 @@ if (!(await runScenarioIfChild(ENV, scenarios))) {
     t.true(r.pendingWhileHeld, 'the connect waited');
     t.is(r.outcome, 'ok 0', 'connected after the release, without a SYN retransmission');
     t.is(r.protect.code, 0);
-    t.is(r.protect.json.packetsReleased, 1);
-    t.is(r.protect.json.drops, 0);
+    t.is(r.protect.json.report.heldSyns, 1);
+    t.is(r.protect.json.report.dropped, 0);
     t.is(r.teardown, 0);
     t.deepEqual(r.after, { tables: [], onLo: false, bound: null });
   });
