@@ -139,12 +139,6 @@ export function formatLastReload(l: { lastReload: HistoryEntry | null; historyEr
   return `last reload: ${l.lastReload ? formatHistoryEntry(l.lastReload) : 'none recorded'}`;
 }
 
-/** `protect --json`: the result, its hold counts only in `report` (one shape). */
-export function protectJson(r: ProtectResult): Omit<ProtectResult, 'heldMs' | 'packetsReleased' | 'drops'> {
-  const { heldMs: _h, packetsReleased: _p, drops: _d, ...rest } = r;
-  return rest;
-}
-
 /** Text for `synplug status`. */
 export function formatStatus(r: StatusResult): string {
   const lines: string[] = [];

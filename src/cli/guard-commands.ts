@@ -12,7 +12,7 @@ import { EXIT, exitCodesHelp } from './exit-codes.js';
 import { jsonOption, run } from './run.js';
 import { formatSetupPlan } from './format-plan.js';
 import { formatCheck, formatMigrateReq, formatPlug, formatProtect, formatRelease, formatSetup, formatStatus, formatTeardown } from './format-guard.js';
-import { formatLastReload, protectJson } from './format-guard.js';
+import { formatLastReload } from './format-guard.js';
 import { isIP } from 'node:net';
 
 /** The guard is loaded when a command runs, not at start-up: `--help` and `show` stay fast. */
@@ -421,7 +421,7 @@ export function guardCommands(program: Command): void {
             onNotice: (line) => process.stderr.write(`synplug: ${line}\n`),
           });
           for (const w of r.warnings ?? []) process.stderr.write(`synplug: warning: ${w}\n`);
-          if (f.json) process.stdout.write(JSON.stringify(protectJson(r)) + '\n');
+          if (f.json) process.stdout.write(JSON.stringify(r) + '\n');
           else process.stderr.write(formatProtect(r) + '\n');
           return r.exitCode;
         },

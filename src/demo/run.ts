@@ -76,7 +76,7 @@ import { SynplugError } from '../netlink/errors.js';
 import { NetlinkConnection } from '../netlink/connection.js';
 import { NETLINK_SOCK_DIAG } from '../netlink/message.js';
 import { listTcpListeners } from '../netlink/sockdiag.js';
-import { check, setup, teardown, protect, holdModeFor, type ProtectResult } from '../guard/index.js';
+import { check, setup, teardown, protect, holdModeFor, removeReportCounters, type ProtectResult } from '../guard/index.js';
 import { demoPreflight } from './preflight.js';
 import { ClientLoad } from './clients.js';
 import { ClientProcess } from './client-process.js';
@@ -180,6 +180,8 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
   process.on('SIGUSR2', onUsr2);
 
   let setUpByDemo = false;
+  /** the report's counters were looked at (once, in the first cleanup) */
+  let reportChecked = false;
   /** the hold the demo uses (preflight picks the one this kernel supports) */
   let via: 'plug' | 'queue' = 'plug';
   /** the id of the hold the demo set up, for its teardown (the local plug hold: `local: true`) */
@@ -407,6 +409,15 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
         failures.push({ what: `the inbound hold the demo set up on ${d}`, error: e });
       }
     }
+    // protect's RST counters (one lasting table): gone with the demo's hold when nothing else of synplug's is set up
+    if (setupInfo.by === 'demo' && failures.length === 0 && !reportChecked) {
+      reportChecked = true;
+      try {
+        if ((await check({ ...(stateDir !== undefined && { stateDir }) })).state === 'absent') setupInfo.removed.push(...(await removeReportCounters()));
+      } catch (e) {
+        failures.push({ what: "the reload report's RST counters", error: e });
+      }
+    }
     if (topo) {
       const t = topo;
       topo = undefined;
@@ -506,5 +517,5 @@ async function protectedRestart(ctx: Ctx): Promise<Omit<RestartResult, 'atMs'>> 
   if (!restarted)
     throw new SynplugError(`the demo's restart command ran, but its SIGUSR2 never reached the demo (pid ${process.pid}); protect released at the max-hold`);
   const { closedMs, queuedAtClose } = await restarted;
-  return { closedMs, queuedAtClose, heldMs: r.heldMs, synsHeld: r.packetsReleased, drops: r.drops, maxHoldReached: r.maxHoldReached };
+  return { closedMs, queuedAtClose, heldMs: r.report.holdMs, synsHeld: r.report.heldSyns, drops: r.report.dropped, maxHoldReached: r.maxHoldReached };
 }

@@ -116,8 +116,13 @@ function readLine(sock: Socket, timeoutMs: number): Promise<Record<string, unkno
 
 /** Connect to the holder of a queue; undefined when none listens there. */
 function connectHolder(stateDir: string, queueNum: number): Promise<Socket | undefined> {
+  return connectPath(holderSocketPath(stateDir, queueNum));
+}
+
+/** Connect to a unix socket path; undefined when nobody listens there. */
+function connectPath(path: string): Promise<Socket | undefined> {
   return new Promise((resolve) => {
-    const s = connect(holderSocketPath(stateDir, queueNum));
+    const s = connect(path);
     s.once('connect', () => {
       s.removeAllListeners('error');
       s.on('error', () => {});
@@ -383,12 +388,9 @@ async function listenOn(server: Server, path: string): Promise<void> {
     await tryListen();
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw e;
-    const alive = await new Promise<boolean>((res) => {
-      const s = connect(path);
-      s.once('connect', () => (s.destroy(), res(true)));
-      s.once('error', () => res(false));
-    });
-    if (alive) throw e;
+    const other = await connectPath(path);
+    other?.destroy();
+    if (other) throw e;
     unlinkSync(path);
     await tryListen();
   }

@@ -450,18 +450,12 @@ export interface ProtectResult {
   signal: string | null;
   /** what the reload held and lost (report.ts): held SYNs, hold time, dropped, refused, reset, listener drops, lossless */
   report: ReloadReport;
-  /** @deprecated read `report.holdMs` (kept for library callers until they move; not in the CLI's --json) */
-  heldMs: number;
   /** the release came from the max-hold deadline, not from the command */
   maxHoldReached: boolean;
-  /** @deprecated read `report.heldSyns` (kept for library callers until they move; not in the CLI's --json) */
-  packetsReleased: number;
-  /** bytes likewise */
+  /** bytes that passed the hold during the window (the held SYNs' bytes) */
   bytesReleased: number;
   /** packets still queued in the plug right after the release ack (dequeued next) */
   backlogAfterRelease: number;
-  /** @deprecated read `report.dropped` (kept for library callers until they move; not in the CLI's --json) */
-  drops: number;
   /** the time synplug itself spent inside the plug window, microseconds */
   overhead: {
     /** plug ack to the gate's opening (the command's exec follows) */

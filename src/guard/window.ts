@@ -340,12 +340,9 @@ async function protectInner(session: ProtectSession, opts: ProtectOptions, early
     exitCode: exit!.code,
     signal: exit!.signal,
     report,
-    heldMs,
     maxHoldReached,
-    packetsReleased: after.packets - before2.packets,
     bytesReleased: after.bytes - before2.bytes,
     backlogAfterRelease: after.qlen,
-    drops: after.drops - before2.drops,
     overhead: {
       plugAckToCommandStartUs,
       commandExitToReleaseAckUs,

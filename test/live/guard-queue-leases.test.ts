@@ -12,7 +12,8 @@
  * assertion is about order (before/after a gate the test opens), never
  * about speed. Each scenario runs in a network namespace of its own.
  */
-import { rmSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { chmodSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { inOwnNetns, runScenarioIfChild } from '../helpers/own-netns.js';
@@ -196,6 +197,37 @@ const scenarios = {
     };
   },
 
+  /** The holder's socket takes only root or its own user (SO_PEERCRED): another user reaching it is cut off unanswered. */
+  async 'peer-check'() {
+    const { dir, env, srv } = await setUp();
+    const p1 = synplug(['plug', '--max-hold', '120s', '--json'], env);
+    const sock = join(dir, 'state', `queue-${QUEUE}.sock`);
+    // Let the file system pass user nobody (the state directory is 0700 otherwise): only the peer check is left.
+    chmodSync(dir, 0o711);
+    chmodSync(join(dir, 'state'), 0o711);
+    chmodSync(sock, 0o666);
+    const py = `import socket,sys
+s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); s.sendall(b'{"op":"release"}\\n')
+print(repr(s.recv(100)), flush=True)`;
+    const asNobody = spawnSync('/usr/bin/setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', '/usr/bin/python3', '-c', py, sock], {
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
+    const boundAfterNobody = procQueue(QUEUE) !== undefined;
+    const asRoot = spawnSync('python3', ['-c', py, sock], { encoding: 'utf8', timeout: 30_000 });
+    await until(() => procQueue(QUEUE) === undefined, 'the queue to be let go');
+    chmodSync(join(dir, 'state'), 0o700);
+    srv.kill();
+    synplug(['release'], env);
+    synplug(['teardown'], env);
+    return {
+      p1: p1.code,
+      nobody: { code: asNobody.status, stdout: asNobody.stdout.trim(), stderr: asNobody.stderr },
+      boundAfterNobody,
+      root: asRoot.stdout.trim(),
+    };
+  },
+
   /** A manual plug holds after the command exits, until a manual release; a second plug and a protect share it. */
   async 'manual-plug'() {
     const { dir, env, srv, leases } = await setUp();
@@ -261,7 +293,7 @@ if (!(await runScenarioIfChild(ENV, cleaned))) {
     t.true(r.pendingBeforeA, 'a SYN sent after B ended is held');
     t.is(r.ra.code, 0);
     t.true(r.ra.json.releasedPlug, 'A, the last one out, released');
-    t.true(r.ra.json.packetsReleased >= 1);
+    t.true(r.ra.json.report.heldSyns >= 1);
     t.is(r.outcome, 'ok 0', 'connected after A ended, without a retransmission');
     t.deepEqual(r.after, { leases: 0, bound: null });
   });
@@ -317,6 +349,15 @@ if (!(await runScenarioIfChild(ENV, cleaned))) {
     t.is(r.outcome, 'ok 0');
     t.is(r.r2.code, 0);
     t.like(r.r2.json, { released: true, orphaned: true, liveLeases: 0 });
+  });
+
+  test("the queue holder's unix socket answers root (or its own user) only: another user's release is cut off unanswered (SO_PEERCRED)", (t) => {
+    const r = inOwnNetns<Json>(SELF, ENV, 'peer-check', 120_000);
+    t.is(r.p1, 0);
+    t.true(r.nobody.stdout === "b''" || /ConnectionResetError/.test(r.nobody.stderr), `cut off without an answer: ${r.nobody.stdout}${r.nobody.stderr}`);
+    t.notRegex(r.nobody.stdout, /ok/);
+    t.true(r.boundAfterNobody, 'still held');
+    t.regex(r.root, /^b'\{"ok":true,"released":0,"dropped":0\}\\n'$/);
   });
 
   test('a manual plug holds the queue after it exits, shared with a protect, until a manual release; or until its max-hold', (t) => {

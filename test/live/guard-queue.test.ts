@@ -10,7 +10,7 @@
  * bounded; nothing is judged by wall-clock time.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { readFileSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -247,7 +247,27 @@ const scenarios = {
     await holder.close();
     const bad = synplug(['setup', '--via', 'quue'], env);
     const plugFlag = synplug(['setup', '--via', 'queue', '--limit', '4096'], env);
-    return { byRule, tablesAfterRule, other: { code: other.code }, down: down.code, tablesAfterTeardown, byBind, tablesAfterBind, bad, plugFlag };
+    // Set up, then someone else binds the queue before protect: nothing held, the command not run, the binder named.
+    synplug(['setup', '--via', 'queue'], env);
+    const binder = await NfqueueHolder.bind(QUEUE);
+    const marker = join(tmpdir(), `sp-queue-ran-${process.pid}`);
+    const atProtect = synplug(['protect', '--', 'sh', '-c', `: > ${marker}`], env);
+    const ran = existsSync(marker);
+    const stillTheirs = procQueue(QUEUE)?.portId === binder.portId;
+    await binder.close();
+    synplug(['teardown'], env);
+    return {
+      byRule,
+      tablesAfterRule,
+      other: { code: other.code },
+      down: down.code,
+      tablesAfterTeardown,
+      byBind,
+      tablesAfterBind,
+      bad,
+      plugFlag,
+      atProtect: { code: atProtect.code, stderr: atProtect.stderr, ran, stillTheirs },
+    };
   },
 };
 
@@ -264,8 +284,8 @@ if (!(await runScenarioIfChild(ENV, scenarios))) {
     t.true(r.pendingWhileHeld, 'the connect waited');
     t.is(r.outcome, 'ok 0', 'connected after the release, without a SYN retransmission');
     t.is(r.protect.code, 0);
-    t.is(r.protect.json.packetsReleased, 1);
-    t.is(r.protect.json.drops, 0);
+    t.is(r.protect.json.report.heldSyns, 1);
+    t.is(r.protect.json.report.dropped, 0);
     t.is(r.teardown, 0);
     t.deepEqual(r.after, { tables: [], onLo: false, bound: null });
   });
@@ -349,6 +369,10 @@ if (!(await runScenarioIfChild(ENV, scenarios))) {
     t.regex(r.bad.stderr, /--via: 'quue' is not one of auto, plug, queue/);
     t.is(r.plugFlag.code, 2);
     t.regex(r.plugFlag.stderr, /--limit is the plug holds' option/);
+    t.is(r.atProtect.code, 7, r.atProtect.stderr);
+    t.regex(r.atProtect.stderr, new RegExp(`netfilter queue ${QUEUE} .*is bound by process [0-9]+ \\(node\\)`));
+    t.false(r.atProtect.ran, 'the command was not run');
+    t.true(r.atProtect.stillTheirs, 'the queue stays with its binder');
   });
 
   test.after.always(() => {

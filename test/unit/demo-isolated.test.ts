@@ -84,3 +84,14 @@ test('the summary line says where the demo ran and which hold it used', (t) => {
     /; the local queue hold \(already set up\) was used and left as it was;/,
   );
 });
+
+test("the CommonJS library the demo's own process runs on: the tc registries hold the same kinds as the ES modules (no namespace 'default')", async (t) => {
+  const { createRequire } = await import('node:module');
+  const require = createRequire(import.meta.url);
+  const cjs = require(join(ROOT, 'dist/cjs/tc/registry.js')) as typeof import('../../src/tc/registry.js');
+  const esm = (await import(join(ROOT, 'dist/tc/registry.js'))) as typeof import('../../src/tc/registry.js');
+  t.deepEqual(cjs.qdiscKindNames(), esm.qdiscKindNames());
+  t.deepEqual(cjs.filterKindNames(), esm.filterKindNames());
+  t.true(cjs.qdiscKindNames().every((k) => typeof k === 'string'));
+  t.is(cjs.knownName(Buffer.from('pfifo'), 0, 5), 'pfifo');
+});

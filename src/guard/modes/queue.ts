@@ -23,11 +23,14 @@
  * has it, else the xt `NFQUEUE` revision 3 target through nft_compat
  * (probed as iptables-nft does: src/iptables/queue-support.ts).
  *
- * Only the socket that bound the queue may give verdicts: the bound socket is
- * this process's, and protect hands it to its watchdog (one inherited
- * descriptor) so that a SIGKILL of protect still ends in the release. A
- * queue hold never outlives synplug: with every holder gone, the kernel drops
- * what was queued (clients retransmit) and new SYNs bypass.
+ * Only the socket that bound the queue may give verdicts: the bound socket
+ * lives in one holder process (../leases-holder.ts) for as long as any lease
+ * on the hold lives; every protect, plug and release reaches it through a
+ * unix socket in the state directory, so overlapping protects and a manual
+ * plug share the hold as they share a plug qdisc. A queue hold never
+ * outlives synplug: a protect's death ends its lease, a deadline passes on
+ * its own, and with the holder gone the kernel drops what was queued
+ * (clients retransmit) while new SYNs bypass.
  *
  * @module
  */
@@ -52,7 +55,6 @@ import { NoDeviceError } from '../errors.js';
 import type { HoldRecord, SetupRecord } from '../state.js';
 import { probeNfTables, type ModulePiece } from '../support.js';
 import type { HoldStatus, PieceState, PlugStats, QueueOptions, SetupOptions, SetupResult, SetupState } from '../types.js';
-import type { WatchdogStep } from '../watchdog.js';
 import { resolveInboundDevice } from './inbound.js';
 import { readTableState, type TableState } from './local-nft.js';
 import { addressStep, removeAddress, summarizePieces } from './local.js';
@@ -138,15 +140,23 @@ class QueueBinding {
     this.conn = await holdThroughHolder({ stateDir: this.stateDir, queueNum: this.queueNum, maxlen, dev });
   }
 
-  /** Ask the holder to release (one batch ACCEPT, the unbind). @returns whether a holder was there to release */
+  /** a holder let the queue go at this session's request (the holds sharing the queue number see it too) */
+  private letGo = false;
+
+  /**
+   * Ask the holder to release (one batch ACCEPT, the unbind).
+   * @returns whether a holder let the queue go, now or earlier in this session (for another hold on the same queue)
+   */
   async release(): Promise<boolean> {
     this.conn?.destroy();
     this.conn = undefined;
     const r = await releaseThroughHolder(this.stateDir, this.queueNum);
-    if (!r) return false;
-    this.released += r.released;
-    this.dropped += r.dropped;
-    return true;
+    if (r) {
+      this.released += r.released;
+      this.dropped += r.dropped;
+      this.letGo = true;
+    }
+    return this.letGo;
   }
 }
 

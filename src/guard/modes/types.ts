@@ -93,7 +93,8 @@ export interface Hold {
   readonly scope: HoldScope;
   /**
    * What it holds stays held in the kernel when this process exits (a plug
-   * qdisc: true); false when only a live socket holds it (a queue), so a
+   * qdisc; a queue, whose holder process keeps its socket: true); false when
+   * only this process's own socket holds it, so a
    * command that exits right away (`plug`) cannot leave it holding.
    */
   readonly keepsAfterExit: boolean;
