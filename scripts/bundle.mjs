@@ -16,7 +16,7 @@
 // usage: node scripts/bundle.mjs   (after tsc; `npm run build` runs both)
 import { build } from 'esbuild';
 import { spawnSync } from 'node:child_process';
-import { chmodSync, copyFileSync, existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -30,6 +30,8 @@ const entries = [
   { in: 'src/cli/bin/demo-client-main.ts', out: 'demo-client-main' }, // synplug demo --inbound: the clients, in the demo's namespace
 ];
 
+// only what this build makes (a bundle whose entry has gone must not stay to be packed)
+rmSync(out, { recursive: true, force: true });
 await build({
   absWorkingDir: root,
   entryPoints: entries.map((e) => ({ in: e.in, out: e.out })),
@@ -46,7 +48,7 @@ await build({
   define: { 'import.meta.url': '__synplug_bundle_url' },
   // (esbuild keeps bin.ts's #! line first, above the banner)
   banner: { js: "const __synplug_bundle_url = require('node:url').pathToFileURL(__filename).href;" },
-  sourcemap: 'linked',
+  sourcemap: 'external', // for developers; the package ships no maps
   legalComments: 'eof',
   logLevel: 'warning',
 });
@@ -77,7 +79,7 @@ await build({
   external: ['koffi'],
   define: { 'import.meta.url': '__synplug_bundle_url' },
   banner: { js: "const __synplug_bundle_url = require('node:url').pathToFileURL(__filename).href;" },
-  sourcemap: 'linked',
+  sourcemap: 'external', // for developers; the package ships no maps
   legalComments: 'eof',
   logLevel: 'warning',
 });
@@ -125,6 +127,20 @@ await build({
   sourcemap: false,
   logLevel: 'warning',
 });
+// esbuild compiles each file as an ES module of a "type": "module" package, so
+// `import * as kinds from './kinds/index.js'` becomes __toESM(require(...), 1),
+// Node's semantics for a CommonJS module: an extra enumerable `default` (the
+// whole module) beside the exports, which code iterating the namespace (the
+// tc registries' kinds) then takes for one more kind. Our own modules are
+// compiled ES modules (__esModule set): required without that flag, their
+// namespace is their exports, as in the ES build.
+for (const d of readdirSync(cjs, { recursive: true, withFileTypes: true })) {
+  if (!d.isFile() || !d.name.endsWith('.js')) continue;
+  const f = join(d.parentPath ?? d.path, d.name);
+  const text = readFileSync(f, 'utf8');
+  const fixed = text.replace(/__toESM\((require\("\.{1,2}\/[^"]+"\)), 1\)/g, '__toESM($1)');
+  if (fixed !== text) writeFileSync(f, fixed);
+}
 writeFileSync(join(cjs, 'package.json'), `${JSON.stringify({ type: 'commonjs' }, null, 2)}\n`);
 // tsc's declarations, next to the CommonJS files too: under dist/cjs they
 // describe CommonJS modules, so a TypeScript program that is CommonJS

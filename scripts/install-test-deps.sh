@@ -7,13 +7,16 @@
 # systemd (systemd-analyze verify) and python3-yaml check docs/recipes
 # (test/live/recipes.test.ts), python3 also plays reuseport servers in tests;
 # qemu, busybox, cpio and kmod boot Debian's stock kernel for the
-# tests that need sch_prio, sch_plug and cls_fw (scripts/vm/).
+# tests that need sch_prio, sch_plug and cls_fw (scripts/vm/); prometheus
+# (its promtool) and prometheus-node-exporter check and scrape protect's
+# --metrics-file (test/unit/guard-metrics.test.ts, test/live/guard-report.test.ts).
 set -euo pipefail
 if [ "$(id -u)" != 0 ]; then echo "install-test-deps.sh: run as root (it uses apt-get)" >&2; exit 2; fi
 pkgs=(iproute2 nftables iptables libnl-utils util-linux procps
       haproxy nginx wrk apache2-utils time
       systemd python3 python3-yaml
-      qemu-system-x86 busybox-static cpio kmod)
+      qemu-system-x86 busybox-static cpio kmod
+      prometheus prometheus-node-exporter)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -26,7 +29,7 @@ if [ ${#missing[@]} -gt 0 ]; then
   apt-get install -y --no-install-recommends "${missing[@]}"
 fi
 # The reference daemons must not run on their own: the tests start them.
-for svc in haproxy nginx; do
+for svc in haproxy nginx prometheus prometheus-node-exporter; do
   if command -v systemctl >/dev/null 2>&1 && systemctl is-active --quiet "$svc" 2>/dev/null; then systemctl stop "$svc" || true; fi
 done
 echo "install-test-deps: all test packages present"

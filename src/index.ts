@@ -6,7 +6,7 @@
  * import { setup, protect } from 'synplug';
  * await setup();                                   // once, at boot (root)
  * const r = await protect({ command: ['systemctl', 'reload', 'haproxy'] });
- * console.log(r.exitCode, r.heldMs, r.packetsReleased); // the command's status
+ * console.log(r.exitCode, r.report.holdMs, r.report.lossless); // the command's status, the reload's report
  * ```
  *
  * Errors are `SynplugError`s with a `category` ('usage', 'kernel',
@@ -20,6 +20,7 @@
  * @module
  */
 export * from './guard/index.js';
+export { KindUnavailableError } from './tc/explain.js';
 export { NetlinkConnection, SocketTransport, type Transport } from './netlink/connection.js';
 export {
   SynplugError,

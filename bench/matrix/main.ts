@@ -410,6 +410,9 @@ interface ReloadRecord {
   maxHoldReached?: boolean;
   packetsReleased?: number;
   drops?: number;
+  /** protect's report: SYNs it counted refused, connections it counted reset (null: not counted) */
+  reportRefused?: number | null;
+  reportReset?: number | null;
   handedOver?: boolean;
   newListener?: boolean;
   /** sockets of before the reload, held only by old processes, that the wait saw close before releasing */
@@ -459,10 +462,12 @@ async function window(P: Params, row: RowName, mode: Mode, server: Server, csvDi
         const r = await guard.protect({ command: argv, maxHoldMs: P.maxHoldMs, waitListen: { address: ADDR, port: server.port } });
         Object.assign(rec, {
           exitCode: r.exitCode,
-          heldMs: r.heldMs,
+          heldMs: r.report.holdMs,
           maxHoldReached: r.maxHoldReached,
-          packetsReleased: r.packetsReleased,
-          drops: r.drops,
+          packetsReleased: r.report.heldSyns,
+          drops: r.report.dropped,
+          reportRefused: r.report.refused,
+          reportReset: r.report.reset,
           handedOver: r.newListener?.handedOver === true,
           newListener: r.newListener != null,
           oldClosed: r.newListener?.oldClosed ?? 0,
@@ -511,6 +516,12 @@ function panelOf(w: Window, start: number, end: number, records: Panel['records'
 
 // ------------------------------------------------------------------ report
 
+/** A report count summed over the reloads; `?` when a reload's report could not count it. */
+function counted(reloads: readonly ReloadRecord[], k: 'reportRefused' | 'reportReset'): string {
+  const v = reloads.filter((r) => r.heldMs !== undefined).map((r) => r[k]);
+  return v.some((x) => x === null || x === undefined) ? '?' : String(v.reduce<number>((a, x) => a + (x ?? 0), 0));
+}
+
 function report(ws: readonly Window[]): string {
   const header = [
     'row',
@@ -530,6 +541,7 @@ function report(ws: readonly Window[]): string {
     'held mean/max',
     'max-hold',
     'SYNs held',
+    'report refused/reset',
   ];
   const rows = ws.map((w) => {
     const e = w.client.errors;
@@ -560,6 +572,7 @@ function report(ws: readonly Window[]): string {
       prot ? `${fmtMs(held.mean)} / ${fmtMs(held.max)}` : '-',
       prot ? String(mh) : '-',
       prot ? String(syns) : '-',
+      prot ? `${counted(w.reloads, 'reportRefused')}/${counted(w.reloads, 'reportReset')}` : '-',
     ];
   });
   return table(header, rows);

@@ -607,13 +607,17 @@ interface Reload {
   protect?: ProtectInfo;
 }
 
-/** The fields of `synplug protect --json` the bench keeps (ProtectResult in src/guard/protect.ts). */
+/** The fields of `synplug protect --json` the bench keeps (ProtectResult in src/guard/types.ts; the counts from its `report`). */
 interface ProtectInfo {
   heldMs: number;
   maxHoldReached: boolean;
   packetsReleased: number;
   drops: number;
   overheadUs: number;
+  /** the report's refused and reset (0 when not counted) and whether it said lossless */
+  refused: number;
+  reset: number;
+  lossless: boolean | null;
 }
 
 function parseProtect(stdout: string): ProtectInfo | undefined {
@@ -621,14 +625,18 @@ function parseProtect(stdout: string): ProtectInfo | undefined {
   if (!line) return undefined;
   try {
     const j = JSON.parse(line) as Record<string, unknown>;
-    if (typeof j.heldMs !== 'number') return undefined; // an error report, not a ProtectResult
+    const rep = j.report as Record<string, unknown> | undefined;
+    if (typeof rep?.holdMs !== 'number') return undefined; // an error report, not a ProtectResult
     const o = (j.overhead ?? {}) as Record<string, unknown>;
     return {
-      heldMs: Number(j.heldMs),
+      heldMs: Number(rep.holdMs),
       maxHoldReached: Boolean(j.maxHoldReached),
-      packetsReleased: Number(j.packetsReleased),
-      drops: Number(j.drops),
+      packetsReleased: Number(rep.heldSyns),
+      drops: Number(rep.dropped),
       overheadUs: Number(o.totalUs),
+      refused: Number(rep.refused ?? 0),
+      reset: Number(rep.reset ?? 0),
+      lossless: (rep.lossless as boolean | null) ?? null,
     };
   } catch {
     return undefined;
@@ -806,6 +814,10 @@ interface ProtectSummary {
   drops: number;
   maxHoldReached: number;
   overheadMaxUs: number;
+  /** the reports' refused and reset, summed, and how many reports were not lossless */
+  refused: number;
+  reset: number;
+  notLossless: number;
 }
 
 function summariseProtect(reloads: readonly Reload[]): ProtectSummary | null {
@@ -820,6 +832,9 @@ function summariseProtect(reloads: readonly Reload[]): ProtectSummary | null {
     drops: ps.reduce((a, p) => a + p.drops, 0),
     maxHoldReached: ps.filter((p) => p.maxHoldReached).length,
     overheadMaxUs: meanMax(ps.map((p) => p.overheadUs)).max,
+    refused: ps.reduce((a, p) => a + p.refused, 0),
+    reset: ps.reduce((a, p) => a + p.reset, 0),
+    notLossless: ps.filter((p) => p.lossless !== true).length,
   };
 }
 
@@ -1114,6 +1129,9 @@ async function main(): Promise<void> {
         `  ${r.method} protect --json (${p.reports} reports): plug held mean ${fmtMs(p.heldMeanMs)}, max ${fmtMs(p.heldMaxMs)}; ` +
           `${p.packetsReleased} packets held and released, ${p.drops} dropped, max-hold reached ${p.maxHoldReached} times; ` +
           `synplug's own time in the window max ${(p.overheadMaxUs / 1000).toFixed(2)} ms`,
+      );
+      lines.push(
+        `  ${r.method} reports vs clients: ${p.refused} refused + ${p.reset} reset counted by protect (${p.notLossless} of ${p.reports} reloads not lossless); the clients failed ${r.client.failed}`,
       );
     }
     if (r.client.failed)

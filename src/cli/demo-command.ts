@@ -12,6 +12,7 @@ import { UsageError } from '../netlink/errors.js';
 import { parseDuration } from '../guard/config.js';
 import { holdModeFor } from '../guard/modes/index.js';
 import type * as DemoModule from '../demo/index.js';
+import { DEMO_LIMITS } from '../demo/options.js';
 import { EXIT, exitCodesHelp } from './exit-codes.js';
 import { stateDirOf } from './guard-commands.js';
 import { jsonOption, run } from './run.js';
@@ -26,6 +27,7 @@ export interface DemoFlags {
   gap?: string;
   stateDir?: string;
   inbound?: boolean;
+  here?: boolean;
   via?: string;
   json?: boolean;
 }
@@ -33,7 +35,7 @@ export interface DemoFlags {
 /**
  * Turn the flags into the engine's options (the engine checks the bounds).
  * @returns seconds, restarts and gapMs, each only when given
- * @throws {UsageError} `--seconds` that is not a number, `--restarts` that is not a whole number, `--gap` that is not a positive duration
+ * @throws {UsageError} `--seconds` that is not a number, `--restarts` that is not a whole number, `--gap` that is not a duration from 1 ms to 60 s
  */
 export function demoOptionsFromFlags(f: DemoFlags): { seconds?: number; restarts?: number; gapMs?: number; via?: 'auto' | 'plug' | 'queue' } {
   const out: { seconds?: number; restarts?: number; gapMs?: number; via?: 'auto' | 'plug' | 'queue' } = {};
@@ -51,7 +53,10 @@ export function demoOptionsFromFlags(f: DemoFlags): { seconds?: number; restarts
     if (!/^[0-9]+$/.test(t)) throw new UsageError(`--restarts: '${f.restarts}' is not a whole number`);
     out.restarts = Number(t);
   }
-  if (f.gap !== undefined) out.gapMs = parseDuration(f.gap, '--gap', Number.MIN_VALUE);
+  if (f.gap !== undefined) {
+    const { min, max } = DEMO_LIMITS.gapMs;
+    out.gapMs = parseDuration(f.gap, '--gap', min, 'the gap is whole milliseconds', { ms: max, text: `${max / 1000}s` });
+  }
   return out;
 }
 
@@ -99,10 +104,11 @@ export function formatDemo(r: DemoModule.DemoResult): string {
     : r.setup.by === 'demo'
       ? `the ${hold} was set up for the demo and removed again`
       : `the ${hold} (already set up) was used and left as it was`;
+  const where = r.netns === 'own' ? 'it ran in a network namespace of its own: this one was not changed' : 'it ran in this network namespace (--here)';
   const held = p.restarts.filter((x) => x.maxHoldReached).length;
   const others = [u, p].flatMap((ph) => Object.entries(ph.otherErrors).map(([code, n]) => `${ph.name}: ${n} ${code}`));
   return [
-    `synplug demo: a pong server on ${r.addr}:${r.port} restarted without socket hand-over (gap ${formatMs(r.gapMs)}), ${r.restarts === 1 ? 'once' : `${r.restarts} times`} per phase over ${r.seconds} s, ${r.clients} clients; ${setupLine}`,
+    `synplug demo: a pong server on ${r.addr}:${r.port} restarted without socket hand-over (gap ${formatMs(r.gapMs)}), ${r.restarts === 1 ? 'once' : `${r.restarts} times`} per phase over ${r.seconds} s, ${r.clients} clients; ${setupLine}; ${where}`,
     '',
     line(head),
     line(w.map((n) => '-'.repeat(n))),
@@ -135,7 +141,7 @@ export function demoCommand(program: Command): void {
   program
     .command('demo')
     .description(
-      'show the technique on this machine: a server restarted without socket hand-over, first unprotected, then under protect; sets up the local hold when needed and removes it again',
+      'show the technique on this machine: a server restarted without socket hand-over, first unprotected, then under protect; in a network namespace of its own, which it sets up and removes (this one is not changed; --here runs it in this one)',
     )
     .addOption(new Option('--seconds <n>', 'length of each phase, seconds (default 5); restarts that run late stretch it, to 10 times at most'))
     .addOption(new Option('--restarts <n>', 'server restarts per phase (default 10)'))
@@ -148,6 +154,12 @@ export function demoCommand(program: Command): void {
     )
     .addOption(
       new Option(
+        '--here',
+        "run in this network namespace instead of one of the demo's own: it sets up a hold on this namespace's lo (or, with --inbound, a veth pair here) and removes it again; for a container without CAP_SYS_ADMIN",
+      ),
+    )
+    .addOption(
+      new Option(
         '--via <hold>',
         'which hold: plug (sch_plug), queue (a netfilter queue: nfnetlink_queue, NFQUEUE) or auto (plug where the kernel has what it needs, else queue) (default auto)',
       ),
@@ -155,13 +167,13 @@ export function demoCommand(program: Command): void {
     .addOption(
       new Option(
         '--state-dir <dir>',
-        'state directory: a directory of this user that nobody else can write, created mode 0700 when missing (default /run/synplug, env SYNPLUG_STATE_DIR)',
+        "state directory: a directory of this user that nobody else can write, created mode 0700 when missing (default /run/synplug, env SYNPLUG_STATE_DIR); without --here the demo keeps its records in a new directory of its own inside it (default the system's temporary directory) and removes it",
       ),
     )
     .addOption(jsonOption())
     .addHelpText(
       'after',
-      `${exitCodesHelp('demo')}\n\nNeeds CAP_NET_ADMIN, the kernel modules of the local hold (sch_prio, sch_plug, cls_fw, nf_tables) and the TCP socket diagnostics (inet_diag, tcp_diag).\nWith --inbound: root, the modules of the inbound hold (sch_plug, sch_ingress, act_mirred, cls_flower or cls_u32, ifb), veth, inet_diag and tcp_diag.\nAll of that is checked before anything is created or changed; every missing module is named in one message (exit 5).\nThe server listens on the hold's address (169.254.255.254 unless set up otherwise); clients run in this process.\nA root qdisc on lo that is not synplug's is never replaced.`,
+      `${exitCodesHelp('demo')}\n\nNeeds CAP_NET_ADMIN and CAP_SYS_ADMIN (root; --here: CAP_NET_ADMIN alone), the kernel modules of the local hold (sch_prio, sch_plug, cls_fw, nf_tables) and the TCP socket diagnostics (inet_diag, tcp_diag).\nWith --inbound: root, the modules of the inbound hold (sch_plug, sch_ingress, act_mirred, cls_flower or cls_u32, ifb), veth, inet_diag and tcp_diag.\nAll of that is checked before anything is created or changed; every missing module is named in one message (exit 5).\nThe demo runs in a network namespace of its own: this namespace's links, addresses, qdiscs, filters, nftables ruleset and sysctls stay as they are, also on failure and on SIGINT/SIGTERM.\nWith --here: the server listens on the hold's address on this namespace's lo (169.254.255.254 unless set up otherwise); a root qdisc on lo that is not synplug's is never replaced.`,
     )
     .action(
       run(async (f: DemoFlags) => {
@@ -171,6 +183,7 @@ export function demoCommand(program: Command): void {
         const r = await demo.runDemo({
           ...opts,
           ...(f.inbound && { inbound: true }),
+          ...(f.here && { here: true }),
           ...(stateDirOf(f.stateDir) !== undefined && { stateDir: stateDirOf(f.stateDir) }),
           ...(!f.json && { onProgress: (line: string) => process.stderr.write(`synplug demo: ${line}\n`) }),
         });

@@ -9,7 +9,8 @@ import { SynplugError, type ErrorCategory } from '../netlink/errors.js';
 
 /**
  * The exit code of each error category (README "Exit codes"). `check` also
- * gives 1 and 2 meanings of its own (nothing set up / partly set up).
+ * gives 1 a meaning of its own (nothing set up), and has a code of its own
+ * for "partly or differently set up" ({@link CHECK_PARTIAL}).
  */
 export const CATEGORY_EXIT_CODES = {
   /** a failure not covered below */
@@ -46,7 +47,14 @@ export const CATEGORY_EXIT_CODES = {
   interrupted: 130,
 } as const satisfies Record<ErrorCategory, number>;
 
-/** Exit codes by name, for the CLI's own use (all but OK come from {@link CATEGORY_EXIT_CODES}). */
+/**
+ * `check`: set up, but partly or differently (a piece missing or not as
+ * setup makes it). Not an error's category: check's result; apart from 2
+ * (bad arguments) so that a script can tell the two apart.
+ */
+export const CHECK_PARTIAL = 12;
+
+/** Exit codes by name, for the CLI's own use (all but OK and CHECK_PARTIAL come from {@link CATEGORY_EXIT_CODES}). */
 export const EXIT = {
   OK: 0,
   FAILURE: CATEGORY_EXIT_CODES.failure,
@@ -64,6 +72,7 @@ export const EXIT = {
   COMMAND_NOT_EXECUTABLE: CATEGORY_EXIT_CODES['command-not-executable'],
   COMMAND_NOT_FOUND: CATEGORY_EXIT_CODES['command-not-found'],
   INTERRUPTED: CATEGORY_EXIT_CODES.interrupted,
+  CHECK_PARTIAL,
 } as const;
 
 /**
@@ -80,8 +89,7 @@ export function exitCodeOf(e: unknown): number {
 export const EXIT_HELP = `Exit codes:
   0    success (protect: the command's own status is passed through)
   1    failure; check: nothing is set up
-  2    bad arguments or input, e.g. a device that does not exist (nothing was changed);
-       check: partly or differently set up
+  2    bad arguments or input, e.g. a device that does not exist (nothing was changed)
   3    the kernel refused a request, did not answer, or sent undecodable bytes;
        decode: the input does not decode
   4    not permitted: needs CAP_NET_ADMIN (run as root; demo --inbound: CAP_SYS_ADMIN too)
@@ -100,6 +108,7 @@ export const EXIT_HELP = `Exit codes:
        "category" tells them apart, "check-failed" only for the check)
   11   show ruleset: part of the ruleset cannot be printed in nft's language; the listing
        marks it [ raw: ... ] and each such part is named on stderr
+  12   check: set up, but partly or differently (a piece missing or not as setup makes it)
   125  protect: /bin/sh, which starts the command, could not be started; or the --check
        command could not be started (nothing held); the command was not run
   126  protect: the command, or the --check command, cannot be executed
@@ -138,10 +147,11 @@ export const COMMAND_EXIT_CODES = {
   check: [
     [EXIT.OK, 'complete and consistent'],
     [EXIT.FAILURE, 'nothing is set up (or another failure)'],
-    [EXIT.USAGE, 'partly or differently set up; or bad arguments, or a device that does not exist'],
+    [EXIT.USAGE, 'bad arguments, or a device that does not exist'],
     kernel,
     [EXIT.NOT_PERMITTED, 'not permitted: reading the nftables table needs CAP_NET_ADMIN (run as root)'],
     badState,
+    [EXIT.CHECK_PARTIAL, 'set up, but partly or differently (a piece missing or not as setup makes it; each named)'],
   ],
   plug: [
     [EXIT.OK, 'plugged'],
@@ -204,13 +214,13 @@ export const COMMAND_EXIT_CODES = {
     failure("e.g. the demo server cannot listen on the hold's address"),
     [EXIT.USAGE, 'bad arguments (--seconds, --restarts, --gap); nothing was set up'],
     kernel,
-    notRoot,
+    [EXIT.NOT_PERMITTED, 'not permitted: needs CAP_NET_ADMIN, and CAP_SYS_ADMIN for its own network namespace (run as root; or --here)'],
     [EXIT.MISSING_SUPPORT, 'the kernel lacks a needed module (all missing ones are named); nothing was changed'],
     badState,
-    [EXIT.FOREIGN_QDISC, "lo's root qdisc is not synplug's: it is never replaced; nothing was changed"],
-    [EXIT.NOT_SET_UP, 'synplug is partly set up, or set up on another device than lo: the demo changes no setup it did not make'],
+    [EXIT.FOREIGN_QDISC, "--here: lo's root qdisc is not synplug's: it is never replaced; nothing was changed"],
+    [EXIT.NOT_SET_UP, '--here: synplug is partly set up, or set up on another device than lo: the demo changes no setup it did not make'],
     [EXIT.DEMO_FAILED, 'the protected phase lost at least one request (the table says how)'],
-    [EXIT.INTERRUPTED, 'interrupted (SIGINT/SIGTERM): the demo stopped and removed what it had set up'],
+    [EXIT.INTERRUPTED, 'interrupted (SIGINT/SIGTERM): the demo stopped and removed what it had set up (its namespace too)'],
   ],
   doctor: [
     [EXIT.OK, 'at least one hold works on this kernel'],
@@ -218,6 +228,12 @@ export const COMMAND_EXIT_CODES = {
     kernel,
     [EXIT.NOT_PERMITTED, 'the holds could not be probed: that needs CAP_NET_ADMIN (run as root); what could be checked is shown'],
     [EXIT.MISSING_SUPPORT, 'no hold works on this kernel (what each one lacks is shown)'],
+  ],
+  history: [
+    [EXIT.OK, 'shown (also when nothing is recorded)'],
+    failure('an unexpected error'),
+    usage(),
+    [EXIT.BAD_STATE, 'the state directory is unsafe, or a history file is damaged (named, with what to do)'],
   ],
   help: [
     [EXIT.OK, 'help shown'],

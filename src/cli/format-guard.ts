@@ -8,6 +8,8 @@ import { durationText } from '../iptables/format.js';
 import type { MigrateReqReport } from '../guard/sysctl.js';
 import type { CheckResult, PieceState, ProtectResult, SetupResult, StatusResult, TeardownResult, PlugResult, ReleaseResult } from '../guard/types.js';
 import { holdWords, modeOfHold } from '../guard/modes/index.js';
+import { lossCauses } from '../guard/report.js';
+import type { HistoryEntry } from '../guard/history.js';
 
 /** Text for `synplug setup`. */
 export function formatSetup(r: SetupResult): string {
@@ -96,8 +98,8 @@ export function formatProtect(r: ProtectResult): string {
   const cmd = r.signal ? `killed by ${r.signal}` : `exit ${r.exitCode}`;
   const held =
     r.releasedPlug === false
-      ? `held new connections for ${r.heldMs.toFixed(1)} ms${r.maxHoldReached ? ' (max-hold reached)' : ''}, then left the plug buffering for ${r.leftToHolders ?? 'other'} other holder(s) (the last one releases)`
-      : `held new connections for ${r.heldMs.toFixed(1)} ms${r.maxHoldReached ? ' (max-hold reached)' : ''}`;
+      ? `held new connections for ${r.report.holdMs.toFixed(1)} ms${r.maxHoldReached ? ' (max-hold reached)' : ''}, then left the plug buffering for ${r.leftToHolders ?? 'other'} other holder(s) (the last one releases)`
+      : `held new connections for ${r.report.holdMs.toFixed(1)} ms${r.maxHoldReached ? ' (max-hold reached)' : ''}`;
   const check = r.check ? `; check passed in ${r.check.durationMs.toFixed(1)} ms before the window` : '';
   const l = r.newListener;
   const where = l ? (l.address.includes(':') ? `[${l.address}]:${l.port}` : `${l.address}:${l.port}`) : '';
@@ -108,7 +110,39 @@ export function formatProtect(r: ProtectResult): string {
       : l === null
         ? '; --wait-listen saw no new listener'
         : `; --wait-listen: ${l.handedOver ? `the socket on ${where} was taken up by a new process` : `a new socket listened on ${where}`}${closed}`;
-  return `synplug: ${held}; ${r.packetsReleased} packet(s) held and released, ${r.drops} dropped; command ${cmd}${listen}; synplug's own time in the window ${r.overhead.totalUs} µs${check}`;
+  return `synplug: ${held}; ${r.report.heldSyns} SYN(s) held and released; command ${cmd}${listen}; synplug's own time in the window ${r.overhead.totalUs} µs${check}\n${formatVerdict(r)}`;
+}
+
+/**
+ * The reload's verdict, one line: `lossless: 0 refused, 0 reset, 0 dropped`;
+ * or what was lost and its likely causes; or what could not be counted.
+ */
+export function formatVerdict(r: Pick<ProtectResult, 'report' | 'maxHoldReached' | 'newListener'>): string {
+  const p = r.report;
+  const n = (v: number | null) => (v === null ? '?' : String(v));
+  const counts = `${n(p.refused)} refused, ${n(p.reset)} reset, ${p.dropped} dropped${p.listenerDrops ? `, ${p.listenerDrops} dropped by the listener` : ''}`;
+  if (p.lossless === true) return `lossless: ${counts}`;
+  if (p.lossless === null) return `not fully counted: ${counts} (${(p.uncounted ?? []).join('; ')})`;
+  const causes = lossCauses(p, { maxHoldReached: r.maxHoldReached, waitedForListener: r.newListener !== undefined });
+  return `LOST: ${counts}; likely cause: ${causes.join('; ')}`;
+}
+
+/** One recorded reload as a line: id, start, command, holds, hold time, held SYNs, exit status, the counts (history, status). */
+export function formatHistoryEntry(e: HistoryEntry): string {
+  const verdict = formatVerdict({ report: e.report, maxHoldReached: false, newListener: undefined }).replace(/; likely cause: .*$/, '');
+  return `#${e.id} ${e.start} ${e.command} (${e.holds.join(', ')}): held ${e.report.holdMs.toFixed(1)} ms, ${e.report.heldSyns} SYN(s); exit ${e.exitCode}; ${verdict}`;
+}
+
+/** `status`'s line on the last reload recorded (or why the history cannot be read). */
+export function formatLastReload(l: { lastReload: HistoryEntry | null; historyError?: string }): string {
+  if (l.historyError) return `last reload: unknown: ${l.historyError}`;
+  return `last reload: ${l.lastReload ? formatHistoryEntry(l.lastReload) : 'none recorded'}`;
+}
+
+/** `protect --json`: the result, its hold counts only in `report` (one shape). */
+export function protectJson(r: ProtectResult): Omit<ProtectResult, 'heldMs' | 'packetsReleased' | 'drops'> {
+  const { heldMs: _h, packetsReleased: _p, drops: _d, ...rest } = r;
+  return rest;
 }
 
 /** Text for `synplug status`. */

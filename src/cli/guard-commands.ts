@@ -8,10 +8,11 @@ import { UsageError } from '../netlink/errors.js';
 import { DEFAULTS, parseDuration, parseUint, type GuardConfig } from '../guard/config.js';
 import { defaultNetns, netnsCookie } from '../netlink/netns.js';
 import type * as GuardModule from '../guard/index.js';
-import type * as GuardSysctl from '../guard/sysctl.js';
 import { EXIT, exitCodesHelp } from './exit-codes.js';
 import { jsonOption, run } from './run.js';
+import { formatSetupPlan } from './format-plan.js';
 import { formatCheck, formatMigrateReq, formatPlug, formatProtect, formatRelease, formatSetup, formatStatus, formatTeardown } from './format-guard.js';
+import { formatLastReload, protectJson } from './format-guard.js';
 import { isIP } from 'node:net';
 
 /** The guard is loaded when a command runs, not at start-up: `--help` and `show` stay fast. */
@@ -22,7 +23,6 @@ interface ConfigFlags {
   addr?: string | string[];
   mark?: string;
   limit?: string;
-  table?: string;
   stateDir?: string;
   json?: boolean;
 }
@@ -43,7 +43,6 @@ function configOptions(cmd: Command, which: { setup?: boolean; inbound?: boolean
   if (which.setup) {
     cmd.addOption(new Option('--limit <bytes>', 'plug limit in bytes; more is dropped (default 1048576)'));
   }
-  cmd.addOption(new Option('--table <name>', 'nftables table owned by synplug (default synplug)').hideHelp());
   cmd.addOption(
     new Option(
       '--state-dir <dir>',
@@ -103,7 +102,6 @@ function config(f: ConfigFlags): Partial<GuardConfig> {
     addr: Array.isArray(f.addr) ? f.addr[0] : f.addr,
     mark: f.mark !== undefined ? parseUint(f.mark, '--mark') : undefined,
     limit: f.limit !== undefined ? parseUint(f.limit, '--limit') : undefined,
-    table: f.table,
     stateDir: stateDirOf(f.stateDir),
   };
 }
@@ -151,22 +149,21 @@ export function oneInbound(v: string | string[] | undefined): string | undefined
 
 /**
  * Refuse the local hold's flags where an inbound hold is named.
- * @throws {UsageError} --dev, --mark, --table (or, for teardown, --addr) given
+ * @throws {UsageError} --dev, --mark (or, for teardown, --addr) given
  */
-export function refuseLocalFlags(f: { dev?: string; mark?: string; table?: string; addr?: string | string[] }, what: string): void {
+export function refuseLocalFlags(f: { dev?: string; mark?: string; addr?: string | string[] }, what: string): void {
   if (f.dev !== undefined)
     throw new UsageError(
       `--dev is the local hold's device; ${what}, the device the clients' packets arrive on (the local hold is set up and removed on its own)`,
     );
   if (f.mark !== undefined) throw new UsageError(`--mark is the local hold's firewall mark; the inbound hold marks nothing (${what})`);
-  if (f.table !== undefined) throw new UsageError(`--table is the local hold's nftables table; the inbound hold uses no nftables table (${what})`);
   if (f.addr !== undefined) throw new UsageError(`--addr is the local hold's proxy address here; ${what}, whatever addresses it was set up with`);
 }
 
 /**
  * setup's options from its flags: the local hold's, or with --inbound the
  * inbound hold's (--port, --addr repeated, --limit).
- * @throws {UsageError} --port or a second --addr without --inbound; --dev, --mark, --table or --force with it; a bad port
+ * @throws {UsageError} --port or a second --addr without --inbound; --dev, --mark or --force with it; a bad port
  */
 export function setupOptions(
   f: ConfigFlags & {
@@ -194,7 +191,7 @@ export function setupOptions(
     return { ...config(f), ...(f.force && { force: true }), ...via };
   }
   if (f.inbound === '') throw new UsageError('--inbound is empty: give the device connections arrive on');
-  refuseLocalFlags({ dev: f.dev, mark: f.mark, table: f.table }, 'with --inbound DEV, setup sets up the inbound hold of DEV');
+  refuseLocalFlags({ dev: f.dev, mark: f.mark }, 'with --inbound DEV, setup sets up the inbound hold of DEV');
   if (f.force) throw new UsageError("--force has no meaning with --inbound: the inbound hold never replaces a qdisc that is not synplug's");
   if (!f.port?.length) throw new UsageError('--inbound needs at least one --port PORT (the TCP port the server listens on; repeat for more)');
   const ports = f.port.map((p) => {
@@ -208,19 +205,6 @@ export function setupOptions(
     inbound: { dev: f.inbound, ports, addrs, ...(f.classifier !== undefined && { classifier: f.classifier }) },
     ...via,
   };
-}
-
-/**
- * net.ipv4.tcp_migrate_req in the --netns namespace and what it means for the
- * listeners the holds reported protect: those of the local hold's address, or
- * (inbound holds only) those on the inbound holds' ports (check and status
- * show it; src/guard/sysctl.ts).
- */
-async function migrateReq(r: { addr?: string; holds: ReadonlyArray<{ ports?: number[] }> }): Promise<GuardSysctl.MigrateReqReport> {
-  const { migrateReqReport } = await import('../guard/sysctl.js');
-  if (r.addr !== undefined) return migrateReqReport({ addr: r.addr });
-  const ports = [...new Set(r.holds.flatMap((h) => h.ports ?? []))];
-  return migrateReqReport(ports.length ? { ports } : {});
 }
 
 /**
@@ -251,6 +235,7 @@ export function guardCommands(program: Command): void {
         'build the local hold (qdisc tree on lo, fw filter, nftables marking rule, address), or with --inbound DEV the inbound hold of DEV (idempotent: completes or corrects a partial setup)',
       )
       .option('--force', "replace a root qdisc on the device that is not synplug's", false)
+      .option('--dry-run', 'print what setup would add, replace or remove, and record, and change nothing')
       .option(
         '--inbound <dev>',
         'set up the inbound hold of this device instead: TCP SYNs arriving on it to --port (and --addr) are held on an IFB synplug creates (clsact + flower/u32 + mirred)',
@@ -288,10 +273,16 @@ export function guardCommands(program: Command): void {
             via?: string;
             queueNum?: string;
             queueMaxlen?: string;
+            dryRun?: boolean;
           },
         ) => {
           const guard = await loadGuard();
-          const r = await guard.setup(setupOptions({ ...f, inbound: oneInbound(f.inbound) }));
+          const opts = setupOptions({ ...f, inbound: oneInbound(f.inbound) });
+          if (f.dryRun) {
+            const p = await guard.planSetup(opts);
+            return out(f.json, p, formatSetupPlan(p));
+          }
+          const r = await guard.setup(opts);
           out(f.json, r, formatSetup(r));
         },
       ),
@@ -302,7 +293,7 @@ export function guardCommands(program: Command): void {
       program
         .command('check')
         .description(
-          'verify every hold set up (the local hold on lo, each inbound hold), or the one --inbound DEV / --local names; exit 0 complete, 1 nothing set up, 2 partly or differently set up. Also prints net.ipv4.tcp_migrate_req of the namespace and what it means for the listeners of the hold (--json: "sysctl")',
+          'verify every hold set up (the local hold on lo, each inbound hold), or the one --inbound DEV / --local names; exit 0 complete, 1 nothing set up, 12 partly or differently set up (2: bad arguments). Also prints net.ipv4.tcp_migrate_req of the namespace and what it means for the listeners of the hold (--json: "sysctl")',
         ),
       'verify',
     ),
@@ -314,9 +305,8 @@ export function guardCommands(program: Command): void {
         const guard = await loadGuard();
         const sel = holdSelector(f, 'check');
         const r = await guard.check({ ...config({ ...f, inbound: undefined } as ConfigFlags), ...sel });
-        const sysctl = await migrateReq(r);
-        out(f.json, { ...r, sysctl }, `${formatCheck(r)}\n${formatMigrateReq(sysctl)}`);
-        return r.state === 'ok' ? EXIT.OK : r.state === 'absent' ? EXIT.FAILURE : EXIT.USAGE;
+        out(f.json, r, `${formatCheck(r)}\n${formatMigrateReq(r.sysctl)}`);
+        return r.state === 'ok' ? EXIT.OK : r.state === 'absent' ? EXIT.FAILURE : EXIT.CHECK_PARTIAL;
       }),
     );
 
@@ -326,7 +316,7 @@ export function guardCommands(program: Command): void {
       .description('hold new connections (buffer the plug) until "synplug release" or --max-hold')
       .option(
         '--max-hold <duration>',
-        'stop holding new connections after this long (kernel-enforced): e.g. 500ms, 10s, 1.5s, 2m, 1h (as the ms package reads it; bare: seconds), 10ms to 24h',
+        'release after this long, for every hold: a watchdog (a process of its own, left running when plug exits) drops this plug at the deadline and releases unless another live holder (a running protect) still holds; the local hold also stops marking new SYNs then in the kernel. E.g. 500ms, 10s, 1.5s, 2m, 1h (as the ms package reads it; bare: seconds), 10ms to 24h',
         '10s',
       ),
   )
@@ -391,17 +381,21 @@ export function guardCommands(program: Command): void {
         '60s',
       )
       .option('--setup', 'set up first when synplug is not set up', false)
+      .option(
+        '--metrics-file <path>',
+        "add this reload to the totals (kept in the state directory) and write them to PATH in Prometheus' text format, as node_exporter's textfile collector reads it (a temporary file, then a rename); PATH's directory must exist and be safe (exit 2 otherwise, before anything is held)",
+      )
       .passThroughOptions(),
   )
     .addHelpText(
       'after',
-      `${exitCodesHelp('protect')}\n\nAfterwards, stderr (or --json on stdout) tells how long the plug held, the packets held and released, drops, and synplug's own time inside the window.`,
+      `${exitCodesHelp('protect')}\n\nAfterwards, stderr (or --json on stdout, its "report") tells how long the hold lasted, the SYNs held, and what the reload still lost: SYNs dropped in the hold, refused (RST to a SYN) or reset connections of what is held, and drops by the listeners, counted until at most 1 s after the release; the text ends with one verdict line (lossless: 0 refused, 0 reset, 0 dropped).`,
     )
     .action(
       run(
         async (
           command: string[],
-          f: ConfigFlags & { maxHold: string; waitListen?: string; user?: string; check?: string; checkTimeout: string; setup: boolean },
+          f: ConfigFlags & { maxHold: string; waitListen?: string; user?: string; check?: string; checkTimeout: string; setup: boolean; metricsFile?: string },
           cmd: Command,
         ) => {
           const guard = await loadGuard();
@@ -423,9 +417,11 @@ export function guardCommands(program: Command): void {
             waitListen,
             user: f.user,
             setup: f.setup,
+            ...(f.metricsFile !== undefined && { metricsFile: f.metricsFile }),
             onNotice: (line) => process.stderr.write(`synplug: ${line}\n`),
           });
-          if (f.json) process.stdout.write(JSON.stringify(r) + '\n');
+          for (const w of r.warnings ?? []) process.stderr.write(`synplug: warning: ${w}\n`);
+          if (f.json) process.stdout.write(JSON.stringify(protectJson(r)) + '\n');
           else process.stderr.write(formatProtect(r) + '\n');
           return r.exitCode;
         },
@@ -448,8 +444,8 @@ export function guardCommands(program: Command): void {
         const guard = await loadGuard();
         const sel = holdSelector(f, 'status');
         const r = await guard.status({ ...config({ ...f, inbound: undefined } as ConfigFlags), ...sel });
-        const sysctl = await migrateReq(r);
-        out(f.json, { ...r, sysctl }, `${formatStatus(r)}\n${formatMigrateReq(sysctl)}`);
+        const last = guard.lastReload(stateDirOf(f.stateDir) ?? DEFAULTS.stateDir);
+        out(f.json, { ...r, ...last }, `${formatStatus(r)}\n${formatMigrateReq(r.sysctl)}\n${formatLastReload(last)}`);
       }),
     );
 
@@ -474,6 +470,8 @@ export function guardCommands(program: Command): void {
           ...(f.local && { local: true }),
           ...(f.hold !== undefined && { hold: f.hold }),
         });
+        // Every hold gone: the reload report's counters go too (report.ts).
+        if (inbound === undefined && !f.local) r.removed.push(...(await guard.removeReportCounters()));
         out(f.json, r, formatTeardown(r));
       }),
     );

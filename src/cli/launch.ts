@@ -19,18 +19,23 @@
  *
  * The caches are only an accelerator: V8 checks each against the source,
  * its own version and its flags, and a missing, unreadable or rejected cache
- * means a normal compile. Nothing is written at run time (installations are
- * often read-only).
+ * means a normal compile. A cache only serves the Node version that made
+ * it, so the npm package ships none: the first run under a given Node writes
+ * one beside the bundle when it had none or V8 rejected it, and only where
+ * that is safe (the directory belongs to the user running synplug and no
+ * other user can write to it; written to a new file, then renamed over).
+ * A read-only installation simply compiles each time.
  *
- * `SYNPLUG_WRITE_CODE_CACHE=1` (the build) writes the cache of the bundle a
- * run loaded when the process exits, after the run has compiled the
+ * `SYNPLUG_WRITE_CODE_CACHE=1` (the build) always writes the cache of the
+ * bundle a run loaded; `SYNPLUG_WRITE_CODE_CACHE=0` never does. Either way
+ * it is written when the process exits, after the run has compiled the
  * functions it used.
  *
  * It runs from dist/bundle/ only (tsc's copy in dist/cli/ has no cli.cjs
  * beside it); it is not part of the library.
  * @module
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { createRequire, wrap } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -55,12 +60,37 @@ function load(name: string): unknown {
     /* no cache: compile */
   }
   const script = new Script(wrap(source), { filename: file, cachedData });
-  if (process.env.SYNPLUG_WRITE_CODE_CACHE === '1') {
+  const write = process.env.SYNPLUG_WRITE_CODE_CACHE;
+  if (write === '1') {
     process.once('exit', () => writeFileSync(cacheFile, script.createCachedData()));
+  } else if (write !== '0' && (cachedData === undefined || script.cachedDataRejected === true)) {
+    process.once('exit', () => writeCacheIfSafe(cacheFile, () => script.createCachedData()));
   }
   const mod = { exports: {} as unknown, filename: file };
   (script.runInThisContext() as (...a: unknown[]) => void).call(mod.exports, mod.exports, createRequire(file), mod, file, here);
   return mod.exports;
+}
+
+/**
+ * Write a code cache beside the bundle, when the bundle's directory belongs
+ * to this user and no other user can write to it: into a new file, then
+ * renamed over the cache (a concurrent run reads the old cache or the new
+ * one, never half of one). Any failure leaves things as they were.
+ */
+function writeCacheIfSafe(cacheFile: string, data: () => Buffer): void {
+  const tmp = `${cacheFile}.${process.pid}.tmp`;
+  try {
+    const dir = statSync(dirname(cacheFile));
+    if (dir.uid !== process.getuid?.() || (dir.mode & 0o022) !== 0) return;
+    writeFileSync(tmp, data(), { flag: 'wx', mode: 0o644 });
+    renameSync(tmp, cacheFile);
+  } catch {
+    try {
+      unlinkSync(tmp);
+    } catch {
+      /* never made */
+    }
+  }
 }
 
 /** What dist/bundle/show.cjs exports (scripts/bundle.mjs builds it). */

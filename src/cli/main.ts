@@ -18,6 +18,7 @@ import { reportError } from './run.js';
 export { run, reportError, jsonOption, oneOf, type OutputOptions } from './run.js';
 import { demoCommand } from './demo-command.js';
 import { doctorCommand } from './doctor-command.js';
+import { historyCommand } from './history-command.js';
 
 const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
 
@@ -42,6 +43,7 @@ export function buildProgram(): Command {
   showCommands(program);
   demoCommand(program);
   doctorCommand(program);
+  historyCommand(program);
   refuseRepeatedOptions(program);
   netnsOption(program);
   // Our own `help [command]`: commander's built-in one shows the main help, exit 0, for a command that does not exist.
@@ -198,7 +200,7 @@ export async function main(argv: string[]): Promise<number> {
       // commander already wrote its text on stderr (configureOutput); --json gets the error object too
       if (wantsJson(argv.slice(2), program)) {
         const message = e.code === 'commander.help' ? 'no command given' : e.message.replace(/^error: /, '');
-        process.stdout.write(JSON.stringify({ error: message, category: 'usage', exit_code: EXIT.USAGE }) + '\n');
+        process.stdout.write(JSON.stringify({ error: message, category: 'usage', exitCode: EXIT.USAGE }) + '\n');
       }
       return EXIT.USAGE;
     }

@@ -46,7 +46,7 @@ export function reportError(e: unknown, json: boolean): number {
   process.stderr.write(`synplug: ${message}\n`);
   if (json) {
     const body = e instanceof NetlinkError ? e.toJSON() : { error: message };
-    process.stdout.write(JSON.stringify({ ...body, ...(e instanceof SynplugError && { category: e.category }), ...jsonDetailsOf(e), exit_code: code }) + '\n');
+    process.stdout.write(JSON.stringify({ ...body, ...(e instanceof SynplugError && { category: e.category }), ...jsonDetailsOf(e), exitCode: code }) + '\n');
   }
   return code;
 }

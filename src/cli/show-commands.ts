@@ -10,8 +10,8 @@ import { NETLINK_NETFILTER, NETLINK_ROUTE } from '../netlink/message.js';
 import { UsageError, SynplugError } from '../netlink/errors.js';
 import type { NetlinkConnection } from '../netlink/connection.js';
 import type { ClassEntry, FilterEntry, QdiscEntry } from '../tc/types.js';
-import { jsonOption, oneOf, run } from './run.js';
-import { exitCodesHelp } from './exit-codes.js';
+import { jsonOption, oneOf, reportError, run } from './run.js';
+import { EXIT, exitCodesHelp } from './exit-codes.js';
 
 const OBJECTS = ['qdisc', 'class', 'filter', 'link', 'addr', 'ruleset'] as const;
 
@@ -152,13 +152,18 @@ export function showCommands(program: Command): void {
           const problems: string[] = [];
           if (f.json) print(JSON.stringify(formatRulesetJson(rs, { problems })));
           else print(formatRulesetText(rs, { problems }));
-          // printed all the same, marked; but never exit 0 with a listing nft would read differently
+          // printed all the same, marked; but never exit 0 with a listing nft would read differently.
+          // The message goes to stderr only: stdout holds the one listing (with --json, one JSON
+          // document, as nft -j writes), not an error object after it.
           if (problems.length)
-            throw new SynplugError(
-              `show ruleset: ${problems.length} part(s) of the ruleset cannot be printed in nft's language (marked ${f.json ? '{"raw": ...}' : '[ raw: ... ]'} above):\n  ${problems.join('\n  ')}`,
-              'unprintable',
+            return reportError(
+              new SynplugError(
+                `show ruleset: ${problems.length} part(s) of the ruleset cannot be printed in nft's language (marked ${f.json ? '{"raw": ...}' : '[ raw: ... ]'} above):\n  ${problems.join('\n  ')}`,
+                'unprintable',
+              ),
+              false,
             );
-          return;
+          return EXIT.OK;
         }
         await withConn(NETLINK_ROUTE, async (c) => {
           const dev = f.dev;
@@ -212,6 +217,7 @@ export function showCommands(program: Command): void {
             }
           }
         });
+        return EXIT.OK;
       }),
     );
 

@@ -17,20 +17,33 @@ import type { RequestRecord } from './types.js';
 export const CLIENT_START_MS = 60_000;
 
 /**
- * The file {@link ClientProcess.start} runs with `node`: the entry point
- * src/cli/bin/demo-client-main.ts (tsx), dist/cli/bin/demo-client-main.js
- * (tsc), dist/cjs/cli/bin/demo-client-main.js (the CommonJS library), or,
- * when this code runs inside the CLI bundle (a `.cjs` file in dist/bundle/,
- * scripts/bundle.mjs), the bundled dist/bundle/demo-client-main.cjs next to
- * it. A path, not an import: the demo spawns the CLI layer's entry point, it
- * does not depend on it.
+ * The file of one of the demo's process entry points, which it runs with
+ * `node`: src/cli/bin/NAME.ts (tsx), dist/cli/bin/NAME.js (tsc),
+ * dist/cjs/cli/bin/NAME.js (the CommonJS library), or, when this code runs
+ * inside the CLI bundle (a `.cjs` file in dist/bundle/, scripts/bundle.mjs),
+ * the bundled dist/bundle/NAME.cjs next to it for the clients (a hot path:
+ * one file to load), and dist/cjs/cli/bin/demo-main.js for the demo's own
+ * process (the package's one build of the library; no second bundle). A path, not an import: the
+ * demo spawns the CLI layer's entry points, it does not depend on them.
+ * @param name `demo-client-main` (the clients, {@link ClientProcess}) or `demo-main` (the demo in its own namespace, isolated.ts)
  * @param self this module's own file (the default), or another place it is built to
  * @returns an absolute path; it is not checked for existence
  */
-export function demoClientEntryPath(self: string = fileURLToPath(import.meta.url)): string {
+export function demoEntryPath(name: 'demo-client-main' | 'demo-main', self: string = fileURLToPath(import.meta.url)): string {
   const ext = extname(self);
-  if (ext === '.cjs') return join(dirname(self), `demo-client-main${ext}`);
-  return join(dirname(self), '..', 'cli', 'bin', `demo-client-main${ext}`);
+  if (ext === '.cjs') {
+    // the demo's own process is not bundled a second time: it runs on the library's CommonJS modules (dist/cjs)
+    return name === 'demo-main' ? join(dirname(self), '..', 'cjs', 'cli', 'bin', `${name}.js`) : join(dirname(self), `${name}${ext}`);
+  }
+  return join(dirname(self), '..', 'cli', 'bin', `${name}${ext}`);
+}
+
+/**
+ * The file {@link ClientProcess.start} runs with `node`: {@link demoEntryPath} of `demo-client-main`.
+ * @param self this module's own file (the default), or another place it is built to
+ */
+export function demoClientEntryPath(self: string = fileURLToPath(import.meta.url)): string {
+  return demoEntryPath('demo-client-main', self);
 }
 
 /** The client loops of a phase, running in another process (what {@link ClientProcess.startLoad} returns). */

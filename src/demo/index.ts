@@ -31,3 +31,4 @@ export {
   type DemoResult,
   type DemoOptions,
 } from './types.js';
+export { runDemoIsolated, DemoProcessError, DEMO_PROCESS_START_MS, type DemoWireOptions } from './isolated.js';

@@ -32,6 +32,12 @@
  * the command has exited and sock_diag shows a listening socket whose inode
  * was not there before the plug, or at the max-hold.
  *
+ * Where: by default {@link runDemo} runs all of this in a network namespace
+ * of its own, in a process of its own (isolated.ts), so that the caller's
+ * namespace is never changed; that process runs it with `here: true`. What
+ * follows is what a run with `here: true` does in its namespace (with
+ * `--here`, the caller's).
+ *
  * Set-up: when the local hold is not set up, the demo sets it up (the
  * library's {@link setup}: on `lo`, 169.254.255.254 by default) and removes it
  * again at the end, on every failure, and on SIGINT/SIGTERM (library
@@ -70,7 +76,7 @@ import { SynplugError } from '../netlink/errors.js';
 import { NetlinkConnection } from '../netlink/connection.js';
 import { NETLINK_SOCK_DIAG } from '../netlink/message.js';
 import { listTcpListeners } from '../netlink/sockdiag.js';
-import { check, setup, teardown, protect, holdModeFor, type ProtectResult } from '../guard/index.js';
+import { check, setup, teardown, protect, holdModeFor, removeReportCounters, type ProtectResult } from '../guard/index.js';
 import { demoPreflight } from './preflight.js';
 import { ClientLoad } from './clients.js';
 import { ClientProcess } from './client-process.js';
@@ -78,6 +84,7 @@ import { createInboundTopology, type InboundTopology } from './topology.js';
 import { PongServer } from './server.js';
 import { resolveDemoOptions, restartDueMs, type ResolvedDemoOptions } from './options.js';
 import { phaseResult, verdictOf } from './stats.js';
+import { runDemoIsolated } from './isolated.js';
 import type { DemoOptions, DemoResult, PhaseResult, RequestRecord, RestartResult } from './types.js';
 
 /** The demo was stopped by a signal (or its AbortSignal); what it set up was removed. Category `interrupted`. */
@@ -124,7 +131,7 @@ interface Ctx {
 
 /**
  * Run the demo: set up when needed, phase 1 unprotected, phase 2 protected,
- * clean up.
+ * clean up; without `here`, in a network namespace of its own ({@link runDemoIsolated}).
  * @param options see {@link DemoOptions}; all optional
  * @returns both phases' requests, failures by kind, latency, restarts with held time and SYNs held, and the verdict
  * @throws {UsageError} an option out of bounds (category `usage`); nothing was set up
@@ -135,10 +142,13 @@ interface Ctx {
  * @throws {ForeignQdiscError} `lo` has a root qdisc that is not synplug's (`foreign-state`): it is never replaced
  * @throws {SynplugError} `not-set-up`: the hold is partly set up, or set up on another device than lo (the demo changes no setup it did not make)
  * @throws {DemoInterruptedError} SIGINT/SIGTERM or the AbortSignal (`interrupted`), after cleaning up
+ * @throws {DemoProcessError} without `here`: any of these, as thrown in the demo's own namespace (same message and category);
+ *   no CAP_SYS_ADMIN there is `permission` (see {@link runDemoIsolated})
  * @throws {SynplugError} the server cannot listen, the restart command failed, or the kernel refused a request; what the demo set up is removed first
  */
 export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
   const o = resolveDemoOptions(options ?? {});
+  if (!options.here) return runDemoIsolated(options);
   const progress = options.onProgress ?? (() => {});
   const stateDir = options.stateDir;
 
@@ -161,6 +171,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
   let diag: NetlinkConnection | undefined;
   const onUsr2 = () => {
     if (!usr2.armed || usr2.restart || !server || !usr2.drain) return;
+    progress(`a protected restart: new connections are held while the server restarts (gap ${o.gapMs} ms)`);
     usr2.restart = server.restart(o.gapMs, usr2.drain);
     usr2.restart.catch(() => {
       /* awaited (and thrown) once protect returns */
@@ -169,6 +180,8 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
   process.on('SIGUSR2', onUsr2);
 
   let setUpByDemo = false;
+  /** the report's counters were looked at (once, in the first cleanup) */
+  let reportChecked = false;
   /** the hold the demo uses (preflight picks the one this kernel supports) */
   let via: 'plug' | 'queue' = 'plug';
   /** the id of the hold the demo set up, for its teardown (the local plug hold: `local: true`) */
@@ -244,6 +257,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
     if (stoppedBy || !prot) throw new DemoInterruptedError(stoppedBy ?? 'abort', '');
     const v = verdictOf(unprotected, prot);
     const result: DemoResult = {
+      netns: 'caller',
       mode: topo ? 'inbound' : 'local',
       via,
       dev,
@@ -393,6 +407,15 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
         setupInfo.removed.push(...r.removed);
       } catch (e) {
         failures.push({ what: `the inbound hold the demo set up on ${d}`, error: e });
+      }
+    }
+    // protect's RST counters (one lasting table): gone with the demo's hold when nothing else of synplug's is set up
+    if (setupInfo.by === 'demo' && failures.length === 0 && !reportChecked) {
+      reportChecked = true;
+      try {
+        if ((await check({ ...(stateDir !== undefined && { stateDir }) })).state === 'absent') setupInfo.removed.push(...(await removeReportCounters()));
+      } catch (e) {
+        failures.push({ what: "the reload report's RST counters", error: e });
       }
     }
     if (topo) {

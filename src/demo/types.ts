@@ -110,6 +110,8 @@ export type DemoVerdict = 'protected' | 'failed' | 'insensitive';
 
 /** What {@link runDemo} reports. */
 export interface DemoResult {
+  /** where it ran: `own`, network namespaces of the demo's own (the caller's was not changed); `caller`, the caller's (`here`) */
+  netns: 'own' | 'caller';
   /** `local`: clients on this machine, the local hold on `lo`; `inbound`: clients in the demo's own namespace, the inbound hold on the veth pair's end here */
   mode: 'local' | 'inbound';
   /** the hold used: the plug hold, or (a kernel without sch_plug...) the queue hold */
@@ -167,7 +169,7 @@ export interface DemoOptions {
   clients?: number;
   /** a request that has not completed after this long fails as `timeout`, ms (at least 100; default: a protected restart's max-hold plus 10 s) */
   requestTimeoutMs?: number;
-  /** the state directory of the guard (default: the guard's, /run/synplug) */
+  /** the state directory of the guard (default: the guard's, /run/synplug); without `here`, where the demo makes a directory of its own for its records (default the system's temporary directory), removed at the end */
   stateDir?: string;
   /** called with a line for each step (setting up, each phase...); the engine prints nothing itself */
   onProgress?: (line: string) => void;
@@ -181,6 +183,12 @@ export interface DemoOptions {
    * hold on its end of the pair for the server's port, and removes all of that at the end
    */
   inbound?: boolean;
+  /**
+   * run in the caller's network namespace (default false): the demo then sets up its hold on the caller's `lo` (or, with
+   * `inbound`, a veth pair's end there) for its length. By default it runs in a network namespace of its own, which needs
+   * CAP_SYS_ADMIN as well, and changes nothing of the caller's
+   */
+  here?: boolean;
   /** which hold (default `auto`: the plug hold where the kernel has what it needs, else the queue hold) */
   via?: 'auto' | 'plug' | 'queue';
 }

@@ -20,7 +20,7 @@ export interface GuardConfig {
   mark: number;
   /** plug qdisc limit in bytes (u32, at least 1024); default 1048576 (1 MiB, about 14,000 SYNs) */
   limit: number;
-  /** nftables table owned by synplug; default `synplug` */
+  /** nftables table owned by synplug: `synplug` (the default; the CLI has no other) or `synplug_NAME` */
   table: string;
   /** directory of the state files; default `/run/synplug` */
   stateDir: string;
@@ -59,6 +59,9 @@ export const NFT_NAMES = {
   set: 'synplug_active',
 } as const;
 
+/** The names of synplug's nftables tables: `synplug` (the CLI's, always), or `synplug_NAME` through the library. */
+export const SYNPLUG_TABLE = /^synplug(_[A-Za-z0-9_]{1,56})?$/;
+
 /** Default configuration. */
 export const DEFAULTS: GuardConfig = {
   dev: 'lo',
@@ -72,7 +75,8 @@ export const DEFAULTS: GuardConfig = {
 /**
  * Fill defaults and validate.
  * @throws {UsageError} an empty or over-long device name (IFNAMSIZ 16 incl. NUL), a bad or non-unicast
- *   address, a mark that is not a u32 or is 0, a limit under 1024 bytes or over a u32
+ *   address, a mark that is not a u32 or is 0, a limit under 1024 bytes or over a u32, a table not
+ *   named `synplug` or `synplug_NAME`
  */
 export function resolveConfig(partial: Partial<GuardConfig> | null = {}): GuardConfig {
   const c: GuardConfig = { ...DEFAULTS };
@@ -87,7 +91,11 @@ export function resolveConfig(partial: Partial<GuardConfig> | null = {}): GuardC
   if (!Number.isInteger(c.limit) || c.limit < MIN_LIMIT || c.limit > 0xffffffff) {
     throw new UsageError(`bad limit '${c.limit}': bytes, from ${MIN_LIMIT} to 4294967295 (a SYN takes 60-80 bytes; a smaller limit would drop them)`);
   }
-  if (typeof c.table !== 'string' || !c.table) throw new UsageError(`bad table name '${String(c.table)}'`);
+  if (typeof c.table !== 'string' || !SYNPLUG_TABLE.test(c.table)) {
+    throw new UsageError(
+      `bad table name '${String(c.table)}': synplug's nftables tables are named synplug or synplug_NAME (letters, digits, _; at most 64 characters), never another software's table`,
+    );
+  }
   if (typeof c.stateDir !== 'string' || !c.stateDir) throw new UsageError(`bad state directory '${String(c.stateDir)}'`);
   return c;
 }
@@ -96,8 +104,8 @@ export function resolveConfig(partial: Partial<GuardConfig> | null = {}): GuardC
  * Refuse a loopback address for a new setup: 127.0.0.1 and ::1 are the source
  * of every local connection, so all of them would be held during a reload;
  * any other 127/8 address is never a source on lo (the kernel picks
- * 127.0.0.1), so nothing would be. Only `setup` checks this (a record made
- * before this check can still be inspected and torn down).
+ * 127.0.0.1), so nothing would be. `setup` refuses it, and so does every
+ * command reading a record that names it (synplug never wrote that record).
  * @param addr canonical address text (from {@link resolveConfig})
  * @throws {UsageError} a loopback address
  */
@@ -149,12 +157,15 @@ export function canonicalAddress(text: unknown): string {
 
 /**
  * Parse an unsigned integer option (decimal or 0x hex).
- * @throws {UsageError} naming the option when the text is not a whole number in range
+ * @throws {UsageError} naming the option and the problem: not a whole number, negative, or too large (with the largest)
  */
 export function parseUint(text: string, option: string, max = 0xffffffff): number {
   const t = text.trim();
+  const range = `from 0 to ${max} (0x${max.toString(16)})`;
+  if (/^-(0x[0-9a-f]+|[0-9]+)$/i.test(t)) throw new UsageError(`${option}: '${text}' is negative: give a whole number ${range}`);
   const n = /^0x[0-9a-f]+$/i.test(t) ? parseInt(t, 16) : /^[0-9]+$/.test(t) ? Number(t) : NaN;
-  if (!Number.isSafeInteger(n) || n > max) throw new UsageError(`${option}: '${text}' is not a whole number (decimal or 0x hex) up to ${max}`);
+  if (Number.isNaN(n)) throw new UsageError(`${option}: '${text}' is not a whole number (decimal or 0x hex) ${range}`);
+  if (n > max) throw new UsageError(`${option}: '${text}' is too large: at most ${max} (0x${max.toString(16)})`);
   return n;
 }
 
@@ -165,9 +176,16 @@ export function parseUint(text: string, option: string, max = 0xffffffff): numbe
  * @returns milliseconds, > 0, at most 24 h
  * @param minMs the smallest accepted value (default 10 ms: nftables' smallest element timeout)
  * @param minWhy why `minMs` is the smallest (said when a value is under it)
- * @throws {UsageError} unparsable, zero or negative, under `minMs`, or over 24 h
+ * @param max the largest accepted value, in ms and as a message says it (default 24 h)
+ * @throws {UsageError} unparsable, zero or negative, under `minMs`, or over `max`
  */
-export function parseDuration(text: string, option: string, minMs = 10, minWhy = 'the kernel cannot time out a set element sooner'): number {
+export function parseDuration(
+  text: string,
+  option: string,
+  minMs = 10,
+  minWhy = 'the kernel cannot time out a set element sooner',
+  max: { ms: number; text: string } = { ms: MAX_DURATION_MS, text: '24h' },
+): number {
   const t = String(text ?? '').trim();
   let v: number | undefined;
   if (/^[0-9]*\.?[0-9]+$/.test(t)) v = Number(t) * 1000;
@@ -182,7 +200,7 @@ export function parseDuration(text: string, option: string, minMs = 10, minWhy =
     throw new UsageError(`${option}: '${text}' is not a duration (e.g. 500ms, 10s, 1.5s, 2m, 1h; a bare number is seconds; at most 24h)`);
   if (v <= 0) throw new UsageError(`${option}: must be more than 0 (got '${text}')`);
   if (v < minMs) throw new UsageError(`${option}: at least ${minMs} ms (got '${text}'): ${minWhy}`);
-  if (v > 86_400_000) throw new UsageError(`${option}: at most 24h (got '${text}')`);
+  if (v > max.ms) throw new UsageError(`${option}: at most ${max.text} (got '${text}')`);
   return Math.round(v);
 }
 
@@ -224,6 +242,7 @@ export const ENTRY_OPTIONS: Record<string, Record<string, OptionKind>> = {
     checkTimeoutMs: { duration: 100 },
     onNotice: 'function',
     setup: 'boolean',
+    metricsFile: 'string',
   },
 };
 
@@ -258,8 +277,28 @@ export function checkEntryOptions(entry: EntryPoint, opts: unknown): void {
   for (const [name, value] of Object.entries(opts)) {
     const k = kinds[name];
     if (k === undefined) throw new UsageError(`${entry}: unknown option '${name}' (its options: ${Object.keys(kinds).join(', ')})`);
-    if (value !== undefined && !fits(k, value)) throw new UsageError(`${entry}: option '${name}' must be ${kindText(k)} (got ${describe(value)})`);
+    if (value !== undefined && !fits(k, value))
+      throw new UsageError(`${entry}: option '${name}' must be ${kindText(k)} (got ${describe(value)})${hint(k, value)}`);
   }
+}
+
+/** What to do about a value of the wrong kind, when there is more to say than its kind. */
+function hint(k: OptionKind, v: unknown): string {
+  if (typeof k === 'object' && typeof v === 'string') {
+    let meant: number | undefined;
+    try {
+      meant = v.length <= 100 ? ms(v as ms.StringValue) : undefined;
+    } catch {
+      meant = undefined;
+    }
+    const give = typeof meant === 'number' && Number.isFinite(meant) ? `: give ${Math.round(meant)} for '${v}'` : '';
+    return `: the library takes milliseconds as a number (a text such as '10s' is the CLI's way)${give}`;
+  }
+  if (k === 'strings' && Array.isArray(v)) {
+    const i = v.findIndex((x) => typeof x !== 'string');
+    return `: element ${i} is ${v[i] === undefined ? 'undefined (a variable that was never set?)' : describe(v[i])}`;
+  }
+  return '';
 }
 
 function describe(v: unknown): string {

@@ -14,6 +14,7 @@ import { contextFor, definedOnly, recoverStale, withSession } from './context.js
 import { checkSelector, combineStates, findUnrecordedIfbs, piecesOf, requireSetUp, selectedHolds, stateOf, viaOf } from './setup.js';
 import { holdModeFor, holdModes, selectInbound, type UnrecordedPiece } from './modes/index.js';
 import { GuardSession } from './session.js';
+import { startWatchdog, WATCHDOG_GRACE_MS, type WatchdogArm } from './watchdog.js';
 import type { GuardConfig } from './config.js';
 import type { SetupRecord } from './state.js';
 import type {
@@ -37,12 +38,17 @@ function pidStartOf(pid: number): { pidStart?: number } {
 /**
  * Buffer every plug (and arm marking for `maxHoldMs`) until {@link release}:
  * a manual lease, alive until its deadline or a manual release (other holders
- * do not release the plug while it lives).
+ * do not release the plug while it lives). A watchdog (a process of its own,
+ * as protect's) is started first and left armed when this returns: at the
+ * deadline it drops the lease and releases, when no other live lease holds
+ * the plug. So `maxHoldMs` holds for every hold, also those without a
+ * kernel-side deadline (the inbound hold).
  * @param opts the configuration, and `maxHoldMs` (default 10000, at least 10)
  * @throws {UsageError} bad options (`usage`)
  * @throws {NotPermittedError} (`permission`) {@link NotSetUpError} (`not-set-up`) {@link NoDeviceError} (`usage`)
  * @throws {StateFileError} the state directory is unsafe, or a state file is damaged or cannot be written
  * @throws {NetlinkError} the kernel refused (`kernel`)
+ * @throws {SynplugError} the watchdog did not start (`failure`): nothing was plugged
  */
 export async function plug(opts: GuardOptions & { maxHoldMs?: number } = {}): Promise<PlugResult> {
   checkEntryOptions('plug', opts);
@@ -57,29 +63,47 @@ export async function plug(opts: GuardOptions & { maxHoldMs?: number } = {}): Pr
       throw new UsageError(
         `synplug plug cannot hold ${live.map((h) => `the ${h.via} hold ${h.id}`).join(', ')}: only a live process holds a netfilter queue, and plug exits at once; use 'synplug protect'`,
       );
+    const watchdog = await startWatchdog(undefined, s.watchdogFds(), 'ignore');
     const since = Date.now();
     const lease: Lease = {
       id: newLeaseId(),
       owner: 'manual',
       pid: process.pid,
       ...pidStartOf(process.pid),
+      watchdogPid: watchdog.pid,
       holds: s.holdIds,
       since,
       deadline: since + maxHoldMs,
     };
     let take: { latestDeadline: number } | undefined;
     try {
+      watchdog.arm(manualArm(s, config, lease));
       take = await takeLease(store, s, lease, config.dev);
       await s.buffer();
     } catch (e) {
+      watchdog.done();
       await dropLease(store, s, lease.id, config.dev, async () => {
         await s.release().catch(() => {});
         return 1;
       }).catch(() => {});
       throw e;
     }
+    watchdog.handOver();
     return { dev: config.dev, addr: config.addr, deadline: take.latestDeadline, maxHoldMs, holds: s.holdIds };
   });
+}
+
+/** A manual plug's watchdog arm: at the lease's deadline (and only then), drop it and release. */
+function manualArm(s: GuardSession, config: GuardConfig, lease: Lease): Omit<WatchdogArm, 'op'> {
+  return {
+    ownerPid: lease.pid,
+    stateDir: config.stateDir,
+    deadline: lease.deadline + WATCHDOG_GRACE_MS,
+    release: s.releaseSteps(),
+    leaseId: lease.id,
+    dev: config.dev,
+    untilDeadline: true,
+  };
 }
 
 /**

@@ -7,9 +7,13 @@
  *
  * @module
  */
-export { setup, check } from './setup.js';
-export { plug, release, status, teardown } from './holds.js';
+export { setup } from './setup.js';
+export { check, status, holdsMigrateReq } from './reports.js';
+export { planSetup, planAction, planEffects, type SetupPlan, type PlanChange, type PlanAction } from './setup-plan.js';
+export { plug, release, teardown } from './holds.js';
 export { protect, runProtected } from './protect.js';
+export { removeReportCounters, lossCauses, type ReloadReport, type HeldTraffic } from './report.js';
+export { readHistory, lastReload, type HistoryEntry } from './history.js';
 export { PrecheckFailedError, PRECHECK_TIMEOUT_MS, type PrecheckResult } from './precheck.js';
 export { recoverStale } from './context.js';
 export type {
@@ -49,6 +53,7 @@ export {
   StateFileError,
 } from './errors.js';
 export { GuardSession } from './session.js';
+export type { MigrateReqReport } from './sysctl.js';
 export { DEFAULTS, TREE, NFT_NAMES, resolveConfig, parseDuration, parseUint, type GuardConfig } from './config.js';
 export { StateStore, isStale, type PlugRecord, type SetupRecord, type HoldRecord, type LocalHoldRecord } from './state.js';
 export { MissingSupportError, SockDiagUnavailableError, hasNetAdmin } from './support.js';

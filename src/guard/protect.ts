@@ -5,11 +5,13 @@
  * @module
  */
 import { UsageError } from '../netlink/errors.js';
-import { checkEntryOptions } from './config.js';
+import { checkEntryOptions, resolveConfig } from './config.js';
+import { checkMetricsFile, recordMetrics } from './metrics.js';
 import { startWatchdog } from './watchdog.js';
 import { contextFor, openSession, recoverStale } from './context.js';
 import { isSetUp, requireSetUp, setup } from './setup.js';
 import { runProtected } from './window.js';
+import { recordReload } from './history.js';
 import type { GuardProtectOptions, ListenTarget, ProtectOptions, ProtectResult, ProtectSession } from './types.js';
 
 export { runProtected };
@@ -25,11 +27,30 @@ export type { ListenTarget, ProtectOptions, ProtectResult, ProtectSession };
  */
 export async function protect(opts: GuardProtectOptions): Promise<ProtectResult> {
   checkEntryOptions('protect', opts);
+  // --metrics-file: its directory checked before anything is held; the reload counted whatever its outcome.
+  if (opts?.metricsFile === undefined) return protectOnce(opts);
+  const target = checkMetricsFile(opts.metricsFile);
+  let r: ProtectResult | undefined;
+  try {
+    r = await protectOnce(opts);
+    return r;
+  } finally {
+    const stateDir = resolveConfig({ stateDir: opts.stateDir }).stateDir;
+    const failed = await recordMetrics(stateDir, target, r).then(
+      () => undefined,
+      (e: unknown) => `the metrics were not written: ${e instanceof Error ? e.message : String(e)}`,
+    );
+    if (failed && r) r.warnings = [...(r.warnings ?? []), failed];
+  }
+}
+
+async function protectOnce(opts: GuardProtectOptions): Promise<ProtectResult> {
   if (!opts || !Array.isArray(opts.command) || opts.command.length === 0 || opts.command[0] === '' || !opts.command.every((a) => typeof a === 'string')) {
     throw new UsageError('no command given: protect needs `command`, an array of strings (CLI: synplug protect [options] -- COMMAND [ARGS...])');
   }
   if (opts.maxHoldMs !== undefined && !(opts.maxHoldMs >= 10)) throw new UsageError('max-hold (--max-hold) must be at least 10 ms');
   const { config, store, record } = contextFor(opts, 'synplug protect');
+  const started = new Date();
   // The watchdog (a process of its own) starts while phase one checks.
   const watchdog = startWatchdog();
   watchdog.catch(() => {}); // its failure is reported where it is awaited
@@ -63,9 +84,9 @@ export async function protect(opts: GuardProtectOptions): Promise<ProtectResult>
         (w) => w.done(),
         () => {},
       );
-      return await runProtected(s, opts);
+      return await recordReload(config.stateDir, started, await runProtected(s, opts));
     }
-    return await runProtected(s, opts, watchdog);
+    return await recordReload(config.stateDir, started, await runProtected(s, opts, watchdog));
   } finally {
     if (!handedOver)
       void watchdog.then(

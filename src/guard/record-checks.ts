@@ -4,18 +4,31 @@
  * mode. Kept apart from the registry so that the state module imports no
  * mode (and no mode's kernel code).
  *
+ * Two checks per mode: whether an entry has every field of the right type
+ * (else it is not a record synplug wrote), and what in it `setup` would
+ * refuse (a loopback address, a table that is not synplug's...): synplug
+ * never writes that either, and a record is never trusted to name it.
+ *
  * @module
  */
 
 const CHECKS = new Map<string, (r: Record<string, unknown>) => boolean>();
+const REFUSALS = new Map<string, (r: Record<string, unknown>) => string | undefined>();
 
 /**
- * Register the record check of a mode (replaces one of the same name).
+ * Register the record checks of a mode (replaces those of the same name).
  * @param mode the mode's registry name
  * @param check whether an entry of that mode has every field of the right type
+ * @param refusal what in a well-formed entry setup would refuse, as a sentence; undefined when nothing
  */
-export function registerRecordCheck(mode: string, check: (r: Record<string, unknown>) => boolean): void {
+export function registerRecordCheck(
+  mode: string,
+  check: (r: Record<string, unknown>) => boolean,
+  refusal?: (r: Record<string, unknown>) => string | undefined,
+): void {
   CHECKS.set(mode, check);
+  if (refusal) REFUSALS.set(mode, refusal);
+  else REFUSALS.delete(mode);
 }
 
 /**
@@ -26,4 +39,17 @@ export function registerRecordCheck(mode: string, check: (r: Record<string, unkn
 export function isRecordOfItsMode(r: Record<string, unknown>): boolean {
   const check = typeof r.mode === 'string' ? CHECKS.get(r.mode) : undefined;
   return check === undefined || check(r);
+}
+
+/**
+ * What setup would refuse in a whole record entry of its mode (never throws).
+ * @returns the mode's sentence, or undefined when nothing is refused
+ */
+export function recordRefusal(r: Record<string, unknown>): string | undefined {
+  const refusal = typeof r.mode === 'string' ? REFUSALS.get(r.mode) : undefined;
+  try {
+    return refusal?.(r);
+  } catch (e) {
+    return `its fields cannot be judged (${(e as Error).message})`;
+  }
 }

@@ -16,7 +16,7 @@ import { NoDeviceError } from './errors.js';
 import type { SetupRecord } from './state.js';
 import type { Listener, ListenTarget, PlugStats, ProtectSession } from './types.js';
 import { isReleaseStep, type WatchdogNetlinkStep, type WatchdogStep } from './watchdog.js';
-import { holdMode, holdModeFor, type Hold, type HoldAction, type HoldSockets } from './modes/index.js';
+import { holdMode, holdModeFor, type HeldTraffic, type Hold, type HoldAction, type HoldSockets } from './modes/index.js';
 import { explainSockDiag } from './support.js';
 import { listAddresses } from '../netlink/route/addr.js';
 import { formatIp, parseIp } from '../netlink/ipaddr.js';
@@ -101,6 +101,11 @@ export class GuardSession implements ProtectSession, HoldSockets {
   /** Each hold's id and kind. */
   get holdKinds(): Array<{ id: string; via: 'plug' | 'queue' }> {
     return this.holds.map((h) => ({ id: h.id, via: h.via }));
+  }
+
+  /** What each hold holds (those that say), for the reload's report. */
+  heldTraffic(): HeldTraffic[] {
+    return this.holds.flatMap((h) => (h.heldTraffic ? [h.heldTraffic()] : []));
   }
 
   /** The ids of the session's holds (`local`, `inbound:DEV`...). */

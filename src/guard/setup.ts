@@ -21,6 +21,7 @@ import { contextFor, definedOnly, recoverStale, withSession } from './context.js
 import { holdModeFor, holdModes, selectInbound, type Hold, type HoldInspection, type HoldMode, type HoldSetupPlan, type SetupStep } from './modes/index.js';
 import { SynplugError, UsageError } from '../netlink/errors.js';
 import type { SetupRecord } from './state.js';
+import type { SetupWould } from './setup-would.js';
 import {
   HOLD_VIAS,
   type CheckOptions,
@@ -68,6 +69,16 @@ export function piecesOf(inspected: ReadonlyArray<{ inspection: HoldInspection }
  * @throws {SetupError} a step failed; says which, why, and what was rolled back (the cause's category)
  */
 export async function setup(opts: SetupOptions = {}): Promise<SetupResult> {
+  return (await setupOrPlan(opts, undefined)) as SetupResult;
+}
+
+/**
+ * {@link setup}'s body. With `dryRun` (setup-plan.ts's {@link planSetup}) it
+ * changes nothing: no stale plug is released, no step runs, no record is
+ * written; it hands what setup would do to `dryRun` and returns its answer.
+ * @throws as {@link setup}, but never {@link SetupError}
+ */
+export async function setupOrPlan<T>(opts: SetupOptions, dryRun: ((would: SetupWould) => T) | undefined): Promise<SetupResult | T> {
   checkEntryOptions('setup', opts);
   opts = opts ?? {};
   const { inbound, force, via: viaOpt, queue: _queue, ...rest } = opts;
@@ -83,7 +94,7 @@ export async function setup(opts: SetupOptions = {}): Promise<SetupResult> {
   const oldRecord = store.readSetup(inbound ? { inbound: inbound.dev } : undefined);
   // The session opens every recorded hold: a plug of any of them left buffering is released first.
   return withSession(config, oldRecord, async (s) => {
-    const recovery = await recoverStale(s, store);
+    const recovery = dryRun ? { released: false } : await recoverStale(s, store);
     // --via auto: the plug hold where the kernel has what it needs, else the queue hold; said, with why.
     const { mode, chose } = await chooseMode(s, config, candidates, viaOpt === undefined || viaOpt === 'auto');
     if (mode !== candidates[0]) mode.validate(opts, config);
@@ -106,6 +117,17 @@ export async function setup(opts: SetupOptions = {}): Promise<SetupResult> {
     }
     const steps: SetupStep[] = plan.order.map((name) => plan.steps[name]).filter((x): x is SetupStep => x !== undefined);
 
+    if (dryRun)
+      return dryRun({
+        config,
+        hold: target,
+        steps,
+        ...(chose !== undefined && { chose }),
+        ...(replaces !== undefined && { replaces }),
+        unverified: sup.unverified,
+        store,
+        dirExisted,
+      });
     // Phase two: run the steps; on failure, undo in reverse.
     await runSetupSteps(steps);
     const holds: Record<string, HoldRecord> = { ...oldRecord?.holds };
@@ -296,7 +318,7 @@ export async function check(opts: CheckOptions = {}): Promise<CheckResult> {
     const hasLocal = inspected.some((i) => i.hold.mode === holdModeFor('plug', 'local')?.name);
     const unrecorded = await findUnrecordedIfbs(s, record, { inbound, local });
     return {
-      // an IFB of synplug's that no record lists is a leftover: partly set up (exit 2), until teardown removes it
+      // an IFB of synplug's that no record lists is a leftover: partly set up (check: exit 12), until teardown removes it
       state: combineStates([...selected.map(stateOf), ...(unrecorded.length ? (['partial'] as const) : [])]),
       ...(unrecorded.length && { unrecorded }),
       ...(hasLocal && { dev: config.dev, addr: config.addr }),

@@ -44,7 +44,8 @@ import { closeSync, constants as fsConstants, fstatSync, readFileSync, type BigI
 import { join } from 'node:path';
 import { StateFileError } from './errors.js';
 import { type CheckedDir, errorCode, openCheckedDir, writeErrorCategory } from './state-fs.js';
-import { isRecordOfItsMode } from './record-checks.js';
+import { isRecordOfItsMode, recordRefusal } from './record-checks.js';
+import { MAX_DURATION_MS } from './config.js';
 
 export { StateFileError };
 
@@ -110,6 +111,8 @@ export interface PlugRecord {
   deadline: number;
   /** when it was released, ms since the epoch */
   releasedAt?: number;
+  /** when the watchdog's release failed, ms since the epoch (the record then still says buffering, for the next command to recover) */
+  releaseFailedAt?: number;
 }
 
 /**
@@ -241,9 +244,13 @@ export class StateStore {
         this.path(SETUP),
         `${this.path(SETUP)} is a setup record of an older synplug (version 1), which this version does not read: remove what it set up with that version ('synplug teardown'), or remove the file (${what})`,
       );
-    const r = parseSetupRecord(raw);
-    if (!r) throw new StateFileError(this.path(SETUP), `${this.path(SETUP)} is not a setup record synplug wrote: remove it (${what})`);
-    return r;
+    const problem = setupRecordProblem(raw);
+    if (problem)
+      throw new StateFileError(
+        this.path(SETUP),
+        `${this.path(SETUP)} is not a setup record synplug wrote: remove it (${what}). What is wrong: ${problem}; nothing was changed`,
+      );
+    return parseSetupRecord(raw)!;
   }
 
   /** @throws {StateFileError} the directory is unsafe or cannot be created, or the file cannot be written */
@@ -257,20 +264,12 @@ export class StateStore {
    */
   readPlug(): PlugRecord | undefined {
     const what = "the plug may still be buffering: 'synplug release' releases it whatever the file says";
-    const r = this.read(PLUG, what) as PlugRecord | undefined;
+    const r = this.read(PLUG, what);
     if (r === undefined) return undefined;
-    if (
-      typeof r !== 'object' ||
-      r === null ||
-      (r.state !== 'buffering' && r.state !== 'released') ||
-      !Number.isInteger(r.pid) ||
-      !Number.isFinite(r.since) ||
-      !Number.isFinite(r.deadline) ||
-      Math.abs(r.deadline) > 8.64e15
-    ) {
-      throw new StateFileError(this.path(PLUG), `${this.path(PLUG)} is not a plug record synplug wrote: remove it (${what})`);
-    }
-    return r;
+    const problem = plugRecordProblem(r);
+    if (problem)
+      throw new StateFileError(this.path(PLUG), `${this.path(PLUG)} is not a plug record synplug wrote: remove it (${what}). What is wrong: ${problem}`);
+    return r as PlugRecord;
   }
 
   /** @throws {StateFileError} the directory is unsafe or cannot be created, or the file cannot be written */
@@ -284,26 +283,12 @@ export class StateStore {
    */
   readLeases(): LeasesRecord | undefined {
     const what = 'synplug reads a missing leases.json as no live lease; a protect still running then releases when it ends';
-    const r = this.read(LEASES, what) as LeasesRecord | undefined;
+    const r = this.read(LEASES, what);
     if (r === undefined) return undefined;
-    const ok =
-      typeof r === 'object' &&
-      r !== null &&
-      r.version === 1 &&
-      Array.isArray(r.leases) &&
-      r.leases.every(
-        (l) =>
-          typeof l === 'object' &&
-          l !== null &&
-          typeof l.id === 'string' &&
-          (l.owner === 'protect' || l.owner === 'manual') &&
-          Number.isInteger(l.pid) &&
-          Number.isFinite(l.since) &&
-          Number.isFinite(l.deadline) &&
-          Array.isArray(l.holds),
-      );
-    if (!ok) throw new StateFileError(this.path(LEASES), `${this.path(LEASES)} is not a lease record synplug wrote: remove it (${what})`);
-    return r;
+    const problem = leasesRecordProblem(r);
+    if (problem)
+      throw new StateFileError(this.path(LEASES), `${this.path(LEASES)} is not a lease record synplug wrote: remove it (${what}). What is wrong: ${problem}`);
+    return r as LeasesRecord;
   }
 
   /** @throws {StateFileError} the directory is unsafe or cannot be created, or the file cannot be written */
@@ -412,19 +397,106 @@ export class StateStore {
 
 /**
  * A setup record from parsed JSON (version 2).
- * @returns undefined when it is not a setup record
+ * @returns undefined when it is not a setup record ({@link setupRecordProblem} says why)
  */
 export function parseSetupRecord(raw: unknown): SetupRecord | undefined {
-  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return undefined;
+  if (setupRecordProblem(raw) !== undefined) return undefined;
   const o = raw as Record<string, unknown>;
-  if (o.version !== 2) return undefined;
-  if (typeof o.holds !== 'object' || o.holds === null || Array.isArray(o.holds)) return undefined;
-  const holds: Record<string, HoldRecord> = {};
-  for (const [id, h] of Object.entries(o.holds as Record<string, unknown>)) {
-    if (!isHoldRecord(h)) return undefined;
-    holds[id] = h;
+  return { version: 2, holds: { ...(o.holds as Record<string, HoldRecord>) }, ...(o.createdStateDir === true && { createdStateDir: true }) };
+}
+
+/** The most holds a setup record lists (one local, one queue, and an inbound hold per device: far fewer in practice). */
+export const MAX_HOLDS = 64;
+/** The most leases a lease record lists. */
+export const MAX_LEASES = 1024;
+/** The largest process id Linux gives (PID_MAX_LIMIT, 2^22). */
+const PID_MAX = 4_194_304;
+/** Slack on "within 24 h of now", ms: a clock stepped back by NTP. */
+const CLOCK_SLACK_MS = 60_000;
+
+/**
+ * The schema of the records, with ranges (issue #19, deliverable 4): what
+ * is wrong in a parsed JSON value that synplug could not have written.
+ * Never throws, whatever the value.
+ */
+type Problem = string | undefined;
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const isPid = (v: unknown): boolean => Number.isInteger(v) && (v as number) >= 1 && (v as number) <= PID_MAX;
+const isTicks = (v: unknown): boolean => Number.isSafeInteger(v) && (v as number) >= 0;
+const isTime = (v: unknown): boolean => Number.isSafeInteger(v) && (v as number) >= 0;
+
+/** since and deadline: times, since <= deadline, the deadline at most 24 h ahead (synplug holds for 24 h at most). */
+function timesProblem(o: Record<string, unknown>, now: number): Problem {
+  if (!isTime(o.since)) return `'since' is ${JSON.stringify(o.since)}, not a time in ms since the epoch`;
+  if (!isTime(o.deadline)) return `'deadline' is ${JSON.stringify(o.deadline)}, not a time in ms since the epoch`;
+  if ((o.deadline as number) < (o.since as number)) return "'deadline' is before 'since'";
+  if ((o.deadline as number) > now + MAX_DURATION_MS + CLOCK_SLACK_MS) return "'deadline' is more than 24 h ahead (synplug holds for 24 h at most)";
+  return undefined;
+}
+
+/** pid, pidStart, watchdogPid: process ids and a start time. */
+function processProblem(o: Record<string, unknown>): Problem {
+  if (!isPid(o.pid)) return `'pid' is ${JSON.stringify(o.pid)}, not a process id`;
+  if (o.pidStart !== undefined && !isTicks(o.pidStart)) return "'pidStart' is not a start time in clock ticks";
+  if (o.watchdogPid !== undefined && !isPid(o.watchdogPid)) return "'watchdogPid' is not a process id";
+  return undefined;
+}
+
+/**
+ * What is wrong with a parsed setup.json, or undefined when synplug could
+ * have written it: version 2, at least one hold and at most {@link MAX_HOLDS},
+ * each whole for its mode and naming nothing setup would refuse.
+ */
+export function setupRecordProblem(raw: unknown): Problem {
+  if (!isObject(raw)) return 'not a JSON object';
+  if (raw.version !== 2) return `version ${JSON.stringify(raw.version)}, not 2`;
+  if (!isObject(raw.holds)) return "'holds' is not an object";
+  if (raw.createdStateDir !== undefined && typeof raw.createdStateDir !== 'boolean') return "'createdStateDir' is not true or false";
+  const entries = Object.entries(raw.holds);
+  if (entries.length === 0) return "'holds' is empty: synplug removes the file with its last hold, so a record of no hold is not synplug's";
+  if (entries.length > MAX_HOLDS) return `${entries.length} holds, more than synplug makes (${MAX_HOLDS})`;
+  for (const [id, h] of entries) {
+    if (!isHoldRecord(h)) return `hold '${id}' lacks a field of its mode, or has one of the wrong type`;
+    if (!isTime(h.createdAt)) return `hold '${id}': 'createdAt' is not a time in ms since the epoch`;
+    const refused = recordRefusal(h);
+    if (refused) return `hold '${id}' names what setup refuses: ${refused}`;
   }
-  return { version: 2, holds, ...(o.createdStateDir === true && { createdStateDir: true }) };
+  return undefined;
+}
+
+/** What is wrong with a parsed plug.json, or undefined. */
+export function plugRecordProblem(r: unknown, now = Date.now()): Problem {
+  if (!isObject(r)) return 'not a JSON object';
+  if (r.version !== 1) return `version ${JSON.stringify(r.version)}, not 1`;
+  if (r.state !== 'buffering' && r.state !== 'released') return `'state' is ${JSON.stringify(r.state)}, not buffering or released`;
+  if (r.owner !== 'protect' && r.owner !== 'manual') return `'owner' is ${JSON.stringify(r.owner)}, not protect or manual`;
+  if (typeof r.dev !== 'string') return "'dev' is not a device name";
+  if (r.releasedAt !== undefined && !isTime(r.releasedAt)) return "'releasedAt' is not a time in ms since the epoch";
+  if (r.releaseFailedAt !== undefined && !isTime(r.releaseFailedAt)) return "'releaseFailedAt' is not a time in ms since the epoch";
+  return processProblem(r) ?? timesProblem(r, now);
+}
+
+/** What is wrong with a parsed leases.json, or undefined. */
+export function leasesRecordProblem(r: unknown, now = Date.now()): Problem {
+  if (!isObject(r)) return 'not a JSON object';
+  if (r.version !== 1) return `version ${JSON.stringify(r.version)}, not 1`;
+  if (!Array.isArray(r.leases)) return "'leases' is not a list";
+  if (r.leases.length > MAX_LEASES) return `${r.leases.length} leases, more than synplug keeps (${MAX_LEASES})`;
+  for (const [i, l] of r.leases.entries()) {
+    const p = leaseProblem(l, now);
+    if (p) return `lease ${i + 1}: ${p}`;
+  }
+  return undefined;
+}
+
+function leaseProblem(l: unknown, now: number): Problem {
+  if (!isObject(l)) return 'not a JSON object';
+  if (typeof l.id !== 'string' || !/^[0-9a-f]{1,64}$/.test(l.id)) return "'id' is not a hex id";
+  if (l.owner !== 'protect' && l.owner !== 'manual') return `'owner' is ${JSON.stringify(l.owner)}, not protect or manual`;
+  if (l.command !== undefined && !(Array.isArray(l.command) && l.command.every((w) => typeof w === 'string'))) return "'command' is not a list of words";
+  if (!Array.isArray(l.holds) || l.holds.length === 0 || !l.holds.every((h) => typeof h === 'string' && h !== '')) return "'holds' is not a list of hold ids";
+  return processProblem(l) ?? timesProblem(l, now);
 }
 
 /** A setup.json of version 1 (or none: the local hold's fields at the top level), which older synplugs wrote. */

@@ -10,6 +10,8 @@ import type { PlugRecord } from './state.js';
 import type { WatchdogStep } from './watchdog.js';
 import type { FilterEntry, QdiscEntry } from '../tc/types.js';
 import type { PrecheckResult } from './precheck.js';
+import type { MigrateReqReport } from './sysctl.js';
+import type { HeldTraffic, ReloadReport } from './report.js';
 
 /** Options every guard operation takes: the configuration (defaults from setup's record, then built-in). */
 export type GuardOptions = Partial<GuardConfig>;
@@ -68,6 +70,11 @@ export interface CheckResult {
   }>;
   /** IFBs of synplug's that no record lists (present when there is one; `state` is then at best `partial`) */
   unrecorded?: UnrecordedIfb[];
+  /**
+   * `net.ipv4.tcp_migrate_req` of the namespace and what it means for the listeners of the holds reported
+   * (always there in what the library's `check()` returns; reports.ts)
+   */
+  sysctl?: MigrateReqReport;
 }
 
 /**
@@ -239,6 +246,11 @@ export interface LeaseInfo {
  * (the lists are empty then); every hold, the local one included, is in `holds`.
  */
 export interface StatusResult {
+  /**
+   * `net.ipv4.tcp_migrate_req` of the namespace and what it means for the listeners of the holds reported
+   * (always there in what the library's `status()` returns; reports.ts)
+   */
+  sysctl?: MigrateReqReport;
   /** the local hold's device (only when the local hold is reported) */
   dev?: string;
   /** the local hold's proxy address (only when the local hold is reported) */
@@ -397,6 +409,8 @@ export interface ProtectSession {
   readonly holdIds?: readonly string[];
   /** each hold's id and kind, for the result */
   readonly holdKinds?: ReadonlyArray<{ id: string; via: 'plug' | 'queue' }>;
+  /** what each hold holds, for the reload's report; without it the report counts only the holds' own counters */
+  heldTraffic?(): HeldTraffic[];
 }
 
 /** Options of `runProtected`. */
@@ -423,6 +437,8 @@ export interface ProtectOptions {
 export interface GuardProtectOptions extends GuardOptions, ProtectOptions {
   /** set up first when not set up */
   setup?: boolean;
+  /** add this reload to the cumulative totals and write them to this file in Prometheus' text format (metrics.ts); its directory must exist and be safe */
+  metricsFile?: string;
 }
 
 /** What `runProtected` (and `protect`) report. Times in the units their names give. */
@@ -432,17 +448,19 @@ export interface ProtectResult {
   exitCode: number;
   /** the signal that killed the command, if one did */
   signal: string | null;
-  /** plug ack to release ack (or, when another holder keeps the plug, to this protect giving up its lease), milliseconds */
+  /** what the reload held and lost (report.ts): held SYNs, hold time, dropped, refused, reset, listener drops, lossless */
+  report: ReloadReport;
+  /** @deprecated read `report.holdMs` (kept for library callers until they move; not in the CLI's --json) */
   heldMs: number;
   /** the release came from the max-hold deadline, not from the command */
   maxHoldReached: boolean;
-  /** packets that passed the plug during the window (held, then released) */
+  /** @deprecated read `report.heldSyns` (kept for library callers until they move; not in the CLI's --json) */
   packetsReleased: number;
   /** bytes likewise */
   bytesReleased: number;
   /** packets still queued in the plug right after the release ack (dequeued next) */
   backlogAfterRelease: number;
-  /** packets the plug dropped over its limit during the window */
+  /** @deprecated read `report.dropped` (kept for library callers until they move; not in the CLI's --json) */
   drops: number;
   /** the time synplug itself spent inside the plug window, microseconds */
   overhead: {
@@ -467,4 +485,6 @@ export interface ProtectResult {
   check?: PrecheckResult;
   /** the holds held, each with its kind (`plug`: a plug qdisc; `queue`: a netfilter queue) */
   holds?: Array<{ id: string; via: 'plug' | 'queue' }>;
+  /** what went wrong after the command ran without changing its outcome (the history not written...), one sentence each */
+  warnings?: string[];
 }

@@ -9,11 +9,14 @@
  * - `{"op":"arm", ...}` on stdin: the release messages (pre-encoded by the
  *   parent), the owner pid, the deadline and the state directory;
  * - `{"op":"done"}`: the parent released; exit quietly;
- * - end of stdin without `done` (the parent died, even by SIGKILL) or the
- *   deadline passing: drop the owner's lease (leases.ts) and, when no other
+ * - end of stdin without `done` (the parent died, even by SIGKILL; not
+ *   for an arm with `untilDeadline`, a manual plug's, whose parent exits at
+ *   once) or the deadline passing: drop the owner's lease (leases.ts) and, when no other
  *   live lease holds the plug, send the release messages at once and mark
- *   plug.json released; then exit. If the lease bookkeeping fails, it
- *   releases anyway.
+ *   plug.json released, only once they succeeded; then exit. If the lease
+ *   bookkeeping fails, it releases anyway. A release that fails is never
+ *   recorded as released: plug.json keeps saying buffering (with
+ *   `releaseFailedAt`), and the next command's stale-plug recovery releases it.
  *
  * @module
  */
@@ -24,6 +27,13 @@ import { NfqueueHolder } from '../netlink/nfqueue.js';
 import { defaultNetns } from '../netlink/netns.js';
 import { isReleaseStep, type WatchdogArm, type WatchdogStep } from './watchdog.js';
 import { dropLease } from './leases.js';
+
+/** A release step failed (each reported as it failed): nothing may say released. */
+class ReleaseFailed extends Error {
+  constructor() {
+    super('release failed');
+  }
+}
 
 /**
  * How a watchdog's work ended (what {@link WatchdogChild}'s `onEnd` receives).
@@ -114,6 +124,16 @@ export class WatchdogChild {
   }
 
   /**
+   * The parent's side of the input ended: its death (act now), unless the
+   * arm said `untilDeadline` (a manual plug, which exits at once): then it
+   * acts only at the deadline.
+   */
+  inputEnded(): void {
+    if (this.armed?.untilDeadline) return;
+    void this.fire('synplug protect ended without releasing (killed?)');
+  }
+
+  /**
    * Act now, for `reason` (the end of input, the deadline, SIGTERM): unarmed,
    * end at once; armed, drop the owner's lease and release when no other live
    * lease holds the plug, then end. Only the first call acts.
@@ -158,27 +178,52 @@ export class WatchdogChild {
         a.dev ?? 'lo',
         async () => {
           await runSteps(releaseSteps);
-          if (failed) throw new Error('release failed');
+          if (failed) throw new ReleaseFailed();
           return 1;
         },
       );
       if (!r.released) outcome = `left the plug to ${r.remaining.length} other live holder(s)`;
     } catch (e) {
-      // The bookkeeping failed (a damaged file, the lock): release anyway, holding nothing is the safe side.
-      report(`${(e as Error).message}; releasing anyway`);
-      failed = false;
-      await runSteps(releaseSteps);
-      await runSteps(disarmSteps);
-      try {
-        const r = store.readPlug();
-        if (r && r.state === 'buffering' && r.pid === a.ownerPid) store.writePlug({ ...r, state: 'released', releasedAt: Date.now() });
-      } catch (e2) {
-        report((e2 as Error).message);
+      if (e instanceof ReleaseFailed) {
+        // Nothing was recorded under the lock: plug.json still says buffering, for the next command's stale-plug recovery.
+        this.recordFailure(store, a, report);
+      } else {
+        // The bookkeeping failed (a damaged file, the lock): release anyway, holding nothing is the safe side.
+        report(`${(e as Error).message}; releasing anyway`);
+        failed = false;
+        await runSteps(releaseSteps);
+        await runSteps(disarmSteps);
+        if (failed) this.recordFailure(store, a, report);
+        else this.recordReleased(store, a, report);
       }
     }
     if (this.ended) return;
     report(`${reason}; ${failed ? 'release FAILED (run synplug release)' : outcome}`);
     this.end({ kind: 'fired', reason, failed });
+  }
+
+  /** plug.json says released: only after a release that succeeded, and only for the owner's own plug. */
+  private recordReleased(store: StateStore, a: WatchdogArm, report: (line: string) => void): void {
+    try {
+      const r = store.readPlug();
+      if (r && r.state === 'buffering' && r.pid === a.ownerPid) store.writePlug({ ...r, state: 'released', releasedAt: Date.now() });
+    } catch (e) {
+      report((e as Error).message);
+    }
+  }
+
+  /**
+   * A release that failed: plug.json keeps saying buffering (so the next
+   * command's stale-plug recovery releases it) and records when the
+   * watchdog's release failed.
+   */
+  private recordFailure(store: StateStore, a: WatchdogArm, report: (line: string) => void): void {
+    try {
+      const r = store.readPlug();
+      if (r && r.state === 'buffering' && r.pid === a.ownerPid) store.writePlug({ ...r, releaseFailedAt: Date.now() });
+    } catch (e) {
+      report((e as Error).message);
+    }
   }
 
   private async send(step: WatchdogStep): Promise<void> {
@@ -193,6 +238,7 @@ export class WatchdogChild {
       }
       return;
     }
+    if (step.messages.length === 0) return; // nothing of this kind to release (a session of queue holds only)
     let last: unknown;
     for (let attempt = 1; attempt <= 3; attempt++) {
       try {

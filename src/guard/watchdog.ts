@@ -76,6 +76,12 @@ export interface WatchdogArm {
   leaseId?: string;
   /** the local hold's device (for plug.json) */
   dev?: string;
+  /**
+   * The owner exits at once and is not watched (a manual `synplug plug`):
+   * the end of its input is not its death, and the watchdog acts only at the
+   * deadline (or on SIGTERM). Default false: the end of input acts at once.
+   */
+  untilDeadline?: boolean;
 }
 
 /** A running watchdog. */
@@ -85,6 +91,11 @@ export interface Watchdog {
   arm(a: Omit<WatchdogArm, 'op'>): void;
   /** We released (or never plugged): it exits without acting. Idempotent. */
   done(): void;
+  /**
+   * Leave it to act alone (armed with `untilDeadline`): our side of its
+   * input is closed without `done`, and this process may exit.
+   */
+  handOver(): void;
 }
 
 /**
@@ -109,16 +120,19 @@ export function watchdogEntryPath(self: string = fileURLToPath(import.meta.url))
  * @param timeoutMs how long to wait for `ready` (a cold node start in a slow VM takes seconds)
  * @param fds descriptors of this process it inherits as its fd 3, 4... (the queue hold's bound socket): its only copies,
  *   one explicit entry each in its stdio; nothing else it starts inherits them
+ * @param reports where its reports go: `inherit` (this process's stderr; protect) or `ignore` (a manual plug's
+ *   watchdog, which outlives plug: holding plug's stderr open would keep a caller reading it, `$(synplug plug 2>&1)`,
+ *   waiting until the deadline; its outcome is in plug.json)
  * @throws {SynplugError} it failed to start or to open its sockets (category `failure`)
  */
-export function startWatchdog(timeoutMs = 30_000, fds: readonly number[] = []): Promise<Watchdog> {
+export function startWatchdog(timeoutMs = 30_000, fds: readonly number[] = [], reports: 'inherit' | 'ignore' = 'inherit'): Promise<Watchdog> {
   const entry = watchdogEntryPath();
   // The watchdog's sockets must be made in the namespace the caller's are
   // (the CLI's --netns): it reads the default from the environment.
   const ns = defaultNetns();
   const child: ChildProcess = spawn(process.execPath, [...process.execArgv, entry], {
     env: ns === undefined ? process.env : { ...process.env, [NETNS_ENV]: ns },
-    stdio: ['pipe', 'pipe', 'inherit', ...fds],
+    stdio: ['pipe', 'pipe', reports, ...fds],
     detached: true,
   });
   child.unref();
@@ -154,6 +168,9 @@ export function startWatchdog(timeoutMs = 30_000, fds: readonly number[] = []): 
         },
         done: () => {
           if (!stdin.writableEnded) stdin.end(JSON.stringify({ op: 'done' }) + '\n');
+        },
+        handOver: () => {
+          if (!stdin.writableEnded) stdin.end();
         },
       });
     });

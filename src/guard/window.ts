@@ -31,6 +31,7 @@ import { dropLease, leaseLive, newLeaseId, openLockFile, recordedLeases, takeLea
 import { closeSync } from 'node:fs';
 import { runPrecheck } from './precheck.js';
 import { closingInodes, handedOverInode, holderPids } from './listen-holders.js';
+import { armReport } from './report.js';
 import type { ListenTarget, Listener, PlugStats, ProtectOptions, ProtectResult, ProtectSession } from './types.js';
 
 export type { ListenTarget, ProtectOptions, ProtectResult, ProtectSession };
@@ -38,7 +39,7 @@ export type { ListenTarget, ProtectOptions, ProtectResult, ProtectSession };
 const RELEASE_ATTEMPTS = 5;
 
 /** The watchdog of a window whose watchdog has not started yet (it starts once the holds are bound). */
-const NO_WATCHDOG: Watchdog = { pid: 0, arm: () => {}, done: () => {} };
+const NO_WATCHDOG: Watchdog = { pid: 0, arm: () => {}, done: () => {}, handOver: () => {} };
 
 function definedPidStart(): { pidStart?: number } {
   const t = processStartTime(process.pid);
@@ -166,6 +167,8 @@ async function protectInner(session: ProtectSession, opts: ProtectOptions, early
   const signals: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT'];
   for (const s of signals) process.on(s, onSignal);
 
+  // The reload's report: armed before the hold, read after the release (report.ts).
+  const counting = await armReport(session.heldTraffic?.() ?? []);
   const now = Date.now();
   const deadline = now + maxHoldMs;
   const lease: Lease = {
@@ -200,6 +203,7 @@ async function protectInner(session: ProtectSession, opts: ProtectOptions, early
   let leftTo = 0;
   let releaseAttempts = 0;
   let tPlugAck = 0;
+  let tHoldAck = 0;
   let tGate = 0;
   let tRelease = 0;
   let maxHoldReached = false;
@@ -241,6 +245,7 @@ async function protectInner(session: ProtectSession, opts: ProtectOptions, early
       notice(`left the plug buffering for ${r.remaining.length} other holder(s) (pid ${r.remaining.map((l) => l.pid).join(', ')}); the last one releases it`);
     }
     releaseAttempts = r.releaseAttempts;
+    counting.released();
     // A lease a manual release broke: that release let the plug go, not this one.
     releasedPlug = r.released && !r.broken;
     if (r.broken) {
@@ -261,6 +266,7 @@ async function protectInner(session: ProtectSession, opts: ProtectOptions, early
     if (aborted) throw new SynplugError(`interrupted by ${aborted} before the command started; nothing was run`, 'interrupted');
     plugged = true;
     await session.buffer();
+    tHoldAck = performance.now();
     if (late) {
       // Bound: the watchdog inherits the socket now, so that protect's death still ends in a release.
       watchdog = await startWatchdog(undefined, session.watchdogFds?.() ?? []);
@@ -314,6 +320,7 @@ async function protectInner(session: ProtectSession, opts: ProtectOptions, early
       }
     }
     if (!gateOpen) gated.abort();
+    counting.abandon();
     throw e;
   } finally {
     for (const s of signals) process.off(s, onSignal);
@@ -325,11 +332,15 @@ async function protectInner(session: ProtectSession, opts: ProtectOptions, early
   const before2 = before;
   const plugAckToCommandStartUs = Math.round((tGate - tPlugAck) * 1000);
   const commandExitToReleaseAckUs = exitSeenAt && !maxHoldReached ? Math.round((tRelease - exitSeenAt) * 1000) : null;
+  // From the hold's ack (a queue hold's watchdog starts after it, before tPlugAck).
+  const heldMs = Math.round((tRelease - tHoldAck) * 1000) / 1000;
+  const report = await counting.finish({ heldSyns: after.packets - before2.packets, holdMs: heldMs, dropped: after.drops - before2.drops });
   return {
     command: opts.command,
     exitCode: exit!.code,
     signal: exit!.signal,
-    heldMs: Math.round((tRelease - tPlugAck) * 1000) / 1000,
+    report,
+    heldMs,
     maxHoldReached,
     packetsReleased: after.packets - before2.packets,
     bytesReleased: after.bytes - before2.bytes,

@@ -305,7 +305,7 @@ export class NftBatch {
   }
 
   /** NFT_MSG_NEWTABLE (no NLM_F_CREATE, as nft: an existing table is kept). @throws {UsageError} */
-  addTable(t: TableRef & { flags?: number }): this {
+  addTable(t: TableRef & { flags?: number; comment?: string }): this {
     return this.add({ msg: C.NFT_MSG_NEWTABLE, flags: 0, payload: encodeTable(t), what: `add table ${t.family} ${t.name}` });
   }
   /** NFT_MSG_DELTABLE: the table and everything in it. @throws {UsageError} */

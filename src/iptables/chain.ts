@@ -55,6 +55,8 @@ export interface NftChain {
   flags?: number;
   /** NFTA_CHAIN_USE: references (dumps) */
   use?: number;
+  /** NFTA_CHAIN_USERDATA, hex (libnftnl TLVs: NFTNL_UDATA_CHAIN_COMMENT) */
+  userdata?: string;
 }
 
 /** What to create: a regular chain (table, name) or a base chain (plus type, hook, prio, policy). */
@@ -144,6 +146,8 @@ export function decodeChain(msg: NetlinkMessage): NftChain {
   if (flags !== undefined) c.flags = flags;
   const use = l.u32be(C.NFTA_CHAIN_USE);
   if (use !== undefined) c.use = use;
+  const ud = l.bin(C.NFTA_CHAIN_USERDATA);
+  if (ud !== undefined) c.userdata = ud.toString('hex');
   return c;
 }
 

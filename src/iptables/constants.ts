@@ -1101,6 +1101,14 @@ export const NFT_EXTHDR_F_PRESENT = 1;
 export const NFTA_SET_DESC_SIZE = 1;
 /** NFTA_SET_DESC_CONCAT: enum nft_set_desc_attributes, nf_tables.h */
 export const NFTA_SET_DESC_CONCAT = 2;
+/** NFTNL_UDATA_TABLE_COMMENT: libnftnl udata.h, a table's `comment "..."` (NUL-terminated; also NFTNL_UDATA_CHAIN_COMMENT, _SET_ELEM_COMMENT) */
+export const NFTNL_UDATA_TABLE_COMMENT = 0;
+/** NFTNL_UDATA_CHAIN_COMMENT: libnftnl udata.h, a chain's `comment "..."`, NUL-terminated */
+export const NFTNL_UDATA_CHAIN_COMMENT = 0;
+/** NFTNL_UDATA_SET_ELEM_COMMENT: libnftnl udata.h, a set element's `comment "..."`, NUL-terminated */
+export const NFTNL_UDATA_SET_ELEM_COMMENT = 0;
+/** NFTNL_UDATA_SET_COMMENT: libnftnl udata.h, a set's `comment "..."`, NUL-terminated */
+export const NFTNL_UDATA_SET_COMMENT = 7;
 /** NFTNL_UDATA_SET_MERGE_ELEMENTS: libnftnl udata.h, nft's `auto-merge` (u32 host order, 1) */
 export const NFTNL_UDATA_SET_MERGE_ELEMENTS = 2;
 /** NFTNL_UDATA_SET_KEY_TYPEOF: libnftnl udata.h, the expression of a set declared with `typeof` */

@@ -36,7 +36,7 @@
 import { endianness } from 'node:os';
 import type { NftChain } from './chain.js';
 import type { NftRule } from './rule.js';
-import { setDataByteOrder, setItems, setKeyByteOrder, userdataTlvs, type NftSet, type NftSetItem } from './set.js';
+import { setDataByteOrder, setItems, setKeyByteOrder, userdataString, userdataTlvs, type NftSet, type NftSetItem } from './set.js';
 import type { NftData } from './data.js';
 import * as C from './constants.js';
 import type { NftTable } from './table.js';
@@ -48,6 +48,7 @@ import { addressText } from './validate.js';
 import { HEADERS, headerField, L4_HEADERS, type HeaderField } from './headers.js';
 import {
   cidrBits,
+  HOST_ORDER_TYPES,
   datatypeLayout,
   durationText,
   FLAG_TYPES,
@@ -80,6 +81,28 @@ export interface NftRuleset {
   ifnames?: Readonly<Record<number, string>>;
 }
 
+/**
+ * Bytes a register holds after a load of a field of these value types (the
+ * others' length varies): a concatenation's next part may follow in the
+ * 32-bit register after it (`ct state . meta mark`).
+ */
+const FIXED_LEN: Partial<Record<ValueType, number>> = {
+  ipv4: 4,
+  ipv6: 16,
+  port: 2,
+  mark: 4,
+  mark_be: 4,
+  ct_state: 4,
+  ct_status: 4,
+  ct_dir: 1,
+  time_ms: 4,
+  l4proto: 1,
+  nfproto: 1,
+  ifindex: 4,
+  addrtype: 4,
+  ether: 6,
+};
+
 /** A flowtable, as far as synplug reads it (NFTA_FLOWTABLE_TABLE, _NAME, _HANDLE). */
 export interface NftFlowtable {
   family: string;
@@ -111,6 +134,8 @@ interface Ctx {
   l3?: string;
   l4?: string;
   l4Other?: boolean;
+  /** the icmp / icmpv6 type an earlier match required */
+  icmpType?: number;
 }
 
 const META_TYPES: Record<string, ValueType> = {
@@ -163,7 +188,8 @@ function namedField(proto: string, hf: HeaderField, extra: Partial<Field> = {}):
           : proto === 'th'
             ? {}
             : { l4: proto, ...(h.l3 && { l3: h.l3 }) };
-  return { text: `${proto} ${hf.name}`, json: { payload: { protocol: proto, field: hf.name } }, type: hf.type, ...level, ...extra };
+  const dep = hf.dep !== undefined ? { dep: `${proto}:${hf.dep}` } : {};
+  return { text: `${proto} ${hf.name}`, json: { payload: { protocol: proto, field: hf.name } }, type: hf.type, ...level, ...dep, ...extra };
 }
 
 function fieldOf(src: Src, ctx: Ctx): Field | undefined {
@@ -176,7 +202,7 @@ function fieldOf(src: Src, ctx: Ctx): Field | undefined {
   }
   if (src.k === 'payload') {
     for (const proto of protocolsAt(src.base, ctx)) {
-      const hf = headerField(proto, src.offset, src.len);
+      const hf = headerField(proto, src.offset, src.len, undefined, ctx.icmpType);
       if (hf) return namedField(proto, hf);
       // The first bytes of an address: nft loads only what a prefix needs (`ip daddr 192.168.0.0/16`).
       const addr = HEADERS[proto].fields.find(
@@ -243,6 +269,9 @@ interface Slot {
   setsL4?: string;
   needsL3?: string;
   needsL4?: string;
+  /** an icmp type match (`icmp:3`) and a field of that type after it: nft leaves the first out */
+  setsDep?: string;
+  needsDep?: string;
   /** raw load slot, dropped when its register is consumed */
   loadOf?: number;
   dropped?: boolean;
@@ -326,7 +355,7 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
   const setRight = (name: string, t: ValueType): { text: string; json: unknown; objType?: number } | undefined => {
     const set = options.sets?.find((x) => x.name === name);
     if (set?.flags.includes('anonymous') && set.elements) {
-      const els = setElementsPrinted(set, set.elements, keyLayout(set, t));
+      const els = setElementsPrinted(set, set.elements, keyLayout(set, t), (i) => options.ifnames?.[i]);
       return { text: `{ ${els.map((v) => v.text).join(', ')} }`, json: { set: els.map((v) => v.json) }, objType: set.objType };
     }
     return { text: `@${name}`, json: `@${name}`, ...(set?.objType !== undefined && { objType: set.objType }) };
@@ -451,7 +480,19 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
             slots.push(w);
             continue;
           }
-          const f = r?.src.k === 'imm' ? fieldOf({ k: 'payload', base: e.base, offset: e.offset, len: e.len }, ctx) : undefined;
+          // a header field set to a map's value: `ip daddr set ip saddr map @m`
+          const target = fieldOf({ k: 'payload', base: e.base, offset: e.offset, len: e.len }, ctx);
+          if (r?.src.k === 'map' && target && target.fullLen === undefined && target.type !== 'rawint') {
+            consume(e.sreg);
+            slots.push({
+              stmt: { text: `${target.text} set ${r.src.stmt.text}`, json: { mangle: { key: target.json, value: r.src.stmt.json } } },
+              needsL2: target.l2,
+              needsL3: target.l3 ?? r.src.l3,
+              needsL4: target.l4 ?? r.src.l4,
+            });
+            continue;
+          }
+          const f = r?.src.k === 'imm' ? target : undefined;
           const v = f && r?.src.k === 'imm' && f.fullLen === undefined && f.type !== 'rawint' ? valueText(r.src.data, f.type, pctx.ifname) : undefined;
           if (f && v && !v.text.startsWith('0x')) {
             consume(e.sreg);
@@ -564,7 +605,7 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
         if (ld) {
           const before = ld.from !== undefined ? (regs.get(ld.from)?.slots ?? []) : [];
           slots.push({ stmt: raw(e), loadOf: ld.dreg });
-          bind(ld.dreg, { src: { k: 'field', field: ld.field }, slots: [...before, slots.length - 1] });
+          bind(ld.dreg, { src: { k: 'field', field: ld.field }, slots: [...before, slots.length - 1] }, ld.len ?? FIXED_LEN[ld.field.type]);
           continue;
         }
         const p = codec?.statement?.(e, pctx);
@@ -584,6 +625,7 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
     if (s.setsL4 && later.some((x) => x.needsL4 === s.setsL4)) s.dropped = true;
     if (s.setsL3 && later.some((x) => x.needsL3 === s.setsL3)) s.dropped = true;
     if (s.setsL2 && later.some((x) => x.needsL2 === s.setsL2)) s.dropped = true;
+    if (s.setsDep && later.some((x) => x.needsDep === s.setsDep)) s.dropped = true;
   });
   return slots.filter((s) => !s.dropped && s.stmt).map((s) => s.stmt!);
 
@@ -725,10 +767,15 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
       const mask = valueText(src.mask, f.type, pctx.ifname);
       const val = valueText(data, f.type, pctx.ifname);
       const isZero = !/[^0]/.test(data);
-      // `ct state established,related`, `tcp flags syn`: any of the mask's flags set
-      if (FLAG_TYPES.has(f.type) && op === 'neq' && isZero && flagValueNames(src.mask, f.type)?.length) {
+      // `ct state established,related`, `tcp flags syn`: any of the mask's flags set (`tcp flags 0x0`:
+      // none, never true); `tcp flags ! syn,ack`: none of them set
+      if (FLAG_TYPES.has(f.type) && (op === 'neq' || op === 'eq') && isZero && flagValueNames(src.mask, f.type) !== undefined) {
+        if (op === 'eq' && !flagValueNames(src.mask, f.type)?.length) return undefined;
         return {
-          stmt: { text: `${f.text} ${mask.text}`, json: { match: { op: 'in', left: f.json, right: mask.json } } },
+          stmt: {
+            text: `${f.text} ${op === 'eq' ? '! ' : ''}${mask.text}`,
+            json: { match: { op: op === 'eq' ? '!' : 'in', left: f.json, right: mask.json } },
+          },
           needsL2: f.l2,
           needsL3: f.l3,
           needsL4: f.l4,
@@ -774,7 +821,9 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
     }
     const v = valueText(data, f.type, pctx.ifname);
     // a value that does not fit the field's type is not printed under the field's name
-    if (f.type !== 'hex' && f.type !== 'rawint' && v.text.startsWith('0x') && f.type !== 'mark' && f.type !== 'mark_be') return undefined;
+    // (no flag at all is nft's `0x0`)
+    const noFlag = FLAG_TYPES.has(f.type) && v.json === 0;
+    if (f.type !== 'hex' && f.type !== 'rawint' && v.text.startsWith('0x') && f.type !== 'mark' && f.type !== 'mark_be' && !noFlag) return undefined;
     // flag fields compared whole print an explicit `==` (`ct state == established`)
     const opShown = FLAG_TYPES.has(f.type) && op === 'eq' ? '== ' : opText;
     const slot: Slot = {
@@ -782,7 +831,12 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
       needsL2: f.l2,
       needsL3: f.l3,
       needsL4: f.l4,
+      needsDep: f.dep,
     };
+    if (op === 'eq' && (f.type === 'icmp_type' || f.type === 'icmpv6_type') && src.k === 'payload') {
+      c.icmpType = Buffer.from(data, 'hex')[0];
+      slot.setsDep = `${(f.json as { payload: { protocol: string } }).payload.protocol}:${c.icmpType}`;
+    }
     if (op === 'eq' && f.type === 'iftype' && v.text === 'ether') {
       c.l2 = 'ether';
       slot.setsL2 = 'ether';
@@ -844,29 +898,60 @@ export function ruleText(rule: NftRule, sets?: readonly NftSet[], ifnames?: Read
 /** Key types nft prints a CIDR block of as a prefix (`10.0.0.0/8`); others as a range (`0-1023`). */
 const PREFIX_TYPES: ReadonlySet<ValueType> = new Set(['ipv4', 'ipv6', 'mark', 'mark_be']);
 
-/** How a key or value prints, part by part (one part unless concatenated). */
-type Layout = Array<{ type: ValueType; len: number }>;
+/**
+ * How a key or value prints, part by part (one part unless concatenated);
+ * `swapped`: a host-order part stored big-endian (nft byte-swaps those in
+ * interval sets so that the kernel's bytewise order is the numeric one).
+ */
+type Layout = Array<{ type: ValueType; len: number; swapped?: boolean }>;
 
-/** The layout of type id `id` (`len` bytes): its datatype's, raw hex when unknown; a mark in big-endian order prints as such. */
-function layoutOf(id: number | undefined, len: number, order: 'big' | 'host'): Layout {
+/**
+ * The layout of type id `id` (`len` bytes): its datatype's, raw hex when
+ * unknown. A single mark in big-endian order prints as such; any other
+ * host-order part is big-endian in interval sets only (a concatenation's
+ * parts keep their own order whatever the set's byte order user data says).
+ */
+function layoutOf(id: number | undefined, len: number, order: 'big' | 'host', interval: boolean): Layout {
   const l = (id !== undefined && datatypeLayout(id)) || [{ type: 'hex' as ValueType, len }];
-  return l.map((p) => (p.type === 'mark' && order === 'big' ? { ...p, type: 'mark_be' } : p));
+  if (l.length === 1 && l[0].type === 'mark') return order === 'big' ? [{ ...l[0], type: 'mark_be' }] : l;
+  return l.map((p) => (interval && HOST_ORDER_TYPES.has(p.type) ? { ...p, swapped: true } : p));
 }
 
 /** How a set's keys print: by the set's key type, or (`t`) by the field a rule matches against an anonymous set. */
 function keyLayout(set: NftSet, t?: ValueType): Layout {
   const order = setKeyByteOrder(set);
-  const l = layoutOf(set.keyType, set.keyLen, order);
+  const interval = set.flags.includes('interval');
+  const l = layoutOf(set.keyType, set.keyLen, order, interval);
   if (l.length > 1 || t === undefined) return l;
-  return [{ type: t === 'mark' && order === 'big' ? 'mark_be' : t, len: set.keyLen }];
+  if (t === 'mark') return [{ type: order === 'big' ? 'mark_be' : t, len: set.keyLen }];
+  return [{ type: t, len: set.keyLen, ...(interval && HOST_ORDER_TYPES.has(t) && { swapped: true }) }];
 }
 
-/** A key or value of a (possibly concatenated) layout, each part padded to 4 bytes; `hi` the interval's last key. */
-function layoutValue(lo: string, layout: Layout, hi?: string): { text: string; json: unknown } {
+/** Prints an interface index as its name (see {@link valueText}). */
+type IfnameOf = (index: number) => string | undefined;
+
+/** One part's value; a swapped host-order part is read back in host order. */
+function partValue(hex: string, p: Layout[number], ifname: IfnameOf | undefined): { text: string; json: unknown } {
+  const h = p.swapped && endianness() === 'LE' ? Buffer.from(hex, 'hex').reverse().toString('hex') : hex;
+  return valueText(h, p.type, ifname);
+}
+
+/**
+ * A key or value of a (possibly concatenated) layout, each part padded to 4
+ * bytes; `hi` the interval's last key. An interval of device names that
+ * share a prefix (`eth` then NULs to `eth` then 0xff) is nft's wildcard
+ * name `"eth*"`.
+ */
+function layoutValue(lo: string, layout: Layout, hi: string | undefined, ifname: IfnameOf | undefined): { text: string; json: unknown } {
   if (layout.length === 1) {
-    const a = valueText(lo, layout[0].type);
+    const p = layout[0];
+    const a = partValue(lo, p, ifname);
     if (hi === undefined || hi === lo) return a;
-    const b = valueText(hi, layout[0].type);
+    if (p.type === 'ifname') {
+      const bits = cidrBits(Buffer.from(lo, 'hex'), Buffer.from(hi, 'hex'));
+      if (bits !== undefined && bits % 8 === 0 && bits > 0) return valueText(lo.slice(0, bits / 4), 'ifname');
+    }
+    const b = partValue(hi, p, ifname);
     return { text: `${a.text}-${b.text}`, json: { range: [a.json, b.json] } };
   }
   const parts: Array<{ text: string; json: unknown }> = [];
@@ -876,22 +961,22 @@ function layoutValue(lo: string, layout: Layout, hi?: string): { text: string; j
     const h = hi?.slice(at * 2, (at + p.len) * 2);
     at += Math.ceil(p.len / 4) * 4;
     const bits = h !== undefined && h !== l && PREFIX_TYPES.has(p.type) ? cidrBits(Buffer.from(l, 'hex'), Buffer.from(h, 'hex')) : undefined;
-    const v = valueText(l, p.type);
-    parts.push(bits !== undefined ? { text: `${v.text}/${bits}`, json: { prefix: { addr: v.json, len: bits } } } : layoutValue(l, [p], h));
+    const v = partValue(l, p, ifname);
+    parts.push(bits !== undefined ? { text: `${v.text}/${bits}`, json: { prefix: { addr: v.json, len: bits } } } : layoutValue(l, [p], h, ifname));
   }
   return { text: parts.map((x) => x.text).join(' . '), json: { concat: parts.map((x) => x.json) } };
 }
 
-function keyOf(it: NftSetItem, layout: Layout): { text: string; json: unknown } {
+function keyOf(it: NftSetItem, layout: Layout, ifname: IfnameOf | undefined): { text: string; json: unknown } {
   if (it.catchall || it.key === undefined) return { text: '*', json: '*' };
   if (layout.length === 1 && it.keyEnd !== undefined && it.prefixLen !== undefined && PREFIX_TYPES.has(layout[0].type)) {
     const lo = valueText(it.key, layout[0].type);
     return { text: `${lo.text}/${it.prefixLen}`, json: { prefix: { addr: lo.json, len: it.prefixLen } } };
   }
-  return layoutValue(it.key, layout, it.keyEnd);
+  return layoutValue(it.key, layout, it.keyEnd, ifname);
 }
 
-function dataOf(set: NftSet, it: NftSetItem): { text: string; json: unknown } | undefined {
+function dataOf(set: NftSet, it: NftSetItem, ifname: IfnameOf | undefined): { text: string; json: unknown } | undefined {
   if (it.objref !== undefined) return { text: `"${it.objref}"`, json: it.objref };
   const d: NftData | undefined = it.data;
   if (!d) return undefined;
@@ -899,7 +984,7 @@ function dataOf(set: NftSet, it: NftSetItem): { text: string; json: unknown } | 
     const v = d.verdict;
     return v.chain !== undefined ? { text: `${v.code} ${v.chain}`, json: { [v.code]: { target: v.chain } } } : { text: v.code, json: { [v.code]: null } };
   }
-  return layoutValue(d.value ?? '', layoutOf(set.dataType, set.dataLen ?? 0, setDataByteOrder(set)));
+  return layoutValue(d.value ?? '', layoutOf(set.dataType, set.dataLen ?? 0, setDataByteOrder(set), false), undefined, ifname);
 }
 
 /**
@@ -908,24 +993,36 @@ function dataOf(set: NftSet, it: NftSetItem): { text: string; json: unknown } | 
  * `{ prefix: {...} }`, `{ range: [a, b] }`, `{ elem: { val, timeout, expires } }`,
  * and `[key, value]` pairs in maps.
  */
-function setElementsPrinted(set: NftSet, elements: NonNullable<NftSet['elements']>, layout: Layout): Array<{ text: string; json: unknown }> {
+function setElementsPrinted(
+  set: NftSet,
+  elements: NonNullable<NftSet['elements']>,
+  layout: Layout,
+  ifname: IfnameOf | undefined,
+): Array<{ text: string; json: unknown }> {
   return setItems(set, elements).map((it) => {
-    const k = keyOf(it, layout);
+    const k = keyOf(it, layout, ifname);
     let text = k.text;
     let json: unknown = k.json;
+    // the element's counter (nft prints no other element statement synplug reads; a set that
+    // declares one is named as unprintable, see setProblem)
+    const counters = (it.exprs ?? []).flatMap((e) => (e.name === 'counter' ? [e as { packets: number; bytes: number }] : []));
+    for (const c of counters) text += ` counter packets ${c.packets} bytes ${c.bytes}`;
     if (it.timeoutMs !== undefined) text += ` timeout ${durationText(it.timeoutMs)}`;
     if (it.expiresMs !== undefined) text += ` expires ${durationText(it.expiresMs)}`;
-    if (it.timeoutMs !== undefined || it.expiresMs !== undefined) {
+    if (it.comment !== undefined) text += ` comment "${it.comment}"`;
+    if (it.timeoutMs !== undefined || it.expiresMs !== undefined || it.comment !== undefined || counters.length) {
       json = {
         elem: {
           val: k.json,
           ...(it.timeoutMs !== undefined && { timeout: Math.floor(it.timeoutMs / 1000) }),
           ...(it.expiresMs !== undefined && { expires: Math.floor(it.expiresMs / 1000) }),
+          ...(it.comment !== undefined && { comment: it.comment }),
+          ...(counters.length && { counter: { packets: counters[0].packets, bytes: counters[0].bytes } }),
         },
       };
     }
     if (set.map === undefined) return { text, json };
-    const d = dataOf(set, it);
+    const d = dataOf(set, it, ifname);
     if (!d) return { text, json };
     return { text: `${text} : ${d.text}`, json: [json, d.json] };
   });
@@ -1019,8 +1116,15 @@ function setProblem(s: NftSet): string | undefined {
   return undefined;
 }
 
+/** A table's flags as nft names them (`dormant`); another flag bit is recorded in `options.problems`. */
+function tableFlags(t: NftTable, options: FormatOptions): string[] {
+  const f = t.flags ?? 0;
+  if (f & ~C.NFT_TABLE_F_DORMANT) options.problems?.push(`table ${t.family} ${t.name}: flags 0x${f.toString(16)} synplug does not name`);
+  return f & C.NFT_TABLE_F_DORMANT ? ['dormant'] : [];
+}
+
 /** A named set or map's block as `nft list` prints it. */
-function setText(s: NftSet, options: FormatOptions): string {
+function setText(s: NftSet, options: FormatOptions, ifnames: NftRuleset['ifnames']): string {
   let b = `\t${s.map !== undefined ? 'map' : 'set'} ${s.name} {${options.handles && s.handle !== undefined ? ` # handle ${s.handle}` : ''}\n`;
   const ud = userdataTlvs(s.userdata);
   const kt = typeofText(ud.get(C.NFTNL_UDATA_SET_KEY_TYPEOF));
@@ -1037,10 +1141,12 @@ function setText(s: NftSet, options: FormatOptions): string {
   if (s.timeoutMs !== undefined) b += `\t\ttimeout ${durationText(s.timeoutMs)}\n`;
   if (s.gcIntervalMs !== undefined) b += `\t\tgc-interval ${durationText(s.gcIntervalMs)}\n`;
   if (userdataTlvs(s.userdata).has(C.NFTNL_UDATA_SET_MERGE_ELEMENTS)) b += '\t\tauto-merge\n';
+  const comment = userdataString(s.userdata, C.NFTNL_UDATA_SET_COMMENT);
+  if (comment !== undefined) b += `\t\tcomment "${comment}"\n`;
   if (s.elements?.length)
     b += `\t\telements = ${elementsBlock(
       s,
-      setElementsPrinted(s, s.elements, keyLayout(s)).map((x) => x.text),
+      setElementsPrinted(s, s.elements, keyLayout(s), (i) => ifnames?.[i]).map((x) => x.text),
     )}\n`;
   return `${b}\t}\n`;
 }
@@ -1075,16 +1181,22 @@ export function formatRulesetText(rs: NftRuleset, options: FormatOptions = {}): 
   let out = '';
   for (const t of rs.tables) {
     out += `table ${t.family} ${t.name} {${options.handles && t.handle !== undefined ? ` # handle ${t.handle}` : ''}\n`;
+    const flags = tableFlags(t, options);
+    // nft: `flags` (then a blank line before the first block), then the comment
+    if (flags.length) out += `\tflags ${flags.join(',')}\n`;
+    if (t.comment !== undefined) out += `\tcomment "${t.comment}"\n`;
     const blocks: string[] = [];
     for (const o of (rs.objects ?? []).filter((x) => x.family === t.family && x.table === t.name)) blocks.push(objectText(o, options));
     const sets = rs.sets.filter((s) => s.family === t.family && s.table === t.name);
     for (const s of sets.filter((x) => !x.flags.includes('anonymous'))) {
       noteSetProblem(s, options);
-      blocks.push(setText(s, options));
+      blocks.push(setText(s, options, rs.ifnames));
     }
     for (const f of flowtablesOf(rs, t, options)) blocks.push(`\t[ ${RAW_MARKER} flowtable ${f.name} ]\n`);
     for (const c of rs.chains.filter((x) => x.family === t.family && x.table === t.name)) {
       let b = `\tchain ${c.name} {${options.handles && c.handle !== undefined ? ` # handle ${c.handle}` : ''}\n`;
+      const chainComment = userdataString(c.userdata, C.NFTNL_UDATA_CHAIN_COMMENT);
+      if (chainComment !== undefined) b += `\t\tcomment "${chainComment}"\n`;
       if (c.type !== undefined && c.hook !== undefined) {
         const dev = c.dev !== undefined ? ` device "${c.dev}"` : '';
         b += `\t\ttype ${c.type} hook ${c.hook}${dev} priority ${priorityText(c.family, c.hook, c.prio ?? 0)}; policy ${c.policy ?? 'accept'};\n`;
@@ -1095,13 +1207,13 @@ export function formatRulesetText(rs: NftRuleset, options: FormatOptions = {}): 
       b += '\t}\n';
       blocks.push(b);
     }
-    out += blocks.join('\n');
+    out += (flags.length && blocks.length ? '\n' : '') + blocks.join('\n');
     out += '}\n';
   }
   return out;
 }
 
-function setJson(s: NftSet): Record<string, unknown> {
+function setJson(s: NftSet, ifnames: NftRuleset['ifnames']): Record<string, unknown> {
   // `nft -j` writes a concatenated key type as a list of its parts' names
   const j: Record<string, unknown> = {
     family: s.family,
@@ -1110,6 +1222,8 @@ function setJson(s: NftSet): Record<string, unknown> {
     type: s.type?.includes(' . ') ? s.type.split(' . ') : (s.type ?? 'integer'),
   };
   if (s.handle !== undefined) j.handle = s.handle;
+  const comment = userdataString(s.userdata, C.NFTNL_UDATA_SET_COMMENT);
+  if (comment !== undefined) j.comment = comment;
   if (s.map !== undefined) j.map = s.map;
   if (s.policy === C.NFT_SET_POL_MEMORY) j.policy = 'memory';
   if (s.size !== undefined && !s.flags.includes('constant')) j.size = s.size;
@@ -1117,9 +1231,10 @@ function setJson(s: NftSet): Record<string, unknown> {
   if (flags.length) j.flags = flags;
   if (s.timeoutMs !== undefined) j.timeout = Math.floor(s.timeoutMs / 1000);
   if (s.gcIntervalMs !== undefined) j['gc-interval'] = Math.floor(s.gcIntervalMs / 1000);
+  if (s.elements?.length) j.elem = setElementsPrinted(s, s.elements, keyLayout(s), (i) => ifnames?.[i]).map((x) => x.json);
+  // nft -j: the elements, then the set's element statements
   const stmts = (s.expressions ?? []).filter((x) => SET_EXPRS.has(x));
   if (stmts.length) j.stmt = stmts.map((x) => ({ [x]: null }));
-  if (s.elements?.length) j.elem = setElementsPrinted(s, s.elements, keyLayout(s)).map((x) => x.json);
   return j;
 }
 
@@ -1180,14 +1295,26 @@ function objectJson(o: NftObject, options: FormatOptions): Record<string, unknow
  * per table: the table, its named objects, its named sets, its chains, then its rules chain by chain.
  */
 export function formatRulesetJson(rs: NftRuleset, options: FormatOptions = {}): { nftables: Array<Record<string, unknown>> } {
+  // metainfo: the schema version only, which is what a reader of nft -j checks. nft's `version` and
+  // `release_name` name the nft program that wrote the listing: synplug is not nft 1.0.6, and its own
+  // version in those fields would mislead a reader that checks nft's version.
   const out: Array<Record<string, unknown>> = [{ metainfo: { json_schema_version: 1 } }];
   for (const t of rs.tables) {
-    out.push({ table: { family: t.family, name: t.name, ...(t.handle !== undefined && { handle: t.handle }) } });
+    // nft 1.0.6 writes the table's name as its `flags` (a bug later versions fixed); synplug writes the flags' names
+    const flags = tableFlags(t, options);
+    out.push({
+      table: {
+        family: t.family,
+        name: t.name,
+        ...(t.handle !== undefined && { handle: t.handle }),
+        ...(flags.length && { flags: flags.length === 1 ? flags[0] : flags }),
+      },
+    });
     for (const o of (rs.objects ?? []).filter((x) => x.family === t.family && x.table === t.name)) out.push(objectJson(o, options));
     const sets = rs.sets.filter((s) => s.family === t.family && s.table === t.name);
     for (const s of sets.filter((x) => !x.flags.includes('anonymous'))) {
       noteSetProblem(s, options);
-      out.push(s.map !== undefined ? { map: setJson(s) } : { set: setJson(s) });
+      out.push(s.map !== undefined ? { map: setJson(s, rs.ifnames) } : { set: setJson(s, rs.ifnames) });
     }
     for (const f of flowtablesOf(rs, t, options)) out.push({ raw: { flowtable: f } });
     const chains = rs.chains.filter((x) => x.family === t.family && x.table === t.name);

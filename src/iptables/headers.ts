@@ -28,6 +28,12 @@ export interface HeaderField {
   mask?: string;
   /** a bit field: how far its value is shifted in the loaded bytes */
   shift?: number;
+  /**
+   * the icmp/icmpv6 type this field belongs to (nft's icmp dependency): it
+   * names the bytes after a match of that type (`icmp mtu` where `icmp
+   * sequence` has the same bytes), and nft leaves that type match out
+   */
+  dep?: number;
 }
 
 /** A protocol header nft names. */
@@ -47,6 +53,8 @@ const f = (name: string, offset: number, len: number, type: ValueType, mask?: st
   type,
   ...(mask !== undefined && { mask, shift: shift ?? 0 }),
 });
+/** A field of one icmp/icmpv6 type (`dep`). */
+const typed = (dep: number, name: string, offset: number, len: number): HeaderField => ({ ...f(name, offset, len, 'uint_be'), dep });
 const PORTS = [f('sport', 0, 2, 'port'), f('dport', 2, 2, 'port')];
 
 /** nft's headers by protocol name. */
@@ -140,8 +148,9 @@ export const HEADERS: Readonly<Record<string, Header>> = {
       f('checksum', 2, 2, 'uint_be'),
       f('id', 4, 2, 'uint_be'),
       f('sequence', 6, 2, 'uint_be'),
-      f('gateway', 4, 4, 'uint_be'),
-      f('mtu', 6, 2, 'uint_be'),
+      // ICMP_REDIRECT, ICMP_DEST_UNREACH
+      typed(5, 'gateway', 4, 4),
+      typed(3, 'mtu', 6, 2),
     ],
   },
   icmpv6: {
@@ -151,10 +160,11 @@ export const HEADERS: Readonly<Record<string, Header>> = {
       f('type', 0, 1, 'icmpv6_type'),
       f('code', 1, 1, 'icmpv6_code'),
       f('checksum', 2, 2, 'uint_be'),
-      f('mtu', 4, 4, 'uint_be'),
+      // ICMPV6_PKT_TOOBIG, ICMPV6_MGM_QUERY
+      typed(2, 'mtu', 4, 4),
       f('id', 4, 2, 'uint_be'),
       f('sequence', 6, 2, 'uint_be'),
-      f('max-delay', 4, 2, 'uint_be'),
+      typed(130, 'max-delay', 4, 2),
     ],
   },
   igmp: {
@@ -184,9 +194,11 @@ export const L4_HEADERS: ReadonlyMap<number, string> = new Map([
  * The field of header `proto` loaded at `offset`/`len` bytes of its base,
  * whole (`mask` undefined) or as a bit field with that mask.
  */
-export function headerField(proto: string, offset: number, len: number, mask?: string): HeaderField | undefined {
+export function headerField(proto: string, offset: number, len: number, mask?: string, icmpType?: number): HeaderField | undefined {
   const h = HEADERS[proto];
   if (!h) return undefined;
   const at = offset - (h.at ?? 0);
-  return h.fields.find((x) => x.offset === at && x.len === len && x.mask === mask);
+  const all = h.fields.filter((x) => x.offset === at && x.len === len && x.mask === mask);
+  // after a match of an icmp type, the field of that type (nft's icmp dependency)
+  return all.find((x) => x.dep !== undefined && x.dep === icmpType) ?? all[0];
 }

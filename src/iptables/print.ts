@@ -73,6 +73,20 @@ export type ValueType =
   | 'arp_op'
   | 'igmp_type';
 
+/** Value types the kernel holds in host byte order (`meta mark`, `iif`, `ct state`...). */
+export const HOST_ORDER_TYPES: ReadonlySet<ValueType> = new Set<ValueType>([
+  'mark',
+  'ifindex',
+  'ct_state',
+  'ct_status',
+  'iftype',
+  'tchandle',
+  'time_ms',
+  'addrtype',
+  'uint_he',
+  'boolean',
+]);
+
 /** A field a register was loaded from, as nft names it. */
 export interface Field {
   /** text of the left side: `ip saddr`, `meta mark`, `ct state`, `fib daddr type`, `@nh,96,32` */
@@ -87,6 +101,8 @@ export interface Field {
   l4?: string;
   /** an address field loaded only in part (nft's prefix match): the field's full length, bytes */
   fullLen?: number;
+  /** the icmp type match this field depends on (`icmp:3` for `icmp mtu`): nft leaves that match out */
+  dep?: string;
 }
 
 /** What a register holds, as far as printing is concerned. */
@@ -449,6 +465,8 @@ export function valueText(hex: string, type: ValueType, ifname?: (index: number)
       }
       break;
     case 'tcpflags':
+      // no flag: nft prints `0x0` (JSON 0)
+      if (b.length === 1 && b[0] === 0) return { text: '0x0', json: 0 };
       if (b.length === 1) {
         const f = tcpFlagNames(b[0]);
         return { text: f.join(','), json: f.length === 1 ? f[0] : f };
@@ -515,6 +533,7 @@ export function valueText(hex: string, type: ValueType, ifname?: (index: number)
       break;
     case 'ct_state':
     case 'ct_status':
+      if (b.length === 4 && b.readUInt32LE(0) === 0) return { text: '0x0', json: 0 };
       if (b.length === 4) {
         const f = bitNames(b.readUInt32LE(0), type === 'ct_state' ? CT_STATE_BITS : CT_STATUS_BITS);
         if (f?.length) return { text: f.join(','), json: f.length === 1 ? f[0] : f };

@@ -53,23 +53,26 @@ export interface NftRule {
 export const COMMENT_MAXLEN = 128;
 
 /**
- * User data TLVs holding a comment.
+ * User data TLVs holding a comment (a rule's, or with `type`
+ * NFTNL_UDATA_TABLE_COMMENT and `what` 'table', a table's).
  * @throws {UsageError} a comment over 127 bytes of UTF-8, or with a NUL
  */
-export function encodeComment(comment: string): Buffer {
+export function encodeComment(comment: string, type: number = C.NFTNL_UDATA_RULE_COMMENT, what = 'rule'): Buffer {
   const s = Buffer.from(comment + '\0', 'utf8');
-  if (comment.includes('\0')) throw new UsageError('rule comment must not contain a NUL byte');
-  if (s.length > COMMENT_MAXLEN) throw new UsageError(`rule comment is ${s.length - 1} bytes, at most ${COMMENT_MAXLEN - 1}`);
-  return Buffer.concat([Buffer.from([C.NFTNL_UDATA_RULE_COMMENT, s.length]), s]);
+  if (comment.includes('\0')) throw new UsageError(`${what} comment must not contain a NUL byte`);
+  if (s.length > COMMENT_MAXLEN) throw new UsageError(`${what} comment is ${s.length - 1} bytes, at most ${COMMENT_MAXLEN - 1}`);
+  return Buffer.concat([Buffer.from([type, s.length]), s]);
 }
 
-/** The comment in rule user data, or undefined (user data is opaque: malformed TLVs just mean no comment). */
-export function decodeComment(ud: Buffer): string | undefined {
+/**
+ * The comment in user data (a rule's, or with `type` NFTNL_UDATA_TABLE_COMMENT
+ * a table's), or undefined (user data is opaque: malformed TLVs just mean no comment).
+ */
+export function decodeComment(ud: Buffer, type: number = C.NFTNL_UDATA_RULE_COMMENT): string | undefined {
   for (let off = 0; off + 2 <= ud.length; ) {
-    const type = ud[off];
     const len = ud[off + 1];
     if (off + 2 + len > ud.length) return undefined;
-    if (type === C.NFTNL_UDATA_RULE_COMMENT) {
+    if (ud[off] === type) {
       const v = ud.subarray(off + 2, off + 2 + len);
       const nul = v.indexOf(0);
       return v.subarray(0, nul < 0 ? v.length : nul).toString('utf8');

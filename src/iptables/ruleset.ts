@@ -14,7 +14,8 @@ import { getGenId } from './gen.js';
 import { listTables } from './table.js';
 import { listChains } from './chain.js';
 import { listRules, type NftRule } from './rule.js';
-import { listSetElements, listSets } from './set.js';
+import { listSetElements, listSets, type NftSet } from './set.js';
+import { datatypeParts } from './print.js';
 import { listObjects } from './object.js';
 import type { NftFlowtable, NftRuleset } from './format.js';
 import { parseAttributes } from '../netlink/attributes.js';
@@ -24,8 +25,13 @@ import { u64num } from './data.js';
 import * as C from './constants.js';
 import type { Expr } from './expr/index.js';
 
-/** Keys whose values are device indexes: `meta iif` / `meta oif` loads and `fib ... oif`. */
-function usesIfindex(rules: readonly NftRule[]): boolean {
+/** The datatype id of nft's `iface_index` (a set key or value part printed as a device name). */
+const IFACE_INDEX_TYPE = 20;
+
+/** Keys whose values are device indexes: `meta iif` / `meta oif` loads, `fib ... oif`, sets of `iface_index` keys or values. */
+function usesIfindex(rules: readonly NftRule[], sets: readonly NftSet[]): boolean {
+  const ifindexType = (id: number | undefined): boolean => id !== undefined && datatypeParts(id).includes(IFACE_INDEX_TYPE);
+  if (sets.some((s) => ifindexType(s.keyType) || ifindexType(s.dataType))) return true;
   return rules.some((r) =>
     r.expr.some(
       (e: Expr) => (e.name === 'meta' && 'key' in e && (e.key === 'iif' || e.key === 'oif')) || (e.name === 'fib' && 'result' in e && e.result === 'oif'),
@@ -123,7 +129,7 @@ export async function listRuleset(conn: NetlinkConnection, options: { family?: s
     if (before === after) {
       const rs: NftRuleset & { genId: number } = { tables, objects, chains, sets, rules, genId: after };
       if (flowtables.length) rs.flowtables = flowtables;
-      if (usesIfindex(rules)) rs.ifnames = await deviceNames();
+      if (usesIfindex(rules, sets)) rs.ifnames = await deviceNames();
       return rs;
     }
   }

@@ -42,7 +42,9 @@ import { be32, checkU32, decodeData, name as nameAttr, nest, u64num, type NftDat
 import { attrsOffset, decodeNfGenMsg, encodeNfGenMsg, nftType, requireNetfilter } from './nfnetlink.js';
 import { familyName, familyNumber, objectTypeName } from './names.js';
 import { addressText, checkName, checkTimeoutMs } from './validate.js';
-import { datatypeName } from './print.js';
+import { datatypeLayout, datatypeName, HOST_ORDER_TYPES, type ValueType } from './print.js';
+import { decodeExpr } from './expr/registry.js';
+import type { Expr } from './expr/index.js';
 
 /** Set flag names by bit (enum nft_set_flags), as `nft -j` prints them. */
 export const SET_FLAG_NAMES: ReadonlyArray<[number, string]> = [
@@ -126,6 +128,10 @@ export interface NftSetElement {
   objref?: string;
   /** NFTA_SET_ELEM_KEY_END (intervals of concatenated keys, one element per interval): the last key, hex */
   keyEnd?: string;
+  /** NFTA_SET_ELEM_USERDATA's NFTNL_UDATA_SET_ELEM_COMMENT: the element's `comment "..."` */
+  comment?: string;
+  /** NFTA_SET_ELEM_EXPR / NFTA_SET_ELEM_EXPRESSIONS: the element's own expressions (its `counter`...) */
+  exprs?: Expr[];
 }
 
 /** What to create: a named set of addresses (or any key). */
@@ -366,6 +372,11 @@ export function decodeElements(msg: NetlinkMessage): NftSetElements {
     if (exp !== undefined) el.expiresMs = exp;
     if (flags !== undefined) el.flags = flags;
     if (dataAttr) el.data = decodeData(dataAttr);
+    const comment = userdataString(e.bin(C.NFTA_SET_ELEM_USERDATA)?.toString('hex'), C.NFTNL_UDATA_SET_ELEM_COMMENT);
+    if (comment !== undefined) el.comment = comment;
+    const one = e.get(C.NFTA_SET_ELEM_EXPR);
+    const exprs = [...(one ? [one] : []), ...(e.nested(C.NFTA_SET_ELEM_EXPRESSIONS)?.all(C.NFTA_LIST_ELEM) ?? [])].map((x) => decodeExpr(x) as Expr);
+    if (exprs.length) el.exprs = exprs;
     elements.push(el);
   }
   return { family: familyName(g.family), table, set, elements };
@@ -418,6 +429,18 @@ export interface NftSetItem {
   data?: NftData;
   /** NFTA_SET_ELEM_OBJREF (object maps) of the (start) element */
   objref?: string;
+  /** the (start) element's comment */
+  comment?: string;
+  /** the (start) element's expressions */
+  exprs?: Expr[];
+}
+
+/** The NUL-terminated string of user data TLV `type` (a comment), or undefined when absent. */
+export function userdataString(hex: string | undefined, type: number): string | undefined {
+  const v = userdataTlvs(hex).get(type);
+  if (!v) return undefined;
+  const nul = v.indexOf(0);
+  return v.subarray(0, nul < 0 ? v.length : nul).toString('utf8');
 }
 
 /** libnftnl user data TLVs of NFTA_SET_USERDATA (type byte, length byte, value), by type. */
@@ -470,6 +493,25 @@ function keyNumber(hex: string, order: 'big' | 'host'): bigint {
   return BigInt(`0x${b.toString('hex')}`);
 }
 
+/**
+ * A concatenated key's sort value: nft orders them part by part, each part
+ * as a number in its own byte order (host order for `mark`, `iface_index`...).
+ * Parts are padded to 4 bytes, so the parts' numbers one after the other
+ * compare as the tuple does.
+ */
+function concatKeyNumber(hex: string, layout: ReadonlyArray<{ type: ValueType; len: number }>): bigint {
+  let at = 0;
+  let out = '';
+  for (const p of layout) {
+    const n = Math.ceil(p.len / 4) * 4;
+    const part = Buffer.from(hex.slice(at * 2, (at + n) * 2), 'hex');
+    if (HOST_ORDER_TYPES.has(p.type) && endianness() === 'LE') part.subarray(0, p.len).reverse();
+    out += part.toString('hex');
+    at += n;
+  }
+  return out ? BigInt(`0x${out}`) : 0n;
+}
+
 function hexOf(v: bigint, bytes: number): string {
   return v.toString(16).padStart(bytes * 2, '0');
 }
@@ -480,6 +522,8 @@ function itemOf(el: NftSetElement): NftSetItem {
   if (el.expiresMs !== undefined) it.expiresMs = el.expiresMs;
   if (el.data !== undefined) it.data = el.data;
   if (el.objref !== undefined) it.objref = el.objref;
+  if (el.comment !== undefined) it.comment = el.comment;
+  if (el.exprs !== undefined) it.exprs = el.exprs;
   return it;
 }
 
@@ -498,13 +542,15 @@ function itemOf(el: NftSetElement): NftSetItem {
  * elements without a start are dropped. Intervals of concatenated keys come
  * as one element each with NFTA_SET_ELEM_KEY_END: `key`..`keyEnd`, raw.
  */
-export function setItems(set: Pick<NftSet, 'flags' | 'type' | 'userdata'>, elements: readonly NftSetElement[]): NftSetItem[] {
+export function setItems(set: Pick<NftSet, 'flags' | 'type' | 'userdata' | 'keyType'>, elements: readonly NftSetElement[]): NftSetItem[] {
   const catchall = elements.filter((e) => ((e.flags ?? 0) & C.NFT_SET_ELEM_CATCHALL) !== 0);
   const rest = elements.filter((e) => ((e.flags ?? 0) & C.NFT_SET_ELEM_CATCHALL) === 0);
   const order = setKeyByteOrder(set);
   const isEnd = (e: NftSetElement): boolean => ((e.flags ?? 0) & C.NFT_SET_ELEM_INTERVAL_END) !== 0;
+  const layout = set.keyType !== undefined ? datatypeLayout(set.keyType) : undefined;
+  const concat = layout !== undefined && layout.length > 1 && !set.flags.includes('interval') ? layout : undefined;
   const sorted = rest
-    .map((e) => ({ e, v: keyNumber(e.key, order) }))
+    .map((e) => ({ e, v: concat ? concatKeyNumber(e.key, concat) : keyNumber(e.key, order) }))
     .sort((a, b) => (a.v < b.v ? -1 : a.v > b.v ? 1 : Number(isEnd(b.e)) - Number(isEnd(a.e))));
   const out: NftSetItem[] = [];
   if (!set.flags.includes('interval')) {

@@ -18,13 +18,14 @@
  */
 import type { NetlinkConnection } from '../netlink/connection.js';
 import type { NetlinkMessage } from '../netlink/message.js';
-import { parseAttributes } from '../netlink/attributes.js';
+import { bin, parseAttributes } from '../netlink/attributes.js';
 import { NetlinkDecodeError } from '../netlink/errors.js';
 import * as C from './constants.js';
 import { be32, name as nameAttr, u64num } from './data.js';
 import { attrsOffset, decodeNfGenMsg, encodeNfGenMsg, nftType, requireNetfilter } from './nfnetlink.js';
 import { familyName, familyNumber } from './names.js';
 import { checkName } from './validate.js';
+import { decodeComment, encodeComment } from './rule.js';
 
 /** A table, as `nft -j` names its fields. */
 export interface NftTable {
@@ -42,6 +43,8 @@ export interface NftTable {
   owner?: number;
   /** NFTA_TABLE_USERDATA, hex */
   userdata?: string;
+  /** the comment in NFTA_TABLE_USERDATA (NFTNL_UDATA_TABLE_COMMENT), as `nft list table` prints it */
+  comment?: string;
 }
 
 /** Identifies a table. */
@@ -53,11 +56,14 @@ export interface TableRef {
 }
 
 /**
- * Payload of NFT_MSG_NEWTABLE: nfgenmsg, NAME, FLAGS.
- * @throws {UsageError} a bad family or name
+ * Payload of NFT_MSG_NEWTABLE: nfgenmsg, NAME, FLAGS, [USERDATA with the
+ * comment as NFTNL_UDATA_TABLE_COMMENT, as nft sends `table ip t { comment "..." }`].
+ * @throws {UsageError} a bad family or name, a comment over 127 bytes or with a NUL
  */
-export function encodeTable(t: TableRef & { flags?: number }): Buffer[] {
-  return [encodeNfGenMsg(familyNumber(t.family)), nameAttr(C.NFTA_TABLE_NAME, checkName(t.name, 'table')), be32(C.NFTA_TABLE_FLAGS, t.flags ?? 0)];
+export function encodeTable(t: TableRef & { flags?: number; comment?: string }): Buffer[] {
+  const out = [encodeNfGenMsg(familyNumber(t.family)), nameAttr(C.NFTA_TABLE_NAME, checkName(t.name, 'table')), be32(C.NFTA_TABLE_FLAGS, t.flags ?? 0)];
+  if (t.comment !== undefined) out.push(bin(C.NFTA_TABLE_USERDATA, encodeComment(t.comment, C.NFTNL_UDATA_TABLE_COMMENT, 'table')));
+  return out;
 }
 
 /**
@@ -87,7 +93,11 @@ export function decodeTable(msg: NetlinkMessage): NftTable {
   if (flags !== undefined) t.flags = flags;
   if (use !== undefined) t.use = use;
   if (owner !== undefined) t.owner = owner;
-  if (ud !== undefined) t.userdata = ud.toString('hex');
+  if (ud !== undefined) {
+    t.userdata = ud.toString('hex');
+    const comment = decodeComment(ud, C.NFTNL_UDATA_TABLE_COMMENT);
+    if (comment !== undefined) t.comment = comment;
+  }
   return t;
 }
 

@@ -144,15 +144,20 @@ interface Pending {
   ex: Exchange;
   /** replies go here instead of into result.replies (dumpEach) */
   sink?: (m: NetlinkMessage) => void;
-  /** replies go here, in place, instead (dumpEachInPlace): type, buffer, payload start and end */
+  /** replies go here, in place, instead (dumpEach in place): type, buffer, payload start and end */
   raw?: InPlaceSink;
 }
 
-/** A dumpEachInPlace receiver, after the connection's wrapping (attempt bound). */
+/** An in-place dumpEach receiver, after the connection's wrapping (attempt bound). */
 type InPlaceSink = (type: number, buf: Buffer, start: number, end: number) => void;
 
+/** Options of a dump: `timeoutMs` for the whole dump (default the connection's, at least 30 s). */
+export interface DumpOptions {
+  timeoutMs?: number;
+}
+
 /**
- * The receiver of {@link NetlinkConnection.dumpEachInPlace}: one reply
+ * The receiver of an in-place {@link NetlinkConnection.dumpEach}: one reply
  * message, as its type and its payload `buf[start, end)`; `base` is the
  * absolute offset of `buf[0]` for error offsets (0: `buf` is the datagram).
  * `buf` is lent for the call only: it is the socket's read buffer, which the
@@ -295,21 +300,17 @@ export class NetlinkConnection {
   }
 
   /**
-   * Dump (NLM_F_REQUEST | NLM_F_DUMP added): every reply until NLMSG_DONE.
-   * Retried when the kernel flags it NLM_F_DUMP_INTR; yields only a consistent dump.
+   * A dump (NLM_F_REQUEST | NLM_F_DUMP added): every reply until NLMSG_DONE,
+   * collected ({@link NetlinkConnection.dumpEach} into an array). Retried
+   * when the kernel flags it NLM_F_DUMP_INTR: only a consistent dump is
+   * returned. Dumps on one connection run one after the other: the kernel
+   * runs one dump per socket at a time and refuses a second with EBUSY
+   * (netlink_dump_start).
    * @throws {NetlinkError} NLMSG_ERROR or an errno in NLMSG_DONE
    * @throws {DumpInterruptedError} still interrupted after the retries
+   * @throws {NetlinkTimeoutError} the dump did not end in time
    */
-  async *dump(msg: RequestInit, options: { timeoutMs?: number } = {}): AsyncIterable<NetlinkMessage> {
-    yield* await this.dumpAll(msg, options);
-  }
-
-  /**
-   * {@link NetlinkConnection.dump}, collected into an array. Same errors.
-   * Dumps on one connection run one after the other: the kernel runs one dump
-   * per socket at a time and refuses a second with EBUSY (netlink_dump_start).
-   */
-  dumpAll(msg: RequestInit, options: { timeoutMs?: number } = {}): Promise<NetlinkMessage[]> {
+  dumpAll(msg: RequestInit, options: DumpOptions = {}): Promise<NetlinkMessage[]> {
     return this.queueDump(msg, options, undefined);
   }
 
@@ -318,6 +319,14 @@ export class NetlinkConnection {
    * instead of being collected: a large dump (tens of thousands of classes)
    * is then decoded while it is read, and its messages need not all be held
    * at once. Each message's `payload` is a view of the received datagram.
+   *
+   * **In place** (`{ inPlace: true }`, `each` an {@link InPlaceEach}): `each`
+   * gets each reply's type and payload where it lies in the received
+   * datagram, lent for the call only. For decoders that take a buffer and
+   * offsets and keep nothing of the bytes (tc's class listing): a
+   * 30,000-class dump then makes no `NetlinkMessage` and no Buffer view per
+   * class, and no copy of each datagram. Control messages (the ack,
+   * NLMSG_DONE, errors) are handled the same way in both modes.
    *
    * `attempt` starts at 1 and grows when the kernel flagged the previous run
    * NLM_F_DUMP_INTR and the dump is run again: whatever `each` kept from an
@@ -329,30 +338,20 @@ export class NetlinkConnection {
    * @throws {DumpInterruptedError} still interrupted after the retries
    * @throws {NetlinkTimeoutError} the dump did not end in time
    */
-  async dumpEach(msg: RequestInit, each: (m: NetlinkMessage, attempt: number) => void, options: { timeoutMs?: number } = {}): Promise<void> {
-    await this.queueDump(msg, options, each);
-  }
-
-  /**
-   * {@link NetlinkConnection.dumpEach} without a message object per reply:
-   * `each` gets each reply's type and payload in place, in the received
-   * datagram, which is lent for the call only (see {@link InPlaceEach}). For
-   * decoders that take a buffer and offsets and keep nothing of the bytes
-   * (tc's class listing): a 30,000-class dump then makes no `NetlinkMessage`
-   * and no Buffer view per class, and no copy of each datagram. Control
-   * messages (the ack, NLMSG_DONE, errors) are handled as for dumpEach.
-   * Same queueing, retries (`attempt`) and errors as dumpEach.
-   * @throws {NetlinkError} NLMSG_ERROR or an errno in NLMSG_DONE
-   * @throws {DumpInterruptedError} still interrupted after the retries
-   * @throws {NetlinkTimeoutError} the dump did not end in time
-   */
-  async dumpEachInPlace(msg: RequestInit, each: InPlaceEach, options: { timeoutMs?: number } = {}): Promise<void> {
-    await this.queueDump(msg, options, undefined, each);
+  dumpEach(msg: RequestInit, each: (m: NetlinkMessage, attempt: number) => void, options?: DumpOptions & { inPlace?: false }): Promise<void>;
+  dumpEach(msg: RequestInit, each: InPlaceEach, options: DumpOptions & { inPlace: true }): Promise<void>;
+  async dumpEach(
+    msg: RequestInit,
+    each: ((m: NetlinkMessage, attempt: number) => void) | InPlaceEach,
+    options: DumpOptions & { inPlace?: boolean } = {},
+  ): Promise<void> {
+    if (options.inPlace === true) await this.queueDump(msg, options, undefined, each as InPlaceEach);
+    else await this.queueDump(msg, options, each as (m: NetlinkMessage, attempt: number) => void);
   }
 
   private queueDump(
     msg: RequestInit,
-    options: { timeoutMs?: number },
+    options: DumpOptions,
     each: ((m: NetlinkMessage, attempt: number) => void) | undefined,
     inPlace?: InPlaceEach,
   ): Promise<NetlinkMessage[]> {
@@ -365,7 +364,7 @@ export class NetlinkConnection {
 
   private async dumpNow(
     msg: RequestInit,
-    options: { timeoutMs?: number },
+    options: DumpOptions,
     each: ((m: NetlinkMessage, attempt: number) => void) | undefined,
     inPlace?: InPlaceEach,
   ): Promise<NetlinkMessage[]> {
@@ -661,7 +660,7 @@ export class NetlinkConnection {
   }
 
   /**
-   * A datagram whose first message answers a dumpEachInPlace: its replies go
+   * A datagram whose first message answers an in-place dumpEach: its replies go
    * to the in-place sink without a message object or a copy; anything else in
    * it (NLMSG_DONE, an error, another exchange's message) is handled as
    * receive() does, from a copy made only then. Headers are checked as

@@ -34,7 +34,7 @@ export interface DescribedMessage {
   /** decoded body, when a decoder is registered */
   body?: Record<string, unknown>;
   /** NLMSG_ERROR / NLMSG_DONE: errno (0 for an ack), code, extended ack */
-  error?: { errno: number; code?: string; request?: string; extack?: string; extack_offset?: number; missing_attribute?: number; capped?: boolean };
+  error?: { errno: number; code?: string; request?: string; extack?: string; extackOffset?: number; missingAttribute?: number; capped?: boolean };
   /** payload bytes in hex, when no decoder is registered */
   raw?: string;
   /** set when the body did not decode: the decoder's error (the rest of the message is still shown) */
@@ -119,8 +119,8 @@ export function describeMessage(protocol: number, m: NetlinkMessage): DescribedM
         ...(r.errno !== 0 && { code: errnoName(r.errno) }),
         request: messageTypeName(protocol, r.request.type),
         ...(r.extAckMessage !== undefined && { extack: r.extAckMessage }),
-        ...(r.extAckOffset !== undefined && { extack_offset: r.extAckOffset }),
-        ...(r.missingAttribute !== undefined && { missing_attribute: r.missingAttribute }),
+        ...(r.extAckOffset !== undefined && { extackOffset: r.extAckOffset }),
+        ...(r.missingAttribute !== undefined && { missingAttribute: r.missingAttribute }),
         ...(r.capped && { capped: true }),
       };
     } else if (m.type === NLMSG_DONE) {

@@ -234,8 +234,8 @@ export class NetlinkError extends SynplugError {
       code: this.code,
       ...(this.requestType !== undefined && { request: this.requestType }),
       ...(this.extAckMessage !== undefined && { extack: this.extAckMessage }),
-      ...(this.extAckOffset !== undefined && { extack_offset: this.extAckOffset }),
-      ...(this.missingAttribute !== undefined && { missing_attribute: this.missingAttribute }),
+      ...(this.extAckOffset !== undefined && { extackOffset: this.extAckOffset }),
+      ...(this.missingAttribute !== undefined && { missingAttribute: this.missingAttribute }),
       ...(this.explanation !== undefined && { explanation: this.explanation }),
     };
   }

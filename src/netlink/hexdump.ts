@@ -46,27 +46,77 @@ interface Line {
   text: string;
   /** 1-based line number */
   no: number;
-  /** character offset of the line's start in the whole text */
+  /** byte offset of the line's start in the whole dump */
   at: number;
 }
 
-const HEX_TOKEN = /^(?:0x)?((?:[0-9a-fA-F]{2})+)$/;
-const COLON_OFFSET = /^\s*(?:0x)?([0-9a-fA-F]+):(?=\s|$)/;
-const HEXDUMP_C = /^\s*([0-9a-fA-F]{4,})\s{1,}((?:[0-9a-fA-F]{2}\s+)*[0-9a-fA-F]{2})\s+\|.*\|\s*$/;
-const LONE_OFFSET = /^\s*([0-9a-fA-F]{6,})\s*$/;
+// Every pattern is bounded or linear: a line of megabytes (one datagram as
+// one line of hex) is scanned without backtracking through it.
+const COLON_OFFSET = /^\s*(?:0x)?([0-9a-fA-F]{1,16}):(?=\s|$)/;
+const HEXDUMP_C = /^\s*([0-9a-fA-F]{4,16})\s+((?:[0-9a-fA-F]{2}\s+){0,15}[0-9a-fA-F]{2})\s+\|.*\|\s*$/;
+/** hexdump -C lines are short: longer ones are not tried against {@link HEXDUMP_C}. */
+const HEXDUMP_C_MAX = 120;
+const LONE_OFFSET = /^\s*([0-9a-fA-F]{6,16})\s*$/;
 /** A full line of `xxd -p` (30 bytes as 60 hex digits, nothing else): the datagram continues on the next line. */
 const XXD_P_FULL_LINE = /^\s*[0-9a-fA-F]{60}\s*$/;
 
-/** The lines of the text, one at a time (a large dump is never held as an array of lines). */
-function* splitLines(text: string): Generator<Line, void, undefined> {
-  let at = 0;
-  for (let no = 1; at <= text.length; no++) {
-    let end = text.indexOf('\n', at);
-    if (end < 0) end = text.length;
-    const raw = text.slice(at, end);
-    yield { text: raw.endsWith('\r') ? raw.slice(0, -1) : raw, no, at };
-    at = end + 1;
+/** Whether the string is hex digit pairs and nothing else (a loop, not a pattern: tokens can be megabytes long). */
+function isHexPairs(d: string): boolean {
+  if (d.length === 0 || d.length % 2 !== 0) return false;
+  for (let i = 0; i < d.length; i++) {
+    const c = d.charCodeAt(i) | 0x20; // A-F as a-f
+    if (!((c >= 0x30 && c <= 0x39) || (c >= 0x61 && c <= 0x66))) return false;
   }
+  return true;
+}
+
+/**
+ * The hex digits of one token of digit pairs (an optional `0x` first).
+ * @returns the digits, or undefined when the token is not such a run
+ */
+function hexToken(tok: string): string | undefined {
+  const digits = tok.startsWith('0x') || tok.startsWith('0X') ? tok.slice(2) : tok;
+  return isHexPairs(digits) ? digits : undefined;
+}
+
+/**
+ * A dump read in pieces, for one too large to hold twice: `chunks()` reads
+ * it from its start each time it is called (the dump is read in two
+ * passes). A chunk may be reused by the reader once the next is asked for.
+ */
+export interface HexDumpChunks {
+  /** the dump's length, bytes (sizes the buffer its datagrams are read into) */
+  readonly size: number;
+  /** the dump's bytes, in order, from the start */
+  chunks(): Iterable<Buffer>;
+}
+
+/**
+ * The lines of the dump, one at a time, each decoded from the bytes only
+ * when reached: the dump is never held as one string, nor as an array of
+ * lines, and when read in pieces, never whole.
+ */
+function* splitLines(chunks: Iterable<Buffer>): Generator<Line, void, undefined> {
+  const line = (b: Buffer, no: number, at: number): Line => {
+    const raw = b.toString('utf8');
+    return { text: raw.endsWith('\r') ? raw.slice(0, -1) : raw, no, at };
+  };
+  let pending: Buffer[] = []; // the start of a line that runs past its chunk (copied: the chunk may be reused)
+  let at = 0;
+  let no = 1;
+  for (const chunk of chunks) {
+    let from = 0;
+    for (let nl = chunk.indexOf(10); nl >= 0; nl = chunk.indexOf(10, from)) {
+      const piece = chunk.subarray(from, nl);
+      const b = pending.length > 0 ? Buffer.concat([...pending, piece]) : piece;
+      pending = [];
+      yield line(b, no++, at);
+      at += b.length + 1;
+      from = nl + 1;
+    }
+    if (from < chunk.length) pending.push(Buffer.from(chunk.subarray(from)));
+  }
+  yield line(Buffer.concat(pending), no, at); // the last line (empty after a final newline)
 }
 
 /**
@@ -85,18 +135,31 @@ class Arena {
   get length(): number {
     return this.end - this.start;
   }
+  /** Room for n more bytes: a repeat that ran past the estimate moves the datagram to a larger buffer (views already handed out keep the old one). */
+  private reserve(n: number): void {
+    if (this.end + n <= this.buf.length) return;
+    const next = Buffer.allocUnsafe(Math.max(this.buf.length, (this.length + n) * 2));
+    this.buf.copy(next, 0, this.start, this.end);
+    this.buf = next;
+    this.end -= this.start;
+    this.start = 0;
+  }
   /** Append bytes to the datagram being read. */
   push(b: Buffer): void {
-    if (this.end + b.length > this.buf.length) {
-      // a repeat ran past the estimate: the datagram moves to a larger buffer (views already handed out keep the old one)
-      const next = Buffer.allocUnsafe(Math.max(this.buf.length, (this.length + b.length) * 2));
-      this.buf.copy(next, 0, this.start, this.end);
-      this.buf = next;
-      this.end -= this.start;
-      this.start = 0;
-    }
+    this.reserve(b.length);
     b.copy(this.buf, this.end);
     this.end += b.length;
+  }
+  /** Append the bytes that runs of hex digit pairs spell, decoded straight into the buffer (no copy per line). */
+  pushHex(runs: readonly string[]): number {
+    let n = 0;
+    for (const d of runs) {
+      this.reserve(d.length / 2);
+      const w = this.buf.write(d, this.end, 'hex');
+      this.end += w;
+      n += w;
+    }
+    return n;
   }
   /** End the datagram being read: its bytes (a view), or undefined when it has none. */
   take(): Buffer | undefined {
@@ -112,18 +175,19 @@ function isComment(s: string): boolean {
 }
 
 /**
- * Decode the hex tokens of a piece of a line.
- * @returns the bytes, or undefined when some token is not hex
+ * The hex digits of the tokens of a piece of a line (separated by
+ * whitespace or commas).
+ * @returns one run of digits per token, or undefined when some token is not hex
  */
-function hexTokens(s: string): Buffer | undefined {
-  const parts: Buffer[] = [];
+function hexTokens(s: string): string[] | undefined {
+  const runs: string[] = [];
   for (const tok of s.split(/[\s,]+/)) {
     if (tok === '') continue;
-    const m = HEX_TOKEN.exec(tok);
-    if (!m) return undefined;
-    parts.push(Buffer.from(m[1], 'hex'));
+    const d = hexToken(tok);
+    if (d === undefined) return undefined;
+    runs.push(d);
   }
-  return Buffer.concat(parts);
+  return runs;
 }
 
 /**
@@ -150,7 +214,7 @@ function offsetLineBytes(body: string, line: Line, bodyAt: number): Buffer {
       }
       break; // ASCII column
     }
-    bytes = Buffer.concat([bytes, b]);
+    bytes = Buffer.concat([bytes, Buffer.from(b.join(''), 'hex')]);
   }
   return bytes;
 }
@@ -158,14 +222,15 @@ function offsetLineBytes(body: string, line: Line, bodyAt: number): Buffer {
 /**
  * Parse a hex dump into datagrams (see the module documentation for the
  * accepted forms).
- * @param text the dump
+ * @param text the dump: text, its bytes (UTF-8), or a reader of its bytes in pieces
  * All or nothing; {@link hexDumpDatagrams} yields the datagrams before a bad line.
  * @returns one Buffer per datagram, in order; empty when the text holds no data
  * @throws {NetlinkDecodeError} a token that is not hex, an odd number of hex
  *   digits, or an offset that does not follow the bytes before it; `offset`
- *   is the character offset in `text`, and the message names the line
+ *   is the byte offset of the bad line's start in the dump plus the column
+ *   of the bad token in that line, and the message names the line
  */
-export function parseHexDump(text: string): Buffer[] {
+export function parseHexDump(text: string | Buffer | HexDumpChunks): Buffer[] {
   return [...hexDumpDatagrams(text)];
 }
 
@@ -177,9 +242,11 @@ export function parseHexDump(text: string): Buffer[] {
  * datagram still being read there is dropped: its end is unknown).
  * @throws {NetlinkDecodeError} as {@link parseHexDump}
  */
-export function* hexDumpDatagrams(text: string): Generator<Buffer, void, undefined> {
+export function* hexDumpDatagrams(dump: string | Buffer | HexDumpChunks): Generator<Buffer, void, undefined> {
+  const whole = typeof dump === 'string' ? Buffer.from(dump, 'utf8') : Buffer.isBuffer(dump) ? dump : undefined;
+  const src: HexDumpChunks = whole ? { size: whole.length, chunks: () => [whole] } : (dump as HexDumpChunks);
   const lines = function* (): Generator<Line, void, undefined> {
-    for (const l of splitLines(text)) if (!isComment(l.text)) yield l;
+    for (const l of splitLines(src.chunks())) if (!isComment(l.text)) yield l;
   };
   // Block mode: a blank line sits between two data lines.
   let seenData = false;
@@ -198,7 +265,7 @@ export function* hexDumpDatagrams(text: string): Generator<Buffer, void, undefin
   }
 
   const out: Buffer[] = [];
-  const cur = new Arena(Math.ceil(text.length / 2));
+  const cur = new Arena(Math.ceil(src.size / 2));
   let curLen = 0;
   let curIsOffset = false;
   let lastLine: Buffer | undefined; // bytes of the last offset line, for `*`
@@ -241,7 +308,7 @@ export function* hexDumpDatagrams(text: string): Generator<Buffer, void, undefin
     let offset: number | undefined;
     let bytes: Buffer;
     const colon = COLON_OFFSET.exec(s);
-    const hd = colon ? null : HEXDUMP_C.exec(s);
+    const hd = colon || s.length > HEXDUMP_C_MAX ? null : HEXDUMP_C.exec(s);
     if (colon) {
       offset = parseInt(colon[1], 16);
       if (offset === 0) flush(); // a new datagram: the one before is complete, even if this line turns out bad
@@ -250,7 +317,7 @@ export function* hexDumpDatagrams(text: string): Generator<Buffer, void, undefin
     } else if (hd) {
       offset = parseInt(hd[1], 16);
       if (offset === 0) flush();
-      bytes = hexTokens(hd[2]) ?? Buffer.alloc(0);
+      bytes = Buffer.from((hexTokens(hd[2]) ?? []).join(''), 'hex');
     } else if (curIsOffset && LONE_OFFSET.test(s)) {
       // hexdump's closing line: the total length. Check it, add nothing.
       const total = parseInt(s.trim(), 16);
@@ -262,13 +329,13 @@ export function* hexDumpDatagrams(text: string): Generator<Buffer, void, undefin
     } else {
       const b = hexTokens(s);
       if (b === undefined) {
-        const bad = s.split(/[\s,]+/).find((t) => t !== '' && !HEX_TOKEN.test(t)) ?? s.trim();
+        const bad = s.split(/[\s,]+/).find((t) => t !== '' && hexToken(t) === undefined) ?? s.trim();
         const col = Math.max(0, s.indexOf(bad));
         throw new NetlinkDecodeError(`hex dump line ${l.no}: ${JSON.stringify(bad.slice(0, 40))} is not a run of hex byte pairs`, l.at + col);
       }
       if (curIsOffset) flush();
       if (!blockMode && !continues) flush();
-      add(b);
+      curLen += cur.pushHex(b);
       continues = XXD_P_FULL_LINE.test(s);
       if (!blockMode && !continues) flush();
       return;

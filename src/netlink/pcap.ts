@@ -30,10 +30,10 @@
  *
  * @module
  */
-import { readFileSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readFileSync, readSync } from 'node:fs';
 import { NetlinkDecodeError, UsageError } from './errors.js';
 import { NLM_F_REQUEST } from './message.js';
-import { hexDumpDatagrams } from './hexdump.js';
+import { type HexDumpChunks, hexDumpDatagrams } from './hexdump.js';
 
 /** LINKTYPE_NETLINK, the pcap link type of `nlmon` captures. */
 export const LINKTYPE_NETLINK = 253;
@@ -115,39 +115,93 @@ export function parseCapture(buf: Buffer, options: ReadCaptureOptions = {}): Cap
  *   datagrams before the bad bytes have been yielded
  */
 export function captureDatagrams(source: string | Buffer, options: ReadCaptureOptions = {}): Generator<CapturedDatagram, void, undefined> {
-  let buf: Buffer;
-  if (typeof source === 'string') {
+  if (typeof source !== 'string') return captureBytesDatagrams(source, options);
+  const fail = (e: unknown): never => {
+    throw new UsageError(`cannot read capture file '${source}': ${(e as { code?: string }).code ?? String(e)}`);
+  };
+  let head: Buffer;
+  let size: number;
+  try {
+    const fd = openSync(source, 'r');
     try {
-      buf = readFileSync(source);
-    } catch (e) {
-      const code = (e as { code?: string }).code ?? String(e);
-      throw new UsageError(`cannot read capture file '${source}': ${code}`);
+      size = fstatSync(fd).size;
+      head = Buffer.alloc(Math.min(size, SNIFF_BYTES));
+      head = head.subarray(0, readSync(fd, head, 0, head.length, 0));
+    } finally {
+      closeSync(fd);
     }
-  } else {
-    buf = source;
+  } catch (e) {
+    return fail(e);
+  }
+  // A hex dump is parsed from the file in pieces (it can be tens of megabytes, and its datagrams are read
+  // into a buffer of their own); the binary formats and capture.json are read whole.
+  if (size > head.length && captureFormat(head) === 'hex') {
+    const chunks = function* (): Generator<Buffer, void, undefined> {
+      let fd: number;
+      try {
+        fd = openSync(source, 'r');
+      } catch (e) {
+        return fail(e);
+      }
+      try {
+        const buf = Buffer.allocUnsafe(CHUNK_BYTES);
+        for (let n = readSync(fd, buf); n > 0; n = readSync(fd, buf)) yield buf.subarray(0, n);
+      } finally {
+        closeSync(fd);
+      }
+    };
+    return hexCaptureDatagrams({ size, chunks }, options.protocol ?? 0);
+  }
+  let buf: Buffer;
+  try {
+    buf = readFileSync(source);
+  } catch (e) {
+    return fail(e);
   }
   return captureBytesDatagrams(buf, options);
 }
 
+/** How much of a capture file tells its format; a hex dump is read in pieces of CHUNK_BYTES. */
+const SNIFF_BYTES = 64 * 1024;
+const CHUNK_BYTES = 1024 * 1024;
+
 /**
- * The generator for the capture's format. Not a generator itself: a text
- * capture's generator holds only the text, so the bytes it was decoded from
- * can be let go (a large hex dump is not held twice). Bytes that are no
+ * The format of a capture, from its first bytes (the whole capture, or
+ * its first {@link SNIFF_BYTES}): `undefined` when those bytes decide
+ * nothing (only whitespace so far).
+ */
+function captureFormat(buf: Buffer): 'pcap' | 'pcapng' | 'binary' | 'json' | 'hex' | undefined {
+  if (buf.length >= 4) {
+    const le = buf.readUInt32LE(0);
+    const be = buf.readUInt32BE(0);
+    if (le === PCAP_MAGIC_US || le === PCAP_MAGIC_NS || be === PCAP_MAGIC_US || be === PCAP_MAGIC_NS) return 'pcap';
+    if (le === PCAPNG_SHB) return 'pcapng';
+  }
+  if (looksBinary(buf)) return 'binary';
+  const first = buf.find((c) => c !== 0x20 && (c < 0x09 || c > 0x0d));
+  if (first === undefined) return undefined;
+  return first === 0x7b || first === 0x5b ? 'json' : 'hex'; // '{' or '['
+}
+
+/**
+ * The generator for the capture's format. Not a generator itself, so the
+ * format is chosen at once; a hex dump is parsed line by line from its
+ * bytes (never held twice, as bytes and as a string). Bytes that are no
  * capture still throw only when iterated.
  */
 function captureBytesDatagrams(buf: Buffer, options: ReadCaptureOptions): Generator<CapturedDatagram, void, undefined> {
-  if (buf.length >= 4) {
-    const magic = buf.readUInt32LE(0);
-    if (magic === PCAP_MAGIC_US || magic === PCAP_MAGIC_NS || buf.readUInt32BE(0) === PCAP_MAGIC_US || buf.readUInt32BE(0) === PCAP_MAGIC_NS) {
+  switch (captureFormat(buf)) {
+    case 'pcap':
       return pcapDatagrams(buf);
-    }
-    if (magic === PCAPNG_SHB) return pcapngDatagrams(buf);
+    case 'pcapng':
+      return pcapngDatagrams(buf);
+    case 'binary':
+      return notACapture();
+    case 'json':
+      return captureJsonDatagrams(buf.toString('utf8'));
+    default:
+      return hexCaptureDatagrams(buf, options.protocol ?? 0);
   }
-  if (looksBinary(buf)) return notACapture();
-  const text = buf.toString('utf8');
-  const first = /\S/.exec(text)?.[0];
-  if (first === '{' || first === '[') return captureJsonDatagrams(text);
-  return hexCaptureDatagrams(text, options.protocol ?? 0);
 }
 
 // biome-ignore lint/correctness/useYield: throws when iterated, as the other formats' generators do at their bad bytes
@@ -155,8 +209,9 @@ function* notACapture(): Generator<CapturedDatagram, void, undefined> {
   throw new NetlinkDecodeError('not a capture: neither pcap, pcapng, capture.json nor a hex dump', 0);
 }
 
-function* hexCaptureDatagrams(text: string, protocol: number): Generator<CapturedDatagram, void, undefined> {
-  for (const bytes of hexDumpDatagrams(text)) yield { protocol, direction: datagramDirection(bytes), bytes };
+/** A hex dump's datagrams, parsed from the bytes it was read as (a large dump is never also held as a string). */
+function* hexCaptureDatagrams(dump: Buffer | HexDumpChunks, protocol: number): Generator<CapturedDatagram, void, undefined> {
+  for (const bytes of hexDumpDatagrams(dump)) yield { protocol, direction: datagramDirection(bytes), bytes };
 }
 
 function looksBinary(buf: Buffer): boolean {

@@ -81,23 +81,17 @@ export async function eachClass(conn: TcConnection, options: ListOptions & { par
   let n = 0;
   const req = { type: RTM_GETTCLASS, payload: [encodeTcmsg({ ifindex, parent })] };
   try {
-    const inPlace = (conn as Partial<Pick<NetlinkConnection, 'dumpEachInPlace'>>).dumpEachInPlace;
-    if (typeof inPlace === 'function') {
-      // a NetlinkConnection: each class decoded where it lies in the datagram (no message object, no copy)
-      await inPlace.call(conn, req, (type, buf, start, end, base, attempt) => {
+    // each class decoded where it lies in the datagram (no message object, no copy)
+    await conn.dumpEach(
+      req,
+      (type, buf, start, end, base, attempt) => {
         if (type === RTM_NEWTCLASS) {
           n++;
           each(decodeClassAt(buf, start, end, base, opts), attempt);
         }
-      });
-    } else {
-      await conn.dumpEach(req, (m, attempt) => {
-        if (m.type === RTM_NEWTCLASS) {
-          n++;
-          each(decodeClass(m, opts), attempt);
-        }
-      });
-    }
+      },
+      { inPlace: true },
+    );
   } catch (e) {
     throw explainList(e, 'classes', options, ifindex);
   }

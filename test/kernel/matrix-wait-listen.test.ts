@@ -41,7 +41,7 @@ function killPid(pid: number | undefined): void {
 interface ProtectJson {
   exitCode: number;
   maxHoldReached: boolean;
-  heldMs: number;
+  report: { holdMs: number };
   newListener: { address: string; port: number; inode: number; handedOver?: boolean; oldClosed?: number } | null;
 }
 
@@ -88,7 +88,7 @@ test.serial('HAProxy -W, reloaded with USR2 (the socket is kept): --wait-listen 
   t.regex(await pong(port, 'HAProxy before the reload'), /pong/);
   const j = await protectJson(['--max-hold', '60s', '--wait-listen', `${ADDR}:${port}`, '--', 'kill', '-USR2', String(master)]);
   t.is(j.exitCode, 0);
-  t.false(j.maxHoldReached, `released by the reload, not by the max-hold (held ${j.heldMs} ms)`);
+  t.false(j.maxHoldReached, `released by the reload, not by the max-hold (held ${j.report.holdMs} ms)`);
   t.truthy(j.newListener, 'the wait ended on a listener');
   t.true(j.newListener!.handedOver, 'the kept socket, taken over by a new process');
   t.is(j.newListener!.port, port);
@@ -125,7 +125,7 @@ test.serial('nginx -s reload with reuseport and 2 workers (sockets kept): --wait
   t.regex(await pong(port, 'nginx before the reload'), /pong/);
   const j = await protectJson(['--max-hold', '60s', '--wait-listen', `${ADDR}:${port}`, '--', NGINX, '-p', dir, '-c', conf, '-s', 'reload']);
   t.is(j.exitCode, 0);
-  t.false(j.maxHoldReached, `released by the reload, not by the max-hold (held ${j.heldMs} ms)`);
+  t.false(j.maxHoldReached, `released by the reload, not by the max-hold (held ${j.report.holdMs} ms)`);
   t.true(j.newListener?.handedOver, 'a kept socket, taken over by a new worker');
   t.regex(await pong(port, 'nginx after the reload'), /pong/);
 });
@@ -173,7 +173,7 @@ test.serial(
     const j = await protectJson(['--max-hold', '60s', '--wait-listen', `${ADDR}:${port}`, '--', NGINX, '-p', dir, '-c', conf, '-s', 'reload']);
     const after = await listenInodes(port);
     t.is(j.exitCode, 0);
-    t.false(j.maxHoldReached, `released by the reload, not by the max-hold (held ${j.heldMs} ms)`);
+    t.false(j.maxHoldReached, `released by the reload, not by the max-hold (held ${j.report.holdMs} ms)`);
     t.true(j.newListener?.handedOver, 'kept sockets, taken over by the new workers');
     t.is(after.length, 2, `oracle (ss): the third socket is gone once protect has released (${after.join(', ')})`);
     t.true(

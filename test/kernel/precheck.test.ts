@@ -62,7 +62,7 @@ test.serial('a failing --check (haproxy -c on a broken config): exit 10, its out
   t.regex(r.stderr, /--check command exited \d+ .*nothing was held and the reload command was not run/);
   const body = JSON.parse(r.stdout.trim().split('\n').pop()!);
   t.is(body.category, 'check-failed');
-  t.is(body.exit_code, 10);
+  t.is(body.exitCode, 10);
   t.false(existsSync(marker), 'the reload command was not run');
   t.deepEqual(await activeElements(), [], 'marking was never armed');
   t.not(readPlugJson()?.state, 'buffering');
@@ -87,7 +87,7 @@ test.serial('a passing --check: the reload runs under the plug; --json reports t
   t.deepEqual(j.check.command, [HAPROXY, '-c', '-f', cfg]);
   t.is(j.check.exitCode, 0);
   t.is(typeof j.check.durationMs, 'number');
-  t.is(typeof j.heldMs, 'number');
+  t.is(typeof j.report.holdMs, 'number');
   t.is(j.exitCode, 0);
   t.not(readPlugJson()?.state, 'buffering');
 });

@@ -83,9 +83,9 @@ test.serial('--json: the error as one object with its category and exit code, no
   const before = snapshot();
   const r = synplug(['demo', '--via', 'plug', '--json']);
   t.is(r.code, 5, r.stderr);
-  const j = JSON.parse(r.stdout) as { error: string; category: string; exit_code: number };
+  const j = JSON.parse(r.stdout) as { error: string; category: string; exitCode: number };
   t.is(j.category, 'missing-module');
-  t.is(j.exit_code, 5);
+  t.is(j.exitCode, 5);
   t.regex(j.error, /sch_prio .*sch_plug/);
   t.deepEqual(snapshot(), before);
 });
@@ -128,7 +128,7 @@ test.serial('bad input: exit 2 naming the flag, before anything is looked at or 
   }
   const j = synplug(['demo', '--json', '--seconds', 'abc']);
   t.is(j.code, 2);
-  t.like(JSON.parse(j.stdout), { category: 'usage', exit_code: 2 });
+  t.like(JSON.parse(j.stdout), { category: 'usage', exitCode: 2 });
   t.deepEqual(snapshot(), before);
 });
 
@@ -234,8 +234,8 @@ test.serial('demo --inbound on a kernel without sch_plug: exit 5 naming every mi
   t.is(j.code, 5, j.stderr);
   t.deepEqual(j.events, []);
   t.notRegex(j.stderr, /synplug demo: /, 'no progress line: nothing was started');
-  const o = JSON.parse(j.stdout) as { error: string; category: string; exit_code: number };
-  t.like(o, { category: 'missing-module', exit_code: 5 });
+  const o = JSON.parse(j.stdout) as { error: string; category: string; exitCode: number };
+  t.like(o, { category: 'missing-module', exitCode: 5 });
   t.regex(o.error, /sch_plug \(qdisc plug\)/);
   t.deepEqual(inboundSnapshot(), before);
   t.deepEqual(snapshot(), beforeLo);

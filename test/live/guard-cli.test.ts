@@ -18,7 +18,7 @@ const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const BIN = join(ROOT, 'dist/bundle/synplug.cjs'); // package.json bin
 const DEV = 'spguard0';
 const ADDR = '169.254.77.7';
-const TABLE = 'synplug_guardcli';
+const TABLE = 'synplug'; // the local hold's table (no --table flag: a table of another name is never synplug's)
 const STATE = mkdtempSync(join(tmpdir(), 'synplug-guardcli-'));
 
 function synplug(args: string[], opts: { uid?: number; gid?: number } = {}) {
@@ -64,7 +64,7 @@ test.serial('setup on a kernel without sch_prio/sch_plug: exit 5, names both mod
   const before = snapshot();
   t.false(before.table);
   t.false(before.addrs.includes(ADDR));
-  const r = synplug(['setup', '--dev', DEV, '--addr', ADDR, '--table', TABLE]);
+  const r = synplug(['setup', '--dev', DEV, '--addr', ADDR]);
   t.is(r.code, 5, r.stderr);
   t.regex(r.stderr, /sch_prio \(qdisc prio\)/);
   t.regex(r.stderr, /sch_plug \(qdisc plug\)/);
@@ -78,10 +78,10 @@ test.serial('setup on a kernel without sch_prio/sch_plug: exit 5, names both mod
 });
 
 test.serial('setup --json on failure: a JSON error object with the exit code on stdout', (t) => {
-  const r = synplug(['setup', '--dev', DEV, '--addr', ADDR, '--table', TABLE, '--json']);
+  const r = synplug(['setup', '--dev', DEV, '--addr', ADDR, '--json']);
   t.is(r.code, 5);
   const j = JSON.parse(r.stdout);
-  t.is(j.exit_code, 5);
+  t.is(j.exitCode, 5);
   t.regex(j.error, /sch_prio/);
 });
 
@@ -108,7 +108,7 @@ test.serial('a setup record naming a device that is gone: exit 2, the message sa
 });
 
 test.serial('check on a machine never set up: exit 1, every piece missing', (t) => {
-  const r = synplug(['check', '--dev', DEV, '--addr', ADDR, '--table', TABLE, '--json']);
+  const r = synplug(['check', '--dev', DEV, '--addr', ADDR, '--json']);
   t.is(r.code, 1, r.stderr);
   const j = JSON.parse(r.stdout);
   t.is(j.state, 'absent');
@@ -118,7 +118,7 @@ test.serial('check on a machine never set up: exit 1, every piece missing', (t) 
 
 test.serial('protect when not set up: exit 8, the command is NOT run', (t) => {
   const marker = join(STATE, 'ran');
-  const r = synplug(['protect', '--dev', DEV, '--addr', ADDR, '--table', TABLE, '--', 'touch', marker]);
+  const r = synplug(['protect', '--dev', DEV, '--addr', ADDR, '--', 'touch', marker]);
   t.is(r.code, 8, r.stderr);
   t.regex(r.stderr, /not set up.*NOT run/s);
   t.false(existsSync(marker));
@@ -126,9 +126,9 @@ test.serial('protect when not set up: exit 8, the command is NOT run', (t) => {
 
 const bad: Array<[string, string[], RegExp]> = [
   ['an unknown option', ['setup', '--dev', DEV, '--bogus'], /unknown option '--bogus'/],
-  ['a bad address', ['setup', '--dev', DEV, '--addr', '169.254.1', '--table', TABLE], /bad address '169\.254\.1'/],
-  ['a mark of 0', ['setup', '--dev', DEV, '--addr', ADDR, '--mark', '0', '--table', TABLE], /bad mark/],
-  ['a missing device', ['setup', '--dev', 'nosuchdev0', '--addr', ADDR, '--table', TABLE], /device 'nosuchdev0' not found/],
+  ['a bad address', ['setup', '--dev', DEV, '--addr', '169.254.1'], /bad address '169\.254\.1'/],
+  ['a mark of 0', ['setup', '--dev', DEV, '--addr', ADDR, '--mark', '0'], /bad mark/],
+  ['a missing device', ['setup', '--dev', 'nosuchdev0', '--addr', ADDR], /device 'nosuchdev0' not found/],
   ['--max-hold 0', ['protect', '--dev', DEV, '--max-hold', '0', '--', 'true'], /--max-hold: must be more than 0/],
   ['a --max-hold that is not a duration', ['protect', '--dev', DEV, '--max-hold', 'soon', '--', 'true'], /not a duration/],
   ['an empty command', ['protect', '--dev', DEV, '--'], /no command given/],
@@ -137,12 +137,12 @@ const bad: Array<[string, string[], RegExp]> = [
   ['an unknown command', ['frobnicate'], /unknown command 'frobnicate'/],
   ['an empty --max-hold', ['plug', '--dev', DEV, '--max-hold', ''], /--max-hold: '' is not a duration/],
   ['a --max-hold under 10 ms', ['protect', '--dev', DEV, '--max-hold', '5ms', '--', 'true'], /at least 10 ms/],
-  ['an IPv4-mapped IPv6 address', ['setup', '--dev', DEV, '--addr', '::ffff:1.2.3.4', '--table', TABLE], /IPv4-mapped/],
-  ['a multicast address', ['setup', '--dev', DEV, '--addr', '224.0.0.1', '--table', TABLE], /multicast/],
-  ['a loopback address', ['setup', '--dev', DEV, '--addr', '127.0.0.1', '--table', TABLE], /bad address '127\.0\.0\.1': a loopback address/],
-  ['another 127/8 address', ['setup', '--dev', DEV, '--addr', '127.0.0.2', '--table', TABLE], /a loopback address/],
-  ['the IPv6 loopback', ['setup', '--dev', DEV, '--addr', '::1', '--table', TABLE], /bad address '::1': a loopback address/],
-  ['a plug limit under a few SYNs', ['setup', '--dev', DEV, '--addr', ADDR, '--limit', '10', '--table', TABLE], /bad limit '10'/],
+  ['an IPv4-mapped IPv6 address', ['setup', '--dev', DEV, '--addr', '::ffff:1.2.3.4'], /IPv4-mapped/],
+  ['a multicast address', ['setup', '--dev', DEV, '--addr', '224.0.0.1'], /multicast/],
+  ['a loopback address', ['setup', '--dev', DEV, '--addr', '127.0.0.1'], /bad address '127\.0\.0\.1': a loopback address/],
+  ['another 127/8 address', ['setup', '--dev', DEV, '--addr', '127.0.0.2'], /a loopback address/],
+  ['the IPv6 loopback', ['setup', '--dev', DEV, '--addr', '::1'], /bad address '::1': a loopback address/],
+  ['a plug limit under a few SYNs', ['setup', '--dev', DEV, '--addr', ADDR, '--limit', '10'], /bad limit '10'/],
   ['no command at all', [], /Usage: synplug/],
   ['show of an unknown object', ['show', 'widgets'], /unknown object 'widgets'/],
   ['--stats for links', ['show', 'link', '--stats'], /show link: --stats is not supported/],
@@ -174,21 +174,21 @@ for (const [what, args, msg] of bad.filter(([, a]) => a.length > 0)) {
     const lines = r.stdout.trim().split('\n');
     t.is(lines.length, 1, r.stdout);
     const j = JSON.parse(lines[0]);
-    t.is(j.exit_code, 2);
+    t.is(j.exitCode, 2);
     t.regex(j.error, msg);
   });
 }
 
 test.serial('release when nothing is set up: nothing is held, exit 0, and nothing is written (no state directory made)', (t) => {
   const dir = join(mkdtempSync(join(tmpdir(), 'synplug-guardcli-release-')), 'state');
-  const r = spawnSync(process.execPath, [BIN, 'release', '--dev', DEV, '--addr', ADDR, '--table', TABLE, '--state-dir', dir], {
+  const r = spawnSync(process.execPath, [BIN, 'release', '--dev', DEV, '--addr', ADDR, '--state-dir', dir], {
     encoding: 'utf8',
     timeout: 60_000,
   });
   t.is(r.status, 0, r.stderr);
   t.regex(r.stdout, /no plug qdisc on spguard0: nothing is held/);
   t.false(existsSync(dir), 'release wrote nothing');
-  const again = synplug(['release', '--dev', DEV, '--addr', ADDR, '--table', TABLE]);
+  const again = synplug(['release', '--dev', DEV, '--addr', ADDR]);
   t.is(again.code, 0, again.stderr);
   t.false(existsSync(join(STATE, 'plug.json')), 'nor in an existing state directory without a record');
 });
@@ -204,7 +204,7 @@ function withState(dir: string, args: string[]) {
 }
 
 const GUARD_COMMANDS = ['setup', 'check', 'plug', 'release', 'status', 'teardown'] as const;
-const devArgs = ['--dev', DEV, '--addr', ADDR, '--table', TABLE];
+const devArgs = ['--dev', DEV, '--addr', ADDR];
 
 for (const file of ['setup.json', 'plug.json'] as const) {
   test.serial(`a damaged ${file} is an error for every command, naming the file and what to do; nothing deletes it`, (t) => {
@@ -288,7 +288,7 @@ test.serial('show of a device that does not exist: exit 2 like every other comma
 });
 
 test.serial('not root: exit 4, names CAP_NET_ADMIN', (t) => {
-  const r = synplug(['setup', '--dev', DEV, '--addr', ADDR, '--table', TABLE], { uid: 65534, gid: 65534 });
+  const r = synplug(['setup', '--dev', DEV, '--addr', ADDR], { uid: 65534, gid: 65534 });
   t.is(r.code, 4, r.stderr);
   t.regex(r.stderr, /needs CAP_NET_ADMIN/);
   t.true(exitCodesOf('setup').includes('4'));
@@ -296,9 +296,9 @@ test.serial('not root: exit 4, names CAP_NET_ADMIN', (t) => {
 
 test.serial('not root: check and show ruleset (nftables needs CAP_NET_ADMIN even to read) exit 4, which their help lists', (t) => {
   for (const args of [
-    ['check', '--dev', DEV, '--addr', ADDR, '--table', TABLE],
+    ['check', '--dev', DEV, '--addr', ADDR],
     ['show', 'ruleset'],
-    ['status', '--dev', DEV, '--addr', ADDR, '--table', TABLE],
+    ['status', '--dev', DEV, '--addr', ADDR],
   ]) {
     const r = synplug(args, { uid: 65534, gid: 65534 });
     t.is(r.code, 4, `${args[0]}: ${r.stderr}`);

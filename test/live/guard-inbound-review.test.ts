@@ -100,12 +100,12 @@ test.serial('status and check of an inbound-only setup report that hold, not a l
     t.regex(text.stdout, new RegExp(`Egress Redirect to device ${IFB}\\)`));
     t.notRegex(text.stdout, /to device if[0-9]+\)/);
     const ck = await synplug(sd, 'check', '--json');
-    t.is(ck.code, 2, ck.stderr);
+    t.is(ck.code, 12, ck.stderr);
     const c = JSON.parse(ck.stdout) as Record<string, unknown>;
     t.false('dev' in c);
     t.false('addr' in c);
     const ct = await synplug(sd, 'check');
-    t.is(ct.code, 2);
+    t.is(ct.code, 12);
     t.notRegex(ct.stdout, /\bon lo\b/);
     t.regex(ct.stdout, new RegExp(`run 'synplug setup --inbound ${DEV} --port 16000'`));
   } finally {
@@ -120,7 +120,7 @@ test.serial('check and status take --inbound DEV (any name of DEV) and --local; 
   try {
     for (const name of [DEV, ALT]) {
       const r = await synplug(sd, 'check', '--inbound', name, '--json');
-      t.is(r.code, 2, r.stderr);
+      t.is(r.code, 12, r.stderr);
       const j = JSON.parse(r.stdout) as { holds: Array<{ id: string; state: string }>; pieces: Array<{ status: string }> };
       t.deepEqual(
         j.holds.map((h) => [h.id, h.state]),

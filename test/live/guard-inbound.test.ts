@@ -91,7 +91,7 @@ test.serial('bad input: exit 2 with a sentence naming the problem, nothing chang
     [['setup', '--inbound', DEV, '--inbound', PEER, '--port', '80'], /--inbound given 2 times/],
     [['teardown', '--inbound', DEV, '--inbound', PEER], /--inbound given 2 times/],
     [['setup', '--inbound', DEV, '--port', '80', '--mark', '5'], /--mark is the local hold's firewall mark; the inbound hold marks nothing/],
-    [['setup', '--inbound', DEV, '--port', '80', '--table', 't'], /--table is the local hold's nftables table/],
+    [['setup', '--inbound', DEV, '--port', '80', '--table', 't'], /unknown option '--table'/],
     [['setup', '--inbound', DEV, '--port', ' 443'], /--port: ' 443' is not a TCP port/],
     [['setup', '--inbound', DEV, '--port', '443 '], /--port: '443 ' is not a TCP port/],
     [['teardown', '--inbound', DEV, '--dev', 'lo'], /--dev is the local hold's device/],
@@ -117,7 +117,7 @@ test.serial('bad input: exit 2 with a sentence naming the problem, nothing chang
     t.deepEqual((JSON.parse(rj.stdout) as { holds: string[] }).holds, []);
   }
   const j = await synplug('setup', '--inbound', DEV, '--port', '0', '--json');
-  t.like(JSON.parse(j.stdout), { category: 'usage', exit_code: 2 });
+  t.like(JSON.parse(j.stdout), { category: 'usage', exitCode: 2 });
   t.deepEqual(snapshot(), before);
 });
 

@@ -83,7 +83,7 @@ test.serial('ENOSPC writing setup.json (teardown --local of two holds): exit 1 n
   t.is(r.exit, 1, r.stderr);
   const j = JSON.parse(r.stdout);
   t.is(j.category, 'failure');
-  t.is(j.exit_code, 1);
+  t.is(j.exitCode, 1);
   t.regex(
     j.error,
     /^removed nothing from the kernel \(nothing of the setup was there\); but cannot write .*setup\.json: ENOSPC \(no space left on the device\)/,

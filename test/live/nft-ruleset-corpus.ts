@@ -524,6 +524,212 @@ export const CORPUS: ReadonlyArray<{ table: string; text: string }> = [
 }
 `,
   },
+  // host-order parts of concatenations (marks, device indexes by name) in
+  // plain and interval sets, wildcard device names in sets
+  {
+    table: 'inet rt_concat',
+    text: `table inet rt_concat {
+	map cc {
+		type ipv4_addr . mark : ipv4_addr
+		elements = { 127.0.0.1 . 0x00000001 : 127.0.0.5 }
+	}
+
+	map mi {
+		type mark . inet_service : mark
+		elements = { 0x00000002 . 22 : 0x00000003 }
+	}
+
+	set mk {
+		type mark . inet_service
+		elements = { 0x00000005 . 22,
+			     0x00000100 . 80 }
+	}
+
+	set mki {
+		type mark . inet_service
+		flags interval
+		elements = { 0x00000005-0x00000007 . 22 }
+	}
+
+	set iifs {
+		type iface_index . ipv4_addr
+		elements = { "lo" . 127.0.0.1 }
+	}
+
+	set iifi {
+		type iface_index . ipv4_addr
+		flags interval
+		elements = { "lo" . 127.0.0.0/8 }
+	}
+
+	set tym {
+		typeof meta mark . tcp dport
+		elements = { 0x00000009 . 22 }
+	}
+
+	set am {
+		type ipv4_addr . mark
+		flags interval
+		elements = { 127.0.0.1 . 0x00000003 }
+	}
+
+	set wild {
+		type ifname
+		flags interval
+		elements = { "eth*",
+			     "lo",
+			     "ve*" }
+	}
+
+	set wildc {
+		type ipv4_addr . ifname
+		flags interval
+		elements = { 127.0.0.1 . "ve*" }
+	}
+
+	set cs {
+		type ct_state . mark
+		elements = { established . 0x00000001 }
+	}
+
+	chain c {
+		iifname { "lo", "ve*" } accept
+		oifname "eth*" accept
+		meta mark . tcp dport @mk accept
+		meta mark . tcp dport { 0x00000007 . 22 } accept
+		meta mark . tcp dport { 0x00000001-0x00000004 . 22 } accept
+		iif . ip saddr @iifs accept
+		iif . ip saddr { "lo" . 127.0.0.2 } accept
+		iifname @wild accept
+		ip saddr . iifname @wildc accept
+		ip saddr . meta mark @am accept
+		ct state . meta mark @cs accept
+		ip daddr set ip saddr . meta mark map @cc
+		meta mark set meta mark . tcp dport map @mi
+	}
+}
+`,
+  },
+  // comments of a table, sets, chains and set elements; element counters
+  {
+    table: 'inet rt_meta',
+    text: `table inet rt_meta {
+	comment "tbl comment"
+	set s1 {
+		typeof ip saddr . tcp dport
+		flags interval
+		counter
+		auto-merge
+		comment "a set"
+		elements = { 127.0.0.1 . 22-25 counter packets 0 bytes 0 comment "el" }
+	}
+
+	set s2 {
+		type ipv4_addr
+		size 100
+		counter
+		comment "counted"
+		elements = { 127.0.0.2 counter packets 0 bytes 0 comment "two", 127.0.0.3 counter packets 0 bytes 0 comment "three",
+			     127.0.0.4 counter packets 0 bytes 0 }
+	}
+
+	map m1 {
+		type ipv4_addr : verdict
+		comment "a map"
+		elements = { 127.0.0.5 comment "five" : accept }
+	}
+
+	chain nohook {
+		comment "no hook chain"
+	}
+
+	chain base {
+		comment "base chain"
+		type filter hook input priority filter; policy accept;
+		ip saddr . tcp dport @s1 accept
+	}
+}
+`,
+  },
+  // a table switched off (`flags dormant`), with a comment
+  {
+    table: 'netdev rt_dormant',
+    text: `table netdev rt_dormant {
+	flags dormant
+	comment "off"
+
+	chain ing {
+		type filter hook ingress device "lo" priority filter; policy accept;
+		drop
+	}
+}
+`,
+  },
+  // a dormant table without a comment
+  {
+    table: 'ip rt_dormant_ip',
+    text: `table ip rt_dormant_ip {
+	flags dormant
+
+	chain c {
+		type filter hook input priority filter; policy accept;
+	}
+}
+`,
+  },
+  // flag fields compared with no flag (`tcp flags == 0x0`, `ct state 0x0`) and with none of some (`tcp flags ! syn,ack`)
+  {
+    table: 'inet rt_flags',
+    text: `table inet rt_flags {
+	chain c {
+		tcp flags == 0x0 drop
+		tcp flags 0x0 drop
+		tcp flags != 0x0 accept
+		tcp flags ! syn,ack drop
+		icmpv6 mtu 1280 accept
+		icmpv6 mtu 1280 accept
+		icmp mtu 1500 accept
+		ct state 0x0 drop
+	}
+}
+`,
+  },
+  // the same for ct state and ct status
+  {
+    table: 'inet rt_flags2',
+    text: `table inet rt_flags2 {
+	chain c {
+		ct state ! established,new drop
+		ct status ! dnat drop
+		tcp flags ! syn drop
+		ct state == 0x0 drop
+		ct state != 0x0 drop
+		ct status 0x0 drop
+	}
+}
+`,
+  },
+  // icmp fields of one icmp type (`icmp mtu`, `icmpv6 max-delay`): nft leaves that type's match out; echo fields keep theirs
+  {
+    table: 'inet rt_icmpdep',
+    text: `table inet rt_icmpdep {
+	chain c {
+		icmp type { echo-reply, echo-request } icmp id 5 accept
+		icmp type echo-request icmp id 5 accept
+		icmp type echo-reply icmp sequence 5 accept
+		icmp mtu 1500 accept
+		icmp gateway 5 accept
+		icmp type { echo-reply, echo-request } icmp sequence 7 accept
+		icmp mtu 1500 accept
+		icmpv6 type { echo-request, echo-reply } icmpv6 id 5 accept
+		icmpv6 type echo-request icmpv6 id 5 accept
+		icmpv6 mtu 1280 accept
+		icmpv6 max-delay 5 accept
+		icmpv6 max-delay 5 accept
+	}
+}
+`,
+  },
 ];
 
 /** Rules in a table's text: the lines of its chains other than the base chain header. */

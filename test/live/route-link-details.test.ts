@@ -38,28 +38,55 @@ const SETUP = [
   `${IP} link add vx5 type vxlan id 10 group 239.1.1.1 dev v1 dstport 4789 ttl inherit df set`,
   `${IP} tuntap add tp0 mode tap`,
   `${IP} tuntap add tn0 mode tun multi_queue`,
+  // owners: ip names them (text and JSON) when the accounts file has the id, else prints the number
+  `${IP} tuntap add tn1 mode tun user 65534 group 65534`,
+  `${IP} tuntap add tn2 mode tun user 4242`,
+  `${IP} tuntap add tp3 mode tap user 0 group 4243`,
 ];
+
+/** Devices listed one at a time (`--dev`): those whose details name other devices or accounts. */
+const ONE_BY_ONE = ['vx5', 'v0', 'tn1', 'tn2', 'tp3'];
+
+/** `ip -d` and synplug's listings (text, JSON) of every device or of `dev`, into ip[-DEV].txt|json, ours[-DEV].txt|json. */
+function listings(dev?: string): string[] {
+  const cli = `${JSON.stringify(process.execPath)} --import=tsx ${JSON.stringify(join(ROOT, 'src/cli/bin.ts'))}`;
+  const out = (name: string): string => JSON.stringify(join(tmp, name));
+  const [tag, ipDev, ourDev] = dev === undefined ? ['', '', ''] : [`-${dev}`, ` dev ${dev}`, ` --dev ${dev}`];
+  return [
+    `${IP} -d link show${ipDev} > ${out(`ip${tag}.txt`)}`,
+    `${IP} -d -j link show${ipDev} > ${out(`ip${tag}.json`)}`,
+    `${cli} show link -d${ourDev} > ${out(`ours${tag}.txt`)}`,
+    `${cli} show link -d${ourDev} --json > ${out(`ours${tag}.json`)}`,
+  ];
+}
+
+/** Run SETUP then `lines` as root in a new network namespace. */
+function listAfterSetup(lines: string[]): { status: number | null; stderr: string } {
+  const script = ['set -e', ...SETUP, ...lines].join('\n');
+  return spawnSync('unshare', ['--net', 'bash', '-c', script], { cwd: ROOT, encoding: 'utf8', timeout: 120_000 });
+}
 
 /** `hello_timer    0.00` -> `hello_timer T`: timers run while the listings are taken. */
 const timersOut = (s: string): string => s.replace(/(_timer) +\d+\.\d\d/g, '$1 T');
 
 test('show link -d prints the kind details ip -d prints (bridge, bridge port, vxlan, tun), and --json ip -d -j', (t) => {
-  const cli = `${JSON.stringify(process.execPath)} --import=tsx ${JSON.stringify(join(ROOT, 'src/cli/bin.ts'))}`;
-  const out = (name: string): string => JSON.stringify(join(tmp, name));
-  const script = [
-    'set -e',
-    ...SETUP,
-    `${IP} -d link show > ${out('ip.txt')}`,
-    `${IP} -d -j link show > ${out('ip.json')}`,
-    `${cli} show link -d > ${out('ours.txt')}`,
-    `${cli} show link -d --json > ${out('ours.json')}`,
-  ].join('\n');
-  const r = spawnSync('unshare', ['--net', 'bash', '-c', script], { cwd: ROOT, encoding: 'utf8', timeout: 120_000 });
+  const r = listAfterSetup(listings());
   t.is(r.status, 0, r.stderr);
 
   const theirs = readFileSync(join(tmp, 'ip.txt'), 'utf8');
   // what the test is about is there at all
-  for (const word of ['bridge forward_delay', 'bridge_slave state', 'vxlan id 42', 'vxlan external', 'tun type tap', 'multi_queue numqueues', 'ttl inherit'])
+  for (const word of [
+    'bridge forward_delay',
+    'bridge_slave state',
+    'vxlan id 42',
+    'vxlan external',
+    'tun type tap',
+    'multi_queue numqueues',
+    'ttl inherit',
+    'user nobody group nogroup',
+    'user 4242 ',
+    'user root group 4243 ',
+  ])
     t.true(theirs.includes(word), word);
   t.deepEqual(timersOut(readFileSync(join(tmp, 'ours.txt'), 'utf8')).split('\n'), timersOut(theirs).split('\n'));
 
@@ -79,4 +106,17 @@ test('show link -d prints the kind details ip -d prints (bridge, bridge port, vx
   };
   t.deepEqual(timers(ours), timers(theirsJson));
   t.is(JSON.stringify(ours), JSON.stringify(theirsJson), 'same key order too');
+});
+
+test("show link -d --dev NAME: the details name other devices as ip does, asking the kernel (a vxlan's dev, a port's master), and tun owners", (t) => {
+  const r = listAfterSetup(ONE_BY_ONE.flatMap((d) => listings(d)));
+  t.is(r.status, 0, r.stderr);
+  t.regex(readFileSync(join(tmp, 'ip-vx5.txt'), 'utf8'), / dev v1 /);
+  for (const d of ONE_BY_ONE) {
+    const read = (n: string): string => readFileSync(join(tmp, n), 'utf8');
+    t.deepEqual(timersOut(read(`ours-${d}.txt`)).split('\n'), timersOut(read(`ip-${d}.txt`)).split('\n'), d);
+    // timers as in the full listing: numbers that count down (ip writes 0.00, JSON.stringify 0)
+    const untimed = (text: string): string => JSON.stringify(JSON.parse(text), (k, v: unknown) => (k.endsWith('_timer') && typeof v === 'number' ? 'T' : v));
+    t.is(untimed(read(`ours-${d}.json`)), untimed(read(`ip-${d}.json`)), d);
+  }
 });

@@ -29,7 +29,7 @@ interface Line {
   body?: Record<string, unknown>;
   /** an NLMSG_ERROR's fields, or (the last line under --json) the error's sentence */
   error?: string | Record<string, unknown>;
-  exit_code?: number;
+  exitCode?: number;
 }
 
 /** CLI processes allowed at once: each is a node + tsx start; dozens at once on 2 cores stall every test past ava's timeout. */
@@ -195,7 +195,7 @@ const firstDatagrams = (name: string, n: number) => JSON.parse(JSON.stringify(de
       t.is(json.code, 3, what);
       t.deepEqual(json.lines.slice(0, -1), expected, what);
       const err = json.lines[json.lines.length - 1];
-      t.is(err.exit_code, 3, what);
+      t.is(err.exitCode, 3, what);
       t.regex(String(err.error), msg, what);
     });
   }

@@ -2,7 +2,7 @@
  * The CLI's argument-parsing errors (commander's own: unknown option, missing
  * option value, unknown command, missing or extra argument; and `help` of a
  * command that does not exist): exit 2, the text on stderr, and with --json
- * the same `{"error", "category", "exit_code"}` object on stdout that every other error
+ * the same `{"error", "category", "exitCode"}` object on stdout that every other error
  * gives. All of them are refused before any socket is opened, so this runs
  * without root (the live suite runs the bundle: test/live/guard-cli.test.ts).
  */
@@ -56,8 +56,8 @@ for (const [what, args, msg] of cases) {
     const lines = json.stdout.trim().split('\n');
     t.is(lines.length, 1, json.stdout);
     const obj = JSON.parse(lines[0]);
-    t.deepEqual(Object.keys(obj).sort(), ['category', 'error', 'exit_code']);
-    t.is(obj.exit_code, 2);
+    t.deepEqual(Object.keys(obj).sort(), ['category', 'error', 'exitCode']);
+    t.is(obj.exitCode, 2);
     t.is(obj.category, 'usage');
     t.regex(obj.error, msg);
     t.notRegex(obj.error, /^error: /);
@@ -69,8 +69,8 @@ test('the error object has the shape of the errors reported after parsing (a bad
   const r = await synplug(['setup', '--mark', '0', '--json']);
   t.is(r.code, 2, r.stderr);
   const obj = JSON.parse(r.stdout);
-  t.deepEqual(Object.keys(obj).sort(), ['category', 'error', 'exit_code']);
-  t.is(obj.exit_code, 2);
+  t.deepEqual(Object.keys(obj).sort(), ['category', 'error', 'exitCode']);
+  t.is(obj.exitCode, 2);
   t.is(obj.category, 'usage');
 });
 

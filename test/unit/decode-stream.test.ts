@@ -10,6 +10,8 @@
  * - a datagram `xxd -p` wrapped over 60-character lines decodes as that one
  *   datagram (it decoded as three bogus objects, exit 0), and the same as
  *   `xxd`'s offset form and as one line of hex;
+ * - a datagram as one line of megabytes of hex decodes (a pattern that
+ *   backtracked through the line overflowed the stack: an internal error);
  * - --help states each input format.
  *
  * Runs the CLI bundle (dist/bundle, `npm run build` first), the program as it ships.
@@ -99,6 +101,26 @@ test('64 MB of xxd -p text (one datagram of 31 MiB of NOOP messages): every mess
   const peakKb = Number(readFileSync(rss, 'utf8').trim().split('\n').pop());
   t.true(peakKb > 0 && peakKb < 200 * 1024, `peak RSS ${peakKb} kB`);
   rmSync(hex);
+});
+
+test('one datagram of 16 MiB as a single line of hex decodes (no pattern backtracks through the line); a 10 MB line that is not hex is exit 3 naming line 1', (t) => {
+  t.timeout(5 * 60_000);
+  const n = (16 << 20) / 16;
+  const line = join(tmp, 'one-line.hex');
+  writeFileSync(
+    line,
+    `${noopPcap(n)
+      .subarray(24 + 16 + 16)
+      .toString('hex')}\n`,
+  );
+  const lines = execFileSync('/bin/sh', ['-c', `'${process.execPath}' '${BIN}' decode '${line}' | wc -l`], { encoding: 'utf8' });
+  t.is(Number(lines.trim()), n);
+  writeFileSync(line, `${'g'.repeat(10_000_000)}\n`);
+  const r = decode([line]);
+  t.is(r.status, 3, r.stderr);
+  t.regex(r.stderr, /^synplug: hex dump line 1: "g{40}" is not a run of hex byte pairs/);
+  t.false(r.stderr.includes('internal error'));
+  rmSync(line);
 });
 
 test('xxd -p output (a datagram over several 60-character lines) decodes as that one datagram, as xxd and one line of hex do', (t) => {

@@ -128,6 +128,7 @@ function result(): DemoResult {
     1000,
   );
   return {
+    netns: 'own',
     mode: 'local',
     via: 'plug',
     dev: 'lo',

@@ -79,14 +79,13 @@ test('inbound options in canonical form: ports sorted without duplicates, addres
   t.is(holdMode('inbound')?.name, 'inbound', 'registered');
 });
 
-test("the CLI's setup flags: --port, --classifier or a second --addr need --inbound; --dev, --mark, --table, --force make no sense with it", (t) => {
+test("the CLI's setup flags: --port, --classifier or a second --addr need --inbound; --dev, --mark, --force make no sense with it (there is no --table)", (t) => {
   const refused: Array<Record<string, unknown>> = [
     { port: ['80'] },
     { classifier: 'u32' },
     { addr: ['169.254.0.1', '169.254.0.2'] },
     { inbound: 'eth0', port: ['80'], dev: 'eth1' },
     { inbound: 'eth0', port: ['80'], mark: '2' },
-    { inbound: 'eth0', port: ['80'], table: 'x' },
     { inbound: 'eth0', port: ['80'], force: true },
     { inbound: 'eth0' },
     { inbound: 'eth0', port: ['http'] },

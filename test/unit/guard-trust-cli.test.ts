@@ -33,7 +33,7 @@ test("protect's own option repeated before the command is still refused (exit 2)
   const r = synplug(['protect', '--max-hold', '1', '--max-hold', '2', '--json', 'true']);
   t.is(r.code, 2);
   t.regex(r.stderr, /--max-hold given 2 times \('1', '2'\): give it once/);
-  t.like(JSON.parse(r.stdout), { category: 'usage', exit_code: 2 });
+  t.like(JSON.parse(r.stdout), { category: 'usage', exitCode: 2 });
 });
 
 test("protect --help says options after the command are the command's", (t) => {

@@ -29,6 +29,7 @@ function demo(over: Partial<DemoResult>): DemoResult {
     gapMs: 200,
     clients: 1,
     maxHoldMs: 5200,
+    netns: 'own',
     setup: { by: 'demo', actions: [], removed: [] },
     phases: { unprotected: u, protected: p },
     ...verdictOf(u, p),
@@ -39,13 +40,13 @@ function demo(over: Partial<DemoResult>): DemoResult {
 
 test('demo summary: the hold that was used names itself (the queue hold is not called the local hold on lo)', (t) => {
   const first = (r: DemoResult) => formatDemo(r).split('\n')[0];
-  t.regex(first(demo({})), /; the local hold on lo was set up for the demo and removed again$/);
+  t.regex(first(demo({})), /; the local hold on lo was set up for the demo and removed again;/);
   const q = first(demo({ via: 'queue' }));
-  t.regex(q, /; the local queue hold was set up for the demo and removed again$/);
+  t.regex(q, /; the local queue hold was set up for the demo and removed again;/);
   t.notRegex(q, /local hold on lo/);
   t.regex(
     first(demo({ via: 'queue', setup: { by: 'already', actions: [], removed: [] } })),
-    /; the local queue hold \(already set up\) was used and left as it was$/,
+    /; the local queue hold \(already set up\) was used and left as it was;/,
   );
   const inbound = { mode: 'inbound' as const, dev: 'sqd0', inbound: { serverDev: 'sqd0', clientDev: 'sqd1', clientAddr: '169.254.212.2' } };
   t.regex(first(demo({ ...inbound, via: 'queue' })), /veth pair; the inbound queue hold on sqd0 was set up for the demo and removed again/);

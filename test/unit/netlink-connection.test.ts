@@ -88,11 +88,25 @@ test('dump: the captured link dump of step 03 (multipart datagram, then NLMSG_DO
   const [sent] = parseMessages(tr.sent[0]);
   t.is(sent.flags, NLM_F_REQUEST | NLM_F_DUMP);
   t.is(sent.flags & ~NLM_F_ACK, req.flags & ~NLM_F_ACK); // tc also asked for an ack
-  // dump() yields the same messages
+  // dumpEach hands over the same messages, and in place the same types and payloads
   const conn2 = new NetlinkConnection(new FakeTransport([[replies(c)[0].bytes, replies(c)[1].bytes]]), NETLINK_ROUTE);
-  const seen = [];
-  for await (const m of conn2.dump({ type: req.type, payload: req.payload })) seen.push(m.type);
-  t.is(seen.length, msgs.length);
+  const seen: string[] = [];
+  await conn2.dumpEach({ type: req.type, payload: req.payload }, (m) => seen.push(`${m.type}:${m.payload.toString('hex')}`));
+  t.deepEqual(
+    seen,
+    msgs.map((m) => `${m.type}:${m.payload.toString('hex')}`),
+  );
+  const conn3 = new NetlinkConnection(new FakeTransport([[replies(c)[0].bytes, replies(c)[1].bytes]]), NETLINK_ROUTE);
+  const inPlace: string[] = [];
+  await conn3.dumpEach(
+    { type: req.type, payload: req.payload },
+    (type, buf, start, end, _base, attempt) => {
+      t.is(attempt, 1);
+      inPlace.push(`${type}:${buf.toString('hex', start, end)}`);
+    },
+    { inPlace: true },
+  );
+  t.deepEqual(inPlace, seen);
 });
 
 test('dump on nfnetlink: the captured NFT_MSG_GETTABLE dump of step 14', async (t) => {

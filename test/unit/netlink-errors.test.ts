@@ -109,8 +109,8 @@ test('an error with a full echo (not capped) and offset / missing-attribute TLVs
     code: 'EINVAL',
     request: 'RTM_NEWQDISC',
     extack: 'bad',
-    extack_offset: 36,
-    missing_attribute: 2,
+    extackOffset: 36,
+    missingAttribute: 2,
   });
 });
 

@@ -424,3 +424,46 @@ test('capture JSON: the offset of a bad datagram follows the last "datagrams" me
   t.is(r.got.length, 1);
   t.is((r.err as NetlinkDecodeError).offset, deep.indexOf('{', 1 + deep.indexOf('}')));
 });
+
+test('hex: a dump read in pieces of any size (lines cut anywhere) gives the same datagrams, or the same error at the same offset, as the whole', (t) => {
+  const c = loadCapture('01_link_show');
+  const dumps = [
+    c.datagrams.map((d) => viaTool('xxd', ['-a'], d.bytes)).join(''),
+    c.datagrams.map((d) => viaTool('xxd', ['-p'], d.bytes)).join('\n'),
+    c.datagrams.map((d) => viaTool('hexdump', ['-C'], d.bytes)).join(''),
+    c.datagrams.map((d) => `${d.bytes.toString('hex')}\r\n`).join(''),
+  ];
+  const outcome = (f: () => Buffer[]) => {
+    try {
+      return f().map((b) => b.toString('hex'));
+    } catch (e) {
+      if (!(e instanceof NetlinkDecodeError)) throw e;
+      return `${e.message} @${e.offset}`;
+    }
+  };
+  fc.assert(
+    fc.property(
+      fc.constantFrom(...dumps),
+      fc.array(fc.integer({ min: 1, max: 97 }), { minLength: 1, maxLength: 8 }),
+      fc.option(fc.nat(), { nil: undefined }),
+      (text, sizes, garbleAt) => {
+        // sometimes one character turned into a non-hex one: the error must be the same too
+        const at = garbleAt === undefined ? -1 : garbleAt % text.length;
+        const s = at < 0 ? text : `${text.slice(0, at)}z${text.slice(at + 1)}`;
+        const whole = Buffer.from(s);
+        const chunks = function* () {
+          for (let off = 0, i = 0; off < whole.length; i++) {
+            const n = sizes[i % sizes.length];
+            yield Buffer.from(whole.subarray(off, off + n)); // a fresh copy each time, as a reader that reuses its buffer hands out
+            off += n;
+          }
+        };
+        t.deepEqual(
+          outcome(() => parseHexDump({ size: whole.length, chunks })),
+          outcome(() => parseHexDump(whole)),
+        );
+      },
+    ),
+    { numRuns: 300 },
+  );
+});

@@ -39,6 +39,7 @@ test('the registry has one codec per expression: one file and one registry line 
     'log',
     'lookup',
     'masq',
+    'match',
     'meta',
     'nat',
     'notrack',

@@ -10,6 +10,7 @@ import { UsageError } from '../../src/netlink/errors.js';
 import * as N from '../../src/iptables/index.js';
 import * as M from '../../src/guard/modes/local-nft.js';
 import { answerBatch } from '../helpers/nft-fake.js';
+import { TABLE_COMMENT } from '../../src/guard/teardown-marks.js';
 
 const C = N.nftConstants;
 
@@ -107,11 +108,21 @@ function dumpedState(r: M.ResolvedMarkRule, extra: Partial<M.TableState> = {}): 
     expr: M.markRuleExprs(r),
     ...(r.comment !== undefined && { comment: r.comment }),
   };
-  return { table: { family: r.family, name: r.table, handle: 1 }, chains: [chain], rules: [rule], sets: [], ...extra };
+  return { table: { family: r.family, name: r.table, handle: 1, comment: TABLE_COMMENT }, chains: [chain], rules: [rule], sets: [], ...extra };
 }
 
 test('plan when everything is there: nothing to send', (t) => {
   t.is(M.planMarkRule(dumpedState(r4), r4).size, 0);
+});
+
+test("plan with our rule in a table without synplug's comment (an older synplug's, or made by hand): the table is recreated with it, in one batch", (t) => {
+  const s = dumpedState(r4);
+  delete s.table!.comment;
+  const b = M.planMarkRule(s, r4);
+  t.deepEqual(actions(b), ['delete table ip synplug', 'add table ip synplug', 'add chain ip synplug output', 'add rule to ip synplug output']);
+  const add = b.ops[1];
+  const table = N.decodeTable({ type: N.nftType(add.msg), flags: 0, seq: 0, pid: 0, payload: Buffer.concat(add.payload), offset: 0 });
+  t.is(table.comment, TABLE_COMMENT);
 });
 
 test('plan with duplicates: delete all but one, never add', (t) => {

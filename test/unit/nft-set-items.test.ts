@@ -41,11 +41,31 @@ function setMsg(o: {
   return parseMessages(encodeMessage({ type: nftType(C.NFT_MSG_NEWSET), flags: 0, payload: p }))[0];
 }
 
-type El = { key?: string; keyEnd?: string; flags?: number; value?: string; verdict?: [number, string?]; objref?: string; timeout?: number };
+type El = {
+  key?: string;
+  keyEnd?: string;
+  flags?: number;
+  value?: string;
+  verdict?: [number, string?];
+  objref?: string;
+  timeout?: number;
+  /** NFTA_SET_ELEM_EXPIRATION, ms */
+  expires?: number;
+  /** NFTA_SET_ELEM_USERDATA, hex */
+  userdata?: string;
+  /** NFTA_SET_ELEM_EXPR holding a counter: packets, bytes */
+  counter?: [number, number];
+};
 function elemsMsg(set: string, els: El[]): NetlinkMessage {
   const list = els.map((e) => {
     const parts: Buffer[] = [];
     if (e.timeout !== undefined) parts.push(u64be(C.NFTA_SET_ELEM_TIMEOUT, e.timeout));
+    if (e.expires !== undefined) parts.push(u64be(C.NFTA_SET_ELEM_EXPIRATION, e.expires));
+    if (e.userdata !== undefined) parts.push(bin(C.NFTA_SET_ELEM_USERDATA, Buffer.from(e.userdata, 'hex')));
+    if (e.counter !== undefined) {
+      const data = nest(C.NFTA_EXPR_DATA, [u64be(C.NFTA_COUNTER_BYTES, e.counter[1]), u64be(C.NFTA_COUNTER_PACKETS, e.counter[0])]);
+      parts.push(nest(C.NFTA_SET_ELEM_EXPR, [str(C.NFTA_EXPR_NAME, 'counter'), data]));
+    }
     if (e.flags !== undefined) parts.push(u32be(C.NFTA_SET_ELEM_FLAGS, e.flags));
     if (e.key !== undefined) parts.push(nest(C.NFTA_SET_ELEM_KEY, [bin(C.NFTA_DATA_VALUE, Buffer.from(e.key, 'hex'))]));
     if (e.keyEnd !== undefined) parts.push(nest(C.NFTA_SET_ELEM_KEY_END, [bin(C.NFTA_DATA_VALUE, Buffer.from(e.keyEnd, 'hex'))]));
@@ -393,4 +413,31 @@ test('property: random element messages decode and merge without throwing anythi
     { numRuns: 2000 },
   );
   t.true(decoded > 200, `decoded ${decoded}`);
+});
+
+test('element counters and comments: after the key, around its timeout, as nft 1.0.6 lists them (text and JSON)', (t) => {
+  // `set s2 { type ipv4_addr; size 100; flags timeout; counter; timeout 1h; comment "timeouts";
+  //   elements = { 127.0.0.2 counter timeout 2h comment "two", 127.0.0.3 comment "three", 127.0.0.4 } }`
+  // (user data: the comments as NFTNL_UDATA_SET_ELEM_COMMENT TLVs, NUL-terminated)
+  const tlv = (text: string): string => `00${(text.length + 1).toString(16).padStart(2, '0')}${Buffer.from(`${text}\0`).toString('hex')}`;
+  const s2 = withElements(
+    setMsg({ name: 's2', flags: C.NFT_SET_TIMEOUT, keyType: 7, keyLen: 4, userdata: '000402000000' }),
+    elemsMsg('s2', [
+      { key: '7f000002', timeout: 7_200_000, expires: 7_199_988, userdata: tlv('two'), counter: [0, 0] },
+      { key: '7f000003', expires: 3_599_988, userdata: tlv('three'), counter: [0, 0] },
+      { key: '7f000004', expires: 3_599_988, counter: [0, 0] },
+    ]),
+  );
+  // nft list ruleset's line and nft -j's elements for that set
+  t.true(
+    N.formatRulesetText(ruleset([s2])).includes(
+      'elements = { 127.0.0.2 counter packets 0 bytes 0 timeout 2h expires 1h59m59s988ms comment "two", 127.0.0.3 counter packets 0 bytes 0 expires 59m59s988ms comment "three",\n\t\t\t     127.0.0.4 counter packets 0 bytes 0 expires 59m59s988ms }',
+    ),
+    N.formatRulesetText(ruleset([s2])),
+  );
+  t.deepEqual((N.formatRulesetJson(ruleset([s2])).nftables[2].set as { elem: unknown }).elem, [
+    { elem: { val: '127.0.0.2', timeout: 7200, expires: 7199, comment: 'two', counter: { packets: 0, bytes: 0 } } },
+    { elem: { val: '127.0.0.3', expires: 3599, comment: 'three', counter: { packets: 0, bytes: 0 } } },
+    { elem: { val: '127.0.0.4', expires: 3599, counter: { packets: 0, bytes: 0 } } },
+  ]);
 });

@@ -1,8 +1,9 @@
 /**
  * The npm tarball carries the licence package.json names (npm always packs
  * LICENSE, whatever "files" says), and packed tarballs stay out of git; the
- * packed package works for CommonJS (require) and ES module (import) users,
- * and its source maps carry their sources (issue #11 defect 7).
+ * packed package works for CommonJS (require) and ES module (import) users
+ * from one build of the library, and ships what a user runs and nothing
+ * twice (issue #24 item 10).
  */
 import test from 'ava';
 import { execFileSync, spawnSync } from 'node:child_process';
@@ -110,23 +111,74 @@ test.serial('ES module users can import synplug and each subpath from the same p
   t.deepEqual(JSON.parse(out), ['function', 'function', true, 'function', 0x10000]);
 });
 
-test.serial('every source map in the package carries its sources, or points at files the package has', (t) => {
-  const root = join(packed(), 'node_modules', 'synplug');
-  const maps = execFileSync('find', [root, '-name', '*.map', '-type', 'f'], { encoding: 'utf8' }).trim().split('\n').filter(Boolean);
-  t.true(maps.length > 0, 'the package ships source maps');
-  let missing = 0;
-  for (const m of maps) {
-    const map = JSON.parse(readFileSync(m, 'utf8')) as { sources: string[]; sourcesContent?: Array<string | null>; sourceRoot?: string };
-    map.sources.forEach((src, i) => {
-      const carried = typeof map.sourcesContent?.[i] === 'string';
-      const there = existsSync(resolve(dirname(m), map.sourceRoot ?? '', src));
-      if (!carried && !there) {
-        missing++;
-        t.fail(`${m.slice(root.length)}: ${src} is neither in the map nor in the package`);
-      }
-    });
+test('the package ships what a user runs, once: one library form, the CLI bundles, no source maps, no code cache, at most 4 MB unpacked', (t) => {
+  const out = execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+  const [{ files, unpackedSize }] = JSON.parse(out) as Array<{ files: Array<{ path: string; size: number }>; unpackedSize: number }>;
+  const paths = files.map((f) => f.path);
+  t.true(existsSync(`${ROOT}dist/bundle/cli.cjs`) && existsSync(`${ROOT}dist/cjs/index.js`), 'built (npm run build)');
+  t.true(unpackedSize <= 4 * 1024 * 1024, `unpacked ${unpackedSize} bytes`);
+  t.deepEqual(
+    paths.filter((p) => p.endsWith('.map') || p.endsWith('.v8cache')),
+    [],
+    'no source maps (a user runs no map) and no code cache (it serves only the Node version that made it: the first run writes one)',
+  );
+  // the library once, as CommonJS, which import and require both load (one copy of each module, one NetlinkError class)
+  t.deepEqual(
+    paths.filter((p) => p.startsWith('dist/') && !p.startsWith('dist/cjs/') && !p.startsWith('dist/bundle/')),
+    [],
+    'no second build of the library',
+  );
+  // the CLI ships once, as bundles; of dist/cjs/cli only the entry points of the demo's processes, which run on the library's modules
+  t.deepEqual(paths.filter((p) => p.startsWith('dist/cjs/cli/') && p.endsWith('.js')).sort(), [
+    'dist/cjs/cli/bin/demo-client-main.js',
+    'dist/cjs/cli/bin/demo-main.js',
+    'dist/cjs/cli/exit-codes.js',
+  ]);
+  t.deepEqual(paths.filter((p) => p.startsWith('dist/bundle/')).sort(), [
+    'dist/bundle/cli.cjs',
+    'dist/bundle/demo-client-main.cjs',
+    'dist/bundle/show.cjs',
+    'dist/bundle/synplug.cjs',
+    'dist/bundle/watchdog-main.cjs',
+  ]);
+  const pkg = JSON.parse(readFileSync(`${ROOT}package.json`, 'utf8')) as { exports: Record<string, string | { types: string; default: string }> };
+  for (const [sub, target] of Object.entries(pkg.exports)) {
+    const files = typeof target === 'string' ? [target] : [target.types, target.default];
+    for (const f of files) t.true(paths.includes(f.replace(/^\.\//, '')), `${sub}: ${f} is in the package`);
   }
-  t.is(missing, 0);
+});
+
+test.serial("the demo's own process starts from the installed package (its entry point and every module it loads are packed)", (t) => {
+  const entry = join(packed(), 'node_modules', 'synplug', 'dist', 'cjs', 'cli', 'bin', 'demo-main.js');
+  // without an IPC channel it loads everything, then refuses with exit 2 and a message
+  const r = spawnSync(process.execPath, [entry], { encoding: 'utf8' });
+  t.is(r.status, 2, r.stderr);
+  t.regex(r.stderr, /start me with an IPC channel/);
+});
+
+test.serial('the installed CLI writes its code cache on its first run where the bundle directory is its own, and uses it after', (t) => {
+  const bundle = join(packed(), 'node_modules', 'synplug', 'dist', 'bundle');
+  const cache = join(bundle, 'cli.cjs.v8cache');
+  t.false(existsSync(cache));
+  const run = () =>
+    spawnSync(process.execPath, [join(bundle, 'synplug.cjs'), '--version'], { encoding: 'utf8', env: { ...process.env, SYNPLUG_WRITE_CODE_CACHE: '' } });
+  const first = run();
+  t.is(first.status, 0, first.stderr);
+  t.true(existsSync(cache), 'written by the first run');
+  const size = readFileSync(cache).length;
+  t.true(size > 0);
+  const second = run();
+  t.is(second.stdout, first.stdout);
+  t.is(readFileSync(cache).length, size, 'accepted by the second run: not written again');
+  // a directory another user could write to gets no cache from us
+  rmSync(cache);
+  execFileSync('chmod', ['g+w', bundle]);
+  try {
+    t.is(run().status, 0);
+    t.false(existsSync(cache), 'a group-writable bundle directory: no cache written');
+  } finally {
+    execFileSync('chmod', ['g-w', bundle]);
+  }
 });
 
 test.serial('TypeScript programs type-check against the package: CommonJS (require) and ES module (import), module nodenext', (t) => {

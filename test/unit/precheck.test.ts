@@ -315,7 +315,7 @@ test('--json error of a failed check carries the check: status, signal, time, ou
   t.is(code, 10);
   const j = JSON.parse(stdout);
   t.is(j.category, 'check-failed');
-  t.is(j.exit_code, 10);
+  t.is(j.exitCode, 10);
   t.deepEqual(j.check.command, ['sh', '-c', 'printf "%s\\n" "[ALERT] unknown keyword" >&2; exit 3']);
   t.is(j.check.exitCode, 3);
   t.is(j.check.signal, null);

@@ -22,11 +22,11 @@ function tsBlocks(md: string): string[] {
 
 /** package.json's export subpaths, each mapped to the source file its dist/ entry is built from. */
 function sourcePaths(): Record<string, string[]> {
-  const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { exports: Record<string, { import?: { default: string } } | string> };
+  const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { exports: Record<string, { default: string } | string> };
   const paths: Record<string, string[]> = {};
   for (const [sub, target] of Object.entries(pkg.exports)) {
-    if (typeof target === 'string' || !target.import) continue;
-    paths[join('synplug', sub)] = [join(ROOT, target.import.default.replace(/^\.\/dist\//, 'src/').replace(/\.js$/, '.ts'))];
+    if (typeof target === 'string') continue;
+    paths[join('synplug', sub)] = [join(ROOT, target.default.replace(/^\.\/dist\/cjs\//, 'src/').replace(/\.js$/, '.ts'))];
   }
   return paths;
 }

@@ -51,7 +51,5 @@ function watchdogMain(): void {
 
   const rl = createInterface({ input: process.stdin });
   rl.on('line', (line) => watchdog.line(line));
-  rl.on('close', () => {
-    void watchdog.fire('synplug protect ended without releasing (killed?)');
-  });
+  rl.on('close', () => watchdog.inputEnded());
 }

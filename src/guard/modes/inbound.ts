@@ -82,7 +82,7 @@ import { formatFilterText, formatQdiscText } from '../../tc/format.js';
 export type { InboundClassifier, InboundFamily, InboundOptions };
 import { probeFilterKind, probeQdiscKind, type ModulePiece, type Support } from '../support.js';
 import { plugReleaseStep, summarizePieces } from './local.js';
-import type { Hold, HoldAction, HoldHandoff, HoldInspection, HoldMode, HoldSetupPlan, HoldSockets, SetupStep, UnrecordedPiece } from './types.js';
+import type { HeldTraffic, Hold, HoldAction, HoldHandoff, HoldInspection, HoldMode, HoldSetupPlan, HoldSockets, SetupStep, UnrecordedPiece } from './types.js';
 import { isInboundRecord } from './inbound-record.js';
 
 /** synplug's filter prefs at DEV's ingress: one per protocol (the kernel keeps one protocol per pref). */
@@ -740,6 +740,11 @@ export class InboundHold implements Hold {
   /** @inheritdoc */
   checkDetails(): Record<string, unknown> {
     return { ports: this.spec.ports };
+  }
+
+  /** @inheritdoc */
+  heldTraffic(): HeldTraffic {
+    return { addrs: this.spec.addrs, ports: this.spec.ports };
   }
 
   /** @inheritdoc */

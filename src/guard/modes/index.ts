@@ -23,7 +23,7 @@ const MODES = new Map<string, HoldMode>();
  */
 export function registerHoldMode(mode: HoldMode): void {
   MODES.set(mode.name, mode);
-  registerRecordCheck(mode.name, mode.isRecord);
+  registerRecordCheck(mode.name, mode.isRecord, mode.recordRefusal);
 }
 
 /**
@@ -117,6 +117,7 @@ registerHoldMode(inboundMode);
 registerHoldMode(queueMode);
 
 export type {
+  HeldTraffic,
   Hold,
   HoldAction,
   HoldFacts,

@@ -78,7 +78,9 @@
  * Everything lives in synplug's own table (default `synplug`): `ensure`
  * and `remove` never read-modify anything else, so rules of other software
  * (iptables-nft's `ip mangle` table, legacy iptables, other nft tables) are
- * never touched. The table's name is the claim of ownership.
+ * never touched. The table carries synplug's comment (teardown-marks.ts
+ * TABLE_COMMENT), which the guard's teardown requires before removing it; a
+ * table of that name without the comment is recreated with it.
  *
  * @module
  */
@@ -105,6 +107,7 @@ import { checkMark, checkName, checkPort, checkTimeoutMs, parseAddress, type Par
 import type { Expr } from '../../iptables/expr/index.js';
 import { COMMENT_MAXLEN } from '../../iptables/rule.js';
 import { DEFAULTS, NFT_NAMES } from '../config.js';
+import { TABLE_COMMENT, tableIsMarked } from '../teardown-marks.js';
 
 export { runPrepared, type PreparedBatch };
 
@@ -315,7 +318,12 @@ function setMatches(s: NftSet, r: ResolvedMarkRule): boolean {
 export function planMarkRule(state: TableState, r: ResolvedMarkRule): NftBatch {
   const b = new NftBatch();
   const tref = { family: r.family, name: r.table };
-  if (!state.table) b.addTable(tref);
+  if (state.table && tableIsMarked(state.table) === false) {
+    // Without synplug's comment (an older synplug's, or made by hand): recreated with it, in the same batch.
+    b.deleteTable(tref);
+    state = { chains: [], rules: [], sets: [] };
+  }
+  if (!state.table) b.addTable({ ...tref, comment: TABLE_COMMENT });
   const deleted = new Set<number>();
   let setCreated = false;
   if (r.conditional) {

@@ -26,7 +26,7 @@ import { isIP } from 'node:net';
 import { constants as osConstants } from 'node:os';
 import type { RequestInit } from '../../netlink/connection.js';
 import { NETLINK_NETFILTER, NETLINK_ROUTE, NLM_F_ACK } from '../../netlink/message.js';
-import { NetlinkError } from '../../netlink/errors.js';
+import { NetlinkError, UsageError } from '../../netlink/errors.js';
 import { addAddress, deleteAddress, listAddresses } from '../../netlink/route/addr.js';
 import { resolveIfindex } from '../../netlink/route/link.js';
 import {
@@ -51,7 +51,8 @@ import {
   type FilterEntry,
   type QdiscEntry,
 } from '../../tc/index.js';
-import { TREE, NFT_NAMES, refuseLoopback, type GuardConfig } from '../config.js';
+import { TREE, NFT_NAMES, refuseLoopback, resolveConfig, type GuardConfig } from '../config.js';
+import { ADDRESS_PROTO, addressCarriesMark, addressIsMarked, tableIsMarked } from '../teardown-marks.js';
 import { ForeignQdiscError, NoDeviceError } from '../errors.js';
 import type { LocalHoldRecord, HoldRecord, SetupRecord } from '../state.js';
 import type { PieceState, PlugStats, SetupOptions, SetupResult, SetupState } from '../types.js';
@@ -71,7 +72,7 @@ import {
   type MarkRuleOptions,
   type PreparedElementOps,
 } from './local-nft.js';
-import type { Hold, HoldAction, HoldHandoff, HoldInspection, HoldMode, HoldSetupPlan, HoldSockets, SetupStep } from './types.js';
+import type { HeldTraffic, Hold, HoldAction, HoldHandoff, HoldInspection, HoldMode, HoldSetupPlan, HoldSockets, SetupStep } from './types.js';
 
 /** The pieces of the local hold, in the order `check` lists them (the address last). */
 export const LOCAL_PIECES = ['prio', 'pfifo1', 'pfifo2', 'pfifo3', 'plug', 'filter', 'nftables', 'address'] as const;
@@ -96,10 +97,14 @@ export interface LocalObservation {
   filters: FilterEntry[];
   /** the address is on the device */
   hasAddress: boolean;
+  /** it carries synplug's mark (teardown-marks.ts addressCarriesMark): an earlier setup added it */
+  addressMarked?: boolean;
   /** what the nftables batch would do to reach the desired rule (empty: nothing) */
   nftPlan: string[];
   /** synplug's table exists */
   nftTable: boolean;
+  /** it carries synplug's comment (teardown-marks.ts); undefined on a kernel that keeps no table comment (before 5.10) */
+  nftTableMarked?: boolean;
 }
 
 /** What `status` shows of the local hold (see StatusResult for the fields). */
@@ -272,11 +277,20 @@ export class LocalHold implements Hold {
     const hasPrio = qdiscs.some((q) => q.root && q.handle === formatQdiscHandle(TREE.prioHandle) && q.kind === 'prio');
     const filters = hasPrio ? await listFilters(this.sockets.route, { ...this.devRef, parent: formatQdiscHandle(TREE.filterParent) }) : [];
     const addrs = await listAddresses(this.sockets.route, { dev: this.ifindex, family: isIP(c.addr) === 6 ? 'inet6' : 'inet' });
-    const hasAddress = addrs.some((a) => a.local === c.addr);
+    const found = addrs.find((a) => a.local === c.addr);
+    const hasAddress = found !== undefined;
     const r = resolveMarkRule(markRuleOf(c));
     const state = await readTableState(this.sockets.nft, r.family, r.table);
     const plan = planMarkRule(state, r);
-    return { qdiscs, filters, hasAddress, nftPlan: plan.ops.map((o) => o.what), nftTable: state.table !== undefined };
+    return {
+      qdiscs,
+      filters,
+      hasAddress,
+      ...(addressCarriesMark(found) && { addressMarked: true }),
+      nftPlan: plan.ops.map((o) => o.what),
+      nftTable: state.table !== undefined,
+      ...(state.table && { nftTableMarked: tableIsMarked(state.table) }),
+    };
   }
 
   /** @inheritdoc */
@@ -307,7 +321,8 @@ export class LocalHold implements Hold {
     const record = this.record;
     const steps: Partial<Record<LocalStep, SetupStep>> = {};
     const prefixlen = prefixlenOf(c.addr);
-    let addedAddress = record?.addedAddress ?? false;
+    // An address with synplug's mark that no record lists: an earlier setup added it and was killed before recording it.
+    let addedAddress = (record?.addedAddress ?? false) || o.addressMarked === true;
 
     if (!o.hasAddress) {
       steps.address = addressStep(route, { ifindex: this.ifindex, dev: c.dev }, c.addr, () => {
@@ -489,6 +504,11 @@ export class LocalHold implements Hold {
   }
 
   /** @inheritdoc */
+  heldTraffic(): HeldTraffic {
+    return { addrs: [this.config.addr], ports: [] };
+  }
+
+  /** @inheritdoc */
   setupCommand(): string {
     return 'synplug setup';
   }
@@ -610,10 +630,12 @@ export class LocalHold implements Hold {
   }
 
   /**
-   * Release, then remove exactly what setup added: the qdisc tree (when its
-   * root is synplug's), with the filter under it; synplug's nftables table
-   * (when setup recorded it, or it holds exactly synplug's rule); the address
-   * if setup added it.
+   * Release, then remove exactly what setup added and marked as synplug's
+   * (teardown-marks.ts): the qdisc tree (when its root is synplug's), with
+   * the filter under it; synplug's nftables table when it carries synplug's
+   * comment (on a kernel before 5.10, which keeps none: when setup recorded
+   * it, or it holds exactly synplug's rule); the address when setup added it
+   * and it carries synplug's address protocol (before 5.18: the record alone).
    * @throws {NetlinkError} the kernel refused a removal
    */
   async teardown(inspection: HoldInspection): Promise<{ removed: string[]; kept: string[] }> {
@@ -626,11 +648,16 @@ export class LocalHold implements Hold {
       removed.push('released the plug');
     }
     const family = familyOf(c.addr);
-    if (o.nftTable && (this.record || o.nftPlan.length === 0)) {
+    const tableIsOurs = o.nftTableMarked ?? (this.record !== undefined || o.nftPlan.length === 0);
+    if (o.nftTable && tableIsOurs) {
       const r = await removeMarkTable(this.sockets.nft, { table: c.table, family });
       for (const t of r.removed) removed.push(`nftables table ${t}`);
     } else if (o.nftTable) {
-      kept.push(`nftables table ${family} ${c.table}: setup did not record it and it is not exactly synplug's rule`);
+      kept.push(
+        o.nftTableMarked === false
+          ? `nftables table ${family} ${c.table}: it does not carry synplug's comment, so synplug did not make it ('synplug setup' recreates it with the comment)`
+          : `nftables table ${family} ${c.table}: setup did not record it and it is not exactly synplug's rule`,
+      );
     }
     const root = rootOf(o);
     if (root && this.rootIsOurs(o)) {
@@ -640,7 +667,7 @@ export class LocalHold implements Hold {
       kept.push(`root qdisc ${root.kind} ${root.handle} on ${c.dev}: not synplug's`);
     }
     if (this.record?.addedAddress) {
-      removed.push(...(await removeAddress(this.sockets.route, { ifindex: this.ifindex, dev: c.dev }, c.addr, this.record.prefixlen)));
+      removed.push(...(await removeAddress(this.sockets.route, { ifindex: this.ifindex, dev: c.dev }, c.addr, this.record.prefixlen, kept)));
     } else if (o.hasAddress) {
       kept.push(`address ${c.addr} on ${c.dev}: setup did not add it`);
     }
@@ -657,7 +684,7 @@ export function addressStep(route: HoldSockets['route'], dev: { ifindex: number;
   return {
     what: `add address ${addr}/${prefixlen} dev ${dev.dev}`,
     run: async () => {
-      await addAddress(route, { dev: dev.ifindex, address: addr, prefixlen });
+      await addAddress(route, { dev: dev.ifindex, address: addr, prefixlen, protocol: ADDRESS_PROTO });
       added();
     },
     undo: { what: `removed address ${addr}/${prefixlen}`, run: () => deleteAddress(route, { dev: dev.ifindex, address: addr, prefixlen }) },
@@ -665,16 +692,28 @@ export function addressStep(route: HoldSockets['route'], dev: { ifindex: number;
 }
 
 /**
- * Remove an address setup added (one already gone is fine).
+ * Remove an address setup added, if it carries synplug's mark (IFA_PROTO
+ * {@link ADDRESS_PROTO}; on a kernel before 5.18, which keeps none, the
+ * record alone decides). One already gone is fine.
+ * @param kept where to say why an address without the mark is left (optional)
  * @returns what was removed (`address A/32 on lo`), or nothing
- * @throws {NetlinkError} a refusal other than EADDRNOTAVAIL/ENOENT
+ * @throws {NetlinkError} a listing refused, or a refusal other than EADDRNOTAVAIL/ENOENT
  */
 export async function removeAddress(
   route: HoldSockets['route'],
   dev: { ifindex: number; dev: string },
   addr: string,
   prefixlen = prefixlenOf(addr),
+  kept: string[] = [],
 ): Promise<string[]> {
+  const found = (await listAddresses(route, { dev: dev.ifindex, family: isIP(addr) === 6 ? 'inet6' : 'inet' })).find((a) => a.local === addr);
+  if (!found) return [];
+  if (!addressIsMarked(found)) {
+    kept.push(
+      `address ${addr}/${found.prefixlen} on ${dev.dev}: the record says setup added it, but it does not carry synplug's mark (address protocol ${ADDRESS_PROTO}), so synplug did not add it`,
+    );
+    return [];
+  }
   try {
     await deleteAddress(route, { dev: dev.ifindex, address: addr, prefixlen });
     return [`address ${addr}/${prefixlen} on ${dev.dev}`];
@@ -715,6 +754,24 @@ export function isLocalRecord(r: Record<string, unknown>): boolean {
   );
 }
 
+/**
+ * What setup would refuse in a local record entry: a bad device name, a bad
+ * or loopback address, a mark or limit out of range, a table that is not
+ * synplug's, a prefix length other than the address's host route.
+ */
+export function localRecordRefusal(r: Record<string, unknown>): string | undefined {
+  try {
+    const c = resolveConfig({ ...localMode.configOf!(r as LocalHoldRecord), stateDir: '/' });
+    refuseLoopback(c.addr);
+    if (r.prefixlen !== undefined && r.prefixlen !== prefixlenOf(c.addr))
+      return `prefix length ${String(r.prefixlen)}: setup adds ${c.addr}/${prefixlenOf(c.addr)} only`;
+    return undefined;
+  } catch (e) {
+    if (e instanceof UsageError) return e.message;
+    throw e;
+  }
+}
+
 /** The local mode: the lo hold of the configuration. */
 export const localMode: HoldMode = {
   name: 'local',
@@ -734,6 +791,7 @@ export const localMode: HoldMode = {
     r.changed
       ? `synplug set up on ${r.dev} for ${r.addr} (mark ${r.mark}, plug limit ${r.limit} bytes):`
       : `synplug already set up on ${r.dev} for ${r.addr}: nothing to change`,
+  recordRefusal: localRecordRefusal,
   configOf(r: HoldRecord): Partial<GuardConfig> {
     const l = r as LocalHoldRecord;
     return { dev: l.dev, addr: l.addr, mark: l.mark, limit: l.limit, table: l.table };

@@ -58,7 +58,8 @@ import type { HoldStatus, PieceState, PlugStats, QueueOptions, SetupOptions, Set
 import { resolveInboundDevice } from './inbound.js';
 import { readTableState, type TableState } from './local-nft.js';
 import { addressStep, removeAddress, summarizePieces } from './local.js';
-import type { Hold, HoldAction, HoldHandoff, HoldInspection, HoldMode, HoldScope, HoldSetupPlan, HoldSockets, SetupStep } from './types.js';
+import { addressCarriesMark } from '../teardown-marks.js';
+import type { HeldTraffic, Hold, HoldAction, HoldHandoff, HoldInspection, HoldMode, HoldScope, HoldSetupPlan, HoldSockets, SetupStep } from './types.js';
 
 /** The queue number a queue hold uses unless `--queue-num` says otherwise (recorded by setup). */
 export const DEFAULT_QUEUE_NUM = 4200;
@@ -108,7 +109,8 @@ type QueuePiece = (typeof QUEUE_PIECES)[number];
 
 interface QueueInspection extends HoldInspection<QueuePiece> {
   readonly state: SetupState;
-  readonly observed: { table: TableState; hasAddress: boolean; verdict: 'native' | 'compat' | 'none' };
+  /** addressMarked: the address carries synplug's mark (an earlier setup added it, maybe without recording it) */
+  readonly observed: { table: TableState; hasAddress: boolean; addressMarked: boolean; verdict: 'native' | 'compat' | 'none' };
 }
 
 /**
@@ -312,10 +314,12 @@ export class QueueHold implements Hold {
     const table = await readTableState(this.sockets.nft, 'inet', s.table);
     const verdict = table.table ? await this.verdict() : (this.verdictKind ?? 'native');
     let hasAddress = true;
+    let addressMarked = false;
     if (s.scope === 'local') {
       const a = s.addrs[0];
       const addrs = await listAddresses(this.sockets.route, { dev: this.ifindex, family: isIP(a) === 6 ? 'inet6' : 'inet' });
       hasAddress = addrs.some((x) => x.local === a);
+      addressMarked = addressCarriesMark(addrs.find((x) => x.local === a));
     }
     const chain = table.chains.find((c) => c.name === QUEUE_CHAIN);
     const want = verdict === 'none' ? [] : queueRules(s, verdict).map(ruleText);
@@ -335,7 +339,7 @@ export class QueueHold implements Hold {
       },
     };
     if (s.scope === 'inbound') delete (pieces as Partial<Record<QueuePiece, PieceState>>).address;
-    return { pieces, state: summarizePieces(pieces, ['address']), observed: { table, hasAddress, verdict } };
+    return { pieces, state: summarizePieces(pieces, ['address']), observed: { table, hasAddress, addressMarked, verdict } };
   }
 
   /**
@@ -371,7 +375,8 @@ export class QueueHold implements Hold {
     const { observed: o, pieces } = inspection as QueueInspection;
     const s = this.spec;
     const steps: Partial<Record<'address' | 'nftables', SetupStep>> = {};
-    let addedAddress = this.record?.addedAddress ?? false;
+    // An address with synplug's mark that no record lists: an earlier setup added it and was killed before recording it.
+    let addedAddress = (this.record?.addedAddress ?? false) || o.addressMarked;
     if (s.scope === 'local' && !o.hasAddress) {
       steps.address = addressStep(this.sockets.route, { ifindex: this.ifindex, dev: s.dev }, s.addrs[0], () => {
         addedAddress = true;
@@ -462,6 +467,11 @@ export class QueueHold implements Hold {
     // The queue's holder process keeps the bound socket and judges the leases itself: a protect's death closes
     // its connection to the holder, which drops its lease and releases when no live lease is left.
     return { steps: [] };
+  }
+
+  /** @inheritdoc */
+  heldTraffic(): HeldTraffic {
+    return { addrs: this.spec.addrs, ports: this.spec.ports };
   }
 
   /** @inheritdoc */

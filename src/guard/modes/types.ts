@@ -16,6 +16,9 @@ import type { HoldRecord, SetupRecord } from '../state.js';
 import type { HoldStatus, PieceState, PlugStats, SetupOptions, SetupResult, SetupState, UnrecordedIfb } from '../types.js';
 import type { WatchdogStep } from '../watchdog.js';
 import type { ModulePiece } from '../support.js';
+import type { HeldTraffic } from '../report.js';
+
+export type { HeldTraffic };
 
 /** The sockets a hold works through, shared by every hold of a session. */
 export interface HoldSockets {
@@ -133,6 +136,8 @@ export interface Hold {
   disarm?(): Promise<void>;
   /** What the watchdog needs to release this hold (and disarm it) when protect dies; called once holding started. */
   handoff(): HoldHandoff;
+  /** What it holds (destination addresses and TCP ports), for the reload's report (report.ts). */
+  heldTraffic?(): HeldTraffic;
   /** Its counters (packets held now, passed, dropped); undefined when the hold's holding piece is not there. @throws {NetlinkError} */
   plugStats(): Promise<PlugStats | undefined>;
   /**
@@ -213,6 +218,12 @@ export interface HoldMode {
    * field the mode's record has, of the right type.
    */
   isRecord(r: Record<string, unknown>): boolean;
+  /**
+   * What in a whole record entry of this mode `setup` would refuse (a
+   * loopback address, a table that is not synplug's), as a sentence; a
+   * record naming it is refused and nothing is changed. Never throws.
+   */
+  recordRefusal?(r: Record<string, unknown>): string | undefined;
   /** The configuration a record entry gives the commands (the local plug hold's device, address...), if any. */
   configOf?(r: HoldRecord): Partial<GuardConfig>;
   /**

@@ -73,7 +73,7 @@ export const byteorderExpr: ExprCodec<ByteorderExpr> = {
     const r = ctx.reg(e.sreg);
     if (e.op !== 'hton' || r?.k !== 'field' || e.len !== e.size || (e.size !== 2 && e.size !== 4 && e.size !== 8)) return undefined;
     const big = TO_BIG[r.field.type];
-    return big ? { dreg: e.dreg, field: { ...r.field, type: big }, from: e.sreg } : undefined;
+    return big ? { dreg: e.dreg, field: { ...r.field, type: big }, from: e.sreg, len: e.len } : undefined;
   },
   writes(e) {
     return [e.dreg];

@@ -27,6 +27,7 @@ import { byteorderExpr, type ByteorderExpr } from './byteorder.js';
 import { connlimitExpr, type ConnlimitExpr } from './connlimit.js';
 import { queueExpr, type QueueExpr } from './queue.js';
 import { targetExpr, type TargetExpr } from './target.js';
+import { matchExpr, type MatchExpr } from './match.js';
 import { numgenExpr, type NumgenExpr } from './numgen.js';
 import { hashExpr, type HashExpr } from './hash.js';
 import { exthdrExpr, type ExthdrExpr } from './exthdr.js';
@@ -57,6 +58,7 @@ registerExpr(byteorderExpr);
 registerExpr(connlimitExpr);
 registerExpr(queueExpr);
 registerExpr(targetExpr);
+registerExpr(matchExpr);
 registerExpr(numgenExpr);
 registerExpr(hashExpr);
 registerExpr(exthdrExpr);
@@ -89,6 +91,7 @@ export type Expr =
   | ConnlimitExpr
   | QueueExpr
   | TargetExpr
+  | MatchExpr
   | NumgenExpr
   | HashExpr
   | ExthdrExpr
@@ -122,6 +125,7 @@ export type {
   ConnlimitExpr,
   QueueExpr,
   TargetExpr,
+  MatchExpr,
   NumgenExpr,
   HashExpr,
   ExthdrExpr,
@@ -133,7 +137,7 @@ export type {
 export { metaExpr, payloadExpr, cmpExpr, bitwiseExpr, immediateExpr, counterExpr, lookupExpr };
 export { ctExpr, limitExpr, logExpr, quotaExpr, rejectExpr, natExpr, masqExpr, redirExpr, fibExpr, objrefExpr, rangeExpr, byteorderExpr, connlimitExpr };
 export { numgenExpr, hashExpr, exthdrExpr, tproxyExpr, dynsetExpr, notrackExpr, socketExpr };
-export { queueExpr, targetExpr };
+export { queueExpr, targetExpr, matchExpr };
 export { nfqueueTarget, decodeNfqueueInfo, type NfqueueTargetInfo } from './target.js';
 export { QUEUE_FLAG_NAMES, queueFlagWords, queueRangeText } from './queue.js';
 export { ctField, CT_KEY_NAMES } from './ct.js';

@@ -22,17 +22,17 @@
  * `queue num 8 bypass` (`queue num 8-9 bypass,fanout`, `queue num 0`), any
  * target it cannot translate as `xt target NAME`; `-j` always as
  * `{"xt": {"type": "target", "name": "NFQUEUE"}}`. We print NFQUEUE that
- * way and every other target as `xt target NAME`, never as a statement of
- * another meaning.
+ * way, the other targets as ../xt.ts translates them, and a target it does not
+ * translate raw (`xt target NAME` would lose its parameters).
  *
  * @module
  */
 import { endianness } from 'node:os';
-import { bin, str, u32be } from '../../netlink/attributes.js';
-import { NetlinkDecodeError, UsageError } from '../../netlink/errors.js';
+import { UsageError } from '../../netlink/errors.js';
 import * as C from '../constants.js';
 import { queueRangeText } from './queue.js';
 import type { ExprCodec } from './registry.js';
+import { decodeXt, encodeXt, readU16, xtText } from '../xt.js';
 
 /** `target`. */
 export interface TargetExpr {
@@ -60,7 +60,6 @@ export interface NfqueueTargetInfo {
 /** XT_ALIGN: xt structs are padded to 8 bytes (linux/netfilter/x_tables.h). */
 const xtAlign = (n: number): number => (n + 7) & ~7;
 const LE = endianness() === 'LE';
-const readU16 = (b: Buffer, off: number): number => (LE ? b.readUInt16LE(off) : b.readUInt16BE(off));
 const writeU16 = (b: Buffer, v: number, off: number): void => {
   if (LE) b.writeUInt16LE(v, off);
   else b.writeUInt16BE(v, off);
@@ -120,22 +119,13 @@ function nfqueueText(q: NfqueueTargetInfo): string | undefined {
 export const targetExpr: ExprCodec<TargetExpr> = {
   name: 'target',
   encode(e) {
-    if (!e.target || Buffer.byteLength(e.target) >= C.NFT_COMPAT_NAME_MAX) {
-      throw new UsageError(`xt target name '${e.target}': 1-${C.NFT_COMPAT_NAME_MAX - 1} bytes`);
-    }
-    if (!Number.isInteger(e.rev) || e.rev < 0 || e.rev > 0xffffffff) throw new UsageError(`xt target revision ${e.rev} is not a u32`);
-    if (!/^([0-9a-f]{2})*$/i.test(e.info)) throw new UsageError(`xt target info '${e.info}' is not hex bytes`);
-    return [str(C.NFTA_TARGET_NAME, e.target), u32be(C.NFTA_TARGET_REV, e.rev), bin(C.NFTA_TARGET_INFO, Buffer.from(e.info, 'hex'))];
+    return encodeXt('target', { ext: e.target, rev: e.rev, info: e.info });
   },
   decode(l) {
-    const target = l.str(C.NFTA_TARGET_NAME);
-    if (target === undefined) throw new NetlinkDecodeError('target expression without NFTA_TARGET_NAME', l.offset);
-    const rev = l.u32be(C.NFTA_TARGET_REV);
-    if (rev === undefined) throw new NetlinkDecodeError(`target expression '${target}' without NFTA_TARGET_REV`, l.offset);
-    const info = l.bin(C.NFTA_TARGET_INFO) ?? Buffer.alloc(0);
-    const e: TargetExpr = { name: 'target', target, rev, info: info.toString('hex') };
-    if (target === 'NFQUEUE') {
-      const q = decodeNfqueueInfo(rev, info);
+    const { ext, rev, info } = decodeXt('target', l);
+    const e: TargetExpr = { name: 'target', target: ext, rev, info };
+    if (ext === 'NFQUEUE') {
+      const q = decodeNfqueueInfo(rev, Buffer.from(info, 'hex'));
       if (q) e.nfqueue = q;
     }
     return e;
@@ -144,9 +134,8 @@ export const targetExpr: ExprCodec<TargetExpr> = {
     // libnftnl: `target name NFQUEUE rev 3`
     return `target name ${e.target} rev ${e.rev}`;
   },
-  statement(e) {
-    const json = { xt: { type: 'target', name: e.target } };
-    const text = (e.nfqueue && nfqueueText(e.nfqueue)) ?? `xt target ${e.target}`;
-    return { stmt: { text, json } };
+  statement(e, ctx) {
+    const text = e.nfqueue ? nfqueueText(e.nfqueue) : xtText('target', { ext: e.target, rev: e.rev, info: e.info }, { family: ctx.family, l4: ctx.l4 });
+    return text === undefined ? undefined : { stmt: { text, json: { xt: { type: 'target', name: e.target } } } };
   },
 };

@@ -23,7 +23,7 @@
  * @module
  */
 import { constants as osConstants } from 'node:os';
-import { bin, parseAttributes, str, u32 } from '../attributes.js';
+import { bin, parseAttributes, str, u8, u32 } from '../attributes.js';
 import { NetlinkDecodeError, NetlinkError, UsageError } from '../errors.js';
 import { NETLINK_ROUTE, NLM_F_REQUEST, NLM_F_CREATE, NLM_F_EXCL, NLM_F_REPLACE, type NetlinkMessage } from '../message.js';
 import { AF_INET, AF_INET6, formatIp, parseIp, parseIpPrefix, type ParsedIp } from '../ipaddr.js';
@@ -443,6 +443,8 @@ export interface AddAddressOptions extends AddressSpec {
   nodad?: boolean;
   /** NLM_F_REPLACE|NLM_F_CREATE (`ip addr replace`) instead of NLM_F_CREATE|NLM_F_EXCL (`ip addr add`) */
   replace?: boolean;
+  /** IFA_PROTO (u8, Linux 5.18+; `ip addr add ... proto N`): who added the address; older kernels ignore it */
+  protocol?: number;
 }
 
 interface Resolved {
@@ -532,6 +534,10 @@ export function newAddressRequest(index: number, o: Omit<AddAddressOptions, 'dev
     parts.push(bin(IFA_CACHEINFO, ci));
   }
   if (flags > 0xff) parts.push(u32(IFA_FLAGS, flags));
+  if (o.protocol !== undefined) {
+    if (!Number.isInteger(o.protocol) || o.protocol < 0 || o.protocol > 0xff) throw new UsageError(`address protocol ${String(o.protocol)} is not 0-255`);
+    parts.push(u8(IFA_PROTO, o.protocol));
+  }
   return { type: RTM_NEWADDR, flags: o.replace ? NLM_F_CREATE | NLM_F_REPLACE : NLM_F_CREATE | NLM_F_EXCL, payload: parts };
 }
 

@@ -696,7 +696,15 @@ async function getRawLink(conn: RouteConnection, dev: string | number): Promise<
 async function getLink(conn: RouteConnection, dev: string | number, options: { addr?: boolean; details?: boolean } = {}): Promise<LinkInfo> {
   const raw = await getRawLink(conn, dev);
   const others = new Map<number, RawLink>();
-  for (const idx of [raw.linkNetnsid === undefined ? raw.link : undefined, raw.master]) {
+  // the devices the kind's details name (a vxlan's `dev`): asked for by index, as ip does
+  const named: number[] = [];
+  if (options.details) {
+    linkDetails(raw, (i) => {
+      named.push(i);
+      return '';
+    });
+  }
+  for (const idx of [raw.linkNetnsid === undefined ? raw.link : undefined, raw.master, ...named]) {
     if (idx === undefined || idx === 0 || others.has(idx)) continue;
     try {
       others.set(idx, await getRawLink(conn, idx));

@@ -17,6 +17,7 @@
  *
  * @module
  */
+import { readFileSync } from 'node:fs';
 import { endianness } from 'node:os';
 import type { AttributeList } from '../attributes.js';
 import { formatIp } from '../ipaddr.js';
@@ -351,7 +352,35 @@ const VXLAN: Line[] = [
 ];
 
 /* IFLA_TUN_* (enum in linux/if_link.h) */
-const TUN = { TYPE: 3, PI: 4, VNET_HDR: 5, PERSIST: 6, MULTI_QUEUE: 7, NUM_QUEUES: 8, NUM_DISABLED_QUEUES: 9 } as const;
+const TUN = { OWNER: 1, GROUP: 2, TYPE: 3, PI: 4, VNET_HDR: 5, PERSIST: 6, MULTI_QUEUE: 7, NUM_QUEUES: 8, NUM_DISABLED_QUEUES: 9 } as const;
+
+/**
+ * The name of a user or group id, from the accounts file (`/etc/passwd`,
+ * `/etc/group`: `name:x:id:...`), as ip's getpwuid / getgrgid find it on a
+ * system without other account databases; undefined when the id has none
+ * or the file cannot be read.
+ */
+export function accountName(file: string, id: number): string | undefined {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch {
+    return undefined;
+  }
+  for (const line of text.split('\n')) {
+    const f = line.split(':');
+    if (f.length >= 3 && f[2] === String(id) && f[0]) return f[0];
+  }
+  return undefined;
+}
+
+/** IFLA_TUN_OWNER / _GROUP (u32; the kernel sends them when set): `user nobody`, by name when it has one, as ip prints (JSON too) */
+const owner = (key: 'user' | 'group', attr: number, file: string): Line => ({
+  attr,
+  wire: 'u32',
+  json: (v) => (Number(v) === 0xffffffff ? undefined : [key, accountName(file, Number(v)) ?? Number(v)]),
+  text: (v) => `${key} ${v}`,
+});
 const TUN_LINES: Line[] = [
   { attr: TUN.TYPE, wire: 'u8', json: (v) => ['type', Number(v) === 1 ? 'tun' : Number(v) === 2 ? 'tap' : 'unknown'], text: (v) => `type ${v}` },
   onOffLine('pi', TUN.PI),
@@ -361,6 +390,8 @@ const TUN_LINES: Line[] = [
   plain('numqueues', 'u32', TUN.NUM_QUEUES),
   plain('numdisabled', 'u32', TUN.NUM_DISABLED_QUEUES),
   onOffLine('persist', TUN.PERSIST),
+  owner('user', TUN.OWNER, '/etc/passwd'),
+  owner('group', TUN.GROUP, '/etc/group'),
 ];
 
 /** The tables by kind (IFLA_INFO_KIND), and of the ports of a kind (IFLA_INFO_SLAVE_KIND). */

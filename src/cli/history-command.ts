@@ -1,0 +1,34 @@
+/**
+ * `synplug history [--json] [-n N]`: the reloads protect recorded, oldest
+ * first (the engine is src/guard/history.ts).
+ *
+ * @module
+ */
+import { Option, type Command } from 'commander';
+import { DEFAULTS, parseUint } from '../guard/config.js';
+import { exitCodesHelp } from './exit-codes.js';
+import { formatHistoryEntry } from './format-guard.js';
+import { stateDirOf } from './guard-commands.js';
+import { jsonOption, run } from './run.js';
+
+/** Register `synplug history` on the program. */
+export function historyCommand(program: Command): void {
+  program
+    .command('history')
+    .description(
+      'the reloads protect recorded in the state directory (bounded, rotated), oldest first: when, the holds, the hold time, the held SYNs, the exit status and the report',
+    )
+    .addOption(new Option('-n <count>', 'only the last COUNT'))
+    .addOption(new Option('--state-dir <dir>', 'state directory (default /run/synplug, env SYNPLUG_STATE_DIR)'))
+    .addOption(jsonOption())
+    .addHelpText('after', exitCodesHelp('history'))
+    .action(
+      run(async (f: { json?: boolean; n?: string; stateDir?: string }) => {
+        const n = f.n !== undefined ? parseUint(f.n, '-n') : undefined;
+        const { readHistory } = await import('../guard/history.js');
+        const entries = readHistory(stateDirOf(f.stateDir) ?? DEFAULTS.stateDir, n);
+        if (f.json) process.stdout.write(`${JSON.stringify(entries)}\n`);
+        else process.stdout.write(entries.length ? `${entries.map(formatHistoryEntry).join('\n')}\n` : 'no reload recorded\n');
+      }),
+    );
+}

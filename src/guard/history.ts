@@ -1,0 +1,168 @@
+/**
+ * The reload history: one JSON line per protect in the state directory,
+ * bounded and rotated.
+ *
+ * `history.jsonl` holds the newest entries; when an append would take it
+ * over {@link HISTORY_FILE_CAP} bytes it becomes `history.1.jsonl` (the one
+ * older generation, replacing the previous one) and a new `history.jsonl`
+ * starts. Both follow the state directory's rules (state-fs.ts): opened
+ * relative to the checked directory (owner-only, 0700), never through a
+ * link, size-capped before a byte is read, replaced whole (a temporary file,
+ * then a rename), appended under the lease lock (two protects ending together
+ * lose no line).
+ *
+ * Writing the history never blocks a release: protect appends after the
+ * release, and a failure there is a warning, never the command's exit code.
+ *
+ * @module
+ */
+import { openCheckedDir, type CheckedDir } from './state-fs.js';
+import { StateFileError } from './errors.js';
+import { StateStore } from './state.js';
+import { withLeaseLock } from './leases.js';
+import type { ReloadReport } from './report.js';
+import type { ProtectResult } from './types.js';
+
+/** The newest entries. */
+export const HISTORY_FILE = 'history.jsonl';
+/** The generation before. */
+export const HISTORY_OLD_FILE = 'history.1.jsonl';
+/** A history file's largest size, bytes (two files: the history takes at most twice this). */
+export const HISTORY_FILE_CAP = 256 * 1024;
+
+/** One entry of the history. */
+export interface HistoryEntry {
+  /** 1, 2, 3... in the order the entries were written */
+  id: number;
+  /** what ran: `protect` */
+  command: 'protect';
+  /** when the command started, ISO 8601 */
+  start: string;
+  /** the holds held, by id (`queue`, `local`, `inbound:eth0`...) */
+  holds: string[];
+  /** the reload command's exit status */
+  exitCode: number;
+  /** the reload's report */
+  report: ReloadReport;
+}
+
+const WHAT = 'synplug writes one JSON object per line there: move the file away (the history starts again), or remove it';
+
+/** Parse one file's lines. @throws {StateFileError} a line that is not an entry synplug wrote */
+function parse(d: CheckedDir, name: string): HistoryEntry[] {
+  const data = d.read(name, HISTORY_FILE_CAP, WHAT);
+  if (data === undefined) return [];
+  const out: HistoryEntry[] = [];
+  const lines = data.toString('utf8').split('\n');
+  lines.forEach((line, i) => {
+    if (line === '' && i === lines.length - 1) return;
+    let e: unknown;
+    try {
+      e = JSON.parse(line);
+    } catch {
+      e = undefined;
+    }
+    if (!isEntry(e)) throw new StateFileError(d.file(name), `${d.file(name)} is damaged: line ${i + 1} is not a history entry synplug wrote (${WHAT})`);
+    out.push(e);
+  });
+  return out;
+}
+
+/** Whether a parsed line has an entry's fields, of the right types. */
+function isEntry(e: unknown): e is HistoryEntry {
+  if (typeof e !== 'object' || e === null) return false;
+  const x = e as Record<string, unknown>;
+  const r = x.report as Record<string, unknown> | undefined;
+  return (
+    Number.isInteger(x.id) &&
+    typeof x.command === 'string' &&
+    typeof x.start === 'string' &&
+    !Number.isNaN(Date.parse(x.start)) &&
+    Array.isArray(x.holds) &&
+    x.holds.every((h) => typeof h === 'string') &&
+    Number.isInteger(x.exitCode) &&
+    typeof r === 'object' &&
+    r !== null &&
+    typeof r.heldSyns === 'number' &&
+    typeof r.holdMs === 'number'
+  );
+}
+
+/**
+ * The history, oldest first; the last `n` when given.
+ * @param stateDir the state directory
+ * @returns [] when the directory or the files do not exist
+ * @throws {StateFileError} the directory is unsafe, or a history file is damaged, a link, too large (`bad-state`), named
+ */
+export function readHistory(stateDir: string, n?: number): HistoryEntry[] {
+  const d = openCheckedDir(stateDir, false);
+  if (!d) return [];
+  try {
+    const all = [...parse(d, HISTORY_OLD_FILE), ...parse(d, HISTORY_FILE)];
+    return n === undefined ? all : all.slice(Math.max(0, all.length - n));
+  } finally {
+    d.close();
+  }
+}
+
+/**
+ * Append one entry (its id is the next one), under the lease lock, rotating
+ * when the file would pass `cap` (at most, and by default, {@link HISTORY_FILE_CAP}). A damaged file is left
+ * as it is (for a person to read) and nothing is appended until it is moved
+ * away.
+ * @returns the entry written
+ * @throws {StateFileError} the directory is unsafe, a history file is damaged (named), or a file cannot be written (`failure` when the disk refused)
+ */
+export async function appendHistory(stateDir: string, entry: Omit<HistoryEntry, 'id'>, cap = HISTORY_FILE_CAP): Promise<HistoryEntry> {
+  return withLeaseLock(new StateStore(stateDir), () => {
+    const d = openCheckedDir(stateDir, true)!;
+    try {
+      let current = d.read(HISTORY_FILE, HISTORY_FILE_CAP, WHAT);
+      const lastId = parse(d, HISTORY_FILE).at(-1)?.id ?? parse(d, HISTORY_OLD_FILE).at(-1)?.id ?? 0;
+      const full: HistoryEntry = { id: lastId + 1, ...entry };
+      const line = Buffer.from(`${JSON.stringify(full)}\n`);
+      if (current && current.length + line.length > Math.min(cap, HISTORY_FILE_CAP)) {
+        d.writeAtomic(HISTORY_OLD_FILE, current);
+        current = undefined;
+      }
+      d.writeAtomic(HISTORY_FILE, current ? Buffer.concat([current, line]) : line);
+      return full;
+    } finally {
+      d.close();
+    }
+  });
+}
+
+/**
+ * Append a protect's entry to the history (after its release). Never throws:
+ * a failure becomes one of the result's `warnings`, and the command's exit
+ * code stays the result's.
+ * @returns the result, with a warning when the history could not be written
+ */
+export async function recordReload(stateDir: string, started: Date, r: ProtectResult): Promise<ProtectResult> {
+  try {
+    await appendHistory(stateDir, {
+      command: 'protect',
+      start: started.toISOString(),
+      holds: (r.holds ?? [{ id: 'local' }]).map((h) => h.id),
+      exitCode: r.exitCode,
+      report: r.report,
+    });
+    return r;
+  } catch (e) {
+    return { ...r, warnings: [...(r.warnings ?? []), `the reload history was not written: ${e instanceof Error ? e.message : String(e)}`] };
+  }
+}
+
+/**
+ * The last reload recorded, for `status`: never throws (a damaged history is
+ * named in `historyError` instead, and status still shows the rest).
+ * @param stateDir the state directory
+ */
+export function lastReload(stateDir: string): { lastReload: HistoryEntry | null; historyError?: string } {
+  try {
+    return { lastReload: readHistory(stateDir, 1)[0] ?? null };
+  } catch (e) {
+    return { lastReload: null, historyError: e instanceof Error ? e.message : String(e) };
+  }
+}

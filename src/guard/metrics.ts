@@ -1,0 +1,212 @@
+/**
+ * Prometheus metrics of the reloads: `protect --metrics-file PATH` writes
+ * the text exposition format (version 0.0.4) the way node_exporter's
+ * textfile collector reads it: a temporary file in PATH's directory (named
+ * `.NAME.PID.tmp`, which the collector ignores: it reads `*.prom`), then a
+ * rename over PATH.
+ *
+ * Counters are cumulative across processes: their totals live in
+ * `metrics.json` in the state directory (the state directory's rules:
+ * owner-only, never through a link, size-capped), updated under the lease
+ * lock; the metrics file is written from them.
+ *
+ * Series:
+ * - `synplug_reloads_total{result}`: `lossless`, `lost` (refused, reset or
+ *   dropped connections), `failed` (the command failed, or protect refused
+ *   before holding), `uncounted` (the report could not count everything);
+ * - `synplug_held_syns_total`, `synplug_refused_total`, `synplug_reset_total`,
+ *   `synplug_dropped_total`;
+ * - the histogram `synplug_hold_seconds`.
+ *
+ * The format is written here (a few lines) rather than through prom-client,
+ * whose registry lives in one process and would still need these totals
+ * carried over from the state file.
+ *
+ * @module
+ */
+import { basename, dirname, resolve } from 'node:path';
+import { UsageError } from '../netlink/errors.js';
+import { StateFileError } from './errors.js';
+import { withLeaseLock } from './leases.js';
+import { openCheckedDir } from './state-fs.js';
+import { StateStore } from './state.js';
+import type { ReloadReport } from './report.js';
+
+/** The totals' file in the state directory. */
+export const METRICS_STATE_FILE = 'metrics.json';
+/** Its largest size, bytes. */
+const METRICS_STATE_CAP = 64 * 1024;
+/** The hold histogram's upper bounds, seconds. */
+export const HOLD_BUCKETS = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60] as const;
+
+/** A reload's result, as `synplug_reloads_total` labels it. */
+export type ReloadResult = 'lossless' | 'lost' | 'failed' | 'uncounted';
+const RESULTS: readonly ReloadResult[] = ['lossless', 'lost', 'failed', 'uncounted'];
+
+/** The cumulative totals (`metrics.json`). */
+export interface MetricsTotals {
+  version: 1;
+  reloads: Record<ReloadResult, number>;
+  heldSyns: number;
+  refused: number;
+  reset: number;
+  dropped: number;
+  /** per bucket of {@link HOLD_BUCKETS} (not cumulative), then the count over the last bound */
+  holdBuckets: number[];
+  holdSum: number;
+  holdCount: number;
+}
+
+const empty = (): MetricsTotals => ({
+  version: 1,
+  reloads: { lossless: 0, lost: 0, failed: 0, uncounted: 0 },
+  heldSyns: 0,
+  refused: 0,
+  reset: 0,
+  dropped: 0,
+  holdBuckets: HOLD_BUCKETS.map(() => 0).concat(0),
+  holdSum: 0,
+  holdCount: 0,
+});
+
+const count = (v: unknown): boolean => Number.isSafeInteger(v) && (v as number) >= 0;
+
+function isTotals(x: unknown): x is MetricsTotals {
+  if (typeof x !== 'object' || x === null) return false;
+  const t = x as Record<string, unknown>;
+  const reloads = t.reloads as Record<string, unknown> | undefined;
+  return (
+    t.version === 1 &&
+    typeof reloads === 'object' &&
+    reloads !== null &&
+    RESULTS.every((r) => count(reloads[r])) &&
+    ['heldSyns', 'refused', 'reset', 'dropped', 'holdCount'].every((k) => count(t[k])) &&
+    typeof t.holdSum === 'number' &&
+    t.holdSum >= 0 &&
+    Array.isArray(t.holdBuckets) &&
+    t.holdBuckets.length === HOLD_BUCKETS.length + 1 &&
+    t.holdBuckets.every(count)
+  );
+}
+
+/** A metrics file to write: its directory checked, before anything is held. */
+export interface MetricsTarget {
+  /** the directory, absolute */
+  dir: string;
+  /** the file's name in it */
+  name: string;
+}
+
+/**
+ * Check a `--metrics-file` path: its directory must exist and be safe (the
+ * state directory's rules: every component root's or the user's, none
+ * writable by others), its name a plain file name.
+ * @throws {UsageError} a missing or unsafe directory, an empty name (exit 2, before anything is held)
+ */
+export function checkMetricsFile(path: string): MetricsTarget {
+  const full = resolve(path);
+  const name = basename(full);
+  if (path === '' || name === '' || path.endsWith('/')) throw new UsageError(`--metrics-file '${path}': give a file name`);
+  const dir = dirname(full);
+  let d: ReturnType<typeof openCheckedDir>;
+  try {
+    d = openCheckedDir(dir, false);
+  } catch (e) {
+    throw new UsageError(`--metrics-file ${full}: its directory is not safe to write in: ${e instanceof Error ? e.message : String(e)}`);
+  }
+  if (!d)
+    throw new UsageError(
+      `--metrics-file ${full}: the directory ${dir} does not exist (node_exporter's textfile directory, e.g. /var/lib/prometheus/node-exporter)`,
+    );
+  d.close();
+  return { dir, name };
+}
+
+/** A reload's result: failed when protect threw or the command failed; else by the report. */
+export function reloadResult(outcome: { exitCode: number; report: ReloadReport } | undefined): ReloadResult {
+  if (outcome?.exitCode !== 0) return 'failed';
+  if (outcome.report.lossless === null) return 'uncounted';
+  return outcome.report.lossless ? 'lossless' : 'lost';
+}
+
+/** The totals with one reload added. */
+export function addReload(t: MetricsTotals, outcome: { exitCode: number; report: ReloadReport } | undefined): MetricsTotals {
+  const n: MetricsTotals = { ...t, reloads: { ...t.reloads }, holdBuckets: [...t.holdBuckets] };
+  n.reloads[reloadResult(outcome)] += 1;
+  if (!outcome) return n;
+  const r = outcome.report;
+  n.heldSyns += r.heldSyns;
+  n.refused += r.refused ?? 0;
+  n.reset += r.reset ?? 0;
+  n.dropped += r.dropped;
+  const s = r.holdMs / 1000;
+  const i = HOLD_BUCKETS.findIndex((b) => s <= b);
+  n.holdBuckets[i === -1 ? HOLD_BUCKETS.length : i] += 1;
+  n.holdSum += s;
+  n.holdCount += 1;
+  return n;
+}
+
+/** The totals in the text exposition format (version 0.0.4). */
+export function metricsText(t: MetricsTotals): string {
+  const lines: string[] = [];
+  const counter = (name: string, help: string, samples: Array<[string, number]>) => {
+    lines.push(`# HELP ${name} ${help}`, `# TYPE ${name} counter`, ...samples.map(([labels, v]) => `${name}${labels} ${v}`));
+  };
+  counter(
+    'synplug_reloads_total',
+    'Reloads run through synplug protect, by result: lossless; lost (connections refused, reset or dropped); failed (the command failed, or protect refused before holding); uncounted (the report could not count everything).',
+    RESULTS.map((r) => [`{result="${r}"}`, t.reloads[r]]),
+  );
+  counter('synplug_held_syns_total', 'SYNs of new connections held during reloads, then released.', [['', t.heldSyns]]);
+  counter('synplug_refused_total', 'SYNs to what was held answered with a RST (released before a listener was back).', [['', t.refused]]);
+  counter('synplug_reset_total', "Connections of what was held reset during reloads (a closing listener's queue).", [['', t.reset]]);
+  counter('synplug_dropped_total', 'Held SYNs lost in the hold itself (over its limit).', [['', t.dropped]]);
+  lines.push('# HELP synplug_hold_seconds How long each protect held new connections, seconds.', '# TYPE synplug_hold_seconds histogram');
+  let cum = 0;
+  HOLD_BUCKETS.forEach((b, i) => {
+    cum += t.holdBuckets[i];
+    lines.push(`synplug_hold_seconds_bucket{le="${b}"} ${cum}`);
+  });
+  lines.push(`synplug_hold_seconds_bucket{le="+Inf"} ${t.holdCount}`, `synplug_hold_seconds_sum ${t.holdSum}`, `synplug_hold_seconds_count ${t.holdCount}`);
+  return `${lines.join('\n')}\n`;
+}
+
+/**
+ * Add one reload to the totals (under the lease lock) and write the metrics
+ * file from them.
+ * @param outcome the result, or undefined when protect failed before a result
+ * @throws {StateFileError} the state directory or the totals file is unsafe or damaged, or a write failed
+ * @throws {UsageError} the metrics file's directory went missing or became unsafe
+ */
+export async function recordMetrics(stateDir: string, target: MetricsTarget, outcome: { exitCode: number; report: ReloadReport } | undefined): Promise<void> {
+  await withLeaseLock(new StateStore(stateDir), () => {
+    const d = openCheckedDir(stateDir, true)!;
+    let totals: MetricsTotals;
+    try {
+      const raw = d.read(METRICS_STATE_FILE, METRICS_STATE_CAP, 'synplug keeps the metrics totals there: remove it (the counters start again from 0)');
+      let parsed: unknown;
+      try {
+        parsed = raw === undefined ? empty() : JSON.parse(raw.toString('utf8'));
+      } catch {
+        parsed = undefined;
+      }
+      if (!isTotals(parsed))
+        throw new StateFileError(
+          d.file(METRICS_STATE_FILE),
+          `${d.file(METRICS_STATE_FILE)} is not a metrics record synplug wrote: remove it (the counters start again from 0)`,
+        );
+      totals = addReload(parsed, outcome);
+      d.writeAtomic(METRICS_STATE_FILE, Buffer.from(`${JSON.stringify(totals)}\n`));
+    } finally {
+      d.close();
+    }
+    const m = openCheckedDir(target.dir, false);
+    if (!m) throw new UsageError(`the metrics file's directory ${target.dir} no longer exists`);
+    try {
+      m.writeAtomic(target.name, Buffer.from(metricsText(totals)));
+    } finally {
+      m.close();
+    }
+  });
+}

@@ -1,0 +1,365 @@
+/**
+ * The reload's report: what a protect's hold held, and what the reload still
+ * lost, counted for what is held only (never namespace-wide guesses).
+ *
+ * - `refused` and `reset`: counters in an nftables table of synplug's own
+ *   (`inet synplug_report`), one base chain at the output hook counting the
+ *   RSTs that leave what is held (the held addresses as source, the held
+ *   ports as source port), one pair of rules per held address and port:
+ *   ```
+ *   ip saddr A tcp flags & (rst|ack) == rst|ack tcp sequence 0 counter comment "refused A *"
+ *   ip saddr A tcp flags & rst == rst counter comment "rst A *"
+ *   ```
+ *   The table stays (each protect reads its counters before and after, and
+ *   adds the rules it lacks): removing a base chain makes the kernel drop
+ *   every packet waiting in a netfilter queue of the namespace
+ *   (nf_queue_nf_hook_drop), so a table made and removed per protect would
+ *   drop a queue hold's held SYNs when protect is killed.
+ *   A RST answering a SYN carries ACK and sequence 0 (RFC 793: no ACK in the
+ *   segment, so SEQ=0, ACK=SEG.SEQ+SEG.LEN); every other RST from what is
+ *   held resets a connection (`reset` = all RSTs - refused).
+ * - `listenerDrops`: the held ports' (addresses') listeners' own drop counts
+ *   (sock_diag SK_MEMINFO_DROPS), after minus before, by socket inode (a new
+ *   listener counts from 0).
+ * - `heldSyns`, `dropped`, `holdMs`: the holds' own counters (PlugStats), given by the window.
+ *
+ * Armed before the hold; read after the release, ending at most
+ * {@link REPORT_WINDOW_MS} after it (once the command has exited, as soon as
+ * the counters are quiet for {@link REPORT_QUIET_MS}). It never delays the
+ * release: it only delays protect's own exit.
+ *
+ * @module
+ */
+import { NetlinkConnection } from '../netlink/connection.js';
+import { NETLINK_SOCK_DIAG } from '../netlink/message.js';
+import { listTcpListeners, listenerAccepts, type TcpListener } from '../netlink/sockdiag.js';
+import { openNftables } from '../iptables/index.js';
+import { NftBatch } from '../iptables/batch.js';
+import { listRules } from '../iptables/rule.js';
+import { parseAddress } from '../iptables/validate.js';
+import * as C from '../iptables/constants.js';
+import type { Expr } from '../iptables/expr/index.js';
+
+/** synplug's table of RST counters. */
+export const REPORT_TABLE = 'synplug_report';
+/** Its chain (hook output, priority raw). */
+export const REPORT_CHAIN = 'rst';
+/** Counting ends at most this long after the release, ms. */
+export const REPORT_WINDOW_MS = 1000;
+/** Once the command has exited: counting ends when the counters did not change for this long, ms. */
+export const REPORT_QUIET_MS = 100;
+
+/** What a hold holds: destination addresses (none: any) and TCP ports (none: any). */
+export interface HeldTraffic {
+  /** IPv4/IPv6 addresses; empty: every address */
+  addrs: readonly string[];
+  /** TCP ports; empty: every port */
+  ports: readonly number[];
+}
+
+/**
+ * The report of one reload (`protect --json`'s `report`). Counts are
+ * packets or connections; null when it could not be counted (then `lossless`
+ * is null too, unless something was lost).
+ */
+export interface ReloadReport {
+  /** SYNs the holds held, then released */
+  heldSyns: number;
+  /** hold ack to release ack, ms */
+  holdMs: number;
+  /** held SYNs lost in the hold itself (over a queue's maxlen, a plug's limit) */
+  dropped: number;
+  /** SYNs to what is held answered with a RST (released before a listener was there) */
+  refused: number | null;
+  /** established or queued connections of what is held reset (a closing listener's queue) */
+  reset: number | null;
+  /** drops counted by the held ports' listeners (SK_MEMINFO_DROPS), after minus before (a release burst over the backlog) */
+  listenerDrops: number | null;
+  /** true only when dropped, refused, reset and listenerDrops are all 0; null when one could not be counted and none is above 0 */
+  lossless: boolean | null;
+  /** why a count is null, one sentence each (absent when everything was counted) */
+  uncounted?: string[];
+}
+
+/** The hold's own numbers, which the window gives. */
+export interface HoldCounts {
+  heldSyns: number;
+  holdMs: number;
+  dropped: number;
+}
+
+/** One reading of the counters. */
+interface Reading {
+  rst: number;
+  refused: number;
+  listeners: Map<number, number>;
+}
+
+/** The counting of one reload, armed before the hold. */
+export interface ReportCounting {
+  /** Say the release is done (call right after it; never awaits anything). */
+  released(): void;
+  /** The report: the last reading (at most {@link REPORT_WINDOW_MS} after `released`); closes everything. Never throws. */
+  finish(hold: HoldCounts): Promise<ReloadReport>;
+  /** Stop counting without a report (protect failed): closes everything. */
+  abandon(): void;
+}
+
+const REG = C.NFT_REG_1;
+const cmp = (data: Buffer): Expr => ({ name: 'cmp', sreg: REG, op: 'eq', data: data.toString('hex') });
+const u16 = (n: number): Buffer => Buffer.from([n >> 8, n & 0xff]);
+
+/** The expressions matching TCP packets leaving one held address (any: undefined) and port (any: undefined). */
+function fromHeld(addr: string | undefined, port: number | undefined): Expr[] {
+  const e: Expr[] = [];
+  if (addr !== undefined) {
+    const ip = parseAddress(addr);
+    const v4 = ip.version === 4;
+    e.push(
+      { name: 'meta', key: 'nfproto', dreg: REG },
+      cmp(Buffer.from([v4 ? C.NFPROTO_IPV4 : C.NFPROTO_IPV6])),
+      // saddr: IPv4 header offset 12, IPv6 offset 8
+      { name: 'payload', dreg: REG, base: 'network', offset: v4 ? 12 : 8, len: ip.bytes.length },
+      cmp(ip.bytes),
+    );
+  }
+  e.push({ name: 'meta', key: 'l4proto', dreg: REG }, cmp(Buffer.from([6])));
+  if (port !== undefined) e.push({ name: 'payload', dreg: REG, base: 'transport', offset: 0, len: 2 }, cmp(u16(port)));
+  return e;
+}
+
+/** TCP flags & mask == value (TCP header offset 13; RST 0x04, ACK 0x10). */
+function flags(mask: number, value: number): Expr[] {
+  return [
+    { name: 'payload', dreg: REG, base: 'transport', offset: 13, len: 1 },
+    { name: 'bitwise', sreg: REG, dreg: REG, op: 'mask_xor', len: 1, mask: mask.toString(16).padStart(2, '0'), xor: '00' },
+    cmp(Buffer.from([value])),
+  ];
+}
+
+const RST = 0x04;
+const ACK = 0x10;
+
+/**
+ * The counting rules for what the holds hold, each `{ comment, expr }`:
+ * per held (address, port) pair, a `refused` rule (RST|ACK, sequence 0) and
+ * an `rst` rule (every RST). Pairs held twice are counted once.
+ */
+export function reportRules(held: readonly HeldTraffic[]): Array<{ comment: string; kind: 'refused' | 'rst'; expr: Expr[] }> {
+  const pairs = new Map<string, [string | undefined, number | undefined]>();
+  for (const h of held) {
+    for (const a of h.addrs.length ? h.addrs : [undefined]) for (const p of h.ports.length ? h.ports : [undefined]) pairs.set(`${a} ${p}`, [a, p]);
+  }
+  return [...pairs.values()].flatMap(([a, p]) => [
+    {
+      comment: `refused ${a ?? '*'} ${p ?? '*'}`,
+      kind: 'refused' as const,
+      expr: [
+        ...fromHeld(a, p),
+        ...flags(RST | ACK, RST | ACK),
+        { name: 'payload', dreg: REG, base: 'transport', offset: 4, len: 4 },
+        cmp(Buffer.alloc(4)),
+        { name: 'counter', packets: 0, bytes: 0 },
+      ] as Expr[],
+    },
+    {
+      comment: `rst ${a ?? '*'} ${p ?? '*'}`,
+      kind: 'rst' as const,
+      expr: [...fromHeld(a, p), ...flags(RST, RST), { name: 'counter', packets: 0, bytes: 0 }] as Expr[],
+    },
+  ]);
+}
+
+/** Whether a listener listens for what is held. */
+function listensForHeld(l: TcpListener, held: readonly HeldTraffic[]): boolean {
+  return held.some((h) => (h.ports.length === 0 || h.ports.includes(l.port)) && (h.addrs.length === 0 || h.addrs.some((a) => listenerAccepts(l, a))));
+}
+
+const message = (e: unknown): string => (e instanceof Error ? e.message : String(e));
+
+/**
+ * Arm the counting of one reload: make the counting table and read the
+ * listeners' drops, before the hold. Never throws: what cannot be counted is
+ * reported as null with the reason.
+ * @param held what the holds hold (empty: refused/reset/listenerDrops are not counted)
+ */
+export async function armReport(held: readonly HeldTraffic[]): Promise<ReportCounting> {
+  const uncounted: string[] = [];
+  const table = { family: 'inet', name: REPORT_TABLE };
+  const rules = reportRules(held);
+  const kindOf = new Map(rules.map((r) => [r.comment, r.kind]));
+  let nft: NetlinkConnection | undefined;
+  let diag: NetlinkConnection | undefined;
+  let tableMade = false;
+  if (held.length === 0) uncounted.push('no hold says what it holds: refused, reset and listener drops were not counted');
+  else {
+    try {
+      nft = openNftables();
+      const have = new Set((await listRules(nft, { family: 'inet', table: table.name }).catch(() => [])).map((r) => r.comment));
+      const missing = rules.filter((r) => !have.has(r.comment));
+      if (missing.length > 0) {
+        const b = new NftBatch().addTable(table);
+        b.addChain({ ...table, table: table.name, name: REPORT_CHAIN, type: 'filter', hook: 'output', prio: C.NF_IP_PRI_RAW, policy: 'accept' });
+        for (const r of missing) b.addRule({ family: 'inet', table: table.name, chain: REPORT_CHAIN, expr: r.expr, comment: r.comment });
+        await b.commit(nft);
+      }
+      tableMade = true;
+    } catch (e) {
+      uncounted.push(`the RST counters could not be set (${message(e)}): refused and reset were not counted`);
+    }
+    try {
+      diag = NetlinkConnection.open(NETLINK_SOCK_DIAG);
+    } catch (e) {
+      uncounted.push(`sock_diag could not be opened (${message(e)}): listener drops were not counted`);
+    }
+  }
+
+  const read = async (): Promise<Reading> => {
+    const r: Reading = { rst: 0, refused: 0, listeners: new Map() };
+    if (nft && tableMade) {
+      // The first rule of each comment (two protects arming together may both have added one).
+      const seen = new Set<string>();
+      for (const rule of await listRules(nft, { family: 'inet', table: table.name, chain: REPORT_CHAIN })) {
+        const kind = rule.comment !== undefined ? kindOf.get(rule.comment) : undefined;
+        const c = rule.expr.find((x) => x.name === 'counter') as { packets: number } | undefined;
+        if (!kind || !c || seen.has(rule.comment!)) continue;
+        seen.add(rule.comment!);
+        r[kind] += c.packets;
+      }
+    }
+    if (diag) for (const l of await listTcpListeners(diag, { meminfo: true })) if (listensForHeld(l, held)) r.listeners.set(l.inode, l.drops ?? 0);
+    return r;
+  };
+  const same = (a: Reading, b: Reading): boolean =>
+    a.rst === b.rst && a.refused === b.refused && a.listeners.size === b.listeners.size && [...a.listeners].every(([k, v]) => b.listeners.get(k) === v);
+
+  let before: Reading | undefined;
+  try {
+    before = await read();
+  } catch (e) {
+    uncounted.push(`the counters could not be read before the hold (${message(e)})`);
+  }
+  let releasedAt: number | undefined;
+  let last: Reading | undefined;
+  let final: Promise<Reading | undefined> | undefined;
+  let timer: NodeJS.Timeout | undefined;
+  const takeLast = (): Promise<Reading | undefined> =>
+    read().then(
+      (r) => (last = r),
+      (e: unknown) => {
+        uncounted.push(`the counters could not be read after the release (${message(e)})`);
+        return last;
+      },
+    );
+
+  return {
+    released() {
+      if (releasedAt !== undefined) return;
+      releasedAt = Date.now();
+      timer = setTimeout(() => {
+        final ??= takeLast();
+      }, REPORT_WINDOW_MS);
+      timer.unref();
+    },
+    abandon() {
+      clearTimeout(timer);
+      nft?.close();
+      diag?.close();
+    },
+    async finish(hold: HoldCounts): Promise<ReloadReport> {
+      releasedAt ??= Date.now();
+      let after: Reading | undefined;
+      if (before) {
+        // Until quiet, or the end of the window (the timer's reading).
+        while (!final) {
+          const prev = last;
+          const r = await takeLast();
+          if (!r || (prev && same(prev, r))) break;
+          const left = releasedAt + REPORT_WINDOW_MS - Date.now();
+          if (left <= 0) break;
+          await new Promise((done) => setTimeout(done, Math.min(REPORT_QUIET_MS, left)));
+        }
+        after = final ? await final : last;
+      }
+      clearTimeout(timer);
+      nft?.close();
+      diag?.close();
+      return buildReport(hold, before, after, { rst: nft !== undefined && tableMade, listeners: diag !== undefined }, uncounted);
+    },
+  };
+}
+
+/** The report from the hold's counts and the readings before and after. */
+function buildReport(
+  hold: HoldCounts,
+  before: Reading | undefined,
+  after: Reading | undefined,
+  counted: { rst: boolean; listeners: boolean },
+  uncounted: string[],
+): ReloadReport {
+  const both = before !== undefined && after !== undefined;
+  const refused = both && counted.rst ? after.refused - before.refused : null;
+  const reset = both && counted.rst ? after.rst - before.rst - (after.refused - before.refused) : null;
+  let listenerDrops: number | null = null;
+  if (both && counted.listeners) {
+    listenerDrops = 0;
+    for (const [inode, drops] of after.listeners) listenerDrops += Math.max(0, drops - (before.listeners.get(inode) ?? 0));
+  }
+  const counts = [hold.dropped, refused, reset, listenerDrops];
+  const lossless = counts.some((n) => n !== null && n > 0) ? false : counts.every((n) => n === 0) ? true : null;
+  return {
+    heldSyns: hold.heldSyns,
+    holdMs: hold.holdMs,
+    dropped: hold.dropped,
+    refused,
+    reset,
+    listenerDrops,
+    lossless,
+    ...(uncounted.length > 0 && { uncounted: [...new Set(uncounted)] }),
+  };
+}
+
+/**
+ * The likely causes of what a reload lost, one sentence each (none when
+ * nothing was lost).
+ * @param r the report
+ * @param how how the hold ended: at the max-hold, and whether protect waited for a listener
+ */
+export function lossCauses(r: ReloadReport, how: { maxHoldReached: boolean; waitedForListener: boolean }): string[] {
+  const out: string[] = [];
+  if ((r.refused ?? 0) > 0)
+    out.push(
+      how.maxHoldReached
+        ? 'released at the max-hold before the listener was back: raise --max-hold'
+        : how.waitedForListener
+          ? 'released before a listener for what is held was back: check --wait-listen names the port the server listens on'
+          : 'released before the listener was back: add --wait-listen PORT',
+    );
+  if ((r.reset ?? 0) > 0) out.push("connections queued in a closing listener were reset: --wait-listen waits for the old listener's close");
+  if (r.dropped > 0) out.push('the hold dropped SYNs over its limit: raise the queue maxlen (--queue-maxlen) or the plug limit');
+  if ((r.listenerDrops ?? 0) > 0) out.push("the release burst overflowed the listener's backlog: raise the server's listen backlog (and net.core.somaxconn)");
+  return out;
+}
+
+/**
+ * Remove synplug's table of RST counters (teardown of every hold). Never
+ * throws: a missing table, or no nftables, is nothing to remove.
+ * @returns what was removed, for teardown's list
+ */
+export async function removeReportCounters(): Promise<string[]> {
+  let nft: NetlinkConnection | undefined;
+  try {
+    nft = openNftables();
+    const exists = await listRules(nft, { family: 'inet', table: REPORT_TABLE }).then(
+      () => true,
+      () => false,
+    );
+    if (!exists) return [];
+    await new NftBatch().deleteTable({ family: 'inet', name: REPORT_TABLE }).commit(nft);
+    return [`nftables table inet ${REPORT_TABLE} (the reload report's RST counters)`];
+  } catch {
+    return [];
+  } finally {
+    nft?.close();
+  }
+}

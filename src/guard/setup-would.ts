@@ -1,0 +1,31 @@
+/**
+ * The shape in which `setup` hands what it would do to a dry run
+ * (setup.ts's `setupOrPlan` to setup-plan.ts), apart from both so that
+ * neither imports the other's types.
+ *
+ * @module
+ */
+import type { GuardConfig } from './config.js';
+import type { Hold, SetupStep } from './modes/index.js';
+import type { StateStore } from './state.js';
+import type { ModulePiece } from './support.js';
+
+/** What setup would do, as setup.ts hands it over at the point where it would start changing things. */
+export interface SetupWould {
+  /** the configuration setup resolved */
+  config: GuardConfig;
+  /** the hold it would build, complete or correct */
+  hold: Hold;
+  /** its steps, in order (not run) */
+  steps: readonly SetupStep[];
+  /** with `via: 'auto'`: which hold it chose, and why */
+  chose?: string;
+  /** the record id of the same hold under another key (a device renamed since), which setup would drop */
+  replaces?: string;
+  /** kernel support that could not be verified */
+  unverified: readonly ModulePiece[];
+  /** the state store (read only here) */
+  store: StateStore;
+  /** whether the state directory exists */
+  dirExisted: boolean;
+}

@@ -1,0 +1,345 @@
+/**
+ * xtables extensions run through nft_compat (net/netfilter/nft_compat.c),
+ * the `target` and `match` expressions iptables-nft writes, and how nft
+ * 1.0.6 lists them: through libxtables' translation of each extension
+ * (iptables 1.8.9's), `xt target NAME` / `xt match NAME` for those it
+ * cannot translate, and `{"xt": {"type": "target", "name": "MARK"}}` in
+ * `nft -j` whatever the extension.
+ *
+ * ```c
+ * // nf_tables_compat.h: enum nft_target_attributes, enum nft_match_attributes (the same numbers)
+ * NFTA_TARGET_NAME / NFTA_MATCH_NAME   // NLA_NUL_STRING (at most NFT_COMPAT_NAME_MAX 32 with the NUL)
+ * NFTA_TARGET_REV  / NFTA_MATCH_REV    // NLA_U32 (big-endian): the extension's revision
+ * NFTA_TARGET_INFO / NFTA_MATCH_INFO   // NLA_BINARY: the extension's struct, host byte order, padded to 8 (XT_ALIGN)
+ * ```
+ *
+ * The table below holds the translations synplug reproduces, each from the
+ * extension's struct (quoted above its entry). An extension or a variant
+ * not in it prints raw (`[ raw: target name TTL rev 0 ]`), never as
+ * `xt target NAME`: that text loses the parameters and no nft reads it back.
+ *
+ * @module
+ */
+import { endianness } from 'node:os';
+import { bin, str, u32be, type AttributeList } from '../netlink/attributes.js';
+import { NetlinkDecodeError, UsageError } from '../netlink/errors.js';
+import * as C from './constants.js';
+import { addressText } from './validate.js';
+
+/** What both compat expressions carry. */
+export interface XtExtension {
+  /** NFTA_TARGET_NAME / NFTA_MATCH_NAME, e.g. `MARK`, `conntrack` */
+  ext: string;
+  /** NFTA_TARGET_REV / NFTA_MATCH_REV */
+  rev: number;
+  /** NFTA_TARGET_INFO / NFTA_MATCH_INFO, lowercase hex (host byte order, as the kernel keeps it) */
+  info: string;
+}
+
+const LE = endianness() === 'LE';
+/** Host-order reads of an xt struct (the kernel keeps them as the machine writes them). */
+export const readU16 = (b: Buffer, off: number): number => (LE ? b.readUInt16LE(off) : b.readUInt16BE(off));
+const readU32 = (b: Buffer, off: number): number => (LE ? b.readUInt32LE(off) : b.readUInt32BE(off));
+const hex32 = (n: number): string => `0x${n.toString(16)}`;
+const not32 = (n: number): number => ~n >>> 0;
+
+/** The compat attributes, encoded (`what`: `target` or `match`, for messages). @throws {UsageError} a bad name, revision or info */
+export function encodeXt(what: 'target' | 'match', e: XtExtension): Buffer[] {
+  if (!e.ext || Buffer.byteLength(e.ext) >= C.NFT_COMPAT_NAME_MAX) {
+    throw new UsageError(`xt ${what} name '${e.ext}': 1-${C.NFT_COMPAT_NAME_MAX - 1} bytes`);
+  }
+  if (!Number.isInteger(e.rev) || e.rev < 0 || e.rev > 0xffffffff) throw new UsageError(`xt ${what} revision ${e.rev} is not a u32`);
+  if (!/^([0-9a-f]{2})*$/i.test(e.info)) throw new UsageError(`xt ${what} info '${e.info}' is not hex bytes`);
+  return [str(C.NFTA_TARGET_NAME, e.ext), u32be(C.NFTA_TARGET_REV, e.rev), bin(C.NFTA_TARGET_INFO, Buffer.from(e.info, 'hex'))];
+}
+
+/** The compat attributes, decoded. @throws {NetlinkDecodeError} no name or no revision */
+export function decodeXt(what: 'target' | 'match', l: AttributeList): XtExtension {
+  const ext = l.str(C.NFTA_TARGET_NAME);
+  if (ext === undefined) throw new NetlinkDecodeError(`${what} expression without its name (NFTA_${what.toUpperCase()}_NAME)`, l.offset);
+  const rev = l.u32be(C.NFTA_TARGET_REV);
+  if (rev === undefined) throw new NetlinkDecodeError(`${what} expression '${ext}' without its revision`, l.offset);
+  return { ext, rev, info: (l.bin(C.NFTA_TARGET_INFO) ?? Buffer.alloc(0)).toString('hex') };
+}
+
+/** What a translation knows of the rule: its table's family, the transport protocol an earlier match established (`tcp`). */
+export interface XtContext {
+  family: string;
+  l4?: string;
+}
+
+/** A translation: the struct's bytes (at least `size`) and the table's family to nft's text, or undefined for a variant not reproduced. */
+interface Translation {
+  /** the revisions it reads */
+  revs: readonly number[];
+  /** the bytes of the struct it reads (before XT_ALIGN) */
+  size: number;
+  /** the families whose struct it is (REJECT's differs between ip and ip6) */
+  families?: readonly string[];
+  text(b: Buffer, rev: number, ctx: XtContext): string | undefined;
+}
+
+/** `meta mark set ...` / `ct mark set ...` of a mark and mask, as libxtables writes MARK's and CONNMARK's. */
+function markSet(mark: number, mask: number, self: string): string {
+  if (mask === 0xffffffff) return hex32(mark);
+  if (mark === 0) return `${self} and ${hex32(not32(mask))}`;
+  if (mark === mask) return `${self} or ${hex32(mark)}`;
+  if (mask === 0) return `${self} xor ${hex32(mark)}`;
+  return `${self} and ${hex32(not32(mask))} xor ${hex32(mark)}`;
+}
+
+/** syslog levels (LOG's `level`), by value; 4 (warn) is LOG's default and is not printed. */
+const LOG_LEVELS = ['emerg', 'alert', 'crit', 'err', 'warn', 'notice', 'info', 'debug'];
+/** linux/netfilter/xt_LOG.h: XT_LOG_TCPSEQ, _TCPOPT, _IPOPT, _UID, _MACDECODE; XT_LOG_MASK all of them */
+const XT_LOG_TCPSEQ = 0x01;
+const XT_LOG_TCPOPT = 0x02;
+const XT_LOG_IPOPT = 0x04;
+const XT_LOG_UID = 0x08;
+const XT_LOG_MACDECODE = 0x20;
+const XT_LOG_MASK = 0x2f;
+
+/** linux/netfilter_ipv4/ipt_REJECT.h `enum ipt_reject_with`, as nft names each in `reject with icmp type ...` */
+const IPT_REJECT_WITH: Readonly<Record<number, string>> = {
+  0: 'net-unreachable',
+  1: 'host-unreachable',
+  2: 'prot-unreachable',
+  5: 'net-prohibited',
+  6: 'host-prohibited',
+  8: 'admin-prohibited',
+};
+/** IPT_ICMP_PORT_UNREACHABLE (REJECT's default: plain `reject`), IPT_TCP_RESET */
+const IPT_ICMP_PORT_UNREACHABLE = 3;
+const IPT_TCP_RESET = 7;
+
+/** linux/netfilter/nf_nat.h: NF_NAT_RANGE_MAP_IPS, _PROTO_SPECIFIED, _PROTO_RANDOM, _PERSISTENT, _PROTO_RANDOM_FULLY */
+const NAT_MAP_IPS = 0x01;
+const NAT_PROTO_SPECIFIED = 0x02;
+const NAT_PROTO_RANDOM = 0x04;
+const NAT_PERSISTENT = 0x08;
+const NAT_PROTO_RANDOM_FULLY = 0x10;
+
+/**
+ * One IPv4 NAT range, from `struct nf_nat_ipv4_multi_range_compat` (rev 0 of
+ * SNAT, DNAT, MASQUERADE, REDIRECT) or `struct nf_nat_range2` (rev 2):
+ * ```c
+ * struct nf_nat_ipv4_multi_range_compat { unsigned int rangesize; struct nf_nat_ipv4_range range[1]; };
+ * struct nf_nat_ipv4_range { unsigned int flags; __be32 min_ip, max_ip; union nf_conntrack_man_proto min, max; }; // ports __be16
+ * struct nf_nat_range2 { unsigned int flags; union nf_inet_addr min_addr, max_addr;
+ *                        union nf_conntrack_man_proto min_proto, max_proto, base_proto; };
+ * ```
+ */
+function natRange(b: Buffer, rev: number): { flags: number; minIp: Buffer; maxIp: Buffer; minPort: number; maxPort: number } | undefined {
+  if (rev === 0) {
+    if (readU32(b, 0) !== 1) return undefined;
+    return { flags: readU32(b, 4), minIp: b.subarray(8, 12), maxIp: b.subarray(12, 16), minPort: b.readUInt16BE(16), maxPort: b.readUInt16BE(18) };
+  }
+  return { flags: readU32(b, 0), minIp: b.subarray(4, 8), maxIp: b.subarray(20, 24), minPort: b.readUInt16BE(36), maxPort: b.readUInt16BE(38) };
+}
+
+/** `to 1.2.3.4-1.2.3.5:80-90 random,persistent` of SNAT/DNAT, `to :80-90 random` of MASQUERADE/REDIRECT (`addresses` false). */
+function natText(verb: string, b: Buffer, rev: number, addresses: boolean): string | undefined {
+  const r = natRange(b, rev);
+  if (!r) return undefined;
+  const known = NAT_MAP_IPS | NAT_PROTO_SPECIFIED | NAT_PROTO_RANDOM | NAT_PERSISTENT | NAT_PROTO_RANDOM_FULLY;
+  if (r.flags & ~known || (!addresses && r.flags & NAT_MAP_IPS)) return undefined;
+  let to = '';
+  if (r.flags & NAT_MAP_IPS) to += addressText(r.minIp) + (r.maxIp.equals(r.minIp) ? '' : `-${addressText(r.maxIp)}`);
+  if (r.flags & NAT_PROTO_SPECIFIED) to += `:${r.minPort}${r.maxPort === r.minPort ? '' : `-${r.maxPort}`}`;
+  if (addresses && !(r.flags & NAT_MAP_IPS)) return undefined;
+  const words = [
+    r.flags & NAT_PROTO_RANDOM ? 'random' : '',
+    r.flags & NAT_PROTO_RANDOM_FULLY ? 'fully-random' : '',
+    r.flags & NAT_PERSISTENT ? 'persistent' : '',
+  ].filter(Boolean);
+  return `${verb}${to ? ` to ${to}` : ''}${words.length ? ` ${words.join(',')}` : ''}`;
+}
+
+/** linux/netfilter/xt_CT.h: XT_CT_NOTRACK (`-j CT --notrack`), XT_CT_NOTRACK_ALIAS (`-j NOTRACK` written as CT) */
+const XT_CT_NOTRACK = 1 << 0;
+const XT_CT_NOTRACK_ALIAS = 1 << 1;
+/** linux/netfilter/xt_TCPMSS.h: XT_TCPMSS_CLAMP_PMTU (`--clamp-mss-to-pmtu`) */
+const XT_TCPMSS_CLAMP_PMTU = 0xffff;
+/** linux/netfilter/xt_connmark.h: XT_CONNMARK_SET, XT_CONNMARK_SAVE, XT_CONNMARK_RESTORE */
+const XT_CONNMARK_SET = 0;
+const XT_CONNMARK_SAVE = 1;
+const XT_CONNMARK_RESTORE = 2;
+
+/** The targets whose translation synplug reproduces, by name. */
+const TARGETS: Readonly<Record<string, Translation>> = {
+  // struct xt_mark_tginfo2 { __u32 mark, mask; };
+  MARK: { revs: [2], size: 8, text: (b) => `meta mark set ${markSet(readU32(b, 0), readU32(b, 4), 'mark')}` },
+  // struct xt_connmark_tginfo1 { __u32 ctmark, ctmask, nfmask; __u8 mode; };
+  // struct xt_connmark_tginfo2 { __u32 ctmark, ctmask, nfmask; __u8 shift_dir, shift_bits, mode; };
+  // The kernel sets ct mark = (ct mark & ~ctmask) ^ ctmark (--set-xmark), saves ct mark =
+  // (ct mark & ~ctmask) ^ (mark & nfmask), restores mark = (mark & ~nfmask) ^ (ct mark & ctmask).
+  // libxtables' text of a masked save or restore (`ct mark set mark and 0xff`) and of a general
+  // --set-xmark (`ct mark set ct mark xor 0x3 and 0xfffffff0`) means something else: those stay
+  // raw, as does a shift.
+  CONNMARK: {
+    revs: [1, 2],
+    size: 13,
+    text(b, rev) {
+      const [ctmark, ctmask, nfmask] = [readU32(b, 0), readU32(b, 4), readU32(b, 8)];
+      if (rev === 2 && (b.length < 15 || b[13] !== 0)) return undefined;
+      const mode = rev === 1 ? b[12] : b[14];
+      if (mode === XT_CONNMARK_SET) {
+        const general = ctmark !== 0 && ctmask !== 0 && ctmark !== ctmask && ctmask !== 0xffffffff;
+        return general ? undefined : `ct mark set ${markSet(ctmark, ctmask, 'ct mark')}`;
+      }
+      if (nfmask !== 0xffffffff || ctmask !== 0xffffffff) return undefined;
+      if (mode === XT_CONNMARK_SAVE) return 'ct mark set mark';
+      if (mode === XT_CONNMARK_RESTORE) return 'meta mark set ct mark';
+      return undefined;
+    },
+  },
+  // struct xt_log_info { unsigned char level; unsigned char logflags; char prefix[30]; };
+  LOG: {
+    revs: [0],
+    size: 32,
+    text(b) {
+      const [level, flags] = [b[0], b[1]];
+      if (level >= LOG_LEVELS.length || flags & ~XT_LOG_MASK) return undefined;
+      const nul = b.indexOf(0, 2);
+      const prefix = b.subarray(2, nul < 0 || nul > 32 ? 32 : nul).toString('utf8');
+      let t = 'log';
+      if (prefix) t += ` prefix "${prefix}"`;
+      if (level !== 4) t += ` level ${LOG_LEVELS[level]}`;
+      if ((flags & XT_LOG_MASK) === XT_LOG_MASK) return `${t} flags all`;
+      const tcp = [flags & XT_LOG_TCPSEQ ? 'sequence' : '', flags & XT_LOG_TCPOPT ? 'options' : ''].filter(Boolean);
+      if (tcp.length) t += ` flags tcp ${tcp.join(',')}`;
+      if (flags & XT_LOG_IPOPT) t += ' flags ip options';
+      if (flags & XT_LOG_UID) t += ' flags skuid';
+      if (flags & XT_LOG_MACDECODE) t += ' flags ether';
+      return t;
+    },
+  },
+  // struct ipt_reject_info { enum ipt_reject_with with; };
+  REJECT: {
+    revs: [0],
+    size: 4,
+    families: ['ip'],
+    text(b) {
+      const w = readU32(b, 0);
+      if (w === IPT_ICMP_PORT_UNREACHABLE) return 'reject';
+      if (w === IPT_TCP_RESET) return 'reject with tcp reset';
+      return IPT_REJECT_WITH[w] !== undefined ? `reject with icmp type ${IPT_REJECT_WITH[w]}` : undefined;
+    },
+  },
+  SNAT: { revs: [0, 2], size: 20, families: ['ip'], text: (b, rev) => (rev === 2 && b.length < 42 ? undefined : natText('snat', b, rev, true)) },
+  DNAT: { revs: [0, 2], size: 20, families: ['ip'], text: (b, rev) => (rev === 2 && b.length < 42 ? undefined : natText('dnat', b, rev, true)) },
+  MASQUERADE: { revs: [0], size: 20, families: ['ip'], text: (b, rev) => natText('masquerade', b, rev, false) },
+  REDIRECT: { revs: [0], size: 20, families: ['ip'], text: (b, rev) => natText('redirect', b, rev, false) },
+  // struct xt_ct_target_info(_v1) { __u16 flags; __u16 zone; __u32 ct_events; __u32 exp_events; char helper[16]; ... };
+  // only `--notrack` (XT_CT_NOTRACK, maybe XT_CT_NOTRACK_ALIAS, nothing else set; nft: `notrack`);
+  // other CT targets nft lists as `xt target CT`
+  CT: {
+    revs: [1, 2],
+    size: 28,
+    text(b) {
+      const flags = readU16(b, 0);
+      const only = (flags & XT_CT_NOTRACK) !== 0 && (flags & ~(XT_CT_NOTRACK | XT_CT_NOTRACK_ALIAS)) === 0;
+      return only && b.subarray(2, 28).every((x) => x === 0) ? 'notrack' : undefined;
+    },
+  },
+  // struct xt_tcpmss_info { __u16 mss; };
+  TCPMSS: {
+    revs: [0],
+    size: 2,
+    text: (b) => `tcp option maxseg size set ${readU16(b, 0) === XT_TCPMSS_CLAMP_PMTU ? 'rt mtu' : readU16(b, 0)}`,
+  },
+  // struct xt_DSCP_info { __u8 dscp; };
+  DSCP: {
+    revs: [0],
+    size: 1,
+    families: ['ip'],
+    text: (b) => (b[0] < 64 ? `ip dscp set 0x${b[0].toString(16).padStart(2, '0')}` : undefined),
+  },
+};
+
+/**
+ * linux/netfilter/xt_conntrack.h: match_flags XT_CONNTRACK_STATE and
+ * XT_CONNTRACK_STATE_ALIAS (`-m state`, which iptables writes as
+ * conntrack); state_mask bits XT_CONNTRACK_STATE_INVALID (1),
+ * XT_CONNTRACK_STATE_BIT(ctinfo) (1 << (ctinfo + 1): established 2, related 4,
+ * new 8), XT_CONNTRACK_STATE_SNAT (64), _DNAT (128), _UNTRACKED (256).
+ */
+const XT_CONNTRACK_STATE = 1 << 0;
+const XT_CONNTRACK_STATE_ALIAS = 1 << 13;
+/** ct states in libxtables' order, with their state_mask bits */
+const CT_STATES: Array<[number, string]> = [
+  [1, 'invalid'],
+  [8, 'new'],
+  [4, 'related'],
+  [2, 'established'],
+  [256, 'untracked'],
+];
+const CT_STATUS_BITS: Array<[number, string]> = [
+  [64, 'snat'],
+  [128, 'dnat'],
+];
+/** struct xt_conntrack_mtinfo3: where match_flags, invert_flags, state_mask sit (after 8 addresses, expires, l4proto, 4 ports) */
+const CONNTRACK3 = { MATCH_FLAGS: 146, INVERT_FLAGS: 148, STATE_MASK: 150, SIZE: 164 };
+
+/** linux/netfilter/xt_multiport.h: XT_MULTIPORT_SOURCE, _DESTINATION (_EITHER: nft's concatenation, not reproduced) */
+const MULTIPORT_WORDS = ['sport', 'dport'];
+/** the protocols whose ports a multiport match names (libxtables' check) */
+const PORT_PROTOCOLS: ReadonlySet<string> = new Set(['tcp', 'udp', 'udplite', 'sctp', 'dccp']);
+
+/** The matches whose translation synplug reproduces, by name. */
+const MATCHES: Readonly<Record<string, Translation>> = {
+  // struct xt_conntrack_mtinfo3 { union nf_inet_addr origsrc_addr, origsrc_mask, origdst_addr, origdst_mask,
+  //   replsrc_addr, replsrc_mask, repldst_addr, repldst_mask; __u32 expires_min, expires_max; __u16 l4proto;
+  //   __be16 origsrc_port, origdst_port, replsrc_port, repldst_port; __u16 match_flags, invert_flags;
+  //   __u16 state_mask, status_mask; __be16 origsrc_port_high, ... };
+  // only --ctstate (and -m state): `ct state related,established`, `ct state ! new`; SNAT or DNAT alone as
+  // `ct status snat` (libxtables also writes that for SNAT,NEW and for ! DNAT, which mean something else: raw)
+  conntrack: {
+    revs: [3],
+    size: CONNTRACK3.SIZE,
+    text(b) {
+      const flags = readU16(b, CONNTRACK3.MATCH_FLAGS);
+      const invert = readU16(b, CONNTRACK3.INVERT_FLAGS);
+      const mask = readU16(b, CONNTRACK3.STATE_MASK);
+      const rest = Buffer.concat([b.subarray(0, CONNTRACK3.MATCH_FLAGS), b.subarray(CONNTRACK3.STATE_MASK + 2)]);
+      if ((flags & ~XT_CONNTRACK_STATE_ALIAS) !== XT_CONNTRACK_STATE || invert & ~XT_CONNTRACK_STATE || rest.some((x) => x !== 0)) return undefined;
+      const states = CT_STATES.filter(([bit]) => mask & bit).map(([, n]) => n);
+      const status = CT_STATUS_BITS.filter(([bit]) => mask & bit).map(([, n]) => n);
+      const known = CT_STATES.concat(CT_STATUS_BITS).reduce((m, [bit]) => m | bit, 0);
+      if (mask & ~known || states.length > 0 === status.length > 0) return undefined;
+      if (status.length) return status.length === 1 && !invert ? `ct status ${status[0]}` : undefined;
+      return `ct state ${invert ? '! ' : ''}${states.join(',')}`;
+    },
+  },
+  // struct xt_multiport_v1 { __u8 flags; __u8 count; __u16 ports[15]; __u8 pflags[15]; __u8 invert; };
+  // (pflags[i]: ports[i] and ports[i + 1] are a range)
+  multiport: {
+    revs: [1],
+    size: 48,
+    text(b, _rev, ctx) {
+      const [dir, count, invert] = [b[0], b[1], b[47]];
+      if (!ctx.l4 || !PORT_PROTOCOLS.has(ctx.l4) || MULTIPORT_WORDS[dir] === undefined || count < 1 || count > 15 || invert > 1) return undefined;
+      const items: string[] = [];
+      for (let i = 0; i < count; i++) {
+        const port = readU16(b, 2 + 2 * i);
+        if (b[32 + i] && i + 1 < count) {
+          items.push(`${port}-${readU16(b, 2 + 2 * (i + 1))}`);
+          i++;
+        } else items.push(String(port));
+      }
+      const value = items.length === 1 ? items[0] : `{ ${items.join(', ')} }`;
+      return `${ctx.l4} ${MULTIPORT_WORDS[dir]} ${invert ? '!= ' : ''}${value}`;
+    },
+  },
+};
+
+/**
+ * nft 1.0.6's text of an xt extension in a table of `family`, or undefined
+ * when synplug does not reproduce it (nft's `xt target NAME`, or a variant
+ * not in the table).
+ */
+export function xtText(kind: 'target' | 'match', e: XtExtension, ctx: XtContext): string | undefined {
+  const t = (kind === 'target' ? TARGETS : MATCHES)[e.ext];
+  if (!t?.revs.includes(e.rev) || (t.families && !t.families.includes(ctx.family))) return undefined;
+  const b = Buffer.from(e.info, 'hex');
+  return b.length < t.size ? undefined : t.text(b, e.rev, ctx);
+}

@@ -1,0 +1,147 @@
+/**
+ * The reload history (src/guard/history.ts) in a temporary state directory,
+ * and `synplug history` through the CLI bundle: appended in order, bounded
+ * and rotated, never through a link, a damaged file named with exit 6, a
+ * write failure a warning that keeps the command's result.
+ */
+import test from 'ava';
+import { spawnSync } from 'node:child_process';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { appendHistory, HISTORY_FILE, HISTORY_OLD_FILE, lastReload, readHistory, recordReload, type HistoryEntry } from '../../src/guard/history.js';
+import { StateFileError } from '../../src/guard/errors.js';
+import type { ProtectResult } from '../../src/guard/types.js';
+
+const BIN = fileURLToPath(new URL('../../dist/bundle/synplug.cjs', import.meta.url));
+
+const report = (refused: number) => ({
+  heldSyns: 3,
+  holdMs: 12.5,
+  dropped: 0,
+  refused,
+  reset: 0,
+  listenerDrops: 0,
+  lossless: refused === 0,
+});
+const entry = (exitCode: number, refused = 0): Omit<HistoryEntry, 'id'> => ({
+  command: 'protect',
+  start: new Date(Date.UTC(2026, 11, 5, 4, 0, exitCode)).toISOString(),
+  holds: ['queue'],
+  exitCode,
+  report: report(refused),
+});
+
+function stateDir(): string {
+  const dir = join(mkdtempSync(join(tmpdir(), 'synplug-history-')), 'state');
+  mkdirSync(dir, { mode: 0o700 });
+  return dir;
+}
+
+function cli(args: string[]): { code: number; stdout: string; stderr: string } {
+  const r = spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8', timeout: 30_000, env: { ...process.env, SYNPLUG_STATE_DIR: '' } });
+  return { code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };
+}
+
+test('entries are appended in order with ids 1, 2, 3; -n gives the last ones; the file is one JSON object per line', async (t) => {
+  const dir = stateDir();
+  for (const c of [0, 1, 2]) await appendHistory(dir, entry(c));
+  const all = readHistory(dir);
+  t.deepEqual(
+    all.map((e) => [e.id, e.exitCode]),
+    [
+      [1, 0],
+      [2, 1],
+      [3, 2],
+    ],
+  );
+  t.deepEqual(all[0], { id: 1, ...entry(0) });
+  t.deepEqual(
+    readHistory(dir, 2).map((e) => e.id),
+    [2, 3],
+  );
+  const lines = readFileSync(join(dir, HISTORY_FILE), 'utf8').trim().split('\n');
+  t.deepEqual(
+    lines.map((l) => (JSON.parse(l) as HistoryEntry).id),
+    [1, 2, 3],
+  );
+  t.deepEqual(lastReload(dir), { lastReload: { id: 3, ...entry(2) } });
+});
+
+test('a directory that does not exist: no history, nothing created', (t) => {
+  const dir = join(mkdtempSync(join(tmpdir(), 'synplug-history-')), 'absent');
+  t.deepEqual(readHistory(dir), []);
+  t.false(existsSync(dir));
+});
+
+test('bounded: past the cap the file becomes the one older generation; ids go on; the history is both, oldest first', async (t) => {
+  const dir = stateDir();
+  const one = Buffer.byteLength(`${JSON.stringify({ id: 1, ...entry(0) })}\n`);
+  const cap = one * 3; // three entries a file
+  for (let i = 0; i < 8; i++) await appendHistory(dir, entry(i), cap);
+  t.true(statSync(join(dir, HISTORY_FILE)).size <= cap);
+  t.true(statSync(join(dir, HISTORY_OLD_FILE)).size <= cap);
+  const ids = readHistory(dir).map((e) => e.id);
+  // 1-3 rotated out twice over: 4-6 in the older file, 7-8 in the newest.
+  t.deepEqual(ids, [4, 5, 6, 7, 8]);
+});
+
+test('a damaged history file: reading and appending refuse, naming the file (exit 6 in the CLI); status shows why', async (t) => {
+  const dir = stateDir();
+  await appendHistory(dir, entry(0));
+  const file = join(dir, HISTORY_FILE);
+  writeFileSync(file, `${readFileSync(file, 'utf8')}{"id": "x"\n`);
+  const e = t.throws(() => readHistory(dir), { instanceOf: StateFileError });
+  t.is(e?.category, 'bad-state');
+  t.regex(e!.message, new RegExp(`${file} is damaged: line 2 is not a history entry`));
+  await t.throwsAsync(appendHistory(dir, entry(1)), { instanceOf: StateFileError });
+  t.is(readFileSync(file, 'utf8').split('\n').length, 3, 'the damaged file is left as it was');
+  const l = lastReload(dir);
+  t.is(l.lastReload, null);
+  t.regex(l.historyError!, /is damaged/);
+  const r = cli(['history', '--state-dir', dir]);
+  t.is(r.code, 6);
+  t.true(r.stderr.includes(file), r.stderr);
+});
+
+test('never through a link: a history file that is a symbolic link is refused, its target untouched', async (t) => {
+  const dir = stateDir();
+  const victim = join(dir, '..', 'victim');
+  writeFileSync(victim, 'precious\n');
+  symlinkSync(victim, join(dir, HISTORY_FILE));
+  t.throws(() => readHistory(dir), { instanceOf: StateFileError, message: /symbolic link/ });
+  await t.throwsAsync(appendHistory(dir, entry(0)), { instanceOf: StateFileError });
+  t.is(readFileSync(victim, 'utf8'), 'precious\n');
+});
+
+test('a history write that fails after the command ran: the result keeps its exit code and gains a warning', async (t) => {
+  const dir = stateDir();
+  chmodSync(dir, 0o777); // writable by others: unsafe, every write refused
+  const result = { command: ['true'], exitCode: 3, signal: null, report: report(0), holds: [{ id: 'queue', via: 'queue' }] } as unknown as ProtectResult;
+  const r = await recordReload(dir, new Date(), result);
+  t.is(r.exitCode, 3);
+  t.is(r.warnings?.length, 1);
+  t.regex(r.warnings![0], /^the reload history was not written: .*state/);
+  t.false(existsSync(join(dir, HISTORY_FILE)));
+});
+
+test('synplug history: text and --json (an array of { id, command, start, holds, exitCode, report }), -n', async (t) => {
+  const dir = stateDir();
+  await appendHistory(dir, entry(0));
+  await appendHistory(dir, entry(1, 2));
+  const j = cli(['history', '--json', '--state-dir', dir]);
+  t.is(j.code, 0, j.stderr);
+  t.deepEqual(JSON.parse(j.stdout), [
+    { id: 1, ...entry(0) },
+    { id: 2, ...entry(1, 2) },
+  ]);
+  const one = cli(['history', '-n', '1', '--state-dir', dir]);
+  t.is(one.code, 0);
+  const lines = one.stdout.trim().split('\n');
+  t.is(lines.length, 1);
+  t.true(lines[0].startsWith(`#2 ${entry(1).start} protect (queue)`), lines[0]);
+  t.regex(lines[0], /exit 1; LOST: 2 refused, 0 reset, 0 dropped$/);
+  const none = cli(['history', '--state-dir', stateDir()]);
+  t.is(none.stdout, 'no reload recorded\n');
+});

@@ -1,0 +1,104 @@
+/**
+ * Prometheus metrics of the reloads (src/guard/metrics.ts): the totals
+ * accumulate across calls in the state directory, the file is the text
+ * format `promtool check metrics` accepts (the oracle: Debian's
+ * `prometheus` package), and a bad `--metrics-file` is exit 2 before
+ * anything is held.
+ */
+import test from 'ava';
+import { spawnSync } from 'node:child_process';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { checkMetricsFile, METRICS_STATE_FILE, recordMetrics } from '../../src/guard/metrics.js';
+import { StateFileError } from '../../src/guard/errors.js';
+import { UsageError } from '../../src/netlink/errors.js';
+
+const BIN = fileURLToPath(new URL('../../dist/bundle/synplug.cjs', import.meta.url));
+const PROMTOOL = '/usr/bin/promtool';
+
+const report = (o: { refused?: number; reset?: number; dropped?: number; holdMs: number }) => {
+  const refused = o.refused ?? 0;
+  const reset = o.reset ?? 0;
+  const dropped = o.dropped ?? 0;
+  return { heldSyns: 4, holdMs: o.holdMs, dropped, refused, reset, listenerDrops: 0, lossless: refused + reset + dropped === 0 };
+};
+
+function dirs() {
+  const root = mkdtempSync(join(tmpdir(), 'synplug-metrics-'));
+  const state = join(root, 'state');
+  const textfile = join(root, 'textfile');
+  mkdirSync(state, { mode: 0o700 });
+  mkdirSync(textfile, { mode: 0o755 });
+  return { root, state, textfile, file: join(textfile, 'synplug.prom') };
+}
+
+/** The samples of a metrics text, `name{labels}` -> value. */
+function samples(text: string): Map<string, number> {
+  const m = new Map<string, number>();
+  for (const l of text.split('\n')) if (l && !l.startsWith('#')) m.set(l.slice(0, l.lastIndexOf(' ')), Number(l.slice(l.lastIndexOf(' ') + 1)));
+  return m;
+}
+
+test('the totals accumulate across reloads (lossless, lost, failed) and the file passes promtool check metrics', async (t) => {
+  const d = dirs();
+  const target = checkMetricsFile(d.file);
+  await recordMetrics(d.state, target, { exitCode: 0, report: report({ holdMs: 30 }) });
+  await recordMetrics(d.state, target, { exitCode: 0, report: report({ holdMs: 1500, refused: 3, reset: 1 }) });
+  await recordMetrics(d.state, target, undefined);
+  await recordMetrics(d.state, target, { exitCode: 2, report: report({ holdMs: 200, dropped: 2 }) });
+  const text = readFileSync(d.file, 'utf8');
+  const check = spawnSync(PROMTOOL, ['check', 'metrics'], { input: text, encoding: 'utf8' });
+  t.is(check.status, 0, `${check.stdout}${check.stderr}`);
+  t.is(`${check.stdout}${check.stderr}`.trim(), '', 'no lint remark either');
+  const s = samples(text);
+  t.is(s.get('synplug_reloads_total{result="lossless"}'), 1);
+  t.is(s.get('synplug_reloads_total{result="lost"}'), 1);
+  t.is(s.get('synplug_reloads_total{result="failed"}'), 2, 'a failed command and a protect that threw');
+  t.is(s.get('synplug_held_syns_total'), 12);
+  t.is(s.get('synplug_refused_total'), 3);
+  t.is(s.get('synplug_reset_total'), 1);
+  t.is(s.get('synplug_dropped_total'), 2);
+  t.is(s.get('synplug_hold_seconds_count'), 3);
+  t.is(s.get('synplug_hold_seconds_bucket{le="0.05"}'), 1);
+  t.is(s.get('synplug_hold_seconds_bucket{le="0.25"}'), 2);
+  t.is(s.get('synplug_hold_seconds_bucket{le="2.5"}'), 3);
+  t.is(s.get('synplug_hold_seconds_bucket{le="+Inf"}'), 3);
+  t.true(Math.abs(s.get('synplug_hold_seconds_sum')! - 1.73) < 1e-9);
+  t.false(existsSync(join(d.textfile, `.synplug.prom.${process.pid}.tmp`)), 'the temporary file was renamed');
+});
+
+test('a damaged totals file is refused, naming it; the metrics file is left as it was', async (t) => {
+  const d = dirs();
+  const target = checkMetricsFile(d.file);
+  await recordMetrics(d.state, target, { exitCode: 0, report: report({ holdMs: 30 }) });
+  const before = readFileSync(d.file, 'utf8');
+  writeFileSync(join(d.state, METRICS_STATE_FILE), '{"version":1}');
+  await t.throwsAsync(recordMetrics(d.state, target, undefined), {
+    instanceOf: StateFileError,
+    message: new RegExp(`${join(d.state, METRICS_STATE_FILE)} is not a metrics record`),
+  });
+  t.is(readFileSync(d.file, 'utf8'), before);
+});
+
+test('--metrics-file: a missing directory, an unsafe one, or no file name is a usage error', (t) => {
+  const d = dirs();
+  t.throws(() => checkMetricsFile(join(d.root, 'absent', 'x.prom')), { instanceOf: UsageError, message: /does not exist/ });
+  chmodSync(d.textfile, 0o777);
+  t.throws(() => checkMetricsFile(d.file), { instanceOf: UsageError, message: /not safe to write in/ });
+  t.throws(() => checkMetricsFile(`${d.root}/`), { instanceOf: UsageError, message: /give a file name/ });
+});
+
+test('protect --metrics-file in a missing directory: exit 2, the command not run, nothing written', (t) => {
+  const d = dirs();
+  const ran = join(d.root, 'ran');
+  const r = spawnSync(process.execPath, [BIN, 'protect', '--state-dir', d.state, '--metrics-file', join(d.root, 'absent', 'x.prom'), '--', 'touch', ran], {
+    encoding: 'utf8',
+    timeout: 30_000,
+  });
+  t.is(r.status, 2, r.stderr);
+  t.regex(r.stderr, /--metrics-file .*absent\/x\.prom: the directory .* does not exist/);
+  t.false(existsSync(ran));
+  t.false(existsSync(join(d.state, METRICS_STATE_FILE)));
+});

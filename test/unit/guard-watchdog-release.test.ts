@@ -1,0 +1,155 @@
+/**
+ * The watchdog records "released" only after a release that succeeded
+ * (issue #19, deliverable 5; defect 5 as it was found: after a release that
+ * failed, it wrote plug.json released, and the next command's stale-plug
+ * recovery skipped the plug).
+ *
+ * The failure is injected through the kernel itself: the release step is a
+ * qdisc delete on an interface index that does not exist, which the kernel
+ * refuses (ENODEV; EPERM without CAP_NET_ADMIN) and which changes nothing.
+ * A step that succeeds is a GETLINK of lo with an ack.
+ */
+import test from 'ava';
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { WatchdogChild, type WatchdogEnd } from '../../src/guard/watchdog-child.js';
+import type { WatchdogStep } from '../../src/guard/watchdog.js';
+import { StateStore, isStale, processStartTime } from '../../src/guard/state.js';
+import { liveLeases } from '../../src/guard/leases.js';
+import { NETLINK_ROUTE, NLM_F_ACK } from '../../src/netlink/message.js';
+
+const RTM_GETLINK = 18;
+const RTM_DELQDISC = 37;
+
+/** struct tcmsg { u8 family; u8 pad1; u16 pad2; int ifindex; u32 handle; u32 parent; u32 info; }: root qdisc of an ifindex that does not exist. */
+function refusedRelease(): WatchdogStep {
+  const tcm = Buffer.alloc(20);
+  tcm.writeInt32LE(2_000_000_000, 4);
+  tcm.writeUInt32LE(0xffffffff, 12); // TC_H_ROOT
+  return {
+    what: 'plug release',
+    phase: 'release',
+    protocol: NETLINK_ROUTE,
+    messages: [{ type: RTM_DELQDISC, flags: NLM_F_ACK, payload: tcm.toString('hex') }],
+  };
+}
+
+/** struct ifinfomsg of lo (ifindex 1): a request the kernel answers. */
+function acceptedRelease(): WatchdogStep {
+  const ifi = Buffer.alloc(16);
+  ifi.writeInt32LE(1, 4);
+  return { what: 'plug release', phase: 'release', protocol: NETLINK_ROUTE, messages: [{ type: RTM_GETLINK, flags: NLM_F_ACK, payload: ifi.toString('hex') }] };
+}
+
+/** A state directory as a protect leaves it when it dies (SIGKILL) inside the plug window: buffering, its lease recorded. */
+function orphanedPlug(now: number) {
+  const dir = join(mkdtempSync(join(tmpdir(), 'synplug-wdrel-')), 'state');
+  mkdirSync(dir, { mode: 0o700 });
+  const owner = spawnSync('true').pid!; // a process that has exited
+  const store = new StateStore(dir);
+  store.writePlug({ version: 1, state: 'buffering', owner: 'protect', pid: owner, pidStart: 1, dev: 'lo', since: now, deadline: now + 60_000 });
+  store.writeLeases({
+    version: 1,
+    leases: [{ id: 'abcdef0123456789', owner: 'protect', pid: owner, pidStart: 1, holds: ['local'], since: now, deadline: now + 60_000 }],
+  });
+  return { dir, store, owner };
+}
+
+async function fireWith(dir: string, owner: number, steps: WatchdogStep[]): Promise<{ end: WatchdogEnd; lines: string[] }> {
+  const lines: string[] = [];
+  let end: WatchdogEnd | undefined;
+  const w = new WatchdogChild({ report: (l) => lines.push(l), onEnd: (e) => (end = e) });
+  w.line(JSON.stringify({ op: 'arm', ownerPid: owner, stateDir: dir, deadline: Date.now() + 60_000, release: steps, leaseId: 'abcdef0123456789', dev: 'lo' }));
+  await w.fire('the parent is gone');
+  return { end: end!, lines };
+}
+
+test('a release that failed is not recorded released: plug.json stays buffering (with releaseFailedAt), and the next command finds it stale', async (t) => {
+  const now = Date.now();
+  const { dir, store, owner } = orphanedPlug(now);
+  const { end, lines } = await fireWith(dir, owner, [refusedRelease()]);
+  t.deepEqual(end, { kind: 'fired', reason: 'the parent is gone', failed: true });
+  t.regex(lines.join('\n'), /plug release failed: /);
+  t.regex(lines.at(-1)!, /release FAILED \(run synplug release\)/);
+  const p = store.readPlug()!;
+  t.is(p.state, 'buffering', 'never "released" after a failed release');
+  t.is(typeof p.releaseFailedAt, 'number');
+  t.true(isStale(p), "the next command's stale-plug recovery takes it (its owner is dead)");
+  t.deepEqual(liveLeases(store), [], 'no live lease keeps it');
+});
+
+test('the same when the lease bookkeeping fails too (a damaged leases.json): released only if the release succeeded', async (t) => {
+  const now = Date.now();
+  const failing = orphanedPlug(now);
+  writeFileSync(join(failing.dir, 'leases.json'), '{"version":1,"leases":"damaged"}');
+  const a = await fireWith(failing.dir, failing.owner, [refusedRelease()]);
+  t.true(a.end.kind === 'fired' && a.end.failed);
+  t.regex(a.lines.join('\n'), /releasing anyway/);
+  t.is(failing.store.readPlug()!.state, 'buffering');
+  t.true(isStale(failing.store.readPlug()));
+
+  const working = orphanedPlug(now);
+  writeFileSync(join(working.dir, 'leases.json'), '{"version":1,"leases":"damaged"}');
+  const b = await fireWith(working.dir, working.owner, [acceptedRelease()]);
+  t.deepEqual(b.end, { kind: 'fired', reason: 'the parent is gone', failed: false });
+  t.is(working.store.readPlug()!.state, 'released');
+});
+
+test('a release that succeeded is recorded released, the lease dropped', async (t) => {
+  const { dir, store, owner } = orphanedPlug(Date.now());
+  const { end } = await fireWith(dir, owner, [acceptedRelease()]);
+  t.deepEqual(end, { kind: 'fired', reason: 'the parent is gone', failed: false });
+  t.is(store.readPlug()!.state, 'released');
+  t.deepEqual(store.readLeases()?.leases, []);
+  t.is(processStartTime(owner), undefined, 'the owner is gone');
+});
+
+test("a manual plug's watchdog (untilDeadline): the end of its input does not make it act; the deadline does", async (t) => {
+  const { dir, store, owner } = orphanedPlug(Date.now());
+  const lines: string[] = [];
+  let resolveEnd: (e: WatchdogEnd) => void = () => {};
+  const ended = new Promise<WatchdogEnd>((r) => (resolveEnd = r));
+  let endedEarly = false;
+  const w = new WatchdogChild({ report: (l) => lines.push(l), onEnd: (e) => resolveEnd(e) });
+  const deadline = Date.now() + 300;
+  w.line(
+    JSON.stringify({
+      op: 'arm',
+      ownerPid: owner,
+      stateDir: dir,
+      deadline,
+      release: [acceptedRelease()],
+      leaseId: 'abcdef0123456789',
+      dev: 'lo',
+      untilDeadline: true,
+    }),
+  );
+  w.inputEnded(); // plug exited
+  void ended.then(() => (endedEarly = Date.now() < deadline));
+  const end = await ended;
+  t.false(endedEarly, 'it did not act before the deadline');
+  t.deepEqual(end, { kind: 'fired', reason: 'max-hold deadline passed', failed: false });
+  t.is(store.readPlug()!.state, 'released');
+});
+
+test('without untilDeadline (protect), the end of input is the owner gone: it acts at once', async (t) => {
+  const { dir, owner } = orphanedPlug(Date.now());
+  let resolveEnd: (e: WatchdogEnd) => void = () => {};
+  const ended = new Promise<WatchdogEnd>((r) => (resolveEnd = r));
+  const w = new WatchdogChild({ report: () => {}, onEnd: (e) => resolveEnd(e) });
+  w.line(
+    JSON.stringify({
+      op: 'arm',
+      ownerPid: owner,
+      stateDir: dir,
+      deadline: Date.now() + 600_000,
+      release: [acceptedRelease()],
+      leaseId: 'abcdef0123456789',
+      dev: 'lo',
+    }),
+  );
+  w.inputEnded();
+  t.like(await ended, { kind: 'fired', reason: 'synplug protect ended without releasing (killed?)' });
+});
