@@ -296,7 +296,7 @@ if (!(await runScenarioIfChild(ENV, scenarios))) {
     t.is(r.queuedWhileHeld, 1);
     t.true(r.pendingWhileHeld);
     t.is(r.outcome, 'ok 0');
-    t.is(r.protect.json.packetsReleased, 1);
+    t.is(r.protect.json.report.heldSyns, 1);
     t.deepEqual(r.after, { tables: [], onLo: false, bound: null });
   });
 
@@ -310,7 +310,7 @@ if (!(await runScenarioIfChild(ENV, scenarios))) {
     t.true(r.pendingWhileHeld);
     t.regex(r.outcome, /^ok [0-9]+$/, 'connected after the release (a client from the network may have retransmitted meanwhile)');
     t.is(r.protect.code, 0);
-    t.true(r.protect.json.packetsReleased >= 1);
+    t.true(r.protect.json.report.heldSyns >= 1);
     t.regex(r.after, /^ok 0$/, 'bypass: not held');
     t.is(r.teardown, 0);
     t.deepEqual(r.tables, []);
@@ -325,8 +325,8 @@ if (!(await runScenarioIfChild(ENV, scenarios))) {
       r.outcomes.every((o: string) => /^ok [0-9]+$/.test(o)),
       JSON.stringify(r.outcomes),
     );
-    t.true(r.protect.drops >= 2, 'protect reports the SYNs dropped');
-    t.true(r.protect.packetsReleased >= 2);
+    t.true(r.protect.report.dropped >= 2, 'protect reports the SYNs dropped');
+    t.true(r.protect.report.heldSyns >= 2);
   });
 
   test("SIGKILL of protect: the queue's holder process releases the held SYN when protect's connection to it ends; the connect completes without a retransmission", (t) => {
