@@ -470,8 +470,6 @@ export function guardCommands(program: Command): void {
           ...(f.local && { local: true }),
           ...(f.hold !== undefined && { hold: f.hold }),
         });
-        // Every hold gone: the reload report's counters go too (report.ts).
-        if (inbound === undefined && !f.local) r.removed.push(...(await guard.removeReportCounters()));
         out(f.json, r, formatTeardown(r));
       }),
     );

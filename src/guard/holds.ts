@@ -14,6 +14,7 @@ import { contextFor, definedOnly, recoverStale, withSession } from './context.js
 import { checkSelector, combineStates, findUnrecordedIfbs, piecesOf, requireSetUp, selectedHolds, stateOf, viaOf } from './setup.js';
 import { holdModeFor, holdModes, selectInbound, type UnrecordedPiece } from './modes/index.js';
 import { GuardSession } from './session.js';
+import { removeReportCounters } from './report.js';
 import { startWatchdog, WATCHDOG_GRACE_MS, type WatchdogArm } from './watchdog.js';
 import type { GuardConfig } from './config.js';
 import type { SetupRecord } from './state.js';
@@ -453,6 +454,8 @@ export async function teardown(opts: TeardownOptions = {}): Promise<TeardownResu
       }
       return { dev, removed: unique(removed), kept: unique(kept), holds: unique(torn) };
     }
+    // Every hold gone: the reload report's RST counters go too (report.ts).
+    removed.push(...(await removeReportCounters()));
     const nothing = !torn.length && !removed.length ? { nothingSetUp: "nothing of synplug's is set up (no record, no hold found); nothing to remove" } : {};
     let removedStateDir: boolean;
     try {

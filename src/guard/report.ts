@@ -36,6 +36,8 @@ import { listTcpListeners, listenerAccepts, type TcpListener } from '../netlink/
 import { openNftables } from '../iptables/index.js';
 import { NftBatch } from '../iptables/batch.js';
 import { listRules } from '../iptables/rule.js';
+import { getTable } from '../iptables/table.js';
+import { TABLE_COMMENT, tableIsMarked } from './teardown-marks.js';
 import { parseAddress } from '../iptables/validate.js';
 import * as C from '../iptables/constants.js';
 import type { Expr } from '../iptables/expr/index.js';
@@ -198,7 +200,7 @@ export async function armReport(held: readonly HeldTraffic[]): Promise<ReportCou
       const have = new Set((await listRules(nft, { family: 'inet', table: table.name }).catch(() => [])).map((r) => r.comment));
       const missing = rules.filter((r) => !have.has(r.comment));
       if (missing.length > 0) {
-        const b = new NftBatch().addTable(table);
+        const b = new NftBatch().addTable({ ...table, comment: TABLE_COMMENT });
         b.addChain({ ...table, table: table.name, name: REPORT_CHAIN, type: 'filter', hook: 'output', prio: C.NF_IP_PRI_RAW, policy: 'accept' });
         for (const r of missing) b.addRule({ family: 'inet', table: table.name, chain: REPORT_CHAIN, expr: r.expr, comment: r.comment });
         await b.commit(nft);
@@ -342,19 +344,18 @@ export function lossCauses(r: ReloadReport, how: { maxHoldReached: boolean; wait
 }
 
 /**
- * Remove synplug's table of RST counters (teardown of every hold). Never
- * throws: a missing table, or no nftables, is nothing to remove.
+ * Remove synplug's table of RST counters (teardown of every hold), when it
+ * carries synplug's table comment. Never throws: a missing or unmarked
+ * table, or no nftables, is nothing to remove.
  * @returns what was removed, for teardown's list
  */
 export async function removeReportCounters(): Promise<string[]> {
   let nft: NetlinkConnection | undefined;
   try {
     nft = openNftables();
-    const exists = await listRules(nft, { family: 'inet', table: REPORT_TABLE }).then(
-      () => true,
-      () => false,
-    );
-    if (!exists) return [];
+    // only a table that carries synplug's mark (teardown-marks.ts): one of that name made by someone else stays
+    const t = await getTable(nft, { family: 'inet', name: REPORT_TABLE });
+    if (!t || tableIsMarked(t) === false) return [];
     await new NftBatch().deleteTable({ family: 'inet', name: REPORT_TABLE }).commit(nft);
     return [`nftables table inet ${REPORT_TABLE} (the reload report's RST counters)`];
   } catch {

@@ -18,7 +18,7 @@
  * threads, a connection every 10 ms each, stopping once the server is back.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -212,7 +212,28 @@ const scenarios = {
     await again.finish({ heldSyns: 0, holdMs: 0, dropped: 0 });
     const rules = (t: string) => t.split('\n').filter((l) => l.includes('counter')).length;
     const relisted = spawnSync('/usr/sbin/nft', ['list', 'table', 'inet', 'synplug_report'], { encoding: 'utf8' }).stdout;
-    return { listed, refused: refused.trim().split('\n').length, report, rulesBefore: rules(listed), rulesAfter: rules(relisted) };
+    // the library's teardown of every hold removes the counters' table (it carries synplug's mark), and leaves one of
+    // that name that someone else made (no mark)
+    const { teardown } = await import('../../src/guard/index.js');
+    const stateDir = mkdtempSync(join(tmpdir(), 'sp-report-td-'));
+    const hasTable = () => spawnSync('/usr/sbin/nft', ['list', 'table', 'inet', 'synplug_report']).status === 0;
+    const torn = await teardown({ stateDir: join(stateDir, 'state') });
+    const goneAfterTeardown = !hasTable();
+    spawnSync('/usr/sbin/nft', ['add', 'table', 'inet', 'synplug_report']);
+    await teardown({ stateDir: join(stateDir, 'state') });
+    const foreignKept = hasTable();
+    spawnSync('/usr/sbin/nft', ['delete', 'table', 'inet', 'synplug_report']);
+    rmSync(stateDir, { recursive: true, force: true });
+    return {
+      listed,
+      refused: refused.trim().split('\n').length,
+      report,
+      rulesBefore: rules(listed),
+      rulesAfter: rules(relisted),
+      tornRemoved: torn.removed,
+      goneAfterTeardown,
+      foreignKept,
+    };
   },
   closing: () => restartUnder(['--max-hold', '10s', '--wait-listen', `${ADDR}:${PORT}`], true),
 };
@@ -297,6 +318,13 @@ if (!(await runScenarioIfChild(ENV, scenarios))) {
     t.like(r.report, { refused: 3, reset: 0, lossless: false });
     t.is(r.rulesBefore, 6);
     t.is(r.rulesAfter, 6, 'a second arming adds no rule');
+    t.regex(r.listed, /comment "synplug: made by synplug setup, removed by synplug teardown"/, "the table carries synplug's mark");
+    t.true(r.goneAfterTeardown, "the library's teardown of every hold removed it");
+    t.true(
+      r.tornRemoved.some((x: string) => x.includes('synplug_report')),
+      'and said so',
+    );
+    t.true(r.foreignKept, 'a table of that name without the mark is left alone');
   });
 
   test("a listener closed with connections in its queue (the server accepts nothing, then restarts): the clients' resets are the report's reset", (t) => {
