@@ -12,7 +12,7 @@ import { StateStore, processStartTime, type Lease, type PlugRecord } from './sta
 import { breakLeases, dropLease, liveLeases, newLeaseId, releaseIfOrphaned, takeLease } from './leases.js';
 import { contextFor, definedOnly, recoverStale, withSession } from './context.js';
 import { checkSelector, combineStates, findUnrecordedIfbs, piecesOf, requireSetUp, selectedHolds, stateOf, viaOf } from './setup.js';
-import { holdModeFor, holdModes, selectInbound, type UnrecordedPiece } from './modes/index.js';
+import { deviceOfHold, holdModeFor, holdModes, selectInbound, type UnrecordedPiece } from './modes/index.js';
 import { GuardSession } from './session.js';
 import { removeReportCounters } from './report.js';
 import { startWatchdog, WATCHDOG_GRACE_MS, type WatchdogArm } from './watchdog.js';
@@ -444,6 +444,9 @@ export async function teardown(opts: TeardownOptions = {}): Promise<TeardownResu
       kept.push(...swept.kept);
       torn.push(...swept.holds.filter((h) => !torn.includes(h)));
     }
+    // the device of the holds removed (an inbound hold's DEV, not the local hold's lo), when they share one
+    const devs = unique(torn.flatMap((h) => deviceOfHold(h, config.dev) ?? []));
+    const tornDev = devs.length === 1 ? devs[0] : dev;
     const left = Object.fromEntries(Object.entries(record?.holds ?? {}).filter(([h]) => !torn.includes(h)));
     if (id !== undefined && Object.keys(left).length > 0) {
       try {
@@ -452,7 +455,7 @@ export async function teardown(opts: TeardownOptions = {}): Promise<TeardownResu
         if (!(e instanceof StateFileError)) throw e;
         throw new StateFileError(e.path, `${whatWasRemoved(removed)}; but ${e.message}`, e, e.category === 'failure' ? 'failure' : 'bad-state');
       }
-      return { dev, removed: unique(removed), kept: unique(kept), holds: unique(torn) };
+      return { dev: tornDev, removed: unique(removed), kept: unique(kept), holds: unique(torn) };
     }
     // Every hold gone: the reload report's RST counters go too (report.ts).
     removed.push(...(await removeReportCounters()));
@@ -469,7 +472,7 @@ export async function teardown(opts: TeardownOptions = {}): Promise<TeardownResu
         e instanceof StateFileError && e.category === 'failure' ? 'failure' : 'bad-state',
       );
     }
-    return { dev, removed: unique(removed), kept: unique(kept), holds: unique(torn), ...(removedStateDir && { removedStateDir }), ...nothing };
+    return { dev: tornDev, removed: unique(removed), kept: unique(kept), holds: unique(torn), ...(removedStateDir && { removedStateDir }), ...nothing };
   });
 }
 

@@ -317,6 +317,7 @@ export interface HoldStatus {
 
 /** What `teardown` did. */
 export interface TeardownResult {
+  /** the device of the holds removed when they share one (`lo` for the local hold, DEV for `inbound:DEV`), else the local hold's */
   dev: string;
   /** what was removed, in order */
   removed: string[];

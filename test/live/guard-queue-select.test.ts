@@ -77,6 +77,9 @@ const scenarios = {
     const tablesAfterById = tables();
     synplug(['teardown'], env);
     const tablesEnd = tables();
+    // only an inbound hold set up: a plain teardown names its device, not the local hold's lo
+    synplug(['setup', '--via', 'queue', '--inbound', 'sqa0', '--port', '39401'], env);
+    const downOnlyInbound = synplug(['teardown', '--json'], env);
     rmSync(dir, { recursive: true, force: true });
     const holds = (r: { json?: Json }) => (r.json?.holds ?? []).map((h: Json) => ({ id: h.id, via: h.via, dev: h.dev, state: h.state }));
     return {
@@ -91,7 +94,8 @@ const scenarios = {
       checkGone: { code: checkGone.code, state: checkGone.json?.state, holds: holds(checkGone) },
       downAgain: { code: downAgain.code, nothingSetUp: downAgain.json?.nothingSetUp, holds: downAgain.json?.holds },
       tablesAfterAgain,
-      byId: { code: byId.code, holds: byId.json?.holds },
+      byId: { code: byId.code, holds: byId.json?.holds, dev: byId.json?.dev },
+      downOnlyInbound: { code: downOnlyInbound.code, holds: downOnlyInbound.json?.holds, dev: downOnlyInbound.json?.dev },
       tablesAfterById,
       tablesEnd,
     };
@@ -160,7 +164,8 @@ if (!(await runScenarioIfChild(ENV, scenarios))) {
     t.is(r.downAgain.code, 0);
     t.regex(r.downAgain.nothingSetUp, /no inbound hold of sqa0 is set up/);
     t.deepEqual(r.tablesAfterAgain, r.tablesAfter);
-    t.deepEqual(r.byId, { code: 0, holds: ['queue:sqb0'] }, 'teardown --hold ID picks one hold');
+    t.deepEqual(r.byId, { code: 0, holds: ['queue:sqb0'], dev: 'sqb0' }, 'teardown --hold ID picks one hold, and names its device');
+    t.deepEqual(r.downOnlyInbound, { code: 0, holds: ['queue:sqa0'], dev: 'sqa0' }, 'only an inbound hold: teardown names its device, not lo');
     t.deepEqual(r.tablesAfterById, ['inet synplug_queue']);
     t.deepEqual(r.tablesEnd, []);
   });

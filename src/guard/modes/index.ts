@@ -101,6 +101,18 @@ export function modeOfHold(h: { id?: string; mode?: string }, dev = ''): HoldMod
 }
 
 /**
+ * The device a hold is on, from its id (`local` is on `localDev`, the local
+ * hold's device; `inbound:DEV` on DEV...): undefined for an id no mode owns.
+ */
+export function deviceOfHold(id: string, localDev: string): string | undefined {
+  for (const m of holdModes()) {
+    const d = m.deviceOfId(id, localDev);
+    if (d !== undefined) return d;
+  }
+  return undefined;
+}
+
+/**
  * Words about a hold a result names (see {@link HoldWords}): its mode's, or
  * plain ones for a hold no registered mode owns.
  * @param h the hold's entry in a result, or its id with the result's `dev` (and `addr`)
