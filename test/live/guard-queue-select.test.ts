@@ -101,6 +101,40 @@ const scenarios = {
     };
   },
 
+  /**
+   * The queue hold's table carries synplug's mark; one of its name without the mark (made by someone else) is
+   * reported different by check, left alone by teardown, and replaced by setup.
+   */
+  async marks() {
+    const dir = mkdtempSync(join(tmpdir(), 'sp-qmark-'));
+    const env = { ...process.env, SYNPLUG_STATE_DIR: join(dir, 'state') };
+    const listTable = () => spawnSync(NFT, ['list', 'table', 'inet', 'synplug_queue'], { encoding: 'utf8' });
+    const setup = synplug(['setup', '--via', 'queue', '--addr', '169.254.79.2', '--json'], env);
+    const listed = listTable().stdout;
+    // someone else's table of that name (no comment)
+    execFileSync(NFT, ['delete', 'table', 'inet', 'synplug_queue']);
+    execFileSync(NFT, ['add', 'table', 'inet', 'synplug_queue']);
+    const check = synplug(['check', '--json'], env);
+    const down = synplug(['teardown', '--json'], env);
+    const keptTable = listTable().status === 0;
+    const resetup = synplug(['setup', '--via', 'queue', '--addr', '169.254.79.2', '--json'], env);
+    const relisted = listTable().stdout;
+    synplug(['teardown'], env);
+    const goneAtEnd = listTable().status !== 0;
+    if (!goneAtEnd) spawnSync(NFT, ['delete', 'table', 'inet', 'synplug_queue']);
+    rmSync(dir, { recursive: true, force: true });
+    return {
+      setup: setup.code,
+      listed,
+      check: { code: check.code, state: check.json?.state },
+      down: { code: down.code, kept: down.json?.kept, removed: down.json?.removed },
+      keptTable,
+      resetup: resetup.code,
+      relisted,
+      goneAtEnd,
+    };
+  },
+
   /** One device with a plug hold and a queue hold in the record: the selector refuses to pick one. */
   async ambiguous() {
     veth('sqc0', 'sqc1');
@@ -132,6 +166,28 @@ const scenarios = {
 
 if (!(await runScenarioIfChild(ENV, scenarios))) {
   const { default: test } = await import('ava');
+
+  test("the queue hold's table carries synplug's mark; an unmarked table of its name is different for check, kept by teardown, replaced by setup", (t) => {
+    const r = inOwnNetns<Json>(SELF, ENV, 'marks', 120_000);
+    const mark = /comment "synplug: made by synplug setup, removed by synplug teardown"/;
+    t.is(r.setup, 0);
+    t.regex(r.listed, mark);
+    t.is(r.check.code, 12, 'set up, but differently');
+    t.is(r.check.state, 'partial');
+    t.is(r.down.code, 0);
+    t.true(r.keptTable, 'teardown left the unmarked table');
+    t.true(
+      (r.down.kept as string[]).some((k) => /synplug_queue: it does not carry synplug's mark/.test(k)),
+      JSON.stringify(r.down),
+    );
+    t.false(
+      (r.down.removed as string[]).some((k) => k.includes('nftables table')),
+      JSON.stringify(r.down),
+    );
+    t.is(r.resetup, 0);
+    t.regex(r.relisted, mark);
+    t.true(r.goneAtEnd);
+  });
 
   test('--inbound DEV selects the queue hold of DEV: status, check (by an altname), teardown; the other holds are left alone', (t) => {
     const r = inOwnNetns<Json>(SELF, ENV, 'select', 120_000);

@@ -58,7 +58,7 @@ import type { HoldStatus, PieceState, PlugStats, QueueOptions, SetupOptions, Set
 import { resolveInboundDevice } from './inbound.js';
 import { readTableState, type TableState } from './local-nft.js';
 import { addressStep, removeAddress, summarizePieces } from './local.js';
-import { addressCarriesMark } from '../teardown-marks.js';
+import { addressCarriesMark, TABLE_COMMENT, tableIsMarked } from '../teardown-marks.js';
 import type { HeldTraffic, Hold, HoldAction, HoldHandoff, HoldInspection, HoldMode, HoldScope, HoldSetupPlan, HoldSockets, SetupStep } from './types.js';
 
 /** The queue number a queue hold uses unless `--queue-num` says otherwise (recorded by setup). */
@@ -326,7 +326,12 @@ export class QueueHold implements Hold {
     const have = table.rules.filter((r) => r.chain === QUEUE_CHAIN).map((r) => ruleText(r.expr));
     const rulesOk = want.length > 0 && have.length === want.length && want.every((w) => have.includes(w));
     const pieces: Record<QueuePiece, PieceState> = {
-      table: { piece: `nftables table inet ${s.table}`, status: table.table ? 'ok' : 'missing' },
+      table: {
+        piece: `nftables table inet ${s.table}`,
+        // a table of that name without synplug's mark was not made by setup: setup replaces it, teardown leaves it
+        status: !table.table ? 'missing' : tableIsMarked(table.table) === false ? 'different' : 'ok',
+        ...(table.table && tableIsMarked(table.table) === false && { detail: "it does not carry synplug's mark (its comment)" }),
+      },
       chain: chainPiece(chain, s.scope),
       rules: {
         piece: `SYN rule(s) to queue ${s.queueNum} (bypass)${s.scope === 'inbound' ? ` for ${s.dev} port ${s.ports.join(',')}` : ` to ${s.addrs[0]}`}`,
@@ -387,12 +392,15 @@ export class QueueHold implements Hold {
       const b = new NftBatch();
       const t = { family: 'inet', name: s.table };
       const ref = { family: 'inet', table: s.table };
-      if (!o.table.table) b.addTable(t);
-      const chain = o.table.chains.find((c) => c.name === QUEUE_CHAIN);
+      // a table without synplug's mark is replaced by one with it (with its chain and rules)
+      const fresh = !o.table.table || tableIsMarked(o.table.table) === false;
+      if (o.table.table && fresh) b.deleteTable(t);
+      if (fresh) b.addTable({ ...t, comment: TABLE_COMMENT });
+      const chain = fresh ? undefined : o.table.chains.find((c) => c.name === QUEUE_CHAIN);
       if (chain && pieces.chain.status !== 'ok') b.deleteChain({ ...ref, name: QUEUE_CHAIN });
       if (!chain || pieces.chain.status !== 'ok') {
         b.addChain({ ...ref, name: QUEUE_CHAIN, type: 'filter', hook: s.scope === 'local' ? 'output' : 'prerouting', prio: C.NF_IP_PRI_RAW, policy: 'accept' });
-      } else
+      } else if (!fresh)
         for (const r of o.table.rules) if (r.chain === QUEUE_CHAIN && r.handle !== undefined) b.deleteRule({ ...ref, chain: QUEUE_CHAIN, handle: r.handle });
       for (const expr of queueRules(s, verdict)) b.addRule({ ...ref, chain: QUEUE_CHAIN, expr });
       const created = !o.table.table;
@@ -538,7 +546,9 @@ export class QueueHold implements Hold {
     const removed: string[] = [];
     const kept: string[] = [];
     if (await this.binding.release().catch(() => false)) removed.push(`released queue ${s.queueNum}`);
-    if (o.table.table) {
+    if (o.table.table && tableIsMarked(o.table.table) === false) {
+      kept.push(`nftables table inet ${s.table}: it does not carry synplug's mark (not made by synplug setup)`);
+    } else if (o.table.table) {
       await new NftBatch().deleteTable({ family: 'inet', name: s.table }).commit(this.sockets.nft);
       removed.push(`nftables table inet ${s.table}`);
     }
