@@ -28,9 +28,13 @@ rc=${PIPESTATUS[0]}
 read -r passed failed <<<"$(bash "$here/../count-ava.sh" "$first")"
 died=()
 while IFS= read -r f; do [ -n "$f" ] && died+=("$f"); done <<<"$(strip "$first" | sed -n 's/^ *✘ \(.*\) exited due to \(SIG[A-Z0-9]*\)$/\1/p' | sort -u)"
-# Other failures: counted ones, or a non-zero exit that no signal explains
-# (ava's "exited with a non-zero exit code", a timeout).
-others=$(strip "$first" | grep -cE '^ *✘ .*(exited with a non-zero exit code|[Tt]imed out)' || true)
+# Other failures: counted ones, or any other line ava marks failed (a non-zero
+# exit, a timeout, no tests found in a file, an early process.exit(), tests
+# left remaining), or tests ava skipped (--fail-fast after the death): only a
+# run whose every failure is a signal death is re-run.
+others=$(strip "$first" | grep -E '^ *✘ ' | grep -cvE '^ *✘ .* exited due to SIG[A-Z0-9]+$' || true)
+skipped=$(strip "$first" | grep -ciE '^ *(at least )?[0-9]* *(tests?|test files?) (was|were) skipped|as well as [0-9]+ test files?' || true)
+others=$((others + skipped))
 if [ ${#died[@]} -eq 0 ] || [ "$failed" != 0 ] || [ "$others" != 0 ]; then
     if [ ${#died[@]} -gt 0 ]; then
         echo "ava-signal-rerun: ${died[*]} died by a signal, and other tests failed: no re-run"

@@ -217,7 +217,7 @@ t_end=$(date +%s.%N)
 
 # --- 4. result -------------------------------------------------------------
 # Crash evidence: a core, a Node report, or the kernel's word on a fatal signal.
-crash_re='segfault at|traps: |general protection|potentially unexpected fatal signal|invalid opcode'
+crash_re='segfault at|traps: |general protection|potentially unexpected fatal signal|invalid opcode|Out of memory|oom-kill'
 if [ -d "$RUN/crash" ] && { compgen -G "$RUN/crash/core.*" >/dev/null || compgen -G "$RUN/crash/*.json" >/dev/null ||
     grep -Eq "$crash_re" "$RUN/crash/dmesg.log" 2>/dev/null; }; then
     keep_dir="${SYNPLUG_VM_CACHE:-$REPO/.cache/vm}/crashes/$(basename "$RUN")-$KERNEL_VERSION"

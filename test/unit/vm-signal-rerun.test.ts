@@ -1,7 +1,9 @@
 /**
  * scripts/vm/ava-signal-rerun.sh, the kernel tier's answer to a test process
  * killed by a signal: such a file runs once more and both outcomes are
- * printed; a file that dies again fails; a failed assertion is never re-run.
+ * printed; a file that dies again fails; a failed assertion is never re-run,
+ * and nor is a run with any other failure beside the death (a file without
+ * tests, an early process.exit(), tests --fail-fast skipped).
  * Driven here with real ava runs of small test files that kill themselves
  * with SIGSEGV (files under .cache/, which git ignores).
  */
@@ -64,6 +66,30 @@ test('a failed assertion beside a death: nothing is re-run, both count as failur
   t.regex(r.out, /died by a signal, and other tests failed: no re-run/);
   t.notRegex(r.out, /re-run of/);
   t.regex(r.out, /^ava-signal-rerun: 0 passed, 2 failed$/m);
+});
+
+test('a failure ava does not count beside a death blocks the re-run: a file with no tests, an early process.exit(), tests --fail-fast skipped', (t) => {
+  const dies = `test('dies', async (t) => { await new Promise((r) => setTimeout(r, 100)); const m = new URL('./marker', import.meta.url).pathname; if (!existsSync(m)) { writeFileSync(m, ''); ${segv} } t.pass(); });`;
+  const cases: Array<[string, Record<string, string>, string[]]> = [
+    ['no tests', { 'dies.test.ts': dies, 'empty.test.ts': 'const x = 1;\nvoid x;' }, []],
+    [
+      'process.exit',
+      { 'dies.test.ts': dies, 'early.test.ts': "test('pending', async (t) => { await new Promise((r) => setTimeout(r, 50)); process.exit(0); t.pass(); });" },
+      [],
+    ],
+    [
+      'fail-fast',
+      { 'a.test.ts': dies, 'b.test.ts': "test('fails', async (t) => { await new Promise((r) => setTimeout(r, 2000)); t.is(1, 2); });" },
+      ['--fail-fast', '--concurrency=1'],
+    ],
+  ];
+  for (const [name, contents, opts] of cases) {
+    const { paths } = files(t, contents);
+    const r = spawnSync('bash', [SCRIPT, AVA, '--timeout=2m', ...opts, '--', ...paths], { cwd: ROOT, encoding: 'utf8', timeout: 170_000 });
+    t.not(r.status, 0, `${name}: ${r.stdout}`);
+    t.regex(r.stdout, /died by a signal, and other tests failed: no re-run/, name);
+    t.notRegex(r.stdout, /running .* once more/, name);
+  }
 });
 
 test('nothing killed: ava runs once and the closing line is its count', (t) => {
