@@ -182,6 +182,8 @@ export const NFTA_HOOK_PRIORITY = 2;
 export const NFTA_HOOK_DEV = 3;
 /** NFTA_HOOK_DEVS: enum nft_hook_attributes, nf_tables.h */
 export const NFTA_HOOK_DEVS = 4;
+/** NFTA_DEVICE_NAME: enum nft_devices_attributes, nf_tables.h (each device of NFTA_HOOK_DEVS) */
+export const NFTA_DEVICE_NAME = 1;
 
 /* enum nft_table_flags */
 /** NFT_TABLE_F_DORMANT: enum nft_table_flags, nf_tables.h */

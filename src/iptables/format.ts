@@ -1198,7 +1198,9 @@ export function formatRulesetText(rs: NftRuleset, options: FormatOptions = {}): 
       const chainComment = userdataString(c.userdata, C.NFTNL_UDATA_CHAIN_COMMENT);
       if (chainComment !== undefined) b += `\t\tcomment "${chainComment}"\n`;
       if (c.type !== undefined && c.hook !== undefined) {
-        const dev = c.dev !== undefined ? ` device "${c.dev}"` : '';
+        // nft: one device quoted, several as an unquoted set, sorted by name (strcmp)
+        const devs = c.devs ?? (c.dev !== undefined ? [c.dev] : []);
+        const dev = devs.length > 1 ? ` devices = { ${[...devs].sort().join(', ')} }` : devs.length ? ` device "${devs[0]}"` : '';
         b += `\t\ttype ${c.type} hook ${c.hook}${dev} priority ${priorityText(c.family, c.hook, c.prio ?? 0)}; policy ${c.policy ?? 'accept'};\n`;
       }
       for (const r of rs.rules.filter((x) => x.family === t.family && x.table === t.name && x.chain === c.name)) {

@@ -15,8 +15,26 @@
  * @module
  */
 
-/** Tables by name (`family name`), each in nft's syntax. */
-export const CORPUS: ReadonlyArray<{ table: string; text: string }> = [
+/** Tables by name (`family name`), each in nft's syntax; `setup`: shell commands run first in each namespace (devices). */
+export const CORPUS: ReadonlyArray<{ table: string; text: string; setup?: string }> = [
+  // a netdev chain on several devices: nft lists them sorted, one device as `device "v0"`
+  {
+    table: 'netdev rt_devs',
+    setup: 'ip link add rs_v1 type veth peer name rs_v0',
+    text: `table netdev rt_devs {
+	chain e {
+		type filter hook egress devices = { rs_v0, rs_v1 } priority filter - 10; policy accept;
+	}
+	chain i {
+		type filter hook ingress devices = { lo, rs_v0, rs_v1 } priority filter; policy accept;
+	}
+	chain j {
+		type filter hook ingress device "rs_v1" priority filter; policy accept;
+		counter packets 0 bytes 0 drop
+	}
+}
+`,
+  },
   {
     table: 'inet rt_inet',
     text: `table inet rt_inet {

@@ -38,7 +38,7 @@ function inNetns(script: string): void {
 /** Expression names libnftnl shows in `nft --debug=netlink list ruleset` (`  [ payload load ... ]`). */
 const seenExprs = new Set<string>();
 
-for (const [i, { table, text }] of CORPUS.entries()) {
+for (const [i, { table, text, setup }] of CORPUS.entries()) {
   test.serial(`${table}: show ruleset prints nft's listing, --json nft -j's, and nft -f of it rebuilds the same ruleset`, (t) => {
     const dir = join(tmp, String(i));
     const f = (name: string): string => join(dir, name);
@@ -47,6 +47,7 @@ for (const [i, { table, text }] of CORPUS.entries()) {
     writeFileSync(f('in.nft'), text);
     inNetns(
       [
+        setup ?? 'true',
         `${NFT} -f ${q(f('in.nft'))}`,
         `${NFT} list ruleset > ${q(f('nft.txt'))}`,
         `${NFT} -j list ruleset > ${q(f('nft.json'))}`,
@@ -80,7 +81,7 @@ for (const [i, { table, text }] of CORPUS.entries()) {
 
     // the round trip: our listing is nft's input, in a namespace where nothing else exists
     writeFileSync(f('ours.nft'), ours);
-    inNetns([`${NFT} -f ${q(f('ours.nft'))}`, `${NFT} list ruleset > ${q(f('back.txt'))}`].join('\n'));
+    inNetns([setup ?? 'true', `${NFT} -f ${q(f('ours.nft'))}`, `${NFT} list ruleset > ${q(f('back.txt'))}`].join('\n'));
     t.deepEqual(readFileSync(f('back.txt'), 'utf8').split('\n'), theirs.split('\n'));
 
     for (const m of readFileSync(f('debug.txt'), 'utf8').matchAll(/^ {2}\[ ([a-z_]+) /gm)) seenExprs.add(m[1]);
@@ -119,6 +120,7 @@ test.serial(
     );
     inNetns(
       [
+        setup ?? 'true',
         `${NFT} -f ${q(f('in.nft'))}`,
         'set +e',
         `${cli} show ruleset > ${q(f('ours.txt'))} 2> ${q(f('ours.err'))}; echo $? > ${q(f('ours.rc'))}`,
