@@ -1276,12 +1276,21 @@ function objectText(o: NftObject, options: FormatOptions): string {
     options.problems?.push(`table ${o.family} ${o.table} ${o.type} ${o.name}: an object of a type synplug does not print`);
     return `\t[ ${RAW_MARKER} object ${o.type} ${o.name}${attrs ? ` ${attrs}` : ''} ]\n`;
   }
-  return `${head}\t\t${body}\n\t}\n`;
+  // nft: the comment first in the block
+  const comment = userdataString(o.userdata, C.NFTNL_UDATA_OBJ_COMMENT);
+  return `${head}${comment !== undefined ? `\t\tcomment "${comment}"\n` : ''}\t\t${body}\n\t}\n`;
 }
 
 /** A named object as `nft -j` writes it: `{ counter: { family, name, table, handle, packets, bytes } }`. */
 function objectJson(o: NftObject, options: FormatOptions): Record<string, unknown> {
-  const base = { family: o.family, name: o.name, table: o.table, ...(o.handle !== undefined && { handle: o.handle }) };
+  const comment = userdataString(o.userdata, C.NFTNL_UDATA_OBJ_COMMENT);
+  const base = {
+    family: o.family,
+    name: o.name,
+    table: o.table,
+    ...(o.handle !== undefined && { handle: o.handle }),
+    ...(comment !== undefined && { comment }),
+  };
   if (o.counter) return { counter: { ...base, packets: o.counter.packets, bytes: o.counter.bytes } };
   const helper = ctHelperOf(o);
   if (helper) return { 'ct helper': { ...base, ...helper } };

@@ -17,6 +17,37 @@
 
 /** Tables by name (`family name`), each in nft's syntax; `setup`: shell commands run first in each namespace (devices). */
 export const CORPUS: ReadonlyArray<{ table: string; text: string; setup?: string }> = [
+  // comments of named objects: first in each block
+  {
+    table: 'inet rt_objc',
+    text: `table inet rt_objc {
+	counter c1 {
+		comment "c1"
+		packets 0 bytes 0
+	}
+
+	quota q {
+		comment "quota of q"
+		5 mbytes
+	}
+
+	limit l {
+		comment "lc"
+		rate 1/minute
+	}
+
+	ct helper h {
+		comment "hc"
+		type "ftp" protocol tcp
+		l3proto inet
+	}
+
+	counter c2 {
+		packets 0 bytes 0
+	}
+}
+`,
+  },
   // a netdev chain on several devices: nft lists them sorted, one device as `device "v0"`
   {
     table: 'netdev rt_devs',
