@@ -520,8 +520,9 @@ export function valueText(hex: string, type: ValueType, ifname?: (index: number)
     case 'ifname': {
       if (b.length === 0 || b.length > 16) break;
       const nul = b.indexOf(0);
-      // nft compares only the given bytes of a wildcard name (`eth*`): no NUL in them
-      const s = nul < 0 ? `${b.toString('utf8')}*` : b.subarray(0, nul).toString('utf8');
+      // nft compares only the given bytes of a wildcard name (`eth*`): no NUL in them;
+      // a whole name that ends in `*` is written `ab\*` (nft's escape), else it would read back as a wildcard
+      const s = nul < 0 ? `${b.toString('utf8')}*` : b.subarray(0, nul).toString('utf8').replace(/\*$/, '\\*');
       return { text: `"${s}"`, json: s };
     }
     case 'ifindex':

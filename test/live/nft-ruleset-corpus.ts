@@ -17,6 +17,19 @@
 
 /** Tables by name (`family name`), each in nft's syntax; `setup`: shell commands run first in each namespace (devices). */
 export const CORPUS: ReadonlyArray<{ table: string; text: string; setup?: string }> = [
+  // a whole device name ending in `*` (not a wildcard) is written escaped: `"ab\\*"`
+  {
+    table: 'inet rt_star',
+    text: `table inet rt_star {
+	chain c {
+		iifname "ab\\*" accept
+		iifname "ab*" accept
+		iifname "a*b" accept
+		oifname != "z\\*" drop
+	}
+}
+`,
+  },
   // comments of named objects: first in each block
   {
     table: 'inet rt_objc',
