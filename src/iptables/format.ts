@@ -802,9 +802,16 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
         // a masked raw payload prints with both sides in hex, as nft does; anything mixed stays raw
         if (f.type !== 'hex' && f.type !== 'rawint') return undefined;
       }
+      // flags under a mask: `tcp flags != syn / fin,syn,rst,ack` (iptables' `! --syn`), `ct state new / established,new`;
+      // other comparisons nft writes with `(syn | ack)`, which synplug does not: raw
+      const flagged = FLAG_TYPES.has(f.type) && !isZero;
+      if (flagged && op !== 'eq' && op !== 'neq') return undefined;
+      const text = flagged
+        ? `${f.text} ${op === 'neq' ? '!= ' : ''}${val.text} / ${mask.text}`
+        : `${f.text} & ${mask.text} ${op === 'eq' ? '==' : opText.trim()} ${val.text}`;
       return {
         stmt: {
-          text: `${f.text} & ${mask.text} ${op === 'eq' ? '==' : opText.trim()} ${val.text}`,
+          text,
           json: { match: { op: opJson, left: { '&': [f.json, mask.json] }, right: val.json } },
         },
         needsL2: f.l2,

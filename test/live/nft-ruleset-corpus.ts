@@ -30,6 +30,23 @@ export const CORPUS: ReadonlyArray<{ table: string; text: string; setup?: string
 }
 `,
   },
+  // flags under a mask, compared equal or not (iptables' `! --syn`)
+  {
+    table: 'inet rt_flagmask',
+    text: `table inet rt_flagmask {
+	chain c {
+		tcp flags != syn / fin,syn,rst,ack ct state new drop
+		tcp flags syn / fin,syn,rst,ack drop
+		tcp flags syn,ack / syn,ack drop
+		tcp flags != syn,ack / syn,ack drop
+		ct state new / established,new drop
+		ct state != new / established,new drop
+		ct status dnat / snat,dnat drop
+		ct status != dnat / snat,dnat drop
+	}
+}
+`,
+  },
   // comments of named objects: first in each block
   {
     table: 'inet rt_objc',
