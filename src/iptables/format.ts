@@ -980,6 +980,11 @@ function keyOf(it: NftSetItem, layout: Layout, ifname: IfnameOf | undefined): { 
     const lo = valueText(it.key, layout[0].type);
     return { text: `${lo.text}/${it.prefixLen}`, json: { prefix: { addr: lo.json, len: it.prefixLen } } };
   }
+  // several flags in one element: nft's `syn | ack`, JSON `{ "|": [{ "|": ["fin", "psh"] }, "ack"] }`
+  const names = layout.length === 1 && it.keyEnd === undefined ? flagValueNames(it.key, layout[0].type) : undefined;
+  if (names && names.length > 1) {
+    return { text: names.join(' | '), json: names.slice(1).reduce<unknown>((acc, n) => ({ '|': [acc, n] }), names[0]) };
+  }
   return layoutValue(it.key, layout, it.keyEnd, ifname);
 }
 

@@ -42,7 +42,7 @@ import { be32, checkU32, decodeData, name as nameAttr, nest, u64num, type NftDat
 import { attrsOffset, decodeNfGenMsg, encodeNfGenMsg, nftType, requireNetfilter } from './nfnetlink.js';
 import { familyName, familyNumber, objectTypeName } from './names.js';
 import { addressText, checkName, checkTimeoutMs } from './validate.js';
-import { datatypeLayout, datatypeName, HOST_ORDER_TYPES, type ValueType } from './print.js';
+import { datatypeLayout, datatypeName, FLAG_TYPES, HOST_ORDER_TYPES, type ValueType } from './print.js';
 import { decodeExpr } from './expr/registry.js';
 import type { Expr } from './expr/index.js';
 
@@ -549,8 +549,16 @@ export function setItems(set: Pick<NftSet, 'flags' | 'type' | 'userdata' | 'keyT
   const isEnd = (e: NftSetElement): boolean => ((e.flags ?? 0) & C.NFT_SET_ELEM_INTERVAL_END) !== 0;
   const layout = set.keyType !== undefined ? datatypeLayout(set.keyType) : undefined;
   const concat = layout !== undefined && layout.length > 1 && !set.flags.includes('interval') ? layout : undefined;
-  const sorted = rest
-    .map((e) => ({ e, v: concat ? concatKeyNumber(e.key, concat) : keyNumber(e.key, order) }))
+  // flag keys (`syn | ack`): nft sorts by the first flag named, the lowest bit, and lists ties in the
+  // reverse of the kernel's order (its merge sort inserts each before its equals)
+  const flags = layout?.length === 1 && FLAG_TYPES.has(layout[0].type) && !set.flags.includes('interval');
+  const value = (e: NftSetElement): bigint => {
+    if (concat) return concatKeyNumber(e.key, concat);
+    const v = keyNumber(e.key, order);
+    return flags ? v & -v : v;
+  };
+  const sorted = (flags ? [...rest].reverse() : rest)
+    .map((e) => ({ e, v: value(e) }))
     .sort((a, b) => (a.v < b.v ? -1 : a.v > b.v ? 1 : Number(isEnd(b.e)) - Number(isEnd(a.e))));
   const out: NftSetItem[] = [];
   if (!set.flags.includes('interval')) {

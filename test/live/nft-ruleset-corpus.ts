@@ -47,6 +47,26 @@ export const CORPUS: ReadonlyArray<{ table: string; text: string; setup?: string
 }
 `,
   },
+  // elements of several flags (`syn | ack`), sorted by their lowest flag (nft lists equals in the
+  // reverse of the kernel's order, which its own listing does not keep: none here)
+  {
+    table: 'inet rt_flagset',
+    text: `table inet rt_flagset {
+	set fs {
+		type tcp_flag
+		elements = { fin | psh | ack, syn | ack, rst }
+	}
+
+	chain c {
+		tcp flags { fin, syn | ack } accept
+		tcp flags { fin, rst | ack, syn | ack } drop
+		ct state { established | related, new } accept
+		tcp flags vmap { fin | ack : drop, syn : accept }
+		tcp flags @fs drop
+	}
+}
+`,
+  },
   // comments of named objects: first in each block
   {
     table: 'inet rt_objc',
