@@ -53,6 +53,7 @@ import {
   durationText,
   FLAG_TYPES,
   l4Name,
+  flagText,
   flagValueNames,
   tcpFlagNames,
   valueText,
@@ -806,6 +807,9 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
       // other comparisons nft writes with `(syn | ack)`, which synplug does not: raw
       const flagged = FLAG_TYPES.has(f.type) && !isZero;
       if (flagged && op !== 'eq' && op !== 'neq') return undefined;
+      // an unnamed bit after `/` would read back as a prefix length: raw
+      const unnamed = (h: string): boolean => flagValueNames(h, f.type)?.some((x) => typeof x === 'number') !== false;
+      if (flagged && (unnamed(src.mask) || unnamed(data))) return undefined;
       const text = flagged
         ? `${f.text} ${op === 'neq' ? '!= ' : ''}${val.text} / ${mask.text}`
         : `${f.text} & ${mask.text} ${op === 'eq' ? '==' : opText.trim()} ${val.text}`;
@@ -829,7 +833,8 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
     const v = valueText(data, f.type, pctx.ifname);
     // a value that does not fit the field's type is not printed under the field's name
     // (no flag at all is nft's `0x0`)
-    const noFlag = FLAG_TYPES.has(f.type) && v.json === 0;
+    // (no flag at all is nft's `0x0`; unnamed flag bits print in hex: `ct status == 0x10000`)
+    const noFlag = FLAG_TYPES.has(f.type) && flagValueNames(data, f.type) !== undefined;
     if (f.type !== 'hex' && f.type !== 'rawint' && v.text.startsWith('0x') && f.type !== 'mark' && f.type !== 'mark_be' && !noFlag) return undefined;
     // flag fields compared whole print an explicit `==` (`ct state == established`)
     const opShown = FLAG_TYPES.has(f.type) && op === 'eq' ? '== ' : opText;
@@ -983,7 +988,7 @@ function keyOf(it: NftSetItem, layout: Layout, ifname: IfnameOf | undefined): { 
   // several flags in one element: nft's `syn | ack`, JSON `{ "|": [{ "|": ["fin", "psh"] }, "ack"] }`
   const names = layout.length === 1 && it.keyEnd === undefined ? flagValueNames(it.key, layout[0].type) : undefined;
   if (names && names.length > 1) {
-    return { text: names.join(' | '), json: names.slice(1).reduce<unknown>((acc, n) => ({ '|': [acc, n] }), names[0]) };
+    return { text: names.map(flagText).join(' | '), json: names.slice(1).reduce<unknown>((acc, n) => ({ '|': [acc, n] }), names[0]) };
   }
   return layoutValue(it.key, layout, it.keyEnd, ifname);
 }

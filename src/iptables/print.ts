@@ -378,14 +378,18 @@ export function tcpFlagNames(v: number): string[] {
   return TCP_FLAGS.filter((_, i) => v & (1 << i));
 }
 
-function bitNames(v: number, table: Array<[number, string]>): string[] | undefined {
-  const out: string[] = [];
-  let known = 0;
-  for (const [bit, name] of table) {
-    known |= bit;
-    if (v & bit) out.push(name);
+/** Each set bit of v, lowest first: its name from the table, or the bit's value when it has none (nft's `new,0x80`). */
+function bitNames(v: number, table: Array<[number, string]>): Array<string | number> {
+  const out: Array<string | number> = [];
+  for (let bit = 1; bit <= v; bit *= 2) {
+    if (Math.floor(v / bit) % 2) out.push(table.find(([b]) => b === bit)?.[1] ?? bit);
   }
-  return v & ~known ? undefined : out;
+  return out;
+}
+
+/** One flag as nft prints it: its name, or an unnamed bit in hex (`0x80`). */
+export function flagText(f: string | number): string {
+  return typeof f === 'number' ? `0x${f.toString(16)}` : f;
 }
 
 /** The types whose values are sets of flag bits (a masked `!= 0` test prints as `ct state new`). */
@@ -537,7 +541,7 @@ export function valueText(hex: string, type: ValueType, ifname?: (index: number)
       if (b.length === 4 && b.readUInt32LE(0) === 0) return { text: '0x0', json: 0 };
       if (b.length === 4) {
         const f = bitNames(b.readUInt32LE(0), type === 'ct_state' ? CT_STATE_BITS : CT_STATUS_BITS);
-        if (f?.length) return { text: f.join(','), json: f.length === 1 ? f[0] : f };
+        return { text: f.map(flagText).join(','), json: f.length === 1 ? f[0] : f };
       }
       break;
     case 'ct_dir':
@@ -639,8 +643,11 @@ export function cidrBits(lo: Buffer, hi: Buffer): number | undefined {
   return bits;
 }
 
-/** Names of flag bits (`ct_state`, `ct_status`, `tcpflags`), or undefined when a bit has no name. */
-export function flagValueNames(hex: string, type: ValueType): string[] | undefined {
+/**
+ * Flag bits of a value (`ct_state`, `ct_status`, `tcpflags`), lowest first: names, and the
+ * value of each bit nft does not name (a number); undefined for other types or lengths.
+ */
+export function flagValueNames(hex: string, type: ValueType): Array<string | number> | undefined {
   const b = Buffer.from(hex, 'hex');
   if (type === 'tcpflags' && b.length === 1) return tcpFlagNames(b[0]);
   if ((type === 'ct_state' || type === 'ct_status') && b.length === 4) return bitNames(b.readUInt32LE(0), type === 'ct_state' ? CT_STATE_BITS : CT_STATUS_BITS);

@@ -67,6 +67,25 @@ export const CORPUS: ReadonlyArray<{ table: string; text: string; setup?: string
 }
 `,
   },
+  // ct state / status bits nft does not name: in hex, each bit on its own (JSON numbers)
+  {
+    table: 'inet rt_ctbits',
+    text: `table inet rt_ctbits {
+	chain c {
+		ct state 0x80 accept
+		ct status 0x10000 accept
+		ct state 0x80,0x100 accept
+		ct status 0x10000,0x20000 accept
+		ct state new,0x80,0x100 accept
+		ct state != 0x80 accept
+		ct status == 0x10000 accept
+		ct state { new, 0x80 | 0x100 } accept
+		ct state vmap { 0x80 : accept }
+		ct status expected accept
+	}
+}
+`,
+  },
   // comments of named objects: first in each block
   {
     table: 'inet rt_objc',
