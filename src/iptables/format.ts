@@ -926,6 +926,8 @@ type Layout = Array<{ type: ValueType; len: number; swapped?: boolean }>;
 function layoutOf(id: number | undefined, len: number, order: 'big' | 'host', interval: boolean): Layout {
   const l = (id !== undefined && datatypeLayout(id)) || [{ type: 'hex' as ValueType, len }];
   if (l.length === 1 && l[0].type === 'mark') return order === 'big' ? [{ ...l[0], type: 'mark_be' }] : l;
+  // a plain integer (`ct zone set ... map { 1 : 5 }`): a number in the byte order nft recorded, `len` bytes
+  if (l.length === 1 && id === C_TYPE_INTEGER) return [{ type: order === 'host' && !interval ? 'uint_he' : 'uint_be', len }];
   return l.map((p) => (interval && HOST_ORDER_TYPES.has(p.type) ? { ...p, swapped: true } : p));
 }
 
@@ -933,6 +935,8 @@ function layoutOf(id: number | undefined, len: number, order: 'big' | 'host', in
 function keyLayout(set: NftSet, t?: ValueType): Layout {
   const order = setKeyByteOrder(set);
   const interval = set.flags.includes('interval');
+  const typed = typeofLayout(userdataTlvs(set.userdata).get(C.NFTNL_UDATA_SET_KEY_TYPEOF), set.keyLen, interval);
+  if (typed && t === undefined) return typed.length === 1 && typed[0].type === 'mark' && order === 'big' ? [{ ...typed[0], type: 'mark_be' }] : typed;
   const l = layoutOf(set.keyType, set.keyLen, order, interval);
   if (l.length > 1 || t === undefined) return l;
   if (t === 'mark') return [{ type: order === 'big' ? 'mark_be' : t, len: set.keyLen }];
@@ -1001,7 +1005,10 @@ function dataOf(set: NftSet, it: NftSetItem, ifname: IfnameOf | undefined): { te
     const v = d.verdict;
     return v.chain !== undefined ? { text: `${v.code} ${v.chain}`, json: { [v.code]: { target: v.chain } } } : { text: v.code, json: { [v.code]: null } };
   }
-  return layoutValue(d.value ?? '', layoutOf(set.dataType, set.dataLen ?? 0, setDataByteOrder(set), false), undefined, ifname);
+  const layout =
+    typeofLayout(userdataTlvs(set.userdata).get(C.NFTNL_UDATA_SET_DATA_TYPEOF), set.dataLen, false) ??
+    layoutOf(set.dataType, set.dataLen ?? 0, setDataByteOrder(set), false);
+  return layoutValue(d.value ?? '', layout, undefined, ifname);
 }
 
 /**
@@ -1016,7 +1023,7 @@ function setElementsPrinted(
   layout: Layout,
   ifname: IfnameOf | undefined,
 ): Array<{ text: string; json: unknown }> {
-  return setItems(set, elements).map((it) => {
+  return setItems(set, elements, layout).map((it) => {
     const k = keyOf(it, layout, ifname);
     let text = k.text;
     let json: unknown = k.json;
@@ -1068,6 +1075,8 @@ const JSON_SET_FLAGS = ['constant', 'interval', 'timeout'];
 /** Element expressions nft prints in a set's declaration (`counter`). */
 const SET_EXPRS: ReadonlySet<string> = new Set(['counter']);
 
+/** nft's `integer` datatype id (TYPE_INTEGER) */
+const C_TYPE_INTEGER = 4;
 /** nft 1.0.6's ids (proto.h `enum proto_desc_id`) of the protocols whose fields a `typeof` set can name, those synplug reads. */
 const TYPEOF_PROTOS: Readonly<Record<number, string>> = { 6: 'udp', 8: 'tcp', 12: 'ip', 13: 'ip6', 17: 'ether' };
 /** nft's expression type ids (`enum expr_types`) in a `typeof` set's user data. */
@@ -1076,15 +1085,25 @@ const EXPR_META = 9;
 const EXPR_CT = 12;
 const EXPR_CONCAT = 13;
 
+/** Bytes of a ct key's value, where not 4 (`ct zone` is a u16, `ct bytes` a u64). */
+const CT_LEN: Readonly<Record<string, number>> = { zone: 2, packets: 8, bytes: 8, avgpkt: 8, direction: 1, l3protocol: 1, protocol: 1, helper: 16 };
+
+/** One part of a `typeof` expression: its text, and how its values print (type, bytes). */
+interface TypeofPart {
+  text: string;
+  type: ValueType;
+  len: number;
+}
+
 /**
- * The expression of a set declared with `typeof`, from its
+ * The expression of a set declared with `typeof`, part by part, from its
  * NFTNL_UDATA_SET_KEY_TYPEOF / _DATA_TYPEOF user data (TLVs: 0 the
  * expression type, u32 host order; 1 its data): `ip saddr`, `meta mark`,
  * `ct state`, `ip saddr . tcp dport`. Undefined when the set was declared
  * by type (no such data, or an empty one: nft writes that for concatenated
  * types); null when synplug cannot read it.
  */
-function typeofText(v: Buffer | undefined): string | null | undefined {
+function typeofParts(v: Buffer | undefined): TypeofPart[] | null | undefined {
   if (!v) return undefined;
   const t = userdataTlvs(v.toString('hex'));
   const data = t.get(1);
@@ -1096,24 +1115,45 @@ function typeofText(v: Buffer | undefined): string | null | undefined {
       const proto = TYPEOF_PROTOS[u32(d.get(0)) ?? -1];
       // the field's place in nft's template of the protocol, from 1
       const field = proto ? HEADERS[proto].fields[(u32(d.get(1)) ?? 0) - 1] : undefined;
-      return field ? `${proto} ${field.name}` : null;
+      return field ? [{ text: `${proto} ${field.name}`, type: field.type, len: field.len }] : null;
     }
     case EXPR_META: {
       const key = META_KEY_NAMES[u32(d.get(0)) ?? -1];
-      return key === undefined ? null : UNQUALIFIED_META.has(key) ? key : `meta ${key}`;
+      const type = key === undefined ? undefined : META_TYPES[key];
+      if (key === undefined || type === undefined) return null;
+      return [{ text: UNQUALIFIED_META.has(key) ? key : `meta ${key}`, type, len: META_LEN[type] ?? 4 }];
     }
     case EXPR_CT: {
       const key = CT_KEY_NAMES[u32(d.get(0)) ?? -1];
       const f = key !== undefined && u32(d.get(1)) === 0xffffffff ? ctField(key) : undefined;
-      return f ? f.text : null;
+      return f ? [{ text: f.text, type: f.type, len: CT_LEN[key!] ?? 4 }] : null;
     }
     case EXPR_CONCAT: {
-      const parts = [...d.values()].map((x) => typeofText(x));
-      return parts.length && parts.every((x) => typeof x === 'string') ? parts.join(' . ') : null;
+      const parts = [...d.values()].map((x) => typeofParts(x));
+      return parts.length && parts.every((x) => Array.isArray(x)) ? (parts as TypeofPart[][]).flat() : null;
     }
     default:
       return null;
   }
+}
+
+/** A `typeof` expression's text (`ip saddr . tcp dport`); undefined / null as {@link typeofParts}. */
+function typeofText(v: Buffer | undefined): string | null | undefined {
+  const p = typeofParts(v);
+  return p ? p.map((x) => x.text).join(' . ') : p;
+}
+
+/**
+ * The layout of a `typeof` key or value: its parts' types and sizes, when
+ * they fill exactly `len` bytes (each part padded to 4 in a concatenation);
+ * host-order parts are big-endian in interval sets.
+ */
+function typeofLayout(v: Buffer | undefined, len: number | undefined, interval: boolean): Layout | undefined {
+  const p = typeofParts(v);
+  if (!p) return undefined;
+  const size = p.length === 1 ? p[0].len : p.reduce((n, x) => n + Math.ceil(x.len / 4) * 4, 0);
+  if (size !== len) return undefined;
+  return p.map((x) => ({ type: x.type, len: x.len, ...(interval && HOST_ORDER_TYPES.has(x.type) && { swapped: true }) }));
 }
 
 /** Record in `options.problems` what a set's declaration has that cannot be printed in nft's language, if anything. */
@@ -1126,6 +1166,16 @@ function setProblem(s: NftSet): string | undefined {
   const ud = userdataTlvs(s.userdata);
   if (typeofText(ud.get(C.NFTNL_UDATA_SET_KEY_TYPEOF)) === null || typeofText(ud.get(C.NFTNL_UDATA_SET_DATA_TYPEOF)) === null)
     return 'declared with a typeof synplug cannot read (printed with its type instead)';
+  const interval = s.flags.includes('interval');
+  if (
+    (ud.has(C.NFTNL_UDATA_SET_KEY_TYPEOF) &&
+      typeofParts(ud.get(C.NFTNL_UDATA_SET_KEY_TYPEOF)) &&
+      !typeofLayout(ud.get(C.NFTNL_UDATA_SET_KEY_TYPEOF), s.keyLen, interval)) ||
+    (ud.has(C.NFTNL_UDATA_SET_DATA_TYPEOF) &&
+      typeofParts(ud.get(C.NFTNL_UDATA_SET_DATA_TYPEOF)) &&
+      !typeofLayout(ud.get(C.NFTNL_UDATA_SET_DATA_TYPEOF), s.dataLen, false))
+  )
+    return "a typeof whose sizes do not match the set's keys or values";
   if (/type\(/.test(`${s.type} ${s.map ?? ''}`))
     return `a key or value type nft names and synplug does not (${s.type}${s.map !== undefined ? ` : ${s.map}` : ''})`;
   const other = (s.expressions ?? []).filter((e) => !SET_EXPRS.has(e));

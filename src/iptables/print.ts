@@ -312,6 +312,7 @@ const DATATYPES: ReadonlyMap<number, { name: string; type: ValueType; len: numbe
   [15, { name: 'tcp_flag', type: 'tcpflags', len: 1 }],
   [19, { name: 'mark', type: 'mark', len: 4 }],
   [20, { name: 'iface_index', type: 'ifindex', len: 4 }],
+  [23, { name: 'classid', type: 'tchandle', len: 4 }],
   [21, { name: 'iface_type', type: 'iftype', len: 2 }],
   [26, { name: 'ct_state', type: 'ct_state', len: 4 }],
   [27, { name: 'ct_dir', type: 'ct_dir', len: 1 }],

@@ -86,6 +86,75 @@ export const CORPUS: ReadonlyArray<{ table: string; text: string; setup?: string
 }
 `,
   },
+  // typeof sets and maps of host-order values (ct zone, meta length, ct bytes: u16, u32, u64), alone and
+  // in concatenations; anonymous maps to host-order values (ct zone, meta priority)
+  {
+    table: 'inet rt_typeofhost',
+    text: `table inet rt_typeofhost {
+	set a {
+		typeof ct zone
+		elements = { 1, 7, 300 }
+	}
+
+	set b {
+		typeof ct zone . ip saddr
+		elements = { 300 . 127.0.0.1,
+			     7 . 127.0.0.2,
+			     1 . 127.0.0.3,
+			     256 . 127.0.0.4 }
+	}
+
+	map m {
+		typeof ip saddr : meta length
+		elements = { 127.0.0.1 : 1000 }
+	}
+
+	set c {
+		typeof ct bytes . ip saddr
+		elements = { 1000 . 127.0.0.1 }
+	}
+
+	set d {
+		typeof ip ttl . ip saddr
+		elements = { 64 . 127.0.0.1 }
+	}
+
+	map z {
+		typeof ip saddr : ct zone
+		elements = { 127.0.0.1 : 9 }
+	}
+
+	set e {
+		typeof ct packets . ct avgpkt . ip saddr
+		elements = { 1 . 2 . 127.0.0.1,
+			     300 . 4 . 127.0.0.2 }
+	}
+
+	set f {
+		typeof ct zone
+		flags interval
+		elements = { 7-9, 300 }
+	}
+
+	set g {
+		typeof meta length . ip saddr
+		flags interval
+		elements = { 100-200 . 127.0.0.1 }
+	}
+
+	map i {
+		typeof ct zone : meta priority
+		elements = { 3 : 1:2 }
+	}
+
+	chain c {
+		ct zone set meta mark map { 0x00000001 : 5 }
+		meta priority set meta mark map { 0x00000001 : 1:2 }
+		ct zone set ip saddr map @z
+	}
+}
+`,
+  },
   // comments of named objects: first in each block
   {
     table: 'inet rt_objc',
@@ -113,24 +182,6 @@ export const CORPUS: ReadonlyArray<{ table: string; text: string; setup?: string
 
 	counter c2 {
 		packets 0 bytes 0
-	}
-}
-`,
-  },
-  // a netdev chain on several devices: nft lists them sorted, one device as `device "v0"`
-  {
-    table: 'netdev rt_devs',
-    setup: 'ip link add rs_v1 type veth peer name rs_v0',
-    text: `table netdev rt_devs {
-	chain e {
-		type filter hook egress devices = { rs_v0, rs_v1 } priority filter - 10; policy accept;
-	}
-	chain i {
-		type filter hook ingress devices = { lo, rs_v0, rs_v1 } priority filter; policy accept;
-	}
-	chain j {
-		type filter hook ingress device "rs_v1" priority filter; policy accept;
-		counter packets 0 bytes 0 drop
 	}
 }
 `,
@@ -844,6 +895,24 @@ export const CORPUS: ReadonlyArray<{ table: string; text: string; setup?: string
 		icmpv6 mtu 1280 accept
 		icmpv6 max-delay 5 accept
 		icmpv6 max-delay 5 accept
+	}
+}
+`,
+  },
+  // a netdev chain on several devices: nft lists them sorted, one device as `device "v0"`
+  {
+    table: 'netdev rt_devs',
+    setup: 'ip link add rs_v1 type veth peer name rs_v0',
+    text: `table netdev rt_devs {
+	chain e {
+		type filter hook egress devices = { rs_v0, rs_v1 } priority filter - 10; policy accept;
+	}
+	chain i {
+		type filter hook ingress devices = { lo, rs_v0, rs_v1 } priority filter; policy accept;
+	}
+	chain j {
+		type filter hook ingress device "rs_v1" priority filter; policy accept;
+		counter packets 0 bytes 0 drop
 	}
 }
 `,

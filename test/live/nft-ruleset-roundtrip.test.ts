@@ -120,7 +120,6 @@ test.serial(
     );
     inNetns(
       [
-        setup ?? 'true',
         `${NFT} -f ${q(f('in.nft'))}`,
         'set +e',
         `${cli} show ruleset > ${q(f('ours.txt'))} 2> ${q(f('ours.err'))}; echo $? > ${q(f('ours.rc'))}`,
