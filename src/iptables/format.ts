@@ -597,7 +597,9 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
         continue;
       }
       case 'counter':
-        slots.push({ stmt: { text: `counter packets ${e.packets} bytes ${e.bytes}`, json: { counter: { packets: e.packets, bytes: e.bytes } } } });
+        // a count past 2^53 would print rounded: raw
+        if (!exact(e.packets, e.bytes)) slots.push({ stmt: raw(e) });
+        else slots.push({ stmt: { text: `counter packets ${e.packets} bytes ${e.bytes}`, json: { counter: { packets: e.packets, bytes: e.bytes } } } });
         continue;
       default: {
         // the expression modules' own printing: loads nft names (`ct state`), statements (`limit ...`)
@@ -1326,21 +1328,35 @@ function ctHelperOf(o: NftObject): { type: string; protocol: string; l3proto: st
   return { type: name.subarray(0, name.indexOf(0) < 0 ? name.length : name.indexOf(0)).toString('utf8'), protocol, l3proto };
 }
 
+/** Whether every number is exact: a u64 past 2^53 decodes rounded, and would print a value that is not the kernel's. */
+function exact(...ns: number[]): boolean {
+  return ns.every((n) => Number.isSafeInteger(n));
+}
+
+/** Why a named object prints raw: its type, or a 64-bit value synplug cannot print exactly. */
+function objectProblem(o: NftObject): string {
+  const inexact = (o.counter && !exact(o.counter.packets, o.counter.bytes)) || (o.quota && !exact(o.quota.bytes, o.quota.used));
+  const what = inexact ? 'a 64-bit value past 2^53 synplug does not print exactly' : 'an object of a type synplug does not print';
+  return `table ${o.family} ${o.table} ${o.type} ${o.name}: ${what}`;
+}
+
 /** A named object's block, as `nft list` prints it: `\tcounter c1 {\n\t\tpackets 5 bytes 300\n\t}\n`. */
 function objectText(o: NftObject, options: FormatOptions): string {
   const head = `\t${o.type} ${o.name} {${options.handles && o.handle !== undefined ? ` # handle ${o.handle}` : ''}\n`;
   let body: string | undefined;
   const helper = ctHelperOf(o);
-  if (o.counter) body = `packets ${o.counter.packets} bytes ${o.counter.bytes}`;
-  else if (helper) body = `type "${helper.type}" protocol ${helper.protocol}\n\t\tl3proto ${helper.l3proto}`;
-  else if (o.quota) body = quotaText(o.quota);
-  else if (o.limit) {
+  if (o.counter) {
+    if (exact(o.counter.packets, o.counter.bytes)) body = `packets ${o.counter.packets} bytes ${o.counter.bytes}`;
+  } else if (helper) body = `type "${helper.type}" protocol ${helper.protocol}\n\t\tl3proto ${helper.l3proto}`;
+  else if (o.quota) {
+    if (exact(o.quota.bytes, o.quota.used)) body = quotaText(o.quota);
+  } else if (o.limit) {
     const p = limitPrinted(o.limit);
     if (p) body = p.text;
   }
   if (body === undefined) {
     const attrs = (o.attributes ?? []).map((a) => `${a.type}=${a.data}`).join(' ');
-    options.problems?.push(`table ${o.family} ${o.table} ${o.type} ${o.name}: an object of a type synplug does not print`);
+    options.problems?.push(objectProblem(o));
     return `\t[ ${RAW_MARKER} object ${o.type} ${o.name}${attrs ? ` ${attrs}` : ''} ]\n`;
   }
   // nft: the comment first in the block
@@ -1358,13 +1374,13 @@ function objectJson(o: NftObject, options: FormatOptions): Record<string, unknow
     ...(o.handle !== undefined && { handle: o.handle }),
     ...(comment !== undefined && { comment }),
   };
-  if (o.counter) return { counter: { ...base, packets: o.counter.packets, bytes: o.counter.bytes } };
+  if (o.counter && exact(o.counter.packets, o.counter.bytes)) return { counter: { ...base, packets: o.counter.packets, bytes: o.counter.bytes } };
   const helper = ctHelperOf(o);
   if (helper) return { 'ct helper': { ...base, ...helper } };
-  if (o.quota) return { quota: { ...base, bytes: o.quota.bytes, used: o.quota.used, inv: o.quota.inv === true } };
+  if (o.quota && exact(o.quota.bytes, o.quota.used)) return { quota: { ...base, bytes: o.quota.bytes, used: o.quota.used, inv: o.quota.inv === true } };
   const p = o.limit && limitPrinted(o.limit);
   if (p) return { limit: { ...base, ...p.objJson } };
-  options.problems?.push(`table ${o.family} ${o.table} ${o.type} ${o.name}: an object of a type synplug does not print`);
+  options.problems?.push(objectProblem(o));
   return { raw: { object: { ...base, type: o.type, attributes: o.attributes ?? [] } } };
 }
 

@@ -364,3 +364,63 @@ for (const { name, text, differs } of LOSSY_IN_NFT) {
     t.is(readFileSync(f('back.dbg'), 'utf8'), readFileSync(f('in.dbg'), 'utf8'));
   });
 }
+
+test.serial(
+  '64-bit counts past 2^53 (named counters and quotas, counter and quota statements): raw, named on stderr, exit 11; exact ones print as nft does',
+  (t) => {
+    const dir = join(tmp, 'u64');
+    spawnSync('mkdir', ['-p', dir]);
+    const f = (n: string): string => join(dir, n);
+    writeFileSync(
+      f('in.nft'),
+      `table inet synplug_u64 {
+	counter c1 { packets 9007199254740993 bytes 18446744073709551615; }
+	counter c2 { packets 5 bytes 9007199254740991; }
+	quota q1 { 9007199254740993 bytes; }
+	chain c {
+		counter packets 9007199254740993 bytes 5 accept
+		quota 9007199254740993 bytes accept
+		counter packets 1 bytes 2 accept
+	}
+}
+`,
+    );
+    inNetns(
+      [
+        `${NFT} -f ${q(f('in.nft'))}`,
+        `${NFT} list ruleset > ${q(f('nft.txt'))}`,
+        'set +e',
+        `${cli} show ruleset > ${q(f('ours.txt'))} 2> ${q(f('ours.err'))}; echo $? > ${q(f('ours.rc'))}`,
+        `${cli} show ruleset --json > ${q(f('ours.json'))} 2> ${q(f('ours.jerr'))}; echo $? >> ${q(f('ours.rc'))}`,
+      ].join('\n'),
+    );
+    t.deepEqual(readFileSync(f('ours.rc'), 'utf8').split('\n').filter(Boolean), ['11', '11']);
+    const theirs = readFileSync(f('nft.txt'), 'utf8');
+    const ours = readFileSync(f('ours.txt'), 'utf8');
+    // the values past 2^53 are in no line outside a raw marker, rounded or otherwise
+    t.regex(theirs, /packets 9007199254740993 bytes 18446744073709551615/);
+    const printed = ours.split('\n').filter((l) => !l.includes('[ raw: '));
+    t.deepEqual(
+      printed.filter((l) => /900719925474099[23]|1844674407370955\d{4}/.test(l)),
+      [],
+    );
+    t.regex(ours, /^\t\[ raw: object counter c1 \]$/m);
+    t.regex(ours, /^\t\[ raw: object quota q1 \]$/m);
+    for (const line of ['\t\tpackets 5 bytes 9007199254740991', '\t\tcounter packets 1 bytes 2 accept']) {
+      t.true(theirs.split('\n').includes(line));
+      t.true(ours.split('\n').includes(line), line);
+    }
+    for (const err of [readFileSync(f('ours.err'), 'utf8'), readFileSync(f('ours.jerr'), 'utf8')]) {
+      t.regex(err, /table inet synplug_u64 counter c1: a 64-bit value past 2\^53/);
+      t.regex(err, /table inet synplug_u64 quota q1: a 64-bit value past 2\^53/);
+      t.regex(err, /chain c handle \d+: counter pkts \d+ bytes 5 \(past 2\^53: rounded\)/);
+      t.regex(err, /chain c handle \d+: quota bytes \d+ consumed 0 flags 0 \(past 2\^53: rounded\)/);
+    }
+    const json = JSON.parse(readFileSync(f('ours.json'), 'utf8')).nftables as Array<Record<string, { name?: string; packets?: number }>>;
+    t.deepEqual(
+      json.filter((x) => x.counter).map((x) => [x.counter.name, x.counter.packets]),
+      [['c2', 5]],
+    );
+    t.is(json.filter((x) => x.raw).length, 2, 'c1 and q1 raw');
+  },
+);
