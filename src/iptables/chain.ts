@@ -143,7 +143,7 @@ export function decodeChain(msg: NetlinkMessage): NftChain {
     if (prio !== undefined) c.prio = prio;
     if (dev !== undefined) c.dev = dev;
     const devs = hook.nested(C.NFTA_HOOK_DEVS);
-    if (devs) c.devs = devs.all(C.NFTA_DEVICE_NAME).map((a) => a.data.toString('utf8').replace(/\0[^]*$/, ''));
+    if (devs) c.devs = devs.all(C.NFTA_DEVICE_NAME).map((a) => a.data.toString('utf8').split('\0')[0]);
   }
   const policy = l.u32be(C.NFTA_CHAIN_POLICY);
   if (policy !== undefined) c.policy = policyName(policy);

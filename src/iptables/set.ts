@@ -42,7 +42,7 @@ import { be32, checkU32, decodeData, name as nameAttr, nest, u64num, type NftDat
 import { attrsOffset, decodeNfGenMsg, encodeNfGenMsg, nftType, requireNetfilter } from './nfnetlink.js';
 import { familyName, familyNumber, objectTypeName } from './names.js';
 import { addressText, checkName, checkTimeoutMs } from './validate.js';
-import { datatypeLayout, datatypeName, FLAG_TYPES, HOST_ORDER_TYPES, type ValueType } from './print.js';
+import { datatypeLayout, datatypeName, FLAG_TYPES, type ValueType } from './print.js';
 import { decodeExpr } from './expr/registry.js';
 import type { Expr } from './expr/index.js';
 
