@@ -1202,14 +1202,15 @@ function setText(s: NftSet, options: FormatOptions, ifnames: NftRuleset['ifnames
   if (s.policy === C.NFT_SET_POL_MEMORY) b += '\t\tpolicy memory\n';
   // a constant set's size is the one nft computed from its elements: not listed
   if (s.size !== undefined && !s.flags.includes('constant')) b += `\t\tsize ${s.size}\n`;
-  // nft lists `timeout` among the flags of a set with a default timeout only when it is also dynamic
-  const hideTimeout = s.timeoutMs !== undefined && !s.flags.includes('dynamic');
+  // nft lists `timeout` among the flags of a set with a default timeout only beside another flag
+  const hideTimeout = s.timeoutMs !== undefined && !TEXT_SET_FLAGS.some((f) => f !== 'timeout' && s.flags.includes(f));
   const flags = TEXT_SET_FLAGS.filter((f) => s.flags.includes(f) && !(f === 'timeout' && hideTimeout));
   if (flags.length) b += `\t\tflags ${flags.join(',')}\n`;
   for (const e of (s.expressions ?? []).filter((x) => SET_EXPRS.has(x))) b += `\t\t${e}\n`;
+  // nft: `auto-merge` after the flags and element statements, before the timeout
+  if (userdataTlvs(s.userdata).has(C.NFTNL_UDATA_SET_MERGE_ELEMENTS)) b += '\t\tauto-merge\n';
   if (s.timeoutMs !== undefined) b += `\t\ttimeout ${durationText(s.timeoutMs)}\n`;
   if (s.gcIntervalMs !== undefined) b += `\t\tgc-interval ${durationText(s.gcIntervalMs)}\n`;
-  if (userdataTlvs(s.userdata).has(C.NFTNL_UDATA_SET_MERGE_ELEMENTS)) b += '\t\tauto-merge\n';
   const comment = userdataString(s.userdata, C.NFTNL_UDATA_SET_COMMENT);
   if (comment !== undefined) b += `\t\tcomment "${comment}"\n`;
   if (s.elements?.length)

@@ -155,6 +155,56 @@ export const CORPUS: ReadonlyArray<{ table: string; text: string; setup?: string
 }
 `,
   },
+  // the timeout flag beside a default timeout: listed with another flag only; auto-merge after the flags and counter
+  {
+    table: 'inet rt_settimeout',
+    text: `table inet rt_settimeout {
+	set a {
+		type ipv4_addr
+		flags interval,timeout
+		timeout 1h
+	}
+
+	set b {
+		type ipv4_addr
+		flags interval,timeout
+		counter
+		auto-merge
+		timeout 1h
+		gc-interval 2h
+		comment "x"
+	}
+
+	set c {
+		type ipv4_addr
+		timeout 1h
+	}
+
+	set e {
+		type ipv4_addr
+		flags interval,timeout
+	}
+
+	set f {
+		type ipv4_addr
+		flags dynamic,timeout
+		timeout 1h
+	}
+
+	set g {
+		type ipv4_addr
+		flags timeout
+	}
+
+	set h {
+		type ipv4_addr
+		flags interval
+		counter
+		auto-merge
+	}
+}
+`,
+  },
   // comments of named objects: first in each block
   {
     table: 'inet rt_objc',
