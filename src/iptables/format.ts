@@ -357,6 +357,7 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
     const set = options.sets?.find((x) => x.name === name);
     if (set?.flags.includes('anonymous') && set.elements) {
       const els = setElementsPrinted(set, set.elements, keyLayout(set, t), (i) => options.ifnames?.[i]);
+      if (els.some((v) => v.text.includes(`[ ${RAW_MARKER}`))) return undefined;
       return { text: `{ ${els.map((v) => v.text).join(', ')} }`, json: { set: els.map((v) => v.json) }, objType: set.objType };
     }
     return { text: `@${name}`, json: `@${name}`, ...(set?.objType !== undefined && { objType: set.objType }) };
@@ -567,13 +568,14 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
         const f = key?.field;
         // a map lookup needs the map (to print its values); a verdict map writes the verdict register
         const isMap = e.dreg !== undefined;
-        if (!key || !f || (isMap && (!set || set.map === undefined || e.invert))) {
+        // an anonymous set with an element nft cannot read back: raw
+        const right = f && setRight(e.set, f.type);
+        if (!key || !f || !right || (isMap && (!set || set.map === undefined || e.invert))) {
           rawSlot(e, e.dreg !== undefined ? [e.dreg] : []);
           continue;
         }
         const loadSlots = key.regs.flatMap((k) => regs.get(k)?.slots ?? []);
         for (const k of key.regs) consume(k);
-        const right = setRight(e.set, f.type)!;
         if (!isMap) {
           slots.push({
             stmt: { text: `${f.text} ${e.invert ? '!= ' : ''}${right.text}`, json: { match: { op: e.invert ? '!=' : '==', left: f.json, right: right.json } } },
@@ -968,6 +970,8 @@ function layoutValue(lo: string, layout: Layout, hi: string | undefined, ifname:
     if (p.type === 'ifname') {
       const bits = cidrBits(Buffer.from(lo, 'hex'), Buffer.from(hi, 'hex'));
       if (bits !== undefined && bits % 8 === 0 && bits > 0) return valueText(lo.slice(0, bits / 4), 'ifname');
+      // any other range of names nft cannot read (`"eth0"-"eth3"`): raw
+      return { text: `[ ${RAW_MARKER} range ${lo} ${hi} ]`, json: { raw: { range: [lo, hi] } } };
     }
     const b = partValue(hi, p, ifname);
     return { text: `${a.text}-${b.text}`, json: { range: [a.json, b.json] } };
@@ -1164,6 +1168,12 @@ function noteSetProblem(s: NftSet, options: FormatOptions): void {
   if (p) options.problems?.push(`table ${s.family} ${s.table} ${s.map !== undefined ? 'map' : 'set'} ${s.name}: ${p}`);
 }
 
+/** A set's key and value types when one has no name synplug knows (`type(24) : verdict`), else undefined. */
+function unnamedType(s: NftSet): string | undefined {
+  const t = `type ${s.type ?? 'integer'}${s.map !== undefined ? ` : ${s.map}` : ''}`;
+  return /type\(/.test(t) ? t : undefined;
+}
+
 function setProblem(s: NftSet): string | undefined {
   const ud = userdataTlvs(s.userdata);
   if (typeofText(ud.get(C.NFTNL_UDATA_SET_KEY_TYPEOF)) === null || typeofText(ud.get(C.NFTNL_UDATA_SET_DATA_TYPEOF)) === null)
@@ -1178,8 +1188,9 @@ function setProblem(s: NftSet): string | undefined {
       !typeofLayout(ud.get(C.NFTNL_UDATA_SET_DATA_TYPEOF), s.dataLen, false))
   )
     return "a typeof whose sizes do not match the set's keys or values";
-  if (/type\(/.test(`${s.type} ${s.map ?? ''}`))
-    return `a key or value type nft names and synplug does not (${s.type}${s.map !== undefined ? ` : ${s.map}` : ''})`;
+  if (s.elements && setElementsPrinted(s, s.elements, keyLayout(s), undefined).some((v) => v.text.includes(`[ ${RAW_MARKER}`)))
+    return 'an element nft cannot read back (a range of device names that is not a wildcard)';
+  if (unnamedType(s)) return `a key or value type nft names and synplug does not (${s.type}${s.map !== undefined ? ` : ${s.map}` : ''})`;
   const other = (s.expressions ?? []).filter((e) => !SET_EXPRS.has(e));
   if (other.length) return `element expressions ${other.join(', ')} (left out)`;
   return undefined;
@@ -1260,7 +1271,9 @@ export function formatRulesetText(rs: NftRuleset, options: FormatOptions = {}): 
     const sets = rs.sets.filter((s) => s.family === t.family && s.table === t.name);
     for (const s of sets.filter((x) => !x.flags.includes('anonymous'))) {
       noteSetProblem(s, options);
-      blocks.push(setText(s, options, rs.ifnames));
+      // a key or value type synplug cannot name: nothing of it would read back (`type(24)`)
+      if (unnamedType(s)) blocks.push(`\t[ ${RAW_MARKER} ${s.map !== undefined ? 'map' : 'set'} ${s.name} ${unnamedType(s)} ]\n`);
+      else blocks.push(setText(s, options, rs.ifnames));
     }
     for (const f of flowtablesOf(rs, t, options)) blocks.push(`\t[ ${RAW_MARKER} flowtable ${f.name} ]\n`);
     for (const c of rs.chains.filter((x) => x.family === t.family && x.table === t.name)) {
@@ -1409,7 +1422,24 @@ export function formatRulesetJson(rs: NftRuleset, options: FormatOptions = {}): 
     const sets = rs.sets.filter((s) => s.family === t.family && s.table === t.name);
     for (const s of sets.filter((x) => !x.flags.includes('anonymous'))) {
       noteSetProblem(s, options);
-      out.push(s.map !== undefined ? { map: setJson(s, rs.ifnames) } : { set: setJson(s, rs.ifnames) });
+      const kind = s.map !== undefined ? 'map' : 'set';
+      out.push(
+        unnamedType(s)
+          ? {
+              raw: {
+                [kind]: {
+                  family: s.family,
+                  name: s.name,
+                  table: s.table,
+                  ...(s.handle !== undefined && { handle: s.handle }),
+                  keyType: s.keyType,
+                  keyLen: s.keyLen,
+                  ...(s.map !== undefined && { dataType: s.dataType, dataLen: s.dataLen }),
+                },
+              },
+            }
+          : { [kind]: setJson(s, rs.ifnames) },
+      );
     }
     for (const f of flowtablesOf(rs, t, options)) out.push({ raw: { flowtable: f } });
     const chains = rs.chains.filter((x) => x.family === t.family && x.table === t.name);
