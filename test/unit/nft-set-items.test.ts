@@ -13,6 +13,8 @@ import { NetlinkDecodeError } from '../../src/netlink/errors.js';
 import { encodeNfGenMsg, nftType } from '../../src/iptables/nfnetlink.js';
 import { setItems, type NftSet, type NftSetElement } from '../../src/iptables/set.js';
 import * as N from '../../src/iptables/index.js';
+import { bodyDecoder } from '../../src/netlink/protocols.js';
+import { NETLINK_NETFILTER } from '../../src/netlink/message.js';
 
 const C = N.nftConstants;
 const nest = (type: number, children: Buffer[]): Buffer => nested(type | NLA_F_NESTED, children);
@@ -461,12 +463,15 @@ test('an interval set of device names: a wildcard prints "eth*"; a range of name
 });
 
 test('a set of a type synplug does not name (uid, 24) prints as one raw marker, named; JSON raw too', (t) => {
-  const uid = withElements(
-    setMsg({ name: 'u', flags: 0, keyType: 24, keyLen: 4, userdata: '000401000000' }),
-    elemsMsg('u', [{ key: 'e8030000' }]),
-  );
+  const uid = withElements(setMsg({ name: 'u', flags: 0, keyType: 24, keyLen: 4, userdata: '000401000000' }), elemsMsg('u', [{ key: 'e8030000' }]));
   const problems: string[] = [];
   t.is(N.formatRulesetText(ruleset([uid]), { problems }), 'table ip t {\n\t[ raw: set u type type(24) ]\n}\n');
   t.deepEqual(problems, ['table ip t set u: a key or value type nft names and synplug does not (type(24))']);
   t.deepEqual(N.formatRulesetJson(ruleset([uid])).nftables[2], { raw: { set: { family: 'ip', name: 'u', table: 't', keyType: 24, keyLen: 4 } } });
+});
+
+test('decode of an element message: the key as bytes, no address guessed for a 4-byte key (a mark 1 is not 1.0.0.0)', (t) => {
+  const m = elemsMsg('marks', [{ key: '01000000' }]);
+  const body = bodyDecoder(NETLINK_NETFILTER, m.type)!(m) as { elements: Array<Record<string, unknown>> };
+  t.deepEqual(body.elements, [{ key: '01000000' }]);
 });
