@@ -98,14 +98,33 @@ test.serial('the corpus: at least 150 rules, in every family, using every expres
   t.deepEqual(missing, []);
 });
 
+/**
+ * Load `text` with nft in a fresh namespace (files in a directory `name` of the test's own): nft's
+ * listing (nft.txt), synplug's text and JSON (ours.txt, ours.json), their stderr (ours.err, ours.jerr)
+ * and exit codes (ours.rc, one a line).
+ */
+function loadAndShow(name: string, text: string): (n: string) => string {
+  const dir = join(tmp, name);
+  spawnSync('mkdir', ['-p', dir]);
+  const f = (n: string): string => join(dir, n);
+  writeFileSync(f('in.nft'), text);
+  inNetns(
+    [
+      `${NFT} -f ${q(f('in.nft'))}`,
+      `${NFT} list ruleset > ${q(f('nft.txt'))}`,
+      'set +e',
+      `${cli} show ruleset > ${q(f('ours.txt'))} 2> ${q(f('ours.err'))}; echo $? > ${q(f('ours.rc'))}`,
+      `${cli} show ruleset --json > ${q(f('ours.json'))} 2> ${q(f('ours.jerr'))}; echo $? >> ${q(f('ours.rc'))}`,
+    ].join('\n'),
+  );
+  return f;
+}
+
 test.serial(
   'what synplug cannot print in nft language (a typeof it cannot read, a meta key it does not name): listed marked, named on stderr, exit 11',
   (t) => {
-    const dir = join(tmp, 'unprintable');
-    spawnSync('mkdir', ['-p', dir]);
-    const f = (name: string): string => join(dir, name);
-    writeFileSync(
-      f('in.nft'),
+    const f = loadAndShow(
+      'unprintable',
       `table inet synplug_unp {
 	set u {
 		typeof icmp type
@@ -117,14 +136,6 @@ test.serial(
 	}
 }
 `,
-    );
-    inNetns(
-      [
-        `${NFT} -f ${q(f('in.nft'))}`,
-        'set +e',
-        `${cli} show ruleset > ${q(f('ours.txt'))} 2> ${q(f('ours.err'))}; echo $? > ${q(f('ours.rc'))}`,
-        `${cli} show ruleset --json > ${q(f('ours.json'))} 2> ${q(f('ours.jerr'))}; echo $? >> ${q(f('ours.rc'))}`,
-      ].join('\n'),
     );
     t.deepEqual(readFileSync(f('ours.rc'), 'utf8').split('\n').filter(Boolean), ['11', '11']);
     const text = readFileSync(f('ours.txt'), 'utf8');
@@ -368,11 +379,8 @@ for (const { name, text, differs } of LOSSY_IN_NFT) {
 test.serial(
   '64-bit counts past 2^53 (named counters and quotas, counter and quota statements): raw, named on stderr, exit 11; exact ones print as nft does',
   (t) => {
-    const dir = join(tmp, 'u64');
-    spawnSync('mkdir', ['-p', dir]);
-    const f = (n: string): string => join(dir, n);
-    writeFileSync(
-      f('in.nft'),
+    const f = loadAndShow(
+      'u64',
       `table inet synplug_u64 {
 	counter c1 { packets 9007199254740993 bytes 18446744073709551615; }
 	counter c2 { packets 5 bytes 9007199254740991; }
@@ -384,15 +392,6 @@ test.serial(
 	}
 }
 `,
-    );
-    inNetns(
-      [
-        `${NFT} -f ${q(f('in.nft'))}`,
-        `${NFT} list ruleset > ${q(f('nft.txt'))}`,
-        'set +e',
-        `${cli} show ruleset > ${q(f('ours.txt'))} 2> ${q(f('ours.err'))}; echo $? > ${q(f('ours.rc'))}`,
-        `${cli} show ruleset --json > ${q(f('ours.json'))} 2> ${q(f('ours.jerr'))}; echo $? >> ${q(f('ours.rc'))}`,
-      ].join('\n'),
     );
     t.deepEqual(readFileSync(f('ours.rc'), 'utf8').split('\n').filter(Boolean), ['11', '11']);
     const theirs = readFileSync(f('nft.txt'), 'utf8');
