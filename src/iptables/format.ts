@@ -1036,7 +1036,8 @@ function setElementsPrinted(
     // the element's counter (nft prints no other element statement synplug reads; a set that
     // declares one is named as unprintable, see setProblem)
     const counters = (it.exprs ?? []).flatMap((e) => (e.name === 'counter' ? [e as { packets: number; bytes: number }] : []));
-    for (const c of counters) text += ` counter packets ${c.packets} bytes ${c.bytes}`;
+    // a count past 2^53 would print rounded: raw (the set is then named as unprintable)
+    for (const c of counters) text += exact(c.packets, c.bytes) ? ` counter packets ${c.packets} bytes ${c.bytes}` : ` [ ${RAW_MARKER} counter past 2^53 ]`;
     if (it.timeoutMs !== undefined) text += ` timeout ${durationText(it.timeoutMs)}`;
     if (it.expiresMs !== undefined) text += ` expires ${durationText(it.expiresMs)}`;
     if (it.comment !== undefined) text += ` comment "${it.comment}"`;
@@ -1047,7 +1048,9 @@ function setElementsPrinted(
           ...(it.timeoutMs !== undefined && { timeout: Math.floor(it.timeoutMs / 1000) }),
           ...(it.expiresMs !== undefined && { expires: Math.floor(it.expiresMs / 1000) }),
           ...(it.comment !== undefined && { comment: it.comment }),
-          ...(counters.length && { counter: { packets: counters[0].packets, bytes: counters[0].bytes } }),
+          ...(counters.length && {
+            counter: exact(counters[0].packets, counters[0].bytes) ? { packets: counters[0].packets, bytes: counters[0].bytes } : { raw: 'counter past 2^53' },
+          }),
         },
       };
     }
@@ -1189,7 +1192,7 @@ function setProblem(s: NftSet): string | undefined {
   )
     return "a typeof whose sizes do not match the set's keys or values";
   if (s.elements && setElementsPrinted(s, s.elements, keyLayout(s), undefined).some((v) => v.text.includes(`[ ${RAW_MARKER}`)))
-    return 'an element nft cannot read back (a range of device names that is not a wildcard)';
+    return 'an element nft cannot read back (a range of device names that is not a wildcard, a count past 2^53)';
   if (unnamedType(s)) return `a key or value type nft names and synplug does not (${s.type}${s.map !== undefined ? ` : ${s.map}` : ''})`;
   const other = (s.expressions ?? []).filter((e) => !SET_EXPRS.has(e));
   if (other.length) return `element expressions ${other.join(', ')} (left out)`;

@@ -423,3 +423,28 @@ test.serial(
     t.is(json.filter((x) => x.raw).length, 2, 'c1 and q1 raw');
   },
 );
+
+test.serial('an element counter past 2^53: raw in its set, the set named on stderr, exit 11; an exact one prints as nft does', (t) => {
+  const f = loadAndShow(
+    'u64elem',
+    `table inet synplug_u64e {
+	set s {
+		type ipv4_addr
+		counter
+		elements = { 127.0.0.1 counter packets 9007199254740993 bytes 5, 127.0.0.2 counter packets 7 bytes 9007199254740991 }
+	}
+}
+`,
+  );
+  t.deepEqual(readFileSync(f('ours.rc'), 'utf8').split('\n').filter(Boolean), ['11', '11']);
+  const theirs = readFileSync(f('nft.txt'), 'utf8');
+  const ours = readFileSync(f('ours.txt'), 'utf8');
+  t.regex(theirs, /127\.0\.0\.1 counter packets 9007199254740993 bytes 5/);
+  t.regex(ours, /127\.0\.0\.1 \[ raw: counter past 2\^53 \]/);
+  t.regex(theirs, /127\.0\.0\.2 counter packets 7 bytes 9007199254740991/);
+  t.regex(ours, /127\.0\.0\.2 counter packets 7 bytes 9007199254740991/);
+  t.regex(readFileSync(f('ours.err'), 'utf8'), /table inet synplug_u64e set s: an element nft cannot read back/);
+  const json = readFileSync(f('ours.json'), 'utf8');
+  t.false(json.includes('9007199254740992'), 'no rounded count in the JSON');
+  t.true(json.includes('{"packets":7,"bytes":9007199254740991}'));
+});
