@@ -786,7 +786,9 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
           needsL4: f.l4,
         };
       }
-      if (f.type === 'tcpflags' && op === 'eq' && !isZero) {
+      // nft writes `value / mask` for a mask of several flags, `& mask == value` for one
+      const multi = (flagValueNames(src.mask, f.type)?.length ?? 0) > 1;
+      if (f.type === 'tcpflags' && op === 'eq' && !isZero && multi) {
         return {
           stmt: {
             text: `${f.text} ${val.text} / ${mask.text}`,
@@ -809,7 +811,7 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
       }
       // flags under a mask: `tcp flags != syn / fin,syn,rst,ack` (iptables' `! --syn`), `ct state new / established,new`;
       // other comparisons nft writes with `(syn | ack)`, which synplug does not: raw
-      const flagged = FLAG_TYPES.has(f.type) && !isZero;
+      const flagged = FLAG_TYPES.has(f.type) && !isZero && multi;
       if (flagged && op !== 'eq' && op !== 'neq') return undefined;
       // an unnamed bit after `/` would read back as a prefix length: raw
       const unnamed = (h: string): boolean => flagValueNames(h, f.type)?.some((x) => typeof x === 'number') !== false;

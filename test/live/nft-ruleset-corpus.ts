@@ -30,7 +30,8 @@ export const CORPUS: ReadonlyArray<{ table: string; text: string; setup?: string
 }
 `,
   },
-  // flags under a mask, compared equal or not (iptables' `! --syn`)
+  // flags under a mask, compared equal or not (iptables' `! --syn`): `value / mask` for a mask of several
+  // flags, `& mask == value` for one
   {
     table: 'inet rt_flagmask',
     text: `table inet rt_flagmask {
@@ -43,6 +44,12 @@ export const CORPUS: ReadonlyArray<{ table: string; text: string; setup?: string
 		ct state != new / established,new drop
 		ct status dnat / snat,dnat drop
 		ct status != dnat / snat,dnat drop
+		tcp flags & syn == syn drop
+		tcp flags & syn != syn drop
+		ct state & new == new drop
+		ct status & dnat != dnat drop
+		ct state & 0x80 == 0x80 accept
+		ct state & untracked == untracked accept
 	}
 }
 `,
