@@ -10,7 +10,8 @@
  * NFTA_CHAIN_NAME     // NLA_STRING, at most NFT_CHAIN_MAXNAMELEN (256) with the NUL
  * NFTA_CHAIN_HOOK     // NLA_NESTED: enum nft_hook_attributes
  *                     //   NFTA_HOOK_HOOKNUM (NLA_U32), NFTA_HOOK_PRIORITY (NLA_U32, a signed value),
- *                     //   NFTA_HOOK_DEV (NLA_STRING, netdev family)
+ *                     //   NFTA_HOOK_DEV (NLA_STRING, netdev family: one device)
+ *                     //   NFTA_HOOK_DEVS (NLA_NESTED: NFTA_DEVICE_NAME (NLA_STRING) each; several devices)
  * NFTA_CHAIN_POLICY   // NLA_U32: NF_ACCEPT (1) or NF_DROP (0)
  * NFTA_CHAIN_USE      // NLA_U32, references (dumps)
  * NFTA_CHAIN_TYPE     // NLA_NUL_STRING: "filter", "route", "nat"
@@ -51,6 +52,8 @@ export interface NftChain {
   policy?: string;
   /** NFTA_HOOK_DEV (netdev family) */
   dev?: string;
+  /** NFTA_HOOK_DEVS: the devices of a netdev chain hooked on several (`devices = { v0, v1 }`) */
+  devs?: string[];
   /** NFTA_CHAIN_FLAGS (NFT_CHAIN_BASE = 1...) */
   flags?: number;
   /** NFTA_CHAIN_USE: references (dumps) */
@@ -139,6 +142,8 @@ export function decodeChain(msg: NetlinkMessage): NftChain {
     if (num !== undefined) c.hook = hookName(family, num);
     if (prio !== undefined) c.prio = prio;
     if (dev !== undefined) c.dev = dev;
+    const devs = hook.nested(C.NFTA_HOOK_DEVS);
+    if (devs) c.devs = devs.all(C.NFTA_DEVICE_NAME).map((a) => a.data.toString('utf8').split('\0')[0]);
   }
   const policy = l.u32be(C.NFTA_CHAIN_POLICY);
   if (policy !== undefined) c.policy = policyName(policy);

@@ -182,6 +182,8 @@ export const NFTA_HOOK_PRIORITY = 2;
 export const NFTA_HOOK_DEV = 3;
 /** NFTA_HOOK_DEVS: enum nft_hook_attributes, nf_tables.h */
 export const NFTA_HOOK_DEVS = 4;
+/** NFTA_DEVICE_NAME: enum nft_devices_attributes, nf_tables.h (each device of NFTA_HOOK_DEVS) */
+export const NFTA_DEVICE_NAME = 1;
 
 /* enum nft_table_flags */
 /** NFT_TABLE_F_DORMANT: enum nft_table_flags, nf_tables.h */
@@ -1107,6 +1109,8 @@ export const NFTNL_UDATA_TABLE_COMMENT = 0;
 export const NFTNL_UDATA_CHAIN_COMMENT = 0;
 /** NFTNL_UDATA_SET_ELEM_COMMENT: libnftnl udata.h, a set element's `comment "..."`, NUL-terminated */
 export const NFTNL_UDATA_SET_ELEM_COMMENT = 0;
+/** NFTNL_UDATA_OBJ_COMMENT: libnftnl udata.h, a named object's `comment "..."` (NFTA_OBJ_USERDATA), NUL-terminated */
+export const NFTNL_UDATA_OBJ_COMMENT = 0;
 /** NFTNL_UDATA_SET_COMMENT: libnftnl udata.h, a set's `comment "..."`, NUL-terminated */
 export const NFTNL_UDATA_SET_COMMENT = 7;
 /** NFTNL_UDATA_SET_MERGE_ELEMENTS: libnftnl udata.h, nft's `auto-merge` (u32 host order, 1) */

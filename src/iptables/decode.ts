@@ -62,10 +62,18 @@ const table = named([C.NFTA_TABLE_NAME], (m) => ({ ...decodeTable(m) }), {});
 const chain = named([C.NFTA_CHAIN_TABLE, C.NFTA_CHAIN_NAME], (m) => ({ ...decodeChain(m) }), { table: C.NFTA_CHAIN_TABLE });
 const rule = named([C.NFTA_RULE_TABLE, C.NFTA_RULE_CHAIN], decodeRuleBody, { table: C.NFTA_RULE_TABLE });
 const set = named([C.NFTA_SET_TABLE, C.NFTA_SET_NAME], (m) => ({ ...decodeSet(m) }), { table: C.NFTA_SET_TABLE });
-const elems = named([C.NFTA_SET_ELEM_LIST_TABLE, C.NFTA_SET_ELEM_LIST_SET], (m) => ({ ...decodeElements(m) }), {
-  table: C.NFTA_SET_ELEM_LIST_TABLE,
-  set: C.NFTA_SET_ELEM_LIST_SET,
-});
+// a message of elements does not say the set's key type: keys stay bytes (no `address` guess for a 4-byte mark)
+const elems = named(
+  [C.NFTA_SET_ELEM_LIST_TABLE, C.NFTA_SET_ELEM_LIST_SET],
+  (m) => {
+    const d = decodeElements(m);
+    return { ...d, elements: d.elements.map(({ address: _guess, ...e }) => e) };
+  },
+  {
+    table: C.NFTA_SET_ELEM_LIST_TABLE,
+    set: C.NFTA_SET_ELEM_LIST_SET,
+  },
+);
 const gen: BodyDecoder = (m) => ({ family: familyName(decodeNfGenMsg(m).family), ...decodeGen(m) });
 const obj = named([C.NFTA_OBJ_TABLE, C.NFTA_OBJ_NAME, C.NFTA_OBJ_TYPE], (m) => ({ ...decodeObject(m) }), { table: C.NFTA_OBJ_TABLE, name: C.NFTA_OBJ_NAME });
 

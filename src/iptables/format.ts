@@ -53,6 +53,7 @@ import {
   durationText,
   FLAG_TYPES,
   l4Name,
+  flagText,
   flagValueNames,
   tcpFlagNames,
   valueText,
@@ -356,6 +357,7 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
     const set = options.sets?.find((x) => x.name === name);
     if (set?.flags.includes('anonymous') && set.elements) {
       const els = setElementsPrinted(set, set.elements, keyLayout(set, t), (i) => options.ifnames?.[i]);
+      if (els.some((v) => v.text.includes(`[ ${RAW_MARKER}`))) return undefined;
       return { text: `{ ${els.map((v) => v.text).join(', ')} }`, json: { set: els.map((v) => v.json) }, objType: set.objType };
     }
     return { text: `@${name}`, json: `@${name}`, ...(set?.objType !== undefined && { objType: set.objType }) };
@@ -566,13 +568,14 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
         const f = key?.field;
         // a map lookup needs the map (to print its values); a verdict map writes the verdict register
         const isMap = e.dreg !== undefined;
-        if (!key || !f || (isMap && (!set || set.map === undefined || e.invert))) {
+        // an anonymous set with an element nft cannot read back: raw
+        const right = f && setRight(e.set, f.type);
+        if (!key || !f || !right || (isMap && (!set || set.map === undefined || e.invert))) {
           rawSlot(e, e.dreg !== undefined ? [e.dreg] : []);
           continue;
         }
         const loadSlots = key.regs.flatMap((k) => regs.get(k)?.slots ?? []);
         for (const k of key.regs) consume(k);
-        const right = setRight(e.set, f.type)!;
         if (!isMap) {
           slots.push({
             stmt: { text: `${f.text} ${e.invert ? '!= ' : ''}${right.text}`, json: { match: { op: e.invert ? '!=' : '==', left: f.json, right: right.json } } },
@@ -596,7 +599,9 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
         continue;
       }
       case 'counter':
-        slots.push({ stmt: { text: `counter packets ${e.packets} bytes ${e.bytes}`, json: { counter: { packets: e.packets, bytes: e.bytes } } } });
+        // a count past 2^53 would print rounded: raw
+        if (!exact(e.packets, e.bytes)) slots.push({ stmt: raw(e) });
+        else slots.push({ stmt: { text: `counter packets ${e.packets} bytes ${e.bytes}`, json: { counter: { packets: e.packets, bytes: e.bytes } } } });
         continue;
       default: {
         // the expression modules' own printing: loads nft names (`ct state`), statements (`limit ...`)
@@ -781,7 +786,9 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
           needsL4: f.l4,
         };
       }
-      if (f.type === 'tcpflags' && op === 'eq' && !isZero) {
+      // nft writes `value / mask` for a mask of several flags, `& mask == value` for one
+      const multi = (flagValueNames(src.mask, f.type)?.length ?? 0) > 1;
+      if (f.type === 'tcpflags' && op === 'eq' && !isZero && multi) {
         return {
           stmt: {
             text: `${f.text} ${val.text} / ${mask.text}`,
@@ -802,9 +809,19 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
         // a masked raw payload prints with both sides in hex, as nft does; anything mixed stays raw
         if (f.type !== 'hex' && f.type !== 'rawint') return undefined;
       }
+      // flags under a mask: `tcp flags != syn / fin,syn,rst,ack` (iptables' `! --syn`), `ct state new / established,new`;
+      // other comparisons nft writes with `(syn | ack)`, which synplug does not: raw
+      const flagged = FLAG_TYPES.has(f.type) && !isZero && multi;
+      if (flagged && op !== 'eq' && op !== 'neq') return undefined;
+      // an unnamed bit after `/` would read back as a prefix length: raw
+      const unnamed = (h: string): boolean => flagValueNames(h, f.type)?.some((x) => typeof x === 'number') !== false;
+      if (flagged && (unnamed(src.mask) || unnamed(data))) return undefined;
+      const text = flagged
+        ? `${f.text} ${op === 'neq' ? '!= ' : ''}${val.text} / ${mask.text}`
+        : `${f.text} & ${mask.text} ${op === 'eq' ? '==' : opText.trim()} ${val.text}`;
       return {
         stmt: {
-          text: `${f.text} & ${mask.text} ${op === 'eq' ? '==' : opText.trim()} ${val.text}`,
+          text,
           json: { match: { op: opJson, left: { '&': [f.json, mask.json] }, right: val.json } },
         },
         needsL2: f.l2,
@@ -822,7 +839,8 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
     const v = valueText(data, f.type, pctx.ifname);
     // a value that does not fit the field's type is not printed under the field's name
     // (no flag at all is nft's `0x0`)
-    const noFlag = FLAG_TYPES.has(f.type) && v.json === 0;
+    // (no flag at all is nft's `0x0`; unnamed flag bits print in hex: `ct status == 0x10000`)
+    const noFlag = FLAG_TYPES.has(f.type) && flagValueNames(data, f.type) !== undefined;
     if (f.type !== 'hex' && f.type !== 'rawint' && v.text.startsWith('0x') && f.type !== 'mark' && f.type !== 'mark_be' && !noFlag) return undefined;
     // flag fields compared whole print an explicit `==` (`ct state == established`)
     const opShown = FLAG_TYPES.has(f.type) && op === 'eq' ? '== ' : opText;
@@ -914,6 +932,8 @@ type Layout = Array<{ type: ValueType; len: number; swapped?: boolean }>;
 function layoutOf(id: number | undefined, len: number, order: 'big' | 'host', interval: boolean): Layout {
   const l = (id !== undefined && datatypeLayout(id)) || [{ type: 'hex' as ValueType, len }];
   if (l.length === 1 && l[0].type === 'mark') return order === 'big' ? [{ ...l[0], type: 'mark_be' }] : l;
+  // a plain integer (`ct zone set ... map { 1 : 5 }`): a number in the byte order nft recorded, `len` bytes
+  if (l.length === 1 && id === C_TYPE_INTEGER) return [{ type: order === 'host' && !interval ? 'uint_he' : 'uint_be', len }];
   return l.map((p) => (interval && HOST_ORDER_TYPES.has(p.type) ? { ...p, swapped: true } : p));
 }
 
@@ -921,6 +941,8 @@ function layoutOf(id: number | undefined, len: number, order: 'big' | 'host', in
 function keyLayout(set: NftSet, t?: ValueType): Layout {
   const order = setKeyByteOrder(set);
   const interval = set.flags.includes('interval');
+  const typed = typeofLayout(userdataTlvs(set.userdata).get(C.NFTNL_UDATA_SET_KEY_TYPEOF), set.keyLen, interval);
+  if (typed && t === undefined) return typed.length === 1 && typed[0].type === 'mark' && order === 'big' ? [{ ...typed[0], type: 'mark_be' }] : typed;
   const l = layoutOf(set.keyType, set.keyLen, order, interval);
   if (l.length > 1 || t === undefined) return l;
   if (t === 'mark') return [{ type: order === 'big' ? 'mark_be' : t, len: set.keyLen }];
@@ -950,6 +972,8 @@ function layoutValue(lo: string, layout: Layout, hi: string | undefined, ifname:
     if (p.type === 'ifname') {
       const bits = cidrBits(Buffer.from(lo, 'hex'), Buffer.from(hi, 'hex'));
       if (bits !== undefined && bits % 8 === 0 && bits > 0) return valueText(lo.slice(0, bits / 4), 'ifname');
+      // any other range of names nft cannot read (`"eth0"-"eth3"`): raw
+      return { text: `[ ${RAW_MARKER} range ${lo} ${hi} ]`, json: { raw: { range: [lo, hi] } } };
     }
     const b = partValue(hi, p, ifname);
     return { text: `${a.text}-${b.text}`, json: { range: [a.json, b.json] } };
@@ -973,6 +997,11 @@ function keyOf(it: NftSetItem, layout: Layout, ifname: IfnameOf | undefined): { 
     const lo = valueText(it.key, layout[0].type);
     return { text: `${lo.text}/${it.prefixLen}`, json: { prefix: { addr: lo.json, len: it.prefixLen } } };
   }
+  // several flags in one element: nft's `syn | ack`, JSON `{ "|": [{ "|": ["fin", "psh"] }, "ack"] }`
+  const names = layout.length === 1 && it.keyEnd === undefined ? flagValueNames(it.key, layout[0].type) : undefined;
+  if (names && names.length > 1) {
+    return { text: names.map(flagText).join(' | '), json: names.slice(1).reduce<unknown>((acc, n) => ({ '|': [acc, n] }), names[0]) };
+  }
   return layoutValue(it.key, layout, it.keyEnd, ifname);
 }
 
@@ -984,7 +1013,10 @@ function dataOf(set: NftSet, it: NftSetItem, ifname: IfnameOf | undefined): { te
     const v = d.verdict;
     return v.chain !== undefined ? { text: `${v.code} ${v.chain}`, json: { [v.code]: { target: v.chain } } } : { text: v.code, json: { [v.code]: null } };
   }
-  return layoutValue(d.value ?? '', layoutOf(set.dataType, set.dataLen ?? 0, setDataByteOrder(set), false), undefined, ifname);
+  const layout =
+    typeofLayout(userdataTlvs(set.userdata).get(C.NFTNL_UDATA_SET_DATA_TYPEOF), set.dataLen, false) ??
+    layoutOf(set.dataType, set.dataLen ?? 0, setDataByteOrder(set), false);
+  return layoutValue(d.value ?? '', layout, undefined, ifname);
 }
 
 /**
@@ -999,14 +1031,15 @@ function setElementsPrinted(
   layout: Layout,
   ifname: IfnameOf | undefined,
 ): Array<{ text: string; json: unknown }> {
-  return setItems(set, elements).map((it) => {
+  return setItems(set, elements, layout).map((it) => {
     const k = keyOf(it, layout, ifname);
     let text = k.text;
     let json: unknown = k.json;
     // the element's counter (nft prints no other element statement synplug reads; a set that
     // declares one is named as unprintable, see setProblem)
     const counters = (it.exprs ?? []).flatMap((e) => (e.name === 'counter' ? [e as { packets: number; bytes: number }] : []));
-    for (const c of counters) text += ` counter packets ${c.packets} bytes ${c.bytes}`;
+    // a count past 2^53 would print rounded: raw (the set is then named as unprintable)
+    for (const c of counters) text += exact(c.packets, c.bytes) ? ` counter packets ${c.packets} bytes ${c.bytes}` : ` [ ${RAW_MARKER} counter past 2^53 ]`;
     if (it.timeoutMs !== undefined) text += ` timeout ${durationText(it.timeoutMs)}`;
     if (it.expiresMs !== undefined) text += ` expires ${durationText(it.expiresMs)}`;
     if (it.comment !== undefined) text += ` comment "${it.comment}"`;
@@ -1017,7 +1050,9 @@ function setElementsPrinted(
           ...(it.timeoutMs !== undefined && { timeout: Math.floor(it.timeoutMs / 1000) }),
           ...(it.expiresMs !== undefined && { expires: Math.floor(it.expiresMs / 1000) }),
           ...(it.comment !== undefined && { comment: it.comment }),
-          ...(counters.length && { counter: { packets: counters[0].packets, bytes: counters[0].bytes } }),
+          ...(counters.length && {
+            counter: exact(counters[0].packets, counters[0].bytes) ? { packets: counters[0].packets, bytes: counters[0].bytes } : { raw: 'counter past 2^53' },
+          }),
         },
       };
     }
@@ -1051,6 +1086,8 @@ const JSON_SET_FLAGS = ['constant', 'interval', 'timeout'];
 /** Element expressions nft prints in a set's declaration (`counter`). */
 const SET_EXPRS: ReadonlySet<string> = new Set(['counter']);
 
+/** nft's `integer` datatype id (TYPE_INTEGER) */
+const C_TYPE_INTEGER = 4;
 /** nft 1.0.6's ids (proto.h `enum proto_desc_id`) of the protocols whose fields a `typeof` set can name, those synplug reads. */
 const TYPEOF_PROTOS: Readonly<Record<number, string>> = { 6: 'udp', 8: 'tcp', 12: 'ip', 13: 'ip6', 17: 'ether' };
 /** nft's expression type ids (`enum expr_types`) in a `typeof` set's user data. */
@@ -1059,15 +1096,25 @@ const EXPR_META = 9;
 const EXPR_CT = 12;
 const EXPR_CONCAT = 13;
 
+/** Bytes of a ct key's value, where not 4 (`ct zone` is a u16, `ct bytes` a u64). */
+const CT_LEN: Readonly<Record<string, number>> = { zone: 2, packets: 8, bytes: 8, avgpkt: 8, direction: 1, l3protocol: 1, protocol: 1, helper: 16 };
+
+/** One part of a `typeof` expression: its text, and how its values print (type, bytes). */
+interface TypeofPart {
+  text: string;
+  type: ValueType;
+  len: number;
+}
+
 /**
- * The expression of a set declared with `typeof`, from its
+ * The expression of a set declared with `typeof`, part by part, from its
  * NFTNL_UDATA_SET_KEY_TYPEOF / _DATA_TYPEOF user data (TLVs: 0 the
  * expression type, u32 host order; 1 its data): `ip saddr`, `meta mark`,
  * `ct state`, `ip saddr . tcp dport`. Undefined when the set was declared
  * by type (no such data, or an empty one: nft writes that for concatenated
  * types); null when synplug cannot read it.
  */
-function typeofText(v: Buffer | undefined): string | null | undefined {
+function typeofParts(v: Buffer | undefined): TypeofPart[] | null | undefined {
   if (!v) return undefined;
   const t = userdataTlvs(v.toString('hex'));
   const data = t.get(1);
@@ -1079,24 +1126,45 @@ function typeofText(v: Buffer | undefined): string | null | undefined {
       const proto = TYPEOF_PROTOS[u32(d.get(0)) ?? -1];
       // the field's place in nft's template of the protocol, from 1
       const field = proto ? HEADERS[proto].fields[(u32(d.get(1)) ?? 0) - 1] : undefined;
-      return field ? `${proto} ${field.name}` : null;
+      return field ? [{ text: `${proto} ${field.name}`, type: field.type, len: field.len }] : null;
     }
     case EXPR_META: {
       const key = META_KEY_NAMES[u32(d.get(0)) ?? -1];
-      return key === undefined ? null : UNQUALIFIED_META.has(key) ? key : `meta ${key}`;
+      const type = key === undefined ? undefined : META_TYPES[key];
+      if (key === undefined || type === undefined) return null;
+      return [{ text: UNQUALIFIED_META.has(key) ? key : `meta ${key}`, type, len: META_LEN[type] ?? 4 }];
     }
     case EXPR_CT: {
       const key = CT_KEY_NAMES[u32(d.get(0)) ?? -1];
       const f = key !== undefined && u32(d.get(1)) === 0xffffffff ? ctField(key) : undefined;
-      return f ? f.text : null;
+      return f ? [{ text: f.text, type: f.type, len: CT_LEN[key!] ?? 4 }] : null;
     }
     case EXPR_CONCAT: {
-      const parts = [...d.values()].map((x) => typeofText(x));
-      return parts.length && parts.every((x) => typeof x === 'string') ? parts.join(' . ') : null;
+      const parts = [...d.values()].map((x) => typeofParts(x));
+      return parts.length && parts.every((x) => Array.isArray(x)) ? (parts as TypeofPart[][]).flat() : null;
     }
     default:
       return null;
   }
+}
+
+/** A `typeof` expression's text (`ip saddr . tcp dport`); undefined / null as {@link typeofParts}. */
+function typeofText(v: Buffer | undefined): string | null | undefined {
+  const p = typeofParts(v);
+  return p ? p.map((x) => x.text).join(' . ') : p;
+}
+
+/**
+ * The layout of a `typeof` key or value: its parts' types and sizes, when
+ * they fill exactly `len` bytes (each part padded to 4 in a concatenation);
+ * host-order parts are big-endian in interval sets.
+ */
+function typeofLayout(v: Buffer | undefined, len: number | undefined, interval: boolean): Layout | undefined {
+  const p = typeofParts(v);
+  if (!p) return undefined;
+  const size = p.length === 1 ? p[0].len : p.reduce((n, x) => n + Math.ceil(x.len / 4) * 4, 0);
+  if (size !== len) return undefined;
+  return p.map((x) => ({ type: x.type, len: x.len, ...(interval && HOST_ORDER_TYPES.has(x.type) && { swapped: true }) }));
 }
 
 /** Record in `options.problems` what a set's declaration has that cannot be printed in nft's language, if anything. */
@@ -1105,12 +1173,29 @@ function noteSetProblem(s: NftSet, options: FormatOptions): void {
   if (p) options.problems?.push(`table ${s.family} ${s.table} ${s.map !== undefined ? 'map' : 'set'} ${s.name}: ${p}`);
 }
 
+/** A set's key and value types when one has no name synplug knows (`type(24) : verdict`), else undefined. */
+function unnamedType(s: NftSet): string | undefined {
+  const t = `type ${s.type ?? 'integer'}${s.map !== undefined ? ` : ${s.map}` : ''}`;
+  return /type\(/.test(t) ? t : undefined;
+}
+
 function setProblem(s: NftSet): string | undefined {
   const ud = userdataTlvs(s.userdata);
   if (typeofText(ud.get(C.NFTNL_UDATA_SET_KEY_TYPEOF)) === null || typeofText(ud.get(C.NFTNL_UDATA_SET_DATA_TYPEOF)) === null)
     return 'declared with a typeof synplug cannot read (printed with its type instead)';
-  if (/type\(/.test(`${s.type} ${s.map ?? ''}`))
-    return `a key or value type nft names and synplug does not (${s.type}${s.map !== undefined ? ` : ${s.map}` : ''})`;
+  const interval = s.flags.includes('interval');
+  if (
+    (ud.has(C.NFTNL_UDATA_SET_KEY_TYPEOF) &&
+      typeofParts(ud.get(C.NFTNL_UDATA_SET_KEY_TYPEOF)) &&
+      !typeofLayout(ud.get(C.NFTNL_UDATA_SET_KEY_TYPEOF), s.keyLen, interval)) ||
+    (ud.has(C.NFTNL_UDATA_SET_DATA_TYPEOF) &&
+      typeofParts(ud.get(C.NFTNL_UDATA_SET_DATA_TYPEOF)) &&
+      !typeofLayout(ud.get(C.NFTNL_UDATA_SET_DATA_TYPEOF), s.dataLen, false))
+  )
+    return "a typeof whose sizes do not match the set's keys or values";
+  if (s.elements && setElementsPrinted(s, s.elements, keyLayout(s), undefined).some((v) => v.text.includes(`[ ${RAW_MARKER}`)))
+    return 'an element nft cannot read back (a range of device names that is not a wildcard, a count past 2^53)';
+  if (unnamedType(s)) return `a key or value type nft names and synplug does not (${s.type}${s.map !== undefined ? ` : ${s.map}` : ''})`;
   const other = (s.expressions ?? []).filter((e) => !SET_EXPRS.has(e));
   if (other.length) return `element expressions ${other.join(', ')} (left out)`;
   return undefined;
@@ -1133,14 +1218,15 @@ function setText(s: NftSet, options: FormatOptions, ifnames: NftRuleset['ifnames
   if (s.policy === C.NFT_SET_POL_MEMORY) b += '\t\tpolicy memory\n';
   // a constant set's size is the one nft computed from its elements: not listed
   if (s.size !== undefined && !s.flags.includes('constant')) b += `\t\tsize ${s.size}\n`;
-  // nft lists `timeout` among the flags of a set with a default timeout only when it is also dynamic
-  const hideTimeout = s.timeoutMs !== undefined && !s.flags.includes('dynamic');
+  // nft lists `timeout` among the flags of a set with a default timeout only beside another flag
+  const hideTimeout = s.timeoutMs !== undefined && !TEXT_SET_FLAGS.some((f) => f !== 'timeout' && s.flags.includes(f));
   const flags = TEXT_SET_FLAGS.filter((f) => s.flags.includes(f) && !(f === 'timeout' && hideTimeout));
   if (flags.length) b += `\t\tflags ${flags.join(',')}\n`;
   for (const e of (s.expressions ?? []).filter((x) => SET_EXPRS.has(x))) b += `\t\t${e}\n`;
+  // nft: `auto-merge` after the flags and element statements, before the timeout
+  if (userdataTlvs(s.userdata).has(C.NFTNL_UDATA_SET_MERGE_ELEMENTS)) b += '\t\tauto-merge\n';
   if (s.timeoutMs !== undefined) b += `\t\ttimeout ${durationText(s.timeoutMs)}\n`;
   if (s.gcIntervalMs !== undefined) b += `\t\tgc-interval ${durationText(s.gcIntervalMs)}\n`;
-  if (userdataTlvs(s.userdata).has(C.NFTNL_UDATA_SET_MERGE_ELEMENTS)) b += '\t\tauto-merge\n';
   const comment = userdataString(s.userdata, C.NFTNL_UDATA_SET_COMMENT);
   if (comment !== undefined) b += `\t\tcomment "${comment}"\n`;
   if (s.elements?.length)
@@ -1190,7 +1276,9 @@ export function formatRulesetText(rs: NftRuleset, options: FormatOptions = {}): 
     const sets = rs.sets.filter((s) => s.family === t.family && s.table === t.name);
     for (const s of sets.filter((x) => !x.flags.includes('anonymous'))) {
       noteSetProblem(s, options);
-      blocks.push(setText(s, options, rs.ifnames));
+      // a key or value type synplug cannot name: nothing of it would read back (`type(24)`)
+      if (unnamedType(s)) blocks.push(`\t[ ${RAW_MARKER} ${s.map !== undefined ? 'map' : 'set'} ${s.name} ${unnamedType(s)} ]\n`);
+      else blocks.push(setText(s, options, rs.ifnames));
     }
     for (const f of flowtablesOf(rs, t, options)) blocks.push(`\t[ ${RAW_MARKER} flowtable ${f.name} ]\n`);
     for (const c of rs.chains.filter((x) => x.family === t.family && x.table === t.name)) {
@@ -1198,7 +1286,9 @@ export function formatRulesetText(rs: NftRuleset, options: FormatOptions = {}): 
       const chainComment = userdataString(c.userdata, C.NFTNL_UDATA_CHAIN_COMMENT);
       if (chainComment !== undefined) b += `\t\tcomment "${chainComment}"\n`;
       if (c.type !== undefined && c.hook !== undefined) {
-        const dev = c.dev !== undefined ? ` device "${c.dev}"` : '';
+        // nft: one device quoted, several as an unquoted set, sorted by name (strcmp)
+        const devs = c.devs ?? (c.dev !== undefined ? [c.dev] : []);
+        const dev = devs.length > 1 ? ` devices = { ${[...devs].sort().join(', ')} }` : devs.length ? ` device "${devs[0]}"` : '';
         b += `\t\ttype ${c.type} hook ${c.hook}${dev} priority ${priorityText(c.family, c.hook, c.prio ?? 0)}; policy ${c.policy ?? 'accept'};\n`;
       }
       for (const r of rs.rules.filter((x) => x.family === t.family && x.table === t.name && x.chain === c.name)) {
@@ -1257,36 +1347,59 @@ function ctHelperOf(o: NftObject): { type: string; protocol: string; l3proto: st
   return { type: name.subarray(0, name.indexOf(0) < 0 ? name.length : name.indexOf(0)).toString('utf8'), protocol, l3proto };
 }
 
+/** Whether every number is exact: a u64 past 2^53 decodes rounded, and would print a value that is not the kernel's. */
+function exact(...ns: number[]): boolean {
+  return ns.every((n) => Number.isSafeInteger(n));
+}
+
+/** Why a named object prints raw: its type, or a 64-bit value synplug cannot print exactly. */
+function objectProblem(o: NftObject): string {
+  const inexact = (o.counter && !exact(o.counter.packets, o.counter.bytes)) || (o.quota && !exact(o.quota.bytes, o.quota.used));
+  const what = inexact ? 'a 64-bit value past 2^53 synplug does not print exactly' : 'an object of a type synplug does not print';
+  return `table ${o.family} ${o.table} ${o.type} ${o.name}: ${what}`;
+}
+
 /** A named object's block, as `nft list` prints it: `\tcounter c1 {\n\t\tpackets 5 bytes 300\n\t}\n`. */
 function objectText(o: NftObject, options: FormatOptions): string {
   const head = `\t${o.type} ${o.name} {${options.handles && o.handle !== undefined ? ` # handle ${o.handle}` : ''}\n`;
   let body: string | undefined;
   const helper = ctHelperOf(o);
-  if (o.counter) body = `packets ${o.counter.packets} bytes ${o.counter.bytes}`;
-  else if (helper) body = `type "${helper.type}" protocol ${helper.protocol}\n\t\tl3proto ${helper.l3proto}`;
-  else if (o.quota) body = quotaText(o.quota);
-  else if (o.limit) {
+  if (o.counter) {
+    if (exact(o.counter.packets, o.counter.bytes)) body = `packets ${o.counter.packets} bytes ${o.counter.bytes}`;
+  } else if (helper) body = `type "${helper.type}" protocol ${helper.protocol}\n\t\tl3proto ${helper.l3proto}`;
+  else if (o.quota) {
+    if (exact(o.quota.bytes, o.quota.used)) body = quotaText(o.quota);
+  } else if (o.limit) {
     const p = limitPrinted(o.limit);
     if (p) body = p.text;
   }
   if (body === undefined) {
     const attrs = (o.attributes ?? []).map((a) => `${a.type}=${a.data}`).join(' ');
-    options.problems?.push(`table ${o.family} ${o.table} ${o.type} ${o.name}: an object of a type synplug does not print`);
+    options.problems?.push(objectProblem(o));
     return `\t[ ${RAW_MARKER} object ${o.type} ${o.name}${attrs ? ` ${attrs}` : ''} ]\n`;
   }
-  return `${head}\t\t${body}\n\t}\n`;
+  // nft: the comment first in the block
+  const comment = userdataString(o.userdata, C.NFTNL_UDATA_OBJ_COMMENT);
+  return `${head}${comment !== undefined ? `\t\tcomment "${comment}"\n` : ''}\t\t${body}\n\t}\n`;
 }
 
 /** A named object as `nft -j` writes it: `{ counter: { family, name, table, handle, packets, bytes } }`. */
 function objectJson(o: NftObject, options: FormatOptions): Record<string, unknown> {
-  const base = { family: o.family, name: o.name, table: o.table, ...(o.handle !== undefined && { handle: o.handle }) };
-  if (o.counter) return { counter: { ...base, packets: o.counter.packets, bytes: o.counter.bytes } };
+  const comment = userdataString(o.userdata, C.NFTNL_UDATA_OBJ_COMMENT);
+  const base = {
+    family: o.family,
+    name: o.name,
+    table: o.table,
+    ...(o.handle !== undefined && { handle: o.handle }),
+    ...(comment !== undefined && { comment }),
+  };
+  if (o.counter && exact(o.counter.packets, o.counter.bytes)) return { counter: { ...base, packets: o.counter.packets, bytes: o.counter.bytes } };
   const helper = ctHelperOf(o);
   if (helper) return { 'ct helper': { ...base, ...helper } };
-  if (o.quota) return { quota: { ...base, bytes: o.quota.bytes, used: o.quota.used, inv: o.quota.inv === true } };
+  if (o.quota && exact(o.quota.bytes, o.quota.used)) return { quota: { ...base, bytes: o.quota.bytes, used: o.quota.used, inv: o.quota.inv === true } };
   const p = o.limit && limitPrinted(o.limit);
   if (p) return { limit: { ...base, ...p.objJson } };
-  options.problems?.push(`table ${o.family} ${o.table} ${o.type} ${o.name}: an object of a type synplug does not print`);
+  options.problems?.push(objectProblem(o));
   return { raw: { object: { ...base, type: o.type, attributes: o.attributes ?? [] } } };
 }
 
@@ -1314,7 +1427,24 @@ export function formatRulesetJson(rs: NftRuleset, options: FormatOptions = {}): 
     const sets = rs.sets.filter((s) => s.family === t.family && s.table === t.name);
     for (const s of sets.filter((x) => !x.flags.includes('anonymous'))) {
       noteSetProblem(s, options);
-      out.push(s.map !== undefined ? { map: setJson(s, rs.ifnames) } : { set: setJson(s, rs.ifnames) });
+      const kind = s.map !== undefined ? 'map' : 'set';
+      out.push(
+        unnamedType(s)
+          ? {
+              raw: {
+                [kind]: {
+                  family: s.family,
+                  name: s.name,
+                  table: s.table,
+                  ...(s.handle !== undefined && { handle: s.handle }),
+                  keyType: s.keyType,
+                  keyLen: s.keyLen,
+                  ...(s.map !== undefined && { dataType: s.dataType, dataLen: s.dataLen }),
+                },
+              },
+            }
+          : { [kind]: setJson(s, rs.ifnames) },
+      );
     }
     for (const f of flowtablesOf(rs, t, options)) out.push({ raw: { flowtable: f } });
     const chains = rs.chains.filter((x) => x.family === t.family && x.table === t.name);

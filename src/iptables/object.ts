@@ -51,6 +51,8 @@ export interface NftObject {
   quota?: QuotaSpec;
   /** limits: rate, unit, burst, type, `over` */
   limit?: LimitSpec;
+  /** NFTA_OBJ_USERDATA, hex (libnftnl TLVs: NFTNL_UDATA_OBJ_COMMENT) */
+  userdata?: string;
   /** other types: NFTA_OBJ_DATA's attributes, payloads in hex */
   attributes?: RawAttribute[];
 }
@@ -76,6 +78,8 @@ export function decodeObject(msg: NetlinkMessage): NftObject {
   const use = l.u32be(C.NFTA_OBJ_USE);
   if (handle !== undefined) o.handle = handle;
   if (use !== undefined) o.use = use;
+  const ud = l.bin(C.NFTA_OBJ_USERDATA);
+  if (ud !== undefined) o.userdata = ud.toString('hex');
   const dataAttr = l.get(C.NFTA_OBJ_DATA);
   const data = dataAttr ? parseNested(dataAttr) : parseAttributes(Buffer.alloc(0), at);
   if (typeId === C.NFT_OBJECT_COUNTER) o.counter = { packets: u64num(data, C.NFTA_COUNTER_PACKETS) ?? 0, bytes: u64num(data, C.NFTA_COUNTER_BYTES) ?? 0 };

@@ -312,6 +312,7 @@ const DATATYPES: ReadonlyMap<number, { name: string; type: ValueType; len: numbe
   [15, { name: 'tcp_flag', type: 'tcpflags', len: 1 }],
   [19, { name: 'mark', type: 'mark', len: 4 }],
   [20, { name: 'iface_index', type: 'ifindex', len: 4 }],
+  [23, { name: 'classid', type: 'tchandle', len: 4 }],
   [21, { name: 'iface_type', type: 'iftype', len: 2 }],
   [26, { name: 'ct_state', type: 'ct_state', len: 4 }],
   [27, { name: 'ct_dir', type: 'ct_dir', len: 1 }],
@@ -378,14 +379,18 @@ export function tcpFlagNames(v: number): string[] {
   return TCP_FLAGS.filter((_, i) => v & (1 << i));
 }
 
-function bitNames(v: number, table: Array<[number, string]>): string[] | undefined {
-  const out: string[] = [];
-  let known = 0;
-  for (const [bit, name] of table) {
-    known |= bit;
-    if (v & bit) out.push(name);
+/** Each set bit of v, lowest first: its name from the table, or the bit's value when it has none (nft's `new,0x80`). */
+function bitNames(v: number, table: Array<[number, string]>): Array<string | number> {
+  const out: Array<string | number> = [];
+  for (let bit = 1; bit <= v; bit *= 2) {
+    if (Math.floor(v / bit) % 2) out.push(table.find(([b]) => b === bit)?.[1] ?? bit);
   }
-  return v & ~known ? undefined : out;
+  return out;
+}
+
+/** One flag as nft prints it: its name, or an unnamed bit in hex (`0x80`). */
+export function flagText(f: string | number): string {
+  return typeof f === 'number' ? `0x${f.toString(16)}` : f;
 }
 
 /** The types whose values are sets of flag bits (a masked `!= 0` test prints as `ct state new`). */
@@ -520,8 +525,9 @@ export function valueText(hex: string, type: ValueType, ifname?: (index: number)
     case 'ifname': {
       if (b.length === 0 || b.length > 16) break;
       const nul = b.indexOf(0);
-      // nft compares only the given bytes of a wildcard name (`eth*`): no NUL in them
-      const s = nul < 0 ? `${b.toString('utf8')}*` : b.subarray(0, nul).toString('utf8');
+      // nft compares only the given bytes of a wildcard name (`eth*`): no NUL in them;
+      // a whole name that ends in `*` is written `ab\*` (nft's escape), else it would read back as a wildcard
+      const s = nul < 0 ? `${b.toString('utf8')}*` : b.subarray(0, nul).toString('utf8').replace(/\*$/, '\\*');
       return { text: `"${s}"`, json: s };
     }
     case 'ifindex':
@@ -536,7 +542,7 @@ export function valueText(hex: string, type: ValueType, ifname?: (index: number)
       if (b.length === 4 && b.readUInt32LE(0) === 0) return { text: '0x0', json: 0 };
       if (b.length === 4) {
         const f = bitNames(b.readUInt32LE(0), type === 'ct_state' ? CT_STATE_BITS : CT_STATUS_BITS);
-        if (f?.length) return { text: f.join(','), json: f.length === 1 ? f[0] : f };
+        return { text: f.map(flagText).join(','), json: f.length === 1 ? f[0] : f };
       }
       break;
     case 'ct_dir':
@@ -638,8 +644,11 @@ export function cidrBits(lo: Buffer, hi: Buffer): number | undefined {
   return bits;
 }
 
-/** Names of flag bits (`ct_state`, `ct_status`, `tcpflags`), or undefined when a bit has no name. */
-export function flagValueNames(hex: string, type: ValueType): string[] | undefined {
+/**
+ * Flag bits of a value (`ct_state`, `ct_status`, `tcpflags`), lowest first: names, and the
+ * value of each bit nft does not name (a number); undefined for other types or lengths.
+ */
+export function flagValueNames(hex: string, type: ValueType): Array<string | number> | undefined {
   const b = Buffer.from(hex, 'hex');
   if (type === 'tcpflags' && b.length === 1) return tcpFlagNames(b[0]);
   if ((type === 'ct_state' || type === 'ct_status') && b.length === 4) return bitNames(b.readUInt32LE(0), type === 'ct_state' ? CT_STATE_BITS : CT_STATUS_BITS);

@@ -42,7 +42,7 @@ import { be32, checkU32, decodeData, name as nameAttr, nest, u64num, type NftDat
 import { attrsOffset, decodeNfGenMsg, encodeNfGenMsg, nftType, requireNetfilter } from './nfnetlink.js';
 import { familyName, familyNumber, objectTypeName } from './names.js';
 import { addressText, checkName, checkTimeoutMs } from './validate.js';
-import { datatypeLayout, datatypeName, HOST_ORDER_TYPES, type ValueType } from './print.js';
+import { datatypeLayout, datatypeName, FLAG_TYPES, type ValueType } from './print.js';
 import { decodeExpr } from './expr/registry.js';
 import type { Expr } from './expr/index.js';
 
@@ -494,22 +494,20 @@ function keyNumber(hex: string, order: 'big' | 'host'): bigint {
 }
 
 /**
- * A concatenated key's sort value: nft orders them part by part, each part
- * as a number in its own byte order (host order for `mark`, `iface_index`...).
- * Parts are padded to 4 bytes, so the parts' numbers one after the other
- * compare as the tuple does.
+ * A concatenated key's sort value as nft computes it (concat_expr_msort_value):
+ * each part's bytes as on the wire, without the padding to 4 bytes, one after
+ * the other, read as one number in host byte order.
  */
 function concatKeyNumber(hex: string, layout: ReadonlyArray<{ type: ValueType; len: number }>): bigint {
   let at = 0;
-  let out = '';
+  const parts: Buffer[] = [];
   for (const p of layout) {
-    const n = Math.ceil(p.len / 4) * 4;
-    const part = Buffer.from(hex.slice(at * 2, (at + n) * 2), 'hex');
-    if (HOST_ORDER_TYPES.has(p.type) && endianness() === 'LE') part.subarray(0, p.len).reverse();
-    out += part.toString('hex');
-    at += n;
+    parts.push(Buffer.from(hex.slice(at * 2, (at + p.len) * 2), 'hex'));
+    at += Math.ceil(p.len / 4) * 4;
   }
-  return out ? BigInt(`0x${out}`) : 0n;
+  const b = Buffer.concat(parts);
+  if (endianness() === 'LE') b.reverse();
+  return b.length ? BigInt(`0x${b.toString('hex')}`) : 0n;
 }
 
 function hexOf(v: bigint, bytes: number): string {
@@ -538,19 +536,32 @@ function itemOf(el: NftSetElement): NftSetItem {
  * largest key). They are merged back: an interval of one key is that key,
  * an interval that is a CIDR block gets `prefixLen`, any other has
  * `keyEnd`. The start element carries the interval's timeout and map value.
+ * `keyLayout`: how keys are made (a `typeof` set's parts), else from the key type.
  * Two starts in a row close the first interval just before the second; end
  * elements without a start are dropped. Intervals of concatenated keys come
  * as one element each with NFTA_SET_ELEM_KEY_END: `key`..`keyEnd`, raw.
  */
-export function setItems(set: Pick<NftSet, 'flags' | 'type' | 'userdata' | 'keyType'>, elements: readonly NftSetElement[]): NftSetItem[] {
+export function setItems(
+  set: Pick<NftSet, 'flags' | 'type' | 'userdata' | 'keyType'>,
+  elements: readonly NftSetElement[],
+  keyLayout?: ReadonlyArray<{ type: ValueType; len: number }>,
+): NftSetItem[] {
   const catchall = elements.filter((e) => ((e.flags ?? 0) & C.NFT_SET_ELEM_CATCHALL) !== 0);
   const rest = elements.filter((e) => ((e.flags ?? 0) & C.NFT_SET_ELEM_CATCHALL) === 0);
   const order = setKeyByteOrder(set);
   const isEnd = (e: NftSetElement): boolean => ((e.flags ?? 0) & C.NFT_SET_ELEM_INTERVAL_END) !== 0;
-  const layout = set.keyType !== undefined ? datatypeLayout(set.keyType) : undefined;
+  const layout = keyLayout ?? (set.keyType !== undefined ? datatypeLayout(set.keyType) : undefined);
   const concat = layout !== undefined && layout.length > 1 && !set.flags.includes('interval') ? layout : undefined;
-  const sorted = rest
-    .map((e) => ({ e, v: concat ? concatKeyNumber(e.key, concat) : keyNumber(e.key, order) }))
+  // flag keys (`syn | ack`): nft sorts by the first flag named, the lowest bit, and lists ties in the
+  // reverse of the kernel's order (its merge sort inserts each before its equals)
+  const flags = layout?.length === 1 && FLAG_TYPES.has(layout[0].type) && !set.flags.includes('interval');
+  const value = (e: NftSetElement): bigint => {
+    if (concat) return concatKeyNumber(e.key, concat);
+    const v = keyNumber(e.key, order);
+    return flags ? v & -v : v;
+  };
+  const sorted = (flags ? [...rest].reverse() : rest)
+    .map((e) => ({ e, v: value(e) }))
     .sort((a, b) => (a.v < b.v ? -1 : a.v > b.v ? 1 : Number(isEnd(b.e)) - Number(isEnd(a.e))));
   const out: NftSetItem[] = [];
   if (!set.flags.includes('interval')) {

@@ -15,8 +15,234 @@
  * @module
  */
 
-/** Tables by name (`family name`), each in nft's syntax. */
-export const CORPUS: ReadonlyArray<{ table: string; text: string }> = [
+/** Tables by name (`family name`), each in nft's syntax; `setup`: shell commands run first in each namespace (devices). */
+export const CORPUS: ReadonlyArray<{ table: string; text: string; setup?: string }> = [
+  // a whole device name ending in `*` (not a wildcard) is written escaped: `"ab\\*"`
+  {
+    table: 'inet rt_star',
+    text: `table inet rt_star {
+	chain c {
+		iifname "ab\\*" accept
+		iifname "ab*" accept
+		iifname "a*b" accept
+		oifname != "z\\*" drop
+	}
+}
+`,
+  },
+  // flags under a mask, compared equal or not (iptables' `! --syn`): `value / mask` for a mask of several
+  // flags, `& mask == value` for one
+  {
+    table: 'inet rt_flagmask',
+    text: `table inet rt_flagmask {
+	chain c {
+		tcp flags != syn / fin,syn,rst,ack ct state new drop
+		tcp flags syn / fin,syn,rst,ack drop
+		tcp flags syn,ack / syn,ack drop
+		tcp flags != syn,ack / syn,ack drop
+		ct state new / established,new drop
+		ct state != new / established,new drop
+		ct status dnat / snat,dnat drop
+		ct status != dnat / snat,dnat drop
+		tcp flags & syn == syn drop
+		tcp flags & syn != syn drop
+		ct state & new == new drop
+		ct status & dnat != dnat drop
+		ct state & 0x80 == 0x80 accept
+		ct state & untracked == untracked accept
+	}
+}
+`,
+  },
+  // elements of several flags (`syn | ack`), sorted by their lowest flag (nft lists equals in the
+  // reverse of the kernel's order, which its own listing does not keep: none here)
+  {
+    table: 'inet rt_flagset',
+    text: `table inet rt_flagset {
+	set fs {
+		type tcp_flag
+		elements = { fin | psh | ack, syn | ack, rst }
+	}
+
+	chain c {
+		tcp flags { fin, syn | ack } accept
+		tcp flags { fin, rst | ack, syn | ack } drop
+		ct state { established | related, new } accept
+		tcp flags vmap { fin | ack : drop, syn : accept }
+		tcp flags @fs drop
+	}
+}
+`,
+  },
+  // ct state / status bits nft does not name: in hex, each bit on its own (JSON numbers)
+  {
+    table: 'inet rt_ctbits',
+    text: `table inet rt_ctbits {
+	chain c {
+		ct state 0x80 accept
+		ct status 0x10000 accept
+		ct state 0x80,0x100 accept
+		ct status 0x10000,0x20000 accept
+		ct state new,0x80,0x100 accept
+		ct state != 0x80 accept
+		ct status == 0x10000 accept
+		ct state { new, 0x80 | 0x100 } accept
+		ct state vmap { 0x80 : accept }
+		ct status expected accept
+	}
+}
+`,
+  },
+  // typeof sets and maps of host-order values (ct zone, meta length, ct bytes: u16, u32, u64), alone and
+  // in concatenations; anonymous maps to host-order values (ct zone, meta priority)
+  {
+    table: 'inet rt_typeofhost',
+    text: `table inet rt_typeofhost {
+	set a {
+		typeof ct zone
+		elements = { 1, 7, 300 }
+	}
+
+	set b {
+		typeof ct zone . ip saddr
+		elements = { 300 . 127.0.0.1,
+			     7 . 127.0.0.2,
+			     1 . 127.0.0.3,
+			     256 . 127.0.0.4 }
+	}
+
+	map m {
+		typeof ip saddr : meta length
+		elements = { 127.0.0.1 : 1000 }
+	}
+
+	set c {
+		typeof ct bytes . ip saddr
+		elements = { 1000 . 127.0.0.1 }
+	}
+
+	set d {
+		typeof ip ttl . ip saddr
+		elements = { 64 . 127.0.0.1 }
+	}
+
+	map z {
+		typeof ip saddr : ct zone
+		elements = { 127.0.0.1 : 9 }
+	}
+
+	set e {
+		typeof ct packets . ct avgpkt . ip saddr
+		elements = { 1 . 2 . 127.0.0.1,
+			     300 . 4 . 127.0.0.2 }
+	}
+
+	set f {
+		typeof ct zone
+		flags interval
+		elements = { 7-9, 300 }
+	}
+
+	set g {
+		typeof meta length . ip saddr
+		flags interval
+		elements = { 100-200 . 127.0.0.1 }
+	}
+
+	map i {
+		typeof ct zone : meta priority
+		elements = { 3 : 1:2 }
+	}
+
+	chain c {
+		ct zone set meta mark map { 0x00000001 : 5 }
+		meta priority set meta mark map { 0x00000001 : 1:2 }
+		ct zone set ip saddr map @z
+	}
+}
+`,
+  },
+  // the timeout flag beside a default timeout: listed with another flag only; auto-merge after the flags and counter
+  {
+    table: 'inet rt_settimeout',
+    text: `table inet rt_settimeout {
+	set a {
+		type ipv4_addr
+		flags interval,timeout
+		timeout 1h
+	}
+
+	set b {
+		type ipv4_addr
+		flags interval,timeout
+		counter
+		auto-merge
+		timeout 1h
+		gc-interval 2h
+		comment "x"
+	}
+
+	set c {
+		type ipv4_addr
+		timeout 1h
+	}
+
+	set e {
+		type ipv4_addr
+		flags interval,timeout
+	}
+
+	set f {
+		type ipv4_addr
+		flags dynamic,timeout
+		timeout 1h
+	}
+
+	set g {
+		type ipv4_addr
+		flags timeout
+	}
+
+	set h {
+		type ipv4_addr
+		flags interval
+		counter
+		auto-merge
+	}
+}
+`,
+  },
+  // comments of named objects: first in each block
+  {
+    table: 'inet rt_objc',
+    text: `table inet rt_objc {
+	counter c1 {
+		comment "c1"
+		packets 0 bytes 0
+	}
+
+	quota q {
+		comment "quota of q"
+		5 mbytes
+	}
+
+	limit l {
+		comment "lc"
+		rate 1/minute
+	}
+
+	ct helper h {
+		comment "hc"
+		type "ftp" protocol tcp
+		l3proto inet
+	}
+
+	counter c2 {
+		packets 0 bytes 0
+	}
+}
+`,
+  },
   {
     table: 'inet rt_inet',
     text: `table inet rt_inet {
@@ -726,6 +952,24 @@ export const CORPUS: ReadonlyArray<{ table: string; text: string }> = [
 		icmpv6 mtu 1280 accept
 		icmpv6 max-delay 5 accept
 		icmpv6 max-delay 5 accept
+	}
+}
+`,
+  },
+  // a netdev chain on several devices: nft lists them sorted, one device as `device "v0"`
+  {
+    table: 'netdev rt_devs',
+    setup: 'ip link add rs_v1 type veth peer name rs_v0',
+    text: `table netdev rt_devs {
+	chain e {
+		type filter hook egress devices = { rs_v0, rs_v1 } priority filter - 10; policy accept;
+	}
+	chain i {
+		type filter hook ingress devices = { lo, rs_v0, rs_v1 } priority filter; policy accept;
+	}
+	chain j {
+		type filter hook ingress device "rs_v1" priority filter; policy accept;
+		counter packets 0 bytes 0 drop
 	}
 }
 `,

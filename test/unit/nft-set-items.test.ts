@@ -13,6 +13,8 @@ import { NetlinkDecodeError } from '../../src/netlink/errors.js';
 import { encodeNfGenMsg, nftType } from '../../src/iptables/nfnetlink.js';
 import { setItems, type NftSet, type NftSetElement } from '../../src/iptables/set.js';
 import * as N from '../../src/iptables/index.js';
+import { bodyDecoder } from '../../src/netlink/protocols.js';
+import { NETLINK_NETFILTER } from '../../src/netlink/message.js';
 
 const C = N.nftConstants;
 const nest = (type: number, children: Buffer[]): Buffer => nested(type | NLA_F_NESTED, children);
@@ -440,4 +442,36 @@ test('element counters and comments: after the key, around its timeout, as nft 1
     { elem: { val: '127.0.0.3', expires: 3599, comment: 'three', counter: { packets: 0, bytes: 0 } } },
     { elem: { val: '127.0.0.4', expires: 3599, counter: { packets: 0, bytes: 0 } } },
   ]);
+});
+
+// An interval set of device names (`type ifname; flags interval`) as the kernel dumps `elements = { "eth*" }`
+// for nft 1.0.6: "eth" then NULs up to "eth" then 0xff, the end element one past it ("eti"). A range of names
+// that is no such wildcard (`"eth0"-"eth3"`, which nft refuses to read: "Range expression is undefined for
+// network interface name types") can only come from another writer: printed raw, named, never as a range.
+const IFNAME = (s: string, fill = 0): string => Buffer.concat([Buffer.from(s), Buffer.alloc(16 - s.length, fill)]).toString('hex');
+const IFNAME_SET = setMsg({ name: 'n', flags: C.NFT_SET_INTERVAL, keyType: 41, keyLen: 16, userdata: '000401000000' });
+
+test('an interval set of device names: a wildcard prints "eth*"; a range of names that is not one prints raw and is named', (t) => {
+  const wild = withElements(IFNAME_SET, elemsMsg('n', [{ key: IFNAME('eti'), flags: END }, { key: IFNAME('eth') }, { key: IFNAME(''), flags: END }]));
+  t.is(N.formatRulesetText(ruleset([wild])), 'table ip t {\n\tset n {\n\t\ttype ifname\n\t\tflags interval\n\t\telements = { "eth*" }\n\t}\n}\n');
+  const range = withElements(IFNAME_SET, elemsMsg('n', [{ key: IFNAME('eth4'), flags: END }, { key: IFNAME('eth0') }, { key: IFNAME(''), flags: END }]));
+  const problems: string[] = [];
+  const text = N.formatRulesetText(ruleset([range]), { problems });
+  t.notRegex(text, /"eth0"-/);
+  t.regex(text, /\[ raw: range 65746830[0-9a-f]+ 65746833[0-9a-f]+ \]/);
+  t.deepEqual(problems, ['table ip t set n: an element nft cannot read back (a range of device names that is not a wildcard, a count past 2^53)']);
+});
+
+test('a set of a type synplug does not name (uid, 24) prints as one raw marker, named; JSON raw too', (t) => {
+  const uid = withElements(setMsg({ name: 'u', flags: 0, keyType: 24, keyLen: 4, userdata: '000401000000' }), elemsMsg('u', [{ key: 'e8030000' }]));
+  const problems: string[] = [];
+  t.is(N.formatRulesetText(ruleset([uid]), { problems }), 'table ip t {\n\t[ raw: set u type type(24) ]\n}\n');
+  t.deepEqual(problems, ['table ip t set u: a key or value type nft names and synplug does not (type(24))']);
+  t.deepEqual(N.formatRulesetJson(ruleset([uid])).nftables[2], { raw: { set: { family: 'ip', name: 'u', table: 't', keyType: 24, keyLen: 4 } } });
+});
+
+test('decode of an element message: the key as bytes, no address guessed for a 4-byte key (a mark 1 is not 1.0.0.0)', (t) => {
+  const m = elemsMsg('marks', [{ key: '01000000' }]);
+  const body = bodyDecoder(NETLINK_NETFILTER, m.type)!(m) as { elements: Array<Record<string, unknown>> };
+  t.deepEqual(body.elements, [{ key: '01000000' }]);
 });

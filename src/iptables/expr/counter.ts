@@ -43,6 +43,7 @@ export const counterExpr: ExprCodec<CounterExpr> = {
     return { name: 'counter', packets: u64num(l, C.NFTA_COUNTER_PACKETS) ?? 0, bytes: u64num(l, C.NFTA_COUNTER_BYTES) ?? 0 };
   },
   describe(e) {
-    return `counter pkts ${e.packets} bytes ${e.bytes}`;
+    const rounded = Number.isSafeInteger(e.packets) && Number.isSafeInteger(e.bytes) ? '' : ' (past 2^53: rounded)';
+    return `counter pkts ${e.packets} bytes ${e.bytes}${rounded}`;
   },
 };

@@ -75,9 +75,12 @@ export const quotaExpr: ExprCodec<QuotaExpr> = {
     return { name: 'quota', ...decodeQuota(l) };
   },
   describe(e) {
-    return `quota bytes ${e.bytes} consumed ${e.used} flags ${(e.inv ? 1 : 0) | (e.depleted ? 2 : 0)}`;
+    const rounded = Number.isSafeInteger(e.bytes) && Number.isSafeInteger(e.used) ? '' : ' (past 2^53: rounded)';
+    return `quota bytes ${e.bytes} consumed ${e.used} flags ${(e.inv ? 1 : 0) | (e.depleted ? 2 : 0)}${rounded}`;
   },
   statement(e) {
+    // a u64 past 2^53 decodes rounded: not printed (raw)
+    if (!Number.isSafeInteger(e.bytes) || !Number.isSafeInteger(e.used)) return undefined;
     const v = bytesUnit(e.bytes);
     const u = bytesUnit(e.used);
     const json = { val: v.value, val_unit: v.unit, ...(e.inv && { inv: true }), ...(e.used && { used: u.value, used_unit: u.unit }) };
