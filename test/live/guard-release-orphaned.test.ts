@@ -47,8 +47,8 @@ test('release --orphaned: with only dead leases (an exited protect, an expired m
   const dead = spawnSync('true').pid!;
   const now = Date.now();
   leasesFile(dir, [
-    { id: 'p1', owner: 'protect', pid: dead, holds: ['local'], since: now - 1000, deadline: now + 120_000 },
-    { id: 'm1', owner: 'manual', pid: process.pid, holds: ['local'], since: now - 2000, deadline: now - 1000 },
+    { id: 'f1', owner: 'protect', pid: dead, holds: ['local'], since: now - 1000, deadline: now + 120_000 },
+    { id: 'e1', owner: 'manual', pid: process.pid, holds: ['local'], since: now - 2000, deadline: now - 1000 },
   ]);
   const r = synplug(dir, ['release', '--orphaned', '--json']);
   t.is(r.code, 0, r.stderr);

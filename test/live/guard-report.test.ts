@@ -65,7 +65,9 @@ s=listen(); print('listening', flush=True)
 while True:
     if restart[0]:
         restart[0]=False
-        while not queued:
+        t0=time.time()
+        # drain what is queued (bounded: clients that keep connecting must not keep the restart from happening)
+        while not queued and time.time()-t0<0.5:
             try: c,_=s.accept(); c.close()
             except BlockingIOError: break
         s.close(); time.sleep(1.0); s=listen(); queued=False; open(back,'w').close()

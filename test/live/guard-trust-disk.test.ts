@@ -26,7 +26,7 @@ const local = {
   addr: '169.254.78.1',
   mark: 1,
   limit: 65536,
-  table: `sptdisk${process.pid}`,
+  table: `synplug_sptdisk${process.pid}`,
   addedAddress: false,
   prefixlen: 32,
   createdAt: 1,
