@@ -7,6 +7,7 @@ import test from 'ava';
 import { writeFileSync, statSync, existsSync, mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { setup, check, teardown, SetupError } from '../../src/guard/index.js';
+import { TABLE_COMMENT } from '../../src/guard/teardown-marks.js';
 import {
   ADDR,
   TEST_TIMEOUT,
@@ -246,14 +247,16 @@ test.serial('a failing step is rolled back: a u32 filter at pref 1 makes the fw 
 
 test.serial('a failing nftables step rolls back the whole tree: a set bound by another rule cannot be replaced', async (t) => {
   t.timeout(TEST_TIMEOUT);
-  // A table ip synplug made by someone else: synplug_active without the
-  // timeout flag (so setup must replace the set), bound by a dynset rule in
-  // a regular chain (so the kernel refuses to delete it: EBUSY).
+  // A table ip synplug carrying synplug's mark (so setup updates it in place
+  // rather than replacing an unmarked table whole): synplug_active without
+  // the timeout flag (so setup must replace the set), bound by a dynset rule
+  // in a regular chain (so the kernel refuses to delete it: EBUSY).
   const file = join(scratch(t), 'foreign.nft');
   writeFileSync(
     file,
     [
       'table ip synplug {',
+      `  comment "${TABLE_COMMENT}"`,
       '  set synplug_active {',
       '    type ipv4_addr',
       '    flags dynamic',
