@@ -6,8 +6,7 @@
  * @module
  */
 import { RTM_NEWTCLASS, RTM_GETTCLASS } from '../netlink/route/constants.js';
-import { decodeClass, decodeClassAt } from './decode.js';
-import type { NetlinkConnection } from '../netlink/connection.js';
+import { decodeClassAt } from './decode.js';
 import { checkSpecKeys } from './args.js';
 import { collect, confirmDevice, ifindexOf, listIfindexOf, namesFor, requireRoute } from './device.js';
 import { explainClass, explainList } from './explain.js';
