@@ -15,7 +15,7 @@ import { formatDemo } from '../../src/cli/demo-command.js';
 import { exitCodeOf } from '../../src/cli/exit-codes.js';
 import { MissingSupportError } from '../../src/guard/support.js';
 import { SynplugError, UsageError } from '../../src/netlink/errors.js';
-import { phaseResult, verdictOf } from '../../src/demo/stats.js';
+import { demoResult } from '../helpers/demo-result.js';
 import type { DemoResult } from '../../src/demo/types.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -46,28 +46,7 @@ test("demo-main: the entry point is where the demo looks for it, from the source
   t.is(demoEntryPath('demo-main', join(ROOT, 'dist/bundle/cli.cjs')), join(ROOT, 'dist/cjs/cli/bin/demo-main.js'));
 });
 
-function result(over: Partial<DemoResult>): DemoResult {
-  const u = phaseResult('unprotected', [], [], 1, 1000);
-  const p = phaseResult('protected', [], [], 1, 1000);
-  return {
-    netns: 'own',
-    mode: 'local',
-    via: 'queue',
-    dev: 'lo',
-    addr: '169.254.255.254',
-    port: 40000,
-    seconds: 1,
-    restarts: 1,
-    gapMs: 200,
-    clients: 16,
-    maxHoldMs: 13200,
-    setup: { by: 'demo', actions: [], removed: [] },
-    phases: { unprotected: u, protected: p },
-    ...verdictOf(u, p),
-    notices: [],
-    ...over,
-  };
-}
+const result = (over: Partial<DemoResult>): DemoResult => demoResult(over);
 
 test('the summary line says where the demo ran and which hold it used', (t) => {
   const first = (r: DemoResult) => formatDemo(r).split('\n')[0];

@@ -35,6 +35,7 @@ import { exitCodeOf } from '../../src/cli/exit-codes.js';
 import { setupOptions } from '../../src/cli/guard-commands.js';
 import { formatCheck, formatSetup, formatStatus, formatTeardown } from '../../src/cli/format-guard.js';
 import { inboundHoldStatus, statusResult } from '../helpers/guard-status.js';
+import { LOCAL_HOLD } from '../helpers/record-mutations.js';
 import { TCQ_PLUG_BUFFER, TCQ_PLUG_RELEASE_INDEFINITE, decodeTcMessage } from '../../src/tc/index.js';
 
 const config = resolveConfig({ stateDir: '/nonexistent/synplug-unit' });
@@ -148,18 +149,7 @@ test('nothing set up: every piece missing, state absent; the plan is the named s
     addedClsact: false,
   });
   // setup.json v2 with a local and an inbound hold reads back as it was written
-  const local = {
-    mode: 'local',
-    dev: 'lo',
-    addr: '169.254.255.254',
-    mark: 1,
-    limit: 1048576,
-    table: 'synplug',
-    addedAddress: true,
-    prefixlen: 32,
-    createdAt: 1,
-  };
-  const back = parseSetupRecord(JSON.parse(JSON.stringify({ version: 2, holds: { local, 'inbound:sp-eth0': rec } })));
+  const back = parseSetupRecord(JSON.parse(JSON.stringify({ version: 2, holds: { local: LOCAL_HOLD, 'inbound:sp-eth0': rec } })));
   t.deepEqual(back?.holds['inbound:sp-eth0'], rec);
   t.is(parseSetupRecord({ version: 2, holds: { 'inbound:x': { ...rec, ports: [0] } } }), undefined, 'a damaged inbound entry is not a setup record');
   t.is(parseSetupRecord({ version: 2, holds: { 'inbound:x': { ...rec, classifier: 'bpf' } } }), undefined);

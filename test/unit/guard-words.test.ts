@@ -9,34 +9,13 @@ import test from 'ava';
 import { formatDemo } from '../../src/cli/demo-command.js';
 import { formatCheck, formatPlug, formatSetup, formatStatus } from '../../src/cli/format-guard.js';
 import { holdWords, modeOfHold } from '../../src/guard/modes/index.js';
-import { phaseResult, verdictOf } from '../../src/demo/stats.js';
+import { demoResult } from '../helpers/demo-result.js';
 import type { DemoResult } from '../../src/demo/types.js';
 import type { CheckResult, HoldStatus, StatusResult } from '../../src/guard/types.js';
 
-/** A demo result: one phase each, nothing lost. */
-function demo(over: Partial<DemoResult>): DemoResult {
-  const phase = (name: 'unprotected' | 'protected') => phaseResult(name, [{ startMs: 0, connectMs: 0.1, totalMs: 1, failure: null }], [], 1, 1000);
-  const u = phase('unprotected');
-  const p = phase('protected');
-  return {
-    mode: 'local',
-    via: 'plug',
-    dev: 'lo',
-    addr: '169.254.255.254',
-    port: 40000,
-    seconds: 1,
-    restarts: 1,
-    gapMs: 200,
-    clients: 1,
-    maxHoldMs: 5200,
-    netns: 'own',
-    setup: { by: 'demo', actions: [], removed: [] },
-    phases: { unprotected: u, protected: p },
-    ...verdictOf(u, p),
-    notices: [],
-    ...over,
-  };
-}
+/** A demo result: the local plug hold, one request per phase, nothing lost. */
+const demo = (over: Partial<DemoResult>): DemoResult =>
+  demoResult({ via: 'plug', clients: 1, maxHoldMs: 5200, ...over }, [{ startMs: 0, connectMs: 0.1, totalMs: 1, failure: null }]);
 
 test('demo summary: the hold that was used names itself (the queue hold is not called the local hold on lo)', (t) => {
   const first = (r: DemoResult) => formatDemo(r).split('\n')[0];

@@ -105,11 +105,7 @@ export function modeOfHold(h: { id?: string; mode?: string }, dev = ''): HoldMod
  * hold's device; `inbound:DEV` on DEV...): undefined for an id no mode owns.
  */
 export function deviceOfHold(id: string, localDev: string): string | undefined {
-  for (const m of holdModes()) {
-    const d = m.deviceOfId(id, localDev);
-    if (d !== undefined) return d;
-  }
-  return undefined;
+  return modeOfHold({ id }, localDev)?.deviceOfId(id, localDev);
 }
 
 /**

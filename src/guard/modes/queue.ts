@@ -325,12 +325,13 @@ export class QueueHold implements Hold {
     const want = verdict === 'none' ? [] : queueRules(s, verdict).map(ruleText);
     const have = table.rules.filter((r) => r.chain === QUEUE_CHAIN).map((r) => ruleText(r.expr));
     const rulesOk = want.length > 0 && have.length === want.length && want.every((w) => have.includes(w));
+    const unmarked = table.table !== undefined && tableIsMarked(table.table) === false;
     const pieces: Record<QueuePiece, PieceState> = {
       table: {
         piece: `nftables table inet ${s.table}`,
         // a table of that name without synplug's mark was not made by setup: setup replaces it, teardown leaves it
-        status: !table.table ? 'missing' : tableIsMarked(table.table) === false ? 'different' : 'ok',
-        ...(table.table && tableIsMarked(table.table) === false && { detail: "it does not carry synplug's mark (its comment)" }),
+        status: !table.table ? 'missing' : unmarked ? 'different' : 'ok',
+        ...(unmarked && { detail: "it does not carry synplug's mark (its comment)" }),
       },
       chain: chainPiece(chain, s.scope),
       rules: {
