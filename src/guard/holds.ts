@@ -59,12 +59,7 @@ export async function plug(opts: GuardOptions & { maxHoldMs?: number } = {}): Pr
   return withSession(config, record, async (s) => {
     await recoverStale(s, store);
     await requireSetUp(s, config, 'plug');
-    const live = s.holds.filter((h) => !h.keepsAfterExit);
-    if (live.length)
-      throw new UsageError(
-        `synplug plug cannot hold ${live.map((h) => `the ${h.via} hold ${h.id}`).join(', ')}: only a live process holds a netfilter queue, and plug exits at once; use 'synplug protect'`,
-      );
-    const watchdog = await startWatchdog(undefined, s.watchdogFds(), 'ignore');
+    const watchdog = await startWatchdog(undefined, 'ignore');
     const since = Date.now();
     const lease: Lease = {
       id: newLeaseId(),

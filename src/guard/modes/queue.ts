@@ -267,7 +267,6 @@ const isOurTable = (t: string): boolean => t === QUEUE_TABLE || t.startsWith(`${
 export class QueueHold implements Hold {
   readonly mode = 'queue';
   readonly via = 'queue';
-  readonly keepsAfterExit = true;
   readonly id: string;
   readonly dev: string;
   readonly ifindex: number;
