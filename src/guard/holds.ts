@@ -59,6 +59,8 @@ export async function plug(opts: GuardOptions & { maxHoldMs?: number } = {}): Pr
   return withSession(config, record, async (s) => {
     await recoverStale(s, store);
     await requireSetUp(s, config, 'plug');
+    // Phase one: a queue's holder started (holding nothing yet), so that --max-hold counts from the hold.
+    await s.prepare();
     const watchdog = await startWatchdog(undefined, 'ignore');
     const since = Date.now();
     const lease: Lease = {

@@ -121,6 +121,7 @@ export class GuardSession implements ProtectSession, HoldSockets {
 
   /** Close every socket. */
   close(): void {
+    for (const h of this.holds) h.close?.();
     this.route.close();
     this.nftConn?.close();
     this.diagConn?.close();
@@ -158,6 +159,14 @@ export class GuardSession implements ProtectSession, HoldSockets {
     let first: unknown;
     for (const r of runs) await r.run().catch((e: unknown) => (first ??= e));
     if (first !== undefined) throw first;
+  }
+
+  /**
+   * Phase one: make every hold's start quick, holding nothing (a queue's
+   * holder process started). @throws {SynplugError} a hold could not be prepared
+   */
+  async prepare(): Promise<void> {
+    for (const h of this.holds) await h.prepareHold?.();
   }
 
   /** Start holding on every hold (the plugs buffer, one datagram; a queue binds). @throws {NetlinkError} no plug qdisc (ENOENT/EINVAL) */

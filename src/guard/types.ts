@@ -400,6 +400,8 @@ export interface ProtectSession {
   buffer(): Promise<void>;
   /** release every plug (one datagram; always safe) */
   release(): Promise<void>;
+  /** phase one: make the holds' start quick, holding nothing (a queue's holder process started) */
+  prepare?(): Promise<void>;
   /** the release, pre-encoded for the watchdog */
   releaseSteps(): WatchdogStep[];
   /** the ids of the holds it buffers (recorded in the lease); `['local']` when absent */

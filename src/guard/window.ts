@@ -138,6 +138,8 @@ async function protectInner(session: ProtectSession, opts: ProtectOptions, early
     if (opts.waitListen) listenersBefore = new Set((await session.listeners(opts.waitListen)).map((l) => l.inode));
     if (listenersBefore) holdersBefore = holderPids(listenersBefore);
     if (opts.waitListen) await waitListenNotices(session, opts.waitListen, listenersBefore!.size, holdersBefore!.size, maxHoldMs, notice);
+    // After the warm-up release (which would let a prepared queue holder go): --max-hold then counts from the hold.
+    await session.prepare?.();
     gated = await startGated([resolved, ...opts.command.slice(1)], { user });
   } catch (e) {
     watchdog.done();

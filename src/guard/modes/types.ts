@@ -112,6 +112,15 @@ export interface Hold {
   planSetup(inspection: HoldInspection, options: { force?: boolean }): HoldSetupPlan;
   /** Start holding (a plug's buffer; a queue's bind). */
   holdAction(): HoldAction;
+  /**
+   * Phase one, before the lease: make the hold itself quick, holding
+   * nothing (a queue's holder process started, not yet bound). Undone by
+   * the release or {@link Hold.close}.
+   * @throws {SynplugError} it could not be prepared; nothing is held
+   */
+  prepareHold?(): Promise<void>;
+  /** The session ends: let go of what {@link Hold.prepareHold} made and no hold used. Never throws. */
+  close?(): void;
   /** Stop holding and let everything held go (a plug's release; a queue's batch verdict). Always safe. */
   releaseAction(): HoldAction;
   /**
