@@ -13,6 +13,7 @@ import { isSetUp, requireSetUp, setup } from './setup.js';
 import { runProtected } from './window.js';
 import { recordReload } from './history.js';
 import type { GuardProtectOptions, ListenTarget, ProtectOptions, ProtectResult, ProtectSession } from './types.js';
+import { inCallNetns } from './call-netns.js';
 
 export { runProtected };
 export type { ListenTarget, ProtectOptions, ProtectResult, ProtectSession };
@@ -27,6 +28,7 @@ export type { ListenTarget, ProtectOptions, ProtectResult, ProtectSession };
  */
 export async function protect(opts: GuardProtectOptions): Promise<ProtectResult> {
   checkEntryOptions('protect', opts);
+  if (opts?.netns !== undefined) return inCallNetns('protect', opts, protect);
   // --metrics-file: its directory checked before anything is held; the reload counted whatever its outcome.
   if (opts?.metricsFile === undefined) return protectOnce(opts);
   const target = checkMetricsFile(opts.metricsFile);

@@ -33,6 +33,7 @@ import {
   type SetupState,
   type UnrecordedIfb,
 } from './types.js';
+import { inCallNetns } from './call-netns.js';
 
 /** The state of several holds together: `ok` when all are, `absent` when none is set up at all, else `partial`. */
 export function combineStates(states: readonly SetupState[]): SetupState {
@@ -80,6 +81,7 @@ export async function setup(opts: SetupOptions = {}): Promise<SetupResult> {
  */
 export async function setupOrPlan<T>(opts: SetupOptions, dryRun: ((would: SetupWould) => T) | undefined): Promise<SetupResult | T> {
   checkEntryOptions('setup', opts);
+  if (opts?.netns !== undefined) return inCallNetns('setup', opts, (o) => setupOrPlan(o, dryRun));
   opts = opts ?? {};
   const { inbound, force, via: viaOpt, queue: _queue, ...rest } = opts;
   const via = checkVia(opts);
