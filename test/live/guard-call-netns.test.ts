@@ -21,8 +21,8 @@ import { client, helpersOf, listening, server, until, IP, QUEUE } from '../helpe
 const NFT = '/usr/sbin/nft';
 const A = `spcn-a-${process.pid}`;
 const B = `spcn-b-${process.pid}`;
-const ADDR_A = '169.254.93.1';
-const ADDR_B = '169.254.93.2';
+const ADDR_A = '169.254.96.1';
+const ADDR_B = '169.254.96.2';
 const PORT = 39410;
 const TMP = mkdtempSync(join(tmpdir(), 'sp-callns-'));
 const DIR_A = join(TMP, 'a');
@@ -103,10 +103,10 @@ test.serial('two calls at once, each with its own netns, set up, check and tear 
   t.false(ruleset(B).includes(ADDR_A));
   // this namespace: not one address, not one rule of theirs
   t.false(loAddrs().some((a) => a === ADDR_A || a === ADDR_B));
-  t.false(/169\.254\.93\./.test(ruleset()));
+  t.false(/169\.254\.96\./.test(ruleset()));
   t.deepEqual(
-    loAddrs().filter((a) => a.startsWith('169.254.93.')),
-    before.lo.filter((a) => a.startsWith('169.254.93.')),
+    loAddrs().filter((a) => a.startsWith('169.254.96.')),
+    before.lo.filter((a) => a.startsWith('169.254.96.')),
   );
 
   // B's records are in /run/synplug/netns/<B's cookie>, as the CLI's --netns keeps them.
