@@ -60,7 +60,7 @@ export async function plug(opts: GuardOptions & { maxHoldMs?: number } = {}): Pr
   const { config, store, record } = contextFor(opts, 'synplug plug');
   return withSession(config, record, async (s) => {
     await recoverStale(s, store);
-    await requireSetUp(s, config, 'plug');
+    await requireSetUp(s, config, 'plug', record !== undefined);
     const live = s.holds.filter((h) => !h.keepsAfterExit);
     if (live.length)
       throw new UsageError(
