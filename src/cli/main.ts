@@ -25,7 +25,7 @@ const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.ur
 export function buildProgram(): Command {
   const program = new Command('synplug')
     .description(
-      'Zero-downtime proxy reloads: hold the SYNs of new connections in the kernel (a tc plug qdisc, or a netfilter queue where the kernel has no sch_plug) while the proxy reloads.\nSpeaks rtnetlink and nftables itself: no tc, ip, nft or iptables binary needed. \'synplug doctor\' says which holds this kernel supports.',
+      "Zero-downtime proxy reloads: hold the SYNs of new connections in the kernel (a tc plug qdisc, or a netfilter queue where the kernel has no sch_plug) while the proxy reloads.\nSpeaks rtnetlink and nftables itself: no tc, ip, nft or iptables binary needed. 'synplug doctor' says which holds this kernel supports.",
     )
     .version(pkg.version, '-V, --version')
     .enablePositionalOptions()
