@@ -52,6 +52,11 @@ function queueIn(ns: string, q: number): { portId: number; queued: number } | un
   return undefined;
 }
 
+/** The addresses of each report's holds, report by report. */
+function addrsOf(...reports: Array<{ holds: Array<{ addrs?: string[] }> }>): Array<Array<string[] | undefined>> {
+  return reports.map((r) => r.holds.map((h) => h.addrs));
+}
+
 /** SO_NETNS_COOKIE (71) of a socket made in `ns`, asked by python3. */
 function cookieOf(ns: string): string {
   const py = 'import socket,struct; s=socket.socket(); print(struct.unpack("Q", s.getsockopt(socket.SOL_SOCKET, 71, 8))[0])';
@@ -118,14 +123,7 @@ test.serial('two calls at once, each with its own netns, set up, check and tear 
   const [ca, cb] = await Promise.all([check({ netns: A, stateDir: DIR_A }), check({ netns: B })]);
   t.is(ca.state, 'ok');
   t.is(cb.state, 'ok');
-  t.deepEqual(
-    ca.holds.map((h) => h.addrs),
-    [[ADDR_A]],
-  );
-  t.deepEqual(
-    cb.holds.map((h) => h.addrs),
-    [[ADDR_B]],
-  );
+  t.deepEqual(addrsOf(ca, cb), [[[ADDR_A]], [[ADDR_B]]]);
   // the sysctl is read in the call's namespace
   t.is(ca.sysctl.netns, A);
   t.is(cb.sysctl.netns, B);
@@ -194,14 +192,7 @@ test.serial("protect and plug with netns hold that namespace's SYNs; the watchdo
     const [sb, sa] = await Promise.all([status({ netns: B }), status({ netns: A, stateDir: DIR_A })]);
     t.is(sb.plug?.state, 'buffering');
     t.not(sa.plug?.state, 'buffering');
-    t.deepEqual(
-      sb.holds.map((h) => h.addrs),
-      [[ADDR_B]],
-    );
-    t.deepEqual(
-      sa.holds.map((h) => h.addrs),
-      [[ADDR_A]],
-    );
+    t.deepEqual(addrsOf(sa, sb), [[[ADDR_A]], [[ADDR_B]]]);
     // each status reads the queue's binding in its own namespace: B's holder is bound in B
     const boundB = queueIn(B, QUEUE);
     t.truthy(boundB, "B's queue is bound while plugged");
