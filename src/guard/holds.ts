@@ -61,12 +61,9 @@ export async function plug(opts: GuardOptions & { maxHoldMs?: number } = {}): Pr
   return withSession(config, record, async (s) => {
     await recoverStale(s, store);
     await requireSetUp(s, config, 'plug', record !== undefined);
-    const live = s.holds.filter((h) => !h.keepsAfterExit);
-    if (live.length)
-      throw new UsageError(
-        `synplug plug cannot hold ${live.map((h) => `the ${h.via} hold ${h.id}`).join(', ')}: only a live process holds a netfilter queue, and plug exits at once; use 'synplug protect'`,
-      );
-    const watchdog = await startWatchdog(undefined, s.watchdogFds(), 'ignore');
+    // Phase one: a queue's holder started (holding nothing yet), so that --max-hold counts from the hold.
+    await s.prepare();
+    const watchdog = await startWatchdog(undefined, 'ignore');
     const since = Date.now();
     const lease: Lease = {
       id: newLeaseId(),

@@ -233,7 +233,6 @@ export class LocalHold implements Hold {
   readonly mode = 'local';
   readonly via = 'plug';
   readonly scope = 'local';
-  readonly keepsAfterExit = true;
   readonly id = 'local';
   readonly dev: string;
   readonly bufferMessages: readonly RequestInit[];
