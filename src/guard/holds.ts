@@ -30,6 +30,7 @@ import type {
   TeardownOptions,
   TeardownResult,
 } from './types.js';
+import { inCallNetns } from './call-netns.js';
 
 function pidStartOf(pid: number): { pidStart?: number } {
   const t = processStartTime(pid);
@@ -53,12 +54,13 @@ function pidStartOf(pid: number): { pidStart?: number } {
  */
 export async function plug(opts: GuardOptions & { maxHoldMs?: number } = {}): Promise<PlugResult> {
   checkEntryOptions('plug', opts);
+  if (opts?.netns !== undefined) return inCallNetns('plug', opts, plug);
   const maxHoldMs = opts?.maxHoldMs ?? 10_000;
   if (!(maxHoldMs >= 10)) throw new UsageError('max-hold (--max-hold) must be at least 10 ms');
   const { config, store, record } = contextFor(opts, 'synplug plug');
   return withSession(config, record, async (s) => {
     await recoverStale(s, store);
-    await requireSetUp(s, config, 'plug');
+    await requireSetUp(s, config, 'plug', record !== undefined);
     // Phase one: a queue's holder started (holding nothing yet), so that --max-hold counts from the hold.
     await s.prepare();
     const watchdog = await startWatchdog(undefined, 'ignore');
@@ -129,6 +131,7 @@ function manualArm(s: GuardSession, config: GuardConfig, lease: Lease): Omit<Wat
  */
 export async function release(opts: ReleaseOptions = {}): Promise<ReleaseResult> {
   checkEntryOptions('release', opts);
+  if (opts?.netns !== undefined) return inCallNetns('release', opts, release);
   const { orphaned: orphanedOpt, ...guardOpts } = opts ?? {};
   const orphaned = orphanedOpt === true;
   let ctx: ReturnType<typeof contextFor>;
@@ -359,6 +362,7 @@ export async function status(opts: StatusOptions = {}): Promise<StatusResult> {
  */
 export async function teardown(opts: TeardownOptions = {}): Promise<TeardownResult> {
   checkEntryOptions('teardown', opts);
+  if (opts?.netns !== undefined) return inCallNetns('teardown', opts, teardown);
   const only = opts?.inbound;
   const localOnly = opts?.local;
   const holdOnly = opts?.hold;
