@@ -31,9 +31,8 @@ import { loadavg } from 'node:os';
 import { NetlinkConnection } from '../src/netlink/connection.js';
 import { NETLINK_ROUTE } from '../src/netlink/message.js';
 import { createLink, deleteLink, setLinkUp } from '../src/netlink/route/linkinfo.js';
-import { addQdisc, addFilter, deleteQdisc, listQdiscs } from '../src/tc/index.js';
-import { u32SynMatch } from '../src/tc/filters/u32.js';
-import { resolveActionDevices } from '../src/tc/actions/list.js';
+import { addQdisc, listQdiscs } from '../src/tc/index.js';
+import { addInboundFilter, removeInboundFilter } from './lib/inbound-filter.js';
 
 const IP = '/usr/sbin/ip';
 const SRV = 'sp-icb0';
@@ -175,33 +174,8 @@ async function main(): Promise<void> {
     server = spawn('python3', ['-c', SERVER], { stdio: ['ignore', 'pipe', 'inherit'] });
     await new Promise<void>((r) => server!.stdout!.once('data', () => r()));
 
-    const setUp = async (): Promise<void> => {
-      await addQdisc(conn, { dev: SRV, kind: 'clsact' });
-      let pref = 10;
-      for (const port of [BULK_PORT, RR_PORT]) {
-        const m = u32SynMatch({
-          family: 'inet',
-          dport: port,
-          dst: SRV_ADDR,
-          htid: pref,
-          actions: [{ kind: 'mirred', direction: 'egress', mirred_action: 'redirect', to_dev: IFB }],
-        });
-        for (const f of m.filters) {
-          const options = await resolveActionDevices(conn, f.options);
-          await addFilter(conn, {
-            dev: SRV,
-            parent: 'ingress',
-            protocol: m.protocol,
-            pref,
-            kind: 'u32',
-            ...(f.handle ? { handle: f.handle } : {}),
-            options: options as Record<string, unknown>,
-          });
-        }
-        pref++;
-      }
-    };
-    const tearDown = (): Promise<void> => deleteQdisc(conn, { dev: SRV, kind: 'clsact' });
+    const setUp = (): Promise<void> => addInboundFilter(conn, SRV, IFB, SRV_ADDR, [BULK_PORT, RR_PORT]);
+    const tearDown = (): Promise<void> => removeInboundFilter(conn, SRV);
     const ifbPackets = async (): Promise<number> => (await listQdiscs(conn, { dev: IFB })).find((q) => q.root)?.packets ?? 0;
 
     const res = { bulk: { without: [] as number[], with: [] as number[] }, rr: { without: [] as number[], with: [] as number[] } };
