@@ -60,6 +60,7 @@ import { SocketTransport } from '../src/netlink/transport.js';
 import { addQdisc } from '../src/tc/index.js';
 import { protect, setup, teardown } from '../src/guard/index.js';
 import { DEFAULT_QUEUE_NUM } from '../src/guard/modes/queue.js';
+import { holdThroughHolder, releaseThroughHolder } from '../src/guard/leases-holder.js';
 import { addInboundFilter, removeInboundFilter } from './lib/inbound-filter.js';
 import { bootstrapMedianCI, midMedian, percentile } from './lib/stats.js';
 
@@ -289,9 +290,9 @@ async function main(): Promise<void> {
     });
 
     const parts: [string, () => Promise<unknown>][] = [
-      ['cost', () => costPart(pieces, measure)],
       ['release', () => releasePart(pieces, here_, there)],
       ['window', () => windowPart(pieces, stateDir, here_)],
+      ['cost', () => costPart(pieces, measure)],
     ];
     for (const [name, run] of parts) {
       if (!PARTS.includes(name)) continue;
@@ -301,6 +302,7 @@ async function main(): Promise<void> {
       const counters = { here: netstatDelta(n0[0], n1[0]), other: netstatDelta(n0[1], n1[1]) };
       console.log(`  TCP counters during '${name}': here: ${counters.here}; other namespace: ${counters.other}`);
       out[name] = { ...result, tcpCounters: counters };
+      if (JSON_OUT) writeFileSync(JSON_OUT, JSON.stringify(out, null, 2));
     }
   } finally {
     for (const p of procs) p.kill('SIGKILL');
@@ -316,7 +318,11 @@ async function main(): Promise<void> {
     rmSync(stateDir, { recursive: true, force: true });
   }
   out.loadavgEnd = loadavg();
-  console.log(`\nload average at the end ${loadavg().map((x) => x.toFixed(2)).join(' ')}`);
+  console.log(
+    `\nload average at the end ${loadavg()
+      .map((x) => x.toFixed(2))
+      .join(' ')}`,
+  );
   if (JSON_OUT) writeFileSync(JSON_OUT, JSON.stringify(out, null, 2));
 }
 
@@ -402,7 +408,9 @@ async function costPart(pieces: Piece[], measure: () => Promise<Record<Metric, S
 async function releasePart(pieces: Piece[], local: Driver, other: Driver): Promise<unknown> {
   console.log(`\n## release of held SYNs: the library's hold (NfqueueHolder.bind, maxlen 65536) on synplug's rules, one batch verdict; ${REPEATS} runs each`);
   const rows: Record<string, unknown>[] = [];
-  console.log('clients                           N   queued   released   verdict ack ms   -> first ms   -> half ms   -> 99 % ms   -> all ms   ok      failed  issue s');
+  console.log(
+    'clients                           N   queued   released   verdict ack ms   -> first ms   -> half ms   -> 99 % ms   -> all ms   ok      failed  issue s',
+  );
   for (const scope of ['local', 'inbound'] as const) {
     const piece = pieces.find((p) => p.name === `queue-${scope}`)!;
     await piece.up();
@@ -491,7 +499,11 @@ class FloorQueue {
     const d = Buffer.concat([h, payload]);
     const t0 = nowNs();
     this.t.send(d);
-    for (let i = 0; !this.acked && i < 2000; i++) await sleep(0);
+    // the ack is normally read on send's own call stack; else poll the socket, one event-loop turn at a time (bounded)
+    for (let i = 0; !this.acked && i < 1_000_000; i++) {
+      this.t.readNow();
+      if (!this.acked) await new Promise((r) => setImmediate(r));
+    }
     const us = Number(nowNs() - t0) / 1000;
     if (this.ackErr) throw new Error(`floor: errno ${-this.ackErr}`);
     return us;
@@ -515,11 +527,14 @@ class FloorQueue {
 
 /** Item 5(c): protect's own time in the window against the floor, blocks alternating. */
 async function windowPart(pieces: Piece[], stateDir: string, local: Driver): Promise<unknown> {
-  console.log(`\n## synplug's own time in the window: protect /bin/true on the local queue hold, ${WINDOW_RUNS} runs, against the floor (blocks of 5 alternating)`);
+  console.log(
+    `\n## synplug's own time in the window: protect /bin/true on the local queue hold, ${WINDOW_RUNS} runs, against the floor (blocks of 5 alternating)`,
+  );
   const piece = pieces.find((p) => p.name === 'queue-local')!;
   await piece.up();
   const s = { gate: [] as number[], exit: [] as number[], total: [] as number[], protectMs: [] as number[] };
   const f = { bind: [] as number[], verdict: [] as number[], sum: [] as number[], gate: [] as number[] };
+  const h = { release: [] as number[] };
   try {
     for (let done = 0; done < WINDOW_RUNS; done += 5) {
       const n = Math.min(5, WINDOW_RUNS - done);
@@ -548,6 +563,24 @@ async function windowPart(pieces: Piece[], stateDir: string, local: Driver): Pro
         f.verdict.push(v);
         f.sum.push(b + v);
       }
+      for (let i = 0; i < n; i++) {
+        // synplug's release step alone: through the queue's holder process (a unix socket hop; the holder gives the
+        // batch verdict, reads /proc, unbinds, then answers), one SYN held
+        const conn = await holdThroughHolder({ stateDir, queueNum: DEFAULT_QUEUE_NUM, maxlen: 65536, dev: 'lo' });
+        local.send({ op: 'burst', host: LOCAL_ADDR, port: BURST_PORT, n: 1, timeout: 10 });
+        await local.next();
+        const end = Date.now() + 10_000;
+        while ((listBoundQueues().find((e) => e.queue === DEFAULT_QUEUE_NUM)?.queued ?? 0) < 1 && Date.now() < end) await sleep(1);
+        const t0 = nowNs();
+        await releaseThroughHolder(stateDir, DEFAULT_QUEUE_NUM);
+        h.release.push(Number(nowNs() - t0) / 1000);
+        const r = await local.next();
+        if (r.ok !== 1) console.log('  note: the SYN held through the holder did not connect');
+        conn.destroy();
+        // the holder exits after its release; wait until its queue is free (bounded)
+        const free = Date.now() + 10_000;
+        while (listBoundQueues().some((e) => e.queue === DEFAULT_QUEUE_NUM) && Date.now() < free) await sleep(5);
+      }
       const g = execFileSync('python3', [join(here, 'lib', 'gate-floor.py'), String(n)], { encoding: 'utf8' });
       f.gate.push(...(JSON.parse(g) as number[]));
     }
@@ -555,23 +588,33 @@ async function windowPart(pieces: Piece[], stateDir: string, local: Driver): Pro
     await piece.down();
   }
   if (listBoundQueues().some((e) => e.queue === DEFAULT_QUEUE_NUM)) console.log('  note: the queue is still bound after the runs');
-  const q = (xs: number[], p: number) => percentile([...xs].sort((a, b) => a - b), p);
+  const q = (xs: number[], p: number) =>
+    percentile(
+      [...xs].sort((a, b) => a - b),
+      p,
+    );
   const rows = [
     ['synplug: hold ack -> command start (gate opened)', s.gate],
     ['synplug: command exit -> release ack (holder, batch verdict)', s.exit],
     ['synplug: total in the window', s.total],
+    ['synplug: releaseThroughHolder alone, 1 SYN held', h.release],
     ['floor: bare BIND + copy-mode META round trips (SocketTransport)', f.bind],
     ['floor: bare batch verdict round trip, 1 SYN held', f.verdict],
     ['floor: python os.write waking the gate shell', f.gate],
     ['protect /bin/true, whole call (ms, not µs)', s.protectMs],
   ] as const;
   console.log('part                                                           median    p90      max   (µs)');
-  for (const [name, xs] of rows) console.log(`${name.padEnd(62)} ${q(xs, 50).toFixed(1).padStart(7)} ${q(xs, 90).toFixed(1).padStart(7)} ${Math.max(...xs).toFixed(1).padStart(8)}`);
+  for (const [name, xs] of rows)
+    console.log(
+      `${name.padEnd(62)} ${q(xs, 50).toFixed(1).padStart(7)} ${q(xs, 90).toFixed(1).padStart(7)} ${Math.max(...xs)
+        .toFixed(1)
+        .padStart(8)}`,
+    );
   const floorTotal = q(f.verdict, 50) + q(f.gate, 50);
   console.log(
     `synplug's time in the window ${q(s.total, 50).toFixed(0)} µs median = ${(q(s.total, 50) / floorTotal).toFixed(2)}x the floor (${floorTotal.toFixed(0)} µs: batch verdict + gate wake); exit side ${(q(s.exit, 50) / q(f.verdict, 50)).toFixed(2)}x the bare verdict, gate side ${(q(s.gate, 50) / q(f.gate, 50)).toFixed(2)}x the bare write`,
   );
-  return { runs: WINDOW_RUNS, synplug: s, floor: f };
+  return { runs: WINDOW_RUNS, synplug: s, holder: h, floor: f };
 }
 
 await main();
