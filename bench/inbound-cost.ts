@@ -26,13 +26,15 @@
  * @module
  */
 import { execFileSync, execFile, spawn, type ChildProcess } from 'node:child_process';
-import { readlinkSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { NetlinkConnection } from '../src/netlink/connection.js';
 import { NETLINK_ROUTE } from '../src/netlink/message.js';
 import { createLink, deleteLink, setLinkUp } from '../src/netlink/route/linkinfo.js';
 import { addQdisc, listQdiscs } from '../src/tc/index.js';
 import { addInboundFilter, removeInboundFilter } from './lib/inbound-filter.js';
+import { benchArg, otherNamespace } from './lib/peer-netns.js';
+import { midMedian } from './lib/stats.js';
 
 const IP = '/usr/sbin/ip';
 const SRV = 'sp-icb0';
@@ -43,10 +45,7 @@ const CLI_ADDR = '169.254.79.2';
 const BULK_PORT = 17001;
 const RR_PORT = 17002;
 
-function arg(name: string, def: string): string {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 && i + 1 < process.argv.length ? process.argv[i + 1] : def;
-}
+const arg = benchArg;
 const SECONDS = Number(arg('seconds', '3'));
 const ROUNDS = Number(arg('rounds', '5'));
 const JSON_OUT = arg('json', '');
@@ -99,20 +98,6 @@ function sh(cmd: string, ...args: string[]): string {
   return execFileSync(cmd, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
 }
 
-async function otherNamespace(): Promise<ChildProcess> {
-  const mine = readlinkSync('/proc/self/ns/net');
-  const p = spawn('unshare', ['--net', 'sleep', '3600'], { stdio: 'ignore' });
-  for (let i = 0; i < 500; i++) {
-    try {
-      if (readlinkSync(`/proc/${p.pid}/ns/net`) !== mine) return p;
-    } catch {
-      /* not yet */
-    }
-    await new Promise((r) => setTimeout(r, 10));
-  }
-  throw new Error('unshare did not enter a new network namespace');
-}
-
 function client(ns: ChildProcess, mode: 'bulk' | 'rr'): Promise<{ bytes?: number; connections: number; seconds: number }> {
   return new Promise((resolve, reject) => {
     execFile(
@@ -123,12 +108,6 @@ function client(ns: ChildProcess, mode: 'bulk' | 'rr'): Promise<{ bytes?: number
     );
   });
 }
-
-const median = (xs: number[]): number => {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
-};
 
 async function main(): Promise<void> {
   if (process.env.SYNPLUG_IN_NETNS !== '1') {
@@ -206,9 +185,9 @@ async function main(): Promise<void> {
     // The ratio is the median of each round's own ratio (its two measurements are adjacent in time, so a
     // change in the machine's load between rounds cancels out), next to the ratio of the medians.
     const rows = (['bulk', 'rr'] as const).map((k) => {
-      const w = median(res[k].without);
-      const h = median(res[k].with);
-      const paired = median(res[k].with.map((x, i) => x / res[k].without[i]));
+      const w = midMedian(res[k].without);
+      const h = midMedian(res[k].with);
+      const paired = midMedian(res[k].with.map((x, i) => x / res[k].without[i]));
       return {
         what: k === 'bulk' ? 'bulk TCP stream (bytes/s)' : 'new connections (conn/s)',
         without: w,

@@ -34,7 +34,7 @@
  * @module
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, release as kernelRelease, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { createInterface, type Interface } from 'node:readline';
@@ -62,6 +62,7 @@ import { protect, setup, teardown } from '../src/guard/index.js';
 import { DEFAULT_QUEUE_NUM } from '../src/guard/modes/queue.js';
 import { holdThroughHolder, releaseThroughHolder } from '../src/guard/leases-holder.js';
 import { addInboundFilter, removeInboundFilter } from './lib/inbound-filter.js';
+import { benchArg, otherNamespace } from './lib/peer-netns.js';
 import { bootstrapMedianCI, midMedian, percentile } from './lib/stats.js';
 
 const IP = '/usr/sbin/ip';
@@ -77,10 +78,7 @@ const BURST_PORT = 17103;
 const here = dirname(fileURLToPath(import.meta.url));
 const PEER = join(here, 'lib', 'tcp-peer.py');
 
-function arg(name: string, def: string): string {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 && i + 1 < process.argv.length ? process.argv[i + 1] : def;
-}
+const arg = benchArg;
 const PARTS = arg('parts', 'cost,release,window').split(',');
 const ROUNDS = Number(arg('rounds', '30'));
 const SECONDS = Number(arg('seconds', '0.5'));
@@ -129,20 +127,6 @@ class Driver {
     this.send(cmd);
     return (await this.next()) as Record<string, number>;
   }
-}
-
-async function otherNamespace(): Promise<ChildProcess> {
-  const mine = readlinkSync('/proc/self/ns/net');
-  const p = spawn('unshare', ['--net', 'sleep', '3600'], { stdio: 'ignore' });
-  for (let i = 0; i < 500; i++) {
-    try {
-      if (readlinkSync(`/proc/${p.pid}/ns/net`) !== mine) return p;
-    } catch {
-      /* not yet */
-    }
-    await sleep(10);
-  }
-  throw new Error('unshare did not enter a new network namespace');
 }
 
 /** The sysctls both namespaces need: many connections from one address, a 20,000-SYN burst into one listener. */
