@@ -58,9 +58,9 @@ import {
 import { createLink, deleteLink, setLinkUp } from '../src/netlink/route/linkinfo.js';
 import { SocketTransport } from '../src/netlink/transport.js';
 import { addQdisc } from '../src/tc/index.js';
-import { protect, setup, teardown } from '../src/guard/index.js';
+import { plug, protect, release, setup, teardown } from '../src/guard/index.js';
 import { DEFAULT_QUEUE_NUM } from '../src/guard/modes/queue.js';
-import { holdThroughHolder, releaseThroughHolder } from '../src/guard/leases-holder.js';
+import { releaseThroughHolder } from '../src/guard/leases-holder.js';
 import { addInboundFilter, removeInboundFilter } from './lib/inbound-filter.js';
 import { benchArg, otherNamespace } from './lib/peer-netns.js';
 import { bootstrapMedianCI, midMedian, percentile } from './lib/stats.js';
@@ -518,7 +518,7 @@ async function windowPart(pieces: Piece[], stateDir: string, local: Driver): Pro
   await piece.up();
   const s = { gate: [] as number[], exit: [] as number[], total: [] as number[], protectMs: [] as number[] };
   const f = { bind: [] as number[], verdict: [] as number[], sum: [] as number[], gate: [] as number[] };
-  const h = { release: [] as number[] };
+  const h = { release: [] as number[], hop: [] as number[], releaseSyn: [] as number[], hopSyn: [] as number[] };
   try {
     for (let done = 0; done < WINDOW_RUNS; done += 5) {
       const n = Math.min(5, WINDOW_RUNS - done);
@@ -548,22 +548,27 @@ async function windowPart(pieces: Piece[], stateDir: string, local: Driver): Pro
         f.sum.push(b + v);
       }
       for (let i = 0; i < n; i++) {
-        // synplug's release step alone: through the queue's holder process (a unix socket hop; the holder gives the
-        // batch verdict, reads /proc, unbinds, then answers), one SYN held
-        const conn = await holdThroughHolder({ stateDir, queueNum: DEFAULT_QUEUE_NUM, maxlen: 65536, dev: 'lo' });
-        local.send({ op: 'burst', host: LOCAL_ADDR, port: BURST_PORT, n: 1, timeout: 10 });
-        await local.next();
-        const end = Date.now() + 10_000;
-        while ((listBoundQueues().find((e) => e.queue === DEFAULT_QUEUE_NUM)?.queued ?? 0) < 1 && Date.now() < end) await sleep(1);
-        const t0 = nowNs();
-        await releaseThroughHolder(stateDir, DEFAULT_QUEUE_NUM);
-        h.release.push(Number(nowNs() - t0) / 1000);
-        const r = await local.next();
-        if (r.ok !== 1) console.log('  note: the SYN held through the holder did not connect');
-        conn.destroy();
-        // the holder exits after its release; wait until its queue is free (bounded)
-        const free = Date.now() + 10_000;
-        while (listBoundQueues().some((e) => e.queue === DEFAULT_QUEUE_NUM) && Date.now() < free) await sleep(5);
+        // synplug's release alone: `synplug plug` then `synplug release` through the guard's API (the lease, its
+        // lock, the unix socket hop to the queue's holder process, which gives the batch verdict, reads /proc,
+        // unbinds, then answers), one SYN held; then the hop alone (releaseThroughHolder), its lease cleared after
+        for (const how of ['release', 'hop'] as const) {
+          await plug({ stateDir });
+          local.send({ op: 'burst', host: LOCAL_ADDR, port: BURST_PORT, n: 1, timeout: 10 });
+          await local.next();
+          const end = Date.now() + 10_000;
+          while ((listBoundQueues().find((e) => e.queue === DEFAULT_QUEUE_NUM)?.queued ?? 0) < 1 && Date.now() < end) await sleep(1);
+          const t0 = nowNs();
+          if (how === 'release') await release({ stateDir });
+          else await releaseThroughHolder(stateDir, DEFAULT_QUEUE_NUM);
+          h[how].push(Number(nowNs() - t0) / 1000);
+          const r = await local.next();
+          if (typeof r.last === 'number') h[`${how}Syn`].push((r.last - Number(t0)) / 1000);
+          if (r.ok !== 1) console.log(`  note: the SYN held by plug did not connect (${how})`);
+          if (how === 'hop') await release({ stateDir });
+          // the holder exits after its release; wait until its queue is free (bounded)
+          const free = Date.now() + 10_000;
+          while (listBoundQueues().some((e) => e.queue === DEFAULT_QUEUE_NUM) && Date.now() < free) await sleep(5);
+        }
       }
       const g = execFileSync('python3', [join(here, 'lib', 'gate-floor.py'), String(n)], { encoding: 'utf8' });
       f.gate.push(...(JSON.parse(g) as number[]));
@@ -581,7 +586,10 @@ async function windowPart(pieces: Piece[], stateDir: string, local: Driver): Pro
     ['synplug: hold ack -> command start (gate opened)', s.gate],
     ['synplug: command exit -> release ack (holder, batch verdict)', s.exit],
     ['synplug: total in the window', s.total],
-    ['synplug: releaseThroughHolder alone, 1 SYN held', h.release],
+    ['synplug: release() after plug(), 1 SYN held (guard API)', h.release],
+    ['synplug: of which the holder hop (releaseThroughHolder), 1 SYN held', h.hop],
+    ['synplug: release() called -> the held SYN established', h.releaseSyn],
+    ['synplug: holder hop called -> the held SYN established', h.hopSyn],
     ['floor: bare BIND + copy-mode META round trips (SocketTransport)', f.bind],
     ['floor: bare batch verdict round trip, 1 SYN held', f.verdict],
     ['floor: python os.write waking the gate shell', f.gate],
