@@ -79,7 +79,7 @@ const here = dirname(fileURLToPath(import.meta.url));
 const PEER = join(here, 'lib', 'tcp-peer.py');
 
 const arg = benchArg;
-const PARTS = arg('parts', 'cost,release,window').split(',');
+const PARTS = arg('parts', 'release,window,cost').split(',');
 const ROUNDS = Number(arg('rounds', '30'));
 const SECONDS = Number(arg('seconds', '0.5'));
 const SIZES = arg('sizes', '2000,20000').split(',').map(Number);
@@ -239,6 +239,12 @@ async function main(): Promise<void> {
     const there = driverIn(['nsenter', '-t', String(ns.pid), '-n']);
 
     const pieces: Piece[] = [
+      {
+        name: 'none (A/A)',
+        what: 'nothing: both slots of the pair without any piece, the control that shows what the method resolves on this machine',
+        up: async () => undefined,
+        down: async () => undefined,
+      },
       {
         name: 'plug-ingress',
         what: "the inbound plug hold's ingress filter (clsact, u32 SYN match, mirred to an IFB)",
