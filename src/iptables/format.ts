@@ -240,13 +240,20 @@ function prefixBits(maskHex: string): number | undefined {
   return bits;
 }
 
+/** Number of leading one bits of a 32-bit mask that is ones then zeros (0 for 0), else undefined. */
+function leadingOnes(mask: number): number | undefined {
+  for (let bits = 0; bits <= 32; bits++) if (mask === (bits === 0 ? 0 : (0xffffffff << (32 - bits)) >>> 0)) return bits;
+  return undefined;
+}
+
 /** `ip daddr 192.168.0.0/16` and its JSON `{ prefix: { addr, len } }`. */
 function prefixMatch(f: Field, data: string, bits: number, op: string): Slot {
   const full = f.fullLen ?? (f.type === 'ipv4' ? 4 : 16);
   const bytes = Buffer.alloc(full);
   Buffer.from(data, 'hex').copy(bytes, 0, 0, full);
   const addr = addressText(bytes);
-  const json = { payload: (f.json as { payload: unknown }).payload };
+  // a payload field's JSON without what a partial load adds; a ct address (`ct original ip saddr`) as it is
+  const json = 'payload' in f.json ? { payload: (f.json as { payload: unknown }).payload } : f.json;
   return {
     stmt: {
       text: `${f.text} ${op === 'neq' ? '!= ' : ''}${addr}/${bits}`,
@@ -353,10 +360,11 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
     if (writes === 'all') regs.clear();
     else for (const w of writes) unbind(w);
   };
-  const setRight = (name: string, t: ValueType): { text: string; json: unknown; objType?: number } | undefined => {
+  /** `layout`: how a concatenated key's parts print, from the fields the rule loads (see `lookupKey`). */
+  const setRight = (name: string, t: ValueType, layout?: Layout): { text: string; json: unknown; objType?: number } | undefined => {
     const set = options.sets?.find((x) => x.name === name);
     if (set?.flags.includes('anonymous') && set.elements) {
-      const els = setElementsPrinted(set, set.elements, keyLayout(set, t), (i) => options.ifnames?.[i]);
+      const els = setElementsPrinted(set, set.elements, layout ?? keyLayout(set, t), (i) => options.ifnames?.[i]);
       if (els.some((v) => v.text.includes(`[ ${RAW_MARKER}`))) return undefined;
       return { text: `{ ${els.map((v) => v.text).join(', ')} }`, json: { set: els.map((v) => v.json) }, objType: set.objType };
     }
@@ -384,9 +392,12 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
   /**
    * The key a lookup reads from `sreg`: the field loaded there, or, for a set
    * of concatenated keys, the fields loaded into the registers that follow
-   * (each part from a 4-byte boundary): `ip saddr . tcp dport`.
+   * (each part from a 4-byte boundary): `ip saddr . tcp dport`. A part of
+   * nft's plain `integer` type (`ip ttl`, `meta length`) has no size of its
+   * own: `layout` then gives each part's size and byte order from the field
+   * loaded (nft prints `ip ttl . ip protocol { 64 . tcp }`).
    */
-  const lookupKey = (sreg: number, set: NftSet | undefined): { field: Field; regs: number[] } | undefined => {
+  const lookupKey = (sreg: number, set: NftSet | undefined): { field: Field; regs: number[]; layout?: Layout; hostInteger?: boolean } | undefined => {
     const parts = set?.keyType !== undefined ? datatypeLayout(set.keyType) : undefined;
     const fieldAt = (k: number): Field | undefined => {
       const r = regs.get(k);
@@ -398,14 +409,21 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
     }
     const fields: Field[] = [];
     const used: number[] = [];
+    const layout: Layout = [];
+    let hostInteger = false;
     let w = span(sreg)[0];
     for (const p of parts) {
       const k = [...regs.keys()].find((x) => span(x)[0] === w);
       const f = k !== undefined ? fieldAt(k) : undefined;
       if (k === undefined || !f || f.fullLen !== undefined) return undefined;
+      const len = regs.get(k)!.len;
+      if (p.type === 'hex' && !(INTEGER_PARTS.has(f.type) && len !== undefined && len >= 1 && len <= 4)) return undefined;
+      layout.push(p.type === 'hex' ? { type: f.type, len: len! } : p);
+      // an integer that is not a header field (`meta length`) is host-order, turned big-endian for the lookup
+      if (p.type === 'hex' && !('payload' in f.json)) hostInteger = true;
       fields.push(f);
       used.push(k);
-      w += Math.ceil(p.len / 4);
+      w += Math.ceil(layout[layout.length - 1].len / 4);
     }
     const first = (l: 'l2' | 'l3' | 'l4'): string | undefined => fields.find((x) => x[l] !== undefined)?.[l];
     return {
@@ -418,6 +436,7 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
         l4: first('l4'),
       },
       regs: used,
+      ...(parts.some((p) => p.type === 'hex') && { layout, hostInteger }),
     };
   };
   for (let at = 0; at < exprs.length; at++) {
@@ -568,8 +587,13 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
         const f = key?.field;
         // a map lookup needs the map (to print its values); a verdict map writes the verdict register
         const isMap = e.dreg !== undefined;
-        // an anonymous set with an element nft cannot read back: raw
-        const right = f && setRight(e.set, f.type);
+        // an anonymous set with an element nft cannot read back: raw; so are integer parts nft 1.0.6 itself
+        // lists wrongly: in a map giving a value (`{ 0 . 16384 : ... }` for `64 . 22`), or host-order ones
+        // in an interval set (`meta length . ip saddr { 0 . 0.0.0.100-0.0.0.200 }`)
+        const garbled =
+          key?.layout !== undefined &&
+          ((isMap && e.dreg !== C.NFT_REG_VERDICT) || (set?.flags.includes('interval') && key.hostInteger));
+        const right = f && !garbled ? setRight(e.set, f.type, key?.layout) : undefined;
         if (!key || !f || !right || (isMap && (!set || set.map === undefined || e.invert))) {
           rawSlot(e, e.dreg !== undefined ? [e.dreg] : []);
           continue;
@@ -772,6 +796,22 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
       const mask = valueText(src.mask, f.type, pctx.ifname);
       const val = valueText(data, f.type, pctx.ifname);
       const isZero = !/[^0]/.test(data);
+      // a mark (nft's DTYPE_F_PREFIX type) under a mask of leading ones: nft's prefix, `meta mark 0x00010000/16`
+      // (the value as the kernel has it, bits past the prefix included), and the value alone for a full mask
+      const markBits = (f.type === 'mark' || f.type === 'mark_be') && typeof mask.json === 'number' ? leadingOnes(mask.json) : undefined;
+      if (markBits !== undefined && (op === 'eq' || op === 'neq')) {
+        const neg = op === 'neq' ? '!= ' : '';
+        const full = markBits === 32;
+        return {
+          stmt: {
+            text: `${f.text} ${neg}${val.text}${full ? '' : `/${markBits}`}`,
+            json: { match: { op: opJson, left: f.json, right: full ? val.json : { prefix: { addr: val.json, len: markBits } } } },
+          },
+          needsL2: f.l2,
+          needsL3: f.l3,
+          needsL4: f.l4,
+        };
+      }
       // `ct state established,related`, `tcp flags syn`: any of the mask's flags set (`tcp flags 0x0`:
       // none, never true); `tcp flags ! syn,ack`: none of them set
       if (FLAG_TYPES.has(f.type) && (op === 'neq' || op === 'eq') && isZero && flagValueNames(src.mask, f.type) !== undefined) {
@@ -912,6 +952,9 @@ export function ruleText(rule: NftRule, sets?: readonly NftSet[], ifnames?: Read
   if (rule.comment !== undefined) parts.push(`comment "${rule.comment}"`);
   return parts.join(' ');
 }
+
+/** Field types a part of nft's plain `integer` type in a concatenation prints as (see `lookupKey`). */
+const INTEGER_PARTS: ReadonlySet<ValueType> = new Set(['uint_be', 'uint_he']);
 
 /** Key types nft prints a CIDR block of as a prefix (`10.0.0.0/8`); others as a range (`0-1023`). */
 const PREFIX_TYPES: ReadonlySet<ValueType> = new Set(['ipv4', 'ipv6', 'mark', 'mark_be']);
