@@ -132,6 +132,15 @@ const UNKNOWN: Array<[string, string, string]> = [
     @ll,96,8 & 0xf0 == 0x10
     @ll,48,16 0x1 accept`,
   ],
+  // integer parts of a concatenation nft 1.0.6 itself lists wrongly (`{ 0 . 0.0.0.100-0.0.0.200 }`, `{ 0 . 16384 : ... }`)
+  [
+    'inet',
+    'synplug_t4rawconcat',
+    `
+    meta length . ip saddr { 100-200 . 127.0.0.1 } accept
+    meta mark set ip ttl . tcp dport map { 64 . 22 : 0x1 }
+    meta cpu . ip saddr { 1-2 . 127.0.0.1 } drop`,
+  ],
   [
     'netdev',
     'synplug_t4rawnd',

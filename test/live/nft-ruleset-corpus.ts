@@ -17,6 +17,98 @@
 
 /** Tables by name (`family name`), each in nft's syntax; `setup`: shell commands run first in each namespace (devices). */
 export const CORPUS: ReadonlyArray<{ table: string; text: string; setup?: string }> = [
+  // integer parts of an anonymous concatenation (`ip ttl`, `meta length`): by the field's size and byte order,
+  // not as a padded 4-byte hex number
+  {
+    table: 'inet rt_concatint',
+    text: `table inet rt_concatint {
+	chain c {
+		ip ttl . ip protocol { 64 . tcp } accept
+		ip id . ip saddr { 5 . 127.0.0.1 } accept
+		tcp window . tcp dport { 1024 . 22 } accept
+		meta length . ip saddr { 100 . 127.0.0.1 } accept
+		meta cpu . ip saddr { 1 . 127.0.0.1 } accept
+		ip length . ip saddr { 1500 . 127.0.0.1 } accept
+		udp length . udp dport { 8 . 53 } accept
+		ip6 hoplimit . ip6 saddr { 255 . fd00::1 } accept
+		ip ttl . ip saddr { 1-64 . 127.0.0.1 } accept
+		ip saddr . ip ttl { 127.0.0.1 . 64 } accept
+		tcp sequence . tcp dport { 7 . 22 } accept
+		ip ttl . tcp dport vmap { 64 . 22 : accept }
+	}
+}
+`,
+  },
+  // protocol numbers by netbase's names as nft prints them (`ipencap`, `ipv6-frag`), unnamed ones as numbers
+  {
+    table: 'inet rt_protonames',
+    text: `table inet rt_protonames {
+	set p {
+		type inet_proto
+		elements = { 0, 41, 112, 143 }
+	}
+	chain c {
+		meta l4proto 0 accept
+		meta l4proto 4 accept
+		meta l4proto 41 accept
+		meta l4proto 44 accept
+		meta l4proto 46 accept
+		meta l4proto 59 accept
+		meta l4proto 89 accept
+		meta l4proto 103 accept
+		meta l4proto 115 accept
+		meta l4proto 143 accept
+		meta l4proto 253 accept
+		ip protocol 94 accept
+		ip6 nexthdr 60 accept
+		meta l4proto { 4, 41, 47, 200 } accept
+		ct protocol 41 accept
+		meta l4proto vmap { 108 : accept, 50 : drop }
+	}
+}
+`,
+  },
+  // a mark under a mask of leading ones is nft's prefix (`meta mark 0x00010000/16`), a full mask the value alone
+  {
+    table: 'inet rt_markprefix',
+    text: `table inet rt_markprefix {
+	chain c {
+		meta mark & 0xffff0000 == 0x00010000 accept
+		meta mark & 0xff000000 == 0x00000000 accept
+		meta mark & 0xfffffff0 != 0x00000010 accept
+		meta mark & 0x80000000 == 0x80000000 accept
+		ct mark & 0xffff0000 == 0x00020000 accept
+		ct mark & 0xff000000 != 0x01000000 accept
+		socket mark & 0xffff0000 == 0x00010000 accept
+		meta mark & 0xffffffff == 0x00000005 accept
+		meta mark & 0xfffffffe == 0x00000002 accept
+		meta mark & 0x00000000 == 0x00000000 accept
+		meta mark & 0x0000ffff == 0x00000001 accept
+		meta mark & 0xffff0000 < 0x00010000 accept
+	}
+}
+`,
+  },
+  // `log ... snaplen 0` kept; a ct address prefix (its JSON's left side); numgen/hash `mod` and `ct count`
+  // past 2^31 - 1 (nft -j writes them signed)
+  {
+    table: 'ip rt_misc',
+    text: `table ip rt_misc {
+	chain c {
+		log snaplen 0 group 1
+		log group 2 snaplen 64 queue-threshold 3
+		ct original ip saddr & 255.255.0.0 == 169.254.0.0 accept
+		ct original saddr & 255.255.255.0 != 127.0.0.0 accept
+		meta mark set numgen inc mod 4294967295
+		meta mark set jhash ip saddr mod 2147483648 seed 0xffffffff offset 2147483647
+		meta mark set symhash mod 2147483649
+		ct count 4294967295
+		ct count over 2147483648
+		meta mark set numgen random mod 2147483647
+	}
+}
+`,
+  },
   // a whole device name ending in `*` (not a wildcard) is written escaped: `"ab\\*"`
   {
     table: 'inet rt_star',
