@@ -572,7 +572,8 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
         }
         const st = r ? matchStatement(r.src, e.op, e.data, ctx) : undefined;
         // nft merges matches of bit fields that share their bytes into one load and compare: `ip version 4 ip hdrlength 5`
-        const split = !st && r?.src.k === 'payload' && e.op === 'eq' ? bitfieldsMatch(r.src, e.data) : undefined;
+        // and matches of neighbouring whole fields: `tcp sport 1 tcp dport 2`, `icmp id 5 icmp sequence 1`
+        const split = !st && r?.src.k === 'payload' && e.op === 'eq' ? (bitfieldsMatch(r.src, e.data) ?? fieldsMatch(r.src, e.data)) : undefined;
         if (!r || (!st && !split)) {
           rawSlot(e, []);
           continue;
@@ -717,6 +718,32 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
   }
 
   /**
+   * One load compared equal that nft made of matches of neighbouring whole
+   * header fields (its payload merging): one match per field, in header
+   * order, when the fields nft names there (the icmp type's own, see
+   * `headerField`) cover the loaded bytes exactly; undefined otherwise.
+   */
+  function fieldsMatch(src: Extract<Src, { k: 'payload' }>, data: string): Slot[] | undefined {
+    if (data.length !== src.len * 2) return undefined;
+    for (const proto of protocolsAt(src.base, ctx)) {
+      const h = HEADERS[proto];
+      const out: Slot[] = [];
+      for (let at = src.offset; at < src.offset + src.len; ) {
+        const fits = h.fields.filter(
+          (x) => x.mask === undefined && x.offset + (h.at ?? 0) === at && at + x.len <= src.offset + src.len && (x.dep === undefined || x.dep === ctx.icmpType),
+        );
+        const hf = fits.find((x) => x.dep !== undefined) ?? fits[0];
+        const part = hf && matchStatement({ k: 'payload', base: src.base, offset: at, len: hf.len }, 'eq', data.slice((at - src.offset) * 2, (at - src.offset + hf.len) * 2), ctx);
+        if (!part) break;
+        out.push(part);
+        at += hf.len;
+        if (at === src.offset + src.len && out.length > 1) return out;
+      }
+    }
+    return undefined;
+  }
+
+  /**
    * A mark changed bitwise, as a value `meta mark set` / `ct mark set`
    * takes: `meta mark | 0x00000010` (mask ~x, xor x), `ct mark & 0x0000ff00`
    * (xor 0), `meta mark ^ 0x1` (mask all ones); undefined for other forms.
@@ -741,8 +768,11 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
     const lo = valueText(from, f.type, pctx.ifname);
     const hi = valueText(to, f.type, pctx.ifname);
     if ((lo.text.startsWith('0x') || hi.text.startsWith('0x')) && f.type !== 'mark' && f.type !== 'mark_be') return undefined;
+    // a range of tcp flags: numbers in nft's text (`tcp flags 0x40-0x80`), names in its JSON; of ct flags: raw
+    if (FLAG_TYPES.has(f.type) && f.type !== 'tcpflags') return undefined;
+    const text = f.type === 'tcpflags' ? `0x${Buffer.from(from, 'hex')[0].toString(16)}-0x${Buffer.from(to, 'hex')[0].toString(16)}` : `${lo.text}-${hi.text}`;
     return {
-      stmt: { text: `${f.text} ${lo.text}-${hi.text}`, json: { match: { op: '==', left: f.json, right: { range: [lo.json, hi.json] } } } },
+      stmt: { text: `${f.text} ${text}`, json: { match: { op: '==', left: f.json, right: { range: [lo.json, hi.json] } } } },
       needsL2: f.l2,
       needsL3: f.l3,
       needsL4: f.l4,
@@ -789,6 +819,8 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
       if (bf !== undefined) return bf ?? undefined;
       const f = src.src.k === 'imm' || src.src.k === 'masked' || src.src.k === 'map' ? undefined : fieldOf(src.src, c);
       if (!f || /[^0]/.test(src.xor)) return undefined;
+      // flags under a mask of every bit: nft drops the mask (`tcp flags == 0xff`, `tcp flags == syn`)
+      if (FLAG_TYPES.has(f.type) && /^f+$/i.test(src.mask)) return matchStatement(src.src, op, data, c);
       const bits = prefixBits(src.mask);
       if ((f.type === 'ipv4' || f.type === 'ipv6') && bits !== undefined && (op === 'eq' || op === 'neq')) {
         return prefixMatch(f, data, bits, op);
@@ -882,6 +914,25 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
     // (no flag at all is nft's `0x0`; unnamed flag bits print in hex: `ct status == 0x10000`)
     const noFlag = FLAG_TYPES.has(f.type) && flagValueNames(data, f.type) !== undefined;
     if (f.type !== 'hex' && f.type !== 'rawint' && v.text.startsWith('0x') && f.type !== 'mark' && f.type !== 'mark_be' && !noFlag) return undefined;
+    // several flags compared whole: nft 1.0.6 prints tcp flags as one number (`tcp flags == 0x12`, JSON 18),
+    // ct state and status as flags or'ed (`ct state established | related`, JSON `{ "|": [...] }`)
+    const flags = FLAG_TYPES.has(f.type) ? flagValueNames(data, f.type) : undefined;
+    if (flags && flags.length > 1) {
+      const n = Buffer.from(data, 'hex');
+      const several: { text: string; json: unknown } | undefined =
+        f.type === 'tcpflags'
+          ? { text: `${op === 'eq' ? '== ' : opText}0x${n[0].toString(16)}`, json: n[0] }
+          : (op === 'eq' || op === 'neq') && flags.every((x) => typeof x === 'string')
+            ? { text: `${opText}${flags.join(' | ')}`, json: flags.slice(1).reduce<unknown>((acc, x) => ({ '|': [acc, x] }), flags[0]) }
+            : undefined;
+      if (!several) return undefined;
+      return {
+        stmt: { text: `${f.text} ${several.text}`, json: { match: { op: opJson, left: f.json, right: several.json } } },
+        needsL2: f.l2,
+        needsL3: f.l3,
+        needsL4: f.l4,
+      };
+    }
     // flag fields compared whole print an explicit `==` (`ct state == established`)
     const opShown = FLAG_TYPES.has(f.type) && op === 'eq' ? '== ' : opText;
     const slot: Slot = {

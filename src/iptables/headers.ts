@@ -199,6 +199,8 @@ export function headerField(proto: string, offset: number, len: number, mask?: s
   if (!h) return undefined;
   const at = offset - (h.at ?? 0);
   const all = h.fields.filter((x) => x.offset === at && x.len === len && x.mask === mask);
-  // after a match of an icmp type, the field of that type (nft's icmp dependency)
-  return all.find((x) => x.dep !== undefined && x.dep === icmpType) ?? all[0];
+  // after a match of an icmp type, the field of that type (nft's icmp dependency); a field of another
+  // type, or of a type no match established, is not what nft names there (`icmp id 5 icmp sequence 1`
+  // after `icmp type echo-request` is one 4-byte load, not `icmp gateway`)
+  return all.find((x) => x.dep !== undefined && x.dep === icmpType) ?? all.find((x) => x.dep === undefined);
 }

@@ -104,6 +104,20 @@ const STATEMENTS: Array<[string, string, string]> = [
   ],
 ];
 
+/**
+ * Printed as nft 1.0.6 prints them although its listing does not read back the same
+ * (`ct state established | related` is what nft lists for `== established | related`,
+ * and what `nft -f` reads as `ct state established,related`, any of them): equal to nft's.
+ */
+STATEMENTS.push([
+  'inet',
+  'synplug_t4ctor',
+  `
+    ct state == established | related accept
+    ct status == snat | dnat accept
+    ct state != new | invalid drop`,
+]);
+
 /** Rules nft prints under names we do not know (or splits): ours must be marked raw there, never `@nh`/`@th` nft does not print. */
 const UNKNOWN: Array<[string, string, string]> = [
   [

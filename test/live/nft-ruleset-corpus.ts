@@ -17,6 +17,59 @@
 
 /** Tables by name (`family name`), each in nft's syntax; `setup`: shell commands run first in each namespace (devices). */
 export const CORPUS: ReadonlyArray<{ table: string; text: string; setup?: string }> = [
+  // several flags compared whole (tcp flags as one number, ct flags or'ed), under a mask of every bit
+  // (dropped), in a range (numbers in text, names in JSON); `ct state == a | b` is in
+  // test/live/nft-format-fix.test.ts (nft's listing of it reads back as `ct state a,b`)
+  {
+    table: 'inet rt_flagwhole',
+    text: `table inet rt_flagwhole {
+	chain c {
+		tcp flags == syn | ack accept
+		tcp flags != syn | ack accept
+		ct state != established | related accept
+		tcp flags == fin | psh | urg drop
+		tcp flags & (fin | syn | rst | psh | ack | urg | ecn | cwr) == fin | syn | rst | psh | ack | urg | ecn | cwr drop
+		tcp flags & (fin | syn | rst | psh | ack | urg | ecn | cwr) == syn drop
+		tcp flags & (fin | syn | rst | psh | ack | urg | ecn | cwr) != syn drop
+		tcp flags & (fin | syn | rst | psh | ack | urg | ecn | cwr) == 0x0 drop
+		tcp flags > syn | ack accept
+		tcp flags 0x40-0x80 accept
+	}
+}
+`,
+  },
+  // neighbouring fields nft merges into one load: one match each; the icmp fields of the type matched
+  // (`icmp id`, `icmp sequence` after an echo type, never `icmp gateway`)
+  {
+    table: 'ip rt_merged',
+    text: `table ip rt_merged {
+	chain c {
+		icmp id 5 icmp sequence 1 accept
+		icmp type echo-reply icmp id 5 icmp sequence 1 accept
+		icmp type echo-request icmp id 1 accept
+		icmp type redirect icmp gateway 1 accept
+		icmp type destination-unreachable icmp mtu 1500 accept
+		icmp type 8 icmp code 0 accept
+		tcp sport 1 tcp dport 2 accept
+		udp sport 1 udp dport 2 accept
+		ip saddr 127.0.0.1 ip daddr 127.0.0.2 accept
+	}
+}
+`,
+  },
+  {
+    table: 'ip6 rt_merged6',
+    text: `table ip6 rt_merged6 {
+	chain c {
+		icmpv6 id 5 icmpv6 sequence 1 accept
+		icmpv6 type echo-request icmpv6 id 5 icmpv6 sequence 1 accept
+		icmpv6 type packet-too-big icmpv6 mtu 1280 accept
+		icmpv6 type mld-listener-query icmpv6 max-delay 5 accept
+		icmpv6 type echo-reply icmpv6 id 5 accept
+	}
+}
+`,
+  },
   // integer parts of an anonymous concatenation (`ip ttl`, `meta length`): by the field's size and byte order,
   // not as a padded 4-byte hex number
   {
