@@ -1036,7 +1036,8 @@ function keyLayout(set: NftSet, t?: ValueType): Layout {
   const order = setKeyByteOrder(set);
   const interval = set.flags.includes('interval');
   const typed = typeofLayout(userdataTlvs(set.userdata).get(C.NFTNL_UDATA_SET_KEY_TYPEOF), set.keyLen, interval);
-  if (typed && t === undefined) return typed.length === 1 && typed[0].type === 'mark' && order === 'big' ? [{ ...typed[0], type: 'mark_be' }] : typed;
+  // a single mark of an interval set is big-endian: read as such, not swapped a second time
+  if (typed && t === undefined) return typed.length === 1 && typed[0].type === 'mark' && order === 'big' ? [{ type: 'mark_be', len: typed[0].len }] : typed;
   const l = layoutOf(set.keyType, set.keyLen, order, interval);
   if (l.length > 1 || t === undefined) return l;
   if (t === 'mark') return [{ type: order === 'big' ? 'mark_be' : t, len: set.keyLen }];

@@ -167,10 +167,10 @@ export const HEADERS: Readonly<Record<string, Header>> = {
       typed(130, 'max-delay', 4, 2),
     ],
   },
+  // nft 1.0.6 keeps the ip match before igmp (`meta nfproto ipv4 igmp type ...` in inet), and its group is a number
   igmp: {
     base: 'transport',
-    l3: 'ip',
-    fields: [f('type', 0, 1, 'igmp_type'), f('mrt', 1, 1, 'uint_be'), f('checksum', 2, 2, 'uint_be'), f('group', 4, 4, 'ipv4')],
+    fields: [f('type', 0, 1, 'igmp_type'), f('mrt', 1, 1, 'uint_be'), f('checksum', 2, 2, 'uint_be'), f('group', 4, 4, 'uint_be')],
   },
   /** a transport header nft does not know the protocol of: only the ports */
   th: { base: 'transport', fields: [...PORTS] },

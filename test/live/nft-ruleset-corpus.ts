@@ -17,6 +17,63 @@
 
 /** Tables by name (`family name`), each in nft's syntax; `setup`: shell commands run first in each namespace (devices). */
 export const CORPUS: ReadonlyArray<{ table: string; text: string; setup?: string }> = [
+  // igmp: nft keeps the ip match before it in every family (`meta nfproto ipv4 igmp type ...`), its group is a number
+  {
+    table: 'ip rt_ig1',
+    text: `table ip ig1 {
+	chain c {
+		igmp type membership-query accept
+		igmp group 5 accept
+		ip protocol igmp igmp mrt 1 accept
+	}
+}
+`,
+  },
+  {
+    table: 'inet rt_ig2',
+    text: `table inet ig2 {
+	chain c {
+		igmp type membership-query accept
+		meta nfproto ipv4 meta l4proto igmp igmp mrt 2 accept
+		ip protocol igmp igmp mrt 3 accept
+	}
+}
+`,
+  },
+  {
+    table: 'bridge rt_ig3',
+    text: `table bridge ig3 {
+	chain c {
+		igmp type membership-query accept
+		ether type ip igmp mrt 1 accept
+	}
+}
+`,
+  },
+  {
+    table: 'netdev rt_ig4',
+    text: `table netdev ig4 {
+	chain c {
+		igmp type membership-query accept
+	}
+}
+`,
+  },
+  // marks in interval sets and maps, typeof and type, alone and concatenated (big-endian, never swapped twice)
+  {
+    table: 'inet rt_mi',
+    text: `table inet mi {
+	set a { typeof meta mark; flags interval; elements = { 0x00000001-0x00000005, 0x00000100 } }
+	set b { typeof ct mark; flags interval; elements = { 0x00000001-0x00000005 } }
+	set c { typeof ct mark . ip saddr; flags interval; elements = { 0x00000001-0x00000005 . 127.0.0.1 } }
+	set d { type mark . ipv4_addr; flags interval; elements = { 0x00000001-0x00000005 . 127.0.0.0/8 } }
+	set e { type mark; flags interval; elements = { 0x00000001-0x00000005 } }
+	map f { typeof meta mark : ip daddr; flags interval; elements = { 0x00000001-0x00000005 : 127.0.0.1 } }
+	map g { type mark : mark; flags interval; elements = { 0x00000001-0x00000005 : 0x00000007 } }
+	chain c { meta mark { 0x00000001-0x00000005, 0x00000010 } accept; ct mark . ip saddr { 0x00000001-0x00000005 . 127.0.0.1 } accept; meta mark vmap { 0x00000001-0x00000005 : accept }; ip daddr set meta mark map { 0x00000001-0x00000003 : 127.0.0.1 }; }
+}
+`,
+  },
   // several flags compared whole (tcp flags as one number, ct flags or'ed), under a mask of every bit
   // (dropped), in a range (numbers in text, names in JSON); `ct state == a | b` is in
   // test/live/nft-format-fix.test.ts (nft's listing of it reads back as `ct state a,b`)
