@@ -20,7 +20,7 @@ export const CORPUS: ReadonlyArray<{ table: string; text: string; setup?: string
   // igmp: nft keeps the ip match before it in every family (`meta nfproto ipv4 igmp type ...`), its group is a number
   {
     table: 'ip rt_ig1',
-    text: `table ip ig1 {
+    text: `table ip rt_ig1 {
 	chain c {
 		igmp type membership-query accept
 		igmp group 5 accept
@@ -31,7 +31,7 @@ export const CORPUS: ReadonlyArray<{ table: string; text: string; setup?: string
   },
   {
     table: 'inet rt_ig2',
-    text: `table inet ig2 {
+    text: `table inet rt_ig2 {
 	chain c {
 		igmp type membership-query accept
 		meta nfproto ipv4 meta l4proto igmp igmp mrt 2 accept
@@ -42,7 +42,7 @@ export const CORPUS: ReadonlyArray<{ table: string; text: string; setup?: string
   },
   {
     table: 'bridge rt_ig3',
-    text: `table bridge ig3 {
+    text: `table bridge rt_ig3 {
 	chain c {
 		igmp type membership-query accept
 		ether type ip igmp mrt 1 accept
@@ -52,7 +52,7 @@ export const CORPUS: ReadonlyArray<{ table: string; text: string; setup?: string
   },
   {
     table: 'netdev rt_ig4',
-    text: `table netdev ig4 {
+    text: `table netdev rt_ig4 {
 	chain c {
 		igmp type membership-query accept
 	}
@@ -62,7 +62,7 @@ export const CORPUS: ReadonlyArray<{ table: string; text: string; setup?: string
   // marks in interval sets and maps, typeof and type, alone and concatenated (big-endian, never swapped twice)
   {
     table: 'inet rt_mi',
-    text: `table inet mi {
+    text: `table inet rt_mi {
 	set a { typeof meta mark; flags interval; elements = { 0x00000001-0x00000005, 0x00000100 } }
 	set b { typeof ct mark; flags interval; elements = { 0x00000001-0x00000005 } }
 	set c { typeof ct mark . ip saddr; flags interval; elements = { 0x00000001-0x00000005 . 127.0.0.1 } }
