@@ -17,6 +17,45 @@
 
 /** Tables by name (`family name`), each in nft's syntax; `setup`: shell commands run first in each namespace (devices). */
 export const CORPUS: ReadonlyArray<{ table: string; text: string; setup?: string }> = [
+  // tproxy: an IPv6 address bracketed with or without a port; inet's family-less `tproxy to :80`
+  {
+    table: 'ip rt_tp2',
+    text: `table ip rt_tp2 {
+	chain c {
+		type filter hook prerouting priority mangle;
+		meta l4proto tcp tproxy to 127.0.0.1
+		meta l4proto tcp tproxy to :1
+		meta l4proto udp tproxy to 127.0.0.1:65535 accept
+		meta l4proto tcp tproxy to 0.0.0.0:0
+	}
+}
+`,
+  },
+  {
+    table: 'inet rt_tp3',
+    text: `table inet rt_tp3 {
+	chain c {
+		type filter hook prerouting priority mangle;
+		meta l4proto tcp tproxy ip to 127.0.0.1
+		meta l4proto tcp tproxy ip6 to [::1]
+		meta l4proto tcp tproxy to :80
+		meta nfproto ipv6 meta l4proto tcp tproxy ip6 to [fd00::1]:80
+	}
+}
+`,
+  },
+  {
+    table: 'ip6 rt_tp6',
+    text: `table ip6 rt_tp6 {
+	chain c {
+		type filter hook prerouting priority mangle;
+		meta l4proto tcp tproxy to [::1]
+		meta l4proto tcp tproxy to :80
+		meta l4proto tcp tproxy to [fd00::1]:80
+	}
+}
+`,
+  },
   // igmp: nft keeps the ip match before it in every family (`meta nfproto ipv4 igmp type ...`), its group is a number
   {
     table: 'ip rt_ig1',
