@@ -591,9 +591,7 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
         // an anonymous set with an element nft cannot read back: raw; so are integer parts nft 1.0.6 itself
         // lists wrongly: in a map giving a value (`{ 0 . 16384 : ... }` for `64 . 22`), or host-order ones
         // in an interval set (`meta length . ip saddr { 0 . 0.0.0.100-0.0.0.200 }`)
-        const garbled =
-          key?.layout !== undefined &&
-          ((isMap && e.dreg !== C.NFT_REG_VERDICT) || (set?.flags.includes('interval') && key.hostInteger));
+        const garbled = key?.layout !== undefined && ((isMap && e.dreg !== C.NFT_REG_VERDICT) || (set?.flags.includes('interval') && key.hostInteger));
         const right = f && !garbled ? setRight(e.set, f.type, key?.layout) : undefined;
         if (!key || !f || !right || (isMap && (!set || set.map === undefined || e.invert))) {
           rawSlot(e, e.dreg !== undefined ? [e.dreg] : []);
@@ -733,7 +731,14 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
           (x) => x.mask === undefined && x.offset + (h.at ?? 0) === at && at + x.len <= src.offset + src.len && (x.dep === undefined || x.dep === ctx.icmpType),
         );
         const hf = fits.find((x) => x.dep !== undefined) ?? fits[0];
-        const part = hf && matchStatement({ k: 'payload', base: src.base, offset: at, len: hf.len }, 'eq', data.slice((at - src.offset) * 2, (at - src.offset + hf.len) * 2), ctx);
+        const part =
+          hf &&
+          matchStatement(
+            { k: 'payload', base: src.base, offset: at, len: hf.len },
+            'eq',
+            data.slice((at - src.offset) * 2, (at - src.offset + hf.len) * 2),
+            ctx,
+          );
         if (!part) break;
         out.push(part);
         at += hf.len;
