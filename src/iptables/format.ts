@@ -283,6 +283,20 @@ interface Slot {
   /** raw load slot, dropped when its register is consumed */
   loadOf?: number;
   dropped?: boolean;
+  /**
+   * a match nft 1.0.6 may leave out of its listing in ways synplug does not
+   * model (its dependency bookkeeping): `ct l3proto` before a field of the
+   * packet (`ct l3proto ipv4 tcp dport 22` lists as `tcp dport 22`, in an ip6
+   * table too), a link-layer match before a field of a higher layer (`ether
+   * type ip tcp dport 22` in an ip table, `meta iiftype sit ip saddr ...` in a
+   * bridge one). When such a field follows, it prints raw.
+   */
+  hiddenBy?: (later: Slot) => boolean;
+}
+
+/** A statement nft may list differently (see `Slot.hiddenBy`), marked raw. */
+function uncertain(s: Statement): Statement {
+  return { text: `[ ${RAW_MARKER} ${s.text} (nft may leave this match out) ]`, json: { raw: s.json } };
 }
 
 /** Options of {@link ruleStatements}. */
@@ -425,6 +439,8 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
       used.push(k);
       w += Math.ceil(layout[layout.length - 1].len / 4);
     }
+    // after a vlan match nft 1.0.6 names only some Ethernet fields of a concatenation (`ether saddr . @ll,0,48`): raw
+    if (ctx.l2 === 'vlan' && fields.some((x) => x.l2 === 'ether')) return undefined;
     const first = (l: 'l2' | 'l3' | 'l4'): string | undefined => fields.find((x) => x[l] !== undefined)?.[l];
     return {
       field: {
@@ -654,6 +670,9 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
     if (s.setsL3 && later.some((x) => x.needsL3 === s.setsL3)) s.dropped = true;
     if (s.setsL2 && later.some((x) => x.needsL2 === s.setsL2)) s.dropped = true;
     if (s.setsDep && later.some((x) => x.needsDep === s.setsDep)) s.dropped = true;
+  });
+  slots.forEach((s, i) => {
+    if (!s.dropped && s.stmt && s.hiddenBy && slots.slice(i + 1).some((x) => !x.dropped && s.hiddenBy!(x))) s.stmt = uncertain(s.stmt);
   });
   return slots.filter((s) => !s.dropped && s.stmt).map((s) => s.stmt!);
 
@@ -918,7 +937,8 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
     // (no flag at all is nft's `0x0`)
     // (no flag at all is nft's `0x0`; unnamed flag bits print in hex: `ct status == 0x10000`)
     const noFlag = FLAG_TYPES.has(f.type) && flagValueNames(data, f.type) !== undefined;
-    if (f.type !== 'hex' && f.type !== 'rawint' && v.text.startsWith('0x') && f.type !== 'mark' && f.type !== 'mark_be' && !noFlag) return undefined;
+    if (f.type !== 'hex' && f.type !== 'rawint' && v.text.startsWith('0x') && f.type !== 'mark' && f.type !== 'mark_be' && f.type !== 'ethertype' && !noFlag)
+      return undefined;
     // several flags compared whole: nft 1.0.6 prints tcp flags as one number (`tcp flags == 0x12`, JSON 18),
     // ct state and status as flags or'ed (`ct state established | related`, JSON `{ "|": [...] }`)
     const flags = FLAG_TYPES.has(f.type) ? flagValueNames(data, f.type) : undefined;
@@ -958,13 +978,26 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
     // `ether type ip` / `meta protocol ip` before an ip field: nft leaves out `meta protocol`
     // only in bridge and netdev (in inet it is no dependency of anything)
     const isMetaProto = src.k === 'meta' && src.key === 'protocol';
+    const family = options.family;
+    const packetField = (x: Slot): boolean => Boolean(x.needsL3 || x.needsL4 || x.setsL4);
+    if (op === 'eq' && f.type === 'ethertype' && src.k === 'payload' && src.base === 'link' && (family === 'ip' || family === 'ip6' || family === 'inet')) {
+      // in a family of its own network protocol: nft keeps `ether type ip` before some fields, hides it before others
+      slot.hiddenBy = (x) => packetField(x) || v.text !== (family === 'ip6' ? 'ip6' : 'ip');
+    }
+    if (op === 'eq' && f.type === 'iftype' && (family === 'bridge' || family === 'netdev')) slot.hiddenBy = (x) => Boolean(x.needsL2 || x.needsL3);
+    if (op === 'eq' && (f.json as { ct?: { key?: string } }).ct?.key === 'l3proto') {
+      slot.hiddenBy = packetField;
+      // it names the network header as `meta nfproto` does (`ip saddr`, not `@nh,96,32`)
+      if (!c.l3 && (v.text === 'ipv4' || v.text === 'ipv6')) c.l3 = v.text === 'ipv4' ? 'ip' : 'ip6';
+    }
     if (op === 'eq' && f.type === 'ethertype' && ((src.k === 'payload' && src.base === 'link') || isMetaProto)) {
       if (v.text === '8021q' && !isMetaProto) {
         c.l2 = 'vlan';
         slot.setsL2 = 'vlan';
       } else if (v.text === 'ip' || v.text === 'ip6' || v.text === 'arp') {
         c.l3 = v.text;
-        if (!isMetaProto || options.family === 'bridge' || options.family === 'netdev') slot.setsL3 = v.text;
+        const otherFamily = (family === 'ip' && v.text !== 'ip') || (family === 'ip6' && v.text !== 'ip6');
+        if ((!isMetaProto || family === 'bridge' || family === 'netdev') && !otherFamily) slot.setsL3 = v.text;
       }
     }
     // Protocol matches set the context and are dependencies of later field matches: `meta l4proto`

@@ -612,7 +612,8 @@ export function valueText(hex: string, type: ValueType, ifname?: (index: number)
     case 'time_ms':
       if (b.length === 4) {
         const ms = b.readUInt32LE(0);
-        return { text: durationText(ms), json: Math.floor(ms / 1000) };
+        // nft 1.0.6 prints no time at all for 0 (`ct expiration  drop`, which it cannot read back): raw
+        if (ms > 0) return { text: durationText(ms), json: Math.floor(ms / 1000) };
       }
       break;
     case 'addrtype':
@@ -624,7 +625,8 @@ export function valueText(hex: string, type: ValueType, ifname?: (index: number)
     case 'ethertype':
       if (b.length === 2) {
         const t = ETHER_TYPES.get(b.readUInt16BE(0));
-        if (t) return { text: t, json: t };
+        // one nft does not name: hex in text, a number in JSON (`0x88cc`, 35020)
+        return t ? { text: t, json: t } : { text: `0x${hex}`, json: b.readUInt16BE(0) };
       }
       break;
     case 'tchandle':
