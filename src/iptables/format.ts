@@ -665,7 +665,19 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
   // Hide dependencies nft hides: a protocol match followed by a match that implies it.
   slots.forEach((s, i) => {
     if (s.dropped) return;
-    const later = slots.slice(i + 1).filter((x) => !x.dropped);
+    // only up to the first statement that is not a match and does not need it: nft keeps
+    // `meta l4proto tcp counter tcp dport 22` as it is
+    const later: Slot[] = [];
+    for (const x of slots.slice(i + 1)) {
+      if (x.dropped) continue;
+      later.push(x);
+      const needs =
+        (s.setsL4 !== undefined && x.needsL4 === s.setsL4) ||
+        (s.setsL3 !== undefined && x.needsL3 === s.setsL3) ||
+        (s.setsL2 !== undefined && x.needsL2 === s.setsL2) ||
+        (s.setsDep !== undefined && x.needsDep === s.setsDep);
+      if (x.stmt && !('match' in x.stmt.json) && !needs) break;
+    }
     if (s.setsL4 && later.some((x) => x.needsL4 === s.setsL4)) s.dropped = true;
     if (s.setsL3 && later.some((x) => x.needsL3 === s.setsL3)) s.dropped = true;
     if (s.setsL2 && later.some((x) => x.needsL2 === s.setsL2)) s.dropped = true;

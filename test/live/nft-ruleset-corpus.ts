@@ -1215,6 +1215,20 @@ export const CORPUS: ReadonlyArray<{ table: string; text: string; setup?: string
 }
 `,
   },
+  // a statement between a protocol match and the field that needs it: nft keeps the match
+  {
+    table: 'ip rt_depstmt',
+    text: `table ip rt_depstmt {
+	chain c {
+		meta l4proto tcp counter packets 0 bytes 0 tcp dport 22
+		meta l4proto tcp meta mark set 0x00000001 tcp dport 22
+		meta l4proto tcp tproxy to :80 tcp flags ecn
+		meta l4proto udp udp dport 53 counter packets 0 bytes 0
+		icmp type echo-request counter packets 0 bytes 0 icmp id 1
+	}
+}
+`,
+  },
 ];
 
 /** Rules in a table's text: the lines of its chains other than the base chain header. */
