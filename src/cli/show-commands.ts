@@ -147,7 +147,7 @@ export function showCommands(program: Command): void {
             import('../iptables/format.js'),
             import('../guard/support.js'),
           ]);
-          requireNetAdmin('synplug show ruleset'); // nftables refuses even to list without it
+          requireNetAdmin('show ruleset'); // nftables refuses even to list without it
           const rs = await withConn(NETLINK_NETFILTER, (c) => listRuleset(c));
           const problems: string[] = [];
           if (f.json) print(JSON.stringify(formatRulesetJson(rs, { problems })));

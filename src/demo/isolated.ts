@@ -97,7 +97,7 @@ export function toWireError(e: unknown): DemoWireError {
  * @throws {SynplugError} the demo's process could not start, or exited without an answer
  */
 export async function runDemoIsolated(options: DemoOptions = {}, entry: string = demoEntryPath('demo-main')): Promise<DemoResult> {
-  const what = options.inbound ? 'synplug demo --inbound' : 'synplug demo';
+  const what = options.inbound ? 'demo --inbound' : 'demo';
   if (!hasNetAdmin()) throw new NotPermittedError(what);
   if (hasEffectiveCapability(CAP_SYS_ADMIN) === false) {
     throw new SynplugError(

@@ -197,7 +197,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
     // Phase one, before anything is created: the capability and every module of the run, all named at once.
     const pre = await demoPreflight({
       inbound: options.inbound === true,
-      what: options.inbound ? 'synplug demo --inbound' : 'synplug demo',
+      what: options.inbound ? 'demo --inbound' : 'demo',
       ...(options.via !== undefined && { via: options.via }),
     });
     via = pre.via;

@@ -8,7 +8,7 @@ import { SynplugError } from '../netlink/errors.js';
 
 /** The process lacks CAP_NET_ADMIN. Category `permission`. */
 export class NotPermittedError extends SynplugError {
-  /** @param what the command or operation that needs it, e.g. `synplug setup` */
+  /** @param what the command or operation that needs it, e.g. `setup` (the CLI prefixes `synplug: `) */
   constructor(what: string) {
     super(`${what} needs CAP_NET_ADMIN: run it as root (or grant the capability)`, 'permission');
     this.name = 'NotPermittedError';

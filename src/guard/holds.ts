@@ -57,7 +57,7 @@ export async function plug(opts: GuardOptions & { maxHoldMs?: number } = {}): Pr
   if (opts?.netns !== undefined) return inCallNetns('plug', opts, plug);
   const maxHoldMs = opts?.maxHoldMs ?? 10_000;
   if (!(maxHoldMs >= 10)) throw new UsageError('max-hold (--max-hold) must be at least 10 ms');
-  const { config, store, record } = contextFor(opts, 'synplug plug');
+  const { config, store, record } = contextFor(opts, 'plug');
   return withSession(config, record, async (s) => {
     await recoverStale(s, store);
     await requireSetUp(s, config, 'plug', record !== undefined);
@@ -137,7 +137,7 @@ export async function release(opts: ReleaseOptions = {}): Promise<ReleaseResult>
   let ctx: ReturnType<typeof contextFor>;
   let damaged: StateFileError | undefined;
   try {
-    ctx = contextFor(guardOpts, orphaned ? 'synplug release --orphaned' : 'synplug release');
+    ctx = contextFor(guardOpts, orphaned ? 'release --orphaned' : 'release');
   } catch (e) {
     if (!(e instanceof StateFileError) || orphaned) throw e;
     damaged = e;
@@ -287,7 +287,7 @@ export async function status(opts: StatusOptions = {}): Promise<StatusResult> {
   checkEntryOptions('status', opts);
   const { inbound, local, ...rest } = opts ?? {};
   checkSelector({ inbound, local }, 'status');
-  const { config, store, record } = contextFor(rest, 'synplug status', { inbound });
+  const { config, store, record } = contextFor(rest, 'status', { inbound });
   return withSession(config, record, async (s) => {
     const rec = await recoverStale(s, store);
     const selected = await selectedHolds(s, record, { inbound, local });
@@ -372,7 +372,7 @@ export async function teardown(opts: TeardownOptions = {}): Promise<TeardownResu
   const { inbound: _only, local: _local, hold: _hold, ...rest } = opts ?? {};
   let ctx: ReturnType<typeof contextFor>;
   try {
-    ctx = contextFor(rest, 'synplug teardown', { inbound: only });
+    ctx = contextFor(rest, 'teardown', { inbound: only });
     // A damaged or symlinked plug.json or leases.json is an error before anything is removed (as for every command):
     // teardown would otherwise delete it, and with it what it says about a protect still running.
     ctx.store.readPlug();

@@ -51,7 +51,7 @@ async function protectOnce(opts: GuardProtectOptions): Promise<ProtectResult> {
     throw new UsageError('no command given: protect needs `command`, an array of strings (CLI: synplug protect [options] -- COMMAND [ARGS...])');
   }
   if (opts.maxHoldMs !== undefined && !(opts.maxHoldMs >= 10)) throw new UsageError('max-hold (--max-hold) must be at least 10 ms');
-  const { config, store, record } = contextFor(opts, 'synplug protect');
+  const { config, store, record } = contextFor(opts, 'protect');
   const started = new Date();
   // The watchdog (a process of its own) starts while phase one checks.
   const watchdog = startWatchdog();

@@ -92,7 +92,7 @@ export async function setupOrPlan<T>(opts: SetupOptions, dryRun: ((would: SetupW
   const candidates = (via === 'auto' ? (['plug', 'queue'] as const) : [via]).flatMap((v) => holdModeFor(v, scope) ?? []);
   if (!candidates.length) throw new SynplugError(`this synplug has no ${scope} ${via === 'auto' ? '' : `${via} `}hold`);
   candidates[0].validate(opts, config);
-  requireNetAdmin('synplug setup');
+  requireNetAdmin('setup');
   const store = new StateStore(config.stateDir);
   const dirExisted = store.checkDir();
   const oldRecord = store.readSetup(inbound ? { inbound: inbound.dev } : undefined);
@@ -317,7 +317,7 @@ export async function check(opts: CheckOptions = {}): Promise<CheckResult> {
   checkEntryOptions('check', opts);
   const { inbound, local, ...rest } = opts ?? {};
   checkSelector({ inbound, local }, 'check');
-  const { config, store, record } = contextFor(rest, 'synplug check', { inbound });
+  const { config, store, record } = contextFor(rest, 'check', { inbound });
   return withSession(config, record, async (s) => {
     await recoverStale(s, store);
     const selected = await selectedHolds(s, record, { inbound, local });

@@ -240,13 +240,20 @@ function prefixBits(maskHex: string): number | undefined {
   return bits;
 }
 
+/** Number of leading one bits of a 32-bit mask that is ones then zeros (0 for 0), else undefined. */
+function leadingOnes(mask: number): number | undefined {
+  for (let bits = 0; bits <= 32; bits++) if (mask === (bits === 0 ? 0 : (0xffffffff << (32 - bits)) >>> 0)) return bits;
+  return undefined;
+}
+
 /** `ip daddr 192.168.0.0/16` and its JSON `{ prefix: { addr, len } }`. */
 function prefixMatch(f: Field, data: string, bits: number, op: string): Slot {
   const full = f.fullLen ?? (f.type === 'ipv4' ? 4 : 16);
   const bytes = Buffer.alloc(full);
   Buffer.from(data, 'hex').copy(bytes, 0, 0, full);
   const addr = addressText(bytes);
-  const json = { payload: (f.json as { payload: unknown }).payload };
+  // a payload field's JSON without what a partial load adds; a ct address (`ct original ip saddr`) as it is
+  const json = 'payload' in f.json ? { payload: (f.json as { payload: unknown }).payload } : f.json;
   return {
     stmt: {
       text: `${f.text} ${op === 'neq' ? '!= ' : ''}${addr}/${bits}`,
@@ -276,6 +283,20 @@ interface Slot {
   /** raw load slot, dropped when its register is consumed */
   loadOf?: number;
   dropped?: boolean;
+  /**
+   * a match nft 1.0.6 may leave out of its listing in ways synplug does not
+   * model (its dependency bookkeeping): `ct l3proto` before a field of the
+   * packet (`ct l3proto ipv4 tcp dport 22` lists as `tcp dport 22`, in an ip6
+   * table too), a link-layer match before a field of a higher layer (`ether
+   * type ip tcp dport 22` in an ip table, `meta iiftype sit ip saddr ...` in a
+   * bridge one). When such a field follows, it prints raw.
+   */
+  hiddenBy?: (later: Slot) => boolean;
+}
+
+/** A statement nft may list differently (see `Slot.hiddenBy`), marked raw. */
+function uncertain(s: Statement): Statement {
+  return { text: `[ ${RAW_MARKER} ${s.text} (nft may leave this match out) ]`, json: { raw: s.json } };
 }
 
 /** Options of {@link ruleStatements}. */
@@ -353,10 +374,11 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
     if (writes === 'all') regs.clear();
     else for (const w of writes) unbind(w);
   };
-  const setRight = (name: string, t: ValueType): { text: string; json: unknown; objType?: number } | undefined => {
+  /** `layout`: how a concatenated key's parts print, from the fields the rule loads (see `lookupKey`). */
+  const setRight = (name: string, t: ValueType, layout?: Layout): { text: string; json: unknown; objType?: number } | undefined => {
     const set = options.sets?.find((x) => x.name === name);
     if (set?.flags.includes('anonymous') && set.elements) {
-      const els = setElementsPrinted(set, set.elements, keyLayout(set, t), (i) => options.ifnames?.[i]);
+      const els = setElementsPrinted(set, set.elements, layout ?? keyLayout(set, t), (i) => options.ifnames?.[i]);
       if (els.some((v) => v.text.includes(`[ ${RAW_MARKER}`))) return undefined;
       return { text: `{ ${els.map((v) => v.text).join(', ')} }`, json: { set: els.map((v) => v.json) }, objType: set.objType };
     }
@@ -384,9 +406,12 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
   /**
    * The key a lookup reads from `sreg`: the field loaded there, or, for a set
    * of concatenated keys, the fields loaded into the registers that follow
-   * (each part from a 4-byte boundary): `ip saddr . tcp dport`.
+   * (each part from a 4-byte boundary): `ip saddr . tcp dport`. A part of
+   * nft's plain `integer` type (`ip ttl`, `meta length`) has no size of its
+   * own: `layout` then gives each part's size and byte order from the field
+   * loaded (nft prints `ip ttl . ip protocol { 64 . tcp }`).
    */
-  const lookupKey = (sreg: number, set: NftSet | undefined): { field: Field; regs: number[] } | undefined => {
+  const lookupKey = (sreg: number, set: NftSet | undefined): { field: Field; regs: number[]; layout?: Layout; hostInteger?: boolean } | undefined => {
     const parts = set?.keyType !== undefined ? datatypeLayout(set.keyType) : undefined;
     const fieldAt = (k: number): Field | undefined => {
       const r = regs.get(k);
@@ -398,15 +423,24 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
     }
     const fields: Field[] = [];
     const used: number[] = [];
+    const layout: Layout = [];
+    let hostInteger = false;
     let w = span(sreg)[0];
     for (const p of parts) {
       const k = [...regs.keys()].find((x) => span(x)[0] === w);
       const f = k !== undefined ? fieldAt(k) : undefined;
       if (k === undefined || !f || f.fullLen !== undefined) return undefined;
+      const len = regs.get(k)!.len;
+      if (p.type === 'hex' && !(INTEGER_PARTS.has(f.type) && len !== undefined && len >= 1 && len <= 4)) return undefined;
+      layout.push(p.type === 'hex' ? { type: f.type, len: len! } : p);
+      // an integer that is not a header field (`meta length`) is host-order, turned big-endian for the lookup
+      if (p.type === 'hex' && !('payload' in f.json)) hostInteger = true;
       fields.push(f);
       used.push(k);
-      w += Math.ceil(p.len / 4);
+      w += Math.ceil(layout[layout.length - 1].len / 4);
     }
+    // after a vlan match nft 1.0.6 names only some Ethernet fields of a concatenation (`ether saddr . @ll,0,48`): raw
+    if (ctx.l2 === 'vlan' && fields.some((x) => x.l2 === 'ether')) return undefined;
     const first = (l: 'l2' | 'l3' | 'l4'): string | undefined => fields.find((x) => x[l] !== undefined)?.[l];
     return {
       field: {
@@ -418,6 +452,7 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
         l4: first('l4'),
       },
       regs: used,
+      ...(parts.some((p) => p.type === 'hex') && { layout, hostInteger }),
     };
   };
   for (let at = 0; at < exprs.length; at++) {
@@ -553,7 +588,8 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
         }
         const st = r ? matchStatement(r.src, e.op, e.data, ctx) : undefined;
         // nft merges matches of bit fields that share their bytes into one load and compare: `ip version 4 ip hdrlength 5`
-        const split = !st && r?.src.k === 'payload' && e.op === 'eq' ? bitfieldsMatch(r.src, e.data) : undefined;
+        // and matches of neighbouring whole fields: `tcp sport 1 tcp dport 2`, `icmp id 5 icmp sequence 1`
+        const split = !st && r?.src.k === 'payload' && e.op === 'eq' ? (bitfieldsMatch(r.src, e.data) ?? fieldsMatch(r.src, e.data)) : undefined;
         if (!r || (!st && !split)) {
           rawSlot(e, []);
           continue;
@@ -568,8 +604,11 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
         const f = key?.field;
         // a map lookup needs the map (to print its values); a verdict map writes the verdict register
         const isMap = e.dreg !== undefined;
-        // an anonymous set with an element nft cannot read back: raw
-        const right = f && setRight(e.set, f.type);
+        // an anonymous set with an element nft cannot read back: raw; so are integer parts nft 1.0.6 itself
+        // lists wrongly: in a map giving a value (`{ 0 . 16384 : ... }` for `64 . 22`), or host-order ones
+        // in an interval set (`meta length . ip saddr { 0 . 0.0.0.100-0.0.0.200 }`)
+        const garbled = key?.layout !== undefined && ((isMap && e.dreg !== C.NFT_REG_VERDICT) || (set?.flags.includes('interval') && key.hostInteger));
+        const right = f && !garbled ? setRight(e.set, f.type, key?.layout) : undefined;
         if (!key || !f || !right || (isMap && (!set || set.map === undefined || e.invert))) {
           rawSlot(e, e.dreg !== undefined ? [e.dreg] : []);
           continue;
@@ -626,11 +665,26 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
   // Hide dependencies nft hides: a protocol match followed by a match that implies it.
   slots.forEach((s, i) => {
     if (s.dropped) return;
-    const later = slots.slice(i + 1).filter((x) => !x.dropped);
+    // only up to the first statement that is not a match and does not need it: nft keeps
+    // `meta l4proto tcp counter tcp dport 22` as it is
+    const later: Slot[] = [];
+    for (const x of slots.slice(i + 1)) {
+      if (x.dropped) continue;
+      later.push(x);
+      const needs =
+        (s.setsL4 !== undefined && x.needsL4 === s.setsL4) ||
+        (s.setsL3 !== undefined && x.needsL3 === s.setsL3) ||
+        (s.setsL2 !== undefined && x.needsL2 === s.setsL2) ||
+        (s.setsDep !== undefined && x.needsDep === s.setsDep);
+      if (x.stmt && !('match' in x.stmt.json) && !needs) break;
+    }
     if (s.setsL4 && later.some((x) => x.needsL4 === s.setsL4)) s.dropped = true;
     if (s.setsL3 && later.some((x) => x.needsL3 === s.setsL3)) s.dropped = true;
     if (s.setsL2 && later.some((x) => x.needsL2 === s.setsL2)) s.dropped = true;
     if (s.setsDep && later.some((x) => x.needsDep === s.setsDep)) s.dropped = true;
+  });
+  slots.forEach((s, i) => {
+    if (!s.dropped && s.stmt && s.hiddenBy && slots.slice(i + 1).some((x) => !x.dropped && s.hiddenBy!(x))) s.stmt = uncertain(s.stmt);
   });
   return slots.filter((s) => !s.dropped && s.stmt).map((s) => s.stmt!);
 
@@ -693,6 +747,39 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
   }
 
   /**
+   * One load compared equal that nft made of matches of neighbouring whole
+   * header fields (its payload merging): one match per field, in header
+   * order, when the fields nft names there (the icmp type's own, see
+   * `headerField`) cover the loaded bytes exactly; undefined otherwise.
+   */
+  function fieldsMatch(src: Extract<Src, { k: 'payload' }>, data: string): Slot[] | undefined {
+    if (data.length !== src.len * 2) return undefined;
+    for (const proto of protocolsAt(src.base, ctx)) {
+      const h = HEADERS[proto];
+      const out: Slot[] = [];
+      for (let at = src.offset; at < src.offset + src.len; ) {
+        const fits = h.fields.filter(
+          (x) => x.mask === undefined && x.offset + (h.at ?? 0) === at && at + x.len <= src.offset + src.len && (x.dep === undefined || x.dep === ctx.icmpType),
+        );
+        const hf = fits.find((x) => x.dep !== undefined) ?? fits[0];
+        const part =
+          hf &&
+          matchStatement(
+            { k: 'payload', base: src.base, offset: at, len: hf.len },
+            'eq',
+            data.slice((at - src.offset) * 2, (at - src.offset + hf.len) * 2),
+            ctx,
+          );
+        if (!part) break;
+        out.push(part);
+        at += hf.len;
+        if (at === src.offset + src.len && out.length > 1) return out;
+      }
+    }
+    return undefined;
+  }
+
+  /**
    * A mark changed bitwise, as a value `meta mark set` / `ct mark set`
    * takes: `meta mark | 0x00000010` (mask ~x, xor x), `ct mark & 0x0000ff00`
    * (xor 0), `meta mark ^ 0x1` (mask all ones); undefined for other forms.
@@ -717,8 +804,11 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
     const lo = valueText(from, f.type, pctx.ifname);
     const hi = valueText(to, f.type, pctx.ifname);
     if ((lo.text.startsWith('0x') || hi.text.startsWith('0x')) && f.type !== 'mark' && f.type !== 'mark_be') return undefined;
+    // a range of tcp flags: numbers in nft's text (`tcp flags 0x40-0x80`), names in its JSON; of ct flags: raw
+    if (FLAG_TYPES.has(f.type) && f.type !== 'tcpflags') return undefined;
+    const text = f.type === 'tcpflags' ? `0x${Buffer.from(from, 'hex')[0].toString(16)}-0x${Buffer.from(to, 'hex')[0].toString(16)}` : `${lo.text}-${hi.text}`;
     return {
-      stmt: { text: `${f.text} ${lo.text}-${hi.text}`, json: { match: { op: '==', left: f.json, right: { range: [lo.json, hi.json] } } } },
+      stmt: { text: `${f.text} ${text}`, json: { match: { op: '==', left: f.json, right: { range: [lo.json, hi.json] } } } },
       needsL2: f.l2,
       needsL3: f.l3,
       needsL4: f.l4,
@@ -765,6 +855,8 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
       if (bf !== undefined) return bf ?? undefined;
       const f = src.src.k === 'imm' || src.src.k === 'masked' || src.src.k === 'map' ? undefined : fieldOf(src.src, c);
       if (!f || /[^0]/.test(src.xor)) return undefined;
+      // flags under a mask of every bit: nft drops the mask (`tcp flags == 0xff`, `tcp flags == syn`)
+      if (FLAG_TYPES.has(f.type) && /^f+$/i.test(src.mask)) return matchStatement(src.src, op, data, c);
       const bits = prefixBits(src.mask);
       if ((f.type === 'ipv4' || f.type === 'ipv6') && bits !== undefined && (op === 'eq' || op === 'neq')) {
         return prefixMatch(f, data, bits, op);
@@ -772,6 +864,22 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
       const mask = valueText(src.mask, f.type, pctx.ifname);
       const val = valueText(data, f.type, pctx.ifname);
       const isZero = !/[^0]/.test(data);
+      // a mark (nft's DTYPE_F_PREFIX type) under a mask of leading ones: nft's prefix, `meta mark 0x00010000/16`
+      // (the value as the kernel has it, bits past the prefix included), and the value alone for a full mask
+      const markBits = (f.type === 'mark' || f.type === 'mark_be') && typeof mask.json === 'number' ? leadingOnes(mask.json) : undefined;
+      if (markBits !== undefined && (op === 'eq' || op === 'neq')) {
+        const neg = op === 'neq' ? '!= ' : '';
+        const full = markBits === 32;
+        return {
+          stmt: {
+            text: `${f.text} ${neg}${val.text}${full ? '' : `/${markBits}`}`,
+            json: { match: { op: opJson, left: f.json, right: full ? val.json : { prefix: { addr: val.json, len: markBits } } } },
+          },
+          needsL2: f.l2,
+          needsL3: f.l3,
+          needsL4: f.l4,
+        };
+      }
       // `ct state established,related`, `tcp flags syn`: any of the mask's flags set (`tcp flags 0x0`:
       // none, never true); `tcp flags ! syn,ack`: none of them set
       if (FLAG_TYPES.has(f.type) && (op === 'neq' || op === 'eq') && isZero && flagValueNames(src.mask, f.type) !== undefined) {
@@ -841,7 +949,27 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
     // (no flag at all is nft's `0x0`)
     // (no flag at all is nft's `0x0`; unnamed flag bits print in hex: `ct status == 0x10000`)
     const noFlag = FLAG_TYPES.has(f.type) && flagValueNames(data, f.type) !== undefined;
-    if (f.type !== 'hex' && f.type !== 'rawint' && v.text.startsWith('0x') && f.type !== 'mark' && f.type !== 'mark_be' && !noFlag) return undefined;
+    if (f.type !== 'hex' && f.type !== 'rawint' && v.text.startsWith('0x') && f.type !== 'mark' && f.type !== 'mark_be' && f.type !== 'ethertype' && !noFlag)
+      return undefined;
+    // several flags compared whole: nft 1.0.6 prints tcp flags as one number (`tcp flags == 0x12`, JSON 18),
+    // ct state and status as flags or'ed (`ct state established | related`, JSON `{ "|": [...] }`)
+    const flags = FLAG_TYPES.has(f.type) ? flagValueNames(data, f.type) : undefined;
+    if (flags && flags.length > 1) {
+      const n = Buffer.from(data, 'hex');
+      const several: { text: string; json: unknown } | undefined =
+        f.type === 'tcpflags'
+          ? { text: `${op === 'eq' ? '== ' : opText}0x${n[0].toString(16)}`, json: n[0] }
+          : (op === 'eq' || op === 'neq') && flags.every((x) => typeof x === 'string')
+            ? { text: `${opText}${flags.join(' | ')}`, json: flags.slice(1).reduce<unknown>((acc, x) => ({ '|': [acc, x] }), flags[0]) }
+            : undefined;
+      if (!several) return undefined;
+      return {
+        stmt: { text: `${f.text} ${several.text}`, json: { match: { op: opJson, left: f.json, right: several.json } } },
+        needsL2: f.l2,
+        needsL3: f.l3,
+        needsL4: f.l4,
+      };
+    }
     // flag fields compared whole print an explicit `==` (`ct state == established`)
     const opShown = FLAG_TYPES.has(f.type) && op === 'eq' ? '== ' : opText;
     const slot: Slot = {
@@ -862,13 +990,26 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
     // `ether type ip` / `meta protocol ip` before an ip field: nft leaves out `meta protocol`
     // only in bridge and netdev (in inet it is no dependency of anything)
     const isMetaProto = src.k === 'meta' && src.key === 'protocol';
+    const family = options.family;
+    const packetField = (x: Slot): boolean => Boolean(x.needsL3 || x.needsL4 || x.setsL4);
+    if (op === 'eq' && f.type === 'ethertype' && src.k === 'payload' && src.base === 'link' && (family === 'ip' || family === 'ip6' || family === 'inet')) {
+      // in a family of its own network protocol: nft keeps `ether type ip` before some fields, hides it before others
+      slot.hiddenBy = (x) => packetField(x) || v.text !== (family === 'ip6' ? 'ip6' : 'ip');
+    }
+    if (op === 'eq' && f.type === 'iftype' && (family === 'bridge' || family === 'netdev')) slot.hiddenBy = (x) => Boolean(x.needsL2 || x.needsL3);
+    if (op === 'eq' && (f.json as { ct?: { key?: string } }).ct?.key === 'l3proto') {
+      slot.hiddenBy = packetField;
+      // it names the network header as `meta nfproto` does (`ip saddr`, not `@nh,96,32`)
+      if (!c.l3 && (v.text === 'ipv4' || v.text === 'ipv6')) c.l3 = v.text === 'ipv4' ? 'ip' : 'ip6';
+    }
     if (op === 'eq' && f.type === 'ethertype' && ((src.k === 'payload' && src.base === 'link') || isMetaProto)) {
       if (v.text === '8021q' && !isMetaProto) {
         c.l2 = 'vlan';
         slot.setsL2 = 'vlan';
       } else if (v.text === 'ip' || v.text === 'ip6' || v.text === 'arp') {
         c.l3 = v.text;
-        if (!isMetaProto || options.family === 'bridge' || options.family === 'netdev') slot.setsL3 = v.text;
+        const otherFamily = (family === 'ip' && v.text !== 'ip') || (family === 'ip6' && v.text !== 'ip6');
+        if ((!isMetaProto || family === 'bridge' || family === 'netdev') && !otherFamily) slot.setsL3 = v.text;
       }
     }
     // Protocol matches set the context and are dependencies of later field matches: `meta l4proto`
@@ -913,6 +1054,9 @@ export function ruleText(rule: NftRule, sets?: readonly NftSet[], ifnames?: Read
   return parts.join(' ');
 }
 
+/** Field types a part of nft's plain `integer` type in a concatenation prints as (see `lookupKey`). */
+const INTEGER_PARTS: ReadonlySet<ValueType> = new Set(['uint_be', 'uint_he']);
+
 /** Key types nft prints a CIDR block of as a prefix (`10.0.0.0/8`); others as a range (`0-1023`). */
 const PREFIX_TYPES: ReadonlySet<ValueType> = new Set(['ipv4', 'ipv6', 'mark', 'mark_be']);
 
@@ -942,7 +1086,8 @@ function keyLayout(set: NftSet, t?: ValueType): Layout {
   const order = setKeyByteOrder(set);
   const interval = set.flags.includes('interval');
   const typed = typeofLayout(userdataTlvs(set.userdata).get(C.NFTNL_UDATA_SET_KEY_TYPEOF), set.keyLen, interval);
-  if (typed && t === undefined) return typed.length === 1 && typed[0].type === 'mark' && order === 'big' ? [{ ...typed[0], type: 'mark_be' }] : typed;
+  // a single mark of an interval set is big-endian: read as such, not swapped a second time
+  if (typed && t === undefined) return typed.length === 1 && typed[0].type === 'mark' && order === 'big' ? [{ type: 'mark_be', len: typed[0].len }] : typed;
   const l = layoutOf(set.keyType, set.keyLen, order, interval);
   if (l.length > 1 || t === undefined) return l;
   if (t === 'mark') return [{ type: order === 'big' ? 'mark_be' : t, len: set.keyLen }];

@@ -167,10 +167,10 @@ export const HEADERS: Readonly<Record<string, Header>> = {
       typed(130, 'max-delay', 4, 2),
     ],
   },
+  // nft 1.0.6 keeps the ip match before igmp (`meta nfproto ipv4 igmp type ...` in inet), and its group is a number
   igmp: {
     base: 'transport',
-    l3: 'ip',
-    fields: [f('type', 0, 1, 'igmp_type'), f('mrt', 1, 1, 'uint_be'), f('checksum', 2, 2, 'uint_be'), f('group', 4, 4, 'ipv4')],
+    fields: [f('type', 0, 1, 'igmp_type'), f('mrt', 1, 1, 'uint_be'), f('checksum', 2, 2, 'uint_be'), f('group', 4, 4, 'uint_be')],
   },
   /** a transport header nft does not know the protocol of: only the ports */
   th: { base: 'transport', fields: [...PORTS] },
@@ -199,6 +199,8 @@ export function headerField(proto: string, offset: number, len: number, mask?: s
   if (!h) return undefined;
   const at = offset - (h.at ?? 0);
   const all = h.fields.filter((x) => x.offset === at && x.len === len && x.mask === mask);
-  // after a match of an icmp type, the field of that type (nft's icmp dependency)
-  return all.find((x) => x.dep !== undefined && x.dep === icmpType) ?? all[0];
+  // after a match of an icmp type, the field of that type (nft's icmp dependency); a field of another
+  // type, or of a type no match established, is not what nft names there (`icmp id 5 icmp sequence 1`
+  // after `icmp type echo-request` is one 4-byte load, not `icmp gateway`)
+  return all.find((x) => x.dep !== undefined && x.dep === icmpType) ?? all.find((x) => x.dep === undefined);
 }

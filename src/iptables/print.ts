@@ -355,18 +355,67 @@ export function datatypeLayout(id: number): Array<{ type: ValueType; len: number
 
 /** nft's ECN names (`nft describe ip ecn`), by value. */
 const ECN_NAMES = ['not-ect', 'ect1', 'ect0', 'ce'];
+/**
+ * IP protocol names by number as nft prints them: the official name (first
+ * column) of each entry of netbase's /etc/protocols (Debian 12, netbase 6.4),
+ * which nft 1.0.6 reads with getprotobynumber(3).
+ */
 const L4_NAMES = new Map<number, string>([
+  [0, 'ip'],
   [1, 'icmp'],
   [2, 'igmp'],
+  [3, 'ggp'],
+  [4, 'ipencap'],
+  [5, 'st'],
   [6, 'tcp'],
+  [8, 'egp'],
+  [9, 'igp'],
+  [12, 'pup'],
   [17, 'udp'],
+  [20, 'hmp'],
+  [22, 'xns-idp'],
+  [27, 'rdp'],
+  [29, 'iso-tp4'],
   [33, 'dccp'],
+  [36, 'xtp'],
+  [37, 'ddp'],
+  [38, 'idpr-cmtp'],
+  [41, 'ipv6'],
+  [43, 'ipv6-route'],
+  [44, 'ipv6-frag'],
+  [45, 'idrp'],
+  [46, 'rsvp'],
   [47, 'gre'],
   [50, 'esp'],
   [51, 'ah'],
+  [57, 'skip'],
   [58, 'ipv6-icmp'],
+  [59, 'ipv6-nonxt'],
+  [60, 'ipv6-opts'],
+  [73, 'rspf'],
+  [81, 'vmtp'],
+  [88, 'eigrp'],
+  [89, 'ospf'],
+  [93, 'ax.25'],
+  [94, 'ipip'],
+  [97, 'etherip'],
+  [98, 'encap'],
+  [103, 'pim'],
+  [108, 'ipcomp'],
+  [112, 'vrrp'],
+  [115, 'l2tp'],
+  [124, 'isis'],
   [132, 'sctp'],
+  [133, 'fc'],
+  [135, 'mobility-header'],
   [136, 'udplite'],
+  [137, 'mpls-in-ip'],
+  [138, 'manet'],
+  [139, 'hip'],
+  [140, 'shim6'],
+  [141, 'wesp'],
+  [142, 'rohc'],
+  [143, 'ethernet'],
 ]);
 
 /** nft's name of an IP protocol number (`tcp`, `udp`...), or undefined. */
@@ -395,6 +444,15 @@ export function flagText(f: string | number): string {
 
 /** The types whose values are sets of flag bits (a masked `!= 0` test prints as `ct state new`). */
 export const FLAG_TYPES: ReadonlySet<ValueType> = new Set<ValueType>(['tcpflags', 'ct_state', 'ct_status']);
+
+/**
+ * A u32 as `nft -j` 1.0.6 writes it where it passes the value through a C
+ * `int` (numgen's and hash's `mod`, `ct count`'s `val`): past 2^31 - 1 it
+ * comes out negative (4294967295 as -1). The text listing prints it unsigned.
+ */
+export function nftJsonInt(n: number): number {
+  return n | 0;
+}
 
 /** A duration as nft prints it: `10s`, `9s996ms`, `1h30m`, `2d`. */
 export function durationText(ms: number): string {
@@ -554,7 +612,8 @@ export function valueText(hex: string, type: ValueType, ifname?: (index: number)
     case 'time_ms':
       if (b.length === 4) {
         const ms = b.readUInt32LE(0);
-        return { text: durationText(ms), json: Math.floor(ms / 1000) };
+        // nft 1.0.6 prints no time at all for 0 (`ct expiration  drop`, which it cannot read back): raw
+        if (ms > 0) return { text: durationText(ms), json: Math.floor(ms / 1000) };
       }
       break;
     case 'addrtype':
@@ -566,7 +625,8 @@ export function valueText(hex: string, type: ValueType, ifname?: (index: number)
     case 'ethertype':
       if (b.length === 2) {
         const t = ETHER_TYPES.get(b.readUInt16BE(0));
-        if (t) return { text: t, json: t };
+        // one nft does not name: hex in text, a number in JSON (`0x88cc`, 35020)
+        return t ? { text: t, json: t } : { text: `0x${hex}`, json: b.readUInt16BE(0) };
       }
       break;
     case 'tchandle':

@@ -136,17 +136,17 @@ test.serial('bad input: exit 2 naming the flag, before anything is looked at or 
 test.serial('without CAP_NET_ADMIN (user nobody): exit 4', (t) => {
   const r = synplug(['demo'], { uid: 65534 });
   t.is(r.code, 4, r.stderr);
-  t.regex(r.stderr, /synplug demo needs CAP_NET_ADMIN: run it as root/);
+  t.regex(r.stderr, /^synplug: demo needs CAP_NET_ADMIN: run it as root/m);
   const i = synplug(['demo', '--inbound'], { uid: 65534 });
   t.is(i.code, 4, i.stderr);
-  t.regex(i.stderr, /synplug demo --inbound needs CAP_NET_ADMIN: run it as root/);
+  t.regex(i.stderr, /^synplug: demo --inbound needs CAP_NET_ADMIN: run it as root/m);
 });
 
 test.serial('demo --inbound as root without CAP_SYS_ADMIN (no new namespace possible): exit 4 before anything is created', async (t) => {
   const before = inboundSnapshot();
   const r = await synplugMonitored(['demo', '--inbound'], { dropSysAdmin: true });
   t.is(r.code, 4, r.stderr);
-  t.regex(r.stderr, /synplug demo --inbound needs CAP_SYS_ADMIN to create its network namespace \(unshare\): run it as root .*nothing was changed/);
+  t.regex(r.stderr, /^synplug: demo --inbound needs CAP_SYS_ADMIN to create its network namespace \(unshare\): run it as root .*nothing was changed/m);
   t.true(r.monitored);
   t.deepEqual(r.events, []);
   leftNoNamespace(t, r);

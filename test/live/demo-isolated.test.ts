@@ -174,7 +174,7 @@ test.serial('root without CAP_SYS_ADMIN (a container with NET_ADMIN only): exit 
   t.is(r.code, 4, r.stderr);
   t.regex(
     r.stderr,
-    /synplug demo needs CAP_SYS_ADMIN to create its network namespace \(unshare\): run it as root \(or grant the capability\), or give --here to run it in this namespace/,
+    /^synplug: demo needs CAP_SYS_ADMIN to create its network namespace \(unshare\): run it as root \(or grant the capability\), or give --here to run it in this namespace/m,
   );
   t.regex(r.stderr, /nothing was changed/);
   t.deepEqual(snapshot(), before);

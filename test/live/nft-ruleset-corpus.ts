@@ -974,6 +974,261 @@ export const CORPUS: ReadonlyArray<{ table: string; text: string; setup?: string
 }
 `,
   },
+  // tproxy: an IPv6 address bracketed with or without a port; inet's family-less `tproxy to :80`
+  {
+    table: 'ip rt_tp2',
+    text: `table ip rt_tp2 {
+	chain c {
+		type filter hook prerouting priority mangle;
+		meta l4proto tcp tproxy to 127.0.0.1
+		meta l4proto tcp tproxy to :1
+		meta l4proto udp tproxy to 127.0.0.1:65535 accept
+		meta l4proto tcp tproxy to 0.0.0.0:0
+	}
+}
+`,
+  },
+  {
+    table: 'inet rt_tp3',
+    text: `table inet rt_tp3 {
+	chain c {
+		type filter hook prerouting priority mangle;
+		meta l4proto tcp tproxy ip to 127.0.0.1
+		meta l4proto tcp tproxy ip6 to [::1]
+		meta l4proto tcp tproxy to :80
+		meta nfproto ipv6 meta l4proto tcp tproxy ip6 to [fd00::1]:80
+	}
+}
+`,
+  },
+  {
+    table: 'ip6 rt_tp6',
+    text: `table ip6 rt_tp6 {
+	chain c {
+		type filter hook prerouting priority mangle;
+		meta l4proto tcp tproxy to [::1]
+		meta l4proto tcp tproxy to :80
+		meta l4proto tcp tproxy to [fd00::1]:80
+	}
+}
+`,
+  },
+  // igmp: nft keeps the ip match before it in every family (`meta nfproto ipv4 igmp type ...`), its group is a number
+  {
+    table: 'ip rt_ig1',
+    text: `table ip rt_ig1 {
+	chain c {
+		igmp type membership-query accept
+		igmp group 5 accept
+		ip protocol igmp igmp mrt 1 accept
+	}
+}
+`,
+  },
+  {
+    table: 'inet rt_ig2',
+    text: `table inet rt_ig2 {
+	chain c {
+		igmp type membership-query accept
+		meta nfproto ipv4 meta l4proto igmp igmp mrt 2 accept
+		ip protocol igmp igmp mrt 3 accept
+	}
+}
+`,
+  },
+  {
+    table: 'bridge rt_ig3',
+    text: `table bridge rt_ig3 {
+	chain c {
+		igmp type membership-query accept
+		ether type ip igmp mrt 1 accept
+	}
+}
+`,
+  },
+  {
+    table: 'netdev rt_ig4',
+    text: `table netdev rt_ig4 {
+	chain c {
+		igmp type membership-query accept
+	}
+}
+`,
+  },
+  // marks in interval sets and maps, typeof and type, alone and concatenated (big-endian, never swapped twice)
+  {
+    table: 'inet rt_mi',
+    text: `table inet rt_mi {
+	set a { typeof meta mark; flags interval; elements = { 0x00000001-0x00000005, 0x00000100 } }
+	set b { typeof ct mark; flags interval; elements = { 0x00000001-0x00000005 } }
+	set c { typeof ct mark . ip saddr; flags interval; elements = { 0x00000001-0x00000005 . 127.0.0.1 } }
+	set d { type mark . ipv4_addr; flags interval; elements = { 0x00000001-0x00000005 . 127.0.0.0/8 } }
+	set e { type mark; flags interval; elements = { 0x00000001-0x00000005 } }
+	map f { typeof meta mark : ip daddr; flags interval; elements = { 0x00000001-0x00000005 : 127.0.0.1 } }
+	map g { type mark : mark; flags interval; elements = { 0x00000001-0x00000005 : 0x00000007 } }
+	chain c { meta mark { 0x00000001-0x00000005, 0x00000010 } accept; ct mark . ip saddr { 0x00000001-0x00000005 . 127.0.0.1 } accept; meta mark vmap { 0x00000001-0x00000005 : accept }; ip daddr set meta mark map { 0x00000001-0x00000003 : 127.0.0.1 }; }
+}
+`,
+  },
+  // several flags compared whole (tcp flags as one number, ct flags or'ed), under a mask of every bit
+  // (dropped), in a range (numbers in text, names in JSON); `ct state == a | b` is in
+  // test/live/nft-format-fix.test.ts (nft's listing of it reads back as `ct state a,b`)
+  {
+    table: 'inet rt_flagwhole',
+    text: `table inet rt_flagwhole {
+	chain c {
+		tcp flags == syn | ack accept
+		tcp flags != syn | ack accept
+		ct state != established | related accept
+		tcp flags == fin | psh | urg drop
+		tcp flags & (fin | syn | rst | psh | ack | urg | ecn | cwr) == fin | syn | rst | psh | ack | urg | ecn | cwr drop
+		tcp flags & (fin | syn | rst | psh | ack | urg | ecn | cwr) == syn drop
+		tcp flags & (fin | syn | rst | psh | ack | urg | ecn | cwr) != syn drop
+		tcp flags & (fin | syn | rst | psh | ack | urg | ecn | cwr) == 0x0 drop
+		tcp flags > syn | ack accept
+		tcp flags 0x40-0x80 accept
+	}
+}
+`,
+  },
+  // neighbouring fields nft merges into one load: one match each; the icmp fields of the type matched
+  // (`icmp id`, `icmp sequence` after an echo type, never `icmp gateway`)
+  {
+    table: 'ip rt_merged',
+    text: `table ip rt_merged {
+	chain c {
+		icmp id 5 icmp sequence 1 accept
+		icmp type echo-reply icmp id 5 icmp sequence 1 accept
+		icmp type echo-request icmp id 1 accept
+		icmp type redirect icmp gateway 1 accept
+		icmp type destination-unreachable icmp mtu 1500 accept
+		icmp type 8 icmp code 0 accept
+		tcp sport 1 tcp dport 2 accept
+		udp sport 1 udp dport 2 accept
+		ip saddr 127.0.0.1 ip daddr 127.0.0.2 accept
+	}
+}
+`,
+  },
+  {
+    table: 'ip6 rt_merged6',
+    text: `table ip6 rt_merged6 {
+	chain c {
+		icmpv6 id 5 icmpv6 sequence 1 accept
+		icmpv6 type echo-request icmpv6 id 5 icmpv6 sequence 1 accept
+		icmpv6 type packet-too-big icmpv6 mtu 1280 accept
+		icmpv6 type mld-listener-query icmpv6 max-delay 5 accept
+		icmpv6 type echo-reply icmpv6 id 5 accept
+	}
+}
+`,
+  },
+  // integer parts of an anonymous concatenation (`ip ttl`, `meta length`): by the field's size and byte order,
+  // not as a padded 4-byte hex number
+  {
+    table: 'inet rt_concatint',
+    text: `table inet rt_concatint {
+	chain c {
+		ip ttl . ip protocol { 64 . tcp } accept
+		ip id . ip saddr { 5 . 127.0.0.1 } accept
+		tcp window . tcp dport { 1024 . 22 } accept
+		meta length . ip saddr { 100 . 127.0.0.1 } accept
+		meta cpu . ip saddr { 1 . 127.0.0.1 } accept
+		ip length . ip saddr { 1500 . 127.0.0.1 } accept
+		udp length . udp dport { 8 . 53 } accept
+		ip6 hoplimit . ip6 saddr { 255 . fd00::1 } accept
+		ip ttl . ip saddr { 1-64 . 127.0.0.1 } accept
+		ip saddr . ip ttl { 127.0.0.1 . 64 } accept
+		tcp sequence . tcp dport { 7 . 22 } accept
+		ip ttl . tcp dport vmap { 64 . 22 : accept }
+	}
+}
+`,
+  },
+  // protocol numbers by netbase's names as nft prints them (`ipencap`, `ipv6-frag`), unnamed ones as numbers
+  {
+    table: 'inet rt_protonames',
+    text: `table inet rt_protonames {
+	set p {
+		type inet_proto
+		elements = { 0, 41, 112, 143 }
+	}
+	chain c {
+		meta l4proto 0 accept
+		meta l4proto 4 accept
+		meta l4proto 41 accept
+		meta l4proto 44 accept
+		meta l4proto 46 accept
+		meta l4proto 59 accept
+		meta l4proto 89 accept
+		meta l4proto 103 accept
+		meta l4proto 115 accept
+		meta l4proto 143 accept
+		meta l4proto 253 accept
+		ip protocol 94 accept
+		ip6 nexthdr 60 accept
+		meta l4proto { 4, 41, 47, 200 } accept
+		ct protocol 41 accept
+		meta l4proto vmap { 108 : accept, 50 : drop }
+	}
+}
+`,
+  },
+  // a mark under a mask of leading ones is nft's prefix (`meta mark 0x00010000/16`), a full mask the value alone
+  {
+    table: 'inet rt_markprefix',
+    text: `table inet rt_markprefix {
+	chain c {
+		meta mark & 0xffff0000 == 0x00010000 accept
+		meta mark & 0xff000000 == 0x00000000 accept
+		meta mark & 0xfffffff0 != 0x00000010 accept
+		meta mark & 0x80000000 == 0x80000000 accept
+		ct mark & 0xffff0000 == 0x00020000 accept
+		ct mark & 0xff000000 != 0x01000000 accept
+		socket mark & 0xffff0000 == 0x00010000 accept
+		meta mark & 0xffffffff == 0x00000005 accept
+		meta mark & 0xfffffffe == 0x00000002 accept
+		meta mark & 0x00000000 == 0x00000000 accept
+		meta mark & 0x0000ffff == 0x00000001 accept
+		meta mark & 0xffff0000 < 0x00010000 accept
+	}
+}
+`,
+  },
+  // `log ... snaplen 0` kept; a ct address prefix (its JSON's left side); numgen/hash `mod` and `ct count`
+  // past 2^31 - 1 (nft -j writes them signed)
+  {
+    table: 'ip rt_misc',
+    text: `table ip rt_misc {
+	chain c {
+		log snaplen 0 group 1
+		log group 2 snaplen 64 queue-threshold 3
+		ct original ip saddr & 255.255.0.0 == 169.254.0.0 accept
+		ct original saddr & 255.255.255.0 != 127.0.0.0 accept
+		meta mark set numgen inc mod 4294967295
+		meta mark set jhash ip saddr mod 2147483648 seed 0xffffffff offset 2147483647
+		meta mark set symhash mod 2147483649
+		ct count 4294967295
+		ct count over 2147483648
+		meta mark set numgen random mod 2147483647
+	}
+}
+`,
+  },
+  // a statement between a protocol match and the field that needs it: nft keeps the match
+  {
+    table: 'ip rt_depstmt',
+    text: `table ip rt_depstmt {
+	chain c {
+		meta l4proto tcp counter packets 0 bytes 0 tcp dport 22
+		meta l4proto tcp meta mark set 0x00000001 tcp dport 22
+		meta l4proto tcp tproxy to :80 tcp flags ecn
+		meta l4proto udp udp dport 53 counter packets 0 bytes 0
+		icmp type echo-request counter packets 0 bytes 0 icmp id 1
+	}
+}
+`,
+  },
 ];
 
 /** Rules in a table's text: the lines of its chains other than the base chain header. */

@@ -14,6 +14,7 @@
  */
 import * as C from '../constants.js';
 import { be32, checkU32, needU32 } from '../data.js';
+import { nftJsonInt } from '../print.js';
 import type { ExprCodec } from './registry.js';
 
 /** `connlimit`. */
@@ -40,6 +41,6 @@ export const connlimitExpr: ExprCodec<ConnlimitExpr> = {
     return `connlimit count ${e.count} flags ${e.inv ? 1 : 0}`;
   },
   statement(e) {
-    return { stmt: { text: `ct count ${e.inv ? 'over ' : ''}${e.count}`, json: { 'ct count': { val: e.count, ...(e.inv && { inv: true }) } } } };
+    return { stmt: { text: `ct count ${e.inv ? 'over ' : ''}${e.count}`, json: { 'ct count': { val: nftJsonInt(e.count), ...(e.inv && { inv: true }) } } } };
   },
 };

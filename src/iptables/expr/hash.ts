@@ -18,6 +18,7 @@
  * @module
  */
 import * as C from '../constants.js';
+import { nftJsonInt } from '../print.js';
 import { attrCodec } from './registry.js';
 
 /** `hash`: NFTA_HASH_* as numbers. */
@@ -51,7 +52,7 @@ export const hashExpr = attrCodec<HashExpr>(
     field(e, ctx) {
       const offset = e.offset ?? 0;
       const tail = { text: ` mod ${e.modulus}${e.seed !== undefined ? ` seed 0x${e.seed.toString(16)}` : ''}${offset ? ` offset ${offset}` : ''}` };
-      const common = { mod: e.modulus, ...(e.seed !== undefined && { seed: e.seed }), ...(offset && { offset }) };
+      const common = { mod: nftJsonInt(e.modulus), ...(e.seed !== undefined && { seed: e.seed }), ...(offset && { offset }) };
       if (e.type === C.NFT_HASH_SYM) {
         return { dreg: e.dreg, field: { text: `symhash${tail.text}`, json: { symhash: common }, type: 'uint_he' } };
       }

@@ -125,11 +125,12 @@ export const logExpr: ExprCodec<LogExpr> = {
     if (e.group !== undefined) {
       text += ` group ${e.group}`;
       json.group = e.group;
-      if (e.snaplen) {
+      // present whenever the rule gave one, 0 included (the kernel's NF_LOG_F_COPYLEN), and printed then as nft does
+      if (e.snaplen !== undefined) {
         text += ` snaplen ${e.snaplen}`;
         json.snaplen = e.snaplen;
       }
-      if (e.qthreshold) {
+      if (e.qthreshold !== undefined) {
         text += ` queue-threshold ${e.qthreshold}`;
         json['queue-threshold'] = e.qthreshold;
       }

@@ -15,6 +15,7 @@
  * @module
  */
 import * as C from '../constants.js';
+import { nftJsonInt } from '../print.js';
 import { attrCodec } from './registry.js';
 
 /** `numgen`: NFTA_NG_* as numbers. */
@@ -43,7 +44,7 @@ export const numgenExpr = attrCodec<NumgenExpr>(
         dreg: e.dreg,
         field: {
           text: `numgen ${mode} mod ${e.modulus}${offset ? ` offset ${offset}` : ''}`,
-          json: { numgen: { mode, mod: e.modulus, offset } },
+          json: { numgen: { mode, mod: nftJsonInt(e.modulus), offset } },
           type: 'uint_he',
         },
       };

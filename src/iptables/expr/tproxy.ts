@@ -32,20 +32,23 @@ export const tproxyExpr = attrCodec<TproxyExpr>(
     describe: (e) => `tproxy family ${e.family} addr reg ${e.regAddr ?? '-'} port reg ${e.regPort ?? '-'}`,
     statement(e, ctx) {
       const fam = e.family === C.NFPROTO_IPV4 ? 'ip' : e.family === C.NFPROTO_IPV6 ? 'ip6' : e.family === C.NFPROTO_UNSPEC ? ctx.family : undefined;
-      if (fam !== 'ip' && fam !== 'ip6') return undefined;
+      // inet's family-less tproxy takes a port only (`tproxy to :80`)
+      const portOnly = fam === 'inet' && e.regAddr === undefined;
+      if (fam !== 'ip' && fam !== 'ip6' && !portOnly) return undefined;
       const a = e.regAddr !== undefined ? ctx.reg(e.regAddr) : undefined;
       const p = e.regPort !== undefined ? ctx.reg(e.regPort) : undefined;
       if ((e.regAddr !== undefined && a?.k !== 'imm') || (e.regPort !== undefined && p?.k !== 'imm') || (!a && !p)) return undefined;
       const addr = a?.k === 'imm' ? valueText(a.data, fam === 'ip' ? 'ipv4' : 'ipv6') : undefined;
       const port = p?.k === 'imm' ? valueText(p.data, 'port') : undefined;
       if (addr?.text.startsWith('0x') || port?.text.startsWith('0x')) return undefined;
-      const addrText = addr ? (fam === 'ip6' && port ? `[${addr.text}]` : addr.text) : '';
+      // nft brackets an IPv6 address, with a port or without (`tproxy ip6 to [::1]`)
+      const addrText = addr ? (fam === 'ip6' ? `[${addr.text}]` : addr.text) : '';
       const json: Record<string, unknown> = {};
-      if (ctx.family === 'inet') json.family = fam;
+      if (ctx.family === 'inet' && !portOnly) json.family = fam;
       if (addr) json.addr = addr.json;
       if (port) json.port = port.json;
       return {
-        stmt: { text: `tproxy${ctx.family === 'inet' ? ` ${fam}` : ''} to ${addrText}${port ? `:${port.text}` : ''}`, json: { tproxy: json } },
+        stmt: { text: `tproxy${ctx.family === 'inet' && !portOnly ? ` ${fam}` : ''} to ${addrText}${port ? `:${port.text}` : ''}`, json: { tproxy: json } },
         consumes: [e.regAddr, e.regPort].filter((r): r is number => r !== undefined),
       };
     },
