@@ -158,7 +158,7 @@ export function showCommands(program: Command): void {
           if (problems.length)
             return reportError(
               new SynplugError(
-                `show ruleset: ${problems.length} part(s) of the ruleset cannot be printed in nft's language (marked ${f.json ? '{"raw": ...}' : '[ raw: ... ]'} above):\n  ${problems.join('\n  ')}`,
+                `show ruleset: ${problems.length} part(s) of the ruleset cannot be printed in nft's language (raw ones marked ${f.json ? '{"raw": ...}' : '[ raw: ... ]'} above):\n  ${problems.join('\n  ')}`,
                 'unprintable',
               ),
               false,

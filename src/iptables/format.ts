@@ -1033,9 +1033,22 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
   }
 }
 
-/** `s`, after telling `onRaw` about it when it is printed raw. */
+/**
+ * A whole device name ending in `*` printed escaped (`"ab\*"`, print.ts) as
+ * a set element: nft 1.0.6 lists an element unescaped, `"ab*"`, which reads
+ * back as a wildcard (a name compared alone it lists escaped, as synplug).
+ * synplug keeps the escape (its listing reads back to the same ruleset) and
+ * says so: the listing then differs from nft's, so it is never exit 0.
+ */
+const ESCAPED_STAR = /\\\*"/;
+/** The same inside an anonymous set of a rule (`{ "ab\*", "c*" }`). */
+const ESCAPED_STAR_IN_SET = /\{[^}]*\\\*"[^}]*\}/;
+const ESCAPED_STAR_WHY = 'a set element: a device name ending in * printed escaped ("ab\\*"), which nft 1.0.6 lists unescaped and so reads back as a wildcard';
+
+/** `s`, after telling `onRaw` about it when it is printed raw, or differs from nft's listing (an escaped `*` in a set). */
 function noted(s: Statement, onRaw: ((s: Statement) => void) | undefined): Statement {
   if ('raw' in s.json) onRaw?.(s);
+  else if (ESCAPED_STAR_IN_SET.test(s.text)) onRaw?.({ ...s, text: `${s.text}: ${ESCAPED_STAR_WHY}` });
   return s;
 }
 
@@ -1338,8 +1351,10 @@ function setProblem(s: NftSet): string | undefined {
       !typeofLayout(ud.get(C.NFTNL_UDATA_SET_DATA_TYPEOF), s.dataLen, false))
   )
     return "a typeof whose sizes do not match the set's keys or values";
-  if (s.elements && setElementsPrinted(s, s.elements, keyLayout(s), undefined).some((v) => v.text.includes(`[ ${RAW_MARKER}`)))
+  const printed = s.elements ? setElementsPrinted(s, s.elements, keyLayout(s), undefined) : [];
+  if (printed.some((v) => v.text.includes(`[ ${RAW_MARKER}`)))
     return 'an element nft cannot read back (a range of device names that is not a wildcard, a count past 2^53)';
+  if (printed.some((v) => ESCAPED_STAR.test(v.text))) return ESCAPED_STAR_WHY;
   if (unnamedType(s)) return `a key or value type nft names and synplug does not (${s.type}${s.map !== undefined ? ` : ${s.map}` : ''})`;
   const other = (s.expressions ?? []).filter((e) => !SET_EXPRS.has(e));
   if (other.length) return `element expressions ${other.join(', ')} (left out)`;
