@@ -1020,6 +1020,9 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
         c.l4 = name;
         if (src.k === 'meta' || options.family === 'ip' || options.family === 'ip6') slot.setsL4 = name;
       } else c.l4Other = true;
+      // nft 1.0.6 drops any `meta l4proto` before a tcp option match, another protocol's too (a rule that
+      // cannot match would list as one that can): marked raw
+      if (src.k === 'meta' && name !== 'tcp') slot.hiddenBy = (x) => x.stmt !== undefined && JSON.stringify(x.stmt.json).includes('"tcp option"');
     }
     if (op === 'eq' && f.type === 'nfproto' && src.k !== 'field') {
       const n = Buffer.from(data, 'hex')[0];

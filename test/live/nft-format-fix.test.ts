@@ -172,7 +172,9 @@ const UNKNOWN: Array<[string, string, string]> = [
     ct l3proto ipv4 ip saddr 127.0.0.1 accept
     ct l3proto ipv4 meta l4proto tcp accept
     ct expiration 0s drop
-    vlan pcp 0 ether saddr . ether daddr { 00:11:22:33:44:55 . 66:77:88:99:aa:bb } accept`,
+    vlan pcp 0 ether saddr . ether daddr { 00:11:22:33:44:55 . 66:77:88:99:aa:bb } accept
+    meta l4proto udp tcp option sack left 1 drop
+    meta l4proto tcp tcp option sack left 1 drop`,
   ],
   [
     'ip',
