@@ -74,7 +74,7 @@ export type FaultHold = 'queue' | 'plug';
 interface HoldUnderTest {
   /** setup's options */
   setup: string[];
-  /** protect's --max-hold: the plug hold's is longer, for a client to start inside it in a software-emulated VM */
+  /** protect's --max-hold: the plug hold's is longer, for a client to start and its SYN to be held inside it in a software-emulated VM */
   maxHold: string;
   targets: KillTarget[];
   /** SYNs held now (undefined: the queue hold with nobody bound) */
@@ -102,7 +102,7 @@ const HOLDS: Record<FaultHold, HoldUnderTest> = {
   },
   plug: {
     setup: ['--via', 'plug', '--addr', ADDR],
-    maxHold: '8s',
+    maxHold: '20s',
     targets: ['protect', 'watchdog', 'both'],
     // the plug qdisc's queue length (tc -s), the one oracle of what it holds: sch_plug has no dump of its state
     held: (inNs) => {
@@ -182,7 +182,15 @@ async function until(cond: () => boolean, limitMs: number): Promise<boolean> {
   return cond();
 }
 
-const alive = (pid: number | undefined) => pid !== undefined && existsSync(`/proc/${pid}`) && !readFileSync(`/proc/${pid}/stat`, 'utf8').includes(') Z ');
+/** Whether a process runs (not a zombie); one that ends while it is read is not. */
+const alive = (pid: number | undefined): boolean => {
+  if (pid === undefined) return false;
+  try {
+    return !readFileSync(`/proc/${pid}/stat`, 'utf8').includes(') Z ');
+  } catch {
+    return false;
+  }
+};
 
 /** Processes whose command line matches `pattern` (pgrep -f), with `-P parent` when given. */
 function pgrep(pattern: string, parent?: number): number[] {
@@ -369,7 +377,7 @@ except Exception as e:
     const holderGone = await until(() => holderOf(this.ns) === undefined, 30_000);
     // The hold ends for new SYNs once nobody is bound (the queue: the watchdog releases for a killed protect, the
     // kernel unbinds a dead socket), or marking is off (the plug: disarmed, or the element's kernel-side timeout).
-    const unbound = await until(() => !this.hold.inPlace(this.inNs), 30_000);
+    const unbound = await until(() => !this.hold.inPlace(this.inNs), 60_000);
     // Everyone is gone now: what the plug still holds, nobody but the next command releases.
     const stuck = (this.queued() ?? 0) > 0;
     // The next command: its stale-plug recovery releases what a dead protect and watchdog left.
