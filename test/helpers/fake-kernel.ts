@@ -811,14 +811,19 @@ export class FakeKernel {
       const out: Buffer[] = [];
       const ids = new Map<number, string>();
       let failed = false;
-      // Every message is answered (an error, or an ack when asked), then the whole batch is undone if one failed.
+      let ended = false;
+      // Every message is answered (an error, or an ack when asked), then the whole batch is undone if one failed,
+      // or if no NFNL_MSG_BATCH_END closed it (a check: validated, never committed).
       for (const m of msgs.slice(1)) {
-        if (m.type === NFNL_MSG_BATCH_END) break;
+        if (m.type === NFNL_MSG_BATCH_END) {
+          ended = true;
+          break;
+        }
         const r = this.answer(m, () => this.nftChange(m, ids));
         out.push(...r);
         if (r.some((d) => parseMessages(d).some((x) => x.type === 2 && x.payload.readInt32LE(0) !== 0))) failed = true;
       }
-      if (failed) this.state.tables = saved;
+      if (failed || !ended) this.state.tables = saved;
       else this.gen++;
       return out;
     }

@@ -5,7 +5,7 @@
  * the plugs' own buffering state) refuses the k-th request, for every k of a
  * clean run of the command and one past it, through setup, plug, release,
  * protect and teardown of each plug hold (the local hold on lo, the inbound
- * hold of a device). The watchdog runs its own logic in this process
+ * hold of a device), and through setup and teardown of the queue hold. The watchdog runs its own logic in this process
  * (test/helpers/watchdog-in-process.ts), on the same kernel, so its requests
  * are counted and refused too. After each run, once every watchdog ended:
  *
@@ -24,9 +24,9 @@
  *   live; `check` is ok (or absent after a setup that failed, or a teardown),
  *   and a teardown after a failed one leaves nothing of synplug's.
  *
- * The queue hold is not here: its holder is a process of its own
- * (src/guard/leases-holder.ts) that this double does not reach; its kills
- * are bench/faults-lib.ts's and test/live/guard-kill-steps.test.ts's.
+ * The queue hold's plug, release and protect are not here: its holder is a
+ * process of its own (src/guard/leases-holder.ts) that this double does not
+ * reach; their kills at each request are test/live/guard-kill-steps.test.ts's.
  */
 import test, { type ExecutionContext } from 'ava';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -42,23 +42,30 @@ import { InProcessWatchdogs } from '../helpers/watchdog-in-process.js';
 /** nf_tables' NFT_MSG_DELSETELEM in subsystem NFNL_SUBSYS_NFTABLES (10 << 8 | 14): the disarm's batch carries it. */
 const DELSETELEM = (10 << 8) | 14;
 
-/** The holds, by the options setup takes. */
-const HOLDS = {
-  local: { via: 'plug' as const },
-  inbound: { inbound: { dev: 'sp-flt0', ports: [8080] } },
-};
-type HoldName = keyof typeof HOLDS;
-
 /** A step of a scenario: a guard command, and what ends its watchdogs (the deadline, or SIGTERM). */
 type Step = 'setup' | 'plug' | 'plug-long' | 'release' | 'protect' | 'teardown';
-/** The commands the campaign refuses requests of, and the steps that bring the kernel to where each starts. */
-const BEFORE: Record<Exclude<Step, 'plug-long'>, Step[]> = {
+type Command = Exclude<Step, 'plug-long'>;
+/** For a plug hold: the commands the campaign refuses requests of, and the steps that bring the kernel to where each starts. */
+const PLUG_COMMANDS: Partial<Record<Command, Step[]>> = {
   setup: [],
   plug: ['setup'],
   release: ['setup', 'plug-long'],
   protect: ['setup'],
   teardown: ['setup', 'plug-long'],
 };
+
+/**
+ * The holds: the options setup takes, and the commands. The queue hold's
+ * plug, release and protect go through its holder, a process of its own
+ * (src/guard/leases-holder.ts) that binds the queue on a socket of its own:
+ * out of this double's reach, they are not here.
+ */
+const HOLDS = {
+  local: { setup: { via: 'plug' as const }, commands: PLUG_COMMANDS },
+  inbound: { setup: { inbound: { dev: 'sp-flt0', ports: [8080] } }, commands: PLUG_COMMANDS },
+  queue: { setup: { via: 'queue' as const, addr: '169.254.46.1' }, commands: { setup: [], teardown: ['setup'] } as Partial<Record<Command, Step[]>> },
+};
+type HoldName = keyof typeof HOLDS;
 
 /** One world: a kernel, watchdogs in this process, a state directory. */
 class World {
@@ -87,7 +94,7 @@ class World {
     try {
       switch (s) {
         case 'setup':
-          return await guard.setup({ ...o, ...HOLDS[this.hold] });
+          return await guard.setup({ ...o, ...HOLDS[this.hold].setup });
         case 'plug':
           return await guard.plug({ ...o, maxHoldMs: 50 });
         case 'plug-long':
@@ -129,10 +136,10 @@ async function attempt(w: World, s: Step): Promise<{ error?: unknown }> {
 }
 
 /** The requests a clean run of `command` makes after its BEFORE steps (the watchdog's included). */
-async function cleanCount(t: ExecutionContext, hold: HoldName, command: keyof typeof BEFORE): Promise<number> {
+async function cleanCount(t: ExecutionContext, hold: HoldName, command: Command): Promise<number> {
   const w = new World(hold);
   try {
-    for (const s of BEFORE[command]) await w.step(s);
+    for (const s of HOLDS[hold].commands[command] ?? []) await w.step(s);
     const before = w.kernel.requests;
     const r = await attempt(w, command);
     t.is(r.error, undefined, `${hold} ${command}: a clean run succeeds`);
@@ -142,14 +149,14 @@ async function cleanCount(t: ExecutionContext, hold: HoldName, command: keyof ty
   }
 }
 
-async function campaign(t: ExecutionContext, hold: HoldName, command: keyof typeof BEFORE): Promise<void> {
+async function campaign(t: ExecutionContext, hold: HoldName, command: Command): Promise<void> {
   const n = await cleanCount(t, hold, command);
   t.true(n > 0, `${hold} ${command} makes requests`);
   let threw = 0;
   for (let k = 1; k <= n + 1; k++) {
     const w = new World(hold);
     try {
-      for (const s of BEFORE[command]) await w.step(s);
+      for (const s of HOLDS[hold].commands[command] ?? []) await w.step(s);
       const pre = w.kernel.structure();
       const setupBefore = JSON.stringify(w.store.readSetup() ?? null);
       w.kernel.failAt = w.kernel.requests + k;
@@ -200,7 +207,7 @@ async function campaign(t: ExecutionContext, hold: HoldName, command: keyof type
 }
 
 for (const hold of Object.keys(HOLDS) as HoldName[]) {
-  for (const command of Object.keys(BEFORE) as Array<keyof typeof BEFORE>) {
+  for (const command of Object.keys(HOLDS[hold].commands) as Command[]) {
     test.serial(
       `${hold} hold, ${command}: the k-th kernel request refused, for every k; nothing half-applied, records agree, the next command recovers`,
       async (t) => {
