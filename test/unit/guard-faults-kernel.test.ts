@@ -203,7 +203,9 @@ async function campaign(t: ExecutionContext, hold: HoldName, command: Command): 
       w.close();
     }
   }
-  t.log(`${hold} ${command}: ${n} requests in a clean run; ${n} runs with one refused (${threw} ended in an error, the others went on past it), and one past the end`);
+  t.log(
+    `${hold} ${command}: ${n} requests in a clean run; ${n} runs with one refused (${threw} ended in an error, the others went on past it), and one past the end`,
+  );
 }
 
 for (const hold of Object.keys(HOLDS) as HoldName[]) {
