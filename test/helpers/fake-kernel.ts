@@ -448,41 +448,30 @@ export class FakeKernel {
 
   // ------------------------------------------------------------ rtnetlink
 
+  /** What answers each rtnetlink request type (a refusal EOPNOTSUPP for any other). */
+  private readonly routeTable: Record<number, (m: NetlinkMessage) => Array<{ type: number; payload: Buffer }> | undefined> = {
+    [RTM_GETLINK]: (m) => this.getLink(m),
+    [RTM_NEWLINK]: (m) => this.newLink(m),
+    [RTM_SETLINK]: (m) => this.newLink(m),
+    [RTM_DELLINK]: (m) => this.delLink(m),
+    [RTM_GETADDR]: (m) => this.getAddr(m),
+    [RTM_NEWADDR]: (m) => this.newAddr(m),
+    [RTM_DELADDR]: (m) => this.delAddr(m),
+    [RTM_GETQDISC]: (m) => this.getQdisc(m),
+    [RTM_NEWQDISC]: (m) => this.newQdisc(m),
+    [RTM_DELQDISC]: (m) => this.delQdisc(m),
+    // no classes of their own in this model (prio's bands are implied by its options)
+    [RTM_GETTCLASS]: () => [],
+    [RTM_GETTFILTER]: (m) => this.getFilter(m),
+    [RTM_NEWTFILTER]: (m) => this.newFilter(m),
+    [RTM_DELTFILTER]: (m) => this.delFilter(m),
+    // the probe of an action kind: mirred is known; its empty options are refused
+    [RTM_NEWACTION]: () => refuse(EINVAL),
+  };
+
   private route(m: NetlinkMessage): Array<{ type: number; payload: Buffer }> | undefined {
-    switch (m.type) {
-      case RTM_GETLINK:
-        return this.getLink(m);
-      case RTM_NEWLINK:
-      case RTM_SETLINK:
-        return this.newLink(m);
-      case RTM_DELLINK:
-        return this.delLink(m);
-      case RTM_GETADDR:
-        return this.getAddr(m);
-      case RTM_NEWADDR:
-        return this.newAddr(m);
-      case RTM_DELADDR:
-        return this.delAddr(m);
-      case RTM_GETQDISC:
-        return this.getQdisc(m);
-      case RTM_NEWQDISC:
-        return this.newQdisc(m);
-      case RTM_DELQDISC:
-        return this.delQdisc(m);
-      case RTM_GETTCLASS:
-        return [];
-      case RTM_GETTFILTER:
-        return this.getFilter(m);
-      case RTM_NEWTFILTER:
-        return this.newFilter(m);
-      case RTM_DELTFILTER:
-        return this.delFilter(m);
-      case RTM_NEWACTION:
-        // the probe of a kind: mirred is known; its empty options are refused
-        return refuse(EINVAL);
-      default:
-        return refuse(EOPNOTSUPP);
-    }
+    const f = this.routeTable[m.type] ?? (() => refuse(EOPNOTSUPP));
+    return f(m);
   }
 
   private linkMsg(l: Link): { type: number; payload: Buffer } {
@@ -988,8 +977,6 @@ export class FakeKernel {
         const name = cstr(get(attrs, NFTA_CHAIN_NAME)) ?? refuse(EINVAL);
         const old = t.chains.get(name);
         if (old && excl) refuse(EEXIST);
-        const id = get(attrs, NFTA_CHAIN_ID);
-        if (id) ids.set(id.readUInt32BE(0) | 0x40000000, name);
         if (!old)
           t.chains.set(name, { name, handle: this.nftHandle++, attrs: without(attrs, NFTA_CHAIN_TABLE, NFTA_CHAIN_NAME, NFTA_CHAIN_ID, NFTA_CHAIN_HANDLE) });
         return undefined;
