@@ -356,6 +356,11 @@ export async function status(opts: StatusOptions = {}): Promise<StatusResult> {
  * files, and the state directory when setup created it. `inbound` (any name
  * of the device) or `local` removes that hold only.
  *
+ * Removing every hold, the release comes first and is recorded at once as
+ * `release` records it (plug.json released, every lease broken): a teardown
+ * that fails part-way leaves records that agree with the kernel, and the
+ * next `teardown` removes the rest.
+ *
  * Without a record (none, or a damaged setup.json), synplug's IFBs are
  * found by their alias ({@link findSynplugIfbs}) and recognised by their
  * name and root qdisc too ({@link unrecordedIfbMismatch}; any other is left
