@@ -88,7 +88,10 @@ class World {
     return new StateStore(this.stateDir);
   }
 
-  /** Run a step; its watchdogs are left to end (a manual plug's at its deadline; `release` and `teardown` SIGTERM a long plug's). */
+  /**
+   * Run a step; its watchdogs are left to end (a manual plug's at its deadline; `release` and `teardown` SIGTERM a long
+   * plug's). The manual plug's max-hold (0.5 s) leaves room for plug to buffer before its watchdog acts on a loaded machine.
+   */
   async step(s: Step): Promise<unknown> {
     const o = { stateDir: this.stateDir };
     try {
@@ -96,7 +99,7 @@ class World {
         case 'setup':
           return await guard.setup({ ...o, ...HOLDS[this.hold].setup });
         case 'plug':
-          return await guard.plug({ ...o, maxHoldMs: 50 });
+          return await guard.plug({ ...o, maxHoldMs: 500 });
         case 'plug-long':
           return await guard.plug({ ...o, maxHoldMs: 600_000 });
         case 'release':
