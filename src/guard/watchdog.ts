@@ -123,7 +123,7 @@ let starter: WatchdogStarter | undefined;
 /**
  * Start every later watchdog of this process with `s` instead of a process
  * of its own (undefined: processes again). Internal, for tests: the fault
- * campaign (test/unit/guard-faults.test.ts) runs the watchdog's own logic
+ * campaign (test/unit/guard-faults-kernel.test.ts) runs the watchdog's own logic
  * (watchdog-child.ts) in its process, on its kernel double.
  */
 export function setWatchdogStarter(s: WatchdogStarter | undefined): void {
