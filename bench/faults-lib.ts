@@ -1,34 +1,49 @@
 /**
- * The SIGKILL campaign of issue #19 (deliverable 12), on the queue hold
- * (the hold this kernel can build: nfnetlink_queue and NFQUEUE, no
- * sch_plug). Used by `npm run bench:faults` (bench/faults.ts, at least 100
- * runs) and by its short sample in the live tier
- * (test/live/guard-faults-kill.test.ts).
+ * The SIGKILL campaign of issue #19 (deliverable 12), on one hold:
  *
- * A network namespace of its own (`sp-flt-PID`), the local queue hold set
- * up for 169.254.46.1, and a server there. Each run:
+ * - `queue`: the queue hold (the hold this kernel can build: nfnetlink_queue
+ *   and NFQUEUE, no sch_plug). `npm run bench:faults` (bench/faults.ts, at
+ *   least 100 runs) and its short sample in the live tier
+ *   (test/live/guard-faults-kill.test.ts);
+ * - `plug`: the local plug hold (sch_prio, sch_plug, cls_fw: the VM's
+ *   kernels). `npm run bench:faults -- --vm` (at least 30 runs, in the VM of
+ *   scripts/vm/run.sh) and its short sample in the kernel tier
+ *   (test/kernel/guard-faults-kill.test.ts).
+ *
+ * A network namespace of its own (`sp-flt-PID`), the local hold set up for
+ * 169.254.46.1, and a server there. Each run:
  *
  * 1. `synplug protect --max-hold 3s -- COMMAND`, where COMMAND makes a file
  *    RUN (the hold is on) and waits for a file GO;
  * 2. a client connects to the server once the hold is on (its SYN is held);
- * 3. SIGKILL to protect, its watchdog, the queue's holder process (which
- *    keeps the bound queue socket for every holder, src/guard/leases-holder.ts),
- *    protect and its watchdog, or all three, at a random moment: right away
- *    (before or while it plugs), while holding, or once the client's SYN is
- *    queued;
+ * 3. SIGKILL to protect, its watchdog, protect and its watchdog, or (the
+ *    queue hold) the queue's holder process (which keeps the bound queue
+ *    socket for every holder, src/guard/leases-holder.ts) or all three, at a
+ *    random moment: right away (before or while it plugs), while holding, or
+ *    once the client's SYN is queued (in the queue, or in the plug qdisc);
  * 4. GO is made (a protect still alive then ends its command and releases).
  *
  * After every run, judged by the order of events and the kernel's state,
  * never by wall-clock time (every wait is bounded and only ends early):
- * - `leftBound`: a process is still bound to the queue once protect, its
- *   watchdog and the holder are gone (the hold left in place);
- * - `synLost`: the client's SYN, sent during the hold, did not connect;
+ * - `leftBound`: the hold is left in place once protect, its watchdog (and
+ *   the holder) are gone: the queue hold, a process still bound to the
+ *   queue; the plug hold, marking still armed (the set element of
+ *   synplug_active neither deleted nor timed out), or a new connection's SYN
+ *   held;
+ * - `synLost`: the client's SYN, sent during the hold, did not connect (the
+ *   plug hold: after the next command, when nobody was left to release);
  * - `notClean`: the next command does not find a clean state: `synplug
  *   check` does not exit 0, or `status` shows a live lease.
  * - counted apart, not a failure: `staleRecord`, plug.json still saying
  *   buffering when protect and its watchdog were both killed (nobody was
- *   left to write it; the kernel let go when their sockets closed); the next
- *   protect or plug's stale-plug recovery takes it, as the next run shows.
+ *   left to write it; the queue: the kernel let go when their sockets
+ *   closed); the next command's stale-plug recovery takes it, as `status`
+ *   then shows;
+ * - counted apart, not a failure: `recoveredByNext` (the plug hold), the
+ *   client's SYN still in the plug once protect and its watchdog were gone
+ *   (both killed: the kernel's deadline stops marking new SYNs, and TCP does
+ *   not retransmit a SYN still queued in the host), delivered when the next
+ *   command (`status`) released the stale plug.
  *
  * @module
  */
@@ -41,6 +56,8 @@ import { QUEUE_HOLDER_ARG } from '../src/guard/leases-holder.js';
 import { NETNS_ENV } from '../src/netlink/netns.js';
 
 const IP = '/usr/sbin/ip';
+const TC = '/usr/sbin/tc';
+const NFT = '/usr/sbin/nft';
 const CLI = fileURLToPath(new URL('../dist/bundle/synplug.cjs', import.meta.url));
 const ADDR = '169.254.46.1';
 const PORT = 39420;
@@ -50,6 +67,54 @@ const QUEUE = 4200;
 export type KillTarget = 'protect' | 'watchdog' | 'holder' | 'both' | 'all';
 /** When: right after protect starts, while holding, or once the client's SYN is queued. */
 export type KillMoment = 'start' | 'holding' | 'syn-queued';
+/** The hold a campaign runs on: the queue hold (this kernel) or the local plug hold (the VM's kernels). */
+export type FaultHold = 'queue' | 'plug';
+
+/** What differs between the holds: the setup, who can be killed, and what the kernel shows (in the campaign's namespace). */
+interface HoldUnderTest {
+  /** setup's options */
+  setup: string[];
+  /** protect's --max-hold: the plug hold's is longer, for a client to start and its SYN to be held inside it in a software-emulated VM */
+  maxHold: string;
+  targets: KillTarget[];
+  /** SYNs held now (undefined: the queue hold with nobody bound) */
+  held(inNs: (...argv: string[]) => string): number | undefined;
+  /** whether the hold is in place for new SYNs: a process bound to the queue; marking armed (synplug_active has an element) */
+  inPlace(inNs: (...argv: string[]) => string): boolean;
+}
+
+/** The queue's entry in the kernel's own list: SYNs queued, or undefined when nobody is bound. */
+function queued(inNs: (...argv: string[]) => string): number | undefined {
+  for (const line of inNs('cat', '/proc/net/netfilter/nfnetlink_queue').split('\n')) {
+    const f = line.trim().split(/\s+/).map(Number);
+    if (f[0] === QUEUE && f.length >= 8) return f[2];
+  }
+  return undefined;
+}
+
+const HOLDS: Record<FaultHold, HoldUnderTest> = {
+  queue: {
+    setup: ['--via', 'queue', '--addr', ADDR],
+    maxHold: '3s',
+    targets: ['protect', 'watchdog', 'holder', 'both', 'all'],
+    held: queued,
+    inPlace: (inNs) => queued(inNs) !== undefined,
+  },
+  plug: {
+    setup: ['--via', 'plug', '--addr', ADDR],
+    maxHold: '20s',
+    targets: ['protect', 'watchdog', 'both'],
+    // the plug qdisc's queue length (tc -s), the one oracle of what it holds: sch_plug has no dump of its state
+    held: (inNs) => {
+      const q = (JSON.parse(inNs(TC, '-s', '-j', 'qdisc', 'show', 'dev', 'lo')) as Array<{ kind: string; qlen?: number }>).find((x) => x.kind === 'plug');
+      return q?.qlen ?? 0;
+    },
+    inPlace: (inNs) => {
+      const out = JSON.parse(inNs(NFT, '-j', 'list', 'set', 'ip', 'synplug', 'synplug_active')) as { nftables: Array<{ set?: { elem?: unknown[] } }> };
+      return (out.nftables.find((i) => i.set)?.set?.elem ?? []).length > 0;
+    },
+  },
+};
 
 /** One run's outcome. */
 export interface RunOutcome {
@@ -66,14 +131,17 @@ export interface RunOutcome {
   leftBound: boolean;
   synLost: boolean;
   notClean: boolean;
-  /** plug.json still says buffering (both killed: nobody left to write it); the next command's stale-plug recovery takes it */
+  /** plug.json still said buffering for the next command (both killed: nobody left to write it); that command's stale-plug recovery took it */
   staleRecord: boolean;
+  /** the plug hold: the client's SYN was still in the plug once protect and its watchdog were gone; the next command released it */
+  recoveredByNext: boolean;
   /** why, when something was left */
   detail?: string;
 }
 
 /** The campaign's counts. */
 export interface CampaignResult {
+  hold: FaultHold;
   runs: number;
   byTarget: Record<KillTarget, number>;
   /** runs that killed a running watchdog (once it had started) */
@@ -85,6 +153,8 @@ export interface CampaignResult {
   notClean: number;
   /** runs after which plug.json still said buffering, for the next command to recover (not a failure) */
   staleRecords: number;
+  /** runs whose held SYN the next command released (the plug hold, both killed; not a failure) */
+  recoveredByNext: number;
   failures: RunOutcome[];
 }
 
@@ -112,7 +182,15 @@ async function until(cond: () => boolean, limitMs: number): Promise<boolean> {
   return cond();
 }
 
-const alive = (pid: number | undefined) => pid !== undefined && existsSync(`/proc/${pid}`) && !readFileSync(`/proc/${pid}/stat`, 'utf8').includes(') Z ');
+/** Whether a process runs (not a zombie); one that ends while it is read is not. */
+const alive = (pid: number | undefined): boolean => {
+  if (pid === undefined) return false;
+  try {
+    return !readFileSync(`/proc/${pid}/stat`, 'utf8').includes(') Z ');
+  } catch {
+    return false;
+  }
+};
 
 /** Processes whose command line matches `pattern` (pgrep -f), with `-P parent` when given. */
 function pgrep(pattern: string, parent?: number): number[] {
@@ -152,10 +230,13 @@ export class KillCampaign {
   private server: ChildProcess | undefined;
   /** GO files of runs under way: made at close, so that no protected command is left waiting */
   private readonly pendingGo = new Set<string>();
+  private readonly hold: HoldUnderTest;
 
-  private inNs(...argv: string[]): string {
-    return execFileSync(IP, ['netns', 'exec', this.ns, ...argv], { encoding: 'utf8' });
+  constructor(readonly holdName: FaultHold = 'queue') {
+    this.hold = HOLDS[holdName];
   }
+
+  private readonly inNs = (...argv: string[]): string => execFileSync(IP, ['netns', 'exec', this.ns, ...argv], { encoding: 'utf8' });
 
   /** The CLI in the namespace with the campaign's state directory (options before a `--`). */
   synplug(args: string[]): { code: number | null; stdout: string; stderr: string } {
@@ -172,13 +253,9 @@ export class KillCampaign {
     }
   }
 
-  /** SYNs queued now, or undefined when nobody is bound to the queue (the kernel's own list). */
+  /** SYNs held now (the queue hold: undefined when nobody is bound to the queue), from the kernel's own state. */
   queued(): number | undefined {
-    for (const line of this.inNs('cat', '/proc/net/netfilter/nfnetlink_queue').split('\n')) {
-      const f = line.trim().split(/\s+/).map(Number);
-      if (f[0] === QUEUE && f.length >= 8) return f[2];
-    }
-    return undefined;
+    return this.hold.held(this.inNs);
   }
 
   /**
@@ -188,7 +265,7 @@ export class KillCampaign {
   async open(): Promise<void> {
     execFileSync(IP, ['netns', 'add', this.ns]);
     execFileSync(IP, ['-n', this.ns, 'link', 'set', 'lo', 'up']);
-    const set = this.synplug(['setup', '--via', 'queue', '--addr', ADDR]);
+    const set = this.synplug(['setup', ...this.hold.setup]);
     if (set.code !== 0) throw new Error(`setup failed: ${set.stderr}`);
     const py = `
 import socket
@@ -217,18 +294,21 @@ while True:
     rmSync(this.dir, { recursive: true, force: true });
   }
 
-  /** A client in the namespace: resolves with whether it connected (python3, 20 s bound: SYN retries at 1, 3, 7 s). */
+  /**
+   * A client in the namespace: resolves with whether it connected (python3; a 60 s bound: SYN retries at 1, 3, 7 s,
+   * and a SYN held in a plug is not retried, it waits for the release).
+   */
   private client(): Promise<boolean> {
     const py = `
 import socket
-c = socket.socket(); c.settimeout(20)
+c = socket.socket(); c.settimeout(60)
 try:
     c.connect(('${ADDR}', ${PORT})); print('connected')
 except Exception as e:
     print('failed', e)
 `;
     return new Promise((resolve) => {
-      execFile(IP, ['netns', 'exec', this.ns, 'python3', '-c', py], { encoding: 'utf8', timeout: 40_000 }, (_e, stdout) =>
+      execFile(IP, ['netns', 'exec', this.ns, 'python3', '-c', py], { encoding: 'utf8', timeout: 90_000 }, (_e, stdout) =>
         resolve((stdout ?? '').trim() === 'connected'),
       );
     });
@@ -249,7 +329,7 @@ except Exception as e:
         '--netns',
         this.ns,
         '--max-hold',
-        '3s',
+        this.hold.maxHold,
         '--',
         'sh',
         '-c',
@@ -295,27 +375,46 @@ except Exception as e:
     const protectCode = await exited;
     const wdGone = await until(() => !alive(wd), 30_000);
     const holderGone = await until(() => holderOf(this.ns) === undefined, 30_000);
-    // The hold is gone once nobody is bound: the watchdog releases for a killed protect, the kernel unbinds a dead socket.
-    const unbound = await until(() => this.queued() === undefined, 30_000);
+    // The hold ends for new SYNs once nobody is bound (the queue: the watchdog releases for a killed protect, the
+    // kernel unbinds a dead socket), or marking is off (the plug: disarmed, or the element's kernel-side timeout).
+    const unbound = await until(() => !this.hold.inPlace(this.inNs), 60_000);
+    // Everyone is gone now: what the plug still holds, nobody but the next command releases.
+    const stuck = (this.queued() ?? 0) > 0;
+    // The next command: its stale-plug recovery releases what a dead protect and watchdog left.
+    const next = this.synplug(['status', '--json']);
+    let staleRecord = false;
+    let nextDetail = '';
+    try {
+      const s = JSON.parse(next.stdout) as { recovered?: string };
+      staleRecord = s.recovered !== undefined;
+    } catch {
+      nextDetail = `the next command (status) exit ${next.code}: ${next.stderr.trim()}`;
+    }
     const connected = client ? await client : true;
+    // A new connection: the hold is not left in place.
+    const fresh = await this.client();
     const check = this.synplug(['check']);
     const status = this.synplug(['status', '--json']);
     let statusDetail = '';
-    let staleRecord = false;
     try {
       const s = JSON.parse(status.stdout) as { leases?: unknown[]; plug?: { state?: string } };
       if ((s.leases?.length ?? 0) > 0) statusDetail = `${s.leases!.length} live lease(s)`;
-      staleRecord = s.plug?.state === 'buffering';
+      if (s.plug?.state === 'buffering') statusDetail = [statusDetail, 'plug.json still says buffering'].filter(Boolean).join('; ');
     } catch {
       statusDetail = `status exit ${status.code}: ${status.stderr.trim()}`;
     }
-    const notClean = check.code !== 0 || status.code !== 0 || statusDetail !== '';
+    const left = (this.queued() ?? 0) > 0;
+    const notClean = check.code !== 0 || status.code !== 0 || statusDetail !== '' || nextDetail !== '' || left;
     const detail = [
       !wdGone && 'the watchdog still runs',
       !holderGone && "the queue's holder still runs",
-      !unbound && 'the queue is still bound',
+      !unbound && (this.holdName === 'queue' ? 'the queue is still bound' : 'marking is still armed'),
+      !fresh && 'a new connection after the run did not connect',
       !connected && "the client's SYN did not connect",
+      stuck && !staleRecord && 'a SYN was left in the plug and the next command did not say it recovered it',
+      left && 'SYNs still held after the next command',
       check.code !== 0 && `check exit ${check.code}: ${check.stderr.trim()}`,
+      nextDetail,
       statusDetail,
     ]
       .filter(Boolean)
@@ -327,10 +426,11 @@ except Exception as e:
       protectCode,
       watchdogFound: wd !== undefined,
       holderFound: holder !== undefined,
-      leftBound: !unbound,
+      leftBound: !unbound || !fresh,
       synLost: !connected,
-      notClean,
+      notClean: notClean || (stuck && !staleRecord),
       staleRecord,
+      recoveredByNext: stuck && staleRecord && connected,
       ...(detail && { detail }),
     };
   }
@@ -339,13 +439,20 @@ except Exception as e:
 /**
  * Run a campaign of `runs` kills (targets and moments drawn with `seed`).
  * @param onRun called after each run (progress)
+ * @param hold the queue hold (default; this kernel) or the local plug hold (a kernel with sch_plug: the VM)
  */
-export async function killCampaign(runs: number, seed = 19, onRun: (o: RunOutcome, i: number) => void = () => {}): Promise<CampaignResult> {
+export async function killCampaign(
+  runs: number,
+  seed = 19,
+  onRun: (o: RunOutcome, i: number) => void = () => {},
+  hold: FaultHold = 'queue',
+): Promise<CampaignResult> {
   const random = rng(seed);
-  const targets: KillTarget[] = ['protect', 'watchdog', 'holder', 'both', 'all'];
+  const targets = HOLDS[hold].targets;
   const moments: KillMoment[] = ['start', 'holding', 'syn-queued'];
-  const c = new KillCampaign();
+  const c = new KillCampaign(hold);
   const result: CampaignResult = {
+    hold,
     runs: 0,
     byTarget: { protect: 0, watchdog: 0, holder: 0, both: 0, all: 0 },
     watchdogsKilled: 0,
@@ -354,6 +461,7 @@ export async function killCampaign(runs: number, seed = 19, onRun: (o: RunOutcom
     synLost: 0,
     notClean: 0,
     staleRecords: 0,
+    recoveredByNext: 0,
     failures: [],
   };
   // Interrupted: the namespace, the server and the hold go, as at the end.
@@ -378,6 +486,7 @@ export async function killCampaign(runs: number, seed = 19, onRun: (o: RunOutcom
       if (o.synLost) result.synLost++;
       if (o.notClean) result.notClean++;
       if (o.staleRecord) result.staleRecords++;
+      if (o.recoveredByNext) result.recoveredByNext++;
       if (o.leftBound || o.synLost || o.notClean) result.failures.push(o);
       onRun(o, i);
     }

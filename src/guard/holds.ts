@@ -107,6 +107,31 @@ function manualArm(s: GuardSession, config: GuardConfig, lease: Lease): Omit<Wat
 }
 
 /**
+ * Release every plug of the session and turn marking off.
+ * @returns false when there was no plug qdisc (or an inbound hold's IFB is gone): nothing can be held there (every
+ *   other plug got its release in the same datagram)
+ * @throws {NetlinkError} another refusal of the release
+ */
+async function releaseEveryPlug(s: GuardSession): Promise<boolean> {
+  let plugExists = true;
+  try {
+    await s.release();
+  } catch (e) {
+    if (!(e instanceof NetlinkError && (e.code === 'ENOENT' || e.code === 'EINVAL' || e.code === 'ENODEV'))) throw e;
+    plugExists = false;
+  }
+  await s.disarm().catch(() => {});
+  return plugExists;
+}
+
+/** The records after a release: no lease left, the plug released (plug.json keeps who plugged it). */
+function writeReleased(store: StateStore, r: PlugRecord | undefined, dev: string): void {
+  const now = Date.now();
+  store.writeLeases({ version: 1, leases: [] });
+  store.writePlug({ ...(r ?? { version: 1, owner: 'manual', pid: process.pid, dev, since: now, deadline: now }), state: 'released', releasedAt: now });
+}
+
+/**
  * Release every plug (always safe) and turn marking off, at once, whatever
  * the leases: every live lease is broken, and the result says how many.
  *
@@ -173,24 +198,9 @@ export async function release(opts: ReleaseOptions = {}): Promise<ReleaseResult>
     }
     let plugExists = true;
     const releaseNow = async () => {
-      try {
-        await s.release();
-      } catch (e) {
-        if (!(e instanceof NetlinkError && (e.code === 'ENOENT' || e.code === 'EINVAL' || e.code === 'ENODEV'))) throw e;
-        plugExists = false; // no plug qdisc (or an inbound hold's IFB is gone): nothing can be held there; every other plug got its release in the same datagram
-      }
-      await s.disarm().catch(() => {});
+      plugExists = await releaseEveryPlug(s);
     };
-    /** The records after a release: no lease left, the plug released. */
-    const recordReleased = () => {
-      const now = Date.now();
-      store.writeLeases({ version: 1, leases: [] });
-      store.writePlug({
-        ...(r ?? { version: 1, owner: 'manual', pid: process.pid, dev: config.dev, since: now, deadline: now }),
-        state: 'released',
-        releasedAt: now,
-      });
-    };
+    const recordReleased = () => writeReleased(store, r, config.dev);
     let brokeLeases = 0;
     if (orphaned && !damaged && (r || record || hasLeases)) {
       // Live leases are left alone; only a plug nobody holds is released (and recorded as such).
@@ -346,6 +356,11 @@ export async function status(opts: StatusOptions = {}): Promise<StatusResult> {
  * files, and the state directory when setup created it. `inbound` (any name
  * of the device) or `local` removes that hold only.
  *
+ * Removing every hold, the release comes first and is recorded at once as
+ * `release` records it (plug.json released, every lease broken): a teardown
+ * that fails part-way leaves records that agree with the kernel, and the
+ * next `teardown` removes the rest.
+ *
  * Without a record (none, or a damaged setup.json), synplug's IFBs are
  * found by their alias ({@link findSynplugIfbs}) and recognised by their
  * name and root qdisc too ({@link unrecordedIfbMismatch}; any other is left
@@ -430,6 +445,17 @@ export async function teardown(opts: TeardownOptions = {}): Promise<TeardownResu
     const removed: string[] = [];
     const kept: string[] = [];
     const torn: string[] = [];
+    if (id === undefined) {
+      // Every hold goes: its plugs are released first and recorded so, every lease broken (as release does), so that
+      // a teardown failing part-way leaves records that agree with the kernel, and a watchdog acting later holds nothing.
+      const plug = store.readPlug();
+      if (plug?.state === 'buffering' || (store.readLeases()?.leases.length ?? 0) > 0)
+        await breakLeases(
+          store,
+          () => releaseEveryPlug(s).then(() => {}),
+          () => writeReleased(store, plug, config.dev),
+        );
+    }
     for (const { hold, inspection } of (await selectedHolds(s, record, {})).flatMap((x) => ('absent' in x ? [] : [x]))) {
       if (id !== undefined && hold.id !== id) continue;
       const r = await hold.teardown(inspection);

@@ -24,7 +24,7 @@
  */
 import { readFileSync, existsSync } from 'node:fs';
 import { release as kernelRelease, constants as osConstants } from 'node:os';
-import { NetlinkConnection } from '../netlink/connection.js';
+import { NetlinkConnection, kernelDouble } from '../netlink/connection.js';
 import { NLM_F_CREATE, NLM_F_EXCL, NLM_F_REPLACE, NETLINK_NETFILTER, NETLINK_SOCK_DIAG } from '../netlink/message.js';
 import { listTcpListeners } from '../netlink/sockdiag.js';
 import { attr, str, u32 } from '../netlink/attributes.js';
@@ -210,7 +210,8 @@ export async function probeQdiscKind(conn: NetlinkConnection, ifindex: number, k
  */
 export async function probeFilterKind(conn: NetlinkConnection, kind: string): Promise<Support> {
   const mod = `cls_${kind}`;
-  if (existsSync(`/sys/module/${mod}`)) return 'yes';
+  const k = kernelDouble();
+  if (!k && existsSync(`/sys/module/${mod}`)) return 'yes';
   try {
     await conn.request({
       type: RTM_NEWTFILTER,
@@ -226,6 +227,7 @@ export async function probeFilterKind(conn: NetlinkConnection, kind: string): Pr
     if (!(e instanceof NetlinkError)) throw e;
     if (e.code === 'EPERM' || e.code === 'EACCES') throw e;
   }
+  if (k) return k.moduleLoaded(mod) ? 'yes' : 'no';
   if (existsSync(`/sys/module/${mod}`)) return 'yes';
   // Built into the kernel: no /sys/module entry (none without parameters), but the kernel's own symbol list has it.
   const bySymbol = builtinBySymbol(kind);

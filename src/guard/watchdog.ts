@@ -95,6 +95,21 @@ export function watchdogEntryPath(self: string = fileURLToPath(import.meta.url))
   return join(dirname(self), '..', 'cli', 'bin', `watchdog-main${ext}`);
 }
 
+/** What starts a watchdog instead of a process of its own ({@link setWatchdogStarter}); {@link startWatchdog}'s parameters. */
+export type WatchdogStarter = (timeoutMs: number, reports: 'inherit' | 'ignore') => Promise<Watchdog>;
+
+let starter: WatchdogStarter | undefined;
+
+/**
+ * Start every later watchdog of this process with `s` instead of a process
+ * of its own (undefined: processes again). Internal, for tests: the fault
+ * campaign (test/unit/guard-faults-kernel.test.ts) runs the watchdog's own logic
+ * (watchdog-child.ts) in its process, on its kernel double.
+ */
+export function setWatchdogStarter(s: WatchdogStarter | undefined): void {
+  starter = s;
+}
+
 /**
  * Start the watchdog and wait until its sockets are open.
  * @param timeoutMs how long to wait for `ready` (a cold node start in a slow VM takes seconds)
@@ -104,6 +119,7 @@ export function watchdogEntryPath(self: string = fileURLToPath(import.meta.url))
  * @throws {SynplugError} it failed to start or to open its sockets (category `failure`)
  */
 export function startWatchdog(timeoutMs = 30_000, reports: 'inherit' | 'ignore' = 'inherit'): Promise<Watchdog> {
+  if (starter) return starter(timeoutMs, reports);
   const entry = watchdogEntryPath();
   // The watchdog's sockets must be made in the namespace the caller's are
   // (the CLI's --netns): it reads the default from the environment.

@@ -193,6 +193,32 @@ const now = (): number => performance.now();
 const MAX_TIMER_MS = 0x7fffffff;
 
 /**
+ * A kernel this process talks to instead of the real one: the fault
+ * campaign's in-memory model (test/helpers/fake-kernel.ts), which must reach
+ * every connection a guard command opens and answer what the guard reads
+ * of the kernel outside netlink. Internal: not exported from the package
+ * (src/netlink/index.ts does not name it).
+ */
+export interface KernelDouble {
+  /** the transport {@link NetlinkConnection.open} uses instead of a socket (the options are checked first, as for a socket) */
+  transport(protocol: number, options: ConnectionOptions): Transport;
+  /** whether a module is loaded (what /sys/module/NAME tells of the real kernel), e.g. `cls_fw` */
+  moduleLoaded(name: string): boolean;
+}
+
+let double: KernelDouble | undefined;
+
+/** Talk to `k` instead of the kernel from now on (undefined: the kernel again). Internal, for tests. */
+export function setKernelDouble(k: KernelDouble | undefined): void {
+  double = k;
+}
+
+/** The {@link KernelDouble} in use, if any. Internal, for tests. */
+export function kernelDouble(): KernelDouble | undefined {
+  return double;
+}
+
+/**
  * A connection to one netlink protocol.
  *
  * All methods add NLM_F_REQUEST and assign sequence numbers. Replies are
@@ -241,6 +267,7 @@ export class NetlinkConnection {
         `netlink protocol ${String(protocol)} is not a protocol number (an integer 0-31, e.g. NETLINK_ROUTE 0, NETLINK_SOCK_DIAG 4, NETLINK_NETFILTER 12)`,
       );
     }
+    if (double) return new NetlinkConnection(double.transport(protocol, options), protocol, options);
     const transport = new SocketTransport(protocol, {
       recvBufferSize: options.recvBufferSize,
       readBufferSize: options.readBufferSize,

@@ -20,6 +20,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import net, { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
+import { StateStore } from '../../src/guard/state.js';
 import { otherNamespace, inNs, runClient, sh, quietly, parseTcJson, IP, TC } from '../helpers/tc-inbound.js';
 import {
   ADDR,
@@ -334,6 +335,43 @@ test.serial('max-hold: protect releases the held SYN at its deadline while the c
   t.is(end.code, 0, end.stderr);
   t.true(json<{ maxHoldReached: boolean }>(end).maxHoldReached);
 });
+
+test.serial(
+  'manual plug of the inbound hold (no kernel-side deadline): plug exits at once, its watchdog holds the SYN until --max-hold, then releases, drops the lease and exits',
+  async (t) => {
+    t.timeout(TEST_TIMEOUT);
+    await setupInbound(t);
+    t.teardown(() => cli(['teardown', '--state-dir', SD]).then(() => undefined));
+    const store = new StateStore(SD);
+    const r = await cli(['plug', '--json', '--max-hold', '20s', '--state-dir', SD]);
+    t.is(r.code, 0, r.stderr);
+    const pl = json<{ deadline: number; holds: string[] }>(r);
+    t.deepEqual(pl.holds, [`inbound:${SRV}`]);
+    t.true(r.exitedAt < pl.deadline, 'precondition: plug exited before its deadline (nothing of it runs but the watchdog)');
+    const leases = store.readLeases()?.leases ?? [];
+    t.is(leases.length, 1, 'one manual lease');
+    t.like(leases[0], { owner: 'manual', deadline: pl.deadline });
+    const watchdogPid = leases[0].watchdogPid;
+    t.true(alive(watchdogPid), 'the watchdog runs after plug exited');
+    t.like(store.readPlug(), { state: 'buffering' });
+    let connectedAt: number | undefined;
+    const c = client('4');
+    void c.done.then(() => (connectedAt = Date.now()));
+    await waitQlen(1, 'the SYN to be held by the manual plug');
+    t.is(await within(c.done, 'the connection once the watchdog released at the deadline'), 'ok');
+    t.true(connectedAt! >= pl.deadline, 'the held SYN went through only from the deadline on');
+    await waitFor(() => !alive(watchdogPid), 'the watchdog to exit once it released');
+    const after = store.readPlug()!;
+    t.is(after.state, 'released');
+    t.true(after.releasedAt! >= pl.deadline, 'released at the deadline, not when plug exited');
+    t.deepEqual(store.readLeases()?.leases ?? [], [], 'the manual lease is dropped');
+    t.like(await ifbRoot(), { kind: 'plug', qlen: 0 });
+    // the next command finds nothing to recover
+    const st = JSON.parse(await synplug(t, ['status', '--json', '--state-dir', SD])) as { recovered?: string; leases?: unknown[] };
+    t.is(st.recovered, undefined);
+    t.deepEqual(st.leases ?? [], []);
+  },
+);
 
 test.serial('SIGKILL of protect: its watchdog releases the IFB plug', async (t) => {
   t.timeout(TEST_TIMEOUT);

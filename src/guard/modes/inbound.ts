@@ -81,7 +81,7 @@ import { formatFilterText, formatQdiscText } from '../../tc/format.js';
 
 export type { InboundClassifier, InboundFamily, InboundOptions };
 import { probeFilterKind, probeQdiscKind, type ModulePiece, type Support } from '../support.js';
-import { plugReleaseStep, summarizePieces } from './local.js';
+import { addReleasedPlug, plugReleaseStep, summarizePieces } from './local.js';
 import type { HeldTraffic, Hold, HoldAction, HoldHandoff, HoldInspection, HoldMode, HoldSetupPlan, HoldSockets, SetupStep, UnrecordedPiece } from './types.js';
 import { isInboundRecord } from './inbound-record.js';
 
@@ -511,19 +511,21 @@ export class InboundHold implements Hold {
         what: `add link ${this.ifb} type ifb (IPv6 off, alias '${IFB_ALIAS_PREFIX}${this.dev}')`,
         run: async () => {
           await createLink(route, { name: this.ifb, kind: 'ifb' });
-          ifbIndex = await resolveIfindex(route, this.ifb);
-          await route.request({ type: RTM_NEWLINK, payload: [ifinfomsg(ifbIndex), str(IFLA_IFALIAS, IFB_ALIAS_PREFIX + this.dev)] });
-          disableIpv6(this.ifb);
+          // Failing half-way, the step removes the link it made (setup undoes only the steps that completed).
+          try {
+            ifbIndex = await resolveIfindex(route, this.ifb);
+            await route.request({ type: RTM_NEWLINK, payload: [ifinfomsg(ifbIndex), str(IFLA_IFALIAS, IFB_ALIAS_PREFIX + this.dev)] });
+            disableIpv6(this.ifb);
+          } catch (e) {
+            await deleteLink(route, this.ifb).catch(() => {});
+            throw e;
+          }
         },
         undo: { what: `removed link ${this.ifb} (and its plug)`, run: () => deleteLink(route, this.ifb) },
       };
     }
     const plugRef = () => ({ ifindex: ifbIndex!, parent: 'root', handle: '1:' });
-    const addPlug = async () => {
-      await addQdisc(route, { ifindex: ifbIndex!, parent: 'root', handle: '1:', kind: 'plug', options: { limit: this.limit } });
-      // A new plug starts buffering: release it at once.
-      await plugReleaseIndefinite(route, plugRef());
-    };
+    const addPlug = () => addReleasedPlug(route, { ...plugRef(), kind: 'plug', options: { limit: this.limit } });
     const root = o.ifbQdiscs.find((q) => q.root);
     const plugStatus = createdIfb ? 'missing' : pieces.plug.status;
     if (plugStatus === 'missing') {

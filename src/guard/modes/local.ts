@@ -50,6 +50,8 @@ import {
   type QdiscSpec,
   type FilterEntry,
   type QdiscEntry,
+  type PlugRef,
+  type TcConnection,
 } from '../../tc/index.js';
 import { TREE, NFT_NAMES, refuseLoopback, resolveConfig, type GuardConfig } from '../config.js';
 import { ADDRESS_PROTO, addressCarriesMark, addressIsMarked, tableIsMarked } from '../teardown-marks.js';
@@ -404,11 +406,7 @@ export class LocalHold implements Hold {
     };
     const plugRef = { ...dev, parent: plugSpec.parent!, handle: plugSpec.handle! };
     const plugQ = qdiscAt(o, TREE.plugParent);
-    const addPlug = async () => {
-      await addQdisc(route, plugSpec);
-      // A new plug starts buffering: release it at once.
-      await plugReleaseIndefinite(route, plugRef);
-    };
+    const addPlug = () => addReleasedPlug(route, { ...plugSpec, ...plugRef });
     const plugStatus = statusOf('plug');
     if (plugStatus === 'missing') {
       steps.plug = {
@@ -729,6 +727,25 @@ export async function removeAddress(
   } catch (e) {
     if (!(e instanceof NetlinkError && (e.code === 'EADDRNOTAVAIL' || e.code === 'ENOENT'))) throw e;
     return [];
+  }
+}
+
+/**
+ * Add a plug qdisc and release it at once (a new plug starts buffering). A
+ * release that fails removes the plug again before the error goes up, so a
+ * setup step that fails half-way never leaves a plug buffering that no
+ * record names (setup undoes only the steps that completed).
+ * @param spec the plug: its device, parent, handle and options
+ * @throws {NetlinkError} the kernel refused the add or the release
+ */
+export async function addReleasedPlug(route: TcConnection, spec: QdiscSpec & PlugRef): Promise<void> {
+  await addQdisc(route, spec);
+  const { kind: _kind, options: _options, ...ref } = spec;
+  try {
+    await plugReleaseIndefinite(route, ref);
+  } catch (e) {
+    await deleteQdisc(route, ref).catch(() => {});
+    throw e;
   }
 }
 
