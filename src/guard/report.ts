@@ -406,22 +406,25 @@ export function lossCauses(r: ReloadReport, how: { maxHoldReached: boolean; wait
 
 /**
  * Remove synplug's table of RST counters (teardown of every hold), when it
- * carries synplug's table comment. Never throws: a missing or unmarked
- * table, or no nftables, is nothing to remove.
+ * carries synplug's table comment. A missing or unmarked table, or no
+ * nftables in this kernel, is nothing to remove.
  * @returns what was removed, for teardown's list
+ * @throws {NetlinkError} the kernel refused the listing or the removal: the table stays, and teardown says so
  */
 export async function removeReportCounters(): Promise<string[]> {
-  let nft: NetlinkConnection | undefined;
+  let nft: NetlinkConnection;
   try {
     nft = openNftables();
+  } catch {
+    return []; // no nfnetlink: no table either
+  }
+  try {
     // only a table that carries synplug's mark (teardown-marks.ts): one of that name made by someone else stays
     const t = await getTable(nft, { family: 'inet', name: REPORT_TABLE });
     if (!t || tableIsMarked(t) === false) return [];
     await new NftBatch().deleteTable({ family: 'inet', name: REPORT_TABLE }).commit(nft);
     return [`nftables table inet ${REPORT_TABLE} (the reload report's RST counters)`];
-  } catch {
-    return [];
   } finally {
-    nft?.close();
+    nft.close();
   }
 }

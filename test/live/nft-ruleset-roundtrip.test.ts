@@ -352,7 +352,8 @@ const LOSSY_IN_NFT: ReadonlyArray<{ name: string; text: string; differs: RegExp;
 `,
     differs: /"ab\\\*"/,
     // the named set, and both rules' anonymous sets
-    whyRe: /set s: a set element: a device name ending in \* printed escaped[\s\S]*chain c handle \d+: iifname \{[^\n]*lists unescaped[\s\S]*chain c handle \d+: (meta )?iifname \. ip saddr/,
+    whyRe:
+      /set s: a set element: a device name ending in \* printed escaped[\s\S]*chain c handle \d+: iifname \{[^\n]*lists unescaped[\s\S]*chain c handle \d+: (meta )?iifname \. ip saddr/,
   },
 ];
 
