@@ -14,6 +14,7 @@ import { KindUnavailableError } from '../tc/index.js';
 import { checkEntryOptions, resolveConfig, type GuardConfig } from './config.js';
 import { NotSetUpError, SetupError } from './errors.js';
 import { StateStore, type HoldRecord } from './state.js';
+import { checkMetricsFile, metricsPathOf } from './metrics.js';
 import type { GuardSession } from './session.js';
 import { MissingSupportError, requireNetAdmin, type ModulePiece } from './support.js';
 import { NftBatchError } from '../iptables/batch.js';
@@ -81,9 +82,11 @@ export async function setup(opts: SetupOptions = {}): Promise<SetupResult> {
 export async function setupOrPlan<T>(opts: SetupOptions, dryRun: ((would: SetupWould) => T) | undefined): Promise<SetupResult | T> {
   checkEntryOptions('setup', opts);
   opts = opts ?? {};
-  const { inbound, force, via: viaOpt, queue: _queue, ...rest } = opts;
+  const { inbound, force, via: viaOpt, queue: _queue, metricsFile: metricsOpt, ...rest } = opts;
   const via = checkVia(opts);
   const config = resolveConfig(definedOnly(rest));
+  // --metrics-file: checked now (exit 2, nothing changed), recorded as the default of protect, plug and release.
+  const metricsFile = metricsOpt !== undefined ? metricsPathOf(checkMetricsFile(metricsOpt)) : undefined;
   const scope = inbound !== undefined ? 'inbound' : 'local';
   const candidates = (via === 'auto' ? (['plug', 'queue'] as const) : [via]).flatMap((v) => holdModeFor(v, scope) ?? []);
   if (!candidates.length) throw new SynplugError(`this synplug has no ${scope} ${via === 'auto' ? '' : `${via} `}hold`);
@@ -135,7 +138,13 @@ export async function setupOrPlan<T>(opts: SetupOptions, dryRun: ((would: SetupW
     const entry = plan.record();
     holds[target.id] = entry;
     const createdStateDir = oldRecord ? oldRecord.createdStateDir === true : !dirExisted;
-    store.writeSetup({ version: 2, holds, ...(createdStateDir && { createdStateDir }) });
+    const recordedMetrics = metricsFile ?? oldRecord?.metricsFile;
+    store.writeSetup({
+      version: 2,
+      holds,
+      ...(createdStateDir && { createdStateDir }),
+      ...(recordedMetrics !== undefined && { metricsFile: recordedMetrics }),
+    });
     if (!store.readPlug()) {
       const now = Date.now();
       store.writePlug({ version: 1, state: 'released', owner: 'manual', pid: process.pid, dev: config.dev, since: now, deadline: now, releasedAt: now });
