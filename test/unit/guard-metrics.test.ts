@@ -7,7 +7,7 @@
  */
 import test from 'ava';
 import { spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -108,4 +108,15 @@ test('protect --metrics-file in a missing directory: exit 2, the command not run
   t.regex(r.stderr, /--metrics-file .*absent\/x\.prom: the directory .* does not exist/);
   t.false(existsSync(ran));
   t.false(existsSync(join(d.state, METRICS_STATE_FILE)));
+});
+
+test('plug, release and setup --metrics-file in a missing directory: exit 2, nothing held, released, set up or written', (t) => {
+  const d = dirs();
+  const bad = join(d.root, 'absent', 'x.prom');
+  for (const args of [['plug'], ['release'], ['setup', '--via', 'queue']]) {
+    const r = spawnSync(process.execPath, [BIN, ...args, '--state-dir', d.state, '--metrics-file', bad], { encoding: 'utf8', timeout: 30_000 });
+    t.is(r.status, 2, `${args[0]}: ${r.stderr}`);
+    t.regex(r.stderr, /--metrics-file .*absent\/x\.prom: the directory .* does not exist/, args[0]);
+  }
+  t.deepEqual(readdirSync(d.state), [], 'the state directory is still empty: no record, no history, no totals');
 });
