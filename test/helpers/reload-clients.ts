@@ -97,7 +97,8 @@ print(json.dumps(n), flush=True)`;
   return { proc, result: new Promise((done) => proc.once('exit', () => done(JSON.parse(out.trim() || '{}') as ClientCounts))) };
 }
 
-/** A shell command that restarts the server (SIGUSR1) and waits (bounded, 20 s) for it to be back. */
-export function restartCommand(pid: number, back: string): string[] {
-  return ['sh', '-c', `kill -USR1 ${pid}; i=0; while [ ! -e ${back} ] && [ $i -lt 1000 ]; do sleep 0.02; i=$((i+1)); done`];
+/** A shell command that restarts the server (SIGUSR1; none without `pid`: someone else signals it) and waits (bounded, 20 s) for it to be back. */
+export function restartCommand(pid: number | undefined, back: string): string[] {
+  const kill = pid === undefined ? '' : `kill -USR1 ${pid}; `;
+  return ['sh', '-c', `${kill}i=0; while [ ! -e ${back} ] && [ $i -lt 1000 ]; do sleep 0.02; i=$((i+1)); done`];
 }
