@@ -82,11 +82,14 @@ async function plugOnce(opts: GuardOptions, maxHoldMs: number): Promise<PlugResu
         `synplug plug cannot hold ${live.map((h) => `the ${h.via} hold ${h.id}`).join(', ')}: only a live process holds a netfilter queue, and plug exits at once; use 'synplug protect'`,
       );
     const watchdog = await startWatchdog(undefined, s.watchdogFds(), 'ignore');
-    // The plugs' counters before the hold, which the release's report counts from (read before: the hold waits for nothing).
-    const counters = await s.plugStats().then(
-      (st) => ({ packets: st.packets, drops: st.drops }),
-      () => undefined,
-    );
+    // The plugs' counters before the hold, which the release's report counts from (read before: the hold waits for
+    // nothing); only counters the kernel keeps: a queue's holder counts in its own process.
+    const counters = !s.countersInKernel
+      ? undefined
+      : await s.plugStats().then(
+          (st) => ({ packets: st.packets, drops: st.drops }),
+          () => undefined,
+        );
     const since = Date.now();
     const lease: Lease = {
       id: newLeaseId(),
@@ -300,7 +303,7 @@ async function releaseOnce(opts: Omit<ReleaseOptions, 'metricsFile'>): Promise<R
       },
       base
         ? 'a manual hold: refused, reset and listener drops are counted by protect only'
-        : 'no manual plug was holding with its counters recorded: nothing was counted',
+        : 'no manual plug with counters the kernel keeps was holding (a queue hold counts in its holder process): nothing was counted',
     );
     return {
       ...(elsewhere.length && { heldElsewhere: elsewhere }),

@@ -273,6 +273,7 @@ export class InboundHold implements Hold {
   readonly via = 'plug';
   readonly scope = 'inbound';
   readonly keepsAfterExit = true;
+  readonly countersInKernel = true;
   readonly id: string;
   readonly dev: string;
   readonly ifb: string;

@@ -225,6 +225,7 @@ export class LocalHold implements Hold {
   readonly via = 'plug';
   readonly scope = 'local';
   readonly keepsAfterExit = true;
+  readonly countersInKernel = true;
   readonly id = 'local';
   readonly dev: string;
   readonly bufferMessages: readonly RequestInit[];

@@ -268,6 +268,7 @@ export class QueueHold implements Hold {
   readonly mode = 'queue';
   readonly via = 'queue';
   readonly keepsAfterExit = true;
+  readonly countersInKernel = false;
   readonly id: string;
   readonly dev: string;
   readonly ifindex: number;
