@@ -95,7 +95,11 @@ async function restartUnder(flags: string[], closeQueued = false, metrics = fals
   const c = countingClients(ADDR, PORT, stop);
   // The clients connect before the restart (the server is up: these succeed).
   await sleep(200);
-  const p = spawnSync(process.execPath, [BIN, 'protect', '--json', ...flags, '--', ...restartCommand(srv.pid!, back)], { env, encoding: 'utf8', timeout: 60_000 });
+  const p = spawnSync(process.execPath, [BIN, 'protect', '--json', ...flags, '--', ...restartCommand(srv.pid!, back)], {
+    env,
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
   await until(() => existsSync(back), 'the server to be back');
   // A few connections to the server that is back, then stop.
   await sleep(100);
@@ -355,7 +359,8 @@ if (!(await runScenarioIfChild(ENV, scenarios))) {
     // The file, written by the recorded default: the plug and this release counted no reload; promtool accepts it.
     t.is(r.promtool.code, 0, r.promtool.out);
     t.regex(r.text, /^synplug_reloads_total\{result="failed",hold="none"\} 1$/m);
-    for (const res of ['lossless', 'lost', 'failed', 'uncounted']) t.regex(r.text, new RegExp(`^synplug_reloads_total\\{result="${res}",hold="queue"\\} 0$`, 'm'));
+    for (const res of ['lossless', 'lost', 'failed', 'uncounted'])
+      t.regex(r.text, new RegExp(`^synplug_reloads_total\\{result="${res}",hold="queue"\\} 0$`, 'm'));
     t.regex(r.text, /^synplug_hold_seconds_count\{hold="queue"\} 0$/m);
     // A recorded default whose directory went away: protect is refused (exit 2, the command not run), naming it.
     t.is(r.protectGone.code, 2, r.protectGone.stderr);

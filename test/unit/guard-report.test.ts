@@ -40,7 +40,8 @@ test('not counted: the verdict says so and why, never "lossless"', (t) => {
 });
 
 /** A listener as sock_diag lists it (the fields listenerCounted reads; the rest as a listener has them). */
-const listener = (family: 'inet' | 'inet6', address: string, port: number, v6only = false) => ({ family, address, port, v6only, inode: 1 }) as unknown as TcpListener;
+const listener = (family: 'inet' | 'inet6', address: string, port: number, v6only = false) =>
+  ({ family, address, port, v6only, inode: 1 }) as unknown as TcpListener;
 
 test("listener drops of a local hold: the held address's own listeners, any port, never a wildcard one; of an inbound hold: its ports' listeners, wildcard ones included", (t) => {
   const local = [{ addrs: ['169.254.255.254'], ports: [] }];

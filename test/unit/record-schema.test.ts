@@ -64,7 +64,10 @@ test('ranges: deadlines more than 24 h ahead, before since, absurd times and pid
     setupRecordProblem({ version: 2, holds: { local: { ...LOCAL_HOLD, prefixlen: 8 } } }) ?? '',
     /prefix length 8: setup adds 169\.254\.255\.254\/32 only/,
   );
-  t.regex(leasesRecordProblem({ version: 1, leases: [{ ...lease, counters: { packets: -1, drops: 0 } }] }, now) ?? '', /'counters' is not \{ packets, drops \}/);
+  t.regex(
+    leasesRecordProblem({ version: 1, leases: [{ ...lease, counters: { packets: -1, drops: 0 } }] }, now) ?? '',
+    /'counters' is not \{ packets, drops \}/,
+  );
   t.regex(leasesRecordProblem({ version: 1, leases: [{ ...lease, counters: { packets: 3 } }] }, now) ?? '', /'counters' is not/);
   t.is(leasesRecordProblem({ version: 1, leases: [{ ...lease, counters: { packets: 3, drops: 0 } }] }, now), undefined);
 });
