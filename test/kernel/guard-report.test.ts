@@ -40,21 +40,14 @@ import {
   waitFor,
   within,
 } from '../helpers/guard-vm.js';
+import type { ReloadReport } from '../../src/guard/report.js';
 import { countingClients, restartCommand, restartingServer, serverListening, type ClientCounts } from '../helpers/reload-clients.js';
 
 useGuardVm(test);
 
 const PORT = 39410;
 
-interface Report {
-  heldSyns: number;
-  holdMs: number;
-  dropped: number;
-  refused: number | null;
-  reset: number | null;
-  listenerDrops: number | null;
-  lossless: boolean | null;
-}
+type Report = ReloadReport;
 
 /** The guard set up, the server and the clients running; protect restarts the server with `flags`; the clients stop once it is back. */
 async function restartUnder(
@@ -77,46 +70,8 @@ async function restartUnder(
   });
   // An oracle beside the report: RSTs leaving the server's port, and RSTs sent to it (a client's), counted by nft.
   await tool('nft', ['add table inet synplug_test_rst { chain out { type filter hook output priority 0; policy accept; } }']);
-  await tool('nft', [
-    'add',
-    'rule',
-    'inet',
-    'synplug_test_rst',
-    'out',
-    'ip',
-    'saddr',
-    ADDR,
-    'tcp',
-    'sport',
-    String(PORT),
-    'tcp',
-    'flags',
-    '&',
-    'rst',
-    '==',
-    'rst',
-    'counter',
-  ]);
-  await tool('nft', [
-    'add',
-    'rule',
-    'inet',
-    'synplug_test_rst',
-    'out',
-    'ip',
-    'saddr',
-    ADDR,
-    'tcp',
-    'dport',
-    String(PORT),
-    'tcp',
-    'flags',
-    '&',
-    'rst',
-    '==',
-    'rst',
-    'counter',
-  ]);
+  for (const dir of ['sport', 'dport'])
+    await tool('nft', [`add rule inet synplug_test_rst out ip saddr ${ADDR} tcp ${dir} ${PORT} tcp flags & rst == rst counter`]);
   t.teardown(() => run('nft', ['delete', 'table', 'inet', 'synplug_test_rst']).then(() => {}));
   // The clients connect before the restart (the server is up: these succeed).
   await sleep(300);
