@@ -67,9 +67,10 @@ async function restartUnder(
   const c = countingClients(ADDR, PORT, stop);
   t.teardown(() => {
     writeFileSync(stop, '');
+    c.proc.kill(); // a test that failed early must not leave clients connecting into the next test's hold
   });
   // An oracle beside the report: RSTs leaving the server's port, and RSTs sent to it (a client's), counted by nft.
-  await tool('nft', ['add table inet synplug_test_rst { chain out { type filter hook output priority 0; policy accept; } }']);
+  await tool('nft', ['add table inet synplug_test_rst { chain out { type filter hook output priority 0; policy accept; }; }']);
   for (const dir of ['sport', 'dport'])
     await tool('nft', [`add rule inet synplug_test_rst out ip saddr ${ADDR} tcp ${dir} ${PORT} tcp flags & rst == rst counter`]);
   t.teardown(() => run('nft', ['delete', 'table', 'inet', 'synplug_test_rst']).then(() => {}));
