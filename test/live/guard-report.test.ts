@@ -1,11 +1,8 @@
 /**
  * Live, this machine's kernel (the queue hold): the reload's report against
  * what real clients saw. A python3 server on 169.254.79.1 restarts on
- * SIGUSR1 (it accepts what is queued, closes its listening socket, listens
- * again on a new socket 1 s later and touches a file); python3 client
- * threads connect in a loop while it restarts and count, per connection,
- * `ok` (connected, then the server's EOF), `refused` (ECONNREFUSED: a RST to
- * the SYN) or `reset` (ECONNRESET after the handshake). `protect` runs the
+ * SIGUSR1 and python3 client threads count what they saw
+ * (test/helpers/reload-clients.ts). `protect` runs the
  * restart (`kill -USR1`, then wait for the file) under the queue hold:
  *
  * - too early (`--max-hold 100ms`, no --wait-listen): the clients lose
@@ -13,6 +10,11 @@
  *   equal the clients' failures within the tolerance stated below;
  * - proper (`--wait-listen`): the clients lose nothing; the report says
  *   lossless true, every count 0, heldSyns > 0.
+ *
+ * And a manual plug and release on the queue hold: their history lines, the
+ * metrics file `setup --metrics-file` recorded, and bad metrics paths (exit 2
+ * before anything; a recorded one gone: protect refused, release warned; a
+ * recorded value synplug could not have written: exit 6 naming setup.json).
  *
  * Each scenario runs in a network namespace of its own; bounded: 4 client
  * threads, a connection every 10 ms each, stopping once the server is back.
