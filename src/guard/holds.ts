@@ -76,12 +76,9 @@ async function plugOnce(opts: GuardOptions, maxHoldMs: number): Promise<PlugResu
   return withSession(config, record, async (s) => {
     await recoverStale(s, store);
     await requireSetUp(s, config, 'plug');
-    const live = s.holds.filter((h) => !h.keepsAfterExit);
-    if (live.length)
-      throw new UsageError(
-        `synplug plug cannot hold ${live.map((h) => `the ${h.via} hold ${h.id}`).join(', ')}: only a live process holds a netfilter queue, and plug exits at once; use 'synplug protect'`,
-      );
-    const watchdog = await startWatchdog(undefined, s.watchdogFds(), 'ignore');
+    // Phase one: a queue's holder started (holding nothing yet), so that --max-hold counts from the hold.
+    await s.prepare();
+    const watchdog = await startWatchdog(undefined, 'ignore');
     // The plugs' counters before the hold, which the release's report counts from (read before: the hold waits for
     // nothing); only counters the kernel keeps: a queue's holder counts in its own process.
     const counters = !s.countersInKernel

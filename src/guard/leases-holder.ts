@@ -6,13 +6,19 @@
  *
  * - The holder binds the queue itself (copy mode META, fail-open off), so the
  *   bound socket has one copy, in one process, whoever started it. The first
- *   `protect` or `plug` that finds no holder starts one (detached, no stdio
- *   left open to its starter) and waits for its `ready`.
+ *   `protect` or `plug` that finds no holder starts one in its phase one
+ *   (detached, no stdio left open to its starter: {@link prepareHolder}) and
+ *   waits for its `ready`. It binds at the first `hold`, so that its start (a
+ *   cold Node start, seconds on a loaded host) holds nothing and takes
+ *   nothing from `--max-hold`; unbound, it exits once no connection is left
+ *   (its starter gave up) or after {@link IDLE_MS} without one.
  * - Its unix socket, `queue-N.sock` in the state directory (mode 0600), takes
  *   only peers whose SO_PEERCRED uid is root or the holder's own.
  * - Protocol, one JSON object per line each way:
  *   `{"op":"hold"}` → `{"ok":true,"pid":P}` (bound; a protect keeps the
- *   connection open for as long as it holds, a `plug` closes it at once);
+ *   connection open for as long as it holds, a `plug` closes it at once), or
+ *   `{"ok":false,"error":"…","foreign":true|false}` when it cannot bind (the
+ *   holder then exits);
  *   `{"op":"release"}` → `{"ok":true,"released":N,"dropped":D}` (one batch
  *   ACCEPT, the unbind; the holder then exits);
  *   a holder on its way out answers `{"ok":false,"closing":true}`.
@@ -48,6 +54,8 @@ export const QUEUE_HOLDER_ARG = '--queue-holder';
 export const QUEUE_HOLDER_ENV = 'SYNPLUG_QUEUE_HOLDER';
 /** How often the holder re-judges the leases at the latest, ms. */
 const RECHECK_MS = 1000;
+/** An unbound holder with no connection exits after this long, ms. */
+const IDLE_MS = 30_000;
 /** SOL_SOCKET and SO_PEERCRED (<asm-generic/socket.h>); struct ucred { pid_t pid; uid_t uid; gid_t gid; }, 12 bytes. */
 const SOL_SOCKET = 1;
 const SO_PEERCRED = 17;
@@ -151,49 +159,60 @@ export async function releaseThroughHolder(stateDir: string, queueNum: number): 
 }
 
 /**
- * Hold a queue through its holder, starting one when none runs: the holder
- * is bound when this resolves. The connection returned stays open while the
- * caller holds (a protect: its end tells the holder that its lease is gone);
- * it does not keep the event loop alive.
- * @throws {SynplugError} the holder could not bind the queue (someone else holds it, named) or did not start (`foreign-state` / `failure`)
+ * Connect to the holder of a queue, starting one when none runs (phase one:
+ * nothing is bound yet). The connection returned is for
+ * {@link holdThroughHolder}; while it is open, an unbound holder waits for
+ * its `hold`. It does not keep the event loop alive.
+ * @throws {SynplugError} the holder did not start (`failure`)
  */
-export async function holdThroughHolder(cfg: QueueHolderConfig): Promise<Socket> {
-  let lastError = '';
-  let foreign = 0;
-  for (let attempt = 0; attempt < 20 && foreign < 5; attempt++) {
-    let s = await connectHolder(cfg.stateDir, cfg.queueNum);
-    if (!s) {
-      const started = await startHolder(cfg);
-      if (started.error !== undefined) {
-        lastError = started.error;
-        if (started.foreign) foreign++;
-        // Bound already: another starter's holder (it answers on the next round), a holder on its way out (gone
-        // soon), or someone else's (still bound after the last round: the error names it).
-        await new Promise((r) => setTimeout(r, 50));
-        continue;
-      }
-      s = await connectHolder(cfg.stateDir, cfg.queueNum);
-      if (!s) continue;
-    }
-    s.write(`${JSON.stringify({ op: 'hold' })}\n`);
-    const r = await readLine(s, 10_000);
-    if (r?.ok === true) {
+export async function prepareHolder(cfg: QueueHolderConfig): Promise<Socket> {
+  let lastError = 'the holder did not answer';
+  for (let attempt = 0; attempt < 20; attempt++) {
+    const s = await connectHolder(cfg.stateDir, cfg.queueNum);
+    if (s) {
       s.unref();
       return s;
     }
+    const started = await startHolder(cfg);
+    // Another starter's holder listens there already (this one could not): it answers on the next round.
+    if (started.error !== undefined) lastError = started.error;
+    if (started.error !== undefined) await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new SynplugError(`cannot hold netfilter queue ${cfg.queueNum}: ${lastError}`, 'failure');
+}
+
+/**
+ * Hold a queue through its holder, on the connection {@link prepareHolder}
+ * made (or a new one): the holder is bound when this resolves. The connection
+ * returned stays open while the caller holds (a protect: its end tells the
+ * holder that its lease is gone); it does not keep the event loop alive.
+ * @throws {SynplugError} the holder could not bind the queue (someone else holds it, named) or did not start (`foreign-state` / `failure`)
+ */
+export async function holdThroughHolder(cfg: QueueHolderConfig, prepared?: Socket): Promise<Socket> {
+  let lastError = '';
+  let foreign = 0;
+  for (let attempt = 0; attempt < 20 && foreign < 5; attempt++) {
+    const s = attempt === 0 && prepared && !prepared.destroyed ? prepared : await prepareHolder(cfg);
+    s.write(`${JSON.stringify({ op: 'hold' })}\n`);
+    const r = await readLine(s, 10_000);
+    if (r?.ok === true) return s;
     s.destroy();
-    lastError = r?.closing ? 'the holder was letting the queue go' : 'the holder did not answer';
+    if (typeof r?.error === 'string') {
+      lastError = r.error;
+      // Bound already: a holder on its way out (gone soon), or someone else's (still bound after the last round: named).
+      if (r.foreign === true) foreign++;
+    } else lastError = r?.closing ? 'the holder was letting the queue go' : 'the holder did not answer';
     // A holder on its way out: wait until it is gone (its socket path removed), then start one.
-    await new Promise((res) => setTimeout(res, 20));
+    await new Promise((res) => setTimeout(res, foreign ? 50 : 20));
   }
   throw new SynplugError(`cannot hold netfilter queue ${cfg.queueNum}: ${lastError}`, /is bound by/.test(lastError) ? 'foreign-state' : 'failure');
 }
 
 /**
  * Start a holder process and wait for its first line: `ready`, or an error.
- * @returns `{}` when it is ready; `error` (and `foreign`: the queue is bound by someone else) otherwise
+ * @returns `{}` when it is ready; `error` otherwise
  */
-function startHolder(cfg: QueueHolderConfig): Promise<{ error?: string; foreign?: boolean }> {
+function startHolder(cfg: QueueHolderConfig): Promise<{ error?: string }> {
   const ns = defaultNetns();
   const child = spawn(process.execPath, [...process.execArgv, watchdogEntryPath(), QUEUE_HOLDER_ARG], {
     env: { ...process.env, [QUEUE_HOLDER_ENV]: JSON.stringify(cfg), ...(ns !== undefined && { [NETNS_ENV]: ns }) },
@@ -204,13 +223,13 @@ function startHolder(cfg: QueueHolderConfig): Promise<{ error?: string; foreign?
   return new Promise((resolve) => {
     const rl = createInterface({ input: child.stdout! });
     const timer = setTimeout(() => finish({ error: 'the queue holder did not start within 30 s' }), 30_000);
-    const finish = (r: { error?: string; foreign?: boolean }) => {
+    const finish = (r: { error?: string }) => {
       clearTimeout(timer);
       rl.close();
       child.stdout!.destroy();
       resolve(r);
     };
-    rl.once('line', (line) => (line === 'ready' ? finish({}) : finish({ error: line, foreign: /is bound by/.test(line) })));
+    rl.once('line', (line) => finish(line === 'ready' ? {} : { error: line }));
     child.once('exit', (code) => finish({ error: `the queue holder exited at start (status ${code})` }));
     child.once('error', (e) => finish({ error: `cannot start the queue holder: ${e.message}` }));
   });
@@ -237,24 +256,30 @@ export async function runQueueHolder(io: QueueHolderIo): Promise<void> {
   const cfg = JSON.parse(process.env[QUEUE_HOLDER_ENV] ?? '{}') as QueueHolderConfig;
   const path = holderSocketPath(cfg.stateDir, cfg.queueNum);
   const store = new StateStore(cfg.stateDir);
-  let holder: NfqueueHolder;
-  try {
-    holder = await NfqueueHolder.bind(cfg.queueNum, { maxlen: cfg.maxlen, failOpen: false, netns: defaultNetns() });
-  } catch (e) {
-    io.first((e as Error).message);
-    io.exit(1);
-    return;
-  }
-  holder.ref();
   const server: Server = createServer();
   try {
     await listenOn(server, path);
   } catch (e) {
-    await holder.close().catch(() => {});
     io.first(`cannot listen on ${path}: ${(e as Error).message}`);
     io.exit(1);
     return;
   }
+  /** bound at the first `hold` (once: later ones share it); undefined until then */
+  let holder: NfqueueHolder | undefined;
+  let binding: Promise<string | undefined> | undefined;
+  /** Bind the queue: undefined when bound, else why not. */
+  const bind = (): Promise<string | undefined> =>
+    (binding ??= NfqueueHolder.bind(cfg.queueNum, { maxlen: cfg.maxlen, failOpen: false, netns: defaultNetns() }).then(
+      (h) => {
+        holder = h;
+        h.ref();
+        return undefined;
+      },
+      (e: unknown) => (e as Error).message,
+    ));
+  /** connections open now, and when the last one closed (an unbound holder idles out) */
+  let connections = 0;
+  let idleSince = Date.now();
   let releasing: Promise<HolderRelease> | undefined;
   let timer: NodeJS.Timeout | undefined;
   let replies = 0;
@@ -273,13 +298,16 @@ export async function runQueueHolder(io: QueueHolderIo): Promise<void> {
       } catch {
         /* gone */
       }
+      await binding; // a bind under way ends first (bound: released below)
+      if (!holder) return { released: 0, dropped: 0 };
       let released = 0;
       try {
         released = await holder.release();
       } catch (e) {
         io.say(`queue ${cfg.queueNum}: the release verdict failed: ${(e as Error).message}; closing the socket lets the kernel drop what is held`);
       }
-      const e = listBoundQueues(defaultNetns()).find((x) => x.queue === cfg.queueNum && x.portId === holder.portId);
+      const portId = holder.portId;
+      const e = listBoundQueues(defaultNetns()).find((x) => x.queue === cfg.queueNum && x.portId === portId);
       const dropped = e ? e.queueDropped + e.userDropped : 0;
       await holder.close().catch(() => {});
       return { released, dropped };
@@ -289,6 +317,14 @@ export async function runQueueHolder(io: QueueHolderIo): Promise<void> {
   /** Judge the leases (a dead protect's goes, found by its pid); release when none is live. */
   const judge = async (deadPid?: number): Promise<void> => {
     if (releasing) return;
+    if (!holder) {
+      // Unbound: nothing held, no lease to judge; gone once its starter is (no connection left) or idle too long.
+      if (connections === 0 && (deadPid !== undefined || Date.now() - idleSince >= IDLE_MS)) {
+        await releaseAll();
+        return exitWhenDone();
+      }
+      return schedule();
+    }
     try {
       const now = Date.now();
       const all = recordedLeases(store);
@@ -329,6 +365,7 @@ export async function runQueueHolder(io: QueueHolderIo): Promise<void> {
       return;
     }
     sock.on('error', () => {});
+    connections++;
     let holding = false;
     const answer = (o: Record<string, unknown>, last = false) => {
       replies++;
@@ -349,8 +386,18 @@ export async function runQueueHolder(io: QueueHolderIo): Promise<void> {
       }
       if (releasing && msg.op === 'hold') answer({ ok: false, closing: true }, true);
       else if (msg.op === 'hold') {
-        holding = true;
-        answer({ ok: true, pid: process.pid });
+        replies++;
+        void bind().then((error) => {
+          replies--;
+          if (error === undefined && !releasing) {
+            holding = true;
+            answer({ ok: true, pid: process.pid });
+            return;
+          }
+          // It cannot hold: it says why and goes (a holder that never bound has nothing to release).
+          answer(error === undefined ? { ok: false, closing: true } : { ok: false, error, foreign: /is bound by/.test(error) }, true);
+          void releaseAll().then(exitWhenDone);
+        });
       } else if (msg.op === 'release') {
         replies++;
         void releaseAll().then((r) => {
@@ -360,14 +407,16 @@ export async function runQueueHolder(io: QueueHolderIo): Promise<void> {
       }
     });
     sock.once('close', () => {
-      if (holding) void judge(peer.pid);
+      connections--;
+      if (connections === 0) idleSince = Date.now();
+      void judge(holding ? peer.pid : holder ? undefined : -1);
     });
   });
   io.onTerm(() => {
     void releaseAll().then(exitWhenDone);
   });
   io.first('ready');
-  await judge();
+  schedule();
 }
 
 /**

@@ -73,14 +73,6 @@ async function protectOnce(opts: GuardProtectOptions): Promise<ProtectResult> {
       s = await openSession(config, store.readSetup());
     }
     handedOver = true;
-    if (s.holdsNeedHandoff) {
-      // Its watchdog starts once the queue is bound (runProtected): the early one is not needed.
-      void watchdog.then(
-        (w) => w.done(),
-        () => {},
-      );
-      return await runProtected(s, opts);
-    }
     return await runProtected(s, opts, watchdog);
   } finally {
     if (!handedOver)

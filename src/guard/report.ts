@@ -214,14 +214,7 @@ export async function armReport(held: readonly HeldTraffic[]): Promise<ReportCou
   else {
     try {
       nft = openNftables();
-      const have = new Set((await listRules(nft, { family: 'inet', table: table.name }).catch(() => [])).map((r) => r.comment));
-      const missing = rules.filter((r) => !have.has(r.comment));
-      if (missing.length > 0) {
-        const b = new NftBatch().addTable({ ...table, comment: TABLE_COMMENT });
-        b.addChain({ ...table, table: table.name, name: REPORT_CHAIN, type: 'filter', hook: 'output', prio: C.NF_IP_PRI_RAW, policy: 'accept' });
-        for (const r of missing) b.addRule({ family: 'inet', table: table.name, chain: REPORT_CHAIN, expr: r.expr, comment: r.comment });
-        await b.commit(nft);
-      }
+      await (await missingCountersBatch(nft, held))?.batch.commit(nft);
       tableMade = true;
     } catch (e) {
       uncounted.push(`the RST counters could not be set (${message(e)}): refused and reset were not counted`);
@@ -306,6 +299,74 @@ export async function armReport(held: readonly HeldTraffic[]): Promise<ReportCou
       return buildReport(hold, before, after, { rst: nft !== undefined && tableMade, listeners: diag !== undefined }, uncounted);
     },
   };
+}
+
+/**
+ * The batch that adds what `held` needs of the RST counters' table, chain and
+ * rules; undefined when every rule is there. Adding rules to the base chain
+ * changes no hook; adding the table's base chain does (a SYN held in a
+ * netfilter queue at that moment is dropped and retransmitted), hence
+ * {@link reportCountersStep} at setup.
+ * @throws {NetlinkError} the listing was refused (other than the table missing)
+ */
+async function missingCountersBatch(nft: NetlinkConnection, held: readonly HeldTraffic[]): Promise<{ batch: NftBatch; tableExisted: boolean } | undefined> {
+  const table = { family: 'inet', name: REPORT_TABLE };
+  const tableExisted = (await getTable(nft, table)) !== undefined;
+  const have = new Set(tableExisted ? (await listRules(nft, { family: 'inet', table: table.name }).catch(() => [])).map((r) => r.comment) : []);
+  const missing = reportRules(held).filter((r) => !have.has(r.comment));
+  if (missing.length === 0) return undefined;
+  const batch = new NftBatch().addTable({ ...table, comment: TABLE_COMMENT });
+  batch.addChain({ ...table, table: table.name, name: REPORT_CHAIN, type: 'filter', hook: 'output', prio: C.NF_IP_PRI_RAW, policy: 'accept' });
+  for (const r of missing) batch.addRule({ family: 'inet', table: table.name, chain: REPORT_CHAIN, expr: r.expr, comment: r.comment });
+  return { batch, tableExisted };
+}
+
+/** A setup step (modes/types.ts's SetupStep, which this file's importers know). */
+interface CountersStep {
+  what: string;
+  run(): Promise<void>;
+  undo?: { what: string; run(): Promise<void> };
+}
+
+/**
+ * Setup's step for the reload report's RST counters of `held` (a hold's
+ * {@link HeldTraffic}): the table `inet synplug_report`, its base chain and
+ * the rules it lacks, made at setup so that no protect adds a hook while
+ * another hold's SYNs wait in a queue. Undefined when nothing is missing.
+ * Its undo removes the table when the step made it. Never throws: where
+ * nftables cannot be listed there is no step, and protect's report says
+ * what it could not count.
+ */
+export async function reportCountersStep(held: HeldTraffic): Promise<CountersStep | undefined> {
+  let nft: NetlinkConnection | undefined;
+  try {
+    nft = openNftables();
+    const plan = await missingCountersBatch(nft, [held]);
+    if (!plan) return undefined;
+    const what = `${plan.tableExisted ? 'add RST counter rules to' : 'add'} table inet ${REPORT_TABLE} (the reload report's counters)`;
+    const withNft = async (f: (c: NetlinkConnection) => Promise<unknown>): Promise<void> => {
+      const c = openNftables();
+      try {
+        await f(c);
+      } finally {
+        c.close();
+      }
+    };
+    return {
+      what,
+      run: () => withNft((c) => plan.batch.commit(c)),
+      ...(!plan.tableExisted && {
+        undo: {
+          what: `delete table inet ${REPORT_TABLE}`,
+          run: () => withNft((c) => new NftBatch().deleteTable({ family: 'inet', name: REPORT_TABLE }).commit(c)),
+        },
+      }),
+    };
+  } catch {
+    return undefined;
+  } finally {
+    nft?.close();
+  }
 }
 
 /** The report from the hold's counts and the readings before and after. */

@@ -15,7 +15,7 @@ import type { GuardConfig } from './config.js';
 import { NoDeviceError } from './errors.js';
 import type { SetupRecord } from './state.js';
 import type { Listener, ListenTarget, PlugStats, ProtectSession } from './types.js';
-import { isReleaseStep, type WatchdogNetlinkStep, type WatchdogStep } from './watchdog.js';
+import { isReleaseStep, type WatchdogStep } from './watchdog.js';
 import { holdMode, holdModeFor, type HeldTraffic, type Hold, type HoldAction, type HoldSockets } from './modes/index.js';
 import { explainSockDiag } from './support.js';
 import { listAddresses } from '../netlink/route/addr.js';
@@ -121,6 +121,7 @@ export class GuardSession implements ProtectSession, HoldSockets {
 
   /** Close every socket. */
   close(): void {
+    for (const h of this.holds) h.close?.();
     this.route.close();
     this.nftConn?.close();
     this.diagConn?.close();
@@ -160,6 +161,14 @@ export class GuardSession implements ProtectSession, HoldSockets {
     if (first !== undefined) throw first;
   }
 
+  /**
+   * Phase one: make every hold's start quick, holding nothing (a queue's
+   * holder process started). @throws {SynplugError} a hold could not be prepared
+   */
+  async prepare(): Promise<void> {
+    for (const h of this.holds) await h.prepareHold?.();
+  }
+
   /** Start holding on every hold (the plugs buffer, one datagram; a queue binds). @throws {NetlinkError} no plug qdisc (ENOENT/EINVAL) */
   buffer(): Promise<void> {
     return this.plugAll('buffer');
@@ -190,27 +199,10 @@ export class GuardSession implements ProtectSession, HoldSockets {
    */
   releaseSteps(): WatchdogStep[] {
     const steps = this.holds.flatMap((h) => h.handoff().steps);
-    const plugs = steps.filter((st) => st.kind !== 'nfqueue' && st.protocol === NETLINK_ROUTE && isReleaseStep(st)) as WatchdogNetlinkStep[];
-    const others = steps.filter((st) => !plugs.includes(st as WatchdogNetlinkStep));
+    const plugs = steps.filter((st) => st.protocol === NETLINK_ROUTE && isReleaseStep(st));
+    const rest = steps.filter((st) => !plugs.includes(st));
     const joined: WatchdogStep = { what: 'plug release', phase: 'release', protocol: NETLINK_ROUTE, messages: plugs.flatMap((st) => st.messages) };
-    // A queue step names this process's descriptor: in the watchdog it is 3 + its place in watchdogFds(); one step per socket.
-    const fds = this.watchdogFds();
-    const queues = others.filter((st) => st.kind === 'nfqueue');
-    const uniqueQueues = queues
-      .filter((st, i) => queues.findIndex((x) => x.kind === 'nfqueue' && st.kind === 'nfqueue' && x.fd === st.fd) === i)
-      .map((st) => (st.kind === 'nfqueue' ? { ...st, fd: 3 + fds.indexOf(st.fd) } : st));
-    const rest = others.filter((st) => st.kind !== 'nfqueue');
-    return [joined, ...uniqueQueues, ...rest.filter(isReleaseStep), ...rest.filter((st) => !isReleaseStep(st))];
-  }
-
-  /** The descriptors the watchdog must inherit (a queue hold's bound socket), each once; in the watchdog they are fd 3, 4... */
-  watchdogFds(): number[] {
-    return [...new Set(this.holds.flatMap((h) => h.handoff().fds ?? []))];
-  }
-
-  /** Whether a hold of the session holds only while a process keeps a socket (a queue): the watchdog then inherits it. */
-  get holdsNeedHandoff(): boolean {
-    return this.holds.some((h) => !h.keepsAfterExit);
+    return [joined, ...rest.filter(isReleaseStep), ...rest.filter((st) => !isReleaseStep(st))];
   }
 
   /** Whether every hold's counters are the kernel's (the same for every process: see {@link Hold.countersInKernel}). */

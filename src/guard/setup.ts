@@ -18,6 +18,7 @@ import { checkMetricsFile, metricsPathOf } from './metrics.js';
 import type { GuardSession } from './session.js';
 import { MissingSupportError, requireNetAdmin, type ModulePiece } from './support.js';
 import { NftBatchError } from '../iptables/batch.js';
+import { reportCountersStep } from './report.js';
 import { contextFor, definedOnly, recoverStale, withSession } from './context.js';
 import { holdModeFor, holdModes, selectInbound, type Hold, type HoldInspection, type HoldMode, type HoldSetupPlan, type SetupStep } from './modes/index.js';
 import { SynplugError, UsageError } from '../netlink/errors.js';
@@ -119,6 +120,9 @@ export async function setupOrPlan<T>(opts: SetupOptions, dryRun: ((would: SetupW
       throw e;
     }
     const steps: SetupStep[] = plan.order.map((name) => plan.steps[name]).filter((x): x is SetupStep => x !== undefined);
+    // The report's counters too (report.ts): a protect then adds no hook while another hold's SYNs wait in a queue.
+    const counters = target.heldTraffic && (await reportCountersStep(target.heldTraffic()));
+    if (counters) steps.push(counters);
 
     if (dryRun)
       return dryRun({

@@ -425,12 +425,10 @@ export interface ProtectSession {
   buffer(): Promise<void>;
   /** release every plug (one datagram; always safe) */
   release(): Promise<void>;
+  /** phase one: make the holds' start quick, holding nothing (a queue's holder process started) */
+  prepare?(): Promise<void>;
   /** the release, pre-encoded for the watchdog */
   releaseSteps(): WatchdogStep[];
-  /** descriptors the watchdog must inherit to release (a queue hold's bound socket); none when absent */
-  watchdogFds?(): number[];
-  /** true when a hold holds only while a process keeps its socket (a queue hold): the watchdog starts once it is bound, inheriting it */
-  readonly holdsNeedHandoff?: boolean;
   /** the ids of the holds it buffers (recorded in the lease); `['local']` when absent */
   readonly holdIds?: readonly string[];
   /** each hold's id and kind, for the result */

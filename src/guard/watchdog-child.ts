@@ -23,8 +23,6 @@
 import { NetlinkConnection } from '../netlink/connection.js';
 import { NETLINK_NETFILTER, NETLINK_ROUTE } from '../netlink/message.js';
 import { StateStore } from './state.js';
-import { NfqueueHolder } from '../netlink/nfqueue.js';
-import { defaultNetns } from '../netlink/netns.js';
 import { isReleaseStep, type WatchdogArm, type WatchdogStep } from './watchdog.js';
 import { dropLease } from './leases.js';
 
@@ -227,17 +225,6 @@ export class WatchdogChild {
   }
 
   private async send(step: WatchdogStep): Promise<void> {
-    if (step.kind === 'nfqueue') {
-      // The queue socket protect bound, inherited: only it may give the verdict (one batch ACCEPT up to the
-      // highest id the kernel gave out), then the unbind; new SYNs bypass from then on.
-      const holder = NfqueueHolder.adopt(step.fd, step.queueNum, { netns: defaultNetns() });
-      try {
-        await holder.release();
-      } finally {
-        await holder.close().catch(() => {});
-      }
-      return;
-    }
     if (step.messages.length === 0) return; // nothing of this kind to release (a session of queue holds only)
     let last: unknown;
     for (let attempt = 1; attempt <= 3; attempt++) {

@@ -25,9 +25,8 @@ import { NETLINK_ROUTE } from '../netlink/message.js';
  */
 export const WATCHDOG_GRACE_MS = 250;
 
-/** One netlink exchange the watchdog sends to release, on a socket of its own. */
-export interface WatchdogNetlinkStep {
-  kind?: 'netlink';
+/** One step of the watchdog's release: a netlink exchange it sends on a socket of its own. */
+export interface WatchdogStep {
   /** what it does, for messages */
   what: string;
   /** `release` lets held packets go; `disarm` turns a kernel-side deadline off (default: release on NETLINK_ROUTE, else disarm) */
@@ -40,27 +39,8 @@ export interface WatchdogNetlinkStep {
   ignoreErrno?: number[];
 }
 
-/**
- * A queue hold's release: one batch ACCEPT verdict given on the bound queue
- * socket the watchdog inherited (only that socket may give verdicts).
- */
-export interface WatchdogQueueStep {
-  kind: 'nfqueue';
-  /** what it does, for messages */
-  what: string;
-  phase: 'release';
-  /** the socket's descriptor in the watchdog (3 for the first inherited one) */
-  fd: number;
-  /** the queue it is bound to */
-  queueNum: number;
-}
-
-/** One step of the watchdog's release. */
-export type WatchdogStep = WatchdogNetlinkStep | WatchdogQueueStep;
-
 /** Whether a step releases (rather than disarms). */
 export function isReleaseStep(st: WatchdogStep): boolean {
-  if (st.kind === 'nfqueue') return true;
   return st.phase !== undefined ? st.phase === 'release' : st.protocol === NETLINK_ROUTE;
 }
 
@@ -118,21 +98,19 @@ export function watchdogEntryPath(self: string = fileURLToPath(import.meta.url))
 /**
  * Start the watchdog and wait until its sockets are open.
  * @param timeoutMs how long to wait for `ready` (a cold node start in a slow VM takes seconds)
- * @param fds descriptors of this process it inherits as its fd 3, 4... (the queue hold's bound socket): its only copies,
- *   one explicit entry each in its stdio; nothing else it starts inherits them
  * @param reports where its reports go: `inherit` (this process's stderr; protect) or `ignore` (a manual plug's
  *   watchdog, which outlives plug: holding plug's stderr open would keep a caller reading it, `$(synplug plug 2>&1)`,
  *   waiting until the deadline; its outcome is in plug.json)
  * @throws {SynplugError} it failed to start or to open its sockets (category `failure`)
  */
-export function startWatchdog(timeoutMs = 30_000, fds: readonly number[] = [], reports: 'inherit' | 'ignore' = 'inherit'): Promise<Watchdog> {
+export function startWatchdog(timeoutMs = 30_000, reports: 'inherit' | 'ignore' = 'inherit'): Promise<Watchdog> {
   const entry = watchdogEntryPath();
   // The watchdog's sockets must be made in the namespace the caller's are
   // (the CLI's --netns): it reads the default from the environment.
   const ns = defaultNetns();
   const child: ChildProcess = spawn(process.execPath, [...process.execArgv, entry], {
     env: ns === undefined ? process.env : { ...process.env, [NETNS_ENV]: ns },
-    stdio: ['pipe', 'pipe', reports, ...fds],
+    stdio: ['pipe', 'pipe', reports],
     detached: true,
   });
   child.unref();

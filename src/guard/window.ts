@@ -38,9 +38,6 @@ export type { ListenTarget, ProtectOptions, ProtectResult, ProtectSession };
 
 const RELEASE_ATTEMPTS = 5;
 
-/** The watchdog of a window whose watchdog has not started yet (it starts once the holds are bound). */
-const NO_WATCHDOG: Watchdog = { pid: 0, arm: () => {}, done: () => {}, handOver: () => {} };
-
 function definedPidStart(): { pidStart?: number } {
   const t = processStartTime(process.pid);
   return t === undefined ? {} : { pidStart: t };
@@ -124,10 +121,7 @@ async function protectInner(session: ProtectSession, opts: ProtectOptions, early
           ...(opts.checkTimeoutMs !== undefined && { timeoutMs: opts.checkTimeoutMs }),
         })
       : undefined;
-  // A hold that only a live socket keeps (a queue): the watchdog starts once the socket is bound, inheriting it (its
-  // only copy in the watchdog); until then nothing is held that it would have to release.
-  const late = session.holdsNeedHandoff === true;
-  let watchdog: Watchdog = late ? NO_WATCHDOG : await (early ?? startWatchdog());
+  const watchdog: Watchdog = await (early ?? startWatchdog());
   let gated: GatedCommand | undefined;
   const store = new StateStore(session.config.stateDir);
   let before: PlugStats;
@@ -144,6 +138,8 @@ async function protectInner(session: ProtectSession, opts: ProtectOptions, early
     if (opts.waitListen) listenersBefore = new Set((await session.listeners(opts.waitListen)).map((l) => l.inode));
     if (listenersBefore) holdersBefore = holderPids(listenersBefore);
     if (opts.waitListen) await waitListenNotices(session, opts.waitListen, listenersBefore!.size, holdersBefore!.size, maxHoldMs, notice);
+    // After the warm-up release (which would let a prepared queue holder go): --max-hold then counts from the hold.
+    await session.prepare?.();
     gated = await startGated([resolved, ...opts.command.slice(1)], { user });
   } catch (e) {
     watchdog.done();
@@ -176,23 +172,21 @@ async function protectInner(session: ProtectSession, opts: ProtectOptions, early
     owner: 'protect',
     pid: process.pid,
     ...definedPidStart(),
-    ...(!late && { watchdogPid: watchdog.pid }),
+    watchdogPid: watchdog.pid,
     command: opts.command,
     holds: [...(session.holdIds ?? ['local'])],
     since: now,
     deadline,
   };
   const dev = session.config.dev;
-  const armWatchdog = () =>
-    watchdog.arm({
-      ownerPid: process.pid,
-      stateDir: session.config.stateDir,
-      deadline: deadline + WATCHDOG_GRACE_MS,
-      release: session.releaseSteps(),
-      leaseId: lease.id,
-      dev,
-    });
-  if (!late) armWatchdog();
+  watchdog.arm({
+    ownerPid: process.pid,
+    stateDir: session.config.stateDir,
+    deadline: deadline + WATCHDOG_GRACE_MS,
+    release: session.releaseSteps(),
+    leaseId: lease.id,
+    dev,
+  });
   let plugged = false;
   let released = false;
   let releasedPlug = false;
@@ -267,11 +261,6 @@ async function protectInner(session: ProtectSession, opts: ProtectOptions, early
     plugged = true;
     await session.buffer();
     tHoldAck = performance.now();
-    if (late) {
-      // Bound: the watchdog inherits the socket now, so that protect's death still ends in a release.
-      watchdog = await startWatchdog(undefined, session.watchdogFds?.() ?? []);
-      armWatchdog();
-    }
     tPlugAck = performance.now();
     if (aborted) throw new SynplugError(`interrupted by ${aborted} before the command started; nothing was run`, 'interrupted');
     gated.open();

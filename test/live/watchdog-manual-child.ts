@@ -18,7 +18,7 @@ import { StateStore, processStartTime } from '../../src/guard/state.js';
 const [ns, dev, ifindex, stateDir, maxHold] = process.argv.slice(2);
 setDefaultNetns(ns);
 const release = qdiscRequest('delete', Number(ifindex), { parent: 'root' });
-const watchdog = await startWatchdog(undefined, [], 'ignore'); // as plug starts it
+const watchdog = await startWatchdog(undefined, 'ignore'); // as plug starts it
 const since = Date.now();
 const deadline = since + Number(maxHold);
 const leaseId = '0123456789abcdef';

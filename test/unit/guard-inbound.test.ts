@@ -7,7 +7,6 @@
  * buffering both plugs in ONE datagram (the watchdog's release too).
  */
 import test from 'ava';
-import type { WatchdogNetlinkStep } from '../../src/guard/watchdog.js';
 import { NetlinkConnection } from '../../src/netlink/connection.js';
 import { FakeTransport, nfnetlinkAck } from '../../src/netlink/testing.js';
 import { parseMessages, NETLINK_ROUTE, type NetlinkMessage } from '../../src/netlink/message.js';
@@ -235,7 +234,7 @@ test('a session of the local and an inbound hold buffers both plugs in ONE datag
   t.is(rel[1].payload.readInt32LE(rel[1].payload.length - 8), TCQ_PLUG_RELEASE_INDEFINITE);
   const steps = s.releaseSteps();
   t.is(steps[0].what, 'plug release');
-  t.is((steps[0] as WatchdogNetlinkStep).messages.length, 2, 'both plugs released by the watchdog in one datagram');
+  t.is(steps[0].messages.length, 2, 'both plugs released by the watchdog in one datagram');
 });
 
 test('a complete u32 setup (as the kernel lists it: redirects by index, named if<N>) is judged ok; found without its record, only its plug is released', (t) => {

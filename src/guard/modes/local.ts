@@ -224,7 +224,6 @@ export class LocalHold implements Hold {
   readonly mode = 'local';
   readonly via = 'plug';
   readonly scope = 'local';
-  readonly keepsAfterExit = true;
   readonly countersInKernel = true;
   readonly id = 'local';
   readonly dev: string;

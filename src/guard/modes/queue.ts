@@ -41,7 +41,7 @@ import { defaultNetns } from '../../netlink/netns.js';
 import { listAddresses } from '../../netlink/route/addr.js';
 import type { Socket } from 'node:net';
 import { listBoundQueues, netlinkSocketOwners } from '../../netlink/nfqueue.js';
-import { holdThroughHolder, releaseThroughHolder } from '../leases-holder.js';
+import { holdThroughHolder, prepareHolder, releaseThroughHolder } from '../leases-holder.js';
 import { deleteTcpMetrics } from '../../netlink/tcp-metrics.js';
 import * as C from '../../iptables/constants.js';
 import { NftBatch } from '../../iptables/batch.js';
@@ -122,6 +122,8 @@ interface QueueInspection extends HoldInspection<QueuePiece> {
 class QueueBinding {
   /** the connection to the holder while this session holds (a protect's end closes it: its lease goes) */
   conn: Socket | undefined;
+  /** the connection phase one made to a holder (started, not yet bound), for the hold */
+  private prepared: Socket | undefined;
   /** SYNs released by the holder's verdicts this session asked for, over every hold */
   released = 0;
   /** SYNs the kernel dropped while the holder held: over the queue's maxlen, or the socket's buffer full */
@@ -137,7 +139,25 @@ class QueueBinding {
    */
   async bind(maxlen: number, dev: string): Promise<void> {
     if (this.conn) return;
-    this.conn = await holdThroughHolder({ stateDir: this.stateDir, queueNum: this.queueNum, maxlen, dev });
+    const prepared = this.prepared;
+    this.prepared = undefined;
+    this.conn = await holdThroughHolder({ stateDir: this.stateDir, queueNum: this.queueNum, maxlen, dev }, prepared);
+  }
+
+  /**
+   * Phase one: a holder runs (started when none does), not yet bound, so
+   * that the hold itself is one round trip.
+   * @throws {SynplugError} the holder did not start (`failure`)
+   */
+  async prepare(maxlen: number, dev: string): Promise<void> {
+    if (this.conn || this.prepared) return;
+    this.prepared = await prepareHolder({ stateDir: this.stateDir, queueNum: this.queueNum, maxlen, dev });
+  }
+
+  /** Let go of phase one's connection when no hold used it (an unbound holder then exits). */
+  unprepare(): void {
+    this.prepared?.destroy();
+    this.prepared = undefined;
   }
 
   /** a holder let the queue go at this session's request (the holds sharing the queue number see it too) */
@@ -150,6 +170,7 @@ class QueueBinding {
   async release(): Promise<boolean> {
     this.conn?.destroy();
     this.conn = undefined;
+    this.unprepare();
     const r = await releaseThroughHolder(this.stateDir, this.queueNum);
     if (r) {
       this.released += r.released;
@@ -267,7 +288,6 @@ const isOurTable = (t: string): boolean => t === QUEUE_TABLE || t.startsWith(`${
 export class QueueHold implements Hold {
   readonly mode = 'queue';
   readonly via = 'queue';
-  readonly keepsAfterExit = true;
   readonly countersInKernel = false;
   readonly id: string;
   readonly dev: string;
@@ -443,6 +463,16 @@ export class QueueHold implements Hold {
   /** @inheritdoc */
   holdAction(): HoldAction {
     return { kind: 'run', run: () => this.binding.bind(this.spec.maxlen, this.spec.dev) };
+  }
+
+  /** @inheritdoc */
+  prepareHold(): Promise<void> {
+    return this.binding.prepare(this.spec.maxlen, this.spec.dev);
+  }
+
+  /** @inheritdoc */
+  close(): void {
+    this.binding.unprepare();
   }
 
   /** @inheritdoc */

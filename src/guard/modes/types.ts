@@ -79,8 +79,6 @@ export type HoldScope = 'local' | 'inbound';
 export interface HoldHandoff {
   /** the steps, each tagged `release` (the hold itself) or `disarm` (the kernel-side deadline) */
   steps: WatchdogStep[];
-  /** file descriptors of this process the watchdog inherits, in order (its fd 3, 4...); steps name them by that number */
-  fds?: number[];
 }
 
 /** One hold on one device, opened for a session. */
@@ -91,13 +89,6 @@ export interface Hold {
   readonly via: HoldVia;
   /** whose connections it holds */
   readonly scope: HoldScope;
-  /**
-   * What it holds stays held in the kernel when this process exits (a plug
-   * qdisc; a queue, whose holder process keeps its socket: true); false when
-   * only this process's own socket holds it, so a
-   * command that exits right away (`plug`) cannot leave it holding.
-   */
-  readonly keepsAfterExit: boolean;
   /**
    * {@link Hold.plugStats} reads counters the kernel keeps (a plug qdisc's), the same for every process: a manual
    * release can count what a manual plug's hold held from them. False when they are this process's own (a queue's
@@ -127,6 +118,15 @@ export interface Hold {
   planSetup(inspection: HoldInspection, options: { force?: boolean }): HoldSetupPlan;
   /** Start holding (a plug's buffer; a queue's bind). */
   holdAction(): HoldAction;
+  /**
+   * Phase one, before the lease: make the hold itself quick, holding
+   * nothing (a queue's holder process started, not yet bound). Undone by
+   * the release or {@link Hold.close}.
+   * @throws {SynplugError} it could not be prepared; nothing is held
+   */
+  prepareHold?(): Promise<void>;
+  /** The session ends: let go of what {@link Hold.prepareHold} made and no hold used. Never throws. */
+  close?(): void;
   /** Stop holding and let everything held go (a plug's release; a queue's batch verdict). Always safe. */
   releaseAction(): HoldAction;
   /**

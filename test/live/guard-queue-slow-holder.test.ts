@@ -1,0 +1,81 @@
+/**
+ * Live, this machine's kernel: a queue holder that is slow to start (a cold
+ * Node start on a loaded host takes seconds) neither holds while it starts
+ * nor takes that time from `--max-hold`. Protect and plug start the holder
+ * in their phase one, and it binds the queue at the first `hold`.
+ *
+ * The slow start is real: every synplug process of the scenario loads a
+ * `--require` file (NODE_OPTIONS) that blocks the queue holder, and only it,
+ * for 12 s before it runs, longer than the protect's `--max-hold` of 8 s.
+ * Before phase one started the holder, such a protect failed with "the
+ * holder did not answer" (the lease's deadline passed while the holder
+ * started; it released and exited) and the command never ran. The command
+ * starts a client and ends once the kernel has its SYN queued: judged by
+ * order of events, not by time.
+ */
+import { spawnSync } from 'node:child_process';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { inOwnNetns, runScenarioIfChild } from '../helpers/own-netns.js';
+import { BIN, QUEUE, listening, procQueue, queueHolderPid, server, stateEnv, synplug, until } from '../helpers/queue-live.js';
+
+// biome-ignore lint/suspicious/noExplicitAny: the scenarios' JSON results, asserted field by field
+type Json = Record<string, any>;
+
+const SELF = fileURLToPath(import.meta.url);
+const ENV = 'SYNPLUG_GUARD_QUEUE_SLOW_HOLDER_SCENARIO';
+const ADDR = '169.254.88.9';
+const PORT = 39560;
+
+/** A client connecting in the reload command, while the hold is on: its outcome is written to `out`. */
+const CLIENT = `import socket,sys
+s=socket.socket(); s.settimeout(30)
+try:
+    s.connect((sys.argv[1], int(sys.argv[2]))); r='ok'
+except OSError as e: r=type(e).__name__
+open(sys.argv[3],'w').write(r)`;
+
+const scenarios = {
+  async slow() {
+    const { dir, env } = stateEnv();
+    const slow = join(dir, 'slow-holder.cjs');
+    writeFileSync(slow, "if (process.argv.includes('--queue-holder')) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 12000);\n");
+    const set = synplug(['setup', '--via', 'queue', '--addr', ADDR], env);
+    const srv = server(ADDR, PORT);
+    await listening(srv);
+    const out = join(dir, 'client');
+    const slowEnv = { ...env, NODE_OPTIONS: `--require ${slow}`, CLIENT };
+    // the client, then (bounded) until its SYN is queued (/proc/net/netfilter/nfnetlink_queue: queue_total, field 3)
+    const command = `python3 -c "$CLIENT" ${ADDR} ${PORT} ${out} & i=0; while [ $i -lt 400 ]; do awk '$1==${QUEUE} && $3>0 {f=1} END {exit !f}' /proc/net/netfilter/nfnetlink_queue && break; sleep 0.05; i=$((i+1)); done; echo $i > ${out}.waited`;
+    const p = spawnSync(process.execPath, [BIN, 'protect', '--json', '--max-hold', '8s', '--', 'sh', '-c', command], {
+      env: slowEnv,
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+    await until(() => existsSync(out), 'the client to end');
+    const client = readFileSync(out, 'utf8');
+    const waited = Number(readFileSync(`${out}.waited`, 'utf8'));
+    // The holder lets the queue go and exits once no lease is left.
+    await until(() => procQueue(QUEUE) === undefined && queueHolderPid(QUEUE) === undefined, 'the queue unbound');
+    srv.kill();
+    synplug(['teardown'], env);
+    rmSync(dir, { recursive: true, force: true });
+    return { setup: set.code, code: p.status, stderr: p.stderr, json: p.stdout ? JSON.parse(p.stdout) : undefined, client, waited };
+  },
+};
+
+if (!(await runScenarioIfChild(ENV, scenarios))) {
+  const { default: test } = await import('ava');
+
+  test('a queue holder 12 s slow to start: protect --max-hold 8s still runs its command, holds its SYN, and lets it through; then the holder goes', (t) => {
+    const r = inOwnNetns<Json>(SELF, ENV, 'slow', 120_000);
+    t.is(r.setup, 0);
+    t.is(r.code, 0, r.stderr);
+    t.true(r.waited < 400, "the command saw its client's SYN queued");
+    t.is(r.client, 'ok', 'the connection was let through by the release');
+    t.false(r.json.maxHoldReached, 'released when the command ended, within its max-hold');
+    t.true(r.json.report.heldSyns >= 1, `the SYN sent in the hold was held: ${JSON.stringify(r.json.report)}`);
+    t.is(r.json.report.dropped, 0);
+  });
+}
