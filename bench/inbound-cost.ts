@@ -26,14 +26,15 @@
  * @module
  */
 import { execFileSync, execFile, spawn, type ChildProcess } from 'node:child_process';
-import { readlinkSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { NetlinkConnection } from '../src/netlink/connection.js';
 import { NETLINK_ROUTE } from '../src/netlink/message.js';
 import { createLink, deleteLink, setLinkUp } from '../src/netlink/route/linkinfo.js';
-import { addQdisc, addFilter, deleteQdisc, listQdiscs } from '../src/tc/index.js';
-import { u32SynMatch } from '../src/tc/filters/u32.js';
-import { resolveActionDevices } from '../src/tc/actions/list.js';
+import { addQdisc, listQdiscs } from '../src/tc/index.js';
+import { addInboundFilter, removeInboundFilter } from './lib/inbound-filter.js';
+import { benchArg, otherNamespace } from './lib/peer-netns.js';
+import { midMedian } from './lib/stats.js';
 
 const IP = '/usr/sbin/ip';
 const SRV = 'sp-icb0';
@@ -44,10 +45,7 @@ const CLI_ADDR = '169.254.79.2';
 const BULK_PORT = 17001;
 const RR_PORT = 17002;
 
-function arg(name: string, def: string): string {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 && i + 1 < process.argv.length ? process.argv[i + 1] : def;
-}
+const arg = benchArg;
 const SECONDS = Number(arg('seconds', '3'));
 const ROUNDS = Number(arg('rounds', '5'));
 const JSON_OUT = arg('json', '');
@@ -100,20 +98,6 @@ function sh(cmd: string, ...args: string[]): string {
   return execFileSync(cmd, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
 }
 
-async function otherNamespace(): Promise<ChildProcess> {
-  const mine = readlinkSync('/proc/self/ns/net');
-  const p = spawn('unshare', ['--net', 'sleep', '3600'], { stdio: 'ignore' });
-  for (let i = 0; i < 500; i++) {
-    try {
-      if (readlinkSync(`/proc/${p.pid}/ns/net`) !== mine) return p;
-    } catch {
-      /* not yet */
-    }
-    await new Promise((r) => setTimeout(r, 10));
-  }
-  throw new Error('unshare did not enter a new network namespace');
-}
-
 function client(ns: ChildProcess, mode: 'bulk' | 'rr'): Promise<{ bytes?: number; connections: number; seconds: number }> {
   return new Promise((resolve, reject) => {
     execFile(
@@ -124,12 +108,6 @@ function client(ns: ChildProcess, mode: 'bulk' | 'rr'): Promise<{ bytes?: number
     );
   });
 }
-
-const median = (xs: number[]): number => {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
-};
 
 async function main(): Promise<void> {
   if (process.env.SYNPLUG_IN_NETNS !== '1') {
@@ -175,33 +153,8 @@ async function main(): Promise<void> {
     server = spawn('python3', ['-c', SERVER], { stdio: ['ignore', 'pipe', 'inherit'] });
     await new Promise<void>((r) => server!.stdout!.once('data', () => r()));
 
-    const setUp = async (): Promise<void> => {
-      await addQdisc(conn, { dev: SRV, kind: 'clsact' });
-      let pref = 10;
-      for (const port of [BULK_PORT, RR_PORT]) {
-        const m = u32SynMatch({
-          family: 'inet',
-          dport: port,
-          dst: SRV_ADDR,
-          htid: pref,
-          actions: [{ kind: 'mirred', direction: 'egress', mirred_action: 'redirect', to_dev: IFB }],
-        });
-        for (const f of m.filters) {
-          const options = await resolveActionDevices(conn, f.options);
-          await addFilter(conn, {
-            dev: SRV,
-            parent: 'ingress',
-            protocol: m.protocol,
-            pref,
-            kind: 'u32',
-            ...(f.handle ? { handle: f.handle } : {}),
-            options: options as Record<string, unknown>,
-          });
-        }
-        pref++;
-      }
-    };
-    const tearDown = (): Promise<void> => deleteQdisc(conn, { dev: SRV, kind: 'clsact' });
+    const setUp = (): Promise<void> => addInboundFilter(conn, SRV, IFB, SRV_ADDR, [BULK_PORT, RR_PORT]);
+    const tearDown = (): Promise<void> => removeInboundFilter(conn, SRV);
     const ifbPackets = async (): Promise<number> => (await listQdiscs(conn, { dev: IFB })).find((q) => q.root)?.packets ?? 0;
 
     const res = { bulk: { without: [] as number[], with: [] as number[] }, rr: { without: [] as number[], with: [] as number[] } };
@@ -232,9 +185,9 @@ async function main(): Promise<void> {
     // The ratio is the median of each round's own ratio (its two measurements are adjacent in time, so a
     // change in the machine's load between rounds cancels out), next to the ratio of the medians.
     const rows = (['bulk', 'rr'] as const).map((k) => {
-      const w = median(res[k].without);
-      const h = median(res[k].with);
-      const paired = median(res[k].with.map((x, i) => x / res[k].without[i]));
+      const w = midMedian(res[k].without);
+      const h = midMedian(res[k].with);
+      const paired = midMedian(res[k].with.map((x, i) => x / res[k].without[i]));
       return {
         what: k === 'bulk' ? 'bulk TCP stream (bytes/s)' : 'new connections (conn/s)',
         without: w,

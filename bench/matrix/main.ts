@@ -54,6 +54,8 @@ const LOCAL_ADDR = '169.254.255.254';
 let ADDR = LOCAL_ADDR;
 /** --client inbound: the namespace and veth pair */
 let topo: InboundTopology | undefined;
+/** the hold the protected windows used (setup's answer) */
+let hold: { id: string; via: string } | undefined;
 const MIGRATE = '/proc/sys/net/ipv4/tcp_migrate_req';
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 /**
@@ -87,6 +89,8 @@ interface Params {
   out: string;
   tag: string;
   isolated: boolean;
+  /** the hold the protected modes use: setup's --via */
+  via: 'auto' | 'plug' | 'queue';
 }
 
 /** Defaults of the options (--help prints them). */
@@ -100,6 +104,7 @@ const DEFAULTS = {
   maxHoldMs: 20_000,
   budgetSeconds: 500,
   out: join(ROOT, 'bench/matrix/results'),
+  via: 'auto' as const,
 };
 
 /** What --help prints: every option, its default and what it does. */
@@ -114,6 +119,8 @@ Options (default in brackets):
                              (migrate: unprotected with net.ipv4.tcp_migrate_req=1; protected-migrate:
                              protect with the sysctl on, not a default mode)
   --windows ROW:MODE,...     run these windows in this order instead of every --rows x every --modes
+  --via auto|plug|queue      the hold of the protected modes (setup's --via) [${DEFAULTS.via}]: auto takes the plug hold where
+                             the kernel has it, else the queue hold (this machine's kernel: the queue hold)
   --client local|inbound     where the clients are [${DEFAULTS.client}]: local (lo, the local hold) or
                              inbound (a namespace behind a veth pair, the inbound hold); inbound tags the files 'inbound'
   --reloads N                reloads per protected window, at least 1 [${DEFAULTS.reloads}]
@@ -156,6 +163,7 @@ function parseArgs(argv: string[]): Params & { checkOnly: boolean } {
     out: DEFAULTS.out,
     tag: '',
     isolated: false,
+    via: DEFAULTS.via,
     checkOnly: false,
   };
   const seen = new Set<string>();
@@ -196,7 +204,11 @@ function parseArgs(argv: string[]): Params & { checkOnly: boolean } {
     else if (a === '--budget-seconds') p.budgetSeconds = int(60);
     else if (a === '--tag') p.tag = v();
     else if (a === '--i-am-isolated') p.isolated = true;
-    else if (a === '--check-args') p.checkOnly = true;
+    else if (a === '--via') {
+      const x = v();
+      if (x !== 'auto' && x !== 'plug' && x !== 'queue') throw new ArgError(`--via: '${x}' is not auto, plug or queue`);
+      p.via = x;
+    } else if (a === '--check-args') p.checkOnly = true;
     else if (a === '--help' || a === '-h') {
       process.stdout.write(usage());
       process.exit(0);
@@ -605,13 +617,20 @@ async function main(): Promise<void> {
     ADDR = topo.serverAddr;
     log(`inbound: the servers on ${ADDR} (${topo.serverDev}), the clients in the namespace behind it (${topo.clientDev}, ${topo.clientAddr})`);
     if (needHold) {
-      const r = await guard.setup({ inbound: { dev: topo.serverDev, ports, addrs: [ADDR] } });
+      const r = await guard.setup({ inbound: { dev: topo.serverDev, ports, addrs: [ADDR] }, via: P.via });
       inboundDev = topo.serverDev;
-      log(`setup --inbound ${inboundDev} --port ${ports[0]}..${ports[ports.length - 1]} --addr ${ADDR}: ${r.hold}, IFB ${r.inbound?.ifb}`);
+      hold = { id: r.hold, via: r.via };
+      log(
+        `setup --inbound ${inboundDev} --port ${ports[0]}..${ports[ports.length - 1]} --addr ${ADDR}: ${r.hold} (via ${r.via})${r.inbound ? `, IFB ${r.inbound.ifb}` : ''}`,
+      );
     }
   } else {
     madeSetup = needHold && (await guard.check()).state !== 'ok';
-    if (madeSetup) await guard.setup();
+    if (madeSetup) {
+      const r = await guard.setup({ via: P.via });
+      hold = { id: r.hold, via: r.via };
+      log(`setup: ${r.hold} (via ${r.via})${r.chose ? `: ${r.chose}` : ''}`);
+    }
   }
   const windows: Window[] = [];
   skipped.length = 0;
@@ -677,7 +696,11 @@ async function main(): Promise<void> {
 }
 
 function headline(P: Params, started: Date): string {
-  const side = P.client === 'inbound' ? `clients in another network namespace over veth ${topo?.serverDev ?? ''} (inbound hold)` : 'clients on lo (local hold)';
+  const via = hold ? ` via ${hold.via}` : '';
+  const side =
+    P.client === 'inbound'
+      ? `clients in another network namespace over veth ${topo?.serverDev ?? ''} (inbound hold${via})`
+      : `clients on lo (local hold${via})`;
   return `reload matrix, ${started.toISOString().slice(0, 10)}, kernel ${osRelease()}, ${P.connections} client loops (new connection per request), ${side}, protected = library protect --wait-listen ${ADDR}:PORT --max-hold ${P.maxHoldMs} ms`;
 }
 
@@ -693,7 +716,7 @@ async function writeResults(P: Params, windows: readonly Window[], started: Date
   };
   writeFileSync(
     file,
-    `${JSON.stringify({ date: started.toISOString(), kernel, params: P, ...versions, headline: headline(P, started), topology: topo?.created, skipped, windows, table: report(windows) }, null, 1)}\n`,
+    `${JSON.stringify({ date: started.toISOString(), kernel, params: P, ...versions, ...(hold && { hold }), headline: headline(P, started), topology: topo?.created, skipped, windows, table: report(windows) }, null, 1)}\n`,
   );
   // one SVG per row group: the row's modes as panels
   for (const row of new Set(panels.map((x) => x.row))) {

@@ -66,7 +66,9 @@ export function formatCheck(r: CheckResult): string {
   const run = [...new Set(r.holds.filter((h) => h.state !== 'ok').map((h) => `'${setupHint(h)}'`))];
   if (r.state !== 'ok' && run.length) {
     const recorded = r.holds.some((h) => h.state === 'partial' && holdWords(h).fromRecord);
-    lines.push(`run ${run.join(' and ')}${recorded ? " (or 'synplug protect --setup', which sets up every recorded hold again)" : ''} to complete it`);
+    // nothing of a hold there: set it up; some of it: complete it
+    const what = r.state === 'absent' ? 'to set it up' : 'to complete it';
+    lines.push(`run ${run.join(' and ')}${recorded ? " (or 'synplug protect --setup', which sets up every recorded hold again)" : ''} ${what}`);
   }
   return lines.join('\n');
 }

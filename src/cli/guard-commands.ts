@@ -6,7 +6,7 @@
 import { type Command, Option } from 'commander';
 import { UsageError } from '../netlink/errors.js';
 import { DEFAULTS, parseDuration, parseUint, type GuardConfig } from '../guard/config.js';
-import { defaultNetns, netnsCookie } from '../netlink/netns.js';
+import { netnsStateDir } from '../guard/call-netns.js';
 import type * as GuardModule from '../guard/index.js';
 import { EXIT, exitCodesHelp } from './exit-codes.js';
 import { jsonOption, run } from './run.js';
@@ -51,29 +51,6 @@ function configOptions(cmd: Command, which: { setup?: boolean; inbound?: boolean
   );
   cmd.addOption(jsonOption());
   return cmd;
-}
-
-/**
- * The default state directory of the namespace `--netns` (or SYNPLUG_NETNS)
- * names: one per namespace, keyed by the namespace's cookie
- * (SO_NETNS_COOKIE), which the kernel never gives to another namespace, so
- * that acting on a container's namespace never touches the host's records,
- * and a namespace made after one was deleted (which may get its inode
- * number) never finds the deleted one's records. A kernel without
- * SO_NETNS_COOKIE (before 5.14) has no such key: `--state-dir` is then
- * required with `--netns`.
- * @returns `/run/synplug/netns/<cookie>`, or undefined without `--netns`
- * @throws {UsageError} the namespace is not one (see netnsCookie), or the kernel has no cookie
- */
-export function netnsStateDir(): string | undefined {
-  const ns = defaultNetns();
-  if (ns === undefined) return undefined;
-  const cookie = netnsCookie(ns);
-  if (cookie === undefined)
-    throw new UsageError(
-      `this kernel has no network namespace cookie (SO_NETNS_COOKIE, Linux 5.14+), the key of a namespace's default state directory: with --netns ${ns}, give --state-dir DIR (a directory of that namespace's own), as a namespace's inode number is reused after it is deleted`,
-    );
-  return `${DEFAULTS.stateDir}/netns/${cookie}`;
 }
 
 /**
@@ -246,7 +223,7 @@ export function guardCommands(program: Command): void {
     program
       .command('setup')
       .description(
-        'build the local hold (qdisc tree on lo, fw filter, nftables marking rule, address), or with --inbound DEV the inbound hold of DEV (idempotent: completes or corrects a partial setup)',
+        'build the local hold (for clients on this machine: an address on lo and, --via plug, a qdisc tree on lo, fw filter and nftables marking rule, or, --via queue, an nftables rule to a netfilter queue; --via auto, the default, takes the plug hold where the kernel has it), or with --inbound DEV the inbound hold of DEV (idempotent: completes or corrects a partial setup; --dry-run shows the plan)',
       )
       .option('--force', "replace a root qdisc on the device that is not synplug's", false)
       .option('--dry-run', 'print what setup would add, replace or remove, and record, and change nothing')

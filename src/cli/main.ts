@@ -6,9 +6,8 @@
  */
 import { Command, CommanderError, Option } from 'commander';
 import { readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
 import { setDefaultWarningHandler } from '../netlink/connection.js';
-import { checkNetns, NETNS_ENV, setDefaultNetns } from '../netlink/netns.js';
+import { checkedNetns, NETNS_ENV, setDefaultNetns } from '../netlink/netns.js';
 import { UsageError } from '../netlink/errors.js';
 import { EXIT, EXIT_HELP, exitCodesHelp } from './exit-codes.js';
 import { guardCommands } from './guard-commands.js';
@@ -26,7 +25,7 @@ const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.ur
 export function buildProgram(): Command {
   const program = new Command('synplug')
     .description(
-      'Zero-downtime proxy reloads: hold new SYNs in a tc plug qdisc while the proxy reloads.\nSpeaks rtnetlink and nftables itself: no tc, ip, nft or iptables binary needed.',
+      "Zero-downtime proxy reloads: hold the SYNs of new connections in the kernel (a tc plug qdisc, or a netfilter queue where the kernel has no sch_plug) while the proxy reloads.\nSpeaks rtnetlink and nftables itself: no tc, ip, nft or iptables binary needed. 'synplug doctor' says which holds this kernel supports.",
     )
     .version(pkg.version, '-V, --version')
     .enablePositionalOptions()
@@ -140,9 +139,9 @@ function netnsOption(program: Command): void {
       throw new UsageError(
         `${what} is ${flag === undefined ? 'set but ' : ''}empty: give a name from /run/netns or a path such as /proc/PID/ns/net${flag === undefined ? ' (or unset it for this namespace)' : ''}`,
       );
-    const spec = ns.includes('/') ? resolve(ns) : ns;
+    let spec: string;
     try {
-      checkNetns(spec);
+      spec = checkedNetns(ns, what);
     } catch (e) {
       if (flag === undefined && e instanceof UsageError) throw new UsageError(`${what}: ${e.message}`);
       throw e;

@@ -212,10 +212,10 @@ export const MAX_DURATION_MS = 86_400_000;
  * value in ms. Ranges beyond the type (a mark of 0, a bad address) are
  * checked where the value is used ({@link resolveConfig}, the hold modes).
  */
-type OptionKind = 'string' | 'boolean' | 'number' | 'function' | 'object' | 'strings' | { duration: number };
+type OptionKind = 'string' | 'boolean' | 'number' | 'function' | 'object' | 'strings' | 'netns' | { duration: number };
 
-/** The configuration's options ({@link GuardConfig}), which every entry point takes. */
-const CONFIG_OPTION_KINDS = { dev: 'string', addr: 'string', mark: 'number', limit: 'number', table: 'string', stateDir: 'string' } as const;
+/** The configuration's options ({@link GuardConfig}) and the call's network namespace (`netns`, call-netns.ts), which every entry point takes. */
+const CONFIG_OPTION_KINDS = { dev: 'string', addr: 'string', mark: 'number', limit: 'number', table: 'string', stateDir: 'string', netns: 'netns' } as const;
 const SELECTOR_KINDS = { ...CONFIG_OPTION_KINDS, inbound: 'string', local: 'boolean' } as const;
 
 /**
@@ -251,13 +251,22 @@ export type EntryPoint = keyof typeof ENTRY_OPTIONS;
 
 function kindText(k: OptionKind): string {
   if (typeof k === 'object') return `a duration in ms, from ${k.duration} to ${MAX_DURATION_MS} (24 h)`;
-  return { string: 'a string', boolean: 'true or false', number: 'a number', function: 'a function', object: 'an object', strings: 'an array of strings' }[k];
+  return {
+    string: 'a string',
+    boolean: 'true or false',
+    number: 'a number',
+    function: 'a function',
+    object: 'an object',
+    strings: 'an array of strings',
+    netns: 'a network namespace: a name from /run/netns or a path (a string), or a file descriptor (a number)',
+  }[k];
 }
 
 function fits(k: OptionKind, v: unknown): boolean {
   if (typeof k === 'object') return typeof v === 'number' && Number.isFinite(v) && v >= k.duration && v <= MAX_DURATION_MS;
   if (k === 'strings') return Array.isArray(v) && v.every((x) => typeof x === 'string');
   if (k === 'object') return typeof v === 'object' && v !== null && !Array.isArray(v);
+  if (k === 'netns') return typeof v === 'string' || typeof v === 'number';
   return typeof v === k;
 }
 

@@ -33,6 +33,7 @@ import type {
   TeardownOptions,
   TeardownResult,
 } from './types.js';
+import { inCallNetns } from './call-netns.js';
 
 function pidStartOf(pid: number): { pidStart?: number } {
   const t = processStartTime(pid);
@@ -56,6 +57,7 @@ function pidStartOf(pid: number): { pidStart?: number } {
  */
 export async function plug(opts: PlugOptions = {}): Promise<PlugResult> {
   checkEntryOptions('plug', opts);
+  if (opts?.netns !== undefined) return inCallNetns('plug', opts, plug);
   const { maxHoldMs = 10_000, metricsFile, ...guardOpts } = opts ?? {};
   if (!(maxHoldMs >= 10)) throw new UsageError('max-hold (--max-hold) must be at least 10 ms');
   // The history line and the metrics (accounting.ts): a plug counts no reload (its release does), only its failure.
@@ -75,7 +77,7 @@ async function plugOnce(opts: GuardOptions, maxHoldMs: number): Promise<PlugResu
   const { config, store, record } = contextFor(opts, 'synplug plug');
   return withSession(config, record, async (s) => {
     await recoverStale(s, store);
-    await requireSetUp(s, config, 'plug');
+    await requireSetUp(s, config, 'plug', record !== undefined);
     // Phase one: a queue's holder started (holding nothing yet), so that --max-hold counts from the hold.
     await s.prepare();
     const watchdog = await startWatchdog(undefined, 'ignore');
@@ -155,6 +157,7 @@ function manualArm(s: GuardSession, config: GuardConfig, lease: Lease): Omit<Wat
  */
 export async function release(opts: ReleaseOptions = {}): Promise<ReleaseResult> {
   checkEntryOptions('release', opts);
+  if (opts?.netns !== undefined) return inCallNetns('release', opts, release);
   const { metricsFile, ...rest } = opts ?? {};
   // The history line and the metrics (accounting.ts): a release that ended a manual plug's hold counts it as a reload;
   // one that released nothing (--orphaned, live leases) is not a line.
@@ -430,6 +433,7 @@ export async function status(opts: StatusOptions = {}): Promise<StatusResult> {
  */
 export async function teardown(opts: TeardownOptions = {}): Promise<TeardownResult> {
   checkEntryOptions('teardown', opts);
+  if (opts?.netns !== undefined) return inCallNetns('teardown', opts, teardown);
   const only = opts?.inbound;
   const localOnly = opts?.local;
   const holdOnly = opts?.hold;

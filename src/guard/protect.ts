@@ -8,10 +8,11 @@ import { UsageError } from '../netlink/errors.js';
 import { checkEntryOptions } from './config.js';
 import { accounted } from './accounting.js';
 import { startWatchdog } from './watchdog.js';
-import { contextFor, openSession, recoverStale } from './context.js';
+import { contextFor, definedOnly, openSession, recoverStale } from './context.js';
 import { isSetUp, requireSetUp, setup } from './setup.js';
 import { runProtected } from './window.js';
 import type { GuardProtectOptions, ListenTarget, ProtectOptions, ProtectResult, ProtectSession } from './types.js';
+import { inCallNetns } from './call-netns.js';
 
 export { runProtected };
 export type { ListenTarget, ProtectOptions, ProtectResult, ProtectSession };
@@ -26,6 +27,7 @@ export type { ListenTarget, ProtectOptions, ProtectResult, ProtectSession };
  */
 export async function protect(opts: GuardProtectOptions): Promise<ProtectResult> {
   checkEntryOptions('protect', opts);
+  if (opts?.netns !== undefined) return inCallNetns('protect', opts, protect);
   // The history line and the metrics (accounting.ts): the metrics file checked before anything is held; the reload
   // counted whatever its outcome.
   return accounted(
@@ -61,11 +63,14 @@ async function protectOnce(opts: GuardProtectOptions): Promise<ProtectResult> {
     const rec = await recoverStale(s, store);
     if (rec.released) opts.onNotice?.(`released a plug left buffering (${rec.reason})`);
     if (!(await isSetUp(s))) {
-      if (!opts.setup) await requireSetUp(s, config, 'protect');
-      // Every hold of the session (the record's; the local hold alone when nothing is recorded), then a session over what setup made.
+      if (!opts.setup) await requireSetUp(s, config, 'protect', record !== undefined);
+      // Every hold the record lists, as recorded; with no record, what 'synplug setup' with the caller's own
+      // options sets up (--via auto: the hold this kernel supports). Then a session over what setup made.
+      const { dev, addr, mark, limit, table } = opts;
+      const each = record ? s.holds.map((h) => h.setupOptions()) : [definedOnly({ dev, addr, mark, limit, table })];
       const actions: string[] = [];
-      for (const h of s.holds) {
-        const r = await setup({ ...h.setupOptions(), stateDir: config.stateDir });
+      for (const o of each) {
+        const r = await setup({ ...o, stateDir: config.stateDir });
         actions.push(...r.actions);
       }
       opts.onNotice?.(`set up first: ${actions.join('; ') || 'nothing to do'}`);

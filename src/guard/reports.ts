@@ -12,6 +12,8 @@ import { check as checkHolds } from './setup.js';
 import { status as statusHolds } from './holds.js';
 import { migrateReqReport, type MigrateReqReport } from './sysctl.js';
 import type { CheckOptions, CheckResult, StatusOptions, StatusResult } from './types.js';
+import { inCallNetns } from './call-netns.js';
+import { checkEntryOptions } from './config.js';
 
 /**
  * `tcp_migrate_req` for a report of holds.
@@ -40,6 +42,8 @@ export async function holdsMigrateReq(
 export async function check(opts: CheckOptions & { local: true }): Promise<CheckResult & { dev: string; addr: string; sysctl: MigrateReqReport }>;
 export async function check(opts?: CheckOptions): Promise<CheckResult & { sysctl: MigrateReqReport }>;
 export async function check(opts: CheckOptions = {}): Promise<CheckResult & { sysctl: MigrateReqReport }> {
+  checkEntryOptions('check', opts);
+  if (opts?.netns !== undefined) return inCallNetns('check', opts, (o) => check(o));
   const r = await checkHolds(opts);
   return { ...r, sysctl: await holdsMigrateReq(r) };
 }
@@ -51,6 +55,8 @@ export async function check(opts: CheckOptions = {}): Promise<CheckResult & { sy
  * @throws as holds.ts's `status`
  */
 export async function status(opts: StatusOptions = {}): Promise<StatusResult & { sysctl: MigrateReqReport }> {
+  checkEntryOptions('status', opts);
+  if (opts?.netns !== undefined) return inCallNetns('status', opts, status);
   const r = await statusHolds(opts);
   return { ...r, sysctl: await holdsMigrateReq(r) };
 }

@@ -10,6 +10,7 @@
  *
  * @module
  */
+import { join } from 'node:path';
 import { KindUnavailableError } from '../tc/index.js';
 import { checkEntryOptions, resolveConfig, type GuardConfig } from './config.js';
 import { NotSetUpError, SetupError } from './errors.js';
@@ -35,6 +36,7 @@ import {
   type SetupState,
   type UnrecordedIfb,
 } from './types.js';
+import { inCallNetns } from './call-netns.js';
 
 /** The state of several holds together: `ok` when all are, `absent` when none is set up at all, else `partial`. */
 export function combineStates(states: readonly SetupState[]): SetupState {
@@ -82,6 +84,7 @@ export async function setup(opts: SetupOptions = {}): Promise<SetupResult> {
  */
 export async function setupOrPlan<T>(opts: SetupOptions, dryRun: ((would: SetupWould) => T) | undefined): Promise<SetupResult | T> {
   checkEntryOptions('setup', opts);
+  if (opts?.netns !== undefined) return inCallNetns('setup', opts, (o) => setupOrPlan(o, dryRun));
   opts = opts ?? {};
   const { inbound, force, via: viaOpt, queue: _queue, metricsFile: metricsOpt, ...rest } = opts;
   const via = checkVia(opts);
@@ -353,12 +356,18 @@ export function viaOf(mode: string): 'plug' | 'queue' {
 /**
  * Refuse to go on unless every hold is completely set up.
  * @param what the command (`plug`, `protect`), for the message
+ * @param recorded whether setup recorded any hold (without a record, and nothing of the default hold there, the
+ *   message names no piece: `synplug setup` picks the hold this kernel supports, which may not be the default one)
  * @throws {NotSetUpError} naming every piece that is missing or different
  */
-export async function requireSetUp(s: GuardSession, config: GuardConfig, what: string): Promise<void> {
+export async function requireSetUp(s: GuardSession, config: GuardConfig, what: string, recorded = true): Promise<void> {
   const inspected = await inspectHolds(s);
   const state = combineStates(inspected.map((i) => i.inspection.state));
   if (state === 'ok') return;
+  if (!recorded && state === 'absent')
+    throw new NotSetUpError(
+      `synplug is not set up (no hold is recorded in ${join(config.stateDir, 'setup.json')}). Run 'synplug setup' (it takes the hold this kernel supports: 'synplug doctor' lists them)${what === 'protect' ? ', or pass --setup. The command was NOT run' : ''}`,
+    );
   const bad = piecesOf(inspected)
     .filter((p) => p.status !== 'ok')
     .map((p) => `${p.piece} (${p.status}${p.detail ? `: ${p.detail}` : ''})`);

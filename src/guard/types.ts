@@ -6,6 +6,7 @@
  * @module
  */
 import type { GuardConfig } from './config.js';
+import type { NetnsSpec } from '../netlink/netns.js';
 import type { PlugRecord } from './state.js';
 import type { WatchdogStep } from './watchdog.js';
 import type { FilterEntry, QdiscEntry } from '../tc/types.js';
@@ -13,8 +14,27 @@ import type { PrecheckResult } from './precheck.js';
 import type { MigrateReqReport } from './sysctl.js';
 import type { HeldTraffic, ReloadReport } from './report.js';
 
-/** Options every guard operation takes: the configuration (defaults from setup's record, then built-in). */
-export type GuardOptions = Partial<GuardConfig>;
+/** Options every guard operation takes: the configuration (defaults from setup's record, then built-in), and where. */
+export type GuardOptions = Partial<GuardConfig> & {
+  /**
+   * The network namespace this call acts in (the CLI's `--netns`, for this
+   * call only): a name from /run/netns (as `ip netns add` makes them), a path
+   * (`/proc/PID/ns/net`, a bind mount), or a file descriptor of this process
+   * open on a namespace file. Every connection the call opens, and the
+   * processes it starts (the watchdog, the queue's holder), are in it; the
+   * process itself, a command `protect` runs, and other calls running
+   * meanwhile stay where they are. Checked first, as the CLI checks
+   * `--netns` (opened non-blocking, must be a network namespace this process
+   * can enter): a bad one is a `UsageError` before anything is read or
+   * changed. `stateDir` defaults to the namespace's own,
+   * `/run/synplug/netns/<cookie>` (SO_NETNS_COOKIE; with a kernel before
+   * 5.14, give `stateDir`). Default: the process-wide `setDefaultNetns()`,
+   * else SYNPLUG_NETNS, else this process's namespace. A descriptor or a
+   * `/proc/self/...` path is handed to the watchdog as `/proc/PID/...` of
+   * this process, which it opens at its start.
+   */
+  netns?: NetnsSpec;
+};
 
 /** The state of one piece of a hold's setup. */
 export interface PieceState {

@@ -27,7 +27,19 @@ export {
   type SocketOptions,
 } from './connection.js';
 export * from './libc.js';
-export { withNetns, checkNetns, setDefaultNetns, defaultNetns, netnsPath, NETNS_RUN_DIR, NETNS_ENV } from './netns.js';
+export {
+  withNetns,
+  checkNetns,
+  checkedNetns,
+  netnsSpecOf,
+  runInNetns,
+  setDefaultNetns,
+  defaultNetns,
+  type NetnsSpec,
+  netnsPath,
+  NETNS_RUN_DIR,
+  NETNS_ENV,
+} from './netns.js';
 export * from './describe.js';
 export * from './pcap.js';
 export { parseHexDump, hexDumpDatagrams } from './hexdump.js';

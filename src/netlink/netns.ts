@@ -17,7 +17,9 @@
  *
  * @module
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { closeSync, constants as fsConstants, fstatSync, openSync, type Stats } from 'node:fs';
+import { resolve } from 'node:path';
 import { SynplugError, UsageError } from './errors.js';
 import { AF_NETLINK, CLONE_NEWNET, lastErrno, libc, O_CLOEXEC, SOCK_CLOEXEC, SOCK_RAW, SOL_SOCKET, SocketError } from './libc.js';
 import { errnoName } from './errors.js';
@@ -240,6 +242,67 @@ export function checkNetns(spec: string): void {
   withNetns(spec, () => undefined);
 }
 
+/**
+ * A network namespace as a caller gives it (the CLI's `--netns`, the guard's
+ * per-call `netns` option): a NAME under /run/netns, a PATH, or a descriptor
+ * of this process open on a namespace file.
+ */
+export type NetnsSpec = string | number;
+
+/**
+ * A namespace given by a caller, in the form every process of synplug's can
+ * open: a relative path made absolute, `/proc/self/...` and a descriptor made
+ * `/proc/PID/...` of this process (a child such as the guard's watchdog opens
+ * it while this process lives). Nothing is opened ({@link checkedNetns} does).
+ * @param spec NAME, PATH, or a descriptor (a whole number)
+ * @param what how the message names the value, e.g. `--netns` or `setup: option 'netns'`
+ * @returns the namespace as a NAME or an absolute PATH
+ * @throws {UsageError} empty, or a number that is not a descriptor
+ */
+export function netnsSpecOf(spec: NetnsSpec, what: string): string {
+  if (typeof spec === 'number') {
+    if (!Number.isInteger(spec) || spec < 0) throw new UsageError(`${what}: ${spec} is not a file descriptor (a whole number, 0 or more)`);
+    return `/proc/${process.pid}/fd/${spec}`;
+  }
+  if (typeof spec !== 'string' || spec === '') throw new UsageError(`${what} is empty: give a name from ${NETNS_RUN_DIR} or a path such as /proc/PID/ns/net`);
+  return spec.includes('/') ? resolve(spec).replace(/^\/proc\/self\//, `/proc/${process.pid}/`) : spec;
+}
+
+/**
+ * Check a namespace given by a caller, as the CLI checks `--netns`
+ * ({@link netnsSpecOf}, then {@link checkNetns}: the file is opened
+ * non-blocking and must be a network namespace this process can enter).
+ * @param spec NAME, PATH, or a descriptor (a whole number)
+ * @param what how the message names the value, e.g. `--netns`
+ * @returns the namespace as a NAME or an absolute PATH
+ * @throws {UsageError} empty, not a descriptor, does not exist, or not a network namespace
+ * @throws {SynplugError} (`permission`) not allowed to open or enter it
+ */
+export function checkedNetns(spec: NetnsSpec, what: string): string {
+  const s = netnsSpecOf(spec, what);
+  checkNetns(s);
+  return s;
+}
+
+/** The namespace of the current call ({@link runInNetns}), through every await and timer it starts. */
+const callNetns = new AsyncLocalStorage<string>();
+
+/**
+ * Run `f` with {@link defaultNetns} answering `spec` for `f` and everything
+ * it starts (awaits, timers, callbacks: node's AsyncLocalStorage), and only
+ * for them: calls running meanwhile keep their own namespace. The guard's
+ * per-call `netns` option; every connection `f` opens without a `netns` of
+ * its own, and every child the guard starts, use `spec`.
+ * @param spec NAME or PATH (check it first: {@link checkedNetns})
+ * @param f the call
+ * @returns what `f` returns
+ * @throws {UsageError} an empty name, `.` or `..`
+ */
+export function runInNetns<T>(spec: string, f: () => T): T {
+  netnsPath(spec);
+  return callNetns.run(spec, f);
+}
+
 let processDefault: string | undefined;
 
 /**
@@ -254,11 +317,14 @@ export function setDefaultNetns(spec: string | undefined): void {
 }
 
 /**
- * The namespace connections open in by default: the one given to
- * {@link setDefaultNetns}, else the environment variable {@link NETNS_ENV}
- * when set and not empty, else undefined (the current namespace).
+ * The namespace connections open in by default: the current call's
+ * ({@link runInNetns}), else the one given to {@link setDefaultNetns}, else
+ * the environment variable {@link NETNS_ENV} when set and not empty, else
+ * undefined (the current namespace).
  */
 export function defaultNetns(): string | undefined {
+  const call = callNetns.getStore();
+  if (call !== undefined) return call;
   if (processDefault !== undefined) return processDefault;
   const env = process.env[NETNS_ENV];
   return env ? env : undefined;

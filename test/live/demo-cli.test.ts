@@ -10,13 +10,14 @@
  * which share the suite's namespace, can neither disturb nor be disturbed by
  * the before/after comparisons (tc, nft and ip, run in that namespace).
  */
-import test from 'ava';
+import test, { type ExecutionContext } from 'ava';
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { setTimeout as delay } from 'node:timers/promises';
-import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { netnsCookie } from '../../src/netlink/netns.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const BIN = join(ROOT, 'dist/bundle/synplug.cjs'); // package.json bin
@@ -148,20 +149,131 @@ test.serial('demo --inbound as root without CAP_SYS_ADMIN (no new namespace poss
   t.regex(r.stderr, /synplug demo --inbound needs CAP_SYS_ADMIN to create its network namespace \(unshare\): run it as root .*nothing was changed/);
   t.true(r.monitored);
   t.deepEqual(r.events, []);
+  leftNoNamespace(t, r);
   t.notRegex(r.stderr, /synplug demo: /, 'no set-up step started');
   t.deepEqual(inboundSnapshot(), before);
 });
 
-/** The namespace's links and every qdisc in it (tc and ip as oracles), and the state files. */
+/**
+ * The namespace's links and every qdisc in it (tc and ip as oracles), and the state files. The machine's other
+ * namespaces are not the caller's (other tests make and delete theirs meanwhile): the namespaces of the demo's
+ * own processes are watched instead ({@link synplugMonitored}).
+ */
 function inboundSnapshot() {
   return {
     links: (JSON.parse(inNs(IP, ['-j', 'link', 'show'])) as Array<{ ifname: string }>).map((l) => l.ifname),
     qdiscs: (JSON.parse(inNs('/usr/sbin/tc', ['-j', 'qdisc', 'show'])) as Array<{ kind: string; dev: string; handle: string }>).map(
       (q) => `${q.dev} ${q.kind} ${q.handle}`,
     ),
-    netns: execFileSync(IP, ['netns', 'list'], { encoding: 'utf8' }),
     stateFiles: readdirSync(STATE),
   };
+}
+
+/** The environment variable that marks the processes of one run (the demo and every process it starts inherit it). */
+const RUN_MARK = 'SYNPLUG_DEMO_CLI_TEST_RUN';
+let runs = 0;
+
+/** The processes carrying `mark` in their environment, now. */
+function processesOf(mark: string): number[] {
+  const found: number[] = [];
+  for (const d of readdirSync('/proc')) {
+    if (!/^[0-9]+$/.test(d)) continue;
+    try {
+      if (readFileSync(`/proc/${d}/environ`, 'utf8').split('\0').includes(mark)) found.push(Number(d));
+    } catch {
+      /* gone meanwhile */
+    }
+  }
+  return found;
+}
+
+/** The network namespaces processes are in or hold a descriptor of: `net:[INODE]`, and a path to open it by now. */
+function namespacesOf(pids: readonly number[]): Array<{ link: string; path: string }> {
+  const seen: Array<{ link: string; path: string }> = [];
+  for (const pid of pids) {
+    try {
+      seen.push({ link: readlinkSync(`/proc/${pid}/ns/net`), path: `/proc/${pid}/ns/net` });
+      for (const fd of readdirSync(`/proc/${pid}/fd`)) {
+        try {
+          const link = readlinkSync(`/proc/${pid}/fd/${fd}`);
+          if (link.startsWith('net:[')) seen.push({ link, path: `/proc/${pid}/fd/${fd}` });
+        } catch {
+          /* closed meanwhile */
+        }
+      }
+    } catch {
+      /* gone meanwhile */
+    }
+  }
+  return seen;
+}
+
+/** The namespace the demo runs in, as its processes' links name it. */
+function nsInode(): string {
+  return `net:[${statSync(`/run/netns/${NS}`).ino}]`;
+}
+
+/**
+ * The run left no namespace of its own behind: no process of it is left (its namespaces are anonymous, alive only
+ * while a process or descriptor of its holds them), and no name under /run/netns is one of them (the same inode
+ * and the same SO_NETNS_COOKIE: an inode number is reused after its namespace is gone, a cookie never).
+ */
+function leftNoNamespace(t: ExecutionContext, r: { survivors: number[]; named: string[] }) {
+  t.deepEqual(r.survivors, [], 'no process of the run is left');
+  t.deepEqual(r.named, [], 'none of its namespaces got a name');
+}
+
+/**
+ * `synplug ARGS` in the namespace, as {@link synplug}, while the processes of this run (marked by {@link RUN_MARK})
+ * are watched: every network namespace they are in or hold a descriptor of (its cookie read while held); after it
+ * ended, its processes still alive and the names under /run/netns that are one of its namespaces.
+ */
+async function synplugWatched(args: string[], opts: { dropSysAdmin?: boolean } = {}) {
+  const id = `${process.pid}-${++runs}`;
+  const mark = `${RUN_MARK}=${id}`;
+  const env = { ...process.env, SYNPLUG_STATE_DIR: STATE, [RUN_MARK]: id };
+  const pre = opts.dropSysAdmin ? ['/usr/bin/setpriv', '--bounding-set', '-sys_admin'] : [];
+  const child = spawn(IP, ['netns', 'exec', NS, ...pre, process.execPath, BIN, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+  child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+  const guard = setTimeout(() => child.kill('SIGKILL'), 120_000);
+  // each namespace seen, and its cookie once read (while a process of the run holds it)
+  const seen = new Set<string>();
+  const cookies = new Map<string, string | undefined>();
+  let ended = false;
+  const done = new Promise<number | null>((resolve) =>
+    child.on('close', (code) => {
+      ended = true;
+      clearTimeout(guard);
+      resolve(code);
+    }),
+  );
+  while (!ended) {
+    for (const n of namespacesOf(processesOf(mark))) {
+      seen.add(n.link);
+      if (cookies.has(n.link)) continue;
+      try {
+        cookies.set(n.link, netnsCookie(n.path));
+      } catch {
+        /* closed meanwhile: tried again at the next look */
+      }
+    }
+    await Promise.race([done, delay(25)]);
+  }
+  const code = await done;
+  const survivors = processesOf(mark);
+  // names under /run/netns that are one of the run's namespaces (the caller's, NS, aside)
+  const named = readdirSync('/run/netns').filter((name) => {
+    try {
+      const link = `net:[${statSync(`/run/netns/${name}`).ino}]`;
+      return name !== NS && cookies.has(link) && netnsCookie(`/run/netns/${name}`) === cookies.get(link);
+    } catch {
+      return false; // deleted meanwhile (another test's)
+    }
+  });
+  return { code, stdout, stderr, namespaces: [...seen].sort(), survivors, named };
 }
 
 /**
@@ -190,7 +302,7 @@ async function synplugMonitored(args: string[], opts: { dropSysAdmin?: boolean }
   };
   try {
     const first = await marker('127.0.0.91');
-    const r = synplug(args, opts);
+    const r = await synplugWatched(args, opts);
     const last = await marker('127.0.0.92');
     const between = out.slice(out.lastIndexOf('127.0.0.91/32'), out.indexOf('127.0.0.92/32'));
     const events = between
@@ -215,6 +327,7 @@ test.serial('demo --inbound on a kernel without sch_plug: exit 5 naming every mi
   t.is(r.code, 5, r.stderr);
   t.true(r.monitored, 'ip monitor saw both markers');
   t.deepEqual(r.events, [], 'no link or address was created or deleted, even for a moment (no veth pair)');
+  leftNoNamespace(t, r);
   // One message, one modprobe for everything missing or unverifiable; sch_plug is missing on this kernel.
   const lines = r.stderr.trim().split('\n');
   t.is(lines.length, 1, r.stderr);
@@ -228,11 +341,12 @@ test.serial('demo --inbound on a kernel without sch_plug: exit 5 naming every mi
   t.regex(r.stderr, /nothing was changed/);
   t.notRegex(r.stderr, /creating a network namespace|setting up|removing/, 'no set-up step was started, so none had to be undone');
   t.is(r.stdout, '', 'no table: the demo did not run');
-  t.deepEqual(inboundSnapshot(), before, 'links, qdiscs, named namespaces and state files as before');
+  t.deepEqual(inboundSnapshot(), before, 'links, qdiscs and state files as before');
   t.deepEqual(snapshot(), beforeLo, "lo's qdiscs and filters, the nftables ruleset and lo's addresses as before");
   const j = await synplugMonitored(['demo', '--via', 'plug', '--inbound', '--json']);
   t.is(j.code, 5, j.stderr);
   t.deepEqual(j.events, []);
+  leftNoNamespace(t, j);
   t.notRegex(j.stderr, /synplug demo: /, 'no progress line: nothing was started');
   const o = JSON.parse(j.stdout) as { error: string; category: string; exitCode: number };
   t.like(o, { category: 'missing-module', exitCode: 5 });
@@ -248,6 +362,7 @@ test.serial('plain demo: exit 5 before anything is created or changed (ip monito
   t.is(r.code, 5, r.stderr);
   t.true(r.monitored);
   t.deepEqual(r.events, [], 'no address added to lo, nothing created');
+  leftNoNamespace(t, r);
   t.is(r.stderr.trim().split('\n').length, 1, r.stderr);
   t.regex(r.stderr, /\(modprobe sch_prio sch_plug cls_fw\)/);
   t.notRegex(r.stderr, /setting up|removing/);
@@ -284,12 +399,15 @@ test.serial('this kernel has no sch_plug: the demo takes the queue hold (--via a
 
 test.serial(
   'demo --inbound on this kernel: the queue hold on its end of the veth pair protects the restarts; the hold, the pair and the namespace go again',
-  (t) => {
+  async (t) => {
     inNs(IP, ['link', 'set', 'lo', 'up']);
     const before = snapshot();
     const links = inNs(IP, ['-j', 'link', 'show']);
-    const r = synplug(['demo', '--inbound', '--restarts', '2', '--seconds', '2', '--json']);
+    const r = await synplugWatched(['demo', '--inbound', '--restarts', '2', '--seconds', '2', '--json']);
     t.is(r.code, 0, r.stderr);
+    // its namespaces (its own, the clients') were seen while it ran, held by its processes; none is left with them
+    t.true(r.namespaces.filter((n) => n !== nsInode() && n !== readlinkSync('/proc/self/ns/net')).length >= 1, r.namespaces.join(' '));
+    leftNoNamespace(t, r);
     const j = JSON.parse(r.stdout) as { via: string; mode: string; verdict: string };
     t.is(j.via, 'queue');
     t.is(j.mode, 'inbound');

@@ -93,7 +93,7 @@ test('status and check: a queue hold in its own words, its pieces not ok under i
     pieces: [],
     holds: [{ id: 'queue:eth0', mode: 'queue', via: 'queue', dev: 'eth0', state: 'absent', ports: [443], queueNum: 4201 }],
   };
-  t.regex(formatCheck(c), /run 'synplug setup --via queue --inbound eth0 --port 443 --queue-num 4201' to complete it/);
+  t.regex(formatCheck(c), /run 'synplug setup --via queue --inbound eth0 --port 443 --queue-num 4201' to set it up/);
 });
 
 test("setup: the head line is the mode's, the actions under it", (t) => {

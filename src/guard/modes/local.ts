@@ -84,8 +84,17 @@ export const LOCAL_STEPS = ['address', 'prio', 'pfifo1', 'pfifo2', 'pfifo3', 'pl
 /** A step of the local hold's setup. */
 export type LocalStep = (typeof LOCAL_STEPS)[number];
 
-/** The pieces that alone do not make a setup: the address may be the user's own. */
-const NOT_A_SETUP_ALONE: readonly LocalPiece[] = ['address'];
+/**
+ * The pieces that alone do not make a setup: the address, which may be the
+ * user's own, unless it is synplug's (setup recorded adding it, or it
+ * carries synplug's mark): then it is a piece left of a setup, and a hold
+ * whose other pieces someone removed is partly set up (`check`: exit 12),
+ * not absent.
+ * @param addressIsSynplugs the hold's record says setup added the address, or the address carries synplug's mark
+ */
+export function notASetupAlone(addressIsSynplugs: boolean): readonly 'address'[] {
+  return addressIsSynplugs ? [] : ['address'];
+}
 
 const PFIFO_PIECES = ['pfifo1', 'pfifo2', 'pfifo3'] as const;
 
@@ -297,7 +306,8 @@ export class LocalHold implements Hold {
   async inspect(): Promise<LocalInspection> {
     const observed = await this.observe();
     const pieces = judgeLocal(observed, this.config, this.record);
-    return { pieces, state: summarizePieces(pieces, NOT_A_SETUP_ALONE), observed };
+    const ours = this.record?.addedAddress === true || observed.addressMarked === true;
+    return { pieces, state: summarizePieces(pieces, notASetupAlone(ours)), observed };
   }
 
   /** The root is synplug's: prio 1: with our plug under 1:4, or recorded by our setup. */

@@ -57,7 +57,7 @@ import { probeNfTables, type ModulePiece } from '../support.js';
 import type { HoldStatus, PieceState, PlugStats, QueueOptions, SetupOptions, SetupResult, SetupState } from '../types.js';
 import { resolveInboundDevice } from './inbound.js';
 import { readTableState, type TableState } from './local-nft.js';
-import { addressStep, removeAddress, summarizePieces } from './local.js';
+import { addressStep, notASetupAlone, removeAddress, summarizePieces } from './local.js';
 import { addressCarriesMark, TABLE_COMMENT, tableIsMarked } from '../teardown-marks.js';
 import type { HeldTraffic, Hold, HoldAction, HoldHandoff, HoldInspection, HoldMode, HoldScope, HoldSetupPlan, HoldSockets, SetupStep } from './types.js';
 
@@ -366,7 +366,8 @@ export class QueueHold implements Hold {
       },
     };
     if (s.scope === 'inbound') delete (pieces as Partial<Record<QueuePiece, PieceState>>).address;
-    return { pieces, state: summarizePieces(pieces, ['address']), observed: { table, hasAddress, addressMarked, verdict } };
+    const ours = this.record?.addedAddress === true || addressMarked;
+    return { pieces, state: summarizePieces(pieces, notASetupAlone(ours)), observed: { table, hasAddress, addressMarked, verdict } };
   }
 
   /**

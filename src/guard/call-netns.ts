@@ -1,0 +1,62 @@
+/**
+ * The guard's per-call network namespace: every entry point (setup, check,
+ * status, plug, release, protect, teardown, planSetup) takes `netns`, the
+ * CLI's `--netns` for one call. The call runs with it as the namespace of
+ * every connection it opens and of every process it starts (the watchdog,
+ * the queue's holder), other calls of the same process keeping theirs
+ * (netns.ts's `runInNetns`); its state directory is, unless given, that
+ * namespace's own, as the CLI's.
+ *
+ * @module
+ */
+import { checkNetns, defaultNetns, netnsCookie, netnsSpecOf, runInNetns, type NetnsSpec } from '../netlink/netns.js';
+import { UsageError } from '../netlink/errors.js';
+import { DEFAULTS } from './config.js';
+
+/**
+ * The default state directory of a namespace other than synplug's own: one
+ * per namespace, keyed by the namespace's cookie (SO_NETNS_COOKIE), which
+ * the kernel never gives to another namespace, so that acting on a
+ * container's namespace never touches the host's records, and a namespace
+ * made after one was deleted (which may get its inode number) never finds
+ * the deleted one's records. A kernel without SO_NETNS_COOKIE (before 5.14)
+ * has no such key: a state directory must then be given.
+ * @param ns NAME or PATH; default: the library's default namespace (the CLI's `--netns`)
+ * @param give how to give a state directory, for the message (`--state-dir DIR`, `stateDir`)
+ * @returns `/run/synplug/netns/<cookie>`, or undefined for synplug's own namespace
+ * @throws {UsageError} the namespace is not one (see netnsCookie), or the kernel has no cookie
+ */
+export function netnsStateDir(ns: string | undefined = defaultNetns(), give = '--state-dir DIR'): string | undefined {
+  if (ns === undefined) return undefined;
+  const cookie = netnsCookie(ns);
+  if (cookie === undefined)
+    throw new UsageError(
+      `this kernel has no network namespace cookie (SO_NETNS_COOKIE, Linux 5.14+), the key of a namespace's default state directory: with network namespace ${ns}, give ${give} (a directory of that namespace's own), as a namespace's inode number is reused after it is deleted`,
+    );
+  return `${DEFAULTS.stateDir}/netns/${cookie}`;
+}
+
+/**
+ * Run an entry point's body in the namespace its options name: `netns`
+ * checked as the CLI checks `--netns` (opened non-blocking, a network
+ * namespace this process can enter) before anything else is read or
+ * changed, then `f` with the options without `netns`, `stateDir` defaulting
+ * to the namespace's own ({@link netnsStateDir}).
+ * @param entry the entry point, for the messages (`setup`...)
+ * @param opts its options, with `netns`
+ * @param f its body
+ * @throws {UsageError} a bad namespace (nothing done), or no cookie and no `stateDir`
+ * @throws {SynplugError} (`permission`) not allowed to open or enter it
+ */
+export function inCallNetns<O extends { netns?: NetnsSpec; stateDir?: string }, T>(entry: string, opts: O, f: (opts: O) => Promise<T>): Promise<T> {
+  const { netns, ...rest } = opts;
+  const what = `${entry}: option 'netns'`;
+  const spec = netnsSpecOf(netns!, what);
+  try {
+    checkNetns(spec);
+  } catch (e) {
+    throw e instanceof UsageError ? new UsageError(`${what}: ${e.message}`) : e;
+  }
+  const stateDir = rest.stateDir ?? netnsStateDir(spec, 'the option stateDir');
+  return runInNetns(spec, () => f({ ...rest, stateDir } as O));
+}
