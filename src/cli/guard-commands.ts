@@ -151,6 +151,7 @@ export function setupOptions(
     via?: string;
     queueNum?: string;
     queueMaxlen?: string;
+    metricsFile?: string;
   },
 ): GuardModule.SetupOptions {
   const queue = {
@@ -158,7 +159,11 @@ export function setupOptions(
     ...(f.queueMaxlen !== undefined && { maxlen: parseUint(f.queueMaxlen, '--queue-maxlen') }),
   };
   // The word is checked by setup (exit 2); the queue hold's own options ride along.
-  const via = { ...(f.via !== undefined && { via: f.via as GuardModule.SetupOptions['via'] }), ...(Object.keys(queue).length && { queue }) };
+  const via = {
+    ...(f.via !== undefined && { via: f.via as GuardModule.SetupOptions['via'] }),
+    ...(Object.keys(queue).length && { queue }),
+    ...(f.metricsFile !== undefined && { metricsFile: f.metricsFile }),
+  };
   if (f.via === 'queue' && f.classifier !== undefined)
     throw new UsageError("--classifier is the inbound plug hold's option; the queue hold uses an nftables rule");
   if (f.inbound === undefined) {
@@ -203,6 +208,15 @@ function selectorOptions(cmd: Command, verb: string): Command {
     .option('--local', `${verb} only the local hold`);
 }
 
+/** `--metrics-file` of protect, plug and release: what it does (and that setup can record a default). */
+const METRICS_FILE_HELP =
+  "write the reload totals (kept in the state directory) to PATH in Prometheus' text format, as node_exporter's textfile collector reads it (a temporary file, then a rename); PATH's directory must exist and be safe (exit 2 otherwise, before anything is held or changed). Default: the file 'synplug setup --metrics-file' recorded";
+
+/** Print a command's warnings (what went wrong after it did its job) on stderr. */
+function warn(r: { warnings?: string[] }): void {
+  for (const w of r.warnings ?? []) process.stderr.write(`synplug: warning: ${w}\n`);
+}
+
 /** Register the guard commands on the program. */
 export function guardCommands(program: Command): void {
   configOptions(
@@ -224,6 +238,10 @@ export function guardCommands(program: Command): void {
         'which hold: plug (a plug qdisc: sch_plug), queue (a netfilter queue: nfnetlink_queue and NFQUEUE, no qdisc), or auto (plug where the kernel has what it needs, else queue; says which) (default auto)',
       )
       .option('--queue-num <n>', 'with --via queue: the netfilter queue number, 0-65535 (default: as set up, else 4200)')
+      .option(
+        '--metrics-file <path>',
+        "record PATH as the metrics file protect, plug and release write when given no --metrics-file (Prometheus' text format, for node_exporter's textfile collector); its directory must exist and be safe (exit 2 otherwise, nothing set up). Kept by later setups that give none",
+      )
       .option(
         '--queue-maxlen <n>',
         'with --via queue: how many SYNs the queue holds at most while held (default 65536); more are dropped and retried by their clients',
@@ -251,6 +269,7 @@ export function guardCommands(program: Command): void {
             queueNum?: string;
             queueMaxlen?: string;
             dryRun?: boolean;
+            metricsFile?: string;
           },
         ) => {
           const guard = await loadGuard();
@@ -295,14 +314,16 @@ export function guardCommands(program: Command): void {
         '--max-hold <duration>',
         'release after this long, for every hold: a watchdog (a process of its own, left running when plug exits) drops this plug at the deadline and releases unless another live holder (a running protect) still holds; the local hold also stops marking new SYNs then in the kernel. E.g. 500ms, 10s, 1.5s, 2m, 1h (as the ms package reads it; bare: seconds), 10ms to 24h',
         '10s',
-      ),
+      )
+      .option('--metrics-file <path>', `${METRICS_FILE_HELP} (a plug counts no reload: its release does; a failed plug counts as failed)`),
   )
     .addHelpText('after', exitCodesHelp('plug'))
     .action(
-      run(async (f: ConfigFlags & { maxHold: string }) => {
+      run(async (f: ConfigFlags & { maxHold: string; metricsFile?: string }) => {
         const guard = await loadGuard();
         const maxHoldMs = parseDuration(f.maxHold, '--max-hold');
-        const r = await guard.plug({ ...config(f), maxHoldMs });
+        const r = await guard.plug({ ...config(f), maxHoldMs, ...(f.metricsFile !== undefined && { metricsFile: f.metricsFile }) });
+        warn(r);
         out(f.json, r, formatPlug(r, f.maxHold));
       }),
     );
@@ -315,16 +336,22 @@ export function guardCommands(program: Command): void {
         '--orphaned',
         "leave live leases alone: release only a plug that no running protect (or manual plug before its deadline) holds, e.g. one a crash left behind. For systemd's ExecStopPost=, which runs between the stop and the start of 'synplug protect -- systemctl restart UNIT': a plain release there ends the hold as the gap begins",
         false,
-      ),
+      )
+      .option('--metrics-file <path>', `${METRICS_FILE_HELP} (a release that ends a manual plug's hold counts it as a reload)`),
   )
     .addHelpText(
       'after',
       `${exitCodesHelp('release')}\n\nWith --json: "released" (false only with --orphaned while live leases hold the plug), "brokeLeases" (the live leases a plain release broke), "orphaned" and "liveLeases" (with --orphaned: the live leases left holding).`,
     )
     .action(
-      run(async (f: ConfigFlags & { orphaned: boolean }) => {
+      run(async (f: ConfigFlags & { orphaned: boolean; metricsFile?: string }) => {
         const guard = await loadGuard();
-        const r = await guard.release({ ...config(f), ...(f.orphaned && { orphaned: true }) });
+        const r = await guard.release({
+          ...config(f),
+          ...(f.orphaned && { orphaned: true }),
+          ...(f.metricsFile !== undefined && { metricsFile: f.metricsFile }),
+        });
+        warn(r);
         out(f.json, r, formatRelease(r));
       }),
     );
@@ -358,10 +385,7 @@ export function guardCommands(program: Command): void {
         '60s',
       )
       .option('--setup', 'set up first when synplug is not set up', false)
-      .option(
-        '--metrics-file <path>',
-        "add this reload to the totals (kept in the state directory) and write them to PATH in Prometheus' text format, as node_exporter's textfile collector reads it (a temporary file, then a rename); PATH's directory must exist and be safe (exit 2 otherwise, before anything is held)",
-      )
+      .option('--metrics-file <path>', `${METRICS_FILE_HELP} (this reload is added to the totals)`)
       .passThroughOptions(),
   )
     .addHelpText(
@@ -397,7 +421,7 @@ export function guardCommands(program: Command): void {
             ...(f.metricsFile !== undefined && { metricsFile: f.metricsFile }),
             onNotice: (line) => process.stderr.write(`synplug: ${line}\n`),
           });
-          for (const w of r.warnings ?? []) process.stderr.write(`synplug: warning: ${w}\n`);
+          warn(r);
           if (f.json) process.stdout.write(JSON.stringify(r) + '\n');
           else process.stderr.write(formatProtect(r) + '\n');
           return r.exitCode;

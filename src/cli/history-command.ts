@@ -1,5 +1,5 @@
 /**
- * `synplug history [--json] [-n N]`: the reloads protect recorded, oldest
+ * `synplug history [--json] [-n N]`: the reloads protect, plug and release recorded, oldest
  * first (the engine is src/guard/history.ts).
  *
  * @module
@@ -16,7 +16,7 @@ export function historyCommand(program: Command): void {
   program
     .command('history')
     .description(
-      'the reloads protect recorded in the state directory (bounded, rotated), oldest first: when, the holds, the hold time, the held SYNs, the exit status and the report',
+      'the reloads protect (and manual plug and release) recorded in the state directory (bounded, rotated), oldest first: when, the holds, the hold time, the held SYNs, the exit status and the report',
     )
     .addOption(new Option('-n <count>', 'only the last COUNT'))
     .addOption(new Option('--state-dir <dir>', 'state directory (default /run/synplug, env SYNPLUG_STATE_DIR)'))

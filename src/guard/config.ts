@@ -225,12 +225,12 @@ const SELECTOR_KINDS = { ...CONFIG_OPTION_KINDS, inbound: 'string', local: 'bool
  * changed ({@link checkEntryOptions}).
  */
 export const ENTRY_OPTIONS: Record<string, Record<string, OptionKind>> = {
-  setup: { ...CONFIG_OPTION_KINDS, force: 'boolean', inbound: 'object', via: 'string', queue: 'object' },
+  setup: { ...CONFIG_OPTION_KINDS, force: 'boolean', inbound: 'object', via: 'string', queue: 'object', metricsFile: 'string' },
   check: SELECTOR_KINDS,
   status: SELECTOR_KINDS,
   teardown: { ...SELECTOR_KINDS, hold: 'string' },
-  plug: { ...CONFIG_OPTION_KINDS, maxHoldMs: { duration: 10 } },
-  release: { ...CONFIG_OPTION_KINDS, orphaned: 'boolean' },
+  plug: { ...CONFIG_OPTION_KINDS, maxHoldMs: { duration: 10 }, metricsFile: 'string' },
+  release: { ...CONFIG_OPTION_KINDS, orphaned: 'boolean', metricsFile: 'string' },
   protect: {
     ...CONFIG_OPTION_KINDS,
     command: 'strings',

@@ -1,6 +1,6 @@
 /**
- * The reload history: one JSON line per protect in the state directory,
- * bounded and rotated.
+ * The reload history: one JSON line per protect, manual plug and manual
+ * release in the state directory, bounded and rotated.
  *
  * `history.jsonl` holds the newest entries; when an append would take it
  * over {@link HISTORY_FILE_CAP} bytes it becomes `history.1.jsonl` (the one
@@ -21,7 +21,6 @@ import { StateFileError } from './errors.js';
 import { StateStore } from './state.js';
 import { withLeaseLock } from './leases.js';
 import type { ReloadReport } from './report.js';
-import type { ProtectResult } from './types.js';
 
 /** The newest entries. */
 export const HISTORY_FILE = 'history.jsonl';
@@ -30,19 +29,24 @@ export const HISTORY_OLD_FILE = 'history.1.jsonl';
 /** A history file's largest size, bytes (two files: the history takes at most twice this). */
 export const HISTORY_FILE_CAP = 256 * 1024;
 
+/** The commands the history records. */
+export const HISTORY_COMMANDS = ['protect', 'plug', 'release'] as const;
+/** One of {@link HISTORY_COMMANDS}. */
+export type HistoryCommand = (typeof HISTORY_COMMANDS)[number];
+
 /** One entry of the history. */
 export interface HistoryEntry {
   /** 1, 2, 3... in the order the entries were written */
   id: number;
-  /** what ran: `protect` */
-  command: 'protect';
+  /** what ran */
+  command: HistoryCommand;
   /** when the command started, ISO 8601 */
   start: string;
   /** the holds held, by id (`queue`, `local`, `inbound:eth0`...) */
   holds: string[];
-  /** the reload command's exit status */
+  /** protect: the reload command's exit status; plug and release: 0 (they are recorded when they did their job) */
   exitCode: number;
-  /** the reload's report */
+  /** the reload's report (plug: nothing held yet; release: what the manual hold held, refused/reset/listener drops not counted) */
   report: ReloadReport;
 }
 
@@ -75,7 +79,7 @@ function isEntry(e: unknown): e is HistoryEntry {
   const r = x.report as Record<string, unknown> | undefined;
   return (
     Number.isInteger(x.id) &&
-    typeof x.command === 'string' &&
+    (HISTORY_COMMANDS as readonly unknown[]).includes(x.command) &&
     typeof x.start === 'string' &&
     !Number.isNaN(Date.parse(x.start)) &&
     Array.isArray(x.holds) &&
@@ -134,23 +138,16 @@ export async function appendHistory(stateDir: string, entry: Omit<HistoryEntry, 
 }
 
 /**
- * Append a protect's entry to the history (after its release). Never throws:
- * a failure becomes one of the result's `warnings`, and the command's exit
- * code stays the result's.
- * @returns the result, with a warning when the history could not be written
+ * Append one command's entry to the history (after it ran). Never throws:
+ * a failure is returned as a warning, and the command's outcome stays its own.
+ * @returns the warning (a sentence), or undefined when the entry was written
  */
-export async function recordReload(stateDir: string, started: Date, r: ProtectResult): Promise<ProtectResult> {
+export async function recordHistory(stateDir: string, entry: Omit<HistoryEntry, 'id'>): Promise<string | undefined> {
   try {
-    await appendHistory(stateDir, {
-      command: 'protect',
-      start: started.toISOString(),
-      holds: (r.holds ?? [{ id: 'local' }]).map((h) => h.id),
-      exitCode: r.exitCode,
-      report: r.report,
-    });
-    return r;
+    await appendHistory(stateDir, entry);
+    return undefined;
   } catch (e) {
-    return { ...r, warnings: [...(r.warnings ?? []), `the reload history was not written: ${e instanceof Error ? e.message : String(e)}`] };
+    return `the reload history was not written: ${e instanceof Error ? e.message : String(e)}`;
   }
 }
 

@@ -9,7 +9,9 @@ import { NetlinkError, UsageError } from '../netlink/errors.js';
 import { checkEntryOptions, resolveConfig } from './config.js';
 import { StateFileError } from './errors.js';
 import { StateStore, processStartTime, type Lease, type PlugRecord } from './state.js';
-import { breakLeases, dropLease, liveLeases, newLeaseId, releaseIfOrphaned, takeLease } from './leases.js';
+import { accounted } from './accounting.js';
+import { unwatchedReport } from './report.js';
+import { breakLeases, dropLease, leaseLive, liveLeases, newLeaseId, releaseIfOrphaned, takeLease } from './leases.js';
 import { contextFor, definedOnly, recoverStale, withSession } from './context.js';
 import { checkSelector, combineStates, findUnrecordedIfbs, piecesOf, requireSetUp, selectedHolds, stateOf, viaOf } from './setup.js';
 import { deviceOfHold, holdModeFor, holdModes, selectInbound, type UnrecordedPiece } from './modes/index.js';
@@ -22,6 +24,7 @@ import type {
   GuardOptions,
   HoldStatus,
   PieceState,
+  PlugOptions,
   PlugResult,
   ReleaseOptions,
   ReleaseResult,
@@ -52,11 +55,25 @@ function pidStartOf(pid: number): { pidStart?: number } {
  * @throws {NetlinkError} the kernel refused (`kernel`)
  * @throws {SynplugError} the watchdog did not start (`failure`): nothing was plugged
  */
-export async function plug(opts: GuardOptions & { maxHoldMs?: number } = {}): Promise<PlugResult> {
+export async function plug(opts: PlugOptions = {}): Promise<PlugResult> {
   checkEntryOptions('plug', opts);
   if (opts?.netns !== undefined) return inCallNetns('plug', opts, plug);
-  const maxHoldMs = opts?.maxHoldMs ?? 10_000;
+  const { maxHoldMs = 10_000, metricsFile, ...guardOpts } = opts ?? {};
   if (!(maxHoldMs >= 10)) throw new UsageError('max-hold (--max-hold) must be at least 10 ms');
+  // The history line and the metrics (accounting.ts): a plug counts no reload (its release does), only its failure.
+  return accounted(
+    'plug',
+    { stateDir: guardOpts.stateDir, metricsFile },
+    () => plugOnce(guardOpts, maxHoldMs),
+    (r) => ({
+      holds: r.holds ?? [],
+      history: { exitCode: 0, report: unwatchedReport({ heldSyns: 0, holdMs: 0, dropped: 0 }, "a manual plug: 'synplug release' reports what it held") },
+      change: null,
+    }),
+  );
+}
+
+async function plugOnce(opts: GuardOptions, maxHoldMs: number): Promise<PlugResult> {
   const { config, store, record } = contextFor(opts, 'plug');
   return withSession(config, record, async (s) => {
     await recoverStale(s, store);
@@ -64,6 +81,14 @@ export async function plug(opts: GuardOptions & { maxHoldMs?: number } = {}): Pr
     // Phase one: a queue's holder started (holding nothing yet), so that --max-hold counts from the hold.
     await s.prepare();
     const watchdog = await startWatchdog(undefined, 'ignore');
+    // The plugs' counters before the hold, which the release's report counts from (read before: the hold waits for
+    // nothing); only counters the kernel keeps: a queue's holder counts in its own process.
+    const counters = !s.countersInKernel
+      ? undefined
+      : await s.plugStats().then(
+          (st) => ({ packets: st.packets, drops: st.drops }),
+          () => undefined,
+        );
     const since = Date.now();
     const lease: Lease = {
       id: newLeaseId(),
@@ -74,6 +99,7 @@ export async function plug(opts: GuardOptions & { maxHoldMs?: number } = {}): Pr
       holds: s.holdIds,
       since,
       deadline: since + maxHoldMs,
+      ...(counters && { counters }),
     };
     let take: { latestDeadline: number } | undefined;
     try {
@@ -157,7 +183,30 @@ function writeReleased(store: StateStore, r: PlugRecord | undefined, dev: string
 export async function release(opts: ReleaseOptions = {}): Promise<ReleaseResult> {
   checkEntryOptions('release', opts);
   if (opts?.netns !== undefined) return inCallNetns('release', opts, release);
-  const { orphaned: orphanedOpt, ...guardOpts } = opts ?? {};
+  const { metricsFile, ...rest } = opts ?? {};
+  // The history line and the metrics (accounting.ts): a release that ended a manual plug's hold counts it as a reload;
+  // one that released nothing (--orphaned, live leases) is not a line.
+  // Nothing set up: no line either (release writes nothing then).
+  const {
+    endedManualHold: _e,
+    setUp: _s,
+    ...out
+  } = await accounted(
+    'release',
+    { stateDir: rest.stateDir, metricsFile },
+    () => releaseOnce(rest),
+    (r) => ({
+      holds: r.holds ?? [],
+      ...(r.released && r.setUp && r.report && { history: { exitCode: 0, report: r.report } }),
+      change: r.released && r.report && r.endedManualHold ? { exitCode: 0, report: r.report } : null,
+    }),
+  );
+  return out;
+}
+
+/** {@link release}'s body; with what its accounting needs. */
+async function releaseOnce(opts: Omit<ReleaseOptions, 'metricsFile'>): Promise<ReleaseResult & { endedManualHold?: boolean; setUp?: boolean }> {
+  const { orphaned: orphanedOpt, ...guardOpts } = opts;
   const orphaned = orphanedOpt === true;
   let ctx: ReturnType<typeof contextFor>;
   let damaged: StateFileError | undefined;
@@ -187,10 +236,14 @@ export async function release(opts: ReleaseOptions = {}): Promise<ReleaseResult>
   return withSession(config, record, async (s) => {
     let r: PlugRecord | undefined;
     let hasLeases = false;
+    /** the oldest live manual lease: the report counts its hold (from its counters and since) */
+    let manual: Lease | undefined;
     if (!damaged) {
       try {
         r = store.readPlug();
-        hasLeases = store.readLeases() !== undefined;
+        const leases = store.readLeases();
+        hasLeases = leases !== undefined;
+        manual = leases?.leases.filter((l) => l.owner === 'manual' && leaseLive(l)).sort((a, b) => a.since - b.since)[0];
       } catch (e) {
         if (!(e instanceof StateFileError)) throw e;
         damaged = e;
@@ -246,18 +299,36 @@ export async function release(opts: ReleaseOptions = {}): Promise<ReleaseResult>
         damaged,
       );
     }
+    const releasedAt = Date.now();
     const stats = plugExists ? await s.plugStats().catch(() => undefined) : undefined;
     const elsewhere = s.holds.flatMap((h) => h.heldElsewhere?.() ?? []);
+    const wasBuffering = r?.state === 'buffering';
+    // What the manual hold held: the plugs' counters against those its plug read before buffering (read after the release).
+    const base = wasBuffering && stats ? manual?.counters : undefined;
+    const report = unwatchedReport(
+      {
+        heldSyns: base ? Math.max(0, stats!.packets - base.packets) : 0,
+        holdMs: wasBuffering ? Math.max(0, releasedAt - (manual?.since ?? r!.since)) : 0,
+        dropped: base ? Math.max(0, stats!.drops - base.drops) : 0,
+      },
+      base
+        ? 'a manual hold: refused, reset and listener drops are counted by protect only'
+        : 'no manual plug with counters the kernel keeps was holding (a queue hold counts in its holder process): nothing was counted',
+    );
     return {
       ...(elsewhere.length && { heldElsewhere: elsewhere }),
       dev: config.dev,
-      wasBuffering: r?.state === 'buffering',
+      wasBuffering,
       backlog: stats?.qlen ?? 0,
       plugExists,
       brokeLeases,
       ...(orphaned && { orphaned: true, liveLeases: 0 }),
       released: true,
       ...(unrecorded.length && { unrecorded }),
+      holds: s.holdIds,
+      report,
+      ...(base && { endedManualHold: true }),
+      setUp: r !== undefined || record !== undefined || hasLeases,
     };
   });
 }

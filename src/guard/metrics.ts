@@ -10,13 +10,20 @@
  * owner-only, never through a link, size-capped), updated under the lease
  * lock; the metrics file is written from them.
  *
- * Series:
- * - `synplug_reloads_total{result}`: `lossless`, `lost` (refused, reset or
- *   dropped connections), `failed` (the command failed, or protect refused
- *   before holding), `uncounted` (the report could not count everything);
+ * Series, each labelled `hold`: the holds the command held, by id, joined
+ * with `+` (`queue`, `local`, `local+inbound:eth0`; `none` when nothing was
+ * set up), so that one host's holds are told apart:
+ * - `synplug_reloads_total{result,hold}`: `lossless`, `lost` (refused, reset
+ *   or dropped connections), `failed` (the command failed, or protect, plug
+ *   or release refused), `uncounted` (the report could not count everything:
+ *   a manual plug's release counts what it held, never what was refused);
  * - `synplug_held_syns_total`, `synplug_refused_total`, `synplug_reset_total`,
  *   `synplug_dropped_total`;
  * - the histogram `synplug_hold_seconds`.
+ *
+ * protect counts one reload per run; a manual `release` that ended a hold
+ * counts one; `plug` counts nothing but its failure (its release counts the
+ * hold). Each writes the file.
  *
  * The format is written here (a few lines) rather than through prom-client,
  * whose registry lives in one process and would still need these totals
@@ -24,7 +31,7 @@
  *
  * @module
  */
-import { basename, dirname, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { UsageError } from '../netlink/errors.js';
 import { StateFileError } from './errors.js';
 import { withLeaseLock } from './leases.js';
@@ -43,9 +50,8 @@ export const HOLD_BUCKETS = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60] 
 export type ReloadResult = 'lossless' | 'lost' | 'failed' | 'uncounted';
 const RESULTS: readonly ReloadResult[] = ['lossless', 'lost', 'failed', 'uncounted'];
 
-/** The cumulative totals (`metrics.json`). */
+/** The cumulative totals of one `hold` label. */
 export interface MetricsTotals {
-  version: 1;
   reloads: Record<ReloadResult, number>;
   heldSyns: number;
   refused: number;
@@ -57,8 +63,14 @@ export interface MetricsTotals {
   holdCount: number;
 }
 
+/** The totals' file (`metrics.json`): per `hold` label. */
+export interface MetricsState {
+  version: 2;
+  /** by the `hold` label's value */
+  holds: Record<string, MetricsTotals>;
+}
+
 const empty = (): MetricsTotals => ({
-  version: 1,
   reloads: { lossless: 0, lost: 0, failed: 0, uncounted: 0 },
   heldSyns: 0,
   refused: 0,
@@ -71,12 +83,24 @@ const empty = (): MetricsTotals => ({
 
 const count = (v: unknown): boolean => Number.isSafeInteger(v) && (v as number) >= 0;
 
+/** The most `hold` labels kept (one per combination of holds set up on a host: far fewer in practice). */
+const MAX_HOLD_LABELS = 64;
+/** A `hold` label's value: hold ids (letters, digits, `:._-`) joined with `+`, or `none`. */
+const HOLD_LABEL = /^[A-Za-z0-9:._+-]{1,200}$/;
+
+function isState(x: unknown): x is MetricsState {
+  if (typeof x !== 'object' || x === null) return false;
+  const s = x as Record<string, unknown>;
+  if (s.version !== 2 || typeof s.holds !== 'object' || s.holds === null || Array.isArray(s.holds)) return false;
+  const entries = Object.entries(s.holds);
+  return entries.length <= MAX_HOLD_LABELS && entries.every(([k, t]) => HOLD_LABEL.test(k) && isTotals(t));
+}
+
 function isTotals(x: unknown): x is MetricsTotals {
   if (typeof x !== 'object' || x === null) return false;
   const t = x as Record<string, unknown>;
   const reloads = t.reloads as Record<string, unknown> | undefined;
   return (
-    t.version === 1 &&
     typeof reloads === 'object' &&
     reloads !== null &&
     RESULTS.every((r) => count(reloads[r])) &&
@@ -122,19 +146,28 @@ export function checkMetricsFile(path: string): MetricsTarget {
   return { dir, name };
 }
 
-/** A reload's result: failed when protect threw or the command failed; else by the report. */
-export function reloadResult(outcome: { exitCode: number; report: ReloadReport } | undefined): ReloadResult {
-  if (outcome?.exitCode !== 0) return 'failed';
+/** A checked target's full path, as setup records it. */
+export function metricsPathOf(t: MetricsTarget): string {
+  return join(t.dir, t.name);
+}
+
+/** What one command adds to the totals: a reload's outcome, `failed` (the command threw), or nothing (`null`: the file is written, nothing counted). */
+export type MetricsChange = { exitCode: number; report: ReloadReport } | 'failed' | null;
+
+/** A reload's result: failed when the command threw or failed; else by the report. */
+export function reloadResult(outcome: { exitCode: number; report: ReloadReport } | 'failed'): ReloadResult {
+  if (outcome === 'failed' || outcome.exitCode !== 0) return 'failed';
   if (outcome.report.lossless === null) return 'uncounted';
   return outcome.report.lossless ? 'lossless' : 'lost';
 }
 
-/** The totals with one reload added. */
-export function addReload(t: MetricsTotals, outcome: { exitCode: number; report: ReloadReport } | undefined): MetricsTotals {
+/** The totals with one command's change added (a copy). */
+export function addReload(t: MetricsTotals, change: MetricsChange): MetricsTotals {
   const n: MetricsTotals = { ...t, reloads: { ...t.reloads }, holdBuckets: [...t.holdBuckets] };
-  n.reloads[reloadResult(outcome)] += 1;
-  if (!outcome) return n;
-  const r = outcome.report;
+  if (change === null) return n;
+  n.reloads[reloadResult(change)] += 1;
+  if (change === 'failed') return n;
+  const r = change.report;
   n.heldSyns += r.heldSyns;
   n.refused += r.refused ?? 0;
   n.reset += r.reset ?? 0;
@@ -147,64 +180,81 @@ export function addReload(t: MetricsTotals, outcome: { exitCode: number; report:
   return n;
 }
 
-/** The totals in the text exposition format (version 0.0.4). */
-export function metricsText(t: MetricsTotals): string {
+/** The `hold` label of a command over these holds (ids): joined with `+`, sorted; `none` when there is none. */
+export function holdLabel(holds: readonly string[]): string {
+  return holds.length ? [...holds].sort().join('+') : 'none';
+}
+
+/** The totals, per `hold` label, in the text exposition format (version 0.0.4). */
+export function metricsText(state: MetricsState): string {
+  const labels = Object.keys(state.holds).sort();
   const lines: string[] = [];
-  const counter = (name: string, help: string, samples: Array<[string, number]>) => {
-    lines.push(`# HELP ${name} ${help}`, `# TYPE ${name} counter`, ...samples.map(([labels, v]) => `${name}${labels} ${v}`));
+  const counter = (name: string, help: string, value: (t: MetricsTotals) => Array<[string, number]>) => {
+    lines.push(`# HELP ${name} ${help}`, `# TYPE ${name} counter`);
+    for (const h of labels) for (const [extra, v] of value(state.holds[h])) lines.push(`${name}{${extra}hold="${h}"} ${v}`);
   };
   counter(
     'synplug_reloads_total',
-    'Reloads run through synplug protect, by result: lossless; lost (connections refused, reset or dropped); failed (the command failed, or protect refused before holding); uncounted (the report could not count everything).',
-    RESULTS.map((r) => [`{result="${r}"}`, t.reloads[r]]),
+    'Reloads accounted by synplug (protect; a manual release that ended a hold), by result: lossless; lost (connections refused, reset or dropped); failed (the command failed, or synplug refused before holding); uncounted (the report could not count everything).',
+    (t) => RESULTS.map((r) => [`result="${r}",`, t.reloads[r]]),
   );
-  counter('synplug_held_syns_total', 'SYNs of new connections held during reloads, then released.', [['', t.heldSyns]]);
-  counter('synplug_refused_total', 'SYNs to what was held answered with a RST (released before a listener was back).', [['', t.refused]]);
-  counter('synplug_reset_total', "Connections of what was held reset during reloads (a closing listener's queue).", [['', t.reset]]);
-  counter('synplug_dropped_total', 'Held SYNs lost in the hold itself (over its limit).', [['', t.dropped]]);
-  lines.push('# HELP synplug_hold_seconds How long each protect held new connections, seconds.', '# TYPE synplug_hold_seconds histogram');
-  let cum = 0;
-  HOLD_BUCKETS.forEach((b, i) => {
-    cum += t.holdBuckets[i];
-    lines.push(`synplug_hold_seconds_bucket{le="${b}"} ${cum}`);
-  });
-  lines.push(`synplug_hold_seconds_bucket{le="+Inf"} ${t.holdCount}`, `synplug_hold_seconds_sum ${t.holdSum}`, `synplug_hold_seconds_count ${t.holdCount}`);
+  counter('synplug_held_syns_total', 'SYNs of new connections held during reloads, then released.', (t) => [['', t.heldSyns]]);
+  counter('synplug_refused_total', 'SYNs to what was held answered with a RST (released before a listener was back).', (t) => [['', t.refused]]);
+  counter('synplug_reset_total', "Connections of what was held reset during reloads (a closing listener's queue).", (t) => [['', t.reset]]);
+  counter('synplug_dropped_total', 'Held SYNs lost in the hold itself (over its limit).', (t) => [['', t.dropped]]);
+  lines.push('# HELP synplug_hold_seconds How long each reload held new connections, seconds.', '# TYPE synplug_hold_seconds histogram');
+  for (const h of labels) {
+    const t = state.holds[h];
+    let cum = 0;
+    HOLD_BUCKETS.forEach((b, i) => {
+      cum += t.holdBuckets[i];
+      lines.push(`synplug_hold_seconds_bucket{hold="${h}",le="${b}"} ${cum}`);
+    });
+    lines.push(
+      `synplug_hold_seconds_bucket{hold="${h}",le="+Inf"} ${t.holdCount}`,
+      `synplug_hold_seconds_sum{hold="${h}"} ${t.holdSum}`,
+      `synplug_hold_seconds_count{hold="${h}"} ${t.holdCount}`,
+    );
+  }
   return `${lines.join('\n')}\n`;
 }
 
+const REMOVE_IT = 'remove it (the counters start again from 0)';
+
 /**
- * Add one reload to the totals (under the lease lock) and write the metrics
- * file from them.
- * @param outcome the result, or undefined when protect failed before a result
+ * Add one command's change to the totals of its `hold` label (under the
+ * lease lock) and write the metrics file from every label's totals.
+ * @param hold the `hold` label ({@link holdLabel})
+ * @param change what the command adds ({@link MetricsChange})
  * @throws {StateFileError} the state directory or the totals file is unsafe or damaged, or a write failed
  * @throws {UsageError} the metrics file's directory went missing or became unsafe
  */
-export async function recordMetrics(stateDir: string, target: MetricsTarget, outcome: { exitCode: number; report: ReloadReport } | undefined): Promise<void> {
+export async function recordMetrics(stateDir: string, target: MetricsTarget, hold: string, change: MetricsChange): Promise<void> {
   await withLeaseLock(new StateStore(stateDir), () => {
     const d = openCheckedDir(stateDir, true)!;
-    let totals: MetricsTotals;
+    let state: MetricsState;
     try {
-      const raw = d.read(METRICS_STATE_FILE, METRICS_STATE_CAP, 'synplug keeps the metrics totals there: remove it (the counters start again from 0)');
+      const raw = d.read(METRICS_STATE_FILE, METRICS_STATE_CAP, `synplug keeps the metrics totals there: ${REMOVE_IT}`);
       let parsed: unknown;
       try {
-        parsed = raw === undefined ? empty() : JSON.parse(raw.toString('utf8'));
+        parsed = raw === undefined ? { version: 2, holds: {} } : JSON.parse(raw.toString('utf8'));
       } catch {
         parsed = undefined;
       }
-      if (!isTotals(parsed))
-        throw new StateFileError(
-          d.file(METRICS_STATE_FILE),
-          `${d.file(METRICS_STATE_FILE)} is not a metrics record synplug wrote: remove it (the counters start again from 0)`,
-        );
-      totals = addReload(parsed, outcome);
-      d.writeAtomic(METRICS_STATE_FILE, Buffer.from(`${JSON.stringify(totals)}\n`));
+      if (!isState(parsed))
+        throw new StateFileError(d.file(METRICS_STATE_FILE), `${d.file(METRICS_STATE_FILE)} is not a metrics record synplug wrote: ${REMOVE_IT}`);
+      if (!HOLD_LABEL.test(hold)) throw new UsageError(`'${hold}' is not a hold label (hold ids joined with '+')`);
+      if (!(hold in parsed.holds) && Object.keys(parsed.holds).length >= MAX_HOLD_LABELS)
+        throw new StateFileError(d.file(METRICS_STATE_FILE), `${d.file(METRICS_STATE_FILE)} already counts ${MAX_HOLD_LABELS} hold labels: ${REMOVE_IT}`);
+      state = { version: 2, holds: { ...parsed.holds, [hold]: addReload(parsed.holds[hold] ?? empty(), change) } };
+      d.writeAtomic(METRICS_STATE_FILE, Buffer.from(`${JSON.stringify(state)}\n`));
     } finally {
       d.close();
     }
     const m = openCheckedDir(target.dir, false);
     if (!m) throw new UsageError(`the metrics file's directory ${target.dir} no longer exists`);
     try {
-      m.writeAtomic(target.name, Buffer.from(metricsText(totals)));
+      m.writeAtomic(target.name, Buffer.from(metricsText(state)));
     } finally {
       m.close();
     }

@@ -5,13 +5,12 @@
  * @module
  */
 import { UsageError } from '../netlink/errors.js';
-import { checkEntryOptions, resolveConfig } from './config.js';
-import { checkMetricsFile, recordMetrics } from './metrics.js';
+import { checkEntryOptions } from './config.js';
+import { accounted } from './accounting.js';
 import { startWatchdog } from './watchdog.js';
 import { contextFor, definedOnly, openSession, recoverStale } from './context.js';
 import { isSetUp, requireSetUp, setup } from './setup.js';
 import { runProtected } from './window.js';
-import { recordReload } from './history.js';
 import type { GuardProtectOptions, ListenTarget, ProtectOptions, ProtectResult, ProtectSession } from './types.js';
 import { inCallNetns } from './call-netns.js';
 
@@ -29,21 +28,18 @@ export type { ListenTarget, ProtectOptions, ProtectResult, ProtectSession };
 export async function protect(opts: GuardProtectOptions): Promise<ProtectResult> {
   checkEntryOptions('protect', opts);
   if (opts?.netns !== undefined) return inCallNetns('protect', opts, protect);
-  // --metrics-file: its directory checked before anything is held; the reload counted whatever its outcome.
-  if (opts?.metricsFile === undefined) return protectOnce(opts);
-  const target = checkMetricsFile(opts.metricsFile);
-  let r: ProtectResult | undefined;
-  try {
-    r = await protectOnce(opts);
-    return r;
-  } finally {
-    const stateDir = resolveConfig({ stateDir: opts.stateDir }).stateDir;
-    const failed = await recordMetrics(stateDir, target, r).then(
-      () => undefined,
-      (e: unknown) => `the metrics were not written: ${e instanceof Error ? e.message : String(e)}`,
-    );
-    if (failed && r) r.warnings = [...(r.warnings ?? []), failed];
-  }
+  // The history line and the metrics (accounting.ts): the metrics file checked before anything is held; the reload
+  // counted whatever its outcome.
+  return accounted(
+    'protect',
+    opts,
+    () => protectOnce(opts),
+    (r) => {
+      const holds = (r.holds ?? [{ id: 'local' }]).map((h) => h.id);
+      const outcome = { exitCode: r.exitCode, report: r.report };
+      return { holds, history: outcome, change: outcome };
+    },
+  );
 }
 
 async function protectOnce(opts: GuardProtectOptions): Promise<ProtectResult> {
@@ -52,7 +48,6 @@ async function protectOnce(opts: GuardProtectOptions): Promise<ProtectResult> {
   }
   if (opts.maxHoldMs !== undefined && !(opts.maxHoldMs >= 10)) throw new UsageError('max-hold (--max-hold) must be at least 10 ms');
   const { config, store, record } = contextFor(opts, 'protect');
-  const started = new Date();
   // The watchdog (a process of its own) starts while phase one checks.
   const watchdog = startWatchdog();
   watchdog.catch(() => {}); // its failure is reported where it is awaited
@@ -83,7 +78,7 @@ async function protectOnce(opts: GuardProtectOptions): Promise<ProtectResult> {
       s = await openSession(config, store.readSetup());
     }
     handedOver = true;
-    return await recordReload(config.stateDir, started, await runProtected(s, opts, watchdog));
+    return await runProtected(s, opts, watchdog);
   } finally {
     if (!handedOver)
       void watchdog.then(

@@ -18,9 +18,11 @@
  *   A RST answering a SYN carries ACK and sequence 0 (RFC 793: no ACK in the
  *   segment, so SEQ=0, ACK=SEG.SEQ+SEG.LEN); every other RST from what is
  *   held resets a connection (`reset` = all RSTs - refused).
- * - `listenerDrops`: the held ports' (addresses') listeners' own drop counts
- *   (sock_diag SK_MEMINFO_DROPS), after minus before, by socket inode (a new
- *   listener counts from 0).
+ * - `listenerDrops`: the listeners' own drop counts (sock_diag
+ *   SK_MEMINFO_DROPS), after minus before, by socket inode (a new listener
+ *   counts from 0), of what is held only ({@link listenerCounted}): the
+ *   held address's own listeners (any port) for a local hold, never a
+ *   wildcard one; the held ports' (and addresses') for an inbound hold.
  * - `heldSyns`, `dropped`, `holdMs`: the holds' own counters (PlugStats), given by the window.
  *
  * Armed before the hold; read after the release, ending at most
@@ -172,9 +174,24 @@ export function reportRules(held: readonly HeldTraffic[]): Array<{ comment: stri
   ]);
 }
 
-/** Whether a listener listens for what is held. */
-function listensForHeld(l: TcpListener, held: readonly HeldTraffic[]): boolean {
-  return held.some((h) => (h.ports.length === 0 || h.ports.includes(l.port)) && (h.addrs.length === 0 || h.addrs.some((a) => listenerAccepts(l, a))));
+/** The wildcard addresses a listener binds to accept every address of its family. */
+const WILDCARDS: ReadonlySet<string> = new Set(['0.0.0.0', '::']);
+
+/**
+ * Whether a listener's drops are counted for what is held: for a hold of
+ * addresses only (the local hold: any port), a listener bound to one of
+ * them, never a wildcard one (it serves every other address too); for a
+ * hold of ports, a listener on one of them that accepts a held address (any,
+ * when it holds none), wildcard ones included (they serve the held ports).
+ * @param l a listener, as sock_diag lists it
+ * @param held what the holds hold
+ */
+export function listenerCounted(l: TcpListener, held: readonly HeldTraffic[]): boolean {
+  return held.some((h) =>
+    h.ports.length === 0
+      ? h.addrs.length === 0 || (!WILDCARDS.has(l.address) && h.addrs.some((a) => listenerAccepts(l, a)))
+      : h.ports.includes(l.port) && (h.addrs.length === 0 || h.addrs.some((a) => listenerAccepts(l, a))),
+  );
 }
 
 const message = (e: unknown): string => (e instanceof Error ? e.message : String(e));
@@ -222,7 +239,7 @@ export async function armReport(held: readonly HeldTraffic[]): Promise<ReportCou
         r[kind] += c.packets;
       }
     }
-    if (diag) for (const l of await listTcpListeners(diag, { meminfo: true })) if (listensForHeld(l, held)) r.listeners.set(l.inode, l.drops ?? 0);
+    if (diag) for (const l of await listTcpListeners(diag, { meminfo: true })) if (listenerCounted(l, held)) r.listeners.set(l.inode, l.drops ?? 0);
     return r;
   };
   const same = (a: Reading, b: Reading): boolean =>
@@ -380,6 +397,17 @@ function buildReport(
     lossless,
     ...(uncounted.length > 0 && { uncounted: [...new Set(uncounted)] }),
   };
+}
+
+/**
+ * The report of a hold nobody watched (a manual plug and release): the hold's
+ * own counts, and refused, reset and listener drops null (not counted);
+ * `lossless` false when it dropped SYNs, else null.
+ * @param hold the hold's counts
+ * @param why why the rest was not counted (one sentence)
+ */
+export function unwatchedReport(hold: HoldCounts, why: string): ReloadReport {
+  return { ...hold, refused: null, reset: null, listenerDrops: null, lossless: hold.dropped > 0 ? false : null, uncounted: [why] };
 }
 
 /**

@@ -15,6 +15,7 @@ import { KindUnavailableError } from '../tc/index.js';
 import { checkEntryOptions, resolveConfig, type GuardConfig } from './config.js';
 import { NotSetUpError, SetupError } from './errors.js';
 import { StateStore, type HoldRecord } from './state.js';
+import { checkMetricsFile, metricsPathOf } from './metrics.js';
 import type { GuardSession } from './session.js';
 import { MissingSupportError, requireNetAdmin, type ModulePiece } from './support.js';
 import { NftBatchError } from '../iptables/batch.js';
@@ -85,9 +86,11 @@ export async function setupOrPlan<T>(opts: SetupOptions, dryRun: ((would: SetupW
   checkEntryOptions('setup', opts);
   if (opts?.netns !== undefined) return inCallNetns('setup', opts, (o) => setupOrPlan(o, dryRun));
   opts = opts ?? {};
-  const { inbound, force, via: viaOpt, queue: _queue, ...rest } = opts;
+  const { inbound, force, via: viaOpt, queue: _queue, metricsFile: metricsOpt, ...rest } = opts;
   const via = checkVia(opts);
   const config = resolveConfig(definedOnly(rest));
+  // --metrics-file: checked now (exit 2, nothing changed), recorded as the default of protect, plug and release.
+  const metricsFile = metricsOpt !== undefined ? metricsPathOf(checkMetricsFile(metricsOpt)) : undefined;
   const scope = inbound !== undefined ? 'inbound' : 'local';
   const candidates = (via === 'auto' ? (['plug', 'queue'] as const) : [via]).flatMap((v) => holdModeFor(v, scope) ?? []);
   if (!candidates.length) throw new SynplugError(`this synplug has no ${scope} ${via === 'auto' ? '' : `${via} `}hold`);
@@ -142,7 +145,13 @@ export async function setupOrPlan<T>(opts: SetupOptions, dryRun: ((would: SetupW
     const entry = plan.record();
     holds[target.id] = entry;
     const createdStateDir = oldRecord ? oldRecord.createdStateDir === true : !dirExisted;
-    store.writeSetup({ version: 2, holds, ...(createdStateDir && { createdStateDir }) });
+    const recordedMetrics = metricsFile ?? oldRecord?.metricsFile;
+    store.writeSetup({
+      version: 2,
+      holds,
+      ...(createdStateDir && { createdStateDir }),
+      ...(recordedMetrics !== undefined && { metricsFile: recordedMetrics }),
+    });
     if (!store.readPlug()) {
       const now = Date.now();
       store.writePlug({ version: 1, state: 'released', owner: 'manual', pid: process.pid, dev: config.dev, since: now, deadline: now, releasedAt: now });

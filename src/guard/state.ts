@@ -41,7 +41,7 @@
  * @module
  */
 import { closeSync, constants as fsConstants, fstatSync, readFileSync, type BigIntStats } from 'node:fs';
-import { join } from 'node:path';
+import { isAbsolute, join, normalize } from 'node:path';
 import { StateFileError } from './errors.js';
 import { type CheckedDir, errorCode, openCheckedDir, writeErrorCategory } from './state-fs.js';
 import { isRecordOfItsMode, recordRefusal } from './record-checks.js';
@@ -89,6 +89,8 @@ export interface SetupRecord {
   holds: Record<string, HoldRecord>;
   /** setup created the state directory (teardown removes it again) */
   createdStateDir?: boolean;
+  /** `setup --metrics-file`: the metrics file protect, plug and release write when given none (an absolute path) */
+  metricsFile?: string;
 }
 
 /** Contents of `plug.json`. */
@@ -139,6 +141,8 @@ export interface Lease {
   since: number;
   /** when it ends by itself, ms since the epoch */
   deadline: number;
+  /** a manual plug's: the plugs' counters read before it buffered (packets passed, dropped), which its release's report counts from */
+  counters?: { packets: number; drops: number };
 }
 
 /** Contents of `leases.json`. */
@@ -402,7 +406,12 @@ export class StateStore {
 export function parseSetupRecord(raw: unknown): SetupRecord | undefined {
   if (setupRecordProblem(raw) !== undefined) return undefined;
   const o = raw as Record<string, unknown>;
-  return { version: 2, holds: { ...(o.holds as Record<string, HoldRecord>) }, ...(o.createdStateDir === true && { createdStateDir: true }) };
+  return {
+    version: 2,
+    holds: { ...(o.holds as Record<string, HoldRecord>) },
+    ...(o.createdStateDir === true && { createdStateDir: true }),
+    ...(typeof o.metricsFile === 'string' && { metricsFile: o.metricsFile }),
+  };
 }
 
 /** The most holds a setup record lists (one local, one queue, and an inbound hold per device: far fewer in practice). */
@@ -425,6 +434,14 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
 const isPid = (v: unknown): boolean => Number.isInteger(v) && (v as number) >= 1 && (v as number) <= PID_MAX;
 const isTicks = (v: unknown): boolean => Number.isSafeInteger(v) && (v as number) >= 0;
 const isTime = (v: unknown): boolean => Number.isSafeInteger(v) && (v as number) >= 0;
+
+/** The longest path Linux takes (PATH_MAX, with its NUL). */
+const PATH_MAX = 4096;
+
+/** A metrics file's path as setup records it: absolute, normalised (no `.`/`..`/`//`), naming a file, no NUL, shorter than PATH_MAX. */
+export function isMetricsPath(v: unknown): v is string {
+  return typeof v === 'string' && v.length < PATH_MAX && !v.includes('\0') && isAbsolute(v) && normalize(v) === v && !v.endsWith('/');
+}
 
 /** since and deadline: times, since <= deadline, the deadline at most 24 h ahead (synplug holds for 24 h at most). */
 function timesProblem(o: Record<string, unknown>, now: number): Problem {
@@ -453,6 +470,8 @@ export function setupRecordProblem(raw: unknown): Problem {
   if (raw.version !== 2) return `version ${JSON.stringify(raw.version)}, not 2`;
   if (!isObject(raw.holds)) return "'holds' is not an object";
   if (raw.createdStateDir !== undefined && typeof raw.createdStateDir !== 'boolean') return "'createdStateDir' is not true or false";
+  if (raw.metricsFile !== undefined && !isMetricsPath(raw.metricsFile))
+    return `'metricsFile' is ${JSON.stringify(raw.metricsFile).slice(0, 80)}, not an absolute path of a file (setup records --metrics-file so)`;
   const entries = Object.entries(raw.holds);
   if (entries.length === 0) return "'holds' is empty: synplug removes the file with its last hold, so a record of no hold is not synplug's";
   if (entries.length > MAX_HOLDS) return `${entries.length} holds, more than synplug makes (${MAX_HOLDS})`;
@@ -496,6 +515,8 @@ function leaseProblem(l: unknown, now: number): Problem {
   if (l.owner !== 'protect' && l.owner !== 'manual') return `'owner' is ${JSON.stringify(l.owner)}, not protect or manual`;
   if (l.command !== undefined && !(Array.isArray(l.command) && l.command.every((w) => typeof w === 'string'))) return "'command' is not a list of words";
   if (!Array.isArray(l.holds) || l.holds.length === 0 || !l.holds.every((h) => typeof h === 'string' && h !== '')) return "'holds' is not a list of hold ids";
+  if (l.counters !== undefined && !(isObject(l.counters) && isTicks(l.counters.packets) && isTicks(l.counters.drops)))
+    return "'counters' is not { packets, drops }, counts";
   return processProblem(l) ?? timesProblem(l, now);
 }
 

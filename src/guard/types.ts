@@ -150,6 +150,8 @@ export interface SetupOptions extends GuardOptions {
   queue?: QueueOptions;
   /** replace a root qdisc that is not synplug's */
   force?: boolean;
+  /** record this metrics file in setup.json: protect, plug and release write it when given no `metricsFile` (metrics.ts); its directory must exist and be safe */
+  metricsFile?: string;
   /**
    * Set up the inbound hold of this device instead of the local hold (only
    * that hold): SYNs arriving on `dev` to `ports` (and, with `addrs`, to those
@@ -206,6 +208,16 @@ export interface PlugResult {
   maxHoldMs: number;
   /** the holds buffering (`local`, `inbound:DEV`) */
   holds?: string[];
+  /** what went wrong after the plug without changing it (the history or the metrics not written), one sentence each */
+  warnings?: string[];
+}
+
+/** Options of `plug`. */
+export interface PlugOptions extends GuardOptions {
+  /** how long the plug may hold, ms (default 10000, at least 10) */
+  maxHoldMs?: number;
+  /** write the metrics to this file (as protect's `metricsFile`); default: the one setup recorded */
+  metricsFile?: string;
 }
 
 /** What `release` did. */
@@ -218,6 +230,8 @@ export interface ReleaseOptions extends GuardOptions {
    * `systemctl restart` that a protect may be holding the plug for.
    */
   orphaned?: boolean;
+  /** write the metrics to this file (as protect's `metricsFile`); default: the one setup recorded */
+  metricsFile?: string;
 }
 
 /** What `release` did. */
@@ -241,6 +255,17 @@ export interface ReleaseResult {
   unrecorded?: string[];
   /** holds that another process holds and only it can let go (a queue bound by a running protect), each as a sentence */
   heldElsewhere?: string[];
+  /** the holds released, by id */
+  holds?: string[];
+  /**
+   * when it released: what the manual hold held (report.ts's shape). `heldSyns` and `dropped` from the plugs'
+   * counters against those a manual `plug` read before buffering (0 without one), `holdMs` from the plug record's
+   * `since` when it was buffering (else 0); `refused`, `reset` and `listenerDrops` are not counted (null): only
+   * protect watches a reload.
+   */
+  report?: ReloadReport;
+  /** what went wrong after the release without changing it (the history or the metrics not written), one sentence each */
+  warnings?: string[];
 }
 
 /** A live lease, as `status` lists it. */

@@ -1,11 +1,8 @@
 /**
  * Live, this machine's kernel (the queue hold): the reload's report against
  * what real clients saw. A python3 server on 169.254.79.1 restarts on
- * SIGUSR1 (it accepts what is queued, closes its listening socket, listens
- * again on a new socket 1 s later and touches a file); python3 client
- * threads connect in a loop while it restarts and count, per connection,
- * `ok` (connected, then the server's EOF), `refused` (ECONNREFUSED: a RST to
- * the SYN) or `reset` (ECONNRESET after the handshake). `protect` runs the
+ * SIGUSR1 and python3 client threads count what they saw
+ * (test/helpers/reload-clients.ts). `protect` runs the
  * restart (`kill -USR1`, then wait for the file) under the queue hold:
  *
  * - too early (`--max-hold 100ms`, no --wait-listen): the clients lose
@@ -14,16 +11,22 @@
  * - proper (`--wait-listen`): the clients lose nothing; the report says
  *   lossless true, every count 0, heldSyns > 0.
  *
+ * And a manual plug and release on the queue hold: their history lines, the
+ * metrics file `setup --metrics-file` recorded, and bad metrics paths (exit 2
+ * before anything; a recorded one gone: protect refused, release warned; a
+ * recorded value synplug could not have written: exit 6 naming setup.json).
+ *
  * Each scenario runs in a network namespace of its own; bounded: 4 client
  * threads, a connection every 10 ms each, stopping once the server is back.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { inOwnNetns, runScenarioIfChild } from '../helpers/own-netns.js';
+import { countingClients, restartCommand, restartingServer, serverListening } from '../helpers/reload-clients.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: the scenarios' JSON results, asserted field by field
 type Json = Record<string, any>;
@@ -48,75 +51,6 @@ async function until(cond: () => boolean, what: string, ms = 20_000): Promise<vo
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
     await sleep(20);
   }
-}
-
-/**
- * The server: listens, accepts and closes; on SIGUSR1 accepts what is queued, closes, listens again 1 s later,
- * touches `back`. `closeQueued`: until the restart it accepts nothing, and closes its listener with what is queued.
- */
-function server(back: string, closeQueued = false): ChildProcess {
-  const py = `import socket,select,signal,sys,time,os
-addr,port,back,queued=sys.argv[1],int(sys.argv[2]),sys.argv[3],sys.argv[4]=='1'
-def listen():
-    s=socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); s.bind((addr,port)); s.listen(128); s.setblocking(False); return s
-restart=[False]
-signal.signal(signal.SIGUSR1, lambda *a: restart.__setitem__(0, True))
-s=listen(); print('listening', flush=True)
-while True:
-    if restart[0]:
-        restart[0]=False
-        t0=time.time()
-        # drain what is queued (bounded: clients that keep connecting must not keep the restart from happening)
-        while not queued and time.time()-t0<0.5:
-            try: c,_=s.accept(); c.close()
-            except BlockingIOError: break
-        s.close(); time.sleep(1.0); s=listen(); queued=False; open(back,'w').close()
-    try: r,_,_=select.select([s],[],[],0.01)
-    except InterruptedError: continue
-    if r and not queued:
-        try: c,_=s.accept(); c.close()
-        except BlockingIOError: pass`;
-  return spawn('python3', ['-c', py, ADDR, String(PORT), back, closeQueued ? '1' : '0'], { stdio: ['ignore', 'pipe', 'inherit'] });
-}
-
-/** The clients: 4 threads connecting in a loop until `stop` exists; prints their counts as JSON. */
-function clients(stop: string): { proc: ChildProcess; result: Promise<Json> } {
-  const py = `import socket,sys,threading,time,os,json
-addr,port,stop=sys.argv[1],int(sys.argv[2]),sys.argv[3]
-n={'ok':0,'refused':0,'reset':0,'other':0}
-lock=threading.Lock()
-def run():
-    for _ in range(2000):
-        if os.path.exists(stop): return
-        s=socket.socket(); s.settimeout(20); k='ok'
-        try:
-            s.connect((addr,port))
-            if s.recv(1)!=b'': k='other'
-        except ConnectionRefusedError: k='refused'
-        except ConnectionResetError: k='reset'
-        except OSError: k='other'
-        s.close()
-        with lock: n[k]+=1
-        time.sleep(0.01)
-ts=[threading.Thread(target=run) for _ in range(4)]
-[t.start() for t in ts]; [t.join() for t in ts]
-print(json.dumps(n), flush=True)`;
-  const proc = spawn('python3', ['-c', py, ADDR, String(PORT), stop], { stdio: ['ignore', 'pipe', 'inherit'] });
-  let out = '';
-  proc.stdout!.setEncoding('utf8').on('data', (d: string) => {
-    out += d;
-  });
-  return { proc, result: new Promise((done) => proc.once('exit', () => done(JSON.parse(out.trim() || '{}') as Json))) };
-}
-
-/** Wait for the server's `listening`. */
-function listening(p: ChildProcess): Promise<void> {
-  return new Promise((done, fail) => {
-    p.stdout!.setEncoding('utf8').on('data', (d: string) => {
-      if (d.includes('listening')) done();
-    });
-    p.once('exit', () => fail(new Error('the server exited')));
-  });
 }
 
 /** The queue hold for ADDR, the server, the clients running; protect restarts the server with `flags`; the clients stop once it is back. */
@@ -158,13 +92,16 @@ async function restartUnder(flags: string[], closeQueued = false, metrics = fals
   const back = join(dir, 'back');
   const stop = join(dir, 'stop');
   const set = synplug(['setup', '--via', 'queue', '--addr', ADDR, '--json'], env);
-  const srv = server(back, closeQueued);
-  await listening(srv);
-  const c = clients(stop);
+  const srv = restartingServer(ADDR, PORT, back, { closeQueued });
+  await serverListening(srv);
+  const c = countingClients(ADDR, PORT, stop);
   // The clients connect before the restart (the server is up: these succeed).
   await sleep(200);
-  const restart = `kill -USR1 ${srv.pid}; i=0; while [ ! -e ${back} ] && [ $i -lt 1000 ]; do sleep 0.02; i=$((i+1)); done`;
-  const p = spawnSync(process.execPath, [BIN, 'protect', '--json', ...flags, '--', 'sh', '-c', restart], { env, encoding: 'utf8', timeout: 60_000 });
+  const p = spawnSync(process.execPath, [BIN, 'protect', '--json', ...flags, '--', ...restartCommand(srv.pid!, back)], {
+    env,
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
   await until(() => existsSync(back), 'the server to be back');
   // A few connections to the server that is back, then stop.
   await sleep(100);
@@ -238,6 +175,55 @@ const scenarios = {
     };
   },
   closing: () => restartUnder(['--max-hold', '10s', '--wait-listen', `${ADDR}:${PORT}`], true),
+  /** Manual plug and release on the queue hold, with the metrics file setup recorded; bad metrics paths. */
+  async manual() {
+    const dir = mkdtempSync(join(tmpdir(), 'sp-report-manual-'));
+    const textfile = join(dir, 'textfile');
+    mkdirSync(textfile, { mode: 0o755 });
+    const prom = join(textfile, 'synplug.prom');
+    const state = join(dir, 'state');
+    const env = { ...process.env, SYNPLUG_STATE_DIR: state };
+    const setupJson = join(state, 'setup.json');
+    // Not set up: plug fails (exit 8), counted as failed under the hold label none.
+    const notSetUp = synplug(['plug', '--metrics-file', prom], env);
+    const afterNotSetUp = existsSync(prom) ? readFileSync(prom, 'utf8') : '';
+    const set = synplug(['setup', '--via', 'queue', '--addr', ADDR, '--metrics-file', prom, '--json'], env);
+    const recorded = JSON.parse(readFileSync(setupJson, 'utf8')).metricsFile;
+    const plug = synplug(['plug', '--json', '--max-hold', '30s'], env);
+    const release = synplug(['release', '--json'], env);
+    const badRelease = synplug(['release', '--metrics-file', join(dir, 'absent', 'x.prom')], env);
+    const history = JSON.parse(synplug(['history', '--json'], env).stdout);
+    const text = readFileSync(prom, 'utf8');
+    const promtool = spawnSync('/usr/bin/promtool', ['check', 'metrics'], { input: text, encoding: 'utf8' });
+    // A recorded default whose directory went away: protect refuses (exit 2, nothing run), release still releases.
+    const rec = JSON.parse(readFileSync(setupJson, 'utf8'));
+    writeFileSync(setupJson, JSON.stringify({ ...rec, metricsFile: join(dir, 'gone', 'synplug.prom') }));
+    const ran = join(dir, 'ran');
+    const protectGone = synplug(['protect', '--', 'touch', ran], env);
+    const releaseGone = synplug(['release'], env);
+    // A recorded value synplug could not have written: exit 6 naming the file.
+    writeFileSync(setupJson, JSON.stringify({ ...rec, metricsFile: 'relative.prom' }));
+    const statusBad = synplug(['status'], env);
+    writeFileSync(setupJson, JSON.stringify(rec));
+    synplug(['teardown'], env);
+    return {
+      setup: set.code,
+      recorded,
+      prom,
+      setupJson,
+      notSetUp: { code: notSetUp.code, stderr: notSetUp.stderr },
+      afterNotSetUp,
+      plug: { code: plug.code, json: JSON.parse(plug.stdout || '{}'), stderr: plug.stderr },
+      release: { code: release.code, json: JSON.parse(release.stdout), stderr: release.stderr },
+      badRelease: { code: badRelease.code, stderr: badRelease.stderr },
+      history,
+      text,
+      promtool: { code: promtool.status, out: `${promtool.stdout}${promtool.stderr}` },
+      protectGone: { code: protectGone.code, stderr: protectGone.stderr, ran: existsSync(ran) },
+      releaseGone: { code: releaseGone.code, stderr: releaseGone.stderr },
+      statusBad: { code: statusBad.code, stderr: statusBad.stderr },
+    };
+  },
 };
 
 if (!(await runScenarioIfChild(ENV, scenarios))) {
@@ -288,15 +274,16 @@ if (!(await runScenarioIfChild(ENV, scenarios))) {
     // --metrics-file, scraped by a real node_exporter's textfile collector: this reload, lossless.
     t.is(r.promtool, 0, 'promtool check metrics');
     t.is(r.scraped.node_textfile_scrape_error, 0);
+    // node_exporter prints the labels sorted by name: hold (the holds held), then result.
     t.like(r.scraped, {
-      'synplug_reloads_total{result="lossless"}': 1,
-      'synplug_reloads_total{result="lost"}': 0,
-      'synplug_reloads_total{result="failed"}': 0,
-      synplug_held_syns_total: rep.heldSyns,
-      synplug_refused_total: 0,
-      synplug_reset_total: 0,
-      synplug_dropped_total: 0,
-      synplug_hold_seconds_count: 1,
+      'synplug_reloads_total{hold="queue",result="lossless"}': 1,
+      'synplug_reloads_total{hold="queue",result="lost"}': 0,
+      'synplug_reloads_total{hold="queue",result="failed"}': 0,
+      'synplug_held_syns_total{hold="queue"}': rep.heldSyns,
+      'synplug_refused_total{hold="queue"}': 0,
+      'synplug_reset_total{hold="queue"}': 0,
+      'synplug_dropped_total{hold="queue"}': 0,
+      'synplug_hold_seconds_count{hold="queue"}': 1,
     });
   });
 
@@ -344,5 +331,49 @@ if (!(await runScenarioIfChild(ENV, scenarios))) {
     t.is(rep.refused, 0);
     t.false(rep.lossless);
     t.true(rep.heldSyns > 0);
+  });
+
+  test('manual plug and release on the queue hold, with the metrics file setup --metrics-file recorded: history lines plug and release; metrics; bad metrics paths', (t) => {
+    const r = inOwnNetns<Json>(SELF, ENV, 'manual', 90_000);
+    // A plug with nothing set up: exit 8, counted as failed under the hold label none.
+    t.is(r.notSetUp.code, 8, r.notSetUp.stderr);
+    t.regex(r.afterNotSetUp, /^synplug_reloads_total\{result="failed",hold="none"\} 1$/m);
+    t.is(r.setup, 0);
+    t.is(r.recorded, r.prom, 'setup recorded the metrics file, as an absolute path');
+    t.is(r.plug.code, 0, r.plug.stderr);
+    t.deepEqual(r.plug.json.holds, ['queue']);
+    // A manual release: its report (a queue's counters are its holder's own: heldSyns not counted, and said so).
+    t.is(r.release.code, 0, r.release.stderr);
+    t.true(r.release.json.released);
+    t.deepEqual(r.release.json.holds, ['queue']);
+    t.like(r.release.json.report, { heldSyns: 0, dropped: 0, refused: null, reset: null, listenerDrops: null, lossless: null });
+    t.true(r.release.json.report.holdMs > 0, 'from the plug to the release');
+    t.regex(r.release.json.report.uncounted[0], /a queue hold counts in its holder process/);
+    t.is(r.release.json.endedManualHold, undefined, 'the accounting fields stay inside');
+    // The history: the plug, then the release (the failed plug and the refused release wrote no line).
+    t.is(r.history.length, 2);
+    t.like(r.history[0], { id: 1, command: 'plug', holds: ['queue'], exitCode: 0 });
+    t.like(r.history[1], { id: 2, command: 'release', holds: ['queue'], exitCode: 0 });
+    t.deepEqual(r.history[1].report, r.release.json.report);
+    // A bad --metrics-file on release: exit 2 before anything is released or written.
+    t.is(r.badRelease.code, 2, r.badRelease.stderr);
+    t.regex(r.badRelease.stderr, /--metrics-file .*absent\/x\.prom: the directory .* does not exist/);
+    // The file, written by the recorded default: the plug and this release counted no reload; promtool accepts it.
+    t.is(r.promtool.code, 0, r.promtool.out);
+    t.regex(r.text, /^synplug_reloads_total\{result="failed",hold="none"\} 1$/m);
+    for (const res of ['lossless', 'lost', 'failed', 'uncounted'])
+      t.regex(r.text, new RegExp(`^synplug_reloads_total\\{result="${res}",hold="queue"\\} 0$`, 'm'));
+    t.regex(r.text, /^synplug_hold_seconds_count\{hold="queue"\} 0$/m);
+    // A recorded default whose directory went away: protect is refused (exit 2, the command not run), naming it.
+    t.is(r.protectGone.code, 2, r.protectGone.stderr);
+    t.regex(r.protectGone.stderr, /the metrics file that setup recorded \(.*gone\/synplug\.prom, in .*setup\.json\) cannot be written/);
+    t.false(r.protectGone.ran);
+    // ... and release still releases, with a warning.
+    t.is(r.releaseGone.code, 0, r.releaseGone.stderr);
+    t.regex(r.releaseGone.stderr, /warning: the metrics file that setup recorded .* the metrics were not written/);
+    // A recorded value synplug could not have written: exit 6, naming the file.
+    t.is(r.statusBad.code, 6, r.statusBad.stderr);
+    t.true(r.statusBad.stderr.includes(r.setupJson), r.statusBad.stderr);
+    t.regex(r.statusBad.stderr, /'metricsFile' is "relative\.prom", not an absolute path/);
   });
 }

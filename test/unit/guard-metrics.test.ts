@@ -7,7 +7,7 @@
  */
 import test from 'ava';
 import { spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -44,38 +44,45 @@ function samples(text: string): Map<string, number> {
 test('the totals accumulate across reloads (lossless, lost, failed) and the file passes promtool check metrics', async (t) => {
   const d = dirs();
   const target = checkMetricsFile(d.file);
-  await recordMetrics(d.state, target, { exitCode: 0, report: report({ holdMs: 30 }) });
-  await recordMetrics(d.state, target, { exitCode: 0, report: report({ holdMs: 1500, refused: 3, reset: 1 }) });
-  await recordMetrics(d.state, target, undefined);
-  await recordMetrics(d.state, target, { exitCode: 2, report: report({ holdMs: 200, dropped: 2 }) });
+  await recordMetrics(d.state, target, 'queue', { exitCode: 0, report: report({ holdMs: 30 }) });
+  await recordMetrics(d.state, target, 'queue', { exitCode: 0, report: report({ holdMs: 1500, refused: 3, reset: 1 }) });
+  await recordMetrics(d.state, target, 'queue', 'failed');
+  await recordMetrics(d.state, target, 'queue', { exitCode: 2, report: report({ holdMs: 200, dropped: 2 }) });
+  // another hold's label: its own series; a change of nothing (a manual plug) writes the file, counting nothing
+  await recordMetrics(d.state, target, 'inbound:eth0+local', { exitCode: 0, report: report({ holdMs: 70 }) });
+  await recordMetrics(d.state, target, 'inbound:eth0+local', null);
   const text = readFileSync(d.file, 'utf8');
   const check = spawnSync(PROMTOOL, ['check', 'metrics'], { input: text, encoding: 'utf8' });
   t.is(check.status, 0, `${check.stdout}${check.stderr}`);
   t.is(`${check.stdout}${check.stderr}`.trim(), '', 'no lint remark either');
   const s = samples(text);
-  t.is(s.get('synplug_reloads_total{result="lossless"}'), 1);
-  t.is(s.get('synplug_reloads_total{result="lost"}'), 1);
-  t.is(s.get('synplug_reloads_total{result="failed"}'), 2, 'a failed command and a protect that threw');
-  t.is(s.get('synplug_held_syns_total'), 12);
-  t.is(s.get('synplug_refused_total'), 3);
-  t.is(s.get('synplug_reset_total'), 1);
-  t.is(s.get('synplug_dropped_total'), 2);
-  t.is(s.get('synplug_hold_seconds_count'), 3);
-  t.is(s.get('synplug_hold_seconds_bucket{le="0.05"}'), 1);
-  t.is(s.get('synplug_hold_seconds_bucket{le="0.25"}'), 2);
-  t.is(s.get('synplug_hold_seconds_bucket{le="2.5"}'), 3);
-  t.is(s.get('synplug_hold_seconds_bucket{le="+Inf"}'), 3);
-  t.true(Math.abs(s.get('synplug_hold_seconds_sum')! - 1.73) < 1e-9);
+  t.is(s.get('synplug_reloads_total{result="lossless",hold="queue"}'), 1);
+  t.is(s.get('synplug_reloads_total{result="lost",hold="queue"}'), 1);
+  t.is(s.get('synplug_reloads_total{result="failed",hold="queue"}'), 2, 'a failed command and a protect that threw');
+  t.is(s.get('synplug_held_syns_total{hold="queue"}'), 12);
+  t.is(s.get('synplug_refused_total{hold="queue"}'), 3);
+  t.is(s.get('synplug_reset_total{hold="queue"}'), 1);
+  t.is(s.get('synplug_dropped_total{hold="queue"}'), 2);
+  t.is(s.get('synplug_hold_seconds_count{hold="queue"}'), 3);
+  t.is(s.get('synplug_hold_seconds_bucket{hold="queue",le="0.05"}'), 1);
+  t.is(s.get('synplug_hold_seconds_bucket{hold="queue",le="0.25"}'), 2);
+  t.is(s.get('synplug_hold_seconds_bucket{hold="queue",le="2.5"}'), 3);
+  t.is(s.get('synplug_hold_seconds_bucket{hold="queue",le="+Inf"}'), 3);
+  t.true(Math.abs(s.get('synplug_hold_seconds_sum{hold="queue"}')! - 1.73) < 1e-9);
+  t.is(s.get('synplug_reloads_total{result="lossless",hold="inbound:eth0+local"}'), 1);
+  t.is(s.get('synplug_reloads_total{result="failed",hold="inbound:eth0+local"}'), 0, 'the change of nothing counted nothing');
+  t.is(s.get('synplug_held_syns_total{hold="inbound:eth0+local"}'), 4);
+  t.is(s.get('synplug_hold_seconds_count{hold="inbound:eth0+local"}'), 1);
   t.false(existsSync(join(d.textfile, `.synplug.prom.${process.pid}.tmp`)), 'the temporary file was renamed');
 });
 
 test('a damaged totals file is refused, naming it; the metrics file is left as it was', async (t) => {
   const d = dirs();
   const target = checkMetricsFile(d.file);
-  await recordMetrics(d.state, target, { exitCode: 0, report: report({ holdMs: 30 }) });
+  await recordMetrics(d.state, target, 'queue', { exitCode: 0, report: report({ holdMs: 30 }) });
   const before = readFileSync(d.file, 'utf8');
-  writeFileSync(join(d.state, METRICS_STATE_FILE), '{"version":1}');
-  await t.throwsAsync(recordMetrics(d.state, target, undefined), {
+  writeFileSync(join(d.state, METRICS_STATE_FILE), '{"version":2,"holds":{"queue":{"reloads":{}}}}');
+  await t.throwsAsync(recordMetrics(d.state, target, 'queue', 'failed'), {
     instanceOf: StateFileError,
     message: new RegExp(`${join(d.state, METRICS_STATE_FILE)} is not a metrics record`),
   });
@@ -101,4 +108,15 @@ test('protect --metrics-file in a missing directory: exit 2, the command not run
   t.regex(r.stderr, /--metrics-file .*absent\/x\.prom: the directory .* does not exist/);
   t.false(existsSync(ran));
   t.false(existsSync(join(d.state, METRICS_STATE_FILE)));
+});
+
+test('plug, release and setup --metrics-file in a missing directory: exit 2, nothing held, released, set up or written', (t) => {
+  const d = dirs();
+  const bad = join(d.root, 'absent', 'x.prom');
+  for (const args of [['plug'], ['release'], ['setup', '--via', 'queue']]) {
+    const r = spawnSync(process.execPath, [BIN, ...args, '--state-dir', d.state, '--metrics-file', bad], { encoding: 'utf8', timeout: 30_000 });
+    t.is(r.status, 2, `${args[0]}: ${r.stderr}`);
+    t.regex(r.stderr, /--metrics-file .*absent\/x\.prom: the directory .* does not exist/, args[0]);
+  }
+  t.deepEqual(readdirSync(d.state), [], 'the state directory is still empty: no record, no history, no totals');
 });

@@ -4,7 +4,8 @@
  * 0, false when one is above 0, null when one could not be counted.
  */
 import test from 'ava';
-import { lossCauses, type ReloadReport } from '../../src/guard/report.js';
+import { listenerCounted, lossCauses, type ReloadReport } from '../../src/guard/report.js';
+import type { TcpListener } from '../../src/netlink/sockdiag.js';
 import { formatVerdict } from '../../src/cli/format-guard.js';
 
 const base: ReloadReport = { heldSyns: 5, holdMs: 800, dropped: 0, refused: 0, reset: 0, listenerDrops: 0, lossless: true };
@@ -36,4 +37,30 @@ test("reset: a closing listener's queue; dropped: the hold's limit; listener dro
 test('not counted: the verdict says so and why, never "lossless"', (t) => {
   const r: ReloadReport = { ...base, refused: null, reset: null, listenerDrops: null, lossless: null, uncounted: ['no hold says what it holds'] };
   t.is(formatVerdict({ report: r, ...how }), 'not fully counted: ? refused, ? reset, 0 dropped (no hold says what it holds)');
+});
+
+/** A listener as sock_diag lists it (the fields listenerCounted reads; the rest as a listener has them). */
+const listener = (family: 'inet' | 'inet6', address: string, port: number, v6only = false) =>
+  ({ family, address, port, v6only, inode: 1 }) as unknown as TcpListener;
+
+test("listener drops of a local hold: the held address's own listeners, any port, never a wildcard one; of an inbound hold: its ports' listeners, wildcard ones included", (t) => {
+  const local = [{ addrs: ['169.254.255.254'], ports: [] }];
+  t.true(listenerCounted(listener('inet', '169.254.255.254', 80), local));
+  t.true(listenerCounted(listener('inet', '169.254.255.254', 8443), local), 'any port');
+  t.true(listenerCounted(listener('inet6', '::ffff:169.254.255.254', 80), local), 'the address, IPv4-mapped');
+  t.false(listenerCounted(listener('inet', '0.0.0.0', 80), local), 'a wildcard listener serves every other address too');
+  t.false(listenerCounted(listener('inet6', '::', 80), local));
+  t.false(listenerCounted(listener('inet', '127.0.0.1', 80), local));
+  const v6 = [{ addrs: ['fd00:79::1'], ports: [] }];
+  t.true(listenerCounted(listener('inet6', 'fd00:79::1', 443), v6));
+  t.false(listenerCounted(listener('inet6', '::', 443, true), v6));
+  const inbound = [{ addrs: [], ports: [443] }];
+  t.true(listenerCounted(listener('inet', '0.0.0.0', 443), inbound), 'a wildcard listener on a held port serves what is held');
+  t.true(listenerCounted(listener('inet6', '::', 443), inbound));
+  t.true(listenerCounted(listener('inet', '192.0.2.1', 443), inbound));
+  t.false(listenerCounted(listener('inet', '0.0.0.0', 80), inbound), 'another port');
+  const inboundTo = [{ addrs: ['192.0.2.1'], ports: [443] }];
+  t.true(listenerCounted(listener('inet', '0.0.0.0', 443), inboundTo));
+  t.true(listenerCounted(listener('inet', '192.0.2.1', 443), inboundTo));
+  t.false(listenerCounted(listener('inet', '192.0.2.2', 443), inboundTo), 'another address');
 });

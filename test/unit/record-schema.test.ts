@@ -64,6 +64,19 @@ test('ranges: deadlines more than 24 h ahead, before since, absurd times and pid
     setupRecordProblem({ version: 2, holds: { local: { ...LOCAL_HOLD, prefixlen: 8 } } }) ?? '',
     /prefix length 8: setup adds 169\.254\.255\.254\/32 only/,
   );
+  t.regex(
+    leasesRecordProblem({ version: 1, leases: [{ ...lease, counters: { packets: -1, drops: 0 } }] }, now) ?? '',
+    /'counters' is not \{ packets, drops \}/,
+  );
+  t.regex(leasesRecordProblem({ version: 1, leases: [{ ...lease, counters: { packets: 3 } }] }, now) ?? '', /'counters' is not/);
+  t.is(leasesRecordProblem({ version: 1, leases: [{ ...lease, counters: { packets: 3, drops: 0 } }] }, now), undefined);
+});
+
+test('setup.json metricsFile (setup --metrics-file): an absolute, normalised path of a file, or refused', (t) => {
+  const rec = (metricsFile: unknown) => ({ version: 2, holds: { local: LOCAL_HOLD }, metricsFile });
+  t.is(setupRecordProblem(rec('/var/lib/prometheus/node-exporter/synplug.prom')), undefined);
+  for (const bad of ['synplug.prom', '../x.prom', '/var/lib/../x.prom', '/var//x.prom', '/var/lib/', '/a\0b', 42, null, `/${'a'.repeat(5000)}`])
+    t.regex(setupRecordProblem(rec(bad)) ?? '', /'metricsFile' is .*, not an absolute path of a file/, JSON.stringify(bad));
 });
 
 test('property: any mutation of any record is read back or refused with a StateFileError naming the file; nothing else is thrown', (t) => {

@@ -235,6 +235,7 @@ export class LocalHold implements Hold {
   readonly mode = 'local';
   readonly via = 'plug';
   readonly scope = 'local';
+  readonly countersInKernel = true;
   readonly id = 'local';
   readonly dev: string;
   readonly bufferMessages: readonly RequestInit[];
