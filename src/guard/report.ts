@@ -17,7 +17,10 @@
  *   drop a queue hold's held SYNs when protect is killed.
  *   A RST answering a SYN carries ACK and sequence 0 (RFC 793: no ACK in the
  *   segment, so SEQ=0, ACK=SEG.SEQ+SEG.LEN); every other RST from what is
- *   held resets a connection (`reset` = all RSTs - refused).
+ *   held resets a connection (`reset` = all RSTs - refused). A local hold
+ *   holds an address on any port, and its local clients' own RSTs leave
+ *   that address too: its resets are counted from the ports of its
+ *   listeners before the hold (none: not counted, said why).
  * - `listenerDrops`: the listeners' own drop counts (sock_diag
  *   SK_MEMINFO_DROPS), after minus before, by socket inode (a new listener
  *   counts from 0), of what is held only ({@link listenerCounted}): the
@@ -96,6 +99,7 @@ export interface HoldCounts {
 interface Reading {
   rst: number;
   refused: number;
+  rstRefused: number;
   listeners: Map<number, number>;
 }
 
@@ -144,34 +148,49 @@ function flags(mask: number, value: number): Expr[] {
 const RST = 0x04;
 const ACK = 0x10;
 
-/**
- * The counting rules for what the holds hold, each `{ comment, expr }`:
- * per held (address, port) pair, a `refused` rule (RST|ACK, sequence 0) and
- * an `rst` rule (every RST). Pairs held twice are counted once.
- */
-export function reportRules(held: readonly HeldTraffic[]): Array<{ comment: string; kind: 'refused' | 'rst'; expr: Expr[] }> {
+/** What a counting rule's packets add to: `refused`, `rst` (every RST of the reset scope), `rstRefused` (the refused among those). */
+export type CountKind = 'refused' | 'rst' | 'rstRefused';
+
+/** The (address, port) pairs of held traffic (undefined: any). */
+function pairsOf(held: readonly HeldTraffic[]): Array<[string | undefined, number | undefined]> {
   const pairs = new Map<string, [string | undefined, number | undefined]>();
-  for (const h of held) {
+  for (const h of held)
     for (const a of h.addrs.length ? h.addrs : [undefined]) for (const p of h.ports.length ? h.ports : [undefined]) pairs.set(`${a} ${p}`, [a, p]);
+  return [...pairs.values()];
+}
+
+/**
+ * The counting rules, each `{ comment, kinds, expr }`: per held (address,
+ * port) pair a `refused` rule (RST|ACK, sequence 0); per pair of the reset
+ * scope an `rst` rule (every RST) and its own refused rule. The reset scope
+ * is `resetScope` when given, else `held`: a local hold holds an address on
+ * any port, and its local clients' own RSTs leave that address too, so its
+ * resets are counted only from its listeners' ports (armReport). Rules of
+ * one comment are one rule (pairs held twice are counted once).
+ */
+export function reportRules(
+  held: readonly HeldTraffic[],
+  resetScope: readonly HeldTraffic[] = held,
+): Array<{ comment: string; kinds: CountKind[]; expr: Expr[] }> {
+  const rules = new Map<string, { comment: string; kinds: CountKind[]; expr: Expr[] }>();
+  const add = (comment: string, kind: CountKind, expr: () => Expr[]) => {
+    const r = rules.get(comment);
+    if (r) r.kinds.push(kind);
+    else rules.set(comment, { comment, kinds: [kind], expr: expr() });
+  };
+  const refusedExpr = (a: string | undefined, p: number | undefined): Expr[] => [
+    ...fromHeld(a, p),
+    ...flags(RST | ACK, RST | ACK),
+    { name: 'payload', dreg: REG, base: 'transport', offset: 4, len: 4 },
+    cmp(Buffer.alloc(4)),
+    { name: 'counter', packets: 0, bytes: 0 },
+  ];
+  for (const [a, p] of pairsOf(held)) add(`refused ${a ?? '*'} ${p ?? '*'}`, 'refused', () => refusedExpr(a, p));
+  for (const [a, p] of pairsOf(resetScope)) {
+    add(`rst ${a ?? '*'} ${p ?? '*'}`, 'rst', () => [...fromHeld(a, p), ...flags(RST, RST), { name: 'counter', packets: 0, bytes: 0 }]);
+    add(`refused ${a ?? '*'} ${p ?? '*'}`, 'rstRefused', () => refusedExpr(a, p));
   }
-  return [...pairs.values()].flatMap(([a, p]) => [
-    {
-      comment: `refused ${a ?? '*'} ${p ?? '*'}`,
-      kind: 'refused' as const,
-      expr: [
-        ...fromHeld(a, p),
-        ...flags(RST | ACK, RST | ACK),
-        { name: 'payload', dreg: REG, base: 'transport', offset: 4, len: 4 },
-        cmp(Buffer.alloc(4)),
-        { name: 'counter', packets: 0, bytes: 0 },
-      ] as Expr[],
-    },
-    {
-      comment: `rst ${a ?? '*'} ${p ?? '*'}`,
-      kind: 'rst' as const,
-      expr: [...fromHeld(a, p), ...flags(RST, RST), { name: 'counter', packets: 0, bytes: 0 }] as Expr[],
-    },
-  ]);
+  return [...rules.values()];
 }
 
 /** The wildcard addresses a listener binds to accept every address of its family. */
@@ -205,45 +224,62 @@ const message = (e: unknown): string => (e instanceof Error ? e.message : String
 export async function armReport(held: readonly HeldTraffic[]): Promise<ReportCounting> {
   const uncounted: string[] = [];
   const table = { family: 'inet', name: REPORT_TABLE };
-  const rules = reportRules(held);
-  const kindOf = new Map(rules.map((r) => [r.comment, r.kind]));
   let nft: NetlinkConnection | undefined;
   let diag: NetlinkConnection | undefined;
   let tableMade = false;
+  // A hold of addresses on any port (the local hold): its resets are counted from its listeners' ports only.
+  let resetScope: HeldTraffic[] = held.filter((h) => h.ports.length > 0);
+  let resetCounted = true;
   if (held.length === 0) uncounted.push('no hold says what it holds: refused, reset and listener drops were not counted');
   else {
-    try {
-      nft = openNftables();
-      await (await missingCountersBatch(nft, held))?.batch.commit(nft);
-      tableMade = true;
-    } catch (e) {
-      uncounted.push(`the RST counters could not be set (${message(e)}): refused and reset were not counted`);
-    }
     try {
       diag = NetlinkConnection.open(NETLINK_SOCK_DIAG);
     } catch (e) {
       uncounted.push(`sock_diag could not be opened (${message(e)}): listener drops were not counted`);
     }
+    for (const h of held.filter((x) => x.ports.length === 0)) {
+      const ports = diag
+        ? [...new Set((await listTcpListeners(diag).catch(() => [])).filter((l) => h.addrs.some((a) => listenerAccepts(l, a))).map((l) => l.port))]
+        : [];
+      if (ports.length === 0 || h.addrs.length === 0) {
+        resetCounted = false;
+        uncounted.push(
+          `no listener for ${h.addrs.join(', ') || 'every address'} before the hold: resets were not counted (a local client's own RSTs leave that address too)`,
+        );
+      } else resetScope = [...resetScope, { addrs: h.addrs, ports }];
+    }
+    try {
+      nft = openNftables();
+      await (await missingCountersBatch(nft, held, resetScope))?.batch.commit(nft);
+      tableMade = true;
+    } catch (e) {
+      uncounted.push(`the RST counters could not be set (${message(e)}): refused and reset were not counted`);
+    }
   }
+  const kindsOf = new Map(reportRules(held, resetScope).map((r) => [r.comment, r.kinds]));
 
   const read = async (): Promise<Reading> => {
-    const r: Reading = { rst: 0, refused: 0, listeners: new Map() };
+    const r: Reading = { rst: 0, refused: 0, rstRefused: 0, listeners: new Map() };
     if (nft && tableMade) {
       // The first rule of each comment (two protects arming together may both have added one).
       const seen = new Set<string>();
       for (const rule of await listRules(nft, { family: 'inet', table: table.name, chain: REPORT_CHAIN })) {
-        const kind = rule.comment !== undefined ? kindOf.get(rule.comment) : undefined;
+        const kinds = rule.comment !== undefined ? kindsOf.get(rule.comment) : undefined;
         const c = rule.expr.find((x) => x.name === 'counter') as { packets: number } | undefined;
-        if (!kind || !c || seen.has(rule.comment!)) continue;
+        if (!kinds || !c || seen.has(rule.comment!)) continue;
         seen.add(rule.comment!);
-        r[kind] += c.packets;
+        for (const k of kinds) r[k] += c.packets;
       }
     }
     if (diag) for (const l of await listTcpListeners(diag, { meminfo: true })) if (listenerCounted(l, held)) r.listeners.set(l.inode, l.drops ?? 0);
     return r;
   };
   const same = (a: Reading, b: Reading): boolean =>
-    a.rst === b.rst && a.refused === b.refused && a.listeners.size === b.listeners.size && [...a.listeners].every(([k, v]) => b.listeners.get(k) === v);
+    a.rst === b.rst &&
+    a.refused === b.refused &&
+    a.rstRefused === b.rstRefused &&
+    a.listeners.size === b.listeners.size &&
+    [...a.listeners].every(([k, v]) => b.listeners.get(k) === v);
 
   let before: Reading | undefined;
   try {
@@ -296,7 +332,8 @@ export async function armReport(held: readonly HeldTraffic[]): Promise<ReportCou
       clearTimeout(timer);
       nft?.close();
       diag?.close();
-      return buildReport(hold, before, after, { rst: nft !== undefined && tableMade, listeners: diag !== undefined }, uncounted);
+      const rst = nft !== undefined && tableMade;
+      return buildReport(hold, before, after, { rst, reset: rst && resetCounted, listeners: diag !== undefined }, uncounted);
     },
   };
 }
@@ -309,11 +346,15 @@ export async function armReport(held: readonly HeldTraffic[]): Promise<ReportCou
  * {@link reportCountersStep} at setup.
  * @throws {NetlinkError} the listing was refused (other than the table missing)
  */
-async function missingCountersBatch(nft: NetlinkConnection, held: readonly HeldTraffic[]): Promise<{ batch: NftBatch; tableExisted: boolean } | undefined> {
+async function missingCountersBatch(
+  nft: NetlinkConnection,
+  held: readonly HeldTraffic[],
+  resetScope: readonly HeldTraffic[],
+): Promise<{ batch: NftBatch; tableExisted: boolean } | undefined> {
   const table = { family: 'inet', name: REPORT_TABLE };
   const tableExisted = (await getTable(nft, table)) !== undefined;
   const have = new Set(tableExisted ? (await listRules(nft, { family: 'inet', table: table.name }).catch(() => [])).map((r) => r.comment) : []);
-  const missing = reportRules(held).filter((r) => !have.has(r.comment));
+  const missing = reportRules(held, resetScope).filter((r) => !have.has(r.comment));
   if (missing.length === 0) return undefined;
   const batch = new NftBatch().addTable({ ...table, comment: TABLE_COMMENT });
   batch.addChain({ ...table, table: table.name, name: REPORT_CHAIN, type: 'filter', hook: 'output', prio: C.NF_IP_PRI_RAW, policy: 'accept' });
@@ -341,7 +382,8 @@ export async function reportCountersStep(held: HeldTraffic): Promise<CountersSte
   let nft: NetlinkConnection | undefined;
   try {
     nft = openNftables();
-    const plan = await missingCountersBatch(nft, [held]);
+    // the reset scope of a hold of ports is known now; a local hold's (its listeners' ports) at each protect
+    const plan = await missingCountersBatch(nft, [held], held.ports.length ? [held] : []);
     if (!plan) return undefined;
     const what = `${plan.tableExisted ? 'add RST counter rules to' : 'add'} table inet ${REPORT_TABLE} (the reload report's counters)`;
     const withNft = async (f: (c: NetlinkConnection) => Promise<unknown>): Promise<void> => {
@@ -374,12 +416,12 @@ function buildReport(
   hold: HoldCounts,
   before: Reading | undefined,
   after: Reading | undefined,
-  counted: { rst: boolean; listeners: boolean },
+  counted: { rst: boolean; reset: boolean; listeners: boolean },
   uncounted: string[],
 ): ReloadReport {
   const both = before !== undefined && after !== undefined;
   const refused = both && counted.rst ? after.refused - before.refused : null;
-  const reset = both && counted.rst ? after.rst - before.rst - (after.refused - before.refused) : null;
+  const reset = both && counted.reset ? after.rst - before.rst - (after.rstRefused - before.rstRefused) : null;
   let listenerDrops: number | null = null;
   if (both && counted.listeners) {
     listenerDrops = 0;

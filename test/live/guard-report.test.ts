@@ -133,6 +133,10 @@ const scenarios = {
   async rules() {
     const { armReport } = await import('../../src/guard/report.js');
     spawnSync('/usr/sbin/ip', ['addr', 'add', `${ADDR}/32`, 'dev', 'lo']);
+    // a listener on the local hold's address: its resets are counted from that port (a local client's own RSTs
+    // leave the address too)
+    const srv = restartingServer(ADDR, PORT, join(tmpdir(), `sp-report-rules-${process.pid}`));
+    await serverListening(srv);
     const held = [
       { addrs: [ADDR], ports: [] },
       { addrs: ['fd00:79::1'], ports: [8443] },
@@ -151,6 +155,7 @@ const scenarios = {
     await again.finish({ heldSyns: 0, holdMs: 0, dropped: 0 });
     const rules = (t: string) => t.split('\n').filter((l) => l.includes('counter')).length;
     const relisted = spawnSync('/usr/sbin/nft', ['list', 'table', 'inet', 'synplug_report'], { encoding: 'utf8' }).stdout;
+    srv.kill();
     // the library's teardown of every hold removes the counters' table (it carries synplug's mark), and leaves one of
     // that name that someone else made (no mark)
     const { teardown } = await import('../../src/guard/index.js');
@@ -287,7 +292,7 @@ if (!(await runScenarioIfChild(ENV, scenarios))) {
     });
   });
 
-  test('the counting rules, as nft lists them: per held address and port a refused rule (RST|ACK, sequence 0) and a RST rule, at the output hook', (t) => {
+  test("the counting rules, as nft lists them: per held address and port a refused rule (RST|ACK, sequence 0) and a RST rule, at the output hook; a local hold's RSTs from its listeners' ports only", (t) => {
     const r = inOwnNetns<Json>(SELF, ENV, 'rules', 60_000);
     const lines = (r.listed as string)
       .split('\n')
@@ -296,7 +301,8 @@ if (!(await runScenarioIfChild(ENV, scenarios))) {
     t.true(lines.includes('type filter hook output priority raw; policy accept;'), r.listed);
     for (const want of [
       `ip saddr ${ADDR} tcp flags rst,ack / rst,ack tcp sequence 0 counter packets 0 bytes 0 comment "refused ${ADDR} *"`,
-      `ip saddr ${ADDR} tcp flags & rst == rst counter packets 0 bytes 0 comment "rst ${ADDR} *"`,
+      `ip saddr ${ADDR} tcp sport ${PORT} tcp flags & rst == rst counter packets 0 bytes 0 comment "rst ${ADDR} ${PORT}"`,
+      `ip saddr ${ADDR} tcp sport ${PORT} tcp flags rst,ack / rst,ack tcp sequence 0 counter packets 0 bytes 0 comment "refused ${ADDR} ${PORT}"`,
       'ip6 saddr fd00:79::1 tcp sport 8443 tcp flags rst,ack / rst,ack tcp sequence 0 counter packets 0 bytes 0 comment "refused fd00:79::1 8443"',
       'ip6 saddr fd00:79::1 tcp sport 8443 tcp flags & rst == rst counter packets 0 bytes 0 comment "rst fd00:79::1 8443"',
       'tcp sport 9443 tcp flags rst,ack / rst,ack tcp sequence 0 counter packets 0 bytes 0 comment "refused * 9443"',
@@ -305,8 +311,9 @@ if (!(await runScenarioIfChild(ENV, scenarios))) {
       t.true(lines.includes(want), `${want}\nin\n${r.listed}`);
     t.is(r.refused, 3);
     t.like(r.report, { refused: 3, reset: 0, lossless: false });
-    t.is(r.rulesBefore, 6);
-    t.is(r.rulesAfter, 6, 'a second arming adds no rule');
+    t.is(r.rulesBefore, 7);
+    t.is(r.rulesAfter, 7, 'a second arming adds no rule');
+    t.false(r.listed.includes(`comment "rst ${ADDR} *"`), "the local hold's resets are not counted on every port");
     t.regex(r.listed, /comment "synplug: made by synplug setup, removed by synplug teardown"/, "the table carries synplug's mark");
     t.true(r.goneAfterTeardown, "the library's teardown of every hold removed it");
     t.true(
