@@ -81,14 +81,13 @@ async function plugOnce(opts: GuardOptions, maxHoldMs: number): Promise<PlugResu
     // Phase one: a queue's holder started (holding nothing yet), so that --max-hold counts from the hold.
     await s.prepare();
     const watchdog = await startWatchdog(undefined, 'ignore');
-    // The plugs' counters before the hold, which the release's report counts from (read before: the hold waits for
-    // nothing); only counters the kernel keeps: a queue's holder counts in its own process.
-    const counters = !s.countersInKernel
-      ? undefined
-      : await s.plugStats().then(
-          (st) => ({ packets: st.packets, drops: st.drops }),
-          () => undefined,
-        );
+    // The holds' counters before the hold, which the release's report counts from (read before: the hold waits for
+    // nothing). A plug's are the kernel's; a queue's are what its holder answers this process's release (0 here), so the
+    // release's own answer is what the queue held.
+    const counters = await s.plugStats().then(
+      (st) => ({ packets: st.packets, drops: st.drops }),
+      () => undefined,
+    );
     const since = Date.now();
     const lease: Lease = {
       id: newLeaseId(),
@@ -313,7 +312,7 @@ async function releaseOnce(opts: Omit<ReleaseOptions, 'metricsFile'>): Promise<R
       },
       base
         ? 'a manual hold: refused, reset and listener drops are counted by protect only'
-        : 'no manual plug with counters the kernel keeps was holding (a queue hold counts in its holder process): nothing was counted',
+        : 'no manual plug was holding (or its counters could not be read): nothing was counted',
     );
     return {
       ...(elsewhere.length && { heldElsewhere: elsewhere }),

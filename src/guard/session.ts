@@ -205,11 +205,6 @@ export class GuardSession implements ProtectSession, HoldSockets {
     return [joined, ...rest.filter(isReleaseStep), ...rest.filter((st) => !isReleaseStep(st))];
   }
 
-  /** Whether every hold's counters are the kernel's (the same for every process: see {@link Hold.countersInKernel}). */
-  get countersInKernel(): boolean {
-    return this.holds.every((h) => h.countersInKernel);
-  }
-
   /**
    * The plugs' counters, summed over every hold.
    * @throws {SynplugError} a hold has no plug qdisc (category `not-set-up`)

@@ -272,7 +272,6 @@ export class InboundHold implements Hold {
   readonly mode = 'inbound';
   readonly via = 'plug';
   readonly scope = 'inbound';
-  readonly countersInKernel = true;
   readonly id: string;
   readonly dev: string;
   readonly ifb: string;

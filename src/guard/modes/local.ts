@@ -235,7 +235,6 @@ export class LocalHold implements Hold {
   readonly mode = 'local';
   readonly via = 'plug';
   readonly scope = 'local';
-  readonly countersInKernel = true;
   readonly id = 'local';
   readonly dev: string;
   readonly bufferMessages: readonly RequestInit[];

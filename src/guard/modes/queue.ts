@@ -288,7 +288,6 @@ const isOurTable = (t: string): boolean => t === QUEUE_TABLE || t.startsWith(`${
 export class QueueHold implements Hold {
   readonly mode = 'queue';
   readonly via = 'queue';
-  readonly countersInKernel = false;
   readonly id: string;
   readonly dev: string;
   readonly ifindex: number;

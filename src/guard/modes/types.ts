@@ -89,12 +89,6 @@ export interface Hold {
   readonly via: HoldVia;
   /** whose connections it holds */
   readonly scope: HoldScope;
-  /**
-   * {@link Hold.plugStats} reads counters the kernel keeps (a plug qdisc's), the same for every process: a manual
-   * release can count what a manual plug's hold held from them. False when they are this process's own (a queue's
-   * holder counts what it released).
-   */
-  readonly countersInKernel: boolean;
   /** the hold's key in the setup record: `local`, `inbound:DEV`, `queue`... */
   readonly id: string;
   /** the device the hold sits on */
