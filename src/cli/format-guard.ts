@@ -111,7 +111,9 @@ export function formatProtect(r: ProtectResult): string {
       ? ''
       : l === null
         ? '; --wait-listen saw no new listener'
-        : `; --wait-listen: ${l.handedOver ? `the socket on ${where} was taken up by a new process` : `a new socket listened on ${where}`}${closed}`;
+        : `; --wait-listen: ${l.handedOver ? `the socket on ${where} was taken up by a new process` : `a new socket listened on ${where}`}${closed}${
+            r.overhead.listenWaitUs !== undefined ? ` ${(r.overhead.listenWaitUs / 1000).toFixed(1)} ms after the command's exit` : ''
+          }`;
   return `synplug: ${held}; ${r.report.heldSyns} SYN(s) held and released; command ${cmd}${listen}; synplug's own time in the window ${r.overhead.totalUs} µs${check}\n${formatVerdict(r)}`;
 }
 

@@ -504,9 +504,11 @@ export interface ProtectResult {
   overhead: {
     /** plug ack to the gate's opening (the command's exec follows) */
     plugAckToCommandStartUs: number;
-    /** the command's exit (as seen by synplug) to the release ack */
+    /** the command's exit (as seen by synplug) to the release ack; with --wait-listen from the moment the new listener was seen (null: released at the max-hold) */
     commandExitToReleaseAckUs: number | null;
-    /** sum of both */
+    /** with --wait-listen: the command's exit to the new listener seen, microseconds (the server's time, not counted in `totalUs`) */
+    listenWaitUs?: number;
+    /** plugAckToCommandStartUs + commandExitToReleaseAckUs: synplug's own time */
     totalUs: number;
   };
   /** how many release requests it took (0 when another holder kept the plug) */

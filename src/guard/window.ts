@@ -203,6 +203,8 @@ async function protectInner(session: ProtectSession, opts: ProtectOptions, early
   let maxHoldReached = false;
   let exit: { code: number; signal: NodeJS.Signals | null; at: bigint } | undefined;
   let exitSeenAt = 0;
+  /** when synplug knew it could release: the command's exit, or with --wait-listen the new listener seen */
+  let readyAt = 0;
   let newListener: ProtectResult['newListener'];
   const waitState: { found?: Listener; closing: number[] } = { closing: [] };
 
@@ -280,6 +282,7 @@ async function protectInner(session: ProtectSession, opts: ProtectOptions, early
       if (opts.waitListen && exit.code === 0) {
         newListener = await waitForListener(session, opts.waitListen, listenersBefore!, () => released || maxHoldReached, holdersBefore, waitState);
       }
+      readyAt = performance.now();
       return 'ready' as const;
     })();
     const first = await Promise.race([ready, deadlineHit]);
@@ -320,8 +323,10 @@ async function protectInner(session: ProtectSession, opts: ProtectOptions, early
   const after = await session.plugStats().catch(() => before);
   const before2 = before;
   const plugAckToCommandStartUs = Math.round((tGate - tPlugAck) * 1000);
-  const commandExitToReleaseAckUs = exitSeenAt && !maxHoldReached ? Math.round((tRelease - exitSeenAt) * 1000) : null;
-  // From the hold's ack (a queue hold's watchdog starts after it, before tPlugAck).
+  // The wait for the new listener is the server's time, not synplug's: counted apart (listenWaitUs).
+  const commandExitToReleaseAckUs = readyAt && !maxHoldReached ? Math.round((tRelease - readyAt) * 1000) : null;
+  const listenWaitUs = opts.waitListen && exitSeenAt && readyAt && !maxHoldReached ? Math.round((readyAt - exitSeenAt) * 1000) : undefined;
+  // From the hold's ack.
   const heldMs = Math.round((tRelease - tHoldAck) * 1000) / 1000;
   const report = await counting.finish({ heldSyns: after.packets - before2.packets, holdMs: heldMs, dropped: after.drops - before2.drops });
   return {
@@ -335,6 +340,7 @@ async function protectInner(session: ProtectSession, opts: ProtectOptions, early
     overhead: {
       plugAckToCommandStartUs,
       commandExitToReleaseAckUs,
+      ...(listenWaitUs !== undefined && { listenWaitUs }),
       totalUs: plugAckToCommandStartUs + (commandExitToReleaseAckUs ?? 0),
     },
     releaseAttempts,

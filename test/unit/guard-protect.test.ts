@@ -80,6 +80,7 @@ test('order: warm-up release, then arm, buffer, command, release, disarm; exit s
   t.true(r.overhead.plugAckToCommandStartUs >= 0);
   t.true(r.overhead.commandExitToReleaseAckUs !== null && r.overhead.commandExitToReleaseAckUs >= 0);
   t.is(r.overhead.totalUs, r.overhead.plugAckToCommandStartUs + r.overhead.commandExitToReleaseAckUs!);
+  t.is(r.overhead.listenWaitUs, undefined, 'no --wait-listen: no wait for a listener');
 });
 
 test('the command runs only after the plug is buffering', async (t) => {

@@ -77,6 +77,9 @@ test('--wait-listen on a port where nothing listens before the reload: a notice 
     notices.join('\n'),
   );
   t.true(s.calls.indexOf('listeners 169.254.255.254:18080') < s.calls.indexOf('buffer'), 'said in phase one, before the window');
+  // The wait for the new listener is the server's time: apart from synplug's own (found by a new user: 677 ms of "own time")
+  t.true(typeof r.overhead.listenWaitUs === 'number' && r.overhead.listenWaitUs >= 0, JSON.stringify(r.overhead));
+  t.is(r.overhead.totalUs, r.overhead.plugAckToCommandStartUs + r.overhead.commandExitToReleaseAckUs!);
 });
 
 /** The socket inodes in this process's fd table (the oracle). */
