@@ -44,6 +44,7 @@ const combine = (states: readonly string[]): string => (states.every((x) => x ==
 
 /** Text for `synplug check`. */
 export function formatCheck(r: CheckResult): string {
+  if (r.nothingSetUp) return [r.nothingSetUp, ...r.pieces.map((p) => `  ${p.status.toUpperCase().padEnd(9)} ${p.piece}`)].join('\n');
   const onlyLocal = r.holds.length === 1 && holdWords(r.holds[0]).top;
   const one = r.holds.length === 1 ? r.holds[0] : undefined;
   const where = onlyLocal ? `on ${r.dev}` : one ? `(${one.id} on ${one.dev})` : `(${r.holds.map((h) => `${h.id}: ${h.state}`).join(', ')})`;
@@ -92,7 +93,9 @@ export function formatRelease(r: ReleaseResult): string {
     (r.heldElsewhere?.length ? `; NOT released here: ${r.heldElsewhere.join('; ')}` : '');
   return r.plugExists
     ? `released${r.wasBuffering ? '' : ' (it was not recorded as plugged)'}; ${r.backlog} packet(s) were still queued${broke}${also}`
-    : `no plug qdisc on ${r.dev}: nothing is held (synplug is not set up there)${broke}${also}`;
+    : r.nothingSetUp
+      ? `nothing was held: ${r.nothingSetUp}`
+      : `no plug qdisc on ${r.dev}: nothing is held (synplug is not set up there)${broke}${also}`;
 }
 
 /** Text for `synplug protect` (on stderr). */
@@ -147,6 +150,7 @@ export function formatLastReload(l: { lastReload: HistoryEntry | null; historyEr
 export function formatStatus(r: StatusResult): string {
   const lines: string[] = [];
   if (r.recovered) lines.push(r.recovered);
+  if (r.nothingSetUp && !r.holds.some((h) => holdWords(h).top)) return [...lines, `setup: ${r.nothingSetUp}`].join('\n');
   const local = r.holds?.find((h) => holdWords(h).top);
   const onlyLocal = local !== undefined && r.holds.length === 1;
   if (onlyLocal || !r.holds?.length) lines.push(`setup: ${stateWord(r.state)} on ${r.dev} for ${r.addr}`);

@@ -13,7 +13,7 @@ import { accounted } from './accounting.js';
 import { unwatchedReport } from './report.js';
 import { breakLeases, dropLease, leaseLive, liveLeases, newLeaseId, releaseIfOrphaned, takeLease } from './leases.js';
 import { contextFor, definedOnly, recoverStale, withSession } from './context.js';
-import { checkSelector, combineStates, findUnrecordedIfbs, piecesOf, requireSetUp, selectedHolds, stateOf, viaOf } from './setup.js';
+import { checkSelector, combineStates, findUnrecordedIfbs, nothingSetUp, piecesOf, requireSetUp, selectedHolds, stateOf, viaOf } from './setup.js';
 import { deviceOfHold, holdModeFor, holdModes, selectInbound, type UnrecordedPiece } from './modes/index.js';
 import { GuardSession } from './session.js';
 import { removeReportCounters } from './report.js';
@@ -232,7 +232,7 @@ async function releaseOnce(opts: Omit<ReleaseOptions, 'metricsFile'>): Promise<R
       );
     }
   }
-  return withSession(config, record, async (s) => {
+  const res = await withSession(config, record, async (s): Promise<ReleaseResult & { endedManualHold?: boolean; setUp?: boolean }> => {
     let r: PlugRecord | undefined;
     let hasLeases = false;
     /** the oldest live manual lease: the report counts its hold (from its counters and since) */
@@ -330,6 +330,10 @@ async function releaseOnce(opts: Omit<ReleaseOptions, 'metricsFile'>): Promise<R
       setUp: r !== undefined || record !== undefined || hasLeases,
     };
   });
+  // Nothing set up and nothing held: say so, and which hold 'synplug setup' makes on this kernel.
+  if (res.setUp || res.plugExists || orphaned || res.unrecorded?.length) return res;
+  const none = await nothingSetUp(config, undefined, { state: 'absent', holds: [] });
+  return none ? { ...res, nothingSetUp: none.sentence } : res;
 }
 
 /**
@@ -368,7 +372,7 @@ export async function status(opts: StatusOptions = {}): Promise<StatusResult> {
   const { inbound, local, ...rest } = opts ?? {};
   checkSelector({ inbound, local }, 'status');
   const { config, store, record } = contextFor(rest, 'status', { inbound });
-  return withSession(config, record, async (s) => {
+  const r: StatusResult = await withSession(config, record, async (s) => {
     const rec = await recoverStale(s, store);
     const selected = await selectedHolds(s, record, { inbound, local });
     const holds: HoldStatus[] = [];
@@ -417,6 +421,22 @@ export async function status(opts: StatusOptions = {}): Promise<StatusResult> {
       holds,
     };
   });
+  if (record || inbound !== undefined || local || r.unrecorded?.length || r.plug || r.leases.length) return r;
+  const none = await nothingSetUp(config, rest.addr, r);
+  if (!none) return r;
+  const { dev: _d, addr: _a, ...rest2 } = r;
+  return none.hold
+    ? {
+        ...rest2,
+        state: 'absent',
+        pieces: [],
+        qdiscs: [],
+        filters: [],
+        marking: [],
+        holds: [{ ...none.hold, state: 'absent', pieces: [], qdiscs: [], filters: [] }],
+        nothingSetUp: none.sentence,
+      }
+    : { ...r, nothingSetUp: none.sentence };
 }
 
 /**

@@ -91,6 +91,11 @@ export interface CheckResult {
   /** IFBs of synplug's that no record lists (present when there is one; `state` is then at best `partial`) */
   unrecorded?: UnrecordedIfb[];
   /**
+   * With no hold recorded: the sentence saying so, and which hold `synplug setup` makes on this kernel (`--via auto`);
+   * `holds` then lists that hold (absent), not the default one, when they differ
+   */
+  nothingSetUp?: string;
+  /**
    * `net.ipv4.tcp_migrate_req` of the namespace and what it means for the listeners of the holds reported
    * (always there in what the library's `check()` returns; reports.ts)
    */
@@ -257,6 +262,8 @@ export interface ReleaseResult {
   heldElsewhere?: string[];
   /** the holds released, by id */
   holds?: string[];
+  /** nothing is set up and nothing was held: the sentence saying so, with the hold `synplug setup` makes on this kernel */
+  nothingSetUp?: string;
   /**
    * when it released: what the manual hold held (report.ts's shape). `heldSyns` and `dropped` from the plugs'
    * counters against those a manual `plug` read before buffering (0 without one), `holdMs` from the plug record's
@@ -325,6 +332,8 @@ export interface StatusResult {
   holds: HoldStatus[];
   /** IFBs of synplug's that no record lists (present when there is one); `state` is then at best `partial` */
   unrecorded?: UnrecordedIfb[];
+  /** with no hold recorded: as {@link CheckResult}'s (`holds` then lists the hold `synplug setup` makes here, absent) */
+  nothingSetUp?: string;
 }
 
 /** One hold in `status`. */

@@ -1,0 +1,110 @@
+/**
+ * A new user's first hour with the built CLI, on this machine's kernel (no
+ * sch_plug: `--via auto` takes the queue hold), in a network namespace of
+ * this file's own:
+ * - `setup --inbound DEV --port P` run again for another port set is refused
+ *   (exit 2, nothing changed: the kernel's rules, as nft lists them, hold the
+ *   first set still), naming what is held and the commands that hold both;
+ * - with nothing set up, `check`, `status` and `release` say so and name the
+ *   hold `synplug setup` makes on this kernel, not the plug hold's pieces;
+ * - `release` after one's own `plug` says the manual plug's hold ended, and
+ *   a second `release` that nothing was held.
+ */
+import test from 'ava';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const BIN = join(ROOT, 'dist/bundle/synplug.cjs');
+const NS = `spfh${process.pid}`;
+const TMP = mkdtempSync(join(tmpdir(), 'synplug-fh-'));
+const IP = '/usr/sbin/ip';
+const NFT = '/usr/sbin/nft';
+const VETH = `spfh${process.pid % 100000}`;
+let n = 0;
+
+/** A fresh state directory for one test. */
+const stateDir = (): string => join(TMP, `s${n++}`);
+
+function synplug(state: string, args: string[]) {
+  const r = spawnSync(IP, ['netns', 'exec', NS, process.execPath, BIN, ...args], {
+    encoding: 'utf8',
+    env: { ...process.env, SYNPLUG_STATE_DIR: state },
+    timeout: 60_000,
+  });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+/** The ruleset of the namespace, as nft lists it. */
+const ruleset = (): string => execFileSync(IP, ['netns', 'exec', NS, NFT, 'list', 'ruleset'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+
+test.before(() => {
+  if (!existsSync(BIN)) throw new Error(`${BIN} missing: run npm run build first`);
+  execFileSync(IP, ['netns', 'add', NS]);
+  execFileSync(IP, ['-n', NS, 'link', 'set', 'lo', 'up']);
+  execFileSync(IP, ['-n', NS, 'link', 'add', `${VETH}a`, 'type', 'veth', 'peer', 'name', `${VETH}b`]);
+  execFileSync(IP, ['-n', NS, 'link', 'set', `${VETH}a`, 'up']);
+});
+test.after.always(() => {
+  spawnSync(IP, ['netns', 'del', NS]);
+  rmSync(TMP, { recursive: true, force: true });
+});
+
+test.serial('setup --inbound run again with another --port is refused (exit 2, nothing changed), naming the held set and how to hold both', (t) => {
+  const s = stateDir();
+  const dev = `${VETH}a`;
+  const first = synplug(s, ['setup', '--inbound', dev, '--port', '80', '--addr', '169.254.90.2']);
+  t.is(first.code, 0, first.stderr);
+  const before = ruleset();
+  t.regex(before, /dport 80/);
+  const again = synplug(s, ['setup', '--inbound', dev, '--port', '443']);
+  t.is(again.code, 2);
+  t.is(
+    again.stderr.trim(),
+    `synplug: the inbound queue hold on ${dev} (queue:${dev}) is set up for port 80 to 169.254.90.2; setup does not change what a hold holds, and this one would hold port 443 to any address only. To change it, give the whole set again after removing the hold, e.g. to hold both: 'synplug teardown --inbound ${dev}' then 'synplug setup --via queue --inbound ${dev} --port 80 --port 443 --addr 169.254.90.2'. Nothing was changed`,
+  );
+  t.is(ruleset(), before, 'the refused setup changed nothing');
+  const dry = synplug(s, ['setup', '--dry-run', '--inbound', dev, '--port', '443']);
+  t.is(dry.code, 2, 'the dry run refuses it as setup does');
+  const check = JSON.parse(synplug(s, ['check', '--json']).stdout) as { holds: Array<{ ports?: number[]; addrs?: string[] }> };
+  t.deepEqual(
+    check.holds.map((h) => [h.ports, h.addrs]),
+    [[[80], ['169.254.90.2']]],
+  );
+  // the same set again (another order of --port too) is idempotent
+  t.is(synplug(s, ['setup', '--inbound', dev, '--port', '80', '--addr', '169.254.90.2']).code, 0);
+  // the commands the message names hold both ports
+  t.is(synplug(s, ['teardown', '--inbound', dev]).code, 0);
+  const both = synplug(s, ['setup', '--via', 'queue', '--inbound', dev, '--port', '80', '--port', '443', '--addr', '169.254.90.2']);
+  t.is(both.code, 0, both.stderr);
+  t.regex(ruleset(), /dport 443/);
+  t.regex(ruleset(), /dport 80/);
+  t.is(synplug(s, ['teardown']).code, 0);
+});
+
+test.serial('with nothing set up, check, status and release say so and name the hold setup makes on this kernel (not the plug pieces)', (t) => {
+  const s = stateDir();
+  const want = `synplug is not set up (no hold is recorded in ${join(s, 'setup.json')}). On this kernel 'synplug setup' sets up the local queue hold (queue) for new connections to 169.254.255.254`;
+  const c = synplug(s, ['check']);
+  t.is(c.code, 1);
+  t.true(c.stdout.startsWith(want), c.stdout);
+  t.notRegex(c.stdout, /plug 40|prio 1:|MISSING/);
+  const cj = JSON.parse(synplug(s, ['check', '--json']).stdout) as { holds: unknown[]; pieces: unknown[]; nothingSetUp: string };
+  t.deepEqual(cj.holds, [{ id: 'queue', mode: 'queue', via: 'queue', dev: 'lo', setup: 'synplug setup', state: 'absent' }]);
+  t.deepEqual(cj.pieces, []);
+  const st = synplug(s, ['status']);
+  t.is(st.code, 0);
+  t.true(st.stdout.startsWith(`setup: ${want}`), st.stdout);
+  t.notRegex(st.stdout, /marking|plug 40|MISSING/);
+  const r = synplug(s, ['release']);
+  t.is(r.code, 0);
+  t.true(r.stdout.startsWith(`nothing was held: ${want}`), r.stdout);
+  t.false(existsSync(s), 'none of them made the state directory');
+  // what they named is what setup makes
+  const setup = JSON.parse(synplug(s, ['setup', '--json']).stdout) as { hold: string; via: string };
+  t.deepEqual([setup.hold, setup.via], ['queue', 'queue']);
+  t.is(synplug(s, ['teardown']).code, 0);
+});
