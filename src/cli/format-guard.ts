@@ -87,12 +87,19 @@ export function formatPlug(r: PlugResult, maxHold: string): string {
 export function formatRelease(r: ReleaseResult): string {
   if (r.orphaned && !r.released)
     return `not released: ${r.liveLeases} live lease(s) hold the plug (a running protect or a manual plug before its deadline); --orphaned releases only a plug nobody holds`;
-  const broke = r.brokeLeases ? `; broke ${r.brokeLeases} live lease(s) (running protects or manual plugs)` : '';
+  const manual = r.brokeManualPlugs ?? 0;
+  const protects = r.brokeLeases - manual;
+  const broke =
+    (manual ? `; this ended the manual plug's hold ('synplug plug')` : '') +
+    (protects > 0 ? `; ended the hold of ${protects} running protect(s) early (their commands go on, no longer held)` : '');
   const also =
     (r.unrecorded?.length ? `; also released the plug(s) of synplug's IFB(s) found without a record: ${r.unrecorded.join(', ')}` : '') +
     (r.heldElsewhere?.length ? `; NOT released here: ${r.heldElsewhere.join('; ')}` : '');
+  const queued = r.backlog ? `; ${r.backlog} packet(s) were still queued` : '';
   return r.plugExists
-    ? `released${r.wasBuffering ? '' : ' (it was not recorded as plugged)'}; ${r.backlog} packet(s) were still queued${broke}${also}`
+    ? r.wasBuffering || r.brokeLeases
+      ? `released${queued}${broke}${also}`
+      : `nothing was held (neither 'synplug plug' nor a protect was holding); released anyway, which is always safe${queued}${also}`
     : r.nothingSetUp
       ? `nothing was held: ${r.nothingSetUp}`
       : `no plug qdisc on ${r.dev}: nothing is held (synplug is not set up there)${broke}${also}`;

@@ -341,7 +341,7 @@ export function guardCommands(program: Command): void {
   )
     .addHelpText(
       'after',
-      `${exitCodesHelp('release')}\n\nWith --json: "released" (false only with --orphaned while live leases hold the plug), "brokeLeases" (the live leases a plain release broke), "orphaned" and "liveLeases" (with --orphaned: the live leases left holding).`,
+      `${exitCodesHelp('release')}\n\nWith --json: "released" (false only with --orphaned while live leases hold the plug), "brokeLeases" (the live leases a plain release broke) and "brokeManualPlugs" (of those, the manual plugs': their hold ended, as meant), "orphaned" and "liveLeases" (with --orphaned: the live leases left holding).`,
     )
     .action(
       run(async (f: ConfigFlags & { orphaned: boolean; metricsFile?: string }) => {

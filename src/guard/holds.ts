@@ -254,6 +254,7 @@ async function releaseOnce(opts: Omit<ReleaseOptions, 'metricsFile'>): Promise<R
     };
     const recordReleased = () => writeReleased(store, r, config.dev);
     let brokeLeases = 0;
+    let manualBroken = 0;
     if (orphaned && !damaged && (r || record || hasLeases)) {
       // Live leases are left alone; only a plug nobody holds is released (and recorded as such).
       const outcome = await releaseIfOrphaned(store, releaseNow, recordReleased);
@@ -285,7 +286,10 @@ async function releaseOnce(opts: Omit<ReleaseOptions, 'metricsFile'>): Promise<R
       }
     } else {
       // Every lease is broken, under the lease lock, and the plug released at once.
-      brokeLeases = await breakLeases(store, releaseNow, recordReleased);
+      brokeLeases = await breakLeases(store, releaseNow, (broken) => {
+        manualBroken = broken.filter((l) => l.owner === 'manual').length;
+        recordReleased();
+      });
     }
     // IFBs of synplug's that no record lists (a crash before setup recorded one; a damaged or removed setup.json): release them too.
     // Best effort: the recorded plugs are released already; a refused link listing must not hide that.
@@ -321,6 +325,7 @@ async function releaseOnce(opts: Omit<ReleaseOptions, 'metricsFile'>): Promise<R
       backlog: stats?.qlen ?? 0,
       plugExists,
       brokeLeases,
+      ...(brokeLeases > 0 && { brokeManualPlugs: manualBroken }),
       ...(orphaned && { orphaned: true, liveLeases: 0 }),
       released: true,
       ...(unrecorded.length && { unrecorded }),

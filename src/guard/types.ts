@@ -256,6 +256,8 @@ export interface ReleaseResult {
   plugExists: boolean;
   /** how many live leases (running protects, manual plugs) this release broke */
   brokeLeases: number;
+  /** of those, the manual plugs' (`synplug plug`): their hold ended by this release, as meant (present when it broke any) */
+  brokeManualPlugs?: number;
   /** IFBs carrying synplug's alias that no record lists (a crash, a damaged or removed setup.json), whose plugs were released too: `spifb5 (inbound hold of eth0)` */
   unrecorded?: string[];
   /** holds that another process holds and only it can let go (a queue bound by a running protect), each as a sentence */

@@ -108,3 +108,22 @@ test.serial('with nothing set up, check, status and release say so and name the 
   t.deepEqual([setup.hold, setup.via], ['queue', 'queue']);
   t.is(synplug(s, ['teardown']).code, 0);
 });
+
+test.serial("release after one's own plug says the manual plug's hold ended; with nothing held, that nothing was held", (t) => {
+  const s = stateDir();
+  t.is(synplug(s, ['setup']).code, 0);
+  const idle = synplug(s, ['release']);
+  t.is(idle.code, 0);
+  t.is(idle.stdout.trim(), "nothing was held (neither 'synplug plug' nor a protect was holding); released anyway, which is always safe");
+  t.is(synplug(s, ['plug', '--max-hold', '30s']).code, 0);
+  const r = synplug(s, ['release', '--json']);
+  t.is(r.code, 0, r.stderr);
+  const j = JSON.parse(r.stdout) as { brokeLeases: number; brokeManualPlugs: number; released: boolean };
+  t.deepEqual([j.released, j.brokeLeases, j.brokeManualPlugs], [true, 1, 1]);
+  t.is(synplug(s, ['plug', '--max-hold', '30s']).code, 0);
+  const text = synplug(s, ['release']);
+  t.is(text.stdout.trim(), "released; this ended the manual plug's hold ('synplug plug')");
+  t.notRegex(text.stdout, /broke/);
+  t.is(synplug(s, ['release']).stdout.trim(), "nothing was held (neither 'synplug plug' nor a protect was holding); released anyway, which is always safe");
+  t.is(synplug(s, ['teardown']).code, 0);
+});
