@@ -27,7 +27,10 @@
  * 169.254.82.10 on lo) and a client namespace (`unshare --net sleep`), joined
  * by a veth pair 169.254.82.1 / 169.254.82.2. Peers: bench/lib/tcp-peer.py.
  *
- * Run: `npm run bench:queue -- [--parts cost,release,window] [--rounds 30] [--seconds 0.5]
+ * Where the kernel has sch_plug and sch_prio (the VM), the cost part adds the local plug hold (lo's prio root)
+ * and the window part the plug hold's own time and floor.
+ *
+ * Run: `npm run bench:queue -- [--parts cost,release,window] [--pieces none,plug-local,...] [--rounds 30] [--seconds 0.5]
  *   [--sizes 2000,20000] [--repeats 3] [--window-runs 30] [--json FILE]`
  * (bash scripts/in-netns.sh node --import=tsx bench/queue-hold.ts). A measurement, not a test: exits 0.
  *
@@ -87,6 +90,8 @@ const SECONDS = Number(arg('seconds', '0.5'));
 const SIZES = arg('sizes', '2000,20000').split(',').map(Number);
 const REPEATS = Number(arg('repeats', '3'));
 const WINDOW_RUNS = Number(arg('window-runs', '30'));
+/** the cost part's pieces (names below); default every one this kernel can have */
+const PIECES = arg('pieces', '');
 const JSON_OUT = arg('json', '');
 /** the goal of issue 25 item 6: at most this loss outside a hold */
 const GOAL = 0.005;
@@ -266,6 +271,20 @@ async function main(): Promise<void> {
         down: () => teardown({ stateDir, local: true }),
       },
     ];
+    const plugDir = join(stateDir, 'plug-cost');
+    try {
+      await setup({ stateDir: plugDir, via: 'plug' });
+      await teardown({ stateDir: plugDir });
+      pieces.push({
+        name: 'plug-local',
+        what: "the local plug hold (setup --via plug: lo's prio root with the plug in a band of its own, the marking table's output rule; nothing held)",
+        up: () => setup({ stateDir: plugDir, via: 'plug' }),
+        down: () => teardown({ stateDir: plugDir }),
+      });
+    } catch (e) {
+      console.log(`  the local plug hold's piece: not on this kernel (${(e as Error).message.split(';')[0]})`);
+    }
+    if (PIECES) pieces.splice(0, pieces.length, ...pieces.filter((p) => PIECES.split(',').includes(p.name.split(' ')[0])));
     const ksoftirqd = ksoftirqdPids();
     const one = async (d: Driver, op: 'bulk' | 'rr', host: string, port: number): Promise<Sample> => {
       const k0 = softirqNs(ksoftirqd);
