@@ -109,8 +109,8 @@ export function formatRelease(r: ReleaseResult): string {
 export function formatProtect(r: ProtectResult): string {
   const cmd = r.signal ? `killed by ${r.signal}` : `exit ${r.exitCode}`;
   const held =
-    r.releasedPlug === false
-      ? `held new connections for ${r.report.holdMs.toFixed(1)} ms${r.maxHoldReached ? ' (max-hold reached)' : ''}, then left the plug buffering for ${r.leftToHolders ?? 'other'} other holder(s) (the last one releases)`
+    r.releasedHold === false
+      ? `held new connections for ${r.report.holdMs.toFixed(1)} ms${r.maxHoldReached ? ' (max-hold reached)' : ''}, then left the hold to ${r.leftToHolders ?? 'other'} other holder(s) (the last one releases)`
       : `held new connections for ${r.report.holdMs.toFixed(1)} ms${r.maxHoldReached ? ' (max-hold reached)' : ''}`;
   const check = r.check ? `; check passed in ${r.check.durationMs.toFixed(1)} ms before the window` : '';
   const l = r.newListener;
@@ -168,9 +168,9 @@ export function formatStatus(r: StatusResult): string {
   if (p) {
     const when = new Date(p.state === 'buffering' ? p.since : (p.releasedAt ?? p.since)).toISOString();
     lines.push(
-      `plug: ${p.state === 'buffering' ? `BUFFERING since ${when} (by ${p.owner} pid ${p.pid}, until ${new Date(p.deadline).toISOString()})` : `released (last at ${when})`}`,
+      `hold: ${p.state === 'buffering' ? `HOLDING since ${when} (by ${p.owner} pid ${p.pid}, until ${new Date(p.deadline).toISOString()})` : `released (last at ${when})`}`,
     );
-  } else lines.push('plug: no record');
+  } else lines.push('hold: no record (plug.json)');
   for (const l of r.leases ?? []) {
     lines.push(
       `lease: ${l.owner} pid ${l.pid}${l.command ? ` (${l.command.join(' ')})` : ''} since ${new Date(l.since).toISOString()}, until ${new Date(l.deadline).toISOString()}, holds ${l.holds.join(', ')}`,

@@ -530,7 +530,9 @@ export interface ProtectResult {
   };
   /** how many release requests it took (0 when another holder kept the plug) */
   releaseAttempts: number;
-  /** this protect's release released the plug (false: other live leases still hold it; the last one releases) */
+  /** this protect's release let the hold go, plug or queue (false: other live leases still hold it; the last one releases) */
+  releasedHold: boolean;
+  /** the same as `releasedHold`, under its earlier name (kept for scripts that read it) */
   releasedPlug: boolean;
   /** when not released: how many other holders kept it */
   leftToHolders?: number;

@@ -227,7 +227,7 @@ async function protectInner(session: ProtectSession, opts: ProtectOptions, early
       }
     }
     throw new SynplugError(
-      `could not release the plug after ${RELEASE_ATTEMPTS} attempts: ${(lastErr as Error).message}; the watchdog will retry, or run 'synplug release'`,
+      `could not release the hold after ${RELEASE_ATTEMPTS} attempts: ${(lastErr as Error).message}; the watchdog will retry, or run 'synplug release'`,
       'kernel',
     );
   };
@@ -239,7 +239,7 @@ async function protectInner(session: ProtectSession, opts: ProtectOptions, early
     if (!r.released) {
       tRelease = performance.now();
       leftTo = r.remaining.length;
-      notice(`left the plug buffering for ${r.remaining.length} other holder(s) (pid ${r.remaining.map((l) => l.pid).join(', ')}); the last one releases it`);
+      notice(`left the hold to ${r.remaining.length} other holder(s) (pid ${r.remaining.map((l) => l.pid).join(', ')}); the last one releases it`);
     }
     releaseAttempts = r.releaseAttempts;
     counting.released();
@@ -248,7 +248,7 @@ async function protectInner(session: ProtectSession, opts: ProtectOptions, early
     if (r.broken) {
       leaseBroken = true;
       notice(
-        "this protect's lease was already gone when it ended: a manual 'synplug release' broke it (or its watchdog dropped it at the deadline), which released the plug then unless other holders remained",
+        "this protect's lease was already gone when it ended: a manual 'synplug release' broke it (or its watchdog dropped it at the deadline), which released the hold then unless other holders remained",
       );
     }
     released = true;
@@ -292,7 +292,7 @@ async function protectInner(session: ProtectSession, opts: ProtectOptions, early
       maxHoldReached = true;
       await release();
       notice(
-        `max-hold of ${maxHoldMs} ms reached: ${releasedPlug ? 'released the plug' : 'gave up this hold'} while ${
+        `max-hold of ${maxHoldMs} ms reached: ${releasedPlug ? 'released the hold' : 'gave up this hold'} while ${
           !exit
             ? 'the command still runs'
             : waitState.found && waitState.closing.length > 0
@@ -346,6 +346,7 @@ async function protectInner(session: ProtectSession, opts: ProtectOptions, early
     },
     releaseAttempts,
     releasedPlug,
+    releasedHold: releasedPlug,
     ...(!releasedPlug && !leaseBroken && { leftToHolders: leftTo }),
     ...(leaseBroken ? { leaseBroken: true } : {}),
     ...(opts.waitListen && { newListener: newListener ?? null }),

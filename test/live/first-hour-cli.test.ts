@@ -127,3 +127,24 @@ test.serial("release after one's own plug says the manual plug's hold ended; wit
   t.is(synplug(s, ['release']).stdout.trim(), "nothing was held (neither 'synplug plug' nor a protect was holding); released anyway, which is always safe");
   t.is(synplug(s, ['teardown']).code, 0);
 });
+
+test.serial('protect on the queue hold speaks of the hold, not of a plug (text and JSON)', (t) => {
+  const s = stateDir();
+  t.is(synplug(s, ['setup']).code, 0);
+  const r = synplug(s, ['protect', '--json', '--max-hold', '200ms', '--', 'sleep', '1']);
+  t.is(r.code, 0, r.stderr);
+  // protect's own release, or its watchdog's at the same deadline (whichever came first): either way in hold words
+  t.regex(r.stderr, /^synplug: max-hold of 200 ms reached: (released the hold|gave up this hold) while the command still runs$/m);
+  const own = r.stderr.split('\n').filter((l) => l.startsWith('synplug: '));
+  t.deepEqual(
+    own.filter((l) => /\bplug\b/.test(l)),
+    [],
+  );
+  const j = JSON.parse(r.stdout) as { releasedHold: boolean; releasedPlug: boolean; maxHoldReached: boolean };
+  t.true(j.maxHoldReached);
+  t.is(j.releasedPlug, j.releasedHold, 'the earlier name says the same');
+  t.is(j.releasedHold, /released the hold while/.test(r.stderr));
+  const st = synplug(s, ['status']);
+  t.regex(st.stdout, /^hold: released \(last at /m);
+  t.is(synplug(s, ['teardown']).code, 0);
+});
