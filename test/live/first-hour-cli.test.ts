@@ -12,7 +12,7 @@
  */
 import test from 'ava';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -147,4 +147,21 @@ test.serial('protect on the queue hold speaks of the hold, not of a plug (text a
   const st = synplug(s, ['status']);
   t.regex(st.stdout, /^hold: released \(last at /m);
   t.is(synplug(s, ['teardown']).code, 0);
+});
+
+test.serial('demo --via plug on a kernel without sch_plug: exit 5 names the queue hold as what works here', (t) => {
+  const s = stateDir();
+  const missing = synplug(s, ['demo']);
+  t.is(missing.code, 2, 'a state directory that does not exist is a usage error, not an internal one');
+  t.regex(missing.stderr, new RegExp(`^synplug: state directory ${s}: no such directory`));
+  mkdirSync(s, { mode: 0o700 });
+  for (const [args, cmd] of [
+    [['demo', '--via', 'plug'], 'synplug demo --via queue'],
+    [['demo', '--inbound', '--via', 'plug'], 'synplug demo --inbound --via queue'],
+  ] as const) {
+    const r = synplug(s, [...args]);
+    t.is(r.code, 5, r.stderr);
+    t.regex(r.stderr, /sch_plug \(qdisc plug\)/);
+    t.true(r.stderr.trimEnd().endsWith(`the queue hold works on this kernel: '${cmd}' (or leave --via out)`), r.stderr);
+  }
 });
