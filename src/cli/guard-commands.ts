@@ -232,7 +232,11 @@ export function guardCommands(program: Command): void {
         'set up the inbound hold of this device instead: TCP SYNs arriving on it to --port (and --addr) are held on an IFB synplug creates (clsact + flower/u32 + mirred)',
         collect,
       )
-      .option('--port <port>', 'with --inbound: a TCP destination port to hold SYNs to, 1-65535 (repeat for more; at least one)', collect)
+      .option(
+        '--port <port>',
+        'with --inbound: a TCP destination port to hold SYNs to, 1-65535 (repeat for more; at least one). Give every port (and --addr) at once: setup run again for a hold set up with another set is refused (exit 2, naming what is held); to change it, teardown --inbound DEV, then setup with the whole set',
+        collect,
+      )
       .option(
         '--via <hold>',
         'which hold: plug (a plug qdisc: sch_plug), queue (a netfilter queue: nfnetlink_queue and NFQUEUE, no qdisc), or auto (plug where the kernel has what it needs, else queue; says which) (default auto)',

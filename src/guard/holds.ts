@@ -426,7 +426,7 @@ export async function status(opts: StatusOptions = {}): Promise<StatusResult> {
       holds,
     };
   });
-  if (record || inbound !== undefined || local || r.unrecorded?.length || r.plug || r.leases.length) return r;
+  if (record || inbound !== undefined || r.unrecorded?.length || r.plug || r.leases.length) return r;
   const none = await nothingSetUp(config, rest.addr, r);
   if (!none) return r;
   const { dev: _d, addr: _a, ...rest2 } = r;
@@ -442,6 +442,19 @@ export async function status(opts: StatusOptions = {}): Promise<StatusResult> {
         nothingSetUp: none.sentence,
       }
     : { ...r, nothingSetUp: none.sentence };
+}
+
+/**
+ * The id of the local hold a record lists, of either kind (`local`, the
+ * plug hold; `queue`, the queue hold of local clients): the entry of a mode
+ * that holds local clients only, or of one that holds both whose entry says
+ * `scope: 'local'`. Undefined: none.
+ */
+function localHoldId(record: SetupRecord | undefined): string | undefined {
+  return Object.entries(record?.holds ?? {}).find(([, e]) => {
+    const scopes = holdModes().find((m) => m.name === e.mode)?.scopes ?? [];
+    return scopes.length === 1 ? scopes[0] === 'local' : e.scope === 'local';
+  })?.[0];
 }
 
 /**
@@ -501,7 +514,7 @@ export async function teardown(opts: TeardownOptions = {}): Promise<TeardownResu
     throw new StateFileError(e.path, `removed synplug's IFB(s) found by their alias, and their SYN filters (${swept.removed.join('; ')}); but ${e.message}`, e);
   }
   const { config, store, record } = ctx;
-  let id: string | undefined = holdOnly ?? (localOnly ? holdModeFor('plug', 'local')?.name : undefined);
+  let id: string | undefined = holdOnly ?? (localOnly ? (localHoldId(record) ?? holdModeFor('plug', 'local')?.name) : undefined);
   let target: { name: string; ifindex?: number } | undefined;
   if (only !== undefined) {
     const early = await withBareSession(config, async (s) => {

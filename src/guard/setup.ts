@@ -308,8 +308,9 @@ export function checkSelector(sel: HoldSelector, what: string): void {
  */
 export async function selectedHolds(s: GuardSession, record: SetupRecord | undefined, sel: HoldSelector): Promise<SelectedHold[]> {
   if (sel.local) {
+    // the local hold set up, of either kind (the queue hold of local clients where the kernel has no sch_plug); else the plug one
     const mode = holdModeFor('plug', 'local');
-    const h = s.holds.find((x) => x.mode === mode?.name) ?? (mode && (await mode.open(s, s.config, undefined)));
+    const h = s.holds.find((x) => x.scope === 'local') ?? (mode && (await mode.open(s, s.config, undefined)));
     if (!h) return [];
     return [{ hold: h, inspection: await h.inspect() }];
   }
@@ -386,7 +387,7 @@ export async function check(opts: CheckOptions = {}): Promise<CheckResult> {
       }),
     };
   });
-  if (record || inbound !== undefined || local || r.unrecorded?.length) return r;
+  if (record || inbound !== undefined || r.unrecorded?.length) return r;
   const none = await nothingSetUp(config, rest.addr, r);
   if (!none) return r;
   const { dev: _d, addr: _a, ...rest2 } = r;

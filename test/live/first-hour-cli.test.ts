@@ -165,3 +165,24 @@ test.serial('demo --via plug on a kernel without sch_plug: exit 5 names the queu
     t.true(r.stderr.trimEnd().endsWith(`the queue hold works on this kernel: '${cmd}' (or leave --via out)`), r.stderr);
   }
 });
+
+test.serial('--local selects the local hold of either kind: the queue hold (queue) here, not the plug pieces this kernel cannot have', (t) => {
+  const s = stateDir();
+  const dev = `${VETH}a`;
+  t.is(synplug(s, ['setup']).code, 0);
+  t.is(synplug(s, ['setup', '--inbound', dev, '--port', '80']).code, 0);
+  const c = synplug(s, ['check', '--local', '--json']);
+  t.is(c.code, 0, c.stdout);
+  t.deepEqual(
+    (JSON.parse(c.stdout) as { holds: Array<{ id: string; state: string }> }).holds.map((h) => [h.id, h.state]),
+    [['queue', 'ok']],
+  );
+  const st = synplug(s, ['status', '--local']);
+  t.regex(st.stdout, /^queue hold queue on lo: complete;/m);
+  const td = synplug(s, ['teardown', '--local', '--json']);
+  t.is(td.code, 0, td.stderr);
+  t.deepEqual((JSON.parse(td.stdout) as { holds: string[] }).holds, ['queue']);
+  t.notRegex(ruleset(), /table inet synplug_queue \{/, 'the local queue hold is gone');
+  t.regex(ruleset(), new RegExp(`table inet synplug_queue_${dev}`), 'the inbound one stays');
+  t.is(synplug(s, ['teardown']).code, 0);
+});
