@@ -98,7 +98,7 @@ export function formatRelease(r: ReleaseResult): string {
   const queued = r.backlog ? `; ${r.backlog} packet(s) were still queued` : '';
   return r.plugExists
     ? r.wasBuffering || r.brokeLeases
-      ? `released${queued}${broke}${also}`
+      ? `released${r.wasBuffering && r.report ? ` after holding new connections for ${r.report.holdMs.toFixed(1)} ms (${r.report.heldSyns} SYN(s) held)` : ''}${queued}${broke}${also}`
       : `nothing was held (neither 'synplug plug' nor a protect was holding); released anyway, which is always safe${queued}${also}`
     : r.nothingSetUp
       ? `nothing was held: ${r.nothingSetUp}`

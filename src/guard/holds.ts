@@ -445,19 +445,6 @@ export async function status(opts: StatusOptions = {}): Promise<StatusResult> {
 }
 
 /**
- * The id of the local hold a record lists, of either kind (`local`, the
- * plug hold; `queue`, the queue hold of local clients): the entry of a mode
- * that holds local clients only, or of one that holds both whose entry says
- * `scope: 'local'`. Undefined: none.
- */
-function localHoldId(record: SetupRecord | undefined): string | undefined {
-  return Object.entries(record?.holds ?? {}).find(([, e]) => {
-    const scopes = holdModes().find((m) => m.name === e.mode)?.scopes ?? [];
-    return scopes.length === 1 ? scopes[0] === 'local' : e.scope === 'local';
-  })?.[0];
-}
-
-/**
  * Release, then remove exactly what setup added, hold by hold (the local
  * hold: the qdisc tree when its root is synplug's, with the filter under it;
  * synplug's nftables table; the address if setup added it); then the state
@@ -514,7 +501,9 @@ export async function teardown(opts: TeardownOptions = {}): Promise<TeardownResu
     throw new StateFileError(e.path, `removed synplug's IFB(s) found by their alias, and their SYN filters (${swept.removed.join('; ')}); but ${e.message}`, e);
   }
   const { config, store, record } = ctx;
-  let id: string | undefined = holdOnly ?? (localOnly ? (localHoldId(record) ?? holdModeFor('plug', 'local')?.name) : undefined);
+  // --local: the local hold set up, of either kind (the queue hold of local clients where the kernel has no sch_plug)
+  const localId = localOnly && record ? await withSession(config, record, async (s) => s.holds.find((h) => h.scope === 'local')?.id) : undefined;
+  let id: string | undefined = holdOnly ?? (localOnly ? (localId ?? holdModeFor('plug', 'local')?.name) : undefined);
   let target: { name: string; ifindex?: number } | undefined;
   if (only !== undefined) {
     const early = await withBareSession(config, async (s) => {
