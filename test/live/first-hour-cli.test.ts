@@ -122,7 +122,10 @@ test.serial("release after one's own plug says the manual plug's hold ended; wit
   t.deepEqual([j.released, j.brokeLeases, j.brokeManualPlugs], [true, 1, 1]);
   t.is(synplug(s, ['plug', '--max-hold', '30s']).code, 0);
   const text = synplug(s, ['release']);
-  t.regex(text.stdout.trim(), /^released after holding new connections for \d+\.\d ms \(0 SYN\(s\) held\); this ended the manual plug's hold \('synplug plug'\)$/);
+  t.regex(
+    text.stdout.trim(),
+    /^released after holding new connections for \d+\.\d ms \(0 SYN\(s\) held\); this ended the manual plug's hold \('synplug plug'\)$/,
+  );
   t.notRegex(text.stdout, /broke/);
   t.is(synplug(s, ['release']).stdout.trim(), "nothing was held (neither 'synplug plug' nor a protect was holding); released anyway, which is always safe");
   t.is(synplug(s, ['teardown']).code, 0);
