@@ -205,7 +205,7 @@ export function holdSelector(f: ConfigFlags & { inbound?: string | string[]; loc
 function selectorOptions(cmd: Command, verb: string): Command {
   return cmd
     .option('--inbound <dev>', `${verb} only the inbound hold of this device (any of its names)`, collect)
-    .option('--local', `${verb} only the local hold`);
+    .option('--local', `${verb} only the local hold (its id: local, the plug hold; queue, the queue hold)`);
 }
 
 /** `--metrics-file` of protect, plug and release: what it does (and that setup can record a default). */
@@ -459,7 +459,7 @@ export function guardCommands(program: Command): void {
       .command('teardown')
       .description('release, then remove exactly what setup added, for every hold (qdisc tree, filter, nftables table, address; IFB, SYN filters, clsact)')
       .option('--inbound <dev>', 'remove only the inbound hold of this device', collect)
-      .option('--local', 'remove only the local hold (on --dev, lo by default)')
+      .option('--local', 'remove only the local hold (its id: local, the plug hold on --dev, lo by default; queue, the queue hold)')
       .option('--hold <id>', 'remove only the hold of this id (as check lists it: local, inbound:DEV, queue, queue:DEV)'),
   )
     .addHelpText('after', exitCodesHelp('teardown'))
