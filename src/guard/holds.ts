@@ -337,7 +337,7 @@ async function releaseOnce(opts: Omit<ReleaseOptions, 'metricsFile'>): Promise<R
   });
   // Nothing set up and nothing held: say so, and which hold 'synplug setup' makes on this kernel.
   if (res.setUp || res.plugExists || orphaned || res.unrecorded?.length) return res;
-  const none = await nothingSetUp(config, undefined, { state: 'absent', holds: [] });
+  const none = await nothingSetUp(config, guardOpts, { state: 'absent', holds: [] });
   return none ? { ...res, nothingSetUp: none.sentence } : res;
 }
 
@@ -427,7 +427,7 @@ export async function status(opts: StatusOptions = {}): Promise<StatusResult> {
     };
   });
   if (record || inbound !== undefined || r.unrecorded?.length || r.plug || r.leases.length) return r;
-  const none = await nothingSetUp(config, rest.addr, r);
+  const none = await nothingSetUp(config, rest, r);
   if (!none) return r;
   const { dev: _d, addr: _a, ...rest2 } = r;
   return none.hold

@@ -388,7 +388,7 @@ export async function check(opts: CheckOptions = {}): Promise<CheckResult> {
     };
   });
   if (record || inbound !== undefined || r.unrecorded?.length) return r;
-  const none = await nothingSetUp(config, rest.addr, r);
+  const none = await nothingSetUp(config, rest, r);
   if (!none) return r;
   const { dev: _d, addr: _a, ...rest2 } = r;
   return none.hold
@@ -402,14 +402,17 @@ export async function check(opts: CheckOptions = {}): Promise<CheckResult> {
  * (no sch_plug) would describe a hold setup never makes there. It asks
  * setup's own plan (`--via auto`, changing nothing) which hold
  * `synplug setup` makes on this kernel.
+ * @param opts the command's options: `addr`; a plug hold's own (`dev`, `mark`, `limit`) ask about that hold, which is then reported as found
  * @param r what was found of the default hold: only when none of it is there, or setup would make another hold, is anything said
  * @returns the sentence, and (when setup would make another hold than the default one) that hold's entry; undefined: report as found
  */
 export async function nothingSetUp(
   config: GuardConfig,
-  addr: string | undefined,
+  opts: { addr?: string; dev?: string; mark?: number; limit?: number },
   r: { state: SetupState; holds: ReadonlyArray<{ mode: string }> },
 ): Promise<{ sentence: string; hold?: { id: string; mode: string; via: 'plug' | 'queue'; dev: string; setup: string } } | undefined> {
+  if (opts.dev !== undefined || opts.mark !== undefined || opts.limit !== undefined) return undefined;
+  const addr = opts.addr;
   const where = `synplug is not set up (no hold is recorded in ${join(config.stateDir, 'setup.json')})`;
   let would: { hold: Hold; chose?: string } | undefined;
   try {
