@@ -438,7 +438,7 @@ export function guardCommands(program: Command): void {
       program
         .command('status')
         .description(
-          'every hold set up, or the one --inbound DEV / --local names: its state and pieces, its qdiscs and filters with counters (the local hold: also the marking rule), packets held now, passed and dropped; the recorded plug state and leases; net.ipv4.tcp_migrate_req of the namespace and what it means for the listeners of the hold (--json: "sysctl")',
+          'every hold set up, or the one --inbound DEV / --local names: its state and pieces, its qdiscs and filters with counters (the local hold: also the marking rule), packets held now, passed and dropped; the recorded hold state (hold: HOLDING or released, from plug.json) and leases; net.ipv4.tcp_migrate_req of the namespace and what it means for the listeners of the hold (--json: "sysctl")',
         ),
       'show',
     ),
