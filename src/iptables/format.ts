@@ -166,12 +166,14 @@ const META_LEN: Record<string, number> = { ifname: 16, l4proto: 1, nfproto: 1, p
 /** meta keys nft prints without `meta` (`iifname "lo"`): nftables' meta_key_is_unqualified(). */
 const UNQUALIFIED_META: ReadonlySet<string> = new Set(['iif', 'oif', 'iifname', 'oifname', 'iifgroup', 'oifgroup']);
 const RAW_BASE: Record<string, string> = { link: 'll', network: 'nh', transport: 'th', inner: 'ih' };
+/** The network header after a bridge or netdev `meta protocol 8021q`: one nft 1.0.6 cannot list a load of (it aborts). */
+const NH_VLAN = 'vlan (meta protocol)';
 
 /** The headers a load from `base` may be in, given what the rule matched before it (most specific first). */
 function protocolsAt(base: string, ctx: Ctx): string[] {
   // nft names a link-layer load only where it knows the header: the bridge family, after `meta iiftype ether`
   if (base === 'link') return ctx.l2 === 'vlan' ? ['vlan', 'ether'] : ctx.l2 ? [ctx.l2] : [];
-  if (base === 'network') return ctx.l3 ? [ctx.l3] : [];
+  if (base === 'network') return ctx.l3 && HEADERS[ctx.l3] ? [ctx.l3] : [];
   if (base === 'transport') return ctx.l4 ? [ctx.l4] : ctx.l4Other ? [] : ['th'];
   return [];
 }
@@ -1030,6 +1032,9 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
       if (slot.depBase === 1) {
         c.l2 = 'vlan';
         slot.setsL2 = 'vlan';
+      } else if (isMetaProto && names && (data === '8100' || data === '88a8')) {
+        // nft 1.0.6 takes the vlan header for the network one here, and aborts on a network load after it: raw
+        c.l3 = NH_VLAN;
       } else if (names && (v.text === 'ip' || v.text === 'ip6' || v.text === 'arp')) {
         c.l3 = v.text;
         const otherFamily = (family === 'ip' && v.text !== 'ip') || (family === 'ip6' && v.text !== 'ip6');

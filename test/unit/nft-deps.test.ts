@@ -95,3 +95,19 @@ test('the capture holds the reproducers of every dependency class', (t) => {
   );
   t.true(exact.length >= 28, `${exact.length}`);
 });
+
+test('bridge and netdev: a network load after `meta protocol 8021q` prints raw (nft 1.0.6 takes the vlan header for the network one and aborts listing it)', (t) => {
+  // nft --debug=netlink add rule bridge t c meta protocol 8021q @nh,0,8 1; `nft list ruleset` then fails:
+  // payload.c:1065: payload_expr_expand: Assertion `desc->base == expr->payload.base' failed.
+  const exprs = parseDebug([
+    '[ meta load protocol => reg 1 ]',
+    '[ cmp eq reg 1 0x00000081 ]',
+    '[ payload load 1b @ network header + 0 => reg 1 ]',
+    '[ cmp eq reg 1 0x00000001 ]',
+  ]);
+  for (const family of ['bridge', 'netdev']) {
+    const st = N.ruleStatements(exprs, { family });
+    t.is(st[0].text, 'meta protocol 8021q');
+    t.true(st.slice(1).every((s) => 'raw' in s.json));
+  }
+});
