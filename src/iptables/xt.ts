@@ -110,6 +110,27 @@ const IPT_REJECT_WITH: Readonly<Record<number, string>> = {
 /** IPT_ICMP_PORT_UNREACHABLE (REJECT's default: plain `reject`), IPT_TCP_RESET */
 const IPT_ICMP_PORT_UNREACHABLE = 3;
 const IPT_TCP_RESET = 7;
+/** linux/netfilter_ipv6/ip6t_REJECT.h `enum ip6t_reject_with`, as nft names each in `reject with icmpv6 type ...` */
+const IP6T_REJECT_WITH: Readonly<Record<number, string>> = {
+  0: 'no-route',
+  1: 'admin-prohibited',
+  3: 'addr-unreachable',
+  7: 'policy-fail',
+  8: 'reject-route',
+};
+/** IP6T_ICMP6_PORT_UNREACH (plain `reject`), IP6T_TCP_RESET */
+const IP6T_ICMP6_PORT_UNREACH = 4;
+const IP6T_TCP_RESET = 6;
+/** REJECT's `with` values per family: the default, tcp reset, and the icmp types (ipt_REJECT.h, ip6t_REJECT.h) */
+const REJECT_WITH: Readonly<Record<string, { plain: number; reset: number; icmp: string; names: Readonly<Record<number, string>> }>> = {
+  ip: { plain: IPT_ICMP_PORT_UNREACHABLE, reset: IPT_TCP_RESET, icmp: 'icmp', names: IPT_REJECT_WITH },
+  ip6: { plain: IP6T_ICMP6_PORT_UNREACH, reset: IP6T_TCP_RESET, icmp: 'icmpv6', names: IP6T_REJECT_WITH },
+};
+
+/** linux/netfilter_ipv4/ipt_ttl.h, linux/netfilter_ipv6/ip6t_hl.h: modes EQ, NE, LT, GT, as libxtables writes them */
+const TTL_MODES = ['', '!= ', 'lt ', 'gt '];
+/** `ip ttl gt 5`, `ip6 hoplimit != 5`: struct ipt_ttl_info / ip6t_hl_info { __u8 mode; __u8 ttl; } */
+const ttlText = (field: string) => (b: Buffer): string | undefined => (TTL_MODES[b[0]] === undefined ? undefined : `${field} ${TTL_MODES[b[0]]}${b[1]}`);
 
 /** linux/netfilter/nf_nat.h: NF_NAT_RANGE_MAP_IPS, _PROTO_SPECIFIED, _PROTO_RANDOM, _PERSISTENT, _PROTO_RANDOM_FULLY */
 const NAT_MAP_IPS = 0x01;
@@ -213,16 +234,26 @@ const TARGETS: Readonly<Record<string, Translation>> = {
       return t;
     },
   },
-  // struct ipt_reject_info { enum ipt_reject_with with; };
+  // struct ipt_reject_info / ip6t_reject_info { __u32 with; };
   REJECT: {
     revs: [0],
     size: 4,
-    families: ['ip'],
-    text(b) {
+    families: ['ip', 'ip6'],
+    text(b, _rev, ctx) {
       const w = readU32(b, 0);
-      if (w === IPT_ICMP_PORT_UNREACHABLE) return 'reject';
-      if (w === IPT_TCP_RESET) return 'reject with tcp reset';
-      return IPT_REJECT_WITH[w] !== undefined ? `reject with icmp type ${IPT_REJECT_WITH[w]}` : undefined;
+      const r = REJECT_WITH[ctx.family];
+      if (w === r.plain) return 'reject';
+      if (w === r.reset) return 'reject with tcp reset';
+      return r.names[w] !== undefined ? `reject with ${r.icmp} type ${r.names[w]}` : undefined;
+    },
+  },
+  // struct xt_classify_target_info { __u32 priority; }: `meta priority set 1:10` (hex), `root`, `none`
+  CLASSIFY: {
+    revs: [0],
+    size: 4,
+    text(b) {
+      const p = readU32(b, 0);
+      return `meta priority set ${p === 0xffffffff ? 'root' : p === 0 ? 'none' : `${(p >>> 16).toString(16)}:${(p & 0xffff).toString(16)}`}`;
     },
   },
   SNAT: { revs: [0, 2], size: 20, families: ['ip'], text: (b, rev) => (rev === 2 && b.length < 42 ? undefined : natText('snat', b, rev, true)) },
@@ -287,6 +318,27 @@ const PORT_PROTOCOLS: ReadonlySet<string> = new Set(['tcp', 'udp', 'udplite', 's
 
 /** The matches whose translation synplug reproduces, by name. */
 const MATCHES: Readonly<Record<string, Translation>> = {
+  ttl: { revs: [0], size: 2, families: ['ip'], text: ttlText('ip ttl') },
+  hl: { revs: [0], size: 2, families: ['ip6'], text: ttlText('ip6 hoplimit') },
+  // struct xt_length_info { __u16 min, max; __u8 invert; }
+  length: {
+    revs: [0],
+    size: 5,
+    text: (b) => `meta length ${b[4] ? '!= ' : ''}${readU16(b, 0)}${readU16(b, 2) === readU16(b, 0) ? '' : `-${readU16(b, 2)}`}`,
+  },
+  // struct xt_dscp_info { __u8 dscp; __u8 invert; }
+  dscp: {
+    revs: [0],
+    size: 2,
+    families: ['ip', 'ip6'],
+    text: (b, _rev, ctx) => (b[0] < 64 && b[1] <= 1 ? `${ctx.family} dscp ${b[1] ? '!= ' : ''}0x${b[0].toString(16).padStart(2, '0')}` : undefined),
+  },
+  // struct xt_mac_info { unsigned char srcaddr[ETH_ALEN]; int invert; }
+  mac: {
+    revs: [0],
+    size: 12,
+    text: (b) => `ether saddr ${readU32(b, 8) ? '!= ' : ''}${[...b.subarray(0, 6)].map((x) => x.toString(16).padStart(2, '0')).join(':')}`,
+  },
   // struct xt_conntrack_mtinfo3 { union nf_inet_addr origsrc_addr, origsrc_mask, origdst_addr, origdst_mask,
   //   replsrc_addr, replsrc_mask, repldst_addr, repldst_mask; __u32 expires_min, expires_max; __u16 l4proto;
   //   __be16 origsrc_port, origdst_port, replsrc_port, repldst_port; __u16 match_flags, invert_flags;

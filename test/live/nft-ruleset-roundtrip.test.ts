@@ -208,6 +208,15 @@ const IPTABLES_TARGETS: ReadonlyArray<[rule: string, raw?: 'raw']> = [
   ['-t mangle -A PREROUTING -j TTL --ttl-set 64', 'raw'],
   ['-t mangle -A PREROUTING -j DSCP --set-dscp 10'],
   ['-t mangle -A PREROUTING -j DSCP --set-dscp 0'],
+  ['-t mangle -A POSTROUTING -j CLASSIFY --set-class 1:10'],
+  ['-t mangle -A POSTROUTING -j CLASSIFY --set-class abcd:12'],
+  ['-t mangle -A POSTROUTING -j CLASSIFY --set-class ffff:ffff'],
+  // ip6tables-nft's (`-6`), in tables listed after the ip ones
+  ['-6 -A INPUT -p tcp -j REJECT --reject-with icmp6-adm-prohibited'],
+  ['-6 -A INPUT -j REJECT --reject-with icmp6-no-route'],
+  ['-6 -A INPUT -j REJECT --reject-with icmp6-policy-fail'],
+  ['-6 -A INPUT -j REJECT'],
+  ['-6 -A INPUT -p tcp -j REJECT --reject-with tcp-reset'],
 ];
 
 /**
@@ -242,8 +251,20 @@ const IPTABLES_MATCHES: ReadonlyArray<[rule: string, raw?: 'raw']> = [
   ['-A INPUT -m recent --set', 'raw'],
   ['-A INPUT -m addrtype --dst-type LOCAL -j ACCEPT', 'raw'],
   ['-A INPUT -m pkttype --pkt-type broadcast -j DROP', 'raw'],
-  ['-A INPUT -m length --length 100:200 -j DROP', 'raw'],
+  ['-A INPUT -m length --length 100:200 -j DROP'],
   ['-A INPUT -m iprange --src-range 127.0.0.1-127.0.0.5 -j DROP', 'raw'],
+  ['-A INPUT -m length ! --length 100 -j DROP'],
+  ['-A INPUT -m ttl --ttl-lt 64 -j DROP'],
+  ['-A INPUT -m ttl ! --ttl-eq 64 -j DROP'],
+  ['-A INPUT -m dscp --dscp 10 -j DROP'],
+  ['-A INPUT -m dscp ! --dscp-class EF -j DROP'],
+  ['-A INPUT -m mac --mac-source 00:11:22:33:44:55 -j DROP'],
+  ['-A INPUT -m mac ! --mac-source 00:11:22:33:44:55 -j DROP'],
+  // ip6tables-nft's (`-6`), in a table listed after the ip ones
+  ['-6 -A INPUT -m hl --hl-eq 255 -j DROP'],
+  ['-6 -A INPUT -m hl --hl-gt 5 -j DROP'],
+  ['-6 -A INPUT -m dscp --dscp 10 -j DROP'],
+  ['-6 -A INPUT -m length --length 100:200 -j DROP'],
 ];
 
 /** Load iptables-nft rules in a fresh namespace; list them with nft (text, JSON) and synplug (text, JSON; stderr and exit codes). */
@@ -253,7 +274,7 @@ function listIptables(name: string, rules: ReadonlyArray<readonly [string, ...un
   const f = (n: string): string => join(dir, n);
   inNetns(
     [
-      ...rules.map(([r]) => `/usr/sbin/iptables-nft ${r}`),
+      ...rules.map(([r]) => (r.startsWith('-6 ') ? `/usr/sbin/ip6tables-nft ${r.slice(3)}` : `/usr/sbin/iptables-nft ${r}`)),
       `${NFT} list ruleset > ${q(f('nft.txt'))} 2> /dev/null`,
       `${NFT} -j list ruleset > ${q(f('nft.json'))} 2> /dev/null`,
       'set +e',
