@@ -130,7 +130,10 @@ const REJECT_WITH: Readonly<Record<string, { plain: number; reset: number; icmp:
 /** linux/netfilter_ipv4/ipt_ttl.h, linux/netfilter_ipv6/ip6t_hl.h: modes EQ, NE, LT, GT, as libxtables writes them */
 const TTL_MODES = ['', '!= ', 'lt ', 'gt '];
 /** `ip ttl gt 5`, `ip6 hoplimit != 5`: struct ipt_ttl_info / ip6t_hl_info { __u8 mode; __u8 ttl; } */
-const ttlText = (field: string) => (b: Buffer): string | undefined => (TTL_MODES[b[0]] === undefined ? undefined : `${field} ${TTL_MODES[b[0]]}${b[1]}`);
+const ttlText =
+  (field: string) =>
+  (b: Buffer): string | undefined =>
+    TTL_MODES[b[0]] === undefined ? undefined : `${field} ${TTL_MODES[b[0]]}${b[1]}`;
 
 /** linux/netfilter/nf_nat.h: NF_NAT_RANGE_MAP_IPS, _PROTO_SPECIFIED, _PROTO_RANDOM, _PERSISTENT, _PROTO_RANDOM_FULLY */
 const NAT_MAP_IPS = 0x01;
