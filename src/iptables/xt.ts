@@ -143,8 +143,10 @@ const NAT_PERSISTENT = 0x08;
 const NAT_PROTO_RANDOM_FULLY = 0x10;
 
 /**
- * One IPv4 NAT range, from `struct nf_nat_ipv4_multi_range_compat` (rev 0 of
- * SNAT, DNAT, MASQUERADE, REDIRECT) or `struct nf_nat_range2` (rev 2):
+ * One NAT range: IPv4's rev 0 of SNAT, DNAT, MASQUERADE and REDIRECT is a
+ * `struct nf_nat_ipv4_multi_range_compat`; rev 1 (and IPv6's MASQUERADE and
+ * REDIRECT) a `struct nf_nat_range`, rev 2 a `struct nf_nat_range2` (the same
+ * and a base port), whose addresses are IPv4's first 4 bytes, IPv6's 16:
  * ```c
  * struct nf_nat_ipv4_multi_range_compat { unsigned int rangesize; struct nf_nat_ipv4_range range[1]; };
  * struct nf_nat_ipv4_range { unsigned int flags; __be32 min_ip, max_ip; union nf_conntrack_man_proto min, max; }; // ports __be16
@@ -152,22 +154,30 @@ const NAT_PROTO_RANDOM_FULLY = 0x10;
  *                        union nf_conntrack_man_proto min_proto, max_proto, base_proto; };
  * ```
  */
-function natRange(b: Buffer, rev: number): { flags: number; minIp: Buffer; maxIp: Buffer; minPort: number; maxPort: number } | undefined {
-  if (rev === 0) {
+function natRange(b: Buffer, rev: number, family: string): { flags: number; minIp: Buffer; maxIp: Buffer; minPort: number; maxPort: number } | undefined {
+  if (rev === 0 && family === 'ip') {
     if (readU32(b, 0) !== 1) return undefined;
     return { flags: readU32(b, 4), minIp: b.subarray(8, 12), maxIp: b.subarray(12, 16), minPort: b.readUInt16BE(16), maxPort: b.readUInt16BE(18) };
   }
-  return { flags: readU32(b, 0), minIp: b.subarray(4, 8), maxIp: b.subarray(20, 24), minPort: b.readUInt16BE(36), maxPort: b.readUInt16BE(38) };
+  if (b.length < 40) return undefined;
+  const n = family === 'ip6' ? 16 : 4;
+  return { flags: readU32(b, 0), minIp: b.subarray(4, 4 + n), maxIp: b.subarray(20, 20 + n), minPort: b.readUInt16BE(36), maxPort: b.readUInt16BE(38) };
 }
 
-/** `to 1.2.3.4-1.2.3.5:80-90 random,persistent` of SNAT/DNAT, `to :80-90 random` of MASQUERADE/REDIRECT (`addresses` false). */
-function natText(verb: string, b: Buffer, rev: number, addresses: boolean): string | undefined {
-  const r = natRange(b, rev);
+/**
+ * `to 1.2.3.4-1.2.3.5:80-90 random,persistent` of SNAT/DNAT, `to :80-90 random` of MASQUERADE/REDIRECT (`addresses` false);
+ * an IPv6 address in brackets before a port (`to [fd00::2]:8080`; a range of them and a port not reproduced).
+ */
+function natText(verb: string, b: Buffer, rev: number, ctx: XtContext, addresses: boolean): string | undefined {
+  const r = natRange(b, rev, ctx.family);
   if (!r) return undefined;
   const known = NAT_MAP_IPS | NAT_PROTO_SPECIFIED | NAT_PROTO_RANDOM | NAT_PERSISTENT | NAT_PROTO_RANDOM_FULLY;
   if (r.flags & ~known || (!addresses && r.flags & NAT_MAP_IPS)) return undefined;
+  const v6 = ctx.family === 'ip6';
+  const bracket = v6 && r.flags & NAT_PROTO_SPECIFIED;
+  if (bracket && !r.maxIp.equals(r.minIp)) return undefined;
   let to = '';
-  if (r.flags & NAT_MAP_IPS) to += addressText(r.minIp) + (r.maxIp.equals(r.minIp) ? '' : `-${addressText(r.maxIp)}`);
+  if (r.flags & NAT_MAP_IPS) to += bracket ? `[${addressText(r.minIp)}]` : addressText(r.minIp) + (r.maxIp.equals(r.minIp) ? '' : `-${addressText(r.maxIp)}`);
   if (r.flags & NAT_PROTO_SPECIFIED) to += `:${r.minPort}${r.maxPort === r.minPort ? '' : `-${r.maxPort}`}`;
   if (addresses && !(r.flags & NAT_MAP_IPS)) return undefined;
   const words = [
@@ -259,10 +269,10 @@ const TARGETS: Readonly<Record<string, Translation>> = {
       return `meta priority set ${p === 0xffffffff ? 'root' : p === 0 ? 'none' : `${(p >>> 16).toString(16)}:${(p & 0xffff).toString(16)}`}`;
     },
   },
-  SNAT: { revs: [0, 2], size: 20, families: ['ip'], text: (b, rev) => (rev === 2 && b.length < 42 ? undefined : natText('snat', b, rev, true)) },
-  DNAT: { revs: [0, 2], size: 20, families: ['ip'], text: (b, rev) => (rev === 2 && b.length < 42 ? undefined : natText('dnat', b, rev, true)) },
-  MASQUERADE: { revs: [0], size: 20, families: ['ip'], text: (b, rev) => natText('masquerade', b, rev, false) },
-  REDIRECT: { revs: [0], size: 20, families: ['ip'], text: (b, rev) => natText('redirect', b, rev, false) },
+  SNAT: { revs: [0, 1, 2], size: 20, families: ['ip', 'ip6'], text: (b, rev, ctx) => natText('snat', b, rev, ctx, true) },
+  DNAT: { revs: [0, 1, 2], size: 20, families: ['ip', 'ip6'], text: (b, rev, ctx) => natText('dnat', b, rev, ctx, true) },
+  MASQUERADE: { revs: [0], size: 20, families: ['ip', 'ip6'], text: (b, rev, ctx) => natText('masquerade', b, rev, ctx, false) },
+  REDIRECT: { revs: [0], size: 20, families: ['ip', 'ip6'], text: (b, rev, ctx) => natText('redirect', b, rev, ctx, false) },
   // struct xt_ct_target_info(_v1) { __u16 flags; __u16 zone; __u32 ct_events; __u32 exp_events; char helper[16]; ... };
   // only `--notrack` (XT_CT_NOTRACK, maybe XT_CT_NOTRACK_ALIAS, nothing else set; nft: `notrack`);
   // other CT targets nft lists as `xt target CT`
@@ -322,6 +332,18 @@ const PORT_PROTOCOLS: ReadonlySet<string> = new Set(['tcp', 'udp', 'udplite', 's
 /** The matches whose translation synplug reproduces, by name. */
 const MATCHES: Readonly<Record<string, Translation>> = {
   ttl: { revs: [0], size: 2, families: ['ip'], text: ttlText('ip ttl') },
+  // struct xt_owner_match_info { __u32 uid_min, uid_max; __u32 gid_min, gid_max; __u8 match, invert; }:
+  // a uid or a gid alone (XT_OWNER_UID 1, XT_OWNER_GID 2), as nft 1.0.6 lists it (`skuid 0`, unqualified)
+  owner: {
+    revs: [1],
+    size: 18,
+    text(b) {
+      const [match, invert] = [b[16], b[17]];
+      if ((match !== 1 && match !== 2) || (invert !== 0 && invert !== match)) return undefined;
+      const [min, max] = [readU32(b, match === 1 ? 0 : 8), readU32(b, match === 1 ? 4 : 12)];
+      return `${match === 1 ? 'skuid' : 'skgid'} ${invert ? '!= ' : ''}${min}${max === min ? '' : `-${max}`}`;
+    },
+  },
   hl: { revs: [0], size: 2, families: ['ip6'], text: ttlText('ip6 hoplimit') },
   // struct xt_length_info { __u16 min, max; __u8 invert; }
   length: {
