@@ -198,6 +198,29 @@ const XT_CONNMARK_SET = 0;
 const XT_CONNMARK_SAVE = 1;
 const XT_CONNMARK_RESTORE = 2;
 
+/** linux/netfilter_bridge/ebt_mark_t.h: the mark operation in the high bits of `target`, the verdict in its EBT_VERDICT_BITS */
+const EBT_MARK_OPS: ReadonlyMap<number, string> = new Map([
+  [0xfffffff0, ''],
+  [0xffffffe0, 'meta mark or '],
+  [0xffffffd0, 'meta mark and '],
+  [0xffffffc0, 'meta mark xor '],
+]);
+const EBT_VERDICT_BITS = 0xf;
+/** linux/netfilter_bridge/ebtables.h: EBT_ACCEPT -1, EBT_DROP -2, EBT_CONTINUE -3, EBT_RETURN -4 (index -v - 1) */
+const EBT_VERDICTS = ['accept', 'drop', 'continue', 'return'];
+/** nft's names of the packet types (linux/if_packet.h PACKET_HOST, _BROADCAST, _MULTICAST, _OTHERHOST) */
+const PKTTYPES = ['host', 'broadcast', 'multicast', 'other'];
+/** linux/netfilter_bridge/ebt_vlan.h: bitmask and invflags bits EBT_VLAN_ID, EBT_VLAN_PRIO, EBT_VLAN_ENCAP */
+const EBT_VLAN_ID = 0x01;
+const EBT_VLAN_PRIO = 0x02;
+const EBT_VLAN_ENCAP = 0x04;
+/** linux/netfilter_bridge/ebt_nflog.h: EBT_NFLOG_COPY_LEN (`--nflog-range`), EBT_NFLOG_DEFAULT_THRESHOLD */
+const EBT_NFLOG_COPY_LEN = 0x1;
+const EBT_NFLOG_DEFAULT_THRESHOLD = 1;
+
+/** ebtables' targets nft 1.0.6 calls watchers (`{"xt": {"type": "watcher", ...}}` in `nft -j`) */
+export const EBT_WATCHERS: ReadonlySet<string> = new Set(['log', 'nflog']);
+
 /** The targets whose translation synplug reproduces, by name. */
 const TARGETS: Readonly<Record<string, Translation>> = {
   // struct xt_mark_tginfo2 { __u32 mark, mask; };
@@ -258,6 +281,42 @@ const TARGETS: Readonly<Record<string, Translation>> = {
       if (w === r.plain) return 'reject';
       if (w === r.reset) return 'reject with tcp reset';
       return r.names[w] !== undefined ? `reject with ${r.icmp} type ${r.names[w]}` : undefined;
+    },
+  },
+  // ebtables': struct ebt_mark_t_info { unsigned long mark; int target; } (a 64-bit long here):
+  // `meta mark set 0x5 accept`, `meta mark set meta mark or 0x5 continue`
+  mark: {
+    revs: [0],
+    size: 12,
+    families: ['bridge'],
+    text(b) {
+      const target = readU32(b, 8);
+      const op = EBT_MARK_OPS.get((target & ~EBT_VERDICT_BITS) >>> 0);
+      const verdict = EBT_VERDICTS[-(target | ~EBT_VERDICT_BITS) - 1];
+      const mark = LE ? b.readBigUInt64LE(0) : b.readBigUInt64BE(0);
+      return op === undefined || verdict === undefined ? undefined : `meta mark set ${op}0x${mark.toString(16)} ${verdict}`;
+    },
+  },
+  // ebtables': struct ebt_nflog_info { __u32 len; __u16 group, threshold, flags, pad; char prefix[64]; }
+  nflog: {
+    revs: [0],
+    size: 76,
+    families: ['bridge'],
+    text(b) {
+      const [len, group, threshold, flags] = [readU32(b, 0), readU16(b, 4), readU16(b, 6), readU16(b, 8)];
+      // a length without EBT_NFLOG_COPY_LEN: nft 1.0.6 lists a snaplen the kernel does not apply; raw
+      if (flags & ~EBT_NFLOG_COPY_LEN || (len !== 0 && !(flags & EBT_NFLOG_COPY_LEN))) return undefined;
+      const nul = b.indexOf(0, 12);
+      const prefix = b.subarray(12, nul < 0 || nul > 76 ? 76 : nul).toString('utf8');
+      return [
+        'log',
+        prefix ? `prefix "${prefix}"` : '',
+        `group ${group}`,
+        flags & EBT_NFLOG_COPY_LEN ? `snaplen ${len}` : '',
+        threshold !== EBT_NFLOG_DEFAULT_THRESHOLD ? `queue-threshold ${threshold}` : '',
+      ]
+        .filter(Boolean)
+        .join(' ');
     },
   },
   // struct xt_classify_target_info { __u32 priority; }: `meta priority set 1:10` (hex), `root`, `none`
@@ -332,6 +391,31 @@ const PORT_PROTOCOLS: ReadonlySet<string> = new Set(['tcp', 'udp', 'udplite', 's
 /** The matches whose translation synplug reproduces, by name. */
 const MATCHES: Readonly<Record<string, Translation>> = {
   ttl: { revs: [0], size: 2, families: ['ip'], text: ttlText('ip ttl') },
+  // ebtables': struct ebt_pkttype_info { __u8 pkt_type; __u8 invert; }
+  pkttype: {
+    revs: [0],
+    size: 2,
+    families: ['bridge'],
+    text: (b) => (PKTTYPES[b[0]] === undefined || b[1] > 1 ? undefined : `meta pkttype ${b[1] ? '!= ' : ''}${PKTTYPES[b[0]]}`),
+  },
+  // ebtables': struct ebt_vlan_info { __u16 id; __u8 prio; __be16 encap; __u8 bitmask, invflags; }
+  vlan: {
+    revs: [0],
+    size: 8,
+    families: ['bridge'],
+    text(b) {
+      const [bits, inv] = [b[6], b[7]];
+      if (!bits || bits & ~(EBT_VLAN_ID | EBT_VLAN_PRIO | EBT_VLAN_ENCAP) || inv & ~bits) return undefined;
+      const part = (bit: number, what: string, v: string): string => (bits & bit ? `vlan ${what} ${inv & bit ? '!= ' : ''}${v}` : '');
+      return [
+        part(EBT_VLAN_ID, 'id', String(readU16(b, 0))),
+        part(EBT_VLAN_PRIO, 'pcp', String(b[2])),
+        part(EBT_VLAN_ENCAP, 'type', `0x${b.readUInt16BE(4).toString(16).padStart(4, '0')}`),
+      ]
+        .filter(Boolean)
+        .join(' ');
+    },
+  },
   // struct xt_owner_match_info { __u32 uid_min, uid_max; __u32 gid_min, gid_max; __u8 match, invert; }:
   // a uid or a gid alone (XT_OWNER_UID 1, XT_OWNER_GID 2), as nft 1.0.6 lists it (`skuid 0`, unqualified)
   owner: {

@@ -12,7 +12,7 @@
  * The oracle is `/usr/sbin/nft` by absolute path (node_modules/.bin has an
  * unrelated `nft`).
  */
-import test from 'ava';
+import test, { type ExecutionContext } from 'ava';
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -367,18 +367,46 @@ test.serial(
   },
 );
 
-test.serial("ip6tables-nft's xt matches and targets print as nft translates them, text and JSON, exit 0", (t) => {
-  const { f } = listIptables('xt-ip6', IP6TABLES_XT, 'ip6tables-nft');
+/** ebtables-nft's rules with xt matches, targets and watchers nft 1.0.6 translates. */
+const EBTABLES_XT: ReadonlyArray<[rule: string]> = [
+  ['-A INPUT -j mark --mark-set 0x5'],
+  ['-A INPUT -j mark --mark-or 0x5'],
+  ['-A INPUT -j mark --mark-and 0x5 --mark-target DROP'],
+  ['-A INPUT -j mark --mark-xor 0x5 --mark-target RETURN'],
+  ['-A INPUT -j mark --mark-set 0x123456789 --mark-target CONTINUE'],
+  ['-A INPUT --pkttype-type host -j ACCEPT'],
+  ['-A INPUT --pkttype-type ! multicast -j ACCEPT'],
+  ['-A INPUT --pkttype-type otherhost -j ACCEPT'],
+  ['-A INPUT -p 802_1Q --vlan-id 5 -j ACCEPT'],
+  ['-A INPUT -p 802_1Q --vlan-id ! 5 -j ACCEPT'],
+  ['-A INPUT -p 802_1Q --vlan-prio 3 -j ACCEPT'],
+  ['-A INPUT -p 802_1Q --vlan-encap IPv4 -j ACCEPT'],
+  ['-A INPUT -j nflog --nflog-group 3 --nflog-prefix "ab c"'],
+  ['-A INPUT -j nflog --nflog-threshold 5'],
+];
+
+for (const [tool, rows] of [
+  ['ip6tables-nft', IP6TABLES_XT],
+  ['ebtables-nft', EBTABLES_XT],
+] as const) {
+  test.serial(`${tool}'s xt matches and targets print as nft translates them, text and JSON, exit 0`, (t) => {
+    checkXtExact(t, tool, rows);
+  });
+}
+
+/** Every rule of `rows`, loaded by `tool`, listed by synplug as by nft (text and JSON), exit 0. */
+function checkXtExact(t: ExecutionContext, tool: string, rows: ReadonlyArray<[string]>): void {
+  const { f } = listIptables(`xt-${tool}`, rows, tool);
   const rules = (p: string): string[] =>
     readFileSync(f(p), 'utf8')
       .split('\n')
       .filter((l) => /counter packets/.test(l));
-  t.is(rules('nft.txt').length, IP6TABLES_XT.length, 'every rule loaded');
+  t.is(rules('nft.txt').length, rows.length, 'every rule loaded');
   t.deepEqual(rules('ours.txt'), rules('nft.txt'));
   t.deepEqual(readFileSync(f('ours.rc'), 'utf8').split('\n').filter(Boolean), ['0', '0']);
   const json = (p: string): unknown[] => JSON.parse(readFileSync(f(p), 'utf8')).nftables.filter((x: { rule?: unknown }) => x.rule);
   t.deepEqual(json('ours.json'), json('nft.json'));
-});
+}
 
 /**
  * Where nft 1.0.6's own listing does not read back to the same ruleset, synplug's must:
