@@ -220,8 +220,8 @@ function fieldOf(src: Src, ctx: Ctx): Field | undefined {
     if (src.base === 'network' && ctx.l3) return undefined;
     if (src.base === 'transport' && (ctx.l4 || ctx.l4Other)) return undefined;
     const b = RAW_BASE[src.base] ?? src.base;
-    // longer raw loads: how nft writes their values is not known here, so they print raw
-    if (src.len > 4) return undefined;
+    // longer raw loads: a number past 2^48 would not be exact in JSON; they print raw
+    if (src.len > 6) return undefined;
     return { text: `@${b},${src.offset * 8},${src.len * 8}`, json: { payload: { base: b, offset: src.offset * 8, len: src.len * 8 } }, type: 'rawint' };
   }
   return undefined;
@@ -816,10 +816,10 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
   function rangeStatement(src: Src, from: string, to: string): Slot | undefined {
     if (src.k === 'imm' || src.k === 'masked' || src.k === 'map') return undefined;
     const f = fieldOf(src, ctx);
-    if (!f || f.fullLen !== undefined || f.type === 'hex' || f.type === 'rawint') return undefined;
+    if (!f || f.fullLen !== undefined || f.type === 'hex') return undefined;
     const lo = valueText(from, f.type, pctx.ifname);
     const hi = valueText(to, f.type, pctx.ifname);
-    if ((lo.text.startsWith('0x') || hi.text.startsWith('0x')) && f.type !== 'mark' && f.type !== 'mark_be') return undefined;
+    if ((lo.text.startsWith('0x') || hi.text.startsWith('0x')) && f.type !== 'mark' && f.type !== 'mark_be' && f.type !== 'rawint') return undefined;
     // a range of tcp flags: numbers in nft's text (`tcp flags 0x40-0x80`), names in its JSON; of ct flags: raw
     if (FLAG_TYPES.has(f.type) && f.type !== 'tcpflags') return undefined;
     const text = f.type === 'tcpflags' ? `0x${Buffer.from(from, 'hex')[0].toString(16)}-0x${Buffer.from(to, 'hex')[0].toString(16)}` : `${lo.text}-${hi.text}`;

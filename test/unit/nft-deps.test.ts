@@ -85,7 +85,7 @@ for (const [family, rule, debug, text, json] of rows) {
 }
 
 test('the capture holds the reproducers of every dependency class', (t) => {
-  t.true(rows.length >= 30);
+  t.true(rows.length >= 43);
   // the listings that exit 0 must be nft's: at least these are printed in full
   const exact = rows.filter(
     ([family, , debug, text]) =>
@@ -93,7 +93,7 @@ test('the capture holds the reproducers of every dependency class', (t) => {
         .map((s) => s.text)
         .join(' ') === text,
   );
-  t.true(exact.length >= 28, `${exact.length}`);
+  t.true(exact.length >= 38, `${exact.length}`);
 });
 
 test('bridge and netdev: a network load after `meta protocol 8021q` prints raw (nft 1.0.6 takes the vlan header for the network one and aborts listing it)', (t) => {
