@@ -1032,6 +1032,8 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
       if (slot.depBase === 1) {
         c.l2 = 'vlan';
         slot.setsL2 = 'vlan';
+        // there any later link-layer field leaves it out (`ether type 8021q ether type ip` lists as `ether type ip`)
+        if (ownL3) slot.droppedBy = (x) => HEADERS[matchLeft(x)?.payload?.protocol ?? '']?.base === 'link';
       } else if (isMetaProto && names && (data === '8100' || data === '88a8')) {
         // nft 1.0.6 takes the vlan header for the network one here, and aborts on a network load after it: raw
         c.l3 = NH_VLAN;
