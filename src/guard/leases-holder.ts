@@ -208,11 +208,27 @@ export async function holdThroughHolder(cfg: QueueHolderConfig, prepared?: Socke
   throw new SynplugError(`cannot hold netfilter queue ${cfg.queueNum}: ${lastError}`, /is bound by/.test(lastError) ? 'foreign-state' : 'failure');
 }
 
+/** What starts a holder instead of a process of its own ({@link setQueueHolderStarter}): `{}` once it is ready, `error` otherwise. */
+export type QueueHolderStarter = (cfg: QueueHolderConfig) => Promise<{ error?: string }>;
+
+let starter: QueueHolderStarter | undefined;
+
+/**
+ * Start every later holder of this process with `s` instead of a process of
+ * its own (undefined: processes again). Internal, for tests: the fault
+ * campaign (test/unit/guard-faults-kernel.test.ts) runs the holder's own
+ * logic ({@link runQueueHolder}) in its process, on its kernel double.
+ */
+export function setQueueHolderStarter(s: QueueHolderStarter | undefined): void {
+  starter = s;
+}
+
 /**
  * Start a holder process and wait for its first line: `ready`, or an error.
  * @returns `{}` when it is ready; `error` otherwise
  */
 function startHolder(cfg: QueueHolderConfig): Promise<{ error?: string }> {
+  if (starter) return starter(cfg);
   const ns = defaultNetns();
   const child = spawn(process.execPath, [...process.execArgv, watchdogEntryPath(), QUEUE_HOLDER_ARG], {
     env: { ...process.env, [QUEUE_HOLDER_ENV]: JSON.stringify(cfg), ...(ns !== undefined && { [NETNS_ENV]: ns }) },
@@ -251,9 +267,9 @@ export interface QueueHolderIo {
  * The holder process's work (the watchdog's entry point runs it with
  * {@link QUEUE_HOLDER_ARG}): bind, listen, say `ready`, serve, release when
  * no live lease is left (or when asked), then exit once every answer is out.
+ * @param cfg what it holds (default: from {@link QUEUE_HOLDER_ENV}, as its starter passes it)
  */
-export async function runQueueHolder(io: QueueHolderIo): Promise<void> {
-  const cfg = JSON.parse(process.env[QUEUE_HOLDER_ENV] ?? '{}') as QueueHolderConfig;
+export async function runQueueHolder(io: QueueHolderIo, cfg: QueueHolderConfig = JSON.parse(process.env[QUEUE_HOLDER_ENV] ?? '{}')): Promise<void> {
   const path = holderSocketPath(cfg.stateDir, cfg.queueNum);
   const store = new StateStore(cfg.stateDir);
   const server: Server = createServer();
@@ -284,8 +300,15 @@ export async function runQueueHolder(io: QueueHolderIo): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
   let replies = 0;
   /** Exit once released and every answer is written. */
+  /** the connections open now: closed at the exit (as a process's exit closes them, also where the exit does not end a process) */
+  const open = new Set<Socket>();
   const exitWhenDone = () => {
-    if (releasing && replies === 0) void releasing.then(() => replies === 0 && io.exit(0));
+    if (releasing && replies === 0)
+      void releasing.then(() => {
+        if (replies !== 0) return;
+        for (const sock of open) sock.destroy();
+        io.exit(0);
+      });
   };
 
   /** Release (once: later callers get the same outcome), stop listening. */
@@ -366,6 +389,7 @@ export async function runQueueHolder(io: QueueHolderIo): Promise<void> {
     }
     sock.on('error', () => {});
     connections++;
+    open.add(sock);
     let holding = false;
     const answer = (o: Record<string, unknown>, last = false) => {
       replies++;
@@ -407,6 +431,7 @@ export async function runQueueHolder(io: QueueHolderIo): Promise<void> {
       }
     });
     sock.once('close', () => {
+      open.delete(sock);
       connections--;
       if (connections === 0) idleSince = Date.now();
       void judge(holding ? peer.pid : holder ? undefined : -1);

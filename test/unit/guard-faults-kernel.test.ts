@@ -4,16 +4,22 @@
  * in-memory model of links, addresses, qdiscs, filters and nf_tables, with
  * the plugs' own buffering state) refuses the k-th request, for every k of a
  * clean run of the command and one past it, through setup, plug, release,
- * protect and teardown of each plug hold (the local hold on lo, the inbound
- * hold of a device), and through setup and teardown of the queue hold. The watchdog runs its own logic in this process
- * (test/helpers/watchdog-in-process.ts), on the same kernel, so its requests
- * are counted and refused too. After each run, once every watchdog ended:
+ * protect and teardown of every hold: the local hold on lo, the inbound
+ * hold of a device, and the queue hold. The watchdog and the queue's holder
+ * run their own logic in this process (test/helpers/watchdog-in-process.ts,
+ * test/helpers/holder-in-process.ts), on the same kernel, so their requests
+ * are counted and refused too; the holder's unix socket is real. The double
+ * has no traffic of its own: one SYN arrives at the queue as it is bound,
+ * so that each queue hold has a SYN to release by a verdict. After each run,
+ * once every watchdog and holder ended:
  *
  * - whatever was thrown is a categorised SynplugError (never a TypeError);
  * - nothing is half-applied: a setup that failed left the kernel as it found
  *   it (its steps were undone) and wrote no record; no plug buffers in the
  *   kernel unless plug.json says buffering (so the next command's stale-plug
- *   recovery finds it); marking is left armed only when the refused request
+ *   recovery finds it); no queue is left bound and no SYN left queued once
+ *   no lease lives, and a run without a fault let every SYN go by a verdict;
+ *   marking is left armed only when the refused request
  *   was the disarm itself (its element then times out in the kernel);
  * - the records agree with the kernel: with no setup record, nothing of
  *   synplug's is in the kernel; with one, `check` finds every piece (a
@@ -24,9 +30,7 @@
  *   live; `check` is ok (or absent after a setup that failed, or a teardown),
  *   and a teardown after a failed one leaves nothing of synplug's.
  *
- * The queue hold's plug, release and protect are not here: its holder is a
- * process of its own (src/guard/leases-holder.ts) that this double does not
- * reach; their kills at each request are test/live/guard-kill-steps.test.ts's.
+ * The kills at each request are test/live/guard-kill-steps.test.ts's.
  */
 import test, { type ExecutionContext } from 'ava';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -38,6 +42,7 @@ import { liveLeases } from '../../src/guard/leases.js';
 import { SynplugError } from '../../src/netlink/errors.js';
 import { FakeKernel } from '../helpers/fake-kernel.js';
 import { InProcessWatchdogs } from '../helpers/watchdog-in-process.js';
+import { InProcessHolders } from '../helpers/holder-in-process.js';
 
 /** nf_tables' NFT_MSG_DELSETELEM in subsystem NFNL_SUBSYS_NFTABLES (10 << 8 | 14): the disarm's batch carries it. */
 const DELSETELEM = (10 << 8) | 14;
@@ -54,32 +59,32 @@ const PLUG_COMMANDS: Partial<Record<Command, Step[]>> = {
   teardown: ['setup', 'plug-long'],
 };
 
-/**
- * The holds: the options setup takes, and the commands. The queue hold's
- * plug, release and protect go through its holder, a process of its own
- * (src/guard/leases-holder.ts) that binds the queue on a socket of its own:
- * out of this double's reach, they are not here.
- */
+/** The holds: the options setup takes, and the commands. */
 const HOLDS = {
   local: { setup: { via: 'plug' as const }, commands: PLUG_COMMANDS },
   inbound: { setup: { inbound: { dev: 'sp-flt0', ports: [8080] } }, commands: PLUG_COMMANDS },
-  queue: { setup: { via: 'queue' as const, addr: '169.254.46.1' }, commands: { setup: [], teardown: ['setup'] } as Partial<Record<Command, Step[]>> },
+  queue: { setup: { via: 'queue' as const, addr: '169.254.46.1' }, commands: PLUG_COMMANDS },
 };
 type HoldName = keyof typeof HOLDS;
 
-/** One world: a kernel, watchdogs in this process, a state directory. */
+/** One world: a kernel, watchdogs and queue holders in this process, a state directory. */
 class World {
   readonly kernel = new FakeKernel();
   readonly watchdogs = new InProcessWatchdogs();
+  readonly holders = new InProcessHolders();
   readonly dir = mkdtempSync(join(tmpdir(), 'synplug-kfaults-'));
   readonly stateDir = join(this.dir, 'state');
   private readonly undo: Array<() => void>;
 
   constructor(readonly hold: HoldName) {
-    this.undo = [this.kernel.install(), this.watchdogs.install()];
+    this.undo = [this.kernel.install(), this.watchdogs.install(), this.holders.install()];
+    this.kernel.synsPerBind = 1;
   }
 
-  close(): void {
+  async close(): Promise<void> {
+    this.watchdogs.terminate();
+    this.holders.terminate();
+    await this.settle();
     for (const u of this.undo) u();
     rmSync(this.dir, { recursive: true, force: true });
   }
@@ -111,8 +116,13 @@ class World {
       }
     } finally {
       if (s === 'release' || s === 'teardown') this.watchdogs.terminate();
-      if (s !== 'plug-long') await this.watchdogs.settle();
+      if (s !== 'plug-long') await this.settle();
     }
+  }
+
+  /** Wait until every watchdog and holder ended. @returns whether they all did */
+  async settle(): Promise<boolean> {
+    return (await this.watchdogs.settle()) && (await this.holders.settle());
   }
 
   /** Synplug's objects in the kernel: an `ip synplug` table, lo's prio root, an IFB, a filter on the inbound device, the local address. */
@@ -124,6 +134,7 @@ class World {
       ...st.links.filter((l) => l.name.startsWith('spifb')).map((l) => `link ${l.name}`),
       ...st.filters.map((f) => `filter ${f.kind} on ${f.ifindex}`),
       ...st.addrs.filter((a) => a.index === 1 && a.prefixlen === 32).map(() => 'address on lo'),
+      ...st.queues.map((q) => `queue ${q.num} bound`),
     ];
   }
 }
@@ -148,7 +159,7 @@ async function cleanCount(t: ExecutionContext, hold: HoldName, command: Command)
     t.is(r.error, undefined, `${hold} ${command}: a clean run succeeds`);
     return w.kernel.requests - before;
   } finally {
-    w.close();
+    await w.close();
   }
 }
 
@@ -165,18 +176,26 @@ async function campaign(t: ExecutionContext, hold: HoldName, command: Command): 
       w.kernel.failAt = w.kernel.requests + k;
       const { error } = await attempt(w, command);
       const what = `${hold} ${command}, request ${k} of ${n} refused (${w.kernel.failed ?? 'none: past the end'})`;
-      t.true(await w.watchdogs.settle(), `${what}: every watchdog ended`);
+      t.true(await w.settle(), `${what}: every watchdog and queue holder ended`);
       w.kernel.failAt = 0; // one fault only: what judges and recovers is not refused
       if (error !== undefined) {
         threw++;
         t.true(error instanceof SynplugError, `${what}: a categorised error, not ${String(error)}`);
       }
       if (k > n) t.is(error, undefined, `${what}: no fault, no error`);
+      if (process.env.QF10_DEBUG) t.log(what, '->', error === undefined ? 'ok' : `${(error as SynplugError).category}: ${(error as Error).message}`, '| holder said:', w.holders.said.join(' / '), '| verdicts', JSON.stringify(w.kernel.verdicts));
 
       // Nothing half-applied; the records agree with the kernel.
       const plugRecord = w.store.readPlug();
       for (const p of w.kernel.plugs().filter((x) => x.buffering))
         t.is(plugRecord?.state, 'buffering', `${what}: the plug on ${p.dev} buffers, and plug.json says so (for the next command's recovery)`);
+      for (const q of w.kernel.state.queues)
+        t.is(plugRecord?.state, 'buffering', `${what}: queue ${q.num} is bound, and plug.json says buffering (for the next command's recovery)`);
+      if (liveLeases(w.store).length === 0) {
+        t.deepEqual(w.kernel.state.queues, [], `${what}: no lease lives, no queue is left bound`);
+        t.is(w.kernel.queuedPackets(), 0, `${what}: and no SYN is left queued`);
+      }
+      if (k > n) t.is(w.kernel.verdicts.droppedUnanswered, 0, `${what}: every SYN held was let go by a verdict`);
       if (w.kernel.setElements().length > 0)
         t.true(w.kernel.failed?.split(/[:,]/).includes(String(DELSETELEM)), `${what}: marking is left armed only when the disarm itself was refused`);
       const setupRecord = w.store.readSetup();
@@ -202,8 +221,9 @@ async function campaign(t: ExecutionContext, hold: HoldName, command: Command): 
         t.deepEqual(w.synplugObjects(), [], `${what}: a teardown leaves nothing of synplug's`);
         t.is((await guard.check({ stateDir: w.stateDir })).state, 'absent', what);
       } else t.is((await guard.check({ stateDir: w.stateDir })).state, 'ok', `${what}: check ok`);
+      t.deepEqual(w.kernel.state.queues, [], `${what}: after the next command, no queue is bound`);
     } finally {
-      w.close();
+      await w.close();
     }
   }
   t.log(
