@@ -44,6 +44,7 @@ import { SynplugError } from '../netlink/errors.js';
 import { libc } from '../netlink/libc.js';
 import { defaultNetns, NETNS_ENV } from '../netlink/netns.js';
 import { listBoundQueues, NfqueueHolder } from '../netlink/nfqueue.js';
+import { logHolderFailure } from './holder-log.js';
 import { dropLease, recordedLeases, leaseLive, type LeaseKernel } from './leases.js';
 import { StateStore } from './state.js';
 import { watchdogEntryPath } from './watchdog.js';
@@ -72,10 +73,15 @@ export interface QueueHolderConfig {
   dev: string;
 }
 
-/** What a `release` request answers: SYNs let go by the verdict, and dropped while held (over maxlen, buffer full). */
+/**
+ * What a `release` request answers: SYNs let go by the verdict, and dropped (while held: over maxlen, buffer
+ * full; or at the unbind, when the verdict was refused twice: `failure` then says why).
+ */
 export interface HolderRelease {
   released: number;
   dropped: number;
+  /** the verdict failed (its retry too): the SYNs held were dropped by the unbind (clients retransmit); in the holder log too */
+  failure?: string;
 }
 
 /** The holder's unix socket for a queue, in the state directory. */
@@ -152,7 +158,7 @@ export async function releaseThroughHolder(stateDir: string, queueNum: number): 
     s.write(`${JSON.stringify({ op: 'release' })}\n`);
     const r = await readLine(s, 10_000);
     if (r?.ok !== true) return undefined;
-    return { released: Number(r.released) || 0, dropped: Number(r.dropped) || 0 };
+    return { released: Number(r.released) || 0, dropped: Number(r.dropped) || 0, ...(typeof r.failure === 'string' && { failure: r.failure }) };
   } finally {
     s.destroy();
   }
@@ -270,6 +276,12 @@ export interface QueueHolderIo {
  * @param cfg what it holds (default: from {@link QUEUE_HOLDER_ENV}, as its starter passes it)
  */
 export async function runQueueHolder(io: QueueHolderIo, cfg: QueueHolderConfig = JSON.parse(process.env[QUEUE_HOLDER_ENV] ?? '{}')): Promise<void> {
+  // What goes wrong is said (stderr: nobody reads it, the process is detached) and kept in the holder log, for `status`.
+  const say = (line: string): void => {
+    io.say(line);
+    const unlogged = logHolderFailure(cfg.stateDir, { queueNum: cfg.queueNum, pid: process.pid, message: line });
+    if (unlogged !== undefined) io.say(`the holder log was not written: ${unlogged}`);
+  };
   const path = holderSocketPath(cfg.stateDir, cfg.queueNum);
   const store = new StateStore(cfg.stateDir);
   const server: Server = createServer();
@@ -324,16 +336,27 @@ export async function runQueueHolder(io: QueueHolderIo, cfg: QueueHolderConfig =
       await binding; // a bind under way ends first (bound: released below)
       if (!holder) return { released: 0, dropped: 0 };
       let released = 0;
-      try {
-        released = await holder.release();
-      } catch (e) {
-        io.say(`queue ${cfg.queueNum}: the release verdict failed: ${(e as Error).message}; closing the socket lets the kernel drop what is held`);
+      let failure: string | undefined;
+      // The verdict once more when the kernel refused it (a transient refusal, ENOMEM): what it holds is dropped otherwise.
+      for (let attempt = 0; attempt < 2; attempt++) {
+        try {
+          released = await holder.release();
+          failure = undefined;
+          break;
+        } catch (e) {
+          failure = e instanceof Error ? e.message : String(e);
+        }
       }
       const portId = holder.portId;
       const e = listBoundQueues(defaultNetns()).find((x) => x.queue === cfg.queueNum && x.portId === portId);
-      const dropped = e ? e.queueDropped + e.userDropped : 0;
+      // Refused twice: the unbind drops what the socket saw held.
+      const dropped = (e ? e.queueDropped + e.userDropped : 0) + (failure === undefined ? 0 : holder.held);
+      if (failure !== undefined)
+        say(
+          `queue ${cfg.queueNum}: the release verdict failed twice (${failure}): the unbind dropped the ${holder.held} SYN(s) held; their clients connect when they retransmit (1 s or more)`,
+        );
       await holder.close().catch(() => {});
-      return { released, dropped };
+      return { released, dropped, ...(failure !== undefined && { failure }) };
     })());
   const kernel: LeaseKernel = { arm: async () => {}, disarm: async () => {}, release: async () => void (await releaseAll()) };
 
@@ -361,7 +384,7 @@ export async function runQueueHolder(io: QueueHolderIo, cfg: QueueHolderConfig =
       }
     } catch (e) {
       // The bookkeeping failed (a damaged file, the lock): holding nothing is the safe side.
-      io.say(`${(e as Error).message}; releasing queue ${cfg.queueNum}`);
+      say(`${(e as Error).message}; releasing queue ${cfg.queueNum}`);
       await releaseAll();
     }
     if (releasing) return exitWhenDone();

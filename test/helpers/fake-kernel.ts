@@ -35,7 +35,6 @@ import { setKernelDouble, type ConnectionOptions } from '../../src/netlink/conne
 import {
   NFNL_SUBSYS_QUEUE,
   NFQNL_MSG_PACKET,
-  NFQNL_MSG_VERDICT,
   NFQNL_MSG_CONFIG,
   NFQNL_MSG_VERDICT_BATCH,
   NFQA_PACKET_HDR,
@@ -377,6 +376,8 @@ export class FakeKernel {
   failAt = 0;
   /** what the refused request was, once refused */
   failed?: string;
+  /** refuse (as {@link FakeKernel.failAt} does) every request this says yes to, given its `protocol:type` name */
+  refuseWhen?: (what: string) => boolean;
   /** every request, as `protocol:type` names, for messages */
   readonly log: string[] = [];
   /** SYNs that arrive at a queue as it is bound (0: none; the model has no traffic of its own) */
@@ -573,7 +574,7 @@ export class FakeKernel {
     this.requests++;
     const what = `${protocol === NETLINK_ROUTE ? 'route' : protocol === NETLINK_NETFILTER ? 'nf' : protocol}:${msgs.map((m) => m.type).join(',')}`;
     this.log.push(what);
-    if (this.requests === this.failAt) {
+    if (this.requests === this.failAt || this.refuseWhen?.(what)) {
       this.failed = what;
       // Refused whole: an error for each message (a batch's BEGIN and END get none), nothing changed.
       const inner = protocol === NETLINK_NETFILTER && msgs[0]?.type === NFNL_MSG_BATCH_BEGIN ? msgs.slice(1, -1) : msgs;

@@ -78,8 +78,18 @@ const STEPS: Step[] = [
   ['A unbinds again', 'A', Q.NFQNL_MSG_CONFIG, cmd(Q.NFQNL_CFG_CMD_UNBIND)],
   ['B binds, A unbound', 'B', Q.NFQNL_MSG_CONFIG, cmd(Q.NFQNL_CFG_CMD_BIND)],
   ['B closes its socket', 'B', 'close'],
-  ['A binds and sets maxlen in one message', 'A', Q.NFQNL_MSG_CONFIG, Buffer.concat([cmd(Q.NFQNL_CFG_CMD_BIND), Q.encodeNfqConfigMaxlen(QUEUE, 33).subarray(4)])],
-  ['A unbinds and sets maxlen in one message', 'A', Q.NFQNL_MSG_CONFIG, Buffer.concat([cmd(Q.NFQNL_CFG_CMD_UNBIND), Q.encodeNfqConfigMaxlen(QUEUE, 44).subarray(4)])],
+  [
+    'A binds and sets maxlen in one message',
+    'A',
+    Q.NFQNL_MSG_CONFIG,
+    Buffer.concat([cmd(Q.NFQNL_CFG_CMD_BIND), Q.encodeNfqConfigMaxlen(QUEUE, 33).subarray(4)]),
+  ],
+  [
+    'A unbinds and sets maxlen in one message',
+    'A',
+    Q.NFQNL_MSG_CONFIG,
+    Buffer.concat([cmd(Q.NFQNL_CFG_CMD_UNBIND), Q.encodeNfqConfigMaxlen(QUEUE, 44).subarray(4)]),
+  ],
 ];
 
 /** Run the steps on two connections; each step's answer and the queue's /proc line after it (port id left out). */
