@@ -311,9 +311,9 @@ export async function runQueueHolder(io: QueueHolderIo, cfg: QueueHolderConfig =
   let releasing: Promise<HolderRelease> | undefined;
   let timer: NodeJS.Timeout | undefined;
   let replies = 0;
-  /** Exit once released and every answer is written. */
   /** the connections open now: closed at the exit (as a process's exit closes them, also where the exit does not end a process) */
   const open = new Set<Socket>();
+  /** Exit once released and every answer is written. */
   const exitWhenDone = () => {
     if (releasing && replies === 0)
       void releasing.then(() => {

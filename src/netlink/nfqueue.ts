@@ -366,7 +366,6 @@ export interface NfqueueProcEntry {
   idSequence: number;
 }
 
-/** The proc file that lists a namespace's bound queues. */
 /**
  * /proc/thread-self/net/FILE in `netns` (the kernel double's, when one is installed and models the file).
  * @throws {UsageError} `netns` does not exist
