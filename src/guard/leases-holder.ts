@@ -316,7 +316,8 @@ export async function runQueueHolder(io: QueueHolderIo, cfg: QueueHolderConfig =
   /** Exit once released and every answer is written. */
   const exitWhenDone = () => {
     if (releasing && replies === 0)
-      void releasing.then(() => {
+      void releasing.then(async () => {
+        await closing;
         if (replies !== 0) return;
         for (const sock of open) sock.destroy();
         io.exit(0);
@@ -324,6 +325,8 @@ export async function runQueueHolder(io: QueueHolderIo, cfg: QueueHolderConfig =
   };
 
   /** Release (once: later callers get the same outcome), stop listening. */
+  /** the unbind after the release's answer (the holder exits once it is done) */
+  let closing: Promise<void> | undefined;
   const releaseAll = (): Promise<HolderRelease> =>
     (releasing ??= (async () => {
       if (timer) clearTimeout(timer);
@@ -355,7 +358,13 @@ export async function runQueueHolder(io: QueueHolderIo, cfg: QueueHolderConfig =
         say(
           `queue ${cfg.queueNum}: the release verdict failed twice (${failure}): the unbind dropped the ${holder.held} SYN(s) held; their clients connect when they retransmit (1 s or more)`,
         );
-      await holder.close().catch(() => {});
+      // The answer goes first: the unbind and a last look are after the hold, not in it. SYNs queued while the
+      // verdict was given are let go by a second one before the unbind, which would drop them.
+      const h = holder;
+      closing = (async () => {
+        if (failure === undefined) await h.release().catch(() => 0);
+        await h.close().catch(() => {});
+      })();
       return { released, dropped, ...(failure !== undefined && { failure }) };
     })());
   const kernel: LeaseKernel = { arm: async () => {}, disarm: async () => {}, release: async () => void (await releaseAll()) };
