@@ -16,6 +16,7 @@ import { contextFor, definedOnly, recoverStale, withSession } from './context.js
 import { checkSelector, combineStates, findUnrecordedIfbs, piecesOf, requireSetUp, selectedHolds, stateOf, viaOf } from './setup.js';
 import { deviceOfHold, holdModeFor, holdModes, selectInbound, type UnrecordedPiece } from './modes/index.js';
 import { GuardSession } from './session.js';
+import { teardownHold } from './pieces.js';
 import { removeReportCounters } from './report.js';
 import { startWatchdog, WATCHDOG_GRACE_MS, type WatchdogArm } from './watchdog.js';
 import type { GuardConfig } from './config.js';
@@ -528,7 +529,7 @@ export async function teardown(opts: TeardownOptions = {}): Promise<TeardownResu
     }
     for (const { hold, inspection } of (await selectedHolds(s, record, {})).flatMap((x) => ('absent' in x ? [] : [x]))) {
       if (id !== undefined && hold.id !== id) continue;
-      const r = await hold.teardown(inspection);
+      const r = await teardownHold(hold, inspection);
       removed.push(...r.removed);
       kept.push(...r.kept);
       // A hold counts when it existed: recorded (its entry is forgotten), or something of it was there.
