@@ -61,6 +61,9 @@ export function summarizePieces(pieces: Readonly<Record<string, PieceState>>, op
   return all.filter(([k]) => !optional.includes(k)).every(([, p]) => p.status === 'missing') ? 'absent' : 'partial';
 }
 
+/** A piece's step(s) as a list. */
+const stepsOf = (x: SetupStep | readonly SetupStep[] | undefined): SetupStep[] => (x === undefined ? [] : [x].flat());
+
 /** A plan of setup: its steps in order (each once), each piece's own, and the record entry to keep once they ran. */
 export interface PiecePlan {
   /** the steps, in the order they run */
@@ -85,7 +88,7 @@ export function planHold(h: HoldPieces, inspection: HoldInspection, options: { f
   const byKey: Record<string, SetupStep[]> = {};
   for (const p of h.list) {
     if (p.lifetime !== 'permanent') continue;
-    const own = p.add(o, p.judge(o), c);
+    const own = stepsOf(p.add(o, p.judge(o), c));
     if (own.length) byKey[p.key] = own;
     for (const st of own) if (!steps.includes(st)) steps.push(st);
   }
@@ -163,7 +166,7 @@ export async function armHold(h: HoldPieces): Promise<boolean> {
   const c = h.begin(o);
   const steps = armed.flatMap((p) => {
     const st = p.judge(o);
-    return st.status === 'ok' ? [] : p.add(o, st, c);
+    return st.status === 'ok' ? [] : stepsOf(p.add(o, st, c));
   });
   await runSteps(steps);
   return steps.length > 0;

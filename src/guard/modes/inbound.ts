@@ -237,11 +237,6 @@ export type InboundPiece = (typeof INBOUND_PIECES)[number];
 /** How long the SYN filters live (see {@link PieceLifetime}). */
 export const INBOUND_FILTER_LIFETIME: PieceLifetime = 'permanent';
 
-/** The inbound hold's inspection. */
-export interface InboundInspection extends HoldInspection<InboundPiece> {
-  readonly observed: InboundObservation;
-}
-
 /** What `status` shows of an inbound hold. */
 export interface InboundStatusDetails {
   /** the IFB synplug created */
@@ -303,7 +298,7 @@ export class InboundHold implements Hold {
    * @param orphan the hold was found by its IFB's alias, without a record (see {@link findSynplugIfbs}): its record is a stand-in
    */
   constructor(
-    private readonly sockets: HoldSockets,
+    /** @internal */ readonly sockets: HoldSockets,
     readonly spec: InboundSpec,
     readonly limit: number,
     readonly ifindex: number,
@@ -390,13 +385,13 @@ export class InboundHold implements Hold {
   }
 
   /** Whether the IFB is synplug's: recorded by setup, or carrying synplug's alias for this device. */
-  private ifbIsOurs(o: InboundObservation): boolean {
+  ifbIsOurs(o: InboundObservation): boolean {
     if (!o.ifb.exists || o.ifb.kind !== 'ifb') return false;
     return this.record?.ifb === this.ifb || o.ifb.alias === IFB_ALIAS_PREFIX + this.dev;
   }
 
   /** synplug's filters of one protocol (those at its pref). */
-  private filtersAt(o: InboundObservation, fam: InboundFamily): FilterEntry[] {
+  filtersAt(o: InboundObservation, fam: InboundFamily): FilterEntry[] {
     return o.ingressFilters.filter((f) => f.pref === INBOUND_PREF[fam]);
   }
 
@@ -406,7 +401,7 @@ export class InboundHold implements Hold {
    * index, or by name when the lister named it); when setup recorded this
    * hold, a redirect whose target is gone (the IFB removed by hand) counts too.
    */
-  private filtersAreOurs(o: InboundObservation, fam: InboundFamily): boolean {
+  filtersAreOurs(o: InboundObservation, fam: InboundFamily): boolean {
     const fs = this.filtersAt(o, fam);
     const toOurIfb = (r: { ifindex?: number; name?: string } | undefined) =>
       r !== undefined &&
@@ -458,7 +453,7 @@ export class InboundHold implements Hold {
     return { ifb, plug, clsact, filter_ip: filter('ip'), filter_ipv6: filter('ipv6') };
   }
 
-  private addrsOf(fam: InboundFamily, addrs: readonly string[] = this.spec.addrs): string[] {
+  addrsOf(fam: InboundFamily, addrs: readonly string[] = this.spec.addrs): string[] {
     return addrs.filter((a) => isIP(a) === (fam === 'ip' ? 4 : 6));
   }
 
@@ -502,20 +497,7 @@ export class InboundHold implements Hold {
   }
   private piecesMemo?: HoldPieces<InboundObservation, InboundPlan>;
 
-  /** @internal the pieces' view of this hold */
-  get internals() {
-    return {
-      route: this.sockets.route,
-      ifbIsOurs: (o: InboundObservation) => this.ifbIsOurs(o),
-      filtersAt: (o: InboundObservation, fam: InboundFamily) => this.filtersAt(o, fam),
-      filtersAreOurs: (o: InboundObservation, fam: InboundFamily) => this.filtersAreOurs(o, fam),
-      addrsOf: (fam: InboundFamily, addrs?: readonly string[]) => this.addrsOf(fam, addrs),
-      filterText: (fam: InboundFamily) => this.filterText(fam),
-      addFilters: (fam: InboundFamily, ifbIndex: number, want?: InboundHoldRecord) => this.addFilters(fam, ifbIndex, want),
-    };
-  }
-
-  private filterText(fam: InboundFamily): string {
+  filterText(fam: InboundFamily): string {
     const a = this.addrsOf(fam);
     return `filter ${this.dev} ingress protocol ${fam} pref ${INBOUND_PREF[fam]} ${this.classifier}: tcp SYN (ACK clear) dst port ${this.spec.ports.join(',')}${a.length ? ` dst ${a.join(',')}` : ''}, action mirred egress redirect dev ${this.ifb}`;
   }
@@ -525,7 +507,7 @@ export class InboundHold implements Hold {
    * @param want what they match (default: this hold's spec; a rollback passes the recorded one)
    * @throws {KindUnavailableError} @throws {NetlinkError}
    */
-  private async addFilters(
+  async addFilters(
     fam: InboundFamily,
     ifbIndex: number,
     want: { ports: readonly number[]; addrs: readonly string[]; classifier: InboundClassifier } = { ...this.spec, classifier: this.classifier },
@@ -674,7 +656,7 @@ export class InboundHold implements Hold {
 
   /** The inbound hold's status fields (see HoldStatus). @throws {NetlinkError} the link listing was refused */
   async inboundStatusDetails(inspection: HoldInspection): Promise<InboundStatusDetails> {
-    const { observed: o } = inspection as InboundInspection;
+    const o = inspection.observed as InboundObservation;
     const plugQ = o.ifbQdiscs.find((q) => q.root && q.kind === 'plug');
     const filters = o.ingressFilters.filter((f) => f.pref === INBOUND_PREF.ip || f.pref === INBOUND_PREF.ipv6);
     if (filters.length) {
@@ -705,8 +687,7 @@ interface InboundPlan {
 
 /** The inbound hold's pieces (see {@link InboundHold.pieces}). */
 function inboundPieces(h: InboundHold): HoldPieces<InboundObservation, InboundPlan> {
-  const x = h.internals;
-  const route = x.route;
+  const route = h.sockets.route;
   const judge = (key: InboundPiece) => (o: InboundObservation) => h.judge(o)[key];
   const ifb: Piece<InboundObservation, InboundPlan> = {
     key: 'ifb',
@@ -714,28 +695,26 @@ function inboundPieces(h: InboundHold): HoldPieces<InboundObservation, InboundPl
     judge: judge('ifb'),
     add: (_o, _st, p) =>
       !p.createdIfb
-        ? []
-        : [
-            {
-              what: `add link ${h.ifb} type ifb (IPv6 off, alias '${IFB_ALIAS_PREFIX}${h.dev}')`,
-              run: async () => {
-                await createLink(route, { name: h.ifb, kind: 'ifb' });
-                // Failing half-way, the step removes the link it made (setup undoes only the steps that completed).
-                try {
-                  p.ifbIndex = await resolveIfindex(route, h.ifb);
-                  await route.request({ type: RTM_NEWLINK, payload: [ifinfomsg(p.ifbIndex), str(IFLA_IFALIAS, IFB_ALIAS_PREFIX + h.dev)] });
-                  disableIpv6(h.ifb);
-                } catch (e) {
-                  await deleteLink(route, h.ifb).catch(() => {});
-                  throw e;
-                }
-              },
-              undo: { what: `removed link ${h.ifb} (and its plug)`, run: () => deleteLink(route, h.ifb) },
+        ? undefined
+        : {
+            what: `add link ${h.ifb} type ifb (IPv6 off, alias '${IFB_ALIAS_PREFIX}${h.dev}')`,
+            run: async () => {
+              await createLink(route, { name: h.ifb, kind: 'ifb' });
+              // Failing half-way, the step removes the link it made (setup undoes only the steps that completed).
+              try {
+                p.ifbIndex = await resolveIfindex(route, h.ifb);
+                await route.request({ type: RTM_NEWLINK, payload: [ifinfomsg(p.ifbIndex), str(IFLA_IFALIAS, IFB_ALIAS_PREFIX + h.dev)] });
+                disableIpv6(h.ifb);
+              } catch (e) {
+                await deleteLink(route, h.ifb).catch(() => {});
+                throw e;
+              }
             },
-          ],
+            undo: { what: `removed link ${h.ifb} (and its plug)`, run: () => deleteLink(route, h.ifb) },
+          },
     async remove(o, _p, out) {
       if (!o.ifb.exists) return;
-      if (!x.ifbIsOurs(o)) {
+      if (!h.ifbIsOurs(o)) {
         out.kept.push(`link ${h.ifb}: not synplug's`);
         return;
       }
@@ -803,17 +782,15 @@ function inboundPieces(h: InboundHold): HoldPieces<InboundObservation, InboundPl
     judge: judge('clsact'),
     add: (o, _st, p) =>
       o.ingressQdisc || h.ifindex === 0
-        ? []
-        : [
-            {
-              what: `add qdisc clsact on ${h.dev}`,
-              run: async () => {
-                await addQdisc(route, { ifindex: h.ifindex, kind: 'clsact' });
-                p.addedClsact = true;
-              },
-              undo: { what: `removed qdisc clsact on ${h.dev}`, run: () => deleteQdisc(route, { ifindex: h.ifindex, kind: 'clsact' }) },
+        ? undefined
+        : {
+            what: `add qdisc clsact on ${h.dev}`,
+            run: async () => {
+              await addQdisc(route, { ifindex: h.ifindex, kind: 'clsact' });
+              p.addedClsact = true;
             },
-          ],
+            undo: { what: `removed qdisc clsact on ${h.dev}`, run: () => deleteQdisc(route, { ifindex: h.ifindex, kind: 'clsact' }) },
+          },
     async remove(o, _p, out) {
       if (!o.ingressQdisc) return;
       const kind = o.ingressQdisc.kind;
@@ -838,15 +815,15 @@ function inboundPieces(h: InboundHold): HoldPieces<InboundObservation, InboundPl
     optional: () => !h.families.includes(fam),
     judge: judge(fam === 'ip' ? 'filter_ip' : 'filter_ipv6'),
     add(o, st, p) {
-      if (st.status === 'ok') return [];
+      if (st.status === 'ok') return undefined;
       const pref = INBOUND_PREF[fam];
-      const present = x.filtersAt(o, fam).length > 0;
+      const present = h.filtersAt(o, fam).length > 0;
       const wanted = h.families.includes(fam);
       const del = () => h.deleteFilters(fam);
       // A step that fails half-way removes what it added before the error goes up (setup undoes only the steps that completed).
       const add = async () => {
         try {
-          await x.addFilters(fam, p.ifbIndex!);
+          await h.addFilters(fam, p.ifbIndex!);
         } catch (e) {
           await del().catch(() => {});
           throw e;
@@ -857,47 +834,43 @@ function inboundPieces(h: InboundHold): HoldPieces<InboundObservation, InboundPl
       const restorable = present && old !== undefined && !h.orphan && !p.createdIfb && old.families.includes(fam);
       const restore = async () => {
         await del();
-        if (restorable) await x.addFilters(fam, p.ifbIndex!, old);
+        if (restorable) await h.addFilters(fam, p.ifbIndex!, old);
       };
-      const oldText = old ? `port ${old.ports.join(',')}${x.addrsOf(fam, old.addrs).length ? ` dst ${x.addrsOf(fam, old.addrs).join(',')}` : ''}` : '';
+      const oldText = old ? `port ${old.ports.join(',')}${h.addrsOf(fam, old.addrs).length ? ` dst ${h.addrsOf(fam, old.addrs).join(',')}` : ''}` : '';
       const removed = { what: `removed filters pref ${pref} on ${h.dev}`, run: del };
-      if (!present) return [{ what: `add ${x.filterText(fam)}`, run: add, undo: removed }];
+      if (!present) return [{ what: `add ${h.filterText(fam)}`, run: add, undo: removed }];
       if (!wanted)
-        return [
-          {
-            what: `remove filters ${h.dev} ingress protocol ${fam} pref ${pref} (no ${fam} address now)`,
-            run: del,
-            ...(restorable && { undo: { what: `put back filters pref ${pref} on ${h.dev} (${oldText})`, run: restore } }),
-          },
-        ];
-      return [
-        {
-          what: `replace filters pref ${pref} on ${h.dev} (${st.detail}) with ${x.filterText(fam)}`,
-          run: async () => {
-            await del();
+        return {
+          what: `remove filters ${h.dev} ingress protocol ${fam} pref ${pref} (no ${fam} address now)`,
+          run: del,
+          ...(restorable && { undo: { what: `put back filters pref ${pref} on ${h.dev} (${oldText})`, run: restore } }),
+        };
+      return {
+        what: `replace filters pref ${pref} on ${h.dev} (${st.detail}) with ${h.filterText(fam)}`,
+        run: async () => {
+          await del();
+          try {
+            await h.addFilters(fam, p.ifbIndex!);
+          } catch (e) {
+            // Half-replaced: the old filters go back before the error goes up (nothing half-applied).
             try {
-              await x.addFilters(fam, p.ifbIndex!);
-            } catch (e) {
-              // Half-replaced: the old filters go back before the error goes up (nothing half-applied).
-              try {
-                await restore();
-              } catch (e2) {
-                throw new SynplugError(
-                  `${(e as Error).message}; putting back the filters at pref ${pref} on ${h.dev} failed too (${(e2 as Error).message}): run 'synplug setup --inbound ${h.dev} --port ...' again or 'synplug teardown --inbound ${h.dev}'`,
-                  e instanceof SynplugError ? e.category : 'failure',
-                  { cause: e },
-                );
-              }
-              throw e;
+              await restore();
+            } catch (e2) {
+              throw new SynplugError(
+                `${(e as Error).message}; putting back the filters at pref ${pref} on ${h.dev} failed too (${(e2 as Error).message}): run 'synplug setup --inbound ${h.dev} --port ...' again or 'synplug teardown --inbound ${h.dev}'`,
+                e instanceof SynplugError ? e.category : 'failure',
+                { cause: e },
+              );
             }
-          },
-          undo: restorable ? { what: `put back filters pref ${pref} on ${h.dev} as set up before (${oldText})`, run: restore } : removed,
+            throw e;
+          }
         },
-      ];
+        undo: restorable ? { what: `put back filters pref ${pref} on ${h.dev} as set up before (${oldText})`, run: restore } : removed,
+      };
     },
     async remove(o, _p, out) {
-      if (!x.filtersAt(o, fam).length) return;
-      if (x.filtersAreOurs(o, fam)) {
+      if (!h.filtersAt(o, fam).length) return;
+      if (h.filtersAreOurs(o, fam)) {
         await h.deleteFilters(fam);
         out.removed.push(`filters ${h.dev} ingress protocol ${fam} pref ${INBOUND_PREF[fam]}`);
       } else out.kept.push(`filters at pref ${INBOUND_PREF[fam]} on ${h.dev} ingress: not synplug's`);
@@ -908,9 +881,9 @@ function inboundPieces(h: InboundHold): HoldPieces<InboundObservation, InboundPl
     observe: () => h.observe(),
     begin: (o) => ({ ifbIndex: o.ifb.index, createdIfb: !o.ifb.exists, addedClsact: h.record?.addedClsact ?? false }),
     refuse(o) {
-      if (o.ifb.exists && !x.ifbIsOurs(o)) throw new IfbNameClashError(h.ifb, h.dev, o.ifb.kind);
+      if (o.ifb.exists && !h.ifbIsOurs(o)) throw new IfbNameClashError(h.ifb, h.dev, o.ifb.kind);
       for (const fam of ['ip', 'ipv6'] as const)
-        if (x.filtersAt(o, fam).length && !x.filtersAreOurs(o, fam)) throw new ForeignFilterError(h.dev, INBOUND_PREF[fam], fam);
+        if (h.filtersAt(o, fam).length && !h.filtersAreOurs(o, fam)) throw new ForeignFilterError(h.dev, INBOUND_PREF[fam], fam);
     },
     record: (p): InboundHoldRecord => ({
       mode: 'inbound',

@@ -81,18 +81,6 @@ export const LOCAL_PIECES = ['prio', 'pfifo1', 'pfifo2', 'pfifo3', 'plug', 'filt
 /** A piece of the local hold. */
 export type LocalPiece = (typeof LOCAL_PIECES)[number];
 
-/**
- * The pieces that alone do not make a setup: the address, which may be the
- * user's own, unless it is synplug's (setup recorded adding it, or it
- * carries synplug's mark): then it is a piece left of a setup, and a hold
- * whose other pieces someone removed is partly set up (`check`: exit 12),
- * not absent.
- * @param addressIsSynplugs the hold's record says setup added the address, or the address carries synplug's mark
- */
-export function notASetupAlone(addressIsSynplugs: boolean): readonly 'address'[] {
-  return addressIsSynplugs ? [] : ['address'];
-}
-
 const PFIFO_PIECES = ['pfifo1', 'pfifo2', 'pfifo3'] as const;
 
 /** What the kernel holds now, as the local hold reads it. */
@@ -122,11 +110,6 @@ export interface LocalStatusDetails {
   held?: number;
   passed?: number;
   dropped?: number;
-}
-
-/** The local hold's inspection: the named pieces plus what was read. */
-export interface LocalInspection extends HoldInspection<LocalPiece> {
-  readonly observed: LocalObservation;
 }
 
 function prefixlenOf(addr: string): number {
@@ -232,7 +215,7 @@ export class LocalHold implements Hold {
    * @param record the hold's setup record entry, when setup recorded this device
    */
   constructor(
-    private readonly sockets: HoldSockets,
+    /** @internal */ readonly sockets: HoldSockets,
     readonly config: GuardConfig,
     readonly ifindex: number,
     readonly record?: LocalHoldRecord,
@@ -246,7 +229,8 @@ export class LocalHold implements Hold {
     this.releaseMessages = [plugMsg(TCQ_PLUG_RELEASE_INDEFINITE)];
   }
 
-  private get devRef() {
+  /** @internal the device, by index and name */
+  get devRef() {
     return { ifindex: this.ifindex, dev: this.config.dev };
   }
 
@@ -288,7 +272,7 @@ export class LocalHold implements Hold {
   }
 
   /** The root is synplug's: prio 1: with our plug under 1:4, or recorded by our setup. */
-  private rootIsOurs(o: LocalObservation): boolean {
+  rootIsOurs(o: LocalObservation): boolean {
     const root = rootOf(o);
     if (root?.kind !== 'prio' || root.handle !== formatQdiscHandle(TREE.prioHandle)) return false;
     if (this.record && this.record.dev === this.config.dev) return true;
@@ -307,11 +291,6 @@ export class LocalHold implements Hold {
     return this.piecesMemo;
   }
   private piecesMemo?: HoldPieces<LocalObservation, LocalPlan>;
-
-  /** @internal the pieces' view of this hold */
-  get internals() {
-    return { sockets: this.sockets, devRef: this.devRef, rootIsOurs: (o: LocalObservation) => this.rootIsOurs(o) };
-  }
 
   /** @inheritdoc */
   holdAction(): HoldAction {
@@ -424,7 +403,7 @@ export class LocalHold implements Hold {
 
   /** The local hold's status fields (see StatusResult). @throws {NetlinkError} a listing refused */
   async localStatusDetails(inspection: HoldInspection): Promise<LocalStatusDetails> {
-    const { observed: o } = inspection as LocalInspection;
+    const o = inspection.observed as LocalObservation;
     const c = this.config;
     let ruleset: string | undefined;
     let marking: LocalStatusDetails['marking'] = [];
@@ -480,25 +459,11 @@ function localPiece(
 /** The local hold's pieces (see {@link LocalHold.pieces}). */
 function localPieces(h: LocalHold): HoldPieces<LocalObservation, LocalPlan> {
   const c = h.config;
-  const { sockets, devRef: dev } = h.internals;
+  const { sockets, devRef: dev } = h;
   const route = sockets.route;
   const record = h.record;
   const statusOf = (st: PieceState, p: LocalPlan) => (p.rebuilt ? 'missing' : st.status);
-  const address = localPiece(h, 'address', {
-    optional: (o) => notASetupAlone(record?.addedAddress === true || o.addressMarked === true).length > 0,
-    add: (o, _st, p) =>
-      o.hasAddress
-        ? []
-        : [
-            addressStep(route, dev, c.addr, () => {
-              p.addedAddress = true;
-            }),
-          ],
-    async remove(o, _p, out) {
-      if (record?.addedAddress) out.removed.push(...(await removeAddress(route, dev, c.addr, record.prefixlen, out.kept)));
-      else if (o.hasAddress) out.kept.push(`address ${c.addr} on ${c.dev}: setup did not add it`);
-    },
-  });
+  const address = addressPiece<LocalObservation, LocalPlan>(route, dev, c.addr, record, (o) => judgeLocal(o, c, record).address);
   const prioSpec: QdiscSpec = {
     ...dev,
     parent: 'root',
@@ -509,31 +474,27 @@ function localPieces(h: LocalHold): HoldPieces<LocalObservation, LocalPlan> {
   const prio = localPiece(h, 'prio', {
     add(o, st, p) {
       const root = rootOf(o);
-      if (st.status === 'missing' || (root && !h.internals.rootIsOurs(o))) {
+      if (st.status === 'missing' || (root && !h.rootIsOurs(o))) {
         // A new (or replaced) prio root comes with default children: everything under it is then missing.
         p.rebuilt = true;
         const replacing = root && root.handle !== '0:';
-        return [
-          {
-            what: replacing ? `replace root qdisc ${root.kind} ${root.handle} with prio 1: (--force)` : 'add qdisc prio 1: root bands 4',
-            run: () => (replacing ? replaceQdisc(route, prioSpec) : addQdisc(route, prioSpec)),
-            undo: { what: `removed qdisc prio 1: (and everything under it)`, run: () => deleteQdisc(route, { ...dev, parent: 'root' }) },
-          },
-        ];
+        return {
+          what: replacing ? `replace root qdisc ${root.kind} ${root.handle} with prio 1: (--force)` : 'add qdisc prio 1: root bands 4',
+          run: () => (replacing ? replaceQdisc(route, prioSpec) : addQdisc(route, prioSpec)),
+          undo: { what: `removed qdisc prio 1: (and everything under it)`, run: () => deleteQdisc(route, { ...dev, parent: 'root' }) },
+        };
       }
-      if (st.status !== 'different') return [];
+      if (st.status !== 'different') return undefined;
       const old = root!.options as { bands: number; priomap: number[] };
-      return [
-        {
-          what: `change qdisc prio 1: to bands 4 and the default priomap (was ${st.detail})`,
-          run: () => changeQdisc(route, prioSpec),
-          undo: { what: 'restored prio 1: options', run: () => changeQdisc(route, { ...prioSpec, options: { bands: old.bands, priomap: old.priomap } }) },
-        },
-      ];
+      return {
+        what: `change qdisc prio 1: to bands 4 and the default priomap (was ${st.detail})`,
+        run: () => changeQdisc(route, prioSpec),
+        undo: { what: 'restored prio 1: options', run: () => changeQdisc(route, { ...prioSpec, options: { bands: old.bands, priomap: old.priomap } }) },
+      };
     },
     async remove(o, _p, out) {
       const root = rootOf(o);
-      if (root && h.internals.rootIsOurs(o)) {
+      if (root && h.rootIsOurs(o)) {
         await deleteQdisc(route, { ...dev, parent: 'root' });
         out.removed.push(`qdisc prio 1: and everything under it (pfifo 10: 20: 30:, plug 40:, the fw filter) on ${c.dev}`);
       } else if (root && root.handle !== '0:') out.kept.push(`root qdisc ${root.kind} ${root.handle} on ${c.dev}: not synplug's`);
@@ -543,30 +504,26 @@ function localPieces(h: LocalHold): HoldPieces<LocalObservation, LocalPlan> {
     const f = TREE.pfifo[i];
     const spec: QdiscSpec = { ...dev, parent: formatHandle(f.parent), handle: formatQdiscHandle(f.handle), kind: 'pfifo', options: { limit: TREE.pfifoLimit } };
     return localPiece(h, key, {
-      add(o, st, p): SetupStep[] {
+      add(o, st, p): SetupStep | undefined {
         const status = statusOf(st, p);
         if (status === 'missing')
-          return [
-            {
-              what: `add qdisc pfifo ${spec.handle} parent ${spec.parent} limit ${TREE.pfifoLimit}`,
-              run: () => addQdisc(route, spec),
-              undo: p.rebuilt
-                ? undefined
-                : { what: `removed pfifo ${spec.handle}`, run: () => deleteQdisc(route, { ...dev, parent: spec.parent, handle: spec.handle }) },
-            },
-          ];
-        if (status !== 'different') return [];
+          return {
+            what: `add qdisc pfifo ${spec.handle} parent ${spec.parent} limit ${TREE.pfifoLimit}`,
+            run: () => addQdisc(route, spec),
+            undo: p.rebuilt
+              ? undefined
+              : { what: `removed pfifo ${spec.handle}`, run: () => deleteQdisc(route, { ...dev, parent: spec.parent, handle: spec.handle }) },
+          };
+        if (status !== 'different') return undefined;
         // Whatever sits there is not ours to keep: replace it (the kernel grafts the new one).
-        return [
-          {
-            what: `replace qdisc at ${spec.parent} with pfifo ${spec.handle} limit ${TREE.pfifoLimit} (${st.detail})`,
-            run: async () => {
-              const cur = qdiscAt(o, f.parent)!;
-              if (cur.handle !== spec.handle || cur.kind !== 'pfifo') await deleteQdisc(route, { ...dev, parent: spec.parent });
-              await replaceQdisc(route, spec);
-            },
+        return {
+          what: `replace qdisc at ${spec.parent} with pfifo ${spec.handle} limit ${TREE.pfifoLimit} (${st.detail})`,
+          run: async () => {
+            const cur = qdiscAt(o, f.parent)!;
+            if (cur.handle !== spec.handle || cur.kind !== 'pfifo') await deleteQdisc(route, { ...dev, parent: spec.parent });
+            await replaceQdisc(route, spec);
           },
-        ];
+        };
       },
     });
   });
@@ -580,37 +537,31 @@ function localPieces(h: LocalHold): HoldPieces<LocalObservation, LocalPlan> {
   const plugRef = { ...dev, parent: plugSpec.parent!, handle: plugSpec.handle! };
   const addPlug = () => addReleasedPlug(route, { ...plugSpec, ...plugRef });
   const plug = localPiece(h, 'plug', {
-    add(o, st, p): SetupStep[] {
+    add(o, st, p): SetupStep | undefined {
       const status = statusOf(st, p);
       const plugQ = qdiscAt(o, TREE.plugParent);
       if (status === 'missing')
-        return [
-          {
-            what: `add qdisc plug 40: parent 1:4 limit ${c.limit} and release it`,
-            run: addPlug,
-            undo: p.rebuilt
-              ? undefined
-              : { what: 'removed plug 40:', run: () => deleteQdisc(route, { ...dev, parent: plugSpec.parent, handle: plugSpec.handle }) },
-          },
-        ];
-      if (status !== 'different') return [];
+        return {
+          what: `add qdisc plug 40: parent 1:4 limit ${c.limit} and release it`,
+          run: addPlug,
+          undo: p.rebuilt
+            ? undefined
+            : { what: 'removed plug 40:', run: () => deleteQdisc(route, { ...dev, parent: plugSpec.parent, handle: plugSpec.handle }) },
+        };
+      if (status !== 'different') return undefined;
       if (plugQ && (plugQ.kind !== 'plug' || plugQ.handle !== plugSpec.handle))
-        return [
-          {
-            what: `replace ${plugQ.kind} ${plugQ.handle} at 1:4 with plug 40: limit ${c.limit}`,
-            run: async () => {
-              await deleteQdisc(route, { ...dev, parent: plugSpec.parent });
-              await addPlug();
-            },
+        return {
+          what: `replace ${plugQ.kind} ${plugQ.handle} at 1:4 with plug 40: limit ${c.limit}`,
+          run: async () => {
+            await deleteQdisc(route, { ...dev, parent: plugSpec.parent });
+            await addPlug();
           },
-        ];
-      return [
-        {
-          what: `set plug 40: limit to ${c.limit} bytes`,
-          run: () => plugSetLimit(route, { ...plugRef, limit: c.limit }),
-          ...(record && { undo: { what: `restored plug limit ${record.limit}`, run: () => plugSetLimit(route, { ...plugRef, limit: record.limit }) } }),
-        },
-      ];
+        };
+      return {
+        what: `set plug 40: limit to ${c.limit} bytes`,
+        run: () => plugSetLimit(route, { ...plugRef, limit: c.limit }),
+        ...(record && { undo: { what: `restored plug limit ${record.limit}`, run: () => plugSetLimit(route, { ...plugRef, limit: record.limit }) } }),
+      };
     },
   });
   const fwSpec: FilterSpec = {
@@ -625,43 +576,37 @@ function localPieces(h: LocalHold): HoldPieces<LocalObservation, LocalPlan> {
   const fwDel = (protocol = fwSpec.protocol, pref = fwSpec.pref) =>
     deleteFilter(route, { ...dev, parent: fwSpec.parent, protocol, pref, handle: fwSpec.handle, kind: 'fw' });
   const filter = localPiece(h, 'filter', {
-    add(o, st, p): SetupStep[] {
+    add(o, st, p): SetupStep | undefined {
       const status = statusOf(st, p);
       if (status === 'missing')
-        return [
-          {
-            what: `add filter parent 1: protocol ${fwSpec.protocol} pref 1 fw handle ${c.mark} classid 1:4`,
-            run: () => addFilter(route, fwSpec),
-            undo: p.rebuilt ? undefined : { what: 'removed the fw filter', run: () => fwDel() },
-          },
-        ];
-      if (status !== 'different') return [];
+        return {
+          what: `add filter parent 1: protocol ${fwSpec.protocol} pref 1 fw handle ${c.mark} classid 1:4`,
+          run: () => addFilter(route, fwSpec),
+          undo: p.rebuilt ? undefined : { what: 'removed the fw filter', run: () => fwDel() },
+        };
+      if (status !== 'different') return undefined;
       const old = ourFilter(o, c)!;
-      return [
-        {
-          what: `replace the fw filter (${st.detail})`,
-          run: async () => {
-            await fwDel(old.protocol, old.pref);
-            await addFilter(route, fwSpec);
-          },
+      return {
+        what: `replace the fw filter (${st.detail})`,
+        run: async () => {
+          await fwDel(old.protocol, old.pref);
+          await addFilter(route, fwSpec);
         },
-      ];
+      };
     },
   });
   const family = familyOf(c.addr);
   const nftables = localPiece(h, 'nftables', {
     add: (o, st) =>
       st.status === 'ok'
-        ? []
-        : [
-            {
-              what: o.nftTable ? `update nftables table ${c.table} (${o.nftPlan.join('; ')})` : `add nftables table ${c.table} with the marking rule`,
-              run: async () => void (await ensureMarkRule(sockets.nft, markRuleOf(c))),
-              undo: o.nftTable
-                ? undefined
-                : { what: `removed nftables table ${c.table}`, run: async () => void (await removeMarkTable(sockets.nft, { table: c.table, family })) },
-            },
-          ],
+        ? undefined
+        : {
+            what: o.nftTable ? `update nftables table ${c.table} (${o.nftPlan.join('; ')})` : `add nftables table ${c.table} with the marking rule`,
+            run: async () => void (await ensureMarkRule(sockets.nft, markRuleOf(c))),
+            undo: o.nftTable
+              ? undefined
+              : { what: `removed nftables table ${c.table}`, run: async () => void (await removeMarkTable(sockets.nft, { table: c.table, family })) },
+          },
     async remove(o, _p, out) {
       if (!o.nftTable) return;
       if (o.nftTableMarked ?? (record !== undefined || o.nftPlan.length === 0)) {
@@ -681,8 +626,7 @@ function localPieces(h: LocalHold): HoldPieces<LocalObservation, LocalPlan> {
     begin: (o) => ({ addedAddress: (record?.addedAddress ?? false) || o.addressMarked === true, rebuilt: false }),
     refuse(o, options) {
       const root = rootOf(o);
-      if (root && root.handle !== '0:' && !h.internals.rootIsOurs(o) && !options.force)
-        throw new ForeignQdiscError(c.dev, formatQdiscText(root).split('\n')[0].trim());
+      if (root && root.handle !== '0:' && !h.rootIsOurs(o) && !options.force) throw new ForeignQdiscError(c.dev, formatQdiscText(root).split('\n')[0].trim());
     },
     record: (p): LocalHoldRecord => ({
       mode: 'local',
@@ -704,18 +648,41 @@ function localPieces(h: LocalHold): HoldPieces<LocalObservation, LocalPlan> {
 }
 
 /**
- * The setup step that adds a hold's address to its device (a host route: /32 or /128).
- * @param added called once the address is added
+ * A hold's address on its device (a host route: /32 or /128), as a piece:
+ * added when missing (with synplug's mark), removed by teardown when setup
+ * added it (see {@link removeAddress}). It alone does not make a setup (it
+ * may be the user's own), unless it is synplug's: then it is a piece left of
+ * a setup, and a hold whose other pieces someone removed is partly set up.
+ * @param record what setup recorded of the hold: whether it added the address
  */
-export function addressStep(route: HoldSockets['route'], dev: { ifindex: number; dev: string }, addr: string, added: () => void): SetupStep {
+export function addressPiece<O extends { hasAddress: boolean; addressMarked?: boolean }, C extends { addedAddress: boolean }>(
+  route: HoldSockets['route'],
+  dev: { ifindex: number; dev: string },
+  addr: string,
+  record: { addedAddress?: boolean; prefixlen?: number } | undefined,
+  judge: (o: O) => PieceState,
+): Piece<O, C> {
   const prefixlen = prefixlenOf(addr);
   return {
-    what: `add address ${addr}/${prefixlen} dev ${dev.dev}`,
-    run: async () => {
-      await addAddress(route, { dev: dev.ifindex, address: addr, prefixlen, protocol: ADDRESS_PROTO });
-      added();
+    key: 'address',
+    lifetime: 'permanent',
+    optional: (o) => !(record?.addedAddress === true || o.addressMarked === true),
+    judge,
+    add: (o, _st, p) =>
+      o.hasAddress
+        ? undefined
+        : {
+            what: `add address ${addr}/${prefixlen} dev ${dev.dev}`,
+            run: async () => {
+              await addAddress(route, { dev: dev.ifindex, address: addr, prefixlen, protocol: ADDRESS_PROTO });
+              p.addedAddress = true;
+            },
+            undo: { what: `removed address ${addr}/${prefixlen}`, run: () => deleteAddress(route, { dev: dev.ifindex, address: addr, prefixlen }) },
+          },
+    async remove(o, _p, out) {
+      if (record?.addedAddress) out.removed.push(...(await removeAddress(route, dev, addr, record.prefixlen, out.kept)));
+      else if (o.hasAddress) out.kept.push(`address ${addr} on ${dev.dev}: setup did not add it`);
     },
-    undo: { what: `removed address ${addr}/${prefixlen}`, run: () => deleteAddress(route, { dev: dev.ifindex, address: addr, prefixlen }) },
   };
 }
 

@@ -57,7 +57,7 @@ import { probeNfTables, type ModulePiece } from '../support.js';
 import type { HoldStatus, PieceState, PlugStats, QueueOptions, SetupOptions, SetupResult } from '../types.js';
 import { resolveInboundDevice } from './inbound.js';
 import { readTableState, type TableState } from './local-nft.js';
-import { addressStep, notASetupAlone, removeAddress } from './local.js';
+import { addressPiece } from './local.js';
 import { addressCarriesMark, TABLE_COMMENT, tableIsMarked } from '../teardown-marks.js';
 import type { HeldTraffic, Hold, HoldAction, HoldHandoff, HoldInspection, HoldMode, HoldPieces, HoldScope, HoldSockets, Piece, SetupStep } from './types.js';
 
@@ -584,24 +584,8 @@ function queuePieces(h: QueueHold, sockets: HoldSockets): HoldPieces<QueueObserv
     },
   };
   const dev = { ifindex: h.ifindex, dev: s.dev };
-  const address: Piece<QueueObservation, QueuePlan> = {
-    key: 'address',
-    lifetime: 'permanent',
-    optional: (o) => notASetupAlone(h.record?.addedAddress === true || o.addressMarked).length > 0,
-    judge: (o) => h.judge(o).address,
-    add: (o, _st, p) =>
-      o.hasAddress
-        ? []
-        : [
-            addressStep(sockets.route, dev, s.addrs[0], () => {
-              p.addedAddress = true;
-            }),
-          ],
-    async remove(o, _p, out) {
-      if (h.record?.addedAddress) out.removed.push(...(await removeAddress(sockets.route, dev, s.addrs[0])));
-      else if (o.hasAddress) out.kept.push(`address ${s.addrs[0]} on ${s.dev}: setup did not add it`);
-    },
-  };
+  const address = addressPiece<QueueObservation, QueuePlan>(sockets.route, dev, s.addrs[0], h.record, (o) => h.judge(o).address);
+
   return {
     list: [...(s.scope === 'local' ? [address] : []), table, nftPiece('chain'), nftPiece('rules')],
     listOrder: QUEUE_PIECES,

@@ -74,12 +74,12 @@ export interface Piece<O = unknown, C = unknown> {
   /** Its state in what was observed, named in setup's own words. */
   judge(o: O): PieceState;
   /**
-   * The steps that make it as wanted (add it, or replace what differs), in
+   * The step(s) that make it as wanted (add it, or replace what differs), in
    * order; none when it is already. Sends nothing.
    * @param state its judged state
    * @param c shared by the pieces of one plan
    */
-  add(o: O, state: PieceState, c: C): SetupStep[];
+  add(o: O, state: PieceState, c: C): SetupStep | readonly SetupStep[] | undefined;
   /** Remove it at teardown when it is synplug's, saying in `out` what was removed, or kept and why. @throws {NetlinkError} */
   remove?(o: O, c: C, out: TeardownWords): Promise<void>;
 }
