@@ -152,6 +152,19 @@ export function piecesOfLifetime(h: HoldPieces, observed: unknown, lifetime: Pie
 }
 
 /**
+ * The steps that arm a hold from what was observed: each armed piece that
+ * is missing or differs, added or replaced, in order. Sends nothing.
+ */
+export function armSteps(h: HoldPieces, o: unknown): SetupStep[] {
+  const c = h.begin(o);
+  return h.list.flatMap((p) => {
+    if (p.lifetime !== 'armed') return [];
+    const st = p.judge(o);
+    return st.status === 'ok' ? [] : stepsOf(p.add(o, st, c));
+  });
+}
+
+/**
  * Add the armed pieces that are missing (phase one of a hold, and again under
  * the lease lock: another holder's release may have removed them meanwhile).
  * A failure undoes what this call added: nothing half-armed.
@@ -160,14 +173,8 @@ export function piecesOfLifetime(h: HoldPieces, observed: unknown, lifetime: Pie
  * @throws {NetlinkError} the listing was refused
  */
 export async function armHold(h: HoldPieces): Promise<boolean> {
-  const armed = h.list.filter((p) => p.lifetime === 'armed');
-  if (!armed.length) return false;
-  const o = await h.observe();
-  const c = h.begin(o);
-  const steps = armed.flatMap((p) => {
-    const st = p.judge(o);
-    return st.status === 'ok' ? [] : stepsOf(p.add(o, st, c));
-  });
+  if (!h.list.some((p) => p.lifetime === 'armed')) return false;
+  const steps = armSteps(h, await h.observe());
   await runSteps(steps);
   return steps.length > 0;
 }

@@ -6,6 +6,7 @@
  *
  * @module
  */
+import { disarmHold } from './pieces.js';
 import { NetlinkConnection } from '../netlink/connection.js';
 import { openNftables } from '../iptables/index.js';
 import { NETLINK_ROUTE, NETLINK_SOCK_DIAG } from '../netlink/message.js';
@@ -191,6 +192,11 @@ export class GuardSession implements ProtectSession, HoldSockets {
   /** Turn marking off now (a missing element is fine). @throws {NftBatchError} */
   async disarm(): Promise<void> {
     for (const h of this.holds) await h.disarm?.();
+  }
+
+  /** Remove the armed pieces of the holds that have any (after the last release). @throws {NetlinkError} */
+  async disarmArmed(): Promise<void> {
+    for (const h of this.holds) if (h.pieces.list.some((p) => p.lifetime === 'armed')) await disarmHold(h.pieces);
   }
 
   /**

@@ -20,7 +20,7 @@ import { MissingSupportError, requireNetAdmin, type ModulePiece } from './suppor
 import { reportCountersStep } from './report.js';
 import { contextFor, definedOnly, recoverStale, withSession } from './context.js';
 import { holdModeFor, holdModes, selectInbound, type Hold, type HoldInspection, type HoldMode } from './modes/index.js';
-import { inspectHold, planHold, runSteps, type PiecePlan } from './pieces.js';
+import { inspectHold, piecesOfLifetime, planHold, runSteps, type PiecePlan } from './pieces.js';
 import { SynplugError, UsageError } from '../netlink/errors.js';
 import type { SetupRecord } from './state.js';
 import type { SetupWould } from './setup-would.js';
@@ -112,8 +112,9 @@ export async function setupOrPlan<T>(opts: SetupOptions, dryRun: ((would: SetupW
 
     // The named steps, in order (foreign state refused here, before any step).
     let plan: PiecePlan;
+    const inspection = await inspectHold(target);
     try {
-      plan = planHold(target.pieces, await inspectHold(target), { force });
+      plan = planHold(target.pieces, inspection, { force });
     } catch (e) {
       // Never a silent switch after a refusal: the alternative is named.
       const alt = candidates.find((m) => m.via !== mode.via);
@@ -131,6 +132,7 @@ export async function setupOrPlan<T>(opts: SetupOptions, dryRun: ((would: SetupW
         config,
         hold: target,
         steps,
+        armed: piecesOfLifetime(target.pieces, inspection.observed, 'armed'),
         ...(chose !== undefined && { chose }),
         ...(replaces !== undefined && { replaces }),
         unverified: sup.unverified,

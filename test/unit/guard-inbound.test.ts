@@ -27,7 +27,7 @@ import {
   type InboundObservation,
 } from '../../src/guard/modes/inbound.js';
 import { holdMode } from '../../src/guard/modes/index.js';
-import { planHold } from '../../src/guard/pieces.js';
+import { armSteps, judgeHold, planHold } from '../../src/guard/pieces.js';
 import { GuardSession } from '../../src/guard/session.js';
 import { parseSetupRecord } from '../../src/guard/state.js';
 import { exitCodeOf } from '../../src/cli/exit-codes.js';
@@ -122,7 +122,7 @@ function hold(o: { addrs?: string[]; ifbIndex?: number } = {}) {
   return { h: new InboundHold(sockets, spec, 1048576, 3, o.ifbIndex), ft };
 }
 
-test('nothing set up: every piece missing, state absent; the plan is the named steps in order, and its record', async (t) => {
+test('nothing set up: every piece missing, state absent; the plan is the named steps in order (the SYN filters are armed: each hold adds them), and its record', async (t) => {
   const { h, ft } = hold();
   const pieces = h.judge(nothing);
   t.deepEqual(Object.keys(pieces), [...INBOUND_PIECES]);
@@ -132,8 +132,21 @@ test('nothing set up: every piece missing, state absent; the plan is the named s
   const plan = planHold(h.pieces, { pieces, state: 'absent', observed: nothing } as never, {});
   t.deepEqual(
     plan.steps.map((s) => s.what.split(' ').slice(0, 3).join(' ')),
-    ['add link spifb3', 'add qdisc plug', 'set link spifb3', 'add qdisc clsact', 'add filter sp-eth0', 'add filter sp-eth0'],
+    ['add link spifb3', 'add qdisc plug', 'set link spifb3', 'add qdisc clsact'],
   );
+  t.deepEqual(
+    h.pieces.list.filter((p) => p.lifetime === 'armed').map((p) => p.key),
+    ['filter_ip', 'filter_ipv6'],
+    'the SYN filters, which every packet arriving on the device passes, exist only around a hold',
+  );
+  t.deepEqual(
+    armSteps(h.pieces, nothing).map((s) => s.what.split(' ').slice(0, 6).join(' ')),
+    ['add filter sp-eth0 ingress protocol ip', 'add filter sp-eth0 ingress protocol ipv6'],
+  );
+  const checked = judgeHold(h.pieces, nothing);
+  t.like(checked.pieces.filter_ip, { status: 'ok', lifetime: 'armed' }, 'absent outside a hold is as wanted');
+  t.regex(checked.pieces.filter_ip.detail ?? '', /^absent outside a hold/);
+  t.is(checked.state, 'absent');
   t.is(ft.sent.length, 0, 'planning sends nothing');
   const rec = plan.record();
   t.like(rec, {
@@ -159,9 +172,9 @@ test('IPv4 addresses only: no IPv6 filter is wanted (its piece is ok when absent
   const pieces = h.judge(nothing);
   t.is(pieces.filter_ipv6.status, 'ok');
   t.regex(pieces.filter_ip.piece, /dst 169\.254\.0\.1/);
-  const plan = planHold(h.pieces, { pieces, state: 'absent', observed: nothing } as never, {});
-  t.is(plan.byKey.filter_ipv6 as unknown, undefined);
-  t.truthy(plan.byKey.filter_ip);
+  const arm = armSteps(h.pieces, nothing);
+  t.is(arm.length, 1);
+  t.regex(arm[0].what, /^add filter sp-eth0 ingress protocol ip pref 65000 u32: .* dst 169\.254\.0\.1,/);
 });
 
 test('an existing clsact (or ingress) qdisc is shared: no step adds one, and the record says setup did not add it', (t) => {
