@@ -27,7 +27,10 @@
  * 169.254.82.10 on lo) and a client namespace (`unshare --net sleep`), joined
  * by a veth pair 169.254.82.1 / 169.254.82.2. Peers: bench/lib/tcp-peer.py.
  *
- * Run: `npm run bench:queue -- [--parts cost,release,window] [--rounds 30] [--seconds 0.5]
+ * Where the kernel has sch_plug and sch_prio (the VM), the cost part adds the local plug hold (lo's prio root)
+ * and the window part the plug hold's own time and floor.
+ *
+ * Run: `npm run bench:queue -- [--parts cost,release,window] [--pieces none,plug-local,...] [--rounds 30] [--seconds 0.5]
  *   [--sizes 2000,20000] [--repeats 3] [--window-runs 30] [--json FILE]`
  * (bash scripts/in-netns.sh node --import=tsx bench/queue-hold.ts). A measurement, not a test: exits 0.
  *
@@ -57,7 +60,7 @@ import {
 } from '../src/netlink/nfqueue.js';
 import { createLink, deleteLink, setLinkUp } from '../src/netlink/route/linkinfo.js';
 import { SocketTransport } from '../src/netlink/transport.js';
-import { addQdisc } from '../src/tc/index.js';
+import { addQdisc, plugRequest, TCQ_PLUG_BUFFER, TCQ_PLUG_RELEASE_INDEFINITE } from '../src/tc/index.js';
 import { plug, protect, release, setup, teardown } from '../src/guard/index.js';
 import { DEFAULT_QUEUE_NUM } from '../src/guard/modes/queue.js';
 import { releaseThroughHolder } from '../src/guard/leases-holder.js';
@@ -69,6 +72,8 @@ const IP = '/usr/sbin/ip';
 const SRV = 'sp-qh0';
 const CLI = 'sp-qh1';
 const IFB = 'sp-qhi';
+/** the plug hold's floor: a plug qdisc at the root of a device of its own (where sch_plug exists) */
+const PLUG_FLOOR_DEV = 'sp-qhp';
 const SRV_ADDR = '169.254.82.1';
 const CLI_ADDR = '169.254.82.2';
 const LOCAL_ADDR = '169.254.82.10';
@@ -85,6 +90,8 @@ const SECONDS = Number(arg('seconds', '0.5'));
 const SIZES = arg('sizes', '2000,20000').split(',').map(Number);
 const REPEATS = Number(arg('repeats', '3'));
 const WINDOW_RUNS = Number(arg('window-runs', '30'));
+/** the cost part's pieces (names below); default every one this kernel can have */
+const PIECES = arg('pieces', '');
 const JSON_OUT = arg('json', '');
 /** the goal of issue 25 item 6: at most this loss outside a hold */
 const GOAL = 0.005;
@@ -264,6 +271,20 @@ async function main(): Promise<void> {
         down: () => teardown({ stateDir, local: true }),
       },
     ];
+    const plugDir = join(stateDir, 'plug-cost');
+    try {
+      await setup({ stateDir: plugDir, via: 'plug' });
+      await teardown({ stateDir: plugDir });
+      pieces.push({
+        name: 'plug-local',
+        what: "the local plug hold (setup --via plug: lo's prio root with the plug in a band of its own, the marking table's output rule; nothing held)",
+        up: () => setup({ stateDir: plugDir, via: 'plug' }),
+        down: () => teardown({ stateDir: plugDir }),
+      });
+    } catch (e) {
+      console.log(`  the local plug hold's piece: not on this kernel (${(e as Error).message.split(';')[0]})`);
+    }
+    if (PIECES) pieces.splice(0, pieces.length, ...pieces.filter((p) => PIECES.split(',').includes(p.name.split(' ')[0])));
     const ksoftirqd = ksoftirqdPids();
     const one = async (d: Driver, op: 'bulk' | 'rr', host: string, port: number): Promise<Sample> => {
       const k0 = softirqNs(ksoftirqd);
@@ -522,6 +543,7 @@ async function windowPart(pieces: Piece[], stateDir: string, local: Driver): Pro
   );
   const piece = pieces.find((p) => p.name === 'queue-local')!;
   await piece.up();
+  const plugHold = await PlugWindow.open(join(stateDir, 'plug-hold'));
   const s = { gate: [] as number[], exit: [] as number[], total: [] as number[], protectMs: [] as number[] };
   const f = { bind: [] as number[], verdict: [] as number[], sum: [] as number[], gate: [] as number[] };
   const h = { release: [] as number[], hop: [] as number[], releaseSyn: [] as number[], hopSyn: [] as number[] };
@@ -576,11 +598,13 @@ async function windowPart(pieces: Piece[], stateDir: string, local: Driver): Pro
           while (listBoundQueues().some((e) => e.queue === DEFAULT_QUEUE_NUM) && Date.now() < free) await sleep(5);
         }
       }
+      if (plugHold) await plugHold.block(n);
       const g = execFileSync('python3', [join(here, 'lib', 'gate-floor.py'), String(n)], { encoding: 'utf8' });
       f.gate.push(...(JSON.parse(g) as number[]));
     }
   } finally {
     await piece.down();
+    await plugHold?.close();
   }
   if (listBoundQueues().some((e) => e.queue === DEFAULT_QUEUE_NUM)) console.log('  note: the queue is still bound after the runs');
   const q = (xs: number[], p: number) =>
@@ -600,6 +624,7 @@ async function windowPart(pieces: Piece[], stateDir: string, local: Driver): Pro
     ['floor: bare batch verdict round trip, 1 SYN held', f.verdict],
     ['floor: python os.write waking the gate shell', f.gate],
     ['protect /bin/true, whole call (ms, not µs)', s.protectMs],
+    ...(plugHold ? plugHold.rows() : []),
   ] as const;
   console.log('part                                                           median    p90      max   (µs)');
   for (const [name, xs] of rows)
@@ -612,7 +637,90 @@ async function windowPart(pieces: Piece[], stateDir: string, local: Driver): Pro
   console.log(
     `synplug's time in the window ${q(s.total, 50).toFixed(0)} µs median = ${(q(s.total, 50) / floorTotal).toFixed(2)}x the floor (${floorTotal.toFixed(0)} µs: batch verdict + gate wake); exit side ${(q(s.exit, 50) / q(f.verdict, 50)).toFixed(2)}x the bare verdict, gate side ${(q(s.gate, 50) / q(f.gate, 50)).toFixed(2)}x the bare write`,
   );
-  return { runs: WINDOW_RUNS, synplug: s, holder: h, floor: f };
+  if (plugHold) console.log(plugHold.verdict(q(s.total, 50), q(s.exit, 50)));
+  return { runs: WINDOW_RUNS, synplug: s, holder: h, floor: f, ...(plugHold && { plugHold: plugHold.samples }) };
+}
+
+/**
+ * The plug hold's side of the window part, where the kernel has sch_plug and sch_prio (the VM): `protect /bin/true`
+ * on the local plug hold (setup --via plug, its own state directory), and its floor: the bare TCQ_PLUG_BUFFER and
+ * TCQ_PLUG_RELEASE_INDEFINITE round trips (pre-built requests, one connection) on a plug qdisc of a device of its own.
+ */
+class PlugWindow {
+  readonly samples = { gate: [] as number[], exit: [] as number[], total: [] as number[], floorBuffer: [] as number[], floorRelease: [] as number[] };
+  private constructor(
+    private readonly stateDir: string,
+    private readonly conn: NetlinkConnection,
+    private readonly ifindex: number,
+  ) {}
+
+  /** Set the plug hold up; undefined (said why) where the kernel cannot have it. */
+  static async open(stateDir: string): Promise<PlugWindow | undefined> {
+    const conn = NetlinkConnection.open(NETLINK_ROUTE);
+    try {
+      await setup({ stateDir, via: 'plug' });
+      await deleteLink(conn, PLUG_FLOOR_DEV).catch(() => undefined);
+      await createLink(conn, { name: PLUG_FLOOR_DEV, kind: 'ifb' });
+      await addQdisc(conn, { dev: PLUG_FLOOR_DEV, parent: 'root', handle: '1:', kind: 'plug' });
+      const ifindex = Number(sh(IP, '-j', 'link', 'show', PLUG_FLOOR_DEV).match(/"ifindex":(\d+)/)?.[1]);
+      return new PlugWindow(stateDir, conn, ifindex);
+    } catch (e) {
+      console.log(`  the plug hold's rows: not on this kernel (${(e as Error).message})`);
+      await teardown({ stateDir }).catch(() => undefined);
+      await deleteLink(conn, PLUG_FLOOR_DEV).catch(() => undefined);
+      conn.close();
+      return undefined;
+    }
+  }
+
+  /** `n` protects on the plug hold, then `n` bare buffer/release pairs. */
+  async block(n: number): Promise<void> {
+    const x = this.samples;
+    for (let i = 0; i < n; i++) {
+      const r = await protect({ stateDir: this.stateDir, command: ['/bin/true'] });
+      x.gate.push(r.overhead.plugAckToCommandStartUs);
+      if (r.overhead.commandExitToReleaseAckUs !== null) x.exit.push(r.overhead.commandExitToReleaseAckUs);
+      x.total.push(r.overhead.totalUs);
+    }
+    const buffer = plugRequest(this.ifindex, 0xffffffff, 0x10000, TCQ_PLUG_BUFFER);
+    const releaseAll = plugRequest(this.ifindex, 0xffffffff, 0x10000, TCQ_PLUG_RELEASE_INDEFINITE);
+    for (let i = 0; i < n; i++) {
+      let t0 = nowNs();
+      await this.conn.request(buffer);
+      x.floorBuffer.push(Number(nowNs() - t0) / 1000);
+      t0 = nowNs();
+      await this.conn.request(releaseAll);
+      x.floorRelease.push(Number(nowNs() - t0) / 1000);
+    }
+  }
+
+  rows(): Array<readonly [string, number[]]> {
+    const x = this.samples;
+    return [
+      ['plug hold: plug ack -> command start (gate opened)', x.gate],
+      ['plug hold: command exit -> release ack', x.exit],
+      ['plug hold: total in the window', x.total],
+      ['plug floor: bare TCQ_PLUG_BUFFER round trip', x.floorBuffer],
+      ['plug floor: bare TCQ_PLUG_RELEASE_INDEFINITE round trip', x.floorRelease],
+    ];
+  }
+
+  /** The queue hold's own time against the plug hold's, measured in the same blocks. */
+  verdict(queueTotal: number, queueExit: number): string {
+    const m = (xs: number[]) =>
+      percentile(
+        [...xs].sort((a, b) => a - b),
+        50,
+      );
+    const x = this.samples;
+    return `the queue hold's time in the window ${queueTotal.toFixed(0)} µs median = ${(queueTotal / m(x.total)).toFixed(2)}x the plug hold's (${m(x.total).toFixed(0)} µs); exit side ${(queueExit / m(x.exit)).toFixed(2)}x the plug hold's; the plug hold's exit side ${(m(x.exit) / m(x.floorRelease)).toFixed(2)}x its bare release round trip (${m(x.floorRelease).toFixed(1)} µs)`;
+  }
+
+  async close(): Promise<void> {
+    await teardown({ stateDir: this.stateDir }).catch((e) => console.log(`  note: the plug hold's teardown: ${(e as Error).message}`));
+    await deleteLink(this.conn, PLUG_FLOOR_DEV).catch(() => undefined);
+    this.conn.close();
+  }
 }
 
 await main();

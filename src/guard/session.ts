@@ -21,6 +21,8 @@ import { holdMode, holdModeFor, type HeldTraffic, type Hold, type HoldAction, ty
 import { explainSockDiag } from './support.js';
 import { listAddresses } from '../netlink/route/addr.js';
 import { formatIp, parseIp } from '../netlink/ipaddr.js';
+import { deleteTcpMetrics } from '../netlink/tcp-metrics.js';
+import { defaultNetns } from '../netlink/netns.js';
 
 export { NoDeviceError };
 export type { PlugStats };
@@ -133,7 +135,7 @@ export class GuardSession implements ProtectSession, HoldSockets {
    * datagram, then every other hold's own step.
    * @throws {NetlinkError} the first refusal, explained by its hold
    */
-  private async plugAll(action: 'buffer' | 'release'): Promise<void> {
+  private async plugAll(action: 'buffer' | 'release', afterwards = true): Promise<void> {
     const owners: Hold[] = [];
     const runs: Array<Extract<HoldAction, { kind: 'run' }>> = [];
     const messages = this.holds.flatMap((h) => {
@@ -159,7 +161,20 @@ export class GuardSession implements ProtectSession, HoldSockets {
     // Release: every hold gets its release, even when another's fails; the first failure is thrown after.
     let first: unknown;
     for (const r of runs) await r.run().catch((e: unknown) => (first ??= e));
+    if (afterwards) await this.afterRelease();
     if (first !== undefined) throw first;
+  }
+
+  /**
+   * After a release: a held SYN's RTT sample is the hold itself, which the
+   * kernel caches per destination (tcp_metrics) and starts later connections
+   * there with (an RTO of seconds). Local clients' cache is this host's: the
+   * entries of the local holds' addresses are deleted (TCP_METRICS_CMD_DEL).
+   * Never throws: a kernel without the tcp_metrics family has nothing cached.
+   */
+  async afterRelease(): Promise<void> {
+    const addrs = this.holds.flatMap((h) => (h.scope === 'local' ? (h.heldTraffic?.().addrs ?? []) : []));
+    if (addrs.length) await deleteTcpMetrics(addrs, { netns: defaultNetns() }).catch(() => 0);
   }
 
   /**
@@ -176,8 +191,8 @@ export class GuardSession implements ProtectSession, HoldSockets {
   }
 
   /** Let every hold go (the plugs release, one datagram; a queue gives its verdict). Always safe. @throws {NetlinkError} */
-  release(): Promise<void> {
-    return this.plugAll('release');
+  release(options: { afterwards?: boolean } = {}): Promise<void> {
+    return this.plugAll('release', options.afterwards !== false);
   }
 
   /**

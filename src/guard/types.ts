@@ -445,8 +445,14 @@ export interface ProtectSession {
   disarm(): Promise<void>;
   /** buffer every plug (one datagram) */
   buffer(): Promise<void>;
-  /** release every plug (one datagram; always safe) */
-  release(): Promise<void>;
+  /**
+   * release every plug (one datagram; always safe); `afterwards: false`
+   * leaves {@link ProtectSession.afterRelease} to the caller (the window
+   * times the release alone)
+   */
+  release(options?: { afterwards?: boolean }): Promise<void>;
+  /** after a release: forget what the hold left in the kernel's caches (local holds' tcp_metrics). Never throws. */
+  afterRelease?(): Promise<void>;
   /** phase one: make the holds' start quick, holding nothing (a queue's holder process started) */
   prepare?(): Promise<void>;
   /** the release, pre-encoded for the watchdog */

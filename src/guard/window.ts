@@ -214,11 +214,12 @@ async function protectInner(session: ProtectSession, opts: ProtectOptions, early
     let lastErr: unknown;
     for (let i = 1; i <= RELEASE_ATTEMPTS; i++) {
       try {
-        await session.release();
+        await session.release({ afterwards: false });
         tRelease = performance.now();
         // Released: the watchdog has nothing left to do; tell it before the
         // bookkeeping, which must not let it reach its own deadline (WATCHDOG_GRACE_MS later).
         watchdog.done();
+        await session.afterRelease?.();
         return i;
       } catch (e) {
         lastErr = e;

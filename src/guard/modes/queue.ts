@@ -42,7 +42,6 @@ import { listAddresses } from '../../netlink/route/addr.js';
 import type { Socket } from 'node:net';
 import { listBoundQueues, netlinkSocketOwners } from '../../netlink/nfqueue.js';
 import { holdThroughHolder, prepareHolder, releaseThroughHolder } from '../leases-holder.js';
-import { deleteTcpMetrics } from '../../netlink/tcp-metrics.js';
 import * as C from '../../iptables/constants.js';
 import { NftBatch } from '../../iptables/batch.js';
 import type { NftChain } from '../../iptables/chain.js';
@@ -434,10 +433,7 @@ export class QueueHold implements Hold {
     return {
       kind: 'run',
       run: async () => {
-        const held = await this.binding.release();
-        // A held SYN's RTT sample is the hold itself: the kernel caches it per destination (tcp_metrics) and
-        // starts later connections there with a long RTO. Local clients' cache is this host's: forget the entries.
-        if (held && this.scope === 'local') await deleteTcpMetrics(this.spec.addrs, { netns: defaultNetns() }).catch(() => 0);
+        await this.binding.release();
       },
     };
   }
