@@ -118,6 +118,20 @@ async function filterSummary(parent: 'ingress' | 'egress'): Promise<string[]> {
   return [...new Set(fs.map((f) => `${f.pref} ${f.protocol} ${f.kind}`))].sort();
 }
 
+/** The SYN filters synplug arms on SRV for a hold (both protocols, of a classifier). */
+const armed = (classifier: string): string[] => [`65000 ip ${classifier}`, `65001 ipv6 ${classifier}`];
+
+/** Wait (bounded, polling) until SRV's ingress filters are `want`. */
+async function waitFilters(want: string[], what: string): Promise<void> {
+  const until = Date.now() + WAIT_MS;
+  for (;;) {
+    const got = await filterSummary('ingress');
+    if (JSON.stringify(got) === JSON.stringify(want)) return;
+    if (Date.now() > until) throw new Error(`gave up waiting for ${what}: ingress filters ${JSON.stringify(got)}`);
+    await sleep(100);
+  }
+}
+
 async function srvQdiscKinds(): Promise<string[]> {
   return (JSON.parse(await (await run('tc', ['-j', 'qdisc', 'show', 'dev', SRV])).stdout) as Array<{ kind: string }>).map((q) => q.kind).sort();
 }
@@ -195,10 +209,7 @@ test.serial(
     t.is(readFileSync(`/proc/sys/net/ipv6/conf/${ifb}/disable_ipv6`, 'utf8').trim(), '1', 'IPv6 is off on the IFB');
     t.like(await ifbRoot(), { kind: 'plug', handle: '1:' });
     t.true((await srvQdiscKinds()).includes('clsact'));
-    t.deepEqual(await filterSummary('ingress'), ['65000 ip flower', '65001 ipv6 flower']);
-    const actions = sh(TC, 'filter', 'show', 'dev', SRV, 'ingress');
-    t.regex(actions, new RegExp(`mirred \\(Egress Redirect to device ${ifb}\\) stolen`));
-    t.regex(actions, /tcp_flags 0x2\/(0x)?12/); // iproute2 6.1 prints the mask without 0x
+    t.deepEqual(await filterSummary('ingress'), [], 'the SYN filters are armed per hold: none outside a hold');
     await synplug(t, ['check', '--state-dir', SD], 0);
     const again = await setupInbound(t);
     t.false(again.changed, 'a second setup finds everything in place');
@@ -248,19 +259,26 @@ for (const classifier of ['flower', 'u32'] as const) {
     const r = await setupInbound(t, ['--classifier', classifier]);
     t.is(r.inbound.classifier, classifier);
     t.teardown(() => cli(['teardown', '--state-dir', SD]).then(() => undefined));
-    t.deepEqual(await filterSummary('ingress'), [`65000 ip ${classifier}`, `65001 ipv6 ${classifier}`]);
+    t.deepEqual(await filterSummary('ingress'), [], 'no SYN filter outside a hold');
 
-    // Only SYNs pass the IFB: 5 connections each way (and IPv4 SYNs with IP options), each with data and ACKs.
+    // Outside a hold nothing passes the IFB: 5 connections each way (and IPv4 SYNs with IP options), each with data and ACKs.
     const before = (await ifbRoot())!.packets;
     t.is(await within(runClient(other, '4', V4.srv, PORT, 5), 'IPv4 connections'), 'ok');
     t.is(await within(runClient(other, '6', V6.srv, PORT, 5), 'IPv6 connections'), 'ok');
     t.is(await within(runClient(other, '4', V4.srv, PORT, 5, true), 'IPv4 connections with IP options'), 'ok');
-    t.is((await ifbRoot())!.packets - before, 15, 'one packet (the SYN) per connection went through the IFB');
+    t.is((await ifbRoot())!.packets - before, 0, 'outside a hold no packet went through the IFB');
 
     const { p, go } = await protect(t, ['--max-hold', '120s']);
+    t.deepEqual(await filterSummary('ingress'), armed(classifier), 'the SYN filters are there during the hold');
+    const actions = sh(TC, 'filter', 'show', 'dev', SRV, 'ingress');
+    t.regex(actions, new RegExp(`mirred \\(Egress Redirect to device ${ifb}\\) stolen`));
+    if (classifier === 'flower') t.regex(actions, /tcp_flags 0x2\/(0x)?12/); // iproute2 6.1 prints the mask without 0x
     const c4 = client('4');
     const c6 = client('6');
-    await waitQlen(2, 'both SYNs to be held');
+    // with IP options: the u32 filter reaches the TCP header past them
+    const c4o = runClient(other, '4', V4.srv, PORT, 1, true);
+    c4o.catch(() => {});
+    await waitQlen(3, 'the three SYNs to be held');
     t.false(c4.settled(), 'the IPv4 connection waits while the plug buffers');
     t.false(c6.settled(), 'the IPv6 connection waits while the plug buffers');
     openGate(go);
@@ -271,8 +289,10 @@ for (const classifier of ['flower', 'u32'] as const) {
     const res = json<{ report: { heldSyns: number }; maxHoldReached: boolean; releasedPlug: boolean }>(end);
     t.true(res.releasedPlug);
     t.false(res.maxHoldReached);
-    t.true(res.report.heldSyns >= 2, `SYNs held and released: ${res.report.heldSyns}`);
+    t.true(res.report.heldSyns >= 3, `SYNs held and released: ${res.report.heldSyns}`);
+    t.is(await within(c4o, 'the IPv4 connection with IP options after the release'), 'ok');
     t.is((await ifbRoot())!.qlen, 0);
+    t.deepEqual(await filterSummary('ingress'), [], 'the SYN filters are removed after the release');
   });
 }
 
@@ -380,9 +400,12 @@ test.serial('SIGKILL of protect: its watchdog releases the IFB plug', async (t) 
   const { p, go } = await protect(t, ['--max-hold', '120s']);
   const c = client('6');
   await waitQlen(1, 'the SYN to be held');
+  t.deepEqual(await filterSummary('ingress'), armed('flower'), 'the SYN filters are there during the hold');
   kill(p.child.pid, 'SIGKILL');
   t.is(await within(c.done, 'the connection after the watchdog released'), 'ok');
   t.is((await ifbRoot())!.qlen, 0);
+  await waitFilters([], 'the watchdog to remove the SYN filters after its release');
+  t.like(await ifbRoot(), { kind: 'plug' }, 'the IFB and its plug stay: they are set up once');
   openGate(go);
   // the next command finds the plug released (or releases it: stale-plug recovery)
   await synplug(t, ['release', '--state-dir', SD]);
@@ -404,8 +427,18 @@ test.serial(
     for (const classifier of ['u32', 'flower', 'u32']) {
       const r = await setupInbound(t, ['--classifier', classifier]);
       t.true(r.changed);
-      t.deepEqual(await filterSummary('ingress'), ['10 ip flower', '11 ip u32', `65000 ip ${classifier}`, `65001 ipv6 ${classifier}`]);
-      t.is(await within(runClient(other, '4', V4.srv, PORT, 2), 'connections'), 'ok');
+      t.deepEqual(await filterSummary('ingress'), ['10 ip flower', '11 ip u32'], 'setup adds no SYN filter: they come with each hold');
+      const { p, go } = await protect(t, ['--max-hold', '120s']);
+      t.deepEqual(await filterSummary('ingress'), ['10 ip flower', '11 ip u32', ...armed(classifier)]);
+      const c = client('4', 2);
+      openGate(go);
+      t.is((await within(p.done, 'protect to exit')).code, 0);
+      t.is(await within(c.done, 'connections'), 'ok');
+      t.deepEqual(
+        await filterSummary('ingress'),
+        ['10 ip flower', '11 ip u32'],
+        "after the release only the foreign filters are left (u32's table freed beside a foreign u32 filter)",
+      );
       await synplug(t, ['teardown', '--state-dir', SD]);
       t.is(sh(TC, 'filter', 'show', 'dev', SRV, 'ingress'), foreignIngress, `${classifier}: the foreign ingress filters are as they were`);
       t.is(sh(TC, 'filter', 'show', 'dev', SRV, 'egress'), foreignEgress, `${classifier}: the foreign egress filter is as it was`);
@@ -414,6 +447,26 @@ test.serial(
     }
   },
 );
+
+test.serial('overlapping protects: the SYN filters stay while either holds, and go after the last release', async (t) => {
+  t.timeout(TEST_TIMEOUT);
+  await setupInbound(t);
+  t.teardown(() => cli(['teardown', '--state-dir', SD]).then(() => undefined));
+  t.deepEqual(await filterSummary('ingress'), [], 'before: none');
+  const a = await protect(t, ['--max-hold', '120s']);
+  const b = await protect(t, ['--max-hold', '120s']);
+  t.deepEqual(await filterSummary('ingress'), armed('flower'));
+  const c = client('4');
+  await waitQlen(1, 'the SYN to be held');
+  openGate(a.go);
+  t.is((await within(a.p.done, 'the first protect to exit')).code, 0);
+  t.false(c.settled(), 'the other protect still holds');
+  t.deepEqual(await filterSummary('ingress'), armed('flower'), 'its filters stay while the other lease lives');
+  openGate(b.go);
+  t.is((await within(b.p.done, 'the second protect to exit')).code, 0);
+  t.is(await within(c.done, 'the connection after the last release'), 'ok');
+  t.deepEqual(await filterSummary('ingress'), [], 'after the last release: none');
+});
 
 test.serial('local + inbound set up together: protect holds both, teardown removes both', async (t) => {
   t.timeout(TEST_TIMEOUT);
@@ -526,11 +579,16 @@ test.serial(
       t.deepEqual(more.inbound.ports, [PORT, PORT + 1]);
       t.is(more.inbound.classifier, classifier, 'the recorded classifier is kept');
       await synplug(t, ['check', '--state-dir', SD], 0);
-      t.deepEqual(await filterSummary('ingress'), [`65000 ip ${classifier}`, `65001 ipv6 ${classifier}`]);
+      t.deepEqual(await filterSummary('ingress'), []);
       t.is(await within(runClient(other, '4', V4.srv, PORT, 2), 'connections after the port change'), 'ok');
+      // a manual plug arms the filters (both ports); status shows them while it holds
+      await synplug(t, ['plug', '--max-hold', '60s', '--state-dir', SD]);
+      t.deepEqual(await filterSummary('ingress'), armed(classifier));
       const st = await synplug(t, ['status', '--inbound', SRV, '--state-dir', SD]);
       t.regex(st, new RegExp(`Egress Redirect to device ${ifb}\\)`), 'the redirect target by name, as tc prints it');
       t.notRegex(st, /\bon lo\b/);
+      await synplug(t, ['release', '--state-dir', SD]);
+      t.deepEqual(await filterSummary('ingress'), [], 'the release removes them');
       await synplug(t, ['teardown', '--state-dir', SD]);
       await assertClean(t, `${classifier}: after teardown`);
     }
