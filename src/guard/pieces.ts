@@ -173,7 +173,7 @@ export function armSteps(h: HoldPieces, o: unknown): SetupStep[] {
  * @throws {NetlinkError} the listing was refused
  */
 export async function armHold(h: HoldPieces): Promise<boolean> {
-  if (!h.list.some((p) => p.lifetime === 'armed')) return false;
+  if (!h.list.some((p) => p.lifetime === 'armed')) return false; // nothing to read
   const steps = armSteps(h, await h.observe());
   await runSteps(steps);
   return steps.length > 0;
@@ -185,7 +185,7 @@ export async function armHold(h: HoldPieces): Promise<boolean> {
  */
 export async function disarmHold(h: HoldPieces): Promise<void> {
   const armed = h.list.filter((p) => p.lifetime === 'armed');
-  if (!armed.length) return;
+  if (!armed.length) return; // nothing to read
   const o = await h.observe();
   const c = h.begin(o);
   const out: TeardownWords = { removed: [], kept: [] };

@@ -83,7 +83,6 @@ import { formatFilterText, formatQdiscText } from '../../tc/format.js';
 export type { InboundClassifier, InboundFamily, InboundOptions };
 import { probeFilterKind, probeQdiscKind, type ModulePiece, type Support } from '../support.js';
 import { addReleasedPlug, hexMessage, plugReleaseStep } from './local.js';
-import type { WatchdogStep } from '../watchdog.js';
 import { constants as osConstants } from 'node:os';
 import type {
   HeldTraffic,
@@ -100,7 +99,7 @@ import type {
   UnrecordedPiece,
 } from './types.js';
 import { isInboundRecord } from './inbound-record.js';
-import { armHold, disarmHold, inspectHold, teardownHold } from '../pieces.js';
+import { inspectHold, teardownHold } from '../pieces.js';
 
 /** synplug's filter prefs at DEV's ingress: one per protocol (the kernel keeps one protocol per pref). */
 export const INBOUND_PREF = { ip: 65000, ipv6: 65001 } as const;
@@ -594,52 +593,7 @@ export class InboundHold implements Hold {
 
   /** @inheritdoc */
   handoff(): HoldHandoff {
-    return { steps: [...(this.releaseMessages.length ? [plugReleaseStep(this.releaseMessages)] : []), ...this.disarmSteps()] };
-  }
-
-  /**
-   * Phase one: the SYN filters (armed pieces) added, holding nothing yet.
-   * @throws {SetupError} they could not be added (nothing left half-added)
-   */
-  async prepareHold(): Promise<void> {
-    await armHold(this.pieces);
-  }
-
-  /**
-   * Under the lease lock, as a lease is taken: the filters again, when the
-   * last holder's release removed them since phase one. Holds no deadline
-   * of the kernel's (see {@link InboundHold}).
-   */
-  async arm(): Promise<void> {
-    await armHold(this.pieces);
-  }
-
-  /** After the last release: the SYN filters removed (those that are synplug's). @throws {NetlinkError} */
-  async disarm(): Promise<void> {
-    await disarmHold(this.pieces);
-  }
-
-  /**
-   * The filters' removal for the watchdog, after its release (only when no
-   * other live lease holds): each protocol's pref at DEV's ingress deleted
-   * whole (one already gone is fine).
-   */
-  disarmSteps(): WatchdogStep[] {
-    if (this.ifindex === 0) return [];
-    const del = (fam: InboundFamily): RequestInit => {
-      const r = filterRequest('delete', this.ifindex, { parent: 'ingress', protocol: fam, pref: INBOUND_PREF[fam] });
-      return { type: r.type, flags: r.flags | NLM_F_ACK, payload: r.payload };
-    };
-    const { ENOENT, EINVAL, ENODEV } = osConstants.errno;
-    return [
-      {
-        what: `remove the SYN filters on ${this.dev}`,
-        phase: 'disarm',
-        protocol: NETLINK_ROUTE,
-        messages: this.families.map(del).map(hexMessage),
-        ignoreErrno: [ENOENT, EINVAL, ENODEV],
-      },
-    ];
+    return { steps: this.releaseMessages.length ? [plugReleaseStep(this.releaseMessages)] : [] };
   }
 
   /** @inheritdoc */
@@ -920,6 +874,22 @@ function inboundPieces(h: InboundHold): HoldPieces<InboundObservation, InboundPl
         },
         undo: restorable ? { what: `put back filters pref ${pref} on ${h.dev} as set up before (${oldText})`, run: restore } : removed,
       };
+    },
+    // the watchdog's removal: the pref deleted whole (one already gone is fine)
+    removeSteps: () => {
+      if (h.ifindex === 0 || !h.families.includes(fam)) return [];
+      const r = filterRequest('delete', h.ifindex, { parent: 'ingress', protocol: fam, pref: INBOUND_PREF[fam] });
+      const { ENOENT, EINVAL, ENODEV } = osConstants.errno;
+      const message = hexMessage({ type: r.type, flags: r.flags | NLM_F_ACK, payload: r.payload });
+      return [
+        {
+          what: `remove filters ${h.dev} ingress protocol ${fam} pref ${INBOUND_PREF[fam]}`,
+          phase: 'disarm',
+          protocol: NETLINK_ROUTE,
+          messages: [message],
+          ignoreErrno: [ENOENT, EINVAL, ENODEV],
+        },
+      ];
     },
     async remove(o, _p, out) {
       if (!h.filtersAt(o, fam).length) return;

@@ -82,6 +82,11 @@ export interface Piece<O = unknown, C = unknown> {
   add(o: O, state: PieceState, c: C): SetupStep | readonly SetupStep[] | undefined;
   /** Remove it at teardown when it is synplug's, saying in `out` what was removed, or kept and why. @throws {NetlinkError} */
   remove?(o: O, c: C, out: TeardownWords): Promise<void>;
+  /**
+   * An armed piece's removal, pre-encoded for the watchdog (which runs it
+   * after its release, only when no other live lease holds; phase `disarm`).
+   */
+  removeSteps?(): WatchdogStep[];
 }
 
 /** What a teardown says: what it removed, and what it kept and why. */
