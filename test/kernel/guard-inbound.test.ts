@@ -192,7 +192,7 @@ async function setupInbound(t: ExecutionContext, extra: string[] = []): Promise<
 }
 
 test.serial(
-  'setup --inbound builds the IFB with a plug root, clsact and the SYN filters; check 0; setup again changes nothing; teardown removes exactly that; check 1',
+  'setup --inbound builds the IFB with a plug root and clsact, no SYN filter (armed per hold); check 0; setup again changes nothing; teardown removes exactly that; check 1',
   async (t) => {
     t.timeout(TEST_TIMEOUT);
     await assertClean(t, 'before');
@@ -254,46 +254,49 @@ test.serial('bad input: exit 2 with nothing changed (missing device, lo, port, a
 });
 
 for (const classifier of ['flower', 'u32'] as const) {
-  test.serial(`${classifier}: SYNs (IPv4, IPv6) are held during protect and delivered after; only SYNs pass the IFB`, async (t) => {
-    t.timeout(TEST_TIMEOUT);
-    const r = await setupInbound(t, ['--classifier', classifier]);
-    t.is(r.inbound.classifier, classifier);
-    t.teardown(() => cli(['teardown', '--state-dir', SD]).then(() => undefined));
-    t.deepEqual(await filterSummary('ingress'), [], 'no SYN filter outside a hold');
+  test.serial(
+    `${classifier}: outside a hold no filter and nothing passes the IFB; during protect the SYN filters hold SYNs (IPv4, IPv6, IP options), delivered after; the filters go after the release`,
+    async (t) => {
+      t.timeout(TEST_TIMEOUT);
+      const r = await setupInbound(t, ['--classifier', classifier]);
+      t.is(r.inbound.classifier, classifier);
+      t.teardown(() => cli(['teardown', '--state-dir', SD]).then(() => undefined));
+      t.deepEqual(await filterSummary('ingress'), [], 'no SYN filter outside a hold');
 
-    // Outside a hold nothing passes the IFB: 5 connections each way (and IPv4 SYNs with IP options), each with data and ACKs.
-    const before = (await ifbRoot())!.packets;
-    t.is(await within(runClient(other, '4', V4.srv, PORT, 5), 'IPv4 connections'), 'ok');
-    t.is(await within(runClient(other, '6', V6.srv, PORT, 5), 'IPv6 connections'), 'ok');
-    t.is(await within(runClient(other, '4', V4.srv, PORT, 5, true), 'IPv4 connections with IP options'), 'ok');
-    t.is((await ifbRoot())!.packets - before, 0, 'outside a hold no packet went through the IFB');
+      // Outside a hold nothing passes the IFB: 5 connections each way (and IPv4 SYNs with IP options), each with data and ACKs.
+      const before = (await ifbRoot())!.packets;
+      t.is(await within(runClient(other, '4', V4.srv, PORT, 5), 'IPv4 connections'), 'ok');
+      t.is(await within(runClient(other, '6', V6.srv, PORT, 5), 'IPv6 connections'), 'ok');
+      t.is(await within(runClient(other, '4', V4.srv, PORT, 5, true), 'IPv4 connections with IP options'), 'ok');
+      t.is((await ifbRoot())!.packets - before, 0, 'outside a hold no packet went through the IFB');
 
-    const { p, go } = await protect(t, ['--max-hold', '120s']);
-    t.deepEqual(await filterSummary('ingress'), armed(classifier), 'the SYN filters are there during the hold');
-    const actions = sh(TC, 'filter', 'show', 'dev', SRV, 'ingress');
-    t.regex(actions, new RegExp(`mirred \\(Egress Redirect to device ${ifb}\\) stolen`));
-    if (classifier === 'flower') t.regex(actions, /tcp_flags 0x2\/(0x)?12/); // iproute2 6.1 prints the mask without 0x
-    const c4 = client('4');
-    const c6 = client('6');
-    // with IP options: the u32 filter reaches the TCP header past them
-    const c4o = runClient(other, '4', V4.srv, PORT, 1, true);
-    c4o.catch(() => {});
-    await waitQlen(3, 'the three SYNs to be held');
-    t.false(c4.settled(), 'the IPv4 connection waits while the plug buffers');
-    t.false(c6.settled(), 'the IPv6 connection waits while the plug buffers');
-    openGate(go);
-    t.is(await within(c4.done, 'the IPv4 connection after the release'), 'ok');
-    t.is(await within(c6.done, 'the IPv6 connection after the release'), 'ok');
-    const end = await within(p.done, 'protect to exit');
-    t.is(end.code, 0, end.stderr);
-    const res = json<{ report: { heldSyns: number }; maxHoldReached: boolean; releasedPlug: boolean }>(end);
-    t.true(res.releasedPlug);
-    t.false(res.maxHoldReached);
-    t.true(res.report.heldSyns >= 3, `SYNs held and released: ${res.report.heldSyns}`);
-    t.is(await within(c4o, 'the IPv4 connection with IP options after the release'), 'ok');
-    t.is((await ifbRoot())!.qlen, 0);
-    t.deepEqual(await filterSummary('ingress'), [], 'the SYN filters are removed after the release');
-  });
+      const { p, go } = await protect(t, ['--max-hold', '120s']);
+      t.deepEqual(await filterSummary('ingress'), armed(classifier), 'the SYN filters are there during the hold');
+      const actions = sh(TC, 'filter', 'show', 'dev', SRV, 'ingress');
+      t.regex(actions, new RegExp(`mirred \\(Egress Redirect to device ${ifb}\\) stolen`));
+      if (classifier === 'flower') t.regex(actions, /tcp_flags 0x2\/(0x)?12/); // iproute2 6.1 prints the mask without 0x
+      const c4 = client('4');
+      const c6 = client('6');
+      // with IP options: the u32 filter reaches the TCP header past them
+      const c4o = runClient(other, '4', V4.srv, PORT, 1, true);
+      c4o.catch(() => {});
+      await waitQlen(3, 'the three SYNs to be held');
+      t.false(c4.settled(), 'the IPv4 connection waits while the plug buffers');
+      t.false(c6.settled(), 'the IPv6 connection waits while the plug buffers');
+      openGate(go);
+      t.is(await within(c4.done, 'the IPv4 connection after the release'), 'ok');
+      t.is(await within(c6.done, 'the IPv6 connection after the release'), 'ok');
+      const end = await within(p.done, 'protect to exit');
+      t.is(end.code, 0, end.stderr);
+      const res = json<{ report: { heldSyns: number }; maxHoldReached: boolean; releasedPlug: boolean }>(end);
+      t.true(res.releasedPlug);
+      t.false(res.maxHoldReached);
+      t.true(res.report.heldSyns >= 3, `SYNs held and released: ${res.report.heldSyns}`);
+      t.is(await within(c4o, 'the IPv4 connection with IP options after the release'), 'ok');
+      t.is((await ifbRoot())!.qlen, 0);
+      t.deepEqual(await filterSummary('ingress'), [], 'the SYN filters are removed after the release');
+    },
+  );
 }
 
 test.serial('a non-SYN packet of an established connection is not held while the plug buffers', async (t) => {
@@ -393,7 +396,7 @@ test.serial(
   },
 );
 
-test.serial('SIGKILL of protect: its watchdog releases the IFB plug', async (t) => {
+test.serial('SIGKILL of protect: its watchdog releases the IFB plug, then removes the SYN filters', async (t) => {
   t.timeout(TEST_TIMEOUT);
   await setupInbound(t);
   t.teardown(() => cli(['teardown', '--state-dir', SD]).then(() => undefined));
