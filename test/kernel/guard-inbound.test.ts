@@ -557,7 +557,7 @@ test.serial('teardown --local removes the local hold only; the inbound hold stay
 });
 
 test.serial(
-  'an altname given to --inbound is the same hold; a port change replaces the filters (flower and u32) and the hold stays complete; status names the redirect target',
+  'an altname given to --inbound is the same hold; after a port change the hold stays complete and a manual plug arms the filters for both ports (flower and u32); status names the redirect target; the release removes them',
   async (t) => {
     t.timeout(TEST_TIMEOUT);
     const alt = 'sp-gialt';
