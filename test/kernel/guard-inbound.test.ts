@@ -605,9 +605,11 @@ test.serial(
     await setupInbound(t);
     t.teardown(() => quietly(IP, 'link', 'del', ifb));
     t.teardown(() => quietly(TC, 'qdisc', 'del', 'dev', SRV, 'clsact'));
+    // a crash during a hold: the SYN filters armed and the plug buffering (a manual plug), its watchdog killed, the record lost
+    await synplug(t, ['plug', '--max-hold', '120s', '--state-dir', SD]);
+    kill(new StateStore(SD).readLeases()?.leases[0]?.watchdogPid, 'SIGKILL');
     rmSync(join(SD, 'setup.json'));
-    // the plug left buffering (as a crash would leave it): a SYN waits on the IFB
-    sh(TC, 'qdisc', 'change', 'dev', ifb, 'root', 'handle', '1:', 'plug', 'block');
+    t.deepEqual(await filterSummary('ingress'), armed('flower'), 'the SYN filters of the hold are there');
     const c = client('4');
     await waitQlen(1, 'the SYN to be held');
     t.false(c.settled());
