@@ -28,7 +28,15 @@ export {
   NetlinkError,
   NetlinkDecodeError,
   DumpInterruptedError,
-  ERROR_CATEGORIES,
+  CORE_CATEGORIES,
   categoryOfErrno,
   type ErrorCategory,
+  type ErrorCategories,
 } from './netlink/errors.js';
+import { CORE_CATEGORIES } from './netlink/errors.js';
+import type { ErrorCategory } from './netlink/errors.js';
+import { GUARD_CATEGORIES } from './guard/errors.js';
+export { GUARD_CATEGORIES } from './guard/errors.js';
+
+/** Every error category: the core's ({@link CORE_CATEGORIES}), then the guard's ({@link GUARD_CATEGORIES}). */
+export const ERROR_CATEGORIES: readonly ErrorCategory[] = [...CORE_CATEGORIES, ...GUARD_CATEGORIES];

@@ -31,8 +31,6 @@ export const CATEGORY_EXIT_CODES = {
   'foreign-state': 7,
   /** protect/plug: synplug is not set up (run `synplug setup`, or protect --setup) */
   'not-set-up': 8,
-  /** demo: the protected phase lost at least one request */
-  'demo-failed': 9,
   /** protect: phase one failed: the --check command exited non-zero, was killed by a signal, or ran past --check-timeout; nothing was held and the reload command was not run */
   'check-failed': 10,
   /** show ruleset: something in the ruleset cannot be printed in nft's language (each named on stderr; the listing marks it `[ raw: ... ]`) */
@@ -54,6 +52,12 @@ export const CATEGORY_EXIT_CODES = {
  */
 export const CHECK_PARTIAL = 12;
 
+/**
+ * `demo`: the protected phase lost at least one request. Not an error's
+ * category: the demo's verdict, which the library returns as a result.
+ */
+export const DEMO_FAILED = 9;
+
 /** Exit codes by name, for the CLI's own use (all but OK and CHECK_PARTIAL come from {@link CATEGORY_EXIT_CODES}). */
 export const EXIT = {
   OK: 0,
@@ -65,7 +69,7 @@ export const EXIT = {
   BAD_STATE: CATEGORY_EXIT_CODES['bad-state'],
   FOREIGN_QDISC: CATEGORY_EXIT_CODES['foreign-state'],
   NOT_SET_UP: CATEGORY_EXIT_CODES['not-set-up'],
-  DEMO_FAILED: CATEGORY_EXIT_CODES['demo-failed'],
+  DEMO_FAILED,
   CHECK_FAILED: CATEGORY_EXIT_CODES['check-failed'],
   UNPRINTABLE: CATEGORY_EXIT_CODES.unprintable,
   COMMAND_NOT_STARTED: CATEGORY_EXIT_CODES['command-not-started'],

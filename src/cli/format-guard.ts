@@ -44,6 +44,7 @@ const combine = (states: readonly string[]): string => (states.every((x) => x ==
 
 /** Text for `synplug check`. */
 export function formatCheck(r: CheckResult): string {
+  if (r.nothingSetUp) return [r.nothingSetUp, ...r.pieces.map((p) => `  ${p.status.toUpperCase().padEnd(9)} ${p.piece}`)].join('\n');
   const onlyLocal = r.holds.length === 1 && holdWords(r.holds[0]).top;
   const one = r.holds.length === 1 ? r.holds[0] : undefined;
   const where = onlyLocal ? `on ${r.dev}` : one ? `(${one.id} on ${one.dev})` : `(${r.holds.map((h) => `${h.id}: ${h.state}`).join(', ')})`;
@@ -86,21 +87,30 @@ export function formatPlug(r: PlugResult, maxHold: string): string {
 export function formatRelease(r: ReleaseResult): string {
   if (r.orphaned && !r.released)
     return `not released: ${r.liveLeases} live lease(s) hold the plug (a running protect or a manual plug before its deadline); --orphaned releases only a plug nobody holds`;
-  const broke = r.brokeLeases ? `; broke ${r.brokeLeases} live lease(s) (running protects or manual plugs)` : '';
+  const manual = r.brokeManualPlugs ?? 0;
+  const protects = r.brokeLeases - manual;
+  const broke =
+    (manual ? `; this ended the manual plug's hold ('synplug plug')` : '') +
+    (protects > 0 ? `; ended the hold of ${protects} running protect(s) early (their commands go on, no longer held)` : '');
   const also =
     (r.unrecorded?.length ? `; also released the plug(s) of synplug's IFB(s) found without a record: ${r.unrecorded.join(', ')}` : '') +
     (r.heldElsewhere?.length ? `; NOT released here: ${r.heldElsewhere.join('; ')}` : '');
+  const queued = r.backlog ? `; ${r.backlog} packet(s) were still queued` : '';
   return r.plugExists
-    ? `released${r.wasBuffering ? '' : ' (it was not recorded as plugged)'}; ${r.backlog} packet(s) were still queued${broke}${also}`
-    : `no plug qdisc on ${r.dev}: nothing is held (synplug is not set up there)${broke}${also}`;
+    ? r.wasBuffering || r.brokeLeases
+      ? `released${r.wasBuffering && r.report ? ` after holding new connections for ${r.report.holdMs.toFixed(1)} ms (${r.report.heldSyns} SYN(s) held)` : ''}${queued}${broke}${also}`
+      : `nothing was held (neither 'synplug plug' nor a protect was holding); released anyway, which is always safe${queued}${also}`
+    : r.nothingSetUp
+      ? `nothing was held: ${r.nothingSetUp}`
+      : `no plug qdisc on ${r.dev}: nothing is held (synplug is not set up there)${broke}${also}`;
 }
 
 /** Text for `synplug protect` (on stderr). */
 export function formatProtect(r: ProtectResult): string {
   const cmd = r.signal ? `killed by ${r.signal}` : `exit ${r.exitCode}`;
   const held =
-    r.releasedPlug === false
-      ? `held new connections for ${r.report.holdMs.toFixed(1)} ms${r.maxHoldReached ? ' (max-hold reached)' : ''}, then left the plug buffering for ${r.leftToHolders ?? 'other'} other holder(s) (the last one releases)`
+    r.releasedHold === false
+      ? `held new connections for ${r.report.holdMs.toFixed(1)} ms${r.maxHoldReached ? ' (max-hold reached)' : ''}, then left the hold to ${r.leftToHolders ?? 'other'} other holder(s) (the last one releases)`
       : `held new connections for ${r.report.holdMs.toFixed(1)} ms${r.maxHoldReached ? ' (max-hold reached)' : ''}`;
   const check = r.check ? `; check passed in ${r.check.durationMs.toFixed(1)} ms before the window` : '';
   const l = r.newListener;
@@ -147,6 +157,7 @@ export function formatLastReload(l: { lastReload: HistoryEntry | null; historyEr
 export function formatStatus(r: StatusResult): string {
   const lines: string[] = [];
   if (r.recovered) lines.push(r.recovered);
+  if (r.nothingSetUp && !r.holds.some((h) => holdWords(h).top)) return [...lines, `setup: ${r.nothingSetUp}`].join('\n');
   const local = r.holds?.find((h) => holdWords(h).top);
   const onlyLocal = local !== undefined && r.holds.length === 1;
   if (onlyLocal || !r.holds?.length) lines.push(`setup: ${stateWord(r.state)} on ${r.dev} for ${r.addr}`);
@@ -157,9 +168,9 @@ export function formatStatus(r: StatusResult): string {
   if (p) {
     const when = new Date(p.state === 'buffering' ? p.since : (p.releasedAt ?? p.since)).toISOString();
     lines.push(
-      `plug: ${p.state === 'buffering' ? `BUFFERING since ${when} (by ${p.owner} pid ${p.pid}, until ${new Date(p.deadline).toISOString()})` : `released (last at ${when})`}`,
+      `hold: ${p.state === 'buffering' ? `HOLDING since ${when} (by ${p.owner} pid ${p.pid}, until ${new Date(p.deadline).toISOString()})` : `released (last at ${when})`}`,
     );
-  } else lines.push('plug: no record');
+  } else lines.push('hold: no record (plug.json)');
   for (const l of r.leases ?? []) {
     lines.push(
       `lease: ${l.owner} pid ${l.pid}${l.command ? ` (${l.command.join(' ')})` : ''} since ${new Date(l.since).toISOString()}, until ${new Date(l.deadline).toISOString()}, holds ${l.holds.join(', ')}`,

@@ -205,7 +205,7 @@ export function holdSelector(f: ConfigFlags & { inbound?: string | string[]; loc
 function selectorOptions(cmd: Command, verb: string): Command {
   return cmd
     .option('--inbound <dev>', `${verb} only the inbound hold of this device (any of its names)`, collect)
-    .option('--local', `${verb} only the local hold`);
+    .option('--local', `${verb} only the local hold (its id: local, the plug hold; queue, the queue hold)`);
 }
 
 /** `--metrics-file` of protect, plug and release: what it does (and that setup can record a default). */
@@ -232,7 +232,11 @@ export function guardCommands(program: Command): void {
         'set up the inbound hold of this device instead: TCP SYNs arriving on it to --port (and --addr) are held on an IFB synplug creates (clsact + flower/u32 + mirred)',
         collect,
       )
-      .option('--port <port>', 'with --inbound: a TCP destination port to hold SYNs to, 1-65535 (repeat for more; at least one)', collect)
+      .option(
+        '--port <port>',
+        'with --inbound: a TCP destination port to hold SYNs to, 1-65535 (repeat for more; at least one). Give every port (and --addr) at once: setup run again for a hold set up with another set is refused (exit 2, naming what is held); to change it, teardown --inbound DEV, then setup with the whole set',
+        collect,
+      )
       .option(
         '--via <hold>',
         'which hold: plug (a plug qdisc: sch_plug), queue (a netfilter queue: nfnetlink_queue and NFQUEUE, no qdisc), or auto (plug where the kernel has what it needs, else queue; says which) (default auto)',
@@ -341,7 +345,7 @@ export function guardCommands(program: Command): void {
   )
     .addHelpText(
       'after',
-      `${exitCodesHelp('release')}\n\nWith --json: "released" (false only with --orphaned while live leases hold the plug), "brokeLeases" (the live leases a plain release broke), "orphaned" and "liveLeases" (with --orphaned: the live leases left holding).`,
+      `${exitCodesHelp('release')}\n\nWith --json: "released" (false only with --orphaned while live leases hold the plug), "brokeLeases" (the live leases a plain release broke) and "brokeManualPlugs" (of those, the manual plugs': their hold ended, as meant), "orphaned" and "liveLeases" (with --orphaned: the live leases left holding).`,
     )
     .action(
       run(async (f: ConfigFlags & { orphaned: boolean; metricsFile?: string }) => {
@@ -434,7 +438,7 @@ export function guardCommands(program: Command): void {
       program
         .command('status')
         .description(
-          'every hold set up, or the one --inbound DEV / --local names: its state and pieces, its qdiscs and filters with counters (the local hold: also the marking rule), packets held now, passed and dropped; the recorded plug state and leases; net.ipv4.tcp_migrate_req of the namespace and what it means for the listeners of the hold (--json: "sysctl")',
+          'every hold set up, or the one --inbound DEV / --local names: its state and pieces, its qdiscs and filters with counters (the local hold: also the marking rule), packets held now, passed and dropped; the recorded hold state (hold: HOLDING or released, from plug.json) and leases; net.ipv4.tcp_migrate_req of the namespace and what it means for the listeners of the hold (--json: "sysctl")',
         ),
       'show',
     ),
@@ -455,7 +459,7 @@ export function guardCommands(program: Command): void {
       .command('teardown')
       .description('release, then remove exactly what setup added, for every hold (qdisc tree, filter, nftables table, address; IFB, SYN filters, clsact)')
       .option('--inbound <dev>', 'remove only the inbound hold of this device', collect)
-      .option('--local', 'remove only the local hold (on --dev, lo by default)')
+      .option('--local', 'remove only the local hold (its id: local, the plug hold on --dev, lo by default; queue, the queue hold)')
       .option('--hold <id>', 'remove only the hold of this id (as check lists it: local, inbound:DEV, queue, queue:DEV)'),
   )
     .addHelpText('after', exitCodesHelp('teardown'))

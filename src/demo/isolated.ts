@@ -33,7 +33,7 @@ import { closeSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { NetlinkConnection } from '../netlink/connection.js';
-import { SynplugError, type ErrorCategory } from '../netlink/errors.js';
+import { SynplugError, UsageError, type ErrorCategory } from '../netlink/errors.js';
 import { NETLINK_ROUTE } from '../netlink/message.js';
 import { NETNS_ENV, withNetns } from '../netlink/netns.js';
 import { setLinkUp } from '../netlink/route/linkinfo.js';
@@ -87,6 +87,22 @@ export function toWireError(e: unknown): DemoWireError {
 }
 
 /**
+ * The demo's private state directory, made inside `parent`.
+ * @throws {UsageError} `parent` does not exist or is not a directory (`--state-dir`, `SYNPLUG_STATE_DIR`)
+ */
+function privateStateDir(parent: string): string {
+  try {
+    return mkdtempSync(join(parent, 'synplug-demo-'));
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code !== 'ENOENT' && code !== 'ENOTDIR') throw e;
+    throw new UsageError(
+      `state directory ${parent}: no such directory (the demo makes a private state directory inside it, removed at the end): create it, or leave --state-dir and SYNPLUG_STATE_DIR out; nothing was changed`,
+    );
+  }
+}
+
+/**
  * Run the demo in network namespaces of its own (see the module's text).
  * @param options as {@link runDemo}'s (`here` is ignored); `stateDir`: where the demo's private state directory is made (default the system's temporary directory)
  * @param entry the demo process's entry point (default {@link demoEntryPath}`('demo-main')`)
@@ -106,7 +122,7 @@ export async function runDemoIsolated(options: DemoOptions = {}, entry: string =
     );
   }
   const progress = options.onProgress ?? (() => {});
-  const stateDir = mkdtempSync(join(options.stateDir ?? tmpdir(), 'synplug-demo-'));
+  const stateDir = privateStateDir(options.stateDir ?? tmpdir());
   let fd: number | undefined;
   let child: ChildProcess | undefined;
   const handled: NodeJS.Signals[] = options.handleSignals === false ? [] : ['SIGINT', 'SIGTERM'];

@@ -75,6 +75,7 @@ export async function demoPreflight(o: { inbound: boolean; what: string; via?: '
   const unverified: ModulePiece[] = [];
   let via: DemoPreflight['via'] = 'plug';
   let why: string | undefined;
+  let alternative: string | undefined;
   try {
     // The hold's probes on the default configuration (on lo): they change nothing.
     if (o.inbound && (await probeVeth(route)) === 'no') missing.push({ module: 'veth', what: "link veth (the demo's client namespace)" });
@@ -84,10 +85,13 @@ export async function demoPreflight(o: { inbound: boolean; what: string; via?: '
     const plug = holdModeFor(wanted === 'queue' ? 'queue' : 'plug', scope);
     if (!plug) throw new SynplugError(`this synplug has no ${scope} hold mode, which the demo needs`);
     const sup = await plug.probeSupport(s, config);
-    const queue = sup.missing.length && wanted === 'auto' ? holdModeFor('queue', scope) : undefined;
+    const queue = sup.missing.length && wanted !== 'queue' ? holdModeFor('queue', scope) : undefined;
     const qsup = queue ? await queue.probeSupport(s, config) : undefined;
+    // --via plug where the plug hold cannot run but the queue hold can: the refusal names it
+    if (wanted === 'plug' && qsup && !qsup.missing.length)
+      alternative = `the queue hold works on this kernel: 'synplug ${o.what} --via queue' (or leave --via out)`;
     if (wanted === 'queue') via = 'queue';
-    if (qsup && !qsup.missing.length) {
+    if (wanted === 'auto' && qsup && !qsup.missing.length) {
       via = 'queue';
       why = `this kernel lacks ${sup.missing.map((p) => p.module).join(', ')}, which the plug hold needs`;
       unverified.push(...qsup.unverified);
@@ -100,6 +104,10 @@ export async function demoPreflight(o: { inbound: boolean; what: string; via?: '
   } finally {
     s.close();
   }
-  if (missing.length) throw new MissingSupportError(missing, unverified);
+  if (missing.length) {
+    const e = new MissingSupportError(missing, unverified);
+    if (alternative !== undefined) e.message += `; ${alternative}`;
+    throw e;
+  }
   return { unverified: unverified.map((p) => `${p.module} (${p.what})`), via, ...(why !== undefined && { why }) };
 }

@@ -76,7 +76,7 @@ import { SynplugError } from '../netlink/errors.js';
 import { NetlinkConnection } from '../netlink/connection.js';
 import { NETLINK_SOCK_DIAG } from '../netlink/message.js';
 import { listTcpListeners } from '../netlink/sockdiag.js';
-import { check, setup, teardown, protect, holdModeFor, removeReportCounters, type ProtectResult } from '../guard/index.js';
+import { check, setup, teardown, protect, holdModeFor, removeReportCounters, type HoldMode, type ProtectResult } from '../guard/index.js';
 import { demoPreflight } from './preflight.js';
 import { ClientLoad } from './clients.js';
 import { ClientProcess } from './client-process.js';
@@ -227,7 +227,10 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
       progress(`starting the clients in the namespace (${topo.clientDev}, ${topo.clientAddr})`);
       clientProc = await ClientProcess.start(topo, stopCtl.signal);
     } else {
-      addr = via === 'queue' ? await prepareLocalQueue() : await prepareLocal();
+      // The local hold of that kind: the one whose fields are check's top-level ones (the plug hold on lo), or another one, found in check's holds.
+      const localMode = holdModeFor(via, 'local');
+      if (!localMode) throw new SynplugError(`this synplug has no local ${via} hold mode, which the demo needs`);
+      addr = localMode.describe({ dev: LOCAL_DEV }).top ? await prepareLocal() : await prepareLocalOther(localMode);
       server = await PongServer.start(addr);
     }
     if (stoppedBy) throw new DemoInterruptedError(stoppedBy, '');
@@ -296,27 +299,28 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
   }
 
   /**
-   * Local mode on a kernel without the plug hold's modules: use the queue
-   * hold of local clients, or set it up (recorded in setUpByDemo); a partial
-   * one is refused as for the plug hold. @returns the hold's address
+   * Local mode with a hold other than the plug hold on lo (on a kernel
+   * without the plug hold's modules, the queue hold of local clients): use
+   * that mode's local hold, or set it up (recorded in setUpByDemo); a
+   * partial one is refused as for the plug hold. @returns the hold's address
    */
-  async function prepareLocalQueue(): Promise<string> {
+  async function prepareLocalOther(mode: HoldMode): Promise<string> {
     const c = await check({ ...(stateDir !== undefined && { stateDir }) });
-    const q = c.holds.find((h) => h.via === 'queue' && h.dev === LOCAL_DEV && h.addrs?.length === 1);
+    const q = c.holds.find((h) => h.mode === mode.name && h.dev === LOCAL_DEV && h.addrs?.length === 1);
     if (q?.state === 'partial') {
       throw new SynplugError(
-        `synplug's queue hold on ${LOCAL_DEV} is only partly set up. The demo changes no setup it did not make: run '${q.setup}' to complete it (or 'synplug teardown'), then the demo again`,
+        `synplug's ${mode.describe({ id: q.id, dev: q.dev }).label} is only partly set up. The demo changes no setup it did not make: run '${q.setup}' to complete it (or 'synplug teardown'), then the demo again`,
         'not-set-up',
       );
     }
     if (q?.state === 'ok') {
-      progress(`using the queue hold already set up for ${q.addrs![0]} (left as it is)`);
+      progress(`using the ${mode.via} hold already set up for ${q.addrs![0]} (left as it is)`);
       return q.addrs![0];
     }
-    progress(`setting up the queue hold for local clients (removed again when the demo ends)`);
+    progress(`setting up the ${mode.via} hold for local clients (removed again when the demo ends)`);
     setUpByDemo = true; // setup is transactional: if it throws, it removed what it added
     try {
-      const s = await setup({ via: 'queue', ...(stateDir !== undefined && { stateDir }) });
+      const s = await setup({ via: mode.via, ...(stateDir !== undefined && { stateDir }) });
       setupInfo.by = 'demo';
       setupInfo.actions = s.actions;
       demoHold = s.hold;
@@ -401,7 +405,8 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
       progress(`removing the inbound hold the demo set up on ${d}`);
       try {
         const r = await teardown({
-          ...(inboundHold !== undefined && via === 'queue' ? { hold: inboundHold } : { inbound: d }),
+          // the hold setup recorded, by its id (any kind); without one, the device's
+          ...(inboundHold !== undefined ? { hold: inboundHold } : { inbound: d }),
           ...(stateDir !== undefined && { stateDir }),
         });
         setupInfo.removed.push(...r.removed);

@@ -1,10 +1,42 @@
 /**
- * The guard's errors. Each carries a category (see `ErrorCategory` in
- * netlink/errors.ts), never an exit code: the CLI maps categories to codes.
+ * The guard's errors and its error categories (added to the core's
+ * registry, `ErrorCategories` in netlink/errors.ts). Each error carries a
+ * category, never an exit code: the CLI maps categories to codes.
  *
  * @module
  */
-import { SynplugError } from '../netlink/errors.js';
+import { SynplugError, type ErrorCategory } from '../netlink/errors.js';
+
+declare module '../netlink/errors.js' {
+  /** The guard's own error categories (the core's are in netlink/errors.ts). */
+  interface ErrorCategories {
+    /** the state directory or a state file is unsafe or damaged */
+    'bad-state': true;
+    /** the guard is not (completely) set up */
+    'not-set-up': true;
+    /** protect's `--check` command failed; nothing was held and the reload command was not run */
+    'check-failed': true;
+    /** protect could not start the shell that runs the command; nothing was run */
+    'command-not-started': true;
+    /** protect's command exists but cannot be executed */
+    'command-not-executable': true;
+    /** protect's command was not found */
+    'command-not-found': true;
+    /** a signal arrived before the command started; nothing was run */
+    interrupted: true;
+  }
+}
+
+/** The guard's own categories. */
+export const GUARD_CATEGORIES = [
+  'bad-state',
+  'not-set-up',
+  'check-failed',
+  'command-not-started',
+  'command-not-executable',
+  'command-not-found',
+  'interrupted',
+] as const satisfies readonly ErrorCategory[];
 
 /** The process lacks CAP_NET_ADMIN. Category `permission`. */
 export class NotPermittedError extends SynplugError {

@@ -13,7 +13,7 @@ import { accounted } from './accounting.js';
 import { unwatchedReport } from './report.js';
 import { breakLeases, dropLease, leaseLive, liveLeases, newLeaseId, releaseIfOrphaned, takeLease, unprepare } from './leases.js';
 import { contextFor, definedOnly, recoverStale, withSession } from './context.js';
-import { checkSelector, combineStates, findUnrecordedIfbs, piecesOf, requireSetUp, selectedHolds, stateOf, viaOf } from './setup.js';
+import { checkSelector, combineStates, findUnrecordedIfbs, nothingSetUp, piecesOf, requireSetUp, selectedHolds, stateOf, viaOf } from './setup.js';
 import { deviceOfHold, holdModeFor, holdModes, selectInbound, type UnrecordedPiece } from './modes/index.js';
 import { GuardSession } from './session.js';
 import { teardownHold } from './pieces.js';
@@ -239,7 +239,7 @@ async function releaseOnce(opts: Omit<ReleaseOptions, 'metricsFile'>): Promise<R
       );
     }
   }
-  return withSession(config, record, async (s) => {
+  const res = await withSession(config, record, async (s): Promise<ReleaseResult & { endedManualHold?: boolean; setUp?: boolean }> => {
     let r: PlugRecord | undefined;
     let hasLeases = false;
     /** the oldest live manual lease: the report counts its hold (from its counters and since) */
@@ -261,6 +261,7 @@ async function releaseOnce(opts: Omit<ReleaseOptions, 'metricsFile'>): Promise<R
     };
     const recordReleased = () => writeReleased(store, r, config.dev);
     let brokeLeases = 0;
+    let manualBroken = 0;
     if (orphaned && !damaged && (r || record || hasLeases)) {
       // Live leases are left alone; only a plug nobody holds is released (and recorded as such).
       const outcome = await releaseIfOrphaned(store, releaseNow, recordReleased);
@@ -292,7 +293,10 @@ async function releaseOnce(opts: Omit<ReleaseOptions, 'metricsFile'>): Promise<R
       }
     } else {
       // Every lease is broken, under the lease lock, and the plug released at once.
-      brokeLeases = await breakLeases(store, releaseNow, recordReleased);
+      brokeLeases = await breakLeases(store, releaseNow, (broken) => {
+        manualBroken = broken.filter((l) => l.owner === 'manual').length;
+        recordReleased();
+      });
     }
     // IFBs of synplug's that no record lists (a crash before setup recorded one; a damaged or removed setup.json): release them too.
     // Best effort: the recorded plugs are released already; a refused link listing must not hide that.
@@ -328,6 +332,7 @@ async function releaseOnce(opts: Omit<ReleaseOptions, 'metricsFile'>): Promise<R
       backlog: stats?.qlen ?? 0,
       plugExists,
       brokeLeases,
+      ...(brokeLeases > 0 && { brokeManualPlugs: manualBroken }),
       ...(orphaned && { orphaned: true, liveLeases: 0 }),
       released: true,
       ...(unrecorded.length && { unrecorded }),
@@ -337,6 +342,10 @@ async function releaseOnce(opts: Omit<ReleaseOptions, 'metricsFile'>): Promise<R
       setUp: r !== undefined || record !== undefined || hasLeases,
     };
   });
+  // Nothing set up and nothing held: say so, and which hold 'synplug setup' makes on this kernel.
+  if (res.setUp || res.plugExists || orphaned || res.unrecorded?.length) return res;
+  const none = await nothingSetUp(config, guardOpts, { state: 'absent', holds: [] });
+  return none ? { ...res, nothingSetUp: none.sentence } : res;
 }
 
 /**
@@ -375,7 +384,7 @@ export async function status(opts: StatusOptions = {}): Promise<StatusResult> {
   const { inbound, local, ...rest } = opts ?? {};
   checkSelector({ inbound, local }, 'status');
   const { config, store, record } = contextFor(rest, 'status', { inbound });
-  return withSession(config, record, async (s) => {
+  const r: StatusResult = await withSession(config, record, async (s) => {
     const rec = await recoverStale(s, store);
     const selected = await selectedHolds(s, record, { inbound, local });
     const holds: HoldStatus[] = [];
@@ -424,6 +433,22 @@ export async function status(opts: StatusOptions = {}): Promise<StatusResult> {
       holds,
     };
   });
+  if (record || inbound !== undefined || r.unrecorded?.length || r.plug || r.leases.length) return r;
+  const none = await nothingSetUp(config, rest, r);
+  if (!none) return r;
+  const { dev: _d, addr: _a, ...rest2 } = r;
+  return none.hold
+    ? {
+        ...rest2,
+        state: 'absent',
+        pieces: [],
+        qdiscs: [],
+        filters: [],
+        marking: [],
+        holds: [{ ...none.hold, state: 'absent', pieces: [], qdiscs: [], filters: [] }],
+        nothingSetUp: none.sentence,
+      }
+    : { ...r, nothingSetUp: none.sentence };
 }
 
 /**
@@ -483,7 +508,9 @@ export async function teardown(opts: TeardownOptions = {}): Promise<TeardownResu
     throw new StateFileError(e.path, `removed synplug's IFB(s) found by their alias, and their SYN filters (${swept.removed.join('; ')}); but ${e.message}`, e);
   }
   const { config, store, record } = ctx;
-  let id: string | undefined = holdOnly ?? (localOnly ? holdModeFor('plug', 'local')?.name : undefined);
+  // --local: the local hold set up, of either kind (the queue hold of local clients where the kernel has no sch_plug)
+  const localId = localOnly && record ? await withSession(config, record, async (s) => s.holds.find((h) => h.scope === 'local')?.id) : undefined;
+  let id: string | undefined = holdOnly ?? (localOnly ? (localId ?? holdModeFor('plug', 'local')?.name) : undefined);
   let target: { name: string; ifindex?: number } | undefined;
   if (only !== undefined) {
     const early = await withBareSession(config, async (s) => {

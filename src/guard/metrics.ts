@@ -136,7 +136,9 @@ export function checkMetricsFile(path: string): MetricsTarget {
   try {
     d = openCheckedDir(dir, false);
   } catch (e) {
-    throw new UsageError(`--metrics-file ${full}: its directory is not safe to write in: ${e instanceof Error ? e.message : String(e)}`);
+    // the state directory's rules, said of the metrics file's directory (not "state directory", nor its --state-dir advice)
+    const why = (e instanceof Error ? e.message : String(e)).replace(/^state directory /, '').replace(/; give [^;]*--state-dir \(or SYNPLUG_STATE_DIR\)/, '');
+    throw new UsageError(`--metrics-file ${full}: its directory is not safe to write in: ${why}`);
   }
   if (!d)
     throw new UsageError(

@@ -122,6 +122,7 @@ export async function setupOrPlan<T>(opts: SetupOptions, dryRun: ((would: SetupW
         e.message += `; or hold with a netfilter queue instead, which needs no qdisc: synplug setup --via ${alt.via}`;
       throw e;
     }
+    refuseNewHeldSet(mode, target, oldRecord?.holds[replaces ?? target.id], plan.record());
     const steps = [...plan.steps];
     // The report's counters too (report.ts): a protect then adds no hook while another hold's SYNs wait in a queue.
     const counters = target.heldTraffic && (await reportCountersStep(target.heldTraffic()));
@@ -173,6 +174,45 @@ export async function setupOrPlan<T>(opts: SetupOptions, dryRun: ((would: SetupW
       unverified: sup.unverified.map((p) => `${p.module} (${p.what})`),
     };
   });
+}
+
+/** A record entry's `ports` and `addrs` (the holds that hold some ports or addresses only), sorted. */
+function heldSet(r: HoldRecord): { ports: number[]; addrs: string[] } {
+  const list = <T>(v: unknown): T[] => (Array.isArray(v) ? [...(v as T[])].sort() : []);
+  return { ports: list<number>(r.ports).sort((a, b) => a - b), addrs: list<string>(r.addrs) };
+}
+
+/**
+ * Setup run again for an inbound hold that is set up never changes the
+ * ports or addresses it holds: a port given alone would silently stop
+ * holding the others. Run for another set, it is refused, naming what is
+ * held and the commands that hold the whole set (both sets together). (A
+ * local hold's one address is replaced by another, as given.)
+ * @param before the hold's record entry, when it is set up
+ * @param after the entry this setup would record
+ * @throws {UsageError} the held ports or addresses would change (nothing is changed)
+ */
+function refuseNewHeldSet(mode: HoldMode, target: Hold, before: HoldRecord | undefined, after: HoldRecord): void {
+  if (!before || before.mode !== after.mode || target.scope !== 'inbound') return;
+  const was = heldSet(before);
+  const now = heldSet(after);
+  if (was.ports.join(',') === now.ports.join(',') && was.addrs.join(',') === now.addrs.join(',')) return;
+  const say = (x: { ports: number[]; addrs: string[] }) => `port ${x.ports.join(', ')}${x.addrs.length ? ` to ${x.addrs.join(', ')}` : ' to any address'}`;
+  const both = {
+    ports: [...new Set([...was.ports, ...now.ports])].sort((a, b) => a - b),
+    addrs: now.addrs.length && was.addrs.length ? [...new Set([...was.addrs, ...now.addrs])] : was.addrs.length ? was.addrs : now.addrs,
+  };
+  const words = mode.describe({
+    id: target.id,
+    dev: target.dev,
+    scope: target.scope,
+    ...both,
+    ...(before.queueNum !== undefined && { queueNum: before.queueNum as number }),
+  });
+  throw new UsageError(
+    `the ${words.label} (${target.id}) is set up for ${say(was)}; setup does not change what a hold holds, and this one would hold ${say(now)} only. ` +
+      `To change it, give the whole set again after removing the hold, e.g. to hold both: 'synplug teardown --inbound ${target.dev}' then '${words.setup}'. Nothing was changed`,
+  );
 }
 
 /**
@@ -234,8 +274,9 @@ export function checkSelector(sel: HoldSelector, what: string): void {
  */
 export async function selectedHolds(s: GuardSession, record: SetupRecord | undefined, sel: HoldSelector): Promise<SelectedHold[]> {
   if (sel.local) {
+    // the local hold set up, of either kind (the queue hold of local clients where the kernel has no sch_plug); else the plug one
     const mode = holdModeFor('plug', 'local');
-    const h = s.holds.find((x) => x.mode === mode?.name) ?? (mode && (await mode.open(s, s.config, undefined)));
+    const h = s.holds.find((x) => x.scope === 'local') ?? (mode && (await mode.open(s, s.config, undefined)));
     if (!h) return [];
     return [{ hold: h, inspection: await inspectHold(h) }];
   }
@@ -293,7 +334,7 @@ export async function check(opts: CheckOptions = {}): Promise<CheckResult> {
   const { inbound, local, ...rest } = opts ?? {};
   checkSelector({ inbound, local }, 'check');
   const { config, store, record } = contextFor(rest, 'check', { inbound });
-  return withSession(config, record, async (s) => {
+  const r: CheckResult = await withSession(config, record, async (s) => {
     await recoverStale(s, store);
     const selected = await selectedHolds(s, record, { inbound, local });
     const inspected = selected.flatMap((x) => ('absent' in x ? [] : [x]));
@@ -312,6 +353,57 @@ export async function check(opts: CheckOptions = {}): Promise<CheckResult> {
       }),
     };
   });
+  if (record || inbound !== undefined || r.unrecorded?.length) return r;
+  const none = await nothingSetUp(config, rest, r);
+  if (!none) return r;
+  const { dev: _d, addr: _a, ...rest2 } = r;
+  return none.hold
+    ? { ...rest2, state: 'absent', pieces: [], holds: [{ ...none.hold, state: 'absent' }], nothingSetUp: none.sentence }
+    : { ...r, nothingSetUp: none.sentence };
+}
+
+/**
+ * With no hold recorded: what `check`, `status` and `release` say instead
+ * of the default hold's pieces, which on a kernel that cannot have them
+ * (no sch_plug) would describe a hold setup never makes there. It asks
+ * setup's own plan (`--via auto`, changing nothing) which hold
+ * `synplug setup` makes on this kernel.
+ * @param opts the command's options: `addr`; a plug hold's own (`dev`, `mark`, `limit`) ask about that hold, which is then reported as found
+ * @param r what was found of the default hold: only when none of it is there, or setup would make another hold, is anything said
+ * @returns the sentence, and (when setup would make another hold than the default one) that hold's entry; undefined: report as found
+ */
+export async function nothingSetUp(
+  config: GuardConfig,
+  opts: { addr?: string; dev?: string; mark?: number; limit?: number },
+  r: { state: SetupState; holds: ReadonlyArray<{ mode: string }> },
+): Promise<{ sentence: string; hold?: { id: string; mode: string; via: 'plug' | 'queue'; dev: string; setup: string } } | undefined> {
+  if (opts.dev !== undefined || opts.mark !== undefined || opts.limit !== undefined) return undefined;
+  const addr = opts.addr;
+  const where = `synplug is not set up (no hold is recorded in ${join(config.stateDir, 'setup.json')})`;
+  let would: { hold: Hold; chose?: string } | undefined;
+  try {
+    would = (await setupOrPlan({ stateDir: config.stateDir, ...(addr !== undefined && { addr }) }, (w) => ({ hold: w.hold, chose: w.chose }))) as {
+      hold: Hold;
+      chose?: string;
+    };
+  } catch (e) {
+    if (!(e instanceof SynplugError)) throw e;
+  }
+  const other = would !== undefined && !r.holds.some((h) => h.mode === would.hold.mode);
+  if (r.state !== 'absent' && !other) return undefined;
+  if (!would) return { sentence: `${where}. Run 'synplug setup' (it takes the hold this kernel supports: 'synplug doctor' lists them)` };
+  const h = would.hold;
+  const words = holdModes()
+    .find((m) => m.name === h.mode)
+    ?.describe({ id: h.id, dev: h.dev, scope: h.scope, addrs: [addr ?? config.addr] });
+  const why = /\((.*)\)$/.exec(would.chose ?? '')?.[1];
+  const sentence =
+    `${where}. On this kernel 'synplug setup' sets up the ${words?.label ?? `${h.via} hold`} (${h.id}) for new connections ${words?.clients ?? ''}${why ? ` (${why})` : ''}; ` +
+    `for clients arriving on a device: 'synplug setup --inbound DEV --port PORT'`;
+  return {
+    sentence,
+    ...(other && { hold: { id: would.hold.id, mode: would.hold.mode, via: would.hold.via, dev: would.hold.dev, setup: 'synplug setup' } }),
+  };
 }
 
 /** The kind of a mode's holds, by its name (`plug` for a name no mode registered). */

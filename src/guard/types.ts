@@ -93,6 +93,11 @@ export interface CheckResult {
   /** IFBs of synplug's that no record lists (present when there is one; `state` is then at best `partial`) */
   unrecorded?: UnrecordedIfb[];
   /**
+   * With no hold recorded: the sentence saying so, and which hold `synplug setup` makes on this kernel (`--via auto`);
+   * `holds` then lists that hold (absent), not the default one, when they differ
+   */
+  nothingSetUp?: string;
+  /**
    * `net.ipv4.tcp_migrate_req` of the namespace and what it means for the listeners of the holds reported
    * (always there in what the library's `check()` returns; reports.ts)
    */
@@ -253,12 +258,16 @@ export interface ReleaseResult {
   plugExists: boolean;
   /** how many live leases (running protects, manual plugs) this release broke */
   brokeLeases: number;
+  /** of those, the manual plugs' (`synplug plug`): their hold ended by this release, as meant (present when it broke any) */
+  brokeManualPlugs?: number;
   /** IFBs carrying synplug's alias that no record lists (a crash, a damaged or removed setup.json), whose plugs were released too: `spifb5 (inbound hold of eth0)` */
   unrecorded?: string[];
   /** holds that another process holds and only it can let go (a queue bound by a running protect), each as a sentence */
   heldElsewhere?: string[];
   /** the holds released, by id */
   holds?: string[];
+  /** nothing is set up and nothing was held: the sentence saying so, with the hold `synplug setup` makes on this kernel */
+  nothingSetUp?: string;
   /**
    * when it released: what the manual hold held (report.ts's shape). `heldSyns` and `dropped` from the plugs'
    * counters against those a manual `plug` read before buffering (0 without one), `holdMs` from the plug record's
@@ -327,6 +336,8 @@ export interface StatusResult {
   holds: HoldStatus[];
   /** IFBs of synplug's that no record lists (present when there is one); `state` is then at best `partial` */
   unrecorded?: UnrecordedIfb[];
+  /** with no hold recorded: as {@link CheckResult}'s (`holds` then lists the hold `synplug setup` makes here, absent) */
+  nothingSetUp?: string;
 }
 
 /** One hold in `status`. */
@@ -521,7 +532,9 @@ export interface ProtectResult {
   };
   /** how many release requests it took (0 when another holder kept the plug) */
   releaseAttempts: number;
-  /** this protect's release released the plug (false: other live leases still hold it; the last one releases) */
+  /** this protect's release let the hold go, plug or queue (false: other live leases still hold it; the last one releases) */
+  releasedHold: boolean;
+  /** the same as `releasedHold`, under its earlier name (kept for scripts that read it) */
   releasedPlug: boolean;
   /** when not released: how many other holders kept it */
   leftToHolders?: number;

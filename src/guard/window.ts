@@ -31,7 +31,7 @@ import { dropLease, leaseLive, newLeaseId, openLockFile, recordedLeases, takeLea
 import { closeSync } from 'node:fs';
 import { runPrecheck } from './precheck.js';
 import { closingInodes, handedOverInode, holderPids } from './listen-holders.js';
-import { armReport } from './report.js';
+import { armReport, type HeldTraffic } from './report.js';
 import type { ListenTarget, Listener, PlugStats, ProtectOptions, ProtectResult, ProtectSession } from './types.js';
 
 export type { ListenTarget, ProtectOptions, ProtectResult, ProtectSession };
@@ -51,7 +51,9 @@ function definedPidStart(): { pidStart?: number } {
  * max-hold: a wrong port holds until max-hold on every reload), or sockets
  * listening there whose holders this process cannot see (another user's
  * /proc/PID/fd without CAP_SYS_PTRACE, another PID namespace: a hand-over
- * cannot be seen, so a server that keeps its socket holds until max-hold).
+ * cannot be seen, so a server that keeps its socket holds until max-hold);
+ * first, a target that no hold set up holds (a wrong port or address: its
+ * clients are not held, and the wait is for a socket nobody is held for).
  */
 async function waitListenNotices(
   session: ProtectSession,
@@ -62,6 +64,15 @@ async function waitListenNotices(
   notice: (line: string) => void,
 ): Promise<void> {
   const where = t.address === undefined ? `port ${t.port}` : t.address.includes(':') ? `[${t.address}]:${t.port}` : `${t.address}:${t.port}`;
+  const held = session.heldTraffic?.() ?? [];
+  const covers = (h: HeldTraffic) =>
+    (h.ports.length === 0 || h.ports.includes(t.port)) && (h.addrs.length === 0 || t.address === undefined || h.addrs.includes(t.address));
+  if (held.length && !held.some(covers)) {
+    const what = held.map((h) => `${h.ports.length ? `port ${h.ports.join(', ')}` : 'every port'}${h.addrs.length ? ` to ${h.addrs.join(', ')}` : ''}`);
+    notice(
+      `--wait-listen ${where}: no hold set up holds new connections there (what is held: ${what.join('; ')}): the reload's clients there are not held, and protect waits for a listener on a port it does not hold; give --wait-listen the held port (and address) the server listens on`,
+    );
+  }
   if (t.address !== undefined && session.isLocalAddress && (await session.isLocalAddress(t.address)) === false) {
     notice(
       `--wait-listen ${where}: ${t.address} is not an address of this network namespace, so no server can listen there: the hold will last until --max-hold (${maxHoldMs} ms)`,
@@ -228,7 +239,7 @@ async function protectInner(session: ProtectSession, opts: ProtectOptions, early
       }
     }
     throw new SynplugError(
-      `could not release the plug after ${RELEASE_ATTEMPTS} attempts: ${(lastErr as Error).message}; the watchdog will retry, or run 'synplug release'`,
+      `could not release the hold after ${RELEASE_ATTEMPTS} attempts: ${(lastErr as Error).message}; the watchdog will retry, or run 'synplug release'`,
       'kernel',
     );
   };
@@ -240,7 +251,7 @@ async function protectInner(session: ProtectSession, opts: ProtectOptions, early
     if (!r.released) {
       tRelease = performance.now();
       leftTo = r.remaining.length;
-      notice(`left the plug buffering for ${r.remaining.length} other holder(s) (pid ${r.remaining.map((l) => l.pid).join(', ')}); the last one releases it`);
+      notice(`left the hold to ${r.remaining.length} other holder(s) (pid ${r.remaining.map((l) => l.pid).join(', ')}); the last one releases it`);
     }
     releaseAttempts = r.releaseAttempts;
     counting.released();
@@ -249,7 +260,7 @@ async function protectInner(session: ProtectSession, opts: ProtectOptions, early
     if (r.broken) {
       leaseBroken = true;
       notice(
-        "this protect's lease was already gone when it ended: a manual 'synplug release' broke it (or its watchdog dropped it at the deadline), which released the plug then unless other holders remained",
+        "this protect's lease was already gone when it ended: a manual 'synplug release' broke it (or its watchdog dropped it at the deadline), which released the hold then unless other holders remained",
       );
     }
     released = true;
@@ -293,7 +304,7 @@ async function protectInner(session: ProtectSession, opts: ProtectOptions, early
       maxHoldReached = true;
       await release();
       notice(
-        `max-hold of ${maxHoldMs} ms reached: ${releasedPlug ? 'released the plug' : 'gave up this hold'} while ${
+        `max-hold of ${maxHoldMs} ms reached: ${releasedPlug ? 'released the hold' : 'gave up this hold'} while ${
           !exit
             ? 'the command still runs'
             : waitState.found && waitState.closing.length > 0
@@ -347,6 +358,7 @@ async function protectInner(session: ProtectSession, opts: ProtectOptions, early
     },
     releaseAttempts,
     releasedPlug,
+    releasedHold: releasedPlug,
     ...(!releasedPlug && !leaseBroken && { leftToHolders: leftTo }),
     ...(leaseBroken ? { leaseBroken: true } : {}),
     ...(opts.waitListen && { newListener: newListener ?? null }),

@@ -40,69 +40,50 @@ export function errnoName(errno: number): string {
 }
 
 /**
- * What kind of problem an error is. Library users branch on it; the CLI maps
- * each one to its exit code (src/cli/exit-codes.ts, the only table of codes).
- *
- * - `failure`: anything not covered below (a state file that cannot be written...)
- * - `usage`: bad input (an argument, an address, a device that does not exist), refused before anything was sent
- * - `decode`: bytes that do not decode as what they claim to be
- * - `kernel`: the kernel refused a request, did not answer, or the socket failed
- * - `permission`: not permitted (CAP_NET_ADMIN missing, EPERM/EACCES from the kernel)
- * - `missing-module`: the kernel lacks a module (sch_plug, cls_fw, tcp_diag...)
- * - `foreign-state`: something that is not synplug's is in the way (a foreign root qdisc...)
- * - `not-set-up`: the guard is not (completely) set up
- * - `command-not-started`: protect could not start the shell that runs the command; nothing was run
- * - `command-not-executable`: protect's command exists but cannot be executed
- * - `command-not-found`: protect's command was not found
- * - `interrupted`: a signal arrived before the command started; nothing was run
- * - `demo-failed`: `synplug demo`'s protected phase lost at least one request (the demo's
- *   verdict, which the CLI turns into an exit code; the library returns it as a result)
- * - `check-failed`: protect's `--check` command failed; nothing was held and the reload command was not run
- * - `unprintable`: `show ruleset` listed something nft's language cannot express as decoded
- *   (printed marked `[ raw: ... ]`, each one named on stderr)
+ * The error categories, as a registry: each key is one. This core lists its
+ * own; a layer above adds its own to this interface where its errors live
+ * (`declare module`: the guard's in guard/errors.ts), so that the core never
+ * names a product outcome. Library users branch on a category; the CLI maps
+ * each to its exit code (src/cli/exit-codes.ts, the only table of codes).
  */
-export type ErrorCategory =
-  | 'failure'
-  | 'usage'
-  | 'decode'
-  | 'kernel'
-  | 'permission'
-  | 'missing-module'
-  | 'bad-state'
-  | 'foreign-state'
-  | 'not-set-up'
-  | 'command-not-started'
-  | 'command-not-executable'
-  | 'command-not-found'
-  | 'interrupted'
-  | 'demo-failed'
-  | 'check-failed'
-  | 'unprintable';
+export interface ErrorCategories {
+  /** anything not covered by another category (a state file that cannot be written...) */
+  failure: true;
+  /** bad input (an argument, an address, a device that does not exist), refused before anything was sent */
+  usage: true;
+  /** bytes that do not decode as what they claim to be */
+  decode: true;
+  /** the kernel refused a request, did not answer, or the socket failed */
+  kernel: true;
+  /** not permitted (CAP_NET_ADMIN missing, EPERM/EACCES from the kernel) */
+  permission: true;
+  /** the kernel lacks a module (sch_plug, cls_fw, tcp_diag...) */
+  'missing-module': true;
+  /** something that is not synplug's is in the way (a foreign root qdisc, a queue bound by another process...) */
+  'foreign-state': true;
+  /** `show ruleset` listed something nft's language cannot express as decoded (printed marked `[ raw: ... ]`, each named on stderr) */
+  unprintable: true;
+}
 
-/** Every {@link ErrorCategory}, in the order of the README's exit-code table. */
-export const ERROR_CATEGORIES: readonly ErrorCategory[] = [
+/** What kind of problem an error is: a key of {@link ErrorCategories} (the core's and those the layers above add). */
+export type ErrorCategory = keyof ErrorCategories;
+
+/** The core's own categories (the guard's: guard/errors.ts `GUARD_CATEGORIES`). */
+export const CORE_CATEGORIES = [
   'failure',
   'usage',
   'decode',
   'kernel',
   'permission',
   'missing-module',
-  'bad-state',
   'foreign-state',
-  'not-set-up',
-  'demo-failed',
-  'check-failed',
   'unprintable',
-  'command-not-started',
-  'command-not-executable',
-  'command-not-found',
-  'interrupted',
-];
+] as const satisfies readonly ErrorCategory[];
 
 /** Base class of every error synplug throws; {@link SynplugError.category} says what kind of problem it is. */
 export class SynplugError extends Error {
-  /** What kind of problem this is (the CLI's exit code follows from it). */
-  readonly category: ErrorCategory;
+  /** What kind of problem this is (the CLI's exit code follows from it); read-only, also at run time. */
+  declare readonly category: ErrorCategory;
   /**
    * @param message a sentence a person can act on
    * @param category what kind of problem; default `failure`
@@ -111,7 +92,7 @@ export class SynplugError extends Error {
   constructor(message: string, category: ErrorCategory = 'failure', options?: { cause?: unknown }) {
     super(message, options);
     this.name = 'SynplugError';
-    this.category = category;
+    Object.defineProperty(this, 'category', { value: category, enumerable: true, writable: false, configurable: false });
   }
 }
 
@@ -161,6 +142,8 @@ export interface NetlinkErrorInit {
   capped?: boolean;
   /** A sentence a person can act on; defaults to one built from the fields */
   message?: string;
+  /** the category, when a subclass knows better than the errno (a missing module, someone else's queue) */
+  category?: ErrorCategory;
 }
 
 /**
@@ -192,7 +175,7 @@ export class NetlinkError extends SynplugError {
   constructor(init: NetlinkErrorInit) {
     const code = errnoName(init.errno);
     const base = init.message ?? defaultMessage(init, code);
-    super(base, categoryOfErrno(code));
+    super(base, init.category ?? categoryOfErrno(code));
     this.name = 'NetlinkError';
     this.errno = init.errno;
     this.code = code;
@@ -220,6 +203,7 @@ export class NetlinkError extends SynplugError {
       extAckOffset: this.extAckOffset,
       missingAttribute: this.missingAttribute,
       capped: this.capped,
+      category: this.category,
       message: kernel ? `${kernel}${/[.!?]$/.test(kernel) ? '' : '.'} ${message.charAt(0).toUpperCase()}${message.slice(1)}` : message,
     });
     err.explanation = message;

@@ -35,7 +35,7 @@
 import { readFileSync, readdirSync, readlinkSync } from 'node:fs';
 import { attr, parseAttributes, type AttributeList } from './attributes.js';
 import { NetlinkConnection, type RequestInit } from './connection.js';
-import { NetlinkDecodeError, NetlinkError, UsageError, type ErrorCategory } from './errors.js';
+import { NetlinkDecodeError, NetlinkError, UsageError } from './errors.js';
 import { SocketError, setCloseOnExec } from './libc.js';
 import { NETLINK_NETFILTER, NLM_F_ACK, NLMSG_HDRLEN, type NetlinkMessage } from './message.js';
 import { withNetns } from './netns.js';
@@ -479,7 +479,6 @@ export interface NfqueueAdoptOptions {
  * Category `foreign-state`: someone else's hold, left alone.
  */
 export class NfqueueBusyError extends NetlinkError {
-  override readonly category: ErrorCategory = 'foreign-state';
   /** the queue number */
   readonly queueNum: number;
   /** the port id of the socket that holds it, when /proc shows it */
@@ -487,7 +486,7 @@ export class NfqueueBusyError extends NetlinkError {
   /** the processes that have that socket open, when they can be seen */
   readonly holders: readonly NetlinkSocketOwner[];
   constructor(errno: number, queueNum: number, holderPortId: number | undefined, holders: readonly NetlinkSocketOwner[], message: string) {
-    super({ errno, requestType: 'NFQNL_MSG_CONFIG', message });
+    super({ errno, requestType: 'NFQNL_MSG_CONFIG', message, category: 'foreign-state' });
     this.name = 'NfqueueBusyError';
     this.queueNum = queueNum;
     if (holderPortId !== undefined) this.holderPortId = holderPortId;
@@ -497,9 +496,8 @@ export class NfqueueBusyError extends NetlinkError {
 
 /** The kernel has no nfnetlink_queue (NFNL_SUBSYS_QUEUE). Category `missing-module`. */
 export class NfqueueUnavailableError extends NetlinkError {
-  override readonly category: ErrorCategory = 'missing-module';
   constructor(errno: number, message: string) {
-    super({ errno, requestType: 'NFQNL_MSG_CONFIG', message });
+    super({ errno, requestType: 'NFQNL_MSG_CONFIG', message, category: 'missing-module' });
     this.name = 'NfqueueUnavailableError';
   }
 }

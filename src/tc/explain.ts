@@ -13,7 +13,7 @@
  * @module
  */
 import { parseAttributes } from '../netlink/attributes.js';
-import { NetlinkError, type ErrorCategory } from '../netlink/errors.js';
+import { NetlinkError } from '../netlink/errors.js';
 import { RTM_NEWQDISC, RTM_GETQDISC, RTM_NEWTCLASS, RTM_GETTCLASS } from '../netlink/route/constants.js';
 import { TCA_KIND, TC_H_ROOT, TC_H_INGRESS, TC_H_CLSACT, TC_H_MAJ, TCMSG_LEN } from './constants.js';
 import { deviceError, devText } from './device.js';
@@ -28,7 +28,6 @@ import type { DeviceRef, TcConnection, TcOp, TcRequest } from './types.js';
  * a module), fixed by the class.
  */
 class ModuleMissingError extends NetlinkError {
-  override readonly category: ErrorCategory = 'missing-module';
   /** @param explained the kernel's error with synplug's sentence (from `withMessage`) */
   constructor(explained: NetlinkError) {
     super({
@@ -39,6 +38,7 @@ class ModuleMissingError extends NetlinkError {
       missingAttribute: explained.missingAttribute,
       capped: explained.capped,
       message: explained.message,
+      category: 'missing-module',
     });
     this.explanation = explained.explanation;
   }

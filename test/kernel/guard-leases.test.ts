@@ -64,7 +64,7 @@ test.serial('two protects overlap: when the shorter ends, a new SYN is still hel
   const jb = JSON.parse(rb.stdout) as { releasedPlug: boolean; leftToHolders?: number };
   t.false(jb.releasedPlug, 'B left the plug to A');
   t.is(jb.leftToHolders, 1);
-  t.regex(rb.stderr, /left the plug buffering for 1 other holder/);
+  t.regex(rb.stderr, /left the hold to 1 other holder/);
   t.like(readPlugJson(), { state: 'buffering', pid: a.p.child.pid });
   t.deepEqual(await activeElements(), [ADDR], 'marking still on for A');
 

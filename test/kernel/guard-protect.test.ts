@@ -149,7 +149,7 @@ test.serial('--max-hold fires: the plug is released at the deadline while the co
   t.true(j.report.holdMs > 0);
   t.true(j.report.heldSyns >= 1, `heldSyns ${j.report.heldSyns}`);
   t.is(j.overhead.commandExitToReleaseAckUs, null);
-  t.regex(r.stderr, /max-hold of 5000 ms reached: released the plug while the command still runs/);
+  t.regex(r.stderr, /max-hold of 5000 ms reached: released the hold while the command still runs/);
   // protect released the plug itself: its watchdog had nothing left to release.
   t.notRegex(r.stderr, /synplug watchdog/);
 });

@@ -292,7 +292,7 @@ if (!(await runScenarioIfChild(ENV, cleaned))) {
     t.is(r.rb.code, 0, r.rb.stderr);
     t.false(r.rb.json.releasedPlug, 'B left the hold to A');
     t.is(r.rb.json.leftToHolders, 1);
-    t.regex(r.rb.stderr, /left the plug buffering for 1 other holder/);
+    t.regex(r.rb.stderr, /left the hold to 1 other holder/);
     t.deepEqual(r.leasesAfterB, [r.aPid]);
     t.true(r.pendingBeforeA, 'a SYN sent after B ended is held');
     t.is(r.ra.code, 0);

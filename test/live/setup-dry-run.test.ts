@@ -127,15 +127,16 @@ test.serial('an inbound hold on a veth: the plan equals what setup then does, an
   t.is(plan.hold, `queue:${VETH}a`);
 });
 
-test.serial('text: each step on its own line with its kind; refusals as setup refuses, changing nothing', (t) => {
+test.serial('text: each step on its own line, its kind said once; refusals as setup refuses, changing nothing', (t) => {
   const before = snapshot();
   const r = synplug(['setup', '--dry-run']);
   t.is(r.code, 0, r.stderr);
   const lines = r.stdout.trimEnd().split('\n');
   t.regex(lines[0], /^--via auto: the queue hold/);
-  t.is(lines[1], 'synplug setup --dry-run: the hold queue (via queue) on lo; nothing was changed');
+  t.is(lines[1], 'synplug setup --dry-run: the local queue hold (queue); nothing was changed');
   t.is(lines[2], 'setup would, in this order:');
-  t.regex(lines[3], /^ {2}add {2}add address 169\.254\.255\.254\/32 dev lo$/);
+  t.is(lines[3], '  add address 169.254.255.254/32 dev lo', 'the kind is said once (the step names it)');
+  t.regex(lines[4], /^ {2}nftables: add table inet synplug_queue; /);
   t.regex(r.stdout, new RegExp(`it would record the hold 'queue' in ${STATE}/setup\\.json and ${STATE}/plug\\.json \\(creating ${STATE}, mode 0700\\)`));
 
   const plug = synplug(['setup', '--dry-run', '--via', 'plug']);

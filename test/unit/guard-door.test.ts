@@ -57,7 +57,7 @@ test("no file outside src/guard/modes/ imports a mode's own file (only modes/ind
 /** Alternatives of a regular expression, each word escaped. */
 const alt = (words: readonly string[]): string => words.map((n) => n.replace(/[^a-z0-9]/gi, '\\$&')).join('|');
 
-test("no file outside src/guard/modes/ tests a hold's class or compares a mode's name, a hold's id, kind or scope with a literal", (t) => {
+test("no file outside src/guard/modes/ tests a hold's class or compares a mode's name, a hold's id, kind or scope with a literal (src/cli and src/demo: not even a kind or scope in a variable)", (t) => {
   const names = alt(modeNames);
   const patterns: RegExp[] = [
     /instanceof\s+[A-Z]\w*Hold\b/,
@@ -68,14 +68,20 @@ test("no file outside src/guard/modes/ tests a hold's class or compares a mode's
     new RegExp(`\\.includes\\(\\s*'(${names})(:[^']*)?'\\s*\\)`),
     new RegExp(`/\\^(${names}):/`),
   ];
-  // The CLI's words about a hold come from its mode: it does not test a hold's kind or scope either.
-  const cliPatterns: RegExp[] = [new RegExp(`(?<!\\bf)\\.via\\s*[!=]==?\\s*'(${alt(vias)})'`), new RegExp(`\\.scope\\s*[!=]==?\\s*'(${alt(scopes)})'`)];
+  // The CLI's and the demo's words and ways with a hold come from its mode: they do not test a hold's kind or scope
+  // either, as a property or as a variable holding one (the demo's `via`: what preflight chose).
+  const cliPatterns: RegExp[] = [
+    new RegExp(`(?<!\\bf)\\.via\\s*[!=]==?\\s*'(${alt(vias)})'`),
+    new RegExp(`\\.scope\\s*[!=]==?\\s*'(${alt(scopes)})'`),
+    new RegExp(`(?<![\\w.])(via|scope)\\s*[!=]==?\\s*'(${alt([...vias, ...scopes])})'`),
+    new RegExp(`'(${alt([...vias, ...scopes])})'\\s*[!=]==?\\s*(\\w+\\.)?(via|scope)\\b`),
+  ];
   const bad: string[] = [];
   for (const p of outside) {
     readFileSync(join(root, p), 'utf8')
       .split('\n')
       .forEach((line, i) => {
-        if ([...patterns, ...(p.startsWith('src/cli/') ? cliPatterns : [])].some((re) => re.test(line)))
+        if ([...patterns, ...(p.startsWith('src/cli/') || p.startsWith('src/demo/') ? cliPatterns : [])].some((re) => re.test(line)))
           bad.push(`${relative(root, join(root, p))}:${i + 1}: ${line.trim()}`);
       });
   }

@@ -187,6 +187,9 @@ test('text of plug, check and status when only an inbound hold is set up: no loc
   });
   t.is(check, "synplug is not set up (inbound:eth1 on eth1)\nrun 'synplug setup --inbound eth1 --port PORT...' to set it up");
   const status = formatStatus(statusResult([inboundHoldStatus()]));
-  t.regex(status, /^setup: complete \(inbound:eth0: complete\)\nplug: no record\ninbound hold eth0: complete; SYNs to port 80 held on spifb3 \(u32\)$/);
+  t.regex(
+    status,
+    /^setup: complete \(inbound:eth0: complete\)\nhold: no record \(plug\.json\)\ninbound hold eth0: complete; SYNs to port 80 held on spifb3 \(u32\)$/,
+  );
   t.notRegex(status, /marking|\blo\b/);
 });

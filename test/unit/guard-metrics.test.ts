@@ -93,7 +93,9 @@ test('--metrics-file: a missing directory, an unsafe one, or no file name is a u
   const d = dirs();
   t.throws(() => checkMetricsFile(join(d.root, 'absent', 'x.prom')), { instanceOf: UsageError, message: /does not exist/ });
   chmodSync(d.textfile, 0o777);
-  t.throws(() => checkMetricsFile(d.file), { instanceOf: UsageError, message: /not safe to write in/ });
+  const unsafe = t.throws(() => checkMetricsFile(d.file), { instanceOf: UsageError, message: /not safe to write in/ });
+  t.true(unsafe?.message.startsWith(`--metrics-file ${d.file}: its directory is not safe to write in: ${d.textfile} is writable by everyone`), unsafe?.message);
+  t.notRegex(unsafe?.message ?? '', /state directory|--state-dir/, 'it is the metrics directory, not the state directory');
   t.throws(() => checkMetricsFile(`${d.root}/`), { instanceOf: UsageError, message: /give a file name/ });
 });
 

@@ -150,3 +150,43 @@ test("--wait-listen on an address that is not the namespace's own: a notice says
     notices.join('\n'),
   );
 });
+
+/** A session that holds some traffic (its holds' heldTraffic), as GuardSession reports it. */
+class HoldingSession extends FakeSession {
+  constructor(private readonly held: Array<{ addrs: string[]; ports: number[] }>) {
+    super([]);
+  }
+  heldTraffic() {
+    return this.held;
+  }
+}
+
+test('--wait-listen on a port or address no hold holds: a notice says it is not held, and what is', async (t) => {
+  const run = async (held: Array<{ addrs: string[]; ports: number[] }>, waitListen: ListenTarget) => {
+    const notices: string[] = [];
+    await runProtected(new HoldingSession(held), { command: ['true'], waitListen, maxHoldMs: 2000, onNotice: (l) => notices.push(l) });
+    return notices.filter((n) => n.includes('no hold set up holds'));
+  };
+  // an inbound hold of port 80, --wait-listen 81
+  t.deepEqual(await run([{ addrs: [], ports: [80] }], { port: 81 }), [
+    "--wait-listen port 81: no hold set up holds new connections there (what is held: port 80): the reload's clients there are not held, and protect waits for a listener on a port it does not hold; give --wait-listen the held port (and address) the server listens on",
+  ]);
+  // the local hold's address, every port, --wait-listen 127.0.0.1:80
+  t.deepEqual(await run([{ addrs: ['169.254.255.254'], ports: [] }], { address: '127.0.0.1', port: 80 }), [
+    "--wait-listen 127.0.0.1:80: no hold set up holds new connections there (what is held: every port to 169.254.255.254): the reload's clients there are not held, and protect waits for a listener on a port it does not hold; give --wait-listen the held port (and address) the server listens on",
+  ]);
+  // held targets: no such notice
+  t.deepEqual(await run([{ addrs: [], ports: [80] }], { port: 80 }), []);
+  t.deepEqual(await run([{ addrs: ['169.254.255.254'], ports: [] }], { address: '169.254.255.254', port: 8080 }), []);
+  t.deepEqual(await run([{ addrs: ['169.254.255.254'], ports: [] }], { port: 80 }), []);
+  t.deepEqual(
+    await run(
+      [
+        { addrs: ['169.254.90.2'], ports: [80] },
+        { addrs: ['169.254.255.254'], ports: [] },
+      ],
+      { address: '169.254.90.2', port: 80 },
+    ),
+    [],
+  );
+});

@@ -608,7 +608,7 @@ export class InboundHold implements Hold {
 
   /** @inheritdoc */
   setupCommand(): string {
-    return `synplug setup --inbound ${this.dev} ${this.spec.ports.map((p) => `--port ${p}`).join(' ')}`;
+    return `synplug setup --inbound ${this.dev} ${this.spec.ports.map((p) => `--port ${p}`).join(' ')}${this.spec.addrs.map((a) => ` --addr ${a}`).join('')}`;
   }
 
   /** @inheritdoc */
@@ -1138,7 +1138,7 @@ export const inboundMode: HoldMode = {
   isRecord: isInboundRecord,
   deviceOfId: (id) => (id.startsWith(inboundId('')) ? id.slice(inboundId('').length) : undefined),
   describe: (h) => {
-    const setup = `synplug setup --inbound ${h.dev} ${h.ports?.length ? h.ports.map((p) => `--port ${p}`).join(' ') : '--port PORT...'}`;
+    const setup = `synplug setup --inbound ${h.dev} ${h.ports?.length ? h.ports.map((p) => `--port ${p}`).join(' ') : '--port PORT...'}${(h.addrs ?? []).map((a) => ` --addr ${a}`).join('')}`;
     return {
       label: `inbound hold on ${h.dev}`,
       clients: `arriving on ${h.dev}`,

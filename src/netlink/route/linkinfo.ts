@@ -24,7 +24,7 @@
  * @module
  */
 import { bin, nested, str, u32 } from '../attributes.js';
-import { NetlinkError, UsageError, type ErrorCategory } from '../errors.js';
+import { NetlinkError, UsageError } from '../errors.js';
 import { NLM_F_CREATE, NLM_F_EXCL } from '../message.js';
 import { RTM_DELLINK, RTM_NEWLINK } from './constants.js';
 import {
@@ -230,9 +230,9 @@ export class LinkKindUnavailableError extends NetlinkError {
       extAckMessage: cause.extAckMessage,
       extAckOffset: cause.extAckOffset,
       message: explained.message,
+      category: 'missing-module',
     });
     this.explanation = explained.explanation;
-    (this as { category: ErrorCategory }).category = 'missing-module';
     this.name = 'LinkKindUnavailableError';
     this.kind = kind;
     this.module = module;

@@ -1,0 +1,191 @@
+/**
+ * A new user's first hour with the built CLI, on this machine's kernel (no
+ * sch_plug: `--via auto` takes the queue hold), in a network namespace of
+ * this file's own:
+ * - `setup --inbound DEV --port P` run again for another port set is refused
+ *   (exit 2, nothing changed: the kernel's rules, as nft lists them, hold the
+ *   first set still), naming what is held and the commands that hold both;
+ * - with nothing set up, `check`, `status` and `release` say so and name the
+ *   hold `synplug setup` makes on this kernel, not the plug hold's pieces;
+ * - `release` after one's own `plug` says the manual plug's hold ended, and
+ *   a second `release` that nothing was held.
+ */
+import test from 'ava';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const BIN = join(ROOT, 'dist/bundle/synplug.cjs');
+const NS = `spfh${process.pid}`;
+const TMP = mkdtempSync(join(tmpdir(), 'synplug-fh-'));
+const IP = '/usr/sbin/ip';
+const NFT = '/usr/sbin/nft';
+const VETH = `spfh${process.pid % 100000}`;
+let n = 0;
+
+/** A fresh state directory for one test. */
+const stateDir = (): string => join(TMP, `s${n++}`);
+
+function synplug(state: string, args: string[]) {
+  const r = spawnSync(IP, ['netns', 'exec', NS, process.execPath, BIN, ...args], {
+    encoding: 'utf8',
+    env: { ...process.env, SYNPLUG_STATE_DIR: state },
+    timeout: 60_000,
+  });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+/** The ruleset of the namespace, as nft lists it. */
+const ruleset = (): string => execFileSync(IP, ['netns', 'exec', NS, NFT, 'list', 'ruleset'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+
+test.before(() => {
+  if (!existsSync(BIN)) throw new Error(`${BIN} missing: run npm run build first`);
+  execFileSync(IP, ['netns', 'add', NS]);
+  execFileSync(IP, ['-n', NS, 'link', 'set', 'lo', 'up']);
+  execFileSync(IP, ['-n', NS, 'link', 'add', `${VETH}a`, 'type', 'veth', 'peer', 'name', `${VETH}b`]);
+  execFileSync(IP, ['-n', NS, 'link', 'set', `${VETH}a`, 'up']);
+});
+test.after.always(() => {
+  spawnSync(IP, ['netns', 'del', NS]);
+  rmSync(TMP, { recursive: true, force: true });
+});
+
+test.serial('setup --inbound run again with another --port is refused (exit 2, nothing changed), naming the held set and how to hold both', (t) => {
+  const s = stateDir();
+  const dev = `${VETH}a`;
+  const first = synplug(s, ['setup', '--inbound', dev, '--port', '80', '--addr', '169.254.90.2']);
+  t.is(first.code, 0, first.stderr);
+  const before = ruleset();
+  t.regex(before, /dport 80/);
+  const again = synplug(s, ['setup', '--inbound', dev, '--port', '443']);
+  t.is(again.code, 2);
+  t.is(
+    again.stderr.trim(),
+    `synplug: the inbound queue hold on ${dev} (queue:${dev}) is set up for port 80 to 169.254.90.2; setup does not change what a hold holds, and this one would hold port 443 to any address only. To change it, give the whole set again after removing the hold, e.g. to hold both: 'synplug teardown --inbound ${dev}' then 'synplug setup --via queue --inbound ${dev} --port 80 --port 443 --addr 169.254.90.2'. Nothing was changed`,
+  );
+  t.is(ruleset(), before, 'the refused setup changed nothing');
+  const dry = synplug(s, ['setup', '--dry-run', '--inbound', dev, '--port', '443']);
+  t.is(dry.code, 2, 'the dry run refuses it as setup does');
+  const check = JSON.parse(synplug(s, ['check', '--json']).stdout) as { holds: Array<{ ports?: number[]; addrs?: string[] }> };
+  t.deepEqual(
+    check.holds.map((h) => [h.ports, h.addrs]),
+    [[[80], ['169.254.90.2']]],
+  );
+  // the same set again (another order of --port too) is idempotent
+  t.is(synplug(s, ['setup', '--inbound', dev, '--port', '80', '--addr', '169.254.90.2']).code, 0);
+  // the commands the message names hold both ports
+  t.is(synplug(s, ['teardown', '--inbound', dev]).code, 0);
+  const both = synplug(s, ['setup', '--via', 'queue', '--inbound', dev, '--port', '80', '--port', '443', '--addr', '169.254.90.2']);
+  t.is(both.code, 0, both.stderr);
+  t.regex(ruleset(), /dport 443/);
+  t.regex(ruleset(), /dport 80/);
+  t.is(synplug(s, ['teardown']).code, 0);
+});
+
+test.serial('with nothing set up, check, status and release say so and name the hold setup makes on this kernel (not the plug pieces)', (t) => {
+  const s = stateDir();
+  const want = `synplug is not set up (no hold is recorded in ${join(s, 'setup.json')}). On this kernel 'synplug setup' sets up the local queue hold (queue) for new connections to 169.254.255.254`;
+  const c = synplug(s, ['check']);
+  t.is(c.code, 1);
+  t.true(c.stdout.startsWith(want), c.stdout);
+  t.notRegex(c.stdout, /plug 40|prio 1:|MISSING/);
+  const cj = JSON.parse(synplug(s, ['check', '--json']).stdout) as { holds: unknown[]; pieces: unknown[]; nothingSetUp: string };
+  t.deepEqual(cj.holds, [{ id: 'queue', mode: 'queue', via: 'queue', dev: 'lo', setup: 'synplug setup', state: 'absent' }]);
+  t.deepEqual(cj.pieces, []);
+  const st = synplug(s, ['status']);
+  t.is(st.code, 0);
+  t.true(st.stdout.startsWith(`setup: ${want}`), st.stdout);
+  t.notRegex(st.stdout, /marking|plug 40|MISSING/);
+  const r = synplug(s, ['release']);
+  t.is(r.code, 0);
+  t.true(r.stdout.startsWith(`nothing was held: ${want}`), r.stdout);
+  t.false(existsSync(s), 'none of them made the state directory');
+  // what they named is what setup makes
+  const setup = JSON.parse(synplug(s, ['setup', '--json']).stdout) as { hold: string; via: string };
+  t.deepEqual([setup.hold, setup.via], ['queue', 'queue']);
+  t.is(synplug(s, ['teardown']).code, 0);
+});
+
+test.serial("release after one's own plug says the manual plug's hold ended; with nothing held, that nothing was held", (t) => {
+  const s = stateDir();
+  t.is(synplug(s, ['setup']).code, 0);
+  const idle = synplug(s, ['release']);
+  t.is(idle.code, 0);
+  t.is(idle.stdout.trim(), "nothing was held (neither 'synplug plug' nor a protect was holding); released anyway, which is always safe");
+  t.is(synplug(s, ['plug', '--max-hold', '30s']).code, 0);
+  const r = synplug(s, ['release', '--json']);
+  t.is(r.code, 0, r.stderr);
+  const j = JSON.parse(r.stdout) as { brokeLeases: number; brokeManualPlugs: number; released: boolean };
+  t.deepEqual([j.released, j.brokeLeases, j.brokeManualPlugs], [true, 1, 1]);
+  t.is(synplug(s, ['plug', '--max-hold', '30s']).code, 0);
+  const text = synplug(s, ['release']);
+  t.regex(
+    text.stdout.trim(),
+    /^released after holding new connections for \d+\.\d ms \(0 SYN\(s\) held\); this ended the manual plug's hold \('synplug plug'\)$/,
+  );
+  t.notRegex(text.stdout, /broke/);
+  t.is(synplug(s, ['release']).stdout.trim(), "nothing was held (neither 'synplug plug' nor a protect was holding); released anyway, which is always safe");
+  t.is(synplug(s, ['teardown']).code, 0);
+});
+
+test.serial('protect on the queue hold speaks of the hold, not of a plug (text and JSON)', (t) => {
+  const s = stateDir();
+  t.is(synplug(s, ['setup']).code, 0);
+  const r = synplug(s, ['protect', '--json', '--max-hold', '200ms', '--', 'sleep', '1']);
+  t.is(r.code, 0, r.stderr);
+  // protect's own release, or its watchdog's at the same deadline (whichever came first): either way in hold words
+  t.regex(r.stderr, /^synplug: max-hold of 200 ms reached: (released the hold|gave up this hold) while the command still runs$/m);
+  const own = r.stderr.split('\n').filter((l) => l.startsWith('synplug: '));
+  t.deepEqual(
+    own.filter((l) => /\bplug\b/.test(l)),
+    [],
+  );
+  const j = JSON.parse(r.stdout) as { releasedHold: boolean; releasedPlug: boolean; maxHoldReached: boolean };
+  t.true(j.maxHoldReached);
+  t.is(j.releasedPlug, j.releasedHold, 'the earlier name says the same');
+  t.is(j.releasedHold, /released the hold while/.test(r.stderr));
+  const st = synplug(s, ['status']);
+  t.regex(st.stdout, /^hold: released \(last at /m);
+  t.is(synplug(s, ['teardown']).code, 0);
+});
+
+test.serial('demo --via plug on a kernel without sch_plug: exit 5 names the queue hold as what works here', (t) => {
+  const s = stateDir();
+  const missing = synplug(s, ['demo']);
+  t.is(missing.code, 2, 'a state directory that does not exist is a usage error, not an internal one');
+  t.regex(missing.stderr, new RegExp(`^synplug: state directory ${s}: no such directory`));
+  mkdirSync(s, { mode: 0o700 });
+  for (const [args, cmd] of [
+    [['demo', '--via', 'plug'], 'synplug demo --via queue'],
+    [['demo', '--inbound', '--via', 'plug'], 'synplug demo --inbound --via queue'],
+  ] as const) {
+    const r = synplug(s, [...args]);
+    t.is(r.code, 5, r.stderr);
+    t.regex(r.stderr, /sch_plug \(qdisc plug\)/);
+    t.true(r.stderr.trimEnd().endsWith(`the queue hold works on this kernel: '${cmd}' (or leave --via out)`), r.stderr);
+  }
+});
+
+test.serial('--local selects the local hold of either kind: the queue hold (queue) here, not the plug pieces this kernel cannot have', (t) => {
+  const s = stateDir();
+  const dev = `${VETH}a`;
+  t.is(synplug(s, ['setup']).code, 0);
+  t.is(synplug(s, ['setup', '--inbound', dev, '--port', '80']).code, 0);
+  const c = synplug(s, ['check', '--local', '--json']);
+  t.is(c.code, 0, c.stdout);
+  t.deepEqual(
+    (JSON.parse(c.stdout) as { holds: Array<{ id: string; state: string }> }).holds.map((h) => [h.id, h.state]),
+    [['queue', 'ok']],
+  );
+  const st = synplug(s, ['status', '--local']);
+  t.regex(st.stdout, /^queue hold queue on lo: complete;/m);
+  const td = synplug(s, ['teardown', '--local', '--json']);
+  t.is(td.code, 0, td.stderr);
+  t.deepEqual((JSON.parse(td.stdout) as { holds: string[] }).holds, ['queue']);
+  t.notRegex(ruleset(), /table inet synplug_queue \{/, 'the local queue hold is gone');
+  t.regex(ruleset(), new RegExp(`table inet synplug_queue_${dev}`), 'the inbound one stays');
+  t.is(synplug(s, ['teardown']).code, 0);
+});
