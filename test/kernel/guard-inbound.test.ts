@@ -557,7 +557,7 @@ test.serial('teardown --local removes the local hold only; the inbound hold stay
 });
 
 test.serial(
-  'an altname given to --inbound is the same hold; after a port change the hold stays complete and a manual plug arms the filters for both ports (flower and u32); status names the redirect target; the release removes them',
+  'an altname given to --inbound is the same hold; set up again for two ports, a manual plug arms the filters (flower and u32); status names the redirect target; the release removes them',
   async (t) => {
     t.timeout(TEST_TIMEOUT);
     const alt = 'sp-gialt';
@@ -574,13 +574,27 @@ test.serial(
       const rec = JSON.parse(readFileSync(join(SD, 'setup.json'), 'utf8')) as { holds: Record<string, unknown> };
       t.deepEqual(Object.keys(rec.holds), [`inbound:${SRV}`], 'one hold');
       await synplug(t, ['check', '--inbound', alt, '--state-dir', SD], 0);
-      // a port change: the filters are replaced, the hold complete again
+      // a port change (setup does not change what a hold holds: teardown, then setup with both ports)
+      await synplug(t, ['teardown', '--inbound', SRV, '--state-dir', SD]);
       const more = JSON.parse(
-        await synplug(t, ['setup', '--inbound', SRV, '--port', String(PORT), '--port', String(PORT + 1), '--json', '--state-dir', SD]),
+        await synplug(t, [
+          'setup',
+          '--inbound',
+          SRV,
+          '--port',
+          String(PORT),
+          '--port',
+          String(PORT + 1),
+          '--classifier',
+          classifier,
+          '--json',
+          '--state-dir',
+          SD,
+        ]),
       ) as { changed: boolean; inbound: { ports: number[]; classifier: string } };
       t.true(more.changed);
       t.deepEqual(more.inbound.ports, [PORT, PORT + 1]);
-      t.is(more.inbound.classifier, classifier, 'the recorded classifier is kept');
+      t.is(more.inbound.classifier, classifier);
       await synplug(t, ['check', '--state-dir', SD], 0);
       t.deepEqual(await filterSummary('ingress'), []);
       t.is(await within(runClient(other, '4', V4.srv, PORT, 2), 'connections after the port change'), 'ok');
