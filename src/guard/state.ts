@@ -440,7 +440,9 @@ const PATH_MAX = 4096;
 
 /** A metrics file's path as setup records it: absolute, normalised (no `.`/`..`/`//`), naming a file, no NUL, shorter than PATH_MAX. */
 export function isMetricsPath(v: unknown): v is string {
-  return typeof v === 'string' && v.length < PATH_MAX && !v.includes('\0') && isAbsolute(v) && normalize(v) === v && !v.endsWith('/');
+  return (
+    typeof v === 'string' && v.length < PATH_MAX && !v.includes('\0') && isAbsolute(v) && normalize(v) === v && v.endsWith('.prom') && !v.endsWith('/.prom')
+  );
 }
 
 /** since and deadline: times, since <= deadline, the deadline at most 24 h ahead (synplug holds for 24 h at most). */
@@ -471,7 +473,7 @@ export function setupRecordProblem(raw: unknown): Problem {
   if (!isObject(raw.holds)) return "'holds' is not an object";
   if (raw.createdStateDir !== undefined && typeof raw.createdStateDir !== 'boolean') return "'createdStateDir' is not true or false";
   if (raw.metricsFile !== undefined && !isMetricsPath(raw.metricsFile))
-    return `'metricsFile' is ${JSON.stringify(raw.metricsFile).slice(0, 80)}, not an absolute path of a file (setup records --metrics-file so)`;
+    return `'metricsFile' is ${JSON.stringify(raw.metricsFile).slice(0, 80)}, not an absolute path of a *.prom file (setup records --metrics-file so)`;
   const entries = Object.entries(raw.holds);
   if (entries.length === 0) return "'holds' is empty: synplug removes the file with its last hold, so a record of no hold is not synplug's";
   if (entries.length > MAX_HOLDS) return `${entries.length} holds, more than synplug makes (${MAX_HOLDS})`;
