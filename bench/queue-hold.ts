@@ -60,7 +60,7 @@ import {
 } from '../src/netlink/nfqueue.js';
 import { createLink, deleteLink, setLinkUp } from '../src/netlink/route/linkinfo.js';
 import { SocketTransport } from '../src/netlink/transport.js';
-import { addQdisc, plugRequest, TCQ_PLUG_BUFFER, TCQ_PLUG_RELEASE_INDEFINITE } from '../src/tc/index.js';
+import { addQdisc, deleteQdisc, plugRequest, TCQ_PLUG_BUFFER, TCQ_PLUG_RELEASE_INDEFINITE } from '../src/tc/index.js';
 import { plug, protect, release, setup, teardown } from '../src/guard/index.js';
 import { DEFAULT_QUEUE_NUM } from '../src/guard/modes/queue.js';
 import { releaseThroughHolder } from '../src/guard/leases-holder.js';
@@ -257,6 +257,12 @@ async function main(): Promise<void> {
         what: "the inbound plug hold's ingress filter (clsact, u32 SYN match, mirred to an IFB)",
         up: () => addInboundFilter(conn, SRV, IFB, SRV_ADDR, [BULK_PORT, RR_PORT]),
         down: () => removeInboundFilter(conn, SRV),
+      },
+      {
+        name: 'plug-ingress-armed',
+        what: 'what the inbound plug hold leaves outside a hold now that its SYN filters are armed per hold: clsact on the device with no filter, the IFB (its filters exist only around a hold)',
+        up: () => addQdisc(conn, { dev: SRV, kind: 'clsact' }),
+        down: () => deleteQdisc(conn, { dev: SRV, kind: 'clsact' }),
       },
       {
         name: 'queue-inbound',

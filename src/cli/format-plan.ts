@@ -22,6 +22,7 @@ export function formatSetupPlan(p: SetupPlan): string {
       ? ['setup would, in this order:', ...p.changes.map((c) => `  ${step(c)}`)]
       : ['it is set up as asked: setup would change nothing in the kernel']),
     ...(p.affects.length ? ['what that affects:', ...p.affects.map((a) => `  ${a}`)] : []),
+    ...(p.armed.length ? ['added only around each hold (phase one of protect and plug), removed after its release:', ...p.armed.map((a) => `  ${a}`)] : []),
     `it would record the hold '${r.hold}' in ${r.files.join(' and ')}${r.createsStateDir ? ` (creating ${r.stateDir}, mode 0700)` : ''}${r.drops ? `, dropping the entry '${r.drops}'` : ''}`,
     ...(p.unverified.length ? [`not verified before changing anything (setup finds out by trying): ${p.unverified.join(', ')}`] : []),
   ].join('\n');

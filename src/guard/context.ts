@@ -12,7 +12,7 @@ import { resolveConfig, type GuardConfig } from './config.js';
 import { NoDeviceError } from './errors.js';
 import { StateStore, type SetupRecord } from './state.js';
 import { holdMode } from './modes/index.js';
-import { dropLease, leaseLive, recordedLeases } from './leases.js';
+import { dropLease, leaseLive, recordedLeases, unprepare } from './leases.js';
 import { GuardSession } from './session.js';
 import { requireNetAdmin, hasNetAdmin } from './support.js';
 import type { GuardOptions, Recovery } from './types.js';
@@ -89,12 +89,19 @@ export async function withSession<T>(config: GuardConfig, record: SetupRecord | 
  * holds the plug any more (every holder died, or every deadline passed),
  * release it, under the lease lock (leases.ts). Every command calls it first
  * (when it may: it needs CAP_NET_ADMIN). Dead leases are dropped on the way.
+ * With no plug buffering and no live lease, the holds' armed pieces a dead
+ * holder left (after its release, before removing them) are removed too.
  * @throws {StateFileError} plug.json or leases.json is damaged, or cannot be written
  */
 export async function recoverStale(s: GuardSession, store: StateStore): Promise<Recovery> {
   const r = store.readPlug();
   const leases = recordedLeases(store);
-  if (r?.state !== 'buffering' || !hasNetAdmin()) return { released: false };
+  if (!hasNetAdmin()) return { released: false };
+  // Armed pieces (filters that exist only around a hold) left by a holder that died after its release: removed.
+  if (r?.state !== 'buffering') {
+    if (s.holds.some((h) => h.pieces.list.some((p) => p.lifetime === 'armed'))) await unprepare(store, { disarm: () => s.disarmArmed() });
+    return { released: false };
+  }
   if (leases.some((l) => leaseLive(l))) return { released: false };
   const last = leases[leases.length - 1];
   const reason = !last || Date.now() >= last.deadline ? 'its max-hold deadline passed' : `its owner (pid ${last.pid}) is gone`;

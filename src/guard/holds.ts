@@ -11,11 +11,12 @@ import { StateFileError } from './errors.js';
 import { StateStore, processStartTime, type Lease, type PlugRecord } from './state.js';
 import { accounted } from './accounting.js';
 import { unwatchedReport } from './report.js';
-import { breakLeases, dropLease, leaseLive, liveLeases, newLeaseId, releaseIfOrphaned, takeLease } from './leases.js';
+import { breakLeases, dropLease, leaseLive, liveLeases, newLeaseId, releaseIfOrphaned, takeLease, unprepare } from './leases.js';
 import { contextFor, definedOnly, recoverStale, withSession } from './context.js';
 import { checkSelector, combineStates, findUnrecordedIfbs, nothingSetUp, piecesOf, requireSetUp, selectedHolds, stateOf, viaOf } from './setup.js';
 import { deviceOfHold, holdModeFor, holdModes, selectInbound, type UnrecordedPiece } from './modes/index.js';
 import { GuardSession } from './session.js';
+import { teardownHold } from './pieces.js';
 import { removeReportCounters } from './report.js';
 import { startWatchdog, WATCHDOG_GRACE_MS, type WatchdogArm } from './watchdog.js';
 import type { GuardConfig } from './config.js';
@@ -79,8 +80,14 @@ async function plugOnce(opts: GuardOptions, maxHoldMs: number): Promise<PlugResu
     await recoverStale(s, store);
     await requireSetUp(s, config, 'plug', record !== undefined);
     // Phase one: a queue's holder started (holding nothing yet), so that --max-hold counts from the hold.
-    await s.prepare();
-    const watchdog = await startWatchdog(undefined, 'ignore');
+    // (undone when nothing comes of it: the armed pieces go unless another lease holds)
+    const watchdog = await s
+      .prepare()
+      .then(() => startWatchdog(undefined, 'ignore'))
+      .catch(async (e: unknown) => {
+        await unprepare(store, s);
+        throw e;
+      });
     // The holds' counters before the hold, which the release's report counts from (read before: the hold waits for
     // nothing). A plug's are the kernel's; a queue's are what its holder answers this process's release (0 here), so the
     // release's own answer is what the queue held.
@@ -555,7 +562,7 @@ export async function teardown(opts: TeardownOptions = {}): Promise<TeardownResu
     }
     for (const { hold, inspection } of (await selectedHolds(s, record, {})).flatMap((x) => ('absent' in x ? [] : [x]))) {
       if (id !== undefined && hold.id !== id) continue;
-      const r = await hold.teardown(inspection);
+      const r = await teardownHold(hold, inspection);
       removed.push(...r.removed);
       kept.push(...r.kept);
       // A hold counts when it existed: recorded (its entry is forgotten), or something of it was there.

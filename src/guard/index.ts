@@ -59,7 +59,7 @@ export { DEFAULTS, TREE, NFT_NAMES, resolveConfig, parseDuration, parseUint, typ
 export { StateStore, isStale, type PlugRecord, type SetupRecord, type HoldRecord, type LocalHoldRecord } from './state.js';
 export { MissingSupportError, SockDiagUnavailableError, hasNetAdmin } from './support.js';
 export { registerHoldMode, holdMode, holdModeNames, holdModeFor, holdModes } from './modes/index.js';
-export type { Hold, HoldMode, HoldInspection, HoldSetupPlan, HoldSockets, SetupStep } from './modes/types.js';
+export type { Hold, HoldMode, HoldInspection, HoldPieces, HoldSockets, Piece, PieceLifetime, SetupStep } from './modes/types.js';
 export {
   INBOUND_PREF,
   INBOUND_U32_HTID,

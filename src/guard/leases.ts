@@ -328,6 +328,17 @@ export async function releaseIfOrphaned(store: StateStore, release: () => Promis
   });
 }
 
+/**
+ * Undo phase one when no hold came of it (a protect or plug that failed
+ * before taking its lease): with no live lease, the holds' armed pieces go,
+ * under the lock (another holder's lease keeps them). Never throws.
+ */
+export async function unprepare(store: StateStore, kernel: Pick<LeaseKernel, 'disarm'>): Promise<void> {
+  await withLeaseLock(store, async () => {
+    if (!recordedLeases(store).some((l) => leaseLive(l))) await kernel.disarm();
+  }).catch(() => {});
+}
+
 /** The live leases now (no lock: for display). @throws {StateFileError} a damaged file */
 export function liveLeases(store: StateStore): Lease[] {
   return recordedLeases(store).filter((l) => leaseLive(l));

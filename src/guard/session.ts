@@ -6,6 +6,7 @@
  *
  * @module
  */
+import { armHold, disarmHold } from './pieces.js';
 import { NetlinkConnection } from '../netlink/connection.js';
 import { openNftables } from '../iptables/index.js';
 import { NETLINK_ROUTE, NETLINK_SOCK_DIAG } from '../netlink/message.js';
@@ -181,7 +182,11 @@ export class GuardSession implements ProtectSession, HoldSockets {
    * holder process started). @throws {SynplugError} a hold could not be prepared
    */
   async prepare(): Promise<void> {
-    for (const h of this.holds) await h.prepareHold?.();
+    for (const h of this.holds) {
+      await h.prepareHold?.();
+      // the armed pieces (pieces.ts): added now, before anything is held
+      await armHold(h.pieces);
+    }
   }
 
   /** Start holding on every hold (the plugs buffer, one datagram; a queue binds). @throws {NetlinkError} no plug qdisc (ENOENT/EINVAL) */
@@ -200,20 +205,37 @@ export class GuardSession implements ProtectSession, HoldSockets {
    * @throws {NftBatchError} the set or table is missing, or the kernel refused
    */
   async arm(timeoutMs: number): Promise<void> {
-    for (const h of this.holds) await h.arm?.(timeoutMs);
+    for (const h of this.holds) {
+      // under the lease lock: the armed pieces again, when another holder's last release removed them since phase one
+      await armHold(h.pieces);
+      await h.arm?.(timeoutMs);
+    }
   }
 
-  /** Turn marking off now (a missing element is fine). @throws {NftBatchError} */
+  /**
+   * Turn marking off now (a missing element is fine), and remove the armed
+   * pieces (after the last release): every hold's, the first failure thrown after.
+   * @throws {NftBatchError} @throws {NetlinkError}
+   */
   async disarm(): Promise<void> {
-    for (const h of this.holds) await h.disarm?.();
+    let first: unknown;
+    for (const h of this.holds) await h.disarm?.().catch((e: unknown) => (first ??= e));
+    await this.disarmArmed().catch((e: unknown) => (first ??= e));
+    if (first !== undefined) throw first;
+  }
+
+  /** Remove the armed pieces that are there (pieces.ts). @throws {NetlinkError} a listing or a removal refused */
+  async disarmArmed(): Promise<void> {
+    for (const h of this.holds) await disarmHold(h.pieces);
   }
 
   /**
    * The release for the watchdog: every plug's release in one datagram (the
-   * first step), every other hold's own, then each hold's disarm.
+   * first step), every other hold's own, then each hold's disarm and the
+   * removal of its armed pieces.
    */
   releaseSteps(): WatchdogStep[] {
-    const steps = this.holds.flatMap((h) => h.handoff().steps);
+    const steps = this.holds.flatMap((h) => [...h.handoff().steps, ...h.pieces.list.flatMap((p) => (p.lifetime === 'armed' && p.removeSteps?.()) || [])]);
     const plugs = steps.filter((st) => st.protocol === NETLINK_ROUTE && isReleaseStep(st));
     const rest = steps.filter((st) => !plugs.includes(st));
     const joined: WatchdogStep = { what: 'plug release', phase: 'release', protocol: NETLINK_ROUTE, messages: plugs.flatMap((st) => st.messages) };

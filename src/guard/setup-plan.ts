@@ -50,6 +50,8 @@ export interface SetupPlan {
   actions: string[];
   /** what the changes mean for traffic that synplug does not hold (`lo's root qdisc becomes prio 1: ...`) */
   affects: string[];
+  /** the hold's armed pieces, which setup does not add: they exist only around each hold (added in phase one, removed after the release) */
+  armed: string[];
   /** what setup would write in its state directory */
   record: {
     /** the state directory */
@@ -82,7 +84,7 @@ const EFFECTS: ReadonlyArray<readonly [RegExp, (m: RegExpExecArray, dev: string)
     /^(?:add qdisc (\S+ \S+) root(?! on )|replace root qdisc .* with (\S+ \S+))/,
     (m, dev) => `${dev}'s root qdisc becomes ${m[1] ?? m[2]}, so every packet ${dev} sends passes through it (only what synplug holds waits)`,
   ],
-  [/^add qdisc clsact on (\S+)/, (m) => `${m[1]} gets a clsact qdisc: every packet arriving on ${m[1]} passes synplug's SYN filters`],
+  [/^add qdisc clsact on (\S+)/, (m) => `${m[1]} gets a clsact qdisc: during a hold, every packet arriving on ${m[1]} passes synplug's SYN filters`],
   [/^add link (\S+) type ifb/, (m) => `a new device ${m[1]} (an IFB, IPv6 off: net.ipv6.conf.${m[1]}.disable_ipv6 = 1) where held SYNs wait`],
   [
     /(?:^|: |; )add (?:nftables )?table ((?:inet |ip |ip6 )?[\w-]+)/,
@@ -139,6 +141,7 @@ function toPlan(w: SetupWould): SetupPlan {
     changes: actions.map((what) => ({ action: planAction(what), what })),
     actions,
     affects: planEffects(actions, w.hold.dev),
+    armed: [...w.armed],
     record: {
       stateDir: w.config.stateDir,
       createsStateDir: !w.dirExisted,

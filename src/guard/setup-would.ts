@@ -18,6 +18,8 @@ export interface SetupWould {
   hold: Hold;
   /** its steps, in order (not run) */
   steps: readonly SetupStep[];
+  /** its armed pieces by name: not set up, they come with each hold */
+  armed: readonly string[];
   /** with `via: 'auto'`: which hold it chose, and why */
   chose?: string;
   /** the record id of the same hold under another key (a device renamed since), which setup would drop */

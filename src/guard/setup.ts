@@ -11,17 +11,16 @@
  * @module
  */
 import { join } from 'node:path';
-import { KindUnavailableError } from '../tc/index.js';
 import { checkEntryOptions, resolveConfig, type GuardConfig } from './config.js';
-import { NotSetUpError, SetupError } from './errors.js';
+import { NotSetUpError } from './errors.js';
 import { StateStore, type HoldRecord } from './state.js';
 import { checkMetricsFile, metricsPathOf } from './metrics.js';
 import type { GuardSession } from './session.js';
 import { MissingSupportError, requireNetAdmin, type ModulePiece } from './support.js';
-import { NftBatchError } from '../iptables/batch.js';
 import { reportCountersStep } from './report.js';
 import { contextFor, definedOnly, recoverStale, withSession } from './context.js';
-import { holdModeFor, holdModes, selectInbound, type Hold, type HoldInspection, type HoldMode, type HoldSetupPlan, type SetupStep } from './modes/index.js';
+import { holdModeFor, holdModes, selectInbound, type Hold, type HoldInspection, type HoldMode } from './modes/index.js';
+import { inspectHold, piecesOfLifetime, planHold, runSteps, type PiecePlan } from './pieces.js';
 import { SynplugError, UsageError } from '../netlink/errors.js';
 import type { SetupRecord } from './state.js';
 import type { SetupWould } from './setup-would.js';
@@ -48,7 +47,7 @@ export function combineStates(states: readonly SetupState[]): SetupState {
 /** Every hold of a session inspected, in the session's order. @throws {NetlinkError} a listing refused */
 export async function inspectHolds(s: GuardSession): Promise<Array<{ hold: Hold; inspection: HoldInspection }>> {
   const out: Array<{ hold: Hold; inspection: HoldInspection }> = [];
-  for (const hold of s.holds) out.push({ hold, inspection: await hold.inspect() });
+  for (const hold of s.holds) out.push({ hold, inspection: await inspectHold(hold) });
   return out;
 }
 
@@ -112,9 +111,10 @@ export async function setupOrPlan<T>(opts: SetupOptions, dryRun: ((would: SetupW
     if (sup.missing.length) throw new MissingSupportError(sup.missing, sup.unverified);
 
     // The named steps, in order (foreign state refused here, before any step).
-    let plan: HoldSetupPlan;
+    let plan: PiecePlan;
+    const inspection = await inspectHold(target);
     try {
-      plan = target.planSetup(await target.inspect(), { force });
+      plan = planHold(target.pieces, inspection, { force });
     } catch (e) {
       // Never a silent switch after a refusal: the alternative is named.
       const alt = candidates.find((m) => m.via !== mode.via);
@@ -123,7 +123,7 @@ export async function setupOrPlan<T>(opts: SetupOptions, dryRun: ((would: SetupW
       throw e;
     }
     refuseNewHeldSet(mode, target, oldRecord?.holds[replaces ?? target.id], plan.record());
-    const steps: SetupStep[] = plan.order.map((name) => plan.steps[name]).filter((x): x is SetupStep => x !== undefined);
+    const steps = [...plan.steps];
     // The report's counters too (report.ts): a protect then adds no hook while another hold's SYNs wait in a queue.
     const counters = target.heldTraffic && (await reportCountersStep(target.heldTraffic()));
     if (counters) steps.push(counters);
@@ -133,6 +133,7 @@ export async function setupOrPlan<T>(opts: SetupOptions, dryRun: ((would: SetupW
         config,
         hold: target,
         steps,
+        armed: piecesOfLifetime(target.pieces, inspection.observed, 'armed'),
         ...(chose !== undefined && { chose }),
         ...(replaces !== undefined && { replaces }),
         unverified: sup.unverified,
@@ -140,7 +141,7 @@ export async function setupOrPlan<T>(opts: SetupOptions, dryRun: ((would: SetupW
         dirExisted,
       });
     // Phase two: run the steps; on failure, undo in reverse.
-    await runSetupSteps(steps);
+    await runSteps(steps);
     const holds: Record<string, HoldRecord> = { ...oldRecord?.holds };
     if (replaces !== undefined && replaces !== target.id) delete holds[replaces];
     const entry = plan.record();
@@ -251,41 +252,6 @@ async function chooseMode(s: GuardSession, config: GuardConfig, candidates: read
   return { mode: first };
 }
 
-/**
- * Run setup's steps in order; when one fails, undo the steps already taken,
- * in reverse order (a step that fails half-way cleans up after itself).
- * @throws {SetupError} which step failed, why, and what was rolled back (the cause's category)
- */
-export async function runSetupSteps(steps: readonly SetupStep[]): Promise<void> {
-  const done: SetupStep[] = [];
-  for (const step of steps) {
-    try {
-      await step.run();
-      done.push(step);
-    } catch (e) {
-      const rolledBack: string[] = [];
-      const failures: string[] = [];
-      for (const d of done.reverse()) {
-        if (!d.undo) continue;
-        try {
-          await d.undo.run();
-          rolledBack.push(d.undo.what);
-        } catch (e2) {
-          failures.push(`${d.undo.what}: ${(e2 as Error).message}`);
-        }
-      }
-      throw new SetupError(step.what, translateSetupCause(e), rolledBack, failures);
-    }
-  }
-}
-
-/** A kernel refusal because a kind is missing becomes the missing-module error naming the module. */
-function translateSetupCause(e: unknown): unknown {
-  if (e instanceof KindUnavailableError) return new MissingSupportError([{ module: e.module, what: `${e.object} ${e.kind}` }]);
-  if (e instanceof NftBatchError && e.module !== undefined) return new MissingSupportError([{ module: e.module, what: 'nftables' }]);
-  return e;
-}
-
 /** A hold `check` or `status` reports, inspected; or the id of a selected hold that is not set up (no hold to inspect). */
 export type SelectedHold = { hold: Hold; inspection: HoldInspection } | { absent: { id: string; mode: string; dev: string } };
 
@@ -312,12 +278,12 @@ export async function selectedHolds(s: GuardSession, record: SetupRecord | undef
     const mode = holdModeFor('plug', 'local');
     const h = s.holds.find((x) => x.scope === 'local') ?? (mode && (await mode.open(s, s.config, undefined)));
     if (!h) return [];
-    return [{ hold: h, inspection: await h.inspect() }];
+    return [{ hold: h, inspection: await inspectHold(h) }];
   }
   if (sel.inbound !== undefined) {
     const t = await selectInbound(s, record, sel.inbound);
     const h = s.holds.find((x) => x.id === t.id);
-    return [h ? { hold: h, inspection: await h.inspect() } : { absent: { id: t.id, mode: t.mode, dev: t.dev } }];
+    return [h ? { hold: h, inspection: await inspectHold(h) } : { absent: { id: t.id, mode: t.mode, dev: t.dev } }];
   }
   return inspectHolds(s);
 }

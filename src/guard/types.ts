@@ -44,6 +44,8 @@ export interface PieceState {
   status: 'ok' | 'missing' | 'different';
   /** what differs (or what sits where the piece belongs) */
   detail?: string;
+  /** `armed`: the piece exists only around a hold (absent outside one is as wanted); absent for pieces setup makes once */
+  lifetime?: 'armed';
 }
 
 /** The overall state of a setup: complete, nothing at all, or something in between. */

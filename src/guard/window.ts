@@ -27,7 +27,7 @@ import { checkEntryOptions } from './config.js';
 import { resolveCommand, lookupUser, startGated, type GatedCommand, type RunAsUser } from './command.js';
 import { startWatchdog, WATCHDOG_GRACE_MS, type Watchdog } from './watchdog.js';
 import { StateStore, processStartTime, type Lease } from './state.js';
-import { dropLease, leaseLive, newLeaseId, openLockFile, recordedLeases, takeLease, withLeaseLock, type TakeResult } from './leases.js';
+import { dropLease, leaseLive, newLeaseId, openLockFile, recordedLeases, takeLease, unprepare, withLeaseLock, type TakeResult } from './leases.js';
 import { closeSync } from 'node:fs';
 import { runPrecheck } from './precheck.js';
 import { closingInodes, handedOverInode, holderPids } from './listen-holders.js';
@@ -154,6 +154,7 @@ async function protectInner(session: ProtectSession, opts: ProtectOptions, early
     gated = await startGated([resolved, ...opts.command.slice(1)], { user });
   } catch (e) {
     watchdog.done();
+    await unprepare(store, session);
     throw e;
   }
 

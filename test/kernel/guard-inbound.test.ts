@@ -118,6 +118,20 @@ async function filterSummary(parent: 'ingress' | 'egress'): Promise<string[]> {
   return [...new Set(fs.map((f) => `${f.pref} ${f.protocol} ${f.kind}`))].sort();
 }
 
+/** The SYN filters synplug arms on SRV for a hold (both protocols, of a classifier). */
+const armed = (classifier: string): string[] => [`65000 ip ${classifier}`, `65001 ipv6 ${classifier}`];
+
+/** Wait (bounded, polling) until SRV's ingress filters are `want`. */
+async function waitFilters(want: string[], what: string): Promise<void> {
+  const until = Date.now() + WAIT_MS;
+  for (;;) {
+    const got = await filterSummary('ingress');
+    if (JSON.stringify(got) === JSON.stringify(want)) return;
+    if (Date.now() > until) throw new Error(`gave up waiting for ${what}: ingress filters ${JSON.stringify(got)}`);
+    await sleep(100);
+  }
+}
+
 async function srvQdiscKinds(): Promise<string[]> {
   return (JSON.parse(await (await run('tc', ['-j', 'qdisc', 'show', 'dev', SRV])).stdout) as Array<{ kind: string }>).map((q) => q.kind).sort();
 }
@@ -178,7 +192,7 @@ async function setupInbound(t: ExecutionContext, extra: string[] = []): Promise<
 }
 
 test.serial(
-  'setup --inbound builds the IFB with a plug root, clsact and the SYN filters; check 0; setup again changes nothing; teardown removes exactly that; check 1',
+  'setup --inbound builds the IFB with a plug root and clsact, no SYN filter (armed per hold); check 0; setup again changes nothing; teardown removes exactly that; check 1',
   async (t) => {
     t.timeout(TEST_TIMEOUT);
     await assertClean(t, 'before');
@@ -195,10 +209,7 @@ test.serial(
     t.is(readFileSync(`/proc/sys/net/ipv6/conf/${ifb}/disable_ipv6`, 'utf8').trim(), '1', 'IPv6 is off on the IFB');
     t.like(await ifbRoot(), { kind: 'plug', handle: '1:' });
     t.true((await srvQdiscKinds()).includes('clsact'));
-    t.deepEqual(await filterSummary('ingress'), ['65000 ip flower', '65001 ipv6 flower']);
-    const actions = sh(TC, 'filter', 'show', 'dev', SRV, 'ingress');
-    t.regex(actions, new RegExp(`mirred \\(Egress Redirect to device ${ifb}\\) stolen`));
-    t.regex(actions, /tcp_flags 0x2\/(0x)?12/); // iproute2 6.1 prints the mask without 0x
+    t.deepEqual(await filterSummary('ingress'), [], 'the SYN filters are armed per hold: none outside a hold');
     await synplug(t, ['check', '--state-dir', SD], 0);
     const again = await setupInbound(t);
     t.false(again.changed, 'a second setup finds everything in place');
@@ -243,37 +254,49 @@ test.serial('bad input: exit 2 with nothing changed (missing device, lo, port, a
 });
 
 for (const classifier of ['flower', 'u32'] as const) {
-  test.serial(`${classifier}: SYNs (IPv4, IPv6) are held during protect and delivered after; only SYNs pass the IFB`, async (t) => {
-    t.timeout(TEST_TIMEOUT);
-    const r = await setupInbound(t, ['--classifier', classifier]);
-    t.is(r.inbound.classifier, classifier);
-    t.teardown(() => cli(['teardown', '--state-dir', SD]).then(() => undefined));
-    t.deepEqual(await filterSummary('ingress'), [`65000 ip ${classifier}`, `65001 ipv6 ${classifier}`]);
+  test.serial(
+    `${classifier}: outside a hold no filter and nothing passes the IFB; during protect the SYN filters hold SYNs (IPv4, IPv6, IP options), delivered after; the filters go after the release`,
+    async (t) => {
+      t.timeout(TEST_TIMEOUT);
+      const r = await setupInbound(t, ['--classifier', classifier]);
+      t.is(r.inbound.classifier, classifier);
+      t.teardown(() => cli(['teardown', '--state-dir', SD]).then(() => undefined));
+      t.deepEqual(await filterSummary('ingress'), [], 'no SYN filter outside a hold');
 
-    // Only SYNs pass the IFB: 5 connections each way (and IPv4 SYNs with IP options), each with data and ACKs.
-    const before = (await ifbRoot())!.packets;
-    t.is(await within(runClient(other, '4', V4.srv, PORT, 5), 'IPv4 connections'), 'ok');
-    t.is(await within(runClient(other, '6', V6.srv, PORT, 5), 'IPv6 connections'), 'ok');
-    t.is(await within(runClient(other, '4', V4.srv, PORT, 5, true), 'IPv4 connections with IP options'), 'ok');
-    t.is((await ifbRoot())!.packets - before, 15, 'one packet (the SYN) per connection went through the IFB');
+      // Outside a hold nothing passes the IFB: 5 connections each way (and IPv4 SYNs with IP options), each with data and ACKs.
+      const before = (await ifbRoot())!.packets;
+      t.is(await within(runClient(other, '4', V4.srv, PORT, 5), 'IPv4 connections'), 'ok');
+      t.is(await within(runClient(other, '6', V6.srv, PORT, 5), 'IPv6 connections'), 'ok');
+      t.is(await within(runClient(other, '4', V4.srv, PORT, 5, true), 'IPv4 connections with IP options'), 'ok');
+      t.is((await ifbRoot())!.packets - before, 0, 'outside a hold no packet went through the IFB');
 
-    const { p, go } = await protect(t, ['--max-hold', '120s']);
-    const c4 = client('4');
-    const c6 = client('6');
-    await waitQlen(2, 'both SYNs to be held');
-    t.false(c4.settled(), 'the IPv4 connection waits while the plug buffers');
-    t.false(c6.settled(), 'the IPv6 connection waits while the plug buffers');
-    openGate(go);
-    t.is(await within(c4.done, 'the IPv4 connection after the release'), 'ok');
-    t.is(await within(c6.done, 'the IPv6 connection after the release'), 'ok');
-    const end = await within(p.done, 'protect to exit');
-    t.is(end.code, 0, end.stderr);
-    const res = json<{ report: { heldSyns: number }; maxHoldReached: boolean; releasedPlug: boolean }>(end);
-    t.true(res.releasedPlug);
-    t.false(res.maxHoldReached);
-    t.true(res.report.heldSyns >= 2, `SYNs held and released: ${res.report.heldSyns}`);
-    t.is((await ifbRoot())!.qlen, 0);
-  });
+      const { p, go } = await protect(t, ['--max-hold', '120s']);
+      t.deepEqual(await filterSummary('ingress'), armed(classifier), 'the SYN filters are there during the hold');
+      const actions = sh(TC, 'filter', 'show', 'dev', SRV, 'ingress');
+      t.regex(actions, new RegExp(`mirred \\(Egress Redirect to device ${ifb}\\) stolen`));
+      if (classifier === 'flower') t.regex(actions, /tcp_flags 0x2\/(0x)?12/); // iproute2 6.1 prints the mask without 0x
+      const c4 = client('4');
+      const c6 = client('6');
+      // with IP options: the u32 filter reaches the TCP header past them
+      const c4o = runClient(other, '4', V4.srv, PORT, 1, true);
+      c4o.catch(() => {});
+      await waitQlen(3, 'the three SYNs to be held');
+      t.false(c4.settled(), 'the IPv4 connection waits while the plug buffers');
+      t.false(c6.settled(), 'the IPv6 connection waits while the plug buffers');
+      openGate(go);
+      t.is(await within(c4.done, 'the IPv4 connection after the release'), 'ok');
+      t.is(await within(c6.done, 'the IPv6 connection after the release'), 'ok');
+      const end = await within(p.done, 'protect to exit');
+      t.is(end.code, 0, end.stderr);
+      const res = json<{ report: { heldSyns: number }; maxHoldReached: boolean; releasedPlug: boolean }>(end);
+      t.true(res.releasedPlug);
+      t.false(res.maxHoldReached);
+      t.true(res.report.heldSyns >= 3, `SYNs held and released: ${res.report.heldSyns}`);
+      t.is(await within(c4o, 'the IPv4 connection with IP options after the release'), 'ok');
+      t.is((await ifbRoot())!.qlen, 0);
+      t.deepEqual(await filterSummary('ingress'), [], 'the SYN filters are removed after the release');
+    },
+  );
 }
 
 test.serial('a non-SYN packet of an established connection is not held while the plug buffers', async (t) => {
@@ -373,16 +396,19 @@ test.serial(
   },
 );
 
-test.serial('SIGKILL of protect: its watchdog releases the IFB plug', async (t) => {
+test.serial('SIGKILL of protect: its watchdog releases the IFB plug, then removes the SYN filters', async (t) => {
   t.timeout(TEST_TIMEOUT);
   await setupInbound(t);
   t.teardown(() => cli(['teardown', '--state-dir', SD]).then(() => undefined));
   const { p, go } = await protect(t, ['--max-hold', '120s']);
   const c = client('6');
   await waitQlen(1, 'the SYN to be held');
+  t.deepEqual(await filterSummary('ingress'), armed('flower'), 'the SYN filters are there during the hold');
   kill(p.child.pid, 'SIGKILL');
   t.is(await within(c.done, 'the connection after the watchdog released'), 'ok');
   t.is((await ifbRoot())!.qlen, 0);
+  await waitFilters([], 'the watchdog to remove the SYN filters after its release');
+  t.like(await ifbRoot(), { kind: 'plug' }, 'the IFB and its plug stay: they are set up once');
   openGate(go);
   // the next command finds the plug released (or releases it: stale-plug recovery)
   await synplug(t, ['release', '--state-dir', SD]);
@@ -404,8 +430,18 @@ test.serial(
     for (const classifier of ['u32', 'flower', 'u32']) {
       const r = await setupInbound(t, ['--classifier', classifier]);
       t.true(r.changed);
-      t.deepEqual(await filterSummary('ingress'), ['10 ip flower', '11 ip u32', `65000 ip ${classifier}`, `65001 ipv6 ${classifier}`]);
-      t.is(await within(runClient(other, '4', V4.srv, PORT, 2), 'connections'), 'ok');
+      t.deepEqual(await filterSummary('ingress'), ['10 ip flower', '11 ip u32'], 'setup adds no SYN filter: they come with each hold');
+      const { p, go } = await protect(t, ['--max-hold', '120s']);
+      t.deepEqual(await filterSummary('ingress'), ['10 ip flower', '11 ip u32', ...armed(classifier)]);
+      const c = client('4', 2);
+      openGate(go);
+      t.is((await within(p.done, 'protect to exit')).code, 0);
+      t.is(await within(c.done, 'connections'), 'ok');
+      t.deepEqual(
+        await filterSummary('ingress'),
+        ['10 ip flower', '11 ip u32'],
+        "after the release only the foreign filters are left (u32's table freed beside a foreign u32 filter)",
+      );
       await synplug(t, ['teardown', '--state-dir', SD]);
       t.is(sh(TC, 'filter', 'show', 'dev', SRV, 'ingress'), foreignIngress, `${classifier}: the foreign ingress filters are as they were`);
       t.is(sh(TC, 'filter', 'show', 'dev', SRV, 'egress'), foreignEgress, `${classifier}: the foreign egress filter is as it was`);
@@ -414,6 +450,26 @@ test.serial(
     }
   },
 );
+
+test.serial('overlapping protects: the SYN filters stay while either holds, and go after the last release', async (t) => {
+  t.timeout(TEST_TIMEOUT);
+  await setupInbound(t);
+  t.teardown(() => cli(['teardown', '--state-dir', SD]).then(() => undefined));
+  t.deepEqual(await filterSummary('ingress'), [], 'before: none');
+  const a = await protect(t, ['--max-hold', '120s']);
+  const b = await protect(t, ['--max-hold', '120s']);
+  t.deepEqual(await filterSummary('ingress'), armed('flower'));
+  const c = client('4');
+  await waitQlen(1, 'the SYN to be held');
+  openGate(a.go);
+  t.is((await within(a.p.done, 'the first protect to exit')).code, 0);
+  t.false(c.settled(), 'the other protect still holds');
+  t.deepEqual(await filterSummary('ingress'), armed('flower'), 'its filters stay while the other lease lives');
+  openGate(b.go);
+  t.is((await within(b.p.done, 'the second protect to exit')).code, 0);
+  t.is(await within(c.done, 'the connection after the last release'), 'ok');
+  t.deepEqual(await filterSummary('ingress'), [], 'after the last release: none');
+});
 
 test.serial('local + inbound set up together: protect holds both, teardown removes both', async (t) => {
   t.timeout(TEST_TIMEOUT);
@@ -501,7 +557,7 @@ test.serial('teardown --local removes the local hold only; the inbound hold stay
 });
 
 test.serial(
-  'an altname given to --inbound is the same hold; a port change replaces the filters (flower and u32) and the hold stays complete; status names the redirect target',
+  'an altname given to --inbound is the same hold; set up again for two ports, a manual plug arms the filters (flower and u32); status names the redirect target; the release removes them',
   async (t) => {
     t.timeout(TEST_TIMEOUT);
     const alt = 'sp-gialt';
@@ -518,19 +574,38 @@ test.serial(
       const rec = JSON.parse(readFileSync(join(SD, 'setup.json'), 'utf8')) as { holds: Record<string, unknown> };
       t.deepEqual(Object.keys(rec.holds), [`inbound:${SRV}`], 'one hold');
       await synplug(t, ['check', '--inbound', alt, '--state-dir', SD], 0);
-      // a port change: the filters are replaced, the hold complete again
+      // a port change (setup does not change what a hold holds: teardown, then setup with both ports)
+      await synplug(t, ['teardown', '--inbound', SRV, '--state-dir', SD]);
       const more = JSON.parse(
-        await synplug(t, ['setup', '--inbound', SRV, '--port', String(PORT), '--port', String(PORT + 1), '--json', '--state-dir', SD]),
+        await synplug(t, [
+          'setup',
+          '--inbound',
+          SRV,
+          '--port',
+          String(PORT),
+          '--port',
+          String(PORT + 1),
+          '--classifier',
+          classifier,
+          '--json',
+          '--state-dir',
+          SD,
+        ]),
       ) as { changed: boolean; inbound: { ports: number[]; classifier: string } };
       t.true(more.changed);
       t.deepEqual(more.inbound.ports, [PORT, PORT + 1]);
-      t.is(more.inbound.classifier, classifier, 'the recorded classifier is kept');
+      t.is(more.inbound.classifier, classifier);
       await synplug(t, ['check', '--state-dir', SD], 0);
-      t.deepEqual(await filterSummary('ingress'), [`65000 ip ${classifier}`, `65001 ipv6 ${classifier}`]);
+      t.deepEqual(await filterSummary('ingress'), []);
       t.is(await within(runClient(other, '4', V4.srv, PORT, 2), 'connections after the port change'), 'ok');
+      // a manual plug arms the filters (both ports); status shows them while it holds
+      await synplug(t, ['plug', '--max-hold', '60s', '--state-dir', SD]);
+      t.deepEqual(await filterSummary('ingress'), armed(classifier));
       const st = await synplug(t, ['status', '--inbound', SRV, '--state-dir', SD]);
       t.regex(st, new RegExp(`Egress Redirect to device ${ifb}\\)`), 'the redirect target by name, as tc prints it');
       t.notRegex(st, /\bon lo\b/);
+      await synplug(t, ['release', '--state-dir', SD]);
+      t.deepEqual(await filterSummary('ingress'), [], 'the release removes them');
       await synplug(t, ['teardown', '--state-dir', SD]);
       await assertClean(t, `${classifier}: after teardown`);
     }
@@ -544,9 +619,11 @@ test.serial(
     await setupInbound(t);
     t.teardown(() => quietly(IP, 'link', 'del', ifb));
     t.teardown(() => quietly(TC, 'qdisc', 'del', 'dev', SRV, 'clsact'));
+    // a crash during a hold: the SYN filters armed and the plug buffering (a manual plug), its watchdog killed, the record lost
+    await synplug(t, ['plug', '--max-hold', '120s', '--state-dir', SD]);
+    kill(new StateStore(SD).readLeases()?.leases[0]?.watchdogPid, 'SIGKILL');
     rmSync(join(SD, 'setup.json'));
-    // the plug left buffering (as a crash would leave it): a SYN waits on the IFB
-    sh(TC, 'qdisc', 'change', 'dev', ifb, 'root', 'handle', '1:', 'plug', 'block');
+    t.deepEqual(await filterSummary('ingress'), armed('flower'), 'the SYN filters of the hold are there');
     const c = client('4');
     await waitQlen(1, 'the SYN to be held');
     t.false(c.settled());

@@ -54,6 +54,9 @@ import { InProcessHolders } from '../helpers/holder-in-process.js';
 /** nf_tables' NFT_MSG_DELSETELEM in subsystem NFNL_SUBSYS_NFTABLES (10 << 8 | 14): the disarm's batch carries it. */
 const DELSETELEM = (10 << 8) | 14;
 
+/** The device of the inbound hold (the kernel double has it). */
+const INBOUND_DEV = 'sp-flt0';
+
 /** A step of a scenario: a guard command (`plug-long`: a manual plug whose deadline, 600 s, is after the run). */
 type Step = 'setup' | 'plug' | 'plug-long' | 'release' | 'protect' | 'teardown';
 type Command = Exclude<Step, 'plug-long'>;
@@ -69,9 +72,9 @@ const PLUG_COMMANDS: Partial<Record<Command, Step[]>> = {
 /** The holds: the options setup takes, and the commands. */
 const HOLDS = {
   local: { setup: { via: 'plug' as const }, commands: PLUG_COMMANDS },
-  inbound: { setup: { inbound: { dev: 'sp-flt0', ports: [8080] } }, commands: PLUG_COMMANDS },
+  inbound: { setup: { inbound: { dev: INBOUND_DEV, ports: [8080] } }, commands: PLUG_COMMANDS },
   queue: { setup: { via: 'queue' as const, addr: '169.254.46.1' }, commands: PLUG_COMMANDS },
-  'queue-inbound': { setup: { via: 'queue' as const, inbound: { dev: 'sp-flt0', ports: [8080] } }, commands: PLUG_COMMANDS },
+  'queue-inbound': { setup: { via: 'queue' as const, inbound: { dev: INBOUND_DEV, ports: [8080] } }, commands: PLUG_COMMANDS },
 };
 type HoldName = keyof typeof HOLDS;
 
@@ -142,6 +145,18 @@ class World {
     return liveLeases(this.store).length > 0 || this.holders.settle();
   }
 
+  /**
+   * The inbound hold's armed SYN filters on its device (prefs 65000 and 65001 at its ingress), which exist only
+   * around a hold: `pref N` for each.
+   */
+  armedFilters(): string[] {
+    const dev = this.kernel.state.links.find((l) => l.name === INBOUND_DEV);
+    const ingress = 0xfffffff2;
+    return this.kernel.state.filters
+      .filter((f) => f.ifindex === dev?.index && f.parent === ingress && (f.prio === 65000 || f.prio === 65001))
+      .map((f) => `pref ${f.prio}`);
+  }
+
   /** Synplug's objects in the kernel: an `ip synplug` table, lo's prio root, an IFB, a filter on the inbound device, the local address. */
   synplugObjects(): string[] {
     const st = this.kernel.state;
@@ -188,6 +203,8 @@ async function campaign(t: ExecutionContext, hold: HoldName, command: Command): 
     const w = new World(hold);
     try {
       for (const s of HOLDS[hold].commands[command] ?? []) await w.step(s);
+      if (hold === 'inbound')
+        t.is(w.armedFilters().length > 0, liveLeases(w.store).length > 0, `${hold} ${command}: the SYN filters are there while a hold lives, only then`);
       const pre = w.kernel.structure();
       const setupBefore = JSON.stringify(w.store.readSetup() ?? null);
       w.kernel.failAt = w.kernel.requests + k;
@@ -200,6 +217,7 @@ async function campaign(t: ExecutionContext, hold: HoldName, command: Command): 
         t.true(error instanceof SynplugError, `${what}: a categorised error, not ${String(error)}`);
       }
       if (k > n) t.is(error, undefined, `${what}: no fault, no error`);
+      if (k > n && liveLeases(w.store).length === 0) t.deepEqual(w.armedFilters(), [], `${what}: a clean run leaves no armed filter without a live lease`);
 
       // Nothing half-applied; the records agree with the kernel.
       const plugRecord = w.store.readPlug();
@@ -235,6 +253,7 @@ async function campaign(t: ExecutionContext, hold: HoldName, command: Command): 
       );
       t.not(w.store.readPlug()?.state, 'buffering', `${what}: plug.json says released`);
       t.deepEqual(liveLeases(w.store), [], `${what}: no live lease`);
+      t.deepEqual(w.armedFilters(), [], `${what}: no live lease, so no armed filter is left (a dead holder's, removed by the next command)`);
       if (command === 'teardown' || (command === 'setup' && error !== undefined)) {
         if (w.store.readSetup()) await guard.teardown({ stateDir: w.stateDir });
         t.deepEqual(w.synplugObjects(), [], `${what}: a teardown leaves nothing of synplug's`);

@@ -20,7 +20,7 @@ import { encodeMessage, NETLINK_ROUTE, NLM_F_DUMP, NLM_F_MULTI, NLMSG_DONE, pars
 import { RTM_NEWTFILTER } from '../../src/netlink/route/constants.js';
 import '../../src/netlink/route/index.js';
 import { INBOUND_PREF, InboundHold, inboundRecordId, validateInbound, type InboundHoldRecord, type InboundObservation } from '../../src/guard/modes/inbound.js';
-import { runSetupSteps } from '../../src/guard/setup.js';
+import { armSteps, runSteps } from '../../src/guard/pieces.js';
 import { SetupError } from '../../src/guard/errors.js';
 import { builtinBySymbol, MissingSupportError } from '../../src/guard/support.js';
 import { decodeTcMessage } from '../../src/tc/index.js';
@@ -96,8 +96,7 @@ async function changePorts(refuse: (n: number) => boolean) {
   const spec = validateInbound({ dev: 'sp-eth0', ports: [80, 443], classifier: 'flower' });
   const h = new InboundHold({ route: conn, nft: conn }, spec, 1048576, 3, 9, record);
   const pieces = h.judge(setUpFor80);
-  const plan = h.planSetup({ pieces, state: 'partial', observed: setUpFor80 } as never, {});
-  const steps = plan.order.map((n) => plan.steps[n]).filter((s) => s !== undefined);
+  const steps = armSteps(h.pieces, setUpFor80);
   return { ft, steps, pieces };
 }
 
@@ -109,7 +108,7 @@ test('changing the ports: a failure in the IPv6 step puts back the IPv6 filters 
     steps.map((s) => s.what.split(' ')[0]),
     ['replace', 'replace'],
   );
-  const e = await t.throwsAsync(runSetupSteps(steps), { instanceOf: SetupError });
+  const e = await t.throwsAsync(runSteps(steps), { instanceOf: SetupError });
   t.deepEqual(added(ft), [
     ['ip', 80],
     ['ip', 443],
@@ -128,8 +127,7 @@ test('a new filter step that fails half-way removes what it added (no step is le
   const spec = validateInbound({ dev: 'sp-eth0', ports: [80, 443], classifier: 'flower', addrs: ['169.254.0.1'] });
   const h = new InboundHold({ route: conn, nft: conn }, spec, 1048576, 3, 9);
   const o: InboundObservation = { ...setUpFor80, ingressFilters: [] };
-  const plan = h.planSetup({ pieces: h.judge(o), state: 'partial', observed: o } as never, {});
-  await t.throwsAsync(runSetupSteps([plan.steps.filter_ip!]), { instanceOf: SetupError });
+  await t.throwsAsync(runSteps([armSteps(h.pieces, o)[0]]), { instanceOf: SetupError });
   // the delete lists the pref first (a dump) before deleting what is there
   const dumps = ft.sent.flatMap((d) => parseMessages(d)).filter((m) => m.type % 4 === 2 && (m.flags & NLM_F_DUMP) === NLM_F_DUMP).length;
   t.true(dumps >= 1, 'the half-added filters are looked up to be removed');

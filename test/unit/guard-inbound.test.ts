@@ -19,7 +19,6 @@ import {
   IfbNameClashError,
   INBOUND_PIECES,
   INBOUND_PREF,
-  INBOUND_STEPS,
   InboundHold,
   familiesOf,
   ifbNameFor,
@@ -28,6 +27,7 @@ import {
   type InboundObservation,
 } from '../../src/guard/modes/inbound.js';
 import { holdMode } from '../../src/guard/modes/index.js';
+import { armSteps, judgeHold, planHold } from '../../src/guard/pieces.js';
 import { GuardSession } from '../../src/guard/session.js';
 import { parseSetupRecord } from '../../src/guard/state.js';
 import { exitCodeOf } from '../../src/cli/exit-codes.js';
@@ -122,18 +122,31 @@ function hold(o: { addrs?: string[]; ifbIndex?: number } = {}) {
   return { h: new InboundHold(sockets, spec, 1048576, 3, o.ifbIndex), ft };
 }
 
-test('nothing set up: every piece missing, state absent; the plan is the named steps in order, and its record', async (t) => {
+test('nothing set up: every piece missing, state absent; the plan is the named steps in order (the SYN filters are armed: each hold adds them), and its record', async (t) => {
   const { h, ft } = hold();
   const pieces = h.judge(nothing);
   t.deepEqual(Object.keys(pieces), [...INBOUND_PIECES]);
   t.true(Object.values(pieces).every((p) => p.status === 'missing'));
   t.regex(pieces.ifb.piece, /^link ifb spifb3 /);
   t.regex(pieces.filter_ip.piece, /protocol ip pref 65000 u32: TCP SYN \(ACK clear\) to port 16000 -> mirred egress redirect dev spifb3/);
-  const plan = h.planSetup({ pieces, state: 'absent', observed: nothing } as never, {});
+  const plan = planHold(h.pieces, { pieces, state: 'absent', observed: nothing } as never, {});
   t.deepEqual(
-    plan.order.filter((s) => plan.steps[s]),
-    [...INBOUND_STEPS],
+    plan.steps.map((s) => s.what.split(' ').slice(0, 3).join(' ')),
+    ['add link spifb3', 'add qdisc plug', 'set link spifb3', 'add qdisc clsact'],
   );
+  t.deepEqual(
+    h.pieces.list.filter((p) => p.lifetime === 'armed').map((p) => p.key),
+    ['filter_ip', 'filter_ipv6'],
+    'the SYN filters, which every packet arriving on the device passes, exist only around a hold',
+  );
+  t.deepEqual(
+    armSteps(h.pieces, nothing).map((s) => s.what.split(' ').slice(0, 6).join(' ')),
+    ['add filter sp-eth0 ingress protocol ip', 'add filter sp-eth0 ingress protocol ipv6'],
+  );
+  const checked = judgeHold(h.pieces, nothing);
+  t.like(checked.pieces.filter_ip, { status: 'ok', lifetime: 'armed' }, 'absent outside a hold is as wanted');
+  t.regex(checked.pieces.filter_ip.detail ?? '', /^absent outside a hold/);
+  t.is(checked.state, 'absent');
   t.is(ft.sent.length, 0, 'planning sends nothing');
   const rec = plan.record();
   t.like(rec, {
@@ -159,9 +172,9 @@ test('IPv4 addresses only: no IPv6 filter is wanted (its piece is ok when absent
   const pieces = h.judge(nothing);
   t.is(pieces.filter_ipv6.status, 'ok');
   t.regex(pieces.filter_ip.piece, /dst 169\.254\.0\.1/);
-  const plan = h.planSetup({ pieces, state: 'absent', observed: nothing } as never, {});
-  t.is(plan.steps.filter_ipv6, undefined);
-  t.truthy(plan.steps.filter_ip);
+  const arm = armSteps(h.pieces, nothing);
+  t.is(arm.length, 1);
+  t.regex(arm[0].what, /^add filter sp-eth0 ingress protocol ip pref 65000 u32: .* dst 169\.254\.0\.1,/);
 });
 
 test('an existing clsact (or ingress) qdisc is shared: no step adds one, and the record says setup did not add it', (t) => {
@@ -169,24 +182,24 @@ test('an existing clsact (or ingress) qdisc is shared: no step adds one, and the
   const o: InboundObservation = { ...nothing, ingressQdisc: { kind: 'ingress', handle: 'ffff:', parent: 'ffff:fff1', ifindex: 3 } as never };
   const pieces = h.judge(o);
   t.is(pieces.clsact.status, 'ok');
-  const plan = h.planSetup({ pieces, state: 'absent', observed: o } as never, {});
-  t.is(plan.steps.clsact, undefined);
+  const plan = planHold(h.pieces, { pieces, state: 'absent', observed: o } as never, {});
+  t.is(plan.byKey.clsact as unknown, undefined);
   t.false(plan.record().addedClsact);
 });
 
 test('a device of the IFB name that synplug did not create: IfbNameClashError (usage, exit 2); with its alias it is adopted', (t) => {
   const { h } = hold();
   const o: InboundObservation = { ...nothing, ifb: { exists: true, index: 9, kind: 'dummy', up: true } };
-  const e = t.throws(() => h.planSetup({ pieces: h.judge(o), state: 'partial', observed: o } as never, {}), { instanceOf: IfbNameClashError });
+  const e = t.throws(() => planHold(h.pieces, { pieces: h.judge(o), state: 'partial', observed: o } as never, {}), { instanceOf: IfbNameClashError });
   t.is(exitCodeOf(e), 2);
   t.regex(e!.message, /spifb3.*synplug did not create.*Nothing was changed/);
   const ifbNotOurs: InboundObservation = { ...nothing, ifb: { exists: true, index: 9, kind: 'ifb', up: true } };
-  t.throws(() => h.planSetup({ pieces: h.judge(ifbNotOurs), state: 'partial', observed: ifbNotOurs } as never, {}), { instanceOf: IfbNameClashError });
+  t.throws(() => planHold(h.pieces, { pieces: h.judge(ifbNotOurs), state: 'partial', observed: ifbNotOurs } as never, {}), { instanceOf: IfbNameClashError });
   const ours: InboundObservation = { ...nothing, ifb: { exists: true, index: 9, kind: 'ifb', up: true, alias: 'synplug inbound hold of sp-eth0' } };
   const pieces = h.judge(ours);
   t.is(pieces.ifb.status, 'ok');
-  const plan = h.planSetup({ pieces, state: 'partial', observed: ours } as never, {});
-  t.is(plan.steps.ifb, undefined, 'an IFB synplug made (a crash before its record) is reused');
+  const plan = planHold(h.pieces, { pieces, state: 'partial', observed: ours } as never, {});
+  t.is(plan.byKey.ifb as unknown, undefined, 'an IFB synplug made (a crash before its record) is reused');
 });
 
 test("filters at synplug's pref that are not synplug's: ForeignFilterError (foreign-state, exit 7), nothing planned", (t) => {
@@ -206,7 +219,7 @@ test("filters at synplug's pref that are not synplug's: ForeignFilterError (fore
   };
   const pieces = h.judge(o);
   t.is(pieces.filter_ip.status, 'different');
-  const e = t.throws(() => h.planSetup({ pieces, state: 'partial', observed: o } as never, {}), { instanceOf: ForeignFilterError });
+  const e = t.throws(() => planHold(h.pieces, { pieces, state: 'partial', observed: o } as never, {}), { instanceOf: ForeignFilterError });
   t.is(exitCodeOf(e), 7);
 });
 
@@ -258,15 +271,15 @@ test('a complete u32 setup (as the kernel lists it: redirects by index, named if
     Object.values(pieces).every((p) => p.status === 'ok'),
     JSON.stringify(pieces),
   );
-  const plan = h.planSetup({ pieces, state: 'ok', observed: o } as never, {});
+  const plan = planHold(h.pieces, { pieces, state: 'ok', observed: o } as never, {});
   // found without its record (a crash before setup recorded it): only a release of its plug, which may buffer
-  t.deepEqual(Object.keys(plan.steps), ['plug']);
-  t.regex(plan.steps.plug!.what, /^release plug 1: on spifb3 \(an IFB synplug made, found without its record\)$/);
+  t.deepEqual(Object.keys(plan.byKey), ['plug']);
+  t.regex(plan.byKey.plug![0].what, /^release plug 1: on spifb3 \(an IFB synplug made, found without its record\)$/);
   // a redirect elsewhere is not synplug's
   const moved = (f: { options: Record<string, unknown> }) =>
     f.options.actions ? { ...f, options: { ...f.options, actions: [{ ...redirect, ifindex: 4, to_dev: 'if4' }] } } : f;
   const elsewhere: InboundObservation = { ...o, ingressFilters: o.ingressFilters.map((f) => moved(f as never) as never) };
-  t.throws(() => h.planSetup({ pieces: h.judge(elsewhere), state: 'partial', observed: elsewhere } as never, {}), { instanceOf: ForeignFilterError });
+  t.throws(() => planHold(h.pieces, { pieces: h.judge(elsewhere), state: 'partial', observed: elsewhere } as never, {}), { instanceOf: ForeignFilterError });
 });
 
 test('text output: setup, check, status and teardown name the inbound hold', (t) => {

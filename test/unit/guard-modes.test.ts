@@ -16,7 +16,8 @@ import { NetlinkError, UsageError } from '../../src/netlink/errors.js';
 import { listTcpListeners } from '../../src/netlink/sockdiag.js';
 import '../../src/netlink/route/index.js';
 import { resolveConfig, TREE } from '../../src/guard/config.js';
-import { judgeLocal, summarizePieces, LOCAL_PIECES, LOCAL_STEPS, LocalHold, type LocalObservation, type LocalPiece } from '../../src/guard/modes/local.js';
+import { judgeLocal, LOCAL_PIECES, LocalHold, type LocalObservation } from '../../src/guard/modes/local.js';
+import { judgeHold, planHold, summarizePieces } from '../../src/guard/pieces.js';
 import { holdMode, holdModeNames, registerHoldMode } from '../../src/guard/modes/index.js';
 import { GuardSession } from '../../src/guard/session.js';
 import { explainSockDiag, SockDiagUnavailableError } from '../../src/guard/support.js';
@@ -41,13 +42,34 @@ test("local pieces are named, in check's order; the address alone does not make 
   t.is(pieces.plug.piece, `qdisc plug ${formatQdiscHandle(TREE.plugHandle)} parent 1:4`);
   t.is(pieces.address.piece, 'address 169.254.255.254/32 on lo');
   t.true(Object.values(pieces).every((p) => p.status === 'missing'));
-  t.is(summarizePieces<LocalPiece>(pieces, ['address']), 'absent');
+  const h = new LocalHold({ route: undefined as never, nft: undefined as never }, config, 1);
+  const inspected = judgeHold(h.pieces, emptyLo);
+  t.deepEqual(inspected.pieces, pieces, "the planner lists the pieces in check's order");
+  t.is(inspected.state, 'absent');
   const withAddress = judgeLocal({ ...emptyLo, hasAddress: true }, config, undefined);
   t.is(withAddress.address.status, 'ok');
-  t.is(summarizePieces<LocalPiece>(withAddress, ['address']), 'absent', "the user's own address is not a setup");
-  t.is(summarizePieces<LocalPiece>({ ...withAddress, nftables: { piece: 'x', status: 'ok' } }, ['address']), 'partial');
-  t.deepEqual([...LOCAL_STEPS].sort(), [...LOCAL_PIECES].sort(), 'one step per piece');
-  t.is(LOCAL_STEPS[0], 'address');
+  t.is(judgeHold(h.pieces, { ...emptyLo, hasAddress: true }).state, 'absent', "the user's own address is not a setup");
+  t.is(judgeHold(h.pieces, { ...emptyLo, hasAddress: true, addressMarked: true }).state, 'partial', "synplug's own address is a piece left of a setup");
+  t.is(summarizePieces({ ...withAddress, nftables: { piece: 'x', status: 'ok' } }, ['address']), 'partial');
+  t.deepEqual(h.pieces.list.map((p) => p.key).sort(), [...LOCAL_PIECES].sort(), 'one list of pieces');
+  t.true(
+    h.pieces.list.every((p) => p.lifetime === 'permanent'),
+    'the local hold has no armed piece',
+  );
+  t.deepEqual(
+    planHold(h.pieces, inspected).steps.map((s) => s.what),
+    [
+      'add address 169.254.255.254/32 dev lo',
+      'add qdisc prio 1: root bands 4',
+      'add qdisc pfifo 10: parent 1:1 limit 1000',
+      'add qdisc pfifo 20: parent 1:2 limit 1000',
+      'add qdisc pfifo 30: parent 1:3 limit 1000',
+      `add qdisc plug 40: parent 1:4 limit ${config.limit} and release it`,
+      'add filter parent 1: protocol ip pref 1 fw handle 1 classid 1:4',
+      'add nftables table synplug with the marking rule',
+    ],
+    'setup adds the address first, then the tree from its root',
+  );
 });
 
 test('the registry finds the local mode by name; a new mode is one registration', (t) => {

@@ -54,7 +54,7 @@ test('what the steps affect: a root qdisc, clsact, an IFB, an nftables table, an
     ),
     [
       'a new device spifb3 (an IFB, IPv6 off: net.ipv6.conf.spifb3.disable_ipv6 = 1) where held SYNs wait',
-      "eth0 gets a clsact qdisc: every packet arriving on eth0 passes synplug's SYN filters",
+      "eth0 gets a clsact qdisc: during a hold, every packet arriving on eth0 passes synplug's SYN filters",
       "eth0's root qdisc becomes prio 1:, so every packet eth0 sends passes through it (only what synplug holds waits)",
     ],
   );

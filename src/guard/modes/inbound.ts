@@ -37,7 +37,7 @@ import { isIP } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { RequestInit } from '../../netlink/connection.js';
 import { NetlinkError, SynplugError, UsageError } from '../../netlink/errors.js';
-import { NLM_F_ACK, NLM_F_CREATE, NLM_F_EXCL } from '../../netlink/message.js';
+import { NETLINK_ROUTE, NLM_F_ACK, NLM_F_CREATE, NLM_F_EXCL } from '../../netlink/message.js';
 import { nested, str } from '../../netlink/attributes.js';
 import { defaultNetns, withNetns } from '../../netlink/netns.js';
 import { RTM_NEWACTION, RTM_NEWLINK } from '../../netlink/route/constants.js';
@@ -62,6 +62,7 @@ import {
   listQdiscs,
   plugReleaseIndefinite,
   plugRequest,
+  filterRequest,
   plugSetLimit,
   TC_H_ROOT,
   TCQ_PLUG_BUFFER,
@@ -81,9 +82,24 @@ import { formatFilterText, formatQdiscText } from '../../tc/format.js';
 
 export type { InboundClassifier, InboundFamily, InboundOptions };
 import { probeFilterKind, probeQdiscKind, type ModulePiece, type Support } from '../support.js';
-import { addReleasedPlug, plugReleaseStep, summarizePieces } from './local.js';
-import type { HeldTraffic, Hold, HoldAction, HoldHandoff, HoldInspection, HoldMode, HoldSetupPlan, HoldSockets, SetupStep, UnrecordedPiece } from './types.js';
+import { addReleasedPlug, hexMessage, plugReleaseStep } from './local.js';
+import { constants as osConstants } from 'node:os';
+import type {
+  HeldTraffic,
+  Hold,
+  HoldAction,
+  HoldHandoff,
+  HoldInspection,
+  HoldMode,
+  HoldPieces,
+  HoldSockets,
+  Piece,
+  PieceLifetime,
+  SetupStep,
+  UnrecordedPiece,
+} from './types.js';
 import { isInboundRecord } from './inbound-record.js';
+import { inspectHold, teardownHold } from '../pieces.js';
 
 /** synplug's filter prefs at DEV's ingress: one per protocol (the kernel keeps one protocol per pref). */
 export const INBOUND_PREF = { ip: 65000, ipv6: 65001 } as const;
@@ -220,15 +236,13 @@ export interface InboundObservation {
 export const INBOUND_PIECES = ['ifb', 'plug', 'clsact', 'filter_ip', 'filter_ipv6'] as const;
 /** A piece of the inbound hold. */
 export type InboundPiece = (typeof INBOUND_PIECES)[number];
-/** The steps of its setup, in order. */
-export const INBOUND_STEPS = ['ifb', 'plug', 'up', 'clsact', 'filter_ip', 'filter_ipv6'] as const;
-/** A step of its setup. */
-export type InboundStep = (typeof INBOUND_STEPS)[number];
-
-/** The inbound hold's inspection. */
-export interface InboundInspection extends HoldInspection<InboundPiece> {
-  readonly observed: InboundObservation;
-}
+/**
+ * How long the SYN filters live (see {@link PieceLifetime}): armed. Every
+ * packet arriving on DEV passes them (measured: 4.9 % of the CPU per new
+ * connection, bench/results/inbound-cost-*), so they exist only around a
+ * hold: added in phase one, removed after the last release.
+ */
+export const INBOUND_FILTER_LIFETIME: PieceLifetime = 'armed';
 
 /** What `status` shows of an inbound hold. */
 export interface InboundStatusDetails {
@@ -291,7 +305,7 @@ export class InboundHold implements Hold {
    * @param orphan the hold was found by its IFB's alias, without a record (see {@link findSynplugIfbs}): its record is a stand-in
    */
   constructor(
-    private readonly sockets: HoldSockets,
+    /** @internal */ readonly sockets: HoldSockets,
     readonly spec: InboundSpec,
     readonly limit: number,
     readonly ifindex: number,
@@ -378,13 +392,13 @@ export class InboundHold implements Hold {
   }
 
   /** Whether the IFB is synplug's: recorded by setup, or carrying synplug's alias for this device. */
-  private ifbIsOurs(o: InboundObservation): boolean {
+  ifbIsOurs(o: InboundObservation): boolean {
     if (!o.ifb.exists || o.ifb.kind !== 'ifb') return false;
     return this.record?.ifb === this.ifb || o.ifb.alias === IFB_ALIAS_PREFIX + this.dev;
   }
 
   /** synplug's filters of one protocol (those at its pref). */
-  private filtersAt(o: InboundObservation, fam: InboundFamily): FilterEntry[] {
+  filtersAt(o: InboundObservation, fam: InboundFamily): FilterEntry[] {
     return o.ingressFilters.filter((f) => f.pref === INBOUND_PREF[fam]);
   }
 
@@ -394,7 +408,7 @@ export class InboundHold implements Hold {
    * index, or by name when the lister named it); when setup recorded this
    * hold, a redirect whose target is gone (the IFB removed by hand) counts too.
    */
-  private filtersAreOurs(o: InboundObservation, fam: InboundFamily): boolean {
+  filtersAreOurs(o: InboundObservation, fam: InboundFamily): boolean {
     const fs = this.filtersAt(o, fam);
     const toOurIfb = (r: { ifindex?: number; name?: string } | undefined) =>
       r !== undefined &&
@@ -446,7 +460,7 @@ export class InboundHold implements Hold {
     return { ifb, plug, clsact, filter_ip: filter('ip'), filter_ipv6: filter('ipv6') };
   }
 
-  private addrsOf(fam: InboundFamily, addrs: readonly string[] = this.spec.addrs): string[] {
+  addrsOf(fam: InboundFamily, addrs: readonly string[] = this.spec.addrs): string[] {
     return addrs.filter((a) => isIP(a) === (fam === 'ip' ? 4 : 6));
   }
 
@@ -478,175 +492,19 @@ export class InboundHold implements Hold {
     return undefined;
   }
 
-  /** @inheritdoc */
-  async inspect(): Promise<InboundInspection> {
-    const observed = await this.observe();
-    const pieces = this.judge(observed);
-    const state = summarizePieces(pieces, [
-      'clsact',
-      ...(this.families.includes('ip') ? [] : ['filter_ip' as const]),
-      ...(this.families.includes('ipv6') ? [] : ['filter_ipv6' as const]),
-    ]);
-    return { pieces, state, observed };
-  }
-
   /**
-   * The steps from the inspected state to the desired one.
-   * @throws {IfbNameClashError} a device of the IFB's name exists that synplug did not create (usage: nothing changed)
-   * @throws {ForeignFilterError} synplug's pref at DEV's ingress holds filters that are not synplug's (foreign-state)
+   * The pieces, in the order setup adds them: the IFB, its plug (released)
+   * and the IFB up, DEV's clsact, the SYN filters of each protocol. Teardown
+   * releases the plug, then removes (in reverse) synplug's filters, DEV's
+   * clsact when setup added it and nothing foreign is on it, and the IFB.
    */
-  planSetup(inspection: HoldInspection, _options: { force?: boolean }): HoldSetupPlan<InboundStep> {
-    const { observed: o, pieces } = inspection as InboundInspection;
-    const route = this.sockets.route;
-    if (o.ifb.exists && !this.ifbIsOurs(o)) throw new IfbNameClashError(this.ifb, this.dev, o.ifb.kind);
-    for (const fam of ['ip', 'ipv6'] as const) {
-      if (this.filtersAt(o, fam).length && !this.filtersAreOurs(o, fam)) throw new ForeignFilterError(this.dev, INBOUND_PREF[fam], fam);
-    }
-    const steps: Partial<Record<InboundStep, SetupStep>> = {};
-    let ifbIndex = o.ifb.index;
-    let addedClsact = this.record?.addedClsact ?? false;
-    const createdIfb = !o.ifb.exists;
-    if (createdIfb) {
-      steps.ifb = {
-        what: `add link ${this.ifb} type ifb (IPv6 off, alias '${IFB_ALIAS_PREFIX}${this.dev}')`,
-        run: async () => {
-          await createLink(route, { name: this.ifb, kind: 'ifb' });
-          // Failing half-way, the step removes the link it made (setup undoes only the steps that completed).
-          try {
-            ifbIndex = await resolveIfindex(route, this.ifb);
-            await route.request({ type: RTM_NEWLINK, payload: [ifinfomsg(ifbIndex), str(IFLA_IFALIAS, IFB_ALIAS_PREFIX + this.dev)] });
-            disableIpv6(this.ifb);
-          } catch (e) {
-            await deleteLink(route, this.ifb).catch(() => {});
-            throw e;
-          }
-        },
-        undo: { what: `removed link ${this.ifb} (and its plug)`, run: () => deleteLink(route, this.ifb) },
-      };
-    }
-    const plugRef = () => ({ ifindex: ifbIndex!, parent: 'root', handle: '1:' });
-    const addPlug = () => addReleasedPlug(route, { ...plugRef(), kind: 'plug', options: { limit: this.limit } });
-    const root = o.ifbQdiscs.find((q) => q.root);
-    const plugStatus = createdIfb ? 'missing' : pieces.plug.status;
-    if (plugStatus === 'missing') {
-      steps.plug = {
-        what: `add qdisc plug 1: root on ${this.ifb} limit ${this.limit} and release it`,
-        run: addPlug,
-        ...(!createdIfb && { undo: { what: `removed plug 1: on ${this.ifb}`, run: () => deleteQdisc(route, { ifindex: ifbIndex!, parent: 'root' }) } }),
-      };
-    } else if (plugStatus === 'different' && root && (root.kind !== 'plug' || root.handle !== '1:')) {
-      steps.plug = {
-        what: `replace root ${root.kind} ${root.handle} on ${this.ifb} with plug 1: limit ${this.limit}`,
-        run: async () => {
-          await deleteQdisc(route, { ifindex: ifbIndex!, parent: 'root' });
-          await addPlug();
-        },
-      };
-    } else if (plugStatus === 'different') {
-      const old = this.record?.limit;
-      steps.plug = {
-        what: `set plug 1: on ${this.ifb} limit to ${this.limit} bytes`,
-        run: () => plugSetLimit(route, { ...plugRef(), limit: this.limit }),
-        ...(old !== undefined && { undo: { what: `restored plug limit ${old}`, run: () => plugSetLimit(route, { ...plugRef(), limit: old }) } }),
-      };
-    }
-    if (!steps.plug && !this.record && o.ifb.exists && root?.kind === 'plug') {
-      // An IFB of synplug's found without its record (a crash between creating it and recording it): its plug may buffer.
-      steps.plug = {
-        what: `release plug 1: on ${this.ifb} (an IFB synplug made, found without its record)`,
-        run: () => plugReleaseIndefinite(route, plugRef()),
-      };
-    }
-    if (createdIfb || !o.ifb.up) {
-      steps.up = { what: `set link ${this.ifb} up`, run: () => setLinkUp(route, ifbIndex!) };
-    }
-    if (!o.ingressQdisc) {
-      steps.clsact = {
-        what: `add qdisc clsact on ${this.dev}`,
-        run: async () => {
-          await addQdisc(route, { ifindex: this.ifindex, kind: 'clsact' });
-          addedClsact = true;
-        },
-        undo: { what: `removed qdisc clsact on ${this.dev}`, run: () => deleteQdisc(route, { ifindex: this.ifindex, kind: 'clsact' }) },
-      };
-    }
-    for (const fam of ['ip', 'ipv6'] as const) {
-      const step = fam === 'ip' ? 'filter_ip' : 'filter_ipv6';
-      const status = pieces[step].status;
-      if (status === 'ok') continue;
-      const present = this.filtersAt(o, fam).length > 0;
-      const wanted = this.families.includes(fam);
-      const del = () => this.deleteFilters(fam);
-      // A step that fails half-way removes what it added before the error goes up (setup undoes only the steps that completed).
-      const add = async () => {
-        try {
-          await this.addFilters(fam, ifbIndex!);
-        } catch (e) {
-          await del().catch(() => {});
-          throw e;
-        }
-      };
-      // The filters as setup made them before (from the record), to put back when a change is rolled back.
-      const old = this.record;
-      const restorable = present && old !== undefined && !this.orphan && !createdIfb && old.families.includes(fam);
-      const restore = async () => {
-        await del();
-        if (restorable) await this.addFilters(fam, ifbIndex!, old);
-      };
-      const oldText = old ? `port ${old.ports.join(',')}${this.addrsOf(fam, old.addrs).length ? ` dst ${this.addrsOf(fam, old.addrs).join(',')}` : ''}` : '';
-      if (!present) {
-        steps[step] = { what: `add ${this.filterText(fam)}`, run: add, undo: { what: `removed filters pref ${INBOUND_PREF[fam]} on ${this.dev}`, run: del } };
-      } else if (!wanted) {
-        steps[step] = {
-          what: `remove filters ${this.dev} ingress protocol ${fam} pref ${INBOUND_PREF[fam]} (no ${fam} address now)`,
-          run: del,
-          ...(restorable && { undo: { what: `put back filters pref ${INBOUND_PREF[fam]} on ${this.dev} (${oldText})`, run: restore } }),
-        };
-      } else {
-        const back = restorable ? `put back filters pref ${INBOUND_PREF[fam]} on ${this.dev} as set up before (${oldText})` : undefined;
-        steps[step] = {
-          what: `replace filters pref ${INBOUND_PREF[fam]} on ${this.dev} (${pieces[step].detail}) with ${this.filterText(fam)}`,
-          run: async () => {
-            await del();
-            try {
-              await this.addFilters(fam, ifbIndex!);
-            } catch (e) {
-              // Half-replaced: the old filters go back before the error goes up (nothing half-applied).
-              try {
-                await restore();
-              } catch (e2) {
-                throw new SynplugError(
-                  `${(e as Error).message}; putting back the filters at pref ${INBOUND_PREF[fam]} on ${this.dev} failed too (${(e2 as Error).message}): run 'synplug setup --inbound ${this.dev} --port ...' again or 'synplug teardown --inbound ${this.dev}'`,
-                  e instanceof SynplugError ? e.category : 'failure',
-                  { cause: e },
-                );
-              }
-              throw e;
-            }
-          },
-          undo: back ? { what: back, run: restore } : { what: `removed filters pref ${INBOUND_PREF[fam]} on ${this.dev}`, run: del },
-        };
-      }
-    }
-    return {
-      steps,
-      order: INBOUND_STEPS,
-      record: (): InboundHoldRecord => ({
-        mode: 'inbound',
-        dev: this.dev,
-        createdAt: this.record?.createdAt ?? Date.now(),
-        ifb: this.ifb,
-        ports: this.spec.ports,
-        addrs: this.spec.addrs,
-        classifier: this.classifier,
-        limit: this.limit,
-        families: this.families,
-        addedClsact,
-      }),
-    };
+  get pieces(): HoldPieces<InboundObservation, InboundPlan> {
+    if (!this.piecesMemo) this.piecesMemo = inboundPieces(this);
+    return this.piecesMemo;
   }
+  private piecesMemo?: HoldPieces<InboundObservation, InboundPlan>;
 
-  private filterText(fam: InboundFamily): string {
+  filterText(fam: InboundFamily): string {
     const a = this.addrsOf(fam);
     return `filter ${this.dev} ingress protocol ${fam} pref ${INBOUND_PREF[fam]} ${this.classifier}: tcp SYN (ACK clear) dst port ${this.spec.ports.join(',')}${a.length ? ` dst ${a.join(',')}` : ''}, action mirred egress redirect dev ${this.ifb}`;
   }
@@ -656,7 +514,7 @@ export class InboundHold implements Hold {
    * @param want what they match (default: this hold's spec; a rollback passes the recorded one)
    * @throws {KindUnavailableError} @throws {NetlinkError}
    */
-  private async addFilters(
+  async addFilters(
     fam: InboundFamily,
     ifbIndex: number,
     want: { ports: readonly number[]; addrs: readonly string[]; classifier: InboundClassifier } = { ...this.spec, classifier: this.classifier },
@@ -805,7 +663,7 @@ export class InboundHold implements Hold {
 
   /** The inbound hold's status fields (see HoldStatus). @throws {NetlinkError} the link listing was refused */
   async inboundStatusDetails(inspection: HoldInspection): Promise<InboundStatusDetails> {
-    const { observed: o } = inspection as InboundInspection;
+    const o = inspection.observed as InboundObservation;
     const plugQ = o.ifbQdiscs.find((q) => q.root && q.kind === 'plug');
     const filters = o.ingressFilters.filter((f) => f.pref === INBOUND_PREF.ip || f.pref === INBOUND_PREF.ipv6);
     if (filters.length) {
@@ -822,60 +680,252 @@ export class InboundHold implements Hold {
       ...(plugQ && { held: plugQ.qlen ?? 0, passed: plugQ.packets ?? 0, dropped: plugQ.drops ?? 0 }),
     };
   }
+}
 
-  /**
-   * Release, then remove exactly what setup added: synplug's filters (by
-   * pref), the IFB (with its plug), DEV's clsact when setup added it and no
-   * foreign filter is left on it (ingress or egress).
-   * @throws {NetlinkError} the kernel refused a removal
-   */
-  async teardown(inspection: HoldInspection): Promise<{ removed: string[]; kept: string[] }> {
-    const { observed: o } = inspection as InboundInspection;
-    const route = this.sockets.route;
-    const removed: string[] = [];
-    const kept: string[] = [];
-    if (this.releaseMessages.length && o.ifbQdiscs.some((q) => q.root && q.kind === 'plug')) {
-      await route.exchange(this.releaseMessages).catch(() => {});
-      removed.push(`released the plug on ${this.ifb}`);
-    }
-    for (const fam of ['ip', 'ipv6'] as const) {
-      const fs = this.filtersAt(o, fam);
-      if (!fs.length) continue;
-      if (this.filtersAreOurs(o, fam)) {
-        await this.deleteFilters(fam);
-        removed.push(`filters ${this.dev} ingress protocol ${fam} pref ${INBOUND_PREF[fam]}`);
-      } else kept.push(`filters at pref ${INBOUND_PREF[fam]} on ${this.dev} ingress: not synplug's`);
-    }
-    if (o.ifb.exists && this.ifbIsOurs(o)) {
+/** What one plan of the inbound hold's pieces shares. */
+interface InboundPlan {
+  /** the IFB's index (learnt when a step creates it) */
+  ifbIndex?: number;
+  /** a step creates the IFB (everything on it is then new) */
+  createdIfb: boolean;
+  /** setup added DEV's clsact (recorded: teardown removes it) */
+  addedClsact: boolean;
+}
+
+/** The inbound hold's pieces (see {@link InboundHold.pieces}). */
+function inboundPieces(h: InboundHold): HoldPieces<InboundObservation, InboundPlan> {
+  const route = h.sockets.route;
+  const judge = (key: InboundPiece) => (o: InboundObservation) => h.judge(o)[key];
+  const ifb: Piece<InboundObservation, InboundPlan> = {
+    key: 'ifb',
+    lifetime: 'permanent',
+    judge: judge('ifb'),
+    add: (_o, _st, p) =>
+      !p.createdIfb
+        ? undefined
+        : {
+            what: `add link ${h.ifb} type ifb (IPv6 off, alias '${IFB_ALIAS_PREFIX}${h.dev}')`,
+            run: async () => {
+              await createLink(route, { name: h.ifb, kind: 'ifb' });
+              // Failing half-way, the step removes the link it made (setup undoes only the steps that completed).
+              try {
+                p.ifbIndex = await resolveIfindex(route, h.ifb);
+                await route.request({ type: RTM_NEWLINK, payload: [ifinfomsg(p.ifbIndex), str(IFLA_IFALIAS, IFB_ALIAS_PREFIX + h.dev)] });
+                disableIpv6(h.ifb);
+              } catch (e) {
+                await deleteLink(route, h.ifb).catch(() => {});
+                throw e;
+              }
+            },
+            undo: { what: `removed link ${h.ifb} (and its plug)`, run: () => deleteLink(route, h.ifb) },
+          },
+    async remove(o, _p, out) {
+      if (!o.ifb.exists) return;
+      if (!h.ifbIsOurs(o)) {
+        out.kept.push(`link ${h.ifb}: not synplug's`);
+        return;
+      }
       // synplug's filters are gone now: any filter still redirecting to the IFB is someone else's, and would be left
       // pointing at a deleted device (its packets dropped). Keep the IFB then, and say which filters.
       const foreign = o.ifb.index !== undefined ? await redirectsTo(route, o.ifb.index) : [];
       const withPlug = o.ifbQdiscs.some((q) => q.root && q.kind === 'plug') ? ', with its plug' : '';
-      const how = this.orphan ? `: found by its alias '${IFB_ALIAS_PREFIX}${this.dev}', without a record` : '';
+      const how = h.orphan ? `: found by its alias '${IFB_ALIAS_PREFIX}${h.dev}', without a record` : '';
       if (foreign.length) {
-        kept.push(
-          `link ${this.ifb} (ifb${withPlug})${how}: kept, because filters that are not synplug's redirect to it (${foreign.join('; ')}); remove or change them, then run 'synplug teardown --inbound ${this.dev}' again`,
+        out.kept.push(
+          `link ${h.ifb} (ifb${withPlug})${how}: kept, because filters that are not synplug's redirect to it (${foreign.join('; ')}); remove or change them, then run 'synplug teardown --inbound ${h.dev}' again`,
         );
       } else {
-        await ignoreGone(deleteLink(route, this.ifb));
-        removed.push(`link ${this.ifb} (ifb${withPlug})${how}`);
+        await ignoreGone(deleteLink(route, h.ifb));
+        out.removed.push(`link ${h.ifb} (ifb${withPlug})${how}`);
       }
-    } else if (o.ifb.exists) kept.push(`link ${this.ifb}: not synplug's`);
-    if (o.ingressQdisc) {
-      const left = [
-        ...(await listFilters(route, { ifindex: this.ifindex, parent: 'ingress' })),
-        ...(o.ingressQdisc.kind === 'clsact' ? await listFilters(route, { ifindex: this.ifindex, parent: 'egress' }) : []),
-      ];
-      if (this.orphan) kept.push(`qdisc ${o.ingressQdisc.kind} on ${this.dev}: no record says whether setup added it`);
-      else if (!this.record?.addedClsact) kept.push(`qdisc ${o.ingressQdisc.kind} on ${this.dev}: setup did not add it`);
-      else if (left.length) kept.push(`qdisc clsact on ${this.dev}: setup added it, but filters that are not synplug's are on it`);
+    },
+  };
+  const plugRef = (p: InboundPlan) => ({ ifindex: p.ifbIndex!, parent: 'root', handle: '1:' });
+  const addPlug = (p: InboundPlan) => addReleasedPlug(route, { ...plugRef(p), kind: 'plug', options: { limit: h.limit } });
+  const plug: Piece<InboundObservation, InboundPlan> = {
+    key: 'plug',
+    lifetime: 'permanent',
+    judge: judge('plug'),
+    add(o, st, p) {
+      const steps: SetupStep[] = [];
+      const root = o.ifbQdiscs.find((q) => q.root);
+      const status = p.createdIfb ? 'missing' : st.status;
+      if (status === 'missing') {
+        steps.push({
+          what: `add qdisc plug 1: root on ${h.ifb} limit ${h.limit} and release it`,
+          run: () => addPlug(p),
+          ...(!p.createdIfb && { undo: { what: `removed plug 1: on ${h.ifb}`, run: () => deleteQdisc(route, { ifindex: p.ifbIndex!, parent: 'root' }) } }),
+        });
+      } else if (status === 'different' && root && (root.kind !== 'plug' || root.handle !== '1:')) {
+        steps.push({
+          what: `replace root ${root.kind} ${root.handle} on ${h.ifb} with plug 1: limit ${h.limit}`,
+          run: async () => {
+            await deleteQdisc(route, { ifindex: p.ifbIndex!, parent: 'root' });
+            await addPlug(p);
+          },
+        });
+      } else if (status === 'different') {
+        const old = h.record?.limit;
+        steps.push({
+          what: `set plug 1: on ${h.ifb} limit to ${h.limit} bytes`,
+          run: () => plugSetLimit(route, { ...plugRef(p), limit: h.limit }),
+          ...(old !== undefined && { undo: { what: `restored plug limit ${old}`, run: () => plugSetLimit(route, { ...plugRef(p), limit: old }) } }),
+        });
+      } else if (!h.record && o.ifb.exists && root?.kind === 'plug') {
+        // An IFB of synplug's found without its record (a crash between creating it and recording it): its plug may buffer.
+        steps.push({
+          what: `release plug 1: on ${h.ifb} (an IFB synplug made, found without its record)`,
+          run: () => plugReleaseIndefinite(route, plugRef(p)),
+        });
+      }
+      if (p.createdIfb || !o.ifb.up) steps.push({ what: `set link ${h.ifb} up`, run: () => setLinkUp(route, p.ifbIndex!) });
+      return steps;
+    },
+  };
+  const clsact: Piece<InboundObservation, InboundPlan> = {
+    key: 'clsact',
+    lifetime: 'permanent',
+    optional: () => true,
+    judge: judge('clsact'),
+    add: (o, _st, p) =>
+      o.ingressQdisc || h.ifindex === 0
+        ? undefined
+        : {
+            what: `add qdisc clsact on ${h.dev}`,
+            run: async () => {
+              await addQdisc(route, { ifindex: h.ifindex, kind: 'clsact' });
+              p.addedClsact = true;
+            },
+            undo: { what: `removed qdisc clsact on ${h.dev}`, run: () => deleteQdisc(route, { ifindex: h.ifindex, kind: 'clsact' }) },
+          },
+    async remove(o, _p, out) {
+      if (!o.ingressQdisc) return;
+      const kind = o.ingressQdisc.kind;
+      if (h.orphan) out.kept.push(`qdisc ${kind} on ${h.dev}: no record says whether setup added it`);
+      else if (!h.record?.addedClsact) out.kept.push(`qdisc ${kind} on ${h.dev}: setup did not add it`);
+      else if (
+        [
+          ...(await listFilters(route, { ifindex: h.ifindex, parent: 'ingress' })),
+          ...(kind === 'clsact' ? await listFilters(route, { ifindex: h.ifindex, parent: 'egress' }) : []),
+        ].length
+      )
+        out.kept.push(`qdisc clsact on ${h.dev}: setup added it, but filters that are not synplug's are on it`);
       else {
-        await ignoreGone(deleteQdisc(route, { ifindex: this.ifindex, kind: 'clsact' }));
-        removed.push(`qdisc clsact on ${this.dev}`);
+        await ignoreGone(deleteQdisc(route, { ifindex: h.ifindex, kind: 'clsact' }));
+        out.removed.push(`qdisc clsact on ${h.dev}`);
       }
-    }
-    return { removed, kept };
-  }
+    },
+  };
+  const filter = (fam: InboundFamily): Piece<InboundObservation, InboundPlan> => ({
+    key: fam === 'ip' ? 'filter_ip' : 'filter_ipv6',
+    lifetime: INBOUND_FILTER_LIFETIME,
+    optional: () => !h.families.includes(fam),
+    judge: judge(fam === 'ip' ? 'filter_ip' : 'filter_ipv6'),
+    add(o, st, p) {
+      if (st.status === 'ok') return undefined;
+      const pref = INBOUND_PREF[fam];
+      const present = h.filtersAt(o, fam).length > 0;
+      const wanted = h.families.includes(fam);
+      const del = () => h.deleteFilters(fam);
+      // A step that fails half-way removes what it added before the error goes up (setup undoes only the steps that completed).
+      const add = async () => {
+        try {
+          await h.addFilters(fam, p.ifbIndex!);
+        } catch (e) {
+          await del().catch(() => {});
+          throw e;
+        }
+      };
+      // The filters as setup made them before (from the record), to put back when a change is rolled back.
+      const old = h.record;
+      const restorable = present && old !== undefined && !h.orphan && !p.createdIfb && old.families.includes(fam);
+      const restore = async () => {
+        await del();
+        if (restorable) await h.addFilters(fam, p.ifbIndex!, old);
+      };
+      const oldText = old ? `port ${old.ports.join(',')}${h.addrsOf(fam, old.addrs).length ? ` dst ${h.addrsOf(fam, old.addrs).join(',')}` : ''}` : '';
+      const removed = { what: `removed filters pref ${pref} on ${h.dev}`, run: del };
+      if (!present) return [{ what: `add ${h.filterText(fam)}`, run: add, undo: removed }];
+      if (!wanted)
+        return {
+          what: `remove filters ${h.dev} ingress protocol ${fam} pref ${pref} (no ${fam} address now)`,
+          run: del,
+          ...(restorable && { undo: { what: `put back filters pref ${pref} on ${h.dev} (${oldText})`, run: restore } }),
+        };
+      return {
+        what: `replace filters pref ${pref} on ${h.dev} (${st.detail}) with ${h.filterText(fam)}`,
+        run: async () => {
+          await del();
+          try {
+            await h.addFilters(fam, p.ifbIndex!);
+          } catch (e) {
+            // Half-replaced: the old filters go back before the error goes up (nothing half-applied).
+            try {
+              await restore();
+            } catch (e2) {
+              throw new SynplugError(
+                `${(e as Error).message}; putting back the filters at pref ${pref} on ${h.dev} failed too (${(e2 as Error).message}): run 'synplug setup --inbound ${h.dev} --port ...' again or 'synplug teardown --inbound ${h.dev}'`,
+                e instanceof SynplugError ? e.category : 'failure',
+                { cause: e },
+              );
+            }
+            throw e;
+          }
+        },
+        undo: restorable ? { what: `put back filters pref ${pref} on ${h.dev} as set up before (${oldText})`, run: restore } : removed,
+      };
+    },
+    // the watchdog's removal: the pref deleted whole (one already gone is fine)
+    removeSteps: () => {
+      if (h.ifindex === 0 || !h.families.includes(fam)) return [];
+      const r = filterRequest('delete', h.ifindex, { parent: 'ingress', protocol: fam, pref: INBOUND_PREF[fam] });
+      const { ENOENT, EINVAL, ENODEV } = osConstants.errno;
+      const message = hexMessage({ type: r.type, flags: r.flags | NLM_F_ACK, payload: r.payload });
+      return [
+        {
+          what: `remove filters ${h.dev} ingress protocol ${fam} pref ${INBOUND_PREF[fam]}`,
+          phase: 'disarm',
+          protocol: NETLINK_ROUTE,
+          messages: [message],
+          ignoreErrno: [ENOENT, EINVAL, ENODEV],
+        },
+      ];
+    },
+    async remove(o, _p, out) {
+      if (!h.filtersAt(o, fam).length) return;
+      if (h.filtersAreOurs(o, fam)) {
+        await h.deleteFilters(fam);
+        out.removed.push(`filters ${h.dev} ingress protocol ${fam} pref ${INBOUND_PREF[fam]}`);
+      } else out.kept.push(`filters at pref ${INBOUND_PREF[fam]} on ${h.dev} ingress: not synplug's`);
+    },
+  });
+  return {
+    list: [ifb, plug, clsact, filter('ip'), filter('ipv6')],
+    observe: () => h.observe(),
+    begin: (o) => ({ ifbIndex: o.ifb.index, createdIfb: !o.ifb.exists, addedClsact: h.record?.addedClsact ?? false }),
+    refuse(o) {
+      if (o.ifb.exists && !h.ifbIsOurs(o)) throw new IfbNameClashError(h.ifb, h.dev, o.ifb.kind);
+      for (const fam of ['ip', 'ipv6'] as const)
+        if (h.filtersAt(o, fam).length && !h.filtersAreOurs(o, fam)) throw new ForeignFilterError(h.dev, INBOUND_PREF[fam], fam);
+    },
+    record: (p): InboundHoldRecord => ({
+      mode: 'inbound',
+      dev: h.dev,
+      createdAt: h.record?.createdAt ?? Date.now(),
+      ifb: h.ifb,
+      ports: h.spec.ports,
+      addrs: h.spec.addrs,
+      classifier: h.classifier,
+      limit: h.limit,
+      families: h.families,
+      addedClsact: p.addedClsact,
+    }),
+    async letGo(o, out) {
+      if (!h.releaseMessages.length || !o.ifbQdiscs.some((q) => q.root && q.kind === 'plug')) return;
+      await route.exchange(h.releaseMessages).catch(() => {});
+      out.removed.push(`released the plug on ${h.ifb}`);
+    },
+  };
 }
 
 /** A device of the IFB's name exists that synplug did not create. Category `usage` (nothing changed). */
@@ -1151,7 +1201,7 @@ export const inboundMode: HoldMode = {
         },
         teardown: async () => {
           const h = await openOrphanInboundHold(sockets, f, config.limit);
-          return h.teardown(await h.inspect());
+          return teardownHold(h, await inspectHold(h));
         },
       });
     }

@@ -17,8 +17,8 @@
  * `arm` fills with a timeout of the max-hold: the kernel stops holding new
  * connections at the deadline even if no synplug process is left to release.
  *
- * The pieces and the setup steps are named ({@link LocalPiece},
- * {@link LocalStep}), never positions.
+ * The pieces are named ({@link LocalPiece}), never positions; setup adds
+ * them in the order of {@link LocalHold.pieces} (the address first).
  *
  * @module
  */
@@ -57,7 +57,7 @@ import { TREE, NFT_NAMES, refuseLoopback, resolveConfig, type GuardConfig } from
 import { ADDRESS_PROTO, addressCarriesMark, addressIsMarked, tableIsMarked } from '../teardown-marks.js';
 import { ForeignQdiscError, NoDeviceError } from '../errors.js';
 import type { LocalHoldRecord, HoldRecord, SetupRecord } from '../state.js';
-import type { PieceState, PlugStats, SetupOptions, SetupResult, SetupState } from '../types.js';
+import type { PieceState, PlugStats, SetupOptions, SetupResult } from '../types.js';
 import type { WatchdogStep } from '../watchdog.js';
 import { probeFilterKind, probeNfTables, probeQdiscKind, type ModulePiece } from '../support.js';
 import { listRuleset } from '../../iptables/ruleset.js';
@@ -74,29 +74,12 @@ import {
   type MarkRuleOptions,
   type PreparedElementOps,
 } from './local-nft.js';
-import type { HeldTraffic, Hold, HoldAction, HoldHandoff, HoldInspection, HoldMode, HoldSetupPlan, HoldSockets, SetupStep } from './types.js';
+import type { HeldTraffic, Hold, HoldAction, HoldHandoff, HoldInspection, HoldMode, HoldPieces, HoldSockets, Piece, SetupStep } from './types.js';
 
 /** The pieces of the local hold, in the order `check` lists them (the address last). */
 export const LOCAL_PIECES = ['prio', 'pfifo1', 'pfifo2', 'pfifo3', 'plug', 'filter', 'nftables', 'address'] as const;
 /** A piece of the local hold. */
 export type LocalPiece = (typeof LOCAL_PIECES)[number];
-
-/** The steps of the local hold's setup, in the order they run (undone in reverse). */
-export const LOCAL_STEPS = ['address', 'prio', 'pfifo1', 'pfifo2', 'pfifo3', 'plug', 'filter', 'nftables'] as const;
-/** A step of the local hold's setup. */
-export type LocalStep = (typeof LOCAL_STEPS)[number];
-
-/**
- * The pieces that alone do not make a setup: the address, which may be the
- * user's own, unless it is synplug's (setup recorded adding it, or it
- * carries synplug's mark): then it is a piece left of a setup, and a hold
- * whose other pieces someone removed is partly set up (`check`: exit 12),
- * not absent.
- * @param addressIsSynplugs the hold's record says setup added the address, or the address carries synplug's mark
- */
-export function notASetupAlone(addressIsSynplugs: boolean): readonly 'address'[] {
-  return addressIsSynplugs ? [] : ['address'];
-}
 
 const PFIFO_PIECES = ['pfifo1', 'pfifo2', 'pfifo3'] as const;
 
@@ -127,11 +110,6 @@ export interface LocalStatusDetails {
   held?: number;
   passed?: number;
   dropped?: number;
-}
-
-/** The local hold's inspection: the named pieces plus what was read. */
-export interface LocalInspection extends HoldInspection<LocalPiece> {
-  readonly observed: LocalObservation;
 }
 
 function prefixlenOf(addr: string): number {
@@ -219,17 +197,6 @@ export function judgeLocal(o: LocalObservation, c: GuardConfig, record: LocalHol
   return { prio, pfifo1: pfifo(0), pfifo2: pfifo(1), pfifo3: pfifo(2), plug, filter, nftables, address };
 }
 
-/**
- * The state of a hold from its named pieces: `ok` when every piece is,
- * `absent` when every piece that makes a setup is missing, else `partial`.
- * @param optional pieces that alone do not make a setup
- */
-export function summarizePieces<P extends string>(pieces: Readonly<Record<P, PieceState>>, optional: readonly P[] = []): SetupState {
-  const all = Object.entries(pieces) as Array<[P, PieceState]>;
-  if (all.every(([, p]) => p.status === 'ok')) return 'ok';
-  return all.filter(([k]) => !optional.includes(k)).every(([, p]) => p.status === 'missing') ? 'absent' : 'partial';
-}
-
 /** The local hold of one configuration on one device. */
 export class LocalHold implements Hold {
   readonly mode = 'local';
@@ -248,7 +215,7 @@ export class LocalHold implements Hold {
    * @param record the hold's setup record entry, when setup recorded this device
    */
   constructor(
-    private readonly sockets: HoldSockets,
+    /** @internal */ readonly sockets: HoldSockets,
     readonly config: GuardConfig,
     readonly ifindex: number,
     readonly record?: LocalHoldRecord,
@@ -262,7 +229,8 @@ export class LocalHold implements Hold {
     this.releaseMessages = [plugMsg(TCQ_PLUG_RELEASE_INDEFINITE)];
   }
 
-  private get devRef() {
+  /** @internal the device, by index and name */
+  get devRef() {
     return { ifindex: this.ifindex, dev: this.config.dev };
   }
 
@@ -303,192 +271,26 @@ export class LocalHold implements Hold {
     };
   }
 
-  /** @inheritdoc */
-  async inspect(): Promise<LocalInspection> {
-    const observed = await this.observe();
-    const pieces = judgeLocal(observed, this.config, this.record);
-    const ours = this.record?.addedAddress === true || observed.addressMarked === true;
-    return { pieces, state: summarizePieces(pieces, notASetupAlone(ours)), observed };
-  }
-
   /** The root is synplug's: prio 1: with our plug under 1:4, or recorded by our setup. */
-  private rootIsOurs(o: LocalObservation): boolean {
+  rootIsOurs(o: LocalObservation): boolean {
     const root = rootOf(o);
     if (root?.kind !== 'prio' || root.handle !== formatQdiscHandle(TREE.prioHandle)) return false;
     if (this.record && this.record.dev === this.config.dev) return true;
     return qdiscAt(o, TREE.plugParent)?.kind === 'plug';
   }
 
-  /** @inheritdoc */
-  planSetup(inspection: HoldInspection, options: { force?: boolean }): HoldSetupPlan<LocalStep> {
-    const { observed: o, pieces } = inspection as LocalInspection;
-    const c = this.config;
-    const route = this.sockets.route;
-    const dev = this.devRef;
-    const root = rootOf(o);
-    const ours = this.rootIsOurs(o);
-    if (root && root.handle !== '0:' && !ours && !options.force) throw new ForeignQdiscError(c.dev, formatQdiscText(root).split('\n')[0].trim());
-
-    const record = this.record;
-    const steps: Partial<Record<LocalStep, SetupStep>> = {};
-    const prefixlen = prefixlenOf(c.addr);
-    // An address with synplug's mark that no record lists: an earlier setup added it and was killed before recording it.
-    let addedAddress = (record?.addedAddress ?? false) || o.addressMarked === true;
-
-    if (!o.hasAddress) {
-      steps.address = addressStep(route, { ifindex: this.ifindex, dev: c.dev }, c.addr, () => {
-        addedAddress = true;
-      });
-    }
-    const prioSpec: QdiscSpec = {
-      ...dev,
-      parent: 'root',
-      handle: formatQdiscHandle(TREE.prioHandle),
-      kind: 'prio',
-      options: { bands: TREE.bands, priomap: [...TREE.priomap] },
-    };
-    const delRoot = { what: `removed qdisc prio 1: (and everything under it)`, run: () => deleteQdisc(route, { ...dev, parent: 'root' }) };
-    // A new (or replaced) prio root comes with default children: everything under it is then missing.
-    let rebuilt = false;
-    if (pieces.prio.status === 'missing' || (root && !ours)) {
-      const replacing = root && root.handle !== '0:';
-      steps.prio = {
-        what: replacing ? `replace root qdisc ${root.kind} ${root.handle} with prio 1: (--force)` : 'add qdisc prio 1: root bands 4',
-        run: () => (replacing ? replaceQdisc(route, prioSpec) : addQdisc(route, prioSpec)),
-        undo: delRoot,
-      };
-      rebuilt = true;
-    } else if (pieces.prio.status === 'different') {
-      const old = root!.options as { bands: number; priomap: number[] };
-      steps.prio = {
-        what: `change qdisc prio 1: to bands 4 and the default priomap (was ${pieces.prio.detail})`,
-        run: () => changeQdisc(route, prioSpec),
-        undo: { what: 'restored prio 1: options', run: () => changeQdisc(route, { ...prioSpec, options: { bands: old.bands, priomap: old.priomap } }) },
-      };
-    }
-    const statusOf = (p: LocalPiece) => (rebuilt ? 'missing' : pieces[p].status);
-    PFIFO_PIECES.forEach((name, i) => {
-      const f = TREE.pfifo[i];
-      const spec: QdiscSpec = {
-        ...dev,
-        parent: formatHandle(f.parent),
-        handle: formatQdiscHandle(f.handle),
-        kind: 'pfifo',
-        options: { limit: TREE.pfifoLimit },
-      };
-      const status = statusOf(name);
-      if (status === 'missing') {
-        steps[name] = {
-          what: `add qdisc pfifo ${spec.handle} parent ${spec.parent} limit ${TREE.pfifoLimit}`,
-          run: () => addQdisc(route, spec),
-          undo: rebuilt
-            ? undefined
-            : { what: `removed pfifo ${spec.handle}`, run: () => deleteQdisc(route, { ...dev, parent: spec.parent, handle: spec.handle }) },
-        };
-      } else if (status === 'different') {
-        // Whatever sits there is not ours to keep: replace it (the kernel grafts the new one).
-        steps[name] = {
-          what: `replace qdisc at ${spec.parent} with pfifo ${spec.handle} limit ${TREE.pfifoLimit} (${pieces[name].detail})`,
-          run: async () => {
-            const cur = qdiscAt(o, f.parent)!;
-            if (cur.handle !== spec.handle || cur.kind !== 'pfifo') await deleteQdisc(route, { ...dev, parent: spec.parent });
-            await replaceQdisc(route, spec);
-          },
-        };
-      }
-    });
-    const plugSpec: QdiscSpec = {
-      ...dev,
-      parent: formatHandle(TREE.plugParent),
-      handle: formatQdiscHandle(TREE.plugHandle),
-      kind: 'plug',
-      options: { limit: c.limit },
-    };
-    const plugRef = { ...dev, parent: plugSpec.parent!, handle: plugSpec.handle! };
-    const plugQ = qdiscAt(o, TREE.plugParent);
-    const addPlug = () => addReleasedPlug(route, { ...plugSpec, ...plugRef });
-    const plugStatus = statusOf('plug');
-    if (plugStatus === 'missing') {
-      steps.plug = {
-        what: `add qdisc plug 40: parent 1:4 limit ${c.limit} and release it`,
-        run: addPlug,
-        undo: rebuilt ? undefined : { what: 'removed plug 40:', run: () => deleteQdisc(route, { ...dev, parent: plugSpec.parent, handle: plugSpec.handle }) },
-      };
-    } else if (plugStatus === 'different' && plugQ && (plugQ.kind !== 'plug' || plugQ.handle !== plugSpec.handle)) {
-      steps.plug = {
-        what: `replace ${plugQ.kind} ${plugQ.handle} at 1:4 with plug 40: limit ${c.limit}`,
-        run: async () => {
-          await deleteQdisc(route, { ...dev, parent: plugSpec.parent });
-          await addPlug();
-        },
-      };
-    } else if (plugStatus === 'different') {
-      steps.plug = {
-        what: `set plug 40: limit to ${c.limit} bytes`,
-        run: () => plugSetLimit(route, { ...plugRef, limit: c.limit }),
-        ...(record && { undo: { what: `restored plug limit ${record.limit}`, run: () => plugSetLimit(route, { ...plugRef, limit: record.limit }) } }),
-      };
-    }
-    const fwSpec: FilterSpec = {
-      ...dev,
-      parent: formatQdiscHandle(TREE.filterParent),
-      protocol: filterProtocol(c),
-      pref: TREE.filterPrio,
-      handle: c.mark,
-      kind: 'fw',
-      options: { classid: formatHandle(TREE.filterClassid) },
-    };
-    const fwStatus = statusOf('filter');
-    const fwDel = () => deleteFilter(route, { ...dev, parent: fwSpec.parent, protocol: fwSpec.protocol, pref: fwSpec.pref, handle: fwSpec.handle, kind: 'fw' });
-    if (fwStatus === 'missing') {
-      steps.filter = {
-        what: `add filter parent 1: protocol ${fwSpec.protocol} pref 1 fw handle ${c.mark} classid 1:4`,
-        run: () => addFilter(route, fwSpec),
-        undo: rebuilt ? undefined : { what: 'removed the fw filter', run: fwDel },
-      };
-    } else if (fwStatus === 'different') {
-      const old = ourFilter(o, c)!;
-      steps.filter = {
-        what: `replace the fw filter (${pieces.filter.detail})`,
-        run: async () => {
-          await deleteFilter(route, { ...dev, parent: fwSpec.parent, protocol: old.protocol, pref: old.pref, handle: fwSpec.handle, kind: 'fw' });
-          await addFilter(route, fwSpec);
-        },
-      };
-    }
-    if (pieces.nftables.status !== 'ok') {
-      const hadTable = o.nftTable;
-      steps.nftables = {
-        what: o.nftTable ? `update nftables table ${c.table} (${o.nftPlan.join('; ')})` : `add nftables table ${c.table} with the marking rule`,
-        run: async () => {
-          await ensureMarkRule(this.sockets.nft, markRuleOf(c));
-        },
-        undo: hadTable
-          ? undefined
-          : {
-              what: `removed nftables table ${c.table}`,
-              run: async () => {
-                await removeMarkTable(this.sockets.nft, { table: c.table, family: familyOf(c.addr) });
-              },
-            },
-      };
-    }
-    return {
-      steps,
-      order: LOCAL_STEPS,
-      record: (): LocalHoldRecord => ({
-        mode: 'local',
-        dev: c.dev,
-        addr: c.addr,
-        mark: c.mark,
-        limit: c.limit,
-        table: c.table,
-        addedAddress,
-        prefixlen,
-        createdAt: record?.createdAt ?? Date.now(),
-      }),
-    };
+  /**
+   * The pieces, in the order setup adds them: the address, the prio root and
+   * its children, the fw filter, the marking table. Teardown releases the
+   * plug, then removes (in reverse) the table, the prio root with everything
+   * under it, and the address, each only when it is synplug's
+   * (teardown-marks.ts).
+   */
+  get pieces(): HoldPieces<LocalObservation, LocalPlan> {
+    if (!this.piecesMemo) this.piecesMemo = localPieces(this);
+    return this.piecesMemo;
   }
+  private piecesMemo?: HoldPieces<LocalObservation, LocalPlan>;
 
   /** @inheritdoc */
   holdAction(): HoldAction {
@@ -601,7 +403,7 @@ export class LocalHold implements Hold {
 
   /** The local hold's status fields (see StatusResult). @throws {NetlinkError} a listing refused */
   async localStatusDetails(inspection: HoldInspection): Promise<LocalStatusDetails> {
-    const { observed: o } = inspection as LocalInspection;
+    const o = inspection.observed as LocalObservation;
     const c = this.config;
     let ruleset: string | undefined;
     let marking: LocalStatusDetails['marking'] = [];
@@ -635,66 +437,252 @@ export class LocalHold implements Hold {
       ...(plugQ && { held: plugQ.qlen ?? 0, passed: plugQ.packets ?? 0, dropped: plugQ.drops ?? 0 }),
     };
   }
+}
 
-  /**
-   * Release, then remove exactly what setup added and marked as synplug's
-   * (teardown-marks.ts): the qdisc tree (when its root is synplug's), with
-   * the filter under it; synplug's nftables table when it carries synplug's
-   * comment (on a kernel before 5.10, which keeps none: when setup recorded
-   * it, or it holds exactly synplug's rule); the address when setup added it
-   * and it carries synplug's address protocol (before 5.18: the record alone).
-   * @throws {NetlinkError} the kernel refused a removal
-   */
-  async teardown(inspection: HoldInspection): Promise<{ removed: string[]; kept: string[] }> {
-    const { observed: o } = inspection as LocalInspection;
-    const c = this.config;
-    const removed: string[] = [];
-    const kept: string[] = [];
-    if (qdiscAt(o, TREE.plugParent)?.kind === 'plug') {
-      await this.sockets.route.exchange(this.releaseMessages).catch(() => {});
-      removed.push('released the plug');
-    }
-    const family = familyOf(c.addr);
-    const tableIsOurs = o.nftTableMarked ?? (this.record !== undefined || o.nftPlan.length === 0);
-    if (o.nftTable && tableIsOurs) {
-      const r = await removeMarkTable(this.sockets.nft, { table: c.table, family });
-      for (const t of r.removed) removed.push(`nftables table ${t}`);
-    } else if (o.nftTable) {
-      kept.push(
-        o.nftTableMarked === false
-          ? `nftables table ${family} ${c.table}: it does not carry synplug's comment, so synplug did not make it ('synplug setup' recreates it with the comment)`
-          : `nftables table ${family} ${c.table}: setup did not record it and it is not exactly synplug's rule`,
-      );
-    }
-    const root = rootOf(o);
-    if (root && this.rootIsOurs(o)) {
-      await deleteQdisc(this.sockets.route, { ...this.devRef, parent: 'root' });
-      removed.push(`qdisc prio 1: and everything under it (pfifo 10: 20: 30:, plug 40:, the fw filter) on ${c.dev}`);
-    } else if (root && root.handle !== '0:') {
-      kept.push(`root qdisc ${root.kind} ${root.handle} on ${c.dev}: not synplug's`);
-    }
-    if (this.record?.addedAddress) {
-      removed.push(...(await removeAddress(this.sockets.route, { ifindex: this.ifindex, dev: c.dev }, c.addr, this.record.prefixlen, kept)));
-    } else if (o.hasAddress) {
-      kept.push(`address ${c.addr} on ${c.dev}: setup did not add it`);
-    }
-    return { removed, kept };
-  }
+/** What one plan of the local hold's pieces shares. */
+interface LocalPlan {
+  /** the address is synplug's (setup added it: recorded, or found with synplug's mark) */
+  addedAddress: boolean;
+  /** the prio root is made anew: everything under it is missing */
+  rebuilt: boolean;
+}
+
+/** A local piece that setup makes once, judged by {@link judgeLocal}. */
+function localPiece(
+  h: LocalHold,
+  key: LocalPiece,
+  rest: Omit<Piece<LocalObservation, LocalPlan>, 'key' | 'lifetime' | 'judge'>,
+): Piece<LocalObservation, LocalPlan> {
+  return { key, lifetime: 'permanent', judge: (o) => judgeLocal(o, h.config, h.record)[key], ...rest };
+}
+
+/** The local hold's pieces (see {@link LocalHold.pieces}). */
+function localPieces(h: LocalHold): HoldPieces<LocalObservation, LocalPlan> {
+  const c = h.config;
+  const { sockets, devRef: dev } = h;
+  const route = sockets.route;
+  const record = h.record;
+  const statusOf = (st: PieceState, p: LocalPlan) => (p.rebuilt ? 'missing' : st.status);
+  const address = addressPiece<LocalObservation, LocalPlan>(route, dev, c.addr, record, (o) => judgeLocal(o, c, record).address);
+  const prioSpec: QdiscSpec = {
+    ...dev,
+    parent: 'root',
+    handle: formatQdiscHandle(TREE.prioHandle),
+    kind: 'prio',
+    options: { bands: TREE.bands, priomap: [...TREE.priomap] },
+  };
+  const prio = localPiece(h, 'prio', {
+    add(o, st, p) {
+      const root = rootOf(o);
+      if (st.status === 'missing' || (root && !h.rootIsOurs(o))) {
+        // A new (or replaced) prio root comes with default children: everything under it is then missing.
+        p.rebuilt = true;
+        const replacing = root && root.handle !== '0:';
+        return {
+          what: replacing ? `replace root qdisc ${root.kind} ${root.handle} with prio 1: (--force)` : 'add qdisc prio 1: root bands 4',
+          run: () => (replacing ? replaceQdisc(route, prioSpec) : addQdisc(route, prioSpec)),
+          undo: { what: `removed qdisc prio 1: (and everything under it)`, run: () => deleteQdisc(route, { ...dev, parent: 'root' }) },
+        };
+      }
+      if (st.status !== 'different') return undefined;
+      const old = root!.options as { bands: number; priomap: number[] };
+      return {
+        what: `change qdisc prio 1: to bands 4 and the default priomap (was ${st.detail})`,
+        run: () => changeQdisc(route, prioSpec),
+        undo: { what: 'restored prio 1: options', run: () => changeQdisc(route, { ...prioSpec, options: { bands: old.bands, priomap: old.priomap } }) },
+      };
+    },
+    async remove(o, _p, out) {
+      const root = rootOf(o);
+      if (root && h.rootIsOurs(o)) {
+        await deleteQdisc(route, { ...dev, parent: 'root' });
+        out.removed.push(`qdisc prio 1: and everything under it (pfifo 10: 20: 30:, plug 40:, the fw filter) on ${c.dev}`);
+      } else if (root && root.handle !== '0:') out.kept.push(`root qdisc ${root.kind} ${root.handle} on ${c.dev}: not synplug's`);
+    },
+  });
+  const pfifos = PFIFO_PIECES.map((key, i) => {
+    const f = TREE.pfifo[i];
+    const spec: QdiscSpec = { ...dev, parent: formatHandle(f.parent), handle: formatQdiscHandle(f.handle), kind: 'pfifo', options: { limit: TREE.pfifoLimit } };
+    return localPiece(h, key, {
+      add(o, st, p): SetupStep | undefined {
+        const status = statusOf(st, p);
+        if (status === 'missing')
+          return {
+            what: `add qdisc pfifo ${spec.handle} parent ${spec.parent} limit ${TREE.pfifoLimit}`,
+            run: () => addQdisc(route, spec),
+            undo: p.rebuilt
+              ? undefined
+              : { what: `removed pfifo ${spec.handle}`, run: () => deleteQdisc(route, { ...dev, parent: spec.parent, handle: spec.handle }) },
+          };
+        if (status !== 'different') return undefined;
+        // Whatever sits there is not ours to keep: replace it (the kernel grafts the new one).
+        return {
+          what: `replace qdisc at ${spec.parent} with pfifo ${spec.handle} limit ${TREE.pfifoLimit} (${st.detail})`,
+          run: async () => {
+            const cur = qdiscAt(o, f.parent)!;
+            if (cur.handle !== spec.handle || cur.kind !== 'pfifo') await deleteQdisc(route, { ...dev, parent: spec.parent });
+            await replaceQdisc(route, spec);
+          },
+        };
+      },
+    });
+  });
+  const plugSpec: QdiscSpec = {
+    ...dev,
+    parent: formatHandle(TREE.plugParent),
+    handle: formatQdiscHandle(TREE.plugHandle),
+    kind: 'plug',
+    options: { limit: c.limit },
+  };
+  const plugRef = { ...dev, parent: plugSpec.parent!, handle: plugSpec.handle! };
+  const addPlug = () => addReleasedPlug(route, { ...plugSpec, ...plugRef });
+  const plug = localPiece(h, 'plug', {
+    add(o, st, p): SetupStep | undefined {
+      const status = statusOf(st, p);
+      const plugQ = qdiscAt(o, TREE.plugParent);
+      if (status === 'missing')
+        return {
+          what: `add qdisc plug 40: parent 1:4 limit ${c.limit} and release it`,
+          run: addPlug,
+          undo: p.rebuilt
+            ? undefined
+            : { what: 'removed plug 40:', run: () => deleteQdisc(route, { ...dev, parent: plugSpec.parent, handle: plugSpec.handle }) },
+        };
+      if (status !== 'different') return undefined;
+      if (plugQ && (plugQ.kind !== 'plug' || plugQ.handle !== plugSpec.handle))
+        return {
+          what: `replace ${plugQ.kind} ${plugQ.handle} at 1:4 with plug 40: limit ${c.limit}`,
+          run: async () => {
+            await deleteQdisc(route, { ...dev, parent: plugSpec.parent });
+            await addPlug();
+          },
+        };
+      return {
+        what: `set plug 40: limit to ${c.limit} bytes`,
+        run: () => plugSetLimit(route, { ...plugRef, limit: c.limit }),
+        ...(record && { undo: { what: `restored plug limit ${record.limit}`, run: () => plugSetLimit(route, { ...plugRef, limit: record.limit }) } }),
+      };
+    },
+  });
+  const fwSpec: FilterSpec = {
+    ...dev,
+    parent: formatQdiscHandle(TREE.filterParent),
+    protocol: filterProtocol(c),
+    pref: TREE.filterPrio,
+    handle: c.mark,
+    kind: 'fw',
+    options: { classid: formatHandle(TREE.filterClassid) },
+  };
+  const fwDel = (protocol = fwSpec.protocol, pref = fwSpec.pref) =>
+    deleteFilter(route, { ...dev, parent: fwSpec.parent, protocol, pref, handle: fwSpec.handle, kind: 'fw' });
+  const filter = localPiece(h, 'filter', {
+    add(o, st, p): SetupStep | undefined {
+      const status = statusOf(st, p);
+      if (status === 'missing')
+        return {
+          what: `add filter parent 1: protocol ${fwSpec.protocol} pref 1 fw handle ${c.mark} classid 1:4`,
+          run: () => addFilter(route, fwSpec),
+          undo: p.rebuilt ? undefined : { what: 'removed the fw filter', run: () => fwDel() },
+        };
+      if (status !== 'different') return undefined;
+      const old = ourFilter(o, c)!;
+      return {
+        what: `replace the fw filter (${st.detail})`,
+        run: async () => {
+          await fwDel(old.protocol, old.pref);
+          await addFilter(route, fwSpec);
+        },
+      };
+    },
+  });
+  const family = familyOf(c.addr);
+  const nftables = localPiece(h, 'nftables', {
+    add: (o, st) =>
+      st.status === 'ok'
+        ? undefined
+        : {
+            what: o.nftTable ? `update nftables table ${c.table} (${o.nftPlan.join('; ')})` : `add nftables table ${c.table} with the marking rule`,
+            run: async () => void (await ensureMarkRule(sockets.nft, markRuleOf(c))),
+            undo: o.nftTable
+              ? undefined
+              : { what: `removed nftables table ${c.table}`, run: async () => void (await removeMarkTable(sockets.nft, { table: c.table, family })) },
+          },
+    async remove(o, _p, out) {
+      if (!o.nftTable) return;
+      if (o.nftTableMarked ?? (record !== undefined || o.nftPlan.length === 0)) {
+        for (const t of (await removeMarkTable(sockets.nft, { table: c.table, family })).removed) out.removed.push(`nftables table ${t}`);
+      } else
+        out.kept.push(
+          o.nftTableMarked === false
+            ? `nftables table ${family} ${c.table}: it does not carry synplug's comment, so synplug did not make it ('synplug setup' recreates it with the comment)`
+            : `nftables table ${family} ${c.table}: setup did not record it and it is not exactly synplug's rule`,
+        );
+    },
+  });
+  return {
+    list: [address, prio, ...pfifos, plug, filter, nftables],
+    listOrder: LOCAL_PIECES,
+    observe: () => h.observe(),
+    begin: (o) => ({ addedAddress: (record?.addedAddress ?? false) || o.addressMarked === true, rebuilt: false }),
+    refuse(o, options) {
+      const root = rootOf(o);
+      if (root && root.handle !== '0:' && !h.rootIsOurs(o) && !options.force) throw new ForeignQdiscError(c.dev, formatQdiscText(root).split('\n')[0].trim());
+    },
+    record: (p): LocalHoldRecord => ({
+      mode: 'local',
+      dev: c.dev,
+      addr: c.addr,
+      mark: c.mark,
+      limit: c.limit,
+      table: c.table,
+      addedAddress: p.addedAddress,
+      prefixlen: prefixlenOf(c.addr),
+      createdAt: record?.createdAt ?? Date.now(),
+    }),
+    async letGo(o, out) {
+      if (qdiscAt(o, TREE.plugParent)?.kind !== 'plug') return;
+      await route.exchange(h.releaseMessages).catch(() => {});
+      out.removed.push('released the plug');
+    },
+  };
 }
 
 /**
- * The setup step that adds a hold's address to its device (a host route: /32 or /128).
- * @param added called once the address is added
+ * A hold's address on its device (a host route: /32 or /128), as a piece:
+ * added when missing (with synplug's mark), removed by teardown when setup
+ * added it (see {@link removeAddress}). It alone does not make a setup (it
+ * may be the user's own), unless it is synplug's: then it is a piece left of
+ * a setup, and a hold whose other pieces someone removed is partly set up.
+ * @param record what setup recorded of the hold: whether it added the address
  */
-export function addressStep(route: HoldSockets['route'], dev: { ifindex: number; dev: string }, addr: string, added: () => void): SetupStep {
+export function addressPiece<O extends { hasAddress: boolean; addressMarked?: boolean }, C extends { addedAddress: boolean }>(
+  route: HoldSockets['route'],
+  dev: { ifindex: number; dev: string },
+  addr: string,
+  record: { addedAddress?: boolean; prefixlen?: number } | undefined,
+  judge: (o: O) => PieceState,
+): Piece<O, C> {
   const prefixlen = prefixlenOf(addr);
   return {
-    what: `add address ${addr}/${prefixlen} dev ${dev.dev}`,
-    run: async () => {
-      await addAddress(route, { dev: dev.ifindex, address: addr, prefixlen, protocol: ADDRESS_PROTO });
-      added();
+    key: 'address',
+    lifetime: 'permanent',
+    optional: (o) => !(record?.addedAddress === true || o.addressMarked === true),
+    judge,
+    add: (o, _st, p) =>
+      o.hasAddress
+        ? undefined
+        : {
+            what: `add address ${addr}/${prefixlen} dev ${dev.dev}`,
+            run: async () => {
+              await addAddress(route, { dev: dev.ifindex, address: addr, prefixlen, protocol: ADDRESS_PROTO });
+              p.addedAddress = true;
+            },
+            undo: { what: `removed address ${addr}/${prefixlen}`, run: () => deleteAddress(route, { dev: dev.ifindex, address: addr, prefixlen }) },
+          },
+    async remove(o, _p, out) {
+      if (record?.addedAddress) out.removed.push(...(await removeAddress(route, dev, addr, record.prefixlen, out.kept)));
+      else if (o.hasAddress) out.kept.push(`address ${addr} on ${dev.dev}: setup did not add it`);
     },
-    undo: { what: `removed address ${addr}/${prefixlen}`, run: () => deleteAddress(route, { dev: dev.ifindex, address: addr, prefixlen }) },
   };
 }
 

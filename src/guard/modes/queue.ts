@@ -53,12 +53,12 @@ import { canonicalAddress, refuseLoopback, type GuardConfig } from '../config.js
 import { NoDeviceError } from '../errors.js';
 import type { HoldRecord, SetupRecord } from '../state.js';
 import { probeNfTables, type ModulePiece } from '../support.js';
-import type { HoldStatus, PieceState, PlugStats, QueueOptions, SetupOptions, SetupResult, SetupState } from '../types.js';
+import type { HoldStatus, PieceState, PlugStats, QueueOptions, SetupOptions, SetupResult } from '../types.js';
 import { resolveInboundDevice } from './inbound.js';
 import { readTableState, type TableState } from './local-nft.js';
-import { addressStep, notASetupAlone, removeAddress, summarizePieces } from './local.js';
+import { addressPiece } from './local.js';
 import { addressCarriesMark, TABLE_COMMENT, tableIsMarked } from '../teardown-marks.js';
-import type { HeldTraffic, Hold, HoldAction, HoldHandoff, HoldInspection, HoldMode, HoldScope, HoldSetupPlan, HoldSockets, SetupStep } from './types.js';
+import type { HeldTraffic, Hold, HoldAction, HoldHandoff, HoldInspection, HoldMode, HoldPieces, HoldScope, HoldSockets, Piece, SetupStep } from './types.js';
 
 /** The queue number a queue hold uses unless `--queue-num` says otherwise (recorded by setup). */
 export const DEFAULT_QUEUE_NUM = 4200;
@@ -106,10 +106,12 @@ interface QueueSpec {
 const QUEUE_PIECES = ['table', 'chain', 'rules', 'address'] as const;
 type QueuePiece = (typeof QUEUE_PIECES)[number];
 
-interface QueueInspection extends HoldInspection<QueuePiece> {
-  readonly state: SetupState;
-  /** addressMarked: the address carries synplug's mark (an earlier setup added it, maybe without recording it) */
-  readonly observed: { table: TableState; hasAddress: boolean; addressMarked: boolean; verdict: 'native' | 'compat' | 'none' };
+/** What the queue hold reads of the kernel; addressMarked: the address carries synplug's mark (an earlier setup added it, maybe without recording it). */
+interface QueueObservation {
+  table: TableState;
+  hasAddress: boolean;
+  addressMarked: boolean;
+  verdict: 'native' | 'compat' | 'none';
 }
 
 /**
@@ -327,29 +329,30 @@ export class QueueHold implements Hold {
     return { missing, unverified: [] };
   }
 
-  /** @inheritdoc */
-  async inspect(): Promise<QueueInspection> {
+  /** Read synplug's queue table, the verdict expression this kernel has, and (local) the address. @throws {NetlinkError} */
+  async observe(): Promise<QueueObservation> {
     const s = this.spec;
     const table = await readTableState(this.sockets.nft, 'inet', s.table);
     const verdict = table.table ? await this.verdict() : (this.verdictKind ?? 'native');
-    let hasAddress = true;
-    let addressMarked = false;
-    if (s.scope === 'local') {
-      const a = s.addrs[0];
-      const addrs = await listAddresses(this.sockets.route, { dev: this.ifindex, family: isIP(a) === 6 ? 'inet6' : 'inet' });
-      hasAddress = addrs.some((x) => x.local === a);
-      addressMarked = addressCarriesMark(addrs.find((x) => x.local === a));
-    }
-    const chain = table.chains.find((c) => c.name === QUEUE_CHAIN);
-    const want = verdict === 'none' ? [] : queueRules(s, verdict).map(ruleText);
-    const have = table.rules.filter((r) => r.chain === QUEUE_CHAIN).map((r) => ruleText(r.expr));
+    if (s.scope !== 'local') return { table, hasAddress: true, addressMarked: false, verdict };
+    const a = s.addrs[0];
+    const addrs = await listAddresses(this.sockets.route, { dev: this.ifindex, family: isIP(a) === 6 ? 'inet6' : 'inet' });
+    return { table, hasAddress: addrs.some((x) => x.local === a), addressMarked: addressCarriesMark(addrs.find((x) => x.local === a)), verdict };
+  }
+
+  /** Judge each piece in what was observed. */
+  judge(o: QueueObservation): Record<QueuePiece, PieceState> {
+    const s = this.spec;
+    const chain = o.table.chains.find((c) => c.name === QUEUE_CHAIN);
+    const want = o.verdict === 'none' ? [] : queueRules(s, o.verdict).map(ruleText);
+    const have = o.table.rules.filter((r) => r.chain === QUEUE_CHAIN).map((r) => ruleText(r.expr));
     const rulesOk = want.length > 0 && have.length === want.length && want.every((w) => have.includes(w));
-    const unmarked = table.table !== undefined && tableIsMarked(table.table) === false;
-    const pieces: Record<QueuePiece, PieceState> = {
+    const unmarked = o.table.table !== undefined && tableIsMarked(o.table.table) === false;
+    return {
       table: {
         piece: `nftables table inet ${s.table}`,
         // a table of that name without synplug's mark was not made by setup: setup replaces it, teardown leaves it
-        status: !table.table ? 'missing' : unmarked ? 'different' : 'ok',
+        status: !o.table.table ? 'missing' : unmarked ? 'different' : 'ok',
         ...(unmarked && { detail: "it does not carry synplug's mark (its comment)" }),
       },
       chain: chainPiece(chain, s.scope),
@@ -360,12 +363,26 @@ export class QueueHold implements Hold {
       },
       address: {
         piece: s.scope === 'local' ? `address ${s.addrs[0]} on ${s.dev}` : 'address (none: inbound)',
-        status: hasAddress ? 'ok' : 'missing',
+        status: o.hasAddress ? 'ok' : 'missing',
       },
     };
-    if (s.scope === 'inbound') delete (pieces as Partial<Record<QueuePiece, PieceState>>).address;
-    const ours = this.record?.addedAddress === true || addressMarked;
-    return { pieces, state: summarizePieces(pieces, notASetupAlone(ours)), observed: { table, hasAddress, addressMarked, verdict } };
+  }
+
+  /**
+   * The pieces, in the order setup adds them: (local) the address, then the
+   * table, its chain and its rules, made by one nftables batch. Teardown
+   * releases the queue, then removes the table when it carries synplug's
+   * mark, and the address when setup added it.
+   */
+  get pieces(): HoldPieces<QueueObservation, QueuePlan> {
+    if (!this.piecesMemo) this.piecesMemo = queuePieces(this, this.sockets);
+    return this.piecesMemo;
+  }
+  private piecesMemo?: HoldPieces<QueueObservation, QueuePlan>;
+
+  /** @internal release the queue (teardown) */
+  releaseQueue(): Promise<boolean> {
+    return this.binding.release();
   }
 
   /**
@@ -394,69 +411,6 @@ export class QueueHold implements Hold {
         'foreign-state',
       );
     }
-  }
-
-  /** @inheritdoc */
-  planSetup(inspection: HoldInspection): HoldSetupPlan<'address' | 'nftables'> {
-    const { observed: o, pieces } = inspection as QueueInspection;
-    const s = this.spec;
-    const steps: Partial<Record<'address' | 'nftables', SetupStep>> = {};
-    // An address with synplug's mark that no record lists: an earlier setup added it and was killed before recording it.
-    let addedAddress = (this.record?.addedAddress ?? false) || o.addressMarked;
-    if (s.scope === 'local' && !o.hasAddress) {
-      steps.address = addressStep(this.sockets.route, { ifindex: this.ifindex, dev: s.dev }, s.addrs[0], () => {
-        addedAddress = true;
-      });
-    }
-    const verdict = o.verdict === 'none' ? 'native' : o.verdict;
-    if (pieces.table.status !== 'ok' || pieces.chain.status !== 'ok' || pieces.rules.status !== 'ok') {
-      const b = new NftBatch();
-      const t = { family: 'inet', name: s.table };
-      const ref = { family: 'inet', table: s.table };
-      // a table without synplug's mark is replaced by one with it (with its chain and rules)
-      const fresh = !o.table.table || tableIsMarked(o.table.table) === false;
-      if (o.table.table && fresh) b.deleteTable(t);
-      if (fresh) b.addTable({ ...t, comment: TABLE_COMMENT });
-      const chain = fresh ? undefined : o.table.chains.find((c) => c.name === QUEUE_CHAIN);
-      if (chain && pieces.chain.status !== 'ok') b.deleteChain({ ...ref, name: QUEUE_CHAIN });
-      if (!chain || pieces.chain.status !== 'ok') {
-        b.addChain({ ...ref, name: QUEUE_CHAIN, type: 'filter', hook: s.scope === 'local' ? 'output' : 'prerouting', prio: C.NF_IP_PRI_RAW, policy: 'accept' });
-      } else if (!fresh)
-        for (const r of o.table.rules) if (r.chain === QUEUE_CHAIN && r.handle !== undefined) b.deleteRule({ ...ref, chain: QUEUE_CHAIN, handle: r.handle });
-      for (const expr of queueRules(s, verdict)) b.addRule({ ...ref, chain: QUEUE_CHAIN, expr });
-      const created = !o.table.table;
-      steps.nftables = {
-        what: `nftables: ${b.ops.map((x) => x.what).join('; ')}`,
-        run: async () => {
-          await b.commit(this.sockets.nft);
-        },
-        ...(created && {
-          undo: {
-            what: `removed nftables table inet ${s.table}`,
-            run: async () => {
-              await new NftBatch().deleteTable(t).commit(this.sockets.nft);
-            },
-          },
-        }),
-      };
-    }
-    return {
-      steps,
-      order: ['address', 'nftables'],
-      record: (): QueueHoldRecord => ({
-        mode: 'queue',
-        dev: s.dev,
-        createdAt: this.record?.createdAt ?? Date.now(),
-        scope: s.scope,
-        addrs: [...s.addrs],
-        ports: [...s.ports],
-        queueNum: s.queueNum,
-        maxlen: s.maxlen,
-        table: s.table,
-        verdict,
-        addedAddress,
-      }),
-    };
   }
 
   /** @inheritdoc */
@@ -518,7 +472,7 @@ export class QueueHold implements Hold {
 
   /** @inheritdoc */
   async statusDetails(inspection: HoldInspection): Promise<{ hold: Record<string, unknown> }> {
-    const { observed: o } = inspection as QueueInspection;
+    const o = inspection.observed as QueueObservation;
     const s = this.spec;
     const bound = listBoundQueues(defaultNetns()).find((e) => e.queue === s.queueNum);
     return {
@@ -566,26 +520,91 @@ export class QueueHold implements Hold {
       queue: { scope: r.scope, num: r.queueNum, maxlen: r.maxlen, verdict: r.verdict, table: r.table, ports: r.ports, addrs: r.addrs },
     };
   }
+}
 
-  /** @inheritdoc */
-  async teardown(inspection: HoldInspection): Promise<{ removed: string[]; kept: string[] }> {
-    const { observed: o } = inspection as QueueInspection;
-    const s = this.spec;
-    const removed: string[] = [];
-    const kept: string[] = [];
-    if (await this.binding.release().catch(() => false)) removed.push(`released queue ${s.queueNum}`);
-    if (o.table.table && tableIsMarked(o.table.table) === false) {
-      kept.push(`nftables table inet ${s.table}: it does not carry synplug's mark (not made by synplug setup)`);
-    } else if (o.table.table) {
-      await new NftBatch().deleteTable({ family: 'inet', name: s.table }).commit(this.sockets.nft);
-      removed.push(`nftables table inet ${s.table}`);
-    }
-    if (s.scope === 'local') {
-      if (this.record?.addedAddress) removed.push(...(await removeAddress(this.sockets.route, { ifindex: this.ifindex, dev: s.dev }, s.addrs[0])));
-      else if (o.hasAddress) kept.push(`address ${s.addrs[0]} on ${s.dev}: setup did not add it`);
-    }
-    return { removed, kept };
-  }
+/** What one plan of the queue hold's pieces shares. */
+interface QueuePlan {
+  /** the address is synplug's (setup added it: recorded, or found with synplug's mark) */
+  addedAddress: boolean;
+  /** the verdict expression the rules use */
+  verdict: 'native' | 'compat';
+  /** the nftables batch step, once made (table, chain and rules share it) */
+  nft?: SetupStep;
+}
+
+/** The queue hold's pieces (see {@link QueueHold.pieces}). */
+function queuePieces(h: QueueHold, sockets: HoldSockets): HoldPieces<QueueObservation, QueuePlan> {
+  const s = h.spec;
+  const t = { family: 'inet', name: s.table };
+  const ref = { family: 'inet', table: s.table };
+  const verdictOf = (o: QueueObservation): QueuePlan['verdict'] => (o.verdict === 'none' ? 'native' : o.verdict);
+  /** One batch takes the table, its chain and its rules to what is wanted. */
+  const nftStep = (o: QueueObservation, p: QueuePlan): SetupStep => {
+    if (p.nft) return p.nft;
+    const pieces = h.judge(o);
+    const b = new NftBatch();
+    // a table without synplug's mark is replaced by one with it (with its chain and rules)
+    const fresh = !o.table.table || tableIsMarked(o.table.table) === false;
+    if (o.table.table && fresh) b.deleteTable(t);
+    if (fresh) b.addTable({ ...t, comment: TABLE_COMMENT });
+    const chain = fresh ? undefined : o.table.chains.find((c) => c.name === QUEUE_CHAIN);
+    if (chain && pieces.chain.status !== 'ok') b.deleteChain({ ...ref, name: QUEUE_CHAIN });
+    if (!chain || pieces.chain.status !== 'ok') {
+      b.addChain({ ...ref, name: QUEUE_CHAIN, type: 'filter', hook: s.scope === 'local' ? 'output' : 'prerouting', prio: C.NF_IP_PRI_RAW, policy: 'accept' });
+    } else for (const r of o.table.rules) if (r.chain === QUEUE_CHAIN && r.handle !== undefined) b.deleteRule({ ...ref, chain: QUEUE_CHAIN, handle: r.handle });
+    for (const expr of queueRules(s, p.verdict)) b.addRule({ ...ref, chain: QUEUE_CHAIN, expr });
+    p.nft = {
+      what: `nftables: ${b.ops.map((x) => x.what).join('; ')}`,
+      run: async () => void (await b.commit(sockets.nft)),
+      ...(!o.table.table && {
+        undo: { what: `removed nftables table inet ${s.table}`, run: async () => void (await new NftBatch().deleteTable(t).commit(sockets.nft)) },
+      }),
+    };
+    return p.nft;
+  };
+  const nftPiece = (key: 'table' | 'chain' | 'rules'): Piece<QueueObservation, QueuePlan> => ({
+    key,
+    lifetime: 'permanent',
+    judge: (o) => h.judge(o)[key],
+    add: (o, st, p) => (st.status === 'ok' ? [] : [nftStep(o, p)]),
+  });
+  const table: Piece<QueueObservation, QueuePlan> = {
+    ...nftPiece('table'),
+    async remove(o, _p, out) {
+      if (o.table.table && tableIsMarked(o.table.table) === false)
+        out.kept.push(`nftables table inet ${s.table}: it does not carry synplug's mark (not made by synplug setup)`);
+      else if (o.table.table) {
+        await new NftBatch().deleteTable(t).commit(sockets.nft);
+        out.removed.push(`nftables table inet ${s.table}`);
+      }
+    },
+  };
+  const dev = { ifindex: h.ifindex, dev: s.dev };
+  const address = addressPiece<QueueObservation, QueuePlan>(sockets.route, dev, s.addrs[0], h.record, (o) => h.judge(o).address);
+
+  return {
+    list: [...(s.scope === 'local' ? [address] : []), table, nftPiece('chain'), nftPiece('rules')],
+    listOrder: QUEUE_PIECES,
+    observe: () => h.observe(),
+    // An address with synplug's mark that no record lists: an earlier setup added it and was killed before recording it.
+    begin: (o) => ({ addedAddress: (h.record?.addedAddress ?? false) || o.addressMarked, verdict: verdictOf(o) }),
+    record: (p): QueueHoldRecord => ({
+      mode: 'queue',
+      dev: s.dev,
+      createdAt: h.record?.createdAt ?? Date.now(),
+      scope: s.scope,
+      addrs: [...s.addrs],
+      ports: [...s.ports],
+      queueNum: s.queueNum,
+      maxlen: s.maxlen,
+      table: s.table,
+      verdict: p.verdict,
+      addedAddress: p.addedAddress,
+    }),
+    async letGo(_o, out) {
+      if (await h.releaseQueue().catch(() => false)) out.removed.push(`released queue ${s.queueNum}`);
+    },
+  };
 }
 
 /** `status`' line for a queue hold: its state, what it holds, and who holds the queue now. */

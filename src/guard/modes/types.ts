@@ -39,21 +39,81 @@ export interface SetupStep {
 }
 
 /** What a hold's inspection found: every piece by name, and the hold's overall state. */
-export interface HoldInspection<Piece extends string = string> {
-  /** each piece's state by name, in the order `check` lists them */
-  readonly pieces: Readonly<Record<Piece, PieceState>>;
+export interface HoldInspection<Key extends string = string> {
+  /** each piece's state by key, in the order `check` lists them */
+  readonly pieces: Readonly<Record<Key, PieceState>>;
   /** `ok` complete; `absent` none of the pieces that make a setup; `partial` otherwise */
   readonly state: SetupState;
+  /** what the hold read of the kernel (its {@link HoldPieces.observe}) */
+  readonly observed: unknown;
 }
 
-/** The plan of a setup: named steps (in the order they run) and the record entry to keep once they ran. */
-export interface HoldSetupPlan<Step extends string = string> {
-  /** the steps to run, by name; absent names need nothing */
-  readonly steps: Partial<Readonly<Record<Step, SetupStep>>>;
-  /** the order the named steps run in */
-  readonly order: readonly Step[];
-  /** the record entry, once every step ran */
-  record(): HoldRecord;
+/**
+ * How long a piece lives: `permanent` pieces are made once by `setup` and
+ * stay until `teardown`; `armed` pieces cost something on the data path, so
+ * they exist only around a hold: added in phase one of protect and plug
+ * (before anything is held), removed after the last release (by the
+ * watchdog too when protect dies), kept while any live lease holds.
+ */
+export type PieceLifetime = 'permanent' | 'armed';
+
+/**
+ * One piece of a hold (a qdisc, a filter, a table, an address), as the
+ * planner (src/guard/pieces.ts) runs it: judged in what the hold observed,
+ * added or replaced by a step, removed at teardown.
+ * @typeParam O what the hold observed ({@link HoldPieces.observe})
+ * @typeParam C what one plan's pieces share (a device index a step learns, what the record says was added)
+ */
+export interface Piece<O = unknown, C = unknown> {
+  /** its key in `check`'s pieces (`prio`, `filter_ip`) */
+  readonly key: string;
+  /** permanent (setup) or armed (around each hold) */
+  readonly lifetime: PieceLifetime;
+  /** Whether it alone does not make a setup (an address that may be the user's own). */
+  optional?(o: O): boolean;
+  /** Its state in what was observed, named in setup's own words. */
+  judge(o: O): PieceState;
+  /**
+   * The step(s) that make it as wanted (add it, or replace what differs), in
+   * order; none when it is already. Sends nothing.
+   * @param state its judged state
+   * @param c shared by the pieces of one plan
+   */
+  add(o: O, state: PieceState, c: C): SetupStep | readonly SetupStep[] | undefined;
+  /** Remove it at teardown when it is synplug's, saying in `out` what was removed, or kept and why. @throws {NetlinkError} */
+  remove?(o: O, c: C, out: TeardownWords): Promise<void>;
+  /**
+   * An armed piece's removal, pre-encoded for the watchdog (which runs it
+   * after its release, only when no other live lease holds; phase `disarm`).
+   */
+  removeSteps?(): WatchdogStep[];
+}
+
+/** What a teardown says: what it removed, and what it kept and why. */
+export interface TeardownWords {
+  removed: string[];
+  kept: string[];
+}
+
+/** A hold as a list of pieces: what the planner needs to set it up, check it, and tear it down. */
+export interface HoldPieces<O = unknown, C = unknown> {
+  /** The pieces in the order setup adds them (teardown removes them in reverse). */
+  readonly list: ReadonlyArray<Piece<O, C>>;
+  /** The keys in the order `check` lists them (default: setup's). */
+  readonly listOrder?: readonly string[];
+  /** Read the kernel's state once, for every piece. @throws {NetlinkError} a listing refused */
+  observe(): Promise<O>;
+  /** What one plan's pieces share, from what was observed. */
+  begin(o: O): C;
+  /**
+   * Refuse, before any step, what is in the way and no step may change.
+   * @throws {SynplugError} foreign state (`foreign-state`), a clash (`usage`)
+   */
+  refuse?(o: O, options: { force?: boolean }): void;
+  /** The record entry, once every step ran. */
+  record(c: C): HoldRecord;
+  /** Teardown's first act: let go what is held (the plug released). Never throws. */
+  letGo?(o: O, out: TeardownWords): Promise<void>;
 }
 
 /**
@@ -97,19 +157,14 @@ export interface Hold {
   readonly ifindex: number;
   /** The kernel support the hold needs: modules missing, and modules that could not be checked. Changes nothing. */
   probeSupport(): Promise<{ missing: ModulePiece[]; unverified: ModulePiece[] }>;
-  /** Read the kernel's state and judge each piece. @throws {NetlinkError} a listing refused */
-  inspect(): Promise<HoldInspection>;
+  /** Its pieces, for the planner (src/guard/pieces.ts): setup, check, dry-run, teardown, arming. */
+  readonly pieces: HoldPieces;
   /**
    * Refuse, changing nothing, what is in the way of a setup that no step can
    * fix (a device of the IFB's name, a queue number someone else uses).
    * @throws {SynplugError} what is in the way (`usage` or `foreign-state`)
    */
   refuseClash?(): Promise<void>;
-  /**
-   * The steps that take the inspected state to the desired one.
-   * @throws {ForeignQdiscError} something not synplug's is in the way and `force` is not set
-   */
-  planSetup(inspection: HoldInspection, options: { force?: boolean }): HoldSetupPlan;
   /** Start holding (a plug's buffer; a queue's bind). */
   holdAction(): HoldAction;
   /**
@@ -154,8 +209,6 @@ export interface Hold {
   setupOptions(): SetupOptions;
   /** What `setup` returns for this hold's record entry. */
   setupResult(entry: HoldRecord): Partial<SetupResult>;
-  /** Remove exactly what setup added (the hold released first). @returns what was removed and what was kept, and why */
-  teardown(inspection: HoldInspection): Promise<{ removed: string[]; kept: string[] }>;
 }
 
 /** A piece of a hold that no record lists (a crash between making it and recording it): found by its marks of synplug's. */

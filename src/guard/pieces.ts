@@ -1,0 +1,193 @@
+/**
+ * The planner: one way to set up, check, dry-run, tear down and arm every
+ * hold, from the hold's list of pieces (modes/types.ts's {@link HoldPieces}).
+ *
+ * - check: the hold observes the kernel once, each piece judges itself; an
+ *   armed piece absent outside a hold is as wanted (it exists only around a hold);
+ * - setup (and its dry run): each permanent piece's steps, in order; run, a
+ *   failing step undoes the steps taken before it, in reverse (nothing is
+ *   left half-applied);
+ * - teardown: let go of what is held, then each piece removes itself, in
+ *   reverse order, only what is synplug's;
+ * - arm and disarm: the armed pieces added (phase one of protect and plug)
+ *   and removed (after the last release).
+ *
+ * @module
+ */
+import { KindUnavailableError } from '../tc/index.js';
+import { NftBatchError } from '../iptables/batch.js';
+import { SetupError } from './errors.js';
+import { MissingSupportError } from './support.js';
+import type { Hold, HoldInspection, HoldPieces, Piece, PieceLifetime, SetupStep, TeardownWords } from './modes/types.js';
+import type { PieceState, SetupState } from './types.js';
+import type { HoldRecord } from './state.js';
+
+/** What an armed piece that is absent says in `check`: as wanted, outside a hold. */
+const ARMED_ABSENT = 'absent outside a hold: added for each hold and removed after its release';
+
+/** A piece's judged state; an armed one also says so (`lifetime`), and absent is as wanted outside a hold. */
+function judged<O>(p: Piece<O>, o: O): PieceState {
+  const st = p.judge(o);
+  if (p.lifetime !== 'armed') return st;
+  return st.status === 'missing' ? { ...st, status: 'ok', detail: ARMED_ABSENT, lifetime: 'armed' } : { ...st, lifetime: 'armed' };
+}
+
+/**
+ * Read the kernel and judge every piece of a hold.
+ * @returns the pieces in `check`'s order, the hold's state, what was observed
+ * @throws {NetlinkError} a listing refused
+ */
+export async function inspectHold(hold: Hold): Promise<HoldInspection> {
+  return judgeHold(hold.pieces, await hold.pieces.observe());
+}
+
+/** Judge every piece of a hold in what was observed (no request sent). */
+export function judgeHold<O>(h: HoldPieces<O>, observed: O): HoldInspection {
+  const states = new Map(h.list.map((p) => [p.key, judged(p, observed)] as const));
+  const order = h.listOrder ?? h.list.map((p) => p.key);
+  const pieces = Object.fromEntries(order.flatMap((k) => (states.has(k) ? [[k, states.get(k)!]] : [])));
+  const optional = h.list.filter((p) => p.lifetime === 'armed' || p.optional?.(observed)).map((p) => p.key);
+  return { pieces, state: summarizePieces(pieces, optional), observed };
+}
+
+/**
+ * The state of a hold from its pieces: `ok` when every piece is, `absent`
+ * when every piece that makes a setup is missing, else `partial`.
+ * @param optional the keys of pieces that alone do not make a setup
+ */
+export function summarizePieces(pieces: Readonly<Record<string, PieceState>>, optional: readonly string[] = []): SetupState {
+  const all = Object.entries(pieces);
+  if (all.every(([, p]) => p.status === 'ok')) return 'ok';
+  return all.filter(([k]) => !optional.includes(k)).every(([, p]) => p.status === 'missing') ? 'absent' : 'partial';
+}
+
+/** A piece's step(s) as a list. */
+const stepsOf = (x: SetupStep | readonly SetupStep[] | undefined): SetupStep[] => (x === undefined ? [] : [x].flat());
+
+/** A plan of setup: its steps in order (each once), each piece's own, and the record entry to keep once they ran. */
+export interface PiecePlan {
+  /** the steps, in the order they run */
+  steps: SetupStep[];
+  /** each piece's steps, by key (a step two pieces share is under both) */
+  byKey: Record<string, SetupStep[]>;
+  /** the record entry, once every step ran */
+  record(): HoldRecord;
+}
+
+/**
+ * The steps that take a hold from what was inspected to what setup wants:
+ * each permanent piece's, in order (a step two pieces share runs once).
+ * Armed pieces are not set up: they come with each hold. Sends nothing.
+ * @throws {SynplugError} what is in the way (the hold's {@link HoldPieces.refuse})
+ */
+export function planHold(h: HoldPieces, inspection: HoldInspection, options: { force?: boolean } = {}): PiecePlan {
+  const o = inspection.observed;
+  h.refuse?.(o, options);
+  const c = h.begin(o);
+  const steps: SetupStep[] = [];
+  const byKey: Record<string, SetupStep[]> = {};
+  for (const p of h.list) {
+    if (p.lifetime !== 'permanent') continue;
+    const own = stepsOf(p.add(o, p.judge(o), c));
+    if (own.length) byKey[p.key] = own;
+    for (const st of own) if (!steps.includes(st)) steps.push(st);
+  }
+  return { steps, byKey, record: () => h.record(c) };
+}
+
+/**
+ * Run setup's steps in order; when one fails, undo the steps already taken,
+ * in reverse order (a step that fails half-way cleans up after itself).
+ * @throws {SetupError} which step failed, why, and what was rolled back (the cause's category)
+ */
+export async function runSteps(steps: readonly SetupStep[]): Promise<void> {
+  const done: SetupStep[] = [];
+  for (const step of steps) {
+    try {
+      await step.run();
+      done.push(step);
+    } catch (e) {
+      const rolledBack: string[] = [];
+      const failures: string[] = [];
+      for (const d of done.reverse()) {
+        if (!d.undo) continue;
+        try {
+          await d.undo.run();
+          rolledBack.push(d.undo.what);
+        } catch (e2) {
+          failures.push(`${d.undo.what}: ${(e2 as Error).message}`);
+        }
+      }
+      throw new SetupError(step.what, translateSetupCause(e), rolledBack, failures);
+    }
+  }
+}
+
+/** A kernel refusal because a kind is missing becomes the missing-module error naming the module. */
+function translateSetupCause(e: unknown): unknown {
+  if (e instanceof KindUnavailableError) return new MissingSupportError([{ module: e.module, what: `${e.object} ${e.kind}` }]);
+  if (e instanceof NftBatchError && e.module !== undefined) return new MissingSupportError([{ module: e.module, what: 'nftables' }]);
+  return e;
+}
+
+/**
+ * Remove exactly what setup added: let go of what is held first, then each
+ * piece removes itself (armed ones too, when left), in reverse order.
+ * @returns what was removed and what was kept, and why
+ * @throws {NetlinkError} the kernel refused a removal
+ */
+export async function teardownHold(hold: Hold, inspection: HoldInspection): Promise<TeardownWords> {
+  const h = hold.pieces;
+  const o = inspection.observed;
+  const out: TeardownWords = { removed: [], kept: [] };
+  await h.letGo?.(o, out);
+  const c = h.begin(o);
+  for (const p of [...h.list].reverse()) await p.remove?.(o, c, out);
+  return out;
+}
+
+/** The keys of a hold's pieces of one lifetime, with their names (for `setup --dry-run`). */
+export function piecesOfLifetime(h: HoldPieces, observed: unknown, lifetime: PieceLifetime): string[] {
+  return h.list.filter((p) => p.lifetime === lifetime).map((p) => p.judge(observed).piece);
+}
+
+/**
+ * The steps that arm a hold from what was observed: each armed piece that
+ * is missing or differs, added or replaced, in order. Sends nothing.
+ */
+export function armSteps(h: HoldPieces, o: unknown): SetupStep[] {
+  const c = h.begin(o);
+  return h.list.flatMap((p) => {
+    if (p.lifetime !== 'armed') return [];
+    const st = p.judge(o);
+    return st.status === 'ok' ? [] : stepsOf(p.add(o, st, c));
+  });
+}
+
+/**
+ * Add the armed pieces that are missing (phase one of a hold, and again under
+ * the lease lock: another holder's release may have removed them meanwhile).
+ * A failure undoes what this call added: nothing half-armed.
+ * @returns whether anything was added
+ * @throws {SetupError} a step failed (what was rolled back said)
+ * @throws {NetlinkError} the listing was refused
+ */
+export async function armHold(h: HoldPieces): Promise<boolean> {
+  if (!h.list.some((p) => p.lifetime === 'armed')) return false; // nothing to read
+  const steps = armSteps(h, await h.observe());
+  await runSteps(steps);
+  return steps.length > 0;
+}
+
+/**
+ * Remove the armed pieces that are there (after the last release).
+ * @throws {NetlinkError} a listing or a removal was refused
+ */
+export async function disarmHold(h: HoldPieces): Promise<void> {
+  const armed = h.list.filter((p) => p.lifetime === 'armed');
+  if (!armed.length) return; // nothing to read
+  const o = await h.observe();
+  const c = h.begin(o);
+  const out: TeardownWords = { removed: [], kept: [] };
+  for (const p of [...armed].reverse()) await p.remove?.(o, c, out);
+}
