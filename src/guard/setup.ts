@@ -387,8 +387,9 @@ export async function check(opts: CheckOptions = {}): Promise<CheckResult> {
       }),
     };
   });
-  if (record || inbound !== undefined || r.unrecorded?.length) return r;
-  const none = await nothingSetUp(config, rest, r);
+  const noLocal = noLocalHold(local, record, r.holds);
+  if (!noLocal && (record || inbound !== undefined || r.unrecorded?.length)) return r;
+  const none = await nothingSetUp(config, rest, r, noLocal);
   if (!none) return r;
   const { dev: _d, addr: _a, ...rest2 } = r;
   return none.hold
@@ -397,23 +398,38 @@ export async function check(opts: CheckOptions = {}): Promise<CheckResult> {
 }
 
 /**
- * With no hold recorded: what `check`, `status` and `release` say instead
+ * With `--local` and a record of holds none of which is local: the sentence
+ * that starts what `check` and `status` say (as `teardown --local` says it),
+ * instead of the default local hold's pieces, which on a kernel without
+ * sch_plug would list a hold setup never makes there.
+ * @param reported the holds the command reported (the local hold's id, recorded or not)
+ * @returns undefined when `--local` was not given, nothing is recorded, or the local hold is recorded
+ */
+export function noLocalHold(local: boolean | undefined, record: SetupRecord | undefined, reported: ReadonlyArray<{ id: string }>): string | undefined {
+  if (!local || !record || reported.some((h) => h.id in record.holds)) return undefined;
+  return `no local hold is set up (set up: ${Object.keys(record.holds).join(', ')})`;
+}
+
+/**
+ * With no hold recorded (or, `where` given, no local hold recorded): what `check`, `status` and `release` say instead
  * of the default hold's pieces, which on a kernel that cannot have them
  * (no sch_plug) would describe a hold setup never makes there. It asks
  * setup's own plan (`--via auto`, changing nothing) which hold
  * `synplug setup` makes on this kernel.
  * @param opts the command's options: `addr`; a plug hold's own (`dev`, `mark`, `limit`) ask about that hold, which is then reported as found
  * @param r what was found of the default hold: only when none of it is there, or setup would make another hold, is anything said
+ * @param localOnly how the sentence starts when only the local hold was asked about and other holds are recorded ({@link noLocalHold}); without it, nothing is recorded
  * @returns the sentence, and (when setup would make another hold than the default one) that hold's entry; undefined: report as found
  */
 export async function nothingSetUp(
   config: GuardConfig,
   opts: { addr?: string; dev?: string; mark?: number; limit?: number },
   r: { state: SetupState; holds: ReadonlyArray<{ mode: string }> },
+  localOnly?: string,
 ): Promise<{ sentence: string; hold?: { id: string; mode: string; via: 'plug' | 'queue'; dev: string; setup: string } } | undefined> {
   if (opts.dev !== undefined || opts.mark !== undefined || opts.limit !== undefined) return undefined;
   const addr = opts.addr;
-  const where = `synplug is not set up (no hold is recorded in ${join(config.stateDir, 'setup.json')})`;
+  const where = localOnly ?? `synplug is not set up (no hold is recorded in ${join(config.stateDir, 'setup.json')})`;
   let would: { hold: Hold; chose?: string } | undefined;
   try {
     would = (await setupOrPlan({ stateDir: config.stateDir, ...(addr !== undefined && { addr }) }, (w) => ({ hold: w.hold, chose: w.chose }))) as {
@@ -432,8 +448,8 @@ export async function nothingSetUp(
     ?.describe({ id: h.id, dev: h.dev, scope: h.scope, addrs: [addr ?? config.addr] });
   const why = /\((.*)\)$/.exec(would.chose ?? '')?.[1];
   const sentence =
-    `${where}. On this kernel 'synplug setup' sets up the ${words?.label ?? `${h.via} hold`} (${h.id}) for new connections ${words?.clients ?? ''}${why ? ` (${why})` : ''}; ` +
-    `for clients arriving on a device: 'synplug setup --inbound DEV --port PORT'`;
+    `${where}. On this kernel 'synplug setup' sets up the ${words?.label ?? `${h.via} hold`} (${h.id}) for new connections ${words?.clients ?? ''}${why ? ` (${why})` : ''}` +
+    (localOnly ? '' : `; for clients arriving on a device: 'synplug setup --inbound DEV --port PORT'`);
   return {
     sentence,
     ...(other && { hold: { id: would.hold.id, mode: would.hold.mode, via: would.hold.via, dev: would.hold.dev, setup: 'synplug setup' } }),
