@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { KindUnavailableError } from '../tc/index.js';
 import { checkEntryOptions, resolveConfig, type GuardConfig } from './config.js';
 import { NotSetUpError, SetupError } from './errors.js';
-import { StateStore, type HoldRecord } from './state.js';
+import { StateStore, withNetnsCookie, type HoldRecord } from './state.js';
 import { checkMetricsFile, metricsPathOf } from './metrics.js';
 import type { GuardSession } from './session.js';
 import { MissingSupportError, requireNetAdmin, type ModulePiece } from './support.js';
@@ -152,6 +152,8 @@ export async function setupOrPlan<T>(opts: SetupOptions, dryRun: ((would: SetupW
       holds,
       ...(createdStateDir && { createdStateDir }),
       ...(recordedMetrics !== undefined && { metricsFile: recordedMetrics }),
+      // the namespace the holds are in: a command acting in another one refuses this record (state.ts)
+      ...withNetnsCookie(oldRecord),
     });
     if (!store.readPlug()) {
       const now = Date.now();
