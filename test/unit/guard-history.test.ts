@@ -143,4 +143,9 @@ test('synplug history: text and --json (an array of { id, command, start, holds,
   t.regex(lines[0], /exit 1; LOST: 2 refused SYN\(s\), retransmissions included, 0 reset, 0 dropped$/);
   const none = cli(['history', '--state-dir', stateDir()]);
   t.is(none.stdout, 'no reload recorded\n');
+  // -n 0 printed "no reload recorded" although two were
+  const zero = cli(['history', '-n', '0', '--state-dir', dir]);
+  t.is(zero.code, 2);
+  t.is(zero.stdout, '');
+  t.regex(zero.stderr, /-n 0 would list no reload: give 1 or more/);
 });
