@@ -109,7 +109,16 @@ export async function setupOrPlan<T>(opts: SetupOptions, dryRun: ((would: SetupW
     await target.refuseClash?.();
     // Phase one: kernel support, all of it, before anything changes.
     const sup = await target.probeSupport();
-    if (sup.missing.length) throw new MissingSupportError(sup.missing, sup.unverified);
+    if (sup.missing.length) {
+      const e = new MissingSupportError(sup.missing, sup.unverified);
+      // --via naming a hold this kernel cannot have, where another works: the refusal names it (as the demo's does)
+      for (const m of HOLD_VIAS.flatMap((v) => (v !== 'auto' && v !== mode.via ? (holdModeFor(v, scope) ?? []) : []))) {
+        if ((await m.probeSupport(s, config)).missing.length) continue;
+        e.message += `; the ${m.via} hold works on this kernel: 'synplug setup --via ${m.via}' with the same options (or leave --via out)`;
+        break;
+      }
+      throw e;
+    }
 
     // The named steps, in order (foreign state refused here, before any step).
     let plan: HoldSetupPlan;
