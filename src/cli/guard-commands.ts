@@ -222,7 +222,7 @@ function selectorOptions(cmd: Command, verb: string): Command {
 
 /** `--metrics-file` of protect, plug and release: what it does (and that setup can record a default). */
 const METRICS_FILE_HELP =
-  "write the reload totals (kept in the state directory) to PATH in Prometheus' text format, as node_exporter's textfile collector reads it (a temporary file, then a rename); PATH's directory must exist and be safe (exit 2 otherwise, before anything is held or changed). Default: the file 'synplug setup --metrics-file' recorded";
+  "write the reload totals (kept in the state directory) to PATH in Prometheus' text format, as node_exporter's textfile collector reads it (a temporary file, then a rename); PATH ends in .prom and, if it exists, is a metrics file synplug wrote (it never replaces another file); its directory must exist and be safe (exit 2 otherwise, before anything is held or changed). Default: the file 'synplug setup --metrics-file' recorded";
 
 /** Print a command's warnings (what went wrong after it did its job) on stderr. */
 function warn(r: { warnings?: string[] }): void {
@@ -256,7 +256,7 @@ export function guardCommands(program: Command): void {
       .option('--queue-num <n>', 'with --via queue: the netfilter queue number, 0-65535 (default: as set up, else 4200)')
       .option(
         '--metrics-file <path>',
-        "record PATH as the metrics file protect, plug and release write when given no --metrics-file (Prometheus' text format, for node_exporter's textfile collector); its directory must exist and be safe (exit 2 otherwise, nothing set up). Kept by later setups that give none",
+        "record PATH as the metrics file protect, plug and release write when given no --metrics-file (Prometheus' text format, for node_exporter's textfile collector); PATH ends in .prom and, if it exists, is a metrics file synplug wrote; its directory must exist and be safe (exit 2 otherwise, nothing set up). Kept by later setups that give none",
       )
       .option(
         '--queue-maxlen <n>',

@@ -43,6 +43,8 @@ import type { ReloadReport } from './report.js';
 export const METRICS_STATE_FILE = 'metrics.json';
 /** Its largest size, bytes. */
 const METRICS_STATE_CAP = 64 * 1024;
+/** the largest file at the metrics file's name read to tell whether synplug wrote it, bytes */
+const METRICS_FILE_CAP = 1024 * 1024;
 /** The hold histogram's upper bounds, seconds. */
 export const HOLD_BUCKETS = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60] as const;
 
@@ -131,6 +133,9 @@ export function checkMetricsFile(path: string): MetricsTarget {
   const full = resolve(path);
   const name = basename(full);
   if (path === '' || name === '' || path.endsWith('/')) throw new UsageError(`--metrics-file '${path}': give a file name`);
+  // node_exporter's textfile collector reads *.prom only; and a name of that form is never a system file synplug would replace
+  if (!name.endsWith('.prom') || name === '.prom')
+    throw new UsageError(`--metrics-file ${full}: the name must end in .prom (node_exporter's textfile collector reads only *.prom files), e.g. synplug.prom`);
   const dir = dirname(full);
   let d: ReturnType<typeof openCheckedDir>;
   try {
@@ -144,8 +149,33 @@ export function checkMetricsFile(path: string): MetricsTarget {
     throw new UsageError(
       `--metrics-file ${full}: the directory ${dir} does not exist (node_exporter's textfile directory, e.g. /var/lib/prometheus/node-exporter)`,
     );
-  d.close();
+  try {
+    refuseForeignFile(d, name, full);
+  } finally {
+    d.close();
+  }
   return { dir, name };
+}
+
+/** The first line of every metrics file synplug writes ({@link metricsText}). */
+const OURS = '# HELP synplug_reloads_total ';
+
+/**
+ * A file already at the metrics file's name is replaced only when synplug
+ * wrote it (its first line is {@link OURS}): any other file, or anything
+ * that is not a regular file, is someone else's and is left alone.
+ * @throws {UsageError} it exists and is not synplug's metrics file
+ */
+function refuseForeignFile(d: NonNullable<ReturnType<typeof openCheckedDir>>, name: string, full: string): void {
+  const refuse = (what: string) =>
+    new UsageError(`--metrics-file ${full}: ${what}, which synplug does not replace: give the name of a new file, or of a metrics file synplug wrote`);
+  let head: Buffer | undefined;
+  try {
+    head = d.read(name, METRICS_FILE_CAP, 'the metrics file');
+  } catch {
+    throw refuse('it exists and is not a regular file synplug can read (or is larger than a metrics file)');
+  }
+  if (head !== undefined && !head.toString('utf8').startsWith(OURS)) throw refuse('it exists and is not a metrics file synplug wrote');
 }
 
 /** A checked target's full path, as setup records it. */
@@ -233,29 +263,31 @@ const REMOVE_IT = 'remove it (the counters start again from 0)';
  */
 export async function recordMetrics(stateDir: string, target: MetricsTarget, hold: string, change: MetricsChange): Promise<void> {
   await withLeaseLock(new StateStore(stateDir), () => {
-    const d = openCheckedDir(stateDir, true)!;
-    let state: MetricsState;
-    try {
-      const raw = d.read(METRICS_STATE_FILE, METRICS_STATE_CAP, `synplug keeps the metrics totals there: ${REMOVE_IT}`);
-      let parsed: unknown;
-      try {
-        parsed = raw === undefined ? { version: 2, holds: {} } : JSON.parse(raw.toString('utf8'));
-      } catch {
-        parsed = undefined;
-      }
-      if (!isState(parsed))
-        throw new StateFileError(d.file(METRICS_STATE_FILE), `${d.file(METRICS_STATE_FILE)} is not a metrics record synplug wrote: ${REMOVE_IT}`);
-      if (!HOLD_LABEL.test(hold)) throw new UsageError(`'${hold}' is not a hold label (hold ids joined with '+')`);
-      if (!(hold in parsed.holds) && Object.keys(parsed.holds).length >= MAX_HOLD_LABELS)
-        throw new StateFileError(d.file(METRICS_STATE_FILE), `${d.file(METRICS_STATE_FILE)} already counts ${MAX_HOLD_LABELS} hold labels: ${REMOVE_IT}`);
-      state = { version: 2, holds: { ...parsed.holds, [hold]: addReload(parsed.holds[hold] ?? empty(), change) } };
-      d.writeAtomic(METRICS_STATE_FILE, Buffer.from(`${JSON.stringify(state)}\n`));
-    } finally {
-      d.close();
-    }
     const m = openCheckedDir(target.dir, false);
     if (!m) throw new UsageError(`the metrics file's directory ${target.dir} no longer exists`);
     try {
+      // the target first: a file that is not synplug's is refused before any total changes
+      refuseForeignFile(m, target.name, join(target.dir, target.name));
+      const d = openCheckedDir(stateDir, true)!;
+      let state: MetricsState;
+      try {
+        const raw = d.read(METRICS_STATE_FILE, METRICS_STATE_CAP, `synplug keeps the metrics totals there: ${REMOVE_IT}`);
+        let parsed: unknown;
+        try {
+          parsed = raw === undefined ? { version: 2, holds: {} } : JSON.parse(raw.toString('utf8'));
+        } catch {
+          parsed = undefined;
+        }
+        if (!isState(parsed))
+          throw new StateFileError(d.file(METRICS_STATE_FILE), `${d.file(METRICS_STATE_FILE)} is not a metrics record synplug wrote: ${REMOVE_IT}`);
+        if (!HOLD_LABEL.test(hold)) throw new UsageError(`'${hold}' is not a hold label (hold ids joined with '+')`);
+        if (!(hold in parsed.holds) && Object.keys(parsed.holds).length >= MAX_HOLD_LABELS)
+          throw new StateFileError(d.file(METRICS_STATE_FILE), `${d.file(METRICS_STATE_FILE)} already counts ${MAX_HOLD_LABELS} hold labels: ${REMOVE_IT}`);
+        state = { version: 2, holds: { ...parsed.holds, [hold]: addReload(parsed.holds[hold] ?? empty(), change) } };
+        d.writeAtomic(METRICS_STATE_FILE, Buffer.from(`${JSON.stringify(state)}\n`));
+      } finally {
+        d.close();
+      }
       m.writeAtomic(target.name, Buffer.from(metricsText(state)));
     } finally {
       m.close();

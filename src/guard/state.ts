@@ -464,7 +464,9 @@ const PATH_MAX = 4096;
 
 /** A metrics file's path as setup records it: absolute, normalised (no `.`/`..`/`//`), naming a file, no NUL, shorter than PATH_MAX. */
 export function isMetricsPath(v: unknown): v is string {
-  return typeof v === 'string' && v.length < PATH_MAX && !v.includes('\0') && isAbsolute(v) && normalize(v) === v && !v.endsWith('/');
+  return (
+    typeof v === 'string' && v.length < PATH_MAX && !v.includes('\0') && isAbsolute(v) && normalize(v) === v && v.endsWith('.prom') && !v.endsWith('/.prom')
+  );
 }
 
 /** since and deadline: times, since <= deadline, the deadline at most 24 h ahead (synplug holds for 24 h at most). */
@@ -495,7 +497,7 @@ export function setupRecordProblem(raw: unknown): Problem {
   if (!isObject(raw.holds)) return "'holds' is not an object";
   if (raw.createdStateDir !== undefined && typeof raw.createdStateDir !== 'boolean') return "'createdStateDir' is not true or false";
   if (raw.metricsFile !== undefined && !isMetricsPath(raw.metricsFile))
-    return `'metricsFile' is ${JSON.stringify(raw.metricsFile).slice(0, 80)}, not an absolute path of a file (setup records --metrics-file so)`;
+    return `'metricsFile' is ${JSON.stringify(raw.metricsFile).slice(0, 80)}, not an absolute path of a *.prom file (setup records --metrics-file so)`;
   if (raw.netns !== undefined && !(typeof raw.netns === 'string' && /^[1-9][0-9]{0,19}$/.test(raw.netns)))
     return `'netns' is ${JSON.stringify(raw.netns).slice(0, 80)}, not a network namespace cookie (decimal digits)`;
   const entries = Object.entries(raw.holds);

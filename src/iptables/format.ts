@@ -166,11 +166,14 @@ const META_LEN: Record<string, number> = { ifname: 16, l4proto: 1, nfproto: 1, p
 /** meta keys nft prints without `meta` (`iifname "lo"`): nftables' meta_key_is_unqualified(). */
 const UNQUALIFIED_META: ReadonlySet<string> = new Set(['iif', 'oif', 'iifname', 'oifname', 'iifgroup', 'oifgroup']);
 const RAW_BASE: Record<string, string> = { link: 'll', network: 'nh', transport: 'th', inner: 'ih' };
+/** The network header after a bridge or netdev `meta protocol 8021q`: one nft 1.0.6 cannot list a load of (it aborts). */
+const NH_VLAN = 'vlan (meta protocol)';
 
 /** The headers a load from `base` may be in, given what the rule matched before it (most specific first). */
 function protocolsAt(base: string, ctx: Ctx): string[] {
-  if (base === 'link') return ctx.l2 === 'vlan' ? ['vlan', 'ether'] : ['ether'];
-  if (base === 'network') return ctx.l3 ? [ctx.l3] : [];
+  // nft names a link-layer load only where it knows the header: the bridge family, after `meta iiftype ether`
+  if (base === 'link') return ctx.l2 === 'vlan' ? ['vlan', 'ether'] : ctx.l2 ? [ctx.l2] : [];
+  if (base === 'network') return ctx.l3 && HEADERS[ctx.l3] ? [ctx.l3] : [];
   if (base === 'transport') return ctx.l4 ? [ctx.l4] : ctx.l4Other ? [] : ['th'];
   return [];
 }
@@ -217,8 +220,8 @@ function fieldOf(src: Src, ctx: Ctx): Field | undefined {
     if (src.base === 'network' && ctx.l3) return undefined;
     if (src.base === 'transport' && (ctx.l4 || ctx.l4Other)) return undefined;
     const b = RAW_BASE[src.base] ?? src.base;
-    // longer raw loads: how nft writes their values is not known here, so they print raw
-    if (src.len > 4) return undefined;
+    // longer raw loads: a number past 2^48 would not be exact in JSON; they print raw
+    if (src.len > 6) return undefined;
     return { text: `@${b},${src.offset * 8},${src.len * 8}`, json: { payload: { base: b, offset: src.offset * 8, len: src.len * 8 } }, type: 'rawint' };
   }
   return undefined;
@@ -292,6 +295,20 @@ interface Slot {
    * bridge one). When such a field follows, it prints raw.
    */
   hiddenBy?: (later: Slot) => boolean;
+  /** a dependency match nft leaves out before such a later one (beside `setsL3`...), see `rulePostprocess` */
+  droppedBy?: (later: Slot) => boolean;
+  /**
+   * where nft 1.0.6 keeps a protocol match as a dependency (its `pdeps[]`
+   * index: 1 `meta iiftype`, a stacked `ether type 8021q`; 2 the network
+   * protocol's matches; 3 the transport protocol's): a later one there
+   * replaces it, and it is then never left out
+   */
+  depBase?: number;
+}
+
+/** The left side of a slot's match (`{ payload: {...} }`, `{ meta: { key } }`), if it is one. */
+function matchLeft(x: Slot): { payload?: { protocol?: string }; meta?: { key?: string } } | undefined {
+  return (x.stmt?.json as { match?: { left?: { payload?: { protocol?: string }; meta?: { key?: string } } } } | undefined)?.match?.left;
 }
 
 /** A statement nft may list differently (see `Slot.hiddenBy`), marked raw. */
@@ -663,25 +680,24 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
     }
   }
   // Hide dependencies nft hides: a protocol match followed by a match that implies it.
+  const kills = (s: Slot, x: Slot): boolean =>
+    (s.setsL4 !== undefined && x.needsL4 === s.setsL4) ||
+    (s.setsL3 !== undefined && x.needsL3 === s.setsL3) ||
+    (s.setsL2 !== undefined && x.needsL2 === s.setsL2) ||
+    (s.setsDep !== undefined && x.needsDep === s.setsDep) ||
+    s.droppedBy?.(x) === true;
   slots.forEach((s, i) => {
     if (s.dropped) return;
-    // only up to the first statement that is not a match and does not need it: nft keeps
-    // `meta l4proto tcp counter tcp dport 22` as it is
-    const later: Slot[] = [];
     for (const x of slots.slice(i + 1)) {
       if (x.dropped) continue;
-      later.push(x);
-      const needs =
-        (s.setsL4 !== undefined && x.needsL4 === s.setsL4) ||
-        (s.setsL3 !== undefined && x.needsL3 === s.setsL3) ||
-        (s.setsL2 !== undefined && x.needsL2 === s.setsL2) ||
-        (s.setsDep !== undefined && x.needsDep === s.setsDep);
-      if (x.stmt && !('match' in x.stmt.json) && !needs) break;
+      if (kills(s, x)) {
+        s.dropped = true;
+        break;
+      }
+      // nft keeps one dependency per layer (a later one replaces it), and none past a statement
+      // that is not a match: it keeps `meta l4proto tcp counter tcp dport 22` as it is
+      if ((s.depBase !== undefined && x.depBase === s.depBase) || (x.stmt && !('match' in x.stmt.json))) break;
     }
-    if (s.setsL4 && later.some((x) => x.needsL4 === s.setsL4)) s.dropped = true;
-    if (s.setsL3 && later.some((x) => x.needsL3 === s.setsL3)) s.dropped = true;
-    if (s.setsL2 && later.some((x) => x.needsL2 === s.setsL2)) s.dropped = true;
-    if (s.setsDep && later.some((x) => x.needsDep === s.setsDep)) s.dropped = true;
   });
   slots.forEach((s, i) => {
     if (!s.dropped && s.stmt && s.hiddenBy && slots.slice(i + 1).some((x) => !x.dropped && s.hiddenBy!(x))) s.stmt = uncertain(s.stmt);
@@ -800,10 +816,10 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
   function rangeStatement(src: Src, from: string, to: string): Slot | undefined {
     if (src.k === 'imm' || src.k === 'masked' || src.k === 'map') return undefined;
     const f = fieldOf(src, ctx);
-    if (!f || f.fullLen !== undefined || f.type === 'hex' || f.type === 'rawint') return undefined;
+    if (!f || f.fullLen !== undefined || f.type === 'hex') return undefined;
     const lo = valueText(from, f.type, pctx.ifname);
     const hi = valueText(to, f.type, pctx.ifname);
-    if ((lo.text.startsWith('0x') || hi.text.startsWith('0x')) && f.type !== 'mark' && f.type !== 'mark_be') return undefined;
+    if ((lo.text.startsWith('0x') || hi.text.startsWith('0x')) && f.type !== 'mark' && f.type !== 'mark_be' && f.type !== 'rawint') return undefined;
     // a range of tcp flags: numbers in nft's text (`tcp flags 0x40-0x80`), names in its JSON; of ct flags: raw
     if (FLAG_TYPES.has(f.type) && f.type !== 'tcpflags') return undefined;
     const text = f.type === 'tcpflags' ? `0x${Buffer.from(from, 'hex')[0].toString(16)}-0x${Buffer.from(to, 'hex')[0].toString(16)}` : `${lo.text}-${hi.text}`;
@@ -983,14 +999,21 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
       c.icmpType = Buffer.from(data, 'hex')[0];
       slot.setsDep = `${(f.json as { payload: { protocol: string } }).payload.protocol}:${c.icmpType}`;
     }
-    if (op === 'eq' && f.type === 'iftype' && v.text === 'ether') {
-      c.l2 = 'ether';
-      slot.setsL2 = 'ether';
+    const family = options.family;
+    // nft names the link layer by `meta iiftype` outside the bridge family (ether, or nothing)
+    if (op === 'eq' && f.type === 'iftype' && family !== 'bridge') {
+      slot.depBase = 1;
+      c.l2 = v.text === 'ether' ? 'ether' : undefined;
+      if (c.l2) slot.setsL2 = 'ether';
     }
     // `ether type ip` / `meta protocol ip` before an ip field: nft leaves out `meta protocol`
     // only in bridge and netdev (in inet it is no dependency of anything)
     const isMetaProto = src.k === 'meta' && src.key === 'protocol';
-    const family = options.family;
+    // the ip, ip6 and arp families fix the network header; there nft leaves out the vlan header's
+    // `ether type 8021q` before `vlan type`, which it keeps elsewhere
+    const ownL3 = family === 'ip' || family === 'ip6' || family === 'arp';
+    const left = f.json as { payload?: { protocol?: string; field?: string } };
+    if (ownL3 && left.payload?.protocol === 'vlan' && left.payload.field === 'type') slot.needsL2 = 'vlan';
     const packetField = (x: Slot): boolean => Boolean(x.needsL3 || x.needsL4 || x.setsL4);
     if (op === 'eq' && f.type === 'ethertype' && src.k === 'payload' && src.base === 'link' && (family === 'ip' || family === 'ip6' || family === 'inet')) {
       // in a family of its own network protocol: nft keeps `ether type ip` before some fields, hides it before others
@@ -1003,17 +1026,35 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
       if (!c.l3 && (v.text === 'ipv4' || v.text === 'ipv6')) c.l3 = v.text === 'ipv4' ? 'ip' : 'ip6';
     }
     if (op === 'eq' && f.type === 'ethertype' && ((src.k === 'payload' && src.base === 'link') || isMetaProto)) {
-      if (v.text === '8021q' && !isMetaProto) {
+      slot.depBase = v.text === '8021q' && !isMetaProto ? 1 : 2;
+      // nft: `meta protocol` names the network header only in bridge and netdev, `ether type` everywhere
+      const names = !isMetaProto || family === 'bridge' || family === 'netdev';
+      if (slot.depBase === 1) {
         c.l2 = 'vlan';
         slot.setsL2 = 'vlan';
-      } else if (v.text === 'ip' || v.text === 'ip6' || v.text === 'arp') {
+        // there any later link-layer field leaves it out (`ether type 8021q ether type ip` lists as `ether type ip`)
+        if (ownL3) slot.droppedBy = (x) => HEADERS[matchLeft(x)?.payload?.protocol ?? '']?.base === 'link';
+      } else if (isMetaProto && names && (data === '8100' || data === '88a8')) {
+        // nft 1.0.6 takes the vlan header for the network one here, and aborts on a network load after it: raw
+        c.l3 = NH_VLAN;
+      } else if (names && (v.text === 'ip' || v.text === 'ip6' || v.text === 'arp')) {
         c.l3 = v.text;
         const otherFamily = (family === 'ip' && v.text !== 'ip') || (family === 'ip6' && v.text !== 'ip6');
-        if ((!isMetaProto || family === 'bridge' || family === 'netdev') && !otherFamily) slot.setsL3 = v.text;
+        if (!otherFamily) slot.setsL3 = v.text;
+      }
+      if (slot.depBase === 2 && ownL3) {
+        // there nft leaves it out before a field of the network header (`meta protocol` of any value),
+        // and before `meta l4proto` when it is the family's protocol (any, in arp)
+        const l3 = c.l3;
+        slot.droppedBy = (x) =>
+          (isMetaProto && x.needsL3 === l3 && HEADERS[matchLeft(x)?.payload?.protocol ?? '']?.base === 'network') ||
+          (x.depBase === 3 && matchLeft(x)?.meta?.key === 'l4proto' && (family === 'arp' || v.text === family));
       }
     }
     // Protocol matches set the context and are dependencies of later field matches: `meta l4proto`
     // always, `ip protocol` / `ip6 nexthdr` only in the ip and ip6 families (elsewhere nft keeps them).
+    if (op === 'eq' && f.type === 'l4proto') slot.depBase = 3;
+    if (op === 'eq' && f.type === 'nfproto') slot.depBase = 2;
     if (op === 'eq' && f.type === 'l4proto' && (src.k === 'meta' || (src.k === 'payload' && src.base === 'network'))) {
       const name = L4_HEADERS.get(Buffer.from(data, 'hex')[0]);
       if (name) {

@@ -643,7 +643,8 @@ export function valueText(hex: string, type: ValueType, ifname?: (index: number)
       }
       break;
     case 'rawint':
-      if (b.length >= 1 && b.length <= 4) {
+      // up to 6 bytes: an exact number in JSON too (`@ll,48,48 0x1122334455`)
+      if (b.length >= 1 && b.length <= 6) {
         const n = b.readUIntBE(0, b.length);
         return { text: `0x${n.toString(16)}`, json: n };
       }

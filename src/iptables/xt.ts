@@ -110,6 +110,30 @@ const IPT_REJECT_WITH: Readonly<Record<number, string>> = {
 /** IPT_ICMP_PORT_UNREACHABLE (REJECT's default: plain `reject`), IPT_TCP_RESET */
 const IPT_ICMP_PORT_UNREACHABLE = 3;
 const IPT_TCP_RESET = 7;
+/** linux/netfilter_ipv6/ip6t_REJECT.h `enum ip6t_reject_with`, as nft names each in `reject with icmpv6 type ...` */
+const IP6T_REJECT_WITH: Readonly<Record<number, string>> = {
+  0: 'no-route',
+  1: 'admin-prohibited',
+  3: 'addr-unreachable',
+  7: 'policy-fail',
+  8: 'reject-route',
+};
+/** IP6T_ICMP6_PORT_UNREACH (plain `reject`), IP6T_TCP_RESET */
+const IP6T_ICMP6_PORT_UNREACH = 4;
+const IP6T_TCP_RESET = 6;
+/** REJECT's `with` values per family: the default, tcp reset, and the icmp types (ipt_REJECT.h, ip6t_REJECT.h) */
+const REJECT_WITH: Readonly<Record<string, { plain: number; reset: number; icmp: string; names: Readonly<Record<number, string>> }>> = {
+  ip: { plain: IPT_ICMP_PORT_UNREACHABLE, reset: IPT_TCP_RESET, icmp: 'icmp', names: IPT_REJECT_WITH },
+  ip6: { plain: IP6T_ICMP6_PORT_UNREACH, reset: IP6T_TCP_RESET, icmp: 'icmpv6', names: IP6T_REJECT_WITH },
+};
+
+/** linux/netfilter_ipv4/ipt_ttl.h, linux/netfilter_ipv6/ip6t_hl.h: modes EQ, NE, LT, GT, as libxtables writes them */
+const TTL_MODES = ['', '!= ', 'lt ', 'gt '];
+/** `ip ttl gt 5`, `ip6 hoplimit != 5`: struct ipt_ttl_info / ip6t_hl_info { __u8 mode; __u8 ttl; } */
+const ttlText =
+  (field: string) =>
+  (b: Buffer): string | undefined =>
+    TTL_MODES[b[0]] === undefined ? undefined : `${field} ${TTL_MODES[b[0]]}${b[1]}`;
 
 /** linux/netfilter/nf_nat.h: NF_NAT_RANGE_MAP_IPS, _PROTO_SPECIFIED, _PROTO_RANDOM, _PERSISTENT, _PROTO_RANDOM_FULLY */
 const NAT_MAP_IPS = 0x01;
@@ -119,8 +143,10 @@ const NAT_PERSISTENT = 0x08;
 const NAT_PROTO_RANDOM_FULLY = 0x10;
 
 /**
- * One IPv4 NAT range, from `struct nf_nat_ipv4_multi_range_compat` (rev 0 of
- * SNAT, DNAT, MASQUERADE, REDIRECT) or `struct nf_nat_range2` (rev 2):
+ * One NAT range: IPv4's rev 0 of SNAT, DNAT, MASQUERADE and REDIRECT is a
+ * `struct nf_nat_ipv4_multi_range_compat`; rev 1 (and IPv6's MASQUERADE and
+ * REDIRECT) a `struct nf_nat_range`, rev 2 a `struct nf_nat_range2` (the same
+ * and a base port), whose addresses are IPv4's first 4 bytes, IPv6's 16:
  * ```c
  * struct nf_nat_ipv4_multi_range_compat { unsigned int rangesize; struct nf_nat_ipv4_range range[1]; };
  * struct nf_nat_ipv4_range { unsigned int flags; __be32 min_ip, max_ip; union nf_conntrack_man_proto min, max; }; // ports __be16
@@ -128,22 +154,30 @@ const NAT_PROTO_RANDOM_FULLY = 0x10;
  *                        union nf_conntrack_man_proto min_proto, max_proto, base_proto; };
  * ```
  */
-function natRange(b: Buffer, rev: number): { flags: number; minIp: Buffer; maxIp: Buffer; minPort: number; maxPort: number } | undefined {
-  if (rev === 0) {
+function natRange(b: Buffer, rev: number, family: string): { flags: number; minIp: Buffer; maxIp: Buffer; minPort: number; maxPort: number } | undefined {
+  if (rev === 0 && family === 'ip') {
     if (readU32(b, 0) !== 1) return undefined;
     return { flags: readU32(b, 4), minIp: b.subarray(8, 12), maxIp: b.subarray(12, 16), minPort: b.readUInt16BE(16), maxPort: b.readUInt16BE(18) };
   }
-  return { flags: readU32(b, 0), minIp: b.subarray(4, 8), maxIp: b.subarray(20, 24), minPort: b.readUInt16BE(36), maxPort: b.readUInt16BE(38) };
+  if (b.length < 40) return undefined;
+  const n = family === 'ip6' ? 16 : 4;
+  return { flags: readU32(b, 0), minIp: b.subarray(4, 4 + n), maxIp: b.subarray(20, 20 + n), minPort: b.readUInt16BE(36), maxPort: b.readUInt16BE(38) };
 }
 
-/** `to 1.2.3.4-1.2.3.5:80-90 random,persistent` of SNAT/DNAT, `to :80-90 random` of MASQUERADE/REDIRECT (`addresses` false). */
-function natText(verb: string, b: Buffer, rev: number, addresses: boolean): string | undefined {
-  const r = natRange(b, rev);
+/**
+ * `to 1.2.3.4-1.2.3.5:80-90 random,persistent` of SNAT/DNAT, `to :80-90 random` of MASQUERADE/REDIRECT (`addresses` false);
+ * an IPv6 address in brackets before a port (`to [fd00::2]:8080`; a range of them and a port not reproduced).
+ */
+function natText(verb: string, b: Buffer, rev: number, ctx: XtContext, addresses: boolean): string | undefined {
+  const r = natRange(b, rev, ctx.family);
   if (!r) return undefined;
   const known = NAT_MAP_IPS | NAT_PROTO_SPECIFIED | NAT_PROTO_RANDOM | NAT_PERSISTENT | NAT_PROTO_RANDOM_FULLY;
   if (r.flags & ~known || (!addresses && r.flags & NAT_MAP_IPS)) return undefined;
+  const v6 = ctx.family === 'ip6';
+  const bracket = v6 && r.flags & NAT_PROTO_SPECIFIED;
+  if (bracket && !r.maxIp.equals(r.minIp)) return undefined;
   let to = '';
-  if (r.flags & NAT_MAP_IPS) to += addressText(r.minIp) + (r.maxIp.equals(r.minIp) ? '' : `-${addressText(r.maxIp)}`);
+  if (r.flags & NAT_MAP_IPS) to += bracket ? `[${addressText(r.minIp)}]` : addressText(r.minIp) + (r.maxIp.equals(r.minIp) ? '' : `-${addressText(r.maxIp)}`);
   if (r.flags & NAT_PROTO_SPECIFIED) to += `:${r.minPort}${r.maxPort === r.minPort ? '' : `-${r.maxPort}`}`;
   if (addresses && !(r.flags & NAT_MAP_IPS)) return undefined;
   const words = [
@@ -163,6 +197,29 @@ const XT_TCPMSS_CLAMP_PMTU = 0xffff;
 const XT_CONNMARK_SET = 0;
 const XT_CONNMARK_SAVE = 1;
 const XT_CONNMARK_RESTORE = 2;
+
+/** linux/netfilter_bridge/ebt_mark_t.h: the mark operation in the high bits of `target`, the verdict in its EBT_VERDICT_BITS */
+const EBT_MARK_OPS: ReadonlyMap<number, string> = new Map([
+  [0xfffffff0, ''],
+  [0xffffffe0, 'meta mark or '],
+  [0xffffffd0, 'meta mark and '],
+  [0xffffffc0, 'meta mark xor '],
+]);
+const EBT_VERDICT_BITS = 0xf;
+/** linux/netfilter_bridge/ebtables.h: EBT_ACCEPT -1, EBT_DROP -2, EBT_CONTINUE -3, EBT_RETURN -4 (index -v - 1) */
+const EBT_VERDICTS = ['accept', 'drop', 'continue', 'return'];
+/** nft's names of the packet types (linux/if_packet.h PACKET_HOST, _BROADCAST, _MULTICAST, _OTHERHOST) */
+const PKTTYPES = ['host', 'broadcast', 'multicast', 'other'];
+/** linux/netfilter_bridge/ebt_vlan.h: bitmask and invflags bits EBT_VLAN_ID, EBT_VLAN_PRIO, EBT_VLAN_ENCAP */
+const EBT_VLAN_ID = 0x01;
+const EBT_VLAN_PRIO = 0x02;
+const EBT_VLAN_ENCAP = 0x04;
+/** linux/netfilter_bridge/ebt_nflog.h: EBT_NFLOG_COPY_LEN (`--nflog-range`), EBT_NFLOG_DEFAULT_THRESHOLD */
+const EBT_NFLOG_COPY_LEN = 0x1;
+const EBT_NFLOG_DEFAULT_THRESHOLD = 1;
+
+/** ebtables' targets nft 1.0.6 calls watchers (`{"xt": {"type": "watcher", ...}}` in `nft -j`) */
+export const EBT_WATCHERS: ReadonlySet<string> = new Set(['log', 'nflog']);
 
 /** The targets whose translation synplug reproduces, by name. */
 const TARGETS: Readonly<Record<string, Translation>> = {
@@ -213,22 +270,68 @@ const TARGETS: Readonly<Record<string, Translation>> = {
       return t;
     },
   },
-  // struct ipt_reject_info { enum ipt_reject_with with; };
+  // struct ipt_reject_info / ip6t_reject_info { __u32 with; };
   REJECT: {
     revs: [0],
     size: 4,
-    families: ['ip'],
-    text(b) {
+    families: ['ip', 'ip6'],
+    text(b, _rev, ctx) {
       const w = readU32(b, 0);
-      if (w === IPT_ICMP_PORT_UNREACHABLE) return 'reject';
-      if (w === IPT_TCP_RESET) return 'reject with tcp reset';
-      return IPT_REJECT_WITH[w] !== undefined ? `reject with icmp type ${IPT_REJECT_WITH[w]}` : undefined;
+      const r = REJECT_WITH[ctx.family];
+      if (w === r.plain) return 'reject';
+      if (w === r.reset) return 'reject with tcp reset';
+      return r.names[w] !== undefined ? `reject with ${r.icmp} type ${r.names[w]}` : undefined;
     },
   },
-  SNAT: { revs: [0, 2], size: 20, families: ['ip'], text: (b, rev) => (rev === 2 && b.length < 42 ? undefined : natText('snat', b, rev, true)) },
-  DNAT: { revs: [0, 2], size: 20, families: ['ip'], text: (b, rev) => (rev === 2 && b.length < 42 ? undefined : natText('dnat', b, rev, true)) },
-  MASQUERADE: { revs: [0], size: 20, families: ['ip'], text: (b, rev) => natText('masquerade', b, rev, false) },
-  REDIRECT: { revs: [0], size: 20, families: ['ip'], text: (b, rev) => natText('redirect', b, rev, false) },
+  // ebtables': struct ebt_mark_t_info { unsigned long mark; int target; } (a 64-bit long here):
+  // `meta mark set 0x5 accept`, `meta mark set meta mark or 0x5 continue`
+  mark: {
+    revs: [0],
+    size: 12,
+    families: ['bridge'],
+    text(b) {
+      const target = readU32(b, 8);
+      const op = EBT_MARK_OPS.get((target & ~EBT_VERDICT_BITS) >>> 0);
+      const verdict = EBT_VERDICTS[-(target | ~EBT_VERDICT_BITS) - 1];
+      const mark = LE ? b.readBigUInt64LE(0) : b.readBigUInt64BE(0);
+      return op === undefined || verdict === undefined ? undefined : `meta mark set ${op}0x${mark.toString(16)} ${verdict}`;
+    },
+  },
+  // ebtables': struct ebt_nflog_info { __u32 len; __u16 group, threshold, flags, pad; char prefix[64]; }
+  nflog: {
+    revs: [0],
+    size: 76,
+    families: ['bridge'],
+    text(b) {
+      const [len, group, threshold, flags] = [readU32(b, 0), readU16(b, 4), readU16(b, 6), readU16(b, 8)];
+      // a length without EBT_NFLOG_COPY_LEN: nft 1.0.6 lists a snaplen the kernel does not apply; raw
+      if (flags & ~EBT_NFLOG_COPY_LEN || (len !== 0 && !(flags & EBT_NFLOG_COPY_LEN))) return undefined;
+      const nul = b.indexOf(0, 12);
+      const prefix = b.subarray(12, nul < 0 || nul > 76 ? 76 : nul).toString('utf8');
+      return [
+        'log',
+        prefix ? `prefix "${prefix}"` : '',
+        `group ${group}`,
+        flags & EBT_NFLOG_COPY_LEN ? `snaplen ${len}` : '',
+        threshold !== EBT_NFLOG_DEFAULT_THRESHOLD ? `queue-threshold ${threshold}` : '',
+      ]
+        .filter(Boolean)
+        .join(' ');
+    },
+  },
+  // struct xt_classify_target_info { __u32 priority; }: `meta priority set 1:10` (hex), `root`, `none`
+  CLASSIFY: {
+    revs: [0],
+    size: 4,
+    text(b) {
+      const p = readU32(b, 0);
+      return `meta priority set ${p === 0xffffffff ? 'root' : p === 0 ? 'none' : `${(p >>> 16).toString(16)}:${(p & 0xffff).toString(16)}`}`;
+    },
+  },
+  SNAT: { revs: [0, 1, 2], size: 20, families: ['ip', 'ip6'], text: (b, rev, ctx) => natText('snat', b, rev, ctx, true) },
+  DNAT: { revs: [0, 1, 2], size: 20, families: ['ip', 'ip6'], text: (b, rev, ctx) => natText('dnat', b, rev, ctx, true) },
+  MASQUERADE: { revs: [0], size: 20, families: ['ip', 'ip6'], text: (b, rev, ctx) => natText('masquerade', b, rev, ctx, false) },
+  REDIRECT: { revs: [0], size: 20, families: ['ip', 'ip6'], text: (b, rev, ctx) => natText('redirect', b, rev, ctx, false) },
   // struct xt_ct_target_info(_v1) { __u16 flags; __u16 zone; __u32 ct_events; __u32 exp_events; char helper[16]; ... };
   // only `--notrack` (XT_CT_NOTRACK, maybe XT_CT_NOTRACK_ALIAS, nothing else set; nft: `notrack`);
   // other CT targets nft lists as `xt target CT`
@@ -287,6 +390,64 @@ const PORT_PROTOCOLS: ReadonlySet<string> = new Set(['tcp', 'udp', 'udplite', 's
 
 /** The matches whose translation synplug reproduces, by name. */
 const MATCHES: Readonly<Record<string, Translation>> = {
+  ttl: { revs: [0], size: 2, families: ['ip'], text: ttlText('ip ttl') },
+  // ebtables': struct ebt_pkttype_info { __u8 pkt_type; __u8 invert; }
+  pkttype: {
+    revs: [0],
+    size: 2,
+    families: ['bridge'],
+    text: (b) => (PKTTYPES[b[0]] === undefined || b[1] > 1 ? undefined : `meta pkttype ${b[1] ? '!= ' : ''}${PKTTYPES[b[0]]}`),
+  },
+  // ebtables': struct ebt_vlan_info { __u16 id; __u8 prio; __be16 encap; __u8 bitmask, invflags; }
+  vlan: {
+    revs: [0],
+    size: 8,
+    families: ['bridge'],
+    text(b) {
+      const [bits, inv] = [b[6], b[7]];
+      if (!bits || bits & ~(EBT_VLAN_ID | EBT_VLAN_PRIO | EBT_VLAN_ENCAP) || inv & ~bits) return undefined;
+      const part = (bit: number, what: string, v: string): string => (bits & bit ? `vlan ${what} ${inv & bit ? '!= ' : ''}${v}` : '');
+      return [
+        part(EBT_VLAN_ID, 'id', String(readU16(b, 0))),
+        part(EBT_VLAN_PRIO, 'pcp', String(b[2])),
+        part(EBT_VLAN_ENCAP, 'type', `0x${b.readUInt16BE(4).toString(16).padStart(4, '0')}`),
+      ]
+        .filter(Boolean)
+        .join(' ');
+    },
+  },
+  // struct xt_owner_match_info { __u32 uid_min, uid_max; __u32 gid_min, gid_max; __u8 match, invert; }:
+  // a uid or a gid alone (XT_OWNER_UID 1, XT_OWNER_GID 2), as nft 1.0.6 lists it (`skuid 0`, unqualified)
+  owner: {
+    revs: [1],
+    size: 18,
+    text(b) {
+      const [match, invert] = [b[16], b[17]];
+      if ((match !== 1 && match !== 2) || (invert !== 0 && invert !== match)) return undefined;
+      const [min, max] = [readU32(b, match === 1 ? 0 : 8), readU32(b, match === 1 ? 4 : 12)];
+      return `${match === 1 ? 'skuid' : 'skgid'} ${invert ? '!= ' : ''}${min}${max === min ? '' : `-${max}`}`;
+    },
+  },
+  hl: { revs: [0], size: 2, families: ['ip6'], text: ttlText('ip6 hoplimit') },
+  // struct xt_length_info { __u16 min, max; __u8 invert; }
+  length: {
+    revs: [0],
+    size: 5,
+    text: (b) => `meta length ${b[4] ? '!= ' : ''}${readU16(b, 0)}${readU16(b, 2) === readU16(b, 0) ? '' : `-${readU16(b, 2)}`}`,
+  },
+  // struct xt_dscp_info { __u8 dscp; __u8 invert; }
+  dscp: {
+    revs: [0],
+    size: 2,
+    families: ['ip', 'ip6'],
+    text: (b, _rev, ctx) => (b[0] < 64 && b[1] <= 1 ? `${ctx.family} dscp ${b[1] ? '!= ' : ''}0x${b[0].toString(16).padStart(2, '0')}` : undefined),
+  },
+  // struct xt_mac_info { unsigned char srcaddr[ETH_ALEN]; int invert; }
+  mac: {
+    revs: [0],
+    size: 12,
+    text: (b) => `ether saddr ${readU32(b, 8) ? '!= ' : ''}${[...b.subarray(0, 6)].map((x) => x.toString(16).padStart(2, '0')).join(':')}`,
+  },
   // struct xt_conntrack_mtinfo3 { union nf_inet_addr origsrc_addr, origsrc_mask, origdst_addr, origdst_mask,
   //   replsrc_addr, replsrc_mask, repldst_addr, repldst_mask; __u32 expires_min, expires_max; __u16 l4proto;
   //   __be16 origsrc_port, origdst_port, replsrc_port, repldst_port; __u16 match_flags, invert_flags;

@@ -99,6 +99,36 @@ test('--metrics-file: a missing directory, an unsafe one, or no file name is a u
   t.throws(() => checkMetricsFile(`${d.root}/`), { instanceOf: UsageError, message: /give a file name/ });
 });
 
+test('--metrics-file never replaces a file synplug did not write: a name not ending in .prom, or a file there that is not its metrics (checked again at the write)', async (t) => {
+  const d = dirs();
+  t.throws(() => checkMetricsFile('/etc/passwd'), { instanceOf: UsageError, message: /--metrics-file \/etc\/passwd: the name must end in \.prom/ });
+  t.throws(() => checkMetricsFile(join(d.textfile, '.prom')), { instanceOf: UsageError, message: /must end in \.prom/ });
+  const foreign = join(d.textfile, 'other.prom');
+  writeFileSync(foreign, 'root:x:0:0:root:/root:/bin/bash\n', { mode: 0o640 });
+  t.throws(() => checkMetricsFile(foreign), {
+    instanceOf: UsageError,
+    message: /it exists and is not a metrics file synplug wrote, which synplug does not replace/,
+  });
+  // planted after the check: the write refuses it too, before any total changes
+  const target = checkMetricsFile(d.file);
+  writeFileSync(d.file, 'someone else\n');
+  await t.throwsAsync(recordMetrics(d.state, target, 'queue', 'failed'), { instanceOf: UsageError, message: /not a metrics file synplug wrote/ });
+  t.is(readFileSync(d.file, 'utf8'), 'someone else\n');
+  t.false(existsSync(join(d.state, METRICS_STATE_FILE)), 'no total changed');
+  // synplug's own file is replaced
+  writeFileSync(d.file, '');
+  t.throws(() => checkMetricsFile(d.file), { instanceOf: UsageError }, "an empty file is not synplug's either");
+  writeFileSync(d.file, '# HELP synplug_reloads_total old\n');
+  await recordMetrics(d.state, checkMetricsFile(d.file), 'queue', 'failed');
+  t.regex(readFileSync(d.file, 'utf8'), /synplug_reloads_total\{result="failed",hold="queue"\} 1/);
+  // the CLI: exit 2 and the file as it was, for release, plug and setup
+  for (const args of [['release'], ['plug'], ['setup', '--via', 'queue', '--dry-run']]) {
+    const r = spawnSync(process.execPath, [BIN, ...args, '--state-dir', d.state, '--metrics-file', foreign], { encoding: 'utf8', timeout: 30_000 });
+    t.is(r.status, 2, `${args[0]}: ${r.stderr}`);
+  }
+  t.is(readFileSync(foreign, 'utf8'), 'root:x:0:0:root:/root:/bin/bash\n');
+});
+
 test('protect --metrics-file in a missing directory: exit 2, the command not run, nothing written', (t) => {
   const d = dirs();
   const ran = join(d.root, 'ran');

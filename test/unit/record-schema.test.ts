@@ -75,8 +75,20 @@ test('ranges: deadlines more than 24 h ahead, before since, absurd times and pid
 test('setup.json metricsFile (setup --metrics-file): an absolute, normalised path of a file, or refused', (t) => {
   const rec = (metricsFile: unknown) => ({ version: 2, holds: { local: LOCAL_HOLD }, metricsFile });
   t.is(setupRecordProblem(rec('/var/lib/prometheus/node-exporter/synplug.prom')), undefined);
-  for (const bad of ['synplug.prom', '../x.prom', '/var/lib/../x.prom', '/var//x.prom', '/var/lib/', '/a\0b', 42, null, `/${'a'.repeat(5000)}`])
-    t.regex(setupRecordProblem(rec(bad)) ?? '', /'metricsFile' is .*, not an absolute path of a file/, JSON.stringify(bad));
+  for (const bad of [
+    'synplug.prom',
+    '../x.prom',
+    '/var/lib/../x.prom',
+    '/var//x.prom',
+    '/var/lib/',
+    '/a\0b',
+    42,
+    null,
+    `/${'a'.repeat(5000)}`,
+    '/etc/passwd',
+    '/var/lib/.prom',
+  ])
+    t.regex(setupRecordProblem(rec(bad)) ?? '', /'metricsFile' is .*, not an absolute path of a \*\.prom file/, JSON.stringify(bad));
 });
 
 test('property: any mutation of any record is read back or refused with a StateFileError naming the file; nothing else is thrown', (t) => {

@@ -32,7 +32,7 @@ import { UsageError } from '../../netlink/errors.js';
 import * as C from '../constants.js';
 import { queueRangeText } from './queue.js';
 import type { ExprCodec } from './registry.js';
-import { decodeXt, encodeXt, readU16, xtText } from '../xt.js';
+import { decodeXt, EBT_WATCHERS, encodeXt, readU16, xtText } from '../xt.js';
 
 /** `target`. */
 export interface TargetExpr {
@@ -136,6 +136,7 @@ export const targetExpr: ExprCodec<TargetExpr> = {
   },
   statement(e, ctx) {
     const text = e.nfqueue ? nfqueueText(e.nfqueue) : xtText('target', { ext: e.target, rev: e.rev, info: e.info }, { family: ctx.family, l4: ctx.l4 });
-    return text === undefined ? undefined : { stmt: { text, json: { xt: { type: 'target', name: e.target } } } };
+    const type = ctx.family === 'bridge' && EBT_WATCHERS.has(e.target) ? 'watcher' : 'target';
+    return text === undefined ? undefined : { stmt: { text, json: { xt: { type, name: e.target } } } };
   },
 };
