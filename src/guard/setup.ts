@@ -37,6 +37,7 @@ import {
   type UnrecordedIfb,
 } from './types.js';
 import { inCallNetns } from './call-netns.js';
+import { defaultNetns } from '../netlink/netns.js';
 
 /** The state of several holds together: `ok` when all are, `absent` when none is set up at all, else `partial`. */
 export function combineStates(states: readonly SetupState[]): SetupState {
@@ -210,8 +211,12 @@ function refuseNewHeldSet(mode: HoldMode, target: Hold, before: HoldRecord | und
   const say = (x: { ports: number[]; addrs: string[] }) => `port ${x.ports.join(', ')}${x.addrs.length ? ` to ${x.addrs.join(', ')}` : ' to any address'}`;
   const both = {
     ports: [...new Set([...was.ports, ...now.ports])].sort((a, b) => a - b),
-    addrs: now.addrs.length && was.addrs.length ? [...new Set([...was.addrs, ...now.addrs])] : was.addrs.length ? was.addrs : now.addrs,
+    // any address (none listed) on either side: any address holds both
+    addrs: now.addrs.length && was.addrs.length ? [...new Set([...was.addrs, ...now.addrs])] : [],
   };
+  // the commands run where this one acts: with its --netns
+  const ns = defaultNetns();
+  const netns = ns !== undefined ? ` --netns ${ns}` : '';
   const words = mode.describe({
     id: target.id,
     dev: target.dev,
@@ -221,7 +226,7 @@ function refuseNewHeldSet(mode: HoldMode, target: Hold, before: HoldRecord | und
   });
   throw new UsageError(
     `the ${words.label} (${target.id}) is set up for ${say(was)}; setup does not change what a hold holds, and this one would hold ${say(now)} only. ` +
-      `To change it, give the whole set again after removing the hold, e.g. to hold both: 'synplug teardown --inbound ${target.dev}' then '${words.setup}'. Nothing was changed`,
+      `To change it, give the whole set again after removing the hold, e.g. to hold both: 'synplug teardown --inbound ${target.dev}${netns}' then '${words.setup}${netns}'. Nothing was changed`,
   );
 }
 
