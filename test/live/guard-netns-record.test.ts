@@ -6,7 +6,8 @@
  *   setup`, then `unshare -n synplug teardown`): the second refuses with
  *   exit 6 naming X and what to run; X's table, address and record stay,
  *   and X's own teardown removes them (it had "forgotten the record" and
- *   left X's table and address).
+ *   left X's table and address). X's reload history is not shown in
+ *   the other namespace (`status` there had shown another's last reload).
  *
  * Oracles: `nft -j list tables` and `ip -j addr` in X (/usr/sbin/nft,
  * /usr/sbin/ip), and X's cookie read by python3 (getsockopt SO_NETNS_COOKIE).
@@ -79,6 +80,11 @@ const scenarios = {
       const setupOther = run(['unshare', '-n'], ['setup', '--via', 'queue', '--addr', ADDR], env);
       const after = { tables: tablesIn(ns), addr: addrIn(ns), record: existsSync(join(dir, 'state', 'setup.json')) };
       const checkX = run(inX, ['check', '--json'], env);
+      // a manual plug and release in X: its history; the other namespace's is not X's
+      const plugX = run(inX, ['plug', '--max-hold', '30s'], env);
+      const releaseX = run(inX, ['release'], env);
+      const historyX = parse(run(inX, ['history', '--json'], env).stdout);
+      const historyOther = run(['unshare', '-n'], ['history', '--json'], env);
       const downX = run(inX, ['teardown'], env);
       return {
         setup: setup.code,
@@ -90,6 +96,9 @@ const scenarios = {
         setupOther,
         after,
         checkX: { code: checkX.code, state: parse(checkX.stdout)?.state },
+        plugX: [plugX.code, releaseX.code],
+        historyX: (historyX as Json[] | undefined)?.map((e) => e.command),
+        historyOther: { code: historyOther.code, json: parse(historyOther.stdout) },
         downX: downX.code,
         end: { tables: tablesIn(ns), addr: addrIn(ns) },
       };
@@ -117,6 +126,9 @@ if (!(await runScenarioIfChild(ENV, scenarios))) {
     }
     t.deepEqual(r.after, { tables: ['inet synplug_queue', 'inet synplug_report'], addr: true, record: true }, "nothing of X's was touched or forgotten");
     t.deepEqual(r.checkX, { code: 0, state: 'ok' });
+    t.deepEqual(r.plugX, [0, 0]);
+    t.deepEqual(r.historyX, ['plug', 'release']);
+    t.deepEqual(r.historyOther, { code: 0, json: [] }, "X's reloads are not the other namespace's history");
     t.is(r.downX, 0);
     t.deepEqual(r.end, { tables: [], addr: false });
   });

@@ -5,7 +5,7 @@
  * write failure a warning that keeps the command's result.
  */
 import test from 'ava';
-import { spawnSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -76,7 +76,10 @@ test('a directory that does not exist: no history, nothing created', (t) => {
 
 test('bounded: past the cap the file becomes the one older generation; ids go on; the history is both, oldest first', async (t) => {
   const dir = stateDir();
-  const one = Buffer.byteLength(`${JSON.stringify({ id: 1, ...entry(0) })}\n`);
+  // one line as synplug writes it (with its namespace's cookie)
+  const probe = stateDir();
+  await appendHistory(probe, entry(0));
+  const one = statSync(join(probe, HISTORY_FILE)).size;
   const cap = one * 3; // three entries a file
   for (let i = 0; i < 8; i++) await appendHistory(dir, entry(i), cap);
   t.true(statSync(join(dir, HISTORY_FILE)).size <= cap);
@@ -148,4 +151,25 @@ test('synplug history: text and --json (an array of { id, command, start, holds,
   t.is(zero.code, 2);
   t.is(zero.stdout, '');
   t.regex(zero.stderr, /-n 0 would list no reload: give 1 or more/);
+});
+
+test("another namespace's entries in the same directory are not this namespace's reloads: left out, left in the file", async (t) => {
+  // `status` run inside a namespace showed the host's last reload from a shared state directory
+  const dir = stateDir();
+  await appendHistory(dir, entry(0));
+  const written = JSON.parse(readFileSync(join(dir, HISTORY_FILE), 'utf8')) as { netns?: string };
+  // this process's namespace, as the kernel gives it to python3 (SO_NETNS_COOKIE = 71)
+  const py = "import socket; s = socket.socket(); print(int.from_bytes(s.getsockopt(socket.SOL_SOCKET, 71, 8), 'little'))";
+  t.is(written.netns, execFileSync('python3', ['-c', py], { encoding: 'utf8' }).trim(), 'the entry names its namespace');
+  const other = { id: 2, ...entry(1), netns: String(BigInt(written.netns!) + 1000000n) };
+  const older = { id: 3, ...entry(2) }; // an earlier synplug's entry: no namespace, shown
+  writeFileSync(join(dir, HISTORY_FILE), `${readFileSync(join(dir, HISTORY_FILE), 'utf8')}${JSON.stringify(other)}\n${JSON.stringify(older)}\n`);
+  t.deepEqual(readHistory(dir), [
+    { id: 1, ...entry(0) },
+    { id: 3, ...entry(2) },
+  ]);
+  t.deepEqual(lastReload(dir).lastReload, { id: 3, ...entry(2) });
+  t.is(readFileSync(join(dir, HISTORY_FILE), 'utf8').trim().split('\n').length, 3, 'the file keeps every entry');
+  const next = await appendHistory(dir, entry(3));
+  t.is(next.id, 4, 'ids go on over every entry');
 });
