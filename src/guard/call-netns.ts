@@ -100,13 +100,13 @@ export function otherNetnsMessage(path: string, recorded: string, here: string):
   const owner = netnsNameOf(recorded);
   const which =
     owner === undefined
-      ? `network namespace cookie ${recorded} (no longer there, or one without a name in ${NETNS_RUN_DIR})`
+      ? `network namespace cookie ${recorded} (one without a name in ${NETNS_RUN_DIR}, or one that is gone)`
       : 'host' in owner
         ? `the host's network namespace (that of process 1; cookie ${recorded})`
         : `network namespace ${owner.name} (cookie ${recorded})`;
   const run =
     owner === undefined
-      ? `run synplug in that namespace, or remove the file if that namespace is gone (its holds went with it)`
+      ? 'run synplug in that namespace'
       : 'host' in owner
         ? "run synplug in the host's namespace (not under ip netns exec or unshare -n)"
         : `run 'synplug --netns ${owner.name} ...' (or 'ip netns exec ${owner.name} synplug ...')`;
