@@ -18,7 +18,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { inOwnNetns, runScenarioIfChild } from '../helpers/own-netns.js';
-import { BIN, IP } from '../helpers/queue-live.js';
+import { BIN, IP, parseJson } from '../helpers/queue-live.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: the scenarios' JSON results, asserted field by field
 type Json = Record<string, any>;
@@ -55,13 +55,7 @@ function cookieOf(ns: string): string {
   return execFileSync(IP, ['netns', 'exec', ns, 'python3', '-c', py], { encoding: 'utf8' }).trim();
 }
 
-const parse = (s: string): Json | undefined => {
-  try {
-    return JSON.parse(s) as Json;
-  } catch {
-    return undefined;
-  }
-};
+const parse = (s: string): Json | undefined => parseJson<Json>(s);
 
 const scenarios = {
   /** One state directory (SYNPLUG_STATE_DIR) used from namespace X, then from another. */

@@ -19,7 +19,7 @@ import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { inOwnNetns, runScenarioIfChild } from '../helpers/own-netns.js';
-import { IP, QUEUE, client, heldProtect, listening, procQueue, server, stateEnv, synplug, tables, until } from '../helpers/queue-live.js';
+import { IP, QUEUE, client, heldProtect, listening, parseJson, procQueue, server, stateEnv, synplug, tables, until } from '../helpers/queue-live.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: the scenarios' JSON results, asserted field by field
 type Json = Record<string, any>;
@@ -41,13 +41,7 @@ function clientNamespace(ns: string, dev: string): void {
   execFileSync(IP, ['-n', ns, 'link', 'set', 'lo', 'up']);
 }
 
-const parse = (s: string): Json | undefined => {
-  try {
-    return JSON.parse(s) as Json;
-  } catch {
-    return undefined;
-  }
-};
+const parse = (s: string): Json | undefined => parseJson<Json>(s);
 
 const scenarios = {
   /** Both holds; a protect holding one local SYN, then a plug holding one SYN from the other namespace. */
