@@ -173,3 +173,26 @@ test("another namespace's entries in the same directory are not this namespace's
   const next = await appendHistory(dir, entry(3));
   t.is(next.id, 4, 'ids go on over every entry');
 });
+
+test("a command's history entry lists its holds in one order (sorted, as the metrics' label), whatever order they were set up in", async (t) => {
+  // history showed "(queue:f10v0, queue)" in one entry and "(queue, queue:f10v0)" in another
+  const { accounted } = await import('../../src/guard/accounting.js');
+  const dir = stateDir();
+  for (const holds of [
+    ['queue:eth0', 'queue'],
+    ['queue', 'queue:eth0'],
+  ])
+    await accounted(
+      'release',
+      { stateDir: dir },
+      async () => ({}),
+      () => ({ holds, history: { exitCode: 0, report: entry(0).report }, change: null }),
+    );
+  t.deepEqual(
+    readHistory(dir).map((e) => e.holds),
+    [
+      ['queue', 'queue:eth0'],
+      ['queue', 'queue:eth0'],
+    ],
+  );
+});
