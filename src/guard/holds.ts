@@ -196,7 +196,8 @@ export async function release(opts: ReleaseOptions = {}): Promise<ReleaseResult>
     () => releaseOnce(rest),
     (r) => ({
       holds: r.holds ?? [],
-      ...(r.released && r.setUp && r.report && { history: { exitCode: 0, report: r.report } }),
+      // recorded when it ended a hold (a plug buffering, a lease broken): a release of nothing is no reload
+      ...(r.released && r.setUp && r.report && (r.wasBuffering || (r.brokeLeases ?? 0) > 0) && { history: { exitCode: 0, report: r.report } }),
       change: r.released && r.report && r.endedManualHold ? { exitCode: 0, report: r.report } : null,
     }),
   );

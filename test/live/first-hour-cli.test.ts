@@ -143,6 +143,12 @@ test.serial("release after one's own plug says the manual plug's hold ended; wit
   );
   t.notRegex(text.stdout, /broke/);
   t.is(synplug(s, ['release']).stdout.trim(), "nothing was held (neither 'synplug plug' nor a protect was holding); released anyway, which is always safe");
+  // the releases of nothing (first and last) are no reloads: not in the history (they were, "held 0.0 ms")
+  const history = JSON.parse(synplug(s, ['history', '--json']).stdout) as Array<{ command: string }>;
+  t.deepEqual(
+    history.map((e) => e.command),
+    ['plug', 'release', 'plug', 'release'],
+  );
   t.is(synplug(s, ['teardown']).code, 0);
 });
 
