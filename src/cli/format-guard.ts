@@ -10,6 +10,7 @@ import type { CheckResult, PieceState, ProtectResult, SetupResult, StatusResult,
 import { holdWords, modeOfHold } from '../guard/modes/index.js';
 import { lossCauses } from '../guard/report.js';
 import type { HistoryEntry } from '../guard/history.js';
+import type { HolderFailure } from '../guard/holder-log.js';
 
 /** Text for `synplug setup`. */
 export function formatSetup(r: SetupResult): string {
@@ -154,6 +155,17 @@ export function formatHistoryEntry(e: HistoryEntry): string {
 export function formatLastReload(l: { lastReload: HistoryEntry | null; historyError?: string }): string {
   if (l.historyError) return `last reload: unknown: ${l.historyError}`;
   return `last reload: ${l.lastReload ? formatHistoryEntry(l.lastReload) : 'none recorded'}`;
+}
+
+/**
+ * `status`'s line on the last failure a queue holder recorded in the state directory's holder log (or why the log
+ * cannot be read); undefined when there is none.
+ */
+export function formatHolderFailure(h: { lastHolderFailure: HolderFailure | null; holderLog?: string; holderLogError?: string }): string | undefined {
+  if (h.holderLogError) return `queue holder log: unreadable: ${h.holderLogError}`;
+  const f = h.lastHolderFailure;
+  if (!f) return undefined;
+  return `queue holder: last failure ${f.at} (queue ${f.queueNum}, pid ${f.pid}): ${f.message}${h.holderLog ? ` (all of them: ${h.holderLog})` : ''}`;
 }
 
 /** Text for `synplug status`. */

@@ -13,7 +13,7 @@ import { EXIT, exitCodesHelp } from './exit-codes.js';
 import { jsonOption, run } from './run.js';
 import { formatSetupPlan } from './format-plan.js';
 import { formatCheck, formatMigrateReq, formatPlug, formatProtect, formatRelease, formatSetup, formatStatus, formatTeardown } from './format-guard.js';
-import { formatLastReload } from './format-guard.js';
+import { formatHolderFailure, formatLastReload } from './format-guard.js';
 import { isIP } from 'node:net';
 
 /** The guard is loaded when a command runs, not at start-up: `--help` and `show` stay fast. */
@@ -462,7 +462,13 @@ export function guardCommands(program: Command): void {
         const sel = holdSelector(f, 'status');
         const r = await guard.status({ ...config({ ...f, inbound: undefined } as ConfigFlags), ...sel });
         const last = guard.lastReload(stateDirOf(f.stateDir) ?? DEFAULTS.stateDir);
-        out(f.json, { ...r, ...last }, `${formatStatus(r)}\n${formatMigrateReq(r.sysctl)}\n${formatLastReload(last)}`);
+        const holder = guard.lastHolderFailure(stateDirOf(f.stateDir) ?? DEFAULTS.stateDir);
+        const holderLine = formatHolderFailure(holder);
+        out(
+          f.json,
+          { ...r, ...last, ...holder },
+          `${formatStatus(r)}\n${formatMigrateReq(r.sysctl)}\n${formatLastReload(last)}${holderLine === undefined ? '' : `\n${holderLine}`}`,
+        );
       }),
     );
 

@@ -14,6 +14,7 @@ export { plug, release, teardown } from './holds.js';
 export { protect, runProtected } from './protect.js';
 export { removeReportCounters, lossCauses, type ReloadReport, type HeldTraffic } from './report.js';
 export { readHistory, lastReload, type HistoryEntry } from './history.js';
+export { lastHolderFailure, HOLDER_LOG, type HolderFailure } from './holder-log.js';
 export { PrecheckFailedError, PRECHECK_TIMEOUT_MS, type PrecheckResult } from './precheck.js';
 export { recoverStale } from './context.js';
 export type {

@@ -44,6 +44,7 @@ import { SynplugError } from '../netlink/errors.js';
 import { libc } from '../netlink/libc.js';
 import { defaultNetns, NETNS_ENV } from '../netlink/netns.js';
 import { listBoundQueues, NfqueueHolder } from '../netlink/nfqueue.js';
+import { logHolderFailure } from './holder-log.js';
 import { dropLease, recordedLeases, leaseLive, type LeaseKernel } from './leases.js';
 import { StateStore } from './state.js';
 import { watchdogEntryPath } from './watchdog.js';
@@ -72,10 +73,15 @@ export interface QueueHolderConfig {
   dev: string;
 }
 
-/** What a `release` request answers: SYNs let go by the verdict, and dropped while held (over maxlen, buffer full). */
+/**
+ * What a `release` request answers: SYNs let go by the verdict, and dropped (while held: over maxlen, buffer
+ * full; or at the unbind, when the verdict was refused twice: `failure` then says why).
+ */
 export interface HolderRelease {
   released: number;
   dropped: number;
+  /** the verdict failed (its retry too): the SYNs held were dropped by the unbind (clients retransmit); in the holder log too */
+  failure?: string;
 }
 
 /** The holder's unix socket for a queue, in the state directory. */
@@ -152,7 +158,7 @@ export async function releaseThroughHolder(stateDir: string, queueNum: number): 
     s.write(`${JSON.stringify({ op: 'release' })}\n`);
     const r = await readLine(s, 10_000);
     if (r?.ok !== true) return undefined;
-    return { released: Number(r.released) || 0, dropped: Number(r.dropped) || 0 };
+    return { released: Number(r.released) || 0, dropped: Number(r.dropped) || 0, ...(typeof r.failure === 'string' && { failure: r.failure }) };
   } finally {
     s.destroy();
   }
@@ -208,11 +214,27 @@ export async function holdThroughHolder(cfg: QueueHolderConfig, prepared?: Socke
   throw new SynplugError(`cannot hold netfilter queue ${cfg.queueNum}: ${lastError}`, /is bound by/.test(lastError) ? 'foreign-state' : 'failure');
 }
 
+/** What starts a holder instead of a process of its own ({@link setQueueHolderStarter}): `{}` once it is ready, `error` otherwise. */
+export type QueueHolderStarter = (cfg: QueueHolderConfig) => Promise<{ error?: string }>;
+
+let starter: QueueHolderStarter | undefined;
+
+/**
+ * Start every later holder of this process with `s` instead of a process of
+ * its own (undefined: processes again). Internal, for tests: the fault
+ * campaign (test/unit/guard-faults-kernel.test.ts) runs the holder's own
+ * logic ({@link runQueueHolder}) in its process, on its kernel double.
+ */
+export function setQueueHolderStarter(s: QueueHolderStarter | undefined): void {
+  starter = s;
+}
+
 /**
  * Start a holder process and wait for its first line: `ready`, or an error.
  * @returns `{}` when it is ready; `error` otherwise
  */
 function startHolder(cfg: QueueHolderConfig): Promise<{ error?: string }> {
+  if (starter) return starter(cfg);
   const ns = defaultNetns();
   const child = spawn(process.execPath, [...process.execArgv, watchdogEntryPath(), QUEUE_HOLDER_ARG], {
     env: { ...process.env, [QUEUE_HOLDER_ENV]: JSON.stringify(cfg), ...(ns !== undefined && { [NETNS_ENV]: ns }) },
@@ -251,9 +273,15 @@ export interface QueueHolderIo {
  * The holder process's work (the watchdog's entry point runs it with
  * {@link QUEUE_HOLDER_ARG}): bind, listen, say `ready`, serve, release when
  * no live lease is left (or when asked), then exit once every answer is out.
+ * @param cfg what it holds (default: from {@link QUEUE_HOLDER_ENV}, as its starter passes it)
  */
-export async function runQueueHolder(io: QueueHolderIo): Promise<void> {
-  const cfg = JSON.parse(process.env[QUEUE_HOLDER_ENV] ?? '{}') as QueueHolderConfig;
+export async function runQueueHolder(io: QueueHolderIo, cfg: QueueHolderConfig = JSON.parse(process.env[QUEUE_HOLDER_ENV] ?? '{}')): Promise<void> {
+  // What goes wrong is said (stderr: nobody reads it, the process is detached) and kept in the holder log, for `status`.
+  const say = (line: string): void => {
+    io.say(line);
+    const unlogged = logHolderFailure(cfg.stateDir, { queueNum: cfg.queueNum, pid: process.pid, message: line });
+    if (unlogged !== undefined) io.say(`the holder log was not written: ${unlogged}`);
+  };
   const path = holderSocketPath(cfg.stateDir, cfg.queueNum);
   const store = new StateStore(cfg.stateDir);
   const server: Server = createServer();
@@ -283,9 +311,16 @@ export async function runQueueHolder(io: QueueHolderIo): Promise<void> {
   let releasing: Promise<HolderRelease> | undefined;
   let timer: NodeJS.Timeout | undefined;
   let replies = 0;
+  /** the connections open now: closed at the exit (as a process's exit closes them, also where the exit does not end a process) */
+  const open = new Set<Socket>();
   /** Exit once released and every answer is written. */
   const exitWhenDone = () => {
-    if (releasing && replies === 0) void releasing.then(() => replies === 0 && io.exit(0));
+    if (releasing && replies === 0)
+      void releasing.then(() => {
+        if (replies !== 0) return;
+        for (const sock of open) sock.destroy();
+        io.exit(0);
+      });
   };
 
   /** Release (once: later callers get the same outcome), stop listening. */
@@ -301,16 +336,27 @@ export async function runQueueHolder(io: QueueHolderIo): Promise<void> {
       await binding; // a bind under way ends first (bound: released below)
       if (!holder) return { released: 0, dropped: 0 };
       let released = 0;
-      try {
-        released = await holder.release();
-      } catch (e) {
-        io.say(`queue ${cfg.queueNum}: the release verdict failed: ${(e as Error).message}; closing the socket lets the kernel drop what is held`);
+      let failure: string | undefined;
+      // The verdict once more when the kernel refused it (a transient refusal, ENOMEM): what it holds is dropped otherwise.
+      for (let attempt = 0; attempt < 2; attempt++) {
+        try {
+          released = await holder.release();
+          failure = undefined;
+          break;
+        } catch (e) {
+          failure = e instanceof Error ? e.message : String(e);
+        }
       }
       const portId = holder.portId;
       const e = listBoundQueues(defaultNetns()).find((x) => x.queue === cfg.queueNum && x.portId === portId);
-      const dropped = e ? e.queueDropped + e.userDropped : 0;
+      // Refused twice: the unbind drops what the socket saw held.
+      const dropped = (e ? e.queueDropped + e.userDropped : 0) + (failure === undefined ? 0 : holder.held);
+      if (failure !== undefined)
+        say(
+          `queue ${cfg.queueNum}: the release verdict failed twice (${failure}): the unbind dropped the ${holder.held} SYN(s) held; their clients connect when they retransmit (1 s or more)`,
+        );
       await holder.close().catch(() => {});
-      return { released, dropped };
+      return { released, dropped, ...(failure !== undefined && { failure }) };
     })());
   const kernel: LeaseKernel = { arm: async () => {}, disarm: async () => {}, release: async () => void (await releaseAll()) };
 
@@ -338,7 +384,7 @@ export async function runQueueHolder(io: QueueHolderIo): Promise<void> {
       }
     } catch (e) {
       // The bookkeeping failed (a damaged file, the lock): holding nothing is the safe side.
-      io.say(`${(e as Error).message}; releasing queue ${cfg.queueNum}`);
+      say(`${(e as Error).message}; releasing queue ${cfg.queueNum}`);
       await releaseAll();
     }
     if (releasing) return exitWhenDone();
@@ -366,6 +412,7 @@ export async function runQueueHolder(io: QueueHolderIo): Promise<void> {
     }
     sock.on('error', () => {});
     connections++;
+    open.add(sock);
     let holding = false;
     const answer = (o: Record<string, unknown>, last = false) => {
       replies++;
@@ -407,6 +454,7 @@ export async function runQueueHolder(io: QueueHolderIo): Promise<void> {
       }
     });
     sock.once('close', () => {
+      open.delete(sock);
       connections--;
       if (connections === 0) idleSince = Date.now();
       void judge(holding ? peer.pid : holder ? undefined : -1);

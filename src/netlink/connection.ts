@@ -204,6 +204,11 @@ export interface KernelDouble {
   transport(protocol: number, options: ConnectionOptions): Transport;
   /** whether a module is loaded (what /sys/module/NAME tells of the real kernel), e.g. `cls_fw` */
   moduleLoaded(name: string): boolean;
+  /**
+   * What /proc/thread-self/net/FILE reads in the double's namespace, in the kernel's format (`netfilter/nfnetlink_queue`:
+   * the bound queues; `netlink`: the netlink sockets), or undefined when the double does not model that file.
+   */
+  procNet?(file: string): string | undefined;
 }
 
 let double: KernelDouble | undefined;

@@ -34,7 +34,7 @@
  */
 import { readFileSync, readdirSync, readlinkSync } from 'node:fs';
 import { attr, parseAttributes, type AttributeList } from './attributes.js';
-import { NetlinkConnection, type RequestInit } from './connection.js';
+import { NetlinkConnection, kernelDouble, type RequestInit } from './connection.js';
 import { NetlinkDecodeError, NetlinkError, UsageError } from './errors.js';
 import { SocketError, setCloseOnExec } from './libc.js';
 import { NETLINK_NETFILTER, NLM_F_ACK, NLMSG_HDRLEN, type NetlinkMessage } from './message.js';
@@ -366,8 +366,14 @@ export interface NfqueueProcEntry {
   idSequence: number;
 }
 
-/** The proc file that lists a namespace's bound queues. */
-const NFQUEUE_PROC = '/proc/thread-self/net/netfilter/nfnetlink_queue';
+/**
+ * /proc/thread-self/net/FILE in `netns` (the kernel double's, when one is installed and models the file).
+ * @throws {UsageError} `netns` does not exist
+ * @throws {Error} the file cannot be read
+ */
+function procNet(file: string, netns: string | undefined): string {
+  return kernelDouble()?.procNet?.(file) ?? withNetns(netns, () => readFileSync(`/proc/thread-self/net/${file}`, 'utf8'));
+}
 
 /**
  * The bound queues of a network namespace, from
@@ -379,7 +385,7 @@ const NFQUEUE_PROC = '/proc/thread-self/net/netfilter/nfnetlink_queue';
 export function listBoundQueues(netns?: string): NfqueueProcEntry[] {
   let text: string;
   try {
-    text = withNetns(netns, () => readFileSync(NFQUEUE_PROC, 'utf8'));
+    text = procNet('netfilter/nfnetlink_queue', netns);
   } catch (e) {
     if (e instanceof UsageError) throw e;
     return [];
@@ -418,7 +424,7 @@ export interface NetlinkSocketOwner {
 export function netlinkSocketOwners(portId: number, netns?: string): NetlinkSocketOwner[] {
   let inode: string | undefined;
   try {
-    const text = withNetns(netns, () => readFileSync('/proc/thread-self/net/netlink', 'utf8'));
+    const text = procNet('netlink', netns);
     for (const line of text.split('\n').slice(1)) {
       const f = line.trim().split(/\s+/);
       if (f.length >= 10 && Number(f[1]) === NETLINK_NETFILTER && Number(f[2]) === portId) inode = f[9];
@@ -508,6 +514,27 @@ function checkQueueNum(queueNum: number): void {
   }
 }
 
+/** What a holder needs of its socket: a transport, its descriptor, a read of what is readable now, whether it keeps the event loop alive. */
+type QueueSocket = Transport & Pick<SocketTransport, 'fd' | 'readNow' | 'ref' | 'unref' | 'setInterest'>;
+
+/** A kernel double's transport as a holder's socket: no descriptor (-1), nothing to read ahead, no handle to keep the loop alive. */
+function doubleSocket(t: Transport): QueueSocket {
+  return {
+    fd: -1,
+    get portId() {
+      return t.portId;
+    },
+    send: (d) => t.send(d),
+    onDatagram: (cb) => t.onDatagram(cb),
+    onError: (cb) => t.onError(cb),
+    setInterest: (w) => t.setInterest?.(w),
+    close: () => t.close(),
+    readNow: () => {},
+    ref: () => {},
+    unref: () => {},
+  };
+}
+
 /**
  * A transport between the holder's socket and its connection: it takes the
  * packet ids out of NFQNL_MSG_PACKET datagrams (which the connection would
@@ -518,7 +545,7 @@ class HolderTransport implements Transport {
   private datagramCb: (d: Buffer) => void = () => {};
   private errorCb: (e: Error) => void = () => {};
   constructor(
-    readonly socket: SocketTransport,
+    readonly socket: QueueSocket,
     private readonly onPacket: (id: number) => void,
     private readonly onOverrun: () => void,
   ) {
@@ -536,7 +563,7 @@ class HolderTransport implements Transport {
     return this.socket.portId;
   }
   get extendedAck(): boolean {
-    return this.socket.extendedAck;
+    return this.socket.extendedAck ?? false;
   }
   send(d: Buffer): void {
     this.socket.send(d);
@@ -568,7 +595,7 @@ export class NfqueueHolder {
   readonly fd: number;
   /** the queue number */
   readonly queueNum: number;
-  private readonly socket: SocketTransport;
+  private readonly socket: QueueSocket;
   private readonly conn: NetlinkConnection;
   private readonly netns: string | undefined;
   private heldCount = 0;
@@ -580,7 +607,7 @@ export class NfqueueHolder {
   private adoptedUpTo: number | undefined;
   private closed = false;
 
-  private constructor(socket: SocketTransport, queueNum: number, netns: string | undefined) {
+  private constructor(socket: QueueSocket, queueNum: number, netns: string | undefined) {
     this.socket = socket;
     this.fd = socket.fd;
     this.queueNum = queueNum;
@@ -621,7 +648,10 @@ export class NfqueueHolder {
     if (!Number.isInteger(rcvbuf) || rcvbuf < 1 || rcvbuf > MAX_RCVBUF) {
       throw new UsageError(`receive buffer ${String(rcvbuf)} is not a byte count (an integer 1-${MAX_RCVBUF})`);
     }
-    const socket = new SocketTransport(NETLINK_NETFILTER, { recvBufferSize: rcvbuf, strictCheck: false, netns: options.netns });
+    const double = kernelDouble();
+    const socket: QueueSocket = double
+      ? doubleSocket(double.transport(NETLINK_NETFILTER, { recvBufferSize: rcvbuf, strictCheck: false, netns: options.netns }))
+      : new SocketTransport(NETLINK_NETFILTER, { recvBufferSize: rcvbuf, strictCheck: false, netns: options.netns });
     const holder = new NfqueueHolder(socket, queueNum, options.netns);
     try {
       // BIND alone first: a socket without CAP_NET_ADMIN gets one EPERM for the

@@ -16,10 +16,44 @@
  * element expiry). A plug qdisc's state (buffering or released) is kept
  * apart, as the kernel keeps it: no dump shows it (sch_plug has no dump op).
  *
+ * It also answers nfnetlink_queue (NFNL_SUBSYS_QUEUE: NFQNL_MSG_CONFIG,
+ * NFQNL_MSG_VERDICT, NFQNL_MSG_VERDICT_BATCH) as net/netfilter/nfnetlink_queue.c
+ * does, with the errnos measured on this machine's kernel (6.18) by
+ * test/live/fake-kernel-nfqueue.test.ts, which compares the two: a queue is
+ * bound by one socket (its port id, each transport its own); closing that
+ * transport unbinds it, dropping what it held; /proc's nfnetlink_queue list
+ * is answered from the model ({@link FakeKernel.procNet}). It has no
+ * traffic of its own: {@link FakeKernel.synsPerBind} SYNs arrive at each
+ * queue as it is bound (what a hold under load sees), so that a hold has
+ * something to release by a verdict.
+ *
  * Installed with {@link FakeKernel.install} (setKernelDouble, internal to
- * src/netlink): every NetlinkConnection.open of the process then reaches it.
+ * src/netlink): every NetlinkConnection.open of the process then reaches it,
+ * and every queue holder's socket (src/netlink/nfqueue.ts).
  */
 import { setKernelDouble, type ConnectionOptions } from '../../src/netlink/connection.js';
+import {
+  NFNL_SUBSYS_QUEUE,
+  NFQNL_MSG_PACKET,
+  NFQNL_MSG_CONFIG,
+  NFQNL_MSG_VERDICT_BATCH,
+  NFQA_PACKET_HDR,
+  NFQA_VERDICT_HDR,
+  NFQA_CFG_CMD,
+  NFQA_CFG_PARAMS,
+  NFQA_CFG_QUEUE_MAXLEN,
+  NFQA_CFG_MASK,
+  NFQA_CFG_FLAGS,
+  NFQA_CFG_F_FAIL_OPEN,
+  NFQNL_CFG_CMD_BIND,
+  NFQNL_CFG_CMD_UNBIND,
+  NFQNL_CFG_CMD_PF_BIND,
+  NFQNL_CFG_CMD_PF_UNBIND,
+  NFQNL_COPY_NONE,
+  NFQNL_COPY_META,
+  NFQNL_COPY_PACKET,
+  nfqIdAfter,
+} from '../../src/netlink/nfqueue.js';
 import type { Transport } from '../../src/netlink/transport.js';
 import {
   encodeMessage,
@@ -40,14 +74,17 @@ import {
 import { nfnetlinkAck } from '../../src/netlink/testing.js';
 import { NLA_F_NESTED, NLA_TYPE_MASK, align4 } from '../../src/netlink/attributes.js';
 
-// errnos (asm-generic/errno-base.h, errno.h)
+// errnos (asm-generic/errno-base.h, errno.h; ENOTSUPP is the kernel's own, include/linux/errno.h)
+const EPERM = 1;
 const ENOENT = 2;
 const ENOMEM = 12;
 const EBUSY = 16;
 const EEXIST = 17;
 const ENODEV = 19;
 const EINVAL = 22;
+const ERANGE = 34;
 const EOPNOTSUPP = 95;
+const ENOTSUPP = 524;
 const EADDRNOTAVAIL = 99;
 
 // rtnetlink message types (linux/rtnetlink.h)
@@ -150,6 +187,21 @@ const NFTA_SET_ELEM_KEY = 1;
 const NFTA_SET_ELEM_TIMEOUT = 4;
 const NFTA_SET_ELEM_EXPIRATION = 5;
 const NFTA_GEN_ID = 1;
+
+// nfnetlink_queue (nfnetlink_queue.c, linux/netfilter.h)
+/** a bound queue's copy range until NFQA_CFG_PARAMS sets one: NFQNL_MAX_COPY_RANGE (0xffff - NLA_HDRLEN) */
+const NFQNL_MAX_COPY_RANGE = 0xffff - 4;
+/** NFQNL_QMAX_DEFAULT: a bound queue's maxlen until NFQA_CFG_QUEUE_MAXLEN sets one */
+const NFQNL_QMAX_DEFAULT = 1024;
+/** NFQA_CFG_F_MAX: flags at or above it are refused (EOPNOTSUPP) */
+const NFQA_CFG_F_MAX = 1 << 5;
+const NF_STOLEN = 2;
+const NF_MAX_VERDICT = 5;
+/** NFQNL_MSG_* types nfnetlink_queue has callbacks for (NFQNL_MSG_MAX) */
+const NFQNL_MSG_MAX = 4;
+/** nla_policy lengths of the attributes it reads (nfqa_cfg_policy, nfqa_vrd_policy): shorter ones are ERANGE */
+const NFQA_CFG_LEN: Record<number, number> = { [NFQA_CFG_CMD]: 4, [NFQA_CFG_PARAMS]: 5, [NFQA_CFG_QUEUE_MAXLEN]: 4, [NFQA_CFG_MASK]: 4, [NFQA_CFG_FLAGS]: 4 };
+const NFQA_VRD_LEN: Record<number, number> = { [NFQA_VERDICT_HDR]: 8 };
 
 /** An attribute: its type as sent (flags kept) and its payload. */
 type Attr = [type: number, payload: Buffer];
@@ -266,6 +318,23 @@ interface NftTable {
   rules: Array<{ chain: string; handle: bigint; attrs: Attr[] }>;
 }
 
+/** A bound netfilter queue (struct nfqnl_instance). */
+export interface NfQueue {
+  num: number;
+  /** the port id of the socket that bound it */
+  portId: number;
+  copyMode: number;
+  copyRange: number;
+  maxlen: number;
+  flags: number;
+  /** the ids of the packets waiting for a verdict, oldest first */
+  queued: number[];
+  /** the last id given */
+  idSequence: number;
+  /** packets dropped because the queue was full */
+  queueDropped: number;
+}
+
 /** The kernel's state: what every request reads and changes. */
 export interface KernelState {
   links: Link[];
@@ -273,6 +342,8 @@ export interface KernelState {
   qdiscs: Qdisc[];
   filters: Filter[];
   tables: NftTable[];
+  /** the bound netfilter queues */
+  queues: NfQueue[];
 }
 
 function cloneNft(t: NftTable): NftTable {
@@ -305,8 +376,17 @@ export class FakeKernel {
   failAt = 0;
   /** what the refused request was, once refused */
   failed?: string;
+  /** refuse (as {@link FakeKernel.failAt} does) every request this says yes to, given its `protocol:type` name */
+  refuseWhen?: (what: string) => boolean;
   /** every request, as `protocol:type` names, for messages */
   readonly log: string[] = [];
+  /** SYNs that arrive at a queue as it is bound (0: none; the model has no traffic of its own) */
+  synsPerBind = 0;
+  /** the packets let go by verdicts (accepted or dropped by the verdict), and those dropped unanswered: unbind, socket closed */
+  readonly verdicts = { given: 0, droppedUnanswered: 0 };
+  /** each open transport's port id and its receiver (the packets of a queue it binds go there) */
+  private readonly sockets = new Map<number, (d: Buffer) => void>();
+  private nextPortId = 4242;
   private nextIndex = 3;
   private gen = 1;
   private nftHandle = 1n;
@@ -339,22 +419,33 @@ export class FakeKernel {
       qdiscs: [],
       filters: [],
       tables: [],
+      queues: [],
     };
   }
 
   /** Reach every later NetlinkConnection.open of this process; the returned function undoes it. */
   install(): () => void {
-    setKernelDouble({ transport: (p, o) => this.transport(p, o), moduleLoaded: (name) => this.modules.includes(name) });
+    setKernelDouble({
+      transport: (p, o) => this.transport(p, o),
+      moduleLoaded: (name) => this.modules.includes(name),
+      procNet: (file) => this.procNet(file),
+    });
     return () => setKernelDouble(undefined);
   }
 
-  /** A transport to this kernel for `protocol`. */
+  /** A transport to this kernel for `protocol`, with a port id of its own; closing it unbinds the queues it bound (NETLINK_URELEASE). */
   transport(protocol: number, _options: ConnectionOptions = {}): Transport {
     let deliver: (d: Buffer) => void = () => {};
+    const portId = this.nextPortId++;
+    let open = true;
+    this.sockets.set(portId, (d) => {
+      if (open) queueMicrotask(() => deliver(d));
+    });
     return {
-      portId: 4242,
+      portId,
       send: (datagram: Buffer) => {
-        const replies = this.receive(protocol, datagram);
+        if (!open) return;
+        const replies = this.receive(protocol, datagram, portId);
         queueMicrotask(() => {
           for (const r of replies) deliver(r);
         });
@@ -363,8 +454,76 @@ export class FakeKernel {
         deliver = cb;
       },
       onError: () => {},
-      close: () => {},
+      close: () => {
+        if (!open) return;
+        open = false;
+        this.sockets.delete(portId);
+        for (const q of this.state.queues.filter((x) => x.portId === portId)) this.destroyQueue(q);
+      },
     };
+  }
+
+  /**
+   * What /proc/thread-self/net/FILE reads: `netfilter/nfnetlink_queue` (one line per bound queue, as
+   * nfnetlink_queue.c's seq_show prints it) and `netlink` (its header only: no process is seen to own a socket).
+   */
+  procNet(file: string): string | undefined {
+    if (file === 'netfilter/nfnetlink_queue')
+      return this.state.queues
+        .map((q) =>
+          [
+            String(q.num).padStart(5),
+            String(q.portId).padStart(6),
+            String(q.queued.length).padStart(5),
+            String(q.copyMode),
+            String(q.copyRange).padStart(5),
+            String(q.queueDropped).padStart(5),
+            String(0).padStart(5),
+            String(q.idSequence).padStart(8),
+            ' 1',
+          ].join(' '),
+        )
+        .map((l) => `${l}\n`)
+        .join('');
+    if (file === 'netlink') return 'sk               Eth Pid        Groups   Rmem     Wmem     Dump  Locks    Drops    Inode\n';
+    return undefined;
+  }
+
+  /**
+   * `n` SYNs arrive at queue `num` (IPv4, at output): queued and sent to the bound socket, or dropped over maxlen
+   * (passed with NFQA_CFG_F_FAIL_OPEN); nothing when no socket binds it (the rule's bypass lets them through).
+   */
+  arrive(num: number, n = 1): void {
+    const q = this.state.queues.find((x) => x.num === num);
+    if (!q) return;
+    for (let i = 0; i < n; i++) {
+      q.idSequence = (q.idSequence + 1) >>> 0;
+      if (q.queued.length >= q.maxlen) {
+        if (!(q.flags & NFQA_CFG_F_FAIL_OPEN)) q.queueDropped++;
+        continue;
+      }
+      q.queued.push(q.idSequence);
+      // struct nfqnl_msg_packet_hdr { __be32 packet_id; __be16 hw_protocol; __u8 hook; }: ETH_P_IP, NF_INET_LOCAL_OUT
+      const hdr = Buffer.alloc(7);
+      hdr.writeUInt32BE(q.idSequence, 0);
+      hdr.writeUInt16BE(0x0800, 4);
+      hdr[6] = 3;
+      const nfgen = Buffer.from([2, 0, 0, 0]);
+      nfgen.writeUInt16BE(q.num, 2);
+      const payload = Buffer.concat([nfgen, writeAttrs([[NFQA_PACKET_HDR, hdr]])]);
+      this.sockets.get(q.portId)?.(encodeMessage({ type: NFQNL_MSG_PACKET, flags: 0, seq: 0, pid: 0, payload }));
+    }
+  }
+
+  /** Packets waiting for a verdict, over every queue. */
+  queuedPackets(): number {
+    return this.state.queues.reduce((n, q) => n + q.queued.length, 0);
+  }
+
+  /** instance_destroy: the queue goes, the packets it held are dropped (nfqnl_flush with NF_DROP). */
+  private destroyQueue(q: NfQueue): void {
+    this.verdicts.droppedUnanswered += q.queued.length;
+    this.state.queues = this.state.queues.filter((x) => x !== q);
   }
 
   /** The plug qdiscs, as `ifname handle: buffering|released`: the kernel's own state of each. */
@@ -410,18 +569,18 @@ export class FakeKernel {
     return this.state.links.find((l) => l.index === i);
   }
 
-  private receive(protocol: number, datagram: Buffer): Buffer[] {
+  private receive(protocol: number, datagram: Buffer, portId: number): Buffer[] {
     const msgs = parseMessages(datagram);
     this.requests++;
     const what = `${protocol === NETLINK_ROUTE ? 'route' : protocol === NETLINK_NETFILTER ? 'nf' : protocol}:${msgs.map((m) => m.type).join(',')}`;
     this.log.push(what);
-    if (this.requests === this.failAt) {
+    if (this.requests === this.failAt || this.refuseWhen?.(what)) {
       this.failed = what;
       // Refused whole: an error for each message (a batch's BEGIN and END get none), nothing changed.
       const inner = protocol === NETLINK_NETFILTER && msgs[0]?.type === NFNL_MSG_BATCH_BEGIN ? msgs.slice(1, -1) : msgs;
       return inner.map((m) => nfnetlinkAck(m, ENOMEM, { capped: true }));
     }
-    if (protocol === NETLINK_NETFILTER) return this.nfnetlink(msgs);
+    if (protocol === NETLINK_NETFILTER) return this.nfnetlink(msgs, portId);
     if (protocol === NETLINK_ROUTE) return msgs.flatMap((m) => this.answer(m, () => this.route(m)));
     // sock_diag: no TCP socket listens in this model (an empty dump)
     if (protocol === NETLINK_SOCK_DIAG) return msgs.flatMap((m) => this.answer(m, () => []));
@@ -793,7 +952,7 @@ export class FakeKernel {
 
   // ------------------------------------------------------------ nf_tables
 
-  private nfnetlink(msgs: NetlinkMessage[]): Buffer[] {
+  private nfnetlink(msgs: NetlinkMessage[], portId: number): Buffer[] {
     if (msgs[0]?.type === NFNL_MSG_BATCH_BEGIN) {
       // A batch: applied to a copy, kept only when every message was accepted (nfnetlink_rcv_batch's abort).
       const saved = this.state.tables.map(cloneNft);
@@ -816,7 +975,93 @@ export class FakeKernel {
       else this.gen++;
       return out;
     }
-    return msgs.flatMap((m) => this.answer(m, () => this.nftGet(m)));
+    return msgs.flatMap((m) => this.answer(m, () => (m.type >> 8 === NFNL_SUBSYS_QUEUE ? this.nfqueue(m, portId) : this.nftGet(m))));
+  }
+
+  // ------------------------------------------------------------ nfnetlink_queue
+
+  /** One NFNL_SUBSYS_QUEUE message from the socket of port id `portId` (nfqnl_recv_config, nfqnl_recv_verdict[_batch]). */
+  private nfqueue(m: NetlinkMessage, portId: number): undefined {
+    const type = m.type & 0xff;
+    if (type >= NFQNL_MSG_MAX || m.payload.length < 4) return refuse(EINVAL); // nfnetlink: no such callback, or no nfgenmsg
+    if (m.type === NFQNL_MSG_PACKET) return refuse(ENOTSUPP); // nfqnl_recv_unsupp
+    const num = m.payload.readUInt16BE(2);
+    const attrs = readAttrs(m.payload, 4);
+    // nla_parse with the message's policy: an attribute shorter than its layout is ERANGE
+    const lens = m.type === NFQNL_MSG_CONFIG ? NFQA_CFG_LEN : NFQA_VRD_LEN;
+    for (const [t, p] of attrs) if (p.length < (lens[t & NLA_TYPE_MASK] ?? 0)) refuse(ERANGE);
+    const q = this.state.queues.find((x) => x.num === num);
+    if (m.type === NFQNL_MSG_CONFIG) return this.nfqConfig(num, q, attrs, portId);
+    // verdict_instance_lookup, then verdicthdr_get
+    if (!q) return refuse(ENODEV);
+    if (q.portId !== portId) return refuse(EPERM);
+    const hdr = get(attrs, NFQA_VERDICT_HDR) ?? refuse(EINVAL);
+    const verdict = hdr.readUInt32BE(0) & 0xffff;
+    if (verdict > NF_MAX_VERDICT || verdict === NF_STOLEN) refuse(EINVAL);
+    const id = hdr.readUInt32BE(4);
+    const take = m.type === NFQNL_MSG_VERDICT_BATCH ? q.queued.filter((x) => !nfqIdAfter(x, id)) : q.queued.filter((x) => x === id);
+    if (!take.length) refuse(ENOENT);
+    q.queued = q.queued.filter((x) => !take.includes(x));
+    this.verdicts.given += take.length;
+    return undefined;
+  }
+
+  private nfqConfig(num: number, found: NfQueue | undefined, attrs: Attr[], portId: number): undefined {
+    let q = found;
+    const cmdAttr = get(attrs, NFQA_CFG_CMD);
+    const cmd = cmdAttr?.[0];
+    // obsolete commands without a queue: accepted, nothing done
+    if (cmd === NFQNL_CFG_CMD_PF_BIND || cmd === NFQNL_CFG_CMD_PF_UNBIND) return undefined;
+    const flagsAttr = get(attrs, NFQA_CFG_FLAGS);
+    const maskAttr = get(attrs, NFQA_CFG_MASK);
+    if (flagsAttr && !maskAttr) refuse(EINVAL);
+    const flags = flagsAttr?.readUInt32BE(0) ?? 0;
+    const mask = maskAttr?.readUInt32BE(0) ?? 0;
+    if (flagsAttr && flags >= NFQA_CFG_F_MAX) refuse(EOPNOTSUPP);
+    if (q && q.portId !== portId) refuse(EPERM);
+    if (cmd !== undefined) {
+      if (cmd === NFQNL_CFG_CMD_BIND) {
+        if (q) refuse(EBUSY);
+        q = {
+          num,
+          portId,
+          copyMode: NFQNL_COPY_NONE,
+          copyRange: NFQNL_MAX_COPY_RANGE,
+          maxlen: NFQNL_QMAX_DEFAULT,
+          flags: 0,
+          queued: [],
+          idSequence: 0,
+          queueDropped: 0,
+        };
+        this.state.queues.push(q);
+        if (this.synsPerBind > 0) {
+          const n = this.synsPerBind;
+          setImmediate(() => this.arrive(num, n));
+        }
+      } else if (cmd === NFQNL_CFG_CMD_UNBIND) {
+        if (!q) refuse(ENODEV);
+        this.destroyQueue(q!);
+        return undefined; // the rest of the message is not read
+      } else refuse(EOPNOTSUPP);
+    }
+    if (!q) return refuse(ENODEV);
+    const params = get(attrs, NFQA_CFG_PARAMS);
+    if (params) {
+      // nfqnl_set_mode; an unknown mode changes nothing (its error is not returned)
+      const mode = params[4];
+      const range = params.readUInt32BE(0);
+      if (mode === NFQNL_COPY_NONE || mode === NFQNL_COPY_META) {
+        q.copyMode = mode;
+        q.copyRange = 0;
+      } else if (mode === NFQNL_COPY_PACKET) {
+        q.copyMode = mode;
+        q.copyRange = range === 0 || range > NFQNL_MAX_COPY_RANGE ? NFQNL_MAX_COPY_RANGE : range;
+      }
+    }
+    const maxlen = get(attrs, NFQA_CFG_QUEUE_MAXLEN);
+    if (maxlen) q.maxlen = maxlen.readUInt32BE(0);
+    if (flagsAttr) q.flags = (q.flags & ~mask) | (flags & mask);
+    return undefined;
   }
 
   private table(family: number, name: string | undefined): NftTable | undefined {
