@@ -130,12 +130,15 @@ export function formatProtect(r: ProtectResult): string {
 
 /**
  * The reload's verdict, one line: `lossless: 0 refused, 0 reset, 0 dropped`;
- * or what was lost and its likely causes; or what could not be counted.
+ * or what was lost (refused: SYN packets, retransmissions included) and its
+ * likely causes; or what could not be counted.
  */
 export function formatVerdict(r: Pick<ProtectResult, 'report' | 'maxHoldReached' | 'newListener'>): string {
   const p = r.report;
   const n = (v: number | null) => (v === null ? '?' : String(v));
-  const counts = `${n(p.refused)} refused, ${n(p.reset)} reset, ${p.dropped} dropped${p.listenerDrops ? `, ${p.listenerDrops} dropped by the listener` : ''}`;
+  // refused counts SYN packets: a client's retransmissions each (an inbound hold queues them too), so the word says so
+  const refused = p.refused ? `${p.refused} refused SYN(s), retransmissions included` : `${n(p.refused)} refused`;
+  const counts = `${refused}, ${n(p.reset)} reset, ${p.dropped} dropped${p.listenerDrops ? `, ${p.listenerDrops} dropped by the listener` : ''}`;
   if (p.lossless === true) return `lossless: ${counts}`;
   if (p.lossless === null) return `not fully counted: ${counts} (${(p.uncounted ?? []).join('; ')})`;
   const causes = lossCauses(p, { maxHoldReached: r.maxHoldReached, waitedForListener: r.newListener !== undefined });

@@ -4,6 +4,7 @@
  * @module
  */
 import { type Command, Option } from 'commander';
+import { isAbsolute, resolve } from 'node:path';
 import { UsageError } from '../netlink/errors.js';
 import { DEFAULTS, parseDuration, parseUint, type GuardConfig } from '../guard/config.js';
 import { netnsStateDir } from '../guard/call-netns.js';
@@ -61,13 +62,24 @@ function configOptions(cmd: Command, which: { setup?: boolean; inbound?: boolean
 export function stateDirOf(flag: string | undefined, env: NodeJS.ProcessEnv = process.env): string | undefined {
   if (flag !== undefined) {
     if (flag === '') throw new UsageError('--state-dir is empty: give a directory');
-    return flag;
+    return absoluteStateDir(flag, '--state-dir');
   }
   const v = env.SYNPLUG_STATE_DIR;
   if (v === undefined) return netnsStateDir();
   if (v === '')
     throw new UsageError('the environment variable SYNPLUG_STATE_DIR is set but empty: unset it (for the default /run/synplug) or give a directory');
-  return v;
+  return absoluteStateDir(v, 'the environment variable SYNPLUG_STATE_DIR');
+}
+
+/**
+ * A state directory given as an absolute path: a relative one would name
+ * another directory for every command run from elsewhere (and for the
+ * watchdog and the queue's holder, which outlive the command).
+ * @throws {UsageError} a relative path, with the absolute one it would have been
+ */
+function absoluteStateDir(dir: string, what: string): string {
+  if (isAbsolute(dir)) return dir;
+  throw new UsageError(`${what}: '${dir}' is a relative path: give an absolute one (from here: ${resolve(dir)}), the same for every command`);
 }
 
 function config(f: ConfigFlags): Partial<GuardConfig> {

@@ -10,6 +10,7 @@ import { exitCodesHelp } from './exit-codes.js';
 import { formatHistoryEntry } from './format-guard.js';
 import { stateDirOf } from './guard-commands.js';
 import { jsonOption, run } from './run.js';
+import { UsageError } from '../netlink/errors.js';
 
 /** Register `synplug history` on the program. */
 export function historyCommand(program: Command): void {
@@ -18,13 +19,14 @@ export function historyCommand(program: Command): void {
     .description(
       'the reloads protect (and manual plug and release) recorded in the state directory (bounded, rotated), oldest first: when, the holds, the hold time, the held SYNs, the exit status and the report',
     )
-    .addOption(new Option('-n <count>', 'only the last COUNT'))
+    .addOption(new Option('-n <count>', 'only the last COUNT (1 or more)'))
     .addOption(new Option('--state-dir <dir>', 'state directory (default /run/synplug, env SYNPLUG_STATE_DIR)'))
     .addOption(jsonOption())
     .addHelpText('after', exitCodesHelp('history'))
     .action(
       run(async (f: { json?: boolean; n?: string; stateDir?: string }) => {
         const n = f.n !== undefined ? parseUint(f.n, '-n') : undefined;
+        if (n === 0) throw new UsageError('-n 0 would list no reload: give 1 or more (the last COUNT), or leave -n out for every reload');
         const { readHistory } = await import('../guard/history.js');
         const entries = readHistory(stateDirOf(f.stateDir) ?? DEFAULTS.stateDir, n);
         if (f.json) process.stdout.write(`${JSON.stringify(entries)}\n`);

@@ -85,7 +85,8 @@ export async function accounted<R extends { warnings?: string[] }>(
   }
   const a = account(r);
   if (a.history) {
-    const w = await recordHistory(stateDir, { command, start: started.toISOString(), holds: a.holds, ...a.history });
+    // in one order (sorted, as the metrics' label), whatever order the holds were set up in
+    const w = await recordHistory(stateDir, { command, start: started.toISOString(), holds: [...a.holds].sort(), ...a.history });
     if (w) warnings.push(w);
   }
   if (target) {

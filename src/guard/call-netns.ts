@@ -9,7 +9,8 @@
  *
  * @module
  */
-import { checkNetns, defaultNetns, netnsCookie, netnsSpecOf, runInNetns, type NetnsSpec } from '../netlink/netns.js';
+import { readdirSync } from 'node:fs';
+import { NETNS_RUN_DIR, checkNetns, defaultNetns, netnsCookie, netnsSpecOf, runInNetns, type NetnsSpec } from '../netlink/netns.js';
 import { UsageError } from '../netlink/errors.js';
 import { DEFAULTS } from './config.js';
 
@@ -59,4 +60,59 @@ export function inCallNetns<O extends { netns?: NetnsSpec; stateDir?: string }, 
   }
   const stateDir = rest.stateDir ?? netnsStateDir(spec, 'the option stateDir');
   return runInNetns(spec, () => f({ ...rest, stateDir } as O));
+}
+
+/**
+ * The namespace of a cookie, as a person names it: the host's (that of
+ * process 1), or a name under /run/netns; undefined when none of those has it
+ * (a namespace of `unshare -n`, or one gone).
+ */
+function netnsNameOf(cookie: string): { host: true } | { name: string } | undefined {
+  const cookieOf = (spec: string): string | undefined => {
+    try {
+      return netnsCookie(spec);
+    } catch {
+      return undefined;
+    }
+  };
+  if (cookieOf('/proc/1/ns/net') === cookie) return { host: true };
+  let names: string[] = [];
+  try {
+    names = readdirSync(NETNS_RUN_DIR);
+  } catch {
+    /* no named namespaces */
+  }
+  const name = names.find((n) => cookieOf(n) === cookie);
+  return name !== undefined ? { name } : undefined;
+}
+
+/**
+ * Why a setup record of another network namespace is refused (a state
+ * directory shared by namespaces: `ip netns exec`, `unshare -n`, a
+ * `--state-dir` or SYNPLUG_STATE_DIR given to commands run in different
+ * namespaces), naming that namespace and what to run; nothing is read or
+ * changed.
+ * @param path the record
+ * @param recorded the record's namespace cookie
+ * @param here the cookie of the namespace the command acts in
+ */
+export function otherNetnsMessage(path: string, recorded: string, here: string): string {
+  const owner = netnsNameOf(recorded);
+  const which =
+    owner === undefined
+      ? `network namespace cookie ${recorded} (one without a name in ${NETNS_RUN_DIR}, or one that is gone)`
+      : 'host' in owner
+        ? `the host's network namespace (that of process 1; cookie ${recorded})`
+        : `network namespace ${owner.name} (cookie ${recorded})`;
+  const run =
+    owner === undefined
+      ? 'run synplug in that namespace'
+      : 'host' in owner
+        ? "run synplug in the host's namespace (not under ip netns exec or unshare -n)"
+        : `run 'synplug --netns ${owner.name} ...' (or 'ip netns exec ${owner.name} synplug ...')`;
+  return (
+    `${path} records the holds of ${which}, not of the network namespace this command acts in (cookie ${here}): nothing was changed. ` +
+    `For those holds, ${run} with the same state directory. For this namespace, give a state directory of its own (--state-dir DIR), ` +
+    `or name it with --netns from the host: its default state directory is then its own (${DEFAULTS.stateDir}/netns/<cookie>)`
+  );
 }

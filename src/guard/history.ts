@@ -21,6 +21,7 @@ import { StateFileError } from './errors.js';
 import { StateStore } from './state.js';
 import { withLeaseLock } from './leases.js';
 import type { ReloadReport } from './report.js';
+import { defaultNetns, netnsCookie } from '../netlink/netns.js';
 
 /** The newest entries. */
 export const HISTORY_FILE = 'history.jsonl';
@@ -88,12 +89,26 @@ function isEntry(e: unknown): e is HistoryEntry {
     typeof r === 'object' &&
     r !== null &&
     typeof r.heldSyns === 'number' &&
-    typeof r.holdMs === 'number'
+    typeof r.holdMs === 'number' &&
+    (x.netns === undefined || (typeof x.netns === 'string' && /^[1-9][0-9]{0,19}$/.test(x.netns)))
   );
 }
 
 /**
- * The history, oldest first; the last `n` when given.
+ * The network namespace an entry is of, as written with it (not part of
+ * {@link HistoryEntry}): the cookie (SO_NETNS_COOKIE) of the namespace the
+ * command acted in; none before Linux 5.14 (and in entries of an earlier synplug).
+ */
+const netnsField = (): { netns?: string } => {
+  const cookie = netnsCookie(defaultNetns());
+  return cookie !== undefined ? { netns: cookie } : {};
+};
+
+/**
+ * The history of the network namespace this call acts in, oldest first; the
+ * last `n` when given. Entries another namespace's commands wrote to the same
+ * directory (`ip netns exec`, `unshare -n`, a state directory given to both)
+ * are not this namespace's reloads: left out (and left in the file).
  * @param stateDir the state directory
  * @returns [] when the directory or the files do not exist
  * @throws {StateFileError} the directory is unsafe, or a history file is damaged, a link, too large (`bad-state`), named
@@ -102,7 +117,10 @@ export function readHistory(stateDir: string, n?: number): HistoryEntry[] {
   const d = openCheckedDir(stateDir, false);
   if (!d) return [];
   try {
-    const all = [...parse(d, HISTORY_OLD_FILE), ...parse(d, HISTORY_FILE)];
+    const here = netnsField().netns;
+    const all = [...parse(d, HISTORY_OLD_FILE), ...parse(d, HISTORY_FILE)].flatMap(({ netns, ...e }: HistoryEntry & { netns?: string }) =>
+      netns === undefined || here === undefined || netns === here ? [e] : [],
+    );
     return n === undefined ? all : all.slice(Math.max(0, all.length - n));
   } finally {
     d.close();
@@ -124,7 +142,7 @@ export async function appendHistory(stateDir: string, entry: Omit<HistoryEntry, 
       let current = d.read(HISTORY_FILE, HISTORY_FILE_CAP, WHAT);
       const lastId = parse(d, HISTORY_FILE).at(-1)?.id ?? parse(d, HISTORY_OLD_FILE).at(-1)?.id ?? 0;
       const full: HistoryEntry = { id: lastId + 1, ...entry };
-      const line = Buffer.from(`${JSON.stringify(full)}\n`);
+      const line = Buffer.from(`${JSON.stringify({ ...full, ...netnsField() })}\n`);
       if (current && current.length + line.length > Math.min(cap, HISTORY_FILE_CAP)) {
         d.writeAtomic(HISTORY_OLD_FILE, current);
         current = undefined;

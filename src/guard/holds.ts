@@ -13,7 +13,7 @@ import { accounted } from './accounting.js';
 import { unwatchedReport } from './report.js';
 import { breakLeases, dropLease, leaseLive, liveLeases, newLeaseId, releaseIfOrphaned, takeLease, unprepare } from './leases.js';
 import { contextFor, definedOnly, recoverStale, withSession } from './context.js';
-import { checkSelector, combineStates, findUnrecordedIfbs, nothingSetUp, piecesOf, requireSetUp, selectedHolds, stateOf, viaOf } from './setup.js';
+import { checkSelector, combineStates, findUnrecordedIfbs, noLocalHold, nothingSetUp, piecesOf, requireSetUp, selectedHolds, stateOf, viaOf } from './setup.js';
 import { deviceOfHold, holdModeFor, holdModes, selectInbound, type UnrecordedPiece } from './modes/index.js';
 import { GuardSession } from './session.js';
 import { teardownHold } from './pieces.js';
@@ -203,7 +203,8 @@ export async function release(opts: ReleaseOptions = {}): Promise<ReleaseResult>
     () => releaseOnce(rest),
     (r) => ({
       holds: r.holds ?? [],
-      ...(r.released && r.setUp && r.report && { history: { exitCode: 0, report: r.report } }),
+      // recorded when it ended a hold (a plug buffering, a lease broken): a release of nothing is no reload
+      ...(r.released && r.setUp && r.report && (r.wasBuffering || (r.brokeLeases ?? 0) > 0) && { history: { exitCode: 0, report: r.report } }),
       change: r.released && r.report && r.endedManualHold ? { exitCode: 0, report: r.report } : null,
     }),
   );
@@ -433,8 +434,9 @@ export async function status(opts: StatusOptions = {}): Promise<StatusResult> {
       holds,
     };
   });
-  if (record || inbound !== undefined || r.unrecorded?.length || r.plug || r.leases.length) return r;
-  const none = await nothingSetUp(config, rest, r);
+  const noLocal = noLocalHold(local, record, r.holds);
+  if (!noLocal && (record || inbound !== undefined || r.unrecorded?.length || r.plug || r.leases.length)) return r;
+  const none = await nothingSetUp(config, rest, r, noLocal);
   if (!none) return r;
   const { dev: _d, addr: _a, ...rest2 } = r;
   return none.hold

@@ -76,7 +76,10 @@ export interface ReloadReport {
   holdMs: number;
   /** held SYNs lost in the hold itself (over a queue's maxlen, a plug's limit) */
   dropped: number;
-  /** SYNs to what is held answered with a RST (released before a listener was there) */
+  /**
+   * SYN packets to what is held answered with a RST (released before a listener was there): a client's retransmitted
+   * SYNs count each (an inbound hold queues them too), so a refused connection may count several times
+   */
   refused: number | null;
   /** established or queued connections of what is held reset (a closing listener's queue) */
   reset: number | null;

@@ -12,8 +12,8 @@
  */
 import { join } from 'node:path';
 import { checkEntryOptions, resolveConfig, type GuardConfig } from './config.js';
-import { NotSetUpError } from './errors.js';
-import { StateStore, type HoldRecord } from './state.js';
+import { NotSetUpError, SetupError } from './errors.js';
+import { StateStore, withNetnsCookie, type HoldRecord } from './state.js';
 import { checkMetricsFile, metricsPathOf } from './metrics.js';
 import type { GuardSession } from './session.js';
 import { MissingSupportError, requireNetAdmin, type ModulePiece } from './support.js';
@@ -36,6 +36,7 @@ import {
   type UnrecordedIfb,
 } from './types.js';
 import { inCallNetns } from './call-netns.js';
+import { defaultNetns } from '../netlink/netns.js';
 
 /** The state of several holds together: `ok` when all are, `absent` when none is set up at all, else `partial`. */
 export function combineStates(states: readonly SetupState[]): SetupState {
@@ -108,7 +109,16 @@ export async function setupOrPlan<T>(opts: SetupOptions, dryRun: ((would: SetupW
     await target.refuseClash?.();
     // Phase one: kernel support, all of it, before anything changes.
     const sup = await target.probeSupport();
-    if (sup.missing.length) throw new MissingSupportError(sup.missing, sup.unverified);
+    if (sup.missing.length) {
+      const e = new MissingSupportError(sup.missing, sup.unverified);
+      // --via naming a hold this kernel cannot have, where another works: the refusal names it (as the demo's does)
+      for (const m of HOLD_VIAS.flatMap((v) => (v !== 'auto' && v !== mode.via ? (holdModeFor(v, scope) ?? []) : []))) {
+        if ((await m.probeSupport(s, config)).missing.length) continue;
+        e.message += `; the ${m.via} hold works on this kernel: 'synplug setup --via ${m.via}' with the same options (or leave --via out)`;
+        break;
+      }
+      throw e;
+    }
 
     // The named steps, in order (foreign state refused here, before any step).
     let plan: PiecePlan;
@@ -153,6 +163,8 @@ export async function setupOrPlan<T>(opts: SetupOptions, dryRun: ((would: SetupW
       holds,
       ...(createdStateDir && { createdStateDir }),
       ...(recordedMetrics !== undefined && { metricsFile: recordedMetrics }),
+      // the namespace the holds are in: a command acting in another one refuses this record (state.ts)
+      ...withNetnsCookie(oldRecord),
     });
     if (!store.readPlug()) {
       const now = Date.now();
@@ -200,8 +212,12 @@ function refuseNewHeldSet(mode: HoldMode, target: Hold, before: HoldRecord | und
   const say = (x: { ports: number[]; addrs: string[] }) => `port ${x.ports.join(', ')}${x.addrs.length ? ` to ${x.addrs.join(', ')}` : ' to any address'}`;
   const both = {
     ports: [...new Set([...was.ports, ...now.ports])].sort((a, b) => a - b),
-    addrs: now.addrs.length && was.addrs.length ? [...new Set([...was.addrs, ...now.addrs])] : was.addrs.length ? was.addrs : now.addrs,
+    // any address (none listed) on either side: any address holds both
+    addrs: now.addrs.length && was.addrs.length ? [...new Set([...was.addrs, ...now.addrs])] : [],
   };
+  // the commands run where this one acts: with its --netns
+  const ns = defaultNetns();
+  const netns = ns !== undefined ? ` --netns ${ns}` : '';
   const words = mode.describe({
     id: target.id,
     dev: target.dev,
@@ -211,7 +227,7 @@ function refuseNewHeldSet(mode: HoldMode, target: Hold, before: HoldRecord | und
   });
   throw new UsageError(
     `the ${words.label} (${target.id}) is set up for ${say(was)}; setup does not change what a hold holds, and this one would hold ${say(now)} only. ` +
-      `To change it, give the whole set again after removing the hold, e.g. to hold both: 'synplug teardown --inbound ${target.dev}' then '${words.setup}'. Nothing was changed`,
+      `To change it, give the whole set again after removing the hold, e.g. to hold both: 'synplug teardown --inbound ${target.dev}${netns}' then '${words.setup}${netns}'. Nothing was changed`,
   );
 }
 
@@ -353,8 +369,9 @@ export async function check(opts: CheckOptions = {}): Promise<CheckResult> {
       }),
     };
   });
-  if (record || inbound !== undefined || r.unrecorded?.length) return r;
-  const none = await nothingSetUp(config, rest, r);
+  const noLocal = noLocalHold(local, record, r.holds);
+  if (!noLocal && (record || inbound !== undefined || r.unrecorded?.length)) return r;
+  const none = await nothingSetUp(config, rest, r, noLocal);
   if (!none) return r;
   const { dev: _d, addr: _a, ...rest2 } = r;
   return none.hold
@@ -363,23 +380,38 @@ export async function check(opts: CheckOptions = {}): Promise<CheckResult> {
 }
 
 /**
- * With no hold recorded: what `check`, `status` and `release` say instead
+ * With `--local` and a record of holds none of which is local: the sentence
+ * that starts what `check` and `status` say (as `teardown --local` says it),
+ * instead of the default local hold's pieces, which on a kernel without
+ * sch_plug would list a hold setup never makes there.
+ * @param reported the holds the command reported (the local hold's id, recorded or not)
+ * @returns undefined when `--local` was not given, nothing is recorded, or the local hold is recorded
+ */
+export function noLocalHold(local: boolean | undefined, record: SetupRecord | undefined, reported: ReadonlyArray<{ id: string }>): string | undefined {
+  if (!local || !record || reported.some((h) => h.id in record.holds)) return undefined;
+  return `no local hold is set up (set up: ${Object.keys(record.holds).join(', ')})`;
+}
+
+/**
+ * With no hold recorded (or, `where` given, no local hold recorded): what `check`, `status` and `release` say instead
  * of the default hold's pieces, which on a kernel that cannot have them
  * (no sch_plug) would describe a hold setup never makes there. It asks
  * setup's own plan (`--via auto`, changing nothing) which hold
  * `synplug setup` makes on this kernel.
  * @param opts the command's options: `addr`; a plug hold's own (`dev`, `mark`, `limit`) ask about that hold, which is then reported as found
  * @param r what was found of the default hold: only when none of it is there, or setup would make another hold, is anything said
+ * @param localOnly how the sentence starts when only the local hold was asked about and other holds are recorded ({@link noLocalHold}); without it, nothing is recorded
  * @returns the sentence, and (when setup would make another hold than the default one) that hold's entry; undefined: report as found
  */
 export async function nothingSetUp(
   config: GuardConfig,
   opts: { addr?: string; dev?: string; mark?: number; limit?: number },
   r: { state: SetupState; holds: ReadonlyArray<{ mode: string }> },
+  localOnly?: string,
 ): Promise<{ sentence: string; hold?: { id: string; mode: string; via: 'plug' | 'queue'; dev: string; setup: string } } | undefined> {
   if (opts.dev !== undefined || opts.mark !== undefined || opts.limit !== undefined) return undefined;
   const addr = opts.addr;
-  const where = `synplug is not set up (no hold is recorded in ${join(config.stateDir, 'setup.json')})`;
+  const where = localOnly ?? `synplug is not set up (no hold is recorded in ${join(config.stateDir, 'setup.json')})`;
   let would: { hold: Hold; chose?: string } | undefined;
   try {
     would = (await setupOrPlan({ stateDir: config.stateDir, ...(addr !== undefined && { addr }) }, (w) => ({ hold: w.hold, chose: w.chose }))) as {
@@ -398,8 +430,8 @@ export async function nothingSetUp(
     ?.describe({ id: h.id, dev: h.dev, scope: h.scope, addrs: [addr ?? config.addr] });
   const why = /\((.*)\)$/.exec(would.chose ?? '')?.[1];
   const sentence =
-    `${where}. On this kernel 'synplug setup' sets up the ${words?.label ?? `${h.via} hold`} (${h.id}) for new connections ${words?.clients ?? ''}${why ? ` (${why})` : ''}; ` +
-    `for clients arriving on a device: 'synplug setup --inbound DEV --port PORT'`;
+    `${where}. On this kernel 'synplug setup' sets up the ${words?.label ?? `${h.via} hold`} (${h.id}) for new connections ${words?.clients ?? ''}${why ? ` (${why})` : ''}` +
+    (localOnly ? '' : `; for clients arriving on a device: 'synplug setup --inbound DEV --port PORT'`);
   return {
     sentence,
     ...(other && { hold: { id: would.hold.id, mode: would.hold.mode, via: would.hold.via, dev: would.hold.dev, setup: 'synplug setup' } }),

@@ -46,6 +46,8 @@ import { StateFileError } from './errors.js';
 import { type CheckedDir, errorCode, openCheckedDir, writeErrorCategory } from './state-fs.js';
 import { isRecordOfItsMode, recordRefusal } from './record-checks.js';
 import { MAX_DURATION_MS } from './config.js';
+import { defaultNetns, netnsCookie } from '../netlink/netns.js';
+import { otherNetnsMessage } from './call-netns.js';
 
 export { StateFileError };
 
@@ -91,6 +93,11 @@ export interface SetupRecord {
   createdStateDir?: boolean;
   /** `setup --metrics-file`: the metrics file protect, plug and release write when given none (an absolute path) */
   metricsFile?: string;
+  /**
+   * the cookie (SO_NETNS_COOKIE, decimal) of the network namespace the holds are in; a command acting in another
+   * namespace refuses the record ({@link StateStore.readSetup}). Absent: a kernel before 5.14, or an earlier synplug.
+   */
+  netns?: string;
 }
 
 /** Contents of `plug.json`. */
@@ -254,7 +261,10 @@ export class StateStore {
         this.path(SETUP),
         `${this.path(SETUP)} is not a setup record synplug wrote: remove it (${what}). What is wrong: ${problem}; nothing was changed`,
       );
-    return parseSetupRecord(raw)!;
+    const r = parseSetupRecord(raw)!;
+    const here = r.netns !== undefined ? netnsCookie(defaultNetns()) : undefined;
+    if (here !== undefined && here !== r.netns) throw new StateFileError(this.path(SETUP), otherNetnsMessage(this.path(SETUP), r.netns!, here));
+    return r;
   }
 
   /** @throws {StateFileError} the directory is unsafe or cannot be created, or the file cannot be written */
@@ -400,6 +410,19 @@ export class StateStore {
 }
 
 /**
+ * The `netns` field of a setup record being written: the old record's
+ * (an earlier synplug's record without one stays without: its holds may be
+ * another namespace's), else the cookie of the namespace this call acts in
+ * (none before Linux 5.14).
+ * @throws {SocketError} the cookie cannot be read
+ */
+export function withNetnsCookie(old: SetupRecord | undefined): { netns?: string } {
+  if (old) return old.netns !== undefined ? { netns: old.netns } : {};
+  const cookie = netnsCookie(defaultNetns());
+  return cookie !== undefined ? { netns: cookie } : {};
+}
+
+/**
  * A setup record from parsed JSON (version 2).
  * @returns undefined when it is not a setup record ({@link setupRecordProblem} says why)
  */
@@ -411,6 +434,7 @@ export function parseSetupRecord(raw: unknown): SetupRecord | undefined {
     holds: { ...(o.holds as Record<string, HoldRecord>) },
     ...(o.createdStateDir === true && { createdStateDir: true }),
     ...(typeof o.metricsFile === 'string' && { metricsFile: o.metricsFile }),
+    ...(typeof o.netns === 'string' && { netns: o.netns }),
   };
 }
 
@@ -474,6 +498,8 @@ export function setupRecordProblem(raw: unknown): Problem {
   if (raw.createdStateDir !== undefined && typeof raw.createdStateDir !== 'boolean') return "'createdStateDir' is not true or false";
   if (raw.metricsFile !== undefined && !isMetricsPath(raw.metricsFile))
     return `'metricsFile' is ${JSON.stringify(raw.metricsFile).slice(0, 80)}, not an absolute path of a *.prom file (setup records --metrics-file so)`;
+  if (raw.netns !== undefined && !(typeof raw.netns === 'string' && /^[1-9][0-9]{0,19}$/.test(raw.netns)))
+    return `'netns' is ${JSON.stringify(raw.netns).slice(0, 80)}, not a network namespace cookie (decimal digits)`;
   const entries = Object.entries(raw.holds);
   if (entries.length === 0) return "'holds' is empty: synplug removes the file with its last hold, so a record of no hold is not synplug's";
   if (entries.length > MAX_HOLDS) return `${entries.length} holds, more than synplug makes (${MAX_HOLDS})`;

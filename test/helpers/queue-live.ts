@@ -27,6 +27,15 @@ export function synplug(args: string[], env: NodeJS.ProcessEnv): { code: number;
   return { code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };
 }
 
+/** A command's output parsed as JSON; undefined when it printed none (or something else). */
+export function parseJson<T = Record<string, unknown>>(s: string): T | undefined {
+  try {
+    return JSON.parse(s) as T;
+  } catch {
+    return undefined;
+  }
+}
+
 /** The kernel's line for a queue: port id and SYNs queued now; undefined when nobody is bound to it. */
 export function procQueue(queue: number): { portId: number; queued: number } | undefined {
   for (const line of readFileSync('/proc/net/netfilter/nfnetlink_queue', 'utf8').split('\n')) {

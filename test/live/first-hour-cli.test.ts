@@ -64,7 +64,22 @@ test.serial('setup --inbound run again with another --port is refused (exit 2, n
   t.is(again.code, 2);
   t.is(
     again.stderr.trim(),
-    `synplug: the inbound queue hold on ${dev} (queue:${dev}) is set up for port 80 to 169.254.90.2; setup does not change what a hold holds, and this one would hold port 443 to any address only. To change it, give the whole set again after removing the hold, e.g. to hold both: 'synplug teardown --inbound ${dev}' then 'synplug setup --via queue --inbound ${dev} --port 80 --port 443 --addr 169.254.90.2'. Nothing was changed`,
+    `synplug: the inbound queue hold on ${dev} (queue:${dev}) is set up for port 80 to 169.254.90.2; setup does not change what a hold holds, and this one would hold port 443 to any address only. To change it, give the whole set again after removing the hold, e.g. to hold both: 'synplug teardown --inbound ${dev}' then 'synplug setup --via queue --inbound ${dev} --port 80 --port 443'. Nothing was changed`,
+    'both: port 443 was asked for any address, so the whole set holds any address (--addr 169.254.90.2 would leave 443 to others unheld)',
+  );
+  t.is(ruleset(), before, 'the refused setup changed nothing');
+  // run with --netns from outside: the commands it names carry it (they named none, and would have acted here)
+  const outside = spawnSync(process.execPath, [BIN, 'setup', '--inbound', dev, '--port', '443', '--netns', NS], {
+    encoding: 'utf8',
+    env: { ...process.env, SYNPLUG_STATE_DIR: s },
+    timeout: 60_000,
+  });
+  t.is(outside.status, 2, outside.stderr);
+  t.regex(
+    outside.stderr,
+    new RegExp(
+      `to hold both: 'synplug teardown --inbound ${dev} --netns ${NS}' then 'synplug setup --via queue --inbound ${dev} --port 80 --port 443 --netns ${NS}'\\. Nothing was changed`,
+    ),
   );
   t.is(ruleset(), before, 'the refused setup changed nothing');
   const dry = synplug(s, ['setup', '--dry-run', '--inbound', dev, '--port', '443']);
@@ -78,7 +93,7 @@ test.serial('setup --inbound run again with another --port is refused (exit 2, n
   t.is(synplug(s, ['setup', '--inbound', dev, '--port', '80', '--addr', '169.254.90.2']).code, 0);
   // the commands the message names hold both ports
   t.is(synplug(s, ['teardown', '--inbound', dev]).code, 0);
-  const both = synplug(s, ['setup', '--via', 'queue', '--inbound', dev, '--port', '80', '--port', '443', '--addr', '169.254.90.2']);
+  const both = synplug(s, ['setup', '--via', 'queue', '--inbound', dev, '--port', '80', '--port', '443']);
   t.is(both.code, 0, both.stderr);
   t.regex(ruleset(), /dport 443/);
   t.regex(ruleset(), /dport 80/);
@@ -128,6 +143,12 @@ test.serial("release after one's own plug says the manual plug's hold ended; wit
   );
   t.notRegex(text.stdout, /broke/);
   t.is(synplug(s, ['release']).stdout.trim(), "nothing was held (neither 'synplug plug' nor a protect was holding); released anyway, which is always safe");
+  // the releases of nothing (first and last) are no reloads: not in the history (they were, "held 0.0 ms")
+  const history = JSON.parse(synplug(s, ['history', '--json']).stdout) as Array<{ command: string }>;
+  t.deepEqual(
+    history.map((e) => e.command),
+    ['plug', 'release', 'plug', 'release'],
+  );
   t.is(synplug(s, ['teardown']).code, 0);
 });
 

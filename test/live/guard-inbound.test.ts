@@ -165,6 +165,8 @@ test.serial('no sch_plug in this kernel: exit 5 naming it; no IFB, no clsact, no
   t.regex(e.error, /sch_plug \(qdisc plug\)/);
   t.regex(e.error, /nothing was changed/);
   t.notRegex(e.error, /sch_ingress|act_mirred|ifb \(/, 'what this kernel has is not named');
+  // as demo --via plug does, the refusal names the hold that works here
+  t.true(e.error.endsWith("; the queue hold works on this kernel: 'synplug setup --via queue' with the same options (or leave --via out)"), e.error);
   t.deepEqual(snapshot(), before);
   t.throws(() => sh(IP, 'link', 'show', 'dev', ifb), undefined, 'no IFB');
   t.false(sh(TC, 'qdisc', 'show', 'dev', DEV).includes('clsact'));

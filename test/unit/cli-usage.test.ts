@@ -126,3 +126,16 @@ test('a single-value option given twice is exit 2 before anything runs (no "last
   const flags = await synplug(['show', 'qdisc', '--dev', 'sp-nosuch0', '-s', '-s']);
   t.false(flags.stderr.includes('given 2 times'), flags.stderr);
 });
+
+test('a relative --state-dir (status, history) is refused with the absolute path it would name from here; nothing is read', async (t) => {
+  // it was accepted and read relative to the current directory (another directory for every command run elsewhere)
+  for (const args of [
+    ['status', '--state-dir', 'rel/dir'],
+    ['history', '--state-dir', 'rel/dir'],
+  ]) {
+    const r = await synplug(args);
+    t.is(r.code, 2, r.stderr);
+    t.is(r.stdout, '');
+    t.regex(r.stderr, new RegExp(`--state-dir: 'rel/dir' is a relative path: give an absolute one \\(from here: ${join(ROOT, 'rel/dir')}\\)`));
+  }
+});

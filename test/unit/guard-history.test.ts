@@ -5,7 +5,7 @@
  * write failure a warning that keeps the command's result.
  */
 import test from 'ava';
-import { spawnSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -76,7 +76,10 @@ test('a directory that does not exist: no history, nothing created', (t) => {
 
 test('bounded: past the cap the file becomes the one older generation; ids go on; the history is both, oldest first', async (t) => {
   const dir = stateDir();
-  const one = Buffer.byteLength(`${JSON.stringify({ id: 1, ...entry(0) })}\n`);
+  // one line as synplug writes it (with its namespace's cookie)
+  const probe = stateDir();
+  await appendHistory(probe, entry(0));
+  const one = statSync(join(probe, HISTORY_FILE)).size;
   const cap = one * 3; // three entries a file
   for (let i = 0; i < 8; i++) await appendHistory(dir, entry(i), cap);
   t.true(statSync(join(dir, HISTORY_FILE)).size <= cap);
@@ -140,7 +143,56 @@ test('synplug history: text and --json (an array of { id, command, start, holds,
   const lines = one.stdout.trim().split('\n');
   t.is(lines.length, 1);
   t.true(lines[0].startsWith(`#2 ${entry(1).start} protect (queue)`), lines[0]);
-  t.regex(lines[0], /exit 1; LOST: 2 refused, 0 reset, 0 dropped$/);
+  t.regex(lines[0], /exit 1; LOST: 2 refused SYN\(s\), retransmissions included, 0 reset, 0 dropped$/);
   const none = cli(['history', '--state-dir', stateDir()]);
   t.is(none.stdout, 'no reload recorded\n');
+  // -n 0 printed "no reload recorded" although two were
+  const zero = cli(['history', '-n', '0', '--state-dir', dir]);
+  t.is(zero.code, 2);
+  t.is(zero.stdout, '');
+  t.regex(zero.stderr, /-n 0 would list no reload: give 1 or more/);
+});
+
+test("another namespace's entries in the same directory are not this namespace's reloads: left out, left in the file", async (t) => {
+  // `status` run inside a namespace showed the host's last reload from a shared state directory
+  const dir = stateDir();
+  await appendHistory(dir, entry(0));
+  const written = JSON.parse(readFileSync(join(dir, HISTORY_FILE), 'utf8')) as { netns?: string };
+  // this process's namespace, as the kernel gives it to python3 (SO_NETNS_COOKIE = 71)
+  const py = "import socket; s = socket.socket(); print(int.from_bytes(s.getsockopt(socket.SOL_SOCKET, 71, 8), 'little'))";
+  t.is(written.netns, execFileSync('python3', ['-c', py], { encoding: 'utf8' }).trim(), 'the entry names its namespace');
+  const other = { id: 2, ...entry(1), netns: String(BigInt(written.netns!) + 1000000n) };
+  const older = { id: 3, ...entry(2) }; // an earlier synplug's entry: no namespace, shown
+  writeFileSync(join(dir, HISTORY_FILE), `${readFileSync(join(dir, HISTORY_FILE), 'utf8')}${JSON.stringify(other)}\n${JSON.stringify(older)}\n`);
+  t.deepEqual(readHistory(dir), [
+    { id: 1, ...entry(0) },
+    { id: 3, ...entry(2) },
+  ]);
+  t.deepEqual(lastReload(dir).lastReload, { id: 3, ...entry(2) });
+  t.is(readFileSync(join(dir, HISTORY_FILE), 'utf8').trim().split('\n').length, 3, 'the file keeps every entry');
+  const next = await appendHistory(dir, entry(3));
+  t.is(next.id, 4, 'ids go on over every entry');
+});
+
+test("a command's history entry lists its holds in one order (sorted, as the metrics' label), whatever order they were set up in", async (t) => {
+  // history showed "(queue:f10v0, queue)" in one entry and "(queue, queue:f10v0)" in another
+  const { accounted } = await import('../../src/guard/accounting.js');
+  const dir = stateDir();
+  for (const holds of [
+    ['queue:eth0', 'queue'],
+    ['queue', 'queue:eth0'],
+  ])
+    await accounted(
+      'release',
+      { stateDir: dir },
+      async () => ({}),
+      () => ({ holds, history: { exitCode: 0, report: entry(0).report }, change: null }),
+    );
+  t.deepEqual(
+    readHistory(dir).map((e) => e.holds),
+    [
+      ['queue', 'queue:eth0'],
+      ['queue', 'queue:eth0'],
+    ],
+  );
 });

@@ -3,6 +3,7 @@
  * (issue #11, defects 4 and 8): StateStore in-process, as root.
  */
 import test from 'ava';
+import { execFileSync } from 'node:child_process';
 import {
   mkdtempSync,
   mkdirSync,
@@ -187,4 +188,27 @@ test('leases.json: written and read back under the same rules; a damaged one is 
   writeFileSync(join(dir, 'lock'), '');
   store.clear();
   t.deepEqual(readdirSync(dir), []);
+});
+
+test("a setup record names its network namespace's cookie: one of another namespace is refused (exit 6), a bad cookie is no record synplug wrote", (t) => {
+  const { dir, store } = fresh();
+  const hold = { mode: 'inbound', dev: 'eth0', createdAt: 5 };
+  // this process's namespace, as the kernel gives it to python3 (SO_NETNS_COOKIE = 71)
+  const py = "import socket; s = socket.socket(); print(int.from_bytes(s.getsockopt(socket.SOL_SOCKET, 71, 8), 'little'))";
+  const here = execFileSync('python3', ['-c', py], { encoding: 'utf8' }).trim();
+  writeFileSync(join(dir, 'setup.json'), JSON.stringify({ version: 2, holds: { 'inbound:eth0': hold }, netns: here }));
+  t.is(store.readSetup()?.netns, here, 'the namespace of the record: read');
+  const other = String(BigInt(here) + 1000000n);
+  writeFileSync(join(dir, 'setup.json'), JSON.stringify({ version: 2, holds: { 'inbound:eth0': hold }, netns: other }));
+  const e = t.throws(() => store.readSetup(), { instanceOf: StateFileError })!;
+  t.regex(
+    e.message,
+    new RegExp(
+      `setup\\.json records the holds of network namespace cookie ${other} .*not of the network namespace this command acts in \\(cookie ${here}\\): nothing was changed`,
+    ),
+  );
+  t.is(exitCodeOf(e), 6);
+  for (const bad of ['', 'abc', '0', 12, '1'.repeat(21)])
+    t.is(parseSetupRecord({ version: 2, holds: { 'inbound:eth0': hold }, netns: bad }), undefined, JSON.stringify(bad));
+  t.is(parseSetupRecord({ version: 2, holds: { 'inbound:eth0': hold } })?.netns, undefined, "an earlier synplug's record, without one: read");
 });

@@ -164,6 +164,15 @@ class QueueBinding {
   /** a holder let the queue go at this session's request (the holds sharing the queue number see it too) */
   private letGo = false;
 
+  /** the hold whose counters are this binding's (the first to ask): holds sharing the queue share one count of its SYNs */
+  private countedBy: string | undefined;
+
+  /** Whether hold `id` reports this binding's counters: one hold of those sharing the queue, so that a SYN counts once. */
+  countsFor(id: string): boolean {
+    this.countedBy ??= id;
+    return this.countedBy === id;
+  }
+
   /**
    * Ask the holder to release (one batch ACCEPT, the unbind).
    * @returns whether a holder let the queue go, now or earlier in this session (for another hold on the same queue)
@@ -467,6 +476,9 @@ export class QueueHold implements Hold {
   /** @inheritdoc */
   async plugStats(): Promise<PlugStats> {
     const b = this.binding;
+    // The queue's counters are the binding's, whichever of its holds (local, inbound) queued a SYN: summed over the
+    // session's holds, they count once, through one of them.
+    if (!b.countsFor(this.id)) return { packets: 0, bytes: 0, drops: 0, qlen: 0, backlog: 0 };
     return { packets: b.released, bytes: 0, drops: b.dropped, qlen: 0, backlog: 0 };
   }
 
