@@ -42,7 +42,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { SynplugError, UsageError } from '../netlink/errors.js';
 import { libc } from '../netlink/libc.js';
-import { defaultNetns, NETNS_ENV } from '../netlink/netns.js';
+import { defaultNetns, netnsForChild } from '../netlink/netns.js';
 import { listBoundQueues, NfqueueHolder } from '../netlink/nfqueue.js';
 import { logHolderFailure } from './holder-log.js';
 import { UNIX_PATH_MAX } from './config.js';
@@ -259,10 +259,11 @@ export function setQueueHolderStarter(s: QueueHolderStarter | undefined): void {
  */
 function startHolder(cfg: QueueHolderConfig): Promise<{ error?: string }> {
   if (starter) return starter(cfg);
-  const ns = defaultNetns();
+  // The holder binds in this call's namespace: it inherits its descriptor (never its path).
+  const ns = netnsForChild(3);
   const child = spawn(process.execPath, [...process.execArgv, watchdogEntryPath(), QUEUE_HOLDER_ARG], {
-    env: { ...process.env, [QUEUE_HOLDER_ENV]: JSON.stringify(cfg), ...(ns !== undefined && { [NETNS_ENV]: ns }) },
-    stdio: ['ignore', 'pipe', 'ignore'],
+    env: { ...process.env, [QUEUE_HOLDER_ENV]: JSON.stringify(cfg), ...ns?.env },
+    stdio: ['ignore', 'pipe', 'ignore', ...(ns ? [ns.fd] : [])],
     detached: true,
   });
   child.unref();
