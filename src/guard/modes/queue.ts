@@ -679,7 +679,9 @@ export function queueRecordRefusal(r: Record<string, unknown>): string | undefin
   if (!isOurTable(table))
     return `'table' is '${table.slice(0, 80)}': synplug's queue holds are in the nftables table ${QUEUE_TABLE} or ${QUEUE_TABLE}_DEV, never another software's table`;
   if (r.scope === 'inbound')
-    return r.dev === 'lo' ? "'dev' is 'lo': an inbound queue hold is never on the loopback device (setup --via queue without --inbound holds local connections)" : undefined;
+    return r.dev === 'lo'
+      ? "'dev' is 'lo': an inbound queue hold is never on the loopback device (setup --via queue without --inbound holds local connections)"
+      : undefined;
   if (r.dev !== 'lo') return `'dev' is '${String(r.dev).slice(0, 80)}': a local queue hold is on lo`;
   try {
     refuseLoopback(canonicalAddress(String((r.addrs as unknown[])[0])));
