@@ -10,7 +10,7 @@
  * @module
  */
 import { readdirSync } from 'node:fs';
-import { NETNS_RUN_DIR, checkNetns, defaultNetns, netnsCookie, netnsSpecOf, runInNetns, type NetnsSpec } from '../netlink/netns.js';
+import { NETNS_RUN_DIR, checkNetns, defaultNetns, netnsCookie, netnsSpecOf, pinNetns, runInNetns, unpinNetns, type NetnsSpec } from '../netlink/netns.js';
 import { UsageError } from '../netlink/errors.js';
 import { DEFAULTS } from './config.js';
 
@@ -53,13 +53,21 @@ export function inCallNetns<O extends { netns?: NetnsSpec; stateDir?: string }, 
   const { netns, ...rest } = opts;
   const what = `${entry}: option 'netns'`;
   const spec = netnsSpecOf(netns!, what);
+  // Opened once for the whole call: its check, its cookie, every socket and every child go through that descriptor.
   try {
-    checkNetns(spec);
+    pinNetns(spec);
   } catch (e) {
     throw e instanceof UsageError ? new UsageError(`${what}: ${e.message}`) : e;
   }
-  const stateDir = rest.stateDir ?? netnsStateDir(spec, 'the option stateDir');
-  return runInNetns(spec, () => f({ ...rest, stateDir } as O));
+  try {
+    checkNetns(spec);
+    const stateDir = rest.stateDir ?? netnsStateDir(spec, 'the option stateDir');
+    const done = runInNetns(spec, () => f({ ...rest, stateDir } as O));
+    return done.finally(() => unpinNetns(spec));
+  } catch (e) {
+    unpinNetns(spec);
+    throw e;
+  }
 }
 
 /**

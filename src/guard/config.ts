@@ -97,7 +97,31 @@ export function resolveConfig(partial: Partial<GuardConfig> | null = {}): GuardC
     );
   }
   if (typeof c.stateDir !== 'string' || !c.stateDir) throw new UsageError(`bad state directory '${String(c.stateDir)}'`);
+  refuseLongStateDir(c.stateDir);
   return c;
+}
+
+/** sun_path of struct sockaddr_un (<linux/un.h>: char sun_path[108]): a unix socket's path, its NUL included. */
+export const UNIX_PATH_MAX = 108;
+/** The longest name the queue holder's socket takes in the state directory (`queue-N.sock`, N up to 65535). */
+const LONGEST_HOLDER_SOCKET = 'queue-65535.sock';
+
+/**
+ * Refuse a state directory in which the queue holder's unix socket path would
+ * not fit in sun_path (107 bytes and the NUL): the kernel would cut it short,
+ * and the socket would land elsewhere (outside the directory, where another
+ * user may listen). Checked for every command, before anything is held, so
+ * that no hold can be set up there that could not be held or released.
+ * @throws {UsageError} the directory's path is longer than 90 bytes (named, with the limit)
+ */
+export function refuseLongStateDir(stateDir: string): void {
+  const max = UNIX_PATH_MAX - 1 - Buffer.byteLength(`/${LONGEST_HOLDER_SOCKET}`);
+  const len = Buffer.byteLength(stateDir.replace(/\/+$/, '') || '/');
+  if (len > max) {
+    throw new UsageError(
+      `state directory '${stateDir}' is ${len} bytes long: at most ${max} (the queue holder's socket in it, ${LONGEST_HOLDER_SOCKET}, must fit in a unix socket path of ${UNIX_PATH_MAX - 1} bytes); give a shorter --state-dir (or SYNPLUG_STATE_DIR)`,
+    );
+  }
 }
 
 /**

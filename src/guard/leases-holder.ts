@@ -40,11 +40,12 @@ import { chmodSync, unlinkSync } from 'node:fs';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { SynplugError } from '../netlink/errors.js';
+import { SynplugError, UsageError } from '../netlink/errors.js';
 import { libc } from '../netlink/libc.js';
-import { defaultNetns, NETNS_ENV } from '../netlink/netns.js';
+import { defaultNetns, netnsForChild } from '../netlink/netns.js';
 import { listBoundQueues, NfqueueHolder } from '../netlink/nfqueue.js';
 import { logHolderFailure } from './holder-log.js';
+import { UNIX_PATH_MAX } from './config.js';
 import { dropLease, recordedLeases, leaseLive, type LeaseKernel } from './leases.js';
 import { StateStore } from './state.js';
 import { watchdogEntryPath } from './watchdog.js';
@@ -84,9 +85,18 @@ export interface HolderRelease {
   failure?: string;
 }
 
-/** The holder's unix socket for a queue, in the state directory. */
+/**
+ * The holder's unix socket for a queue, in the state directory.
+ * @throws {UsageError} the path would not fit in sun_path (the kernel would cut it short, to a path outside the directory)
+ */
 export function holderSocketPath(stateDir: string, queueNum: number): string {
-  return join(stateDir, `queue-${queueNum}.sock`);
+  const path = join(stateDir, `queue-${queueNum}.sock`);
+  if (Buffer.byteLength(path) > UNIX_PATH_MAX - 1) {
+    throw new UsageError(
+      `the queue holder's socket '${path}' is longer than a unix socket path can be (${UNIX_PATH_MAX - 1} bytes): give a shorter --state-dir (or SYNPLUG_STATE_DIR)`,
+    );
+  }
+  return path;
 }
 
 /**
@@ -133,14 +143,28 @@ function connectHolder(stateDir: string, queueNum: number): Promise<Socket | und
   return connectPath(holderSocketPath(stateDir, queueNum));
 }
 
-/** Connect to a unix socket path; undefined when nobody listens there. */
+/**
+ * Connect to a unix socket path; undefined when nobody listens there. The
+ * listener must be root or this user (its SO_PEERCRED uid): anyone else's is
+ * not synplug's holder, and nothing it says is trusted.
+ * @throws {SynplugError} another user listens there (`bad-state`, named, with its uid)
+ */
 function connectPath(path: string): Promise<Socket | undefined> {
-  return new Promise((resolve) => {
+  return new Promise((resolve, reject) => {
     const s = connect(path);
     s.once('connect', () => {
       s.removeAllListeners('error');
       s.on('error', () => {});
-      resolve(s);
+      const peer = peerCred(s);
+      const me = process.getuid?.() ?? 0;
+      if (peer && (peer.uid === 0 || peer.uid === me)) return resolve(s);
+      s.destroy();
+      reject(
+        new SynplugError(
+          `${path} is listened on by ${peer ? `uid ${peer.uid} (pid ${peer.pid})` : 'a process whose credentials cannot be read'}, neither root nor this user: it is not synplug's queue holder, and nothing was asked of it; remove that socket (and find out who made it) before using this state directory`,
+          'bad-state',
+        ),
+      );
     });
     s.once('error', () => resolve(undefined));
   });
@@ -235,10 +259,11 @@ export function setQueueHolderStarter(s: QueueHolderStarter | undefined): void {
  */
 function startHolder(cfg: QueueHolderConfig): Promise<{ error?: string }> {
   if (starter) return starter(cfg);
-  const ns = defaultNetns();
+  // The holder binds in this call's namespace: it inherits its descriptor (never its path).
+  const ns = netnsForChild(3);
   const child = spawn(process.execPath, [...process.execArgv, watchdogEntryPath(), QUEUE_HOLDER_ARG], {
-    env: { ...process.env, [QUEUE_HOLDER_ENV]: JSON.stringify(cfg), ...(ns !== undefined && { [NETNS_ENV]: ns }) },
-    stdio: ['ignore', 'pipe', 'ignore'],
+    env: { ...process.env, [QUEUE_HOLDER_ENV]: JSON.stringify(cfg), ...ns?.env },
+    stdio: ['ignore', 'pipe', 'ignore', ...(ns ? [ns.fd] : [])],
     detached: true,
   });
   child.unref();

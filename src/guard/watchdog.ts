@@ -6,7 +6,7 @@
  * @module
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { defaultNetns, NETNS_ENV } from '../netlink/netns.js';
+import { netnsForChild } from '../netlink/netns.js';
 import { fileURLToPath } from 'node:url';
 import { dirname, extname, join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -122,11 +122,11 @@ export function startWatchdog(timeoutMs = 30_000, reports: 'inherit' | 'ignore' 
   if (starter) return starter(timeoutMs, reports);
   const entry = watchdogEntryPath();
   // The watchdog's sockets must be made in the namespace the caller's are
-  // (the CLI's --netns): it reads the default from the environment.
-  const ns = defaultNetns();
+  // (the CLI's --netns): it inherits that namespace's descriptor (never its path) and reads it from the environment.
+  const ns = netnsForChild(3);
   const child: ChildProcess = spawn(process.execPath, [...process.execArgv, entry], {
-    env: ns === undefined ? process.env : { ...process.env, [NETNS_ENV]: ns },
-    stdio: ['pipe', 'pipe', reports],
+    env: ns === undefined ? process.env : { ...process.env, ...ns.env },
+    stdio: ['pipe', 'pipe', reports, ...(ns ? [ns.fd] : [])],
     detached: true,
   });
   child.unref();

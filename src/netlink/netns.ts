@@ -168,11 +168,13 @@ export function withNetns<T>(spec: string | undefined, f: () => T): T {
   const path = netnsPath(spec);
   const own = openSync(OWN_NETNS, 'r');
   try {
-    const target = openNs(spec, path);
+    // A pinned namespace is entered through its one descriptor, never opened again.
+    const pin = pins.get(spec);
+    const target = pin?.fd ?? openNs(spec, path);
     try {
       enter(target, spec, path);
     } finally {
-      closeSync(target);
+      if (!pin) closeSync(target);
     }
     // Run f, then return home whatever f did; failing to return outweighs f's own error.
     let outcome: { value: T } | { error: unknown };
@@ -284,6 +286,54 @@ export function checkedNetns(spec: NetnsSpec, what: string): string {
   return s;
 }
 
+/** The namespaces this process holds open ({@link pinNetns}), by the spec as given: the descriptor, and how many pins share it. */
+const pins = new Map<string, { fd: number; refs: number }>();
+
+/**
+ * Open a namespace ONCE and make every later use of `spec` go through that
+ * descriptor: the file is opened non-blocking and checked (a network
+ * namespace), and every socket, cookie and check of `spec` from then on
+ * ({@link withNetns}) enters it with setns on the same descriptor, so a path
+ * that another user can change (a symbolic link swapped between two
+ * namespaces, a `/proc/PID` whose process exits and whose number is reused)
+ * is resolved once, not once per socket. A child gets the descriptor itself
+ * ({@link netnsForChild}), never the path. Pins of the same spec share one
+ * descriptor until the last {@link unpinNetns}.
+ * @param spec NAME (under /run/netns) or PATH
+ * @throws {UsageError} it does not exist, or is not a network namespace
+ * @throws {SynplugError} (`permission`) not allowed to open it
+ */
+export function pinNetns(spec: string): void {
+  const pin = pins.get(spec);
+  if (pin) pin.refs++;
+  else pins.set(spec, { fd: openNs(spec, netnsPath(spec)), refs: 1 });
+}
+
+/** Undo one {@link pinNetns} of `spec`: the last one closes its descriptor (nothing for a spec not pinned). */
+export function unpinNetns(spec: string): void {
+  const pin = pins.get(spec);
+  if (!pin || --pin.refs > 0) return;
+  pins.delete(spec);
+  closeSync(pin.fd);
+}
+
+/**
+ * How a child process (the guard's watchdog, the queue's holder) gets the
+ * namespace of this call ({@link defaultNetns}): the descriptor itself,
+ * inherited at `index` of its stdio, and {@link NETNS_ENV} naming it
+ * `/proc/self/fd/INDEX`, so the child never opens the path again.
+ * @param index the child's descriptor number for it (3 or more: after stdin, stdout, stderr)
+ * @returns undefined in the current namespace; else the descriptor to pass at `index` and the environment entry
+ * @throws {UsageError} a namespace not pinned yet that no longer exists or is not one (it is pinned now)
+ * @throws {SynplugError} (`permission`) not allowed to open it
+ */
+export function netnsForChild(index: number): { fd: number; env: Record<string, string> } | undefined {
+  const ns = defaultNetns();
+  if (ns === undefined) return undefined;
+  if (!pins.has(ns)) pinNetns(ns); // held for the process's life, as the environment's is
+  return { fd: pins.get(ns)!.fd, env: { [NETNS_ENV]: `/proc/self/fd/${index}` } };
+}
+
 /** The namespace of the current call ({@link runInNetns}), through every await and timer it starts. */
 const callNetns = new AsyncLocalStorage<string>();
 
@@ -309,10 +359,14 @@ let processDefault: string | undefined;
  * Set the namespace every {@link NetlinkConnection.open} without a `netns`
  * option uses, for the whole process (the CLI's `--netns`).
  * @param spec NAME or PATH; undefined: back to the environment's {@link NETNS_ENV}, else the current namespace
- * @throws {UsageError} an empty name, `.` or `..` (checked now; existence is checked at the next open)
+ * @throws {UsageError} an empty name, `.` or `..`; it does not exist, or is not a network namespace (opened now, once: {@link pinNetns})
+ * @throws {SynplugError} (`permission`) not allowed to open it
  */
 export function setDefaultNetns(spec: string | undefined): void {
   if (spec !== undefined) netnsPath(spec);
+  // Opened once, now, for the whole process (the namespace every socket is then made in).
+  if (spec !== undefined) pinNetns(spec);
+  if (processDefault !== undefined) unpinNetns(processDefault);
   processDefault = spec;
 }
 
@@ -327,5 +381,15 @@ export function defaultNetns(): string | undefined {
   if (call !== undefined) return call;
   if (processDefault !== undefined) return processDefault;
   const env = process.env[NETNS_ENV];
-  return env ? env : undefined;
+  if (!env) return undefined;
+  // Opened once, at its first use (a child's: the descriptor it inherited), then through that descriptor; one that
+  // cannot be opened is left to the next open, which says why.
+  if (!pins.has(env)) {
+    try {
+      pinNetns(env);
+    } catch {
+      /* said at the open */
+    }
+  }
+  return env;
 }

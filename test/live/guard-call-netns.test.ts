@@ -11,7 +11,7 @@
  */
 import test from 'ava';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { check, plug, protect, release, setup, status, teardown, planSetup } from '../../src/guard/index.js';
@@ -171,12 +171,16 @@ test.serial("protect and plug with netns hold that namespace's SYNs; the watchdo
     t.true(c.proc.exitCode === null, 'the client waits while held');
     // B's queue holds nothing; this namespace's SYNs to A's address are not A's to hold
     t.is(queueIn(B, QUEUE)?.queued ?? 0, 0);
-    // every helper protect started was handed A (SYNPLUG_NETNS): the watchdog and the queue's holder
+    // every helper protect started was handed A: its descriptor, inherited as fd 3 (SYNPLUG_NETNS names it), never the path
     const helpers = helpersOf(process.pid);
     t.true(helpers.length >= 1);
+    const nsA = statSync(`/run/netns/${A}`);
     for (const h of helpers) {
       const env = readFileSync(`/proc/${h.pid}/environ`, 'utf8').split('\0');
-      t.true(env.includes(`SYNPLUG_NETNS=${A}`), `${h.holder ? 'holder' : 'watchdog'} ${h.pid}: ${env.filter((e) => e.startsWith('SYNPLUG')).join(' ')}`);
+      const who = `${h.holder ? 'holder' : 'watchdog'} ${h.pid}: ${env.filter((e) => e.startsWith('SYNPLUG')).join(' ')}`;
+      t.true(env.includes('SYNPLUG_NETNS=/proc/self/fd/3'), who);
+      const fd3 = statSync(`/proc/${h.pid}/fd/3`); // the file it has open there: A's namespace file
+      t.deepEqual([fd3.dev, fd3.ino], [nsA.dev, nsA.ino], who);
     }
     execFileSync('touch', [go]);
     const r = await p;

@@ -10,7 +10,7 @@ import { UsageError } from '../../src/netlink/errors.js';
 import { messageTypeName } from '../../src/netlink/protocols.js';
 import { NftBatch } from '../../src/iptables/batch.js';
 import { decodeRule } from '../../src/iptables/rule.js';
-import { DEFAULT_QUEUE_NUM, isQueueRecord, queueHoldId, queueRules } from '../../src/guard/modes/queue.js';
+import { DEFAULT_QUEUE_NUM, isQueueRecord, queueRecordRefusal, queueHoldId, queueRules } from '../../src/guard/modes/queue.js';
 import { holdModeFor } from '../../src/guard/modes/index.js';
 import { setup } from '../../src/guard/setup.js';
 
@@ -84,7 +84,12 @@ test('a queue record is whole only with every field of the right type', (t) => {
   };
   t.true(isQueueRecord(ok));
   t.false(isQueueRecord({ ...ok, queueNum: 70000 }));
-  t.false(isQueueRecord({ ...ok, table: 'someone_else' }), "a table that is not synplug's");
+  // a table that is not synplug's is whole, but refused as setup refuses it, naming the table
+  t.is(queueRecordRefusal(ok), undefined);
+  t.regex(
+    queueRecordRefusal({ ...ok, table: 'someone_else' }) ?? '',
+    /^'table' is 'someone_else': synplug's queue holds are in the nftables table synplug_queue/,
+  );
   t.false(isQueueRecord({ ...ok, addrs: [] }), 'the local hold has its one address');
   t.false(isQueueRecord({ ...ok, scope: 'inbound', ports: [] }), 'an inbound hold has ports');
   t.false(isQueueRecord({ ...ok, verdict: 'none' }));

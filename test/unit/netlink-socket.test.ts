@@ -88,8 +88,14 @@ test('setDefaultNetns / defaultNetns: explicit, else SYNPLUG_NETNS, else none', 
     t.is(defaultNetns(), undefined, 'an empty variable is no namespace');
     process.env[NETNS_ENV] = 'from-env';
     t.is(defaultNetns(), 'from-env');
-    setDefaultNetns('explicit');
-    t.is(defaultNetns(), 'explicit');
+    t.throws(
+      () => setDefaultNetns('/nonexistent/explicit'),
+      { instanceOf: UsageError, message: /does not exist/ },
+      'opened at once, to be used through that one descriptor',
+    );
+    t.is(defaultNetns(), 'from-env');
+    setDefaultNetns('/proc/self/ns/net');
+    t.is(defaultNetns(), '/proc/self/ns/net');
     setDefaultNetns(undefined);
     t.is(defaultNetns(), 'from-env');
   } finally {

@@ -663,10 +663,33 @@ export function isQueueRecord(r: Record<string, unknown>): boolean {
     Number.isInteger(r.maxlen) &&
     (r.maxlen as number) >= 1 &&
     typeof r.table === 'string' &&
-    isOurTable(r.table) &&
     (r.verdict === 'native' || r.verdict === 'compat') &&
     typeof r.addedAddress === 'boolean'
   );
+}
+
+/**
+ * What setup would refuse in a whole queue record entry ({@link isQueueRecord}),
+ * naming the field: a table not synplug's queue table, a local hold not on lo
+ * or on a loopback address, an inbound hold on lo.
+ * @returns the sentence, or undefined when setup could have written it
+ */
+export function queueRecordRefusal(r: Record<string, unknown>): string | undefined {
+  const table = String(r.table);
+  if (!isOurTable(table))
+    return `'table' is '${table.slice(0, 80)}': synplug's queue holds are in the nftables table ${QUEUE_TABLE} or ${QUEUE_TABLE}_DEV, never another software's table`;
+  if (r.scope === 'inbound')
+    return r.dev === 'lo'
+      ? "'dev' is 'lo': an inbound queue hold is never on the loopback device (setup --via queue without --inbound holds local connections)"
+      : undefined;
+  if (r.dev !== 'lo') return `'dev' is '${String(r.dev).slice(0, 80)}': a local queue hold is on lo`;
+  try {
+    refuseLoopback(canonicalAddress(String((r.addrs as unknown[])[0])));
+  } catch (e) {
+    if (e instanceof UsageError) return `'addrs': ${e.message}`;
+    throw e;
+  }
+  return undefined;
 }
 
 /**
@@ -714,6 +737,7 @@ export const queueMode: HoldMode = {
   via: 'queue',
   scopes: ['local', 'inbound'],
   isRecord: isQueueRecord,
+  recordRefusal: queueRecordRefusal,
   deviceOfId(id: string): string | undefined {
     if (id === queueHoldId('local', '')) return 'lo';
     const prefix = queueHoldId('inbound', '');

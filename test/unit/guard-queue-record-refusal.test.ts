@@ -1,0 +1,91 @@
+/**
+ * A queue hold's record naming what setup refuses (src/guard/modes/queue.ts,
+ * queueRecordRefusal) is refused with exit 6 (a StateFileError naming the file
+ * and the field) before anything is changed: a loopback address, a local hold
+ * not on lo, a table that is not synplug's queue table. The kernel is the
+ * double (test/helpers/fake-kernel.ts): setup writes the record, which is then
+ * edited as the review found it.
+ */
+import test from 'ava';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import * as guard from '../../src/guard/index.js';
+import { StateFileError } from '../../src/guard/state.js';
+import { FakeKernel } from '../helpers/fake-kernel.js';
+
+/** A queue hold set up on the double, its record edited by `edit`, then `teardown`: what it threw, and the kernel's tables and addresses before and after. */
+async function teardownEdited(edit: (q: Record<string, unknown>) => void) {
+  const kernel = new FakeKernel();
+  const undo = kernel.install();
+  const base = mkdtempSync(join(tmpdir(), 'synplug-qrefuse-'));
+  const stateDir = join(base, 'state');
+  try {
+    await guard.setup({ stateDir, via: 'queue', addr: '169.254.46.7' });
+    const file = join(stateDir, 'setup.json');
+    const rec = JSON.parse(readFileSync(file, 'utf8')) as { holds: { queue: Record<string, unknown> }; netns?: string };
+    cookieWritten(rec.netns);
+    edit(rec.holds.queue);
+    writeFileSync(file, JSON.stringify(rec));
+    const before = snapshot(kernel);
+    const error = await guard.teardown({ stateDir }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    return { error, before, after: snapshot(kernel), recordLeft: readFileSync(file, 'utf8') === JSON.stringify(rec) };
+  } finally {
+    undo();
+    rmSync(base, { recursive: true, force: true });
+  }
+}
+
+/** The double's whole state as text (its counters are bigints). */
+function snapshot(kernel: FakeKernel): string {
+  return JSON.stringify(kernel.state, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v));
+}
+
+/** setup wrote the namespace cookie (the record is this namespace's: only the edited field is wrong). */
+function cookieWritten(netns: string | undefined): void {
+  if (netns === undefined) throw new Error('setup wrote no netns cookie');
+}
+
+for (const addr of ['127.0.0.1', '127.0.0.2', '::1']) {
+  test.serial(`regression: a queue record naming the loopback address ${addr} (which setup refuses) was torn down; now refused, naming 'addrs'`, async (t) => {
+    const r = await teardownEdited((q) => {
+      q.addrs = [addr];
+    });
+    t.true(r.error instanceof StateFileError, String(r.error));
+    const e = r.error as StateFileError;
+    t.is(e.category, 'bad-state');
+    t.regex(
+      e.message,
+      new RegExp(
+        `/setup\\.json is not a setup record synplug wrote: .*hold 'queue' names what setup refuses: 'addrs': bad address '${addr.replace(/\./g, '\\.')}': a loopback address`,
+      ),
+    );
+    t.is(r.after, r.before, 'nothing was changed in the kernel');
+    t.true(r.recordLeft, 'the record was left as it was');
+  });
+}
+
+test.serial("a queue record naming a table not synplug's is refused, naming the table", async (t) => {
+  const r = await teardownEdited((q) => {
+    q.table = 'victim';
+  });
+  t.true(r.error instanceof StateFileError, String(r.error));
+  t.regex(
+    (r.error as Error).message,
+    /hold 'queue' names what setup refuses: 'table' is 'victim': synplug's queue holds are in the nftables table synplug_queue or synplug_queue_DEV/,
+  );
+  t.is(r.after, r.before);
+  t.true(r.recordLeft);
+});
+
+test.serial('a local queue record on another device than lo is refused, naming the device', async (t) => {
+  const r = await teardownEdited((q) => {
+    q.dev = 'eth0';
+  });
+  t.true(r.error instanceof StateFileError, String(r.error));
+  t.regex((r.error as Error).message, /hold 'queue' names what setup refuses: 'dev' is 'eth0': a local queue hold is on lo/);
+  t.is(r.after, r.before);
+});
