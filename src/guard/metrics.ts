@@ -231,7 +231,9 @@ export function metricsText(state: MetricsState): string {
     (t) => RESULTS.map((r) => [`result="${r}",`, t.reloads[r]]),
   );
   counter('synplug_held_syns_total', 'SYNs of new connections held during reloads, then released.', (t) => [['', t.heldSyns]]);
-  counter('synplug_refused_total', 'SYN packets to what was held answered with a RST, retransmissions included (released before a listener was back).', (t) => [['', t.refused]]);
+  counter('synplug_refused_total', 'SYN packets to what was held answered with a RST, retransmissions included (released before a listener was back).', (t) => [
+    ['', t.refused],
+  ]);
   counter('synplug_reset_total', "Connections of what was held reset during reloads (a closing listener's queue).", (t) => [['', t.reset]]);
   counter('synplug_dropped_total', 'Held SYNs lost in the hold itself (over its limit).', (t) => [['', t.dropped]]);
   lines.push('# HELP synplug_hold_seconds How long each reload held new connections, seconds.', '# TYPE synplug_hold_seconds histogram');
