@@ -304,6 +304,39 @@ interface Slot {
    * replaces it, and it is then never left out
    */
   depBase?: number;
+  /**
+   * an equality match of one of nft's ct/meta protocol keys, which its
+   * ct_meta_common_postprocess() treats as a dependency: `ll` for `meta
+   * nfproto`, `meta protocol`, `ct l3proto`; `nh` for `meta l4proto`, `ct
+   * protocol` (`by`: which expression; `value`: the protocol number)
+   */
+  metaDep?: { base: 'll' | 'nh'; by: 'meta' | 'ct'; value: number };
+}
+
+/** Whether a slot's statement names a transport header field (`tcp dport`, `th dport`, `tcp option ...`), which nft 1.0.6 lets leave out a `ct protocol` before it. */
+function namesTransport(x: Slot): boolean {
+  return x.needsL4 !== undefined || (x.stmt !== undefined && JSON.stringify(x.stmt.json).includes('"protocol":"th"'));
+}
+
+/**
+ * nft 1.0.6's meta_may_dependency_kill(): whether a later `meta l4proto` /
+ * `ct protocol` match `x` leaves out a network-layer dependency before it
+ * (`meta nfproto`, `meta protocol`, `ether type`, `vlan type`, `ct l3proto`).
+ * `nfproto`: the family the dependency names (2 ipv4, 10 ipv6, 0 any other
+ * ether type), undefined for one nft does not read (`ct l3proto`: always left
+ * out). In ip and ip6 it is left out when it names the family; in inet,
+ * bridge and netdev always before `ct protocol`, before `meta l4proto` only
+ * for icmp / ipv6-icmp that does not contradict it; elsewhere (arp) always.
+ */
+function l4DepKills(x: Slot, nfproto: number | undefined, family: string): boolean {
+  const m = x.metaDep;
+  if (m?.base !== 'nh') return false;
+  if (nfproto === undefined) return true;
+  if (family === 'ip' || family === 'ip6') return nfproto === (family === 'ip' ? 2 : 10);
+  if (family !== 'inet' && family !== 'netdev' && family !== 'bridge') return true;
+  if (m.by === 'ct') return true;
+  if (m.value !== 1 && m.value !== 58) return false;
+  return !((nfproto === 2 && m.value === 58) || (nfproto === 10 && m.value === 1));
 }
 
 /** The left side of a slot's match (`{ payload: {...} }`, `{ meta: { key } }`), if it is one. */
@@ -1034,6 +1067,9 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
         slot.setsL2 = 'vlan';
         // there any later link-layer field leaves it out (`ether type 8021q ether type ip` lists as `ether type ip`)
         if (ownL3) slot.droppedBy = (x) => HEADERS[matchLeft(x)?.payload?.protocol ?? '']?.base === 'link';
+        // in bridge a later `meta protocol`, `meta nfproto` or `ct l3proto` match leaves it out (nft's
+        // ct_meta_common_postprocess: `@ll,96,16 0x8100 ip saddr ...` lists as `ip saddr ...`)
+        else if (family === 'bridge' && !isMetaProto) slot.droppedBy = (x) => x.metaDep?.base === 'll';
       } else if (isMetaProto && names && (data === '8100' || data === '88a8')) {
         // nft 1.0.6 takes the vlan header for the network one here, and aborts on a network load after it: raw
         c.l3 = NH_VLAN;
@@ -1043,12 +1079,9 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
         if (!otherFamily) slot.setsL3 = v.text;
       }
       if (slot.depBase === 2 && ownL3) {
-        // there nft leaves it out before a field of the network header (`meta protocol` of any value),
-        // and before `meta l4proto` when it is the family's protocol (any, in arp)
+        // there nft leaves it out before a field of the network header (`meta protocol` of any value)
         const l3 = c.l3;
-        slot.droppedBy = (x) =>
-          (isMetaProto && x.needsL3 === l3 && HEADERS[matchLeft(x)?.payload?.protocol ?? '']?.base === 'network') ||
-          (x.depBase === 3 && matchLeft(x)?.meta?.key === 'l4proto' && (family === 'arp' || v.text === family));
+        slot.droppedBy = (x) => isMetaProto && x.needsL3 === l3 && HEADERS[matchLeft(x)?.payload?.protocol ?? '']?.base === 'network';
       }
     }
     // Protocol matches set the context and are dependencies of later field matches: `meta l4proto`
@@ -1059,7 +1092,8 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
       const name = L4_HEADERS.get(Buffer.from(data, 'hex')[0]);
       if (name) {
         c.l4 = name;
-        if (src.k === 'meta' || options.family === 'ip' || options.family === 'ip6') slot.setsL4 = name;
+        // (in arp, where only an earlier `ether type ip` names the ip header, as in ip and ip6)
+        if (src.k === 'meta' || family === 'ip' || family === 'ip6' || family === 'arp') slot.setsL4 = name;
       } else c.l4Other = true;
       // nft 1.0.6 drops any `meta l4proto` before a tcp option match, another protocol's too (a rule that
       // cannot match would list as one that can): marked raw
@@ -1072,6 +1106,24 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
         c.l3 = l3;
         slot.setsL3 = l3;
       }
+    }
+    const ctKey = (f.json as { ct?: { key?: string } }).ct?.key;
+    const n = Number.parseInt(data, 16);
+    if (op === 'eq' && ((src.k === 'meta' && (src.key === 'nfproto' || src.key === 'protocol')) || ctKey === 'l3proto'))
+      slot.metaDep = { base: 'll', by: ctKey ? 'ct' : 'meta', value: n };
+    if (op === 'eq' && ((src.k === 'meta' && src.key === 'l4proto') || ctKey === 'protocol')) slot.metaDep = { base: 'nh', by: ctKey ? 'ct' : 'meta', value: n };
+    // a network-layer dependency: a later `meta l4proto` / `ct protocol` may leave it out (see l4DepKills)
+    if (slot.depBase === 2) {
+      const nfproto = ctKey === 'l3proto' ? undefined : f.type === 'nfproto' ? n : n === 0x0800 ? 2 : n === 0x86dd ? 10 : 0;
+      const before = slot.droppedBy;
+      slot.droppedBy = (x) => before?.(x) === true || l4DepKills(x, nfproto, family);
+    }
+    // `ct protocol tcp` is a transport dependency as `meta l4proto` is: it names the transport header where the
+    // network one is known (ct_expr_pctx_update), and any later field of a named transport header leaves it out
+    if (op === 'eq' && ctKey === 'protocol') {
+      const name = L4_HEADERS.get(n);
+      if (name && (c.l3 === 'ip' || c.l3 === 'ip6')) c.l4 = name;
+      slot.droppedBy = namesTransport;
     }
     return slot;
   }
