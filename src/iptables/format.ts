@@ -1111,7 +1111,8 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
     const n = Number.parseInt(data, 16);
     if (op === 'eq' && ((src.k === 'meta' && (src.key === 'nfproto' || src.key === 'protocol')) || ctKey === 'l3proto'))
       slot.metaDep = { base: 'll', by: ctKey ? 'ct' : 'meta', value: n };
-    if (op === 'eq' && ((src.k === 'meta' && src.key === 'l4proto') || ctKey === 'protocol')) slot.metaDep = { base: 'nh', by: ctKey ? 'ct' : 'meta', value: n };
+    if (op === 'eq' && ((src.k === 'meta' && src.key === 'l4proto') || ctKey === 'protocol'))
+      slot.metaDep = { base: 'nh', by: ctKey ? 'ct' : 'meta', value: n };
     // a network-layer dependency: a later `meta l4proto` / `ct protocol` may leave it out (see l4DepKills)
     if (slot.depBase === 2) {
       const nfproto = ctKey === 'l3proto' ? undefined : f.type === 'nfproto' ? n : n === 0x0800 ? 2 : n === 0x86dd ? 10 : 0;
