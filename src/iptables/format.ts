@@ -311,6 +311,14 @@ interface Slot {
    * protocol` (`by`: which expression; `value`: the protocol number)
    */
   metaDep?: { base: 'll' | 'nh'; by: 'meta' | 'ct'; value: number };
+  /**
+   * a link-layer dependency nft keeps as such (`meta iiftype`, a stacked
+   * `ether type 8021q`): a later `meta nfproto`, `meta protocol` or `ct
+   * l3proto` match leaves it out (ct_meta_common_postprocess)
+   */
+  linkDep?: boolean;
+  /** of a network-layer dependency: the family it names (2 ipv4, 10 ipv6, 0 another ether type); undefined for `ct l3proto` */
+  l3Nfproto?: number;
 }
 
 /** Whether a slot's statement names a transport header field (`tcp dport`, `th dport`, `tcp option ...`), which nft 1.0.6 lets leave out a `ct protocol` before it. */
@@ -721,12 +729,22 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
     s.droppedBy?.(x) === true;
   slots.forEach((s, i) => {
     if (s.dropped) return;
+    let l3: Slot | undefined;
     for (const x of slots.slice(i + 1)) {
       if (x.dropped) continue;
       if (kills(s, x)) {
         s.dropped = true;
         break;
       }
+      if (s.linkDep && s.stmt && x.metaDep?.base === 'll') {
+        // nft's meta_may_dependency_kill against the network-layer dependency before `x`: in ip and ip6 one
+        // naming another family keeps it (whether that one is still there synplug does not follow: raw)
+        const fam = options.family === 'ip' ? 2 : options.family === 'ip6' ? 10 : undefined;
+        if (fam !== undefined && l3?.l3Nfproto !== undefined && l3.l3Nfproto !== fam) s.stmt = uncertain(s.stmt);
+        else s.dropped = true;
+        break;
+      }
+      if (x.depBase === 2) l3 = x;
       // nft keeps one dependency per layer (a later one replaces it), and none past a statement
       // that is not a match: it keeps `meta l4proto tcp counter tcp dport 22` as it is
       if ((s.depBase !== undefined && x.depBase === s.depBase) || (x.stmt && !('match' in x.stmt.json))) break;
@@ -1067,9 +1085,9 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
         slot.setsL2 = 'vlan';
         // there any later link-layer field leaves it out (`ether type 8021q ether type ip` lists as `ether type ip`)
         if (ownL3) slot.droppedBy = (x) => HEADERS[matchLeft(x)?.payload?.protocol ?? '']?.base === 'link';
-        // in bridge a later `meta protocol`, `meta nfproto` or `ct l3proto` match leaves it out (nft's
-        // ct_meta_common_postprocess: `@ll,96,16 0x8100 ip saddr ...` lists as `ip saddr ...`)
-        else if (family === 'bridge' && !isMetaProto) slot.droppedBy = (x) => x.metaDep?.base === 'll';
+        // in bridge and netdev a later `meta protocol`, `meta nfproto` or `ct l3proto` match leaves it out
+        // (`@ll,96,16 0x8100 ip saddr ...` lists as `ip saddr ...` in bridge)
+        else if ((family === 'bridge' || family === 'netdev') && !isMetaProto) slot.linkDep = true;
       } else if (isMetaProto && names && (data === '8100' || data === '88a8')) {
         // nft 1.0.6 takes the vlan header for the network one here, and aborts on a network load after it: raw
         c.l3 = NH_VLAN;
@@ -1111,11 +1129,13 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
     const n = Number.parseInt(data, 16);
     if (op === 'eq' && ((src.k === 'meta' && (src.key === 'nfproto' || src.key === 'protocol')) || ctKey === 'l3proto'))
       slot.metaDep = { base: 'll', by: ctKey ? 'ct' : 'meta', value: n };
+    if (op === 'eq' && f.type === 'iftype') slot.linkDep = true;
     if (op === 'eq' && ((src.k === 'meta' && src.key === 'l4proto') || ctKey === 'protocol'))
       slot.metaDep = { base: 'nh', by: ctKey ? 'ct' : 'meta', value: n };
     // a network-layer dependency: a later `meta l4proto` / `ct protocol` may leave it out (see l4DepKills)
     if (slot.depBase === 2) {
       const nfproto = ctKey === 'l3proto' ? undefined : f.type === 'nfproto' ? n : n === 0x0800 ? 2 : n === 0x86dd ? 10 : 0;
+      slot.l3Nfproto = nfproto;
       const before = slot.droppedBy;
       slot.droppedBy = (x) => before?.(x) === true || l4DepKills(x, nfproto, family);
     }

@@ -7,7 +7,8 @@
  * in the ip, ip6 and arp families (which fix the network header), vlan
  * matches in arp; `ct protocol` as a transport dependency, the network one
  * before `meta l4proto icmp|ipv6-icmp` or `ct protocol`, `ip protocol` after
- * `ether type ip` in arp, a bridge `ether type 8021q` before `meta protocol`.
+ * `ether type ip` in arp, `meta iiftype` and a stacked `ether type 8021q`
+ * before `meta protocol` or `meta nfproto`.
  * Each rule prints as nft printed it, or marks a statement
  * raw (the listing then exits 11): never a different listing unmarked.
  */
@@ -95,7 +96,7 @@ for (const [family, rule, debug, text, json] of rows) {
 }
 
 test('the capture holds the reproducers of every dependency class', (t) => {
-  t.true(rows.length >= 73);
+  t.true(rows.length >= 82);
   // the listings that exit 0 must be nft's: at least these are printed in full
   const exact = rows.filter(
     ([family, , debug, text]) =>
@@ -103,7 +104,7 @@ test('the capture holds the reproducers of every dependency class', (t) => {
         .map((s) => s.text)
         .join(' ') === text,
   );
-  t.true(exact.length >= 70, `${exact.length}`);
+  t.true(exact.length >= 79, `${exact.length}`);
 });
 
 test('bridge and netdev: a network load after `meta protocol 8021q` prints raw (nft 1.0.6 takes the vlan header for the network one and aborts listing it)', (t) => {
