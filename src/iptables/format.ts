@@ -304,6 +304,47 @@ interface Slot {
    * replaces it, and it is then never left out
    */
   depBase?: number;
+  /**
+   * an equality match of one of nft's ct/meta protocol keys, which its
+   * ct_meta_common_postprocess() treats as a dependency: `ll` for `meta
+   * nfproto`, `meta protocol`, `ct l3proto`; `nh` for `meta l4proto`, `ct
+   * protocol` (`by`: which expression; `value`: the protocol number)
+   */
+  metaDep?: { base: 'll' | 'nh'; by: 'meta' | 'ct'; value: number };
+  /**
+   * a link-layer dependency nft keeps as such (`meta iiftype`, a stacked
+   * `ether type 8021q`): a later `meta nfproto`, `meta protocol` or `ct
+   * l3proto` match leaves it out (ct_meta_common_postprocess)
+   */
+  linkDep?: boolean;
+  /** of a network-layer dependency: the family it names (2 ipv4, 10 ipv6, 0 another ether type); undefined for `ct l3proto` */
+  l3Nfproto?: number;
+}
+
+/** Whether a slot's statement names a transport header field (`tcp dport`, `th dport`, `tcp option ...`), which nft 1.0.6 lets leave out a `ct protocol` before it. */
+function namesTransport(x: Slot): boolean {
+  return x.needsL4 !== undefined || (x.stmt !== undefined && JSON.stringify(x.stmt.json).includes('"protocol":"th"'));
+}
+
+/**
+ * nft 1.0.6's meta_may_dependency_kill(): whether a later `meta l4proto` /
+ * `ct protocol` match `x` leaves out a network-layer dependency before it
+ * (`meta nfproto`, `meta protocol`, `ether type`, `vlan type`, `ct l3proto`).
+ * `nfproto`: the family the dependency names (2 ipv4, 10 ipv6, 0 any other
+ * ether type), undefined for one nft does not read (`ct l3proto`: always left
+ * out). In ip and ip6 it is left out when it names the family; in inet,
+ * bridge and netdev always before `ct protocol`, before `meta l4proto` only
+ * for icmp / ipv6-icmp that does not contradict it; elsewhere (arp) always.
+ */
+function l4DepKills(x: Slot, nfproto: number | undefined, family: string): boolean {
+  const m = x.metaDep;
+  if (m?.base !== 'nh') return false;
+  if (nfproto === undefined) return true;
+  if (family === 'ip' || family === 'ip6') return nfproto === (family === 'ip' ? 2 : 10);
+  if (family !== 'inet' && family !== 'netdev' && family !== 'bridge') return true;
+  if (m.by === 'ct') return true;
+  if (m.value !== 1 && m.value !== 58) return false;
+  return !((nfproto === 2 && m.value === 58) || (nfproto === 10 && m.value === 1));
 }
 
 /** The left side of a slot's match (`{ payload: {...} }`, `{ meta: { key } }`), if it is one. */
@@ -688,12 +729,22 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
     s.droppedBy?.(x) === true;
   slots.forEach((s, i) => {
     if (s.dropped) return;
+    let l3: Slot | undefined;
     for (const x of slots.slice(i + 1)) {
       if (x.dropped) continue;
       if (kills(s, x)) {
         s.dropped = true;
         break;
       }
+      if (s.linkDep && s.stmt && x.metaDep?.base === 'll') {
+        // nft's meta_may_dependency_kill against the network-layer dependency before `x`: in ip and ip6 one
+        // naming another family keeps it (whether that one is still there synplug does not follow: raw)
+        const fam = options.family === 'ip' ? 2 : options.family === 'ip6' ? 10 : undefined;
+        if (fam !== undefined && l3?.l3Nfproto !== undefined && l3.l3Nfproto !== fam) s.stmt = uncertain(s.stmt);
+        else s.dropped = true;
+        break;
+      }
+      if (x.depBase === 2) l3 = x;
       // nft keeps one dependency per layer (a later one replaces it), and none past a statement
       // that is not a match: it keeps `meta l4proto tcp counter tcp dport 22` as it is
       if ((s.depBase !== undefined && x.depBase === s.depBase) || (x.stmt && !('match' in x.stmt.json))) break;
@@ -1034,6 +1085,9 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
         slot.setsL2 = 'vlan';
         // there any later link-layer field leaves it out (`ether type 8021q ether type ip` lists as `ether type ip`)
         if (ownL3) slot.droppedBy = (x) => HEADERS[matchLeft(x)?.payload?.protocol ?? '']?.base === 'link';
+        // in bridge and netdev a later `meta protocol`, `meta nfproto` or `ct l3proto` match leaves it out
+        // (`@ll,96,16 0x8100 ip saddr ...` lists as `ip saddr ...` in bridge)
+        else if ((family === 'bridge' || family === 'netdev') && !isMetaProto) slot.linkDep = true;
       } else if (isMetaProto && names && (data === '8100' || data === '88a8')) {
         // nft 1.0.6 takes the vlan header for the network one here, and aborts on a network load after it: raw
         c.l3 = NH_VLAN;
@@ -1043,12 +1097,9 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
         if (!otherFamily) slot.setsL3 = v.text;
       }
       if (slot.depBase === 2 && ownL3) {
-        // there nft leaves it out before a field of the network header (`meta protocol` of any value),
-        // and before `meta l4proto` when it is the family's protocol (any, in arp)
+        // there nft leaves it out before a field of the network header (`meta protocol` of any value)
         const l3 = c.l3;
-        slot.droppedBy = (x) =>
-          (isMetaProto && x.needsL3 === l3 && HEADERS[matchLeft(x)?.payload?.protocol ?? '']?.base === 'network') ||
-          (x.depBase === 3 && matchLeft(x)?.meta?.key === 'l4proto' && (family === 'arp' || v.text === family));
+        slot.droppedBy = (x) => isMetaProto && x.needsL3 === l3 && HEADERS[matchLeft(x)?.payload?.protocol ?? '']?.base === 'network';
       }
     }
     // Protocol matches set the context and are dependencies of later field matches: `meta l4proto`
@@ -1059,7 +1110,8 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
       const name = L4_HEADERS.get(Buffer.from(data, 'hex')[0]);
       if (name) {
         c.l4 = name;
-        if (src.k === 'meta' || options.family === 'ip' || options.family === 'ip6') slot.setsL4 = name;
+        // (in arp, where only an earlier `ether type ip` names the ip header, as in ip and ip6)
+        if (src.k === 'meta' || family === 'ip' || family === 'ip6' || family === 'arp') slot.setsL4 = name;
       } else c.l4Other = true;
       // nft 1.0.6 drops any `meta l4proto` before a tcp option match, another protocol's too (a rule that
       // cannot match would list as one that can): marked raw
@@ -1072,6 +1124,27 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
         c.l3 = l3;
         slot.setsL3 = l3;
       }
+    }
+    const ctKey = (f.json as { ct?: { key?: string } }).ct?.key;
+    const n = Number.parseInt(data, 16);
+    if (op === 'eq' && ((src.k === 'meta' && (src.key === 'nfproto' || src.key === 'protocol')) || ctKey === 'l3proto'))
+      slot.metaDep = { base: 'll', by: ctKey ? 'ct' : 'meta', value: n };
+    if (op === 'eq' && f.type === 'iftype') slot.linkDep = true;
+    if (op === 'eq' && ((src.k === 'meta' && src.key === 'l4proto') || ctKey === 'protocol'))
+      slot.metaDep = { base: 'nh', by: ctKey ? 'ct' : 'meta', value: n };
+    // a network-layer dependency: a later `meta l4proto` / `ct protocol` may leave it out (see l4DepKills)
+    if (slot.depBase === 2) {
+      const nfproto = ctKey === 'l3proto' ? undefined : f.type === 'nfproto' ? n : n === 0x0800 ? 2 : n === 0x86dd ? 10 : 0;
+      slot.l3Nfproto = nfproto;
+      const before = slot.droppedBy;
+      slot.droppedBy = (x) => before?.(x) === true || l4DepKills(x, nfproto, family);
+    }
+    // `ct protocol tcp` is a transport dependency as `meta l4proto` is: it names the transport header where the
+    // network one is known (ct_expr_pctx_update), and any later field of a named transport header leaves it out
+    if (op === 'eq' && ctKey === 'protocol') {
+      const name = L4_HEADERS.get(n);
+      if (name && (c.l3 === 'ip' || c.l3 === 'ip6')) c.l4 = name;
+      slot.droppedBy = namesTransport;
     }
     return slot;
   }

@@ -5,7 +5,11 @@
  * expressions | `nft list ruleset`'s rule line | `nft -j`'s `expr`).
  * Raw link-layer loads outside bridge, `meta protocol` and `ether type`
  * in the ip, ip6 and arp families (which fix the network header), vlan
- * matches in arp. Each rule prints as nft printed it, or marks a statement
+ * matches in arp; `ct protocol` as a transport dependency, the network one
+ * before `meta l4proto icmp|ipv6-icmp` or `ct protocol`, `ip protocol` after
+ * `ether type ip` in arp, `meta iiftype` and a stacked `ether type 8021q`
+ * before `meta protocol` or `meta nfproto`.
+ * Each rule prints as nft printed it, or marks a statement
  * raw (the listing then exits 11): never a different listing unmarked.
  */
 import test from 'ava';
@@ -15,6 +19,8 @@ import * as N from '../../src/iptables/index.js';
 
 /** Bytes of a meta key's value (nft's meta templates). */
 const META_LEN: Record<string, number> = { protocol: 2, l4proto: 1, nfproto: 1, iiftype: 2, mark: 4 };
+/** Bytes of a ct key's value (nft's ct templates). */
+const CT_LEN: Record<string, number> = { protocol: 1, l3protocol: 1, state: 4 };
 
 /** The expressions of libnftnl's debug lines (`[ payload load 2b @ link header + 12 => reg 1 ]`...); the data words are host-order u32s. */
 function parseDebug(lines: string[]): N.Expr[] {
@@ -37,6 +43,11 @@ function parseDebug(lines: string[]): N.Expr[] {
     if (m) {
       len.set(Number(m[2]), META_LEN[m[1]]);
       return { name: 'meta', key: m[1], dreg: Number(m[2]) } as N.Expr;
+    }
+    m = /^\[ ct load (\w+) => reg (\d+) \]$/.exec(l);
+    if (m) {
+      len.set(Number(m[2]), CT_LEN[m[1]]);
+      return { name: 'ct', key: m[1], dreg: Number(m[2]) } as N.Expr;
     }
     m = /^\[ payload load (\d+)b @ (link|network|transport) header \+ (\d+) => reg (\d+) \]$/.exec(l);
     if (m) {
@@ -85,7 +96,7 @@ for (const [family, rule, debug, text, json] of rows) {
 }
 
 test('the capture holds the reproducers of every dependency class', (t) => {
-  t.true(rows.length >= 42);
+  t.true(rows.length >= 82);
   // the listings that exit 0 must be nft's: at least these are printed in full
   const exact = rows.filter(
     ([family, , debug, text]) =>
@@ -93,7 +104,7 @@ test('the capture holds the reproducers of every dependency class', (t) => {
         .map((s) => s.text)
         .join(' ') === text,
   );
-  t.true(exact.length >= 38, `${exact.length}`);
+  t.true(exact.length >= 79, `${exact.length}`);
 });
 
 test('bridge and netdev: a network load after `meta protocol 8021q` prints raw (nft 1.0.6 takes the vlan header for the network one and aborts listing it)', (t) => {
