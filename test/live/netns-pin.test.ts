@@ -15,6 +15,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as guard from '../../src/guard/index.js';
 import { defaultNetns, netnsCookie, netnsForChild, setDefaultNetns } from '../../src/netlink/netns.js';
+import { cookieOf } from '../helpers/netns-cookie.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const BIN = join(ROOT, 'dist/bundle/synplug.cjs');
@@ -25,18 +26,6 @@ const B = `sp-pinB-${process.pid}`;
 const NOBODY = 65534;
 
 const sh = (cmd: string, args: string[]): string => execFileSync(cmd, args, { encoding: 'utf8' });
-
-/** SO_NETNS_COOKIE (71) of a socket made inside the namespace, by python3: the oracle. */
-function cookieOf(ns: string): string {
-  return sh(IP, [
-    'netns',
-    'exec',
-    ns,
-    '/usr/bin/python3',
-    '-c',
-    "import socket, struct; s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); print(struct.unpack('Q', s.getsockopt(socket.SOL_SOCKET, 71, 8))[0])",
-  ]).trim();
-}
 
 let base = '';
 /** nobody's directory, with nobody's link in it */

@@ -16,6 +16,7 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { cookieOf } from '../helpers/netns-cookie.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const BIN = join(ROOT, 'dist/bundle/synplug.cjs');
@@ -32,18 +33,6 @@ function synplug(args: string[], env: NodeJS.ProcessEnv = {}) {
   return { code: r.status, signal: r.signal, stdout: r.stdout, stderr: r.stderr };
 }
 const sh = (cmd: string, args: string[]): string => execFileSync(cmd, args, { encoding: 'utf8' });
-
-/** SO_NETNS_COOKIE (71) of a socket made inside the namespace, by python3: the oracle for the directory's key. */
-function cookieOf(ns: string): string {
-  return sh(IP, [
-    'netns',
-    'exec',
-    ns,
-    '/usr/bin/python3',
-    '-c',
-    "import socket, struct; s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); print(struct.unpack('Q', s.getsockopt(socket.SOL_SOCKET, 71, 8))[0])",
-  ]).trim();
-}
 
 const localRecord = (table: string) =>
   JSON.stringify({
