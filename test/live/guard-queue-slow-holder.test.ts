@@ -53,7 +53,13 @@ const scenarios = {
       encoding: 'utf8',
       timeout: 60_000,
     });
-    await until(() => existsSync(out), 'the client to end');
+    // A protect that failed ran no client: its status and stderr are the result (asserted, so printed).
+    const ended = await until(() => existsSync(out), 'the client to end').then(
+      () => true,
+      () => false,
+    );
+    if (!ended) srv.kill();
+    if (!ended) return { setup: set.code, code: p.status, signal: p.signal, stderr: p.stderr, stdout: p.stdout, client: 'never ran' };
     const client = readFileSync(out, 'utf8');
     const waited = Number(readFileSync(`${out}.waited`, 'utf8'));
     // The holder lets the queue go and exits once no lease is left.
@@ -71,7 +77,8 @@ if (!(await runScenarioIfChild(ENV, scenarios))) {
   test('a queue holder 12 s slow to start: protect --max-hold 8s still runs its command, holds its SYN, and lets it through; then the holder goes', (t) => {
     const r = inOwnNetns<Json>(SELF, ENV, 'slow', 120_000);
     t.is(r.setup, 0);
-    t.is(r.code, 0, r.stderr);
+    t.is(r.code, 0, `protect: ${JSON.stringify({ signal: r.signal, stderr: r.stderr, stdout: r.stdout })}`);
+    t.not(r.client, 'never ran', 'the command ran its client');
     t.true(r.waited < 400, "the command saw its client's SYN queued");
     t.is(r.client, 'ok', 'the connection was let through by the release');
     t.false(r.json.maxHoldReached, 'released when the command ended, within its max-hold');
