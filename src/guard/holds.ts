@@ -340,6 +340,7 @@ async function releaseOnce(opts: Omit<ReleaseOptions, 'metricsFile'>): Promise<R
       holds: s.holdIds,
       report,
       ...(base && { endedManualHold: true }),
+      ...(stats?.failures?.length && { warnings: stats.failures }),
       setUp: r !== undefined || record !== undefined || hasLeases,
     };
   });

@@ -251,7 +251,8 @@ export class GuardSession implements ProtectSession, HoldSockets {
     for (const h of this.holds) {
       const st = await h.plugStats();
       if (!st) throw new SynplugError(`no plug qdisc on ${h.dev} (the ${h.mode} hold): run '${h.setupCommand()}'`, 'not-set-up');
-      for (const k of Object.keys(sum) as Array<keyof PlugStats>) sum[k] += st[k];
+      for (const k of ['packets', 'bytes', 'drops', 'qlen', 'backlog'] as const) sum[k] += st[k];
+      if (st.failures?.length) sum.failures = [...(sum.failures ?? []), ...st.failures];
     }
     return sum;
   }

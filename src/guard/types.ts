@@ -415,6 +415,8 @@ export interface PlugStats {
   qlen: number;
   /** bytes held now */
   backlog: number;
+  /** why held SYNs were dropped other than over the limit (a release verdict the kernel refused twice), one sentence each */
+  failures?: string[];
 }
 
 /** Where `--wait-listen` looks: a TCP port, optionally on one address. */

@@ -364,6 +364,7 @@ async function protectInner(session: ProtectSession, opts: ProtectOptions, early
     ...(opts.waitListen && { newListener: newListener ?? null }),
     ...(checked && { check: checked }),
     ...(session.holdKinds && { holds: session.holdKinds.map((h) => ({ ...h })) }),
+    ...(after.failures?.length && { warnings: after.failures }),
   };
 }
 

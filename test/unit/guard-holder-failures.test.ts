@@ -72,33 +72,43 @@ test.serial(
   },
 );
 
-test.serial("a release verdict refused twice: the report counts the SYN the unbind dropped, the holder log says why, status's line names it", async (t) => {
-  await plugged(async ({ kernel, holders, stateDir: dir }) => {
-    kernel.refuseWhen = (what) => what === VERDICT;
-    const r = await guard.release({ stateDir: dir });
-    t.true(await holders.settle());
-    t.deepEqual(kernel.verdicts, { given: 0, droppedUnanswered: 1 }, 'the unbind dropped the SYN');
-    t.deepEqual(kernel.state.queues, [], 'nothing is left bound');
-    t.is(r.report?.dropped, 1, 'the release reports it dropped');
-    const last = lastHolderFailure(dir);
-    const f = last.lastHolderFailure;
-    t.truthy(f);
-    t.is(f?.queueNum, 4200);
-    t.is(f?.pid, process.pid);
-    t.regex(
-      f?.message ?? '',
-      /^queue 4200: the release verdict failed twice \(cannot release netfilter queue 4200: NFQNL_MSG_VERDICT_BATCH failed: ENOMEM\): the unbind dropped the 1 SYN\(s\) held/,
-    );
-    t.is(last.holderLog, join(dir, HOLDER_LOG));
-    t.is(statSync(join(dir, HOLDER_LOG)).mode & 0o777, 0o600);
-    t.is(
-      formatHolderFailure(last),
-      `queue holder: last failure ${f?.at} (queue 4200, pid ${process.pid}): ${f?.message} (all of them: ${join(dir, HOLDER_LOG)})`,
-    );
-    // and the library's status reads it too, through the same function the CLI calls
-    t.deepEqual(guard.lastHolderFailure(dir), last);
-  });
-});
+test.serial(
+  "a release verdict refused twice: the report counts the SYN the unbind dropped, the release warns why, the holder log says why, status's line names it",
+  async (t) => {
+    await plugged(async ({ kernel, holders, stateDir: dir }) => {
+      kernel.refuseWhen = (what) => what === VERDICT;
+      const r = await guard.release({ stateDir: dir });
+      t.true(await holders.settle());
+      t.deepEqual(kernel.verdicts, { given: 0, droppedUnanswered: 1 }, 'the unbind dropped the SYN');
+      t.deepEqual(kernel.state.queues, [], 'nothing is left bound');
+      t.is(r.report?.dropped, 1, 'the release reports it dropped');
+      t.deepEqual(
+        r.warnings,
+        [
+          'queue 4200: the kernel refused the release verdict twice (cannot release netfilter queue 4200: NFQNL_MSG_VERDICT_BATCH failed: ENOMEM): the SYNs held were dropped; their clients connect when they retransmit (1 s or more)',
+        ],
+        'and warns why (the CLI prints it on stderr)',
+      );
+      const last = lastHolderFailure(dir);
+      const f = last.lastHolderFailure;
+      t.truthy(f);
+      t.is(f?.queueNum, 4200);
+      t.is(f?.pid, process.pid);
+      t.regex(
+        f?.message ?? '',
+        /^queue 4200: the release verdict failed twice \(cannot release netfilter queue 4200: NFQNL_MSG_VERDICT_BATCH failed: ENOMEM\): the unbind dropped the 1 SYN\(s\) held/,
+      );
+      t.is(last.holderLog, join(dir, HOLDER_LOG));
+      t.is(statSync(join(dir, HOLDER_LOG)).mode & 0o777, 0o600);
+      t.is(
+        formatHolderFailure(last),
+        `queue holder: last failure ${f?.at} (queue 4200, pid ${process.pid}): ${f?.message} (all of them: ${join(dir, HOLDER_LOG)})`,
+      );
+      // and the library's status reads it too, through the same function the CLI calls
+      t.deepEqual(guard.lastHolderFailure(dir), last);
+    });
+  },
+);
 
 test('the holder log: one JSON line per failure, the newest kept under the cap; no line: no status line', (t) => {
   const dir = stateDir();

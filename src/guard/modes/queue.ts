@@ -129,6 +129,8 @@ class QueueBinding {
   released = 0;
   /** SYNs the kernel dropped while the holder held: over the queue's maxlen, or the socket's buffer full */
   dropped = 0;
+  /** the holder's release failures (its verdict refused twice: the unbind dropped what it held), one sentence each */
+  failures: string[] = [];
   constructor(
     readonly queueNum: number,
     readonly stateDir: string,
@@ -185,6 +187,10 @@ class QueueBinding {
     if (r) {
       this.released += r.released;
       this.dropped += r.dropped;
+      if (r.failure !== undefined)
+        this.failures.push(
+          `queue ${this.queueNum}: the kernel refused the release verdict twice (${r.failure}): the SYNs held were dropped; their clients connect when they retransmit (1 s or more)`,
+        );
       this.letGo = true;
     }
     return this.letGo;
@@ -479,7 +485,7 @@ export class QueueHold implements Hold {
     // The queue's counters are the binding's, whichever of its holds (local, inbound) queued a SYN: summed over the
     // session's holds, they count once, through one of them.
     if (!b.countsFor(this.id)) return { packets: 0, bytes: 0, drops: 0, qlen: 0, backlog: 0 };
-    return { packets: b.released, bytes: 0, drops: b.dropped, qlen: 0, backlog: 0 };
+    return { packets: b.released, bytes: 0, drops: b.dropped, qlen: 0, backlog: 0, ...(b.failures.length && { failures: [...b.failures] }) };
   }
 
   /** @inheritdoc */
