@@ -17,8 +17,15 @@ run_suite() {
   local name=$1; shift
   local log; log=$(mktemp)
   echo "=== $name tests: $*"
-  "$@" 2>&1 | tee "$log"
-  local rc=${PIPESTATUS[0]}
+  # The suite writes to a file that tail follows until the suite's process ends: a process a failed test left
+  # behind (a server whose stderr is the suite's) cannot hold a pipe open and hang the run. It runs in a session
+  # of its own, and what is left of it is killed once it ends.
+  setsid --wait "$@" >"$log" 2>&1 &
+  local pid=$!
+  tail -n +1 -f --pid="$pid" "$log"
+  wait "$pid"
+  local rc=$?
+  kill -KILL -- "-$pid" 2>/dev/null && echo "=== $name: killed the processes its tests left behind"
   local pass fail
   if [ "$name" = kernel ]; then
     # test-kernel.sh sums its kernels itself: "kernel tests: N passed, N failed"

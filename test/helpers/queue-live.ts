@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { DIE_WITH_PARENT } from './py.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 /** The CLI's bundle, the package's bin. */
@@ -62,7 +63,7 @@ s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 s.bind((sys.argv[1], int(sys.argv[2]))); s.listen(64); print('listening', flush=True)
 while True:
     c,_=s.accept(); print('accepted', flush=True); c.close()`;
-  const argv = ['python3', '-c', py, addr, String(port)];
+  const argv = ['python3', '-c', DIE_WITH_PARENT + py, addr, String(port)];
   return spawn(netns ? IP : argv[0], netns ? ['netns', 'exec', netns, ...argv] : argv.slice(1), { stdio: ['ignore', 'pipe', 'inherit'] });
 }
 
@@ -77,7 +78,7 @@ try:
     print('ok', struct.unpack_from('I', i, 100)[0], flush=True)
 except OSError as e:
     print(errno.errorcode.get(e.errno, str(e)), flush=True)`;
-  const argv = ['python3', '-c', py, addr, String(port)];
+  const argv = ['python3', '-c', DIE_WITH_PARENT + py, addr, String(port)];
   const proc = spawn(netns ? IP : argv[0], netns ? ['netns', 'exec', netns, ...argv] : argv.slice(1), { stdio: ['ignore', 'pipe', 'inherit'] });
   let out = '';
   proc.stdout!.setEncoding('utf8').on('data', (d: string) => {

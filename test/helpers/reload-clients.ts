@@ -16,6 +16,7 @@
  *   (ms since the epoch) of each failure.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { DIE_WITH_PARENT } from './py.js';
 
 /** What the clients saw. */
 export interface ClientCounts {
@@ -49,7 +50,7 @@ while True:
     if r and not queued:
         try: c,_=s.accept(); c.close()
         except BlockingIOError: pass`;
-  return spawn('python3', ['-c', py, addr, String(port), back, opts.closeQueued ? '1' : '0', String(opts.gapS ?? 1)], {
+  return spawn('python3', ['-c', DIE_WITH_PARENT + py, addr, String(port), back, opts.closeQueued ? '1' : '0', String(opts.gapS ?? 1)], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
 }
@@ -89,7 +90,7 @@ def run():
 ts=[threading.Thread(target=run) for _ in range(threads)]
 [t.start() for t in ts]; [t.join() for t in ts]
 print(json.dumps(n), flush=True)`;
-  const proc = spawn('python3', ['-c', py, addr, String(port), stop, String(threads)], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const proc = spawn('python3', ['-c', DIE_WITH_PARENT + py, addr, String(port), stop, String(threads)], { stdio: ['ignore', 'pipe', 'inherit'] });
   let out = '';
   proc.stdout!.setEncoding('utf8').on('data', (d: string) => {
     out += d;
