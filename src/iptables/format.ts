@@ -160,9 +160,17 @@ const META_TYPES: Record<string, ValueType> = {
   protocol: 'ethertype',
   pkttype: 'pkttype',
   priority: 'tchandle',
+  iifgroup: 'devgroup',
+  oifgroup: 'devgroup',
+  rtclassid: 'realm',
+  sdif: 'ifindex',
+  sdifname: 'ifname',
+  day: 'day',
+  ipsec: 'boolean',
+  cgroup: 'uint_he',
 };
 /** Bytes a meta load of a value type writes, where not 4 (a key of unknown type: unknown). */
-const META_LEN: Record<string, number> = { ifname: 16, l4proto: 1, nfproto: 1, pkttype: 1, ethertype: 2, iftype: 2 };
+const META_LEN: Record<string, number> = { ifname: 16, l4proto: 1, nfproto: 1, pkttype: 1, ethertype: 2, iftype: 2, day: 1, boolean: 1 };
 /** meta keys nft prints without `meta` (`iifname "lo"`): nftables' meta_key_is_unqualified(). */
 const UNQUALIFIED_META: ReadonlySet<string> = new Set(['iif', 'oif', 'iifname', 'oifname', 'iifgroup', 'oifgroup']);
 const RAW_BASE: Record<string, string> = { link: 'll', network: 'nh', transport: 'th', inner: 'ih' };
@@ -1364,7 +1372,7 @@ const SET_EXPRS: ReadonlySet<string> = new Set(['counter']);
 /** nft's `integer` datatype id (TYPE_INTEGER) */
 const C_TYPE_INTEGER = 4;
 /** nft 1.0.6's ids (proto.h `enum proto_desc_id`) of the protocols whose fields a `typeof` set can name, those synplug reads. */
-const TYPEOF_PROTOS: Readonly<Record<number, string>> = { 6: 'udp', 8: 'tcp', 12: 'ip', 13: 'ip6', 17: 'ether' };
+const TYPEOF_PROTOS: Readonly<Record<number, string>> = { 6: 'udp', 8: 'tcp', 11: 'th', 12: 'ip', 13: 'ip6', 16: 'vlan', 17: 'ether' };
 /** nft's expression type ids (`enum expr_types`) in a `typeof` set's user data. */
 const EXPR_PAYLOAD = 7;
 const EXPR_META = 9;

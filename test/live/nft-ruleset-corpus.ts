@@ -1229,6 +1229,127 @@ export const CORPUS: ReadonlyArray<{ table: string; text: string; setup?: string
 }
 `,
   },
+  // set and map types nft names (icmpx_code, realm, uid, gid, devgroup, mh_type, boolean, time, day), by value
+  // and by interval; typeof concatenations of `th` and `vlan` fields; meta keys of those types
+  {
+    table: 'inet rt_types',
+    text: `table inet rt_types {
+	set icmpx {
+		type icmpx_code
+		elements = { no-route,
+			     port-unreachable,
+			     host-unreachable,
+			     admin-prohibited,
+			     7 }
+	}
+
+	set realms {
+		type realm
+		elements = { "cosmos",
+			     1,
+			     5 }
+	}
+
+	set realmr {
+		type realm
+		flags interval
+		elements = { "cosmos",
+			     3-7 }
+	}
+
+	set uids {
+		type uid
+		elements = { 0, 1, 2, 3, 4,
+			     5, 1000 }
+	}
+
+	set uidr {
+		type uid
+		flags interval
+		elements = { 0-100, 1000 }
+	}
+
+	set gids {
+		type gid
+		elements = { 0, 100 }
+	}
+
+	set groups {
+		type devgroup
+		elements = { "default",
+			     3 }
+	}
+
+	set mht {
+		type mh_type
+		elements = { binding-refresh-request,
+			     binding-update,
+			     home-agent-switch-message,
+			     13 }
+	}
+
+	set bools {
+		type boolean
+		elements = { missing,
+			     exists }
+	}
+
+	set times {
+		type time
+		elements = { 30s,
+			     1h,
+			     1d2h3m4s5ms }
+	}
+
+	map um {
+		type uid : realm
+		elements = { 5 : 7, 6 : "cosmos" }
+	}
+
+	map gm {
+		type devgroup : gid
+		elements = { "default" : 0,
+			     4 : 1 }
+	}
+
+	set tof {
+		typeof iifname . meta l4proto . th dport
+		elements = { "lo" . tcp . 22,
+			     "ab" . udp . 53 }
+	}
+
+	set ctv {
+		typeof ct zone . vlan id
+		elements = { 1 . 5,
+			     65535 . 4095 }
+	}
+
+	set vv {
+		typeof vlan id . vlan pcp
+		elements = { 5 . 1 }
+	}
+
+	chain c {
+		iifgroup "default" accept
+		oifgroup 7 accept
+		iifgroup @groups accept
+		meta rtclassid "cosmos" accept
+		meta rtclassid 9 accept
+		meta rtclassid @realms accept
+		meta sdif "lo" accept
+		meta sdifname "lo" accept
+		meta day "Wednesday" accept
+		meta day { "Sunday", "Saturday" } accept
+		meta ipsec exists accept
+		meta ipsec missing drop
+		meta cgroup 1048577 accept
+		meta skuid @uids accept
+		meta skgid @gids accept
+		iifname . meta l4proto . th dport @tof accept
+	}
+}
+`,
+  },
 ];
 
 /** Rules in a table's text: the lines of its chains other than the base chain header. */
