@@ -468,6 +468,15 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
     },
     ifname: (i) => options.ifnames?.[i],
     set: (name, t) => (options.sets?.some((x) => x.name === name) ? setRight(name, t) : undefined),
+    key: (sreg, name) =>
+      lookupKey(
+        sreg,
+        options.sets?.find((x) => x.name === name),
+      ),
+    mapValue(name, hex) {
+      const set = options.sets?.find((x) => x.name === name);
+      return set?.map !== undefined && set.dataType !== C.NFT_DATA_VERDICT ? layoutValue(hex, dataLayout(set), undefined, this.ifname) : undefined;
+    },
   };
   /**
    * The key a lookup reads from `sreg`: the field loaded there, or, for a set
@@ -755,7 +764,7 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
       if (x.depBase === 2) l3 = x;
       // nft keeps one dependency per layer (a later one replaces it), and none past a statement
       // that is not a match: it keeps `meta l4proto tcp counter tcp dport 22` as it is
-      if ((s.depBase !== undefined && x.depBase === s.depBase) || (x.stmt && !('match' in x.stmt.json))) break;
+      if ((s.depBase !== undefined && x.depBase === s.depBase) || (x.stmt && (typeof x.stmt.json === 'string' || !('match' in x.stmt.json)))) break;
     }
   });
   slots.forEach((s, i) => {
@@ -1172,7 +1181,7 @@ const ESCAPED_STAR_WHY = 'a set element: a device name ending in * printed escap
 
 /** `s`, after telling `onRaw` about it when it is printed raw, or differs from nft's listing (an escaped `*` in a set). */
 function noted(s: Statement, onRaw: ((s: Statement) => void) | undefined): Statement {
-  if ('raw' in s.json) onRaw?.(s);
+  if (typeof s.json !== 'string' && 'raw' in s.json) onRaw?.(s);
   else if (ESCAPED_STAR_IN_SET.test(s.text)) onRaw?.({ ...s, text: `${s.text}: ${ESCAPED_STAR_WHY}` });
   return s;
 }
@@ -1296,10 +1305,15 @@ function dataOf(set: NftSet, it: NftSetItem, ifname: IfnameOf | undefined): { te
     const v = d.verdict;
     return v.chain !== undefined ? { text: `${v.code} ${v.chain}`, json: { [v.code]: { target: v.chain } } } : { text: v.code, json: { [v.code]: null } };
   }
-  const layout =
+  return layoutValue(d.value ?? '', dataLayout(set), undefined, ifname);
+}
+
+/** How a map's values print. */
+function dataLayout(set: NftSet): Layout {
+  return (
     typeofLayout(userdataTlvs(set.userdata).get(C.NFTNL_UDATA_SET_DATA_TYPEOF), set.dataLen, false) ??
-    layoutOf(set.dataType, set.dataLen ?? 0, setDataByteOrder(set), false);
-  return layoutValue(d.value ?? '', layout, undefined, ifname);
+    layoutOf(set.dataType, set.dataLen ?? 0, setDataByteOrder(set), false)
+  );
 }
 
 /**

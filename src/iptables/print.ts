@@ -13,8 +13,11 @@ import { addressText } from './validate.js';
 export interface Statement {
   /** e.g. `ip saddr 169.254.255.254` */
   text: string;
-  /** e.g. `{ match: { op: '==', left: { payload: { protocol: 'ip', field: 'saddr' } }, right: '169.254.255.254' } }` */
-  json: Record<string, unknown>;
+  /**
+   * e.g. `{ match: { op: '==', left: { payload: { protocol: 'ip', field: 'saddr' } }, right: '169.254.255.254' } }`;
+   * the text itself where nft 1.0.6 has no JSON form of the statement (`update @m { ip saddr : 0x00000005 }`)
+   */
+  json: Record<string, unknown> | string;
 }
 
 /**
@@ -140,6 +143,14 @@ export interface PrintContext {
    * `keyType`; with its NFTA_SET_OBJ_TYPE for object maps. Undefined when the set is not known.
    */
   set(name: string, keyType: ValueType): { text: string; json: unknown; objType?: number } | undefined;
+  /**
+   * The key a set operation on set `name` reads from `sreg`: the field loaded there, or for a
+   * concatenated key type the fields loaded from `sreg` on (`ip6 saddr . tcp dport`), with the
+   * registers read. Undefined when unknown.
+   */
+  key?(sreg: number, name: string): { field: Field; regs: number[] } | undefined;
+  /** A value of map `name`'s data type from its bytes (hex): `0x00000005` for a `mark`. Undefined when the map is not known. */
+  mapValue?(name: string, hex: string): { text: string; json: unknown } | undefined;
 }
 
 /** What an expression module prints: the statement and the dependencies it implies. */
