@@ -205,7 +205,7 @@ function namedField(proto: string, hf: HeaderField, extra: Partial<Field> = {}):
 }
 
 function fieldOf(src: Src, ctx: Ctx): Field | undefined {
-  if (src.k === 'field') return src.field;
+  if (src.k === 'field') return src.field.bits ? undefined : src.field;
   if (src.k === 'meta') {
     const type = META_TYPES[src.key];
     // keys whose values we cannot print faithfully stay raw
@@ -907,12 +907,22 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
    */
   function bitfieldMatch(src: Extract<Src, { k: 'masked' }>, op: string, data: string, c: Ctx): Slot | null | undefined {
     const p = src.src;
-    if (p.k !== 'payload') return undefined;
-    const proto = protocolsAt(p.base, c).find((x) => headerField(x, p.offset, p.len, src.mask));
-    const bf = proto && headerField(proto, p.offset, p.len, src.mask);
-    if (!proto || !bf) return undefined;
+    // a bit field of a header, or of a load an expression module names bit fields of (`frag more-fragments`)
+    let bf: { mask?: string; shift?: number; type: ValueType } | undefined;
+    let f: Field | undefined;
+    if (p.k === 'payload') {
+      const proto = protocolsAt(p.base, c).find((x) => headerField(x, p.offset, p.len, src.mask));
+      const hf = proto ? headerField(proto, p.offset, p.len, src.mask) : undefined;
+      bf = hf;
+      f = hf && namedField(proto!, hf);
+    } else if (p.k === 'field') {
+      const b = p.field.bits?.find((x) => x.mask === src.mask);
+      bf = b && { mask: b.mask, shift: b.shift, type: b.field.type };
+      f = b?.field;
+    }
+    if (!bf || !f) return undefined;
     const d = Buffer.from(data, 'hex');
-    if (/[^0]/.test(src.xor) || (op !== 'eq' && op !== 'neq') || d.length !== p.len || d.length > 4) return null;
+    if (/[^0]/.test(src.xor) || (op !== 'eq' && op !== 'neq') || d.length !== src.mask.length / 2 || d.length > 4) return null;
     const v = d.readUIntBE(0, d.length);
     const mask = Number.parseInt(bf.mask!, 16);
     if ((v & ~mask) !== 0) return null;
@@ -921,7 +931,6 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
     if (bf.type === 'uint_be') bytes.writeUInt32BE(n);
     else bytes[0] = n;
     const val = valueText(bytes.toString('hex'), bf.type);
-    const f = namedField(proto, bf);
     return {
       stmt: { text: `${f.text} ${OP_TEXT[op]}${val.text}`, json: { match: { op: OP_JSON[op], left: f.json, right: val.json } } },
       needsL2: f.l2,

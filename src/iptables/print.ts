@@ -114,6 +114,11 @@ export interface Field {
   fullLen?: number;
   /** the icmp type match this field depends on (`icmp:3` for `icmp mtu`): nft leaves that match out */
   dep?: string;
+  /**
+   * A load of only the bytes of bit fields nft names (`frag more-fragments`: bit 0x01 of byte 3), none
+   * of its own: each field by the mask a `bitwise` applies and the shift of its value; the load alone does not print.
+   */
+  bits?: ReadonlyArray<{ mask: string; shift: number; field: Field }>;
 }
 
 /** What a register holds, as far as printing is concerned. */

@@ -1527,6 +1527,22 @@ export const CORPUS: ReadonlyArray<{ table: string; text: string; setup?: string
 }
 `,
   },
+  // bit fields of an extension header and a TCP option (frag more-fragments, frag-off, tcp option mptcp subtype)
+  {
+    table: 'inet rt_bits',
+    text: `table inet rt_bits {
+	chain c {
+		ip6 nexthdr ipv6-frag frag more-fragments 1 accept
+		frag more-fragments 0 drop
+		frag frag-off 5 drop
+		frag frag-off != 7 drop
+		tcp option mptcp subtype 1 accept
+		tcp option mptcp subtype 15 accept
+		frag more-fragments 1 frag id 3 accept
+	}
+}
+`,
+  },
 ];
 
 /** Rules in a table's text: the lines of its chains other than the base chain header. */

@@ -36,8 +36,11 @@ export interface ExthdrExpr {
   sreg?: number;
 }
 
-/** Fields of a header or option nft names, by `offset/len` bytes into it: name, how values print. */
-type Fields = Readonly<Record<string, [string, ValueType]>>;
+/**
+ * Fields of a header or option nft names, by `offset/len` bytes into it: name, how values print;
+ * a bit field of those bytes with the mask of its bits and their shift.
+ */
+type Fields = Readonly<Record<string, [name: string, type: ValueType, mask?: string, shift?: number]>>;
 const NEXTHDR: Fields = { '0/1': ['nexthdr', 'l4proto'], '1/1': ['hdrlength', 'uint_be'] };
 const KIND_LENGTH: Fields = { '0/1': ['kind', 'uint_be'], '1/1': ['length', 'uint_be'] };
 const ROUTE_OPTION: Fields = { '0/1': ['type', 'uint_be'], '1/1': ['length', 'uint_be'], '2/1': ['ptr', 'uint_be'], '3/4': ['addr', 'uint_be'] };
@@ -56,7 +59,17 @@ const OPS: Readonly<
       [0, 'hbh', NEXTHDR],
       [43, 'rt', { ...NEXTHDR, '2/1': ['type', 'uint_be'], '3/1': ['seg-left', 'uint_be'] }],
       [43, 'srh', { '4/1': ['last-entry', 'uint_be'], '5/1': ['flags', 'uint_be'], '6/2': ['tag', 'uint_be'] }],
-      [44, 'frag', { '0/1': ['nexthdr', 'l4proto'], '1/1': ['reserved', 'uint_be'], '4/4': ['id', 'uint_be'] }],
+      [
+        44,
+        'frag',
+        {
+          '0/1': ['nexthdr', 'l4proto'],
+          '1/1': ['reserved', 'uint_be'],
+          '2/2': ['frag-off', 'uint_be', 'fff8', 3],
+          '3/1': ['more-fragments', 'uint_be', '01', 0],
+          '4/4': ['id', 'uint_be'],
+        },
+      ],
       [60, 'dst', NEXTHDR],
       [135, 'mh', { ...NEXTHDR, '2/1': ['type', 'mh_type'], '3/1': ['reserved', 'uint_be'], '4/2': ['checksum', 'uint_be'] }],
     ],
@@ -82,6 +95,7 @@ const OPS: Readonly<
       [4, 'sack-perm', KIND_LENGTH],
       [5, 'sack', { ...KIND_LENGTH, '2/4': ['left', 'uint_be'], '6/4': ['right', 'uint_be'] }],
       [8, 'timestamp', { ...KIND_LENGTH, '2/4': ['tsval', 'uint_be'], '6/4': ['tsecr', 'uint_be'] }],
+      [30, 'mptcp', { ...KIND_LENGTH, '2/1': ['subtype', 'uint_be', 'f0', 4] }],
     ],
     text: 'tcp option',
     key: 'tcp option',
@@ -105,14 +119,15 @@ function exthdrField(e: ExthdrExpr): Field | undefined {
   }
   for (const [, name, fields] of kinds) {
     const f = fields[`${e.offset ?? 0}/${e.len ?? 0}`];
+    if (!f) continue;
     // nft names an IPv6 extension header's field without `exthdr` (`frag id`)
-    if (f)
-      return {
-        text: `${e.op === C.NFT_EXTHDR_OP_IPV6 || e.op === undefined ? '' : `${o.text} `}${name} ${f[0]}`,
-        json: { [o.key]: { name, field: f[0] } },
-        type: f[1],
-        ...o.dep,
-      };
+    const field: Field = {
+      text: `${e.op === C.NFT_EXTHDR_OP_IPV6 || e.op === undefined ? '' : `${o.text} `}${name} ${f[0]}`,
+      json: { [o.key]: { name, field: f[0] } },
+      type: f[1],
+      ...o.dep,
+    };
+    return f[2] === undefined ? field : { ...field, type: 'hex', bits: [{ mask: f[2], shift: f[3] ?? 0, field }] };
   }
   return undefined;
 }
