@@ -339,6 +339,35 @@ const ENUM_NAMES: Partial<Record<ValueType, ReadonlyMap<number, string>>> = {
   ]),
 };
 
+const decimal = { text: String };
+/**
+ * How nft 1.0.6 prints the ends of a range of a type it otherwise names: its range printing turns
+ * names off (`icmp type 0-3`, `ip dscp { 0x08-0x18 }`, `tcp flags 0x2-0x10`); its JSON keeps them, but for
+ * the protocol numbers (`json`: the number).
+ */
+const RANGE_NUMERIC: Partial<Record<ValueType, { text: (n: number) => string; json?: true }>> = {
+  icmp_type: decimal,
+  icmp_code: decimal,
+  icmpv6_type: decimal,
+  icmpv6_code: decimal,
+  icmpx_code: decimal,
+  igmp_type: decimal,
+  arp_op: decimal,
+  mh_type: decimal,
+  l4proto: { text: String, json: true },
+  dscp: { text: (n) => `0x${n.toString(16).padStart(2, '0')}` },
+  ecn: { text: (n) => `0x${n.toString(16)}` },
+  tcpflags: { text: (n) => `0x${n.toString(16)}` },
+};
+
+/** A range's end (`v`, printed from big-endian `hex` of `type`) as nft prints it ({@link RANGE_NUMERIC}). */
+export function rangeEnd(v: { text: string; json: unknown }, hex: string, type: ValueType): { text: string; json: unknown } {
+  const r = RANGE_NUMERIC[type];
+  if (!r || hex.length === 0 || hex.length > 8) return v;
+  const n = Buffer.from(hex, 'hex').readUIntBE(0, hex.length / 2);
+  return { text: r.text(n), json: r.json ? n : v.json };
+}
+
 /** nft's name of an enumerated value (`icmp_code` 3: `port-unreachable`), or undefined. */
 export function enumName(type: ValueType, n: number): string | undefined {
   return ENUM_NAMES[type]?.get(n);
@@ -722,9 +751,10 @@ export function valueText(hex: string, type: ValueType, ifname?: (index: number)
       }
       break;
     case 'ecn':
-      if (b.length === 1 && b[0] < 4) {
+      if (b.length === 1) {
         const t = ECN_NAMES[b[0]];
-        return { text: t, json: t };
+        // past the 2 bits (an interval's end nft computes): hex, a number in JSON
+        return t ? { text: t, json: t } : { text: `0x${hex}`, json: b[0] };
       }
       break;
     case 'icmp_type':
