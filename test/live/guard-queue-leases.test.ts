@@ -17,7 +17,7 @@ import { chmodSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { inOwnNetns, runScenarioIfChild } from '../helpers/own-netns.js';
-import { QUEUE, client, heldProtect, listening, procQueue, server, stateEnv, synplug, until } from '../helpers/queue-live.js';
+import { QUEUE, boundAfterRelease, client, heldProtect, listening, procQueue, server, stateEnv, synplug, until } from '../helpers/queue-live.js';
 import { StateStore } from '../../src/guard/state.js';
 import { liveLeases } from '../../src/guard/leases.js';
 
@@ -84,7 +84,7 @@ const scenarios = {
     a.release();
     const ra = await a.ended;
     const outcome = await c.result;
-    const after = { leases: leases().length, bound: procQueue(QUEUE) ?? null };
+    const after = { leases: leases().length, bound: await boundAfterRelease(QUEUE) };
     srv.kill();
     synplug(['teardown'], env);
     return {
@@ -140,7 +140,7 @@ const scenarios = {
     a.release();
     const ra = await a.ended;
     const outcome = await c.result;
-    const bound = procQueue(QUEUE) ?? null;
+    const bound = await boundAfterRelease(QUEUE);
     srv.kill();
     synplug(['teardown'], env);
     return { bothLeased, aPid: a.p.pid, leasesAfterB, pendingBeforeA, ra: { code: ra.code, json: json(ra.stdout) }, outcome, bound };
@@ -154,7 +154,7 @@ const scenarios = {
     const pendingBefore = c.proc.exitCode === null;
     const rel = synplug(['release', '--json'], env);
     const outcome = await c.result;
-    const after = { leases: leases().length, bound: procQueue(QUEUE) ?? null };
+    const after = { leases: leases().length, bound: await boundAfterRelease(QUEUE) };
     a.release();
     b.release();
     const [ra, rb] = await Promise.all([a.ended, b.ended]);
@@ -246,7 +246,7 @@ print(repr(s.recv(100)), flush=True)`;
     const leasesAfterProtect = leases().map((l) => l.owner);
     const rel = synplug(['release', '--json'], env);
     const outcome = await c.result;
-    const bound = procQueue(QUEUE) ?? null;
+    const bound = await boundAfterRelease(QUEUE);
     // max-hold: a plug whose deadline passes lets go by itself.
     const p2 = synplug(['plug', '--max-hold', '1s', '--json'], env);
     await until(() => procQueue(QUEUE) === undefined, "the plug's max-hold to pass and the queue to be let go", 60_000);
