@@ -142,7 +142,10 @@ export function checkMetricsFile(path: string): MetricsTarget {
     d = openCheckedDir(dir, false);
   } catch (e) {
     // the state directory's rules, said of the metrics file's directory (not "state directory", nor its --state-dir advice)
-    const why = (e instanceof Error ? e.message : String(e)).replace(/^state directory /, '').replace(/; give [^;]*--state-dir \(or SYNPLUG_STATE_DIR\)/, '');
+    const why = (e instanceof Error ? e.message : String(e))
+      .replace(/^state directory /, '')
+      .replace(/; give [^;]*--state-dir \(or SYNPLUG_STATE_DIR\)/, '')
+      .replace(', which synplug creates', '');
     throw new UsageError(`--metrics-file ${full}: its directory is not safe to write in: ${why}`);
   }
   if (!d)

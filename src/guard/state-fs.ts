@@ -378,7 +378,7 @@ function checkParent(st: Stats, at: string, path: string, trusted: (uid: number)
   if ((st.mode & 0o022) !== 0 && (st.mode & S_ISVTX) === 0)
     throw new StateFileError(
       path,
-      `${at}, a directory on the path to the state directory ${path}, is writable by ${writableBy(st)} (mode ${modeText(st)}) and not sticky: anyone who can write it could replace the state directory, so synplug refuses it; 'chmod go-w ${at}' (or +t), or use another state directory`,
+      `${at}, a directory on the path to the state directory ${path}, is writable by ${writableBy(st)} (mode ${modeText(st)}) and not sticky: anyone who can write it could replace the state directory, so synplug refuses it; use another state directory (or, if ${at} is yours alone, 'chmod go-w ${at}')`,
     );
 }
 
@@ -392,7 +392,12 @@ function checkStateDir(st: Stats, path: string, euid: number): void {
   if ((st.mode & 0o022) !== 0)
     throw new StateFileError(
       path,
-      `state directory ${path} is writable by ${writableBy(st)} (mode ${modeText(st)}): its files could have been written by someone else, so synplug refuses it; 'chmod go-w ${path}', or use a directory of your own`,
+      `state directory ${path} is writable by ${writableBy(st)} (mode ${modeText(st)}): its files could have been written by someone else, so synplug refuses it; ${
+        // A sticky one is shared on purpose (/tmp): taking others' right to write it would break them.
+        (st.mode & S_ISVTX) !== 0
+          ? `it is a shared directory (sticky): use a directory of your own inside it, which synplug creates (mode 0700), e.g. ${posix.join(path, 'synplug')}`
+          : `if it is yours alone, 'chmod go-w ${path}'; else use a directory of your own`
+      }`,
     );
 }
 
