@@ -117,10 +117,15 @@ export function otherNetnsMessage(path: string, recorded: string, here: string):
       ? 'run synplug in that namespace'
       : 'host' in owner
         ? "run synplug in the host's namespace (not under ip netns exec or unshare -n)"
-        : `run 'synplug --netns ${owner.name} ...' (or 'ip netns exec ${owner.name} synplug ...')`;
+        : `run 'synplug <command> --netns ${owner.name}' (or 'ip netns exec ${owner.name} synplug <command>')`;
+  // A namespace that is gone took what synplug set up in it along: its record is all that is left.
+  const gone =
+    owner === undefined
+      ? ` If that namespace is gone (deleted, or its last process ended), so is everything synplug set up in it: remove the record ('rm ${path}') to use this state directory here.`
+      : '';
   return (
     `${path} records the holds of ${which}, not of the network namespace this command acts in (cookie ${here}): nothing was changed. ` +
-    `For those holds, ${run} with the same state directory. For this namespace, give a state directory of its own (--state-dir DIR), ` +
+    `For those holds, ${run} with the same state directory.${gone} For this namespace, give a state directory of its own (--state-dir DIR), ` +
     `or name it with --netns from the host: its default state directory is then its own (${DEFAULTS.stateDir}/netns/<cookie>)`
   );
 }

@@ -58,6 +58,27 @@ function cookieOf(ns: string): string {
 const parse = (s: string): Json | undefined => parseJson<Json>(s);
 
 const scenarios = {
+  /** A record of a namespace that is gone: refused, with how to reuse the state directory; removed as told, it is free. */
+  async gone() {
+    const dir = mkdtempSync(join(tmpdir(), 'sp-nsgone-'));
+    const env = { ...process.env, SYNPLUG_STATE_DIR: join(dir, 'state') };
+    const ns = `spnr-g-${process.pid}`;
+    execFileSync(IP, ['netns', 'add', ns]);
+    execFileSync(IP, ['-n', ns, 'link', 'set', 'lo', 'up']);
+    try {
+      const setup = run(['ip', 'netns', 'exec', ns], ['setup', '--via', 'queue', '--addr', ADDR], env);
+      execFileSync(IP, ['netns', 'delete', ns]);
+      const check = run([], ['check'], env);
+      const rm = /remove the record \('rm ([^']+)'\)/.exec(check.stderr)?.[1];
+      if (rm) rmSync(rm);
+      const after = run([], ['check'], env);
+      return { setup: setup.code, check, rm, record: join(dir, 'state', 'setup.json'), after: after.code };
+    } finally {
+      spawnSync(IP, ['netns', 'delete', ns]);
+      rmSync(dir, { recursive: true, force: true });
+    }
+  },
+
   /** One state directory (SYNPLUG_STATE_DIR) used from namespace X, then from another. */
   async shared() {
     const dir = mkdtempSync(join(tmpdir(), 'sp-nsrec-'));
@@ -106,6 +127,15 @@ const scenarios = {
 if (!(await runScenarioIfChild(ENV, scenarios))) {
   const { default: test } = await import('ava');
 
+  test('a record of a namespace that is gone: exit 6 saying so and which file to remove; removed, the state directory is free (check: nothing set up)', (t) => {
+    const r = inOwnNetns<Json>(SELF, ENV, 'gone', 120_000);
+    t.is(r.setup, 0);
+    t.is(r.check.code, 6, r.check.stderr);
+    t.regex(r.check.stderr, /one without a name in \/run\/netns, or one that is gone/);
+    t.is(r.rm, r.record, 'the file named is the record');
+    t.is(r.after, 1, 'nothing set up once the record is gone');
+  });
+
   test("a command in another namespace than the record's refuses it (exit 6, naming that namespace); the record and the namespace's hold stay", (t) => {
     const r = inOwnNetns<Json>(SELF, ENV, 'shared', 120_000);
     t.is(r.setup, 0);
@@ -116,7 +146,8 @@ if (!(await runScenarioIfChild(ENV, scenarios))) {
         x.stderr,
         new RegExp(`records the holds of network namespace ${r.ns} \\(cookie ${r.cookie}\\), not of the network namespace this command acts in`),
       );
-      t.regex(x.stderr, new RegExp(`run 'synplug --netns ${r.ns} \\.\\.\\.' \\(or 'ip netns exec ${r.ns} synplug \\.\\.\\.'\\)`));
+      t.regex(x.stderr, new RegExp(`run 'synplug <command> --netns ${r.ns}' \\(or 'ip netns exec ${r.ns} synplug <command>'\\)`));
+      t.notRegex(x.stderr, /If that namespace is gone/, 'a namespace that exists is not called gone');
     }
     t.deepEqual(r.after, { tables: ['inet synplug_queue', 'inet synplug_report'], addr: true, record: true }, "nothing of X's was touched or forgotten");
     t.deepEqual(r.checkX, { code: 0, state: 'ok' });
