@@ -262,7 +262,13 @@ export class StateStore {
         `${this.path(SETUP)} is not a setup record synplug wrote: remove it (${what}). What is wrong: ${problem}; nothing was changed`,
       );
     const r = parseSetupRecord(raw)!;
-    const here = r.netns !== undefined ? netnsCookie(defaultNetns()) : undefined;
+    // A kernel with netns cookies (5.14+) gets one in every record synplug writes: a record without it is not one of them.
+    const here = netnsCookie(defaultNetns());
+    if (here !== undefined && r.netns === undefined)
+      throw new StateFileError(
+        this.path(SETUP),
+        `${this.path(SETUP)} has no 'netns' field (the cookie of the network namespace its holds are in), which synplug writes in every setup record on a kernel that has namespace cookies: its holds may be another namespace's, so it is not read and nothing was changed. Remove it (${what}), in the namespace whose holds it records`,
+      );
     if (here !== undefined && here !== r.netns) throw new StateFileError(this.path(SETUP), otherNetnsMessage(this.path(SETUP), r.netns!, here));
     return r;
   }
@@ -410,14 +416,14 @@ export class StateStore {
 }
 
 /**
- * The `netns` field of a setup record being written: the old record's
- * (an earlier synplug's record without one stays without: its holds may be
- * another namespace's), else the cookie of the namespace this call acts in
- * (none before Linux 5.14).
+ * The `netns` field of a setup record being written: the old record's (read
+ * through {@link StateStore.readSetup}, so this namespace's), else the cookie
+ * of the namespace this call acts in (none before Linux 5.14, the one case
+ * where a record has no such field).
  * @throws {SocketError} the cookie cannot be read
  */
 export function withNetnsCookie(old: SetupRecord | undefined): { netns?: string } {
-  if (old) return old.netns !== undefined ? { netns: old.netns } : {};
+  if (old?.netns !== undefined) return { netns: old.netns };
   const cookie = netnsCookie(defaultNetns());
   return cookie !== undefined ? { netns: cookie } : {};
 }
