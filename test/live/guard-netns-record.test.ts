@@ -13,7 +13,7 @@
  * /usr/sbin/ip), and X's cookie read by python3 (getsockopt SO_NETNS_COOKIE).
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -101,6 +101,30 @@ const scenarios = {
       rmSync(dir, { recursive: true, force: true });
     }
   },
+  /** X's record with its `netns` field removed (as an edit would), then used from another namespace. */
+  async stripped() {
+    const dir = mkdtempSync(join(tmpdir(), 'sp-nsrec-'));
+    const env = { ...process.env, SYNPLUG_STATE_DIR: join(dir, 'state') };
+    const file = join(dir, 'state', 'setup.json');
+    const ns = `spnr-b-${process.pid}`;
+    execFileSync(IP, ['netns', 'add', ns]);
+    execFileSync(IP, ['-n', ns, 'link', 'set', 'lo', 'up']);
+    const inX = ['ip', 'netns', 'exec', ns];
+    try {
+      const setup = run(inX, ['setup', '--via', 'queue', '--addr', ADDR], env);
+      const record = JSON.parse(readFileSync(file, 'utf8')) as Json;
+      delete record.netns;
+      writeFileSync(file, JSON.stringify(record));
+      const statusOther = run(['unshare', '-n'], ['status'], env);
+      const fromOther = run(['unshare', '-n'], ['teardown'], env);
+      const inXToo = run(inX, ['teardown'], env);
+      const after = { tables: tablesIn(ns), addr: addrIn(ns), record: readFileSync(file, 'utf8') === JSON.stringify(record) };
+      return { setup: setup.code, statusOther, fromOther, inXToo, after };
+    } finally {
+      spawnSync(IP, ['netns', 'delete', ns]);
+      rmSync(dir, { recursive: true, force: true });
+    }
+  },
 };
 
 if (!(await runScenarioIfChild(ENV, scenarios))) {
@@ -125,5 +149,15 @@ if (!(await runScenarioIfChild(ENV, scenarios))) {
     t.deepEqual(r.historyOther, { code: 0, json: [] }, "X's reloads are not the other namespace's history");
     t.is(r.downX, 0);
     t.deepEqual(r.end, { tables: [], addr: false });
+  });
+
+  test("regression: a setup.json without 'netns' was read from any namespace (teardown there removed its own address); now refused with exit 6 everywhere, nothing changed", (t) => {
+    const r = inOwnNetns<Json>(SELF, ENV, 'stripped', 120_000);
+    t.is(r.setup, 0);
+    for (const x of [r.statusOther, r.fromOther, r.inXToo]) {
+      t.is(x.code, 6, x.stdout + x.stderr);
+      t.regex(x.stderr, /\/state\/setup\.json has no 'netns' field .* nothing was changed\. Remove it/);
+    }
+    t.deepEqual(r.after, { tables: ['inet synplug_queue', 'inet synplug_report'], addr: true, record: true }, "X's hold and the record stay");
   });
 }
