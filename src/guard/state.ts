@@ -265,11 +265,11 @@ export class StateStore {
     // A kernel with netns cookies (5.14+) gets one in every record synplug writes: a record without it is not one of them.
     const here = netnsCookie(defaultNetns());
     if (here !== undefined && r.netns === undefined)
-      throw new StateFileError(
+      throw otherNetnsError(
         this.path(SETUP),
         `${this.path(SETUP)} has no 'netns' field (the cookie of the network namespace its holds are in), which synplug writes in every setup record on a kernel that has namespace cookies: its holds may be another namespace's, so it is not read and nothing was changed. Remove it (${what}), in the namespace whose holds it records`,
       );
-    if (here !== undefined && here !== r.netns) throw new StateFileError(this.path(SETUP), otherNetnsMessage(this.path(SETUP), r.netns!, here));
+    if (here !== undefined && here !== r.netns) throw otherNetnsError(this.path(SETUP), otherNetnsMessage(this.path(SETUP), r.netns!, here));
     return r;
   }
 
@@ -413,6 +413,13 @@ export class StateStore {
       }) ?? false
     );
   }
+}
+
+/** A {@link StateFileError} for a setup record that is (or may be) another namespace's ({@link StateFileError.otherNetns}). */
+function otherNetnsError(path: string, message: string): StateFileError {
+  const e = new StateFileError(path, message);
+  e.otherNetns = true;
+  return e;
 }
 
 /**

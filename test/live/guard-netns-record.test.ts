@@ -49,6 +49,15 @@ function addrIn(ns: string): boolean {
   return j[0].addr_info.some((a) => a.local === ADDR);
 }
 
+/** The queue numbers bound in `ns` (nfnetlink_queue's /proc file, first column). */
+function queuesBoundIn(ns: string): string[] {
+  const text = execFileSync(IP, ['netns', 'exec', ns, 'cat', '/proc/net/netfilter/nfnetlink_queue'], { encoding: 'utf8' });
+  return text
+    .split('\n')
+    .filter((l) => l.trim())
+    .map((l) => l.trim().split(/\s+/)[0]);
+}
+
 /** The cookie of `ns`, as the kernel gives it to python3's socket. */
 function cookieOf(ns: string): string {
   const py = "import socket; s = socket.socket(); print(int.from_bytes(s.getsockopt(socket.SOL_SOCKET, 71, 8), 'little'))";
@@ -76,6 +85,9 @@ const scenarios = {
       const checkX = run(inX, ['check', '--json'], env);
       // a manual plug and release in X: its history; the other namespace's is not X's
       const plugX = run(inX, ['plug', '--max-hold', '30s'], env);
+      // a release from the other namespace while X holds: refused before anything is sent; X's queue stays bound
+      const releaseOther = run(['unshare', '-n'], ['release'], env);
+      const boundX = queuesBoundIn(ns);
       const releaseX = run(inX, ['release'], env);
       const historyX = parse(run(inX, ['history', '--json'], env).stdout);
       const historyOther = run(['unshare', '-n'], ['history', '--json'], env);
@@ -84,6 +96,7 @@ const scenarios = {
         setup: setup.code,
         cookie: cookieOf(ns),
         ns,
+        dir,
         recordNetns: record.netns,
         fromOther,
         statusOther,
@@ -91,6 +104,9 @@ const scenarios = {
         after,
         checkX: { code: checkX.code, state: parse(checkX.stdout)?.state },
         plugX: [plugX.code, releaseX.code],
+        releaseOther,
+        boundX,
+        boundAfterX: queuesBoundIn(ns),
         historyX: (historyX as Json[] | undefined)?.map((e) => e.command),
         historyOther: { code: historyOther.code, json: parse(historyOther.stdout) },
         downX: downX.code,
@@ -134,7 +150,7 @@ if (!(await runScenarioIfChild(ENV, scenarios))) {
     const r = inOwnNetns<Json>(SELF, ENV, 'shared', 120_000);
     t.is(r.setup, 0);
     t.is(r.recordNetns, r.cookie, "the record names the namespace's cookie");
-    for (const x of [r.fromOther, r.statusOther, r.setupOther]) {
+    for (const x of [r.fromOther, r.statusOther, r.setupOther, r.releaseOther]) {
       t.is(x.code, 6, x.stderr);
       t.regex(
         x.stderr,
@@ -144,6 +160,11 @@ if (!(await runScenarioIfChild(ENV, scenarios))) {
     }
     t.deepEqual(r.after, { tables: ['inet synplug_queue', 'inet synplug_report'], addr: true, record: true }, "nothing of X's was touched or forgotten");
     t.deepEqual(r.checkX, { code: 0, state: 'ok' });
+    // release refuses the record before anything is sent (it had looked for a plug qdisc in its own namespace first)
+    t.true(r.releaseOther.stderr.startsWith(`synplug: ${r.dir}/state/setup.json records the holds of network namespace ${r.ns}`), r.releaseOther.stderr);
+    t.notRegex(r.releaseOther.stderr, /plug qdisc|nothing was held|released/);
+    t.deepEqual(r.boundX, ['4200'], "X's manual plug still holds its queue after the other namespace's release");
+    t.deepEqual(r.boundAfterX, [], "X's own release lets it go");
     t.deepEqual(r.plugX, [0, 0]);
     t.deepEqual(r.historyX, ['plug', 'release']);
     t.deepEqual(r.historyOther, { code: 0, json: [] }, "X's reloads are not the other namespace's history");
