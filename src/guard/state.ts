@@ -273,6 +273,21 @@ export class StateStore {
     return r;
   }
 
+  /** The path of setup.json (for messages; read it with {@link StateStore.readSetup}). */
+  setupPath(): string {
+    return this.path(SETUP);
+  }
+
+  /**
+   * Whether a setup ran in this directory: setup.json, plug.json or the lock
+   * file is there (setup creates the lock file before its first step, and
+   * writes the other two; teardown removes all three). Reads nothing.
+   * @throws {StateFileError} the directory is unsafe
+   */
+  usedBySetup(): boolean {
+    return this.withDir(false, (d) => [SETUP, PLUG, LOCK_FILE].some((n) => d.stat(n) !== undefined)) ?? false;
+  }
+
   /** @throws {StateFileError} the directory is unsafe or cannot be created, or the file cannot be written */
   writeSetup(r: SetupRecord): void {
     this.write(SETUP, r);
