@@ -163,6 +163,8 @@ export async function setupOrPlan<T>(opts: SetupOptions, dryRun: ((would: SetupW
     holds[target.id] = entry;
     const createdStateDir = oldRecord ? oldRecord.createdStateDir === true : !dirExisted;
     const recordedMetrics = metricsFile ?? oldRecord?.metricsFile;
+    // a new --metrics-file is a change of the record, said as one (a complete setup otherwise says "nothing to change")
+    const metricsAction = recordedMetrics !== oldRecord?.metricsFile ? [`recorded the metrics file ${recordedMetrics}`] : [];
     store.writeSetup({
       version: 2,
       holds,
@@ -185,8 +187,8 @@ export async function setupOrPlan<T>(opts: SetupOptions, dryRun: ((would: SetupW
       hold: target.id,
       via: target.via,
       ...(chose !== undefined && { chose }),
-      changed: steps.length > 0,
-      actions: steps.map((x) => x.what),
+      changed: steps.length > 0 || metricsAction.length > 0,
+      actions: [...steps.map((x) => x.what), ...metricsAction],
       ...(recovery.released && { recovered: `released a plug left buffering (${recovery.reason})` }),
       unverified: sup.unverified.map((p) => `${p.module} (${p.what})`),
     };

@@ -137,3 +137,23 @@ test.serial(
     t.deepEqual(hold(), { table: false, addr: false }, 'the teardown through the directory that took them removed them');
   },
 );
+
+test.serial(
+  'regression: setup --metrics-file on a complete setup said "nothing to change" while it recorded the file; now it says it recorded it',
+  async (t) => {
+    const a = dir('m');
+    const prom = join(base, 'synplug.prom');
+    try {
+      t.is((await N.synplug(a, ...SETUP)).code, 0);
+      const r = await N.synplug(a, ...SETUP, '--metrics-file', prom);
+      t.is(r.code, 0, r.stderr);
+      t.notRegex(r.stdout, /nothing to change/);
+      t.true(r.stdout.endsWith(`\n  recorded the metrics file ${prom}\n`), r.stdout);
+      t.is(JSON.parse(readFileSync(join(a, 'setup.json'), 'utf8')).metricsFile, prom);
+      const j = JSON.parse((await N.synplug(a, ...SETUP, '--metrics-file', prom, '--json')).stdout) as { changed: boolean; actions: string[] };
+      t.deepEqual({ changed: j.changed, actions: j.actions }, { changed: false, actions: [] }, 'the same file again: nothing to change');
+    } finally {
+      await N.synplug(a, 'teardown');
+    }
+  },
+);
