@@ -268,6 +268,20 @@ function diskErrorText(code: string): string {
   return t[code] ?? 'the system refused it';
 }
 
+/** The effective user, and who is trusted with a path: root and that user. */
+function whoIsTrusted(): { euid: number; trusted: (uid: number) => boolean } {
+  const euid = process.geteuid?.() ?? 0;
+  return { euid, trusted: (uid) => uid === 0 || uid === euid };
+}
+
+/** The components of a path resolved from `parts` (as path.resolve, from the working directory), without empty ones. */
+function componentsOf(...parts: string[]): string[] {
+  return posix
+    .resolve(...parts)
+    .split('/')
+    .filter((c) => c !== '');
+}
+
 /**
  * How {@link openCheckedDir}'s messages name the directory it checks: the
  * state directory, or another directory held to the same rules (the metrics
@@ -318,13 +332,9 @@ export function refuseDotDot(path: string, what: string): void {
  *   or cannot be opened or created (category `failure` when the disk refused the creation)
  */
 export function openCheckedDir(path: string, create: boolean, role: DirRole = STATE_DIR_ROLE): CheckedDir | undefined {
-  const euid = process.geteuid?.() ?? 0;
-  const trusted = (uid: number) => uid === 0 || uid === euid;
+  const { euid, trusted } = whoIsTrusted();
   refuseDotDot(path, role.name);
-  let rest = posix
-    .resolve(path)
-    .split('/')
-    .filter((c) => c !== '');
+  let rest = componentsOf(path);
   let links = 0;
   restart: for (;;) {
     let fd = openAt(AT_FDCWD, '/', O_PATH | O_DIRECTORY, '/');
@@ -367,10 +377,7 @@ export function openCheckedDir(path: string, create: boolean, role: DirRole = ST
                 `${at}, a symbolic link on the path to ${role.name} ${path}, is owned by uid ${st.uid} (neither root nor this user, uid ${euid}): it could lead anywhere, so synplug refuses it; give the real path of ${role.name}`,
               );
             if (++links > MAX_LINKS) throw new StateFileError(path, `${role.noun}${path}: too many symbolic links on its path`);
-            rest = posix
-              .resolve(here, readLink(next, at), ...rest.slice(i + 1))
-              .split('/')
-              .filter((c) => c !== '');
+            rest = componentsOf(here, readLink(next, at), ...rest.slice(i + 1));
           } finally {
             closeSync(next);
           }
@@ -469,13 +476,9 @@ function createError(path: string, e: unknown, role: DirRole): StateFileError {
  * @returns the sentence naming the component and its owner or mode, or undefined when every one passes
  */
 export function untrustedPathComponent(path: string): string | undefined {
-  const euid = process.geteuid?.() ?? 0;
-  const trusted = (uid: number) => uid === 0 || uid === euid;
+  const { euid, trusted } = whoIsTrusted();
   const owner = (st: Stats) => `owned by uid ${st.uid} (neither root nor this user, uid ${euid})`;
-  let rest = posix
-    .resolve(path)
-    .split('/')
-    .filter((c) => c !== '');
+  let rest = componentsOf(path);
   let links = 0;
   restart: for (;;) {
     let here = '/';
@@ -499,10 +502,7 @@ export function untrustedPathComponent(path: string): string | undefined {
         }
         if (last && /^[a-z_]+:\[[0-9]+\]$/.test(target)) return undefined; // a magic link to a namespace
         if (++links > MAX_LINKS) return 'too many symbolic links on its path';
-        rest = posix
-          .resolve(here, target, ...rest.slice(i + 1))
-          .split('/')
-          .filter((c) => c !== '');
+        rest = componentsOf(here, target, ...rest.slice(i + 1));
         continue restart;
       }
       if (!last && st.isDirectory() && (st.mode & 0o022) !== 0 && (st.mode & S_ISVTX) === 0)
