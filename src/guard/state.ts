@@ -278,6 +278,11 @@ export class StateStore {
     return this.path(SETUP);
   }
 
+  /** Whether the lock file exists (reads nothing). @throws {StateFileError} the directory is unsafe */
+  hasLockFile(): boolean {
+    return this.withDir(false, (d) => d.stat(LOCK_FILE) !== undefined) ?? false;
+  }
+
   /**
    * Whether a setup ran in this directory: setup.json, plug.json or the lock
    * file is there (setup creates the lock file before its first step, and
