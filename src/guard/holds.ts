@@ -171,7 +171,9 @@ function writeReleased(store: StateStore, r: PlugRecord | undefined, dev: string
  * unsafe state directory, still gets the plug released (from the options and
  * defaults), and is reported afterwards as an error naming the file, with
  * nothing written. With nothing set up (no record, no plug qdisc), nothing is
- * written either.
+ * written either. A setup record of another network namespace (or one
+ * without the namespace cookie, on a kernel that has cookies) is refused
+ * first, with nothing sent to the kernel.
  *
  * With `orphaned`, live leases are left alone: a plug that a running
  * protect (or a manual plug before its deadline) holds is not released
@@ -183,7 +185,7 @@ function writeReleased(store: StateStore, r: PlugRecord | undefined, dev: string
  * @param opts the configuration, and `orphaned`
  * @throws {UsageError} bad options
  * @throws {NotPermittedError} (`permission`) {@link NoDeviceError} (`usage`)
- * @throws {StateFileError} after releasing: a state file is damaged or the directory unsafe; or plug.json cannot be written (with `orphaned`: a damaged or unsafe state, nothing released)
+ * @throws {StateFileError} before anything is sent: the setup record is another namespace's; after releasing: a state file is damaged or the directory unsafe; or plug.json cannot be written (with `orphaned`: a damaged or unsafe state, nothing released)
  * @throws {NetlinkError} the kernel refused (`kernel`)
  */
 export async function release(opts: ReleaseOptions = {}): Promise<ReleaseResult> {
@@ -220,7 +222,8 @@ async function releaseOnce(opts: Omit<ReleaseOptions, 'metricsFile'>): Promise<R
   try {
     ctx = contextFor(guardOpts, orphaned ? 'release --orphaned' : 'release');
   } catch (e) {
-    if (!(e instanceof StateFileError) || orphaned) throw e;
+    // another namespace's record: nothing is sent, not even a release (it would act in this namespace on that record's word)
+    if (!(e instanceof StateFileError) || orphaned || e.otherNetns) throw e;
     damaged = e;
     const config = resolveConfig(definedOnly(opts ?? {}));
     ctx = { config, store: new StateStore(config.stateDir) };

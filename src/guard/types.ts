@@ -181,9 +181,9 @@ export interface SetupResult {
   mark: number;
   /** plug limit, bytes */
   limit: number;
-  /** false when everything was already in place */
+  /** false when everything was already in place (and no new metrics file was recorded) */
   changed: boolean;
-  /** the steps taken, in order (`add qdisc prio 1: root bands 4`...) */
+  /** the steps taken, in order (`add qdisc prio 1: root bands 4`...), then `recorded the metrics file PATH` for a new one */
   actions: string[];
   /** setup added the address (teardown will remove it) */
   addedAddress: boolean;

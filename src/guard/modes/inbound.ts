@@ -903,6 +903,7 @@ function inboundPieces(h: InboundHold): HoldPieces<InboundObservation, InboundPl
     list: [ifb, plug, clsact, filter('ip'), filter('ipv6')],
     observe: () => h.observe(),
     begin: (o) => ({ ifbIndex: o.ifb.index, createdIfb: !o.ifb.exists, addedClsact: h.record?.addedClsact ?? false }),
+    marked: (o) => (o.ifb.exists && o.ifb.kind === 'ifb' && o.ifb.alias === IFB_ALIAS_PREFIX + h.dev ? [`IFB ${h.ifb} (alias '${o.ifb.alias}')`] : []),
     refuse(o) {
       if (o.ifb.exists && !h.ifbIsOurs(o)) throw new IfbNameClashError(h.ifb, h.dev, o.ifb.kind);
       for (const fam of ['ip', 'ipv6'] as const)

@@ -624,6 +624,10 @@ function localPieces(h: LocalHold): HoldPieces<LocalObservation, LocalPlan> {
     listOrder: LOCAL_PIECES,
     observe: () => h.observe(),
     begin: (o) => ({ addedAddress: (record?.addedAddress ?? false) || o.addressMarked === true, rebuilt: false }),
+    marked: (o) => [
+      ...(o.nftTableMarked === true ? [`nftables table ${family} ${c.table}`] : []),
+      ...(o.addressMarked ? [`address ${c.addr} on ${c.dev}`] : []),
+    ],
     refuse(o, options) {
       const root = rootOf(o);
       if (root && root.handle !== '0:' && !h.rootIsOurs(o) && !options.force) throw new ForeignQdiscError(c.dev, formatQdiscText(root).split('\n')[0].trim());

@@ -112,6 +112,14 @@ export interface HoldPieces<O = unknown, C = unknown> {
   refuse?(o: O, options: { force?: boolean }): void;
   /** The record entry, once every step ran. */
   record(c: C): HoldRecord;
+  /**
+   * What of the hold was found carrying synplug's own mark (a table's
+   * comment, an address's protocol, an IFB's alias): pieces some setup made,
+   * which a teardown through any record of them removes. Setup takes them for
+   * its own only in a state directory that a setup ran in (setup.ts).
+   * @returns each, as `check` names it (empty: none)
+   */
+  marked?(o: O): string[];
   /** Teardown's first act: let go what is held (the plug released). Never throws. */
   letGo?(o: O, out: TeardownWords): Promise<void>;
 }
