@@ -334,22 +334,23 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
   /** Local mode: use the local hold on lo, or set it up (recorded in setUpByDemo). @returns the hold's address */
   async function prepareLocal(): Promise<string> {
     const c = await check({ local: true, ...(stateDir !== undefined && { stateDir }) });
-    if (c.dev !== LOCAL_DEV) {
+    const local = c.holds.find((h) => h.mode === holdModeFor('plug', 'local')?.name);
+    if (local?.dev !== LOCAL_DEV) {
       throw new SynplugError(
-        `synplug is set up on ${c.dev}, not on ${LOCAL_DEV}: the demo's clients are on this machine, and only the local hold on ${LOCAL_DEV} holds their SYNs. The demo changes no setup it did not make: run it where synplug is not set up, or set up on ${LOCAL_DEV}`,
+        `synplug is set up on ${local?.dev ?? 'another hold'}, not on ${LOCAL_DEV}: the demo's clients are on this machine, and only the local hold on ${LOCAL_DEV} holds their SYNs. The demo changes no setup it did not make: run it where synplug is not set up, or set up on ${LOCAL_DEV}`,
         'not-set-up',
       );
     }
     // Judge the local hold alone: inbound holds (other devices) may be set up too.
-    const localState = c.holds?.find((h) => h.mode === holdModeFor('plug', 'local')?.name)?.state ?? (c.holds ? 'absent' : c.state);
+    const localState = local.state;
     if (localState === 'partial') {
       const bad = c.pieces.filter((p) => p.status !== 'ok').map((p) => `${p.piece} (${p.status})`);
       throw new SynplugError(
-        `synplug is only partly set up on ${c.dev}: ${bad.join('; ')}. The demo changes no setup it did not make: run 'synplug setup' to complete it (or 'synplug teardown'), then the demo again`,
+        `synplug is only partly set up on ${local.dev}: ${bad.join('; ')}. The demo changes no setup it did not make: run 'synplug setup' to complete it (or 'synplug teardown'), then the demo again`,
         'not-set-up',
       );
     }
-    let addr = c.addr;
+    let addr = local.addr; // an inspected local hold's entry has it
     if (localState === 'absent') {
       progress(`setting up the local hold on ${LOCAL_DEV} (removed again when the demo ends)`);
       setUpByDemo = true; // setup is transactional: if it throws, it removed what it added
@@ -363,9 +364,9 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
         throw e;
       }
     } else {
-      progress(`using the local hold already set up on ${c.dev} for ${c.addr} (left as it is)`);
+      progress(`using the local hold already set up on ${local.dev} for ${local.addr} (left as it is)`);
     }
-    return addr;
+    return addr!;
   }
 
   /**

@@ -389,8 +389,6 @@ export async function status(opts: StatusOptions = {}): Promise<StatusResult> {
     const rec = await recoverStale(s, store);
     const selected = await selectedHolds(s, record, { inbound, local });
     const holds: HoldStatus[] = [];
-    let top: Record<string, unknown> = { qdiscs: [], filters: [], marking: [] };
-    let localOne = false;
     for (const x of selected) {
       if ('absent' in x) {
         holds.push({ ...x.absent, via: viaOf(x.absent.mode), state: 'absent', pieces: [], qdiscs: [], filters: [] });
@@ -398,10 +396,6 @@ export async function status(opts: StatusOptions = {}): Promise<StatusResult> {
       }
       const { hold, inspection } = x;
       const details = await hold.statusDetails(inspection);
-      if (details.top) {
-        top = details.top;
-        localOne = true;
-      }
       holds.push({
         id: hold.id,
         mode: hold.mode,
@@ -416,11 +410,8 @@ export async function status(opts: StatusOptions = {}): Promise<StatusResult> {
     }
     const unrecorded = await findUnrecordedIfbs(s, record, { inbound, local });
     return {
-      ...(localOne && { dev: config.dev, addr: config.addr }),
       state: combineStates([...selected.map(stateOf), ...(unrecorded.length ? (['partial'] as const) : [])]),
       ...(unrecorded.length && { unrecorded }),
-      pieces: piecesOf(selected.flatMap((x) => ('absent' in x ? [] : [x]))),
-      ...(top as Pick<StatusResult, 'qdiscs' | 'filters' | 'marking'>),
       plug: store.readPlug() ?? null,
       leases: liveLeases(store).map((l) => ({
         owner: l.owner,
@@ -438,18 +429,8 @@ export async function status(opts: StatusOptions = {}): Promise<StatusResult> {
   if (!noLocal && (record || inbound !== undefined || r.unrecorded?.length || r.plug || r.leases.length)) return r;
   const none = await nothingSetUp(config, rest, r, noLocal);
   if (!none) return r;
-  const { dev: _d, addr: _a, ...rest2 } = r;
   return none.hold
-    ? {
-        ...rest2,
-        state: 'absent',
-        pieces: [],
-        qdiscs: [],
-        filters: [],
-        marking: [],
-        holds: [{ ...none.hold, state: 'absent', pieces: [], qdiscs: [], filters: [] }],
-        nothingSetUp: none.sentence,
-      }
+    ? { ...r, state: 'absent', holds: [{ ...none.hold, state: 'absent', pieces: [], qdiscs: [], filters: [] }], nothingSetUp: none.sentence }
     : { ...r, nothingSetUp: none.sentence };
 }
 

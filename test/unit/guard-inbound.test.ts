@@ -299,11 +299,9 @@ test('text output: setup, check, status and teardown name the inbound hold', (t)
   t.is(setupText, 'synplug inbound hold set up: SYNs on eth0 to port 80,443 (dst 169.254.0.1), held on spifb3 (u32, ip):\n  add link spifb3 type ifb');
   const checkText = formatCheck({
     state: 'partial',
-    dev: 'lo',
-    addr: '169.254.255.254',
     pieces: [{ piece: "link ifb spifb3 (synplug's, up)", status: 'missing' }],
     holds: [
-      { id: 'local', mode: 'local', via: 'plug', dev: 'lo', state: 'ok' },
+      { id: 'local', mode: 'local', via: 'plug', dev: 'lo', state: 'ok', addr: '169.254.255.254' },
       { id: 'inbound:eth0', mode: 'inbound', via: 'plug', dev: 'eth0', state: 'partial' },
     ],
   });
@@ -312,7 +310,7 @@ test('text output: setup, check, status and teardown name the inbound hold', (t)
     /^synplug is partly or differently set up \(local: ok, inbound:eth0: partial\):\n {2}MISSING {3}link ifb spifb3 .*\nrun 'synplug setup --inbound eth0 --port PORT\.\.\.'/,
   );
   const statusText = formatStatus(
-    statusResult([inboundHoldStatus({ classifier: 'flower', held: 2, passed: 7, dropped: 0 })], { dev: 'lo', addr: '169.254.255.254' }),
+    statusResult([inboundHoldStatus({ classifier: 'flower', held: 2, passed: 7, dropped: 0 })]),
   );
   t.regex(statusText, /inbound hold eth0: complete; SYNs to port 80 held on spifb3 \(flower\)\n {2}packets: 2 held now, 7 passed, 0 dropped over the limit/);
   t.is(

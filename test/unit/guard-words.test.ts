@@ -72,10 +72,6 @@ function queueStatus(over: Partial<HoldStatus> = {}): HoldStatus {
 test('status and check: a queue hold in its own words, its pieces not ok under it, and its own set-up command', (t) => {
   const s: StatusResult = {
     state: 'partial',
-    pieces: [],
-    qdiscs: [],
-    filters: [],
-    marking: [],
     plug: null,
     leases: [],
     holds: [queueStatus()],
