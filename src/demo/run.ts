@@ -76,7 +76,7 @@ import { SynplugError } from '../netlink/errors.js';
 import { NetlinkConnection } from '../netlink/connection.js';
 import { NETLINK_SOCK_DIAG } from '../netlink/message.js';
 import { listTcpListeners } from '../netlink/sockdiag.js';
-import { check, setup, teardown, protect, holdModeFor, removeReportCounters, type HoldMode, type ProtectResult } from '../guard/index.js';
+import { check, setup, teardown, protect, holdModeFor, removeReportCounters, DEFAULTS, type HoldMode, type ProtectResult } from '../guard/index.js';
 import { demoPreflight } from './preflight.js';
 import { ClientLoad } from './clients.js';
 import { ClientProcess } from './client-process.js';
@@ -271,7 +271,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
       gapMs: o.gapMs,
       clients: o.clients,
       maxHoldMs: o.maxHoldMs,
-      ...(topo && { inbound: { serverDev: topo.serverDev, clientDev: topo.clientDev, clientAddr: topo.clientAddr } }),
+      ...(topo && { inbound: { clientDev: topo.clientDev, clientAddr: topo.clientAddr } }),
       setup: setupInfo,
       phases: { unprotected, protected: prot },
       ...v,
@@ -324,7 +324,8 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
       setupInfo.by = 'demo';
       setupInfo.actions = s.actions;
       demoHold = s.hold;
-      return s.addr;
+      // the local queue hold's one address (a local plug hold's is its addr)
+      return s.queue?.addrs[0] ?? s.addr ?? DEFAULTS.addr;
     } catch (e) {
       setUpByDemo = false;
       throw e;

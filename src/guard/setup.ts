@@ -171,10 +171,7 @@ export async function setupOrPlan<T>(opts: SetupOptions, dryRun: ((would: SetupW
       store.writePlug({ version: 1, state: 'released', owner: 'manual', pid: process.pid, dev: config.dev, since: now, deadline: now, releasedAt: now });
     }
     return {
-      dev: config.dev,
-      addr: config.addr,
-      mark: config.mark,
-      limit: config.limit,
+      dev: target.dev,
       addedAddress: false,
       ...target.setupResult(entry),
       hold: target.id,

@@ -173,14 +173,21 @@ export interface TeardownOptions extends GuardOptions, HoldSelector {
   hold?: string;
 }
 
-/** What `setup` did. */
+/**
+ * What `setup` did. Each field once: the hold's own details are at the top
+ * level for the local plug hold (`addr`, `mark`, `limit`), in `inbound` for
+ * an inbound plug hold (its `limit` at the top, as a plug's), in `queue` for
+ * a queue hold.
+ */
 export interface SetupResult {
+  /** the device the hold sits on (the local hold: lo, or `--dev`; an inbound hold: the device SYNs arrive on) */
   dev: string;
-  addr: string;
-  /** firewall mark (u32) */
-  mark: number;
-  /** plug limit, bytes */
-  limit: number;
+  /** the local plug hold's proxy address */
+  addr?: string;
+  /** the local plug hold's firewall mark (u32) */
+  mark?: number;
+  /** a plug hold's plug limit, bytes */
+  limit?: number;
   /** false when everything was already in place */
   changed: boolean;
   /** the steps taken, in order (`add qdisc prio 1: root bands 4`...) */
@@ -199,8 +206,8 @@ export interface SetupResult {
   chose?: string;
   /** the queue hold set up (via queue) */
   queue?: { scope: 'local' | 'inbound'; num: number; maxlen: number; verdict: 'native' | 'compat'; table: string; ports: number[]; addrs: string[] };
-  /** the inbound hold set up (with `inbound`) */
-  inbound?: { dev: string; ifb: string; ports: number[]; addrs: string[]; classifier: 'flower' | 'u32'; families: Array<'ip' | 'ipv6'> };
+  /** the inbound hold set up (with `inbound`; its device is `dev`) */
+  inbound?: { ifb: string; ports: number[]; addrs: string[]; classifier: 'flower' | 'u32'; families: Array<'ip' | 'ipv6'> };
 }
 
 /** What `plug` did. */
@@ -525,11 +532,9 @@ export interface ProtectResult {
   releaseAttempts: number;
   /** this protect's release let the hold go, plug or queue (false: other live leases still hold it; the last one releases) */
   releasedHold: boolean;
-  /** the same as `releasedHold`, under its earlier name (kept for scripts that read it) */
-  releasedPlug: boolean;
   /** when not released: how many other holders kept it */
   leftToHolders?: number;
-  /** this protect's lease was gone when it ended: a manual `synplug release` broke it, or its watchdog dropped it at the deadline (that released the plug then; `releasedPlug` is false) */
+  /** this protect's lease was gone when it ended: a manual `synplug release` broke it, or its watchdog dropped it at the deadline (that released the plug then; `releasedHold` is false) */
   leaseBroken?: boolean;
   /** the listener found, with --wait-listen */
   newListener?: Listener | null;

@@ -164,9 +164,9 @@ test.serial('protect on the queue hold speaks of the hold, not of a plug (text a
     own.filter((l) => /\bplug\b/.test(l)),
     [],
   );
-  const j = JSON.parse(r.stdout) as { releasedHold: boolean; releasedPlug: boolean; maxHoldReached: boolean };
+  const j = JSON.parse(r.stdout) as Record<string, unknown> & { releasedHold: boolean; maxHoldReached: boolean };
   t.true(j.maxHoldReached);
-  t.is(j.releasedPlug, j.releasedHold, 'the earlier name says the same');
+  t.false('releasedPlug' in j, 'one name for it (no earlier name kept)');
   t.is(j.releasedHold, /released the hold while/.test(r.stderr));
   const st = synplug(s, ['status']);
   t.regex(st.stdout, /^hold: released \(last at /m);

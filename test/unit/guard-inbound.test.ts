@@ -285,8 +285,6 @@ test('a complete u32 setup (as the kernel lists it: redirects by index, named if
 test('text output: setup, check, status and teardown name the inbound hold', (t) => {
   const setupText = formatSetup({
     dev: 'eth0',
-    addr: '',
-    mark: 1,
     limit: 1048576,
     changed: true,
     actions: ['add link spifb3 type ifb'],
@@ -294,7 +292,7 @@ test('text output: setup, check, status and teardown name the inbound hold', (t)
     unverified: [],
     hold: 'inbound:eth0',
     via: 'plug',
-    inbound: { dev: 'eth0', ifb: 'spifb3', ports: [80, 443], addrs: ['169.254.0.1'], classifier: 'u32', families: ['ip'] },
+    inbound: { ifb: 'spifb3', ports: [80, 443], addrs: ['169.254.0.1'], classifier: 'u32', families: ['ip'] },
   });
   t.is(setupText, 'synplug inbound hold set up: SYNs on eth0 to port 80,443 (dst 169.254.0.1), held on spifb3 (u32, ip):\n  add link spifb3 type ifb');
   const checkText = formatCheck({
@@ -309,9 +307,7 @@ test('text output: setup, check, status and teardown name the inbound hold', (t)
     checkText,
     /^synplug is partly or differently set up \(local: ok, inbound:eth0: partial\):\n {2}MISSING {3}link ifb spifb3 .*\nrun 'synplug setup --inbound eth0 --port PORT\.\.\.'/,
   );
-  const statusText = formatStatus(
-    statusResult([inboundHoldStatus({ classifier: 'flower', held: 2, passed: 7, dropped: 0 })]),
-  );
+  const statusText = formatStatus(statusResult([inboundHoldStatus({ classifier: 'flower', held: 2, passed: 7, dropped: 0 })]));
   t.regex(statusText, /inbound hold eth0: complete; SYNs to port 80 held on spifb3 \(flower\)\n {2}packets: 2 held now, 7 passed, 0 dropped over the limit/);
   t.is(
     formatTeardown({ dev: 'eth0', removed: ['link spifb3 (ifb, with its plug)'], kept: [], holds: ['inbound:eth0'] }),

@@ -27,7 +27,7 @@ test('demo summary: the hold that was used names itself (the queue hold is not c
     first(demo({ via: 'queue', setup: { by: 'already', actions: [], removed: [] } })),
     /; the local queue hold \(already set up\) was used and left as it was;/,
   );
-  const inbound = { mode: 'inbound' as const, dev: 'sqd0', inbound: { serverDev: 'sqd0', clientDev: 'sqd1', clientAddr: '169.254.212.2' } };
+  const inbound = { mode: 'inbound' as const, dev: 'sqd0', inbound: { clientDev: 'sqd1', clientAddr: '169.254.212.2' } };
   t.regex(first(demo({ ...inbound, via: 'queue' })), /veth pair; the inbound queue hold on sqd0 was set up for the demo and removed again/);
   t.regex(first(demo({ ...inbound })), /veth pair; the inbound hold on sqd0 was set up for the demo and removed again/);
 });
