@@ -10,11 +10,10 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runProtected } from '../../src/guard/protect.js';
-import { resolveConfig } from '../../src/guard/config.js';
 import { StateStore, processStartTime, type Lease } from '../../src/guard/state.js';
 import { breakLeases, dropLease, leaseLive, liveLeases, newLeaseId, releaseIfOrphaned, takeLease } from '../../src/guard/leases.js';
 import { recoverStale } from '../../src/guard/context.js';
-import type { ProtectSession } from '../../src/guard/types.js';
+import { FakeSession, type KernelCall } from '../helpers/fake-session.js';
 import type { GuardSession } from '../../src/guard/session.js';
 
 /** The kernel as the fakes share it. */
@@ -29,46 +28,35 @@ class FakeKernel {
   }
 }
 
-class FakeSession implements ProtectSession {
-  readonly config;
-  constructor(
-    stateDir: string,
-    readonly kernel: FakeKernel,
-    readonly name: string,
-  ) {
-    this.config = resolveConfig({ stateDir });
-  }
-  async plugStats() {
-    return { packets: 0, bytes: 0, drops: 0, qlen: 0, backlog: 0 };
-  }
-  async listeners() {
-    return [];
-  }
-  async arm(ms: number) {
-    this.kernel.elementUntil = Date.now() + ms;
-    this.kernel.log.push(`${this.name} arm ${ms}`);
-  }
-  async disarm() {
-    this.kernel.elementUntil = null;
-    this.kernel.log.push(`${this.name} disarm`);
-  }
-  async buffer() {
-    this.kernel.buffering = true;
-    this.kernel.log.push(`${this.name} buffer`);
-  }
-  async release() {
-    this.kernel.buffering = false;
-    this.kernel.log.push(`${this.name} release`);
-  }
-  releaseSteps() {
-    return [];
-  }
+/** A fake session named `name` on the shared fake kernel: its calls change the kernel and go to its log, named. */
+function sessionOn(kernel: FakeKernel, stateDir: string, name: string): FakeSession {
+  const effect: Record<KernelCall, (ms?: number) => void> = {
+    arm: (ms) => {
+      kernel.elementUntil = Date.now() + (ms ?? 0);
+    },
+    disarm: () => {
+      kernel.elementUntil = null;
+    },
+    buffer: () => {
+      kernel.buffering = true;
+    },
+    release: () => {
+      kernel.buffering = false;
+    },
+  };
+  return new FakeSession({
+    stateDir,
+    onCall: (call, ms) => {
+      effect[call](ms);
+      kernel.log.push(`${name} ${call}${ms === undefined ? '' : ` ${ms}`}`);
+    },
+  });
 }
 
 function fresh() {
   const dir = mkdtempSync(join(tmpdir(), 'synplug-leases-'));
   const kernel = new FakeKernel();
-  return { dir, kernel, store: new StateStore(dir), a: new FakeSession(dir, kernel, 'A'), b: new FakeSession(dir, kernel, 'B') };
+  return { dir, kernel, store: new StateStore(dir), a: sessionOn(kernel, dir, 'A'), b: sessionOn(kernel, dir, 'B') };
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
