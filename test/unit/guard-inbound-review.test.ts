@@ -27,6 +27,8 @@ import { decodeTcMessage } from '../../src/tc/index.js';
 import { exitCodeOf } from '../../src/cli/exit-codes.js';
 import { formatCheck, formatPlug, formatStatus } from '../../src/cli/format-guard.js';
 import { inboundHoldStatus, statusResult } from '../helpers/guard-status.js';
+import { qdiscEntry } from '../helpers/tc-entries.js';
+import type { FilterEntry } from '../../src/tc/types.js';
 
 const EINVAL = 22;
 
@@ -72,23 +74,22 @@ const record: InboundHoldRecord = {
   addedClsact: false,
 };
 
-const flower = (protocol: string, pref: number) =>
-  ({
-    ifindex: 3,
-    protocol,
-    pref,
-    kind: 'flower',
-    options: { keys: { dst_port: 80 }, actions: [{ kind: 'mirred', direction: 'egress', mirred_action: 'redirect', to_dev: 'if9', ifindex: 9 }] },
-  }) as never;
+const flower = (protocol: string, pref: number): FilterEntry => ({
+  ifindex: 3,
+  protocol,
+  pref,
+  kind: 'flower',
+  options: { keys: { dst_port: 80 }, actions: [{ kind: 'mirred', direction: 'egress', mirred_action: 'redirect', to_dev: 'if9', ifindex: 9 }] },
+});
 
 /** DEV as setup left it for port 80 (flower, both protocols). */
 const setUpFor80: InboundObservation = {
   qdiscs: [],
-  ingressQdisc: { kind: 'clsact', handle: 'ffff:', parent: 'ffff:fff1', ifindex: 3 } as never,
+  ingressQdisc: qdiscEntry({ kind: 'clsact', handle: 'ffff:', parent: 'ffff:fff1', ifindex: 3 }),
   ingressFilters: [flower('ip', INBOUND_PREF.ip), flower('ipv6', INBOUND_PREF.ipv6)],
   egressFilters: [],
   ifb: { exists: true, index: 9, kind: 'ifb', up: true, alias: 'synplug inbound hold of sp-eth0' },
-  ifbQdiscs: [{ kind: 'plug', handle: '1:', root: true, ifindex: 9 } as never],
+  ifbQdiscs: [qdiscEntry({ kind: 'plug', handle: '1:', root: true, ifindex: 9 })],
 };
 
 async function changePorts(refuse: (n: number) => boolean) {
