@@ -16,8 +16,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { NetlinkConnection } from '../../src/netlink/connection.js';
 import { FakeTransport, nfnetlinkAck } from '../../src/netlink/testing.js';
-import { encodeMessage, NETLINK_ROUTE, NLM_F_DUMP, NLM_F_MULTI, NLMSG_DONE, parseMessages } from '../../src/netlink/message.js';
-import { RTM_NEWTFILTER } from '../../src/netlink/route/constants.js';
+import { encodeMessage, NETLINK_ROUTE, NLM_F_DUMP, NLM_F_MULTI, NLMSG_DONE, parseMessages, type NetlinkMessage } from '../../src/netlink/message.js';
+import { RTM_DELTFILTER, RTM_GETTFILTER, RTM_NEWTFILTER } from '../../src/netlink/route/constants.js';
 import '../../src/netlink/route/index.js';
 import { INBOUND_PREF, InboundHold, inboundRecordId, validateInbound, type InboundHoldRecord, type InboundObservation } from '../../src/guard/modes/inbound.js';
 import { armSteps, runSteps } from '../../src/guard/pieces.js';
@@ -123,15 +123,54 @@ test('changing the ports: a failure in the IPv6 step puts back the IPv6 filters 
   t.is(exitCodeOf(e), 3, 'a kernel refusal');
 });
 
+/** tcmsg's tcm_info (the filter's pref and protocol), at offset 16 of its payload. */
+const tcmInfo = (m: NetlinkMessage): number => m.payload.readUInt32LE(16);
+
+/**
+ * A route socket that keeps a filter table: RTM_NEWTFILTER adds the filter
+ * (the n-th refused with EINVAL when `refuse(n)`), a filter dump lists the
+ * table, RTM_DELTFILTER removes every filter of its pref and protocol; other
+ * dumps are empty and other requests acked.
+ */
+function filterTable(refuse: (n: number) => boolean) {
+  const table: NetlinkMessage[] = [];
+  let n = 0;
+  const done = (seq: number) => encodeMessage({ type: NLMSG_DONE, flags: NLM_F_MULTI, seq, pid: 0, payload: Buffer.alloc(4) });
+  const answer = (sent: Buffer): Buffer[] =>
+    parseMessages(sent).flatMap((m) => {
+      if (m.type % 4 === 2 && (m.flags & NLM_F_DUMP) === NLM_F_DUMP) {
+        const listed = m.type === RTM_GETTFILTER ? table : [];
+        return [...listed.map((f) => encodeMessage({ type: RTM_NEWTFILTER, flags: NLM_F_MULTI, seq: m.seq, pid: 0, payload: f.payload })), done(m.seq)];
+      }
+      if (m.type === RTM_NEWTFILTER) {
+        if (refuse(n++)) return [nfnetlinkAck(m, EINVAL, { capped: true })];
+        table.push(m);
+      }
+      if (m.type === RTM_DELTFILTER) for (let i = table.length - 1; i >= 0; i--) if (tcmInfo(table[i]) === tcmInfo(m)) table.splice(i, 1);
+      return [nfnetlinkAck(m, 0, { capped: true })];
+    });
+  const ft = new FakeTransport(
+    Array.from({ length: 200 }, () => answer),
+    { keepSeq: true },
+  );
+  return { table, ft, conn: new NetlinkConnection(ft, NETLINK_ROUTE, { timeoutMs: 1000 }) };
+}
+
 test('a new filter step that fails half-way removes what it added (no step is left half-done)', async (t) => {
-  const { conn, ft } = routeConn((n) => n === 1);
+  const { conn, ft, table } = filterTable((n) => n === 1);
   const spec = validateInbound({ dev: 'sp-eth0', ports: [80, 443], classifier: 'flower', addrs: ['169.254.0.1'] });
   const h = new InboundHold({ route: conn, nft: conn }, spec, 1048576, 3, 9);
   const o: InboundObservation = { ...setUpFor80, ingressFilters: [] };
   await t.throwsAsync(runSteps([armSteps(h.pieces, o)[0]]), { instanceOf: SetupError });
-  // the delete lists the pref first (a dump) before deleting what is there
-  const dumps = ft.sent.flatMap((d) => parseMessages(d)).filter((m) => m.type % 4 === 2 && (m.flags & NLM_F_DUMP) === NLM_F_DUMP).length;
-  t.true(dumps >= 1, 'the half-added filters are looked up to be removed');
+  const sent = ft.sent.flatMap((d) => parseMessages(d));
+  const adds = sent.filter((m) => m.type === RTM_NEWTFILTER);
+  t.is(adds.length, 2, 'the first filter was added, the second refused');
+  t.deepEqual(
+    sent.filter((m) => m.type === RTM_DELTFILTER).map(tcmInfo),
+    [tcmInfo(adds[0])],
+    "the step deleted its filters' pref and protocol",
+  );
+  t.deepEqual(table, [], 'nothing it added is left');
 });
 
 test('the missing-module sentence names cls_flower or cls_u32 when either would do', (t) => {
