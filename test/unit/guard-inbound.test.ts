@@ -23,7 +23,9 @@ import {
   familiesOf,
   ifbNameFor,
   inboundId,
+  inboundRecordId,
   validateInbound,
+  type InboundHoldRecord,
   type InboundObservation,
 } from '../../src/guard/modes/inbound.js';
 import { holdMode } from '../../src/guard/modes/index.js';
@@ -316,4 +318,34 @@ test('text output: setup, check, status and teardown name the inbound hold', (t)
     formatTeardown({ dev: 'eth0', removed: ['link spifb3 (ifb, with its plug)'], kept: [], holds: ['inbound:eth0'] }),
     'removed (inbound:eth0):\n  link spifb3 (ifb, with its plug)',
   );
+});
+
+test('setup --inbound refuses a loopback destination (--addr 127.0.0.1, ::1): exit 2, naming the local hold', (t) => {
+  for (const a of ['127.0.0.1', '127.1.2.3', '::1']) {
+    const e = t.throws(() => validateInbound({ dev: 'eth0', ports: [80], addrs: [a] })) as Error;
+    t.is(exitCodeOf(e), 2, a);
+    t.regex(e.message, /a loopback address, which no SYN arriving on a device from outside is sent to/, a);
+    t.regex(e.message, /the local hold \('synplug setup' without --inbound\)/);
+  }
+  t.deepEqual(validateInbound({ dev: 'eth0', ports: [80], addrs: ['169.254.1.1'] }).addrs, ['169.254.1.1']);
+});
+
+test("the recorded hold of a device: by its own name, else by the index in its IFB's name (renamed since)", (t) => {
+  const entry: InboundHoldRecord = {
+    mode: 'inbound',
+    dev: 'eth0',
+    createdAt: 1,
+    ifb: 'spifb7',
+    ports: [80],
+    addrs: [],
+    classifier: 'flower',
+    limit: 1048576,
+    families: ['ip', 'ipv6'],
+    addedClsact: false,
+  };
+  const rec = { version: 2 as const, holds: { 'inbound:eth0': entry } };
+  t.is(inboundRecordId(rec, { name: 'eth0', ifindex: 7 }), 'inbound:eth0');
+  t.is(inboundRecordId(rec, { name: 'wan0', ifindex: 7 }), 'inbound:eth0', 'renamed: found by index');
+  t.is(inboundRecordId(rec, { name: 'eth1', ifindex: 8 }), 'inbound:eth1');
+  t.is(inboundRecordId(undefined, { name: 'eth1' }), 'inbound:eth1');
 });

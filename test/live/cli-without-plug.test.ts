@@ -1,7 +1,6 @@
 /**
- * A new user's first hour with the built CLI, on this machine's kernel (no
- * sch_plug: `--via auto` takes the queue hold), in a network namespace of
- * this file's own:
+ * The built CLI on a kernel without sch_plug (this machine's: `--via auto`
+ * takes the queue hold), in a network namespace of this file's own:
  * - `setup --inbound DEV --port P` run again for another port set is refused
  *   (exit 2, nothing changed: the kernel's rules, as nft lists them, hold the
  *   first set still), naming what is held and the commands that hold both;

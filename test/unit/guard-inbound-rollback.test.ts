@@ -1,32 +1,21 @@
 /**
- * The inbound hold without a kernel: defects a fresh-user review found.
- *
- * - A setup that changes the ports of a recorded hold and fails half-way puts
- *   the old filters back (the failing step's own protocol, and the steps
- *   already done), so nothing is half-applied.
- * - The missing-module sentence says "cls_flower or cls_u32" when either
- *   classifier would do; a classifier built into the kernel is found in
- *   /proc/kallsyms (no /sys/module entry).
- * - The recorded hold of a device is found by its own name or, renamed, by
- *   the index in its IFB's name.
+ * The inbound hold's filter steps when they fail, without a kernel: a setup
+ * that changes the ports of a recorded hold and fails half-way puts the old
+ * filters back (the failing step's own protocol, and the steps already
+ * done), and a new filter step that fails half-way deletes the filters it
+ * added, so nothing is half-applied.
  */
 import test from 'ava';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { NetlinkConnection } from '../../src/netlink/connection.js';
 import { FakeTransport, nfnetlinkAck } from '../../src/netlink/testing.js';
 import { encodeMessage, NETLINK_ROUTE, NLM_F_DUMP, NLM_F_MULTI, NLMSG_DONE, parseMessages, type NetlinkMessage } from '../../src/netlink/message.js';
 import { RTM_DELTFILTER, RTM_GETTFILTER, RTM_NEWTFILTER } from '../../src/netlink/route/constants.js';
 import '../../src/netlink/route/index.js';
-import { INBOUND_PREF, InboundHold, inboundRecordId, validateInbound, type InboundHoldRecord, type InboundObservation } from '../../src/guard/modes/inbound.js';
+import { INBOUND_PREF, InboundHold, validateInbound, type InboundHoldRecord, type InboundObservation } from '../../src/guard/modes/inbound.js';
 import { armSteps, runSteps } from '../../src/guard/pieces.js';
 import { SetupError } from '../../src/guard/errors.js';
-import { builtinBySymbol, MissingSupportError } from '../../src/guard/support.js';
 import { decodeTcMessage } from '../../src/tc/index.js';
 import { exitCodeOf } from '../../src/cli/exit-codes.js';
-import { formatCheck, formatPlug, formatStatus } from '../../src/cli/format-guard.js';
-import { inboundHoldStatus, statusResult } from '../helpers/guard-status.js';
 import { qdiscEntry } from '../helpers/tc-entries.js';
 import type { FilterEntry } from '../../src/tc/types.js';
 
@@ -165,71 +154,6 @@ test('a new filter step that fails half-way removes what it added (no step is le
   const sent = ft.sent.flatMap((d) => parseMessages(d));
   const adds = sent.filter((m) => m.type === RTM_NEWTFILTER);
   t.is(adds.length, 2, 'the first filter was added, the second refused');
-  t.deepEqual(
-    sent.filter((m) => m.type === RTM_DELTFILTER).map(tcmInfo),
-    [tcmInfo(adds[0])],
-    "the step deleted its filters' pref and protocol",
-  );
+  t.deepEqual(sent.filter((m) => m.type === RTM_DELTFILTER).map(tcmInfo), [tcmInfo(adds[0])], "the step deleted its filters' pref and protocol");
   t.deepEqual(table, [], 'nothing it added is left');
-});
-
-test('the missing-module sentence names cls_flower or cls_u32 when either would do', (t) => {
-  const e = new MissingSupportError([
-    { module: 'sch_plug', what: 'qdisc plug' },
-    { module: 'cls_flower', alternatives: ['cls_u32'], what: 'a TCP SYN classifier: filter flower or u32' },
-  ]);
-  t.is(exitCodeOf(e), 5);
-  t.regex(e.message, /^this kernel lacks what synplug needs: sch_plug \(qdisc plug\), cls_flower or cls_u32 \(a TCP SYN classifier: filter flower or u32\)\./);
-  t.regex(e.message, /\(modprobe sch_plug cls_flower; cls_u32 will do instead of cls_flower\)/);
-  t.deepEqual(e.missing, ['sch_plug (qdisc plug)', 'cls_flower or cls_u32 (a TCP SYN classifier: filter flower or u32)']);
-});
-
-test('a classifier built into the kernel is found in kallsyms; a module symbol or none is not taken for built in', (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'synplug-kallsyms-'));
-  try {
-    const f = join(dir, 'kallsyms');
-    writeFileSync(f, 'ffffffff81f4c6a0 T u32_classify\nffffffff8124125c t u32_classify.cold\n0000000000000000 t fw_classify\t[cls_fw]\n');
-    t.true(builtinBySymbol('u32', f));
-    t.false(builtinBySymbol('fw', f), 'a loaded module: not built in (its /sys/module entry tells it is there)');
-    t.false(builtinBySymbol('flower', f), 'absent from a readable kallsyms: not built in');
-    t.is(builtinBySymbol('u32', join(dir, 'none')), undefined, 'no kallsyms');
-    writeFileSync(join(dir, 'empty'), '');
-    t.is(builtinBySymbol('u32', join(dir, 'empty')), undefined, 'an empty kallsyms tells nothing');
-    t.is(builtinBySymbol('nosuchkind', f), undefined);
-    writeFileSync(f, '0000000000000000 T fl_classify\n');
-    t.true(builtinBySymbol('flower', f), 'addresses hidden (kptr_restrict): the name still tells');
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-});
-
-test("the recorded hold of a device: by its own name, else by the index in its IFB's name (renamed since)", (t) => {
-  const rec = { version: 2 as const, holds: { 'inbound:eth0': { ...record, dev: 'eth0', ifb: 'spifb7' } } };
-  t.is(inboundRecordId(rec, { name: 'eth0', ifindex: 7 }), 'inbound:eth0');
-  t.is(inboundRecordId(rec, { name: 'wan0', ifindex: 7 }), 'inbound:eth0', 'renamed: found by index');
-  t.is(inboundRecordId(rec, { name: 'eth1', ifindex: 8 }), 'inbound:eth1');
-  t.is(inboundRecordId(undefined, { name: 'eth1' }), 'inbound:eth1');
-});
-
-test('text of plug, check and status when only an inbound hold is set up: no local address, no "on lo"', (t) => {
-  t.is(
-    formatPlug({ dev: 'lo', addr: '169.254.255.254', deadline: 0, maxHoldMs: 10000, holds: ['inbound:eth0'] }, '10s'),
-    "plugged: new connections arriving on eth0 are held until 'synplug release' (at most 10s)",
-  );
-  t.is(
-    formatPlug({ dev: 'lo', addr: '169.254.255.254', deadline: 0, maxHoldMs: 10000, holds: ['local', 'inbound:eth0'] }, '10s'),
-    "plugged: new connections to 169.254.255.254 and arriving on eth0 are held until 'synplug release' (at most 10s)",
-  );
-  const check = formatCheck({
-    state: 'absent',
-    pieces: [],
-    holds: [{ id: 'inbound:eth1', mode: 'inbound', via: 'plug', dev: 'eth1', state: 'absent' }],
-  });
-  t.is(check, "synplug is not set up (inbound:eth1 on eth1)\nrun 'synplug setup --inbound eth1 --port PORT...' to set it up");
-  const status = formatStatus(statusResult([inboundHoldStatus()]));
-  t.regex(
-    status,
-    /^setup: complete \(inbound:eth0: complete\)\nhold: no record \(plug\.json\)\ninbound hold eth0: complete; SYNs to port 80 held on spifb3 \(u32\)$/,
-  );
-  t.notRegex(status, /marking|\blo\b/);
 });
