@@ -191,3 +191,34 @@ test('check and status name an IFB of synplug that no record lists; check says n
   t.regex(st, /^unrecorded: spifb3 \(synplug's alias, no record\) — 'synplug teardown --inbound va' removes it$/m);
   t.notRegex(st, / $/m, 'no line ends in a blank');
 });
+
+test("status: the local plug hold's lines come from its own entry in holds (address, counters, marking, qdiscs, ruleset)", (t) => {
+  const local: HoldStatus = {
+    id: 'local',
+    mode: 'local',
+    via: 'plug',
+    dev: 'lo',
+    addr: '169.254.255.254',
+    state: 'ok',
+    pieces: [],
+    qdiscs: [qdiscEntry({ kind: 'plug', handle: '40:', parent: '1:4', ifindex: 1, dev: 'lo' })],
+    filters: [],
+    marking: [{ address: '169.254.255.254', expiresMs: 4000, timeoutMs: 10000 }],
+    ruleset: 'table ip synplug {\n}\n',
+    held: 1,
+    passed: 2,
+    dropped: 0,
+  };
+  const lines = formatStatus(statusResult([local])).split('\n');
+  t.is(lines[0], 'setup: complete on lo for 169.254.255.254');
+  t.true(lines.includes('packets: 1 held now, 2 passed, 0 dropped over the limit'), lines.join('\n'));
+  t.true(
+    lines.some((l) => l.startsWith('marking: 169.254.255.254 (')),
+    lines.join('\n'),
+  );
+  t.regex(lines[lines.indexOf('qdiscs:') + 1], /^ {2}qdisc plug 40: .*parent 1:4/);
+  t.deepEqual(lines.slice(lines.indexOf('nftables:')), ['nftables:', '  table ip synplug {', '  }']);
+  const both = formatStatus(statusResult([local, inboundHoldStatus()])).split('\n');
+  t.is(both[0], 'setup: complete (local: complete, inbound:eth0: complete)');
+  t.is(both[1], 'local hold on lo for 169.254.255.254: complete');
+});
