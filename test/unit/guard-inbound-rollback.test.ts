@@ -11,12 +11,13 @@ import { FakeTransport, nfnetlinkAck } from '../../src/netlink/testing.js';
 import { encodeMessage, NETLINK_ROUTE, NLM_F_DUMP, NLM_F_MULTI, NLMSG_DONE, parseMessages, type NetlinkMessage } from '../../src/netlink/message.js';
 import { RTM_DELTFILTER, RTM_GETTFILTER, RTM_NEWTFILTER } from '../../src/netlink/route/constants.js';
 import '../../src/netlink/route/index.js';
-import { INBOUND_PREF, InboundHold, validateInbound, type InboundHoldRecord, type InboundObservation } from '../../src/guard/modes/inbound.js';
+import { INBOUND_PREF, InboundHold, validateInbound, type InboundObservation } from '../../src/guard/modes/inbound.js';
 import { armSteps, runSteps } from '../../src/guard/pieces.js';
 import { SetupError } from '../../src/guard/errors.js';
 import { decodeTcMessage } from '../../src/tc/index.js';
 import { exitCodeOf } from '../../src/cli/exit-codes.js';
 import { qdiscEntry } from '../helpers/tc-entries.js';
+import { inboundHoldRecord } from '../helpers/record-mutations.js';
 import type { FilterEntry } from '../../src/tc/types.js';
 
 const EINVAL = 22;
@@ -50,18 +51,7 @@ function added(ft: FakeTransport): Array<[string, number]> {
     });
 }
 
-const record: InboundHoldRecord = {
-  mode: 'inbound',
-  dev: 'sp-eth0',
-  createdAt: 1,
-  ifb: 'spifb3',
-  ports: [80],
-  addrs: [],
-  classifier: 'flower',
-  limit: 1048576,
-  families: ['ip', 'ipv6'],
-  addedClsact: false,
-};
+const record = inboundHoldRecord();
 
 const flower = (protocol: string, pref: number): FilterEntry => ({
   ifindex: 3,

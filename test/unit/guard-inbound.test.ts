@@ -25,7 +25,6 @@ import {
   inboundId,
   inboundRecordId,
   validateInbound,
-  type InboundHoldRecord,
   type InboundObservation,
 } from '../../src/guard/modes/inbound.js';
 import { holdMode } from '../../src/guard/modes/index.js';
@@ -39,7 +38,7 @@ import { inboundHoldStatus, statusResult } from '../helpers/guard-status.js';
 import { qdiscEntry } from '../helpers/tc-entries.js';
 import type { FilterEntry } from '../../src/tc/types.js';
 import { untyped } from '../helpers/untyped.js';
-import { LOCAL_HOLD } from '../helpers/record-mutations.js';
+import { inboundHoldRecord, LOCAL_HOLD } from '../helpers/record-mutations.js';
 import { TCQ_PLUG_BUFFER, TCQ_PLUG_RELEASE_INDEFINITE, decodeTcMessage } from '../../src/tc/index.js';
 
 const config = resolveConfig({ stateDir: '/nonexistent/synplug-unit' });
@@ -331,19 +330,7 @@ test('setup --inbound refuses a loopback destination (--addr 127.0.0.1, ::1): ex
 });
 
 test("the recorded hold of a device: by its own name, else by the index in its IFB's name (renamed since)", (t) => {
-  const entry: InboundHoldRecord = {
-    mode: 'inbound',
-    dev: 'eth0',
-    createdAt: 1,
-    ifb: 'spifb7',
-    ports: [80],
-    addrs: [],
-    classifier: 'flower',
-    limit: 1048576,
-    families: ['ip', 'ipv6'],
-    addedClsact: false,
-  };
-  const rec = { version: 2 as const, holds: { 'inbound:eth0': entry } };
+  const rec = { version: 2 as const, holds: { 'inbound:eth0': inboundHoldRecord({ dev: 'eth0', ifb: 'spifb7' }) } };
   t.is(inboundRecordId(rec, { name: 'eth0', ifindex: 7 }), 'inbound:eth0');
   t.is(inboundRecordId(rec, { name: 'wan0', ifindex: 7 }), 'inbound:eth0', 'renamed: found by index');
   t.is(inboundRecordId(rec, { name: 'eth1', ifindex: 8 }), 'inbound:eth1');
