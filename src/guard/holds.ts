@@ -13,7 +13,7 @@ import { accounted } from './accounting.js';
 import { unwatchedReport } from './report.js';
 import { breakLeases, dropLease, leaseLive, liveLeases, newLeaseId, releaseIfOrphaned, takeLease, unprepare } from './leases.js';
 import { contextFor, definedOnly, recoverStale, withSession } from './context.js';
-import { checkSelector, combineStates, findUnrecordedIfbs, noLocalHold, nothingSetUp, piecesOf, requireSetUp, selectedHolds, stateOf, viaOf } from './setup.js';
+import { checkSelector, combineStates, findUnrecordedIfbs, noLocalHold, nothingSetUp, requireSetUp, selectedHolds, stateOf, viaOf } from './setup.js';
 import { deviceOfHold, holdModeFor, holdModes, selectInbound, type UnrecordedPiece } from './modes/index.js';
 import { GuardSession } from './session.js';
 import { teardownHold } from './pieces.js';
