@@ -13,7 +13,7 @@ import { accounted } from './accounting.js';
 import { unwatchedReport } from './report.js';
 import { breakLeases, dropLease, leaseLive, liveLeases, newLeaseId, releaseIfOrphaned, takeLease, unprepare } from './leases.js';
 import { contextFor, definedOnly, recoverStale, withSession } from './context.js';
-import { checkSelector, combineStates, findUnrecordedIfbs, noLocalHold, nothingSetUp, piecesOf, requireSetUp, selectedHolds, stateOf, viaOf } from './setup.js';
+import { checkSelector, combineStates, findUnrecordedIfbs, noLocalHold, nothingSetUp, requireSetUp, selectedHolds, stateOf, viaOf } from './setup.js';
 import { deviceOfHold, holdModeFor, holdModes, selectInbound, type UnrecordedPiece } from './modes/index.js';
 import { GuardSession } from './session.js';
 import { teardownHold } from './pieces.js';
@@ -393,8 +393,6 @@ export async function status(opts: StatusOptions = {}): Promise<StatusResult> {
     const rec = await recoverStale(s, store);
     const selected = await selectedHolds(s, record, { inbound, local });
     const holds: HoldStatus[] = [];
-    let top: Record<string, unknown> = { qdiscs: [], filters: [], marking: [] };
-    let localOne = false;
     for (const x of selected) {
       if ('absent' in x) {
         holds.push({ ...x.absent, via: viaOf(x.absent.mode), state: 'absent', pieces: [], qdiscs: [], filters: [] });
@@ -402,10 +400,6 @@ export async function status(opts: StatusOptions = {}): Promise<StatusResult> {
       }
       const { hold, inspection } = x;
       const details = await hold.statusDetails(inspection);
-      if (details.top) {
-        top = details.top;
-        localOne = true;
-      }
       holds.push({
         id: hold.id,
         mode: hold.mode,
@@ -420,11 +414,8 @@ export async function status(opts: StatusOptions = {}): Promise<StatusResult> {
     }
     const unrecorded = await findUnrecordedIfbs(s, record, { inbound, local });
     return {
-      ...(localOne && { dev: config.dev, addr: config.addr }),
       state: combineStates([...selected.map(stateOf), ...(unrecorded.length ? (['partial'] as const) : [])]),
       ...(unrecorded.length && { unrecorded }),
-      pieces: piecesOf(selected.flatMap((x) => ('absent' in x ? [] : [x]))),
-      ...(top as Pick<StatusResult, 'qdiscs' | 'filters' | 'marking'>),
       plug: store.readPlug() ?? null,
       leases: liveLeases(store).map((l) => ({
         owner: l.owner,
@@ -442,18 +433,8 @@ export async function status(opts: StatusOptions = {}): Promise<StatusResult> {
   if (!noLocal && (record || inbound !== undefined || r.unrecorded?.length || r.plug || r.leases.length)) return r;
   const none = await nothingSetUp(config, rest, r, noLocal);
   if (!none) return r;
-  const { dev: _d, addr: _a, ...rest2 } = r;
   return none.hold
-    ? {
-        ...rest2,
-        state: 'absent',
-        pieces: [],
-        qdiscs: [],
-        filters: [],
-        marking: [],
-        holds: [{ ...none.hold, state: 'absent', pieces: [], qdiscs: [], filters: [] }],
-        nothingSetUp: none.sentence,
-      }
+    ? { ...r, state: 'absent', holds: [{ ...none.hold, state: 'absent', pieces: [], qdiscs: [], filters: [] }], nothingSetUp: none.sentence }
     : { ...r, nothingSetUp: none.sentence };
 }
 

@@ -178,10 +178,7 @@ export async function setupOrPlan<T>(opts: SetupOptions, dryRun: ((would: SetupW
       store.writePlug({ version: 1, state: 'released', owner: 'manual', pid: process.pid, dev: config.dev, since: now, deadline: now, releasedAt: now });
     }
     return {
-      dev: config.dev,
-      addr: config.addr,
-      mark: config.mark,
-      limit: config.limit,
+      dev: target.dev,
       addedAddress: false,
       ...target.setupResult(entry),
       hold: target.id,
@@ -376,8 +373,8 @@ export const stateOf = (x: SelectedHold): SetupState => ('absent' in x ? 'absent
 
 /**
  * Verify the setup without changing anything: every hold, or the one
- * `local` / `inbound` selects. The top-level `dev` and `addr` are the local
- * hold's, present only when the local hold is among those reported. An IFB
+ * `local` / `inbound` selects: each hold's state in `holds` (the local
+ * hold's entry with its address), every piece in `pieces`. An IFB
  * of synplug's that no record lists is reported in `unrecorded` and makes
  * the state `partial`. `inbound` naming, without a record, no device, `lo`
  * or an IFB is refused as setup refuses it.
@@ -388,8 +385,6 @@ export const stateOf = (x: SelectedHold): SetupState => ('absent' in x ? 'absent
  * @throws {NoDeviceError} no such device
  * @throws {NetlinkError} a listing was refused
  */
-export async function check(opts: CheckOptions & { local: true }): Promise<CheckResult & { dev: string; addr: string }>;
-export async function check(opts?: CheckOptions): Promise<CheckResult>;
 export async function check(opts: CheckOptions = {}): Promise<CheckResult> {
   checkEntryOptions('check', opts);
   const { inbound, local, ...rest } = opts ?? {};
@@ -399,13 +394,11 @@ export async function check(opts: CheckOptions = {}): Promise<CheckResult> {
     await recoverStale(s, store);
     const selected = await selectedHolds(s, record, { inbound, local });
     const inspected = selected.flatMap((x) => ('absent' in x ? [] : [x]));
-    const hasLocal = inspected.some((i) => i.hold.mode === holdModeFor('plug', 'local')?.name);
     const unrecorded = await findUnrecordedIfbs(s, record, { inbound, local });
     return {
       // an IFB of synplug's that no record lists is a leftover: partly set up (check: exit 12), until teardown removes it
       state: combineStates([...selected.map(stateOf), ...(unrecorded.length ? (['partial'] as const) : [])]),
       ...(unrecorded.length && { unrecorded }),
-      ...(hasLocal && { dev: config.dev, addr: config.addr }),
       pieces: piecesOf(inspected),
       holds: selected.map((x) => {
         if ('absent' in x) return { ...x.absent, via: viaOf(x.absent.mode), state: 'absent' as const };
@@ -418,9 +411,8 @@ export async function check(opts: CheckOptions = {}): Promise<CheckResult> {
   if (!noLocal && (record || inbound !== undefined || r.unrecorded?.length)) return r;
   const none = await nothingSetUp(config, rest, r, noLocal);
   if (!none) return r;
-  const { dev: _d, addr: _a, ...rest2 } = r;
   return none.hold
-    ? { ...rest2, state: 'absent', pieces: [], holds: [{ ...none.hold, state: 'absent' }], nothingSetUp: none.sentence }
+    ? { ...r, state: 'absent', pieces: [], holds: [{ ...none.hold, state: 'absent' }], nothingSetUp: none.sentence }
     : { ...r, nothingSetUp: none.sentence };
 }
 

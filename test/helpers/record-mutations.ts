@@ -7,6 +7,7 @@
  * error or a stack trace, or change anything.
  */
 import fc from 'fast-check';
+import type { InboundHoldRecord } from '../../src/guard/modes/inbound.js';
 
 /** A local hold entry as setup writes it. */
 export const LOCAL_HOLD = {
@@ -20,6 +21,23 @@ export const LOCAL_HOLD = {
   prefixlen: 32,
   createdAt: 1,
 };
+
+/** An inbound hold entry as setup writes it: sp-eth0's, port 80, flower, both families (every field of `o` overrides). */
+export function inboundHoldRecord(o: Partial<InboundHoldRecord> = {}): InboundHoldRecord {
+  return {
+    mode: 'inbound',
+    dev: 'sp-eth0',
+    createdAt: 1,
+    ifb: 'spifb3',
+    ports: [80],
+    addrs: [],
+    classifier: 'flower',
+    limit: 1048576,
+    families: ['ip', 'ipv6'],
+    addedClsact: false,
+    ...o,
+  };
+}
 
 /**
  * What synplug writes, by file name, one or more variants each.

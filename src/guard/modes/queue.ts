@@ -533,7 +533,6 @@ export class QueueHold implements Hold {
     const r = entry as QueueHoldRecord;
     return {
       dev: r.dev,
-      addr: r.addrs.join(' '),
       addedAddress: r.addedAddress,
       queue: { scope: r.scope, num: r.queueNum, maxlen: r.maxlen, verdict: r.verdict, table: r.table, ports: r.ports, addrs: r.addrs },
     };
