@@ -383,11 +383,15 @@ export async function runQueueHolder(io: QueueHolderIo, cfg: QueueHolderConfig =
         say(
           `queue ${cfg.queueNum}: the release verdict failed twice (${failure}): the unbind dropped the ${holder.held} SYN(s) held; their clients connect when they retransmit (1 s or more)`,
         );
-      // The answer goes first: the unbind and a last look are after the hold, not in it. SYNs queued while the
-      // verdict was given are let go by a second one before the unbind, which would drop them.
+      // The answer goes first: the unbind and a last look are after the hold, not in it. Then the queue passes what
+      // comes (fail-open at maxlen 0), and a second verdict lets go what was queued meanwhile: the unbind drops nothing.
       const h = holder;
       closing = (async () => {
-        if (failure === undefined) await h.release().catch(() => 0);
+        if (failure === undefined) {
+          // From here on a new SYN passes at once (the queue fails open at maxlen 0): the unbind drops nothing.
+          await h.passThrough().catch(() => {});
+          await h.release().catch(() => 0);
+        }
         await h.close().catch(() => {});
       })();
       return { released, dropped, ...(failure !== undefined && { failure }) };

@@ -813,6 +813,26 @@ export class NfqueueHolder {
     return count;
   }
 
+  /**
+   * Stop holding without unbinding: from now on every packet the rule sends
+   * to this queue passes at once (NFQA_CFG_QUEUE_MAXLEN 0 with
+   * NFQA_CFG_F_FAIL_OPEN: the kernel accepts what a full queue cannot take).
+   * What is queued already stays held until {@link NfqueueHolder.release}.
+   * The step before the last verdict and {@link NfqueueHolder.close}, whose
+   * unbind drops what is still queued: with it, nothing is.
+   * @throws {NetlinkError} the kernel refused the configuration (EPERM: the queue is no longer this socket's)
+   */
+  async passThrough(): Promise<void> {
+    if (this.closed) throw new NetlinkError({ errno: 9, requestType: 'NFQNL_MSG_CONFIG', message: `netfilter queue ${this.queueNum}'s holder is closed` });
+    await this.configure(
+      [
+        { type: NFQNL_MSG_CONFIG, payload: encodeNfqConfigFlags(this.queueNum, NFQA_CFG_F_FAIL_OPEN, NFQA_CFG_F_FAIL_OPEN) },
+        { type: NFQNL_MSG_CONFIG, payload: encodeNfqConfigMaxlen(this.queueNum, 0) },
+      ],
+      false,
+    );
+  }
+
   /** After a verdict up to `id`: `count` were released; ids seen since stay held. */
   private forget(id: number, count: number): void {
     this.releasedCount += count;

@@ -55,6 +55,16 @@ export async function until(cond: () => boolean, what: string, ms = 20_000): Pro
   }
 }
 
+/**
+ * The queue's /proc line once its holder has let it go, or null: the holder
+ * answers a release first and unbinds after it (bounded wait, 15 s; the line
+ * still there after that is returned, for the test to assert on).
+ */
+export async function boundAfterRelease(queue: number): Promise<ReturnType<typeof procQueue> | null> {
+  await until(() => procQueue(queue) === undefined, 'the holder to unbind after the release', 15_000).catch(() => {});
+  return procQueue(queue) ?? null;
+}
+
 /** A TCP server (python3) on addr:port that accepts and closes; it prints a line per accepted connection. */
 export function server(addr: string, port: number, netns?: string): ChildProcess {
   const py = `import socket,sys

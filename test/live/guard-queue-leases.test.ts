@@ -17,7 +17,7 @@ import { chmodSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { inOwnNetns, runScenarioIfChild } from '../helpers/own-netns.js';
-import { QUEUE, client, heldProtect, listening, procQueue, server, stateEnv, synplug, until } from '../helpers/queue-live.js';
+import { QUEUE, boundAfterRelease, client, heldProtect, listening, procQueue, server, stateEnv, synplug, until } from '../helpers/queue-live.js';
 import { StateStore } from '../../src/guard/state.js';
 import { liveLeases } from '../../src/guard/leases.js';
 
@@ -84,7 +84,7 @@ const scenarios = {
     a.release();
     const ra = await a.ended;
     const outcome = await c.result;
-    const after = { leases: leases().length, bound: procQueue(QUEUE) ?? null };
+    const after = { leases: leases().length, bound: await boundAfterRelease(QUEUE) };
     srv.kill();
     synplug(['teardown'], env);
     return {
@@ -140,7 +140,7 @@ const scenarios = {
     a.release();
     const ra = await a.ended;
     const outcome = await c.result;
-    const bound = procQueue(QUEUE) ?? null;
+    const bound = await boundAfterRelease(QUEUE);
     srv.kill();
     synplug(['teardown'], env);
     return { bothLeased, aPid: a.p.pid, leasesAfterB, pendingBeforeA, ra: { code: ra.code, json: json(ra.stdout) }, outcome, bound };
@@ -154,7 +154,7 @@ const scenarios = {
     const pendingBefore = c.proc.exitCode === null;
     const rel = synplug(['release', '--json'], env);
     const outcome = await c.result;
-    const after = { leases: leases().length, bound: procQueue(QUEUE) ?? null };
+    const after = { leases: leases().length, bound: await boundAfterRelease(QUEUE) };
     a.release();
     b.release();
     const [ra, rb] = await Promise.all([a.ended, b.ended]);
@@ -246,7 +246,7 @@ print(repr(s.recv(100)), flush=True)`;
     const leasesAfterProtect = leases().map((l) => l.owner);
     const rel = synplug(['release', '--json'], env);
     const outcome = await c.result;
-    const bound = procQueue(QUEUE) ?? null;
+    const bound = await boundAfterRelease(QUEUE);
     // max-hold: a plug whose deadline passes lets go by itself.
     const p2 = synplug(['plug', '--max-hold', '1s', '--json'], env);
     await until(() => procQueue(QUEUE) === undefined, "the plug's max-hold to pass and the queue to be let go", 60_000);
@@ -290,13 +290,13 @@ if (!(await runScenarioIfChild(ENV, cleaned))) {
     const r = inOwnNetns<Json>(SELF, ENV, 'overlap', 120_000);
     t.true(r.bothLeased, 'both protects hold a lease');
     t.is(r.rb.code, 0, r.rb.stderr);
-    t.false(r.rb.json.releasedPlug, 'B left the hold to A');
+    t.false(r.rb.json.releasedHold, 'B left the hold to A');
     t.is(r.rb.json.leftToHolders, 1);
     t.regex(r.rb.stderr, /left the hold to 1 other holder/);
     t.deepEqual(r.leasesAfterB, [r.aPid]);
     t.true(r.pendingBeforeA, 'a SYN sent after B ended is held');
     t.is(r.ra.code, 0);
-    t.true(r.ra.json.releasedPlug, 'A, the last one out, released');
+    t.true(r.ra.json.releasedHold, 'A, the last one out, released');
     t.true(r.ra.json.report.heldSyns >= 1);
     t.is(r.outcome, 'ok 0', 'connected after A ended, without a retransmission');
     t.deepEqual(r.after, { leases: 0, bound: null });
@@ -309,11 +309,11 @@ if (!(await runScenarioIfChild(ENV, cleaned))) {
     t.deepEqual(r.leasesAfterB, [r.aPid]);
     t.true(r.pendingBeforeA);
     t.is(r.ra.code, 0);
-    t.true(r.ra.json.releasedPlug);
+    t.true(r.ra.json.releasedHold);
     t.is(r.outcome, 'ok 0');
     t.is(r.rb.code, 0, r.rb.stderr);
     t.true(r.rb.json.maxHoldReached);
-    t.false(r.rb.json.releasedPlug, "B's max-hold left the hold to A");
+    t.false(r.rb.json.releasedHold, "B's max-hold left the hold to A");
     t.regex(r.rb.stderr, /max-hold of 3000 ms reached: gave up this hold/);
   });
 
@@ -323,7 +323,7 @@ if (!(await runScenarioIfChild(ENV, cleaned))) {
     t.deepEqual(r.leasesAfterB, [r.aPid]);
     t.true(r.pendingBeforeA, 'a SYN sent after B was killed is held');
     t.is(r.ra.code, 0);
-    t.true(r.ra.json.releasedPlug);
+    t.true(r.ra.json.releasedHold);
     t.is(r.outcome, 'ok 0');
     t.is(r.bound, null);
   });
@@ -348,7 +348,7 @@ if (!(await runScenarioIfChild(ENV, cleaned))) {
     t.deepEqual(r.leasesAfter, [r.aPid], 'the lease is still there');
     t.true(r.pendingBeforeA);
     t.is(r.ra.code, 0);
-    t.true(r.ra.json.releasedPlug, "protect's own release let the hold go");
+    t.true(r.ra.json.releasedHold, "protect's own release let the hold go");
     t.falsy(r.ra.json.leaseBroken);
     t.is(r.outcome, 'ok 0');
     t.is(r.r2.code, 0);
@@ -374,7 +374,7 @@ if (!(await runScenarioIfChild(ENV, cleaned))) {
     t.true(r.boundAfterPlug, 'the queue is bound after plug exited');
     t.true(r.pendingAfterPlug);
     t.is(r.ra.code, 0);
-    t.false(r.ra.json.releasedPlug, "the protect left the hold to the plug's lease");
+    t.false(r.ra.json.releasedHold, "the protect left the hold to the plug's lease");
     t.true(r.pendingAfterProtect, 'still held after the protect ended');
     t.deepEqual(r.leasesAfterProtect, ['manual']);
     t.is(r.rel.code, 0);

@@ -180,6 +180,25 @@ const scenarios: Record<string, () => Promise<unknown>> = {
     return result;
   },
 
+  /** passThrough: a SYN queued before is still held; one sent after passes at once; the unbind after the last verdict drops nothing */
+  async passThrough() {
+    iptablesQueueRule(PORT, QUEUE);
+    const server = await listen('127.0.0.1', PORT);
+    const h = await NfqueueHolder.bind(QUEUE, { maxlen: 64 });
+    const before = attempt('127.0.0.1', PORT);
+    await until(() => h.held === 1, 'the first SYN held');
+    await h.passThrough();
+    const after = attempt('127.0.0.1', PORT);
+    await until(() => after.state !== 'pending', 'the SYN sent after passThrough to connect');
+    const states = { before: before.state, after: after.state, held: h.held, proc: procQueue(QUEUE) };
+    const released = await h.release();
+    await until(() => before.state !== 'pending', 'the held SYN released');
+    await h.close();
+    const result = { ...states, released, beforeAfterRelease: before.state, afterClose: procQueue(QUEUE) ?? null };
+    server.close();
+    return result;
+  },
+
   /** a socket buffer smaller than the burst: ENOBUFS is counted, reading goes on, and what was read is released */
   async overrun() {
     iptablesQueueRule(PORT, QUEUE);
@@ -314,6 +333,17 @@ if (!(await runScenarioIfChild(ENV, scenarios))) {
     t.is(r.failClosed.afterRelease.filter((s: string) => s === 'pending').length, 2, 'the two dropped wait for their retransmit');
     t.is(r.failOpen.overMaxlen.filter((s: string) => s === 'refused').length, 2, 'fail-open: the two over maxlen pass and are refused');
     t.is(r.failOpen.released, 2);
+  });
+
+  test('passThrough: a SYN held before stays held until the verdict; one sent after passes at once, while the queue is still bound', (t) => {
+    const r = run<Json>('passThrough');
+    t.is(r.before, 'pending', 'the SYN queued before passThrough is still held');
+    t.is(r.after, 'connected', 'the SYN sent after it passed without being queued');
+    t.is(r.held, 1);
+    t.like(r.proc, { queued: 1, queueDropped: 0 }, 'bound, one queued, nothing dropped: the new SYN was accepted (fail-open at maxlen 0), not dropped');
+    t.is(r.released, 1);
+    t.is(r.beforeAfterRelease, 'connected');
+    t.is(r.afterClose, null, 'unbound after close');
   });
 
   test('overrun: a burst larger than the socket buffer counts ENOBUFS, reading goes on, and the SYNs read are released', (t) => {
