@@ -32,7 +32,7 @@
  * @module
  */
 import { statfsSync } from 'node:fs';
-import { basename, dirname, join, resolve } from 'node:path';
+import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 import { UsageError } from '../netlink/errors.js';
 import { StateFileError } from './errors.js';
 import { withLeaseLock } from './leases.js';
@@ -146,13 +146,15 @@ const METRICS_DIR_ROLE: DirRole = { noun: '', name: 'the directory', contents: '
  * Check a `--metrics-file` path: its directory must exist and be safe (the
  * state directory's rules: every component root's or the user's, none
  * writable by others), its name a plain file name.
- * @throws {UsageError} a missing or unsafe directory, one in /proc or /sys, a `..` component, an empty name (exit 2, before anything is held)
+ * @throws {UsageError} a relative path, a missing or unsafe directory, one in /proc or /sys, a `..` component, an empty name (exit 2, before anything is held)
  */
 export function checkMetricsFile(path: string): MetricsTarget {
   refuseDotDot(path, '--metrics-file');
   const full = resolve(path);
   const name = basename(full);
   if (path === '' || name === '' || path.endsWith('/')) throw new UsageError(`--metrics-file '${path}': give a file name`);
+  // as --state-dir: a relative path would name another file for every command run from elsewhere
+  if (!isAbsolute(path)) throw new UsageError(`--metrics-file ${path} is a relative path: give it absolute (from here: ${full})`);
   // node_exporter's textfile collector reads *.prom only; and a name of that form is never a system file synplug would replace
   if (!name.endsWith('.prom') || name === '.prom')
     throw new UsageError(`--metrics-file ${full}: the name must end in .prom (node_exporter's textfile collector reads only *.prom files), e.g. synplug.prom`);

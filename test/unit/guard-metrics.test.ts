@@ -101,6 +101,10 @@ test('--metrics-file: a missing directory, an unsafe one, or no file name is a u
   t.regex(shared, /it is a shared directory \(sticky\): use a directory of your own inside it \(mode 0700\)/);
   t.notRegex(shared, /chmod|synplug creates/, 'no chmod of a shared directory; synplug does not create a metrics directory');
   t.throws(() => checkMetricsFile(`${d.root}/`), { instanceOf: UsageError, message: /give a file name/ });
+  t.throws(() => checkMetricsFile('synplug.prom'), {
+    instanceOf: UsageError,
+    message: /^--metrics-file synplug\.prom is a relative path: give it absolute \(from here: \/.*synplug\.prom\)$/,
+  });
 });
 
 test('--metrics-file never replaces a file synplug did not write: a name not ending in .prom, or a file there that is not its metrics (checked again at the write)', async (t) => {
