@@ -83,6 +83,8 @@ export interface HolderRelease {
   dropped: number;
   /** the verdict failed (its retry too): the SYNs held were dropped by the unbind (clients retransmit); in the holder log too */
   failure?: string;
+  /** the netlink port of the holder's queue socket, bound until its unbind right after this answer (not someone else's) */
+  portId?: number;
 }
 
 /**
@@ -182,7 +184,12 @@ export async function releaseThroughHolder(stateDir: string, queueNum: number): 
     s.write(`${JSON.stringify({ op: 'release' })}\n`);
     const r = await readLine(s, 10_000);
     if (r?.ok !== true) return undefined;
-    return { released: Number(r.released) || 0, dropped: Number(r.dropped) || 0, ...(typeof r.failure === 'string' && { failure: r.failure }) };
+    return {
+      released: Number(r.released) || 0,
+      dropped: Number(r.dropped) || 0,
+      ...(typeof r.failure === 'string' && { failure: r.failure }),
+      ...(Number.isInteger(r.portId) && { portId: r.portId as number }),
+    };
   } finally {
     s.destroy();
   }
@@ -363,6 +370,7 @@ export async function runQueueHolder(io: QueueHolderIo, cfg: QueueHolderConfig =
       }
       await binding; // a bind under way ends first (bound: released below)
       if (!holder) return { released: 0, dropped: 0 };
+      const portId = holder.portId;
       let released = 0;
       let failure: string | undefined;
       // The verdict once more when the kernel refused it (a transient refusal, ENOMEM): what it holds is dropped otherwise.
@@ -375,7 +383,6 @@ export async function runQueueHolder(io: QueueHolderIo, cfg: QueueHolderConfig =
           failure = e instanceof Error ? e.message : String(e);
         }
       }
-      const portId = holder.portId;
       const e = listBoundQueues(defaultNetns()).find((x) => x.queue === cfg.queueNum && x.portId === portId);
       // Refused twice: the unbind drops what the socket saw held.
       const dropped = (e ? e.queueDropped + e.userDropped : 0) + (failure === undefined ? 0 : holder.held);
@@ -394,7 +401,7 @@ export async function runQueueHolder(io: QueueHolderIo, cfg: QueueHolderConfig =
         }
         await h.close().catch(() => {});
       })();
-      return { released, dropped, ...(failure !== undefined && { failure }) };
+      return { released, dropped, portId, ...(failure !== undefined && { failure }) };
     })());
   const kernel: LeaseKernel = { arm: async () => {}, disarm: async () => {}, release: async () => void (await releaseAll()) };
 

@@ -179,6 +179,27 @@ export function encodeNfqConfigFlags(queueNum: number, mask: number, flags: numb
 }
 
 /**
+ * NFQNL_MSG_CONFIG's payload that binds a queue and configures it at once:
+ * NFQA_CFG_CMD BIND, NFQA_CFG_PARAMS (copy META), NFQA_CFG_QUEUE_MAXLEN,
+ * NFQA_CFG_FLAGS and NFQA_CFG_MASK (fail-open) in one message, which the
+ * kernel applies in that order under one lock. Bound but not yet configured
+ * (copy mode NONE), a queue refuses packets with EINVAL, and nf_queue drops
+ * what a queue refuses other than with ESRCH (the bypass): sent apart, a SYN
+ * arriving between BIND and PARAMS was dropped (its client waited 1 s).
+ * @param maxlen packets
+ * @param failOpen over maxlen, accept instead of drop
+ */
+export function encodeNfqConfigBind(queueNum: number, maxlen: number, failOpen: boolean): Buffer {
+  const after = (b: Buffer) => b.subarray(4); // the attributes, without the nfgenmsg header
+  return Buffer.concat([
+    encodeNfqConfigCommand(queueNum, NFQNL_CFG_CMD_BIND),
+    after(encodeNfqConfigParams(queueNum, NFQNL_COPY_META)),
+    after(encodeNfqConfigMaxlen(queueNum, maxlen)),
+    after(encodeNfqConfigFlags(queueNum, NFQA_CFG_F_FAIL_OPEN, failOpen ? NFQA_CFG_F_FAIL_OPEN : 0)),
+  ]);
+}
+
+/**
  * NFQNL_MSG_VERDICT's or NFQNL_MSG_VERDICT_BATCH's payload: NFQA_VERDICT_HDR
  * (`struct nfqnl_msg_verdict_hdr`).
  * @param verdict NF_ACCEPT, NF_DROP
@@ -654,17 +675,9 @@ export class NfqueueHolder {
       : new SocketTransport(NETLINK_NETFILTER, { recvBufferSize: rcvbuf, strictCheck: false, netns: options.netns });
     const holder = new NfqueueHolder(socket, queueNum, options.netns);
     try {
-      // BIND alone first: a socket without CAP_NET_ADMIN gets one EPERM for the
-      // first message of a datagram (nfnetlink_rcv) and no answer for the rest
-      await holder.configure([{ type: NFQNL_MSG_CONFIG, payload: encodeNfqConfigCommand(queueNum, NFQNL_CFG_CMD_BIND) }], true);
-      await holder.configure(
-        [
-          { type: NFQNL_MSG_CONFIG, payload: encodeNfqConfigParams(queueNum, NFQNL_COPY_META) },
-          { type: NFQNL_MSG_CONFIG, payload: encodeNfqConfigMaxlen(queueNum, maxlen) },
-          { type: NFQNL_MSG_CONFIG, payload: encodeNfqConfigFlags(queueNum, NFQA_CFG_F_FAIL_OPEN, options.failOpen ? NFQA_CFG_F_FAIL_OPEN : 0) },
-        ],
-        false,
-      );
+      // One message: bound, the queue takes packets at once (see encodeNfqConfigBind). One message also because a
+      // socket without CAP_NET_ADMIN gets one EPERM for the first message of a datagram and no answer for the rest.
+      await holder.configure([{ type: NFQNL_MSG_CONFIG, payload: encodeNfqConfigBind(queueNum, maxlen, options.failOpen === true) }], true);
     } catch (e) {
       socket.close();
       throw e;

@@ -365,7 +365,7 @@ if (!(await runScenarioIfChild(ENV, cleaned))) {
     );
     t.notRegex(r.nobody.stdout, /ok/);
     t.true(r.boundAfterNobody, 'still held');
-    t.regex(r.root, /^b'\{"ok":true,"released":0,"dropped":0\}\\n'$/);
+    t.regex(r.root, /^b'\{"ok":true,"released":0,"dropped":0,"portId":\d+\}\\n'$/);
   });
 
   test('a manual plug holds the queue after it exits, shared with a protect, until a manual release; or until its max-hold', (t) => {

@@ -78,6 +78,23 @@ test('the fail-open message sends NFQA_CFG_FLAGS with NFQA_CFG_MASK (the kernel 
   t.is(Q.encodeNfqConfigFlags(9, 1, 1).toString('hex'), '0000000908000500000000010800040000000001');
 });
 
+test('the bind is one config message: BIND, copy META, maxlen, flags and mask (bound but unconfigured, a queue drops what arrives)', (t) => {
+  const msg = (p: Buffer): NetlinkMessage => ({ type: Q.NFQNL_MSG_CONFIG, flags: 0, seq: 0, pid: 0, payload: p, offset: 0 });
+  t.deepEqual(Q.decodeNfqueueBody(msg(Q.encodeNfqConfigBind(7, 65536, false))), {
+    family: 'unspec',
+    version: 0,
+    queue: 7,
+    command: 'bind',
+    pf: 0,
+    copy_range: 65535,
+    copy_mode: 'meta',
+    maxlen: 65536,
+    flags: [],
+    mask: ['fail-open'],
+  });
+  t.deepEqual(Q.decodeNfqueueBody(msg(Q.encodeNfqConfigBind(7, 2, true))).flags, ['fail-open']);
+});
+
 test('packet ids: read in place at the ends of the u32 range, never past the message; after 0xffffffff comes 0 (the kernel wrapping order)', (t) => {
   const pkt = (id: number, len = 0x0b): Buffer => {
     const b = Buffer.alloc(16 + 4 + 12);

@@ -131,6 +131,8 @@ class QueueBinding {
   dropped = 0;
   /** the holder's release failures (its verdict refused twice: the unbind dropped what it held), one sentence each */
   failures: string[] = [];
+  /** the netlink port of the holder that let the queue go at this session's request: bound until its unbind, just after */
+  closingPort: number | undefined;
   constructor(
     readonly queueNum: number,
     readonly stateDir: string,
@@ -187,6 +189,7 @@ class QueueBinding {
     if (r) {
       this.released += r.released;
       this.dropped += r.dropped;
+      if (r.portId !== undefined) this.closingPort = r.portId;
       if (r.failure !== undefined)
         this.failures.push(
           `queue ${this.queueNum}: the kernel refused the release verdict twice (${r.failure}): the SYNs held were dropped; their clients connect when they retransmit (1 s or more)`,
@@ -456,7 +459,8 @@ export class QueueHold implements Hold {
   /** @inheritdoc */
   heldElsewhere(): string | undefined {
     const bound = listBoundQueues(defaultNetns()).find((e) => e.queue === this.spec.queueNum);
-    if (!bound) return undefined;
+    // The holder this session asked to release is still bound for its last verdict and unbind: not someone else.
+    if (!bound || bound.portId === this.binding.closingPort) return undefined;
     const owners = netlinkSocketOwners(bound.portId, defaultNetns());
     const who = owners.length ? `process ${owners.map((o) => `${o.pid} (${o.command})`).join(', ')}` : `netlink port ${bound.portId}`;
     return `queue ${this.spec.queueNum} (${this.id}) is held by ${who}, ${bound.queued} SYN(s) queued: not synplug's queue holder, which would have let them go`;
