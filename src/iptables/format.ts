@@ -160,9 +160,17 @@ const META_TYPES: Record<string, ValueType> = {
   protocol: 'ethertype',
   pkttype: 'pkttype',
   priority: 'tchandle',
+  iifgroup: 'devgroup',
+  oifgroup: 'devgroup',
+  rtclassid: 'realm',
+  sdif: 'ifindex',
+  sdifname: 'ifname',
+  day: 'day',
+  ipsec: 'boolean',
+  cgroup: 'uint_he',
 };
 /** Bytes a meta load of a value type writes, where not 4 (a key of unknown type: unknown). */
-const META_LEN: Record<string, number> = { ifname: 16, l4proto: 1, nfproto: 1, pkttype: 1, ethertype: 2, iftype: 2 };
+const META_LEN: Record<string, number> = { ifname: 16, l4proto: 1, nfproto: 1, pkttype: 1, ethertype: 2, iftype: 2, day: 1, boolean: 1 };
 /** meta keys nft prints without `meta` (`iifname "lo"`): nftables' meta_key_is_unqualified(). */
 const UNQUALIFIED_META: ReadonlySet<string> = new Set(['iif', 'oif', 'iifname', 'oifname', 'iifgroup', 'oifgroup']);
 const RAW_BASE: Record<string, string> = { link: 'll', network: 'nh', transport: 'th', inner: 'ih' };
@@ -197,7 +205,7 @@ function namedField(proto: string, hf: HeaderField, extra: Partial<Field> = {}):
 }
 
 function fieldOf(src: Src, ctx: Ctx): Field | undefined {
-  if (src.k === 'field') return src.field;
+  if (src.k === 'field') return src.field.bits ? undefined : src.field;
   if (src.k === 'meta') {
     const type = META_TYPES[src.key];
     // keys whose values we cannot print faithfully stay raw
@@ -460,6 +468,15 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
     },
     ifname: (i) => options.ifnames?.[i],
     set: (name, t) => (options.sets?.some((x) => x.name === name) ? setRight(name, t) : undefined),
+    key: (sreg, name) =>
+      lookupKey(
+        sreg,
+        options.sets?.find((x) => x.name === name),
+      ),
+    mapValue(name, hex) {
+      const set = options.sets?.find((x) => x.name === name);
+      return set?.map !== undefined && set.dataType !== C.NFT_DATA_VERDICT ? layoutValue(hex, dataLayout(set), undefined, this.ifname) : undefined;
+    },
   };
   /**
    * The key a lookup reads from `sreg`: the field loaded there, or, for a set
@@ -747,7 +764,7 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
       if (x.depBase === 2) l3 = x;
       // nft keeps one dependency per layer (a later one replaces it), and none past a statement
       // that is not a match: it keeps `meta l4proto tcp counter tcp dport 22` as it is
-      if ((s.depBase !== undefined && x.depBase === s.depBase) || (x.stmt && !('match' in x.stmt.json))) break;
+      if ((s.depBase !== undefined && x.depBase === s.depBase) || (x.stmt && (typeof x.stmt.json === 'string' || !('match' in x.stmt.json)))) break;
     }
   });
   slots.forEach((s, i) => {
@@ -890,12 +907,22 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
    */
   function bitfieldMatch(src: Extract<Src, { k: 'masked' }>, op: string, data: string, c: Ctx): Slot | null | undefined {
     const p = src.src;
-    if (p.k !== 'payload') return undefined;
-    const proto = protocolsAt(p.base, c).find((x) => headerField(x, p.offset, p.len, src.mask));
-    const bf = proto && headerField(proto, p.offset, p.len, src.mask);
-    if (!proto || !bf) return undefined;
+    // a bit field of a header, or of a load an expression module names bit fields of (`frag more-fragments`)
+    let bf: { mask?: string; shift?: number; type: ValueType } | undefined;
+    let f: Field | undefined;
+    if (p.k === 'payload') {
+      const proto = protocolsAt(p.base, c).find((x) => headerField(x, p.offset, p.len, src.mask));
+      const hf = proto ? headerField(proto, p.offset, p.len, src.mask) : undefined;
+      bf = hf;
+      f = hf && namedField(proto!, hf);
+    } else if (p.k === 'field') {
+      const b = p.field.bits?.find((x) => x.mask === src.mask);
+      bf = b && { mask: b.mask, shift: b.shift, type: b.field.type };
+      f = b?.field;
+    }
+    if (!bf || !f) return undefined;
     const d = Buffer.from(data, 'hex');
-    if (/[^0]/.test(src.xor) || (op !== 'eq' && op !== 'neq') || d.length !== p.len || d.length > 4) return null;
+    if (/[^0]/.test(src.xor) || (op !== 'eq' && op !== 'neq') || d.length !== src.mask.length / 2 || d.length > 4) return null;
     const v = d.readUIntBE(0, d.length);
     const mask = Number.parseInt(bf.mask!, 16);
     if ((v & ~mask) !== 0) return null;
@@ -904,7 +931,6 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
     if (bf.type === 'uint_be') bytes.writeUInt32BE(n);
     else bytes[0] = n;
     const val = valueText(bytes.toString('hex'), bf.type);
-    const f = namedField(proto, bf);
     return {
       stmt: { text: `${f.text} ${OP_TEXT[op]}${val.text}`, json: { match: { op: OP_JSON[op], left: f.json, right: val.json } } },
       needsL2: f.l2,
@@ -1164,7 +1190,7 @@ const ESCAPED_STAR_WHY = 'a set element: a device name ending in * printed escap
 
 /** `s`, after telling `onRaw` about it when it is printed raw, or differs from nft's listing (an escaped `*` in a set). */
 function noted(s: Statement, onRaw: ((s: Statement) => void) | undefined): Statement {
-  if ('raw' in s.json) onRaw?.(s);
+  if (typeof s.json !== 'string' && 'raw' in s.json) onRaw?.(s);
   else if (ESCAPED_STAR_IN_SET.test(s.text)) onRaw?.({ ...s, text: `${s.text}: ${ESCAPED_STAR_WHY}` });
   return s;
 }
@@ -1288,10 +1314,15 @@ function dataOf(set: NftSet, it: NftSetItem, ifname: IfnameOf | undefined): { te
     const v = d.verdict;
     return v.chain !== undefined ? { text: `${v.code} ${v.chain}`, json: { [v.code]: { target: v.chain } } } : { text: v.code, json: { [v.code]: null } };
   }
-  const layout =
+  return layoutValue(d.value ?? '', dataLayout(set), undefined, ifname);
+}
+
+/** How a map's values print. */
+function dataLayout(set: NftSet): Layout {
+  return (
     typeofLayout(userdataTlvs(set.userdata).get(C.NFTNL_UDATA_SET_DATA_TYPEOF), set.dataLen, false) ??
-    layoutOf(set.dataType, set.dataLen ?? 0, setDataByteOrder(set), false);
-  return layoutValue(d.value ?? '', layout, undefined, ifname);
+    layoutOf(set.dataType, set.dataLen ?? 0, setDataByteOrder(set), false)
+  );
 }
 
 /**
@@ -1364,7 +1395,7 @@ const SET_EXPRS: ReadonlySet<string> = new Set(['counter']);
 /** nft's `integer` datatype id (TYPE_INTEGER) */
 const C_TYPE_INTEGER = 4;
 /** nft 1.0.6's ids (proto.h `enum proto_desc_id`) of the protocols whose fields a `typeof` set can name, those synplug reads. */
-const TYPEOF_PROTOS: Readonly<Record<number, string>> = { 6: 'udp', 8: 'tcp', 12: 'ip', 13: 'ip6', 17: 'ether' };
+const TYPEOF_PROTOS: Readonly<Record<number, string>> = { 6: 'udp', 8: 'tcp', 11: 'th', 12: 'ip', 13: 'ip6', 16: 'vlan', 17: 'ether' };
 /** nft's expression type ids (`enum expr_types`) in a `typeof` set's user data. */
 const EXPR_PAYLOAD = 7;
 const EXPR_META = 9;
