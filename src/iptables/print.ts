@@ -163,7 +163,8 @@ export interface PrintedStatement {
   stmt: Statement;
   /** registers whose loads this statement consumes (they are not printed on their own) */
   consumes?: number[];
-  /** an l3 / l4 match before it that nft leaves out (`meta nfproto ipv4` before `reject with icmp ...`) */
+  /** an l2 / l3 / l4 match before it that nft leaves out (`meta nfproto ipv4` before `reject with icmp ...`, `meta iiftype ether` before `ether type != ...`) */
+  needsL2?: string;
   needsL3?: string;
   needsL4?: string;
 }
@@ -761,6 +762,51 @@ export function valueText(hex: string, type: ValueType, ifname?: (index: number)
       break;
   }
   return { text: `0x${hex}`, json: `0x${hex}` };
+}
+
+/**
+ * Symbolic types nft 1.0.6 prints numerically inside a range (its range
+ * printer turns on NFT_CTX_OUTPUT_NUMERIC_ALL: `meta l4proto 6-17`, `icmp
+ * type 0-8`, `ether type 0x0800-0x86dd`), in their base format: decimal
+ * (0), or hex of this many digits (the field's bits / 4, rounded up).
+ */
+const RANGE_NUMERIC: Partial<Record<ValueType, number>> = {
+  l4proto: 0,
+  nfproto: 0,
+  ct_dir: 0,
+  pkttype: 0,
+  addrtype: 0,
+  iftype: 0,
+  icmp_type: 0,
+  icmp_code: 0,
+  icmpv6_type: 0,
+  icmpv6_code: 0,
+  arp_op: 0,
+  igmp_type: 0,
+  icmpx_code: 0,
+  mh_type: 0,
+  ethertype: 4,
+  dscp: 2,
+  ecn: 1,
+};
+
+/**
+ * One end of a range as nft prints it: a symbolic value as its number
+ * ({@link RANGE_NUMERIC}); in JSON nft names it (NFT_CTX_OUTPUT_NUMERIC_PROTO
+ * only: protocols as numbers), and a value of several tcp flags is a number.
+ * Undefined when the bytes are not a value of `type`, or are ct flags.
+ */
+export function rangeEndText(hex: string, type: ValueType, ifname?: (index: number) => string | undefined): { text: string; json: unknown } | undefined {
+  const v = valueText(hex, type, ifname);
+  // bytes valueText could not read (it fell back to their hex)
+  // or ct flags, whose ranges synplug leaves raw
+  if (v.json === `0x${hex}` || type === 'ct_state' || type === 'ct_status') return undefined;
+  const b = Buffer.from(hex, 'hex');
+  if (type === 'tcpflags' && b.length === 1) return { text: `0x${b[0].toString(16)}`, json: Array.isArray(v.json) ? b[0] : v.json };
+  const digits = RANGE_NUMERIC[type];
+  if (digits === undefined || b.length < 1 || b.length > 4) return v;
+  const n = HOST_ORDER_TYPES.has(type) ? b.readUIntLE(0, b.length) : b.readUIntBE(0, b.length);
+  return { text: digits ? `0x${n.toString(16).padStart(digits, '0')}` : String(n), json: type === 'l4proto' ? n : v.json };
 }
 
 /** Prefix length when `lo`..`hi` (same length, network order) is exactly one CIDR block, else undefined. */
