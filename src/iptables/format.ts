@@ -487,7 +487,10 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
    * own: `layout` then gives each part's size and byte order from the field
    * loaded (nft prints `ip ttl . ip protocol { 64 . tcp }`).
    */
-  const lookupKey = (sreg: number, set: NftSet | undefined): { field: Field; regs: number[]; layout?: Layout; hostInteger?: boolean } | undefined => {
+  const lookupKey = (
+    sreg: number,
+    set: NftSet | undefined,
+  ): { field: Field; regs: number[]; layout?: Layout; hostInteger?: boolean; bits?: Layout } | undefined => {
     const parts = set?.keyType !== undefined ? datatypeLayout(set.keyType) : undefined;
     const fieldAt = (k: number): Field | undefined => {
       const r = regs.get(k);
@@ -495,7 +498,11 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
     };
     if (!parts || parts.length < 2) {
       const f = fieldAt(sreg);
-      return f && { field: f, regs: [sreg] };
+      if (f) return { field: f, regs: [sreg] };
+      // a bit field (`ip dscp { cs1, af41 }`): the set holds its values as the bitwise leaves them, not shifted
+      const r = regs.get(sreg);
+      const b = r?.src.k === 'masked' && !/[^0]/.test(r.src.xor) ? bitfieldOf(r.src, ctx) : undefined;
+      return b && { field: b.field, regs: [sreg], bits: [{ type: b.field.type, len: r!.src.k === 'masked' ? r!.src.mask.length / 2 : 0, shift: b.shift }] };
     }
     const fields: Field[] = [];
     const used: number[] = [];
@@ -684,7 +691,7 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
         // lists wrongly: in a map giving a value (`{ 0 . 16384 : ... }` for `64 . 22`), or host-order ones
         // in an interval set (`meta length . ip saddr { 0 . 0.0.0.100-0.0.0.200 }`)
         const garbled = key?.layout !== undefined && ((isMap && e.dreg !== C.NFT_REG_VERDICT) || (set?.flags.includes('interval') && key.hostInteger));
-        const right = f && !garbled ? setRight(e.set, f.type, key?.layout) : undefined;
+        const right = f && !garbled ? setRight(e.set, f.type, key?.layout ?? key?.bits) : undefined;
         if (!key || !f || !right || (isMap && (!set || set.map === undefined || e.invert))) {
           rawSlot(e, e.dreg !== undefined ? [e.dreg] : []);
           continue;
@@ -898,37 +905,35 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
   }
 
   /**
+   * The bit field nft names that a masked load is (`ip dscp`, `frag more-fragments`): a header's,
+   * or one of a load an expression module names bit fields of; its field, and the shift of its value.
+   */
+  function bitfieldOf(src: Extract<Src, { k: 'masked' }>, c: Ctx): { field: Field; shift: number } | undefined {
+    const p = src.src;
+    if (p.k === 'payload') {
+      const proto = protocolsAt(p.base, c).find((x) => headerField(x, p.offset, p.len, src.mask));
+      const hf = proto ? headerField(proto, p.offset, p.len, src.mask) : undefined;
+      return hf && { field: namedField(proto!, hf), shift: hf.shift ?? 0 };
+    }
+    return p.k === 'field' ? p.field.bits?.find((x) => x.mask === src.mask) : undefined;
+  }
+
+  /**
    * `ip dscp cs1`, `vlan id 10`, `tcp doff 5`: a masked header load that is
    * one of nft's bit fields, compared whole (== or !=). Undefined when the load
    * is not such a field (the caller goes on); null when it is one but the
    * comparison cannot be printed faithfully (it then prints raw).
    */
   function bitfieldMatch(src: Extract<Src, { k: 'masked' }>, op: string, data: string, c: Ctx): Slot | null | undefined {
-    const p = src.src;
-    // a bit field of a header, or of a load an expression module names bit fields of (`frag more-fragments`)
-    let bf: { mask?: string; shift?: number; type: ValueType } | undefined;
-    let f: Field | undefined;
-    if (p.k === 'payload') {
-      const proto = protocolsAt(p.base, c).find((x) => headerField(x, p.offset, p.len, src.mask));
-      const hf = proto ? headerField(proto, p.offset, p.len, src.mask) : undefined;
-      bf = hf;
-      f = hf && namedField(proto!, hf);
-    } else if (p.k === 'field') {
-      const b = p.field.bits?.find((x) => x.mask === src.mask);
-      bf = b && { mask: b.mask, shift: b.shift, type: b.field.type };
-      f = b?.field;
-    }
-    if (!bf || !f) return undefined;
+    const b = bitfieldOf(src, c);
+    if (!b) return undefined;
+    const f = b.field;
     const d = Buffer.from(data, 'hex');
     if (/[^0]/.test(src.xor) || (op !== 'eq' && op !== 'neq') || d.length !== src.mask.length / 2 || d.length > 4) return null;
     const v = d.readUIntBE(0, d.length);
-    const mask = Number.parseInt(bf.mask!, 16);
+    const mask = Number.parseInt(src.mask, 16);
     if ((v & ~mask) !== 0) return null;
-    const n = (v & mask) >>> bf.shift!;
-    const bytes = Buffer.alloc(bf.type === 'uint_be' ? 4 : 1);
-    if (bf.type === 'uint_be') bytes.writeUInt32BE(n);
-    else bytes[0] = n;
-    const val = valueText(bytes.toString('hex'), bf.type);
+    const val = valueText(bitValue((v & mask) >>> b.shift, f.type), f.type);
     return {
       stmt: { text: `${f.text} ${OP_TEXT[op]}${val.text}`, json: { match: { op: OP_JSON[op], left: f.json, right: val.json } } },
       needsL2: f.l2,
@@ -1219,7 +1224,7 @@ const PREFIX_TYPES: ReadonlySet<ValueType> = new Set(['ipv4', 'ipv6', 'mark', 'm
  * `swapped`: a host-order part stored big-endian (nft byte-swaps those in
  * interval sets so that the kernel's bytewise order is the numeric one).
  */
-type Layout = Array<{ type: ValueType; len: number; swapped?: boolean }>;
+type Layout = Array<{ type: ValueType; len: number; swapped?: boolean; shift?: number }>;
 
 /**
  * The layout of type id `id` (`len` bytes): its datatype's, raw hex when
@@ -1251,10 +1256,20 @@ function keyLayout(set: NftSet, t?: ValueType): Layout {
 /** Prints an interface index as its name (see {@link valueText}). */
 type IfnameOf = (index: number) => string | undefined;
 
-/** One part's value (`end`: one end of a range, see {@link rangeEndText}); a swapped host-order part is read back in host order. */
-function partValue(hex: string, p: Layout[number], ifname: IfnameOf | undefined, end?: 'end'): { text: string; json: unknown } {
-  const h = p.swapped && endianness() === 'LE' ? Buffer.from(hex, 'hex').reverse().toString('hex') : hex;
-  return (end && rangeEndText(h, p.type, ifname)) || valueText(h, p.type, ifname);
+/** A bit field's value (shifted down) as the bytes its type prints from: 4 for an integer, else 1. */
+function bitValue(n: number, type: ValueType): string {
+  const bytes = Buffer.alloc(type === 'uint_be' ? 4 : 1);
+  if (type === 'uint_be') bytes.writeUInt32BE(n);
+  else bytes[0] = n;
+  return bytes.toString('hex');
+}
+
+/** One part's value (`range`: one end of a range, see {@link rangeEndText}); a swapped host-order part is read back in host order. */
+function partValue(hex: string, p: Layout[number], ifname: IfnameOf | undefined, range = false): { text: string; json: unknown } {
+  const swapped = p.swapped && endianness() === 'LE' ? Buffer.from(hex, 'hex').reverse().toString('hex') : hex;
+  // a bit field's value as the bitwise left it (`ip dscp`: cs1 is 0x20): shifted down first
+  const h = p.shift !== undefined ? bitValue(Buffer.from(swapped, 'hex').readUIntBE(0, hex.length / 2) >>> p.shift, p.type) : swapped;
+  return (range && rangeEndText(h, p.type, ifname)) || valueText(h, p.type, ifname);
 }
 
 /**
@@ -1266,16 +1281,16 @@ function partValue(hex: string, p: Layout[number], ifname: IfnameOf | undefined,
 function layoutValue(lo: string, layout: Layout, hi: string | undefined, ifname: IfnameOf | undefined): { text: string; json: unknown } {
   if (layout.length === 1) {
     const p = layout[0];
-    const a = partValue(lo, p, ifname);
-    if (hi === undefined || hi === lo) return a;
+    if (hi === undefined || hi === lo) return partValue(lo, p, ifname);
     if (p.type === 'ifname') {
       const bits = cidrBits(Buffer.from(lo, 'hex'), Buffer.from(hi, 'hex'));
       if (bits !== undefined && bits % 8 === 0 && bits > 0) return valueText(lo.slice(0, bits / 4), 'ifname');
       // any other range of names nft cannot read (`"eth0"-"eth3"`): raw
       return { text: `[ ${RAW_MARKER} range ${lo} ${hi} ]`, json: { raw: { range: [lo, hi] } } };
     }
-    const [x, y] = [partValue(lo, p, ifname, 'end'), partValue(hi, p, ifname, 'end')];
-    return { text: `${x.text}-${y.text}`, json: { range: [x.json, y.json] } };
+    const a = partValue(lo, p, ifname, true);
+    const b = partValue(hi, p, ifname, true);
+    return { text: `${a.text}-${b.text}`, json: { range: [a.json, b.json] } };
   }
   const parts: Array<{ text: string; json: unknown }> = [];
   let at = 0;

@@ -723,9 +723,10 @@ export function valueText(hex: string, type: ValueType, ifname?: (index: number)
       }
       break;
     case 'ecn':
-      if (b.length === 1 && b[0] < 4) {
+      if (b.length === 1) {
         const t = ECN_NAMES[b[0]];
-        return { text: t, json: t };
+        // past the 2 bits (an interval's end nft computes): hex, a number in JSON
+        return t ? { text: t, json: t } : { text: `0x${hex}`, json: b[0] };
       }
       break;
     case 'icmp_type':

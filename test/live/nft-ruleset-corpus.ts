@@ -1543,6 +1543,53 @@ export const CORPUS: ReadonlyArray<{ table: string; text: string; setup?: string
 }
 `,
   },
+  // bit fields as set, verdict map and map keys (the set holds the bits unshifted)
+  {
+    table: 'inet rt_bitsets',
+    text: `table inet rt_bitsets {
+	chain c {
+		ip dscp { cs1, af41 } accept
+		ip dscp != { cs1, af41 } accept
+		ip dscp vmap { cs1 : accept, ef : drop }
+		meta mark set ip dscp map { cs1 : 0x00000001 }
+		ip6 dscp { 0x05, cs1 } accept
+		frag frag-off { 1, 2 } accept
+		tcp option mptcp subtype { 1, 3 } accept
+		vlan id { 1, 4095 } accept
+		ct mark set ip dscp map { cs1 : 0x00000001 }
+	}
+}
+`,
+  },
+  // ranges of types nft names: numbers in its text, names in its JSON (protocols: numbers)
+  {
+    table: 'inet rt_ranges',
+    text: `table inet rt_ranges {
+	set dsi {
+		type dscp
+		flags interval
+		elements = { 0x08-0x18 }
+	}
+
+	set ici {
+		type icmp_type
+		flags interval
+		elements = { 0-3 }
+	}
+
+	set pri {
+		type inet_proto
+		flags interval
+		elements = { 6-17 }
+	}
+
+	chain c {
+		icmp type 0-3 accept
+		ip protocol 6-17 accept
+	}
+}
+`,
+  },
 ];
 
 /** Rules in a table's text: the lines of its chains other than the base chain header. */

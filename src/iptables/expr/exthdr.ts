@@ -14,8 +14,10 @@
  * NFTA_EXTHDR_OP       // NLA_U32, enum nft_exthdr_op: ipv6, tcpopt, ipv4, sctp
  * NFTA_EXTHDR_SREG     // NLA_U32, source register (writing a TCP option)
  * ```
- * Printed: the presence of an IPv6 extension header or a TCP option, and
- * the TCP option fields nft names (nftables src/tcpopt.c). Others print raw.
+ * Printed: the presence of an IPv6 extension header, IPv4 or TCP option, the
+ * fields nft names (nftables src/exthdr.c, src/ipopt.c, src/tcpopt.c), bit
+ * fields among them when matched whole, and a TCP option field written
+ * (`tcp option maxseg size set 1360`). Others print raw.
  *
  * @module
  */
