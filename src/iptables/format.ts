@@ -54,6 +54,7 @@ import {
   FLAG_TYPES,
   l4Name,
   rangeEndText,
+  rangeL2,
   flagText,
   flagValueNames,
   tcpFlagNames,
@@ -701,14 +702,14 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
         if (!isMap) {
           slots.push({
             stmt: { text: `${f.text} ${e.invert ? '!= ' : ''}${right.text}`, json: { match: { op: e.invert ? '!=' : '==', left: f.json, right: right.json } } },
-            needsL2: f.l2,
+            needsL2: rangeL2(f),
             needsL3: f.l3,
             needsL4: f.l4,
           });
         } else if (e.dreg === C.NFT_REG_VERDICT) {
           slots.push({
             stmt: { text: `${f.text} vmap ${right.text}`, json: { vmap: { key: f.json, data: right.json } } },
-            needsL2: f.l2,
+            needsL2: rangeL2(f),
             needsL3: f.l3,
             needsL4: f.l4,
           });
@@ -898,7 +899,7 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
     if (!lo || !hi) return undefined;
     return {
       stmt: { text: `${f.text} ${lo.text}-${hi.text}`, json: { match: { op: '==', left: f.json, right: { range: [lo.json, hi.json] } } } },
-      needsL2: f.l2,
+      needsL2: rangeL2(f),
       needsL3: f.l3,
       needsL4: f.l4,
     };

@@ -169,6 +169,16 @@ export interface PrintedStatement {
   needsL4?: string;
 }
 
+/**
+ * The link-layer match a field compared with a range, a set or a verdict map implies (nft
+ * leaves it out): the field's own, and for `vlan type` the vlan header's
+ * `ether type 8021q`, which nft keeps before `vlan type ip` only.
+ */
+export function rangeL2(f: Pick<Field, 'l2' | 'json'>): string | undefined {
+  const p = (f.json as { payload?: { protocol?: string; field?: string } }).payload;
+  return f.l2 ?? (p?.protocol === 'vlan' && p.field === 'type' ? 'vlan' : undefined);
+}
+
 const TCP_FLAGS = ['fin', 'syn', 'rst', 'psh', 'ack', 'urg', 'ecn', 'cwr'];
 /** ct state bits, nft's names (NF_CT_STATE_INVALID_BIT = 1, NF_CT_STATE_BIT(IP_CT_ESTABLISHED) = 2, ...). */
 const CT_STATE_BITS: Array<[number, string]> = [

@@ -17,7 +17,7 @@
 import { NetlinkDecodeError, UsageError } from '../../netlink/errors.js';
 import * as C from '../constants.js';
 import { be32, checkU32, encodeValue, needU32, valueAttr } from '../data.js';
-import { rangeEndText } from '../print.js';
+import { rangeEndText, rangeL2 } from '../print.js';
 import type { ExprCodec } from './registry.js';
 
 /** `range`. */
@@ -76,7 +76,7 @@ export const rangeExpr: ExprCodec<RangeExpr> = {
         json: { match: { op: e.op === 'neq' ? '!=' : '==', left: f.json, right: { range: [lo.json, hi.json] } } },
       },
       consumes: [e.sreg],
-      needsL2: f.l2,
+      needsL2: rangeL2(f),
       needsL3: f.l3,
       needsL4: f.l4,
     };
