@@ -1344,7 +1344,7 @@ function dataLayout(set: NftSet): Layout {
  */
 function dataInterval(set: NftSet): boolean {
   const v = userdataTlvs(set.userdata).get(C.NFTNL_UDATA_SET_DATA_INTERVAL);
-  return v !== undefined && v.some((b) => b !== 0);
+  return v?.some((b) => b !== 0) ?? false;
 }
 
 /**
