@@ -122,7 +122,7 @@ type Src =
   | { k: 'masked'; src: Src; mask: string; xor: string }
   | { k: 'imm'; data: string }
   /** a map lookup's result (`ip saddr map { 1.1.1.1 : 0x5 }`), already printed */
-  | { k: 'map'; stmt: Statement; l3?: string; l4?: string };
+  | { k: 'map'; stmt: Statement; l3?: string; l4?: string; ends?: number };
 
 /**
  * What the matches before a statement established: the network protocol
@@ -464,7 +464,7 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
       const r = regs.get(n);
       if (!r) return undefined;
       if (r.src.k === 'imm') return { k: 'imm', data: r.src.data };
-      if (r.src.k === 'map') return { k: 'map', stmt: r.src.stmt, l3: r.src.l3, l4: r.src.l4 };
+      if (r.src.k === 'map') return { k: 'map', stmt: r.src.stmt, l3: r.src.l3, l4: r.src.l4, ends: r.src.ends };
       const f = r.src.k === 'masked' ? markExpression(r.src) : fieldOf(r.src, ctx);
       return f ? { k: 'field', field: f } : undefined;
     },
@@ -717,7 +717,7 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
           const stmt = { text: `${f.text} map ${right.text}`, json: { map: { key: f.json, data: right.json } } };
           slots.push({ stmt: raw(e), loadOf: e.dreg });
           for (const i of loadSlots) slots[i].dropped = false;
-          bind(e.dreg!, { src: { k: 'map', stmt, l3: f.l3, l4: f.l4 }, slots: [...loadSlots, slots.length - 1] });
+          bind(e.dreg!, { src: { k: 'map', stmt, l3: f.l3, l4: f.l4, ends: set && intervalEnds(set, e.dreg!) }, slots: [...loadSlots, slots.length - 1] });
         }
         continue;
       }
@@ -1354,6 +1354,20 @@ function dataInterval(set: NftSet): boolean {
  */
 function typeofOf(set: NftSet, tlv: number): Buffer | undefined {
   return dataInterval(set) ? undefined : userdataTlvs(set.userdata).get(tlv);
+}
+
+/**
+ * A map of address intervals looked up into register `dreg`: the register
+ * the last address lands in (a 16-byte register's 32-bit part for IPv4,
+ * NFT_REG32_01 after NFT_REG_1; the next 16-byte one for IPv6), as nft's
+ * NAT `addr_max`. Undefined for any other map.
+ */
+function intervalEnds(set: NftSet, dreg: number): number | undefined {
+  const l = dataLayout(set);
+  if (!dataInterval(set) || l.length !== 1 || (l[0].type !== 'ipv4' && l[0].type !== 'ipv6')) return undefined;
+  const words = l[0].len / 4;
+  if (dreg >= C.NFT_REG32_00) return dreg + words;
+  return words === 4 ? dreg + 1 : C.NFT_REG32_00 + (dreg - C.NFT_REG_1) * 4 + words;
 }
 
 /** Part types of the interval values nft prints (NAT maps: addresses, ports); another is raw. */

@@ -128,7 +128,8 @@ export type RegisterValue =
   /** a field loaded from the packet or its metadata, unmasked */
   | { k: 'field'; field: Field }
   /** the value a map lookup gave (`ip saddr map { 1.1.1.1 : 2.2.2.2 }`), already printed */
-  | { k: 'map'; stmt: Statement; l3?: string; l4?: string };
+  /** `ends`: a map of address intervals, the register its last address is in (the first in the lookup's) */
+  | { k: 'map'; stmt: Statement; l3?: string; l4?: string; ends?: number };
 
 /** What an expression module gets to print its statement. */
 export interface PrintContext {

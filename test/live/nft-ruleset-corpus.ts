@@ -1775,6 +1775,56 @@ export const CORPUS: ReadonlyArray<{ table: string; text: string; setup?: string
 }
 `,
   },
+  // NAT to a map of address intervals: nft names the family in any table (`snat ip to ip saddr map @n`)
+  {
+    table: 'ip rt_nativ',
+    text: `table ip rt_nativ {
+	map n {
+		type ipv4_addr : interval ipv4_addr
+		elements = { 127.0.0.1 : 169.254.0.1-169.254.0.5 }
+	}
+
+	chain c {
+		type nat hook postrouting priority srcnat; policy accept;
+		snat ip to ip saddr map @n
+		snat ip to ip saddr map { 127.0.0.2 : 169.254.0.1-169.254.0.3 }
+		snat ip prefix to ip saddr map { 127.0.0.0/8 : 169.254.0.0/16 }
+	}
+}
+`,
+  },
+  // the same in ip6
+  {
+    table: 'ip6 rt_nativ6',
+    text: `table ip6 rt_nativ6 {
+	map n {
+		type ipv6_addr : interval ipv6_addr
+		elements = { fd00::1 : fd01::1-fd01::5 }
+	}
+
+	chain c {
+		type nat hook prerouting priority dstnat; policy accept;
+		meta l4proto tcp dnat ip6 to ip6 saddr map @n
+	}
+}
+`,
+  },
+  // the same in inet
+  {
+    table: 'inet rt_nativ',
+    text: `table inet rt_nativ {
+	map n {
+		type ipv4_addr : interval ipv4_addr
+		elements = { 127.0.0.1 : 169.254.0.1-169.254.0.5 }
+	}
+
+	chain c {
+		type nat hook prerouting priority dstnat; policy accept;
+		meta l4proto tcp dnat ip to ip saddr map @n
+	}
+}
+`,
+  },
 ];
 
 /** Rules in a table's text: the lines of its chains other than the base chain header. */
