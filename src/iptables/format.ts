@@ -122,7 +122,7 @@ type Src =
   | { k: 'masked'; src: Src; mask: string; xor: string }
   | { k: 'imm'; data: string }
   /** a map lookup's result (`ip saddr map { 1.1.1.1 : 0x5 }`), already printed */
-  | { k: 'map'; stmt: Statement; l3?: string; l4?: string; ends?: number };
+  | { k: 'map'; stmt: Statement; l2?: string; l3?: string; l4?: string; ends?: number };
 
 /**
  * What the matches before a statement established: the network protocol
@@ -464,7 +464,7 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
       const r = regs.get(n);
       if (!r) return undefined;
       if (r.src.k === 'imm') return { k: 'imm', data: r.src.data };
-      if (r.src.k === 'map') return { k: 'map', stmt: r.src.stmt, l3: r.src.l3, l4: r.src.l4, ends: r.src.ends };
+      if (r.src.k === 'map') return { k: 'map', stmt: r.src.stmt, l2: r.src.l2, l3: r.src.l3, l4: r.src.l4, ends: r.src.ends };
       const f = r.src.k === 'masked' ? markExpression(r.src) : fieldOf(r.src, ctx);
       return f ? { k: 'field', field: f } : undefined;
     },
@@ -574,6 +574,7 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
             consume(e.sreg);
             slots.push({
               stmt: { text: `${text} set ${r.src.stmt.text}`, json: { mangle: { key, value: r.src.stmt.json } } },
+              needsL2: r.src.l2,
               needsL3: r.src.l3,
               needsL4: r.src.l4,
             });
@@ -607,7 +608,7 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
             consume(e.sreg);
             slots.push({
               stmt: { text: `${target.text} set ${r.src.stmt.text}`, json: { mangle: { key: target.json, value: r.src.stmt.json } } },
-              needsL2: target.l2,
+              needsL2: target.l2 ?? r.src.l2,
               needsL3: target.l3 ?? r.src.l3,
               needsL4: target.l4 ?? r.src.l4,
             });
@@ -717,7 +718,10 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
           const stmt = { text: `${f.text} map ${right.text}`, json: { map: { key: f.json, data: right.json } } };
           slots.push({ stmt: raw(e), loadOf: e.dreg });
           for (const i of loadSlots) slots[i].dropped = false;
-          bind(e.dreg!, { src: { k: 'map', stmt, l3: f.l3, l4: f.l4, ends: set && intervalEnds(set, e.dreg!) }, slots: [...loadSlots, slots.length - 1] });
+          bind(e.dreg!, {
+            src: { k: 'map', stmt, l2: f.l2, l3: f.l3, l4: f.l4, ends: set && intervalEnds(set, e.dreg!) },
+            slots: [...loadSlots, slots.length - 1],
+          });
         }
         continue;
       }

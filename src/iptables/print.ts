@@ -129,7 +129,7 @@ export type RegisterValue =
   | { k: 'field'; field: Field }
   /** the value a map lookup gave (`ip saddr map { 1.1.1.1 : 2.2.2.2 }`), already printed */
   /** `ends`: a map of address intervals, the register its last address is in (the first in the lookup's) */
-  | { k: 'map'; stmt: Statement; l3?: string; l4?: string; ends?: number };
+  | { k: 'map'; stmt: Statement; l2?: string; l3?: string; l4?: string; ends?: number };
 
 /** What an expression module gets to print its statement. */
 export interface PrintContext {

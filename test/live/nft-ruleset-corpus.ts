@@ -1825,6 +1825,25 @@ export const CORPUS: ReadonlyArray<{ table: string; text: string; setup?: string
 }
 `,
   },
+  // a map keyed by vlan id, and a range, set or verdict map on vlan type: nft leaves out `ether type 8021q`
+  {
+    table: 'bridge rt_vlanmap',
+    text: `table bridge rt_vlanmap {
+	map m8 {
+		typeof vlan id : meta mark
+		elements = { 5 : 0x00000001 }
+	}
+
+	chain c {
+		meta mark set vlan id map @m8
+		meta priority set vlan id map { 5 : 1:2 }
+		vlan type 0x0800-0x86dd accept
+		vlan type { ip, ip6 } accept
+		vlan type vmap { ip : accept }
+	}
+}
+`,
+  },
 ];
 
 /** Rules in a table's text: the lines of its chains other than the base chain header. */
