@@ -1844,6 +1844,29 @@ export const CORPUS: ReadonlyArray<{ table: string; text: string; setup?: string
 }
 `,
   },
+  // set statements on link-layer keys in netdev: nft leaves out `meta iiftype ether`
+  {
+    table: 'netdev rt_dynl2',
+    text: `table netdev rt_dynl2 {
+	set b {
+		type ether_addr
+		size 65535
+		flags dynamic
+	}
+
+	set g {
+		type ether_addr . mark
+		size 65535
+		flags dynamic
+	}
+
+	chain c {
+		add @b { ether daddr }
+		add @g { ether daddr . meta mark }
+	}
+}
+`,
+  },
 ];
 
 /** Rules in a table's text: the lines of its chains other than the base chain header. */
