@@ -1111,6 +1111,8 @@ export const NFTNL_UDATA_CHAIN_COMMENT = 0;
 export const NFTNL_UDATA_SET_ELEM_COMMENT = 0;
 /** NFTNL_UDATA_OBJ_COMMENT: libnftnl udata.h, a named object's `comment "..."` (NFTA_OBJ_USERDATA), NUL-terminated */
 export const NFTNL_UDATA_OBJ_COMMENT = 0;
+/** NFTNL_UDATA_SET_DATA_INTERVAL: libnftnl udata.h, whether a map's values are intervals (`: interval ipv4_addr`; u32 host order, 1 or 0) */
+export const NFTNL_UDATA_SET_DATA_INTERVAL = 6;
 /** NFTNL_UDATA_SET_COMMENT: libnftnl udata.h, a set's `comment "..."`, NUL-terminated */
 export const NFTNL_UDATA_SET_COMMENT = 7;
 /** NFTNL_UDATA_SET_MERGE_ELEMENTS: libnftnl udata.h, nft's `auto-merge` (u32 host order, 1) */

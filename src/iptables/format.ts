@@ -49,11 +49,12 @@ import { HEADERS, headerField, L4_HEADERS, type HeaderField } from './headers.js
 import {
   cidrBits,
   HOST_ORDER_TYPES,
-  rangeEnd,
   datatypeLayout,
   durationText,
   FLAG_TYPES,
   l4Name,
+  rangeEndText,
+  rangeL2,
   flagText,
   flagValueNames,
   tcpFlagNames,
@@ -121,7 +122,7 @@ type Src =
   | { k: 'masked'; src: Src; mask: string; xor: string }
   | { k: 'imm'; data: string }
   /** a map lookup's result (`ip saddr map { 1.1.1.1 : 0x5 }`), already printed */
-  | { k: 'map'; stmt: Statement; l3?: string; l4?: string };
+  | { k: 'map'; stmt: Statement; l2?: string; l3?: string; l4?: string; ends?: number };
 
 /**
  * What the matches before a statement established: the network protocol
@@ -463,7 +464,7 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
       const r = regs.get(n);
       if (!r) return undefined;
       if (r.src.k === 'imm') return { k: 'imm', data: r.src.data };
-      if (r.src.k === 'map') return { k: 'map', stmt: r.src.stmt, l3: r.src.l3, l4: r.src.l4 };
+      if (r.src.k === 'map') return { k: 'map', stmt: r.src.stmt, l2: r.src.l2, l3: r.src.l3, l4: r.src.l4, ends: r.src.ends };
       const f = r.src.k === 'masked' ? markExpression(r.src) : fieldOf(r.src, ctx);
       return f ? { k: 'field', field: f } : undefined;
     },
@@ -573,6 +574,7 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
             consume(e.sreg);
             slots.push({
               stmt: { text: `${text} set ${r.src.stmt.text}`, json: { mangle: { key, value: r.src.stmt.json } } },
+              needsL2: r.src.l2,
               needsL3: r.src.l3,
               needsL4: r.src.l4,
             });
@@ -606,7 +608,7 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
             consume(e.sreg);
             slots.push({
               stmt: { text: `${target.text} set ${r.src.stmt.text}`, json: { mangle: { key: target.json, value: r.src.stmt.json } } },
-              needsL2: target.l2,
+              needsL2: target.l2 ?? r.src.l2,
               needsL3: target.l3 ?? r.src.l3,
               needsL4: target.l4 ?? r.src.l4,
             });
@@ -701,14 +703,14 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
         if (!isMap) {
           slots.push({
             stmt: { text: `${f.text} ${e.invert ? '!= ' : ''}${right.text}`, json: { match: { op: e.invert ? '!=' : '==', left: f.json, right: right.json } } },
-            needsL2: f.l2,
+            needsL2: rangeL2(f),
             needsL3: f.l3,
             needsL4: f.l4,
           });
         } else if (e.dreg === C.NFT_REG_VERDICT) {
           slots.push({
             stmt: { text: `${f.text} vmap ${right.text}`, json: { vmap: { key: f.json, data: right.json } } },
-            needsL2: f.l2,
+            needsL2: rangeL2(f),
             needsL3: f.l3,
             needsL4: f.l4,
           });
@@ -716,7 +718,10 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
           const stmt = { text: `${f.text} map ${right.text}`, json: { map: { key: f.json, data: right.json } } };
           slots.push({ stmt: raw(e), loadOf: e.dreg });
           for (const i of loadSlots) slots[i].dropped = false;
-          bind(e.dreg!, { src: { k: 'map', stmt, l3: f.l3, l4: f.l4 }, slots: [...loadSlots, slots.length - 1] });
+          bind(e.dreg!, {
+            src: { k: 'map', stmt, l2: f.l2, l3: f.l3, l4: f.l4, ends: set && intervalEnds(set, e.dreg!) },
+            slots: [...loadSlots, slots.length - 1],
+          });
         }
         continue;
       }
@@ -738,7 +743,7 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
         const p = codec?.statement?.(e, pctx);
         if (p) {
           for (const reg of p.consumes ?? []) consume(reg);
-          slots.push({ stmt: p.stmt, needsL3: p.needsL3, needsL4: p.needsL4 });
+          slots.push({ stmt: p.stmt, needsL2: p.needsL2, needsL3: p.needsL3, needsL4: p.needsL4 });
           continue;
         }
         rawSlot(e, codec ? (codec.writes?.(e) ?? []) : 'all');
@@ -893,16 +898,12 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
     if (src.k === 'imm' || src.k === 'masked' || src.k === 'map') return undefined;
     const f = fieldOf(src, ctx);
     if (!f || f.fullLen !== undefined || f.type === 'hex') return undefined;
-    const lo = valueText(from, f.type, pctx.ifname);
-    const hi = valueText(to, f.type, pctx.ifname);
-    if ((lo.text.startsWith('0x') || hi.text.startsWith('0x')) && f.type !== 'mark' && f.type !== 'mark_be' && f.type !== 'rawint') return undefined;
-    // a range of tcp flags: numbers in nft's text (`tcp flags 0x40-0x80`, see rangeEnd), names in its JSON; of ct flags: raw
-    if (FLAG_TYPES.has(f.type) && f.type !== 'tcpflags') return undefined;
-    const a = rangeEnd(lo, from, f.type);
-    const b = rangeEnd(hi, to, f.type);
+    const lo = rangeEndText(from, f.type, pctx.ifname);
+    const hi = rangeEndText(to, f.type, pctx.ifname);
+    if (!lo || !hi) return undefined;
     return {
-      stmt: { text: `${f.text} ${a.text}-${b.text}`, json: { match: { op: '==', left: f.json, right: { range: [a.json, b.json] } } } },
-      needsL2: f.l2,
+      stmt: { text: `${f.text} ${lo.text}-${hi.text}`, json: { match: { op: '==', left: f.json, right: { range: [lo.json, hi.json] } } } },
+      needsL2: rangeL2(f),
       needsL3: f.l3,
       needsL4: f.l4,
     };
@@ -1248,7 +1249,7 @@ function layoutOf(id: number | undefined, len: number, order: 'big' | 'host', in
 function keyLayout(set: NftSet, t?: ValueType): Layout {
   const order = setKeyByteOrder(set);
   const interval = set.flags.includes('interval');
-  const typed = typeofLayout(userdataTlvs(set.userdata).get(C.NFTNL_UDATA_SET_KEY_TYPEOF), set.keyLen, interval);
+  const typed = typeofLayout(typeofOf(set, C.NFTNL_UDATA_SET_KEY_TYPEOF), set.keyLen, interval);
   // a single mark of an interval set is big-endian: read as such, not swapped a second time
   if (typed && t === undefined) return typed.length === 1 && typed[0].type === 'mark' && order === 'big' ? [{ type: 'mark_be', len: typed[0].len }] : typed;
   const l = layoutOf(set.keyType, set.keyLen, order, interval);
@@ -1268,13 +1269,12 @@ function bitValue(n: number, type: ValueType): string {
   return bytes.toString('hex');
 }
 
-/** One part's value; a swapped host-order part is read back in host order. */
+/** One part's value (`range`: one end of a range, see {@link rangeEndText}); a swapped host-order part is read back in host order. */
 function partValue(hex: string, p: Layout[number], ifname: IfnameOf | undefined, range = false): { text: string; json: unknown } {
   const swapped = p.swapped && endianness() === 'LE' ? Buffer.from(hex, 'hex').reverse().toString('hex') : hex;
   // a bit field's value as the bitwise left it (`ip dscp`: cs1 is 0x20): shifted down first
   const h = p.shift !== undefined ? bitValue(Buffer.from(swapped, 'hex').readUIntBE(0, hex.length / 2) >>> p.shift, p.type) : swapped;
-  const v = valueText(h, p.type, ifname);
-  return range && !HOST_ORDER_TYPES.has(p.type) ? rangeEnd(v, h, p.type) : v;
+  return (range && rangeEndText(h, p.type, ifname)) || valueText(h, p.type, ifname);
 }
 
 /**
@@ -1332,15 +1332,66 @@ function dataOf(set: NftSet, it: NftSetItem, ifname: IfnameOf | undefined): { te
     const v = d.verdict;
     return v.chain !== undefined ? { text: `${v.code} ${v.chain}`, json: { [v.code]: { target: v.chain } } } : { text: v.code, json: { [v.code]: null } };
   }
-  return layoutValue(d.value ?? '', dataLayout(set), undefined, ifname);
+  return dataInterval(set) ? intervalData(d.value ?? '', dataLayout(set), ifname) : layoutValue(d.value ?? '', dataLayout(set), undefined, ifname);
 }
 
-/** How a map's values print. */
+/** How a map's values print (of a map of intervals: each end's). */
 function dataLayout(set: NftSet): Layout {
-  return (
-    typeofLayout(userdataTlvs(set.userdata).get(C.NFTNL_UDATA_SET_DATA_TYPEOF), set.dataLen, false) ??
-    layoutOf(set.dataType, set.dataLen ?? 0, setDataByteOrder(set), false)
-  );
+  const len = (set.dataLen ?? 0) / (dataInterval(set) ? 2 : 1);
+  return typeofLayout(typeofOf(set, C.NFTNL_UDATA_SET_DATA_TYPEOF), len, false) ?? layoutOf(set.dataType, len, setDataByteOrder(set), false);
+}
+
+/**
+ * A map whose values are intervals (`: interval ipv4_addr`: nft writes
+ * NFTNL_UDATA_SET_DATA_INTERVAL 1; 0 in any other map): each value is its
+ * first then its last value.
+ */
+function dataInterval(set: NftSet): boolean {
+  const v = userdataTlvs(set.userdata).get(C.NFTNL_UDATA_SET_DATA_INTERVAL);
+  return v?.some((b) => b !== 0) ?? false;
+}
+
+/**
+ * A set's `typeof` user data (NFTNL_UDATA_SET_KEY_TYPEOF or _DATA_TYPEOF);
+ * none for a map of intervals, which nft 1.0.6 lists by type (the value's
+ * `typeof` does not fit its doubled size).
+ */
+function typeofOf(set: NftSet, tlv: number): Buffer | undefined {
+  return dataInterval(set) ? undefined : userdataTlvs(set.userdata).get(tlv);
+}
+
+/**
+ * A map of address intervals looked up into register `dreg`: the register
+ * the last address lands in (a 16-byte register's 32-bit part for IPv4,
+ * NFT_REG32_01 after NFT_REG_1; the next 16-byte one for IPv6), as nft's
+ * NAT `addr_max`. Undefined for any other map.
+ */
+function intervalEnds(set: NftSet, dreg: number): number | undefined {
+  const l = dataLayout(set);
+  if (!dataInterval(set) || l.length !== 1 || (l[0].type !== 'ipv4' && l[0].type !== 'ipv6')) return undefined;
+  const words = l[0].len / 4;
+  if (dreg >= C.NFT_REG32_00) return dreg + words;
+  return words === 4 ? dreg + 1 : C.NFT_REG32_00 + (dreg - C.NFT_REG_1) * 4 + words;
+}
+
+/** Part types of the interval values nft prints (NAT maps: addresses, ports); another is raw. */
+const INTERVAL_DATA_TYPES: ReadonlySet<ValueType> = new Set(['ipv4', 'ipv6', 'port']);
+
+/**
+ * An interval value as nft prints it: a CIDR block of addresses as a prefix
+ * (`10.0.0.1/32` too), else a range; in a concatenation part by part, a
+ * part of one value as that value (`10.0.0.0/24 . 80`).
+ */
+function intervalData(hex: string, layout: Layout, ifname: IfnameOf | undefined): { text: string; json: unknown } {
+  const [lo, hi] = [hex.slice(0, hex.length / 2), hex.slice(hex.length / 2)];
+  if (!layout.every((p) => INTERVAL_DATA_TYPES.has(p.type)) || (layout.length === 1 && layout[0].type === 'port'))
+    return { text: `[ ${RAW_MARKER} interval ${lo} ${hi} ]`, json: { raw: { range: [lo, hi] } } };
+  if (layout.length > 1) return layoutValue(lo, layout, hi, ifname);
+  const bits = cidrBits(Buffer.from(lo, 'hex'), Buffer.from(hi, 'hex'));
+  const a = valueText(lo, layout[0].type);
+  if (bits !== undefined) return { text: `${a.text}/${bits}`, json: { prefix: { addr: a.json, len: bits } } };
+  const b = valueText(hi, layout[0].type);
+  return { text: `${a.text}-${b.text}`, json: { range: [a.json, b.json] } };
 }
 
 /**
@@ -1450,7 +1501,7 @@ function typeofParts(v: Buffer | undefined): TypeofPart[] | null | undefined {
       const proto = TYPEOF_PROTOS[u32(d.get(0)) ?? -1];
       // the field's place in nft's template of the protocol, from 1
       const field = proto ? HEADERS[proto].fields[(u32(d.get(1)) ?? 0) - 1] : undefined;
-      return field ? [{ text: `${proto} ${field.name}`, type: field.type, len: field.len }] : null;
+      return field ? [{ text: `${proto} ${field.name}`, type: field.type, len: valueBytes(field) }] : null;
     }
     case EXPR_META: {
       const key = META_KEY_NAMES[u32(d.get(0)) ?? -1];
@@ -1470,6 +1521,17 @@ function typeofParts(v: Buffer | undefined): TypeofPart[] | null | undefined {
     default:
       return null;
   }
+}
+
+/**
+ * Bytes of a header field's value in a set: a bit field's bits, rounded up
+ * (nft's element of `ip6 dscp` is 1 byte where its load takes 2); else the
+ * bytes loaded.
+ */
+function valueBytes(field: HeaderField): number {
+  if (field.mask === undefined) return field.len;
+  const bits = [...Buffer.from(field.mask, 'hex')].reduce((n, b) => n + b.toString(2).replace(/0/g, '').length, 0);
+  return Math.ceil(bits / 8);
 }
 
 /** A `typeof` expression's text (`ip saddr . tcp dport`); undefined / null as {@link typeofParts}. */
@@ -1504,22 +1566,14 @@ function unnamedType(s: NftSet): string | undefined {
 }
 
 function setProblem(s: NftSet): string | undefined {
-  const ud = userdataTlvs(s.userdata);
-  if (typeofText(ud.get(C.NFTNL_UDATA_SET_KEY_TYPEOF)) === null || typeofText(ud.get(C.NFTNL_UDATA_SET_DATA_TYPEOF)) === null)
-    return 'declared with a typeof synplug cannot read (printed with its type instead)';
+  const [key, data] = [typeofOf(s, C.NFTNL_UDATA_SET_KEY_TYPEOF), typeofOf(s, C.NFTNL_UDATA_SET_DATA_TYPEOF)];
+  if (typeofText(key) === null || typeofText(data) === null) return 'declared with a typeof synplug cannot read (printed with its type instead)';
   const interval = s.flags.includes('interval');
-  if (
-    (ud.has(C.NFTNL_UDATA_SET_KEY_TYPEOF) &&
-      typeofParts(ud.get(C.NFTNL_UDATA_SET_KEY_TYPEOF)) &&
-      !typeofLayout(ud.get(C.NFTNL_UDATA_SET_KEY_TYPEOF), s.keyLen, interval)) ||
-    (ud.has(C.NFTNL_UDATA_SET_DATA_TYPEOF) &&
-      typeofParts(ud.get(C.NFTNL_UDATA_SET_DATA_TYPEOF)) &&
-      !typeofLayout(ud.get(C.NFTNL_UDATA_SET_DATA_TYPEOF), s.dataLen, false))
-  )
+  if ((typeofParts(key) && !typeofLayout(key, s.keyLen, interval)) || (typeofParts(data) && !typeofLayout(data, s.dataLen, false)))
     return "a typeof whose sizes do not match the set's keys or values";
   const printed = s.elements ? setElementsPrinted(s, s.elements, keyLayout(s), undefined) : [];
   if (printed.some((v) => v.text.includes(`[ ${RAW_MARKER}`)))
-    return 'an element nft cannot read back (a range of device names that is not a wildcard, a count past 2^53)';
+    return 'an element nft cannot read back (a range of device names that is not a wildcard, a count past 2^53, an interval value not of addresses)';
   if (printed.some((v) => ESCAPED_STAR.test(v.text))) return ESCAPED_STAR_WHY;
   if (unnamedType(s)) return `a key or value type nft names and synplug does not (${s.type}${s.map !== undefined ? ` : ${s.map}` : ''})`;
   const other = (s.expressions ?? []).filter((e) => !SET_EXPRS.has(e));
@@ -1537,10 +1591,10 @@ function tableFlags(t: NftTable, options: FormatOptions): string[] {
 /** A named set or map's block as `nft list` prints it. */
 function setText(s: NftSet, options: FormatOptions, ifnames: NftRuleset['ifnames']): string {
   let b = `\t${s.map !== undefined ? 'map' : 'set'} ${s.name} {${options.handles && s.handle !== undefined ? ` # handle ${s.handle}` : ''}\n`;
-  const ud = userdataTlvs(s.userdata);
-  const kt = typeofText(ud.get(C.NFTNL_UDATA_SET_KEY_TYPEOF));
-  const value = s.map !== undefined ? ` : ${typeofText(ud.get(C.NFTNL_UDATA_SET_DATA_TYPEOF)) ?? s.map}` : '';
-  b += kt ? `\t\ttypeof ${kt}${value}\n` : `\t\ttype ${s.type ?? 'integer'}${s.map !== undefined ? ` : ${s.map}` : ''}\n`;
+  const kt = typeofText(typeofOf(s, C.NFTNL_UDATA_SET_KEY_TYPEOF));
+  const value = s.map !== undefined ? ` : ${typeofText(typeofOf(s, C.NFTNL_UDATA_SET_DATA_TYPEOF)) ?? s.map}` : '';
+  const interval = dataInterval(s) ? 'interval ' : '';
+  b += kt ? `\t\ttypeof ${kt}${value}\n` : `\t\ttype ${s.type ?? 'integer'}${s.map !== undefined ? ` : ${interval}${s.map}` : ''}\n`;
   if (s.policy === C.NFT_SET_POL_MEMORY) b += '\t\tpolicy memory\n';
   // a constant set's size is the one nft computed from its elements: not listed
   if (s.size !== undefined && !s.flags.includes('constant')) b += `\t\tsize ${s.size}\n`;

@@ -128,7 +128,8 @@ export type RegisterValue =
   /** a field loaded from the packet or its metadata, unmasked */
   | { k: 'field'; field: Field }
   /** the value a map lookup gave (`ip saddr map { 1.1.1.1 : 2.2.2.2 }`), already printed */
-  | { k: 'map'; stmt: Statement; l3?: string; l4?: string };
+  /** `ends`: a map of address intervals, the register its last address is in (the first in the lookup's) */
+  | { k: 'map'; stmt: Statement; l2?: string; l3?: string; l4?: string; ends?: number };
 
 /** What an expression module gets to print its statement. */
 export interface PrintContext {
@@ -163,9 +164,20 @@ export interface PrintedStatement {
   stmt: Statement;
   /** registers whose loads this statement consumes (they are not printed on their own) */
   consumes?: number[];
-  /** an l3 / l4 match before it that nft leaves out (`meta nfproto ipv4` before `reject with icmp ...`) */
+  /** an l2 / l3 / l4 match before it that nft leaves out (`meta nfproto ipv4` before `reject with icmp ...`, `meta iiftype ether` before `ether type != ...`) */
+  needsL2?: string;
   needsL3?: string;
   needsL4?: string;
+}
+
+/**
+ * The link-layer match a field compared with a range, a set or a verdict map implies (nft
+ * leaves it out): the field's own, and for `vlan type` the vlan header's
+ * `ether type 8021q`, which nft keeps before `vlan type ip` only.
+ */
+export function rangeL2(f: Pick<Field, 'l2' | 'json'>): string | undefined {
+  const p = (f.json as { payload?: { protocol?: string; field?: string } }).payload;
+  return f.l2 ?? (p?.protocol === 'vlan' && p.field === 'type' ? 'vlan' : undefined);
 }
 
 const TCP_FLAGS = ['fin', 'syn', 'rst', 'psh', 'ack', 'urg', 'ecn', 'cwr'];
@@ -338,35 +350,6 @@ const ENUM_NAMES: Partial<Record<ValueType, ReadonlyMap<number, string>>> = {
     [10, 'nak'],
   ]),
 };
-
-const decimal = { text: String };
-/**
- * How nft 1.0.6 prints the ends of a range of a type it otherwise names: its range printing turns
- * names off (`icmp type 0-3`, `ip dscp { 0x08-0x18 }`, `tcp flags 0x2-0x10`); its JSON keeps them, but for
- * the protocol numbers (`json`: the number).
- */
-const RANGE_NUMERIC: Partial<Record<ValueType, { text: (n: number) => string; json?: true }>> = {
-  icmp_type: decimal,
-  icmp_code: decimal,
-  icmpv6_type: decimal,
-  icmpv6_code: decimal,
-  icmpx_code: decimal,
-  igmp_type: decimal,
-  arp_op: decimal,
-  mh_type: decimal,
-  l4proto: { text: String, json: true },
-  dscp: { text: (n) => `0x${n.toString(16).padStart(2, '0')}` },
-  ecn: { text: (n) => `0x${n.toString(16)}` },
-  tcpflags: { text: (n) => `0x${n.toString(16)}` },
-};
-
-/** A range's end (`v`, printed from big-endian `hex` of `type`) as nft prints it ({@link RANGE_NUMERIC}). */
-export function rangeEnd(v: { text: string; json: unknown }, hex: string, type: ValueType): { text: string; json: unknown } {
-  const r = RANGE_NUMERIC[type];
-  if (!r || hex.length === 0 || hex.length > 8) return v;
-  const n = Buffer.from(hex, 'hex').readUIntBE(0, hex.length / 2);
-  return { text: r.text(n), json: r.json ? n : v.json };
-}
 
 /** nft's name of an enumerated value (`icmp_code` 3: `port-unreachable`), or undefined. */
 export function enumName(type: ValueType, n: number): string | undefined {
@@ -791,6 +774,51 @@ export function valueText(hex: string, type: ValueType, ifname?: (index: number)
       break;
   }
   return { text: `0x${hex}`, json: `0x${hex}` };
+}
+
+/**
+ * Symbolic types nft 1.0.6 prints numerically inside a range (its range
+ * printer turns on NFT_CTX_OUTPUT_NUMERIC_ALL: `meta l4proto 6-17`, `icmp
+ * type 0-8`, `ether type 0x0800-0x86dd`), in their base format: decimal
+ * (0), or hex of this many digits (the field's bits / 4, rounded up).
+ */
+const RANGE_NUMERIC: Partial<Record<ValueType, number>> = {
+  l4proto: 0,
+  nfproto: 0,
+  ct_dir: 0,
+  pkttype: 0,
+  addrtype: 0,
+  iftype: 0,
+  icmp_type: 0,
+  icmp_code: 0,
+  icmpv6_type: 0,
+  icmpv6_code: 0,
+  arp_op: 0,
+  igmp_type: 0,
+  icmpx_code: 0,
+  mh_type: 0,
+  ethertype: 4,
+  dscp: 2,
+  ecn: 1,
+};
+
+/**
+ * One end of a range as nft prints it: a symbolic value as its number
+ * ({@link RANGE_NUMERIC}); in JSON nft names it (NFT_CTX_OUTPUT_NUMERIC_PROTO
+ * only: protocols as numbers), and a value of several tcp flags is a number.
+ * Undefined when the bytes are not a value of `type`, or are ct flags.
+ */
+export function rangeEndText(hex: string, type: ValueType, ifname?: (index: number) => string | undefined): { text: string; json: unknown } | undefined {
+  const v = valueText(hex, type, ifname);
+  // bytes valueText could not read (it fell back to their hex)
+  // or ct flags, whose ranges synplug leaves raw
+  if (v.json === `0x${hex}` || type === 'ct_state' || type === 'ct_status') return undefined;
+  const b = Buffer.from(hex, 'hex');
+  if (type === 'tcpflags' && b.length === 1) return { text: `0x${b[0].toString(16)}`, json: Array.isArray(v.json) ? b[0] : v.json };
+  const digits = RANGE_NUMERIC[type];
+  if (digits === undefined || b.length < 1 || b.length > 4) return v;
+  const n = HOST_ORDER_TYPES.has(type) ? b.readUIntLE(0, b.length) : b.readUIntBE(0, b.length);
+  return { text: digits ? `0x${n.toString(16).padStart(digits, '0')}` : String(n), json: type === 'l4proto' ? n : v.json };
 }
 
 /** Prefix length when `lo`..`hi` (same length, network order) is exactly one CIDR block, else undefined. */

@@ -1590,6 +1590,283 @@ export const CORPUS: ReadonlyArray<{ table: string; text: string; setup?: string
 }
 `,
   },
+  // ip6 dscp in typeof sets and maps, alone and concatenated: its value is one byte (its load two)
+  {
+    table: 'ip6 rt_dscpcat',
+    text: `table ip6 rt_dscpcat {
+	set s {
+		typeof ip6 saddr . ip6 dscp
+		elements = { fd00::2 . cs1,
+			     fd00::1 . af11 }
+	}
+
+	set d {
+		typeof ip6 dscp
+		elements = { af11,
+			     ef }
+	}
+
+	set i {
+		typeof ip6 dscp . tcp dport
+		flags interval
+		elements = { cs1 . 22-23,
+			     af41 . 80 }
+	}
+
+	map m {
+		typeof meta mark : ip6 dscp . tcp dport
+		elements = { 0x00000001 : af11 . 22 }
+	}
+
+	map v {
+		typeof ip6 dscp . tcp dport : verdict
+		elements = { cs1 . 22 : accept }
+	}
+}
+`,
+  },
+  // maps of interval values (`: interval ipv4_addr`, nft's NAT ranges): prefixes, ranges, parts of one value
+  {
+    table: 'ip rt_ivdata',
+    text: `table ip rt_ivdata {
+	map g {
+		type ipv4_addr : interval ipv4_addr . inet_service
+		flags interval
+		elements = { 127.0.0.0/8 : 169.254.0.1-169.254.0.5 . 80-90 }
+	}
+
+	map n {
+		type ipv4_addr : interval ipv4_addr
+		elements = { 127.0.0.1 : 169.254.0.0/24, 127.0.0.2 : 169.254.0.1-169.254.0.5 }
+	}
+
+	map k {
+		type inet_service : interval ipv4_addr . inet_service
+		elements = { 80 : 169.254.0.1-169.254.0.2 . 1-1023 }
+	}
+
+	map o {
+		type ipv4_addr : interval ipv4_addr
+		flags interval
+		elements = { 127.0.0.0/8 : 169.254.0.1-169.254.0.5 }
+	}
+}
+`,
+  },
+  // a map of IPv6 interval values
+  {
+    table: 'ip6 rt_ivdata6',
+    text: `table ip6 rt_ivdata6 {
+	map f {
+		type ipv6_addr : interval ipv6_addr
+		flags interval
+		elements = { fd00::/16 : fd01::1-fd01::5 }
+	}
+}
+`,
+  },
+  // ranges of types nft names print as numbers (`meta l4proto 6-17`, `ether type 0x0800-0x86dd`), `!=` too; a range, set or
+  // verdict map on vlan type leaves out `ether type 8021q`
+  {
+    table: 'netdev rt_symrange',
+    text: `table netdev rt_symrange {
+	chain c {
+		ether type 0x0800-0x86dd accept
+		ether type != 0x0800-0x86dd drop
+		vlan type 0x0800-0x86dd accept
+		vlan type != 0x0800-0x86dd accept
+		vlan type { ip, ip6 } accept
+		vlan type vmap { ip : accept }
+		meta l4proto 6-17 accept
+		meta l4proto { 1-6, udp } accept
+		meta pkttype 0-2 accept
+		meta protocol 0x0800-0x86dd accept
+		icmp type 0-8 accept
+		icmp type != 0-8 drop
+		icmpv6 type 128-129 accept
+		arp operation 1-2 accept
+		ip protocol != 6-17 drop
+	}
+}
+`,
+  },
+  // interval sets and maps of types nft names: ranges as numbers, single values as names
+  {
+    table: 'inet rt_symsets',
+    text: `table inet rt_symsets {
+	set et {
+		type ether_type
+		flags interval
+		elements = { 0x0800-0x86dd }
+	}
+
+	set pk {
+		type pkt_type
+		flags interval
+		elements = { 0-2 }
+	}
+
+	set nf {
+		type nf_proto
+		flags interval
+		elements = { 2-10 }
+	}
+
+	set cd {
+		type ct_dir
+		flags interval
+		elements = { 0-1 }
+	}
+
+	set it {
+		type iface_type
+		flags interval
+		elements = { 1-772 }
+	}
+
+	set ec {
+		type ecn
+		flags interval
+		elements = { 0x0-0x2 }
+	}
+
+	set ao {
+		type arp_op
+		flags interval
+		elements = { 1-2 }
+	}
+
+	set i6 {
+		type icmpv6_type
+		flags interval
+		elements = { 128-129,
+			     nd-neighbor-solicit }
+	}
+
+	set fa {
+		type fib_addrtype
+		flags interval
+		elements = { 1-3 }
+	}
+
+	set ig {
+		type igmp_type
+		flags interval
+		elements = { 17-22 }
+	}
+
+	set pp {
+		type ipv4_addr . inet_proto
+		flags interval
+		elements = { 127.0.0.1 . 6-17,
+			     127.0.0.2 . icmp }
+	}
+
+	map pm {
+		type inet_proto : verdict
+		flags interval
+		elements = { icmp : drop, 6-17 : accept }
+	}
+
+	chain c {
+		meta l4proto vmap @pm
+		ct direction 0-1 accept
+	}
+}
+`,
+  },
+  // NAT to a map of address intervals: nft names the family in any table (`snat ip to ip saddr map @n`)
+  {
+    table: 'ip rt_nativ',
+    text: `table ip rt_nativ {
+	map n {
+		type ipv4_addr : interval ipv4_addr
+		elements = { 127.0.0.1 : 169.254.0.1-169.254.0.5 }
+	}
+
+	chain c {
+		type nat hook postrouting priority srcnat; policy accept;
+		snat ip to ip saddr map @n
+		snat ip to ip saddr map { 127.0.0.2 : 169.254.0.1-169.254.0.3 }
+		snat ip prefix to ip saddr map { 127.0.0.0/8 : 169.254.0.0/16 }
+	}
+}
+`,
+  },
+  // the same in ip6
+  {
+    table: 'ip6 rt_nativ6',
+    text: `table ip6 rt_nativ6 {
+	map n {
+		type ipv6_addr : interval ipv6_addr
+		elements = { fd00::1 : fd01::1-fd01::5 }
+	}
+
+	chain c {
+		type nat hook prerouting priority dstnat; policy accept;
+		meta l4proto tcp dnat ip6 to ip6 saddr map @n
+	}
+}
+`,
+  },
+  // the same in inet
+  {
+    table: 'inet rt_nativ',
+    text: `table inet rt_nativ {
+	map n {
+		type ipv4_addr : interval ipv4_addr
+		elements = { 127.0.0.1 : 169.254.0.1-169.254.0.5 }
+	}
+
+	chain c {
+		type nat hook prerouting priority dstnat; policy accept;
+		meta l4proto tcp dnat ip to ip saddr map @n
+	}
+}
+`,
+  },
+  // a map keyed by vlan id, and a range, set or verdict map on vlan type: nft leaves out `ether type 8021q`
+  {
+    table: 'bridge rt_vlanmap',
+    text: `table bridge rt_vlanmap {
+	map m8 {
+		typeof vlan id : meta mark
+		elements = { 5 : 0x00000001 }
+	}
+
+	chain c {
+		meta mark set vlan id map @m8
+		meta priority set vlan id map { 5 : 1:2 }
+		vlan type 0x0800-0x86dd accept
+		vlan type { ip, ip6 } accept
+		vlan type vmap { ip : accept }
+	}
+}
+`,
+  },
+  // set statements on link-layer keys in netdev: nft leaves out `meta iiftype ether`
+  {
+    table: 'netdev rt_dynl2',
+    text: `table netdev rt_dynl2 {
+	set b {
+		type ether_addr
+		size 65535
+		flags dynamic
+	}
+
+	set g {
+		type ether_addr . mark
+		size 65535
+		flags dynamic
+	}
+
+	chain c {
+		add @b { ether daddr }
+		add @g { ether daddr . meta mark }
+	}
+}
+`,
+  },
 ];
 
 /** Rules in a table's text: the lines of its chains other than the base chain header. */

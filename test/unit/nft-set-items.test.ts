@@ -459,7 +459,9 @@ test('an interval set of device names: a wildcard prints "eth*"; a range of name
   const text = N.formatRulesetText(ruleset([range]), { problems });
   t.notRegex(text, /"eth0"-/);
   t.regex(text, /\[ raw: range 65746830[0-9a-f]+ 65746833[0-9a-f]+ \]/);
-  t.deepEqual(problems, ['table ip t set n: an element nft cannot read back (a range of device names that is not a wildcard, a count past 2^53)']);
+  t.deepEqual(problems, [
+    'table ip t set n: an element nft cannot read back (a range of device names that is not a wildcard, a count past 2^53, an interval value not of addresses)',
+  ]);
 });
 
 test('a set of a type synplug does not name (cgroupsv2, 46) prints as one raw marker, named; JSON raw too', (t) => {
@@ -474,4 +476,61 @@ test('decode of an element message: the key as bytes, no address guessed for a 4
   const m = elemsMsg('marks', [{ key: '01000000' }]);
   const body = bodyDecoder(NETLINK_NETFILTER, m.type)!(m) as { elements: Array<Record<string, unknown>> };
   t.deepEqual(body.elements, [{ key: '01000000' }]);
+});
+
+test('maps of interval values (`: interval ipv4_addr`, NFTNL_UDATA_SET_DATA_INTERVAL 1): each value is its first then its last value, printed as nft 1.0.6 does', (t) => {
+  // nft --debug=netlink: `element 0000007f : 0100fea9 00005000 0500fea9 00005a00`, `element 0100007f : 0000fea9 ff00fea9`
+  const g = withElements(
+    setMsg({
+      name: 'g',
+      flags: C.NFT_SET_INTERVAL | C.NFT_SET_MAP,
+      keyType: 7,
+      keyLen: 4,
+      dataType: (7 << 6) | 13,
+      dataLen: 16,
+      userdata: '000402000000010402000000060401000000',
+    }),
+    elemsMsg('g', [
+      { key: '80000000', flags: END },
+      { key: '7f000000', value: 'a9fe000100500000a9fe0005005a0000' },
+      { key: '00000000', flags: END },
+    ]),
+  );
+  const n = withElements(
+    setMsg({ name: 'n', flags: C.NFT_SET_MAP, keyType: 7, keyLen: 4, dataType: 7, dataLen: 8, userdata: '000402000000010402000000060401000000' }),
+    elemsMsg('n', [
+      { key: '7f000001', value: 'a9fe0000a9fe00ff' },
+      { key: '7f000002', value: 'a9fe0001a9fe0005' },
+    ]),
+  );
+  const problems: string[] = [];
+  const text = N.formatRulesetText(ruleset([g, n]), { problems });
+  t.true(
+    text.includes(
+      '\tmap g {\n\t\ttype ipv4_addr : interval ipv4_addr . inet_service\n\t\tflags interval\n\t\telements = { 127.0.0.0/8 : 169.254.0.1-169.254.0.5 . 80-90 }\n\t}',
+    ),
+    text,
+  );
+  t.true(
+    text.includes(
+      '\tmap n {\n\t\ttype ipv4_addr : interval ipv4_addr\n\t\telements = { 127.0.0.1 : 169.254.0.0/24, 127.0.0.2 : 169.254.0.1-169.254.0.5 }\n\t}',
+    ),
+    text,
+  );
+  t.deepEqual(problems, []);
+  const json = N.formatRulesetJson(ruleset([g, n])).nftables as Array<{ map?: { map: string; elem: unknown } }>;
+  // nft -j: the value type without `interval`
+  t.deepEqual(
+    json.flatMap((x) => (x.map ? [[x.map.map, x.map.elem]] : [])),
+    [
+      ['ipv4_addr . inet_service', [[{ prefix: { addr: '127.0.0.0', len: 8 } }, { concat: [{ range: ['169.254.0.1', '169.254.0.5'] }, { range: [80, 90] }] }]]],
+      [
+        'ipv4_addr',
+        [
+          ['127.0.0.1', { prefix: { addr: '169.254.0.0', len: 24 } }],
+          ['127.0.0.2', { range: ['169.254.0.1', '169.254.0.5'] }],
+        ],
+      ],
+    ],
+  );
 });

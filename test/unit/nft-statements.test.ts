@@ -306,3 +306,70 @@ test('`synplug decode` decodes stateful objects (NFT_MSG_NEWOBJ): a counter, a q
   const get = parseMessages(encodeMessage({ type: N.nftType(C.NFT_MSG_GETOBJ), flags: 0, payload: [N.encodeNfGenMsg(C.NFPROTO_UNSPEC)] }))[0];
   t.deepEqual(bodyDecoder(NETLINK_NETFILTER, get.type)!(get), { family: 'unspec' });
 });
+
+test('ranges of types nft names print as numbers in its text, as names in its JSON (protocols as numbers); `!=` too, without the dependency nft leaves out', (t) => {
+  // nft --debug=netlink of `meta l4proto 6-17`, `ip protocol != 6-17`, `icmp type 0-8`, `meta pkttype 0-2` (ip)
+  // and `ether type != 0x0800-0x86dd` (netdev)
+  const cases: Array<[string, N.Expr[], string, unknown]> = [
+    [
+      'ip',
+      [
+        { name: 'meta', key: 'l4proto', dreg: 1 },
+        { name: 'cmp', sreg: 1, op: 'gte', data: '06' },
+        { name: 'cmp', sreg: 1, op: 'lte', data: '11' },
+      ],
+      'meta l4proto 6-17',
+      { match: { op: '==', left: { meta: { key: 'l4proto' } }, right: { range: [6, 17] } } },
+    ],
+    [
+      'ip',
+      [
+        { name: 'payload', base: 'network', offset: 9, len: 1, dreg: 1 },
+        { name: 'range', sreg: 1, op: 'neq', from: '06', to: '11' },
+      ],
+      'ip protocol != 6-17',
+      { match: { op: '!=', left: { payload: { protocol: 'ip', field: 'protocol' } }, right: { range: [6, 17] } } },
+    ],
+    [
+      'ip',
+      [
+        { name: 'meta', key: 'l4proto', dreg: 1 },
+        { name: 'cmp', sreg: 1, op: 'eq', data: '01' },
+        { name: 'payload', base: 'transport', offset: 0, len: 1, dreg: 1 },
+        { name: 'cmp', sreg: 1, op: 'gte', data: '00' },
+        { name: 'cmp', sreg: 1, op: 'lte', data: '08' },
+      ],
+      'icmp type 0-8',
+      { match: { op: '==', left: { payload: { protocol: 'icmp', field: 'type' } }, right: { range: ['echo-reply', 'echo-request'] } } },
+    ],
+    [
+      'ip',
+      [
+        { name: 'meta', key: 'pkttype', dreg: 1 },
+        { name: 'cmp', sreg: 1, op: 'gte', data: '00' },
+        { name: 'cmp', sreg: 1, op: 'lte', data: '02' },
+      ],
+      'meta pkttype 0-2',
+      { match: { op: '==', left: { meta: { key: 'pkttype' } }, right: { range: ['host', 'multicast'] } } },
+    ],
+    [
+      'netdev',
+      [
+        { name: 'meta', key: 'iiftype', dreg: 1 },
+        { name: 'cmp', sreg: 1, op: 'eq', data: '0100' },
+        { name: 'payload', base: 'link', offset: 12, len: 2, dreg: 1 },
+        { name: 'range', sreg: 1, op: 'neq', from: '0800', to: '86dd' },
+      ],
+      'ether type != 0x0800-0x86dd',
+      { match: { op: '!=', left: { payload: { protocol: 'ether', field: 'type' } }, right: { range: ['ip', 'ip6'] } } },
+    ],
+  ];
+  for (const [family, exprs, text, json] of cases) {
+    const st = N.ruleStatements(exprs, { family });
+    t.is(st.map((s) => s.text).join(' '), text);
+    t.deepEqual(
+      st.map((s) => s.json),
+      [json],
+    );
+  }
+});

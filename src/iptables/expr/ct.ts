@@ -192,6 +192,7 @@ export const ctExpr: ExprCodec<CtExpr> = {
       return {
         stmt: { text: `${f.text} set ${r.stmt.text}`, json: { mangle: { key, value: r.stmt.json } } },
         consumes: [e.sreg],
+        needsL2: r.l2,
         needsL3: r.l3,
         needsL4: r.l4,
       };
@@ -199,6 +200,7 @@ export const ctExpr: ExprCodec<CtExpr> = {
     return {
       stmt: { text: `${f.text} set ${r.field.text}`, json: { mangle: { key, value: r.field.json } } },
       consumes: [e.sreg],
+      needsL2: r.field.l2,
       needsL3: r.field.l3,
       needsL4: r.field.l4,
     };

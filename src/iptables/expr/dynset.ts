@@ -80,6 +80,7 @@ export const dynsetExpr = attrCodec<DynsetExpr>(
       return {
         stmt: { text, json: value ? text : { set: { op, elem, set: `@${e.set}`, ...(stmt && { stmt: [stmt.json] }) } } },
         consumes: [...k.regs, ...(e.sregData !== undefined ? [e.sregData] : [])],
+        needsL2: f.l2 ?? dep?.l2,
         needsL3: f.l3 ?? dep?.l3,
         needsL4: f.l4 ?? dep?.l4,
       };

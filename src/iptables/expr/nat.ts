@@ -151,9 +151,12 @@ export const natExpr: ExprCodec<NatExpr> = {
     let addr: { text: string; json: unknown; bracketed: string } | null | undefined = null;
     let l3: string | undefined;
     let l4: string | undefined;
+    let interval = false;
     if (e.regAddrMin !== undefined) {
       const r = ctx.reg(e.regAddrMin);
-      if (r?.k === 'map' && (e.regAddrMax === undefined || e.regAddrMax === e.regAddrMin) && !(v6 && ports)) {
+      // the addresses a map of intervals gave: nft names the family then, in any table (`snat ip to ip saddr map @m`)
+      interval = r?.k === 'map' && r.ends !== undefined && e.regAddrMax === r.ends;
+      if (r?.k === 'map' && (e.regAddrMax === undefined || e.regAddrMax === e.regAddrMin || interval) && !(v6 && ports)) {
         // the address a map gave: `dnat to ip saddr map { 1.1.1.1 : 2.2.2.2 }`
         addr = { text: r.stmt.text, json: r.stmt.json, bracketed: r.stmt.text };
         l3 = r.l3;
@@ -167,9 +170,9 @@ export const natExpr: ExprCodec<NatExpr> = {
     if (addr === undefined || (addr === null && ports === null) || (netmap && !addr)) return undefined;
     let target = addr ? (v6 && ports ? addr.bracketed : addr.text) : '';
     if (ports) target += `:${ports.text}`;
-    const fam = ctx.family === 'inet' ? ` ${e.family}` : '';
+    const fam = ctx.family === 'inet' || interval ? ` ${e.family}` : '';
     const json: Record<string, unknown> = {};
-    if (ctx.family === 'inet') json.family = e.family;
+    if (fam) json.family = e.family;
     if (addr) json.addr = addr.json;
     if (ports) json.port = ports.json;
     const flagList = [...(flags.json === undefined ? [] : Array.isArray(flags.json) ? flags.json : [flags.json]), ...(netmap ? ['netmap'] : [])];

@@ -17,7 +17,7 @@
 import { NetlinkDecodeError, UsageError } from '../../netlink/errors.js';
 import * as C from '../constants.js';
 import { be32, checkU32, encodeValue, needU32, valueAttr } from '../data.js';
-import { valueText } from '../print.js';
+import { rangeEndText, rangeL2 } from '../print.js';
 import type { ExprCodec } from './registry.js';
 
 /** `range`. */
@@ -66,10 +66,9 @@ export const rangeExpr: ExprCodec<RangeExpr> = {
     if (e.op !== 'eq' && e.op !== 'neq') return undefined;
     const r = ctx.reg(e.sreg);
     if (r?.k !== 'field' || r.field.fullLen !== undefined) return undefined;
-    const lo = valueText(e.from, r.field.type, ctx.ifname);
-    const hi = valueText(e.to, r.field.type, ctx.ifname);
-    if (r.field.type === 'hex' || r.field.type === 'rawint' || (lo.text.startsWith('0x') && r.field.type !== 'mark' && r.field.type !== 'mark_be'))
-      return undefined;
+    const lo = rangeEndText(e.from, r.field.type, ctx.ifname);
+    const hi = rangeEndText(e.to, r.field.type, ctx.ifname);
+    if (!lo || !hi || r.field.type === 'hex' || r.field.type === 'rawint') return undefined;
     const f = r.field;
     return {
       stmt: {
@@ -77,6 +76,7 @@ export const rangeExpr: ExprCodec<RangeExpr> = {
         json: { match: { op: e.op === 'neq' ? '!=' : '==', left: f.json, right: { range: [lo.json, hi.json] } } },
       },
       consumes: [e.sreg],
+      needsL2: rangeL2(f),
       needsL3: f.l3,
       needsL4: f.l4,
     };
