@@ -85,7 +85,7 @@ import { ClientLoad } from './clients.js';
 import { ClientProcess } from './client-process.js';
 import { createInboundTopology, type InboundTopology } from './topology.js';
 import { PongServer } from './server.js';
-import { resolveDemoOptions, restartDueMs, type ResolvedDemoOptions } from './options.js';
+import { PHASE_STRETCH, resolveDemoOptions, restartDueMs, type ResolvedDemoOptions } from './options.js';
 import { phaseResult, verdictOf } from './stats.js';
 import { runDemoIsolated } from './isolated.js';
 import type { DemoOptions, DemoResult, PhaseResult, RequestRecord, RestartResult } from './types.js';
@@ -105,12 +105,7 @@ export class DemoInterruptedError extends SynplugError {
   }
 }
 
-/**
- * How far a phase may stretch past `seconds` to do all its restarts: a protected
- * restart first starts protect's watchdog (a `node` process: seconds in a
- * software-emulated VM), so it can take longer than its share of the phase.
- */
-export const PHASE_STRETCH = 10;
+export { PHASE_STRETCH };
 
 /** The device the local hold sits on, the only one the demo's local clients pass. */
 const LOCAL_DEV = 'lo';
