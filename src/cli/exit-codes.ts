@@ -96,7 +96,8 @@ export const EXIT_HELP = `Exit codes:
   2    bad arguments or input, e.g. a device that does not exist (nothing was changed)
   3    the kernel refused a request, did not answer, or sent undecodable bytes;
        decode: the input does not decode
-  4    not permitted: needs CAP_NET_ADMIN (run as root; demo --inbound: CAP_SYS_ADMIN too)
+  4    not permitted: needs CAP_NET_ADMIN (run as root); demo also CAP_SYS_ADMIN for its
+       network namespace (demo --here does not, unless --inbound)
   5    the kernel lacks a needed module, every missing one named (sch_prio, sch_plug, cls_fw,
        nf_tables; inbound: sch_plug, sch_ingress, act_mirred, cls_flower or cls_u32, ifb;
        demo: also inet_diag, tcp_diag, and veth with --inbound)
