@@ -46,9 +46,9 @@ const combine = (states: readonly string[]): string => (states.every((x) => x ==
 /** Text for `synplug check`. */
 export function formatCheck(r: CheckResult): string {
   if (r.nothingSetUp) return [r.nothingSetUp, ...r.pieces.map((p) => `  ${p.status.toUpperCase().padEnd(9)} ${p.piece}`)].join('\n');
-  const onlyLocal = r.holds.length === 1 && holdWords(r.holds[0]).top;
+  const onlyLocal = r.holds.length === 1 && holdWords(r.holds[0]).top ? r.holds[0] : undefined;
   const one = r.holds.length === 1 ? r.holds[0] : undefined;
-  const where = onlyLocal ? `on ${r.dev}` : one ? `(${one.id} on ${one.dev})` : `(${r.holds.map((h) => `${h.id}: ${h.state}`).join(', ')})`;
+  const where = onlyLocal ? `on ${onlyLocal.dev}` : one ? `(${one.id} on ${one.dev})` : `(${r.holds.map((h) => `${h.id}: ${h.state}`).join(', ')})`;
   // Every hold ok (or every one absent), yet partial: only an IFB of synplug's that no record lists makes it so.
   const own = combine(r.holds.map((h) => h.state));
   const head =
@@ -56,7 +56,7 @@ export function formatCheck(r: CheckResult): string {
       ? `synplug is ${own === 'ok' ? 'set up' : 'not set up'} ${where}, but IFB(s) of synplug's that no record lists are left:`
       : r.state === 'ok'
         ? onlyLocal
-          ? `synplug is set up on ${r.dev} for ${r.addr}`
+          ? `synplug is set up on ${onlyLocal.dev} for ${onlyLocal.addr}`
           : `synplug is set up ${where}`
         : r.state === 'absent'
           ? `synplug is not set up ${where}`
@@ -173,12 +173,12 @@ export function formatStatus(r: StatusResult): string {
   const lines: string[] = [];
   if (r.recovered) lines.push(r.recovered);
   if (r.nothingSetUp && !r.holds.some((h) => holdWords(h).top)) return [...lines, `setup: ${r.nothingSetUp}`].join('\n');
-  const local = r.holds?.find((h) => holdWords(h).top);
+  const local = r.holds.find((h) => holdWords(h).top);
   const onlyLocal = local !== undefined && r.holds.length === 1;
-  if (onlyLocal || !r.holds?.length) lines.push(`setup: ${stateWord(r.state)} on ${r.dev} for ${r.addr}`);
+  if (onlyLocal) lines.push(`setup: ${stateWord(r.state)} on ${local.dev} for ${local.addr}`);
   else lines.push(`setup: ${stateWord(r.state)} (${r.holds.map((h) => `${h.id}: ${stateWord(h.state)}`).join(', ')})`);
-  if (local && !onlyLocal) lines.push(`local hold on ${r.dev} for ${r.addr}: ${stateWord(local.state)}`);
-  for (const p of local?.pieces ?? (r.holds?.length ? [] : r.pieces)) if (p.status !== 'ok') lines.push(pieceLine(p));
+  if (local && !onlyLocal) lines.push(`local hold on ${local.dev} for ${local.addr}: ${stateWord(local.state)}`);
+  for (const p of local?.pieces ?? []) if (p.status !== 'ok') lines.push(pieceLine(p));
   const p = r.plug;
   if (p) {
     const when = new Date(p.state === 'buffering' ? p.since : (p.releasedAt ?? p.since)).toISOString();
@@ -186,50 +186,56 @@ export function formatStatus(r: StatusResult): string {
       `hold: ${p.state === 'buffering' ? `HOLDING since ${when} (by ${p.owner} pid ${p.pid}, until ${new Date(p.deadline).toISOString()})` : `released (last at ${when})`}`,
     );
   } else lines.push('hold: no record (plug.json)');
-  for (const l of r.leases ?? []) {
+  for (const l of r.leases) {
     lines.push(
       `lease: ${l.owner} pid ${l.pid}${l.command ? ` (${l.command.join(' ')})` : ''} since ${new Date(l.since).toISOString()}, until ${new Date(l.deadline).toISOString()}, holds ${l.holds.join(', ')}`,
     );
   }
-  if (local || !r.holds?.length) {
-    if (r.held !== undefined) lines.push(`packets: ${r.held} held now, ${r.passed} passed, ${r.dropped} dropped over the limit`);
-    lines.push(
-      `marking: ${r.marking.length ? r.marking.map((m) => `${m.address}${m.expiresMs !== undefined ? ` (${durationText(m.expiresMs)} left)` : ''}`).join(', ') : 'off (no element in the set)'}`,
-    );
-  }
-  if (r.qdiscs.length) {
-    lines.push('qdiscs:');
-    for (const q of r.qdiscs)
-      lines.push(
-        ...formatQdiscText(q, { stats: true })
-          .split('\n')
-          .map((l) => `  ${l}`),
-      );
-  }
-  if (r.filters.length) {
-    lines.push('filters:');
-    for (const f of r.filters)
-      lines.push(
-        ...formatFilterText(f)
-          .split('\n')
-          .map((l) => `  ${l}`),
-      );
-  }
-  if (r.ruleset)
-    lines.push(
-      'nftables:',
-      ...r.ruleset
-        .trimEnd()
-        .split('\n')
-        .map((l) => `  ${l}`),
-    );
-  for (const h of r.holds ?? []) {
+  if (local) lines.push(...localStatusLines(local));
+  for (const h of r.holds) {
     const [head, ...more] = holdWords(h).status(h, stateWord);
     if (head !== undefined) lines.push(head, ...h.pieces.filter((p) => p.status !== 'ok').map(pieceLine), ...more);
   }
   lines.push(...unrecordedLines(r.unrecorded));
   // tc's text puts a blank after some fields: no line ends in one
   return lines.map((l) => l.trimEnd()).join('\n');
+}
+
+/** `status`' lines on the local plug hold after the leases: its counters, marking, qdiscs, filters and nftables table. */
+function localStatusLines(local: StatusResult['holds'][number]): string[] {
+  const lines: string[] = [];
+  const marking = local.marking ?? [];
+  if (local.held !== undefined) lines.push(`packets: ${local.held} held now, ${local.passed} passed, ${local.dropped} dropped over the limit`);
+  lines.push(
+    `marking: ${marking.length ? marking.map((m) => `${m.address}${m.expiresMs !== undefined ? ` (${durationText(m.expiresMs)} left)` : ''}`).join(', ') : 'off (no element in the set)'}`,
+  );
+  if (local.qdiscs.length) {
+    lines.push('qdiscs:');
+    for (const q of local.qdiscs)
+      lines.push(
+        ...formatQdiscText(q, { stats: true })
+          .split('\n')
+          .map((l) => `  ${l}`),
+      );
+  }
+  if (local.filters.length) {
+    lines.push('filters:');
+    for (const f of local.filters)
+      lines.push(
+        ...formatFilterText(f)
+          .split('\n')
+          .map((l) => `  ${l}`),
+      );
+  }
+  if (local.ruleset)
+    lines.push(
+      'nftables:',
+      ...local.ruleset
+        .trimEnd()
+        .split('\n')
+        .map((l) => `  ${l}`),
+    );
+  return lines;
 }
 
 /** The lines naming IFBs of synplug's that no record lists (check, status). */

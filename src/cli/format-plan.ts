@@ -23,7 +23,7 @@ export function formatSetupPlan(p: SetupPlan): string {
       : ['it is set up as asked: setup would change nothing in the kernel']),
     ...(p.affects.length ? ['what that affects:', ...p.affects.map((a) => `  ${a}`)] : []),
     ...(p.armed.length ? ['added only around each hold (phase one of protect and plug), removed after its release:', ...p.armed.map((a) => `  ${a}`)] : []),
-    `it would record the hold '${r.hold}' in ${r.files.join(' and ')}${r.createsStateDir ? ` (creating ${r.stateDir}, mode 0700)` : ''}${r.drops ? `, dropping the entry '${r.drops}'` : ''}`,
+    `it would record the hold '${r.hold}' in ${r.files.join(' and ')}${r.createsStateDir ? ` (creating ${r.stateDir}, mode 0700)` : ''}${r.drops ? `, dropping the entry '${r.drops}'` : ''}${r.lockFile ? `, and create its lock file ${r.lockFile}` : ''}`,
     ...(p.unverified.length ? [`not verified before changing anything (setup finds out by trying): ${p.unverified.join(', ')}`] : []),
   ].join('\n');
 }

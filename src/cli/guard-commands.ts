@@ -8,6 +8,7 @@ import { isAbsolute, resolve } from 'node:path';
 import { UsageError } from '../netlink/errors.js';
 import { DEFAULTS, parseDuration, parseUint, type GuardConfig } from '../guard/config.js';
 import { netnsStateDir } from '../guard/call-netns.js';
+import { refuseDotDot } from '../guard/state-fs.js';
 import type * as GuardModule from '../guard/index.js';
 import { EXIT, exitCodesHelp } from './exit-codes.js';
 import { jsonOption, run } from './run.js';
@@ -75,9 +76,10 @@ export function stateDirOf(flag: string | undefined, env: NodeJS.ProcessEnv = pr
  * A state directory given as an absolute path: a relative one would name
  * another directory for every command run from elsewhere (and for the
  * watchdog and the queue's holder, which outlive the command).
- * @throws {UsageError} a relative path, with the absolute one it would have been
+ * @throws {UsageError} a `..` component; a relative path, with the absolute one it would have been
  */
 function absoluteStateDir(dir: string, what: string): string {
+  refuseDotDot(dir, what);
   if (isAbsolute(dir)) return dir;
   throw new UsageError(`${what}: '${dir}' is a relative path: give an absolute one (from here: ${resolve(dir)}), the same for every command`);
 }

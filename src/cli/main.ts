@@ -7,7 +7,8 @@
 import { Command, CommanderError, Option } from 'commander';
 import { readFileSync } from 'node:fs';
 import { setDefaultWarningHandler } from '../netlink/connection.js';
-import { checkedNetns, NETNS_ENV, setDefaultNetns } from '../netlink/netns.js';
+import { checkNetns, NETNS_ENV, netnsSpecOf, setDefaultNetns } from '../netlink/netns.js';
+import { checkNetnsPath } from '../guard/call-netns.js';
 import { UsageError } from '../netlink/errors.js';
 import { EXIT, EXIT_HELP, exitCodesHelp } from './exit-codes.js';
 import { guardCommands } from './guard-commands.js';
@@ -139,13 +140,18 @@ function netnsOption(program: Command): void {
       throw new UsageError(
         `${what} is ${flag === undefined ? 'set but ' : ''}empty: give a name from /run/netns or a path such as /proc/PID/ns/net${flag === undefined ? ' (or unset it for this namespace)' : ''}`,
       );
-    let spec: string;
-    try {
-      spec = checkedNetns(ns, what);
-    } catch (e) {
-      if (flag === undefined && e instanceof UsageError) throw new UsageError(`${what}: ${e.message}`);
-      throw e;
-    }
+    // a message about the environment variable names it
+    const named = <T>(f: () => T): T => {
+      try {
+        return f();
+      } catch (e) {
+        if (flag === undefined && e instanceof UsageError) throw new UsageError(`${what}: ${e.message}`);
+        throw e;
+      }
+    };
+    const spec = named(() => netnsSpecOf(ns, what));
+    checkNetnsPath(ns, spec, what); // names `what` itself
+    named(() => checkNetns(spec));
     setDefaultNetns(spec);
   });
 }

@@ -78,7 +78,7 @@ import { SynplugError } from '../netlink/errors.js';
 import { NetlinkConnection } from '../netlink/connection.js';
 import { NETLINK_SOCK_DIAG } from '../netlink/message.js';
 import { listTcpListeners } from '../netlink/sockdiag.js';
-import { check, setup, teardown, protect, holdModeFor, removeReportCounters, type HoldMode, type ProtectResult } from '../guard/index.js';
+import { check, setup, teardown, protect, holdModeFor, removeReportCounters, DEFAULTS, type HoldMode, type ProtectResult } from '../guard/index.js';
 import { REPORT_TABLE } from '../guard/report.js';
 import { demoPreflight, refuseUnrecordedHold } from './preflight.js';
 import { ClientLoad } from './clients.js';
@@ -270,7 +270,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
       gapMs: o.gapMs,
       clients: o.clients,
       maxHoldMs: o.maxHoldMs,
-      ...(topo && { inbound: { serverDev: topo.serverDev, clientDev: topo.clientDev, clientAddr: topo.clientAddr } }),
+      ...(topo && { inbound: { clientDev: topo.clientDev, clientAddr: topo.clientAddr } }),
       setup: setupInfo,
       phases: { unprotected, protected: prot },
       ...v,
@@ -324,7 +324,8 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
       setupInfo.by = 'demo';
       setupInfo.actions = s.actions;
       demoHold = s.hold;
-      return s.addr;
+      // the local queue hold's one address (a local plug hold's is its addr)
+      return s.queue?.addrs[0] ?? s.addr ?? DEFAULTS.addr;
     } catch (e) {
       setUpByDemo = false;
       throw e;
@@ -334,22 +335,23 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
   /** Local mode: use the local hold on lo, or set it up (recorded in setUpByDemo). @returns the hold's address */
   async function prepareLocal(): Promise<string> {
     const c = await check({ local: true, ...(stateDir !== undefined && { stateDir }) });
-    if (c.dev !== LOCAL_DEV) {
+    const local = c.holds.find((h) => h.mode === holdModeFor('plug', 'local')?.name);
+    if (local?.dev !== LOCAL_DEV) {
       throw new SynplugError(
-        `synplug is set up on ${c.dev}, not on ${LOCAL_DEV}: the demo's clients are on this machine, and only the local hold on ${LOCAL_DEV} holds their SYNs. The demo changes no setup it did not make: run it where synplug is not set up, or set up on ${LOCAL_DEV}`,
+        `synplug is set up on ${local?.dev ?? 'another hold'}, not on ${LOCAL_DEV}: the demo's clients are on this machine, and only the local hold on ${LOCAL_DEV} holds their SYNs. The demo changes no setup it did not make: run it where synplug is not set up, or set up on ${LOCAL_DEV}`,
         'not-set-up',
       );
     }
     // Judge the local hold alone: inbound holds (other devices) may be set up too.
-    const localState = c.holds?.find((h) => h.mode === holdModeFor('plug', 'local')?.name)?.state ?? (c.holds ? 'absent' : c.state);
+    const localState = local.state;
     if (localState === 'partial') {
       const bad = c.pieces.filter((p) => p.status !== 'ok').map((p) => `${p.piece} (${p.status})`);
       throw new SynplugError(
-        `synplug is only partly set up on ${c.dev}: ${bad.join('; ')}. The demo changes no setup it did not make: run 'synplug setup' to complete it (or 'synplug teardown'), then the demo again`,
+        `synplug is only partly set up on ${local.dev}: ${bad.join('; ')}. The demo changes no setup it did not make: run 'synplug setup' to complete it (or 'synplug teardown'), then the demo again`,
         'not-set-up',
       );
     }
-    let addr = c.addr;
+    let addr = local.addr; // an inspected local hold's entry has it
     if (localState === 'absent') {
       const mode = holdModeFor('plug', 'local');
       if (mode) await refuseUnrecordedHold(mode, stateDir);
@@ -365,9 +367,9 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
         throw e;
       }
     } else {
-      progress(`using the local hold already set up on ${c.dev} for ${c.addr} (left as it is)`);
+      progress(`using the local hold already set up on ${local.dev} for ${local.addr} (left as it is)`);
     }
-    return addr;
+    return addr!;
   }
 
   /**

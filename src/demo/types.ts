@@ -127,10 +127,8 @@ export interface DemoResult {
   clients: number;
   /** the max-hold of each protected restart, ms */
   maxHoldMs: number;
-  /** inbound mode: the topology the demo created and removed (topology.ts) */
+  /** inbound mode: the client side of the topology the demo created and removed (topology.ts); the server side is `dev` */
   inbound?: {
-    /** the veth end in the demo's namespace, where the clients' SYNs arrive (the inbound hold's device) */
-    serverDev: string;
     /** the veth end in the client namespace */
     clientDev: string;
     /** the clients' address (169.254.S.2) */

@@ -10,7 +10,19 @@
  * @module
  */
 import { readdirSync } from 'node:fs';
-import { NETNS_RUN_DIR, checkNetns, defaultNetns, netnsCookie, netnsSpecOf, pinNetns, runInNetns, unpinNetns, type NetnsSpec } from '../netlink/netns.js';
+import {
+  NETNS_RUN_DIR,
+  checkNetns,
+  defaultNetns,
+  netnsCookie,
+  netnsPath,
+  netnsSpecOf,
+  pinNetns,
+  runInNetns,
+  unpinNetns,
+  type NetnsSpec,
+} from '../netlink/netns.js';
+import { refuseDotDot, untrustedPathComponent } from './state-fs.js';
 import { UsageError } from '../netlink/errors.js';
 import { DEFAULTS } from './config.js';
 
@@ -38,6 +50,26 @@ export function netnsStateDir(ns: string | undefined = defaultNetns(), give = '-
 }
 
 /**
+ * Refuse a namespace path that another user could point elsewhere, by the
+ * state directory's rules ({@link untrustedPathComponent}: every directory
+ * and link on the way, and the file, root's or this user's; no directory on
+ * the way writable by others unless sticky), and a path with a `..`
+ * component ({@link refuseDotDot}). A NAME is its file under /run/netns.
+ * @param given the namespace as given (a descriptor number passes: it is this process's own)
+ * @param spec the same through {@link netnsSpecOf}
+ * @param what how the message names it: `--netns`, `setup: option 'netns'`
+ * @throws {UsageError} a component is another user's or writable by others, or a `..` component
+ */
+export function checkNetnsPath(given: NetnsSpec, spec: string, what: string): void {
+  if (typeof given === 'string' && given.includes('/')) refuseDotDot(given, what);
+  const problem = untrustedPathComponent(netnsPath(spec));
+  if (problem !== undefined)
+    throw new UsageError(
+      `${what} ${spec}: ${problem}: its owner could point it at another namespace, so synplug refuses it (as it refuses such a state directory); give a path that only root or this user controls (for another user's process: 'ip netns attach NAME PID' as root, then --netns NAME)`,
+    );
+}
+
+/**
  * Run an entry point's body in the namespace its options name: `netns`
  * checked as the CLI checks `--netns` (opened non-blocking, a network
  * namespace this process can enter) before anything else is read or
@@ -46,13 +78,14 @@ export function netnsStateDir(ns: string | undefined = defaultNetns(), give = '-
  * @param entry the entry point, for the messages (`setup`...)
  * @param opts its options, with `netns`
  * @param f its body
- * @throws {UsageError} a bad namespace (nothing done), or no cookie and no `stateDir`
+ * @throws {UsageError} a bad namespace, or a path another user could redirect ({@link checkNetnsPath}; nothing done), or no cookie and no `stateDir`
  * @throws {SynplugError} (`permission`) not allowed to open or enter it
  */
 export function inCallNetns<O extends { netns?: NetnsSpec; stateDir?: string }, T>(entry: string, opts: O, f: (opts: O) => Promise<T>): Promise<T> {
   const { netns, ...rest } = opts;
   const what = `${entry}: option 'netns'`;
   const spec = netnsSpecOf(netns!, what);
+  checkNetnsPath(netns!, spec, what);
   // Opened once for the whole call: its check, its cookie, every socket and every child go through that descriptor.
   try {
     pinNetns(spec);
@@ -117,10 +150,15 @@ export function otherNetnsMessage(path: string, recorded: string, here: string):
       ? 'run synplug in that namespace'
       : 'host' in owner
         ? "run synplug in the host's namespace (not under ip netns exec or unshare -n)"
-        : `run 'synplug --netns ${owner.name} ...' (or 'ip netns exec ${owner.name} synplug ...')`;
+        : `run 'synplug <command> --netns ${owner.name}' (or 'ip netns exec ${owner.name} synplug <command>')`;
+  // A namespace that is gone took what synplug set up in it along: its record is all that is left.
+  const gone =
+    owner === undefined
+      ? ` If that namespace is gone (deleted, or its last process ended), so is everything synplug set up in it: remove the record ('rm ${path}') to use this state directory here.`
+      : '';
   return (
     `${path} records the holds of ${which}, not of the network namespace this command acts in (cookie ${here}): nothing was changed. ` +
-    `For those holds, ${run} with the same state directory. For this namespace, give a state directory of its own (--state-dir DIR), ` +
+    `For those holds, ${run} with the same state directory.${gone} For this namespace, give a state directory of its own (--state-dir DIR), ` +
     `or name it with --netns from the host: its default state directory is then its own (${DEFAULTS.stateDir}/netns/<cookie>)`
   );
 }

@@ -141,6 +141,13 @@ export class StateFileError extends SynplugError {
   /** the file or directory */
   path: string;
   /**
+   * The setup record is (or may be) another network namespace's: its cookie
+   * differs from this namespace's, or it has none on a kernel that has
+   * cookies. Nothing may act on it, not even `release` (which acts on a
+   * merely damaged state).
+   */
+  otherNetns?: true;
+  /**
    * @param path the file or directory
    * @param message what is wrong and what to do
    * @param cause the underlying error

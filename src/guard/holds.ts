@@ -13,7 +13,7 @@ import { accounted } from './accounting.js';
 import { unwatchedReport } from './report.js';
 import { breakLeases, dropLease, leaseLive, liveLeases, newLeaseId, releaseIfOrphaned, takeLease, unprepare } from './leases.js';
 import { contextFor, definedOnly, recoverStale, withSession } from './context.js';
-import { checkSelector, combineStates, findUnrecordedIfbs, noLocalHold, nothingSetUp, piecesOf, requireSetUp, selectedHolds, stateOf, viaOf } from './setup.js';
+import { checkSelector, combineStates, findUnrecordedIfbs, noLocalHold, nothingSetUp, requireSetUp, selectedHolds, stateOf, viaOf } from './setup.js';
 import { deviceOfHold, holdModeFor, holdModes, selectInbound, type UnrecordedPiece } from './modes/index.js';
 import { GuardSession } from './session.js';
 import { teardownHold } from './pieces.js';
@@ -171,7 +171,9 @@ function writeReleased(store: StateStore, r: PlugRecord | undefined, dev: string
  * unsafe state directory, still gets the plug released (from the options and
  * defaults), and is reported afterwards as an error naming the file, with
  * nothing written. With nothing set up (no record, no plug qdisc), nothing is
- * written either.
+ * written either. A setup record of another network namespace (or one
+ * without the namespace cookie, on a kernel that has cookies) is refused
+ * first, with nothing sent to the kernel.
  *
  * With `orphaned`, live leases are left alone: a plug that a running
  * protect (or a manual plug before its deadline) holds is not released
@@ -183,7 +185,7 @@ function writeReleased(store: StateStore, r: PlugRecord | undefined, dev: string
  * @param opts the configuration, and `orphaned`
  * @throws {UsageError} bad options
  * @throws {NotPermittedError} (`permission`) {@link NoDeviceError} (`usage`)
- * @throws {StateFileError} after releasing: a state file is damaged or the directory unsafe; or plug.json cannot be written (with `orphaned`: a damaged or unsafe state, nothing released)
+ * @throws {StateFileError} before anything is sent: the setup record is another namespace's; after releasing: a state file is damaged or the directory unsafe; or plug.json cannot be written (with `orphaned`: a damaged or unsafe state, nothing released)
  * @throws {NetlinkError} the kernel refused (`kernel`)
  */
 export async function release(opts: ReleaseOptions = {}): Promise<ReleaseResult> {
@@ -220,7 +222,8 @@ async function releaseOnce(opts: Omit<ReleaseOptions, 'metricsFile'>): Promise<R
   try {
     ctx = contextFor(guardOpts, orphaned ? 'release --orphaned' : 'release');
   } catch (e) {
-    if (!(e instanceof StateFileError) || orphaned) throw e;
+    // another namespace's record: nothing is sent, not even a release (it would act in this namespace on that record's word)
+    if (!(e instanceof StateFileError) || orphaned || e.otherNetns) throw e;
     damaged = e;
     const config = resolveConfig(definedOnly(opts ?? {}));
     ctx = { config, store: new StateStore(config.stateDir) };
@@ -390,8 +393,6 @@ export async function status(opts: StatusOptions = {}): Promise<StatusResult> {
     const rec = await recoverStale(s, store);
     const selected = await selectedHolds(s, record, { inbound, local });
     const holds: HoldStatus[] = [];
-    let top: Record<string, unknown> = { qdiscs: [], filters: [], marking: [] };
-    let localOne = false;
     for (const x of selected) {
       if ('absent' in x) {
         holds.push({ ...x.absent, via: viaOf(x.absent.mode), state: 'absent', pieces: [], qdiscs: [], filters: [] });
@@ -399,10 +400,6 @@ export async function status(opts: StatusOptions = {}): Promise<StatusResult> {
       }
       const { hold, inspection } = x;
       const details = await hold.statusDetails(inspection);
-      if (details.top) {
-        top = details.top;
-        localOne = true;
-      }
       holds.push({
         id: hold.id,
         mode: hold.mode,
@@ -417,11 +414,8 @@ export async function status(opts: StatusOptions = {}): Promise<StatusResult> {
     }
     const unrecorded = await findUnrecordedIfbs(s, record, { inbound, local });
     return {
-      ...(localOne && { dev: config.dev, addr: config.addr }),
       state: combineStates([...selected.map(stateOf), ...(unrecorded.length ? (['partial'] as const) : [])]),
       ...(unrecorded.length && { unrecorded }),
-      pieces: piecesOf(selected.flatMap((x) => ('absent' in x ? [] : [x]))),
-      ...(top as Pick<StatusResult, 'qdiscs' | 'filters' | 'marking'>),
       plug: store.readPlug() ?? null,
       leases: liveLeases(store).map((l) => ({
         owner: l.owner,
@@ -439,18 +433,8 @@ export async function status(opts: StatusOptions = {}): Promise<StatusResult> {
   if (!noLocal && (record || inbound !== undefined || r.unrecorded?.length || r.plug || r.leases.length)) return r;
   const none = await nothingSetUp(config, rest, r, noLocal);
   if (!none) return r;
-  const { dev: _d, addr: _a, ...rest2 } = r;
   return none.hold
-    ? {
-        ...rest2,
-        state: 'absent',
-        pieces: [],
-        qdiscs: [],
-        filters: [],
-        marking: [],
-        holds: [{ ...none.hold, state: 'absent', pieces: [], qdiscs: [], filters: [] }],
-        nothingSetUp: none.sentence,
-      }
+    ? { ...r, state: 'absent', holds: [{ ...none.hold, state: 'absent', pieces: [], qdiscs: [], filters: [] }], nothingSetUp: none.sentence }
     : { ...r, nothingSetUp: none.sentence };
 }
 

@@ -97,26 +97,13 @@ export function leaseLive(l: Lease, now = Date.now()): boolean {
 }
 
 /**
- * The leases on record: leases.json, else (a plug.json buffering without
- * one, written by an older synplug) that plug as one lease.
+ * The leases on record in leases.json (none without the file: a plug.json
+ * buffering with no lease is held by nobody, and the next command's
+ * recovery releases it).
  * @throws {StateFileError} a damaged file
  */
 export function recordedLeases(store: StateStore): Lease[] {
-  const r = store.readLeases();
-  if (r) return r.leases;
-  const p = store.readPlug();
-  if (p?.state !== 'buffering') return [];
-  return [
-    {
-      id: 'plug.json',
-      owner: p.owner,
-      pid: p.pid,
-      ...(p.pidStart !== undefined && { pidStart: p.pidStart }),
-      holds: ['local'],
-      since: p.since,
-      deadline: p.deadline,
-    },
-  ];
+  return store.readLeases()?.leases ?? [];
 }
 
 /** A new lease id. */

@@ -31,11 +31,12 @@
  *
  * @module
  */
+import { statfsSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { UsageError } from '../netlink/errors.js';
 import { StateFileError } from './errors.js';
 import { withLeaseLock } from './leases.js';
-import { openCheckedDir } from './state-fs.js';
+import { openCheckedDir, refuseDotDot, type DirRole } from './state-fs.js';
 import { StateStore } from './state.js';
 import type { ReloadReport } from './report.js';
 
@@ -123,13 +124,32 @@ export interface MetricsTarget {
   name: string;
 }
 
+/** The kernel's file systems where no file can be made, by statfs(2) f_type (linux/magic.h): PROC_SUPER_MAGIC, SYSFS_MAGIC. */
+const KERNEL_FILE_SYSTEMS = new Map([
+  [0x9fa0, '/proc (procfs)'],
+  [0x62656572, '/sys (sysfs)'],
+]);
+
+/** The kernel file system `dir` is in (statfs(2), which follows links: it only names the problem), or undefined. */
+function kernelFileSystemOf(dir: string): string | undefined {
+  try {
+    return KERNEL_FILE_SYSTEMS.get(Number(statfsSync(dir).type));
+  } catch {
+    return undefined; // missing or unreadable: the walk below says why
+  }
+}
+
+/** How the state directory's checks name the metrics file's directory (after `--metrics-file PATH: its directory ...`). */
+const METRICS_DIR_ROLE: DirRole = { noun: '', name: 'the directory', contents: 'the metrics file', option: '--metrics-file' };
+
 /**
  * Check a `--metrics-file` path: its directory must exist and be safe (the
  * state directory's rules: every component root's or the user's, none
  * writable by others), its name a plain file name.
- * @throws {UsageError} a missing or unsafe directory, an empty name (exit 2, before anything is held)
+ * @throws {UsageError} a missing or unsafe directory, one in /proc or /sys, a `..` component, an empty name (exit 2, before anything is held)
  */
 export function checkMetricsFile(path: string): MetricsTarget {
+  refuseDotDot(path, '--metrics-file');
   const full = resolve(path);
   const name = basename(full);
   if (path === '' || name === '' || path.endsWith('/')) throw new UsageError(`--metrics-file '${path}': give a file name`);
@@ -137,13 +157,17 @@ export function checkMetricsFile(path: string): MetricsTarget {
   if (!name.endsWith('.prom') || name === '.prom')
     throw new UsageError(`--metrics-file ${full}: the name must end in .prom (node_exporter's textfile collector reads only *.prom files), e.g. synplug.prom`);
   const dir = dirname(full);
+  const kernelFs = kernelFileSystemOf(dir);
+  if (kernelFs !== undefined)
+    throw new UsageError(
+      `--metrics-file ${full}: ${dir} is in ${kernelFs}, a file system of the kernel's where no file can be made: give a directory on a disk (node_exporter's textfile directory, e.g. /var/lib/prometheus/node-exporter)`,
+    );
   let d: ReturnType<typeof openCheckedDir>;
   try {
-    d = openCheckedDir(dir, false);
+    d = openCheckedDir(dir, false, METRICS_DIR_ROLE);
   } catch (e) {
-    // the state directory's rules, said of the metrics file's directory (not "state directory", nor its --state-dir advice)
-    const why = (e instanceof Error ? e.message : String(e)).replace(/^state directory /, '').replace(/; give [^;]*--state-dir \(or SYNPLUG_STATE_DIR\)/, '');
-    throw new UsageError(`--metrics-file ${full}: its directory is not safe to write in: ${why}`);
+    // the state directory's rules, said of the metrics file's directory
+    throw new UsageError(`--metrics-file ${full}: its directory is not safe to write in: ${e instanceof Error ? e.message : String(e)}`);
   }
   if (!d)
     throw new UsageError(

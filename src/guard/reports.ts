@@ -17,16 +17,17 @@ import { checkEntryOptions } from './config.js';
 
 /**
  * `tcp_migrate_req` for a report of holds.
- * @param r the report: the local hold's `addr` when reported, and each hold's `ports` and `addrs`
+ * @param r the report: each hold's `addr` (the local plug hold's), `ports` and `addrs`
  * @param netns where to read the sysctl (default: the library's default namespace)
  * @throws {UsageError} the namespace does not exist
  */
 export async function holdsMigrateReq(
-  r: { addr?: string; holds: ReadonlyArray<{ ports?: readonly number[]; addrs?: readonly string[] }> },
+  r: { holds: ReadonlyArray<{ addr?: string; ports?: readonly number[]; addrs?: readonly string[] }> },
   netns?: string,
 ): Promise<MigrateReqReport> {
   const ns = netns !== undefined ? { netns } : {};
-  if (r.addr !== undefined) return migrateReqReport({ addr: r.addr, ...ns });
+  const local = r.holds.find((h) => h.addr !== undefined)?.addr;
+  if (local !== undefined) return migrateReqReport({ addr: local, ...ns });
   const ports = [...new Set(r.holds.flatMap((h) => h.ports ?? []))];
   if (ports.length) return migrateReqReport({ ports, ...ns });
   const addr = r.holds.find((h) => h.addrs?.length)?.addrs?.[0];
@@ -39,8 +40,6 @@ export async function holdsMigrateReq(
  * @returns its result, and `sysctl` ({@link holdsMigrateReq})
  * @throws as setup.ts's `check`
  */
-export async function check(opts: CheckOptions & { local: true }): Promise<CheckResult & { dev: string; addr: string; sysctl: MigrateReqReport }>;
-export async function check(opts?: CheckOptions): Promise<CheckResult & { sysctl: MigrateReqReport }>;
 export async function check(opts: CheckOptions = {}): Promise<CheckResult & { sysctl: MigrateReqReport }> {
   checkEntryOptions('check', opts);
   if (opts?.netns !== undefined) return inCallNetns('check', opts, (o) => check(o));

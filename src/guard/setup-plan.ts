@@ -61,6 +61,8 @@ export interface SetupPlan {
     createsStateDir: boolean;
     /** the files setup would write (setup.json always; plug.json when there is none yet) */
     files: string[];
+    /** the lock file setup would create (empty) when there is none yet: it marks the directory as one a setup ran in */
+    lockFile?: string;
     /** the hold's key in setup.json */
     hold: string;
     /** a key of the same hold (a renamed device) setup would drop */
@@ -152,6 +154,7 @@ function toPlan(w: SetupWould): SetupPlan {
       stateDir: w.config.stateDir,
       createsStateDir: !w.dirExisted,
       files: [join(w.config.stateDir, 'setup.json'), ...(w.store.readPlug() ? [] : [join(w.config.stateDir, 'plug.json')])],
+      ...(!w.store.hasLockFile() && { lockFile: w.store.lockPath() }),
       hold: w.hold.id,
       ...(w.replaces !== undefined && w.replaces !== w.hold.id && { drops: w.replaces }),
     },

@@ -11,7 +11,8 @@
  * @module
  */
 import { join } from 'node:path';
-import { checkEntryOptions, resolveConfig, type GuardConfig } from './config.js';
+import { closeSync } from 'node:fs';
+import { checkEntryOptions, DEFAULTS, resolveConfig, type GuardConfig } from './config.js';
 import { NotSetUpError, SetupError } from './errors.js';
 import { StateStore, withNetnsCookie, type HoldRecord } from './state.js';
 import { checkMetricsFile, metricsPathOf } from './metrics.js';
@@ -35,7 +36,7 @@ import {
   type SetupState,
   type UnrecordedIfb,
 } from './types.js';
-import { inCallNetns } from './call-netns.js';
+import { inCallNetns, netnsStateDir } from './call-netns.js';
 import { defaultNetns } from '../netlink/netns.js';
 
 /** The state of several holds together: `ok` when all are, `absent` when none is set up at all, else `partial`. */
@@ -70,6 +71,7 @@ export function piecesOf(inspected: ReadonlyArray<{ inspection: HoldInspection }
  * @throws {IfbNameClashError} a device of the IFB's name exists that synplug did not create (`usage`)
  * @throws {ForeignQdiscError} a foreign root qdisc and no `force` (`foreign-state`)
  * @throws {ForeignFilterError} synplug's pref at the device's ingress holds foreign filters (`foreign-state`)
+ * @throws {SynplugError} (`foreign-state`) pieces carrying synplug's mark that this state directory, in which no setup ran, did not record: another state directory's (see refuseOthersPieces)
  * @throws {SetupError} a step failed; says which, why, and what was rolled back (the cause's category)
  */
 export async function setup(opts: SetupOptions = {}): Promise<SetupResult> {
@@ -133,6 +135,7 @@ export async function setupOrPlan<T>(opts: SetupOptions, dryRun: ((would: SetupW
       throw e;
     }
     refuseNewHeldSet(mode, target, oldRecord?.holds[replaces ?? target.id], plan.record());
+    if (!oldRecord?.holds[replaces ?? target.id]) refuseOthersPieces(target, inspection, store, config);
     const steps = [...plan.steps];
     // The report's counters too (report.ts): a protect then adds no hook while another hold's SYNs wait in a queue.
     const counters = target.heldTraffic && (await reportCountersStep(target.heldTraffic()));
@@ -150,7 +153,9 @@ export async function setupOrPlan<T>(opts: SetupOptions, dryRun: ((would: SetupW
         store,
         dirExisted,
       });
-    // Phase two: run the steps; on failure, undo in reverse.
+    // Phase two: run the steps; on failure, undo in reverse. The lock file first marks this directory as one a
+    // setup ran in: a setup killed before it recorded anything leaves pieces the next setup here takes for its own.
+    closeSync(store.openLock());
     await runSteps(steps);
     const holds: Record<string, HoldRecord> = { ...oldRecord?.holds };
     if (replaces !== undefined && replaces !== target.id) delete holds[replaces];
@@ -158,6 +163,8 @@ export async function setupOrPlan<T>(opts: SetupOptions, dryRun: ((would: SetupW
     holds[target.id] = entry;
     const createdStateDir = oldRecord ? oldRecord.createdStateDir === true : !dirExisted;
     const recordedMetrics = metricsFile ?? oldRecord?.metricsFile;
+    // a new --metrics-file is a change of the record, said as one (a complete setup otherwise says "nothing to change")
+    const metricsAction = recordedMetrics !== oldRecord?.metricsFile ? [`recorded the metrics file ${recordedMetrics}`] : [];
     store.writeSetup({
       version: 2,
       holds,
@@ -171,21 +178,56 @@ export async function setupOrPlan<T>(opts: SetupOptions, dryRun: ((would: SetupW
       store.writePlug({ version: 1, state: 'released', owner: 'manual', pid: process.pid, dev: config.dev, since: now, deadline: now, releasedAt: now });
     }
     return {
-      dev: config.dev,
-      addr: config.addr,
-      mark: config.mark,
-      limit: config.limit,
+      dev: target.dev,
       addedAddress: false,
       ...target.setupResult(entry),
       hold: target.id,
       via: target.via,
       ...(chose !== undefined && { chose }),
-      changed: steps.length > 0,
-      actions: steps.map((x) => x.what),
+      changed: steps.length > 0 || metricsAction.length > 0,
+      actions: [...steps.map((x) => x.what), ...metricsAction],
       ...(recovery.released && { recovered: `released a plug left buffering (${recovery.reason})` }),
       unverified: sup.unverified.map((p) => `${p.module} (${p.what})`),
     };
   });
+}
+
+/**
+ * Refuse to take for this state directory's a hold whose pieces carry
+ * synplug's mark ({@link HoldPieces.marked}) while this directory has no
+ * trace of a setup ({@link StateStore.usedBySetup}: no setup.json, plug.json
+ * or lock file; a setup creates the lock file before its first step, and
+ * teardown removes all three). Those pieces are what a setup with another
+ * state directory made: recorded here too, a teardown through either
+ * directory would remove them under the other's feet. A setup interrupted
+ * here left a lock file, and its pieces are taken as before; a lock file
+ * made by hand takes them too (pieces no state directory records any more).
+ * @throws {SynplugError} (`foreign-state`) naming the pieces, and the record of them when found in this namespace's default state directory
+ */
+function refuseOthersPieces(target: Hold, inspection: HoldInspection, store: StateStore, config: GuardConfig): void {
+  const found = target.pieces.marked?.(inspection.observed) ?? [];
+  if (!found.length || store.usedBySetup()) return;
+  const other = otherRecordOf(target.id, config.stateDir);
+  throw new SynplugError(
+    `${found.join(' and ')} ${found.length > 1 ? 'carry' : 'carries'} synplug's mark, but the state directory ${config.stateDir} has no record of a setup: ${
+      other ? `${other} records them` : 'a setup with another state directory made them'
+    }, and a teardown through either directory would remove them under the other's feet. Use that state directory (--state-dir ${
+      other ? other.slice(0, -'/setup.json'.length) : 'DIR'
+    }) for this hold. If no state directory records them any more (it was removed), take them for this one by giving it a setup's lock file first ('install -d -m 0700 ${config.stateDir} && touch ${config.stateDir}/lock'), then run setup again. Nothing was changed`,
+    'foreign-state',
+  );
+}
+
+/** The setup record of this namespace's default state directory, when it is not `stateDir` and records hold `id` (else undefined; never throws). */
+function otherRecordOf(id: string, stateDir: string): string | undefined {
+  const dir = netnsStateDir() ?? DEFAULTS.stateDir;
+  if (dir === stateDir) return undefined;
+  try {
+    const store = new StateStore(dir);
+    return store.readSetup()?.holds[id] ? store.setupPath() : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** A record entry's `ports` and `addrs` (the holds that hold some ports or addresses only), sorted. */
@@ -331,8 +373,8 @@ export const stateOf = (x: SelectedHold): SetupState => ('absent' in x ? 'absent
 
 /**
  * Verify the setup without changing anything: every hold, or the one
- * `local` / `inbound` selects. The top-level `dev` and `addr` are the local
- * hold's, present only when the local hold is among those reported. An IFB
+ * `local` / `inbound` selects: each hold's state in `holds` (the local
+ * hold's entry with its address), every piece in `pieces`. An IFB
  * of synplug's that no record lists is reported in `unrecorded` and makes
  * the state `partial`. `inbound` naming, without a record, no device, `lo`
  * or an IFB is refused as setup refuses it.
@@ -343,8 +385,6 @@ export const stateOf = (x: SelectedHold): SetupState => ('absent' in x ? 'absent
  * @throws {NoDeviceError} no such device
  * @throws {NetlinkError} a listing was refused
  */
-export async function check(opts: CheckOptions & { local: true }): Promise<CheckResult & { dev: string; addr: string }>;
-export async function check(opts?: CheckOptions): Promise<CheckResult>;
 export async function check(opts: CheckOptions = {}): Promise<CheckResult> {
   checkEntryOptions('check', opts);
   const { inbound, local, ...rest } = opts ?? {};
@@ -354,13 +394,11 @@ export async function check(opts: CheckOptions = {}): Promise<CheckResult> {
     await recoverStale(s, store);
     const selected = await selectedHolds(s, record, { inbound, local });
     const inspected = selected.flatMap((x) => ('absent' in x ? [] : [x]));
-    const hasLocal = inspected.some((i) => i.hold.mode === holdModeFor('plug', 'local')?.name);
     const unrecorded = await findUnrecordedIfbs(s, record, { inbound, local });
     return {
       // an IFB of synplug's that no record lists is a leftover: partly set up (check: exit 12), until teardown removes it
       state: combineStates([...selected.map(stateOf), ...(unrecorded.length ? (['partial'] as const) : [])]),
       ...(unrecorded.length && { unrecorded }),
-      ...(hasLocal && { dev: config.dev, addr: config.addr }),
       pieces: piecesOf(inspected),
       holds: selected.map((x) => {
         if ('absent' in x) return { ...x.absent, via: viaOf(x.absent.mode), state: 'absent' as const };
@@ -373,9 +411,8 @@ export async function check(opts: CheckOptions = {}): Promise<CheckResult> {
   if (!noLocal && (record || inbound !== undefined || r.unrecorded?.length)) return r;
   const none = await nothingSetUp(config, rest, r, noLocal);
   if (!none) return r;
-  const { dev: _d, addr: _a, ...rest2 } = r;
   return none.hold
-    ? { ...rest2, state: 'absent', pieces: [], holds: [{ ...none.hold, state: 'absent' }], nothingSetUp: none.sentence }
+    ? { ...r, state: 'absent', pieces: [], holds: [{ ...none.hold, state: 'absent' }], nothingSetUp: none.sentence }
     : { ...r, nothingSetUp: none.sentence };
 }
 

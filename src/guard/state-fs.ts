@@ -27,11 +27,12 @@
  *
  * @module
  */
-import { closeSync, constants as fsConstants, fstatSync, readSync, writeSync, type BigIntStats, type Stats } from 'node:fs';
+import { closeSync, constants as fsConstants, fstatSync, lstatSync, readlinkSync, readSync, writeSync, type BigIntStats, type Stats } from 'node:fs';
 import { posix } from 'node:path';
 import { errnoName } from '../netlink/errors.js';
 import { AT_FDCWD, AT_REMOVEDIR, lastErrno, libc, O_CLOEXEC, O_PATH, SocketError } from '../netlink/libc.js';
 import { StateFileError } from './errors.js';
+import { UsageError } from '../netlink/errors.js';
 
 const { O_RDONLY, O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW, O_NONBLOCK, O_DIRECTORY } = fsConstants;
 
@@ -267,21 +268,73 @@ function diskErrorText(code: string): string {
   return t[code] ?? 'the system refused it';
 }
 
+/** The effective user, and who is trusted with a path: root and that user. */
+function whoIsTrusted(): { euid: number; trusted: (uid: number) => boolean } {
+  const euid = process.geteuid?.() ?? 0;
+  return { euid, trusted: (uid) => uid === 0 || uid === euid };
+}
+
+/** The components of a path resolved from `parts` (as path.resolve, from the working directory), without empty ones. */
+function componentsOf(...parts: string[]): string[] {
+  return posix
+    .resolve(...parts)
+    .split('/')
+    .filter((c) => c !== '');
+}
+
+/**
+ * How {@link openCheckedDir}'s messages name the directory it checks: the
+ * state directory, or another directory held to the same rules (the metrics
+ * file's, whose caller names it).
+ */
+export interface DirRole {
+  /** before its path in a sentence of its own: `state directory ` (or '' where the caller's message names it) */
+  noun: string;
+  /** what it is, in the middle of a sentence: `the state directory` */
+  name: string;
+  /** what a link to it would lead synplug's writes to: `its state` */
+  contents: string;
+  /** how to give another one: `--state-dir (or SYNPLUG_STATE_DIR)` */
+  option: string;
+}
+
+/** {@link openCheckedDir}'s default: the state directory. */
+export const STATE_DIR_ROLE: DirRole = {
+  noun: 'state directory ',
+  name: 'the state directory',
+  contents: 'its state',
+  option: '--state-dir (or SYNPLUG_STATE_DIR)',
+};
+
+/**
+ * Refuse a path with a `..` component: synplug would read it as text (the
+ * component before it dropped), while the kernel follows a link before it
+ * first, so it would name another directory than `ls` shows.
+ * @param path the path as given
+ * @param what how the message names it: `state directory`, `--metrics-file`, `--netns`
+ * @throws {UsageError} it has a `..` component
+ */
+export function refuseDotDot(path: string, what: string): void {
+  if (path.split('/').includes('..'))
+    throw new UsageError(
+      `${what} ${path} has a '..' component, which synplug would read as text while the kernel follows a symbolic link before it first (naming another directory than 'ls' shows): give the path without '..'`,
+    );
+}
+
 /**
  * Open the state directory by the rules of the module doc, creating what is
  * missing when `create` (parents 0755, the directory 0700).
  * @param path the state directory (a relative path is taken from the working directory)
+ * @param role how the messages name it (default: the state directory)
  * @returns the directory, or undefined when it (or a parent) does not exist and `create` is false
+ * @throws {UsageError} the path has a `..` component ({@link refuseDotDot})
  * @throws {StateFileError} a component is unsafe, a link where the directory belongs, not a directory,
  *   or cannot be opened or created (category `failure` when the disk refused the creation)
  */
-export function openCheckedDir(path: string, create: boolean): CheckedDir | undefined {
-  const euid = process.geteuid?.() ?? 0;
-  const trusted = (uid: number) => uid === 0 || uid === euid;
-  let rest = posix
-    .resolve(path)
-    .split('/')
-    .filter((c) => c !== '');
+export function openCheckedDir(path: string, create: boolean, role: DirRole = STATE_DIR_ROLE): CheckedDir | undefined {
+  const { euid, trusted } = whoIsTrusted();
+  refuseDotDot(path, role.name);
+  let rest = componentsOf(path);
   let links = 0;
   restart: for (;;) {
     let fd = openAt(AT_FDCWD, '/', O_PATH | O_DIRECTORY, '/');
@@ -289,7 +342,7 @@ export function openCheckedDir(path: string, create: boolean): CheckedDir | unde
     let here = '/';
     let created = false;
     try {
-      checkParent(fstatSync(fd), '/', path, trusted, euid);
+      checkParent(fstatSync(fd), '/', path, trusted, euid, role);
       for (let i = 0; i < rest.length; i++) {
         const name = rest[i]!;
         const last = i === rest.length - 1;
@@ -301,12 +354,12 @@ export function openCheckedDir(path: string, create: boolean): CheckedDir | unde
         } catch (e) {
           const code = errorCode(e);
           if (code === 'ENOENT' && !create) return undefined; // the finally closes
-          if (code !== 'ENOENT') throw dirError(path, e);
+          if (code !== 'ENOENT') throw dirError(path, e, role);
           try {
             call('mkdirat', at, () => libc('mkdirat')(fd, name, last ? 0o700 : 0o755));
             created = last;
           } catch (e2) {
-            if (errorCode(e2) !== 'EEXIST') throw createError(path, e2);
+            if (errorCode(e2) !== 'EEXIST') throw createError(path, e2, role);
           }
           next = openAt(fd, name, O_PATH | O_NOFOLLOW, at);
         }
@@ -316,18 +369,15 @@ export function openCheckedDir(path: string, create: boolean): CheckedDir | unde
             if (last)
               throw new StateFileError(
                 path,
-                `state directory ${path} is a symbolic link; synplug does not follow links to its state: give the real directory with --state-dir (or SYNPLUG_STATE_DIR)`,
+                `${role.noun}${path} is a symbolic link; synplug does not follow links to ${role.contents}: give the real directory with ${role.option}`,
               );
             if (!trusted(st.uid))
               throw new StateFileError(
                 path,
-                `${at}, a symbolic link on the path to the state directory ${path}, is owned by uid ${st.uid} (neither root nor this user, uid ${euid}): it could lead anywhere, so synplug refuses it; give the real path of the state directory`,
+                `${at}, a symbolic link on the path to ${role.name} ${path}, is owned by uid ${st.uid} (neither root nor this user, uid ${euid}): it could lead anywhere, so synplug refuses it; give the real path of ${role.name}`,
               );
-            if (++links > MAX_LINKS) throw new StateFileError(path, `state directory ${path}: too many symbolic links on its path`);
-            rest = posix
-              .resolve(here, readLink(next, at), ...rest.slice(i + 1))
-              .split('/')
-              .filter((c) => c !== '');
+            if (++links > MAX_LINKS) throw new StateFileError(path, `${role.noun}${path}: too many symbolic links on its path`);
+            rest = componentsOf(here, readLink(next, at), ...rest.slice(i + 1));
           } finally {
             closeSync(next);
           }
@@ -338,13 +388,13 @@ export function openCheckedDir(path: string, create: boolean): CheckedDir | unde
           throw new StateFileError(
             path,
             last
-              ? `state directory ${path} is not a directory; give a directory with --state-dir (or SYNPLUG_STATE_DIR)`
-              : `state directory ${path} cannot exist: a part of its path is not a directory (${at}); give a directory with --state-dir (or SYNPLUG_STATE_DIR)`,
+              ? `${role.noun}${path} is not a directory; give a directory with ${role.option}`
+              : `${role.noun}${path} cannot exist: a part of its path is not a directory (${at}); give a directory with ${role.option}`,
           );
         }
         try {
-          if (last) checkStateDir(st, path, euid);
-          else checkParent(st, at, path, trusted, euid);
+          if (last) checkStateDir(st, path, euid, role);
+          else checkParent(st, at, path, trusted, euid, role);
         } catch (e) {
           closeSync(next);
           throw e;
@@ -354,7 +404,7 @@ export function openCheckedDir(path: string, create: boolean): CheckedDir | unde
         fd = next;
         here = at;
       }
-      if (rest.length === 0) throw new StateFileError(path, `state directory ${path} is the root directory: give a directory of synplug's own`);
+      if (rest.length === 0) throw new StateFileError(path, `${role.noun}${path} is the root directory: give a directory of synplug's own`);
       const dir = new CheckedDir(path, fd, parentFd, rest[rest.length - 1]!, created);
       fd = parentFd = -1;
       return dir;
@@ -368,44 +418,102 @@ export function openCheckedDir(path: string, create: boolean): CheckedDir | unde
 }
 
 /** A directory on the way: owned by root or the user; writable by nobody else unless sticky. */
-function checkParent(st: Stats, at: string, path: string, trusted: (uid: number) => boolean, euid: number): void {
+function checkParent(st: Stats, at: string, path: string, trusted: (uid: number) => boolean, euid: number, role: DirRole): void {
   if (!st.isDirectory()) return;
   if (!trusted(st.uid))
     throw new StateFileError(
       path,
-      `${at}, a directory on the path to the state directory ${path}, is owned by uid ${st.uid} (neither root nor this user, uid ${euid}): its owner could replace the state directory, so synplug refuses it; use a state directory whose parents are root's or yours`,
+      `${at}, a directory on the path to ${role.name} ${path}, is owned by uid ${st.uid} (neither root nor this user, uid ${euid}): its owner could replace ${role.name}, so synplug refuses it; use a directory whose parents are root's or yours`,
     );
   if ((st.mode & 0o022) !== 0 && (st.mode & S_ISVTX) === 0)
     throw new StateFileError(
       path,
-      `${at}, a directory on the path to the state directory ${path}, is writable by ${writableBy(st)} (mode ${modeText(st)}) and not sticky: anyone who can write it could replace the state directory, so synplug refuses it; 'chmod go-w ${at}' (or +t), or use another state directory`,
+      `${at}, a directory on the path to ${role.name} ${path}, is writable by ${writableBy(st)} (mode ${modeText(st)}) and not sticky: anyone who can write it could replace ${role.name}, so synplug refuses it; use another directory (or, if ${at} is yours alone, 'chmod go-w ${at}')`,
     );
 }
 
 /** The state directory itself: owned by the effective user, writable by nobody else. */
-function checkStateDir(st: Stats, path: string, euid: number): void {
+function checkStateDir(st: Stats, path: string, euid: number, role: DirRole): void {
   if (st.uid !== euid)
     throw new StateFileError(
       path,
-      `state directory ${path} is owned by uid ${st.uid}, not by this user (uid ${euid}): its files could have been written by someone else, so synplug refuses it; use a directory of your own (mode 0700), or let synplug create one`,
+      `${role.noun}${path} is owned by uid ${st.uid}, not by this user (uid ${euid}): its files could have been written by someone else, so synplug refuses it; use a directory of your own (mode 0700), or let synplug create one`,
     );
   if ((st.mode & 0o022) !== 0)
     throw new StateFileError(
       path,
-      `state directory ${path} is writable by ${writableBy(st)} (mode ${modeText(st)}): its files could have been written by someone else, so synplug refuses it; 'chmod go-w ${path}', or use a directory of your own`,
+      `${role.noun}${path} is writable by ${writableBy(st)} (mode ${modeText(st)}): its files could have been written by someone else, so synplug refuses it; ${
+        // A sticky one is shared on purpose (/tmp): taking others' right to write it would break them.
+        (st.mode & S_ISVTX) !== 0
+          ? `it is a shared directory (sticky): use a directory of your own inside it (mode 0700), e.g. ${posix.join(path, 'synplug')}`
+          : `if it is yours alone, 'chmod go-w ${path}'; else use a directory of your own`
+      }`,
     );
 }
 
-function dirError(path: string, e: unknown): StateFileError {
-  return new StateFileError(path, `cannot use the state directory ${path}: ${errorCode(e) ?? (e as Error).message}`, e);
+function dirError(path: string, e: unknown, role: DirRole): StateFileError {
+  return new StateFileError(path, `cannot use ${role.name} ${path}: ${errorCode(e) ?? (e as Error).message}`, e);
 }
 
-function createError(path: string, e: unknown): StateFileError {
+function createError(path: string, e: unknown, role: DirRole): StateFileError {
   const code = errorCode(e);
   return new StateFileError(
     path,
-    `cannot create the state directory ${path}: ${code ?? (e as Error).message}${code ? ` (${diskErrorText(code)})` : ''}`,
+    `cannot create ${role.name} ${path}: ${code ?? (e as Error).message}${code ? ` (${diskErrorText(code)})` : ''}`,
     e,
     writeErrorCategory(code),
   );
+}
+
+/**
+ * Check every component of a path that synplug opens by name but keeps in
+ * no checked directory (a namespace file given with `--netns`), by the state
+ * directory's rules: each directory on the way owned by root or the
+ * effective user and writable by nobody else unless sticky; a symbolic link
+ * followed only when it is root's or the user's (its target walked again
+ * from `/`); the file itself root's or the user's. A last component that is
+ * one of the kernel's magic links (`/proc/PID/ns/net`, `/proc/PID/fd/N`,
+ * whose target is no path, or cannot be read) is judged by its owner alone.
+ * Nothing is opened; a missing component is left to the open to report.
+ * Race-free as far as the rules reach: no component that passed can be
+ * changed by another user.
+ * @param path an absolute path
+ * @returns the sentence naming the component and its owner or mode, or undefined when every one passes
+ */
+export function untrustedPathComponent(path: string): string | undefined {
+  const { euid, trusted } = whoIsTrusted();
+  const owner = (st: Stats) => `owned by uid ${st.uid} (neither root nor this user, uid ${euid})`;
+  let rest = componentsOf(path);
+  let links = 0;
+  restart: for (;;) {
+    let here = '/';
+    for (let i = 0; i < rest.length; i++) {
+      const at = posix.join(here, rest[i]!);
+      const last = i === rest.length - 1;
+      let st: Stats;
+      try {
+        st = lstatSync(at);
+      } catch {
+        return undefined; // missing (or unreachable): the open says so
+      }
+      if (!trusted(st.uid)) return `${at}${st.isSymbolicLink() ? ', a symbolic link on its path,' : ''} is ${owner(st)}`;
+      if (st.isSymbolicLink()) {
+        let target: string;
+        try {
+          target = readlinkSync(at);
+        } catch {
+          if (last) return undefined; // a magic link the kernel does not show (another process's /proc/PID/ns/net)
+          return `${at}, a symbolic link on its path, cannot be read`;
+        }
+        if (last && /^[a-z_]+:\[[0-9]+\]$/.test(target)) return undefined; // a magic link to a namespace
+        if (++links > MAX_LINKS) return 'too many symbolic links on its path';
+        rest = componentsOf(here, target, ...rest.slice(i + 1));
+        continue restart;
+      }
+      if (!last && st.isDirectory() && (st.mode & 0o022) !== 0 && (st.mode & S_ISVTX) === 0)
+        return `${at}, a directory on its path, is writable by ${writableBy(st)} (mode ${modeText(st)}) and not sticky`;
+      here = at;
+    }
+    return undefined;
+  }
 }

@@ -262,9 +262,35 @@ export class StateStore {
         `${this.path(SETUP)} is not a setup record synplug wrote: remove it (${what}). What is wrong: ${problem}; nothing was changed`,
       );
     const r = parseSetupRecord(raw)!;
-    const here = r.netns !== undefined ? netnsCookie(defaultNetns()) : undefined;
-    if (here !== undefined && here !== r.netns) throw new StateFileError(this.path(SETUP), otherNetnsMessage(this.path(SETUP), r.netns!, here));
+    // A kernel with netns cookies (5.14+) gets one in every record synplug writes: a record without it is not one of them.
+    const here = netnsCookie(defaultNetns());
+    if (here !== undefined && r.netns === undefined)
+      throw otherNetnsError(
+        this.path(SETUP),
+        `${this.path(SETUP)} has no 'netns' field (the cookie of the network namespace its holds are in), which synplug writes in every setup record on a kernel that has namespace cookies: its holds may be another namespace's, so it is not read and nothing was changed. Remove it (${what}), in the namespace whose holds it records`,
+      );
+    if (here !== undefined && here !== r.netns) throw otherNetnsError(this.path(SETUP), otherNetnsMessage(this.path(SETUP), r.netns!, here));
     return r;
+  }
+
+  /** The path of setup.json (for messages; read it with {@link StateStore.readSetup}). */
+  setupPath(): string {
+    return this.path(SETUP);
+  }
+
+  /** Whether the lock file exists (reads nothing). @throws {StateFileError} the directory is unsafe */
+  hasLockFile(): boolean {
+    return this.withDir(false, (d) => d.stat(LOCK_FILE) !== undefined) ?? false;
+  }
+
+  /**
+   * Whether a setup ran in this directory: setup.json, plug.json or the lock
+   * file is there (setup creates the lock file before its first step, and
+   * writes the other two; teardown removes all three). Reads nothing.
+   * @throws {StateFileError} the directory is unsafe
+   */
+  usedBySetup(): boolean {
+    return this.withDir(false, (d) => [SETUP, PLUG, LOCK_FILE].some((n) => d.stat(n) !== undefined)) ?? false;
   }
 
   /** @throws {StateFileError} the directory is unsafe or cannot be created, or the file cannot be written */
@@ -409,15 +435,22 @@ export class StateStore {
   }
 }
 
+/** A {@link StateFileError} for a setup record that is (or may be) another namespace's ({@link StateFileError.otherNetns}). */
+function otherNetnsError(path: string, message: string): StateFileError {
+  const e = new StateFileError(path, message);
+  e.otherNetns = true;
+  return e;
+}
+
 /**
- * The `netns` field of a setup record being written: the old record's
- * (an earlier synplug's record without one stays without: its holds may be
- * another namespace's), else the cookie of the namespace this call acts in
- * (none before Linux 5.14).
+ * The `netns` field of a setup record being written: the old record's (read
+ * through {@link StateStore.readSetup}, so this namespace's), else the cookie
+ * of the namespace this call acts in (none before Linux 5.14, the one case
+ * where a record has no such field).
  * @throws {SocketError} the cookie cannot be read
  */
 export function withNetnsCookie(old: SetupRecord | undefined): { netns?: string } {
-  if (old) return old.netns !== undefined ? { netns: old.netns } : {};
+  if (old?.netns !== undefined) return { netns: old.netns };
   const cookie = netnsCookie(defaultNetns());
   return cookie !== undefined ? { netns: cookie } : {};
 }

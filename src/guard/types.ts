@@ -72,19 +72,19 @@ export interface StatusOptions extends GuardOptions, HoldSelector {}
 export interface CheckResult {
   /** `ok`: complete and consistent; `absent`: nothing set up; `partial`: some pieces missing or different (over the holds reported) */
   state: SetupState;
-  /** the local hold's device; present only when the local hold is among the holds reported */
-  dev?: string;
-  /** the local hold's proxy address; present only when the local hold is among the holds reported */
-  addr?: string;
-  /** every piece of every hold reported, in the order of their setup steps (the address last) */
+  /** every piece of every hold reported, in the order of their setup steps (the address last); only here, not in `holds` */
   pieces: PieceState[];
-  /** each hold's own state (`local`, `inbound:DEV`...); an inbound hold also lists its ports */
+  /**
+   * each hold's own state (`local`, `inbound:DEV`...) and where it is: the local plug hold also its proxy
+   * address (`addr`), an inbound hold its ports, a queue hold its queue
+   */
   holds: Array<{
     id: string;
     mode: string;
     via: 'plug' | 'queue';
     dev: string;
     state: SetupState;
+    addr?: string;
     ports?: number[];
     addrs?: string[];
     queueNum?: number;
@@ -173,17 +173,24 @@ export interface TeardownOptions extends GuardOptions, HoldSelector {
   hold?: string;
 }
 
-/** What `setup` did. */
+/**
+ * What `setup` did. Each field once: the hold's own details are at the top
+ * level for the local plug hold (`addr`, `mark`, `limit`), in `inbound` for
+ * an inbound plug hold (its `limit` at the top, as a plug's), in `queue` for
+ * a queue hold.
+ */
 export interface SetupResult {
+  /** the device the hold sits on (the local hold: lo, or `--dev`; an inbound hold: the device SYNs arrive on) */
   dev: string;
-  addr: string;
-  /** firewall mark (u32) */
-  mark: number;
-  /** plug limit, bytes */
-  limit: number;
-  /** false when everything was already in place */
+  /** the local plug hold's proxy address */
+  addr?: string;
+  /** the local plug hold's firewall mark (u32) */
+  mark?: number;
+  /** a plug hold's plug limit, bytes */
+  limit?: number;
+  /** false when everything was already in place (and no new metrics file was recorded) */
   changed: boolean;
-  /** the steps taken, in order (`add qdisc prio 1: root bands 4`...) */
+  /** the steps taken, in order (`add qdisc prio 1: root bands 4`...), then `recorded the metrics file PATH` for a new one */
   actions: string[];
   /** setup added the address (teardown will remove it) */
   addedAddress: boolean;
@@ -199,8 +206,8 @@ export interface SetupResult {
   chose?: string;
   /** the queue hold set up (via queue) */
   queue?: { scope: 'local' | 'inbound'; num: number; maxlen: number; verdict: 'native' | 'compat'; table: string; ports: number[]; addrs: string[] };
-  /** the inbound hold set up (with `inbound`) */
-  inbound?: { dev: string; ifb: string; ports: number[]; addrs: string[]; classifier: 'flower' | 'u32'; families: Array<'ip' | 'ipv6'> };
+  /** the inbound hold set up (with `inbound`; its device is `dev`) */
+  inbound?: { ifb: string; ports: number[]; addrs: string[]; classifier: 'flower' | 'u32'; families: Array<'ip' | 'ipv6'> };
 }
 
 /** What `plug` did. */
@@ -296,10 +303,11 @@ export interface LeaseInfo {
 }
 
 /**
- * What `status` reports. The top-level `dev`, `addr`, `qdiscs`, `filters`,
- * `marking` and `held`/`passed`/`dropped` are the local hold's: `dev` and
- * `addr` are present only when the local hold is among the holds reported
- * (the lists are empty then); every hold, the local one included, is in `holds`.
+ * What `status` reports: at the top, what concerns every hold reported (the
+ * combined state, the plug record, the leases, the sysctl); each hold's own
+ * pieces, qdiscs, filters and counters in its entry of `holds` (the local
+ * plug hold's entry also has its address, marking and ruleset). No field is
+ * repeated at both levels.
  */
 export interface StatusResult {
   /**
@@ -307,32 +315,15 @@ export interface StatusResult {
    * (always there in what the library's `status()` returns; reports.ts)
    */
   sysctl?: MigrateReqReport;
-  /** the local hold's device (only when the local hold is reported) */
-  dev?: string;
-  /** the local hold's proxy address (only when the local hold is reported) */
-  addr?: string;
-  /** the setup check, over the holds reported */
+  /** the setup check, combined over the holds reported (each hold's pieces are in its entry) */
   state: SetupState;
-  pieces: PieceState[];
-  /** the device's qdiscs with stats (tc -s -j qdisc show fields) */
-  qdiscs: QdiscEntry[];
-  /** filters under 1: */
-  filters: FilterEntry[];
-  /** synplug's nftables table as `nft list table` prints it, when present */
-  ruleset?: string;
-  /** the marking set's elements (marking is on while one is there); times in ms */
-  marking: Array<{ address: string; expiresMs?: number; timeoutMs?: number }>;
   /** the recorded plug state */
   plug: PlugRecord | null;
   /** the live leases on the plug (overlapping protects, manual plugs) */
   leases: LeaseInfo[];
-  /** counters of the plug qdisc: packets held now, passed, dropped */
-  held?: number;
-  passed?: number;
-  dropped?: number;
   /** the plug was left buffering by a dead protect and released just now */
   recovered?: string;
-  /** every hold reported, each with its own state, pieces and plug counters (the fields above are the local hold's) */
+  /** every hold reported, each with its own state, pieces, qdiscs, filters and plug counters */
   holds: HoldStatus[];
   /** IFBs of synplug's that no record lists (present when there is one); `state` is then at best `partial` */
   unrecorded?: UnrecordedIfb[];
@@ -351,7 +342,14 @@ export interface HoldStatus {
   /** the device the hold sits on (the inbound hold: the device SYNs arrive on) */
   dev: string;
   state: SetupState;
+  /** its pieces, in the order of their setup steps (empty when it is not set up) */
   pieces: PieceState[];
+  /** the local plug hold: its proxy address */
+  addr?: string;
+  /** the local plug hold: synplug's nftables table as `nft list table` prints it, when present */
+  ruleset?: string;
+  /** the local plug hold: the marking set's elements (marking is on while one is there); times in ms */
+  marking?: Array<{ address: string; expiresMs?: number; timeoutMs?: number }>;
   /** the inbound hold: its IFB, ports, addresses and classifier */
   ifb?: string;
   ports?: number[];
@@ -363,7 +361,7 @@ export interface HoldStatus {
   table?: string;
   verdict?: 'native' | 'compat' | 'none';
   bound?: { portId: number; queued: number; dropped: number } | null;
-  /** the plug's qdisc(s) with counters (the local hold: every qdisc of its device) */
+  /** the plug's qdisc(s) with counters (tc -s -j qdisc show fields; the local hold: every qdisc of its device) */
   qdiscs: QdiscEntry[];
   /** the hold's filters with counters */
   filters: FilterEntry[];
@@ -536,11 +534,9 @@ export interface ProtectResult {
   releaseAttempts: number;
   /** this protect's release let the hold go, plug or queue (false: other live leases still hold it; the last one releases) */
   releasedHold: boolean;
-  /** the same as `releasedHold`, under its earlier name (kept for scripts that read it) */
-  releasedPlug: boolean;
   /** when not released: how many other holders kept it */
   leftToHolders?: number;
-  /** this protect's lease was gone when it ended: a manual `synplug release` broke it, or its watchdog dropped it at the deadline (that released the plug then; `releasedPlug` is false) */
+  /** this protect's lease was gone when it ended: a manual `synplug release` broke it, or its watchdog dropped it at the deadline (that released the plug then; `releasedHold` is false) */
   leaseBroken?: boolean;
   /** the listener found, with --wait-listen */
   newListener?: Listener | null;

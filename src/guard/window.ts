@@ -201,7 +201,7 @@ async function protectInner(session: ProtectSession, opts: ProtectOptions, early
   });
   let plugged = false;
   let released = false;
-  let releasedPlug = false;
+  let releasedHold = false;
   let leaseBroken = false as boolean;
   let taken: TakeResult | undefined;
   // The lease lock's file, opened before the window: the release inside it only flocks.
@@ -256,7 +256,7 @@ async function protectInner(session: ProtectSession, opts: ProtectOptions, early
     releaseAttempts = r.releaseAttempts;
     counting.released();
     // A lease a manual release broke: that release let the plug go, not this one.
-    releasedPlug = r.released && !r.broken;
+    releasedHold = r.released && !r.broken;
     if (r.broken) {
       leaseBroken = true;
       notice(
@@ -304,7 +304,7 @@ async function protectInner(session: ProtectSession, opts: ProtectOptions, early
       maxHoldReached = true;
       await release();
       notice(
-        `max-hold of ${maxHoldMs} ms reached: ${releasedPlug ? 'released the hold' : 'gave up this hold'} while ${
+        `max-hold of ${maxHoldMs} ms reached: ${releasedHold ? 'released the hold' : 'gave up this hold'} while ${
           !exit
             ? 'the command still runs'
             : waitState.found && waitState.closing.length > 0
@@ -357,9 +357,8 @@ async function protectInner(session: ProtectSession, opts: ProtectOptions, early
       totalUs: plugAckToCommandStartUs + (commandExitToReleaseAckUs ?? 0),
     },
     releaseAttempts,
-    releasedPlug,
-    releasedHold: releasedPlug,
-    ...(!releasedPlug && !leaseBroken && { leftToHolders: leftTo }),
+    releasedHold,
+    ...(!releasedHold && !leaseBroken && { leftToHolders: leftTo }),
     ...(leaseBroken ? { leaseBroken: true } : {}),
     ...(opts.waitListen && { newListener: newListener ?? null }),
     ...(checked && { check: checked }),

@@ -1139,3 +1139,9 @@ export const NFTA_SOCKET_KEY = 1;
 export const NFTA_SOCKET_DREG = 2;
 /** NFTA_SOCKET_LEVEL: enum nft_socket_attributes, nf_tables.h (cgroupv2 ancestor level) */
 export const NFTA_SOCKET_LEVEL = 3;
+
+/* The routing expression (`rt`). */
+/** NFTA_RT_DREG: enum nft_rt_attributes, nf_tables.h */
+export const NFTA_RT_DREG = 1;
+/** NFTA_RT_KEY: enum nft_rt_attributes, nf_tables.h */
+export const NFTA_RT_KEY = 2;

@@ -49,6 +49,7 @@ import { HEADERS, headerField, L4_HEADERS, type HeaderField } from './headers.js
 import {
   cidrBits,
   HOST_ORDER_TYPES,
+  rangeEnd,
   datatypeLayout,
   durationText,
   FLAG_TYPES,
@@ -160,9 +161,17 @@ const META_TYPES: Record<string, ValueType> = {
   protocol: 'ethertype',
   pkttype: 'pkttype',
   priority: 'tchandle',
+  iifgroup: 'devgroup',
+  oifgroup: 'devgroup',
+  rtclassid: 'realm',
+  sdif: 'ifindex',
+  sdifname: 'ifname',
+  day: 'day',
+  ipsec: 'boolean',
+  cgroup: 'uint_he',
 };
 /** Bytes a meta load of a value type writes, where not 4 (a key of unknown type: unknown). */
-const META_LEN: Record<string, number> = { ifname: 16, l4proto: 1, nfproto: 1, pkttype: 1, ethertype: 2, iftype: 2 };
+const META_LEN: Record<string, number> = { ifname: 16, l4proto: 1, nfproto: 1, pkttype: 1, ethertype: 2, iftype: 2, day: 1, boolean: 1 };
 /** meta keys nft prints without `meta` (`iifname "lo"`): nftables' meta_key_is_unqualified(). */
 const UNQUALIFIED_META: ReadonlySet<string> = new Set(['iif', 'oif', 'iifname', 'oifname', 'iifgroup', 'oifgroup']);
 const RAW_BASE: Record<string, string> = { link: 'll', network: 'nh', transport: 'th', inner: 'ih' };
@@ -197,7 +206,7 @@ function namedField(proto: string, hf: HeaderField, extra: Partial<Field> = {}):
 }
 
 function fieldOf(src: Src, ctx: Ctx): Field | undefined {
-  if (src.k === 'field') return src.field;
+  if (src.k === 'field') return src.field.bits ? undefined : src.field;
   if (src.k === 'meta') {
     const type = META_TYPES[src.key];
     // keys whose values we cannot print faithfully stay raw
@@ -460,6 +469,15 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
     },
     ifname: (i) => options.ifnames?.[i],
     set: (name, t) => (options.sets?.some((x) => x.name === name) ? setRight(name, t) : undefined),
+    key: (sreg, name) =>
+      lookupKey(
+        sreg,
+        options.sets?.find((x) => x.name === name),
+      ),
+    mapValue(name, hex) {
+      const set = options.sets?.find((x) => x.name === name);
+      return set?.map !== undefined && set.dataType !== C.NFT_DATA_VERDICT ? layoutValue(hex, dataLayout(set), undefined, this.ifname) : undefined;
+    },
   };
   /**
    * The key a lookup reads from `sreg`: the field loaded there, or, for a set
@@ -469,7 +487,10 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
    * own: `layout` then gives each part's size and byte order from the field
    * loaded (nft prints `ip ttl . ip protocol { 64 . tcp }`).
    */
-  const lookupKey = (sreg: number, set: NftSet | undefined): { field: Field; regs: number[]; layout?: Layout; hostInteger?: boolean } | undefined => {
+  const lookupKey = (
+    sreg: number,
+    set: NftSet | undefined,
+  ): { field: Field; regs: number[]; layout?: Layout; hostInteger?: boolean; bits?: Layout } | undefined => {
     const parts = set?.keyType !== undefined ? datatypeLayout(set.keyType) : undefined;
     const fieldAt = (k: number): Field | undefined => {
       const r = regs.get(k);
@@ -477,7 +498,11 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
     };
     if (!parts || parts.length < 2) {
       const f = fieldAt(sreg);
-      return f && { field: f, regs: [sreg] };
+      if (f) return { field: f, regs: [sreg] };
+      // a bit field (`ip dscp { cs1, af41 }`): the set holds its values as the bitwise leaves them, not shifted
+      const r = regs.get(sreg);
+      const b = r?.src.k === 'masked' && !/[^0]/.test(r.src.xor) ? bitfieldOf(r.src, ctx) : undefined;
+      return b && { field: b.field, regs: [sreg], bits: [{ type: b.field.type, len: r!.src.k === 'masked' ? r!.src.mask.length / 2 : 0, shift: b.shift }] };
     }
     const fields: Field[] = [];
     const used: number[] = [];
@@ -666,7 +691,7 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
         // lists wrongly: in a map giving a value (`{ 0 . 16384 : ... }` for `64 . 22`), or host-order ones
         // in an interval set (`meta length . ip saddr { 0 . 0.0.0.100-0.0.0.200 }`)
         const garbled = key?.layout !== undefined && ((isMap && e.dreg !== C.NFT_REG_VERDICT) || (set?.flags.includes('interval') && key.hostInteger));
-        const right = f && !garbled ? setRight(e.set, f.type, key?.layout) : undefined;
+        const right = f && !garbled ? setRight(e.set, f.type, key?.layout ?? key?.bits) : undefined;
         if (!key || !f || !right || (isMap && (!set || set.map === undefined || e.invert))) {
           rawSlot(e, e.dreg !== undefined ? [e.dreg] : []);
           continue;
@@ -747,7 +772,7 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
       if (x.depBase === 2) l3 = x;
       // nft keeps one dependency per layer (a later one replaces it), and none past a statement
       // that is not a match: it keeps `meta l4proto tcp counter tcp dport 22` as it is
-      if ((s.depBase !== undefined && x.depBase === s.depBase) || (x.stmt && !('match' in x.stmt.json))) break;
+      if ((s.depBase !== undefined && x.depBase === s.depBase) || (x.stmt && (typeof x.stmt.json === 'string' || !('match' in x.stmt.json)))) break;
     }
   });
   slots.forEach((s, i) => {
@@ -871,15 +896,30 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
     const lo = valueText(from, f.type, pctx.ifname);
     const hi = valueText(to, f.type, pctx.ifname);
     if ((lo.text.startsWith('0x') || hi.text.startsWith('0x')) && f.type !== 'mark' && f.type !== 'mark_be' && f.type !== 'rawint') return undefined;
-    // a range of tcp flags: numbers in nft's text (`tcp flags 0x40-0x80`), names in its JSON; of ct flags: raw
+    // a range of tcp flags: numbers in nft's text (`tcp flags 0x40-0x80`, see rangeEnd), names in its JSON; of ct flags: raw
     if (FLAG_TYPES.has(f.type) && f.type !== 'tcpflags') return undefined;
-    const text = f.type === 'tcpflags' ? `0x${Buffer.from(from, 'hex')[0].toString(16)}-0x${Buffer.from(to, 'hex')[0].toString(16)}` : `${lo.text}-${hi.text}`;
+    const a = rangeEnd(lo, from, f.type);
+    const b = rangeEnd(hi, to, f.type);
     return {
-      stmt: { text: `${f.text} ${text}`, json: { match: { op: '==', left: f.json, right: { range: [lo.json, hi.json] } } } },
+      stmt: { text: `${f.text} ${a.text}-${b.text}`, json: { match: { op: '==', left: f.json, right: { range: [a.json, b.json] } } } },
       needsL2: f.l2,
       needsL3: f.l3,
       needsL4: f.l4,
     };
+  }
+
+  /**
+   * The bit field nft names that a masked load is (`ip dscp`, `frag more-fragments`): a header's,
+   * or one of a load an expression module names bit fields of; its field, and the shift of its value.
+   */
+  function bitfieldOf(src: Extract<Src, { k: 'masked' }>, c: Ctx): { field: Field; shift: number } | undefined {
+    const p = src.src;
+    if (p.k === 'payload') {
+      const proto = protocolsAt(p.base, c).find((x) => headerField(x, p.offset, p.len, src.mask));
+      const hf = proto ? headerField(proto, p.offset, p.len, src.mask) : undefined;
+      return hf && { field: namedField(proto!, hf), shift: hf.shift ?? 0 };
+    }
+    return p.k === 'field' ? p.field.bits?.find((x) => x.mask === src.mask) : undefined;
   }
 
   /**
@@ -889,22 +929,15 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
    * comparison cannot be printed faithfully (it then prints raw).
    */
   function bitfieldMatch(src: Extract<Src, { k: 'masked' }>, op: string, data: string, c: Ctx): Slot | null | undefined {
-    const p = src.src;
-    if (p.k !== 'payload') return undefined;
-    const proto = protocolsAt(p.base, c).find((x) => headerField(x, p.offset, p.len, src.mask));
-    const bf = proto && headerField(proto, p.offset, p.len, src.mask);
-    if (!proto || !bf) return undefined;
+    const b = bitfieldOf(src, c);
+    if (!b) return undefined;
+    const f = b.field;
     const d = Buffer.from(data, 'hex');
-    if (/[^0]/.test(src.xor) || (op !== 'eq' && op !== 'neq') || d.length !== p.len || d.length > 4) return null;
+    if (/[^0]/.test(src.xor) || (op !== 'eq' && op !== 'neq') || d.length !== src.mask.length / 2 || d.length > 4) return null;
     const v = d.readUIntBE(0, d.length);
-    const mask = Number.parseInt(bf.mask!, 16);
+    const mask = Number.parseInt(src.mask, 16);
     if ((v & ~mask) !== 0) return null;
-    const n = (v & mask) >>> bf.shift!;
-    const bytes = Buffer.alloc(bf.type === 'uint_be' ? 4 : 1);
-    if (bf.type === 'uint_be') bytes.writeUInt32BE(n);
-    else bytes[0] = n;
-    const val = valueText(bytes.toString('hex'), bf.type);
-    const f = namedField(proto, bf);
+    const val = valueText(bitValue((v & mask) >>> b.shift, f.type), f.type);
     return {
       stmt: { text: `${f.text} ${OP_TEXT[op]}${val.text}`, json: { match: { op: OP_JSON[op], left: f.json, right: val.json } } },
       needsL2: f.l2,
@@ -1164,7 +1197,7 @@ const ESCAPED_STAR_WHY = 'a set element: a device name ending in * printed escap
 
 /** `s`, after telling `onRaw` about it when it is printed raw, or differs from nft's listing (an escaped `*` in a set). */
 function noted(s: Statement, onRaw: ((s: Statement) => void) | undefined): Statement {
-  if ('raw' in s.json) onRaw?.(s);
+  if (typeof s.json !== 'string' && 'raw' in s.json) onRaw?.(s);
   else if (ESCAPED_STAR_IN_SET.test(s.text)) onRaw?.({ ...s, text: `${s.text}: ${ESCAPED_STAR_WHY}` });
   return s;
 }
@@ -1195,7 +1228,7 @@ const PREFIX_TYPES: ReadonlySet<ValueType> = new Set(['ipv4', 'ipv6', 'mark', 'm
  * `swapped`: a host-order part stored big-endian (nft byte-swaps those in
  * interval sets so that the kernel's bytewise order is the numeric one).
  */
-type Layout = Array<{ type: ValueType; len: number; swapped?: boolean }>;
+type Layout = Array<{ type: ValueType; len: number; swapped?: boolean; shift?: number }>;
 
 /**
  * The layout of type id `id` (`len` bytes): its datatype's, raw hex when
@@ -1227,10 +1260,21 @@ function keyLayout(set: NftSet, t?: ValueType): Layout {
 /** Prints an interface index as its name (see {@link valueText}). */
 type IfnameOf = (index: number) => string | undefined;
 
+/** A bit field's value (shifted down) as the bytes its type prints from: 4 for an integer, else 1. */
+function bitValue(n: number, type: ValueType): string {
+  const bytes = Buffer.alloc(type === 'uint_be' ? 4 : 1);
+  if (type === 'uint_be') bytes.writeUInt32BE(n);
+  else bytes[0] = n;
+  return bytes.toString('hex');
+}
+
 /** One part's value; a swapped host-order part is read back in host order. */
-function partValue(hex: string, p: Layout[number], ifname: IfnameOf | undefined): { text: string; json: unknown } {
-  const h = p.swapped && endianness() === 'LE' ? Buffer.from(hex, 'hex').reverse().toString('hex') : hex;
-  return valueText(h, p.type, ifname);
+function partValue(hex: string, p: Layout[number], ifname: IfnameOf | undefined, range = false): { text: string; json: unknown } {
+  const swapped = p.swapped && endianness() === 'LE' ? Buffer.from(hex, 'hex').reverse().toString('hex') : hex;
+  // a bit field's value as the bitwise left it (`ip dscp`: cs1 is 0x20): shifted down first
+  const h = p.shift !== undefined ? bitValue(Buffer.from(swapped, 'hex').readUIntBE(0, hex.length / 2) >>> p.shift, p.type) : swapped;
+  const v = valueText(h, p.type, ifname);
+  return range && !HOST_ORDER_TYPES.has(p.type) ? rangeEnd(v, h, p.type) : v;
 }
 
 /**
@@ -1242,15 +1286,15 @@ function partValue(hex: string, p: Layout[number], ifname: IfnameOf | undefined)
 function layoutValue(lo: string, layout: Layout, hi: string | undefined, ifname: IfnameOf | undefined): { text: string; json: unknown } {
   if (layout.length === 1) {
     const p = layout[0];
-    const a = partValue(lo, p, ifname);
-    if (hi === undefined || hi === lo) return a;
+    if (hi === undefined || hi === lo) return partValue(lo, p, ifname);
     if (p.type === 'ifname') {
       const bits = cidrBits(Buffer.from(lo, 'hex'), Buffer.from(hi, 'hex'));
       if (bits !== undefined && bits % 8 === 0 && bits > 0) return valueText(lo.slice(0, bits / 4), 'ifname');
       // any other range of names nft cannot read (`"eth0"-"eth3"`): raw
       return { text: `[ ${RAW_MARKER} range ${lo} ${hi} ]`, json: { raw: { range: [lo, hi] } } };
     }
-    const b = partValue(hi, p, ifname);
+    const a = partValue(lo, p, ifname, true);
+    const b = partValue(hi, p, ifname, true);
     return { text: `${a.text}-${b.text}`, json: { range: [a.json, b.json] } };
   }
   const parts: Array<{ text: string; json: unknown }> = [];
@@ -1288,10 +1332,15 @@ function dataOf(set: NftSet, it: NftSetItem, ifname: IfnameOf | undefined): { te
     const v = d.verdict;
     return v.chain !== undefined ? { text: `${v.code} ${v.chain}`, json: { [v.code]: { target: v.chain } } } : { text: v.code, json: { [v.code]: null } };
   }
-  const layout =
+  return layoutValue(d.value ?? '', dataLayout(set), undefined, ifname);
+}
+
+/** How a map's values print. */
+function dataLayout(set: NftSet): Layout {
+  return (
     typeofLayout(userdataTlvs(set.userdata).get(C.NFTNL_UDATA_SET_DATA_TYPEOF), set.dataLen, false) ??
-    layoutOf(set.dataType, set.dataLen ?? 0, setDataByteOrder(set), false);
-  return layoutValue(d.value ?? '', layout, undefined, ifname);
+    layoutOf(set.dataType, set.dataLen ?? 0, setDataByteOrder(set), false)
+  );
 }
 
 /**
@@ -1364,7 +1413,7 @@ const SET_EXPRS: ReadonlySet<string> = new Set(['counter']);
 /** nft's `integer` datatype id (TYPE_INTEGER) */
 const C_TYPE_INTEGER = 4;
 /** nft 1.0.6's ids (proto.h `enum proto_desc_id`) of the protocols whose fields a `typeof` set can name, those synplug reads. */
-const TYPEOF_PROTOS: Readonly<Record<number, string>> = { 6: 'udp', 8: 'tcp', 12: 'ip', 13: 'ip6', 17: 'ether' };
+const TYPEOF_PROTOS: Readonly<Record<number, string>> = { 6: 'udp', 8: 'tcp', 11: 'th', 12: 'ip', 13: 'ip6', 16: 'vlan', 17: 'ether' };
 /** nft's expression type ids (`enum expr_types`) in a `typeof` set's user data. */
 const EXPR_PAYLOAD = 7;
 const EXPR_META = 9;

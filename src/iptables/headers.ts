@@ -63,7 +63,13 @@ export const HEADERS: Readonly<Record<string, Header>> = {
   vlan: {
     base: 'link',
     at: 14,
-    fields: [f('pcp', 0, 1, 'uint_be', 'e0', 5), f('dei', 0, 1, 'uint_be', '10', 4), f('id', 0, 2, 'uint_be', '0fff'), f('type', 2, 2, 'ethertype')],
+    // nft 1.0.6's template order (a typeof names a field by its place): `cfi` is the old name of `dei`
+    fields: [
+      f('pcp', 0, 1, 'uint_be', 'e0', 5),
+      ...['dei', 'cfi'].map((n) => f(n, 0, 1, 'uint_be', '10', 4)),
+      f('id', 0, 2, 'uint_be', '0fff'),
+      f('type', 2, 2, 'ethertype'),
+    ],
   },
   ip: {
     base: 'network',

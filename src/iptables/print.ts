@@ -13,8 +13,11 @@ import { addressText } from './validate.js';
 export interface Statement {
   /** e.g. `ip saddr 169.254.255.254` */
   text: string;
-  /** e.g. `{ match: { op: '==', left: { payload: { protocol: 'ip', field: 'saddr' } }, right: '169.254.255.254' } }` */
-  json: Record<string, unknown>;
+  /**
+   * e.g. `{ match: { op: '==', left: { payload: { protocol: 'ip', field: 'saddr' } }, right: '169.254.255.254' } }`;
+   * the text itself where nft 1.0.6 has no JSON form of the statement (`update @m { ip saddr : 0x00000005 }`)
+   */
+  json: Record<string, unknown> | string;
 }
 
 /**
@@ -71,7 +74,13 @@ export type ValueType =
   | 'icmpv6_type'
   | 'icmpv6_code'
   | 'arp_op'
-  | 'igmp_type';
+  | 'igmp_type'
+  | 'icmpx_code'
+  | 'mh_type'
+  /** names nft reads from /etc/iproute2 (`rt_realms`, `group`) and its days of the week, printed quoted (`"cosmos"`); host order */
+  | 'realm'
+  | 'devgroup'
+  | 'day';
 
 /** Value types the kernel holds in host byte order (`meta mark`, `iif`, `ct state`...). */
 export const HOST_ORDER_TYPES: ReadonlySet<ValueType> = new Set<ValueType>([
@@ -85,6 +94,8 @@ export const HOST_ORDER_TYPES: ReadonlySet<ValueType> = new Set<ValueType>([
   'addrtype',
   'uint_he',
   'boolean',
+  'realm',
+  'devgroup',
 ]);
 
 /** A field a register was loaded from, as nft names it. */
@@ -103,6 +114,11 @@ export interface Field {
   fullLen?: number;
   /** the icmp type match this field depends on (`icmp:3` for `icmp mtu`): nft leaves that match out */
   dep?: string;
+  /**
+   * A load of only the bytes of bit fields nft names (`frag more-fragments`: bit 0x01 of byte 3), none
+   * of its own: each field by the mask a `bitwise` applies and the shift of its value; the load alone does not print.
+   */
+  bits?: ReadonlyArray<{ mask: string; shift: number; field: Field }>;
 }
 
 /** What a register holds, as far as printing is concerned. */
@@ -132,6 +148,14 @@ export interface PrintContext {
    * `keyType`; with its NFTA_SET_OBJ_TYPE for object maps. Undefined when the set is not known.
    */
   set(name: string, keyType: ValueType): { text: string; json: unknown; objType?: number } | undefined;
+  /**
+   * The key a set operation on set `name` reads from `sreg`: the field loaded there, or for a
+   * concatenated key type the fields loaded from `sreg` on (`ip6 saddr . tcp dport`), with the
+   * registers read. Undefined when unknown.
+   */
+  key?(sreg: number, name: string): { field: Field; regs: number[] } | undefined;
+  /** A value of map `name`'s data type from its bytes (hex): `0x00000005` for a `mark`. Undefined when the map is not known. */
+  mapValue?(name: string, hex: string): { text: string; json: unknown } | undefined;
 }
 
 /** What an expression module prints: the statement and the dependencies it implies. */
@@ -277,6 +301,33 @@ const ENUM_NAMES: Partial<Record<ValueType, ReadonlyMap<number, string>>> = {
     [34, 'membership-report-v3'],
     [23, 'leave-group'],
   ]),
+  icmpx_code: names([
+    [0, 'no-route'],
+    [1, 'port-unreachable'],
+    [2, 'host-unreachable'],
+    [3, 'admin-prohibited'],
+  ]),
+  mh_type: names(
+    [
+      'binding-refresh-request',
+      'home-test-init',
+      'careof-test-init',
+      'home-test',
+      'careof-test',
+      'binding-update',
+      'binding-acknowledgement',
+      'binding-error',
+      'fast-binding-update',
+      'fast-binding-acknowledgement',
+      'fast-binding-advertisement',
+      'experimental-mobility-header',
+      'home-agent-switch-message',
+    ].map((n, i) => [i, n]),
+  ),
+  // Debian 12's /etc/iproute2/rt_realms and /etc/iproute2/group, which nft 1.0.6 reads
+  realm: names([[0, 'cosmos']]),
+  devgroup: names([[0, 'default']]),
+  day: names(['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday'].map((n, i) => [i, n])),
   arp_op: names([
     [1, 'request'],
     [2, 'reply'],
@@ -287,6 +338,35 @@ const ENUM_NAMES: Partial<Record<ValueType, ReadonlyMap<number, string>>> = {
     [10, 'nak'],
   ]),
 };
+
+const decimal = { text: String };
+/**
+ * How nft 1.0.6 prints the ends of a range of a type it otherwise names: its range printing turns
+ * names off (`icmp type 0-3`, `ip dscp { 0x08-0x18 }`, `tcp flags 0x2-0x10`); its JSON keeps them, but for
+ * the protocol numbers (`json`: the number).
+ */
+const RANGE_NUMERIC: Partial<Record<ValueType, { text: (n: number) => string; json?: true }>> = {
+  icmp_type: decimal,
+  icmp_code: decimal,
+  icmpv6_type: decimal,
+  icmpv6_code: decimal,
+  icmpx_code: decimal,
+  igmp_type: decimal,
+  arp_op: decimal,
+  mh_type: decimal,
+  l4proto: { text: String, json: true },
+  dscp: { text: (n) => `0x${n.toString(16).padStart(2, '0')}` },
+  ecn: { text: (n) => `0x${n.toString(16)}` },
+  tcpflags: { text: (n) => `0x${n.toString(16)}` },
+};
+
+/** A range's end (`v`, printed from big-endian `hex` of `type`) as nft prints it ({@link RANGE_NUMERIC}). */
+export function rangeEnd(v: { text: string; json: unknown }, hex: string, type: ValueType): { text: string; json: unknown } {
+  const r = RANGE_NUMERIC[type];
+  if (!r || hex.length === 0 || hex.length > 8) return v;
+  const n = Buffer.from(hex, 'hex').readUIntBE(0, hex.length / 2);
+  return { text: r.text(n), json: r.json ? n : v.json };
+}
 
 /** nft's name of an enumerated value (`icmp_code` 3: `port-unreachable`), or undefined. */
 export function enumName(type: ValueType, n: number): string | undefined {
@@ -310,10 +390,15 @@ const DATATYPES: ReadonlyMap<number, { name: string; type: ValueType; len: numbe
   [13, { name: 'inet_service', type: 'port', len: 2 }],
   [14, { name: 'icmp_type', type: 'icmp_type', len: 1 }],
   [15, { name: 'tcp_flag', type: 'tcpflags', len: 1 }],
+  [17, { name: 'mh_type', type: 'mh_type', len: 1 }],
+  [18, { name: 'time', type: 'time_ms', len: 8 }],
   [19, { name: 'mark', type: 'mark', len: 4 }],
   [20, { name: 'iface_index', type: 'ifindex', len: 4 }],
   [23, { name: 'classid', type: 'tchandle', len: 4 }],
   [21, { name: 'iface_type', type: 'iftype', len: 2 }],
+  [22, { name: 'realm', type: 'realm', len: 4 }],
+  [24, { name: 'uid', type: 'uint_he', len: 4 }],
+  [25, { name: 'gid', type: 'uint_he', len: 4 }],
   [26, { name: 'ct_state', type: 'ct_state', len: 4 }],
   [27, { name: 'ct_dir', type: 'ct_dir', len: 1 }],
   [28, { name: 'ct_status', type: 'ct_status', len: 4 }],
@@ -321,11 +406,15 @@ const DATATYPES: ReadonlyMap<number, { name: string; type: ValueType; len: numbe
   [31, { name: 'pkt_type', type: 'pkttype', len: 1 }],
   [32, { name: 'icmp_code', type: 'icmp_code', len: 1 }],
   [33, { name: 'icmpv6_code', type: 'icmpv6_code', len: 1 }],
+  [34, { name: 'icmpx_code', type: 'icmpx_code', len: 1 }],
+  [35, { name: 'devgroup', type: 'devgroup', len: 4 }],
   [36, { name: 'dscp', type: 'dscp', len: 1 }],
   [37, { name: 'ecn', type: 'ecn', len: 1 }],
   [38, { name: 'fib_addrtype', type: 'addrtype', len: 4 }],
+  [39, { name: 'boolean', type: 'boolean', len: 1 }],
   [41, { name: 'ifname', type: 'ifname', len: 16 }],
   [42, { name: 'igmp_type', type: 'igmp_type', len: 1 }],
+  [45, { name: 'day', type: 'day', len: 1 }],
 ]);
 /** nft's TYPE_BITS: a concatenated type packs its parts' ids 6 bits each, the first part highest. */
 const TYPE_BITS = 6;
@@ -610,8 +699,8 @@ export function valueText(hex: string, type: ValueType, ifname?: (index: number)
       }
       break;
     case 'time_ms':
-      if (b.length === 4) {
-        const ms = b.readUInt32LE(0);
+      if (b.length === 4 || b.length === 8) {
+        const ms = b.length === 4 ? b.readUInt32LE(0) : Number(b.readBigUInt64LE(0));
         // nft 1.0.6 prints no time at all for 0 (`ct expiration  drop`, which it cannot read back): raw
         if (ms > 0) return { text: durationText(ms), json: Math.floor(ms / 1000) };
       }
@@ -662,9 +751,10 @@ export function valueText(hex: string, type: ValueType, ifname?: (index: number)
       }
       break;
     case 'ecn':
-      if (b.length === 1 && b[0] < 4) {
+      if (b.length === 1) {
         const t = ECN_NAMES[b[0]];
-        return { text: t, json: t };
+        // past the 2 bits (an interval's end nft computes): hex, a number in JSON
+        return t ? { text: t, json: t } : { text: `0x${hex}`, json: b[0] };
       }
       break;
     case 'icmp_type':
@@ -673,10 +763,22 @@ export function valueText(hex: string, type: ValueType, ifname?: (index: number)
     case 'icmpv6_code':
     case 'arp_op':
     case 'igmp_type':
+    case 'icmpx_code':
+    case 'mh_type':
       if (b.length >= 1 && b.length <= 2) {
         const n = b.readUIntBE(0, b.length);
         const t = enumName(type, n);
         return t ? { text: t, json: t } : { text: String(n), json: n };
+      }
+      break;
+    // a name quoted; a number without one, in JSON a string for a realm (nft prints it), else a number
+    case 'realm':
+    case 'devgroup':
+    case 'day':
+      if (b.length === 4 || b.length === 1) {
+        const n = b.readUIntLE(0, b.length);
+        const t = enumName(type, n);
+        return t ? { text: `"${t}"`, json: t } : { text: String(n), json: type === 'realm' ? String(n) : n };
       }
       break;
     case 'iftype':

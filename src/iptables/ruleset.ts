@@ -28,14 +28,15 @@ import type { Expr } from './expr/index.js';
 /** The datatype id of nft's `iface_index` (a set key or value part printed as a device name). */
 const IFACE_INDEX_TYPE = 20;
 
-/** Keys whose values are device indexes: `meta iif` / `meta oif` loads, `fib ... oif`, sets of `iface_index` keys or values. */
+/** meta keys whose values are device indexes. */
+const IFINDEX_META: ReadonlySet<unknown> = new Set(['iif', 'oif', 'sdif']);
+
+/** Keys whose values are device indexes: `meta iif` / `oif` / `sdif` loads, `fib ... oif`, sets of `iface_index` keys or values. */
 function usesIfindex(rules: readonly NftRule[], sets: readonly NftSet[]): boolean {
   const ifindexType = (id: number | undefined): boolean => id !== undefined && datatypeParts(id).includes(IFACE_INDEX_TYPE);
   if (sets.some((s) => ifindexType(s.keyType) || ifindexType(s.dataType))) return true;
   return rules.some((r) =>
-    r.expr.some(
-      (e: Expr) => (e.name === 'meta' && 'key' in e && (e.key === 'iif' || e.key === 'oif')) || (e.name === 'fib' && 'result' in e && e.result === 'oif'),
-    ),
+    r.expr.some((e: Expr) => (e.name === 'meta' && 'key' in e && IFINDEX_META.has(e.key)) || (e.name === 'fib' && 'result' in e && e.result === 'oif')),
   );
 }
 

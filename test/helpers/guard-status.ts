@@ -1,8 +1,8 @@
 /**
  * `status` results for the unit tests of the text formatters
- * (src/cli/format-guard.ts): one inbound hold's entry, and a result whose
- * local-hold fields are empty, built from defaults that each test overrides
- * where its case differs.
+ * (src/cli/format-guard.ts): one inbound hold's entry, and a result of
+ * given holds, built from defaults that each test overrides where its case
+ * differs.
  */
 import type { HoldStatus, StatusResult } from '../../src/guard/types.js';
 
@@ -31,10 +31,9 @@ export function inboundHoldStatus(o: Partial<HoldStatus> = {}): HoldStatus {
 }
 
 /**
- * A `status` result with these holds, state `ok`, and nothing of the local
- * hold (no pieces, qdiscs, filters, marking, plug record or leases); every
- * field of `o` overrides.
+ * A `status` result with these holds, state `ok`, no plug record and no
+ * leases; every field of `o` overrides.
  */
 export function statusResult(holds: HoldStatus[], o: Partial<StatusResult> = {}): StatusResult {
-  return { state: 'ok', pieces: [], qdiscs: [], filters: [], marking: [], plug: null, leases: [], holds, ...o };
+  return { state: 'ok', plug: null, leases: [], holds, ...o };
 }

@@ -7,6 +7,7 @@
  * error or a stack trace, or change anything.
  */
 import fc from 'fast-check';
+import type { InboundHoldRecord } from '../../src/guard/modes/inbound.js';
 
 /** A local hold entry as setup writes it. */
 export const LOCAL_HOLD = {
@@ -21,8 +22,28 @@ export const LOCAL_HOLD = {
   createdAt: 1,
 };
 
-/** What synplug writes, by file name, one or more variants each. */
-export function baseRecords(now: number, inboundDev = 'sp-eth0'): Record<string, unknown[]> {
+/** An inbound hold entry as setup writes it: sp-eth0's, port 80, flower, both families (every field of `o` overrides). */
+export function inboundHoldRecord(o: Partial<InboundHoldRecord> = {}): InboundHoldRecord {
+  return {
+    mode: 'inbound',
+    dev: 'sp-eth0',
+    createdAt: 1,
+    ifb: 'spifb3',
+    ports: [80],
+    addrs: [],
+    classifier: 'flower',
+    limit: 1048576,
+    families: ['ip', 'ipv6'],
+    addedClsact: false,
+    ...o,
+  };
+}
+
+/**
+ * What synplug writes, by file name, one or more variants each.
+ * @param netns the cookie of the namespace the records are read in: setup.json carries it (synplug writes it on every kernel that has one)
+ */
+export function baseRecords(now: number, inboundDev = 'sp-eth0', netns?: string): Record<string, unknown[]> {
   const inbound = {
     mode: 'inbound',
     dev: inboundDev,
@@ -54,7 +75,7 @@ export function baseRecords(now: number, inboundDev = 'sp-eth0'): Record<string,
       { version: 2, holds: { [`inbound:${inboundDev}`]: inbound } },
       { version: 2, holds: { queue } },
       { version: 2, holds: { local: LOCAL_HOLD, [`inbound:${inboundDev}`]: inbound }, createdStateDir: true },
-    ],
+    ].map((r) => (netns === undefined ? r : { ...r, netns })),
     'plug.json': [
       { version: 1, state: 'buffering', owner: 'protect', pid: 1, pidStart: 1, watchdogPid: 1, dev: 'lo', since: now - 1000, deadline: now + 5000 },
       { version: 1, state: 'released', owner: 'manual', pid: 1, dev: 'lo', since: now - 1000, deadline: now - 1000, releasedAt: now - 500 },
@@ -134,8 +155,8 @@ export function mutation(base: unknown): fc.Arbitrary<unknown> {
 }
 
 /** A file name and its content: a record synplug writes, mutated one to three times. */
-export function mutatedRecord(now: number, inboundDev?: string): fc.Arbitrary<{ file: string; value: unknown }> {
-  const bases = Object.entries(baseRecords(now, inboundDev)).flatMap(([file, vs]) => vs.map((v) => ({ file, v })));
+export function mutatedRecord(now: number, inboundDev?: string, netns?: string): fc.Arbitrary<{ file: string; value: unknown }> {
+  const bases = Object.entries(baseRecords(now, inboundDev, netns)).flatMap(([file, vs]) => vs.map((v) => ({ file, v })));
   return fc.constantFrom(...bases).chain(({ file, v }) =>
     fc.integer({ min: 1, max: 3 }).chain((n) => {
       let arb: fc.Arbitrary<unknown> = fc.constant(v);

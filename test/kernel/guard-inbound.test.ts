@@ -288,8 +288,8 @@ for (const classifier of ['flower', 'u32'] as const) {
       t.is(await within(c6.done, 'the IPv6 connection after the release'), 'ok');
       const end = await within(p.done, 'protect to exit');
       t.is(end.code, 0, end.stderr);
-      const res = json<{ report: { heldSyns: number }; maxHoldReached: boolean; releasedPlug: boolean }>(end);
-      t.true(res.releasedPlug);
+      const res = json<{ report: { heldSyns: number }; maxHoldReached: boolean; releasedHold: boolean }>(end);
+      t.true(res.releasedHold);
       t.false(res.maxHoldReached);
       t.true(res.report.heldSyns >= 3, `SYNs held and released: ${res.report.heldSyns}`);
       t.is(await within(c4o, 'the IPv4 connection with IP options after the release'), 'ok');

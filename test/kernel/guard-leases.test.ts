@@ -61,8 +61,8 @@ test.serial('two protects overlap: when the shorter ends, a new SYN is still hel
   writeFileSync(b.gate.go, '');
   const rb = await within(b.p.done, 'protect B to exit');
   t.is(rb.code, 0, rb.stderr);
-  const jb = JSON.parse(rb.stdout) as { releasedPlug: boolean; leftToHolders?: number };
-  t.false(jb.releasedPlug, 'B left the plug to A');
+  const jb = JSON.parse(rb.stdout) as { releasedHold: boolean; leftToHolders?: number };
+  t.false(jb.releasedHold, 'B left the plug to A');
   t.is(jb.leftToHolders, 1);
   t.regex(rb.stderr, /left the hold to 1 other holder/);
   t.like(readPlugJson(), { state: 'buffering', pid: a.p.child.pid });
@@ -73,7 +73,7 @@ test.serial('two protects overlap: when the shorter ends, a new SYN is still hel
   writeFileSync(a.gate.go, '');
   const ra = await within(a.p.done, 'protect A to exit');
   t.is(ra.code, 0, ra.stderr);
-  t.true((JSON.parse(ra.stdout) as { releasedPlug: boolean }).releasedPlug, 'A, the last one out, released');
+  t.true((JSON.parse(ra.stdout) as { releasedHold: boolean }).releasedHold, 'A, the last one out, released');
   t.is(await within(held.data, 'the held connection after A ended'), 'proxy');
   t.true(held.connectedAt! >= tGo, 'completed only after A ended');
   t.like(readPlugJson(), { state: 'released' });
@@ -105,9 +105,9 @@ test.serial('max-hold of one of them: after its deadline a new SYN is still held
   t.true(held.connectedAt! >= tGo);
   writeFileSync(b.gate.go, '');
   const rb = await within(b.p.done, 'protect B to exit');
-  const jb = JSON.parse(rb.stdout) as { releasedPlug: boolean; maxHoldReached: boolean };
+  const jb = JSON.parse(rb.stdout) as { releasedHold: boolean; maxHoldReached: boolean };
   t.true(jb.maxHoldReached);
-  t.false(jb.releasedPlug, "B's max-hold left the plug to A");
+  t.false(jb.releasedHold, "B's max-hold left the plug to A");
   t.regex(rb.stderr, /max-hold of 15000 ms reached: gave up this hold/);
   t.deepEqual(await activeElements(), []);
   await assertPlugReleased(t, proxy.port, 'after both');
@@ -130,7 +130,7 @@ test.serial('SIGKILL of one of them: its watchdog drops its lease and leaves the
   writeFileSync(a.gate.go, '');
   const ra = await within(a.p.done, 'protect A to exit');
   t.is(ra.code, 0, ra.stderr);
-  t.true((JSON.parse(ra.stdout) as { releasedPlug: boolean }).releasedPlug);
+  t.true((JSON.parse(ra.stdout) as { releasedHold: boolean }).releasedHold);
   t.is(await within(held.data, 'the held connection after A ended'), 'proxy');
   t.true(held.connectedAt! >= tGo);
   t.like(readPlugJson(), { state: 'released' });
@@ -176,8 +176,8 @@ test.serial(
     writeFileSync(a.gate.go, '');
     const ra = await within(a.p.done, 'protect to exit');
     t.is(ra.code, 0, ra.stderr);
-    const ja = JSON.parse(ra.stdout) as { releasedPlug: boolean; leaseBroken?: boolean };
-    t.true(ja.releasedPlug, "protect's own release let the plug go");
+    const ja = JSON.parse(ra.stdout) as { releasedHold: boolean; leaseBroken?: boolean };
+    t.true(ja.releasedHold, "protect's own release let the plug go");
     t.falsy(ja.leaseBroken);
     t.is(await within(held.data, 'the held connection after protect ended'), 'proxy');
     t.true(held.connectedAt! >= tGo);

@@ -13,6 +13,7 @@ import { mkdtempSync, existsSync, writeFileSync, rmSync, readFileSync, mkdirSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { cookieHere } from '../helpers/netns-cookie.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const BIN = join(ROOT, 'dist/bundle/synplug.cjs'); // package.json bin
@@ -89,7 +90,11 @@ test.serial('a setup record naming a device that is gone: exit 2, the message sa
   const dir = mkdtempSync(join(tmpdir(), 'synplug-guardcli-stale-'));
   writeFileSync(
     join(dir, 'setup.json'),
-    JSON.stringify({ version: 2, holds: { local: { mode: 'local', dev: 'spgone0', addr: ADDR, mark: 1, limit: 65536, table: TABLE, createdAt: 1 } } }),
+    JSON.stringify({
+      version: 2,
+      netns: cookieHere(),
+      holds: { local: { mode: 'local', dev: 'spgone0', addr: ADDR, mark: 1, limit: 65536, table: TABLE, createdAt: 1 } },
+    }),
   );
   for (const cmd of ['status', 'check', 'release']) {
     const r = spawnSync(process.execPath, [BIN, cmd], { encoding: 'utf8', env: { ...process.env, SYNPLUG_STATE_DIR: dir }, timeout: 60_000 });
@@ -215,6 +220,7 @@ for (const file of ['setup.json', 'plug.json'] as const) {
         join(dir, 'setup.json'),
         JSON.stringify({
           version: 2,
+          netns: cookieHere(),
           holds: { local: { mode: 'local', dev: DEV, addr: ADDR, mark: 1, limit: 65536, table: TABLE, addedAddress: false, prefixlen: 32, createdAt: 1 } },
         }),
       );

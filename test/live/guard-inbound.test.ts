@@ -18,6 +18,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { inboundNetns } from '../helpers/inbound-netns.js';
+import { cookieOf } from '../helpers/netns-cookie.js';
 
 const IP = '/usr/sbin/ip';
 const TC = '/usr/sbin/tc';
@@ -198,7 +199,7 @@ test.serial('a renamed device: teardown --inbound OLDNAME removes the SYN filter
       families: ['ip'],
       addedClsact: true,
     };
-    writeFileSync(join(sd, 'setup.json'), JSON.stringify({ version: 2, holds: { [`inbound:${dev}`]: hold } }), { mode: 0o600 });
+    writeFileSync(join(sd, 'setup.json'), JSON.stringify({ version: 2, netns: cookieOf(N.ns), holds: { [`inbound:${dev}`]: hold } }), { mode: 0o600 });
     N.sh(IP, 'link', 'set', dev, 'name', renamed);
     t.regex(N.sh(TC, 'filter', 'show', 'dev', renamed, 'ingress'), /pref 65000/, 'the filter stayed with the renamed device');
     const r = await N.synplug(sd, 'teardown', '--inbound', dev);

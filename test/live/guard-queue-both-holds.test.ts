@@ -169,9 +169,11 @@ if (!(await runScenarioIfChild(ENV, scenarios))) {
     }
     t.is(r.check.code, 1, 'check: nothing of the local hold is set up');
     t.is(r.status.code, 0);
+    t.deepEqual(r.checkJson.json.pieces, []);
+    t.deepEqual(r.statusJson.json.holds[0].pieces, [], "status: the hold's pieces are in its entry");
+    t.false('pieces' in r.statusJson.json, 'status: no top-level pieces (one result shape)');
     for (const x of [r.checkJson, r.statusJson]) {
       t.is(x.json.state, 'absent');
-      t.deepEqual(x.json.pieces, []);
       t.deepEqual(
         x.json.holds.map((h: Json) => [h.id, h.via, h.state]),
         [['queue', 'queue', 'absent']],

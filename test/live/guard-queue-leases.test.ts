@@ -290,13 +290,13 @@ if (!(await runScenarioIfChild(ENV, cleaned))) {
     const r = inOwnNetns<Json>(SELF, ENV, 'overlap', 120_000);
     t.true(r.bothLeased, 'both protects hold a lease');
     t.is(r.rb.code, 0, r.rb.stderr);
-    t.false(r.rb.json.releasedPlug, 'B left the hold to A');
+    t.false(r.rb.json.releasedHold, 'B left the hold to A');
     t.is(r.rb.json.leftToHolders, 1);
     t.regex(r.rb.stderr, /left the hold to 1 other holder/);
     t.deepEqual(r.leasesAfterB, [r.aPid]);
     t.true(r.pendingBeforeA, 'a SYN sent after B ended is held');
     t.is(r.ra.code, 0);
-    t.true(r.ra.json.releasedPlug, 'A, the last one out, released');
+    t.true(r.ra.json.releasedHold, 'A, the last one out, released');
     t.true(r.ra.json.report.heldSyns >= 1);
     t.is(r.outcome, 'ok 0', 'connected after A ended, without a retransmission');
     t.deepEqual(r.after, { leases: 0, bound: null });
@@ -309,11 +309,11 @@ if (!(await runScenarioIfChild(ENV, cleaned))) {
     t.deepEqual(r.leasesAfterB, [r.aPid]);
     t.true(r.pendingBeforeA);
     t.is(r.ra.code, 0);
-    t.true(r.ra.json.releasedPlug);
+    t.true(r.ra.json.releasedHold);
     t.is(r.outcome, 'ok 0');
     t.is(r.rb.code, 0, r.rb.stderr);
     t.true(r.rb.json.maxHoldReached);
-    t.false(r.rb.json.releasedPlug, "B's max-hold left the hold to A");
+    t.false(r.rb.json.releasedHold, "B's max-hold left the hold to A");
     t.regex(r.rb.stderr, /max-hold of 3000 ms reached: gave up this hold/);
   });
 
@@ -323,7 +323,7 @@ if (!(await runScenarioIfChild(ENV, cleaned))) {
     t.deepEqual(r.leasesAfterB, [r.aPid]);
     t.true(r.pendingBeforeA, 'a SYN sent after B was killed is held');
     t.is(r.ra.code, 0);
-    t.true(r.ra.json.releasedPlug);
+    t.true(r.ra.json.releasedHold);
     t.is(r.outcome, 'ok 0');
     t.is(r.bound, null);
   });
@@ -348,7 +348,7 @@ if (!(await runScenarioIfChild(ENV, cleaned))) {
     t.deepEqual(r.leasesAfter, [r.aPid], 'the lease is still there');
     t.true(r.pendingBeforeA);
     t.is(r.ra.code, 0);
-    t.true(r.ra.json.releasedPlug, "protect's own release let the hold go");
+    t.true(r.ra.json.releasedHold, "protect's own release let the hold go");
     t.falsy(r.ra.json.leaseBroken);
     t.is(r.outcome, 'ok 0');
     t.is(r.r2.code, 0);
@@ -374,7 +374,7 @@ if (!(await runScenarioIfChild(ENV, cleaned))) {
     t.true(r.boundAfterPlug, 'the queue is bound after plug exited');
     t.true(r.pendingAfterPlug);
     t.is(r.ra.code, 0);
-    t.false(r.ra.json.releasedPlug, "the protect left the hold to the plug's lease");
+    t.false(r.ra.json.releasedHold, "the protect left the hold to the plug's lease");
     t.true(r.pendingAfterProtect, 'still held after the protect ended');
     t.deepEqual(r.leasesAfterProtect, ['manual']);
     t.is(r.rel.code, 0);

@@ -14,6 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { inOwnNetns, runScenarioIfChild } from '../helpers/own-netns.js';
+import { untyped } from '../helpers/untyped.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: the scenarios' JSON results, asserted field by field
 type Json = Record<string, any>;
@@ -148,7 +149,7 @@ const scenarios = {
     const onlyQueue = { version: 2, holds: { 'queue:sqc0': { ...entry, mode: 'queue' } } };
     const attempt = async (record: unknown, dev: string) => {
       try {
-        return { ok: await selectInbound(sockets, record as never, dev) };
+        return { ok: await untyped(selectInbound)(sockets, record, dev) };
       } catch (e) {
         return { error: (e as Error).name, category: (e as { category?: string }).category, message: (e as Error).message };
       }

@@ -18,6 +18,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { inboundNetns, IP, TC, CLI } from '../helpers/inbound-netns.js';
+import { netnsCookie } from '../../src/netlink/netns.js';
 import { mutatedRecord } from '../helpers/record-mutations.js';
 
 const DEV = 'sp-rfz0';
@@ -89,7 +90,7 @@ test.serial(
     const before = snapshot();
     let runs = 0;
     await fc.assert(
-      fc.asyncProperty(mutatedRecord(Date.now(), DEV), async ({ file, value }) => {
+      fc.asyncProperty(mutatedRecord(Date.now(), DEV, netnsCookie(N.ns)), async ({ file, value }) => {
         const text = JSON.stringify(value) ?? '';
         const dirs = COMMANDS.map(() => stateDirWith(file, text));
         try {

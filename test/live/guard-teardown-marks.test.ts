@@ -25,6 +25,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { inboundNetns, IP } from '../helpers/inbound-netns.js';
+import { cookieOf } from '../helpers/netns-cookie.js';
 import { NetlinkConnection } from '../../src/netlink/connection.js';
 import { NETLINK_ROUTE } from '../../src/netlink/message.js';
 import { addAddress } from '../../src/netlink/route/addr.js';
@@ -41,11 +42,11 @@ const addrs = () => JSON.parse(execFileSync(IP, ['netns', 'exec', N.ns, 'python3
 /** Everything teardown could touch, as the reference tools see it. */
 const snapshot = () => ({ ruleset: nft('list', 'ruleset'), addrs: addrs() });
 
-function stateDirWith(record: unknown): string {
+function stateDirWith(record: object): string {
   const base = mkdtempSync(join(tmpdir(), 'synplug-tdm-'));
   const sd = join(base, 'state');
   mkdirSync(sd, { mode: 0o700 });
-  writeFileSync(join(sd, 'setup.json'), JSON.stringify(record));
+  writeFileSync(join(sd, 'setup.json'), JSON.stringify({ ...record, netns: cookieOf(N.ns) }));
   return sd;
 }
 

@@ -14,6 +14,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { cookieHere } from '../helpers/netns-cookie.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const BIN = join(ROOT, 'dist/bundle/synplug.cjs');
@@ -43,7 +44,7 @@ const inbound = {
   families: ['ip'],
   addedClsact: false,
 };
-const record = JSON.stringify({ version: 2, holds: { local, [`inbound:${VETH}`]: inbound } });
+const record = JSON.stringify({ version: 2, netns: cookieHere(), holds: { local, [`inbound:${VETH}`]: inbound } });
 
 test.before(() => {
   execFileSync(IP, ['link', 'add', VETH, 'type', 'veth', 'peer', 'name', `${VETH}p`]);

@@ -5,11 +5,14 @@
  * inherit that descriptor, never the path. The review's race: a symbolic
  * link that nobody owns, swapped between /run/netns/A and /run/netns/B while
  * root's `teardown --netns LINK --state-dir A's-records` runs, made teardown
- * check A's cookie and then remove B's table and address.
+ * check A's cookie and then remove B's table and address. Another user's
+ * link is now refused at once (exit 2, nothing done); the race is run with a
+ * link of root's (whose owner may still change it, as a /proc/PID whose
+ * process exits may come to name another process's namespace).
  */
 import test from 'ava';
 import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { chmodSync, chownSync, mkdirSync, mkdtempSync, readlinkSync, renameSync, rmSync, symlinkSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readlinkSync, renameSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -30,6 +33,8 @@ const sh = (cmd: string, args: string[]): string => execFileSync(cmd, args, { en
 let base = '';
 /** nobody's directory, with nobody's link in it */
 let nobodyDir = '';
+let nobodyLink = '';
+/** root's link, in root's directory */
 let link = '';
 
 test.before(() => {
@@ -42,7 +47,10 @@ test.before(() => {
   nobodyDir = join(base, 'nob');
   mkdirSync(nobodyDir);
   chownSync(nobodyDir, NOBODY, NOBODY);
-  link = join(nobodyDir, 'l');
+  nobodyLink = join(nobodyDir, 'l');
+  symlinkSync(`/run/netns/${A}`, nobodyLink);
+  spawnSync('chown', ['-h', `${NOBODY}:${NOBODY}`, nobodyLink]);
+  link = join(base, 'l');
   symlinkSync(`/run/netns/${A}`, link);
 });
 test.after.always(() => {
@@ -101,7 +109,7 @@ function holdOf(ns: string): { table: boolean; addr: boolean } {
 }
 
 test.serial(
-  "regression: teardown --netns through nobody's link swapped between two namespaces removed the other namespace's hold; now it acts only where it checked",
+  "regression: teardown --netns through a link swapped between two namespaces removed the other namespace's hold; now it acts only where it checked",
   async (t) => {
     t.timeout(5 * 60_000);
     const sA = join(base, 'sA');
@@ -109,14 +117,10 @@ test.serial(
     t.is(synplug(['setup', '--via', 'queue', '--netns', A, '--state-dir', sA]).code, 0);
     t.is(synplug(['setup', '--via', 'queue', '--netns', B, '--state-dir', sB]).code, 0);
     t.deepEqual(holdOf(B), { table: true, addr: true });
-    // nobody swaps its link between A and B, bounded (20 s at most)
+    // the link's owner swaps it between A and B, bounded (20 s at most)
     const swapper: ChildProcess = spawn(
-      '/usr/bin/setpriv',
+      '/usr/bin/python3',
       [
-        '--reuid=nobody',
-        '--regid=nogroup',
-        '--clear-groups',
-        '/usr/bin/python3',
         '-c',
         `import os, time\nend = time.time() + 20\ni = 0\nwhile time.time() < end:\n    t = ${JSON.stringify(link)} + '.s'\n    os.symlink('/run/netns/' + (${JSON.stringify(A)} if i % 2 else ${JSON.stringify(B)}), t)\n    os.rename(t, ${JSON.stringify(link)})\n    i += 1\n`,
       ],
@@ -129,7 +133,7 @@ test.serial(
         targets.add(readlinkSync(link));
         await new Promise((r) => setTimeout(r, 2));
       }
-      t.is(targets.size, 2, 'nobody swaps the link');
+      t.is(targets.size, 2, 'the link is being swapped');
       let removed = false;
       const codes: number[] = [];
       for (let i = 0; i < 8 && !removed; i++) {
@@ -149,3 +153,22 @@ test.serial(
     }
   },
 );
+
+test.serial("--netns through another user's link (or in another user's directory) is refused at once (exit 2): B's hold and A's record stay", (t) => {
+  const sA = join(base, 'sA2');
+  t.is(synplug(['setup', '--via', 'queue', '--netns', A, '--state-dir', sA]).code, 0);
+  try {
+    const r = synplug(['teardown', '--netns', nobodyLink, '--state-dir', sA]);
+    t.is(r.code, 2, r.stderr);
+    t.true(
+      r.stderr.startsWith(
+        `synplug: --netns ${nobodyLink}: ${nobodyDir} is owned by uid ${NOBODY} (neither root nor this user, uid 0): its owner could point it at another namespace, so synplug refuses it`,
+      ),
+      r.stderr,
+    );
+    t.deepEqual(holdOf(A), { table: true, addr: true }, "A's hold is untouched");
+    t.true(existsSync(join(sA, 'setup.json')), "A's record stays");
+  } finally {
+    synplug(['teardown', '--netns', A, '--state-dir', sA]);
+  }
+});

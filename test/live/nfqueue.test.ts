@@ -340,11 +340,7 @@ if (!(await runScenarioIfChild(ENV, scenarios))) {
     t.is(r.before, 'pending', 'the SYN queued before passThrough is still held');
     t.is(r.after, 'connected', 'the SYN sent after it passed without being queued');
     t.is(r.held, 1);
-    t.like(
-      r.proc,
-      { queued: 1, queueDropped: 0 },
-      'bound, one queued, nothing dropped: the new SYN was accepted (fail-open at maxlen 0), not dropped',
-    );
+    t.like(r.proc, { queued: 1, queueDropped: 0 }, 'bound, one queued, nothing dropped: the new SYN was accepted (fail-open at maxlen 0), not dropped');
     t.is(r.released, 1);
     t.is(r.beforeAfterRelease, 'connected');
     t.is(r.afterClose, null, 'unbound after close');

@@ -3,7 +3,7 @@
  * every family, together covering every expression the decoder prints
  * (payload, meta, cmp, bitwise, immediate, counter, lookup, ct, limit, log,
  * quota, reject, nat, masq, redir, fib, objref, range, byteorder, connlimit,
- * numgen, hash, exthdr, tproxy, dynset, notrack), set and map types,
+ * numgen, hash, exthdr, tproxy, dynset, notrack, rt), set and map types,
  * concatenations, intervals, named objects, base chains at named and
  * numbered priorities. Each table is written as nft 1.0.6 lists it, so
  * that `nft -f` of it and `nft list ruleset` print the same text.
@@ -1225,6 +1225,367 @@ export const CORPUS: ReadonlyArray<{ table: string; text: string; setup?: string
 		meta l4proto tcp tproxy to :80 tcp flags ecn
 		meta l4proto udp udp dport 53 counter packets 0 bytes 0
 		icmp type echo-request counter packets 0 bytes 0 icmp id 1
+	}
+}
+`,
+  },
+  // set and map types nft names (icmpx_code, realm, uid, gid, devgroup, mh_type, boolean, time, day), by value
+  // and by interval; typeof concatenations of `th` and `vlan` fields; meta keys of those types
+  {
+    table: 'inet rt_types',
+    text: `table inet rt_types {
+	set icmpx {
+		type icmpx_code
+		elements = { no-route,
+			     port-unreachable,
+			     host-unreachable,
+			     admin-prohibited,
+			     7 }
+	}
+
+	set realms {
+		type realm
+		elements = { "cosmos",
+			     1,
+			     5 }
+	}
+
+	set realmr {
+		type realm
+		flags interval
+		elements = { "cosmos",
+			     3-7 }
+	}
+
+	set uids {
+		type uid
+		elements = { 0, 1, 2, 3, 4,
+			     5, 1000 }
+	}
+
+	set uidr {
+		type uid
+		flags interval
+		elements = { 0-100, 1000 }
+	}
+
+	set gids {
+		type gid
+		elements = { 0, 100 }
+	}
+
+	set groups {
+		type devgroup
+		elements = { "default",
+			     3 }
+	}
+
+	set mht {
+		type mh_type
+		elements = { binding-refresh-request,
+			     binding-update,
+			     home-agent-switch-message,
+			     13 }
+	}
+
+	set bools {
+		type boolean
+		elements = { missing,
+			     exists }
+	}
+
+	set times {
+		type time
+		elements = { 30s,
+			     1h,
+			     1d2h3m4s5ms }
+	}
+
+	map um {
+		type uid : realm
+		elements = { 5 : 7, 6 : "cosmos" }
+	}
+
+	map gm {
+		type devgroup : gid
+		elements = { "default" : 0,
+			     4 : 1 }
+	}
+
+	set tof {
+		typeof iifname . meta l4proto . th dport
+		elements = { "lo" . tcp . 22,
+			     "ab" . udp . 53 }
+	}
+
+	set ctv {
+		typeof ct zone . vlan id
+		elements = { 1 . 5,
+			     65535 . 4095 }
+	}
+
+	set vv {
+		typeof vlan id . vlan pcp
+		elements = { 5 . 1 }
+	}
+
+	chain c {
+		iifgroup "default" accept
+		oifgroup 7 accept
+		iifgroup @groups accept
+		meta rtclassid "cosmos" accept
+		meta rtclassid 9 accept
+		meta rtclassid @realms accept
+		meta sdif "lo" accept
+		meta sdifname "lo" accept
+		meta day "Wednesday" accept
+		meta day { "Sunday", "Saturday" } accept
+		meta ipsec exists accept
+		meta ipsec missing drop
+		meta cgroup 1048577 accept
+		meta skuid @uids accept
+		meta skgid @gids accept
+		iifname . meta l4proto . th dport @tof accept
+	}
+}
+`,
+  },
+  // set statements: a concatenated key, an element statement (limit, counter), a map value (nft -j writes that statement as its text)
+  {
+    table: 'inet rt_dynset',
+    text: `table inet rt_dynset {
+	set dyn {
+		type ipv4_addr
+		size 65535
+		flags dynamic
+	}
+
+	set dyn6 {
+		type ipv6_addr . inet_service
+		size 65535
+		flags dynamic
+	}
+
+	map dm {
+		type ipv4_addr : mark
+		size 65535
+		flags dynamic
+	}
+
+	chain c {
+		update @dyn { ip saddr limit rate 10/second }
+		add @dyn6 { ip6 saddr . tcp dport counter }
+		update @dm { ip saddr : 0x00000005 }
+	}
+}
+`,
+  },
+  // set statements with timeouts, quota, ct count, counter, and map values that are constants or fields
+  {
+    table: 'ip rt_dynset4',
+    text: `table ip rt_dynset4 {
+	set dyn {
+		type ipv4_addr
+		size 65535
+		flags dynamic,timeout
+		timeout 1m
+	}
+
+	set dq {
+		type ipv4_addr . inet_service
+		size 65535
+		flags dynamic,timeout
+	}
+
+	set dc {
+		type ipv4_addr
+		size 65535
+		flags dynamic
+	}
+
+	map dm {
+		type ipv4_addr : mark
+		size 65535
+		flags dynamic,timeout
+	}
+
+	map dv {
+		type ipv4_addr . ipv4_addr : inet_service
+		size 65535
+		flags dynamic
+	}
+
+	chain c {
+		update @dyn { ip saddr timeout 10s limit rate over 1/minute burst 3 packets }
+		add @dyn { ip daddr quota over 100 mbytes } drop
+		add @dc { ip daddr ct count over 5 } drop
+		add @dq { ip saddr . tcp dport timeout 5s counter } accept
+		update @dm { ip saddr timeout 30s : 0x00000007 }
+		update @dm { ip saddr : meta mark }
+		add @dv { ip saddr . ip daddr : 53 }
+		add @dv { ip saddr . ip daddr : udp dport }
+		limit rate 10/second
+		quota 100 mbytes
+	}
+}
+`,
+  },
+  // fields of IPv6 extension headers, IPv4 and TCP options nft names, their presence, a TCP option written
+  {
+    table: 'inet rt_exthdr',
+    text: `table inet rt_exthdr {
+	chain c {
+		frag id 5 drop
+		srh tag 5 accept
+		srh last-entry 1 accept
+		rt type 4 accept
+		rt seg-left 0 accept
+		mh type binding-update accept
+		mh type binding-update accept
+		dst nexthdr tcp accept
+		hbh nexthdr udp accept
+		ip option rr ptr 4 accept
+		ip option lsrr ptr 4 accept
+		ip option rr exists accept
+		tcp option 254 exists accept
+		tcp option maxseg size set rt mtu
+		tcp option maxseg size set 1360
+		tcp option sack-perm exists accept
+		tcp option maxseg size 1360 accept
+		hbh hdrlength 2 accept
+		rt nexthdr tcp accept
+		rt hdrlength 3 accept
+		srh flags 1 accept
+		frag nexthdr udp accept
+		frag reserved 1 accept
+		frag id { 1, 2 } accept
+		mh checksum 5 accept
+		mh reserved 0 accept
+		mh type { home-test, binding-update } accept
+		dst hdrlength 1 accept
+		exthdr frag exists accept
+		ip option ssrr addr 2130706433 accept
+		ip option lsrr type 131 accept
+		ip option rr length 7 accept
+		ip option ra value 0 accept
+		ip option ra exists accept
+		tcp option window count 7 accept
+		tcp option timestamp tsval 5 accept
+		tcp option sack left 1 accept
+		tcp option maxseg length 4 accept
+		tcp option 200 exists drop
+		tcp option maxseg size set tcp option maxseg size
+	}
+}
+`,
+  },
+  // the routing expression: rt classid, ip/ip6 nexthop, mtu, ipsec; tcp option maxseg size set rt mtu
+  {
+    table: 'inet rt_route',
+    text: `table inet rt_route {
+	chain c {
+		rt classid 5 accept
+		rt classid "cosmos" accept
+		rt ip nexthop 127.0.0.1 accept
+		rt ip6 nexthop fd00::1 accept
+		rt mtu 1400 accept
+		rt ipsec exists accept
+		rt ipsec missing drop
+		tcp option maxseg size set rt mtu
+		tcp flags syn tcp option maxseg size set rt mtu
+	}
+}
+`,
+  },
+  // ct zone set with a direction, ct label set
+  {
+    table: 'inet rt_ctset',
+    text: `table inet rt_ctset {
+	chain c {
+		ct original zone set 3
+		ct reply zone set 4
+		ct zone set 5
+		ct label set 1
+		ct label set 127
+		ct original zone 3 accept
+	}
+}
+`,
+  },
+  // ct zone set with a direction, ct label set
+  {
+    table: 'ip rt_ctzone',
+    text: `table ip rt_ctzone {
+	chain c {
+		ct original zone set 3
+		ct reply zone set ct zone
+		ct zone set ip saddr map { 127.0.0.1 : 5 }
+		ct original zone set ip saddr map { 127.0.0.1 : 5 }
+		ct mark set 0x00000005
+		ct label set 0
+	}
+}
+`,
+  },
+  // bit fields of an extension header and a TCP option (frag more-fragments, frag-off, tcp option mptcp subtype)
+  {
+    table: 'inet rt_bits',
+    text: `table inet rt_bits {
+	chain c {
+		ip6 nexthdr ipv6-frag frag more-fragments 1 accept
+		frag more-fragments 0 drop
+		frag frag-off 5 drop
+		frag frag-off != 7 drop
+		tcp option mptcp subtype 1 accept
+		tcp option mptcp subtype 15 accept
+		frag more-fragments 1 frag id 3 accept
+	}
+}
+`,
+  },
+  // bit fields as set, verdict map and map keys (the set holds the bits unshifted)
+  {
+    table: 'inet rt_bitsets',
+    text: `table inet rt_bitsets {
+	chain c {
+		ip dscp { cs1, af41 } accept
+		ip dscp != { cs1, af41 } accept
+		ip dscp vmap { cs1 : accept, ef : drop }
+		meta mark set ip dscp map { cs1 : 0x00000001 }
+		ip6 dscp { 0x05, cs1 } accept
+		frag frag-off { 1, 2 } accept
+		tcp option mptcp subtype { 1, 3 } accept
+		vlan id { 1, 4095 } accept
+		ct mark set ip dscp map { cs1 : 0x00000001 }
+	}
+}
+`,
+  },
+  // ranges of types nft names: numbers in its text, names in its JSON (protocols: numbers)
+  {
+    table: 'inet rt_ranges',
+    text: `table inet rt_ranges {
+	set dsi {
+		type dscp
+		flags interval
+		elements = { 0x08-0x18 }
+	}
+
+	set ici {
+		type icmp_type
+		flags interval
+		elements = { 0-3 }
+	}
+
+	set pri {
+		type inet_proto
+		flags interval
+		elements = { 6-17 }
+	}
+
+	chain c {
+		icmp type 0-3 accept
+		ip protocol 6-17 accept
 	}
 }
 `,

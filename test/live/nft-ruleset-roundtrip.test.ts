@@ -131,7 +131,7 @@ test.serial(
 		elements = { echo-request }
 	}
 	chain c {
-		meta cgroup 1048577 accept
+		meta iifkind "veth" accept
 		ip saddr 169.254.0.1 accept
 	}
 }
@@ -139,16 +139,16 @@ test.serial(
     );
     t.deepEqual(readFileSync(f('ours.rc'), 'utf8').split('\n').filter(Boolean), ['11', '11']);
     const text = readFileSync(f('ours.txt'), 'utf8');
-    t.regex(text, /^\t\t\[ raw: meta load cgroup => reg 1 \] \[ raw: cmp eq reg 1 0x01001000 \] accept$/m);
+    t.regex(text, /^\t\t\[ raw: meta load iifkind => reg 1 \] \[ raw: cmp eq reg 1 0x76657468000000000000000000000000 \] accept$/m);
     t.regex(text, /^\t\tip saddr 169\.254\.0\.1 accept$/m);
     for (const err of [readFileSync(f('ours.err'), 'utf8'), readFileSync(f('ours.jerr'), 'utf8')]) {
       t.regex(err, /3 part\(s\) of the ruleset cannot be printed in nft's language/);
       t.regex(err, /table inet synplug_unp set u: declared with a typeof synplug cannot read/);
-      t.regex(err, /table inet synplug_unp chain c handle \d+: meta load cgroup => reg 1/);
+      t.regex(err, /table inet synplug_unp chain c handle \d+: meta load iifkind => reg 1/);
     }
     // --json: stdout holds one JSON document, the listing, as nft -j writes (the message is on stderr only)
     const json = JSON.parse(readFileSync(f('ours.json'), 'utf8')).nftables as Array<{ rule?: { expr: unknown[] } }>;
-    t.deepEqual(json.find((x) => x.rule)?.rule?.expr[0], { raw: { name: 'meta', key: 'cgroup', dreg: 1 } });
+    t.deepEqual(json.find((x) => x.rule)?.rule?.expr[0], { raw: { name: 'meta', key: 'iifkind', dreg: 1 } });
   },
 );
 

@@ -47,7 +47,7 @@ interface Plan {
   actions: string[];
   changes: Array<{ action: string; what: string }>;
   affects: string[];
-  record: { stateDir: string; createsStateDir: boolean; files: string[]; hold: string };
+  record: { stateDir: string; createsStateDir: boolean; files: string[]; lockFile?: string; hold: string };
 }
 
 test.before(() => {
@@ -89,7 +89,11 @@ async function planThenSetup(t: import('ava').ExecutionContext, args: string[]) 
   t.true(done.changed);
   const after = snapshot();
   t.notDeepEqual(after.ruleset, before.ruleset, 'setup did change the namespace (the snapshot sees it)');
-  t.deepEqual(after.state, plan.record.files.map((f) => f.slice(STATE.length + 1)).sort(), 'the files the plan named');
+  t.deepEqual(
+    after.state,
+    [...plan.record.files, ...(plan.record.lockFile ? [plan.record.lockFile] : [])].map((f) => f.slice(STATE.length + 1)).sort(),
+    'the files the plan named',
+  );
 
   // set up already: an empty plan, and setup agrees
   const again = synplug(['setup', '--dry-run', '--json', ...args]);
@@ -138,6 +142,7 @@ test.serial('text: each step on its own line, its kind said once; refusals as se
   t.is(lines[3], '  add address 169.254.255.254/32 dev lo', 'the kind is said once (the step names it)');
   t.regex(lines[4], /^ {2}nftables: add table inet synplug_queue; /);
   t.regex(r.stdout, new RegExp(`it would record the hold 'queue' in ${STATE}/setup\\.json and ${STATE}/plug\\.json \\(creating ${STATE}, mode 0700\\)`));
+  t.regex(r.stdout, new RegExp(`, and create its lock file ${STATE}/lock$`, 'm'), 'the lock file setup creates is named too');
 
   const plug = synplug(['setup', '--dry-run', '--via', 'plug']);
   t.is(plug.code, 5, plug.stderr);

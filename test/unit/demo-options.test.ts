@@ -194,7 +194,7 @@ test('formatDemo, inbound mode: the first line names the client namespace, its a
     mode: 'inbound' as const,
     dev: 'spdab12s',
     addr: '169.254.212.1',
-    inbound: { serverDev: 'spdab12s', clientDev: 'spdab12c', clientAddr: '169.254.212.2' },
+    inbound: { clientDev: 'spdab12c', clientAddr: '169.254.212.2' },
   };
   const first = formatDemo(r).split('\n')[0];
   t.regex(first, /^synplug demo: a pong server on 169\.254\.212\.1:40000 /);

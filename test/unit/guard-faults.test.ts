@@ -18,11 +18,11 @@ import test from 'ava';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runProtected, type ProtectSession } from '../../src/guard/protect.js';
-import { resolveConfig } from '../../src/guard/config.js';
+import { runProtected } from '../../src/guard/protect.js';
 import { StateStore } from '../../src/guard/state.js';
 import { liveLeases } from '../../src/guard/leases.js';
 import { SynplugError } from '../../src/netlink/errors.js';
+import { FakeSession, type KernelCall } from '../helpers/fake-session.js';
 
 /** The kernel's side of the local hold, as far as the plug window changes it. */
 interface FakeKernel {
@@ -30,54 +30,38 @@ interface FakeKernel {
   buffering: boolean;
 }
 
-/** A session whose k-th kernel request (counted from 1) is refused, once. */
-class FaultySession implements ProtectSession {
-  readonly config;
-  readonly requests: string[] = [];
+/** A session whose k-th kernel request (counted from 1) is refused, once; the others change `kernel`. */
+class FaultySession extends FakeSession {
   failed?: string;
-  constructor(
-    stateDir: string,
-    readonly kernel: FakeKernel,
-    private readonly failAt = 0,
-  ) {
-    this.config = resolveConfig({ stateDir });
-  }
-  private request(name: string, apply: () => void): void {
-    this.requests.push(name);
-    if (this.requests.length === this.failAt) {
-      this.failed = name;
-      throw new SynplugError(`the kernel refused ${name} (injected fault at request ${this.failAt})`, 'kernel');
-    }
-    apply();
-  }
-  async plugStats() {
-    return { packets: 0, bytes: 0, drops: 0, qlen: 0, backlog: 0 };
-  }
-  async listeners() {
-    return [];
-  }
-  async arm() {
-    this.request('arm', () => {
-      this.kernel.armed = true;
+  constructor(stateDir: string, kernel: FakeKernel, failAt = 0) {
+    const effect: Record<KernelCall, () => void> = {
+      arm: () => {
+        kernel.armed = true;
+      },
+      disarm: () => {
+        kernel.armed = false;
+      },
+      buffer: () => {
+        kernel.buffering = true;
+      },
+      release: () => {
+        kernel.buffering = false;
+      },
+    };
+    super({
+      stateDir,
+      onCall: (call) => {
+        if (this.calls.length === failAt) {
+          this.failed = call;
+          throw new SynplugError(`the kernel refused ${call} (injected fault at request ${failAt})`, 'kernel');
+        }
+        effect[call]();
+      },
     });
   }
-  async disarm() {
-    this.request('disarm', () => {
-      this.kernel.armed = false;
-    });
-  }
-  async buffer() {
-    this.request('buffer', () => {
-      this.kernel.buffering = true;
-    });
-  }
-  async release() {
-    this.request('release', () => {
-      this.kernel.buffering = false;
-    });
-  }
-  releaseSteps() {
-    return [];
+  /** the kernel requests made, by name */
+  get requests(): string[] {
+    return this.calls.map((c) => c.split(' ')[0]);
   }
 }
 

@@ -23,6 +23,7 @@ import {
   familiesOf,
   ifbNameFor,
   inboundId,
+  inboundRecordId,
   validateInbound,
   type InboundObservation,
 } from '../../src/guard/modes/inbound.js';
@@ -34,7 +35,10 @@ import { exitCodeOf } from '../../src/cli/exit-codes.js';
 import { setupOptions } from '../../src/cli/guard-commands.js';
 import { formatCheck, formatSetup, formatStatus, formatTeardown } from '../../src/cli/format-guard.js';
 import { inboundHoldStatus, statusResult } from '../helpers/guard-status.js';
-import { LOCAL_HOLD } from '../helpers/record-mutations.js';
+import { qdiscEntry } from '../helpers/tc-entries.js';
+import type { FilterEntry } from '../../src/tc/types.js';
+import { untyped } from '../helpers/untyped.js';
+import { inboundHoldRecord, LOCAL_HOLD } from '../helpers/record-mutations.js';
 import { TCQ_PLUG_BUFFER, TCQ_PLUG_RELEASE_INDEFINITE, decodeTcMessage } from '../../src/tc/index.js';
 
 const config = resolveConfig({ stateDir: '/nonexistent/synplug-unit' });
@@ -59,7 +63,7 @@ test('bad inbound input is a usage error (exit 2), refused before anything is se
     { dev: 'eth0', ports: [80], extra: 1 },
   ];
   for (const o of bad) {
-    const e = t.throws(() => validateInbound(o as never), { instanceOf: UsageError }, JSON.stringify(o));
+    const e = t.throws(() => untyped(validateInbound)(o), { instanceOf: UsageError }, JSON.stringify(o));
     t.is(exitCodeOf(e), 2);
   }
   t.regex(t.throws(() => validateInbound({ dev: 'lo', ports: [80] }))!.message, /local hold/);
@@ -93,7 +97,7 @@ test("the CLI's setup flags: --port, --classifier or a second --addr need --inbo
     { inbound: 'eth0', port: ['70000'] },
     { inbound: '', port: ['80'] },
   ];
-  for (const f of refused) t.throws(() => setupOptions({ stateDir: '/tmp/x', ...f } as never), { instanceOf: UsageError }, JSON.stringify(f));
+  for (const f of refused) t.throws(() => untyped(setupOptions)({ stateDir: '/tmp/x', ...f }), { instanceOf: UsageError }, JSON.stringify(f));
   t.like(setupOptions({ stateDir: '/tmp/x', inbound: 'eth0', port: ['80', '443'], addr: ['169.254.0.1', 'fd00::1'] }), {
     inbound: { dev: 'eth0', ports: [80, 443], addrs: ['169.254.0.1', 'fd00::1'] },
   });
@@ -108,7 +112,7 @@ function routeConn(answer: (m: NetlinkMessage, i: number) => number = () => 0) {
 }
 
 const nothing: InboundObservation = {
-  qdiscs: [{ kind: 'noqueue', handle: '0:', root: true, ifindex: 3 } as never],
+  qdiscs: [qdiscEntry({ kind: 'noqueue', handle: '0:', root: true, ifindex: 3 })],
   ingressFilters: [],
   egressFilters: [],
   ifb: { exists: false },
@@ -129,7 +133,7 @@ test('nothing set up: every piece missing, state absent; the plan is the named s
   t.true(Object.values(pieces).every((p) => p.status === 'missing'));
   t.regex(pieces.ifb.piece, /^link ifb spifb3 /);
   t.regex(pieces.filter_ip.piece, /protocol ip pref 65000 u32: TCP SYN \(ACK clear\) to port 16000 -> mirred egress redirect dev spifb3/);
-  const plan = planHold(h.pieces, { pieces, state: 'absent', observed: nothing } as never, {});
+  const plan = planHold(h.pieces, { pieces, state: 'absent', observed: nothing }, {});
   t.deepEqual(
     plan.steps.map((s) => s.what.split(' ').slice(0, 3).join(' ')),
     ['add link spifb3', 'add qdisc plug', 'set link spifb3', 'add qdisc clsact'],
@@ -179,10 +183,10 @@ test('IPv4 addresses only: no IPv6 filter is wanted (its piece is ok when absent
 
 test('an existing clsact (or ingress) qdisc is shared: no step adds one, and the record says setup did not add it', (t) => {
   const { h } = hold();
-  const o: InboundObservation = { ...nothing, ingressQdisc: { kind: 'ingress', handle: 'ffff:', parent: 'ffff:fff1', ifindex: 3 } as never };
+  const o: InboundObservation = { ...nothing, ingressQdisc: qdiscEntry({ kind: 'ingress', handle: 'ffff:', parent: 'ffff:fff1', ifindex: 3 }) };
   const pieces = h.judge(o);
   t.is(pieces.clsact.status, 'ok');
-  const plan = planHold(h.pieces, { pieces, state: 'absent', observed: o } as never, {});
+  const plan = planHold(h.pieces, { pieces, state: 'absent', observed: o }, {});
   t.is(plan.byKey.clsact as unknown, undefined);
   t.false(plan.record().addedClsact);
 });
@@ -190,15 +194,15 @@ test('an existing clsact (or ingress) qdisc is shared: no step adds one, and the
 test('a device of the IFB name that synplug did not create: IfbNameClashError (usage, exit 2); with its alias it is adopted', (t) => {
   const { h } = hold();
   const o: InboundObservation = { ...nothing, ifb: { exists: true, index: 9, kind: 'dummy', up: true } };
-  const e = t.throws(() => planHold(h.pieces, { pieces: h.judge(o), state: 'partial', observed: o } as never, {}), { instanceOf: IfbNameClashError });
+  const e = t.throws(() => planHold(h.pieces, { pieces: h.judge(o), state: 'partial', observed: o }, {}), { instanceOf: IfbNameClashError });
   t.is(exitCodeOf(e), 2);
   t.regex(e!.message, /spifb3.*synplug did not create.*Nothing was changed/);
   const ifbNotOurs: InboundObservation = { ...nothing, ifb: { exists: true, index: 9, kind: 'ifb', up: true } };
-  t.throws(() => planHold(h.pieces, { pieces: h.judge(ifbNotOurs), state: 'partial', observed: ifbNotOurs } as never, {}), { instanceOf: IfbNameClashError });
+  t.throws(() => planHold(h.pieces, { pieces: h.judge(ifbNotOurs), state: 'partial', observed: ifbNotOurs }, {}), { instanceOf: IfbNameClashError });
   const ours: InboundObservation = { ...nothing, ifb: { exists: true, index: 9, kind: 'ifb', up: true, alias: 'synplug inbound hold of sp-eth0' } };
   const pieces = h.judge(ours);
   t.is(pieces.ifb.status, 'ok');
-  const plan = planHold(h.pieces, { pieces, state: 'partial', observed: ours } as never, {});
+  const plan = planHold(h.pieces, { pieces, state: 'partial', observed: ours }, {});
   t.is(plan.byKey.ifb as unknown, undefined, 'an IFB synplug made (a crash before its record) is reused');
 });
 
@@ -206,7 +210,7 @@ test("filters at synplug's pref that are not synplug's: ForeignFilterError (fore
   const { h } = hold();
   const o: InboundObservation = {
     ...nothing,
-    ingressQdisc: { kind: 'clsact', handle: 'ffff:', parent: 'ffff:fff1', ifindex: 3 } as never,
+    ingressQdisc: qdiscEntry({ kind: 'clsact', handle: 'ffff:', parent: 'ffff:fff1', ifindex: 3 }),
     ingressFilters: [
       {
         ifindex: 3,
@@ -214,12 +218,12 @@ test("filters at synplug's pref that are not synplug's: ForeignFilterError (fore
         pref: INBOUND_PREF.ip,
         kind: 'u32',
         options: { actions: [{ kind: 'gact', control_action: { type: 'drop' } }] },
-      } as never,
+      },
     ],
   };
   const pieces = h.judge(o);
   t.is(pieces.filter_ip.status, 'different');
-  const e = t.throws(() => planHold(h.pieces, { pieces, state: 'partial', observed: o } as never, {}), { instanceOf: ForeignFilterError });
+  const e = t.throws(() => planHold(h.pieces, { pieces, state: 'partial', observed: o }, {}), { instanceOf: ForeignFilterError });
   t.is(exitCodeOf(e), 7);
 });
 
@@ -253,10 +257,10 @@ test('a session of the local and an inbound hold buffers both plugs in ONE datag
 test('a complete u32 setup (as the kernel lists it: redirects by index, named if<N>) is judged ok; found without its record, only its plug is released', (t) => {
   const { h } = hold();
   const redirect = { kind: 'mirred', direction: 'egress', mirred_action: 'redirect', to_dev: 'if9', ifindex: 9 };
-  const u32 = (protocol: string, pref: number, options: Record<string, unknown>) => ({ ifindex: 3, protocol, pref, kind: 'u32', options }) as never;
+  const u32 = (protocol: string, pref: number, options: Record<string, unknown>) => ({ ifindex: 3, protocol, pref, kind: 'u32', options });
   const o: InboundObservation = {
     ...nothing,
-    ingressQdisc: { kind: 'clsact', handle: 'ffff:', parent: 'ffff:fff1', ifindex: 3 } as never,
+    ingressQdisc: qdiscEntry({ kind: 'clsact', handle: 'ffff:', parent: 'ffff:fff1', ifindex: 3 }),
     ingressFilters: [
       u32('ip', INBOUND_PREF.ip, { fh: '7f0:', ht_divisor: 1 }),
       u32('ip', INBOUND_PREF.ip, { fh: '7f0::800', actions: [redirect] }),
@@ -264,29 +268,27 @@ test('a complete u32 setup (as the kernel lists it: redirects by index, named if
       u32('ipv6', INBOUND_PREF.ipv6, { fh: '800::800', actions: [redirect] }),
     ],
     ifb: { exists: true, index: 9, kind: 'ifb', up: true, alias: 'synplug inbound hold of sp-eth0' },
-    ifbQdiscs: [{ kind: 'plug', handle: '1:', root: true, ifindex: 9 } as never],
+    ifbQdiscs: [qdiscEntry({ kind: 'plug', handle: '1:', root: true, ifindex: 9 })],
   };
   const pieces = h.judge(o);
   t.true(
     Object.values(pieces).every((p) => p.status === 'ok'),
     JSON.stringify(pieces),
   );
-  const plan = planHold(h.pieces, { pieces, state: 'ok', observed: o } as never, {});
+  const plan = planHold(h.pieces, { pieces, state: 'ok', observed: o }, {});
   // found without its record (a crash before setup recorded it): only a release of its plug, which may buffer
   t.deepEqual(Object.keys(plan.byKey), ['plug']);
   t.regex(plan.byKey.plug![0].what, /^release plug 1: on spifb3 \(an IFB synplug made, found without its record\)$/);
   // a redirect elsewhere is not synplug's
-  const moved = (f: { options: Record<string, unknown> }) =>
-    f.options.actions ? { ...f, options: { ...f.options, actions: [{ ...redirect, ifindex: 4, to_dev: 'if4' }] } } : f;
-  const elsewhere: InboundObservation = { ...o, ingressFilters: o.ingressFilters.map((f) => moved(f as never) as never) };
-  t.throws(() => planHold(h.pieces, { pieces: h.judge(elsewhere), state: 'partial', observed: elsewhere } as never, {}), { instanceOf: ForeignFilterError });
+  const moved = (f: FilterEntry): FilterEntry =>
+    f.options?.actions ? { ...f, options: { ...f.options, actions: [{ ...redirect, ifindex: 4, to_dev: 'if4' }] } } : f;
+  const elsewhere: InboundObservation = { ...o, ingressFilters: o.ingressFilters.map(moved) };
+  t.throws(() => planHold(h.pieces, { pieces: h.judge(elsewhere), state: 'partial', observed: elsewhere }, {}), { instanceOf: ForeignFilterError });
 });
 
 test('text output: setup, check, status and teardown name the inbound hold', (t) => {
   const setupText = formatSetup({
     dev: 'eth0',
-    addr: '',
-    mark: 1,
     limit: 1048576,
     changed: true,
     actions: ['add link spifb3 type ifb'],
@@ -294,16 +296,14 @@ test('text output: setup, check, status and teardown name the inbound hold', (t)
     unverified: [],
     hold: 'inbound:eth0',
     via: 'plug',
-    inbound: { dev: 'eth0', ifb: 'spifb3', ports: [80, 443], addrs: ['169.254.0.1'], classifier: 'u32', families: ['ip'] },
+    inbound: { ifb: 'spifb3', ports: [80, 443], addrs: ['169.254.0.1'], classifier: 'u32', families: ['ip'] },
   });
   t.is(setupText, 'synplug inbound hold set up: SYNs on eth0 to port 80,443 (dst 169.254.0.1), held on spifb3 (u32, ip):\n  add link spifb3 type ifb');
   const checkText = formatCheck({
     state: 'partial',
-    dev: 'lo',
-    addr: '169.254.255.254',
     pieces: [{ piece: "link ifb spifb3 (synplug's, up)", status: 'missing' }],
     holds: [
-      { id: 'local', mode: 'local', via: 'plug', dev: 'lo', state: 'ok' },
+      { id: 'local', mode: 'local', via: 'plug', dev: 'lo', state: 'ok', addr: '169.254.255.254' },
       { id: 'inbound:eth0', mode: 'inbound', via: 'plug', dev: 'eth0', state: 'partial' },
     ],
   });
@@ -311,12 +311,28 @@ test('text output: setup, check, status and teardown name the inbound hold', (t)
     checkText,
     /^synplug is partly or differently set up \(local: ok, inbound:eth0: partial\):\n {2}MISSING {3}link ifb spifb3 .*\nrun 'synplug setup --inbound eth0 --port PORT\.\.\.'/,
   );
-  const statusText = formatStatus(
-    statusResult([inboundHoldStatus({ classifier: 'flower', held: 2, passed: 7, dropped: 0 })], { dev: 'lo', addr: '169.254.255.254' }),
-  );
+  const statusText = formatStatus(statusResult([inboundHoldStatus({ classifier: 'flower', held: 2, passed: 7, dropped: 0 })]));
   t.regex(statusText, /inbound hold eth0: complete; SYNs to port 80 held on spifb3 \(flower\)\n {2}packets: 2 held now, 7 passed, 0 dropped over the limit/);
   t.is(
     formatTeardown({ dev: 'eth0', removed: ['link spifb3 (ifb, with its plug)'], kept: [], holds: ['inbound:eth0'] }),
     'removed (inbound:eth0):\n  link spifb3 (ifb, with its plug)',
   );
+});
+
+test('setup --inbound refuses a loopback destination (--addr 127.0.0.1, ::1): exit 2, naming the local hold', (t) => {
+  for (const a of ['127.0.0.1', '127.1.2.3', '::1']) {
+    const e = t.throws(() => validateInbound({ dev: 'eth0', ports: [80], addrs: [a] })) as Error;
+    t.is(exitCodeOf(e), 2, a);
+    t.regex(e.message, /a loopback address, which no SYN arriving on a device from outside is sent to/, a);
+    t.regex(e.message, /the local hold \('synplug setup' without --inbound\)/);
+  }
+  t.deepEqual(validateInbound({ dev: 'eth0', ports: [80], addrs: ['169.254.1.1'] }).addrs, ['169.254.1.1']);
+});
+
+test("the recorded hold of a device: by its own name, else by the index in its IFB's name (renamed since)", (t) => {
+  const rec = { version: 2 as const, holds: { 'inbound:eth0': inboundHoldRecord({ dev: 'eth0', ifb: 'spifb7' }) } };
+  t.is(inboundRecordId(rec, { name: 'eth0', ifindex: 7 }), 'inbound:eth0');
+  t.is(inboundRecordId(rec, { name: 'wan0', ifindex: 7 }), 'inbound:eth0', 'renamed: found by index');
+  t.is(inboundRecordId(rec, { name: 'eth1', ifindex: 8 }), 'inbound:eth1');
+  t.is(inboundRecordId(undefined, { name: 'eth1' }), 'inbound:eth1');
 });

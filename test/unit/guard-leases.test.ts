@@ -10,11 +10,10 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runProtected } from '../../src/guard/protect.js';
-import { resolveConfig } from '../../src/guard/config.js';
 import { StateStore, processStartTime, type Lease } from '../../src/guard/state.js';
 import { breakLeases, dropLease, leaseLive, liveLeases, newLeaseId, releaseIfOrphaned, takeLease } from '../../src/guard/leases.js';
 import { recoverStale } from '../../src/guard/context.js';
-import type { ProtectSession } from '../../src/guard/types.js';
+import { FakeSession, type KernelCall } from '../helpers/fake-session.js';
 import type { GuardSession } from '../../src/guard/session.js';
 
 /** The kernel as the fakes share it. */
@@ -29,46 +28,35 @@ class FakeKernel {
   }
 }
 
-class FakeSession implements ProtectSession {
-  readonly config;
-  constructor(
-    stateDir: string,
-    readonly kernel: FakeKernel,
-    readonly name: string,
-  ) {
-    this.config = resolveConfig({ stateDir });
-  }
-  async plugStats() {
-    return { packets: 0, bytes: 0, drops: 0, qlen: 0, backlog: 0 };
-  }
-  async listeners() {
-    return [];
-  }
-  async arm(ms: number) {
-    this.kernel.elementUntil = Date.now() + ms;
-    this.kernel.log.push(`${this.name} arm ${ms}`);
-  }
-  async disarm() {
-    this.kernel.elementUntil = null;
-    this.kernel.log.push(`${this.name} disarm`);
-  }
-  async buffer() {
-    this.kernel.buffering = true;
-    this.kernel.log.push(`${this.name} buffer`);
-  }
-  async release() {
-    this.kernel.buffering = false;
-    this.kernel.log.push(`${this.name} release`);
-  }
-  releaseSteps() {
-    return [];
-  }
+/** A fake session named `name` on the shared fake kernel: its calls change the kernel and go to its log, named. */
+function sessionOn(kernel: FakeKernel, stateDir: string, name: string): FakeSession {
+  const effect: Record<KernelCall, (ms?: number) => void> = {
+    arm: (ms) => {
+      kernel.elementUntil = Date.now() + (ms ?? 0);
+    },
+    disarm: () => {
+      kernel.elementUntil = null;
+    },
+    buffer: () => {
+      kernel.buffering = true;
+    },
+    release: () => {
+      kernel.buffering = false;
+    },
+  };
+  return new FakeSession({
+    stateDir,
+    onCall: (call, ms) => {
+      effect[call](ms);
+      kernel.log.push(`${name} ${call}${ms === undefined ? '' : ` ${ms}`}`);
+    },
+  });
 }
 
 function fresh() {
   const dir = mkdtempSync(join(tmpdir(), 'synplug-leases-'));
   const kernel = new FakeKernel();
-  return { dir, kernel, store: new StateStore(dir), a: new FakeSession(dir, kernel, 'A'), b: new FakeSession(dir, kernel, 'B') };
+  return { dir, kernel, store: new StateStore(dir), a: sessionOn(kernel, dir, 'A'), b: sessionOn(kernel, dir, 'B') };
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -91,7 +79,7 @@ test("A-B-A'-B': the first protect to end leaves the plug to the second, which r
   await until(() => liveLeases(store).length === 2, "B's lease");
   spawnSync('touch', [bGo]);
   const ra = await pa;
-  t.false(ra.releasedPlug, 'A did not release: B holds a lease');
+  t.false(ra.releasedHold, 'A did not release: B holds a lease');
   t.is(ra.leftToHolders, 1);
   t.is(ra.releaseAttempts, 0);
   t.true(kernel.holding, "B's window is still held after A ended (plug buffering, marking on)");
@@ -101,7 +89,7 @@ test("A-B-A'-B': the first protect to end leaves the plug to the second, which r
   );
   t.is(store.readPlug()?.state, 'buffering');
   const rb = await pb;
-  t.true(rb.releasedPlug, 'B, the last one out, released');
+  t.true(rb.releasedHold, 'B, the last one out, released');
   t.false(kernel.buffering);
   t.is(kernel.elementUntil, null, 'marking turned off by the last one');
   t.is(store.readPlug()?.state, 'released');
@@ -115,12 +103,12 @@ test("A-B-B'-A': the second protect ends first and leaves the plug to the first"
   const pa = runProtected(a, { command: ['sh', '-c', `while [ ! -e ${aGo} ]; do sleep 0.02; done`] });
   await until(() => kernel.buffering, 'A to buffer');
   const rb = await runProtected(b, { command: ['true'] });
-  t.false(rb.releasedPlug);
+  t.false(rb.releasedHold);
   t.true(kernel.holding, "A's window is still held after B ended");
   t.is(store.readPlug()?.state, 'buffering');
   spawnSync('touch', [aGo]);
   const ra = await pa;
-  t.true(ra.releasedPlug);
+  t.true(ra.releasedHold);
   t.false(kernel.buffering);
   t.is(store.readPlug()?.state, 'released');
 });
@@ -168,7 +156,7 @@ test('deadlines in either order: the marking element always covers the latest li
   await b3.buffer();
   const r = await runProtected(a3, { command: ['sleep', '1'], maxHoldMs: 100 });
   t.true(r.maxHoldReached);
-  t.false(r.releasedPlug);
+  t.false(r.releasedHold);
   t.true(k3.holding, 'still held for the other lease');
   t.is(liveLeases(s3).length, 1);
   void store;
@@ -191,7 +179,7 @@ test('a holder killed while another lives: its lease is dropped, the plug stays;
   await takeLease(store, a, xLease, 'lo');
   await a.buffer();
   const rb = await runProtected(b, { command: ['true'] });
-  t.false(rb.releasedPlug, 'X lives: B leaves the plug to it');
+  t.false(rb.releasedHold, 'X lives: B leaves the plug to it');
   t.true(kernel.holding);
   // recovery while X lives: nothing to do
   t.deepEqual(await recoverStale(a as unknown as GuardSession, store), { released: false });
@@ -230,7 +218,7 @@ test('a manual release breaks every live lease, releases at once, and says how m
   // their own releases find their leases broken: they release again (always safe),
   // but report that the manual release, not theirs, let the plug go
   for (const r of [ra, rb]) {
-    t.false(r.releasedPlug);
+    t.false(r.releasedHold);
     t.true(r.leaseBroken);
     t.is(r.leftToHolders, undefined);
   }
@@ -258,7 +246,7 @@ test("release --orphaned (an ExecStopPost= inside a protected restart) leaves a 
   t.is(liveLeases(store).length, 1, 'the lease is still on record');
   spawnSync('touch', [go]);
   const ra = await pa;
-  t.true(ra.releasedPlug, "the protect's own release let the plug go");
+  t.true(ra.releasedHold, "the protect's own release let the plug go");
   t.falsy(ra.leaseBroken);
   t.false(kernel.buffering);
 });

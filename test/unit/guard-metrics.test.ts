@@ -96,6 +96,10 @@ test('--metrics-file: a missing directory, an unsafe one, or no file name is a u
   const unsafe = t.throws(() => checkMetricsFile(d.file), { instanceOf: UsageError, message: /not safe to write in/ });
   t.true(unsafe?.message.startsWith(`--metrics-file ${d.file}: its directory is not safe to write in: ${d.textfile} is writable by everyone`), unsafe?.message);
   t.notRegex(unsafe?.message ?? '', /state directory|--state-dir/, 'it is the metrics directory, not the state directory');
+  chmodSync(d.textfile, 0o1777);
+  const shared = t.throws(() => checkMetricsFile(d.file), { instanceOf: UsageError })?.message ?? '';
+  t.regex(shared, /it is a shared directory \(sticky\): use a directory of your own inside it \(mode 0700\)/);
+  t.notRegex(shared, /chmod|synplug creates/, 'no chmod of a shared directory; synplug does not create a metrics directory');
   t.throws(() => checkMetricsFile(`${d.root}/`), { instanceOf: UsageError, message: /give a file name/ });
 });
 

@@ -6,9 +6,6 @@
  * wrong protocol (6).
  */
 import test from 'ava';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { NetlinkConnection } from '../../src/netlink/connection.js';
 import { FakeTransport, nfnetlinkAck } from '../../src/netlink/testing.js';
 import { parseMessages, NETLINK_ROUTE, NETLINK_SOCK_DIAG, NLM_F_ACK, type NetlinkMessage } from '../../src/netlink/message.js';
@@ -25,11 +22,13 @@ import { runProtected } from '../../src/guard/protect.js';
 import { ensureMarkRule, removeMarkTable, listMarkSetElements } from '../../src/guard/modes/local-nft.js';
 import { exitCodeOf } from '../../src/cli/exit-codes.js';
 import { TCQ_PLUG_BUFFER, TCQ_PLUG_RELEASE_INDEFINITE, formatQdiscHandle } from '../../src/tc/index.js';
+import { FakeSession, silentSockets } from '../helpers/fake-session.js';
+import { qdiscEntry } from '../helpers/tc-entries.js';
 
 const config = resolveConfig({ stateDir: '/nonexistent/synplug-unit' });
 
 const emptyLo: LocalObservation = {
-  qdiscs: [{ kind: 'noqueue', handle: '0:', root: true, dev: 'lo' } as never],
+  qdiscs: [qdiscEntry({ kind: 'noqueue', handle: '0:', root: true, dev: 'lo', ifindex: 1 })],
   filters: [],
   hasAddress: false,
   nftPlan: [],
@@ -42,7 +41,7 @@ test("local pieces are named, in check's order; the address alone does not make 
   t.is(pieces.plug.piece, `qdisc plug ${formatQdiscHandle(TREE.plugHandle)} parent 1:4`);
   t.is(pieces.address.piece, 'address 169.254.255.254/32 on lo');
   t.true(Object.values(pieces).every((p) => p.status === 'missing'));
-  const h = new LocalHold({ route: undefined as never, nft: undefined as never }, config, 1);
+  const h = new LocalHold(silentSockets(), config, 1);
   const inspected = judgeHold(h.pieces, emptyLo);
   t.deepEqual(inspected.pieces, pieces, "the planner lists the pieces in check's order");
   t.is(inspected.state, 'absent');
@@ -160,31 +159,15 @@ test("--wait-listen without the kernel's TCP socket diagnostics: the error says 
   diag.close();
 
   // The refusal comes before anything is held: protect's phase one asks for the listeners.
-  const calls: string[] = [];
-  const session = {
-    config: resolveConfig({ stateDir: mkdtempSync(join(tmpdir(), 'synplug-modes-')) }),
-    plugStats: async () => ({ packets: 0, bytes: 0, drops: 0, qlen: 0, backlog: 0 }),
-    listeners: async () => {
-      calls.push('listeners');
+  const session = new FakeSession({
+    listeners: () => {
       throw e;
     },
-    arm: async () => {
-      calls.push('arm');
-    },
-    disarm: async () => {
-      calls.push('disarm');
-    },
-    buffer: async () => {
-      calls.push('buffer');
-    },
-    release: async () => {
-      calls.push('release');
-    },
-    releaseSteps: () => [],
-  };
+  });
   await t.throwsAsync(runProtected(session, { command: ['true'], waitListen: { port: 16000 } }), { instanceOf: SockDiagUnavailableError });
-  t.false(calls.includes('arm'));
-  t.false(calls.includes('buffer'));
+  t.true(session.reads.includes('listeners *:16000'), 'it asked for the listeners');
+  t.false(session.calls.some((c) => c.startsWith('arm')));
+  t.false(session.calls.includes('buffer'));
 });
 
 test('the mark rule on a connection of the wrong protocol says which protocol it needs', async (t) => {

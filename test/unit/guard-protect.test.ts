@@ -7,56 +7,23 @@ import test from 'ava';
 import { mkdtempSync, readFileSync, existsSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runProtected, type ProtectSession } from '../../src/guard/protect.js';
-import { resolveConfig } from '../../src/guard/config.js';
+import { runProtected } from '../../src/guard/protect.js';
 import { StateStore } from '../../src/guard/state.js';
 import { UsageError } from '../../src/netlink/errors.js';
 import { CommandError } from '../../src/guard/command.js';
+import { FakeSession, type KernelCall } from '../helpers/fake-session.js';
 
-class FakeSession implements ProtectSession {
-  readonly config;
-  readonly calls: string[] = [];
-  failBuffer = false;
-  failArm = false;
-  releaseFailures = 0;
-  packets = 0;
-  constructor(stateDir: string) {
-    this.config = resolveConfig({ stateDir });
-  }
-  async plugStats() {
-    this.calls.push('stats');
-    return { packets: this.packets, bytes: this.packets * 74, drops: 0, qlen: 0, backlog: 0 };
-  }
-  async listeners() {
-    this.calls.push('listeners');
-    return [];
-  }
-  async arm(ms: number) {
-    this.calls.push(`arm ${ms}`);
-    if (this.failArm) throw new Error('arm refused');
-  }
-  async disarm() {
-    this.calls.push('disarm');
-  }
-  async buffer() {
-    this.calls.push('buffer');
-    if (this.failBuffer) throw new Error('buffer refused');
-  }
-  async release() {
-    this.calls.push('release');
-    if (this.releaseFailures > 0) {
-      this.releaseFailures--;
-      throw new Error('release refused');
-    }
-  }
-  releaseSteps() {
-    return [];
-  }
-}
-
+/** A fake session in a new state directory; a kernel call named in `fail` is refused (`CALL refused`). */
 function fresh() {
   const dir = mkdtempSync(join(tmpdir(), 'synplug-protect-'));
-  return { dir, s: new FakeSession(dir), store: new StateStore(dir) };
+  const fail = new Set<KernelCall>();
+  const s = new FakeSession({
+    stateDir: dir,
+    onCall: (call) => {
+      if (fail.has(call)) throw new Error(`${call} refused`);
+    },
+  });
+  return { dir, s, store: new StateStore(dir), fail };
 }
 
 /** The calls after the warm-up release (which runs before the window). */
@@ -70,10 +37,7 @@ test('order: warm-up release, then arm, buffer, command, release, disarm; exit s
   const r = await runProtected(s, { command: ['sh', '-c', `echo ran > ${marker}; exit 0`] });
   t.is(r.exitCode, 0);
   t.true(existsSync(marker));
-  t.deepEqual(
-    s.calls.filter((c) => c !== 'stats'),
-    ['release', 'arm 10000', 'buffer', 'release', 'disarm'],
-  );
+  t.deepEqual(s.calls, ['release', 'arm 10000', 'buffer', 'release', 'disarm']);
   t.is(store.readPlug()?.state, 'released');
   t.false(r.maxHoldReached);
   t.is(r.releaseAttempts, 1);
@@ -138,8 +102,8 @@ test('empty command and bad max-hold are usage errors, nothing plugged', async (
 });
 
 test('buffer refused: released anyway, the command never runs', async (t) => {
-  const { s, dir, store } = fresh();
-  s.failBuffer = true;
+  const { s, dir, store, fail } = fresh();
+  fail.add('buffer');
   const marker = join(dir, 'ran');
   await t.throwsAsync(runProtected(s, { command: ['sh', '-c', `touch ${marker}`] }), { message: /buffer refused/ });
   // give a gate shell that was aborted time to exit; the command must not have run
@@ -150,8 +114,8 @@ test('buffer refused: released anyway, the command never runs', async (t) => {
 });
 
 test('arm refused (no nftables set): nothing buffered, command not run', async (t) => {
-  const { s, dir } = fresh();
-  s.failArm = true;
+  const { s, dir, fail } = fresh();
+  fail.add('arm');
   const marker = join(dir, 'ran');
   await t.throwsAsync(runProtected(s, { command: ['sh', '-c', `touch ${marker}`] }), { message: /arm refused/ });
   await new Promise((r) => setTimeout(r, 200));

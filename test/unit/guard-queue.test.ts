@@ -13,6 +13,7 @@ import { decodeRule } from '../../src/iptables/rule.js';
 import { DEFAULT_QUEUE_NUM, isQueueRecord, queueRecordRefusal, queueHoldId, queueRules } from '../../src/guard/modes/queue.js';
 import { holdModeFor } from '../../src/guard/modes/index.js';
 import { setup } from '../../src/guard/setup.js';
+import { untyped } from '../helpers/untyped.js';
 
 const payloadOf = (m: { payload?: Buffer | readonly Buffer[] }): Buffer =>
   m.payload === undefined ? Buffer.alloc(0) : Buffer.isBuffer(m.payload) ? m.payload : Buffer.concat(m.payload as Buffer[]);
@@ -96,7 +97,7 @@ test('a queue record is whole only with every field of the right type', (t) => {
 });
 
 test('setup refuses a bad --via word and the plug holds options with --via queue, before anything', async (t) => {
-  await t.throwsAsync(setup({ via: 'quue' as never }), { instanceOf: UsageError, message: /--via: 'quue' is not one of auto, plug, queue/ });
+  await t.throwsAsync(untyped(setup)({ via: 'quue' }), { instanceOf: UsageError, message: /--via: 'quue' is not one of auto, plug, queue/ });
   for (const [k, v] of [
     ['dev', 'lo'],
     ['mark', 3],

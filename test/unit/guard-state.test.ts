@@ -78,15 +78,16 @@ for (const name of ['setup.json', 'plug.json'] as const) {
   });
 }
 
-test('a world-writable (even sticky) state directory is refused for reading and writing; nothing is written', (t) => {
+test('a world-writable (even sticky) state directory is refused for reading and writing; nothing is written; a shared (sticky) one is never advised to be chmod-ed', (t) => {
   const { dir, store } = fresh();
   chmodSync(dir, 0o1777);
   for (const f of [() => store.readSetup(), () => store.readPlug(), () => store.writePlug(plugRec('released'))]) {
     const e = t.throws(f, { instanceOf: StateFileError });
-    t.regex(e!.message, /is writable by everyone \(mode 1777\).*refuses it/);
+    t.regex(e!.message, /is writable by everyone \(mode 1777\).*refuses it; it is a shared directory \(sticky\): use a directory of your own inside it/);
+    t.notRegex(e!.message, /chmod/, 'taking the right to write a shared directory (/tmp) from others would break them');
   }
   chmodSync(dir, 0o770);
-  t.regex(t.throws(() => store.readPlug(), { instanceOf: StateFileError })!.message, /writable by its group \(mode 0770\)/);
+  t.regex(t.throws(() => store.readPlug(), { instanceOf: StateFileError })!.message, /writable by its group \(mode 0770\).*if it is yours alone, 'chmod go-w /);
   t.deepEqual(readdirSync(dir), []);
 });
 

@@ -5,7 +5,10 @@
  */
 import test from 'ava';
 import { release } from 'node:os';
-import { MissingSupportError } from '../../src/guard/support.js';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { builtinBySymbol, MissingSupportError } from '../../src/guard/support.js';
 import { exitCodeOf } from '../../src/cli/exit-codes.js';
 
 test('a module that could not be checked is in the modprobe suggestion, with the reason it could not be checked', (t) => {
@@ -43,4 +46,34 @@ test('without unchecked modules, modprobe names exactly the missing ones', (t) =
   t.deepEqual(e.unverified, []);
   // a module named twice is suggested once
   t.regex(new MissingSupportError([{ module: 'cls_fw', what: 'filter fw' }], [{ module: 'cls_fw', what: 'filter fw' }]).message, /\(modprobe cls_fw\)/);
+});
+
+test('the missing-module sentence names cls_flower or cls_u32 when either would do', (t) => {
+  const e = new MissingSupportError([
+    { module: 'sch_plug', what: 'qdisc plug' },
+    { module: 'cls_flower', alternatives: ['cls_u32'], what: 'a TCP SYN classifier: filter flower or u32' },
+  ]);
+  t.is(exitCodeOf(e), 5);
+  t.regex(e.message, /^this kernel lacks what synplug needs: sch_plug \(qdisc plug\), cls_flower or cls_u32 \(a TCP SYN classifier: filter flower or u32\)\./);
+  t.regex(e.message, /\(modprobe sch_plug cls_flower; cls_u32 will do instead of cls_flower\)/);
+  t.deepEqual(e.missing, ['sch_plug (qdisc plug)', 'cls_flower or cls_u32 (a TCP SYN classifier: filter flower or u32)']);
+});
+
+test('a classifier built into the kernel is found in kallsyms; a module symbol or none is not taken for built in', (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'synplug-kallsyms-'));
+  try {
+    const f = join(dir, 'kallsyms');
+    writeFileSync(f, 'ffffffff81f4c6a0 T u32_classify\nffffffff8124125c t u32_classify.cold\n0000000000000000 t fw_classify\t[cls_fw]\n');
+    t.true(builtinBySymbol('u32', f));
+    t.false(builtinBySymbol('fw', f), 'a loaded module: not built in (its /sys/module entry tells it is there)');
+    t.false(builtinBySymbol('flower', f), 'absent from a readable kallsyms: not built in');
+    t.is(builtinBySymbol('u32', join(dir, 'none')), undefined, 'no kallsyms');
+    writeFileSync(join(dir, 'empty'), '');
+    t.is(builtinBySymbol('u32', join(dir, 'empty')), undefined, 'an empty kallsyms tells nothing');
+    t.is(builtinBySymbol('nosuchkind', f), undefined);
+    writeFileSync(f, '0000000000000000 T fl_classify\n');
+    t.true(builtinBySymbol('flower', f), 'addresses hidden (kptr_restrict): the name still tells');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });

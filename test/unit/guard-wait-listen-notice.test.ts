@@ -5,50 +5,27 @@
  * that is not the namespace's own. Nothing is refused: the window runs.
  */
 import test from 'ava';
-import { mkdtempSync, readdirSync, readlinkSync } from 'node:fs';
+import { readdirSync, readlinkSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { runProtected } from '../../src/guard/protect.js';
-import { resolveConfig } from '../../src/guard/config.js';
-import type { Listener, ListenTarget, ProtectSession } from '../../src/guard/types.js';
+import type { Listener, ListenTarget } from '../../src/guard/types.js';
+import { FakeSession } from '../helpers/fake-session.js';
 
-class FakeSession implements ProtectSession {
-  readonly config;
-  readonly calls: string[] = [];
-  /** listeners before the reload; after the command, a new one */
-  private reloaded = false;
-  constructor(private readonly before: Listener[]) {
-    this.config = resolveConfig({ stateDir: mkdtempSync(join(tmpdir(), 'synplug-wl-')) });
-  }
-  async plugStats() {
-    return { packets: 0, bytes: 0, drops: 0, qlen: 0, backlog: 0 };
-  }
-  async listeners(t: ListenTarget) {
-    this.calls.push(`listeners ${t.address ?? '*'}:${t.port}`);
-    if (this.reloaded) return [{ address: t.address ?? '0.0.0.0', port: t.port, inode: 999_999 }];
-    return this.before;
-  }
-  async arm(ms: number) {
-    this.calls.push(`arm ${ms}`);
-  }
-  async disarm() {
-    this.calls.push('disarm');
-  }
-  async buffer() {
-    this.calls.push('buffer');
-    this.reloaded = true; // the next listing (after the command) shows a new socket
-  }
-  async release() {
-    this.calls.push('release');
-  }
-  releaseSteps() {
-    return [];
+/** A session where `before` listens until the window opens; from then on, a new socket on the target. */
+class ReloadingSession extends FakeSession {
+  constructor(before: Listener[]) {
+    let reloaded = false;
+    super({
+      listeners: (t) => (reloaded ? [{ address: t.address ?? '0.0.0.0', port: t.port, inode: 999_999 }] : before),
+      onCall: (call) => {
+        if (call === 'buffer') reloaded = true; // the next listing (after the command) shows a new socket
+      },
+    });
   }
 }
 
 /** A session with isLocalAddress, as GuardSession has. */
-class LocalAwareSession extends FakeSession {
+class LocalAwareSession extends ReloadingSession {
   constructor(
     before: Listener[],
     private readonly isLocal: (a: string) => boolean | undefined,
@@ -61,7 +38,7 @@ class LocalAwareSession extends FakeSession {
 }
 
 test('--wait-listen on a port where nothing listens before the reload: a notice says it waits for a new socket up to --max-hold', async (t) => {
-  const s = new FakeSession([]);
+  const s = new ReloadingSession([]);
   const notices: string[] = [];
   const r = await runProtected(s, {
     command: ['true'],
@@ -76,7 +53,7 @@ test('--wait-listen on a port where nothing listens before the reload: a notice 
     ),
     notices.join('\n'),
   );
-  t.true(s.calls.indexOf('listeners 169.254.255.254:18080') < s.calls.indexOf('buffer'), 'said in phase one, before the window');
+  t.true(s.log.indexOf('listeners 169.254.255.254:18080') < s.log.indexOf('buffer'), 'said in phase one, before the window');
   // The wait for the new listener is the server's time: apart from synplug's own (found by a new user: 677 ms of "own time")
   t.true(typeof r.overhead.listenWaitUs === 'number' && r.overhead.listenWaitUs >= 0, JSON.stringify(r.overhead));
   t.is(r.overhead.totalUs, r.overhead.plugAckToCommandStartUs + r.overhead.commandExitToReleaseAckUs!);
@@ -131,7 +108,7 @@ test('--wait-listen with listening sockets whose holders cannot be seen: a notic
     ),
     notices.join('\n'),
   );
-  t.true(s.calls.indexOf('listeners 169.254.255.254:18080') < s.calls.indexOf('buffer'), 'said in phase one, before the window');
+  t.true(s.log.indexOf('listeners 169.254.255.254:18080') < s.log.indexOf('buffer'), 'said in phase one, before the window');
 });
 
 test("--wait-listen on an address that is not the namespace's own: a notice says so", async (t) => {
@@ -152,7 +129,7 @@ test("--wait-listen on an address that is not the namespace's own: a notice says
 });
 
 /** A session that holds some traffic (its holds' heldTraffic), as GuardSession reports it. */
-class HoldingSession extends FakeSession {
+class HoldingSession extends ReloadingSession {
   constructor(private readonly held: Array<{ addrs: string[]; ports: number[] }>) {
     super([]);
   }

@@ -7,11 +7,13 @@
  */
 import test from 'ava';
 import { formatDemo } from '../../src/cli/demo-command.js';
-import { formatCheck, formatPlug, formatSetup, formatStatus } from '../../src/cli/format-guard.js';
+import { formatCheck, formatPlug, formatSetup, formatStatus, formatTeardown } from '../../src/cli/format-guard.js';
 import { holdWords, modeOfHold } from '../../src/guard/modes/index.js';
 import { demoResult } from '../helpers/demo-result.js';
 import type { DemoResult } from '../../src/demo/types.js';
 import type { CheckResult, HoldStatus, StatusResult } from '../../src/guard/types.js';
+import { inboundHoldStatus, statusResult } from '../helpers/guard-status.js';
+import { qdiscEntry } from '../helpers/tc-entries.js';
 
 /** A demo result: the local plug hold, one request per phase, nothing lost. */
 const demo = (over: Partial<DemoResult>): DemoResult =>
@@ -27,7 +29,7 @@ test('demo summary: the hold that was used names itself (the queue hold is not c
     first(demo({ via: 'queue', setup: { by: 'already', actions: [], removed: [] } })),
     /; the local queue hold \(already set up\) was used and left as it was;/,
   );
-  const inbound = { mode: 'inbound' as const, dev: 'sqd0', inbound: { serverDev: 'sqd0', clientDev: 'sqd1', clientAddr: '169.254.212.2' } };
+  const inbound = { mode: 'inbound' as const, dev: 'sqd0', inbound: { clientDev: 'sqd1', clientAddr: '169.254.212.2' } };
   t.regex(first(demo({ ...inbound, via: 'queue' })), /veth pair; the inbound queue hold on sqd0 was set up for the demo and removed again/);
   t.regex(first(demo({ ...inbound })), /veth pair; the inbound hold on sqd0 was set up for the demo and removed again/);
 });
@@ -72,10 +74,6 @@ function queueStatus(over: Partial<HoldStatus> = {}): HoldStatus {
 test('status and check: a queue hold in its own words, its pieces not ok under it, and its own set-up command', (t) => {
   const s: StatusResult = {
     state: 'partial',
-    pieces: [],
-    qdiscs: [],
-    filters: [],
-    marking: [],
     plug: null,
     leases: [],
     holds: [queueStatus()],
@@ -114,4 +112,113 @@ test("setup: the head line is the mode's, the actions under it", (t) => {
     'synplug queue hold set up: SYNs arriving on eth0 to port 443, held in netfilter queue 4200 (maxlen 65536; rule in table inet synplug_queue_eth0, the NFQUEUE target through nft_compat; bypass while nobody holds):',
     '  nftables: add table inet synplug_queue_eth0',
   ]);
+});
+
+test('text of plug, check and status when only an inbound hold is set up: no local address, no "on lo"', (t) => {
+  t.is(
+    formatPlug({ dev: 'lo', addr: '169.254.255.254', deadline: 0, maxHoldMs: 10000, holds: ['inbound:eth0'] }, '10s'),
+    "plugged: new connections arriving on eth0 are held until 'synplug release' (at most 10s)",
+  );
+  t.is(
+    formatPlug({ dev: 'lo', addr: '169.254.255.254', deadline: 0, maxHoldMs: 10000, holds: ['local', 'inbound:eth0'] }, '10s'),
+    "plugged: new connections to 169.254.255.254 and arriving on eth0 are held until 'synplug release' (at most 10s)",
+  );
+  const check = formatCheck({
+    state: 'absent',
+    pieces: [],
+    holds: [{ id: 'inbound:eth1', mode: 'inbound', via: 'plug', dev: 'eth1', state: 'absent' }],
+  });
+  t.is(check, "synplug is not set up (inbound:eth1 on eth1)\nrun 'synplug setup --inbound eth1 --port PORT...' to set it up");
+  const status = formatStatus(statusResult([inboundHoldStatus()]));
+  t.regex(
+    status,
+    /^setup: complete \(inbound:eth0: complete\)\nhold: no record \(plug\.json\)\ninbound hold eth0: complete; SYNs to port 80 held on spifb3 \(u32\)$/,
+  );
+  t.notRegex(status, /marking|\blo\b/);
+});
+
+test('teardown text: nothing set up says so (and what was left alone); a forgotten record is named', (t) => {
+  t.is(
+    formatTeardown({
+      dev: 'lo',
+      removed: [],
+      kept: [],
+      holds: [],
+      nothingSetUp: "nothing of synplug's is set up (no record, no hold found); nothing to remove",
+    }),
+    "nothing of synplug's is set up (no record, no hold found); nothing to remove",
+  );
+  t.is(
+    formatTeardown({
+      dev: 'va',
+      removed: [],
+      kept: ["link x: not synplug's"],
+      holds: [],
+      nothingSetUp: 'teardown --inbound va: no inbound hold of va is set up; nothing to remove',
+    }),
+    "teardown --inbound va: no inbound hold of va is set up; nothing to remove\nleft alone:\n  link x: not synplug's",
+  );
+  t.is(
+    formatTeardown({ dev: 'ghost', removed: [], kept: [], holds: ['inbound:ghost'] }),
+    "nothing of synplug's on ghost to remove (forgot the record of inbound:ghost)",
+  );
+});
+
+const unrecorded = [{ ifb: 'spifb3', dev: 'va', teardown: 'synplug teardown --inbound va' }];
+
+test('check and status name an IFB of synplug that no record lists; check says no setup command when that is all', (t) => {
+  const c: CheckResult = { state: 'partial', pieces: [], holds: [{ id: 'local', mode: 'local', via: 'plug', dev: 'lo', state: 'absent' }], unrecorded };
+  const ct = formatCheck({ ...c, holds: [] });
+  t.regex(ct, /^ {2}unrecorded: spifb3 \(synplug's alias, no record\) — 'synplug teardown --inbound va' removes it$/m);
+  t.notRegex(ct, /^run {2}to complete it/m);
+  const ok = formatCheck({ ...c, holds: [{ id: 'local', mode: 'local', via: 'plug', dev: 'lo', state: 'ok', addr: '169.254.255.254' }] });
+  t.regex(ok, /^synplug is set up on lo, but IFB\(s\) of synplug's that no record lists are left:$/m);
+  t.notRegex(ok, /^run /m, 'nothing to set up: teardown --inbound is the command, on the unrecorded line');
+  const absent = formatCheck(c);
+  t.regex(absent, /^synplug is not set up on lo, but IFB\(s\) of synplug's that no record lists are left:$/m);
+  const s = statusResult(
+    [
+      inboundHoldStatus({
+        dev: 'va',
+        state: 'partial',
+        ifb: 'spifb9',
+        qdiscs: [qdiscEntry({ kind: 'fq_codel', handle: '0:', root: true, ifindex: 9, dev: 'spifb9' })],
+      }),
+    ],
+    { state: 'partial', unrecorded },
+  );
+  const st = formatStatus(s);
+  t.regex(st, /^unrecorded: spifb3 \(synplug's alias, no record\) — 'synplug teardown --inbound va' removes it$/m);
+  t.notRegex(st, / $/m, 'no line ends in a blank');
+});
+
+test("status: the local plug hold's lines come from its own entry in holds (address, counters, marking, qdiscs, ruleset)", (t) => {
+  const local: HoldStatus = {
+    id: 'local',
+    mode: 'local',
+    via: 'plug',
+    dev: 'lo',
+    addr: '169.254.255.254',
+    state: 'ok',
+    pieces: [],
+    qdiscs: [qdiscEntry({ kind: 'plug', handle: '40:', parent: '1:4', ifindex: 1, dev: 'lo' })],
+    filters: [],
+    marking: [{ address: '169.254.255.254', expiresMs: 4000, timeoutMs: 10000 }],
+    ruleset: 'table ip synplug {\n}\n',
+    held: 1,
+    passed: 2,
+    dropped: 0,
+  };
+  const lines = formatStatus(statusResult([local])).split('\n');
+  t.is(lines[0], 'setup: complete on lo for 169.254.255.254');
+  t.true(lines.includes('packets: 1 held now, 2 passed, 0 dropped over the limit'), lines.join('\n'));
+  t.true(
+    lines.some((l) => l.startsWith('marking: 169.254.255.254 (')),
+    lines.join('\n'),
+  );
+  t.regex(lines[lines.indexOf('qdiscs:') + 1], /^ {2}qdisc plug 40: .*parent 1:4/);
+  t.deepEqual(lines.slice(lines.indexOf('nftables:')), ['nftables:', '  table ip synplug {', '  }']);
+  const both = formatStatus(statusResult([local, inboundHoldStatus()])).split('\n');
+  t.is(both[0], 'setup: complete (local: complete, inbound:eth0: complete)');
+  t.is(both[1], 'local hold on lo for 169.254.255.254: complete');
 });

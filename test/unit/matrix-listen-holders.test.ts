@@ -16,8 +16,8 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { closingInodes, handedOverInode, holderPids, socketHolders } from '../../src/guard/listen-holders.js';
 import { runProtected } from '../../src/guard/protect.js';
-import { resolveConfig } from '../../src/guard/config.js';
-import type { Listener, ProtectSession } from '../../src/guard/types.js';
+import type { Listener } from '../../src/guard/types.js';
+import { FakeSession } from '../helpers/fake-session.js';
 
 /** The socket inodes in a process's fd table (the oracle). */
 function socketInodes(pid: number): number[] {
@@ -82,25 +82,8 @@ test('socketHolders: the processes whose fd tables hold a socket, as their /proc
 test('protect --wait-listen: a kept socket taken over by a new process ends the wait (no max-hold); the listener is reported handedOver', async (t) => {
   const { child, lines, inode } = await pythonServer(t);
   const listener: Listener = { address: '127.0.0.1', port: 1, inode };
-  const calls: string[] = [];
-  const session: ProtectSession = {
-    config: resolveConfig({ stateDir: mkdtempSync(join(tmpdir(), 'sp-holders-')) }),
-    plugStats: async () => ({ packets: 0, bytes: 0, drops: 0, qlen: 0, backlog: 0 }),
-    listeners: async () => [listener], // the same socket before and after: nothing new ever appears
-    arm: async (ms) => {
-      calls.push(`arm ${ms}`);
-    },
-    disarm: async () => {
-      calls.push('disarm');
-    },
-    buffer: async () => {
-      calls.push('buffer');
-    },
-    release: async () => {
-      calls.push('release');
-    },
-    releaseSteps: () => [],
-  };
+  const session = new FakeSession({ listeners: () => [listener] }); // the same socket before and after: nothing new ever appears
+  const calls = session.calls;
   const r = await runProtected(session, { command: ['kill', '-USR2', String(child.pid)], waitListen: { port: 1 }, maxHoldMs: 600_000 });
   t.is(r.exitCode, 0);
   t.false(r.maxHoldReached, 'released by the hand-over, not by the max-hold');
@@ -188,25 +171,18 @@ test('protect --wait-listen: a hand-over does not end the wait while a socket of
   // with it still listening, however slow the machine.
   let handoverSeen = 0;
   const newWorkerHolds = () => [...(socketHolders([kept]).get(kept) ?? [])].some((pid) => pid !== child.pid);
-  const session: ProtectSession = {
-    config: resolveConfig({ stateDir: mkdtempSync(join(tmpdir(), 'sp-holders-')) }),
-    plugStats: async () => ({ packets: 0, bytes: 0, drops: 0, qlen: 0, backlog: 0 }),
-    listeners: async () => {
+  const session = new FakeSession({
+    listeners: () => {
       const now = listening();
       if (plugged && newWorkerHolds() && ++handoverSeen === 2) child.stdin!.write('close\n');
       return now;
     },
-    arm: async () => {},
-    disarm: async () => {},
-    buffer: async () => {
-      plugged = true;
-    },
-    release: async () => {
+    onCall: (call) => {
+      if (call === 'buffer') plugged = true;
       // (the first release is protect's warm-up, before the window)
-      if (plugged) closingHeldAtRelease ??= (socketHolders([closing]).get(closing)?.size ?? 0) > 0;
+      if (call === 'release' && plugged) closingHeldAtRelease ??= (socketHolders([closing]).get(closing)?.size ?? 0) > 0;
     },
-    releaseSteps: () => [],
-  };
+  });
   const r = await runProtected(session, { command: ['kill', '-USR2', String(child.pid)], waitListen: { port: 1 }, maxHoldMs: 600_000 });
   t.is(r.exitCode, 0);
   t.false(r.maxHoldReached);
@@ -218,16 +194,7 @@ test('protect --wait-listen: a hand-over does not end the wait while a socket of
 test('protect --wait-listen: a socket of before that never closes holds until max-hold, and the notice names it', async (t) => {
   const { child, kept, closing } = await reuseportServer(t, 600);
   const notices: string[] = [];
-  const session: ProtectSession = {
-    config: resolveConfig({ stateDir: mkdtempSync(join(tmpdir(), 'sp-holders-')) }),
-    plugStats: async () => ({ packets: 0, bytes: 0, drops: 0, qlen: 0, backlog: 0 }),
-    listeners: async () => [kept, closing].map((inode) => ({ address: '127.0.0.1', port: 1, inode })),
-    arm: async () => {},
-    disarm: async () => {},
-    buffer: async () => {},
-    release: async () => {},
-    releaseSteps: () => [],
-  };
+  const session = new FakeSession({ listeners: () => [kept, closing].map((inode) => ({ address: '127.0.0.1', port: 1, inode })) });
   const r = await runProtected(session, {
     command: ['kill', '-USR2', String(child.pid)],
     waitListen: { port: 1 },

@@ -51,6 +51,7 @@ test('the registry has one codec per expression: one file and one registry line 
     'range',
     'redir',
     'reject',
+    'rt',
     'socket',
     'target',
     'tproxy',
@@ -125,6 +126,7 @@ const samples: N.Expr[] = [
   { name: 'notrack' },
   { name: 'socket', key: 0, dreg: 1 },
   { name: 'socket', key: 3, dreg: 1, level: 2 },
+  { name: 'rt', dreg: 1, key: 3 },
 ];
 
 for (const e of samples) {

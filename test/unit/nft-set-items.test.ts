@@ -462,12 +462,12 @@ test('an interval set of device names: a wildcard prints "eth*"; a range of name
   t.deepEqual(problems, ['table ip t set n: an element nft cannot read back (a range of device names that is not a wildcard, a count past 2^53)']);
 });
 
-test('a set of a type synplug does not name (uid, 24) prints as one raw marker, named; JSON raw too', (t) => {
-  const uid = withElements(setMsg({ name: 'u', flags: 0, keyType: 24, keyLen: 4, userdata: '000401000000' }), elemsMsg('u', [{ key: 'e8030000' }]));
+test('a set of a type synplug does not name (cgroupsv2, 46) prints as one raw marker, named; JSON raw too', (t) => {
+  const cg = withElements(setMsg({ name: 'u', flags: 0, keyType: 46, keyLen: 8, userdata: '000401000000' }), elemsMsg('u', [{ key: 'e803000000000000' }]));
   const problems: string[] = [];
-  t.is(N.formatRulesetText(ruleset([uid]), { problems }), 'table ip t {\n\t[ raw: set u type type(24) ]\n}\n');
-  t.deepEqual(problems, ['table ip t set u: a key or value type nft names and synplug does not (type(24))']);
-  t.deepEqual(N.formatRulesetJson(ruleset([uid])).nftables[2], { raw: { set: { family: 'ip', name: 'u', table: 't', keyType: 24, keyLen: 4 } } });
+  t.is(N.formatRulesetText(ruleset([cg]), { problems }), 'table ip t {\n\t[ raw: set u type type(46) ]\n}\n');
+  t.deepEqual(problems, ['table ip t set u: a key or value type nft names and synplug does not (type(46))']);
+  t.deepEqual(N.formatRulesetJson(ruleset([cg])).nftables[2], { raw: { set: { family: 'ip', name: 'u', table: 't', keyType: 46, keyLen: 8 } } });
 });
 
 test('decode of an element message: the key as bytes, no address guessed for a 4-byte key (a mark 1 is not 1.0.0.0)', (t) => {

@@ -12,12 +12,11 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PrecheckFailedError, runPrecheck, shellQuote, shellQuoteWords, splitCommandWords } from '../../src/guard/precheck.js';
 import { runProtected } from '../../src/guard/protect.js';
-import { resolveConfig } from '../../src/guard/config.js';
-import type { ProtectSession } from '../../src/guard/types.js';
 import { SynplugError, UsageError } from '../../src/netlink/errors.js';
 import { CommandError } from '../../src/guard/errors.js';
 import { exitCodeOf } from '../../src/cli/exit-codes.js';
 import { reportError } from '../../src/cli/run.js';
+import { FakeSession } from '../helpers/fake-session.js';
 
 const REPO = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -155,38 +154,9 @@ test('runPrecheck: a check that cannot be started is command-not-started (125), 
   t.regex(e!.message, /^--check: cannot start 'sh': .*nothing was held and the reload command was not run/);
 });
 
-class FakeSession implements ProtectSession {
-  readonly config;
-  readonly calls: string[] = [];
-  constructor(stateDir: string) {
-    this.config = resolveConfig({ stateDir });
-  }
-  async plugStats() {
-    return { packets: 0, bytes: 0, drops: 0, qlen: 0, backlog: 0 };
-  }
-  async listeners() {
-    return [];
-  }
-  async arm(ms: number) {
-    this.calls.push(`arm ${ms}`);
-  }
-  async disarm() {
-    this.calls.push('disarm');
-  }
-  async buffer() {
-    this.calls.push('buffer');
-  }
-  async release() {
-    this.calls.push('release');
-  }
-  releaseSteps() {
-    return [];
-  }
-}
-
 test('protect with a failing check: nothing armed or buffered, the reload command not run, check-failed', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'synplug-precheck-'));
-  const s = new FakeSession(dir);
+  const s = new FakeSession({ stateDir: dir });
   const marker = join(dir, 'reloaded');
   const e = await t.throwsAsync(runProtected(s, { command: ['touch', marker], check: ['sh', '-c', 'exit 1'] }), { instanceOf: SynplugError });
   t.is(e!.category, 'check-failed');
@@ -196,7 +166,7 @@ test('protect with a failing check: nothing armed or buffered, the reload comman
 
 test('protect with a check that is not found: 127, nothing held, the reload command not run', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'synplug-precheck-'));
-  const s = new FakeSession(dir);
+  const s = new FakeSession({ stateDir: dir });
   const marker = join(dir, 'reloaded');
   const e = await t.throwsAsync(runProtected(s, { command: ['touch', marker], check: ['synplug-no-such-check-cmd'] }), { instanceOf: CommandError });
   t.is(exitCodeOf(e), 127);
@@ -206,7 +176,7 @@ test('protect with a check that is not found: 127, nothing held, the reload comm
 
 test('protect with a passing check: the check ran before the window, then the usual window; result.check is reported', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'synplug-precheck-'));
-  const s = new FakeSession(dir);
+  const s = new FakeSession({ stateDir: dir });
   const checked = join(dir, 'checked');
   const marker = join(dir, 'reloaded');
   // The reload command fails unless the check ran first: order, not time.
@@ -285,7 +255,7 @@ test('runPrecheck: a check that exits leaving a background child holding its out
 
 test('protect with a check that times out: nothing armed or buffered, the reload command not run', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'synplug-precheck-'));
-  const s = new FakeSession(dir);
+  const s = new FakeSession({ stateDir: dir });
   const marker = join(dir, 'reloaded');
   const e = await t.throwsAsync(runProtected(s, { command: ['touch', marker], check: ['sh', '-c', 'sleep 30'], checkTimeoutMs: 300 }), {
     instanceOf: PrecheckFailedError,

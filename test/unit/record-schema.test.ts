@@ -12,7 +12,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import '../../src/guard/modes/index.js'; // registers each mode's record checks
 import { StateStore, StateFileError, leasesRecordProblem, plugRecordProblem, setupRecordProblem } from '../../src/guard/state.js';
+import { netnsCookie } from '../../src/netlink/netns.js';
 import { baseRecords, LOCAL_HOLD, mutatedRecord } from '../helpers/record-mutations.js';
+
+/** The cookie of the namespace the records are read in (undefined on a kernel without one). */
+const HERE = netnsCookie(undefined);
 
 function storeWith(file: string, text: string): StateStore {
   const dir = join(mkdtempSync(join(tmpdir(), 'synplug-schema-')), 'state');
@@ -25,9 +29,17 @@ const read = (s: StateStore, file: string) => (file === 'setup.json' ? s.readSet
 
 test('what synplug writes is read back as it was written', (t) => {
   const now = Date.now();
-  for (const [file, values] of Object.entries(baseRecords(now))) {
+  for (const [file, values] of Object.entries(baseRecords(now, undefined, HERE))) {
     for (const v of values) t.notThrows(() => read(storeWith(file, JSON.stringify(v)), file), `${file}: ${JSON.stringify(v)}`);
   }
+});
+
+test("regression: a setup.json without 'netns' was read as no namespace to check; on a kernel with cookies it is refused, naming the file", (t) => {
+  t.truthy(HERE, 'this kernel has SO_NETNS_COOKIE');
+  const e = t.throws(() => storeWith('setup.json', JSON.stringify({ version: 2, holds: { local: LOCAL_HOLD } })).readSetup(), { instanceOf: StateFileError });
+  t.is(e!.category, 'bad-state');
+  t.regex(e!.message, /\/setup\.json has no 'netns' field .*it is not read and nothing was changed\. Remove it \(then run 'synplug setup' again/);
+  t.notThrows(() => storeWith('setup.json', JSON.stringify({ version: 2, holds: { local: LOCAL_HOLD }, netns: HERE })).readSetup());
 });
 
 test("'holds': {} is refused, saying what to do (defect 4)", (t) => {
@@ -94,7 +106,7 @@ test('setup.json metricsFile (setup --metrics-file): an absolute, normalised pat
 test('property: any mutation of any record is read back or refused with a StateFileError naming the file; nothing else is thrown', (t) => {
   const now = Date.now();
   fc.assert(
-    fc.property(mutatedRecord(now), ({ file, value }) => {
+    fc.property(mutatedRecord(now, undefined, HERE), ({ file, value }) => {
       const text = JSON.stringify(value) ?? '';
       try {
         read(storeWith(file, text), file);

@@ -12,6 +12,7 @@ import { parseMessages, NLM_F_REQUEST, NLM_F_ACK } from '../../src/netlink/messa
 import { NetlinkDecodeError, UsageError } from '../../src/netlink/errors.js';
 import { NetlinkConnection, FakeTransport } from '../../src/netlink/connection.js';
 import { decodeLink, toLinkInfo } from '../../src/netlink/route/link.js';
+import { untyped } from '../helpers/untyped.js';
 import {
   newLinkRequest,
   deleteLinkRequest,
@@ -122,7 +123,7 @@ test('bad input is a UsageError, nothing built', (t) => {
     { name: 'i', kind: 'ifb', up: true },
     'ifb0',
   ];
-  for (const b of bad) t.throws(() => newLinkRequest(b as never), { instanceOf: UsageError }, JSON.stringify(b));
+  for (const b of bad) t.throws(() => untyped(newLinkRequest)(b), { instanceOf: UsageError }, JSON.stringify(b));
   t.throws(() => deleteLinkRequest(0), { instanceOf: UsageError });
   t.throws(() => setLinkNetnsRequest('v1', {}), { instanceOf: UsageError });
 });

@@ -621,9 +621,9 @@ export class InboundHold implements Hold {
     const r = entry as InboundHoldRecord;
     return {
       dev: this.dev,
-      addr: r.addrs.join(' '),
+      limit: this.limit,
       addedAddress: false,
-      inbound: { dev: r.dev, ifb: r.ifb, ports: r.ports, addrs: r.addrs, classifier: r.classifier, families: r.families },
+      inbound: { ifb: r.ifb, ports: r.ports, addrs: r.addrs, classifier: r.classifier, families: r.families },
     };
   }
 
@@ -903,6 +903,7 @@ function inboundPieces(h: InboundHold): HoldPieces<InboundObservation, InboundPl
     list: [ifb, plug, clsact, filter('ip'), filter('ipv6')],
     observe: () => h.observe(),
     begin: (o) => ({ ifbIndex: o.ifb.index, createdIfb: !o.ifb.exists, addedClsact: h.record?.addedClsact ?? false }),
+    marked: (o) => (o.ifb.exists && o.ifb.kind === 'ifb' && o.ifb.alias === IFB_ALIAS_PREFIX + h.dev ? [`IFB ${h.ifb} (alias '${o.ifb.alias}')`] : []),
     refuse(o) {
       if (o.ifb.exists && !h.ifbIsOurs(o)) throw new IfbNameClashError(h.ifb, h.dev, o.ifb.kind);
       for (const fam of ['ip', 'ipv6'] as const)
@@ -1151,7 +1152,7 @@ export const inboundMode: HoldMode = {
   setupHead(r: SetupResult): string {
     const i = r.inbound;
     if (!i) return `synplug inbound hold ${r.hold}${r.changed ? ' set up:' : ' already set up; nothing to change'}`;
-    const what = `SYNs on ${i.dev} to port ${i.ports.join(',')}${i.addrs.length ? ` (dst ${i.addrs.join(', ')})` : ''}, held on ${i.ifb} (${i.classifier}, ${i.families.join(' and ')})`;
+    const what = `SYNs on ${r.dev} to port ${i.ports.join(',')}${i.addrs.length ? ` (dst ${i.addrs.join(', ')})` : ''}, held on ${i.ifb} (${i.classifier}, ${i.families.join(' and ')})`;
     return r.changed ? `synplug inbound hold set up: ${what}:` : `synplug inbound hold already set up: ${what}; nothing to change`;
   },
   async open(sockets: HoldSockets, config: GuardConfig, record?: HoldRecord): Promise<Hold> {

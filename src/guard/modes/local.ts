@@ -101,7 +101,7 @@ export interface LocalObservation {
   nftTableMarked?: boolean;
 }
 
-/** What `status` shows of the local hold (see StatusResult for the fields). */
+/** What `status` shows of the local hold in its entry (see HoldStatus for the fields). */
 export interface LocalStatusDetails {
   qdiscs: QdiscEntry[];
   filters: FilterEntry[];
@@ -309,7 +309,7 @@ export class LocalHold implements Hold {
 
   /** @inheritdoc */
   checkDetails(): Record<string, unknown> {
-    return {};
+    return { addr: this.config.addr };
   }
 
   /** @inheritdoc */
@@ -395,13 +395,11 @@ export class LocalHold implements Hold {
    * set's elements, and the plug's counters.
    * @throws {NetlinkError} a listing refused
    */
-  async statusDetails(inspection: HoldInspection): Promise<{ hold: Record<string, unknown>; top: Record<string, unknown> }> {
-    const d = await this.localStatusDetails(inspection);
-    const { qdiscs, filters, held, passed, dropped } = d;
-    return { hold: { qdiscs, filters, ...(held !== undefined && { held, passed, dropped }) }, top: { ...d } };
+  async statusDetails(inspection: HoldInspection): Promise<{ hold: Record<string, unknown> }> {
+    return { hold: { addr: this.config.addr, ...(await this.localStatusDetails(inspection)) } };
   }
 
-  /** The local hold's status fields (see StatusResult). @throws {NetlinkError} a listing refused */
+  /** The local hold's status fields (see HoldStatus). @throws {NetlinkError} a listing refused */
   async localStatusDetails(inspection: HoldInspection): Promise<LocalStatusDetails> {
     const o = inspection.observed as LocalObservation;
     const c = this.config;
@@ -624,6 +622,10 @@ function localPieces(h: LocalHold): HoldPieces<LocalObservation, LocalPlan> {
     listOrder: LOCAL_PIECES,
     observe: () => h.observe(),
     begin: (o) => ({ addedAddress: (record?.addedAddress ?? false) || o.addressMarked === true, rebuilt: false }),
+    marked: (o) => [
+      ...(o.nftTableMarked === true ? [`nftables table ${family} ${c.table}`] : []),
+      ...(o.addressMarked ? [`address ${c.addr} on ${c.dev}`] : []),
+    ],
     refuse(o, options) {
       const root = rootOf(o);
       if (root && root.handle !== '0:' && !h.rootIsOurs(o) && !options.force) throw new ForeignQdiscError(c.dev, formatQdiscText(root).split('\n')[0].trim());

@@ -533,7 +533,6 @@ export class QueueHold implements Hold {
     const r = entry as QueueHoldRecord;
     return {
       dev: r.dev,
-      addr: r.addrs.join(' '),
       addedAddress: r.addedAddress,
       queue: { scope: r.scope, num: r.queueNum, maxlen: r.maxlen, verdict: r.verdict, table: r.table, ports: r.ports, addrs: r.addrs },
     };
@@ -606,6 +605,10 @@ function queuePieces(h: QueueHold, sockets: HoldSockets): HoldPieces<QueueObserv
     observe: () => h.observe(),
     // An address with synplug's mark that no record lists: an earlier setup added it and was killed before recording it.
     begin: (o) => ({ addedAddress: (h.record?.addedAddress ?? false) || o.addressMarked, verdict: verdictOf(o) }),
+    marked: (o) => [
+      ...(o.table.table && tableIsMarked(o.table.table) === true ? [`nftables table inet ${s.table}`] : []),
+      ...(o.addressMarked ? [`address ${s.addrs[0]} on ${s.dev}`] : []),
+    ],
     record: (p): QueueHoldRecord => ({
       mode: 'queue',
       dev: s.dev,

@@ -112,6 +112,14 @@ export interface HoldPieces<O = unknown, C = unknown> {
   refuse?(o: O, options: { force?: boolean }): void;
   /** The record entry, once every step ran. */
   record(c: C): HoldRecord;
+  /**
+   * What of the hold was found carrying synplug's own mark (a table's
+   * comment, an address's protocol, an IFB's alias): pieces some setup made,
+   * which a teardown through any record of them removes. Setup takes them for
+   * its own only in a state directory that a setup ran in (setup.ts).
+   * @returns each, as `check` names it (empty: none)
+   */
+  marked?(o: O): string[];
   /** Teardown's first act: let go what is held (the plug released). Never throws. */
   letGo?(o: O, out: TeardownWords): Promise<void>;
 }
@@ -196,12 +204,11 @@ export interface Hold {
   /** Its counters (packets held now, passed, dropped); undefined when the hold's holding piece is not there. @throws {NetlinkError} */
   plugStats(): Promise<PlugStats | undefined>;
   /**
-   * What `status` shows of this hold (`hold`: fields of its entry in
-   * `holds`; `top`: the local hold's top-level fields).
+   * What `status` shows of this hold: fields of its entry in `holds`.
    * @throws {NetlinkError} a listing refused
    */
-  statusDetails(inspection: HoldInspection): Promise<{ hold: Record<string, unknown>; top?: Record<string, unknown> }>;
-  /** What `check` lists of this hold besides its id, mode, dev and state (an inbound hold: its ports). */
+  statusDetails(inspection: HoldInspection): Promise<{ hold: Record<string, unknown> }>;
+  /** What `check` lists of this hold besides its id, mode, dev and state (the local hold: its address; an inbound hold: its ports). */
   checkDetails(): Record<string, unknown>;
   /** What to run to set this hold up, for the messages (`synplug setup --inbound eth0 --port 443`). */
   setupCommand(): string;
@@ -245,13 +252,13 @@ export interface HoldWords {
   clients: string;
   /** what sets it up (for a hold reported not set up; an inspected one's entry says it in `setup`) */
   setup: string;
-  /** the result's top-level fields (`dev`, `addr`, `marking`, `qdiscs`) are this hold's: the local plug hold */
+  /** the local plug hold: `status` prints its entry's device, address, marking, qdiscs and filters first, without a head line */
   top: boolean;
   /** `protect --setup` sets it up again from its record entry when it is partly set up */
   fromRecord: boolean;
   /**
-   * `status`' lines for it, after the top-level ones (none for the hold whose
-   * fields are the top-level ones): a head line, then details (the CLI lists
+   * `status`' lines for it, after the first ones (none for the hold that
+   * `top` prints first): a head line, then details (the CLI lists
    * the pieces not ok between them).
    * @param stateWord a state in words (`complete`, `not set up`, `PARTIAL`)
    */

@@ -127,8 +127,18 @@ function ctDirField(key: string, direction: number, family: string): Field | und
   return f ? { text: `ct ${dir} ${f[0]}`, json: { ct: { key: f[1], dir } }, type: f[2] } : undefined;
 }
 
-/** Keys nft prints a `ct ... set` of. */
-const SETTABLE: ReadonlySet<string> = new Set(['mark', 'zone']);
+/** Keys nft prints a `ct ... set` of; `zone` also with a direction (`ct original zone set 3`). */
+const SETTABLE: ReadonlySet<string> = new Set(['mark', 'zone', 'label']);
+
+/**
+ * A `ct label set` value: the one bit set of the 128 (host order), its number as nft 1.0.6 prints
+ * it where /etc/xtables/connlabel.conf names none; undefined for another value.
+ */
+function labelBit(hex: string): { text: string; json: number } | undefined {
+  const b = Buffer.from(hex, 'hex');
+  const set = [...b].flatMap((x, i) => [0, 1, 2, 3, 4, 5, 6, 7].filter((j) => x & (1 << j)).map((j) => i * 8 + j));
+  return b.length === 16 && set.length === 1 ? { text: String(set[0]), json: set[0] } : undefined;
+}
 
 /** Codec of `ct`. */
 export const ctExpr: ExprCodec<CtExpr> = {
@@ -168,25 +178,26 @@ export const ctExpr: ExprCodec<CtExpr> = {
     return e.dreg !== undefined ? [e.dreg] : [];
   },
   statement(e, ctx) {
-    if (e.sreg === undefined || e.direction !== undefined || !SETTABLE.has(e.key)) return undefined;
+    if (e.sreg === undefined || !SETTABLE.has(e.key) || (e.direction !== undefined && e.key !== 'zone')) return undefined;
     const r = ctx.reg(e.sreg);
-    if (!r) return undefined;
-    const key = { ct: { key: e.key } };
+    const f = e.direction !== undefined ? ctDirField(e.key, e.direction, ctx.family) : { text: `ct ${e.key}`, json: { ct: { key: e.key } } };
+    if (!r || !f || (e.key === 'label' && r.k !== 'imm')) return undefined;
+    const key = f.json;
     if (r.k === 'imm') {
-      const v = valueText(r.data, FIELDS[e.key][1]);
-      if (v.text.startsWith('0x') && e.key !== 'mark') return undefined;
-      return { stmt: { text: `ct ${e.key} set ${v.text}`, json: { mangle: { key, value: v.json } } }, consumes: [e.sreg] };
+      const v = e.key === 'label' ? labelBit(r.data) : valueText(r.data, FIELDS[e.key][1]);
+      if (!v || (v.text.startsWith('0x') && e.key !== 'mark')) return undefined;
+      return { stmt: { text: `${f.text} set ${v.text}`, json: { mangle: { key, value: v.json } } }, consumes: [e.sreg] };
     }
     if (r.k === 'map') {
       return {
-        stmt: { text: `ct ${e.key} set ${r.stmt.text}`, json: { mangle: { key, value: r.stmt.json } } },
+        stmt: { text: `${f.text} set ${r.stmt.text}`, json: { mangle: { key, value: r.stmt.json } } },
         consumes: [e.sreg],
         needsL3: r.l3,
         needsL4: r.l4,
       };
     }
     return {
-      stmt: { text: `ct ${e.key} set ${r.field.text}`, json: { mangle: { key, value: r.field.json } } },
+      stmt: { text: `${f.text} set ${r.field.text}`, json: { mangle: { key, value: r.field.json } } },
       consumes: [e.sreg],
       needsL3: r.field.l3,
       needsL4: r.field.l4,

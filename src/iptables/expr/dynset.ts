@@ -16,14 +16,15 @@
  * NFTA_DYNSET_FLAGS        // NLA_U32, NFT_DYNSET_F_INV, NFT_DYNSET_F_EXPR
  * NFTA_DYNSET_EXPRESSIONS  // NLA_NESTED, expressions of the element
  * ```
- * Printed when the key is one field nft names and there is no map value and
- * no element expression; otherwise raw.
+ * Printed when nft names the key (a field, or a concatenation of fields)
+ * and the map value (a constant) and the one element statement it has
+ * (`counter`, `limit`, `quota`, `ct count`); otherwise raw.
  *
  * @module
  */
 import * as C from '../constants.js';
-import { durationText } from '../print.js';
-import { attrCodec } from './registry.js';
+import { durationText, type PrintContext, type Statement } from '../print.js';
+import { attrCodec, decodeExpr, exprCodec, type ExprBase } from './registry.js';
 
 /** `dynset`: NFTA_DYNSET_* as numbers, the set's name, nests as hex. */
 export interface DynsetExpr {
@@ -62,18 +63,37 @@ export const dynsetExpr = attrCodec<DynsetExpr>(
       `dynset ${OPS[e.op] ?? e.op} reg_key ${e.sregKey} set ${e.set}${e.sregData !== undefined ? ` sreg_data ${e.sregData}` : ''} timeout ${e.timeoutMs ?? 0}ms`,
     statement(e, ctx) {
       const op = OPS[e.op];
-      if (op === undefined || e.sregData !== undefined || e.expr !== undefined || e.expressions !== undefined || (e.flags ?? 0) !== 0) return undefined;
-      const r = ctx.reg(e.sregKey);
-      if (r?.k !== 'field' || r.field.fullLen !== undefined) return undefined;
-      const f = r.field;
+      if (op === undefined || e.expressions !== undefined || (e.flags ?? 0) !== 0) return undefined;
+      const k = ctx.key?.(e.sregKey, e.set);
+      if (!k || k.field.fullLen !== undefined) return undefined;
+      const f = k.field;
+      const stmt = e.expr !== undefined ? elementStatement(e.expr, ctx) : undefined;
+      if (e.expr !== undefined && !stmt) return undefined;
+      // a map's value: a constant of the map's type, or a field (nft's JSON has no form for it: its text, as nft -j writes it)
+      const data = e.sregData === undefined ? undefined : ctx.reg(e.sregData);
+      const value = data?.k === 'imm' ? ctx.mapValue?.(e.set, data.data) : data?.k === 'field' && data.field.fullLen === undefined ? data.field : undefined;
+      const dep = data?.k === 'field' ? data.field : undefined;
+      if (e.sregData !== undefined && !value) return undefined;
       const timeout = e.timeoutMs ? ` timeout ${durationText(e.timeoutMs)}` : '';
+      const text = `${op} @${e.set} { ${f.text}${timeout}${stmt ? ` ${stmt.text}` : ''}${value ? ` : ${value.text}` : ''} }`;
       const elem = e.timeoutMs ? { elem: { val: f.json, timeout: Math.floor(e.timeoutMs / 1000) } } : f.json;
       return {
-        stmt: { text: `${op} @${e.set} { ${f.text}${timeout} }`, json: { set: { op, elem, set: `@${e.set}` } } },
-        consumes: [e.sregKey],
-        needsL3: f.l3,
-        needsL4: f.l4,
+        stmt: { text, json: value ? text : { set: { op, elem, set: `@${e.set}`, ...(stmt && { stmt: [stmt.json] }) } } },
+        consumes: [...k.regs, ...(e.sregData !== undefined ? [e.sregData] : [])],
+        needsL3: f.l3 ?? dep?.l3,
+        needsL4: f.l4 ?? dep?.l4,
       };
     },
   },
 );
+
+/** Statements an element may carry that nft prints in a set statement; a counter's counts are the template's, left out. */
+const ELEMENT_STATEMENTS: ReadonlySet<string> = new Set(['counter', 'limit', 'quota', 'connlimit']);
+
+/** The statement of NFTA_DYNSET_EXPR (hex: an expression's NFTA_EXPR_NAME and _DATA) as nft prints it in a set statement. */
+function elementStatement(hex: string, ctx: PrintContext): Statement | undefined {
+  const inner: ExprBase = decodeExpr({ type: C.NFTA_DYNSET_EXPR, isNested: true, netByteOrder: false, data: Buffer.from(hex, 'hex'), offset: 0 });
+  if (!ELEMENT_STATEMENTS.has(inner.name)) return undefined;
+  if (inner.name === 'counter') return { text: 'counter', json: { counter: null } };
+  return exprCodec(inner.name)?.statement?.(inner, ctx)?.stmt;
+}

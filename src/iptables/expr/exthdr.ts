@@ -14,13 +14,15 @@
  * NFTA_EXTHDR_OP       // NLA_U32, enum nft_exthdr_op: ipv6, tcpopt, ipv4, sctp
  * NFTA_EXTHDR_SREG     // NLA_U32, source register (writing a TCP option)
  * ```
- * Printed: the presence of an IPv6 extension header or a TCP option, and
- * the TCP option fields nft names (nftables src/tcpopt.c). Others print raw.
+ * Printed: the presence of an IPv6 extension header, IPv4 or TCP option, the
+ * fields nft names (nftables src/exthdr.c, src/ipopt.c, src/tcpopt.c), bit
+ * fields among them when matched whole, and a TCP option field written
+ * (`tcp option maxseg size set 1360`). Others print raw.
  *
  * @module
  */
 import * as C from '../constants.js';
-import type { ValueType } from '../print.js';
+import { type Field, type ValueType, valueText } from '../print.js';
 import { attrCodec } from './registry.js';
 
 /** `exthdr`: NFTA_EXTHDR_* as numbers. */
@@ -36,23 +38,101 @@ export interface ExthdrExpr {
   sreg?: number;
 }
 
-/** IPv6 extension headers nft names, by next-header number. */
-const IPV6_EXTHDRS = new Map([
-  [0, 'hbh'],
-  [43, 'rt'],
-  [44, 'frag'],
-  [60, 'dst'],
-  [135, 'mh'],
-]);
-/** TCP options nft names, by kind, with their fields (`offset/len` bytes into the option). */
-const TCP_OPTIONS = new Map<number, { name: string; fields: Record<string, [string, ValueType]> }>([
-  [2, { name: 'maxseg', fields: { '2/2': ['size', 'uint_be'] } }],
-  [3, { name: 'window', fields: { '2/1': ['count', 'uint_be'] } }],
-  [4, { name: 'sack-perm', fields: {} }],
-  [5, { name: 'sack', fields: { '2/4': ['left', 'uint_be'], '6/4': ['right', 'uint_be'] } }],
-  [8, { name: 'timestamp', fields: { '2/4': ['tsval', 'uint_be'], '6/4': ['tsecr', 'uint_be'] } }],
-]);
-const COMMON_FIELDS: Record<string, [string, ValueType]> = { '0/1': ['kind', 'uint_be'], '1/1': ['length', 'uint_be'] };
+/**
+ * Fields of a header or option nft names, by `offset/len` bytes into it: name, how values print;
+ * a bit field of those bytes with the mask of its bits and their shift.
+ */
+type Fields = Readonly<Record<string, [name: string, type: ValueType, mask?: string, shift?: number]>>;
+const NEXTHDR: Fields = { '0/1': ['nexthdr', 'l4proto'], '1/1': ['hdrlength', 'uint_be'] };
+const KIND_LENGTH: Fields = { '0/1': ['kind', 'uint_be'], '1/1': ['length', 'uint_be'] };
+const ROUTE_OPTION: Fields = { '0/1': ['type', 'uint_be'], '1/1': ['length', 'uint_be'], '2/1': ['ptr', 'uint_be'], '3/4': ['addr', 'uint_be'] };
+
+/**
+ * What nft names, by NFTA_EXTHDR_OP: the headers or options by type (nftables
+ * src/exthdr.c, src/ipopt.c, src/tcpopt.c, first match wins: a routing header
+ * load is `rt`'s field, else `srh`'s where rt0 and rt2 have none of that size),
+ * how a field and a presence print, and the protocol they imply.
+ */
+const OPS: Readonly<
+  Record<number, { kinds: Array<[type: number, name: string, fields: Fields]>; text: string; key: string; dep: { l3: string } | { l4: string } }>
+> = {
+  [C.NFT_EXTHDR_OP_IPV6]: {
+    kinds: [
+      [0, 'hbh', NEXTHDR],
+      [43, 'rt', { ...NEXTHDR, '2/1': ['type', 'uint_be'], '3/1': ['seg-left', 'uint_be'] }],
+      [43, 'srh', { '4/1': ['last-entry', 'uint_be'], '5/1': ['flags', 'uint_be'], '6/2': ['tag', 'uint_be'] }],
+      [
+        44,
+        'frag',
+        {
+          '0/1': ['nexthdr', 'l4proto'],
+          '1/1': ['reserved', 'uint_be'],
+          '2/2': ['frag-off', 'uint_be', 'fff8', 3],
+          '3/1': ['more-fragments', 'uint_be', '01', 0],
+          '4/4': ['id', 'uint_be'],
+        },
+      ],
+      [60, 'dst', NEXTHDR],
+      [135, 'mh', { ...NEXTHDR, '2/1': ['type', 'mh_type'], '3/1': ['reserved', 'uint_be'], '4/2': ['checksum', 'uint_be'] }],
+    ],
+    text: 'exthdr',
+    key: 'exthdr',
+    dep: { l3: 'ip6' },
+  },
+  [C.NFT_EXTHDR_OP_IPV4]: {
+    kinds: [
+      [131, 'lsrr', ROUTE_OPTION],
+      [7, 'rr', ROUTE_OPTION],
+      [137, 'ssrr', ROUTE_OPTION],
+      [148, 'ra', { '0/1': ['type', 'uint_be'], '1/1': ['length', 'uint_be'], '2/2': ['value', 'uint_be'] }],
+    ],
+    text: 'ip option',
+    key: 'ip option',
+    dep: { l3: 'ip' },
+  },
+  [C.NFT_EXTHDR_OP_TCPOPT]: {
+    kinds: [
+      [2, 'maxseg', { ...KIND_LENGTH, '2/2': ['size', 'uint_be'] }],
+      [3, 'window', { ...KIND_LENGTH, '2/1': ['count', 'uint_be'] }],
+      [4, 'sack-perm', KIND_LENGTH],
+      [5, 'sack', { ...KIND_LENGTH, '2/4': ['left', 'uint_be'], '6/4': ['right', 'uint_be'] }],
+      [8, 'timestamp', { ...KIND_LENGTH, '2/4': ['tsval', 'uint_be'], '6/4': ['tsecr', 'uint_be'] }],
+      [30, 'mptcp', { ...KIND_LENGTH, '2/1': ['subtype', 'uint_be', 'f0', 4] }],
+    ],
+    text: 'tcp option',
+    key: 'tcp option',
+    dep: { l4: 'tcp' },
+  },
+};
+
+/** The field an exthdr load or write names: `frag id`, `ip option rr ptr`, `tcp option maxseg size`, a presence (`exthdr frag`). */
+function exthdrField(e: ExthdrExpr): Field | undefined {
+  const o = OPS[e.op ?? C.NFT_EXTHDR_OP_IPV6];
+  if (!o) return undefined;
+  const present = e.flags === C.NFT_EXTHDR_F_PRESENT;
+  if (e.flags !== undefined && e.flags !== 0 && !present) return undefined;
+  const kinds = o.kinds.filter(([t]) => t === e.type);
+  if (present) {
+    const name = kinds[0]?.[1];
+    // nft: a TCP option it does not name by its kind (`tcp option 254 exists`), its JSON as a raw option load
+    if (name === undefined && e.op === C.NFT_EXTHDR_OP_TCPOPT && !e.offset)
+      return { text: `tcp option ${e.type}`, json: { 'tcp option': { base: e.type, offset: 0, len: (e.len ?? 0) * 8 } }, type: 'boolean', ...o.dep };
+    return name === undefined ? undefined : { text: `${o.text} ${name}`, json: { [o.key]: { name } }, type: 'boolean', ...o.dep };
+  }
+  for (const [, name, fields] of kinds) {
+    const f = fields[`${e.offset ?? 0}/${e.len ?? 0}`];
+    if (!f) continue;
+    // nft names an IPv6 extension header's field without `exthdr` (`frag id`)
+    const field: Field = {
+      text: `${e.op === C.NFT_EXTHDR_OP_IPV6 || e.op === undefined ? '' : `${o.text} `}${name} ${f[0]}`,
+      json: { [o.key]: { name, field: f[0] } },
+      type: f[1],
+      ...o.dep,
+    };
+    return f[2] === undefined ? field : { ...field, type: 'hex', bits: [{ mask: f[2], shift: f[3] ?? 0, field }] };
+  }
+  return undefined;
+}
 
 /** Codec of `exthdr`. */
 export const exthdrExpr = attrCodec<ExthdrExpr>(
@@ -72,25 +152,16 @@ export const exthdrExpr = attrCodec<ExthdrExpr>(
         ? `exthdr load ${e.op === C.NFT_EXTHDR_OP_TCPOPT ? 'tcpopt' : e.op === C.NFT_EXTHDR_OP_IPV4 ? 'ipv4' : 'ipv6'} ${e.len ?? 0}b @ ${e.type} + ${e.offset ?? 0}${e.flags ? ` flags ${e.flags}` : ''} => reg ${e.dreg}`
         : `exthdr write tcpopt reg ${e.sreg} => ${e.len ?? 0}b @ ${e.type} + ${e.offset ?? 0}`,
     field(e) {
-      if (e.dreg === undefined) return undefined;
-      const op = e.op ?? C.NFT_EXTHDR_OP_IPV6;
-      const present = e.flags === C.NFT_EXTHDR_F_PRESENT;
-      if (e.flags !== undefined && e.flags !== 0 && !present) return undefined;
-      if (op === C.NFT_EXTHDR_OP_IPV6) {
-        const name = IPV6_EXTHDRS.get(e.type);
-        if (!name || !present) return undefined;
-        return { dreg: e.dreg, field: { text: `exthdr ${name}`, json: { exthdr: { name } }, type: 'boolean', l3: 'ip6' } };
-      }
-      if (op !== C.NFT_EXTHDR_OP_TCPOPT) return undefined;
-      const opt = TCP_OPTIONS.get(e.type);
-      if (!opt) return undefined;
-      if (present) return { dreg: e.dreg, field: { text: `tcp option ${opt.name}`, json: { 'tcp option': { name: opt.name } }, type: 'boolean', l4: 'tcp' } };
-      const f = { ...COMMON_FIELDS, ...opt.fields }[`${e.offset ?? 0}/${e.len ?? 0}`];
-      if (!f) return undefined;
-      return {
-        dreg: e.dreg,
-        field: { text: `tcp option ${opt.name} ${f[0]}`, json: { 'tcp option': { name: opt.name, field: f[0] } }, type: f[1], l4: 'tcp' },
-      };
+      const field = e.dreg === undefined ? undefined : exthdrField(e);
+      return field && { dreg: e.dreg!, field };
+    },
+    // a write of a TCP option field: `tcp option maxseg size set 1360`
+    statement(e, ctx) {
+      const field = e.sreg === undefined ? undefined : exthdrField(e);
+      const r = e.sreg === undefined ? undefined : ctx.reg(e.sreg);
+      const v = r?.k === 'imm' ? valueText(r.data, field!.type) : r?.k === 'field' ? r.field : undefined;
+      if (!field || !v) return undefined;
+      return { stmt: { text: `${field.text} set ${v.text}`, json: { mangle: { key: field.json, value: v.json } } }, consumes: [e.sreg!], needsL4: field.l4 };
     },
     writes: (e) => (e.dreg !== undefined ? [e.dreg] : []),
   },

@@ -35,6 +35,7 @@ import { tproxyExpr, type TproxyExpr } from './tproxy.js';
 import { dynsetExpr, type DynsetExpr } from './dynset.js';
 import { notrackExpr, type NotrackExpr } from './notrack.js';
 import { socketExpr, type SocketExpr } from './socket.js';
+import { rtExpr, type RtExpr } from './rt.js';
 
 registerExpr(metaExpr);
 registerExpr(payloadExpr);
@@ -66,6 +67,7 @@ registerExpr(tproxyExpr);
 registerExpr(dynsetExpr);
 registerExpr(notrackExpr);
 registerExpr(socketExpr);
+registerExpr(rtExpr);
 
 /** Any decoded expression: one of the known kinds, or the generic form. */
 export type Expr =
@@ -99,6 +101,7 @@ export type Expr =
   | DynsetExpr
   | NotrackExpr
   | SocketExpr
+  | RtExpr
   | GenericExpr;
 
 export type {
@@ -133,10 +136,11 @@ export type {
   DynsetExpr,
   NotrackExpr,
   SocketExpr,
+  RtExpr,
 };
 export { metaExpr, payloadExpr, cmpExpr, bitwiseExpr, immediateExpr, counterExpr, lookupExpr };
 export { ctExpr, limitExpr, logExpr, quotaExpr, rejectExpr, natExpr, masqExpr, redirExpr, fibExpr, objrefExpr, rangeExpr, byteorderExpr, connlimitExpr };
-export { numgenExpr, hashExpr, exthdrExpr, tproxyExpr, dynsetExpr, notrackExpr, socketExpr };
+export { numgenExpr, hashExpr, exthdrExpr, tproxyExpr, dynsetExpr, notrackExpr, socketExpr, rtExpr };
 export { queueExpr, targetExpr, matchExpr };
 export { nfqueueTarget, decodeNfqueueInfo, type NfqueueTargetInfo } from './target.js';
 export { QUEUE_FLAG_NAMES, queueFlagWords, queueRangeText } from './queue.js';

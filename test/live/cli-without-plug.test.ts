@@ -1,7 +1,6 @@
 /**
- * A new user's first hour with the built CLI, on this machine's kernel (no
- * sch_plug: `--via auto` takes the queue hold), in a network namespace of
- * this file's own:
+ * The built CLI on a kernel without sch_plug (this machine's: `--via auto`
+ * takes the queue hold), in a network namespace of this file's own:
  * - `setup --inbound DEV --port P` run again for another port set is refused
  *   (exit 2, nothing changed: the kernel's rules, as nft lists them, hold the
  *   first set still), naming what is held and the commands that hold both;
@@ -164,9 +163,9 @@ test.serial('protect on the queue hold speaks of the hold, not of a plug (text a
     own.filter((l) => /\bplug\b/.test(l)),
     [],
   );
-  const j = JSON.parse(r.stdout) as { releasedHold: boolean; releasedPlug: boolean; maxHoldReached: boolean };
+  const j = JSON.parse(r.stdout) as Record<string, unknown> & { releasedHold: boolean; maxHoldReached: boolean };
   t.true(j.maxHoldReached);
-  t.is(j.releasedPlug, j.releasedHold, 'the earlier name says the same');
+  t.false('releasedPlug' in j, 'one name for it (no earlier name kept)');
   t.is(j.releasedHold, /released the hold while/.test(r.stderr));
   const st = synplug(s, ['status']);
   t.regex(st.stdout, /^hold: released \(last at /m);

@@ -24,6 +24,7 @@ import { mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'n
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { inboundNetns, IP, TC } from '../helpers/inbound-netns.js';
+import { cookieOf } from '../helpers/netns-cookie.js';
 
 const DEV = 'sp-gtr0';
 const PEER = 'sp-gtr1';
@@ -215,6 +216,7 @@ test.serial('teardown --inbound of a recorded hold whose device is gone still re
   const sd = stateDir();
   const rec = {
     version: 2,
+    netns: cookieOf(N.ns),
     holds: {
       'inbound:sp-gtrx0': {
         mode: 'inbound',

@@ -24,6 +24,7 @@ import { existsSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { inboundNetns, IP, TC } from '../helpers/inbound-netns.js';
+import { cookieOf } from '../helpers/netns-cookie.js';
 
 const DEV = 'sp-grv0';
 const PEER = 'sp-grv1';
@@ -47,6 +48,7 @@ function removeHold(): void {
 
 const record = () => ({
   version: 2,
+  netns: cookieOf(N.ns),
   holds: {
     [`inbound:${DEV}`]: {
       mode: 'inbound',

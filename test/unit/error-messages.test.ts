@@ -1,22 +1,24 @@
 /**
- * A new user's small defects: validation messages that name the real
+ * Errors as a user meets them: validation messages that name the real
  * problem (a mark too large, a negative one, a demo gap out of range, an
  * undefined command element, a duration given as text to the library), the
  * error classes the docs name exported from the package, one key style in
- * the CLI's JSON errors, and `check`'s own exit code for "partly or
- * differently set up", apart from 2 (bad arguments).
+ * the CLI's JSON errors, `check`'s own exit code for "partly or differently
+ * set up", apart from 2 (bad arguments), and a damaged setup.json's hint.
  */
 import test from 'ava';
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as pkg from '../../src/index.js';
 import { parseUint } from '../../src/guard/config.js';
 import { demoOptionsFromFlags } from '../../src/cli/demo-command.js';
-import { CATEGORY_EXIT_CODES, COMMAND_EXIT_CODES, EXIT, EXIT_HELP } from '../../src/cli/exit-codes.js';
+import { CATEGORY_EXIT_CODES, COMMAND_EXIT_CODES, EXIT, EXIT_HELP, exitCodeOf } from '../../src/cli/exit-codes.js';
 import { reportError } from '../../src/cli/run.js';
 import { NetlinkError, SynplugError, UsageError } from '../../src/netlink/errors.js';
+import { StateStore } from '../../src/guard/state.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const README = readFileSync(join(ROOT, 'README.md'), 'utf8');
@@ -95,7 +97,8 @@ test('the built CLI: --mark 4294967296 --json is exit 2 with the sentence, in ca
 
 test("check: 'partly or differently set up' has its own exit code, documented; 2 is only bad arguments", (t) => {
   const partial = EXIT.CHECK_PARTIAL;
-  t.false(Object.values(CATEGORY_EXIT_CODES).includes(partial as never), 'no error category has it');
+  const categoryCodes: readonly number[] = Object.values(CATEGORY_EXIT_CODES);
+  t.false(categoryCodes.includes(partial), 'no error category has it');
   t.not(partial, EXIT.USAGE);
   const check = new Map<number | string, string>(COMMAND_EXIT_CODES.check.map(([c, m]) => [c, m]));
   t.regex(check.get(partial)!, /partly or differently/);
@@ -105,4 +108,18 @@ test("check: 'partly or differently set up' has its own exit code, documented; 2
   t.regex(README, new RegExp(`\\n\\| ${partial} \\| \`check\`: set up, but partly or differently`));
   t.regex(CLI_DOC, new RegExp(`exit 0 set up, 1 nothing set up, ${partial} partly/differently set up`));
   t.regex(CLI_DOC, new RegExp(`and ${partial}\\n  when one is set up partly or differently`));
+});
+
+test("setup.json's damage hint says plainly what re-running setup does to the local hold's address", (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'synplug-damage-hint-'));
+  try {
+    writeFileSync(join(dir, 'setup.json'), '{"version": 2, "holds": ', { mode: 0o600 });
+    const e = t.throws(() => new StateStore(dir).readSetup()) as Error;
+    t.is(exitCodeOf(e), 6);
+    t.regex(e.message, /setup\.json/);
+    t.regex(e.message, /a later teardown leaves it \('ip addr del ADDR dev lo' removes it\)/);
+    t.notRegex(e.message, /teardown then leaves an address/);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
