@@ -18,6 +18,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { netnsSnapshot } from '../helpers/netns-snapshot.js';
 import { cookieOf } from '../helpers/netns-cookie.js';
+import { demoNetnsAround } from '../helpers/demo-netns.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const BIN = join(ROOT, 'dist/bundle/synplug.cjs'); // package.json bin
@@ -45,16 +46,7 @@ function hasAddress(): boolean {
   return addrs.some((l) => l.addr_info.some((a) => a.local === ADDR));
 }
 
-test.before(() => {
-  if (!existsSync(BIN)) throw new Error(`${BIN} missing: run npm run build first`);
-  execFileSync(IP, ['netns', 'add', NS]);
-  execFileSync(IP, ['-n', NS, 'link', 'set', 'lo', 'up']);
-});
-test.after.always(() => {
-  spawnSync(IP, ['netns', 'del', NS]);
-  rmSync(USER_STATE, { recursive: true, force: true });
-  rmSync(DEMO_STATE, { recursive: true, force: true });
-});
+demoNetnsAround(test, NS, BIN, [USER_STATE, DEMO_STATE]);
 
 test.serial('a hold set up with another --state-dir: demo --here refuses (exit 8) naming it, and the hold and its address stay', (t) => {
   const s = synplug(['setup', '--state-dir', USER_STATE]);
