@@ -12,7 +12,7 @@ import { UsageError } from '../netlink/errors.js';
 import { parseDuration } from '../guard/config.js';
 import { holdModeFor } from '../guard/modes/index.js';
 import type * as DemoModule from '../demo/index.js';
-import { DEMO_LIMITS } from '../demo/options.js';
+import { DEMO_LIMITS, PHASE_STRETCH } from '../demo/options.js';
 import { EXIT, exitCodesHelp } from './exit-codes.js';
 import { stateDirOf } from './guard-commands.js';
 import { jsonOption, run } from './run.js';
@@ -107,8 +107,17 @@ export function formatDemo(r: DemoModule.DemoResult): string {
   const where = r.netns === 'own' ? 'it ran in a network namespace of its own: this one was not changed' : 'it ran in this network namespace (--here)';
   const held = p.restarts.filter((x) => x.maxHoldReached).length;
   const others = [u, p].flatMap((ph) => Object.entries(ph.otherErrors).map(([code, n]) => `${ph.name}: ${n} ${code}`));
+  // how many restarts ran: as asked, or fewer where a phase reached its length limit
+  const times = (ph: DemoModule.PhaseResult) =>
+    ph.restarts.length === ph.restartsWanted
+      ? ph.restartsWanted === 1
+        ? 'once'
+        : `${ph.restartsWanted} times`
+      : `${ph.restarts.length} of ${ph.restartsWanted} times`;
+  const cut = u.restarts.length < u.restartsWanted || p.restarts.length < p.restartsWanted;
+  const restarted = cut ? `${times(u)} unprotected and ${times(p)} protected` : `${times(p)} per phase`;
   return [
-    `synplug demo: a pong server on ${r.addr}:${r.port} restarted without socket hand-over (gap ${formatMs(r.gapMs)}), ${r.restarts === 1 ? 'once' : `${r.restarts} times`} per phase over ${r.seconds} s, ${r.clients} clients; ${setupLine}; ${where}`,
+    `synplug demo: a pong server on ${r.addr}:${r.port} restarted without socket hand-over (gap ${formatMs(r.gapMs)}), ${restarted} over ${r.seconds} s, ${r.clients} clients; ${setupLine}; ${where}`,
     '',
     line(head),
     line(w.map((n) => '-'.repeat(n))),
@@ -143,7 +152,12 @@ export function demoCommand(program: Command): void {
     .description(
       'show the technique on this machine: a server restarted without socket hand-over, first unprotected, then under protect; in a network namespace of its own, which it sets up and removes (this one is not changed; --here runs it in this one)',
     )
-    .addOption(new Option('--seconds <n>', 'length of each phase, seconds (default 5); restarts that run late stretch it, to 10 times at most'))
+    .addOption(
+      new Option(
+        '--seconds <n>',
+        `length of each phase, seconds (default 5); restarts that run late stretch it, to ${PHASE_STRETCH} times at most: a restart that would end past that is not run, and the summary, the table and the verdict say how many ran (fewer than asked is no failure: the verdict rests on those that ran)`,
+      ),
+    )
     .addOption(new Option('--restarts <n>', 'server restarts per phase (default 10)'))
     .addOption(new Option('--gap <duration>', 'how long the server has no listening socket at each restart, e.g. 200ms, 1s (default 200ms)'))
     .addOption(
@@ -173,7 +187,7 @@ export function demoCommand(program: Command): void {
     .addOption(jsonOption())
     .addHelpText(
       'after',
-      `${exitCodesHelp('demo')}\n\nNeeds CAP_NET_ADMIN and CAP_SYS_ADMIN (root; --here: CAP_NET_ADMIN alone), the kernel modules of the local hold (sch_prio, sch_plug, cls_fw, nf_tables) and the TCP socket diagnostics (inet_diag, tcp_diag).\nWith --inbound: root, the modules of the inbound hold (sch_plug, sch_ingress, act_mirred, cls_flower or cls_u32, ifb), veth, inet_diag and tcp_diag.\nAll of that is checked before anything is created or changed; every missing module is named in one message (exit 5).\nThe demo runs in a network namespace of its own: this namespace's links, addresses, qdiscs, filters, nftables ruleset and sysctls stay as they are, also on failure and on SIGINT/SIGTERM.\nWith --here: the server listens on the hold's address on this namespace's lo (169.254.255.254 unless set up otherwise); a root qdisc on lo that is not synplug's is never replaced.`,
+      `${exitCodesHelp('demo')}\n\nNeeds CAP_NET_ADMIN and CAP_SYS_ADMIN (root; --here: CAP_NET_ADMIN alone, unless --inbound), the TCP socket diagnostics (inet_diag, tcp_diag), and the modules of the hold this kernel supports: --via auto (the default) takes the plug hold where the kernel has its modules (sch_prio, sch_plug, cls_fw, nf_tables; with --inbound sch_plug, sch_ingress, act_mirred, cls_flower or cls_u32, ifb), else the queue hold (nf_tables, nfnetlink_queue, and nft_queue or xt_NFQUEUE with nft_compat), and says which; 'synplug doctor' shows what this kernel has. --inbound also needs veth.\nAll of that is checked before anything is created or changed; every missing module is named in one message (exit 5).\nThe demo runs in a network namespace of its own: this namespace's links, addresses, qdiscs, filters, nftables ruleset and sysctls stay as they are, also on failure and on SIGINT/SIGTERM.\nWith --here: the server listens on the hold's address on this namespace's lo (169.254.255.254 unless set up otherwise); a root qdisc on lo that is not synplug's is never replaced. A hold already set up here is used and left as it is; one that the state directory does not record (set up with another --state-dir, or with --netns from another namespace) is refused, exit 8, nothing changed: run the demo with that setup's --state-dir, or without --here.`,
     )
     .action(
       run(async (f: DemoFlags) => {

@@ -96,7 +96,8 @@ export const EXIT_HELP = `Exit codes:
   2    bad arguments or input, e.g. a device that does not exist (nothing was changed)
   3    the kernel refused a request, did not answer, or sent undecodable bytes;
        decode: the input does not decode
-  4    not permitted: needs CAP_NET_ADMIN (run as root; demo --inbound: CAP_SYS_ADMIN too)
+  4    not permitted: needs CAP_NET_ADMIN (run as root); demo also CAP_SYS_ADMIN for its
+       network namespace (demo --here does not, unless --inbound)
   5    the kernel lacks a needed module, every missing one named (sch_prio, sch_plug, cls_fw,
        nf_tables; inbound: sch_plug, sch_ingress, act_mirred, cls_flower or cls_u32, ifb;
        demo: also inet_diag, tcp_diag, and veth with --inbound)
@@ -222,7 +223,10 @@ export const COMMAND_EXIT_CODES = {
     [EXIT.MISSING_SUPPORT, 'the kernel lacks a needed module (all missing ones are named); nothing was changed'],
     badState,
     [EXIT.FOREIGN_QDISC, "--here: lo's root qdisc is not synplug's: it is never replaced; nothing was changed"],
-    [EXIT.NOT_SET_UP, '--here: synplug is partly set up, or set up on another device than lo: the demo changes no setup it did not make'],
+    [
+      EXIT.NOT_SET_UP,
+      '--here: synplug is partly set up, set up on another device than lo, or set up here but not recorded in the state directory (another --state-dir, or setup --netns from outside): the demo changes no setup it did not make; nothing was changed',
+    ],
     [EXIT.DEMO_FAILED, 'the protected phase lost at least one request (the table says how)'],
     [EXIT.INTERRUPTED, 'interrupted (SIGINT/SIGTERM): the demo stopped and removed what it had set up (its namespace too)'],
   ],

@@ -98,3 +98,11 @@ export function resolveDemoOptions(o: DemoOptions = {}): ResolvedDemoOptions {
 export function restartDueMs(k: number, intervalMs: number): number {
   return (k + 0.5) * intervalMs;
 }
+
+/**
+ * How far a phase may stretch past `seconds` to do all its restarts: a protected
+ * restart first starts protect's watchdog (a `node` process: seconds in a
+ * software-emulated VM), so it can take longer than its share of the phase. A
+ * restart that would end past that is not started; the result says how many ran.
+ */
+export const PHASE_STRETCH = 10;

@@ -23,12 +23,16 @@
  *
  * @module
  */
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { NetlinkConnection } from '../netlink/connection.js';
 import { SynplugError } from '../netlink/errors.js';
 import { NETLINK_ROUTE } from '../netlink/message.js';
-import { resolveConfig } from '../guard/config.js';
+import { netnsCookie } from '../netlink/netns.js';
+import { DEFAULTS, resolveConfig } from '../guard/config.js';
 import { GuardSession } from '../guard/session.js';
 import { holdModeFor } from '../guard/modes/index.js';
+import type { HoldMode } from '../guard/modes/types.js';
 import {
   CAP_SYS_ADMIN,
   hasEffectiveCapability,
@@ -110,4 +114,71 @@ export async function demoPreflight(o: { inbound: boolean; what: string; via?: '
     throw e;
   }
   return { unverified: unverified.map((p) => `${p.module} (${p.what})`), via, ...(why !== undefined && { why }) };
+}
+
+/**
+ * Refuse, changing nothing, a `--here` demo whose hold is in the kernel
+ * already though the demo's state directory records none: a setup made with
+ * another state directory (another `--state-dir`, or `setup --netns NS` from
+ * another namespace, whose record is in `/run/synplug/netns/<cookie>`). The
+ * demo's setup would take that hold's pieces for its own, and its teardown
+ * would remove them (the address too) at the end; and its protects could not
+ * use the hold without that setup's record. A piece counts when it is one
+ * that makes a setup: an address without synplug's mark (the user's own,
+ * which setup leaves alone) does not, nor do pieces that exist only around
+ * a hold. Called only when the state directory records no such hold.
+ * @param mode the local hold's mode (the one the demo would set up)
+ * @param stateDir the demo's state directory (undefined: the default)
+ * @throws {SynplugError} (`not-set-up`) the pieces found, named, with where the hold's record may be and how to run the demo instead
+ * @throws {SynplugError} what the hold's setup itself refuses before any step (a foreign root qdisc: `foreign-state`)
+ * @throws {NetlinkError} a listing was refused
+ */
+export async function refuseUnrecordedHold(mode: HoldMode, stateDir: string | undefined): Promise<void> {
+  const config = resolveConfig(stateDir !== undefined ? { stateDir } : {});
+  const route = NetlinkConnection.open(NETLINK_ROUTE);
+  const s = GuardSession.fromParts(config, route, () => []);
+  let found: string[];
+  try {
+    const { hold } = await mode.openForSetup(s, config, { via: mode.via }, undefined);
+    try {
+      const pieces = hold.pieces;
+      const o = await pieces.observe();
+      pieces.refuse?.(o, {}); // what setup would refuse anyway, in its own words
+      found = pieces.list.flatMap((p) => {
+        if (p.lifetime === 'armed' || p.optional?.(o)) return [];
+        const st = p.judge(o);
+        return st.status === 'missing' ? [] : [st.piece];
+      });
+    } finally {
+      hold.close?.();
+    }
+  } finally {
+    s.close();
+  }
+  if (!found.length) return;
+  const label = mode.describe({ scope: 'local', dev: config.dev, addr: config.addr }).label;
+  const elsewhere = netnsRecordDir(config.stateDir);
+  throw new SynplugError(
+    `synplug's ${label} is already in this network namespace (${[...new Set(found)].join('; ')}), but the state directory ${config.stateDir} does not record it: ` +
+      `it was set up with another state directory${elsewhere ? ` (probably ${elsewhere}, that of 'synplug setup --netns' run from another namespace)` : ''}. ` +
+      `The demo removes nothing it did not set up, and uses a hold only with its record: run 'synplug demo --here --state-dir ${elsewhere ?? 'DIR'}' with ${elsewhere ? 'that' : "that setup's"} state directory (the hold is then used and left as it is), or 'synplug demo' without --here (in a network namespace of its own); nothing was changed`,
+    'not-set-up',
+  );
+}
+
+/**
+ * The default state directory of this network namespace for a synplug run
+ * from another one with `--netns` (`/run/synplug/netns/<cookie>`), when it
+ * holds a setup record and is not `stateDir`.
+ */
+function netnsRecordDir(stateDir: string): string | undefined {
+  let cookie: string | undefined;
+  try {
+    cookie = netnsCookie(undefined);
+  } catch {
+    return undefined;
+  }
+  if (cookie === undefined) return undefined;
+  const dir = join(DEFAULTS.stateDir, 'netns', cookie);
+  return dir !== stateDir.replace(/\/+$/, '') && existsSync(join(dir, 'setup.json')) ? dir : undefined;
 }

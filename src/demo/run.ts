@@ -43,8 +43,10 @@
  * again at the end, on every failure, and on SIGINT/SIGTERM (library
  * {@link teardown}, which removes exactly what that setup recorded adding).
  * A hold that was already set up is used and left as it was. A partial setup,
- * or one on another device, is refused: the demo changes no setup it did not
- * make. Only SIGKILL can leave the demo's setup in place (never a plug: see
+ * one on another device, or one whose pieces are in the kernel though the
+ * state directory does not record it (another setup's: preflight.ts's
+ * {@link refuseUnrecordedHold}) is refused: the demo changes no setup it did
+ * not make, and never removes what it did not add. Only SIGKILL can leave the demo's setup in place (never a plug: see
  * the watchdog above); `synplug teardown` removes it.
  *
  * `inbound: true` (`synplug demo --inbound`): the clients are on "the
@@ -77,12 +79,13 @@ import { NetlinkConnection } from '../netlink/connection.js';
 import { NETLINK_SOCK_DIAG } from '../netlink/message.js';
 import { listTcpListeners } from '../netlink/sockdiag.js';
 import { check, setup, teardown, protect, holdModeFor, removeReportCounters, DEFAULTS, type HoldMode, type ProtectResult } from '../guard/index.js';
-import { demoPreflight } from './preflight.js';
+import { REPORT_TABLE } from '../guard/report.js';
+import { demoPreflight, refuseUnrecordedHold } from './preflight.js';
 import { ClientLoad } from './clients.js';
 import { ClientProcess } from './client-process.js';
 import { createInboundTopology, type InboundTopology } from './topology.js';
 import { PongServer } from './server.js';
-import { resolveDemoOptions, restartDueMs, type ResolvedDemoOptions } from './options.js';
+import { PHASE_STRETCH, resolveDemoOptions, restartDueMs, type ResolvedDemoOptions } from './options.js';
 import { phaseResult, verdictOf } from './stats.js';
 import { runDemoIsolated } from './isolated.js';
 import type { DemoOptions, DemoResult, PhaseResult, RequestRecord, RestartResult } from './types.js';
@@ -102,12 +105,7 @@ export class DemoInterruptedError extends SynplugError {
   }
 }
 
-/**
- * How far a phase may stretch past `seconds` to do all its restarts: a protected
- * restart first starts protect's watchdog (a `node` process: seconds in a
- * software-emulated VM), so it can take longer than its share of the phase.
- */
-export const PHASE_STRETCH = 10;
+export { PHASE_STRETCH };
 
 /** The device the local hold sits on, the only one the demo's local clients pass. */
 const LOCAL_DEV = 'lo';
@@ -140,7 +138,8 @@ interface Ctx {
  *   before anything is created (preflight.ts): sch_prio, sch_plug, cls_fw, nf_tables (the local hold); with `inbound`
  *   veth, ifb, sch_plug, sch_ingress, act_mirred, cls_flower or cls_u32; both: inet_diag and tcp_diag. Nothing was changed
  * @throws {ForeignQdiscError} `lo` has a root qdisc that is not synplug's (`foreign-state`): it is never replaced
- * @throws {SynplugError} `not-set-up`: the hold is partly set up, or set up on another device than lo (the demo changes no setup it did not make)
+ * @throws {SynplugError} `not-set-up`: the hold is partly set up, set up on another device than lo, or in the kernel but not recorded in
+ *   the state directory (the demo changes no setup it did not make); nothing was changed
  * @throws {DemoInterruptedError} SIGINT/SIGTERM or the AbortSignal (`interrupted`), after cleaning up
  * @throws {DemoProcessError} without `here`: any of these, as thrown in the demo's own namespace (same message and category);
  *   no CAP_SYS_ADMIN there is `permission` (see {@link runDemoIsolated})
@@ -317,6 +316,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
       progress(`using the ${mode.via} hold already set up for ${q.addrs![0]} (left as it is)`);
       return q.addrs![0];
     }
+    await refuseUnrecordedHold(mode, stateDir);
     progress(`setting up the ${mode.via} hold for local clients (removed again when the demo ends)`);
     setUpByDemo = true; // setup is transactional: if it throws, it removed what it added
     try {
@@ -353,6 +353,8 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
     }
     let addr = local.addr; // an inspected local hold's entry has it
     if (localState === 'absent') {
+      const mode = holdModeFor('plug', 'local');
+      if (mode) await refuseUnrecordedHold(mode, stateDir);
       progress(`setting up the local hold on ${LOCAL_DEV} (removed again when the demo ends)`);
       setUpByDemo = true; // setup is transactional: if it throws, it removed what it added
       try {
@@ -416,8 +418,8 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
         failures.push({ what: `the inbound hold the demo set up on ${d}`, error: e });
       }
     }
-    // protect's RST counters (one lasting table): gone with the demo's hold when nothing else of synplug's is set up
-    if (setupInfo.by === 'demo' && failures.length === 0 && !reportChecked) {
+    // protect's RST counters (one lasting table): gone with the demo's hold when the demo's setup added them and nothing else of synplug's is set up
+    if (setupInfo.by === 'demo' && setupInfo.actions.some((a) => a.startsWith(`add table inet ${REPORT_TABLE}`)) && failures.length === 0 && !reportChecked) {
       reportChecked = true;
       try {
         if ((await check({ ...(stateDir !== undefined && { stateDir }) })).state === 'absent') setupInfo.removed.push(...(await removeReportCounters()));

@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { PHASE_STRETCH } from './options.js';
 import { FAILURE_KINDS, type DemoVerdict, type FailureKind, type LatencySummary, type PhaseResult, type RequestRecord, type RestartResult } from './types.js';
 
 /**
@@ -96,27 +97,43 @@ export function phaseResult(
 }
 
 /**
- * The verdict of a run and the sentence that says it.
+ * The verdict of a run and the sentence that says it. A phase that ran fewer
+ * restarts than asked (it reached its length limit, {@link PHASE_STRETCH}
+ * times `seconds`: a slow machine) is no failure: the verdict rests on the
+ * restarts that ran, and the sentence says how many of how many; no
+ * protected restart at all is `insensitive` (the demo proved nothing).
  * @param unprotected phase 1
  * @param prot phase 2
  */
 export function verdictOf(unprotected: PhaseResult, prot: PhaseResult): { verdict: DemoVerdict; message: string } {
   const plural = (n: number, what: string) => `${n} ${what}${n === 1 ? '' : 's'}`;
+  const cut = [unprotected, prot].flatMap((p) =>
+    p.restarts.length < p.restartsWanted ? [`${p.restarts.length} of the ${p.restartsWanted} ${p.name} restarts`] : [],
+  );
+  const cutText = cut.length
+    ? `; only ${cut.join(' and ')} ran: the phase reached its length limit (${PHASE_STRETCH} times --seconds) on this machine, which the verdict rests on`
+    : '';
   if (prot.failed > 0) {
     return {
       verdict: 'failed',
-      message: `the protected phase lost ${plural(prot.failed, 'request')} of ${prot.requests} over ${plural(prot.restarts.length, 'restart')} (${kindsText(prot)}): synplug did not protect these restarts on this machine`,
+      message: `the protected phase lost ${plural(prot.failed, 'request')} of ${prot.requests} over ${plural(prot.restarts.length, 'restart')} (${kindsText(prot)}): synplug did not protect these restarts on this machine${cutText}`,
+    };
+  }
+  if (prot.restarts.length === 0) {
+    return {
+      verdict: 'insensitive',
+      message: `no protected restart ran (the phase reached its length limit, ${PHASE_STRETCH} times --seconds, before the first): the demo proved nothing on this machine (try more --seconds)`,
     };
   }
   if (unprotected.failed === 0) {
     return {
       verdict: 'insensitive',
-      message: 'the unprotected phase lost no request: the demo was not sensitive on this machine (try --gap 500ms or more --restarts)',
+      message: `the unprotected phase lost no request: the demo was not sensitive on this machine (try --gap 500ms or more --restarts)${cutText}`,
     };
   }
   return {
     verdict: 'protected',
-    message: `without synplug, ${plural(unprotected.restarts.length, 'restart')} lost ${plural(unprotected.failed, 'request')} of ${unprotected.requests} (${kindsText(unprotected)}); under synplug, ${plural(prot.restarts.length, 'restart')} lost none of ${prot.requests}`,
+    message: `without synplug, ${plural(unprotected.restarts.length, 'restart')} lost ${plural(unprotected.failed, 'request')} of ${unprotected.requests} (${kindsText(unprotected)}); under synplug, ${plural(prot.restarts.length, 'restart')} lost none of ${prot.requests}${cutText}`,
   };
 }
 

@@ -13,11 +13,12 @@
 import test, { type ExecutionContext } from 'ava';
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { setTimeout as delay } from 'node:timers/promises';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, readlinkSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { netnsCookie } from '../../src/netlink/netns.js';
+import { demoNetnsAround } from '../helpers/demo-netns.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const BIN = join(ROOT, 'dist/bundle/synplug.cjs'); // package.json bin
@@ -52,15 +53,7 @@ function snapshot() {
   };
 }
 
-test.before(() => {
-  if (!existsSync(BIN)) throw new Error(`${BIN} missing: run npm run build first`);
-  execFileSync(IP, ['netns', 'add', NS]);
-  execFileSync(IP, ['-n', NS, 'link', 'set', 'lo', 'up']);
-});
-test.after.always(() => {
-  spawnSync(IP, ['netns', 'del', NS]);
-  rmSync(STATE, { recursive: true, force: true });
-});
+demoNetnsAround(test, NS, BIN, [STATE]);
 
 test.serial('a kernel without sch_prio, sch_plug, cls_fw: exit 5 naming every missing module, nothing left behind', (t) => {
   const before = snapshot();

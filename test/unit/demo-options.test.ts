@@ -170,6 +170,24 @@ test('formatDemo: one column per phase, each row from the result', (t) => {
   t.true(text.trimEnd().endsWith(`PROTECTED: ${r.message}`));
 });
 
+test('formatDemo: a protected phase cut short says how many restarts ran, in the summary line, the table and the verdict', (t) => {
+  const full = result();
+  const p0 = full.phases.protected;
+  const p = phaseResult(
+    'protected',
+    Array.from({ length: 30 }, () => rec(1, null)),
+    p0.restarts.slice(0, 1),
+    2,
+    1000,
+  );
+  const r: DemoResult = { ...full, phases: { ...full.phases, protected: p }, ...verdictOf(full.phases.unprotected, p) };
+  const text = formatDemo(r);
+  t.regex(text.split('\n')[0], /restarted without socket hand-over \(gap 200 ms\), 2 times unprotected and 1 of 2 times protected over 1 s/);
+  t.regex(text, /\nrestarts +2\/2 +1\/2\n/);
+  t.regex(text, /PROTECTED: .*under synplug, 1 restart lost none of 30; only 1 of the 2 protected restarts ran/);
+  t.regex(formatDemo(full).split('\n')[0], /, 2 times per phase over 1 s/);
+});
+
 test('formatDemo, inbound mode: the first line names the client namespace, its address and veth end, and the removed hold', (t) => {
   const r = {
     ...result(),

@@ -113,3 +113,29 @@ test('verdictOf: protected, failed, insensitive', (t) => {
   t.is(insensitive.message, 'the unprotected phase lost no request: the demo was not sensitive on this machine (try --gap 500ms or more --restarts)');
   t.is(verdictOf(cleanU, leaky).verdict, 'failed', 'a protected failure wins over insensitivity');
 });
+
+test('verdictOf: a phase cut short (fewer restarts than asked) is no failure; the sentence says how many ran; none protected proves nothing', (t) => {
+  const r = (n: number, kind: FailureKind | null) => Array.from({ length: n }, () => rec(1, kind));
+  const restart = (atMs: number) => ({ atMs, closedMs: 200, queuedAtClose: 0, heldMs: 230, synsHeld: 16, drops: 0, maxHoldReached: false });
+  const lossy = phaseResult(
+    'unprotected',
+    [...r(90, null), ...r(10, 'refused')],
+    [1, 2, 3].map((k) => ({ atMs: k, closedMs: 200, queuedAtClose: 0 })),
+    3,
+    1000,
+  );
+  const cut = phaseResult('protected', r(80, null), [restart(1), restart(2)], 3, 1000);
+  const v = verdictOf(lossy, cut);
+  t.is(v.verdict, 'protected');
+  t.regex(
+    v.message,
+    /under synplug, 2 restarts lost none of 80; only 2 of the 3 protected restarts ran: the phase reached its length limit \(10 times --seconds\)/,
+  );
+  const none = verdictOf(lossy, phaseResult('protected', r(80, null), [], 3, 1000));
+  t.is(none.verdict, 'insensitive');
+  t.regex(none.message, /^no protected restart ran/);
+  const leaky = verdictOf(lossy, phaseResult('protected', [...r(80, null), ...r(1, 'reset')], [restart(1)], 3, 1000));
+  t.is(leaky.verdict, 'failed');
+  t.regex(leaky.message, /over 1 restart \(1 reset\).*; only 1 of the 3 protected restarts ran/);
+  t.notRegex(verdictOf(lossy, phaseResult('protected', r(80, null), [1, 2, 3].map(restart), 3, 1000)).message, /only/);
+});
