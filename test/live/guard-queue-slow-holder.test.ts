@@ -36,6 +36,14 @@ try:
 except OSError as e: r=type(e).__name__
 open(sys.argv[3],'w').write(r)`;
 
+/** The command's wait (one process, bounded: 20 s) until the kernel has a SYN queued: /proc/net/netfilter/nfnetlink_queue's queue_total (field 3); it writes how many 20 ms polls that took (1000: never). */
+const WAIT = `import sys,time
+n=0
+while n<1000:
+    if any(l.split()[0]==sys.argv[1] and int(l.split()[2])>0 for l in open('/proc/net/netfilter/nfnetlink_queue') if l.strip()): break
+    time.sleep(0.02); n+=1
+open(sys.argv[2],'w').write(str(n))`;
+
 const scenarios = {
   async slow() {
     const { dir, env } = stateEnv();
@@ -45,23 +53,28 @@ const scenarios = {
     const srv = server(ADDR, PORT);
     await listening(srv);
     const out = join(dir, 'client');
-    const slowEnv = { ...env, NODE_OPTIONS: `--require ${slow}`, CLIENT };
-    // the client, then (bounded) until its SYN is queued (/proc/net/netfilter/nfnetlink_queue: queue_total, field 3)
-    const command = `python3 -c "$CLIENT" ${ADDR} ${PORT} ${out} & i=0; while [ $i -lt 400 ]; do awk '$1==${QUEUE} && $3>0 {f=1} END {exit !f}' /proc/net/netfilter/nfnetlink_queue && break; sleep 0.05; i=$((i+1)); done; echo $i > ${out}.waited`;
+    const slowEnv = { ...env, NODE_OPTIONS: `--require ${slow}`, CLIENT, WAIT };
+    // the client, then (bounded) until its SYN is queued
+    const command = `python3 -c "$CLIENT" ${ADDR} ${PORT} ${out} & python3 -c "$WAIT" ${QUEUE} ${out}.waited`;
+    const t0 = Date.now();
     const p = spawnSync(process.execPath, [BIN, 'protect', '--json', '--max-hold', '8s', '--', 'sh', '-c', command], {
       env: slowEnv,
       encoding: 'utf8',
-      timeout: 60_000,
+      timeout: 150_000,
     });
+    const protectMs = Date.now() - t0;
     // A protect that failed ran no client: its status and stderr are the result (asserted, so printed).
     const ended = await until(() => existsSync(out), 'the client to end').then(
       () => true,
       () => false,
     );
     if (!ended) srv.kill();
-    if (!ended) return { setup: set.code, code: p.status, signal: p.signal, stderr: p.stderr, stdout: p.stdout, client: 'never ran' };
+    if (!ended) return { setup: set.code, code: p.status, signal: p.signal, stderr: p.stderr, stdout: p.stdout, protectMs, client: 'never ran' };
     const client = readFileSync(out, 'utf8');
-    const waited = Number(readFileSync(`${out}.waited`, 'utf8'));
+    // no count: protect ended (or was ended) before its command did
+    const waited = existsSync(`${out}.waited`) ? Number(readFileSync(`${out}.waited`, 'utf8')) : -1;
+    if (waited < 0) srv.kill();
+    if (waited < 0) return { setup: set.code, code: p.status, signal: p.signal, stderr: p.stderr, stdout: p.stdout, protectMs, client, waited };
     // The holder lets the queue go and exits once no lease is left.
     await until(() => procQueue(QUEUE) === undefined && queueHolderPid(QUEUE) === undefined, 'the queue unbound');
     srv.kill();
@@ -75,11 +88,11 @@ if (!(await runScenarioIfChild(ENV, scenarios))) {
   const { default: test } = await import('ava');
 
   test('a queue holder 12 s slow to start: protect --max-hold 8s still runs its command, holds its SYN, and lets it through; then the holder goes', (t) => {
-    const r = inOwnNetns<Json>(SELF, ENV, 'slow', 120_000);
+    const r = inOwnNetns<Json>(SELF, ENV, 'slow', 200_000);
     t.is(r.setup, 0);
-    t.is(r.code, 0, `protect: ${JSON.stringify({ signal: r.signal, stderr: r.stderr, stdout: r.stdout })}`);
+    t.is(r.code, 0, `protect: ${JSON.stringify({ signal: r.signal, ms: r.protectMs, stderr: r.stderr, stdout: r.stdout })}`);
     t.not(r.client, 'never ran', 'the command ran its client');
-    t.true(r.waited < 400, "the command saw its client's SYN queued");
+    t.true(r.waited >= 0 && r.waited < 1000, `the command saw its client's SYN queued (${r.waited} polls)`);
     t.is(r.client, 'ok', 'the connection was let through by the release');
     t.false(r.json.maxHoldReached, 'released when the command ended, within its max-hold');
     t.true(r.json.report.heldSyns >= 1, `the SYN sent in the hold was held: ${JSON.stringify(r.json.report)}`);
