@@ -395,7 +395,6 @@ export async function runQueueHolder(io: QueueHolderIo, cfg: QueueHolderConfig =
       const h = holder;
       closing = (async () => {
         if (failure === undefined) {
-          // From here on a new SYN passes at once (the queue fails open at maxlen 0): the unbind drops nothing.
           await h.passThrough().catch(() => {});
           await h.release().catch(() => 0);
         }
