@@ -39,8 +39,15 @@ run_suite() {
   echo "=== $name: $pass passed, $fail failed (exit $rc)"
   total_pass=$((total_pass + pass)); total_fail=$((total_fail + fail))
   [ "$fail" = 0 ] || failed_suites+=("$name")
+  # The failures again at the very end of the run (a CI log may keep only its tail): each failed test's line,
+  # then the start of ava's account of the failures (from its first rule line).
+  if [ "$fail" != 0 ]; then
+    { echo "=== $name: what failed"; grep -a '✘' "$log" | head -n 20
+      awk '/^  ─$/ { on = 1 } on' "$log" | head -n 60; } >>"$failures"
+  fi
   rm -f "$log"
 }
+failures=$(mktemp)
 
 npm run build || { echo "build failed"; echo "0 passed, 1 failed"; exit 1; }
 # Static checks before the tiers: types over src, test and bench; Biome's lint and format.
@@ -54,6 +61,7 @@ for s in $suites; do
     *) echo "unknown suite $s" >&2; exit 2 ;;
   esac
 done
+cat "$failures"; rm -f "$failures"
 [ ${#failed_suites[@]} -eq 0 ] || echo "failed suites: ${failed_suites[*]}"
 echo "$total_pass passed, $total_fail failed"
 [ "$total_fail" = 0 ]
