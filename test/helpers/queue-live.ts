@@ -6,7 +6,7 @@
  * `ip -j addr`), and bounded waits on events.
  */
 import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -107,9 +107,17 @@ export function listening(p: ChildProcess): Promise<void> {
   });
 }
 
-/** A state directory and the environment the CLI runs with. */
+/** The directories {@link stateEnv} made in this process: removed when it exits (never another test file's). */
+const madeDirs: string[] = [];
+
+/** A state directory and the environment the CLI runs with (the directory goes when this process exits). */
 export function stateEnv(): { dir: string; env: NodeJS.ProcessEnv } {
   const dir = mkdtempSync(join(tmpdir(), 'sp-queue-'));
+  if (!madeDirs.length)
+    process.once('exit', () => {
+      for (const d of madeDirs) rmSync(d, { recursive: true, force: true });
+    });
+  madeDirs.push(dir);
   return { dir, env: { ...process.env, SYNPLUG_STATE_DIR: join(dir, 'state') } };
 }
 

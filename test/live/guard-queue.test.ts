@@ -10,7 +10,7 @@
  * bounded; nothing is judged by wall-clock time.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -373,9 +373,5 @@ if (!(await runScenarioIfChild(ENV, scenarios))) {
     t.regex(r.atProtect.stderr, new RegExp(`netfilter queue ${QUEUE} .*is bound by process [0-9]+ \\(node\\)`));
     t.false(r.atProtect.ran, 'the command was not run');
     t.true(r.atProtect.stillTheirs, 'the queue stays with its binder');
-  });
-
-  test.after.always(() => {
-    for (const d of readdirSync(tmpdir())) if (d.startsWith('sp-queue-')) rmSync(join(tmpdir(), d), { recursive: true, force: true });
   });
 }
