@@ -22,6 +22,8 @@
  */
 import { NetlinkConnection } from '../netlink/connection.js';
 import { NETLINK_NETFILTER, NETLINK_ROUTE } from '../netlink/message.js';
+import { nothingQueuedWithin } from '../netlink/nfqueue.js';
+import { defaultNetns } from '../netlink/netns.js';
 import { StateStore } from './state.js';
 import { isReleaseStep, type WatchdogArm, type WatchdogStep } from './watchdog.js';
 import { dropLease } from './leases.js';
@@ -161,6 +163,14 @@ export class WatchdogChild {
         }
       }
     };
+    // A step that waits until nothing is queued (a base chain's removal) runs after the lease lock is let go: the
+    // queue's holder takes that lock to drop the dead owner's lease before it releases what is queued.
+    const waiting = disarmSteps.filter((st) => st.whenNothingQueuedMs !== undefined);
+    let disarmed = false;
+    const disarm = async () => {
+      disarmed = true;
+      await runSteps(disarmSteps.filter((st) => !waiting.includes(st)));
+    };
     const store = new StateStore(a.stateDir);
     let outcome = 'released the plug';
     try {
@@ -169,7 +179,7 @@ export class WatchdogChild {
         store,
         {
           arm: async () => {},
-          disarm: () => runSteps(disarmSteps),
+          disarm,
           release: () => runSteps(releaseSteps),
         },
         a.leaseId,
@@ -190,11 +200,12 @@ export class WatchdogChild {
         report(`${(e as Error).message}; releasing anyway`);
         failed = false;
         await runSteps(releaseSteps);
-        await runSteps(disarmSteps);
+        await disarm();
         if (failed) this.recordFailure(store, a, report);
         else this.recordReleased(store, a, report);
       }
     }
+    if (disarmed) await runSteps(waiting);
     if (this.ended) return;
     report(`${reason}; ${failed ? 'release FAILED (run synplug release)' : outcome}`);
     this.end({ kind: 'fired', reason, failed });
@@ -226,6 +237,10 @@ export class WatchdogChild {
 
   private async send(step: WatchdogStep): Promise<void> {
     if (step.messages.length === 0) return; // nothing of this kind to release (a session of queue holds only)
+    if (step.whenNothingQueuedMs !== undefined && !(await nothingQueuedWithin(step.whenNothingQueuedMs, defaultNetns()))) {
+      this.options.report(`${step.what}: skipped, packets are still queued (removing a base chain would drop them); the next synplug command removes it`);
+      return;
+    }
     let last: unknown;
     for (let attempt = 1; attempt <= 3; attempt++) {
       try {

@@ -37,6 +37,15 @@ export interface WatchdogStep {
   messages: Array<{ type: number; flags: number; payload: string }>;
   /** errnos that count as success (e.g. ENOENT: already gone) */
   ignoreErrno?: number[];
+  /**
+   * Send it only once no netfilter queue of the namespace holds a packet,
+   * waiting up to this many ms (polled every 20 ms; the queue's holder
+   * releases when protect's death ends its lease), else skip it and say so.
+   * For a base chain's removal: unregistering any netfilter hook drops every
+   * packet queued in the namespace (measured on 6.18: a SYN held by synplug's
+   * queue was dropped when an unrelated table's base chain was deleted).
+   */
+  whenNothingQueuedMs?: number;
 }
 
 /** Whether a step releases (rather than disarms). */

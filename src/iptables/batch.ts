@@ -338,6 +338,10 @@ export class NftBatch {
       what: `delete rule handle ${r.handle} in ${r.family} ${r.table} ${r.chain}`,
     });
   }
+  /** NFT_MSG_DELRULE without a handle: every rule of a chain (`nft flush chain`). @throws {UsageError} */
+  flushChain(c: { family: string; table: string; chain: string }): this {
+    return this.add({ msg: C.NFT_MSG_DELRULE, flags: 0, payload: encodeRuleRef(c), what: `flush chain ${c.family} ${c.table} ${c.chain}` });
+  }
   /** NFT_MSG_NEWSET with NLM_F_CREATE. @throws {UsageError} */
   addSet(s: SetSpec): this {
     return this.add({ msg: C.NFT_MSG_NEWSET, flags: NLM_F_CREATE, payload: encodeSet(s), what: `add set ${s.family} ${s.table} ${s.name}` });

@@ -129,15 +129,16 @@ export function checkHandle(h: number): number {
 }
 
 /**
- * Payload of NFT_MSG_DELRULE: nfgenmsg, TABLE, CHAIN, HANDLE.
+ * Payload of NFT_MSG_DELRULE: nfgenmsg, TABLE, CHAIN, HANDLE; without a
+ * handle, every rule of the chain (`nft flush chain`).
  * @throws {UsageError} bad names or handle
  */
-export function encodeRuleRef(r: { family: string; table: string; chain: string; handle: number }): Buffer[] {
+export function encodeRuleRef(r: { family: string; table: string; chain: string; handle?: number }): Buffer[] {
   return [
     encodeNfGenMsg(familyNumber(r.family)),
     nameAttr(C.NFTA_RULE_TABLE, checkName(r.table, 'table')),
     nameAttr(C.NFTA_RULE_CHAIN, checkName(r.chain, 'chain')),
-    u64be(C.NFTA_RULE_HANDLE, checkHandle(r.handle)),
+    ...(r.handle === undefined ? [] : [u64be(C.NFTA_RULE_HANDLE, checkHandle(r.handle))]),
   ];
 }
 

@@ -429,6 +429,32 @@ export function listBoundQueues(netns?: string): NfqueueProcEntry[] {
   return out;
 }
 
+/**
+ * The packets queued now over every bound queue of a namespace (the `queued`
+ * column of /proc/net/netfilter/nfnetlink_queue): what unregistering any
+ * netfilter hook there would drop.
+ * @param netns the namespace (as {@link listBoundQueues}); default: the current one
+ * @throws {UsageError} `netns` does not exist
+ */
+export function queuedPackets(netns?: string): number {
+  return listBoundQueues(netns).reduce((n, q) => n + q.queued, 0);
+}
+
+/**
+ * Wait until no queue of a namespace holds a packet ({@link queuedPackets}
+ * 0), polling every 20 ms (sleeping, never spinning), for at most `ms`.
+ * @returns whether nothing was queued within `ms`
+ * @throws {UsageError} `netns` does not exist
+ */
+export async function nothingQueuedWithin(ms: number, netns?: string): Promise<boolean> {
+  const until = Date.now() + ms;
+  for (;;) {
+    if (queuedPackets(netns) === 0) return true;
+    if (Date.now() >= until) return false;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
 /** A process that has a netlink socket open. */
 export interface NetlinkSocketOwner {
   pid: number;

@@ -127,6 +127,15 @@ export function tables(): string[] {
   return j.nftables.flatMap((o) => (o.table ? [`${o.table.family} ${o.table.name}`] : []));
 }
 
+/** The chains of table inet `name` as `chain:rules` (`hold:1`), as `nft -j list table` lists them; undefined: no such table. */
+export function chainsOf(name: string): string[] | undefined {
+  const r = spawnSync(NFT, ['-j', 'list', 'table', 'inet', name], { encoding: 'utf8' });
+  if (r.status !== 0) return undefined;
+  const j = JSON.parse(r.stdout) as { nftables: Array<{ chain?: { name: string }; rule?: { chain: string } }> };
+  const chains = j.nftables.flatMap((o) => (o.chain ? [o.chain.name] : []));
+  return chains.map((c) => `${c}:${j.nftables.filter((o) => o.rule?.chain === c).length}`);
+}
+
 /** Whether `addr` is on `lo`. */
 export function onLo(addr: string): boolean {
   const j = JSON.parse(execFileSync(IP, ['-j', 'addr', 'show', 'dev', 'lo'], { encoding: 'utf8' })) as Array<{ addr_info: Array<{ local: string }> }>;
@@ -177,7 +186,8 @@ export async function heldProtect(env: NodeJS.ProcessEnv, dir: string, extra: st
     until(() => existsSync(run), 'the protected command to start'),
     ended.then((e) => Promise.reject(new Error(`protect ended: ${e.stderr}`))),
   ]);
-  return { p, ended, release: () => writeFileSync(go, '') };
+  // stderrNow: what protect and the helpers that inherited its stderr (its watchdog) wrote so far, also after protect's exit
+  return { p, ended, release: () => writeFileSync(go, ''), stderrNow: () => stderr };
 }
 
 /** The children of `pid` running watchdog-main (its watchdog; a queue holder it started), each with whether it is the holder. */

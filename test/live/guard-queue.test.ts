@@ -14,11 +14,13 @@ import { existsSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { QUEUE_TABLE } from '../../src/guard/modes/queue.js';
 import { inOwnNetns, runScenarioIfChild } from '../helpers/own-netns.js';
 import {
   BIN,
   IP,
   QUEUE,
+  chainsOf,
   client,
   heldProtect,
   listening,
@@ -55,9 +57,11 @@ async function holding() {
 async function heldLocal(addr: string): Promise<Json> {
   const { dir, env } = stateEnv();
   const set = synplug(['setup', '--via', 'queue', '--addr', addr, '--json'], env);
+  const chainsAfterSetup = chainsOf(QUEUE_TABLE);
   const srv = server(addr, PORT);
   await listening(srv);
   const h = await heldProtect(env, dir);
+  const chainsWhileHeld = chainsOf(QUEUE_TABLE);
   const c = client(addr, PORT);
   await until(() => (procQueue(QUEUE)?.queued ?? 0) >= 1, 'the SYN to be queued');
   const queuedWhileHeld = procQueue(QUEUE)?.queued;
@@ -65,10 +69,12 @@ async function heldLocal(addr: string): Promise<Json> {
   h.release();
   const outcome = await c.result;
   const end = await h.ended;
+  const chainsAfterRelease = chainsOf(QUEUE_TABLE);
   srv.kill();
   const down = synplug(['teardown'], env);
   return {
     setup: { code: set.code, json: JSON.parse(set.stdout) },
+    chains: [chainsAfterSetup, chainsWhileHeld, chainsAfterRelease],
     queuedWhileHeld,
     pendingWhileHeld,
     outcome,
@@ -97,15 +103,19 @@ const scenarios = {
       execFileSync(IP, ['-n', ns, 'link', 'set', 'lo', 'up']);
       const set = synplug(['setup', '--via', 'queue', '--inbound', dev, '--port', String(PORT), '--json'], env);
       const check = synplug(['check', '--json'], env);
+      const table = `${QUEUE_TABLE}_${dev}`;
+      const chainsAfterSetup = chainsOf(table);
       const srv = server('169.254.78.1', PORT);
       await listening(srv);
       const h = await heldProtect(env, dir);
+      const chainsWhileHeld = chainsOf(table);
       const c = client('169.254.78.1', PORT, ns);
       await until(() => (procQueue(QUEUE)?.queued ?? 0) >= 1, 'the SYN from the other namespace to be queued');
       const pendingWhileHeld = c.proc.exitCode === null;
       h.release();
       const outcome = await c.result;
       const end = await h.ended;
+      const chainsAfterRelease = chainsOf(table);
       // Bypass: nobody bound, a new connection passes at once.
       const after = await client('169.254.78.1', PORT, ns).result;
       srv.kill();
@@ -113,6 +123,7 @@ const scenarios = {
       return {
         setup: { code: set.code, json: JSON.parse(set.stdout) },
         check: JSON.parse(check.stdout),
+        chains: [chainsAfterSetup, chainsWhileHeld, chainsAfterRelease],
         pendingWhileHeld,
         outcome,
         protect: { code: end.code, json: JSON.parse(end.stdout) },
@@ -135,6 +146,10 @@ const scenarios = {
     const outcome = await c.result;
     await h.ended;
     await until(() => procQueue(QUEUE) === undefined, 'the queue to be unbound');
+    // the watchdog removes the armed chain after the holder's release
+    await until(() => chainsOf(QUEUE_TABLE)?.length === 0, 'the watchdog to remove the armed chain').catch((e: Error) => {
+      throw new Error(`${e.message}; chains ${JSON.stringify(chainsOf(QUEUE_TABLE))}; what protect and its watchdog said: ${h.stderrNow()}`);
+    });
     srv.kill();
     synplug(['teardown'], env);
     return { holderFound: holder !== undefined && holder !== h.p.pid, pendingBeforeKill, outcome };
@@ -149,9 +164,21 @@ const scenarios = {
     await h.ended;
     await until(() => procQueue(QUEUE) === undefined, 'the queue to be unbound');
     const next = await client(addr, PORT).result;
+    // nobody was left to remove the armed chain: the next command does
+    const chainsLeft = chainsOf(QUEUE_TABLE);
+    const status = synplug(['status'], env);
+    const chainsAfterStatus = chainsOf(QUEUE_TABLE);
     srv.kill();
     synplug(['teardown'], env);
-    return { watchdogFound: watchdog !== undefined, holderFound: holder !== undefined, boundWhileHeld, next };
+    return {
+      watchdogFound: watchdog !== undefined,
+      holderFound: holder !== undefined,
+      boundWhileHeld,
+      next,
+      chainsLeft,
+      status: status.code,
+      chainsAfterStatus,
+    };
   },
 
   /** Overflow: a queue of maxlen 2 holds two SYNs and drops the others (fail-open off); they are retried and all connect after the release. */
@@ -280,6 +307,7 @@ if (!(await runScenarioIfChild(ENV, scenarios))) {
     t.is(r.setup.json.via, 'queue');
     t.is(r.setup.json.hold, 'queue');
     t.is(r.setup.json.queue.num, QUEUE);
+    t.deepEqual(r.chains, [[], ['hold:1'], []], 'the chain and its rule exist only around the hold (armed)');
     t.is(r.queuedWhileHeld, 1, 'the kernel held the SYN in the queue');
     t.true(r.pendingWhileHeld, 'the connect waited');
     t.is(r.outcome, 'ok 0', 'connected after the release, without a SYN retransmission');
@@ -293,6 +321,7 @@ if (!(await runScenarioIfChild(ENV, scenarios))) {
   test('the local queue hold, IPv6: the same', (t) => {
     const r = inOwnNetns<Json>(SELF, ENV, 'local-v6', 90_000);
     t.is(r.setup.code, 0);
+    t.deepEqual(r.chains, [[], ['hold:1'], []]);
     t.is(r.queuedWhileHeld, 1);
     t.true(r.pendingWhileHeld);
     t.is(r.outcome, 'ok 0');
@@ -307,6 +336,7 @@ if (!(await runScenarioIfChild(ENV, scenarios))) {
     t.regex(r.setup.json.hold, /^queue:sqs/);
     t.is(r.check.state, 'ok');
     t.is(r.check.holds[0].via, 'queue');
+    t.deepEqual(r.chains, [[], ['hold:1'], []], 'the chain and its rule exist only around the hold (armed)');
     t.true(r.pendingWhileHeld);
     t.regex(r.outcome, /^ok [0-9]+$/, 'connected after the release (a client from the network may have retransmitted meanwhile)');
     t.is(r.protect.code, 0);
@@ -333,7 +363,7 @@ if (!(await runScenarioIfChild(ENV, scenarios))) {
     const r = inOwnNetns<Json>(SELF, ENV, 'kill-protect', 90_000);
     t.true(r.holderFound, 'a process other than protect holds the queue');
     t.true(r.pendingBeforeKill);
-    t.is(r.outcome, 'ok 0');
+    t.is(r.outcome, 'ok 0', "the watchdog's removal of the chain came after the holder's release (removing a base chain drops what is queued)");
   });
 
   test('SIGKILL of protect, its watchdog and the queue holder: the queue is unbound, and the next connection passes through bypass', (t) => {
@@ -342,6 +372,9 @@ if (!(await runScenarioIfChild(ENV, scenarios))) {
     t.true(r.holderFound);
     t.true(r.boundWhileHeld);
     t.is(r.next, 'ok 0');
+    t.deepEqual(r.chainsLeft, ['hold:1'], 'the armed chain stays (bypass) when every process of synplug was killed');
+    t.is(r.status, 0);
+    t.deepEqual(r.chainsAfterStatus, [], "the next command's stale recovery removes it");
   });
 
   test('neither the reload command (run while the queue is bound) nor the --check command has a netlink socket descriptor', (t) => {

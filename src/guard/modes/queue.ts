@@ -23,6 +23,11 @@
  * has it, else the xt `NFQUEUE` revision 3 target through nft_compat
  * (probed as iptables-nft does: src/iptables/queue-support.ts).
  *
+ * The table is permanent (setup makes it; a table hooks nothing). Its chain
+ * and rules are armed: added in phase one of each hold, before anything is
+ * held, and removed after the last release (by the watchdog too when protect
+ * dies), because a base chain is on the path of every packet of its hook.
+ *
  * Only the socket that bound the queue may give verdicts: the bound socket
  * lives in one holder process (../leases-holder.ts) for as long as any lease
  * on the hold lives; every protect, plug and release reaches it through a
@@ -35,12 +40,13 @@
  * @module
  */
 import { existsSync } from 'node:fs';
+import { constants as osConstants } from 'node:os';
 import { isIP } from 'node:net';
 import { NetlinkError, SynplugError, UsageError } from '../../netlink/errors.js';
 import { defaultNetns } from '../../netlink/netns.js';
 import { listAddresses } from '../../netlink/route/addr.js';
 import type { Socket } from 'node:net';
-import { listBoundQueues, netlinkSocketOwners } from '../../netlink/nfqueue.js';
+import { listBoundQueues, netlinkSocketOwners, nothingQueuedWithin, queuedPackets } from '../../netlink/nfqueue.js';
 import { holdThroughHolder, prepareHolder, releaseThroughHolder } from '../leases-holder.js';
 import * as C from '../../iptables/constants.js';
 import { NftBatch } from '../../iptables/batch.js';
@@ -56,9 +62,23 @@ import { probeNfTables, type ModulePiece } from '../support.js';
 import type { HoldStatus, PieceState, PlugStats, QueueOptions, SetupOptions, SetupResult } from '../types.js';
 import { resolveInboundDevice } from './inbound.js';
 import { readTableState, type TableState } from './local-nft.js';
-import { addressPiece } from './local.js';
+import { addressPiece, hexMessage } from './local.js';
 import { addressCarriesMark, TABLE_COMMENT, tableIsMarked } from '../teardown-marks.js';
-import type { HeldTraffic, Hold, HoldAction, HoldHandoff, HoldInspection, HoldMode, HoldPieces, HoldScope, HoldSockets, Piece, SetupStep } from './types.js';
+import { NETLINK_NETFILTER } from '../../netlink/message.js';
+import type {
+  HeldTraffic,
+  Hold,
+  HoldAction,
+  HoldHandoff,
+  HoldInspection,
+  HoldMode,
+  HoldPieces,
+  HoldScope,
+  HoldSockets,
+  Piece,
+  PieceLifetime,
+  SetupStep,
+} from './types.js';
 
 /** The queue number a queue hold uses unless `--queue-num` says otherwise (recorded by setup). */
 export const DEFAULT_QUEUE_NUM = 4200;
@@ -387,10 +407,11 @@ export class QueueHold implements Hold {
   }
 
   /**
-   * The pieces, in the order setup adds them: (local) the address, then the
-   * table, its chain and its rules, made by one nftables batch. Teardown
-   * releases the queue, then removes the table when it carries synplug's
-   * mark, and the address when setup added it.
+   * The pieces, in order: (local) the address and the table, which setup
+   * makes; then the chain and its rules, armed around each hold by one
+   * nftables batch ({@link QUEUE_RULE_LIFETIME}). Teardown releases the queue,
+   * then removes the table when it carries synplug's mark, and the address
+   * when setup added it.
    */
   get pieces(): HoldPieces<QueueObservation, QueuePlan> {
     if (!this.piecesMemo) this.piecesMemo = queuePieces(this, this.sockets);
@@ -549,48 +570,65 @@ interface QueuePlan {
   addedAddress: boolean;
   /** the verdict expression the rules use */
   verdict: 'native' | 'compat';
-  /** the nftables batch step, once made (table, chain and rules share it) */
-  nft?: SetupStep;
+  /** the arming step, once made (the chain and its rules share it) */
+  arm?: SetupStep;
 }
+
+/**
+ * How long the chain and its SYN rules live (see {@link PieceLifetime}):
+ * armed. A base chain's hook is on the path of every packet of its hook (all
+ * output, or all prerouting), and the inbound rule cost 2.4 % of the CPU per
+ * incoming connection outside a hold (bench/README.md). The table alone
+ * (permanent) hooks nothing.
+ */
+export const QUEUE_RULE_LIFETIME: PieceLifetime = 'armed';
 
 /** The queue hold's pieces (see {@link QueueHold.pieces}). */
 function queuePieces(h: QueueHold, sockets: HoldSockets): HoldPieces<QueueObservation, QueuePlan> {
   const s = h.spec;
   const t = { family: 'inet', name: s.table };
   const ref = { family: 'inet', table: s.table };
+  const chainRef = { ...ref, name: QUEUE_CHAIN };
   const verdictOf = (o: QueueObservation): QueuePlan['verdict'] => (o.verdict === 'none' ? 'native' : o.verdict);
-  /** One batch takes the table, its chain and its rules to what is wanted. */
-  const nftStep = (o: QueueObservation, p: QueuePlan): SetupStep => {
-    if (p.nft) return p.nft;
+  // its rules first: a kernel before recursive chain deletion refuses a chain with rules (EBUSY)
+  const chainRemoval = () => new NftBatch().flushChain({ ...ref, chain: QUEUE_CHAIN }).deleteChain(chainRef);
+  const deleteChain = async () => void (await chainRemoval().commit(sockets.nft));
+  /** The arming: one batch takes the chain and its rules to what is wanted (the table is there: setup made it). */
+  const armStep = (o: QueueObservation, p: QueuePlan): SetupStep => {
+    if (p.arm) return p.arm;
     const pieces = h.judge(o);
     const b = new NftBatch();
-    // a table without synplug's mark is replaced by one with it (with its chain and rules)
-    const fresh = !o.table.table || tableIsMarked(o.table.table) === false;
-    if (o.table.table && fresh) b.deleteTable(t);
-    if (fresh) b.addTable({ ...t, comment: TABLE_COMMENT });
-    const chain = fresh ? undefined : o.table.chains.find((c) => c.name === QUEUE_CHAIN);
-    if (chain && pieces.chain.status !== 'ok') b.deleteChain({ ...ref, name: QUEUE_CHAIN });
+    const chain = o.table.chains.find((c) => c.name === QUEUE_CHAIN);
+    if (chain && pieces.chain.status !== 'ok') b.deleteChain(chainRef);
     if (!chain || pieces.chain.status !== 'ok') {
-      b.addChain({ ...ref, name: QUEUE_CHAIN, type: 'filter', hook: s.scope === 'local' ? 'output' : 'prerouting', prio: C.NF_IP_PRI_RAW, policy: 'accept' });
+      b.addChain({ ...chainRef, type: 'filter', hook: s.scope === 'local' ? 'output' : 'prerouting', prio: C.NF_IP_PRI_RAW, policy: 'accept' });
     } else for (const r of o.table.rules) if (r.chain === QUEUE_CHAIN && r.handle !== undefined) b.deleteRule({ ...ref, chain: QUEUE_CHAIN, handle: r.handle });
     for (const expr of queueRules(s, p.verdict)) b.addRule({ ...ref, chain: QUEUE_CHAIN, expr });
-    p.nft = {
+    p.arm = {
       what: `nftables: ${b.ops.map((x) => x.what).join('; ')}`,
       run: async () => void (await b.commit(sockets.nft)),
-      ...(!o.table.table && {
-        undo: { what: `removed nftables table inet ${s.table}`, run: async () => void (await new NftBatch().deleteTable(t).commit(sockets.nft)) },
-      }),
+      undo: { what: `removed chain ${QUEUE_CHAIN} of nftables table inet ${s.table}`, run: deleteChain },
     };
-    return p.nft;
+    return p.arm;
   };
-  const nftPiece = (key: 'table' | 'chain' | 'rules'): Piece<QueueObservation, QueuePlan> => ({
-    key,
-    lifetime: 'permanent',
-    judge: (o) => h.judge(o)[key],
-    add: (o, st, p) => (st.status === 'ok' ? [] : [nftStep(o, p)]),
-  });
   const table: Piece<QueueObservation, QueuePlan> = {
-    ...nftPiece('table'),
+    key: 'table',
+    lifetime: 'permanent',
+    judge: (o) => h.judge(o).table,
+    add(o, st) {
+      if (st.status === 'ok') return [];
+      // a table without synplug's mark is replaced by one with it (what was in it goes too)
+      const b = new NftBatch();
+      if (o.table.table) b.deleteTable(t);
+      b.addTable({ ...t, comment: TABLE_COMMENT });
+      return {
+        what: `nftables: ${b.ops.map((x) => x.what).join('; ')}`,
+        run: async () => void (await b.commit(sockets.nft)),
+        ...(!o.table.table && {
+          undo: { what: `removed nftables table inet ${s.table}`, run: async () => void (await new NftBatch().deleteTable(t).commit(sockets.nft)) },
+        }),
+      };
+    },
     async remove(o, _p, out) {
       if (o.table.table && tableIsMarked(o.table.table) === false)
         out.kept.push(`nftables table inet ${s.table}: it does not carry synplug's mark (not made by synplug setup)`);
@@ -600,11 +638,45 @@ function queuePieces(h: QueueHold, sockets: HoldSockets): HoldPieces<QueueObserv
       }
     },
   };
+  const armed = (key: 'chain' | 'rules'): Piece<QueueObservation, QueuePlan> => ({
+    key,
+    lifetime: QUEUE_RULE_LIFETIME,
+    judge: (o) => h.judge(o)[key],
+    add: (o, st, p) => (st.status === 'ok' ? [] : [armStep(o, p)]),
+  });
+  const chain: Piece<QueueObservation, QueuePlan> = {
+    ...armed('chain'),
+    // its rules go with it; a chain in a table without synplug's mark is left (the table's removal says why)
+    async remove(o, _p, out) {
+      if (!o.table.table || tableIsMarked(o.table.table) === false || !o.table.chains.some((c) => c.name === QUEUE_CHAIN)) return;
+      // Unregistering a base chain drops every packet queued in the namespace (another hold's, another software's).
+      if (!(await nothingQueuedWithin(1000, defaultNetns()))) {
+        out.kept.push(
+          `chain ${QUEUE_CHAIN} of nftables table inet ${s.table}: ${queuedPackets(defaultNetns())} packet(s) are queued in this namespace, which removing a base chain would drop`,
+        );
+        return;
+      }
+      await deleteChain();
+      out.removed.push(`chain ${QUEUE_CHAIN} of nftables table inet ${s.table} (with its SYN rules)`);
+    },
+    // the watchdog's removal: the chain deleted with its rules (one already gone is fine)
+    removeSteps: () => [
+      {
+        what: `delete chain inet ${s.table} ${QUEUE_CHAIN}`,
+        phase: 'disarm',
+        protocol: NETLINK_NETFILTER,
+        messages: chainRemoval().messages().map(hexMessage),
+        ignoreErrno: [osConstants.errno.ENOENT],
+        // after the holder's release (protect's death ends its lease there too)
+        whenNothingQueuedMs: 3000,
+      },
+    ],
+  };
   const dev = { ifindex: h.ifindex, dev: s.dev };
   const address = addressPiece<QueueObservation, QueuePlan>(sockets.route, dev, s.addrs[0], h.record, (o) => h.judge(o).address);
 
   return {
-    list: [...(s.scope === 'local' ? [address] : []), table, nftPiece('chain'), nftPiece('rules')],
+    list: [...(s.scope === 'local' ? [address] : []), table, chain, armed('rules')],
     listOrder: QUEUE_PIECES,
     observe: () => h.observe(),
     // An address with synplug's mark that no record lists: an earlier setup added it and was killed before recording it.
