@@ -266,13 +266,13 @@ async function main(): Promise<void> {
       },
       {
         name: 'queue-inbound',
-        what: `the inbound queue hold's rule (setup --via queue --inbound ${SRV} --port ${BULK_PORT},${RR_PORT},${BURST_PORT}: prerouting, bypass, nobody bound)`,
+        what: `what the inbound queue hold leaves outside a hold (setup --via queue --inbound ${SRV} --port ${BULK_PORT},${RR_PORT},${BURST_PORT}: its table, the reload report's RST counter chain at output; its rule is armed per hold)`,
         up: () => setup({ stateDir, via: 'queue', inbound: { dev: SRV, ports: [BULK_PORT, RR_PORT, BURST_PORT] } }),
         down: () => teardown({ stateDir, inbound: SRV }),
       },
       {
         name: 'queue-local',
-        what: `the local queue hold's rule (setup --via queue --addr ${LOCAL_ADDR}: output, bypass, nobody bound)`,
+        what: `what the local queue hold leaves outside a hold (setup --via queue --addr ${LOCAL_ADDR}: its table, the reload report's RST counter chain at output; its rule is armed per hold)`,
         up: () => setup({ stateDir, via: 'queue', addr: LOCAL_ADDR }),
         down: () => teardown({ stateDir, local: true }),
       },

@@ -17,7 +17,10 @@ import { checkSelector, combineStates, findUnrecordedIfbs, noLocalHold, nothingS
 import { deviceOfHold, holdModeFor, holdModes, selectInbound, type UnrecordedPiece } from './modes/index.js';
 import { GuardSession } from './session.js';
 import { teardownHold } from './pieces.js';
-import { removeReportCounters } from './report.js';
+import { REPORT_TABLE, removeReportCounters } from './report.js';
+import { listTables } from '../iptables/table.js';
+import { SYNPLUG_TABLE } from './config.js';
+import { tableIsMarked } from './teardown-marks.js';
 import { startWatchdog, WATCHDOG_GRACE_MS, type WatchdogArm } from './watchdog.js';
 import type { GuardConfig } from './config.js';
 import type { SetupRecord } from './state.js';
@@ -317,6 +320,8 @@ async function releaseOnce(opts: Omit<ReleaseOptions, 'metricsFile'>): Promise<R
     const stats = plugExists ? await s.plugStats().catch(() => undefined) : undefined;
     const elsewhere = s.holds.flatMap((h) => h.heldElsewhere?.() ?? []);
     const wasBuffering = r?.state === 'buffering';
+    // How the hold failed: a release verdict refused; a holder that died during the hold (nobody held it at the release).
+    const failed = [...(stats?.failures ?? []), ...(wasBuffering ? s.holds.flatMap((h) => h.holderLost?.() ?? []) : [])];
     // What the manual hold held: the plugs' counters against those its plug read before buffering (read after the release).
     const base = wasBuffering && stats ? manual?.counters : undefined;
     const report = unwatchedReport(
@@ -324,6 +329,7 @@ async function releaseOnce(opts: Omit<ReleaseOptions, 'metricsFile'>): Promise<R
         heldSyns: base ? Math.max(0, stats!.packets - base.packets) : 0,
         holdMs: wasBuffering ? Math.max(0, releasedAt - (manual?.since ?? r!.since)) : 0,
         dropped: base ? Math.max(0, stats!.drops - base.drops) : 0,
+        ...(failed.length && { failed }),
       },
       base
         ? 'a manual hold: refused, reset and listener drops are counted by protect only'
@@ -343,7 +349,7 @@ async function releaseOnce(opts: Omit<ReleaseOptions, 'metricsFile'>): Promise<R
       holds: s.holdIds,
       report,
       ...(base && { endedManualHold: true }),
-      ...(stats?.failures?.length && { warnings: stats.failures }),
+      ...(failed.length && { warnings: failed }),
       setUp: r !== undefined || record !== undefined || hasLeases,
     };
   });
@@ -367,6 +373,23 @@ async function releaseUnrecorded(s: GuardSession, record: SetupRecord | undefine
     if (label !== undefined) out.push(label);
   }
   return out;
+}
+
+/**
+ * Holds of synplug's in this namespace that this teardown leaves: tables
+ * carrying synplug's mark besides the report's, and pieces no record lists
+ * (another state directory's IFB).
+ * @returns each, named (empty: none)
+ * @throws {NetlinkError} a listing was refused
+ */
+async function otherHoldsHere(s: GuardSession, record: SetupRecord | undefined): Promise<string[]> {
+  const tables = await listTables(s.nft, { family: 'inet' }).catch(async (e: unknown) => {
+    if (e instanceof NetlinkError && e.code === 'EPROTONOSUPPORT') return [];
+    throw e;
+  });
+  const marked = tables.filter((t) => t.name !== REPORT_TABLE && SYNPLUG_TABLE.test(t.name) && tableIsMarked(t) !== false).map((t) => `table inet ${t.name}`);
+  const ifbs = (await unrecordedPieces(s, record)).filter((u) => u.mismatch === undefined).map((u) => u.id);
+  return [...marked, ...ifbs];
 }
 
 /** Every mode's pieces that no record lists. @throws {NetlinkError} a listing was refused */
@@ -575,8 +598,11 @@ export async function teardown(opts: TeardownOptions = {}): Promise<TeardownResu
       }
       return { dev: tornDev, removed: unique(removed), kept: unique(kept), holds: unique(torn) };
     }
-    // Every hold gone: the reload report's RST counters go too (report.ts).
-    removed.push(...(await removeReportCounters()));
+    // Every hold of this record gone: the reload report's RST counters go too (report.ts), unless a hold of another
+    // state directory is still in this namespace (its protect counts with them).
+    const others = await otherHoldsHere(s, record);
+    if (others.length) kept.push(`nftables table inet ${REPORT_TABLE}: the reload report's counters of synplug's other hold(s) here (${others.join(', ')})`);
+    else removed.push(...(await removeReportCounters()));
     const nothing = !torn.length && !removed.length ? { nothingSetUp: "nothing of synplug's is set up (no record, no hold found); nothing to remove" } : {};
     let removedStateDir: boolean;
     try {

@@ -345,6 +345,8 @@ export async function runQueueHolder(io: QueueHolderIo, cfg: QueueHolderConfig =
   let replies = 0;
   /** the connections open now: closed at the exit (as a process's exit closes them, also where the exit does not end a process) */
   const open = new Set<Socket>();
+  /** the connections that hold (a protect's, a plug's): told `{"released":true}` at the release, so that their close is not taken for this process's death */
+  const holding = new Set<Socket>();
   /** Exit once released and every answer is written. */
   const exitWhenDone = () => {
     if (releasing && replies === 0)
@@ -369,6 +371,7 @@ export async function runQueueHolder(io: QueueHolderIo, cfg: QueueHolderConfig =
         /* gone */
       }
       await binding; // a bind under way ends first (bound: released below)
+      for (const sock of holding) sock.write(`${JSON.stringify({ released: true })}\n`);
       if (!holder) return { released: 0, dropped: 0 };
       const portId = holder.portId;
       let released = 0;
@@ -457,7 +460,6 @@ export async function runQueueHolder(io: QueueHolderIo, cfg: QueueHolderConfig =
     sock.on('error', () => {});
     connections++;
     open.add(sock);
-    let holding = false;
     const answer = (o: Record<string, unknown>, last = false) => {
       replies++;
       const done = () => {
@@ -481,7 +483,7 @@ export async function runQueueHolder(io: QueueHolderIo, cfg: QueueHolderConfig =
         void bind().then((error) => {
           replies--;
           if (error === undefined && !releasing) {
-            holding = true;
+            holding.add(sock);
             answer({ ok: true, pid: process.pid });
             return;
           }
@@ -499,9 +501,10 @@ export async function runQueueHolder(io: QueueHolderIo, cfg: QueueHolderConfig =
     });
     sock.once('close', () => {
       open.delete(sock);
+      const held = holding.delete(sock);
       connections--;
       if (connections === 0) idleSince = Date.now();
-      void judge(holding ? peer.pid : holder ? undefined : -1);
+      void judge(held ? peer.pid : holder ? undefined : -1);
     });
   });
   io.onTerm(() => {

@@ -89,6 +89,11 @@ export interface ReloadReport {
   lossless: boolean | null;
   /** why a count is null, one sentence each (absent when everything was counted) */
   uncounted?: string[];
+  /**
+   * How the hold itself failed, one sentence each (absent when it did not): SYNs it held were dropped uncounted
+   * (a queue's holder process died during the hold; its release verdict was refused). `lossless` is then false.
+   */
+  failed?: string[];
 }
 
 /** The hold's own numbers, which the window gives. */
@@ -96,6 +101,8 @@ export interface HoldCounts {
   heldSyns: number;
   holdMs: number;
   dropped: number;
+  /** how the hold failed, one sentence each (see {@link ReloadReport.failed}) */
+  failed?: readonly string[];
 }
 
 /** One reading of the counters. */
@@ -230,6 +237,10 @@ export async function armReport(held: readonly HeldTraffic[]): Promise<ReportCou
   let nft: NetlinkConnection | undefined;
   let diag: NetlinkConnection | undefined;
   let tableMade = false;
+  /** the counters' table as armed: one removed or made anew since (a teardown meanwhile) counts nothing */
+  let tableHandle: number | undefined;
+  /** a reading failed (the table gone): refused and reset are not counted */
+  let readFailed = false;
   // A hold of addresses on any port (the local hold): its resets are counted from its listeners' ports only.
   let resetScope: HeldTraffic[] = held.filter((h) => h.ports.length > 0);
   let resetCounted = true;
@@ -254,6 +265,7 @@ export async function armReport(held: readonly HeldTraffic[]): Promise<ReportCou
     try {
       nft = openNftables();
       await (await missingCountersBatch(nft, held, resetScope))?.batch.commit(nft);
+      tableHandle = (await getTable(nft, table))?.handle;
       tableMade = true;
     } catch (e) {
       uncounted.push(`the RST counters could not be set (${message(e)}): refused and reset were not counted`);
@@ -264,6 +276,11 @@ export async function armReport(held: readonly HeldTraffic[]): Promise<ReportCou
   const read = async (): Promise<Reading> => {
     const r: Reading = { rst: 0, refused: 0, rstRefused: 0, listeners: new Map() };
     if (nft && tableMade) {
+      const now = await getTable(nft, table);
+      if (!now || now.handle !== tableHandle) {
+        readFailed = true;
+        throw new Error(`the table inet ${REPORT_TABLE} of the RST counters was ${now ? 'made anew' : 'removed'} during the reload (a teardown meanwhile?)`);
+      }
       // The first rule of each comment (two protects arming together may both have added one).
       const seen = new Set<string>();
       for (const rule of await listRules(nft, { family: 'inet', table: table.name, chain: REPORT_CHAIN })) {
@@ -335,7 +352,7 @@ export async function armReport(held: readonly HeldTraffic[]): Promise<ReportCou
       clearTimeout(timer);
       nft?.close();
       diag?.close();
-      const rst = nft !== undefined && tableMade;
+      const rst = nft !== undefined && tableMade && !readFailed;
       return buildReport(hold, before, after, { rst, reset: rst && resetCounted, listeners: diag !== undefined }, uncounted);
     },
   };
@@ -431,7 +448,7 @@ function buildReport(
     for (const [inode, drops] of after.listeners) listenerDrops += Math.max(0, drops - (before.listeners.get(inode) ?? 0));
   }
   const counts = [hold.dropped, refused, reset, listenerDrops];
-  const lossless = counts.some((n) => n !== null && n > 0) ? false : counts.every((n) => n === 0) ? true : null;
+  const lossless = hold.failed?.length || counts.some((n) => n !== null && n > 0) ? false : counts.every((n) => n === 0) ? true : null;
   return {
     heldSyns: hold.heldSyns,
     holdMs: hold.holdMs,
@@ -441,6 +458,7 @@ function buildReport(
     listenerDrops,
     lossless,
     ...(uncounted.length > 0 && { uncounted: [...new Set(uncounted)] }),
+    ...(hold.failed?.length && { failed: [...hold.failed] }),
   };
 }
 
@@ -452,7 +470,16 @@ function buildReport(
  * @param why why the rest was not counted (one sentence)
  */
 export function unwatchedReport(hold: HoldCounts, why: string): ReloadReport {
-  return { ...hold, refused: null, reset: null, listenerDrops: null, lossless: hold.dropped > 0 ? false : null, uncounted: [why] };
+  const { failed, ...counts } = hold;
+  return {
+    ...counts,
+    refused: null,
+    reset: null,
+    listenerDrops: null,
+    lossless: hold.dropped > 0 || failed?.length ? false : null,
+    uncounted: [why],
+    ...(failed?.length && { failed: [...failed] }),
+  };
 }
 
 /**
@@ -474,6 +501,7 @@ export function lossCauses(r: ReloadReport, how: { maxHoldReached: boolean; wait
   if ((r.reset ?? 0) > 0) out.push("connections queued in a closing listener were reset: --wait-listen waits for the old listener's close");
   if (r.dropped > 0) out.push('the hold dropped SYNs over its limit: raise the queue maxlen (--queue-maxlen) or the plug limit');
   if ((r.listenerDrops ?? 0) > 0) out.push("the release burst overflowed the listener's backlog: raise the server's listen backlog (and net.core.somaxconn)");
+  out.push(...(r.failed ?? []));
   return out;
 }
 

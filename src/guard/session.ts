@@ -11,7 +11,7 @@ import { NetlinkConnection } from '../netlink/connection.js';
 import { openNftables } from '../iptables/index.js';
 import { NETLINK_ROUTE, NETLINK_SOCK_DIAG } from '../netlink/message.js';
 import { NetlinkError, SynplugError } from '../netlink/errors.js';
-import { listTcpListeners, listenerAccepts } from '../netlink/sockdiag.js';
+import { listTcpListeners, listenerAccepts, type TcpListener } from '../netlink/sockdiag.js';
 import type { GuardConfig } from './config.js';
 import { NoDeviceError } from './errors.js';
 import type { SetupRecord } from './state.js';
@@ -258,15 +258,24 @@ export class GuardSession implements ProtectSession, HoldSockets {
   }
 
   /**
-   * Listening TCP sockets on the target's port that accept its address.
+   * Listening TCP sockets on the target's port that accept its address;
+   * without an address, those that can accept a held client: one of a local
+   * hold's addresses (or a wildcard), or (an inbound hold's clients come from
+   * the network) any address but a loopback one. Another user's socket on
+   * 127.0.0.1:PORT is never taken for the reload's.
    * @throws {MissingSupportError} the kernel's TCP socket diagnostics (inet_diag, tcp_diag) cannot be used
    * @throws {NetlinkError} another refusal
    */
   async listeners(t: ListenTarget): Promise<Listener[]> {
+    const held = this.holds.flatMap((h) => h.heldTraffic?.() ?? []);
+    const accepts = (l: TcpListener): boolean =>
+      t.address !== undefined
+        ? listenerAccepts(l, t.address)
+        : held.length === 0 || held.some((h) => (h.addrs.length ? h.addrs.some((a) => listenerAccepts(l, a)) : !isLoopbackListener(l)));
     try {
       if (!this.diagConn) this.diagConn = NetlinkConnection.open(NETLINK_SOCK_DIAG);
       const all = await listTcpListeners(this.diagConn, { port: t.port });
-      return all.filter((l) => t.address === undefined || listenerAccepts(l, t.address)).map((l) => ({ address: l.address, port: l.port, inode: l.inode }));
+      return all.filter(accepts).map((l) => ({ address: l.address, port: l.port, inode: l.inode }));
     } catch (e) {
       throw explainSockDiag(e);
     }
@@ -301,4 +310,9 @@ export class GuardSession implements ProtectSession, HoldSockets {
       return undefined;
     }
   }
+}
+
+/** Whether a listener is bound to a loopback address (127/8, ::1, ::ffff:127/104): no client from the network reaches it. */
+function isLoopbackListener(l: TcpListener): boolean {
+  return /^127\./.test(l.address) || l.address === '::1' || /^::ffff:127\./i.test(l.address);
 }

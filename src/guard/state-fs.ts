@@ -158,8 +158,8 @@ export class CheckedDir {
   }
 
   /**
-   * Replace a file atomically: a temporary file created with
-   * O_CREAT|O_EXCL|O_NOFOLLOW (a file or link already at its name is
+   * Replace a file atomically: a temporary file (mode 0600: owner-only, as
+   * every record is) created with O_CREAT|O_EXCL|O_NOFOLLOW (a file or link already at its name is
    * removed, never written through), then renameat over the old name (which
    * replaces a link itself, never its target).
    * @throws {StateFileError} category `failure` when the disk refuses (ENOSPC, EROFS...), `bad-state` when a name holds something synplug did not put there
@@ -171,12 +171,12 @@ export class CheckedDir {
     try {
       let fd: number;
       try {
-        fd = openAt(this.fd, tmp, flags, this.file(tmp), 0o644);
+        fd = openAt(this.fd, tmp, flags, this.file(tmp), 0o600);
       } catch (e) {
         if (errorCode(e) !== 'EEXIST') throw e;
         // Left by a crash, or planted: remove the name (unlinkat never follows a link) and create it afresh.
         call('unlinkat', this.file(tmp), () => libc('unlinkat')(this.fd, tmp, 0));
-        fd = openAt(this.fd, tmp, flags, this.file(tmp), 0o644);
+        fd = openAt(this.fd, tmp, flags, this.file(tmp), 0o600);
       }
       try {
         for (let off = 0; off < data.length; ) off += writeSync(fd, data, off);

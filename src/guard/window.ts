@@ -341,7 +341,13 @@ async function protectInner(session: ProtectSession, opts: ProtectOptions, early
   const listenWaitUs = opts.waitListen && exitSeenAt && readyAt && !maxHoldReached ? Math.round((readyAt - exitSeenAt) * 1000) : undefined;
   // From the hold's ack.
   const heldMs = Math.round((tRelease - tHoldAck) * 1000) / 1000;
-  const report = await counting.finish({ heldSyns: after.packets - before2.packets, holdMs: heldMs, dropped: after.drops - before2.drops });
+  // how the hold failed (a queue's holder died, its verdict refused): the report's `failed`, which its verdict names
+  const report = await counting.finish({
+    heldSyns: after.packets - before2.packets,
+    holdMs: heldMs,
+    dropped: after.drops - before2.drops,
+    ...(after.failures?.length && { failed: after.failures }),
+  });
   return {
     command: opts.command,
     exitCode: exit!.code,
@@ -363,7 +369,6 @@ async function protectInner(session: ProtectSession, opts: ProtectOptions, early
     ...(opts.waitListen && { newListener: newListener ?? null }),
     ...(checked && { check: checked }),
     ...(session.holdKinds && { holds: session.holdKinds.map((h) => ({ ...h })) }),
-    ...(after.failures?.length && { warnings: after.failures }),
   };
 }
 

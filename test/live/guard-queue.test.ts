@@ -155,6 +155,38 @@ const scenarios = {
     return { holderFound: holder !== undefined && holder !== h.p.pid, pendingBeforeKill, outcome };
   },
 
+  /**
+   * SIGKILL of the queue's holder while protect holds a SYN: the kernel drops it (its client connects on its
+   * retransmit), and protect's report says the hold failed; a manual plug whose holder is killed: the release says so.
+   */
+  async 'kill-holder'() {
+    const { env, addr, srv, h, holder } = await holding();
+    const c = client(addr, PORT);
+    await until(() => (procQueue(QUEUE)?.queued ?? 0) >= 1, 'the SYN to be queued');
+    if (holder) process.kill(holder, 'SIGKILL');
+    await until(() => procQueue(QUEUE) === undefined, 'the queue to be unbound');
+    h.release();
+    const end = await h.ended;
+    const outcome = await c.result;
+    const plug = synplug(['plug', '--max-hold', '60s'], env);
+    const holder2 = queueHolderPid(QUEUE);
+    if (holder2) process.kill(holder2, 'SIGKILL');
+    await until(() => procQueue(QUEUE) === undefined, 'the queue to be unbound');
+    const rel = synplug(['release', '--json'], env);
+    const history = synplug(['history', '--json'], env);
+    srv.kill();
+    synplug(['teardown'], env);
+    return {
+      holderFound: holder !== undefined && holder !== h.p.pid,
+      outcome,
+      protect: { code: end.code, json: JSON.parse(end.stdout), stderr: end.stderr },
+      plug: plug.code,
+      holder2Found: holder2 !== undefined,
+      release: { code: rel.code, json: JSON.parse(rel.stdout) },
+      history: JSON.parse(history.stdout),
+    };
+  },
+
   /** SIGKILL of protect, its watchdog and the queue's holder: the kernel drops what was held; a new connection bypasses. */
   async 'kill-both'() {
     const { env, addr, srv, h, watchdog, holder } = await holding();
@@ -364,6 +396,27 @@ if (!(await runScenarioIfChild(ENV, scenarios))) {
     t.true(r.holderFound, 'a process other than protect holds the queue');
     t.true(r.pendingBeforeKill);
     t.is(r.outcome, 'ok 0', "the watchdog's removal of the chain came after the holder's release (removing a base chain drops what is queued)");
+  });
+
+  test("SIGKILL of the queue's holder during a hold: protect's report and a manual release's say the hold failed (not lossless), naming the holder's end", (t) => {
+    const r = inOwnNetns<Json>(SELF, ENV, 'kill-holder', 90_000);
+    t.true(r.holderFound);
+    t.regex(r.outcome, /^ok [1-9][0-9]*$/, 'the held SYN was dropped: its client connected on a retransmit');
+    t.is(r.protect.code, 0, 'the command ran to its end');
+    t.is(r.protect.json.report.lossless, false);
+    t.regex(r.protect.json.report.failed[0], /^queue 4200: its holder process ended [0-9]+ ms into the hold \(killed\?\): the kernel dropped the SYNs it held/);
+    t.regex(r.protect.stderr, /LOST: .*likely cause: queue 4200: its holder process ended/);
+    t.is(r.plug, 0);
+    t.true(r.holder2Found);
+    t.is(r.release.code, 0);
+    t.is(r.release.json.report.lossless, false);
+    t.regex(r.release.json.warnings[0], /no holder process held it at the release: it ended during the hold/);
+    const last = (r.history.entries ?? r.history).slice(-2);
+    t.deepEqual(
+      last.map((e: Json) => e.report?.lossless),
+      [false, false],
+      'history records both as not lossless',
+    );
   });
 
   test('SIGKILL of protect, its watchdog and the queue holder: the queue is unbound, and the next connection passes through bypass', (t) => {

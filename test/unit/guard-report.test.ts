@@ -4,7 +4,7 @@
  * 0, false when one is above 0, null when one could not be counted.
  */
 import test from 'ava';
-import { listenerCounted, lossCauses, type ReloadReport } from '../../src/guard/report.js';
+import { listenerCounted, lossCauses, unwatchedReport, type ReloadReport } from '../../src/guard/report.js';
 import type { TcpListener } from '../../src/netlink/sockdiag.js';
 import { formatVerdict } from '../../src/cli/format-guard.js';
 
@@ -37,6 +37,16 @@ test("reset: a closing listener's queue; dropped: the hold's limit; listener dro
 test('not counted: the verdict says so and why, never "lossless"', (t) => {
   const r: ReloadReport = { ...base, refused: null, reset: null, listenerDrops: null, lossless: null, uncounted: ['no hold says what it holds'] };
   t.is(formatVerdict({ report: r, ...how }), 'not fully counted: ? refused, ? reset, 0 dropped (no hold says what it holds)');
+});
+
+test('a hold that failed (its holder died): lost although every count is 0, the failure named as the cause; a manual release says so too', (t) => {
+  const why = 'queue 4200: its holder process ended 700 ms into the hold (killed?): the kernel dropped the SYNs it held';
+  const r: ReloadReport = { ...base, lossless: false, failed: [why] };
+  t.is(formatVerdict({ report: r, ...how }), `LOST: 0 refused, 0 reset, 0 dropped; likely cause: ${why}`);
+  const manual = unwatchedReport({ heldSyns: 0, holdMs: 2952, dropped: 0, failed: [why] }, 'a manual hold');
+  t.is(manual.lossless, false);
+  t.deepEqual(manual.failed, [why]);
+  t.is(unwatchedReport({ heldSyns: 0, holdMs: 10, dropped: 0 }, 'a manual hold').lossless, null);
 });
 
 /** A listener as sock_diag lists it (the fields listenerCounted reads; the rest as a listener has them). */

@@ -50,6 +50,19 @@ test('a missing state directory is created mode 0700 (parents too), and only whe
   t.true(s.createdDir);
   t.like(s.readPlug(), { state: 'released' });
   t.deepEqual(readdirSync(dir), ['plug.json'], 'no temporary file left');
+  t.is(statSync(join(dir, 'plug.json')).mode & 0o777, 0o600, 'records are owner-only');
+});
+
+test('records are owner-only (0600) whatever the umask', (t) => {
+  const { dir, store } = fresh();
+  const old = process.umask(0);
+  try {
+    store.writePlug(plugRec('released'));
+    store.writeLeases({ version: 1, leases: [] });
+  } finally {
+    process.umask(old);
+  }
+  for (const f of ['plug.json', 'leases.json']) t.is(statSync(join(dir, f)).mode & 0o777, 0o600, f);
 });
 
 test('a symbolic link planted at the temporary name is never written through', (t) => {

@@ -153,6 +153,8 @@ class QueueBinding {
   failures: string[] = [];
   /** the netlink port of the holder that let the queue go at this session's request: bound until its unbind, just after */
   closingPort: number | undefined;
+  /** the last release found no holder to ask (none ran: nothing held, or it died) */
+  unanswered = false;
   constructor(
     readonly queueNum: number,
     readonly stateDir: string,
@@ -166,7 +168,22 @@ class QueueBinding {
     if (this.conn) return;
     const prepared = this.prepared;
     this.prepared = undefined;
-    this.conn = await holdThroughHolder({ stateDir: this.stateDir, queueNum: this.queueNum, maxlen, dev }, prepared);
+    const conn = await holdThroughHolder({ stateDir: this.stateDir, queueNum: this.queueNum, maxlen, dev }, prepared);
+    this.conn = conn;
+    // The holder says `{"released":true}` when it lets the queue go (a manual release, the last lease's end); a close
+    // without it, while this session holds, is the holder's death: the kernel dropped what it held.
+    let told = false;
+    conn.on('data', (d: Buffer) => {
+      if (d.toString('utf8').includes('"released":true')) told = true;
+    });
+    const since = Date.now();
+    conn.once('close', () => {
+      if (this.conn !== conn || told) return;
+      this.conn = undefined;
+      this.failures.push(
+        `queue ${this.queueNum}: its holder process ended ${Date.now() - since} ms into the hold (killed?): the kernel dropped the SYNs it held (their clients connect when they retransmit, 1 s or more), and later SYNs passed unheld`,
+      );
+    });
   }
 
   /**
@@ -206,6 +223,7 @@ class QueueBinding {
     this.conn = undefined;
     this.unprepare();
     const r = await releaseThroughHolder(this.stateDir, this.queueNum);
+    this.unanswered = r === undefined && !this.letGo;
     if (r) {
       this.released += r.released;
       this.dropped += r.dropped;
@@ -485,6 +503,13 @@ export class QueueHold implements Hold {
     const owners = netlinkSocketOwners(bound.portId, defaultNetns());
     const who = owners.length ? `process ${owners.map((o) => `${o.pid} (${o.command})`).join(', ')}` : `netlink port ${bound.portId}`;
     return `queue ${this.spec.queueNum} (${this.id}) is held by ${who}, ${bound.queued} SYN(s) queued: not synplug's queue holder, which would have let them go`;
+  }
+
+  /** @inheritdoc */
+  holderLost(): string | undefined {
+    const b = this.binding;
+    if (!b.unanswered || !b.countsFor(this.id)) return undefined;
+    return `queue ${this.spec.queueNum} (${this.id}): no holder process held it at the release: it ended during the hold (killed?), and the kernel dropped the SYNs it held (their clients connect when they retransmit, 1 s or more)`;
   }
 
   /** @inheritdoc */

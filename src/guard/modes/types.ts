@@ -191,6 +191,12 @@ export interface Hold {
    * let go (a queue bound by a running protect): a sentence saying so.
    */
   heldElsewhere?(): string | undefined;
+  /**
+   * After a release of a hold that was recorded as holding: when nothing held
+   * it any more (a queue's holder process died during the hold, and the kernel
+   * dropped what it held), a sentence saying so.
+   */
+  holderLost?(): string | undefined;
   /** The kernel's refusal of a `route` hold/release message, as a sentence about this hold. */
   explainPlugError(e: NetlinkError, action: 'buffer' | 'release'): NetlinkError;
   /** Turn the hold's kernel-side deadline on for `timeoutMs` (the local hold: the marking set element). */
