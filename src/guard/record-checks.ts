@@ -13,6 +13,7 @@
  */
 
 const CHECKS = new Map<string, (r: Record<string, unknown>) => boolean>();
+const KEYS = new Map<string, (id: string, r: Record<string, unknown>) => boolean>();
 const REFUSALS = new Map<string, (r: Record<string, unknown>) => string | undefined>();
 
 /**
@@ -20,13 +21,17 @@ const REFUSALS = new Map<string, (r: Record<string, unknown>) => string | undefi
  * @param mode the mode's registry name
  * @param check whether an entry of that mode has every field of the right type
  * @param refusal what in a well-formed entry setup would refuse, as a sentence; undefined when nothing
+ * @param keyOf whether `id` is the key setup gives a well-formed entry of that mode (`queue` for a local queue hold, `inbound:DEV` for DEV's)
  */
 export function registerRecordCheck(
   mode: string,
   check: (r: Record<string, unknown>) => boolean,
   refusal?: (r: Record<string, unknown>) => string | undefined,
+  keyOf?: (id: string, r: Record<string, unknown>) => boolean,
 ): void {
   CHECKS.set(mode, check);
+  if (keyOf) KEYS.set(mode, keyOf);
+  else KEYS.delete(mode);
   if (refusal) REFUSALS.set(mode, refusal);
   else REFUSALS.delete(mode);
 }
@@ -51,5 +56,18 @@ export function recordRefusal(r: Record<string, unknown>): string | undefined {
     return refusal?.(r);
   } catch (e) {
     return `its fields cannot be judged (${(e as Error).message})`;
+  }
+}
+
+/**
+ * Whether `id` is the key under which setup records a whole entry of its
+ * mode (an entry of a mode not registered: any key). Never throws.
+ */
+export function isKeyOfRecord(id: string, r: Record<string, unknown>): boolean {
+  const keyOf = typeof r.mode === 'string' ? KEYS.get(r.mode) : undefined;
+  try {
+    return keyOf === undefined || keyOf(id, r);
+  } catch {
+    return false;
   }
 }

@@ -42,7 +42,7 @@ import { openNftables } from '../iptables/index.js';
 import { NftBatch } from '../iptables/batch.js';
 import { listRules } from '../iptables/rule.js';
 import { getTable } from '../iptables/table.js';
-import { TABLE_COMMENT, tableIsMarked } from './teardown-marks.js';
+import { removeIfThere, TABLE_COMMENT, tableIsMarked } from './teardown-marks.js';
 import { parseAddress } from '../iptables/validate.js';
 import * as C from '../iptables/constants.js';
 import type { Expr } from '../iptables/expr/index.js';
@@ -523,7 +523,8 @@ export async function removeReportCounters(): Promise<string[]> {
     // only a table that carries synplug's mark (teardown-marks.ts): one of that name made by someone else stays
     const t = await getTable(nft, { family: 'inet', name: REPORT_TABLE });
     if (!t || tableIsMarked(t) === false) return [];
-    await new NftBatch().deleteTable({ family: 'inet', name: REPORT_TABLE }).commit(nft);
+    // gone meanwhile (a teardown running at the same moment removed it): done, not said as removed here
+    if (!(await removeIfThere(() => new NftBatch().deleteTable({ family: 'inet', name: REPORT_TABLE }).commit(nft)))) return [];
     return [`nftables table inet ${REPORT_TABLE} (the reload report's RST counters)`];
   } finally {
     nft.close();

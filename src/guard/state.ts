@@ -44,7 +44,7 @@ import { closeSync, constants as fsConstants, fstatSync, readFileSync, type BigI
 import { isAbsolute, join, normalize } from 'node:path';
 import { StateFileError } from './errors.js';
 import { type CheckedDir, errorCode, openCheckedDir, writeErrorCategory } from './state-fs.js';
-import { isRecordOfItsMode, recordRefusal } from './record-checks.js';
+import { isKeyOfRecord, isRecordOfItsMode, recordRefusal } from './record-checks.js';
 import { MAX_DURATION_MS } from './config.js';
 import { defaultNetns, netnsCookie } from '../netlink/netns.js';
 import { otherNetnsMessage } from './call-netns.js';
@@ -539,6 +539,7 @@ export function setupRecordProblem(raw: unknown): Problem {
   for (const [id, h] of entries) {
     if (!isHoldRecord(h)) return `hold '${id}' lacks a field of its mode, or has one of the wrong type`;
     if (!isTime(h.createdAt)) return `hold '${id}': 'createdAt' is not a time in ms since the epoch`;
+    if (!isKeyOfRecord(id, h)) return `hold '${id}' is not the key setup records a ${h.mode} hold of ${h.dev} under`;
     const refused = recordRefusal(h);
     if (refused) return `hold '${id}' names what setup refuses: ${refused}`;
   }

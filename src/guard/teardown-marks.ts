@@ -28,6 +28,7 @@
  * @module
  */
 import { release } from 'node:os';
+import { NetlinkError } from '../netlink/errors.js';
 
 /** The comment of synplug's nftables tables (`nft list table ip synplug` prints it). */
 export const TABLE_COMMENT = 'synplug: made by synplug setup, removed by synplug teardown';
@@ -87,4 +88,22 @@ export function addressCarriesMark(a: { protocol?: string } | undefined, release
 export function tableIsMarked(t: { comment?: string }, releaseText?: string): boolean | undefined {
   if (!kernelKeepsTableComment(releaseText)) return undefined;
   return t.comment === TABLE_COMMENT;
+}
+
+/**
+ * Remove one of synplug's own pieces (a table, a chain) that a teardown saw:
+ * when it is gone by the time the removal reaches the kernel (ENOENT: another
+ * teardown running at the same moment removed it), that is done, not an error.
+ * @param remove the removal (one batch)
+ * @returns true when this call removed it, false when it was already gone
+ * @throws {NetlinkError} any other refusal
+ */
+export async function removeIfThere(remove: () => Promise<unknown>): Promise<boolean> {
+  try {
+    await remove();
+    return true;
+  } catch (e) {
+    if (e instanceof NetlinkError && e.code === 'ENOENT') return false;
+    throw e;
+  }
 }

@@ -34,6 +34,24 @@ export const NETNS_RUN_DIR = '/run/netns';
  */
 export const NETNS_ENV = 'SYNPLUG_NETNS';
 
+/**
+ * The variable {@link netnsForChild} sets beside {@link NETNS_ENV}: the
+ * namespace as the user named it, for the child's messages
+ * ({@link netnsLabel}); the child never opens it.
+ */
+export const NETNS_NAME_ENV = 'SYNPLUG_NETNS_NAME';
+
+/**
+ * A namespace as messages name it: as the user gave it, also in a child that
+ * reaches it through an inherited descriptor (`/proc/self/fd/3`, whose name
+ * its parent passed in {@link NETNS_NAME_ENV}).
+ * @param spec NAME or PATH, as {@link defaultNetns} answers it
+ */
+export function netnsLabel(spec: string): string {
+  const name = process.env[NETNS_NAME_ENV];
+  return spec === process.env[NETNS_ENV] && name ? name : spec;
+}
+
 /** This thread's own network namespace, as a path readable at any time. */
 const OWN_NETNS = '/proc/thread-self/ns/net';
 
@@ -321,7 +339,8 @@ export function unpinNetns(spec: string): void {
  * How a child process (the guard's watchdog, the queue's holder) gets the
  * namespace of this call ({@link defaultNetns}): the descriptor itself,
  * inherited at `index` of its stdio, and {@link NETNS_ENV} naming it
- * `/proc/self/fd/INDEX`, so the child never opens the path again.
+ * `/proc/self/fd/INDEX`, so the child never opens the path again
+ * ({@link NETNS_NAME_ENV} keeps the name for its messages).
  * @param index the child's descriptor number for it (3 or more: after stdin, stdout, stderr)
  * @returns undefined in the current namespace; else the descriptor to pass at `index` and the environment entry
  * @throws {UsageError} a namespace not pinned yet that no longer exists or is not one (it is pinned now)
@@ -331,7 +350,7 @@ export function netnsForChild(index: number): { fd: number; env: Record<string, 
   const ns = defaultNetns();
   if (ns === undefined) return undefined;
   if (!pins.has(ns)) pinNetns(ns); // held for the process's life, as the environment's is
-  return { fd: pins.get(ns)!.fd, env: { [NETNS_ENV]: `/proc/self/fd/${index}` } };
+  return { fd: pins.get(ns)!.fd, env: { [NETNS_ENV]: `/proc/self/fd/${index}`, [NETNS_NAME_ENV]: netnsLabel(ns) } };
 }
 
 /** The namespace of the current call ({@link runInNetns}), through every await and timer it starts. */

@@ -38,7 +38,7 @@ import { NetlinkConnection, kernelDouble, type RequestInit } from './connection.
 import { NetlinkDecodeError, NetlinkError, UsageError } from './errors.js';
 import { SocketError, setCloseOnExec } from './libc.js';
 import { NETLINK_NETFILTER, NLM_F_ACK, NLMSG_HDRLEN, type NetlinkMessage } from './message.js';
-import { withNetns } from './netns.js';
+import { netnsLabel, withNetns } from './netns.js';
 import { registerBodyDecoder, registerTypeName } from './protocols.js';
 import { SocketTransport, type Transport } from './transport.js';
 
@@ -724,7 +724,7 @@ export class NfqueueHolder {
    */
   private bindError(err: NetlinkError, binding: boolean): NetlinkError {
     const q = `netfilter queue ${this.queueNum}`;
-    const where = this.netns === undefined ? '' : ` in network namespace '${this.netns}'`;
+    const where = this.netns === undefined ? '' : ` in network namespace '${netnsLabel(this.netns)}'`;
     if (err.code === 'EPERM' || err.code === 'EBUSY') {
       const entry = listBoundQueues(this.netns).find((e) => e.queue === this.queueNum && e.portId !== this.socket.portId);
       if (entry || err.code === 'EBUSY') {

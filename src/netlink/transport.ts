@@ -61,7 +61,7 @@ import {
 } from './libc.js';
 import { NLM_F_MULTI, NLMSG_HDRLEN } from './message.js';
 import { protocolInfo } from './protocols.js';
-import { withNetns } from './netns.js';
+import { netnsLabel, withNetns } from './netns.js';
 
 /** Moves datagrams between a NetlinkConnection (connection.ts) and the kernel (or a test double). */
 export interface Transport {
@@ -179,7 +179,7 @@ export function protocolLabel(protocol: number): string {
 function creationError(syscall: string, errno: number, protocol: number, netns: string | undefined): SocketError {
   const code = errnoName(errno);
   const what = protocolLabel(protocol);
-  const where = netns === undefined ? '' : ` in network namespace '${netns}'`;
+  const where = netns === undefined ? '' : ` in network namespace '${netnsLabel(netns)}'`;
   let why = '';
   if (code === 'EPROTONOSUPPORT') {
     const mod = PROTOCOL_MODULES[protocol];

@@ -23,7 +23,8 @@ const MODES = new Map<string, HoldMode>();
  */
 export function registerHoldMode(mode: HoldMode): void {
   MODES.set(mode.name, mode);
-  registerRecordCheck(mode.name, mode.isRecord, mode.recordRefusal);
+  // an entry's key names its device (and, for the local holds, the local hold's key): setup keys each so
+  registerRecordCheck(mode.name, mode.isRecord, mode.recordRefusal, (id, r) => mode.deviceOfId(id, String(r.dev)) === r.dev);
 }
 
 /**

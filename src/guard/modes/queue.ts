@@ -63,7 +63,7 @@ import type { HoldStatus, PieceState, PlugStats, QueueOptions, SetupOptions, Set
 import { resolveInboundDevice } from './inbound.js';
 import { readTableState, type TableState } from './local-nft.js';
 import { addressPiece, hexMessage } from './local.js';
-import { addressCarriesMark, TABLE_COMMENT, tableIsMarked } from '../teardown-marks.js';
+import { addressCarriesMark, removeIfThere, TABLE_COMMENT, tableIsMarked } from '../teardown-marks.js';
 import { NETLINK_NETFILTER } from '../../netlink/message.js';
 import type {
   HeldTraffic,
@@ -657,10 +657,9 @@ function queuePieces(h: QueueHold, sockets: HoldSockets): HoldPieces<QueueObserv
     async remove(o, _p, out) {
       if (o.table.table && tableIsMarked(o.table.table) === false)
         out.kept.push(`nftables table inet ${s.table}: it does not carry synplug's mark (not made by synplug setup)`);
-      else if (o.table.table) {
-        await new NftBatch().deleteTable(t).commit(sockets.nft);
+      // one a teardown running at the same moment removed is done (ENOENT), and not said as removed here
+      else if (o.table.table && (await removeIfThere(() => new NftBatch().deleteTable(t).commit(sockets.nft))))
         out.removed.push(`nftables table inet ${s.table}`);
-      }
     },
   };
   const armed = (key: 'chain' | 'rules'): Piece<QueueObservation, QueuePlan> => ({
@@ -681,8 +680,7 @@ function queuePieces(h: QueueHold, sockets: HoldSockets): HoldPieces<QueueObserv
         );
         return;
       }
-      await deleteChain();
-      out.removed.push(`chain ${QUEUE_CHAIN} of nftables table inet ${s.table} (with its SYN rules)`);
+      if (await removeIfThere(deleteChain)) out.removed.push(`chain ${QUEUE_CHAIN} of nftables table inet ${s.table} (with its SYN rules)`);
     },
     // the watchdog's removal: the chain deleted with its rules (one already gone is fine)
     removeSteps: () => [
