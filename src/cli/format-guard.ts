@@ -65,9 +65,10 @@ export function formatCheck(r: CheckResult): string {
   for (const p of r.pieces)
     lines.push(`  ${p.status === 'ok' ? 'ok       ' : p.status === 'missing' ? 'MISSING  ' : 'DIFFERENT'} ${p.piece}${p.detail ? ` (${p.detail})` : ''}`);
   lines.push(...unrecordedLines(r.unrecorded).map((l) => `  ${l}`));
+  if (r.interrupted) lines.push(`  ${r.interrupted}`);
   const run = [...new Set(r.holds.filter((h) => h.state !== 'ok').map((h) => `'${setupHint(h)}'`))];
   if (r.state !== 'ok' && run.length) {
-    const recorded = r.holds.some((h) => h.state === 'partial' && holdWords(h).fromRecord);
+    const recorded = !r.interrupted && r.holds.some((h) => h.state === 'partial' && holdWords(h).fromRecord);
     // nothing of a hold there: set it up; some of it: complete it
     const what = r.state === 'absent' ? 'to set it up' : 'to complete it';
     lines.push(`run ${run.join(' and ')}${recorded ? " (or 'synplug protect --setup', which sets up every recorded hold again)" : ''} ${what}`);

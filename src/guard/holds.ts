@@ -13,7 +13,18 @@ import { accounted } from './accounting.js';
 import { unwatchedReport } from './report.js';
 import { breakLeases, dropLease, leaseLive, liveLeases, newLeaseId, releaseIfOrphaned, takeLease, unprepare } from './leases.js';
 import { contextFor, definedOnly, recoverStale, withSession } from './context.js';
-import { checkSelector, combineStates, findUnrecordedIfbs, noLocalHold, nothingSetUp, requireSetUp, selectedHolds, stateOf, viaOf } from './setup.js';
+import {
+  checkSelector,
+  combineStates,
+  findUnrecordedIfbs,
+  interruptedSetup,
+  noLocalHold,
+  nothingSetUp,
+  requireSetUp,
+  selectedHolds,
+  stateOf,
+  viaOf,
+} from './setup.js';
 import { deviceOfHold, holdModeFor, holdModes, selectInbound, type UnrecordedPiece } from './modes/index.js';
 import { GuardSession } from './session.js';
 import { teardownHold } from './pieces.js';
@@ -517,7 +528,10 @@ export async function teardown(opts: TeardownOptions = {}): Promise<TeardownResu
     if (!swept.holds.length) throw e;
     throw new StateFileError(e.path, `removed synplug's IFB(s) found by their alias, and their SYN filters (${swept.removed.join('; ')}); but ${e.message}`, e);
   }
-  const { config, store, record } = ctx;
+  const { config, store } = ctx;
+  // A setup interrupted here before it recorded anything: its pieces are this directory's, removed through the record
+  // that setup would have written (and only then the lock file). Another directory's pieces never are (below).
+  const record = ctx.record ?? (only === undefined && holdOnly === undefined ? (await interruptedSetup(config, store, undefined))?.record : undefined);
   // --local: the local hold set up, of either kind (the queue hold of local clients where the kernel has no sch_plug)
   const localId = localOnly && record ? await withSession(config, record, async (s) => s.holds.find((h) => h.scope === 'local')?.id) : undefined;
   let id: string | undefined = holdOnly ?? (localOnly ? (localId ?? holdModeFor('plug', 'local')?.name) : undefined);
@@ -572,6 +586,14 @@ export async function teardown(opts: TeardownOptions = {}): Promise<TeardownResu
     }
     for (const { hold, inspection } of (await selectedHolds(s, record, {})).flatMap((x) => ('absent' in x ? [] : [x]))) {
       if (id !== undefined && hold.id !== id) continue;
+      // No record and none adopted: pieces of this hold carrying synplug's mark are another state directory's hold
+      const others = record ? [] : (hold.pieces.marked?.(inspection.observed) ?? []);
+      if (others.length) {
+        kept.push(
+          `${others.join(' and ')}: synplug's mark, but the state directory ${config.stateDir} has no record of a setup (another state directory's hold: tear it down through that one)`,
+        );
+        continue;
+      }
       const r = await teardownHold(hold, inspection);
       removed.push(...r.removed);
       kept.push(...r.kept);

@@ -62,7 +62,7 @@ async function protectOnce(opts: GuardProtectOptions): Promise<ProtectResult> {
   try {
     const rec = await recoverStale(s, store);
     if (rec.released) opts.onNotice?.(`released a plug left buffering (${rec.reason})`);
-    if (!(await isSetUp(s))) {
+    if (!(await isSetUp(s, record !== undefined))) {
       if (!opts.setup) await requireSetUp(s, config, 'protect', record !== undefined);
       // Every hold the record lists, as recorded; with no record, what 'synplug setup' with the caller's own
       // options sets up (--via auto: the hold this kernel supports). Then a session over what setup made.

@@ -17,7 +17,7 @@ import { NoDeviceError } from './errors.js';
 import type { SetupRecord } from './state.js';
 import type { Listener, ListenTarget, PlugStats, ProtectSession } from './types.js';
 import { isReleaseStep, type WatchdogStep } from './watchdog.js';
-import { holdMode, holdModeFor, type HeldTraffic, type Hold, type HoldAction, type HoldSockets } from './modes/index.js';
+import { holdMode, holdModeFor, openAutoLocalHold, type HeldTraffic, type Hold, type HoldAction, type HoldSockets } from './modes/index.js';
 import { explainSockDiag } from './support.js';
 import { listAddresses } from '../netlink/route/addr.js';
 import { formatIp, parseIp } from '../netlink/ipaddr.js';
@@ -31,7 +31,10 @@ export type { PlugStats };
 export interface SessionHolds {
   /** the setup record: each of its holds is opened (the local one from the configuration) */
   record?: SetupRecord;
-  /** also open the default hold (the local plug hold of the configuration) when the record has none (default true: it is what setup makes without options) */
+  /**
+   * also open the default hold when the record has none (default true: it is what setup makes without options): the
+   * local plug hold of the configuration; with no record, the local hold `setup --via auto` makes on this kernel
+   */
   local?: boolean;
 }
 
@@ -66,10 +69,15 @@ export class GuardSession implements ProtectSession, HoldSockets {
     const s = new GuardSession(config, route);
     try {
       const entries = Object.entries(which.record?.holds ?? {});
-      // The local plug hold first (the configuration's; opened without a record unless `local` is false).
+      // The local plug hold first (the configuration's; opened without a record unless `local` is false). With no
+      // record at all, the local hold setup makes on this kernel (the queue hold where it has no sch_plug).
       const local = holdModeFor('plug', 'local');
       const localEntry = entries.find(([, h]) => h.mode === local?.name)?.[1];
-      if (local && (localEntry || which.local !== false)) s.holds.push(await local.open(s, config, localEntry));
+      if (local && localEntry) s.holds.push(await local.open(s, config, localEntry));
+      else if (which.local !== false) {
+        const h = which.record ? await local?.open(s, config, undefined) : await openAutoLocalHold(s, config);
+        if (h) s.holds.push(h);
+      }
       for (const [id, entry] of entries) {
         if (entry === localEntry) continue;
         const mode = holdMode(entry.mode);

@@ -7,7 +7,7 @@
  */
 import type { GuardConfig } from './config.js';
 import type { Hold, SetupStep } from './modes/index.js';
-import type { StateStore } from './state.js';
+import type { HoldRecord, StateStore } from './state.js';
 import type { ModulePiece } from './support.js';
 
 /** What setup would do, as setup.ts hands it over at the point where it would start changing things. */
@@ -18,6 +18,10 @@ export interface SetupWould {
   hold: Hold;
   /** its steps, in order (not run) */
   steps: readonly SetupStep[];
+  /** what of the hold carries synplug's mark now (a table's comment, an address's protocol), as `check` names it */
+  marked: readonly string[];
+  /** the record entry setup would write for it, were its steps run */
+  entry: HoldRecord;
   /** its armed pieces by name: not set up, they come with each hold */
   armed: readonly string[];
   /** with `via: 'auto'`: which hold it chose, and why */

@@ -17,10 +17,10 @@ import { NotSetUpError, SetupError } from './errors.js';
 import { StateStore, withNetnsCookie, type HoldRecord } from './state.js';
 import { checkMetricsFile, metricsPathOf } from './metrics.js';
 import type { GuardSession } from './session.js';
-import { MissingSupportError, requireNetAdmin, type ModulePiece } from './support.js';
+import { MissingSupportError, requireNetAdmin } from './support.js';
 import { reportCountersStep } from './report.js';
 import { contextFor, definedOnly, recoverStale, withSession } from './context.js';
-import { holdModeFor, holdModes, selectInbound, type Hold, type HoldInspection, type HoldMode } from './modes/index.js';
+import { chooseHoldMode, holdModeFor, holdModes, selectInbound, type Hold, type HoldInspection, type HoldMode } from './modes/index.js';
 import { inspectHold, piecesOfLifetime, planHold, runSteps, type PiecePlan } from './pieces.js';
 import { SynplugError, UsageError } from '../netlink/errors.js';
 import type { SetupRecord } from './state.js';
@@ -105,7 +105,7 @@ export async function setupOrPlan<T>(opts: SetupOptions, dryRun: ((would: SetupW
   return withSession(config, oldRecord, async (s) => {
     const recovery = dryRun ? { released: false } : await recoverStale(s, store);
     // --via auto: the plug hold where the kernel has what it needs, else the queue hold; said, with why.
-    const { mode, chose } = await chooseMode(s, config, candidates, viaOpt === undefined || viaOpt === 'auto');
+    const { mode, chose } = await chooseHoldMode(s, config, candidates, viaOpt === undefined || viaOpt === 'auto');
     if (mode !== candidates[0]) mode.validate(opts, config);
     const { hold: target, replaces } = await mode.openForSetup(s, config, opts, oldRecord);
     await target.refuseClash?.();
@@ -147,6 +147,8 @@ export async function setupOrPlan<T>(opts: SetupOptions, dryRun: ((would: SetupW
         hold: target,
         steps,
         armed: piecesOfLifetime(target.pieces, inspection.observed, 'armed'),
+        marked: target.pieces.marked?.(inspection.observed) ?? [],
+        entry: plan.record(),
         ...(chose !== undefined && { chose }),
         ...(replaces !== undefined && { replaces }),
         unverified: sup.unverified,
@@ -206,16 +208,63 @@ export async function setupOrPlan<T>(opts: SetupOptions, dryRun: ((would: SetupW
  */
 function refuseOthersPieces(target: Hold, inspection: HoldInspection, store: StateStore, config: GuardConfig): void {
   const found = target.pieces.marked?.(inspection.observed) ?? [];
-  if (!found.length || store.usedBySetup()) return;
+  if (!found.length) return;
   const other = otherRecordOf(target.id, config.stateDir);
+  // a directory a setup ran in owns the marked pieces no other record names (a setup interrupted here made them)
+  if (store.usedBySetup() && !other) return;
   throw new SynplugError(
-    `${found.join(' and ')} ${found.length > 1 ? 'carry' : 'carries'} synplug's mark, but the state directory ${config.stateDir} has no record of a setup: ${
+    `${found.join(' and ')} ${found.length > 1 ? 'carry' : 'carries'} synplug's mark, but the state directory ${config.stateDir} has no record of ${other ? 'that hold' : 'a setup'}: ${
       other ? `${other} records them` : 'a setup with another state directory made them'
     }, and a teardown through either directory would remove them under the other's feet. Use that state directory (--state-dir ${
       other ? other.slice(0, -'/setup.json'.length) : 'DIR'
     }) for this hold. If no state directory records them any more (it was removed), take them for this one by giving it a setup's lock file first ('install -d -m 0700 ${config.stateDir} && touch ${config.stateDir}/lock'), then run setup again. Nothing was changed`,
     'foreign-state',
   );
+}
+
+/** A setup interrupted in a state directory: what it left, taken for that directory's ({@link interruptedSetup}). */
+export interface InterruptedSetup {
+  /** the record setup would have written for the pieces found (never written by this) */
+  record: SetupRecord;
+  /** the pieces found carrying synplug's mark, as `check` names them */
+  pieces: string[];
+  /** what `check` says of them */
+  sentence: string;
+}
+
+/**
+ * A setup killed between its kernel steps and its record: the state
+ * directory holds setup's lock file (or plug.json) but no setup.json, and
+ * the local hold `setup` makes here (`--via auto`: on this kernel, the queue
+ * hold where it has no sch_plug) has pieces carrying synplug's mark that no
+ * other record names ({@link refuseOthersPieces}'s rule). Those pieces are
+ * this directory's: `check` reports them (partial), `teardown` removes them
+ * through the record returned here (then the lock file), and `setup` takes
+ * them. A directory no setup ran in gets undefined: another directory's
+ * pieces are never taken or removed through it. Changes nothing.
+ * @param record the directory's setup record, as read (nothing is done when there is one)
+ * @returns undefined when there is a record, no setup ran here, or nothing of the hold carries synplug's mark
+ * @throws {NetlinkError} a listing was refused
+ */
+export async function interruptedSetup(config: GuardConfig, store: StateStore, record: SetupRecord | undefined): Promise<InterruptedSetup | undefined> {
+  if (record || !store.usedBySetup()) return undefined;
+  let would: { id: string; marked: readonly string[]; entry: HoldRecord } | undefined;
+  try {
+    // setup's own plan (changing nothing): it refuses pieces another record names (refuseOthersPieces)
+    would = (await setupOrPlan({ stateDir: config.stateDir }, (w) => ({ id: w.hold.id, marked: w.marked, entry: w.entry }))) as typeof would;
+  } catch (e) {
+    if (!(e instanceof SynplugError)) throw e;
+    return undefined;
+  }
+  if (!would?.marked.length) return undefined;
+  const pieces = [...would.marked];
+  return {
+    record: { version: 2, holds: { [would.id]: would.entry } },
+    pieces,
+    sentence:
+      `the state directory ${config.stateDir} holds setup's lock file but no setup.json: a setup here was interrupted after it made ${pieces.join(' and ')} ` +
+      `(synplug's mark), which are this directory's; 'synplug setup' takes them and completes the hold, 'synplug teardown' removes them`,
+  };
 }
 
 /** The setup record of this namespace's default state directory, when it is not `stateDir` and records hold `id` (else undefined; never throws). */
@@ -289,25 +338,6 @@ function checkVia(opts: SetupOptions): 'auto' | 'plug' | 'queue' {
   if (via !== 'queue' && opts.queue !== undefined && Object.values(opts.queue).some((v) => v !== undefined))
     throw new UsageError("--queue-num and --queue-maxlen are the queue hold's options: use them with --via queue");
   return via === 'auto' && plugOnly.length ? 'plug' : via;
-}
-
-/**
- * The mode setup builds: the only candidate, or (auto) the first whose
- * kernel support is all there; when none has it, the first (its setup then
- * names what is missing).
- * @returns the mode and, when it chose, the sentence saying which and why
- */
-async function chooseMode(s: GuardSession, config: GuardConfig, candidates: readonly HoldMode[], auto: boolean): Promise<{ mode: HoldMode; chose?: string }> {
-  if (!auto || candidates.length < 2) return { mode: candidates[0] };
-  const [first, ...rest] = candidates;
-  const sup = await first.probeSupport(s, config);
-  const why = (m: ModulePiece[]) => m.map((p) => p.module).join(', ');
-  if (!sup.missing.length) return { mode: first, chose: `--via auto: the ${first.via} hold (this kernel has what it needs)` };
-  for (const m of rest) {
-    if ((await m.probeSupport(s, config)).missing.length) continue;
-    return { mode: m, chose: `--via auto: the ${m.via} hold (the ${first.via} hold needs ${why(sup.missing)}, which this kernel lacks)` };
-  }
-  return { mode: first };
 }
 
 /** A hold `check` or `status` reports, inspected; or the id of a selected hold that is not set up (no hold to inspect). */
@@ -389,7 +419,10 @@ export async function check(opts: CheckOptions = {}): Promise<CheckResult> {
   checkEntryOptions('check', opts);
   const { inbound, local, ...rest } = opts ?? {};
   checkSelector({ inbound, local }, 'check');
-  const { config, store, record } = contextFor(rest, 'check', { inbound });
+  const { config, store, record: recorded } = contextFor(rest, 'check', { inbound });
+  // a setup interrupted here before it recorded anything: its pieces are this directory's, partly set up (exit 12)
+  const interrupted = inbound === undefined ? await interruptedSetup(config, store, recorded) : undefined;
+  const record = recorded ?? interrupted?.record;
   const r: CheckResult = await withSession(config, record, async (s) => {
     await recoverStale(s, store);
     const selected = await selectedHolds(s, record, { inbound, local });
@@ -407,6 +440,13 @@ export async function check(opts: CheckOptions = {}): Promise<CheckResult> {
       }),
     };
   });
+  if (interrupted)
+    return {
+      ...r,
+      state: 'partial',
+      holds: r.holds.map((h) => (h.id in interrupted.record.holds ? { ...h, state: 'partial' as const } : h)),
+      interrupted: interrupted.sentence,
+    };
   const noLocal = noLocalHold(local, record, r.holds);
   if (!noLocal && (record || inbound !== undefined || r.unrecorded?.length)) return r;
   const none = await nothingSetUp(config, rest, r, noLocal);
@@ -484,11 +524,20 @@ export function viaOf(mode: string): 'plug' | 'queue' {
  * Refuse to go on unless every hold is completely set up.
  * @param what the command (`plug`, `protect`), for the message
  * @param recorded whether setup recorded any hold (without a record, and nothing of the default hold there, the
- *   message names no piece: `synplug setup` picks the hold this kernel supports, which may not be the default one)
- * @throws {NotSetUpError} naming every piece that is missing or different
+ *   message names no piece: `synplug setup` picks the hold this kernel supports, which may not be the default one;
+ *   without a record, pieces carrying synplug's mark are another state directory's hold, refused whole or not)
+ * @throws {NotSetUpError} naming every piece that is missing or different; without a record, the pieces carrying synplug's mark
  */
 export async function requireSetUp(s: GuardSession, config: GuardConfig, what: string, recorded = true): Promise<void> {
   const inspected = await inspectHolds(s);
+  const others = recorded ? [] : inspected.flatMap((i) => i.hold.pieces.marked?.(i.inspection.observed) ?? []);
+  // No record, and pieces carrying synplug's mark: another state directory's hold (or one a setup interrupted here
+  // left): never used through a directory that does not record it.
+  if (others.length)
+    throw new NotSetUpError(
+      `synplug is not set up in the state directory ${config.stateDir} (no hold is recorded in ${join(config.stateDir, 'setup.json')}), though ${others.join(' and ')} ${others.length > 1 ? 'carry' : 'carries'} synplug's mark: ` +
+        `the hold of another state directory (give its --state-dir), or of a setup interrupted in this one ('synplug setup' takes it${what === 'protect' ? ', as --setup does' : ''}). ${what === 'protect' ? 'The command was NOT run' : 'Nothing was held'}`,
+    );
   const state = combineStates(inspected.map((i) => i.inspection.state));
   if (state === 'ok') return;
   if (!recorded && state === 'absent')
@@ -505,7 +554,14 @@ export async function requireSetUp(s: GuardSession, config: GuardConfig, what: s
   );
 }
 
-/** Whether every hold of the session is completely set up. @throws {NetlinkError} a listing refused */
-export async function isSetUp(s: GuardSession): Promise<boolean> {
-  return combineStates((await inspectHolds(s)).map((i) => i.inspection.state)) === 'ok';
+/**
+ * Whether every hold of the session is completely set up; with `recorded`
+ * false (no setup record), also that none carries synplug's mark (another
+ * state directory's hold: {@link requireSetUp} refuses it).
+ * @throws {NetlinkError} a listing refused
+ */
+export async function isSetUp(s: GuardSession, recorded = true): Promise<boolean> {
+  const inspected = await inspectHolds(s);
+  if (!recorded && inspected.some((i) => (i.hold.pieces.marked?.(i.inspection.observed) ?? []).length)) return false;
+  return combineStates(inspected.map((i) => i.inspection.state)) === 'ok';
 }

@@ -93,6 +93,11 @@ export interface CheckResult {
   /** IFBs of synplug's that no record lists (present when there is one; `state` is then at best `partial`) */
   unrecorded?: UnrecordedIfb[];
   /**
+   * A setup interrupted in this state directory (its lock file, no setup.json) left pieces carrying synplug's
+   * mark: the sentence naming them; `state` is then `partial` (setup takes them, teardown removes them)
+   */
+  interrupted?: string;
+  /**
    * With no hold recorded: the sentence saying so, and which hold `synplug setup` makes on this kernel (`--via auto`);
    * `holds` then lists that hold (absent), not the default one, when they differ
    */

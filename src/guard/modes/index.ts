@@ -9,7 +9,9 @@
  */
 import { UsageError } from '../../netlink/errors.js';
 import type { SetupRecord } from '../state.js';
-import type { HoldFacts, HoldMode, HoldScope, HoldSockets, HoldVia, HoldWords } from './types.js';
+import type { Hold, HoldFacts, HoldMode, HoldScope, HoldSockets, HoldVia, HoldWords } from './types.js';
+import type { GuardConfig } from '../config.js';
+import type { ModulePiece } from '../support.js';
 import { registerRecordCheck } from '../record-checks.js';
 import { localMode } from './local.js';
 import { inboundMode } from './inbound.js';
@@ -51,6 +53,53 @@ export function holdModes(): HoldMode[] {
  */
 export function holdModeFor(via: HoldVia, scope: HoldScope): HoldMode | undefined {
   return holdModes().find((m) => m.via === via && m.scopes.includes(scope));
+}
+
+/**
+ * The mode setup builds: the only candidate, or (auto) the first whose
+ * kernel support is all there; when none has it, the first (its setup then
+ * names what is missing).
+ * (`setup --via auto`; with no hold recorded, the local hold the commands
+ * look at: {@link openAutoLocalHold}.)
+ * @param candidates the modes in order of preference (the plug hold first)
+ * @param auto choose (else the first candidate, unprobed)
+ * @returns the mode and, when it chose, the sentence saying which and why
+ * @throws {NetlinkError} a probe was refused unexpectedly (EPERM...)
+ */
+export async function chooseHoldMode(
+  s: HoldSockets,
+  config: GuardConfig,
+  candidates: readonly HoldMode[],
+  auto: boolean,
+): Promise<{ mode: HoldMode; chose?: string }> {
+  if (!auto || candidates.length < 2) return { mode: candidates[0] };
+  const [first, ...rest] = candidates;
+  const sup = await first.probeSupport(s, config);
+  const why = (m: ModulePiece[]) => m.map((p) => p.module).join(', ');
+  if (!sup.missing.length) return { mode: first, chose: `--via auto: the ${first.via} hold (this kernel has what it needs)` };
+  for (const m of rest) {
+    if ((await m.probeSupport(s, config)).missing.length) continue;
+    return { mode: m, chose: `--via auto: the ${m.via} hold (the ${first.via} hold needs ${why(sup.missing)}, which this kernel lacks)` };
+  }
+  return { mode: first };
+}
+
+/**
+ * The local hold a command looks at when none is recorded: the one `setup`
+ * (`--via auto`, no options) makes on this kernel ({@link chooseHoldMode}),
+ * opened for the configuration (its device and address), so that what is
+ * named is a hold this kernel can have (the queue hold where it has no
+ * sch_plug). Sends only the modes' probes.
+ * @throws {NoDeviceError} its device does not exist
+ * @throws {NetlinkError} a probe was refused unexpectedly
+ */
+export async function openAutoLocalHold(sockets: HoldSockets, config: GuardConfig): Promise<Hold | undefined> {
+  const candidates = (['plug', 'queue'] as const).flatMap((v) => holdModeFor(v, 'local') ?? []);
+  if (!candidates.length) return undefined;
+  const { mode } = await chooseHoldMode(sockets, config, candidates, true);
+  // the plug hold opens without a record (the configuration's); another mode as its setup would make it
+  if (mode === candidates[0] && mode.via === 'plug') return mode.open(sockets, config, undefined);
+  return (await mode.openForSetup(sockets, config, { via: mode.via }, undefined)).hold;
 }
 
 /** The kinds of hold registered (`plug`, `queue`), each once. */
