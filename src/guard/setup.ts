@@ -213,7 +213,7 @@ function refuseOthersPieces(target: Hold, inspection: HoldInspection, store: Sta
   // a directory a setup ran in owns the marked pieces no other record names (a setup interrupted here made them)
   if (store.usedBySetup() && !other) return;
   throw new SynplugError(
-    `${found.join(' and ')} ${found.length > 1 ? 'carry' : 'carries'} synplug's mark, but the state directory ${config.stateDir} has no record of ${other ? 'that hold' : 'a setup'}: ${
+    `${found.join(' and ')} ${found.length > 1 ? 'carry' : 'carries'} synplug's mark, but the state directory ${config.stateDir} has no record of a setup: ${
       other ? `${other} records them` : 'a setup with another state directory made them'
     }, and a teardown through either directory would remove them under the other's feet. Use that state directory (--state-dir ${
       other ? other.slice(0, -'/setup.json'.length) : 'DIR'
@@ -423,11 +423,13 @@ export async function check(opts: CheckOptions = {}): Promise<CheckResult> {
   // a setup interrupted here before it recorded anything: its pieces are this directory's, partly set up (exit 12)
   const interrupted = inbound === undefined ? await interruptedSetup(config, store, recorded) : undefined;
   const record = recorded ?? interrupted?.record;
+  let others: string[] = [];
   const r: CheckResult = await withSession(config, record, async (s) => {
     await recoverStale(s, store);
     const selected = await selectedHolds(s, record, { inbound, local });
     const inspected = selected.flatMap((x) => ('absent' in x ? [] : [x]));
     const unrecorded = await findUnrecordedIfbs(s, record, { inbound, local });
+    if (!record) others = inspected.flatMap((i) => i.hold.pieces.marked?.(i.inspection.observed) ?? []);
     return {
       // an IFB of synplug's that no record lists is a leftover: partly set up (check: exit 12), until teardown removes it
       state: combineStates([...selected.map(stateOf), ...(unrecorded.length ? (['partial'] as const) : [])]),
@@ -446,6 +448,14 @@ export async function check(opts: CheckOptions = {}): Promise<CheckResult> {
       state: 'partial',
       holds: r.holds.map((h) => (h.id in interrupted.record.holds ? { ...h, state: 'partial' as const } : h)),
       interrupted: interrupted.sentence,
+    };
+  // no record: a hold carrying synplug's mark is another state directory's, not set up in this one (protect refuses it)
+  if (others.length)
+    return {
+      ...r,
+      state: 'absent',
+      holds: r.holds.map((h) => ({ ...h, state: 'absent' as const })),
+      nothingSetUp: `synplug is not set up in the state directory ${config.stateDir} (no hold is recorded in ${join(config.stateDir, 'setup.json')}), though ${others.join(' and ')} ${others.length > 1 ? 'carry' : 'carries'} synplug's mark: the hold of another state directory (give its --state-dir to check it)`,
     };
   const noLocal = noLocalHold(local, record, r.holds);
   if (!noLocal && (record || inbound !== undefined || r.unrecorded?.length)) return r;
@@ -498,7 +508,8 @@ export async function nothingSetUp(
   } catch (e) {
     if (!(e instanceof SynplugError)) throw e;
   }
-  const other = would !== undefined && !r.holds.some((h) => h.mode === would.hold.mode);
+  // reported as that hold (absent): another hold than the one found, or (nothing of it there) the one setup makes
+  const other = would !== undefined && (r.state === 'absent' || !r.holds.some((h) => h.mode === would.hold.mode));
   if (r.state !== 'absent' && !other) return undefined;
   if (!would) return { sentence: `${where}. Run 'synplug setup' (it takes the hold this kernel supports: 'synplug doctor' lists them)` };
   const h = would.hold;
