@@ -539,9 +539,9 @@ export function setupRecordProblem(raw: unknown): Problem {
   for (const [id, h] of entries) {
     if (!isHoldRecord(h)) return `hold '${id}' lacks a field of its mode, or has one of the wrong type`;
     if (!isTime(h.createdAt)) return `hold '${id}': 'createdAt' is not a time in ms since the epoch`;
-    if (!isKeyOfRecord(id, h)) return `hold '${id}' is not the key setup records a ${h.mode} hold of ${h.dev} under`;
     const refused = recordRefusal(h);
     if (refused) return `hold '${id}' names what setup refuses: ${refused}`;
+    if (!isKeyOfRecord(id, h)) return `hold '${id}' is not the key setup records a ${h.mode} hold of ${h.dev} under`;
   }
   return undefined;
 }
