@@ -45,7 +45,8 @@ const combine = (states: readonly string[]): string => (states.every((x) => x ==
 
 /** Text for `synplug check`. */
 export function formatCheck(r: CheckResult): string {
-  if (r.nothingSetUp) return [r.nothingSetUp, ...r.pieces.map((p) => `  ${p.status.toUpperCase().padEnd(9)} ${p.piece}${p.detail ? ` (${p.detail})` : ''}`)].join('\n');
+  if (r.nothingSetUp)
+    return [r.nothingSetUp, ...r.pieces.map((p) => `  ${p.status.toUpperCase().padEnd(9)} ${p.piece}${p.detail ? ` (${p.detail})` : ''}`)].join('\n');
   const onlyLocal = r.holds.length === 1 && holdWords(r.holds[0]).top ? r.holds[0] : undefined;
   const one = r.holds.length === 1 ? r.holds[0] : undefined;
   const where = onlyLocal ? `on ${onlyLocal.dev}` : one ? `(${one.id} on ${one.dev})` : `(${r.holds.map((h) => `${h.id}: ${h.state}`).join(', ')})`;

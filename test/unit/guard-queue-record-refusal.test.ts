@@ -90,33 +90,36 @@ test.serial('a local queue record on another device than lo is refused, naming t
   t.is(r.after, r.before);
 });
 
-test.serial("regression: a hold key that is not its entry's ('queue:x' for a local queue hold) was read as complete; now refused (exit 6) naming the key", async (t) => {
-  const kernel = new FakeKernel();
-  const undo = kernel.install();
-  const base = mkdtempSync(join(tmpdir(), 'synplug-qkey-'));
-  const stateDir = join(base, 'state');
-  try {
-    await guard.setup({ stateDir, via: 'queue', addr: '169.254.46.8' });
-    const file = join(stateDir, 'setup.json');
-    const rec = JSON.parse(readFileSync(file, 'utf8')) as { holds: Record<string, unknown> };
-    t.deepEqual(Object.keys(rec.holds), ['queue']);
-    writeFileSync(file, JSON.stringify({ ...rec, holds: { 'queue:x': rec.holds.queue } }));
-    const before = snapshot(kernel);
-    for (const run of [() => guard.status({ stateDir }), () => guard.check({ stateDir }), () => guard.teardown({ stateDir })]) {
-      const e = await run().then(
-        () => undefined,
-        (x: unknown) => x,
-      );
-      t.true(e instanceof StateFileError, String(e));
-      t.is((e as StateFileError).category, 'bad-state');
-      t.regex((e as StateFileError).message, /hold 'queue:x' is not the key setup records a queue hold of lo under/);
+test.serial(
+  "regression: a hold key that is not its entry's ('queue:x' for a local queue hold) was read as complete; now refused (exit 6) naming the key",
+  async (t) => {
+    const kernel = new FakeKernel();
+    const undo = kernel.install();
+    const base = mkdtempSync(join(tmpdir(), 'synplug-qkey-'));
+    const stateDir = join(base, 'state');
+    try {
+      await guard.setup({ stateDir, via: 'queue', addr: '169.254.46.8' });
+      const file = join(stateDir, 'setup.json');
+      const rec = JSON.parse(readFileSync(file, 'utf8')) as { holds: Record<string, unknown> };
+      t.deepEqual(Object.keys(rec.holds), ['queue']);
+      writeFileSync(file, JSON.stringify({ ...rec, holds: { 'queue:x': rec.holds.queue } }));
+      const before = snapshot(kernel);
+      for (const run of [() => guard.status({ stateDir }), () => guard.check({ stateDir }), () => guard.teardown({ stateDir })]) {
+        const e = await run().then(
+          () => undefined,
+          (x: unknown) => x,
+        );
+        t.true(e instanceof StateFileError, String(e));
+        t.is((e as StateFileError).category, 'bad-state');
+        t.regex((e as StateFileError).message, /hold 'queue:x' is not the key setup records a queue hold of lo under/);
+      }
+      t.is(snapshot(kernel), before, 'nothing was changed');
+      // the key setup gives it is accepted again
+      writeFileSync(file, JSON.stringify(rec));
+      t.is((await guard.check({ stateDir })).state, 'ok');
+    } finally {
+      undo();
+      rmSync(base, { recursive: true, force: true });
     }
-    t.is(snapshot(kernel), before, 'nothing was changed');
-    // the key setup gives it is accepted again
-    writeFileSync(file, JSON.stringify(rec));
-    t.is((await guard.check({ stateDir })).state, 'ok');
-  } finally {
-    undo();
-    rmSync(base, { recursive: true, force: true });
-  }
-});
+  },
+);
