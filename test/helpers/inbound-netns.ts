@@ -118,3 +118,14 @@ export function inboundNetns(prefix: string, dev: string, peer: string): Inbound
   };
   return self;
 }
+
+/**
+ * Whether the local queue hold's table (`inet synplug_queue`) and address are
+ * in the namespace, as `nft list tables` and `ip -j addr` list them.
+ * @param addr the hold's address on lo
+ */
+export function queueHoldOf(n: InboundNetns, addr: string): { table: boolean; addr: boolean } {
+  const tables = execFileSync(IP, ['netns', 'exec', n.ns, '/usr/sbin/nft', 'list', 'tables'], { encoding: 'utf8' });
+  const addrs = JSON.parse(n.sh(IP, '-j', 'addr', 'show', 'dev', 'lo')) as Array<{ addr_info: Array<{ local: string }> }>;
+  return { table: /table inet synplug_queue\b/.test(tables), addr: addrs[0].addr_info.some((a) => a.local === addr) };
+}

@@ -28,7 +28,7 @@ import { execFile, execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CLI, inboundNetns, IP } from '../helpers/inbound-netns.js';
+import { CLI, inboundNetns, IP, queueHoldOf } from '../helpers/inbound-netns.js';
 import { NfqueueHolder } from '../../src/netlink/nfqueue.js';
 
 const N = inboundNetns('sp-intr', 'sp-int0', 'sp-int1');
@@ -36,14 +36,11 @@ const N = inboundNetns('sp-intr', 'sp-int0', 'sp-int1');
 const ADDR = '169.254.255.254';
 const NFT = '/usr/sbin/nft';
 const QUEUE = 4200;
-let base = '';
+/** the state directories' parent */
+const base = mkdtempSync(join(tmpdir(), 'synplug-intr-'));
 
 /** The queue hold's table and address in the namespace, as nft and ip list them. */
-function hold(): { table: boolean; addr: boolean } {
-  const tables = execFileSync(IP, ['netns', 'exec', N.ns, NFT, 'list', 'tables'], { encoding: 'utf8' });
-  const addrs = JSON.parse(N.sh(IP, '-j', 'addr', 'show', 'dev', 'lo')) as Array<{ addr_info: Array<{ local: string }> }>;
-  return { table: /table inet synplug_queue\b/.test(tables), addr: addrs[0].addr_info.some((a) => a.local === ADDR) };
-}
+const hold = () => queueHoldOf(N, ADDR);
 
 const dir = (name: string) => join(base, name);
 const has = (sd: string, file: string) => existsSync(join(sd, file));
@@ -68,13 +65,10 @@ async function interrupted(sd: string): Promise<void> {
   rmSync(join(sd, 'plug.json'));
 }
 
-test.before(() => {
-  N.create();
-  base = mkdtempSync(join(tmpdir(), 'synplug-intr-'));
-});
+test.before(() => N.create());
 test.after.always(() => {
   N.destroy();
-  if (base) rmSync(base, { recursive: true, force: true });
+  rmSync(base, { recursive: true, force: true });
 });
 
 test.serial(

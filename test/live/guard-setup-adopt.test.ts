@@ -23,21 +23,16 @@ import { execFile, execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { inboundNetns, IP, CLI } from '../helpers/inbound-netns.js';
+import { inboundNetns, CLI, queueHoldOf } from '../helpers/inbound-netns.js';
 import { cookieOf } from '../helpers/netns-cookie.js';
 
 const N = inboundNetns('sp-adopt', 'sp-adp0', 'sp-adp1');
 const ADDR = '169.254.87.1';
-const NFT = '/usr/sbin/nft';
 const SETUP = ['setup', '--via', 'queue', '--addr', ADDR];
 let base = '';
 
 /** The queue hold's table and address in the namespace, as nft and ip list them. */
-function hold(): { table: boolean; addr: boolean } {
-  const tables = execFileSync(IP, ['netns', 'exec', N.ns, NFT, 'list', 'tables'], { encoding: 'utf8' });
-  const addrs = JSON.parse(N.sh(IP, '-j', 'addr', 'show', 'dev', 'lo')) as Array<{ addr_info: Array<{ local: string }> }>;
-  return { table: /table inet synplug_queue\b/.test(tables), addr: addrs[0].addr_info.some((a) => a.local === ADDR) };
-}
+const hold = () => queueHoldOf(N, ADDR);
 
 const dir = (name: string) => join(base, name);
 const recorded = (sd: string) => (existsSync(join(sd, 'setup.json')) ? Object.keys(JSON.parse(readFileSync(join(sd, 'setup.json'), 'utf8')).holds) : []);
