@@ -91,7 +91,10 @@ const EFFECTS: ReadonlyArray<readonly [RegExp, (m: RegExpExecArray, dev: string)
   [/^add link (\S+) type ifb/, (m) => `a new device ${m[1]} (an IFB, IPv6 off: net.ipv6.conf.${m[1]}.disable_ipv6 = 1) where held SYNs wait`],
   [
     new RegExp(`(?:^|: |; )add (?:nftables )?table (?!(?:inet )?${REPORT_TABLE}\\b)((?:inet |ip |ip6 )?[\\w-]+)`),
-    (m) => `a new nftables table ${m[1]}: its rule sees every packet of its hook (only what synplug holds is marked or queued)`,
+    (m) =>
+      /\brule\b/.test(m.input)
+        ? `a new nftables table ${m[1]}: its rule sees every packet of its hook (only what synplug holds is marked or queued)`
+        : `a new nftables table ${m[1]}: by itself it sees no packet (its chain and rule come with each hold)`,
   ],
   [
     new RegExp(`(?:^|: |; )add table (inet ${REPORT_TABLE})\\b`),
