@@ -103,7 +103,7 @@ export function formatRelease(r: ReleaseResult): string {
       : `nothing was held (neither 'synplug plug' nor a protect was holding); released anyway, which is always safe${queued}${also}`
     : r.nothingSetUp
       ? `nothing was held: ${r.nothingSetUp}`
-      : `no plug qdisc on ${r.dev}: nothing is held (synplug is not set up there)${broke}${also}`;
+      : `no hold on ${r.dev}: nothing is held (synplug is not set up there)${broke}${also}`;
 }
 
 /** Text for `synplug protect` (on stderr). */

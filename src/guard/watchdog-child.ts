@@ -172,7 +172,9 @@ export class WatchdogChild {
       await runSteps(disarmSteps.filter((st) => !waiting.includes(st)));
     };
     const store = new StateStore(a.stateDir);
-    let outcome = 'released the plug';
+    // A session of queue holds only has no plug message to send (its holder lets the queue go): say the hold.
+    const what = releaseSteps.some((st) => st.messages.length > 0) ? 'plug' : 'hold';
+    let outcome = `released the ${what}`;
     try {
       // The owner's lease goes; the plug is released only when no other live lease holds it.
       const r = await dropLease(
@@ -190,7 +192,7 @@ export class WatchdogChild {
           return 1;
         },
       );
-      if (!r.released) outcome = `left the plug to ${r.remaining.length} other live holder(s)`;
+      if (!r.released) outcome = `left the ${what} to ${r.remaining.length} other live holder(s)`;
     } catch (e) {
       if (e instanceof ReleaseFailed) {
         // Nothing was recorded under the lock: plug.json still says buffering, for the next command's stale-plug recovery.

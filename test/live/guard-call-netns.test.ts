@@ -141,7 +141,7 @@ test.serial('two calls at once, each with its own netns, set up, check and tear 
 
   // a plan for A is A's: everything in place
   const plan = await planSetup({ via: 'queue', addr: ADDR_A, netns: A, stateDir: DIR_A });
-  t.false(plan.changed);
+  t.false(plan.wouldChange);
 
   await Promise.all([teardown({ netns: A, stateDir: DIR_A }), teardown({ netns: B })]);
   t.false(loAddrs(A).includes(ADDR_A));
