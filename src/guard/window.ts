@@ -33,6 +33,7 @@ import { runPrecheck } from './precheck.js';
 import { closingInodes, handedOverInode, holderPids } from './listen-holders.js';
 import { armReport, type HeldTraffic } from './report.js';
 import type { ListenTarget, Listener, PlugStats, ProtectOptions, ProtectResult, ProtectSession } from './types.js';
+import { devicesOfHolds } from './modes/index.js';
 
 export type { ListenTarget, ProtectOptions, ProtectResult, ProtectSession };
 
@@ -204,7 +205,8 @@ async function protectInner(session: ProtectSession, opts: ProtectOptions, early
     since: now,
     deadline,
   };
-  const dev = session.config.dev;
+  // plug.json's device: the held holds' (an inbound hold's DEV, not the local hold's lo)
+  const dev = devicesOfHolds(lease.holds, session.config.dev);
   watchdog.arm({
     ownerPid: process.pid,
     stateDir: session.config.stateDir,

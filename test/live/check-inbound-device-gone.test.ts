@@ -5,12 +5,13 @@
  * named MISSING); `plug` and `protect` refuse (exit 8, the device named,
  * the command not run), and nothing is held: no queue is bound in the
  * namespace (/proc/net/netfilter/nfnetlink_queue there) and the hold's chain
- * was not added (nft list table). Teardown then removes the rest.
+ * was not added (nft list table). Teardown then removes the rest. Before,
+ * a plug of that hold records its device in plug.json (not lo).
  * Devices: sp-dgn0/sp-dgn1 (a veth pair); a state directory of its own.
  */
 import test from 'ava';
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { inboundNetns, IP } from '../helpers/inbound-netns.js';
@@ -46,6 +47,10 @@ test.serial('an inbound queue hold whose device was deleted: check exits 12 nami
   const up = await N.synplug(sd, 'setup', '--via', 'queue', '--inbound', DEV, '--port', '8081');
   t.is(up.code, 0, up.stderr);
   t.is((await N.synplug(sd, 'check')).code, 0);
+  // a plug while the device is there: plug.json names the inbound hold's device, not lo
+  t.is((await N.synplug(sd, 'plug', '--max-hold', '30s')).code, 0);
+  t.is((JSON.parse(readFileSync(join(sd, 'plug.json'), 'utf8')) as { dev: string }).dev, DEV);
+  t.is((await N.synplug(sd, 'release')).code, 0);
   N.sh(IP, 'link', 'del', DEV);
 
   const c = await N.synplug(sd, 'check');
