@@ -148,7 +148,7 @@ export function formatVerdict(r: Pick<ProtectResult, 'report' | 'maxHoldReached'
 /** One recorded reload as a line: id, start, command, holds, hold time, held SYNs, exit status, the counts (history, status). */
 export function formatHistoryEntry(e: HistoryEntry): string {
   const verdict = formatVerdict({ report: e.report, maxHoldReached: false, newListener: undefined }).replace(/; likely cause: .*$/, '');
-  return `#${e.id} ${e.start} ${e.command} (${e.holds.join(', ')}): held ${e.report.holdMs.toFixed(1)} ms, ${e.report.heldSyns} SYN(s); exit ${e.exitCode}; ${verdict}`;
+  return `#${e.id} ${e.start} ${e.command} (${e.holds.join(', ')}): held ${e.report.holdMs.toFixed(1)} ms, ${e.killed ? 'SYNs not counted; KILLED during the hold (its watchdog released it)' : `${e.report.heldSyns} SYN(s); exit ${e.exitCode}`}; ${verdict}`;
 }
 
 /** `status`'s line on the last reload recorded (or why the history cannot be read). */
