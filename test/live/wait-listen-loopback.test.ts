@@ -6,7 +6,6 @@
  * `--max-hold`: the local queue hold's server on its own address, started
  * 1 s after the reload command returns, is the listener protect waits for.
  */
-import test from 'ava';
 import { fileURLToPath } from 'node:url';
 import { inOwnNetns, runScenarioIfChild } from '../helpers/own-netns.js';
 import { listening, server, stateEnv, synplug } from '../helpers/queue-live.js';
@@ -36,6 +35,7 @@ time.sleep(5)`;
 };
 
 if (!(await runScenarioIfChild(ENV, scenarios))) {
+  const { default: test } = await import('ava');
   test('--wait-listen PORT without an address: a socket on 127.0.0.1:PORT is not the reload`s; protect waits for the server on the hold`s address, not for --max-hold', (t) => {
     // biome-ignore lint/suspicious/noExplicitAny: the scenario's JSON result
     const r = inOwnNetns<Record<string, any>>(SELF, ENV, 'decoy', 90_000);
