@@ -20,7 +20,7 @@ import { openCheckedDir, type CheckedDir } from './state-fs.js';
 import { StateFileError } from './errors.js';
 import { StateStore } from './state.js';
 import { withLeaseLock } from './leases.js';
-import { unwatchedReport, type ReloadReport } from './report.js';
+import type { ReloadReport } from './report.js';
 import type { Lease } from './state.js';
 import { defaultNetns, netnsCookie } from '../netlink/netns.js';
 
@@ -186,10 +186,17 @@ export function killedProtectEntry(lease: Lease, now: number): Omit<HistoryEntry
     holds: [...lease.holds],
     exitCode: -1,
     killed: true,
-    report: unwatchedReport(
-      { heldSyns: 0, holdMs: Math.max(0, now - lease.since), dropped: 0 },
-      'protect was killed during the hold (its watchdog released it): the SYNs held and what was lost were not counted',
-    ),
+    // (report.ts's unwatchedReport, with nothing counted, written out: the watchdog does not load report.ts and what it imports)
+    report: {
+      heldSyns: 0,
+      holdMs: Math.max(0, now - lease.since),
+      dropped: 0,
+      refused: null,
+      reset: null,
+      listenerDrops: null,
+      lossless: null,
+      uncounted: ['protect was killed during the hold (its watchdog released it): the SYNs held and what was lost were not counted'],
+    },
   };
 }
 

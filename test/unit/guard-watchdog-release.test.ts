@@ -19,6 +19,7 @@ import type { WatchdogStep } from '../../src/guard/watchdog.js';
 import { StateStore, isStale, processStartTime } from '../../src/guard/state.js';
 import { liveLeases } from '../../src/guard/leases.js';
 import { readHistory } from '../../src/guard/history.js';
+import { unwatchedReport } from '../../src/guard/report.js';
 import { formatHistoryEntry } from '../../src/cli/format-guard.js';
 import { NETLINK_ROUTE, NLM_F_ACK } from '../../src/netlink/message.js';
 
@@ -180,6 +181,7 @@ test('a protect killed during its hold: its watchdog writes its history entry (k
   t.like(h[0], { id: 1, command: 'protect', start: new Date(since).toISOString(), holds: ['local'], exitCode: -1, killed: true });
   t.true(h[0].report.holdMs >= 1500, String(h[0].report.holdMs));
   t.is(h[0].report.lossless, null, 'nothing was counted');
+  t.deepEqual(h[0].report, unwatchedReport({ heldSyns: 0, holdMs: h[0].report.holdMs, dropped: 0 }, h[0].report.uncounted![0]), "an unwatched hold's report");
   t.regex(
     formatHistoryEntry(h[0]),
     /^#1 \S+ protect \(local\): held \d+\.\d ms, SYNs not counted; KILLED during the hold \(its watchdog released it\); not fully counted: /,
