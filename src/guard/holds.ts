@@ -312,7 +312,7 @@ async function releaseOnce(opts: Omit<ReleaseOptions, 'metricsFile'>): Promise<R
     if (damaged) {
       throw new StateFileError(
         damaged.path,
-        `${plugExists ? `released the plug on ${config.dev}` : `no plug qdisc on ${config.dev}: nothing was held`}${also}; but ${damaged.message}`,
+        `${plugExists ? `released the hold on ${config.dev}` : `no hold on ${config.dev}: nothing was held`}${also}; but ${damaged.message}`,
         damaged,
       );
     }

@@ -235,7 +235,7 @@ for (const file of ['setup.json', 'plug.json'] as const) {
     }
     t.false(existsSync(marker), 'protect did not run the command');
     // release still releases (it never needs the record) and says so before the error
-    t.regex(withState(dir, ['release', ...devArgs]).stderr, /no plug qdisc on spguard0: nothing was held; but /);
+    t.regex(withState(dir, ['release', ...devArgs]).stderr, /no hold on spguard0: nothing was held; but /);
     rmSync(dir, { recursive: true, force: true });
   });
 }
