@@ -43,8 +43,8 @@ export interface SetupPlan {
   chose?: string;
   /** the device the hold sits on */
   dev: string;
-  /** false when everything is in place already: setup would change nothing in the kernel */
-  changed: boolean;
+  /** whether setup would change anything in the kernel (false: everything is in place already); a dry run itself changes nothing */
+  wouldChange: boolean;
   /** the steps, in order, classified */
   changes: PlanChange[];
   /** exactly the `actions` setup would report */
@@ -148,7 +148,7 @@ function toPlan(w: SetupWould): SetupPlan {
     via: w.hold.via,
     ...(w.chose !== undefined && { chose: w.chose }),
     dev: w.hold.dev,
-    changed: actions.length > 0,
+    wouldChange: actions.length > 0,
     changes: actions.map((what) => ({ action: planAction(what), what })),
     actions,
     affects: planEffects(actions, w.hold.dev),

@@ -43,7 +43,7 @@ interface Plan {
   hold: string;
   via: string;
   dev: string;
-  changed: boolean;
+  wouldChange: boolean;
   actions: string[];
   changes: Array<{ action: string; what: string }>;
   affects: string[];
@@ -72,7 +72,8 @@ async function planThenSetup(t: import('ava').ExecutionContext, args: string[]) 
   const plan = JSON.parse(d.stdout) as Plan;
   t.deepEqual(snapshot(), before, 'the dry run changed nothing (and made no state directory)');
   t.true(plan.dryRun);
-  t.true(plan.changed);
+  t.true(plan.wouldChange);
+  t.false('changed' in plan, 'a dry run changes nothing: it says what setup would change as wouldChange');
   t.true(plan.record.createsStateDir);
   t.is(plan.record.stateDir, STATE);
   t.deepEqual(
@@ -99,7 +100,7 @@ async function planThenSetup(t: import('ava').ExecutionContext, args: string[]) 
   const again = synplug(['setup', '--dry-run', '--json', ...args]);
   t.is(again.code, 0, again.stderr);
   const p2 = JSON.parse(again.stdout) as Plan;
-  t.false(p2.changed);
+  t.false(p2.wouldChange);
   t.deepEqual(p2.actions, []);
   t.false(p2.record.createsStateDir);
   t.deepEqual(snapshot(), after);
