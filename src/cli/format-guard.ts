@@ -105,7 +105,7 @@ export function formatRelease(r: ReleaseResult): string {
       : `nothing was held (neither 'synplug plug' nor a protect was holding); released anyway, which is always safe${queued}${also}`
     : r.nothingSetUp
       ? `nothing was held: ${r.nothingSetUp}`
-      : `no plug qdisc on ${r.dev}: nothing is held (synplug is not set up there)${broke}${also}`;
+      : `no hold on ${r.dev}: nothing is held (synplug is not set up there)${broke}${also}`;
 }
 
 /** Text for `synplug protect` (on stderr). */
@@ -140,7 +140,7 @@ export function formatVerdict(r: Pick<ProtectResult, 'report' | 'maxHoldReached'
   const n = (v: number | null) => (v === null ? '?' : String(v));
   // refused counts SYN packets: a client's retransmissions each (an inbound hold queues them too), so the word says so
   const refused = p.refused ? `${p.refused} refused SYN(s), retransmissions included` : `${n(p.refused)} refused`;
-  const counts = `${refused}, ${n(p.reset)} reset, ${p.dropped} dropped${p.listenerDrops ? `, ${p.listenerDrops} dropped by the listener` : ''}`;
+  const counts = `${refused}, ${n(p.reset)} reset, ${p.dropped} dropped${p.listenerDrops ? `, ${p.listenerDrops} dropped by the listener (packets, retransmissions included)` : ''}`;
   if (p.lossless === true) return `lossless: ${counts}`;
   if (p.lossless === null) return `not fully counted: ${counts} (${(p.uncounted ?? []).join('; ')})`;
   const causes = lossCauses(p, { maxHoldReached: r.maxHoldReached, waitedForListener: r.newListener !== undefined });
@@ -150,7 +150,7 @@ export function formatVerdict(r: Pick<ProtectResult, 'report' | 'maxHoldReached'
 /** One recorded reload as a line: id, start, command, holds, hold time, held SYNs, exit status, the counts (history, status). */
 export function formatHistoryEntry(e: HistoryEntry): string {
   const verdict = formatVerdict({ report: e.report, maxHoldReached: false, newListener: undefined }).replace(/; likely cause: .*$/, '');
-  return `#${e.id} ${e.start} ${e.command} (${e.holds.join(', ')}): held ${e.report.holdMs.toFixed(1)} ms, ${e.report.heldSyns} SYN(s); exit ${e.exitCode}; ${verdict}`;
+  return `#${e.id} ${e.start} ${e.command} (${e.holds.join(', ')}): held ${e.report.holdMs.toFixed(1)} ms, ${e.killed ? 'SYNs not counted; KILLED during the hold (its watchdog released it)' : `${e.report.heldSyns} SYN(s); exit ${e.exitCode}`}; ${verdict}`;
 }
 
 /** `status`'s line on the last reload recorded (or why the history cannot be read). */

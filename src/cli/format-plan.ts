@@ -18,7 +18,7 @@ export function formatSetupPlan(p: SetupPlan): string {
   return [
     ...(p.chose ? [p.chose] : []),
     `synplug setup --dry-run: the ${holdWords({ id: p.hold, dev: p.dev }).label} (${p.hold}); nothing was changed`,
-    ...(p.changed
+    ...(p.wouldChange
       ? ['setup would, in this order:', ...p.changes.map((c) => `  ${step(c)}`)]
       : ['it is set up as asked: setup would change nothing in the kernel']),
     ...(p.affects.length ? ['what that affects:', ...p.affects.map((a) => `  ${a}`)] : []),

@@ -21,6 +21,7 @@ import { StateFileError } from './errors.js';
 import { StateStore } from './state.js';
 import { withLeaseLock } from './leases.js';
 import type { ReloadReport } from './report.js';
+import type { Lease } from './state.js';
 import { defaultNetns, netnsCookie } from '../netlink/netns.js';
 
 /** The newest entries. */
@@ -45,8 +46,10 @@ export interface HistoryEntry {
   start: string;
   /** the holds held, by id (`queue`, `local`, `inbound:eth0`...) */
   holds: string[];
-  /** protect: the reload command's exit status; plug and release: 0 (they are recorded when they did their job) */
+  /** protect: the reload command's exit status (-1 with `killed`: unknown); plug and release: 0 (they are recorded when they did their job) */
   exitCode: number;
+  /** protect: it was killed during the hold (SIGKILL, a crash): its watchdog released the hold and wrote this entry */
+  killed?: true;
   /** the reload's report (plug: nothing held yet; release: what the manual hold held, refused/reset/listener drops not counted) */
   report: ReloadReport;
 }
@@ -86,6 +89,7 @@ function isEntry(e: unknown): e is HistoryEntry {
     Array.isArray(x.holds) &&
     x.holds.every((h) => typeof h === 'string') &&
     Number.isInteger(x.exitCode) &&
+    (x.killed === undefined || x.killed === true) &&
     typeof r === 'object' &&
     r !== null &&
     typeof r.heldSyns === 'number' &&
@@ -167,6 +171,33 @@ export async function recordHistory(stateDir: string, entry: Omit<HistoryEntry, 
   } catch (e) {
     return `the reload history was not written: ${e instanceof Error ? e.message : String(e)}`;
   }
+}
+
+/**
+ * The entry of a protect killed during its hold (its watchdog released the
+ * hold): when it started, what it held, how long; nothing else was counted.
+ * @param lease the protect's lease, as it was recorded
+ * @param now when the watchdog released, ms since the epoch
+ */
+export function killedProtectEntry(lease: Lease, now: number): Omit<HistoryEntry, 'id'> {
+  return {
+    command: 'protect',
+    start: new Date(lease.since).toISOString(),
+    holds: [...lease.holds],
+    exitCode: -1,
+    killed: true,
+    // (report.ts's unwatchedReport, with nothing counted, written out: the watchdog does not load report.ts and what it imports)
+    report: {
+      heldSyns: 0,
+      holdMs: Math.max(0, now - lease.since),
+      dropped: 0,
+      refused: null,
+      reset: null,
+      listenerDrops: null,
+      lossless: null,
+      uncounted: ['protect was killed during the hold (its watchdog released it): the SYNs held and what was lost were not counted'],
+    },
+  };
 }
 
 /**

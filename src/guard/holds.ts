@@ -25,7 +25,7 @@ import {
   stateOf,
   viaOf,
 } from './setup.js';
-import { deviceOfHold, holdModeFor, holdModes, selectInbound, type UnrecordedPiece } from './modes/index.js';
+import { deviceOfHold, devicesOfHolds, holdModeFor, holdModes, selectInbound, type UnrecordedPiece } from './modes/index.js';
 import { GuardSession } from './session.js';
 import { teardownHold } from './pieces.js';
 import { REPORT_TABLE, removeReportCounters } from './report.js';
@@ -124,11 +124,11 @@ async function plugOnce(opts: GuardOptions, maxHoldMs: number): Promise<PlugResu
     let take: { latestDeadline: number } | undefined;
     try {
       watchdog.arm(manualArm(s, config, lease));
-      take = await takeLease(store, s, lease, config.dev);
+      take = await takeLease(store, s, lease, devicesOfHolds(s.holdIds, config.dev));
       await s.buffer();
     } catch (e) {
       watchdog.done();
-      await dropLease(store, s, lease.id, config.dev, async () => {
+      await dropLease(store, s, lease.id, devicesOfHolds(s.holdIds, config.dev), async () => {
         await s.release().catch(() => {});
         return 1;
       }).catch(() => {});
@@ -147,7 +147,7 @@ function manualArm(s: GuardSession, config: GuardConfig, lease: Lease): Omit<Wat
     deadline: lease.deadline + WATCHDOG_GRACE_MS,
     release: s.releaseSteps(),
     leaseId: lease.id,
-    dev: config.dev,
+    dev: devicesOfHolds(s.holdIds, config.dev),
     untilDeadline: true,
   };
 }
@@ -325,7 +325,7 @@ async function releaseOnce(opts: Omit<ReleaseOptions, 'metricsFile'>): Promise<R
     if (damaged) {
       throw new StateFileError(
         damaged.path,
-        `${plugExists ? `released the plug on ${config.dev}` : `no plug qdisc on ${config.dev}: nothing was held`}${also}; but ${damaged.message}`,
+        `${plugExists ? `released the hold on ${config.dev}` : `no hold on ${config.dev}: nothing was held`}${also}; but ${damaged.message}`,
         damaged,
       );
     }

@@ -157,11 +157,14 @@ export function piecesOfLifetime(h: HoldPieces, observed: unknown, lifetime: Pie
  */
 export function armSteps(h: HoldPieces, o: unknown): SetupStep[] {
   const c = h.begin(o);
-  return h.list.flatMap((p) => {
-    if (p.lifetime !== 'armed') return [];
+  const steps: SetupStep[] = [];
+  for (const p of h.list) {
+    if (p.lifetime !== 'armed') continue;
     const st = p.judge(o);
-    return st.status === 'ok' ? [] : stepsOf(p.add(o, st, c));
-  });
+    // a step several pieces share (one nftables batch for a chain and its rules) runs once
+    if (st.status !== 'ok') for (const s of stepsOf(p.add(o, st, c))) if (!steps.includes(s)) steps.push(s);
+  }
+  return steps;
 }
 
 /**

@@ -70,7 +70,7 @@ export interface HeldTraffic {
  * is null too, unless something was lost).
  */
 export interface ReloadReport {
-  /** SYNs the holds held, then released */
+  /** SYN packets the holds held, then released: a client's retransmissions during the hold count each (not connections) */
   heldSyns: number;
   /** hold ack to release ack, ms */
   holdMs: number;
@@ -83,7 +83,10 @@ export interface ReloadReport {
   refused: number | null;
   /** established or queued connections of what is held reset (a closing listener's queue) */
   reset: number | null;
-  /** drops counted by the held ports' listeners (SK_MEMINFO_DROPS), after minus before (a release burst over the backlog) */
+  /**
+   * packets dropped by the held ports' listeners (SK_MEMINFO_DROPS), after minus before: a release burst over the
+   * backlog, or released retransmissions of a client that gave up during a long hold (not connections)
+   */
   listenerDrops: number | null;
   /** true only when dropped, refused, reset and listenerDrops are all 0; null when one could not be counted and none is above 0 */
   lossless: boolean | null;
@@ -483,6 +486,12 @@ export function unwatchedReport(hold: HoldCounts, why: string): ReloadReport {
 }
 
 /**
+ * A hold longer than this (ms) may outlast a client's connect timeout (a few
+ * seconds is common): {@link lossCauses} then names that cause for listener drops.
+ */
+export const LONG_HOLD_MS = 3000;
+
+/**
  * The likely causes of what a reload lost, one sentence each (none when
  * nothing was lost).
  * @param r the report
@@ -500,7 +509,14 @@ export function lossCauses(r: ReloadReport, how: { maxHoldReached: boolean; wait
     );
   if ((r.reset ?? 0) > 0) out.push("connections queued in a closing listener were reset: --wait-listen waits for the old listener's close");
   if (r.dropped > 0) out.push('the hold dropped SYNs over its limit: raise the queue maxlen (--queue-maxlen) or the plug limit');
-  if ((r.listenerDrops ?? 0) > 0) out.push("the release burst overflowed the listener's backlog: raise the server's listen backlog (and net.core.somaxconn)");
+  const listenerDrops = r.listenerDrops ?? 0;
+  // A long hold with no more drops than SYNs held: likely the retransmissions of clients that had given up (their
+  // connect timeout ran out during the hold), released into a listener that drops them; a burst is the other cause.
+  if (listenerDrops > 0 && r.holdMs > LONG_HOLD_MS && listenerDrops <= r.heldSyns)
+    out.push(
+      `the hold (${(r.holdMs / 1000).toFixed(1)} s) outlasted the clients' connect timeout: a client that gives up during the hold is lost, and its retransmitted SYNs, released, are dropped by the listener; keep --max-hold below the clients' connect timeout (or, with many clients, the release burst overflowed the listener's backlog: raise the server's listen backlog and net.core.somaxconn)`,
+    );
+  else if (listenerDrops > 0) out.push("the release burst overflowed the listener's backlog: raise the server's listen backlog (and net.core.somaxconn)");
   out.push(...(r.failed ?? []));
   return out;
 }

@@ -43,8 +43,8 @@ export interface SetupPlan {
   chose?: string;
   /** the device the hold sits on */
   dev: string;
-  /** false when everything is in place already: setup would change nothing in the kernel */
-  changed: boolean;
+  /** whether setup would change anything in the kernel (false: everything is in place already); a dry run itself changes nothing */
+  wouldChange: boolean;
   /** the steps, in order, classified */
   changes: PlanChange[];
   /** exactly the `actions` setup would report */
@@ -91,7 +91,10 @@ const EFFECTS: ReadonlyArray<readonly [RegExp, (m: RegExpExecArray, dev: string)
   [/^add link (\S+) type ifb/, (m) => `a new device ${m[1]} (an IFB, IPv6 off: net.ipv6.conf.${m[1]}.disable_ipv6 = 1) where held SYNs wait`],
   [
     new RegExp(`(?:^|: |; )add (?:nftables )?table (?!(?:inet )?${REPORT_TABLE}\\b)((?:inet |ip |ip6 )?[\\w-]+)`),
-    (m) => `a new nftables table ${m[1]}: its rule sees every packet of its hook (only what synplug holds is marked or queued)`,
+    (m) =>
+      /\brule\b/.test(m.input)
+        ? `a new nftables table ${m[1]}: its rule sees every packet of its hook (only what synplug holds is marked or queued)`
+        : `a new nftables table ${m[1]}: by itself it sees no packet (its chain and rule come with each hold)`,
   ],
   [
     new RegExp(`(?:^|: |; )add table (inet ${REPORT_TABLE})\\b`),
@@ -145,7 +148,7 @@ function toPlan(w: SetupWould): SetupPlan {
     via: w.hold.via,
     ...(w.chose !== undefined && { chose: w.chose }),
     dev: w.hold.dev,
-    changed: actions.length > 0,
+    wouldChange: actions.length > 0,
     changes: actions.map((what) => ({ action: planAction(what), what })),
     actions,
     affects: planEffects(actions, w.hold.dev),

@@ -112,7 +112,7 @@ export interface PlugRecord {
   pidStart?: number;
   /** pid of the watchdog that releases if the owner dies */
   watchdogPid?: number;
-  /** the local hold's device */
+  /** the devices of the holds it holds: `lo` for the local hold, DEV for an inbound one (`eth0`, `lo,eth0`) */
   dev: string;
   /** when the plug was (or was about to be) buffered, ms since the epoch */
   since: number;

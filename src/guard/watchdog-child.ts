@@ -24,9 +24,13 @@ import { NetlinkConnection } from '../netlink/connection.js';
 import { NETLINK_NETFILTER, NETLINK_ROUTE } from '../netlink/message.js';
 import { nothingQueuedWithin } from '../netlink/nfqueue.js';
 import { defaultNetns } from '../netlink/netns.js';
-import { StateStore } from './state.js';
+import { StateStore, type Lease } from './state.js';
 import { isReleaseStep, type WatchdogArm, type WatchdogStep } from './watchdog.js';
 import { dropLease } from './leases.js';
+import { killedProtectEntry, recordHistory } from './history.js';
+
+/** The reason the watchdog acts when its parent's input ends without `done`. */
+const OWNER_DIED = 'synplug protect ended without releasing (killed?)';
 
 /** A release step failed (each reported as it failed): nothing may say released. */
 class ReleaseFailed extends Error {
@@ -130,7 +134,7 @@ export class WatchdogChild {
    */
   inputEnded(): void {
     if (this.armed?.untilDeadline) return;
-    void this.fire('synplug protect ended without releasing (killed?)');
+    void this.fire(OWNER_DIED);
   }
 
   /**
@@ -172,7 +176,16 @@ export class WatchdogChild {
       await runSteps(disarmSteps.filter((st) => !waiting.includes(st)));
     };
     const store = new StateStore(a.stateDir);
-    let outcome = 'released the plug';
+    // A protect that died holding: its lease, for the history entry written once the hold is released.
+    let killed: Lease | undefined;
+    try {
+      killed = reason === OWNER_DIED ? store.readLeases()?.leases.find((l) => l.id === a.leaseId && l.owner === 'protect') : undefined;
+    } catch {
+      killed = undefined; // a damaged file: the release goes on (below), without an entry
+    }
+    // A session of queue holds only has no plug message to send (its holder lets the queue go): say the hold.
+    const what = releaseSteps.some((st) => st.messages.length > 0) ? 'plug' : 'hold';
+    let outcome = `released the ${what}`;
     try {
       // The owner's lease goes; the plug is released only when no other live lease holds it.
       const r = await dropLease(
@@ -190,7 +203,7 @@ export class WatchdogChild {
           return 1;
         },
       );
-      if (!r.released) outcome = `left the plug to ${r.remaining.length} other live holder(s)`;
+      if (!r.released) outcome = `left the ${what} to ${r.remaining.length} other live holder(s)`;
     } catch (e) {
       if (e instanceof ReleaseFailed) {
         // Nothing was recorded under the lock: plug.json still says buffering, for the next command's stale-plug recovery.
@@ -206,6 +219,10 @@ export class WatchdogChild {
       }
     }
     if (disarmed) await runSteps(waiting);
+    if (killed && !failed) {
+      const warning = await recordHistory(a.stateDir, killedProtectEntry(killed, Date.now()));
+      if (warning) report(warning);
+    }
     if (this.ended) return;
     report(`${reason}; ${failed ? 'release FAILED (run synplug release)' : outcome}`);
     this.end({ kind: 'fired', reason, failed });

@@ -33,6 +33,7 @@ import { runPrecheck } from './precheck.js';
 import { closingInodes, handedOverInode, holderPids } from './listen-holders.js';
 import { armReport, type HeldTraffic } from './report.js';
 import type { ListenTarget, Listener, PlugStats, ProtectOptions, ProtectResult, ProtectSession } from './types.js';
+import { devicesOfHolds } from './modes/index.js';
 
 export type { ListenTarget, ProtectOptions, ProtectResult, ProtectSession };
 
@@ -45,8 +46,8 @@ function definedPidStart(): { pidStart?: number } {
 
 /**
  * Phase one's warnings for `--wait-listen` (on the notice channel; nothing
- * is refused): an address that is not the namespace's own (no server can
- * listen there), or nothing listening on the target before the reload (the
+ * is refused: {@link refuseForeignWaitListen} refused an address that is not
+ * the namespace's own before): nothing listening on the target before the reload (the
  * hold then lasts until a new listening socket appears there, at most
  * max-hold: a wrong port holds until max-hold on every reload), or sockets
  * listening there whose holders this process cannot see (another user's
@@ -63,7 +64,7 @@ async function waitListenNotices(
   maxHoldMs: number,
   notice: (line: string) => void,
 ): Promise<void> {
-  const where = t.address === undefined ? `port ${t.port}` : t.address.includes(':') ? `[${t.address}]:${t.port}` : `${t.address}:${t.port}`;
+  const where = waitListenWhere(t);
   const held = session.heldTraffic?.() ?? [];
   const covers = (h: HeldTraffic) =>
     (h.ports.length === 0 || h.ports.includes(t.port)) && (h.addrs.length === 0 || t.address === undefined || h.addrs.includes(t.address));
@@ -72,12 +73,6 @@ async function waitListenNotices(
     notice(
       `--wait-listen ${where}: no hold set up holds new connections there (what is held: ${what.join('; ')}): the reload's clients there are not held, and protect waits for a listener on a port it does not hold; give --wait-listen the held port (and address) the server listens on`,
     );
-  }
-  if (t.address !== undefined && session.isLocalAddress && (await session.isLocalAddress(t.address)) === false) {
-    notice(
-      `--wait-listen ${where}: ${t.address} is not an address of this network namespace, so no server can listen there: the hold will last until --max-hold (${maxHoldMs} ms)`,
-    );
-    return;
   }
   if (listeningNow === 0)
     notice(
@@ -89,11 +84,30 @@ async function waitListenNotices(
     );
 }
 
+/** How `--wait-listen` names its target: `ADDR:PORT`, `[ADDR6]:PORT`, `port PORT`. */
+function waitListenWhere(t: ListenTarget): string {
+  return t.address === undefined ? `port ${t.port}` : t.address.includes(':') ? `[${t.address}]:${t.port}` : `${t.address}:${t.port}`;
+}
+
+/**
+ * Refuse a `--wait-listen` address that is not one of the namespace's own:
+ * no server can listen there, so the hold would last until --max-hold on
+ * every reload (a typo would stall every held client). Asked before the
+ * --check command runs and before anything is held.
+ * @throws {UsageError} the address is not the namespace's (`usage`); nothing was held
+ */
+async function refuseForeignWaitListen(session: ProtectSession, t: ListenTarget): Promise<void> {
+  if (t.address === undefined || !session.isLocalAddress || (await session.isLocalAddress(t.address)) !== false) return;
+  throw new UsageError(
+    `--wait-listen ${waitListenWhere(t)}: ${t.address} is not an address of this network namespace, so no server can listen there and every held client would wait until --max-hold; give the address the server listens on (or only the port: --wait-listen PORT). Nothing was held and the command was NOT run`,
+  );
+}
+
 /**
  * Run a command with new connections held in the plug.
  * @param session an open session on a set-up guard (a `GuardSession`), phase-one checks done
  * @param early a watchdog already starting (started alongside the phase-one checks); one is started otherwise
- * @throws {UsageError} empty command, bad maxHoldMs, bad waitListen (usage)
+ * @throws {UsageError} empty command, bad maxHoldMs, bad waitListen, a waitListen address not the namespace's (usage)
  * @throws {SockDiagUnavailableError} waitListen, and the kernel's TCP socket diagnostics cannot be used (`missing-module`); nothing plugged
  * @throws {CommandError} command not found (`command-not-found`) or not executable (`command-not-executable`), before anything is plugged
  * @throws {SynplugError} the plug could not be set (the command is not run) or released
@@ -121,6 +135,7 @@ async function protectInner(session: ProtectSession, opts: ProtectOptions, early
   }
   const resolved = resolveCommand(opts.command);
   const user: RunAsUser | undefined = opts.user !== undefined ? lookupUser(opts.user) : undefined;
+  if (opts.waitListen) await refuseForeignWaitListen(session, opts.waitListen);
 
   // ---- phase one -------------------------------------------------------
   // --check: run to completion before anything is held; a failure ends protect here (precheck.ts).
@@ -190,7 +205,8 @@ async function protectInner(session: ProtectSession, opts: ProtectOptions, early
     since: now,
     deadline,
   };
-  const dev = session.config.dev;
+  // plug.json's device: the held holds' (an inbound hold's DEV, not the local hold's lo)
+  const dev = devicesOfHolds(lease.holds, session.config.dev);
   watchdog.arm({
     ownerPid: process.pid,
     stateDir: session.config.stateDir,

@@ -207,6 +207,29 @@ export function helpersOf(pid: number): Array<{ pid: number; holder: boolean }> 
   return out;
 }
 
+/**
+ * Stop the helpers `pid` started ({@link helpersOf}: watchdogs, queue
+ * holders, which outlive the calls that started them: an idle holder for up
+ * to 30 s) with SIGTERM (a holder releases, then exits), and wait until they
+ * are gone (bounded, 15 s). They write their state directory as they end: a
+ * test removing that directory stops them first, or it is made again after.
+ */
+export async function stopHelpersOf(pid: number): Promise<void> {
+  const helpers = helpersOf(pid).map((h) => h.pid);
+  for (const h of helpers) {
+    try {
+      process.kill(h, 'SIGTERM');
+    } catch {
+      /* gone */
+    }
+  }
+  await until(
+    () => helpers.every((h) => !existsSync(`/proc/${h}/cmdline`) || readFileSync(`/proc/${h}/stat`, 'utf8').includes(') Z ')),
+    "the helpers' exit",
+    15_000,
+  ).catch(() => {});
+}
+
 /** The process bound to a queue now (its netlink port id is its pid for a first socket), or undefined. */
 export function queueHolderPid(queue: number): number | undefined {
   const q = procQueue(queue);

@@ -191,7 +191,7 @@ test.serial('release when nothing is set up: nothing is held, exit 0, and nothin
     timeout: 60_000,
   });
   t.is(r.status, 0, r.stderr);
-  t.regex(r.stdout, /no plug qdisc on spguard0: nothing is held/);
+  t.regex(r.stdout, /no hold on spguard0: nothing is held/);
   t.false(existsSync(dir), 'release wrote nothing');
   const again = synplug(['release', '--dev', DEV, '--addr', ADDR]);
   t.is(again.code, 0, again.stderr);
@@ -235,7 +235,7 @@ for (const file of ['setup.json', 'plug.json'] as const) {
     }
     t.false(existsSync(marker), 'protect did not run the command');
     // release still releases (it never needs the record) and says so before the error
-    t.regex(withState(dir, ['release', ...devArgs]).stderr, /no plug qdisc on spguard0: nothing was held; but /);
+    t.regex(withState(dir, ['release', ...devArgs]).stderr, /no hold on spguard0: nothing was held; but /);
     rmSync(dir, { recursive: true, force: true });
   });
 }

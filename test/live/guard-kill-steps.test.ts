@@ -188,7 +188,8 @@ test.serial(
         // a plug killed after its hold began holds until its max-hold, by design; never longer
         t.true(await until(() => !bound(), 30_000), `plug killed at send ${k}: the hold ends by its max-hold`);
         t.true(await connects(), `plug killed at send ${k}: a SYN gets through`);
-        t.is(synplug(sd, ['check']).code, 0, `check after plug killed at send ${k}`);
+        const c = synplug(sd, ['check']);
+        t.is(c.code, 0, `check after plug killed at send ${k}: ${c.stdout}${c.stderr}`);
         t.is(synplug(sd, ['release']).code, 0, `release after plug killed at send ${k}`);
         t.false(bound());
       },

@@ -75,6 +75,18 @@ test.serial('stdin closed without done (the parent died): the watchdog sends its
   run('/usr/sbin/tc', 'qdisc', 'del', 'dev', DEV, 'root');
 });
 
+test.serial('a session of queue holds only (no plug message to send): the watchdog says it released the hold, not a plug', async (t) => {
+  const w = await startEntry();
+  t.is(w.first, 'ready');
+  const arm = armFor('30:', 'root', ifindex, Date.now() + 600_000);
+  const before = qdiscs();
+  w.child.stdin.write(`${JSON.stringify({ op: 'arm', ...arm, release: [{ ...arm.release[0], messages: [] }] })}\n`);
+  w.child.stdin.end();
+  t.is(await w.exited, 0, w.stderr());
+  t.is(w.stderr(), 'synplug watchdog: synplug protect ended without releasing (killed?); released the hold\n');
+  t.deepEqual(qdiscs(), before, 'nothing was sent');
+});
+
 test.serial('the max-hold deadline passes while the parent lives: the watchdog releases and exits 0', async (t) => {
   const w = await startEntry();
   t.is(w.first, 'ready');

@@ -43,7 +43,7 @@ interface Plan {
   hold: string;
   via: string;
   dev: string;
-  changed: boolean;
+  wouldChange: boolean;
   actions: string[];
   changes: Array<{ action: string; what: string }>;
   affects: string[];
@@ -72,7 +72,8 @@ async function planThenSetup(t: import('ava').ExecutionContext, args: string[]) 
   const plan = JSON.parse(d.stdout) as Plan;
   t.deepEqual(snapshot(), before, 'the dry run changed nothing (and made no state directory)');
   t.true(plan.dryRun);
-  t.true(plan.changed);
+  t.true(plan.wouldChange);
+  t.false('changed' in plan, 'a dry run changes nothing: it says what setup would change as wouldChange');
   t.true(plan.record.createsStateDir);
   t.is(plan.record.stateDir, STATE);
   t.deepEqual(
@@ -99,7 +100,7 @@ async function planThenSetup(t: import('ava').ExecutionContext, args: string[]) 
   const again = synplug(['setup', '--dry-run', '--json', ...args]);
   t.is(again.code, 0, again.stderr);
   const p2 = JSON.parse(again.stdout) as Plan;
-  t.false(p2.changed);
+  t.false(p2.wouldChange);
   t.deepEqual(p2.actions, []);
   t.false(p2.record.createsStateDir);
   t.deepEqual(snapshot(), after);
@@ -140,7 +141,7 @@ test.serial('text: each step on its own line, its kind said once; refusals as se
   t.is(lines[1], 'synplug setup --dry-run: the local queue hold (queue); nothing was changed');
   t.is(lines[2], 'setup would, in this order:');
   t.is(lines[3], '  add address 169.254.255.254/32 dev lo', 'the kind is said once (the step names it)');
-  t.regex(lines[4], /^ {2}nftables: add table inet synplug_queue; /);
+  t.is(lines[4], '  nftables: add table inet synplug_queue', 'the table alone: its chain and rule are armed around each hold');
   t.regex(r.stdout, new RegExp(`it would record the hold 'queue' in ${STATE}/setup\\.json and ${STATE}/plug\\.json \\(creating ${STATE}, mode 0700\\)`));
   t.regex(r.stdout, new RegExp(`, and create its lock file ${STATE}/lock$`, 'm'), 'the lock file setup creates is named too');
 

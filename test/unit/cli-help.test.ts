@@ -84,3 +84,13 @@ test('codes each command is known to return are listed, with the meaning the REA
   t.true(listed(help('protect')).includes('other'));
   for (const name of ['setup', 'check', 'show', 'decode']) t.false(listed(help(name)).includes('other'), name);
 });
+
+test('exit 4 for demo: the top-level help, demo --help and the README agree that demo without --here needs CAP_SYS_ADMIN too (--here only with --inbound)', (t) => {
+  const row = (text: string) => text.replace(/\s+/g, ' ');
+  const top = row(EXIT_HELP.slice(EXIT_HELP.indexOf('\n  4 '), EXIT_HELP.indexOf('\n  5 ')));
+  t.regex(top, /demo also CAP_SYS_ADMIN .*\(demo --here does not, unless --inbound\)/);
+  const demo = row(helpOf(buildProgram().commands.find((c) => c.name() === 'demo')!));
+  t.regex(demo, /Needs CAP_NET_ADMIN and CAP_SYS_ADMIN \(root; --here: CAP_NET_ADMIN alone, unless --inbound\)/);
+  const readme = README.split('\n').find((l) => l.startsWith('| 4 |'))!;
+  t.regex(readme, /`demo` also CAP_SYS_ADMIN \(it creates a network namespace; `demo --here` does not, unless `--inbound`\)/);
+});

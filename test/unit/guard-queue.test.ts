@@ -11,7 +11,7 @@ import { messageTypeName } from '../../src/netlink/protocols.js';
 import { NftBatch } from '../../src/iptables/batch.js';
 import { decodeRule } from '../../src/iptables/rule.js';
 import { DEFAULT_QUEUE_NUM, isQueueRecord, queueRecordRefusal, queueHoldId, queueRules } from '../../src/guard/modes/queue.js';
-import { holdModeFor } from '../../src/guard/modes/index.js';
+import { devicesOfHolds, holdModeFor } from '../../src/guard/modes/index.js';
 import { setup } from '../../src/guard/setup.js';
 import { untyped } from '../helpers/untyped.js';
 
@@ -111,4 +111,13 @@ test('setup refuses a bad --via word and the plug holds options with --via queue
     message: /--queue-num and --queue-maxlen are the queue hold's options/,
   });
   await t.throwsAsync(setup({ via: 'queue', queue: { num: 70000 } }), { instanceOf: UsageError, message: /--queue-num: 70000 is not a queue number/ });
+});
+
+test("plug.json's dev: the held holds' devices (an inbound hold's DEV, never the local hold's lo for it)", (t) => {
+  t.is(devicesOfHolds(['queue:f22s'], 'lo'), 'f22s');
+  t.is(devicesOfHolds(['inbound:eth0'], 'lo'), 'eth0');
+  t.is(devicesOfHolds(['queue'], 'lo'), 'lo');
+  t.is(devicesOfHolds(['local'], 'lo'), 'lo');
+  t.is(devicesOfHolds(['queue', 'queue:eth1', 'inbound:eth1'], 'lo'), 'lo,eth1');
+  t.is(devicesOfHolds([], 'lo'), 'lo');
 });

@@ -31,7 +31,29 @@ test("reset: a closing listener's queue; dropped: the hold's limit; listener dro
   t.regex(causes[0], /closing listener/);
   t.regex(causes[1], /limit/);
   t.regex(causes[2], /backlog/);
-  t.regex(formatVerdict({ report: r, ...how }), /^LOST: 0 refused, 2 reset, 1 dropped, 3 dropped by the listener; /);
+  t.regex(formatVerdict({ report: r, ...how }), /^LOST: 0 refused, 2 reset, 1 dropped, 3 dropped by the listener \(packets, retransmissions included\); /);
+});
+
+test("listener drops after a long hold, no more than the SYNs held: the cause names a hold longer than the clients' connect timeout; a short hold, or more drops than SYNs held: the backlog alone", (t) => {
+  const how = { maxHoldReached: false, waitedForListener: false };
+  // one client with a 5 s connect timeout, held 8 s: its SYN and 4 retransmissions held, released after it gave up
+  const abandoned = { ...base, heldSyns: 5, holdMs: 8016.4, listenerDrops: 5, lossless: false };
+  const causes = lossCauses(abandoned, how);
+  t.is(causes.length, 1);
+  t.true(causes[0].startsWith("the hold (8.0 s) outlasted the clients' connect timeout: a client that gives up during the hold is lost"), causes[0]);
+  t.regex(causes[0], /keep --max-hold below the clients' connect timeout/);
+  t.is(
+    formatVerdict({ report: abandoned, maxHoldReached: false, newListener: undefined }),
+    `LOST: 0 refused, 0 reset, 0 dropped, 5 dropped by the listener (packets, retransmissions included); likely cause: ${causes[0]}`,
+  );
+  for (const r of [
+    { ...abandoned, holdMs: 2000 },
+    { ...abandoned, listenerDrops: 40 },
+  ]) {
+    const c = lossCauses(r, how);
+    t.is(c.length, 1);
+    t.regex(c[0], /^the release burst overflowed the listener's backlog/);
+  }
 });
 
 test('not counted: the verdict says so and why, never "lossless"', (t) => {

@@ -1,8 +1,8 @@
 /**
  * protect --wait-listen's phase-one notices (src/guard/protect.ts), with a
  * recording fake session: nothing listening on the target before the reload
- * (a wrong port would hold until --max-hold on every reload), and an address
- * that is not the namespace's own. Nothing is refused: the window runs.
+ * (a wrong port would hold until --max-hold on every reload); an address
+ * that is not the namespace's own is refused (usage) before anything.
  */
 import test from 'ava';
 import { readdirSync, readlinkSync } from 'node:fs';
@@ -10,6 +10,7 @@ import { createServer } from 'node:net';
 import { runProtected } from '../../src/guard/protect.js';
 import type { Listener, ListenTarget } from '../../src/guard/types.js';
 import { FakeSession } from '../helpers/fake-session.js';
+import { UsageError } from '../../src/netlink/errors.js';
 
 /** A session where `before` listens until the window opens; from then on, a new socket on the target. */
 class ReloadingSession extends FakeSession {
@@ -111,21 +112,36 @@ test('--wait-listen with listening sockets whose holders cannot be seen: a notic
   t.true(s.log.indexOf('listeners 169.254.255.254:18080') < s.log.indexOf('buffer'), 'said in phase one, before the window');
 });
 
-test("--wait-listen on an address that is not the namespace's own: a notice says so", async (t) => {
+test("--wait-listen on an address that is not the namespace's own: refused (usage) before the --check command and before anything is held", async (t) => {
   const asked: string[] = [];
   const s = new LocalAwareSession([], (a) => {
     asked.push(a);
     return false;
   });
   const notices: string[] = [];
-  await runProtected(s, { command: ['true'], waitListen: { address: '169.254.77.77', port: 80 }, maxHoldMs: 3000, onNotice: (l) => notices.push(l) });
-  t.deepEqual(asked, ['169.254.77.77']);
-  t.true(
-    notices.includes(
-      '--wait-listen 169.254.77.77:80: 169.254.77.77 is not an address of this network namespace, so no server can listen there: the hold will last until --max-hold (3000 ms)',
-    ),
-    notices.join('\n'),
+  const e = await t.throwsAsync(
+    runProtected(s, {
+      command: ['true'],
+      check: ['false'],
+      waitListen: { address: '169.254.77.77', port: 80 },
+      maxHoldMs: 3000,
+      onNotice: (l) => notices.push(l),
+    }),
+    { instanceOf: UsageError },
   );
+  t.is(
+    e?.message,
+    '--wait-listen 169.254.77.77:80: 169.254.77.77 is not an address of this network namespace, so no server can listen there and every held client would wait until --max-hold; give the address the server listens on (or only the port: --wait-listen PORT). Nothing was held and the command was NOT run',
+  );
+  t.is(e?.category, 'usage');
+  t.deepEqual(asked, ['169.254.77.77']);
+  t.deepEqual(s.log, [], 'nothing was asked of the hold (no plug, no release, no listing)');
+  t.deepEqual(notices, []);
+  // the namespace's own address, and an address the session cannot judge: no refusal
+  for (const local of [true, undefined]) {
+    const ok = new LocalAwareSession([], () => local);
+    t.is((await runProtected(ok, { command: ['true'], waitListen: { address: '169.254.77.77', port: 80 }, maxHoldMs: 2000 })).exitCode, 0);
+  }
 });
 
 /** A session that holds some traffic (its holds' heldTraffic), as GuardSession reports it. */

@@ -18,6 +18,9 @@ import { WatchdogChild, type WatchdogEnd } from '../../src/guard/watchdog-child.
 import type { WatchdogStep } from '../../src/guard/watchdog.js';
 import { StateStore, isStale, processStartTime } from '../../src/guard/state.js';
 import { liveLeases } from '../../src/guard/leases.js';
+import { readHistory } from '../../src/guard/history.js';
+import { unwatchedReport } from '../../src/guard/report.js';
+import { formatHistoryEntry } from '../../src/cli/format-guard.js';
 import { NETLINK_ROUTE, NLM_F_ACK } from '../../src/netlink/message.js';
 
 const RTM_GETLINK = 18;
@@ -152,4 +155,40 @@ test('without untilDeadline (protect), the end of input is the owner gone: it ac
   );
   w.inputEnded();
   t.like(await ended, { kind: 'fired', reason: 'synplug protect ended without releasing (killed?)' });
+});
+
+/** A protect's watchdog whose input ends (the protect killed): resolves when it ended. */
+async function ownerKilled(dir: string, owner: number, steps: WatchdogStep[]): Promise<{ end: WatchdogEnd; lines: string[] }> {
+  const lines: string[] = [];
+  const ended = new Promise<WatchdogEnd>((resolve) => {
+    const w = new WatchdogChild({ report: (l) => lines.push(l), onEnd: resolve });
+    w.line(
+      JSON.stringify({ op: 'arm', ownerPid: owner, stateDir: dir, deadline: Date.now() + 60_000, release: steps, leaseId: 'abcdef0123456789', dev: 'lo' }),
+    );
+    w.inputEnded();
+  });
+  return { end: await ended, lines };
+}
+
+test('a protect killed during its hold: its watchdog writes its history entry (killed, what it held, since when); none after a release that failed', async (t) => {
+  const since = Date.now() - 1500;
+  const { dir, owner } = orphanedPlug(since);
+  const { end, lines } = await ownerKilled(dir, owner, [acceptedRelease()]);
+  t.deepEqual(end, { kind: 'fired', reason: 'synplug protect ended without releasing (killed?)', failed: false });
+  t.deepEqual(lines, ['synplug protect ended without releasing (killed?); released the plug']);
+  const h = readHistory(dir);
+  t.is(h.length, 1);
+  t.like(h[0], { id: 1, command: 'protect', start: new Date(since).toISOString(), holds: ['local'], exitCode: -1, killed: true });
+  t.true(h[0].report.holdMs >= 1500, String(h[0].report.holdMs));
+  t.is(h[0].report.lossless, null, 'nothing was counted');
+  t.deepEqual(h[0].report, unwatchedReport({ heldSyns: 0, holdMs: h[0].report.holdMs, dropped: 0 }, h[0].report.uncounted![0]), "an unwatched hold's report");
+  t.regex(
+    formatHistoryEntry(h[0]),
+    /^#1 \S+ protect \(local\): held \d+\.\d ms, SYNs not counted; KILLED during the hold \(its watchdog released it\); not fully counted: /,
+  );
+
+  const failing = orphanedPlug(since);
+  const f = await ownerKilled(failing.dir, failing.owner, [refusedRelease()]);
+  t.true(f.end.kind === 'fired' && f.end.failed);
+  t.deepEqual(readHistory(failing.dir), [], 'no entry while the hold may still hold (the next release writes its own)');
 });

@@ -7,7 +7,7 @@
  */
 import test from 'ava';
 import { formatDemo } from '../../src/cli/demo-command.js';
-import { formatCheck, formatPlug, formatSetup, formatStatus, formatTeardown } from '../../src/cli/format-guard.js';
+import { formatCheck, formatPlug, formatRelease, formatSetup, formatStatus, formatTeardown } from '../../src/cli/format-guard.js';
 import { holdWords, modeOfHold } from '../../src/guard/modes/index.js';
 import { demoResult } from '../helpers/demo-result.js';
 import type { DemoResult } from '../../src/demo/types.js';
@@ -221,4 +221,10 @@ test("status: the local plug hold's lines come from its own entry in holds (addr
   const both = formatStatus(statusResult([local, inboundHoldStatus()])).split('\n');
   t.is(both[0], 'setup: complete (local: complete, inbound:eth0: complete)');
   t.is(both[1], 'local hold on lo for 169.254.255.254: complete');
+});
+
+test('release with no hold there: "no hold on DEV", not a plug qdisc (the queue hold has none)', (t) => {
+  const text = formatRelease({ dev: 'lo', released: true, wasBuffering: false, backlog: 0, plugExists: false, brokeLeases: 0, holds: ['local'] });
+  t.is(text, 'no hold on lo: nothing is held (synplug is not set up there)');
+  t.notRegex(text, /\bplug\b/);
 });

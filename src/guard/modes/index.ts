@@ -159,6 +159,17 @@ export function deviceOfHold(id: string, localDev: string): string | undefined {
 }
 
 /**
+ * The devices of the holds a lease holds, as plug.json's `dev` names them:
+ * `lo` for a local hold, DEV for an inbound one (`eth0`, `lo,eth0`).
+ * @param ids the holds' ids (`local`, `queue`, `inbound:DEV`, `queue:DEV`)
+ * @param localDev the local hold's device (the configuration's)
+ */
+export function devicesOfHolds(ids: readonly string[], localDev: string): string {
+  const devs = [...new Set(ids.map((id) => deviceOfHold(id, localDev) ?? localDev))];
+  return devs.length ? devs.join(',') : localDev;
+}
+
+/**
  * Words about a hold a result names (see {@link HoldWords}): its mode's, or
  * plain ones for a hold no registered mode owns.
  * @param h the hold's entry in a result, or its id with the result's `dev` (and `addr`)

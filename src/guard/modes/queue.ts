@@ -123,12 +123,14 @@ interface QueueSpec {
 }
 
 /** The pieces `check` lists. */
-const QUEUE_PIECES = ['table', 'chain', 'rules', 'address'] as const;
+const QUEUE_PIECES = ['device', 'table', 'chain', 'rules', 'address'] as const;
 type QueuePiece = (typeof QUEUE_PIECES)[number];
 
 /** What the queue hold reads of the kernel; addressMarked: the address carries synplug's mark (an earlier setup added it, maybe without recording it). */
 interface QueueObservation {
   table: TableState;
+  /** whether the device exists (an inbound hold's, looked up by name; lo always does) */
+  hasDevice: boolean;
   hasAddress: boolean;
   addressMarked: boolean;
   verdict: 'native' | 'compat' | 'none';
@@ -390,10 +392,17 @@ export class QueueHold implements Hold {
     const s = this.spec;
     const table = await readTableState(this.sockets.nft, 'inet', s.table);
     const verdict = table.table ? await this.verdict() : (this.verdictKind ?? 'native');
-    if (s.scope !== 'local') return { table, hasAddress: true, addressMarked: false, verdict };
+    if (s.scope !== 'local')
+      return { table, hasDevice: (await resolveInboundDevice(this.sockets.route, s.dev)) !== undefined, hasAddress: true, addressMarked: false, verdict };
     const a = s.addrs[0];
     const addrs = await listAddresses(this.sockets.route, { dev: this.ifindex, family: isIP(a) === 6 ? 'inet6' : 'inet' });
-    return { table, hasAddress: addrs.some((x) => x.local === a), addressMarked: addressCarriesMark(addrs.find((x) => x.local === a)), verdict };
+    return {
+      table,
+      hasDevice: true,
+      hasAddress: addrs.some((x) => x.local === a),
+      addressMarked: addressCarriesMark(addrs.find((x) => x.local === a)),
+      verdict,
+    };
   }
 
   /** Judge each piece in what was observed. */
@@ -405,6 +414,13 @@ export class QueueHold implements Hold {
     const rulesOk = want.length > 0 && have.length === want.length && want.every((w) => have.includes(w));
     const unmarked = o.table.table !== undefined && tableIsMarked(o.table.table) === false;
     return {
+      device: {
+        piece: `device ${s.dev}`,
+        status: o.hasDevice ? 'ok' : 'missing',
+        ...(!o.hasDevice && {
+          detail: `gone since setup (deleted or renamed): nothing arriving on it can be held; create it again, or remove the rest of the hold with 'synplug teardown --inbound ${s.dev}'`,
+        }),
+      },
       table: {
         piece: `nftables table inet ${s.table}`,
         // a table of that name without synplug's mark was not made by setup: setup replaces it, teardown leaves it
@@ -695,11 +711,13 @@ function queuePieces(h: QueueHold, sockets: HoldSockets): HoldPieces<QueueObserv
       },
     ],
   };
+  // An inbound hold's device: setup refuses one that does not exist; one deleted since leaves the hold holding nothing.
+  const device: Piece<QueueObservation, QueuePlan> = { key: 'device', lifetime: 'permanent', judge: (o) => h.judge(o).device, add: () => undefined };
   const dev = { ifindex: h.ifindex, dev: s.dev };
   const address = addressPiece<QueueObservation, QueuePlan>(sockets.route, dev, s.addrs[0], h.record, (o) => h.judge(o).address);
 
   return {
-    list: [...(s.scope === 'local' ? [address] : []), table, chain, armed('rules')],
+    list: [...(s.scope === 'local' ? [address] : [device]), table, chain, armed('rules')],
     listOrder: QUEUE_PIECES,
     observe: () => h.observe(),
     // An address with synplug's mark that no record lists: an earlier setup added it and was killed before recording it.
