@@ -41,6 +41,7 @@ import type { NftData } from './data.js';
 import * as C from './constants.js';
 import type { NftTable } from './table.js';
 import type { NftObject } from './object.js';
+import { objectBody } from './object-print.js';
 import type { Expr, GenericExpr } from './expr/index.js';
 import { CT_KEY_NAMES, ctField, describeExpr, exprCodec, limitPrinted, quotaText } from './expr/index.js';
 import { META_KEY_NAMES, priorityText } from './names.js';
@@ -52,7 +53,6 @@ import {
   datatypeLayout,
   durationText,
   FLAG_TYPES,
-  l4Name,
   rangeEndText,
   rangeL2,
   flagText,
@@ -1708,25 +1708,6 @@ function setJson(s: NftSet, ifnames: NftRuleset['ifnames']): Record<string, unkn
   return j;
 }
 
-/**
- * A conntrack helper object's attributes (NFTA_CT_HELPER_NAME, a string;
- * _L3PROTO, u16 big-endian NFPROTO_*; _L4PROTO, u8), as nft names them.
- */
-function ctHelperOf(o: NftObject): { type: string; protocol: string; l3proto: string } | undefined {
-  if (o.typeId !== C.NFT_OBJECT_CT_HELPER) return undefined;
-  const a = (t: number): Buffer | undefined => {
-    const x = o.attributes?.find((y) => y.type === t);
-    return x && Buffer.from(x.data, 'hex');
-  };
-  const name = a(C.NFTA_CT_HELPER_NAME);
-  const l3 = a(C.NFTA_CT_HELPER_L3PROTO);
-  const l4 = a(C.NFTA_CT_HELPER_L4PROTO);
-  const l3proto = l3?.length === 2 ? { 1: 'inet', 2: 'ip', 10: 'ip6' }[l3.readUInt16BE(0)] : undefined;
-  const protocol = l4?.length === 1 ? l4Name(l4[0]) : undefined;
-  if (!name || !l3proto || !protocol) return undefined;
-  return { type: name.subarray(0, name.indexOf(0) < 0 ? name.length : name.indexOf(0)).toString('utf8'), protocol, l3proto };
-}
-
 /** Whether every number is exact: a u64 past 2^53 decodes rounded, and would print a value that is not the kernel's. */
 function exact(...ns: number[]): boolean {
   return ns.every((n) => Number.isSafeInteger(n));
@@ -1743,10 +1724,10 @@ function objectProblem(o: NftObject): string {
 function objectText(o: NftObject, options: FormatOptions): string {
   const head = `\t${o.type} ${o.name} {${options.handles && o.handle !== undefined ? ` # handle ${o.handle}` : ''}\n`;
   let body: string | undefined;
-  const helper = ctHelperOf(o);
+  const printed = objectBody(o);
   if (o.counter) {
     if (exact(o.counter.packets, o.counter.bytes)) body = `packets ${o.counter.packets} bytes ${o.counter.bytes}`;
-  } else if (helper) body = `type "${helper.type}" protocol ${helper.protocol}\n\t\tl3proto ${helper.l3proto}`;
+  } else if (printed) body = printed.lines.join('\n\t\t');
   else if (o.quota) {
     if (exact(o.quota.bytes, o.quota.used)) body = quotaText(o.quota);
   } else if (o.limit) {
@@ -1774,8 +1755,8 @@ function objectJson(o: NftObject, options: FormatOptions): Record<string, unknow
     ...(comment !== undefined && { comment }),
   };
   if (o.counter && exact(o.counter.packets, o.counter.bytes)) return { counter: { ...base, packets: o.counter.packets, bytes: o.counter.bytes } };
-  const helper = ctHelperOf(o);
-  if (helper) return { 'ct helper': { ...base, ...helper } };
+  const printed = objectBody(o);
+  if (printed) return { [o.type]: { ...base, ...printed.json } };
   if (o.quota && exact(o.quota.bytes, o.quota.used)) return { quota: { ...base, bytes: o.quota.bytes, used: o.quota.used, inv: o.quota.inv === true } };
   const p = o.limit && limitPrinted(o.limit);
   if (p) return { limit: { ...base, ...p.objJson } };

@@ -1867,6 +1867,103 @@ export const CORPUS: ReadonlyArray<{ table: string; text: string; setup?: string
 }
 `,
   },
+  // conntrack timeout and expectation objects, synproxy objects and statements, and the statements that apply them
+  {
+    table: 'inet rt_ctobj',
+    text: `table inet rt_ctobj {
+	ct timeout t1 {
+		comment "hi"
+		protocol tcp
+		l3proto ip6
+		policy = { syn_sent : 1, syn_recv : 2, established : 3, fin_wait : 4, close_wait : 5, last_ack : 6, time_wait : 7, close : 8, syn_sent2 : 9, retrans : 10, unack : 11 }
+	}
+
+	ct timeout t2 {
+		protocol tcp
+		l3proto ip
+		policy = { established : 100, close : 5 }
+	}
+
+	ct timeout u1 {
+		protocol udp
+		l3proto ip
+		policy = { unreplied : 1, replied : 2 }
+	}
+
+	ct expectation e0 {
+		protocol udp
+		dport 5060
+		timeout 1m30s
+		size 255
+		l3proto ip6
+	}
+
+	ct expectation e1 {
+		protocol tcp
+		dport 21
+		timeout 1d2h3m4s5ms
+		size 1
+		l3proto ip
+	}
+
+	synproxy s0 {
+		mss 1460
+		wscale 0
+	}
+
+	synproxy s2 {
+		mss 536
+		wscale 2
+		 sack-perm
+	}
+
+	synproxy s3 {
+		comment "c"
+		mss 536
+		wscale 2
+		timestamp 
+	}
+
+	synproxy s4 {
+		mss 1
+		wscale 14
+		timestamp sack-perm
+	}
+
+	chain c {
+		synproxy
+		synproxy mss 1400 wscale 0
+		synproxy mss 0 wscale 3
+		synproxy sack-perm
+		synproxy timestamp sack-perm
+		synproxy mss 1460 wscale 7 timestamp sack-perm
+		tcp dport 80 ct timeout set "t2"
+		ct timeout set "t1"
+		ct expectation set "e0"
+		tcp dport 443 synproxy name "s4"
+		synproxy name tcp dport map { 80 : "s0", 443 : "s4" }
+		ct timeout set tcp dport map { 80 : "t2" }
+	}
+}
+`,
+  },
+  // TCP options nft names by kind (eol, nop, md5sig, fastopen) and those it does not
+  {
+    table: 'ip rt_tcpopt',
+    text: `table ip rt_tcpopt {
+	chain c {
+		tcp option eol exists accept
+		tcp option nop exists accept
+		tcp option md5sig exists accept
+		tcp option fastopen exists accept
+		tcp option fastopen length 2 accept
+		tcp option md5sig length 18 accept
+		tcp option 6 exists accept
+		tcp option 34 exists
+	}
+}
+`,
+  },
 ];
 
 /** Rules in a table's text: the lines of its chains other than the base chain header. */
