@@ -64,6 +64,8 @@ import {
   type RegisterValue,
   type Statement,
   type ValueType,
+  type MapWords,
+  regWord,
 } from './print.js';
 
 export type { Statement } from './print.js';
@@ -120,9 +122,11 @@ type Src =
   /** a load an expression module describes (`ct state`, `fib daddr type`) */
   | { k: 'field'; field: Field }
   | { k: 'masked'; src: Src; mask: string; xor: string }
+  /** a value shifted (`ct mark >> 8`): NFT_BITWISE_LSHIFT / _RSHIFT by `n` bits */
+  | { k: 'shifted'; src: Src; op: '<<' | '>>'; n: number }
   | { k: 'imm'; data: string }
   /** a map lookup's result (`ip saddr map { 1.1.1.1 : 0x5 }`), already printed */
-  | { k: 'map'; stmt: Statement; l2?: string; l3?: string; l4?: string; ends?: number };
+  | { k: 'map'; stmt: Statement; l2?: string; l3?: string; l4?: string; words?: MapWords };
 
 /**
  * What the matches before a statement established: the network protocol
@@ -464,8 +468,8 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
       const r = regs.get(n);
       if (!r) return undefined;
       if (r.src.k === 'imm') return { k: 'imm', data: r.src.data };
-      if (r.src.k === 'map') return { k: 'map', stmt: r.src.stmt, l2: r.src.l2, l3: r.src.l3, l4: r.src.l4, ends: r.src.ends };
-      const f = r.src.k === 'masked' ? markExpression(r.src) : fieldOf(r.src, ctx);
+      if (r.src.k === 'map') return { k: 'map', stmt: r.src.stmt, l2: r.src.l2, l3: r.src.l3, l4: r.src.l4, words: r.src.words };
+      const f = valueExpression(r.src);
       return f ? { k: 'field', field: f } : undefined;
     },
     ifname: (i) => options.ifnames?.[i],
@@ -580,7 +584,7 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
             });
             continue;
           }
-          const f = r?.src.k === 'masked' ? markExpression(r.src) : r && r.src.k !== 'imm' ? fieldOf(r.src, ctx) : undefined;
+          const f = r && r.src.k !== 'imm' ? valueExpression(r.src) : undefined;
           if (f && f.type !== 'hex' && f.type !== 'rawint') {
             consume(e.sreg);
             slots.push({ stmt: { text: `${text} set ${f.text}`, json: { mangle: { key, value: f.json } } }, needsL2: f.l2, needsL3: f.l3, needsL4: f.l4 });
@@ -655,6 +659,21 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
         ) {
           slots.push({ stmt: raw(e), loadOf: e.dreg });
           bind(e.dreg, { src: { k: 'masked', src: r.src, mask: e.mask, xor: e.xor }, slots: [...r.slots, slots.length - 1] }, e.len);
+        } else if (r && (e.op === 'lshift' || e.op === 'rshift') && e.data?.length === 8) {
+          // the shift: a u32 in host order
+          const n = endianness() === 'LE' ? Buffer.from(e.data, 'hex').readUInt32LE(0) : Buffer.from(e.data, 'hex').readUInt32BE(0);
+          // a bit field shifted down to its value, as nft looks it up in a typeof set (`ip dscp @s`): the field itself
+          const b = r.src.k === 'masked' && e.op === 'rshift' && !/[^0]/.test(r.src.xor) ? bitfieldOf(r.src, ctx) : undefined;
+          const src: Src | undefined =
+            b && b.shift === n && n > 0
+              ? { k: 'field', field: b.field }
+              : r.src.k === 'field' || r.src.k === 'meta'
+                ? { k: 'shifted', src: r.src, op: e.op === 'lshift' ? '<<' : '>>', n }
+                : undefined;
+          if (src) {
+            slots.push({ stmt: raw(e), loadOf: e.dreg });
+            bind(e.dreg, { src, slots: [...r.slots, slots.length - 1] }, e.len);
+          } else rawSlot(e, [e.dreg]);
         } else rawSlot(e, [e.dreg]);
         continue;
       }
@@ -719,7 +738,7 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
           slots.push({ stmt: raw(e), loadOf: e.dreg });
           for (const i of loadSlots) slots[i].dropped = false;
           bind(e.dreg!, {
-            src: { k: 'map', stmt, l2: f.l2, l3: f.l3, l4: f.l4, ends: set && intervalEnds(set, e.dreg!) },
+            src: { k: 'map', stmt, l2: f.l2, l3: f.l3, l4: f.l4, words: set && mapDataWords(set, e.dreg!) },
             slots: [...loadSlots, slots.length - 1],
           });
         }
@@ -731,6 +750,16 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
         else slots.push({ stmt: { text: `counter packets ${e.packets} bytes ${e.bytes}`, json: { counter: { packets: e.packets, bytes: e.bytes } } } });
         continue;
       default: {
+        // a range of a bit field (`ip dscp != 0x08-0x10`); other ranges, the range module prints
+        if (e.name === 'range') {
+          const r = regs.get(e.sreg);
+          const st = r?.src.k === 'masked' ? bitfieldRange(r.src, e.op, e.from, e.to) : undefined;
+          if (st) {
+            consume(e.sreg);
+            slots.push(st);
+            continue;
+          }
+        }
         // the expression modules' own printing: loads nft names (`ct state`), statements (`limit ...`)
         const codec = exprCodec(e.name);
         const ld = codec?.field?.(e, pctx);
@@ -882,20 +911,69 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
    * (xor 0), `meta mark ^ 0x1` (mask all ones); undefined for other forms.
    */
   function markExpression(m: Extract<Src, { k: 'masked' }>): Field | undefined {
-    const f = m.src.k === 'imm' || m.src.k === 'masked' || m.src.k === 'map' ? undefined : fieldOf(m.src, ctx);
+    const f = m.src.k === 'shifted' ? shiftExpression(m.src) : m.src.k === 'imm' || m.src.k === 'masked' || m.src.k === 'map' ? undefined : fieldOf(m.src, ctx);
     if (!f || (f.type !== 'mark' && f.type !== 'mark_be') || m.mask.length !== 8 || m.xor.length !== 8) return undefined;
     const mask = Buffer.from(m.mask, 'hex');
     const xor = Buffer.from(m.xor, 'hex');
     const notMask = Buffer.from(mask.map((b) => ~b & 0xff));
     const [op, operand] = xor.equals(notMask) ? ['|', m.xor] : /^0+$/.test(m.xor) ? ['&', m.mask] : /^f+$/i.test(m.mask) ? ['^', m.xor] : [];
+    // bits kept and others set, none of them kept: nft 1.0.6 writes `ct mark & 0xffff0001 | 0x00000001`
+    // (the mask with the set bits in it: the same value)
+    if (!op && mask.every((b, i) => (b & xor[i]) === 0)) {
+      const kept = valueText(Buffer.from(mask.map((b, i) => b | xor[i])).toString('hex'), f.type);
+      const set = valueText(m.xor, f.type);
+      return { ...f, text: `${f.text} & ${kept.text} | ${set.text}`, json: { '|': [{ '&': [f.json, kept.json] }, set.json] } };
+    }
     if (!op || operand === undefined) return undefined;
     const v = valueText(operand, f.type);
     return { ...f, text: `${f.text} ${op} ${v.text}`, json: { [op]: [f.json, v.json] } };
   }
 
-  /** `f lo-hi` from a `cmp gte` and a `cmp lte` on an unmasked field. */
+  /** A mark shifted, as a value `meta mark set` / `ct mark set` takes: `ct mark >> 8`; undefined for other fields. */
+  function shiftExpression(m: Extract<Src, { k: 'shifted' }>): Field | undefined {
+    const f = fieldOf(m.src, ctx);
+    if (!f || (f.type !== 'mark' && f.type !== 'mark_be')) return undefined;
+    return { ...f, text: `${f.text} ${m.op} ${m.n}`, json: { [m.op]: [f.json, m.n] } };
+  }
+
+  /** What a register holds, as a value a statement takes: a field, a mark changed bitwise or shifted. */
+  function valueExpression(src: Src): Field | undefined {
+    return src.k === 'masked' ? markExpression(src) : src.k === 'shifted' ? shiftExpression(src) : fieldOf(src, ctx);
+  }
+
+  /**
+   * `ip dscp 0x08-0x10`, `ip hdrlength != 5-7`: a range of one of nft's bit fields,
+   * its ends as the field's values (a symbolic type's as numbers, as nft prints them).
+   */
+  function bitfieldRange(src: Extract<Src, { k: 'masked' }>, op: string, from: string, to: string): Slot | undefined {
+    const b = /[^0]/.test(src.xor) || (op !== 'eq' && op !== 'neq') ? undefined : bitfieldOf(src, ctx);
+    if (!b) return undefined;
+    const f = b.field;
+    const mask = Number.parseInt(src.mask, 16);
+    const end = (hex: string): { text: string; json: unknown } | undefined => {
+      const d = Buffer.from(hex, 'hex');
+      if (d.length !== src.mask.length / 2 || d.length > 4) return undefined;
+      const v = d.readUIntBE(0, d.length);
+      return (v & ~mask) === 0 ? rangeEndText(bitValue((v & mask) >>> b.shift, f.type), f.type) : undefined;
+    };
+    const lo = end(from);
+    const hi = end(to);
+    if (!lo || !hi) return undefined;
+    return {
+      stmt: {
+        text: `${f.text} ${op === 'neq' ? '!= ' : ''}${lo.text}-${hi.text}`,
+        json: { match: { op: op === 'neq' ? '!=' : '==', left: f.json, right: { range: [lo.json, hi.json] } } },
+      },
+      needsL2: rangeL2(f),
+      needsL3: f.l3,
+      needsL4: f.l4,
+    };
+  }
+
+  /** `f lo-hi` from a `cmp gte` and a `cmp lte` on an unmasked field, or on a bit field. */
   function rangeStatement(src: Src, from: string, to: string): Slot | undefined {
-    if (src.k === 'imm' || src.k === 'masked' || src.k === 'map') return undefined;
+    if (src.k === 'masked') return bitfieldRange(src, 'eq', from, to);
+    if (src.k === 'imm' || src.k === 'map' || src.k === 'shifted') return undefined;
     const f = fieldOf(src, ctx);
     if (!f || f.fullLen !== undefined || f.type === 'hex') return undefined;
     const lo = rangeEndText(from, f.type, pctx.ifname);
@@ -934,7 +1012,8 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
     if (!b) return undefined;
     const f = b.field;
     const d = Buffer.from(data, 'hex');
-    if (/[^0]/.test(src.xor) || (op !== 'eq' && op !== 'neq') || d.length !== src.mask.length / 2 || d.length > 4) return null;
+    // == and != and, as nft 1.0.6 prints them, the order comparisons (`ip dscp > cs1`, `ip hdrlength > 5`)
+    if (/[^0]/.test(src.xor) || OP_TEXT[op] === undefined || d.length !== src.mask.length / 2 || d.length > 4) return null;
     const v = d.readUIntBE(0, d.length);
     const mask = Number.parseInt(src.mask, 16);
     if ((v & ~mask) !== 0) return null;
@@ -1361,17 +1440,19 @@ function typeofOf(set: NftSet, tlv: number): Buffer | undefined {
 }
 
 /**
- * A map of address intervals looked up into register `dreg`: the register
- * the last address lands in (a 16-byte register's 32-bit part for IPv4,
- * NFT_REG32_01 after NFT_REG_1; the next 16-byte one for IPv6), as nft's
- * NAT `addr_max`. Undefined for any other map.
+ * Where a map's address data lands after a lookup into `dreg`, as 32-bit
+ * register words (NFT_REG32_*): the address and, for a map of intervals, the
+ * end of its range; a port part after it (`ipv4_addr . inet_service`), the
+ * same. Undefined when the data is not an address, or an address and a port.
  */
-function intervalEnds(set: NftSet, dreg: number): number | undefined {
+function mapDataWords(set: NftSet, dreg: number): MapWords | undefined {
   const l = dataLayout(set);
-  if (!dataInterval(set) || l.length !== 1 || (l[0].type !== 'ipv4' && l[0].type !== 'ipv6')) return undefined;
-  const words = l[0].len / 4;
-  if (dreg >= C.NFT_REG32_00) return dreg + words;
-  return words === 4 ? dreg + 1 : C.NFT_REG32_00 + (dreg - C.NFT_REG_1) * 4 + words;
+  if (l.length < 1 || l.length > 2 || (l[0].type !== 'ipv4' && l[0].type !== 'ipv6') || (l.length === 2 && l[1].type !== 'port')) return undefined;
+  const start = regWord(dreg);
+  const addrWords = l[0].len / 4;
+  const span = addrWords + (l.length === 2 ? 1 : 0);
+  const end = dataInterval(set) ? span : 0;
+  return { addr: [start, start + end], ...(l.length === 2 && { port: [start + addrWords, start + addrWords + end] }) };
 }
 
 /** Part types of the interval values nft prints (NAT maps: addresses, ports); another is raw. */

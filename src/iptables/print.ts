@@ -8,6 +8,7 @@
  * @module
  */
 import { addressText } from './validate.js';
+import * as C from './constants.js';
 
 /** One nft statement: its text and its `nft -j` JSON. */
 export interface Statement {
@@ -128,8 +129,24 @@ export type RegisterValue =
   /** a field loaded from the packet or its metadata, unmasked */
   | { k: 'field'; field: Field }
   /** the value a map lookup gave (`ip saddr map { 1.1.1.1 : 2.2.2.2 }`), already printed */
-  /** `ends`: a map of address intervals, the register its last address is in (the first in the lookup's) */
-  | { k: 'map'; stmt: Statement; l2?: string; l3?: string; l4?: string; ends?: number };
+  /** `words`: where the map's address (and port) data is, when it is such data */
+  | { k: 'map'; stmt: Statement; l2?: string; l3?: string; l4?: string; words?: MapWords };
+
+/**
+ * Where a map lookup's address data sits, as 32-bit register words
+ * (NFT_REG32_*, see {@link regWord}): `[first, last]` of the address (equal
+ * unless the map's data is an interval), and of the port after it in a
+ * concatenation (`ipv4_addr . inet_service`).
+ */
+export interface MapWords {
+  addr: [number, number];
+  port?: [number, number];
+}
+
+/** The first 32-bit word (NFT_REG32_00..15, 8..23) a register names: NFT_REG_1..4 are four words each. */
+export function regWord(reg: number): number {
+  return reg >= C.NFT_REG_1 && reg <= C.NFT_REG_4 ? C.NFT_REG32_00 + 4 * (reg - C.NFT_REG_1) : reg;
+}
 
 /** What an expression module gets to print its statement. */
 export interface PrintContext {

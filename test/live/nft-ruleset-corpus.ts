@@ -1964,6 +1964,142 @@ export const CORPUS: ReadonlyArray<{ table: string; text: string; setup?: string
 }
 `,
   },
+  // NAT to what a map gives: an address and a port (a concatenation), a range of addresses, ranges of both
+  {
+    table: 'ip rt_natmap',
+    text: `table ip rt_natmap {
+	map m {
+		type ipv4_addr : interval ipv4_addr . inet_service
+		flags interval
+		elements = { 127.0.0.0/8 : 169.254.0.1-169.254.0.5 . 80-90 }
+	}
+
+	map n {
+		type ipv4_addr : interval ipv4_addr
+		flags interval
+		elements = { 127.0.0.1 : 169.254.0.1-169.254.0.5 }
+	}
+
+	chain pre {
+		type nat hook prerouting priority dstnat; policy accept;
+		meta l4proto tcp dnat ip to ip saddr map @m
+		meta l4proto tcp dnat ip to ip saddr map { 127.0.0.0/8 : 169.254.0.1-169.254.0.5 . 80-90 }
+		dnat ip to ip daddr . tcp dport map { 127.0.0.1 . 80 : 169.254.0.1 . 8080 }
+		dnat ip to tcp dport map { 80 : 127.0.0.1 . 8080 }
+		meta l4proto tcp dnat to 169.254.0.1-169.254.0.5:80-90
+		dnat ip to ip saddr . tcp dport map { 127.0.0.1 . 80 : 169.254.0.1-169.254.0.5 . 80-90 }
+	}
+
+	chain post {
+		type nat hook postrouting priority srcnat; policy accept;
+		snat ip to ip saddr map @n
+		snat ip prefix to ip saddr map { 127.0.0.0/8 : 169.254.0.0/16 }
+		snat ip to ip saddr map { 127.0.0.0/8 : 169.254.0.1-169.254.0.9 }
+		snat ip to ip saddr . udp sport map { 127.0.0.1 . 53 : 169.254.0.1 . 5353 }
+		snat to 169.254.0.1-169.254.0.5
+		meta l4proto tcp masquerade to :1024-2048
+	}
+}
+`,
+  },
+  {
+    table: 'ip6 rt_natmap6',
+    text: `table ip6 rt_natmap6 {
+	map m {
+		type ipv6_addr : interval ipv6_addr . inet_service
+		flags interval
+		elements = { fd00::/16 : fd01::1-fd01::5 . 80-90 }
+	}
+
+	map n {
+		type ipv6_addr : interval ipv6_addr
+		flags interval
+		elements = { fd00::1 : fd01::1-fd01::5 }
+	}
+
+	chain pre {
+		type nat hook prerouting priority dstnat; policy accept;
+		dnat ip6 to ip6 daddr . tcp dport map { fd00::1 . 80 : fd01::1 . 8080 }
+		dnat ip6 to ip6 saddr map @n
+		dnat to ip6 saddr map { fd00::1 : fd01::1 }
+	}
+}
+`,
+  },
+  {
+    table: 'inet rt_natmapi',
+    text: `table inet rt_natmapi {
+	map m {
+		type ipv4_addr : interval ipv4_addr . inet_service
+		flags interval
+		elements = { 127.0.0.0/8 : 169.254.0.1-169.254.0.5 . 80-90 }
+	}
+
+	chain pre {
+		type nat hook prerouting priority dstnat; policy accept;
+		meta l4proto tcp dnat ip to ip saddr map @m
+		dnat ip to ip daddr . tcp dport map { 127.0.0.1 . 80 : 169.254.0.1 . 8080 }
+		dnat ip6 to ip6 daddr . tcp dport map { fd00::1 . 80 : fd01::1 . 8080 }
+	}
+}
+`,
+  },
+  // bit fields in ranges, order comparisons and typeof sets (`ip dscp @d`); marks shifted, and masked with bits set
+  {
+    table: 'inet rt_bitfields',
+    text: `table inet rt_bitfields {
+	set d {
+		typeof ip dscp
+		elements = { cs1,
+			     af41 }
+	}
+
+	set d6 {
+		typeof ip6 dscp
+		elements = { cs1,
+			     ef }
+	}
+
+	chain c {
+		ip dscp @d accept
+		ip6 dscp @d6 accept
+		ip dscp 0x08-0x10 accept
+		ip dscp != 0x08-0x10 accept
+		ip dscp > cs1 accept
+		ip dscp <= af41 accept
+		ip ecn 0x0-0x2 accept
+		ip hdrlength > 5 accept
+		ip hdrlength 5-7 accept
+		ip6 dscp 0x08-0x10 accept
+		ip6 flowlabel 1-100 accept
+		ip6 flowlabel > 100 accept
+		tcp doff > 5 accept
+		vlan id 5-10 accept
+		ip dscp vmap { cs1 : accept, ef : drop }
+		ip6 dscp vmap { cs1 : accept }
+		meta mark set ct mark >> 8
+		meta mark set ct mark << 8
+		ct mark set meta mark << 16
+		ct mark set ct mark >> 4 & 0x000000ff
+		meta mark set ct mark & 0xffff0001 | 0x00000001
+	}
+}
+`,
+  },
+  {
+    table: 'ip rt_markops',
+    text: `table ip rt_markops {
+	chain c {
+		meta mark set meta mark & 0x0000ff11 | 0x00000011
+		ct mark set ct mark & 0x00ffff00 | 0x00ff0000
+		meta mark set ct mark >> 8 & 0x000000ff
+		meta mark set meta mark & 0x0000ffff
+		meta mark set meta mark | 0x00000010
+		meta mark set meta mark ^ 0x00000003
+	}
+}
+`,
+  },
 ];
 
 /** Rules in a table's text: the lines of its chains other than the base chain header. */
