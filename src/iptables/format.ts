@@ -172,11 +172,13 @@ const META_TYPES: Record<string, ValueType> = {
   sdif: 'ifindex',
   sdifname: 'ifname',
   day: 'day',
+  hour: 'hour',
+  time: 'date',
   ipsec: 'boolean',
   cgroup: 'uint_he',
 };
 /** Bytes a meta load of a value type writes, where not 4 (a key of unknown type: unknown). */
-const META_LEN: Record<string, number> = { ifname: 16, l4proto: 1, nfproto: 1, pkttype: 1, ethertype: 2, iftype: 2, day: 1, boolean: 1 };
+const META_LEN: Record<string, number> = { ifname: 16, l4proto: 1, nfproto: 1, pkttype: 1, ethertype: 2, iftype: 2, day: 1, boolean: 1, date: 8 };
 /** meta keys nft prints without `meta` (`iifname "lo"`): nftables' meta_key_is_unqualified(). */
 const UNQUALIFIED_META: ReadonlySet<string> = new Set(['iif', 'oif', 'iifname', 'oifname', 'iifgroup', 'oifgroup']);
 const RAW_BASE: Record<string, string> = { link: 'll', network: 'nh', transport: 'th', inner: 'ih' };

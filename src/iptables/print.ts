@@ -81,7 +81,13 @@ export type ValueType =
   /** names nft reads from /etc/iproute2 (`rt_realms`, `group`) and its days of the week, printed quoted (`"cosmos"`); host order */
   | 'realm'
   | 'devgroup'
-  | 'day';
+  | 'day'
+  /** seconds since midnight UTC (u32, host order; `hour_be` after a byteorder): nft prints the local time, `"17:00"` */
+  | 'hour'
+  | 'hour_be'
+  /** nanoseconds since the epoch (u64, host order; `date_be` after a byteorder): nft prints the local date and time */
+  | 'date'
+  | 'date_be';
 
 /** Value types the kernel holds in host byte order (`meta mark`, `iif`, `ct state`...). */
 export const HOST_ORDER_TYPES: ReadonlySet<ValueType> = new Set<ValueType>([
@@ -93,6 +99,8 @@ export const HOST_ORDER_TYPES: ReadonlySet<ValueType> = new Set<ValueType>([
   'tchandle',
   'time_ms',
   'addrtype',
+  'hour',
+  'date',
   'uint_he',
   'boolean',
   'realm',
@@ -414,6 +422,7 @@ const DATATYPES: ReadonlyMap<number, { name: string; type: ValueType; len: numbe
   [39, { name: 'boolean', type: 'boolean', len: 1 }],
   [41, { name: 'ifname', type: 'ifname', len: 16 }],
   [42, { name: 'igmp_type', type: 'igmp_type', len: 1 }],
+  [44, { name: 'hour', type: 'hour', len: 4 }],
   [45, { name: 'day', type: 'day', len: 1 }],
 ]);
 /** nft's TYPE_BITS: a concatenated type packs its parts' ids 6 bits each, the first part highest. */
@@ -698,6 +707,16 @@ export function valueText(hex: string, type: ValueType, ifname?: (index: number)
         return { text: t, json: t };
       }
       break;
+    case 'hour':
+    case 'hour_be':
+      if (b.length === 4) return quotedText(hourText(type === 'hour' ? b.readUInt32LE(0) : b.readUInt32BE(0)));
+      break;
+    case 'date':
+    case 'date_be': {
+      const t = b.length === 8 ? dateText(type === 'date' ? b.readBigUInt64LE(0) : b.readBigUInt64BE(0)) : undefined;
+      if (t !== undefined) return quotedText(t);
+      break;
+    }
     case 'time_ms':
       if (b.length === 4 || b.length === 8) {
         const ms = b.length === 4 ? b.readUInt32LE(0) : Number(b.readBigUInt64LE(0));
@@ -836,6 +855,37 @@ export function rangeEndText(hex: string, type: ValueType, ifname?: (index: numb
   if (digits === undefined || b.length < 1 || b.length > 4) return v;
   const n = HOST_ORDER_TYPES.has(type) ? b.readUIntLE(0, b.length) : b.readUIntBE(0, b.length);
   return { text: digits ? `0x${n.toString(16).padStart(digits, '0')}` : String(n), json: type === 'l4proto' ? n : v.json };
+}
+
+/** A string value as nft prints it: quoted in text, bare in JSON. */
+function quotedText(t: string): { text: string; json: string } {
+  return { text: `"${t}"`, json: t };
+}
+
+const two = (n: number): string => String(n).padStart(2, '0');
+
+/**
+ * A time of day in seconds since midnight UTC as nft 1.0.6 prints it (its
+ * hour_type_print): moved by the local time zone's offset now, `HH:MM`, and
+ * `:SS` when not 0.
+ */
+export function hourText(seconds: number): string {
+  const day = 86_400;
+  const s = (((seconds - new Date().getTimezoneOffset() * 60) % day) + day) % day;
+  return `${two(Math.floor(s / 3600))}:${two(Math.floor(s / 60) % 60)}${s % 60 ? `:${two(s % 60)}` : ''}`;
+}
+
+/**
+ * A date in nanoseconds since the epoch as nft 1.0.6 prints it (its
+ * date_type_print): whole seconds, in local time, `YYYY-MM-DD HH:MM:SS`;
+ * undefined past what a date prints (a year after 9999).
+ */
+export function dateText(ns: bigint): string | undefined {
+  const s = Number(ns / 1_000_000_000n);
+  const local = s - new Date(s * 1000).getTimezoneOffset() * 60;
+  const d = new Date(local * 1000);
+  if (Number.isNaN(d.getTime()) || d.getUTCFullYear() > 9999) return undefined;
+  return `${d.getUTCFullYear()}-${two(d.getUTCMonth() + 1)}-${two(d.getUTCDate())} ${two(d.getUTCHours())}:${two(d.getUTCMinutes())}:${two(d.getUTCSeconds())}`;
 }
 
 /** Prefix length when `lo`..`hi` (same length, network order) is exactly one CIDR block, else undefined. */

@@ -2100,6 +2100,40 @@ export const CORPUS: ReadonlyArray<{ table: string; text: string; setup?: string
 }
 `,
   },
+  // meta hour, day and time: matches, ranges, sets (nft prints local time; synplug follows the same TZ)
+  {
+    table: 'inet rt_time',
+    text: `table inet rt_time {
+	set h {
+		typeof meta hour
+		elements = { "10:00",
+			     "17:30:05" }
+	}
+
+	set dd {
+		typeof meta day
+		elements = { "Sunday",
+			     "Monday" }
+	}
+
+	chain c {
+		meta hour "10:00"-"12:00" accept
+		meta hour "17:00" accept
+		meta hour "17:00:01" accept
+		meta day "Monday" accept
+		meta day { "Monday", "Friday" } accept
+		meta time "2024-01-01 00:00:00" accept
+		meta time "2024-01-01 00:00:00"-"2024-06-01 00:00:00" accept
+		meta hour != "10:00"-"12:00" drop
+		meta hour < "06:00" drop
+		meta hour { "08:00", "09:00" } accept
+		meta hour @h accept
+		meta day @dd accept
+		meta time > "2030-01-01 12:34:56" drop
+	}
+}
+`,
+  },
 ];
 
 /** Rules in a table's text: the lines of its chains other than the base chain header. */
