@@ -715,7 +715,8 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
         // in an interval set (`meta length . ip saddr { 0 . 0.0.0.100-0.0.0.200 }`)
         const garbled = key?.layout !== undefined && ((isMap && e.dreg !== C.NFT_REG_VERDICT) || (set?.flags.includes('interval') && key.hostInteger));
         const right = f && !garbled ? setRight(e.set, f.type, key?.layout ?? key?.bits) : undefined;
-        if (!key || !f || !right || (isMap && (!set || set.map === undefined || e.invert))) {
+        // a set of labels: nft 1.0.6 lists such a rule without its match (and not the set): raw
+        if (!key || !f || !right || f.type === 'ct_label' || (isMap && (!set || set.map === undefined || e.invert))) {
           rawSlot(e, e.dreg !== undefined ? [e.dreg] : []);
           continue;
         }
@@ -1037,6 +1038,12 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
       if (bf !== undefined) return bf ?? undefined;
       const f = src.src.k === 'imm' || src.src.k === 'masked' || src.src.k === 'map' ? undefined : fieldOf(src.src, c);
       if (!f || /[^0]/.test(src.xor)) return undefined;
+      // `ct label 5`: whether the label's bit is set (the mask has that one bit); JSON op `in`
+      if (f.type === 'ct_label') {
+        const bit = valueText(src.mask, 'ct_label');
+        if (op !== 'neq' || /[^0]/.test(data) || typeof bit.json !== 'number') return undefined;
+        return { stmt: { text: `${f.text} ${bit.text}`, json: { match: { op: 'in', left: f.json, right: bit.json } } } };
+      }
       // flags under a mask of every bit: nft drops the mask (`tcp flags == 0xff`, `tcp flags == syn`)
       if (FLAG_TYPES.has(f.type) && /^f+$/i.test(src.mask)) return matchStatement(src.src, op, data, c);
       const bits = prefixBits(src.mask);
@@ -1119,9 +1126,10 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
         needsL4: f.l4,
       };
     }
-    if (src.k === 'imm' || src.k === 'map') return undefined;
+    if (src.k === 'imm' || src.k === 'map' || src.k === 'shifted') return undefined;
     const f = fieldOf(src, c);
-    if (!f) return undefined;
+    // a label compared whole: `ct label != 5` reads back as it is; `ct label 5` would read back as a test of one bit
+    if (!f || (f.type === 'ct_label' && op !== 'neq')) return undefined;
     if (f.fullLen !== undefined) {
       if (op !== 'eq' && op !== 'neq') return undefined;
       return prefixMatch(f, data, Buffer.from(data, 'hex').length * 8, op);

@@ -87,7 +87,9 @@ export type ValueType =
   | 'hour_be'
   /** nanoseconds since the epoch (u64, host order; `date_be` after a byteorder): nft prints the local date and time */
   | 'date'
-  | 'date_be';
+  | 'date_be'
+  /** a conntrack label (128 bits, host order): one bit set, printed as its number (nft 1.0.6 where no connlabel.conf names it) */
+  | 'ct_label';
 
 /** Value types the kernel holds in host byte order (`meta mark`, `iif`, `ct state`...). */
 export const HOST_ORDER_TYPES: ReadonlySet<ValueType> = new Set<ValueType>([
@@ -707,6 +709,11 @@ export function valueText(hex: string, type: ValueType, ifname?: (index: number)
         return { text: t, json: t };
       }
       break;
+    case 'ct_label': {
+      const bits = b.length === 16 ? [...b].flatMap((x, i) => [0, 1, 2, 3, 4, 5, 6, 7].filter((j) => x & (1 << j)).map((j) => i * 8 + j)) : [];
+      if (bits.length === 1) return { text: String(bits[0]), json: bits[0] };
+      break;
+    }
     case 'hour':
     case 'hour_be':
       if (b.length === 4) return quotedText(hourText(type === 'hour' ? b.readUInt32LE(0) : b.readUInt32BE(0)));

@@ -2134,6 +2134,19 @@ export const CORPUS: ReadonlyArray<{ table: string; text: string; setup?: string
 }
 `,
   },
+  // conntrack labels: a label's bit set, a label compared whole (!=), set
+  {
+    table: 'inet rt_ctlabel',
+    text: `table inet rt_ctlabel {
+	chain c {
+		ct label 1 accept
+		ct label 127 accept
+		ct label set 5
+		ct label != 3 accept
+	}
+}
+`,
+  },
 ];
 
 /** Rules in a table's text: the lines of its chains other than the base chain header. */

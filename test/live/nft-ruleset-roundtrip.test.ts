@@ -152,6 +152,26 @@ test.serial(
   },
 );
 
+test.serial('a set of conntrack labels, which nft 1.0.6 lists as a rule without its match: raw, named on stderr, exit 11', (t) => {
+  const f = loadAndShow(
+    'labelset',
+    `table inet synplug_lbl {
+	chain c {
+		ct label { 1, 2 } accept
+		ct label 1 accept
+	}
+}
+`,
+  );
+  // nft's own listing drops the match, which would read back as a rule accepting everything
+  t.regex(readFileSync(f('nft.txt'), 'utf8'), /^\t\taccept$/m);
+  t.deepEqual(readFileSync(f('ours.rc'), 'utf8').split('\n').filter(Boolean), ['11', '11']);
+  const ours = readFileSync(f('ours.txt'), 'utf8');
+  t.regex(ours, /^\t\t\[ raw: ct load label => reg 1 \] \[ raw: lookup reg 1 set __set0 \] accept$/m);
+  t.regex(ours, /^\t\tct label 1 accept$/m);
+  t.regex(readFileSync(f('ours.err'), 'utf8'), /table inet synplug_lbl chain c handle \d+: lookup reg 1 set __set0/);
+});
+
 /**
  * iptables-nft's rules with xt targets, each as nft 1.0.6 lists it: through
  * libxtables' translation (`meta mark set 0x5`, `log prefix "ipt "`), or
