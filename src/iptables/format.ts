@@ -481,6 +481,40 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
         sreg,
         options.sets?.find((x) => x.name === name),
       ),
+    concat(sreg, len) {
+      const fields: Field[] = [];
+      const used: number[] = [];
+      let w = span(sreg)[0];
+      let left = len;
+      while (left > 0) {
+        const k = [...regs.keys()].find((x) => span(x)[0] === w);
+        const r = k !== undefined ? regs.get(k) : undefined;
+        const f = r && (r.src.k === 'field' || r.src.k === 'meta' || r.src.k === 'payload') ? fieldOf(r.src, ctx) : undefined;
+        if (!r || !f || f.fullLen !== undefined || f.type === 'rawint') return undefined;
+        // a load of a length not known here: the hashed bytes are that field alone, as before any concatenation
+        if (r.len === undefined) return fields.length === 0 ? { field: f, regs: [k!] } : undefined;
+        // a part takes its bytes rounded up to a 4-byte word, but a single field is exactly its own
+        const size = fields.length === 0 && left === r.len ? r.len : Math.ceil(r.len / 4) * 4;
+        fields.push(f);
+        used.push(k!);
+        left -= size;
+        w += Math.ceil(r.len / 4);
+      }
+      if (left !== 0 || !fields.length) return undefined;
+      if (fields.length === 1) return { field: fields[0], regs: used };
+      const first = (l: 'l2' | 'l3' | 'l4'): string | undefined => fields.find((x) => x[l] !== undefined)?.[l];
+      return {
+        field: {
+          text: fields.map((x) => x.text).join(' . '),
+          json: { concat: fields.map((x) => x.json) },
+          type: 'hex',
+          l2: first('l2'),
+          l3: first('l3'),
+          l4: first('l4'),
+        },
+        regs: used,
+      };
+    },
     mapValue(name, hex) {
       const set = options.sets?.find((x) => x.name === name);
       return set?.map !== undefined && set.dataType !== C.NFT_DATA_VERDICT ? layoutValue(hex, dataLayout(set), undefined, this.ifname) : undefined;
@@ -767,7 +801,7 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
         const codec = exprCodec(e.name);
         const ld = codec?.field?.(e, pctx);
         if (ld) {
-          const before = ld.from !== undefined ? (regs.get(ld.from)?.slots ?? []) : [];
+          const before = (ld.from === undefined ? [] : Array.isArray(ld.from) ? ld.from : [ld.from]).flatMap((k) => regs.get(k)?.slots ?? []);
           slots.push({ stmt: raw(e), loadOf: ld.dreg });
           bind(ld.dreg, { src: { k: 'field', field: ld.field }, slots: [...before, slots.length - 1] }, ld.len ?? FIXED_LEN[ld.field.type]);
           continue;

@@ -184,6 +184,13 @@ export interface PrintContext {
   key?(sreg: number, name: string): { field: Field; regs: number[] } | undefined;
   /** A value of map `name`'s data type from its bytes (hex): `0x00000005` for a `mark`. Undefined when the map is not known. */
   mapValue?(name: string, hex: string): { text: string; json: unknown } | undefined;
+  /**
+   * The fields loaded into the registers from `sreg` on that make exactly
+   * `len` bytes, each part from a 4-byte boundary (`ip saddr . tcp dport`:
+   * 8): one field, or their concatenation; undefined when a part is not a
+   * field nft names.
+   */
+  concat?(sreg: number, len: number): { field: Field; regs: number[] } | undefined;
 }
 
 /** What an expression module prints: the statement and the dependencies it implies. */

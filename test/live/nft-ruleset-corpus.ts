@@ -2147,6 +2147,54 @@ export const CORPUS: ReadonlyArray<{ table: string; text: string; setup?: string
 }
 `,
   },
+  // jhash of concatenations (`jhash ip saddr . tcp dport`), in statements, maps and verdict maps
+  {
+    table: 'ip rt_jhash',
+    text: `table ip rt_jhash {
+	chain c {
+		meta mark set jhash ip saddr . tcp dport mod 16 seed 0x5 offset 10
+		meta mark set jhash ip saddr . ip daddr mod 16
+		meta mark set jhash ip saddr . ip daddr . ip protocol mod 16
+		meta mark set jhash meta mark . ip saddr mod 16
+		jhash ip saddr . ip daddr mod 4 vmap { 0 : accept, 1 : drop, 2 : accept, 3 : drop }
+		dnat to jhash ip saddr . tcp sport mod 2 map { 0 : 127.0.0.1, 1 : 127.0.0.2 }
+		meta mark set jhash ip saddr mod 4
+		meta mark set jhash ct mark mod 4
+		meta mark set jhash ip daddr . ct mark mod 4
+		meta mark set jhash tcp sport . tcp dport mod 16
+		meta mark set symhash mod 2
+	}
+}
+`,
+  },
+  {
+    table: 'inet rt_jhashi',
+    text: `table inet rt_jhashi {
+	chain c {
+		meta mark set jhash ip saddr . tcp dport mod 16 seed 0x5 offset 10
+		meta mark set jhash ip saddr . ip daddr mod 16
+		meta mark set jhash ip saddr . ip daddr . ip protocol mod 16
+		meta mark set jhash meta mark . ip saddr mod 16
+		jhash ip saddr . ip daddr mod 4 vmap { 0 : accept, 1 : drop, 2 : accept, 3 : drop }
+		meta mark set jhash ip saddr mod 4
+		meta mark set jhash ct mark mod 4
+		meta mark set jhash ip daddr . ct mark mod 4
+		meta mark set jhash ip6 saddr . ip6 daddr mod 16
+		meta mark set jhash tcp sport . tcp dport mod 16
+		meta mark set symhash mod 2
+	}
+}
+`,
+  },
+  {
+    table: 'bridge rt_jhashb',
+    text: `table bridge rt_jhashb {
+	chain c {
+		meta mark set jhash ether saddr . ether daddr mod 16
+	}
+}
+`,
+  },
 ];
 
 /** Rules in a table's text: the lines of its chains other than the base chain header. */

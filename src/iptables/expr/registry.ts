@@ -72,7 +72,7 @@ export interface ExprCodec<E extends ExprBase = ExprBase> {
    * is hidden along with this one when a match consumes the result. `len`:
    * the bytes written, when the field's value type does not tell them.
    */
-  field?(e: E, ctx: PrintContext): { dreg: number; field: Field; from?: number; len?: number } | undefined;
+  field?(e: E, ctx: PrintContext): { dreg: number; field: Field; from?: number | number[]; len?: number } | undefined;
   /**
    * For an expression nft prints as a statement of its own (`limit rate
    * 10/second`, `snat to 10.0.0.1`, `ct mark set 0x1`): the statement, reading
