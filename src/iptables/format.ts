@@ -740,7 +740,8 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
       }
       case 'lookup': {
         const set = options.sets?.find((s) => s.name === e.set);
-        const key = lookupKey(e.sreg, set);
+        const masked = lookupKey(e.sreg, set) ? undefined : maskedKey(e.sreg);
+        const key = masked ?? lookupKey(e.sreg, set);
         const f = key?.field;
         // a map lookup needs the map (to print its values); a verdict map writes the verdict register
         const isMap = e.dreg !== undefined;
@@ -758,7 +759,11 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
         for (const k of key.regs) consume(k);
         if (!isMap) {
           slots.push({
-            stmt: { text: `${f.text} ${e.invert ? '!= ' : ''}${right.text}`, json: { match: { op: e.invert ? '!=' : '==', left: f.json, right: right.json } } },
+            // a masked key nft writes with its operator: `ip daddr & 255.255.255.0 == { ... }`
+            stmt: {
+              text: `${f.text} ${e.invert ? '!= ' : masked ? '== ' : ''}${right.text}`,
+              json: { match: { op: e.invert ? '!=' : '==', left: f.json, right: right.json } },
+            },
             needsL2: rangeL2(f),
             needsL3: f.l3,
             needsL4: f.l4,
@@ -964,6 +969,21 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
     if (!op || operand === undefined) return undefined;
     const v = valueText(operand, f.type);
     return { ...f, text: `${f.text} ${op} ${v.text}`, json: { [op]: [f.json, v.json] } };
+  }
+
+  /**
+   * The key of a lookup that is an address or a mark under a mask (`ip daddr &
+   * 255.255.255.0`, `ct mark & 0x0000ff00`), as nft prints it before a set,
+   * map or verdict map; undefined for other loads.
+   */
+  function maskedKey(sreg: number): { field: Field; regs: number[]; layout?: Layout; hostInteger?: boolean; bits?: Layout } | undefined {
+    const r = regs.get(sreg);
+    if (r?.src.k !== 'masked' || /[^0]/.test(r.src.xor) || bitfieldOf(r.src, ctx)) return undefined;
+    const f = r.src.src.k === 'field' || r.src.src.k === 'meta' || r.src.src.k === 'payload' ? fieldOf(r.src.src, ctx) : undefined;
+    if (!f || f.fullLen !== undefined || !['ipv4', 'ipv6', 'mark', 'mark_be'].includes(f.type)) return undefined;
+    const mask = valueText(r.src.mask, f.type);
+    if (mask.text.startsWith('0x') && f.type !== 'mark' && f.type !== 'mark_be') return undefined;
+    return { field: { ...f, text: `${f.text} & ${mask.text}`, json: { '&': [f.json, mask.json] } }, regs: [sreg] };
   }
 
   /** A mark shifted, as a value `meta mark set` / `ct mark set` takes: `ct mark >> 8`; undefined for other fields. */

@@ -2195,6 +2195,39 @@ export const CORPUS: ReadonlyArray<{ table: string; text: string; setup?: string
 }
 `,
   },
+  // addresses and marks under a mask, looked up in sets, maps and verdict maps (`ip daddr & 255.255.255.0 == { ... }`)
+  {
+    table: 'ip rt_maskset',
+    text: `table ip rt_maskset {
+	set s {
+		type ipv4_addr
+		elements = { 127.0.0.0 }
+	}
+
+	chain c {
+		ip daddr & 255.255.255.0 == { 127.0.0.0, 169.254.0.0 } accept
+		ip daddr & 255.255.255.0 != { 127.0.0.0, 169.254.0.0 } accept
+		ip saddr & 255.255.0.0 == @s accept
+		ct mark & 0x0000ff00 == { 0x00000100, 0x00000200 } accept
+		ct mark & 0x000000ff vmap { 0x00000001 : accept }
+		meta mark & 0x000000ff vmap { 0x00000001 : accept, 0x00000002 : drop }
+		meta mark set ct mark & 0x000000ff map { 0x00000001 : 0x00000002 }
+	}
+}
+`,
+  },
+  {
+    table: 'inet rt_maskset6',
+    text: `table inet rt_maskset6 {
+	chain c {
+		ip6 daddr & ffff:ffff:: == { fd00::, fd01:: } accept
+		ip daddr 127.0.0.0/24 accept
+		meta mark & 0x0000ff00 != 0x00000100 accept
+		ct mark & 0x0000000f vmap { 0x00000001 : accept }
+	}
+}
+`,
+  },
 ];
 
 /** Rules in a table's text: the lines of its chains other than the base chain header. */
