@@ -240,6 +240,11 @@ const IPTABLES_TARGETS: ReadonlyArray<[rule: string, raw?: 'raw']> = [
  * DNAT` as `ct status dnat`), or synplug does not reproduce it.
  */
 const IPTABLES_MATCHES: ReadonlyArray<[rule: string, raw?: 'raw']> = [
+  ['-A INPUT -p icmp --icmp-type echo-request -j ACCEPT'],
+  ['-A INPUT -p icmp ! --icmp-type echo-reply -j DROP'],
+  ['-A INPUT -p icmp --icmp-type 13 -j ACCEPT'],
+  ['-A INPUT -p icmp --icmp-type 8/0 -j ACCEPT', 'raw'],
+  ['-A INPUT -p icmp --icmp-type 200 -j ACCEPT', 'raw'],
   ['-A INPUT -m conntrack --ctstate ESTABLISHED,RELATED -j ACCEPT'],
   ['-A INPUT -m conntrack --ctstate NEW,INVALID -j ACCEPT'],
   ['-A INPUT -m conntrack --ctstate UNTRACKED -j ACCEPT'],
@@ -285,6 +290,8 @@ const IPTABLES_MATCHES: ReadonlyArray<[rule: string, raw?: 'raw']> = [
  * family only (after the ip6 SNAT, the ip one lists as `XT target SNAT not found`).
  */
 const IP6TABLES_XT: ReadonlyArray<[rule: string]> = [
+  ['-A INPUT -p icmpv6 --icmpv6-type neighbour-solicitation -j ACCEPT'],
+  ['-A INPUT -p icmpv6 ! --icmpv6-type echo-reply -j DROP'],
   ['-A INPUT -p tcp -j REJECT --reject-with icmp6-adm-prohibited'],
   ['-A INPUT -j REJECT --reject-with icmp6-no-route'],
   ['-A INPUT -j REJECT --reject-with icmp6-policy-fail'],
@@ -381,7 +388,7 @@ test.serial(
     const lines = readFileSync(f('ours.err'), 'utf8').trim().split('\n').slice(1);
     t.is(lines.length, IPTABLES_MATCHES.filter(([, raw]) => raw).length);
     for (const l of lines) {
-      t.regex(l, /: match name (conntrack|multiport|comment|recent|addrtype|pkttype|iprange|owner) rev \d+$/);
+      t.regex(l, /: match name (conntrack|multiport|comment|recent|addrtype|pkttype|iprange|owner|icmp) rev \d+$/);
       t.true(l.length < 100, l);
     }
   },
