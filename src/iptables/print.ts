@@ -59,6 +59,8 @@ export type ValueType =
   | 'iftype'
   /** a tc handle (u32, host order): `1:2` (hex major:minor), `root`, `none` (`meta priority`) */
   | 'tchandle'
+  /** a tc handle turned big-endian by a byteorder (a range of `meta priority`) */
+  | 'tchandle_be'
   /** a packet type (u8, PACKET_*): host, broadcast, multicast, other (`meta pkttype`) */
   | 'pkttype'
   /** nft's boolean (1..4 bytes, host order, 0 or 1): text `missing` / `exists`, JSON false / true (`fib daddr oif exists`) */
@@ -752,8 +754,9 @@ export function valueText(hex: string, type: ValueType, ifname?: (index: number)
       }
       break;
     case 'tchandle':
+    case 'tchandle_be':
       if (b.length === 4) {
-        const h = b.readUInt32LE(0);
+        const h = type === 'tchandle' ? b.readUInt32LE(0) : b.readUInt32BE(0);
         const t = h === 0xffffffff ? 'root' : h === 0 ? 'none' : `${(h >>> 16).toString(16)}:${(h & 0xffff).toString(16)}`;
         return { text: t, json: t };
       }

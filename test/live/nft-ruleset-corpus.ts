@@ -2228,6 +2228,21 @@ export const CORPUS: ReadonlyArray<{ table: string; text: string; setup?: string
 }
 `,
   },
+  // meta priority in ranges, interval sets and order comparisons
+  {
+    table: 'inet rt_prio',
+    text: `table inet rt_prio {
+	chain c {
+		meta priority 1:1-1:5 accept
+		meta priority != 1:1-1:5 accept
+		meta priority { 1:1-1:5, 2:3 } accept
+		meta priority > 1:1 accept
+		meta priority 1:1 accept
+		meta priority set 1:2
+	}
+}
+`,
+  },
 ];
 
 /** Rules in a table's text: the lines of its chains other than the base chain header. */
