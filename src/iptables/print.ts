@@ -51,6 +51,8 @@ export type ValueType =
   | 'ct_dir'
   /** milliseconds (u32), printed as nft's duration (`1h30m`); JSON in seconds */
   | 'time_ms'
+  /** milliseconds turned big-endian by a byteorder (`ct expiration < 1m`) */
+  | 'time_ms_be'
   /** route type (u32, RTN_*): unicast, local... (`fib ... type`) */
   | 'addrtype'
   /** an Ethernet type (u16, big-endian): ip, ip6, arp, vlan... (`ether type ip`) */
@@ -734,8 +736,10 @@ export function valueText(hex: string, type: ValueType, ifname?: (index: number)
       break;
     }
     case 'time_ms':
+    case 'time_ms_be':
       if (b.length === 4 || b.length === 8) {
-        const ms = b.length === 4 ? b.readUInt32LE(0) : Number(b.readBigUInt64LE(0));
+        const le = type === 'time_ms';
+        const ms = b.length === 4 ? (le ? b.readUInt32LE(0) : b.readUInt32BE(0)) : Number(le ? b.readBigUInt64LE(0) : b.readBigUInt64BE(0));
         // nft 1.0.6 prints no time at all for 0 (`ct expiration  drop`, which it cannot read back): raw
         if (ms > 0) return { text: durationText(ms), json: Math.floor(ms / 1000) };
       }
@@ -862,6 +866,14 @@ const RANGE_NUMERIC: Partial<Record<ValueType, number>> = {
  * Undefined when the bytes are not a value of `type`, or are ct flags.
  */
 export function rangeEndText(hex: string, type: ValueType, ifname?: (index: number) => string | undefined): { text: string; json: unknown } | undefined {
+  // nft 1.0.6 prints a range of times in whole seconds (`3600s-86400s`), dropping milliseconds: those would read
+  // back as another range, so they stay raw
+  if (type === 'time_ms' || type === 'time_ms_be') {
+    const b = Buffer.from(hex, 'hex');
+    if (b.length !== 4) return undefined;
+    const ms = type === 'time_ms' ? b.readUInt32LE(0) : b.readUInt32BE(0);
+    return ms % 1000 === 0 ? { text: `${ms / 1000}s`, json: ms / 1000 } : undefined;
+  }
   const v = valueText(hex, type, ifname);
   // bytes valueText could not read (it fell back to their hex)
   // or ct flags, whose ranges synplug leaves raw

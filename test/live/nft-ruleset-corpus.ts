@@ -2243,6 +2243,28 @@ export const CORPUS: ReadonlyArray<{ table: string; text: string; setup?: string
 }
 `,
   },
+  // ct expiration compared, in ranges (nft prints those in whole seconds) and sets
+  {
+    table: 'inet rt_expire',
+    text: `table inet rt_expire {
+	chain c {
+		ct expiration < 1m accept
+		ct expiration 10s-20s accept
+		ct expiration > 30s accept
+		ct expiration != 10s-3600s accept
+		ct expiration 5s accept
+		ct expiration { 10s-20s, 1m } accept
+		ct expiration != 60s-120s accept
+		ct expiration != 3600s-86400s accept
+		ct expiration != 90s-100s accept
+		ct expiration != 90s-3660s accept
+		ct expiration 3600s-86400s accept
+		ct expiration != 1h accept
+		ct expiration != 1h accept
+	}
+}
+`,
+  },
 ];
 
 /** Rules in a table's text: the lines of its chains other than the base chain header. */
