@@ -122,6 +122,11 @@ type Src =
   /** a load an expression module describes (`ct state`, `fib daddr type`) */
   | { k: 'field'; field: Field }
   | { k: 'masked'; src: Src; mask: string; xor: string }
+  /**
+   * a bit field shifted down to its value (`ip dscp` as a typeof set holds it): nft 1.0.6 names it
+   * only as the key of a set lookup (`ip dscp @s`), see `bitValueKey`
+   */
+  | { k: 'bitvalue'; field: Field }
   /** a value shifted (`ct mark >> 8`): NFT_BITWISE_LSHIFT / _RSHIFT by `n` bits */
   | { k: 'shifted'; src: Src; op: '<<' | '>>'; n: number }
   | { k: 'imm'; data: string }
@@ -702,7 +707,7 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
           const b = r.src.k === 'masked' && e.op === 'rshift' && !/[^0]/.test(r.src.xor) ? bitfieldOf(r.src, ctx) : undefined;
           const src: Src | undefined =
             b && b.shift === n && n > 0
-              ? { k: 'field', field: b.field }
+              ? { k: 'bitvalue', field: b.field }
               : r.src.k === 'field' || r.src.k === 'meta'
                 ? { k: 'shifted', src: r.src, op: e.op === 'lshift' ? '<<' : '>>', n }
                 : undefined;
@@ -741,7 +746,15 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
       case 'lookup': {
         const set = options.sets?.find((s) => s.name === e.set);
         const masked = lookupKey(e.sreg, set) ? undefined : maskedKey(e.sreg);
-        const key = masked ?? lookupKey(e.sreg, set);
+        // a bit field shifted to its value: nft names it in a set lookup only (`ip dscp @s`); as a map's
+        // or a concatenation's key it prints `(@nh,8,8 & 0xfc) >> 2`, `ip6 dscp >> 6 . meta mark`: raw
+        const bitValue = regs.get(e.sreg)?.src;
+        const key =
+          bitValue?.k === 'bitvalue'
+            ? e.dreg === undefined && set?.keyType !== undefined && datatypeLayout(set.keyType)?.length === 1
+              ? { field: bitValue.field, regs: [e.sreg] }
+              : undefined
+            : (masked ?? lookupKey(e.sreg, set));
         const f = key?.field;
         // a map lookup needs the map (to print its values); a verdict map writes the verdict register
         const isMap = e.dreg !== undefined;

@@ -172,6 +172,38 @@ test.serial('a set of conntrack labels, which nft 1.0.6 lists as a rule without 
   t.regex(readFileSync(f('ours.err'), 'utf8'), /table inet synplug_lbl chain c handle \d+: lookup reg 1 set __set0/);
 });
 
+test.serial(
+  "a bit field shifted to its value: named in a set lookup as nft does (ip6 dscp @s); as a map's key nft prints it raw-ish, synplug raw, exit 11",
+  (t) => {
+    const f = loadAndShow(
+      'dscpmap',
+      `table ip6 synplug_dscp {
+	set s {
+		typeof ip6 dscp
+		elements = { cs1 }
+	}
+	map m {
+		typeof ip6 dscp : meta mark
+		elements = { cs1 : 0x1 }
+	}
+	chain c {
+		ip6 dscp @s accept
+		meta mark set ip6 dscp map @m
+	}
+}
+`,
+    );
+    const theirs = readFileSync(f('nft.txt'), 'utf8');
+    const ours = readFileSync(f('ours.txt'), 'utf8');
+    t.regex(theirs, /^\t\tip6 dscp @s accept$/m);
+    t.regex(ours, /^\t\tip6 dscp @s accept$/m);
+    // nft 1.0.6: `meta mark set (@nh,0,16 & 0xfc0) >> 6 map @m`
+    t.regex(theirs, /^\t\tmeta mark set \(@nh,0,16 & 0xfc0\) >> 6 map @m$/m);
+    t.regex(ours, /^\t\t\[ raw: payload load 2b @ network header \+ 0 => reg 1 \].*\[ raw: lookup reg 1 set m dreg 1 \] \[ raw: meta set mark with reg 1 \]$/m);
+    t.deepEqual(readFileSync(f('ours.rc'), 'utf8').split('\n').filter(Boolean), ['11', '11']);
+  },
+);
+
 /**
  * iptables-nft's rules with xt targets, each as nft 1.0.6 lists it: through
  * libxtables' translation (`meta mark set 0x5`, `log prefix "ipt "`), or
