@@ -248,6 +248,19 @@ function fieldOf(src: Src, ctx: Ctx): Field | undefined {
   return undefined;
 }
 
+/** Fields concatenated (`ip saddr . tcp dport`): the protocols they imply, the first of each layer's. */
+function concatField(fields: readonly Field[]): Field {
+  const first = (l: 'l2' | 'l3' | 'l4'): string | undefined => fields.find((x) => x[l] !== undefined)?.[l];
+  return {
+    text: fields.map((x) => x.text).join(' . '),
+    json: { concat: fields.map((x) => x.json) },
+    type: 'hex',
+    l2: first('l2'),
+    l3: first('l3'),
+    l4: first('l4'),
+  };
+}
+
 /** Number of leading one bits when the mask is ones then zeros, else undefined. */
 function prefixBits(maskHex: string): number | undefined {
   const m = Buffer.from(maskHex, 'hex');
@@ -506,19 +519,7 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
         w += Math.ceil(r.len / 4);
       }
       if (left !== 0 || !fields.length) return undefined;
-      if (fields.length === 1) return { field: fields[0], regs: used };
-      const first = (l: 'l2' | 'l3' | 'l4'): string | undefined => fields.find((x) => x[l] !== undefined)?.[l];
-      return {
-        field: {
-          text: fields.map((x) => x.text).join(' . '),
-          json: { concat: fields.map((x) => x.json) },
-          type: 'hex',
-          l2: first('l2'),
-          l3: first('l3'),
-          l4: first('l4'),
-        },
-        regs: used,
-      };
+      return { field: fields.length === 1 ? fields[0] : concatField(fields), regs: used };
     },
     mapValue(name, hex) {
       const set = options.sets?.find((x) => x.name === name);
@@ -570,16 +571,8 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
     }
     // after a vlan match nft 1.0.6 names only some Ethernet fields of a concatenation (`ether saddr . @ll,0,48`): raw
     if (ctx.l2 === 'vlan' && fields.some((x) => x.l2 === 'ether')) return undefined;
-    const first = (l: 'l2' | 'l3' | 'l4'): string | undefined => fields.find((x) => x[l] !== undefined)?.[l];
     return {
-      field: {
-        text: fields.map((x) => x.text).join(' . '),
-        json: { concat: fields.map((x) => x.json) },
-        type: 'hex',
-        l2: first('l2'),
-        l3: first('l3'),
-        l4: first('l4'),
-      },
+      field: concatField(fields),
       regs: used,
       ...(parts.some((p) => p.type === 'hex') && { layout, hostInteger }),
     };

@@ -2172,13 +2172,6 @@ export const CORPUS: ReadonlyArray<{ table: string; text: string; setup?: string
     text: `table inet rt_jhashi {
 	chain c {
 		meta mark set jhash ip saddr . tcp dport mod 16 seed 0x5 offset 10
-		meta mark set jhash ip saddr . ip daddr mod 16
-		meta mark set jhash ip saddr . ip daddr . ip protocol mod 16
-		meta mark set jhash meta mark . ip saddr mod 16
-		jhash ip saddr . ip daddr mod 4 vmap { 0 : accept, 1 : drop, 2 : accept, 3 : drop }
-		meta mark set jhash ip saddr mod 4
-		meta mark set jhash ct mark mod 4
-		meta mark set jhash ip daddr . ct mark mod 4
 		meta mark set jhash ip6 saddr . ip6 daddr mod 16
 		meta mark set jhash tcp sport . tcp dport mod 16
 		meta mark set symhash mod 2
