@@ -1129,6 +1129,36 @@ export const NFTA_CT_HELPER_NAME = 1;
 export const NFTA_CT_HELPER_L3PROTO = 2;
 /** NFTA_CT_HELPER_L4PROTO: enum nft_ct_helper_attributes, nf_tables.h (NLA_U8) */
 export const NFTA_CT_HELPER_L4PROTO = 3;
+/** NFTA_CT_TIMEOUT_L3PROTO: enum nft_ct_timeout_timeout_attributes, nf_tables.h (NLA_U16, big-endian NFPROTO_*) */
+export const NFTA_CT_TIMEOUT_L3PROTO = 1;
+/** NFTA_CT_TIMEOUT_L4PROTO: enum nft_ct_timeout_timeout_attributes, nf_tables.h (NLA_U8, IPPROTO_*) */
+export const NFTA_CT_TIMEOUT_L4PROTO = 2;
+/** NFTA_CT_TIMEOUT_DATA: enum nft_ct_timeout_timeout_attributes, nf_tables.h (nest of CTA_TIMEOUT_<proto>_*: NLA_U32 big-endian seconds) */
+export const NFTA_CT_TIMEOUT_DATA = 3;
+/** NFTA_CT_EXPECT_L3PROTO: enum nft_ct_expectation_attributes, nf_tables.h (NLA_U16, big-endian NFPROTO_*) */
+export const NFTA_CT_EXPECT_L3PROTO = 1;
+/** NFTA_CT_EXPECT_L4PROTO: enum nft_ct_expectation_attributes, nf_tables.h (NLA_U8, IPPROTO_*) */
+export const NFTA_CT_EXPECT_L4PROTO = 2;
+/** NFTA_CT_EXPECT_DPORT: enum nft_ct_expectation_attributes, nf_tables.h (NLA_U16, big-endian) */
+export const NFTA_CT_EXPECT_DPORT = 3;
+/** NFTA_CT_EXPECT_TIMEOUT: enum nft_ct_expectation_attributes, nf_tables.h (NLA_U32, host order, milliseconds) */
+export const NFTA_CT_EXPECT_TIMEOUT = 4;
+/** NFTA_CT_EXPECT_SIZE: enum nft_ct_expectation_attributes, nf_tables.h (NLA_U8) */
+export const NFTA_CT_EXPECT_SIZE = 5;
+/** NFTA_SYNPROXY_MSS: enum nft_synproxy_attributes, nf_tables.h (NLA_U16, big-endian) */
+export const NFTA_SYNPROXY_MSS = 1;
+/** NFTA_SYNPROXY_WSCALE: enum nft_synproxy_attributes, nf_tables.h (NLA_U8) */
+export const NFTA_SYNPROXY_WSCALE = 2;
+/** NFTA_SYNPROXY_FLAGS: enum nft_synproxy_attributes, nf_tables.h (NLA_U32, big-endian NF_SYNPROXY_OPT_*) */
+export const NFTA_SYNPROXY_FLAGS = 3;
+/** NF_SYNPROXY_OPT_MSS: linux/netfilter/nf_synproxy.h */
+export const NF_SYNPROXY_OPT_MSS = 0x01;
+/** NF_SYNPROXY_OPT_WSCALE: linux/netfilter/nf_synproxy.h */
+export const NF_SYNPROXY_OPT_WSCALE = 0x02;
+/** NF_SYNPROXY_OPT_SACK_PERM: linux/netfilter/nf_synproxy.h */
+export const NF_SYNPROXY_OPT_SACK_PERM = 0x04;
+/** NF_SYNPROXY_OPT_TIMESTAMP: linux/netfilter/nf_synproxy.h */
+export const NF_SYNPROXY_OPT_TIMESTAMP = 0x08;
 /** NFTA_FLOWTABLE_TABLE: enum nft_flowtable_attributes, nf_tables.h */
 export const NFTA_FLOWTABLE_TABLE = 1;
 /** NFTA_FLOWTABLE_NAME: enum nft_flowtable_attributes, nf_tables.h */

@@ -41,6 +41,7 @@ import type { NftData } from './data.js';
 import * as C from './constants.js';
 import type { NftTable } from './table.js';
 import type { NftObject } from './object.js';
+import { objectBody } from './object-print.js';
 import type { Expr, GenericExpr } from './expr/index.js';
 import { CT_KEY_NAMES, ctField, describeExpr, exprCodec, limitPrinted, quotaText } from './expr/index.js';
 import { META_KEY_NAMES, priorityText } from './names.js';
@@ -52,7 +53,6 @@ import {
   datatypeLayout,
   durationText,
   FLAG_TYPES,
-  l4Name,
   rangeEndText,
   rangeL2,
   flagText,
@@ -64,6 +64,8 @@ import {
   type RegisterValue,
   type Statement,
   type ValueType,
+  type MapWords,
+  regWord,
 } from './print.js';
 
 export type { Statement } from './print.js';
@@ -120,9 +122,16 @@ type Src =
   /** a load an expression module describes (`ct state`, `fib daddr type`) */
   | { k: 'field'; field: Field }
   | { k: 'masked'; src: Src; mask: string; xor: string }
+  /**
+   * a bit field shifted down to its value (`ip dscp` as a typeof set holds it): nft 1.0.6 names it
+   * only as the key of a set lookup (`ip dscp @s`), see `bitValueKey`
+   */
+  | { k: 'bitvalue'; field: Field }
+  /** a value shifted (`ct mark >> 8`): NFT_BITWISE_LSHIFT / _RSHIFT by `n` bits */
+  | { k: 'shifted'; src: Src; op: '<<' | '>>'; n: number }
   | { k: 'imm'; data: string }
   /** a map lookup's result (`ip saddr map { 1.1.1.1 : 0x5 }`), already printed */
-  | { k: 'map'; stmt: Statement; l2?: string; l3?: string; l4?: string; ends?: number };
+  | { k: 'map'; stmt: Statement; l2?: string; l3?: string; l4?: string; words?: MapWords };
 
 /**
  * What the matches before a statement established: the network protocol
@@ -168,11 +177,13 @@ const META_TYPES: Record<string, ValueType> = {
   sdif: 'ifindex',
   sdifname: 'ifname',
   day: 'day',
+  hour: 'hour',
+  time: 'date',
   ipsec: 'boolean',
   cgroup: 'uint_he',
 };
 /** Bytes a meta load of a value type writes, where not 4 (a key of unknown type: unknown). */
-const META_LEN: Record<string, number> = { ifname: 16, l4proto: 1, nfproto: 1, pkttype: 1, ethertype: 2, iftype: 2, day: 1, boolean: 1 };
+const META_LEN: Record<string, number> = { ifname: 16, l4proto: 1, nfproto: 1, pkttype: 1, ethertype: 2, iftype: 2, day: 1, boolean: 1, date: 8 };
 /** meta keys nft prints without `meta` (`iifname "lo"`): nftables' meta_key_is_unqualified(). */
 const UNQUALIFIED_META: ReadonlySet<string> = new Set(['iif', 'oif', 'iifname', 'oifname', 'iifgroup', 'oifgroup']);
 const RAW_BASE: Record<string, string> = { link: 'll', network: 'nh', transport: 'th', inner: 'ih' };
@@ -235,6 +246,19 @@ function fieldOf(src: Src, ctx: Ctx): Field | undefined {
     return { text: `@${b},${src.offset * 8},${src.len * 8}`, json: { payload: { base: b, offset: src.offset * 8, len: src.len * 8 } }, type: 'rawint' };
   }
   return undefined;
+}
+
+/** Fields concatenated (`ip saddr . tcp dport`): the protocols they imply, the first of each layer's. */
+function concatField(fields: readonly Field[]): Field {
+  const first = (l: 'l2' | 'l3' | 'l4'): string | undefined => fields.find((x) => x[l] !== undefined)?.[l];
+  return {
+    text: fields.map((x) => x.text).join(' . '),
+    json: { concat: fields.map((x) => x.json) },
+    type: 'hex',
+    l2: first('l2'),
+    l3: first('l3'),
+    l4: first('l4'),
+  };
 }
 
 /** Number of leading one bits when the mask is ones then zeros, else undefined. */
@@ -464,8 +488,8 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
       const r = regs.get(n);
       if (!r) return undefined;
       if (r.src.k === 'imm') return { k: 'imm', data: r.src.data };
-      if (r.src.k === 'map') return { k: 'map', stmt: r.src.stmt, l2: r.src.l2, l3: r.src.l3, l4: r.src.l4, ends: r.src.ends };
-      const f = r.src.k === 'masked' ? markExpression(r.src) : fieldOf(r.src, ctx);
+      if (r.src.k === 'map') return { k: 'map', stmt: r.src.stmt, l2: r.src.l2, l3: r.src.l3, l4: r.src.l4, words: r.src.words };
+      const f = valueExpression(r.src);
       return f ? { k: 'field', field: f } : undefined;
     },
     ifname: (i) => options.ifnames?.[i],
@@ -475,6 +499,28 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
         sreg,
         options.sets?.find((x) => x.name === name),
       ),
+    concat(sreg, len) {
+      const fields: Field[] = [];
+      const used: number[] = [];
+      let w = span(sreg)[0];
+      let left = len;
+      while (left > 0) {
+        const k = [...regs.keys()].find((x) => span(x)[0] === w);
+        const r = k !== undefined ? regs.get(k) : undefined;
+        const f = r && (r.src.k === 'field' || r.src.k === 'meta' || r.src.k === 'payload') ? fieldOf(r.src, ctx) : undefined;
+        if (!r || !f || f.fullLen !== undefined || f.type === 'rawint') return undefined;
+        // a load of a length not known here: the hashed bytes are that field alone, as before any concatenation
+        if (r.len === undefined) return fields.length === 0 ? { field: f, regs: [k!] } : undefined;
+        // a part takes its bytes rounded up to a 4-byte word, but a single field is exactly its own
+        const size = fields.length === 0 && left === r.len ? r.len : Math.ceil(r.len / 4) * 4;
+        fields.push(f);
+        used.push(k!);
+        left -= size;
+        w += Math.ceil(r.len / 4);
+      }
+      if (left !== 0 || !fields.length) return undefined;
+      return { field: fields.length === 1 ? fields[0] : concatField(fields), regs: used };
+    },
     mapValue(name, hex) {
       const set = options.sets?.find((x) => x.name === name);
       return set?.map !== undefined && set.dataType !== C.NFT_DATA_VERDICT ? layoutValue(hex, dataLayout(set), undefined, this.ifname) : undefined;
@@ -525,16 +571,8 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
     }
     // after a vlan match nft 1.0.6 names only some Ethernet fields of a concatenation (`ether saddr . @ll,0,48`): raw
     if (ctx.l2 === 'vlan' && fields.some((x) => x.l2 === 'ether')) return undefined;
-    const first = (l: 'l2' | 'l3' | 'l4'): string | undefined => fields.find((x) => x[l] !== undefined)?.[l];
     return {
-      field: {
-        text: fields.map((x) => x.text).join(' . '),
-        json: { concat: fields.map((x) => x.json) },
-        type: 'hex',
-        l2: first('l2'),
-        l3: first('l3'),
-        l4: first('l4'),
-      },
+      field: concatField(fields),
       regs: used,
       ...(parts.some((p) => p.type === 'hex') && { layout, hostInteger }),
     };
@@ -580,7 +618,7 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
             });
             continue;
           }
-          const f = r?.src.k === 'masked' ? markExpression(r.src) : r && r.src.k !== 'imm' ? fieldOf(r.src, ctx) : undefined;
+          const f = r && r.src.k !== 'imm' ? valueExpression(r.src) : undefined;
           if (f && f.type !== 'hex' && f.type !== 'rawint') {
             consume(e.sreg);
             slots.push({ stmt: { text: `${text} set ${f.text}`, json: { mangle: { key, value: f.json } } }, needsL2: f.l2, needsL3: f.l3, needsL4: f.l4 });
@@ -655,6 +693,21 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
         ) {
           slots.push({ stmt: raw(e), loadOf: e.dreg });
           bind(e.dreg, { src: { k: 'masked', src: r.src, mask: e.mask, xor: e.xor }, slots: [...r.slots, slots.length - 1] }, e.len);
+        } else if (r && (e.op === 'lshift' || e.op === 'rshift') && e.data?.length === 8) {
+          // the shift: a u32 in host order
+          const n = endianness() === 'LE' ? Buffer.from(e.data, 'hex').readUInt32LE(0) : Buffer.from(e.data, 'hex').readUInt32BE(0);
+          // a bit field shifted down to its value, as nft looks it up in a typeof set (`ip dscp @s`): the field itself
+          const b = r.src.k === 'masked' && e.op === 'rshift' && !/[^0]/.test(r.src.xor) ? bitfieldOf(r.src, ctx) : undefined;
+          const src: Src | undefined =
+            b && b.shift === n && n > 0
+              ? { k: 'bitvalue', field: b.field }
+              : r.src.k === 'field' || r.src.k === 'meta'
+                ? { k: 'shifted', src: r.src, op: e.op === 'lshift' ? '<<' : '>>', n }
+                : undefined;
+          if (src) {
+            slots.push({ stmt: raw(e), loadOf: e.dreg });
+            bind(e.dreg, { src, slots: [...r.slots, slots.length - 1] }, e.len);
+          } else rawSlot(e, [e.dreg]);
         } else rawSlot(e, [e.dreg]);
         continue;
       }
@@ -685,7 +738,16 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
       }
       case 'lookup': {
         const set = options.sets?.find((s) => s.name === e.set);
-        const key = lookupKey(e.sreg, set);
+        const masked = lookupKey(e.sreg, set) ? undefined : maskedKey(e.sreg);
+        // a bit field shifted to its value: nft names it in a set lookup only (`ip dscp @s`); as a map's
+        // or a concatenation's key it prints `(@nh,8,8 & 0xfc) >> 2`, `ip6 dscp >> 6 . meta mark`: raw
+        const bitValue = regs.get(e.sreg)?.src;
+        const key =
+          bitValue?.k === 'bitvalue'
+            ? e.dreg === undefined && set?.keyType !== undefined && datatypeLayout(set.keyType)?.length === 1
+              ? { field: bitValue.field, regs: [e.sreg] }
+              : undefined
+            : (masked ?? lookupKey(e.sreg, set));
         const f = key?.field;
         // a map lookup needs the map (to print its values); a verdict map writes the verdict register
         const isMap = e.dreg !== undefined;
@@ -694,7 +756,8 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
         // in an interval set (`meta length . ip saddr { 0 . 0.0.0.100-0.0.0.200 }`)
         const garbled = key?.layout !== undefined && ((isMap && e.dreg !== C.NFT_REG_VERDICT) || (set?.flags.includes('interval') && key.hostInteger));
         const right = f && !garbled ? setRight(e.set, f.type, key?.layout ?? key?.bits) : undefined;
-        if (!key || !f || !right || (isMap && (!set || set.map === undefined || e.invert))) {
+        // a set of labels: nft 1.0.6 lists such a rule without its match (and not the set): raw
+        if (!key || !f || !right || f.type === 'ct_label' || (isMap && (!set || set.map === undefined || e.invert))) {
           rawSlot(e, e.dreg !== undefined ? [e.dreg] : []);
           continue;
         }
@@ -702,7 +765,11 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
         for (const k of key.regs) consume(k);
         if (!isMap) {
           slots.push({
-            stmt: { text: `${f.text} ${e.invert ? '!= ' : ''}${right.text}`, json: { match: { op: e.invert ? '!=' : '==', left: f.json, right: right.json } } },
+            // a masked key nft writes with its operator: `ip daddr & 255.255.255.0 == { ... }`
+            stmt: {
+              text: `${f.text} ${e.invert ? '!= ' : masked ? '== ' : ''}${right.text}`,
+              json: { match: { op: e.invert ? '!=' : '==', left: f.json, right: right.json } },
+            },
             needsL2: rangeL2(f),
             needsL3: f.l3,
             needsL4: f.l4,
@@ -719,7 +786,7 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
           slots.push({ stmt: raw(e), loadOf: e.dreg });
           for (const i of loadSlots) slots[i].dropped = false;
           bind(e.dreg!, {
-            src: { k: 'map', stmt, l2: f.l2, l3: f.l3, l4: f.l4, ends: set && intervalEnds(set, e.dreg!) },
+            src: { k: 'map', stmt, l2: f.l2, l3: f.l3, l4: f.l4, words: set && mapDataWords(set, e.dreg!) },
             slots: [...loadSlots, slots.length - 1],
           });
         }
@@ -731,11 +798,21 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
         else slots.push({ stmt: { text: `counter packets ${e.packets} bytes ${e.bytes}`, json: { counter: { packets: e.packets, bytes: e.bytes } } } });
         continue;
       default: {
+        // a range of a bit field (`ip dscp != 0x08-0x10`); other ranges, the range module prints
+        if (e.name === 'range') {
+          const r = regs.get(e.sreg);
+          const st = r?.src.k === 'masked' ? bitfieldRange(r.src, e.op, e.from, e.to) : undefined;
+          if (st) {
+            consume(e.sreg);
+            slots.push(st);
+            continue;
+          }
+        }
         // the expression modules' own printing: loads nft names (`ct state`), statements (`limit ...`)
         const codec = exprCodec(e.name);
         const ld = codec?.field?.(e, pctx);
         if (ld) {
-          const before = ld.from !== undefined ? (regs.get(ld.from)?.slots ?? []) : [];
+          const before = (ld.from === undefined ? [] : Array.isArray(ld.from) ? ld.from : [ld.from]).flatMap((k) => regs.get(k)?.slots ?? []);
           slots.push({ stmt: raw(e), loadOf: ld.dreg });
           bind(ld.dreg, { src: { k: 'field', field: ld.field }, slots: [...before, slots.length - 1] }, ld.len ?? FIXED_LEN[ld.field.type]);
           continue;
@@ -882,20 +959,84 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
    * (xor 0), `meta mark ^ 0x1` (mask all ones); undefined for other forms.
    */
   function markExpression(m: Extract<Src, { k: 'masked' }>): Field | undefined {
-    const f = m.src.k === 'imm' || m.src.k === 'masked' || m.src.k === 'map' ? undefined : fieldOf(m.src, ctx);
+    const f = m.src.k === 'shifted' ? shiftExpression(m.src) : m.src.k === 'imm' || m.src.k === 'masked' || m.src.k === 'map' ? undefined : fieldOf(m.src, ctx);
     if (!f || (f.type !== 'mark' && f.type !== 'mark_be') || m.mask.length !== 8 || m.xor.length !== 8) return undefined;
     const mask = Buffer.from(m.mask, 'hex');
     const xor = Buffer.from(m.xor, 'hex');
     const notMask = Buffer.from(mask.map((b) => ~b & 0xff));
     const [op, operand] = xor.equals(notMask) ? ['|', m.xor] : /^0+$/.test(m.xor) ? ['&', m.mask] : /^f+$/i.test(m.mask) ? ['^', m.xor] : [];
+    // bits kept and others set, none of them kept: nft 1.0.6 writes `ct mark & 0xffff0001 | 0x00000001`
+    // (the mask with the set bits in it: the same value)
+    if (!op && mask.every((b, i) => (b & xor[i]) === 0)) {
+      const kept = valueText(Buffer.from(mask.map((b, i) => b | xor[i])).toString('hex'), f.type);
+      const set = valueText(m.xor, f.type);
+      return { ...f, text: `${f.text} & ${kept.text} | ${set.text}`, json: { '|': [{ '&': [f.json, kept.json] }, set.json] } };
+    }
     if (!op || operand === undefined) return undefined;
     const v = valueText(operand, f.type);
     return { ...f, text: `${f.text} ${op} ${v.text}`, json: { [op]: [f.json, v.json] } };
   }
 
-  /** `f lo-hi` from a `cmp gte` and a `cmp lte` on an unmasked field. */
+  /**
+   * The key of a lookup that is an address or a mark under a mask (`ip daddr &
+   * 255.255.255.0`, `ct mark & 0x0000ff00`), as nft prints it before a set,
+   * map or verdict map; undefined for other loads.
+   */
+  function maskedKey(sreg: number): { field: Field; regs: number[]; layout?: Layout; hostInteger?: boolean; bits?: Layout } | undefined {
+    const r = regs.get(sreg);
+    if (r?.src.k !== 'masked' || /[^0]/.test(r.src.xor) || bitfieldOf(r.src, ctx)) return undefined;
+    const f = r.src.src.k === 'field' || r.src.src.k === 'meta' || r.src.src.k === 'payload' ? fieldOf(r.src.src, ctx) : undefined;
+    if (!f || f.fullLen !== undefined || !['ipv4', 'ipv6', 'mark', 'mark_be'].includes(f.type)) return undefined;
+    const mask = valueText(r.src.mask, f.type);
+    if (mask.text.startsWith('0x') && f.type !== 'mark' && f.type !== 'mark_be') return undefined;
+    return { field: { ...f, text: `${f.text} & ${mask.text}`, json: { '&': [f.json, mask.json] } }, regs: [sreg] };
+  }
+
+  /** A mark shifted, as a value `meta mark set` / `ct mark set` takes: `ct mark >> 8`; undefined for other fields. */
+  function shiftExpression(m: Extract<Src, { k: 'shifted' }>): Field | undefined {
+    const f = fieldOf(m.src, ctx);
+    if (!f || (f.type !== 'mark' && f.type !== 'mark_be')) return undefined;
+    return { ...f, text: `${f.text} ${m.op} ${m.n}`, json: { [m.op]: [f.json, m.n] } };
+  }
+
+  /** What a register holds, as a value a statement takes: a field, a mark changed bitwise or shifted. */
+  function valueExpression(src: Src): Field | undefined {
+    return src.k === 'masked' ? markExpression(src) : src.k === 'shifted' ? shiftExpression(src) : fieldOf(src, ctx);
+  }
+
+  /**
+   * `ip dscp 0x08-0x10`, `ip hdrlength != 5-7`: a range of one of nft's bit fields,
+   * its ends as the field's values (a symbolic type's as numbers, as nft prints them).
+   */
+  function bitfieldRange(src: Extract<Src, { k: 'masked' }>, op: string, from: string, to: string): Slot | undefined {
+    const b = /[^0]/.test(src.xor) || (op !== 'eq' && op !== 'neq') ? undefined : bitfieldOf(src, ctx);
+    if (!b) return undefined;
+    const f = b.field;
+    const mask = Number.parseInt(src.mask, 16);
+    const end = (hex: string): { text: string; json: unknown } | undefined => {
+      const d = Buffer.from(hex, 'hex');
+      if (d.length !== src.mask.length / 2 || d.length > 4) return undefined;
+      const v = d.readUIntBE(0, d.length);
+      return (v & ~mask) === 0 ? rangeEndText(bitValue((v & mask) >>> b.shift, f.type), f.type) : undefined;
+    };
+    const lo = end(from);
+    const hi = end(to);
+    if (!lo || !hi) return undefined;
+    return {
+      stmt: {
+        text: `${f.text} ${op === 'neq' ? '!= ' : ''}${lo.text}-${hi.text}`,
+        json: { match: { op: op === 'neq' ? '!=' : '==', left: f.json, right: { range: [lo.json, hi.json] } } },
+      },
+      needsL2: rangeL2(f),
+      needsL3: f.l3,
+      needsL4: f.l4,
+    };
+  }
+
+  /** `f lo-hi` from a `cmp gte` and a `cmp lte` on an unmasked field, or on a bit field. */
   function rangeStatement(src: Src, from: string, to: string): Slot | undefined {
-    if (src.k === 'imm' || src.k === 'masked' || src.k === 'map') return undefined;
+    if (src.k === 'masked') return bitfieldRange(src, 'eq', from, to);
+    if (src.k === 'imm' || src.k === 'map' || src.k === 'shifted') return undefined;
     const f = fieldOf(src, ctx);
     if (!f || f.fullLen !== undefined || f.type === 'hex') return undefined;
     const lo = rangeEndText(from, f.type, pctx.ifname);
@@ -934,7 +1075,8 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
     if (!b) return undefined;
     const f = b.field;
     const d = Buffer.from(data, 'hex');
-    if (/[^0]/.test(src.xor) || (op !== 'eq' && op !== 'neq') || d.length !== src.mask.length / 2 || d.length > 4) return null;
+    // == and != and, as nft 1.0.6 prints them, the order comparisons (`ip dscp > cs1`, `ip hdrlength > 5`)
+    if (/[^0]/.test(src.xor) || OP_TEXT[op] === undefined || d.length !== src.mask.length / 2 || d.length > 4) return null;
     const v = d.readUIntBE(0, d.length);
     const mask = Number.parseInt(src.mask, 16);
     if ((v & ~mask) !== 0) return null;
@@ -956,6 +1098,12 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
       if (bf !== undefined) return bf ?? undefined;
       const f = src.src.k === 'imm' || src.src.k === 'masked' || src.src.k === 'map' ? undefined : fieldOf(src.src, c);
       if (!f || /[^0]/.test(src.xor)) return undefined;
+      // `ct label 5`: whether the label's bit is set (the mask has that one bit); JSON op `in`
+      if (f.type === 'ct_label') {
+        const bit = valueText(src.mask, 'ct_label');
+        if (op !== 'neq' || /[^0]/.test(data) || typeof bit.json !== 'number') return undefined;
+        return { stmt: { text: `${f.text} ${bit.text}`, json: { match: { op: 'in', left: f.json, right: bit.json } } } };
+      }
       // flags under a mask of every bit: nft drops the mask (`tcp flags == 0xff`, `tcp flags == syn`)
       if (FLAG_TYPES.has(f.type) && /^f+$/i.test(src.mask)) return matchStatement(src.src, op, data, c);
       const bits = prefixBits(src.mask);
@@ -1038,9 +1186,10 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
         needsL4: f.l4,
       };
     }
-    if (src.k === 'imm' || src.k === 'map') return undefined;
+    if (src.k === 'imm' || src.k === 'map' || src.k === 'shifted') return undefined;
     const f = fieldOf(src, c);
-    if (!f) return undefined;
+    // a label compared whole: `ct label != 5` reads back as it is; `ct label 5` would read back as a test of one bit
+    if (!f || (f.type === 'ct_label' && op !== 'neq')) return undefined;
     if (f.fullLen !== undefined) {
       if (op !== 'eq' && op !== 'neq') return undefined;
       return prefixMatch(f, data, Buffer.from(data, 'hex').length * 8, op);
@@ -1361,17 +1510,19 @@ function typeofOf(set: NftSet, tlv: number): Buffer | undefined {
 }
 
 /**
- * A map of address intervals looked up into register `dreg`: the register
- * the last address lands in (a 16-byte register's 32-bit part for IPv4,
- * NFT_REG32_01 after NFT_REG_1; the next 16-byte one for IPv6), as nft's
- * NAT `addr_max`. Undefined for any other map.
+ * Where a map's address data lands after a lookup into `dreg`, as 32-bit
+ * register words (NFT_REG32_*): the address and, for a map of intervals, the
+ * end of its range; a port part after it (`ipv4_addr . inet_service`), the
+ * same. Undefined when the data is not an address, or an address and a port.
  */
-function intervalEnds(set: NftSet, dreg: number): number | undefined {
+function mapDataWords(set: NftSet, dreg: number): MapWords | undefined {
   const l = dataLayout(set);
-  if (!dataInterval(set) || l.length !== 1 || (l[0].type !== 'ipv4' && l[0].type !== 'ipv6')) return undefined;
-  const words = l[0].len / 4;
-  if (dreg >= C.NFT_REG32_00) return dreg + words;
-  return words === 4 ? dreg + 1 : C.NFT_REG32_00 + (dreg - C.NFT_REG_1) * 4 + words;
+  if (l.length < 1 || l.length > 2 || (l[0].type !== 'ipv4' && l[0].type !== 'ipv6') || (l.length === 2 && l[1].type !== 'port')) return undefined;
+  const start = regWord(dreg);
+  const addrWords = l[0].len / 4;
+  const span = addrWords + (l.length === 2 ? 1 : 0);
+  const end = dataInterval(set) ? span : 0;
+  return { addr: [start, start + end], ...(l.length === 2 && { port: [start + addrWords, start + addrWords + end] }) };
 }
 
 /** Part types of the interval values nft prints (NAT maps: addresses, ports); another is raw. */
@@ -1708,25 +1859,6 @@ function setJson(s: NftSet, ifnames: NftRuleset['ifnames']): Record<string, unkn
   return j;
 }
 
-/**
- * A conntrack helper object's attributes (NFTA_CT_HELPER_NAME, a string;
- * _L3PROTO, u16 big-endian NFPROTO_*; _L4PROTO, u8), as nft names them.
- */
-function ctHelperOf(o: NftObject): { type: string; protocol: string; l3proto: string } | undefined {
-  if (o.typeId !== C.NFT_OBJECT_CT_HELPER) return undefined;
-  const a = (t: number): Buffer | undefined => {
-    const x = o.attributes?.find((y) => y.type === t);
-    return x && Buffer.from(x.data, 'hex');
-  };
-  const name = a(C.NFTA_CT_HELPER_NAME);
-  const l3 = a(C.NFTA_CT_HELPER_L3PROTO);
-  const l4 = a(C.NFTA_CT_HELPER_L4PROTO);
-  const l3proto = l3?.length === 2 ? { 1: 'inet', 2: 'ip', 10: 'ip6' }[l3.readUInt16BE(0)] : undefined;
-  const protocol = l4?.length === 1 ? l4Name(l4[0]) : undefined;
-  if (!name || !l3proto || !protocol) return undefined;
-  return { type: name.subarray(0, name.indexOf(0) < 0 ? name.length : name.indexOf(0)).toString('utf8'), protocol, l3proto };
-}
-
 /** Whether every number is exact: a u64 past 2^53 decodes rounded, and would print a value that is not the kernel's. */
 function exact(...ns: number[]): boolean {
   return ns.every((n) => Number.isSafeInteger(n));
@@ -1743,10 +1875,10 @@ function objectProblem(o: NftObject): string {
 function objectText(o: NftObject, options: FormatOptions): string {
   const head = `\t${o.type} ${o.name} {${options.handles && o.handle !== undefined ? ` # handle ${o.handle}` : ''}\n`;
   let body: string | undefined;
-  const helper = ctHelperOf(o);
+  const printed = objectBody(o);
   if (o.counter) {
     if (exact(o.counter.packets, o.counter.bytes)) body = `packets ${o.counter.packets} bytes ${o.counter.bytes}`;
-  } else if (helper) body = `type "${helper.type}" protocol ${helper.protocol}\n\t\tl3proto ${helper.l3proto}`;
+  } else if (printed) body = printed.lines.join('\n\t\t');
   else if (o.quota) {
     if (exact(o.quota.bytes, o.quota.used)) body = quotaText(o.quota);
   } else if (o.limit) {
@@ -1774,8 +1906,8 @@ function objectJson(o: NftObject, options: FormatOptions): Record<string, unknow
     ...(comment !== undefined && { comment }),
   };
   if (o.counter && exact(o.counter.packets, o.counter.bytes)) return { counter: { ...base, packets: o.counter.packets, bytes: o.counter.bytes } };
-  const helper = ctHelperOf(o);
-  if (helper) return { 'ct helper': { ...base, ...helper } };
+  const printed = objectBody(o);
+  if (printed) return { [o.type]: { ...base, ...printed.json } };
   if (o.quota && exact(o.quota.bytes, o.quota.used)) return { quota: { ...base, bytes: o.quota.bytes, used: o.quota.used, inv: o.quota.inv === true } };
   const p = o.limit && limitPrinted(o.limit);
   if (p) return { limit: { ...base, ...p.objJson } };

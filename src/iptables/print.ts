@@ -8,6 +8,7 @@
  * @module
  */
 import { addressText } from './validate.js';
+import * as C from './constants.js';
 
 /** One nft statement: its text and its `nft -j` JSON. */
 export interface Statement {
@@ -50,6 +51,8 @@ export type ValueType =
   | 'ct_dir'
   /** milliseconds (u32), printed as nft's duration (`1h30m`); JSON in seconds */
   | 'time_ms'
+  /** milliseconds turned big-endian by a byteorder (`ct expiration < 1m`) */
+  | 'time_ms_be'
   /** route type (u32, RTN_*): unicast, local... (`fib ... type`) */
   | 'addrtype'
   /** an Ethernet type (u16, big-endian): ip, ip6, arp, vlan... (`ether type ip`) */
@@ -58,6 +61,8 @@ export type ValueType =
   | 'iftype'
   /** a tc handle (u32, host order): `1:2` (hex major:minor), `root`, `none` (`meta priority`) */
   | 'tchandle'
+  /** a tc handle turned big-endian by a byteorder (a range of `meta priority`) */
+  | 'tchandle_be'
   /** a packet type (u8, PACKET_*): host, broadcast, multicast, other (`meta pkttype`) */
   | 'pkttype'
   /** nft's boolean (1..4 bytes, host order, 0 or 1): text `missing` / `exists`, JSON false / true (`fib daddr oif exists`) */
@@ -80,7 +85,15 @@ export type ValueType =
   /** names nft reads from /etc/iproute2 (`rt_realms`, `group`) and its days of the week, printed quoted (`"cosmos"`); host order */
   | 'realm'
   | 'devgroup'
-  | 'day';
+  | 'day'
+  /** seconds since midnight UTC (u32, host order; `hour_be` after a byteorder): nft prints the local time, `"17:00"` */
+  | 'hour'
+  | 'hour_be'
+  /** nanoseconds since the epoch (u64, host order; `date_be` after a byteorder): nft prints the local date and time */
+  | 'date'
+  | 'date_be'
+  /** a conntrack label (128 bits, host order): one bit set, printed as its number (nft 1.0.6 where no connlabel.conf names it) */
+  | 'ct_label';
 
 /** Value types the kernel holds in host byte order (`meta mark`, `iif`, `ct state`...). */
 export const HOST_ORDER_TYPES: ReadonlySet<ValueType> = new Set<ValueType>([
@@ -92,6 +105,8 @@ export const HOST_ORDER_TYPES: ReadonlySet<ValueType> = new Set<ValueType>([
   'tchandle',
   'time_ms',
   'addrtype',
+  'hour',
+  'date',
   'uint_he',
   'boolean',
   'realm',
@@ -128,8 +143,24 @@ export type RegisterValue =
   /** a field loaded from the packet or its metadata, unmasked */
   | { k: 'field'; field: Field }
   /** the value a map lookup gave (`ip saddr map { 1.1.1.1 : 2.2.2.2 }`), already printed */
-  /** `ends`: a map of address intervals, the register its last address is in (the first in the lookup's) */
-  | { k: 'map'; stmt: Statement; l2?: string; l3?: string; l4?: string; ends?: number };
+  /** `words`: where the map's address (and port) data is, when it is such data */
+  | { k: 'map'; stmt: Statement; l2?: string; l3?: string; l4?: string; words?: MapWords };
+
+/**
+ * Where a map lookup's address data sits, as 32-bit register words
+ * (NFT_REG32_*, see {@link regWord}): `[first, last]` of the address (equal
+ * unless the map's data is an interval), and of the port after it in a
+ * concatenation (`ipv4_addr . inet_service`).
+ */
+export interface MapWords {
+  addr: [number, number];
+  port?: [number, number];
+}
+
+/** The first 32-bit word (NFT_REG32_00..15, 8..23) a register names: NFT_REG_1..4 are four words each. */
+export function regWord(reg: number): number {
+  return reg >= C.NFT_REG_1 && reg <= C.NFT_REG_4 ? C.NFT_REG32_00 + 4 * (reg - C.NFT_REG_1) : reg;
+}
 
 /** What an expression module gets to print its statement. */
 export interface PrintContext {
@@ -157,6 +188,13 @@ export interface PrintContext {
   key?(sreg: number, name: string): { field: Field; regs: number[] } | undefined;
   /** A value of map `name`'s data type from its bytes (hex): `0x00000005` for a `mark`. Undefined when the map is not known. */
   mapValue?(name: string, hex: string): { text: string; json: unknown } | undefined;
+  /**
+   * The fields loaded into the registers from `sreg` on that make exactly
+   * `len` bytes, each part from a 4-byte boundary (`ip saddr . tcp dport`:
+   * 8): one field, or their concatenation; undefined when a part is not a
+   * field nft names.
+   */
+  concat?(sreg: number, len: number): { field: Field; regs: number[] } | undefined;
 }
 
 /** What an expression module prints: the statement and the dependencies it implies. */
@@ -397,6 +435,7 @@ const DATATYPES: ReadonlyMap<number, { name: string; type: ValueType; len: numbe
   [39, { name: 'boolean', type: 'boolean', len: 1 }],
   [41, { name: 'ifname', type: 'ifname', len: 16 }],
   [42, { name: 'igmp_type', type: 'igmp_type', len: 1 }],
+  [44, { name: 'hour', type: 'hour', len: 4 }],
   [45, { name: 'day', type: 'day', len: 1 }],
 ]);
 /** nft's TYPE_BITS: a concatenated type packs its parts' ids 6 bits each, the first part highest. */
@@ -681,9 +720,26 @@ export function valueText(hex: string, type: ValueType, ifname?: (index: number)
         return { text: t, json: t };
       }
       break;
+    case 'ct_label': {
+      const bits = b.length === 16 ? [...b].flatMap((x, i) => [0, 1, 2, 3, 4, 5, 6, 7].filter((j) => x & (1 << j)).map((j) => i * 8 + j)) : [];
+      if (bits.length === 1) return { text: String(bits[0]), json: bits[0] };
+      break;
+    }
+    case 'hour':
+    case 'hour_be':
+      if (b.length === 4) return quotedText(hourText(type === 'hour' ? b.readUInt32LE(0) : b.readUInt32BE(0)));
+      break;
+    case 'date':
+    case 'date_be': {
+      const t = b.length === 8 ? dateText(type === 'date' ? b.readBigUInt64LE(0) : b.readBigUInt64BE(0)) : undefined;
+      if (t !== undefined) return quotedText(t);
+      break;
+    }
     case 'time_ms':
+    case 'time_ms_be':
       if (b.length === 4 || b.length === 8) {
-        const ms = b.length === 4 ? b.readUInt32LE(0) : Number(b.readBigUInt64LE(0));
+        const le = type === 'time_ms';
+        const ms = b.length === 4 ? (le ? b.readUInt32LE(0) : b.readUInt32BE(0)) : Number(le ? b.readBigUInt64LE(0) : b.readBigUInt64BE(0));
         // nft 1.0.6 prints no time at all for 0 (`ct expiration  drop`, which it cannot read back): raw
         if (ms > 0) return { text: durationText(ms), json: Math.floor(ms / 1000) };
       }
@@ -702,8 +758,9 @@ export function valueText(hex: string, type: ValueType, ifname?: (index: number)
       }
       break;
     case 'tchandle':
+    case 'tchandle_be':
       if (b.length === 4) {
-        const h = b.readUInt32LE(0);
+        const h = type === 'tchandle' ? b.readUInt32LE(0) : b.readUInt32BE(0);
         const t = h === 0xffffffff ? 'root' : h === 0 ? 'none' : `${(h >>> 16).toString(16)}:${(h & 0xffff).toString(16)}`;
         return { text: t, json: t };
       }
@@ -809,6 +866,14 @@ const RANGE_NUMERIC: Partial<Record<ValueType, number>> = {
  * Undefined when the bytes are not a value of `type`, or are ct flags.
  */
 export function rangeEndText(hex: string, type: ValueType, ifname?: (index: number) => string | undefined): { text: string; json: unknown } | undefined {
+  // nft 1.0.6 prints a range of times in whole seconds (`3600s-86400s`), dropping milliseconds: those would read
+  // back as another range, so they stay raw
+  if (type === 'time_ms' || type === 'time_ms_be') {
+    const b = Buffer.from(hex, 'hex');
+    if (b.length !== 4) return undefined;
+    const ms = type === 'time_ms' ? b.readUInt32LE(0) : b.readUInt32BE(0);
+    return ms % 1000 === 0 ? { text: `${ms / 1000}s`, json: ms / 1000 } : undefined;
+  }
   const v = valueText(hex, type, ifname);
   // bytes valueText could not read (it fell back to their hex)
   // or ct flags, whose ranges synplug leaves raw
@@ -819,6 +884,37 @@ export function rangeEndText(hex: string, type: ValueType, ifname?: (index: numb
   if (digits === undefined || b.length < 1 || b.length > 4) return v;
   const n = HOST_ORDER_TYPES.has(type) ? b.readUIntLE(0, b.length) : b.readUIntBE(0, b.length);
   return { text: digits ? `0x${n.toString(16).padStart(digits, '0')}` : String(n), json: type === 'l4proto' ? n : v.json };
+}
+
+/** A string value as nft prints it: quoted in text, bare in JSON. */
+function quotedText(t: string): { text: string; json: string } {
+  return { text: `"${t}"`, json: t };
+}
+
+const two = (n: number): string => String(n).padStart(2, '0');
+
+/**
+ * A time of day in seconds since midnight UTC as nft 1.0.6 prints it (its
+ * hour_type_print): moved by the local time zone's offset now, `HH:MM`, and
+ * `:SS` when not 0.
+ */
+export function hourText(seconds: number): string {
+  const day = 86_400;
+  const s = (((seconds - new Date().getTimezoneOffset() * 60) % day) + day) % day;
+  return `${two(Math.floor(s / 3600))}:${two(Math.floor(s / 60) % 60)}${s % 60 ? `:${two(s % 60)}` : ''}`;
+}
+
+/**
+ * A date in nanoseconds since the epoch as nft 1.0.6 prints it (its
+ * date_type_print): whole seconds, in local time, `YYYY-MM-DD HH:MM:SS`;
+ * undefined past what a date prints (a year after 9999).
+ */
+export function dateText(ns: bigint): string | undefined {
+  const s = Number(ns / 1_000_000_000n);
+  const local = s - new Date(s * 1000).getTimezoneOffset() * 60;
+  const d = new Date(local * 1000);
+  if (Number.isNaN(d.getTime()) || d.getUTCFullYear() > 9999) return undefined;
+  return `${d.getUTCFullYear()}-${two(d.getUTCMonth() + 1)}-${two(d.getUTCDate())} ${two(d.getUTCHours())}:${two(d.getUTCMinutes())}:${two(d.getUTCSeconds())}`;
 }
 
 /** Prefix length when `lo`..`hi` (same length, network order) is exactly one CIDR block, else undefined. */

@@ -24,6 +24,7 @@ import { endianness } from 'node:os';
 import { bin, str, u32be, type AttributeList } from '../netlink/attributes.js';
 import { NetlinkDecodeError, UsageError } from '../netlink/errors.js';
 import * as C from './constants.js';
+import { valueText } from './print.js';
 import { addressText } from './validate.js';
 
 /** What both compat expressions carry. */
@@ -388,8 +389,23 @@ const MULTIPORT_WORDS = ['sport', 'dport'];
 /** the protocols whose ports a multiport match names (libxtables' check) */
 const PORT_PROTOCOLS: ReadonlySet<string> = new Set(['tcp', 'udp', 'udplite', 'sctp', 'dccp']);
 
+/**
+ * struct ipt_icmp / ip6t_icmp { __u8 type; __u8 code[2]; __u8 invflags; }: a type nft names, of
+ * any code (0..255), as libxtables translates it (`icmp type echo-request`, `icmpv6 type != echo-reply`);
+ * a code range or a type without a name nft 1.0.6 lists as `xt match icmp`.
+ */
+function icmpMatch(proto: 'icmp' | 'icmpv6'): Translation['text'] {
+  return (b) => {
+    if (b[1] !== 0 || b[2] !== 0xff || b[3] > 1) return undefined;
+    const name = valueText(b.subarray(0, 1).toString('hex'), proto === 'icmp' ? 'icmp_type' : 'icmpv6_type').text;
+    return /^[a-z]/.test(name) ? `${proto} type ${b[3] ? '!= ' : ''}${name}` : undefined;
+  };
+}
+
 /** The matches whose translation synplug reproduces, by name. */
 const MATCHES: Readonly<Record<string, Translation>> = {
+  icmp: { revs: [0], size: 4, families: ['ip'], text: icmpMatch('icmp') },
+  icmp6: { revs: [0], size: 4, families: ['ip6'], text: icmpMatch('icmpv6') },
   ttl: { revs: [0], size: 2, families: ['ip'], text: ttlText('ip ttl') },
   // ebtables': struct ebt_pkttype_info { __u8 pkt_type; __u8 invert; }
   pkttype: {

@@ -1867,6 +1867,397 @@ export const CORPUS: ReadonlyArray<{ table: string; text: string; setup?: string
 }
 `,
   },
+  // conntrack timeout and expectation objects, synproxy objects and statements, and the statements that apply them
+  {
+    table: 'inet rt_ctobj',
+    text: `table inet rt_ctobj {
+	ct timeout t1 {
+		comment "hi"
+		protocol tcp
+		l3proto ip6
+		policy = { syn_sent : 1, syn_recv : 2, established : 3, fin_wait : 4, close_wait : 5, last_ack : 6, time_wait : 7, close : 8, syn_sent2 : 9, retrans : 10, unack : 11 }
+	}
+
+	ct timeout t2 {
+		protocol tcp
+		l3proto ip
+		policy = { established : 100, close : 5 }
+	}
+
+	ct timeout u1 {
+		protocol udp
+		l3proto ip
+		policy = { unreplied : 1, replied : 2 }
+	}
+
+	ct expectation e0 {
+		protocol udp
+		dport 5060
+		timeout 1m30s
+		size 255
+		l3proto ip6
+	}
+
+	ct expectation e1 {
+		protocol tcp
+		dport 21
+		timeout 1d2h3m4s5ms
+		size 1
+		l3proto ip
+	}
+
+	synproxy s0 {
+		mss 1460
+		wscale 0
+	}
+
+	synproxy s2 {
+		mss 536
+		wscale 2
+		 sack-perm
+	}
+
+	synproxy s3 {
+		comment "c"
+		mss 536
+		wscale 2
+		timestamp 
+	}
+
+	synproxy s4 {
+		mss 1
+		wscale 14
+		timestamp sack-perm
+	}
+
+	chain c {
+		synproxy
+		synproxy mss 1400 wscale 0
+		synproxy mss 0 wscale 3
+		synproxy sack-perm
+		synproxy timestamp sack-perm
+		synproxy mss 1460 wscale 7 timestamp sack-perm
+		tcp dport 80 ct timeout set "t2"
+		ct timeout set "t1"
+		ct expectation set "e0"
+		tcp dport 443 synproxy name "s4"
+		synproxy name tcp dport map { 80 : "s0", 443 : "s4" }
+		ct timeout set tcp dport map { 80 : "t2" }
+	}
+}
+`,
+  },
+  // TCP options nft names by kind (eol, nop, md5sig, fastopen) and those it does not
+  {
+    table: 'ip rt_tcpopt',
+    text: `table ip rt_tcpopt {
+	chain c {
+		tcp option eol exists accept
+		tcp option nop exists accept
+		tcp option md5sig exists accept
+		tcp option fastopen exists accept
+		tcp option fastopen length 2 accept
+		tcp option md5sig length 18 accept
+		tcp option 6 exists accept
+		tcp option 34 exists
+	}
+}
+`,
+  },
+  // NAT to what a map gives: an address and a port (a concatenation), a range of addresses, ranges of both
+  {
+    table: 'ip rt_natmap',
+    text: `table ip rt_natmap {
+	map m {
+		type ipv4_addr : interval ipv4_addr . inet_service
+		flags interval
+		elements = { 127.0.0.0/8 : 169.254.0.1-169.254.0.5 . 80-90 }
+	}
+
+	map n {
+		type ipv4_addr : interval ipv4_addr
+		flags interval
+		elements = { 127.0.0.1 : 169.254.0.1-169.254.0.5 }
+	}
+
+	chain pre {
+		type nat hook prerouting priority dstnat; policy accept;
+		meta l4proto tcp dnat ip to ip saddr map @m
+		meta l4proto tcp dnat ip to ip saddr map { 127.0.0.0/8 : 169.254.0.1-169.254.0.5 . 80-90 }
+		dnat ip to ip daddr . tcp dport map { 127.0.0.1 . 80 : 169.254.0.1 . 8080 }
+		dnat ip to tcp dport map { 80 : 127.0.0.1 . 8080 }
+		meta l4proto tcp dnat to 169.254.0.1-169.254.0.5:80-90
+		dnat ip to ip saddr . tcp dport map { 127.0.0.1 . 80 : 169.254.0.1-169.254.0.5 . 80-90 }
+	}
+
+	chain post {
+		type nat hook postrouting priority srcnat; policy accept;
+		snat ip to ip saddr map @n
+		snat ip prefix to ip saddr map { 127.0.0.0/8 : 169.254.0.0/16 }
+		snat ip to ip saddr map { 127.0.0.0/8 : 169.254.0.1-169.254.0.9 }
+		snat ip to ip saddr . udp sport map { 127.0.0.1 . 53 : 169.254.0.1 . 5353 }
+		snat to 169.254.0.1-169.254.0.5
+		meta l4proto tcp masquerade to :1024-2048
+	}
+}
+`,
+  },
+  {
+    table: 'ip6 rt_natmap6',
+    text: `table ip6 rt_natmap6 {
+	map m {
+		type ipv6_addr : interval ipv6_addr . inet_service
+		flags interval
+		elements = { fd00::/16 : fd01::1-fd01::5 . 80-90 }
+	}
+
+	map n {
+		type ipv6_addr : interval ipv6_addr
+		flags interval
+		elements = { fd00::1 : fd01::1-fd01::5 }
+	}
+
+	chain pre {
+		type nat hook prerouting priority dstnat; policy accept;
+		dnat ip6 to ip6 daddr . tcp dport map { fd00::1 . 80 : fd01::1 . 8080 }
+		dnat ip6 to ip6 saddr map @n
+		dnat to ip6 saddr map { fd00::1 : fd01::1 }
+	}
+}
+`,
+  },
+  {
+    table: 'inet rt_natmapi',
+    text: `table inet rt_natmapi {
+	map m {
+		type ipv4_addr : interval ipv4_addr . inet_service
+		flags interval
+		elements = { 127.0.0.0/8 : 169.254.0.1-169.254.0.5 . 80-90 }
+	}
+
+	chain pre {
+		type nat hook prerouting priority dstnat; policy accept;
+		meta l4proto tcp dnat ip to ip saddr map @m
+		dnat ip to ip daddr . tcp dport map { 127.0.0.1 . 80 : 169.254.0.1 . 8080 }
+		dnat ip6 to ip6 daddr . tcp dport map { fd00::1 . 80 : fd01::1 . 8080 }
+	}
+}
+`,
+  },
+  // bit fields in ranges, order comparisons and typeof sets (`ip dscp @d`); marks shifted, and masked with bits set
+  {
+    table: 'inet rt_bitfields',
+    text: `table inet rt_bitfields {
+	set d {
+		typeof ip dscp
+		elements = { cs1,
+			     af41 }
+	}
+
+	set d6 {
+		typeof ip6 dscp
+		elements = { cs1,
+			     ef }
+	}
+
+	chain c {
+		ip dscp @d accept
+		ip6 dscp @d6 accept
+		ip dscp 0x08-0x10 accept
+		ip dscp != 0x08-0x10 accept
+		ip dscp > cs1 accept
+		ip dscp <= af41 accept
+		ip ecn 0x0-0x2 accept
+		ip hdrlength > 5 accept
+		ip hdrlength 5-7 accept
+		ip6 dscp 0x08-0x10 accept
+		ip6 flowlabel 1-100 accept
+		ip6 flowlabel > 100 accept
+		tcp doff > 5 accept
+		vlan id 5-10 accept
+		ip dscp vmap { cs1 : accept, ef : drop }
+		ip6 dscp vmap { cs1 : accept }
+		meta mark set ct mark >> 8
+		meta mark set ct mark << 8
+		ct mark set meta mark << 16
+		ct mark set ct mark >> 4 & 0x000000ff
+		meta mark set ct mark & 0xffff0001 | 0x00000001
+	}
+}
+`,
+  },
+  {
+    table: 'ip rt_markops',
+    text: `table ip rt_markops {
+	chain c {
+		meta mark set meta mark & 0x0000ff11 | 0x00000011
+		ct mark set ct mark & 0x00ffff00 | 0x00ff0000
+		meta mark set ct mark >> 8 & 0x000000ff
+		meta mark set meta mark & 0x0000ffff
+		meta mark set meta mark | 0x00000010
+		meta mark set meta mark ^ 0x00000003
+	}
+}
+`,
+  },
+  // meta hour, day and time: matches, ranges, sets (nft prints local time; synplug follows the same TZ)
+  {
+    table: 'inet rt_time',
+    text: `table inet rt_time {
+	set h {
+		typeof meta hour
+		elements = { "10:00",
+			     "17:30:05" }
+	}
+
+	set dd {
+		typeof meta day
+		elements = { "Sunday",
+			     "Monday" }
+	}
+
+	chain c {
+		meta hour "10:00"-"12:00" accept
+		meta hour "17:00" accept
+		meta hour "17:00:01" accept
+		meta day "Monday" accept
+		meta day { "Monday", "Friday" } accept
+		meta time "2024-01-01 00:00:00" accept
+		meta time "2024-01-01 00:00:00"-"2024-06-01 00:00:00" accept
+		meta hour != "10:00"-"12:00" drop
+		meta hour < "06:00" drop
+		meta hour { "08:00", "09:00" } accept
+		meta hour @h accept
+		meta day @dd accept
+		meta time > "2030-01-01 12:34:56" drop
+	}
+}
+`,
+  },
+  // conntrack labels: a label's bit set, a label compared whole (!=), set
+  {
+    table: 'inet rt_ctlabel',
+    text: `table inet rt_ctlabel {
+	chain c {
+		ct label 1 accept
+		ct label 127 accept
+		ct label set 5
+		ct label != 3 accept
+	}
+}
+`,
+  },
+  // jhash of concatenations (`jhash ip saddr . tcp dport`), in statements, maps and verdict maps
+  {
+    table: 'ip rt_jhash',
+    text: `table ip rt_jhash {
+	chain c {
+		meta mark set jhash ip saddr . tcp dport mod 16 seed 0x5 offset 10
+		meta mark set jhash ip saddr . ip daddr mod 16
+		meta mark set jhash ip saddr . ip daddr . ip protocol mod 16
+		meta mark set jhash meta mark . ip saddr mod 16
+		jhash ip saddr . ip daddr mod 4 vmap { 0 : accept, 1 : drop, 2 : accept, 3 : drop }
+		dnat to jhash ip saddr . tcp sport mod 2 map { 0 : 127.0.0.1, 1 : 127.0.0.2 }
+		meta mark set jhash ip saddr mod 4
+		meta mark set jhash ct mark mod 4
+		meta mark set jhash ip daddr . ct mark mod 4
+		meta mark set jhash tcp sport . tcp dport mod 16
+		meta mark set symhash mod 2
+	}
+}
+`,
+  },
+  {
+    table: 'inet rt_jhashi',
+    text: `table inet rt_jhashi {
+	chain c {
+		meta mark set jhash ip saddr . tcp dport mod 16 seed 0x5 offset 10
+		meta mark set jhash ip6 saddr . ip6 daddr mod 16
+		meta mark set jhash tcp sport . tcp dport mod 16
+		meta mark set symhash mod 2
+	}
+}
+`,
+  },
+  {
+    table: 'bridge rt_jhashb',
+    text: `table bridge rt_jhashb {
+	chain c {
+		meta mark set jhash ether saddr . ether daddr mod 16
+	}
+}
+`,
+  },
+  // addresses and marks under a mask, looked up in sets, maps and verdict maps (`ip daddr & 255.255.255.0 == { ... }`)
+  {
+    table: 'ip rt_maskset',
+    text: `table ip rt_maskset {
+	set s {
+		type ipv4_addr
+		elements = { 127.0.0.0 }
+	}
+
+	chain c {
+		ip daddr & 255.255.255.0 == { 127.0.0.0, 169.254.0.0 } accept
+		ip daddr & 255.255.255.0 != { 127.0.0.0, 169.254.0.0 } accept
+		ip saddr & 255.255.0.0 == @s accept
+		ct mark & 0x0000ff00 == { 0x00000100, 0x00000200 } accept
+		ct mark & 0x000000ff vmap { 0x00000001 : accept }
+		meta mark & 0x000000ff vmap { 0x00000001 : accept, 0x00000002 : drop }
+		meta mark set ct mark & 0x000000ff map { 0x00000001 : 0x00000002 }
+	}
+}
+`,
+  },
+  {
+    table: 'inet rt_maskset6',
+    text: `table inet rt_maskset6 {
+	chain c {
+		ip6 daddr & ffff:ffff:: == { fd00::, fd01:: } accept
+		ip daddr 127.0.0.0/24 accept
+		meta mark & 0x0000ff00 != 0x00000100 accept
+		ct mark & 0x0000000f vmap { 0x00000001 : accept }
+	}
+}
+`,
+  },
+  // meta priority in ranges, interval sets and order comparisons
+  {
+    table: 'inet rt_prio',
+    text: `table inet rt_prio {
+	chain c {
+		meta priority 1:1-1:5 accept
+		meta priority != 1:1-1:5 accept
+		meta priority { 1:1-1:5, 2:3 } accept
+		meta priority > 1:1 accept
+		meta priority 1:1 accept
+		meta priority set 1:2
+	}
+}
+`,
+  },
+  // ct expiration compared, in ranges (nft prints those in whole seconds) and sets
+  {
+    table: 'inet rt_expire',
+    text: `table inet rt_expire {
+	chain c {
+		ct expiration < 1m accept
+		ct expiration 10s-20s accept
+		ct expiration > 30s accept
+		ct expiration != 10s-3600s accept
+		ct expiration 5s accept
+		ct expiration { 10s-20s, 1m } accept
+		ct expiration != 60s-120s accept
+		ct expiration != 3600s-86400s accept
+		ct expiration != 90s-100s accept
+		ct expiration != 90s-3660s accept
+		ct expiration 3600s-86400s accept
+		ct expiration != 1h accept
+		ct expiration != 1h accept
+	}
+}
+`,
+  },
 ];
 
 /** Rules in a table's text: the lines of its chains other than the base chain header. */

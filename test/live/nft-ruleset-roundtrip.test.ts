@@ -152,6 +152,58 @@ test.serial(
   },
 );
 
+test.serial('a set of conntrack labels, which nft 1.0.6 lists as a rule without its match: raw, named on stderr, exit 11', (t) => {
+  const f = loadAndShow(
+    'labelset',
+    `table inet synplug_lbl {
+	chain c {
+		ct label { 1, 2 } accept
+		ct label 1 accept
+	}
+}
+`,
+  );
+  // nft's own listing drops the match, which would read back as a rule accepting everything
+  t.regex(readFileSync(f('nft.txt'), 'utf8'), /^\t\taccept$/m);
+  t.deepEqual(readFileSync(f('ours.rc'), 'utf8').split('\n').filter(Boolean), ['11', '11']);
+  const ours = readFileSync(f('ours.txt'), 'utf8');
+  t.regex(ours, /^\t\t\[ raw: ct load label => reg 1 \] \[ raw: lookup reg 1 set __set0 \] accept$/m);
+  t.regex(ours, /^\t\tct label 1 accept$/m);
+  t.regex(readFileSync(f('ours.err'), 'utf8'), /table inet synplug_lbl chain c handle \d+: lookup reg 1 set __set0/);
+});
+
+test.serial(
+  "a bit field shifted to its value: named in a set lookup as nft does (ip6 dscp @s); as a map's key nft prints it raw-ish, synplug raw, exit 11",
+  (t) => {
+    const f = loadAndShow(
+      'dscpmap',
+      `table ip6 synplug_dscp {
+	set s {
+		typeof ip6 dscp
+		elements = { cs1 }
+	}
+	map m {
+		typeof ip6 dscp : meta mark
+		elements = { cs1 : 0x1 }
+	}
+	chain c {
+		ip6 dscp @s accept
+		meta mark set ip6 dscp map @m
+	}
+}
+`,
+    );
+    const theirs = readFileSync(f('nft.txt'), 'utf8');
+    const ours = readFileSync(f('ours.txt'), 'utf8');
+    t.regex(theirs, /^\t\tip6 dscp @s accept$/m);
+    t.regex(ours, /^\t\tip6 dscp @s accept$/m);
+    // nft 1.0.6: `meta mark set (@nh,0,16 & 0xfc0) >> 6 map @m`
+    t.regex(theirs, /^\t\tmeta mark set \(@nh,0,16 & 0xfc0\) >> 6 map @m$/m);
+    t.regex(ours, /^\t\t\[ raw: payload load 2b @ network header \+ 0 => reg 1 \].*\[ raw: lookup reg 1 set m dreg 1 \] \[ raw: meta set mark with reg 1 \]$/m);
+    t.deepEqual(readFileSync(f('ours.rc'), 'utf8').split('\n').filter(Boolean), ['11', '11']);
+  },
+);
+
 /**
  * iptables-nft's rules with xt targets, each as nft 1.0.6 lists it: through
  * libxtables' translation (`meta mark set 0x5`, `log prefix "ipt "`), or
@@ -220,6 +272,11 @@ const IPTABLES_TARGETS: ReadonlyArray<[rule: string, raw?: 'raw']> = [
  * DNAT` as `ct status dnat`), or synplug does not reproduce it.
  */
 const IPTABLES_MATCHES: ReadonlyArray<[rule: string, raw?: 'raw']> = [
+  ['-A INPUT -p icmp --icmp-type echo-request -j ACCEPT'],
+  ['-A INPUT -p icmp ! --icmp-type echo-reply -j DROP'],
+  ['-A INPUT -p icmp --icmp-type 13 -j ACCEPT'],
+  ['-A INPUT -p icmp --icmp-type 8/0 -j ACCEPT', 'raw'],
+  ['-A INPUT -p icmp --icmp-type 200 -j ACCEPT', 'raw'],
   ['-A INPUT -m conntrack --ctstate ESTABLISHED,RELATED -j ACCEPT'],
   ['-A INPUT -m conntrack --ctstate NEW,INVALID -j ACCEPT'],
   ['-A INPUT -m conntrack --ctstate UNTRACKED -j ACCEPT'],
@@ -265,6 +322,8 @@ const IPTABLES_MATCHES: ReadonlyArray<[rule: string, raw?: 'raw']> = [
  * family only (after the ip6 SNAT, the ip one lists as `XT target SNAT not found`).
  */
 const IP6TABLES_XT: ReadonlyArray<[rule: string]> = [
+  ['-A INPUT -p icmpv6 --icmpv6-type neighbour-solicitation -j ACCEPT'],
+  ['-A INPUT -p icmpv6 ! --icmpv6-type echo-reply -j DROP'],
   ['-A INPUT -p tcp -j REJECT --reject-with icmp6-adm-prohibited'],
   ['-A INPUT -j REJECT --reject-with icmp6-no-route'],
   ['-A INPUT -j REJECT --reject-with icmp6-policy-fail'],
@@ -361,7 +420,7 @@ test.serial(
     const lines = readFileSync(f('ours.err'), 'utf8').trim().split('\n').slice(1);
     t.is(lines.length, IPTABLES_MATCHES.filter(([, raw]) => raw).length);
     for (const l of lines) {
-      t.regex(l, /: match name (conntrack|multiport|comment|recent|addrtype|pkttype|iprange|owner) rev \d+$/);
+      t.regex(l, /: match name (conntrack|multiport|comment|recent|addrtype|pkttype|iprange|owner|icmp) rev \d+$/);
       t.true(l.length < 100, l);
     }
   },

@@ -21,6 +21,17 @@ function roundTrip(e: N.Expr): N.Expr {
   return N.decodeExpr(attrs.items[0]) as N.Expr;
 }
 
+test('synproxy: NFTA_SYNPROXY_MSS (u16 BE), _WSCALE (u8), _FLAGS round trip; a u16 out of range is a UsageError', (t) => {
+  const e = { name: 'synproxy', mss: 1460, wscale: 7, flags: 0xf } as N.Expr;
+  const attrs = parseAttributes(N.encodeExpr(e));
+  const data = parseAttributes(attrs.items[0].data).items.find((x) => x.type === C.NFTA_EXPR_DATA);
+  const inner = parseAttributes(data!.data);
+  t.deepEqual(inner.bin(C.NFTA_SYNPROXY_MSS), Buffer.from([0x05, 0xb4]));
+  t.deepEqual(inner.bin(C.NFTA_SYNPROXY_WSCALE), Buffer.from([7]));
+  t.deepEqual(roundTrip(e), e);
+  t.throws(() => N.encodeExpr({ name: 'synproxy', mss: 70000 } as N.Expr), { instanceOf: UsageError });
+});
+
 test('the registry has one codec per expression: one file and one registry line each', (t) => {
   const names = N.registeredExprs().sort();
   t.deepEqual(names, [
@@ -53,6 +64,7 @@ test('the registry has one codec per expression: one file and one registry line 
     'reject',
     'rt',
     'socket',
+    'synproxy',
     'target',
     'tproxy',
   ]);

@@ -39,7 +39,14 @@ export interface ByteorderExpr {
 }
 
 /** Host-order types and the same values in network order. */
-const TO_BIG: Partial<Record<ValueType, ValueType>> = { mark: 'mark_be', uint_he: 'uint_be' };
+const TO_BIG: Partial<Record<ValueType, ValueType>> = {
+  mark: 'mark_be',
+  uint_he: 'uint_be',
+  hour: 'hour_be',
+  date: 'date_be',
+  tchandle: 'tchandle_be',
+  time_ms: 'time_ms_be',
+};
 
 /** Codec of `byteorder`. */
 export const byteorderExpr: ExprCodec<ByteorderExpr> = {

@@ -91,6 +91,7 @@ const FIELDS: Record<string, [string, ValueType]> = {
   packets: ['packets', 'uint_he'],
   bytes: ['bytes', 'uint_he'],
   avgpkt: ['avgpkt', 'uint_he'],
+  label: ['label', 'ct_label'],
 };
 /**
  * Keys printed with a direction (`ct original ip saddr`, `ct reply proto-dst`):
@@ -129,16 +130,6 @@ function ctDirField(key: string, direction: number, family: string): Field | und
 
 /** Keys nft prints a `ct ... set` of; `zone` also with a direction (`ct original zone set 3`). */
 const SETTABLE: ReadonlySet<string> = new Set(['mark', 'zone', 'label']);
-
-/**
- * A `ct label set` value: the one bit set of the 128 (host order), its number as nft 1.0.6 prints
- * it where /etc/xtables/connlabel.conf names none; undefined for another value.
- */
-function labelBit(hex: string): { text: string; json: number } | undefined {
-  const b = Buffer.from(hex, 'hex');
-  const set = [...b].flatMap((x, i) => [0, 1, 2, 3, 4, 5, 6, 7].filter((j) => x & (1 << j)).map((j) => i * 8 + j));
-  return b.length === 16 && set.length === 1 ? { text: String(set[0]), json: set[0] } : undefined;
-}
 
 /** Codec of `ct`. */
 export const ctExpr: ExprCodec<CtExpr> = {
@@ -184,7 +175,7 @@ export const ctExpr: ExprCodec<CtExpr> = {
     if (!r || !f || (e.key === 'label' && r.k !== 'imm')) return undefined;
     const key = f.json;
     if (r.k === 'imm') {
-      const v = e.key === 'label' ? labelBit(r.data) : valueText(r.data, FIELDS[e.key][1]);
+      const v = valueText(r.data, FIELDS[e.key][1]);
       if (!v || (v.text.startsWith('0x') && e.key !== 'mark')) return undefined;
       return { stmt: { text: `${f.text} set ${v.text}`, json: { mangle: { key, value: v.json } } }, consumes: [e.sreg] };
     }

@@ -92,12 +92,16 @@ const OPS: Readonly<
   },
   [C.NFT_EXTHDR_OP_TCPOPT]: {
     kinds: [
+      [0, 'eol', {}],
+      [1, 'nop', {}],
       [2, 'maxseg', { ...KIND_LENGTH, '2/2': ['size', 'uint_be'] }],
       [3, 'window', { ...KIND_LENGTH, '2/1': ['count', 'uint_be'] }],
       [4, 'sack-perm', KIND_LENGTH],
       [5, 'sack', { ...KIND_LENGTH, '2/4': ['left', 'uint_be'], '6/4': ['right', 'uint_be'] }],
       [8, 'timestamp', { ...KIND_LENGTH, '2/4': ['tsval', 'uint_be'], '6/4': ['tsecr', 'uint_be'] }],
+      [19, 'md5sig', KIND_LENGTH],
       [30, 'mptcp', { ...KIND_LENGTH, '2/1': ['subtype', 'uint_be', 'f0', 4] }],
+      [34, 'fastopen', KIND_LENGTH],
     ],
     text: 'tcp option',
     key: 'tcp option',

@@ -57,13 +57,14 @@ export const hashExpr = attrCodec<HashExpr>(
         return { dreg: e.dreg, field: { text: `symhash${tail.text}`, json: { symhash: common }, type: 'uint_he' } };
       }
       if ((e.type ?? C.NFT_HASH_JENKINS) !== C.NFT_HASH_JENKINS || e.sreg === undefined) return undefined;
-      const r = ctx.reg(e.sreg);
-      // the hashed bytes must be exactly one field nft names
-      if (r?.k !== 'field' || r.field.type === 'rawint' || r.field.fullLen !== undefined) return undefined;
-      const f = r.field;
+      // the hashed bytes must be exactly fields nft names: one (`jhash ip saddr`), or a concatenation
+      // from the register on (`jhash ip saddr . tcp dport`, each part in its own 4-byte word)
+      const c = e.len !== undefined ? ctx.concat?.(e.sreg, e.len) : undefined;
+      if (!c) return undefined;
+      const f = c.field;
       return {
         dreg: e.dreg,
-        from: e.sreg,
+        from: c.regs,
         field: { text: `jhash ${f.text}${tail.text}`, json: { jhash: { ...common, expr: f.json } }, type: 'uint_he', l2: f.l2, l3: f.l3, l4: f.l4 },
       };
     },

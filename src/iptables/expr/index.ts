@@ -36,6 +36,7 @@ import { dynsetExpr, type DynsetExpr } from './dynset.js';
 import { notrackExpr, type NotrackExpr } from './notrack.js';
 import { socketExpr, type SocketExpr } from './socket.js';
 import { rtExpr, type RtExpr } from './rt.js';
+import { synproxyExpr, type SynproxyExpr } from './synproxy.js';
 
 registerExpr(metaExpr);
 registerExpr(payloadExpr);
@@ -68,6 +69,7 @@ registerExpr(dynsetExpr);
 registerExpr(notrackExpr);
 registerExpr(socketExpr);
 registerExpr(rtExpr);
+registerExpr(synproxyExpr);
 
 /** Any decoded expression: one of the known kinds, or the generic form. */
 export type Expr =
@@ -102,6 +104,7 @@ export type Expr =
   | NotrackExpr
   | SocketExpr
   | RtExpr
+  | SynproxyExpr
   | GenericExpr;
 
 export type {
@@ -137,10 +140,12 @@ export type {
   NotrackExpr,
   SocketExpr,
   RtExpr,
+  SynproxyExpr,
 };
 export { metaExpr, payloadExpr, cmpExpr, bitwiseExpr, immediateExpr, counterExpr, lookupExpr };
 export { ctExpr, limitExpr, logExpr, quotaExpr, rejectExpr, natExpr, masqExpr, redirExpr, fibExpr, objrefExpr, rangeExpr, byteorderExpr, connlimitExpr };
-export { numgenExpr, hashExpr, exthdrExpr, tproxyExpr, dynsetExpr, notrackExpr, socketExpr, rtExpr };
+export { numgenExpr, hashExpr, exthdrExpr, tproxyExpr, dynsetExpr, notrackExpr, socketExpr, rtExpr, synproxyExpr };
+export { synproxyOptions, synproxyStatement } from './synproxy.js';
 export { queueExpr, targetExpr, matchExpr };
 export { nfqueueTarget, decodeNfqueueInfo, type NfqueueTargetInfo } from './target.js';
 export { QUEUE_FLAG_NAMES, queueFlagWords, queueRangeText } from './queue.js';

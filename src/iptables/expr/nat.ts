@@ -20,7 +20,7 @@
 import { UsageError } from '../../netlink/errors.js';
 import * as C from '../constants.js';
 import { be32, checkU32, needU32 } from '../data.js';
-import { cidrBits, valueText, type PrintContext, type PrintedStatement } from '../print.js';
+import { cidrBits, regWord, valueText, type PrintContext, type PrintedStatement } from '../print.js';
 import type { ExprCodec } from './registry.js';
 
 /** `nat`. */
@@ -146,31 +146,41 @@ export const natExpr: ExprCodec<NatExpr> = {
     // NF_NAT_RANGE_NETMAP: nft's `snat prefix to 10.0.0.0/24` (JSON flag `netmap`, type_flags `prefix`)
     const netmap = ((e.flags ?? 0) & C.NF_NAT_RANGE_NETMAP) !== 0;
     const flags = natFlagsPrinted((e.flags ?? 0) & ~C.NF_NAT_RANGE_NETMAP);
-    const ports = natPorts(ctx, e.regProtoMin, e.regProtoMax);
-    if (!flags || ports === undefined) return undefined;
+    let ports = natPorts(ctx, e.regProtoMin, e.regProtoMax);
+    if (!flags) return undefined;
     let addr: { text: string; json: unknown; bracketed: string } | null | undefined = null;
     let l3: string | undefined;
     let l4: string | undefined;
-    let interval = false;
+    // the map gave a range of addresses, or an address and a port: nft names the family then, in any table
+    let family = false;
     if (e.regAddrMin !== undefined) {
       const r = ctx.reg(e.regAddrMin);
-      // the addresses a map of intervals gave: nft names the family then, in any table (`snat ip to ip saddr map @m`)
-      interval = r?.k === 'map' && r.ends !== undefined && e.regAddrMax === r.ends;
-      if (r?.k === 'map' && (e.regAddrMax === undefined || e.regAddrMax === e.regAddrMin || interval) && !(v6 && ports)) {
+      const w = r?.k === 'map' ? r.words : undefined;
+      const addrOk = w
+        ? regWord(e.regAddrMin) === w.addr[0] && (e.regAddrMax === undefined || regWord(e.regAddrMax) === w.addr[1])
+        : e.regAddrMax === undefined || e.regAddrMax === e.regAddrMin;
+      // the ports a map of address . port gave (`dnat ip to ip daddr . tcp dport map { ... : 127.0.0.1 . 8080 }`)
+      const portOk = w?.port
+        ? e.regProtoMin !== undefined && regWord(e.regProtoMin) === w.port[0] && (e.regProtoMax === undefined || regWord(e.regProtoMax) === w.port[1])
+        : ports !== undefined && !(v6 && ports);
+      if (r?.k === 'map' && addrOk && portOk) {
         // the address a map gave: `dnat to ip saddr map { 1.1.1.1 : 2.2.2.2 }`
         addr = { text: r.stmt.text, json: r.stmt.json, bracketed: r.stmt.text };
         l3 = r.l3;
         l4 = r.l4;
+        family = w !== undefined && (w.port !== undefined || w.addr[1] !== w.addr[0]);
+        if (w?.port) ports = null;
       } else {
         const c = constRange(ctx, e.regAddrMin, e.regAddrMax, v6 ? 'ipv6' : 'ipv4');
         // an IPv6 address before a port goes in brackets, each end of a range in its own: `[fd00::1]-[fd00::9]:80-90`
         addr = c && { text: c.text, json: c.json, bracketed: c.lo === c.hi ? `[${c.lo}]` : c.prefix ? `[${c.text}]` : `[${c.lo}]-[${c.hi}]` };
       }
     }
+    if (ports === undefined) return undefined;
     if (addr === undefined || (addr === null && ports === null) || (netmap && !addr)) return undefined;
     let target = addr ? (v6 && ports ? addr.bracketed : addr.text) : '';
     if (ports) target += `:${ports.text}`;
-    const fam = ctx.family === 'inet' || interval ? ` ${e.family}` : '';
+    const fam = ctx.family === 'inet' || family ? ` ${e.family}` : '';
     const json: Record<string, unknown> = {};
     if (fam) json.family = e.family;
     if (addr) json.addr = addr.json;

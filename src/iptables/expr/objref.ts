@@ -12,7 +12,8 @@
  * NFTA_OBJREF_SET_NAME   // NLA_STRING: the object map
  * NFTA_OBJREF_SET_ID     // NLA_U32: the map's NFTA_SET_ID in the same batch
  * ```
- * Counters, quotas and limits print as nft does; other object types print raw.
+ * Counters, quotas, limits, ct helpers, ct timeouts, ct expectations and
+ * synproxies print as nft does; other object types print raw.
  *
  * @module
  */
@@ -37,8 +38,20 @@ export interface ObjrefExpr {
   setId?: number;
 }
 
-/** Object types nft prints as `<type> name ...`. */
-const PRINTED: Record<number, string> = { [C.NFT_OBJECT_COUNTER]: 'counter', [C.NFT_OBJECT_QUOTA]: 'quota', [C.NFT_OBJECT_LIMIT]: 'limit' };
+/**
+ * How nft names a reference to an object, by NFT_OBJECT_*: the words before
+ * the name or map in text (`counter name "c1"`; an assigned conntrack object
+ * is `set`: `ct timeout set "t1"`) and the JSON key (`{ "ct timeout": "t1" }`).
+ */
+const PRINTED: Readonly<Record<number, { text: string; key: string }>> = {
+  [C.NFT_OBJECT_COUNTER]: { text: 'counter name', key: 'counter' },
+  [C.NFT_OBJECT_QUOTA]: { text: 'quota name', key: 'quota' },
+  [C.NFT_OBJECT_LIMIT]: { text: 'limit name', key: 'limit' },
+  [C.NFT_OBJECT_CT_HELPER]: { text: 'ct helper set', key: 'ct helper' },
+  [C.NFT_OBJECT_CT_TIMEOUT]: { text: 'ct timeout set', key: 'ct timeout' },
+  [C.NFT_OBJECT_CT_EXPECT]: { text: 'ct expectation set', key: 'ct expectation' },
+  [C.NFT_OBJECT_SYNPROXY]: { text: 'synproxy name', key: 'synproxy' },
+};
 
 /** Codec of `objref`. */
 export const objrefExpr: ExprCodec<ObjrefExpr> = {
@@ -78,9 +91,7 @@ export const objrefExpr: ExprCodec<ObjrefExpr> = {
   statement(e, ctx) {
     if (e.object !== undefined) {
       const t = e.type !== undefined ? PRINTED[e.type] : undefined;
-      // a conntrack helper is assigned, not counted: `ct helper set "ftp-standard"`
-      if (e.type === C.NFT_OBJECT_CT_HELPER) return { stmt: { text: `ct helper set ${quoted(e.object)}`, json: { 'ct helper': e.object } } };
-      return t ? { stmt: { text: `${t} name ${quoted(e.object)}`, json: { [t]: e.object } } } : undefined;
+      return t ? { stmt: { text: `${t.text} ${quoted(e.object)}`, json: { [t.key]: e.object } } } : undefined;
     }
     if (e.sreg === undefined || e.set === undefined) return undefined;
     const r = ctx.reg(e.sreg);
@@ -89,7 +100,7 @@ export const objrefExpr: ExprCodec<ObjrefExpr> = {
     const t = s?.objType !== undefined ? PRINTED[s.objType] : undefined;
     if (!s || !t) return undefined;
     return {
-      stmt: { text: `${t} name ${r.field.text} map ${s.text}`, json: { [t]: { map: { key: r.field.json, data: s.json } } } },
+      stmt: { text: `${t.text} ${r.field.text} map ${s.text}`, json: { [t.key]: { map: { key: r.field.json, data: s.json } } } },
       consumes: [e.sreg],
       needsL3: r.field.l3,
       needsL4: r.field.l4,

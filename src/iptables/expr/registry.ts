@@ -17,7 +17,7 @@
  *
  * @module
  */
-import { bin, NLA_F_NESTED, parseNested, str, u64be, type Attribute, type AttributeList, parseAttributes } from '../../netlink/attributes.js';
+import { bin, NLA_F_NESTED, parseNested, str, u16be, u64be, type Attribute, type AttributeList, parseAttributes } from '../../netlink/attributes.js';
 import { NetlinkDecodeError, UsageError } from '../../netlink/errors.js';
 import * as C from '../constants.js';
 import { be32, checkU32, nest, u64num } from '../data.js';
@@ -72,7 +72,7 @@ export interface ExprCodec<E extends ExprBase = ExprBase> {
    * is hidden along with this one when a match consumes the result. `len`:
    * the bytes written, when the field's value type does not tell them.
    */
-  field?(e: E, ctx: PrintContext): { dreg: number; field: Field; from?: number; len?: number } | undefined;
+  field?(e: E, ctx: PrintContext): { dreg: number; field: Field; from?: number | number[]; len?: number } | undefined;
   /**
    * For an expression nft prints as a statement of its own (`limit rate
    * 10/second`, `snat to 10.0.0.1`, `ct mark set 0x1`): the statement, reading
@@ -174,8 +174,8 @@ export function describeExpr(e: ExprBase): string {
  * directions by hand: {@link attrCodec}.
  */
 
-/** How a field is on the wire: NLA_U32 (big-endian), NLA_U8, NLA_U64 (big-endian), NLA_STRING, or a nest kept as its payload's hex. */
-export type AttrKind = 'u32' | 'u8' | 'u64' | 'str' | 'nested';
+/** How a field is on the wire: NLA_U32 (big-endian), NLA_U16 (big-endian), NLA_U8, NLA_U64 (big-endian), NLA_STRING, or a nest kept as its payload's hex. */
+export type AttrKind = 'u32' | 'u16' | 'u8' | 'u64' | 'str' | 'nested';
 
 /** One field of an expression: `[attribute number, kind, required]`. */
 export type AttrSpec = readonly [type: number, kind: AttrKind, required?: boolean];
@@ -186,7 +186,7 @@ export type AttrTable<E extends ExprBase> = { readonly [K in Exclude<keyof E, 'n
 /**
  * A codec for expression `name` from its attribute table, plus the printing
  * hooks (`describe`, `field`, `statement`, `writes`) of {@link ExprCodec}.
- * Encoding checks u32/u8 ranges ({@link UsageError}); decoding throws
+ * Encoding checks u32/u16/u8 ranges ({@link UsageError}); decoding throws
  * {@link NetlinkDecodeError} when a required attribute is missing or short.
  */
 export function attrCodec<E extends ExprBase>(name: string, table: AttrTable<E>, hooks: Omit<ExprCodec<E>, 'name' | 'encode' | 'decode'>): ExprCodec<E> {
@@ -206,6 +206,9 @@ export function attrCodec<E extends ExprBase>(name: string, table: AttrTable<E>,
         } else if (kind === 'u8') {
           if (!Number.isInteger(v) || (v as number) < 0 || (v as number) > 255) throw new UsageError(`${name} ${k}: ${String(v)} is not a u8`);
           out.push(bin(type, Buffer.from([v as number])));
+        } else if (kind === 'u16') {
+          if (!Number.isInteger(v) || (v as number) < 0 || (v as number) > 0xffff) throw new UsageError(`${name} ${k}: ${String(v)} is not a u16`);
+          out.push(u16be(type, v as number));
         } else out.push(be32(type, checkU32(v as number, `${name} ${k}`)));
       }
       return out;
@@ -222,7 +225,9 @@ export function attrCodec<E extends ExprBase>(name: string, table: AttrTable<E>,
                 ? u64num(l, type)
                 : kind === 'u8'
                   ? l.u8(type)
-                  : l.u32be(type);
+                  : kind === 'u16'
+                    ? l.u16be(type)
+                    : l.u32be(type);
         if (v === undefined && required) throw new NetlinkDecodeError(`${name} expression without attribute ${type} (${k})`, l.offset);
         if (v !== undefined) e[k] = v;
       }
