@@ -98,10 +98,11 @@ export async function recoverStale(s: GuardSession, store: StateStore): Promise<
   const leases = recordedLeases(store);
   if (!hasNetAdmin()) return { released: false };
   // Armed pieces (filters that exist only around a hold) left by a holder that died after its release: removed. Not
-  // in a directory without plug.json (setup writes it): no holder of its ever ran, and taking the lease lock there
+  // in a directory without plug.json or setup.json (setup writes both): no holder of its ever ran, and taking the lease lock there
   // would create the lock file that marks a directory a setup ran in (setup.ts refuseOthersPieces).
   if (r?.state !== 'buffering') {
-    if (r && s.holds.some((h) => h.pieces.list.some((p) => p.lifetime === 'armed'))) await unprepare(store, { disarm: () => s.disarmArmed() });
+    if ((r || store.readSetup()) && s.holds.some((h) => h.pieces.list.some((p) => p.lifetime === 'armed')))
+      await unprepare(store, { disarm: () => s.disarmArmed() });
     return { released: false };
   }
   if (leases.some((l) => leaseLive(l))) return { released: false };

@@ -166,6 +166,8 @@ async function releaseEveryPlug(s: GuardSession): Promise<boolean> {
     if (!(e instanceof NetlinkError && (e.code === 'ENOENT' || e.code === 'EINVAL' || e.code === 'ENODEV'))) throw e;
     plugExists = false;
   }
+  // a hold that is not set up (a queue hold no record lists: nothing of it to read) held nothing
+  if (plugExists) plugExists = (await Promise.all(s.holds.map((h) => h.plugStats().catch(() => undefined)))).some((x) => x !== undefined);
   await s.disarm().catch(() => {});
   return plugExists;
 }

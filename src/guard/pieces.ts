@@ -43,11 +43,21 @@ export async function inspectHold(hold: Hold): Promise<HoldInspection> {
 
 /** Judge every piece of a hold in what was observed (no request sent). */
 export function judgeHold<O>(h: HoldPieces<O>, observed: O): HoldInspection {
-  const states = new Map(h.list.map((p) => [p.key, judged(p, observed)] as const));
   const order = h.listOrder ?? h.list.map((p) => p.key);
-  const pieces = Object.fromEntries(order.flatMap((k) => (states.has(k) ? [[k, states.get(k)!]] : [])));
+  const inOrder = (states: Map<string, PieceState>) => Object.fromEntries(order.flatMap((k) => (states.has(k) ? [[k, states.get(k)!]] : [])));
   const optional = h.list.filter((p) => p.lifetime === 'armed' || p.optional?.(observed)).map((p) => p.key);
-  return { pieces, state: summarizePieces(pieces, optional), observed };
+  const pieces = inOrder(new Map(h.list.map((p) => [p.key, judged(p, observed)] as const)));
+  const state = summarizePieces(pieces, optional);
+  // A hold not set up at all: its armed pieces are missing too (not "as wanted outside a hold").
+  if (state === 'absent')
+    return {
+      pieces: inOrder(
+        new Map(h.list.map((p) => [p.key, p.lifetime === 'armed' ? { ...p.judge(observed), lifetime: 'armed' as const } : p.judge(observed)] as const)),
+      ),
+      state,
+      observed,
+    };
+  return { pieces, state, observed };
 }
 
 /**

@@ -117,7 +117,7 @@ test.serial('check on a machine never set up: exit 1, every piece missing', (t) 
   t.is(r.code, 1, r.stderr);
   const j = JSON.parse(r.stdout);
   t.is(j.state, 'absent');
-  t.true(j.pieces.length >= 7);
+  t.true(j.pieces.length >= 4, 'the pieces of the local hold this kernel supports (the queue hold here)');
   t.true(j.pieces.every((p: { status: string }) => p.status === 'missing'));
 });
 

@@ -78,7 +78,7 @@ test.serial('a namespace given as a path is opened once: a link changed afterwar
     t.is(netnsCookie(defaultNetns()), cookieA, "the process's sockets stay in A, where the link pointed when it was given");
     // a child (as the watchdog and the holder are started) inherits the descriptor
     const ns = netnsForChild(3)!;
-    t.deepEqual(ns.env, { SYNPLUG_NETNS: '/proc/self/fd/3' });
+    t.deepEqual(ns.env, { SYNPLUG_NETNS: '/proc/self/fd/3', SYNPLUG_NETNS_NAME: link }, 'the descriptor, and the name given (for messages)');
     const child = spawnSync(
       process.execPath,
       ['--import=tsx', '-e', "import('./src/netlink/netns.ts').then((m) => process.stdout.write(String(m.netnsCookie(m.defaultNetns()))))"],

@@ -546,7 +546,8 @@ export class QueueHold implements Hold {
   }
 
   /** @inheritdoc */
-  async plugStats(): Promise<PlugStats> {
+  async plugStats(): Promise<PlugStats | undefined> {
+    if (!this.record) return undefined; // not set up (opened without a record): nothing of it holds
     const b = this.binding;
     // The queue's counters are the binding's, whichever of its holds (local, inbound) queued a SYN: summed over the
     // session's holds, they count once, through one of them.
