@@ -254,7 +254,7 @@ export class WatchdogChild {
 
   private async send(step: WatchdogStep): Promise<void> {
     if (step.messages.length === 0) return; // nothing of this kind to release (a session of queue holds only)
-    if (step.whenNothingQueuedMs !== undefined && !(await nothingQueuedWithin(step.whenNothingQueuedMs, defaultNetns()))) {
+    if (step.whenNothingQueuedMs !== undefined && !(await nothingQueuedWithin(step.whenNothingQueuedMs, defaultNetns(), step.whenQueueUnbound))) {
       this.options.report(`${step.what}: skipped, packets are still queued (removing a base chain would drop them); the next synplug command removes it`);
       return;
     }

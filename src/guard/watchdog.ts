@@ -46,6 +46,8 @@ export interface WatchdogStep {
    * queue was dropped when an unrelated table's base chain was deleted).
    */
   whenNothingQueuedMs?: number;
+  /** with {@link whenNothingQueuedMs}: and only once this queue number is bound by nobody (a hold of another state directory may hold through the same chain) */
+  whenQueueUnbound?: number;
 }
 
 /** Whether a step releases (rather than disarms). */

@@ -442,14 +442,16 @@ export function queuedPackets(netns?: string): number {
 
 /**
  * Wait until no queue of a namespace holds a packet ({@link queuedPackets}
- * 0), polling every 20 ms (sleeping, never spinning), for at most `ms`.
+ * 0) and, with `unbound`, that queue number is bound by nobody, polling
+ * every 20 ms (sleeping, never spinning), for at most `ms`.
  * @returns whether nothing was queued within `ms`
  * @throws {UsageError} `netns` does not exist
  */
-export async function nothingQueuedWithin(ms: number, netns?: string): Promise<boolean> {
+export async function nothingQueuedWithin(ms: number, netns?: string, unbound?: number): Promise<boolean> {
   const until = Date.now() + ms;
   for (;;) {
-    if (queuedPackets(netns) === 0) return true;
+    const bound = listBoundQueues(netns);
+    if (bound.every((q) => q.queued === 0 && q.queue !== unbound)) return true;
     if (Date.now() >= until) return false;
     await new Promise((r) => setTimeout(r, 20));
   }

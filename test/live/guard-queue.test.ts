@@ -187,6 +187,28 @@ const scenarios = {
     };
   },
 
+  /**
+   * A release (and a release --orphaned, a status) through a state directory with no record, during another
+   * directory's hold: that hold's chain stays and a new SYN is still held until its own release.
+   */
+  async 'release-elsewhere'() {
+    const { env, addr, srv, h } = await holding();
+    const other = { ...env, SYNPLUG_STATE_DIR: `${env.SYNPLUG_STATE_DIR}-none` };
+    const rel = synplug(['release'], other);
+    const orphaned = synplug(['release', '--orphaned'], other);
+    const status = synplug(['status'], other);
+    const chainsAfter = chainsOf(QUEUE_TABLE);
+    const c = client(addr, PORT);
+    await until(() => (procQueue(QUEUE)?.queued ?? 0) >= 1, 'the SYN to be queued');
+    const pendingWhileHeld = c.proc.exitCode === null;
+    h.release();
+    const outcome = await c.result;
+    const end = await h.ended;
+    srv.kill();
+    synplug(['teardown'], env);
+    return { codes: [rel.code, orphaned.code, status.code], chainsAfter, pendingWhileHeld, outcome, lossless: JSON.parse(end.stdout).report.lossless };
+  },
+
   /** SIGKILL of protect, its watchdog and the queue's holder: the kernel drops what was held; a new connection bypasses. */
   async 'kill-both'() {
     const { env, addr, srv, h, watchdog, holder } = await holding();
@@ -419,6 +441,15 @@ if (!(await runScenarioIfChild(ENV, scenarios))) {
       ],
       "history records protect's and the release's as not lossless (the plug's line counts nothing: its release does)",
     );
+  });
+
+  test("a release, a release --orphaned and a status through a state directory with no record leave another directory's running hold: its chain stays, a new SYN is held until its own release", (t) => {
+    const r = inOwnNetns<Json>(SELF, ENV, 'release-elsewhere', 90_000);
+    t.deepEqual(r.codes, [0, 0, 0]);
+    t.deepEqual(r.chainsAfter, ['hold:1'], "the running hold's chain and rule are still there");
+    t.true(r.pendingWhileHeld, 'a new SYN is held');
+    t.is(r.outcome, 'ok 0', 'delivered at the release, without a retransmission');
+    t.is(r.lossless, true);
   });
 
   test('SIGKILL of protect, its watchdog and the queue holder: the queue is unbound, and the next connection passes through bypass', (t) => {

@@ -691,9 +691,12 @@ function queuePieces(h: QueueHold, sockets: HoldSockets): HoldPieces<QueueObserv
     async remove(o, _p, out) {
       if (!o.table.table || tableIsMarked(o.table.table) === false || !o.table.chains.some((c) => c.name === QUEUE_CHAIN)) return;
       // Unregistering a base chain drops every packet queued in the namespace (another hold's, another software's).
-      if (!(await nothingQueuedWithin(1000, defaultNetns()))) {
+      // And a queue still bound after its holder's unbind (just after its answer) holds through this chain: another
+      // state directory's hold, which a release or a status through a directory without a record must never end.
+      if (!(await nothingQueuedWithin(1000, defaultNetns(), s.queueNum))) {
+        const queued = queuedPackets(defaultNetns());
         out.kept.push(
-          `chain ${QUEUE_CHAIN} of nftables table inet ${s.table}: ${queuedPackets(defaultNetns())} packet(s) are queued in this namespace, which removing a base chain would drop`,
+          `chain ${QUEUE_CHAIN} of nftables table inet ${s.table}: ${queued ? `${queued} packet(s) are queued in this namespace, which removing a base chain would drop` : `queue ${s.queueNum} is held by another process (a hold of another state directory?)`}`,
         );
         return;
       }
@@ -709,6 +712,7 @@ function queuePieces(h: QueueHold, sockets: HoldSockets): HoldPieces<QueueObserv
         ignoreErrno: [osConstants.errno.ENOENT],
         // after the holder's release (protect's death ends its lease there too)
         whenNothingQueuedMs: 3000,
+        whenQueueUnbound: s.queueNum,
       },
     ],
   };
