@@ -58,6 +58,7 @@ async function heldLocal(addr: string): Promise<Json> {
   const { dir, env } = stateEnv();
   const set = synplug(['setup', '--via', 'queue', '--addr', addr, '--json'], env);
   const chainsAfterSetup = chainsOf(QUEUE_TABLE);
+  const checkAfterSetup = JSON.parse(synplug(['check', '--json'], env).stdout) as { state: string; pieces: Array<Record<string, string>> };
   const srv = server(addr, PORT);
   await listening(srv);
   const h = await heldProtect(env, dir);
@@ -75,6 +76,7 @@ async function heldLocal(addr: string): Promise<Json> {
   return {
     setup: { code: set.code, json: JSON.parse(set.stdout) },
     chains: [chainsAfterSetup, chainsWhileHeld, chainsAfterRelease],
+    checkAfterSetup,
     queuedWhileHeld,
     pendingWhileHeld,
     outcome,
@@ -362,6 +364,14 @@ if (!(await runScenarioIfChild(ENV, scenarios))) {
     t.is(r.setup.json.hold, 'queue');
     t.is(r.setup.json.queue.num, QUEUE);
     t.deepEqual(r.chains, [[], ['hold:1'], []], 'the chain and its rule exist only around the hold (armed)');
+    t.is(r.checkAfterSetup.state, 'ok', 'check: set up, the chain and rule absent outside a hold as wanted');
+    t.deepEqual(
+      r.checkAfterSetup.pieces.filter((p: Record<string, string>) => p.lifetime === 'armed').map((p: Record<string, string>) => [p.status, p.detail]),
+      [
+        ['ok', 'absent outside a hold: added for each hold and removed after its release'],
+        ['ok', 'absent outside a hold: added for each hold and removed after its release'],
+      ],
+    );
     t.is(r.queuedWhileHeld, 1, 'the kernel held the SYN in the queue');
     t.true(r.pendingWhileHeld, 'the connect waited');
     t.is(r.outcome, 'ok 0', 'connected after the release, without a SYN retransmission');
