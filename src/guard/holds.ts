@@ -259,7 +259,6 @@ async function releaseOnce(opts: Omit<ReleaseOptions, 'metricsFile'>): Promise<R
       );
     }
   }
-  let plugHold = false;
   const res = await withSession(config, record, async (s): Promise<ReleaseResult & { endedManualHold?: boolean; setUp?: boolean }> => {
     let r: PlugRecord | undefined;
     let hasLeases = false;
@@ -277,7 +276,6 @@ async function releaseOnce(opts: Omit<ReleaseOptions, 'metricsFile'>): Promise<R
       }
     }
     let plugExists = true;
-    plugHold = s.holds.some((h) => h.via === 'plug');
     const releaseNow = async () => {
       plugExists = await releaseEveryPlug(s);
     };
@@ -369,11 +367,10 @@ async function releaseOnce(opts: Omit<ReleaseOptions, 'metricsFile'>): Promise<R
     };
   });
   // Nothing set up and nothing held: say so, and which hold 'synplug setup' makes on this kernel.
-  // (a plug qdisc there counts; a queue hold opened without a record, with nothing bound, has nothing there to release)
-  if (res.setUp || (res.plugExists && plugHold) || res.heldElsewhere?.length || orphaned || res.unrecorded?.length) return res;
+  // (a plug qdisc there counts; a queue hold opened without a record has no counters: releaseEveryPlug says it held nothing)
+  if (res.setUp || res.plugExists || res.heldElsewhere?.length || orphaned || res.unrecorded?.length) return res;
   const none = await nothingSetUp(config, guardOpts, { state: 'absent', holds: [] });
-  // (no plug of a hold that is not set up: the queue hold opened without a record held nothing)
-  return none ? { ...res, plugExists: false, nothingSetUp: none.sentence } : res;
+  return none ? { ...res, nothingSetUp: none.sentence } : res;
 }
 
 /**
