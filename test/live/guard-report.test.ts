@@ -322,7 +322,7 @@ if (!(await runScenarioIfChild(ENV, scenarios))) {
       .split('\n')
       .map((l) => l.trim())
       .filter(Boolean);
-    t.true(lines.includes('type filter hook output priority raw; policy accept;'), r.listed);
+    t.true(lines.includes('type filter hook output priority 2147483647; policy accept;'), r.listed);
     for (const want of [
       `ip saddr ${ADDR} tcp flags rst,ack / rst,ack tcp sequence 0 counter packets 0 bytes 0 comment "refused ${ADDR} *"`,
       `ip saddr ${ADDR} tcp sport ${PORT} tcp flags & rst == rst counter packets 0 bytes 0 comment "rst ${ADDR} ${PORT}"`,

@@ -62,7 +62,8 @@ import { probeNfTables, type ModulePiece } from '../support.js';
 import type { HoldStatus, PieceState, PlugStats, QueueOptions, SetupOptions, SetupResult } from '../types.js';
 import { resolveInboundDevice } from './inbound.js';
 import { readTableState, type TableState } from './local-nft.js';
-import { addressPiece, hexMessage } from './local.js';
+import { addressPiece } from './local.js';
+import { hexMessage } from '../watchdog.js';
 import { addressCarriesMark, removeIfThere, TABLE_COMMENT, tableIsMarked } from '../teardown-marks.js';
 import { NETLINK_NETFILTER } from '../../netlink/message.js';
 import type {
