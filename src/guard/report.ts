@@ -148,6 +148,11 @@ export interface ReportCounting {
   finish(hold: HoldCounts): Promise<ReloadReport>;
   /** Stop counting without a report (protect failed): closes everything. */
   abandon(): void;
+  /**
+   * Once this protect's lease is recorded (the last holder's end then keeps the chain): add the counters again if
+   * another holder's end removed them since the arming, and read them anew. Never throws.
+   */
+  kept(): Promise<void>;
 }
 
 const REG = C.NFT_REG_1;
@@ -355,6 +360,18 @@ export async function armReport(held: readonly HeldTraffic[]): Promise<ReportCou
         final ??= takeLast();
       }, REPORT_WINDOW_MS);
       timer.unref();
+    },
+    async kept() {
+      if (!nft || !tableMade) return;
+      try {
+        if ((await listChains(nft, { family: 'inet', table: table.name })).some((x) => x.name === REPORT_CHAIN)) return;
+        await (await missingCountersBatch(nft, held, resetScope))?.batch.commit(nft);
+        tableHandle = (await getTable(nft, table))?.handle;
+        before = await read();
+      } catch (e) {
+        readFailed = true;
+        uncounted.push(`the RST counters could not be set again after another holder's end removed them (${message(e)})`);
+      }
     },
     abandon() {
       clearTimeout(timer);

@@ -31,7 +31,7 @@ import { dropLease, leaseLive, newLeaseId, openLockFile, recordedLeases, takeLea
 import { closeSync } from 'node:fs';
 import { runPrecheck } from './precheck.js';
 import { closingInodes, handedOverInode, holderPids } from './listen-holders.js';
-import { armReport, retireReportChain, type HeldTraffic, type ReportCounting } from './report.js';
+import { armReport, retireReportChain, type HeldTraffic } from './report.js';
 import type { ListenTarget, Listener, PlugStats, ProtectOptions, ProtectResult, ProtectSession } from './types.js';
 import { devicesOfHolds } from './modes/index.js';
 
@@ -190,8 +190,8 @@ async function protectInner(session: ProtectSession, opts: ProtectOptions, early
   const signals: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT'];
   for (const s of signals) process.on(s, onSignal);
 
-  // The reload's report: armed under this protect's lease, before the hold; read after the release (report.ts).
-  let counting: ReportCounting | undefined;
+  // The reload's report: armed before the hold (and kept once the lease is taken), read after the release (report.ts).
+  const counting = await armReport(session.heldTraffic?.() ?? []);
   const now = Date.now();
   const deadline = now + maxHoldMs;
   const lease: Lease = {
@@ -270,7 +270,7 @@ async function protectInner(session: ProtectSession, opts: ProtectOptions, early
       notice(`left the hold to ${r.remaining.length} other holder(s) (pid ${r.remaining.map((l) => l.pid).join(', ')}); the last one releases it`);
     }
     releaseAttempts = r.releaseAttempts;
-    counting?.released();
+    counting.released();
     // A lease a manual release broke: that release let the plug go, not this one.
     releasedHold = r.released && !r.broken;
     if (r.broken) {
@@ -288,8 +288,8 @@ async function protectInner(session: ProtectSession, opts: ProtectOptions, early
   try {
     // ---- phase two: the window ------------------------------------------
     taken = await takeLease(store, session, lease, dev);
-    // After the lease: the last protect to end removes the counters' chain, and it sees this lease.
-    counting = await armReport(session.heldTraffic?.() ?? []);
+    // With the lease recorded no other holder's end removes the counters' chain: re-made if one did meanwhile.
+    await counting.kept();
     if (aborted) throw new SynplugError(`interrupted by ${aborted} before the command started; nothing was run`, 'interrupted');
     plugged = true;
     await session.buffer();
@@ -343,7 +343,7 @@ async function protectInner(session: ProtectSession, opts: ProtectOptions, early
       }
     }
     if (!gateOpen) gated.abort();
-    counting?.abandon();
+    counting.abandon();
     await retire(store, notice);
     throw e;
   } finally {
@@ -361,7 +361,7 @@ async function protectInner(session: ProtectSession, opts: ProtectOptions, early
   // From the hold's ack.
   const heldMs = Math.round((tRelease - tHoldAck) * 1000) / 1000;
   // how the hold failed (a queue's holder died, its verdict refused): the report's `failed`, which its verdict names
-  const report = await counting!.finish({
+  const report = await counting.finish({
     heldSyns: after.packets - before2.packets,
     holdMs: heldMs,
     dropped: after.drops - before2.drops,
