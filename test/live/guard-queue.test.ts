@@ -392,6 +392,15 @@ const scenarios = {
     const atProtect = synplug(['protect', '--', 'sh', '-c', `: > ${marker}`], env);
     const ran = existsSync(marker);
     const stillTheirs = procQueue(QUEUE)?.portId === binder.portId;
+    // synplug's rule is gone, so the binder gets no SYN: a client connects at once, after protect's refusal and plug's
+    const chainsAfterRefusal = chainsOf(QUEUE_TABLE);
+    const srv = server('169.254.255.254', PORT);
+    await listening(srv);
+    const afterProtect = await client('169.254.255.254', PORT).result;
+    const atPlug = synplug(['plug', '--max-hold', '10s'], env);
+    const afterPlug = await client('169.254.255.254', PORT).result;
+    const queuedToBinder = procQueue(QUEUE)?.queued;
+    srv.kill();
     await binder.close();
     synplug(['teardown'], env);
     return {
@@ -405,6 +414,7 @@ const scenarios = {
       bad,
       plugFlag,
       atProtect: { code: atProtect.code, stderr: atProtect.stderr, ran, stillTheirs },
+      refused: { chainsAfterRefusal, afterProtect, atPlug: atPlug.code, afterPlug, queuedToBinder },
     };
   },
 };
@@ -573,5 +583,11 @@ if (!(await runScenarioIfChild(ENV, scenarios))) {
     t.regex(r.atProtect.stderr, new RegExp(`netfilter queue ${QUEUE} .*is bound by process [0-9]+ \\(node\\)`));
     t.false(r.atProtect.ran, 'the command was not run');
     t.true(r.atProtect.stillTheirs, 'the queue stays with its binder');
+    t.regex(r.atProtect.stderr, /nothing was held, and synplug's SYN rule for queue 4200 was removed so that process gets none of them/);
+    t.deepEqual(
+      r.refused,
+      { chainsAfterRefusal: ['hold:0'], afterProtect: 'ok 0', atPlug: 7, afterPlug: 'ok 0', queuedToBinder: 0 },
+      "regression (a fresh user's): the refused protect and plug left the armed rule, and every new SYN went to the binder's queue",
+    );
   });
 }
