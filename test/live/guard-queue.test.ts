@@ -400,10 +400,26 @@ const scenarios = {
     const atPlug = synplug(['plug', '--max-hold', '10s'], env);
     const afterPlug = await client('169.254.255.254', PORT).result;
     const queuedToBinder = procQueue(QUEUE)?.queued;
-    srv.kill();
     await binder.close();
+    // A rule of someone else's on the number, added after setup: protect and plug refuse before holding anything.
+    execFileSync('/usr/sbin/iptables-nft', ['-A', 'INPUT', '-p', 'tcp', '--dport', '9998', '-j', 'NFQUEUE', '--queue-num', String(QUEUE), '--queue-bypass']);
+    const ruleAfterSetup = {
+      protect: synplug(['protect', '--', 'sh', '-c', `: > ${marker}2`], env),
+      plug: synplug(['plug', '--max-hold', '10s'], env),
+    };
+    const ranAfterRule = existsSync(`${marker}2`);
+    const chainsAfterRule = chainsOf(QUEUE_TABLE);
+    execFileSync('/usr/sbin/iptables-nft', ['-F', 'INPUT']);
+    srv.kill();
     synplug(['teardown'], env);
     return {
+      ruleAfterSetup: {
+        codes: [ruleAfterSetup.protect.code, ruleAfterSetup.plug.code],
+        stderr: ruleAfterSetup.protect.stderr,
+        ran: ranAfterRule,
+        chains: chainsAfterRule,
+        bound: procQueue(QUEUE) ?? null,
+      },
       byRule,
       tablesAfterRule,
       other: { code: other.code },
@@ -589,5 +605,16 @@ if (!(await runScenarioIfChild(ENV, scenarios))) {
       { chainsAfterRefusal: ['hold:0'], afterProtect: 'ok 0', atPlug: 7, afterPlug: 'ok 0', queuedToBinder: 0 },
       "regression (a fresh user's): the refused protect and plug left the armed rule, and every new SYN went to the binder's queue",
     );
+    t.deepEqual(
+      r.ruleAfterSetup.codes,
+      [7, 7],
+      "regression (a fresh user's): a rule of someone else's on the number added after setup made protect hold their packets too",
+    );
+    t.regex(
+      r.ruleAfterSetup.stderr,
+      /netfilter queue 4200 is used by rule\(s\) that are not synplug's \(table ip filter chain INPUT\): a hold would hold what they queue too;.*Nothing was held/,
+    );
+    t.false(r.ruleAfterSetup.ran, 'the command was not run');
+    t.is(r.ruleAfterSetup.bound, null, 'nothing bound the queue');
   });
 }

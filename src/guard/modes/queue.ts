@@ -472,6 +472,19 @@ export class QueueHold implements Hold {
       const who = owners.length ? `process ${owners.map((o) => `${o.pid} (${o.command})`).join(', ')}` : `netlink port ${bound.portId}`;
       throw new SynplugError(`netfilter queue ${q} is bound by ${who}: choose another --queue-num. Nothing was changed`, 'foreign-state');
     }
+    await this.refuseForeignRules('choose another --queue-num. Nothing was changed');
+  }
+
+  /**
+   * Refuse a queue number that a rule outside synplug's queue tables targets:
+   * during a hold synplug would hold what that rule queues (any packet of
+   * theirs, not only SYNs). At setup, and in phase one of every hold (a rule
+   * added since setup).
+   * @param advice the message's end: what to do, and what was not changed
+   * @throws {SynplugError} `foreign-state`, naming the rules' tables and chains
+   */
+  private async refuseForeignRules(advice: string): Promise<void> {
+    const q = this.spec.queueNum;
     // Without nftables there is no rule to clash with (the support probe names what is missing).
     const rules = await listRules(this.sockets.nft).catch((e: unknown) => {
       if (e instanceof NetlinkError && (e.code === 'EPERM' || e.code === 'EACCES')) throw e;
@@ -480,10 +493,7 @@ export class QueueHold implements Hold {
     const foreign = rules.filter((r) => !isOurTable(r.table) && queuesOf(r).includes(q));
     if (foreign.length) {
       const where = [...new Set(foreign.map((r) => `table ${r.family} ${r.table} chain ${r.chain}`))].join('; ');
-      throw new SynplugError(
-        `netfilter queue ${q} is used by rule(s) that are not synplug's (${where}): choose another --queue-num. Nothing was changed`,
-        'foreign-state',
-      );
+      throw new SynplugError(`netfilter queue ${q} is used by rule(s) that are not synplug's (${where}): ${advice}`, 'foreign-state');
     }
   }
 
@@ -516,7 +526,11 @@ export class QueueHold implements Hold {
   }
 
   /** @inheritdoc */
-  prepareHold(): Promise<void> {
+  async prepareHold(): Promise<void> {
+    // a rule of someone else's queueing to this number since setup: a hold would take their packets too
+    await this.refuseForeignRules(
+      `a hold would hold what they queue too; remove them, or set this hold up again with another --queue-num (teardown, then setup --via queue --queue-num N). Nothing was held`,
+    );
     return this.binding.prepare(this.spec.maxlen, this.spec.dev);
   }
 
