@@ -281,23 +281,44 @@ function otherRecordOf(id: string, stateDir: string): string | undefined {
 /** A record entry's `ports` and `addrs` (the holds that hold some ports or addresses only), sorted. */
 function heldSet(r: HoldRecord): { ports: number[]; addrs: string[] } {
   const list = <T>(v: unknown): T[] => (Array.isArray(v) ? [...(v as T[])].sort() : []);
-  return { ports: list<number>(r.ports).sort((a, b) => a - b), addrs: list<string>(r.addrs) };
+  // a local plug hold records its one address as `addr`
+  const addrs = typeof r.addr === 'string' ? [r.addr] : list<string>(r.addrs);
+  return { ports: list<number>(r.ports).sort((a, b) => a - b), addrs };
 }
 
 /**
- * Setup run again for an inbound hold that is set up never changes the
- * ports or addresses it holds: a port given alone would silently stop
- * holding the others. Run for another set, it is refused, naming what is
- * held and the commands that hold the whole set (both sets together). (A
- * local hold's one address is replaced by another, as given.)
+ * Setup run again for a hold that is set up never changes the ports or
+ * addresses it holds, nor its queue number: a port given alone would
+ * silently stop holding the others, and a local hold's new address would
+ * leave the old one (which setup added) on the device. Run for another set,
+ * it is refused, naming what is held and the commands that change it
+ * (for an inbound hold, both sets together).
  * @param before the hold's record entry, when it is set up
  * @param after the entry this setup would record
- * @throws {UsageError} the held ports or addresses would change (nothing is changed)
+ * @throws {UsageError} the held ports, addresses or queue number would change (nothing is changed)
  */
 function refuseNewHeldSet(mode: HoldMode, target: Hold, before: HoldRecord | undefined, after: HoldRecord): void {
-  if (!before || before.mode !== after.mode || target.scope !== 'inbound') return;
+  if (!before || before.mode !== after.mode) return;
   const was = heldSet(before);
   const now = heldSet(after);
+  // the commands run where this one acts: with its --netns
+  const ns = defaultNetns();
+  const netns = ns !== undefined ? ` --netns ${ns}` : '';
+  if (target.scope !== 'inbound') {
+    const again = (what: string, is: unknown, would: unknown, flag: string) => {
+      throw new UsageError(
+        `the local hold (${target.id}) is set up for ${what} ${is}; setup does not change it (this one would hold ${what} ${would}). ` +
+          `To change it: 'synplug teardown --local${netns}' then 'synplug setup${netns} ${flag} ${would}' (with your other options). Nothing was changed`,
+      );
+    };
+    if (was.addrs.join(',') !== now.addrs.join(',')) again('address', was.addrs.join(', '), now.addrs.join(', '), '--addr');
+    if (before.queueNum !== after.queueNum) again('queue number', before.queueNum, after.queueNum, '--via queue --queue-num');
+    return;
+  }
+  if (before.queueNum !== after.queueNum)
+    throw new UsageError(
+      `the hold (${target.id}) is set up with queue number ${before.queueNum}; setup does not change it (this one would use ${after.queueNum}). To change it: 'synplug teardown --inbound ${target.dev}${netns}' then setup again with --queue-num ${after.queueNum}. Nothing was changed`,
+    );
   if (was.ports.join(',') === now.ports.join(',') && was.addrs.join(',') === now.addrs.join(',')) return;
   const say = (x: { ports: number[]; addrs: string[] }) => `port ${x.ports.join(', ')}${x.addrs.length ? ` to ${x.addrs.join(', ')}` : ' to any address'}`;
   const both = {
@@ -305,9 +326,6 @@ function refuseNewHeldSet(mode: HoldMode, target: Hold, before: HoldRecord | und
     // any address (none listed) on either side: any address holds both
     addrs: now.addrs.length && was.addrs.length ? [...new Set([...was.addrs, ...now.addrs])] : [],
   };
-  // the commands run where this one acts: with its --netns
-  const ns = defaultNetns();
-  const netns = ns !== undefined ? ` --netns ${ns}` : '';
   const words = mode.describe({
     id: target.id,
     dev: target.dev,

@@ -52,6 +52,29 @@ test.after.always(() => {
   rmSync(TMP, { recursive: true, force: true });
 });
 
+test.serial(
+  'setup run again for the local hold with another --addr or --queue-num is refused (exit 2, nothing changed): it left the old address on lo, and a queue number changed only in the record',
+  (t) => {
+    const s = stateDir();
+    const addrs = () => execFileSync(IP, ['-n', NS, '-j', 'addr', 'show', 'dev', 'lo'], { encoding: 'utf8' });
+    t.is(synplug(s, ['setup', '--addr', '169.254.91.1']).code, 0);
+    const before = [addrs(), ruleset()];
+    const moved = synplug(s, ['setup', '--addr', '169.254.91.2']);
+    t.is(moved.code, 2);
+    t.is(
+      moved.stderr.trim(),
+      "synplug: the local hold (queue) is set up for address 169.254.91.1; setup does not change it (this one would hold address 169.254.91.2). To change it: 'synplug teardown --local' then 'synplug setup --addr 169.254.91.2' (with your other options). Nothing was changed",
+    );
+    const renumbered = synplug(s, ['setup', '--addr', '169.254.91.1', '--via', 'queue', '--queue-num', '4201']);
+    t.is(renumbered.code, 2);
+    t.regex(renumbered.stderr, /is set up for queue number 4200; setup does not change it \(this one would hold queue number 4201\)/);
+    t.deepEqual([addrs(), ruleset()], before, 'nothing changed');
+    t.is(synplug(s, ['setup', '--addr', '169.254.91.1']).code, 0, 'the same setup again is fine');
+    t.is(synplug(s, ['teardown']).code, 0);
+    t.notRegex(addrs(), /169\.254\.91\./, 'teardown left no address of the hold');
+  },
+);
+
 test.serial('setup --inbound run again with another --port is refused (exit 2, nothing changed), naming the held set and how to hold both', (t) => {
   const s = stateDir();
   const dev = `${VETH}a`;
