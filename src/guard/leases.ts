@@ -187,6 +187,8 @@ export interface DropResult {
   releaseAttempts: number;
   /** the lease was no longer recorded when dropped: a manual `release` had broken it, or a watchdog had dropped it at its deadline */
   broken?: boolean;
+  /** with `broken`: when that release let the hold go (plug.json's `releasedAt` then, ms since the epoch), when recorded */
+  brokenAt?: number;
 }
 
 /**
@@ -222,22 +224,39 @@ export async function dropLease(
         const now = Date.now();
         all = recordedLeases(store);
         const broken = leaseId !== undefined && !all.some((l) => l.id === leaseId);
+        // when the release that broke it let the hold go (read before this drop records its own)
+        const brokenAt = broken ? releasedAtOf(store) : undefined;
         const remaining = all.filter((l) => l.id !== leaseId && leaseLive(l, now));
         if (remaining.length > 0) {
           const latest = Math.max(...remaining.map((l) => l.deadline));
           store.writeLeases({ version: 1, leases: remaining });
           store.writePlug(plugRecordFor(remaining[remaining.length - 1], latest, dev));
-          return { released: false, remaining, releaseAttempts: 0, ...(broken && { broken }) };
+          return { released: false, remaining, releaseAttempts: 0, ...(broken && { broken, ...(brokenAt !== undefined && { brokenAt }) }) };
         }
         // A broken lease's plug was released by the manual release; releasing again is always safe.
         releaseAttempts = await release();
-        if (broken) return { ...(await finishRelease(store, kernel, leaseId, dev, all, releaseAttempts, onNotice)), broken };
+        if (broken)
+          return {
+            ...(await finishRelease(store, kernel, leaseId, dev, all, releaseAttempts, onNotice, brokenAt)),
+            broken,
+            ...(brokenAt !== undefined && { brokenAt }),
+          };
       }
       return finishRelease(store, kernel, leaseId, dev, all, releaseAttempts, onNotice);
     },
     LOCK_TIMEOUT_MS,
     fast.lockFd,
   );
+}
+
+/** plug.json's `releasedAt` when it says released; undefined otherwise, or when it cannot be read. */
+function releasedAtOf(store: StateStore): number | undefined {
+  try {
+    const r = store.readPlug();
+    return r?.state === 'released' ? r.releasedAt : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** After the last release: record it (no lease left, plug.json released), then turn marking off. */
@@ -249,6 +268,8 @@ async function finishRelease(
   known: Lease[] | undefined,
   releaseAttempts: number,
   onNotice: (line: string) => void,
+  /** a broken lease's: when the release that broke it let the hold go (kept as plug.json's releasedAt) */
+  releasedAt?: number,
 ): Promise<DropResult> {
   const now = Date.now();
   const all = known ?? recordedLeases(store);
@@ -265,7 +286,7 @@ async function finishRelease(
       deadline: mine?.deadline ?? now,
     }),
     state: 'released',
-    releasedAt: Date.now(),
+    releasedAt: releasedAt ?? Date.now(),
   });
   await kernel.disarm().catch((e) => onNotice(`could not remove the nftables set element (it expires by itself at the deadline): ${(e as Error).message}`));
   return { released: true, remaining: [], releaseAttempts };

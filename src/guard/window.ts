@@ -275,6 +275,9 @@ async function protectInner(session: ProtectSession, opts: ProtectOptions, early
     releasedHold = r.released && !r.broken;
     if (r.broken) {
       leaseBroken = true;
+      // The hold ended when that release let it go, not now.
+      const at = r.brokenAt;
+      if (at !== undefined && at >= lease.since && at <= Date.now()) tRelease = performance.now() - (Date.now() - at);
       notice(
         "this protect's lease was already gone when it ended: a manual 'synplug release' broke it (or its watchdog dropped it at the deadline), which released the hold then unless other holders remained",
       );

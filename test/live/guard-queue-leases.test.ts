@@ -152,9 +152,13 @@ const scenarios = {
     const { a, b, bothLeased } = await twoProtects(env, dir, leases);
     const c = await heldClient(0);
     const pendingBefore = c.proc.exitCode === null;
+    const firstSince = Math.min(...leases().map((l) => l.since));
     const rel = synplug(['release', '--json'], env);
+    const releasedBy = Date.now();
     const outcome = await c.result;
     const after = { leases: leases().length, bound: await boundAfterRelease(QUEUE) };
+    // the commands run on after the release: the protects' holds ended at the release, not at their ends
+    await new Promise((r) => setTimeout(r, 300));
     a.release();
     b.release();
     const [ra, rb] = await Promise.all([a.ended, b.ended]);
@@ -168,6 +172,7 @@ const scenarios = {
       after,
       ra: json(ra.stdout),
       rb: json(rb.stdout),
+      heldAtMost: releasedBy - firstSince,
     };
   },
 
@@ -339,6 +344,9 @@ if (!(await runScenarioIfChild(ENV, cleaned))) {
     t.deepEqual(r.after, { leases: 0, bound: null });
     t.true(r.ra.leaseBroken);
     t.true(r.rb.leaseBroken);
+    // regression (a fresh user's): each protect counted its hold to its command's end
+    for (const x of [r.ra, r.rb])
+      t.true(x.report.holdMs <= r.heldAtMost, `protect ${x.report.holdMs} ms, from the first lease to the release's end ${r.heldAtMost} ms`);
   });
 
   test("release --orphaned leaves a running protect's queue hold: a SYN stays held until protect ends", (t) => {
