@@ -313,7 +313,7 @@ export class StateStore {
     const problem = plugRecordProblem(r);
     if (problem)
       throw new StateFileError(this.path(PLUG), `${this.path(PLUG)} is not a plug record synplug wrote: remove it (${what}). What is wrong: ${problem}`);
-    this.refuseOtherNetns(PLUG, r as PlugRecord);
+    if (this.ofOtherNetns(PLUG, r as PlugRecord, (r as PlugRecord).state === 'buffering')) return undefined;
     return r as PlugRecord;
   }
 
@@ -326,15 +326,23 @@ export class StateStore {
   }
 
   /**
-   * Refuse a record of another network namespace (plug.json, leases.json):
-   * what it says of holds, buffering or held, is not about this namespace's
-   * (issue #19, MA1). A record without the field is an earlier synplug's, read as this namespace's.
-   * @throws {StateFileError} (`otherNetns`) its cookie is not this namespace's
+   * A record of another network namespace (plug.json, leases.json): what it
+   * says of holds is not about this namespace's (issue #19, MA1). One that
+   * says something is held there (a plug buffering, a lease) is refused;
+   * one that says nothing is held is ignored, read as no record (so that a
+   * directory whose namespace is gone is free once its setup.json is
+   * removed). A record without the field is an earlier synplug's, read as
+   * this namespace's.
+   * @param holds the record says something is held
+   * @returns true when it is another namespace's and is to be ignored
+   * @throws {StateFileError} (`otherNetns`) another namespace's record that says something is held
    */
-  private refuseOtherNetns(name: string, r: { netns?: string }): void {
-    if (r.netns === undefined) return;
+  private ofOtherNetns(name: string, r: { netns?: string }, holds: boolean): boolean {
+    if (r.netns === undefined) return false;
     const here = netnsCookie(defaultNetns());
-    if (here !== undefined && here !== r.netns) throw otherNetnsError(this.path(name), otherNetnsMessage(this.path(name), r.netns, here));
+    if (here === undefined || here === r.netns) return false;
+    if (holds) throw otherNetnsError(this.path(name), otherNetnsMessage(this.path(name), r.netns, here));
+    return true;
   }
 
   /**
@@ -348,7 +356,7 @@ export class StateStore {
     const problem = leasesRecordProblem(r);
     if (problem)
       throw new StateFileError(this.path(LEASES), `${this.path(LEASES)} is not a lease record synplug wrote: remove it (${what}). What is wrong: ${problem}`);
-    this.refuseOtherNetns(LEASES, r as LeasesRecord);
+    if (this.ofOtherNetns(LEASES, r as LeasesRecord, (r as LeasesRecord).leases.length > 0)) return undefined;
     return r as LeasesRecord;
   }
 

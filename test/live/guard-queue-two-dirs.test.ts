@@ -79,11 +79,11 @@ const scenarios = {
     const downPlugA = run(['teardown'], plugA.env);
     const afterPlugDown = { tables: tables(), onLo: onLo(addr) };
     const checkB = run(['check'], b.env);
-    // a plug.json of another network namespace (its cookie) is refused
+    // a plug.json of another network namespace (its cookie) that says a plug buffers there is refused
     const plugPath = join(b.env.SYNPLUG_STATE_DIR!, 'plug.json');
     const plug = readFileSync(plugPath, 'utf8');
     const plugNetns = (JSON.parse(plug) as { netns?: string }).netns;
-    writeFileSync(plugPath, JSON.stringify({ ...JSON.parse(plug), netns: '999999999' }));
+    writeFileSync(plugPath, JSON.stringify({ ...JSON.parse(plug), state: 'buffering', netns: '999999999' }));
     const statusOther = run(['status'], b.env);
     writeFileSync(plugPath, plug);
     const downB = run(['teardown'], b.env);

@@ -211,7 +211,7 @@ function cookieHere(): string {
   return execFileSync('python3', ['-c', py], { encoding: 'utf8' }).trim();
 }
 
-test("regression (issue #19, MA1): plug.json and leases.json said nothing of their namespace; now they record its cookie, and another namespace's is refused (exit 6)", (t) => {
+test("regression (issue #19, MA1): plug.json and leases.json said nothing of their namespace; now they record its cookie, and another namespace's is refused (exit 6) when it says something is held, else ignored", (t) => {
   const { dir, store } = fresh();
   const here = cookieHere();
   store.writePlug(plugRec('buffering'));
@@ -222,7 +222,12 @@ test("regression (issue #19, MA1): plug.json and leases.json said nothing of the
     ['plug.json', () => store.readPlug()],
     ['leases.json', () => store.readLeases()],
   ] as const) {
-    const rec = file === 'plug.json' ? { ...plugRec('buffering'), netns: other } : { version: 1, leases: [], netns: other };
+    const held =
+      file === 'plug.json'
+        ? plugRec('buffering')
+        : { version: 1, leases: [{ id: 'b2', owner: 'manual', pid: process.pid, holds: ['queue'], since: 1, deadline: 2 }] };
+    const idle = file === 'plug.json' ? plugRec('released') : { version: 1, leases: [] };
+    const rec = { ...held, netns: other };
     writeFileSync(join(dir, file), JSON.stringify(rec));
     const e = t.throws(read, { instanceOf: StateFileError })!;
     t.true(e.message.startsWith(`${join(dir, file)} records the holds of network namespace cookie ${other}`), e.message);
@@ -230,9 +235,11 @@ test("regression (issue #19, MA1): plug.json and leases.json said nothing of the
     writeFileSync(join(dir, file), JSON.stringify({ ...rec, netns: 'x1' }));
     t.regex(t.throws(read, { instanceOf: StateFileError })!.message, /'netns' is "x1", not a network namespace cookie/);
     // an earlier synplug's record, without the field: read as this namespace's
-    const { netns: _n, ...earlier } = rec;
-    writeFileSync(join(dir, file), JSON.stringify(earlier));
-    t.notThrows(read);
+    writeFileSync(join(dir, file), JSON.stringify(held));
+    t.truthy(read());
+    // another namespace's that holds nothing (plug released, no lease): ignored, as no record
+    writeFileSync(join(dir, file), JSON.stringify({ ...idle, netns: other }));
+    t.is(read(), undefined);
   }
 });
 
