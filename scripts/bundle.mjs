@@ -27,8 +27,8 @@ const entries = [
   { in: 'src/cli/launch.ts', out: 'synplug' }, // package.json bin: loads cli.cjs with its code cache
   { in: 'src/cli/bin.ts', out: 'cli' },
   { in: 'src/cli/bin/watchdog-main.ts', out: 'watchdog-main' },
-  { in: 'src/cli/bin/demo-client-main.ts', out: 'demo-client-main' }, // synplug demo --inbound: the clients, in the demo's namespace
 ];
+// (the demo's processes, its own and its clients', run on the library's CommonJS modules, dist/cjs/cli/bin/: no second build of them)
 
 // only what this build makes (a bundle whose entry has gone must not stay to be packed)
 rmSync(out, { recursive: true, force: true });
@@ -144,11 +144,28 @@ for (const d of readdirSync(cjs, { recursive: true, withFileTypes: true })) {
 writeFileSync(join(cjs, 'package.json'), `${JSON.stringify({ type: 'commonjs' }, null, 2)}\n`);
 // tsc's declarations, next to the CommonJS files too: under dist/cjs they
 // describe CommonJS modules, so a TypeScript program that is CommonJS
-// (module node16/nodenext) types require('synplug') without TS1479.
-for (const d of readdirSync(dist, { recursive: true, withFileTypes: true })) {
-  if (!d.isFile() || !d.name.endsWith('.d.ts')) continue;
-  const rel = relative(dist, join(d.parentPath ?? d.path, d.name));
-  if (rel.startsWith('bundle') || rel.startsWith('cjs')) continue;
+// (module node16/nodenext) types require('synplug') without TS1479. Only
+// those a program can reach: the declarations of package.json's "exports"
+// and what they import, transitively (a module no public type names, e.g.
+// guard/state-fs, is not importable through "exports" and ships no types).
+const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
+const reach = Object.values(pkg.exports)
+  .filter((e) => typeof e === 'object' && e.types)
+  .map((e) => relative('dist/cjs', e.types.replace(/^\.\//, '')));
+const declared = new Set();
+while (reach.length > 0) {
+  const rel = reach.pop();
+  if (declared.has(rel)) continue;
+  declared.add(rel);
+  const text = readFileSync(join(dist, rel), 'utf8');
+  // from './x.js', import('./x.js'), import './x.js', and a line's declare module './x.js' (an augmentation)
+  for (const m of text.matchAll(/(?:\bfrom|\bimport\(?|^declare module)\s*['"](\.{1,2}\/[^'"]+)\.js['"]/gm)) {
+    const dep = join(dirname(rel), `${m[1]}.d.ts`);
+    if (!existsSync(join(dist, dep))) throw new Error(`bundle: ${rel} imports ${m[1]}.js, which has no declaration file`);
+    reach.push(dep);
+  }
+}
+for (const rel of declared) {
   mkdirSync(dirname(join(cjs, rel)), { recursive: true });
   copyFileSync(join(dist, rel), join(cjs, rel));
 }

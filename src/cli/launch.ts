@@ -44,6 +44,7 @@ import type { NetlinkConnection, NetlinkWarning } from '../netlink/connection.js
 import type { eachClass } from '../tc/class.js';
 import type { formatClassText, formatQdiscText, ListingOutput } from '../tc/format.js';
 import type { eachQdisc } from '../tc/qdisc.js';
+import { watchOutput } from './output.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 
@@ -180,22 +181,6 @@ async function listShort(l: Listing): Promise<boolean> {
 const toStdout = (chunk: string): void => {
   process.stdout.write(chunk);
 };
-
-/** What the CLI's bin.ts does with a failing stdout or stderr, for the short road's output. */
-function watchOutput(): void {
-  process.stdout.on('error', (e: NodeJS.ErrnoException) => {
-    if (e.code === 'EPIPE') process.exit(typeof process.exitCode === 'number' ? process.exitCode : 0);
-    try {
-      process.stderr.write(`synplug: cannot write to stdout: ${e.code ?? e.message}\n`);
-    } catch {
-      /* nothing left to tell */
-    }
-    process.exit(1);
-  });
-  process.stderr.on('error', () => {
-    /* nowhere to report it */
-  });
-}
 
 const listing = process.env.SYNPLUG_FULL_CLI === '1' ? undefined : shortListing(process.argv.slice(2));
 if (listing) {

@@ -19,11 +19,10 @@ export const CLIENT_START_MS = 60_000;
 /**
  * The file of one of the demo's process entry points, which it runs with
  * `node`: src/cli/bin/NAME.ts (tsx), dist/cli/bin/NAME.js (tsc),
- * dist/cjs/cli/bin/NAME.js (the CommonJS library), or, when this code runs
+ * dist/cjs/cli/bin/NAME.js (the CommonJS library), and, when this code runs
  * inside the CLI bundle (a `.cjs` file in dist/bundle/, scripts/bundle.mjs),
- * the bundled dist/bundle/NAME.cjs next to it for the clients (a hot path:
- * one file to load), and dist/cjs/cli/bin/demo-main.js for the demo's own
- * process (the package's one build of the library; no second bundle). A path, not an import: the
+ * dist/cjs/cli/bin/NAME.js too: the demo's processes run on the package's
+ * one build of the library, never a second bundle. A path, not an import: the
  * demo spawns the CLI layer's entry points, it does not depend on them.
  * @param name `demo-client-main` (the clients, {@link ClientProcess}) or `demo-main` (the demo in its own namespace, isolated.ts)
  * @param self this module's own file (the default), or another place it is built to
@@ -31,10 +30,7 @@ export const CLIENT_START_MS = 60_000;
  */
 export function demoEntryPath(name: 'demo-client-main' | 'demo-main', self: string = fileURLToPath(import.meta.url)): string {
   const ext = extname(self);
-  if (ext === '.cjs') {
-    // the demo's own process is not bundled a second time: it runs on the library's CommonJS modules (dist/cjs)
-    return name === 'demo-main' ? join(dirname(self), '..', 'cjs', 'cli', 'bin', `${name}.js`) : join(dirname(self), `${name}${ext}`);
-  }
+  if (ext === '.cjs') return join(dirname(self), '..', 'cjs', 'cli', 'bin', `${name}.js`);
   return join(dirname(self), '..', 'cli', 'bin', `${name}${ext}`);
 }
 

@@ -14,6 +14,7 @@ import { StateStore, type SetupRecord } from './state.js';
 import { holdMode } from './modes/index.js';
 import { dropLease, leaseLive, recordedLeases, unprepare } from './leases.js';
 import { GuardSession } from './session.js';
+import { REPORT_QUIET_MS, REPORT_WINDOW_MS, retireReportChain } from './report.js';
 import { requireNetAdmin, hasNetAdmin } from './support.js';
 import type { GuardOptions, Recovery } from './types.js';
 
@@ -103,6 +104,9 @@ export async function recoverStale(s: GuardSession, store: StateStore): Promise<
   if (r?.state !== 'buffering') {
     if ((r || store.readSetup()) && s.holds.some((h) => h.pieces.list.some((p) => p.lifetime === 'armed')))
       await unprepare(store, { disarm: () => s.disarmArmed() });
+    // The report's counter chain of a protect killed with its watchdog, once no protect can still be reading it
+    // (each reads up to REPORT_WINDOW_MS after the last release): retireReportChain keeps it while a lease lives.
+    if (r?.state === 'released' && r.releasedAt !== undefined && Date.now() - r.releasedAt > REPORT_WINDOW_MS + REPORT_QUIET_MS) await retireReportChain(store);
     return { released: false };
   }
   if (leases.some((l) => leaseLive(l))) return { released: false };
@@ -118,5 +122,7 @@ export async function recoverStale(s: GuardSession, store: StateStore): Promise<
     }
     return 1;
   });
+  // what was held is let go, and its protect is dead: nobody reads the report's counters
+  if (d.released) await retireReportChain(store);
   return d.released && hadPlug ? { released: true, reason } : { released: false };
 }

@@ -28,7 +28,7 @@ import {
 import { deviceOfHold, devicesOfHolds, holdModeFor, holdModes, selectInbound, type UnrecordedPiece } from './modes/index.js';
 import { GuardSession } from './session.js';
 import { teardownHold } from './pieces.js';
-import { REPORT_TABLE, removeReportCounters } from './report.js';
+import { REPORT_TABLE, removeReportCounters, retireReportChain } from './report.js';
 import { listTables } from '../iptables/table.js';
 import { SYNPLUG_TABLE } from './config.js';
 import { tableIsMarked } from './teardown-marks.js';
@@ -366,6 +366,11 @@ async function releaseOnce(opts: Omit<ReleaseOptions, 'metricsFile'>): Promise<R
       setUp: r !== undefined || record !== undefined || hasLeases,
     };
   });
+  // The reload report's counter chain of a protect that ended during this hold (or was killed): gone with the last holder.
+  if (res.released && res.setUp) {
+    const kept = (await retireReportChain(store))?.kept;
+    if (kept) res.warnings = [...(res.warnings ?? []), `kept ${kept}`];
+  }
   // Nothing set up and nothing held: say so, and which hold 'synplug setup' makes on this kernel.
   // (a plug qdisc there counts; a queue hold opened without a record has no counters: releaseEveryPlug says it held nothing)
   if (res.setUp || res.plugExists || res.heldElsewhere?.length || orphaned || res.unrecorded?.length) return res;

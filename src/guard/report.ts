@@ -10,11 +10,16 @@
  *   ip saddr A tcp flags & (rst|ack) == rst|ack tcp sequence 0 counter comment "refused A *"
  *   ip saddr A tcp flags & rst == rst counter comment "rst A *"
  *   ```
- *   The table stays (each protect reads its counters before and after, and
- *   adds the rules it lacks): removing a base chain makes the kernel drop
- *   every packet waiting in a netfilter queue of the namespace
- *   (nf_queue_nf_hook_drop), so a table made and removed per protect would
- *   drop a queue hold's held SYNs when protect is killed.
+ *   The chain exists only around protects ({@link REPORT_PRIORITY},
+ *   {@link retireReportChain}): a base chain runs for every packet of its
+ *   hook, and this one cost 5.7-7.2 % of the CPU per KiB of a bulk stream
+ *   received (its ACKs leave through output) when it stayed set up
+ *   (bench/README.md). Each protect adds what it lacks before the hold (at
+ *   the hook's last priority: {@link REPORT_PRIORITY}), reads
+ *   the counters before and after, and the last one removes the chain, once
+ *   nothing is queued in the namespace: removing a base chain makes the
+ *   kernel drop every packet waiting in a netfilter queue there
+ *   (nf_queue_nf_hook_drop). The table stays; alone it hooks nothing.
  *   A RST answering a SYN carries ACK and sequence 0 (RFC 793: no ACK in the
  *   segment, so SEQ=0, ACK=SEG.SEQ+SEG.LEN); every other RST from what is
  *   held resets a connection (`reset` = all RSTs - refused). A local hold
@@ -36,14 +41,20 @@
  * @module
  */
 import { NetlinkConnection } from '../netlink/connection.js';
-import { NETLINK_SOCK_DIAG } from '../netlink/message.js';
+import { constants as osConstants } from 'node:os';
+import { NETLINK_NETFILTER, NETLINK_SOCK_DIAG } from '../netlink/message.js';
+import { defaultNetns } from '../netlink/netns.js';
+import { nothingQueuedWithin } from '../netlink/nfqueue.js';
 import { listTcpListeners, listenerAccepts, type TcpListener } from '../netlink/sockdiag.js';
 import { openNftables } from '../iptables/index.js';
 import { NftBatch } from '../iptables/batch.js';
 import { listRules } from '../iptables/rule.js';
 import { getTable } from '../iptables/table.js';
-import { nothingQueuedWithin, queuedPackets } from '../netlink/nfqueue.js';
-import { defaultNetns } from '../netlink/netns.js';
+import { queuedPackets } from '../netlink/nfqueue.js';
+import { listChains } from '../iptables/chain.js';
+import { hexMessage, type WatchdogStep } from './watchdog.js';
+import { leaseLive, recordedLeases, withLeaseLock } from './leases.js';
+import type { StateStore } from './state.js';
 import { removeIfThere, TABLE_COMMENT, tableIsMarked } from './teardown-marks.js';
 import { parseAddress } from '../iptables/validate.js';
 import * as C from '../iptables/constants.js';
@@ -53,8 +64,20 @@ import type { Expr } from '../iptables/expr/index.js';
 export const REPORT_TABLE = 'synplug_report';
 /** How long teardown waits for the packets queued in the namespace to go before it removes the report's base chain, ms. */
 export const REPORT_REMOVAL_WAIT_MS = 3000;
-/** Its chain (hook output, priority raw). */
+/** Its chain (hook output, priority {@link REPORT_PRIORITY}): it exists only around protects. */
 export const REPORT_CHAIN = 'rst';
+/**
+ * The chain's priority: the output hook's last (NF_IP_PRI_LAST, INT_MAX), so
+ * that adding it moves no other hook: the kernel inserts a new hook before
+ * the first one of the same or a higher priority, and a packet waiting in a
+ * netfilter queue resumes by its hook's index when it is let go
+ * (nf_reinject). On 6.18 a chain added at the queue chain's own priority
+ * during a hold cost the held SYN nothing either (test/live/guard-queue);
+ * last is the order that needs no such fact.
+ */
+export const REPORT_PRIORITY = 2147483647;
+/** How long the last protect waits for nothing to be queued before it removes the chain, ms. */
+export const REPORT_RETIRE_WAIT_MS = 3000;
 /** Counting ends at most this long after the release, ms. */
 export const REPORT_WINDOW_MS = 1000;
 /** Once the command has exited: counting ends when the counters did not change for this long, ms. */
@@ -128,6 +151,11 @@ export interface ReportCounting {
   finish(hold: HoldCounts): Promise<ReloadReport>;
   /** Stop counting without a report (protect failed): closes everything. */
   abandon(): void;
+  /**
+   * Once this protect's lease is recorded (the last holder's end then keeps the chain): add the counters again if
+   * another holder's end removed them since the arming, and read them anew. Never throws.
+   */
+  kept(): Promise<void>;
 }
 
 const REG = C.NFT_REG_1;
@@ -336,6 +364,18 @@ export async function armReport(held: readonly HeldTraffic[]): Promise<ReportCou
       }, REPORT_WINDOW_MS);
       timer.unref();
     },
+    async kept() {
+      if (!nft || !tableMade) return;
+      try {
+        if ((await listChains(nft, { family: 'inet', table: table.name })).some((x) => x.name === REPORT_CHAIN)) return;
+        await (await missingCountersBatch(nft, held, resetScope))?.batch.commit(nft);
+        tableHandle = (await getTable(nft, table))?.handle;
+        before = await read();
+      } catch (e) {
+        readFailed = true;
+        uncounted.push(`the RST counters could not be set again after another holder's end removed them (${message(e)})`);
+      }
+    },
     abandon() {
       clearTimeout(timer);
       nft?.close();
@@ -367,10 +407,9 @@ export async function armReport(held: readonly HeldTraffic[]): Promise<ReportCou
 
 /**
  * The batch that adds what `held` needs of the RST counters' table, chain and
- * rules; undefined when every rule is there. Adding rules to the base chain
- * changes no hook; adding the table's base chain does (a SYN held in a
- * netfilter queue at that moment is dropped and retransmitted), hence
- * {@link reportCountersStep} at setup.
+ * rules; undefined when every rule is there. The chain is added at
+ * {@link REPORT_PRIORITY}, after every other hook, so that no packet waiting
+ * in a netfilter queue resumes at the wrong hook.
  * @throws {NetlinkError} the listing was refused (other than the table missing)
  */
 async function missingCountersBatch(
@@ -384,55 +423,61 @@ async function missingCountersBatch(
   const missing = reportRules(held, resetScope).filter((r) => !have.has(r.comment));
   if (missing.length === 0) return undefined;
   const batch = new NftBatch().addTable({ ...table, comment: TABLE_COMMENT });
-  batch.addChain({ ...table, table: table.name, name: REPORT_CHAIN, type: 'filter', hook: 'output', prio: C.NF_IP_PRI_RAW, policy: 'accept' });
+  batch.addChain({ ...table, table: table.name, name: REPORT_CHAIN, type: 'filter', hook: 'output', prio: REPORT_PRIORITY, policy: 'accept' });
   for (const r of missing) batch.addRule({ family: 'inet', table: table.name, chain: REPORT_CHAIN, expr: r.expr, comment: r.comment });
   return { batch, tableExisted };
 }
 
-/** A setup step (modes/types.ts's SetupStep, which this file's importers know). */
-interface CountersStep {
-  what: string;
-  run(): Promise<void>;
-  undo?: { what: string; run(): Promise<void> };
+/** The chain's removal with its rules: its rules first (a kernel before recursive chain deletion refuses a chain with rules). */
+function chainRemoval(): NftBatch {
+  const ref = { family: 'inet', table: REPORT_TABLE };
+  return new NftBatch().flushChain({ ...ref, chain: REPORT_CHAIN }).deleteChain({ ...ref, name: REPORT_CHAIN });
 }
 
 /**
- * Setup's step for the reload report's RST counters of `held` (a hold's
- * {@link HeldTraffic}): the table `inet synplug_report`, its base chain and
- * the rules it lacks, made at setup so that no protect adds a hook while
- * another hold's SYNs wait in a queue. Undefined when nothing is missing.
- * Its undo removes the table when the step made it. Never throws: where
- * nftables cannot be listed there is no step, and protect's report says
- * what it could not count.
+ * The watchdog's removal of the RST counters' chain, for a protect that dies
+ * during its hold: run once no lease is left and nothing is queued in the
+ * namespace (up to {@link REPORT_RETIRE_WAIT_MS}); one already gone is fine.
  */
-export async function reportCountersStep(held: HeldTraffic): Promise<CountersStep | undefined> {
+export function reportChainWatchdogStep(): WatchdogStep {
+  return {
+    what: `delete chain inet ${REPORT_TABLE} ${REPORT_CHAIN} (the reload report's RST counters)`,
+    phase: 'disarm',
+    protocol: NETLINK_NETFILTER,
+    messages: chainRemoval().messages().map(hexMessage),
+    ignoreErrno: [osConstants.errno.ENOENT],
+    whenNothingQueuedMs: REPORT_RETIRE_WAIT_MS,
+  };
+}
+
+/**
+ * Remove the RST counters' base chain after a reload, when no other holder
+ * counts with it: only while the state directory records no live lease
+ * (checked under the lease lock), and only once nothing is queued in the
+ * namespace (a base chain's removal drops every queued packet), waiting up
+ * to {@link REPORT_RETIRE_WAIT_MS}. The table stays (alone it hooks
+ * nothing). Never throws.
+ * @param store the state directory whose leases count
+ * @returns what was removed (`chain inet synplug_report rst`) or why it stays; undefined when there is no chain, or a live lease keeps it
+ */
+export async function retireReportChain(store: StateStore): Promise<{ removed?: string; kept?: string } | undefined> {
+  const chain = `chain inet ${REPORT_TABLE} ${REPORT_CHAIN}`;
   let nft: NetlinkConnection | undefined;
   try {
     nft = openNftables();
-    // the reset scope of a hold of ports is known now; a local hold's (its listeners' ports) at each protect
-    const plan = await missingCountersBatch(nft, [held], held.ports.length ? [held] : []);
-    if (!plan) return undefined;
-    const what = `${plan.tableExisted ? 'add RST counter rules to' : 'add'} table inet ${REPORT_TABLE} (the reload report's counters)`;
-    const withNft = async (f: (c: NetlinkConnection) => Promise<unknown>): Promise<void> => {
-      const c = openNftables();
-      try {
-        await f(c);
-      } finally {
-        c.close();
-      }
-    };
-    return {
-      what,
-      run: () => withNft((c) => plan.batch.commit(c)),
-      ...(!plan.tableExisted && {
-        undo: {
-          what: `delete table inet ${REPORT_TABLE}`,
-          run: () => withNft((c) => new NftBatch().deleteTable({ family: 'inet', name: REPORT_TABLE }).commit(c)),
-        },
-      }),
-    };
-  } catch {
-    return undefined;
+    const c = nft;
+    const t = await getTable(c, { family: 'inet', name: REPORT_TABLE });
+    if (!t || tableIsMarked(t) === false) return undefined;
+    if (!(await listChains(c, { family: 'inet', table: REPORT_TABLE })).some((x) => x.name === REPORT_CHAIN)) return undefined;
+    if (!(await nothingQueuedWithin(REPORT_RETIRE_WAIT_MS, defaultNetns())))
+      return { kept: `${chain}: packets are queued in this namespace, which removing a base chain would drop; the next reload removes it` };
+    const gone = await withLeaseLock(store, async () => {
+      if (recordedLeases(store).some((l) => leaseLive(l))) return false; // a holder counts with it: its end removes it
+      return removeIfThere(() => chainRemoval().commit(c));
+    });
+    return gone ? { removed: chain } : undefined;
+  } catch (e) {
+    return { kept: `${chain}: ${message(e)}` };
   } finally {
     nft?.close();
   }

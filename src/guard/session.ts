@@ -6,6 +6,7 @@
  *
  * @module
  */
+import { reportChainWatchdogStep } from './report.js';
 import { armHold, disarmHold } from './pieces.js';
 import { NetlinkConnection } from '../netlink/connection.js';
 import { openNftables } from '../iptables/index.js';
@@ -240,14 +241,15 @@ export class GuardSession implements ProtectSession, HoldSockets {
   /**
    * The release for the watchdog: every plug's release in one datagram (the
    * first step), every other hold's own, then each hold's disarm and the
-   * removal of its armed pieces.
+   * removal of its armed pieces, and last the reload report's counter chain
+   * (a protect's, left when it died; report.ts).
    */
   releaseSteps(): WatchdogStep[] {
     const steps = this.holds.flatMap((h) => [...h.handoff().steps, ...h.pieces.list.flatMap((p) => (p.lifetime === 'armed' && p.removeSteps?.()) || [])]);
     const plugs = steps.filter((st) => st.protocol === NETLINK_ROUTE && isReleaseStep(st));
     const rest = steps.filter((st) => !plugs.includes(st));
     const joined: WatchdogStep = { what: 'plug release', phase: 'release', protocol: NETLINK_ROUTE, messages: plugs.flatMap((st) => st.messages) };
-    return [joined, ...rest.filter(isReleaseStep), ...rest.filter((st) => !isReleaseStep(st))];
+    return [joined, ...rest.filter(isReleaseStep), ...rest.filter((st) => !isReleaseStep(st)), reportChainWatchdogStep()];
   }
 
   /**

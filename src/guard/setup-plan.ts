@@ -16,7 +16,6 @@
  */
 import { join } from 'node:path';
 import { setupOrPlan } from './setup.js';
-import { REPORT_TABLE } from './report.js';
 import type { SetupWould } from './setup-would.js';
 import type { SetupOptions } from './types.js';
 
@@ -90,16 +89,11 @@ const EFFECTS: ReadonlyArray<readonly [RegExp, (m: RegExpExecArray, dev: string)
   [/^add qdisc clsact on (\S+)/, (m) => `${m[1]} gets a clsact qdisc: during a hold, every packet arriving on ${m[1]} passes synplug's SYN filters`],
   [/^add link (\S+) type ifb/, (m) => `a new device ${m[1]} (an IFB, IPv6 off: net.ipv6.conf.${m[1]}.disable_ipv6 = 1) where held SYNs wait`],
   [
-    new RegExp(`(?:^|: |; )add (?:nftables )?table (?!(?:inet )?${REPORT_TABLE}\\b)((?:inet |ip |ip6 )?[\\w-]+)`),
+    /(?:^|: |; )add (?:nftables )?table ((?:inet |ip |ip6 )?[\w-]+)/,
     (m) =>
       /\brule\b/.test(m.input)
         ? `a new nftables table ${m[1]}: its rule sees every packet of its hook (only what synplug holds is marked or queued)`
         : `a new nftables table ${m[1]}: by itself it sees no packet (its chain and rule come with each hold)`,
-  ],
-  [
-    new RegExp(`(?:^|: |; )add table (inet ${REPORT_TABLE})\\b`),
-    (m) =>
-      `a new nftables table ${m[1]}: its rules see every packet sent from this network namespace (output hook) and count the RSTs that leave what synplug holds, for the reload's report (they mark, queue or drop nothing)`,
   ],
   [/^add address (\S+) dev (\S+)/, (m) => `${m[2]} gets the address ${m[1]}: connections to it are the ones synplug holds`],
 ];

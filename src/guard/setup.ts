@@ -19,7 +19,7 @@ import { liveLeases } from './leases.js';
 import { checkMetricsFile, metricsPathOf } from './metrics.js';
 import type { GuardSession } from './session.js';
 import { MissingSupportError, requireNetAdmin } from './support.js';
-import { reportCountersStep } from './report.js';
+import { REPORT_CHAIN, REPORT_TABLE } from './report.js';
 import { contextFor, definedOnly, recoverStale, withSession } from './context.js';
 import { chooseHoldMode, holdModeFor, holdModes, selectInbound, type Hold, type HoldInspection, type HoldMode } from './modes/index.js';
 import { inspectHold, piecesOfLifetime, planHold, runSteps, type PiecePlan } from './pieces.js';
@@ -41,6 +41,8 @@ import {
 import { inCallNetns, netnsStateDir } from './call-netns.js';
 import { defaultNetns } from '../netlink/netns.js';
 
+/** What every protect adds around its hold, beside the hold's own armed pieces (report.ts), for `setup --dry-run`. */
+const REPORT_ARMED = `chain inet ${REPORT_TABLE} ${REPORT_CHAIN} (protect's reload report: counts the RSTs that leave what is held)`;
 /** The state of several holds together: `ok` when all are, `absent` when none is set up at all, else `partial`. */
 export function combineStates(states: readonly SetupState[]): SetupState {
   if (states.every((s) => s === 'ok')) return 'ok';
@@ -142,9 +144,6 @@ export async function setupOrPlan<T>(opts: SetupOptions, dryRun: ((would: SetupW
     }
     refuseNewHeldSet(mode, target, oldRecord?.holds[replaces ?? target.id], plan.record());
     const steps = [...plan.steps];
-    // The report's counters too (report.ts): a protect then adds no hook while another hold's SYNs wait in a queue.
-    const counters = target.heldTraffic && (await reportCountersStep(target.heldTraffic()));
-    if (counters) steps.push(counters);
     if (holding.length && steps.length) refuseDuringHold(target, holding, steps);
 
     if (dryRun)
@@ -152,7 +151,7 @@ export async function setupOrPlan<T>(opts: SetupOptions, dryRun: ((would: SetupW
         config,
         hold: target,
         steps,
-        armed: piecesOfLifetime(target.pieces, inspection.observed, 'armed'),
+        armed: [...piecesOfLifetime(target.pieces, inspection.observed, 'armed'), REPORT_ARMED],
         marked: target.pieces.marked?.(inspection.observed) ?? [],
         entry: plan.record(),
         ...(chose !== undefined && { chose }),

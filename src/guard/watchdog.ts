@@ -13,6 +13,7 @@ import { createInterface } from 'node:readline';
 import type { Writable } from 'node:stream';
 import { SynplugError } from '../netlink/errors.js';
 import { NETLINK_ROUTE } from '../netlink/message.js';
+import type { RequestInit } from '../netlink/connection.js';
 
 /**
  * How long after `protect`'s own max-hold deadline its watchdog acts, in ms.
@@ -48,6 +49,15 @@ export interface WatchdogStep {
   whenNothingQueuedMs?: number;
   /** with {@link whenNothingQueuedMs}: and only once this queue number is bound by nobody (a hold of another state directory may hold through the same chain) */
   whenQueueUnbound?: number;
+}
+
+/** A message as the watchdog takes it: type, flags, payload in hex. */
+export function hexMessage(m: RequestInit): { type: number; flags: number; payload: string } {
+  return {
+    type: m.type,
+    flags: m.flags ?? 0,
+    payload: (Buffer.isBuffer(m.payload) ? m.payload : Buffer.concat((m.payload ?? []) as Buffer[])).toString('hex'),
+  };
 }
 
 /** Whether a step releases (rather than disarms). */

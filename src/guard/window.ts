@@ -31,7 +31,7 @@ import { dropLease, leaseLive, newLeaseId, openLockFile, recordedLeases, takeLea
 import { closeSync } from 'node:fs';
 import { runPrecheck } from './precheck.js';
 import { closingInodes, handedOverInode, holderPids } from './listen-holders.js';
-import { armReport, type HeldTraffic } from './report.js';
+import { armReport, retireReportChain, type HeldTraffic } from './report.js';
 import type { ListenTarget, Listener, PlugStats, ProtectOptions, ProtectResult, ProtectSession } from './types.js';
 import { devicesOfHolds } from './modes/index.js';
 
@@ -190,7 +190,7 @@ async function protectInner(session: ProtectSession, opts: ProtectOptions, early
   const signals: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT'];
   for (const s of signals) process.on(s, onSignal);
 
-  // The reload's report: armed before the hold, read after the release (report.ts).
+  // The reload's report: armed before the hold (and kept once the lease is taken), read after the release (report.ts).
   const counting = await armReport(session.heldTraffic?.() ?? []);
   const now = Date.now();
   const deadline = now + maxHoldMs;
@@ -288,6 +288,8 @@ async function protectInner(session: ProtectSession, opts: ProtectOptions, early
   try {
     // ---- phase two: the window ------------------------------------------
     taken = await takeLease(store, session, lease, dev);
+    // With the lease recorded no other holder's end removes the counters' chain: re-made if one did meanwhile.
+    await counting.kept();
     if (aborted) throw new SynplugError(`interrupted by ${aborted} before the command started; nothing was run`, 'interrupted');
     plugged = true;
     await session.buffer();
@@ -342,6 +344,7 @@ async function protectInner(session: ProtectSession, opts: ProtectOptions, early
     }
     if (!gateOpen) gated.abort();
     counting.abandon();
+    await retire(store, notice);
     throw e;
   } finally {
     for (const s of signals) process.off(s, onSignal);
@@ -364,6 +367,7 @@ async function protectInner(session: ProtectSession, opts: ProtectOptions, early
     dropped: after.drops - before2.drops,
     ...(after.failures?.length && { failed: after.failures }),
   });
+  await retire(store, notice);
   return {
     command: opts.command,
     exitCode: exit!.code,
@@ -386,6 +390,12 @@ async function protectInner(session: ProtectSession, opts: ProtectOptions, early
     ...(checked && { check: checked }),
     ...(session.holdKinds && { holds: session.holdKinds.map((h) => ({ ...h })) }),
   };
+}
+
+/** After a protect's report: its counter chain goes when this was the last holder (report.ts); what stays is said. */
+async function retire(store: StateStore, notice: (m: string) => void): Promise<void> {
+  const r = await retireReportChain(store);
+  if (r?.kept) notice(`kept ${r.kept}`);
 }
 
 /**

@@ -15,6 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { QUEUE_TABLE } from '../../src/guard/modes/queue.js';
+import { REPORT_CHAIN, REPORT_TABLE } from '../../src/guard/report.js';
 import { inOwnNetns, runScenarioIfChild } from '../helpers/own-netns.js';
 import {
   BIN,
@@ -42,6 +43,15 @@ const SELF = fileURLToPath(import.meta.url);
 const ENV = 'SYNPLUG_GUARD_QUEUE_SCENARIO';
 const PORT = 39300;
 
+/** The report's counter chain as the kernel lists it (`nft -j`): hook, priority and rule count; null when absent. */
+function reportChain(): { hook: string; prio: number; rules: number } | null {
+  const r = spawnSync('/usr/sbin/nft', ['-j', 'list', 'table', 'inet', REPORT_TABLE], { encoding: 'utf8' });
+  if (r.status !== 0) return null;
+  const j = JSON.parse(r.stdout) as { nftables: Array<{ chain?: { name: string; hook: string; prio: number }; rule?: { chain: string } }> };
+  const c = j.nftables.find((o) => o.chain?.name === REPORT_CHAIN)?.chain;
+  return c ? { hook: c.hook, prio: c.prio, rules: j.nftables.filter((o) => o.rule?.chain === REPORT_CHAIN).length } : null;
+}
+
 /** The local queue hold set up for 169.254.77.1, a server there, and a protect holding: its watchdog found. */
 async function holding() {
   const { dir, env } = stateEnv();
@@ -58,11 +68,13 @@ async function heldLocal(addr: string): Promise<Json> {
   const { dir, env } = stateEnv();
   const set = synplug(['setup', '--via', 'queue', '--addr', addr, '--json'], env);
   const chainsAfterSetup = chainsOf(QUEUE_TABLE);
+  const reportAfterSetup = chainsOf(REPORT_TABLE) ?? null;
   const checkAfterSetup = JSON.parse(synplug(['check', '--json'], env).stdout) as { state: string; pieces: Array<Record<string, string>> };
   const srv = server(addr, PORT);
   await listening(srv);
   const h = await heldProtect(env, dir);
   const chainsWhileHeld = chainsOf(QUEUE_TABLE);
+  const reportWhileHeld = reportChain();
   const c = client(addr, PORT);
   await until(() => (procQueue(QUEUE)?.queued ?? 0) >= 1, 'the SYN to be queued');
   const queuedWhileHeld = procQueue(QUEUE)?.queued;
@@ -71,11 +83,13 @@ async function heldLocal(addr: string): Promise<Json> {
   const outcome = await c.result;
   const end = await h.ended;
   const chainsAfterRelease = chainsOf(QUEUE_TABLE);
+  const reportAfterRelease = chainsOf(REPORT_TABLE) ?? null;
   srv.kill();
   const down = synplug(['teardown'], env);
   return {
     setup: { code: set.code, json: JSON.parse(set.stdout) },
     chains: [chainsAfterSetup, chainsWhileHeld, chainsAfterRelease],
+    report: [reportAfterSetup, reportWhileHeld, reportAfterRelease],
     checkAfterSetup,
     queuedWhileHeld,
     pendingWhileHeld,
@@ -152,6 +166,10 @@ const scenarios = {
     await until(() => chainsOf(QUEUE_TABLE)?.length === 0, 'the watchdog to remove the armed chain').catch((e: Error) => {
       throw new Error(`${e.message}; chains ${JSON.stringify(chainsOf(QUEUE_TABLE))}; what protect and its watchdog said: ${h.stderrNow()}`);
     });
+    // and the report's counter chain (protect died: nobody reads it)
+    await until(() => chainsOf(REPORT_TABLE)?.length === 0, "the watchdog to remove the report's counter chain").catch((e: Error) => {
+      throw new Error(`${e.message}; chains ${JSON.stringify(chainsOf(REPORT_TABLE))}; what protect and its watchdog said: ${h.stderrNow()}`);
+    });
     srv.kill();
     synplug(['teardown'], env);
     return { holderFound: holder !== undefined && holder !== h.p.pid, pendingBeforeKill, outcome };
@@ -212,6 +230,39 @@ const scenarios = {
   },
 
   /** SIGKILL of protect, its watchdog and the queue's holder: the kernel drops what was held; a new connection bypasses. */
+  /**
+   * A base chain added while a SYN waits in the queue: protect's report chain (added last at output) during a
+   * manual plug's hold; then a chain of someone else's at the queue chain's own priority (raw) during another.
+   */
+  async 'chain-added'() {
+    const { env } = stateEnv();
+    const addr = '169.254.77.1';
+    synplug(['setup', '--via', 'queue', '--addr', addr], env);
+    const srv = server(addr, PORT);
+    await listening(srv);
+    const heldThrough = async (during: () => void): Promise<string> => {
+      synplug(['plug', '--max-hold', '20s'], env);
+      const c = client(addr, PORT);
+      await until(() => (procQueue(QUEUE)?.queued ?? 0) >= 1, 'the SYN to be queued');
+      during();
+      synplug(['release'], env);
+      return c.result;
+    };
+    let protect: { code: number; stderr: string } | undefined;
+    let reportDuring: unknown;
+    const byProtect = await heldThrough(() => {
+      protect = synplug(['protect', '--', 'true'], env);
+      reportDuring = reportChain();
+    });
+    const reportAfterRelease = chainsOf(REPORT_TABLE);
+    const byRawChain = await heldThrough(() => {
+      execFileSync('/usr/sbin/nft', ['add table inet sp_other; add chain inet sp_other out { type filter hook output priority raw; }']);
+    });
+    execFileSync('/usr/sbin/nft', ['delete', 'table', 'inet', 'sp_other']);
+    srv.kill();
+    synplug(['teardown'], env);
+    return { byProtect, protect, reportDuring, reportAfterRelease, byRawChain };
+  },
   async 'kill-both'() {
     const { env, addr, srv, h, watchdog, holder } = await holding();
     const boundWhileHeld = procQueue(QUEUE) !== undefined;
@@ -222,8 +273,10 @@ const scenarios = {
     const next = await client(addr, PORT).result;
     // nobody was left to remove the armed chain: the next command does
     const chainsLeft = chainsOf(QUEUE_TABLE);
+    const reportLeft = reportChain();
     const status = synplug(['status'], env);
     const chainsAfterStatus = chainsOf(QUEUE_TABLE);
+    const reportAfterStatus = chainsOf(REPORT_TABLE);
     srv.kill();
     synplug(['teardown'], env);
     return {
@@ -232,8 +285,10 @@ const scenarios = {
       boundWhileHeld,
       next,
       chainsLeft,
+      reportLeft,
       status: status.code,
       chainsAfterStatus,
+      reportAfterStatus,
     };
   },
 
@@ -337,6 +392,15 @@ const scenarios = {
     const atProtect = synplug(['protect', '--', 'sh', '-c', `: > ${marker}`], env);
     const ran = existsSync(marker);
     const stillTheirs = procQueue(QUEUE)?.portId === binder.portId;
+    // synplug's rule is gone, so the binder gets no SYN: a client connects at once, after protect's refusal and plug's
+    const chainsAfterRefusal = chainsOf(QUEUE_TABLE);
+    const srv = server('169.254.255.254', PORT);
+    await listening(srv);
+    const afterProtect = await client('169.254.255.254', PORT).result;
+    const atPlug = synplug(['plug', '--max-hold', '10s'], env);
+    const afterPlug = await client('169.254.255.254', PORT).result;
+    const queuedToBinder = procQueue(QUEUE)?.queued;
+    srv.kill();
     await binder.close();
     synplug(['teardown'], env);
     return {
@@ -350,6 +414,7 @@ const scenarios = {
       bad,
       plugFlag,
       atProtect: { code: atProtect.code, stderr: atProtect.stderr, ran, stillTheirs },
+      refused: { chainsAfterRefusal, afterProtect, atPlug: atPlug.code, afterPlug, queuedToBinder },
     };
   },
 };
@@ -364,6 +429,11 @@ if (!(await runScenarioIfChild(ENV, scenarios))) {
     t.is(r.setup.json.hold, 'queue');
     t.is(r.setup.json.queue.num, QUEUE);
     t.deepEqual(r.chains, [[], ['hold:1'], []], 'the chain and its rule exist only around the hold (armed)');
+    t.deepEqual(
+      r.report,
+      [null, { hook: 'output', prio: 2147483647, rules: 3 }, []],
+      "the report's counter chain exists only around protect: not made by setup, added last at output, removed after the report",
+    );
     t.is(r.checkAfterSetup.state, 'ok', 'check: set up, the chain and rule absent outside a hold as wanted');
     t.deepEqual(
       r.checkAfterSetup.pieces.filter((p: Record<string, string>) => p.lifetime === 'armed').map((p: Record<string, string>) => [p.status, p.detail]),
@@ -462,6 +532,15 @@ if (!(await runScenarioIfChild(ENV, scenarios))) {
     t.is(r.lossless, true);
   });
 
+  test("a base chain added during a hold costs the held SYN nothing: protect's report chain (last at output), or one at the queue chain's own priority", (t) => {
+    const r = inOwnNetns<Json>(SELF, ENV, 'chain-added', 90_000);
+    t.is(r.protect.code, 0, r.protect.stderr);
+    t.like(r.reportDuring, { hook: 'output', prio: 2147483647 }, "protect added its counter chain while the manual plug's SYN was queued");
+    t.is(r.byProtect, 'ok 0', 'the held SYN connected at the release, without a retransmission');
+    t.deepEqual(r.reportAfterRelease, [], "the release, the last holder's end, removed the counter chain");
+    t.is(r.byRawChain, 'ok 0', "a chain added at priority raw (the queue chain's) during a hold: connected at the release, no retransmission");
+  });
+
   test('SIGKILL of protect, its watchdog and the queue holder: the queue is unbound, and the next connection passes through bypass', (t) => {
     const r = inOwnNetns<Json>(SELF, ENV, 'kill-both', 90_000);
     t.true(r.watchdogFound);
@@ -469,8 +548,10 @@ if (!(await runScenarioIfChild(ENV, scenarios))) {
     t.true(r.boundWhileHeld);
     t.is(r.next, 'ok 0');
     t.deepEqual(r.chainsLeft, ['hold:1'], 'the armed chain stays (bypass) when every process of synplug was killed');
+    t.like(r.reportLeft, { hook: 'output' }, "so does the report's counter chain");
     t.is(r.status, 0);
     t.deepEqual(r.chainsAfterStatus, [], "the next command's stale recovery removes it");
+    t.deepEqual(r.reportAfterStatus, [], 'and the counter chain');
   });
 
   test('neither the reload command (run while the queue is bound) nor the --check command has a netlink socket descriptor', (t) => {
@@ -502,5 +583,11 @@ if (!(await runScenarioIfChild(ENV, scenarios))) {
     t.regex(r.atProtect.stderr, new RegExp(`netfilter queue ${QUEUE} .*is bound by process [0-9]+ \\(node\\)`));
     t.false(r.atProtect.ran, 'the command was not run');
     t.true(r.atProtect.stillTheirs, 'the queue stays with its binder');
+    t.regex(r.atProtect.stderr, /nothing was held, and synplug's SYN rule for queue 4200 was removed so that process gets none of them/);
+    t.deepEqual(
+      r.refused,
+      { chainsAfterRefusal: ['hold:0'], afterProtect: 'ok 0', atPlug: 7, afterPlug: 'ok 0', queuedToBinder: 0 },
+      "regression (a fresh user's): the refused protect and plug left the armed rule, and every new SYN went to the binder's queue",
+    );
   });
 }

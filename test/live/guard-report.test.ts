@@ -129,6 +129,26 @@ async function restartUnder(flags: string[], closeQueued = false, metrics = fals
 const scenarios = {
   early: () => restartUnder(['--max-hold', '100ms']),
   proper: () => restartUnder(['--max-hold', '10s', '--wait-listen', `${ADDR}:${PORT}`], false, true),
+  /** Another holder's end removed the counter chain between this protect's arming and its lease: kept() makes it again. */
+  async kept() {
+    const { armReport, REPORT_TABLE, REPORT_CHAIN } = await import('../../src/guard/report.js');
+    spawnSync('/usr/sbin/ip', ['addr', 'add', `${ADDR}/32`, 'dev', 'lo']);
+    const c = await armReport([{ addrs: [], ports: [9443] }]);
+    const removed = spawnSync('/usr/sbin/nft', ['delete', 'chain', 'inet', REPORT_TABLE, REPORT_CHAIN]).status;
+    await c.kept();
+    const chain = spawnSync('/usr/sbin/nft', ['list', 'chain', 'inet', REPORT_TABLE, REPORT_CHAIN]).status;
+    spawnSync('python3', [
+      '-c',
+      `import socket
+for i in range(3):
+  s=socket.socket()
+  try: s.connect(('${ADDR}', 9443))
+  except ConnectionRefusedError: pass`,
+    ]);
+    c.released();
+    const report = await c.finish({ heldSyns: 0, holdMs: 0, dropped: 0 });
+    return { removed, chain, report };
+  },
   /** The counting rules as nft prints them, three refusals counted, a second arming adding nothing. */
   async rules() {
     const { armReport } = await import('../../src/guard/report.js');
@@ -316,13 +336,20 @@ if (!(await runScenarioIfChild(ENV, scenarios))) {
     });
   });
 
+  test("the counter chain removed by another holder's end between protect's arming and its lease: made again, and the refusals after it counted", (t) => {
+    const r = inOwnNetns<Json>(SELF, ENV, 'kept', 60_000);
+    t.is(r.removed, 0, 'the chain was removed');
+    t.is(r.chain, 0, 'kept() made it again');
+    t.like(r.report, { refused: 3, reset: 0 });
+  });
+
   test("the counting rules, as nft lists them: per held address and port a refused rule (RST|ACK, sequence 0) and a RST rule, at the output hook; a local hold's RSTs from its listeners' ports only", (t) => {
     const r = inOwnNetns<Json>(SELF, ENV, 'rules', 60_000);
     const lines = (r.listed as string)
       .split('\n')
       .map((l) => l.trim())
       .filter(Boolean);
-    t.true(lines.includes('type filter hook output priority raw; policy accept;'), r.listed);
+    t.true(lines.includes('type filter hook output priority 2147483647; policy accept;'), r.listed);
     for (const want of [
       `ip saddr ${ADDR} tcp flags rst,ack / rst,ack tcp sequence 0 counter packets 0 bytes 0 comment "refused ${ADDR} *"`,
       `ip saddr ${ADDR} tcp sport ${PORT} tcp flags & rst == rst counter packets 0 bytes 0 comment "rst ${ADDR} ${PORT}"`,

@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { NETLINK_ROUTE, NLM_F_ACK } from '../../src/netlink/message.js';
 import { qdiscRequest } from '../../src/tc/request.js';
-import { hexMessage } from '../../src/guard/modes/local.js';
+import { hexMessage } from '../../src/guard/watchdog.js';
 import { watchdogEntryPath, type WatchdogArm } from '../../src/guard/watchdog.js';
 import { deleteLinks, run, tcj } from '../helpers/tools.js';
 

@@ -11,7 +11,7 @@
 import { setDefaultNetns } from '../../src/netlink/netns.js';
 import { NETLINK_ROUTE, NLM_F_ACK } from '../../src/netlink/message.js';
 import { qdiscRequest } from '../../src/tc/request.js';
-import { hexMessage } from '../../src/guard/modes/local.js';
+import { hexMessage } from '../../src/guard/watchdog.js';
 import { startWatchdog, WATCHDOG_GRACE_MS } from '../../src/guard/watchdog.js';
 import { StateStore, processStartTime } from '../../src/guard/state.js';
 

@@ -36,7 +36,7 @@ test('built, each form of the spawning module names an entry point that exists (
     [watchdogEntryPath(join(ROOT, 'dist/bundle/cli.cjs')), 'dist/bundle/watchdog-main.cjs', 'dist/bundle/cli.cjs'],
     [demoClientEntryPath(join(ROOT, 'dist/demo/client-process.js')), 'dist/cli/bin/demo-client-main.js', 'dist/demo/client-process.js'],
     [demoClientEntryPath(join(ROOT, 'dist/cjs/demo/client-process.js')), 'dist/cjs/cli/bin/demo-client-main.js', 'dist/cjs/demo/client-process.js'],
-    [demoClientEntryPath(join(ROOT, 'dist/bundle/cli.cjs')), 'dist/bundle/demo-client-main.cjs', 'dist/bundle/cli.cjs'],
+    [demoClientEntryPath(join(ROOT, 'dist/bundle/cli.cjs')), 'dist/cjs/cli/bin/demo-client-main.js', 'dist/bundle/cli.cjs'],
   ];
   for (const [got, want, from] of cases) {
     t.true(existsSync(join(ROOT, from)), `${from} is built`);
@@ -70,17 +70,17 @@ for (const file of ['dist/bundle/watchdog-main.cjs', 'dist/cli/bin/watchdog-main
   });
 }
 
-test('dist/bundle/demo-client-main.cjs without an IPC channel says so and exits 2', async (t) => {
-  const c = startBuilt(join(ROOT, 'dist/bundle/demo-client-main.cjs'));
+test('dist/cjs/cli/bin/demo-client-main.js without an IPC channel says so and exits 2', async (t) => {
+  const c = startBuilt(join(ROOT, 'dist/cjs/cli/bin/demo-client-main.js'));
   c.child.stdin.end();
   t.is(await c.exited, 2);
   t.is(c.stderr(), 'synplug demo client: start me with an IPC channel (synplug demo --inbound does)\n');
 });
 
-test('dist/bundle/demo-client-main.cjs over its IPC channel: ready, a phase of loops against a pong server on 127.0.0.1, its records, exit 0', async (t) => {
+test('dist/cjs/cli/bin/demo-client-main.js over its IPC channel: ready, a phase of loops against a pong server on 127.0.0.1, its records, exit 0', async (t) => {
   const server = await PongServer.start('127.0.0.1');
   t.teardown(() => server.close());
-  const child = spawn(process.execPath, [join(ROOT, 'dist/bundle/demo-client-main.cjs')], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const child = spawn(process.execPath, [join(ROOT, 'dist/cjs/cli/bin/demo-client-main.js')], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   const exited = new Promise<number | null>((done) => child.once('exit', (code) => done(code)));
   const next = (type: DemoClientReply['type']) =>
     new Promise<DemoClientReply>((done) => {

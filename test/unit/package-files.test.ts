@@ -9,7 +9,7 @@ import test from 'ava';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -136,7 +136,6 @@ test('the package ships what a user runs, once: one library form, the CLI bundle
   ]);
   t.deepEqual(paths.filter((p) => p.startsWith('dist/bundle/')).sort(), [
     'dist/bundle/cli.cjs',
-    'dist/bundle/demo-client-main.cjs',
     'dist/bundle/show.cjs',
     'dist/bundle/synplug.cjs',
     'dist/bundle/watchdog-main.cjs',
@@ -146,6 +145,20 @@ test('the package ships what a user runs, once: one library form, the CLI bundle
     const files = typeof target === 'string' ? [target] : [target.types, target.default];
     for (const f of files) t.true(paths.includes(f.replace(/^\.\//, '')), `${sub}: ${f} is in the package`);
   }
+  // declarations only where a program can reach them: from the exports' types, through their imports
+  const reachable = new Set<string>();
+  const todo = Object.values(pkg.exports).flatMap((e) => (typeof e === 'string' ? [] : [e.types.replace(/^\.\//, '')]));
+  for (let f = todo.pop(); f !== undefined; f = todo.pop()) {
+    if (reachable.has(f)) continue;
+    reachable.add(f);
+    for (const m of readFileSync(join(ROOT, f), 'utf8').matchAll(/(?:\bfrom|\bimport\(?|^declare module)\s*['"](\.{1,2}\/[^'"]+)\.js['"]/gm))
+      todo.push(join(dirname(f), `${m[1]}.d.ts`));
+  }
+  t.deepEqual(
+    paths.filter((p) => p.endsWith('.d.ts')).sort(),
+    [...reachable].sort(),
+    'every declaration an exported type reaches, and no other (an internal module is not importable through "exports")',
+  );
 });
 
 test.serial("the demo's own process starts from the installed package (its entry point and every module it loads are packed)", (t) => {
@@ -199,6 +212,10 @@ test.serial('TypeScript programs type-check against the package: CommonJS (requi
     [
       "import { UsageError, type ErrorCategory } from 'synplug';",
       "import { parseHandle, type HtbOptions } from 'synplug/tc';",
+      "import type { NetlinkMessage } from 'synplug/netlink';",
+      "import type { FakeTransport } from 'synplug/netlink/testing';",
+      "import type { NftFamily } from 'synplug/iptables';",
+      'export type Every = [NetlinkMessage, FakeTransport, NftFamily];',
       "const o: HtbOptions = { default: parseHandle('1:4') };",
       'const e: ErrorCategory = new UsageError(String(o.default)).category;',
       'export { e };',

@@ -82,7 +82,8 @@ import { formatFilterText, formatQdiscText } from '../../tc/format.js';
 
 export type { InboundClassifier, InboundFamily, InboundOptions };
 import { probeFilterKind, probeQdiscKind, type ModulePiece, type Support } from '../support.js';
-import { addReleasedPlug, hexMessage, plugReleaseStep } from './local.js';
+import { addReleasedPlug, plugReleaseStep } from './local.js';
+import { hexMessage } from '../watchdog.js';
 import { constants as osConstants } from 'node:os';
 import type {
   HeldTraffic,

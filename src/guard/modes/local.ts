@@ -58,7 +58,7 @@ import { ADDRESS_PROTO, addressCarriesMark, addressIsMarked, tableIsMarked } fro
 import { ForeignQdiscError, NoDeviceError } from '../errors.js';
 import type { LocalHoldRecord, HoldRecord, SetupRecord } from '../state.js';
 import type { PieceState, PlugStats, SetupOptions, SetupResult } from '../types.js';
-import type { WatchdogStep } from '../watchdog.js';
+import { hexMessage, type WatchdogStep } from '../watchdog.js';
 import { probeFilterKind, probeNfTables, probeQdiscKind, type ModulePiece } from '../support.js';
 import { listRuleset } from '../../iptables/ruleset.js';
 import { formatRulesetText } from '../../iptables/format.js';
@@ -745,15 +745,6 @@ export async function addReleasedPlug(route: TcConnection, spec: QdiscSpec & Plu
  */
 export function plugReleaseStep(messages: readonly RequestInit[]): WatchdogStep {
   return { what: 'plug release', phase: 'release', protocol: NETLINK_ROUTE, messages: messages.map(hexMessage) };
-}
-
-/** A message as the watchdog takes it: type, flags, payload in hex. */
-export function hexMessage(m: RequestInit): { type: number; flags: number; payload: string } {
-  return {
-    type: m.type,
-    flags: m.flags ?? 0,
-    payload: (Buffer.isBuffer(m.payload) ? m.payload : Buffer.concat((m.payload ?? []) as Buffer[])).toString('hex'),
-  };
 }
 
 /** Whether a record entry has every field the local hold's record has, of the right type. */

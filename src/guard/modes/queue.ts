@@ -64,7 +64,8 @@ import { probeNfTables, type ModulePiece } from '../support.js';
 import type { HoldStatus, PieceState, PlugStats, QueueOptions, SetupOptions, SetupResult } from '../types.js';
 import { resolveInboundDevice } from './inbound.js';
 import { readTableState, type TableState } from './local-nft.js';
-import { addressPiece, hexMessage } from './local.js';
+import { addressPiece } from './local.js';
+import { hexMessage } from '../watchdog.js';
 import { addressCarriesMark, queueTableComment, queueTableMark, removeIfThere, tableIsMarked } from '../teardown-marks.js';
 import { stateDirMark } from '../state-fs.js';
 import { listTables, type NftTable } from '../../iptables/table.js';
@@ -555,7 +556,30 @@ export class QueueHold implements Hold {
 
   /** @inheritdoc */
   holdAction(): HoldAction {
-    return { kind: 'run', run: () => this.binding.bind(this.spec.maxlen, this.spec.dev) };
+    return {
+      kind: 'run',
+      run: async () => {
+        try {
+          await this.binding.bind(this.spec.maxlen, this.spec.dev);
+        } catch (e) {
+          // Another process holds the queue number: its socket would get every SYN the rule queues (and answer none).
+          // Removing the rule changes no hook (removing the chain would drop what that process has queued): the
+          // empty chain goes with the next disarm that finds nothing queued.
+          if (e instanceof SynplugError && e.category === 'foreign-state') {
+            const flushed = await new NftBatch()
+              .flushChain({ family: 'inet', table: this.spec.table, chain: QUEUE_CHAIN })
+              .commit(this.sockets.nft)
+              .then(
+                () => true,
+                () => false,
+              );
+            if (flushed)
+              e.message += `; nothing was held, and synplug's SYN rule for queue ${this.spec.queueNum} was removed so that process gets none of them`;
+          }
+          throw e;
+        }
+      },
+    };
   }
 
   /** @inheritdoc */
