@@ -175,11 +175,14 @@ export async function recordHistory(stateDir: string, entry: Omit<HistoryEntry, 
 
 /**
  * The entry of a protect killed during its hold (its watchdog released the
- * hold): when it started, what it held, how long; nothing else was counted.
+ * hold; or, its watchdog killed too, the queue's holder, which judges the
+ * leases itself): when it started, what it held, how long; nothing else was
+ * counted.
  * @param lease the protect's lease, as it was recorded
  * @param now when the watchdog released, ms since the epoch
+ * @param by who released it, for the entry's words (default: its watchdog)
  */
-export function killedProtectEntry(lease: Lease, now: number): Omit<HistoryEntry, 'id'> {
+export function killedProtectEntry(lease: Lease, now: number, by = 'its watchdog'): Omit<HistoryEntry, 'id'> {
   return {
     command: 'protect',
     start: new Date(lease.since).toISOString(),
@@ -195,7 +198,7 @@ export function killedProtectEntry(lease: Lease, now: number): Omit<HistoryEntry
       reset: null,
       listenerDrops: null,
       lossless: null,
-      uncounted: ['protect was killed during the hold (its watchdog released it): the SYNs held and what was lost were not counted'],
+      uncounted: [`protect was killed during the hold (${by} released it): the SYNs held and what was lost were not counted`],
     },
   };
 }

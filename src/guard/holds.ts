@@ -430,7 +430,10 @@ export async function status(opts: StatusOptions = {}): Promise<StatusResult> {
   checkEntryOptions('status', opts);
   const { inbound, local, ...rest } = opts ?? {};
   checkSelector({ inbound, local }, 'status');
-  const { config, store, record } = contextFor(rest, 'status', { inbound });
+  const { config, store, record: recorded } = contextFor(rest, 'status', { inbound });
+  // a setup interrupted here before it recorded anything: its pieces are this directory's, partly set up (as check says)
+  const interrupted = inbound === undefined ? await interruptedSetup(config, store, recorded) : undefined;
+  const record = recorded ?? interrupted?.record;
   const r: StatusResult = await withSession(config, record, async (s) => {
     const rec = await recoverStale(s, store);
     const selected = await selectedHolds(s, record, { inbound, local });
@@ -471,6 +474,13 @@ export async function status(opts: StatusOptions = {}): Promise<StatusResult> {
       holds,
     };
   });
+  if (interrupted)
+    return {
+      ...r,
+      state: 'partial',
+      holds: r.holds.map((h) => (h.id in interrupted.record.holds ? { ...h, state: 'partial' as const } : h)),
+      interrupted: interrupted.sentence,
+    };
   const noLocal = noLocalHold(local, record, r.holds);
   if (!noLocal && (record || inbound !== undefined || r.unrecorded?.length || r.plug || r.leases.length)) return r;
   const none = await nothingSetUp(config, rest, r, noLocal);
@@ -632,7 +642,7 @@ export async function teardown(opts: TeardownOptions = {}): Promise<TeardownResu
     // state directory is still in this namespace (its protect counts with them).
     const others = await otherHoldsHere(s, record);
     if (others.length) kept.push(`nftables table inet ${REPORT_TABLE}: the reload report's counters of synplug's other hold(s) here (${others.join(', ')})`);
-    else removed.push(...(await removeReportCounters()));
+    else removed.push(...(await removeReportCounters(kept)));
     const nothing = !torn.length && !removed.length ? { nothingSetUp: "nothing of synplug's is set up (no record, no hold found); nothing to remove" } : {};
     let removedStateDir: boolean;
     try {

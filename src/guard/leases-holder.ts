@@ -38,7 +38,7 @@
 import { spawn } from 'node:child_process';
 import { chmodSync, unlinkSync } from 'node:fs';
 import { connect, createServer, type Server, type Socket } from 'node:net';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { SynplugError, UsageError } from '../netlink/errors.js';
 import { libc } from '../netlink/libc.js';
@@ -47,7 +47,8 @@ import { listBoundQueues, NfqueueHolder } from '../netlink/nfqueue.js';
 import { logHolderFailure } from './holder-log.js';
 import { UNIX_PATH_MAX } from './config.js';
 import { dropLease, recordedLeases, leaseLive, type LeaseKernel } from './leases.js';
-import { StateStore } from './state.js';
+import { ownerAlive, StateStore, type Lease } from './state.js';
+import { killedProtectEntry, recordHistory } from './history.js';
 import { watchdogEntryPath } from './watchdog.js';
 
 /** The argument the watchdog's entry point takes to run as a queue holder instead. */
@@ -170,6 +171,24 @@ function connectPath(path: string): Promise<Socket | undefined> {
     });
     s.once('error', () => resolve(undefined));
   });
+}
+
+/**
+ * Remove the socket of a queue's holder that is gone: nobody answers on it
+ * (a holder killed could not remove it). Teardown's, after the release: the
+ * state directory then holds no leftover of the hold.
+ * @returns whether a socket was removed
+ * @throws {SynplugError} another user listens there (`bad-state`)
+ * @throws {StateFileError} the directory is unsafe, or the socket cannot be removed
+ */
+export async function removeStaleHolderSocket(stateDir: string, queueNum: number): Promise<boolean> {
+  const path = holderSocketPath(stateDir, queueNum);
+  const s = await connectPath(path);
+  if (s) {
+    s.destroy();
+    return false; // a holder answers there: its own
+  }
+  return new StateStore(stateDir).removeSocket(basename(path));
 }
 
 /**
@@ -407,6 +426,11 @@ export async function runQueueHolder(io: QueueHolderIo, cfg: QueueHolderConfig =
     })());
   const kernel: LeaseKernel = { arm: async () => {}, disarm: async () => {}, release: async () => void (await releaseAll()) };
 
+  /** The history line of a protect killed with its watchdog (killedProtectEntry): this holder released its hold. */
+  const recordKilled = async (l: Lease): Promise<void> => {
+    const w = await recordHistory(cfg.stateDir, killedProtectEntry(l, Date.now(), "the queue's holder, its watchdog killed too,"));
+    if (w) say(w);
+  };
   /** Judge the leases (a dead protect's goes, found by its pid); release when none is live. */
   const judge = async (deadPid?: number): Promise<void> => {
     if (releasing) return;
@@ -421,13 +445,16 @@ export async function runQueueHolder(io: QueueHolderIo, cfg: QueueHolderConfig =
     try {
       const now = Date.now();
       const all = recordedLeases(store);
-      const gone = deadPid === undefined ? undefined : all.find((l) => l.owner === 'protect' && l.pid === deadPid)?.id;
+      const goneLease = deadPid === undefined ? undefined : all.find((l) => l.owner === 'protect' && l.pid === deadPid);
+      const gone = goneLease?.id;
       // Only when something may have changed: a protect gone, a lease dead or past its deadline, none at all.
       if (gone !== undefined || all.length === 0 || all.some((l) => !leaseLive(l, now))) {
-        await dropLease(store, kernel, gone, cfg.dev, async () => {
+        const d = await dropLease(store, kernel, gone, cfg.dev, async () => {
           await releaseAll();
           return 1;
         });
+        // A protect killed with its watchdog (which writes the entry of a killed protect): the history line is this one's.
+        if (goneLease && !d.broken && !(goneLease.watchdogPid !== undefined && ownerAlive(goneLease.watchdogPid))) await recordKilled(goneLease);
       }
     } catch (e) {
       // The bookkeeping failed (a damaged file, the lock): holding nothing is the safe side.

@@ -17,6 +17,7 @@
 import { KindUnavailableError } from '../tc/index.js';
 import { NftBatchError } from '../iptables/batch.js';
 import { SetupError } from './errors.js';
+import { SynplugError } from '../netlink/errors.js';
 import { MissingSupportError } from './support.js';
 import type { Hold, HoldInspection, HoldPieces, Piece, PieceLifetime, SetupStep, TeardownWords } from './modes/types.js';
 import type { PieceState, SetupState } from './types.js';
@@ -108,29 +109,50 @@ export function planHold(h: HoldPieces, inspection: HoldInspection, options: { f
 /**
  * Run setup's steps in order; when one fails, undo the steps already taken,
  * in reverse order (a step that fails half-way cleans up after itself).
+ * With `interrupted`, asked before each step: when it names a signal (a
+ * SIGINT or SIGTERM that arrived meanwhile), the steps taken are undone the
+ * same way and no further step runs: nothing is left half-applied.
+ * @param interrupted the signal that arrived since the steps began, if any
  * @throws {SetupError} which step failed, why, and what was rolled back (the cause's category)
+ * @throws {SynplugError} (`interrupted`) a signal arrived: what was rolled back said
  */
-export async function runSteps(steps: readonly SetupStep[]): Promise<void> {
+export async function runSteps(steps: readonly SetupStep[], interrupted?: () => string | undefined): Promise<void> {
   const done: SetupStep[] = [];
   for (const step of steps) {
+    const signal = interrupted?.();
+    if (signal !== undefined) {
+      const u = await undoSteps(done);
+      throw new SynplugError(
+        `interrupted by ${signal} before '${step.what}': ${u.rolledBack.length ? `rolled back ${u.rolledBack.join('; ')}` : 'nothing had been changed'}${
+          u.failures.length ? `; could NOT roll back ${u.failures.join('; ')}` : ''
+        }; nothing was recorded`,
+        'interrupted',
+      );
+    }
     try {
       await step.run();
       done.push(step);
     } catch (e) {
-      const rolledBack: string[] = [];
-      const failures: string[] = [];
-      for (const d of done.reverse()) {
-        if (!d.undo) continue;
-        try {
-          await d.undo.run();
-          rolledBack.push(d.undo.what);
-        } catch (e2) {
-          failures.push(`${d.undo.what}: ${(e2 as Error).message}`);
-        }
-      }
-      throw new SetupError(step.what, translateSetupCause(e), rolledBack, failures);
+      const u = await undoSteps(done);
+      throw new SetupError(step.what, translateSetupCause(e), u.rolledBack, u.failures);
     }
   }
+}
+
+/** Undo steps taken, in reverse order; what was undone, and what could not be (with why). Never throws. */
+async function undoSteps(done: readonly SetupStep[]): Promise<{ rolledBack: string[]; failures: string[] }> {
+  const rolledBack: string[] = [];
+  const failures: string[] = [];
+  for (const d of [...done].reverse()) {
+    if (!d.undo) continue;
+    try {
+      await d.undo.run();
+      rolledBack.push(d.undo.what);
+    } catch (e2) {
+      failures.push(`${d.undo.what}: ${(e2 as Error).message}`);
+    }
+  }
+  return { rolledBack, failures };
 }
 
 /** A kernel refusal because a kind is missing becomes the missing-module error naming the module. */

@@ -50,6 +50,7 @@ import { openNftables } from '../iptables/index.js';
 import { NftBatch } from '../iptables/batch.js';
 import { listRules } from '../iptables/rule.js';
 import { getTable } from '../iptables/table.js';
+import { queuedPackets } from '../netlink/nfqueue.js';
 import { listChains } from '../iptables/chain.js';
 import { hexMessage, type WatchdogStep } from './watchdog.js';
 import { leaseLive, recordedLeases, withLeaseLock } from './leases.js';
@@ -61,6 +62,8 @@ import type { Expr } from '../iptables/expr/index.js';
 
 /** synplug's table of RST counters. */
 export const REPORT_TABLE = 'synplug_report';
+/** How long teardown waits for the packets queued in the namespace to go before it removes the report's base chain, ms. */
+export const REPORT_REMOVAL_WAIT_MS = 3000;
 /** Its chain (hook output, priority {@link REPORT_PRIORITY}): it exists only around protects. */
 export const REPORT_CHAIN = 'rst';
 /**
@@ -570,11 +573,15 @@ export function lossCauses(r: ReloadReport, how: { maxHoldReached: boolean; wait
 /**
  * Remove synplug's table of RST counters (teardown of every hold), when it
  * carries synplug's table comment. A missing or unmarked table, or no
- * nftables in this kernel, is nothing to remove.
+ * nftables in this kernel, is nothing to remove. Its base chain's removal
+ * would drop every packet queued in the namespace (docs/design.md): while
+ * a queue holds one (another hold's SYNs), it waits for them to go, at most
+ * {@link REPORT_REMOVAL_WAIT_MS}, and else keeps the table (said in `kept`).
+ * @param kept where a table kept is said (teardown's list)
  * @returns what was removed, for teardown's list
  * @throws {NetlinkError} the kernel refused the listing or the removal: the table stays, and teardown says so
  */
-export async function removeReportCounters(): Promise<string[]> {
+export async function removeReportCounters(kept: string[] = []): Promise<string[]> {
   let nft: NetlinkConnection;
   try {
     nft = openNftables();
@@ -585,6 +592,12 @@ export async function removeReportCounters(): Promise<string[]> {
     // only a table that carries synplug's mark (teardown-marks.ts): one of that name made by someone else stays
     const t = await getTable(nft, { family: 'inet', name: REPORT_TABLE });
     if (!t || tableIsMarked(t) === false) return [];
+    if (!(await nothingQueuedWithin(REPORT_REMOVAL_WAIT_MS, defaultNetns()))) {
+      kept.push(
+        `nftables table inet ${REPORT_TABLE}: ${queuedPackets(defaultNetns())} packet(s) are queued in this namespace (another hold's SYNs?), which removing its base chain would drop; run teardown again once they are released`,
+      );
+      return [];
+    }
     // gone meanwhile (a teardown running at the same moment removed it): done, not said as removed here
     if (!(await removeIfThere(() => new NftBatch().deleteTable({ family: 'inet', name: REPORT_TABLE }).commit(nft)))) return [];
     return [`nftables table inet ${REPORT_TABLE} (the reload report's RST counters)`];

@@ -14,7 +14,8 @@ import { join } from 'node:path';
 import { closeSync } from 'node:fs';
 import { checkEntryOptions, DEFAULTS, resolveConfig, type GuardConfig } from './config.js';
 import { NotSetUpError, SetupError } from './errors.js';
-import { StateStore, withNetnsCookie, type HoldRecord } from './state.js';
+import { StateStore, withNetnsCookie, type HoldRecord, type Lease } from './state.js';
+import { liveLeases } from './leases.js';
 import { checkMetricsFile, metricsPathOf } from './metrics.js';
 import type { GuardSession } from './session.js';
 import { MissingSupportError, requireNetAdmin } from './support.js';
@@ -22,6 +23,7 @@ import { REPORT_CHAIN, REPORT_TABLE } from './report.js';
 import { contextFor, definedOnly, recoverStale, withSession } from './context.js';
 import { chooseHoldMode, holdModeFor, holdModes, selectInbound, type Hold, type HoldInspection, type HoldMode } from './modes/index.js';
 import { inspectHold, piecesOfLifetime, planHold, runSteps, type PiecePlan } from './pieces.js';
+import type { SetupStep } from './modes/types.js';
 import { SynplugError, UsageError } from '../netlink/errors.js';
 import type { SetupRecord } from './state.js';
 import type { SetupWould } from './setup-would.js';
@@ -110,7 +112,9 @@ export async function setupOrPlan<T>(opts: SetupOptions, dryRun: ((would: SetupW
     const { mode, chose } = await chooseHoldMode(s, config, candidates, viaOpt === undefined || viaOpt === 'auto');
     if (mode !== candidates[0]) mode.validate(opts, config);
     const { hold: target, replaces } = await mode.openForSetup(s, config, opts, oldRecord);
-    await target.refuseClash?.();
+    // A live lease of this directory holds this hold now (a protect, a manual plug): setup may confirm it, never change it.
+    const holding = oldRecord?.holds[target.id] ? liveLeases(store).filter((l) => l.holds.includes(target.id)) : [];
+    await target.refuseClash?.({ holdingHere: holding.length > 0 });
     // Phase one: kernel support, all of it, before anything changes.
     const sup = await target.probeSupport();
     if (sup.missing.length) {
@@ -127,6 +131,8 @@ export async function setupOrPlan<T>(opts: SetupOptions, dryRun: ((would: SetupW
     // The named steps, in order (foreign state refused here, before any step).
     let plan: PiecePlan;
     const inspection = await inspectHold(target);
+    // pieces another state directory's setup made (its mark on them, or no record of a setup here) are never taken
+    refuseOthersPieces(target, inspection, store, config, oldRecord?.holds[replaces ?? target.id] !== undefined);
     try {
       plan = planHold(target.pieces, inspection, { force });
     } catch (e) {
@@ -137,8 +143,8 @@ export async function setupOrPlan<T>(opts: SetupOptions, dryRun: ((would: SetupW
       throw e;
     }
     refuseNewHeldSet(mode, target, oldRecord?.holds[replaces ?? target.id], plan.record());
-    if (!oldRecord?.holds[replaces ?? target.id]) refuseOthersPieces(target, inspection, store, config);
     const steps = [...plan.steps];
+    if (holding.length && steps.length) refuseDuringHold(target, holding, steps);
 
     if (dryRun)
       return dryRun({
@@ -157,7 +163,7 @@ export async function setupOrPlan<T>(opts: SetupOptions, dryRun: ((would: SetupW
     // Phase two: run the steps; on failure, undo in reverse. The lock file first marks this directory as one a
     // setup ran in: a setup killed before it recorded anything leaves pieces the next setup here takes for its own.
     closeSync(store.openLock());
-    await runSteps(steps);
+    await runStepsUninterrupted(steps);
     const holds: Record<string, HoldRecord> = { ...oldRecord?.holds };
     if (replaces !== undefined && replaces !== target.id) delete holds[replaces];
     const entry = plan.record();
@@ -194,29 +200,88 @@ export async function setupOrPlan<T>(opts: SetupOptions, dryRun: ((would: SetupW
 }
 
 /**
+ * Setup of a hold that this state directory's own lease holds now: run, its
+ * steps would change the hold under the held SYNs (a table replaced drops
+ * what its chain queued), so it is refused, saying whose hold it is and
+ * when to run it. A setup that changes nothing (the hold complete) is
+ * answered "already set up" during a hold too.
+ * @throws {SynplugError} (`foreign-state`, exit 7) always; nothing changed
+ */
+function refuseDuringHold(target: Hold, holding: readonly Lease[], steps: readonly SetupStep[]): never {
+  const who = holding.map(
+    (l) =>
+      `${l.owner === 'manual' ? "a manual 'synplug plug'" : `'synplug protect'${l.command ? ` (${l.command.join(' ').slice(0, 60)})` : ''}`} pid ${l.pid}, until ${new Date(l.deadline).toISOString()}`,
+  );
+  throw new SynplugError(
+    `the ${target.id} hold of this state directory is holding now (${who.join('; ')}): setup would change it (${steps.map((x) => x.what).join('; ')}), which it never does during a hold. Run setup again after the release ('synplug release' ends a manual plug). Nothing was changed`,
+    'foreign-state',
+  );
+}
+
+/**
+ * Setup's steps ({@link runSteps}), with SIGINT, SIGTERM, SIGHUP and SIGQUIT
+ * caught while they run: a signal stops them at the next step, which undoes
+ * those taken (nothing half-applied, no record written), and is then the
+ * `interrupted` error (exit 130 at the CLI). Without this a signal ended the
+ * process between two steps and left what they had made (issue #19).
+ * @throws {SetupError} a step failed @throws {SynplugError} (`interrupted`) a signal arrived
+ */
+async function runStepsUninterrupted(steps: readonly SetupStep[]): Promise<void> {
+  let signal: NodeJS.Signals | undefined;
+  const onSignal = (sig: NodeJS.Signals) => {
+    signal ??= sig;
+  };
+  const signals: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT'];
+  for (const sig of signals) process.on(sig, onSignal);
+  try {
+    await runSteps(steps, () => signal);
+  } finally {
+    for (const sig of signals) process.off(sig, onSignal);
+  }
+}
+
+/**
  * Refuse to take for this state directory's a hold whose pieces carry
- * synplug's mark ({@link HoldPieces.marked}) while this directory has no
- * trace of a setup ({@link StateStore.usedBySetup}: no setup.json, plug.json
- * or lock file; a setup creates the lock file before its first step, and
- * teardown removes all three). Those pieces are what a setup with another
- * state directory made: recorded here too, a teardown through either
- * directory would remove them under the other's feet. A setup interrupted
- * here left a lock file, and its pieces are taken as before; a lock file
- * made by hand takes them too (pieces no state directory records any more).
+ * synplug's mark when they are another state directory's:
+ *
+ * - their mark says so ({@link HoldPieces.markOwner}: the queue hold's table
+ *   names the state directory whose setup made it): refused whether or not
+ *   this directory records the hold (a copied setup.json), and whatever
+ *   files it holds (a `lock` or a `plug.json` claims nothing; issue #19,
+ *   MA1-MA2). Marked as this directory's: its own, taken;
+ * - the mark does not say (an address alone, a plug hold's pieces, an
+ *   earlier synplug's table): refused while this directory has no trace of
+ *   a setup ({@link StateStore.usedBySetup}: no setup.json, plug.json or
+ *   lock file; a setup creates the lock file before its first step, and
+ *   teardown removes all three). A setup interrupted here left a lock file,
+ *   and its pieces are taken as before; a lock file made by hand takes them
+ *   too (pieces no state directory records any more).
+ *
+ * Recorded here too, a teardown through either directory would remove them
+ * under the other's feet.
+ * @param recorded this directory's record has the hold (only a mark naming another directory is refused then)
  * @throws {SynplugError} (`foreign-state`) naming the pieces, and the record of them when found in this namespace's default state directory
  */
-function refuseOthersPieces(target: Hold, inspection: HoldInspection, store: StateStore, config: GuardConfig): void {
+function refuseOthersPieces(target: Hold, inspection: HoldInspection, store: StateStore, config: GuardConfig, recorded: boolean): void {
   const found = target.pieces.marked?.(inspection.observed) ?? [];
   if (!found.length) return;
+  const owner = target.pieces.markOwner?.(inspection.observed);
+  if (owner?.here) return;
+  if (recorded && !owner) return;
   const other = otherRecordOf(target.id, config.stateDir);
+  const use = `Use that state directory (--state-dir ${other ? other.slice(0, -'/setup.json'.length) : 'DIR'}) for this hold.`;
+  const pieces = `${found.join(' and ')} ${found.length > 1 ? 'carry' : 'carries'} synplug's mark`;
+  if (owner)
+    throw new SynplugError(
+      `${pieces}, and the mark names another state directory's setup (${owner.detail}): ${other ? `${other} records them` : 'a setup with another state directory made them'}, and a hold is set up through one state directory only (a teardown through either would remove it under the other's feet). ${use} If no state directory records them any more (it was removed), remove them by hand (${owner.removeBy}) and run setup again. Nothing was changed`,
+      'foreign-state',
+    );
   // a directory a setup ran in owns the marked pieces no other record names (a setup interrupted here made them)
   if (store.usedBySetup() && !other) return;
   throw new SynplugError(
-    `${found.join(' and ')} ${found.length > 1 ? 'carry' : 'carries'} synplug's mark, but the state directory ${config.stateDir} has no record of a setup: ${
+    `${pieces}, but the state directory ${config.stateDir} has no record of a setup: ${
       other ? `${other} records them` : 'a setup with another state directory made them'
-    }, and a teardown through either directory would remove them under the other's feet. Use that state directory (--state-dir ${
-      other ? other.slice(0, -'/setup.json'.length) : 'DIR'
-    }) for this hold. If no state directory records them any more (it was removed), take them for this one by giving it a setup's lock file first ('install -d -m 0700 ${config.stateDir} && touch ${config.stateDir}/lock'), then run setup again. Nothing was changed`,
+    }, and a teardown through either directory would remove them under the other's feet. ${use} If no state directory records them any more (it was removed), take them for this one by giving it a setup's lock file first ('install -d -m 0700 ${config.stateDir} && touch ${config.stateDir}/lock'), then run setup again. Nothing was changed`,
     'foreign-state',
   );
 }

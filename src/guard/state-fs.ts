@@ -29,6 +29,7 @@
  */
 import { closeSync, constants as fsConstants, fstatSync, lstatSync, readlinkSync, readSync, writeSync, type BigIntStats, type Stats } from 'node:fs';
 import { posix } from 'node:path';
+import { createHash } from 'node:crypto';
 import { errnoName } from '../netlink/errors.js';
 import { AT_FDCWD, AT_REMOVEDIR, lastErrno, libc, O_CLOEXEC, O_PATH, SocketError } from '../netlink/libc.js';
 import { StateFileError } from './errors.js';
@@ -108,6 +109,17 @@ export class CheckedDir {
     private readonly name: string,
     readonly created: boolean,
   ) {}
+
+  /**
+   * The directory's identity (st_dev, st_ino and, where the file system
+   * keeps it, the birth time, from an fstat of its descriptor): two
+   * directories that exist at once never share it, and a path that comes to
+   * name another directory (renamed, replaced) names another identity.
+   */
+  identity(): string {
+    const st = fstatSync(this.fd, { bigint: true });
+    return `${st.dev}:${st.ino}:${st.birthtimeNs}`;
+  }
 
   /** The path of a file in the directory, for messages. */
   file(name: string): string {
@@ -319,6 +331,24 @@ export function refuseDotDot(path: string, what: string): void {
     throw new UsageError(
       `${what} ${path} has a '..' component, which synplug would read as text while the kernel follows a symbolic link before it first (naming another directory than 'ls' shows): give the path without '..'`,
     );
+}
+
+/**
+ * The mark of a state directory that synplug puts on the kernel pieces a
+ * setup through it makes (teardown-marks.ts): 16 hex digits of a SHA-256 of
+ * its {@link CheckedDir.identity}, so that a state directory recognises its
+ * own pieces and never takes another's for its own.
+ * @returns undefined when the directory does not exist
+ * @throws {StateFileError} it is unsafe (as {@link openCheckedDir})
+ */
+export function stateDirMark(path: string): string | undefined {
+  const d = openCheckedDir(path, false);
+  if (!d) return undefined;
+  try {
+    return createHash('sha256').update(d.identity()).digest('hex').slice(0, 16);
+  } finally {
+    d.close();
+  }
 }
 
 /**

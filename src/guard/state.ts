@@ -122,6 +122,8 @@ export interface PlugRecord {
   releasedAt?: number;
   /** when the watchdog's release failed, ms since the epoch (the record then still says buffering, for the next command to recover) */
   releaseFailedAt?: number;
+  /** the cookie of the network namespace whose holds it records, as setup.json's (written by {@link StateStore.writePlug}); another namespace's is refused */
+  netns?: string;
 }
 
 /**
@@ -156,6 +158,8 @@ export interface Lease {
 export interface LeasesRecord {
   version: 1;
   leases: Lease[];
+  /** the cookie of the network namespace whose holds they hold, as setup.json's (written by {@link StateStore.writeLeases}); another namespace's is refused */
+  netns?: string;
 }
 
 const SETUP = 'setup.json';
@@ -309,12 +313,36 @@ export class StateStore {
     const problem = plugRecordProblem(r);
     if (problem)
       throw new StateFileError(this.path(PLUG), `${this.path(PLUG)} is not a plug record synplug wrote: remove it (${what}). What is wrong: ${problem}`);
+    if (this.ofOtherNetns(PLUG, r as PlugRecord, (r as PlugRecord).state === 'buffering')) return undefined;
     return r as PlugRecord;
   }
 
-  /** @throws {StateFileError} the directory is unsafe or cannot be created, or the file cannot be written */
+  /**
+   * Write plug.json, with the cookie of the namespace this call acts in.
+   * @throws {StateFileError} the directory is unsafe or cannot be created, or the file cannot be written
+   */
   writePlug(r: PlugRecord): void {
-    this.write(PLUG, r);
+    this.write(PLUG, withOwnNetns(r));
+  }
+
+  /**
+   * A record of another network namespace (plug.json, leases.json): what it
+   * says of holds is not about this namespace's (issue #19, MA1). One that
+   * says something is held there (a plug buffering, a lease) is refused;
+   * one that says nothing is held is ignored, read as no record (so that a
+   * directory whose namespace is gone is free once its setup.json is
+   * removed). A record without the field is an earlier synplug's, read as
+   * this namespace's.
+   * @param holds the record says something is held
+   * @returns true when it is another namespace's and is to be ignored
+   * @throws {StateFileError} (`otherNetns`) another namespace's record that says something is held
+   */
+  private ofOtherNetns(name: string, r: { netns?: string }, holds: boolean): boolean {
+    if (r.netns === undefined) return false;
+    const here = netnsCookie(defaultNetns());
+    if (here === undefined || here === r.netns) return false;
+    if (holds) throw otherNetnsError(this.path(name), otherNetnsMessage(this.path(name), r.netns, here));
+    return true;
   }
 
   /**
@@ -328,12 +356,16 @@ export class StateStore {
     const problem = leasesRecordProblem(r);
     if (problem)
       throw new StateFileError(this.path(LEASES), `${this.path(LEASES)} is not a lease record synplug wrote: remove it (${what}). What is wrong: ${problem}`);
+    if (this.ofOtherNetns(LEASES, r as LeasesRecord, (r as LeasesRecord).leases.length > 0)) return undefined;
     return r as LeasesRecord;
   }
 
-  /** @throws {StateFileError} the directory is unsafe or cannot be created, or the file cannot be written */
+  /**
+   * Write leases.json, with the cookie of the namespace this call acts in.
+   * @throws {StateFileError} the directory is unsafe or cannot be created, or the file cannot be written
+   */
   writeLeases(r: LeasesRecord): void {
-    this.write(LEASES, r);
+    this.write(LEASES, withOwnNetns(r));
   }
 
   /** The path of leases.json (for messages; read it with {@link StateStore.readLeases}). */
@@ -413,6 +445,27 @@ export class StateStore {
   }
 
   /**
+   * Remove a unix socket left in the directory (a queue holder's, by a
+   * holder killed before it could remove it), relative to the checked
+   * directory; anything else of that name is left.
+   * @returns whether a socket was removed
+   * @throws {StateFileError} the directory is unsafe, or the socket cannot be removed
+   */
+  removeSocket(name: string): boolean {
+    return (
+      this.withDir(false, (d) => {
+        if (!d.stat(name)?.isSocket()) return false;
+        try {
+          return d.unlink(name);
+        } catch (e) {
+          const code = errorCode(e);
+          throw new StateFileError(this.path(name), `cannot remove ${this.path(name)}: ${code ?? (e as Error).message}`, e, writeErrorCategory(code));
+        }
+      }) ?? false
+    );
+  }
+
+  /**
    * Remove the files (teardown), and the directory too when `removeDir`
    * (setup created it) and nothing else is left in it.
    * @returns whether the directory was removed
@@ -441,6 +494,16 @@ function otherNetnsError(path: string, message: string): StateFileError {
   e.otherNetns = true;
   return e;
 }
+
+/** A record with the cookie of the namespace this call acts in as its `netns` (none before Linux 5.14: the field left out). */
+function withOwnNetns<T extends { netns?: string }>(r: T): T {
+  const { netns: _old, ...rest } = r;
+  const cookie = netnsCookie(defaultNetns());
+  return (cookie !== undefined ? { ...rest, netns: cookie } : rest) as T;
+}
+
+/** A namespace cookie as records keep it: decimal digits, no leading zero. */
+const isCookie = (v: unknown): boolean => typeof v === 'string' && /^[1-9][0-9]{0,19}$/.test(v);
 
 /**
  * The `netns` field of a setup record being written: the old record's (read
@@ -531,7 +594,7 @@ export function setupRecordProblem(raw: unknown): Problem {
   if (raw.createdStateDir !== undefined && typeof raw.createdStateDir !== 'boolean') return "'createdStateDir' is not true or false";
   if (raw.metricsFile !== undefined && !isMetricsPath(raw.metricsFile))
     return `'metricsFile' is ${JSON.stringify(raw.metricsFile).slice(0, 80)}, not an absolute path of a *.prom file (setup records --metrics-file so)`;
-  if (raw.netns !== undefined && !(typeof raw.netns === 'string' && /^[1-9][0-9]{0,19}$/.test(raw.netns)))
+  if (raw.netns !== undefined && !isCookie(raw.netns))
     return `'netns' is ${JSON.stringify(raw.netns).slice(0, 80)}, not a network namespace cookie (decimal digits)`;
   const entries = Object.entries(raw.holds);
   if (entries.length === 0) return "'holds' is empty: synplug removes the file with its last hold, so a record of no hold is not synplug's";
@@ -555,6 +618,7 @@ export function plugRecordProblem(r: unknown, now = Date.now()): Problem {
   if (typeof r.dev !== 'string') return "'dev' is not a device name";
   if (r.releasedAt !== undefined && !isTime(r.releasedAt)) return "'releasedAt' is not a time in ms since the epoch";
   if (r.releaseFailedAt !== undefined && !isTime(r.releaseFailedAt)) return "'releaseFailedAt' is not a time in ms since the epoch";
+  if (r.netns !== undefined && !isCookie(r.netns)) return `'netns' is ${JSON.stringify(r.netns).slice(0, 80)}, not a network namespace cookie (decimal digits)`;
   return processProblem(r) ?? timesProblem(r, now);
 }
 
@@ -564,6 +628,7 @@ export function leasesRecordProblem(r: unknown, now = Date.now()): Problem {
   if (r.version !== 1) return `version ${JSON.stringify(r.version)}, not 1`;
   if (!Array.isArray(r.leases)) return "'leases' is not a list";
   if (r.leases.length > MAX_LEASES) return `${r.leases.length} leases, more than synplug keeps (${MAX_LEASES})`;
+  if (r.netns !== undefined && !isCookie(r.netns)) return `'netns' is ${JSON.stringify(r.netns).slice(0, 80)}, not a network namespace cookie (decimal digits)`;
   for (const [i, l] of r.leases.entries()) {
     const p = leaseProblem(l, now);
     if (p) return `lease ${i + 1}: ${p}`;
@@ -611,11 +676,21 @@ export function processStartTime(pid: number): number | undefined {
   }
 }
 
-/** Whether the process that wrote a record is still the same live process. */
+/** Whether the process that wrote a record is still the same live process (a zombie, killed and not yet reaped, is not). */
 export function ownerAlive(pid: number, pidStart?: number): boolean {
   const start = processStartTime(pid);
-  if (start === undefined) return false;
+  if (start === undefined || isZombie(pid)) return false;
   return pidStart === undefined || start === pidStart;
+}
+
+/** Whether a process has exited and waits to be reaped (state Z in /proc/PID/stat); false when it does not exist. */
+function isZombie(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) === 'Z';
+  } catch {
+    return false;
+  }
 }
 
 /**

@@ -34,6 +34,27 @@ import { NetlinkError } from '../netlink/errors.js';
 export const TABLE_COMMENT = 'synplug: made by synplug setup, removed by synplug teardown';
 
 /**
+ * The comment of a queue hold's table (queue.ts): {@link TABLE_COMMENT},
+ * then the queue number its rules send to and the mark of the state
+ * directory whose setup made it (state-fs.ts's `stateDirMark`), e.g.
+ * `...; queue 4200; state 0123456789abcdef`. Another state directory's
+ * commands thus know the table, and its queue number, for another's: setup
+ * refuses it (the same table or the same queue number), teardown keeps it,
+ * and a directory without a record never takes it for an interrupted
+ * setup's (issue #19, MA1-MA3). At most 97 bytes (a comment takes 127).
+ */
+export function queueTableComment(queueNum: number, stateMark: string): string {
+  return `${TABLE_COMMENT}; queue ${queueNum}; state ${stateMark}`;
+}
+
+/** What a queue hold's table comment ({@link queueTableComment}) says; undefined for any other comment. */
+export function queueTableMark(comment: string | undefined): { queueNum: number; stateMark: string } | undefined {
+  const m = comment === undefined ? null : /^; queue (\d{1,5}); state ([0-9a-f]{16})$/.exec(comment.slice(TABLE_COMMENT.length));
+  if (!comment?.startsWith(TABLE_COMMENT) || !m) return undefined;
+  return { queueNum: Number(m[1]), stateMark: m[2] };
+}
+
+/**
  * The address protocol (IFA_PROTO, u8) of an address synplug's setup added;
  * 83 is ASCII 'S'. iproute2 names 0-3 (unspec, kernel_lo, kernel_ra,
  * kernel_ll); `ip -j addr` prints this one as its number, "83".
@@ -82,12 +103,13 @@ export function addressCarriesMark(a: { protocol?: string } | undefined, release
 }
 
 /**
- * Whether a table carries synplug's comment; on a kernel before 5.10 (no
+ * Whether a table carries synplug's comment (a queue hold's with its queue
+ * number and state directory too: {@link queueTableComment}); on a kernel before 5.10 (no
  * table user data), undefined: the caller falls back to its older judgement.
  */
 export function tableIsMarked(t: { comment?: string }, releaseText?: string): boolean | undefined {
   if (!kernelKeepsTableComment(releaseText)) return undefined;
-  return t.comment === TABLE_COMMENT;
+  return t.comment === TABLE_COMMENT || queueTableMark(t.comment) !== undefined;
 }
 
 /**

@@ -337,6 +337,8 @@ export interface StatusResult {
   unrecorded?: UnrecordedIfb[];
   /** with no hold recorded: as {@link CheckResult}'s (`holds` then lists the hold `synplug setup` makes here, absent) */
   nothingSetUp?: string;
+  /** as {@link CheckResult}'s: a setup interrupted in this state directory left the pieces of its holds (each `partial`) */
+  interrupted?: string;
 }
 
 /** One hold in `status`. */
@@ -369,6 +371,11 @@ export interface HoldStatus {
   table?: string;
   verdict?: 'native' | 'compat' | 'none';
   bound?: { portId: number; queued: number; dropped: number } | null;
+  /**
+   * the queue hold: a live lease of this state directory holds it (status says HOLDING, from plug.json and the
+   * leases) but nobody binds its queue: its holder process ended during the hold. The sentence saying so.
+   */
+  holderGone?: string;
   /** the plug's qdisc(s) with counters (tc -s -j qdisc show fields; the local hold: every qdisc of its device) */
   qdiscs: QdiscEntry[];
   /** the hold's filters with counters */

@@ -9,8 +9,9 @@
  *   plug.json are then removed. It was found that `check` said "not set up"
  *   (exit 1), `teardown` removed the lock file and left the pieces, and a new
  *   setup then blamed "another state directory". Now check is partial
- *   (exit 12) naming them, teardown removes them and then the lock file, and
- *   a setup in that directory takes them.
+ *   (exit 12) naming them, status says the same (it said "complete"),
+ *   teardown removes them and then the lock file, and a setup in that
+ *   directory takes them.
  * - A directory in which no setup ran never takes, uses or removes the
  *   marked pieces another directory's setup made (check exit 1 naming them,
  *   teardown leaves them, protect and plug exit 8), and creates no lock file.
@@ -92,6 +93,21 @@ test.serial(
       cj.holds.map((h) => [h.id, h.state]),
       [['queue', 'partial']],
     );
+    // status said "complete" where check said partial (the session-12 attack's MINOR): now the same judgement
+    const sj = JSON.parse((await N.synplug(a, 'status', '--json')).stdout) as {
+      state: string;
+      interrupted?: string;
+      holds: Array<{ id: string; state: string }>;
+    };
+    t.is(sj.state, 'partial');
+    t.deepEqual(
+      sj.holds.map((h) => [h.id, h.state]),
+      [['queue', 'partial']],
+    );
+    t.regex(sj.interrupted ?? '', /a setup here was interrupted after it made nftables table inet synplug_queue/);
+    const st = await N.synplug(a, 'status');
+    t.regex(st.stdout, /^setup: PARTIAL/m, st.stdout);
+    t.notRegex(st.stdout, /complete/);
     const down = await N.synplug(a, 'teardown');
     t.is(down.code, 0, down.stderr);
     t.regex(down.stdout, /nftables table inet synplug_queue/);

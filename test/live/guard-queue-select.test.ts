@@ -173,7 +173,8 @@ if (!(await runScenarioIfChild(ENV, scenarios))) {
 
   test("the queue hold's table carries synplug's mark; an unmarked table of its name is different for check, kept by teardown, replaced by setup", (t) => {
     const r = inOwnNetns<Json>(SELF, ENV, 'marks', 120_000);
-    const mark = /comment "synplug: made by synplug setup, removed by synplug teardown"/;
+    // synplug's mark, the queue number and the state directory's mark (issue #19: a table says whose hold it is)
+    const mark = /comment "synplug: made by synplug setup, removed by synplug teardown; queue 4200; state [0-9a-f]{16}"/;
     t.is(r.setup, 0);
     t.regex(r.listed, mark);
     t.is(r.check.code, 12, 'set up, but differently');

@@ -12,8 +12,12 @@
  *   nothing of the other's.
  * - the same directory, its setup.json removed (the documented recovery of a
  *   damaged record: plug.json stays): setup takes them, as before.
- * - a new directory given a setup's lock file by hand (what the refusal
- *   says to do when no directory records them any more) takes them.
+ * - the same directory with every file removed takes them too: the queue
+ *   hold's table names the state directory whose setup made it (issue #19).
+ * - a new directory given a setup's lock file by hand never takes a table
+ *   that names another directory (MA1): exit 7, saying how to remove it by
+ *   hand. (A lock file made by hand still takes pieces whose mark names no
+ *   directory: an address alone, an earlier synplug's table.)
  *
  * Oracles: `nft list tables` and `ip -j addr` in the namespace
  * (/usr/sbin/nft, /usr/sbin/ip). In a namespace of this file's own.
@@ -64,9 +68,12 @@ test.serial(
       t.is((await N.synplug(a, ...SETUP)).code, 0);
       const r = await N.synplug(b, ...SETUP);
       t.is(r.code, 7, r.stdout + r.stderr);
-      t.is(
+      // the table's comment names the state directory whose setup made it (issue #19): another's, never taken
+      t.regex(
         r.stderr,
-        `synplug: nftables table inet synplug_queue and address ${ADDR} on lo carry synplug's mark, but the state directory ${b} has no record of a setup: a setup with another state directory made them, and a teardown through either directory would remove them under the other's feet. Use that state directory (--state-dir DIR) for this hold. If no state directory records them any more (it was removed), take them for this one by giving it a setup's lock file first ('install -d -m 0700 ${b} && touch ${b}/lock'), then run setup again. Nothing was changed\n`,
+        new RegExp(
+          `^synplug: nftables table inet synplug_queue and address ${ADDR.replaceAll('.', '\\.')} on lo carry synplug's mark, and the mark names another state directory's setup \\(the table's comment names queue 4200 and state directory mark [0-9a-f]{16}; this directory's is none: it does not exist yet\\): a setup with another state directory made them, and a hold is set up through one state directory only \\(a teardown through either would remove it under the other's feet\\)\\. Use that state directory \\(--state-dir DIR\\) for this hold\\. If no state directory records them any more \\(it was removed\\), remove them by hand \\('nft delete table inet synplug_queue' and 'ip addr del ${ADDR.replaceAll('.', '\\.')} dev lo'\\) and run setup again\\. Nothing was changed\\n$`,
+        ),
       );
       t.deepEqual(recorded(b), [], 'nothing recorded in the new directory');
       t.deepEqual(hold(), { table: true, addr: true });
@@ -94,7 +101,7 @@ test.serial("the namespace's default state directory holds the hold: the refusal
     t.is(r.code, 7, r.stderr);
     t.true(
       r.stderr.includes(
-        `has no record of a setup: ${def}/setup.json records them, and a teardown through either directory would remove them under the other's feet. Use that state directory (--state-dir ${def}) for this hold`,
+        `: ${def}/setup.json records them, and a hold is set up through one state directory only (a teardown through either would remove it under the other's feet). Use that state directory (--state-dir ${def}) for this hold`,
       ),
       r.stderr,
     );
@@ -106,7 +113,7 @@ test.serial("the namespace's default state directory holds the hold: the refusal
 });
 
 test.serial(
-  'the same state directory with its setup.json removed takes its pieces (plug.json stays); a new one given a lock file by hand takes them',
+  'the same state directory with its setup.json removed, or every file, takes its pieces (their mark names it); another given a lock file by hand never does',
   async (t) => {
     const a = dir('c');
     const f = dir('f');
@@ -116,20 +123,25 @@ test.serial(
       const again = await N.synplug(a, ...SETUP);
       t.is(again.code, 0, again.stderr);
       t.deepEqual(recorded(a), ['queue']);
+      // a lock file made by hand in another directory claims nothing: the table's comment names c (issue #19, MA1)
+      execFileSync('/bin/sh', ['-c', `install -d -m 0700 ${f} && touch ${f}/lock`]);
+      const claimed = await N.synplug(f, ...SETUP);
+      t.is(claimed.code, 7, claimed.stderr);
+      t.regex(claimed.stderr, /the mark names another state directory's setup .*remove them by hand \('nft delete table inet synplug_queue'/);
+      t.deepEqual(recorded(f), []);
       rmSync(join(a, 'setup.json'));
       rmSync(join(a, 'plug.json'));
       rmSync(join(a, 'lock'), { force: true });
-      t.is((await N.synplug(a, ...SETUP)).code, 7, 'no trace of a setup left: refused like a new directory');
-      // as the refusal says, for pieces no directory records any more
-      execFileSync('/bin/sh', ['-c', `install -d -m 0700 ${f} && touch ${f}/lock`]);
-      const taken = await N.synplug(f, ...SETUP);
-      t.is(taken.code, 0, taken.stderr);
-      t.deepEqual(recorded(f), ['queue']);
+      // no trace of a setup left in c, but the table's comment names c: its own, taken
+      const own = await N.synplug(a, ...SETUP);
+      t.is(own.code, 0, own.stderr);
+      t.deepEqual(recorded(a), ['queue']);
       t.deepEqual(hold(), { table: true, addr: true });
     } finally {
       await N.synplug(f, 'teardown');
+      await N.synplug(a, 'teardown');
     }
-    t.deepEqual(hold(), { table: false, addr: false }, 'the teardown through the directory that took them removed them');
+    t.deepEqual(hold(), { table: false, addr: false }, 'the teardown through the directory whose mark they carry removed them');
   },
 );
 

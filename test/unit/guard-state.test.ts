@@ -192,7 +192,8 @@ test('leases.json: written and read back under the same rules; a damaged one is 
   const { dir, store } = fresh();
   const lease = { id: 'a1', owner: 'protect' as const, pid: process.pid, holds: ['local'], since: 1, deadline: 2 };
   store.writeLeases({ version: 1, leases: [lease] });
-  t.deepEqual(store.readLeases(), { version: 1, leases: [lease] });
+  // with the cookie of the namespace it was written in (SO_NETNS_COOKIE = 71, as the kernel gives it to python3)
+  t.deepEqual(store.readLeases(), { version: 1, leases: [lease], netns: cookieHere() });
   t.is(store.lockPath(), join(dir, 'lock'), 'the lock file sits in the state directory');
   writeFileSync(join(dir, 'leases.json'), JSON.stringify({ version: 1, leases: [{ id: 5 }] }));
   t.regex(
@@ -202,6 +203,44 @@ test('leases.json: written and read back under the same rules; a damaged one is 
   writeFileSync(join(dir, 'lock'), '');
   store.clear();
   t.deepEqual(readdirSync(dir), []);
+});
+
+/** This process's network namespace cookie, as the kernel gives it to python3 (SO_NETNS_COOKIE = 71). */
+function cookieHere(): string {
+  const py = "import socket; s = socket.socket(); print(int.from_bytes(s.getsockopt(socket.SOL_SOCKET, 71, 8), 'little'))";
+  return execFileSync('python3', ['-c', py], { encoding: 'utf8' }).trim();
+}
+
+test("regression (issue #19, MA1): plug.json and leases.json said nothing of their namespace; now they record its cookie, and another namespace's is refused (exit 6) when it says something is held, else ignored", (t) => {
+  const { dir, store } = fresh();
+  const here = cookieHere();
+  store.writePlug(plugRec('buffering'));
+  t.is(store.readPlug()?.netns, here);
+  t.is(JSON.parse(readFileSync(join(dir, 'plug.json'), 'utf8')).netns, here);
+  const other = String(BigInt(here) + 1000000n);
+  for (const [file, read] of [
+    ['plug.json', () => store.readPlug()],
+    ['leases.json', () => store.readLeases()],
+  ] as const) {
+    const held =
+      file === 'plug.json'
+        ? plugRec('buffering')
+        : { version: 1, leases: [{ id: 'b2', owner: 'manual', pid: process.pid, holds: ['queue'], since: 1, deadline: 2 }] };
+    const idle = file === 'plug.json' ? plugRec('released') : { version: 1, leases: [] };
+    const rec = { ...held, netns: other };
+    writeFileSync(join(dir, file), JSON.stringify(rec));
+    const e = t.throws(read, { instanceOf: StateFileError })!;
+    t.true(e.message.startsWith(`${join(dir, file)} records the holds of network namespace cookie ${other}`), e.message);
+    t.is(exitCodeOf(e), 6);
+    writeFileSync(join(dir, file), JSON.stringify({ ...rec, netns: 'x1' }));
+    t.regex(t.throws(read, { instanceOf: StateFileError })!.message, /'netns' is "x1", not a network namespace cookie/);
+    // an earlier synplug's record, without the field: read as this namespace's
+    writeFileSync(join(dir, file), JSON.stringify(held));
+    t.truthy(read());
+    // another namespace's that holds nothing (plug released, no lease): ignored, as no record
+    writeFileSync(join(dir, file), JSON.stringify({ ...idle, netns: other }));
+    t.is(read(), undefined);
+  }
 });
 
 test("a setup record names its network namespace's cookie: one of another namespace is refused (exit 6), a bad cookie is no record synplug wrote", (t) => {

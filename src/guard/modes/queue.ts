@@ -47,7 +47,9 @@ import { defaultNetns } from '../../netlink/netns.js';
 import { listAddresses } from '../../netlink/route/addr.js';
 import type { Socket } from 'node:net';
 import { listBoundQueues, netlinkSocketOwners, nothingQueuedWithin, queuedPackets } from '../../netlink/nfqueue.js';
-import { holdThroughHolder, prepareHolder, releaseThroughHolder } from '../leases-holder.js';
+import { holdThroughHolder, prepareHolder, releaseThroughHolder, removeStaleHolderSocket } from '../leases-holder.js';
+import { liveLeases } from '../leases.js';
+import { StateStore, type Lease } from '../state.js';
 import * as C from '../../iptables/constants.js';
 import { NftBatch } from '../../iptables/batch.js';
 import type { NftChain } from '../../iptables/chain.js';
@@ -64,7 +66,9 @@ import { resolveInboundDevice } from './inbound.js';
 import { readTableState, type TableState } from './local-nft.js';
 import { addressPiece } from './local.js';
 import { hexMessage } from '../watchdog.js';
-import { addressCarriesMark, removeIfThere, TABLE_COMMENT, tableIsMarked } from '../teardown-marks.js';
+import { addressCarriesMark, queueTableComment, queueTableMark, removeIfThere, tableIsMarked } from '../teardown-marks.js';
+import { stateDirMark } from '../state-fs.js';
+import { listTables, type NftTable } from '../../iptables/table.js';
 import { NETLINK_NETFILTER } from '../../netlink/message.js';
 import type {
   HeldTraffic,
@@ -130,6 +134,8 @@ type QueuePiece = (typeof QUEUE_PIECES)[number];
 /** What the queue hold reads of the kernel; addressMarked: the address carries synplug's mark (an earlier setup added it, maybe without recording it). */
 interface QueueObservation {
   table: TableState;
+  /** the mark of this hold's state directory (undefined: the directory does not exist yet), which its table's comment carries */
+  stateMark: string | undefined;
   /** whether the device exists (an inbound hold's, looked up by name; lo always does) */
   hasDevice: boolean;
   hasAddress: boolean;
@@ -341,6 +347,36 @@ function queuesOf(rule: NftRule): number[] {
   return out;
 }
 
+/**
+ * Whose a queue hold's table is, by its comment (teardown-marks.ts's
+ * queueTableComment): `ours` when it carries this state directory's mark
+ * (on a kernel before 5.10, which keeps no comment, the record alone
+ * decides: the documented fallback); `other` when another state
+ * directory's; `earlier` with synplug's mark but no state directory (an
+ * earlier synplug's) or ours for another queue number (setup marks it
+ * anew); `unmarked` not synplug's; `none` absent.
+ */
+function tableOwner(
+  o: Pick<QueueObservation, 'table' | 'stateMark'>,
+  queueNum: number,
+): { is: 'ours' | 'other' | 'earlier' | 'unmarked' | 'none'; detail?: string; queueNum?: number } {
+  const t = o.table.table;
+  if (!t) return { is: 'none' };
+  const marked = tableIsMarked(t);
+  if (marked === undefined) return { is: 'ours' };
+  if (!marked) return { is: 'unmarked', detail: "it does not carry synplug's mark (its comment)" };
+  const m = queueTableMark(t.comment);
+  if (m && m.stateMark !== o.stateMark)
+    return {
+      is: 'other',
+      queueNum: m.queueNum,
+      detail: `another state directory's queue hold (its comment names queue ${m.queueNum} and state directory mark ${m.stateMark}, not this directory's${o.stateMark ? ` ${o.stateMark}` : ''}): use that directory's --state-dir for it`,
+    };
+  if (!m) return { is: 'earlier', detail: "made by an earlier synplug, without its state directory's mark: 'synplug setup' marks it anew" };
+  if (m.queueNum !== queueNum) return { is: 'earlier', detail: `marked for queue ${m.queueNum}, not ${queueNum}: 'synplug setup' marks it anew` };
+  return { is: 'ours' };
+}
+
 /** Whether a table name is a queue hold's of synplug's. */
 const isOurTable = (t: string): boolean => t === QUEUE_TABLE || t.startsWith(`${QUEUE_TABLE}_`);
 
@@ -365,6 +401,11 @@ export class QueueHold implements Hold {
     this.ifindex = spec.ifindex;
     this.id = queueHoldId(spec.scope, spec.dev);
     this.verdictKind = record?.verdict;
+  }
+
+  /** The state directory this hold is recorded in (its mark is on the hold's table). */
+  get stateDirPath(): string {
+    return this.stateDir;
   }
 
   private get binding(): QueueBinding {
@@ -393,12 +434,21 @@ export class QueueHold implements Hold {
     const s = this.spec;
     const table = await readTableState(this.sockets.nft, 'inet', s.table);
     const verdict = table.table ? await this.verdict() : (this.verdictKind ?? 'native');
+    const stateMark = stateDirMark(this.stateDir);
     if (s.scope !== 'local')
-      return { table, hasDevice: (await resolveInboundDevice(this.sockets.route, s.dev)) !== undefined, hasAddress: true, addressMarked: false, verdict };
+      return {
+        table,
+        stateMark,
+        hasDevice: (await resolveInboundDevice(this.sockets.route, s.dev)) !== undefined,
+        hasAddress: true,
+        addressMarked: false,
+        verdict,
+      };
     const a = s.addrs[0];
     const addrs = await listAddresses(this.sockets.route, { dev: this.ifindex, family: isIP(a) === 6 ? 'inet6' : 'inet' });
     return {
       table,
+      stateMark,
       hasDevice: true,
       hasAddress: addrs.some((x) => x.local === a),
       addressMarked: addressCarriesMark(addrs.find((x) => x.local === a)),
@@ -413,7 +463,7 @@ export class QueueHold implements Hold {
     const want = o.verdict === 'none' ? [] : queueRules(s, o.verdict).map(ruleText);
     const have = o.table.rules.filter((r) => r.chain === QUEUE_CHAIN).map((r) => ruleText(r.expr));
     const rulesOk = want.length > 0 && have.length === want.length && want.every((w) => have.includes(w));
-    const unmarked = o.table.table !== undefined && tableIsMarked(o.table.table) === false;
+    const owner = tableOwner(o, s.queueNum);
     return {
       device: {
         piece: `device ${s.dev}`,
@@ -424,9 +474,10 @@ export class QueueHold implements Hold {
       },
       table: {
         piece: `nftables table inet ${s.table}`,
-        // a table of that name without synplug's mark was not made by setup: setup replaces it, teardown leaves it
-        status: !o.table.table ? 'missing' : unmarked ? 'different' : 'ok',
-        ...(unmarked && { detail: "it does not carry synplug's mark (its comment)" }),
+        // a table of that name without synplug's mark was not made by setup: setup replaces it, teardown leaves it;
+        // one another state directory's setup made is that directory's: setup refuses it, teardown leaves it
+        status: owner.is === 'none' ? 'missing' : owner.is === 'ours' ? 'ok' : 'different',
+        ...(owner.detail !== undefined && { detail: owner.detail }),
       },
       chain: chainPiece(chain, s.scope),
       rules: {
@@ -464,14 +515,34 @@ export class QueueHold implements Hold {
    * target of a rule outside synplug's queue tables.
    * @throws {SynplugError} `foreign-state`, naming the process or the rule; nothing changed
    */
-  async refuseClash(): Promise<void> {
+  async refuseClash(options: { holdingHere?: boolean } = {}): Promise<void> {
     const q = this.spec.queueNum;
     const bound = listBoundQueues(defaultNetns()).find((e) => e.queue === q);
-    if (bound) {
+    // this state directory's own hold, holding now: its holder binds the queue (setup.ts judges the rest)
+    if (bound && !options.holdingHere) {
       const owners = netlinkSocketOwners(bound.portId, defaultNetns());
       const who = owners.length ? `process ${owners.map((o) => `${o.pid} (${o.command})`).join(', ')}` : `netlink port ${bound.portId}`;
       throw new SynplugError(`netfilter queue ${q} is bound by ${who}: choose another --queue-num. Nothing was changed`, 'foreign-state');
     }
+    // Without nftables there is no rule or table to clash with (the support probe names what is missing).
+    const unlisted = <T>(e: unknown): T[] => {
+      if (e instanceof NetlinkError && (e.code === 'EPERM' || e.code === 'EACCES')) throw e;
+      return [];
+    };
+    // Another state directory's queue hold: its rule exists only during its holds, but its table says its queue
+    // number and directory (queueTableComment). The same table, or another on the same queue number, is refused.
+    const mine = stateDirMark(this.stateDir);
+    const tables = await listTables(this.sockets.nft, { family: 'inet' }).catch((e: unknown) => unlisted<NftTable>(e));
+    const others = tables.flatMap((t) => {
+      const m = isOurTable(t.name) ? queueTableMark(t.comment) : undefined;
+      // this hold's own table, another directory's: setup.ts's refuseOthersPieces says whose
+      return m && m.stateMark !== mine && t.name !== this.spec.table && m.queueNum === q ? [{ name: t.name, ...m }] : [];
+    });
+    if (others.length)
+      throw new SynplugError(
+        `netfilter queue ${q} is the queue of another state directory's queue hold: ${others.map((t) => `table inet ${t.name}`).join(' and ')} (its comment names queue ${q} and state directory mark ${others[0].stateMark}; this one's is ${mine ?? 'none yet'}), whose rule exists during its holds: choose another --queue-num. If no state directory records it any more, remove it ('nft delete table inet ${others[0].name}', outside a hold) and run setup again. Nothing was changed`,
+        'foreign-state',
+      );
     await this.refuseForeignRules('choose another --queue-num. Nothing was changed');
   }
 
@@ -608,6 +679,7 @@ export class QueueHold implements Hold {
         verdict: o.verdict,
         bound: bound ? { portId: bound.portId, queued: bound.queued, dropped: bound.queueDropped + bound.userDropped } : null,
         ...(bound && { held: bound.queued }),
+        ...(!bound && this.record && { ...holderGone(this.id, s.queueNum, this.stateDir) }),
       },
     };
   }
@@ -652,6 +724,8 @@ interface QueuePlan {
   verdict: 'native' | 'compat';
   /** the arming step, once made (the chain and its rules share it) */
   arm?: SetupStep;
+  /** why the teardown kept the chain (packets queued): the table, whose removal would unregister it, stays too */
+  chainKept?: string;
 }
 
 /**
@@ -697,21 +771,39 @@ function queuePieces(h: QueueHold, sockets: HoldSockets): HoldPieces<QueueObserv
     judge: (o) => h.judge(o).table,
     add(o, st) {
       if (st.status === 'ok') return [];
-      // a table without synplug's mark is replaced by one with it (what was in it goes too)
-      const b = new NftBatch();
-      if (o.table.table) b.deleteTable(t);
-      b.addTable({ ...t, comment: TABLE_COMMENT });
+      // another state directory's table: refused before any step (refuseClash), and never replaced here
+      if (tableOwner(o, s.queueNum).is === 'other') throw new SynplugError(`nftables table inet ${s.table}: ${h.judge(o).table.detail}`, 'foreign-state');
+      // a table without this directory's mark is replaced by one with it (what was in it goes too); the mark is the
+      // state directory's, which exists when the step runs (setup makes it, with its lock file, before the first step)
+      const batch = (mark: string) => {
+        const b = new NftBatch();
+        if (o.table.table) b.deleteTable(t);
+        return b.addTable({ ...t, comment: queueTableComment(s.queueNum, mark) });
+      };
       return {
-        what: `nftables: ${b.ops.map((x) => x.what).join('; ')}`,
-        run: async () => void (await b.commit(sockets.nft)),
+        what: `nftables: ${batch('0'.repeat(16))
+          .ops.map((x) => x.what)
+          .join('; ')}`,
+        run: async () => {
+          const mark = stateDirMark(h.stateDirPath);
+          if (mark === undefined) throw new SynplugError(`the state directory ${h.stateDirPath} is gone: its mark cannot be put on the table`, 'failure');
+          await batch(mark).commit(sockets.nft);
+        },
         ...(!o.table.table && {
           undo: { what: `removed nftables table inet ${s.table}`, run: async () => void (await new NftBatch().deleteTable(t).commit(sockets.nft)) },
         }),
       };
     },
-    async remove(o, _p, out) {
-      if (o.table.table && tableIsMarked(o.table.table) === false)
-        out.kept.push(`nftables table inet ${s.table}: it does not carry synplug's mark (not made by synplug setup)`);
+    async remove(o, p, out) {
+      const owner = tableOwner(o, s.queueNum);
+      if (owner.is === 'unmarked') out.kept.push(`nftables table inet ${s.table}: it does not carry synplug's mark (not made by synplug setup)`);
+      else if (owner.is === 'other') out.kept.push(`nftables table inet ${s.table}: ${owner.detail}`);
+      else if (p.chainKept)
+        // deleting the table would unregister its base chain, which drops every packet queued in the namespace
+        throw new SynplugError(
+          `nftables table inet ${s.table} was not removed: ${p.chainKept}. Nothing else of the hold was removed; run teardown again once they are released`,
+          'foreign-state',
+        );
       // one a teardown running at the same moment removed is done (ENOENT), and not said as removed here
       else if (o.table.table && (await removeIfThere(() => new NftBatch().deleteTable(t).commit(sockets.nft))))
         out.removed.push(`nftables table inet ${s.table}`);
@@ -721,21 +813,27 @@ function queuePieces(h: QueueHold, sockets: HoldSockets): HoldPieces<QueueObserv
     key,
     lifetime: QUEUE_RULE_LIFETIME,
     judge: (o) => h.judge(o)[key],
-    add: (o, st, p) => (st.status === 'ok' ? [] : [armStep(o, p)]),
+    add: (o, st, p) => {
+      if (st.status === 'ok') return [];
+      // never in another state directory's table (its hold, its chain); a hold in one is not set up (check says so)
+      if (tableOwner(o, s.queueNum).is === 'other') throw new SynplugError(`nftables table inet ${s.table}: ${h.judge(o).table.detail}`, 'foreign-state');
+      return [armStep(o, p)];
+    },
   });
   const chain: Piece<QueueObservation, QueuePlan> = {
     ...armed('chain'),
     // its rules go with it; a chain in a table without synplug's mark is left (the table's removal says why)
-    async remove(o, _p, out) {
-      if (!o.table.table || tableIsMarked(o.table.table) === false || !o.table.chains.some((c) => c.name === QUEUE_CHAIN)) return;
+    async remove(o, p, out) {
+      if (!o.table.table || !['ours', 'earlier'].includes(tableOwner(o, s.queueNum).is) || !o.table.chains.some((c) => c.name === QUEUE_CHAIN)) return;
       // Unregistering a base chain drops every packet queued in the namespace (another hold's, another software's).
       // And a queue still bound after its holder's unbind (just after its answer) holds through this chain: another
       // state directory's hold, which a release or a status through a directory without a record must never end.
       if (!(await nothingQueuedWithin(1000, defaultNetns(), s.queueNum))) {
         const queued = queuedPackets(defaultNetns());
-        out.kept.push(
-          `chain ${QUEUE_CHAIN} of nftables table inet ${s.table}: ${queued ? `${queued} packet(s) are queued in this namespace, which removing a base chain would drop` : `queue ${s.queueNum} is held by another process (a hold of another state directory?)`}`,
-        );
+        p.chainKept = queued
+          ? `${queued} packet(s) are queued in this namespace (another hold's SYNs?), which removing its base chain would drop`
+          : `queue ${s.queueNum} is held by another process (a hold of another state directory?)`;
+        out.kept.push(`chain ${QUEUE_CHAIN} of nftables table inet ${s.table}: ${p.chainKept}`);
         return;
       }
       if (await removeIfThere(deleteChain)) out.removed.push(`chain ${QUEUE_CHAIN} of nftables table inet ${s.table} (with its SYN rules)`);
@@ -757,7 +855,16 @@ function queuePieces(h: QueueHold, sockets: HoldSockets): HoldPieces<QueueObserv
   // An inbound hold's device: setup refuses one that does not exist; one deleted since leaves the hold holding nothing.
   const device: Piece<QueueObservation, QueuePlan> = { key: 'device', lifetime: 'permanent', judge: (o) => h.judge(o).device, add: () => undefined };
   const dev = { ifindex: h.ifindex, dev: s.dev };
-  const address = addressPiece<QueueObservation, QueuePlan>(sockets.route, dev, s.addrs[0], h.record, (o) => h.judge(o).address);
+  const recordedAddress = addressPiece<QueueObservation, QueuePlan>(sockets.route, dev, s.addrs[0], h.record, (o) => h.judge(o).address);
+  const address: Piece<QueueObservation, QueuePlan> = {
+    ...recordedAddress,
+    // the address of a hold whose table another state directory's mark is on is that directory's, whatever a record here says
+    async remove(o, p, out) {
+      if (tableOwner(o, s.queueNum).is !== 'other') return recordedAddress.remove?.(o, p, out);
+      if (o.hasAddress)
+        out.kept.push(`address ${s.addrs[0]} on ${s.dev}: the address of another state directory's queue hold (its table carries that directory's mark)`);
+    },
+  };
 
   return {
     list: [...(s.scope === 'local' ? [address] : [device]), table, chain, armed('rules')],
@@ -765,6 +872,16 @@ function queuePieces(h: QueueHold, sockets: HoldSockets): HoldPieces<QueueObserv
     observe: () => h.observe(),
     // An address with synplug's mark that no record lists: an earlier setup added it and was killed before recording it.
     begin: (o) => ({ addedAddress: (h.record?.addedAddress ?? false) || o.addressMarked, verdict: verdictOf(o) }),
+    markOwner(o) {
+      const owner = tableOwner(o, s.queueNum);
+      if (owner.is === 'ours') return tableIsMarked(o.table.table!) === undefined ? undefined : { here: true };
+      if (owner.is !== 'other') return undefined;
+      const removeBy = [`'nft delete table inet ${s.table}'`, ...(o.addressMarked ? [`'ip addr del ${s.addrs[0]} dev ${s.dev}'`] : [])].join(' and ');
+      const m = queueTableMark(o.table.table?.comment)!;
+      const detail = `the table's comment names queue ${m.queueNum} and state directory mark ${m.stateMark}; this directory's is ${o.stateMark ?? 'none: it does not exist yet'}`;
+      return { here: false, detail, removeBy };
+    },
+    // any state directory's (markOwner says whose)
     marked: (o) => [
       ...(o.table.table && tableIsMarked(o.table.table) === true ? [`nftables table inet ${s.table}`] : []),
       ...(o.addressMarked ? [`address ${s.addrs[0]} on ${s.dev}`] : []),
@@ -784,7 +901,28 @@ function queuePieces(h: QueueHold, sockets: HoldSockets): HoldPieces<QueueObserv
     }),
     async letGo(_o, out) {
       if (await h.releaseQueue().catch(() => false)) out.removed.push(`released queue ${s.queueNum}`);
+      // the socket of a holder that was killed (it could not remove it), else left in the state directory for good
+      await removeStaleHolderSocket(h.stateDirPath, s.queueNum).catch(() => false);
     },
+  };
+}
+
+/**
+ * A queue hold that a live lease of its state directory holds while nobody
+ * binds its queue: its holder process ended during the hold (killed?), so
+ * the HOLDING that plug.json and the lease say is not so.
+ * @returns `{ holderGone }` with the sentence, or nothing (no live lease holds it; the records unreadable: status says why elsewhere)
+ */
+function holderGone(id: string, queueNum: number, stateDir: string): { holderGone?: string } {
+  let leases: Lease[];
+  try {
+    leases = liveLeases(new StateStore(stateDir)).filter((l) => l.holds.includes(id));
+  } catch {
+    return {};
+  }
+  if (!leases.length) return {};
+  return {
+    holderGone: `NOT holding, though ${leases.map((l) => `the lease of ${l.owner} pid ${l.pid}`).join(' and ')} ${leases.length > 1 ? 'hold' : 'holds'} it: nobody binds queue ${queueNum}, so its holder process ended during the hold (killed?); the kernel dropped the SYNs it held (their clients connect when they retransmit) and later SYNs pass unheld. The lease ends with its owner${leases.some((l) => l.owner === 'manual') ? " ('synplug release' ends a manual plug's now)" : ''}`,
   };
 }
 
@@ -795,6 +933,7 @@ function queueStatusLines(h: HoldStatus, stateWord: (state: string) => string): 
     : 'nobody holds it (SYNs bypass)';
   return [
     `queue hold ${h.id} on ${h.dev}: ${stateWord(h.state)}; SYNs${h.ports?.length ? ` to port ${h.ports.join(',')}` : ''}${h.addrs?.length ? ` to ${h.addrs.join(', ')}` : ''} go to queue ${h.queueNum} (${h.verdict === 'compat' ? 'NFQUEUE target' : 'queue expression'}, table inet ${h.table}); ${who}`,
+    ...(h.holderGone ? [`  ${h.holderGone}`] : []),
   ];
 }
 

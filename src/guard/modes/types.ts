@@ -120,6 +120,16 @@ export interface HoldPieces<O = unknown, C = unknown> {
    * @returns each, as `check` names it (empty: none)
    */
   marked?(o: O): string[];
+  /**
+   * Whose the pieces carrying synplug's mark are, when the mark says so (the
+   * queue hold's table comment names the state directory whose setup made
+   * it): `here`, this state directory's (taken for its own, with or without
+   * a record or a lock file); else another's (never taken, used or removed
+   * through this one), with why (`detail`) and how to remove them by hand
+   * when no state directory records them any more (`removeBy`). Undefined:
+   * the mark does not say (setup.ts's lock-file rule decides).
+   */
+  markOwner?(o: O): { here: true } | { here: false; detail: string; removeBy: string } | undefined;
   /** Teardown's first act: let go what is held (the plug released). Never throws. */
   letGo?(o: O, out: TeardownWords): Promise<void>;
 }
@@ -170,9 +180,11 @@ export interface Hold {
   /**
    * Refuse, changing nothing, what is in the way of a setup that no step can
    * fix (a device of the IFB's name, a queue number someone else uses).
+   * @param options `holdingHere`: a live lease of this state directory holds this hold now (what its own holder
+   *   binds is not in the way)
    * @throws {SynplugError} what is in the way (`usage` or `foreign-state`)
    */
-  refuseClash?(): Promise<void>;
+  refuseClash?(options?: { holdingHere?: boolean }): Promise<void>;
   /** Start holding (a plug's buffer; a queue's bind). */
   holdAction(): HoldAction;
   /**
