@@ -10,7 +10,8 @@
  * its own only: on this machine `/proc/1/ns/net` cannot be read (EACCES),
  * and the namespace is told by its name under /run/netns. It sets up the
  * queue hold (this kernel has no sch_plug) in NS, checks it, reports its
- * status, plugs (the queue holder's socket lands in NS's directory) and
+ * status (meanwhile a second namespace sets up and tears down its own hold,
+ * in its own directory), plugs (the queue holder's socket lands in NS's directory) and
  * releases it, reads its history, and tears it down, every command under
  * `ip netns exec NS`; `synplug status --netns NS` from outside finds the same
  * record; this namespace's /run/synplug holds nothing but NS's directory.
@@ -79,6 +80,20 @@ const scenarios = {
       const setup = run(inNs, ['setup', '--via', 'queue', '--addr', ADDR, '--json']);
       const afterSetup = tree(ROOT);
       const record = JSON.parse(readFileSync(join(dir, 'setup.json'), 'utf8')) as Json;
+      // A second named namespace set up meanwhile: its own directory; neither record is refused or replaced.
+      const ns2 = `${ns}-b`;
+      execFileSync(IP, ['netns', 'add', ns2]);
+      let second: Json;
+      try {
+        execFileSync(IP, ['-n', ns2, 'link', 'set', 'lo', 'up']);
+        const cookie2 = cookieOf(ns2);
+        const setup2 = run([IP, 'netns', 'exec', ns2], ['setup', '--via', 'queue', '--addr', ADDR, '--json']);
+        const record2 = JSON.parse(readFileSync(`${ROOT}/netns/${cookie2}/setup.json`, 'utf8')) as Json;
+        const teardown2 = run([IP, 'netns', 'exec', ns2], ['teardown', '--json']);
+        second = { cookie: cookie2, setup: setup2.code, recordNetns: record2.netns, teardown: teardown2.code };
+      } finally {
+        spawnSync(IP, ['netns', 'delete', ns2]);
+      }
       const check = run(inNs, ['check', '--json']);
       const status = run(inNs, ['status', '--json']);
       const outside = run([], ['status', '--netns', ns, '--json']);
@@ -97,6 +112,7 @@ const scenarios = {
         afterSetup,
         recordNetns: record.netns,
         recordHolds: Object.keys(record.holds ?? {}),
+        second,
         check,
         status,
         outside,
@@ -137,6 +153,12 @@ if (!(await runScenarioIfChild(ENV, scenarios))) {
     );
     t.is(r.recordNetns, r.cookie, "the record names NS's cookie");
     t.deepEqual(r.recordHolds, ['queue']);
+    t.not(r.second.cookie, r.cookie);
+    t.deepEqual(
+      { setup: r.second.setup, recordNetns: r.second.recordNetns, teardown: r.second.teardown },
+      { setup: 0, recordNetns: r.second.cookie, teardown: 0 },
+      'a second namespace under ip netns exec sets up and tears down in its own directory (it had shared /run/synplug: exit 6)',
+    );
     t.is(r.check.code, 0, r.check.stderr);
     t.is(r.check.json?.state, 'ok');
     t.is(r.status.code, 0, r.status.stderr);
