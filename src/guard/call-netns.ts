@@ -95,9 +95,9 @@ function netnsNameOf(cookie: string): { host: true } | { name: string } | undefi
 
 /**
  * Why a setup record of another network namespace is refused (a state
- * directory shared by namespaces: `ip netns exec`, `unshare -n`, a
- * `--state-dir` or SYNPLUG_STATE_DIR given to commands run in different
- * namespaces), naming that namespace and what to run; nothing is read or
+ * directory shared by namespaces: a `--state-dir` or SYNPLUG_STATE_DIR
+ * given to commands run in different namespaces, an unnamed `unshare -n`
+ * that state-dir.ts cannot tell from home), naming that namespace and what to run; nothing is read or
  * changed.
  * @param path the record
  * @param recorded the record's namespace cookie
