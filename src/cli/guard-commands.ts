@@ -55,7 +55,7 @@ function configOptions(cmd: Command, which: { setup?: boolean; inbound?: boolean
   return cmd;
 }
 
-/** What `--state-dir`'s help says of the default (docs/cli.md, "State directory", says the rest). */
+/** What `--state-dir`'s help says of the default (docs/cli.md says the rest: which namespace is home, how it is told). */
 export const STATE_DIR_DEFAULT_HELP =
   'default /run/synplug; in another network namespace (--netns, ip netns exec) /run/synplug/netns/<its cookie>; env SYNPLUG_STATE_DIR';
 
