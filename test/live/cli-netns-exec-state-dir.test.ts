@@ -12,7 +12,7 @@
  * queue hold (this kernel has no sch_plug) in NS, checks it, reports its
  * status (meanwhile a second namespace sets up and tears down its own hold,
  * in its own directory), plugs (the queue holder's socket lands in NS's directory) and
- * releases it, reads its history, and tears it down, every command under
+ * releases it, runs a protected reload, reads its history, and tears it down, every command under
  * `ip netns exec NS`; `synplug status --netns NS` from outside finds the same
  * record; this namespace's /run/synplug holds nothing but NS's directory.
  *
@@ -101,6 +101,7 @@ const scenarios = {
       const plug = run(inNs, ['plug', '--max-hold', '30s', '--json']);
       const plugged = tree(ROOT);
       const release = run(inNs, ['release', '--json']);
+      const protect = run(inNs, ['protect', '--max-hold', '5s', '--', 'true']);
       const history = run(inNs, ['history', '--json']);
       const historyOutside = run([], ['history', '--netns', ns, '--json']);
       const teardown = run(inNs, ['teardown', '--json']);
@@ -120,6 +121,7 @@ const scenarios = {
         plug: plug.code,
         plugged,
         release: release.code,
+        protect: { code: protect.code, stderr: protect.stderr },
         history,
         historyOutside,
         teardown,
@@ -139,7 +141,7 @@ if (!(await runScenarioIfChild(ENV, scenarios))) {
     if (!existsSync(BIN)) throw new Error(`${BIN} missing: run npm run build first`);
   });
 
-  test("ip netns exec NS synplug setup/check/status/plug/release/history/teardown use NS's /run/synplug/netns/<cookie>, as --netns NS does; /run/synplug itself is untouched", (t) => {
+  test("ip netns exec NS synplug setup/check/status/plug/release/protect/history/teardown use NS's /run/synplug/netns/<cookie>, as --netns NS does; /run/synplug itself is untouched", (t) => {
     const r = inOwnNetns<Json>(SELF, ENV, 'exec', 180_000, { privateRun: true });
     const mine = `netns/${r.cookie}`;
     t.deepEqual(r.before, [], 'an empty /run to start from');
@@ -179,9 +181,11 @@ if (!(await runScenarioIfChild(ENV, scenarios))) {
       "the holder's files are NS's too",
     );
     t.is(r.release, 0);
+    t.is(r.protect.code, 0, r.protect.stderr);
     t.deepEqual(
       (r.history.json as Json[]).map((e) => e.command),
-      ['plug', 'release'],
+      ['plug', 'release', 'protect'],
+      "the reloads are NS's history",
     );
     t.deepEqual(r.historyOutside.json, r.history.json, 'history --netns NS from outside is the same history');
     t.is(r.teardown.code, 0, r.teardown.stderr);
