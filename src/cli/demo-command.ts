@@ -14,7 +14,7 @@ import { holdModeFor } from '../guard/modes/index.js';
 import type * as DemoModule from '../demo/index.js';
 import { DEMO_LIMITS, PHASE_STRETCH } from '../demo/options.js';
 import { EXIT, exitCodesHelp } from './exit-codes.js';
-import { stateDirOf } from './guard-commands.js';
+import { givenStateDir, STATE_DIR_DEFAULT_HELP } from './guard-commands.js';
 import { jsonOption, run } from './run.js';
 
 /** The engine is loaded when the command runs: `--help` and other commands stay fast. */
@@ -181,7 +181,7 @@ export function demoCommand(program: Command): void {
     .addOption(
       new Option(
         '--state-dir <dir>',
-        "state directory: a directory of this user that nobody else can write, created mode 0700 when missing (default /run/synplug, env SYNPLUG_STATE_DIR); without --here the demo keeps its records in a new directory of its own inside it (default the system's temporary directory) and removes it",
+        `state directory: a directory of this user that nobody else can write, created mode 0700 when missing (${STATE_DIR_DEFAULT_HELP}); without --here the demo keeps its records in a new directory of its own inside it (default the system's temporary directory) and removes it`,
       ),
     )
     .addOption(jsonOption())
@@ -198,7 +198,8 @@ export function demoCommand(program: Command): void {
           ...opts,
           ...(f.inbound && { inbound: true }),
           ...(f.here && { here: true }),
-          ...(stateDirOf(f.stateDir) !== undefined && { stateDir: stateDirOf(f.stateDir) }),
+          // Only one given: without --here the demo's own directory goes in the system's temporary directory; with it, the guard's default
+          ...(givenStateDir(f.stateDir) !== undefined && { stateDir: givenStateDir(f.stateDir) }),
           ...(!f.json && { onProgress: (line: string) => process.stderr.write(`synplug demo: ${line}\n`) }),
         });
         if (f.json) process.stdout.write(JSON.stringify(r) + '\n');

@@ -7,7 +7,7 @@ import { type Command, Option } from 'commander';
 import { isAbsolute, resolve } from 'node:path';
 import { UsageError } from '../netlink/errors.js';
 import { DEFAULTS, parseDuration, parseUint, type GuardConfig } from '../guard/config.js';
-import { netnsStateDir } from '../guard/call-netns.js';
+import { netnsStateDir } from '../guard/state-dir.js';
 import { refuseDotDot } from '../guard/state-fs.js';
 import type * as GuardModule from '../guard/index.js';
 import { EXIT, exitCodesHelp } from './exit-codes.js';
@@ -48,28 +48,42 @@ function configOptions(cmd: Command, which: { setup?: boolean; inbound?: boolean
   cmd.addOption(
     new Option(
       '--state-dir <dir>',
-      'state directory: a directory of this user that nobody else can write, created mode 0700 when missing (default /run/synplug, env SYNPLUG_STATE_DIR)',
+      `state directory: a directory of this user that nobody else can write, created mode 0700 when missing (${STATE_DIR_DEFAULT_HELP})`,
     ),
   );
   cmd.addOption(jsonOption());
   return cmd;
 }
 
+/** What `--state-dir`'s help says of the default (docs/cli.md says the rest: which namespace is home, how it is told). */
+export const STATE_DIR_DEFAULT_HELP =
+  'default /run/synplug; in another network namespace (--netns, ip netns exec) /run/synplug/netns/<its cookie>; env SYNPLUG_STATE_DIR';
+
 /**
- * The state directory: --state-dir, else SYNPLUG_STATE_DIR, else (with
- * --netns) that namespace's own, else the default.
- * @throws {UsageError} an empty --state-dir, or SYNPLUG_STATE_DIR set but empty (named)
+ * The state directory the user gave: --state-dir, else SYNPLUG_STATE_DIR, else undefined.
+ * @throws {UsageError} an empty --state-dir, or SYNPLUG_STATE_DIR set but empty (named); a relative path or a `..` component
  */
-export function stateDirOf(flag: string | undefined, env: NodeJS.ProcessEnv = process.env): string | undefined {
+export function givenStateDir(flag: string | undefined, env: NodeJS.ProcessEnv = process.env): string | undefined {
   if (flag !== undefined) {
     if (flag === '') throw new UsageError('--state-dir is empty: give a directory');
     return absoluteStateDir(flag, '--state-dir');
   }
   const v = env.SYNPLUG_STATE_DIR;
-  if (v === undefined) return netnsStateDir();
+  if (v === undefined) return undefined;
   if (v === '')
-    throw new UsageError('the environment variable SYNPLUG_STATE_DIR is set but empty: unset it (for the default /run/synplug) or give a directory');
+    throw new UsageError('the environment variable SYNPLUG_STATE_DIR is set but empty: unset it (for the default state directory) or give a directory');
   return absoluteStateDir(v, 'the environment variable SYNPLUG_STATE_DIR');
+}
+
+/**
+ * The state directory: the one given ({@link givenStateDir}), else that of
+ * a network namespace other than synplug's home one (--netns, or the one
+ * synplug runs in: state-dir.ts's netnsStateDir), else undefined (the
+ * default, /run/synplug).
+ * @throws {UsageError} as {@link givenStateDir}; or no SO_NETNS_COOKIE in another namespace
+ */
+export function stateDirOf(flag: string | undefined, env: NodeJS.ProcessEnv = process.env): string | undefined {
+  return givenStateDir(flag, env) ?? netnsStateDir();
 }
 
 /**

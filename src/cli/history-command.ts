@@ -8,7 +8,7 @@ import { Option, type Command } from 'commander';
 import { DEFAULTS, parseUint } from '../guard/config.js';
 import { exitCodesHelp } from './exit-codes.js';
 import { formatHistoryEntry } from './format-guard.js';
-import { stateDirOf } from './guard-commands.js';
+import { STATE_DIR_DEFAULT_HELP, stateDirOf } from './guard-commands.js';
 import { jsonOption, run } from './run.js';
 import { UsageError } from '../netlink/errors.js';
 
@@ -20,7 +20,7 @@ export function historyCommand(program: Command): void {
       'the reloads protect (and manual plug and release) recorded in the state directory (bounded, rotated), oldest first: when, the holds, the hold time, the held SYNs, the exit status and the report',
     )
     .addOption(new Option('-n <count>', 'only the last COUNT (1 or more)'))
-    .addOption(new Option('--state-dir <dir>', 'state directory (default /run/synplug, env SYNPLUG_STATE_DIR)'))
+    .addOption(new Option('--state-dir <dir>', `state directory (${STATE_DIR_DEFAULT_HELP})`))
     .addOption(jsonOption())
     .addHelpText('after', exitCodesHelp('history'))
     .action(

@@ -30,6 +30,7 @@ import { SynplugError } from '../netlink/errors.js';
 import { NETLINK_ROUTE } from '../netlink/message.js';
 import { netnsCookie } from '../netlink/netns.js';
 import { DEFAULTS, resolveConfig } from '../guard/config.js';
+import { cookieStateDir } from '../guard/state-dir.js';
 import { GuardSession } from '../guard/session.js';
 import { holdModeFor } from '../guard/modes/index.js';
 import type { HoldMode } from '../guard/modes/types.js';
@@ -71,7 +72,8 @@ export async function demoPreflight(o: { inbound: boolean; what: string; via?: '
       'permission',
     );
   }
-  const config = resolveConfig({});
+  // The probes' configuration: nothing is read from or written to a state directory here.
+  const config = resolveConfig({ stateDir: DEFAULTS.stateDir });
   const route = NetlinkConnection.open(NETLINK_ROUTE);
   // A session over this socket and no holds: the holds below probe through it (nothing is opened for the record).
   const s = GuardSession.fromParts(config, route, () => []);
@@ -169,7 +171,8 @@ export async function refuseUnrecordedHold(mode: HoldMode, stateDir: string | un
 /**
  * The default state directory of this network namespace for a synplug run
  * from another one with `--netns` (`/run/synplug/netns/<cookie>`), when it
- * holds a setup record and is not `stateDir`.
+ * holds a setup record and is not `stateDir` (in a namespace whose own default
+ * it is, ip netns exec's, it is `stateDir` already).
  */
 function netnsRecordDir(stateDir: string): string | undefined {
   let cookie: string | undefined;
@@ -179,6 +182,6 @@ function netnsRecordDir(stateDir: string): string | undefined {
     return undefined;
   }
   if (cookie === undefined) return undefined;
-  const dir = join(DEFAULTS.stateDir, 'netns', cookie);
+  const dir = cookieStateDir(cookie);
   return dir !== stateDir.replace(/\/+$/, '') && existsSync(join(dir, 'setup.json')) ? dir : undefined;
 }

@@ -167,7 +167,7 @@ export interface DemoOptions {
   clients?: number;
   /** a request that has not completed after this long fails as `timeout`, ms (at least 100; default: a protected restart's max-hold plus 10 s) */
   requestTimeoutMs?: number;
-  /** the state directory of the guard (default: the guard's, /run/synplug); without `here`, where the demo makes a directory of its own for its records (default the system's temporary directory), removed at the end */
+  /** the state directory of the guard (default: the guard's, defaultStateDir(): /run/synplug, or /run/synplug/netns/<cookie> in another network namespace); without `here`, where the demo makes a directory of its own for its records (default the system's temporary directory), removed at the end */
   stateDir?: string;
   /** called with a line for each step (setting up, each phase...); the engine prints nothing itself */
   onProgress?: (line: string) => void;

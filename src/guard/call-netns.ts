@@ -10,44 +10,10 @@
  * @module
  */
 import { readdirSync } from 'node:fs';
-import {
-  NETNS_RUN_DIR,
-  checkNetns,
-  defaultNetns,
-  netnsCookie,
-  netnsPath,
-  netnsSpecOf,
-  pinNetns,
-  runInNetns,
-  unpinNetns,
-  type NetnsSpec,
-} from '../netlink/netns.js';
+import { NETNS_RUN_DIR, checkNetns, netnsCookie, netnsPath, netnsSpecOf, pinNetns, runInNetns, unpinNetns, type NetnsSpec } from '../netlink/netns.js';
 import { refuseDotDot, untrustedPathComponent } from './state-fs.js';
 import { UsageError } from '../netlink/errors.js';
-import { DEFAULTS } from './config.js';
-
-/**
- * The default state directory of a namespace other than synplug's own: one
- * per namespace, keyed by the namespace's cookie (SO_NETNS_COOKIE), which
- * the kernel never gives to another namespace, so that acting on a
- * container's namespace never touches the host's records, and a namespace
- * made after one was deleted (which may get its inode number) never finds
- * the deleted one's records. A kernel without SO_NETNS_COOKIE (before 5.14)
- * has no such key: a state directory must then be given.
- * @param ns NAME or PATH; default: the library's default namespace (the CLI's `--netns`)
- * @param give how to give a state directory, for the message (`--state-dir DIR`, `stateDir`)
- * @returns `/run/synplug/netns/<cookie>`, or undefined for synplug's own namespace
- * @throws {UsageError} the namespace is not one (see netnsCookie), or the kernel has no cookie
- */
-export function netnsStateDir(ns: string | undefined = defaultNetns(), give = '--state-dir DIR'): string | undefined {
-  if (ns === undefined) return undefined;
-  const cookie = netnsCookie(ns);
-  if (cookie === undefined)
-    throw new UsageError(
-      `this kernel has no network namespace cookie (SO_NETNS_COOKIE, Linux 5.14+), the key of a namespace's default state directory: with network namespace ${ns}, give ${give} (a directory of that namespace's own), as a namespace's inode number is reused after it is deleted`,
-    );
-  return `${DEFAULTS.stateDir}/netns/${cookie}`;
-}
+import { cookieStateDir, netnsStateDir } from './state-dir.js';
 
 /**
  * Refuse a namespace path that another user could point elsewhere, by the
@@ -129,9 +95,9 @@ function netnsNameOf(cookie: string): { host: true } | { name: string } | undefi
 
 /**
  * Why a setup record of another network namespace is refused (a state
- * directory shared by namespaces: `ip netns exec`, `unshare -n`, a
- * `--state-dir` or SYNPLUG_STATE_DIR given to commands run in different
- * namespaces), naming that namespace and what to run; nothing is read or
+ * directory shared by namespaces: a `--state-dir` or SYNPLUG_STATE_DIR
+ * given to commands run in different namespaces, an unnamed `unshare -n`
+ * that state-dir.ts cannot tell from home), naming that namespace and what to run; nothing is read or
  * changed.
  * @param path the record
  * @param recorded the record's namespace cookie
@@ -159,6 +125,6 @@ export function otherNetnsMessage(path: string, recorded: string, here: string):
   return (
     `${path} records the holds of ${which}, not of the network namespace this command acts in (cookie ${here}): nothing was changed. ` +
     `For those holds, ${run} with the same state directory.${gone} For this namespace, give a state directory of its own (--state-dir DIR), ` +
-    `or name it with --netns from the host: its default state directory is then its own (${DEFAULTS.stateDir}/netns/<cookie>)`
+    `or name it (ip netns attach NAME PID) and run synplug with --netns NAME or under 'ip netns exec NAME': its default state directory is then its own (${cookieStateDir('<cookie>')})`
   );
 }

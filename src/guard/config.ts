@@ -9,6 +9,7 @@ import { isIP } from 'node:net';
 import ms from 'ms';
 import { UsageError } from '../netlink/errors.js';
 import { parseIp as parseIpAddress, formatIp as formatIpAddress } from '../netlink/ipaddr.js';
+import { defaultStateDir, HOME_STATE_DIR } from './state-dir.js';
 
 /** What setup builds, and what every other command looks for. */
 export interface GuardConfig {
@@ -22,7 +23,10 @@ export interface GuardConfig {
   limit: number;
   /** nftables table owned by synplug: `synplug` (the default; the CLI has no other) or `synplug_NAME` */
   table: string;
-  /** directory of the state files; default `/run/synplug` */
+  /**
+   * directory of the state files; default `/run/synplug` in synplug's home network namespace (that of process 1),
+   * `/run/synplug/netns/<cookie>` in another one (`netns`, or `ip netns exec NAME`): state-dir.ts's defaultStateDir
+   */
   stateDir: string;
 }
 
@@ -62,21 +66,24 @@ export const NFT_NAMES = {
 /** The names of synplug's nftables tables: `synplug` (the CLI's, always), or `synplug_NAME` through the library. */
 export const SYNPLUG_TABLE = /^synplug(_[A-Za-z0-9_]{1,56})?$/;
 
-/** Default configuration. */
+/** Default configuration (`stateDir`: the home namespace's; resolveConfig fills in the namespace's own). */
 export const DEFAULTS: GuardConfig = {
   dev: 'lo',
   addr: '169.254.255.254',
   mark: 1,
   limit: 1048576,
   table: 'synplug',
-  stateDir: '/run/synplug',
+  stateDir: HOME_STATE_DIR,
 };
 
 /**
- * Fill defaults and validate.
+ * Fill defaults and validate. Without `stateDir`, the default state directory
+ * of the network namespace acted in (state-dir.ts's defaultStateDir: the
+ * library's default namespace, else the one synplug runs in).
  * @throws {UsageError} an empty or over-long device name (IFNAMSIZ 16 incl. NUL), a bad or non-unicast
  *   address, a mark that is not a u32 or is 0, a limit under 1024 bytes or over a u32, a table not
- *   named `synplug` or `synplug_NAME`
+ *   named `synplug` or `synplug_NAME`; no `stateDir` in a namespace other than home on a kernel
+ *   without SO_NETNS_COOKIE (before 5.14)
  */
 export function resolveConfig(partial: Partial<GuardConfig> | null = {}): GuardConfig {
   const c: GuardConfig = { ...DEFAULTS };
@@ -96,6 +103,7 @@ export function resolveConfig(partial: Partial<GuardConfig> | null = {}): GuardC
       `bad table name '${String(c.table)}': synplug's nftables tables are named synplug or synplug_NAME (letters, digits, _; at most 64 characters), never another software's table`,
     );
   }
+  if (partial?.stateDir === undefined) c.stateDir = defaultStateDir();
   if (typeof c.stateDir !== 'string' || !c.stateDir) throw new UsageError(`bad state directory '${String(c.stateDir)}'`);
   refuseLongStateDir(c.stateDir);
   return c;

@@ -13,7 +13,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { release as kernelRelease } from 'node:os';
 import { NetlinkConnection } from '../netlink/connection.js';
 import { NETLINK_ROUTE } from '../netlink/message.js';
-import { resolveConfig } from './config.js';
+import { DEFAULTS, resolveConfig } from './config.js';
 import { holdModes, type HoldScope, type HoldVia } from './modes/index.js';
 import { GuardSession } from './session.js';
 import { CAP_NET_ADMIN, CAP_SYS_ADMIN, hasEffectiveCapability, probeSockDiag, type ModulePiece } from './support.js';
@@ -124,7 +124,8 @@ export async function doctor(options: { modulesDir?: string } = {}): Promise<Doc
   const sysAdmin = hasEffectiveCapability(CAP_SYS_ADMIN);
   const notChecked: string[] = [];
   const holds: DoctorHold[] = [];
-  const config = resolveConfig({});
+  // The probes' configuration; doctor reads and writes no state (the home directory: no namespace's cookie asked).
+  const config = resolveConfig({ stateDir: DEFAULTS.stateDir });
   if (netAdmin === false) {
     notChecked.push('which holds this kernel supports: the probes need CAP_NET_ADMIN (run doctor as root)');
     for (const m of holdModes()) {

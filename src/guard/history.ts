@@ -111,7 +111,7 @@ const netnsField = (): { netns?: string } => {
 /**
  * The history of the network namespace this call acts in, oldest first; the
  * last `n` when given. Entries another namespace's commands wrote to the same
- * directory (`ip netns exec`, `unshare -n`, a state directory given to both)
+ * directory (a state directory given to both, an unnamed `unshare -n` that state-dir.ts cannot tell from home)
  * are not this namespace's reloads: left out (and left in the file).
  * @param stateDir the state directory
  * @returns [] when the directory or the files do not exist

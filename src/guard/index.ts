@@ -56,6 +56,7 @@ export {
 export { GuardSession } from './session.js';
 export type { MigrateReqReport } from './sysctl.js';
 export { DEFAULTS, TREE, NFT_NAMES, resolveConfig, parseDuration, parseUint, type GuardConfig } from './config.js';
+export { defaultStateDir } from './state-dir.js';
 export { StateStore, isStale, type PlugRecord, type SetupRecord, type HoldRecord, type LocalHoldRecord } from './state.js';
 export { MissingSupportError, SockDiagUnavailableError, hasNetAdmin } from './support.js';
 export { registerHoldMode, holdMode, holdModeNames, holdModeFor, holdModes } from './modes/index.js';

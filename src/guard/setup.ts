@@ -12,7 +12,7 @@
  */
 import { join } from 'node:path';
 import { closeSync } from 'node:fs';
-import { checkEntryOptions, DEFAULTS, resolveConfig, type GuardConfig } from './config.js';
+import { checkEntryOptions, resolveConfig, type GuardConfig } from './config.js';
 import { NotSetUpError, SetupError } from './errors.js';
 import { StateStore, withNetnsCookie, type HoldRecord, type Lease } from './state.js';
 import { liveLeases } from './leases.js';
@@ -38,7 +38,8 @@ import {
   type SetupState,
   type UnrecordedIfb,
 } from './types.js';
-import { inCallNetns, netnsStateDir } from './call-netns.js';
+import { inCallNetns } from './call-netns.js';
+import { defaultStateDir } from './state-dir.js';
 import { defaultNetns } from '../netlink/netns.js';
 
 /** What every protect adds around its hold, beside the hold's own armed pieces (report.ts), for `setup --dry-run`. */
@@ -333,9 +334,9 @@ export async function interruptedSetup(config: GuardConfig, store: StateStore, r
 
 /** The setup record of this namespace's default state directory, when it is not `stateDir` and records hold `id` (else undefined; never throws). */
 function otherRecordOf(id: string, stateDir: string): string | undefined {
-  const dir = netnsStateDir() ?? DEFAULTS.stateDir;
-  if (dir === stateDir) return undefined;
   try {
+    const dir = defaultStateDir();
+    if (dir === stateDir) return undefined;
     const store = new StateStore(dir);
     return store.readSetup()?.holds[id] ? store.setupPath() : undefined;
   } catch {

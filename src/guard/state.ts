@@ -1,5 +1,6 @@
 /**
  * The guard's state files under the state directory (default `/run/synplug`,
+ * `/run/synplug/netns/<cookie>` in another network namespace: state-dir.ts;
  * a tmpfs: gone after a reboot, like the qdiscs themselves).
  *
  * - `setup.json`: what `setup` built and what it added, per hold (so that

@@ -29,7 +29,9 @@ export type GuardOptions = Partial<GuardConfig> & {
    * changed. `stateDir` defaults to the namespace's own,
    * `/run/synplug/netns/<cookie>` (SO_NETNS_COOKIE; with a kernel before
    * 5.14, give `stateDir`). Default: the process-wide `setDefaultNetns()`,
-   * else SYNPLUG_NETNS, else this process's namespace. A descriptor or a
+   * else SYNPLUG_NETNS, else this process's namespace, whose `stateDir`
+   * default is `/run/synplug` at home (process 1's namespace) and its cookie
+   * directory in another (`ip netns exec NAME`: state-dir.ts's defaultStateDir). A descriptor or a
    * `/proc/self/...` path is handed to the watchdog as `/proc/PID/...` of
    * this process, which it opens at its start.
    */

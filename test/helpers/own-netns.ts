@@ -27,10 +27,21 @@ export async function runScenarioIfChild(envVar: string, scenarios: Record<strin
 
 /**
  * Run scenario `name` of test file `self` in a fresh network namespace
- * (`lo` up), as a child process; its JSON result.
+ * (`lo` up), as a child process; its JSON result. With `privateRun`, also in
+ * a mount namespace of its own (private propagation) with an empty tmpfs on
+ * /run: its /run/synplug and /run/netns are its own, apart from those of the
+ * live test files running meanwhile.
  */
-export function inOwnNetns<T = Record<string, unknown>>(self: string, envVar: string, name: string, timeoutMs = 45_000): T {
-  const out = execFileSync('unshare', ['--net', '--', 'bash', '-c', 'ip link set lo up && exec "$@"', 'own-netns', process.execPath, '--import=tsx', self], {
+export function inOwnNetns<T = Record<string, unknown>>(
+  self: string,
+  envVar: string,
+  name: string,
+  timeoutMs = 45_000,
+  opts: { privateRun?: boolean } = {},
+): T {
+  const unshare = opts.privateRun ? ['--net', '--mount', '--propagation', 'private'] : ['--net'];
+  const prelude = opts.privateRun ? 'mount -t tmpfs -o mode=0755 synplug-test-run /run && ip link set lo up' : 'ip link set lo up';
+  const out = execFileSync('unshare', [...unshare, '--', 'bash', '-c', `${prelude} && exec "$@"`, 'own-netns', process.execPath, '--import=tsx', self], {
     env: { ...process.env, [envVar]: name },
     encoding: 'utf8',
     timeout: timeoutMs,
