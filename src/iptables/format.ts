@@ -181,6 +181,9 @@ const META_TYPES: Record<string, ValueType> = {
   time: 'date',
   ipsec: 'boolean',
   cgroup: 'uint_he',
+  // nft 1.0.6: META_TEMPLATE("iifkind", &ifname_type, IFNAMSIZ * BITS_PER_BYTE, BYTEORDER_HOST_ENDIAN)
+  iifkind: 'ifname',
+  oifkind: 'ifname',
 };
 /** Bytes a meta load of a value type writes, where not 4 (a key of unknown type: unknown). */
 const META_LEN: Record<string, number> = { ifname: 16, l4proto: 1, nfproto: 1, pkttype: 1, ethertype: 2, iftype: 2, day: 1, boolean: 1, date: 8 };

@@ -82,6 +82,9 @@ export type ValueType =
   | 'igmp_type'
   | 'icmpx_code'
   | 'mh_type'
+  | 'dccp_pkttype'
+  /** conntrack event bits (u32, host order, enum ip_conntrack_events): new, related, destroy... (`ct event set new,related`) */
+  | 'ct_event'
   /** names nft reads from /etc/iproute2 (`rt_realms`, `group`) and its days of the week, printed quoted (`"cosmos"`); host order */
   | 'realm'
   | 'devgroup'
@@ -237,6 +240,20 @@ const CT_STATUS_BITS: Array<[number, string]> = [
   [32, 'dnat'],
   [512, 'dying'],
 ];
+/** enum ip_conntrack_events bits as nft names them (nftables src/ct.c ct_event_tbl). */
+const CT_EVENT_BITS: Array<[number, string]> = [
+  'new',
+  'related',
+  'destroy',
+  'reply',
+  'assured',
+  'protoinfo',
+  'helper',
+  'mark',
+  'seqadj',
+  'secmark',
+  'label',
+].map((n, i) => [2 ** i, n]);
 /** RTN_* route types (linux/rtnetlink.h), as nft's `fib ... type` names them. */
 const ADDR_TYPES = ['unspec', 'unicast', 'local', 'broadcast', 'anycast', 'multicast', 'blackhole', 'unreachable', 'prohibit', 'throw', 'nat', 'xresolve'];
 /** Ethernet types nft names (linux/if_ether.h ETH_P_*). */
@@ -374,6 +391,7 @@ const ENUM_NAMES: Partial<Record<ValueType, ReadonlyMap<number, string>>> = {
       'home-agent-switch-message',
     ].map((n, i) => [i, n]),
   ),
+  dccp_pkttype: names(['request', 'response', 'data', 'ack', 'dataack', 'closereq', 'close', 'reset', 'sync', 'syncack'].map((n, i) => [i, n])),
   // Debian 12's /etc/iproute2/rt_realms and /etc/iproute2/group, which nft 1.0.6 reads
   realm: names([[0, 'cosmos']]),
   devgroup: names([[0, 'default']]),
@@ -714,6 +732,12 @@ export function valueText(hex: string, type: ValueType, ifname?: (index: number)
         return { text: f.map(flagText).join(','), json: f.length === 1 ? f[0] : f };
       }
       break;
+    case 'ct_event':
+      if (b.length === 4 && b.readUInt32LE(0) !== 0) {
+        const f = bitNames(b.readUInt32LE(0), CT_EVENT_BITS);
+        if (f.every((x) => typeof x === 'string')) return { text: f.join(','), json: f.length === 1 ? f[0] : f };
+      }
+      break;
     case 'ct_dir':
       if (b.length === 1 && b[0] <= 1) {
         const t = b[0] === 0 ? 'original' : 'reply';
@@ -805,6 +829,7 @@ export function valueText(hex: string, type: ValueType, ifname?: (index: number)
     case 'igmp_type':
     case 'icmpx_code':
     case 'mh_type':
+    case 'dccp_pkttype':
       if (b.length >= 1 && b.length <= 2) {
         const n = b.readUIntBE(0, b.length);
         const t = enumName(type, n);
@@ -854,6 +879,7 @@ const RANGE_NUMERIC: Partial<Record<ValueType, number>> = {
   igmp_type: 0,
   icmpx_code: 0,
   mh_type: 0,
+  dccp_pkttype: 0,
   ethertype: 4,
   dscp: 2,
   ecn: 1,

@@ -36,7 +36,14 @@ function usesIfindex(rules: readonly NftRule[], sets: readonly NftSet[]): boolea
   const ifindexType = (id: number | undefined): boolean => id !== undefined && datatypeParts(id).includes(IFACE_INDEX_TYPE);
   if (sets.some((s) => ifindexType(s.keyType) || ifindexType(s.dataType))) return true;
   return rules.some((r) =>
-    r.expr.some((e: Expr) => (e.name === 'meta' && 'key' in e && IFINDEX_META.has(e.key)) || (e.name === 'fib' && 'result' in e && e.result === 'oif')),
+    r.expr.some(
+      (e: Expr) =>
+        (e.name === 'meta' && 'key' in e && IFINDEX_META.has(e.key)) ||
+        (e.name === 'fib' && 'result' in e && e.result === 'oif') ||
+        // a device as a constant: `dup to 127.0.0.2 device "lo"`, `fwd to "lo"`
+        e.name === 'dup' ||
+        e.name === 'fwd',
+    ),
   );
 }
 
