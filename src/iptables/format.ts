@@ -84,7 +84,12 @@ export interface NftRuleset {
   flowtables?: NftFlowtable[];
   /** device names by index, for `iif`/`oif` and `fib ... oif` (nft prints names it can resolve) */
   ifnames?: Readonly<Record<number, string>>;
+  /** cgroup paths under /sys/fs/cgroup by id (decimal), for `socket cgroupv2` (nft prints those it finds) */
+  cgroups?: Readonly<Record<string, string>>;
 }
+
+/** The names a listing resolves: devices by index, cgroups by id. */
+export type RulesetNames = Pick<NftRuleset, 'ifnames' | 'cgroups'>;
 
 /**
  * Bytes a register holds after a load of a field of these value types (the
@@ -402,6 +407,8 @@ export interface StatementOptions {
   sets?: readonly NftSet[];
   /** device names by index (`iif "lo"`); an index without a name prints as its number, as nft does */
   ifnames?: Readonly<Record<number, string>>;
+  /** cgroup paths by id (`socket cgroupv2 level 1 "user.slice"`); a match of an id without one prints raw (nft's number does not read back) */
+  cgroups?: Readonly<Record<string, string>>;
 }
 
 /** The marker of what is not understood: `[ raw: <libnftnl-style description> ]`. */
@@ -496,6 +503,7 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
       return f ? { k: 'field', field: f } : undefined;
     },
     ifname: (i) => options.ifnames?.[i],
+    cgroup: (id) => options.cgroups?.[id],
     set: (name, t) => (options.sets?.some((x) => x.name === name) ? setRight(name, t) : undefined),
     key: (sreg, name) =>
       lookupKey(
@@ -1197,7 +1205,7 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
       if (op !== 'eq' && op !== 'neq') return undefined;
       return prefixMatch(f, data, Buffer.from(data, 'hex').length * 8, op);
     }
-    const v = valueText(data, f.type, pctx.ifname);
+    const v = valueText(data, f.type, pctx.ifname, pctx.cgroup);
     // a value that does not fit the field's type is not printed under the field's name
     // (no flag at all is nft's `0x0`)
     // (no flag at all is nft's `0x0`; unnamed flag bits print in hex: `ct status == 0x10000`)
@@ -1364,8 +1372,8 @@ function ruleProblems(r: NftRule, options: FormatOptions): (s: Statement) => voi
 }
 
 /** A rule as one line of nft text (statements joined, then `comment "..."`). */
-export function ruleText(rule: NftRule, sets?: readonly NftSet[], ifnames?: Readonly<Record<number, string>>, onRaw?: (s: Statement) => void): string {
-  const parts = ruleStatements(rule.expr, { family: rule.family, sets, ifnames }).map((s) => noted(s, onRaw).text);
+export function ruleText(rule: NftRule, sets?: readonly NftSet[], names?: RulesetNames, onRaw?: (s: Statement) => void): string {
+  const parts = ruleStatements(rule.expr, { family: rule.family, sets, ifnames: names?.ifnames, cgroups: names?.cgroups }).map((s) => noted(s, onRaw).text);
   if (rule.comment !== undefined) parts.push(`comment "${rule.comment}"`);
   return parts.join(' ');
 }
@@ -1826,7 +1834,7 @@ export function formatRulesetText(rs: NftRuleset, options: FormatOptions = {}): 
         b += `\t\ttype ${c.type} hook ${c.hook}${dev} priority ${priorityText(c.family, c.hook, c.prio ?? 0)}; policy ${c.policy ?? 'accept'};\n`;
       }
       for (const r of rs.rules.filter((x) => x.family === t.family && x.table === t.name && x.chain === c.name)) {
-        b += `\t\t${ruleText(r, sets, rs.ifnames, ruleProblems(r, options))}${options.handles && r.handle !== undefined ? ` # handle ${r.handle}` : ''}\n`;
+        b += `\t\t${ruleText(r, sets, rs, ruleProblems(r, options))}${options.handles && r.handle !== undefined ? ` # handle ${r.handle}` : ''}\n`;
       }
       b += '\t}\n';
       blocks.push(b);
@@ -1975,7 +1983,7 @@ export function formatRulesetJson(rs: NftRuleset, options: FormatOptions = {}): 
     }
     for (const c of chains) {
       for (const r of rs.rules.filter((x) => x.family === t.family && x.table === t.name && x.chain === c.name)) {
-        out.push({ rule: ruleJson(r, sets, rs.ifnames, ruleProblems(r, options)) });
+        out.push({ rule: ruleJson(r, sets, rs, ruleProblems(r, options)) });
       }
     }
   }
@@ -1983,15 +1991,10 @@ export function formatRulesetJson(rs: NftRuleset, options: FormatOptions = {}): 
 }
 
 /** One rule as `nft -j` writes it: family, table, chain, handle, comment, expr (statements). */
-export function ruleJson(
-  r: NftRule,
-  sets?: readonly NftSet[],
-  ifnames?: Readonly<Record<number, string>>,
-  onRaw?: (s: Statement) => void,
-): Record<string, unknown> {
+export function ruleJson(r: NftRule, sets?: readonly NftSet[], names?: RulesetNames, onRaw?: (s: Statement) => void): Record<string, unknown> {
   const j: Record<string, unknown> = { family: r.family, table: r.table, chain: r.chain };
   if (r.handle !== undefined) j.handle = r.handle;
   if (r.comment !== undefined) j.comment = r.comment;
-  j.expr = ruleStatements(r.expr, { family: r.family, sets, ifnames }).map((s) => noted(s, onRaw).json);
+  j.expr = ruleStatements(r.expr, { family: r.family, sets, ifnames: names?.ifnames, cgroups: names?.cgroups }).map((s) => noted(s, onRaw).json);
   return j;
 }

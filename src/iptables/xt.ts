@@ -369,6 +369,7 @@ const TARGETS: Readonly<Record<string, Translation>> = {
  */
 const XT_CONNTRACK_STATE = 1 << 0;
 const XT_CONNTRACK_STATE_ALIAS = 1 << 13;
+const XT_CONNTRACK_PROTO = 1 << 1;
 /** ct states in libxtables' order, with their state_mask bits */
 const CT_STATES: Array<[number, string]> = [
   [1, 'invalid'],
@@ -382,7 +383,7 @@ const CT_STATUS_BITS: Array<[number, string]> = [
   [128, 'dnat'],
 ];
 /** struct xt_conntrack_mtinfo3: where match_flags, invert_flags, state_mask sit (after 8 addresses, expires, l4proto, 4 ports) */
-const CONNTRACK3 = { MATCH_FLAGS: 146, INVERT_FLAGS: 148, STATE_MASK: 150, SIZE: 164 };
+const CONNTRACK3 = { L4PROTO: 136, MATCH_FLAGS: 146, INVERT_FLAGS: 148, STATE_MASK: 150, SIZE: 164 };
 
 /** linux/netfilter/xt_multiport.h: XT_MULTIPORT_SOURCE, _DESTINATION (_EITHER: nft's concatenation, not reproduced) */
 const MULTIPORT_WORDS = ['sport', 'dport'];
@@ -402,18 +403,86 @@ function icmpMatch(proto: 'icmp' | 'icmpv6'): Translation['text'] {
   };
 }
 
-/** The matches whose translation synplug reproduces, by name. */
-const MATCHES: Readonly<Record<string, Translation>> = {
+/** linux/netfilter/xt_addrtype.h: XT_ADDRTYPE_INVERT_SOURCE, _INVERT_DEST, _LIMIT_IFACE_IN, _LIMIT_IFACE_OUT */
+const XT_ADDRTYPE_INVERT_SOURCE = 0x1;
+const XT_ADDRTYPE_INVERT_DEST = 0x2;
+const XT_ADDRTYPE_LIMIT_IFACE_IN = 0x4;
+const XT_ADDRTYPE_LIMIT_IFACE_OUT = 0x8;
+/**
+ * libxt_addrtype.c's rtn_lnames: the XT_ADDRTYPE_* bit i is route type i (RTN_*); iptables 1.8.9 names no
+ * XRESOLVE (its bit is left out of the translation: raw here)
+ */
+const RTN_NAMES = ['unspec', 'unicast', 'local', 'broadcast', 'anycast', 'multicast', 'blackhole', 'unreachable', 'prohibit', 'throw', 'nat'];
+/** linux/netfilter/xt_iprange.h: IPRANGE_SRC, IPRANGE_DST, IPRANGE_SRC_INV, IPRANGE_DST_INV */
+const IPRANGE_SRC = 0x01;
+const IPRANGE_DST = 0x02;
+const IPRANGE_SRC_INV = 0x10;
+const IPRANGE_DST_INV = 0x20;
+/** libxt_pkttype.c's supported_types_xlate, by PACKET_* (others it writes as the number) */
+const PKTTYPE_XLATE = ['unicast', 'broadcast', 'multicast'];
+
+/** The matches whose translation synplug reproduces, by name (several where the struct differs by family). */
+const MATCHES: Readonly<Record<string, Translation | readonly Translation[]>> = {
+  // struct xt_addrtype_info_v1 { __u16 source; __u16 dest; __u32 flags; }: libxt_addrtype.c's addrtype_xlate,
+  // which writes the source's types only when both are given, and `!=` for either inversion: those variants raw
+  addrtype: {
+    revs: [1],
+    size: 8,
+    text(b) {
+      const [source, dest, flags] = [readU16(b, 0), readU16(b, 2), readU32(b, 4)];
+      const known = XT_ADDRTYPE_INVERT_SOURCE | XT_ADDRTYPE_INVERT_DEST | XT_ADDRTYPE_LIMIT_IFACE_IN | XT_ADDRTYPE_LIMIT_IFACE_OUT;
+      if (!source === !dest || flags & ~known || flags & (source ? XT_ADDRTYPE_INVERT_DEST : XT_ADDRTYPE_INVERT_SOURCE)) return undefined;
+      const types = source || dest;
+      if (types >>> RTN_NAMES.length) return undefined;
+      const names = RTN_NAMES.filter((_, i) => types & (1 << i));
+      // libxtables braces a set of several types
+      const iface = flags & XT_ADDRTYPE_LIMIT_IFACE_IN ? '. iif ' : flags & XT_ADDRTYPE_LIMIT_IFACE_OUT ? '. oif ' : '';
+      const inv = flags & (XT_ADDRTYPE_INVERT_SOURCE | XT_ADDRTYPE_INVERT_DEST) ? '!= ' : '';
+      return `fib ${source ? 'saddr' : 'daddr'} ${iface}type ${inv}${names.length > 1 ? `{ ${names.join(', ')} }` : names[0]}`;
+    },
+  },
+  // struct xt_comment_info { char comment[256]; }: nft 1.0.6 prints libxtables' translation, which puts the
+  // comment aside and writes nothing in the rule (`meta l4proto tcp  tcp dport 5`); it does not match anything
+  comment: { revs: [0], size: 256, text: () => '' },
+  // struct xt_iprange_mtinfo { union nf_inet_addr src_min, src_max, dst_min, dst_max; __u8 flags; }:
+  // libxt_iprange.c's iprange_mt4_xlate / iprange_mt6_xlate (`ip saddr 127.0.0.1-127.0.0.5`)
+  iprange: {
+    revs: [1],
+    size: 65,
+    families: ['ip', 'ip6'],
+    text(b, _rev, ctx) {
+      const flags = b[64];
+      if (!(flags & (IPRANGE_SRC | IPRANGE_DST)) || flags & ~(IPRANGE_SRC | IPRANGE_DST | IPRANGE_SRC_INV | IPRANGE_DST_INV)) return undefined;
+      const len = ctx.family === 'ip' ? 4 : 16;
+      const addr = (i: number): string => addressText(b.subarray(16 * i, 16 * i + len));
+      const part = (bit: number, inv: number, dir: string, i: number): string[] =>
+        flags & bit ? [`${ctx.family} ${dir}${flags & inv ? ' !=' : ''} ${addr(i)}-${addr(i + 1)}`] : [];
+      return [...part(IPRANGE_SRC, IPRANGE_SRC_INV, 'saddr', 0), ...part(IPRANGE_DST, IPRANGE_DST_INV, 'daddr', 2)].join(' ');
+    },
+  },
   icmp: { revs: [0], size: 4, families: ['ip'], text: icmpMatch('icmp') },
   icmp6: { revs: [0], size: 4, families: ['ip6'], text: icmpMatch('icmpv6') },
   ttl: { revs: [0], size: 2, families: ['ip'], text: ttlText('ip ttl') },
-  // ebtables': struct ebt_pkttype_info { __u8 pkt_type; __u8 invert; }
-  pkttype: {
-    revs: [0],
-    size: 2,
-    families: ['bridge'],
-    text: (b) => (PKTTYPES[b[0]] === undefined || b[1] > 1 ? undefined : `meta pkttype ${b[1] ? '!= ' : ''}${PKTTYPES[b[0]]}`),
-  },
+  pkttype: [
+    // ebtables': struct ebt_pkttype_info { __u8 pkt_type; __u8 invert; }
+    {
+      revs: [0],
+      size: 2,
+      families: ['bridge'],
+      text: (b) => (PKTTYPES[b[0]] === undefined || b[1] > 1 ? undefined : `meta pkttype ${b[1] ? '!= ' : ''}${PKTTYPES[b[0]]}`),
+    },
+    // iptables': struct xt_pkttype_info { int pkttype; int invert; }, as libxt_pkttype.c's pkttype_xlate writes it
+    // (`pkttype broadcast`, PACKET_HOST as `unicast`, a type it does not name as its number)
+    {
+      revs: [0],
+      size: 8,
+      families: ['ip', 'ip6'],
+      text(b) {
+        const [type, invert] = [readU32(b, 0), readU32(b, 4)];
+        return invert > 1 ? undefined : `pkttype${invert ? ' !=' : ''} ${PKTTYPE_XLATE[type] ?? type | 0}`;
+      },
+    },
+  ],
   // ebtables': struct ebt_vlan_info { __u16 id; __u8 prio; __be16 encap; __u8 bitmask, invflags; }
   vlan: {
     revs: [0],
@@ -468,7 +537,8 @@ const MATCHES: Readonly<Record<string, Translation>> = {
   //   replsrc_addr, replsrc_mask, repldst_addr, repldst_mask; __u32 expires_min, expires_max; __u16 l4proto;
   //   __be16 origsrc_port, origdst_port, replsrc_port, repldst_port; __u16 match_flags, invert_flags;
   //   __u16 state_mask, status_mask; __be16 origsrc_port_high, ... };
-  // only --ctstate (and -m state): `ct state related,established`, `ct state ! new`; SNAT or DNAT alone as
+  // only --ctstate (and -m state), after a --ctproto: `ct state related,established`, `ct state ! new`,
+  // `ct original protocol 6 ct state new`; SNAT or DNAT alone as
   // `ct status snat` (libxtables also writes that for SNAT,NEW and for ! DNAT, which mean something else: raw)
   conntrack: {
     revs: [3],
@@ -477,14 +547,25 @@ const MATCHES: Readonly<Record<string, Translation>> = {
       const flags = readU16(b, CONNTRACK3.MATCH_FLAGS);
       const invert = readU16(b, CONNTRACK3.INVERT_FLAGS);
       const mask = readU16(b, CONNTRACK3.STATE_MASK);
-      const rest = Buffer.concat([b.subarray(0, CONNTRACK3.MATCH_FLAGS), b.subarray(CONNTRACK3.STATE_MASK + 2)]);
-      if ((flags & ~XT_CONNTRACK_STATE_ALIAS) !== XT_CONNTRACK_STATE || invert & ~XT_CONNTRACK_STATE || rest.some((x) => x !== 0)) return undefined;
+      // --ctproto N (not inverted): libxtables writes `ct original protocol N` before the state
+      const proto = flags & XT_CONNTRACK_PROTO ? readU16(b, CONNTRACK3.L4PROTO) : undefined;
+      const rest = Buffer.concat([
+        b.subarray(0, CONNTRACK3.L4PROTO),
+        b.subarray(CONNTRACK3.L4PROTO + 2, CONNTRACK3.MATCH_FLAGS),
+        b.subarray(CONNTRACK3.STATE_MASK + 2),
+      ]);
+      const stateFlag = flags & XT_CONNTRACK_STATE;
+      if (flags & ~(XT_CONNTRACK_STATE | XT_CONNTRACK_STATE_ALIAS | XT_CONNTRACK_PROTO) || invert & ~XT_CONNTRACK_STATE || rest.some((x) => x !== 0))
+        return undefined;
+      if (proto === undefined && readU16(b, CONNTRACK3.L4PROTO) !== 0) return undefined;
+      const protoText = proto === undefined ? '' : `ct original protocol ${proto}`;
+      if (!stateFlag) return mask === 0 && proto !== undefined ? protoText : undefined;
       const states = CT_STATES.filter(([bit]) => mask & bit).map(([, n]) => n);
       const status = CT_STATUS_BITS.filter(([bit]) => mask & bit).map(([, n]) => n);
       const known = CT_STATES.concat(CT_STATUS_BITS).reduce((m, [bit]) => m | bit, 0);
       if (mask & ~known || states.length > 0 === status.length > 0) return undefined;
-      if (status.length) return status.length === 1 && !invert ? `ct status ${status[0]}` : undefined;
-      return `ct state ${invert ? '! ' : ''}${states.join(',')}`;
+      if (status.length) return status.length === 1 && !invert && proto === undefined ? `ct status ${status[0]}` : undefined;
+      return `${protoText && `${protoText} `}ct state ${invert ? '! ' : ''}${states.join(',')}`;
     },
   },
   // struct xt_multiport_v1 { __u8 flags; __u8 count; __u16 ports[15]; __u8 pflags[15]; __u8 invert; };
@@ -515,8 +596,11 @@ const MATCHES: Readonly<Record<string, Translation>> = {
  * not in the table).
  */
 export function xtText(kind: 'target' | 'match', e: XtExtension, ctx: XtContext): string | undefined {
-  const t = (kind === 'target' ? TARGETS : MATCHES)[e.ext];
-  if (!t?.revs.includes(e.rev) || (t.families && !t.families.includes(ctx.family))) return undefined;
+  const found = (kind === 'target' ? TARGETS : MATCHES)[e.ext];
+  const t = (Array.isArray(found) ? found : found ? [found as Translation] : []).find(
+    (x) => x.revs.includes(e.rev) && (!x.families || x.families.includes(ctx.family)),
+  );
+  if (!t) return undefined;
   const b = Buffer.from(e.info, 'hex');
   return b.length < t.size ? undefined : t.text(b, e.rev, ctx);
 }

@@ -180,7 +180,8 @@ export const ctExpr: ExprCodec<CtExpr> = {
     const key = f.json;
     if (r.k === 'imm') {
       const v = valueText(r.data, FIELDS[e.key][1]);
-      if (!v || (v.text.startsWith('0x') && e.key !== 'mark')) return undefined;
+      // a mark prints in hex, and an event bit nft does not name (`0x800`); bytes valueText could not read do not
+      if (!v || (v.text.startsWith('0x') && e.key !== 'mark' && (e.key !== 'event' || v.json === `0x${r.data}`))) return undefined;
       return { stmt: { text: `${f.text} set ${v.text}`, json: { mangle: { key, value: v.json } } }, consumes: [e.sreg] };
     }
     if (r.k === 'map') {

@@ -49,6 +49,7 @@ export const dupExpr = attrCodec<DupExpr>(
       // the address takes the table's family (ip, ip6); netdev's dup has a device only
       const fam = ctx.family === 'ip' ? C.NFPROTO_IPV4 : ctx.family === 'ip6' ? C.NFPROTO_IPV6 : undefined;
       const addrType = fam === undefined ? undefined : ADDRESS_TYPES[fam][1];
+      if (addrType === undefined && ctx.family !== 'netdev') return undefined;
       if ((e.sregAddr !== undefined) !== (addrType !== undefined) || (ctx.family === 'netdev' && e.sregDev === undefined)) return undefined;
       const addr = addrType ? regConstant(ctx, e.sregAddr, addrType) : undefined;
       const dev = e.sregDev !== undefined ? regConstant(ctx, e.sregDev, 'ifindex') : undefined;

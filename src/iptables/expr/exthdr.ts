@@ -214,8 +214,9 @@ export const exthdrExpr = attrCodec<ExthdrExpr>(
     },
     // a write of a TCP option field: `tcp option maxseg size set 1360`
     statement(e, ctx) {
-      const field = e.sreg === undefined ? undefined : exthdrField(e);
-      const r = e.sreg === undefined ? undefined : ctx.reg(e.sreg);
+      // nft writes TCP options only
+      const field = e.sreg === undefined || e.op !== C.NFT_EXTHDR_OP_TCPOPT ? undefined : exthdrField(e);
+      const r = field && ctx.reg(e.sreg!);
       const v = r?.k === 'imm' ? valueText(r.data, field!.type) : r?.k === 'field' ? r.field : undefined;
       if (!field || !v) return undefined;
       return { stmt: { text: `${field.text} set ${v.text}`, json: { mangle: { key: field.json, value: v.json } } }, consumes: [e.sreg!], needsL4: field.l4 };
