@@ -237,9 +237,10 @@ function fieldOf(src: Src, ctx: Ctx): Field | undefined {
     for (const proto of protocolsAt(src.base, ctx)) {
       const hf = headerField(proto, src.offset, src.len, undefined, ctx.icmpType);
       if (hf) return namedField(proto, hf);
-      // The first bytes of an address: nft loads only what a prefix needs (`ip daddr 192.168.0.0/16`).
+      // The first bytes of an address: nft loads only what a prefix needs (`ip daddr 192.168.0.0/16`,
+      // `ether daddr 01:00:5e:00:00:00/24`).
       const addr = HEADERS[proto].fields.find(
-        (x) => (x.type === 'ipv4' || x.type === 'ipv6') && x.offset + (HEADERS[proto].at ?? 0) === src.offset && src.len < x.len,
+        (x) => (x.type === 'ipv4' || x.type === 'ipv6' || x.type === 'ether') && x.offset + (HEADERS[proto].at ?? 0) === src.offset && src.len < x.len,
       );
       if (addr) return namedField(proto, addr, { fullLen: addr.len });
     }
@@ -293,10 +294,10 @@ function leadingOnes(mask: number): number | undefined {
 
 /** `ip daddr 192.168.0.0/16` and its JSON `{ prefix: { addr, len } }`. */
 function prefixMatch(f: Field, data: string, bits: number, op: string): Slot {
-  const full = f.fullLen ?? (f.type === 'ipv4' ? 4 : 16);
+  const full = f.fullLen ?? (f.type === 'ipv4' ? 4 : f.type === 'ether' ? 6 : 16);
   const bytes = Buffer.alloc(full);
   Buffer.from(data, 'hex').copy(bytes, 0, 0, full);
-  const addr = addressText(bytes);
+  const addr = f.type === 'ether' ? valueText(bytes.toString('hex'), 'ether').text : addressText(bytes);
   // a payload field's JSON without what a partial load adds; a ct address (`ct original ip saddr`) as it is
   const json = 'payload' in f.json ? { payload: (f.json as { payload: unknown }).payload } : f.json;
   return {
@@ -1204,6 +1205,12 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
     if (f.fullLen !== undefined) {
       if (op !== 'eq' && op !== 'neq') return undefined;
       return prefixMatch(f, data, Buffer.from(data, 'hex').length * 8, op);
+    }
+    // a conntrack address compared in its first bytes (`ct original ip saddr 127.0.0.0/8`): the load is whole, the cmp short
+    const fullAddr = f.type === 'ipv4' ? 4 : f.type === 'ipv6' ? 16 : undefined;
+    if (fullAddr !== undefined && 'ct' in f.json && data.length / 2 < fullAddr && data.length > 0) {
+      if (op !== 'eq' && op !== 'neq') return undefined;
+      return prefixMatch({ ...f, fullLen: fullAddr }, data, (data.length / 2) * 8, op);
     }
     const v = valueText(data, f.type, pctx.ifname, pctx.cgroup);
     // a value that does not fit the field's type is not printed under the field's name

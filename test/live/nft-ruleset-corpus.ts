@@ -2308,6 +2308,33 @@ export const CORPUS: ReadonlyArray<{ table: string; text: string; setup?: string
 }
 `,
   },
+  // prefixes of Ethernet addresses (whole bytes: a short load; else masked), and conntrack addresses
+  // compared in their first bytes
+  {
+    table: 'bridge rt_etherprefix',
+    text: `table bridge rt_etherprefix {
+	chain c {
+		ether daddr 01:00:5e:00:00:00/24 drop
+		ether saddr & ff:ff:f0:00:00:00 != 00:11:20:00:00:00 drop
+		ether saddr 00:11:00:00:00:00/16 drop
+		ether daddr & ff:ff:ff:80:00:00 == 01:00:5e:00:00:00 drop
+		ether saddr 00:11:22:00:00:00/24 drop
+		arp saddr ether 00:11:22:00:00:00/24 drop
+	}
+}
+`,
+  },
+  {
+    table: 'ip rt_ctprefix',
+    text: `table ip rt_ctprefix {
+	chain c {
+		ct original ip saddr 127.0.0.0/8 accept
+		ct reply ip daddr != 127.1.0.0/16 accept
+		ct original ip saddr 127.0.0.0/9 accept
+	}
+}
+`,
+  },
   // dup (ip, ip6: to an address, through a device; netdev: out of a device) and fwd (netdev)
   {
     table: 'ip rt_dup',
