@@ -421,6 +421,25 @@ const IPRANGE_DST_INV = 0x20;
 /** libxt_pkttype.c's supported_types_xlate, by PACKET_* (others it writes as the number) */
 const PKTTYPE_XLATE = ['unicast', 'broadcast', 'multicast'];
 
+/** A value under a mask as libxtables translates it: `ct mark 0x5`, `ct mark != 0x5`, `ct mark and 0xff == 0x5`, `... != 0x5`. */
+function maskedText(key: string, value: number, mask: number, invert: number): string | undefined {
+  if (invert > 1) return undefined;
+  return mask === 0xffffffff ? `${key} ${invert ? '!= ' : ''}${hex32(value)}` : `${key} and ${hex32(mask)} ${invert ? '!=' : '=='} ${hex32(value)}`;
+}
+
+/**
+ * Source and destination ports (`__u16 dpts[2], spts[2]` at offset 0; flags 1 source, 2 destination, nothing
+ * else) as libxt_sctp / libxt_dccp translate them: `dccp sport 5 dccp dport 6`, `sctp dport != 5-6`.
+ */
+function portsText(proto: string, b: Buffer, flags: number, invflags: number): string | undefined {
+  if (!flags || flags & ~3 || invflags & ~flags) return undefined;
+  const part = (bit: number, word: string, at: number): string[] => {
+    const [lo, hi] = [readU16(b, at), readU16(b, at + 2)];
+    return flags & bit ? [`${proto} ${word} ${invflags & bit ? '!= ' : ''}${lo}${hi === lo ? '' : `-${hi}`}`] : [];
+  };
+  return [...part(1, 'sport', 4), ...part(2, 'dport', 0)].join(' ');
+}
+
 /** The matches whose translation synplug reproduces, by name (several where the struct differs by family). */
 const MATCHES: Readonly<Record<string, Translation | readonly Translation[]>> = {
   // struct xt_addrtype_info_v1 { __u16 source; __u16 dest; __u32 flags; }: libxt_addrtype.c's addrtype_xlate,
@@ -514,6 +533,49 @@ const MATCHES: Readonly<Record<string, Translation | readonly Translation[]>> = 
     },
   },
   hl: { revs: [0], size: 2, families: ['ip6'], text: ttlText('ip6 hoplimit') },
+  // Below: only the shapes checked against nft 1.0.6's listing; others raw.
+  // struct xt_connmark_mtinfo1 { __u32 mark, mask; __u8 invert; }: `ct mark 0x5`
+  // (`ct mark != 0x5`; under a mask `ct mark and 0xff == 0x5`)
+  connmark: { revs: [1], size: 9, text: (b) => maskedText('ct mark', readU32(b, 0), readU32(b, 4), b[8]) },
+  // struct xt_helper_info { int invert; char name[30]; }: `ct helper "ftp"`
+  helper: {
+    revs: [0],
+    size: 34,
+    text(b) {
+      const name = b
+        .subarray(4, 34)
+        .toString('latin1')
+        .replace(/\0[\s\S]*$/, '');
+      return readU32(b, 0) <= 1 && /^[a-zA-Z0-9_.-]+$/.test(name) ? `ct helper ${readU32(b, 0) ? '!= ' : ''}"${name}"` : undefined;
+    },
+  },
+  // struct xt_cpu_info { __u32 cpu; __u32 invert; }: `cpu 1`
+  cpu: { revs: [0], size: 8, text: (b) => (readU32(b, 4) <= 1 ? `cpu ${readU32(b, 4) ? '!= ' : ''}${readU32(b, 0)}` : undefined) },
+  // struct xt_realm_info { __u32 id; __u32 mask; __u8 invert; }: `rtclassid 0x5`
+  realm: { revs: [0], size: 9, text: (b) => maskedText('rtclassid', readU32(b, 0), readU32(b, 4), b[8]) },
+  // struct xt_devgroup_info { __u32 flags, src_group, src_mask, dst_group, dst_mask; }: XT_DEVGROUP_MATCH_SRC alone, `iifgroup 0x5`
+  devgroup: { revs: [0], size: 20, text: (b) => (readU32(b, 0) === 1 ? maskedText('iifgroup', readU32(b, 4), readU32(b, 8), 0) : undefined) },
+  // struct xt_cgroup_info_v2 { __u8 has_path, has_classid, invert_path, invert_classid; union { char path[512]; __u32 classid; }; ... }:
+  // a classid, `meta cgroup 5`
+  cgroup: { revs: [2], size: 8, text: (b) => (b[0] === 0 && b[1] === 1 && b[3] <= 1 ? `meta cgroup ${b[3] ? '!= ' : ''}${readU32(b, 4)}` : undefined) },
+  // struct xt_ecn_info { __u8 operation, invert, ip_ect; ... }: XT_ECN_OP_MATCH_IP alone, `ip ecn ect1`
+  ecn: {
+    revs: [0],
+    size: 3,
+    families: ['ip'],
+    text: (b) => (b[0] === 1 && (b[1] === 0 || b[1] === 1) && b[2] <= 3 ? `ip ecn ${b[1] ? '!= ' : ''}${['not-ect', 'ect1', 'ect0', 'ce'][b[2]]}` : undefined),
+  },
+  // struct xt_esp { __u32 spis[2]; __u8 invflags; }: one spi, `esp spi 5`
+  esp: {
+    revs: [0],
+    size: 9,
+    text: (b) => (b[8] <= 1 ? `esp spi ${b[8] ? '!= ' : ''}${readU32(b, 0)}${readU32(b, 4) === readU32(b, 0) ? '' : `-${readU32(b, 4)}`}` : undefined),
+  },
+  // struct xt_sctp_info { __u16 dpts[2], spts[2]; __u32 chunkmap[64], chunk_match_type; flag_info[4]; int flag_count; __u32 flags, invflags; }:
+  // ports only (no chunk types), `sctp dport 5`
+  sctp: { revs: [0], size: 292, text: (b) => portsText('sctp', b, readU32(b, 284), readU32(b, 288)) },
+  // struct xt_dccp_info { __u16 dpts[2], spts[2], flags, invflags, typemask; __u8 option; }: `dccp dport 5`
+  dccp: { revs: [0], size: 15, text: (b) => portsText('dccp', b, readU16(b, 8), readU16(b, 10)) },
   // struct xt_length_info { __u16 min, max; __u8 invert; }
   length: {
     revs: [0],
