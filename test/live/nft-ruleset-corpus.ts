@@ -2335,6 +2335,32 @@ export const CORPUS: ReadonlyArray<{ table: string; text: string; setup?: string
 }
 `,
   },
+  // a 1-byte protocol in an interval concatenation: nft puts a byteorder on it that converts nothing
+  {
+    table: 'inet rt_cc',
+    text: `table inet rt_cc {
+	set sc {
+		type ipv4_addr . inet_proto . inet_service
+		flags interval
+		elements = { 127.0.0.0/8 . tcp . 1-100,
+			     127.0.0.1 . udp . 53 }
+	}
+
+	set sd {
+		type inet_proto . inet_service
+		flags interval
+		elements = { tcp . 1-100 }
+	}
+
+	chain c {
+		ip saddr . meta l4proto . th dport @sc accept
+		meta l4proto . th dport @sd accept
+		meta l4proto . th dport { tcp . 1-100, udp . 53 } accept
+		ip protocol . th dport { tcp . 1-100 } accept
+	}
+}
+`,
+  },
   // dup (ip, ip6: to an address, through a device; netdev: out of a device) and fwd (netdev)
   {
     table: 'ip rt_dup',
