@@ -480,6 +480,8 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
   /** `layout`: how a concatenated key's parts print, from the fields the rule loads (see `lookupKey`). */
   const setRight = (name: string, t: ValueType, layout?: Layout): { text: string; json: unknown; objType?: number } | undefined => {
     const set = options.sets?.find((x) => x.name === name);
+    // cgroup ids in a set: their paths are not looked up (`socket cgroupv2 level 1 { "a", "b" }`): raw
+    if (t === 'cgroupv2') return undefined;
     if (set?.flags.includes('anonymous') && set.elements) {
       const els = setElementsPrinted(set, set.elements, layout ?? keyLayout(set, t), (i) => options.ifnames?.[i]);
       if (els.some((v) => v.text.includes(`[ ${RAW_MARKER}`))) return undefined;

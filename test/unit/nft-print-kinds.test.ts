@@ -125,3 +125,12 @@ test('dup outside ip, ip6 and netdev, and a dup or fwd of a register that is not
   t.true(raw('ip', [imm(1, '01000000'), { name: 'fwd', sregDev: 1 }]));
   t.true(raw('netdev', [imm(1, '01000000'), imm(2, '7f000002'), { name: 'fwd', sregDev: 1, sregAddr: 2, nfproto: 7 }]));
 });
+
+test('cgroup ids in an anonymous set print raw (their paths are not looked up), never as numbers', (t) => {
+  const set = { family: 'inet', table: 't', name: '__set0', flags: ['anonymous', 'constant'], keyType: 46, keyLen: 8, elements: [] } as unknown as N.NftSet;
+  const st = N.ruleStatements([{ name: 'socket', key: 3, dreg: 1, level: 2 }, { name: 'lookup', sreg: 1, set: '__set0' } as N.Expr, accept], {
+    family: 'inet',
+    sets: [set],
+  });
+  t.is(st.map((s) => s.text).join(' '), '[ raw: socket load cgroupv2 => reg 1 level 2 ] [ raw: lookup reg 1 set __set0 ] accept');
+});
