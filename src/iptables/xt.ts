@@ -409,10 +409,10 @@ const XT_ADDRTYPE_INVERT_DEST = 0x2;
 const XT_ADDRTYPE_LIMIT_IFACE_IN = 0x4;
 const XT_ADDRTYPE_LIMIT_IFACE_OUT = 0x8;
 /**
- * libxt_addrtype.c's rtn_lnames: the XT_ADDRTYPE_* bit i is route type i (RTN_*); iptables 1.8.9 names no
- * XRESOLVE (its bit is left out of the translation: raw here)
+ * libxt_addrtype.c's rtn_lnames as iptables 1.8.9 translates them: the XT_ADDRTYPE_* bit i is route type i
+ * (RTN_*); THROW, NAT and XRESOLVE it leaves out of the translation (`{ unspec }` for UNSPEC,NAT): raw here
  */
-const RTN_NAMES = ['unspec', 'unicast', 'local', 'broadcast', 'anycast', 'multicast', 'blackhole', 'unreachable', 'prohibit', 'throw', 'nat'];
+const RTN_NAMES = ['unspec', 'unicast', 'local', 'broadcast', 'anycast', 'multicast', 'blackhole', 'unreachable', 'prohibit'];
 /** linux/netfilter/xt_iprange.h: IPRANGE_SRC, IPRANGE_DST, IPRANGE_SRC_INV, IPRANGE_DST_INV */
 const IPRANGE_SRC = 0x01;
 const IPRANGE_DST = 0x02;

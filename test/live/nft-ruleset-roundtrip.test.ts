@@ -328,7 +328,8 @@ const IPTABLES_TARGETS: ReadonlyArray<[rule: string, raw?: 'raw']> = [
  * raw: nft lists it as `xt match NAME`, or libxtables' translation means
  * something else (`--ctstate SNAT,NEW` as `ct status snat`, `! --ctstate
  * DNAT` as `ct status dnat`, `--src-type X --dst-type Y` as `fib saddr type
- * x`, XRESOLVE left out), or synplug does not reproduce it. A comment match
+ * x`, THROW, NAT, XRESOLVE left out), or synplug does not reproduce it.
+ * Rules in the listing's order (INPUT's, then OUTPUT's). A comment match
  * nft prints as nothing (libxtables puts the comment aside).
  */
 const IPTABLES_MATCHES: ReadonlyArray<[rule: string, raw?: 'raw']> = [
@@ -366,8 +367,8 @@ const IPTABLES_MATCHES: ReadonlyArray<[rule: string, raw?: 'raw']> = [
   ['-A INPUT -m addrtype --dst-type LOCAL -j ACCEPT'],
   ['-A INPUT -m addrtype --src-type LOCAL --limit-iface-in -j ACCEPT'],
   ['-A INPUT -m addrtype ! --dst-type UNICAST,LOCAL -j ACCEPT'],
-  ['-A OUTPUT -m addrtype ! --src-type LOCAL --limit-iface-out -j ACCEPT'],
-  ['-A INPUT -m addrtype --dst-type UNSPEC,NAT -j ACCEPT'],
+  ['-A INPUT -m addrtype --dst-type UNSPEC,PROHIBIT -j ACCEPT'],
+  ['-A INPUT -m addrtype --dst-type UNSPEC,NAT -j ACCEPT', 'raw'],
   ['-A INPUT -m addrtype --dst-type UNSPEC,XRESOLVE -j ACCEPT', 'raw'],
   ['-A INPUT -m addrtype --src-type BROADCAST --dst-type LOCAL -j ACCEPT', 'raw'],
   ['-A INPUT -m pkttype --pkt-type broadcast -j DROP'],
@@ -386,9 +387,6 @@ const IPTABLES_MATCHES: ReadonlyArray<[rule: string, raw?: 'raw']> = [
   ['-A INPUT -m dscp ! --dscp-class EF -j DROP'],
   ['-A INPUT -m mac --mac-source 00:11:22:33:44:55 -j DROP'],
   ['-A INPUT -m mac ! --mac-source 00:11:22:33:44:55 -j DROP'],
-  ['-A OUTPUT -m owner --uid-owner 0 -j ACCEPT'],
-  ['-A OUTPUT -m owner ! --gid-owner 3-7 -j ACCEPT'],
-  ['-A OUTPUT -m owner --uid-owner 1 --gid-owner 2 -j ACCEPT', 'raw'],
   ['-A INPUT -m connmark --mark 0x5 -j ACCEPT'],
   ['-A INPUT -m connmark ! --mark 0x5 -j ACCEPT'],
   ['-A INPUT -m connmark --mark 0x5/0xff -j ACCEPT'],
@@ -417,6 +415,10 @@ const IPTABLES_MATCHES: ReadonlyArray<[rule: string, raw?: 'raw']> = [
   ['-A INPUT -p dccp -m dccp --dport 5 -j ACCEPT'],
   ['-A INPUT -p dccp -m dccp ! --sport 5:7 --dport 6 -j ACCEPT'],
   ['-A INPUT -p dccp -m dccp --dccp-types REQUEST -j ACCEPT', 'raw'],
+  ['-A OUTPUT -m owner --uid-owner 0 -j ACCEPT'],
+  ['-A OUTPUT -m owner ! --gid-owner 3-7 -j ACCEPT'],
+  ['-A OUTPUT -m owner --uid-owner 1 --gid-owner 2 -j ACCEPT', 'raw'],
+  ['-A OUTPUT -m addrtype ! --src-type LOCAL --limit-iface-out -j ACCEPT'],
 ];
 
 /**
