@@ -385,6 +385,63 @@ const CT_STATUS_BITS: Array<[number, string]> = [
 /** struct xt_conntrack_mtinfo3: where match_flags, invert_flags, state_mask sit (after 8 addresses, expires, l4proto, 4 ports) */
 const CONNTRACK3 = { L4PROTO: 136, MATCH_FLAGS: 146, INVERT_FLAGS: 148, STATE_MASK: 150, SIZE: 164 };
 
+/** linux/netfilter/xt_conntrack.h: XT_CONNTRACK_ORIGSRC, _STATUS, _EXPIRES, _DIRECTION */
+const XT_CONNTRACK_ORIGSRC = 1 << 2;
+const XT_CONNTRACK_STATUS = 1 << 6;
+const XT_CONNTRACK_EXPIRES = 1 << 7;
+const XT_CONNTRACK_DIRECTION = 1 << 12;
+/** enum ip_conntrack_status bits --ctstatus takes, as libxt_conntrack translates them */
+const CTSTATUS_NAMES: ReadonlyArray<[number, string]> = [
+  [1, 'expected'],
+  [2, 'seen-reply'],
+  [4, 'assured'],
+  [8, 'confirmed'],
+];
+
+/**
+ * One conntrack option alone, in the shapes checked against nft 1.0.6's listing: `--ctstatus ASSURED`
+ * (`ct status assured`), `--ctdir ORIGINAL` (`ct direction original`), `--ctexpire 10:20` (`ct expiration
+ * 10-20`), `--ctorigsrc 127.0.0.1` (`ct original saddr 127.0.0.1`). `null` when the match is not one of them
+ * alone; undefined when it is, in a variant not reproduced.
+ */
+function conntrackAlone(b: Buffer, flags: number, invert: number, family: string): string | undefined | null {
+  const fields: Record<number, Array<[number, number]>> = {
+    [XT_CONNTRACK_STATUS]: [[152, 2]],
+    [XT_CONNTRACK_DIRECTION]: [],
+    [XT_CONNTRACK_EXPIRES]: [[128, 8]],
+    [XT_CONNTRACK_ORIGSRC]: [[0, 32]],
+  };
+  const used = fields[flags];
+  if (used === undefined) return null;
+  const rest = Buffer.from(b.subarray(0, CONNTRACK3.SIZE));
+  rest.fill(0, CONNTRACK3.MATCH_FLAGS, CONNTRACK3.MATCH_FLAGS + 4);
+  for (const [at, len] of used) rest.fill(0, at, at + len);
+  if (rest.some((x) => x !== 0) || invert & ~flags) return undefined;
+  if (flags === XT_CONNTRACK_DIRECTION) return `ct direction ${invert ? 'reply' : 'original'}`;
+  if (flags === XT_CONNTRACK_STATUS) {
+    const mask = readU16(b, 152);
+    const names = CTSTATUS_NAMES.filter(([v]) => mask & v).map(([, n]) => n);
+    const known = CTSTATUS_NAMES.reduce((m, [v]) => m | v, 0);
+    return names.length && !(mask & ~known) ? `ct status ${invert ? '! ' : ''}${names.join(',')}` : undefined;
+  }
+  if (invert && flags === XT_CONNTRACK_EXPIRES) return undefined;
+  if (flags === XT_CONNTRACK_EXPIRES) {
+    const [min, max] = [readU32(b, 128), readU32(b, 132)];
+    return min <= max ? `ct expiration ${min}${max === min ? '' : `-${max}`}` : undefined;
+  }
+  // an IPv4 address under a CIDR mask (the mask's other 12 bytes are not read): `127.0.0.0/8`, `!= 127.0.0.1`
+  const bits = cidrOf(b.subarray(16, 20));
+  if (family !== 'ip' || bits === undefined || b.subarray(4, 16).some((x) => x !== 0)) return undefined;
+  return `ct original saddr ${invert ? '!= ' : ''}${addressText(b.subarray(0, 4))}${bits === 32 ? '' : `/${bits}`}`;
+}
+
+/** The prefix length of a network mask (`ff000000`: 8), undefined when its ones are not contiguous. */
+function cidrOf(mask: Buffer): number | undefined {
+  const n = mask.readUInt32BE(0);
+  const bits = 32 - Math.log2((~n >>> 0) + 1);
+  return Number.isInteger(bits) ? bits : undefined;
+}
+
 /** linux/netfilter/xt_multiport.h: XT_MULTIPORT_SOURCE, _DESTINATION (_EITHER: nft's concatenation, not reproduced) */
 const MULTIPORT_WORDS = ['sport', 'dport'];
 /** the protocols whose ports a multiport match names (libxtables' check) */
@@ -605,9 +662,11 @@ const MATCHES: Readonly<Record<string, Translation | readonly Translation[]>> = 
   conntrack: {
     revs: [3],
     size: CONNTRACK3.SIZE,
-    text(b) {
+    text(b, _rev, ctx) {
       const flags = readU16(b, CONNTRACK3.MATCH_FLAGS);
       const invert = readU16(b, CONNTRACK3.INVERT_FLAGS);
+      const alone = conntrackAlone(b, flags, invert, ctx.family);
+      if (alone !== null) return alone;
       const mask = readU16(b, CONNTRACK3.STATE_MASK);
       // --ctproto N (not inverted): libxtables writes `ct original protocol N` before the state
       const proto = flags & XT_CONNTRACK_PROTO ? readU16(b, CONNTRACK3.L4PROTO) : undefined;
