@@ -628,6 +628,22 @@ const MATCHES: Readonly<Record<string, Translation | readonly Translation[]>> = 
     size: 9,
     text: (b) => (b[8] <= 1 ? `esp spi ${b[8] ? '!= ' : ''}${readU32(b, 0)}${readU32(b, 4) === readU32(b, 0) ? '' : `-${readU32(b, 4)}`}` : undefined),
   },
+  // struct xt_quota_info { __u32 flags, pad; __aligned_u64 quota; ... }: `quota 1000 bytes`, XT_QUOTA_INVERT `quota over 1000 bytes`
+  quota: {
+    revs: [0],
+    size: 16,
+    text(b) {
+      const q = LE ? b.readBigUInt64LE(8) : b.readBigUInt64BE(8);
+      return readU32(b, 0) <= 1 && q <= BigInt(Number.MAX_SAFE_INTEGER) ? `quota ${readU32(b, 0) ? 'over ' : ''}${q} bytes` : undefined;
+    },
+  },
+  // struct xt_tcpmss_match_info { __u16 mss_min, mss_max; __u8 invert; }: `tcp option maxseg size 100-200`
+  tcpmss: {
+    revs: [0],
+    size: 5,
+    text: (b) =>
+      b[4] <= 1 ? `tcp option maxseg size ${b[4] ? '!= ' : ''}${readU16(b, 0)}${readU16(b, 2) === readU16(b, 0) ? '' : `-${readU16(b, 2)}`}` : undefined,
+  },
   // struct xt_sctp_info { __u16 dpts[2], spts[2]; __u32 chunkmap[64], chunk_match_type; flag_info[4]; int flag_count; __u32 flags, invflags; }:
   // ports only (no chunk types), `sctp dport 5`
   sctp: { revs: [0], size: 292, text: (b) => portsText('sctp', b, readU32(b, 284), readU32(b, 288)) },
