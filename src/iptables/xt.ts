@@ -442,8 +442,10 @@ function cidrOf(mask: Buffer): number | undefined {
   return Number.isInteger(bits) ? bits : undefined;
 }
 
-/** linux/netfilter/xt_multiport.h: XT_MULTIPORT_SOURCE, _DESTINATION (_EITHER: nft's concatenation, not reproduced) */
+/** linux/netfilter/xt_multiport.h: XT_MULTIPORT_SOURCE, _DESTINATION */
 const MULTIPORT_WORDS = ['sport', 'dport'];
+/** linux/netfilter/xt_multiport.h: XT_MULTIPORT_EITHER (`--ports`) */
+const XT_MULTIPORT_EITHER = 2;
 /** the protocols whose ports a multiport match names (libxtables' check) */
 const PORT_PROTOCOLS: ReadonlySet<string> = new Set(['tcp', 'udp', 'udplite', 'sctp', 'dccp']);
 
@@ -712,7 +714,8 @@ const MATCHES: Readonly<Record<string, Translation | readonly Translation[]>> = 
     size: 48,
     text(b, _rev, ctx) {
       const [dir, count, invert] = [b[0], b[1], b[47]];
-      if (!ctx.l4 || !PORT_PROTOCOLS.has(ctx.l4) || MULTIPORT_WORDS[dir] === undefined || count < 1 || count > 15 || invert > 1) return undefined;
+      const either = dir === XT_MULTIPORT_EITHER && invert === 0;
+      if (!ctx.l4 || !PORT_PROTOCOLS.has(ctx.l4) || (MULTIPORT_WORDS[dir] === undefined && !either) || count < 1 || count > 15 || invert > 1) return undefined;
       const items: string[] = [];
       for (let i = 0; i < count; i++) {
         const port = readU16(b, 2 + 2 * i);
@@ -721,6 +724,10 @@ const MATCHES: Readonly<Record<string, Translation | readonly Translation[]>> = 
           i++;
         } else items.push(String(port));
       }
+      // --ports (either): libxtables' concatenation, each port as the source with any destination and the other way
+      // round; it writes a range's ends as two ports, and `! --ports` as `--ports`: those raw
+      if (either && items.some((p) => p.includes('-'))) return undefined;
+      if (either) return `${ctx.l4} sport . ${ctx.l4} dport { ${items.map((p) => `0-65535 . ${p}, ${p} . 0-65535`).join(', ')} }`;
       const value = items.length === 1 ? items[0] : `{ ${items.join(', ')} }`;
       return `${ctx.l4} ${MULTIPORT_WORDS[dir]} ${invert ? '!= ' : ''}${value}`;
     },
