@@ -1177,3 +1177,29 @@ export const NFTA_SOCKET_LEVEL = 3;
 export const NFTA_RT_DREG = 1;
 /** NFTA_RT_KEY: enum nft_rt_attributes, nf_tables.h */
 export const NFTA_RT_KEY = 2;
+
+/* Passive OS fingerprinting (`osf`). */
+/** NFTA_OSF_DREG: enum nft_osf_attributes, nf_tables.h */
+export const NFTA_OSF_DREG = 1;
+/** NFTA_OSF_TTL: enum nft_osf_attributes, nf_tables.h (NLA_U8: 0 true, 1 loose, 2 skip) */
+export const NFTA_OSF_TTL = 2;
+/** NFTA_OSF_FLAGS: enum nft_osf_attributes, nf_tables.h (NLA_U32, NFT_OSF_F_*) */
+export const NFTA_OSF_FLAGS = 3;
+/** NFT_OSF_F_VERSION: enum nft_osf_flags, nf_tables.h (the register holds `genre:version`) */
+export const NFT_OSF_F_VERSION = 1;
+/** NFT_OSF_MAXGENRELEN: nf_tables.h, bytes of the genre a register holds */
+export const NFT_OSF_MAXGENRELEN = 16;
+
+/* Duplicating and forwarding packets (`dup`, `fwd`). */
+/** NFTA_DUP_SREG_ADDR: enum nft_dup_attributes, nf_tables.h */
+export const NFTA_DUP_SREG_ADDR = 1;
+/** NFTA_DUP_SREG_DEV: enum nft_dup_attributes, nf_tables.h */
+export const NFTA_DUP_SREG_DEV = 2;
+/** NFTA_FWD_SREG_DEV: enum nft_fwd_attributes, nf_tables.h */
+export const NFTA_FWD_SREG_DEV = 1;
+/** NFTA_FWD_SREG_ADDR: enum nft_fwd_attributes, nf_tables.h */
+export const NFTA_FWD_SREG_ADDR = 2;
+/** NFTA_FWD_NFPROTO: enum nft_fwd_attributes, nf_tables.h (NLA_U32, NFPROTO_IPV4 / NFPROTO_IPV6) */
+export const NFTA_FWD_NFPROTO = 3;
+/** NFT_SOCKET_CGROUPV2: enum nft_socket_keys, nf_tables.h (a u64 cgroup id, the directory's inode) */
+export const NFT_SOCKET_CGROUPV2 = 3;

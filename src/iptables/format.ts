@@ -84,7 +84,12 @@ export interface NftRuleset {
   flowtables?: NftFlowtable[];
   /** device names by index, for `iif`/`oif` and `fib ... oif` (nft prints names it can resolve) */
   ifnames?: Readonly<Record<number, string>>;
+  /** cgroup paths under /sys/fs/cgroup by id (decimal), for `socket cgroupv2` (nft prints those it finds) */
+  cgroups?: Readonly<Record<string, string>>;
 }
+
+/** The names a listing resolves: devices by index, cgroups by id. */
+export type RulesetNames = Pick<NftRuleset, 'ifnames' | 'cgroups'>;
 
 /**
  * Bytes a register holds after a load of a field of these value types (the
@@ -181,6 +186,9 @@ const META_TYPES: Record<string, ValueType> = {
   time: 'date',
   ipsec: 'boolean',
   cgroup: 'uint_he',
+  // nft 1.0.6: META_TEMPLATE("iifkind", &ifname_type, IFNAMSIZ * BITS_PER_BYTE, BYTEORDER_HOST_ENDIAN)
+  iifkind: 'ifname',
+  oifkind: 'ifname',
 };
 /** Bytes a meta load of a value type writes, where not 4 (a key of unknown type: unknown). */
 const META_LEN: Record<string, number> = { ifname: 16, l4proto: 1, nfproto: 1, pkttype: 1, ethertype: 2, iftype: 2, day: 1, boolean: 1, date: 8 };
@@ -229,9 +237,10 @@ function fieldOf(src: Src, ctx: Ctx): Field | undefined {
     for (const proto of protocolsAt(src.base, ctx)) {
       const hf = headerField(proto, src.offset, src.len, undefined, ctx.icmpType);
       if (hf) return namedField(proto, hf);
-      // The first bytes of an address: nft loads only what a prefix needs (`ip daddr 192.168.0.0/16`).
+      // The first bytes of an address: nft loads only what a prefix needs (`ip daddr 192.168.0.0/16`,
+      // `ether daddr 01:00:5e:00:00:00/24`).
       const addr = HEADERS[proto].fields.find(
-        (x) => (x.type === 'ipv4' || x.type === 'ipv6') && x.offset + (HEADERS[proto].at ?? 0) === src.offset && src.len < x.len,
+        (x) => (x.type === 'ipv4' || x.type === 'ipv6' || x.type === 'ether') && x.offset + (HEADERS[proto].at ?? 0) === src.offset && src.len < x.len,
       );
       if (addr) return namedField(proto, addr, { fullLen: addr.len });
     }
@@ -285,10 +294,10 @@ function leadingOnes(mask: number): number | undefined {
 
 /** `ip daddr 192.168.0.0/16` and its JSON `{ prefix: { addr, len } }`. */
 function prefixMatch(f: Field, data: string, bits: number, op: string): Slot {
-  const full = f.fullLen ?? (f.type === 'ipv4' ? 4 : 16);
+  const full = f.fullLen ?? (f.type === 'ipv4' ? 4 : f.type === 'ether' ? 6 : 16);
   const bytes = Buffer.alloc(full);
   Buffer.from(data, 'hex').copy(bytes, 0, 0, full);
-  const addr = addressText(bytes);
+  const addr = f.type === 'ether' ? valueText(bytes.toString('hex'), 'ether').text : addressText(bytes);
   // a payload field's JSON without what a partial load adds; a ct address (`ct original ip saddr`) as it is
   const json = 'payload' in f.json ? { payload: (f.json as { payload: unknown }).payload } : f.json;
   return {
@@ -399,6 +408,8 @@ export interface StatementOptions {
   sets?: readonly NftSet[];
   /** device names by index (`iif "lo"`); an index without a name prints as its number, as nft does */
   ifnames?: Readonly<Record<number, string>>;
+  /** cgroup paths by id (`socket cgroupv2 level 1 "user.slice"`); a match of an id without one prints raw (nft's number does not read back) */
+  cgroups?: Readonly<Record<string, string>>;
 }
 
 /** The marker of what is not understood: `[ raw: <libnftnl-style description> ]`. */
@@ -469,6 +480,8 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
   /** `layout`: how a concatenated key's parts print, from the fields the rule loads (see `lookupKey`). */
   const setRight = (name: string, t: ValueType, layout?: Layout): { text: string; json: unknown; objType?: number } | undefined => {
     const set = options.sets?.find((x) => x.name === name);
+    // cgroup ids in a set: their paths are not looked up (`socket cgroupv2 level 1 { "a", "b" }`): raw
+    if (t === 'cgroupv2') return undefined;
     if (set?.flags.includes('anonymous') && set.elements) {
       const els = setElementsPrinted(set, set.elements, layout ?? keyLayout(set, t), (i) => options.ifnames?.[i]);
       if (els.some((v) => v.text.includes(`[ ${RAW_MARKER}`))) return undefined;
@@ -493,6 +506,7 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
       return f ? { k: 'field', field: f } : undefined;
     },
     ifname: (i) => options.ifnames?.[i],
+    cgroup: (id) => options.cgroups?.[id],
     set: (name, t) => (options.sets?.some((x) => x.name === name) ? setRight(name, t) : undefined),
     key: (sreg, name) =>
       lookupKey(
@@ -1194,7 +1208,13 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
       if (op !== 'eq' && op !== 'neq') return undefined;
       return prefixMatch(f, data, Buffer.from(data, 'hex').length * 8, op);
     }
-    const v = valueText(data, f.type, pctx.ifname);
+    // a conntrack address compared in its first bytes (`ct original ip saddr 127.0.0.0/8`): the load is whole, the cmp short
+    const fullAddr = f.type === 'ipv4' ? 4 : f.type === 'ipv6' ? 16 : undefined;
+    if (fullAddr !== undefined && 'ct' in f.json && data.length / 2 < fullAddr && data.length > 0) {
+      if (op !== 'eq' && op !== 'neq') return undefined;
+      return prefixMatch({ ...f, fullLen: fullAddr }, data, (data.length / 2) * 8, op);
+    }
+    const v = valueText(data, f.type, pctx.ifname, pctx.cgroup);
     // a value that does not fit the field's type is not printed under the field's name
     // (no flag at all is nft's `0x0`)
     // (no flag at all is nft's `0x0`; unnamed flag bits print in hex: `ct status == 0x10000`)
@@ -1361,8 +1381,8 @@ function ruleProblems(r: NftRule, options: FormatOptions): (s: Statement) => voi
 }
 
 /** A rule as one line of nft text (statements joined, then `comment "..."`). */
-export function ruleText(rule: NftRule, sets?: readonly NftSet[], ifnames?: Readonly<Record<number, string>>, onRaw?: (s: Statement) => void): string {
-  const parts = ruleStatements(rule.expr, { family: rule.family, sets, ifnames }).map((s) => noted(s, onRaw).text);
+export function ruleText(rule: NftRule, sets?: readonly NftSet[], names?: RulesetNames, onRaw?: (s: Statement) => void): string {
+  const parts = ruleStatements(rule.expr, { family: rule.family, sets, ifnames: names?.ifnames, cgroups: names?.cgroups }).map((s) => noted(s, onRaw).text);
   if (rule.comment !== undefined) parts.push(`comment "${rule.comment}"`);
   return parts.join(' ');
 }
@@ -1823,7 +1843,7 @@ export function formatRulesetText(rs: NftRuleset, options: FormatOptions = {}): 
         b += `\t\ttype ${c.type} hook ${c.hook}${dev} priority ${priorityText(c.family, c.hook, c.prio ?? 0)}; policy ${c.policy ?? 'accept'};\n`;
       }
       for (const r of rs.rules.filter((x) => x.family === t.family && x.table === t.name && x.chain === c.name)) {
-        b += `\t\t${ruleText(r, sets, rs.ifnames, ruleProblems(r, options))}${options.handles && r.handle !== undefined ? ` # handle ${r.handle}` : ''}\n`;
+        b += `\t\t${ruleText(r, sets, rs, ruleProblems(r, options))}${options.handles && r.handle !== undefined ? ` # handle ${r.handle}` : ''}\n`;
       }
       b += '\t}\n';
       blocks.push(b);
@@ -1972,7 +1992,7 @@ export function formatRulesetJson(rs: NftRuleset, options: FormatOptions = {}): 
     }
     for (const c of chains) {
       for (const r of rs.rules.filter((x) => x.family === t.family && x.table === t.name && x.chain === c.name)) {
-        out.push({ rule: ruleJson(r, sets, rs.ifnames, ruleProblems(r, options)) });
+        out.push({ rule: ruleJson(r, sets, rs, ruleProblems(r, options)) });
       }
     }
   }
@@ -1980,15 +2000,10 @@ export function formatRulesetJson(rs: NftRuleset, options: FormatOptions = {}): 
 }
 
 /** One rule as `nft -j` writes it: family, table, chain, handle, comment, expr (statements). */
-export function ruleJson(
-  r: NftRule,
-  sets?: readonly NftSet[],
-  ifnames?: Readonly<Record<number, string>>,
-  onRaw?: (s: Statement) => void,
-): Record<string, unknown> {
+export function ruleJson(r: NftRule, sets?: readonly NftSet[], names?: RulesetNames, onRaw?: (s: Statement) => void): Record<string, unknown> {
   const j: Record<string, unknown> = { family: r.family, table: r.table, chain: r.chain };
   if (r.handle !== undefined) j.handle = r.handle;
   if (r.comment !== undefined) j.comment = r.comment;
-  j.expr = ruleStatements(r.expr, { family: r.family, sets, ifnames }).map((s) => noted(s, onRaw).json);
+  j.expr = ruleStatements(r.expr, { family: r.family, sets, ifnames: names?.ifnames, cgroups: names?.cgroups }).map((s) => noted(s, onRaw).json);
   return j;
 }

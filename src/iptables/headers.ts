@@ -133,7 +133,8 @@ export const HEADERS: Readonly<Record<string, Header>> = {
   udp: { base: 'transport', fields: [...PORTS, f('length', 4, 2, 'uint_be'), f('checksum', 6, 2, 'uint_be')] },
   udplite: { base: 'transport', fields: [...PORTS, f('checksum', 6, 2, 'uint_be')] },
   sctp: { base: 'transport', fields: [...PORTS, f('vtag', 4, 4, 'uint_be'), f('checksum', 8, 4, 'uint_be')] },
-  dccp: { base: 'transport', fields: [...PORTS] },
+  // nft 1.0.6: HDR_BITFIELD("type", &dccp_pkttype_type, (8 * BITS_PER_BYTE) + 3, 4)
+  dccp: { base: 'transport', fields: [...PORTS, f('type', 8, 1, 'dccp_pkttype', '1e', 1)] },
   esp: { base: 'transport', fields: [f('spi', 0, 4, 'uint_be'), f('sequence', 4, 4, 'uint_be')] },
   ah: {
     base: 'transport',

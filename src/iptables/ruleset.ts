@@ -2,10 +2,12 @@
  * Listing the whole ruleset, as `nft list ruleset` does: tables, named
  * objects, chains, sets (with their elements), rules and flowtables (by name), read between two
  * generation ids so that the parts agree with each other; plus the names of
- * the devices that rules match by index (`iif "lo"`).
+ * the devices that rules match by index (`iif "lo"`), and the paths of the
+ * cgroups rules match by id (`socket cgroupv2 level 1 "user.slice"`).
  *
  * @module
  */
+import { type BigIntStats, type Dir, lstatSync, opendirSync, statSync } from 'node:fs';
 import { NetlinkConnection } from '../netlink/connection.js';
 import { requireNetfilter } from './nfnetlink.js';
 import { NETLINK_ROUTE } from '../netlink/message.js';
@@ -36,8 +38,91 @@ function usesIfindex(rules: readonly NftRule[], sets: readonly NftSet[]): boolea
   const ifindexType = (id: number | undefined): boolean => id !== undefined && datatypeParts(id).includes(IFACE_INDEX_TYPE);
   if (sets.some((s) => ifindexType(s.keyType) || ifindexType(s.dataType))) return true;
   return rules.some((r) =>
-    r.expr.some((e: Expr) => (e.name === 'meta' && 'key' in e && IFINDEX_META.has(e.key)) || (e.name === 'fib' && 'result' in e && e.result === 'oif')),
+    r.expr.some(
+      (e: Expr) =>
+        (e.name === 'meta' && 'key' in e && IFINDEX_META.has(e.key)) ||
+        (e.name === 'fib' && 'result' in e && e.result === 'oif') ||
+        // a device as a constant: `dup to 127.0.0.2 device "lo"`, `fwd to "lo"`
+        e.name === 'dup' ||
+        e.name === 'fwd',
+    ),
   );
+}
+
+/** Where nft 1.0.6 looks for cgroup paths (SYSFS_CGROUPSV2_PATH). */
+const CGROUP_ROOT = '/sys/fs/cgroup';
+/** At most this many entries are looked at under it (nft looks at every one). */
+const CGROUP_WALK_MAX = 1_000_000;
+
+/** The cgroup ids (decimal) rules compare a `socket cgroupv2` load with: every 8-byte cmp operand of such a rule. */
+function cgroupIds(rules: readonly NftRule[]): Set<string> {
+  const ids = new Set<string>();
+  for (const r of rules) {
+    if (!r.expr.some((e: Expr) => e.name === 'socket' && 'key' in e && e.key === C.NFT_SOCKET_CGROUPV2)) continue;
+    for (const e of r.expr) {
+      if (e.name === 'cmp' && 'data' in e && typeof e.data === 'string' && e.data.length === 16)
+        ids.add(Buffer.from(e.data, 'hex').readBigUInt64LE(0).toString());
+    }
+  }
+  return ids;
+}
+
+/**
+ * The paths (relative to /sys/fs/cgroup) of cgroup ids, found as nft 1.0.6
+ * finds them (its cgroupv2_get_path): depth first, entries in directory
+ * order, the first entry whose inode (readdir's d_ino) is the id, file or
+ * directory; directories and links to them are descended into. A mount
+ * point's d_ino is the covered directory's, which stat cannot tell: it
+ * never matches here. Ids not found are left out (nft prints the number).
+ * Unreadable directories are skipped; the walk stops after
+ * {@link CGROUP_WALK_MAX} entries.
+ * @param ids cgroup ids, decimal
+ * @param root the directory walked (tests)
+ */
+export function cgroupPaths(ids: ReadonlySet<string>, root = CGROUP_ROOT): Record<string, string> {
+  const out: Record<string, string> = {};
+  let left = ids.size;
+  let seen = 0;
+  const walk = (dir: string, dev: bigint): boolean => {
+    let d: Dir;
+    try {
+      d = opendirSync(dir);
+    } catch {
+      return false;
+    }
+    try {
+      for (let ent = d.readSync(); ent; ent = d.readSync()) {
+        if (++seen > CGROUP_WALK_MAX) return true;
+        const path = `${dir}/${ent.name}`;
+        let st: BigIntStats;
+        try {
+          st = lstatSync(path, { bigint: true });
+        } catch {
+          continue;
+        }
+        const id = st.ino.toString();
+        if (st.dev === dev && ids.has(id) && out[id] === undefined) {
+          out[id] = path.slice(root.length + 1);
+          if (--left === 0) return true;
+        }
+        try {
+          if (st.isSymbolicLink() || st.dev !== dev) st = statSync(path, { bigint: true });
+        } catch {
+          continue;
+        }
+        if (st.isDirectory() && walk(path, st.dev)) return true;
+      }
+    } finally {
+      d.closeSync();
+    }
+    return false;
+  };
+  try {
+    if (left > 0) walk(root, statSync(root, { bigint: true }).dev);
+  } catch {
+    // no cgroup directory: every id prints as its number
+  }
+  return out;
 }
 
 /**
@@ -99,7 +184,8 @@ export async function deviceNames(): Promise<Record<number, string>> {
  * Read the ruleset (optionally one family). The generation id is read before
  * and after; if it moved (someone changed the ruleset meanwhile), the
  * listing is read again, up to 5 times. When a rule matches a device by
- * index, the devices' names are read too (`ifnames`).
+ * index, the devices' names are read too (`ifnames`); when one matches a
+ * cgroup, its path (`cgroups`, {@link cgroupPaths}).
  * @returns tables, objects, chains, sets with `elements`, rules, in the kernel's order
  * @throws {UsageError} a bad family
  * @throws {NetlinkError} a dump refused (EPERM without CAP_NET_ADMIN...)
@@ -131,6 +217,8 @@ export async function listRuleset(conn: NetlinkConnection, options: { family?: s
       const rs: NftRuleset & { genId: number } = { tables, objects, chains, sets, rules, genId: after };
       if (flowtables.length) rs.flowtables = flowtables;
       if (usesIfindex(rules, sets)) rs.ifnames = await deviceNames();
+      const ids = cgroupIds(rules);
+      if (ids.size) rs.cgroups = cgroupPaths(ids);
       return rs;
     }
   }

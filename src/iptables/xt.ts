@@ -369,6 +369,7 @@ const TARGETS: Readonly<Record<string, Translation>> = {
  */
 const XT_CONNTRACK_STATE = 1 << 0;
 const XT_CONNTRACK_STATE_ALIAS = 1 << 13;
+const XT_CONNTRACK_PROTO = 1 << 1;
 /** ct states in libxtables' order, with their state_mask bits */
 const CT_STATES: Array<[number, string]> = [
   [1, 'invalid'],
@@ -382,10 +383,69 @@ const CT_STATUS_BITS: Array<[number, string]> = [
   [128, 'dnat'],
 ];
 /** struct xt_conntrack_mtinfo3: where match_flags, invert_flags, state_mask sit (after 8 addresses, expires, l4proto, 4 ports) */
-const CONNTRACK3 = { MATCH_FLAGS: 146, INVERT_FLAGS: 148, STATE_MASK: 150, SIZE: 164 };
+const CONNTRACK3 = { L4PROTO: 136, MATCH_FLAGS: 146, INVERT_FLAGS: 148, STATE_MASK: 150, SIZE: 164 };
 
-/** linux/netfilter/xt_multiport.h: XT_MULTIPORT_SOURCE, _DESTINATION (_EITHER: nft's concatenation, not reproduced) */
+/** linux/netfilter/xt_conntrack.h: XT_CONNTRACK_ORIGSRC, _STATUS, _EXPIRES, _DIRECTION */
+const XT_CONNTRACK_ORIGSRC = 1 << 2;
+const XT_CONNTRACK_STATUS = 1 << 6;
+const XT_CONNTRACK_EXPIRES = 1 << 7;
+const XT_CONNTRACK_DIRECTION = 1 << 12;
+/** enum ip_conntrack_status bits --ctstatus takes, as libxt_conntrack translates them */
+const CTSTATUS_NAMES: ReadonlyArray<[number, string]> = [
+  [1, 'expected'],
+  [2, 'seen-reply'],
+  [4, 'assured'],
+  [8, 'confirmed'],
+];
+
+/**
+ * One conntrack option alone, in the shapes checked against nft 1.0.6's listing: `--ctstatus ASSURED`
+ * (`ct status assured`), `--ctdir ORIGINAL` (`ct direction original`), `--ctexpire 10:20` (`ct expiration
+ * 10-20`), `--ctorigsrc 127.0.0.1` (`ct original saddr 127.0.0.1`). `null` when the match is not one of them
+ * alone; undefined when it is, in a variant not reproduced.
+ */
+function conntrackAlone(b: Buffer, flags: number, invert: number, family: string): string | undefined | null {
+  const fields: Record<number, Array<[number, number]>> = {
+    [XT_CONNTRACK_STATUS]: [[152, 2]],
+    [XT_CONNTRACK_DIRECTION]: [],
+    [XT_CONNTRACK_EXPIRES]: [[128, 8]],
+    [XT_CONNTRACK_ORIGSRC]: [[0, 32]],
+  };
+  const used = fields[flags];
+  if (used === undefined) return null;
+  const rest = Buffer.from(b.subarray(0, CONNTRACK3.SIZE));
+  rest.fill(0, CONNTRACK3.MATCH_FLAGS, CONNTRACK3.MATCH_FLAGS + 4);
+  for (const [at, len] of used) rest.fill(0, at, at + len);
+  if (rest.some((x) => x !== 0) || invert & ~flags) return undefined;
+  if (flags === XT_CONNTRACK_DIRECTION) return `ct direction ${invert ? 'reply' : 'original'}`;
+  if (flags === XT_CONNTRACK_STATUS) {
+    const mask = readU16(b, 152);
+    const names = CTSTATUS_NAMES.filter(([v]) => mask & v).map(([, n]) => n);
+    const known = CTSTATUS_NAMES.reduce((m, [v]) => m | v, 0);
+    return names.length && !(mask & ~known) ? `ct status ${invert ? '! ' : ''}${names.join(',')}` : undefined;
+  }
+  if (invert && flags === XT_CONNTRACK_EXPIRES) return undefined;
+  if (flags === XT_CONNTRACK_EXPIRES) {
+    const [min, max] = [readU32(b, 128), readU32(b, 132)];
+    return min <= max ? `ct expiration ${min}${max === min ? '' : `-${max}`}` : undefined;
+  }
+  // an IPv4 address under a CIDR mask (the mask's other 12 bytes are not read): `127.0.0.0/8`, `!= 127.0.0.1`
+  const bits = cidrOf(b.subarray(16, 20));
+  if (family !== 'ip' || bits === undefined || b.subarray(4, 16).some((x) => x !== 0)) return undefined;
+  return `ct original saddr ${invert ? '!= ' : ''}${addressText(b.subarray(0, 4))}${bits === 32 ? '' : `/${bits}`}`;
+}
+
+/** The prefix length of a network mask (`ff000000`: 8), undefined when its ones are not contiguous. */
+function cidrOf(mask: Buffer): number | undefined {
+  const n = mask.readUInt32BE(0);
+  const bits = 32 - Math.log2((~n >>> 0) + 1);
+  return Number.isInteger(bits) ? bits : undefined;
+}
+
+/** linux/netfilter/xt_multiport.h: XT_MULTIPORT_SOURCE, _DESTINATION */
 const MULTIPORT_WORDS = ['sport', 'dport'];
+/** linux/netfilter/xt_multiport.h: XT_MULTIPORT_EITHER (`--ports`) */
+const XT_MULTIPORT_EITHER = 2;
 /** the protocols whose ports a multiport match names (libxtables' check) */
 const PORT_PROTOCOLS: ReadonlySet<string> = new Set(['tcp', 'udp', 'udplite', 'sctp', 'dccp']);
 
@@ -402,18 +462,105 @@ function icmpMatch(proto: 'icmp' | 'icmpv6'): Translation['text'] {
   };
 }
 
-/** The matches whose translation synplug reproduces, by name. */
-const MATCHES: Readonly<Record<string, Translation>> = {
+/** linux/netfilter/xt_addrtype.h: XT_ADDRTYPE_INVERT_SOURCE, _INVERT_DEST, _LIMIT_IFACE_IN, _LIMIT_IFACE_OUT */
+const XT_ADDRTYPE_INVERT_SOURCE = 0x1;
+const XT_ADDRTYPE_INVERT_DEST = 0x2;
+const XT_ADDRTYPE_LIMIT_IFACE_IN = 0x4;
+const XT_ADDRTYPE_LIMIT_IFACE_OUT = 0x8;
+/**
+ * libxt_addrtype.c's rtn_lnames as iptables 1.8.9 translates them: the XT_ADDRTYPE_* bit i is route type i
+ * (RTN_*); THROW, NAT and XRESOLVE it leaves out of the translation (`{ unspec }` for UNSPEC,NAT): raw here
+ */
+const RTN_NAMES = ['unspec', 'unicast', 'local', 'broadcast', 'anycast', 'multicast', 'blackhole', 'unreachable', 'prohibit'];
+/** linux/netfilter/xt_iprange.h: IPRANGE_SRC, IPRANGE_DST, IPRANGE_SRC_INV, IPRANGE_DST_INV */
+const IPRANGE_SRC = 0x01;
+const IPRANGE_DST = 0x02;
+const IPRANGE_SRC_INV = 0x10;
+const IPRANGE_DST_INV = 0x20;
+/** libxt_pkttype.c's supported_types_xlate, by PACKET_* (others it writes as the number) */
+const PKTTYPE_XLATE = ['unicast', 'broadcast', 'multicast'];
+
+/** A value under a mask as libxtables translates it: `ct mark 0x5`, `ct mark != 0x5`, `ct mark and 0xff == 0x5`, `... != 0x5`. */
+function maskedText(key: string, value: number, mask: number, invert: number): string | undefined {
+  if (invert > 1) return undefined;
+  return mask === 0xffffffff ? `${key} ${invert ? '!= ' : ''}${hex32(value)}` : `${key} and ${hex32(mask)} ${invert ? '!=' : '=='} ${hex32(value)}`;
+}
+
+/**
+ * Source and destination ports (`__u16 dpts[2], spts[2]` at offset 0; flags 1 source, 2 destination, nothing
+ * else) as libxt_sctp / libxt_dccp translate them: `dccp sport 5 dccp dport 6`, `sctp dport != 5-6`.
+ */
+function portsText(proto: string, b: Buffer, flags: number, invflags: number): string | undefined {
+  if (!flags || flags & ~3 || invflags & ~flags) return undefined;
+  const part = (bit: number, word: string, at: number): string[] => {
+    const [lo, hi] = [readU16(b, at), readU16(b, at + 2)];
+    return flags & bit ? [`${proto} ${word} ${invflags & bit ? '!= ' : ''}${lo}${hi === lo ? '' : `-${hi}`}`] : [];
+  };
+  return [...part(1, 'sport', 4), ...part(2, 'dport', 0)].join(' ');
+}
+
+/** The matches whose translation synplug reproduces, by name (several where the struct differs by family). */
+const MATCHES: Readonly<Record<string, Translation | readonly Translation[]>> = {
+  // struct xt_addrtype_info_v1 { __u16 source; __u16 dest; __u32 flags; }: libxt_addrtype.c's addrtype_xlate,
+  // which writes the source's types only when both are given, and `!=` for either inversion: those variants raw
+  addrtype: {
+    revs: [1],
+    size: 8,
+    text(b) {
+      const [source, dest, flags] = [readU16(b, 0), readU16(b, 2), readU32(b, 4)];
+      const known = XT_ADDRTYPE_INVERT_SOURCE | XT_ADDRTYPE_INVERT_DEST | XT_ADDRTYPE_LIMIT_IFACE_IN | XT_ADDRTYPE_LIMIT_IFACE_OUT;
+      if (!source === !dest || flags & ~known || flags & (source ? XT_ADDRTYPE_INVERT_DEST : XT_ADDRTYPE_INVERT_SOURCE)) return undefined;
+      const types = source || dest;
+      if (types >>> RTN_NAMES.length) return undefined;
+      const names = RTN_NAMES.filter((_, i) => types & (1 << i));
+      // libxtables braces a set of several types
+      const iface = flags & XT_ADDRTYPE_LIMIT_IFACE_IN ? '. iif ' : flags & XT_ADDRTYPE_LIMIT_IFACE_OUT ? '. oif ' : '';
+      const inv = flags & (XT_ADDRTYPE_INVERT_SOURCE | XT_ADDRTYPE_INVERT_DEST) ? '!= ' : '';
+      return `fib ${source ? 'saddr' : 'daddr'} ${iface}type ${inv}${names.length > 1 ? `{ ${names.join(', ')} }` : names[0]}`;
+    },
+  },
+  // struct xt_comment_info { char comment[256]; }: nft 1.0.6 prints libxtables' translation, which puts the
+  // comment aside and writes nothing in the rule (`meta l4proto tcp  tcp dport 5`); it does not match anything
+  comment: { revs: [0], size: 256, text: () => '' },
+  // struct xt_iprange_mtinfo { union nf_inet_addr src_min, src_max, dst_min, dst_max; __u8 flags; }:
+  // libxt_iprange.c's iprange_mt4_xlate / iprange_mt6_xlate (`ip saddr 127.0.0.1-127.0.0.5`)
+  iprange: {
+    revs: [1],
+    size: 65,
+    families: ['ip', 'ip6'],
+    text(b, _rev, ctx) {
+      const flags = b[64];
+      if (!(flags & (IPRANGE_SRC | IPRANGE_DST)) || flags & ~(IPRANGE_SRC | IPRANGE_DST | IPRANGE_SRC_INV | IPRANGE_DST_INV)) return undefined;
+      const len = ctx.family === 'ip' ? 4 : 16;
+      const addr = (i: number): string => addressText(b.subarray(16 * i, 16 * i + len));
+      const part = (bit: number, inv: number, dir: string, i: number): string[] =>
+        flags & bit ? [`${ctx.family} ${dir}${flags & inv ? ' !=' : ''} ${addr(i)}-${addr(i + 1)}`] : [];
+      return [...part(IPRANGE_SRC, IPRANGE_SRC_INV, 'saddr', 0), ...part(IPRANGE_DST, IPRANGE_DST_INV, 'daddr', 2)].join(' ');
+    },
+  },
   icmp: { revs: [0], size: 4, families: ['ip'], text: icmpMatch('icmp') },
   icmp6: { revs: [0], size: 4, families: ['ip6'], text: icmpMatch('icmpv6') },
   ttl: { revs: [0], size: 2, families: ['ip'], text: ttlText('ip ttl') },
-  // ebtables': struct ebt_pkttype_info { __u8 pkt_type; __u8 invert; }
-  pkttype: {
-    revs: [0],
-    size: 2,
-    families: ['bridge'],
-    text: (b) => (PKTTYPES[b[0]] === undefined || b[1] > 1 ? undefined : `meta pkttype ${b[1] ? '!= ' : ''}${PKTTYPES[b[0]]}`),
-  },
+  pkttype: [
+    // ebtables': struct ebt_pkttype_info { __u8 pkt_type; __u8 invert; }
+    {
+      revs: [0],
+      size: 2,
+      families: ['bridge'],
+      text: (b) => (PKTTYPES[b[0]] === undefined || b[1] > 1 ? undefined : `meta pkttype ${b[1] ? '!= ' : ''}${PKTTYPES[b[0]]}`),
+    },
+    // iptables': struct xt_pkttype_info { int pkttype; int invert; }, as libxt_pkttype.c's pkttype_xlate writes it
+    // (`pkttype broadcast`, PACKET_HOST as `unicast`, a type it does not name as its number)
+    {
+      revs: [0],
+      size: 8,
+      families: ['ip', 'ip6'],
+      text(b) {
+        const [type, invert] = [readU32(b, 0), readU32(b, 4)];
+        return invert > 1 ? undefined : `pkttype${invert ? ' !=' : ''} ${PKTTYPE_XLATE[type] ?? type | 0}`;
+      },
+    },
+  ],
   // ebtables': struct ebt_vlan_info { __u16 id; __u8 prio; __be16 encap; __u8 bitmask, invflags; }
   vlan: {
     revs: [0],
@@ -445,6 +592,65 @@ const MATCHES: Readonly<Record<string, Translation>> = {
     },
   },
   hl: { revs: [0], size: 2, families: ['ip6'], text: ttlText('ip6 hoplimit') },
+  // Below: only the shapes checked against nft 1.0.6's listing; others raw.
+  // struct xt_connmark_mtinfo1 { __u32 mark, mask; __u8 invert; }: `ct mark 0x5`
+  // (`ct mark != 0x5`; under a mask `ct mark and 0xff == 0x5`)
+  connmark: { revs: [1], size: 9, text: (b) => maskedText('ct mark', readU32(b, 0), readU32(b, 4), b[8]) },
+  // struct xt_helper_info { int invert; char name[30]; }: `ct helper "ftp"`
+  helper: {
+    revs: [0],
+    size: 34,
+    text(b) {
+      const name = b
+        .subarray(4, 34)
+        .toString('latin1')
+        .replace(/\0[\s\S]*$/, '');
+      return readU32(b, 0) <= 1 && /^[a-zA-Z0-9_.-]+$/.test(name) ? `ct helper ${readU32(b, 0) ? '!= ' : ''}"${name}"` : undefined;
+    },
+  },
+  // struct xt_cpu_info { __u32 cpu; __u32 invert; }: `cpu 1`
+  cpu: { revs: [0], size: 8, text: (b) => (readU32(b, 4) <= 1 ? `cpu ${readU32(b, 4) ? '!= ' : ''}${readU32(b, 0)}` : undefined) },
+  // struct xt_realm_info { __u32 id; __u32 mask; __u8 invert; }: `rtclassid 0x5`
+  realm: { revs: [0], size: 9, text: (b) => maskedText('rtclassid', readU32(b, 0), readU32(b, 4), b[8]) },
+  // struct xt_devgroup_info { __u32 flags, src_group, src_mask, dst_group, dst_mask; }: XT_DEVGROUP_MATCH_SRC alone, `iifgroup 0x5`
+  devgroup: { revs: [0], size: 20, text: (b) => (readU32(b, 0) === 1 ? maskedText('iifgroup', readU32(b, 4), readU32(b, 8), 0) : undefined) },
+  // struct xt_cgroup_info_v2 { __u8 has_path, has_classid, invert_path, invert_classid; union { char path[512]; __u32 classid; }; ... }:
+  // a classid, `meta cgroup 5`
+  cgroup: { revs: [2], size: 8, text: (b) => (b[0] === 0 && b[1] === 1 && b[3] <= 1 ? `meta cgroup ${b[3] ? '!= ' : ''}${readU32(b, 4)}` : undefined) },
+  // struct xt_ecn_info { __u8 operation, invert, ip_ect; ... }: XT_ECN_OP_MATCH_IP alone, `ip ecn ect1`
+  ecn: {
+    revs: [0],
+    size: 3,
+    families: ['ip'],
+    text: (b) => (b[0] === 1 && (b[1] === 0 || b[1] === 1) && b[2] <= 3 ? `ip ecn ${b[1] ? '!= ' : ''}${['not-ect', 'ect1', 'ect0', 'ce'][b[2]]}` : undefined),
+  },
+  // struct xt_esp { __u32 spis[2]; __u8 invflags; }: one spi, `esp spi 5`
+  esp: {
+    revs: [0],
+    size: 9,
+    text: (b) => (b[8] <= 1 ? `esp spi ${b[8] ? '!= ' : ''}${readU32(b, 0)}${readU32(b, 4) === readU32(b, 0) ? '' : `-${readU32(b, 4)}`}` : undefined),
+  },
+  // struct xt_quota_info { __u32 flags, pad; __aligned_u64 quota; ... }: `quota 1000 bytes`, XT_QUOTA_INVERT `quota over 1000 bytes`
+  quota: {
+    revs: [0],
+    size: 16,
+    text(b) {
+      const q = LE ? b.readBigUInt64LE(8) : b.readBigUInt64BE(8);
+      return readU32(b, 0) <= 1 && q <= BigInt(Number.MAX_SAFE_INTEGER) ? `quota ${readU32(b, 0) ? 'over ' : ''}${q} bytes` : undefined;
+    },
+  },
+  // struct xt_tcpmss_match_info { __u16 mss_min, mss_max; __u8 invert; }: `tcp option maxseg size 100-200`
+  tcpmss: {
+    revs: [0],
+    size: 5,
+    text: (b) =>
+      b[4] <= 1 ? `tcp option maxseg size ${b[4] ? '!= ' : ''}${readU16(b, 0)}${readU16(b, 2) === readU16(b, 0) ? '' : `-${readU16(b, 2)}`}` : undefined,
+  },
+  // struct xt_sctp_info { __u16 dpts[2], spts[2]; __u32 chunkmap[64], chunk_match_type; flag_info[4]; int flag_count; __u32 flags, invflags; }:
+  // ports only (no chunk types), `sctp dport 5`
+  sctp: { revs: [0], size: 292, text: (b) => portsText('sctp', b, readU32(b, 284), readU32(b, 288)) },
+  // struct xt_dccp_info { __u16 dpts[2], spts[2], flags, invflags, typemask; __u8 option; }: `dccp dport 5`
+  dccp: { revs: [0], size: 15, text: (b) => portsText('dccp', b, readU16(b, 8), readU16(b, 10)) },
   // struct xt_length_info { __u16 min, max; __u8 invert; }
   length: {
     revs: [0],
@@ -468,23 +674,37 @@ const MATCHES: Readonly<Record<string, Translation>> = {
   //   replsrc_addr, replsrc_mask, repldst_addr, repldst_mask; __u32 expires_min, expires_max; __u16 l4proto;
   //   __be16 origsrc_port, origdst_port, replsrc_port, repldst_port; __u16 match_flags, invert_flags;
   //   __u16 state_mask, status_mask; __be16 origsrc_port_high, ... };
-  // only --ctstate (and -m state): `ct state related,established`, `ct state ! new`; SNAT or DNAT alone as
+  // only --ctstate (and -m state), after a --ctproto: `ct state related,established`, `ct state ! new`,
+  // `ct original protocol 6 ct state new`; SNAT or DNAT alone as
   // `ct status snat` (libxtables also writes that for SNAT,NEW and for ! DNAT, which mean something else: raw)
   conntrack: {
     revs: [3],
     size: CONNTRACK3.SIZE,
-    text(b) {
+    text(b, _rev, ctx) {
       const flags = readU16(b, CONNTRACK3.MATCH_FLAGS);
       const invert = readU16(b, CONNTRACK3.INVERT_FLAGS);
+      const alone = conntrackAlone(b, flags, invert, ctx.family);
+      if (alone !== null) return alone;
       const mask = readU16(b, CONNTRACK3.STATE_MASK);
-      const rest = Buffer.concat([b.subarray(0, CONNTRACK3.MATCH_FLAGS), b.subarray(CONNTRACK3.STATE_MASK + 2)]);
-      if ((flags & ~XT_CONNTRACK_STATE_ALIAS) !== XT_CONNTRACK_STATE || invert & ~XT_CONNTRACK_STATE || rest.some((x) => x !== 0)) return undefined;
+      // --ctproto N (not inverted): libxtables writes `ct original protocol N` before the state
+      const proto = flags & XT_CONNTRACK_PROTO ? readU16(b, CONNTRACK3.L4PROTO) : undefined;
+      const rest = Buffer.concat([
+        b.subarray(0, CONNTRACK3.L4PROTO),
+        b.subarray(CONNTRACK3.L4PROTO + 2, CONNTRACK3.MATCH_FLAGS),
+        b.subarray(CONNTRACK3.STATE_MASK + 2),
+      ]);
+      const stateFlag = flags & XT_CONNTRACK_STATE;
+      if (flags & ~(XT_CONNTRACK_STATE | XT_CONNTRACK_STATE_ALIAS | XT_CONNTRACK_PROTO) || invert & ~XT_CONNTRACK_STATE || rest.some((x) => x !== 0))
+        return undefined;
+      if (proto === undefined && readU16(b, CONNTRACK3.L4PROTO) !== 0) return undefined;
+      const protoText = proto === undefined ? '' : `ct original protocol ${proto}`;
+      if (!stateFlag) return mask === 0 && proto !== undefined ? protoText : undefined;
       const states = CT_STATES.filter(([bit]) => mask & bit).map(([, n]) => n);
       const status = CT_STATUS_BITS.filter(([bit]) => mask & bit).map(([, n]) => n);
       const known = CT_STATES.concat(CT_STATUS_BITS).reduce((m, [bit]) => m | bit, 0);
       if (mask & ~known || states.length > 0 === status.length > 0) return undefined;
-      if (status.length) return status.length === 1 && !invert ? `ct status ${status[0]}` : undefined;
-      return `ct state ${invert ? '! ' : ''}${states.join(',')}`;
+      if (status.length) return status.length === 1 && !invert && proto === undefined ? `ct status ${status[0]}` : undefined;
+      return `${protoText && `${protoText} `}ct state ${invert ? '! ' : ''}${states.join(',')}`;
     },
   },
   // struct xt_multiport_v1 { __u8 flags; __u8 count; __u16 ports[15]; __u8 pflags[15]; __u8 invert; };
@@ -494,7 +714,8 @@ const MATCHES: Readonly<Record<string, Translation>> = {
     size: 48,
     text(b, _rev, ctx) {
       const [dir, count, invert] = [b[0], b[1], b[47]];
-      if (!ctx.l4 || !PORT_PROTOCOLS.has(ctx.l4) || MULTIPORT_WORDS[dir] === undefined || count < 1 || count > 15 || invert > 1) return undefined;
+      const either = dir === XT_MULTIPORT_EITHER && invert === 0;
+      if (!ctx.l4 || !PORT_PROTOCOLS.has(ctx.l4) || (MULTIPORT_WORDS[dir] === undefined && !either) || count < 1 || count > 15 || invert > 1) return undefined;
       const items: string[] = [];
       for (let i = 0; i < count; i++) {
         const port = readU16(b, 2 + 2 * i);
@@ -503,6 +724,10 @@ const MATCHES: Readonly<Record<string, Translation>> = {
           i++;
         } else items.push(String(port));
       }
+      // --ports (either): libxtables' concatenation, each port as the source with any destination and the other way
+      // round; it writes a range's ends as two ports, and `! --ports` as `--ports`: those raw
+      if (either && items.some((p) => p.includes('-'))) return undefined;
+      if (either) return `${ctx.l4} sport . ${ctx.l4} dport { ${items.map((p) => `0-65535 . ${p}, ${p} . 0-65535`).join(', ')} }`;
       const value = items.length === 1 ? items[0] : `{ ${items.join(', ')} }`;
       return `${ctx.l4} ${MULTIPORT_WORDS[dir]} ${invert ? '!= ' : ''}${value}`;
     },
@@ -515,8 +740,11 @@ const MATCHES: Readonly<Record<string, Translation>> = {
  * not in the table).
  */
 export function xtText(kind: 'target' | 'match', e: XtExtension, ctx: XtContext): string | undefined {
-  const t = (kind === 'target' ? TARGETS : MATCHES)[e.ext];
-  if (!t?.revs.includes(e.rev) || (t.families && !t.families.includes(ctx.family))) return undefined;
+  const found = (kind === 'target' ? TARGETS : MATCHES)[e.ext];
+  const t = (Array.isArray(found) ? found : found ? [found as Translation] : []).find(
+    (x) => x.revs.includes(e.rev) && (!x.families || x.families.includes(ctx.family)),
+  );
+  if (!t) return undefined;
   const b = Buffer.from(e.info, 'hex');
   return b.length < t.size ? undefined : t.text(b, e.rev, ctx);
 }

@@ -4,7 +4,7 @@
  * host's kernel cannot load: the bridge family's `reject` (nft_reject_bridge),
  * conntrack in a bridge table (nf_conntrack_bridge), `meta ibrname` /
  * `obrname` (netdev's reject, which this VM kernel lacks, is in the live
- * corpus instead). For each table: synplug's
+ * corpus instead), the `queue` expression (nft_queue). For each table: synplug's
  * text equals `nft list table`, its JSON `nft -j list table` (metainfo
  * aside, key order too), nothing is left unprintable, and synplug's text
  * loaded with `nft -f` (after the table is deleted) lists the same again.
@@ -48,6 +48,21 @@ const TABLES: Array<{ family: string; name: string; text: string }> = [
 		ip protocol tcp ct state new tcp dport 22 accept
 		vlan id 10 ct state invalid drop
 		ether saddr 00:11:22:33:44:55 limit rate 10/second log prefix "br " counter packets 0 bytes 0 drop
+	}
+}
+`,
+  },
+  // the queue expression (nft_queue, not on the development host): numbers, ranges, flags
+  {
+    family: 'inet',
+    name: 'synplug_krtq',
+    text: `table inet synplug_krtq {
+	chain c {
+		queue num 3
+		queue num 7 bypass
+		queue num 1-3 fanout bypass
+		tcp dport 80 queue num 2-5 fanout
+		meta l4proto udp queue num 65535
 	}
 }
 `,

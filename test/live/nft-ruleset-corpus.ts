@@ -3,7 +3,7 @@
  * every family, together covering every expression the decoder prints
  * (payload, meta, cmp, bitwise, immediate, counter, lookup, ct, limit, log,
  * quota, reject, nat, masq, redir, fib, objref, range, byteorder, connlimit,
- * numgen, hash, exthdr, tproxy, dynset, notrack, rt), set and map types,
+ * numgen, hash, exthdr, tproxy, dynset, notrack, rt, socket, synproxy, osf, dup, fwd), set and map types,
  * concatenations, intervals, named objects, base chains at named and
  * numbered priorities. Each table is written as nft 1.0.6 lists it, so
  * that `nft -f` of it and `nft list ruleset` print the same text.
@@ -2254,6 +2254,147 @@ export const CORPUS: ReadonlyArray<{ table: string; text: string; setup?: string
 		ct expiration 3600s-86400s accept
 		ct expiration != 1h accept
 		ct expiration != 1h accept
+	}
+}
+`,
+  },
+  // meta iifkind/oifkind, ct id, ct event set, osf, sctp (fields and chunks), dccp type (issue #21)
+  {
+    table: 'inet rt_kinds',
+    text: `table inet rt_kinds {
+	chain c {
+		meta iifkind "veth" accept
+		meta oifkind != "bridge" accept
+		meta iifkind { "veth", "vxlan" } accept
+		meta iifkind "vet*" accept
+		ct id 5 accept
+		ct id != 7 accept
+		ct id { 1, 2 } accept
+		ct event set new,related,destroy
+		ct event set label
+		ct event set 0x800
+		osf name "Linux" accept
+		osf ttl loose name "Linux" drop
+		osf ttl skip version "Linux:3.0" drop
+		osf name { "Linux", "Windows" } accept
+		meta nfproto ipv4 osf name "Linux" accept
+		sctp dport 80 accept
+		sctp sport 1-100 accept
+		sctp vtag 5 accept
+		sctp checksum 7 accept
+		sctp chunk data exists accept
+		sctp chunk init missing accept
+		sctp chunk init num-inbound-streams 5 accept
+		sctp chunk init-ack a-rwnd 100 accept
+		sctp chunk sack num-dup-tsns 3 accept
+		sctp chunk shutdown cum-tsn-ack 9 accept
+		sctp chunk asconf seqno 4 accept
+		sctp chunk forward-tsn new-cum-tsn 2 accept
+		sctp chunk data type 0 accept
+		sctp chunk data flags 3 accept
+		sctp chunk data length 10 accept
+		sctp chunk data ppid 7 accept
+		sctp chunk cookie-echo exists accept
+		sctp chunk heartbeat flags 1 accept
+		meta l4proto sctp sctp chunk data exists accept
+		ip protocol sctp sctp chunk init num-inbound-streams 5 accept
+		dccp dport 80 accept
+		dccp type request accept
+		dccp type != ack accept
+		dccp type { request, response } accept
+		dccp type 3-5 accept
+		meta l4proto dccp accept
+	}
+}
+`,
+  },
+  // prefixes of Ethernet addresses (whole bytes: a short load; else masked), and conntrack addresses
+  // compared in their first bytes
+  {
+    table: 'bridge rt_etherprefix',
+    text: `table bridge rt_etherprefix {
+	chain c {
+		ether daddr 01:00:5e:00:00:00/24 drop
+		ether saddr & ff:ff:f0:00:00:00 != 00:11:20:00:00:00 drop
+		ether saddr 00:11:00:00:00:00/16 drop
+		ether daddr & ff:ff:ff:80:00:00 == 01:00:5e:00:00:00 drop
+		ether saddr 00:11:22:00:00:00/24 drop
+		arp saddr ether 00:11:22:00:00:00/24 drop
+	}
+}
+`,
+  },
+  {
+    table: 'ip rt_ctprefix',
+    text: `table ip rt_ctprefix {
+	chain c {
+		ct original ip saddr 127.0.0.0/8 accept
+		ct reply ip daddr != 127.1.0.0/16 accept
+		ct original ip saddr 127.0.0.0/9 accept
+	}
+}
+`,
+  },
+  // a 1-byte protocol in an interval concatenation: nft puts a byteorder on it that converts nothing
+  {
+    table: 'inet rt_cc',
+    text: `table inet rt_cc {
+	set sc {
+		type ipv4_addr . inet_proto . inet_service
+		flags interval
+		elements = { 127.0.0.0/8 . tcp . 1-100,
+			     127.0.0.1 . udp . 53 }
+	}
+
+	set sd {
+		type inet_proto . inet_service
+		flags interval
+		elements = { tcp . 1-100 }
+	}
+
+	chain c {
+		ip saddr . meta l4proto . th dport @sc accept
+		meta l4proto . th dport @sd accept
+		meta l4proto . th dport { tcp . 1-100, udp . 53 } accept
+		ip protocol . th dport { tcp . 1-100 } accept
+	}
+}
+`,
+  },
+  // dup (ip, ip6: to an address, through a device; netdev: out of a device) and fwd (netdev)
+  {
+    table: 'ip rt_dup',
+    text: `table ip rt_dup {
+	chain o {
+		type filter hook output priority filter; policy accept;
+		dup to 127.0.0.2 device "lo"
+		ip daddr 127.0.0.3 dup to 127.0.0.2
+		dup to 127.0.0.4
+	}
+}
+`,
+  },
+  {
+    table: 'ip6 rt_dup6',
+    text: `table ip6 rt_dup6 {
+	chain o {
+		type filter hook output priority filter; policy accept;
+		dup to fd00::2 device "lo"
+		dup to fd00::3
+	}
+}
+`,
+  },
+  {
+    table: 'netdev rt_fwd',
+    text: `table netdev rt_fwd {
+	chain i {
+		type filter hook ingress device "lo" priority filter; policy accept;
+		fwd to "lo"
+		dup to "lo"
+		fwd ip to 127.0.0.2 device "lo"
+		fwd ip6 to fd00::2 device "lo"
+		ip saddr 127.0.0.9 fwd to "lo"
 	}
 }
 `,

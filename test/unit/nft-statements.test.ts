@@ -144,6 +144,12 @@ test('a nat whose registers do not hold constants (a map) prints raw, not as a w
 // ---- properties ----
 
 const samples: N.Expr[] = [
+  { name: 'osf', dreg: 1, ttl: 1, flags: 1 },
+  { name: 'dup', sregAddr: 1, sregDev: 2 },
+  { name: 'fwd', sregDev: 1, sregAddr: 2, nfproto: 2 },
+  { name: 'socket', key: 3, dreg: 1, level: 2 },
+  { name: 'exthdr', dreg: 1, type: 1, offset: 14, len: 2, op: 3 },
+  { name: 'ct', key: 'event', sreg: 1 },
   { name: 'ct', key: 'state', dreg: 1 },
   { name: 'ct', key: 'mark', sreg: 1 },
   { name: 'ct', key: 'src', dreg: 1, direction: 1 },

@@ -78,6 +78,9 @@ export const byteorderExpr: ExprCodec<ByteorderExpr> = {
   },
   field(e, ctx) {
     const r = ctx.reg(e.sreg);
+    // fewer bytes than one value (nft's `hton(reg, 2, 1)` of a 1-byte `meta l4proto` in an interval concatenation):
+    // the kernel converts no value, the register keeps the field
+    if (r?.k === 'field' && e.len === 1 && e.size > 1 && (e.op === 'hton' || e.op === 'ntoh')) return { dreg: e.dreg, field: r.field, from: e.sreg, len: 1 };
     if (e.op !== 'hton' || r?.k !== 'field' || e.len !== e.size || (e.size !== 2 && e.size !== 4 && e.size !== 8)) return undefined;
     const big = TO_BIG[r.field.type];
     return big ? { dreg: e.dreg, field: { ...r.field, type: big }, from: e.sreg, len: e.len } : undefined;

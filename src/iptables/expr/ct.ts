@@ -92,6 +92,10 @@ const FIELDS: Record<string, [string, ValueType]> = {
   bytes: ['bytes', 'uint_he'],
   avgpkt: ['avgpkt', 'uint_he'],
   label: ['label', 'ct_label'],
+  // nft 1.0.6: CT_TEMPLATE("id", &integer_type, BYTEORDER_BIG_ENDIAN, 32)
+  id: ['id', 'uint_be'],
+  // set only (NFT_CT_EVENTMASK): `ct event set new,related`
+  event: ['event', 'ct_event'],
 };
 /**
  * Keys printed with a direction (`ct original ip saddr`, `ct reply proto-dst`):
@@ -129,7 +133,7 @@ function ctDirField(key: string, direction: number, family: string): Field | und
 }
 
 /** Keys nft prints a `ct ... set` of; `zone` also with a direction (`ct original zone set 3`). */
-const SETTABLE: ReadonlySet<string> = new Set(['mark', 'zone', 'label']);
+const SETTABLE: ReadonlySet<string> = new Set(['mark', 'zone', 'label', 'event']);
 
 /** Codec of `ct`. */
 export const ctExpr: ExprCodec<CtExpr> = {
@@ -172,11 +176,12 @@ export const ctExpr: ExprCodec<CtExpr> = {
     if (e.sreg === undefined || !SETTABLE.has(e.key) || (e.direction !== undefined && e.key !== 'zone')) return undefined;
     const r = ctx.reg(e.sreg);
     const f = e.direction !== undefined ? ctDirField(e.key, e.direction, ctx.family) : { text: `ct ${e.key}`, json: { ct: { key: e.key } } };
-    if (!r || !f || (e.key === 'label' && r.k !== 'imm')) return undefined;
+    if (!r || !f || ((e.key === 'label' || e.key === 'event') && r.k !== 'imm')) return undefined;
     const key = f.json;
     if (r.k === 'imm') {
       const v = valueText(r.data, FIELDS[e.key][1]);
-      if (!v || (v.text.startsWith('0x') && e.key !== 'mark')) return undefined;
+      // a mark prints in hex, and an event bit nft does not name (`0x800`); bytes valueText could not read do not
+      if (!v || (v.text.startsWith('0x') && e.key !== 'mark' && (e.key !== 'event' || v.json === `0x${r.data}`))) return undefined;
       return { stmt: { text: `${f.text} set ${v.text}`, json: { mangle: { key, value: v.json } } }, consumes: [e.sreg] };
     }
     if (r.k === 'map') {

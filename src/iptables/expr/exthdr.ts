@@ -11,7 +11,7 @@
  * NFTA_EXTHDR_OFFSET   // NLA_U32, bytes into the header / option
  * NFTA_EXTHDR_LEN      // NLA_U32, bytes loaded
  * NFTA_EXTHDR_FLAGS    // NLA_U32, NFT_EXTHDR_F_PRESENT
- * NFTA_EXTHDR_OP       // NLA_U32, enum nft_exthdr_op: ipv6, tcpopt, ipv4, sctp
+ * NFTA_EXTHDR_OP       // NLA_U32, enum nft_exthdr_op: ipv6, tcpopt, ipv4, sctp (`sctp chunk init num-inbound-streams 5`)
  * NFTA_EXTHDR_SREG     // NLA_U32, source register (writing a TCP option)
  * ```
  * Printed: the presence of an IPv6 extension header, IPv4 or TCP option, the
@@ -45,6 +45,17 @@ export interface ExthdrExpr {
 type Fields = Readonly<Record<string, [name: string, type: ValueType, mask?: string, shift?: number]>>;
 const NEXTHDR: Fields = { '0/1': ['nexthdr', 'l4proto'], '1/1': ['hdrlength', 'uint_be'] };
 const KIND_LENGTH: Fields = { '0/1': ['kind', 'uint_be'], '1/1': ['length', 'uint_be'] };
+/** The fields every SCTP chunk has (nftables src/sctp_chunk.c), then those of each chunk type. */
+const CHUNK: Fields = { '0/1': ['type', 'uint_be'], '1/1': ['flags', 'uint_be'], '2/2': ['length', 'uint_be'] };
+const CHUNK_INIT: Fields = {
+  ...CHUNK,
+  '4/4': ['init-tag', 'uint_be'],
+  '8/4': ['a-rwnd', 'uint_be'],
+  '12/2': ['num-outbound-streams', 'uint_be'],
+  '14/2': ['num-inbound-streams', 'uint_be'],
+  '16/4': ['initial-tsn', 'uint_be'],
+};
+const chunk = (field: string): Fields => ({ ...CHUNK, '4/4': [field, 'uint_be'] });
 const ROUTE_OPTION: Fields = { '0/1': ['type', 'uint_be'], '1/1': ['length', 'uint_be'], '2/1': ['ptr', 'uint_be'], '3/4': ['addr', 'uint_be'] };
 
 /**
@@ -54,7 +65,10 @@ const ROUTE_OPTION: Fields = { '0/1': ['type', 'uint_be'], '1/1': ['length', 'ui
  * how a field and a presence print, and the protocol they imply.
  */
 const OPS: Readonly<
-  Record<number, { kinds: Array<[type: number, name: string, fields: Fields]>; text: string; key: string; dep: { l3: string } | { l4: string } }>
+  Record<
+    number,
+    { kinds: Array<[type: number, name: string, fields: Fields]>; text: string; key: string; dep: { l3: string } | { l4: string } | Record<string, never> }
+  >
 > = {
   [C.NFT_EXTHDR_OP_IPV6]: {
     kinds: [
@@ -107,6 +121,42 @@ const OPS: Readonly<
     key: 'tcp option',
     dep: { l4: 'tcp' },
   },
+  // nft 1.0.6 adds no `meta l4proto sctp` before a chunk (and removes none)
+  [C.NFT_EXTHDR_OP_SCTP]: {
+    kinds: [
+      [0, 'data', { ...CHUNK, '4/4': ['tsn', 'uint_be'], '8/2': ['stream', 'uint_be'], '10/2': ['ssn', 'uint_be'], '12/4': ['ppid', 'uint_be'] }],
+      [1, 'init', CHUNK_INIT],
+      [2, 'init-ack', CHUNK_INIT],
+      [
+        3,
+        'sack',
+        {
+          ...CHUNK,
+          '4/4': ['cum-tsn-ack', 'uint_be'],
+          '8/4': ['a-rwnd', 'uint_be'],
+          '12/2': ['num-gap-ack-blocks', 'uint_be'],
+          '14/2': ['num-dup-tsns', 'uint_be'],
+        },
+      ],
+      [4, 'heartbeat', CHUNK],
+      [5, 'heartbeat-ack', CHUNK],
+      [6, 'abort', CHUNK],
+      [7, 'shutdown', chunk('cum-tsn-ack')],
+      [8, 'shutdown-ack', CHUNK],
+      [9, 'error', CHUNK],
+      [10, 'cookie-echo', CHUNK],
+      [11, 'cookie-ack', CHUNK],
+      [12, 'ecne', chunk('lowest-tsn')],
+      [13, 'cwr', chunk('lowest-tsn')],
+      [14, 'shutdown-complete', CHUNK],
+      [128, 'asconf-ack', chunk('seqno')],
+      [192, 'forward-tsn', chunk('new-cum-tsn')],
+      [193, 'asconf', chunk('seqno')],
+    ],
+    text: 'sctp chunk',
+    key: 'sctp chunk',
+    dep: {},
+  },
 };
 
 /** The field an exthdr load or write names: `frag id`, `ip option rr ptr`, `tcp option maxseg size`, a presence (`exthdr frag`). */
@@ -138,6 +188,9 @@ function exthdrField(e: ExthdrExpr): Field | undefined {
   return undefined;
 }
 
+/** libnftnl's names of NFTA_EXTHDR_OP, for raw markers. */
+const OP_NAMES = ['ipv6', 'tcpopt', 'ipv4', 'sctp'];
+
 /** Codec of `exthdr`. */
 export const exthdrExpr = attrCodec<ExthdrExpr>(
   'exthdr',
@@ -153,7 +206,7 @@ export const exthdrExpr = attrCodec<ExthdrExpr>(
   {
     describe: (e) =>
       e.dreg !== undefined
-        ? `exthdr load ${e.op === C.NFT_EXTHDR_OP_TCPOPT ? 'tcpopt' : e.op === C.NFT_EXTHDR_OP_IPV4 ? 'ipv4' : 'ipv6'} ${e.len ?? 0}b @ ${e.type} + ${e.offset ?? 0}${e.flags ? ` flags ${e.flags}` : ''} => reg ${e.dreg}`
+        ? `exthdr load ${OP_NAMES[e.op ?? 0] ?? `op ${e.op}`} ${e.len ?? 0}b @ ${e.type} + ${e.offset ?? 0}${e.flags ? ` flags ${e.flags}` : ''} => reg ${e.dreg}`
         : `exthdr write tcpopt reg ${e.sreg} => ${e.len ?? 0}b @ ${e.type} + ${e.offset ?? 0}`,
     field(e) {
       const field = e.dreg === undefined ? undefined : exthdrField(e);
@@ -161,8 +214,9 @@ export const exthdrExpr = attrCodec<ExthdrExpr>(
     },
     // a write of a TCP option field: `tcp option maxseg size set 1360`
     statement(e, ctx) {
-      const field = e.sreg === undefined ? undefined : exthdrField(e);
-      const r = e.sreg === undefined ? undefined : ctx.reg(e.sreg);
+      // nft writes TCP options only
+      const field = e.sreg === undefined || e.op !== C.NFT_EXTHDR_OP_TCPOPT ? undefined : exthdrField(e);
+      const r = field && ctx.reg(e.sreg!);
       const v = r?.k === 'imm' ? valueText(r.data, field!.type) : r?.k === 'field' ? r.field : undefined;
       if (!field || !v) return undefined;
       return { stmt: { text: `${field.text} set ${v.text}`, json: { mangle: { key: field.json, value: v.json } } }, consumes: [e.sreg!], needsL4: field.l4 };

@@ -37,6 +37,9 @@ import { notrackExpr, type NotrackExpr } from './notrack.js';
 import { socketExpr, type SocketExpr } from './socket.js';
 import { rtExpr, type RtExpr } from './rt.js';
 import { synproxyExpr, type SynproxyExpr } from './synproxy.js';
+import { osfExpr, type OsfExpr } from './osf.js';
+import { dupExpr, type DupExpr } from './dup.js';
+import { fwdExpr, type FwdExpr } from './fwd.js';
 
 registerExpr(metaExpr);
 registerExpr(payloadExpr);
@@ -70,6 +73,9 @@ registerExpr(notrackExpr);
 registerExpr(socketExpr);
 registerExpr(rtExpr);
 registerExpr(synproxyExpr);
+registerExpr(osfExpr);
+registerExpr(dupExpr);
+registerExpr(fwdExpr);
 
 /** Any decoded expression: one of the known kinds, or the generic form. */
 export type Expr =
@@ -105,6 +111,9 @@ export type Expr =
   | SocketExpr
   | RtExpr
   | SynproxyExpr
+  | OsfExpr
+  | DupExpr
+  | FwdExpr
   | GenericExpr;
 
 export type {
@@ -141,10 +150,13 @@ export type {
   SocketExpr,
   RtExpr,
   SynproxyExpr,
+  OsfExpr,
+  DupExpr,
+  FwdExpr,
 };
 export { metaExpr, payloadExpr, cmpExpr, bitwiseExpr, immediateExpr, counterExpr, lookupExpr };
 export { ctExpr, limitExpr, logExpr, quotaExpr, rejectExpr, natExpr, masqExpr, redirExpr, fibExpr, objrefExpr, rangeExpr, byteorderExpr, connlimitExpr };
-export { numgenExpr, hashExpr, exthdrExpr, tproxyExpr, dynsetExpr, notrackExpr, socketExpr, rtExpr, synproxyExpr };
+export { numgenExpr, hashExpr, exthdrExpr, tproxyExpr, dynsetExpr, notrackExpr, socketExpr, rtExpr, synproxyExpr, osfExpr, dupExpr, fwdExpr };
 export { synproxyOptions, synproxyStatement } from './synproxy.js';
 export { queueExpr, targetExpr, matchExpr };
 export { nfqueueTarget, decodeNfqueueInfo, type NfqueueTargetInfo } from './target.js';

@@ -9,7 +9,9 @@
  * NFTA_SOCKET_DREG    // NLA_U32, destination register
  * NFTA_SOCKET_LEVEL   // NLA_U32, cgroupv2 ancestor level
  * ```
- * Printed: transparent, mark and wildcard; cgroupv2 (a path nft resolves) prints raw.
+ * Printed: transparent, mark, wildcard, and cgroupv2 with its level
+ * (`socket cgroupv2 level 1 "user.slice"`: the id's path under /sys/fs/cgroup,
+ * read with the listing; nft 1.0.6's JSON leaves the level out).
  *
  * @module
  */
@@ -37,8 +39,11 @@ export const socketExpr = attrCodec<SocketExpr>(
   'socket',
   { key: [C.NFTA_SOCKET_KEY, 'u32', true], dreg: [C.NFTA_SOCKET_DREG, 'u32', true], level: [C.NFTA_SOCKET_LEVEL, 'u32'] },
   {
-    describe: (e) => `socket load ${KEYS[e.key]?.[0] ?? `key ${e.key}`} => reg ${e.dreg}`,
+    describe: (e) =>
+      `socket load ${e.key === C.NFT_SOCKET_CGROUPV2 ? 'cgroupv2' : (KEYS[e.key]?.[0] ?? `key ${e.key}`)} => reg ${e.dreg}${e.level !== undefined ? ` level ${e.level}` : ''}`,
     field(e) {
+      if (e.key === C.NFT_SOCKET_CGROUPV2 && e.level !== undefined)
+        return { dreg: e.dreg, field: { text: `socket cgroupv2 level ${e.level}`, json: { socket: { key: 'cgroupv2' } }, type: 'cgroupv2' }, len: 8 };
       const k = KEYS[e.key];
       return k ? { dreg: e.dreg, field: { text: `socket ${k[0]}`, json: { socket: { key: k[0] } }, type: k[1] } } : undefined;
     },
