@@ -183,7 +183,7 @@ export function setupOptions(
   },
 ): GuardModule.SetupOptions {
   const queue = {
-    ...(f.queueNum !== undefined && { num: parseUint(f.queueNum, '--queue-num') }),
+    ...(f.queueNum !== undefined && { num: parseUint(f.queueNum, '--queue-num', 0xffff) }),
     ...(f.queueMaxlen !== undefined && { maxlen: parseUint(f.queueMaxlen, '--queue-maxlen') }),
   };
   // The word is checked by setup (exit 2); the queue hold's own options ride along.

@@ -123,7 +123,13 @@ export async function setupOrPlan<T>(opts: SetupOptions, dryRun: ((would: SetupW
       // --via naming a hold this kernel cannot have, where another works: the refusal names it (as the demo's does)
       for (const m of HOLD_VIAS.flatMap((v) => (v !== 'auto' && v !== mode.via ? (holdModeFor(v, scope) ?? []) : []))) {
         if ((await m.probeSupport(s, config)).missing.length) continue;
-        e.message += `; the ${m.via} hold works on this kernel: 'synplug setup --via ${m.via}' with the same options (or leave --via out)`;
+        // --dev, --mark, --limit, --force chose the plug hold (checkVia): the queue hold takes none of them
+        const plugOnly = PLUG_ONLY.filter((k) => opts[k] !== undefined && opts[k] !== false).map((k) => `--${k}`);
+        const how =
+          m.via === 'queue' && plugOnly.length
+            ? `without ${plugOnly.join(', ')} (the plug holds' options)`
+            : `with the same options${opts.via ? ' (or leave --via out)' : ''}`;
+        e.message += `; the ${m.via} hold works on this kernel: 'synplug setup --via ${m.via}' ${how}`;
         break;
       }
       throw e;
@@ -405,22 +411,28 @@ function refuseNewHeldSet(mode: HoldMode, target: Hold, before: HoldRecord | und
   );
 }
 
+/** The options only the plug holds take. */
+const PLUG_ONLY = ['dev', 'mark', 'limit', 'force'] as const;
+
 /**
  * The `via` of setup's options: `auto` unless given; `auto` with an option
- * only the plug holds take (`dev`, `mark`, `limit`, `force`) is `plug`.
- * @throws {UsageError} a word that is not one of {@link HOLD_VIAS}; a plug hold's option with `queue`
+ * only the plug holds take (`dev`, `mark`, `limit`, `force`) is `plug`, with
+ * one only the queue hold takes (`queue.num`, `queue.maxlen`) `queue`.
+ * @throws {UsageError} a word that is not one of {@link HOLD_VIAS}; a plug hold's option with `queue`, a queue hold's with `plug`, or both kinds
  */
 function checkVia(opts: SetupOptions): 'auto' | 'plug' | 'queue' {
   const via = opts.via ?? 'auto';
   if (!HOLD_VIAS.includes(via)) throw new UsageError(`--via: '${String(via)}' is not one of ${HOLD_VIAS.join(', ')}`);
-  const plugOnly = (['dev', 'mark', 'limit', 'force'] as const).filter((k) => opts[k] !== undefined && opts[k] !== false);
-  if (via === 'queue' && plugOnly.length)
+  const plugOnly = PLUG_ONLY.filter((k) => opts[k] !== undefined && opts[k] !== false);
+  const queueOnly = opts.queue !== undefined && Object.values(opts.queue).some((v) => v !== undefined);
+  if ((via === 'queue' || (via === 'auto' && queueOnly)) && plugOnly.length)
     throw new UsageError(
       `--${plugOnly[0]} is the plug holds' option; the queue hold (--via queue) takes --addr, --inbound, --port, --queue-num and --queue-maxlen`,
     );
-  if (via !== 'queue' && opts.queue !== undefined && Object.values(opts.queue).some((v) => v !== undefined))
-    throw new UsageError("--queue-num and --queue-maxlen are the queue hold's options: use them with --via queue");
-  return via === 'auto' && plugOnly.length ? 'plug' : via;
+  if (via === 'plug' && queueOnly)
+    throw new UsageError("--queue-num and --queue-maxlen are the queue hold's options: use them with --via queue (or leave --via out)");
+  if (via === 'auto' && plugOnly.length) return 'plug';
+  return via === 'auto' && queueOnly ? 'queue' : via;
 }
 
 /** A hold `check` or `status` reports, inspected; or the id of a selected hold that is not set up (no hold to inspect). */

@@ -111,6 +111,9 @@ test('setup refuses a bad --via word and the plug holds options with --via queue
     message: /--queue-num and --queue-maxlen are the queue hold's options/,
   });
   await t.throwsAsync(setup({ via: 'queue', queue: { num: 70000 } }), { instanceOf: UsageError, message: /--queue-num: 70000 is not a queue number/ });
+  // without --via, a queue hold's option picks the queue hold (a fresh user's: it said to use it with --via queue),
+  // and with a plug hold's option too it is refused, as with --via queue
+  await t.throwsAsync(setup({ mark: 3, queue: { num: 3 } }), { instanceOf: UsageError, message: /--mark is the plug holds' option; the queue hold/ });
 });
 
 test("plug.json's dev: the held holds' devices (an inbound hold's DEV, never the local hold's lo for it)", (t) => {
