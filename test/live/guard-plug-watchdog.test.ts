@@ -21,6 +21,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { inboundNetns, TC } from '../helpers/inbound-netns.js';
 import { StateStore } from '../../src/guard/state.js';
+import { setDefaultNetns } from '../../src/netlink/netns.js';
 
 const DEV = 'sp-pwd0';
 const N = inboundNetns('sp-pwd', DEV, 'sp-pwd1');
@@ -50,12 +51,15 @@ test.serial('a manual plug is released at its max-hold by its watchdog, with not
     t.true(exitedAt < deadline, 'precondition: the owner exited before the deadline');
     const store = new StateStore(sd);
     t.true(await until(() => !existsSync(`/proc/${watchdogPid}`), 90_000), 'the watchdog exits once it acted');
+    // the records name the namespace they were written for (the child's): read them as a command there would
+    setDefaultNetns(N.ns);
     const p = store.readPlug()!;
     t.is(p.state, 'released');
     t.true(p.releasedAt! >= deadline, 'it acted at the deadline, not when its input ended (when the owner exited)');
     t.notRegex(N.sh(TC, 'qdisc', 'show', 'dev', DEV), /tbf 1: root/, 'the held piece was released (tc no longer lists it)');
     t.deepEqual(store.readLeases()?.leases, [], 'the manual lease is dropped');
   } finally {
+    setDefaultNetns(undefined);
     N.quiet(TC, 'qdisc', 'del', 'dev', DEV, 'root');
     rmSync(join(sd, '..'), { recursive: true, force: true });
   }

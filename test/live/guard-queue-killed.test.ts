@@ -19,6 +19,7 @@
  * print their connect outcome and tcpi_total_retrans. Waits are on events,
  * bounded.
  */
+import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -116,13 +117,17 @@ const scenarios = {
     const setup = run(['setup', '--via', 'queue', '--addr', addr], env);
     const h = await heldProtect(env, dir);
     const same = run(['setup', '--via', 'queue', '--addr', addr], env);
-    const changed = run(['setup', '--via', 'queue', '--addr', '169.254.78.9'], env);
-    const onLoOther = onLo('169.254.78.9');
+    // another address: refused whether or not a hold runs (setup never moves a local hold)
+    const moved = run(['setup', '--via', 'queue', '--addr', '169.254.78.9'], env);
+    // the hold's address gone (by hand): setup would add it again, a change, refused during the hold
+    execFileSync('/usr/sbin/ip', ['addr', 'del', `${addr}/32`, 'dev', 'lo']);
+    const changed = run(['setup', '--via', 'queue', '--addr', addr], env);
+    const onLoOther = onLo(addr) || onLo('169.254.78.9');
     const chainsWhileHeld = chainsOf(QUEUE_TABLE);
     h.release();
     const end = await h.ended;
     const down = run(['teardown'], env);
-    return { setup: setup.code, same, changed, onLoOther, chainsWhileHeld, protect: end.code, down: down.code };
+    return { setup: setup.code, same, moved: moved.code, changed, onLoOther, chainsWhileHeld, protect: end.code, down: down.code };
   },
 };
 
@@ -173,8 +178,9 @@ if (!(await runScenarioIfChild(ENV, scenarios))) {
     t.is(r.changed.code, 7, r.changed.stderr);
     t.regex(
       r.changed.stderr,
-      /the queue hold of this state directory is holding now \('synplug protect' \(sh -c .*\) pid [0-9]+, until .*\): setup would change it \(add address 169\.254\.78\.9\/32 dev lo.*\), which it never does during a hold\. .*Nothing was changed/,
+      /the queue hold of this state directory is holding now \('synplug protect' \(sh -c .*\) pid [0-9]+, until .*\): setup would change it \(add address 169\.254\.78\.8\/32 dev lo.*\), which it never does during a hold\. .*Nothing was changed/,
     );
+    t.is(r.moved, 2, 'another --addr: exit 2, during a hold too');
     t.false(r.onLoOther, 'nothing was added');
     t.deepEqual(r.chainsWhileHeld, ['hold:1']);
     t.is(r.protect, 0);
