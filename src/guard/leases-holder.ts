@@ -36,7 +36,7 @@
  * @module
  */
 import { spawn } from 'node:child_process';
-import { chmodSync, unlinkSync } from 'node:fs';
+import { chmodSync, lstatSync, unlinkSync } from 'node:fs';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { basename, join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -142,8 +142,39 @@ function readLine(sock: Socket, timeoutMs: number): Promise<Record<string, unkno
 }
 
 /** Connect to the holder of a queue; undefined when none listens there. */
-function connectHolder(stateDir: string, queueNum: number): Promise<Socket | undefined> {
-  return connectPath(holderSocketPath(stateDir, queueNum));
+async function connectHolder(stateDir: string, queueNum: number): Promise<Socket | undefined> {
+  const path = holderSocketPath(stateDir, queueNum);
+  refuseLinkedSocket(path);
+  return connectPath(path);
+}
+
+/**
+ * Refuse a holder socket path that is not this directory's own socket: a
+ * symbolic link, or a hard link (a socket file that another name also
+ * reaches: its link count above 1), would reach the holder of another state
+ * directory, and a release through it would end that directory's hold.
+ * Nothing there is fine (no holder runs).
+ * @throws {SynplugError} (`bad-state`) a link, or not a socket
+ */
+function refuseLinkedSocket(path: string): void {
+  let st: ReturnType<typeof lstatSync>;
+  try {
+    st = lstatSync(path);
+  } catch {
+    return; // nothing there: no holder runs
+  }
+  const what = st?.isSymbolicLink()
+    ? 'a symbolic link'
+    : !st?.isSocket()
+      ? 'not a socket'
+      : st.nlink > 1
+        ? `a socket with ${st.nlink} names (a hard link)`
+        : undefined;
+  if (what)
+    throw new SynplugError(
+      `${path} is ${what}, not the queue holder's own socket of this state directory: it could reach another directory's holder, so nothing was asked of it; remove it (and find out who made it)`,
+      'bad-state',
+    );
 }
 
 /**

@@ -10,7 +10,7 @@
  * bounded; nothing is judged by wall-clock time.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, linkSync, mkdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -217,6 +217,15 @@ const scenarios = {
     const rel = synplug(['release'], other);
     const orphaned = synplug(['release', '--orphaned'], other);
     const status = synplug(['status'], other);
+    // a directory whose holder socket is a link to this hold's (symbolic, then hard): its release reaches nothing
+    const linked: number[] = [];
+    for (const kind of ['sym', 'hard'] as const) {
+      const dir = `${env.SYNPLUG_STATE_DIR}-${kind}`;
+      mkdirSync(dir, { mode: 0o700 });
+      (kind === 'sym' ? symlinkSync : linkSync)(join(env.SYNPLUG_STATE_DIR!, `queue-${QUEUE}.sock`), join(dir, `queue-${QUEUE}.sock`));
+      linked.push(synplug(['release'], { ...env, SYNPLUG_STATE_DIR: dir }).code);
+      rmSync(dir, { recursive: true, force: true });
+    }
     const chainsAfter = chainsOf(QUEUE_TABLE);
     const c = client(addr, PORT);
     await until(() => (procQueue(QUEUE)?.queued ?? 0) >= 1, 'the SYN to be queued');
@@ -226,7 +235,7 @@ const scenarios = {
     const end = await h.ended;
     srv.kill();
     synplug(['teardown'], env);
-    return { codes: [rel.code, orphaned.code, status.code], chainsAfter, pendingWhileHeld, outcome, lossless: JSON.parse(end.stdout).report.lossless };
+    return { codes: [rel.code, orphaned.code, status.code], linked, chainsAfter, pendingWhileHeld, outcome, lossless: JSON.parse(end.stdout).report.lossless };
   },
 
   /** SIGKILL of protect, its watchdog and the queue's holder: the kernel drops what was held; a new connection bypasses. */
@@ -542,6 +551,7 @@ if (!(await runScenarioIfChild(ENV, scenarios))) {
   test("a release, a release --orphaned and a status through a state directory with no record leave another directory's running hold: its chain stays, a new SYN is held until its own release", (t) => {
     const r = inOwnNetns<Json>(SELF, ENV, 'release-elsewhere', 90_000);
     t.deepEqual(r.codes, [0, 0, 0]);
+    t.deepEqual(r.linked, [6, 6], "regression (an attack's): a holder socket linked from another directory is refused, and its release ended the hold");
     t.deepEqual(r.chainsAfter, ['hold:1'], "the running hold's chain and rule are still there");
     t.true(r.pendingWhileHeld, 'a new SYN is held');
     t.is(r.outcome, 'ok 0', 'delivered at the release, without a retransmission');
