@@ -56,6 +56,7 @@ import { hexMessage, type WatchdogStep } from './watchdog.js';
 import { leaseLive, recordedLeases, withLeaseLock } from './leases.js';
 import type { StateStore } from './state.js';
 import { removeIfThere, TABLE_COMMENT, tableIsMarked } from './teardown-marks.js';
+import { stateDirMark } from './state-fs.js';
 import { parseAddress } from '../iptables/validate.js';
 import * as C from '../iptables/constants.js';
 import type { Expr } from '../iptables/expr/index.js';
@@ -64,8 +65,20 @@ import type { Expr } from '../iptables/expr/index.js';
 export const REPORT_TABLE = 'synplug_report';
 /** How long teardown waits for the packets queued in the namespace to go before it removes the report's base chain, ms. */
 export const REPORT_REMOVAL_WAIT_MS = 3000;
-/** Its chain (hook output, priority {@link REPORT_PRIORITY}): it exists only around protects. */
+/** Its chains' name, before each state directory's mark ({@link reportChainName}). */
 export const REPORT_CHAIN = 'rst';
+
+/**
+ * The counter chain of one state directory (hook output, priority
+ * {@link REPORT_PRIORITY}; it exists only around that directory's protects):
+ * `rst-<the directory's mark>` (state-fs.ts's `stateDirMark`), so that the
+ * protects of another state directory in the namespace never remove or
+ * count with it; `rst` for a directory that does not exist.
+ */
+export function reportChainName(stateDir: string): string {
+  const mark = stateDirMark(stateDir);
+  return mark === undefined ? REPORT_CHAIN : `${REPORT_CHAIN}-${mark}`;
+}
 /**
  * The chain's priority: the output hook's last (NF_IP_PRI_LAST, INT_MAX), so
  * that adding it moves no other hook: the kernel inserts a new hook before
@@ -266,7 +279,8 @@ const message = (e: unknown): string => (e instanceof Error ? e.message : String
  * reported as null with the reason.
  * @param held what the holds hold (empty: refused/reset/listenerDrops are not counted)
  */
-export async function armReport(held: readonly HeldTraffic[]): Promise<ReportCounting> {
+export async function armReport(held: readonly HeldTraffic[], stateDir: string): Promise<ReportCounting> {
+  const chain = reportChainName(stateDir);
   const uncounted: string[] = [];
   const table = { family: 'inet', name: REPORT_TABLE };
   let nft: NetlinkConnection | undefined;
@@ -299,7 +313,7 @@ export async function armReport(held: readonly HeldTraffic[]): Promise<ReportCou
     }
     try {
       nft = openNftables();
-      await (await missingCountersBatch(nft, held, resetScope))?.batch.commit(nft);
+      await (await missingCountersBatch(nft, held, resetScope, chain))?.batch.commit(nft);
       tableHandle = (await getTable(nft, table))?.handle;
       tableMade = true;
     } catch (e) {
@@ -318,7 +332,7 @@ export async function armReport(held: readonly HeldTraffic[]): Promise<ReportCou
       }
       // The first rule of each comment (two protects arming together may both have added one).
       const seen = new Set<string>();
-      for (const rule of await listRules(nft, { family: 'inet', table: table.name, chain: REPORT_CHAIN })) {
+      for (const rule of await listRules(nft, { family: 'inet', table: table.name, chain })) {
         const kinds = rule.comment !== undefined ? kindsOf.get(rule.comment) : undefined;
         const c = rule.expr.find((x) => x.name === 'counter') as { packets: number } | undefined;
         if (!kinds || !c || seen.has(rule.comment!)) continue;
@@ -367,8 +381,8 @@ export async function armReport(held: readonly HeldTraffic[]): Promise<ReportCou
     async kept() {
       if (!nft || !tableMade) return;
       try {
-        if ((await listChains(nft, { family: 'inet', table: table.name })).some((x) => x.name === REPORT_CHAIN)) return;
-        await (await missingCountersBatch(nft, held, resetScope))?.batch.commit(nft);
+        if ((await listChains(nft, { family: 'inet', table: table.name })).some((x) => x.name === chain)) return;
+        await (await missingCountersBatch(nft, held, resetScope, chain))?.batch.commit(nft);
         tableHandle = (await getTable(nft, table))?.handle;
         before = await read();
       } catch (e) {
@@ -416,22 +430,25 @@ async function missingCountersBatch(
   nft: NetlinkConnection,
   held: readonly HeldTraffic[],
   resetScope: readonly HeldTraffic[],
+  chain: string,
 ): Promise<{ batch: NftBatch; tableExisted: boolean } | undefined> {
   const table = { family: 'inet', name: REPORT_TABLE };
   const tableExisted = (await getTable(nft, table)) !== undefined;
-  const have = new Set(tableExisted ? (await listRules(nft, { family: 'inet', table: table.name }).catch(() => [])).map((r) => r.comment) : []);
+  const have = new Set(
+    tableExisted ? (await listRules(nft, { family: 'inet', table: table.name }).catch(() => [])).filter((r) => r.chain === chain).map((r) => r.comment) : [],
+  );
   const missing = reportRules(held, resetScope).filter((r) => !have.has(r.comment));
   if (missing.length === 0) return undefined;
   const batch = new NftBatch().addTable({ ...table, comment: TABLE_COMMENT });
-  batch.addChain({ ...table, table: table.name, name: REPORT_CHAIN, type: 'filter', hook: 'output', prio: REPORT_PRIORITY, policy: 'accept' });
-  for (const r of missing) batch.addRule({ family: 'inet', table: table.name, chain: REPORT_CHAIN, expr: r.expr, comment: r.comment });
+  batch.addChain({ ...table, table: table.name, name: chain, type: 'filter', hook: 'output', prio: REPORT_PRIORITY, policy: 'accept' });
+  for (const r of missing) batch.addRule({ family: 'inet', table: table.name, chain, expr: r.expr, comment: r.comment });
   return { batch, tableExisted };
 }
 
 /** The chain's removal with its rules: its rules first (a kernel before recursive chain deletion refuses a chain with rules). */
-function chainRemoval(): NftBatch {
+function chainRemoval(chain: string): NftBatch {
   const ref = { family: 'inet', table: REPORT_TABLE };
-  return new NftBatch().flushChain({ ...ref, chain: REPORT_CHAIN }).deleteChain({ ...ref, name: REPORT_CHAIN });
+  return new NftBatch().flushChain({ ...ref, chain }).deleteChain({ ...ref, name: chain });
 }
 
 /**
@@ -439,12 +456,13 @@ function chainRemoval(): NftBatch {
  * during its hold: run once no lease is left and nothing is queued in the
  * namespace (up to {@link REPORT_RETIRE_WAIT_MS}); one already gone is fine.
  */
-export function reportChainWatchdogStep(): WatchdogStep {
+export function reportChainWatchdogStep(stateDir: string): WatchdogStep {
+  const chain = reportChainName(stateDir);
   return {
-    what: `delete chain inet ${REPORT_TABLE} ${REPORT_CHAIN} (the reload report's RST counters)`,
+    what: `delete chain inet ${REPORT_TABLE} ${chain} (the reload report's RST counters)`,
     phase: 'disarm',
     protocol: NETLINK_NETFILTER,
-    messages: chainRemoval().messages().map(hexMessage),
+    messages: chainRemoval(chain).messages().map(hexMessage),
     ignoreErrno: [osConstants.errno.ENOENT],
     whenNothingQueuedMs: REPORT_RETIRE_WAIT_MS,
   };
@@ -461,19 +479,20 @@ export function reportChainWatchdogStep(): WatchdogStep {
  * @returns what was removed (`chain inet synplug_report rst`) or why it stays; undefined when there is no chain, or a live lease keeps it
  */
 export async function retireReportChain(store: StateStore): Promise<{ removed?: string; kept?: string } | undefined> {
-  const chain = `chain inet ${REPORT_TABLE} ${REPORT_CHAIN}`;
+  const name = reportChainName(store.dir);
+  const chain = `chain inet ${REPORT_TABLE} ${name}`;
   let nft: NetlinkConnection | undefined;
   try {
     nft = openNftables();
     const c = nft;
     const t = await getTable(c, { family: 'inet', name: REPORT_TABLE });
     if (!t || tableIsMarked(t) === false) return undefined;
-    if (!(await listChains(c, { family: 'inet', table: REPORT_TABLE })).some((x) => x.name === REPORT_CHAIN)) return undefined;
+    if (!(await listChains(c, { family: 'inet', table: REPORT_TABLE })).some((x) => x.name === name)) return undefined;
     if (!(await nothingQueuedWithin(REPORT_RETIRE_WAIT_MS, defaultNetns())))
       return { kept: `${chain}: packets are queued in this namespace, which removing a base chain would drop; the next reload removes it` };
     const gone = await withLeaseLock(store, async () => {
       if (recordedLeases(store).some((l) => leaseLive(l))) return false; // a holder counts with it: its end removes it
-      return removeIfThere(() => chainRemoval().commit(c));
+      return removeIfThere(() => chainRemoval(name).commit(c));
     });
     return gone ? { removed: chain } : undefined;
   } catch (e) {

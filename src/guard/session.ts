@@ -249,7 +249,7 @@ export class GuardSession implements ProtectSession, HoldSockets {
     const plugs = steps.filter((st) => st.protocol === NETLINK_ROUTE && isReleaseStep(st));
     const rest = steps.filter((st) => !plugs.includes(st));
     const joined: WatchdogStep = { what: 'plug release', phase: 'release', protocol: NETLINK_ROUTE, messages: plugs.flatMap((st) => st.messages) };
-    return [joined, ...rest.filter(isReleaseStep), ...rest.filter((st) => !isReleaseStep(st)), reportChainWatchdogStep()];
+    return [joined, ...rest.filter(isReleaseStep), ...rest.filter((st) => !isReleaseStep(st)), reportChainWatchdogStep(this.config.stateDir)];
   }
 
   /**

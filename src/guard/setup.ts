@@ -43,7 +43,7 @@ import { defaultStateDir } from './state-dir.js';
 import { defaultNetns } from '../netlink/netns.js';
 
 /** What every protect adds around its hold, beside the hold's own armed pieces (report.ts), for `setup --dry-run`. */
-const REPORT_ARMED = `chain inet ${REPORT_TABLE} ${REPORT_CHAIN} (protect's reload report: counts the RSTs that leave what is held)`;
+const REPORT_ARMED = `chain inet ${REPORT_TABLE} ${REPORT_CHAIN}-<the state directory's mark> (protect's reload report: counts the RSTs that leave what is held)`;
 /** The state of several holds together: `ok` when all are, `absent` when none is set up at all, else `partial`. */
 export function combineStates(states: readonly SetupState[]): SetupState {
   if (states.every((s) => s === 'ok')) return 'ok';

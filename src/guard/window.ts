@@ -191,7 +191,7 @@ async function protectInner(session: ProtectSession, opts: ProtectOptions, early
   for (const s of signals) process.on(s, onSignal);
 
   // The reload's report: armed before the hold (and kept once the lease is taken), read after the release (report.ts).
-  const counting = await armReport(session.heldTraffic?.() ?? []);
+  const counting = await armReport(session.heldTraffic?.() ?? [], session.config.stateDir);
   const now = Date.now();
   const deadline = now + maxHoldMs;
   const lease: Lease = {

@@ -48,8 +48,9 @@ function reportChain(): { hook: string; prio: number; rules: number } | null {
   const r = spawnSync('/usr/sbin/nft', ['-j', 'list', 'table', 'inet', REPORT_TABLE], { encoding: 'utf8' });
   if (r.status !== 0) return null;
   const j = JSON.parse(r.stdout) as { nftables: Array<{ chain?: { name: string; hook: string; prio: number }; rule?: { chain: string } }> };
-  const c = j.nftables.find((o) => o.chain?.name === REPORT_CHAIN)?.chain;
-  return c ? { hook: c.hook, prio: c.prio, rules: j.nftables.filter((o) => o.rule?.chain === REPORT_CHAIN).length } : null;
+  // the state directory's own chain: rst-<its mark>
+  const c = j.nftables.find((o) => o.chain?.name.startsWith(`${REPORT_CHAIN}-`))?.chain;
+  return c ? { hook: c.hook, prio: c.prio, rules: j.nftables.filter((o) => o.rule?.chain === c.name).length } : null;
 }
 
 /** The local queue hold set up for 169.254.77.1, a server there, and a protect holding: its watchdog found. */
@@ -236,6 +237,27 @@ const scenarios = {
     srv.kill();
     synplug(['teardown'], env);
     return { codes: [rel.code, orphaned.code, status.code], linked, chainsAfter, pendingWhileHeld, outcome, lossless: JSON.parse(end.stdout).report.lossless };
+  },
+
+  /** Two state directories in one namespace: B's protect during A's hold leaves A's counter chain alone. */
+  async 'report-two-dirs'() {
+    const { env, srv, h } = await holding();
+    const dirB = `${env.SYNPLUG_STATE_DIR}-b`;
+    const envB = { ...env, SYNPLUG_STATE_DIR: dirB };
+    execFileSync(IP, ['link', 'add', 'sqr0', 'type', 'veth', 'peer', 'name', 'sqr1']);
+    const setupB = synplug(['setup', '--via', 'queue', '--inbound', 'sqr0', '--port', '8080', '--queue-num', '4201'], envB);
+    const names = () => (chainsOf(REPORT_TABLE) ?? []).map((c) => c.split(':')[0]);
+    const duringA = names();
+    const protectB = synplug(['protect', '--', 'true'], envB);
+    const afterB = names();
+    h.release();
+    await h.ended;
+    const afterA = names();
+    srv.kill();
+    synplug(['teardown'], envB);
+    synplug(['teardown'], env);
+    rmSync(dirB, { recursive: true, force: true });
+    return { setupB: setupB.code, protectB: protectB.code, duringA, afterB, afterA };
   },
 
   /** SIGKILL of protect, its watchdog and the queue's holder: the kernel drops what was held; a new connection bypasses. */
@@ -565,6 +587,16 @@ if (!(await runScenarioIfChild(ENV, scenarios))) {
     t.is(r.byProtect, 'ok 0', 'the held SYN connected at the release, without a retransmission');
     t.deepEqual(r.reportAfterRelease, [], "the release, the last holder's end, removed the counter chain");
     t.is(r.byRawChain, 'ok 0', "a chain added at priority raw (the queue chain's) during a hold: connected at the release, no retransmission");
+  });
+
+  test("two state directories in one namespace: each protect counts in its own chain; B's protect during A's hold leaves A's (it removed it: A's report then said lossless for a refused connection)", (t) => {
+    const r = inOwnNetns<Json>(SELF, ENV, 'report-two-dirs', 90_000);
+    t.is(r.setupB, 0);
+    t.is(r.protectB, 0);
+    t.is(r.duringA.length, 1, JSON.stringify(r.duringA));
+    t.regex(r.duringA[0], /^rst-[0-9a-f]{16}$/);
+    t.deepEqual(r.afterB, r.duringA, "B's end removed its own chain only");
+    t.deepEqual(r.afterA, [], "A's end removed its own");
   });
 
   test('SIGKILL of protect, its watchdog and the queue holder: the queue is unbound, and the next connection passes through bypass', (t) => {

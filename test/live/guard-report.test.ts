@@ -131,12 +131,14 @@ const scenarios = {
   proper: () => restartUnder(['--max-hold', '10s', '--wait-listen', `${ADDR}:${PORT}`], false, true),
   /** Another holder's end removed the counter chain between this protect's arming and its lease: kept() makes it again. */
   async kept() {
-    const { armReport, REPORT_TABLE, REPORT_CHAIN } = await import('../../src/guard/report.js');
+    const { armReport, REPORT_TABLE, reportChainName } = await import('../../src/guard/report.js');
     spawnSync('/usr/sbin/ip', ['addr', 'add', `${ADDR}/32`, 'dev', 'lo']);
-    const c = await armReport([{ addrs: [], ports: [9443] }]);
-    const removed = spawnSync('/usr/sbin/nft', ['delete', 'chain', 'inet', REPORT_TABLE, REPORT_CHAIN]).status;
+    const dir = mkdtempSync(join(tmpdir(), 'sp-report-kept-'));
+    const name = reportChainName(dir);
+    const c = await armReport([{ addrs: [], ports: [9443] }], dir);
+    const removed = spawnSync('/usr/sbin/nft', ['delete', 'chain', 'inet', REPORT_TABLE, name]).status;
     await c.kept();
-    const chain = spawnSync('/usr/sbin/nft', ['list', 'chain', 'inet', REPORT_TABLE, REPORT_CHAIN]).status;
+    const chain = spawnSync('/usr/sbin/nft', ['list', 'chain', 'inet', REPORT_TABLE, name]).status;
     spawnSync('python3', [
       '-c',
       `import socket
@@ -147,7 +149,8 @@ for i in range(3):
     ]);
     c.released();
     const report = await c.finish({ heldSyns: 0, holdMs: 0, dropped: 0 });
-    return { removed, chain, report };
+    rmSync(dir, { recursive: true, force: true });
+    return { removed, chain, name, report };
   },
   /** The counting rules as nft prints them, three refusals counted, a second arming adding nothing. */
   async rules() {
@@ -162,7 +165,8 @@ for i in range(3):
       { addrs: ['fd00:79::1'], ports: [8443] },
       { addrs: [], ports: [9443] },
     ];
-    const c = await armReport(held);
+    const dir = mkdtempSync(join(tmpdir(), 'sp-report-rules-dir-'));
+    const c = await armReport(held, dir);
     const listed = spawnSync('/usr/sbin/nft', ['list', 'table', 'inet', 'synplug_report'], { encoding: 'utf8' }).stdout;
     c.released();
     const refused = spawnSync(
@@ -171,7 +175,7 @@ for i in range(3):
       { encoding: 'utf8' },
     ).stdout;
     const report = await c.finish({ heldSyns: 0, holdMs: 0, dropped: 0 });
-    const again = await armReport(held);
+    const again = await armReport(held, dir);
     await again.finish({ heldSyns: 0, holdMs: 0, dropped: 0 });
     const rules = (t: string) => t.split('\n').filter((l) => l.includes('counter')).length;
     const relisted = spawnSync('/usr/sbin/nft', ['list', 'table', 'inet', 'synplug_report'], { encoding: 'utf8' }).stdout;
@@ -340,6 +344,7 @@ if (!(await runScenarioIfChild(ENV, scenarios))) {
     const r = inOwnNetns<Json>(SELF, ENV, 'kept', 60_000);
     t.is(r.removed, 0, 'the chain was removed');
     t.is(r.chain, 0, 'kept() made it again');
+    t.regex(r.name, /^rst-[0-9a-f]{16}$/, "the state directory's own chain");
     t.like(r.report, { refused: 3, reset: 0 });
   });
 
