@@ -74,9 +74,10 @@
  * @module
  */
 import { performance } from 'node:perf_hooks';
-import { SynplugError } from '../netlink/errors.js';
+import { SynplugError, UsageError } from '../netlink/errors.js';
 import { NetlinkConnection } from '../netlink/connection.js';
-import { NETLINK_SOCK_DIAG } from '../netlink/message.js';
+import { NETLINK_ROUTE, NETLINK_SOCK_DIAG } from '../netlink/message.js';
+import { listLinks } from '../netlink/route/link.js';
 import { listTcpListeners } from '../netlink/sockdiag.js';
 import { check, setup, teardown, protect, holdModeFor, removeReportCounters, DEFAULTS, type HoldMode, type ProtectResult } from '../guard/index.js';
 import { REPORT_TABLE } from '../guard/report.js';
@@ -200,6 +201,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
       ...(options.via !== undefined && { via: options.via }),
     });
     via = pre.via;
+    if (!options.inbound) await refuseLoDown();
     if (pre.why) progress(`holding with a netfilter queue (the queue hold): ${pre.why}`);
     if (stoppedBy) throw new DemoInterruptedError(stoppedBy, '');
     let addr: string;
@@ -527,4 +529,23 @@ async function protectedRestart(ctx: Ctx): Promise<Omit<RestartResult, 'atMs'>> 
     throw new SynplugError(`the demo's restart command ran, but its SIGUSR2 never reached the demo (pid ${process.pid}); protect released at the max-hold`);
   const { closedMs, queuedAtClose } = await restarted;
   return { closedMs, queuedAtClose, heldMs: r.report.holdMs, synsHeld: r.report.heldSyns, drops: r.report.dropped, maxHoldReached: r.maxHoldReached };
+}
+
+/**
+ * The local demo's clients reach its server over `lo`: in a namespace where
+ * `lo` is down (a new `unshare --net` starts so) every connection would time
+ * out, in both phases, and the verdict would blame synplug.
+ * @throws {UsageError} `lo` is down (exit 2); nothing was changed
+ */
+async function refuseLoDown(): Promise<void> {
+  const route = NetlinkConnection.open(NETLINK_ROUTE);
+  try {
+    const lo = (await listLinks(route)).find((l) => l.ifname === LOCAL_DEV);
+    if (lo && !lo.flags.includes('UP'))
+      throw new UsageError(
+        `${LOCAL_DEV} is down in this network namespace (a new 'unshare --net' starts with it down): the demo's clients could not reach its server; run 'ip link set ${LOCAL_DEV} up' first. Nothing was changed`,
+      );
+  } finally {
+    route.close();
+  }
 }

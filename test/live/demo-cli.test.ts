@@ -409,3 +409,15 @@ test.serial(
     t.is(inNs(IP, ['-j', 'link', 'show']), links, 'the veth pair is gone');
   },
 );
+
+test("demo --here where lo is down (a new 'unshare --net'): exit 2 naming it, nothing set up (it timed out in both phases and blamed synplug)", (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'synplug-lodown-'));
+  const r = spawnSync('unshare', ['--net', process.execPath, BIN, 'demo', '--here', '--restarts', '1', '--seconds', '1'], {
+    encoding: 'utf8',
+    env: { ...process.env, SYNPLUG_STATE_DIR: join(dir, 'state') },
+    timeout: 60_000,
+  });
+  t.is(r.status, 2, r.stderr);
+  t.regex(r.stderr, /lo is down in this network namespace .*run 'ip link set lo up' first\. Nothing was changed/);
+  t.deepEqual(readdirSync(dir), [], 'no state directory was made');
+});
