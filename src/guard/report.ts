@@ -476,7 +476,7 @@ export function reportChainWatchdogStep(stateDir: string): WatchdogStep {
  * to {@link REPORT_RETIRE_WAIT_MS}. The table stays (alone it hooks
  * nothing). Never throws.
  * @param store the state directory whose leases count
- * @returns what was removed (`chain inet synplug_report rst`) or why it stays; undefined when there is no chain, or a live lease keeps it
+ * @returns what was removed (`chain inet synplug_report rst-<mark>`) or why it stays; undefined when there is no chain, or a live lease keeps it
  */
 export async function retireReportChain(store: StateStore): Promise<{ removed?: string; kept?: string } | undefined> {
   const name = reportChainName(store.dir);
