@@ -17,6 +17,7 @@ import {
   checkSelector,
   combineStates,
   findUnrecordedIfbs,
+  asInterrupted,
   interruptedSetup,
   noLocalHold,
   nothingSetUp,
@@ -474,13 +475,7 @@ export async function status(opts: StatusOptions = {}): Promise<StatusResult> {
       holds,
     };
   });
-  if (interrupted)
-    return {
-      ...r,
-      state: 'partial',
-      holds: r.holds.map((h) => (h.id in interrupted.record.holds ? { ...h, state: 'partial' as const } : h)),
-      interrupted: interrupted.sentence,
-    };
+  if (interrupted) return asInterrupted(r, interrupted);
   const noLocal = noLocalHold(local, record, r.holds);
   if (!noLocal && (record || inbound !== undefined || r.unrecorded?.length || r.plug || r.leases.length)) return r;
   const none = await nothingSetUp(config, rest, r, noLocal);

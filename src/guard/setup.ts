@@ -304,6 +304,22 @@ export interface InterruptedSetup {
 }
 
 /**
+ * A `check` or `status` result as an interrupted setup makes it: partial,
+ * its holds that the interrupted setup would record partial, with its sentence.
+ */
+export function asInterrupted<R extends { state: string; holds: Array<{ id: string; state: string }> }>(
+  r: R,
+  interrupted: InterruptedSetup,
+): R & { interrupted: string } {
+  return {
+    ...r,
+    state: 'partial',
+    holds: r.holds.map((h) => (h.id in interrupted.record.holds ? { ...h, state: 'partial' as const } : h)),
+    interrupted: interrupted.sentence,
+  };
+}
+
+/**
  * A setup killed between its kernel steps and its record: the state
  * directory holds setup's lock file (or plug.json) but no setup.json, and
  * the local hold `setup` makes here (`--via auto`: on this kernel, the queue
@@ -537,13 +553,7 @@ export async function check(opts: CheckOptions = {}): Promise<CheckResult> {
       }),
     };
   });
-  if (interrupted)
-    return {
-      ...r,
-      state: 'partial',
-      holds: r.holds.map((h) => (h.id in interrupted.record.holds ? { ...h, state: 'partial' as const } : h)),
-      interrupted: interrupted.sentence,
-    };
+  if (interrupted) return asInterrupted(r, interrupted);
   // no record: a hold carrying synplug's mark is another state directory's, not set up in this one (protect refuses it)
   if (others.length)
     return {

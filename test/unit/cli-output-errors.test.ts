@@ -24,61 +24,51 @@ const entries: Array<[string, string[]]> = [
 ];
 const env = { ...process.env, SYNPLUG_STATE_DIR: '/nonexistent/synplug-state', SYNPLUG_WRITE_CODE_CACHE: '0' };
 
+/** Run an entry with `args` and stdout as given (`onStdout` sees the pipe); its exit code and what it wrote on stderr. */
+async function run(
+  node: readonly string[],
+  args: string[],
+  stdout: 'pipe' | number,
+  onStdout?: (out: NodeJS.ReadableStream & { destroy(): void }) => void,
+): Promise<{ code: number | null; stderr: string }> {
+  const p = spawn(process.execPath, [...node, ...args], { cwd: ROOT, env, stdio: ['ignore', stdout, 'pipe'] });
+  if (p.stdout) onStdout?.(p.stdout);
+  let stderr = '';
+  p.stderr!.on('data', (d) => {
+    stderr += d;
+  });
+  const code = await new Promise<number | null>((done) => p.on('close', done));
+  return { code, stderr };
+}
+
 for (const [name, node] of entries) {
   test(`${name}: --version to a stdout that refuses writes (/dev/full) is named on stderr, exit 1; to a closed pipe, exit 0 and nothing on stderr`, async (t) => {
     const full = openSync('/dev/full', 'w');
     try {
-      const p = spawn(process.execPath, [...node, '--version'], { cwd: ROOT, env, stdio: ['ignore', full, 'pipe'] });
-      let stderr = '';
-      p.stderr!.on('data', (d) => {
-        stderr += d;
-      });
-      const code = await new Promise<number | null>((done) => p.on('close', done));
-      t.is(stderr, 'synplug: cannot write to stdout: ENOSPC\n');
-      t.is(code, 1);
+      t.deepEqual(await run(node, ['--version'], full), { code: 1, stderr: 'synplug: cannot write to stdout: ENOSPC\n' });
     } finally {
       closeSync(full);
     }
-    const p = spawn(process.execPath, [...node, '--version'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    p.stdout.destroy();
-    let stderr = '';
-    p.stderr.on('data', (d) => {
-      stderr += d;
-    });
-    const code = await new Promise<number | null>((done) => p.on('close', done));
-    t.is(stderr, '');
-    t.is(code, 0);
+    t.deepEqual(await run(node, ['--version'], 'pipe', (out) => out.destroy()), { code: 0, stderr: '' });
   });
 
   test(`${name}: decode: a reader that closes the pipe ends the output, exit 0 and nothing on stderr`, async (t) => {
     t.true(existsSync(node[node.length - 1]), 'built (npm run build)');
-    const p = spawn(process.execPath, [...node, 'decode', CAPTURE], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stderr = '';
-    p.stderr.on('data', (d) => {
-      stderr += d;
-    });
     let got = 0;
-    p.stdout.on('data', (d: Buffer) => {
-      got += d.length;
-      p.stdout.destroy();
-    });
-    const code = await new Promise<number | null>((done) => p.on('close', done));
+    const r = await run(node, ['decode', CAPTURE], 'pipe', (out) =>
+      out.on('data', (d: Buffer) => {
+        got += d.length;
+        out.destroy();
+      }),
+    );
     t.true(got > 0, 'it printed before the pipe closed');
-    t.is(stderr, '');
-    t.is(code, 0);
+    t.deepEqual(r, { code: 0, stderr: '' });
   });
 
   test(`${name}: decode: a stdout that refuses writes (/dev/full) is named on stderr, exit 1`, async (t) => {
     const full = openSync('/dev/full', 'w');
     try {
-      const p = spawn(process.execPath, [...node, 'decode', CAPTURE], { cwd: ROOT, env, stdio: ['ignore', full, 'pipe'] });
-      let stderr = '';
-      p.stderr!.on('data', (d) => {
-        stderr += d;
-      });
-      const code = await new Promise<number | null>((done) => p.on('close', done));
-      t.is(stderr, 'synplug: cannot write to stdout: ENOSPC\n');
-      t.is(code, 1);
+      t.deepEqual(await run(node, ['decode', CAPTURE], full), { code: 1, stderr: 'synplug: cannot write to stdout: ENOSPC\n' });
     } finally {
       closeSync(full);
     }

@@ -380,6 +380,16 @@ function tableOwner(
 /** Whether a table name is a queue hold's of synplug's. */
 const isOurTable = (t: string): boolean => t === QUEUE_TABLE || t.startsWith(`${QUEUE_TABLE}_`);
 
+/**
+ * A listing that failed: empty, as without nftables there is no rule or
+ * table to clash with (the support probe names what is missing).
+ * @throws {NetlinkError} the refusal itself when it is a permission's (EPERM, EACCES)
+ */
+function unlisted<T>(e: unknown): T[] {
+  if (e instanceof NetlinkError && (e.code === 'EPERM' || e.code === 'EACCES')) throw e;
+  return [];
+}
+
 /** One queue hold (local or inbound), opened for a session. */
 export class QueueHold implements Hold {
   readonly mode = 'queue';
@@ -524,11 +534,6 @@ export class QueueHold implements Hold {
       const who = owners.length ? `process ${owners.map((o) => `${o.pid} (${o.command})`).join(', ')}` : `netlink port ${bound.portId}`;
       throw new SynplugError(`netfilter queue ${q} is bound by ${who}: choose another --queue-num. Nothing was changed`, 'foreign-state');
     }
-    // Without nftables there is no rule or table to clash with (the support probe names what is missing).
-    const unlisted = <T>(e: unknown): T[] => {
-      if (e instanceof NetlinkError && (e.code === 'EPERM' || e.code === 'EACCES')) throw e;
-      return [];
-    };
     // Another state directory's queue hold: its rule exists only during its holds, but its table says its queue
     // number and directory (queueTableComment). The same table, or another on the same queue number, is refused.
     const mine = stateDirMark(this.stateDir);
@@ -556,11 +561,7 @@ export class QueueHold implements Hold {
    */
   private async refuseForeignRules(advice: string): Promise<void> {
     const q = this.spec.queueNum;
-    // Without nftables there is no rule to clash with (the support probe names what is missing).
-    const rules = await listRules(this.sockets.nft).catch((e: unknown) => {
-      if (e instanceof NetlinkError && (e.code === 'EPERM' || e.code === 'EACCES')) throw e;
-      return [] as NftRule[];
-    });
+    const rules = await listRules(this.sockets.nft).catch((e: unknown) => unlisted<NftRule>(e));
     const foreign = rules.filter((r) => !isOurTable(r.table) && queuesOf(r).includes(q));
     if (foreign.length) {
       const where = [...new Set(foreign.map((r) => `table ${r.family} ${r.table} chain ${r.chain}`))].join('; ');
