@@ -142,17 +142,20 @@ export function formatVerdict(r: Pick<ProtectResult, 'report' | 'maxHoldReached'
   const n = (v: number | null) => (v === null ? '?' : String(v));
   // refused counts SYN packets: a client's retransmissions each (an inbound hold queues them too), so the word says so
   const refused = p.refused ? `${p.refused} refused SYN(s), retransmissions included` : `${n(p.refused)} refused`;
-  const counts = `${refused}, ${n(p.reset)} reset, ${p.dropped} dropped${p.listenerDrops ? `, ${p.listenerDrops} dropped by the listener (packets, retransmissions included)` : ''}`;
+  const counts = `${refused}, ${n(p.reset)} reset, ${n(p.dropped)} dropped${p.listenerDrops ? `, ${p.listenerDrops} dropped by the listener (packets, retransmissions included)` : ''}`;
   if (p.lossless === true) return `lossless: ${counts}`;
   if (p.lossless === null) return `not fully counted: ${counts} (${(p.uncounted ?? []).join('; ')})`;
   const causes = lossCauses(p, { maxHoldReached: r.maxHoldReached, waitedForListener: r.newListener !== undefined });
   return `LOST: ${counts}; likely cause: ${causes.join('; ')}`;
 }
 
-/** One recorded reload as a line: id, start, command, holds, hold time, held SYNs, exit status, the counts (history, status). */
+/** One recorded reload as a line: id, end (or start), command, holds, start when a second or more before the end, hold time, held SYNs, exit status, the counts (history, status). */
 export function formatHistoryEntry(e: HistoryEntry): string {
   const verdict = formatVerdict({ report: e.report, maxHoldReached: false, newListener: undefined }).replace(/; likely cause: .*$/, '');
-  return `#${e.id} ${e.start} ${e.command} (${e.holds.join(', ')}): held ${e.report.holdMs.toFixed(1)} ms, ${e.killed ? 'SYNs not counted; KILLED during the hold (its watchdog released it)' : `${e.report.heldSyns} SYN(s); exit ${e.exitCode}`}; ${verdict}`;
+  // the history is in the order the commands ended: each line is labelled with its end (an earlier synplug's: its start)
+  const when = e.end === undefined ? `started ${e.start}` : `ended ${e.end}`;
+  const began = e.end !== undefined && Date.parse(e.end) - Date.parse(e.start) >= 1000 ? ` (started ${e.start})` : '';
+  return `#${e.id} ${when} ${e.command} (${e.holds.join(', ')})${began}: held ${e.report.holdMs.toFixed(1)} ms, ${e.killed ? 'SYNs not counted; KILLED during the hold (its watchdog released it)' : `${e.report.heldSyns} SYN(s); exit ${e.exitCode}`}; ${verdict}`;
 }
 
 /** `status`'s line on the last reload recorded (or why the history cannot be read). */

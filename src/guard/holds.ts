@@ -335,14 +335,16 @@ async function releaseOnce(opts: Omit<ReleaseOptions, 'metricsFile'>): Promise<R
     const elsewhere = s.holds.flatMap((h) => h.heldElsewhere?.() ?? []);
     const wasBuffering = r?.state === 'buffering';
     // How the hold failed: a release verdict refused; a holder that died during the hold (nobody held it at the release).
-    const failed = [...(stats?.failures ?? []), ...(wasBuffering ? s.holds.flatMap((h) => h.holderLost?.() ?? []) : [])];
+    const lost = wasBuffering ? s.holds.flatMap((h) => h.holderLost?.() ?? []) : [];
+    const failed = [...(stats?.failures ?? []), ...lost];
     // What the manual hold held: the plugs' counters against those its plug read before buffering (read after the release).
     const base = wasBuffering && stats ? manual?.counters : undefined;
     const report = unwatchedReport(
       {
         heldSyns: base ? Math.max(0, stats!.packets - base.packets) : 0,
         holdMs: wasBuffering ? Math.max(0, releasedAt - (manual?.since ?? r!.since)) : 0,
-        dropped: base ? Math.max(0, stats!.drops - base.drops) : 0,
+        // a holder that died during the hold took its count of what it dropped with it (`failed` says so)
+        dropped: lost.length || stats?.dropsLost ? null : base ? Math.max(0, stats!.drops - base.drops) : 0,
         ...(failed.length && { failed }),
       },
       base

@@ -268,6 +268,7 @@ export class GuardSession implements ProtectSession, HoldSockets {
       if (!st) throw new SynplugError(`no plug qdisc on ${h.dev} (the ${h.mode} hold): run '${h.setupCommand()}'`, 'not-set-up');
       for (const k of ['packets', 'bytes', 'drops', 'qlen', 'backlog'] as const) sum[k] += st[k];
       if (st.failures?.length) sum.failures = [...(sum.failures ?? []), ...st.failures];
+      if (st.dropsLost) sum.dropsLost = true;
     }
     return sum;
   }

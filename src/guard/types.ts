@@ -432,6 +432,8 @@ export interface PlugStats {
   backlog: number;
   /** why held SYNs were dropped other than over the limit (a release verdict the kernel refused twice), one sentence each */
   failures?: string[];
+  /** `drops` misses what was dropped uncounted: a queue's holder process died during the hold, its counter with it */
+  dropsLost?: true;
 }
 
 /** Where `--wait-listen` looks: a TCP port, optionally on one address. */
