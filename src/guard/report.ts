@@ -55,7 +55,7 @@ import { listChains } from '../iptables/chain.js';
 import { hexMessage, type WatchdogStep } from './watchdog.js';
 import { leaseLive, recordedLeases, withLeaseLock } from './leases.js';
 import type { StateStore } from './state.js';
-import { removeIfThere, TABLE_COMMENT, tableIsMarked } from './teardown-marks.js';
+import { removeIfThere, REPORT_TABLE_COMMENT, tableIsMarked } from './teardown-marks.js';
 import { stateDirMark } from './state-fs.js';
 import { parseAddress } from '../iptables/validate.js';
 import * as C from '../iptables/constants.js';
@@ -443,7 +443,7 @@ async function missingCountersBatch(
   );
   const missing = reportRules(held, resetScope).filter((r) => !have.has(r.comment));
   if (missing.length === 0) return undefined;
-  const batch = new NftBatch().addTable({ ...table, comment: TABLE_COMMENT });
+  const batch = new NftBatch().addTable({ ...table, comment: REPORT_TABLE_COMMENT });
   batch.addChain({ ...table, table: table.name, name: chain, type: 'filter', hook: 'output', prio: REPORT_PRIORITY, policy: 'accept' });
   for (const r of missing) batch.addRule({ family: 'inet', table: table.name, chain, expr: r.expr, comment: r.comment });
   return { batch, tableExisted };
