@@ -190,7 +190,13 @@ export function formatStatus(r: StatusResult): string {
   if (p) {
     const when = new Date(p.state === 'buffering' ? p.since : (p.releasedAt ?? p.since)).toISOString();
     lines.push(
-      `hold: ${p.state === 'buffering' ? `HOLDING since ${when} (by ${p.owner} pid ${p.pid}, until ${new Date(p.deadline).toISOString()})` : `released (last at ${when})`}`,
+      `hold: ${
+        p.state === 'buffering'
+          ? `HOLDING since ${when} (by ${p.owner} pid ${p.pid}, until ${new Date(p.deadline).toISOString()})`
+          : p.neverHeld
+            ? `never held since setup (at ${new Date(p.since).toISOString()})`
+            : `released (last at ${when})`
+      }`,
     );
   } else lines.push('hold: no record (plug.json)');
   for (const l of r.leases) {

@@ -189,7 +189,8 @@ export async function setupOrPlan<T>(opts: SetupOptions, dryRun: ((would: SetupW
     });
     if (!store.readPlug()) {
       const now = Date.now();
-      store.writePlug({ version: 1, state: 'released', owner: 'manual', pid: process.pid, dev: config.dev, since: now, deadline: now, releasedAt: now });
+      // nothing has held yet: said as such (status said "released (last at <this setup's time>)")
+      store.writePlug({ version: 1, state: 'released', owner: 'manual', pid: process.pid, dev: config.dev, since: now, deadline: now, neverHeld: true });
     }
     return {
       dev: target.dev,

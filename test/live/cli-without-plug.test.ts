@@ -176,7 +176,17 @@ test.serial("release after one's own plug says the manual plug's hold ended; wit
 
 test.serial('protect on the queue hold speaks of the hold, not of a plug (text and JSON)', (t) => {
   const s = stateDir();
+  const before = Date.now();
   t.is(synplug(s, ['setup']).code, 0);
+  // right after setup it said "released (last at <setup's time>)", though nothing had held
+  const fresh = synplug(s, ['status']);
+  const m = /^hold: never held since setup \(at (\S+)\)$/m.exec(fresh.stdout);
+  t.truthy(m, fresh.stdout);
+  t.true(Date.parse(m![1]) >= before && Date.parse(m![1]) <= Date.now());
+  t.notRegex(fresh.stdout, /^hold: released/m);
+  const fj = JSON.parse(synplug(s, ['status', '--json']).stdout) as { plug: Record<string, unknown> };
+  t.like(fj.plug, { state: 'released', neverHeld: true });
+  t.false('releasedAt' in fj.plug, 'nothing was released');
   const r = synplug(s, ['protect', '--json', '--max-hold', '200ms', '--', 'sleep', '1']);
   t.is(r.code, 0, r.stderr);
   // protect's own release, or its watchdog's at the same deadline (whichever came first): either way in hold words
@@ -192,6 +202,9 @@ test.serial('protect on the queue hold speaks of the hold, not of a plug (text a
   t.is(j.releasedHold, /released the hold while/.test(r.stderr));
   const st = synplug(s, ['status']);
   t.regex(st.stdout, /^hold: released \(last at /m);
+  const after = JSON.parse(synplug(s, ['status', '--json']).stdout) as { plug: Record<string, unknown> };
+  t.false('neverHeld' in after.plug, 'held once: no longer never held');
+  t.is(typeof after.plug.releasedAt, 'number');
   t.is(synplug(s, ['teardown']).code, 0);
 });
 
