@@ -257,7 +257,7 @@ const unrecordedLines = (u: ReadonlyArray<{ ifb: string; dev: string; teardown: 
 
 /** Text for `synplug teardown`. */
 export function formatTeardown(r: TeardownResult): string {
-  if (r.nothingSetUp) return [r.nothingSetUp, ...(r.kept.length ? ['left alone:', ...r.kept.map((x) => `  ${x}`)] : [])].join('\n');
+  if (r.nothingSetUp) return [r.nothingSetUp, ...(r.kept.length ? ['left alone:', ...r.kept.map((x) => `  ${x}`)] : []), ...keptDirLine(r)].join('\n');
   const lines = r.removed.length
     ? [
         `removed${r.holds.length && !(r.holds.length === 1 && holdWords({ id: r.holds[0], dev: r.dev }).top) ? ` (${r.holds.join(', ')})` : ` from ${r.dev}`}:`,
@@ -266,5 +266,14 @@ export function formatTeardown(r: TeardownResult): string {
     : [`nothing of synplug's on ${r.dev} to remove${r.holds.length ? ` (forgot the record of ${r.holds.join(', ')})` : ''}`];
   if (r.kept.length) lines.push('left alone:', ...r.kept.map((x) => `  ${x}`));
   if (r.removedStateDir) lines.push('removed the state directory (setup had created it)');
+  lines.push(...keptDirLine(r));
   return lines.join('\n');
 }
+
+/** teardown's line on the state directory it kept, and what is in it (the reload history...): never left unsaid. */
+const keptDirLine = (r: TeardownResult): string[] =>
+  r.keptStateDir
+    ? [
+        `kept ${r.keptStateDir.path} (${r.keptStateDir.files.join(', ')}): the reload history and metrics totals stay after teardown ('synplug history' reads them); remove the directory to drop them`,
+      ]
+    : [];

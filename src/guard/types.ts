@@ -399,6 +399,12 @@ export interface TeardownResult {
   /** teardown removed the state directory (setup had created it) */
   removedStateDir?: boolean;
   /**
+   * the state directory teardown kept, and the files in it after the state files went: what synplug keeps after a
+   * teardown (the reload history `history.jsonl`, `history.1.jsonl`, the metrics totals `metrics.json`, the queue
+   * holder's `holder.log`), for `synplug history` and the metrics. Absent when the directory is gone or empty.
+   */
+  keptStateDir?: { path: string; files: string[] };
+  /**
    * the holds torn down (`local`, `inbound:DEV`), each once: only holds that existed (recorded, or something of
    * them was found). Ids, as in `plug`'s and the leases' `holds`; `status` and `check` list objects instead.
    */

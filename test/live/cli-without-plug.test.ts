@@ -11,7 +11,7 @@
  */
 import test from 'ava';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -205,7 +205,27 @@ test.serial('protect on the queue hold speaks of the hold, not of a plug (text a
   const after = JSON.parse(synplug(s, ['status', '--json']).stdout) as { plug: Record<string, unknown> };
   t.false('neverHeld' in after.plug, 'held once: no longer never held');
   t.is(typeof after.plug.releasedAt, 'number');
-  t.is(synplug(s, ['teardown']).code, 0);
+  // the state directory (setup created it) stayed with only the history, unsaid: teardown names it and its files
+  const td = synplug(s, ['teardown', '--json']);
+  t.is(td.code, 0, td.stderr);
+  const tj = JSON.parse(td.stdout) as { removedStateDir?: boolean; keptStateDir?: { path: string; files: string[] } };
+  t.falsy(tj.removedStateDir);
+  t.deepEqual(tj.keptStateDir, { path: s, files: ['history.jsonl'] });
+  t.deepEqual(readdirSync(s), ['history.jsonl'], 'the state files went, the history stayed');
+  const again = synplug(s, ['teardown']);
+  t.is(again.code, 0);
+  t.is(
+    again.stdout.trim().split('\n').at(-1),
+    `kept ${s} (history.jsonl): the reload history and metrics totals stay after teardown ('synplug history' reads them); remove the directory to drop them`,
+  );
+  t.is(synplug(s, ['history']).stdout.split('\n').filter(Boolean).length, 1, 'the history still reads');
+  // without a history, the directory setup created goes, as before
+  const bare = stateDir();
+  t.is(synplug(bare, ['setup']).code, 0);
+  const gone = JSON.parse(synplug(bare, ['teardown', '--json']).stdout) as { removedStateDir?: boolean; keptStateDir?: unknown };
+  t.true(gone.removedStateDir);
+  t.false('keptStateDir' in gone);
+  t.false(existsSync(bare));
 });
 
 test.serial(
