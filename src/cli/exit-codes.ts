@@ -310,6 +310,26 @@ export function exitCodesHelp(command: CommandName): string {
 }
 
 /**
+ * The "Exit codes:" section of `synplug --help`: every code in a few words
+ * ({@link BRIEF}), and where the whole meanings are.
+ * @returns the section, starting with a newline
+ */
+export function allExitCodesHelp(): string {
+  const codes = Object.keys(BRIEF).map((c) => (c === 'other' ? c : Number(c))) as (keyof typeof BRIEF)[];
+  // A code that only one or two commands give is named with them.
+  const owners = (code: keyof typeof BRIEF) =>
+    (Object.keys(COMMAND_EXIT_CODES) as CommandName[]).filter((c) => COMMAND_EXIT_CODES[c].some((l) => l[0] === code));
+  const lines = [
+    '  0    success',
+    ...codes.map((c) => {
+      const by = owners(c);
+      return `  ${String(c).padEnd(4)} ${by.length <= 2 ? `${by.join(', ')}: ` : ''}${BRIEF[c]}`;
+    }),
+  ];
+  return `\nExit codes:\n${lines.join('\n')}\nEach in full, by command: synplug help exit-codes. Everything else: docs/cli.md.`;
+}
+
+/**
  * `synplug help exit-codes`: the table of every code ({@link EXIT_HELP}),
  * then each command's codes with their whole meaning there.
  */

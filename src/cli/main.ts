@@ -10,7 +10,7 @@ import { setDefaultWarningHandler } from '../netlink/connection.js';
 import { checkNetns, NETNS_ENV, netnsSpecOf, setDefaultNetns } from '../netlink/netns.js';
 import { checkNetnsPath } from '../guard/call-netns.js';
 import { UsageError } from '../netlink/errors.js';
-import { EXIT, EXIT_HELP, exitCodesHelp, exitCodesTopic } from './exit-codes.js';
+import { EXIT, allExitCodesHelp, exitCodesHelp, exitCodesTopic } from './exit-codes.js';
 import { guardCommands } from './guard-commands.js';
 import { showCommands } from './show-commands.js';
 import { reportError } from './run.js';
@@ -33,7 +33,7 @@ export function buildProgram(): Command {
     .showHelpAfterError('(run with --help for usage)')
     .addHelpText(
       'after',
-      `\n${EXIT_HELP}\n\nThe reload technique: 'synplug setup' once (at boot), then reload through protect, e.g.\n  synplug protect --check 'haproxy -c -f /etc/haproxy/haproxy.cfg' \\\n      --wait-listen 169.254.255.254:80 -- systemctl reload haproxy\n(systemctl reload returns before the new worker runs: --wait-listen holds until the server\nlistens anew; --check refuses a bad configuration before anything is held). Not every\nreload loses connections (HAProxy -W with USR2, nginx -s reload with unchanged sockets\nlose none on their own; a stop-then-start, HAProxy -sf under load, a reuseport worker-count\nchange do): see the README's "When do you need synplug?".\nSee 'synplug <command> --help'.`,
+      `${allExitCodesHelp()}\n\nThe reload technique: 'synplug setup' once (at boot), then each reload through protect:\n  synplug protect --check 'haproxy -c -f /etc/haproxy/haproxy.cfg' \\\n      --wait-listen 169.254.255.254:80 -- systemctl reload haproxy\nWhich reloads need it: the README's "When do you need synplug?". See 'synplug <command> --help'.`,
     )
     .exitOverride()
     .configureOutput({

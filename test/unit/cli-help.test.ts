@@ -46,11 +46,15 @@ function listed(help: string): string[] {
   return [...section.matchAll(/^ {2}(\d+|other) /gm)].map((m) => m[1]);
 }
 
-test('the README table, the exit codes of synplug --help and EXIT hold the same codes', (t) => {
+test('the README table, the exit codes of synplug --help, of help exit-codes and EXIT hold the same codes', (t) => {
   const fromEnum = Object.values(EXIT).map(String).sort();
   t.deepEqual([...readmeCodes()].sort(), [...fromEnum, 'other'].sort());
   t.deepEqual(listed(`\n${EXIT_HELP}`).sort(), [...fromEnum, 'other'].sort());
-  t.true(helpOf(buildProgram()).includes(EXIT_HELP));
+  // synplug --help: every code, each in a few words (the whole table: help exit-codes)
+  const top = helpOf(buildProgram());
+  t.deepEqual(listed(top).sort(), [...fromEnum, 'other'].sort());
+  t.true(top.includes('synplug help exit-codes'));
+  t.true(exitCodesTopic().includes(EXIT_HELP));
 });
 
 test("every command's --help lists exit codes, each one of the table's, without repeats", (t) => {
