@@ -361,16 +361,27 @@ const TARGETS: Readonly<Record<string, Translation>> = {
 };
 
 /**
- * linux/netfilter/xt_conntrack.h: match_flags XT_CONNTRACK_STATE and
- * XT_CONNTRACK_STATE_ALIAS (`-m state`, which iptables writes as
- * conntrack); state_mask bits XT_CONNTRACK_STATE_INVALID (1),
- * XT_CONNTRACK_STATE_BIT(ctinfo) (1 << (ctinfo + 1): established 2, related 4,
- * new 8), XT_CONNTRACK_STATE_SNAT (64), _DNAT (128), _UNTRACKED (256).
+ * linux/netfilter/xt_conntrack.h: the match_flags (and invert_flags) bits. XT_CONNTRACK_STATE_ALIAS marks
+ * `-m state`, which iptables writes as conntrack; `--ctdir REPLY` is XT_CONNTRACK_DIRECTION inverted.
  */
 const XT_CONNTRACK_STATE = 1 << 0;
-const XT_CONNTRACK_STATE_ALIAS = 1 << 13;
 const XT_CONNTRACK_PROTO = 1 << 1;
-/** ct states in libxtables' order, with their state_mask bits */
+const XT_CONNTRACK_ORIGSRC = 1 << 2;
+const XT_CONNTRACK_ORIGDST = 1 << 3;
+const XT_CONNTRACK_REPLSRC = 1 << 4;
+const XT_CONNTRACK_REPLDST = 1 << 5;
+const XT_CONNTRACK_STATUS = 1 << 6;
+const XT_CONNTRACK_EXPIRES = 1 << 7;
+const XT_CONNTRACK_ORIGSRC_PORT = 1 << 8;
+const XT_CONNTRACK_ORIGDST_PORT = 1 << 9;
+const XT_CONNTRACK_REPLSRC_PORT = 1 << 10;
+const XT_CONNTRACK_REPLDST_PORT = 1 << 11;
+const XT_CONNTRACK_DIRECTION = 1 << 12;
+const XT_CONNTRACK_STATE_ALIAS = 1 << 13;
+/**
+ * state_mask bits in libxtables' order: XT_CONNTRACK_STATE_INVALID (1), XT_CONNTRACK_STATE_BIT(ctinfo)
+ * (1 << (ctinfo + 1): established 2, related 4, new 8), XT_CONNTRACK_STATE_UNTRACKED (256)
+ */
 const CT_STATES: Array<[number, string]> = [
   [1, 'invalid'],
   [8, 'new'],
@@ -378,18 +389,11 @@ const CT_STATES: Array<[number, string]> = [
   [2, 'established'],
   [256, 'untracked'],
 ];
+/** state_mask's XT_CONNTRACK_STATE_SNAT (64), _DNAT (128), which libxtables writes as `ct status` */
 const CT_STATUS_BITS: Array<[number, string]> = [
   [64, 'snat'],
   [128, 'dnat'],
 ];
-/** struct xt_conntrack_mtinfo3: where match_flags, invert_flags, state_mask sit (after 8 addresses, expires, l4proto, 4 ports) */
-const CONNTRACK3 = { L4PROTO: 136, MATCH_FLAGS: 146, INVERT_FLAGS: 148, STATE_MASK: 150, SIZE: 164 };
-
-/** linux/netfilter/xt_conntrack.h: XT_CONNTRACK_ORIGSRC, _STATUS, _EXPIRES, _DIRECTION */
-const XT_CONNTRACK_ORIGSRC = 1 << 2;
-const XT_CONNTRACK_STATUS = 1 << 6;
-const XT_CONNTRACK_EXPIRES = 1 << 7;
-const XT_CONNTRACK_DIRECTION = 1 << 12;
 /** enum ip_conntrack_status bits --ctstatus takes, as libxt_conntrack translates them */
 const CTSTATUS_NAMES: ReadonlyArray<[number, string]> = [
   [1, 'expected'],
@@ -397,49 +401,129 @@ const CTSTATUS_NAMES: ReadonlyArray<[number, string]> = [
   [4, 'assured'],
   [8, 'confirmed'],
 ];
+/**
+ * struct xt_conntrack_mtinfo3 { union nf_inet_addr origsrc_addr, origsrc_mask, origdst_addr, origdst_mask,
+ *   replsrc_addr, replsrc_mask, repldst_addr, repldst_mask; __u32 expires_min, expires_max; __u16 l4proto;
+ *   __be16 origsrc_port, origdst_port, replsrc_port, repldst_port; // rev 3: host order, despite the type __u16 match_flags, invert_flags;
+ *   __u16 state_mask, status_mask; __u16 origsrc_port_high, origdst_port_high, replsrc_port_high, repldst_port_high; }:
+ * where its fields sit
+ */
+const CONNTRACK3 = { EXPIRES: 128, L4PROTO: 136, MATCH_FLAGS: 146, INVERT_FLAGS: 148, STATE_MASK: 150, STATUS_MASK: 152, SIZE: 164 };
+
+/** One option of a conntrack match: its flag, the bytes it reads ([offset, length]), its text (undefined: not reproduced). */
+interface ConntrackPart {
+  flag: number;
+  bytes: ReadonlyArray<readonly [number, number]>;
+  text(b: Buffer, invert: number, family: string): string | undefined;
+}
+
+/** `ct original saddr 127.0.0.0/8`: an address under a prefix mask (another mask raw), IPv4's in the first 4 bytes. */
+function ctAddress(word: string, flag: number, at: number): ConntrackPart {
+  return {
+    flag,
+    bytes: [[at, 32]],
+    text(b, invert, family) {
+      const n = family === 'ip' ? 4 : family === 'ip6' ? 16 : 0;
+      if (!n || b.subarray(at + n, at + 16).some((x) => x !== 0)) return undefined;
+      const bits = prefixOf(b.subarray(at + 16, at + 16 + n));
+      if (bits === undefined) return undefined;
+      return `ct ${word} ${invert & flag ? '!= ' : ''}${addressText(b.subarray(at, at + n))}${bits === n * 8 ? '' : `/${bits}`}`;
+    },
+  };
+}
+
+/** `ct reply proto-dst 6-7`: a port range (rev 3 keeps both ends in host order, as the kernel's port_match reads them) */
+function ctPort(word: string, flag: number, at: number, high: number): ConntrackPart {
+  return {
+    flag,
+    bytes: [
+      [at, 2],
+      [high, 2],
+    ],
+    text(b, invert) {
+      const [lo, hi] = [readU16(b, at), readU16(b, high)];
+      return lo > hi ? undefined : `ct ${word} ${invert & flag ? '!= ' : ''}${lo}${hi === lo ? '' : `-${hi}`}`;
+    },
+  };
+}
 
 /**
- * One conntrack option alone, in the shapes checked against nft 1.0.6's listing: `--ctstatus ASSURED`
- * (`ct status assured`), `--ctdir ORIGINAL` (`ct direction original`), `--ctexpire 10:20` (`ct expiration
- * 10-20`), `--ctorigsrc 127.0.0.1` (`ct original saddr 127.0.0.1`). `null` when the match is not one of them
- * alone; undefined when it is, in a variant not reproduced.
+ * The options of a conntrack match in libxt_conntrack's order, as nft 1.0.6 lists iptables 1.8.9's
+ * translation (`ct direction reply ct reply protocol 6 ct state new`). Variants whose translation means
+ * something else are not reproduced: a state mask of both states and SNAT/DNAT (`--ctstate SNAT,NEW`,
+ * written `ct status snat`), SNAT and DNAT together or inverted, `! --ctexpire`, a mask that is no prefix.
  */
-function conntrackAlone(b: Buffer, flags: number, invert: number, family: string): string | undefined | null {
-  const fields: Record<number, Array<[number, number]>> = {
-    [XT_CONNTRACK_STATUS]: [[152, 2]],
-    [XT_CONNTRACK_DIRECTION]: [],
-    [XT_CONNTRACK_EXPIRES]: [[128, 8]],
-    [XT_CONNTRACK_ORIGSRC]: [[0, 32]],
-  };
-  const used = fields[flags];
-  if (used === undefined) return null;
+const CONNTRACK_PARTS: readonly ConntrackPart[] = [
+  { flag: XT_CONNTRACK_DIRECTION, bytes: [], text: (_b, invert) => `ct direction ${invert & XT_CONNTRACK_DIRECTION ? 'reply' : 'original'}` },
+  {
+    flag: XT_CONNTRACK_PROTO,
+    bytes: [[CONNTRACK3.L4PROTO, 2]],
+    text: (b, invert) =>
+      `ct ${invert & XT_CONNTRACK_DIRECTION ? 'reply' : 'original'} protocol ${invert & XT_CONNTRACK_PROTO ? '!= ' : ''}${readU16(b, CONNTRACK3.L4PROTO)}`,
+  },
+  {
+    flag: XT_CONNTRACK_STATE,
+    bytes: [[CONNTRACK3.STATE_MASK, 2]],
+    text(b, invert) {
+      const mask = readU16(b, CONNTRACK3.STATE_MASK);
+      const states = CT_STATES.filter(([bit]) => mask & bit).map(([, n]) => n);
+      const status = CT_STATUS_BITS.filter(([bit]) => mask & bit).map(([, n]) => n);
+      const known = CT_STATES.concat(CT_STATUS_BITS).reduce((m, [bit]) => m | bit, 0);
+      if (mask & ~known || states.length > 0 === status.length > 0) return undefined;
+      if (status.length) return status.length === 1 && !(invert & (XT_CONNTRACK_STATE | XT_CONNTRACK_STATUS)) ? `ct status ${status[0]}` : undefined;
+      return `ct state ${invert & XT_CONNTRACK_STATE ? '! ' : ''}${states.join(',')}`;
+    },
+  },
+  {
+    flag: XT_CONNTRACK_STATUS,
+    bytes: [[CONNTRACK3.STATUS_MASK, 2]],
+    text(b, invert) {
+      const mask = readU16(b, CONNTRACK3.STATUS_MASK);
+      const names = CTSTATUS_NAMES.filter(([v]) => mask & v).map(([, n]) => n);
+      const known = CTSTATUS_NAMES.reduce((m, [v]) => m | v, 0);
+      return names.length && !(mask & ~known) ? `ct status ${invert & XT_CONNTRACK_STATUS ? '! ' : ''}${names.join(',')}` : undefined;
+    },
+  },
+  {
+    flag: XT_CONNTRACK_EXPIRES,
+    bytes: [[CONNTRACK3.EXPIRES, 8]],
+    text(b, invert) {
+      const [min, max] = [readU32(b, CONNTRACK3.EXPIRES), readU32(b, CONNTRACK3.EXPIRES + 4)];
+      return invert & XT_CONNTRACK_EXPIRES || min > max ? undefined : `ct expiration ${min}${max === min ? '' : `-${max}`}`;
+    },
+  },
+  ctAddress('original saddr', XT_CONNTRACK_ORIGSRC, 0),
+  ctAddress('original daddr', XT_CONNTRACK_ORIGDST, 32),
+  ctAddress('reply saddr', XT_CONNTRACK_REPLSRC, 64),
+  ctAddress('reply daddr', XT_CONNTRACK_REPLDST, 96),
+  ctPort('original proto-src', XT_CONNTRACK_ORIGSRC_PORT, 138, 154),
+  ctPort('original proto-dst', XT_CONNTRACK_ORIGDST_PORT, 140, 156),
+  ctPort('reply proto-src', XT_CONNTRACK_REPLSRC_PORT, 142, 158),
+  ctPort('reply proto-dst', XT_CONNTRACK_REPLDST_PORT, 144, 160),
+];
+
+/** A conntrack match (rev 3) as nft 1.0.6 lists it; undefined for a variant not reproduced or bytes no option of it reads. */
+function conntrackText(b: Buffer, family: string): string | undefined {
+  const flags = readU16(b, CONNTRACK3.MATCH_FLAGS);
+  const invert = readU16(b, CONNTRACK3.INVERT_FLAGS);
+  const parts = CONNTRACK_PARTS.filter((p) => flags & p.flag);
+  const all = CONNTRACK_PARTS.reduce((m, p) => m | p.flag, 0);
+  if (!parts.length || flags & ~(all | XT_CONNTRACK_STATE_ALIAS) || invert & ~flags) return undefined;
+  // every byte no option of the match reads is zero
   const rest = Buffer.from(b.subarray(0, CONNTRACK3.SIZE));
   rest.fill(0, CONNTRACK3.MATCH_FLAGS, CONNTRACK3.MATCH_FLAGS + 4);
-  for (const [at, len] of used) rest.fill(0, at, at + len);
-  if (rest.some((x) => x !== 0) || invert & ~flags) return undefined;
-  if (flags === XT_CONNTRACK_DIRECTION) return `ct direction ${invert ? 'reply' : 'original'}`;
-  if (flags === XT_CONNTRACK_STATUS) {
-    const mask = readU16(b, 152);
-    const names = CTSTATUS_NAMES.filter(([v]) => mask & v).map(([, n]) => n);
-    const known = CTSTATUS_NAMES.reduce((m, [v]) => m | v, 0);
-    return names.length && !(mask & ~known) ? `ct status ${invert ? '! ' : ''}${names.join(',')}` : undefined;
-  }
-  if (invert && flags === XT_CONNTRACK_EXPIRES) return undefined;
-  if (flags === XT_CONNTRACK_EXPIRES) {
-    const [min, max] = [readU32(b, 128), readU32(b, 132)];
-    return min <= max ? `ct expiration ${min}${max === min ? '' : `-${max}`}` : undefined;
-  }
-  // an IPv4 address under a CIDR mask (the mask's other 12 bytes are not read): `127.0.0.0/8`, `!= 127.0.0.1`
-  const bits = cidrOf(b.subarray(16, 20));
-  if (family !== 'ip' || bits === undefined || b.subarray(4, 16).some((x) => x !== 0)) return undefined;
-  return `ct original saddr ${invert ? '!= ' : ''}${addressText(b.subarray(0, 4))}${bits === 32 ? '' : `/${bits}`}`;
+  for (const [at, len] of parts.flatMap((p) => p.bytes)) rest.fill(0, at, at + len);
+  if (rest.some((x) => x !== 0)) return undefined;
+  const texts = parts.map((p) => p.text(b, invert, family));
+  return texts.every((x) => x !== undefined) ? texts.join(' ') : undefined;
 }
 
 /** The prefix length of a network mask (`ff000000`: 8), undefined when its ones are not contiguous. */
-function cidrOf(mask: Buffer): number | undefined {
-  const n = mask.readUInt32BE(0);
-  const bits = 32 - Math.log2((~n >>> 0) + 1);
-  return Number.isInteger(bits) ? bits : undefined;
+function prefixOf(mask: Buffer): number | undefined {
+  let bits = 0;
+  while (bits < mask.length * 8 && mask[bits >> 3] & (0x80 >> (bits & 7))) bits++;
+  for (let i = bits; i < mask.length * 8; i++) if (mask[i >> 3] & (0x80 >> (i & 7))) return undefined;
+  return bits;
 }
 
 /** linux/netfilter/xt_multiport.h: XT_MULTIPORT_SOURCE, _DESTINATION */
@@ -497,6 +581,121 @@ function portsText(proto: string, b: Buffer, flags: number, invflags: number): s
     return flags & bit ? [`${proto} ${word} ${invflags & bit ? '!= ' : ''}${lo}${hi === lo ? '' : `-${hi}`}`] : [];
   };
   return [...part(1, 'sport', 4), ...part(2, 'dport', 0)].join(' ');
+}
+
+/** linux/netfilter/xt_ecn.h: XT_ECN_OP_MATCH_IP, _ECE, _CWR (operation and invert bits) */
+const XT_ECN_OP_MATCH_IP = 0x01;
+const XT_ECN_OP_MATCH_ECE = 0x10;
+const XT_ECN_OP_MATCH_CWR = 0x20;
+/** nft's names of the IP ECN field's values (ip_ect) */
+const IP_ECN_NAMES = ['not-ect', 'ect1', 'ect0', 'ce'];
+
+/**
+ * An ecn match as libxt_ecn.c's ecn_xlate writes it. A TCP flag inverted it writes `tcp flags != cwr`,
+ * which in nft compares the whole flags byte (xt_ecn tests the one bit): raw, as is an invert that is not
+ * every part's, and ip6tables' --ecn-ip-ect (libxt_ecn writes `ip ecn`, an IPv4 field).
+ */
+function ecnText(b: Buffer, family: string): string | undefined {
+  const [op, invert, ect] = [b[0], b[1], b[2]];
+  const known = XT_ECN_OP_MATCH_IP | XT_ECN_OP_MATCH_ECE | XT_ECN_OP_MATCH_CWR;
+  if (!op || op & ~known || (invert !== 0 && invert !== op) || invert & (XT_ECN_OP_MATCH_ECE | XT_ECN_OP_MATCH_CWR) || ect > 3 || b[3] !== 0) return undefined;
+  if (op & XT_ECN_OP_MATCH_IP && family !== 'ip') return undefined;
+  return [
+    op & XT_ECN_OP_MATCH_ECE ? 'tcp flags ecn' : '',
+    op & XT_ECN_OP_MATCH_CWR ? 'tcp flags cwr' : '',
+    op & XT_ECN_OP_MATCH_IP ? `ip ecn ${invert ? '!= ' : ''}${IP_ECN_NAMES[ect]}` : '',
+  ]
+    .filter(Boolean)
+    .join(' ');
+}
+
+/** linux/netfilter/xt_dccp.h: XT_DCCP_SRC_PORTS, _DEST_PORTS, _TYPE, _OPTION */
+const XT_DCCP_PORTS = 0x03;
+const XT_DCCP_TYPE = 0x04;
+/** libxt_dccp.c's dccp_pkt_types_xlate, by DCCP_PKT_* bit; DCCP_PKT_INVALID (10) stands for 10-15 */
+const DCCP_TYPES = ['request', 'response', 'data', 'ack', 'dataack', 'closereq', 'close', 'reset', 'sync', 'syncack', '10-15'];
+/** the typemask bits of 10-15: libxt_dccp sets 11-15 with INVALID (10) and writes them as one `10-15` */
+const DCCP_INVALID_BITS = 0xfc00;
+
+/** A dccp match as libxt_dccp.c's dccp_xlate writes it: ports, then types (`dccp type != { request, 10-15 }`). */
+function dccpText(b: Buffer): string | undefined {
+  const [flags, invflags, types] = [readU16(b, 8), readU16(b, 10), readU16(b, 12)];
+  if (flags & ~(XT_DCCP_PORTS | XT_DCCP_TYPE) || invflags & ~flags || b[14] !== 0) return undefined;
+  const ports = flags & XT_DCCP_PORTS ? portsText('dccp', b, flags & XT_DCCP_PORTS, invflags & XT_DCCP_PORTS) : '';
+  if (ports === undefined || !(flags & XT_DCCP_TYPE)) return ports || undefined;
+  // some of 11-15 without the rest: `10-15` would say more
+  if (!types || ((types & DCCP_INVALID_BITS) !== 0 && (types & DCCP_INVALID_BITS) !== DCCP_INVALID_BITS)) return undefined;
+  const names = DCCP_TYPES.filter((_, i) => types & (1 << i));
+  const value = names.length > 1 ? `{ ${names.join(', ')} }` : names[0];
+  return `${ports && `${ports} `}dccp type ${invflags & XT_DCCP_TYPE ? '!= ' : ''}${value}`;
+}
+
+/** linux/netfilter/xt_statistic.h: XT_STATISTIC_MODE_RANDOM, _NTH; flags XT_STATISTIC_INVERT */
+const XT_STATISTIC_MODE_RANDOM = 0;
+const XT_STATISTIC_MODE_NTH = 1;
+const XT_STATISTIC_INVERT = 0x1;
+
+/** A statistic match as libxt_statistic.c's statistic_xlate writes it (a probability is a fraction of 2^31). */
+function statisticText(b: Buffer): string | undefined {
+  const [mode, flags] = [readU16(b, 0), readU16(b, 2)];
+  if (flags & ~XT_STATISTIC_INVERT) return undefined;
+  const inv = flags & XT_STATISTIC_INVERT;
+  if (mode === XT_STATISTIC_MODE_RANDOM) return `meta random & 2147483647 ${inv ? '>=' : '<'} ${readU32(b, 4)}`;
+  const [every, packet] = [readU32(b, 4), readU32(b, 8)];
+  if (mode !== XT_STATISTIC_MODE_NTH || every === 0xffffffff || packet > every) return undefined;
+  return `numgen inc mod ${every + 1} ${inv ? '!= ' : ''}${packet}`;
+}
+
+/** linux/netfilter/xt_time.h: XT_TIME_ALL_MONTHDAYS, XT_TIME_ALL_WEEKDAYS, XT_TIME_MAX_DAYTIME; INT_MAX, --datestop's default */
+const XT_TIME_ALL_MONTHDAYS = 0xfffffffe;
+const XT_TIME_ALL_WEEKDAYS = 0xfe;
+const XT_TIME_MAX_DAYTIME = 24 * 60 * 60 - 1;
+const INT_MAX = 0x7fffffff;
+
+/**
+ * A time match as libxt_time.c's time_xlate (iptables 1.8.9) writes it, nft 1.0.6 listing it with the
+ * spaces it leaves (` meta hour "10:00:00"-"12:00:00" meta day { 1, 2 }`, dates in UTC). --monthdays
+ * (nft lists `xt match time`) and the flags it leaves out, --kerneltz (XT_TIME_LOCAL_TZ: the times are the
+ * kernel's local time, not UTC) and --contiguous, which change what the times mean: raw.
+ */
+function timeText(b: Buffer): string | undefined {
+  const [dateStart, dateStop, dayStart, dayStop, monthdays] = [0, 4, 8, 12, 16].map((at) => readU32(b, at));
+  const [weekdays, flags] = [b[20], b[21]];
+  if (flags !== 0 || monthdays !== XT_TIME_ALL_MONTHDAYS || weekdays & 1 || dayStart > XT_TIME_MAX_DAYTIME || dayStop > XT_TIME_MAX_DAYTIME) return undefined;
+  const date = (s: number): string =>
+    new Date(s * 1000)
+      .toISOString()
+      .replace('T', ' ')
+      .replace(/\.\d+Z$/, '');
+  const hms = (s: number): string => [Math.floor(s / 3600), Math.floor((s % 3600) / 60), s % 60].map((x) => String(x).padStart(2, '0')).join(':');
+  let t = '';
+  if (dateStart !== 0 || dateStop !== INT_MAX) t += `meta time "${date(dateStart)}"-"${date(dateStop)}"`;
+  if (dayStart !== 0 || dayStop !== XT_TIME_MAX_DAYTIME) t += ` meta hour "${hms(dayStart)}"-"${hms(dayStop)}"`;
+  if (weekdays !== XT_TIME_ALL_WEEKDAYS) {
+    // bit i is day i (Monday 1 .. Sunday 7), which nft numbers i % 7
+    const days = [1, 2, 3, 4, 5, 6, 7].filter((i) => weekdays & (1 << i)).map((i) => i % 7);
+    t += ` meta day ${days.length > 1 ? `{ ${days.join(', ')} }` : days[0]}`;
+  }
+  return t;
+}
+
+/** linux/netfilter/xt_policy.h: XT_POLICY_MATCH_IN, _NONE; sizeof(struct xt_policy_elem) 76, XT_POLICY_MAX_ELEM 4 */
+const XT_POLICY_MATCH_IN = 0x1;
+const XT_POLICY_MATCH_NONE = 0x4;
+const POLICY_ELEMS = 4 * 76;
+const POLICY_SIZE = POLICY_ELEMS + 4;
+
+/**
+ * A policy match as libxt_policy.c's policy_xlate writes it: `--dir in --pol ipsec` with no element
+ * (iptables writes one empty element) `meta secpath exists`, `--dir in --pol none` `meta secpath missing`.
+ * Elements, --strict and --dir out nft lists as `xt match policy`.
+ */
+function policyText(b: Buffer): string | undefined {
+  const [flags, len] = [readU16(b, POLICY_ELEMS), readU16(b, POLICY_ELEMS + 2)];
+  if (b.subarray(0, POLICY_ELEMS).some((x) => x !== 0)) return undefined;
+  if (flags === XT_POLICY_MATCH_IN && len === 1) return 'meta secpath exists';
+  if (flags === (XT_POLICY_MATCH_IN | XT_POLICY_MATCH_NONE) && len === 0) return 'meta secpath missing';
+  return undefined;
 }
 
 /** The matches whose translation synplug reproduces, by name (several where the struct differs by family). */
@@ -617,13 +816,9 @@ const MATCHES: Readonly<Record<string, Translation | readonly Translation[]>> = 
   // struct xt_cgroup_info_v2 { __u8 has_path, has_classid, invert_path, invert_classid; union { char path[512]; __u32 classid; }; ... }:
   // a classid, `meta cgroup 5`
   cgroup: { revs: [2], size: 8, text: (b) => (b[0] === 0 && b[1] === 1 && b[3] <= 1 ? `meta cgroup ${b[3] ? '!= ' : ''}${readU32(b, 4)}` : undefined) },
-  // struct xt_ecn_info { __u8 operation, invert, ip_ect; ... }: XT_ECN_OP_MATCH_IP alone, `ip ecn ect1`
-  ecn: {
-    revs: [0],
-    size: 3,
-    families: ['ip'],
-    text: (b) => (b[0] === 1 && (b[1] === 0 || b[1] === 1) && b[2] <= 3 ? `ip ecn ${b[1] ? '!= ' : ''}${['not-ect', 'ect1', 'ect0', 'ce'][b[2]]}` : undefined),
-  },
+  // struct xt_ecn_info { __u8 operation, invert, ip_ect; union { struct { __u8 ect; } tcp; } proto; }:
+  // `tcp flags ecn tcp flags cwr ip ecn ect1`, each part in its XT_ECN_OP_MATCH_* bit's order
+  ecn: { revs: [0], size: 4, families: ['ip', 'ip6'], text: (b, _rev, ctx) => ecnText(b, ctx.family) },
   // struct xt_esp { __u32 spis[2]; __u8 invflags; }: one spi, `esp spi 5`
   esp: {
     revs: [0],
@@ -649,8 +844,16 @@ const MATCHES: Readonly<Record<string, Translation | readonly Translation[]>> = 
   // struct xt_sctp_info { __u16 dpts[2], spts[2]; __u32 chunkmap[64], chunk_match_type; flag_info[4]; int flag_count; __u32 flags, invflags; }:
   // ports only (no chunk types), `sctp dport 5`
   sctp: { revs: [0], size: 292, text: (b) => portsText('sctp', b, readU32(b, 284), readU32(b, 288)) },
-  // struct xt_dccp_info { __u16 dpts[2], spts[2], flags, invflags, typemask; __u8 option; }: `dccp dport 5`
-  dccp: { revs: [0], size: 15, text: (b) => portsText('dccp', b, readU16(b, 8), readU16(b, 10)) },
+  // struct xt_dccp_info { __u16 dpts[2], spts[2], flags, invflags, typemask; __u8 option; }:
+  // `dccp sport 5 dccp dport 6 dccp type { request, response }` (no --dccp-option: nft lists `xt match dccp`)
+  dccp: { revs: [0], size: 15, text: dccpText },
+  // struct xt_statistic_info { __u16 mode, flags; union { struct { __u32 probability; } random;
+  //   struct { __u32 every, packet, count; } nth; } u; ... }: `meta random & 2147483647 < 1073741824`, `numgen inc mod 3 1`
+  statistic: { revs: [0], size: 16, text: statisticText },
+  // struct xt_time_info { __u32 date_start, date_stop, daytime_start, daytime_stop, monthdays_match; __u8 weekdays_match, flags; }
+  time: { revs: [0], size: 22, text: timeText },
+  // struct xt_policy_info { struct xt_policy_elem pol[XT_POLICY_MAX_ELEM]; __u16 flags, len; }: `meta secpath exists`
+  policy: { revs: [0], size: POLICY_SIZE, text: policyText },
   // struct xt_length_info { __u16 min, max; __u8 invert; }
   length: {
     revs: [0],
@@ -670,43 +873,8 @@ const MATCHES: Readonly<Record<string, Translation | readonly Translation[]>> = 
     size: 12,
     text: (b) => `ether saddr ${readU32(b, 8) ? '!= ' : ''}${[...b.subarray(0, 6)].map((x) => x.toString(16).padStart(2, '0')).join(':')}`,
   },
-  // struct xt_conntrack_mtinfo3 { union nf_inet_addr origsrc_addr, origsrc_mask, origdst_addr, origdst_mask,
-  //   replsrc_addr, replsrc_mask, repldst_addr, repldst_mask; __u32 expires_min, expires_max; __u16 l4proto;
-  //   __be16 origsrc_port, origdst_port, replsrc_port, repldst_port; __u16 match_flags, invert_flags;
-  //   __u16 state_mask, status_mask; __be16 origsrc_port_high, ... };
-  // only --ctstate (and -m state), after a --ctproto: `ct state related,established`, `ct state ! new`,
-  // `ct original protocol 6 ct state new`; SNAT or DNAT alone as
-  // `ct status snat` (libxtables also writes that for SNAT,NEW and for ! DNAT, which mean something else: raw)
-  conntrack: {
-    revs: [3],
-    size: CONNTRACK3.SIZE,
-    text(b, _rev, ctx) {
-      const flags = readU16(b, CONNTRACK3.MATCH_FLAGS);
-      const invert = readU16(b, CONNTRACK3.INVERT_FLAGS);
-      const alone = conntrackAlone(b, flags, invert, ctx.family);
-      if (alone !== null) return alone;
-      const mask = readU16(b, CONNTRACK3.STATE_MASK);
-      // --ctproto N (not inverted): libxtables writes `ct original protocol N` before the state
-      const proto = flags & XT_CONNTRACK_PROTO ? readU16(b, CONNTRACK3.L4PROTO) : undefined;
-      const rest = Buffer.concat([
-        b.subarray(0, CONNTRACK3.L4PROTO),
-        b.subarray(CONNTRACK3.L4PROTO + 2, CONNTRACK3.MATCH_FLAGS),
-        b.subarray(CONNTRACK3.STATE_MASK + 2),
-      ]);
-      const stateFlag = flags & XT_CONNTRACK_STATE;
-      if (flags & ~(XT_CONNTRACK_STATE | XT_CONNTRACK_STATE_ALIAS | XT_CONNTRACK_PROTO) || invert & ~XT_CONNTRACK_STATE || rest.some((x) => x !== 0))
-        return undefined;
-      if (proto === undefined && readU16(b, CONNTRACK3.L4PROTO) !== 0) return undefined;
-      const protoText = proto === undefined ? '' : `ct original protocol ${proto}`;
-      if (!stateFlag) return mask === 0 && proto !== undefined ? protoText : undefined;
-      const states = CT_STATES.filter(([bit]) => mask & bit).map(([, n]) => n);
-      const status = CT_STATUS_BITS.filter(([bit]) => mask & bit).map(([, n]) => n);
-      const known = CT_STATES.concat(CT_STATUS_BITS).reduce((m, [bit]) => m | bit, 0);
-      if (mask & ~known || states.length > 0 === status.length > 0) return undefined;
-      if (status.length) return status.length === 1 && !invert && proto === undefined ? `ct status ${status[0]}` : undefined;
-      return `${protoText && `${protoText} `}ct state ${invert ? '! ' : ''}${states.join(',')}`;
-    },
-  },
+  // struct xt_conntrack_mtinfo3 (above CONNTRACK3): `ct state related,established`, `ct direction reply ct reply protocol 6`
+  conntrack: { revs: [3], size: CONNTRACK3.SIZE, text: (b, _rev, ctx) => conntrackText(b, ctx.family) },
   // struct xt_multiport_v1 { __u8 flags; __u8 count; __u16 ports[15]; __u8 pflags[15]; __u8 invert; };
   // (pflags[i]: ports[i] and ports[i + 1] are a range)
   multiport: {

@@ -407,7 +407,10 @@ const IPTABLES_MATCHES: ReadonlyArray<[rule: string, raw?: 'raw']> = [
   ['-A INPUT -m cgroup ! --cgroup 5 -j ACCEPT'],
   ['-A INPUT -m ecn --ecn-ip-ect 1 -j ACCEPT'],
   ['-A INPUT -m ecn ! --ecn-ip-ect 2 -j ACCEPT'],
-  ['-A INPUT -p tcp -m ecn --ecn-tcp-cwr -j ACCEPT', 'raw'],
+  ['-A INPUT -p tcp -m ecn --ecn-tcp-cwr -j ACCEPT'],
+  ['-A INPUT -p tcp -m ecn --ecn-tcp-ece --ecn-tcp-cwr -j ACCEPT'],
+  ['-A INPUT -p tcp -m ecn --ecn-tcp-cwr --ecn-ip-ect 1 -j ACCEPT'],
+  ['-A INPUT -p tcp -m ecn ! --ecn-tcp-ece -j ACCEPT', 'raw'],
   ['-A INPUT -p esp -m esp --espspi 5 -j ACCEPT'],
   ['-A INPUT -p esp -m esp --espspi 5:9 -j ACCEPT'],
   ['-A INPUT -p esp -m esp ! --espspi 5 -j ACCEPT'],
@@ -417,7 +420,11 @@ const IPTABLES_MATCHES: ReadonlyArray<[rule: string, raw?: 'raw']> = [
   ['-A INPUT -p sctp -m sctp --chunk-types any INIT -j ACCEPT', 'raw'],
   ['-A INPUT -p dccp -m dccp --dport 5 -j ACCEPT'],
   ['-A INPUT -p dccp -m dccp ! --sport 5:7 --dport 6 -j ACCEPT'],
-  ['-A INPUT -p dccp -m dccp --dccp-types REQUEST -j ACCEPT', 'raw'],
+  ['-A INPUT -p dccp -m dccp --dccp-types REQUEST -j ACCEPT'],
+  ['-A INPUT -p dccp -m dccp ! --dccp-types REQUEST,RESPONSE,INVALID -j ACCEPT'],
+  ['-A INPUT -p dccp -m dccp --dport 5 --dccp-types DATA,ACK -j ACCEPT'],
+  ['-A INPUT -p dccp -m dccp --sport 5:6 ! --dccp-types SYNC -j ACCEPT'],
+  ['-A INPUT -p dccp -m dccp --dccp-option 4 -j ACCEPT', 'raw'],
   ['-A INPUT -m conntrack --ctstatus ASSURED -j ACCEPT'],
   ['-A INPUT -m conntrack --ctstatus EXPECTED,ASSURED -j ACCEPT'],
   ['-A INPUT -m conntrack ! --ctstatus ASSURED -j ACCEPT'],
@@ -428,7 +435,36 @@ const IPTABLES_MATCHES: ReadonlyArray<[rule: string, raw?: 'raw']> = [
   ['-A INPUT -m conntrack --ctorigsrc 127.0.0.1 -j ACCEPT'],
   ['-A INPUT -m conntrack --ctorigsrc 127.0.0.0/8 -j ACCEPT'],
   ['-A INPUT -m conntrack ! --ctorigsrc 127.0.0.1 -j ACCEPT'],
-  ['-A INPUT -m conntrack --ctstate NEW --ctstatus ASSURED -j ACCEPT', 'raw'],
+  ['-A INPUT -m conntrack --ctstate NEW --ctstatus ASSURED -j ACCEPT'],
+  ['-A INPUT -m conntrack --ctstate NEW --ctdir ORIGINAL -j ACCEPT'],
+  ['-A INPUT -m conntrack --ctstate ESTABLISHED --ctorigsrc 127.0.0.1 -j ACCEPT'],
+  ['-A INPUT -m conntrack --ctproto tcp --ctorigdstport 80 -j ACCEPT'],
+  ['-A INPUT -m conntrack --ctstatus ASSURED --ctexpire 10:20 -j ACCEPT'],
+  ['-A INPUT -m conntrack --ctorigsrc 127.0.0.1 --ctorigdst 127.0.0.0/16 --ctreplsrc 127.0.0.3 ! --ctrepldst 127.0.0.4 -j ACCEPT'],
+  ['-A INPUT -m conntrack --ctproto udp --ctorigsrcport 5 ! --ctrepldstport 6:7 --ctreplsrcport 8 -j ACCEPT'],
+  ['-A INPUT -m conntrack ! --ctproto tcp -j ACCEPT'],
+  ['-A INPUT -m conntrack --ctstate NEW --ctproto tcp --ctdir REPLY -j ACCEPT'],
+  ['-A INPUT -m conntrack --ctstate SNAT --ctproto tcp -j ACCEPT'],
+  ['-A INPUT -m conntrack --ctstatus ASSURED --ctstate DNAT -j ACCEPT'],
+  ['-A INPUT -m conntrack --ctexpire 5:9 --ctorigsrcport 7 -j ACCEPT'],
+  ['-A INPUT -m conntrack ! --ctexpire 5:9 --ctstate NEW -j ACCEPT', 'raw'],
+  ['-A INPUT -m statistic --mode random --probability 0.5 -j ACCEPT'],
+  ['-A INPUT -m statistic --mode random ! --probability 0.25 -j ACCEPT'],
+  ['-A INPUT -m statistic --mode nth --every 3 --packet 1 -j ACCEPT'],
+  ['-A INPUT -m statistic --mode nth ! --every 5 --packet 0 -j ACCEPT'],
+  ['-A INPUT -m time --timestart 10:00 --timestop 12:00 -j ACCEPT'],
+  ['-A INPUT -m time --weekdays Mon,Tue -j ACCEPT'],
+  ['-A INPUT -m time --datestart 2024-01-01T00:00:00 --datestop 2025-01-01 -j ACCEPT'],
+  ['-A INPUT -m time --datestart 2024-03-05T01:02:03 --timestart 10:00:05 --timestop 12:00 --weekdays Sat -j ACCEPT'],
+  ['-A INPUT -m time --timestart 10:00 -j ACCEPT'],
+  ['-A INPUT -m time ! --weekdays Sun -j ACCEPT'],
+  ['-A INPUT -m time --weekdays Sun -j ACCEPT'],
+  ['-A INPUT -m time --monthdays 5 -j ACCEPT', 'raw'],
+  ['-A INPUT -m time --timestart 22:00 --timestop 02:00 --contiguous -j ACCEPT', 'raw'],
+  ['-A INPUT -m time --timestart 10:00 --kerneltz -j ACCEPT', 'raw'],
+  ['-A INPUT -m policy --dir in --pol ipsec -j ACCEPT'],
+  ['-A INPUT -m policy --dir in --pol none -j ACCEPT'],
+  ['-A INPUT -m policy --dir in --pol ipsec --strict --proto esp -j ACCEPT', 'raw'],
   ['-A INPUT -m quota --quota 1000 -j ACCEPT'],
   ['-A INPUT -m quota ! --quota 1048576 -j ACCEPT'],
   ['-A INPUT -p tcp -m tcpmss --mss 100:200 -j ACCEPT'],
@@ -438,6 +474,7 @@ const IPTABLES_MATCHES: ReadonlyArray<[rule: string, raw?: 'raw']> = [
   ['-A OUTPUT -m owner ! --gid-owner 3-7 -j ACCEPT'],
   ['-A OUTPUT -m owner --uid-owner 1 --gid-owner 2 -j ACCEPT', 'raw'],
   ['-A OUTPUT -m addrtype ! --src-type LOCAL --limit-iface-out -j ACCEPT'],
+  ['-A OUTPUT -m policy --dir out --pol none -j ACCEPT', 'raw'],
 ];
 
 /**
@@ -469,6 +506,13 @@ const IP6TABLES_XT: ReadonlyArray<[rule: string]> = [
   ['-A INPUT -m iprange --src-range fd00::1-fd00::5 ! --dst-range fd00::7-fd00::9 -j DROP'],
   ['-A INPUT -m addrtype --dst-type LOCAL -j DROP'],
   ['-A INPUT -m pkttype --pkt-type broadcast -j DROP'],
+  ['-A INPUT -m conntrack --ctorigsrc fd00::1 --ctrepldst fd00::/64 -j ACCEPT'],
+  ['-A INPUT -m conntrack ! --ctorigdst fd00::5/120 --ctstate NEW -j ACCEPT'],
+  ['-A INPUT -m statistic --mode random --probability 0.1 -j ACCEPT'],
+  ['-A INPUT -m time --timestart 01:00 --timestop 02:30 -j ACCEPT'],
+  ['-A INPUT -m policy --dir in --pol ipsec -j ACCEPT'],
+  ['-A INPUT -p dccp -m dccp --dccp-types CLOSE,RESET -j ACCEPT'],
+  ['-A INPUT -p tcp -m ecn --ecn-tcp-ece -j ACCEPT'],
 ];
 
 /** Load iptables-nft rules in a fresh namespace; list them with nft (text, JSON) and synplug (text, JSON; stderr and exit codes). */
@@ -548,9 +592,18 @@ test.serial(
     const lines = readFileSync(f('ours.err'), 'utf8').trim().split('\n').slice(1);
     t.is(lines.length, IPTABLES_MATCHES.filter(([, raw]) => raw).length);
     for (const l of lines) {
-      t.regex(l, /: match name (conntrack|multiport|recent|addrtype|owner|icmp|ecn|sctp|dccp) rev \d+$/);
+      t.regex(l, /: match name (conntrack|multiport|recent|addrtype|owner|icmp|ecn|sctp|dccp|time|policy) rev \d+$/);
       t.true(l.length < 100, l);
     }
+    // JSON: nft -j writes every xt match as {"xt": {...}}; ours equals it where the text is translated
+    const json = (p: string): Array<{ rule?: { expr: unknown[] } }> =>
+      JSON.parse(readFileSync(f(p), 'utf8')).nftables.filter((x: { rule?: unknown }) => x.rule);
+    const theirRules = json('nft.json');
+    const ourRules = json('ours.json');
+    t.is(ourRules.length, theirRules.length);
+    const printed = ourRules.filter((r) => !r.rule!.expr.some((x) => typeof x === 'object' && x !== null && 'raw' in x));
+    t.is(printed.length, IPTABLES_MATCHES.filter(([, raw]) => !raw).length);
+    for (const r of printed) t.deepEqual(r, theirRules[ourRules.indexOf(r)]);
   },
 );
 
