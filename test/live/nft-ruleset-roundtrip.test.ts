@@ -170,11 +170,13 @@ function cgroupCandidates(): string[] {
 }
 
 test.serial(
-  'socket cgroupv2: the path nft finds for the id, in text and JSON, read back by nft -f; an id without a path (nft lists its number, which it cannot read back) raw, exit 11',
+  'socket cgroupv2: the path nft finds for the id, alone or in an anonymous set, in text and JSON, read back by nft -f; an id without a path (nft lists its number, which it cannot read back) raw, exit 11',
   (t) => {
     const paths = cgroupCandidates();
     t.true(paths.length > 0, 'this host has a /sys/fs/cgroup');
     const rules = paths.map((p, i) => `\t\tsocket cgroupv2 level ${(i % 3) + 1} "${p}" accept`);
+    // and all of them in one anonymous set (nft lists each id once, as it lists it alone)
+    rules.push(`\t\tsocket cgroupv2 level 2 { ${paths.map((p) => `"${p}"`).join(', ')} } accept`);
     const f = loadAndShow('cgroupv2', `table inet synplug_cg {\n\tchain c {\n${rules.join('\n')}\n\t}\n}\n`);
     const rows = (p: string): string[] =>
       readFileSync(f(p), 'utf8')
@@ -182,13 +184,18 @@ test.serial(
         .filter((l) => l.startsWith('\t\t') && !l.includes('type filter'));
     const theirs = rows('nft.txt');
     const ours = rows('ours.txt');
-    t.is(theirs.length, paths.length, 'every rule loaded');
+    t.is(theirs.length, paths.length + 1, 'every rule loaded');
     t.is(ours.length, theirs.length);
-    const withPath = theirs.filter((l) => /cgroupv2 level \d+ "/.test(l));
+    const withPath = theirs.filter((l) => /cgroupv2 level \d+ ("[^"]*"|\{ "[^"]*"(, "[^"]*")* \}) accept$/.test(l));
     t.true(withPath.length > 0, 'nft found a path for some id');
     theirs.forEach((line, i) => {
       if (withPath.includes(line)) t.is(ours[i], line);
-      else t.regex(ours[i], /^\t\t\[ raw: socket load cgroupv2 => reg 1 level \d+ \] \[ raw: cmp eq reg 1 0x[0-9a-f]{16} \] accept$/, line);
+      else
+        t.regex(
+          ours[i],
+          /^\t\t\[ raw: socket load cgroupv2 => reg 1 level \d+ \] \[ raw: (cmp eq reg 1 0x[0-9a-f]{16}|lookup reg 1 set __set\d+) \] accept$/,
+          line,
+        );
     });
     const rc = withPath.length === theirs.length ? '0' : '11';
     t.deepEqual(readFileSync(f('ours.rc'), 'utf8').split('\n').filter(Boolean), [rc, rc]);
@@ -207,6 +214,16 @@ test.serial(
         .filter((l) => l.startsWith('\t\t')),
       withPath,
     );
+    // a set of paths nft found: printed as nft lists it, text and JSON, exit 0
+    const found = [...new Set(withPath.flatMap((l) => [...l.matchAll(/"([^"]*)"/g)].map((m) => m[1])))];
+    t.true(found.length >= 2, 'nft found two paths');
+    const g = loadAndShow(
+      'cgroupv2-set',
+      `table inet synplug_cgs {\n\tchain c {\n\t\tsocket cgroupv2 level 2 { ${found.map((p) => `"${p}"`).join(', ')} } accept\n\t}\n}\n`,
+    );
+    t.regex(readFileSync(g('nft.txt'), 'utf8'), /socket cgroupv2 level 2 \{ "/);
+    t.is(readFileSync(g('ours.txt'), 'utf8'), readFileSync(g('nft.txt'), 'utf8'));
+    t.deepEqual(readFileSync(g('ours.rc'), 'utf8').split('\n').filter(Boolean), ['0', '0']);
   },
 );
 
