@@ -234,6 +234,9 @@ function fieldOf(src: Src, ctx: Ctx): Field | undefined {
     return { text: UNQUALIFIED_META.has(src.key) ? src.key : `meta ${src.key}`, json: { meta: { key: src.key } }, type };
   }
   if (src.k === 'payload') {
+    // after a vlan match nft 1.0.6 reads Ethernet's first 6 bytes (its daddr) as a vlan header
+    // (`vlan pcp 0 vlan dei 0 vlan id 17 ...`; `@ll,0,48` in a concatenation): raw
+    if (src.base === 'link' && ctx.l2 === 'vlan' && src.offset < 6) return undefined;
     for (const proto of protocolsAt(src.base, ctx)) {
       const hf = headerField(proto, src.offset, src.len, undefined, ctx.icmpType);
       if (hf) return namedField(proto, hf);
@@ -264,7 +267,8 @@ function concatField(fields: readonly Field[]): Field {
     text: fields.map((x) => x.text).join(' . '),
     json: { concat: fields.map((x) => x.json) },
     type: 'hex',
-    l2: first('l2'),
+    // a vlan field anywhere needs the vlan header (`ether saddr . vlan id`: nft drops `ether type 8021q`)
+    l2: fields.some((x) => x.l2 === 'vlan') ? 'vlan' : first('l2'),
     l3: first('l3'),
     l4: first('l4'),
   };
@@ -477,6 +481,16 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
     if (writes === 'all') regs.clear();
     else for (const w of writes) unbind(w);
   };
+  /**
+   * A concatenation's part that is a bit field nft keeps unshifted (`ether saddr . vlan id`: the id masked,
+   * 0x0fff). One it shifts (`vlan pcp`) nft 1.0.6 lists as `vlan id . vlan pcp >> 5 { 0 . 0 }`, which it
+   * cannot read back: undefined, so the rule prints raw.
+   */
+  const unshiftedBits = (k: number): Field | undefined => {
+    const r = regs.get(k);
+    const b = r?.src.k === 'masked' && !/[^0]/.test(r.src.xor) ? bitfieldOf(r.src, ctx) : undefined;
+    return b?.shift === 0 ? b.field : undefined;
+  };
   /** `layout`: how a concatenated key's parts print, from the fields the rule loads (see `lookupKey`). */
   const setRight = (name: string, t: ValueType, layout?: Layout): { text: string; json: unknown; objType?: number } | undefined => {
     const set = options.sets?.find((x) => x.name === name);
@@ -523,7 +537,8 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
       while (left > 0) {
         const k = [...regs.keys()].find((x) => span(x)[0] === w);
         const r = k !== undefined ? regs.get(k) : undefined;
-        const f = r && (r.src.k === 'field' || r.src.k === 'meta' || r.src.k === 'payload') ? fieldOf(r.src, ctx) : undefined;
+        const f =
+          r && (r.src.k === 'field' || r.src.k === 'meta' || r.src.k === 'payload') ? fieldOf(r.src, ctx) : k !== undefined ? unshiftedBits(k) : undefined;
         if (!r || !f || f.fullLen !== undefined || f.type === 'rawint') return undefined;
         // a load of a length not known here: the hashed bytes are that field alone, as before any concatenation
         if (r.len === undefined) return fields.length === 0 ? { field: f, regs: [k!] } : undefined;
@@ -574,9 +589,10 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
     const layout: Layout = [];
     let hostInteger = false;
     let w = span(sreg)[0];
+    const partAt = (k: number): Field | undefined => fieldAt(k) ?? unshiftedBits(k);
     for (const p of parts) {
       const k = [...regs.keys()].find((x) => span(x)[0] === w);
-      const f = k !== undefined ? fieldAt(k) : undefined;
+      const f = k !== undefined ? partAt(k) : undefined;
       if (k === undefined || !f || f.fullLen !== undefined) return undefined;
       const len = regs.get(k)!.len;
       if (p.type === 'hex' && !(INTEGER_PARTS.has(f.type) && len !== undefined && len >= 1 && len <= 4)) return undefined;
@@ -587,8 +603,6 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
       used.push(k);
       w += Math.ceil(layout[layout.length - 1].len / 4);
     }
-    // after a vlan match nft 1.0.6 names only some Ethernet fields of a concatenation (`ether saddr . @ll,0,48`): raw
-    if (ctx.l2 === 'vlan' && fields.some((x) => x.l2 === 'ether')) return undefined;
     return {
       field: concatField(fields),
       regs: used,
@@ -771,8 +785,10 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
         const isMap = e.dreg !== undefined;
         // an anonymous set with an element nft cannot read back: raw; so are integer parts nft 1.0.6 itself
         // lists wrongly: in a map giving a value (`{ 0 . 16384 : ... }` for `64 . 22`), or host-order ones
-        // in an interval set (`meta length . ip saddr { 0 . 0.0.0.100-0.0.0.200 }`)
-        const garbled = key?.layout !== undefined && ((isMap && e.dreg !== C.NFT_REG_VERDICT) || (set?.flags.includes('interval') && key.hostInteger));
+        // in an interval set (`meta length . ip saddr { 0 . 0.0.0.100-0.0.0.200 }`); a named map's `@m` it lists right
+        const anonymous = set?.flags.includes('anonymous') === true;
+        const garbled =
+          key?.layout !== undefined && ((isMap && e.dreg !== C.NFT_REG_VERDICT && anonymous) || (set?.flags.includes('interval') && key.hostInteger));
         const right = f && !garbled ? setRight(e.set, f.type, key?.layout ?? key?.bits) : undefined;
         // a set of labels: nft 1.0.6 lists such a rule without its match (and not the set): raw
         if (!key || !f || !right || f.type === 'ct_label' || (isMap && (!set || set.map === undefined || e.invert))) {

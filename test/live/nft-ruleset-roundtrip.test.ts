@@ -279,6 +279,35 @@ test.serial(
   },
 );
 
+test.serial(
+  "after a vlan match, Ethernet's daddr (nft 1.0.6 reads those bytes as a vlan header) and a shifted vlan pcp in a concatenation (`vlan id . vlan pcp >> 5 { 0 . 0 }`): raw, exit 11",
+  (t) => {
+    const f = loadAndShow(
+      'vlanraw',
+      `table bridge synplug_vlr {
+	chain c {
+		vlan id 5 ether daddr 00:11:22:33:44:55 accept
+		ether daddr . vlan id { 00:11:22:33:44:55 . 5, 00:11:22:33:44:66 . 7 } accept
+		vlan id . vlan pcp { 5 . 3 } accept
+		ether saddr . vlan id { 00:11:22:33:44:55 . 5, 00:11:22:33:44:66 . 7 } accept
+	}
+}
+`,
+    );
+    const theirs = readFileSync(f('nft.txt'), 'utf8');
+    t.regex(theirs, /^\t\tvlan id 5 vlan pcp 0 vlan dei 0 vlan id 17 /m);
+    t.regex(theirs, /^\t\t@ll,0,48 \. vlan id \{/m);
+    t.regex(theirs, /^\t\tvlan id \. vlan pcp >> 5 \{ 0 \. 0 \} accept$/m);
+    const ours = readFileSync(f('ours.txt'), 'utf8')
+      .split('\n')
+      .filter((l) => l.startsWith('\t\t') && !l.includes('type filter'));
+    t.is(ours.length, 4);
+    for (const l of ours.slice(0, 3)) t.regex(l, /\[ raw: payload load /);
+    t.is(ours[3], '\t\tether saddr . vlan id { 00:11:22:33:44:55 . 5, 00:11:22:33:44:66 . 7 } accept');
+    t.deepEqual(readFileSync(f('ours.rc'), 'utf8').split('\n').filter(Boolean), ['11', '11']);
+  },
+);
+
 /**
  * iptables-nft's rules with xt targets, each as nft 1.0.6 lists it: through
  * libxtables' translation (`meta mark set 0x5`, `log prefix "ipt "`), or
