@@ -219,6 +219,91 @@ const EBT_VLAN_ENCAP = 0x04;
 const EBT_NFLOG_COPY_LEN = 0x1;
 const EBT_NFLOG_DEFAULT_THRESHOLD = 1;
 
+/** libebt_log.c's eight_priority names by syslog level; LOG_DEFAULT_LEVEL (info) it does not write */
+const EBT_LOG_LEVELS = ['emerg', 'alert', 'crit', 'error', 'warning', 'notice', 'info', 'debug'];
+const EBT_LOG_DEFAULT_LEVEL = 6;
+/** linux/netfilter_bridge/ebt_log.h: EBT_LOG_IP, EBT_LOG_ARP, EBT_LOG_IP6 */
+const EBT_LOG_BITS = 0x01 | 0x02 | 0x08;
+/** linux/netfilter_bridge/ebt_ip.h: bitmask and invflags bits */
+const EBT_IP_SOURCE = 0x01;
+const EBT_IP_DEST = 0x02;
+const EBT_IP_PROTO = 0x08;
+const EBT_IP_SPORT = 0x10;
+const EBT_IP_DPORT = 0x20;
+/** libebt_ip.c's brip_xlate_proto_to_name: the protocols whose ports it names (`tcp dport 22`) */
+const EBT_IP_PORT_PROTOS: Readonly<Record<number, string>> = { 6: 'tcp', 17: 'udp', 33: 'dccp', 132: 'sctp', 136: 'udplite' };
+/** /etc/protocols' names (getprotobynumber, which libebt_ip writes `ip protocol` with) of the common protocols */
+const PROTOCOL_NAMES: Readonly<Record<number, string>> = {
+  1: 'icmp',
+  2: 'igmp',
+  6: 'tcp',
+  17: 'udp',
+  33: 'dccp',
+  47: 'gre',
+  50: 'esp',
+  51: 'ah',
+  132: 'sctp',
+  136: 'udplite',
+};
+
+/**
+ * ebtables' ip match, struct ebt_ip_info { __be32 saddr, daddr, smsk, dmsk; __u8 tos, protocol, bitmask, invflags;
+ * __u16 sport[2], dport[2]; } (ports host order), as libebt_ip.c's brip_xlate (iptables 1.8.9) writes it:
+ * `ip saddr 169.254.0.0/16`, `ip protocol udp`, `tcp dport 22` (a port's protocol named once). --ip-tos,
+ * --ip-icmp-type, --ip-igmp-type, a mask that is no prefix, a protocol not in the tables above and ports
+ * of an inverted protocol: raw.
+ */
+function ebtIpText(b: Buffer): string | undefined {
+  const [proto, bitmask, inv] = [b[17], b[18], b[19]];
+  const known = EBT_IP_SOURCE | EBT_IP_DEST | EBT_IP_PROTO | EBT_IP_SPORT | EBT_IP_DPORT;
+  if (!bitmask || bitmask & ~known || inv & ~bitmask) return undefined;
+  const ports = bitmask & (EBT_IP_SPORT | EBT_IP_DPORT);
+  const pname = bitmask & EBT_IP_PROTO && !(inv & EBT_IP_PROTO) ? EBT_IP_PORT_PROTOS[proto] : undefined;
+  if (ports && !pname) return undefined;
+  const parts: string[] = [];
+  for (const [bit, word, at] of [
+    [EBT_IP_SOURCE, 'saddr', 0],
+    [EBT_IP_DEST, 'daddr', 4],
+  ] as const) {
+    if (!(bitmask & bit)) continue;
+    const bits = prefixOf(b.subarray(at + 8, at + 12));
+    if (bits === undefined) return undefined;
+    parts.push(`ip ${word} ${inv & bit ? '!= ' : ''}${addressText(b.subarray(at, at + 4))}${bits === 32 ? '' : `/${bits}`}`);
+  }
+  if (bitmask & EBT_IP_PROTO && !ports) {
+    const name = PROTOCOL_NAMES[proto];
+    if (name === undefined) return undefined;
+    parts.push(`ip protocol ${inv & EBT_IP_PROTO ? '!= ' : ''}${name}`);
+  }
+  for (const [bit, word, at] of [
+    [EBT_IP_SPORT, 'sport', 20],
+    [EBT_IP_DPORT, 'dport', 24],
+  ] as const) {
+    if (!(bitmask & bit)) continue;
+    const [lo, hi] = [readU16(b, at), readU16(b, at + 2)];
+    parts.push(`${pname} ${word} ${inv & bit ? '!= ' : ''}${lo}${hi === lo ? '' : `-${hi}`}`);
+  }
+  return parts.join(' ');
+}
+
+/** linux/netfilter_bridge/ebt_mark_m.h: EBT_MARK_AND, EBT_MARK_OR */
+const EBT_MARK_AND = 0x01;
+const EBT_MARK_OR = 0x02;
+
+/**
+ * ebtables' mark match, struct ebt_mark_m_info { unsigned long mark, mask; __u8 invert, bitmask; } (64-bit
+ * longs here), as libebt_mark_m.c's brmark_m_xlate writes it: `meta mark 0x5`, `meta mark and 0xff 0x5`,
+ * `--mark /0x4` (any of the bits) `meta mark and 0x4 != 0`.
+ */
+function ebtMarkText(b: Buffer): string | undefined {
+  const read64 = (at: number): bigint => (LE ? b.readBigUInt64LE(at) : b.readBigUInt64BE(at));
+  const [mark, mask, invert, bitmask] = [read64(0), read64(8), b[16], b[17]];
+  if (mark > 0xffffffffn || mask > 0xffffffffn || invert > 1 || (bitmask !== EBT_MARK_AND && bitmask !== EBT_MARK_OR)) return undefined;
+  const hex = (n: bigint): string => `0x${n.toString(16)}`;
+  if (bitmask === EBT_MARK_OR) return `meta mark and ${hex(mask)} ${invert ? '' : '!= '}0`;
+  return `meta mark ${mask === 0xffffffffn ? '' : `and ${hex(mask)} `}${invert ? '!= ' : ''}${hex(mark)}`;
+}
+
 /** ebtables' targets nft 1.0.6 calls watchers (`{"xt": {"type": "watcher", ...}}` in `nft -j`) */
 export const EBT_WATCHERS: ReadonlySet<string> = new Set(['log', 'nflog']);
 
@@ -296,6 +381,21 @@ const TARGETS: Readonly<Record<string, Translation>> = {
       const verdict = EBT_VERDICTS[-(target | ~EBT_VERDICT_BITS) - 1];
       const mark = LE ? b.readBigUInt64LE(0) : b.readBigUInt64BE(0);
       return op === undefined || verdict === undefined ? undefined : `meta mark set ${op}0x${mark.toString(16)} ${verdict}`;
+    },
+  },
+  // ebtables': struct ebt_log_info { __u8 loglevel; __u8 prefix[30]; __u32 bitmask; }, as libebt_log.c's brlog_xlate
+  // writes it: its level names (`error`, `warning`), none for info (its default), always `flags ether` (the
+  // EBT_LOG_IP, _ARP, _IP6 bits it leaves out: nft's log decodes the upper header anyway)
+  log: {
+    revs: [0],
+    size: 36,
+    families: ['bridge'],
+    text(b) {
+      const [level, bitmask] = [b[0], readU32(b, 32)];
+      if (level >= EBT_LOG_LEVELS.length || bitmask & ~EBT_LOG_BITS) return undefined;
+      const nul = b.indexOf(0, 1);
+      const prefix = b.subarray(1, nul < 0 || nul > 31 ? 31 : nul).toString('utf8');
+      return `log${prefix ? ` prefix "${prefix}"` : ''}${level === EBT_LOG_DEFAULT_LEVEL ? '' : ` level ${EBT_LOG_LEVELS[level]}`} flags ether`;
     },
   },
   // ebtables': struct ebt_nflog_info { __u32 len; __u16 group, threshold, flags, pad; char prefix[64]; }
@@ -778,6 +878,8 @@ const MATCHES: Readonly<Record<string, Translation | readonly Translation[]>> = 
         .join(' ');
     },
   },
+  ip: { revs: [0], size: 28, families: ['bridge'], text: ebtIpText },
+  mark_m: { revs: [0], size: 18, families: ['bridge'], text: ebtMarkText },
   // struct xt_owner_match_info { __u32 uid_min, uid_max; __u32 gid_min, gid_max; __u8 match, invert; }:
   // a uid or a gid alone (XT_OWNER_UID 1, XT_OWNER_GID 2), as nft 1.0.6 lists it (`skuid 0`, unqualified)
   owner: {

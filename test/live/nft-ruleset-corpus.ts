@@ -2442,6 +2442,22 @@ export const CORPUS: ReadonlyArray<{ table: string; text: string; setup?: string
 }
 `,
   },
+  // the IP compression header (nft's comp; its flags a bitmask printed in hex)
+  {
+    table: 'inet rt_comp',
+    text: `table inet rt_comp {
+	chain c {
+		comp cpi 5 accept
+		comp flags 0x1 accept
+		comp flags { 0x1, 0x2 } accept
+		comp flags != 0x3 accept
+		comp cpi 5-7 accept
+		comp cpi { 1, 2 } accept
+		meta l4proto ipcomp accept
+	}
+}
+`,
+  },
 ];
 
 /** Rules in a table's text: the lines of its chains other than the base chain header. */

@@ -669,6 +669,18 @@ const EBTABLES_XT: ReadonlyArray<[rule: string]> = [
   ['-A INPUT -p 802_1Q --vlan-encap IPv4 -j ACCEPT'],
   ['-A INPUT -j nflog --nflog-group 3 --nflog-prefix "ab c"'],
   ['-A INPUT -j nflog --nflog-threshold 5'],
+  ['-A INPUT -p IPv4 --ip-src 169.254.0.1 -j ACCEPT'],
+  ['-A INPUT -p IPv4 --ip-proto tcp --ip-dport 22 -j ACCEPT'],
+  ['-A INPUT -p IPv4 --ip-dst ! 169.254.0.0/16 --ip-proto udp --ip-sport 5:7 --ip-dport 53 -j ACCEPT'],
+  ['-A INPUT -p IPv4 --ip-proto ! udp -j ACCEPT'],
+  ['-A INPUT -p IPv4 --ip-proto 47 -j ACCEPT'],
+  ['-A INPUT --mark 0x5 -j ACCEPT'],
+  ['-A INPUT --mark ! 0x5/0xff -j ACCEPT'],
+  ['-A INPUT --mark /0x4 -j ACCEPT'],
+  ['-A INPUT --mark ! /0x4 -j ACCEPT'],
+  ['-A INPUT --log -j ACCEPT'],
+  ['-A INPUT --log-prefix x --log-level info -j ACCEPT'],
+  ['-A INPUT --log-level warning --log-prefix abc --log-ip --log-arp -j ACCEPT'],
 ];
 
 for (const [tool, rows] of [
