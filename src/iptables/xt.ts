@@ -219,6 +219,21 @@ const EBT_VLAN_ENCAP = 0x04;
 const EBT_NFLOG_COPY_LEN = 0x1;
 const EBT_NFLOG_DEFAULT_THRESHOLD = 1;
 
+/** linux/netfilter_bridge/ebt_nat.h: NAT_ARP_BIT (cleared: snat rewrites ARP's sender address too) */
+const EBT_NAT_ARP_BIT = 0x10;
+
+/** An ebtables dnat or snat target's text; undefined for --snat-arp or a target that is not a verdict. */
+function ebtNatText(word: string, b: Buffer, snat: boolean): string | undefined {
+  let target = readU32(b, 8);
+  if (snat) {
+    if (!(target & EBT_NAT_ARP_BIT)) return undefined;
+    target = (target | ~EBT_VERDICT_BITS) >>> 0;
+  }
+  const verdict = target >= 0xfffffffc ? EBT_VERDICTS[-(target | 0) - 1] : undefined;
+  const mac = [...b.subarray(0, 6)].map((x) => x.toString(16)).join(':');
+  return verdict && `ether ${word} set ${mac} ${verdict}`;
+}
+
 /** libebt_log.c's eight_priority names by syslog level; LOG_DEFAULT_LEVEL (info) it does not write */
 const EBT_LOG_LEVELS = ['emerg', 'alert', 'crit', 'error', 'warning', 'notice', 'info', 'debug'];
 const EBT_LOG_DEFAULT_LEVEL = 6;
@@ -383,6 +398,12 @@ const TARGETS: Readonly<Record<string, Translation>> = {
       return op === undefined || verdict === undefined ? undefined : `meta mark set ${op}0x${mark.toString(16)} ${verdict}`;
     },
   },
+  // ebtables': struct ebt_nat_info { unsigned char mac[ETH_ALEN]; int target; }, as libebt_dnat.c / libebt_snat.c
+  // write it: `ether daddr set 0:11:22:33:44:55 accept` (ether_ntoa's unpadded bytes). snat's --snat-arp (NAT_ARP_BIT
+  // cleared) nft lists as `xt target snat`; ebtables' redirect, which libebt_redirect writes `meta set pkttype host`
+  // (without its accept, and without the new destination address), raw
+  dnat: { revs: [0], size: 12, families: ['bridge'], text: (b) => ebtNatText('daddr', b, false) },
+  snat: { revs: [0], size: 12, families: ['bridge'], text: (b) => ebtNatText('saddr', b, true) },
   // ebtables': struct ebt_log_info { __u8 loglevel; __u8 prefix[30]; __u32 bitmask; }, as libebt_log.c's brlog_xlate
   // writes it: its level names (`error`, `warning`), none for info (its default), always `flags ether` (the
   // EBT_LOG_IP, _ARP, _IP6 bits it leaves out: nft's log decodes the upper header anyway)

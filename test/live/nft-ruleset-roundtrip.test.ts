@@ -681,6 +681,11 @@ const EBTABLES_XT: ReadonlyArray<[rule: string]> = [
   ['-A INPUT --log -j ACCEPT'],
   ['-A INPUT --log-prefix x --log-level info -j ACCEPT'],
   ['-A INPUT --log-level warning --log-prefix abc --log-ip --log-arp -j ACCEPT'],
+  ['-t nat -A PREROUTING -j dnat --to-dst 00:11:22:33:44:55'],
+  ['-t nat -A PREROUTING -j dnat --to-dst 0a:1b:2c:3d:4e:5f --dnat-target CONTINUE'],
+  ['-t nat -A PREROUTING -j dnat --to-dst 00:11:22:33:44:55 --dnat-target RETURN'],
+  ['-t nat -A POSTROUTING -j snat --to-src 00:11:22:33:44:55'],
+  ['-t nat -A POSTROUTING -j snat --to-src 00:11:22:33:44:55 --snat-target DROP'],
 ];
 
 for (const [tool, rows] of [

@@ -82,3 +82,12 @@ test('conntrack: SNAT with another state, SNAT and DNAT, an inverted expiry, and
   t.is(rev3(ct(4, 0, 0, [0, '7f000001' + '0'.repeat(24) + 'ff00ff00'])), undefined);
   t.is(rev3(ct(4, 0, 0, [0, '7f000000' + '0'.repeat(24) + 'ff000000'])), 'ct original saddr 127.0.0.0/8');
 });
+
+test("ebtables' nat targets: dnat and snat with their verdict; snat's --snat-arp and redirect (written without its accept and its address) raw", (t) => {
+  const target = (ext: string, info: string): string | undefined => xtText('target', { ext, rev: 0, info }, { family: 'bridge' });
+  // struct ebt_nat_info { mac[6]; (pad) int target }: EBT_ACCEPT -1, EBT_CONTINUE -3
+  t.is(target('dnat', `0a1b2c3d4e5f0000${u32(0xfffffffd)}`), 'ether daddr set a:1b:2c:3d:4e:5f continue');
+  t.is(target('snat', `0011223344550000${u32(0xffffffff)}`), 'ether saddr set 0:11:22:33:44:55 accept');
+  t.is(target('snat', `0011223344550000${u32(0xffffffef)}`), undefined);
+  t.is(target('redirect', u32(0xffffffff)), undefined);
+});
