@@ -819,6 +819,66 @@ function policyText(b: Buffer): string | undefined {
   return undefined;
 }
 
+/** linux/netfilter/xt_tcpudp.h: XT_TCP_INV_SRCPT, _DSTPT, _FLAGS, _OPTION */
+const XT_TCP_INV_SRCPT = 0x01;
+const XT_TCP_INV_DSTPT = 0x02;
+const XT_TCP_INV_OPTION = 0x08;
+const XT_TCP_INV_FLAGS = 0x04;
+/** libxt_tcp.c's tcp_flag_names_xlate, by bit */
+const TCP_FLAG_NAMES = ['fin', 'syn', 'rst', 'psh', 'ack', 'urg'];
+
+/**
+ * iptables-nft's tcp match, which it writes as xt only with --tcp-option: struct xt_tcp { __u16 spts[2], dpts[2];
+ * __u8 option, flg_mask, flg_cmp, invflags; }, as libxt_tcp.c's tcp_xlate writes it (`tcp dport 22 tcp option 2
+ * exists tcp flags syn / syn,ack`). ECN and CWR in --tcp-flags (libxt_tcp names only the first six) raw.
+ */
+function tcpText(b: Buffer): string | undefined {
+  const [option, flgMask, flgCmp, invflags] = [b[8], b[9], b[10], b[11]];
+  if ((flgMask | flgCmp) & ~0x3f || flgCmp & ~flgMask || invflags & ~(XT_TCP_INV_SRCPT | XT_TCP_INV_DSTPT | XT_TCP_INV_FLAGS | XT_TCP_INV_OPTION))
+    return undefined;
+  const parts: string[] = [];
+  for (const [word, at, inv] of [
+    ['sport', 0, XT_TCP_INV_SRCPT],
+    ['dport', 4, XT_TCP_INV_DSTPT],
+  ] as const) {
+    const [lo, hi] = [readU16(b, at), readU16(b, at + 2)];
+    if (lo === 0 && hi === 0xffff && !(invflags & inv)) continue;
+    if (lo > hi) return undefined;
+    parts.push(`tcp ${word} ${invflags & inv ? '!= ' : ''}${lo}${hi === lo ? '' : `-${hi}`}`);
+  }
+  if (option) parts.push(`tcp option ${option} ${invflags & XT_TCP_INV_OPTION ? 'missing' : 'exists'}`);
+  else if (invflags & XT_TCP_INV_OPTION) return undefined;
+  if (flgMask || invflags & XT_TCP_INV_FLAGS) {
+    const names = (n: number): string => TCP_FLAG_NAMES.filter((_, i) => n & (1 << i)).join(',') || '0x0';
+    parts.push(`tcp flags ${invflags & XT_TCP_INV_FLAGS ? '!= ' : ''}${names(flgCmp)} / ${names(flgMask)}`);
+  }
+  return parts.length ? parts.join(' ') : 'meta l4proto tcp';
+}
+
+/** linux/netfilter/xt_connbytes.h: enum xt_connbytes_what, enum xt_connbytes_direction, as nft names them */
+const CONNBYTES_WHAT = ['packets', 'bytes', 'avgpkt'];
+const CONNBYTES_DIR = ['original ', 'reply ', ''];
+const U64_MAX = 0xffffffffffffffffn;
+
+/**
+ * struct xt_connbytes_info { struct { aligned_u64 from, to; } count; __u8 what, direction; }, as libxt_connbytes.c's
+ * connbytes_xlate writes it: `ct bytes ge 10`, `ct original packets 5-9`, `ct avgpkt != 5-9` (from past to: outside
+ * the range). One value past `to` with `to` equal (libxtables then writes the value alone, not its inversion) raw.
+ */
+function connbytesText(b: Buffer): string | undefined {
+  const read64 = (at: number): bigint => (LE ? b.readBigUInt64LE(at) : b.readBigUInt64BE(at));
+  const [what, dir] = [CONNBYTES_WHAT[b[16]], CONNBYTES_DIR[b[17]]];
+  if (what === undefined || dir === undefined) return undefined;
+  const [from, to] = [read64(0), read64(8)];
+  const invert = from > to;
+  const [lo, hi] = invert ? [to, from] : [from, to];
+  let value: string;
+  if (lo === hi) value = String(lo);
+  else if (hi === U64_MAX) value = `${invert ? 'lt' : 'ge'} ${lo}`;
+  else value = `${invert ? '!= ' : ''}${lo}-${hi}`;
+  return `ct ${dir}${what} ${value}`;
+}
+
 /** The matches whose translation synplug reproduces, by name (several where the struct differs by family). */
 const MATCHES: Readonly<Record<string, Translation | readonly Translation[]>> = {
   // struct xt_addrtype_info_v1 { __u16 source; __u16 dest; __u32 flags; }: libxt_addrtype.c's addrtype_xlate,
@@ -900,6 +960,8 @@ const MATCHES: Readonly<Record<string, Translation | readonly Translation[]>> = 
     },
   },
   ip: { revs: [0], size: 28, families: ['bridge'], text: ebtIpText },
+  tcp: { revs: [0], size: 12, families: ['ip', 'ip6'], text: tcpText },
+  connbytes: { revs: [0], size: 18, text: connbytesText },
   mark_m: { revs: [0], size: 18, families: ['bridge'], text: ebtMarkText },
   // struct xt_owner_match_info { __u32 uid_min, uid_max; __u32 gid_min, gid_max; __u8 match, invert; }:
   // a uid or a gid alone (XT_OWNER_UID 1, XT_OWNER_GID 2), as nft 1.0.6 lists it (`skuid 0`, unqualified)
