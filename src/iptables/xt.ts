@@ -863,7 +863,7 @@ const U64_MAX = 0xffffffffffffffffn;
 /**
  * struct xt_connbytes_info { struct { aligned_u64 from, to; } count; __u8 what, direction; }, as libxt_connbytes.c's
  * connbytes_xlate writes it: `ct bytes ge 10`, `ct original packets 5-9`, `ct avgpkt != 5-9` (from past to: outside
- * the range). One value past `to` with `to` equal (libxtables then writes the value alone, not its inversion) raw.
+ * the range). Every shape of the struct has its text: the counts are u64, printed exact.
  */
 function connbytesText(b: Buffer): string | undefined {
   const read64 = (at: number): bigint => (LE ? b.readBigUInt64LE(at) : b.readBigUInt64BE(at));
