@@ -819,6 +819,63 @@ function policyText(b: Buffer): string | undefined {
   return undefined;
 }
 
+/** A u32 range as libxtables writes it (`5`, `5-9`), with `!= ` when inverted; undefined when it is every value and not inverted. */
+function u32Range(lo: number, hi: number, inv: boolean, all = 0xffffffff): string | undefined {
+  if (lo === 0 && hi === all && !inv) return undefined;
+  return `${inv ? '!= ' : ''}${lo}${hi === lo ? '' : `-${hi}`}`;
+}
+
+/** linux/netfilter_ipv6/ip6t_frag.h: IP6T_FRAG_IDS, _LEN, _RES, _FST, _MF, _NMF; IP6T_FRAG_INV_IDS */
+const IP6T_FRAG_LEN = 0x02;
+const IP6T_FRAG_RES = 0x04;
+const IP6T_FRAG_FST = 0x08;
+const IP6T_FRAG_MF = 0x10;
+const IP6T_FRAG_NMF = 0x20;
+const IP6T_FRAG_INV_IDS = 0x01;
+
+/**
+ * ip6tables' frag match, struct ip6t_frag { __u32 ids[2], hdrlen; __u8 flags, invflags; }, as libip6t_frag.c writes
+ * it: `frag id 5`, `frag more-fragments 1`. --fragres (reserved bits zero, which libxtables writes `frag reserved 1`),
+ * --fraglen and a bare `-m frag` (both of which nft lists as nothing, matching every packet) raw.
+ */
+function fragText(b: Buffer): string | undefined {
+  const [flags, inv] = [b[12], b[13]];
+  if (flags & (IP6T_FRAG_LEN | IP6T_FRAG_RES) || inv & ~IP6T_FRAG_INV_IDS) return undefined;
+  const ids = u32Range(readU32(b, 0), readU32(b, 4), (inv & IP6T_FRAG_INV_IDS) !== 0);
+  const rest = [
+    flags & IP6T_FRAG_FST ? 'frag frag-off 0' : '',
+    flags & IP6T_FRAG_MF ? 'frag more-fragments 1' : '',
+    flags & IP6T_FRAG_NMF ? 'frag more-fragments 0' : '',
+  ].filter(Boolean);
+  // a bare -m frag nft 1.0.6 lists as nothing (iptables 1.8.9 writes no translation), a rule matching every packet
+  if (ids === undefined && !rest.length) return undefined;
+  return [ids === undefined ? '' : `frag id ${ids}`, ...rest].filter(Boolean).join(' ');
+}
+
+/** linux/netfilter_ipv6/ip6t_rt.h: IP6T_RT_TYP, IP6T_RT_SGS (flags); IP6T_RT_INV_TYP, IP6T_RT_INV_SGS (invflags) */
+const IP6T_RT_TYP = 0x01;
+const IP6T_RT_SGS = 0x02;
+
+/**
+ * ip6tables' rt match, struct ip6t_rt { __u32 rt_type, segsleft[2], hdrlen; __u8 flags, invflags; ... }, as
+ * libip6t_rt.c writes it: `rt type 2`, `rt seg-left 3`; a bare `-m rt` (nft lists nothing) raw. --rt-len (the header's length in bytes,
+ * which libxtables writes as nft's `rt hdrlength`, the field in 8-byte units), --rt-0-res and addresses raw.
+ */
+function rtText(b: Buffer): string | undefined {
+  const [flags, inv] = [b[16], b[17]];
+  if (flags & ~(IP6T_RT_TYP | IP6T_RT_SGS) || inv & ~flags) return undefined;
+  const sgs = u32Range(readU32(b, 4), readU32(b, 8), (inv & IP6T_RT_SGS) !== 0);
+  const parts = [flags & IP6T_RT_TYP ? `rt type ${inv & IP6T_RT_TYP ? '!= ' : ''}${readU32(b, 0)}` : '', sgs === undefined ? '' : `rt seg-left ${sgs}`];
+  // a bare -m rt nft 1.0.6 lists as nothing, a rule matching every packet: raw
+  return parts.some(Boolean) ? parts.filter(Boolean).join(' ') : undefined;
+}
+
+/** ip6tables' mh match, struct ip6t_mh { __u8 types[2]; __u8 invflags; }: `mh type 1` (libip6t_mh.c); a bare `-m mh` (nft lists nothing) raw */
+function mhText(b: Buffer): string | undefined {
+  const types = b[2] > 1 ? undefined : u32Range(b[0], b[1], b[2] === 1, 0xff);
+  return types && `mh type ${types}`;
+}
+
 /** linux/netfilter/xt_tcpudp.h: XT_TCP_INV_SRCPT, _DSTPT, _FLAGS, _OPTION */
 const XT_TCP_INV_SRCPT = 0x01;
 const XT_TCP_INV_DSTPT = 0x02;
@@ -961,6 +1018,9 @@ const MATCHES: Readonly<Record<string, Translation | readonly Translation[]>> = 
   },
   ip: { revs: [0], size: 28, families: ['bridge'], text: ebtIpText },
   tcp: { revs: [0], size: 12, families: ['ip', 'ip6'], text: tcpText },
+  frag: { revs: [0], size: 14, families: ['ip6'], text: fragText },
+  rt: { revs: [0], size: 18, families: ['ip6'], text: rtText },
+  mh: { revs: [0], size: 3, families: ['ip6'], text: mhText },
   connbytes: { revs: [0], size: 18, text: connbytesText },
   mark_m: { revs: [0], size: 18, families: ['bridge'], text: ebtMarkText },
   // struct xt_owner_match_info { __u32 uid_min, uid_max; __u32 gid_min, gid_max; __u8 match, invert; }:

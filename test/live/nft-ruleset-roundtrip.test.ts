@@ -569,6 +569,17 @@ const IP6TABLES_XT: ReadonlyArray<[rule: string]> = [
   ['-A INPUT -m policy --dir in --pol ipsec -j ACCEPT'],
   ['-A INPUT -p dccp -m dccp --dccp-types CLOSE,RESET -j ACCEPT'],
   ['-A INPUT -p tcp -m ecn --ecn-tcp-ece -j ACCEPT'],
+  ['-A INPUT -m frag --fragid 5 -j ACCEPT'],
+  ['-A INPUT -m frag --fragmore -j ACCEPT'],
+  ['-A INPUT -m frag ! --fragid 5:9 --fraglast -j ACCEPT'],
+  ['-A INPUT -m frag --fragfirst -j ACCEPT'],
+  ['-A INPUT -m rt --rt-type 2 -j ACCEPT'],
+  ['-A INPUT -m rt ! --rt-type 2 --rt-segsleft 3:5 -j ACCEPT'],
+  ['-A INPUT -m rt ! --rt-segsleft 3 -j ACCEPT'],
+  ['-A INPUT -p mh -m mh --mh-type 1 -j ACCEPT'],
+  ['-A INPUT -p mh -m mh ! --mh-type 1:3 -j ACCEPT'],
+  ['-A INPUT -p tcp -m tcp --dport 22 --tcp-option 2 -j ACCEPT'],
+  ['-A INPUT -m connbytes --connbytes 10: --connbytes-dir both --connbytes-mode bytes -j ACCEPT'],
 ];
 
 /** Load iptables-nft rules in a fresh namespace; list them with nft (text, JSON) and synplug (text, JSON; stderr and exit codes). */

@@ -91,3 +91,23 @@ test("ebtables' nat targets: dnat and snat with their verdict; snat's --snat-arp
   t.is(target('snat', `0011223344550000${u32(0xffffffef)}`), undefined);
   t.is(target('redirect', u32(0xffffffff)), undefined);
 });
+
+test("ip6tables' frag, rt and mh: a bare match (nft 1.0.6 lists nothing, a rule matching every packet), --fragres, --fraglen and --rt-len raw", (t) => {
+  const m = (ext: string, info: string): string | undefined => match(ext, info, 'ip6');
+  // struct ip6t_frag { ids[2], hdrlen; flags, invflags }
+  const frag = (lo: number, hi: number, flags: number, inv = 0): string =>
+    u32(lo) + u32(hi) + u32(0) + [flags, inv].map((x) => x.toString(16).padStart(2, '0')).join('');
+  t.is(m('frag', frag(5, 5, 0x01)), 'frag id 5');
+  t.is(m('frag', frag(0, 0xffffffff, 0)), undefined);
+  t.is(m('frag', frag(0, 0xffffffff, 0x04)), undefined);
+  t.is(m('frag', frag(0, 0xffffffff, 0x02)), undefined);
+  t.is(m('frag', frag(0, 0xffffffff, 0x10)), 'frag more-fragments 1');
+  // struct ip6t_rt { rt_type, segsleft[2], hdrlen; flags, invflags; ... }
+  const rt = (flags: number, inv = 0): string => u32(2) + u32(0) + u32(0xffffffff) + u32(8) + [flags, inv].map((x) => x.toString(16).padStart(2, '0')).join('');
+  t.is(m('rt', rt(0x01, 0x01)), 'rt type != 2');
+  t.is(m('rt', rt(0)), undefined);
+  t.is(m('rt', rt(0x04)), undefined);
+  // struct ip6t_mh { types[2]; invflags }
+  t.is(m('mh', '00ff0000'), undefined);
+  t.is(m('mh', '01030100'), 'mh type != 1-3');
+});
