@@ -466,6 +466,26 @@ const TARGETS: Readonly<Record<string, Translation>> = {
       return only && b.subarray(2, 28).every((x) => x === 0) ? 'notrack' : undefined;
     },
   },
+  // struct xt_synproxy_info { __u8 options, wscale; __u16 mss; }, as libxt_SYNPROXY.c writes it: `synproxy sack-perm
+  // timestamp wscale 7 mss 1460 ecn` (XT_SYNPROXY_OPT_MSS 0x01, _WSCALE 0x02, _SACK_PERM 0x04, _TIMESTAMP 0x08, _ECN 0x10)
+  SYNPROXY: {
+    revs: [0],
+    size: 4,
+    text(b) {
+      const [opts, wscale, mss] = [b[0], b[1], readU16(b, 2)];
+      if (opts & ~0x1f) return undefined;
+      const words = [
+        opts & 0x04 ? 'sack-perm' : '',
+        opts & 0x08 ? 'timestamp' : '',
+        opts & 0x02 ? `wscale ${wscale}` : '',
+        opts & 0x01 ? `mss ${mss}` : '',
+        opts & 0x10 ? 'ecn' : '',
+      ];
+      return ['synproxy', ...words.filter(Boolean)].join(' ');
+    },
+  },
+  // struct xt_audit_info { __u8 type; }: `log level audit` (the kernel ignores the type since 4.11)
+  AUDIT: { revs: [0], size: 1, text: (b) => (b[0] <= 2 ? 'log level audit' : undefined) },
   // struct xt_tcpmss_info { __u16 mss; };
   TCPMSS: {
     revs: [0],
