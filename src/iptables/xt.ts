@@ -245,6 +245,7 @@ const EBT_IP_DEST = 0x02;
 const EBT_IP_PROTO = 0x08;
 const EBT_IP_SPORT = 0x10;
 const EBT_IP_DPORT = 0x20;
+const EBT_IP_ICMP = 0x40;
 /** libebt_ip.c's brip_xlate_proto_to_name: the protocols whose ports it names (`tcp dport 22`) */
 const EBT_IP_PORT_PROTOS: Readonly<Record<number, string>> = { 6: 'tcp', 17: 'udp', 33: 'dccp', 132: 'sctp', 136: 'udplite' };
 /** /etc/protocols' names (getprotobynumber, which libebt_ip writes `ip protocol` with) of the common protocols */
@@ -264,14 +265,19 @@ const PROTOCOL_NAMES: Readonly<Record<number, string>> = {
 /**
  * ebtables' ip match, struct ebt_ip_info { __be32 saddr, daddr, smsk, dmsk; __u8 tos, protocol, bitmask, invflags;
  * __u16 sport[2], dport[2]; } (ports host order), as libebt_ip.c's brip_xlate (iptables 1.8.9) writes it:
- * `ip saddr 169.254.0.0/16`, `ip protocol udp`, `tcp dport 22` (a port's protocol named once). --ip-tos,
- * --ip-icmp-type, --ip-igmp-type, a mask that is no prefix, a protocol not in the tables above and ports
- * of an inverted protocol: raw.
+ * `ip saddr 169.254.0.0/16`, `ip protocol udp`, `tcp dport 22` (a port's protocol named once), `icmp type 8 icmp
+ * code 0`. --ip-tos, --ip-igmp-type, a mask that is no prefix, a protocol not in the tables above, ports or icmp
+ * types of an inverted protocol, and an inverted icmp type with codes (the kernel inverts the pair, libxtables
+ * each): raw.
  */
 function ebtIpText(b: Buffer): string | undefined {
   const [proto, bitmask, inv] = [b[17], b[18], b[19]];
-  const known = EBT_IP_SOURCE | EBT_IP_DEST | EBT_IP_PROTO | EBT_IP_SPORT | EBT_IP_DPORT;
+  const known = EBT_IP_SOURCE | EBT_IP_DEST | EBT_IP_PROTO | EBT_IP_SPORT | EBT_IP_DPORT | EBT_IP_ICMP;
   if (!bitmask || bitmask & ~known || inv & ~bitmask) return undefined;
+  const icmp = bitmask & EBT_IP_ICMP;
+  const [codeLo, codeHi] = [b[24], b[25]];
+  const allCodes = codeLo === 0 && codeHi === 0xff;
+  if (icmp && (inv & EBT_IP_PROTO || (inv & EBT_IP_ICMP && !allCodes))) return undefined;
   const ports = bitmask & (EBT_IP_SPORT | EBT_IP_DPORT);
   const pname = bitmask & EBT_IP_PROTO && !(inv & EBT_IP_PROTO) ? EBT_IP_PORT_PROTOS[proto] : undefined;
   if (ports && !pname) return undefined;
@@ -285,7 +291,7 @@ function ebtIpText(b: Buffer): string | undefined {
     if (bits === undefined) return undefined;
     parts.push(`ip ${word} ${inv & bit ? '!= ' : ''}${addressText(b.subarray(at, at + 4))}${bits === 32 ? '' : `/${bits}`}`);
   }
-  if (bitmask & EBT_IP_PROTO && !ports) {
+  if (bitmask & EBT_IP_PROTO && !ports && !icmp) {
     const name = PROTOCOL_NAMES[proto];
     if (name === undefined) return undefined;
     parts.push(`ip protocol ${inv & EBT_IP_PROTO ? '!= ' : ''}${name}`);
@@ -297,6 +303,11 @@ function ebtIpText(b: Buffer): string | undefined {
     if (!(bitmask & bit)) continue;
     const [lo, hi] = [readU16(b, at), readU16(b, at + 2)];
     parts.push(`${pname} ${word} ${inv & bit ? '!= ' : ''}${lo}${hi === lo ? '' : `-${hi}`}`);
+  }
+  if (icmp) {
+    const not = inv & EBT_IP_ICMP ? '!= ' : '';
+    parts.push(`icmp type ${not}${b[20]}${b[21] === b[20] ? '' : `-${b[21]}`}`);
+    if (!allCodes) parts.push(`icmp code ${codeLo}${codeHi === codeLo ? '' : `-${codeHi}`}`);
   }
   return parts.join(' ');
 }

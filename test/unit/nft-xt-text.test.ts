@@ -64,6 +64,12 @@ test("ebtables' ip match: --ip-tos (libebt_ip writes it as `ip dscp`) raw; addre
   t.is(match('ip', ip(0, 6, 0x01 | 0x08 | 0x20, 0, 22), 'bridge'), 'ip saddr 169.254.0.1/16 tcp dport 22');
   // a port of an inverted protocol: libebt_ip writes `@th,16,16`
   t.is(match('ip', ip(0, 6, 0x08 | 0x20, 0x08, 22), 'bridge'), undefined);
+  // an icmp type and code inverted: the kernel inverts the pair, libebt_ip each (`icmp type != 3 icmp code != 0`)
+  // tos 0, protocol 1, bitmask EBT_IP_PROTO | EBT_IP_ICMP, then icmp_type[2] (in sport's place) and icmp_code[2] (dport's)
+  const icmp = (inv: number, codes: string): string => `${'0'.repeat(32)}000148${inv.toString(16).padStart(2, '0')}03030000${codes}0000`;
+  t.is(match('ip', icmp(0x40, '0000'), 'bridge'), undefined);
+  t.is(match('ip', icmp(0x40, '00ff'), 'bridge'), 'icmp type != 3');
+  t.is(match('ip', icmp(0, '0102'), 'bridge'), 'icmp type 3 icmp code 1-2');
 });
 
 test('conntrack: SNAT with another state, SNAT and DNAT, an inverted expiry, and a mask that is no prefix: raw', (t) => {
