@@ -503,6 +503,18 @@ const TARGETS: Readonly<Record<string, Translation>> = {
     size: 2,
     text: (b) => `tcp option maxseg size set ${readU16(b, 0) === XT_TCPMSS_CLAMP_PMTU ? 'rt mtu' : readU16(b, 0)}`,
   },
+  // struct xt_tee_tginfo { union nf_inet_addr gw; char oif[16]; ... }: libxt_TEE.c's tee_tg_xlate / tee_tg6_xlate, nft 1.0.6
+  // asking for numbers (`dup to 127.0.0.5 device lo`: no resolver, whatever /etc/hosts names the address)
+  TEE: {
+    revs: [1],
+    size: 32,
+    families: ['ip', 'ip6'],
+    text(b, _rev, ctx) {
+      const oif = b.subarray(16, 32).toString('latin1').replace(/\0[\s\S]*$/, '');
+      if (!/^[\x21-\x7e]*$/.test(oif)) return undefined;
+      return `dup to ${addressText(b.subarray(0, ctx.family === 'ip6' ? 16 : 4))}${oif ? ` device ${oif}` : ''}`;
+    },
+  },
   // struct xt_DSCP_info { __u8 dscp; };
   DSCP: {
     revs: [0],
@@ -798,7 +810,8 @@ function statisticText(b: Buffer): string | undefined {
   return `numgen inc mod ${every + 1} ${inv ? '!= ' : ''}${packet}`;
 }
 
-/** linux/netfilter/xt_time.h: XT_TIME_ALL_MONTHDAYS, XT_TIME_ALL_WEEKDAYS, XT_TIME_MAX_DAYTIME; INT_MAX, --datestop's default */
+/** linux/netfilter/xt_time.h: XT_TIME_CONTIGUOUS, XT_TIME_ALL_MONTHDAYS, XT_TIME_ALL_WEEKDAYS, XT_TIME_MAX_DAYTIME; INT_MAX, --datestop's default */
+const XT_TIME_CONTIGUOUS = 1 << 1;
 const XT_TIME_ALL_MONTHDAYS = 0xfffffffe;
 const XT_TIME_ALL_WEEKDAYS = 0xfe;
 const XT_TIME_MAX_DAYTIME = 24 * 60 * 60 - 1;
@@ -807,13 +820,16 @@ const INT_MAX = 0x7fffffff;
 /**
  * A time match as libxt_time.c's time_xlate (iptables 1.8.9) writes it, nft 1.0.6 listing it with the
  * spaces it leaves (` meta hour "10:00:00"-"12:00:00" meta day { 1, 2 }`, dates in UTC). --monthdays
- * (nft lists `xt match time`) and the flags it leaves out, --kerneltz (XT_TIME_LOCAL_TZ: the times are the
- * kernel's local time, not UTC) and --contiguous, which change what the times mean: raw.
+ * (nft lists `xt match time`) and the flags it leaves out where they change what the times mean: --kerneltz
+ * (XT_TIME_LOCAL_TZ: the times are the kernel's local time, not UTC), and --contiguous with --weekdays over
+ * midnight (xt_time.c then checks the day the period began, `meta day` the packet's). --contiguous otherwise
+ * changes nothing (xt_time.c uses it only for the day of a period over midnight): printed as nft lists it.
  */
 function timeText(b: Buffer): string | undefined {
   const [dateStart, dateStop, dayStart, dayStop, monthdays] = [0, 4, 8, 12, 16].map((at) => readU32(b, at));
   const [weekdays, flags] = [b[20], b[21]];
-  if (flags !== 0 || monthdays !== XT_TIME_ALL_MONTHDAYS || weekdays & 1 || dayStart > XT_TIME_MAX_DAYTIME || dayStop > XT_TIME_MAX_DAYTIME) return undefined;
+  const contiguousMeansNothing = weekdays === XT_TIME_ALL_WEEKDAYS || dayStart < dayStop;
+  if ((flags !== 0 && !(flags === XT_TIME_CONTIGUOUS && contiguousMeansNothing)) || monthdays !== XT_TIME_ALL_MONTHDAYS || weekdays & 1 || dayStart > XT_TIME_MAX_DAYTIME || dayStop > XT_TIME_MAX_DAYTIME) return undefined;
   const date = (s: number): string =>
     new Date(s * 1000)
       .toISOString()
@@ -829,6 +845,104 @@ function timeText(b: Buffer): string | undefined {
     t += ` meta day ${days.length > 1 ? `{ ${days.join(', ')} }` : days[0]}`;
   }
   return t;
+}
+
+/**
+ * linux/netfilter/xt_hashlimit.h: the mode bits (XT_HASHLIMIT_HASH_DIP, _DPT, _SIP, _SPT: the key's parts, in the
+ * order libxt_hashlimit.c's hashlimit_mode_xlate writes them; _INVERT `--hashlimit-above`; _BYTES a byte rate;
+ * _RATE_MATCH, which its translation leaves out), XT_HASHLIMIT_SCALE_v2 (packet rates: 1e6 / packets per second),
+ * XT_HASHLIMIT_BYTE_SHIFT, XT_HASHLIMIT_BURST (the default burst, not printed).
+ */
+const HASHLIMIT_KEYS: ReadonlyArray<[bit: number, key: (family: string) => string]> = [
+  [1 << 0, (f) => `${f} daddr`],
+  [1 << 1, () => 'tcp dport'],
+  [1 << 2, (f) => `${f} saddr`],
+  [1 << 3, () => 'tcp sport'],
+];
+const XT_HASHLIMIT_HASH_DIP = 1 << 0;
+const XT_HASHLIMIT_HASH_SIP = 1 << 2;
+const XT_HASHLIMIT_PORTS = (1 << 1) | (1 << 3);
+const XT_HASHLIMIT_INVERT = 1 << 4;
+const XT_HASHLIMIT_BYTES = 1 << 5;
+const XT_HASHLIMIT_SCALE_V2 = 1000000n;
+const XT_HASHLIMIT_BYTE_SHIFT = 4n;
+const XT_HASHLIMIT_BURST = 5n;
+const U32_MAX = 0xffffffffn;
+/** libxt_hashlimit.c's rates (rev 2 and 3), `--hashlimit-upto 5/min`'s units, longest first */
+const HASHLIMIT_RATES: ReadonlyArray<[name: string, mult: bigint]> = [
+  ['day', XT_HASHLIMIT_SCALE_V2 * 86400n],
+  ['hour', XT_HASHLIMIT_SCALE_V2 * 3600n],
+  ['minute', XT_HASHLIMIT_SCALE_V2 * 60n],
+  ['second', XT_HASHLIMIT_SCALE_V2],
+];
+/** libxt_hashlimit.c's units of a byte rate */
+const HASHLIMIT_UNITS: ReadonlyArray<[name: string, thresh: bigint]> = [
+  ['m', 1024n * 1024n],
+  ['k', 1024n],
+  ['', 1n],
+];
+
+/** A prefix length as hashlimit_print_subnet_xlate writes it: ` and 255.255.255.0`, IPv6's ` and ffff:ffff:0000:...` (every group, 4 digits). */
+function hashlimitMask(bits: number, family: string): string {
+  const [groups, width] = family === 'ip' ? [4, 8] : [8, 16];
+  const parts: string[] = [];
+  for (let i = 0; i < groups; i++) {
+    const n = Math.max(0, Math.min(width, bits - i * width));
+    const v = n === 0 ? 0 : ((2 ** n - 1) * 2 ** (width - n)) >>> 0;
+    parts.push(family === 'ip' ? String(v) : v.toString(16).padStart(4, '0'));
+  }
+  return ` and ${parts.join(family === 'ip' ? '.' : ':')}`;
+}
+
+/**
+ * A hashlimit match (rev 3) as libxt_hashlimit.c's hashlimit_mt_xlate (iptables 1.8.9) writes it:
+ * `meter bar { tcp dport . ip saddr timeout 60s limit rate over 5/minute burst 7 packets }`.
+ * ```c
+ * struct xt_hashlimit_mtinfo3 { char name[NAME_MAX]; struct hashlimit_cfg3 cfg; ... }; // cfg at 256
+ * struct hashlimit_cfg3 { __u64 avg, burst; __u32 mode, size, max, gc_interval, expire, interval; __u8 srcmask, dstmask; };
+ * ```
+ * Raw where the translation means something else or nft lists no meter: no key (`xt match hashlimit`),
+ * ports (`tcp dport`) after no tcp match (the kernel takes udp's, sctp's... ports too), --hashlimit-rate-match.
+ * What the translation leaves out: the table's size, maximum and gc interval bound its memory only; the
+ * rate interval counts with --hashlimit-rate-match only.
+ */
+function hashlimitText(b: Buffer, _rev: number, ctx: XtContext): string | undefined {
+  const name = b.subarray(0, 255).toString('latin1').replace(/\0[\s\S]*$/, '');
+  const u64 = (at: number): bigint => (LE ? b.readBigUInt64LE(at) : b.readBigUInt64BE(at));
+  const [avg, burst, mode, expire, srcmask, dstmask] = [u64(256), u64(264), readU32(b, 272), readU32(b, 288), b[296], b[297]];
+  const known = XT_HASHLIMIT_INVERT | XT_HASHLIMIT_BYTES | HASHLIMIT_KEYS.reduce((m, [bit]) => m | bit, 0);
+  if (!/^[\x21-\x7e]+$/.test(name) || mode & ~known || !(mode & ~(XT_HASHLIMIT_INVERT | XT_HASHLIMIT_BYTES)) || avg === 0n) return undefined;
+  if (mode & XT_HASHLIMIT_PORTS && ctx.l4 !== 'tcp') return undefined;
+  const full = ctx.family === 'ip' ? 32 : 128;
+  const keys = HASHLIMIT_KEYS.filter(([bit]) => mode & bit).map(([bit, key]) => {
+    const bits = bit === XT_HASHLIMIT_HASH_DIP ? dstmask : bit === XT_HASHLIMIT_HASH_SIP ? srcmask : full;
+    return key(ctx.family) + (bits === full ? '' : hashlimitMask(bits, ctx.family));
+  });
+  let t = `meter ${name} { ${keys.join(' . ')}`;
+  if (expire !== 1000) t += ` timeout ${Math.floor(expire / 1000)}s`;
+  t += ` limit rate${mode & XT_HASHLIMIT_INVERT ? ' over' : ''}`;
+  if (mode & XT_HASHLIMIT_BYTES) {
+    // print_bytes_rate_xlate: cost_to_bytes, the largest unit that bytes_to_cost maps back to the same cost (a u32 argument)
+    let r = ((avg ? U32_MAX / avg : U32_MAX) - 1n) << XT_HASHLIMIT_BYTE_SHIFT;
+    const toCost = (x: bigint): bigint => U32_MAX / (((x & U32_MAX) >> XT_HASHLIMIT_BYTE_SHIFT) + 1n);
+    let i = HASHLIMIT_UNITS.findIndex(([, th], k) => k < HASHLIMIT_UNITS.length - 1 && r >= th && toCost(r & ~(th - 1n)) === avg);
+    if (i < 0) i = HASHLIMIT_UNITS.length - 1;
+    t += ` ${r / HASHLIMIT_UNITS[i][1]} ${HASHLIMIT_UNITS[i][0]}bytes/second`;
+    r *= burst;
+    let j = HASHLIMIT_UNITS.findIndex(([, th], k) => k < HASHLIMIT_UNITS.length - 1 && r >= th);
+    if (j < 0) j = HASHLIMIT_UNITS.length - 1;
+    if (burst > 0n) t += ` burst ${r / HASHLIMIT_UNITS[j][1]} ${HASHLIMIT_UNITS[j][0]}bytes`;
+  } else {
+    // print_packets_rate_xlate: the first unit whose next is finer than the rate, or whose next divides it badly
+    let i = 1;
+    for (; i < HASHLIMIT_RATES.length; i++) {
+      const m = HASHLIMIT_RATES[i][1];
+      if (avg > m || m / avg < m % avg) break;
+    }
+    t += ` ${HASHLIMIT_RATES[i - 1][1] / avg}/${HASHLIMIT_RATES[i - 1][0]}`;
+    if (burst !== XT_HASHLIMIT_BURST) t += ` burst ${burst} packets`;
+  }
+  return `${t} }`;
 }
 
 /** linux/netfilter/xt_policy.h: XT_POLICY_MATCH_IN, _NONE; sizeof(struct xt_policy_elem) 76, XT_POLICY_MAX_ELEM 4 */
@@ -1128,6 +1242,8 @@ const MATCHES: Readonly<Record<string, Translation | readonly Translation[]>> = 
   statistic: { revs: [0], size: 16, text: statisticText },
   // struct xt_time_info { __u32 date_start, date_stop, daytime_start, daytime_stop, monthdays_match; __u8 weekdays_match, flags; }
   time: { revs: [0], size: 22, text: timeText },
+  // struct xt_hashlimit_mtinfo3 (above hashlimitText): `meter bar { ip saddr limit rate 5/minute }`
+  hashlimit: { revs: [3], size: 298, families: ['ip', 'ip6'], text: hashlimitText },
   // struct xt_policy_info { struct xt_policy_elem pol[XT_POLICY_MAX_ELEM]; __u16 flags, len; }: `meta secpath exists`
   policy: { revs: [0], size: POLICY_SIZE, text: policyText },
   // struct xt_length_info { __u16 min, max; __u8 invert; }
