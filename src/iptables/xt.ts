@@ -266,7 +266,7 @@ const PROTOCOL_NAMES: Readonly<Record<number, string>> = {
  * ebtables' ip match, struct ebt_ip_info { __be32 saddr, daddr, smsk, dmsk; __u8 tos, protocol, bitmask, invflags;
  * __u16 sport[2], dport[2]; } (ports host order), as libebt_ip.c's brip_xlate (iptables 1.8.9) writes it:
  * `ip saddr 169.254.0.0/16`, `ip protocol udp`, `tcp dport 22` (a port's protocol named once), `icmp type 8 icmp
- * code 0`. --ip-tos, --ip-igmp-type, a mask that is no prefix, a protocol not in the tables above, ports or icmp
+ * code 0`, `ip saddr 169.254.0.0/255.255.0.255` (a mask that is no prefix). --ip-tos, --ip-igmp-type, a protocol not in the tables above, ports or icmp
  * types of an inverted protocol, and an inverted icmp type with codes (the kernel inverts the pair, libxtables
  * each): raw.
  */
@@ -287,9 +287,13 @@ function ebtIpText(b: Buffer): string | undefined {
     [EBT_IP_DEST, 'daddr', 4],
   ] as const) {
     if (!(bitmask & bit)) continue;
+    // xtables_ipmask_to_numeric: `/16`, nothing for /32, a mask that is no prefix dotted (`/255.255.0.255`);
+    // an address with bits outside its mask (the kernel compares it masked: it never matches) raw
+    const [addr, mask] = [b.readUInt32BE(at), b.readUInt32BE(at + 8)];
+    if ((addr & ~mask) >>> 0) return undefined;
     const bits = prefixOf(b.subarray(at + 8, at + 12));
-    if (bits === undefined) return undefined;
-    parts.push(`ip ${word} ${inv & bit ? '!= ' : ''}${addressText(b.subarray(at, at + 4))}${bits === 32 ? '' : `/${bits}`}`);
+    const suffix = bits === undefined ? `/${addressText(b.subarray(at + 8, at + 12))}` : bits === 32 ? '' : `/${bits}`;
+    parts.push(`ip ${word} ${inv & bit ? '!= ' : ''}${addressText(b.subarray(at, at + 4))}${suffix}`);
   }
   if (bitmask & EBT_IP_PROTO && !ports && !icmp) {
     const name = PROTOCOL_NAMES[proto];
@@ -510,7 +514,10 @@ const TARGETS: Readonly<Record<string, Translation>> = {
     size: 32,
     families: ['ip', 'ip6'],
     text(b, _rev, ctx) {
-      const oif = b.subarray(16, 32).toString('latin1').replace(/\0[\s\S]*$/, '');
+      const oif = b
+        .subarray(16, 32)
+        .toString('latin1')
+        .replace(/\0[\s\S]*$/, '');
       if (!/^[\x21-\x7e]*$/.test(oif)) return undefined;
       return `dup to ${addressText(b.subarray(0, ctx.family === 'ip6' ? 16 : 4))}${oif ? ` device ${oif}` : ''}`;
     },
@@ -810,6 +817,10 @@ function statisticText(b: Buffer): string | undefined {
   return `numgen inc mod ${every + 1} ${inv ? '!= ' : ''}${packet}`;
 }
 
+/** linux/netfilter/xt_connlabel.h: XT_CONNLABEL_MAXBIT, XT_CONNLABEL_OP_SET (`--set`; XT_CONNLABEL_OP_INVERT is 1) */
+const XT_CONNLABEL_MAXBIT = 127;
+const XT_CONNLABEL_OP_SET = 1 << 1;
+
 /** linux/netfilter/xt_time.h: XT_TIME_CONTIGUOUS, XT_TIME_ALL_MONTHDAYS, XT_TIME_ALL_WEEKDAYS, XT_TIME_MAX_DAYTIME; INT_MAX, --datestop's default */
 const XT_TIME_CONTIGUOUS = 1 << 1;
 const XT_TIME_ALL_MONTHDAYS = 0xfffffffe;
@@ -829,7 +840,14 @@ function timeText(b: Buffer): string | undefined {
   const [dateStart, dateStop, dayStart, dayStop, monthdays] = [0, 4, 8, 12, 16].map((at) => readU32(b, at));
   const [weekdays, flags] = [b[20], b[21]];
   const contiguousMeansNothing = weekdays === XT_TIME_ALL_WEEKDAYS || dayStart < dayStop;
-  if ((flags !== 0 && !(flags === XT_TIME_CONTIGUOUS && contiguousMeansNothing)) || monthdays !== XT_TIME_ALL_MONTHDAYS || weekdays & 1 || dayStart > XT_TIME_MAX_DAYTIME || dayStop > XT_TIME_MAX_DAYTIME) return undefined;
+  if (
+    (flags !== 0 && !(flags === XT_TIME_CONTIGUOUS && contiguousMeansNothing)) ||
+    monthdays !== XT_TIME_ALL_MONTHDAYS ||
+    weekdays & 1 ||
+    dayStart > XT_TIME_MAX_DAYTIME ||
+    dayStop > XT_TIME_MAX_DAYTIME
+  )
+    return undefined;
   const date = (s: number): string =>
     new Date(s * 1000)
       .toISOString()
@@ -907,7 +925,10 @@ function hashlimitMask(bits: number, family: string): string {
  * rate interval counts with --hashlimit-rate-match only.
  */
 function hashlimitText(b: Buffer, _rev: number, ctx: XtContext): string | undefined {
-  const name = b.subarray(0, 255).toString('latin1').replace(/\0[\s\S]*$/, '');
+  const name = b
+    .subarray(0, 255)
+    .toString('latin1')
+    .replace(/\0[\s\S]*$/, '');
   const u64 = (at: number): bigint => (LE ? b.readBigUInt64LE(at) : b.readBigUInt64BE(at));
   const [avg, burst, mode, expire, srcmask, dstmask] = [u64(256), u64(264), readU32(b, 272), readU32(b, 288), b[296], b[297]];
   const known = XT_HASHLIMIT_INVERT | XT_HASHLIMIT_BYTES | HASHLIMIT_KEYS.reduce((m, [bit]) => m | bit, 0);
@@ -1242,6 +1263,19 @@ const MATCHES: Readonly<Record<string, Translation | readonly Translation[]>> = 
   statistic: { revs: [0], size: 16, text: statisticText },
   // struct xt_time_info { __u32 date_start, date_stop, daytime_start, daytime_stop, monthdays_match; __u8 weekdays_match, flags; }
   time: { revs: [0], size: 22, text: timeText },
+  // struct xt_connlabel_mtinfo { __u16 bit; __u16 options; }: libxt_connlabel.c's connlabel_mt_xlate, `ct label 5`, `ct label set 5
+  // ct label 5` (XT_CONNLABEL_OP_SET), the label by number (it names it from /etc/xtables/connlabel.conf, as nft names a native
+  // one from its connlabel.conf: synplug reads neither). XT_CONNLABEL_OP_INVERT raw: xt_connlabel.c matches a packet without
+  // conntrack when inverted, where `ct label` breaks the rule.
+  connlabel: {
+    revs: [0],
+    size: 4,
+    text(b) {
+      const [bit, options] = [readU16(b, 0), readU16(b, 2)];
+      if (bit > XT_CONNLABEL_MAXBIT || options & ~XT_CONNLABEL_OP_SET) return undefined;
+      return `${options & XT_CONNLABEL_OP_SET ? `ct label set ${bit} ` : ''}ct label ${bit}`;
+    },
+  },
   // struct xt_hashlimit_mtinfo3 (above hashlimitText): `meter bar { ip saddr limit rate 5/minute }`
   hashlimit: { revs: [3], size: 298, families: ['ip', 'ip6'], text: hashlimitText },
   // struct xt_policy_info { struct xt_policy_elem pol[XT_POLICY_MAX_ELEM]; __u16 flags, len; }: `meta secpath exists`

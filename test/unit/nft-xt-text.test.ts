@@ -32,14 +32,63 @@ test('ecn: the IP field in ip6tables (libxt_ecn writes `ip ecn`), and an inverte
   t.is(match('ecn', '01010100'), 'ip ecn != ect1');
 });
 
-test('time: --kerneltz, --contiguous (the times mean something else) and --monthdays (nft lists xt match time) raw', (t) => {
+test('time: --kerneltz, --contiguous where it changes the day checked (weekdays, over midnight) and --monthdays (nft lists xt match time) raw', (t) => {
   // struct xt_time_info { date_start, date_stop, daytime_start, daytime_stop, monthdays_match; weekdays_match, flags }
-  const time = (flags: number, monthdays = 0xfffffffe): string =>
-    u32(0) + u32(0x7fffffff) + u32(36000) + u32(43200) + u32(monthdays) + 'fe' + flags.toString(16).padStart(2, '0');
+  const time = (flags: number, monthdays = 0xfffffffe, weekdays = 0xfe, [start, stop] = [36000, 43200]): string =>
+    u32(0) + u32(0x7fffffff) + u32(start) + u32(stop) + u32(monthdays) + weekdays.toString(16).padStart(2, '0') + flags.toString(16).padStart(2, '0');
   t.is(match('time', time(0)), ' meta hour "10:00:00"-"12:00:00"');
   t.is(match('time', time(1)), undefined);
-  t.is(match('time', time(2)), undefined);
   t.is(match('time', time(0, 0x20)), undefined);
+  // XT_TIME_CONTIGUOUS: xt_time.c looks at it only for the weekday of a period over midnight
+  t.is(match('time', time(2)), ' meta hour "10:00:00"-"12:00:00"');
+  t.is(match('time', time(2, undefined, 0x02)), ' meta hour "10:00:00"-"12:00:00" meta day 1');
+  t.is(match('time', time(2, undefined, 0xfe, [79200, 7200])), ' meta hour "22:00:00"-"02:00:00"');
+  t.is(match('time', time(2, undefined, 0x02, [79200, 7200])), undefined);
+  t.is(match('time', time(0, undefined, 0x02, [79200, 7200])), ' meta hour "22:00:00"-"02:00:00" meta day 1');
+});
+
+test('hashlimit: a meter as libxt_hashlimit writes it; no key, ports after no tcp match, --hashlimit-rate-match, an unknown mode bit or a name nft could not print: raw', (t) => {
+  // struct xt_hashlimit_mtinfo3 { name[255]; (pad) cfg3 { u64 avg, burst; u32 mode, size, max, gc_interval, expire, interval; u8 srcmask, dstmask } }
+  const u64 = (n: bigint): string => {
+    const b = Buffer.alloc(8);
+    LE ? b.writeBigUInt64LE(n) : b.writeBigUInt64BE(n);
+    return b.toString('hex');
+  };
+  const hl = (mode: number, { name = 'h', avg = 200000n, burst = 5n, expire = 10000, masks = '2020' } = {}): string =>
+    Buffer.from(name).toString('hex').padEnd(512, '0') + u64(avg) + u64(burst) + u32(mode) + u32(0).repeat(3) + u32(expire) + u32(0) + masks + '0'.repeat(12);
+  const m = (info: string, family = 'ip', l4?: string): string | undefined => xtText('match', { ext: 'hashlimit', rev: 3, info }, { family, l4 });
+  t.is(m(hl(0x04)), 'meter h { ip saddr timeout 10s limit rate 5/second }');
+  t.is(m(hl(0x04 | 0x10, { burst: 9n, expire: 1000, masks: '1820' })), 'meter h { ip saddr and 255.255.255.0 limit rate over 5/second burst 9 packets }');
+  t.is(
+    m(hl(0x05, { masks: '4143' }), 'ip6'),
+    'meter h { ip6 daddr and ffff:ffff:ffff:ffff:e000:0000:0000:0000 . ip6 saddr and ffff:ffff:ffff:ffff:8000:0000:0000:0000 timeout 10s limit rate 5/second }',
+  );
+  t.is(m(hl(0x0a), 'ip', 'tcp'), 'meter h { tcp dport . tcp sport timeout 10s limit rate 5/second }');
+  t.is(m(hl(0x0a), 'ip', 'udp'), undefined);
+  t.is(m(hl(0x0a)), undefined);
+  t.is(m(hl(0)), undefined);
+  t.is(m(hl(0x10 | 0x20)), undefined);
+  t.is(m(hl(0x04 | 0x40)), undefined);
+  t.is(m(hl(0x04, { name: 'a b' })), undefined);
+  t.is(m(hl(0x04, { avg: 0n })), undefined);
+});
+
+test('connlabel: by number, with --set; inverted (which matches a packet without conntrack, where `ct label` breaks) or a bit past 127 raw', (t) => {
+  // struct xt_connlabel_mtinfo { __u16 bit; __u16 options; }: XT_CONNLABEL_OP_INVERT 1, XT_CONNLABEL_OP_SET 2
+  t.is(match('connlabel', u16(5) + u16(0)), 'ct label 5');
+  t.is(match('connlabel', u16(127) + u16(2)), 'ct label set 127 ct label 127');
+  t.is(match('connlabel', u16(5) + u16(1)), undefined);
+  t.is(match('connlabel', u16(5) + u16(3)), undefined);
+  t.is(match('connlabel', u16(128) + u16(0)), undefined);
+});
+
+test('TEE: the gateway as a number, a device name nft could not print raw', (t) => {
+  const tee = (gw: string, oif: string, family = 'ip'): string | undefined =>
+    xtText('target', { ext: 'TEE', rev: 1, info: gw.padEnd(32, '0') + Buffer.from(oif).toString('hex').padEnd(32, '0') + '0'.repeat(16) }, { family });
+  t.is(tee('7f000001', ''), 'dup to 127.0.0.1');
+  t.is(tee('7f000005', 'lo'), 'dup to 127.0.0.5 device lo');
+  t.is(tee(`fd00${'0'.repeat(26)}05`, 'eth0', 'ip6'), 'dup to fd00::5 device eth0');
+  t.is(tee('7f000005', 'a b'), undefined);
 });
 
 test('dccp: some of the types 11-15 without INVALID (which libxt_dccp writes as one `10-15`): raw', (t) => {
@@ -50,7 +99,7 @@ test('dccp: some of the types 11-15 without INVALID (which libxt_dccp writes as 
   t.is(match('dccp', dccp(0x0801)), undefined);
 });
 
-test("ebtables' ip match: --ip-tos (libebt_ip writes it as `ip dscp`) raw; addresses under a prefix, ports named by their protocol", (t) => {
+test("ebtables' ip match: --ip-tos (libebt_ip writes it as `ip dscp`) raw; addresses under a mask (a prefix's length, another mask dotted), ports named by their protocol", (t) => {
   // struct ebt_ip_info { saddr, daddr, smsk, dmsk; tos, protocol, bitmask, invflags; sport[2], dport[2] }
   const ip = (tos: number, proto: number, bitmask: number, inv = 0, dport = 0): string =>
     'a9fe0001' +
@@ -61,7 +110,9 @@ test("ebtables' ip match: --ip-tos (libebt_ip writes it as `ip dscp`) raw; addre
     u16(0).repeat(2) +
     u16(dport).repeat(2);
   t.is(match('ip', ip(0x10, 0, 0x04), 'bridge'), undefined);
-  t.is(match('ip', ip(0, 6, 0x01 | 0x08 | 0x20, 0, 22), 'bridge'), 'ip saddr 169.254.0.1/16 tcp dport 22');
+  t.is(match('ip', ip(0, 6, 0x01 | 0x08 | 0x20, 0, 22), 'bridge'), undefined, 'an address with bits outside its mask never matches');
+  t.is(match('ip', ip(0, 6, 0x01 | 0x08 | 0x20, 0, 22).replace(/^a9fe0001/, 'a9fe0000'), 'bridge'), 'ip saddr 169.254.0.0/16 tcp dport 22');
+  t.is(match('ip', ip(0, 6, 0x01).replace(/^a9fe0001(.{8})ffff0000/, 'a9fe0001$1ffff00ff'), 'bridge'), 'ip saddr 169.254.0.1/255.255.0.255');
   // a port of an inverted protocol: libebt_ip writes `@th,16,16`
   t.is(match('ip', ip(0, 6, 0x08 | 0x20, 0x08, 22), 'bridge'), undefined);
   // an icmp type and code inverted: the kernel inverts the pair, libebt_ip each (`icmp type != 3 icmp code != 0`)
