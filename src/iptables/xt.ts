@@ -258,6 +258,7 @@ const PROTOCOL_NAMES: Readonly<Record<number, string>> = {
   47: 'gre',
   50: 'esp',
   51: 'ah',
+  58: 'ipv6-icmp',
   132: 'sctp',
   136: 'udplite',
 };
@@ -312,6 +313,61 @@ function ebtIpText(b: Buffer): string | undefined {
     const not = inv & EBT_IP_ICMP ? '!= ' : '';
     parts.push(`icmp type ${not}${b[20]}${b[21] === b[20] ? '' : `-${b[21]}`}`);
     if (!allCodes) parts.push(`icmp code ${codeLo}${codeHi === codeLo ? '' : `-${codeHi}`}`);
+  }
+  return parts.join(' ');
+}
+
+/**
+ * ebtables' ip6 match, struct ebt_ip6_info { struct in6_addr saddr, daddr, smsk, dmsk; __u8 tclass, protocol, bitmask,
+ * invflags; __u16 sport[2] (icmpv6_type[2]), dport[2] (icmpv6_code[2]); } (the bits ebt_ip's, EBT_IP6_TCLASS in TOS's place),
+ * as libebt_ip6.c's brip6_xlate (iptables 1.8.9) writes it: `ip6 saddr fd00::/ffff:0:ffff::`, `meta l4proto udp`,
+ * `tcp dport 22`, `icmpv6 type 128`, and `ether type ip6` first when no address, tclass or icmpv6 type says it.
+ * Raw as ebtIpText's: --ip6-tclass (written as `ip6 dscp` of its low bits), a protocol not in the tables, ports or
+ * icmpv6 types of an inverted protocol, an inverted icmpv6 type with codes, an address outside its mask.
+ */
+function ebtIp6Text(b: Buffer): string | undefined {
+  const [proto, bitmask, inv] = [b[65], b[66], b[67]];
+  const known = EBT_IP_SOURCE | EBT_IP_DEST | EBT_IP_PROTO | EBT_IP_SPORT | EBT_IP_DPORT | EBT_IP_ICMP;
+  if (!bitmask || bitmask & ~known || inv & ~bitmask) return undefined;
+  const icmp = bitmask & EBT_IP_ICMP;
+  const [codeLo, codeHi] = [b[72], b[73]];
+  const allCodes = codeLo === 0 && codeHi === 0xff;
+  const proto6 = bitmask & EBT_IP_PROTO && !(inv & EBT_IP_PROTO);
+  if (icmp && (!proto6 || proto !== 58 || (inv & EBT_IP_ICMP && !allCodes))) return undefined;
+  const ports = bitmask & (EBT_IP_SPORT | EBT_IP_DPORT);
+  const pname = proto6 ? EBT_IP_PORT_PROTOS[proto] : undefined;
+  if (ports && !pname) return undefined;
+  const parts: string[] = [];
+  if (!(bitmask & (EBT_IP_SOURCE | EBT_IP_DEST | EBT_IP_ICMP))) parts.push('ether type ip6');
+  for (const [bit, word, at] of [
+    [EBT_IP_SOURCE, 'saddr', 0],
+    [EBT_IP_DEST, 'daddr', 16],
+  ] as const) {
+    if (!(bitmask & bit)) continue;
+    const [addr, mask] = [b.subarray(at, at + 16), b.subarray(at + 32, at + 48)];
+    if (addr.some((x, i) => x & ~mask[i])) return undefined;
+    // xtables_ip6mask_to_numeric: `/64`, nothing for /128, a mask that is no prefix as an address
+    const bits = prefixOf(mask);
+    const suffix = bits === undefined ? `/${addressText(mask)}` : bits === 128 ? '' : `/${bits}`;
+    parts.push(`ip6 ${word} ${inv & bit ? '!= ' : ''}${addressText(addr)}${suffix}`);
+  }
+  if (bitmask & EBT_IP_PROTO && !((ports || icmp) && proto6)) {
+    const name = PROTOCOL_NAMES[proto];
+    if (name === undefined) return undefined;
+    parts.push(`meta l4proto ${inv & EBT_IP_PROTO ? '!= ' : ''}${name}`);
+  }
+  for (const [bit, word, at] of [
+    [EBT_IP_SPORT, 'sport', 68],
+    [EBT_IP_DPORT, 'dport', 72],
+  ] as const) {
+    if (!(bitmask & bit)) continue;
+    const [lo, hi] = [readU16(b, at), readU16(b, at + 2)];
+    parts.push(`${pname} ${word} ${inv & bit ? '!= ' : ''}${lo}${hi === lo ? '' : `-${hi}`}`);
+  }
+  if (icmp) {
+    const not = inv & EBT_IP_ICMP ? '!= ' : '';
+    parts.push(`icmpv6 type ${not}${b[68]}${b[69] === b[68] ? '' : `-${b[69]}`}`);
+    if (!allCodes) parts.push(`icmpv6 code ${codeLo}${codeHi === codeLo ? '' : `-${codeHi}`}`);
   }
   return parts.join(' ');
 }
@@ -1183,6 +1239,7 @@ const MATCHES: Readonly<Record<string, Translation | readonly Translation[]>> = 
     },
   },
   ip: { revs: [0], size: 28, families: ['bridge'], text: ebtIpText },
+  ip6: { revs: [0], size: 76, families: ['bridge'], text: ebtIp6Text },
   tcp: { revs: [0], size: 12, families: ['ip', 'ip6'], text: tcpText },
   frag: { revs: [0], size: 14, families: ['ip6'], text: fragText },
   rt: { revs: [0], size: 18, families: ['ip6'], text: rtText },

@@ -123,6 +123,21 @@ test("ebtables' ip match: --ip-tos (libebt_ip writes it as `ip dscp`) raw; addre
   t.is(match('ip', icmp(0, '0102'), 'bridge'), 'icmp type 3 icmp code 1-2');
 });
 
+test("ebtables' ip6 match: --ip6-tclass (libebt_ip6 writes `ip6 dscp` of its low bits), an inverted icmpv6 type with codes, an address outside its mask raw", (t) => {
+  // struct ebt_ip6_info { saddr, daddr, smsk, dmsk (16 bytes each); tclass, protocol, bitmask, invflags; sport[2] / icmpv6_type[2], dport[2] / icmpv6_code[2] }
+  const ip6 = (addr: string, mask: string, tail: string): string => addr.padEnd(32, '0') + '0'.repeat(32) + mask.padEnd(32, '0') + '0'.repeat(32) + tail;
+  const m = (info: string): string | undefined => match('ip6', info, 'bridge');
+  t.is(m(ip6('fd00', 'ffff0000ffff', `00000100${'0'.repeat(16)}`)), 'ip6 saddr fd00::/ffff:0:ffff::');
+  t.is(m(ip6('fd000001', 'ffff', `00000100${'0'.repeat(16)}`)), undefined);
+  t.is(m(ip6('', '', `10000400${'0'.repeat(16)}`)), undefined);
+  t.is(m(ip6('', '', `003a48400101000000ff0000`)), 'icmpv6 type != 1');
+  t.is(m(ip6('', '', `003a4840010100000303${'0'.repeat(4)}`)), undefined);
+  t.is(m(ip6('', '', `003a4800010100000303${'0'.repeat(4)}`)), 'icmpv6 type 1 icmpv6 code 3');
+  t.is(m(ip6('', '', `0006280000000000${u16(22)}${u16(22)}`)), 'ether type ip6 tcp dport 22');
+  // a port of an inverted protocol: libebt_ip6 writes `@th,16,16`
+  t.is(m(ip6('', '', `0006280800000000${u16(22)}${u16(22)}`)), undefined);
+});
+
 test('conntrack: SNAT with another state, SNAT and DNAT, an inverted expiry, and a mask that is no prefix: raw', (t) => {
   const ct = (flags: number, invert: number, state: number, at?: [number, string]): string => {
     const b = Buffer.alloc(164);
