@@ -17,7 +17,7 @@
  *
  * @module
  */
-import { bin, NLA_F_NESTED, parseNested, str, u16be, u64be, type Attribute, type AttributeList, parseAttributes } from '../../netlink/attributes.js';
+import { bin, NLA_F_NESTED, parseNested, str, u16be, u64be, type Attribute, type AttributeView, parseAttributes } from '../../netlink/attributes.js';
 import { NetlinkDecodeError, UsageError } from '../../netlink/errors.js';
 import * as C from '../constants.js';
 import { be32, checkU32, nest, u64num } from '../data.js';
@@ -60,7 +60,7 @@ export interface ExprCodec<E extends ExprBase = ExprBase> {
    * Decode NFTA_EXPR_DATA's attributes.
    * @throws {NetlinkDecodeError} a required attribute missing or too short
    */
-  decode(l: AttributeList): E;
+  decode(l: AttributeView): E;
   /** One line in libnftnl's debug style, e.g. `payload load 4b @ network header + 12 => reg 1`. */
   describe(e: E): string;
   /**
@@ -156,7 +156,7 @@ export function decodeExpr(a: Attribute): ExprBase {
  * Decode NFTA_RULE_EXPRESSIONS (a list of NFTA_LIST_ELEM).
  * @throws {NetlinkDecodeError} as {@link decodeExpr}; an element of another type is skipped
  */
-export function decodeExprs(l: AttributeList): ExprBase[] {
+export function decodeExprs(l: AttributeView): ExprBase[] {
   return l.all(C.NFTA_LIST_ELEM).map(decodeExpr);
 }
 
@@ -213,7 +213,7 @@ export function attrCodec<E extends ExprBase>(name: string, table: AttrTable<E>,
       }
       return out;
     },
-    decode(l: AttributeList) {
+    decode(l: AttributeView) {
       const e: Record<string, unknown> = { name };
       for (const [k, [type, kind, required]] of entries) {
         const v =

@@ -17,7 +17,7 @@
  *
  * @module
  */
-import { parseAttributes, str, u32, type AttributeList } from '../attributes.js';
+import { parseAttributes, str, u32, type AttributeView } from '../attributes.js';
 import { NetlinkDecodeError, NetlinkError, UsageError } from '../errors.js';
 import { NETLINK_ROUTE, NLM_F_REQUEST, type NetlinkMessage } from '../message.js';
 import { registerBodyDecoder } from '../protocols.js';
@@ -327,7 +327,7 @@ export interface RawLink {
   /** ifi_change */
   change: number;
   /** the attributes, for fields not decoded here */
-  attrs: AttributeList;
+  attrs: AttributeView;
   ifname?: string;
   mtu?: number;
   /** IFLA_LINK */
