@@ -258,11 +258,7 @@ export function decodeSet(msg: NetlinkMessage): NftSet {
   const size = l.nested(C.NFTA_SET_DESC)?.u32be(C.NFTA_SET_DESC_SIZE);
   if (size !== undefined) s.size = size;
   const one = l.nested(C.NFTA_SET_EXPR);
-  const list =
-    l
-      .nested(C.NFTA_SET_EXPRESSIONS)
-      ?.all(C.NFTA_LIST_ELEM)
-      .map((a) => parseNested(a)) ?? [];
+  const list = l.nested(C.NFTA_SET_EXPRESSIONS)?.all(C.NFTA_LIST_ELEM).map(parseNested) ?? [];
   const exprs = [...(one ? [one] : []), ...list].map((x) => x.str(C.NFTA_EXPR_NAME) ?? '?');
   if (exprs.length) s.expressions = exprs;
   return s;

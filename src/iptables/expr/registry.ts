@@ -39,6 +39,11 @@ export interface RawAttribute {
   nested?: boolean;
 }
 
+/** Every attribute of `l` as a {@link RawAttribute}, in wire order (what an unknown expression, object or message prints). */
+export function rawAttributes(l: AttributeView): RawAttribute[] {
+  return l.items.map((x) => ({ type: x.type, data: x.data.toString('hex'), ...(x.isNested && { nested: true }) }));
+}
+
 /** An expression without a codec: its name and raw NFTA_EXPR_DATA attributes. */
 export interface GenericExpr extends ExprBase {
   /** always true: marks the generic form */
@@ -140,14 +145,13 @@ export function decodeExpr(a: Attribute): ExprBase {
   const l = parseNested(a);
   const name = l.str(C.NFTA_EXPR_NAME);
   if (name === undefined) throw new NetlinkDecodeError('expression without NFTA_EXPR_NAME', a.offset);
-  const dataAttr = l.get(C.NFTA_EXPR_DATA);
-  const data = dataAttr ? parseNested(dataAttr) : parseAttributes(Buffer.alloc(0), a.offset);
+  const data = l.nested(C.NFTA_EXPR_DATA) ?? parseAttributes(Buffer.alloc(0), a.offset);
   const codec = codecs.get(name);
   if (codec) return codec.decode(data);
   const g: GenericExpr = {
     name,
     generic: true,
-    attributes: data.items.map((x) => ({ type: x.type, data: x.data.toString('hex'), ...(x.isNested && { nested: true }) })),
+    attributes: rawAttributes(data),
   };
   return g;
 }
