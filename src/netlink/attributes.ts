@@ -411,11 +411,7 @@ export class AttributeView implements Iterable<Attribute> {
   /** NLA_STRING / NLA_NUL_STRING: UTF-8 up to the first NUL, or undefined. */
   str(t: number): string | undefined {
     const s = this.find(t);
-    if (s < 0) return undefined;
-    const end = s + this.lastLen;
-    let nul = s;
-    while (nul < end && this.buf[nul] !== 0) nul++;
-    return this.buf.toString('utf8', s, nul);
+    return s < 0 ? undefined : cString(this.buf, s, s + this.lastLen);
   }
   /** The payload of type `t` as a view (no copy), or undefined. */
   bin(t: number): Buffer | undefined {
@@ -430,6 +426,13 @@ export class AttributeView implements Iterable<Attribute> {
     const s = this.find(t);
     return s < 0 ? undefined : new AttributeView(this.buf, s, s + this.lastLen, this.base);
   }
+}
+
+/** A C string: the UTF-8 text of `b[start, end)` up to its first NUL (all of it without one). */
+export function cString(b: Buffer, start = 0, end = b.length): string {
+  let nul = start;
+  while (nul < end && b[nul] !== 0) nul++;
+  return b.toString('utf8', start, nul);
 }
 
 /*
