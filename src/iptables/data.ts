@@ -10,7 +10,7 @@
  *
  * @module
  */
-import { NLA_F_NESTED, bin, nested, str, u32be, parseNested, type Attribute, type AttributeList } from '../netlink/attributes.js';
+import { NLA_F_NESTED, bin, nested, str, u32be, parseNested, type Attribute, type AttributeView } from '../netlink/attributes.js';
 import { NetlinkDecodeError, UsageError } from '../netlink/errors.js';
 import * as C from './constants.js';
 import { VERDICT_NAMES } from './names.js';
@@ -105,13 +105,13 @@ export function decodeData(a: Attribute): NftData {
 }
 
 /** Decode the data nest of attribute `type` in `l`, or undefined when absent. @throws {NetlinkDecodeError} */
-export function dataAttr(l: AttributeList, type: number): NftData | undefined {
+export function dataAttr(l: AttributeView, type: number): NftData | undefined {
   const a = l.get(type);
   return a ? decodeData(a) : undefined;
 }
 
 /** Decode the value nest of attribute `type` as hex, or undefined when absent. @throws {NetlinkDecodeError} it holds a verdict */
-export function valueAttr(l: AttributeList, type: number): string | undefined {
+export function valueAttr(l: AttributeView, type: number): string | undefined {
   const a = l.get(type);
   if (!a) return undefined;
   const d = decodeData(a);
@@ -124,14 +124,14 @@ export function valueAttr(l: AttributeList, type: number): string | undefined {
  * @param what attribute name for the message, e.g. 'NFTA_PAYLOAD_LEN'
  * @throws {NetlinkDecodeError} absent or shorter than 4 bytes
  */
-export function needU32(l: AttributeList, type: number, what: string): number {
+export function needU32(l: AttributeView, type: number, what: string): number {
   const v = l.u32be(type);
   if (v === undefined) throw new NetlinkDecodeError(`missing ${what}`, l.offset);
   return v;
 }
 
 /** u64 big-endian attribute as a number (exact up to 2^53), or undefined. @throws {NetlinkDecodeError} too short */
-export function u64num(l: AttributeList, type: number): number | undefined {
+export function u64num(l: AttributeView, type: number): number | undefined {
   const v = l.u64be(type);
   return v === undefined ? undefined : Number(v);
 }

@@ -19,6 +19,7 @@ import { decodeElements, decodeSet } from './set.js';
 import { decodeGen } from './gen.js';
 import { decodeObject } from './object.js';
 import { ruleStatements } from './format.js';
+import { rawAttributes } from './expr/registry.js';
 
 function head(msg: NetlinkMessage): { family: string; attrs: ReturnType<typeof parseAttributes> } {
   const g = decodeNfGenMsg(msg);
@@ -95,7 +96,7 @@ export const decodeGenericBody: BodyDecoder = (msg) => {
   const name = printable(attrs.bin(2));
   if (table !== undefined) out.table = table;
   if (name !== undefined) out.name = name;
-  out.attributes = attrs.items.map((x) => ({ type: x.type, data: x.data.toString('hex'), ...(x.isNested && { nested: true }) }));
+  out.attributes = rawAttributes(attrs);
   return out;
 };
 

@@ -15,7 +15,7 @@
  * @module
  */
 import { endianness } from 'node:os';
-import { parseAttributes } from '../netlink/attributes.js';
+import { cString, parseAttributes } from '../netlink/attributes.js';
 import * as C from './constants.js';
 import type { NftObject } from './object.js';
 import { synproxyOptions } from './expr/index.js';
@@ -86,7 +86,7 @@ function ctHelper(o: NftObject): ObjectBody | undefined {
   const name = attr(o, C.NFTA_CT_HELPER_NAME);
   const p = protos(o, C.NFTA_CT_HELPER_L3PROTO, C.NFTA_CT_HELPER_L4PROTO);
   if (!name || !p) return undefined;
-  const type = name.subarray(0, name.indexOf(0) < 0 ? name.length : name.indexOf(0)).toString('utf8');
+  const type = cString(name);
   return { lines: [`type "${type}" protocol ${p.protocol}`, `l3proto ${p.l3proto}`], json: { type, protocol: p.protocol, l3proto: p.l3proto } };
 }
 

@@ -19,7 +19,7 @@
  */
 import type { NetlinkConnection } from '../netlink/connection.js';
 import type { NetlinkMessage } from '../netlink/message.js';
-import { parseAttributes, parseNested } from '../netlink/attributes.js';
+import { parseAttributes } from '../netlink/attributes.js';
 import { NetlinkDecodeError } from '../netlink/errors.js';
 import * as C from './constants.js';
 import { name as nameAttr, u64num } from './data.js';
@@ -28,7 +28,7 @@ import { familyName, familyNumber, objectTypeName, OBJECT_TYPE_NAMES } from './n
 import { checkName } from './validate.js';
 import { decodeLimit, type LimitSpec } from './expr/limit.js';
 import { decodeQuota, type QuotaSpec } from './expr/quota.js';
-import type { RawAttribute } from './expr/registry.js';
+import { rawAttributes, type RawAttribute } from './expr/registry.js';
 
 /** A stateful object, with `nft -j`'s field names. */
 export interface NftObject {
@@ -80,12 +80,11 @@ export function decodeObject(msg: NetlinkMessage): NftObject {
   if (use !== undefined) o.use = use;
   const ud = l.bin(C.NFTA_OBJ_USERDATA);
   if (ud !== undefined) o.userdata = ud.toString('hex');
-  const dataAttr = l.get(C.NFTA_OBJ_DATA);
-  const data = dataAttr ? parseNested(dataAttr) : parseAttributes(Buffer.alloc(0), at);
+  const data = l.nested(C.NFTA_OBJ_DATA) ?? parseAttributes(Buffer.alloc(0), at);
   if (typeId === C.NFT_OBJECT_COUNTER) o.counter = { packets: u64num(data, C.NFTA_COUNTER_PACKETS) ?? 0, bytes: u64num(data, C.NFTA_COUNTER_BYTES) ?? 0 };
   else if (typeId === C.NFT_OBJECT_QUOTA) o.quota = decodeQuota(data);
   else if (typeId === C.NFT_OBJECT_LIMIT) o.limit = decodeLimit(data);
-  else o.attributes = data.items.map((x) => ({ type: x.type, data: x.data.toString('hex'), ...(x.isNested && { nested: true }) }));
+  else o.attributes = rawAttributes(data);
   return o;
 }
 

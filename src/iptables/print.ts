@@ -7,6 +7,7 @@
  *
  * @module
  */
+import { cString } from '../netlink/attributes.js';
 import { addressText } from './validate.js';
 import * as C from './constants.js';
 
@@ -715,8 +716,7 @@ export function valueText(
       }
       break;
     case 'string': {
-      const nul = b.indexOf(0);
-      const s = b.subarray(0, nul < 0 ? b.length : nul).toString('utf8');
+      const s = cString(b);
       return { text: `"${s}"`, json: s };
     }
     case 'ifname': {

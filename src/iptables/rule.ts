@@ -21,7 +21,7 @@
  */
 import type { NetlinkConnection } from '../netlink/connection.js';
 import { NLM_F_APPEND, NLM_F_CREATE, type NetlinkMessage } from '../netlink/message.js';
-import { bin, parseAttributes, u64be } from '../netlink/attributes.js';
+import { bin, cString, parseAttributes, u64be } from '../netlink/attributes.js';
 import { NetlinkDecodeError, UsageError } from '../netlink/errors.js';
 import * as C from './constants.js';
 import { be32, checkU32, name as nameAttr, nest, u64num } from './data.js';
@@ -72,11 +72,7 @@ export function decodeComment(ud: Buffer, type: number = C.NFTNL_UDATA_RULE_COMM
   for (let off = 0; off + 2 <= ud.length; ) {
     const len = ud[off + 1];
     if (off + 2 + len > ud.length) return undefined;
-    if (ud[off] === type) {
-      const v = ud.subarray(off + 2, off + 2 + len);
-      const nul = v.indexOf(0);
-      return v.subarray(0, nul < 0 ? v.length : nul).toString('utf8');
-    }
+    if (ud[off] === type) return cString(ud, off + 2, off + 2 + len);
     off += 2 + len;
   }
   return undefined;

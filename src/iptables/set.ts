@@ -35,7 +35,7 @@
 import { endianness } from 'node:os';
 import type { NetlinkConnection } from '../netlink/connection.js';
 import { NLM_F_CREATE, type NetlinkMessage } from '../netlink/message.js';
-import { bin, parseAttributes, parseNested, u64be } from '../netlink/attributes.js';
+import { bin, cString, parseAttributes, parseNested, u64be } from '../netlink/attributes.js';
 import { NetlinkDecodeError, UsageError } from '../netlink/errors.js';
 import * as C from './constants.js';
 import { be32, checkU32, decodeData, name as nameAttr, nest, u64num, type NftData } from './data.js';
@@ -258,11 +258,7 @@ export function decodeSet(msg: NetlinkMessage): NftSet {
   const size = l.nested(C.NFTA_SET_DESC)?.u32be(C.NFTA_SET_DESC_SIZE);
   if (size !== undefined) s.size = size;
   const one = l.nested(C.NFTA_SET_EXPR);
-  const list =
-    l
-      .nested(C.NFTA_SET_EXPRESSIONS)
-      ?.all(C.NFTA_LIST_ELEM)
-      .map((a) => parseNested(a)) ?? [];
+  const list = l.nested(C.NFTA_SET_EXPRESSIONS)?.all(C.NFTA_LIST_ELEM).map(parseNested) ?? [];
   const exprs = [...(one ? [one] : []), ...list].map((x) => x.str(C.NFTA_EXPR_NAME) ?? '?');
   if (exprs.length) s.expressions = exprs;
   return s;
@@ -438,9 +434,7 @@ export interface NftSetItem {
 /** The NUL-terminated string of user data TLV `type` (a comment), or undefined when absent. */
 export function userdataString(hex: string | undefined, type: number): string | undefined {
   const v = userdataTlvs(hex).get(type);
-  if (!v) return undefined;
-  const nul = v.indexOf(0);
-  return v.subarray(0, nul < 0 ? v.length : nul).toString('utf8');
+  return v && cString(v);
 }
 
 /** libnftnl user data TLVs of NFTA_SET_USERDATA (type byte, length byte, value), by type. */

@@ -21,7 +21,7 @@
  * @module
  */
 import { endianness } from 'node:os';
-import { bin, str, u32be, type AttributeList } from '../netlink/attributes.js';
+import { bin, str, u32be, type AttributeView } from '../netlink/attributes.js';
 import { NetlinkDecodeError, UsageError } from '../netlink/errors.js';
 import * as C from './constants.js';
 import { valueText } from './print.js';
@@ -55,7 +55,7 @@ export function encodeXt(what: 'target' | 'match', e: XtExtension): Buffer[] {
 }
 
 /** The compat attributes, decoded. @throws {NetlinkDecodeError} no name or no revision */
-export function decodeXt(what: 'target' | 'match', l: AttributeList): XtExtension {
+export function decodeXt(what: 'target' | 'match', l: AttributeView): XtExtension {
   const ext = l.str(C.NFTA_TARGET_NAME);
   if (ext === undefined) throw new NetlinkDecodeError(`${what} expression without its name (NFTA_${what.toUpperCase()}_NAME)`, l.offset);
   const rev = l.u32be(C.NFTA_TARGET_REV);

@@ -5,8 +5,9 @@
  *
  * Encoding: every builder returns the complete attribute (header, payload,
  * padding) as a Buffer; `nested()` concatenates children.
- * Decoding: {@link parseAttributes} returns an {@link AttributeList}, whose
- * typed getters throw {@link NetlinkDecodeError} with absolute byte offsets.
+ * Decoding: {@link AttributeView} (or {@link parseAttributes} for a whole
+ * buffer), whose typed getters throw {@link NetlinkDecodeError} with
+ * absolute byte offsets.
  *
  * Host byte order is little-endian (x86, arm64); big-endian ("be") variants
  * exist for nfnetlink, whose attributes are in network byte order.
@@ -170,7 +171,7 @@ export const nested = (type: number, children: readonly Buffer[]): Buffer => {
   return out;
 };
 
-/** One decoded attribute. */
+/** One decoded attribute, made on demand by {@link AttributeView.get}, `all` and iteration. */
 export interface Attribute {
   /** nla_type with NLA_F_NESTED and NLA_F_NET_BYTEORDER masked off */
   type: number;
@@ -185,120 +186,24 @@ export interface Attribute {
 }
 
 /**
- * Parse a run of attributes.
+ * A view of a whole buffer of attributes.
  * @param buf the bytes holding the attributes (all of them, padding included)
  * @param base absolute offset of `buf[0]` in the enclosing datagram, used in errors
  * @throws {NetlinkDecodeError} a header that does not fit, nla_len < 4, or nla_len past the end
  */
-export function parseAttributes(buf: Buffer, base = 0): AttributeList {
-  const list: Attribute[] = [];
-  let off = 0;
-  while (off < buf.length) {
-    const len = checkedLength(buf, off, buf.length, base);
-    if (len < 0) break;
-    const rawType = buf.readUInt16LE(off + 2);
-    list.push({
-      type: rawType & NLA_TYPE_MASK,
-      isNested: (rawType & NLA_F_NESTED) !== 0,
-      netByteOrder: (rawType & NLA_F_NET_BYTEORDER) !== 0,
-      data: buf.subarray(off + NLA_HDRLEN, off + len),
-      offset: base + off,
-    });
-    off += align4(len);
-  }
-  return new AttributeList(list, base);
+export function parseAttributes(buf: Buffer, base = 0): AttributeView {
+  return new AttributeView(buf, 0, buf.length, base);
 }
 
-/**
- * Decoded attributes with typed getters. Getters return `undefined` when the
- * attribute is absent and throw {@link NetlinkDecodeError} when it is present
- * but too short for the asked type.
- */
-export class AttributeList implements Iterable<Attribute> {
-  /** attributes in wire order */
-  readonly items: readonly Attribute[];
-  /** absolute offset of the list's first byte */
-  readonly offset: number;
-  constructor(items: Attribute[], offset: number) {
-    this.items = items;
-    this.offset = offset;
-  }
-  [Symbol.iterator](): Iterator<Attribute> {
-    return this.items[Symbol.iterator]();
-  }
-  /** The last attribute of this type (the kernel's nla_parse keeps the last), or undefined. */
-  get(type: number): Attribute | undefined {
-    for (let i = this.items.length - 1; i >= 0; i--) if (this.items[i].type === type) return this.items[i];
-    return undefined;
-  }
-  /** Every attribute of this type, in order. */
-  all(type: number): Attribute[] {
-    return this.items.filter((a) => a.type === type);
-  }
-  has(type: number): boolean {
-    return this.get(type) !== undefined;
-  }
-  private need(type: number, size: number): Attribute | undefined {
-    const a = this.get(type);
-    if (a && a.data.length < size) {
-      throw new NetlinkDecodeError(`attribute type ${type} has ${a.data.length} bytes, needs ${size}`, a.offset);
-    }
-    return a;
-  }
-  u8(type: number): number | undefined {
-    return this.need(type, 1)?.data.readUInt8(0);
-  }
-  u16(type: number): number | undefined {
-    return this.need(type, 2)?.data.readUInt16LE(0);
-  }
-  u16be(type: number): number | undefined {
-    return this.need(type, 2)?.data.readUInt16BE(0);
-  }
-  u32(type: number): number | undefined {
-    return this.need(type, 4)?.data.readUInt32LE(0);
-  }
-  u32be(type: number): number | undefined {
-    return this.need(type, 4)?.data.readUInt32BE(0);
-  }
-  s32(type: number): number | undefined {
-    return this.need(type, 4)?.data.readInt32LE(0);
-  }
-  s32be(type: number): number | undefined {
-    return this.need(type, 4)?.data.readInt32BE(0);
-  }
-  u64(type: number): bigint | undefined {
-    return this.need(type, 8)?.data.readBigUInt64LE(0);
-  }
-  u64be(type: number): bigint | undefined {
-    return this.need(type, 8)?.data.readBigUInt64BE(0);
-  }
-  /** NLA_STRING / NLA_NUL_STRING: UTF-8 up to the first NUL. */
-  str(type: number): string | undefined {
-    const a = this.get(type);
-    if (!a) return undefined;
-    const nul = a.data.indexOf(0);
-    return a.data.subarray(0, nul < 0 ? a.data.length : nul).toString('utf8');
-  }
-  /** Raw payload bytes. */
-  bin(type: number): Buffer | undefined {
-    return this.get(type)?.data;
-  }
-  /** Parse the payload as nested attributes. */
-  nested(type: number): AttributeList | undefined {
-    const a = this.get(type);
-    return a ? parseAttributes(a.data, a.offset + NLA_HDRLEN) : undefined;
-  }
-}
-
-/** Parse one attribute's payload as nested attributes. @throws {NetlinkDecodeError} */
-export function parseNested(a: Attribute): AttributeList {
-  return parseAttributes(a.data, a.offset + NLA_HDRLEN);
+/** A view of one attribute's payload as nested attributes. @throws {NetlinkDecodeError} */
+export function parseNested(a: Attribute): AttributeView {
+  return new AttributeView(a.data, 0, a.data.length, a.offset + NLA_HDRLEN);
 }
 
 /**
  * The length (nla_len) of the attribute at `buf[off]` in the run that ends
- * at `to`, checked as the kernel's nla_ok does: the one check of every
- * decoder here ({@link parseAttributes}, {@link AttributeView}).
+ * at `to`, checked as the kernel's nla_ok does: the one check of
+ * {@link AttributeView}.
  * @returns nla_len, or -1 for trailing zero bytes shorter than a header (tolerated)
  * @throws {NetlinkDecodeError} a short non-zero tail, nla_len < 4, or nla_len past `to`
  */
@@ -319,20 +224,22 @@ function checkedLength(buf: Buffer, off: number, to: number, base: number): numb
 }
 
 /**
- * A lazy view of one run of attributes, `buf[start, end)`, for decoders
- * that read a few attributes of many messages (a dump of thousands of tc
- * classes): the constructor checks the run once (as {@link parseAttributes}
- * does, with the same errors) and keeps nothing but the bounds; each getter
- * finds the last attribute of its type (the kernel's nla_parse keeps the
- * last) by walking the run again. Nothing is allocated per attribute and
- * nothing is shared between views.
+ * The one attribute decoder: a lazy view of one run of attributes,
+ * `buf[start, end)`. The constructor checks the run once, as the kernel's
+ * nla_ok does, and keeps nothing but the bounds; each getter finds the last
+ * attribute of its type (the kernel's nla_parse keeps the last) by walking
+ * the run again. Nothing is allocated per attribute unless asked for
+ * ({@link get}, {@link all}, {@link items}, iteration), and nothing is
+ * shared between views, so a listing of thousands of messages reads a few
+ * attributes of each cheaply.
  *
  * Types are compared with NLA_F_NESTED and NLA_F_NET_BYTEORDER masked off.
  * Getters return `undefined` (or -1 for positions) when the attribute is
- * absent and throw {@link NetlinkDecodeError} when it is present but too
- * short for the asked type. Numbers are in host order (little-endian).
+ * absent and throw {@link NetlinkDecodeError} (with the absolute offset of
+ * the attribute's header) when it is present but too short for the asked
+ * type. Numbers are in host order (little-endian) unless named `be`.
  */
-export class AttributeView {
+export class AttributeView implements Iterable<Attribute> {
   /** the enclosing buffer (a datagram, or a message payload) */
   readonly buf: Buffer;
   /** offset of the first attribute in `buf` */
@@ -395,6 +302,41 @@ export class AttributeView {
     return at;
   }
 
+  /** The attribute whose header is at `buf[off]` (checked by the constructor). */
+  private attributeAt(off: number): Attribute {
+    const b = this.buf;
+    const raw = b[off + 2] | (b[off + 3] << 8);
+    return {
+      type: raw & NLA_TYPE_MASK,
+      isNested: (raw & NLA_F_NESTED) !== 0,
+      netByteOrder: (raw & NLA_F_NET_BYTEORDER) !== 0,
+      data: b.subarray(off + NLA_HDRLEN, off + (b[off] | (b[off + 1] << 8))),
+      offset: this.base + off,
+    };
+  }
+
+  /** Absolute offset of the run's first byte, for error messages. */
+  get offset(): number {
+    return this.base + this.start;
+  }
+  /** Every attribute in wire order, made on each call. */
+  get items(): Attribute[] {
+    const out: Attribute[] = [];
+    for (let off = this.start; this.end - off >= NLA_HDRLEN; off += align4(this.buf[off] | (this.buf[off + 1] << 8))) out.push(this.attributeAt(off));
+    return out;
+  }
+  [Symbol.iterator](): Iterator<Attribute> {
+    return this.items[Symbol.iterator]();
+  }
+  /** Every attribute of type `t`, in wire order. */
+  all(t: number): Attribute[] {
+    return this.items.filter((a) => a.type === t);
+  }
+  /** The last attribute of type `t`, or undefined. */
+  get(t: number): Attribute | undefined {
+    const s = this.find(t);
+    return s < 0 ? undefined : this.attributeAt(s - NLA_HDRLEN);
+  }
   /** Whether an attribute of type `t` is present. */
   has(t: number): boolean {
     return this.find(t) >= 0;
@@ -431,32 +373,48 @@ export class AttributeView {
     const s = this.struct(t, 2);
     return s < 0 ? undefined : le16(this.buf, s);
   }
+  /** u16 in network byte order, or undefined. @throws {NetlinkDecodeError} too short */
+  u16be(t: number): number | undefined {
+    const s = this.struct(t, 2);
+    return s < 0 ? undefined : this.buf.readUInt16BE(s);
+  }
   /** NLA_U32, or undefined. @throws {NetlinkDecodeError} too short */
   u32(t: number): number | undefined {
     const s = this.struct(t, 4);
     return s < 0 ? undefined : le32(this.buf, s);
+  }
+  /** u32 in network byte order, or undefined. @throws {NetlinkDecodeError} too short */
+  u32be(t: number): number | undefined {
+    const s = this.struct(t, 4);
+    return s < 0 ? undefined : this.buf.readUInt32BE(s);
   }
   /** NLA_S32, or undefined. @throws {NetlinkDecodeError} too short */
   s32(t: number): number | undefined {
     const s = this.struct(t, 4);
     return s < 0 ? undefined : les32(this.buf, s);
   }
-  /** NLA_U64 as a number (exact below 2^53), or undefined. @throws {NetlinkDecodeError} too short */
-  u64(t: number): number | undefined {
+  /** s32 in network byte order, or undefined. @throws {NetlinkDecodeError} too short */
+  s32be(t: number): number | undefined {
+    const s = this.struct(t, 4);
+    return s < 0 ? undefined : this.buf.readInt32BE(s);
+  }
+  /** NLA_U64 as a bigint, or undefined (hot decoders read `le64(buf, at(t))`). @throws {NetlinkDecodeError} too short */
+  u64(t: number): bigint | undefined {
     const s = this.struct(t, 8);
-    return s < 0 ? undefined : le64(this.buf, s);
+    return s < 0 ? undefined : this.buf.readBigUInt64LE(s);
+  }
+  /** u64 in network byte order as a bigint, or undefined. @throws {NetlinkDecodeError} too short */
+  u64be(t: number): bigint | undefined {
+    const s = this.struct(t, 8);
+    return s < 0 ? undefined : this.buf.readBigUInt64BE(s);
   }
   /** NLA_STRING / NLA_NUL_STRING: UTF-8 up to the first NUL, or undefined. */
   str(t: number): string | undefined {
     const s = this.find(t);
-    if (s < 0) return undefined;
-    const end = s + this.lastLen;
-    let nul = s;
-    while (nul < end && this.buf[nul] !== 0) nul++;
-    return this.buf.toString('utf8', s, nul);
+    return s < 0 ? undefined : cString(this.buf, s, s + this.lastLen);
   }
   /** The payload of type `t` as a view (no copy), or undefined. */
-  bytes(t: number): Buffer | undefined {
+  bin(t: number): Buffer | undefined {
     const s = this.find(t);
     return s < 0 ? undefined : this.buf.subarray(s, s + this.lastLen);
   }
@@ -468,6 +426,13 @@ export class AttributeView {
     const s = this.find(t);
     return s < 0 ? undefined : new AttributeView(this.buf, s, s + this.lastLen, this.base);
   }
+}
+
+/** A C string: the UTF-8 text of `b[start, end)` up to its first NUL (all of it without one). */
+export function cString(b: Buffer, start = 0, end = b.length): string {
+  let nul = start;
+  while (nul < end && b[nul] !== 0) nul++;
+  return b.toString('utf8', start, nul);
 }
 
 /*

@@ -20,7 +20,7 @@
  *
  * @module
  */
-import { parseAttributes, str, type AttributeList } from './attributes.js';
+import { parseAttributes, str, type AttributeView } from './attributes.js';
 import { NetlinkConnection } from './connection.js';
 import { NetlinkDecodeError, NetlinkError, UsageError } from './errors.js';
 import { NLMSG_HDRLEN, type NetlinkMessage, type RequestKind } from './message.js';
@@ -51,7 +51,7 @@ export interface GenlMessage {
   cmd: number;
   version: number;
   /** the attributes after the header */
-  attrs: AttributeList;
+  attrs: AttributeView;
 }
 
 /**

@@ -33,7 +33,7 @@
  * @module
  */
 import { readFileSync, readdirSync, readlinkSync } from 'node:fs';
-import { attr, parseAttributes, type AttributeList } from './attributes.js';
+import { attr, parseAttributes } from './attributes.js';
 import { NetlinkConnection, kernelDouble, type RequestInit } from './connection.js';
 import { NetlinkDecodeError, NetlinkError, UsageError } from './errors.js';
 import { SocketError, setCloseOnExec } from './libc.js';
@@ -236,11 +236,6 @@ function need(a: { data: Buffer; offset: number }, n: number, what: string): Buf
   return a.data;
 }
 
-/** A be32 attribute (u32 with NLA's 4-byte check), as a field. */
-function be32Field(attrs: AttributeList, type: number): number | undefined {
-  return attrs.u32be(type);
-}
-
 /**
  * Decode an nfnetlink_queue message's body (any NFQNL_MSG_* type) to a plain
  * object: `queue` (res_id), then by type: the config command, copy mode and
@@ -269,13 +264,13 @@ export function decodeNfqueueBody(msg: NetlinkMessage): Record<string, unknown> 
         break;
       }
       case -NFQA_CFG_QUEUE_MAXLEN:
-        out.maxlen = be32Field(attrs, NFQA_CFG_QUEUE_MAXLEN);
+        out.maxlen = attrs.u32be(NFQA_CFG_QUEUE_MAXLEN);
         break;
       case -NFQA_CFG_FLAGS:
-        out.flags = flagWords(be32Field(attrs, NFQA_CFG_FLAGS) ?? 0, CFG_FLAG_NAMES);
+        out.flags = flagWords(attrs.u32be(NFQA_CFG_FLAGS) ?? 0, CFG_FLAG_NAMES);
         break;
       case -NFQA_CFG_MASK:
-        out.mask = flagWords(be32Field(attrs, NFQA_CFG_MASK) ?? 0, CFG_FLAG_NAMES);
+        out.mask = flagWords(attrs.u32be(NFQA_CFG_MASK) ?? 0, CFG_FLAG_NAMES);
         break;
       case NFQA_VERDICT_HDR: {
         const d = need(a, 8, 'NFQA_VERDICT_HDR');
@@ -292,37 +287,37 @@ export function decodeNfqueueBody(msg: NetlinkMessage): Record<string, unknown> 
         break;
       }
       case NFQA_MARK:
-        out.mark = be32Field(attrs, NFQA_MARK);
+        out.mark = attrs.u32be(NFQA_MARK);
         break;
       case NFQA_IFINDEX_INDEV:
-        out.indev = be32Field(attrs, NFQA_IFINDEX_INDEV);
+        out.indev = attrs.u32be(NFQA_IFINDEX_INDEV);
         break;
       case NFQA_IFINDEX_OUTDEV:
-        out.outdev = be32Field(attrs, NFQA_IFINDEX_OUTDEV);
+        out.outdev = attrs.u32be(NFQA_IFINDEX_OUTDEV);
         break;
       case NFQA_IFINDEX_PHYSINDEV:
-        out.physindev = be32Field(attrs, NFQA_IFINDEX_PHYSINDEV);
+        out.physindev = attrs.u32be(NFQA_IFINDEX_PHYSINDEV);
         break;
       case NFQA_IFINDEX_PHYSOUTDEV:
-        out.physoutdev = be32Field(attrs, NFQA_IFINDEX_PHYSOUTDEV);
+        out.physoutdev = attrs.u32be(NFQA_IFINDEX_PHYSOUTDEV);
         break;
       case NFQA_CAP_LEN:
-        out.cap_len = be32Field(attrs, NFQA_CAP_LEN);
+        out.cap_len = attrs.u32be(NFQA_CAP_LEN);
         break;
       case NFQA_SKB_INFO:
-        out.skb_info = be32Field(attrs, NFQA_SKB_INFO);
+        out.skb_info = attrs.u32be(NFQA_SKB_INFO);
         break;
       case NFQA_UID:
-        out.uid = be32Field(attrs, NFQA_UID);
+        out.uid = attrs.u32be(NFQA_UID);
         break;
       case NFQA_GID:
-        out.gid = be32Field(attrs, NFQA_GID);
+        out.gid = attrs.u32be(NFQA_GID);
         break;
       case NFQA_CT_INFO:
-        out.ct_info = be32Field(attrs, NFQA_CT_INFO);
+        out.ct_info = attrs.u32be(NFQA_CT_INFO);
         break;
       case NFQA_PRIORITY:
-        out.priority = be32Field(attrs, NFQA_PRIORITY);
+        out.priority = attrs.u32be(NFQA_PRIORITY);
         break;
       case NFQA_PAYLOAD:
         out.payload_len = a.data.length;

@@ -16,7 +16,7 @@
  *
  * @module
  */
-import { u64be, type AttributeList } from '../../netlink/attributes.js';
+import { u64be, type AttributeView } from '../../netlink/attributes.js';
 import { UsageError } from '../../netlink/errors.js';
 import * as C from '../constants.js';
 import { be32, checkU32, u64num } from '../data.js';
@@ -63,7 +63,7 @@ export function encodeLimit(e: LimitSpec): Buffer[] {
 }
 
 /** Decode a limit's attributes; absent ones read 0. @throws {NetlinkDecodeError} an attribute too short */
-export function decodeLimit(l: AttributeList): LimitSpec {
+export function decodeLimit(l: AttributeView): LimitSpec {
   const t = l.u32be(C.NFTA_LIMIT_TYPE) ?? C.NFT_LIMIT_PKTS;
   const e: LimitSpec = {
     rate: u64num(l, C.NFTA_LIMIT_RATE) ?? 0,

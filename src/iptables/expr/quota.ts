@@ -13,7 +13,7 @@
  *
  * @module
  */
-import { u64be, type AttributeList } from '../../netlink/attributes.js';
+import { u64be, type AttributeView } from '../../netlink/attributes.js';
 import { UsageError } from '../../netlink/errors.js';
 import * as C from '../constants.js';
 import { be32, u64num } from '../data.js';
@@ -52,7 +52,7 @@ export function encodeQuota(e: QuotaSpec): Buffer[] {
 }
 
 /** Decode a quota's attributes; absent ones read 0. @throws {NetlinkDecodeError} an attribute too short */
-export function decodeQuota(l: AttributeList): QuotaSpec {
+export function decodeQuota(l: AttributeView): QuotaSpec {
   const flags = l.u32be(C.NFTA_QUOTA_FLAGS) ?? 0;
   const e: QuotaSpec = { bytes: u64num(l, C.NFTA_QUOTA_BYTES) ?? 0, used: u64num(l, C.NFTA_QUOTA_CONSUMED) ?? 0 };
   if (flags & C.NFT_QUOTA_F_INV) e.inv = true;

@@ -17,7 +17,7 @@
  *
  * @module
  */
-import { bin, NLA_F_NESTED, parseNested, str, u16be, u64be, type Attribute, type AttributeList, parseAttributes } from '../../netlink/attributes.js';
+import { bin, NLA_F_NESTED, parseNested, str, u16be, u64be, type Attribute, type AttributeView, parseAttributes } from '../../netlink/attributes.js';
 import { NetlinkDecodeError, UsageError } from '../../netlink/errors.js';
 import * as C from '../constants.js';
 import { be32, checkU32, nest, u64num } from '../data.js';
@@ -37,6 +37,11 @@ export interface RawAttribute {
   data: string;
   /** NLA_F_NESTED was set */
   nested?: boolean;
+}
+
+/** Every attribute of `l` as a {@link RawAttribute}, in wire order (what an unknown expression, object or message prints). */
+export function rawAttributes(l: AttributeView): RawAttribute[] {
+  return l.items.map((x) => ({ type: x.type, data: x.data.toString('hex'), ...(x.isNested && { nested: true }) }));
 }
 
 /** An expression without a codec: its name and raw NFTA_EXPR_DATA attributes. */
@@ -60,7 +65,7 @@ export interface ExprCodec<E extends ExprBase = ExprBase> {
    * Decode NFTA_EXPR_DATA's attributes.
    * @throws {NetlinkDecodeError} a required attribute missing or too short
    */
-  decode(l: AttributeList): E;
+  decode(l: AttributeView): E;
   /** One line in libnftnl's debug style, e.g. `payload load 4b @ network header + 12 => reg 1`. */
   describe(e: E): string;
   /**
@@ -140,14 +145,13 @@ export function decodeExpr(a: Attribute): ExprBase {
   const l = parseNested(a);
   const name = l.str(C.NFTA_EXPR_NAME);
   if (name === undefined) throw new NetlinkDecodeError('expression without NFTA_EXPR_NAME', a.offset);
-  const dataAttr = l.get(C.NFTA_EXPR_DATA);
-  const data = dataAttr ? parseNested(dataAttr) : parseAttributes(Buffer.alloc(0), a.offset);
+  const data = l.nested(C.NFTA_EXPR_DATA) ?? parseAttributes(Buffer.alloc(0), a.offset);
   const codec = codecs.get(name);
   if (codec) return codec.decode(data);
   const g: GenericExpr = {
     name,
     generic: true,
-    attributes: data.items.map((x) => ({ type: x.type, data: x.data.toString('hex'), ...(x.isNested && { nested: true }) })),
+    attributes: rawAttributes(data),
   };
   return g;
 }
@@ -156,7 +160,7 @@ export function decodeExpr(a: Attribute): ExprBase {
  * Decode NFTA_RULE_EXPRESSIONS (a list of NFTA_LIST_ELEM).
  * @throws {NetlinkDecodeError} as {@link decodeExpr}; an element of another type is skipped
  */
-export function decodeExprs(l: AttributeList): ExprBase[] {
+export function decodeExprs(l: AttributeView): ExprBase[] {
   return l.all(C.NFTA_LIST_ELEM).map(decodeExpr);
 }
 
@@ -213,7 +217,7 @@ export function attrCodec<E extends ExprBase>(name: string, table: AttrTable<E>,
       }
       return out;
     },
-    decode(l: AttributeList) {
+    decode(l: AttributeView) {
       const e: Record<string, unknown> = { name };
       for (const [k, [type, kind, required]] of entries) {
         const v =

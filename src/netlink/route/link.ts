@@ -17,7 +17,7 @@
  *
  * @module
  */
-import { parseAttributes, str, u32, type AttributeList } from '../attributes.js';
+import { cString, parseAttributes, str, u32, type AttributeView } from '../attributes.js';
 import { NetlinkDecodeError, NetlinkError, UsageError } from '../errors.js';
 import { NETLINK_ROUTE, NLM_F_REQUEST, type NetlinkMessage } from '../message.js';
 import { registerBodyDecoder } from '../protocols.js';
@@ -327,7 +327,7 @@ export interface RawLink {
   /** ifi_change */
   change: number;
   /** the attributes, for fields not decoded here */
-  attrs: AttributeList;
+  attrs: AttributeView;
   ifname?: string;
   mtu?: number;
   /** IFLA_LINK */
@@ -394,10 +394,7 @@ export function decodeLink(msg: NetlinkMessage): RawLink {
   set('ifalias', attrs.str(IFLA_IFALIAS));
   const props = attrs.nested(IFLA_PROP_LIST);
   if (props) {
-    raw.altnames = props.all(IFLA_ALT_IFNAME).map((a) => {
-      const nul = a.data.indexOf(0);
-      return a.data.subarray(0, nul < 0 ? a.data.length : nul).toString('utf8');
-    });
+    raw.altnames = props.all(IFLA_ALT_IFNAME).map((a) => cString(a.data));
   }
   const info = attrs.nested(IFLA_LINKINFO);
   if (info) set('kind', info.str(IFLA_INFO_KIND));

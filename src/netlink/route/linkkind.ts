@@ -19,7 +19,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { endianness } from 'node:os';
-import type { AttributeList } from '../attributes.js';
+import type { AttributeView } from '../attributes.js';
 import { formatIp } from '../ipaddr.js';
 
 /** A kind's decoded data, as `ip -d -j` writes it. */
@@ -36,7 +36,7 @@ interface Line {
   attr: number;
   wire: Wire;
   /** the JSON key and value of the raw value (undefined: the line is left out); null: text only */
-  json: ((v: number | bigint | string | Buffer, l: AttributeList, nameOf: (index: number) => string) => [string, unknown] | undefined) | null;
+  json: ((v: number | bigint | string | Buffer, l: AttributeView, nameOf: (index: number) => string) => [string, unknown] | undefined) | null;
   /** the words in the text (without the trailing space), from the JSON value */
   text: ((v: unknown, d: KindData) => string | undefined) | null;
 }
@@ -398,7 +398,7 @@ const TUN_LINES: Line[] = [
 const KINDS: Record<string, Line[]> = { bridge: BRIDGE, vxlan: VXLAN, tun: TUN_LINES };
 const SLAVE_KINDS: Record<string, Line[]> = { bridge: BRIDGE_PORT };
 
-function read(l: AttributeList, line: Line): number | bigint | string | Buffer | undefined {
+function read(l: AttributeView, line: Line): number | bigint | string | Buffer | undefined {
   const mac = (b: Buffer): string => [...b].map((x) => x.toString(16).padStart(2, '0')).join(':');
   switch (line.wire) {
     case 'u8':
@@ -442,7 +442,7 @@ function read(l: AttributeList, line: Line): number | bigint | string | Buffer |
  */
 export function kindData(
   kind: string,
-  l: AttributeList,
+  l: AttributeView,
   slave = false,
   nameOf: (index: number) => string = (i) => `if${i}`,
 ): { json: KindData; text: string } | undefined {
@@ -492,7 +492,7 @@ const TEXTS = new WeakMap<LinkInfoJson, string>();
  * @param nameOf the name of a device index (a vxlan's `dev`); `if<N>` when not given
  * @throws {NetlinkDecodeError} an attribute too short for its type
  */
-export function decodeLinkInfo(info: AttributeList, nameOf?: (index: number) => string): LinkInfoJson | undefined {
+export function decodeLinkInfo(info: AttributeView, nameOf?: (index: number) => string): LinkInfoJson | undefined {
   const kind = info.str(IFLA_INFO_KIND);
   const slave = info.str(IFLA_INFO_SLAVE_KIND);
   if (kind === undefined && slave === undefined) return undefined;

@@ -14,8 +14,7 @@
  * @module
  */
 import { AttributeView, NLA_F_NESTED, nested, str } from '../../netlink/attributes.js';
-import { NetlinkDecodeError, UsageError } from '../../netlink/errors.js';
-import { NLA_TYPE_MASK } from '../../netlink/attributes.js';
+import { UsageError } from '../../netlink/errors.js';
 import { listRawLinks, resolveIfindex, type RouteConnection } from '../../netlink/route/link.js';
 import { formatStats, stats2Into } from '../stats.js';
 import { TCA_ACT_KIND, TCA_ACT_OPTIONS, TCA_ACT_STATS, TCA_ACT_COOKIE } from './constants.js';
@@ -50,18 +49,9 @@ export function encodeActionList(type: number, specs: readonly ActionSpec[]): Bu
  */
 export function decodeActionList(buf: Buffer, start: number, end: number, base: number, stats = true): ActionEntry[] {
   const byOrder = new Map<number, ActionEntry>();
-  let off = start;
-  while (off < end) {
-    if (end - off < 4) {
-      for (let i = off; i < end; i++) if (buf[i] !== 0) throw new NetlinkDecodeError(`truncated action header: ${end - off} bytes left`, base + off);
-      break;
-    }
-    const len = buf.readUInt16LE(off);
-    const order = buf.readUInt16LE(off + 2) & NLA_TYPE_MASK;
-    if (len < 4) throw new NetlinkDecodeError(`action attribute length ${len} is shorter than its header`, base + off);
-    if (len > end - off) throw new NetlinkDecodeError(`action ${order} length ${len} runs past the end (${end - off} bytes left)`, base + off);
-    byOrder.set(order, decodeOne(buf, off + 4, off + len, base, order, stats));
-    off += (len + 3) & ~3;
+  for (const a of new AttributeView(buf, start, end, base)) {
+    const at = a.offset - base + 4;
+    byOrder.set(a.type, decodeOne(buf, at, at + a.data.length, base, a.type, stats));
   }
   return [...byOrder.keys()].sort((a, b) => a - b).map((k) => byOrder.get(k)!);
 }
@@ -72,7 +62,7 @@ function decodeOne(buf: Buffer, start: number, end: number, base: number, order:
   const kind = A.str(TCA_ACT_KIND);
   const o = A.at(TCA_ACT_OPTIONS);
   const oEnd = o + A.size(TCA_ACT_OPTIONS);
-  const cookie = A.bytes(TCA_ACT_COOKIE);
+  const cookie = A.bin(TCA_ACT_COOKIE);
   if (kind !== undefined) e.kind = kind;
   const k = kind === undefined ? undefined : actionKind(kind);
   if (o >= 0) {

@@ -58,7 +58,7 @@ function decodeOptions(buf: Buffer, start: number, end: number, base: number, in
     out.fw = { mark: hex0x(handle), mask: hex0x(mask) };
   }
   F.decode(T, out, PRINTED);
-  const act = T.bytes(TCA_FW_ACT);
+  const act = T.bin(TCA_FW_ACT);
   if (act) out.actions = decodeActions(act, T.headerOffset(TCA_FW_ACT) + 4);
   return out;
 }

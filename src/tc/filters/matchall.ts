@@ -64,7 +64,7 @@ function decodeOptions(buf: Buffer, start: number, end: number, base: number, in
     if (T.size(TCA_MATCHALL_PCNT) < 8) throw new NetlinkDecodeError('tc_matchall_pcnt needs 8 bytes', T.headerOffset(TCA_MATCHALL_PCNT));
     out.rule_hit = le64(buf, pc);
   }
-  const act = T.bytes(TCA_MATCHALL_ACT);
+  const act = T.bin(TCA_MATCHALL_ACT);
   if (act) out.actions = decodeActions(act, T.headerOffset(TCA_MATCHALL_ACT) + 4, info.stats !== false);
   return out;
 }

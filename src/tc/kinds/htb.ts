@@ -26,7 +26,7 @@
  *
  * @module
  */
-import { attr, AttributeView, flag, le16, le32, les32, nested, u32, u64 } from '../../netlink/attributes.js';
+import { attr, AttributeView, flag, le16, le32, les32, le64, nested, u32, u64 } from '../../netlink/attributes.js';
 import { NetlinkDecodeError, UsageError } from '../../netlink/errors.js';
 import {
   TCA_OPTIONS,
@@ -195,8 +195,8 @@ function decodeClass(buf: Buffer, start: number, end: number, base: number): Rec
   const out: Record<string, unknown> = {};
   if (p < 0) return out;
   // struct tc_ratespec fields read in place (this runs once per class of a dump).
-  const rate = T.size(TCA_HTB_RATE64) >= 8 ? T.u64(TCA_HTB_RATE64)! : le32(buf, p + 8);
-  const ceil = T.size(TCA_HTB_CEIL64) >= 8 ? T.u64(TCA_HTB_CEIL64)! : le32(buf, p + 20);
+  const rate = T.size(TCA_HTB_RATE64) >= 8 ? le64(buf, T.at(TCA_HTB_RATE64)) : le32(buf, p + 8);
+  const ceil = T.size(TCA_HTB_CEIL64) >= 8 ? le64(buf, T.at(TCA_HTB_CEIL64)) : le32(buf, p + 20);
   const overhead = le16(buf, p + 2);
   const mpu = le16(buf, p + 6);
   const linklayer = buf[p + 1] & 0x0f;

@@ -16,7 +16,7 @@
  *
  * @module
  */
-import { attr, AttributeView, nested, u32, u64 } from '../../netlink/attributes.js';
+import { attr, AttributeView, le64, nested, u32, u64 } from '../../netlink/attributes.js';
 import { UsageError } from '../../netlink/errors.js';
 import {
   TCA_OPTIONS,
@@ -147,8 +147,8 @@ function decodeOptions(buf: Buffer, start: number, end: number, base: number): R
   const limit = buf.readUInt32LE(p + 24);
   const buffer = buf.readUInt32LE(p + 28);
   const mtu = buf.readUInt32LE(p + 32);
-  const rate = T.size(TCA_TBF_RATE64) >= 8 ? T.u64(TCA_TBF_RATE64)! : r.rate;
-  const prate = T.size(TCA_TBF_PRATE64) >= 8 ? T.u64(TCA_TBF_PRATE64)! : pr.rate;
+  const rate = T.size(TCA_TBF_RATE64) >= 8 ? le64(buf, T.at(TCA_TBF_RATE64)) : r.rate;
+  const prate = T.size(TCA_TBF_PRATE64) >= 8 ? le64(buf, T.at(TCA_TBF_PRATE64)) : pr.rate;
   out.rate = rate;
   out.burst = calcXmitsize(rate, buffer);
   if (prate) {
