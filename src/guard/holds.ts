@@ -58,8 +58,9 @@ function pidStartOf(pid: number): { pidStart?: number } {
 
 /**
  * Buffer every plug (and arm marking for `maxHoldMs`) until {@link release}:
- * a manual lease, alive until its deadline or a manual release (other holders
- * do not release the plug while it lives). A watchdog (a process of its own,
+ * a manual lease, alive until its deadline or a manual release while its
+ * watchdog lives (other holders do not release the plug while it lives; once
+ * the watchdog is gone, the next command releases). A watchdog (a process of its own,
  * as protect's) is started first and left armed when this returns: at the
  * deadline it drops the lease and releases, when no other live lease holds
  * the plug. So `maxHoldMs` holds for every hold, also those without a
@@ -111,12 +112,15 @@ async function plugOnce(opts: GuardOptions, maxHoldMs: number): Promise<PlugResu
       () => undefined,
     );
     const since = Date.now();
+    const watchdogStart = processStartTime(watchdog.pid);
     const lease: Lease = {
       id: newLeaseId(),
       owner: 'manual',
       pid: process.pid,
       ...pidStartOf(process.pid),
       watchdogPid: watchdog.pid,
+      // the lease lives only while this same watchdog does (pid and start time: a stale record copied back holds nothing)
+      ...(watchdogStart !== undefined && { watchdogStart }),
       holds: s.holdIds,
       since,
       deadline: since + maxHoldMs,
@@ -193,7 +197,7 @@ function writeReleased(store: StateStore, r: PlugRecord | undefined, dev: string
  * first, with nothing sent to the kernel.
  *
  * With `orphaned`, live leases are left alone: a plug that a running
- * protect (or a manual plug before its deadline) holds is not released
+ * protect (or a manual plug before its deadline, its watchdog alive) holds is not released
  * (`released: false`, `liveLeases` says how many); only a plug no live lease
  * holds is released (a crash's leftover). That is the mode for a systemd
  * `ExecStopPost=`, which runs in the middle of a protected

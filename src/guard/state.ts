@@ -113,6 +113,8 @@ export interface PlugRecord {
   pidStart?: number;
   /** pid of the watchdog that releases if the owner dies */
   watchdogPid?: number;
+  /** the watchdog's start time (field 22 of /proc/PID/stat): a manual plug's record is live only while that same process lives */
+  watchdogStart?: number;
   /** the devices of the holds it holds: `lo` for the local hold, DEV for an inbound one (`eth0`, `lo,eth0`) */
   dev: string;
   /** when the plug was (or was about to be) buffered, ms since the epoch */
@@ -135,7 +137,7 @@ export interface PlugRecord {
 export interface Lease {
   /** unique id (random hex) */
   id: string;
-  /** `protect` (a running synplug protect) or `manual` (`synplug plug`, alive until its deadline) */
+  /** `protect` (a running synplug protect) or `manual` (`synplug plug`: alive until its deadline while its watchdog lives) */
   owner: 'protect' | 'manual';
   /** pid of the holder */
   pid: number;
@@ -143,6 +145,8 @@ export interface Lease {
   pidStart?: number;
   /** pid of its watchdog, if any */
   watchdogPid?: number;
+  /** the watchdog's start time (field 22 of /proc/PID/stat): a manual lease lives only while that same process lives ({@link manualHolderAlive}) */
+  watchdogStart?: number;
   /** the protected command, when a protect holds it */
   command?: string[];
   /** the hold ids it buffers, e.g. `['local']` */
@@ -580,6 +584,7 @@ function processProblem(o: Record<string, unknown>): Problem {
   if (!isPid(o.pid)) return `'pid' is ${JSON.stringify(o.pid)}, not a process id`;
   if (o.pidStart !== undefined && !isTicks(o.pidStart)) return "'pidStart' is not a start time in clock ticks";
   if (o.watchdogPid !== undefined && !isPid(o.watchdogPid)) return "'watchdogPid' is not a process id";
+  if (o.watchdogStart !== undefined && !isTicks(o.watchdogStart)) return "'watchdogStart' is not a start time in clock ticks";
   return undefined;
 }
 
@@ -695,13 +700,23 @@ function isZombie(pid: number): boolean {
 }
 
 /**
+ * Whether a manual plug's holder still lives: the watchdog it recorded is the
+ * same live process (pid and start time both recorded and matching). The
+ * record is untrusted: one without both, or naming a process that ended (a
+ * stale record copied back), holds nothing, whatever its deadline.
+ */
+export function manualHolderAlive(r: { watchdogPid?: number; watchdogStart?: number }): boolean {
+  return r.watchdogPid !== undefined && r.watchdogStart !== undefined && ownerAlive(r.watchdogPid, r.watchdogStart);
+}
+
+/**
  * Whether a recorded plug was left buffering by someone who can no longer
- * release it: the owner (a protect) died, or the deadline passed.
- * A manual plug (`synplug plug`) is left alone until its deadline.
+ * release it: the owner (a protect) died, a manual plug's watchdog
+ * ({@link manualHolderAlive}) is gone, or the deadline passed.
  */
 export function isStale(r: PlugRecord | undefined, now = Date.now()): boolean {
   if (r?.state !== 'buffering') return false;
   if (now >= r.deadline) return true;
-  if (r.owner === 'manual') return false;
+  if (r.owner === 'manual') return !manualHolderAlive(r);
   return !ownerAlive(r.pid, r.pidStart);
 }

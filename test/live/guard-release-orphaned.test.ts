@@ -11,12 +11,18 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { processStartTime } from '../../src/guard/state.js';
 
 const BIN = fileURLToPath(new URL('../../dist/bundle/synplug.cjs', import.meta.url));
 
 function synplug(stateDir: string, args: string[]) {
   const r = spawnSync(process.execPath, [BIN, ...args, '--state-dir', stateDir], { encoding: 'utf8', timeout: 60_000 });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+/** A manual lease's watchdog that lives (this test's process: pid and start time), for a live manual lease. */
+function aliveWatchdog(): { watchdogPid: number; watchdogStart: number } {
+  return { watchdogPid: process.pid, watchdogStart: processStartTime(process.pid)! };
 }
 
 function leasesFile(dir: string, leases: object[]): void {
@@ -26,7 +32,7 @@ function leasesFile(dir: string, leases: object[]): void {
 test('release --orphaned: a live lease (here a manual plug before its deadline) is left alone and nothing is written; --json says so', (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'synplug-orphaned-'));
   const now = Date.now();
-  leasesFile(dir, [{ id: 'a1', owner: 'manual', pid: process.pid, holds: ['local'], since: now, deadline: now + 120_000 }]);
+  leasesFile(dir, [{ id: 'a1', owner: 'manual', pid: process.pid, ...aliveWatchdog(), holds: ['local'], since: now, deadline: now + 120_000 }]);
   const before = readFileSync(join(dir, 'leases.json'), 'utf8');
   const r = synplug(dir, ['release', '--orphaned', '--json']);
   t.is(r.code, 0, r.stderr);
@@ -62,7 +68,7 @@ test('release --orphaned: with only dead leases (an exited protect, an expired m
 test('a plain release still breaks a live lease (and says so); --help explains --orphaned', (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'synplug-orphaned-'));
   const now = Date.now();
-  leasesFile(dir, [{ id: 'a1', owner: 'manual', pid: process.pid, holds: ['local'], since: now, deadline: now + 120_000 }]);
+  leasesFile(dir, [{ id: 'a1', owner: 'manual', pid: process.pid, ...aliveWatchdog(), holds: ['local'], since: now, deadline: now + 120_000 }]);
   const r = synplug(dir, ['release', '--json']);
   t.is(r.code, 0, r.stderr);
   const j = JSON.parse(r.stdout);
