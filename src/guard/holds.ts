@@ -337,7 +337,12 @@ async function releaseOnce(opts: Omit<ReleaseOptions, 'metricsFile'>): Promise<R
     const releasedAt = Date.now();
     const stats = plugExists ? await s.plugStats().catch(() => undefined) : undefined;
     const elsewhere = s.holds.flatMap((h) => h.heldElsewhere?.() ?? []);
-    const wasBuffering = r?.state === 'buffering';
+    // Records copied from another directory (every hold recorded holding, none held through this one): nothing was held
+    // here, whatever they say, and no lease of theirs held anything here.
+    const notHere = r?.state === 'buffering' ? s.holds.flatMap((h) => h.heldNothingHere?.() ?? []) : [];
+    const heldNothing = notHere.length > 0 && notHere.length === s.holds.length;
+    if (heldNothing) brokeLeases = manualBroken = 0;
+    const wasBuffering = r?.state === 'buffering' && !heldNothing;
     // How the hold failed: a release verdict refused; a holder that died during the hold (nobody held it at the release).
     const failed = [...(stats?.failures ?? []), ...(wasBuffering ? s.holds.flatMap((h) => h.holderLost?.() ?? []) : [])];
     // What the manual hold held: the plugs' counters against those its plug read before buffering (read after the release).
@@ -367,7 +372,7 @@ async function releaseOnce(opts: Omit<ReleaseOptions, 'metricsFile'>): Promise<R
       holds: s.holdIds,
       report,
       ...(base && { endedManualHold: true }),
-      ...(failed.length && { warnings: failed }),
+      ...((failed.length || notHere.length) && { warnings: [...failed, ...notHere] }),
       setUp: r !== undefined || record !== undefined || hasLeases,
     };
   });
@@ -645,7 +650,7 @@ export async function teardown(opts: TeardownOptions = {}): Promise<TeardownResu
     const nothing = !torn.length && !removed.length ? { nothingSetUp: "nothing of synplug's is set up (no record, no hold found); nothing to remove" } : {};
     let removedStateDir: boolean;
     try {
-      removedStateDir = store.clear(record?.createdStateDir === true);
+      removedStateDir = store.clear(record?.createdStateDir === true ? record.createdStateDirMark : undefined);
     } catch (e) {
       // Say only what was done: the kernel objects removed (maybe none), then why the records stay.
       throw new StateFileError(

@@ -40,6 +40,7 @@ import {
 } from './types.js';
 import { inCallNetns } from './call-netns.js';
 import { defaultStateDir } from './state-dir.js';
+import { stateDirMark } from './state-fs.js';
 import { defaultNetns } from '../netlink/netns.js';
 
 /** What every protect adds around its hold, beside the hold's own armed pieces (report.ts), for `setup --dry-run`. */
@@ -176,6 +177,8 @@ export async function setupOrPlan<T>(opts: SetupOptions, dryRun: ((would: SetupW
     const entry = plan.record();
     holds[target.id] = entry;
     const createdStateDir = oldRecord ? oldRecord.createdStateDir === true : !dirExisted;
+    // the mark of the very directory created (a copy of this record elsewhere names another): teardown's proof
+    const createdStateDirMark = !createdStateDir ? undefined : oldRecord ? oldRecord.createdStateDirMark : stateDirMark(config.stateDir);
     const recordedMetrics = metricsFile ?? oldRecord?.metricsFile;
     // a new --metrics-file is a change of the record, said as one (a complete setup otherwise says "nothing to change")
     const metricsAction = recordedMetrics !== oldRecord?.metricsFile ? [`recorded the metrics file ${recordedMetrics}`] : [];
@@ -183,6 +186,7 @@ export async function setupOrPlan<T>(opts: SetupOptions, dryRun: ((would: SetupW
       version: 2,
       holds,
       ...(createdStateDir && { createdStateDir }),
+      ...(createdStateDirMark !== undefined && { createdStateDirMark }),
       ...(recordedMetrics !== undefined && { metricsFile: recordedMetrics }),
       // the namespace the holds are in: a command acting in another one refuses this record (state.ts)
       ...withNetnsCookie(oldRecord),

@@ -90,8 +90,14 @@ export interface SetupRecord {
   version: 2;
   /** the holds set up, by id */
   holds: Record<string, HoldRecord>;
-  /** setup created the state directory (teardown removes it again) */
+  /** setup created the state directory (teardown removes it again, empty, only when it still has {@link createdStateDirMark}) */
   createdStateDir?: boolean;
+  /**
+   * with `createdStateDir`: the mark (state-fs.ts's `stateDirMark`: its device, inode and birth time) of the
+   * directory setup created. A copy of the record in another directory (one made by hand) names another mark, so
+   * teardown leaves that directory; a record of an earlier synplug without it never removes its directory.
+   */
+  createdStateDirMark?: string;
   /** `setup --metrics-file`: the metrics file protect, plug and release write when given none (an absolute path) */
   metricsFile?: string;
   /**
@@ -471,12 +477,13 @@ export class StateStore {
   }
 
   /**
-   * Remove the files (teardown), and the directory too when `removeDir`
-   * (setup created it) and nothing else is left in it.
+   * Remove the files (teardown), and the directory too when its mark is
+   * `removeIfMark` (the one setup recorded creating: a copied record names
+   * another directory's) and nothing else is left in it.
    * @returns whether the directory was removed
    * @throws {StateFileError} the directory is unsafe, or a file cannot be removed
    */
-  clear(removeDir = false): boolean {
+  clear(removeIfMark?: string): boolean {
     return (
       this.withDir(false, (d) => {
         for (const n of [SETUP, PLUG, LEASES, LOCK_FILE]) {
@@ -487,7 +494,8 @@ export class StateStore {
             throw new StateFileError(this.path(n), `cannot remove ${this.path(n)}: ${code ?? (e as Error).message}`, e, writeErrorCategory(code));
           }
         }
-        return removeDir && d.removeSelf(); // not empty (someone else's files): left alone
+        // only the directory setup created (the very one: its mark), and only empty (someone else's files: left alone)
+        return removeIfMark !== undefined && d.mark() === removeIfMark && d.removeSelf();
       }) ?? false
     );
   }
@@ -534,6 +542,7 @@ export function parseSetupRecord(raw: unknown): SetupRecord | undefined {
     version: 2,
     holds: { ...(o.holds as Record<string, HoldRecord>) },
     ...(o.createdStateDir === true && { createdStateDir: true }),
+    ...(typeof o.createdStateDirMark === 'string' && { createdStateDirMark: o.createdStateDirMark }),
     ...(typeof o.metricsFile === 'string' && { metricsFile: o.metricsFile }),
     ...(typeof o.netns === 'string' && { netns: o.netns }),
   };
@@ -598,6 +607,8 @@ export function setupRecordProblem(raw: unknown): Problem {
   if (raw.version !== 2) return `version ${JSON.stringify(raw.version)}, not 2`;
   if (!isObject(raw.holds)) return "'holds' is not an object";
   if (raw.createdStateDir !== undefined && typeof raw.createdStateDir !== 'boolean') return "'createdStateDir' is not true or false";
+  if (raw.createdStateDirMark !== undefined && !(typeof raw.createdStateDirMark === 'string' && /^[0-9a-f]{16}$/.test(raw.createdStateDirMark)))
+    return "'createdStateDirMark' is not a state directory's mark (16 hex digits)";
   if (raw.metricsFile !== undefined && !isMetricsPath(raw.metricsFile))
     return `'metricsFile' is ${JSON.stringify(raw.metricsFile).slice(0, 80)}, not an absolute path of a *.prom file (setup records --metrics-file so)`;
   if (raw.netns !== undefined && !isCookie(raw.netns))

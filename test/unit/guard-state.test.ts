@@ -22,6 +22,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { StateStore, StateFileError, parseSetupRecord, type PlugRecord } from '../../src/guard/state.js';
 import { exitCodeOf } from '../../src/cli/exit-codes.js';
+import { stateDirMark } from '../../src/guard/state-fs.js';
 
 const plugRec = (state: PlugRecord['state']): PlugRecord => ({ version: 1, state, owner: 'manual', pid: process.pid, dev: 'lo', since: 1, deadline: 2 });
 
@@ -180,12 +181,19 @@ test('clear removes the files, and the directory only when asked and empty', (t)
   t.deepEqual(readdirSync(dir), []);
   store.writePlug(plugRec('released'));
   writeFileSync(join(dir, 'someone-elses'), 'x');
-  t.false(store.clear(true), 'not empty: kept');
+  t.false(store.clear(stateDirMark(dir)), 'not empty: kept');
   t.true(existsSync(join(dir, 'someone-elses')));
   const s2 = new StateStore(join(base(), 'new'));
   s2.writePlug(plugRec('released'));
-  t.true(s2.clear(true));
+  t.true(s2.clear(stateDirMark(s2.dir)));
   t.false(existsSync(s2.dir));
+  // Issue #19 (the attack's MINOR): a copied setup.json with createdStateDir made teardown remove an empty directory
+  // root made by hand. Only the directory whose mark setup recorded goes: another's mark (a copy) leaves it.
+  const s3 = new StateStore(join(base(), 'by-hand'));
+  s3.writePlug(plugRec('released'));
+  t.false(s3.clear(stateDirMark(dir)), "another directory's mark: kept");
+  t.true(existsSync(s3.dir));
+  t.deepEqual(readdirSync(s3.dir), [], 'its files removed, the directory left');
 });
 
 test('leases.json: written and read back under the same rules; a damaged one is an error naming it; clear removes it and the lock file', (t) => {
