@@ -92,9 +92,12 @@ function leaseFileStamp(store: StateStore): string | undefined {
   return store.leasesStamp();
 }
 
-/** Whether a lease still holds: its deadline is ahead, and a protect's owner (a manual plug's watchdog) is the same live process. */
+/**
+ * Whether a lease still holds: recorded in this state directory (not a copy: {@link Lease.elsewhere}), its deadline
+ * ahead, and a protect's owner (a manual plug's watchdog) the same live process.
+ */
 export function leaseLive(l: Lease, now = Date.now()): boolean {
-  if (now >= l.deadline) return false;
+  if (l.elsewhere || now >= l.deadline) return false;
   if (l.owner === 'manual') return manualHolderAlive(l);
   return ownerAlive(l.pid, l.pidStart);
 }

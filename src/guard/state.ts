@@ -163,6 +163,11 @@ export interface Lease {
   deadline: number;
   /** a manual plug's: the plugs' counters read before it buffered (packets passed, dropped), which its release's report counts from */
   counters?: { packets: number; drops: number };
+  /**
+   * Set when read, never written: the lease record was written in another state directory (its `dir` is not this
+   * directory's mark, or it has none: a copy), so the lease holds nothing here ({@link StateStore.readLeases}).
+   */
+  elsewhere?: true;
 }
 
 /** Contents of `leases.json`. */
@@ -171,6 +176,11 @@ export interface LeasesRecord {
   leases: Lease[];
   /** the cookie of the network namespace whose holds they hold, as setup.json's (written by {@link StateStore.writeLeases}); another namespace's is refused */
   netns?: string;
+  /**
+   * the mark (state-fs.ts's `stateDirMark`) of the state directory it was written in (by {@link StateStore.writeLeases}):
+   * read in another directory (a copy), or without it, its leases hold nothing there
+   */
+  dir?: string;
 }
 
 const SETUP = 'setup.json';
@@ -237,6 +247,11 @@ export class StateStore {
   private read(name: string, what: string): unknown {
     const data = this.withDir(false, (d) => d.read(name, RECORD_SIZE_CAP, what));
     if (data === undefined) return undefined;
+    return this.parse(name, data, what);
+  }
+
+  /** A record's JSON. @throws {StateFileError} not valid JSON */
+  private parse(name: string, data: Buffer, what: string): unknown {
     try {
       return JSON.parse(data.toString('utf8'));
     } catch (e) {
@@ -362,21 +377,30 @@ export class StateStore {
    */
   readLeases(): LeasesRecord | undefined {
     const what = 'synplug reads a missing leases.json as no live lease; a protect still running then releases when it ends';
-    const r = this.read(LEASES, what);
-    if (r === undefined) return undefined;
+    const read = this.withDir(false, (d) => {
+      const data = d.read(LEASES, RECORD_SIZE_CAP, what);
+      return data === undefined ? undefined : { data, mark: d.mark() };
+    });
+    if (read === undefined) return undefined;
+    const r = this.parse(LEASES, read.data, what);
     const problem = leasesRecordProblem(r);
     if (problem)
       throw new StateFileError(this.path(LEASES), `${this.path(LEASES)} is not a lease record synplug wrote: remove it (${what}). What is wrong: ${problem}`);
-    if (this.ofOtherNetns(LEASES, r as LeasesRecord, (r as LeasesRecord).leases.length > 0)) return undefined;
-    return r as LeasesRecord;
+    const rec = r as LeasesRecord;
+    if (this.ofOtherNetns(LEASES, rec, rec.leases.length > 0)) return undefined;
+    // A copy from another state directory (or a record without the mark): its leases hold nothing here.
+    if (rec.dir !== read.mark) return { ...rec, leases: rec.leases.map((l) => ({ ...l, elsewhere: true as const })) };
+    return { ...rec, leases: rec.leases.map(({ elsewhere: _e, ...l }) => l) };
   }
 
   /**
-   * Write leases.json, with the cookie of the namespace this call acts in.
+   * Write leases.json, with the cookie of the namespace this call acts in and
+   * the mark of this state directory (a copy of the file elsewhere holds nothing there).
    * @throws {StateFileError} the directory is unsafe or cannot be created, or the file cannot be written
    */
   writeLeases(r: LeasesRecord): void {
-    this.write(LEASES, withOwnNetns(r));
+    const leases = r.leases.map(({ elsewhere: _e, ...l }) => l);
+    this.withDir(true, (d) => d.writeAtomic(LEASES, Buffer.from(`${JSON.stringify(withOwnNetns({ ...r, leases, dir: d.mark() }))}\n`)));
   }
 
   /** The path of leases.json (for messages; read it with {@link StateStore.readLeases}). */
@@ -646,6 +670,7 @@ export function leasesRecordProblem(r: unknown, now = Date.now()): Problem {
   if (!Array.isArray(r.leases)) return "'leases' is not a list";
   if (r.leases.length > MAX_LEASES) return `${r.leases.length} leases, more than synplug keeps (${MAX_LEASES})`;
   if (r.netns !== undefined && !isCookie(r.netns)) return `'netns' is ${JSON.stringify(r.netns).slice(0, 80)}, not a network namespace cookie (decimal digits)`;
+  if (r.dir !== undefined && !(typeof r.dir === 'string' && /^[0-9a-f]{16}$/.test(r.dir))) return "'dir' is not a state directory's mark (16 hex digits)";
   for (const [i, l] of r.leases.entries()) {
     const p = leaseProblem(l, now);
     if (p) return `lease ${i + 1}: ${p}`;

@@ -7,11 +7,11 @@
  */
 import test from 'ava';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { processStartTime } from '../../src/guard/state.js';
+import { StateStore, processStartTime, type Lease } from '../../src/guard/state.js';
 
 const BIN = fileURLToPath(new URL('../../dist/bundle/synplug.cjs', import.meta.url));
 
@@ -25,8 +25,9 @@ function aliveWatchdog(): { watchdogPid: number; watchdogStart: number } {
   return { watchdogPid: process.pid, watchdogStart: processStartTime(process.pid)! };
 }
 
-function leasesFile(dir: string, leases: object[]): void {
-  writeFileSync(join(dir, 'leases.json'), JSON.stringify({ version: 1, leases }), { mode: 0o600 });
+/** leases.json as synplug writes it (with this directory's mark: a file without it holds nothing here). */
+function leasesFile(dir: string, leases: Lease[]): void {
+  new StateStore(dir).writeLeases({ version: 1, leases });
 }
 
 test('release --orphaned: a live lease (here a manual plug before its deadline) is left alone and nothing is written; --json says so', (t) => {

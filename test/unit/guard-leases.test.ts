@@ -6,7 +6,7 @@
  */
 import test from 'ava';
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runProtected } from '../../src/guard/protect.js';
@@ -375,6 +375,46 @@ test('a manual lease copied back after its watchdog ended holds nothing: the nex
   t.regex(rec.reason!, new RegExp(`its manual plug's watchdog, pid ${w.watchdogPid}, is gone`));
   t.false(kernel.buffering, 'released by the next command');
   t.is(store.readPlug()?.state, 'released');
+});
+
+test('leases copied into another state directory hold nothing there, though their watchdog and owner live: that directory releases', async (t) => {
+  const { kernel, store, a } = fresh();
+  const w = await watchdogStandIn();
+  t.teardown(w.kill);
+  const now = Date.now();
+  const manual: Lease = {
+    id: newLeaseId(),
+    owner: 'manual',
+    pid: 1,
+    watchdogPid: w.watchdogPid,
+    watchdogStart: w.watchdogStart,
+    holds: ['local'],
+    since: now,
+    deadline: now + 60_000,
+  };
+  const protect: Lease = {
+    id: newLeaseId(),
+    owner: 'protect',
+    pid: process.pid,
+    pidStart: processStartTime(process.pid),
+    holds: ['local'],
+    since: now,
+    deadline: now + 60_000,
+  };
+  await takeLease(store, a, manual, 'lo');
+  await takeLease(store, a, protect, 'lo');
+  await a.buffer();
+  t.is(liveLeases(store).length, 2, 'live in their own directory');
+  const other = fresh();
+  writeFileSync(join(other.dir, 'leases.json'), readFileSync(join(store.dir, 'leases.json')), { mode: 0o600 });
+  writeFileSync(join(other.dir, 'plug.json'), readFileSync(join(store.dir, 'plug.json')), { mode: 0o600 });
+  t.deepEqual(liveLeases(other.store), [], 'copies: live nowhere else');
+  other.kernel.buffering = true;
+  const rec = await recoverStale(other.a as unknown as GuardSession, other.store);
+  t.true(rec.released, "the other directory's next command releases what its records say");
+  t.false(other.kernel.buffering);
+  t.is(liveLeases(store).length, 2, 'the leases of their own directory are untouched');
+  t.true(kernel.buffering, 'their hold goes on');
 });
 
 test('a manual lease naming a live process it cannot prove is its watchdog is dead: no start time, or another start time', async (t) => {

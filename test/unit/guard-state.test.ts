@@ -201,7 +201,16 @@ test('leases.json: written and read back under the same rules; a damaged one is 
   const lease = { id: 'a1', owner: 'protect' as const, pid: process.pid, holds: ['local'], since: 1, deadline: 2 };
   store.writeLeases({ version: 1, leases: [lease] });
   // with the cookie of the namespace it was written in (SO_NETNS_COOKIE = 71, as the kernel gives it to python3)
-  t.deepEqual(store.readLeases(), { version: 1, leases: [lease], netns: cookieHere() });
+  // with the cookie of the namespace it was written in, and the mark of the directory it was written in
+  t.deepEqual(store.readLeases(), { version: 1, leases: [lease], netns: cookieHere(), dir: stateDirMark(dir) });
+  // Issue #19: a copy in another directory (or a record without the mark) holds nothing there: its leases are read
+  // as written elsewhere, which leaseLive never takes for live
+  const other = fresh();
+  writeFileSync(join(other.dir, 'leases.json'), readFileSync(join(dir, 'leases.json')), { mode: 0o600 });
+  t.deepEqual(other.store.readLeases()?.leases, [{ ...lease, elsewhere: true }]);
+  const { dir: _mark, ...unmarked } = JSON.parse(readFileSync(join(dir, 'leases.json'), 'utf8'));
+  writeFileSync(join(other.dir, 'leases.json'), JSON.stringify(unmarked), { mode: 0o600 });
+  t.true(other.store.readLeases()?.leases[0].elsewhere);
   t.is(store.lockPath(), join(dir, 'lock'), 'the lock file sits in the state directory');
   writeFileSync(join(dir, 'leases.json'), JSON.stringify({ version: 1, leases: [{ id: 5 }] }));
   t.regex(
