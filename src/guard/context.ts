@@ -152,7 +152,13 @@ export async function recoverStale(s: GuardSession, store: StateStore): Promise<
   }
   if (leases.some((l) => leaseLive(l))) return { released: false };
   const last = leases[leases.length - 1];
-  const reason = !last ? 'no lease holds it' : Date.now() >= last.deadline ? 'its max-hold deadline passed' : `its owner (pid ${last.pid}) is gone`;
+  const reason = !last
+    ? 'no lease holds it'
+    : Date.now() >= last.deadline
+      ? 'its max-hold deadline passed'
+      : last.owner === 'manual'
+        ? `its manual plug's watchdog, pid ${last.watchdogPid ?? 'not recorded'}, is gone`
+        : `its owner (pid ${last.pid}) is gone`;
   let hadPlug = true;
   const d = await dropLease(store, s, undefined, s.config.dev, async () => {
     try {

@@ -59,8 +59,9 @@ function pidStartOf(pid: number): { pidStart?: number } {
 
 /**
  * Buffer every plug (and arm marking for `maxHoldMs`) until {@link release}:
- * a manual lease, alive until its deadline or a manual release (other holders
- * do not release the plug while it lives). A watchdog (a process of its own,
+ * a manual lease, alive until its deadline or a manual release while its
+ * watchdog lives (other holders do not release the plug while it lives; once
+ * the watchdog is gone, the next command releases). A watchdog (a process of its own,
  * as protect's) is started first and left armed when this returns: at the
  * deadline it drops the lease and releases, when no other live lease holds
  * the plug. So `maxHoldMs` holds for every hold, also those without a
@@ -112,12 +113,15 @@ async function plugOnce(opts: GuardOptions, maxHoldMs: number): Promise<PlugResu
       () => undefined,
     );
     const since = Date.now();
+    const watchdogStart = processStartTime(watchdog.pid);
     const lease: Lease = {
       id: newLeaseId(),
       owner: 'manual',
       pid: process.pid,
       ...pidStartOf(process.pid),
       watchdogPid: watchdog.pid,
+      // the lease lives only while this same watchdog does (pid and start time: a stale record copied back holds nothing)
+      ...(watchdogStart !== undefined && { watchdogStart }),
       holds: s.holdIds,
       since,
       deadline: since + maxHoldMs,
@@ -194,7 +198,7 @@ function writeReleased(store: StateStore, r: PlugRecord | undefined, dev: string
  * first, with nothing sent to the kernel.
  *
  * With `orphaned`, live leases are left alone: a plug that a running
- * protect (or a manual plug before its deadline) holds is not released
+ * protect (or a manual plug before its deadline, its watchdog alive) holds is not released
  * (`released: false`, `liveLeases` says how many); only a plug no live lease
  * holds is released (a crash's leftover). That is the mode for a systemd
  * `ExecStopPost=`, which runs in the middle of a protected
@@ -334,7 +338,12 @@ async function releaseOnce(opts: Omit<ReleaseOptions, 'metricsFile'>): Promise<R
     const releasedAt = Date.now();
     const stats = plugExists ? await s.plugStats().catch(() => undefined) : undefined;
     const elsewhere = s.holds.flatMap((h) => h.heldElsewhere?.() ?? []);
-    const wasBuffering = r?.state === 'buffering';
+    // Records copied from another directory (every hold recorded holding, none held through this one): nothing was held
+    // here, whatever they say, and no lease of theirs held anything here.
+    const notHere = r?.state === 'buffering' ? s.holds.flatMap((h) => h.heldNothingHere?.() ?? []) : [];
+    const heldNothing = notHere.length > 0 && notHere.length === s.holds.length;
+    if (heldNothing) brokeLeases = manualBroken = 0;
+    const wasBuffering = r?.state === 'buffering' && !heldNothing;
     // How the hold failed: a release verdict refused; a holder that died during the hold (nobody held it at the release).
     const lost = wasBuffering ? s.holds.flatMap((h) => h.holderLost?.() ?? []) : [];
     const failed = [...(stats?.failures ?? []), ...lost];
@@ -366,7 +375,7 @@ async function releaseOnce(opts: Omit<ReleaseOptions, 'metricsFile'>): Promise<R
       holds: s.holdIds,
       report,
       ...(base && { endedManualHold: true }),
-      ...(failed.length && { warnings: failed }),
+      ...((failed.length || notHere.length) && { warnings: [...failed, ...notHere] }),
       setUp: r !== undefined || record !== undefined || hasLeases,
     };
   });
@@ -644,7 +653,7 @@ export async function teardown(opts: TeardownOptions = {}): Promise<TeardownResu
     const nothing = !torn.length && !removed.length ? { nothingSetUp: "nothing of synplug's is set up (no record, no hold found); nothing to remove" } : {};
     let removedStateDir: boolean;
     try {
-      removedStateDir = store.clear(record?.createdStateDir === true);
+      removedStateDir = store.clear(record?.createdStateDir === true ? record.createdStateDirMark : undefined);
     } catch (e) {
       // Say only what was done: the kernel objects removed (maybe none), then why the records stay.
       throw new StateFileError(

@@ -9,7 +9,10 @@
  * - Dropping a lease releases the plugs (and turns marking off) only when no
  *   live lease remains. A lease is live while its deadline is ahead and, for
  *   a protect, its owner process lives (the same pid and start time); a
- *   manual lease lives until its deadline or a manual `release`.
+ *   manual lease lives until its deadline or a manual `release` while its
+ *   watchdog lives (the same pid and start time, {@link manualHolderAlive}):
+ *   once that watchdog is gone (killed, or a stale record copied back), the
+ *   next command's stale recovery (or the queue's holder) releases.
  * - The bookkeeping is atomic between processes: an flock(2) on `lock` in
  *   the state directory, held only while the leases are read, the kernel is
  *   told (arm, or the last release) and the files are written; never across
@@ -25,7 +28,7 @@ import { randomBytes } from 'node:crypto';
 import { constants as osConstants } from 'node:os';
 import { SynplugError } from '../netlink/errors.js';
 import { bindLibcFunction, lastErrno } from '../netlink/libc.js';
-import { ownerAlive, type Lease, type PlugRecord, type StateStore } from './state.js';
+import { manualHolderAlive, ownerAlive, type Lease, type PlugRecord, type StateStore } from './state.js';
 
 /** flock(2) operations, from <sys/file.h>. */
 const LOCK_EX = 2;
@@ -89,10 +92,13 @@ function leaseFileStamp(store: StateStore): string | undefined {
   return store.leasesStamp();
 }
 
-/** Whether a lease still holds: its deadline is ahead, and a protect's owner is the same live process. */
+/**
+ * Whether a lease still holds: recorded in this state directory (not a copy: {@link Lease.elsewhere}), its deadline
+ * ahead, and a protect's owner (a manual plug's watchdog) the same live process.
+ */
 export function leaseLive(l: Lease, now = Date.now()): boolean {
-  if (now >= l.deadline) return false;
-  if (l.owner === 'manual') return true;
+  if (l.elsewhere || now >= l.deadline) return false;
+  if (l.owner === 'manual') return manualHolderAlive(l);
   return ownerAlive(l.pid, l.pidStart);
 }
 
@@ -129,6 +135,7 @@ function plugRecordFor(l: Lease, latest: number, dev: string): PlugRecord {
     pid: l.pid,
     ...(l.pidStart !== undefined && { pidStart: l.pidStart }),
     ...(l.watchdogPid !== undefined && { watchdogPid: l.watchdogPid }),
+    ...(l.watchdogStart !== undefined && { watchdogStart: l.watchdogStart }),
     dev,
     since: l.since,
     deadline: latest,
@@ -319,7 +326,7 @@ export async function breakLeases(store: StateStore, release: () => Promise<void
 /**
  * Release only a plug that no live lease holds (`release --orphaned`, for a
  * systemd `ExecStopPost=`): under the lock, when a live lease remains (a
- * protect still running, a manual plug before its deadline), nothing is
+ * protect still running, a manual plug before its deadline whose watchdog lives), nothing is
  * released or written and those leases are returned; otherwise the plugs are
  * released and `write` records it (dead leases dropped).
  * @param release releases the plugs; its failure propagates

@@ -40,6 +40,7 @@ import {
 } from './types.js';
 import { inCallNetns } from './call-netns.js';
 import { defaultStateDir } from './state-dir.js';
+import { stateDirMark } from './state-fs.js';
 import { defaultNetns } from '../netlink/netns.js';
 
 /** What every protect adds around its hold, beside the hold's own armed pieces (report.ts), for `setup --dry-run`. */
@@ -170,40 +171,46 @@ export async function setupOrPlan<T>(opts: SetupOptions, dryRun: ((would: SetupW
     // Phase two: run the steps; on failure, undo in reverse. The lock file first marks this directory as one a
     // setup ran in: a setup killed before it recorded anything leaves pieces the next setup here takes for its own.
     closeSync(store.openLock());
-    await runStepsUninterrupted(steps);
-    const holds: Record<string, HoldRecord> = { ...oldRecord?.holds };
-    if (replaces !== undefined && replaces !== target.id) delete holds[replaces];
-    const entry = plan.record();
-    holds[target.id] = entry;
-    const createdStateDir = oldRecord ? oldRecord.createdStateDir === true : !dirExisted;
-    const recordedMetrics = metricsFile ?? oldRecord?.metricsFile;
-    // a new --metrics-file is a change of the record, said as one (a complete setup otherwise says "nothing to change")
-    const metricsAction = recordedMetrics !== oldRecord?.metricsFile ? [`recorded the metrics file ${recordedMetrics}`] : [];
-    store.writeSetup({
-      version: 2,
-      holds,
-      ...(createdStateDir && { createdStateDir }),
-      ...(recordedMetrics !== undefined && { metricsFile: recordedMetrics }),
-      // the namespace the holds are in: a command acting in another one refuses this record (state.ts)
-      ...withNetnsCookie(oldRecord),
+    // Signals stay caught until the record is written: one after the last step finds the setup complete, recorded and
+    // reported as such (it exited 130 with every step taken, before or after the record was written).
+    return runStepsUninterrupted(steps, () => {
+      const holds: Record<string, HoldRecord> = { ...oldRecord?.holds };
+      if (replaces !== undefined && replaces !== target.id) delete holds[replaces];
+      const entry = plan.record();
+      holds[target.id] = entry;
+      const createdStateDir = oldRecord ? oldRecord.createdStateDir === true : !dirExisted;
+      // the mark of the very directory created (a copy of this record elsewhere names another): teardown's proof
+      const createdStateDirMark = !createdStateDir ? undefined : oldRecord ? oldRecord.createdStateDirMark : stateDirMark(config.stateDir);
+      const recordedMetrics = metricsFile ?? oldRecord?.metricsFile;
+      // a new --metrics-file is a change of the record, said as one (a complete setup otherwise says "nothing to change")
+      const metricsAction = recordedMetrics !== oldRecord?.metricsFile ? [`recorded the metrics file ${recordedMetrics}`] : [];
+      store.writeSetup({
+        version: 2,
+        holds,
+        ...(createdStateDir && { createdStateDir }),
+        ...(createdStateDirMark !== undefined && { createdStateDirMark }),
+        ...(recordedMetrics !== undefined && { metricsFile: recordedMetrics }),
+        // the namespace the holds are in: a command acting in another one refuses this record (state.ts)
+        ...withNetnsCookie(oldRecord),
+      });
+      if (!store.readPlug()) {
+        const now = Date.now();
+        // nothing has held yet: said as such (status said "released (last at <this setup's time>)")
+        store.writePlug({ version: 1, state: 'released', owner: 'manual', pid: process.pid, dev: config.dev, since: now, deadline: now, neverHeld: true });
+      }
+      return {
+        dev: target.dev,
+        addedAddress: false,
+        ...target.setupResult(entry),
+        hold: target.id,
+        via: target.via,
+        ...(chose !== undefined && { chose }),
+        changed: steps.length > 0 || metricsAction.length > 0,
+        actions: [...steps.map((x) => x.what), ...metricsAction],
+        ...(recovery.released && { recovered: `released a plug left buffering (${recovery.reason})` }),
+        unverified: sup.unverified.map((p) => `${p.module} (${p.what})`),
+      };
     });
-    if (!store.readPlug()) {
-      const now = Date.now();
-      // nothing has held yet: said as such (status said "released (last at <this setup's time>)")
-      store.writePlug({ version: 1, state: 'released', owner: 'manual', pid: process.pid, dev: config.dev, since: now, deadline: now, neverHeld: true });
-    }
-    return {
-      dev: target.dev,
-      addedAddress: false,
-      ...target.setupResult(entry),
-      hold: target.id,
-      via: target.via,
-      ...(chose !== undefined && { chose }),
-      changed: steps.length > 0 || metricsAction.length > 0,
-      actions: [...steps.map((x) => x.what), ...metricsAction],
-      ...(recovery.released && { recovered: `released a plug left buffering (${recovery.reason})` }),
-      unverified: sup.unverified.map((p) => `${p.module} (${p.what})`),
-    };
   });
 }
 
@@ -227,14 +234,18 @@ function refuseDuringHold(target: Hold, holding: readonly Lease[], steps: readon
 }
 
 /**
- * Setup's steps ({@link runSteps}), with SIGINT, SIGTERM, SIGHUP and SIGQUIT
- * caught while they run: a signal stops them at the next step, which undoes
- * those taken (nothing half-applied, no record written), and is then the
- * `interrupted` error (exit 130 at the CLI). Without this a signal ended the
- * process between two steps and left what they had made (issue #19).
- * @throws {SetupError} a step failed @throws {SynplugError} (`interrupted`) a signal arrived
+ * Setup's steps ({@link runSteps}), then `complete` (the record), with
+ * SIGINT, SIGTERM, SIGHUP and SIGQUIT caught until it returns: a signal
+ * stops the steps at the next step, which undoes those taken (nothing
+ * half-applied, no record written), and is then the `interrupted` error
+ * (exit 130 at the CLI). A signal after the last step stops nothing: the
+ * setup is complete, `complete` records it, and its result is returned.
+ * Without this a signal ended the process between two steps and left what
+ * they had made, or after the last one, exit 130 for a complete setup
+ * (issue #19).
+ * @throws {SetupError} a step failed @throws {SynplugError} (`interrupted`) a signal arrived before the last step
  */
-async function runStepsUninterrupted(steps: readonly SetupStep[]): Promise<void> {
+async function runStepsUninterrupted<T>(steps: readonly SetupStep[], complete: () => T): Promise<T> {
   let signal: NodeJS.Signals | undefined;
   const onSignal = (sig: NodeJS.Signals) => {
     signal ??= sig;
@@ -243,6 +254,7 @@ async function runStepsUninterrupted(steps: readonly SetupStep[]): Promise<void>
   for (const sig of signals) process.on(sig, onSignal);
   try {
     await runSteps(steps, () => signal);
+    return complete();
   } finally {
     for (const sig of signals) process.off(sig, onSignal);
   }

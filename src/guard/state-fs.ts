@@ -132,6 +132,11 @@ export class CheckedDir {
     return `${st.dev}:${st.ino}:${st.birthtimeNs}`;
   }
 
+  /** The directory's mark: 16 hex digits of a SHA-256 of its {@link identity} ({@link stateDirMark}). */
+  mark(): string {
+    return createHash('sha256').update(this.identity()).digest('hex').slice(0, 16);
+  }
+
   /** The path of a file in the directory, for messages. */
   file(name: string): string {
     return posix.join(this.path, name);
@@ -361,7 +366,7 @@ export function stateDirMark(path: string): string | undefined {
   const d = openCheckedDir(path, false);
   if (!d) return undefined;
   try {
-    return createHash('sha256').update(d.identity()).digest('hex').slice(0, 16);
+    return d.mark();
   } finally {
     d.close();
   }

@@ -90,8 +90,14 @@ export interface SetupRecord {
   version: 2;
   /** the holds set up, by id */
   holds: Record<string, HoldRecord>;
-  /** setup created the state directory (teardown removes it again) */
+  /** setup created the state directory (teardown removes it again, empty, only when it still has {@link createdStateDirMark}) */
   createdStateDir?: boolean;
+  /**
+   * with `createdStateDir`: the mark (state-fs.ts's `stateDirMark`: its device, inode and birth time) of the
+   * directory setup created. A copy of the record in another directory (one made by hand) names another mark, so
+   * teardown leaves that directory; a record of an earlier synplug without it never removes its directory.
+   */
+  createdStateDirMark?: string;
   /** `setup --metrics-file`: the metrics file protect, plug and release write when given none (an absolute path) */
   metricsFile?: string;
   /**
@@ -113,6 +119,8 @@ export interface PlugRecord {
   pidStart?: number;
   /** pid of the watchdog that releases if the owner dies */
   watchdogPid?: number;
+  /** the watchdog's start time (field 22 of /proc/PID/stat): a manual plug's record is live only while that same process lives */
+  watchdogStart?: number;
   /** the devices of the holds it holds: `lo` for the local hold, DEV for an inbound one (`eth0`, `lo,eth0`) */
   dev: string;
   /** when the plug was (or was about to be) buffered, ms since the epoch */
@@ -140,7 +148,7 @@ export interface PlugRecord {
 export interface Lease {
   /** unique id (random hex) */
   id: string;
-  /** `protect` (a running synplug protect) or `manual` (`synplug plug`, alive until its deadline) */
+  /** `protect` (a running synplug protect) or `manual` (`synplug plug`: alive until its deadline while its watchdog lives) */
   owner: 'protect' | 'manual';
   /** pid of the holder */
   pid: number;
@@ -148,6 +156,8 @@ export interface Lease {
   pidStart?: number;
   /** pid of its watchdog, if any */
   watchdogPid?: number;
+  /** the watchdog's start time (field 22 of /proc/PID/stat): a manual lease lives only while that same process lives ({@link manualHolderAlive}) */
+  watchdogStart?: number;
   /** the protected command, when a protect holds it */
   command?: string[];
   /** the hold ids it buffers, e.g. `['local']` */
@@ -158,6 +168,11 @@ export interface Lease {
   deadline: number;
   /** a manual plug's: the plugs' counters read before it buffered (packets passed, dropped), which its release's report counts from */
   counters?: { packets: number; drops: number };
+  /**
+   * Set when read, never written: the lease record was written in another state directory (its `dir` is not this
+   * directory's mark, or it has none: a copy), so the lease holds nothing here ({@link StateStore.readLeases}).
+   */
+  elsewhere?: true;
 }
 
 /** Contents of `leases.json`. */
@@ -166,6 +181,11 @@ export interface LeasesRecord {
   leases: Lease[];
   /** the cookie of the network namespace whose holds they hold, as setup.json's (written by {@link StateStore.writeLeases}); another namespace's is refused */
   netns?: string;
+  /**
+   * the mark (state-fs.ts's `stateDirMark`) of the state directory it was written in (by {@link StateStore.writeLeases}):
+   * read in another directory (a copy), or without it, its leases hold nothing there
+   */
+  dir?: string;
 }
 
 const SETUP = 'setup.json';
@@ -232,6 +252,11 @@ export class StateStore {
   private read(name: string, what: string): unknown {
     const data = this.withDir(false, (d) => d.read(name, RECORD_SIZE_CAP, what));
     if (data === undefined) return undefined;
+    return this.parse(name, data, what);
+  }
+
+  /** A record's JSON. @throws {StateFileError} not valid JSON */
+  private parse(name: string, data: Buffer, what: string): unknown {
     try {
       return JSON.parse(data.toString('utf8'));
     } catch (e) {
@@ -357,21 +382,30 @@ export class StateStore {
    */
   readLeases(): LeasesRecord | undefined {
     const what = 'synplug reads a missing leases.json as no live lease; a protect still running then releases when it ends';
-    const r = this.read(LEASES, what);
-    if (r === undefined) return undefined;
+    const read = this.withDir(false, (d) => {
+      const data = d.read(LEASES, RECORD_SIZE_CAP, what);
+      return data === undefined ? undefined : { data, mark: d.mark() };
+    });
+    if (read === undefined) return undefined;
+    const r = this.parse(LEASES, read.data, what);
     const problem = leasesRecordProblem(r);
     if (problem)
       throw new StateFileError(this.path(LEASES), `${this.path(LEASES)} is not a lease record synplug wrote: remove it (${what}). What is wrong: ${problem}`);
-    if (this.ofOtherNetns(LEASES, r as LeasesRecord, (r as LeasesRecord).leases.length > 0)) return undefined;
-    return r as LeasesRecord;
+    const rec = r as LeasesRecord;
+    if (this.ofOtherNetns(LEASES, rec, rec.leases.length > 0)) return undefined;
+    // A copy from another state directory (or a record without the mark): its leases hold nothing here.
+    if (rec.dir !== read.mark) return { ...rec, leases: rec.leases.map((l) => ({ ...l, elsewhere: true as const })) };
+    return { ...rec, leases: rec.leases.map(({ elsewhere: _e, ...l }) => l) };
   }
 
   /**
-   * Write leases.json, with the cookie of the namespace this call acts in.
+   * Write leases.json, with the cookie of the namespace this call acts in and
+   * the mark of this state directory (a copy of the file elsewhere holds nothing there).
    * @throws {StateFileError} the directory is unsafe or cannot be created, or the file cannot be written
    */
   writeLeases(r: LeasesRecord): void {
-    this.write(LEASES, withOwnNetns(r));
+    const leases = r.leases.map(({ elsewhere: _e, ...l }) => l);
+    this.withDir(true, (d) => d.writeAtomic(LEASES, Buffer.from(`${JSON.stringify(withOwnNetns({ ...r, leases, dir: d.mark() }))}\n`)));
   }
 
   /** The path of leases.json (for messages; read it with {@link StateStore.readLeases}). */
@@ -472,12 +506,13 @@ export class StateStore {
   }
 
   /**
-   * Remove the files (teardown), and the directory too when `removeDir`
-   * (setup created it) and nothing else is left in it.
+   * Remove the files (teardown), and the directory too when its mark is
+   * `removeIfMark` (the one setup recorded creating: a copied record names
+   * another directory's) and nothing else is left in it.
    * @returns whether the directory was removed
    * @throws {StateFileError} the directory is unsafe, or a file cannot be removed
    */
-  clear(removeDir = false): boolean {
+  clear(removeIfMark?: string): boolean {
     return (
       this.withDir(false, (d) => {
         for (const n of [SETUP, PLUG, LEASES, LOCK_FILE]) {
@@ -488,7 +523,8 @@ export class StateStore {
             throw new StateFileError(this.path(n), `cannot remove ${this.path(n)}: ${code ?? (e as Error).message}`, e, writeErrorCategory(code));
           }
         }
-        return removeDir && d.removeSelf(); // not empty (someone else's files): left alone
+        // only the directory setup created (the very one: its mark), and only empty (someone else's files: left alone)
+        return removeIfMark !== undefined && d.mark() === removeIfMark && d.removeSelf();
       }) ?? false
     );
   }
@@ -535,6 +571,7 @@ export function parseSetupRecord(raw: unknown): SetupRecord | undefined {
     version: 2,
     holds: { ...(o.holds as Record<string, HoldRecord>) },
     ...(o.createdStateDir === true && { createdStateDir: true }),
+    ...(typeof o.createdStateDirMark === 'string' && { createdStateDirMark: o.createdStateDirMark }),
     ...(typeof o.metricsFile === 'string' && { metricsFile: o.metricsFile }),
     ...(typeof o.netns === 'string' && { netns: o.netns }),
   };
@@ -585,6 +622,7 @@ function processProblem(o: Record<string, unknown>): Problem {
   if (!isPid(o.pid)) return `'pid' is ${JSON.stringify(o.pid)}, not a process id`;
   if (o.pidStart !== undefined && !isTicks(o.pidStart)) return "'pidStart' is not a start time in clock ticks";
   if (o.watchdogPid !== undefined && !isPid(o.watchdogPid)) return "'watchdogPid' is not a process id";
+  if (o.watchdogStart !== undefined && !isTicks(o.watchdogStart)) return "'watchdogStart' is not a start time in clock ticks";
   return undefined;
 }
 
@@ -598,6 +636,8 @@ export function setupRecordProblem(raw: unknown): Problem {
   if (raw.version !== 2) return `version ${JSON.stringify(raw.version)}, not 2`;
   if (!isObject(raw.holds)) return "'holds' is not an object";
   if (raw.createdStateDir !== undefined && typeof raw.createdStateDir !== 'boolean') return "'createdStateDir' is not true or false";
+  if (raw.createdStateDirMark !== undefined && !(typeof raw.createdStateDirMark === 'string' && /^[0-9a-f]{16}$/.test(raw.createdStateDirMark)))
+    return "'createdStateDirMark' is not a state directory's mark (16 hex digits)";
   if (raw.metricsFile !== undefined && !isMetricsPath(raw.metricsFile))
     return `'metricsFile' is ${JSON.stringify(raw.metricsFile).slice(0, 80)}, not an absolute path of a *.prom file (setup records --metrics-file so)`;
   if (raw.netns !== undefined && !isCookie(raw.netns))
@@ -636,6 +676,7 @@ export function leasesRecordProblem(r: unknown, now = Date.now()): Problem {
   if (!Array.isArray(r.leases)) return "'leases' is not a list";
   if (r.leases.length > MAX_LEASES) return `${r.leases.length} leases, more than synplug keeps (${MAX_LEASES})`;
   if (r.netns !== undefined && !isCookie(r.netns)) return `'netns' is ${JSON.stringify(r.netns).slice(0, 80)}, not a network namespace cookie (decimal digits)`;
+  if (r.dir !== undefined && !(typeof r.dir === 'string' && /^[0-9a-f]{16}$/.test(r.dir))) return "'dir' is not a state directory's mark (16 hex digits)";
   for (const [i, l] of r.leases.entries()) {
     const p = leaseProblem(l, now);
     if (p) return `lease ${i + 1}: ${p}`;
@@ -701,13 +742,23 @@ function isZombie(pid: number): boolean {
 }
 
 /**
+ * Whether a manual plug's holder still lives: the watchdog it recorded is the
+ * same live process (pid and start time both recorded and matching). The
+ * record is untrusted: one without both, or naming a process that ended (a
+ * stale record copied back), holds nothing, whatever its deadline.
+ */
+export function manualHolderAlive(r: { watchdogPid?: number; watchdogStart?: number }): boolean {
+  return r.watchdogPid !== undefined && r.watchdogStart !== undefined && ownerAlive(r.watchdogPid, r.watchdogStart);
+}
+
+/**
  * Whether a recorded plug was left buffering by someone who can no longer
- * release it: the owner (a protect) died, or the deadline passed.
- * A manual plug (`synplug plug`) is left alone until its deadline.
+ * release it: the owner (a protect) died, a manual plug's watchdog
+ * ({@link manualHolderAlive}) is gone, or the deadline passed.
  */
 export function isStale(r: PlugRecord | undefined, now = Date.now()): boolean {
   if (r?.state !== 'buffering') return false;
   if (now >= r.deadline) return true;
-  if (r.owner === 'manual') return false;
+  if (r.owner === 'manual') return !manualHolderAlive(r);
   return !ownerAlive(r.pid, r.pidStart);
 }

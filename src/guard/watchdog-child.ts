@@ -8,7 +8,9 @@
  *
  * - `{"op":"arm", ...}` on stdin: the release messages (pre-encoded by the
  *   parent), the owner pid, the deadline and the state directory;
- * - `{"op":"done"}`: the parent released; exit quietly;
+ * - `{"op":"done"}`: the parent released; exit quietly; so too a manual
+ *   plug's watchdog once a manual `release` broke its lease (its lease is
+ *   then no longer recorded: {@link MANUAL_LEASE_POLL_MS});
  * - end of stdin without `done` (the parent died, even by SIGKILL; not
  *   for an arm with `untilDeadline`, a manual plug's, whose parent exits at
  *   once) or the deadline passing: drop the owner's lease (leases.ts) and, when no other
@@ -29,6 +31,14 @@ import { isReleaseStep, type WatchdogArm, type WatchdogStep } from './watchdog.j
 import { dropLease } from './leases.js';
 import { killedProtectEntry, recordHistory } from './history.js';
 
+/**
+ * How often a manual plug's watchdog looks whether its lease is still
+ * recorded, ms: once a manual `release` broke it, the watchdog ends (the
+ * release let the hold go), so a stale copy of the lease put back into the
+ * directory names a process that is gone, and holds nothing (leases.ts).
+ */
+export const MANUAL_LEASE_POLL_MS = 250;
+
 /** The reason the watchdog acts when its parent's input ends without `done`. */
 const OWNER_DIED = 'synplug protect ended without releasing (killed?)';
 
@@ -41,7 +51,8 @@ class ReleaseFailed extends Error {
 
 /**
  * How a watchdog's work ended (what {@link WatchdogChild}'s `onEnd` receives).
- * - `done`: the parent said `done` (it released, or never plugged); nothing was sent;
+ * - `done`: the parent said `done` (it released, or never plugged), or a manual plug's lease was broken (a manual
+ *   `release` let the hold go); nothing was sent;
  * - `unarmed`: it was told to act (end of input, a signal) before any `arm`; nothing was sent;
  * - `fired`: it acted for `reason`; `failed` is true when a release step failed
  *   (the plug may still hold: the user must run `synplug release`).
@@ -73,6 +84,7 @@ export class WatchdogChild {
   private finished = false;
   private ended = false;
   private timer: NodeJS.Timeout | undefined;
+  private leasePoll: NodeJS.Timeout | undefined;
 
   /**
    * Open both sockets (NETLINK_ROUTE for the plug release, NETLINK_NETFILTER
@@ -120,11 +132,37 @@ export class WatchdogChild {
         },
         Math.max(0, armed.deadline - Date.now()),
       );
+      if (this.leasePoll) clearInterval(this.leasePoll);
+      if (armed.untilDeadline && armed.leaseId !== undefined) this.leasePoll = this.watchLease(armed.stateDir, armed.leaseId);
     } else if (msg.op === 'done') {
       this.finished = true;
-      if (this.timer) clearTimeout(this.timer);
       this.end({ kind: 'done' });
     }
+  }
+
+  /**
+   * A manual plug's watchdog: every {@link MANUAL_LEASE_POLL_MS}, once its
+   * lease has been seen in leases.json, its absence means a manual `release`
+   * broke it (and let the hold go): end quietly. An unreadable file changes
+   * nothing (the deadline still acts).
+   */
+  private watchLease(stateDir: string, leaseId: string): NodeJS.Timeout {
+    const store = new StateStore(stateDir);
+    let seen = false;
+    return setInterval(() => {
+      if (this.finished || this.ended) return;
+      let recorded: boolean;
+      try {
+        recorded = store.readLeases()?.leases.some((l) => l.id === leaseId) ?? false;
+      } catch {
+        return;
+      }
+      if (recorded) seen = true;
+      else if (seen) {
+        this.finished = true;
+        this.end({ kind: 'done' });
+      }
+    }, MANUAL_LEASE_POLL_MS);
   }
 
   /**
@@ -277,6 +315,8 @@ export class WatchdogChild {
   private end(e: WatchdogEnd): void {
     if (this.ended) return;
     this.ended = true;
+    if (this.timer) clearTimeout(this.timer);
+    if (this.leasePoll) clearInterval(this.leasePoll);
     for (const c of this.conns.values()) c.close();
     this.options.onEnd(e);
   }

@@ -13,12 +13,12 @@
  * about speed. Each scenario runs in a network namespace of its own.
  */
 import { spawnSync } from 'node:child_process';
-import { chmodSync, rmSync } from 'node:fs';
+import { chmodSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { inOwnNetns, runScenarioIfChild } from '../helpers/own-netns.js';
 import { QUEUE, boundAfterRelease, client, heldProtect, listening, procQueue, server, stateEnv, synplug, until } from '../helpers/queue-live.js';
-import { StateStore } from '../../src/guard/state.js';
+import { StateStore, processStartTime } from '../../src/guard/state.js';
 import { liveLeases } from '../../src/guard/leases.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: the scenarios' JSON results, asserted field by field
@@ -272,6 +272,62 @@ print(repr(s.recv(100)), flush=True)`;
       leasesAfterDeadline,
     };
   },
+
+  /**
+   * Issue #19, the attack's MEDIUM 3, as found: a manual plug's lease and plug.json copied aside, the plug released,
+   * the copies put back: the stale manual lease kept the next protect's hold running until its recorded deadline ("left
+   * the hold to 1 other holder"). Then a manual plug whose watchdog is killed: the next command releases.
+   */
+  async 'copied-manual'() {
+    const { dir, env, srv, leases } = await setUp();
+    const state = join(dir, 'state');
+    const p1 = synplug(['plug', '--max-hold', '120s', '--json'], env);
+    const copies = ['leases.json', 'plug.json'].map((f) => [f, readFileSync(join(state, f))] as const);
+    const watchdog = leases()[0]?.watchdogPid;
+    const rel = synplug(['release', '--json'], env);
+    const boundAfterRel = await boundAfterRelease(QUEUE);
+    // the release broke its lease: its watchdog ends (bounded wait)
+    await until(() => watchdog !== undefined && processStartTime(watchdog) === undefined, "the manual plug's watchdog to end", 10_000).catch(() => {});
+    const watchdogEnded = watchdog !== undefined && processStartTime(watchdog) === undefined;
+    for (const [f, bytes] of copies) writeFileSync(join(state, f), bytes, { mode: 0o600 });
+    const liveAfterCopy = leases().length;
+    const a = await heldProtect(env, dir, ['--max-hold', '120s'], 'A');
+    a.release();
+    const ra = await a.ended;
+    const boundAfterProtect = await boundAfterRelease(QUEUE);
+    // a SYN after the protect: not held (it connects at once, no retransmit)
+    const outcomeAfter = await client(ADDR, PORT).result;
+
+    // a manual plug whose watchdog is killed: the next command (or the holder, which looks every second) releases
+    const p2 = synplug(['plug', '--max-hold', '120s', '--json'], env);
+    const boundAfterPlug2 = procQueue(QUEUE) !== undefined;
+    const w2 = leases()[0]?.watchdogPid;
+    if (w2 !== undefined) process.kill(w2, 'SIGKILL');
+    const st = synplug(['status', '--json'], env);
+    await until(() => procQueue(QUEUE) === undefined, 'the hold to be let go', 15_000).catch(() => {});
+    const bound2 = procQueue(QUEUE) ?? null;
+    const leases2 = leases().length;
+    const outcome2 = await client(ADDR, PORT).result;
+    srv.kill();
+    synplug(['teardown'], env);
+    return {
+      p1: { code: p1.code, stderr: p1.stderr },
+      rel: rel.code,
+      boundAfterRel,
+      watchdogEnded,
+      liveAfterCopy,
+      ra: { code: ra.code, json: json(ra.stdout), stderr: ra.stderr },
+      boundAfterProtect,
+      outcomeAfter,
+      p2: { code: p2.code, stderr: p2.stderr },
+      boundAfterPlug2,
+      w2: w2 !== undefined,
+      st: st.code,
+      bound2,
+      leases2,
+      outcome2,
+    };
+  },
 };
 
 /** Each scenario, then its state directories removed. */
@@ -391,5 +447,25 @@ if (!(await runScenarioIfChild(ENV, cleaned))) {
     t.is(r.bound, null);
     t.is(r.p2, 0);
     t.is(r.leasesAfterDeadline, 0);
+  });
+  test("a stale manual lease copied back (its watchdog gone) holds nothing: the next protect releases at its end; a manual plug's killed watchdog: the next command releases", (t) => {
+    const r = inOwnNetns<Json>(SELF, ENV, 'copied-manual', 150_000);
+    t.is(r.p1.code, 0, r.p1.stderr);
+    t.is(r.rel, 0);
+    t.is(r.boundAfterRel, null);
+    t.true(r.watchdogEnded, "the release broke the lease: the manual plug's watchdog ended");
+    t.is(r.liveAfterCopy, 0, 'the copied lease names a watchdog that is gone: not live');
+    t.is(r.ra.code, 0, r.ra.stderr);
+    t.true(r.ra.json.releasedHold, 'the protect released: no phantom holder left');
+    t.is(r.ra.json.leftToHolders, undefined);
+    t.is(r.boundAfterProtect, null, 'nobody holds the queue after the protect');
+    t.is(r.outcomeAfter, 'ok 0', 'a later SYN is not held');
+    t.is(r.p2.code, 0, r.p2.stderr);
+    t.true(r.boundAfterPlug2);
+    t.true(r.w2, 'the lease records its watchdog');
+    t.is(r.st, 0);
+    t.is(r.bound2, null, 'released once its watchdog was killed, long before --max-hold');
+    t.is(r.leases2, 0);
+    t.is(r.outcome2, 'ok 0');
   });
 }

@@ -30,7 +30,7 @@
  * event, bounded.
  */
 import { execFileSync } from 'node:child_process';
-import { chmodSync, copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { QUEUE_TABLE } from '../../src/guard/modes/queue.js';
@@ -154,6 +154,65 @@ const scenarios = {
       outcome,
       protectB: end.code,
       downB: downB.code,
+      after: { tables: tables(), onLo: onLo(addr) },
+    };
+  },
+
+  /**
+   * Issue #19, the attack's MINOR: a directory holding copies of another's records (setup.json, plug.json buffering,
+   * leases.json) but no holder socket: its release said "released after holding new connections for N ms; this ended
+   * the manual plug's hold", and blamed a holder killed during the hold, while the other directory's hold went on.
+   */
+  async 'copied-release'() {
+    const b = stateEnv();
+    const a = stateEnv();
+    const addr = '169.254.78.5';
+    const setupB = run(['setup', '--via', 'queue', '--addr', addr], b.env);
+    const plugB = run(['plug', '--max-hold', '60s'], b.env);
+    const sdB = b.env.SYNPLUG_STATE_DIR!;
+    bareDir(a.env, Object.fromEntries(['setup.json', 'plug.json', 'leases.json'].map((f) => [f, readFileSync(join(sdB, f), 'utf8')])));
+    const releaseA = run(['release'], a.env);
+    const boundAfterA = procQueue(QUEUE) !== undefined;
+    const leasesB = (JSON.parse(readFileSync(join(sdB, 'leases.json'), 'utf8')) as { leases: unknown[] }).leases.length;
+    const a2 = stateEnv();
+    bareDir(a2.env, Object.fromEntries(['setup.json', 'plug.json', 'leases.json'].map((f) => [f, readFileSync(join(sdB, f), 'utf8')])));
+    const releaseA2 = run(['release', '--json'], a2.env);
+    const releaseB = run(['release'], b.env);
+    const downB = run(['teardown'], b.env);
+    return {
+      setupB: setupB.code,
+      plugB: plugB.code,
+      releaseA,
+      boundAfterA,
+      leasesB,
+      releaseA2: { code: releaseA2.code, json: JSON.parse(releaseA2.stdout) },
+      releaseB,
+      downB: downB.code,
+    };
+  },
+
+  /**
+   * Issue #19, the attack's MINOR: a copy of a setup.json that says `createdStateDir` in a directory root made by hand
+   * made teardown remove that (empty) directory. Now only the directory whose mark setup recorded goes.
+   */
+  async 'copied-created'() {
+    const a = stateEnv();
+    const b = stateEnv();
+    const addr = '169.254.78.6';
+    const sdA = a.env.SYNPLUG_STATE_DIR!;
+    const setupA = run(['setup', '--via', 'queue', '--addr', addr], a.env);
+    const recordA = JSON.parse(readFileSync(join(sdA, 'setup.json'), 'utf8'));
+    const sdB = bareDir(b.env, { 'setup.json': readFileSync(join(sdA, 'setup.json'), 'utf8') });
+    const downB = run(['teardown', '--json'], b.env);
+    const bLeft = existsSync(sdB) ? readdirSync(sdB) : null;
+    const downA = run(['teardown', '--json'], a.env);
+    return {
+      setupA: setupA.code,
+      recordA: { createdStateDir: recordA.createdStateDir, createdStateDirMark: recordA.createdStateDirMark },
+      downB: { code: downB.code, json: JSON.parse(downB.stdout), stderr: downB.stderr },
+      bLeft,
+      downA: { code: downA.code, json: JSON.parse(downA.stdout), stderr: downA.stderr },
+      aExists: existsSync(sdA),
       after: { tables: tables(), onLo: onLo(addr) },
     };
   },
@@ -283,6 +342,45 @@ if (!(await runScenarioIfChild(ENV, scenarios))) {
     t.is(r.outcome, 'ok 0', 'delivered at its own release, without a retransmission');
     t.is(r.protectB, 0);
     t.is(r.downB, 0);
+    t.false(r.after.tables.includes(`inet ${QUEUE_TABLE}`));
+    t.false(r.after.onLo);
+  });
+
+  test("a directory with copies of another's records and no holder socket: its release no longer says it released a hold or ended a manual plug's, nor blames a killed holder", (t) => {
+    const r = inOwnNetns<Json>(SELF, ENV, 'copied-release', 90_000);
+    t.is(r.setupB, 0);
+    t.is(r.plugB, 0);
+    t.is(r.releaseA.code, 0, r.releaseA.stderr);
+    t.notRegex(r.releaseA.stdout, /released after holding|ended the manual plug's hold/);
+    t.notRegex(r.releaseA.stderr, /killed\?/);
+    t.regex(r.releaseA.stderr, /no holder of this state directory held it \(it has no queue-4200\.sock; records copied from another directory\?\)/);
+    t.regex(
+      r.releaseA.stdout,
+      /^nothing was held .*NOT released here: queue 4200 \(queue\) is held by process \d+ \(node\).*not this state directory's queue holder/,
+    );
+    t.true(r.boundAfterA, "the other directory's hold goes on");
+    t.is(r.leasesB, 1, 'its lease untouched');
+    t.is(r.releaseA2.code, 0);
+    t.like(r.releaseA2.json, { wasBuffering: false, brokeLeases: 0, released: true });
+    t.is(r.releaseA2.json.brokeManualPlugs, undefined);
+    t.is(r.releaseA2.json.report.holdMs, 0);
+    t.regex(r.releaseA2.json.warnings[0], /no holder of this state directory held it/);
+    t.is(r.releaseB.code, 0);
+    t.regex(r.releaseB.stdout, /^released after holding .*this ended the manual plug's hold/);
+    t.is(r.downB, 0);
+  });
+
+  test('a copied setup.json saying createdStateDir no longer makes teardown remove a directory made by hand; the directory setup created still goes', (t) => {
+    const r = inOwnNetns<Json>(SELF, ENV, 'copied-created', 90_000);
+    t.is(r.setupA, 0);
+    t.true(r.recordA.createdStateDir);
+    t.regex(r.recordA.createdStateDirMark, /^[0-9a-f]{16}$/);
+    t.is(r.downB.code, 0, r.downB.stderr);
+    t.falsy(r.downB.json.removedStateDir);
+    t.deepEqual(r.bLeft, [], 'the directory made by hand stays (its files removed)');
+    t.is(r.downA.code, 0, r.downA.stderr);
+    t.true(r.downA.json.removedStateDir, JSON.stringify(r.downA.json));
+    t.false(r.aExists);
     t.false(r.after.tables.includes(`inet ${QUEUE_TABLE}`));
     t.false(r.after.onLo);
   });

@@ -7,10 +7,11 @@
  */
 import test from 'ava';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { StateStore, processStartTime, type Lease } from '../../src/guard/state.js';
 
 const BIN = fileURLToPath(new URL('../../dist/bundle/synplug.cjs', import.meta.url));
 
@@ -19,14 +20,20 @@ function synplug(stateDir: string, args: string[]) {
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
-function leasesFile(dir: string, leases: object[]): void {
-  writeFileSync(join(dir, 'leases.json'), JSON.stringify({ version: 1, leases }), { mode: 0o600 });
+/** A manual lease's watchdog that lives (this test's process: pid and start time), for a live manual lease. */
+function aliveWatchdog(): { watchdogPid: number; watchdogStart: number } {
+  return { watchdogPid: process.pid, watchdogStart: processStartTime(process.pid)! };
+}
+
+/** leases.json as synplug writes it (with this directory's mark: a file without it holds nothing here). */
+function leasesFile(dir: string, leases: Lease[]): void {
+  new StateStore(dir).writeLeases({ version: 1, leases });
 }
 
 test('release --orphaned: a live lease (here a manual plug before its deadline) is left alone and nothing is written; --json says so', (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'synplug-orphaned-'));
   const now = Date.now();
-  leasesFile(dir, [{ id: 'a1', owner: 'manual', pid: process.pid, holds: ['local'], since: now, deadline: now + 120_000 }]);
+  leasesFile(dir, [{ id: 'a1', owner: 'manual', pid: process.pid, ...aliveWatchdog(), holds: ['local'], since: now, deadline: now + 120_000 }]);
   const before = readFileSync(join(dir, 'leases.json'), 'utf8');
   const r = synplug(dir, ['release', '--orphaned', '--json']);
   t.is(r.code, 0, r.stderr);
@@ -62,7 +69,7 @@ test('release --orphaned: with only dead leases (an exited protect, an expired m
 test('a plain release still breaks a live lease (and says so); --help explains --orphaned', (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'synplug-orphaned-'));
   const now = Date.now();
-  leasesFile(dir, [{ id: 'a1', owner: 'manual', pid: process.pid, holds: ['local'], since: now, deadline: now + 120_000 }]);
+  leasesFile(dir, [{ id: 'a1', owner: 'manual', pid: process.pid, ...aliveWatchdog(), holds: ['local'], since: now, deadline: now + 120_000 }]);
   const r = synplug(dir, ['release', '--json']);
   t.is(r.code, 0, r.stderr);
   const j = JSON.parse(r.stdout);

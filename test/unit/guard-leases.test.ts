@@ -6,11 +6,11 @@
  */
 import test from 'ava';
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runProtected } from '../../src/guard/protect.js';
-import { StateStore, processStartTime, type Lease } from '../../src/guard/state.js';
+import { StateStore, isStale, processStartTime, type Lease } from '../../src/guard/state.js';
 import { breakLeases, dropLease, leaseLive, liveLeases, newLeaseId, releaseIfOrphaned, takeLease } from '../../src/guard/leases.js';
 import { recoverStale } from '../../src/guard/context.js';
 import { FakeSession, type KernelCall } from '../helpers/fake-session.js';
@@ -287,10 +287,40 @@ test('release --orphaned releases a plug that only dead leases hold (a killed pr
   t.false(kernel.buffering);
 });
 
-test('release --orphaned leaves an unexpired manual plug (synplug plug) alone', async (t) => {
+/** A live process standing for a manual plug's watchdog: its pid and start time, and how to end it. */
+async function watchdogStandIn(): Promise<{ watchdogPid: number; watchdogStart: number; kill: () => Promise<void> }> {
+  const w = spawn('sleep', ['30'], { stdio: 'ignore' });
+  await new Promise((r) => w.once('spawn', r));
+  return {
+    watchdogPid: w.pid!,
+    watchdogStart: processStartTime(w.pid!)!,
+    kill: async () => {
+      w.kill('SIGKILL');
+      await new Promise((r) => w.once('exit', r));
+    },
+  };
+}
+
+test('release --orphaned leaves an unexpired manual plug (synplug plug) alone while its watchdog lives', async (t) => {
   const { kernel, store, a } = fresh();
   const now = Date.now();
-  store.writeLeases({ version: 1, leases: [{ id: newLeaseId(), owner: 'manual', pid: 1, holds: ['local'], since: now, deadline: now + 60_000 }] });
+  const w = await watchdogStandIn();
+  t.teardown(w.kill);
+  store.writeLeases({
+    version: 1,
+    leases: [
+      {
+        id: newLeaseId(),
+        owner: 'manual',
+        pid: 1,
+        watchdogPid: w.watchdogPid,
+        watchdogStart: w.watchdogStart,
+        holds: ['local'],
+        since: now,
+        deadline: now + 60_000,
+      },
+    ],
+  });
   kernel.buffering = true;
   const r = await releaseIfOrphaned(
     store,
@@ -300,6 +330,105 @@ test('release --orphaned leaves an unexpired manual plug (synplug plug) alone', 
   t.false(r.released);
   t.is(r.live[0].owner, 'manual');
   t.true(kernel.buffering);
+});
+
+// Issue #19, the attack's MEDIUM 3: a stale manual lease copied back into the directory kept the hold running until
+// its recorded deadline (a manual lease was live until its deadline whatever its watchdog). Now it is live only while
+// the very watchdog it records lives (pid and start time); the next command releases.
+test('a manual lease copied back after its watchdog ended holds nothing: the next command releases the plug, naming the watchdog', async (t) => {
+  const { kernel, store, a } = fresh();
+  const w = await watchdogStandIn();
+  const now = Date.now();
+  const lease: Lease = {
+    id: newLeaseId(),
+    owner: 'manual',
+    pid: 1,
+    watchdogPid: w.watchdogPid,
+    watchdogStart: w.watchdogStart,
+    holds: ['local'],
+    since: now,
+    deadline: now + 60_000,
+  };
+  await takeLease(store, a, lease, 'lo');
+  await a.buffer();
+  t.true(leaseLive(lease), 'live while its watchdog lives');
+  t.deepEqual(await recoverStale(a as unknown as GuardSession, store), { released: false }, 'a live manual plug is left alone');
+  const leasesCopy = store.readLeases()!;
+  const plugCopy = store.readPlug()!;
+  t.is(plugCopy.watchdogStart, w.watchdogStart, 'plug.json records the watchdog too');
+  // its release (the watchdog ends with it), then the stale copies put back
+  await breakLeases(
+    store,
+    () => a.release(),
+    () => store.writeLeases({ version: 1, leases: [] }),
+  );
+  await w.kill();
+  store.writeLeases(leasesCopy);
+  store.writePlug(plugCopy);
+  await a.buffer(); // the hold running again, as the copied records say
+  t.true(Date.now() < lease.deadline, 'the recorded deadline is still ahead');
+  t.false(leaseLive(lease), 'its watchdog is gone: the lease is dead');
+  t.true(isStale(store.readPlug()), 'plug.json is stale');
+  t.deepEqual(liveLeases(store), []);
+  const rec = await recoverStale(a as unknown as GuardSession, store);
+  t.true(rec.released);
+  t.regex(rec.reason!, new RegExp(`its manual plug's watchdog, pid ${w.watchdogPid}, is gone`));
+  t.false(kernel.buffering, 'released by the next command');
+  t.is(store.readPlug()?.state, 'released');
+});
+
+test('leases copied into another state directory hold nothing there, though their watchdog and owner live: that directory releases', async (t) => {
+  const { kernel, store, a } = fresh();
+  const w = await watchdogStandIn();
+  t.teardown(w.kill);
+  const now = Date.now();
+  const manual: Lease = {
+    id: newLeaseId(),
+    owner: 'manual',
+    pid: 1,
+    watchdogPid: w.watchdogPid,
+    watchdogStart: w.watchdogStart,
+    holds: ['local'],
+    since: now,
+    deadline: now + 60_000,
+  };
+  const protect: Lease = {
+    id: newLeaseId(),
+    owner: 'protect',
+    pid: process.pid,
+    pidStart: processStartTime(process.pid),
+    holds: ['local'],
+    since: now,
+    deadline: now + 60_000,
+  };
+  await takeLease(store, a, manual, 'lo');
+  await takeLease(store, a, protect, 'lo');
+  await a.buffer();
+  t.is(liveLeases(store).length, 2, 'live in their own directory');
+  const other = fresh();
+  writeFileSync(join(other.dir, 'leases.json'), readFileSync(join(store.dir, 'leases.json')), { mode: 0o600 });
+  writeFileSync(join(other.dir, 'plug.json'), readFileSync(join(store.dir, 'plug.json')), { mode: 0o600 });
+  t.deepEqual(liveLeases(other.store), [], 'copies: live nowhere else');
+  other.kernel.buffering = true;
+  const rec = await recoverStale(other.a as unknown as GuardSession, other.store);
+  t.true(rec.released, "the other directory's next command releases what its records say");
+  t.false(other.kernel.buffering);
+  t.is(liveLeases(store).length, 2, 'the leases of their own directory are untouched');
+  t.true(kernel.buffering, 'their hold goes on');
+});
+
+test('a manual lease naming a live process it cannot prove is its watchdog is dead: no start time, or another start time', async (t) => {
+  const now = Date.now();
+  const base = { id: newLeaseId(), owner: 'manual' as const, pid: process.pid, holds: ['local'], since: now, deadline: now + 60_000 };
+  const start = processStartTime(process.pid)!;
+  t.false(leaseLive({ ...base }), 'no watchdog recorded (an older record, or a forged one)');
+  t.false(leaseLive({ ...base, watchdogPid: process.pid }), 'a live pid without its start time');
+  t.false(leaseLive({ ...base, watchdogPid: process.pid, watchdogStart: start + 1 }), 'a live pid with another start time (pid reused)');
+  t.true(leaseLive({ ...base, watchdogPid: process.pid, watchdogStart: start }), 'the same live process');
+  t.false(leaseLive({ ...base, watchdogPid: process.pid, watchdogStart: start, deadline: now - 1 }), 'past its deadline');
+  const plug = { version: 1 as const, state: 'buffering' as const, owner: 'manual' as const, pid: 1, dev: 'lo', since: now, deadline: now + 60_000 };
+  t.true(isStale(plug), 'plug.json of a manual plug with no watchdog recorded');
+  t.false(isStale({ ...plug, watchdogPid: process.pid, watchdogStart: start }));
 });
 
 test('taking and dropping leases is atomic: 16 overlapping holders, the plug released exactly once, by the last', async (t) => {

@@ -22,6 +22,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { StateStore, StateFileError, parseSetupRecord, type PlugRecord } from '../../src/guard/state.js';
 import { exitCodeOf } from '../../src/cli/exit-codes.js';
+import { stateDirMark } from '../../src/guard/state-fs.js';
 
 const plugRec = (state: PlugRecord['state']): PlugRecord => ({ version: 1, state, owner: 'manual', pid: process.pid, dev: 'lo', since: 1, deadline: 2 });
 
@@ -180,12 +181,19 @@ test('clear removes the files, and the directory only when asked and empty', (t)
   t.deepEqual(readdirSync(dir), []);
   store.writePlug(plugRec('released'));
   writeFileSync(join(dir, 'someone-elses'), 'x');
-  t.false(store.clear(true), 'not empty: kept');
+  t.false(store.clear(stateDirMark(dir)), 'not empty: kept');
   t.true(existsSync(join(dir, 'someone-elses')));
   const s2 = new StateStore(join(base(), 'new'));
   s2.writePlug(plugRec('released'));
-  t.true(s2.clear(true));
+  t.true(s2.clear(stateDirMark(s2.dir)));
   t.false(existsSync(s2.dir));
+  // Issue #19 (the attack's MINOR): a copied setup.json with createdStateDir made teardown remove an empty directory
+  // root made by hand. Only the directory whose mark setup recorded goes: another's mark (a copy) leaves it.
+  const s3 = new StateStore(join(base(), 'by-hand'));
+  s3.writePlug(plugRec('released'));
+  t.false(s3.clear(stateDirMark(dir)), "another directory's mark: kept");
+  t.true(existsSync(s3.dir));
+  t.deepEqual(readdirSync(s3.dir), [], 'its files removed, the directory left');
 });
 
 test('leases.json: written and read back under the same rules; a damaged one is an error naming it; clear removes it and the lock file', (t) => {
@@ -193,7 +201,16 @@ test('leases.json: written and read back under the same rules; a damaged one is 
   const lease = { id: 'a1', owner: 'protect' as const, pid: process.pid, holds: ['local'], since: 1, deadline: 2 };
   store.writeLeases({ version: 1, leases: [lease] });
   // with the cookie of the namespace it was written in (SO_NETNS_COOKIE = 71, as the kernel gives it to python3)
-  t.deepEqual(store.readLeases(), { version: 1, leases: [lease], netns: cookieHere() });
+  // with the cookie of the namespace it was written in, and the mark of the directory it was written in
+  t.deepEqual(store.readLeases(), { version: 1, leases: [lease], netns: cookieHere(), dir: stateDirMark(dir) });
+  // Issue #19: a copy in another directory (or a record without the mark) holds nothing there: its leases are read
+  // as written elsewhere, which leaseLive never takes for live
+  const other = fresh();
+  writeFileSync(join(other.dir, 'leases.json'), readFileSync(join(dir, 'leases.json')), { mode: 0o600 });
+  t.deepEqual(other.store.readLeases()?.leases, [{ ...lease, elsewhere: true }]);
+  const { dir: _mark, ...unmarked } = JSON.parse(readFileSync(join(dir, 'leases.json'), 'utf8'));
+  writeFileSync(join(other.dir, 'leases.json'), JSON.stringify(unmarked), { mode: 0o600 });
+  t.true(other.store.readLeases()?.leases[0].elsewhere);
   t.is(store.lockPath(), join(dir, 'lock'), 'the lock file sits in the state directory');
   writeFileSync(join(dir, 'leases.json'), JSON.stringify({ version: 1, leases: [{ id: 5 }] }));
   t.regex(

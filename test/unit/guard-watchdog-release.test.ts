@@ -14,7 +14,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { WatchdogChild, type WatchdogEnd } from '../../src/guard/watchdog-child.js';
+import { MANUAL_LEASE_POLL_MS, WatchdogChild, type WatchdogEnd } from '../../src/guard/watchdog-child.js';
 import type { WatchdogStep } from '../../src/guard/watchdog.js';
 import { StateStore, isStale, processStartTime } from '../../src/guard/state.js';
 import { liveLeases } from '../../src/guard/leases.js';
@@ -135,6 +135,40 @@ test("a manual plug's watchdog (untilDeadline): the end of its input does not ma
   t.false(endedEarly, 'it did not act before the deadline');
   t.deepEqual(end, { kind: 'fired', reason: 'max-hold deadline passed', failed: false });
   t.is(store.readPlug()!.state, 'released');
+});
+
+// Issue #19, the attack's MEDIUM 3: a manual plug's watchdog lived on to its deadline after a manual release, so a
+// stale copy of its lease put back then named a live watchdog. It now ends once its lease, seen, is gone.
+test("a manual plug's watchdog ends quietly once a manual release broke its lease (not before its lease was first seen)", async (t) => {
+  const now = Date.now();
+  const { dir, store, owner } = orphanedPlug(now);
+  const leases = store.readLeases()!;
+  store.writeLeases({ version: 1, leases: [] }); // the arm comes before the plug takes its lease
+  let end: WatchdogEnd | undefined;
+  const w = new WatchdogChild({ report: () => {}, onEnd: (e) => (end = e) });
+  w.line(
+    JSON.stringify({
+      op: 'arm',
+      ownerPid: owner,
+      stateDir: dir,
+      deadline: now + 60_000,
+      release: [acceptedRelease()],
+      leaseId: 'abcdef0123456789',
+      dev: 'lo',
+      untilDeadline: true,
+    }),
+  );
+  w.inputEnded(); // plug exited
+  const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+  await sleep(3 * MANUAL_LEASE_POLL_MS);
+  t.is(end, undefined, 'its lease not yet taken: it waits');
+  store.writeLeases(leases); // the plug took its lease
+  await sleep(3 * MANUAL_LEASE_POLL_MS);
+  t.is(end, undefined, 'its lease recorded: it holds on');
+  store.writeLeases({ version: 1, leases: [] }); // a manual release broke it
+  for (let i = 0; i < 40 && end === undefined; i++) await sleep(MANUAL_LEASE_POLL_MS);
+  t.deepEqual(end, { kind: 'done' }, 'ended, sending nothing');
+  t.is(store.readPlug()!.state, 'buffering', 'wrote nothing (the release records its own)');
 });
 
 test('without untilDeadline (protect), the end of input is the owner gone: it acts at once', async (t) => {

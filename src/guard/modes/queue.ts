@@ -40,6 +40,7 @@
  * @module
  */
 import { existsSync } from 'node:fs';
+import { basename } from 'node:path';
 import { constants as osConstants } from 'node:os';
 import { isIP } from 'node:net';
 import { NetlinkError, SynplugError, UsageError } from '../../netlink/errors.js';
@@ -47,7 +48,7 @@ import { defaultNetns } from '../../netlink/netns.js';
 import { listAddresses } from '../../netlink/route/addr.js';
 import type { Socket } from 'node:net';
 import { listBoundQueues, netlinkSocketOwners, nothingQueuedWithin, queuedPackets } from '../../netlink/nfqueue.js';
-import { holdThroughHolder, prepareHolder, releaseThroughHolder, removeStaleHolderSocket } from '../leases-holder.js';
+import { holderSocketPath, holdThroughHolder, prepareHolder, releaseThroughHolder, removeStaleHolderSocket } from '../leases-holder.js';
 import { liveLeases } from '../leases.js';
 import { StateStore, type Lease } from '../state.js';
 import * as C from '../../iptables/constants.js';
@@ -166,6 +167,8 @@ class QueueBinding {
   unanswered = false;
   /** the holder died while this session held: what it dropped is not counted (its counter died with it) */
   dropsLost = false;
+  /** with {@link unanswered}: this directory had no holder socket either (a holder killed leaves its socket): none ever held here */
+  noSocket = false;
   constructor(
     readonly queueNum: number,
     readonly stateDir: string,
@@ -236,6 +239,7 @@ class QueueBinding {
     this.unprepare();
     const r = await releaseThroughHolder(this.stateDir, this.queueNum);
     this.unanswered = r === undefined && !this.letGo;
+    this.noSocket = this.unanswered && !existsSync(holderSocketPath(this.stateDir, this.queueNum));
     if (r) {
       this.released += r.released;
       this.dropped += r.dropped;
@@ -631,14 +635,21 @@ export class QueueHold implements Hold {
     if (!bound || bound.portId === this.binding.closingPort) return undefined;
     const owners = netlinkSocketOwners(bound.portId, defaultNetns());
     const who = owners.length ? `process ${owners.map((o) => `${o.pid} (${o.command})`).join(', ')}` : `netlink port ${bound.portId}`;
-    return `queue ${this.spec.queueNum} (${this.id}) is held by ${who}, ${bound.queued} SYN(s) queued: not synplug's queue holder, which would have let them go`;
+    return `queue ${this.spec.queueNum} (${this.id}) is held by ${who}, ${bound.queued} SYN(s) queued: not this state directory's queue holder (another directory's, or not synplug's), which would have let them go`;
   }
 
   /** @inheritdoc */
   holderLost(): string | undefined {
     const b = this.binding;
-    if (!b.unanswered || !b.countsFor(this.id)) return undefined;
+    if (!b.unanswered || b.noSocket || !b.countsFor(this.id)) return undefined;
     return `queue ${this.spec.queueNum} (${this.id}): no holder process held it at the release: it ended during the hold (killed?), and the kernel dropped the SYNs it held (their clients connect when they retransmit, 1 s or more)`;
+  }
+
+  /** @inheritdoc */
+  heldNothingHere(): string | undefined {
+    const b = this.binding;
+    if (!b.noSocket || !b.countsFor(this.id)) return undefined;
+    return `queue ${this.spec.queueNum} (${this.id}): the records here say a hold, but no holder of this state directory held it (it has no ${basename(holderSocketPath(this.stateDir, this.spec.queueNum))}; records copied from another directory?): nothing was held or released through this directory`;
   }
 
   /** @inheritdoc */

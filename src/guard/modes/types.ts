@@ -209,6 +209,12 @@ export interface Hold {
    * dropped what it held), a sentence saying so.
    */
   holderLost?(): string | undefined;
+  /**
+   * After a release of a hold that was recorded as holding: when nothing of
+   * this state directory ever held it (a queue hold whose directory has no
+   * holder socket: records copied from elsewhere), a sentence saying so.
+   */
+  heldNothingHere?(): string | undefined;
   /** The kernel's refusal of a `route` hold/release message, as a sentence about this hold. */
   explainPlugError(e: NetlinkError, action: 'buffer' | 'release'): NetlinkError;
   /** Turn the hold's kernel-side deadline on for `timeoutMs` (the local hold: the marking set element). */
