@@ -44,7 +44,7 @@ import type { NftObject } from './object.js';
 import { objectBody } from './object-print.js';
 import type { Expr, GenericExpr } from './expr/index.js';
 import { CT_KEY_NAMES, ctField, describeExpr, exprCodec, limitPrinted, quotaText } from './expr/index.js';
-import { META_KEY_NAMES, priorityText } from './names.js';
+import { META_KEY_NAMES, NFT_KEYWORDS, nftReadsName, priorityText } from './names.js';
 import { addressText } from './validate.js';
 import { HEADERS, headerField, L4_HEADERS, type HeaderField } from './headers.js';
 import {
@@ -66,6 +66,9 @@ import {
   type ValueType,
   type MapWords,
   regWord,
+  RAW_MARKER,
+  rawStatement,
+  quoteProblem,
 } from './print.js';
 
 export type { Statement } from './print.js';
@@ -416,11 +419,10 @@ export interface StatementOptions {
   cgroups?: Readonly<Record<string, string>>;
 }
 
-/** The marker of what is not understood: `[ raw: <libnftnl-style description> ]`. */
-export const RAW_MARKER = 'raw:';
+export { RAW_MARKER };
 
 function raw(e: Expr): Statement {
-  return { text: `[ ${RAW_MARKER} ${describeExpr(e)} ]`, json: { raw: e as unknown as Record<string, unknown> } };
+  return rawStatement(describeExpr(e), e as unknown as Record<string, unknown>);
 }
 
 /**
@@ -1386,8 +1388,10 @@ const ESCAPED_STAR_IN_SET = /\{[^}]*\\\*"[^}]*\}/;
 const ESCAPED_STAR_WHY = 'a set element: a device name ending in * printed escaped ("ab\\*"), which nft 1.0.6 lists unescaped and so reads back as a wildcard';
 
 /** `s`, after telling `onRaw` about it when it is printed raw, or differs from nft's listing (an escaped `*` in a set). */
-function noted(s: Statement, onRaw: ((s: Statement) => void) | undefined): Statement {
+function noted(s: Statement, onRaw: ((s: Statement) => void) | undefined, json = false): Statement {
   if (typeof s.json !== 'string' && 'raw' in s.json) onRaw?.(s);
+  // a text problem (a `"` in a quoted string): the JSON string escapes it
+  else if (s.problem && !json) onRaw?.({ ...s, text: `${s.text}: ${s.problem}` });
   else if (ESCAPED_STAR_IN_SET.test(s.text)) onRaw?.({ ...s, text: `${s.text}: ${ESCAPED_STAR_WHY}` });
   return s;
 }
@@ -1403,7 +1407,12 @@ function ruleProblems(r: NftRule, options: FormatOptions): (s: Statement) => voi
 /** A rule as one line of nft text (statements joined, then `comment "..."`). */
 export function ruleText(rule: NftRule, sets?: readonly NftSet[], names?: RulesetNames, onRaw?: (s: Statement) => void): string {
   const parts = ruleStatements(rule.expr, { family: rule.family, sets, ifnames: names?.ifnames, cgroups: names?.cgroups }).map((s) => noted(s, onRaw).text);
-  if (rule.comment !== undefined) parts.push(`comment "${rule.comment}"`);
+  if (rule.comment !== undefined) {
+    const c = `comment "${rule.comment}"`;
+    parts.push(c);
+    const problem = quoteProblem('comment', rule.comment);
+    if (problem) onRaw?.({ text: `${c}: ${problem}`, json: c });
+  }
   return parts.join(' ');
 }
 
@@ -1831,6 +1840,18 @@ export interface FormatOptions {
 }
 
 /**
+ * Record in `options.problems` a name printed as nft 1.0.6 lists it (unquoted) that `nft -f` cannot read
+ * back: a keyword of its (`fwd`, `log`) or a character outside its unquoted strings (`a;b`, `x"y`).
+ */
+function noteName(where: string, name: string, options: FormatOptions): void {
+  if (nftReadsName(name)) return;
+  const why = NFT_KEYWORDS.has(name)
+    ? `"${name}" is a keyword of nft's`
+    : 'nft reads a name that starts with a letter, _ or . and holds letters, digits and / - _ . only';
+  options.problems?.push(`${where}: nft -f cannot read this name back (${why}; nor quoted)`);
+}
+
+/**
  * Text close to `nft list ruleset` (nft 1.0.6): tables with their named
  * objects (counters, quotas, limits, in the kernel's order), named sets and
  * chains, base chain headers (`type route hook output priority mangle; policy accept;`),
@@ -1841,6 +1862,7 @@ export function formatRulesetText(rs: NftRuleset, options: FormatOptions = {}): 
   let out = '';
   for (const t of rs.tables) {
     out += `table ${t.family} ${t.name} {${options.handles && t.handle !== undefined ? ` # handle ${t.handle}` : ''}\n`;
+    noteName(`table ${t.family} ${t.name}`, t.name, options);
     const flags = tableFlags(t, options);
     // nft: `flags` (then a blank line before the first block), then the comment
     if (flags.length) out += `\tflags ${flags.join(',')}\n`;
@@ -1850,6 +1872,7 @@ export function formatRulesetText(rs: NftRuleset, options: FormatOptions = {}): 
     const sets = rs.sets.filter((s) => s.family === t.family && s.table === t.name);
     for (const s of sets.filter((x) => !x.flags.includes('anonymous'))) {
       noteSetProblem(s, options);
+      noteName(`table ${t.family} ${t.name} ${s.map !== undefined ? 'map' : 'set'} ${s.name}`, s.name, options);
       // a key or value type synplug cannot name: nothing of it would read back (`type(24)`)
       if (unnamedType(s)) blocks.push(`\t[ ${RAW_MARKER} ${s.map !== undefined ? 'map' : 'set'} ${s.name} ${unnamedType(s)} ]\n`);
       else blocks.push(setText(s, options, rs.ifnames));
@@ -1857,6 +1880,7 @@ export function formatRulesetText(rs: NftRuleset, options: FormatOptions = {}): 
     for (const f of flowtablesOf(rs, t, options)) blocks.push(`\t[ ${RAW_MARKER} flowtable ${f.name} ]\n`);
     for (const c of rs.chains.filter((x) => x.family === t.family && x.table === t.name)) {
       let b = `\tchain ${c.name} {${options.handles && c.handle !== undefined ? ` # handle ${c.handle}` : ''}\n`;
+      noteName(`table ${t.family} ${t.name} chain ${c.name}`, c.name, options);
       const chainComment = userdataString(c.userdata, C.NFTNL_UDATA_CHAIN_COMMENT);
       if (chainComment !== undefined) b += `\t\tcomment "${chainComment}"\n`;
       if (c.type !== undefined && c.hook !== undefined) {
@@ -1982,6 +2006,7 @@ export function formatRulesetJson(rs: NftRuleset, options: FormatOptions = {}): 
     const sets = rs.sets.filter((s) => s.family === t.family && s.table === t.name);
     for (const s of sets.filter((x) => !x.flags.includes('anonymous'))) {
       noteSetProblem(s, options);
+      noteName(`table ${t.family} ${t.name} ${s.map !== undefined ? 'map' : 'set'} ${s.name}`, s.name, options);
       const kind = s.map !== undefined ? 'map' : 'set';
       out.push(
         unnamedType(s)
@@ -2027,6 +2052,6 @@ export function ruleJson(r: NftRule, sets?: readonly NftSet[], names?: RulesetNa
   const j: Record<string, unknown> = { family: r.family, table: r.table, chain: r.chain };
   if (r.handle !== undefined) j.handle = r.handle;
   if (r.comment !== undefined) j.comment = r.comment;
-  j.expr = ruleStatements(r.expr, { family: r.family, sets, ifnames: names?.ifnames, cgroups: names?.cgroups }).map((s) => noted(s, onRaw).json);
+  j.expr = ruleStatements(r.expr, { family: r.family, sets, ifnames: names?.ifnames, cgroups: names?.cgroups }).map((s) => noted(s, onRaw, true).json);
   return j;
 }

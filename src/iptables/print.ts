@@ -20,6 +20,23 @@ export interface Statement {
    * the text itself where nft 1.0.6 has no JSON form of the statement (`update @m { ip saddr : 0x00000005 }`)
    */
   json: Record<string, unknown> | string;
+  /**
+   * Printed as nft 1.0.6 lists it, but `nft -f` cannot read that text back
+   * as this statement (a log prefix holding `"`): why, for the listing's
+   * problems (the listing then never exits 0).
+   */
+  problem?: string;
+}
+
+/** The marker of what is not understood: `[ raw: <libnftnl-style description> ]`. */
+export const RAW_MARKER = 'raw:';
+
+/**
+ * A statement printed raw (`[ raw: match name time rev 0 ]`), with why when
+ * nft's words for it exist but would mean another rule (` (why)` after it).
+ */
+export function rawStatement(description: string, json: Record<string, unknown>, why?: string): Statement {
+  return { text: `[ ${RAW_MARKER} ${description}${why ? ` (${why})` : ''} ]`, json: { raw: json } };
 }
 
 /**
@@ -620,6 +637,15 @@ export function bytesUnit(n: number): { value: number; unit: 'bytes' | 'kbytes' 
 /** A string as nft quotes it in text (`"x "`). */
 export function quoted(s: string): string {
   return `"${s}"`;
+}
+
+/**
+ * Why `nft -f` cannot read back `what` (`log prefix`) quoted as nft 1.0.6
+ * lists it, or undefined: its scanner's quoted string is `"[^"]*"`, with no
+ * escape for a `"` inside.
+ */
+export function quoteProblem(what: string, s: string): string | undefined {
+  return s.includes('"') ? `${what} ${JSON.stringify(s)} holds a '"': nft -f cannot read this back` : undefined;
 }
 
 /**

@@ -24,7 +24,7 @@ import { endianness } from 'node:os';
 import { bin, str, u32be, type AttributeView } from '../netlink/attributes.js';
 import { NetlinkDecodeError, UsageError } from '../netlink/errors.js';
 import * as C from './constants.js';
-import { valueText } from './print.js';
+import { quoteProblem, rawStatement, valueText, type Statement } from './print.js';
 import { addressText } from './validate.js';
 
 /** What both compat expressions carry. */
@@ -69,7 +69,15 @@ export interface XtContext {
   l4?: string;
 }
 
-/** A translation: the struct's bytes (at least `size`) and the table's family to nft's text, or undefined for a variant not reproduced. */
+/**
+ * What a translation gives: nft 1.0.6's text of it; `{ raw: why }` where nft's
+ * words would mean another rule once `nft -f` reads them back (printed raw,
+ * why named on stderr); `{ text, problem }`: nft's text, which `nft -f`
+ * cannot read back (a `"` in a prefix); undefined for a variant not reproduced.
+ */
+export type XtText = string | { raw: string } | { text: string; problem: string } | undefined;
+
+/** A translation: the struct's bytes (at least `size`) and the table's family to nft's text (see {@link XtText}). */
 interface Translation {
   /** the revisions it reads */
   revs: readonly number[];
@@ -77,7 +85,7 @@ interface Translation {
   size: number;
   /** the families whose struct it is (REJECT's differs between ip and ip6) */
   families?: readonly string[];
-  text(b: Buffer, rev: number, ctx: XtContext): string | undefined;
+  text(b: Buffer, rev: number, ctx: XtContext): XtText;
 }
 
 /** `meta mark set ...` / `ct mark set ...` of a mark and mask, as libxtables writes MARK's and CONNMARK's. */
@@ -433,13 +441,13 @@ const TARGETS: Readonly<Record<string, Translation>> = {
       let t = 'log';
       if (prefix) t += ` prefix "${prefix}"`;
       if (level !== 4) t += ` level ${LOG_LEVELS[level]}`;
-      if ((flags & XT_LOG_MASK) === XT_LOG_MASK) return `${t} flags all`;
+      if ((flags & XT_LOG_MASK) === XT_LOG_MASK) return logPrefixed(`${t} flags all`, prefix);
       const tcp = [flags & XT_LOG_TCPSEQ ? 'sequence' : '', flags & XT_LOG_TCPOPT ? 'options' : ''].filter(Boolean);
       if (tcp.length) t += ` flags tcp ${tcp.join(',')}`;
       if (flags & XT_LOG_IPOPT) t += ' flags ip options';
       if (flags & XT_LOG_UID) t += ' flags skuid';
       if (flags & XT_LOG_MACDECODE) t += ' flags ether';
-      return t;
+      return logPrefixed(t, prefix);
     },
   },
   // struct ipt_reject_info / ip6t_reject_info { __u32 with; };
@@ -476,8 +484,9 @@ const TARGETS: Readonly<Record<string, Translation>> = {
   dnat: { revs: [0], size: 12, families: ['bridge'], text: (b) => ebtNatText('daddr', b, false) },
   snat: { revs: [0], size: 12, families: ['bridge'], text: (b) => ebtNatText('saddr', b, true) },
   // ebtables': struct ebt_log_info { __u8 loglevel; __u8 prefix[30]; __u32 bitmask; }, as libebt_log.c's brlog_xlate
-  // writes it: its level names (`error`, `warning`), none for info (its default), always `flags ether` (the
-  // EBT_LOG_IP, _ARP, _IP6 bits it leaves out: nft's log decodes the upper header anyway)
+  // writes it: its level names (`error`, `warning`: nft's text, which nft -f refuses, so named as a problem), none
+  // for info (its default; nft -f reads no level as warn, so raw), always `flags ether` (the EBT_LOG_IP, _ARP, _IP6
+  // bits it leaves out: nft's log decodes the upper header anyway)
   log: {
     revs: [0],
     size: 36,
@@ -487,7 +496,13 @@ const TARGETS: Readonly<Record<string, Translation>> = {
       if (level >= EBT_LOG_LEVELS.length || bitmask & ~EBT_LOG_BITS) return undefined;
       const nul = b.indexOf(0, 1);
       const prefix = b.subarray(1, nul < 0 || nul > 31 ? 31 : nul).toString('utf8');
-      return `log${prefix ? ` prefix "${prefix}"` : ''}${level === EBT_LOG_DEFAULT_LEVEL ? '' : ` level ${EBT_LOG_LEVELS[level]}`} flags ether`;
+      // info (its default) nft lists without a level, which nft -f reads as warn: raw
+      if (level === EBT_LOG_DEFAULT_LEVEL) return { raw: 'log level info: nft lists no level, which nft -f reads as level warn' };
+      const t = `log${prefix ? ` prefix "${prefix}"` : ''} level ${EBT_LOG_LEVELS[level]} flags ether`;
+      // `error` and `warning`, libebt_log's names, are no level nft -f reads (its are `err`, `warn`)
+      if (!LOG_LEVELS.includes(EBT_LOG_LEVELS[level]))
+        return { text: t, problem: `log level ${EBT_LOG_LEVELS[level]}: nft -f cannot read this back (its level is ${LOG_LEVELS[level]})` };
+      return logPrefixed(t, prefix);
     },
   },
   // ebtables': struct ebt_nflog_info { __u32 len; __u16 group, threshold, flags, pad; char prefix[64]; }
@@ -501,7 +516,7 @@ const TARGETS: Readonly<Record<string, Translation>> = {
       if (flags & ~EBT_NFLOG_COPY_LEN || (len !== 0 && !(flags & EBT_NFLOG_COPY_LEN))) return undefined;
       const nul = b.indexOf(0, 12);
       const prefix = b.subarray(12, nul < 0 || nul > 76 ? 76 : nul).toString('utf8');
-      return [
+      const t = [
         'log',
         prefix ? `prefix "${prefix}"` : '',
         `group ${group}`,
@@ -510,6 +525,7 @@ const TARGETS: Readonly<Record<string, Translation>> = {
       ]
         .filter(Boolean)
         .join(' ');
+      return logPrefixed(t, prefix);
     },
   },
   // struct xt_classify_target_info { __u32 priority; }: `meta priority set 1:10` (hex), `root`, `none`
@@ -641,10 +657,14 @@ const CONNTRACK3 = { EXPIRES: 128, L4PROTO: 136, MATCH_FLAGS: 146, INVERT_FLAGS:
 interface ConntrackPart {
   flag: number;
   bytes: ReadonlyArray<readonly [number, number]>;
-  text(b: Buffer, invert: number, family: string): string | undefined;
+  text(b: Buffer, invert: number, family: string): string | { raw: string } | undefined;
 }
 
-/** `ct original saddr 127.0.0.0/8`: an address under a prefix mask (another mask raw), IPv4's in the first 4 bytes. */
+/**
+ * `ct original saddr 127.0.0.1`: a full-length address, IPv4's in the first 4 bytes. Under a shorter prefix
+ * mask nft 1.0.6 lists `ct original daddr 169.254.0.0/16`, which nft -f reads back as `ct original ip daddr
+ * 0.0.254.169` (it takes the key as an integer in host order, matching nothing): raw; another mask raw.
+ */
 function ctAddress(word: string, flag: number, at: number): ConntrackPart {
   return {
     flag,
@@ -654,7 +674,9 @@ function ctAddress(word: string, flag: number, at: number): ConntrackPart {
       if (!n || b.subarray(at + n, at + 16).some((x) => x !== 0)) return undefined;
       const bits = prefixOf(b.subarray(at + 16, at + 16 + n));
       if (bits === undefined) return undefined;
-      return `ct ${word} ${invert & flag ? '!= ' : ''}${addressText(b.subarray(at, at + n))}${bits === n * 8 ? '' : `/${bits}`}`;
+      const text = `ct ${word} ${invert & flag ? '!= ' : ''}${addressText(b.subarray(at, at + n))}`;
+      if (bits !== n * 8) return { raw: `${text}/${bits}: nft -f reads this prefix back as another address` };
+      return text;
     },
   };
 }
@@ -730,7 +752,7 @@ const CONNTRACK_PARTS: readonly ConntrackPart[] = [
 ];
 
 /** A conntrack match (rev 3) as nft 1.0.6 lists it; undefined for a variant not reproduced or bytes no option of it reads. */
-function conntrackText(b: Buffer, family: string): string | undefined {
+function conntrackText(b: Buffer, family: string): XtText {
   const flags = readU16(b, CONNTRACK3.MATCH_FLAGS);
   const invert = readU16(b, CONNTRACK3.INVERT_FLAGS);
   const parts = CONNTRACK_PARTS.filter((p) => flags & p.flag);
@@ -742,7 +764,8 @@ function conntrackText(b: Buffer, family: string): string | undefined {
   for (const [at, len] of parts.flatMap((p) => p.bytes)) rest.fill(0, at, at + len);
   if (rest.some((x) => x !== 0)) return undefined;
   const texts = parts.map((p) => p.text(b, invert, family));
-  return texts.every((x) => x !== undefined) ? texts.join(' ') : undefined;
+  if (texts.some((x) => x === undefined)) return undefined;
+  return texts.find((x) => typeof x === 'object') ?? texts.join(' ');
 }
 
 /** The prefix length of a network mask (`ff000000`: 8), undefined when its ones are not contiguous. */
@@ -892,7 +915,7 @@ const INT_MAX = 0x7fffffff;
  * midnight (xt_time.c then checks the day the period began, `meta day` the packet's). --contiguous otherwise
  * changes nothing (xt_time.c uses it only for the day of a period over midnight): printed as nft lists it.
  */
-function timeText(b: Buffer): string | undefined {
+function timeText(b: Buffer): XtText {
   const [dateStart, dateStop, dayStart, dayStop, monthdays] = [0, 4, 8, 12, 16].map((at) => readU32(b, at));
   const [weekdays, flags] = [b[20], b[21]];
   const contiguousMeansNothing = weekdays === XT_TIME_ALL_WEEKDAYS || dayStart < dayStop;
@@ -911,14 +934,28 @@ function timeText(b: Buffer): string | undefined {
       .replace(/\.\d+Z$/, '');
   const hms = (s: number): string => [Math.floor(s / 3600), Math.floor((s % 3600) / 60), s % 60].map((x) => String(x).padStart(2, '0')).join(':');
   let t = '';
-  if (dateStart !== 0 || dateStop !== INT_MAX) t += `meta time "${date(dateStart)}"-"${date(dateStop)}"`;
-  if (dayStart !== 0 || dayStop !== XT_TIME_MAX_DAYTIME) t += ` meta hour "${hms(dayStart)}"-"${hms(dayStop)}"`;
+  const dates = dateStart !== 0 || dateStop !== INT_MAX;
+  const hours = dayStart !== 0 || dayStop !== XT_TIME_MAX_DAYTIME;
+  // xt_time (without --kerneltz) counts in UTC; nft -f reads these words in its own process's local time
+  // (`meta time` at the date given, `meta hour` and `meta day` at the time it runs): printed only where
+  // this process's time zone is UTC then (nft's listing reads back as the same rule in the same zone)
+  const zoned = [...(dates ? [dateStart * 1000, dateStop * 1000] : []), ...(hours || weekdays !== XT_TIME_ALL_WEEKDAYS ? [Date.now()] : [])];
+  const off = zoned.map((ms) => new Date(ms).getTimezoneOffset()).find((m) => m !== 0);
+  if (off !== undefined) return { raw: `match time counts UTC; nft -f would read its times in this process's time zone, UTC${utcOffset(off)}` };
+  if (dates) t += `meta time "${date(dateStart)}"-"${date(dateStop)}"`;
+  if (hours) t += ` meta hour "${hms(dayStart)}"-"${hms(dayStop)}"`;
   if (weekdays !== XT_TIME_ALL_WEEKDAYS) {
     // bit i is day i (Monday 1 .. Sunday 7), which nft numbers i % 7
     const days = [1, 2, 3, 4, 5, 6, 7].filter((i) => weekdays & (1 << i)).map((i) => i % 7);
     t += ` meta day ${days.length > 1 ? `{ ${days.join(', ')} }` : days[0]}`;
   }
   return t;
+}
+
+/** A time zone's offset from UTC as `+01:00` from Date's getTimezoneOffset() (minutes west of UTC). */
+function utcOffset(minutesWest: number): string {
+  const m = Math.abs(minutesWest);
+  return `${minutesWest > 0 ? '-' : '+'}${String(Math.floor(m / 60)).padStart(2, '0')}:${String(m % 60).padStart(2, '0')}`;
 }
 
 /**
@@ -1390,7 +1427,7 @@ const MATCHES: Readonly<Record<string, Translation | readonly Translation[]>> = 
  * when synplug does not reproduce it (nft's `xt target NAME`, or a variant
  * not in the table).
  */
-export function xtText(kind: 'target' | 'match', e: XtExtension, ctx: XtContext): string | undefined {
+export function xtText(kind: 'target' | 'match', e: XtExtension, ctx: XtContext): XtText {
   const found = (kind === 'target' ? TARGETS : MATCHES)[e.ext];
   const t = (Array.isArray(found) ? found : found ? [found as Translation] : []).find(
     (x) => x.revs.includes(e.rev) && (!x.families || x.families.includes(ctx.family)),
@@ -1398,4 +1435,22 @@ export function xtText(kind: 'target' | 'match', e: XtExtension, ctx: XtContext)
   if (!t) return undefined;
   const b = Buffer.from(e.info, 'hex');
   return b.length < t.size ? undefined : t.text(b, e.rev, ctx);
+}
+
+/**
+ * The statement of an xt extension: nft's text and `json` (its `nft -j`
+ * form), raw with why where nft's words would mean another rule, undefined
+ * when synplug does not reproduce it (it then prints raw, short).
+ */
+export function xtStatement(kind: 'target' | 'match', e: XtExtension, ctx: XtContext, json: Record<string, unknown>): Statement | undefined {
+  const t = xtText(kind, e, ctx);
+  if (t === undefined || typeof t === 'string') return t === undefined ? undefined : { text: t, json };
+  if ('raw' in t) return rawStatement(`${kind} name ${e.ext} rev ${e.rev}`, { [kind]: e.ext, rev: e.rev, info: e.info }, t.raw);
+  return { text: t.text, json, problem: t.problem };
+}
+
+/** `log prefix "x"` as nft lists it, with a problem when `nft -f` cannot read it back (a `"` in it). */
+function logPrefixed(text: string, prefix: string): XtText {
+  const problem = quoteProblem('log prefix', prefix);
+  return problem ? { text, problem } : text;
 }

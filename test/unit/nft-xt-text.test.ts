@@ -19,7 +19,7 @@ const u32 = (n: number): string => {
   LE ? b.writeUInt32LE(n) : b.writeUInt32BE(n);
   return b.toString('hex');
 };
-const match = (ext: string, info: string, family = 'ip'): string | undefined => xtText('match', { ext, rev: 0, info }, { family });
+const match = (ext: string, info: string, family = 'ip'): ReturnType<typeof xtText> => xtText('match', { ext, rev: 0, info }, { family });
 
 test('ecn: the IP field in ip6tables (libxt_ecn writes `ip ecn`), and an inverted TCP flag (`tcp flags != cwr` compares the whole byte): raw', (t) => {
   // struct xt_ecn_info { operation, invert, ip_ect, tcp.ect }
@@ -32,10 +32,57 @@ test('ecn: the IP field in ip6tables (libxt_ecn writes `ip ecn`), and an inverte
   t.is(match('ecn', '01010100'), 'ip ecn != ect1');
 });
 
-test('time: --kerneltz, --contiguous where it changes the day checked (weekdays, over midnight) and --monthdays (nft lists xt match time) raw', (t) => {
+/** `fn` with the process's time zone `tz` (Node reads TZ again when it is set). */
+function inZone<T>(tz: string, fn: () => T): T {
+  const before = process.env.TZ;
+  process.env.TZ = tz;
+  try {
+    return fn();
+  } finally {
+    if (before === undefined) delete process.env.TZ;
+    else process.env.TZ = before;
+  }
+}
+
+test.serial(
+  'time: printed only where this process keeps UTC (nft -f reads meta time, hour and day in its own time zone; xt_time counts UTC); elsewhere raw, naming the zone',
+  (t) => {
+    const time = (dates: [number, number], hours: [number, number], weekdays = 0xfe): string =>
+      u32(dates[0]) + u32(dates[1]) + u32(hours[0]) + u32(hours[1]) + u32(0xfffffffe) + weekdays.toString(16).padStart(2, '0') + '00';
+    const ALL: [number, number] = [0, 0x7fffffff];
+    const DAY: [number, number] = [0, 86399];
+    inZone('UTC', () => {
+      t.is(match('time', time(ALL, [28800, 61200])), ' meta hour "08:00:00"-"17:00:00"');
+      t.is(match('time', time(ALL, DAY, 0x02)), ' meta day 1');
+      t.is(match('time', time([1704067200, 1735689600], DAY)), 'meta time "2024-01-01 00:00:00"-"2025-01-01 00:00:00"');
+    });
+    inZone('Europe/Berlin', () => {
+      for (const info of [time(ALL, [28800, 61200]), time(ALL, DAY, 0x02), time([1704067200, 1735689600], DAY)])
+        t.regex(
+          String((match('time', info) as { raw: string }).raw),
+          /^match time counts UTC; nft -f would read its times in this process's time zone, UTC\+0[12]:00$/,
+        );
+    });
+    // Europe/London is UTC in winter only: a date in its summer is read an hour off
+    inZone('Europe/London', () => {
+      t.is(match('time', time([1704067200, 1704153600], DAY)), 'meta time "2024-01-01 00:00:00"-"2024-01-02 00:00:00"');
+      t.deepEqual(match('time', time([1704067200, 1719792000], DAY)), {
+        raw: "match time counts UTC; nft -f would read its times in this process's time zone, UTC+01:00",
+      });
+    });
+    inZone('America/St_Johns', () => {
+      t.regex(String((match('time', time(ALL, [28800, 61200])) as { raw: string }).raw), /UTC-0[23]:30$/);
+    });
+  },
+);
+
+test.serial('time: --kerneltz, --contiguous where it changes the day checked (weekdays, over midnight) and --monthdays (nft lists xt match time) raw', (t) => {
   // struct xt_time_info { date_start, date_stop, daytime_start, daytime_stop, monthdays_match; weekdays_match, flags }
   const time = (flags: number, monthdays = 0xfffffffe, weekdays = 0xfe, [start, stop] = [36000, 43200]): string =>
     u32(0) + u32(0x7fffffff) + u32(start) + u32(stop) + u32(monthdays) + weekdays.toString(16).padStart(2, '0') + flags.toString(16).padStart(2, '0');
+  const before = process.env.TZ;
+  process.env.TZ = 'UTC';
+  t.teardown(() => (before === undefined ? delete process.env.TZ : (process.env.TZ = before)));
   t.is(match('time', time(0)), ' meta hour "10:00:00"-"12:00:00"');
   t.is(match('time', time(1)), undefined);
   t.is(match('time', time(0, 0x20)), undefined);
@@ -56,7 +103,7 @@ test('hashlimit: a meter as libxt_hashlimit writes it; no key, ports after no tc
   };
   const hl = (mode: number, { name = 'h', avg = 200000n, burst = 5n, expire = 10000, masks = '2020' } = {}): string =>
     Buffer.from(name).toString('hex').padEnd(512, '0') + u64(avg) + u64(burst) + u32(mode) + u32(0).repeat(3) + u32(expire) + u32(0) + masks + '0'.repeat(12);
-  const m = (info: string, family = 'ip', l4?: string): string | undefined => xtText('match', { ext: 'hashlimit', rev: 3, info }, { family, l4 });
+  const m = (info: string, family = 'ip', l4?: string): ReturnType<typeof xtText> => xtText('match', { ext: 'hashlimit', rev: 3, info }, { family, l4 });
   t.is(m(hl(0x04)), 'meter h { ip saddr timeout 10s limit rate 5/second }');
   t.is(m(hl(0x04 | 0x10, { burst: 9n, expire: 1000, masks: '1820' })), 'meter h { ip saddr and 255.255.255.0 limit rate over 5/second burst 9 packets }');
   t.is(
@@ -83,7 +130,7 @@ test('connlabel: by number, with --set; inverted (which matches a packet without
 });
 
 test('TEE: the gateway as a number, a device name nft could not print raw', (t) => {
-  const tee = (gw: string, oif: string, family = 'ip'): string | undefined =>
+  const tee = (gw: string, oif: string, family = 'ip'): ReturnType<typeof xtText> =>
     xtText('target', { ext: 'TEE', rev: 1, info: gw.padEnd(32, '0') + Buffer.from(oif).toString('hex').padEnd(32, '0') + '0'.repeat(16) }, { family });
   t.is(tee('7f000001', ''), 'dup to 127.0.0.1');
   t.is(tee('7f000005', 'lo'), 'dup to 127.0.0.5 device lo');
@@ -126,7 +173,7 @@ test("ebtables' ip match: --ip-tos (libebt_ip writes it as `ip dscp`) raw; addre
 test("ebtables' ip6 match: --ip6-tclass (libebt_ip6 writes `ip6 dscp` of its low bits), an inverted icmpv6 type with codes, an address outside its mask raw", (t) => {
   // struct ebt_ip6_info { saddr, daddr, smsk, dmsk (16 bytes each); tclass, protocol, bitmask, invflags; sport[2] / icmpv6_type[2], dport[2] / icmpv6_code[2] }
   const ip6 = (addr: string, mask: string, tail: string): string => addr.padEnd(32, '0') + '0'.repeat(32) + mask.padEnd(32, '0') + '0'.repeat(32) + tail;
-  const m = (info: string): string | undefined => match('ip6', info, 'bridge');
+  const m = (info: string): ReturnType<typeof xtText> => match('ip6', info, 'bridge');
   t.is(m(ip6('fd00', 'ffff0000ffff', `00000100${'0'.repeat(16)}`)), 'ip6 saddr fd00::/ffff:0:ffff::');
   t.is(m(ip6('fd000001', 'ffff', `00000100${'0'.repeat(16)}`)), undefined);
   t.is(m(ip6('', '', `10000400${'0'.repeat(16)}`)), undefined);
@@ -145,18 +192,40 @@ test('conntrack: SNAT with another state, SNAT and DNAT, an inverted expiry, and
     Buffer.from(u16(flags) + u16(invert) + u16(state), 'hex').copy(b, 146);
     return b.toString('hex');
   };
-  const rev3 = (info: string): string | undefined => xtText('match', { ext: 'conntrack', rev: 3, info }, { family: 'ip' });
+  const rev3 = (info: string): ReturnType<typeof xtText> => xtText('match', { ext: 'conntrack', rev: 3, info }, { family: 'ip' });
   t.is(rev3(ct(1, 0, 8)), 'ct state new');
   t.is(rev3(ct(1, 0, 64 | 8)), undefined);
   t.is(rev3(ct(1, 0, 64 | 128)), undefined);
   t.is(rev3(ct(1, 1, 64)), undefined);
   t.is(rev3(ct(0x80, 0x80, 0, [128, u32(5) + u32(9)])), undefined);
   t.is(rev3(ct(4, 0, 0, [0, '7f000001' + '0'.repeat(24) + 'ff00ff00'])), undefined);
-  t.is(rev3(ct(4, 0, 0, [0, '7f000000' + '0'.repeat(24) + 'ff000000'])), 'ct original saddr 127.0.0.0/8');
+  t.is(rev3(ct(4, 0, 0, [0, '7f000001' + '0'.repeat(24) + 'ffffffff'])), 'ct original saddr 127.0.0.1');
+});
+
+test('conntrack: an address under a prefix shorter than its length (nft -f reads `ct original daddr 169.254.0.0/16` back as `ct original ip daddr 0.0.254.169`): raw, saying why', (t) => {
+  const ct = (family: string, flag: number, at: number, addr: string, mask: string): ReturnType<typeof xtText> => {
+    const b = Buffer.alloc(164);
+    Buffer.from(addr + mask, 'hex').copy(b, at);
+    Buffer.from(u16(flag) + u16(0), 'hex').copy(b, 146);
+    return xtText('match', { ext: 'conntrack', rev: 3, info: b.toString('hex') }, { family });
+  };
+  const v4 = (hex: string): string => hex + '0'.repeat(24);
+  // XT_CONNTRACK_ORIGSRC 4 at 0, ORIGDST 8 at 32, REPLSRC 16 at 64, REPLDST 32 at 96
+  t.deepEqual(ct('ip', 8, 32, v4('a9fe0000'), v4('ffff0000')), {
+    raw: 'ct original daddr 169.254.0.0/16: nft -f reads this prefix back as another address',
+  });
+  t.deepEqual(ct('ip', 16, 64, v4('7f000000'), v4('ff000000')), { raw: 'ct reply saddr 127.0.0.0/8: nft -f reads this prefix back as another address' });
+  t.is(ct('ip', 16, 64, v4('7f000001'), v4('ffffffff')), 'ct reply saddr 127.0.0.1');
+  const fd = (bytes: number): string => `${'ff'.repeat(bytes)}${'00'.repeat(16 - bytes)}`;
+  t.deepEqual(ct('ip6', 32, 96, 'fd'.padEnd(32, '0'), fd(8)), { raw: 'ct reply daddr fd00::/64: nft -f reads this prefix back as another address' });
+  t.deepEqual(ct('ip6', 4, 0, 'fd'.padEnd(32, '0'), `ff${'00'.repeat(15)}`), {
+    raw: 'ct original saddr fd00::/8: nft -f reads this prefix back as another address',
+  });
+  t.is(ct('ip6', 4, 0, `fd${'0'.repeat(29)}1`, fd(16)), 'ct original saddr fd00::1');
 });
 
 test("ebtables' nat targets: dnat and snat with their verdict; snat's --snat-arp and redirect (written without its accept and its address) raw", (t) => {
-  const target = (ext: string, info: string): string | undefined => xtText('target', { ext, rev: 0, info }, { family: 'bridge' });
+  const target = (ext: string, info: string): ReturnType<typeof xtText> => xtText('target', { ext, rev: 0, info }, { family: 'bridge' });
   // struct ebt_nat_info { mac[6]; (pad) int target }: EBT_ACCEPT -1, EBT_CONTINUE -3
   t.is(target('dnat', `0a1b2c3d4e5f0000${u32(0xfffffffd)}`), 'ether daddr set a:1b:2c:3d:4e:5f continue');
   t.is(target('snat', `0011223344550000${u32(0xffffffff)}`), 'ether saddr set 0:11:22:33:44:55 accept');
@@ -165,7 +234,7 @@ test("ebtables' nat targets: dnat and snat with their verdict; snat's --snat-arp
 });
 
 test("ip6tables' frag, rt and mh: a bare match (nft 1.0.6 lists nothing, a rule matching every packet), --fragres, --fraglen and --rt-len raw", (t) => {
-  const m = (ext: string, info: string): string | undefined => match(ext, info, 'ip6');
+  const m = (ext: string, info: string): ReturnType<typeof xtText> => match(ext, info, 'ip6');
   // struct ip6t_frag { ids[2], hdrlen; flags, invflags }
   const frag = (lo: number, hi: number, flags: number, inv = 0): string =>
     u32(lo) + u32(hi) + u32(0) + [flags, inv].map((x) => x.toString(16).padStart(2, '0')).join('');
@@ -182,4 +251,34 @@ test("ip6tables' frag, rt and mh: a bare match (nft 1.0.6 lists nothing, a rule 
   // struct ip6t_mh { types[2]; invflags }
   t.is(m('mh', '00ff0000'), undefined);
   t.is(m('mh', '01030100'), 'mh type != 1-3');
+});
+
+test("ebtables' log, every level: info (nft lists no level, which nft -f reads as warn) raw; error and warning (libebt_log's names, no level of nft's) as nft lists them, named as a problem", (t) => {
+  // struct ebt_log_info { __u8 loglevel; __u8 prefix[30]; (pad) __u32 bitmask; }
+  const log = (level: number, prefix = 'x'): ReturnType<typeof xtText> =>
+    xtText(
+      'target',
+      { ext: 'log', rev: 0, info: level.toString(16).padStart(2, '0') + Buffer.from(prefix).toString('hex').padEnd(62, '0') + u32(0) },
+      { family: 'bridge' },
+    );
+  for (const [level, name] of [
+    [0, 'emerg'],
+    [1, 'alert'],
+    [2, 'crit'],
+    [5, 'notice'],
+    [7, 'debug'],
+  ] as const)
+    t.is(log(level), `log prefix "x" level ${name} flags ether`);
+  t.deepEqual(log(6), { raw: 'log level info: nft lists no level, which nft -f reads as level warn' });
+  t.deepEqual(log(3), { text: 'log prefix "x" level error flags ether', problem: 'log level error: nft -f cannot read this back (its level is err)' });
+  t.deepEqual(log(4), { text: 'log prefix "x" level warning flags ether', problem: 'log level warning: nft -f cannot read this back (its level is warn)' });
+  t.deepEqual(log(0, 'a"b'), { text: 'log prefix "a"b" level emerg flags ether', problem: `log prefix "a\\"b" holds a '"': nft -f cannot read this back` });
+});
+
+test('LOG and nflog: a prefix holding `"` as nft lists it (`log prefix "a"b"`), named as a problem (nft -f cannot read it back)', (t) => {
+  // struct xt_log_info { level; logflags; prefix[30] }
+  const LOG = (prefix: string): ReturnType<typeof xtText> =>
+    xtText('target', { ext: 'LOG', rev: 0, info: `0400${Buffer.from(prefix).toString('hex').padEnd(60, '0')}` }, { family: 'ip' });
+  t.is(LOG('ab'), 'log prefix "ab"');
+  t.deepEqual(LOG('a"b'), { text: 'log prefix "a"b"', problem: `log prefix "a\\"b" holds a '"': nft -f cannot read this back` });
 });

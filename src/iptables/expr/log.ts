@@ -19,7 +19,7 @@ import { bin, str } from '../../netlink/attributes.js';
 import { UsageError } from '../../netlink/errors.js';
 import * as C from '../constants.js';
 import { be32, checkU32 } from '../data.js';
-import { quoted } from '../print.js';
+import { quoted, quoteProblem } from '../print.js';
 import type { ExprCodec } from './registry.js';
 
 /** `log`. */
@@ -146,6 +146,7 @@ export const logExpr: ExprCodec<LogExpr> = {
       text += f.text;
       json.flags = f.json.length === 1 ? f.json[0] : f.json;
     }
-    return { stmt: { text, json: { log: Object.keys(json).length ? json : null } } };
+    const problem = e.prefix === undefined ? undefined : quoteProblem('log prefix', e.prefix);
+    return { stmt: { text, json: { log: Object.keys(json).length ? json : null }, ...(problem && { problem }) } };
   },
 };

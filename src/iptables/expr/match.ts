@@ -8,7 +8,7 @@
  * @module
  */
 import type { ExprCodec } from './registry.js';
-import { decodeXt, encodeXt, xtText } from '../xt.js';
+import { decodeXt, encodeXt, xtStatement } from '../xt.js';
 
 /** `match`. */
 export interface MatchExpr {
@@ -36,7 +36,7 @@ export const matchExpr: ExprCodec<MatchExpr> = {
     return `match name ${e.match} rev ${e.rev}`;
   },
   statement(e, ctx) {
-    const text = xtText('match', { ext: e.match, rev: e.rev, info: e.info }, { family: ctx.family, l4: ctx.l4 });
-    return text === undefined ? undefined : { stmt: { text, json: { xt: { type: 'match', name: e.match } } } };
+    const stmt = xtStatement('match', { ext: e.match, rev: e.rev, info: e.info }, { family: ctx.family, l4: ctx.l4 }, { xt: { type: 'match', name: e.match } });
+    return stmt && { stmt };
   },
 };

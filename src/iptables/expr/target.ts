@@ -32,7 +32,7 @@ import { UsageError } from '../../netlink/errors.js';
 import * as C from '../constants.js';
 import { queueRangeText } from './queue.js';
 import type { ExprCodec } from './registry.js';
-import { decodeXt, EBT_WATCHERS, encodeXt, readU16, xtText } from '../xt.js';
+import { decodeXt, EBT_WATCHERS, encodeXt, readU16, xtStatement } from '../xt.js';
 
 /** `target`. */
 export interface TargetExpr {
@@ -135,8 +135,14 @@ export const targetExpr: ExprCodec<TargetExpr> = {
     return `target name ${e.target} rev ${e.rev}`;
   },
   statement(e, ctx) {
-    const text = e.nfqueue ? nfqueueText(e.nfqueue) : xtText('target', { ext: e.target, rev: e.rev, info: e.info }, { family: ctx.family, l4: ctx.l4 });
     const type = ctx.family === 'bridge' && EBT_WATCHERS.has(e.target) ? 'watcher' : 'target';
-    return text === undefined ? undefined : { stmt: { text, json: { xt: { type, name: e.target } } } };
+    const json = { xt: { type, name: e.target } };
+    const queued = e.nfqueue && nfqueueText(e.nfqueue);
+    const stmt = e.nfqueue
+      ? queued === undefined
+        ? undefined
+        : { text: queued, json }
+      : xtStatement('target', { ext: e.target, rev: e.rev, info: e.info }, { family: ctx.family, l4: ctx.l4 }, json);
+    return stmt && { stmt };
   },
 };

@@ -1,0 +1,56 @@
+/**
+ * Names and quoted strings nft 1.0.6 lists as they are but `nft -f` cannot read back
+ * (a keyword as a chain's name, `a;b`, a `"` in a log prefix or comment): printed as nft
+ * lists them, each named in the listing's problems (the CLI then exits 11). The keyword
+ * list itself is checked against /usr/sbin/nft in test/live/nft-ruleset-roundtrip.test.ts.
+ */
+import test from 'ava';
+import { formatRulesetJson, formatRulesetText, type NftRuleset } from '../../src/iptables/format.js';
+import { nftReadsName } from '../../src/iptables/names.js';
+
+const ruleset = (chains: string[], rule?: { chain: string; comment?: string; prefix?: string }): NftRuleset => ({
+  tables: [{ family: 'ip', name: 't' }],
+  chains: chains.map((name) => ({ family: 'ip', table: 't', name })),
+  sets: [],
+  rules: rule
+    ? [{ family: 'ip', table: 't', chain: rule.chain, comment: rule.comment, expr: rule.prefix === undefined ? [] : [{ name: 'log', prefix: rule.prefix }] }]
+    : [],
+});
+
+test('nftReadsName: unquoted strings of nft 1.0.6 that are no keyword of its', (t) => {
+  for (const ok of ['INPUT', 'fwd2', 'Fwd', 'a-b', 'a/b', '.x', '_x', 'a.b', '8021q']) t.true(nftReadsName(ok), ok);
+  for (const bad of ['fwd', 'log', 'type', 'chain', 'a;b', 'x"y', '1abc', 'a b', 'é', '-a', '.', '']) t.false(nftReadsName(bad), bad);
+});
+
+test('a chain named as nft cannot read back (fwd, log, a;b, x"y): printed as nft lists it, each named as a problem; JSON has none', (t) => {
+  const problems: string[] = [];
+  const rs = ruleset(['fwd', 'log', 'a;b', 'x"y', 'ok']);
+  t.is(
+    formatRulesetText(rs, { problems }),
+    'table ip t {\n\tchain fwd {\n\t}\n\n\tchain log {\n\t}\n\n\tchain a;b {\n\t}\n\n\tchain x"y {\n\t}\n\n\tchain ok {\n\t}\n}\n',
+  );
+  t.deepEqual(problems, [
+    `table ip t chain fwd: nft -f cannot read this name back ("fwd" is a keyword of nft's; nor quoted)`,
+    `table ip t chain log: nft -f cannot read this name back ("log" is a keyword of nft's; nor quoted)`,
+    'table ip t chain a;b: nft -f cannot read this name back (nft reads a name that starts with a letter, _ or . and holds letters, digits and / - _ . only; nor quoted)',
+    'table ip t chain x"y: nft -f cannot read this name back (nft reads a name that starts with a letter, _ or . and holds letters, digits and / - _ . only; nor quoted)',
+  ]);
+  const jproblems: string[] = [];
+  formatRulesetJson(rs, { problems: jproblems });
+  t.deepEqual(jproblems, []);
+});
+
+test('a log prefix or a comment holding `"`: printed as nft lists it (`log prefix "a"b"`), named as a problem in text, not in JSON (a JSON string escapes it)', (t) => {
+  const problems: string[] = [];
+  const rs = ruleset(['c'], { chain: 'c', prefix: 'a"b', comment: 'x"y' });
+  t.is(formatRulesetText(rs, { problems }), 'table ip t {\n\tchain c {\n\t\tlog prefix "a"b" comment "x"y"\n\t}\n}\n');
+  t.is(problems.length, 2);
+  t.regex(problems[0], /^table ip t chain c: log prefix "a"b": log prefix "a\\"b" holds a '"': nft -f cannot read this back$/);
+  t.regex(problems[1], /^table ip t chain c: comment "x"y": comment "x\\"y" holds a '"': nft -f cannot read this back$/);
+  const jproblems: string[] = [];
+  formatRulesetJson(rs, { problems: jproblems });
+  t.deepEqual(jproblems, []);
+  const ok: string[] = [];
+  formatRulesetText(ruleset(['c'], { chain: 'c', prefix: 'ab', comment: 'xy' }), { problems: ok });
+  t.deepEqual(ok, []);
+});
