@@ -82,7 +82,10 @@ test.serial('time: --kerneltz, --contiguous where it changes the day checked (we
     u32(0) + u32(0x7fffffff) + u32(start) + u32(stop) + u32(monthdays) + weekdays.toString(16).padStart(2, '0') + flags.toString(16).padStart(2, '0');
   const before = process.env.TZ;
   process.env.TZ = 'UTC';
-  t.teardown(() => (before === undefined ? delete process.env.TZ : (process.env.TZ = before)));
+  t.teardown(() => {
+    if (before === undefined) delete process.env.TZ;
+    else process.env.TZ = before;
+  });
   t.is(match('time', time(0)), ' meta hour "10:00:00"-"12:00:00"');
   t.is(match('time', time(1)), undefined);
   t.is(match('time', time(0, 0x20)), undefined);
