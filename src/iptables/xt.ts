@@ -663,7 +663,7 @@ interface ConntrackPart {
 /**
  * `ct original saddr 127.0.0.1`: a full-length address, IPv4's in the first 4 bytes. Under a shorter prefix
  * mask nft 1.0.6 lists `ct original daddr 169.254.0.0/16`, which nft -f reads back as `ct original ip daddr
- * 0.0.254.169` (it takes the key as an integer in host order, matching nothing): raw; another mask raw.
+ * 0.0.169.254` (it takes the key as an integer in host order, matching nothing): raw; another mask raw.
  */
 function ctAddress(word: string, flag: number, at: number): ConntrackPart {
   return {

@@ -19,6 +19,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { registeredExprs } from '../../src/iptables/index.js';
+import { NFT_KEYWORDS, nftReadsName } from '../../src/iptables/names.js';
 import { CORPUS, ruleCount } from './nft-ruleset-corpus.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -486,14 +487,15 @@ const IPTABLES_MATCHES: ReadonlyArray<[rule: string, raw?: 'raw']> = [
   ['-A INPUT -m conntrack --ctexpire 10:20 -j ACCEPT'],
   ['-A INPUT -m conntrack --ctexpire 10 -j ACCEPT'],
   ['-A INPUT -m conntrack --ctorigsrc 127.0.0.1 -j ACCEPT'],
-  ['-A INPUT -m conntrack --ctorigsrc 127.0.0.0/8 -j ACCEPT'],
+  ['-A INPUT -m conntrack --ctorigsrc 127.0.0.0/8 -j ACCEPT', 'raw'],
   ['-A INPUT -m conntrack ! --ctorigsrc 127.0.0.1 -j ACCEPT'],
   ['-A INPUT -m conntrack --ctstate NEW --ctstatus ASSURED -j ACCEPT'],
   ['-A INPUT -m conntrack --ctstate NEW --ctdir ORIGINAL -j ACCEPT'],
   ['-A INPUT -m conntrack --ctstate ESTABLISHED --ctorigsrc 127.0.0.1 -j ACCEPT'],
   ['-A INPUT -m conntrack --ctproto tcp --ctorigdstport 80 -j ACCEPT'],
   ['-A INPUT -m conntrack --ctstatus ASSURED --ctexpire 10:20 -j ACCEPT'],
-  ['-A INPUT -m conntrack --ctorigsrc 127.0.0.1 --ctorigdst 127.0.0.0/16 --ctreplsrc 127.0.0.3 ! --ctrepldst 127.0.0.4 -j ACCEPT'],
+  ['-A INPUT -m conntrack --ctorigsrc 127.0.0.1 --ctorigdst 169.254.0.0/16 --ctreplsrc 127.0.0.3 ! --ctrepldst 127.0.0.4 -j ACCEPT', 'raw'],
+  ['-A INPUT -m conntrack --ctorigsrc 127.0.0.1 --ctorigdst 169.254.0.1 --ctreplsrc 127.0.0.3 ! --ctrepldst 127.0.0.4 -j ACCEPT'],
   ['-A INPUT -m conntrack --ctproto udp --ctorigsrcport 5 ! --ctrepldstport 6:7 --ctreplsrcport 8 -j ACCEPT'],
   ['-A INPUT -m conntrack ! --ctproto tcp -j ACCEPT'],
   ['-A INPUT -m conntrack --ctstate NEW --ctproto tcp --ctdir REPLY -j ACCEPT'],
@@ -592,8 +594,8 @@ const IP6TABLES_XT: ReadonlyArray<[rule: string]> = [
   ['-A INPUT -m iprange --src-range fd00::1-fd00::5 ! --dst-range fd00::7-fd00::9 -j DROP'],
   ['-A INPUT -m addrtype --dst-type LOCAL -j DROP'],
   ['-A INPUT -m pkttype --pkt-type broadcast -j DROP'],
-  ['-A INPUT -m conntrack --ctorigsrc fd00::1 --ctrepldst fd00::/64 -j ACCEPT'],
-  ['-A INPUT -m conntrack ! --ctorigdst fd00::5/120 --ctstate NEW -j ACCEPT'],
+  ['-A INPUT -m conntrack --ctorigsrc fd00::1 --ctrepldst fd00::2 -j ACCEPT'],
+  ['-A INPUT -m conntrack ! --ctorigdst fd00::5 --ctstate NEW -j ACCEPT'],
   ['-A INPUT -m statistic --mode random --probability 0.1 -j ACCEPT'],
   ['-A INPUT -m time --timestart 01:00 --timestop 02:30 -j ACCEPT'],
   ['-A INPUT -m policy --dir in --pol ipsec -j ACCEPT'],
@@ -617,7 +619,12 @@ const IP6TABLES_XT: ReadonlyArray<[rule: string]> = [
 ];
 
 /** Load iptables-nft rules in a fresh namespace; list them with nft (text, JSON) and synplug (text, JSON; stderr and exit codes). */
-function listIptables(name: string, rules: ReadonlyArray<readonly [string, ...unknown[]]>, tool = 'iptables-nft'): { dir: string; f: (n: string) => string } {
+function listIptables(
+  name: string,
+  rules: ReadonlyArray<readonly [string, ...unknown[]]>,
+  tool = 'iptables-nft',
+  tz = 'UTC',
+): { dir: string; f: (n: string) => string } {
   const dir = join(tmp, name);
   spawnSync('mkdir', ['-p', dir]);
   const f = (n: string): string => join(dir, n);
@@ -627,8 +634,9 @@ function listIptables(name: string, rules: ReadonlyArray<readonly [string, ...un
       `${NFT} list ruleset > ${q(f('nft.txt'))} 2> /dev/null`,
       `${NFT} -j list ruleset > ${q(f('nft.json'))} 2> /dev/null`,
       'set +e',
-      `${cli} show ruleset > ${q(f('ours.txt'))} 2> ${q(f('ours.err'))}; echo $? > ${q(f('ours.rc'))}`,
-      `${cli} show ruleset --json > ${q(f('ours.json'))} 2> ${q(f('ours.jerr'))}; echo $? >> ${q(f('ours.rc'))}`,
+      // xt time's words read back as the same rule only where the listing's process keeps UTC
+      `TZ=${tz} ${cli} show ruleset > ${q(f('ours.txt'))} 2> ${q(f('ours.err'))}; echo $? > ${q(f('ours.rc'))}`,
+      `TZ=${tz} ${cli} show ruleset --json > ${q(f('ours.json'))} 2> ${q(f('ours.jerr'))}; echo $? >> ${q(f('ours.rc'))}`,
     ].join('\n'),
   );
   return { dir, f };
@@ -686,15 +694,16 @@ test.serial(
     const rules = (lines: string[]): string[] => lines.filter((l) => /counter packets/.test(l));
     t.is(rules(theirs).length, IPTABLES_MATCHES.length, 'every rule loaded, in order');
     IPTABLES_MATCHES.forEach(([rule, raw], i) => {
-      if (raw) t.regex(rules(ours)[i], /\[ raw: match name [a-z]+ rev \d+ \]/, rule);
+      if (raw)
+        t.regex(rules(ours)[i], /\[ raw: match name [a-z]+ rev \d+( \(ct [a-z ]+ [0-9.]+\/\d+: nft -f reads this prefix back as another address\))? \]/, rule);
       else t.is(rules(ours)[i], rules(theirs)[i], rule);
     });
     t.deepEqual(readFileSync(f('ours.rc'), 'utf8').split('\n').filter(Boolean), ['11', '11']);
     const lines = readFileSync(f('ours.err'), 'utf8').trim().split('\n').slice(1);
     t.is(lines.length, IPTABLES_MATCHES.filter(([, raw]) => raw).length);
     for (const l of lines) {
-      t.regex(l, /: match name (conntrack|multiport|recent|addrtype|owner|icmp|ecn|sctp|dccp|time|policy|hashlimit|connlabel) rev \d+$/);
-      t.true(l.length < 100, l);
+      t.regex(l, /: match name (conntrack|multiport|recent|addrtype|owner|icmp|ecn|sctp|dccp|time|policy|hashlimit|connlabel) rev \d+( \(.+\))?$/);
+      t.true(l.length < (l.endsWith(')') ? 170 : 100), l);
     }
     // JSON: nft -j writes every xt match as {"xt": {...}}; ours equals it where the text is translated
     const json = (p: string): Array<{ rule?: { expr: unknown[] } }> =>
@@ -753,8 +762,8 @@ const EBTABLES_XT: ReadonlyArray<[rule: string]> = [
   ['-A INPUT --mark /0x4 -j ACCEPT'],
   ['-A INPUT --mark ! /0x4 -j ACCEPT'],
   ['-A INPUT --log -j ACCEPT'],
-  ['-A INPUT --log-prefix x --log-level info -j ACCEPT'],
-  ['-A INPUT --log-level warning --log-prefix abc --log-ip --log-arp -j ACCEPT'],
+  ['-A INPUT --log-prefix x --log-level debug -j ACCEPT'],
+  ['-A INPUT --log-level notice --log-prefix abc --log-ip --log-arp -j ACCEPT'],
   ['-t nat -A PREROUTING -j dnat --to-dst 00:11:22:33:44:55'],
   ['-t nat -A PREROUTING -j dnat --to-dst 0a:1b:2c:3d:4e:5f --dnat-target CONTINUE'],
   ['-t nat -A PREROUTING -j dnat --to-dst 00:11:22:33:44:55 --dnat-target RETURN'],
@@ -784,6 +793,178 @@ function checkXtExact(t: ExecutionContext, tool: string, rows: ReadonlyArray<[st
   const json = (p: string): unknown[] => JSON.parse(readFileSync(f(p), 'utf8')).nftables.filter((x: { rule?: unknown }) => x.rule);
   t.deepEqual(json('ours.json'), json('nft.json'));
 }
+
+/** The rule lines (`counter packets` in each) of a listing file. */
+const counted = (file: string): string[] =>
+  readFileSync(file, 'utf8')
+    .split('\n')
+    .filter((l) => /counter packets/.test(l));
+const exits = (file: string): string[] => readFileSync(file, 'utf8').split('\n').filter(Boolean);
+
+test.serial(
+  'a conntrack address under a shorter prefix (nft -f reads `ct original daddr 169.254.0.0/16` back as `ct original ip daddr 0.0.169.254`): raw with why, exit 11; nft itself reads it back as another rule',
+  (t) => {
+    for (const [tool, rows, addr] of [
+      ['iptables-nft', ['-A INPUT -m conntrack --ctorigdst 169.254.0.0/16 -j DROP', '-A INPUT -m conntrack --ctreplsrc 127.0.0.0/8 -j DROP'], /[0-9.]+\/\d+/],
+      ['ip6tables-nft', ['-A INPUT -m conntrack --ctrepldst fd00::/64 -j DROP', '-A INPUT -m conntrack --ctorigsrc fd00::/8 -j DROP'], /fd00::\/\d+/],
+    ] as const) {
+      const { f } = listIptables(
+        `ct-prefix-${tool}`,
+        rows.map((r) => [r]),
+        tool,
+      );
+      const theirs = counted(f('nft.txt'));
+      t.is(theirs.length, 2);
+      // nft's own listing, read back by nft -f, dumps another rule: the address bytes swapped, as an integer
+      t.regex(theirs[0], /ct (original|reply) [sd]addr \S+\/\d+ counter/);
+      const ours = counted(f('ours.txt'));
+      for (const l of ours) {
+        t.regex(l, /\[ raw: match name conntrack rev 3 \(ct (original|reply) [sd]addr \S+: nft -f reads this prefix back as another address\) \]/);
+        t.regex(l, addr);
+      }
+      t.deepEqual(exits(f('ours.rc')), ['11', '11']);
+      const err = readFileSync(f('ours.err'), 'utf8');
+      t.true(err.includes('2 part(s)'), err);
+      t.is(err.split('nft -f reads this prefix back as another address)').length, 3, err);
+    }
+    // the claim itself: nft 1.0.6 reads its listing's words back as a match of other bytes
+    const dir = join(tmp, 'ct-prefix-nft');
+    spawnSync('mkdir', ['-p', dir]);
+    writeFileSync(join(dir, 'in.nft'), 'table ip t {\n\tchain c {\n\t\tct original daddr 169.254.0.0/16 drop\n\t}\n}\n');
+    inNetns(`${NFT} -f ${q(join(dir, 'in.nft'))}\n${NFT} list ruleset > ${q(join(dir, 'back.txt'))}`);
+    t.regex(readFileSync(join(dir, 'back.txt'), 'utf8'), /ct original ip daddr 0\.0\.169\.254 drop/);
+  },
+);
+
+const TIME_ROWS: ReadonlyArray<[string]> = [
+  ['-A INPUT -m time --timestart 08:00 --timestop 17:00 -j ACCEPT'],
+  ['-A INPUT -m time --weekdays Mon,Tue -j ACCEPT'],
+  ['-A INPUT -m time --datestart 2024-01-01T00:00:00 --datestop 2025-01-01 -j ACCEPT'],
+];
+
+test.serial(
+  "xt time (counted in UTC) prints as nft lists it where the listing's process keeps UTC; under TZ=Europe/Berlin (nft -f would read the times there) raw, the time zone named on stderr, exit 11",
+  (t) => {
+    const utc = listIptables('time-utc', TIME_ROWS, 'iptables-nft', 'UTC');
+    t.deepEqual(counted(utc.f('ours.txt')), counted(utc.f('nft.txt')));
+    t.deepEqual(exits(utc.f('ours.rc')), ['0', '0']);
+    const berlin = listIptables('time-berlin', TIME_ROWS, 'iptables-nft', 'Europe/Berlin');
+    t.is(counted(berlin.f('nft.txt')).length, TIME_ROWS.length);
+    const ours = counted(berlin.f('ours.txt'));
+    t.is(ours.length, TIME_ROWS.length);
+    for (const l of ours)
+      t.regex(l, /\[ raw: match name time rev 0 \(match time counts UTC; nft -f would read its times in this process's time zone, UTC\+0[12]:00\) \]/);
+    t.deepEqual(exits(berlin.f('ours.rc')), ['11', '11']);
+    const err = readFileSync(berlin.f('ours.err'), 'utf8');
+    t.true(err.includes(`${TIME_ROWS.length} part(s)`), err);
+    t.regex(err, /time zone, UTC\+0[12]:00\)$/m);
+  },
+);
+
+test.serial(
+  "ebtables' log at every level: info (nft lists no level; nft -f reads warn) raw; error and warning as nft lists them (nft -f refuses those names), named on stderr; exit 11",
+  (t) => {
+    const LEVELS = ['emerg', 'alert', 'crit', 'error', 'warning', 'notice', 'info', 'debug'];
+    const { f } = listIptables(
+      'ebt-log-levels',
+      LEVELS.map((l) => [`-A INPUT --log-prefix x --log-level ${l} -j ACCEPT`]),
+      'ebtables-nft',
+    );
+    const theirs = counted(f('nft.txt'));
+    const ours = counted(f('ours.txt'));
+    t.is(theirs.length, LEVELS.length);
+    LEVELS.forEach((level, i) => {
+      if (level === 'info') t.regex(ours[i], /\[ raw: target name log rev 0 \(log level info: nft lists no level, which nft -f reads as level warn\) \]/);
+      else t.is(ours[i], theirs[i], level);
+    });
+    t.deepEqual(exits(f('ours.rc')), ['11', '11']);
+    const err = readFileSync(f('ours.err'), 'utf8');
+    t.regex(err, /: log prefix "x" level error flags ether: log level error: nft -f cannot read this back \(its level is err\)$/m);
+    t.regex(err, /: log prefix "x" level warning flags ether: log level warning: nft -f cannot read this back \(its level is warn\)$/m);
+    t.true(err.includes('3 part(s)'), err);
+    // the claims: nft -f refuses `level error`, and reads no level as warn
+    const dir = join(tmp, 'ebt-log-nft');
+    spawnSync('mkdir', ['-p', dir]);
+    writeFileSync(join(dir, 'a.nft'), 'table bridge t {\n\tchain c {\n\t\tlog prefix "x" level error flags ether\n\t}\n}\n');
+    writeFileSync(join(dir, 'b.nft'), 'table bridge t {\n\tchain c {\n\t\tlog prefix "x" flags ether\n\t}\n}\n');
+    inNetns(
+      [
+        `! ${NFT} -f ${q(join(dir, 'a.nft'))} 2> /dev/null`,
+        `${NFT} -f ${q(join(dir, 'b.nft'))}`,
+        `${NFT} --debug=netlink list ruleset > ${q(join(dir, 'b.txt'))} 2>&1`,
+      ].join('\n'),
+    );
+    t.regex(readFileSync(join(dir, 'b.txt'), 'utf8'), /\[ log prefix x level 4 macdecode \]/);
+  },
+);
+
+test.serial(
+  'chain names (fwd, log, a;b, x"y) and a log prefix (a"b) nft -f cannot read back: printed as nft lists them, each named on stderr, exit 11 (JSON, whose strings read back, 0); native chains too',
+  (t) => {
+    const rows: ReadonlyArray<[string]> = [['-N fwd'], ['-N log'], ["-N 'a;b'"], [`-N 'x"y'`], ['-N ok'], [`-A INPUT -j LOG --log-prefix 'a"b'`]];
+    const { f } = listIptables('names', rows);
+    const lines = (p: string): string[] =>
+      readFileSync(f(p), 'utf8')
+        .split('\n')
+        .filter((l) => /^\tchain |log prefix/.test(l));
+    t.deepEqual(lines('ours.txt'), lines('nft.txt'));
+    t.true(lines('ours.txt').includes('\tchain a;b {'));
+    t.deepEqual(exits(f('ours.rc')), ['11', '0']);
+    const err = readFileSync(f('ours.err'), 'utf8');
+    t.true(err.includes('5 part(s)'), err);
+    for (const c of ['fwd', 'log', 'a;b', 'x"y']) t.true(err.includes(`table ip filter chain ${c}: nft -f cannot read this name back (`), c);
+    t.false(err.includes('chain ok:'));
+    t.regex(err, /: log prefix "a"b": log prefix "a\\"b" holds a '"': nft -f cannot read this back$/m);
+    // native: a chain named `fwd` (nft's JSON input can name it; its text cannot, quoted or not)
+    const dir = join(tmp, 'names-native');
+    spawnSync('mkdir', ['-p', dir]);
+    const g = (n: string): string => join(dir, n);
+    writeFileSync(g('in.json'), JSON.stringify({ nftables: [{ table: { family: 'ip', name: 't' } }, { chain: { family: 'ip', table: 't', name: 'fwd' } }] }));
+    writeFileSync(g('quoted.nft'), 'table ip t2 {\n\tchain "fwd" {\n\t}\n}\n');
+    inNetns(
+      [
+        `${NFT} -j -f ${q(g('in.json'))}`,
+        `! ${NFT} -f ${q(g('quoted.nft'))} 2> /dev/null`,
+        'set +e',
+        `${cli} show ruleset > ${q(g('ours.txt'))} 2> ${q(g('ours.err'))}; echo $? > ${q(g('ours.rc'))}`,
+        `${NFT} -f ${q(g('ours.txt'))} 2> /dev/null; echo $? >> ${q(g('ours.rc'))}`,
+      ].join('\n'),
+    );
+    t.is(readFileSync(g('ours.txt'), 'utf8'), 'table ip t {\n\tchain fwd {\n\t}\n}\n');
+    t.deepEqual(exits(g('ours.rc')), ['11', '1'], 'exit 11; and nft -f indeed refuses the listing');
+    t.regex(readFileSync(g('ours.err'), 'utf8'), /table ip t chain fwd: nft -f cannot read this name back \("fwd" is a keyword of nft's; nor quoted\)/);
+  },
+);
+
+test.serial(
+  "NFT_KEYWORDS is nft 1.0.6's: of its parser's token names (libnftables' yytname), exactly those nft -f refuses as a chain's name and a jump's target",
+  (t) => {
+    const lib = spawnSync('sh', ['-c', `ldd ${NFT} | grep -o '/[^ ]*libnftables[^ ]*'`], { encoding: 'utf8' }).stdout.trim();
+    const words = [
+      ...new Set(
+        spawnSync('strings', ['-n', '2', lib], { encoding: 'utf8' })
+          .stdout.split('\n')
+          .filter((l) => /^"[a-z0-9_.][a-z0-9/_.-]*"$/.test(l))
+          .map((l) => l.slice(1, -1)),
+      ),
+    ];
+    t.true(words.length > 300, String(words.length));
+    const dir = join(tmp, 'keywords');
+    spawnSync('mkdir', ['-p', dir]);
+    writeFileSync(join(dir, 'words.txt'), `${words.join('\n')}\n`);
+    inNetns(
+      [
+        'set +e',
+        `while read -r w; do printf 'table ip t {\\n\\tchain %s {\\n\\t}\\n\\n\\tchain c {\\n\\t\\tjump %s\\n\\t}\\n}\\n' "$w" "$w" > ${q(join(dir, 'in.nft'))}`,
+        `  ${NFT} -c -f ${q(join(dir, 'in.nft'))} > /dev/null 2>&1 || echo "$w"`,
+        `done < ${q(join(dir, 'words.txt'))} > ${q(join(dir, 'bad.txt'))}`,
+      ].join('\n'),
+    );
+    const bad = readFileSync(join(dir, 'bad.txt'), 'utf8').split('\n').filter(Boolean).sort();
+    t.deepEqual(bad, [...NFT_KEYWORDS].sort());
+    for (const w of words) t.is(nftReadsName(w), !bad.includes(w), w);
+  },
+);
 
 /**
  * Where nft 1.0.6's own listing does not read back to the same ruleset, synplug's must:

@@ -205,7 +205,7 @@ test('conntrack: SNAT with another state, SNAT and DNAT, an inverted expiry, and
   t.is(rev3(ct(4, 0, 0, [0, '7f000001' + '0'.repeat(24) + 'ffffffff'])), 'ct original saddr 127.0.0.1');
 });
 
-test('conntrack: an address under a prefix shorter than its length (nft -f reads `ct original daddr 169.254.0.0/16` back as `ct original ip daddr 0.0.254.169`): raw, saying why', (t) => {
+test('conntrack: an address under a prefix shorter than its length (nft -f reads `ct original daddr 169.254.0.0/16` back as `ct original ip daddr 0.0.169.254`): raw, saying why', (t) => {
   const ct = (family: string, flag: number, at: number, addr: string, mask: string): ReturnType<typeof xtText> => {
     const b = Buffer.alloc(164);
     Buffer.from(addr + mask, 'hex').copy(b, at);
