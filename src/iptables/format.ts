@@ -1292,8 +1292,12 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
     if (ownL3 && left.payload?.protocol === 'vlan' && left.payload.field === 'type') slot.needsL2 = 'vlan';
     const packetField = (x: Slot): boolean => Boolean(x.needsL3 || x.needsL4 || x.setsL4);
     if (op === 'eq' && f.type === 'ethertype' && src.k === 'payload' && src.base === 'link' && (family === 'ip' || family === 'ip6' || family === 'inet')) {
-      // in a family of its own network protocol: nft keeps `ether type ip` before some fields, hides it before others
-      slot.hiddenBy = (x) => packetField(x) || v.text !== (family === 'ip6' ? 'ip6' : 'ip');
+      // in a family of its own network protocol: nft keeps `ether type ip` before some fields, hides it before others;
+      // another ether type it keeps where no match follows but the vlan header's own (`vlan id 5 vlan type arp accept`,
+      // `ether type 8021q vlan type ip accept`: nft's text rebuilds the same bytes)
+      const other = (x: Slot): boolean =>
+        x.stmt !== undefined && typeof x.stmt.json !== 'string' && 'match' in x.stmt.json && matchLeft(x)?.payload?.protocol !== 'vlan';
+      slot.hiddenBy = (x) => packetField(x) || (v.text !== (family === 'ip6' ? 'ip6' : 'ip') && other(x));
     }
     if (op === 'eq' && f.type === 'iftype' && (family === 'bridge' || family === 'netdev')) slot.hiddenBy = (x) => Boolean(x.needsL2 || x.needsL3);
     if (op === 'eq' && (f.json as { ct?: { key?: string } }).ct?.key === 'l3proto') {

@@ -1561,6 +1561,21 @@ export const CORPUS: ReadonlyArray<{ table: string; text: string; setup?: string
 }
 `,
   },
+  // the vlan header's type in inet: nft keeps `vlan type arp` with no match after it, and `ether type 8021q`
+  // before `vlan type` (issue 21: these printed raw, though nft's text rebuilds the same bytes)
+  {
+    table: 'inet rt_vlantype',
+    text: `table inet rt_vlantype {
+	chain c {
+		vlan id 5 vlan type arp accept
+		ether type 8021q vlan type ip accept
+		ether type 8021q vlan type arp accept
+		vlan id 5 vlan type ip accept
+		ether type arp accept
+	}
+}
+`,
+  },
   // ranges of types nft names: numbers in its text, names in its JSON (protocols: numbers)
   {
     table: 'inet rt_ranges',
