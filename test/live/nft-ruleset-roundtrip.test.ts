@@ -937,6 +937,32 @@ test.serial(
 );
 
 test.serial(
+  "ebtables' --among-dst of entries with and without an address (`02:00:00:00:00:02 . 0.0.0.0/0`): the listing rebuilds the same bytes (ebtables-nft itself writes the rule's `meta protocol ip`), so it prints, exit 0",
+  (t) => {
+    const dir = join(tmp, 'among-mix');
+    spawnSync('mkdir', ['-p', dir]);
+    const g = (n: string): string => join(dir, n);
+    inNetns(
+      [
+        '/usr/sbin/ebtables-nft -A INPUT --among-dst 02:00:00:00:00:01=169.254.0.1,02:00:00:00:00:02 -j ACCEPT',
+        `${NFT} list ruleset > ${q(g('nft.txt'))}`,
+        `${NFT} --debug=netlink list ruleset > ${q(g('before.txt'))} 2>&1`,
+        `${cli} show ruleset > ${q(g('ours.txt'))}`,
+        `${NFT} flush ruleset`,
+        `${NFT} -f ${q(g('ours.txt'))}`,
+        `${NFT} --debug=netlink list ruleset > ${q(g('after.txt'))} 2>&1`,
+      ].join('\n'),
+    );
+    const ours = counted(g('ours.txt'));
+    t.deepEqual(ours, counted(g('nft.txt')));
+    t.regex(ours[0], /ether daddr \. ip daddr \{ 02:00:00:00:00:01 \. 169\.254\.0\.1, 02:00:00:00:00:02 \. 0\.0\.0\.0\/0 \}/);
+    const dump = (p: string): string => readFileSync(p, 'utf8').replace(/# Warning:.*\n/g, '');
+    t.regex(dump(g('before.txt')), /\[ meta load protocol => reg 1 \]\n {2}\[ cmp eq reg 1 0x00000008 \]/);
+    t.is(dump(g('after.txt')), dump(g('before.txt')));
+  },
+);
+
+test.serial(
   "NFT_KEYWORDS is nft 1.0.6's: of its parser's token names (libnftables' yytname), exactly those nft -f refuses as a chain's name and a jump's target",
   (t) => {
     const lib = spawnSync('sh', ['-c', `ldd ${NFT} | grep -o '/[^ ]*libnftables[^ ]*'`], { encoding: 'utf8' }).stdout.trim();
