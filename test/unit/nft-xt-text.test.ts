@@ -1,7 +1,8 @@
 /**
  * xt compat extensions whose libxtables translation (as nft 1.0.6 lists it) means
  * something else than the kernel's match: synplug prints those raw (xtText gives
- * undefined), never the translation. The listings themselves are checked live
+ * undefined, or `{ raw: why }` where nft's words exist but `nft -f` would read them
+ * as another rule), never the translation. The listings themselves are checked live
  * against nft (test/live/nft-ruleset-roundtrip.test.ts); these are the variants
  * the live rows cannot load or do not reach. Structs in host byte order.
  */
