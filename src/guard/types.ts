@@ -481,8 +481,12 @@ export interface ProtectSession {
   release(options?: { afterwards?: boolean }): Promise<void>;
   /** after a release: forget what the hold left in the kernel's caches (local holds' tcp_metrics). Never throws. */
   afterRelease?(): Promise<void>;
-  /** phase one: make the holds' start quick, holding nothing (a queue's holder process started) */
+  /** phase one: make the holds' start quick, holding nothing (a queue's holder process started), and add the armed pieces */
   prepare?(): Promise<void>;
+  /** the plugs' counters once a release's packets left them, read before the armed pieces go (undefined: no plug) */
+  releasedStats?(): Promise<PlugStats | undefined>;
+  /** phase one's first part: the holds' armed pieces (the local plug hold's plug among them), holding nothing; prepare adds them too */
+  armPieces?(): Promise<void>;
   /** the release, pre-encoded for the watchdog */
   releaseSteps(): WatchdogStep[];
   /** the ids of the holds it buffers (recorded in the lease); `['local']` when absent */
