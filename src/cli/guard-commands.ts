@@ -253,7 +253,7 @@ export function guardCommands(program: Command): void {
       .description(
         'build the local hold (for clients on this machine: an address on lo and, --via plug, a qdisc tree on lo, fw filter and nftables marking rule, or, --via queue, an nftables rule to a netfilter queue; --via auto, the default, takes the plug hold where the kernel has it), or with --inbound DEV the inbound hold of DEV (idempotent: completes or corrects a partial setup; --dry-run shows the plan)',
       )
-      .option('--force', "replace a root qdisc on the device that is not synplug's", false)
+      .option('--force', "delete a root qdisc on the device that is not synplug's (every hold adds its own prio root for the hold only)", false)
       .option('--dry-run', 'print what setup would add, replace or remove, and record, and change nothing')
       .option(
         '--inbound <dev>',

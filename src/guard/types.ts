@@ -162,7 +162,7 @@ export interface SetupOptions extends GuardOptions {
   via?: HoldVia;
   /** the queue hold's queue number and maxlen (with `via: 'queue'`, or `auto` choosing it) */
   queue?: QueueOptions;
-  /** replace a root qdisc that is not synplug's */
+  /** delete a root qdisc that is not synplug's (in the way of every hold's prio root) */
   force?: boolean;
   /** record this metrics file in setup.json: protect, plug and release write it when given no `metricsFile` (metrics.ts); its directory must exist and be safe */
   metricsFile?: string;
