@@ -546,10 +546,15 @@ function localPieces(h: LocalHold): HoldPieces<LocalObservation, LocalPlan> {
           out.kept.push(`qdisc prio 1: on ${c.dev}: packets are still queued in it (deleting it would drop them); the next synplug command removes it`);
           return;
         }
-        await deleteQdisc(route, { ...dev, parent: 'root', handle: prioSpec.handle, kind: 'prio' }).catch((e: unknown) => {
-          if (!(e instanceof NetlinkError && (e.code === 'ENOENT' || e.code === 'EINVAL'))) throw e; // gone meanwhile, or not ours any more
-        });
-        out.removed.push(`qdisc prio 1: and everything under it (pfifo 10: 20: 30:, plug 40:, the fw filter) on ${c.dev}`);
+        // named by handle and kind: the kernel refuses another root (EINVAL), one put there meanwhile, which stays
+        const gone = await deleteQdisc(route, { ...dev, parent: 'root', handle: prioSpec.handle, kind: 'prio' }).then(
+          () => false,
+          (e: unknown) => {
+            if (e instanceof NetlinkError && (e.code === 'ENOENT' || e.code === 'EINVAL')) return true;
+            throw e;
+          },
+        );
+        if (!gone) out.removed.push(`qdisc prio 1: and everything under it (pfifo 10: 20: 30:, plug 40:, the fw filter) on ${c.dev}`);
       } else if (root && root.handle !== '0:') out.kept.push(`root qdisc ${root.kind} ${root.handle} on ${c.dev}: not synplug's`);
     },
     // the watchdog's removal: the root deleted (only a prio 1:, once nothing is queued; one already gone is fine)
