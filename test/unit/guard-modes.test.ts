@@ -14,7 +14,7 @@ import { listTcpListeners } from '../../src/netlink/sockdiag.js';
 import '../../src/netlink/route/index.js';
 import { resolveConfig, TREE } from '../../src/guard/config.js';
 import { judgeLocal, LOCAL_PIECES, LocalHold, type LocalObservation } from '../../src/guard/modes/local.js';
-import { armSteps, judgeHold, planHold, summarizePieces } from '../../src/guard/pieces.js';
+import { armSteps, judgeHold, piecesOfLifetime, planHold, summarizePieces } from '../../src/guard/pieces.js';
 import { ForeignQdiscError } from '../../src/guard/errors.js';
 import { holdMode, holdModeNames, registerHoldMode } from '../../src/guard/modes/index.js';
 import { GuardSession } from '../../src/guard/session.js';
@@ -93,6 +93,19 @@ test('the local hold after setup: complete, its armed pieces absent as wanted; p
     t.regex(p.detail ?? '', /absent outside a hold/, k);
   }
   t.deepEqual(planHold(h.pieces, inspected).steps, [], 'setup again: nothing to do');
+  t.deepEqual(
+    piecesOfLifetime(h.pieces, setUpLo, 'armed'),
+    [
+      'qdisc prio 1: root bands 4',
+      'qdisc pfifo 10: parent 1:1 limit 1000p',
+      'qdisc pfifo 20: parent 1:2 limit 1000p',
+      'qdisc pfifo 30: parent 1:3 limit 1000p',
+      'qdisc plug 40: parent 1:4',
+      'filter parent 1: protocol ip pref 1 fw handle 0x1 classid 1:4',
+      'nftables chain ip synplug output (hook output priority mangle): marking rule for 169.254.255.254, mark 1',
+    ],
+    'setup --dry-run lists them apart: armed, not set up',
+  );
   t.deepEqual(
     armSteps(h.pieces, setUpLo).map((s) => s.what),
     [
