@@ -507,7 +507,10 @@ export function probe(host: string, port: number, localAddress?: string): Probe 
  * synplug (the marking chain).
  */
 export async function armedOnLo(): Promise<{ qdiscs: string[]; filters: string; chains: string[] }> {
-  const q = (await qdiscs()).filter((x) => !(x.kind === 'noqueue' && x.root)).map((x) => `${x.kind} ${x.handle}`);
+  const q = (await qdiscs())
+    .filter((x) => !(x.kind === 'noqueue' && x.root))
+    .sort((a, b) => major(a.handle) - major(b.handle))
+    .map((x) => `${x.kind} ${x.handle}`);
   const chains = ((await nftTable()) ?? []).flatMap((i) => {
     const c = (i as { chain?: { name: string } }).chain;
     return c ? [c.name] : [];
@@ -531,7 +534,7 @@ export async function assertUnarmed(t: ExecutionContext, when: string): Promise<
  */
 export async function assertArmed(t: ExecutionContext, when: string): Promise<void> {
   const a = await armedOnLo();
-  t.deepEqual(a.qdiscs, ['prio 1:', 'pfifo 10:', 'pfifo 20:', 'pfifo 30:', 'plug 40:'], `${when}: the prio tree with the plug`);
+  t.deepEqual(a.qdiscs, ['prio 1:', 'pfifo 10:', 'pfifo 20:', 'pfifo 30:', 'plug 40:'], `${when}: the prio tree with the plug (found ${JSON.stringify(a)})`);
   t.regex(a.filters, /fw.*handle 0x1 classid 1:4/s, `${when}: the fw filter`);
   t.deepEqual(a.chains, ['output'], `${when}: the marking chain`);
 }
