@@ -12,7 +12,7 @@ import { UsageError } from '../netlink/errors.js';
 import { parseDuration } from '../guard/config.js';
 import { holdModeFor } from '../guard/modes/index.js';
 import type * as DemoModule from '../demo/index.js';
-import { DEMO_LIMITS, PHASE_STRETCH } from '../demo/options.js';
+import { DEMO_LIMITS } from '../demo/options.js';
 import { EXIT, exitCodesHelp } from './exit-codes.js';
 import { givenStateDir, STATE_DIR_DEFAULT_HELP } from './guard-commands.js';
 import { jsonOption, run } from './run.js';
@@ -149,45 +149,18 @@ export function demoExitCode(verdict: DemoModule.DemoVerdict): number {
 export function demoCommand(program: Command): void {
   program
     .command('demo')
-    .description(
-      'show the technique on this machine: a server restarted without socket hand-over, first unprotected, then under protect; in a network namespace of its own, which it sets up and removes (this one is not changed; --here runs it in this one)',
-    )
-    .addOption(
-      new Option(
-        '--seconds <n>',
-        `length of each phase, seconds (default 5); restarts that run late stretch it, to ${PHASE_STRETCH} times at most: a restart that would end past that is not run, and the summary, the table and the verdict say how many ran (fewer than asked is no failure: the verdict rests on those that ran)`,
-      ),
-    )
+    .description('restart a server unprotected, then under protect; compare (changes nothing here)')
+    .addOption(new Option('--seconds <n>', 'length of each phase, seconds (default 5)'))
     .addOption(new Option('--restarts <n>', 'server restarts per phase (default 10)'))
-    .addOption(new Option('--gap <duration>', 'how long the server has no listening socket at each restart, e.g. 200ms, 1s (default 200ms)'))
-    .addOption(
-      new Option(
-        '--inbound',
-        "through the inbound hold: the clients run in a network namespace of the demo's own, joined by a veth pair (169.254.S.0/30); the demo sets up the inbound hold on its end and removes the hold, the pair and the namespace again",
-      ),
-    )
-    .addOption(
-      new Option(
-        '--here',
-        "run in this network namespace instead of one of the demo's own: it sets up a hold on this namespace's lo (or, with --inbound, a veth pair here) and removes it again; for a container without CAP_SYS_ADMIN",
-      ),
-    )
-    .addOption(
-      new Option(
-        '--via <hold>',
-        'which hold: plug (sch_plug), queue (a netfilter queue: nfnetlink_queue, NFQUEUE) or auto (plug where the kernel has what it needs, else queue) (default auto)',
-      ),
-    )
-    .addOption(
-      new Option(
-        '--state-dir <dir>',
-        `state directory: a directory of this user that nobody else can write, created mode 0700 when missing (${STATE_DIR_DEFAULT_HELP}); without --here the demo keeps its records in a new directory of its own inside it (default the system's temporary directory) and removes it`,
-      ),
-    )
+    .addOption(new Option('--gap <duration>', 'time without a listener per restart (default 200ms)'))
+    .addOption(new Option('--inbound', 'through the inbound hold, clients over a veth pair'))
+    .addOption(new Option('--here', "run in this namespace, not one of the demo's own"))
+    .addOption(new Option('--via <hold>', 'plug, queue or auto (default auto: plug if supported)'))
+    .addOption(new Option('--state-dir <dir>', `state directory (${STATE_DIR_DEFAULT_HELP})`))
     .addOption(jsonOption())
     .addHelpText(
       'after',
-      `${exitCodesHelp('demo')}\n\nNeeds CAP_NET_ADMIN and CAP_SYS_ADMIN (root; --here: CAP_NET_ADMIN alone, unless --inbound), the TCP socket diagnostics (inet_diag, tcp_diag), and the modules of the hold this kernel supports: --via auto (the default) takes the plug hold where the kernel has its modules (sch_prio, sch_plug, cls_fw, nf_tables; with --inbound sch_plug, sch_ingress, act_mirred, cls_flower or cls_u32, ifb), else the queue hold (nf_tables, nfnetlink_queue, and nft_queue or xt_NFQUEUE with nft_compat), and says which; 'synplug doctor' shows what this kernel has. --inbound also needs veth.\nAll of that is checked before anything is created or changed; every missing module is named in one message (exit 5).\nThe demo runs in a network namespace of its own: this namespace's links, addresses, qdiscs, filters, nftables ruleset and sysctls stay as they are, also on failure and on SIGINT/SIGTERM.\nWith --here: the server listens on the hold's address on this namespace's lo (169.254.255.254 unless set up otherwise); a root qdisc on lo that is not synplug's is never replaced. A hold already set up here is used and left as it is; one that the state directory does not record (set up with another --state-dir, or with --netns from another namespace) is refused, exit 8, nothing changed: run the demo with that setup's --state-dir, or without --here.`,
+      `${exitCodesHelp('demo')}\nNeeds CAP_NET_ADMIN and CAP_SYS_ADMIN (root; --here: CAP_NET_ADMIN alone,\nunless --inbound). 'synplug doctor' says which holds this kernel supports.`,
     )
     .action(
       run(async (f: DemoFlags) => {

@@ -254,12 +254,89 @@ export const COMMAND_EXIT_CODES = {
 export type CommandName = keyof typeof COMMAND_EXIT_CODES;
 
 /**
- * The "Exit codes:" section of a command's `--help`, from {@link COMMAND_EXIT_CODES}
- * (laid out as the table at the end of `synplug --help`).
+ * Each code's meaning in a few words, for a command's `--help` (the whole
+ * meaning: {@link COMMAND_EXIT_CODES}, `synplug help exit-codes`). Code 0's
+ * is the command's own (its meaning up to the first parenthesis).
+ */
+const BRIEF: Record<Exclude<ExitCodeLine[0], 0>, string> = {
+  [EXIT.FAILURE]: 'failure',
+  [EXIT.USAGE]: 'bad arguments, or a device that does not exist',
+  [EXIT.KERNEL]: 'the kernel refused a request or did not answer',
+  [EXIT.NOT_PERMITTED]: 'not permitted: needs CAP_NET_ADMIN (root)',
+  [EXIT.MISSING_SUPPORT]: 'the kernel lacks a needed module (each named)',
+  [EXIT.BAD_STATE]: 'a state file or directory is unsafe or damaged',
+  [EXIT.FOREIGN_QDISC]: "a root qdisc or filter there is not synplug's",
+  [EXIT.NOT_SET_UP]: 'not set up',
+  [EXIT.DEMO_FAILED]: 'the protected phase lost a request',
+  [EXIT.CHECK_FAILED]: 'the --check command failed: nothing held, not run',
+  [EXIT.UNPRINTABLE]: "part of the ruleset cannot be said in nft's words",
+  [EXIT.CHECK_PARTIAL]: 'set up partly or differently (each piece named)',
+  [EXIT.COMMAND_NOT_STARTED]: 'the command (or --check) could not be started',
+  [EXIT.COMMAND_NOT_EXECUTABLE]: 'the command (or --check) cannot be executed',
+  [EXIT.COMMAND_NOT_FOUND]: 'the command (or --check) was not found',
+  [EXIT.INTERRUPTED]: 'interrupted before the command started',
+  other: "the command's own exit status",
+};
+
+/** Where a command's code means something of its own, its few words. */
+const BRIEF_OF: { readonly [C in CommandName]?: Readonly<Record<number, string>> } = {
+  check: { [EXIT.FAILURE]: 'nothing is set up' },
+  decode: { [EXIT.USAGE]: 'bad arguments, or a file that cannot be read', [EXIT.KERNEL]: 'the input does not decode' },
+  doctor: { [EXIT.NOT_PERMITTED]: 'cannot probe: needs CAP_NET_ADMIN (root)', [EXIT.MISSING_SUPPORT]: 'no hold works on this kernel' },
+  demo: {
+    [EXIT.USAGE]: 'bad arguments; nothing was set up',
+    [EXIT.NOT_PERMITTED]: 'not permitted: needs CAP_NET_ADMIN, CAP_SYS_ADMIN',
+    [EXIT.NOT_SET_UP]: '--here: a setup here the demo may not use',
+    [EXIT.INTERRUPTED]: 'interrupted: what it set up is removed',
+  },
+  help: { [EXIT.USAGE]: 'no such command' },
+};
+
+/** A code's few words in a command's `--help`. */
+function briefOf(command: CommandName, [code, meaning]: ExitCodeLine): string {
+  if (code === 0) return meaning.replace(/ \(.*$/, '');
+  return (code !== 'other' && BRIEF_OF[command]?.[code]) || BRIEF[code];
+}
+
+/**
+ * The "Exit codes:" section of a command's `--help`: each code of
+ * {@link COMMAND_EXIT_CODES} on a line, in a few words, and where the whole
+ * meanings are (`synplug help exit-codes`, docs/cli.md).
  * @param command the command's name
  * @returns the section, starting with a newline
  */
 export function exitCodesHelp(command: CommandName): string {
   const lines: readonly ExitCodeLine[] = COMMAND_EXIT_CODES[command];
-  return `\nExit codes:\n${lines.map(([code, meaning]) => `  ${String(code).padEnd(4)} ${meaning}`).join('\n')}`;
+  return `\nExit codes:\n${lines.map((l) => `  ${String(l[0]).padEnd(4)} ${briefOf(command, l)}`).join('\n')}\nEach in full: synplug help exit-codes. Everything else: docs/cli.md.`;
+}
+
+/**
+ * The "Exit codes:" section of `synplug --help`: every code in a few words
+ * ({@link BRIEF}), and where the whole meanings are.
+ * @returns the section, starting with a newline
+ */
+export function allExitCodesHelp(): string {
+  const codes = Object.keys(BRIEF).map((c) => (c === 'other' ? c : Number(c))) as (keyof typeof BRIEF)[];
+  // A code that only one or two commands give is named with them.
+  const owners = (code: keyof typeof BRIEF) =>
+    (Object.keys(COMMAND_EXIT_CODES) as CommandName[]).filter((c) => COMMAND_EXIT_CODES[c].some((l) => l[0] === code));
+  const lines = [
+    '  0    success',
+    ...codes.map((c) => {
+      const by = owners(c);
+      return `  ${String(c).padEnd(4)} ${by.length <= 2 ? `${by.join(', ')}: ` : ''}${BRIEF[c]}`;
+    }),
+  ];
+  return `\nExit codes:\n${lines.join('\n')}\nEach in full, by command: synplug help exit-codes. Everything else: docs/cli.md.`;
+}
+
+/**
+ * `synplug help exit-codes`: the table of every code ({@link EXIT_HELP}),
+ * then each command's codes with their whole meaning there.
+ */
+export function exitCodesTopic(): string {
+  const commands = (Object.keys(COMMAND_EXIT_CODES) as CommandName[]).map(
+    (c) => `${c}:\n${COMMAND_EXIT_CODES[c].map(([code, meaning]) => `  ${String(code).padEnd(4)} ${meaning}`).join('\n')}`,
+  );
+  return `${EXIT_HELP}\n\nBy command:\n\n${commands.join('\n\n')}\n`;
 }

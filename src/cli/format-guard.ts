@@ -142,17 +142,20 @@ export function formatVerdict(r: Pick<ProtectResult, 'report' | 'maxHoldReached'
   const n = (v: number | null) => (v === null ? '?' : String(v));
   // refused counts SYN packets: a client's retransmissions each (an inbound hold queues them too), so the word says so
   const refused = p.refused ? `${p.refused} refused SYN(s), retransmissions included` : `${n(p.refused)} refused`;
-  const counts = `${refused}, ${n(p.reset)} reset, ${p.dropped} dropped${p.listenerDrops ? `, ${p.listenerDrops} dropped by the listener (packets, retransmissions included)` : ''}`;
+  const counts = `${refused}, ${n(p.reset)} reset, ${n(p.dropped)} dropped${p.listenerDrops ? `, ${p.listenerDrops} dropped by the listener (packets, retransmissions included)` : ''}`;
   if (p.lossless === true) return `lossless: ${counts}`;
   if (p.lossless === null) return `not fully counted: ${counts} (${(p.uncounted ?? []).join('; ')})`;
   const causes = lossCauses(p, { maxHoldReached: r.maxHoldReached, waitedForListener: r.newListener !== undefined });
   return `LOST: ${counts}; likely cause: ${causes.join('; ')}`;
 }
 
-/** One recorded reload as a line: id, start, command, holds, hold time, held SYNs, exit status, the counts (history, status). */
+/** One recorded reload as a line: id, end (or start), command, holds, start when a second or more before the end, hold time, held SYNs, exit status, the counts (history, status). */
 export function formatHistoryEntry(e: HistoryEntry): string {
   const verdict = formatVerdict({ report: e.report, maxHoldReached: false, newListener: undefined }).replace(/; likely cause: .*$/, '');
-  return `#${e.id} ${e.start} ${e.command} (${e.holds.join(', ')}): held ${e.report.holdMs.toFixed(1)} ms, ${e.killed ? 'SYNs not counted; KILLED during the hold (its watchdog released it)' : `${e.report.heldSyns} SYN(s); exit ${e.exitCode}`}; ${verdict}`;
+  // the history is in the order the commands ended: each line is labelled with its end (an earlier synplug's: its start)
+  const when = e.end === undefined ? `started ${e.start}` : `ended ${e.end}`;
+  const began = e.end !== undefined && Date.parse(e.end) - Date.parse(e.start) >= 1000 ? ` (started ${e.start})` : '';
+  return `#${e.id} ${when} ${e.command} (${e.holds.join(', ')})${began}: held ${e.report.holdMs.toFixed(1)} ms, ${e.killed ? 'SYNs not counted; KILLED during the hold (its watchdog released it)' : `${e.report.heldSyns} SYN(s); exit ${e.exitCode}`}; ${verdict}`;
 }
 
 /** `status`'s line on the last reload recorded (or why the history cannot be read). */
@@ -187,7 +190,13 @@ export function formatStatus(r: StatusResult): string {
   if (p) {
     const when = new Date(p.state === 'buffering' ? p.since : (p.releasedAt ?? p.since)).toISOString();
     lines.push(
-      `hold: ${p.state === 'buffering' ? `HOLDING since ${when} (by ${p.owner} pid ${p.pid}, until ${new Date(p.deadline).toISOString()})` : `released (last at ${when})`}`,
+      `hold: ${
+        p.state === 'buffering'
+          ? `HOLDING since ${when} (by ${p.owner} pid ${p.pid}, until ${new Date(p.deadline).toISOString()})`
+          : p.neverHeld
+            ? `never held since setup (at ${new Date(p.since).toISOString()})`
+            : `released (last at ${when})`
+      }`,
     );
   } else lines.push('hold: no record (plug.json)');
   for (const l of r.leases) {
@@ -248,7 +257,7 @@ const unrecordedLines = (u: ReadonlyArray<{ ifb: string; dev: string; teardown: 
 
 /** Text for `synplug teardown`. */
 export function formatTeardown(r: TeardownResult): string {
-  if (r.nothingSetUp) return [r.nothingSetUp, ...(r.kept.length ? ['left alone:', ...r.kept.map((x) => `  ${x}`)] : [])].join('\n');
+  if (r.nothingSetUp) return [r.nothingSetUp, ...(r.kept.length ? ['left alone:', ...r.kept.map((x) => `  ${x}`)] : []), ...keptDirLine(r)].join('\n');
   const lines = r.removed.length
     ? [
         `removed${r.holds.length && !(r.holds.length === 1 && holdWords({ id: r.holds[0], dev: r.dev }).top) ? ` (${r.holds.join(', ')})` : ` from ${r.dev}`}:`,
@@ -257,5 +266,14 @@ export function formatTeardown(r: TeardownResult): string {
     : [`nothing of synplug's on ${r.dev} to remove${r.holds.length ? ` (forgot the record of ${r.holds.join(', ')})` : ''}`];
   if (r.kept.length) lines.push('left alone:', ...r.kept.map((x) => `  ${x}`));
   if (r.removedStateDir) lines.push('removed the state directory (setup had created it)');
+  lines.push(...keptDirLine(r));
   return lines.join('\n');
 }
+
+/** teardown's line on the state directory it kept, and what is in it (the reload history...): never left unsaid. */
+const keptDirLine = (r: TeardownResult): string[] =>
+  r.keptStateDir
+    ? [
+        `kept ${r.keptStateDir.path} (${r.keptStateDir.files.join(', ')}): the reload history and metrics totals stay after teardown ('synplug history' reads them); remove the directory to drop them`,
+      ]
+    : [];

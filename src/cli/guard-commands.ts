@@ -32,32 +32,21 @@ interface ConfigFlags {
 const collect = (v: string, prev: string[] | undefined): string[] => [...(prev ?? []), v];
 
 function configOptions(cmd: Command, which: { setup?: boolean; inbound?: boolean } = {}): Command {
-  cmd.addOption(new Option('--dev <name>', 'device the qdisc tree sits on (default: as set up, else lo)'));
+  cmd.addOption(new Option('--dev <name>', "the local plug hold's device (default lo)"));
   if (which.inbound) {
-    cmd.addOption(
-      new Option(
-        '--addr <address>',
-        "the local hold: the proxy's address, IPv4 or IPv6 (default 169.254.255.254); with --inbound: a destination address to hold SYNs to (repeat for more; default any)",
-      ).argParser(collect),
-    );
-  } else cmd.addOption(new Option('--addr <address>', "the proxy's address, IPv4 or IPv6 (default: as set up, else 169.254.255.254)"));
-  cmd.addOption(new Option('--mark <n>', 'firewall mark for held SYNs, 1-4294967295 (default: as set up, else 1)'));
+    cmd.addOption(new Option('--addr <address>', 'proxy address; --inbound: held address (repeat)').argParser(collect));
+  } else cmd.addOption(new Option('--addr <address>', "the local hold's proxy address"));
+  cmd.addOption(new Option('--mark <n>', "the local plug hold's firewall mark (default 1)"));
   if (which.setup) {
-    cmd.addOption(new Option('--limit <bytes>', 'plug limit in bytes; more is dropped (default 1048576)'));
+    cmd.addOption(new Option('--limit <bytes>', 'plug limit, bytes (default 1048576)'));
   }
-  cmd.addOption(
-    new Option(
-      '--state-dir <dir>',
-      `state directory: a directory of this user that nobody else can write, created mode 0700 when missing (${STATE_DIR_DEFAULT_HELP})`,
-    ),
-  );
+  cmd.addOption(new Option('--state-dir <dir>', `state directory (${STATE_DIR_DEFAULT_HELP})`));
   cmd.addOption(jsonOption());
   return cmd;
 }
 
 /** What `--state-dir`'s help says of the default (docs/cli.md says the rest: which namespace is home, how it is told). */
-export const STATE_DIR_DEFAULT_HELP =
-  'default /run/synplug; in another network namespace (--netns, ip netns exec) /run/synplug/netns/<its cookie>; env SYNPLUG_STATE_DIR';
+export const STATE_DIR_DEFAULT_HELP = 'env SYNPLUG_STATE_DIR';
 
 /**
  * The state directory the user gave: --state-dir, else SYNPLUG_STATE_DIR, else undefined.
@@ -231,14 +220,11 @@ export function holdSelector(f: ConfigFlags & { inbound?: string | string[]; loc
 
 /** The --inbound/--local options of check and status. */
 function selectorOptions(cmd: Command, verb: string): Command {
-  return cmd
-    .option('--inbound <dev>', `${verb} only the inbound hold of this device (any of its names)`, collect)
-    .option('--local', `${verb} only the local hold (its id: local, the plug hold; queue, the queue hold)`);
+  return cmd.option('--inbound <dev>', `${verb} only the inbound hold of this device`, collect).option('--local', `${verb} only the local hold`);
 }
 
-/** `--metrics-file` of protect, plug and release: what it does (and that setup can record a default). */
-const METRICS_FILE_HELP =
-  "write the reload totals (kept in the state directory) to PATH in Prometheus' text format, as node_exporter's textfile collector reads it (a temporary file, then a rename); PATH ends in .prom and, if it exists, is a metrics file synplug wrote (it never replaces another file); its directory must exist and be safe (exit 2 otherwise, before anything is held or changed). Default: the file 'synplug setup --metrics-file' recorded";
+/** `--metrics-file` of protect, plug and release: what it does (docs/cli.md: the format, the checks, setup's default). */
+const METRICS_FILE_HELP = 'write the reload totals to PATH (.prom)';
 
 /** Print a command's warnings (what went wrong after it did its job) on stderr. */
 function warn(r: { warnings?: string[] }): void {
@@ -250,34 +236,15 @@ export function guardCommands(program: Command): void {
   configOptions(
     program
       .command('setup')
-      .description(
-        'build the local hold (for clients on this machine: an address on lo and, --via plug, a qdisc tree on lo, fw filter and nftables marking rule, or, --via queue, an nftables rule to a netfilter queue; --via auto, the default, takes the plug hold where the kernel has it), or with --inbound DEV the inbound hold of DEV (idempotent: completes or corrects a partial setup; --dry-run shows the plan)',
-      )
-      .option('--force', "delete a root qdisc on the device that is not synplug's (every hold adds its own prio root for the hold only)", false)
-      .option('--dry-run', 'print what setup would add, replace or remove, and record, and change nothing')
-      .option(
-        '--inbound <dev>',
-        'set up the inbound hold of this device instead: TCP SYNs arriving on it to --port (and --addr) are held on an IFB synplug creates (clsact + flower/u32 + mirred)',
-        collect,
-      )
-      .option(
-        '--port <port>',
-        'with --inbound: a TCP destination port to hold SYNs to, 1-65535 (repeat for more; at least one). Give every port (and --addr) at once: setup run again for a hold set up with another set is refused (exit 2, naming what is held); to change it, teardown --inbound DEV, then setup with the whole set',
-        collect,
-      )
-      .option(
-        '--via <hold>',
-        'which hold: plug (a plug qdisc: sch_plug), queue (a netfilter queue: nfnetlink_queue and NFQUEUE, no qdisc), or auto (plug where the kernel has what it needs, else queue; says which) (default auto)',
-      )
-      .option('--queue-num <n>', 'with --via queue: the netfilter queue number, 0-65535 (default: as set up, else 4200)')
-      .option(
-        '--metrics-file <path>',
-        "record PATH as the metrics file protect, plug and release write when given no --metrics-file (Prometheus' text format, for node_exporter's textfile collector); PATH ends in .prom and, if it exists, is a metrics file synplug wrote; its directory must exist and be safe (exit 2 otherwise, nothing set up). Kept by later setups that give none",
-      )
-      .option(
-        '--queue-maxlen <n>',
-        'with --via queue: how many SYNs the queue holds at most while held (default 65536); more are dropped and retried by their clients',
-      )
+      .description('set up the local hold, or with --inbound DEV the inbound hold of DEV (idempotent; all or nothing)')
+      .option('--force', "delete a root qdisc that is not synplug's (plug)")
+      .option('--dry-run', 'print the plan; change nothing')
+      .option('--inbound <dev>', 'set up the inbound hold of this device', collect)
+      .option('--port <port>', 'with --inbound: TCP port to hold (repeat)', collect)
+      .option('--via <hold>', 'plug, queue or auto (default auto: plug if supported)')
+      .option('--queue-num <n>', 'the queue hold: netfilter queue number (default 4200)')
+      .option('--metrics-file <path>', "the default of protect's --metrics-file (.prom)")
+      .option('--queue-maxlen <n>', 'the queue hold: most SYNs held (default 65536)')
       .addOption(
         new Option('--classifier <kind>', 'with --inbound: flower or u32 (default: flower where the kernel has it)')
           .choices(['flower', 'u32', 'auto'])
@@ -285,15 +252,12 @@ export function guardCommands(program: Command): void {
       ),
     { setup: true, inbound: true },
   )
-    .addHelpText(
-      'after',
-      `${exitCodesHelp('setup')}\n\nOn any failure, everything this call added is removed again.\nThe local hold and any number of inbound holds can be set up together; protect, plug, release, status, check and teardown act on all of them.`,
-    )
+    .addHelpText('after', exitCodesHelp('setup'))
     .action(
       run(
         async (
           f: ConfigFlags & {
-            force: boolean;
+            force?: boolean;
             inbound?: string | string[];
             port?: string[];
             classifier?: 'flower' | 'u32' | 'auto';
@@ -316,17 +280,9 @@ export function guardCommands(program: Command): void {
       ),
     );
 
-  configOptions(
-    selectorOptions(
-      program
-        .command('check')
-        .description(
-          'verify every hold set up (the local hold on lo, each inbound hold), or the one --inbound DEV / --local names; exit 0 complete, 1 nothing set up, 12 partly or differently set up (2: bad arguments). Also prints net.ipv4.tcp_migrate_req of the namespace and what it means for the listeners of the hold (--json: "sysctl")',
-        ),
-      'verify',
-    ),
-    { setup: true },
-  )
+  configOptions(selectorOptions(program.command('check').description('verify every hold set up (or the one named), and tcp_migrate_req'), 'verify'), {
+    setup: true,
+  })
     .addHelpText('after', exitCodesHelp('check'))
     .action(
       run(async (f: ConfigFlags & { inbound?: string | string[]; local?: boolean; hold?: string }) => {
@@ -341,13 +297,9 @@ export function guardCommands(program: Command): void {
   configOptions(
     program
       .command('plug')
-      .description('hold new connections (buffer the plug) until "synplug release" or --max-hold')
-      .option(
-        '--max-hold <duration>',
-        'release after this long, for every hold: a watchdog (a process of its own, left running when plug exits) drops this plug at the deadline and releases unless another live holder (a running protect) still holds; the local hold also stops marking new SYNs then in the kernel. E.g. 500ms, 10s, 1.5s, 2m, 1h (as the ms package reads it; bare: seconds), 10ms to 24h',
-        '10s',
-      )
-      .option('--metrics-file <path>', `${METRICS_FILE_HELP} (a plug counts no reload: its release does; a failed plug counts as failed)`),
+      .description('hold new connections until "synplug release" or --max-hold')
+      .addOption(new Option('--max-hold <duration>', 'a watchdog releases by then').default('10s', '10s'))
+      .option('--metrics-file <path>', METRICS_FILE_HELP),
   )
     .addHelpText('after', exitCodesHelp('plug'))
     .action(
@@ -363,20 +315,13 @@ export function guardCommands(program: Command): void {
   configOptions(
     program
       .command('release')
-      .description('release the plug now, breaking every live lease (running protects, manual plugs); with --orphaned, only a plug that nobody holds any more')
-      .option(
-        '--orphaned',
-        "leave live leases alone: release only a plug that no running protect (or manual plug before its deadline) holds, e.g. one a crash left behind. For systemd's ExecStopPost=, which runs between the stop and the start of 'synplug protect -- systemctl restart UNIT': a plain release there ends the hold as the gap begins",
-        false,
-      )
-      .option('--metrics-file <path>', `${METRICS_FILE_HELP} (a release that ends a manual plug's hold counts it as a reload)`),
+      .description('release now, ending every hold (running protects, manual plugs)')
+      .option('--orphaned', 'only a hold nobody holds any more (ExecStopPost=)')
+      .option('--metrics-file <path>', METRICS_FILE_HELP),
   )
-    .addHelpText(
-      'after',
-      `${exitCodesHelp('release')}\n\nWith --json: "released" (false only with --orphaned while live leases hold the plug), "brokeLeases" (the live leases a plain release broke) and "brokeManualPlugs" (of those, the manual plugs': their hold ended, as meant), "orphaned" and "liveLeases" (with --orphaned: the live leases left holding).`,
-    )
+    .addHelpText('after', exitCodesHelp('release'))
     .action(
-      run(async (f: ConfigFlags & { orphaned: boolean; metricsFile?: string }) => {
+      run(async (f: ConfigFlags & { orphaned?: boolean; metricsFile?: string }) => {
         const guard = await loadGuard();
         const r = await guard.release({
           ...config(f),
@@ -391,44 +336,24 @@ export function guardCommands(program: Command): void {
   configOptions(
     program
       .command('protect')
-      .description('plug, run COMMAND (no shell), release as soon as it exits; exit with its status')
+      .description('hold, run COMMAND (no shell), release when it ends; report what was lost')
       .usage('[options] -- COMMAND [ARGS...]')
-      .argument(
-        '[command...]',
-        "the reload command and its arguments. Everything from the first argument that is not one of protect's options is the command's, as for sudo, timeout and nice: in 'synplug protect --max-hold 5s nginx -s reload --max-hold 1', the second --max-hold is nginx's. '--' before the command is optional",
-      )
-      .option(
-        '--max-hold <duration>',
-        'release at this deadline even if the command still runs: e.g. 500ms, 10s, 1.5s, 2m, 1h (as the ms package reads it; bare: seconds), 10ms to 24h',
-        '10s',
-      )
-      .option(
-        '--wait-listen <[addr:]port>',
-        "release only once the server listens anew on this port: a NEW listening TCP socket, or (a server that keeps its socket, e.g. HAProxy -W USR2, nginx -s reload) the old one held by a new process; and once no socket of before the reload that only old processes hold is left (one the reload closes, e.g. HAProxy -sf, nginx changing its reuseport worker count: a SYN released into it would be reset); bounded by --max-hold. An address that is not one of this namespace's is refused (exit 2, nothing held). A notice on stderr says when no hold holds that port or address, nothing listens there before the reload, or the sockets' holders cannot be seen. Holds until --max-hold for a server that reloads inside one process keeping its socket (leave --wait-listen out there), and when another server that is not reloaded listens on the same port",
-      )
-      .option('--user <name>', 'run the command, and the --check command, as this user')
-      .option(
-        '--check <command line>',
-        "phase one: run this check first (e.g. 'haproxy -c -f /etc/haproxy/haproxy.cfg'; one string split into words as a shell quotes them, run without a shell, as --user if given, after --setup's set-up); its output goes to stderr; if it fails, nothing is held and COMMAND is not run (exit 10)",
-      )
-      .option(
-        '--check-timeout <duration>',
-        "with --check: kill the check's process group and fail (exit 10, nothing held, COMMAND not run) if it runs longer than this; protect waits for the check to exit, not for a background child it leaves holding its output",
-        '60s',
-      )
-      .option('--setup', 'set up first when synplug is not set up', false)
-      .option('--metrics-file <path>', `${METRICS_FILE_HELP} (this reload is added to the totals)`)
+      .argument('[command...]', 'the reload command; options after it are its own')
+      .addOption(new Option('--max-hold <duration>', 'release by then in any case').default('10s', '10s'))
+      .option('--wait-listen <[addr:]port>', 'release once the server listens anew there')
+      .option('--user <name>', 'run the command and --check as this user')
+      .option('--check <command line>', 'run this check first; on failure exit 10')
+      .addOption(new Option('--check-timeout <duration>', 'with --check: its time limit').default('60s', '60s'))
+      .option('--setup', 'set up first when not set up')
+      .option('--metrics-file <path>', METRICS_FILE_HELP)
       .passThroughOptions(),
   )
-    .addHelpText(
-      'after',
-      `${exitCodesHelp('protect')}\n\nAfterwards, stderr (or --json on stdout, its "report") tells how long the hold lasted, the SYNs held, and what the reload still lost: SYNs dropped in the hold, refused (RST to a SYN) or reset connections of what is held, and drops by the listeners, counted until at most 1 s after the release; the text ends with one verdict line (lossless: 0 refused, 0 reset, 0 dropped).`,
-    )
+    .addHelpText('after', exitCodesHelp('protect'))
     .action(
       run(
         async (
           command: string[],
-          f: ConfigFlags & { maxHold: string; waitListen?: string; user?: string; check?: string; checkTimeout: string; setup: boolean; metricsFile?: string },
+          f: ConfigFlags & { maxHold: string; waitListen?: string; user?: string; check?: string; checkTimeout: string; setup?: boolean; metricsFile?: string },
           cmd: Command,
         ) => {
           const guard = await loadGuard();
@@ -449,7 +374,7 @@ export function guardCommands(program: Command): void {
             maxHoldMs,
             waitListen,
             user: f.user,
-            setup: f.setup,
+            setup: f.setup === true,
             ...(f.metricsFile !== undefined && { metricsFile: f.metricsFile }),
             onNotice: (line) => process.stderr.write(`synplug: ${line}\n`),
           });
@@ -461,16 +386,7 @@ export function guardCommands(program: Command): void {
       ),
     );
 
-  configOptions(
-    selectorOptions(
-      program
-        .command('status')
-        .description(
-          'every hold set up, or the one --inbound DEV / --local names: its state and pieces, its qdiscs and filters with counters (the local hold: also the marking rule), packets held now, passed and dropped; the recorded hold state (hold: HOLDING or released, from plug.json) and leases; net.ipv4.tcp_migrate_req of the namespace and what it means for the listeners of the hold (--json: "sysctl")',
-        ),
-      'show',
-    ),
-  )
+  configOptions(selectorOptions(program.command('status').description('each hold set up: its pieces, counters, hold state, leases; last reload'), 'show'))
     .addHelpText('after', exitCodesHelp('status'))
     .action(
       run(async (f: ConfigFlags & { inbound?: string | string[]; local?: boolean; hold?: string }) => {
@@ -491,10 +407,10 @@ export function guardCommands(program: Command): void {
   configOptions(
     program
       .command('teardown')
-      .description('release, then remove exactly what setup added, for every hold (qdisc tree, filter, nftables table, address; IFB, SYN filters, clsact)')
-      .option('--inbound <dev>', 'remove only the inbound hold of this device', collect)
-      .option('--local', 'remove only the local hold (its id: local, the plug hold on --dev, lo by default; queue, the queue hold)')
-      .option('--hold <id>', 'remove only the hold of this id (as check lists it: local, inbound:DEV, queue, queue:DEV)'),
+      .description('release, then remove exactly what setup added (every hold, or the one named)')
+      .option('--inbound <dev>', 'only the inbound hold of this device', collect)
+      .option('--local', 'only the local hold')
+      .option('--hold <id>', 'only the hold of this id (local, queue, inbound:DEV...)'),
   )
     .addHelpText('after', exitCodesHelp('teardown'))
     .action(

@@ -1,6 +1,6 @@
 /**
- * `synplug history [--json] [-n N]`: the reloads protect, plug and release recorded, oldest
- * first (the engine is src/guard/history.ts).
+ * `synplug history [--json] [-n N]`: the reloads protect, plug and release recorded, in the
+ * order they ended, oldest first (the engine is src/guard/history.ts).
  *
  * @module
  */
@@ -16,9 +16,7 @@ import { UsageError } from '../netlink/errors.js';
 export function historyCommand(program: Command): void {
   program
     .command('history')
-    .description(
-      'the reloads protect (and manual plug and release) recorded in the state directory (bounded, rotated), oldest first: when, the holds, the hold time, the held SYNs, the exit status and the report',
-    )
+    .description('the reloads recorded (protect, plug, release), in the order they ended, oldest first')
     .addOption(new Option('-n <count>', 'only the last COUNT (1 or more)'))
     .addOption(new Option('--state-dir <dir>', `state directory (${STATE_DIR_DEFAULT_HELP})`))
     .addOption(jsonOption())

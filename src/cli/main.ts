@@ -10,7 +10,7 @@ import { setDefaultWarningHandler } from '../netlink/connection.js';
 import { checkNetns, NETNS_ENV, netnsSpecOf, setDefaultNetns } from '../netlink/netns.js';
 import { checkNetnsPath } from '../guard/call-netns.js';
 import { UsageError } from '../netlink/errors.js';
-import { EXIT, EXIT_HELP, exitCodesHelp } from './exit-codes.js';
+import { EXIT, allExitCodesHelp, exitCodesHelp, exitCodesTopic } from './exit-codes.js';
 import { guardCommands } from './guard-commands.js';
 import { showCommands } from './show-commands.js';
 import { reportError } from './run.js';
@@ -33,7 +33,7 @@ export function buildProgram(): Command {
     .showHelpAfterError('(run with --help for usage)')
     .addHelpText(
       'after',
-      `\n${EXIT_HELP}\n\nThe reload technique: 'synplug setup' once (at boot), then reload through protect, e.g.\n  synplug protect --check 'haproxy -c -f /etc/haproxy/haproxy.cfg' \\\n      --wait-listen 169.254.255.254:80 -- systemctl reload haproxy\n(systemctl reload returns before the new worker runs: --wait-listen holds until the server\nlistens anew; --check refuses a bad configuration before anything is held). Not every\nreload loses connections (HAProxy -W with USR2, nginx -s reload with unchanged sockets\nlose none on their own; a stop-then-start, HAProxy -sf under load, a reuseport worker-count\nchange do): see the README's "When do you need synplug?".\nSee 'synplug <command> --help'.`,
+      `${allExitCodesHelp()}\n\nThe reload technique: 'synplug setup' once (at boot), then each reload through protect:\n  synplug protect --check 'haproxy -c -f /etc/haproxy/haproxy.cfg' \\\n      --wait-listen 169.254.255.254:80 -- systemctl reload haproxy\nWhich reloads need it: the README's "When do you need synplug?". See 'synplug <command> --help'.`,
     )
     .exitOverride()
     .configureOutput({
@@ -50,12 +50,16 @@ export function buildProgram(): Command {
   program.helpCommand(false);
   program
     .command('help')
-    .description('display help for a command')
-    .argument('[command]', 'the command to describe')
-    .addOption(new Option('--json', 'report an unknown command as a JSON object on stdout (the help itself is text)'))
+    .description("display help for a command; 'help exit-codes': every exit code in full")
+    .argument('[command]', "the command to describe, or 'exit-codes'")
+    .addOption(new Option('--json', 'an unknown command as JSON on stdout too'))
     .addHelpText('after', exitCodesHelp('help'))
     .action((name: string | undefined) => {
       if (name === undefined) program.help();
+      if (name === 'exit-codes') {
+        process.stdout.write(exitCodesTopic());
+        return;
+      }
       const sub = program.commands.find((c) => c.name() === name || c.aliases().includes(name!));
       if (!sub) program.error(`error: unknown command '${name}'`, { exitCode: EXIT.USAGE, code: 'commander.unknownCommand' });
       sub!.help();
@@ -117,17 +121,8 @@ const NO_NETNS = new Set(['decode', 'demo', 'help']);
 function netnsOption(program: Command): void {
   for (const sub of program.commands) {
     if (NO_NETNS.has(sub.name())) continue;
-    const where = "act in this network namespace, like 'ip -n': a name from /run/netns or a path such as /proc/PID/ns/net";
-    // show keeps no state; the other commands keep theirs per namespace
-    const env = `; without --netns, the environment variable ${NETNS_ENV} (checked the same way)`;
-    sub.addOption(
-      new Option(
-        '--netns <name|path>',
-        sub.name() === 'show'
-          ? `${where}${env}`
-          : `${where}${env} (default state directory: /run/synplug/netns/<the namespace's cookie, SO_NETNS_COOKIE>; before Linux 5.14, give --state-dir)`,
-      ),
-    );
+    // (docs/cli.md: names and paths, and the state directory of each namespace, /run/synplug/netns/<cookie>)
+    sub.addOption(new Option('--netns <name|path>', `act in this netns, like ip -n (env ${NETNS_ENV})`));
   }
   setDefaultWarningHandler((w) => process.stderr.write(`synplug: warning: ${w.message} (${w.requestType})\n`));
   program.hook('preAction', (_root, action) => {

@@ -114,24 +114,16 @@ export function showCommands(program: Command): void {
     .command('show')
     .description('show qdiscs, classes, filters (as tc), links, addresses (as ip), or the nftables ruleset (as nft)')
     .argument('<object>', `one of: ${OBJECTS.join(', ')}`)
-    .option('--dev <name>', 'only this device (required for class and filter)')
-    .option('-s, --stats', 'with counters (tc -s)', false)
-    .option(
-      '-d, --details',
-      "link: the kind (veth, ifb...) and the details of bridges, bridge ports, vxlan and tun devices, MTU range, queues and offload limits, as 'ip -d link show'",
-      false,
-    )
-    .option(
-      '--parent <parent>',
-      "filter: only the filters attached here, as 'tc filter show dev DEV ingress': ingress, egress (a clsact's hooks), root, or a qdisc or class handle such as 1: or 1:4",
-    )
+    .option('--dev <name>', 'only this device (class, filter: required)')
+    .option('-s, --stats', 'with counters (tc -s)')
+    .option('-d, --details', 'link: kind and details, as ip -d link show')
+    .option('--parent <parent>', 'filter: only those at ingress, egress, root, 1:4...')
     .addOption(jsonOption())
-    .addHelpText(
-      'after',
-      `\nJSON output uses the field names of tc -j -s, ip -j and nft -j.\nruleset: what nft 1.0.6's 'nft list ruleset' prints, which 'nft -f' reads back; a part synplug cannot say\nin nft's language is listed marked [ raw: ... ], named on stderr, and the exit code is 11.\n${exitCodesHelp('show')}`,
-    )
+    .addHelpText('after', exitCodesHelp('show'))
     .action(
-      run(async (object: string, f: { dev?: string; stats: boolean; details: boolean; parent?: string; json?: boolean }) => {
+      run(async (object: string, given: { dev?: string; stats?: boolean; details?: boolean; parent?: string; json?: boolean }) => {
+        // flags not given are false (their help shows no "default: false")
+        const f = { ...given, stats: given.stats === true, details: given.details === true };
         oneOf(object, OBJECTS, 'object');
         if (f.details && object !== 'link') throw new UsageError(`show ${object}: --details applies to links only`);
         if (f.parent !== undefined && object !== 'filter') throw new UsageError(`show ${object}: --parent applies to filters only`);
@@ -225,34 +217,9 @@ export function showCommands(program: Command): void {
     .command('decode')
     .description('decode captured netlink traffic: an nlmon pcap/pcapng, a capture.json, or a hex dump; "-" reads stdin')
     .argument('<file>', 'capture file, or - for stdin')
-    .addOption(new Option('--protocol <n>', 'netlink protocol of a hex dump (0 route, 4 sock_diag, 12 netfilter); pcap files carry their own').default('0'))
-    .addOption(new Option('--json', 'also report an error as a JSON object on stdout (the messages are always JSON)'))
-    .addHelpText(
-      'after',
-      `
-Input formats (told apart by their first bytes):
-  pcap, pcapng   a capture on an nlmon device (link type 253, LINKTYPE_NETLINK): each packet is one datagram,
-                 with its protocol
-  capture.json   the fixtures' capture format (a JSON object or array)
-  hex dump       text, in --protocol's protocol:
-                 - plain hex, one datagram per line: '30000000 12000103 ...', '30 00 00 00 ...', 0x prefixes and
-                   commas allowed; with blank lines anywhere between data lines, the blank lines separate datagrams
-                   instead and the lines of a block are joined
-                 - xxd -p: a line of exactly 60 hex digits continues on the next line, so a datagram xxd -p wrapped
-                   is read whole (a datagram of a multiple of 30 bytes ends on a full line: put a blank line after it
-                   when another follows)
-                 - xxd and hexdump -C (an offset first): offset 0 starts a datagram, the ASCII column is dropped,
-                   '*' repeats the line above
-                 - lines starting with # or // are comments
-Output is written as it is decoded: memory stays bounded by the input's size, not by the number of messages.
-
-Prints one JSON object per netlink message (one per line): protocol, type, flags, seq, pid, and the decoded body
-(tc -j / ip -j / nft field names) or the error (errno, code, extended-ack text).
-When the input goes bad part-way, every datagram before the bad bytes is printed first, then the error.
-A request is read as the kernel reads it: bytes it would not read (padding past nlmsg_len, a short tail, a header
-with nlmsg_len below 16 or past the end) print as one {"trailing": {offset, length, reason}} object, not an error.
-${exitCodesHelp('decode')}`,
-    )
+    .addOption(new Option('--protocol <n>', "a hex dump's: 0 route, 4 sock_diag, 12 netfilter").default('0', '0'))
+    .addOption(new Option('--json', 'an error as JSON on stdout too'))
+    .addHelpText('after', exitCodesHelp('decode'))
     .action(
       run(async (file: string, f: { protocol: string }) => {
         const protocol = Number(f.protocol);

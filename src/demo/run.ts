@@ -528,7 +528,14 @@ async function protectedRestart(ctx: Ctx): Promise<Omit<RestartResult, 'atMs'>> 
   if (!restarted)
     throw new SynplugError(`the demo's restart command ran, but its SIGUSR2 never reached the demo (pid ${process.pid}); protect released at the max-hold`);
   const { closedMs, queuedAtClose } = await restarted;
-  return { closedMs, queuedAtClose, heldMs: r.report.holdMs, synsHeld: r.report.heldSyns, drops: r.report.dropped, maxHoldReached: r.maxHoldReached };
+  return {
+    closedMs,
+    queuedAtClose,
+    heldMs: r.report.holdMs,
+    synsHeld: r.report.heldSyns,
+    ...(r.report.dropped !== null && { drops: r.report.dropped }),
+    maxHoldReached: r.maxHoldReached,
+  };
 }
 
 /**

@@ -66,6 +66,13 @@ export const NFT_NAMES = {
 /** The names of synplug's nftables tables: `synplug` (the CLI's, always), or `synplug_NAME` through the library. */
 export const SYNPLUG_TABLE = /^synplug(_[A-Za-z0-9_]{1,56})?$/;
 
+/**
+ * The options only the plug holds take (setup's `--dev`, `--mark`, `--limit`,
+ * `--force`): given to setup without `--via`, they choose the plug hold; given
+ * to another command where only queue holds are set up, they are refused.
+ */
+export const PLUG_ONLY = ['dev', 'mark', 'limit', 'force'] as const;
+
 /** Default configuration (`stateDir`: the home namespace's; resolveConfig fills in the namespace's own). */
 export const DEFAULTS: GuardConfig = {
   dev: 'lo',

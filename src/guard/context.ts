@@ -7,8 +7,8 @@
  * @module
  */
 import { join } from 'node:path';
-import { NetlinkError } from '../netlink/errors.js';
-import { resolveConfig, type GuardConfig } from './config.js';
+import { NetlinkError, UsageError } from '../netlink/errors.js';
+import { PLUG_ONLY, resolveConfig, type GuardConfig } from './config.js';
 import { NoDeviceError } from './errors.js';
 import { StateStore, type SetupRecord } from './state.js';
 import { holdMode } from './modes/index.js';
@@ -37,6 +37,45 @@ export function definedOnly<T extends object>(o: T): Partial<T> {
 const devFromRecord = new WeakMap<GuardConfig, string>();
 
 /**
+ * Configs given an option only the plug holds take (--dev, --mark, --limit) with nothing set up: the local hold
+ * looked at is the plug hold, as `setup --via auto` with that option sets up, not the one it picks on this kernel.
+ */
+const plugChosen = new WeakSet<GuardConfig>();
+
+/** What each option only the plug holds take configures, for the refusal's message. */
+const PLUG_OPTION_WHAT: Record<(typeof PLUG_ONLY)[number], string> = {
+  dev: "the local plug hold's device",
+  mark: "the local plug hold's firewall mark",
+  limit: "a plug hold's limit",
+  force: "setup's replacing of a root qdisc for the plug hold",
+};
+
+/**
+ * Refuse an option only the plug holds take where setup recorded holds and
+ * none of them takes it (the queue holds take none; an inbound plug hold only
+ * `limit`): accepted, it would be ignored, and the user would believe it
+ * acted on. A hold takes `dev` and `mark` when its record gives them
+ * (the local plug hold's, its mode's configOf).
+ * @throws {UsageError} naming the option and the holds set up
+ */
+function refuseOptionsNoHoldTakes(opts: GuardOptions, record: SetupRecord | undefined): void {
+  const holds = Object.entries(record?.holds ?? {});
+  if (!holds.length) return;
+  for (const k of PLUG_ONLY) {
+    if ((opts as Record<string, unknown>)[k] === undefined) continue;
+    const takes = holds.some(([, h]) => {
+      const m = holdMode(h.mode);
+      return m?.via === 'plug' && (k === 'limit' || k in (m.configOf?.(h) ?? {}));
+    });
+    if (takes) continue;
+    const set = holds.map(([id, h]) => `${id}: via ${holdMode(h.mode)?.via ?? h.mode}`).join(', ');
+    throw new UsageError(
+      `--${k} is ${PLUG_OPTION_WHAT[k]}; the holds set up here (${set}) take no --${k}: leave it out ('synplug status' shows them). Nothing was changed`,
+    );
+  }
+}
+
+/**
  * The configuration of a command other than setup: explicit options, then
  * what setup recorded (its local hold), then the defaults.
  * @param opts the caller's options
@@ -53,11 +92,13 @@ export function contextFor(opts: GuardOptions | null | undefined, needsAdmin?: s
   const stateDir = resolveConfig({ stateDir: opts.stateDir }).stateDir;
   const store = new StateStore(stateDir);
   const record = store.readSetup(about);
+  refuseOptionsNoHoldTakes(opts, record);
   // The configuration a recorded hold gives (the local plug hold's device, address...).
   let fromRecord: Partial<GuardConfig> = {};
   for (const h of Object.values(record?.holds ?? {})) fromRecord = { ...fromRecord, ...holdMode(h.mode)?.configOf?.(h) };
   const config = resolveConfig({ ...fromRecord, ...definedOnly(opts), stateDir });
   if (fromRecord.dev !== undefined && opts.dev === undefined) devFromRecord.set(config, join(stateDir, 'setup.json'));
+  if (!record && PLUG_ONLY.some((k) => (opts as Record<string, unknown>)[k] !== undefined)) plugChosen.add(config);
   return { config, store, ...(record && { record }) };
 }
 
@@ -69,7 +110,7 @@ export function contextFor(opts: GuardOptions | null | undefined, needsAdmin?: s
  */
 export function openSession(config: GuardConfig, record?: SetupRecord): Promise<GuardSession> {
   // Every hold the record lists; the local hold alone when nothing is recorded.
-  return GuardSession.open(config, { record, local: !record }).catch((e: unknown) => {
+  return GuardSession.open(config, { record, local: !record, ...(plugChosen.has(config) && { plug: true }) }).catch((e: unknown) => {
     const file = devFromRecord.get(config);
     throw e instanceof NoDeviceError && file && e.dev === config.dev ? new NoDeviceError(config.dev, file) : e;
   });

@@ -1,6 +1,8 @@
 /**
  * The reload history: one JSON line per protect, manual plug and manual
- * release in the state directory, bounded and rotated.
+ * release in the state directory, bounded and rotated. Lines are appended
+ * when a command ends, so the history is in the order the commands ended;
+ * each line says when its command started (`start`) and ended (`end`).
  *
  * `history.jsonl` holds the newest entries; when an append would take it
  * over {@link HISTORY_FILE_CAP} bytes it becomes `history.1.jsonl` (the one
@@ -44,6 +46,11 @@ export interface HistoryEntry {
   command: HistoryCommand;
   /** when the command started, ISO 8601 */
   start: string;
+  /**
+   * when the command ended (its line was written: the history's order), ISO 8601; absent in lines an earlier synplug
+   * wrote
+   */
+  end?: string;
   /** the holds held, by id (`queue`, `local`, `inbound:eth0`...) */
   holds: string[];
   /** protect: the reload command's exit status (-1 with `killed`: unknown); plug and release: 0 (they are recorded when they did their job) */
@@ -86,6 +93,7 @@ function isEntry(e: unknown): e is HistoryEntry {
     (HISTORY_COMMANDS as readonly unknown[]).includes(x.command) &&
     typeof x.start === 'string' &&
     !Number.isNaN(Date.parse(x.start)) &&
+    (x.end === undefined || (typeof x.end === 'string' && !Number.isNaN(Date.parse(x.end)))) &&
     Array.isArray(x.holds) &&
     x.holds.every((h) => typeof h === 'string') &&
     Number.isInteger(x.exitCode) &&
@@ -132,7 +140,7 @@ export function readHistory(stateDir: string, n?: number): HistoryEntry[] {
 }
 
 /**
- * Append one entry (its id is the next one), under the lease lock, rotating
+ * Append one entry (its id is the next one; its `end` now, unless given), under the lease lock, rotating
  * when the file would pass `cap` (at most, and by default, {@link HISTORY_FILE_CAP}). A damaged file is left
  * as it is (for a person to read) and nothing is appended until it is moved
  * away.
@@ -140,12 +148,13 @@ export function readHistory(stateDir: string, n?: number): HistoryEntry[] {
  * @throws {StateFileError} the directory is unsafe, a history file is damaged (named), or a file cannot be written (`failure` when the disk refused)
  */
 export async function appendHistory(stateDir: string, entry: Omit<HistoryEntry, 'id'>, cap = HISTORY_FILE_CAP): Promise<HistoryEntry> {
+  const end = entry.end ?? new Date().toISOString();
   return withLeaseLock(new StateStore(stateDir), () => {
     const d = openCheckedDir(stateDir, true)!;
     try {
       let current = d.read(HISTORY_FILE, HISTORY_FILE_CAP, WHAT);
       const lastId = parse(d, HISTORY_FILE).at(-1)?.id ?? parse(d, HISTORY_OLD_FILE).at(-1)?.id ?? 0;
-      const full: HistoryEntry = { id: lastId + 1, ...entry };
+      const full: HistoryEntry = { id: lastId + 1, ...entry, end };
       const line = Buffer.from(`${JSON.stringify({ ...full, ...netnsField() })}\n`);
       if (current && current.length + line.length > Math.min(cap, HISTORY_FILE_CAP)) {
         d.writeAtomic(HISTORY_OLD_FILE, current);
@@ -186,6 +195,7 @@ export function killedProtectEntry(lease: Lease, now: number, by = 'its watchdog
   return {
     command: 'protect',
     start: new Date(lease.since).toISOString(),
+    end: new Date(now).toISOString(),
     holds: [...lease.holds],
     exitCode: -1,
     killed: true,
@@ -193,7 +203,7 @@ export function killedProtectEntry(lease: Lease, now: number, by = 'its watchdog
     report: {
       heldSyns: 0,
       holdMs: Math.max(0, now - lease.since),
-      dropped: 0,
+      dropped: null,
       refused: null,
       reset: null,
       listenerDrops: null,

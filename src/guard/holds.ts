@@ -9,6 +9,7 @@ import { NetlinkError, UsageError } from '../netlink/errors.js';
 import { checkEntryOptions, resolveConfig } from './config.js';
 import { StateFileError } from './errors.js';
 import { StateStore, processStartTime, type Lease, type PlugRecord } from './state.js';
+import { openCheckedDir } from './state-fs.js';
 import { accounted } from './accounting.js';
 import { unwatchedReport } from './report.js';
 import { breakLeases, dropLease, leaseLive, liveLeases, newLeaseId, releaseIfOrphaned, takeLease, unprepare } from './leases.js';
@@ -341,14 +342,16 @@ async function releaseOnce(opts: Omit<ReleaseOptions, 'metricsFile'>): Promise<R
     const elsewhere = s.holds.flatMap((h) => h.heldElsewhere?.() ?? []);
     const wasBuffering = r?.state === 'buffering';
     // How the hold failed: a release verdict refused; a holder that died during the hold (nobody held it at the release).
-    const failed = [...(stats?.failures ?? []), ...(wasBuffering ? s.holds.flatMap((h) => h.holderLost?.() ?? []) : [])];
+    const lost = wasBuffering ? s.holds.flatMap((h) => h.holderLost?.() ?? []) : [];
+    const failed = [...(stats?.failures ?? []), ...lost];
     // What the manual hold held: the plugs' counters against those its plug read before buffering (read after the release).
     const base = wasBuffering && stats ? manual?.counters : undefined;
     const report = unwatchedReport(
       {
         heldSyns: base ? Math.max(0, stats!.packets - base.packets) : 0,
         holdMs: wasBuffering ? Math.max(0, releasedAt - (manual?.since ?? r!.since)) : 0,
-        dropped: base ? Math.max(0, stats!.drops - base.drops) : 0,
+        // a holder that died during the hold took its count of what it dropped with it (`failed` says so)
+        dropped: lost.length || stats?.dropsLost ? null : base ? Math.max(0, stats!.drops - base.drops) : 0,
         ...(failed.length && { failed }),
       },
       base
@@ -657,8 +660,40 @@ export async function teardown(opts: TeardownOptions = {}): Promise<TeardownResu
         e instanceof StateFileError && e.category === 'failure' ? 'failure' : 'bad-state',
       );
     }
-    return { dev: tornDev, removed: unique(removed), kept: unique(kept), holds: unique(torn), ...(removedStateDir && { removedStateDir }), ...nothing };
+    // What stays in the directory (the reload history, metrics totals, the holder's log) is said, never left silently.
+    const keptStateDir = removedStateDir ? undefined : filesLeftIn(config.stateDir);
+    return {
+      dev: tornDev,
+      removed: unique(removed),
+      kept: unique(kept),
+      holds: unique(torn),
+      ...(removedStateDir && { removedStateDir }),
+      ...(keptStateDir && { keptStateDir }),
+      ...nothing,
+    };
   });
+}
+
+/**
+ * The state directory and the files left in it after teardown removed the state files; undefined when it is gone
+ * or empty, or cannot be read (it was just checked: nothing to say then).
+ */
+function filesLeftIn(path: string): { path: string; files: string[] } | undefined {
+  let d: ReturnType<typeof openCheckedDir>;
+  try {
+    d = openCheckedDir(path, false);
+  } catch {
+    return undefined;
+  }
+  if (!d) return undefined;
+  try {
+    const files = d.names();
+    return files.length ? { path, files } : undefined;
+  } catch {
+    return undefined;
+  } finally {
+    d.close();
+  }
 }
 
 /** What a teardown removed from the kernel, for a message about what it then failed to record: only what it did. */

@@ -18,7 +18,10 @@
  *   or release refused), `uncounted` (the report could not count everything:
  *   a manual plug's release counts what it held, never what was refused);
  * - `synplug_held_syns_total`, `synplug_refused_total`, `synplug_reset_total`,
- *   `synplug_dropped_total`;
+ *   `synplug_dropped_total`: a count the report could not make (null: not
+ *   counted, e.g. the SYNs a queue holder that died during the hold dropped)
+ *   adds nothing to its total; that reload is in `reloads_total` as `lost`
+ *   (a failed hold) or `uncounted`;
  * - the histogram `synplug_hold_seconds`.
  *
  * protect counts one reload per run; a manual `release` that ended a hold
@@ -229,7 +232,7 @@ export function addReload(t: MetricsTotals, change: MetricsChange): MetricsTotal
   n.heldSyns += r.heldSyns;
   n.refused += r.refused ?? 0;
   n.reset += r.reset ?? 0;
-  n.dropped += r.dropped;
+  n.dropped += r.dropped ?? 0;
   const s = r.holdMs / 1000;
   const i = HOLD_BUCKETS.findIndex((b) => s <= b);
   n.holdBuckets[i === -1 ? HOLD_BUCKETS.length : i] += 1;
@@ -261,7 +264,9 @@ export function metricsText(state: MetricsState): string {
     ['', t.refused],
   ]);
   counter('synplug_reset_total', "Connections of what was held reset during reloads (a closing listener's queue).", (t) => [['', t.reset]]);
-  counter('synplug_dropped_total', 'Held SYNs lost in the hold itself (over its limit).', (t) => [['', t.dropped]]);
+  counter('synplug_dropped_total', 'Held SYNs lost in the hold itself (over its limit); a count lost with a queue holder that died adds nothing.', (t) => [
+    ['', t.dropped],
+  ]);
   lines.push('# HELP synplug_hold_seconds How long each reload held new connections, seconds.', '# TYPE synplug_hold_seconds histogram');
   for (const h of labels) {
     const t = state.holds[h];

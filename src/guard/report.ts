@@ -55,7 +55,7 @@ import { listChains } from '../iptables/chain.js';
 import { hexMessage, type WatchdogStep } from './watchdog.js';
 import { leaseLive, recordedLeases, withLeaseLock } from './leases.js';
 import type { StateStore } from './state.js';
-import { removeIfThere, TABLE_COMMENT, tableIsMarked } from './teardown-marks.js';
+import { removeIfThere, REPORT_TABLE_COMMENT, tableIsMarked } from './teardown-marks.js';
 import { stateDirMark } from './state-fs.js';
 import { parseAddress } from '../iptables/validate.js';
 import * as C from '../iptables/constants.js';
@@ -114,8 +114,11 @@ export interface ReloadReport {
   heldSyns: number;
   /** hold ack to release ack, ms */
   holdMs: number;
-  /** held SYNs lost in the hold itself (over a queue's maxlen, a plug's limit) */
-  dropped: number;
+  /**
+   * held SYNs lost in the hold itself (over a queue's maxlen, a plug's limit); null when the count was lost with its
+   * counter (a queue's holder process died during the hold: `failed` says so, and `lossless` is false)
+   */
+  dropped: number | null;
   /**
    * SYN packets to what is held answered with a RST (released before a listener was there): a client's retransmitted
    * SYNs count each (an inbound hold queues them too), so a refused connection may count several times
@@ -128,7 +131,7 @@ export interface ReloadReport {
    * backlog, or released retransmissions of a client that gave up during a long hold (not connections)
    */
   listenerDrops: number | null;
-  /** true only when dropped, refused, reset and listenerDrops are all 0; null when one could not be counted and none is above 0 */
+  /** true only when dropped, refused, reset and listenerDrops are all 0; null when one could not be counted and none is above 0 (false with `failed`) */
   lossless: boolean | null;
   /** why a count is null, one sentence each (absent when everything was counted) */
   uncounted?: string[];
@@ -143,7 +146,8 @@ export interface ReloadReport {
 export interface HoldCounts {
   heldSyns: number;
   holdMs: number;
-  dropped: number;
+  /** null: lost with its counter (see {@link ReloadReport.dropped}) */
+  dropped: number | null;
   /** how the hold failed, one sentence each (see {@link ReloadReport.failed}) */
   failed?: readonly string[];
 }
@@ -439,7 +443,7 @@ async function missingCountersBatch(
   );
   const missing = reportRules(held, resetScope).filter((r) => !have.has(r.comment));
   if (missing.length === 0) return undefined;
-  const batch = new NftBatch().addTable({ ...table, comment: TABLE_COMMENT });
+  const batch = new NftBatch().addTable({ ...table, comment: REPORT_TABLE_COMMENT });
   batch.addChain({ ...table, table: table.name, name: chain, type: 'filter', hook: 'output', prio: REPORT_PRIORITY, policy: 'accept' });
   for (const r of missing) batch.addRule({ family: 'inet', table: table.name, chain, expr: r.expr, comment: r.comment });
   return { batch, tableExisted };
@@ -547,7 +551,7 @@ export function unwatchedReport(hold: HoldCounts, why: string): ReloadReport {
     refused: null,
     reset: null,
     listenerDrops: null,
-    lossless: hold.dropped > 0 || failed?.length ? false : null,
+    lossless: (hold.dropped ?? 0) > 0 || failed?.length ? false : null,
     uncounted: [why],
     ...(failed?.length && { failed: [...failed] }),
   };
@@ -576,7 +580,7 @@ export function lossCauses(r: ReloadReport, how: { maxHoldReached: boolean; wait
           : 'released before the listener was back: add --wait-listen PORT',
     );
   if ((r.reset ?? 0) > 0) out.push("connections queued in a closing listener were reset: --wait-listen waits for the old listener's close");
-  if (r.dropped > 0) out.push('the hold dropped SYNs over its limit: raise the queue maxlen (--queue-maxlen) or the plug limit');
+  if ((r.dropped ?? 0) > 0) out.push('the hold dropped SYNs over its limit: raise the queue maxlen (--queue-maxlen) or the plug limit');
   const listenerDrops = r.listenerDrops ?? 0;
   // A long hold with no more drops than SYNs held: likely the retransmissions of clients that had given up (their
   // connect timeout ran out during the hold), released into a listener that drops them; a burst is the other cause.

@@ -37,6 +37,11 @@ export interface SessionHolds {
    * local plug hold of the configuration; with no record, the local hold `setup --via auto` makes on this kernel
    */
   local?: boolean;
+  /**
+   * with no record, open the local plug hold, not the one `setup --via auto` picks on this kernel: the caller gave
+   * an option only the plug holds take (--dev, --mark, --limit), with which `setup --via auto` sets up the plug hold
+   */
+  plug?: boolean;
 }
 
 /**
@@ -76,7 +81,7 @@ export class GuardSession implements ProtectSession, HoldSockets {
       const localEntry = entries.find(([, h]) => h.mode === local?.name)?.[1];
       if (local && localEntry) s.holds.push(await local.open(s, config, localEntry));
       else if (which.local !== false) {
-        const h = which.record ? await local?.open(s, config, undefined) : await openAutoLocalHold(s, config);
+        const h = which.record || which.plug ? await local?.open(s, config, undefined) : await openAutoLocalHold(s, config);
         if (h) s.holds.push(h);
       }
       for (const [id, entry] of entries) {
@@ -284,6 +289,7 @@ export class GuardSession implements ProtectSession, HoldSockets {
       if (!st) throw new SynplugError(`no plug qdisc on ${h.dev} (the ${h.mode} hold): run '${h.setupCommand()}'`, 'not-set-up');
       for (const k of ['packets', 'bytes', 'drops', 'qlen', 'backlog'] as const) sum[k] += st[k];
       if (st.failures?.length) sum.failures = [...(sum.failures ?? []), ...st.failures];
+      if (st.dropsLost) sum.dropsLost = true;
     }
     return sum;
   }

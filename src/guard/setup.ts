@@ -12,7 +12,7 @@
  */
 import { join } from 'node:path';
 import { closeSync } from 'node:fs';
-import { checkEntryOptions, resolveConfig, type GuardConfig } from './config.js';
+import { checkEntryOptions, PLUG_ONLY, resolveConfig, type GuardConfig } from './config.js';
 import { NotSetUpError, SetupError } from './errors.js';
 import { StateStore, withNetnsCookie, type HoldRecord, type Lease } from './state.js';
 import { liveLeases } from './leases.js';
@@ -189,7 +189,8 @@ export async function setupOrPlan<T>(opts: SetupOptions, dryRun: ((would: SetupW
     });
     if (!store.readPlug()) {
       const now = Date.now();
-      store.writePlug({ version: 1, state: 'released', owner: 'manual', pid: process.pid, dev: config.dev, since: now, deadline: now, releasedAt: now });
+      // nothing has held yet: said as such (status said "released (last at <this setup's time>)")
+      store.writePlug({ version: 1, state: 'released', owner: 'manual', pid: process.pid, dev: config.dev, since: now, deadline: now, neverHeld: true });
     }
     return {
       dev: target.dev,
@@ -426,9 +427,6 @@ function refuseNewHeldSet(mode: HoldMode, target: Hold, before: HoldRecord | und
       `To change it, give the whole set again after removing the hold, e.g. to hold both: 'synplug teardown --inbound ${target.dev}${netns}' then '${words.setup}${netns}'. Nothing was changed`,
   );
 }
-
-/** The options only the plug holds take. */
-const PLUG_ONLY = ['dev', 'mark', 'limit', 'force'] as const;
 
 /**
  * The `via` of setup's options: `auto` unless given; `auto` with an option

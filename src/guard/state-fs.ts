@@ -27,7 +27,18 @@
  *
  * @module
  */
-import { closeSync, constants as fsConstants, fstatSync, lstatSync, readlinkSync, readSync, writeSync, type BigIntStats, type Stats } from 'node:fs';
+import {
+  closeSync,
+  constants as fsConstants,
+  fstatSync,
+  lstatSync,
+  readdirSync,
+  readlinkSync,
+  readSync,
+  writeSync,
+  type BigIntStats,
+  type Stats,
+} from 'node:fs';
 import { posix } from 'node:path';
 import { createHash } from 'node:crypto';
 import { errnoName } from '../netlink/errors.js';
@@ -250,6 +261,11 @@ export class CheckedDir {
     } finally {
       closeSync(fd);
     }
+  }
+
+  /** The names in the directory, sorted (read through its descriptor: the directory checked, never a path swapped since). */
+  names(): string[] {
+    return readdirSync(`/proc/self/fd/${this.fd}`).sort();
   }
 
   /**

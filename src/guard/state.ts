@@ -121,6 +121,11 @@ export interface PlugRecord {
   deadline: number;
   /** when it was released, ms since the epoch */
   releasedAt?: number;
+  /**
+   * written by setup (no plug.json before it): nothing has held since that setup; `since` and `deadline` are the
+   * setup's time, and there is no `releasedAt` (a plug or protect writes a record without it)
+   */
+  neverHeld?: true;
   /** when the watchdog's release failed, ms since the epoch (the record then still says buffering, for the next command to recover) */
   releaseFailedAt?: number;
   /** the cookie of the network namespace whose holds it records, as setup.json's (written by {@link StateStore.writePlug}); another namespace's is refused */
@@ -619,6 +624,7 @@ export function plugRecordProblem(r: unknown, now = Date.now()): Problem {
   if (typeof r.dev !== 'string') return "'dev' is not a device name";
   if (r.releasedAt !== undefined && !isTime(r.releasedAt)) return "'releasedAt' is not a time in ms since the epoch";
   if (r.releaseFailedAt !== undefined && !isTime(r.releaseFailedAt)) return "'releaseFailedAt' is not a time in ms since the epoch";
+  if (r.neverHeld !== undefined && (r.neverHeld !== true || r.state !== 'released')) return "'neverHeld' is not true on a released record";
   if (r.netns !== undefined && !isCookie(r.netns)) return `'netns' is ${JSON.stringify(r.netns).slice(0, 80)}, not a network namespace cookie (decimal digits)`;
   return processProblem(r) ?? timesProblem(r, now);
 }

@@ -34,6 +34,13 @@ import { NetlinkError } from '../netlink/errors.js';
 export const TABLE_COMMENT = 'synplug: made by synplug setup, removed by synplug teardown';
 
 /**
+ * The comment of the reload report's table (`inet synplug_report`, report.ts),
+ * which the first protect makes, not setup. A report table an earlier
+ * synplug made carries {@link TABLE_COMMENT}: marked too.
+ */
+export const REPORT_TABLE_COMMENT = "synplug: made by synplug protect (the reload report's RST counters), removed by synplug teardown";
+
+/**
  * The comment of a queue hold's table (queue.ts): {@link TABLE_COMMENT},
  * then the queue number its rules send to and the mark of the state
  * directory whose setup made it (state-fs.ts's `stateDirMark`), e.g.
@@ -104,12 +111,13 @@ export function addressCarriesMark(a: { protocol?: string } | undefined, release
 
 /**
  * Whether a table carries synplug's comment (a queue hold's with its queue
- * number and state directory too: {@link queueTableComment}); on a kernel before 5.10 (no
+ * number and state directory too: {@link queueTableComment}; the report's,
+ * {@link REPORT_TABLE_COMMENT}); on a kernel before 5.10 (no
  * table user data), undefined: the caller falls back to its older judgement.
  */
 export function tableIsMarked(t: { comment?: string }, releaseText?: string): boolean | undefined {
   if (!kernelKeepsTableComment(releaseText)) return undefined;
-  return t.comment === TABLE_COMMENT || queueTableMark(t.comment) !== undefined;
+  return t.comment === TABLE_COMMENT || t.comment === REPORT_TABLE_COMMENT || queueTableMark(t.comment) !== undefined;
 }
 
 /**

@@ -399,6 +399,12 @@ export interface TeardownResult {
   /** teardown removed the state directory (setup had created it) */
   removedStateDir?: boolean;
   /**
+   * the state directory teardown kept, and the files in it after the state files went: what synplug keeps after a
+   * teardown (the reload history `history.jsonl`, `history.1.jsonl`, the metrics totals `metrics.json`, the queue
+   * holder's `holder.log`), for `synplug history` and the metrics. Absent when the directory is gone or empty.
+   */
+  keptStateDir?: { path: string; files: string[] };
+  /**
    * the holds torn down (`local`, `inbound:DEV`), each once: only holds that existed (recorded, or something of
    * them was found). Ids, as in `plug`'s and the leases' `holds`; `status` and `check` list objects instead.
    */
@@ -432,6 +438,8 @@ export interface PlugStats {
   backlog: number;
   /** why held SYNs were dropped other than over the limit (a release verdict the kernel refused twice), one sentence each */
   failures?: string[];
+  /** `drops` misses what was dropped uncounted: a queue's holder process died during the hold, its counter with it */
+  dropsLost?: true;
 }
 
 /** Where `--wait-listen` looks: a TCP port, optionally on one address. */

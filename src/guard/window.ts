@@ -372,7 +372,8 @@ async function protectInner(session: ProtectSession, opts: ProtectOptions, early
   const report = await counting.finish({
     heldSyns: after.packets - before2.packets,
     holdMs: heldMs,
-    dropped: after.drops - before2.drops,
+    // a queue's holder that died took its count of the SYNs it dropped with it: not counted (its `failed` says why)
+    dropped: after.dropsLost ? null : after.drops - before2.drops,
     ...(after.failures?.length && { failed: after.failures }),
   });
   await retire(store, notice);

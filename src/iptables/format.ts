@@ -234,6 +234,9 @@ function fieldOf(src: Src, ctx: Ctx): Field | undefined {
     return { text: UNQUALIFIED_META.has(src.key) ? src.key : `meta ${src.key}`, json: { meta: { key: src.key } }, type };
   }
   if (src.k === 'payload') {
+    // after a vlan match nft 1.0.6 reads Ethernet's first 6 bytes (its daddr) as a vlan header
+    // (`vlan pcp 0 vlan dei 0 vlan id 17 ...`; `@ll,0,48` in a concatenation): raw
+    if (src.base === 'link' && ctx.l2 === 'vlan' && src.offset < 6) return undefined;
     for (const proto of protocolsAt(src.base, ctx)) {
       const hf = headerField(proto, src.offset, src.len, undefined, ctx.icmpType);
       if (hf) return namedField(proto, hf);
@@ -264,7 +267,8 @@ function concatField(fields: readonly Field[]): Field {
     text: fields.map((x) => x.text).join(' . '),
     json: { concat: fields.map((x) => x.json) },
     type: 'hex',
-    l2: first('l2'),
+    // a vlan field anywhere needs the vlan header (`ether saddr . vlan id`: nft drops `ether type 8021q`)
+    l2: fields.some((x) => x.l2 === 'vlan') ? 'vlan' : first('l2'),
     l3: first('l3'),
     l4: first('l4'),
   };
@@ -477,14 +481,26 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
     if (writes === 'all') regs.clear();
     else for (const w of writes) unbind(w);
   };
+  /**
+   * A concatenation's part that is a bit field nft keeps unshifted (`ether saddr . vlan id`: the id masked,
+   * 0x0fff). One it shifts (`vlan pcp`) nft 1.0.6 lists as `vlan id . vlan pcp >> 5 { 0 . 0 }`, which it
+   * cannot read back: undefined, so the rule prints raw.
+   */
+  const unshiftedBits = (k: number): Field | undefined => {
+    const r = regs.get(k);
+    const b = r?.src.k === 'masked' && !/[^0]/.test(r.src.xor) ? bitfieldOf(r.src, ctx) : undefined;
+    return b?.shift === 0 ? b.field : undefined;
+  };
   /** `layout`: how a concatenated key's parts print, from the fields the rule loads (see `lookupKey`). */
   const setRight = (name: string, t: ValueType, layout?: Layout): { text: string; json: unknown; objType?: number } | undefined => {
     const set = options.sets?.find((x) => x.name === name);
-    // cgroup ids in a set: their paths are not looked up (`socket cgroupv2 level 1 { "a", "b" }`): raw
-    if (t === 'cgroupv2') return undefined;
     if (set?.flags.includes('anonymous') && set.elements) {
-      const els = setElementsPrinted(set, set.elements, layout ?? keyLayout(set, t), (i) => options.ifnames?.[i]);
-      if (els.some((v) => v.text.includes(`[ ${RAW_MARKER}`))) return undefined;
+      // cgroup ids print as their paths (`socket cgroupv2 level 1 { "a", "b" }`); one without a path raw, as nft's number does not read back
+      const els = setElementsPrinted(set, set.elements, layout ?? keyLayout(set, t), {
+        ifname: (i) => options.ifnames?.[i],
+        cgroup: (id) => options.cgroups?.[id],
+      });
+      if (els.some((v) => v.text.includes(`[ ${RAW_MARKER}`) || (t === 'cgroupv2' && !v.text.startsWith('"')))) return undefined;
       return { text: `{ ${els.map((v) => v.text).join(', ')} }`, json: { set: els.map((v) => v.json) }, objType: set.objType };
     }
     return { text: `@${name}`, json: `@${name}`, ...(set?.objType !== undefined && { objType: set.objType }) };
@@ -521,7 +537,8 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
       while (left > 0) {
         const k = [...regs.keys()].find((x) => span(x)[0] === w);
         const r = k !== undefined ? regs.get(k) : undefined;
-        const f = r && (r.src.k === 'field' || r.src.k === 'meta' || r.src.k === 'payload') ? fieldOf(r.src, ctx) : undefined;
+        const f =
+          r && (r.src.k === 'field' || r.src.k === 'meta' || r.src.k === 'payload') ? fieldOf(r.src, ctx) : k !== undefined ? unshiftedBits(k) : undefined;
         if (!r || !f || f.fullLen !== undefined || f.type === 'rawint') return undefined;
         // a load of a length not known here: the hashed bytes are that field alone, as before any concatenation
         if (r.len === undefined) return fields.length === 0 ? { field: f, regs: [k!] } : undefined;
@@ -537,7 +554,9 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
     },
     mapValue(name, hex) {
       const set = options.sets?.find((x) => x.name === name);
-      return set?.map !== undefined && set.dataType !== C.NFT_DATA_VERDICT ? layoutValue(hex, dataLayout(set), undefined, this.ifname) : undefined;
+      return set?.map !== undefined && set.dataType !== C.NFT_DATA_VERDICT
+        ? layoutValue(hex, dataLayout(set), undefined, { ifname: this.ifname, cgroup: this.cgroup })
+        : undefined;
     },
   };
   /**
@@ -570,9 +589,10 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
     const layout: Layout = [];
     let hostInteger = false;
     let w = span(sreg)[0];
+    const partAt = (k: number): Field | undefined => fieldAt(k) ?? unshiftedBits(k);
     for (const p of parts) {
       const k = [...regs.keys()].find((x) => span(x)[0] === w);
-      const f = k !== undefined ? fieldAt(k) : undefined;
+      const f = k !== undefined ? partAt(k) : undefined;
       if (k === undefined || !f || f.fullLen !== undefined) return undefined;
       const len = regs.get(k)!.len;
       if (p.type === 'hex' && !(INTEGER_PARTS.has(f.type) && len !== undefined && len >= 1 && len <= 4)) return undefined;
@@ -583,8 +603,6 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
       used.push(k);
       w += Math.ceil(layout[layout.length - 1].len / 4);
     }
-    // after a vlan match nft 1.0.6 names only some Ethernet fields of a concatenation (`ether saddr . @ll,0,48`): raw
-    if (ctx.l2 === 'vlan' && fields.some((x) => x.l2 === 'ether')) return undefined;
     return {
       field: concatField(fields),
       regs: used,
@@ -767,8 +785,10 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
         const isMap = e.dreg !== undefined;
         // an anonymous set with an element nft cannot read back: raw; so are integer parts nft 1.0.6 itself
         // lists wrongly: in a map giving a value (`{ 0 . 16384 : ... }` for `64 . 22`), or host-order ones
-        // in an interval set (`meta length . ip saddr { 0 . 0.0.0.100-0.0.0.200 }`)
-        const garbled = key?.layout !== undefined && ((isMap && e.dreg !== C.NFT_REG_VERDICT) || (set?.flags.includes('interval') && key.hostInteger));
+        // in an interval set (`meta length . ip saddr { 0 . 0.0.0.100-0.0.0.200 }`); a named map's `@m` it lists right
+        const anonymous = set?.flags.includes('anonymous') === true;
+        const garbled =
+          key?.layout !== undefined && ((isMap && e.dreg !== C.NFT_REG_VERDICT && anonymous) || (set?.flags.includes('interval') && key.hostInteger));
         const right = f && !garbled ? setRight(e.set, f.type, key?.layout ?? key?.bits) : undefined;
         // a set of labels: nft 1.0.6 lists such a rule without its match (and not the set): raw
         if (!key || !f || !right || f.type === 'ct_label' || (isMap && (!set || set.map === undefined || e.invert))) {
@@ -1427,8 +1447,11 @@ function keyLayout(set: NftSet, t?: ValueType): Layout {
   return [{ type: t, len: set.keyLen, ...(interval && HOST_ORDER_TYPES.has(t) && { swapped: true }) }];
 }
 
-/** Prints an interface index as its name (see {@link valueText}). */
-type IfnameOf = (index: number) => string | undefined;
+/** The names values print as (see {@link valueText}): interfaces by index, cgroup paths by id (decimal). */
+interface ValueNames {
+  ifname?: (index: number) => string | undefined;
+  cgroup?: (id: string) => string | undefined;
+}
 
 /** A bit field's value (shifted down) as the bytes its type prints from: 4 for an integer, else 1. */
 function bitValue(n: number, type: ValueType): string {
@@ -1439,11 +1462,11 @@ function bitValue(n: number, type: ValueType): string {
 }
 
 /** One part's value (`range`: one end of a range, see {@link rangeEndText}); a swapped host-order part is read back in host order. */
-function partValue(hex: string, p: Layout[number], ifname: IfnameOf | undefined, range = false): { text: string; json: unknown } {
+function partValue(hex: string, p: Layout[number], names: ValueNames | undefined, range = false): { text: string; json: unknown } {
   const swapped = p.swapped && endianness() === 'LE' ? Buffer.from(hex, 'hex').reverse().toString('hex') : hex;
   // a bit field's value as the bitwise left it (`ip dscp`: cs1 is 0x20): shifted down first
   const h = p.shift !== undefined ? bitValue(Buffer.from(swapped, 'hex').readUIntBE(0, hex.length / 2) >>> p.shift, p.type) : swapped;
-  return (range && rangeEndText(h, p.type, ifname)) || valueText(h, p.type, ifname);
+  return (range && rangeEndText(h, p.type, names?.ifname)) || valueText(h, p.type, names?.ifname, names?.cgroup);
 }
 
 /**
@@ -1452,18 +1475,18 @@ function partValue(hex: string, p: Layout[number], ifname: IfnameOf | undefined,
  * share a prefix (`eth` then NULs to `eth` then 0xff) is nft's wildcard
  * name `"eth*"`.
  */
-function layoutValue(lo: string, layout: Layout, hi: string | undefined, ifname: IfnameOf | undefined): { text: string; json: unknown } {
+function layoutValue(lo: string, layout: Layout, hi: string | undefined, names: ValueNames | undefined): { text: string; json: unknown } {
   if (layout.length === 1) {
     const p = layout[0];
-    if (hi === undefined || hi === lo) return partValue(lo, p, ifname);
+    if (hi === undefined || hi === lo) return partValue(lo, p, names);
     if (p.type === 'ifname') {
       const bits = cidrBits(Buffer.from(lo, 'hex'), Buffer.from(hi, 'hex'));
       if (bits !== undefined && bits % 8 === 0 && bits > 0) return valueText(lo.slice(0, bits / 4), 'ifname');
       // any other range of names nft cannot read (`"eth0"-"eth3"`): raw
       return { text: `[ ${RAW_MARKER} range ${lo} ${hi} ]`, json: { raw: { range: [lo, hi] } } };
     }
-    const a = partValue(lo, p, ifname, true);
-    const b = partValue(hi, p, ifname, true);
+    const a = partValue(lo, p, names, true);
+    const b = partValue(hi, p, names, true);
     return { text: `${a.text}-${b.text}`, json: { range: [a.json, b.json] } };
   }
   const parts: Array<{ text: string; json: unknown }> = [];
@@ -1473,27 +1496,27 @@ function layoutValue(lo: string, layout: Layout, hi: string | undefined, ifname:
     const h = hi?.slice(at * 2, (at + p.len) * 2);
     at += Math.ceil(p.len / 4) * 4;
     const bits = h !== undefined && h !== l && PREFIX_TYPES.has(p.type) ? cidrBits(Buffer.from(l, 'hex'), Buffer.from(h, 'hex')) : undefined;
-    const v = partValue(l, p, ifname);
-    parts.push(bits !== undefined ? { text: `${v.text}/${bits}`, json: { prefix: { addr: v.json, len: bits } } } : layoutValue(l, [p], h, ifname));
+    const v = partValue(l, p, names);
+    parts.push(bits !== undefined ? { text: `${v.text}/${bits}`, json: { prefix: { addr: v.json, len: bits } } } : layoutValue(l, [p], h, names));
   }
   return { text: parts.map((x) => x.text).join(' . '), json: { concat: parts.map((x) => x.json) } };
 }
 
-function keyOf(it: NftSetItem, layout: Layout, ifname: IfnameOf | undefined): { text: string; json: unknown } {
+function keyOf(it: NftSetItem, layout: Layout, names: ValueNames | undefined): { text: string; json: unknown } {
   if (it.catchall || it.key === undefined) return { text: '*', json: '*' };
   if (layout.length === 1 && it.keyEnd !== undefined && it.prefixLen !== undefined && PREFIX_TYPES.has(layout[0].type)) {
     const lo = valueText(it.key, layout[0].type);
     return { text: `${lo.text}/${it.prefixLen}`, json: { prefix: { addr: lo.json, len: it.prefixLen } } };
   }
   // several flags in one element: nft's `syn | ack`, JSON `{ "|": [{ "|": ["fin", "psh"] }, "ack"] }`
-  const names = layout.length === 1 && it.keyEnd === undefined ? flagValueNames(it.key, layout[0].type) : undefined;
-  if (names && names.length > 1) {
-    return { text: names.map(flagText).join(' | '), json: names.slice(1).reduce<unknown>((acc, n) => ({ '|': [acc, n] }), names[0]) };
+  const flags = layout.length === 1 && it.keyEnd === undefined ? flagValueNames(it.key, layout[0].type) : undefined;
+  if (flags && flags.length > 1) {
+    return { text: flags.map(flagText).join(' | '), json: flags.slice(1).reduce<unknown>((acc, n) => ({ '|': [acc, n] }), flags[0]) };
   }
-  return layoutValue(it.key, layout, it.keyEnd, ifname);
+  return layoutValue(it.key, layout, it.keyEnd, names);
 }
 
-function dataOf(set: NftSet, it: NftSetItem, ifname: IfnameOf | undefined): { text: string; json: unknown } | undefined {
+function dataOf(set: NftSet, it: NftSetItem, names: ValueNames | undefined): { text: string; json: unknown } | undefined {
   if (it.objref !== undefined) return { text: `"${it.objref}"`, json: it.objref };
   const d: NftData | undefined = it.data;
   if (!d) return undefined;
@@ -1501,7 +1524,7 @@ function dataOf(set: NftSet, it: NftSetItem, ifname: IfnameOf | undefined): { te
     const v = d.verdict;
     return v.chain !== undefined ? { text: `${v.code} ${v.chain}`, json: { [v.code]: { target: v.chain } } } : { text: v.code, json: { [v.code]: null } };
   }
-  return dataInterval(set) ? intervalData(d.value ?? '', dataLayout(set), ifname) : layoutValue(d.value ?? '', dataLayout(set), undefined, ifname);
+  return dataInterval(set) ? intervalData(d.value ?? '', dataLayout(set), names) : layoutValue(d.value ?? '', dataLayout(set), undefined, names);
 }
 
 /** How a map's values print (of a map of intervals: each end's). */
@@ -1553,11 +1576,11 @@ const INTERVAL_DATA_TYPES: ReadonlySet<ValueType> = new Set(['ipv4', 'ipv6', 'po
  * (`10.0.0.1/32` too), else a range; in a concatenation part by part, a
  * part of one value as that value (`10.0.0.0/24 . 80`).
  */
-function intervalData(hex: string, layout: Layout, ifname: IfnameOf | undefined): { text: string; json: unknown } {
+function intervalData(hex: string, layout: Layout, names: ValueNames | undefined): { text: string; json: unknown } {
   const [lo, hi] = [hex.slice(0, hex.length / 2), hex.slice(hex.length / 2)];
   if (!layout.every((p) => INTERVAL_DATA_TYPES.has(p.type)) || (layout.length === 1 && layout[0].type === 'port'))
     return { text: `[ ${RAW_MARKER} interval ${lo} ${hi} ]`, json: { raw: { range: [lo, hi] } } };
-  if (layout.length > 1) return layoutValue(lo, layout, hi, ifname);
+  if (layout.length > 1) return layoutValue(lo, layout, hi, names);
   const bits = cidrBits(Buffer.from(lo, 'hex'), Buffer.from(hi, 'hex'));
   const a = valueText(lo, layout[0].type);
   if (bits !== undefined) return { text: `${a.text}/${bits}`, json: { prefix: { addr: a.json, len: bits } } };
@@ -1575,10 +1598,10 @@ function setElementsPrinted(
   set: NftSet,
   elements: NonNullable<NftSet['elements']>,
   layout: Layout,
-  ifname: IfnameOf | undefined,
+  names: ValueNames | undefined,
 ): Array<{ text: string; json: unknown }> {
   return setItems(set, elements, layout).map((it) => {
-    const k = keyOf(it, layout, ifname);
+    const k = keyOf(it, layout, names);
     let text = k.text;
     let json: unknown = k.json;
     // the element's counter (nft prints no other element statement synplug reads; a set that
@@ -1603,7 +1626,7 @@ function setElementsPrinted(
       };
     }
     if (set.map === undefined) return { text, json };
-    const d = dataOf(set, it, ifname);
+    const d = dataOf(set, it, names);
     if (!d) return { text, json };
     return { text: `${text} : ${d.text}`, json: [json, d.json] };
   });
@@ -1783,7 +1806,7 @@ function setText(s: NftSet, options: FormatOptions, ifnames: NftRuleset['ifnames
   if (s.elements?.length)
     b += `\t\telements = ${elementsBlock(
       s,
-      setElementsPrinted(s, s.elements, keyLayout(s), (i) => ifnames?.[i]).map((x) => x.text),
+      setElementsPrinted(s, s.elements, keyLayout(s), { ifname: (i) => ifnames?.[i] }).map((x) => x.text),
     )}\n`;
   return `${b}\t}\n`;
 }
@@ -1872,7 +1895,7 @@ function setJson(s: NftSet, ifnames: NftRuleset['ifnames']): Record<string, unkn
   if (flags.length) j.flags = flags;
   if (s.timeoutMs !== undefined) j.timeout = Math.floor(s.timeoutMs / 1000);
   if (s.gcIntervalMs !== undefined) j['gc-interval'] = Math.floor(s.gcIntervalMs / 1000);
-  if (s.elements?.length) j.elem = setElementsPrinted(s, s.elements, keyLayout(s), (i) => ifnames?.[i]).map((x) => x.json);
+  if (s.elements?.length) j.elem = setElementsPrinted(s, s.elements, keyLayout(s), { ifname: (i) => ifnames?.[i] }).map((x) => x.json);
   // nft -j: the elements, then the set's element statements
   const stmts = (s.expressions ?? []).filter((x) => SET_EXPRS.has(x));
   if (stmts.length) j.stmt = stmts.map((x) => ({ [x]: null }));

@@ -146,6 +146,9 @@ export const HEADERS: Readonly<Record<string, Header>> = {
       f('sequence', 8, 4, 'uint_be'),
     ],
   },
+  // nft 1.0.6 proto_comp: struct ip_comp_hdr { uint8_t nexthdr; uint8_t flags; uint16_t cpi; }
+  // (its flags a bitmask: `comp flags 0x1`, JSON 1)
+  comp: { base: 'transport', fields: [f('nexthdr', 0, 1, 'l4proto'), f('flags', 1, 1, 'rawint'), f('cpi', 2, 2, 'uint_be')] },
   icmp: {
     base: 'transport',
     l3: 'ip',
@@ -193,6 +196,7 @@ export const L4_HEADERS: ReadonlyMap<number, string> = new Map([
   [50, 'esp'],
   [51, 'ah'],
   [58, 'icmpv6'],
+  [108, 'comp'],
   [132, 'sctp'],
   [136, 'udplite'],
 ]);

@@ -54,14 +54,22 @@ const CGROUP_ROOT = '/sys/fs/cgroup';
 /** At most this many entries are looked at under it (nft looks at every one). */
 const CGROUP_WALK_MAX = 1_000_000;
 
-/** The cgroup ids (decimal) rules compare a `socket cgroupv2` load with: every 8-byte cmp operand of such a rule. */
-function cgroupIds(rules: readonly NftRule[]): Set<string> {
+/**
+ * The cgroup ids (decimal) rules compare a `socket cgroupv2` load with: every 8-byte cmp operand of such a
+ * rule, and every 8-byte key of an anonymous set it looks up (`socket cgroupv2 level 1 { "a", "b" }`).
+ */
+function cgroupIds(rules: readonly NftRule[], sets: readonly NftSet[]): Set<string> {
   const ids = new Set<string>();
+  const add = (hex: string | undefined): void => {
+    if (hex?.length === 16) ids.add(Buffer.from(hex, 'hex').readBigUInt64LE(0).toString());
+  };
   for (const r of rules) {
     if (!r.expr.some((e: Expr) => e.name === 'socket' && 'key' in e && e.key === C.NFT_SOCKET_CGROUPV2)) continue;
     for (const e of r.expr) {
-      if (e.name === 'cmp' && 'data' in e && typeof e.data === 'string' && e.data.length === 16)
-        ids.add(Buffer.from(e.data, 'hex').readBigUInt64LE(0).toString());
+      if (e.name === 'cmp' && 'data' in e && typeof e.data === 'string') add(e.data);
+      if (e.name !== 'lookup' || !('set' in e)) continue;
+      const set = sets.find((s) => s.family === r.family && s.table === r.table && s.name === e.set && s.flags.includes('anonymous'));
+      for (const el of set?.elements ?? []) add(el.key);
     }
   }
   return ids;
@@ -217,7 +225,7 @@ export async function listRuleset(conn: NetlinkConnection, options: { family?: s
       const rs: NftRuleset & { genId: number } = { tables, objects, chains, sets, rules, genId: after };
       if (flowtables.length) rs.flowtables = flowtables;
       if (usesIfindex(rules, sets)) rs.ifnames = await deviceNames();
-      const ids = cgroupIds(rules);
+      const ids = cgroupIds(rules, sets);
       if (ids.size) rs.cgroups = cgroupPaths(ids);
       return rs;
     }

@@ -219,6 +219,117 @@ const EBT_VLAN_ENCAP = 0x04;
 const EBT_NFLOG_COPY_LEN = 0x1;
 const EBT_NFLOG_DEFAULT_THRESHOLD = 1;
 
+/** linux/netfilter_bridge/ebt_nat.h: NAT_ARP_BIT (cleared: snat rewrites ARP's sender address too) */
+const EBT_NAT_ARP_BIT = 0x10;
+
+/** An ebtables dnat or snat target's text; undefined for --snat-arp or a target that is not a verdict. */
+function ebtNatText(word: string, b: Buffer, snat: boolean): string | undefined {
+  let target = readU32(b, 8);
+  if (snat) {
+    if (!(target & EBT_NAT_ARP_BIT)) return undefined;
+    target = (target | ~EBT_VERDICT_BITS) >>> 0;
+  }
+  const verdict = target >= 0xfffffffc ? EBT_VERDICTS[-(target | 0) - 1] : undefined;
+  const mac = [...b.subarray(0, 6)].map((x) => x.toString(16)).join(':');
+  return verdict && `ether ${word} set ${mac} ${verdict}`;
+}
+
+/** libebt_log.c's eight_priority names by syslog level; LOG_DEFAULT_LEVEL (info) it does not write */
+const EBT_LOG_LEVELS = ['emerg', 'alert', 'crit', 'error', 'warning', 'notice', 'info', 'debug'];
+const EBT_LOG_DEFAULT_LEVEL = 6;
+/** linux/netfilter_bridge/ebt_log.h: EBT_LOG_IP, EBT_LOG_ARP, EBT_LOG_IP6 */
+const EBT_LOG_BITS = 0x01 | 0x02 | 0x08;
+/** linux/netfilter_bridge/ebt_ip.h: bitmask and invflags bits */
+const EBT_IP_SOURCE = 0x01;
+const EBT_IP_DEST = 0x02;
+const EBT_IP_PROTO = 0x08;
+const EBT_IP_SPORT = 0x10;
+const EBT_IP_DPORT = 0x20;
+const EBT_IP_ICMP = 0x40;
+/** libebt_ip.c's brip_xlate_proto_to_name: the protocols whose ports it names (`tcp dport 22`) */
+const EBT_IP_PORT_PROTOS: Readonly<Record<number, string>> = { 6: 'tcp', 17: 'udp', 33: 'dccp', 132: 'sctp', 136: 'udplite' };
+/** /etc/protocols' names (getprotobynumber, which libebt_ip writes `ip protocol` with) of the common protocols */
+const PROTOCOL_NAMES: Readonly<Record<number, string>> = {
+  1: 'icmp',
+  2: 'igmp',
+  6: 'tcp',
+  17: 'udp',
+  33: 'dccp',
+  47: 'gre',
+  50: 'esp',
+  51: 'ah',
+  132: 'sctp',
+  136: 'udplite',
+};
+
+/**
+ * ebtables' ip match, struct ebt_ip_info { __be32 saddr, daddr, smsk, dmsk; __u8 tos, protocol, bitmask, invflags;
+ * __u16 sport[2], dport[2]; } (ports host order), as libebt_ip.c's brip_xlate (iptables 1.8.9) writes it:
+ * `ip saddr 169.254.0.0/16`, `ip protocol udp`, `tcp dport 22` (a port's protocol named once), `icmp type 8 icmp
+ * code 0`. --ip-tos, --ip-igmp-type, a mask that is no prefix, a protocol not in the tables above, ports or icmp
+ * types of an inverted protocol, and an inverted icmp type with codes (the kernel inverts the pair, libxtables
+ * each): raw.
+ */
+function ebtIpText(b: Buffer): string | undefined {
+  const [proto, bitmask, inv] = [b[17], b[18], b[19]];
+  const known = EBT_IP_SOURCE | EBT_IP_DEST | EBT_IP_PROTO | EBT_IP_SPORT | EBT_IP_DPORT | EBT_IP_ICMP;
+  if (!bitmask || bitmask & ~known || inv & ~bitmask) return undefined;
+  const icmp = bitmask & EBT_IP_ICMP;
+  const [codeLo, codeHi] = [b[24], b[25]];
+  const allCodes = codeLo === 0 && codeHi === 0xff;
+  if (icmp && (inv & EBT_IP_PROTO || (inv & EBT_IP_ICMP && !allCodes))) return undefined;
+  const ports = bitmask & (EBT_IP_SPORT | EBT_IP_DPORT);
+  const pname = bitmask & EBT_IP_PROTO && !(inv & EBT_IP_PROTO) ? EBT_IP_PORT_PROTOS[proto] : undefined;
+  if (ports && !pname) return undefined;
+  const parts: string[] = [];
+  for (const [bit, word, at] of [
+    [EBT_IP_SOURCE, 'saddr', 0],
+    [EBT_IP_DEST, 'daddr', 4],
+  ] as const) {
+    if (!(bitmask & bit)) continue;
+    const bits = prefixOf(b.subarray(at + 8, at + 12));
+    if (bits === undefined) return undefined;
+    parts.push(`ip ${word} ${inv & bit ? '!= ' : ''}${addressText(b.subarray(at, at + 4))}${bits === 32 ? '' : `/${bits}`}`);
+  }
+  if (bitmask & EBT_IP_PROTO && !ports && !icmp) {
+    const name = PROTOCOL_NAMES[proto];
+    if (name === undefined) return undefined;
+    parts.push(`ip protocol ${inv & EBT_IP_PROTO ? '!= ' : ''}${name}`);
+  }
+  for (const [bit, word, at] of [
+    [EBT_IP_SPORT, 'sport', 20],
+    [EBT_IP_DPORT, 'dport', 24],
+  ] as const) {
+    if (!(bitmask & bit)) continue;
+    const [lo, hi] = [readU16(b, at), readU16(b, at + 2)];
+    parts.push(`${pname} ${word} ${inv & bit ? '!= ' : ''}${lo}${hi === lo ? '' : `-${hi}`}`);
+  }
+  if (icmp) {
+    const not = inv & EBT_IP_ICMP ? '!= ' : '';
+    parts.push(`icmp type ${not}${b[20]}${b[21] === b[20] ? '' : `-${b[21]}`}`);
+    if (!allCodes) parts.push(`icmp code ${codeLo}${codeHi === codeLo ? '' : `-${codeHi}`}`);
+  }
+  return parts.join(' ');
+}
+
+/** linux/netfilter_bridge/ebt_mark_m.h: EBT_MARK_AND, EBT_MARK_OR */
+const EBT_MARK_AND = 0x01;
+const EBT_MARK_OR = 0x02;
+
+/**
+ * ebtables' mark match, struct ebt_mark_m_info { unsigned long mark, mask; __u8 invert, bitmask; } (64-bit
+ * longs here), as libebt_mark_m.c's brmark_m_xlate writes it: `meta mark 0x5`, `meta mark and 0xff 0x5`,
+ * `--mark /0x4` (any of the bits) `meta mark and 0x4 != 0`.
+ */
+function ebtMarkText(b: Buffer): string | undefined {
+  const read64 = (at: number): bigint => (LE ? b.readBigUInt64LE(at) : b.readBigUInt64BE(at));
+  const [mark, mask, invert, bitmask] = [read64(0), read64(8), b[16], b[17]];
+  if (mark > 0xffffffffn || mask > 0xffffffffn || invert > 1 || (bitmask !== EBT_MARK_AND && bitmask !== EBT_MARK_OR)) return undefined;
+  const hex = (n: bigint): string => `0x${n.toString(16)}`;
+  if (bitmask === EBT_MARK_OR) return `meta mark and ${hex(mask)} ${invert ? '' : '!= '}0`;
+  return `meta mark ${mask === 0xffffffffn ? '' : `and ${hex(mask)} `}${invert ? '!= ' : ''}${hex(mark)}`;
+}
+
 /** ebtables' targets nft 1.0.6 calls watchers (`{"xt": {"type": "watcher", ...}}` in `nft -j`) */
 export const EBT_WATCHERS: ReadonlySet<string> = new Set(['log', 'nflog']);
 
@@ -298,6 +409,27 @@ const TARGETS: Readonly<Record<string, Translation>> = {
       return op === undefined || verdict === undefined ? undefined : `meta mark set ${op}0x${mark.toString(16)} ${verdict}`;
     },
   },
+  // ebtables': struct ebt_nat_info { unsigned char mac[ETH_ALEN]; int target; }, as libebt_dnat.c / libebt_snat.c
+  // write it: `ether daddr set 0:11:22:33:44:55 accept` (ether_ntoa's unpadded bytes). snat's --snat-arp (NAT_ARP_BIT
+  // cleared) nft lists as `xt target snat`; ebtables' redirect, which libebt_redirect writes `meta set pkttype host`
+  // (without its accept, and without the new destination address), raw
+  dnat: { revs: [0], size: 12, families: ['bridge'], text: (b) => ebtNatText('daddr', b, false) },
+  snat: { revs: [0], size: 12, families: ['bridge'], text: (b) => ebtNatText('saddr', b, true) },
+  // ebtables': struct ebt_log_info { __u8 loglevel; __u8 prefix[30]; __u32 bitmask; }, as libebt_log.c's brlog_xlate
+  // writes it: its level names (`error`, `warning`), none for info (its default), always `flags ether` (the
+  // EBT_LOG_IP, _ARP, _IP6 bits it leaves out: nft's log decodes the upper header anyway)
+  log: {
+    revs: [0],
+    size: 36,
+    families: ['bridge'],
+    text(b) {
+      const [level, bitmask] = [b[0], readU32(b, 32)];
+      if (level >= EBT_LOG_LEVELS.length || bitmask & ~EBT_LOG_BITS) return undefined;
+      const nul = b.indexOf(0, 1);
+      const prefix = b.subarray(1, nul < 0 || nul > 31 ? 31 : nul).toString('utf8');
+      return `log${prefix ? ` prefix "${prefix}"` : ''}${level === EBT_LOG_DEFAULT_LEVEL ? '' : ` level ${EBT_LOG_LEVELS[level]}`} flags ether`;
+    },
+  },
   // ebtables': struct ebt_nflog_info { __u32 len; __u16 group, threshold, flags, pad; char prefix[64]; }
   nflog: {
     revs: [0],
@@ -345,6 +477,26 @@ const TARGETS: Readonly<Record<string, Translation>> = {
       return only && b.subarray(2, 28).every((x) => x === 0) ? 'notrack' : undefined;
     },
   },
+  // struct xt_synproxy_info { __u8 options, wscale; __u16 mss; }, as libxt_SYNPROXY.c writes it: `synproxy sack-perm
+  // timestamp wscale 7 mss 1460 ecn` (XT_SYNPROXY_OPT_MSS 0x01, _WSCALE 0x02, _SACK_PERM 0x04, _TIMESTAMP 0x08, _ECN 0x10)
+  SYNPROXY: {
+    revs: [0],
+    size: 4,
+    text(b) {
+      const [opts, wscale, mss] = [b[0], b[1], readU16(b, 2)];
+      if (opts & ~0x1f) return undefined;
+      const words = [
+        opts & 0x04 ? 'sack-perm' : '',
+        opts & 0x08 ? 'timestamp' : '',
+        opts & 0x02 ? `wscale ${wscale}` : '',
+        opts & 0x01 ? `mss ${mss}` : '',
+        opts & 0x10 ? 'ecn' : '',
+      ];
+      return ['synproxy', ...words.filter(Boolean)].join(' ');
+    },
+  },
+  // struct xt_audit_info { __u8 type; }: `log level audit` (the kernel ignores the type since 4.11)
+  AUDIT: { revs: [0], size: 1, text: (b) => (b[0] <= 2 ? 'log level audit' : undefined) },
   // struct xt_tcpmss_info { __u16 mss; };
   TCPMSS: {
     revs: [0],
@@ -361,16 +513,27 @@ const TARGETS: Readonly<Record<string, Translation>> = {
 };
 
 /**
- * linux/netfilter/xt_conntrack.h: match_flags XT_CONNTRACK_STATE and
- * XT_CONNTRACK_STATE_ALIAS (`-m state`, which iptables writes as
- * conntrack); state_mask bits XT_CONNTRACK_STATE_INVALID (1),
- * XT_CONNTRACK_STATE_BIT(ctinfo) (1 << (ctinfo + 1): established 2, related 4,
- * new 8), XT_CONNTRACK_STATE_SNAT (64), _DNAT (128), _UNTRACKED (256).
+ * linux/netfilter/xt_conntrack.h: the match_flags (and invert_flags) bits. XT_CONNTRACK_STATE_ALIAS marks
+ * `-m state`, which iptables writes as conntrack; `--ctdir REPLY` is XT_CONNTRACK_DIRECTION inverted.
  */
 const XT_CONNTRACK_STATE = 1 << 0;
-const XT_CONNTRACK_STATE_ALIAS = 1 << 13;
 const XT_CONNTRACK_PROTO = 1 << 1;
-/** ct states in libxtables' order, with their state_mask bits */
+const XT_CONNTRACK_ORIGSRC = 1 << 2;
+const XT_CONNTRACK_ORIGDST = 1 << 3;
+const XT_CONNTRACK_REPLSRC = 1 << 4;
+const XT_CONNTRACK_REPLDST = 1 << 5;
+const XT_CONNTRACK_STATUS = 1 << 6;
+const XT_CONNTRACK_EXPIRES = 1 << 7;
+const XT_CONNTRACK_ORIGSRC_PORT = 1 << 8;
+const XT_CONNTRACK_ORIGDST_PORT = 1 << 9;
+const XT_CONNTRACK_REPLSRC_PORT = 1 << 10;
+const XT_CONNTRACK_REPLDST_PORT = 1 << 11;
+const XT_CONNTRACK_DIRECTION = 1 << 12;
+const XT_CONNTRACK_STATE_ALIAS = 1 << 13;
+/**
+ * state_mask bits in libxtables' order: XT_CONNTRACK_STATE_INVALID (1), XT_CONNTRACK_STATE_BIT(ctinfo)
+ * (1 << (ctinfo + 1): established 2, related 4, new 8), XT_CONNTRACK_STATE_UNTRACKED (256)
+ */
 const CT_STATES: Array<[number, string]> = [
   [1, 'invalid'],
   [8, 'new'],
@@ -378,18 +541,11 @@ const CT_STATES: Array<[number, string]> = [
   [2, 'established'],
   [256, 'untracked'],
 ];
+/** state_mask's XT_CONNTRACK_STATE_SNAT (64), _DNAT (128), which libxtables writes as `ct status` */
 const CT_STATUS_BITS: Array<[number, string]> = [
   [64, 'snat'],
   [128, 'dnat'],
 ];
-/** struct xt_conntrack_mtinfo3: where match_flags, invert_flags, state_mask sit (after 8 addresses, expires, l4proto, 4 ports) */
-const CONNTRACK3 = { L4PROTO: 136, MATCH_FLAGS: 146, INVERT_FLAGS: 148, STATE_MASK: 150, SIZE: 164 };
-
-/** linux/netfilter/xt_conntrack.h: XT_CONNTRACK_ORIGSRC, _STATUS, _EXPIRES, _DIRECTION */
-const XT_CONNTRACK_ORIGSRC = 1 << 2;
-const XT_CONNTRACK_STATUS = 1 << 6;
-const XT_CONNTRACK_EXPIRES = 1 << 7;
-const XT_CONNTRACK_DIRECTION = 1 << 12;
 /** enum ip_conntrack_status bits --ctstatus takes, as libxt_conntrack translates them */
 const CTSTATUS_NAMES: ReadonlyArray<[number, string]> = [
   [1, 'expected'],
@@ -397,49 +553,129 @@ const CTSTATUS_NAMES: ReadonlyArray<[number, string]> = [
   [4, 'assured'],
   [8, 'confirmed'],
 ];
+/**
+ * struct xt_conntrack_mtinfo3 { union nf_inet_addr origsrc_addr, origsrc_mask, origdst_addr, origdst_mask,
+ *   replsrc_addr, replsrc_mask, repldst_addr, repldst_mask; __u32 expires_min, expires_max; __u16 l4proto;
+ *   __be16 origsrc_port, origdst_port, replsrc_port, repldst_port; // rev 3: host order, despite the type __u16 match_flags, invert_flags;
+ *   __u16 state_mask, status_mask; __u16 origsrc_port_high, origdst_port_high, replsrc_port_high, repldst_port_high; }:
+ * where its fields sit
+ */
+const CONNTRACK3 = { EXPIRES: 128, L4PROTO: 136, MATCH_FLAGS: 146, INVERT_FLAGS: 148, STATE_MASK: 150, STATUS_MASK: 152, SIZE: 164 };
+
+/** One option of a conntrack match: its flag, the bytes it reads ([offset, length]), its text (undefined: not reproduced). */
+interface ConntrackPart {
+  flag: number;
+  bytes: ReadonlyArray<readonly [number, number]>;
+  text(b: Buffer, invert: number, family: string): string | undefined;
+}
+
+/** `ct original saddr 127.0.0.0/8`: an address under a prefix mask (another mask raw), IPv4's in the first 4 bytes. */
+function ctAddress(word: string, flag: number, at: number): ConntrackPart {
+  return {
+    flag,
+    bytes: [[at, 32]],
+    text(b, invert, family) {
+      const n = family === 'ip' ? 4 : family === 'ip6' ? 16 : 0;
+      if (!n || b.subarray(at + n, at + 16).some((x) => x !== 0)) return undefined;
+      const bits = prefixOf(b.subarray(at + 16, at + 16 + n));
+      if (bits === undefined) return undefined;
+      return `ct ${word} ${invert & flag ? '!= ' : ''}${addressText(b.subarray(at, at + n))}${bits === n * 8 ? '' : `/${bits}`}`;
+    },
+  };
+}
+
+/** `ct reply proto-dst 6-7`: a port range (rev 3 keeps both ends in host order, as the kernel's port_match reads them) */
+function ctPort(word: string, flag: number, at: number, high: number): ConntrackPart {
+  return {
+    flag,
+    bytes: [
+      [at, 2],
+      [high, 2],
+    ],
+    text(b, invert) {
+      const [lo, hi] = [readU16(b, at), readU16(b, high)];
+      return lo > hi ? undefined : `ct ${word} ${invert & flag ? '!= ' : ''}${lo}${hi === lo ? '' : `-${hi}`}`;
+    },
+  };
+}
 
 /**
- * One conntrack option alone, in the shapes checked against nft 1.0.6's listing: `--ctstatus ASSURED`
- * (`ct status assured`), `--ctdir ORIGINAL` (`ct direction original`), `--ctexpire 10:20` (`ct expiration
- * 10-20`), `--ctorigsrc 127.0.0.1` (`ct original saddr 127.0.0.1`). `null` when the match is not one of them
- * alone; undefined when it is, in a variant not reproduced.
+ * The options of a conntrack match in libxt_conntrack's order, as nft 1.0.6 lists iptables 1.8.9's
+ * translation (`ct direction reply ct reply protocol 6 ct state new`). Variants whose translation means
+ * something else are not reproduced: a state mask of both states and SNAT/DNAT (`--ctstate SNAT,NEW`,
+ * written `ct status snat`), SNAT and DNAT together or inverted, `! --ctexpire`, a mask that is no prefix.
  */
-function conntrackAlone(b: Buffer, flags: number, invert: number, family: string): string | undefined | null {
-  const fields: Record<number, Array<[number, number]>> = {
-    [XT_CONNTRACK_STATUS]: [[152, 2]],
-    [XT_CONNTRACK_DIRECTION]: [],
-    [XT_CONNTRACK_EXPIRES]: [[128, 8]],
-    [XT_CONNTRACK_ORIGSRC]: [[0, 32]],
-  };
-  const used = fields[flags];
-  if (used === undefined) return null;
+const CONNTRACK_PARTS: readonly ConntrackPart[] = [
+  { flag: XT_CONNTRACK_DIRECTION, bytes: [], text: (_b, invert) => `ct direction ${invert & XT_CONNTRACK_DIRECTION ? 'reply' : 'original'}` },
+  {
+    flag: XT_CONNTRACK_PROTO,
+    bytes: [[CONNTRACK3.L4PROTO, 2]],
+    text: (b, invert) =>
+      `ct ${invert & XT_CONNTRACK_DIRECTION ? 'reply' : 'original'} protocol ${invert & XT_CONNTRACK_PROTO ? '!= ' : ''}${readU16(b, CONNTRACK3.L4PROTO)}`,
+  },
+  {
+    flag: XT_CONNTRACK_STATE,
+    bytes: [[CONNTRACK3.STATE_MASK, 2]],
+    text(b, invert) {
+      const mask = readU16(b, CONNTRACK3.STATE_MASK);
+      const states = CT_STATES.filter(([bit]) => mask & bit).map(([, n]) => n);
+      const status = CT_STATUS_BITS.filter(([bit]) => mask & bit).map(([, n]) => n);
+      const known = CT_STATES.concat(CT_STATUS_BITS).reduce((m, [bit]) => m | bit, 0);
+      if (mask & ~known || states.length > 0 === status.length > 0) return undefined;
+      if (status.length) return status.length === 1 && !(invert & (XT_CONNTRACK_STATE | XT_CONNTRACK_STATUS)) ? `ct status ${status[0]}` : undefined;
+      return `ct state ${invert & XT_CONNTRACK_STATE ? '! ' : ''}${states.join(',')}`;
+    },
+  },
+  {
+    flag: XT_CONNTRACK_STATUS,
+    bytes: [[CONNTRACK3.STATUS_MASK, 2]],
+    text(b, invert) {
+      const mask = readU16(b, CONNTRACK3.STATUS_MASK);
+      const names = CTSTATUS_NAMES.filter(([v]) => mask & v).map(([, n]) => n);
+      const known = CTSTATUS_NAMES.reduce((m, [v]) => m | v, 0);
+      return names.length && !(mask & ~known) ? `ct status ${invert & XT_CONNTRACK_STATUS ? '! ' : ''}${names.join(',')}` : undefined;
+    },
+  },
+  {
+    flag: XT_CONNTRACK_EXPIRES,
+    bytes: [[CONNTRACK3.EXPIRES, 8]],
+    text(b, invert) {
+      const [min, max] = [readU32(b, CONNTRACK3.EXPIRES), readU32(b, CONNTRACK3.EXPIRES + 4)];
+      return invert & XT_CONNTRACK_EXPIRES || min > max ? undefined : `ct expiration ${min}${max === min ? '' : `-${max}`}`;
+    },
+  },
+  ctAddress('original saddr', XT_CONNTRACK_ORIGSRC, 0),
+  ctAddress('original daddr', XT_CONNTRACK_ORIGDST, 32),
+  ctAddress('reply saddr', XT_CONNTRACK_REPLSRC, 64),
+  ctAddress('reply daddr', XT_CONNTRACK_REPLDST, 96),
+  ctPort('original proto-src', XT_CONNTRACK_ORIGSRC_PORT, 138, 154),
+  ctPort('original proto-dst', XT_CONNTRACK_ORIGDST_PORT, 140, 156),
+  ctPort('reply proto-src', XT_CONNTRACK_REPLSRC_PORT, 142, 158),
+  ctPort('reply proto-dst', XT_CONNTRACK_REPLDST_PORT, 144, 160),
+];
+
+/** A conntrack match (rev 3) as nft 1.0.6 lists it; undefined for a variant not reproduced or bytes no option of it reads. */
+function conntrackText(b: Buffer, family: string): string | undefined {
+  const flags = readU16(b, CONNTRACK3.MATCH_FLAGS);
+  const invert = readU16(b, CONNTRACK3.INVERT_FLAGS);
+  const parts = CONNTRACK_PARTS.filter((p) => flags & p.flag);
+  const all = CONNTRACK_PARTS.reduce((m, p) => m | p.flag, 0);
+  if (!parts.length || flags & ~(all | XT_CONNTRACK_STATE_ALIAS) || invert & ~flags) return undefined;
+  // every byte no option of the match reads is zero
   const rest = Buffer.from(b.subarray(0, CONNTRACK3.SIZE));
   rest.fill(0, CONNTRACK3.MATCH_FLAGS, CONNTRACK3.MATCH_FLAGS + 4);
-  for (const [at, len] of used) rest.fill(0, at, at + len);
-  if (rest.some((x) => x !== 0) || invert & ~flags) return undefined;
-  if (flags === XT_CONNTRACK_DIRECTION) return `ct direction ${invert ? 'reply' : 'original'}`;
-  if (flags === XT_CONNTRACK_STATUS) {
-    const mask = readU16(b, 152);
-    const names = CTSTATUS_NAMES.filter(([v]) => mask & v).map(([, n]) => n);
-    const known = CTSTATUS_NAMES.reduce((m, [v]) => m | v, 0);
-    return names.length && !(mask & ~known) ? `ct status ${invert ? '! ' : ''}${names.join(',')}` : undefined;
-  }
-  if (invert && flags === XT_CONNTRACK_EXPIRES) return undefined;
-  if (flags === XT_CONNTRACK_EXPIRES) {
-    const [min, max] = [readU32(b, 128), readU32(b, 132)];
-    return min <= max ? `ct expiration ${min}${max === min ? '' : `-${max}`}` : undefined;
-  }
-  // an IPv4 address under a CIDR mask (the mask's other 12 bytes are not read): `127.0.0.0/8`, `!= 127.0.0.1`
-  const bits = cidrOf(b.subarray(16, 20));
-  if (family !== 'ip' || bits === undefined || b.subarray(4, 16).some((x) => x !== 0)) return undefined;
-  return `ct original saddr ${invert ? '!= ' : ''}${addressText(b.subarray(0, 4))}${bits === 32 ? '' : `/${bits}`}`;
+  for (const [at, len] of parts.flatMap((p) => p.bytes)) rest.fill(0, at, at + len);
+  if (rest.some((x) => x !== 0)) return undefined;
+  const texts = parts.map((p) => p.text(b, invert, family));
+  return texts.every((x) => x !== undefined) ? texts.join(' ') : undefined;
 }
 
 /** The prefix length of a network mask (`ff000000`: 8), undefined when its ones are not contiguous. */
-function cidrOf(mask: Buffer): number | undefined {
-  const n = mask.readUInt32BE(0);
-  const bits = 32 - Math.log2((~n >>> 0) + 1);
-  return Number.isInteger(bits) ? bits : undefined;
+function prefixOf(mask: Buffer): number | undefined {
+  let bits = 0;
+  while (bits < mask.length * 8 && mask[bits >> 3] & (0x80 >> (bits & 7))) bits++;
+  for (let i = bits; i < mask.length * 8; i++) if (mask[i >> 3] & (0x80 >> (i & 7))) return undefined;
+  return bits;
 }
 
 /** linux/netfilter/xt_multiport.h: XT_MULTIPORT_SOURCE, _DESTINATION */
@@ -497,6 +733,238 @@ function portsText(proto: string, b: Buffer, flags: number, invflags: number): s
     return flags & bit ? [`${proto} ${word} ${invflags & bit ? '!= ' : ''}${lo}${hi === lo ? '' : `-${hi}`}`] : [];
   };
   return [...part(1, 'sport', 4), ...part(2, 'dport', 0)].join(' ');
+}
+
+/** linux/netfilter/xt_ecn.h: XT_ECN_OP_MATCH_IP, _ECE, _CWR (operation and invert bits) */
+const XT_ECN_OP_MATCH_IP = 0x01;
+const XT_ECN_OP_MATCH_ECE = 0x10;
+const XT_ECN_OP_MATCH_CWR = 0x20;
+/** nft's names of the IP ECN field's values (ip_ect) */
+const IP_ECN_NAMES = ['not-ect', 'ect1', 'ect0', 'ce'];
+
+/**
+ * An ecn match as libxt_ecn.c's ecn_xlate writes it. A TCP flag inverted it writes `tcp flags != cwr`,
+ * which in nft compares the whole flags byte (xt_ecn tests the one bit): raw, as is an invert that is not
+ * every part's, and ip6tables' --ecn-ip-ect (libxt_ecn writes `ip ecn`, an IPv4 field).
+ */
+function ecnText(b: Buffer, family: string): string | undefined {
+  const [op, invert, ect] = [b[0], b[1], b[2]];
+  const known = XT_ECN_OP_MATCH_IP | XT_ECN_OP_MATCH_ECE | XT_ECN_OP_MATCH_CWR;
+  if (!op || op & ~known || (invert !== 0 && invert !== op) || invert & (XT_ECN_OP_MATCH_ECE | XT_ECN_OP_MATCH_CWR) || ect > 3 || b[3] !== 0) return undefined;
+  if (op & XT_ECN_OP_MATCH_IP && family !== 'ip') return undefined;
+  return [
+    op & XT_ECN_OP_MATCH_ECE ? 'tcp flags ecn' : '',
+    op & XT_ECN_OP_MATCH_CWR ? 'tcp flags cwr' : '',
+    op & XT_ECN_OP_MATCH_IP ? `ip ecn ${invert ? '!= ' : ''}${IP_ECN_NAMES[ect]}` : '',
+  ]
+    .filter(Boolean)
+    .join(' ');
+}
+
+/** linux/netfilter/xt_dccp.h: XT_DCCP_SRC_PORTS, _DEST_PORTS, _TYPE, _OPTION */
+const XT_DCCP_PORTS = 0x03;
+const XT_DCCP_TYPE = 0x04;
+/** libxt_dccp.c's dccp_pkt_types_xlate, by DCCP_PKT_* bit; DCCP_PKT_INVALID (10) stands for 10-15 */
+const DCCP_TYPES = ['request', 'response', 'data', 'ack', 'dataack', 'closereq', 'close', 'reset', 'sync', 'syncack', '10-15'];
+/** the typemask bits of 10-15: libxt_dccp sets 11-15 with INVALID (10) and writes them as one `10-15` */
+const DCCP_INVALID_BITS = 0xfc00;
+
+/** A dccp match as libxt_dccp.c's dccp_xlate writes it: ports, then types (`dccp type != { request, 10-15 }`). */
+function dccpText(b: Buffer): string | undefined {
+  const [flags, invflags, types] = [readU16(b, 8), readU16(b, 10), readU16(b, 12)];
+  if (flags & ~(XT_DCCP_PORTS | XT_DCCP_TYPE) || invflags & ~flags || b[14] !== 0) return undefined;
+  const ports = flags & XT_DCCP_PORTS ? portsText('dccp', b, flags & XT_DCCP_PORTS, invflags & XT_DCCP_PORTS) : '';
+  if (ports === undefined || !(flags & XT_DCCP_TYPE)) return ports || undefined;
+  // some of 11-15 without the rest: `10-15` would say more
+  if (!types || ((types & DCCP_INVALID_BITS) !== 0 && (types & DCCP_INVALID_BITS) !== DCCP_INVALID_BITS)) return undefined;
+  const names = DCCP_TYPES.filter((_, i) => types & (1 << i));
+  const value = names.length > 1 ? `{ ${names.join(', ')} }` : names[0];
+  return `${ports && `${ports} `}dccp type ${invflags & XT_DCCP_TYPE ? '!= ' : ''}${value}`;
+}
+
+/** linux/netfilter/xt_statistic.h: XT_STATISTIC_MODE_RANDOM, _NTH; flags XT_STATISTIC_INVERT */
+const XT_STATISTIC_MODE_RANDOM = 0;
+const XT_STATISTIC_MODE_NTH = 1;
+const XT_STATISTIC_INVERT = 0x1;
+
+/** A statistic match as libxt_statistic.c's statistic_xlate writes it (a probability is a fraction of 2^31). */
+function statisticText(b: Buffer): string | undefined {
+  const [mode, flags] = [readU16(b, 0), readU16(b, 2)];
+  if (flags & ~XT_STATISTIC_INVERT) return undefined;
+  const inv = flags & XT_STATISTIC_INVERT;
+  if (mode === XT_STATISTIC_MODE_RANDOM) return `meta random & 2147483647 ${inv ? '>=' : '<'} ${readU32(b, 4)}`;
+  const [every, packet] = [readU32(b, 4), readU32(b, 8)];
+  if (mode !== XT_STATISTIC_MODE_NTH || every === 0xffffffff || packet > every) return undefined;
+  return `numgen inc mod ${every + 1} ${inv ? '!= ' : ''}${packet}`;
+}
+
+/** linux/netfilter/xt_time.h: XT_TIME_ALL_MONTHDAYS, XT_TIME_ALL_WEEKDAYS, XT_TIME_MAX_DAYTIME; INT_MAX, --datestop's default */
+const XT_TIME_ALL_MONTHDAYS = 0xfffffffe;
+const XT_TIME_ALL_WEEKDAYS = 0xfe;
+const XT_TIME_MAX_DAYTIME = 24 * 60 * 60 - 1;
+const INT_MAX = 0x7fffffff;
+
+/**
+ * A time match as libxt_time.c's time_xlate (iptables 1.8.9) writes it, nft 1.0.6 listing it with the
+ * spaces it leaves (` meta hour "10:00:00"-"12:00:00" meta day { 1, 2 }`, dates in UTC). --monthdays
+ * (nft lists `xt match time`) and the flags it leaves out, --kerneltz (XT_TIME_LOCAL_TZ: the times are the
+ * kernel's local time, not UTC) and --contiguous, which change what the times mean: raw.
+ */
+function timeText(b: Buffer): string | undefined {
+  const [dateStart, dateStop, dayStart, dayStop, monthdays] = [0, 4, 8, 12, 16].map((at) => readU32(b, at));
+  const [weekdays, flags] = [b[20], b[21]];
+  if (flags !== 0 || monthdays !== XT_TIME_ALL_MONTHDAYS || weekdays & 1 || dayStart > XT_TIME_MAX_DAYTIME || dayStop > XT_TIME_MAX_DAYTIME) return undefined;
+  const date = (s: number): string =>
+    new Date(s * 1000)
+      .toISOString()
+      .replace('T', ' ')
+      .replace(/\.\d+Z$/, '');
+  const hms = (s: number): string => [Math.floor(s / 3600), Math.floor((s % 3600) / 60), s % 60].map((x) => String(x).padStart(2, '0')).join(':');
+  let t = '';
+  if (dateStart !== 0 || dateStop !== INT_MAX) t += `meta time "${date(dateStart)}"-"${date(dateStop)}"`;
+  if (dayStart !== 0 || dayStop !== XT_TIME_MAX_DAYTIME) t += ` meta hour "${hms(dayStart)}"-"${hms(dayStop)}"`;
+  if (weekdays !== XT_TIME_ALL_WEEKDAYS) {
+    // bit i is day i (Monday 1 .. Sunday 7), which nft numbers i % 7
+    const days = [1, 2, 3, 4, 5, 6, 7].filter((i) => weekdays & (1 << i)).map((i) => i % 7);
+    t += ` meta day ${days.length > 1 ? `{ ${days.join(', ')} }` : days[0]}`;
+  }
+  return t;
+}
+
+/** linux/netfilter/xt_policy.h: XT_POLICY_MATCH_IN, _NONE; sizeof(struct xt_policy_elem) 76, XT_POLICY_MAX_ELEM 4 */
+const XT_POLICY_MATCH_IN = 0x1;
+const XT_POLICY_MATCH_NONE = 0x4;
+const POLICY_ELEMS = 4 * 76;
+const POLICY_SIZE = POLICY_ELEMS + 4;
+
+/**
+ * A policy match as libxt_policy.c's policy_xlate writes it: `--dir in --pol ipsec` with no element
+ * (iptables writes one empty element) `meta secpath exists`, `--dir in --pol none` `meta secpath missing`.
+ * Elements, --strict and --dir out nft lists as `xt match policy`.
+ */
+function policyText(b: Buffer): string | undefined {
+  const [flags, len] = [readU16(b, POLICY_ELEMS), readU16(b, POLICY_ELEMS + 2)];
+  if (b.subarray(0, POLICY_ELEMS).some((x) => x !== 0)) return undefined;
+  if (flags === XT_POLICY_MATCH_IN && len === 1) return 'meta secpath exists';
+  if (flags === (XT_POLICY_MATCH_IN | XT_POLICY_MATCH_NONE) && len === 0) return 'meta secpath missing';
+  return undefined;
+}
+
+/** A u32 range as libxtables writes it (`5`, `5-9`), with `!= ` when inverted; undefined when it is every value and not inverted. */
+function u32Range(lo: number, hi: number, inv: boolean, all = 0xffffffff): string | undefined {
+  if (lo === 0 && hi === all && !inv) return undefined;
+  return `${inv ? '!= ' : ''}${lo}${hi === lo ? '' : `-${hi}`}`;
+}
+
+/** linux/netfilter_ipv6/ip6t_frag.h: IP6T_FRAG_IDS, _LEN, _RES, _FST, _MF, _NMF; IP6T_FRAG_INV_IDS */
+const IP6T_FRAG_LEN = 0x02;
+const IP6T_FRAG_RES = 0x04;
+const IP6T_FRAG_FST = 0x08;
+const IP6T_FRAG_MF = 0x10;
+const IP6T_FRAG_NMF = 0x20;
+const IP6T_FRAG_INV_IDS = 0x01;
+
+/**
+ * ip6tables' frag match, struct ip6t_frag { __u32 ids[2], hdrlen; __u8 flags, invflags; }, as libip6t_frag.c writes
+ * it: `frag id 5`, `frag more-fragments 1`. --fragres (reserved bits zero, which libxtables writes `frag reserved 1`),
+ * --fraglen and a bare `-m frag` (both of which nft lists as nothing, matching every packet) raw.
+ */
+function fragText(b: Buffer): string | undefined {
+  const [flags, inv] = [b[12], b[13]];
+  if (flags & (IP6T_FRAG_LEN | IP6T_FRAG_RES) || inv & ~IP6T_FRAG_INV_IDS) return undefined;
+  const ids = u32Range(readU32(b, 0), readU32(b, 4), (inv & IP6T_FRAG_INV_IDS) !== 0);
+  const rest = [
+    flags & IP6T_FRAG_FST ? 'frag frag-off 0' : '',
+    flags & IP6T_FRAG_MF ? 'frag more-fragments 1' : '',
+    flags & IP6T_FRAG_NMF ? 'frag more-fragments 0' : '',
+  ].filter(Boolean);
+  // a bare -m frag nft 1.0.6 lists as nothing (iptables 1.8.9 writes no translation), a rule matching every packet
+  if (ids === undefined && !rest.length) return undefined;
+  return [ids === undefined ? '' : `frag id ${ids}`, ...rest].filter(Boolean).join(' ');
+}
+
+/** linux/netfilter_ipv6/ip6t_rt.h: IP6T_RT_TYP, IP6T_RT_SGS (flags); IP6T_RT_INV_TYP, IP6T_RT_INV_SGS (invflags) */
+const IP6T_RT_TYP = 0x01;
+const IP6T_RT_SGS = 0x02;
+
+/**
+ * ip6tables' rt match, struct ip6t_rt { __u32 rt_type, segsleft[2], hdrlen; __u8 flags, invflags; ... }, as
+ * libip6t_rt.c writes it: `rt type 2`, `rt seg-left 3`; a bare `-m rt` (nft lists nothing) raw. --rt-len (the header's length in bytes,
+ * which libxtables writes as nft's `rt hdrlength`, the field in 8-byte units), --rt-0-res and addresses raw.
+ */
+function rtText(b: Buffer): string | undefined {
+  const [flags, inv] = [b[16], b[17]];
+  if (flags & ~(IP6T_RT_TYP | IP6T_RT_SGS) || inv & ~flags) return undefined;
+  const sgs = u32Range(readU32(b, 4), readU32(b, 8), (inv & IP6T_RT_SGS) !== 0);
+  const parts = [flags & IP6T_RT_TYP ? `rt type ${inv & IP6T_RT_TYP ? '!= ' : ''}${readU32(b, 0)}` : '', sgs === undefined ? '' : `rt seg-left ${sgs}`];
+  // a bare -m rt nft 1.0.6 lists as nothing, a rule matching every packet: raw
+  return parts.some(Boolean) ? parts.filter(Boolean).join(' ') : undefined;
+}
+
+/** ip6tables' mh match, struct ip6t_mh { __u8 types[2]; __u8 invflags; }: `mh type 1` (libip6t_mh.c); a bare `-m mh` (nft lists nothing) raw */
+function mhText(b: Buffer): string | undefined {
+  const types = b[2] > 1 ? undefined : u32Range(b[0], b[1], b[2] === 1, 0xff);
+  return types && `mh type ${types}`;
+}
+
+/** linux/netfilter/xt_tcpudp.h: XT_TCP_INV_SRCPT, _DSTPT, _FLAGS, _OPTION */
+const XT_TCP_INV_SRCPT = 0x01;
+const XT_TCP_INV_DSTPT = 0x02;
+const XT_TCP_INV_OPTION = 0x08;
+const XT_TCP_INV_FLAGS = 0x04;
+/** libxt_tcp.c's tcp_flag_names_xlate, by bit */
+const TCP_FLAG_NAMES = ['fin', 'syn', 'rst', 'psh', 'ack', 'urg'];
+
+/**
+ * iptables-nft's tcp match, which it writes as xt only with --tcp-option: struct xt_tcp { __u16 spts[2], dpts[2];
+ * __u8 option, flg_mask, flg_cmp, invflags; }, as libxt_tcp.c's tcp_xlate writes it (`tcp dport 22 tcp option 2
+ * exists tcp flags syn / syn,ack`). ECN and CWR in --tcp-flags (libxt_tcp names only the first six) raw.
+ */
+function tcpText(b: Buffer): string | undefined {
+  const [option, flgMask, flgCmp, invflags] = [b[8], b[9], b[10], b[11]];
+  if ((flgMask | flgCmp) & ~0x3f || flgCmp & ~flgMask || invflags & ~(XT_TCP_INV_SRCPT | XT_TCP_INV_DSTPT | XT_TCP_INV_FLAGS | XT_TCP_INV_OPTION))
+    return undefined;
+  const parts: string[] = [];
+  for (const [word, at, inv] of [
+    ['sport', 0, XT_TCP_INV_SRCPT],
+    ['dport', 4, XT_TCP_INV_DSTPT],
+  ] as const) {
+    const [lo, hi] = [readU16(b, at), readU16(b, at + 2)];
+    if (lo === 0 && hi === 0xffff && !(invflags & inv)) continue;
+    if (lo > hi) return undefined;
+    parts.push(`tcp ${word} ${invflags & inv ? '!= ' : ''}${lo}${hi === lo ? '' : `-${hi}`}`);
+  }
+  if (option) parts.push(`tcp option ${option} ${invflags & XT_TCP_INV_OPTION ? 'missing' : 'exists'}`);
+  else if (invflags & XT_TCP_INV_OPTION) return undefined;
+  if (flgMask || invflags & XT_TCP_INV_FLAGS) {
+    const names = (n: number): string => TCP_FLAG_NAMES.filter((_, i) => n & (1 << i)).join(',') || '0x0';
+    parts.push(`tcp flags ${invflags & XT_TCP_INV_FLAGS ? '!= ' : ''}${names(flgCmp)} / ${names(flgMask)}`);
+  }
+  return parts.length ? parts.join(' ') : 'meta l4proto tcp';
+}
+
+/** linux/netfilter/xt_connbytes.h: enum xt_connbytes_what, enum xt_connbytes_direction, as nft names them */
+const CONNBYTES_WHAT = ['packets', 'bytes', 'avgpkt'];
+const CONNBYTES_DIR = ['original ', 'reply ', ''];
+const U64_MAX = 0xffffffffffffffffn;
+
+/**
+ * struct xt_connbytes_info { struct { aligned_u64 from, to; } count; __u8 what, direction; }, as libxt_connbytes.c's
+ * connbytes_xlate writes it: `ct bytes ge 10`, `ct original packets 5-9`, `ct avgpkt != 5-9` (from past to: outside
+ * the range). Every shape of the struct has its text: the counts are u64, printed exact.
+ */
+function connbytesText(b: Buffer): string | undefined {
+  const read64 = (at: number): bigint => (LE ? b.readBigUInt64LE(at) : b.readBigUInt64BE(at));
+  const [what, dir] = [CONNBYTES_WHAT[b[16]], CONNBYTES_DIR[b[17]]];
+  if (what === undefined || dir === undefined) return undefined;
+  const [from, to] = [read64(0), read64(8)];
+  const invert = from > to;
+  const [lo, hi] = invert ? [to, from] : [from, to];
+  let value: string;
+  if (lo === hi) value = String(lo);
+  else if (hi === U64_MAX) value = `${invert ? 'lt' : 'ge'} ${lo}`;
+  else value = `${invert ? '!= ' : ''}${lo}-${hi}`;
+  return `ct ${dir}${what} ${value}`;
 }
 
 /** The matches whose translation synplug reproduces, by name (several where the struct differs by family). */
@@ -579,6 +1047,13 @@ const MATCHES: Readonly<Record<string, Translation | readonly Translation[]>> = 
         .join(' ');
     },
   },
+  ip: { revs: [0], size: 28, families: ['bridge'], text: ebtIpText },
+  tcp: { revs: [0], size: 12, families: ['ip', 'ip6'], text: tcpText },
+  frag: { revs: [0], size: 14, families: ['ip6'], text: fragText },
+  rt: { revs: [0], size: 18, families: ['ip6'], text: rtText },
+  mh: { revs: [0], size: 3, families: ['ip6'], text: mhText },
+  connbytes: { revs: [0], size: 18, text: connbytesText },
+  mark_m: { revs: [0], size: 18, families: ['bridge'], text: ebtMarkText },
   // struct xt_owner_match_info { __u32 uid_min, uid_max; __u32 gid_min, gid_max; __u8 match, invert; }:
   // a uid or a gid alone (XT_OWNER_UID 1, XT_OWNER_GID 2), as nft 1.0.6 lists it (`skuid 0`, unqualified)
   owner: {
@@ -617,13 +1092,9 @@ const MATCHES: Readonly<Record<string, Translation | readonly Translation[]>> = 
   // struct xt_cgroup_info_v2 { __u8 has_path, has_classid, invert_path, invert_classid; union { char path[512]; __u32 classid; }; ... }:
   // a classid, `meta cgroup 5`
   cgroup: { revs: [2], size: 8, text: (b) => (b[0] === 0 && b[1] === 1 && b[3] <= 1 ? `meta cgroup ${b[3] ? '!= ' : ''}${readU32(b, 4)}` : undefined) },
-  // struct xt_ecn_info { __u8 operation, invert, ip_ect; ... }: XT_ECN_OP_MATCH_IP alone, `ip ecn ect1`
-  ecn: {
-    revs: [0],
-    size: 3,
-    families: ['ip'],
-    text: (b) => (b[0] === 1 && (b[1] === 0 || b[1] === 1) && b[2] <= 3 ? `ip ecn ${b[1] ? '!= ' : ''}${['not-ect', 'ect1', 'ect0', 'ce'][b[2]]}` : undefined),
-  },
+  // struct xt_ecn_info { __u8 operation, invert, ip_ect; union { struct { __u8 ect; } tcp; } proto; }:
+  // `tcp flags ecn tcp flags cwr ip ecn ect1`, each part in its XT_ECN_OP_MATCH_* bit's order
+  ecn: { revs: [0], size: 4, families: ['ip', 'ip6'], text: (b, _rev, ctx) => ecnText(b, ctx.family) },
   // struct xt_esp { __u32 spis[2]; __u8 invflags; }: one spi, `esp spi 5`
   esp: {
     revs: [0],
@@ -649,8 +1120,16 @@ const MATCHES: Readonly<Record<string, Translation | readonly Translation[]>> = 
   // struct xt_sctp_info { __u16 dpts[2], spts[2]; __u32 chunkmap[64], chunk_match_type; flag_info[4]; int flag_count; __u32 flags, invflags; }:
   // ports only (no chunk types), `sctp dport 5`
   sctp: { revs: [0], size: 292, text: (b) => portsText('sctp', b, readU32(b, 284), readU32(b, 288)) },
-  // struct xt_dccp_info { __u16 dpts[2], spts[2], flags, invflags, typemask; __u8 option; }: `dccp dport 5`
-  dccp: { revs: [0], size: 15, text: (b) => portsText('dccp', b, readU16(b, 8), readU16(b, 10)) },
+  // struct xt_dccp_info { __u16 dpts[2], spts[2], flags, invflags, typemask; __u8 option; }:
+  // `dccp sport 5 dccp dport 6 dccp type { request, response }` (no --dccp-option: nft lists `xt match dccp`)
+  dccp: { revs: [0], size: 15, text: dccpText },
+  // struct xt_statistic_info { __u16 mode, flags; union { struct { __u32 probability; } random;
+  //   struct { __u32 every, packet, count; } nth; } u; ... }: `meta random & 2147483647 < 1073741824`, `numgen inc mod 3 1`
+  statistic: { revs: [0], size: 16, text: statisticText },
+  // struct xt_time_info { __u32 date_start, date_stop, daytime_start, daytime_stop, monthdays_match; __u8 weekdays_match, flags; }
+  time: { revs: [0], size: 22, text: timeText },
+  // struct xt_policy_info { struct xt_policy_elem pol[XT_POLICY_MAX_ELEM]; __u16 flags, len; }: `meta secpath exists`
+  policy: { revs: [0], size: POLICY_SIZE, text: policyText },
   // struct xt_length_info { __u16 min, max; __u8 invert; }
   length: {
     revs: [0],
@@ -670,43 +1149,8 @@ const MATCHES: Readonly<Record<string, Translation | readonly Translation[]>> = 
     size: 12,
     text: (b) => `ether saddr ${readU32(b, 8) ? '!= ' : ''}${[...b.subarray(0, 6)].map((x) => x.toString(16).padStart(2, '0')).join(':')}`,
   },
-  // struct xt_conntrack_mtinfo3 { union nf_inet_addr origsrc_addr, origsrc_mask, origdst_addr, origdst_mask,
-  //   replsrc_addr, replsrc_mask, repldst_addr, repldst_mask; __u32 expires_min, expires_max; __u16 l4proto;
-  //   __be16 origsrc_port, origdst_port, replsrc_port, repldst_port; __u16 match_flags, invert_flags;
-  //   __u16 state_mask, status_mask; __be16 origsrc_port_high, ... };
-  // only --ctstate (and -m state), after a --ctproto: `ct state related,established`, `ct state ! new`,
-  // `ct original protocol 6 ct state new`; SNAT or DNAT alone as
-  // `ct status snat` (libxtables also writes that for SNAT,NEW and for ! DNAT, which mean something else: raw)
-  conntrack: {
-    revs: [3],
-    size: CONNTRACK3.SIZE,
-    text(b, _rev, ctx) {
-      const flags = readU16(b, CONNTRACK3.MATCH_FLAGS);
-      const invert = readU16(b, CONNTRACK3.INVERT_FLAGS);
-      const alone = conntrackAlone(b, flags, invert, ctx.family);
-      if (alone !== null) return alone;
-      const mask = readU16(b, CONNTRACK3.STATE_MASK);
-      // --ctproto N (not inverted): libxtables writes `ct original protocol N` before the state
-      const proto = flags & XT_CONNTRACK_PROTO ? readU16(b, CONNTRACK3.L4PROTO) : undefined;
-      const rest = Buffer.concat([
-        b.subarray(0, CONNTRACK3.L4PROTO),
-        b.subarray(CONNTRACK3.L4PROTO + 2, CONNTRACK3.MATCH_FLAGS),
-        b.subarray(CONNTRACK3.STATE_MASK + 2),
-      ]);
-      const stateFlag = flags & XT_CONNTRACK_STATE;
-      if (flags & ~(XT_CONNTRACK_STATE | XT_CONNTRACK_STATE_ALIAS | XT_CONNTRACK_PROTO) || invert & ~XT_CONNTRACK_STATE || rest.some((x) => x !== 0))
-        return undefined;
-      if (proto === undefined && readU16(b, CONNTRACK3.L4PROTO) !== 0) return undefined;
-      const protoText = proto === undefined ? '' : `ct original protocol ${proto}`;
-      if (!stateFlag) return mask === 0 && proto !== undefined ? protoText : undefined;
-      const states = CT_STATES.filter(([bit]) => mask & bit).map(([, n]) => n);
-      const status = CT_STATUS_BITS.filter(([bit]) => mask & bit).map(([, n]) => n);
-      const known = CT_STATES.concat(CT_STATUS_BITS).reduce((m, [bit]) => m | bit, 0);
-      if (mask & ~known || states.length > 0 === status.length > 0) return undefined;
-      if (status.length) return status.length === 1 && !invert && proto === undefined ? `ct status ${status[0]}` : undefined;
-      return `${protoText && `${protoText} `}ct state ${invert ? '! ' : ''}${states.join(',')}`;
-    },
-  },
+  // struct xt_conntrack_mtinfo3 (above CONNTRACK3): `ct state related,established`, `ct direction reply ct reply protocol 6`
+  conntrack: { revs: [3], size: CONNTRACK3.SIZE, text: (b, _rev, ctx) => conntrackText(b, ctx.family) },
   // struct xt_multiport_v1 { __u8 flags; __u8 count; __u16 ports[15]; __u8 pflags[15]; __u8 invert; };
   // (pflags[i]: ports[i] and ports[i + 1] are a range)
   multiport: {

@@ -11,7 +11,7 @@
  */
 import test from 'ava';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -176,7 +176,17 @@ test.serial("release after one's own plug says the manual plug's hold ended; wit
 
 test.serial('protect on the queue hold speaks of the hold, not of a plug (text and JSON)', (t) => {
   const s = stateDir();
+  const before = Date.now();
   t.is(synplug(s, ['setup']).code, 0);
+  // right after setup it said "released (last at <setup's time>)", though nothing had held
+  const fresh = synplug(s, ['status']);
+  const m = /^hold: never held since setup \(at (\S+)\)$/m.exec(fresh.stdout);
+  t.truthy(m, fresh.stdout);
+  t.true(Date.parse(m![1]) >= before && Date.parse(m![1]) <= Date.now());
+  t.notRegex(fresh.stdout, /^hold: released/m);
+  const fj = JSON.parse(synplug(s, ['status', '--json']).stdout) as { plug: Record<string, unknown> };
+  t.like(fj.plug, { state: 'released', neverHeld: true });
+  t.false('releasedAt' in fj.plug, 'nothing was released');
   const r = synplug(s, ['protect', '--json', '--max-hold', '200ms', '--', 'sleep', '1']);
   t.is(r.code, 0, r.stderr);
   // protect's own release, or its watchdog's at the same deadline (whichever came first): either way in hold words
@@ -192,8 +202,78 @@ test.serial('protect on the queue hold speaks of the hold, not of a plug (text a
   t.is(j.releasedHold, /released the hold while/.test(r.stderr));
   const st = synplug(s, ['status']);
   t.regex(st.stdout, /^hold: released \(last at /m);
-  t.is(synplug(s, ['teardown']).code, 0);
+  const after = JSON.parse(synplug(s, ['status', '--json']).stdout) as { plug: Record<string, unknown> };
+  t.false('neverHeld' in after.plug, 'held once: no longer never held');
+  t.is(typeof after.plug.releasedAt, 'number');
+  // the state directory (setup created it) stayed with only the history, unsaid: teardown names it and its files
+  const td = synplug(s, ['teardown', '--json']);
+  t.is(td.code, 0, td.stderr);
+  const tj = JSON.parse(td.stdout) as { removedStateDir?: boolean; keptStateDir?: { path: string; files: string[] } };
+  t.falsy(tj.removedStateDir);
+  t.deepEqual(tj.keptStateDir, { path: s, files: ['history.jsonl'] });
+  t.deepEqual(readdirSync(s), ['history.jsonl'], 'the state files went, the history stayed');
+  const again = synplug(s, ['teardown']);
+  t.is(again.code, 0);
+  t.is(
+    again.stdout.trim().split('\n').at(-1),
+    `kept ${s} (history.jsonl): the reload history and metrics totals stay after teardown ('synplug history' reads them); remove the directory to drop them`,
+  );
+  t.is(synplug(s, ['history']).stdout.split('\n').filter(Boolean).length, 1, 'the history still reads');
+  // without a history, the directory setup created goes, as before
+  const bare = stateDir();
+  t.is(synplug(bare, ['setup']).code, 0);
+  const gone = JSON.parse(synplug(bare, ['teardown', '--json']).stdout) as { removedStateDir?: boolean; keptStateDir?: unknown };
+  t.true(gone.removedStateDir);
+  t.false('keptStateDir' in gone);
+  t.false(existsSync(bare));
 });
+
+test.serial(
+  "the plug holds' options (--dev, --mark, --limit) where only queue holds are set up: exit 2 for every command, naming the option and the hold, nothing changed; with nothing set up they name the plug hold, as setup --via auto with them sets up",
+  (t) => {
+    const s = stateDir();
+    const dev = `${VETH}a`;
+    // nothing set up: --dev names the plug hold (setup --via auto --dev takes it), so a missing device is one
+    const none = synplug(s, ['check', '--dev', 'eth9']);
+    t.is(none.code, 2);
+    t.regex(none.stderr, /device 'eth9' not found/);
+    const plugLo = synplug(s, ['check', '--dev', 'lo', '--json']);
+    t.is(plugLo.code, 1);
+    t.deepEqual(
+      (JSON.parse(plugLo.stdout) as { holds: Array<{ via: string }> }).holds.map((h) => h.via),
+      ['plug'],
+    );
+    t.is(synplug(s, ['setup']).code, 0);
+    t.is(synplug(s, ['setup', '--inbound', dev, '--port', '80']).code, 0);
+    const before = [ruleset(), readFileSync(join(s, 'setup.json'), 'utf8'), readFileSync(join(s, 'plug.json'), 'utf8')];
+    const cases: Array<[string[], string]> = [
+      [['check', '--dev', 'eth9'], 'dev'],
+      [['check', '--mark', '5'], 'mark'],
+      [['check', '--limit', '2048'], 'limit'],
+      [['status', '--dev', 'lo'], 'dev'],
+      [['plug', '--mark', '7', '--max-hold', '1s'], 'mark'],
+      [['release', '--dev', 'lo'], 'dev'],
+      [['protect', '--dev', 'eth9', '--', 'true'], 'dev'],
+      [['teardown', '--mark', '3'], 'mark'],
+    ];
+    for (const [args, opt] of cases) {
+      const r = synplug(s, args);
+      t.is(r.code, 2, `${args.join(' ')}: ${r.stderr}`);
+      t.regex(
+        r.stderr,
+        new RegExp(
+          `^synplug: --${opt} is (the local plug hold's|a plug hold's) .*; the holds set up here \\(queue: via queue, queue:${dev}: via queue\\) take no --${opt}: leave it out .*Nothing was changed\n$`,
+        ),
+        args.join(' '),
+      );
+      const j = synplug(s, [...args.slice(0, 1), '--json', ...args.slice(1)]);
+      t.like(JSON.parse(j.stdout), { category: 'usage', exitCode: 2 });
+    }
+    t.deepEqual([ruleset(), readFileSync(join(s, 'setup.json'), 'utf8'), readFileSync(join(s, 'plug.json'), 'utf8')], before, 'nothing changed');
+    t.is(synplug(s, ['check']).code, 0, 'without them, all is well');
+    t.is(synplug(s, ['teardown']).code, 0);
+  },
+);
 
 test.serial('demo --via plug on a kernel without sch_plug: exit 5 names the queue hold as what works here', (t) => {
   const s = stateDir();

@@ -553,18 +553,20 @@ if (!(await runScenarioIfChild(ENV, scenarios))) {
     t.regex(r.outcome, /^ok [1-9][0-9]*$/, 'the held SYN was dropped: its client connected on a retransmit');
     t.is(r.protect.code, 0, 'the command ran to its end');
     t.is(r.protect.json.report.lossless, false);
+    t.is(r.protect.json.report.dropped, null, 'the count of what the holder dropped died with it: null, not 0');
     t.regex(r.protect.json.report.failed[0], /^queue 4200: its holder process ended [0-9]+ ms into the hold \(killed\?\): the kernel dropped the SYNs it held/);
     t.is(r.plug, 0);
     t.true(r.holder2Found);
     t.is(r.release.code, 0);
     t.is(r.release.json.report.lossless, false);
+    t.is(r.release.json.report.dropped, null);
     t.regex(r.release.json.warnings[0], /no holder process held it at the release: it ended during the hold/);
     t.deepEqual(
-      (r.history as Json[]).slice(-3).map((e) => [e.command, e.report?.lossless]),
+      (r.history as Json[]).slice(-3).map((e) => [e.command, e.report?.lossless, e.report?.dropped]),
       [
-        ['protect', false],
-        ['plug', null],
-        ['release', false],
+        ['protect', false, null],
+        ['plug', null, 0],
+        ['release', false, null],
       ],
       "history records protect's and the release's as not lossless (the plug's line counts nothing: its release does)",
     );

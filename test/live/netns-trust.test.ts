@@ -12,7 +12,7 @@
  */
 import test from 'ava';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -122,6 +122,11 @@ test.serial('--netns and SYNPLUG_NETNS: a FIFO, a directory, a missing file, ano
 
 test.serial('--netns and SYNPLUG_NETNS are in the help, with the default state directory by cookie', (t) => {
   const r = synplug(['status', '--help']);
-  t.regex(r.stdout.replace(/\s+/g, ' '), /--netns <name\|path>.*SYNPLUG_NETNS.*\/run\/synplug\/netns\/<the namespace's cookie, SO_NETNS_COOKIE>/);
-  t.regex(r.stdout.replace(/\s+/g, ' '), /SYNPLUG_STATE_DIR/);
+  t.regex(r.stdout.replace(/\s+/g, ' '), /--netns <name\|path> .*SYNPLUG_NETNS/);
+  t.regex(r.stdout.replace(/\s+/g, ' '), /--state-dir <dir> .*SYNPLUG_STATE_DIR/);
+  t.regex(r.stdout, /docs\/cli\.md/, 'the help points to the rest');
+  // the default state directory by cookie: in docs/cli.md, where the help points (one line per option in --help)
+  const docs = readFileSync(new URL('../../docs/cli.md', import.meta.url), 'utf8').replace(/\s+/g, ' ');
+  t.regex(docs, /\/run\/synplug\/netns\/<cookie>/);
+  t.regex(docs, /SO_NETNS_COOKIE/);
 });

@@ -2399,6 +2399,65 @@ export const CORPUS: ReadonlyArray<{ table: string; text: string; setup?: string
 }
 `,
   },
+  // vlan id concatenated with Ethernet fields (the id a masked load): nft leaves out `ether type 8021q`
+  {
+    table: 'bridge rt_vlanconcat',
+    text: `table bridge rt_vlanconcat {
+	set s {
+		typeof ether saddr . vlan id
+		elements = { 00:11:22:33:44:55 . 5 }
+	}
+
+	map m {
+		typeof vlan id . ether saddr : meta mark
+		elements = { 7 . 00:11:22:33:44:55 : 0x00000001 }
+	}
+
+	chain c {
+		ether saddr . vlan id { 00:11:22:33:44:55 . 5, 00:11:22:33:44:66 . 7 } accept
+		ether saddr . vlan id @s accept
+		ether saddr . vlan id { 00:11:22:33:44:55 . 5 } counter packets 0 bytes 0
+		vlan id . ether saddr @m accept
+		meta mark set vlan id . ether saddr map @m
+		vlan id . ether type { 5 . ip } counter packets 0 bytes 0
+		ether type . vlan id { 8021q . 5, 8021ad . 6 } drop
+		vlan id . vlan type { 5 . ip, 6 . ip6 } accept
+		vlan id . ether saddr vmap { 5 . 00:11:22:33:44:55 : accept, 6 . 00:11:22:33:44:66 : drop }
+	}
+}
+`,
+  },
+  // a named map keyed by integer parts: nft lists `@m` right (its anonymous maps' elements it garbles)
+  {
+    table: 'ip rt_namedmapint',
+    text: `table ip rt_namedmapint {
+	map m {
+		typeof ip ttl . tcp dport : meta mark
+		elements = { 64 . 22 : 0x00000001 }
+	}
+
+	chain c {
+		meta mark set ip ttl . tcp dport map @m
+	}
+}
+`,
+  },
+  // the IP compression header (nft's comp; its flags a bitmask printed in hex)
+  {
+    table: 'inet rt_comp',
+    text: `table inet rt_comp {
+	chain c {
+		comp cpi 5 accept
+		comp flags 0x1 accept
+		comp flags { 0x1, 0x2 } accept
+		comp flags != 0x3 accept
+		comp cpi 5-7 accept
+		comp cpi { 1, 2 } accept
+		meta l4proto ipcomp accept
+	}
+}
+`,
+  },
 ];
 
 /** Rules in a table's text: the lines of its chains other than the base chain header. */

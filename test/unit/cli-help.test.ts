@@ -10,9 +10,10 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { Command } from 'commander';
 import { buildProgram } from '../../src/cli/main.js';
-import { COMMAND_EXIT_CODES, EXIT, EXIT_HELP } from '../../src/cli/exit-codes.js';
+import { COMMAND_EXIT_CODES, EXIT, EXIT_HELP, exitCodesTopic } from '../../src/cli/exit-codes.js';
 
 const README = readFileSync(fileURLToPath(new URL('../../README.md', import.meta.url)), 'utf8');
+const CLI_DOC = readFileSync(fileURLToPath(new URL('../../docs/cli.md', import.meta.url)), 'utf8');
 
 /** The codes of the README's exit-code table ("| 126 / 127 | ..." gives both). */
 function readmeCodes(): string[] {
@@ -26,13 +27,14 @@ function readmeCodes(): string[] {
   return codes;
 }
 
-/** A command's whole --help text, as commander writes it (with the text added after). */
+/** A command's whole --help text, as commander writes it (with the text added after), 80 columns wide. */
 function helpOf(cmd: Command): string {
   let out = '';
   cmd.configureOutput({
     writeOut: (s) => {
       out += s;
     },
+    getOutHelpWidth: () => 80,
   });
   cmd.outputHelp();
   return out;
@@ -44,11 +46,15 @@ function listed(help: string): string[] {
   return [...section.matchAll(/^ {2}(\d+|other) /gm)].map((m) => m[1]);
 }
 
-test('the README table, the exit codes of synplug --help and EXIT hold the same codes', (t) => {
+test('the README table, the exit codes of synplug --help, of help exit-codes and EXIT hold the same codes', (t) => {
   const fromEnum = Object.values(EXIT).map(String).sort();
   t.deepEqual([...readmeCodes()].sort(), [...fromEnum, 'other'].sort());
   t.deepEqual(listed(`\n${EXIT_HELP}`).sort(), [...fromEnum, 'other'].sort());
-  t.true(helpOf(buildProgram()).includes(EXIT_HELP));
+  // synplug --help: every code, each in a few words (the whole table: help exit-codes)
+  const top = helpOf(buildProgram());
+  t.deepEqual(listed(top).sort(), [...fromEnum, 'other'].sort());
+  t.true(top.includes('synplug help exit-codes'));
+  t.true(exitCodesTopic().includes(EXIT_HELP));
 });
 
 test("every command's --help lists exit codes, each one of the table's, without repeats", (t) => {
@@ -93,4 +99,55 @@ test('exit 4 for demo: the top-level help, demo --help and the README agree that
   t.regex(demo, /Needs CAP_NET_ADMIN and CAP_SYS_ADMIN \(root; --here: CAP_NET_ADMIN alone, unless --inbound\)/);
   const readme = README.split('\n').find((l) => l.startsWith('| 4 |'))!;
   t.regex(readme, /`demo` also CAP_SYS_ADMIN \(it creates a network namespace; `demo --here` does not, unless `--inbound`\)/);
+});
+
+test("every command's --help is short: at most 45 lines at 80 columns, each option and argument on one line, none wider (issue #22, #24 item 5: protect's was 102 lines)", (t) => {
+  for (const cmd of buildProgram().commands) {
+    const help = helpOf(cmd);
+    const lines = help.trimEnd().split('\n');
+    t.true(lines.length <= 45, `${cmd.name()}: ${lines.length} lines`);
+    for (const l of lines) t.true(l.length <= 80, `${cmd.name()}: ${l}`);
+    // a continuation line (a wrapped description) starts with the description column's spaces
+    for (const section of ['Options:', 'Arguments:']) {
+      const at = help.indexOf(`\n${section}\n`);
+      if (at < 0) continue;
+      const items = help
+        .slice(at + section.length + 2)
+        .split('\n\n')[0]
+        .split('\n');
+      for (const l of items) t.regex(l, /^ {2}\S/, `${cmd.name()} ${section} one line each: '${l}'`);
+    }
+    t.regex(help, /Each in full: synplug help exit-codes\. Everything else: docs\/cli\.md\./, cmd.name());
+  }
+});
+
+test('every option of every command is still in its --help, and docs/cli.md, where the help points, names it', (t) => {
+  for (const cmd of buildProgram().commands) {
+    const help = helpOf(cmd);
+    for (const o of cmd.options) {
+      if ((o as unknown as { hidden?: boolean }).hidden) continue;
+      t.true(help.includes(o.flags), `${cmd.name()}: ${o.flags} in --help`);
+      if (o.long && o.long !== '--help') t.true(CLI_DOC.includes(o.long), `${cmd.name()}: ${o.long} in docs/cli.md`);
+    }
+  }
+});
+
+test("'synplug help exit-codes' prints the table and each command's codes with their whole meaning", (t) => {
+  const topic = exitCodesTopic();
+  t.true(topic.startsWith(EXIT_HELP));
+  for (const [name, lines] of Object.entries(COMMAND_EXIT_CODES)) {
+    const at = topic.indexOf(`\n${name}:\n`);
+    t.true(at > 0, name);
+    const section = topic
+      .slice(at + name.length + 3)
+      .split('\n\n')[0]
+      .trimEnd();
+    t.deepEqual(
+      section.split('\n').map((l) => l.trim()),
+      lines.map(([c, m]) => `${String(c).padEnd(4)} ${m}`.trim()),
+      name,
+    );
+  }
+  // what a user needs from protect's codes is there in full
+  t.regex(topic, /^ {2}10 {3}the --check command failed: .*"category": "check-failed"/m);
 });

@@ -172,17 +172,19 @@ test('xxd -p output (a datagram over several 60-character lines) decodes as that
   );
 });
 
-test('decode --help states each input format', (t) => {
+test('decode --help names each input format, and docs/cli.md (where the short help points) states each', (t) => {
   const r = spawnSync(process.execPath, [BIN, 'decode', '--help'], { encoding: 'utf8' });
   t.is(r.status, 0);
-  const text = r.stdout.replace(/\s+/g, ' ');
+  t.regex(r.stdout.replace(/\s+/g, ' '), /an nlmon pcap\/pcapng, a capture\.json, or a hex dump; "-" reads stdin/);
+  t.regex(r.stdout, /docs\/cli\.md/);
+  const docs = readFileSync(new URL('../../docs/cli.md', import.meta.url), 'utf8').replace(/\s+/g, ' ');
   for (const re of [
-    /pcap, pcapng a capture on an nlmon device \(link type 253, LINKTYPE_NETLINK\)/,
-    /capture\.json the fixtures' capture format/,
+    /an nlmon pcap or pcapng capture \(link type 253, each packet one datagram with its protocol\)/,
+    /the fixtures' `capture\.json`/,
     /plain hex, one datagram per line/,
-    /xxd -p: a line of exactly 60 hex digits continues on the next line/,
-    /xxd and hexdump -C \(an offset first\)/,
+    /`xxd -p`, whose lines of exactly 60 hex digits continue a datagram on the next line/,
+    /`xxd` and `hexdump -C`, whose offset 0 starts a datagram/,
   ]) {
-    t.regex(text, re);
+    t.regex(docs, re);
   }
 });

@@ -27,6 +27,7 @@ const report = (refused: number) => ({
 const entry = (exitCode: number, refused = 0): Omit<HistoryEntry, 'id'> => ({
   command: 'protect',
   start: new Date(Date.UTC(2026, 11, 5, 4, 0, exitCode)).toISOString(),
+  end: new Date(Date.UTC(2026, 11, 5, 4, 0, exitCode, 500)).toISOString(),
   holds: ['queue'],
   exitCode,
   report: report(refused),
@@ -142,7 +143,7 @@ test('synplug history: text and --json (an array of { id, command, start, holds,
   t.is(one.code, 0);
   const lines = one.stdout.trim().split('\n');
   t.is(lines.length, 1);
-  t.true(lines[0].startsWith(`#2 ${entry(1).start} protect (queue)`), lines[0]);
+  t.true(lines[0].startsWith(`#2 ended ${entry(1).end} protect (queue): held 12.5 ms`), lines[0]);
   t.regex(lines[0], /exit 1; LOST: 2 refused SYN\(s\), retransmissions included, 0 reset, 0 dropped$/);
   const none = cli(['history', '--state-dir', stateDir()]);
   t.is(none.stdout, 'no reload recorded\n');
@@ -151,6 +152,37 @@ test('synplug history: text and --json (an array of { id, command, start, holds,
   t.is(zero.code, 2);
   t.is(zero.stdout, '');
   t.regex(zero.stderr, /-n 0 would list no reload: give 1 or more/);
+});
+
+test("the history is in the order the commands ended, and each line is labelled with its end (and its start when a second or more before); an earlier synplug's line without end with its start", async (t) => {
+  // history listed reloads by end time (lines are written when a command ends) but labelled them with start times
+  const dir = stateDir();
+  const at = (s: number) => new Date(Date.UTC(2026, 11, 5, 4, 0, s)).toISOString();
+  const long = { ...entry(0), start: at(10), end: undefined }; // a long protect: started first, ends last
+  const short = { ...entry(0), start: at(12), end: at(13) };
+  await appendHistory(dir, short);
+  const before = Date.now();
+  await appendHistory(dir, long);
+  const [a, b] = readHistory(dir);
+  t.is(a.end, at(13));
+  t.true(Date.parse(b.end!) >= before && Date.parse(b.end!) <= Date.now(), 'appendHistory gives the end: now');
+  const old = { id: 3, ...entry(0), end: undefined, start: at(30) };
+  writeFileSync(join(dir, HISTORY_FILE), `${readFileSync(join(dir, HISTORY_FILE), 'utf8')}${JSON.stringify(old)}\n`);
+  const text = cli(['history', '--state-dir', dir]).stdout.trim().split('\n');
+  t.true(text[0].startsWith(`#1 ended ${at(13)} protect (queue) (started ${at(12)}): held`), text[0]);
+  t.true(text[1].startsWith(`#2 ended ${b.end} protect (queue) (started ${at(10)}): held`), text[1]);
+  t.true(text[2].startsWith(`#3 started ${at(30)} protect (queue): held`), text[2]);
+  const ends = [a, b].map((e) => Date.parse(e.end!));
+  t.true(ends[0] <= ends[1], 'listed in the order they ended');
+  const json = JSON.parse(cli(['history', '--json', '--state-dir', dir]).stdout) as HistoryEntry[];
+  t.deepEqual(
+    json.map((e) => [e.start, e.end]),
+    [
+      [at(12), at(13)],
+      [at(10), b.end],
+      [at(30), undefined],
+    ],
+  );
 });
 
 test("another namespace's entries in the same directory are not this namespace's reloads: left out, left in the file", async (t) => {

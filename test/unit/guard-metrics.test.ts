@@ -11,7 +11,7 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSyn
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { checkMetricsFile, METRICS_STATE_FILE, recordMetrics } from '../../src/guard/metrics.js';
+import { addReload, checkMetricsFile, METRICS_STATE_FILE, metricsText, recordMetrics } from '../../src/guard/metrics.js';
 import { StateFileError } from '../../src/guard/errors.js';
 import { UsageError } from '../../src/netlink/errors.js';
 
@@ -74,6 +74,26 @@ test('the totals accumulate across reloads (lossless, lost, failed) and the file
   t.is(s.get('synplug_held_syns_total{hold="inbound:eth0+local"}'), 4);
   t.is(s.get('synplug_hold_seconds_count{hold="inbound:eth0+local"}'), 1);
   t.false(existsSync(join(d.textfile, `.synplug.prom.${process.pid}.tmp`)), 'the temporary file was renamed');
+});
+
+test('a report whose dropped count was lost (null: a queue holder died during the hold) adds nothing to synplug_dropped_total; the reload counts as lost', (t) => {
+  const base = {
+    reloads: { lossless: 0, lost: 0, failed: 0, uncounted: 0 },
+    heldSyns: 0,
+    refused: 0,
+    reset: 0,
+    dropped: 0,
+    holdBuckets: new Array(12).fill(0),
+    holdSum: 0,
+    holdCount: 0,
+  };
+  const lost = { heldSyns: 2, holdMs: 700, dropped: null, refused: 0, reset: 0, listenerDrops: 0, lossless: false, failed: ['its holder died'] };
+  const n = addReload(addReload(base, { exitCode: 0, report: lost }), { exitCode: 0, report: { ...lost, dropped: 3, failed: undefined } });
+  t.is(n.dropped, 3);
+  t.is(n.reloads.lost, 2);
+  const text = metricsText({ version: 2, holds: { queue: n } } as unknown as Parameters<typeof metricsText>[0]);
+  t.regex(text, /^synplug_dropped_total\{hold="queue"\} 3$/m);
+  t.regex(text, /^# HELP synplug_dropped_total .*a count lost with a queue holder that died adds nothing/m);
 });
 
 test('a damaged totals file is refused, naming it; the metrics file is left as it was', async (t) => {

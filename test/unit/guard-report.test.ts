@@ -63,10 +63,12 @@ test('not counted: the verdict says so and why, never "lossless"', (t) => {
 
 test('a hold that failed (its holder died): lost although every count is 0, the failure named as the cause; a manual release says so too', (t) => {
   const why = 'queue 4200: its holder process ended 700 ms into the hold (killed?): the kernel dropped the SYNs it held';
-  const r: ReloadReport = { ...base, lossless: false, failed: [why] };
-  t.is(formatVerdict({ report: r, ...how }), `LOST: 0 refused, 0 reset, 0 dropped; likely cause: ${why}`);
-  const manual = unwatchedReport({ heldSyns: 0, holdMs: 2952, dropped: 0, failed: [why] }, 'a manual hold');
+  // the count of what it dropped died with the holder: null, never 0 (it said "0 dropped")
+  const r: ReloadReport = { ...base, dropped: null, lossless: false, failed: [why] };
+  t.is(formatVerdict({ report: r, ...how }), `LOST: 0 refused, 0 reset, ? dropped; likely cause: ${why}`);
+  const manual = unwatchedReport({ heldSyns: 0, holdMs: 2952, dropped: null, failed: [why] }, 'a manual hold');
   t.is(manual.lossless, false);
+  t.is(manual.dropped, null);
   t.deepEqual(manual.failed, [why]);
   t.is(unwatchedReport({ heldSyns: 0, holdMs: 10, dropped: 0 }, 'a manual hold').lossless, null);
 });

@@ -126,11 +126,26 @@ test('dup outside ip, ip6 and netdev, and a dup or fwd of a register that is not
   t.true(raw('netdev', [imm(1, '01000000'), imm(2, '7f000002'), { name: 'fwd', sregDev: 1, sregAddr: 2, nfproto: 7 }]));
 });
 
-test('cgroup ids in an anonymous set print raw (their paths are not looked up), never as numbers', (t) => {
-  const set = { family: 'inet', table: 't', name: '__set0', flags: ['anonymous', 'constant'], keyType: 46, keyLen: 8, elements: [] } as unknown as N.NftSet;
-  const st = N.ruleStatements([{ name: 'socket', key: 3, dreg: 1, level: 2 }, { name: 'lookup', sreg: 1, set: '__set0' } as N.Expr, accept], {
+test('cgroup ids in an anonymous set print as their paths; a set with an id without a path prints raw, never as numbers', (t) => {
+  const id = (n: number): string => Buffer.from(BigInt(n).toString(16).padStart(16, '0'), 'hex').reverse().toString('hex');
+  const set = {
     family: 'inet',
-    sets: [set],
-  });
-  t.is(st.map((s) => s.text).join(' '), '[ raw: socket load cgroupv2 => reg 1 level 2 ] [ raw: lookup reg 1 set __set0 ] accept');
+    table: 't',
+    name: '__set0',
+    flags: ['anonymous', 'constant'],
+    keyType: 46,
+    keyLen: 8,
+    elements: [{ key: id(7) }, { key: id(9) }],
+  } as unknown as N.NftSet;
+  const text = (cgroups: Record<string, string>): string =>
+    N.ruleStatements([{ name: 'socket', key: 3, dreg: 1, level: 2 }, { name: 'lookup', sreg: 1, set: '__set0' } as N.Expr, accept], {
+      family: 'inet',
+      sets: [set],
+      cgroups,
+    })
+      .map((s) => s.text)
+      .join(' ');
+  t.is(text({ 7: 'a/b', 9: 'c' }), 'socket cgroupv2 level 2 { "a/b", "c" } accept');
+  t.is(text({ 7: 'a/b' }), '[ raw: socket load cgroupv2 => reg 1 level 2 ] [ raw: lookup reg 1 set __set0 ] accept');
+  t.is(text({}), '[ raw: socket load cgroupv2 => reg 1 level 2 ] [ raw: lookup reg 1 set __set0 ] accept');
 });

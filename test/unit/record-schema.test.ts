@@ -60,7 +60,11 @@ test('ranges: deadlines more than 24 h ahead, before since, absurd times and pid
     [{ ...plug, pid: 0 }, /'pid' is 0, not a process id/],
     [{ ...plug, pid: 2 ** 31 }, /not a process id/],
     [{ ...plug, owner: 'root' }, /'owner' is "root"/],
+    [{ ...plug, state: 'released', neverHeld: 'yes' }, /'neverHeld' is not true on a released record/],
+    [{ ...plug, state: 'buffering', neverHeld: true }, /'neverHeld' is not true on a released record/],
   ];
+  // setup's record (nothing held since): released, never held, no releasedAt
+  t.is(plugRecordProblem({ ...plug, state: 'released', releasedAt: undefined, neverHeld: true }, now), undefined);
   for (const [r, re] of cases) t.regex(plugRecordProblem(r, now) ?? '', re, JSON.stringify(r));
   const lease = (baseRecords(now)['leases.json'][0] as { leases: Array<Record<string, unknown>> }).leases[0];
   t.regex(leasesRecordProblem({ version: 1, leases: [{ ...lease, command: 'rm -rf /' }] }, now) ?? '', /lease 1: 'command' is not a list of words/);

@@ -164,6 +164,8 @@ class QueueBinding {
   closingPort: number | undefined;
   /** the last release found no holder to ask (none ran: nothing held, or it died) */
   unanswered = false;
+  /** the holder died while this session held: what it dropped is not counted (its counter died with it) */
+  dropsLost = false;
   constructor(
     readonly queueNum: number,
     readonly stateDir: string,
@@ -189,6 +191,7 @@ class QueueBinding {
     conn.once('close', () => {
       if (this.conn !== conn || told) return;
       this.conn = undefined;
+      this.dropsLost = true;
       this.failures.push(
         `queue ${this.queueNum}: its holder process ended ${Date.now() - since} ms into the hold (killed?): the kernel dropped the SYNs it held (their clients connect when they retransmit, 1 s or more), and later SYNs passed unheld`,
       );
@@ -662,7 +665,15 @@ export class QueueHold implements Hold {
     // The queue's counters are the binding's, whichever of its holds (local, inbound) queued a SYN: summed over the
     // session's holds, they count once, through one of them.
     if (!b.countsFor(this.id)) return { packets: 0, bytes: 0, drops: 0, qlen: 0, backlog: 0 };
-    return { packets: b.released, bytes: 0, drops: b.dropped, qlen: 0, backlog: 0, ...(b.failures.length && { failures: [...b.failures] }) };
+    return {
+      packets: b.released,
+      bytes: 0,
+      drops: b.dropped,
+      qlen: 0,
+      backlog: 0,
+      ...(b.failures.length && { failures: [...b.failures] }),
+      ...(b.dropsLost && { dropsLost: true as const }),
+    };
   }
 
   /** @inheritdoc */
