@@ -121,7 +121,7 @@ test.serial('demo --json on a clean lo: the unprotected phase loses requests, th
     j.setup.actions.join('; '),
   );
   t.false(
-    j.setup.actions.some((a) => /qdisc|chain/.test(a)),
+    j.setup.actions.some((a) => /qdisc|filter|add chain/.test(a)),
     j.setup.actions.join('; '),
   );
   t.true(

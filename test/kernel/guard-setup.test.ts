@@ -240,24 +240,36 @@ test.serial('teardown leaves lo with no qdisc of ours, no filter, no synplug tab
   const s = await setup();
   t.true(s.addedAddress);
   t.is((await check()).state, 'ok');
-  // teardown during a manual plug: the plug released, its tree and chain removed with the rest
-  const pl = await cli(['plug', '--max-hold', '60s']);
-  t.is(pl.code, 0, pl.stderr);
-  await assertArmed(t, 'during the plug');
 
   t.is(statSync(STATE_DIR).mode & 0o7777, 0o700, 'setup created the state directory, mode 0700');
 
   const r = await teardown();
   t.true(r.removed.includes('nftables table ip synplug'));
   t.true(r.removed.includes(`address ${ADDR}/32 on lo`));
-  // the plug's release (every lease broken) removed its tree and chain: nothing of them is left (assertLoClean below)
-  await assertUnarmed(t, 'after teardown');
   t.deepEqual(r.kept, []);
   t.true(r.removedStateDir);
   t.false(existsSync(STATE_DIR), 'teardown removed the state directory setup had created');
   await assertLoClean(t, 'after teardown');
   t.is((await check()).state, 'absent');
   t.false(existsSync(STATE_DIR), 'check wrote nothing');
+});
+
+test.serial('teardown during a manual plug: the plug released, the prio tree, the fw filter and the marking chain removed with the rest', async (t) => {
+  t.timeout(TEST_TIMEOUT);
+  const proxy = await setupWithProxy(t);
+  const pl = await cli(['plug', '--max-hold', '60s']);
+  t.is(pl.code, 0, pl.stderr);
+  await assertArmed(t, 'during the plug');
+  const held = probe(ADDR, proxy.port, ADDR);
+  await sleep(500);
+  t.is(held.connectedAt, undefined, 'held');
+  const r = await teardown();
+  t.true(r.removed.includes('nftables table ip synplug'), r.removed.join('; '));
+  t.deepEqual(r.kept, []);
+  await assertUnarmed(t, 'after teardown');
+  await assertLoClean(t, 'after teardown');
+  // the held SYN was released, not dropped: it reaches the proxy (its address gone, the connection ends there)
+  await within(held.connected, 'the held connection after teardown');
 });
 
 test.serial('teardown keeps a state directory that setup did not create', async (t) => {
