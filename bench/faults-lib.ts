@@ -33,7 +33,9 @@
  * - `synLost`: the client's SYN, sent during the hold, did not connect (the
  *   plug hold: after the next command, when nobody was left to release);
  * - `notClean`: the next command does not find a clean state: `synplug
- *   check` does not exit 0, or `status` shows a live lease.
+ *   check` does not exit 0, or `status` shows a live lease, or (the plug
+ *   hold) its armed pieces are still on lo's data path (the prio tree, the
+ *   marking chain: only around a hold).
  * - counted apart, not a failure: `staleRecord`, plug.json still saying
  *   buffering when protect and its watchdog were both killed (nobody was
  *   left to write it; the queue: the kernel let go when their sockets
@@ -81,6 +83,8 @@ interface HoldUnderTest {
   held(inNs: (...argv: string[]) => string): number | undefined;
   /** whether the hold is in place for new SYNs: a process bound to the queue; marking armed (synplug_active has an element) */
   inPlace(inNs: (...argv: string[]) => string): boolean;
+  /** what of the hold's armed pieces (on the data path only around a hold) is left, as the oracles name it (empty: nothing) */
+  armedLeft?(inNs: (...argv: string[]) => string): string[];
 }
 
 /** The queue's entry in the kernel's own list: SYNs queued, or undefined when nobody is bound. */
@@ -112,6 +116,14 @@ const HOLDS: Record<FaultHold, HoldUnderTest> = {
     inPlace: (inNs) => {
       const out = JSON.parse(inNs(NFT, '-j', 'list', 'set', 'ip', 'synplug', 'synplug_active')) as { nftables: Array<{ set?: { elem?: unknown[] } }> };
       return (out.nftables.find((i) => i.set)?.set?.elem ?? []).length > 0;
+    },
+    // lo's prio tree and the marking chain exist only around a hold
+    armedLeft: (inNs) => {
+      const qdiscs = (JSON.parse(inNs(TC, '-j', 'qdisc', 'show', 'dev', 'lo')) as Array<{ kind: string; handle: string; root?: boolean }>)
+        .filter((q) => !(q.kind === 'noqueue' && q.root))
+        .map((q) => `qdisc ${q.kind} ${q.handle} on lo`);
+      const table = JSON.parse(inNs(NFT, '-j', 'list', 'table', 'ip', 'synplug')) as { nftables: Array<{ chain?: { name: string } }> };
+      return [...qdiscs, ...table.nftables.flatMap((i) => (i.chain ? [`chain ip synplug ${i.chain.name}`] : []))];
     },
   },
 };
@@ -404,7 +416,9 @@ except Exception as e:
       statusDetail = `status exit ${status.code}: ${status.stderr.trim()}`;
     }
     const left = (this.queued() ?? 0) > 0;
-    const notClean = check.code !== 0 || status.code !== 0 || statusDetail !== '' || nextDetail !== '' || left;
+    // after the next command, nothing of the hold on the data path (the watchdog, protect or that command removed it)
+    const armedLeft = this.hold.armedLeft?.(this.inNs) ?? [];
+    const notClean = check.code !== 0 || status.code !== 0 || statusDetail !== '' || nextDetail !== '' || left || armedLeft.length > 0;
     const detail = [
       !wdGone && 'the watchdog still runs',
       !holderGone && "the queue's holder still runs",
@@ -413,6 +427,7 @@ except Exception as e:
       !connected && "the client's SYN did not connect",
       stuck && !staleRecord && 'a SYN was left in the plug and the next command did not say it recovered it',
       left && 'SYNs still held after the next command',
+      armedLeft.length > 0 && `left on the data path after the next command: ${armedLeft.join(', ')}`,
       check.code !== 0 && `check exit ${check.code}: ${check.stderr.trim()}`,
       nextDetail,
       statusDetail,

@@ -283,7 +283,7 @@ async function main(): Promise<void> {
       await teardown({ stateDir: plugDir });
       pieces.push({
         name: 'plug-local',
-        what: "the local plug hold (setup --via plug: lo's prio root with the plug in a band of its own, the marking table's output rule; nothing held)",
+        what: "what the local plug hold leaves outside a hold (setup --via plug: the address, the marking table with its set and no chain, the reload report's RST counter chain at output; lo's prio root with the plug and the marking chain are armed per hold)",
         up: () => setup({ stateDir: plugDir, via: 'plug' }),
         down: () => teardown({ stateDir: plugDir }),
       });

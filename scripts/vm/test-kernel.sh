@@ -17,6 +17,7 @@
 #                     ahead-of-time tree (test/... .ts arguments become .js)
 #   SYNPLUG_AVA_TIMEOUT   ava --timeout inside the VM (default 10m; an
 #                         explicit --timeout in the arguments wins)
+#   SYNPLUG_VM_LOCK   a lock file each VM run holds (flock), e.g. /tmp/synplug-vm.lock
 #   SYNPLUG_VM_*      passed on to run.sh (timeout, verbose, ...)
 #
 # Steps:
@@ -87,6 +88,10 @@ count_results() {
     if [ -n "$line" ]; then echo "$line"; else bash "$REPO/scripts/count-ava.sh" "$1"; fi
 }
 
+# SYNPLUG_VM_LOCK=FILE: each VM run holds flock(1) on FILE, so VM runs on a
+# shared machine take turns (do not set it under an outer flock of FILE).
+vm_lock=()
+if [ -n "${SYNPLUG_VM_LOCK:-}" ]; then vm_lock=(flock "$SYNPLUG_VM_LOCK"); fi
 total_passed=0 total_failed=0 overall=0 lines=()
 for kernel in $kernels; do
     log=$(mktemp "${TMPDIR:-/tmp}/synplug-kernel-tests.XXXXXX")
@@ -95,7 +100,7 @@ for kernel in $kernels; do
     # A test file whose process a signal killed (a SIGSEGV seen once on 6.1,
     # cause unknown) runs once more, both outcomes printed; see
     # scripts/vm/ava-signal-rerun.sh. Crash evidence is kept by run.sh.
-    SYNPLUG_KERNEL=$kernel bash scripts/vm/run.sh -- "${in_tree[@]}" bash scripts/vm/ava-signal-rerun.sh "${ava[@]}" -- "${ava_args[@]}" | tee "$log"
+    SYNPLUG_KERNEL=$kernel "${vm_lock[@]}" bash scripts/vm/run.sh -- "${in_tree[@]}" bash scripts/vm/ava-signal-rerun.sh "${ava[@]}" -- "${ava_args[@]}" | tee "$log"
     rc=${PIPESTATUS[0]}
     set -e
     read -r passed failed < <(count_results "$log")

@@ -27,7 +27,7 @@ export const CATEGORY_EXIT_CODES = {
   'missing-module': 5,
   /** the state directory or a state file is unsafe or damaged (named, with what to do) */
   'bad-state': 6,
-  /** setup would replace a root qdisc that is not synplug's (use --force) */
+  /** a root qdisc that is not synplug's (use --force) */
   'foreign-state': 7,
   /** protect/plug: synplug is not set up (run `synplug setup`, or protect --setup) */
   'not-set-up': 8,
@@ -102,7 +102,8 @@ export const EXIT_HELP = `Exit codes:
        nf_tables; inbound: sch_plug, sch_ingress, act_mirred, cls_flower or cls_u32, ifb;
        demo: also inet_diag, tcp_diag, and veth with --inbound)
   6    the state directory or a state file is unsafe or damaged (named, with what to do)
-  7    setup: the device's root qdisc is not synplug's (rerun with --force to replace it);
+  7    setup: the device's root qdisc is not synplug's (rerun with --force to delete it);
+       protect, plug: the same, found in phase one (nothing held);
        inbound: synplug's filter pref on the device holds filters that are not synplug's
   8    not set up (run 'synplug setup', or 'synplug protect --setup'; an inbound hold:
        'synplug setup --inbound DEV --port PORT')
@@ -146,7 +147,7 @@ export const COMMAND_EXIT_CODES = {
     badState,
     [
       EXIT.FOREIGN_QDISC,
-      "the device's root qdisc is not synplug's (rerun with --force to replace it); --inbound: synplug's filter pref holds filters that are not synplug's",
+      "the device's root qdisc is not synplug's (rerun with --force to delete it; protect, plug: the same, found in phase one, nothing held); --inbound: synplug's filter pref holds filters that are not synplug's",
     ],
   ],
   check: [

@@ -49,6 +49,7 @@ import type {
   StatusResult,
   TeardownOptions,
   TeardownResult,
+  PlugStats,
 } from './types.js';
 import { inCallNetns } from './call-netns.js';
 
@@ -159,12 +160,13 @@ function manualArm(s: GuardSession, config: GuardConfig, lease: Lease): Omit<Wat
 }
 
 /**
- * Release every plug of the session and turn marking off.
- * @returns false when there was no plug qdisc (or an inbound hold's IFB is gone): nothing can be held there (every
- *   other plug got its release in the same datagram)
+ * Release every plug of the session and turn marking off (the armed pieces go too).
+ * @returns `exists` false when there was no plug qdisc (or an inbound hold's IFB is gone): nothing can be held there (every
+ *   other plug got its release in the same datagram); `stats`, the plugs' counters read after the release and before
+ *   the armed pieces went (the local plug hold's plug with them)
  * @throws {NetlinkError} another refusal of the release
  */
-async function releaseEveryPlug(s: GuardSession): Promise<boolean> {
+async function releaseEveryPlug(s: GuardSession): Promise<{ exists: boolean; stats?: PlugStats }> {
   let plugExists = true;
   try {
     await s.release();
@@ -174,8 +176,9 @@ async function releaseEveryPlug(s: GuardSession): Promise<boolean> {
   }
   // a hold that is not set up (a queue hold no record lists: nothing of it to read) held nothing
   if (plugExists) plugExists = (await Promise.all(s.holds.map((h) => h.plugStats().catch(() => undefined)))).some((x) => x !== undefined);
+  const stats = plugExists ? await s.releasedStats() : undefined;
   await s.disarm().catch(() => {});
-  return plugExists;
+  return { exists: plugExists, ...(stats && { stats }) };
 }
 
 /** The records after a release: no lease left, the plug released (plug.json keeps who plugged it). */
@@ -282,8 +285,11 @@ async function releaseOnce(opts: Omit<ReleaseOptions, 'metricsFile'>): Promise<R
       }
     }
     let plugExists = true;
+    let released: PlugStats | undefined;
     const releaseNow = async () => {
-      plugExists = await releaseEveryPlug(s);
+      const x = await releaseEveryPlug(s);
+      plugExists = x.exists;
+      released = x.stats;
     };
     const recordReleased = () => writeReleased(store, r, config.dev);
     let brokeLeases = 0;
@@ -336,7 +342,7 @@ async function releaseOnce(opts: Omit<ReleaseOptions, 'metricsFile'>): Promise<R
       );
     }
     const releasedAt = Date.now();
-    const stats = plugExists ? await s.plugStats().catch(() => undefined) : undefined;
+    const stats = plugExists ? (released ?? (await s.plugStats().catch(() => undefined))) : undefined;
     const elsewhere = s.holds.flatMap((h) => h.heldElsewhere?.() ?? []);
     // Records copied from another directory (every hold recorded holding, none held through this one): nothing was held
     // here, whatever they say, and no lease of theirs held anything here.

@@ -30,7 +30,10 @@ const ARMED_ABSENT = 'absent outside a hold: added for each hold and removed aft
 function judged<O>(p: Piece<O>, o: O): PieceState {
   const st = p.judge(o);
   if (p.lifetime !== 'armed') return st;
-  return st.status === 'missing' ? { ...st, status: 'ok', detail: ARMED_ABSENT, lifetime: 'armed' } : { ...st, lifetime: 'armed' };
+  // what else the piece says of its absence (what is in the way of the next hold) stays said
+  return st.status === 'missing'
+    ? { ...st, status: 'ok', detail: st.detail ? `${ARMED_ABSENT}; ${st.detail}` : ARMED_ABSENT, lifetime: 'armed' }
+    : { ...st, lifetime: 'armed' };
 }
 
 /**
@@ -87,7 +90,8 @@ export interface PiecePlan {
 
 /**
  * The steps that take a hold from what was inspected to what setup wants:
- * each permanent piece's, in order (a step two pieces share runs once).
+ * each permanent piece's, in order (a step two pieces share runs once),
+ * then what `--force` clears ({@link HoldPieces.clear}).
  * Armed pieces are not set up: they come with each hold. Sends nothing.
  * @throws {SynplugError} what is in the way (the hold's {@link HoldPieces.refuse})
  */
@@ -103,6 +107,8 @@ export function planHold(h: HoldPieces, inspection: HoldInspection, options: { f
     if (own.length) byKey[p.key] = own;
     for (const st of own) if (!steps.includes(st)) steps.push(st);
   }
+  // what --force takes away (a foreign root qdisc), last: a step before it that fails leaves it untouched
+  steps.push(...(h.clear?.(o, options) ?? []));
   return { steps, byKey, record: () => h.record(c) };
 }
 

@@ -203,6 +203,11 @@ export class GuardSession implements ProtectSession, HoldSockets {
     }
   }
 
+  /** Add every hold's armed pieces that are missing, holding nothing (pieces.ts). @throws {SetupError} @throws {NetlinkError} */
+  async armPieces(): Promise<void> {
+    for (const h of this.holds) await armHold(h.pieces);
+  }
+
   /** Start holding on every hold (the plugs buffer, one datagram; a queue binds). @throws {NetlinkError} no plug qdisc (ENOENT/EINVAL) */
   buffer(): Promise<void> {
     return this.plugAll('buffer');
@@ -255,6 +260,22 @@ export class GuardSession implements ProtectSession, HoldSockets {
     const rest = steps.filter((st) => !plugs.includes(st));
     const joined: WatchdogStep = { what: 'plug release', phase: 'release', protocol: NETLINK_ROUTE, messages: plugs.flatMap((st) => st.messages) };
     return [joined, ...rest.filter(isReleaseStep), ...rest.filter((st) => !isReleaseStep(st)), reportChainWatchdogStep(this.config.stateDir)];
+  }
+
+  /**
+   * The plugs' counters once what a release let go has left them (every
+   * plug's qlen 0, polled every 20 ms for at most `ms`): a plug counts a
+   * packet as it leaves, and the local plug hold's plug goes with its armed
+   * pieces after the release, so its counters are read here.
+   * @returns undefined when a hold has no plug qdisc
+   */
+  async releasedStats(ms = 1000): Promise<PlugStats | undefined> {
+    const until = Date.now() + ms;
+    for (;;) {
+      const st = await this.plugStats().catch(() => undefined);
+      if (!st || st.qlen === 0 || Date.now() >= until) return st;
+      await new Promise((r) => setTimeout(r, 20));
+    }
   }
 
   /**

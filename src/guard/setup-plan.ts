@@ -86,6 +86,11 @@ const EFFECTS: ReadonlyArray<readonly [RegExp, (m: RegExpExecArray, dev: string)
     /^(?:add qdisc (\S+ \S+) root(?! on )|replace root qdisc .* with (\S+ \S+))/,
     (m, dev) => `${dev}'s root qdisc becomes ${m[1] ?? m[2]}, so every packet ${dev} sends passes through it (only what synplug holds waits)`,
   ],
+  [
+    /^delete root qdisc (\S+ \S+) on (\S+) \(--force\)/,
+    (m) =>
+      `${m[2]}'s root qdisc ${m[1]} is deleted (and everything under it): ${m[2]} sends through its default qdisc again, and through synplug's prio 1: during each hold only`,
+  ],
   [/^add qdisc clsact on (\S+)/, (m) => `${m[1]} gets a clsact qdisc: during a hold, every packet arriving on ${m[1]} passes synplug's SYN filters`],
   [/^add link (\S+) type ifb/, (m) => `a new device ${m[1]} (an IFB, IPv6 off: net.ipv6.conf.${m[1]}.disable_ipv6 = 1) where held SYNs wait`],
   [

@@ -162,7 +162,7 @@ export interface SetupOptions extends GuardOptions {
   via?: HoldVia;
   /** the queue hold's queue number and maxlen (with `via: 'queue'`, or `auto` choosing it) */
   queue?: QueueOptions;
-  /** replace a root qdisc that is not synplug's */
+  /** delete a root qdisc that is not synplug's (in the way of every hold's prio root) */
   force?: boolean;
   /** record this metrics file in setup.json: protect, plug and release write it when given no `metricsFile` (metrics.ts); its directory must exist and be safe */
   metricsFile?: string;
@@ -489,8 +489,12 @@ export interface ProtectSession {
   release(options?: { afterwards?: boolean }): Promise<void>;
   /** after a release: forget what the hold left in the kernel's caches (local holds' tcp_metrics). Never throws. */
   afterRelease?(): Promise<void>;
-  /** phase one: make the holds' start quick, holding nothing (a queue's holder process started) */
+  /** phase one: make the holds' start quick, holding nothing (a queue's holder process started), and add the armed pieces */
   prepare?(): Promise<void>;
+  /** the plugs' counters once a release's packets left them, read before the armed pieces go (undefined: no plug) */
+  releasedStats?(): Promise<PlugStats | undefined>;
+  /** phase one's first part: the holds' armed pieces (the local plug hold's plug among them), holding nothing; prepare adds them too */
+  armPieces?(): Promise<void>;
   /** the release, pre-encoded for the watchdog */
   releaseSteps(): WatchdogStep[];
   /** the ids of the holds it buffers (recorded in the lease); `['local']` when absent */

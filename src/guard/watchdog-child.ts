@@ -27,8 +27,8 @@ import { NETLINK_NETFILTER, NETLINK_ROUTE } from '../netlink/message.js';
 import { nothingQueuedWithin } from '../netlink/nfqueue.js';
 import { defaultNetns } from '../netlink/netns.js';
 import { StateStore, type Lease } from './state.js';
-import { isReleaseStep, type WatchdogArm, type WatchdogStep } from './watchdog.js';
-import { dropLease } from './leases.js';
+import { isReleaseStep, qdiscsEmptyWithin, type WatchdogArm, type WatchdogStep } from './watchdog.js';
+import { dropLease, leaseLive, recordedLeases, withLeaseLock } from './leases.js';
 import { killedProtectEntry, recordHistory } from './history.js';
 
 /**
@@ -256,7 +256,21 @@ export class WatchdogChild {
         else this.recordReleased(store, a, report);
       }
     }
-    if (disarmed) await runSteps(waiting);
+    if (disarmed) {
+      for (const step of waiting) {
+        // Waited for outside the lock (above); removed under it, once more nothing queued and no live lease: a protect
+        // that came meanwhile found the chain there and holds with it (its end removes it), or takes its lease after
+        // this removal and adds the chain again under the same lock (session.arm).
+        if (!(await nothingQueuedWithin(step.whenNothingQueuedMs ?? 0, defaultNetns(), step.whenQueueUnbound))) {
+          report(`${step.what}: skipped, packets are still queued (removing a base chain would drop them); the next synplug command removes it`);
+          continue;
+        }
+        await withLeaseLock(store, async () => {
+          if (recordedLeases(store).some((l) => leaseLive(l))) return report(`${step.what}: kept, a new holder holds with it`);
+          await runSteps([{ ...step, whenNothingQueuedMs: 0 }]);
+        }).catch((e: unknown) => report(`${step.what}: ${(e as Error).message}; the next synplug command removes it`));
+      }
+    }
     if (killed && !failed) {
       const warning = await recordHistory(a.stateDir, killedProtectEntry(killed, Date.now()));
       if (warning) report(warning);
@@ -294,6 +308,13 @@ export class WatchdogChild {
     if (step.messages.length === 0) return; // nothing of this kind to release (a session of queue holds only)
     if (step.whenNothingQueuedMs !== undefined && !(await nothingQueuedWithin(step.whenNothingQueuedMs, defaultNetns(), step.whenQueueUnbound))) {
       this.options.report(`${step.what}: skipped, packets are still queued (removing a base chain would drop them); the next synplug command removes it`);
+      return;
+    }
+    if (
+      step.whenQdiscsEmptyOn !== undefined &&
+      !(await qdiscsEmptyWithin(this.conn(NETLINK_ROUTE), step.whenQdiscsEmptyOn, step.whenQdiscsEmptyMs ?? 1000).catch(() => true))
+    ) {
+      this.options.report(`${step.what}: skipped, packets are still queued in its qdiscs (deleting a qdisc drops them); the next synplug command removes it`);
       return;
     }
     let last: unknown;

@@ -14,6 +14,7 @@ import type { Writable } from 'node:stream';
 import { SynplugError } from '../netlink/errors.js';
 import { NETLINK_ROUTE } from '../netlink/message.js';
 import type { RequestInit } from '../netlink/connection.js';
+import { listQdiscs, type TcConnection } from '../tc/index.js';
 
 /**
  * How long after `protect`'s own max-hold deadline its watchdog acts, in ms.
@@ -49,6 +50,32 @@ export interface WatchdogStep {
   whenNothingQueuedMs?: number;
   /** with {@link whenNothingQueuedMs}: and only once this queue number is bound by nobody (a hold of another state directory may hold through the same chain) */
   whenQueueUnbound?: number;
+  /**
+   * Send it only once no qdisc of this device (an interface index) queues a
+   * packet, waiting up to {@link whenQdiscsEmptyMs} ms (polled every 20 ms),
+   * else skip it and say so. For a qdisc tree's removal: deleting a qdisc
+   * drops what it queues (the packets a plug's release just let go into the
+   * bands).
+   */
+  whenQdiscsEmptyOn?: number;
+  /** with {@link whenQdiscsEmptyOn}: how long to wait, ms */
+  whenQdiscsEmptyMs?: number;
+}
+
+/**
+ * Wait until no qdisc of a device queues a packet (every qdisc's qlen 0, as
+ * RTM_GETQDISC's stats say), polling every 20 ms (sleeping), for at most `ms`.
+ * @param ifindex the device's index
+ * @returns whether every qdisc was empty within `ms` (a device without qdiscs is)
+ * @throws {NetlinkError} the listing was refused (ENODEV: the device is gone)
+ */
+export async function qdiscsEmptyWithin(conn: TcConnection, ifindex: number, ms: number): Promise<boolean> {
+  const until = Date.now() + ms;
+  for (;;) {
+    if ((await listQdiscs(conn, { ifindex })).every((q) => (q.qlen ?? 0) === 0)) return true;
+    if (Date.now() >= until) return false;
+    await new Promise((r) => setTimeout(r, 20));
+  }
 }
 
 /** A message as the watchdog takes it: type, flags, payload in hex. */

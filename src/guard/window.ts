@@ -154,6 +154,8 @@ async function protectInner(session: ProtectSession, opts: ProtectOptions, early
   let listenersBefore: Set<number> | undefined;
   let holdersBefore: Set<number> | undefined;
   try {
+    // The armed pieces first (the local plug hold's plug exists only around a hold): the counters and the warm-up need it.
+    await session.armPieces?.();
     before = await session.plugStats();
     // Warm-up: run the release path once before the window, so that its code is
     // compiled and its socket hot when it counts; only when nobody holds the
@@ -235,6 +237,7 @@ async function protectInner(session: ProtectSession, opts: ProtectOptions, early
   let readyAt = 0;
   let newListener: ProtectResult['newListener'];
   const waitState: { found?: Listener; closing: number[] } = { closing: [] };
+  let releasedCounters: PlugStats | undefined;
 
   /** Release the plugs, retrying; resolves with the attempts it took. */
   const releasePlugs = async (): Promise<number> => {
@@ -247,6 +250,8 @@ async function protectInner(session: ProtectSession, opts: ProtectOptions, early
         // bookkeeping, which must not let it reach its own deadline (WATCHDOG_GRACE_MS later).
         watchdog.done();
         await session.afterRelease?.();
+        // before the armed pieces go (the bookkeeping after this removes the local plug hold's plug when no lease is left)
+        releasedCounters = await session.releasedStats?.();
         return i;
       } catch (e) {
         lastErr = e;
@@ -355,7 +360,7 @@ async function protectInner(session: ProtectSession, opts: ProtectOptions, early
     closeSync(lockFd);
   }
 
-  const after = await session.plugStats().catch(() => before);
+  const after = releasedCounters ?? (await session.plugStats().catch(() => before));
   const before2 = before;
   const plugAckToCommandStartUs = Math.round((tGate - tPlugAck) * 1000);
   // The wait for the new listener is the server's time, not synplug's: counted apart (listenWaitUs).

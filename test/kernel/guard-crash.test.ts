@@ -10,7 +10,8 @@
  *    sits in the plug, and TCP does not retransmit a segment whose clone is
  *    still queued in the host (skb_still_in_host_queue).
  * 3. The next synplug command: `status` finds plug.json buffering past its
- *    deadline, releases the plug (the held packets leave it) and says so.
+ *    deadline, releases the plug (the held packets leave it) and says so,
+ *    then removes the hold's armed pieces (the prio tree, the marking chain).
  */
 import test from 'ava';
 import { status } from '../../src/guard/index.js';
@@ -62,6 +63,7 @@ test.serial('SIGKILL of synplug protect during the command: the watchdog release
   t.true(after.releasedAt! >= tKill && after.releasedAt! < rec.deadline);
   await waitFor(() => !alive(rec.watchdogPid!), 'the watchdog to exit');
   t.deepEqual(await activeElements(), [], 'the watchdog turned marking off');
+  // and removed the armed pieces: the prio tree, the fw filter, the marking chain (assertPlugReleased below)
   t.true(alive(startedPid(started)!), 'the command itself was not killed (only synplug was)');
   await assertPlugReleased(t, proxy.port, 'after the watchdog');
 });
@@ -112,12 +114,9 @@ test.serial(
     const s = await status();
     t.regex(s.recovered ?? '', /released a plug left buffering \(its max-hold deadline passed\)/);
     t.like(readPlugJson(), { state: 'released' });
-    const countersAfter = (await plugCounters())!;
-    t.is(countersAfter.qlen, 0, 'the held SYNs left the plug');
-    t.is(countersAfter.packets - countersMid.packets, countersMid.qlen, 'every held packet was released');
-    t.is(countersAfter.drops, countersBefore.drops);
     t.is(await within(early.data, 'the early connection to complete once status released the plug'), 'proxy');
     t.true(early.connectedAt! >= tStatus, 'it completed only after status released the plug');
+    // and removed the tree and the chain the dead holder left on lo's data path (once the plug had let its SYNs go)
     await assertPlugReleased(t, proxy.port, 'after status');
   },
 );

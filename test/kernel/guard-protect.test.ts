@@ -10,6 +10,8 @@
  */
 import test from 'ava';
 import { existsSync, writeFileSync, readFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { createServer, connect, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { setup, protect, check } from '../../src/guard/index.js';
 import { startWatchdog } from '../../src/guard/watchdog.js';
@@ -36,6 +38,8 @@ import {
   setupWithProxy,
   startProtect,
   gate,
+  assertArmed,
+  assertUnarmed,
 } from '../helpers/guard-vm.js';
 
 useGuardVm(test);
@@ -55,6 +59,7 @@ test.serial('protect --json: a SYN to 169.254.255.254 is held (not reset) until 
   const held = probe(ADDR, proxy.port, ADDR);
   const free = probe('127.0.0.1', local.port);
   t.is(await within(free.data, 'the connection to 127.0.0.1'), 'local');
+  await assertArmed(t, 'during the hold');
   // Give a SYN that is not held every chance to show it.
   await sleep(1000);
   t.is(held.connectedAt, undefined, 'the connection to 169.254.255.254 is held while the command runs');
@@ -85,6 +90,7 @@ test.serial('protect --json: a SYN to 169.254.255.254 is held (not reset) until 
   t.is(j.overhead.totalUs, j.overhead.plugAckToCommandStartUs + j.overhead.commandExitToReleaseAckUs!);
   t.like(readPlugJson(), { state: 'released', pid: p.child.pid });
   t.deepEqual(await activeElements(), [], 'marking is off');
+  await assertUnarmed(t, 'after protect');
 });
 
 test.serial('a failing command: protect releases and exits with its status', async (t) => {
@@ -220,4 +226,69 @@ test.serial('not set up: protect exits 8 and does not run the command', async (t
   t.regex(r.stderr, /not set up.*The command was NOT run/s);
   t.false(existsSync(marker), 'the command did not run');
   await assertLoClean(t, 'after protect refused');
+});
+
+test.serial('a connection in flight while the armed pieces come and go loses nothing: a bulk stream over lo completes byte for byte', async (t) => {
+  t.timeout(TEST_TIMEOUT);
+  await setup();
+  await assertUnarmed(t, 'after setup');
+  // a receiver on 169.254.255.254 that hashes what it gets and answers its count and hash at the end
+  const server = createServer((sock) => {
+    const h = createHash('sha256');
+    let n = 0;
+    sock.on('data', (d: Buffer) => {
+      h.update(d);
+      n += d.length;
+    });
+    sock.on('end', () => sock.end(`${n} ${h.digest('hex')}`));
+  });
+  await new Promise<void>((r) => server.listen(0, ADDR, r));
+  t.teardown(() => server.close());
+  const port = (server.address() as AddressInfo).port;
+  // established before the hold: its packets pass the tree from phase one on, and the removal after the release
+  const c = connect({ host: ADDR, port, localAddress: ADDR });
+  await within(new Promise<void>((r, j) => c.once('connect', r).once('error', j)), 'the stream to connect');
+  const sent = createHash('sha256');
+  let total = 0;
+  let stop = false;
+  const chunk = Buffer.alloc(64 * 1024);
+  const pump = (async () => {
+    // bounded: at most 512 MiB, or until told to stop (the test's end stops it, passed or not)
+    for (let i = 0; !stop && total < 2 ** 29; i++) {
+      chunk.fill(i & 0xff);
+      sent.update(chunk);
+      total += chunk.length;
+      if (!c.write(chunk)) await new Promise((r) => c.once('drain', r));
+    }
+  })();
+  t.teardown(() => {
+    stop = true;
+    c.destroy();
+  });
+  const answer = new Promise<string>((r, j) => {
+    let text = '';
+    c.on('data', (d: Buffer) => {
+      text += d.toString();
+    });
+    c.once('end', () => r(text));
+    c.once('error', j);
+  });
+  const {
+    p,
+    gate: { go },
+  } = await startProtect(t, ['--max-hold', '120s']);
+  await assertArmed(t, 'during the hold');
+  await sleep(300);
+  writeFileSync(go, '');
+  const r = await within(p.done, 'protect to exit');
+  t.is(r.code, 0, r.stderr);
+  await assertUnarmed(t, 'after protect');
+  await sleep(300);
+  stop = true;
+  await pump;
+  c.end();
+  const [n, hash] = (await within(answer, "the receiver's count and hash")).split(' ');
+  t.true(total > 0);
+  t.is(Number(n), total, 'every byte arrived');
+  t.is(hash, sent.digest('hex'), 'in order, unchanged');
 });

@@ -40,6 +40,8 @@ import type { FilterEntry } from '../../src/tc/types.js';
 import { untyped } from '../helpers/untyped.js';
 import { inboundHoldRecord, LOCAL_HOLD } from '../helpers/record-mutations.js';
 import { TCQ_PLUG_BUFFER, TCQ_PLUG_RELEASE_INDEFINITE, decodeTcMessage } from '../../src/tc/index.js';
+import { constants as osConstants } from 'node:os';
+import { silentSockets } from '../helpers/fake-session.js';
 
 const config = resolveConfig({ stateDir: '/nonexistent/synplug-unit' });
 
@@ -334,4 +336,32 @@ test("the recorded hold of a device: by its own name, else by the index in its I
   t.is(inboundRecordId(rec, { name: 'wan0', ifindex: 7 }), 'inbound:eth0', 'renamed: found by index');
   t.is(inboundRecordId(rec, { name: 'eth1', ifindex: 8 }), 'inbound:eth1');
   t.is(inboundRecordId(undefined, { name: 'eth1' }), 'inbound:eth1');
+});
+
+test("the watchdog deletes synplug's pref only with the hold's classifier named (TCA_KIND): the kernel refuses a pref of another kind, left alone", (t) => {
+  for (const classifier of ['u32', 'flower'] as const) {
+    const spec = validateInbound({ dev: 'sp-eth0', ports: [16000], classifier });
+    const h = new InboundHold(silentSockets(), spec, 1048576, 3, 12);
+    const steps = h.pieces.list.flatMap((p) => (p.lifetime === 'armed' && p.removeSteps?.()) || []);
+    t.deepEqual(
+      steps.map((s) => s.what),
+      [`remove filters sp-eth0 ingress protocol ip pref 65000 ${classifier}`, `remove filters sp-eth0 ingress protocol ipv6 pref 65001 ${classifier}`],
+    );
+    for (const s of steps) {
+      const [m] = parseMessages(
+        Buffer.concat(
+          s.messages.map((x) => {
+            const p = Buffer.from(x.payload, 'hex');
+            const hdr = Buffer.alloc(16);
+            hdr.writeUInt32LE(16 + p.length, 0);
+            hdr.writeUInt16LE(x.type, 4);
+            hdr.writeUInt16LE(x.flags, 6);
+            return Buffer.concat([hdr, p]);
+          }),
+        ),
+      );
+      t.like(decodeTcMessage(m), { kind: classifier }, `${s.what}: TCA_KIND ${classifier}`);
+      t.true(s.ignoreErrno!.includes(osConstants.errno.EINVAL), 'a refusal for another kind is not a failure: the filters are left');
+    }
+  }
 });

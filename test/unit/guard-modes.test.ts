@@ -14,14 +14,15 @@ import { listTcpListeners } from '../../src/netlink/sockdiag.js';
 import '../../src/netlink/route/index.js';
 import { resolveConfig, TREE } from '../../src/guard/config.js';
 import { judgeLocal, LOCAL_PIECES, LocalHold, type LocalObservation } from '../../src/guard/modes/local.js';
-import { judgeHold, planHold, summarizePieces } from '../../src/guard/pieces.js';
+import { armSteps, judgeHold, piecesOfLifetime, planHold, summarizePieces } from '../../src/guard/pieces.js';
+import { ForeignQdiscError } from '../../src/guard/errors.js';
 import { holdMode, holdModeNames, registerHoldMode } from '../../src/guard/modes/index.js';
 import { GuardSession } from '../../src/guard/session.js';
 import { explainSockDiag, SockDiagUnavailableError } from '../../src/guard/support.js';
 import { runProtected } from '../../src/guard/protect.js';
 import { ensureMarkRule, removeMarkTable, listMarkSetElements } from '../../src/guard/modes/local-nft.js';
 import { exitCodeOf } from '../../src/cli/exit-codes.js';
-import { TCQ_PLUG_BUFFER, TCQ_PLUG_RELEASE_INDEFINITE, formatQdiscHandle } from '../../src/tc/index.js';
+import { TCQ_PLUG_BUFFER, TCQ_PLUG_RELEASE_INDEFINITE, formatHandle, formatQdiscHandle } from '../../src/tc/index.js';
 import { FakeSession, silentSockets } from '../helpers/fake-session.js';
 import { qdiscEntry } from '../helpers/tc-entries.js';
 
@@ -32,8 +33,22 @@ const emptyLo: LocalObservation = {
   filters: [],
   hasAddress: false,
   nftPlan: [],
+  nftBasePlan: [],
   nftTable: false,
+  nftChain: false,
 };
+
+/** What the kernel holds after setup: the address (synplug's) and the table with its set; nothing on the data path. */
+const setUpLo: LocalObservation = {
+  ...emptyLo,
+  hasAddress: true,
+  addressMarked: true,
+  nftTable: true,
+  nftTableMarked: true,
+  nftPlan: ['add chain ip synplug output', 'add rule to ip synplug output'],
+};
+
+const ARMED_KEYS = ['prio', 'pfifo1', 'pfifo2', 'pfifo3', 'plug', 'filter', 'chain'];
 
 test("local pieces are named, in check's order; the address alone does not make a setup", (t) => {
   const pieces = judgeLocal(emptyLo, config, undefined);
@@ -43,7 +58,11 @@ test("local pieces are named, in check's order; the address alone does not make 
   t.true(Object.values(pieces).every((p) => p.status === 'missing'));
   const h = new LocalHold(silentSockets(), config, 1);
   const inspected = judgeHold(h.pieces, emptyLo);
-  t.deepEqual(inspected.pieces, pieces, "the planner lists the pieces in check's order");
+  t.deepEqual(
+    inspected.pieces,
+    Object.fromEntries(Object.entries(pieces).map(([k, v]) => [k, ARMED_KEYS.includes(k) ? { ...v, lifetime: 'armed' } : v])),
+    "the planner lists the pieces in check's order",
+  );
   t.is(inspected.state, 'absent');
   const withAddress = judgeLocal({ ...emptyLo, hasAddress: true }, config, undefined);
   t.is(withAddress.address.status, 'ok');
@@ -51,24 +70,127 @@ test("local pieces are named, in check's order; the address alone does not make 
   t.is(judgeHold(h.pieces, { ...emptyLo, hasAddress: true, addressMarked: true }).state, 'partial', "synplug's own address is a piece left of a setup");
   t.is(summarizePieces({ ...withAddress, nftables: { piece: 'x', status: 'ok' } }, ['address']), 'partial');
   t.deepEqual(h.pieces.list.map((p) => p.key).sort(), [...LOCAL_PIECES].sort(), 'one list of pieces');
-  t.true(
-    h.pieces.list.every((p) => p.lifetime === 'permanent'),
-    'the local hold has no armed piece',
+  t.deepEqual(
+    h.pieces.list.filter((p) => p.lifetime === 'armed').map((p) => p.key),
+    ARMED_KEYS,
+    'the pieces on the data path (the qdisc tree, the base chain) are armed per hold; the address and the table with its set are permanent',
   );
   t.deepEqual(
     planHold(h.pieces, inspected).steps.map((s) => s.what),
+    ['add address 169.254.255.254/32 dev lo', 'add nftables table synplug with set synplug_active (the marking chain comes with each hold)'],
+    'setup adds the address and the table with its set: nothing on the data path',
+  );
+});
+
+test('the local hold after setup: complete, its armed pieces absent as wanted; phase one adds the tree from its root and the chain', (t) => {
+  const h = new LocalHold(silentSockets(), config, 1);
+  const inspected = judgeHold(h.pieces, setUpLo);
+  t.is(inspected.state, 'ok');
+  for (const k of ARMED_KEYS) {
+    const p = (inspected.pieces as Record<string, { status: string; lifetime?: string; detail?: string }>)[k];
+    t.is(p.status, 'ok', k);
+    t.is(p.lifetime, 'armed', k);
+    t.regex(p.detail ?? '', /absent outside a hold/, k);
+  }
+  t.deepEqual(planHold(h.pieces, inspected).steps, [], 'setup again: nothing to do');
+  t.deepEqual(
+    piecesOfLifetime(h.pieces, setUpLo, 'armed'),
     [
-      'add address 169.254.255.254/32 dev lo',
+      'qdisc prio 1: root bands 4',
+      'qdisc pfifo 10: parent 1:1 limit 1000p',
+      'qdisc pfifo 20: parent 1:2 limit 1000p',
+      'qdisc pfifo 30: parent 1:3 limit 1000p',
+      'qdisc plug 40: parent 1:4',
+      'filter parent 1: protocol ip pref 1 fw handle 0x1 classid 1:4',
+      'nftables chain ip synplug output (hook output priority mangle): marking rule for 169.254.255.254, mark 1',
+    ],
+    'setup --dry-run lists them apart: armed, not set up',
+  );
+  t.deepEqual(
+    armSteps(h.pieces, setUpLo).map((s) => s.what),
+    [
       'add qdisc prio 1: root bands 4',
       'add qdisc pfifo 10: parent 1:1 limit 1000',
       'add qdisc pfifo 20: parent 1:2 limit 1000',
       'add qdisc pfifo 30: parent 1:3 limit 1000',
       `add qdisc plug 40: parent 1:4 limit ${config.limit} and release it`,
       'add filter parent 1: protocol ip pref 1 fw handle 1 classid 1:4',
-      'add nftables table synplug with the marking rule',
+      'nftables: add chain ip synplug output; add rule to ip synplug output',
     ],
-    'setup adds the address first, then the tree from its root',
+    'phase one: the tree from its root (the plug released), then the marking chain',
   );
+  // during a hold: every piece there
+  const armedLo: LocalObservation = {
+    ...setUpLo,
+    nftPlan: [],
+    nftChain: true,
+    qdiscs: [
+      qdiscEntry({ kind: 'prio', handle: '1:', root: true, dev: 'lo', ifindex: 1, options: { bands: TREE.bands, priomap: [...TREE.priomap] } }),
+      ...TREE.pfifo.map((f) =>
+        qdiscEntry({
+          kind: 'pfifo',
+          handle: formatQdiscHandle(f.handle),
+          parent: formatHandle(f.parent),
+          dev: 'lo',
+          ifindex: 1,
+          options: { limit: TREE.pfifoLimit },
+        }),
+      ),
+      qdiscEntry({ kind: 'plug', handle: formatQdiscHandle(TREE.plugHandle), parent: formatHandle(TREE.plugParent), dev: 'lo', ifindex: 1 }),
+    ],
+    filters: [
+      { kind: 'fw', pref: TREE.filterPrio, handle: String(config.mark), protocol: 'ip', options: { classid: formatHandle(TREE.filterClassid) } } as never,
+    ],
+  };
+  const during = judgeHold(h.pieces, armedLo);
+  t.is(during.state, 'ok');
+  t.deepEqual(armSteps(h.pieces, armedLo), [], 'armed already: nothing to add');
+  t.true(
+    Object.values(during.pieces).every((p) => p.status === 'ok' && !p.detail?.includes('absent')),
+    'present during the hold',
+  );
+});
+
+test("phase one refuses a root qdisc that is not synplug's (exit 7, no step); setup refuses it too, and --force removes it last", (t) => {
+  const h = new LocalHold(silentSockets(), config, 1);
+  const foreign: LocalObservation = { ...setUpLo, qdiscs: [qdiscEntry({ kind: 'tbf', handle: '5:', root: true, dev: 'lo', ifindex: 1 })] };
+  const inspected = judgeHold(h.pieces, foreign);
+  t.is(inspected.state, 'ok', 'set up: the hold is refused at its phase one, not reported as not set up');
+  t.regex((inspected.pieces as Record<string, { detail?: string }>).prio.detail ?? '', /root is tbf 5:, not synplug's: a hold is refused \(exit 7\)/);
+  const e = t.throws(() => armSteps(h.pieces, foreign), { instanceOf: ForeignQdiscError });
+  t.regex(e!.message, /never replaces another's; remove it \('tc qdisc del dev lo root'\) or run 'synplug setup --force'.*Nothing was held or changed/);
+  t.is(exitCodeOf(e), 7);
+  t.throws(() => planHold(h.pieces, inspected), { instanceOf: ForeignQdiscError, message: /rerun setup with --force to remove it/ });
+  t.deepEqual(
+    planHold(h.pieces, inspected, { force: true }).steps.map((s) => s.what),
+    ['delete root qdisc tbf 5: on lo (--force)'],
+  );
+  t.deepEqual(
+    planHold(h.pieces, judgeHold(h.pieces, { ...foreign, hasAddress: false, nftTable: false }), { force: true }).steps.map((s) => s.what),
+    [
+      'add address 169.254.255.254/32 dev lo',
+      'add nftables table synplug with set synplug_active (the marking chain comes with each hold)',
+      'delete root qdisc tbf 5: on lo (--force)',
+    ],
+    'after every permanent piece: a failing step before it leaves the root untouched',
+  );
+});
+
+test("the watchdog removes the local hold's armed pieces: the root prio 1: once lo's qdiscs are empty, the chain once nothing is queued", (t) => {
+  const h = new LocalHold(silentSockets(), config, 1);
+  const steps = h.pieces.list.flatMap((p) => (p.lifetime === 'armed' && p.removeSteps?.()) || []);
+  t.deepEqual(
+    steps.map((s) => ({ what: s.what, phase: s.phase, empty: s.whenQdiscsEmptyOn, queued: s.whenNothingQueuedMs })),
+    [
+      { what: 'delete qdisc prio 1: root on lo', phase: 'disarm', empty: 1, queued: undefined },
+      { what: 'delete chain ip synplug output', phase: 'disarm', empty: undefined, queued: 3000 },
+    ],
+  );
+  // the qdisc's deletion names prio 1: (the kernel refuses it for another root: EINVAL/ENOENT, ignored)
+  const del = Buffer.from(steps[0].messages[0].payload, 'hex');
+  t.is(del.readUInt32LE(8), 0x10000, 'tcm_handle 1:');
+  t.is(del.readUInt32LE(12), 0xffffffff, 'tcm_parent root');
+  t.true(del.includes(Buffer.from('prio\0')), 'TCA_KIND prio');
 });
 
 test('the registry finds the local mode by name; a new mode is one registration', (t) => {

@@ -19,6 +19,7 @@ test('each step is classified by its first words: add, replace, remove, release,
     ['change qdisc prio 1: to bands 4 and the default priomap (was bands 3)', 'change'],
     ['set plug 40: limit to 10000 bytes', 'change'],
     ['update nftables table synplug (add the marking rule)', 'change'],
+    ['delete root qdisc tbf 5: on lo (--force)', 'remove'],
   ];
   for (const [what, action] of cases) t.is(planAction(what), action, what);
 });
@@ -34,6 +35,9 @@ test('what the steps affect: a root qdisc, clsact, an IFB, an nftables table, an
         'add nftables table synplug with the marking rule',
         'add address 169.254.255.254/32 dev lo',
         'nftables: add table inet synplug_queue',
+        // the local plug hold's setup now: the table with its set (its chain comes with each hold), and --force's deletion
+        'add nftables table synplug with set synplug_active (the marking chain comes with each hold)',
+        'delete root qdisc tbf 5: on lo (--force)',
       ],
       'lo',
     ),
@@ -43,6 +47,8 @@ test('what the steps affect: a root qdisc, clsact, an IFB, an nftables table, an
       'lo gets the address 169.254.255.254/32: connections to it are the ones synplug holds',
       // the queue hold's table alone: its chain and rule are armed around each hold
       'a new nftables table inet synplug_queue: by itself it sees no packet (its chain and rule come with each hold)',
+      'a new nftables table synplug: by itself it sees no packet (its chain and rule come with each hold)',
+      "lo's root qdisc tbf 5: is deleted (and everything under it): lo sends through its default qdisc again, and through synplug's prio 1: during each hold only",
     ],
   );
   t.deepEqual(

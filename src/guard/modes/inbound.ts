@@ -876,15 +876,17 @@ function inboundPieces(h: InboundHold): HoldPieces<InboundObservation, InboundPl
         undo: restorable ? { what: `put back filters pref ${pref} on ${h.dev} as set up before (${oldText})`, run: restore } : removed,
       };
     },
-    // the watchdog's removal: the pref deleted whole (one already gone is fine)
+    // The watchdog's removal: the pref deleted whole (one already gone is fine), only when its filters are of the
+    // classifier this hold uses: with TCA_KIND the kernel refuses (EINVAL, then left alone) a pref whose filters are
+    // of another kind, so someone else's filters put at synplug's pref meanwhile (a flower where synplug uses u32) stay.
     removeSteps: () => {
       if (h.ifindex === 0 || !h.families.includes(fam)) return [];
-      const r = filterRequest('delete', h.ifindex, { parent: 'ingress', protocol: fam, pref: INBOUND_PREF[fam] });
+      const r = filterRequest('delete', h.ifindex, { parent: 'ingress', protocol: fam, pref: INBOUND_PREF[fam], kind: h.classifier });
       const { ENOENT, EINVAL, ENODEV } = osConstants.errno;
       const message = hexMessage({ type: r.type, flags: r.flags | NLM_F_ACK, payload: r.payload });
       return [
         {
-          what: `remove filters ${h.dev} ingress protocol ${fam} pref ${INBOUND_PREF[fam]}`,
+          what: `remove filters ${h.dev} ingress protocol ${fam} pref ${INBOUND_PREF[fam]} ${h.classifier}`,
           phase: 'disarm',
           protocol: NETLINK_ROUTE,
           messages: [message],

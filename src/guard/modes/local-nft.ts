@@ -314,8 +314,11 @@ function setMatches(s: NftSet, r: ResolvedMarkRule): boolean {
  * deleting the rules that look it up; every rule in the chain but one
  * matching rule is deleted), never duplicates. Empty when nothing differs.
  * Other chains and sets of the table are left alone.
+ * @param options `chain: false`: only the table and (conditional) its set,
+ *   which hook nothing (the local hold's permanent part); the base chain and
+ *   its rule are left as they are (the hold arms them around each hold)
  */
-export function planMarkRule(state: TableState, r: ResolvedMarkRule): NftBatch {
+export function planMarkRule(state: TableState, r: ResolvedMarkRule, options: { chain?: boolean } = {}): NftBatch {
   const b = new NftBatch();
   const tref = { family: r.family, name: r.table };
   if (state.table && tableIsMarked(state.table) === false) {
@@ -342,6 +345,7 @@ export function planMarkRule(state: TableState, r: ResolvedMarkRule): NftBatch {
       setCreated = true;
     }
   }
+  if (options.chain === false) return b;
   const chain = state.chains.find((c) => c.name === r.chain);
   let rules = state.rules.filter((x) => x.chain === r.chain && x.handle !== undefined && !deleted.has(x.handle));
   if (!chain) {
@@ -379,7 +383,7 @@ export interface EnsureResult {
  * Make the marking rule exist exactly once, in one atomic batch.
  *
  * Reads the generation id and synplug's table, plans the difference
- * ({@link planMarkRule}), and sends it with NFNL_BATCH_GENID: if someone
+ * ({@link planMarkRule}; `parts.chain: false`: the table and set only), and sends it with NFNL_BATCH_GENID: if someone
  * changed the ruleset in between, the kernel refuses (ERESTART) and this
  * reads and plans again (up to 5 times).
  *
@@ -388,13 +392,13 @@ export interface EnsureResult {
  * @throws {NftGenerationError} the ruleset kept changing under us
  * @throws {NetlinkError} a dump refused (EPERM without CAP_NET_ADMIN...)
  */
-export async function ensureMarkRule(conn: NetlinkConnection, options: MarkRuleOptions): Promise<EnsureResult> {
+export async function ensureMarkRule(conn: NetlinkConnection, options: MarkRuleOptions, parts: { chain?: boolean } = {}): Promise<EnsureResult> {
   requireNetfilter(conn, 'ensureMarkRule');
   const r = resolveMarkRule(options);
   for (let attempt = 1; ; attempt++) {
     const genId = await getGenId(conn);
     const state = await readTableState(conn, r.family, r.table);
-    const batch = planMarkRule(state, r);
+    const batch = planMarkRule(state, r, parts);
     const actions = batch.ops.map((o) => o.what);
     if (batch.size === 0) return { changed: false, actions, rule: r };
     try {
@@ -405,6 +409,16 @@ export async function ensureMarkRule(conn: NetlinkConnection, options: MarkRuleO
       throw e;
     }
   }
+}
+
+/**
+ * The batch that removes the marking base chain with its rule (its rules
+ * first: a kernel before recursive chain deletion refuses a chain with rules,
+ * EBUSY); the table and its set stay.
+ * @throws {UsageError} bad names
+ */
+export function markChainRemoval(r: Pick<ResolvedMarkRule, 'family' | 'table' | 'chain'>): NftBatch {
+  return new NftBatch().flushChain({ family: r.family, table: r.table, chain: r.chain }).deleteChain({ family: r.family, table: r.table, name: r.chain });
 }
 
 /** Which table {@link removeMarkTable} deletes. */

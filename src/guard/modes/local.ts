@@ -3,15 +3,27 @@
  * held on `lo` (or the configured device).
  *
  * ```
+ * permanent (setup):
  * address 169.254.255.254/32 on lo                  (added only when missing; remembered)
+ * table ip synplug { set synplug_active { type ipv4_addr; flags timeout } }
+ * armed (phase one of each hold; removed after the last release):
  * qdisc prio 1: root bands 4 priomap 1 2 2 2 1 2 0 0 1 1 1 1 1 1 1 1
  * qdisc pfifo 10: parent 1:1 limit 1000p            (and 20: in 1:2, 30: in 1:3)
  * qdisc plug 40: parent 1:4                          (limit --limit bytes, released)
  * filter parent 1: protocol ip pref 1 fw handle 0x1 classid 1:4
- * table ip synplug { set synplug_active { type ipv4_addr; flags timeout }
- *   chain output { type route hook output priority mangle; policy accept;
+ * table ip synplug { chain output { type route hook output priority mangle; policy accept;
  *     ip saddr @synplug_active tcp flags syn / syn,ack meta mark set 0x00000001 } }
  * ```
+ *
+ * The prio root (every packet sent on the device passes it) and the base
+ * chain at the output hook (every packet this host sends passes it: 5.7-7.2 %
+ * of the CPU per KiB of a received bulk stream, bench/README.md) cost on the
+ * data path, so they exist only around a hold ({@link LOCAL_ARMED}). The
+ * table and its set hook nothing: they stay, so the set's element (the
+ * kernel-side deadline) is one message at the hold. The tree is removed
+ * once its qdiscs queue nothing (deleting a qdisc drops what it queues), the
+ * chain once no netfilter queue of the namespace holds a packet (removing a
+ * base chain drops them all; docs/design.md).
  *
  * SYNs are marked only while the address sits in `synplug_active`, which
  * `arm` fills with a timeout of the max-hold: the kernel stops holding new
@@ -44,6 +56,7 @@ import {
   formatQdiscHandle,
   formatHandle,
   formatQdiscText,
+  qdiscRequest,
   TCQ_PLUG_BUFFER,
   TCQ_PLUG_RELEASE_INDEFINITE,
   type FilterSpec,
@@ -54,17 +67,20 @@ import {
   type TcConnection,
 } from '../../tc/index.js';
 import { TREE, NFT_NAMES, refuseLoopback, resolveConfig, type GuardConfig } from '../config.js';
-import { ADDRESS_PROTO, addressCarriesMark, addressIsMarked, tableIsMarked } from '../teardown-marks.js';
+import { ADDRESS_PROTO, addressCarriesMark, addressIsMarked, removeIfThere, tableIsMarked } from '../teardown-marks.js';
+import { nothingQueuedWithin, queuedPackets } from '../../netlink/nfqueue.js';
+import { defaultNetns } from '../../netlink/netns.js';
 import { ForeignQdiscError, NoDeviceError } from '../errors.js';
 import type { LocalHoldRecord, HoldRecord, SetupRecord } from '../state.js';
 import type { PieceState, PlugStats, SetupOptions, SetupResult } from '../types.js';
-import { hexMessage, type WatchdogStep } from '../watchdog.js';
+import { hexMessage, qdiscsEmptyWithin, type WatchdogStep } from '../watchdog.js';
 import { probeFilterKind, probeNfTables, probeQdiscKind, type ModulePiece } from '../support.js';
 import { listRuleset } from '../../iptables/ruleset.js';
 import { formatRulesetText } from '../../iptables/format.js';
 import {
   ensureMarkRule,
   listMarkSetElements,
+  markChainRemoval,
   planMarkRule,
   prepareElementOps,
   readTableState,
@@ -77,9 +93,19 @@ import {
 import type { HeldTraffic, Hold, HoldAction, HoldHandoff, HoldInspection, HoldMode, HoldPieces, HoldSockets, Piece, SetupStep } from './types.js';
 
 /** The pieces of the local hold, in the order `check` lists them (the address last). */
-export const LOCAL_PIECES = ['prio', 'pfifo1', 'pfifo2', 'pfifo3', 'plug', 'filter', 'nftables', 'address'] as const;
+export const LOCAL_PIECES = ['prio', 'pfifo1', 'pfifo2', 'pfifo3', 'plug', 'filter', 'nftables', 'chain', 'address'] as const;
 /** A piece of the local hold. */
 export type LocalPiece = (typeof LOCAL_PIECES)[number];
+
+/**
+ * The pieces on the data path, which live only around a hold (see
+ * {@link PieceLifetime}): the qdisc tree on the device and the marking base
+ * chain. The address and the table with its set (no hook) are permanent.
+ */
+export const LOCAL_ARMED: ReadonlySet<LocalPiece> = new Set(['prio', 'pfifo1', 'pfifo2', 'pfifo3', 'plug', 'filter', 'chain']);
+
+/** How long a removal of an armed piece waits for its queues to empty (the plug's release drains at once on lo), ms. */
+const DRAIN_WAIT_MS = 1000;
 
 const PFIFO_PIECES = ['pfifo1', 'pfifo2', 'pfifo3'] as const;
 
@@ -93,10 +119,14 @@ export interface LocalObservation {
   hasAddress: boolean;
   /** it carries synplug's mark (teardown-marks.ts addressCarriesMark): an earlier setup added it */
   addressMarked?: boolean;
-  /** what the nftables batch would do to reach the desired rule (empty: nothing) */
+  /** what the nftables batch would do to reach the desired table, set, chain and rule (empty: nothing) */
   nftPlan: string[];
+  /** what it would do to reach the table and its set alone (the permanent part; empty: nothing) */
+  nftBasePlan: string[];
   /** synplug's table exists */
   nftTable: boolean;
+  /** its marking chain exists */
+  nftChain: boolean;
   /** it carries synplug's comment (teardown-marks.ts); undefined on a kernel that keeps no table comment (before 5.10) */
   nftTableMarked?: boolean;
 }
@@ -149,9 +179,15 @@ export function judgeLocal(o: LocalObservation, c: GuardConfig, record: LocalHol
   const root = rootOf(o);
   const prioName = `qdisc prio ${formatQdiscHandle(TREE.prioHandle)} root bands ${TREE.bands}`;
   let prio: PieceState;
-  if (!root || root.handle === '0:' || root.kind !== 'prio' || root.handle !== formatQdiscHandle(TREE.prioHandle)) {
-    prio = { piece: prioName, status: 'missing', ...(root && root.handle !== '0:' && { detail: `root is ${root.kind} ${root.handle}` }) };
-  } else {
+  if (!root || root.handle === '0:') prio = { piece: prioName, status: 'missing' };
+  else if (root.kind !== 'prio' || root.handle !== formatQdiscHandle(TREE.prioHandle))
+    // absent (as wanted outside a hold), but in the way of every hold's phase one, which refuses it (exit 7)
+    prio = {
+      piece: prioName,
+      status: 'missing',
+      detail: `root is ${root.kind} ${root.handle}, not synplug's: a hold is refused (exit 7) until it is removed ('synplug setup --force' removes it)`,
+    };
+  else {
     const opt = root.options as { bands?: number; priomap?: number[] };
     const diffs: string[] = [];
     if (opt.bands !== TREE.bands) diffs.push(`bands ${opt.bands}`);
@@ -189,12 +225,18 @@ export function judgeLocal(o: LocalObservation, c: GuardConfig, record: LocalHol
     if (f.protocol !== filterProtocol(c)) diffs.push(`protocol ${f.protocol}`);
     filter = { piece: filterName, status: diffs.length ? 'different' : 'ok', ...(diffs.length && { detail: diffs.join(', ') }) };
   }
-  const nftName = `nftables table ${familyOf(c.addr)} ${c.table}: marking rule for ${c.addr}, mark ${c.mark}`;
+  const nftName = `nftables table ${familyOf(c.addr)} ${c.table} with set ${NFT_NAMES.set}`;
   const nftables: PieceState = !o.nftTable
     ? { piece: nftName, status: 'missing' }
-    : { piece: nftName, status: o.nftPlan.length ? 'different' : 'ok', ...(o.nftPlan.length && { detail: `would ${o.nftPlan.join('; ')}` }) };
+    : { piece: nftName, status: o.nftBasePlan.length ? 'different' : 'ok', ...(o.nftBasePlan.length && { detail: `would ${o.nftBasePlan.join('; ')}` }) };
+  const chainName = `nftables chain ${familyOf(c.addr)} ${c.table} ${NFT_NAMES.chain} (hook output priority mangle): marking rule for ${c.addr}, mark ${c.mark}`;
+  const chainPlan = o.nftPlan.filter((x) => !o.nftBasePlan.includes(x));
+  const chain: PieceState =
+    !o.nftTable || !o.nftChain
+      ? { piece: chainName, status: 'missing' }
+      : { piece: chainName, status: chainPlan.length ? 'different' : 'ok', ...(chainPlan.length && { detail: `would ${chainPlan.join('; ')}` }) };
   const address: PieceState = { piece: `address ${c.addr}/${prefixlenOf(c.addr)} on ${c.dev}`, status: o.hasAddress ? 'ok' : 'missing' };
-  return { prio, pfifo1: pfifo(0), pfifo2: pfifo(1), pfifo3: pfifo(2), plug, filter, nftables, address };
+  return { prio, pfifo1: pfifo(0), pfifo2: pfifo(1), pfifo3: pfifo(2), plug, filter, nftables, chain, address };
 }
 
 /** The local hold of one configuration on one device. */
@@ -266,7 +308,9 @@ export class LocalHold implements Hold {
       hasAddress,
       ...(addressCarriesMark(found) && { addressMarked: true }),
       nftPlan: plan.ops.map((o) => o.what),
+      nftBasePlan: planMarkRule(state, r, { chain: false }).ops.map((o) => o.what),
       nftTable: state.table !== undefined,
+      nftChain: state.chains.some((x) => x.name === r.chain),
       ...(state.table && { nftTableMarked: tableIsMarked(state.table) }),
     };
   }
@@ -280,11 +324,12 @@ export class LocalHold implements Hold {
   }
 
   /**
-   * The pieces, in the order setup adds them: the address, the prio root and
-   * its children, the fw filter, the marking table. Teardown releases the
-   * plug, then removes (in reverse) the table, the prio root with everything
-   * under it, and the address, each only when it is synplug's
-   * (teardown-marks.ts).
+   * The pieces, in the order setup and arming add them: the address and the
+   * marking table with its set (permanent); the prio root and its children,
+   * the fw filter and the marking chain (armed: {@link LOCAL_ARMED}).
+   * Teardown releases the plug, then removes (in reverse) the chain, the prio
+   * root with everything under it, the table and the address, each only when
+   * it is synplug's (teardown-marks.ts).
    */
   get pieces(): HoldPieces<LocalObservation, LocalPlan> {
     if (!this.piecesMemo) this.piecesMemo = localPieces(this);
@@ -443,15 +488,17 @@ interface LocalPlan {
   addedAddress: boolean;
   /** the prio root is made anew: everything under it is missing */
   rebuilt: boolean;
+  /** why a removal kept the chain (packets queued): the table, whose removal would unregister it, stays too */
+  chainKept?: string;
 }
 
-/** A local piece that setup makes once, judged by {@link judgeLocal}. */
+/** A local piece (permanent or armed: {@link LOCAL_ARMED}), judged by {@link judgeLocal}. */
 function localPiece(
   h: LocalHold,
   key: LocalPiece,
   rest: Omit<Piece<LocalObservation, LocalPlan>, 'key' | 'lifetime' | 'judge'>,
 ): Piece<LocalObservation, LocalPlan> {
-  return { key, lifetime: 'permanent', judge: (o) => judgeLocal(o, h.config, h.record)[key], ...rest };
+  return { key, lifetime: LOCAL_ARMED.has(key) ? 'armed' : 'permanent', judge: (o) => judgeLocal(o, h.config, h.record)[key], ...rest };
 }
 
 /** The local hold's pieces (see {@link LocalHold.pieces}). */
@@ -472,13 +519,14 @@ function localPieces(h: LocalHold): HoldPieces<LocalObservation, LocalPlan> {
   const prio = localPiece(h, 'prio', {
     add(o, st, p) {
       const root = rootOf(o);
-      if (st.status === 'missing' || (root && !h.rootIsOurs(o))) {
-        // A new (or replaced) prio root comes with default children: everything under it is then missing.
+      // phase one never replaces another's root: refused before any step (nothing changed)
+      if (root && root.handle !== '0:' && !h.rootIsOurs(o)) throw new ForeignQdiscError(c.dev, formatQdiscText(root).split('\n')[0].trim(), 'hold');
+      if (st.status === 'missing') {
+        // A new prio root comes with default children: everything under it is then missing.
         p.rebuilt = true;
-        const replacing = root && root.handle !== '0:';
         return {
-          what: replacing ? `replace root qdisc ${root.kind} ${root.handle} with prio 1: (--force)` : 'add qdisc prio 1: root bands 4',
-          run: () => (replacing ? replaceQdisc(route, prioSpec) : addQdisc(route, prioSpec)),
+          what: 'add qdisc prio 1: root bands 4',
+          run: () => addQdisc(route, prioSpec),
           undo: { what: `removed qdisc prio 1: (and everything under it)`, run: () => deleteQdisc(route, { ...dev, parent: 'root' }) },
         };
       }
@@ -493,9 +541,37 @@ function localPieces(h: LocalHold): HoldPieces<LocalObservation, LocalPlan> {
     async remove(o, _p, out) {
       const root = rootOf(o);
       if (root && h.rootIsOurs(o)) {
-        await deleteQdisc(route, { ...dev, parent: 'root' });
-        out.removed.push(`qdisc prio 1: and everything under it (pfifo 10: 20: 30:, plug 40:, the fw filter) on ${c.dev}`);
+        // deleting a qdisc drops what it queues: only once the plug (released) and the bands are empty
+        if (!(await qdiscsEmptyWithin(route, h.ifindex, DRAIN_WAIT_MS))) {
+          out.kept.push(`qdisc prio 1: on ${c.dev}: packets are still queued in it (deleting it would drop them); the next synplug command removes it`);
+          return;
+        }
+        // named by handle and kind: the kernel refuses another root (EINVAL), one put there meanwhile, which stays
+        const gone = await deleteQdisc(route, { ...dev, parent: 'root', handle: prioSpec.handle, kind: 'prio' }).then(
+          () => false,
+          (e: unknown) => {
+            if (e instanceof NetlinkError && (e.code === 'ENOENT' || e.code === 'EINVAL')) return true;
+            throw e;
+          },
+        );
+        if (!gone) out.removed.push(`qdisc prio 1: and everything under it (pfifo 10: 20: 30:, plug 40:, the fw filter) on ${c.dev}`);
       } else if (root && root.handle !== '0:') out.kept.push(`root qdisc ${root.kind} ${root.handle} on ${c.dev}: not synplug's`);
+    },
+    // the watchdog's removal: the root deleted (only a prio 1:, once nothing is queued; one already gone is fine)
+    removeSteps: () => {
+      const r = qdiscRequest('delete', h.ifindex, { parent: 'root', handle: prioSpec.handle, kind: 'prio' });
+      const { ENOENT, EINVAL, ENODEV } = osConstants.errno;
+      return [
+        {
+          what: `delete qdisc prio 1: root on ${c.dev}`,
+          phase: 'disarm',
+          protocol: NETLINK_ROUTE,
+          messages: [hexMessage({ type: r.type, flags: r.flags | NLM_F_ACK, payload: r.payload })],
+          ignoreErrno: [ENOENT, EINVAL, ENODEV],
+          whenQdiscsEmptyOn: h.ifindex,
+          whenQdiscsEmptyMs: 3000,
+        },
+      ];
     },
   });
   const pfifos = PFIFO_PIECES.map((key, i) => {
@@ -594,20 +670,26 @@ function localPieces(h: LocalHold): HoldPieces<LocalObservation, LocalPlan> {
     },
   });
   const family = familyOf(c.addr);
+  const rule = resolveMarkRule(markRuleOf(c));
+  const tableIsOurs = (o: LocalObservation) => o.nftTableMarked ?? (record !== undefined || o.nftPlan.length === 0);
   const nftables = localPiece(h, 'nftables', {
     add: (o, st) =>
       st.status === 'ok'
         ? undefined
         : {
-            what: o.nftTable ? `update nftables table ${c.table} (${o.nftPlan.join('; ')})` : `add nftables table ${c.table} with the marking rule`,
-            run: async () => void (await ensureMarkRule(sockets.nft, markRuleOf(c))),
+            what: o.nftTable
+              ? `update nftables table ${c.table} (${o.nftBasePlan.join('; ')})`
+              : `add nftables table ${c.table} with set ${NFT_NAMES.set} (the marking chain comes with each hold)`,
+            run: async () => void (await ensureMarkRule(sockets.nft, markRuleOf(c), { chain: false })),
             undo: o.nftTable
               ? undefined
               : { what: `removed nftables table ${c.table}`, run: async () => void (await removeMarkTable(sockets.nft, { table: c.table, family })) },
           },
-    async remove(o, _p, out) {
+    async remove(o, p, out) {
       if (!o.nftTable) return;
-      if (o.nftTableMarked ?? (record !== undefined || o.nftPlan.length === 0)) {
+      // deleting the table would unregister its base chain, which drops every packet queued in the namespace
+      if (p.chainKept) out.kept.push(`nftables table ${family} ${c.table}: its chain is kept (${p.chainKept})`);
+      else if (tableIsOurs(o)) {
         for (const t of (await removeMarkTable(sockets.nft, { table: c.table, family })).removed) out.removed.push(`nftables table ${t}`);
       } else
         out.kept.push(
@@ -617,8 +699,42 @@ function localPieces(h: LocalHold): HoldPieces<LocalObservation, LocalPlan> {
         );
     },
   });
+  // one gone meanwhile (its table too) is fine
+  const removeChain = async () => void (await removeIfThere(() => markChainRemoval(rule).commit(sockets.nft)));
+  const chain = localPiece(h, 'chain', {
+    add: (o, st) =>
+      st.status === 'ok'
+        ? undefined
+        : {
+            what: `nftables: ${o.nftPlan.filter((x) => !o.nftBasePlan.includes(x)).join('; ')}`,
+            run: async () => void (await ensureMarkRule(sockets.nft, markRuleOf(c))),
+            undo: { what: `removed chain ${family} ${c.table} ${rule.chain}`, run: removeChain },
+          },
+    async remove(o, p, out) {
+      if (!o.nftChain || !tableIsOurs(o)) return;
+      // Unregistering a base chain drops every packet queued in any netfilter queue of the namespace (docs/design.md).
+      if (!(await nothingQueuedWithin(DRAIN_WAIT_MS, defaultNetns()))) {
+        p.chainKept = `${queuedPackets(defaultNetns())} packet(s) are queued in a netfilter queue of this namespace, which removing a base chain would drop`;
+        out.kept.push(`chain ${family} ${c.table} ${rule.chain}: ${p.chainKept}; the next synplug command removes it`);
+        return;
+      }
+      await removeChain();
+      out.removed.push(`chain ${family} ${c.table} ${rule.chain} (with its marking rule)`);
+    },
+    // the watchdog's removal: the chain with its rule (one already gone is fine), once nothing is queued
+    removeSteps: () => [
+      {
+        what: `delete chain ${family} ${c.table} ${rule.chain}`,
+        phase: 'disarm',
+        protocol: NETLINK_NETFILTER,
+        messages: markChainRemoval(rule).messages().map(hexMessage),
+        ignoreErrno: [osConstants.errno.ENOENT],
+        whenNothingQueuedMs: 3000,
+      },
+    ],
+  });
   return {
-    list: [address, prio, ...pfifos, plug, filter, nftables],
+    list: [address, nftables, prio, ...pfifos, plug, filter, chain],
     listOrder: LOCAL_PIECES,
     observe: () => h.observe(),
     begin: (o) => ({ addedAddress: (record?.addedAddress ?? false) || o.addressMarked === true, rebuilt: false }),
@@ -626,9 +742,15 @@ function localPieces(h: LocalHold): HoldPieces<LocalObservation, LocalPlan> {
       ...(o.nftTableMarked === true ? [`nftables table ${family} ${c.table}`] : []),
       ...(o.addressMarked ? [`address ${c.addr} on ${c.dev}`] : []),
     ],
+    // a root that is not synplug's is in the way of every hold's phase one (which never replaces it): refused, or with --force removed
     refuse(o, options) {
       const root = rootOf(o);
       if (root && root.handle !== '0:' && !h.rootIsOurs(o) && !options.force) throw new ForeignQdiscError(c.dev, formatQdiscText(root).split('\n')[0].trim());
+    },
+    clear(o, options) {
+      const root = rootOf(o);
+      if (!options.force || !root || root.handle === '0:' || h.rootIsOurs(o)) return [];
+      return [{ what: `delete root qdisc ${root.kind} ${root.handle} on ${c.dev} (--force)`, run: () => deleteQdisc(route, { ...dev, parent: 'root' }) }];
     },
     record: (p): LocalHoldRecord => ({
       mode: 'local',

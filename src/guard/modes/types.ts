@@ -110,6 +110,13 @@ export interface HoldPieces<O = unknown, C = unknown> {
    * @throws {SynplugError} foreign state (`foreign-state`), a clash (`usage`)
    */
   refuse?(o: O, options: { force?: boolean }): void;
+  /**
+   * With `--force`: the steps setup runs last, after every permanent piece's,
+   * to take away what {@link HoldPieces.refuse} refuses without it and an
+   * armed piece would be in the way of at each hold (the local hold: a root
+   * qdisc that is not synplug's, deleted). None when nothing is in the way.
+   */
+  clear?(o: O, options: { force?: boolean }): SetupStep[];
   /** The record entry, once every step ran. */
   record(c: C): HoldRecord;
   /**
