@@ -83,7 +83,9 @@ const scenarios = {
     const plugPath = join(b.env.SYNPLUG_STATE_DIR!, 'plug.json');
     const plug = readFileSync(plugPath, 'utf8');
     const plugNetns = (JSON.parse(plug) as { netns?: string }).netns;
-    writeFileSync(plugPath, JSON.stringify({ ...JSON.parse(plug), state: 'buffering', netns: '999999999' }));
+    // (a buffering record has no neverHeld: that one would be refused for it first)
+    const { neverHeld: _never, ...recorded } = JSON.parse(plug) as Record<string, unknown>;
+    writeFileSync(plugPath, JSON.stringify({ ...recorded, state: 'buffering', netns: '999999999' }));
     const statusOther = run(['status'], b.env);
     writeFileSync(plugPath, plug);
     const downB = run(['teardown'], b.env);
