@@ -164,7 +164,8 @@ export class GuardSession implements ProtectSession, HoldSockets {
     if (messages.length > 0) {
       const results = await this.route.exchange(messages);
       results.forEach((r, i) => {
-        if (r.error) throw r.error instanceof NetlinkError ? owners[i].explainPlugError(r.error, action) : r.error;
+        const err = r.error instanceof NetlinkError ? owners[i].explainPlugError(r.error, action) : r.error;
+        if (err) throw err;
         if (r.unanswered) throw new SynplugError(`no answer to the ${action} of the plug on ${owners[i].dev}`, 'kernel');
       });
     }

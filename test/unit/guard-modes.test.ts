@@ -228,7 +228,7 @@ function routeConn(answer: (m: NetlinkMessage, i: number) => number) {
   return { ft, conn: new NetlinkConnection(ft, NETLINK_ROUTE, { timeoutMs: 1000 }) };
 }
 
-test('a session of several holds buffers and releases all of them in ONE datagram; a refusal is explained by its own hold', async (t) => {
+test('a session of several holds buffers and releases all of them in ONE datagram; a refusal is explained by its own hold, and a local plug gone at a release is none', async (t) => {
   const { ft, conn } = routeConn((_m, i) => (i === 1 ? 2 : 0)); // the second hold has no plug: ENOENT
   const s = GuardSession.fromParts(config, conn, (sockets) => [new LocalHold(sockets, config, 1), new LocalHold(sockets, { ...config, dev: 'sp-other0' }, 7)]);
   const e = await t.throwsAsync(s.buffer(), { instanceOf: NetlinkError });
@@ -247,7 +247,9 @@ test('a session of several holds buffers and releases all of them in ONE datagra
     [TCQ_PLUG_BUFFER, TCQ_PLUG_BUFFER],
   );
   t.regex(e!.message, /cannot buffer the plug: no plug qdisc 40: under 1:4 on sp-other0/);
-  await t.throwsAsync(s.release(), { message: /cannot release the plug: .* on sp-other0/ });
+  // the local plug exists only around a hold: gone at a release, nothing is held there (the watchdog released it at
+  // max-hold and removed it, while protect's command still ran): no failure
+  await t.notThrowsAsync(s.release());
   t.is(ft.sent.length, 2);
   t.deepEqual(
     parseMessages(ft.sent[1]).map((m) => m.payload.readInt32LE(m.payload.length - 8)),

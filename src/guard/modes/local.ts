@@ -380,8 +380,11 @@ export class LocalHold implements Hold {
   }
 
   /** @inheritdoc */
-  explainPlugError(e: NetlinkError, action: 'buffer' | 'release'): NetlinkError {
+  explainPlugError(e: NetlinkError, action: 'buffer' | 'release'): NetlinkError | undefined {
     if (e.code === 'ENOENT' || e.code === 'EINVAL') {
+      // The plug exists only around a hold: gone at a release, nothing is held there (the watchdog released at
+      // max-hold and removed it after, or another command's recovery did).
+      if (action === 'release') return undefined;
       return e.withMessage(
         `cannot ${action} the plug: no plug qdisc ${formatQdiscHandle(TREE.plugHandle)} under ${formatHandle(TREE.plugParent)} on ${this.config.dev} (run 'synplug setup')`,
       );

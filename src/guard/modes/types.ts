@@ -222,8 +222,12 @@ export interface Hold {
    * holder socket: records copied from elsewhere), a sentence saying so.
    */
   heldNothingHere?(): string | undefined;
-  /** The kernel's refusal of a `route` hold/release message, as a sentence about this hold. */
-  explainPlugError(e: NetlinkError, action: 'buffer' | 'release'): NetlinkError;
+  /**
+   * The kernel's refusal of a `route` hold/release message, as a sentence
+   * about this hold; undefined when the refusal is no failure (a release of a
+   * plug armed per hold that is gone: nothing is held there).
+   */
+  explainPlugError(e: NetlinkError, action: 'buffer' | 'release'): NetlinkError | undefined;
   /** Turn the hold's kernel-side deadline on for `timeoutMs` (the local hold: the marking set element). */
   arm?(timeoutMs: number): Promise<void>;
   /** Turn it off (a missing element is fine). */
