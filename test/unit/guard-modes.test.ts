@@ -16,6 +16,7 @@ import { resolveConfig, TREE } from '../../src/guard/config.js';
 import { judgeLocal, LOCAL_PIECES, LocalHold, type LocalObservation } from '../../src/guard/modes/local.js';
 import { armSteps, judgeHold, piecesOfLifetime, planHold, summarizePieces } from '../../src/guard/pieces.js';
 import { ForeignQdiscError } from '../../src/guard/errors.js';
+import type { LocalHoldRecord } from '../../src/guard/state.js';
 import { holdMode, holdModeNames, registerHoldMode } from '../../src/guard/modes/index.js';
 import { GuardSession } from '../../src/guard/session.js';
 import { explainSockDiag, SockDiagUnavailableError } from '../../src/guard/support.js';
@@ -305,4 +306,30 @@ test('the mark rule on a connection of the wrong protocol says which protocol it
     t.regex(e!.message, /needs a NETLINK_NETFILTER connection \(protocol 12; openNftables\(\) makes one\), not a NETLINK_ROUTE connection \(protocol 0\)/);
   }
   route.close();
+});
+
+test("a prio 1: root without synplug's plug is synplug's only as phase one adds it (bands 4, its priomap) where setup recorded the hold: a user's prio 1: is refused, never changed or removed", (t) => {
+  const record = {
+    mode: 'local',
+    dev: 'lo',
+    addr: config.addr,
+    mark: config.mark,
+    limit: config.limit,
+    table: config.table,
+    addedAddress: false,
+  } as LocalHoldRecord;
+  const h = new LocalHold(silentSockets(), config, 1, record);
+  const rootWith = (options: { bands: number; priomap: number[] }): LocalObservation => ({
+    ...setUpLo,
+    qdiscs: [qdiscEntry({ kind: 'prio', handle: '1:', root: true, dev: 'lo', ifindex: 1, options })],
+  });
+  // a phase one killed after adding the root: ours, completed by the next phase one
+  const leftover = rootWith({ bands: TREE.bands, priomap: [...TREE.priomap] });
+  t.true(h.rootIsOurs(leftover));
+  t.notThrows(() => armSteps(h.pieces, leftover));
+  // `tc qdisc add dev lo root handle 1: prio` (bands 3): a user's
+  const users = rootWith({ bands: 3, priomap: [1, 2, 2, 2, 1, 2, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1] });
+  t.false(h.rootIsOurs(users));
+  const e = t.throws(() => armSteps(h.pieces, users), { instanceOf: ForeignQdiscError });
+  t.is(exitCodeOf(e), 7);
 });

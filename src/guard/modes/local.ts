@@ -319,8 +319,11 @@ export class LocalHold implements Hold {
   rootIsOurs(o: LocalObservation): boolean {
     const root = rootOf(o);
     if (root?.kind !== 'prio' || root.handle !== formatQdiscHandle(TREE.prioHandle)) return false;
-    if (this.record && this.record.dev === this.config.dev) return true;
-    return qdiscAt(o, TREE.plugParent)?.kind === 'plug';
+    if (qdiscAt(o, TREE.plugParent)?.kind === 'plug') return true;
+    // Without its plug (a phase one killed after adding the root): ours only as phase one adds it, bands and priomap
+    // alike, and only where setup recorded this hold; a user's prio 1: (bands 3, or another map) is not.
+    const opt = root.options as { bands?: number; priomap?: number[] };
+    return this.record?.dev === this.config.dev && opt.bands === TREE.bands && same(opt.priomap, TREE.priomap);
   }
 
   /**
