@@ -8,8 +8,8 @@
  */
 import { join } from 'node:path';
 import { NetlinkError, UsageError } from '../netlink/errors.js';
-import { PLUG_ONLY, resolveConfig, type GuardConfig } from './config.js';
-import { NoDeviceError } from './errors.js';
+import { PLUG_ONLY, canonicalAddress, resolveConfig, type GuardConfig } from './config.js';
+import { NoDeviceError, NotSetUpError } from './errors.js';
 import { StateStore, type SetupRecord } from './state.js';
 import { holdMode } from './modes/index.js';
 import { dropLease, leaseLive, recordedLeases, unprepare } from './leases.js';
@@ -73,6 +73,36 @@ function refuseOptionsNoHoldTakes(opts: GuardOptions, record: SetupRecord | unde
       `--${k} is ${PLUG_OPTION_WHAT[k]}; the holds set up here (${set}) take no --${k}: leave it out ('synplug status' shows them). Nothing was changed`,
     );
   }
+}
+
+/**
+ * An --addr that no recorded hold holds, where no recorded hold takes its address from the options (the local plug
+ * hold does, and judges its own pieces for it: missing there). The queue holds and the inbound holds hold the
+ * addresses their record names ({@link HoldMode.addrsOf}; an inbound hold without any holds every address), so an
+ * --addr beside them would be ignored and the user would believe it acted on.
+ * @param opts the command's options (`addr` as given)
+ * @param record the setup record
+ * @returns the sentence naming the address and the holds set up (and their addresses); undefined when it is held, or no --addr was given, or nothing is recorded
+ */
+export function addrNotHeld(opts: GuardOptions, record: SetupRecord | undefined): string | undefined {
+  if (opts.addr === undefined || !record) return undefined;
+  const holds = Object.entries(record.holds).map(([id, h]) => ({ id, h, mode: holdMode(h.mode) }));
+  if (!holds.length || holds.some((x) => x.mode?.configOf?.(x.h).addr !== undefined)) return undefined;
+  const want = canonicalAddress(opts.addr);
+  const held = holds.map((x) => ({ ...x, addrs: x.mode?.addrsOf?.(x.h) }));
+  if (held.some((x) => x.addrs && (x.addrs.length === 0 || x.addrs.includes(want)))) return undefined;
+  const set = held.map((x) => `${x.id}: via ${x.mode?.via ?? x.h.mode}${x.addrs?.length ? ` for ${x.addrs.join(', ')}` : ''}`).join('; ');
+  return `--addr ${want}: no hold set up here holds it (set up: ${set}): leave --addr out, or give the address set up ('synplug status' shows them)`;
+}
+
+/**
+ * `plug`, `protect`: refuse an --addr no recorded hold holds ({@link addrNotHeld}), before anything is held or run.
+ * @param what the command, for what the message says was not done
+ * @throws {NotSetUpError} naming the address and what is set up
+ */
+export function refuseAddrNotHeld(opts: GuardOptions, record: SetupRecord | undefined, what: 'plug' | 'protect'): void {
+  const no = addrNotHeld(opts, record);
+  if (no) throw new NotSetUpError(`${no}. ${what === 'protect' ? 'The command was NOT run' : 'Nothing was held'}`);
 }
 
 /**

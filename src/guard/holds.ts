@@ -13,7 +13,7 @@ import { openCheckedDir } from './state-fs.js';
 import { accounted } from './accounting.js';
 import { unwatchedReport } from './report.js';
 import { breakLeases, dropLease, leaseLive, liveLeases, newLeaseId, releaseIfOrphaned, takeLease, unprepare } from './leases.js';
-import { contextFor, definedOnly, recoverStale, withSession } from './context.js';
+import { contextFor, definedOnly, recoverStale, refuseAddrNotHeld, withSession } from './context.js';
 import {
   checkSelector,
   combineStates,
@@ -94,6 +94,7 @@ export async function plug(opts: PlugOptions = {}): Promise<PlugResult> {
 
 async function plugOnce(opts: GuardOptions, maxHoldMs: number): Promise<PlugResult> {
   const { config, store, record } = contextFor(opts, 'plug');
+  refuseAddrNotHeld(opts, record, 'plug');
   return withSession(config, record, async (s) => {
     await recoverStale(s, store);
     await requireSetUp(s, config, 'plug', record !== undefined);

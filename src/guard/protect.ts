@@ -8,7 +8,7 @@ import { UsageError } from '../netlink/errors.js';
 import { checkEntryOptions } from './config.js';
 import { accounted } from './accounting.js';
 import { startWatchdog } from './watchdog.js';
-import { contextFor, definedOnly, openSession, recoverStale } from './context.js';
+import { contextFor, definedOnly, openSession, recoverStale, refuseAddrNotHeld } from './context.js';
 import { isSetUp, requireSetUp, setup } from './setup.js';
 import { runProtected } from './window.js';
 import type { GuardProtectOptions, ListenTarget, ProtectOptions, ProtectResult, ProtectSession } from './types.js';
@@ -48,6 +48,7 @@ async function protectOnce(opts: GuardProtectOptions): Promise<ProtectResult> {
   }
   if (opts.maxHoldMs !== undefined && !(opts.maxHoldMs >= 10)) throw new UsageError('max-hold (--max-hold) must be at least 10 ms');
   const { config, store, record } = contextFor(opts, 'protect');
+  refuseAddrNotHeld(opts, record, 'protect');
   // The watchdog (a process of its own) starts while phase one checks.
   const watchdog = startWatchdog();
   watchdog.catch(() => {}); // its failure is reported where it is awaited

@@ -12,7 +12,7 @@
  */
 import { join } from 'node:path';
 import { closeSync } from 'node:fs';
-import { checkEntryOptions, PLUG_ONLY, resolveConfig, type GuardConfig } from './config.js';
+import { canonicalAddress, checkEntryOptions, PLUG_ONLY, resolveConfig, type GuardConfig } from './config.js';
 import { NotSetUpError, SetupError } from './errors.js';
 import { StateStore, withNetnsCookie, type HoldRecord, type Lease } from './state.js';
 import { liveLeases } from './leases.js';
@@ -20,7 +20,7 @@ import { checkMetricsFile, metricsPathOf } from './metrics.js';
 import type { GuardSession } from './session.js';
 import { MissingSupportError, requireNetAdmin } from './support.js';
 import { REPORT_CHAIN, REPORT_TABLE } from './report.js';
-import { contextFor, definedOnly, recoverStale, withSession } from './context.js';
+import { addrNotHeld, contextFor, definedOnly, recoverStale, withSession } from './context.js';
 import { chooseHoldMode, holdModeFor, holdModes, selectInbound, type Hold, type HoldInspection, type HoldMode } from './modes/index.js';
 import { inspectHold, piecesOfLifetime, planHold, runSteps, type PiecePlan } from './pieces.js';
 import type { SetupStep } from './modes/types.js';
@@ -564,6 +564,14 @@ export async function check(opts: CheckOptions = {}): Promise<CheckResult> {
     };
   });
   if (interrupted) return asInterrupted(r, interrupted);
+  // an --addr no recorded hold holds (a queue or inbound hold's are its record's): set up differently, that address missing
+  const notHeld = inbound === undefined ? addrNotHeld(rest, record) : undefined;
+  if (notHeld)
+    return {
+      ...r,
+      state: r.state === 'absent' ? 'absent' : 'partial',
+      pieces: [...r.pieces, { piece: `address ${canonicalAddress(rest.addr)}`, status: 'missing', detail: notHeld }],
+    };
   // no record: a hold carrying synplug's mark is another state directory's, not set up in this one (protect refuses it)
   if (others.length)
     return {

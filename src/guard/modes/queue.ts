@@ -1069,6 +1069,7 @@ export const queueMode: HoldMode = {
   scopes: ['local', 'inbound'],
   isRecord: isQueueRecord,
   recordRefusal: queueRecordRefusal,
+  addrsOf: (r: HoldRecord) => (r as QueueHoldRecord).addrs,
   deviceOfId(id: string): string | undefined {
     if (id === queueHoldId('local', '')) return 'lo';
     const prefix = queueHoldId('inbound', '');

@@ -322,6 +322,12 @@ export interface HoldMode {
   /** The configuration a record entry gives the commands (the local plug hold's device, address...), if any. */
   configOf?(r: HoldRecord): Partial<GuardConfig>;
   /**
+   * The destination addresses a record entry's hold holds (canonical text), for a hold that does not take its
+   * address from the configuration (no `addr` in {@link HoldMode.configOf}): empty when it holds any (an inbound
+   * hold set up without --addr). A command given an --addr none of the recorded holds holds refuses it.
+   */
+  addrsOf?(r: HoldRecord): readonly string[];
+  /**
    * Open a hold for a configuration and, when it is set up, its record entry.
    * @throws {NoDeviceError} its device does not exist
    */
