@@ -221,11 +221,7 @@ export async function release(opts: ReleaseOptions = {}): Promise<ReleaseResult>
   // The history line and the metrics (accounting.ts): a release that ended a manual plug's hold counts it as a reload;
   // one that released nothing (--orphaned, live leases) is not a line.
   // Nothing set up: no line either (release writes nothing then).
-  const {
-    endedManualHold: _e,
-    setUp: _s,
-    ...out
-  } = await accounted(
+  const { endedManualHold: _e, ...out } = await accounted(
     'release',
     { stateDir: rest.stateDir, metricsFile },
     () => releaseOnce(rest),
@@ -240,7 +236,7 @@ export async function release(opts: ReleaseOptions = {}): Promise<ReleaseResult>
 }
 
 /** {@link release}'s body; with what its accounting needs. */
-async function releaseOnce(opts: Omit<ReleaseOptions, 'metricsFile'>): Promise<ReleaseResult & { endedManualHold?: boolean; setUp?: boolean }> {
+async function releaseOnce(opts: Omit<ReleaseOptions, 'metricsFile'>): Promise<ReleaseResult & { endedManualHold?: boolean }> {
   const { orphaned: orphanedOpt, ...guardOpts } = opts;
   const orphaned = orphanedOpt === true;
   let ctx: ReturnType<typeof contextFor>;
@@ -269,7 +265,7 @@ async function releaseOnce(opts: Omit<ReleaseOptions, 'metricsFile'>): Promise<R
       );
     }
   }
-  const res = await withSession(config, record, async (s): Promise<ReleaseResult & { endedManualHold?: boolean; setUp?: boolean }> => {
+  const res = await withSession(config, record, async (s): Promise<ReleaseResult & { endedManualHold?: boolean }> => {
     let r: PlugRecord | undefined;
     let hasLeases = false;
     /** the oldest live manual lease: the report counts its hold (from its counters and since) */

@@ -271,8 +271,14 @@ export interface ReleaseResult {
   wasBuffering: boolean;
   /** packets still queued right after the release (being sent) */
   backlog: number;
-  /** false when there is no plug qdisc (not set up): nothing was held */
+  /** false when there is no plug qdisc (not set up, or the local plug hold outside a hold: its plug exists only around one): nothing was held */
   plugExists: boolean;
+  /**
+   * something is set up here: setup recorded a hold, or plug.json or leases.json exists (absent with a damaged state
+   * or `orphaned` with live leases). With `plugExists` false, what says whether that means "not set up" or "nothing
+   * held now" (a plug the watchdog released at --max-hold, which removed the local plug hold's plug).
+   */
+  setUp?: boolean;
   /** how many live leases (running protects, manual plugs) this release broke */
   brokeLeases: number;
   /** of those, the manual plugs' (`synplug plug`): their hold ended by this release, as meant (present when it broke any) */
