@@ -27,7 +27,7 @@ export const CATEGORY_EXIT_CODES = {
   'missing-module': 5,
   /** the state directory or a state file is unsafe or damaged (named, with what to do) */
   'bad-state': 6,
-  /** a root qdisc that is not synplug's (use --force) */
+  /** a root qdisc that is not synplug's (use --force), a filter on synplug's pref that is not; the queue hold: its netfilter queue bound by someone else, or used by a rule that is not synplug's */
   'foreign-state': 7,
   /** protect/plug: synplug is not set up (run `synplug setup`, or protect --setup) */
   'not-set-up': 8,
@@ -104,7 +104,9 @@ export const EXIT_HELP = `Exit codes:
   6    the state directory or a state file is unsafe or damaged (named, with what to do)
   7    setup: the device's root qdisc is not synplug's (rerun with --force to delete it);
        protect, plug: the same, found in phase one (nothing held);
-       inbound: synplug's filter pref on the device holds filters that are not synplug's
+       inbound: synplug's filter pref on the device holds filters that are not synplug's;
+       the queue hold (setup, protect, plug): its netfilter queue is bound by someone else, or
+       used by a rule that is not synplug's (choose another --queue-num); nothing was changed
   8    not set up (run 'synplug setup', or 'synplug protect --setup'; an inbound hold:
        'synplug setup --inbound DEV --port PORT')
   9    demo: the protected phase lost at least one request
@@ -129,6 +131,9 @@ const failure = (example: string): ExitCodeLine => [EXIT.FAILURE, `failure (${ex
 const usage = (extra = ''): ExitCodeLine => [EXIT.USAGE, `bad arguments${extra}, or a device that does not exist; nothing was changed`];
 const kernel: ExitCodeLine = [EXIT.KERNEL, 'the kernel refused a request or did not answer'];
 const notRoot: ExitCodeLine = [EXIT.NOT_PERMITTED, 'not permitted: needs CAP_NET_ADMIN (run as root)'];
+/** Exit 7 of the queue hold (its netfilter queue is another's), in each command's list that gives it. */
+const QUEUE_FOREIGN =
+  "the queue hold: its netfilter queue is bound by someone else, or used by a rule that is not synplug's (choose another --queue-num); nothing was changed";
 const badState: ExitCodeLine = [EXIT.BAD_STATE, 'the state directory or a state file is unsafe or damaged (named, with what to do)'];
 
 /**
@@ -147,7 +152,7 @@ export const COMMAND_EXIT_CODES = {
     badState,
     [
       EXIT.FOREIGN_QDISC,
-      "the device's root qdisc is not synplug's (rerun with --force to delete it; protect, plug: the same, found in phase one, nothing held); --inbound: synplug's filter pref holds filters that are not synplug's",
+      `the device's root qdisc is not synplug's (rerun with --force to delete it; protect, plug: the same, found in phase one, nothing held); --inbound: synplug's filter pref holds filters that are not synplug's; ${QUEUE_FOREIGN}`,
     ],
   ],
   check: [
@@ -166,6 +171,7 @@ export const COMMAND_EXIT_CODES = {
     kernel,
     notRoot,
     badState,
+    [EXIT.FOREIGN_QDISC, `found in phase one, nothing held: the device's root qdisc is not synplug's; ${QUEUE_FOREIGN}`],
     [EXIT.NOT_SET_UP, "not set up (run 'synplug setup')"],
   ],
   release: [[EXIT.OK, 'released, or nothing to release'], failure('e.g. the plug record cannot be written'), usage(), kernel, notRoot, badState],
@@ -177,7 +183,10 @@ export const COMMAND_EXIT_CODES = {
     notRoot,
     [EXIT.MISSING_SUPPORT, 'with --setup: the kernel lacks a needed module'],
     [EXIT.BAD_STATE, 'the state directory or a state file is unsafe or damaged; the command was NOT run'],
-    [EXIT.FOREIGN_QDISC, "with --setup: the device's root qdisc is not synplug's"],
+    [
+      EXIT.FOREIGN_QDISC,
+      `found in phase one (with --setup too), nothing held and the command NOT run: the device's root qdisc is not synplug's; ${QUEUE_FOREIGN}`,
+    ],
     [EXIT.NOT_SET_UP, "not set up (run 'synplug setup', or pass --setup); the command was NOT run"],
     [
       EXIT.CHECK_FAILED,
@@ -265,7 +274,7 @@ const BRIEF: Record<Exclude<ExitCodeLine[0], 0>, string> = {
   [EXIT.NOT_PERMITTED]: 'not permitted: needs CAP_NET_ADMIN (root)',
   [EXIT.MISSING_SUPPORT]: 'the kernel lacks a needed module (each named)',
   [EXIT.BAD_STATE]: 'a state file or directory is unsafe or damaged',
-  [EXIT.FOREIGN_QDISC]: "a root qdisc or filter there is not synplug's",
+  [EXIT.FOREIGN_QDISC]: "a root qdisc, filter or queue there is not synplug's",
   [EXIT.NOT_SET_UP]: 'not set up',
   [EXIT.DEMO_FAILED]: 'the protected phase lost a request',
   [EXIT.CHECK_FAILED]: 'the --check command failed: nothing held, not run',

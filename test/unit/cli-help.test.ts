@@ -10,7 +10,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { Command } from 'commander';
 import { buildProgram } from '../../src/cli/main.js';
-import { COMMAND_EXIT_CODES, EXIT, EXIT_HELP, exitCodesTopic } from '../../src/cli/exit-codes.js';
+import { COMMAND_EXIT_CODES, EXIT, EXIT_HELP, exitCodesHelp, exitCodesTopic } from '../../src/cli/exit-codes.js';
 
 const README = readFileSync(fileURLToPath(new URL('../../README.md', import.meta.url)), 'utf8');
 const CLI_DOC = readFileSync(fileURLToPath(new URL('../../docs/cli.md', import.meta.url)), 'utf8');
@@ -150,4 +150,17 @@ test("'synplug help exit-codes' prints the table and each command's codes with t
   }
   // what a user needs from protect's codes is there in full
   t.regex(topic, /^ {2}10 {3}the --check command failed: .*"category": "check-failed"/m);
+});
+
+test("exit 7 names the queue hold's refusals too (a queue bound by someone else, a foreign rule on its number), as the README does: setup, protect and plug, in help exit-codes and each --help", (t) => {
+  const queue = /netfilter queue is bound by someone else, or used by a rule that is not synplug's/;
+  t.regex(EXIT_HELP.split('\n  8 ')[0].split('\n  7 ')[1].replace(/\s+/g, ' '), queue);
+  for (const c of ['setup', 'protect', 'plug'] as const) {
+    const seven = COMMAND_EXIT_CODES[c].find((l) => l[0] === EXIT.FOREIGN_QDISC);
+    t.truthy(seven, `${c} lists exit 7`);
+    t.regex(seven![1], queue, c);
+    t.regex(exitCodesHelp(c), /\n {2}7 {4}a root qdisc, filter or queue there is not synplug's\n/, c);
+  }
+  const row = README.split('\n').find((l) => l.startsWith('| 7 |'));
+  t.regex(row ?? '', /netfilter queue is bound by someone else, or used by a rule that is not synplug's/);
 });
