@@ -638,7 +638,8 @@ export async function nothingSetUp(
   const h = would.hold;
   const words = holdModes()
     .find((m) => m.name === h.mode)
-    ?.describe({ id: h.id, dev: h.dev, scope: h.scope, addrs: [addr ?? config.addr] });
+    // the address both ways: the local plug hold's words read `addr`, the queue hold's `addrs`
+    ?.describe({ id: h.id, dev: h.dev, scope: h.scope, addr: addr ?? config.addr, addrs: [addr ?? config.addr] });
   const why = /\((.*)\)$/.exec(would.chose ?? '')?.[1];
   const sentence =
     `${where}. On this kernel 'synplug setup' sets up the ${words?.label ?? `${h.via} hold`} (${h.id}) for new connections ${words?.clients ?? ''}${why ? ` (${why})` : ''}` +
