@@ -96,12 +96,17 @@ export class DemoInterruptedError extends SynplugError {
   /**
    * @param by the signal's name (`SIGINT`, `SIGTERM`) or `abort`
    * @param cleaned what was removed, for the message
+   * @param started whether its server had started (default true): before, it says it stopped before starting them
    */
   constructor(
     readonly by: string,
     cleaned: string,
+    started = true,
   ) {
-    super(`demo interrupted by ${by}: it stopped its clients and server${cleaned}`, 'interrupted');
+    super(
+      `demo interrupted by ${by}: ${started ? 'it stopped its clients and server' : 'it stopped before starting its server and clients'}${cleaned}`,
+      'interrupted',
+    );
     this.name = 'DemoInterruptedError';
   }
 }
@@ -188,6 +193,8 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
   let demoHold: string | undefined;
   let inboundHold: string | undefined;
   const setupInfo: DemoResult['setup'] = { by: 'already', actions: [], removed: [] };
+  /** a hold already set up was found and used (only then is it "left as it was": an interruption before says nothing of it) */
+  let usedExisting = false;
   // inbound mode: the topology, the hold set up on its server end, the client process
   let topo: InboundTopology | undefined;
   let inboundDev: string | undefined;
@@ -282,15 +289,17 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
     return result;
   } catch (e) {
     const interrupted = e instanceof DemoInterruptedError || (stoppedBy !== undefined && e instanceof SynplugError && e.category === 'interrupted');
+    const started = server !== undefined;
     await cleanup(e);
     if (!interrupted) throw e;
     throw new DemoInterruptedError(
       stoppedBy ?? 'abort',
       setupInfo.removed.length
         ? ` and removed what it had set up (${setupInfo.removed.join('; ')})`
-        : setupInfo.by === 'already'
+        : usedExisting
           ? '; the hold that was already set up is left as it was'
           : '',
+      started,
     );
   } finally {
     await cleanup();
@@ -315,6 +324,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
       );
     }
     if (q?.state === 'ok') {
+      usedExisting = true;
       progress(`using the ${mode.via} hold already set up for ${q.addrs![0]} (left as it is)`);
       return q.addrs![0];
     }
@@ -369,6 +379,7 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
         throw e;
       }
     } else {
+      usedExisting = true;
       progress(`using the local hold already set up on ${local.dev} for ${local.addr} (left as it is)`);
     }
     return addr!;

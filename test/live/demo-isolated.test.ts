@@ -183,3 +183,27 @@ test.serial('root without CAP_SYS_ADMIN (a container with NET_ADMIN only): exit 
   t.like(JSON.parse(here.stdout), { netns: 'caller', via: 'queue' });
   afterHere(t, before, 1);
 });
+
+test.serial(
+  'regression: SIGINT before the demo set anything up, --inbound: exit 130, and it does not claim a hold "already set up" was left (nothing was)',
+  async (t) => {
+    const before = snapshot();
+    let sent = false;
+    // the first line after the preflight (before the topology): on this kernel, the queue hold's
+    const r = await demo(['--inbound', '--seconds', '3', '--restarts', '1'], (line, signal) => {
+      if (!sent && /holding with a netfilter queue|creating a network namespace of the demo's own for the clients/.test(line)) {
+        sent = true;
+        signal('SIGINT');
+      }
+    });
+    t.true(sent, r.stderr);
+    t.is(r.code, 130, r.stderr);
+    t.regex(r.stderr, /demo interrupted by SIGINT/);
+    t.notRegex(r.stderr, /already set up/);
+    t.regex(
+      r.stderr,
+      /demo interrupted by SIGINT: it stopped (its clients and server|before starting its server and clients)( and removed what it had set up \(.*\))?\n/,
+    );
+    t.deepEqual(snapshot(), before);
+  },
+);
