@@ -200,8 +200,10 @@ export async function setupOrPlan<T>(opts: SetupOptions, dryRun: ((would: SetupW
       }
       return {
         dev: target.dev,
-        addedAddress: false,
+        ownsAddress: false,
         ...target.setupResult(entry),
+        // this run's own doing (a re-run with nothing to do added nothing); the record's fact is ownsAddress
+        addedAddress: steps.some((x) => x.addsAddress === true),
         hold: target.id,
         via: target.via,
         ...(chose !== undefined && { chose }),

@@ -199,11 +199,13 @@ export interface SetupResult {
   changed: boolean;
   /** the steps taken, in order (`add qdisc prio 1: root bands 4`...), then `recorded the metrics file PATH` for a new one */
   actions: string[];
+  /** this setup added the hold's address (a re-run with nothing to do: false, though an earlier one added it: {@link SetupResult.ownsAddress}) */
+  addedAddress: boolean;
   /**
    * the hold's address is synplug's: a setup added it, this one or an earlier one whose record says so (then also
    * with `changed: false`); teardown will remove it. False: it was there before setup (the user's own), or no address
    */
-  addedAddress: boolean;
+  ownsAddress: boolean;
   /** a plug left buffering by a dead protect was released first */
   recovered?: string;
   /** kernel support that could not be verified before changing anything (found by trying) */

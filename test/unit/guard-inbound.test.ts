@@ -294,6 +294,7 @@ test('text output: setup, check, status and teardown name the inbound hold', (t)
     changed: true,
     actions: ['add link spifb3 type ifb'],
     addedAddress: false,
+    ownsAddress: false,
     unverified: [],
     hold: 'inbound:eth0',
     via: 'plug',

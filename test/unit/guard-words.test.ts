@@ -101,6 +101,7 @@ test("setup: the head line is the mode's, the actions under it", (t) => {
     mark: 0,
     limit: 0,
     addedAddress: false,
+    ownsAddress: false,
     hold: 'queue:eth0',
     via: 'queue',
     changed: true,

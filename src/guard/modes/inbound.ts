@@ -623,7 +623,7 @@ export class InboundHold implements Hold {
     return {
       dev: this.dev,
       limit: this.limit,
-      addedAddress: false,
+      ownsAddress: false,
       inbound: { ifb: r.ifb, ports: r.ports, addrs: r.addrs, classifier: r.classifier, families: r.families },
     };
   }

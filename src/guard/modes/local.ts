@@ -379,7 +379,7 @@ export class LocalHold implements Hold {
   /** @inheritdoc */
   setupResult(entry: HoldRecord): Partial<SetupResult> {
     const c = this.config;
-    return { dev: c.dev, addr: c.addr, mark: c.mark, limit: c.limit, addedAddress: (entry as LocalHoldRecord).addedAddress };
+    return { dev: c.dev, addr: c.addr, mark: c.mark, limit: c.limit, ownsAddress: (entry as LocalHoldRecord).addedAddress };
   }
 
   /** @inheritdoc */
@@ -803,6 +803,7 @@ export function addressPiece<O extends { hasAddress: boolean; addressMarked?: bo
         ? undefined
         : {
             what: `add address ${addr}/${prefixlen} dev ${dev.dev}`,
+            addsAddress: true,
             run: async () => {
               await addAddress(route, { dev: dev.ifindex, address: addr, prefixlen, protocol: ADDRESS_PROTO });
               p.addedAddress = true;

@@ -733,7 +733,7 @@ export class QueueHold implements Hold {
     const r = entry as QueueHoldRecord;
     return {
       dev: r.dev,
-      addedAddress: r.addedAddress,
+      ownsAddress: r.addedAddress,
       queue: { scope: r.scope, num: r.queueNum, maxlen: r.maxlen, verdict: r.verdict, table: r.table, ports: r.ports, addrs: r.addrs },
     };
   }

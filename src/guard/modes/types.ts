@@ -36,6 +36,8 @@ export interface SetupStep {
   run(): Promise<void>;
   /** undo it (absent when a later undo covers it, or when it cannot be undone) */
   undo?: { what: string; run(): Promise<void> };
+  /** it adds the hold's address (setup's result says `addedAddress` from it: this run added it) */
+  addsAddress?: true;
 }
 
 /** What a hold's inspection found: every piece by name, and the hold's overall state. */
