@@ -490,7 +490,8 @@ export async function runQueueHolder(io: QueueHolderIo, cfg: QueueHolderConfig =
         // A killed protect's history line is written by whoever drops its lease under the lock: this holder when its
         // drop found the lease still recorded (its watchdog, alive or not, then finds it gone and writes none), else
         // the watchdog, which dropped it first.
-        if (goneLease && !d.broken) await recordKilled(goneLease, goneLease.watchdogPid !== undefined && ownerAlive(goneLease.watchdogPid));
+        if (goneLease && !d.broken && !ownerAlive(goneLease.pid, goneLease.pidStart))
+          await recordKilled(goneLease, goneLease.watchdogPid !== undefined && ownerAlive(goneLease.watchdogPid));
       }
     } catch (e) {
       // The bookkeeping failed (a damaged file, the lock): holding nothing is the safe side.

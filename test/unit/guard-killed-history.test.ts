@@ -39,7 +39,7 @@ async function until(cond: () => boolean, what: string, ms = 10_000): Promise<vo
  * holder finds it by the closing connection's pid) and whose watchdog lives (this process); then the protect's death
  * in the order given: the holder's connection closed first, or the watchdog's input ended first.
  */
-async function killedProtect(order: 'holder-first' | 'watchdog-first') {
+async function killedProtect(order: 'holder-first' | 'watchdog-first' | 'owner-alive') {
   const kernel = new FakeKernel();
   const holders = new InProcessHolders();
   const undo = [kernel.install(), holders.install()];
@@ -53,7 +53,8 @@ async function killedProtect(order: 'holder-first' | 'watchdog-first') {
       id: 'feedfacefeedface',
       owner: 'protect',
       pid: process.pid,
-      pidStart: 1, // not this process's start time: the owner is gone
+      // not this process's start time: the owner is gone (none: this process, alive)
+      ...(order !== 'owner-alive' && { pidStart: 1 }),
       watchdogPid: process.pid, // alive
       command: ['sleep', '5'],
       holds: ['queue'],
@@ -61,7 +62,7 @@ async function killedProtect(order: 'holder-first' | 'watchdog-first') {
       deadline: now + 600_000,
     };
     store.writeLeases({ version: 1, leases: [lease] });
-    store.writePlug({ version: 1, state: 'buffering', owner: 'protect', pid: lease.pid, pidStart: 1, dev: 'lo', since: now, deadline: lease.deadline });
+    store.writePlug({ version: 1, state: 'buffering', owner: 'protect', pid: lease.pid, dev: 'lo', since: now, deadline: lease.deadline });
     const conn = await holdThroughHolder({ stateDir: dir, queueNum: DEFAULT_QUEUE_NUM, maxlen: DEFAULT_QUEUE_MAXLEN, dev: 'lo' });
     const ends: WatchdogEnd[] = [];
     const reports: string[] = [];
@@ -70,7 +71,12 @@ async function killedProtect(order: 'holder-first' | 'watchdog-first') {
       JSON.stringify({ op: 'arm', ownerPid: lease.pid, stateDir: dir, deadline: lease.deadline + 5000, release: [], leaseId: lease.id, dev: 'lo' }),
     );
     const holderDone = () => holders.running.size === 0;
-    if (order === 'holder-first') {
+    if (order === 'owner-alive') {
+      // its connection closed while it lives (its release through the holder failed, say): the holder drops its lease
+      conn.destroy();
+      await until(holderDone, 'the holder to release and exit');
+      watchdog.line(JSON.stringify({ op: 'done' }));
+    } else if (order === 'holder-first') {
       conn.destroy();
       await until(holderDone, 'the holder to release and exit');
       watchdog.inputEnded();
@@ -96,7 +102,7 @@ for (const order of ['holder-first', 'watchdog-first'] as const) {
     const r = await killedProtect(order);
     t.deepEqual(r.leases, [], 'its lease is dropped');
     t.is(r.plug?.state, 'released');
-    t.is(r.ends[0]?.kind, 'fired');
+    t.is(r.ends[0]?.kind, order === 'owner-alive' ? 'done' : 'fired');
     const killed = r.history.filter((e) => e.killed === true);
     t.is(killed.length, 1, `one killed line: ${JSON.stringify(r.history)} (watchdog: ${r.reports.join(' | ')}; holder: ${r.said.join(' | ')})`);
     t.is(killed[0]?.command, 'protect');
@@ -104,3 +110,12 @@ for (const order of ['holder-first', 'watchdog-first'] as const) {
     t.deepEqual(killed[0]?.holds, ['queue']);
   });
 }
+
+test.serial('the holder writes no killed line for a protect that lives (its connection closed, its lease dropped by the holder)', async (t) => {
+  const r = await killedProtect('owner-alive');
+  t.deepEqual(r.leases, []);
+  t.deepEqual(
+    r.history.filter((e) => e.killed === true),
+    [],
+  );
+});
