@@ -116,9 +116,11 @@ export function formatProtect(r: ProtectResult): string {
   const heldFor = `held new connections for ${r.report.holdMs.toFixed(1)} ms${r.maxHoldReached ? ' (max-hold reached)' : ''}`;
   const held = r.leaseBroken
     ? `${heldFor}, until a manual 'synplug release' (or teardown) ended the hold`
-    : r.releasedHold === false
-      ? `${heldFor}, then left the hold to ${r.leftToHolders !== undefined ? `${r.leftToHolders} other` : 'other'} holder(s) (the last one releases)`
-      : heldFor;
+    : r.releasedAtDeadline
+      ? `${heldFor}, let go at the deadline by synplug's watchdog or queue holder (this protect came late to its release)`
+      : r.releasedHold === false
+        ? `${heldFor}, then left the hold to ${r.leftToHolders !== undefined ? `${r.leftToHolders} other` : 'other'} holder(s) (the last one releases)`
+        : heldFor;
   const check = r.check ? `; check passed in ${r.check.durationMs.toFixed(1)} ms before the window` : '';
   const l = r.newListener;
   const where = l ? (l.address.includes(':') ? `[${l.address}]:${l.port}` : `${l.address}:${l.port}`) : '';

@@ -457,9 +457,12 @@ export async function runQueueHolder(io: QueueHolderIo, cfg: QueueHolderConfig =
     })());
   const kernel: LeaseKernel = { arm: async () => {}, disarm: async () => {}, release: async () => void (await releaseAll()) };
 
-  /** The history line of a protect killed with its watchdog (killedProtectEntry): this holder released its hold. */
-  const recordKilled = async (l: Lease): Promise<void> => {
-    const w = await recordHistory(cfg.stateDir, killedProtectEntry(l, Date.now(), "the queue's holder, its watchdog killed too,"));
+  /** The history line of a killed protect whose lease this holder dropped (killedProtectEntry): this holder released its hold. */
+  const recordKilled = async (l: Lease, watchdogAlive: boolean): Promise<void> => {
+    const w = await recordHistory(
+      cfg.stateDir,
+      killedProtectEntry(l, Date.now(), watchdogAlive ? "the queue's holder" : "the queue's holder, its watchdog killed too,"),
+    );
     if (w) say(w);
   };
   /** Judge the leases (a dead protect's goes, found by its pid); release when none is live. */
@@ -484,8 +487,11 @@ export async function runQueueHolder(io: QueueHolderIo, cfg: QueueHolderConfig =
           await releaseAll();
           return 1;
         });
-        // A protect killed with its watchdog (which writes the entry of a killed protect): the history line is this one's.
-        if (goneLease && !d.broken && !(goneLease.watchdogPid !== undefined && ownerAlive(goneLease.watchdogPid))) await recordKilled(goneLease);
+        // A killed protect's history line is written by whoever drops its lease under the lock: this holder when its
+        // drop found the lease still recorded (its watchdog, alive or not, then finds it gone and writes none), else
+        // the watchdog, which dropped it first.
+        if (goneLease && !d.broken && !ownerAlive(goneLease.pid, goneLease.pidStart))
+          await recordKilled(goneLease, goneLease.watchdogPid !== undefined && ownerAlive(goneLease.watchdogPid));
       }
     } catch (e) {
       // The bookkeeping failed (a damaged file, the lock): holding nothing is the safe side.

@@ -575,6 +575,12 @@ export interface ProtectResult {
   leftToHolders?: number;
   /** this protect's lease was gone when it ended: a manual `synplug release` broke it, or its watchdog dropped it at the deadline (that released the plug then; `releasedHold` is false) */
   leaseBroken?: boolean;
+  /**
+   * this protect's lease was dropped at its own max-hold deadline, by its watchdog or the queue's holder, while this
+   * protect was late to its own release (a loaded host): that let the hold go then (`releasedHold` is false, no
+   * `leaseBroken`: no manual release was involved)
+   */
+  releasedAtDeadline?: boolean;
   /** the listener found, with --wait-listen */
   newListener?: Listener | null;
   /** with `check`: what the check command did (timed before the plug window; not part of `heldMs`) */

@@ -242,6 +242,9 @@ export class WatchdogChild {
         },
       );
       if (!r.released) outcome = `left the ${what} to ${r.remaining.length} other live holder(s)`;
+      // The lease was gone under the lock: the queue's holder dropped it first (its protect's connection closed at the
+      // same death), and the history line is the holder's, written by whoever drops the lease (leases-holder.ts).
+      if (r.broken) killed = undefined;
     } catch (e) {
       if (e instanceof ReleaseFailed) {
         // Nothing was recorded under the lock: plug.json still says buffering, for the next command's stale-plug recovery.

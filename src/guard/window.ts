@@ -221,6 +221,8 @@ async function protectInner(session: ProtectSession, opts: ProtectOptions, early
   let released = false;
   let releasedHold = false;
   let leaseBroken = false as boolean;
+  /** the lease was dropped at its own deadline (this protect late to its release): the hold was let go at the max-hold then */
+  let releasedAtDeadline = false as boolean;
   let taken: TakeResult | undefined;
   // The lease lock's file, opened before the window: the release inside it only flocks.
   const lockFd = openLockFile(store);
@@ -279,12 +281,17 @@ async function protectInner(session: ProtectSession, opts: ProtectOptions, early
     // A lease a manual release broke: that release let the plug go, not this one.
     releasedHold = r.released && !r.broken;
     if (r.broken) {
-      leaseBroken = true;
       // The hold ended when that release let it go, not now.
       const at = r.brokenAt;
       if (at !== undefined && at >= lease.since && at <= Date.now()) tRelease = performance.now() - (Date.now() - at);
+      // Let go at or after this lease's own deadline: its watchdog or the queue's holder enforced the max-hold while this
+      // protect was late to its own release (a loaded host); no manual release broke it.
+      releasedAtDeadline = at !== undefined && at >= lease.deadline;
+      leaseBroken = !releasedAtDeadline;
       notice(
-        "this protect's lease was already gone when it ended: a manual 'synplug release' broke it (or its watchdog dropped it at the deadline), which released the hold then unless other holders remained",
+        releasedAtDeadline
+          ? `this protect's lease was dropped at its max-hold deadline by its watchdog or the queue's holder, which released the hold then: this protect came to release it ${Date.now() - lease.deadline} ms after that deadline (late: a loaded host?)`
+          : "this protect's lease was already gone when it ended: a manual 'synplug release' broke it (or its watchdog dropped it at the deadline), which released the hold then unless other holders remained",
       );
     }
     released = true;
@@ -330,7 +337,7 @@ async function protectInner(session: ProtectSession, opts: ProtectOptions, early
       maxHoldReached = true;
       await release();
       notice(
-        `max-hold of ${maxHoldMs} ms reached: ${releasedHold ? 'released the hold' : 'gave up this hold'} while ${
+        `max-hold of ${maxHoldMs} ms reached: ${releasedHold || releasedAtDeadline ? 'released the hold' : 'gave up this hold'} while ${
           !exit
             ? 'the command still runs'
             : waitState.found && waitState.closing.length > 0
@@ -393,8 +400,9 @@ async function protectInner(session: ProtectSession, opts: ProtectOptions, early
     },
     releaseAttempts,
     releasedHold,
-    ...(!releasedHold && !leaseBroken && { leftToHolders: leftTo }),
+    ...(!releasedHold && !leaseBroken && !releasedAtDeadline && { leftToHolders: leftTo }),
     ...(leaseBroken ? { leaseBroken: true } : {}),
+    ...(releasedAtDeadline && { releasedAtDeadline: true }),
     ...(opts.waitListen && { newListener: newListener ?? null }),
     ...(checked && { check: checked }),
     ...(session.holdKinds && { holds: session.holdKinds.map((h) => ({ ...h })) }),
