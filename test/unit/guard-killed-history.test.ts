@@ -102,7 +102,7 @@ for (const order of ['holder-first', 'watchdog-first'] as const) {
     const r = await killedProtect(order);
     t.deepEqual(r.leases, [], 'its lease is dropped');
     t.is(r.plug?.state, 'released');
-    t.is(r.ends[0]?.kind, order === 'owner-alive' ? 'done' : 'fired');
+    t.is(r.ends[0]?.kind, 'fired');
     const killed = r.history.filter((e) => e.killed === true);
     t.is(killed.length, 1, `one killed line: ${JSON.stringify(r.history)} (watchdog: ${r.reports.join(' | ')}; holder: ${r.said.join(' | ')})`);
     t.is(killed[0]?.command, 'protect');
