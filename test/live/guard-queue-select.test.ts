@@ -107,7 +107,7 @@ const scenarios = {
 
   /**
    * The queue hold's table carries synplug's mark; one of its name without the mark (made by someone else) is
-   * reported different by check, left alone by teardown, and replaced by setup.
+   * reported different by check, left alone by teardown, and refused by setup (exit 7, nothing changed).
    */
   async marks() {
     const dir = mkdtempSync(join(tmpdir(), 'sp-qmark-'));
@@ -121,6 +121,10 @@ const scenarios = {
     const check = synplug(['check', '--json'], env);
     const down = synplug(['teardown', '--json'], env);
     const keptTable = listTable().status === 0;
+    // setup refuses it (it replaced it whole before: someone else's chains and sets went with it)
+    const refused = synplug(['setup', '--via', 'queue', '--addr', '169.254.79.2'], env);
+    const stillUnmarked = listTable().stdout;
+    execFileSync(NFT, ['delete', 'table', 'inet', 'synplug_queue']);
     const resetup = synplug(['setup', '--via', 'queue', '--addr', '169.254.79.2', '--json'], env);
     const relisted = listTable().stdout;
     synplug(['teardown'], env);
@@ -133,6 +137,8 @@ const scenarios = {
       check: { code: check.code, state: check.json?.state },
       down: { code: down.code, kept: down.json?.kept, removed: down.json?.removed },
       keptTable,
+      refused: { code: refused.code, stderr: refused.stderr },
+      stillUnmarked,
       resetup: resetup.code,
       relisted,
       goneAtEnd,
@@ -171,7 +177,7 @@ const scenarios = {
 if (!(await runScenarioIfChild(ENV, scenarios))) {
   const { default: test } = await import('ava');
 
-  test("the queue hold's table carries synplug's mark; an unmarked table of its name is different for check, kept by teardown, replaced by setup", (t) => {
+  test("the queue hold's table carries synplug's mark; an unmarked table of its name is different for check, kept by teardown, refused by setup (exit 7: it replaced it whole)", (t) => {
     const r = inOwnNetns<Json>(SELF, ENV, 'marks', 120_000);
     // synplug's mark, the queue number and the state directory's mark (issue #19: a table says whose hold it is)
     const mark = /comment "synplug: made by synplug setup, removed by synplug teardown; queue 4200; state [0-9a-f]{16}"/;
@@ -189,6 +195,9 @@ if (!(await runScenarioIfChild(ENV, scenarios))) {
       (r.down.removed as string[]).some((k) => k.includes('synplug_queue')),
       JSON.stringify(r.down),
     );
+    t.is(r.refused.code, 7, r.refused.stderr);
+    t.regex(r.refused.stderr, /nftables table inet synplug_queue exists and does not carry synplug's mark .* Nothing was changed/);
+    t.notRegex(r.stillUnmarked, /comment/, 'the unmarked table is as it was');
     t.is(r.resetup, 0);
     t.regex(r.relisted, mark);
     t.true(r.goneAtEnd);

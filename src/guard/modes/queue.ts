@@ -371,7 +371,7 @@ function tableOwner(
   if (!t) return { is: 'none' };
   const marked = tableIsMarked(t);
   if (marked === undefined) return { is: 'ours' };
-  if (!marked) return { is: 'unmarked', detail: "it does not carry synplug's mark (its comment)" };
+  if (!marked) return { is: 'unmarked', detail: "it does not carry synplug's mark (its comment): not made by synplug setup, which refuses it (exit 7)" };
   const m = queueTableMark(t.comment);
   if (m && m.stateMark !== o.stateMark)
     return {
@@ -491,7 +491,7 @@ export class QueueHold implements Hold {
       },
       table: {
         piece: `nftables table inet ${s.table}`,
-        // a table of that name without synplug's mark was not made by setup: setup replaces it, teardown leaves it;
+        // a table of that name without synplug's mark was not made by setup: setup refuses it (exit 7), teardown leaves it;
         // one another state directory's setup made is that directory's: setup refuses it, teardown leaves it
         status: owner.is === 'none' ? 'missing' : owner.is === 'ours' ? 'ok' : 'different',
         ...(owner.detail !== undefined && { detail: owner.detail }),
@@ -795,8 +795,16 @@ function queuePieces(h: QueueHold, sockets: HoldSockets): HoldPieces<QueueObserv
     add(o, st) {
       if (st.status === 'ok') return [];
       // another state directory's table: refused before any step (refuseClash), and never replaced here
-      if (tableOwner(o, s.queueNum).is === 'other') throw new SynplugError(`nftables table inet ${s.table}: ${h.judge(o).table.detail}`, 'foreign-state');
-      // a table without this directory's mark is replaced by one with it (what was in it goes too); the mark is the
+      const owner = tableOwner(o, s.queueNum);
+      if (owner.is === 'other') throw new SynplugError(`nftables table inet ${s.table}: ${h.judge(o).table.detail}`, 'foreign-state');
+      // one without synplug's mark is someone else's, whatever its name: never deleted (it was replaced whole, with
+      // what was in it: a fresh attack's SEVERE 5)
+      if (owner.is === 'unmarked')
+        throw new SynplugError(
+          `nftables table inet ${s.table} exists and does not carry synplug's mark (its comment): it was not made by synplug setup, which never replaces it. If nothing in it is yours, remove it ('nft delete table inet ${s.table}') and run setup again. Nothing was changed`,
+          'foreign-state',
+        );
+      // one of an earlier synplug's (its mark without this directory's) is replaced by one with it; the mark is the
       // state directory's, which exists when the step runs (setup makes it, with its lock file, before the first step)
       const batch = (mark: string) => {
         const b = new NftBatch();
