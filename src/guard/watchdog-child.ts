@@ -142,23 +142,29 @@ export class WatchdogChild {
 
   /**
    * A manual plug's watchdog: every {@link MANUAL_LEASE_POLL_MS}, once its
-   * lease has been seen in leases.json, its absence means a manual `release`
-   * broke it (and let the hold go): end quietly. An unreadable file changes
+   * lease has been seen in leases.json, or plug.json says released since the
+   * arm (a release before the first poll), its absence means a manual
+   * `release` broke it (and let the hold go): end quietly. An unreadable file changes
    * nothing (the deadline still acts).
    */
   private watchLease(stateDir: string, leaseId: string): NodeJS.Timeout {
     const store = new StateStore(stateDir);
+    const armedAt = Date.now();
     let seen = false;
     return setInterval(() => {
       if (this.finished || this.ended) return;
       let recorded: boolean;
+      let releasedSince: boolean;
       try {
         recorded = store.readLeases()?.leases.some((l) => l.id === leaseId) ?? false;
+        // a release that came before the first poll saw the lease (plug, then release at once): plug.json says so
+        const plug = recorded ? undefined : store.readPlug();
+        releasedSince = plug?.state === 'released' && (plug.releasedAt ?? 0) >= armedAt;
       } catch {
         return;
       }
       if (recorded) seen = true;
-      else if (seen) {
+      else if (seen || releasedSince) {
         this.finished = true;
         this.end({ kind: 'done' });
       }

@@ -171,6 +171,32 @@ test("a manual plug's watchdog ends quietly once a manual release broke its leas
   t.is(store.readPlug()!.state, 'buffering', 'wrote nothing (the release records its own)');
 });
 
+test("regression: a manual plug's watchdog ends too when the release came before its first poll saw the lease (it lived to the deadline, and a stale copy of its lease held SYNs)", async (t) => {
+  const now = Date.now();
+  const { dir, store, owner } = orphanedPlug(now);
+  let end: WatchdogEnd | undefined;
+  const w = new WatchdogChild({ report: () => {}, onEnd: (e) => (end = e) });
+  w.line(
+    JSON.stringify({
+      op: 'arm',
+      ownerPid: owner,
+      stateDir: dir,
+      deadline: now + 60_000,
+      release: [acceptedRelease()],
+      leaseId: 'abcdef0123456789',
+      dev: 'lo',
+      untilDeadline: true,
+    }),
+  );
+  w.inputEnded(); // plug exited
+  // a manual release at once: the lease gone and plug.json released, before any poll
+  store.writeLeases({ version: 1, leases: [] });
+  store.writePlug({ ...store.readPlug()!, state: 'released', releasedAt: Date.now() });
+  const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+  for (let i = 0; i < 40 && end === undefined; i++) await sleep(MANUAL_LEASE_POLL_MS);
+  t.deepEqual(end, { kind: 'done' }, 'ended, sending nothing');
+});
+
 test('without untilDeadline (protect), the end of input is the owner gone: it acts at once', async (t) => {
   const { dir, owner } = orphanedPlug(Date.now());
   let resolveEnd: (e: WatchdogEnd) => void = () => {};
