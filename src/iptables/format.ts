@@ -44,7 +44,7 @@ import type { NftObject } from './object.js';
 import { objectBody } from './object-print.js';
 import type { Expr, GenericExpr } from './expr/index.js';
 import { CT_KEY_NAMES, ctField, describeExpr, exprCodec, limitPrinted, quotaText } from './expr/index.js';
-import { META_KEY_NAMES, NFT_KEYWORDS, nftReadsName, priorityText } from './names.js';
+import { META_KEY_NAMES, NFT_KEYWORDS, NFT_OPERATOR_WORDS, nftReadsName, priorityText } from './names.js';
 import { addressText } from './validate.js';
 import { HEADERS, headerField, L4_HEADERS, type HeaderField } from './headers.js';
 import {
@@ -1849,9 +1849,10 @@ export interface FormatOptions {
  */
 function noteName(where: string, name: string, options: FormatOptions): void {
   if (nftReadsName(name)) return;
-  const why = NFT_KEYWORDS.has(name)
-    ? `"${name}" is a keyword of nft's`
-    : 'nft reads a name that starts with a letter, _ or . and holds letters, digits and / - _ . only';
+  const why =
+    NFT_KEYWORDS.has(name) || NFT_OPERATOR_WORDS.has(name)
+      ? `"${name}" is a keyword of nft's`
+      : 'nft reads a name that starts with a letter, _ or . and holds letters, digits and / - _ . only';
   options.problems?.push(`${where}: nft -f cannot read this name back (${why}; nor quoted)`);
 }
 

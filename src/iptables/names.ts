@@ -432,6 +432,13 @@ export const NFT_KEYWORDS: ReadonlySet<string> = new Set([
   'xt',
 ]);
 
+/**
+ * Words nft 1.0.6's scanner reads as operators (`and` as `&`, `eq` as `==`, ...), so not as a
+ * name either: they are no token names of its parser, so not in {@link NFT_KEYWORDS} (found by
+ * trying each as a chain's name and a jump's target; the live test checks them against /usr/sbin/nft).
+ */
+export const NFT_OPERATOR_WORDS: ReadonlySet<string> = new Set(['and', 'or', 'xor', 'not', 'eq', 'ne', 'lt', 'gt', 'le', 'ge', 'lshift', 'rshift']);
+
 /** nft 1.0.6's scanner's unquoted string, `({letter}|[_.])({letter}|{digit}|[/\-_\.])*`, and the two words it reads as one (`8021q`, `8021ad`). */
 const NFT_STRING = /^(?:[A-Za-z_.][A-Za-z0-9/\-_.]*|8021q|8021ad)$/;
 
@@ -440,5 +447,5 @@ const NFT_STRING = /^(?:[A-Za-z_.][A-Za-z0-9/\-_.]*|8021q|8021ad)$/;
  * lists it (unquoted): one of its unquoted strings and no keyword (`fwd`, `log`, `a;b` it cannot).
  */
 export function nftReadsName(name: string): boolean {
-  return NFT_STRING.test(name) && !NFT_KEYWORDS.has(name);
+  return NFT_STRING.test(name) && !NFT_KEYWORDS.has(name) && !NFT_OPERATOR_WORDS.has(name);
 }

@@ -642,10 +642,12 @@ export function quoted(s: string): string {
 /**
  * Why `nft -f` cannot read back `what` (`log prefix`) quoted as nft 1.0.6
  * lists it, or undefined: its scanner's quoted string is `"[^"]*"`, with no
- * escape for a `"` inside.
+ * escape for a `"` inside, and a `$` in it starts a variable.
  */
 export function quoteProblem(what: string, s: string): string | undefined {
-  return s.includes('"') ? `${what} ${JSON.stringify(s)} holds a '"': nft -f cannot read this back` : undefined;
+  // and a `$` in it starts a variable for nft -f (`log prefix "a$b"`: unknown identifier 'b')
+  const c = s.includes('"') ? '"' : s.includes('$') ? '$' : undefined;
+  return c ? `${what} ${JSON.stringify(s)} holds a '${c}': nft -f cannot read this back` : undefined;
 }
 
 /**

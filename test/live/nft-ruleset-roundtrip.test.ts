@@ -19,7 +19,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { registeredExprs } from '../../src/iptables/index.js';
-import { NFT_KEYWORDS, nftReadsName } from '../../src/iptables/names.js';
+import { NFT_KEYWORDS, NFT_OPERATOR_WORDS, nftReadsName } from '../../src/iptables/names.js';
 import { CORPUS, ruleCount } from './nft-ruleset-corpus.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -989,6 +989,18 @@ test.serial(
     const bad = readFileSync(join(dir, 'bad.txt'), 'utf8').split('\n').filter(Boolean).sort();
     t.deepEqual(bad, [...NFT_KEYWORDS].sort());
     for (const w of words) t.is(nftReadsName(w), !bad.includes(w), w);
+    // the scanner's operator words (no token names): refused too, and never read as names
+    writeFileSync(join(dir, 'words.txt'), `${[...NFT_OPERATOR_WORDS].join('\n')}\n`);
+    inNetns(
+      [
+        'set +e',
+        `while read -r w; do printf 'table ip t {\\n\\tchain %s {\\n\\t}\\n\\n\\tchain c {\\n\\t\\tjump %s\\n\\t}\\n}\\n' "$w" "$w" > ${q(join(dir, 'in.nft'))}`,
+        `  ${NFT} -c -f ${q(join(dir, 'in.nft'))} > /dev/null 2>&1 || echo "$w"`,
+        `done < ${q(join(dir, 'words.txt'))} > ${q(join(dir, 'bad.txt'))}`,
+      ].join('\n'),
+    );
+    t.deepEqual(readFileSync(join(dir, 'bad.txt'), 'utf8').split('\n').filter(Boolean).sort(), [...NFT_OPERATOR_WORDS].sort());
+    for (const w of NFT_OPERATOR_WORDS) t.false(nftReadsName(w), w);
   },
 );
 

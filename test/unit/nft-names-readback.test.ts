@@ -54,3 +54,14 @@ test('a log prefix or a comment holding `"`: printed as nft lists it (`log prefi
   formatRulesetText(ruleset(['c'], { chain: 'c', prefix: 'ab', comment: 'xy' }), { problems: ok });
   t.deepEqual(ok, []);
 });
+
+test("regression: the scanner's operator words (and, or, xor, not, eq, ...) are no names nft reads back, and a `$` in a log prefix starts a variable (both listed with exit 0 before)", (t) => {
+  for (const w of ['and', 'or', 'xor', 'not', 'eq', 'ne', 'lt', 'gt', 'le', 'ge', 'lshift', 'rshift']) t.false(nftReadsName(w), w);
+  const problems: string[] = [];
+  formatRulesetText(ruleset(['and']), { problems });
+  t.deepEqual(problems, [`table ip t chain and: nft -f cannot read this name back ("and" is a keyword of nft's; nor quoted)`]);
+  const dollar: string[] = [];
+  formatRulesetText(ruleset(['c'], { chain: 'c', prefix: 'a$b', comment: 'xy' }), { problems: dollar });
+  t.is(dollar.length, 1);
+  t.regex(dollar[0], /log prefix "a\$b" holds a '\$': nft -f cannot read this back$/);
+});
