@@ -765,8 +765,16 @@ function conntrackText(b: Buffer, family: string): XtText {
   if (rest.some((x) => x !== 0)) return undefined;
   const texts = parts.map((p) => p.text(b, invert, family));
   if (texts.some((x) => x === undefined)) return undefined;
-  return texts.find((x) => typeof x === 'object') ?? texts.join(' ');
+  const raw = texts.find((x) => typeof x === 'object');
+  if (raw) return raw;
+  // a port without the match's --ctproto: nft -f refuses `ct original proto-dst 80` with no protocol before it (the
+  // rule's own -p is another expression, which this translation does not see)
+  if (flags & CT_PORT_FLAGS && !(flags & XT_CONNTRACK_PROTO)) return { raw: 'a port without --ctproto: nft -f cannot read it back' };
+  return texts.join(' ');
 }
+
+/** The conntrack match's port options (--ctorigsrcport and the other three). */
+const CT_PORT_FLAGS = XT_CONNTRACK_ORIGSRC_PORT | XT_CONNTRACK_ORIGDST_PORT | XT_CONNTRACK_REPLSRC_PORT | XT_CONNTRACK_REPLDST_PORT;
 
 /** The prefix length of a network mask (`ff000000`: 8), undefined when its ones are not contiguous. */
 function prefixOf(mask: Buffer): number | undefined {

@@ -501,7 +501,9 @@ const IPTABLES_MATCHES: ReadonlyArray<[rule: string, raw?: 'raw']> = [
   ['-A INPUT -m conntrack --ctstate NEW --ctproto tcp --ctdir REPLY -j ACCEPT'],
   ['-A INPUT -m conntrack --ctstate SNAT --ctproto tcp -j ACCEPT'],
   ['-A INPUT -m conntrack --ctstatus ASSURED --ctstate DNAT -j ACCEPT'],
-  ['-A INPUT -m conntrack --ctexpire 5:9 --ctorigsrcport 7 -j ACCEPT'],
+  // a port without --ctproto: nft lists ct original proto-src 7, which nft -f refuses
+  ['-A INPUT -m conntrack --ctexpire 5:9 --ctorigsrcport 7 -j ACCEPT', 'raw'],
+  ['-A INPUT -m conntrack --ctorigdstport 80 --ctstate NEW -j DROP', 'raw'],
   ['-A INPUT -m conntrack ! --ctexpire 5:9 --ctstate NEW -j ACCEPT', 'raw'],
   ['-A INPUT -m statistic --mode random --probability 0.5 -j ACCEPT'],
   ['-A INPUT -m statistic --mode random ! --probability 0.25 -j ACCEPT'],
@@ -695,7 +697,11 @@ test.serial(
     t.is(rules(theirs).length, IPTABLES_MATCHES.length, 'every rule loaded, in order');
     IPTABLES_MATCHES.forEach(([rule, raw], i) => {
       if (raw)
-        t.regex(rules(ours)[i], /\[ raw: match name [a-z]+ rev \d+( \(ct [a-z ]+ [0-9.]+\/\d+: nft -f reads this prefix back as another address\))? \]/, rule);
+        t.regex(
+          rules(ours)[i],
+          /\[ raw: match name [a-z]+ rev \d+( \((ct [a-z ]+ [0-9.]+\/\d+: nft -f reads this prefix back as another address|a port without --ctproto: nft -f cannot read it back)\))? \]/,
+          rule,
+        );
       else t.is(rules(ours)[i], rules(theirs)[i], rule);
     });
     t.deepEqual(readFileSync(f('ours.rc'), 'utf8').split('\n').filter(Boolean), ['11', '11']);
