@@ -109,6 +109,20 @@ test('a release that succeeded is recorded released, the lease dropped', async (
   t.is(processStartTime(owner), undefined, 'the owner is gone');
 });
 
+/** A manual plug's arm line (untilDeadline, lease abcdef0123456789) for a watchdog of `owner` in `dir`. */
+function manualArm(owner: number, dir: string, deadline: number): string {
+  return JSON.stringify({
+    op: 'arm',
+    ownerPid: owner,
+    stateDir: dir,
+    deadline,
+    release: [acceptedRelease()],
+    leaseId: 'abcdef0123456789',
+    dev: 'lo',
+    untilDeadline: true,
+  });
+}
+
 test("a manual plug's watchdog (untilDeadline): the end of its input does not make it act; the deadline does", async (t) => {
   const { dir, store, owner } = orphanedPlug(Date.now());
   const lines: string[] = [];
@@ -117,18 +131,7 @@ test("a manual plug's watchdog (untilDeadline): the end of its input does not ma
   let endedEarly = false;
   const w = new WatchdogChild({ report: (l) => lines.push(l), onEnd: (e) => resolveEnd(e) });
   const deadline = Date.now() + 300;
-  w.line(
-    JSON.stringify({
-      op: 'arm',
-      ownerPid: owner,
-      stateDir: dir,
-      deadline,
-      release: [acceptedRelease()],
-      leaseId: 'abcdef0123456789',
-      dev: 'lo',
-      untilDeadline: true,
-    }),
-  );
+  w.line(manualArm(owner, dir, deadline));
   w.inputEnded(); // plug exited
   void ended.then(() => (endedEarly = Date.now() < deadline));
   const end = await ended;
@@ -146,18 +149,7 @@ test("a manual plug's watchdog ends quietly once a manual release broke its leas
   store.writeLeases({ version: 1, leases: [] }); // the arm comes before the plug takes its lease
   let end: WatchdogEnd | undefined;
   const w = new WatchdogChild({ report: () => {}, onEnd: (e) => (end = e) });
-  w.line(
-    JSON.stringify({
-      op: 'arm',
-      ownerPid: owner,
-      stateDir: dir,
-      deadline: now + 60_000,
-      release: [acceptedRelease()],
-      leaseId: 'abcdef0123456789',
-      dev: 'lo',
-      untilDeadline: true,
-    }),
-  );
+  w.line(manualArm(owner, dir, now + 60_000));
   w.inputEnded(); // plug exited
   const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
   await sleep(3 * MANUAL_LEASE_POLL_MS);
@@ -176,18 +168,7 @@ test("regression: a manual plug's watchdog ends too when the release came before
   const { dir, store, owner } = orphanedPlug(now);
   let end: WatchdogEnd | undefined;
   const w = new WatchdogChild({ report: () => {}, onEnd: (e) => (end = e) });
-  w.line(
-    JSON.stringify({
-      op: 'arm',
-      ownerPid: owner,
-      stateDir: dir,
-      deadline: now + 60_000,
-      release: [acceptedRelease()],
-      leaseId: 'abcdef0123456789',
-      dev: 'lo',
-      untilDeadline: true,
-    }),
-  );
+  w.line(manualArm(owner, dir, now + 60_000));
   w.inputEnded(); // plug exited
   // a manual release at once: the lease gone and plug.json released, before any poll
   store.writeLeases({ version: 1, leases: [] });
