@@ -288,6 +288,20 @@ test('release --orphaned releases a plug that only dead leases hold (a killed pr
 });
 
 /** A live process standing for a manual plug's watchdog: its pid and start time, and how to end it. */
+/** A manual lease of `w`'s watchdog on the local hold, taken at `now` for a minute. */
+function manualLease(w: { watchdogPid: number; watchdogStart: number }, now: number): Lease {
+  return {
+    id: newLeaseId(),
+    owner: 'manual',
+    pid: 1,
+    watchdogPid: w.watchdogPid,
+    watchdogStart: w.watchdogStart,
+    holds: ['local'],
+    since: now,
+    deadline: now + 60_000,
+  };
+}
+
 async function watchdogStandIn(): Promise<{ watchdogPid: number; watchdogStart: number; kill: () => Promise<void> }> {
   const w = spawn('sleep', ['30'], { stdio: 'ignore' });
   await new Promise((r) => w.once('spawn', r));
@@ -308,18 +322,7 @@ test('release --orphaned leaves an unexpired manual plug (synplug plug) alone wh
   t.teardown(w.kill);
   store.writeLeases({
     version: 1,
-    leases: [
-      {
-        id: newLeaseId(),
-        owner: 'manual',
-        pid: 1,
-        watchdogPid: w.watchdogPid,
-        watchdogStart: w.watchdogStart,
-        holds: ['local'],
-        since: now,
-        deadline: now + 60_000,
-      },
-    ],
+    leases: [manualLease(w, now)],
   });
   kernel.buffering = true;
   const r = await releaseIfOrphaned(
@@ -339,16 +342,7 @@ test('a manual lease copied back after its watchdog ended holds nothing: the nex
   const { kernel, store, a } = fresh();
   const w = await watchdogStandIn();
   const now = Date.now();
-  const lease: Lease = {
-    id: newLeaseId(),
-    owner: 'manual',
-    pid: 1,
-    watchdogPid: w.watchdogPid,
-    watchdogStart: w.watchdogStart,
-    holds: ['local'],
-    since: now,
-    deadline: now + 60_000,
-  };
+  const lease: Lease = manualLease(w, now);
   await takeLease(store, a, lease, 'lo');
   await a.buffer();
   t.true(leaseLive(lease), 'live while its watchdog lives');
@@ -382,16 +376,7 @@ test('leases copied into another state directory hold nothing there, though thei
   const w = await watchdogStandIn();
   t.teardown(w.kill);
   const now = Date.now();
-  const manual: Lease = {
-    id: newLeaseId(),
-    owner: 'manual',
-    pid: 1,
-    watchdogPid: w.watchdogPid,
-    watchdogStart: w.watchdogStart,
-    holds: ['local'],
-    since: now,
-    deadline: now + 60_000,
-  };
+  const manual: Lease = manualLease(w, now);
   const protect: Lease = {
     id: newLeaseId(),
     owner: 'protect',
