@@ -279,6 +279,27 @@ const PROTOCOL_NAMES: Readonly<Record<number, string>> = {
  * types of an inverted protocol, and an inverted icmp type with codes (the kernel inverts the pair, libxtables
  * each): raw.
  */
+/**
+ * The ports, or the icmp type and code, of ebtables' ip and ip6 matches as nft 1.0.6 lists them: both keep
+ * sport[2] (icmp type[2]) at `at` and dport[2] (icmp code[2]) 4 bytes on, host order.
+ */
+function ebtL4Parts(b: Buffer, at: number, bitmask: number, inv: number, pname: string | undefined, icmp: 'icmp' | 'icmpv6' | undefined): string[] {
+  const range = (lo: number, hi: number) => `${lo}${hi === lo ? '' : `-${hi}`}`;
+  const parts = (
+    [
+      [EBT_IP_SPORT, 'sport', at],
+      [EBT_IP_DPORT, 'dport', at + 4],
+    ] as const
+  )
+    .filter(([bit]) => bitmask & bit)
+    .map(([bit, word, o]) => `${pname} ${word} ${inv & bit ? '!= ' : ''}${range(readU16(b, o), readU16(b, o + 2))}`);
+  if (icmp) {
+    parts.push(`${icmp} type ${inv & EBT_IP_ICMP ? '!= ' : ''}${range(b[at], b[at + 1])}`);
+    if (!(b[at + 4] === 0 && b[at + 5] === 0xff)) parts.push(`${icmp} code ${range(b[at + 4], b[at + 5])}`);
+  }
+  return parts;
+}
+
 function ebtIpText(b: Buffer): string | undefined {
   const [proto, bitmask, inv] = [b[17], b[18], b[19]];
   const known = EBT_IP_SOURCE | EBT_IP_DEST | EBT_IP_PROTO | EBT_IP_SPORT | EBT_IP_DPORT | EBT_IP_ICMP;
@@ -309,20 +330,7 @@ function ebtIpText(b: Buffer): string | undefined {
     if (name === undefined) return undefined;
     parts.push(`ip protocol ${inv & EBT_IP_PROTO ? '!= ' : ''}${name}`);
   }
-  for (const [bit, word, at] of [
-    [EBT_IP_SPORT, 'sport', 20],
-    [EBT_IP_DPORT, 'dport', 24],
-  ] as const) {
-    if (!(bitmask & bit)) continue;
-    const [lo, hi] = [readU16(b, at), readU16(b, at + 2)];
-    parts.push(`${pname} ${word} ${inv & bit ? '!= ' : ''}${lo}${hi === lo ? '' : `-${hi}`}`);
-  }
-  if (icmp) {
-    const not = inv & EBT_IP_ICMP ? '!= ' : '';
-    parts.push(`icmp type ${not}${b[20]}${b[21] === b[20] ? '' : `-${b[21]}`}`);
-    if (!allCodes) parts.push(`icmp code ${codeLo}${codeHi === codeLo ? '' : `-${codeHi}`}`);
-  }
-  return parts.join(' ');
+  return [...parts, ...ebtL4Parts(b, 20, bitmask, inv, pname, icmp ? 'icmp' : undefined)].join(' ');
 }
 
 /**
@@ -364,20 +372,7 @@ function ebtIp6Text(b: Buffer): string | undefined {
     if (name === undefined) return undefined;
     parts.push(`meta l4proto ${inv & EBT_IP_PROTO ? '!= ' : ''}${name}`);
   }
-  for (const [bit, word, at] of [
-    [EBT_IP_SPORT, 'sport', 68],
-    [EBT_IP_DPORT, 'dport', 72],
-  ] as const) {
-    if (!(bitmask & bit)) continue;
-    const [lo, hi] = [readU16(b, at), readU16(b, at + 2)];
-    parts.push(`${pname} ${word} ${inv & bit ? '!= ' : ''}${lo}${hi === lo ? '' : `-${hi}`}`);
-  }
-  if (icmp) {
-    const not = inv & EBT_IP_ICMP ? '!= ' : '';
-    parts.push(`icmpv6 type ${not}${b[68]}${b[69] === b[68] ? '' : `-${b[69]}`}`);
-    if (!allCodes) parts.push(`icmpv6 code ${codeLo}${codeHi === codeLo ? '' : `-${codeHi}`}`);
-  }
-  return parts.join(' ');
+  return [...parts, ...ebtL4Parts(b, 68, bitmask, inv, pname, icmp ? 'icmpv6' : undefined)].join(' ');
 }
 
 /** linux/netfilter_bridge/ebt_mark_m.h: EBT_MARK_AND, EBT_MARK_OR */
