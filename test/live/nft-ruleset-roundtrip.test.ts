@@ -309,6 +309,60 @@ test.serial(
   },
 );
 
+test.serial(
+  "QinQ where nft's listing reads back as other bytes (an outer vlan header's field after the inner one, which nft names as the inner's; `ether type 8021ad` and `vlan type 8021q` before `meta protocol`, which nft leaves out): raw, exit 11",
+  (t) => {
+    const text = `table bridge synplug_qq {
+	chain c {
+		ether type 8021ad vlan type 8021q @ll,112,16 & 0xfff == 5 accept
+		ether type 8021ad vlan id 5 meta protocol ip accept
+		vlan id 5 vlan type 8021q vlan id 6 meta protocol ip accept
+	}
+}
+`;
+    const f = loadAndShow('qinqraw', text);
+    const rules = (p: string): string[] =>
+      readFileSync(f(p), 'utf8')
+        .split('\n')
+        .filter((l) => l.endsWith(' accept'));
+    t.deepEqual(rules('nft.txt'), [
+      '\t\tether type 8021ad vlan type 8021q vlan id 5 accept',
+      '\t\tvlan id 5 meta protocol ip accept',
+      '\t\tvlan id 5 vlan id 6 meta protocol ip accept',
+    ]);
+    const ours = rules('ours.txt');
+    t.regex(ours[0], /^\t\tether type 8021ad vlan type 8021q \[ raw: payload load 2b @ link header \+ 14 => reg 1 \] .* accept$/);
+    t.is(ours[1], '\t\t[ raw: ether type 8021ad (nft may leave this match out) ] vlan id 5 meta protocol ip accept');
+    t.is(ours[2], '\t\tvlan id 5 [ raw: vlan type 8021q (nft may leave this match out) ] vlan id 6 meta protocol ip accept');
+    t.deepEqual(readFileSync(f('ours.rc'), 'utf8').split('\n').filter(Boolean), ['11', '11']);
+    // the claim: nft -f of nft's own listing builds every rule of other bytes
+    const dir = join(tmp, 'qinqraw');
+    inNetns(
+      [
+        `${NFT} -f ${q(f('in.nft'))}`,
+        `${NFT} --debug=netlink list ruleset > ${q(join(dir, 'a.dbg'))}`,
+        `${NFT} flush ruleset`,
+        `${NFT} -f ${q(f('nft.txt'))}`,
+        `${NFT} --debug=netlink list ruleset > ${q(join(dir, 'b.dbg'))}`,
+      ].join('\n'),
+    );
+    const exprs = (p: string): string[] =>
+      readFileSync(join(dir, p), 'utf8')
+        .split(/^bridge synplug_qq c \d+.*$/m)
+        .slice(1)
+        .map((r) =>
+          r
+            .split('\n')
+            .filter((l) => l.startsWith('  ['))
+            .join('\n'),
+        );
+    const [a, b] = [exprs('a.dbg'), exprs('b.dbg')];
+    t.is(a.length, 3);
+    t.is(b.length, 3);
+    for (let i = 0; i < 3; i++) t.not(b[i], a[i]);
+  },
+);
+
 /**
  * iptables-nft's rules with xt targets, each as nft 1.0.6 lists it: through
  * libxtables' translation (`meta mark set 0x5`, `log prefix "ipt "`), or
