@@ -746,8 +746,11 @@ const CONNTRACK_PARTS: readonly ConntrackPart[] = [
   ctPort('reply proto-dst', XT_CONNTRACK_REPLDST_PORT, 144, 160),
 ];
 
-/** A conntrack match (rev 3) as nft 1.0.6 lists it; undefined for a variant not reproduced or bytes no option of it reads. */
-function conntrackText(b: Buffer, family: string): XtText {
+/**
+ * A conntrack match (rev 3) as nft 1.0.6 lists it; undefined for a variant not reproduced or bytes no option of it reads.
+ * `l4`: the transport protocol the rule matched before it (`-p tcp`), which lets nft -f read a port without --ctproto.
+ */
+function conntrackText(b: Buffer, family: string, l4: string | undefined): XtText {
   const flags = readU16(b, CONNTRACK3.MATCH_FLAGS);
   const invert = readU16(b, CONNTRACK3.INVERT_FLAGS);
   const parts = CONNTRACK_PARTS.filter((p) => flags & p.flag);
@@ -762,9 +765,9 @@ function conntrackText(b: Buffer, family: string): XtText {
   if (texts.some((x) => x === undefined)) return undefined;
   const raw = texts.find((x) => typeof x === 'object');
   if (raw) return raw;
-  // a port without the match's --ctproto: nft -f refuses `ct original proto-dst 80` with no protocol before it (the
-  // rule's own -p is another expression, which this translation does not see)
-  if (flags & CT_PORT_FLAGS && !(flags & XT_CONNTRACK_PROTO)) return { raw: 'a port without --ctproto: nft -f cannot read it back' };
+  // a port without the match's --ctproto: nft -f refuses `ct original proto-dst 80` with no protocol before it, in
+  // the match or in the rule (`-p tcp`, which nft lists as `meta l4proto tcp`)
+  if (flags & CT_PORT_FLAGS && !(flags & XT_CONNTRACK_PROTO) && !l4) return { raw: 'a port without --ctproto or -p: nft -f cannot read it back' };
   return texts.join(' ');
 }
 
@@ -1397,7 +1400,7 @@ const MATCHES: Readonly<Record<string, Translation | readonly Translation[]>> = 
     text: (b) => `ether saddr ${readU32(b, 8) ? '!= ' : ''}${[...b.subarray(0, 6)].map((x) => x.toString(16).padStart(2, '0')).join(':')}`,
   },
   // struct xt_conntrack_mtinfo3 (above CONNTRACK3): `ct state related,established`, `ct direction reply ct reply protocol 6`
-  conntrack: { revs: [3], size: CONNTRACK3.SIZE, text: (b, _rev, ctx) => conntrackText(b, ctx.family) },
+  conntrack: { revs: [3], size: CONNTRACK3.SIZE, text: (b, _rev, ctx) => conntrackText(b, ctx.family, ctx.l4) },
   // struct xt_multiport_v1 { __u8 flags; __u8 count; __u16 ports[15]; __u8 pflags[15]; __u8 invert; };
   // (pflags[i]: ports[i] and ports[i + 1] are a range)
   multiport: {

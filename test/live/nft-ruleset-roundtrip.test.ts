@@ -555,8 +555,10 @@ const IPTABLES_MATCHES: ReadonlyArray<[rule: string, raw?: 'raw']> = [
   ['-A INPUT -m conntrack --ctstate NEW --ctproto tcp --ctdir REPLY -j ACCEPT'],
   ['-A INPUT -m conntrack --ctstate SNAT --ctproto tcp -j ACCEPT'],
   ['-A INPUT -m conntrack --ctstatus ASSURED --ctstate DNAT -j ACCEPT'],
-  // a port without --ctproto: nft lists ct original proto-src 7, which nft -f refuses
+  // a port without --ctproto or -p: nft lists ct original proto-src 7, which nft -f refuses; after -p it reads it back
   ['-A INPUT -m conntrack --ctexpire 5:9 --ctorigsrcport 7 -j ACCEPT', 'raw'],
+  ['-A INPUT -p tcp -m conntrack --ctorigdstport 80 -j ACCEPT'],
+  ['-A INPUT ! -p tcp -m conntrack --ctorigdstport 80 -j ACCEPT', 'raw'],
   ['-A INPUT -m conntrack --ctorigdstport 80 --ctstate NEW -j DROP', 'raw'],
   ['-A INPUT -m conntrack ! --ctexpire 5:9 --ctstate NEW -j ACCEPT', 'raw'],
   ['-A INPUT -m statistic --mode random --probability 0.5 -j ACCEPT'],
@@ -753,7 +755,7 @@ test.serial(
       if (raw)
         t.regex(
           rules(ours)[i],
-          /\[ raw: match name [a-z]+ rev \d+( \((ct [a-z ]+ [0-9.]+\/\d+: nft -f reads this prefix back as another address|a port without --ctproto: nft -f cannot read it back)\))? \]/,
+          /\[ raw: match name [a-z]+ rev \d+( \((ct [a-z ]+ [0-9.]+\/\d+: nft -f reads this prefix back as another address|a port without --ctproto or -p: nft -f cannot read it back)\))? \]/,
           rule,
         );
       else t.is(rules(ours)[i], rules(theirs)[i], rule);
@@ -893,6 +895,25 @@ test.serial(
     writeFileSync(join(dir, 'in.nft'), 'table ip t {\n\tchain c {\n\t\tct original daddr 169.254.0.0/16 drop\n\t}\n}\n');
     inNetns(`${NFT} -f ${q(join(dir, 'in.nft'))}\n${NFT} list ruleset > ${q(join(dir, 'back.txt'))}`);
     t.regex(readFileSync(join(dir, 'back.txt'), 'utf8'), /ct original ip daddr 0\.0\.169\.254 drop/);
+  },
+);
+
+test.serial(
+  "a conntrack port after the rule's -p (`meta l4proto tcp ct original proto-dst 80`): printed as nft lists it, exit 0, and nft -f of the listing rebuilds the same rules",
+  (t) => {
+    const rows: ReadonlyArray<[string]> = [
+      ['-A INPUT -p tcp -m conntrack --ctorigdstport 80 -j ACCEPT'],
+      ['-A INPUT -p udp -m conntrack --ctorigsrcport 5:7 ! --ctrepldstport 9 -j ACCEPT'],
+      ['-A INPUT -p sctp -m conntrack --ctstate NEW --ctreplsrcport 7 -j DROP'],
+    ];
+    const { dir, f } = listIptables('ct-port-proto', rows);
+    const theirs = counted(f('nft.txt'));
+    t.is(theirs.length, rows.length);
+    t.regex(theirs[0], /^\t\tmeta l4proto tcp ct original proto-dst 80 counter/);
+    t.deepEqual(counted(f('ours.txt')), theirs);
+    t.deepEqual(exits(f('ours.rc')), ['0', '0']);
+    inNetns(`${NFT} -f ${q(f('ours.txt'))}\n${NFT} list ruleset > ${q(join(dir, 'back.txt'))}`);
+    t.deepEqual(counted(join(dir, 'back.txt')), theirs);
   },
 );
 

@@ -228,6 +228,22 @@ test('conntrack: an address under a prefix shorter than its length (nft -f reads
   t.is(ct('ip6', 4, 0, `fd${'0'.repeat(29)}1`, fd(16)), 'ct original saddr fd00::1');
 });
 
+test('conntrack: a port without --ctproto prints where the rule matched a transport protocol before it (-p tcp), as nft lists it; without one raw, saying why', (t) => {
+  // XT_CONNTRACK_ORIGDST_PORT (0x200): origdst_port at 140, origdst_port_high at 156 (host order); XT_CONNTRACK_PROTO (2): l4proto at 136
+  const ct = (flags: number, l4?: string): ReturnType<typeof xtText> => {
+    const b = Buffer.alloc(164);
+    Buffer.from(u16(80), 'hex').copy(b, 140);
+    Buffer.from(u16(80), 'hex').copy(b, 156);
+    if (flags & 2) Buffer.from(u16(6), 'hex').copy(b, 136);
+    Buffer.from(u16(flags) + u16(0), 'hex').copy(b, 146);
+    return xtText('match', { ext: 'conntrack', rev: 3, info: b.toString('hex') }, { family: 'ip', ...(l4 && { l4 }) });
+  };
+  t.is(ct(0x200, 'tcp'), 'ct original proto-dst 80');
+  t.is(ct(0x200, 'udp'), 'ct original proto-dst 80');
+  t.is(ct(0x202), 'ct original protocol 6 ct original proto-dst 80');
+  t.deepEqual(ct(0x200), { raw: 'a port without --ctproto or -p: nft -f cannot read it back' });
+});
+
 test("ebtables' nat targets: dnat and snat with their verdict; snat's --snat-arp and redirect (written without its accept and its address) raw", (t) => {
   const target = (ext: string, info: string): ReturnType<typeof xtText> => xtText('target', { ext, rev: 0, info }, { family: 'bridge' });
   // struct ebt_nat_info { mac[6]; (pad) int target }: EBT_ACCEPT -1, EBT_CONTINUE -3
