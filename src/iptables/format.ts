@@ -1873,6 +1873,13 @@ export interface FormatOptions {
    * `typeof`, an object of a type not printed): where it is and what.
    */
   problems?: string[];
+  /**
+   * Filled by the text listing with nft 1.0.6's warning before each table one
+   * of whose rules holds an xt match or target (`# Warning: table ip filter is
+   * managed by iptables-nft, do not touch!`, which nft writes on stderr; `nft
+   * -j` writes none): `at`, the offset in the listing where that table starts.
+   */
+  warnings?: Array<{ at: number; text: string }>;
 }
 
 /**
@@ -1898,6 +1905,9 @@ function noteName(where: string, name: string, options: FormatOptions): void {
 export function formatRulesetText(rs: NftRuleset, options: FormatOptions = {}): string {
   let out = '';
   for (const t of rs.tables) {
+    // nft's has_xt_stmts: set by any rule of the table with an xt expression
+    if (rs.rules.some((r) => r.family === t.family && r.table === t.name && r.expr.some((e) => e.name === 'match' || e.name === 'target')))
+      options.warnings?.push({ at: out.length, text: `# Warning: table ${t.family} ${t.name} is managed by iptables-nft, do not touch!` });
     out += `table ${t.family} ${t.name} {${options.handles && t.handle !== undefined ? ` # handle ${t.handle}` : ''}\n`;
     noteName(`table ${t.family} ${t.name}`, t.name, options);
     const flags = tableFlags(t, options);

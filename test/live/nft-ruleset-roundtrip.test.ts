@@ -676,7 +676,7 @@ const IP6TABLES_XT: ReadonlyArray<[rule: string]> = [
   ['-t mangle -A PREROUTING -j TEE --gateway ::1'],
 ];
 
-/** Load iptables-nft rules in a fresh namespace; list them with nft (text, JSON) and synplug (text, JSON; stderr and exit codes). */
+/** Load iptables-nft rules in a fresh namespace; list them with nft and synplug (text, JSON; stderr and exit codes). */
 function listIptables(
   name: string,
   rules: ReadonlyArray<readonly [string, ...unknown[]]>,
@@ -689,8 +689,8 @@ function listIptables(
   inNetns(
     [
       ...rules.map(([r]) => `/usr/sbin/${tool} ${r}`),
-      `${NFT} list ruleset > ${q(f('nft.txt'))} 2> /dev/null`,
-      `${NFT} -j list ruleset > ${q(f('nft.json'))} 2> /dev/null`,
+      `${NFT} list ruleset > ${q(f('nft.txt'))} 2> ${q(f('nft.err'))}`,
+      `${NFT} -j list ruleset > ${q(f('nft.json'))} 2> ${q(f('nft.jerr'))}`,
       'set +e',
       // xt time's words read back as the same rule only where the listing's process keeps UTC
       `TZ=${tz} ${cli} show ruleset > ${q(f('ours.txt'))} 2> ${q(f('ours.err'))}; echo $? > ${q(f('ours.rc'))}`,
@@ -724,6 +724,13 @@ test.serial(
       if (!rawLines.includes(line)) t.is(line, theirs[i]);
     });
     t.deepEqual(readFileSync(f('ours.rc'), 'utf8').split('\n').filter(Boolean), ['11', '11']);
+    // nft's warning before each table of xt expressions, on stderr, in the tables' order; none with --json
+    t.deepEqual(
+      warnings(f('nft.err')),
+      ['filter', 'raw', 'nat', 'mangle'].map((x) => `# Warning: table ip ${x} is managed by iptables-nft, do not touch!`),
+    );
+    t.deepEqual(warnings(f('ours.err')), warnings(f('nft.err')));
+    t.deepEqual([warnings(f('nft.jerr')), warnings(f('ours.jerr'))], [[], []]);
     const err = readFileSync(f('ours.err'), 'utf8');
     t.true(err.includes(`${raws.length} part(s) of the ruleset cannot be printed`), err);
     t.regex(err, /table ip mangle chain PREROUTING handle \d+: target name TTL rev 0\n/);
@@ -761,7 +768,12 @@ test.serial(
       else t.is(rules(ours)[i], rules(theirs)[i], rule);
     });
     t.deepEqual(readFileSync(f('ours.rc'), 'utf8').split('\n').filter(Boolean), ['11', '11']);
-    const lines = readFileSync(f('ours.err'), 'utf8').trim().split('\n').slice(1);
+    t.deepEqual(warnings(f('ours.err')), warnings(f('nft.err')));
+    const lines = readFileSync(f('ours.err'), 'utf8')
+      .trim()
+      .split('\n')
+      .filter((l) => !l.startsWith('# Warning: '))
+      .slice(1);
     t.is(lines.length, IPTABLES_MATCHES.filter(([, raw]) => raw).length);
     for (const l of lines) {
       t.regex(l, /: match name (conntrack|multiport|recent|addrtype|owner|icmp|ecn|sctp|dccp|time|policy|hashlimit|connlabel) rev \d+( \(.+\))?$/);
@@ -854,7 +866,17 @@ function checkXtExact(t: ExecutionContext, tool: string, rows: ReadonlyArray<[st
   t.deepEqual(readFileSync(f('ours.rc'), 'utf8').split('\n').filter(Boolean), ['0', '0']);
   const json = (p: string): unknown[] => JSON.parse(readFileSync(f(p), 'utf8')).nftables.filter((x: { rule?: unknown }) => x.rule);
   t.deepEqual(json('ours.json'), json('nft.json'));
+  // stderr: nft's warning before each table of xt expressions (text only), and nothing else
+  t.regex(readFileSync(f('nft.err'), 'utf8'), /^# Warning: table (ip6|bridge) \w+ is managed by iptables-nft, do not touch!$/m);
+  t.is(readFileSync(f('ours.err'), 'utf8'), readFileSync(f('nft.err'), 'utf8'));
+  t.is(readFileSync(f('ours.jerr'), 'utf8'), readFileSync(f('nft.jerr'), 'utf8'));
 }
+
+/** The lines of nft's warning (`# Warning: table ip filter is managed by iptables-nft, do not touch!`) in a file of stderr. */
+const warnings = (file: string): string[] =>
+  readFileSync(file, 'utf8')
+    .split('\n')
+    .filter((l) => l.startsWith('# Warning: '));
 
 /** The rule lines (`counter packets` in each) of a listing file. */
 const counted = (file: string): string[] =>

@@ -7,6 +7,7 @@
  * the live rows cannot load or do not reach. Structs in host byte order.
  */
 import test from 'ava';
+import { formatRulesetJson, formatRulesetText, type NftRuleset } from '../../src/iptables/format.js';
 import { xtText } from '../../src/iptables/xt.js';
 
 const LE = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
@@ -301,4 +302,34 @@ test('LOG and nflog: a prefix holding `"` as nft lists it (`log prefix "a"b"`), 
     xtText('target', { ext: 'LOG', rev: 0, info: `0400${Buffer.from(prefix).toString('hex').padEnd(60, '0')}` }, { family: 'ip' });
   t.is(LOG('ab'), 'log prefix "ab"');
   t.deepEqual(LOG('a"b'), { text: 'log prefix "a"b"', problem: `log prefix "a\\"b" holds a '"': nft -f cannot read this back` });
+});
+
+test("a table one of whose rules holds an xt match or target: nft 1.0.6's warning before it (text only), none before the others", (t) => {
+  const table = (family: string, name: string): Pick<NftRuleset, 'tables' | 'chains'> => ({
+    tables: [{ family, name }],
+    chains: [{ family, table: name, name: 'c' }],
+  });
+  const parts = [table('inet', 'native'), table('ip', 'filter'), table('ip', 'nat'), table('bridge', 'filter')];
+  const rs: NftRuleset = {
+    tables: parts.flatMap((p) => p.tables),
+    chains: parts.flatMap((p) => p.chains),
+    sets: [],
+    rules: [
+      { family: 'inet', table: 'native', chain: 'c', expr: [{ name: 'counter', packets: 0, bytes: 0 }] },
+      { family: 'ip', table: 'filter', chain: 'c', expr: [{ name: 'match', match: 'length', rev: 0, info: '0000000000000000' }] },
+      { family: 'bridge', table: 'filter', chain: 'c', expr: [{ name: 'target', target: 'TTL', rev: 0, info: '0000000000000000' }] },
+    ],
+  };
+  const warnings: Array<{ at: number; text: string }> = [];
+  const text = formatRulesetText(rs, { warnings });
+  t.deepEqual(
+    warnings.map((w) => w.text),
+    ['# Warning: table ip filter is managed by iptables-nft, do not touch!', '# Warning: table bridge filter is managed by iptables-nft, do not touch!'],
+  );
+  t.true(text.startsWith('table ip filter {', warnings[0].at));
+  t.true(text.startsWith('table bridge filter {', warnings[1].at));
+  // nft -j writes no warning
+  const jwarnings: Array<{ at: number; text: string }> = [];
+  formatRulesetJson(rs, { warnings: jwarnings });
+  t.deepEqual(jwarnings, []);
 });
