@@ -1428,19 +1428,42 @@ const MATCHES: Readonly<Record<string, Translation | readonly Translation[]>> = 
   },
 };
 
+/** {@link RAW_WHY}'s word for an extension nft 1.0.6 lists by its name alone (`xt match recent`). */
+const NAME_ONLY = '';
+
 /**
- * nft 1.0.6's text of an xt extension in a table of `family`, or undefined
- * when synplug does not reproduce it (nft's `xt target NAME`, or a variant
- * not in the table).
+ * Why an extension prints raw where no translation above gives nft's text, for those whose listing by
+ * nft 1.0.6 (with iptables 1.8.9's libxtables) is known: its name alone (NAME_ONLY: `xt match recent`, no
+ * translation of it or of that variant exists), which no nft reads, or a translation meaning another rule.
+ */
+const RAW_WHY: Readonly<Record<string, string>> = {
+  'match recent': NAME_ONLY,
+  'match tos': NAME_ONLY,
+  'target TTL': NAME_ONLY,
+  // libxt_CT translates --notrack alone (its row above)
+  'target CT': NAME_ONLY,
+  // libxt_connlimit translates by the family of libxtables' xt_xlate, which nft leaves unset (malloc'd):
+  // the same rule lists either way from one run of nft to the next
+  'match connlimit': 'nft 1.0.6 lists "xt match connlimit" or, at random, "add @connlimit0 ..." (no such set)',
+  // libxt_TOS's revision 1 writes `ip6 dscp set 0x04` for --set-tos 0x10 in every family, whatever the mask
+  'target TOS': 'nft 1.0.6 lists it as "ip6 dscp set ..." in every family, which sets other bits than TOS',
+};
+
+/**
+ * nft 1.0.6's text of an xt extension in a table of `family`; `{ raw: why }`
+ * where its listing is known to mean something else or nothing nft reads
+ * ({@link RAW_WHY}); undefined when synplug does not reproduce it otherwise.
  */
 export function xtText(kind: 'target' | 'match', e: XtExtension, ctx: XtContext): XtText {
   const found = (kind === 'target' ? TARGETS : MATCHES)[e.ext];
   const t = (Array.isArray(found) ? found : found ? [found as Translation] : []).find(
     (x) => x.revs.includes(e.rev) && (!x.families || x.families.includes(ctx.family)),
   );
-  if (!t) return undefined;
   const b = Buffer.from(e.info, 'hex');
-  return b.length < t.size ? undefined : t.text(b, e.rev, ctx);
+  const text = t && b.length >= t.size ? t.text(b, e.rev, ctx) : undefined;
+  const why = RAW_WHY[`${kind} ${e.ext}`];
+  if (text !== undefined || why === undefined) return text;
+  return { raw: why === NAME_ONLY ? `nft 1.0.6 lists it as "xt ${kind} ${e.ext}", which nft -f cannot read` : why };
 }
 
 /**

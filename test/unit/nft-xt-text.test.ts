@@ -333,3 +333,21 @@ test("a table one of whose rules holds an xt match or target: nft 1.0.6's warnin
   formatRulesetJson(rs, { warnings: jwarnings });
   t.deepEqual(jwarnings, []);
 });
+
+test('extensions nft 1.0.6 lists by name alone (recent, tos, TTL, CT other than --notrack), connlimit (translated by a family nft leaves unset) and TOS (`ip6 dscp set` in every family): raw, saying why', (t) => {
+  const name = (kind: 'match' | 'target', ext: string): { raw: string } => ({ raw: `nft 1.0.6 lists it as "xt ${kind} ${ext}", which nft -f cannot read` });
+  t.deepEqual(xtText('match', { ext: 'recent', rev: 1, info: '00'.repeat(48) }, { family: 'ip' }), name('match', 'recent'));
+  t.deepEqual(xtText('match', { ext: 'tos', rev: 1, info: '10ff0000' }, { family: 'ip' }), name('match', 'tos'));
+  t.deepEqual(xtText('target', { ext: 'TTL', rev: 0, info: '00400000' }, { family: 'ip' }), name('target', 'TTL'));
+  // struct xt_ct_target_info_v1 { __u16 flags; __u16 zone; ... }: --zone 5; --notrack is nft's `notrack`
+  const ct = (flags: number, zone: number): string => (u16(flags) + u16(zone)).padEnd(56, '0');
+  t.deepEqual(xtText('target', { ext: 'CT', rev: 2, info: ct(0, 5) }, { family: 'ip' }), name('target', 'CT'));
+  t.is(xtText('target', { ext: 'CT', rev: 2, info: ct(1, 0) }, { family: 'ip' }), 'notrack');
+  t.deepEqual(xtText('match', { ext: 'connlimit', rev: 1, info: '00'.repeat(48) }, { family: 'ip' }), {
+    raw: 'nft 1.0.6 lists "xt match connlimit" or, at random, "add @connlimit0 ..." (no such set)',
+  });
+  for (const family of ['ip', 'ip6'])
+    t.deepEqual(xtText('target', { ext: 'TOS', rev: 1, info: '10ff' }, { family }), {
+      raw: 'nft 1.0.6 lists it as "ip6 dscp set ..." in every family, which sets other bits than TOS',
+    });
+});
