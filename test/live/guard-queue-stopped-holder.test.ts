@@ -140,6 +140,19 @@ const scenarios = {
     return { setup: setup.code, plug: plug.code, holder, rel: { code: rel.code, json: parseJson(rel.stdout), stderr: rel.stderr }, unbound, down: down.code };
   },
 
+  /** A manual plug with --max-hold 1s, its holder stopped: the plug's watchdog ends it at the deadline. */
+  async 'stopped-manual-max-hold'() {
+    const { env } = stateEnv();
+    const setup = synplug(['setup', '--via', 'queue', '--addr', '169.254.79.6'], env);
+    const plug = synplug(['plug', '--max-hold', '1s'], env);
+    const holder = queueHolderPid(QUEUE);
+    if (holder) process.kill(holder, 'SIGSTOP');
+    await until(() => procQueue(QUEUE) === undefined, "the plug's watchdog to end the stopped holder's hold at the deadline", 15_000);
+    const holderState = holder && stateOf(holder);
+    const down = synplug(['teardown'], env);
+    return { setup: setup.code, plug: plug.code, holder, holderState, down: down.code };
+  },
+
   /** The holder SIGKILLed during a hold, the release long after: the report's hold time ends at the death. */
   async 'killed-hold-time'() {
     const addr = '169.254.79.5';
@@ -172,7 +185,7 @@ if (!(await runScenarioIfChild(ENV, scenarios))) {
     t.is(r.setup, 0);
     t.truthy(r.holder);
     t.true(r.unbound, 'the queue is unbound when protect ends');
-    t.is(r.holderState, undefined, 'the stopped holder was killed');
+    t.true(r.holderState === undefined || r.holderState === 'Z', `the stopped holder was killed (state ${r.holderState})`);
     t.regex(failedLine(r.end.json), /queue 4200: its holder process [0-9]+ could not answer the release: it was stopped \(state T/);
     t.regex(failedLine(r.end.json), /the kernel dropped the 1 SYN\(s\) it held/);
     t.not(r.end.json?.report?.verdict, 'lossless', r.end.stdout);
@@ -210,6 +223,15 @@ if (!(await runScenarioIfChild(ENV, scenarios))) {
     t.is(r.rel.code, 0, r.rel.stderr);
     t.is(r.rel.json?.report?.lossless, false);
     t.regex(`${r.rel.stdout ?? ''}${JSON.stringify(r.rel.json)}${r.rel.stderr}`, /could not answer the release: it was stopped/);
+    t.is(r.down, 0);
+  });
+
+  test("a manual plug's holder stopped: the plug's watchdog kills it at --max-hold", (t) => {
+    const r = inOwnNetns<Json>(SELF, ENV, 'stopped-manual-max-hold', 90_000);
+    t.is(r.setup, 0);
+    t.is(r.plug, 0);
+    t.truthy(r.holder);
+    t.true(r.holderState === undefined || r.holderState === 'Z', `the stopped holder was killed (state ${r.holderState})`);
     t.is(r.down, 0);
   });
 
