@@ -161,6 +161,8 @@ class QueueBinding {
   dropped = 0;
   /** the holder's release failures (its verdict refused twice: the unbind dropped what it held), one sentence each */
   failures: string[] = [];
+  /** what a release did that lost nothing but is news (a stopped holder taken over), one sentence each */
+  notes: string[] = [];
   /** the netlink port of the holder that let the queue go at this session's request: bound until its unbind, just after */
   closingPort: number | undefined;
   /** the last release found no holder to ask (none ran: nothing held, or it died) */
@@ -247,7 +249,8 @@ class QueueBinding {
       this.released += r.released;
       this.dropped += r.dropped;
       if (r.portId !== undefined) this.closingPort = r.portId;
-      if (r.killed !== undefined) this.failures.push(`queue ${this.queueNum}: ${r.killed}`);
+      // a holder killed: news when its socket was taken over (nothing lost), a failure when the kill dropped what it held
+      if (r.killed !== undefined) (r.takenOver ? this.notes : this.failures).push(`queue ${this.queueNum}: ${r.killed}`);
       if (r.failure !== undefined)
         this.failures.push(
           `queue ${this.queueNum}: the kernel refused the release verdict twice (${r.failure}): the SYNs held were dropped; their clients connect when they retransmit (1 s or more)`,
@@ -691,6 +694,7 @@ export class QueueHold implements Hold {
       qlen: 0,
       backlog: 0,
       ...(b.failures.length && { failures: [...b.failures] }),
+      ...(b.notes.length && { notes: [...b.notes] }),
       ...(b.dropsLost && { dropsLost: true as const }),
       ...ended,
     };
