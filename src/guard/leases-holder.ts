@@ -253,10 +253,16 @@ export async function releaseThroughHolder(stateDir: string, queueNum: number, a
   if (!s) return undefined;
   try {
     const pid = peerCred(s)?.pid;
-    const stopped = pid === undefined ? undefined : stoppedState(pid);
+    // The request first (nothing delays the holder's verdict), then a look at whether it can answer at all.
+    s.write(`${JSON.stringify({ op: 'release' })}\n`);
+    let stopped = pid === undefined ? undefined : stoppedState(pid);
     if (stopped === undefined) {
-      s.write(`${JSON.stringify({ op: 'release' })}\n`);
-      const r = await readLine(s, answerMs);
+      // Stopped while waiting: seen within 50 ms, not at the end of answerMs.
+      const watch = setInterval(() => {
+        stopped ??= pid === undefined ? undefined : stoppedState(pid);
+        if (stopped !== undefined) s.destroy();
+      }, 50);
+      const r = await readLine(s, answerMs).finally(() => clearInterval(watch));
       if (r?.ok === true)
         return {
           released: Number(r.released) || 0,
@@ -264,10 +270,10 @@ export async function releaseThroughHolder(stateDir: string, queueNum: number, a
           ...(typeof r.failure === 'string' && { failure: r.failure }),
           ...(Number.isInteger(r.portId) && { portId: r.portId as number }),
         };
-      if (r !== null) return undefined; // it closed without an answer: gone (killed, or on its way out)
+      if (r !== null && stopped === undefined) return undefined; // it closed without an answer: gone (killed, or on its way out)
     }
     if (pid === undefined) return undefined;
-    const why = stopped ?? `it did not answer the release within ${answerMs} ms (hung, or stopped meanwhile)`;
+    const why = stopped ?? `it did not answer the release within ${answerMs} ms (hung)`;
     return await killHolder(pid, queueNum, why);
   } finally {
     s.destroy();
