@@ -386,6 +386,11 @@ export interface HoldStatus {
    * leases) but nobody binds its queue: its holder process ended during the hold. The sentence saying so.
    */
   holderGone?: string;
+  /**
+   * the queue hold: the process bound to its queue is stopped (state T or t: SIGSTOP, a freezer, a debugger), so it
+   * cannot release what it holds until the next release takes its socket over. The sentence saying so.
+   */
+  holderStopped?: string;
   /** the plug's qdisc(s) with counters (tc -s -j qdisc show fields; the local hold: every qdisc of its device) */
   qdiscs: QdiscEntry[];
   /** the hold's filters with counters */

@@ -135,10 +135,22 @@ const scenarios = {
     const plug = synplug(['plug', '--max-hold', '60s'], env);
     const holder = queueHolderPid(QUEUE);
     if (holder) process.kill(holder, 'SIGSTOP');
+    await until(() => holder !== undefined && stateOf(holder) === 'T', 'the holder to stop');
+    const status = synplug(['status', '--json'], env);
+    const statusText = synplug(['status'], env);
     const rel = synplug(['release', '--json'], env);
     const unbound = procQueue(QUEUE) === undefined;
     const down = synplug(['teardown'], env);
-    return { setup: setup.code, plug: plug.code, holder, rel: { code: rel.code, json: parseJson(rel.stdout), stderr: rel.stderr }, unbound, down: down.code };
+    return {
+      setup: setup.code,
+      plug: plug.code,
+      holder,
+      status: parseJson(status.stdout),
+      statusText: statusText.stdout,
+      rel: { code: rel.code, json: parseJson(rel.stdout), stderr: rel.stderr },
+      unbound,
+      down: down.code,
+    };
   },
 
   /** A manual plug with --max-hold 1s, its holder stopped: the plug's watchdog ends it at the deadline. */
@@ -217,11 +229,13 @@ if (!(await runScenarioIfChild(ENV, scenarios))) {
     t.is(r.down, 0);
   });
 
-  test('a manual plug whose holder is stopped: release kills it and says so', (t) => {
+  test('a manual plug whose holder is stopped: status says it is STOPPED; release takes its socket over, ends it and says so', (t) => {
     const r = inOwnNetns<Json>(SELF, ENV, 'stopped-manual-release', 90_000);
     t.is(r.setup, 0);
     t.is(r.plug, 0);
     t.truthy(r.holder);
+    t.regex(r.status?.holds?.[0]?.holderStopped ?? '', new RegExp(`^its holder, process ${r.holder} \\(node\\), is STOPPED \\(state T: `));
+    t.regex(r.statusText, /\n {2}its holder, process [0-9]+ \(node\), is STOPPED/);
     t.true(r.unbound, r.rel.stderr);
     t.is(r.rel.code, 0, r.rel.stderr);
     t.regex(`${r.rel.stdout ?? ''}${JSON.stringify(r.rel.json)}${r.rel.stderr}`, /could not answer the release: it was stopped/);

@@ -50,7 +50,7 @@ import type { Socket } from 'node:net';
 import { listBoundQueues, netlinkSocketOwners, nothingQueuedWithin, queuedPackets } from '../../netlink/nfqueue.js';
 import { holderSocketPath, holdThroughHolder, prepareHolder, releaseThroughHolder, removeStaleHolderSocket } from '../leases-holder.js';
 import { liveLeases } from '../leases.js';
-import { StateStore, type Lease } from '../state.js';
+import { processState, StateStore, type Lease } from '../state.js';
 import * as C from '../../iptables/constants.js';
 import { NftBatch } from '../../iptables/batch.js';
 import type { NftChain } from '../../iptables/chain.js';
@@ -716,6 +716,7 @@ export class QueueHold implements Hold {
         bound: bound ? { portId: bound.portId, queued: bound.queued, dropped: bound.queueDropped + bound.userDropped } : null,
         ...(bound && { held: bound.queued }),
         ...(!bound && this.record && { ...holderGone(this.id, s.queueNum, this.stateDir) }),
+        ...(bound && { ...holderStopped(bound.portId, bound.queued) }),
       },
     };
   }
@@ -970,6 +971,20 @@ function holderGone(id: string, queueNum: number, stateDir: string): { holderGon
   };
 }
 
+/**
+ * A queue whose bound socket's process is stopped (state T or t): it cannot
+ * release what it holds; the next release takes its socket over
+ * (leases-holder.ts releaseThroughHolder).
+ * @returns `{ holderStopped }` with the sentence, or nothing
+ */
+function holderStopped(portId: number, queued: number): { holderStopped?: string } {
+  const stopped = netlinkSocketOwners(portId, defaultNetns()).filter((o) => ['T', 't'].includes(processState(o.pid) ?? ''));
+  if (!stopped.length) return {};
+  return {
+    holderStopped: `its holder, process ${stopped.map((o) => `${o.pid} (${o.command})`).join(', ')}, is STOPPED (state ${processState(stopped[0].pid)}: SIGSTOP, a freezer or a debugger): it cannot release the ${queued} SYN(s) queued. The next release (protect's end or --max-hold, 'synplug release', a watchdog) takes its socket over, releases them and ends it`,
+  };
+}
+
 /** `status`' line for a queue hold: its state, what it holds, and who holds the queue now. */
 function queueStatusLines(h: HoldStatus, stateWord: (state: string) => string): string[] {
   const who = h.bound
@@ -978,6 +993,7 @@ function queueStatusLines(h: HoldStatus, stateWord: (state: string) => string): 
   return [
     `queue hold ${h.id} on ${h.dev}: ${stateWord(h.state)}; SYNs${h.ports?.length ? ` to port ${h.ports.join(',')}` : ''}${h.addrs?.length ? ` to ${h.addrs.join(', ')}` : ''} go to queue ${h.queueNum} (${h.verdict === 'compat' ? 'NFQUEUE target' : 'queue expression'}, table inet ${h.table}); ${who}`,
     ...(h.holderGone ? [`  ${h.holderGone}`] : []),
+    ...(h.holderStopped ? [`  ${h.holderStopped}`] : []),
   ];
 }
 
