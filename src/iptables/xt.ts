@@ -88,13 +88,32 @@ interface Translation {
   text(b: Buffer, rev: number, ctx: XtContext): XtText;
 }
 
+/**
+ * A value `v` written into the bits of `mask`, as libxtables writes it: `SELF and KEEP` (`keep`: the bits
+ * kept), `SELF or V`, `SELF xor V` or `SELF and KEEP xor V`.
+ */
+function maskedValue(self: string, v: number, mask: number, keep: number, fmt: (n: number) => string): string {
+  if (v === 0) return `${self} and ${fmt(keep)}`;
+  if (v === mask) return `${self} or ${fmt(v)}`;
+  if (mask === 0) return `${self} xor ${fmt(v)}`;
+  return `${self} and ${fmt(keep)} xor ${fmt(v)}`;
+}
+
 /** `meta mark set ...` / `ct mark set ...` of a mark and mask, as libxtables writes MARK's and CONNMARK's. */
 function markSet(mark: number, mask: number, self: string): string {
-  if (mask === 0xffffffff) return hex32(mark);
-  if (mark === 0) return `${self} and ${hex32(not32(mask))}`;
-  if (mark === mask) return `${self} or ${hex32(mark)}`;
-  if (mask === 0) return `${self} xor ${hex32(mark)}`;
-  return `${self} and ${hex32(not32(mask))} xor ${hex32(mark)}`;
+  return mask === 0xffffffff ? hex32(mark) : maskedValue(self, mark, mask, not32(mask), hex32);
+}
+
+/**
+ * struct xt_tos_target_info { __u8 tos_value, tos_mask; } (TOS revision 1), as libxt_TOS translates it in
+ * every family: `ip6 dscp set ...` of the value and mask shifted to the DSCP's (`--or-tos 0x10`: `ip6 dscp set
+ * ip6 dscp or 0x04`). The same rule only in ip6, where neither holds an ECN bit (TOS would set those, nft's
+ * words leave them); nft -f reads none of those words back.
+ */
+function tosText(value: number, mask: number): XtText {
+  if ((value | mask) & 0x03) return undefined;
+  const hex8 = (n: number): string => `0x${n.toString(16).padStart(2, '0')}`;
+  return { text: `ip6 dscp set ${maskedValue('ip6 dscp', value >> 2, mask >> 2, (~mask & 0xff) >> 2, hex8)}`, problem: 'nft -f cannot read this back' };
 }
 
 /** syslog levels (LOG's `level`), by value; 4 (warn) is LOG's default and is not printed. */
@@ -548,6 +567,8 @@ const TARGETS: Readonly<Record<string, Translation>> = {
       return only && b.subarray(2, 28).every((x) => x === 0) ? 'notrack' : undefined;
     },
   },
+  // ip6 only, where TOS leaves the ECN bits alone (tosText); elsewhere raw (RAW_WHY)
+  TOS: { revs: [1], size: 2, families: ['ip6'], text: (b) => tosText(b[0], b[1]) },
   // struct xt_synproxy_info { __u8 options, wscale; __u16 mss; }, as libxt_SYNPROXY.c writes it: `synproxy sack-perm
   // timestamp wscale 7 mss 1460 ecn` (XT_SYNPROXY_OPT_MSS 0x01, _WSCALE 0x02, _SACK_PERM 0x04, _TIMESTAMP 0x08, _ECN 0x10)
   SYNPROXY: {
@@ -1445,7 +1466,7 @@ const RAW_WHY: Readonly<Record<string, string>> = {
   // libxt_connlimit translates by the family of libxtables' xt_xlate, which nft leaves unset (malloc'd):
   // the same rule lists either way from one run of nft to the next
   'match connlimit': 'nft 1.0.6 lists "xt match connlimit" or, at random, "add @connlimit0 ..." (no such set)',
-  // libxt_TOS's revision 1 writes `ip6 dscp set 0x04` for --set-tos 0x10 in every family, whatever the mask
+  // libxt_TOS's revision 1 writes `ip6 dscp set 0x04` for --set-tos 0x10 in every family (its row above)
   'target TOS': 'nft 1.0.6 lists it as "ip6 dscp set ..." in every family, which sets other bits than TOS',
 };
 
