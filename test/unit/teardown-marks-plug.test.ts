@@ -160,7 +160,7 @@ test("the local plug hold judges its table by the mark: this directory's ok; ano
 test("setup marks an earlier synplug's table anew (the plan makes it again with this directory's comment); a table with this directory's comment is left", (t) => {
   const r = resolveMarkRule({ address: '169.254.255.254', conditional: true, set: 'synplug_active', stateMark: MINE });
   const table = (comment: string) => ({
-    table: { family: 'ip' as const, name: 'synplug', flags: [], handle: 1, use: 0, comment },
+    table: { family: 'ip', name: 'synplug', flags: 0, handle: 1, use: 0, comment },
     chains: [],
     rules: [],
     sets: [],
