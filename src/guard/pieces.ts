@@ -253,7 +253,7 @@ export async function othersHolds(holds: readonly Hold[]): Promise<OthersHold[]>
  * @param nothing what was not done (`Nothing was released`)
  */
 export function othersHoldsError(others: readonly OthersHold[], stateDir: string, what: string, nothing: string): SynplugError {
-  const list = others.map((o) => `the ${o.hold.mode} hold ${o.hold.id} on ${o.hold.dev} (${o.detail})`).join('; ');
+  const list = others.map((o) => `the ${o.hold.mode} hold on ${o.hold.dev} (${o.detail})`).join('; ');
   const removeBy = others.map((o) => o.removeBy).join('; ');
   return new SynplugError(
     `${list}: another state directory's hold, set up through that directory and not ${stateDir}; a ${what} through this one would act on it under that directory's feet. Use that directory's --state-dir for it. If no state directory records it any more (it was removed), remove it by hand (${removeBy}). ${nothing}`,

@@ -119,7 +119,9 @@ test.serial(
     const rel = await synplug(t, ['release', '--state-dir', B], 7);
     t.regex(
       rel.stderr,
-      new RegExp(`another state directory's local hold \\(its table's comment names state directory mark ${markA}.*--state-dir.*Nothing was released`),
+      new RegExp(
+        `the local hold on lo \\(the table's comment names state directory mark ${markA}; this directory's is none: it does not exist yet\\): another state directory's hold.*Use that directory's --state-dir for it.*Nothing was released`,
+      ),
     );
     await stillHolding('after release through B (no record)');
     const down = JSON.parse((await synplug(t, ['teardown', '--json', '--state-dir', B], 0)).stdout) as { removed: string[] };

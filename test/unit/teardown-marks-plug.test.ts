@@ -293,7 +293,7 @@ test("release's refusal: the plug holds another directory's mark is on, exit 7 n
   t.regex(
     e.message,
     new RegExp(
-      `^the local hold local on lo \\(the table's comment names state directory mark ${THEIRS}; this directory's is ${MINE}\\): another state directory's hold, set up through that directory and not /run/b; a release through this one would act on it under that directory's feet\\. Use that directory's --state-dir for it\\. If no state directory records it any more \\(it was removed\\), remove it by hand \\('nft delete table ip synplug'\\)\\. Nothing was released$`,
+      `^the local hold on lo \\(the table's comment names state directory mark ${THEIRS}; this directory's is ${MINE}\\): another state directory's hold, set up through that directory and not /run/b; a release through this one would act on it under that directory's feet\\. Use that directory's --state-dir for it\\. If no state directory records it any more \\(it was removed\\), remove it by hand \\('nft delete table ip synplug'\\)\\. Nothing was released$`,
     ),
   );
 });
