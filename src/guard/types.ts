@@ -446,8 +446,12 @@ export interface PlugStats {
   backlog: number;
   /** why held SYNs were dropped other than over the limit (a release verdict the kernel refused twice), one sentence each */
   failures?: string[];
+  /** what a release did that lost nothing but is news (a stopped queue holder taken over and killed), one sentence each */
+  notes?: string[];
   /** `drops` misses what was dropped uncounted: a queue's holder process died during the hold, its counter with it */
   dropsLost?: true;
+  /** when the hold ended before its release (a queue's holder process died: nothing was held after), ms since the epoch; summed over holds, only when every hold ended so */
+  holdEndedAt?: number;
 }
 
 /** Where `--wait-listen` looks: a TCP port, optionally on one address. */
