@@ -101,7 +101,7 @@ test.serial(
     const proxy = await setupWithProxy(t);
     const comment = await tableComment();
     t.regex(comment ?? '', /^synplug: made by synplug setup, removed by synplug teardown; state [0-9a-f]{16}$/, 'the table names its state directory');
-    const markA = /state ([0-9a-f]{16})$/.exec(comment ?? '')![1];
+    const markA = /state ([0-9a-f]{16})$/.exec(comment ?? '')?.[1] ?? '(none)';
     await synplug(t, ['plug', '--max-hold', '120s'], 0);
     const held = probe(ADDR, proxy.port, ADDR);
     await sleep(500);
@@ -227,7 +227,7 @@ test.serial(
       (JSON.parse((await run('ip', ['-j', '-d', 'link', 'show', 'dev', ifb])).stdout || '[{}]') as Array<{ ifalias?: string }>)[0]?.ifalias;
     const aliasA = await alias();
     t.regex(aliasA ?? '', new RegExp(`^synplug inbound hold of ${SRV}; state [0-9a-f]{16}$`), "the IFB's alias names its state directory");
-    const markA = /state ([0-9a-f]{16})$/.exec(aliasA ?? '')![1];
+    const markA = /state ([0-9a-f]{16})$/.exec(aliasA ?? '')?.[1] ?? '(none)';
     await synplug(t, ['plug', '--max-hold', '120s', '--state-dir', A_IN], 0);
     let settled = false;
     const held = heldClient(other).finally(() => {
