@@ -100,7 +100,6 @@ test.serial(
     t.timeout(TEST_TIMEOUT);
     const proxy = await setupWithProxy(t);
     const comment = await tableComment();
-    t.regex(comment ?? '', /^synplug: made by synplug setup, removed by synplug teardown; state [0-9a-f]{16}$/, 'the table names its state directory');
     const markA = /state ([0-9a-f]{16})$/.exec(comment ?? '')?.[1] ?? '(none)';
     await synplug(t, ['plug', '--max-hold', '120s'], 0);
     const held = probe(ADDR, proxy.port, ADDR);
@@ -164,6 +163,8 @@ test.serial(
     t.is(await within(held.data, 'the held connection once A released'), 'proxy');
     await synplug(t, ['teardown'], 0);
     await assertLoClean(t, "after A's teardown");
+    // last, so that on the code of before (no mark) the assertions above show what it did
+    t.regex(comment ?? '', /^synplug: made by synplug setup, removed by synplug teardown; state [0-9a-f]{16}$/, 'the table named its state directory');
   },
 );
 
@@ -226,7 +227,6 @@ test.serial(
     const alias = async () =>
       (JSON.parse((await run('ip', ['-j', '-d', 'link', 'show', 'dev', ifb])).stdout || '[{}]') as Array<{ ifalias?: string }>)[0]?.ifalias;
     const aliasA = await alias();
-    t.regex(aliasA ?? '', new RegExp(`^synplug inbound hold of ${SRV}; state [0-9a-f]{16}$`), "the IFB's alias names its state directory");
     const markA = /state ([0-9a-f]{16})$/.exec(aliasA ?? '')?.[1] ?? '(none)';
     await synplug(t, ['plug', '--max-hold', '120s', '--state-dir', A_IN], 0);
     let settled = false;
@@ -276,5 +276,7 @@ test.serial(
     t.is(await within(held, 'the held client once A released'), 'ok');
     await synplug(t, ['teardown', '--state-dir', A_IN], 0);
     t.not((await run('ip', ['link', 'show', 'dev', ifb])).code, 0, "A's teardown removed its IFB");
+    // last, so that on the code of before (no mark) the assertions above show what it did
+    t.regex(aliasA ?? '', new RegExp(`^synplug inbound hold of ${SRV}; state [0-9a-f]{16}$`), "the IFB's alias named its state directory");
   },
 );
