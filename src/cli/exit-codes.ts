@@ -174,7 +174,15 @@ export const COMMAND_EXIT_CODES = {
     [EXIT.FOREIGN_QDISC, `found in phase one, nothing held: the device's root qdisc is not synplug's; ${QUEUE_FOREIGN}`],
     [EXIT.NOT_SET_UP, "not set up (run 'synplug setup')"],
   ],
-  release: [[EXIT.OK, 'released, or nothing to release'], failure('e.g. the plug record cannot be written'), usage(), kernel, notRoot, badState],
+  release: [
+    [EXIT.OK, 'released, or nothing to release'],
+    failure('e.g. the plug record cannot be written'),
+    usage(),
+    kernel,
+    notRoot,
+    badState,
+    [EXIT.FOREIGN_QDISC, "the plug hold is another state directory's (the mark on its table or IFB names it): nothing was released; use its --state-dir"],
+  ],
   protect: [
     [EXIT.OK, 'the command exited 0'],
     [EXIT.FAILURE, 'failure before the command ran (e.g. the watchdog did not start)'],

@@ -14,6 +14,7 @@ import { StateStore, type SetupRecord } from './state.js';
 import { holdMode } from './modes/index.js';
 import { dropLease, leaseLive, recordedLeases, unprepare } from './leases.js';
 import { GuardSession } from './session.js';
+import { othersHolds } from './pieces.js';
 import { REPORT_QUIET_MS, REPORT_WINDOW_MS, retireReportChain } from './report.js';
 import { requireNetAdmin, hasNetAdmin } from './support.js';
 import type { GuardOptions, Recovery } from './types.js';
@@ -181,6 +182,9 @@ export async function recoverStale(s: GuardSession, store: StateStore): Promise<
     return { released: false };
   }
   if (leases.some((l) => leaseLive(l))) return { released: false };
+  // A plug hold whose kernel objects carry another state directory's mark (a plug.json copied from that one): never
+  // released through this one (that directory's own commands recover it). Nothing is done then.
+  if ((await othersHolds(s.holds)).length) return { released: false };
   const last = leases[leases.length - 1];
   const reason = !last
     ? 'no lease holds it'

@@ -29,7 +29,7 @@ import {
 } from './setup.js';
 import { deviceOfHold, devicesOfHolds, holdModeFor, holdModes, selectInbound, type UnrecordedPiece } from './modes/index.js';
 import { GuardSession } from './session.js';
-import { teardownHold } from './pieces.js';
+import { othersHolds, othersHoldsError, teardownHold } from './pieces.js';
 import { REPORT_TABLE, removeReportCounters, retireReportChain } from './report.js';
 import { listTables } from '../iptables/table.js';
 import { SYNPLUG_TABLE } from './config.js';
@@ -266,6 +266,10 @@ async function releaseOnce(opts: Omit<ReleaseOptions, 'metricsFile'>): Promise<R
     }
   }
   const res = await withSession(config, record, async (s): Promise<ReleaseResult & { endedManualHold?: boolean }> => {
+    // Another state directory's plug hold (the mark on its kernel objects says so: no record here, or a copied one):
+    // refused before anything is sent, as its release would end that directory's hold.
+    const others = await othersHolds(s.holds);
+    if (others.length) throw othersHoldsError(others, config.stateDir, 'release', 'Nothing was released');
     let r: PlugRecord | undefined;
     let hasLeases = false;
     /** the oldest live manual lease: the report counts its hold (from its counters and since) */
@@ -403,7 +407,7 @@ async function releaseOnce(opts: Omit<ReleaseOptions, 'metricsFile'>): Promise<R
 async function releaseUnrecorded(s: GuardSession, record: SetupRecord | undefined): Promise<string[]> {
   const out: string[] = [];
   for (const u of await unrecordedPieces(s, record)) {
-    if (u.mismatch !== undefined || s.holds.some((h) => h.id === u.id)) continue;
+    if (u.mismatch !== undefined || u.otherDirectory !== undefined || s.holds.some((h) => h.id === u.id)) continue;
     const label = await u.release().catch(() => undefined);
     if (label !== undefined) out.push(label);
   }
@@ -601,6 +605,14 @@ export async function teardown(opts: TeardownOptions = {}): Promise<TeardownResu
     const removed: string[] = [];
     const kept: string[] = [];
     const torn: string[] = [];
+    // Another state directory's plug holds (the mark on their kernel objects: a setup.json copied from that one): kept
+    // whole, saying whose; nothing of them is released or removed (its record here goes with the rest).
+    const othersDirs = await othersHolds(s.holds);
+    for (const o of othersDirs)
+      kept.push(
+        `${o.hold.mode} hold ${o.hold.id} on ${o.hold.dev}: kept whole, another state directory's (${o.detail}): tear it down through that directory's --state-dir`,
+      );
+    s.setAside(othersDirs.map((o) => o.hold));
     if (id === undefined) {
       // Every hold goes: its plugs are released first and recorded so, every lease broken (as release does), so that
       // a teardown failing part-way leaves records that agree with the kernel, and a watchdog acting later holds nothing.
@@ -742,7 +754,7 @@ async function tearDownUnrecorded(
   const holds: string[] = [];
   for (const u of await unrecordedPieces(s, record)) {
     if (target && !u.matches(target)) continue;
-    if (u.mismatch !== undefined) {
+    if (u.mismatch !== undefined || u.otherDirectory !== undefined) {
       kept.push(u.keptReason);
       continue;
     }

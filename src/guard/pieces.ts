@@ -19,6 +19,7 @@ import { NftBatchError } from '../iptables/batch.js';
 import { SetupError } from './errors.js';
 import { SynplugError } from '../netlink/errors.js';
 import { MissingSupportError } from './support.js';
+import { StateFileError } from './errors.js';
 import type { Hold, HoldInspection, HoldPieces, Piece, PieceLifetime, SetupStep, TeardownWords } from './modes/types.js';
 import type { PieceState, SetupState } from './types.js';
 import type { HoldRecord } from './state.js';
@@ -182,6 +183,82 @@ export async function teardownHold(hold: Hold, inspection: HoldInspection): Prom
   const c = h.begin(o);
   for (const p of [...h.list].reverse()) await p.remove?.(o, c, out);
   return out;
+}
+
+/**
+ * A hold's pieces with every removal guarded by whose the hold is: when
+ * `other` says it is another state directory's (by the mark on its kernel
+ * objects: teardown-marks.ts), no piece is removed (teardown, the removal
+ * of armed pieces after a release or by a recovery) and `letGo` releases
+ * nothing, saying whose it is once in `kept`. Its pieces are that
+ * directory's, whatever a record here says (a setup.json copied from it).
+ * @param other why the hold is another directory's (the words `kept` says), or undefined when it is not
+ */
+export function sparingOthers<O, C>(h: HoldPieces<O, C>, other: (o: O) => string | undefined): HoldPieces<O, C> {
+  return {
+    ...h,
+    list: h.list.map((p) =>
+      p.remove ? { ...p, remove: (o: O, c: C, out: TeardownWords) => (other(o) === undefined ? p.remove!(o, c, out) : Promise.resolve()) } : p,
+    ),
+    async letGo(o, out) {
+      const why = other(o);
+      if (why !== undefined) out.kept.push(why);
+      else await h.letGo?.(o, out);
+    },
+  };
+}
+
+/** A hold whose kernel objects carry another state directory's mark ({@link othersHolds}). */
+export interface OthersHold {
+  hold: Hold;
+  /** whose, in words (the mark on it, and this directory's) */
+  detail: string;
+  /** how to remove it by hand when no state directory records it any more */
+  removeBy: string;
+}
+
+/**
+ * The holds whose kernel objects carry another state directory's mark
+ * ({@link HoldPieces.markOwner} `here: false`: the local plug hold's table
+ * comment, the inbound hold's IFB alias), among those a release reaches by
+ * what sits in the kernel: a plug's release acts on whatever plug is there,
+ * whereas a queue hold's goes to this state directory's own holder, which
+ * never ends another directory's hold (queue.ts says whose its table is).
+ * Through a state directory that cannot be read (unsafe: the state files
+ * do not decide a release, holds.ts), none is told apart.
+ * @throws {NetlinkError} a listing was refused
+ */
+export async function othersHolds(holds: readonly Hold[]): Promise<OthersHold[]> {
+  const out: OthersHold[] = [];
+  for (const hold of holds) {
+    if (hold.releaseAction().kind !== 'route' || !hold.pieces.markOwner) continue;
+    let o: unknown;
+    try {
+      o = await hold.pieces.observe();
+    } catch (e) {
+      if (e instanceof StateFileError) continue;
+      throw e;
+    }
+    const owner = hold.pieces.markOwner(o);
+    if (owner && !owner.here) out.push({ hold, detail: owner.detail, removeBy: owner.removeBy });
+  }
+  return out;
+}
+
+/**
+ * The refusal of a command through a state directory that is not the one
+ * whose setup made the hold: `foreign-state` (exit 7), naming the hold,
+ * whose it is, which --state-dir to use, and how to remove it by hand.
+ * @param what the command (`release`)
+ * @param nothing what was not done (`Nothing was released`)
+ */
+export function othersHoldsError(others: readonly OthersHold[], stateDir: string, what: string, nothing: string): SynplugError {
+  const list = others.map((o) => `the ${o.hold.mode} hold on ${o.hold.dev} (${o.detail})`).join('; ');
+  const removeBy = others.map((o) => o.removeBy).join('; ');
+  return new SynplugError(
+    `${list}: another state directory's hold, set up through that directory and not ${stateDir}; a ${what} through this one would act on it under that directory's feet. Use that directory's --state-dir for it. If no state directory records it any more (it was removed), remove it by hand (${removeBy}). ${nothing}`,
+    'foreign-state',
+  );
 }
 
 /** The keys of a hold's pieces of one lifetime, with their names (for `setup --dry-run`). */

@@ -115,6 +115,21 @@ export class GuardSession implements ProtectSession, HoldSockets {
     return s;
   }
 
+  /**
+   * Leave these holds out of everything this session does from now on
+   * (buffer, release, arming, disarming): another state directory's holds
+   * (pieces.ts othersHolds), kept whole. They are still closed with the session.
+   */
+  setAside(holds: readonly Hold[]): void {
+    for (const h of holds) {
+      const i = this.holds.indexOf(h);
+      if (i < 0) continue;
+      this.holds.splice(i, 1);
+      this.setAsideHolds.push(h);
+    }
+  }
+  private readonly setAsideHolds: Hold[] = [];
+
   /** Each hold's id and kind. */
   get holdKinds(): Array<{ id: string; via: 'plug' | 'queue' }> {
     return this.holds.map((h) => ({ id: h.id, via: h.via }));
@@ -138,7 +153,7 @@ export class GuardSession implements ProtectSession, HoldSockets {
 
   /** Close every socket. */
   close(): void {
-    for (const h of this.holds) h.close?.();
+    for (const h of [...this.holds, ...this.setAsideHolds]) h.close?.();
     this.route.close();
     this.nftConn?.close();
     this.diagConn?.close();

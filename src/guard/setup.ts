@@ -513,7 +513,8 @@ export async function findUnrecordedIfbs(s: GuardSession, record: SetupRecord | 
     if (!mode.findUnrecorded) continue;
     const target = sel.inbound !== undefined && mode.select ? await mode.select(s, record, sel.inbound, false) : undefined;
     for (const u of await mode.findUnrecorded(s, record, s.config)) {
-      if (u.mismatch !== undefined) continue;
+      // not synplug's after all, or another state directory's hold (its mark says so): not a leftover here
+      if (u.mismatch !== undefined || u.otherDirectory !== undefined) continue;
       if (target && !u.matches({ name: target.dev, ...('ifindex' in target && { ifindex: target.ifindex }) })) continue;
       out.push(u.report);
     }

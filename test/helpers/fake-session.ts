@@ -9,7 +9,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { resolveConfig, type GuardConfig } from '../../src/guard/config.js';
-import type { HoldSockets } from '../../src/guard/modes/types.js';
+import type { Hold, HoldSockets } from '../../src/guard/modes/types.js';
 import type { Listener, ListenTarget, PlugStats, ProtectSession } from '../../src/guard/types.js';
 import type { WatchdogStep } from '../../src/guard/watchdog.js';
 import { NetlinkConnection } from '../../src/netlink/connection.js';
@@ -43,6 +43,8 @@ export class FakeSession implements ProtectSession {
   readonly log: string[] = [];
   /** the plugs' packet counter (74 bytes a packet) */
   packets = 0;
+  /** no hold of its own: recovery's check of whose the holds are (pieces.ts othersHolds) finds none */
+  readonly holds: Hold[] = [];
   private readonly options: FakeSessionOptions;
 
   constructor(options: FakeSessionOptions = {}) {

@@ -36,6 +36,7 @@ import { setupOptions } from '../../src/cli/guard-commands.js';
 import { formatCheck, formatSetup, formatStatus, formatTeardown } from '../../src/cli/format-guard.js';
 import { inboundHoldStatus, statusResult } from '../helpers/guard-status.js';
 import { qdiscEntry } from '../helpers/tc-entries.js';
+import { ifbAlias } from '../../src/guard/teardown-marks.js';
 import type { FilterEntry } from '../../src/tc/types.js';
 import { untyped } from '../helpers/untyped.js';
 import { inboundHoldRecord, LOCAL_HOLD } from '../helpers/record-mutations.js';
@@ -112,6 +113,9 @@ function routeConn(answer: (m: NetlinkMessage, i: number) => number = () => 0) {
   const ft = new FakeTransport([reply, reply, reply], { keepSeq: true });
   return { ft, conn: new NetlinkConnection(ft, NETLINK_ROUTE, { timeoutMs: 1000 }) };
 }
+
+/** This state directory's mark, which the IFB's alias of its hold carries (teardown-marks.ts ifbAlias). */
+const MARK = '0123456789abcdef';
 
 const nothing: InboundObservation = {
   qdiscs: [qdiscEntry({ kind: 'noqueue', handle: '0:', root: true, ifindex: 3 })],
@@ -200,7 +204,7 @@ test('a device of the IFB name that synplug did not create: IfbNameClashError (u
   t.regex(e!.message, /spifb3.*synplug did not create.*Nothing was changed/);
   const ifbNotOurs: InboundObservation = { ...nothing, ifb: { exists: true, index: 9, kind: 'ifb', up: true } };
   t.throws(() => planHold(h.pieces, { pieces: h.judge(ifbNotOurs), state: 'partial', observed: ifbNotOurs }, {}), { instanceOf: IfbNameClashError });
-  const ours: InboundObservation = { ...nothing, ifb: { exists: true, index: 9, kind: 'ifb', up: true, alias: 'synplug inbound hold of sp-eth0' } };
+  const ours: InboundObservation = { ...nothing, ifb: { exists: true, index: 9, kind: 'ifb', up: true, alias: ifbAlias('sp-eth0', MARK) }, stateMark: MARK };
   const pieces = h.judge(ours);
   t.is(pieces.ifb.status, 'ok');
   const plan = planHold(h.pieces, { pieces, state: 'partial', observed: ours }, {});
@@ -268,7 +272,8 @@ test('a complete u32 setup (as the kernel lists it: redirects by index, named if
       u32('ip', INBOUND_PREF.ip, { fh: '801::800', link: '7f0:' }),
       u32('ipv6', INBOUND_PREF.ipv6, { fh: '800::800', actions: [redirect] }),
     ],
-    ifb: { exists: true, index: 9, kind: 'ifb', up: true, alias: 'synplug inbound hold of sp-eth0' },
+    ifb: { exists: true, index: 9, kind: 'ifb', up: true, alias: ifbAlias('sp-eth0', MARK) },
+    stateMark: MARK,
     ifbQdiscs: [qdiscEntry({ kind: 'plug', handle: '1:', root: true, ifindex: 9 })],
   };
   const pieces = h.judge(o);

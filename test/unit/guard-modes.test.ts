@@ -26,6 +26,10 @@ import { exitCodeOf } from '../../src/cli/exit-codes.js';
 import { TCQ_PLUG_BUFFER, TCQ_PLUG_RELEASE_INDEFINITE, formatHandle, formatQdiscHandle } from '../../src/tc/index.js';
 import { FakeSession, silentSockets } from '../helpers/fake-session.js';
 import { qdiscEntry } from '../helpers/tc-entries.js';
+import { holdTableComment } from '../../src/guard/teardown-marks.js';
+
+/** This state directory's mark, which the local hold's table comment carries. */
+const MARK = '0123456789abcdef';
 
 const config = resolveConfig({ stateDir: '/nonexistent/synplug-unit' });
 
@@ -46,6 +50,9 @@ const setUpLo: LocalObservation = {
   addressMarked: true,
   nftTable: true,
   nftTableMarked: true,
+  // the comment names this state directory (teardown-marks.ts holdTableComment)
+  tableComment: holdTableComment(MARK),
+  stateMark: MARK,
   nftPlan: ['add chain ip synplug output', 'add rule to ip synplug output'],
 };
 

@@ -3,7 +3,7 @@
  * device DEV, held on an IFB device that synplug creates.
  *
  * ```
- * link spifb<ifindex of DEV> type ifb        (alias "synplug inbound DEV"; IPv6 off; up)
+ * link spifb<ifindex of DEV> type ifb        (alias "synplug inbound hold of DEV; state <mark>"; IPv6 off; up)
  * qdisc plug 1: root on the IFB               (limit --limit bytes, released right after creation)
  * qdisc clsact on DEV                         (added only when DEV has neither clsact nor ingress; shared)
  * filter DEV ingress protocol ip   pref 65000 flower|u32  TCP, SYN set, ACK clear, dst port P [, dst A]
@@ -100,7 +100,9 @@ import type {
   UnrecordedPiece,
 } from './types.js';
 import { isInboundRecord } from './inbound-record.js';
-import { inspectHold, teardownHold } from '../pieces.js';
+import { inspectHold, sparingOthers, teardownHold } from '../pieces.js';
+import { EARLIER_MARK_DETAIL, IFB_ALIAS_PREFIX, ifbAlias, ifbAliasMark, otherDirectoryDetail, ownerOfMark } from '../teardown-marks.js';
+import { stateDirMark } from '../state-fs.js';
 
 /** synplug's filter prefs at DEV's ingress: one per protocol (the kernel keeps one protocol per pref). */
 export const INBOUND_PREF = { ip: 65000, ipv6: 65001 } as const;
@@ -108,8 +110,13 @@ export const INBOUND_PREF = { ip: 65000, ipv6: 65001 } as const;
 export const INBOUND_U32_HTID = 0x7f0;
 /** The plug's handle on the IFB (root): `1:` */
 export const IFB_PLUG_HANDLE = 0x00010000;
-/** The alias synplug gives its IFB (IFLA_IFALIAS): how a later setup recognises one a crash left behind. */
-export const IFB_ALIAS_PREFIX = 'synplug inbound hold of ';
+/**
+ * The start of the alias synplug gives its IFB (IFLA_IFALIAS): how a later
+ * setup recognises one a crash left behind. The whole alias
+ * (teardown-marks.ts ifbAlias) names the device and the state directory
+ * whose setup made it (`synplug inbound hold of DEV; state <mark>`).
+ */
+export { IFB_ALIAS_PREFIX };
 /** How long teardown waits for the kernel to free a u32 hash table after its links went (RCU), ms. */
 const HTABLE_FREE_WAIT_MS = 5000;
 
@@ -231,6 +238,8 @@ export interface InboundObservation {
   ifb: IfbState;
   /** the IFB's qdiscs (empty when it does not exist) */
   ifbQdiscs: QdiscEntry[];
+  /** the mark of this hold's state directory (undefined: none given, or the directory does not exist yet), which the IFB's alias carries */
+  stateMark?: string;
 }
 
 /** The pieces of the inbound hold. */
@@ -304,6 +313,8 @@ export class InboundHold implements Hold {
    * @param ifbIndex the IFB's index, when it exists (the plug messages need it)
    * @param record the hold's record entry, when setup recorded it
    * @param orphan the hold was found by its IFB's alias, without a record (see {@link findSynplugIfbs}): its record is a stand-in
+   * @param stateDir the state directory the hold is set up through (its mark goes in the IFB's alias); without it, the
+   *   hold is nobody's (only its device is checked)
    */
   constructor(
     /** @internal */ readonly sockets: HoldSockets,
@@ -313,6 +324,7 @@ export class InboundHold implements Hold {
     readonly ifbIndex: number | undefined,
     readonly record?: InboundHoldRecord,
     readonly orphan = false,
+    readonly stateDir?: string,
   ) {
     this.dev = spec.dev;
     this.id = inboundId(spec.dev);
@@ -369,17 +381,19 @@ export class InboundHold implements Hold {
   async observe(): Promise<InboundObservation> {
     const route = this.sockets.route;
     const ifbState = await readLink(route, this.ifb);
+    const stateMark = this.stateDir === undefined ? undefined : stateDirMark(this.stateDir);
+    const mark = stateMark !== undefined ? { stateMark } : {};
     if (this.ifindex === 0) {
       // DEV is gone (opened from the record): only the IFB is left to see.
       const ifbQdiscs = ifbState.exists && ifbState.index !== undefined ? await listQdiscs(route, { ifindex: ifbState.index }) : [];
-      return { qdiscs: [], ingressFilters: [], egressFilters: [], ifb: ifbState, ifbQdiscs };
+      return { qdiscs: [], ingressFilters: [], egressFilters: [], ifb: ifbState, ifbQdiscs, ...mark };
     }
     const qdiscs = await listQdiscs(route, { ifindex: this.ifindex });
     const ingressQdisc = qdiscs.find((q) => q.parent === 'ffff:fff1' || q.kind === 'clsact' || q.kind === 'ingress');
     const ingressFilters = ingressQdisc ? await listFilters(route, { ifindex: this.ifindex, parent: 'ingress' }) : [];
     const egressFilters = ingressQdisc?.kind === 'clsact' ? await listFilters(route, { ifindex: this.ifindex, parent: 'egress' }) : [];
     const ifbQdiscs = ifbState.exists && ifbState.index !== undefined ? await listQdiscs(route, { ifindex: ifbState.index }) : [];
-    return { qdiscs, ...(ingressQdisc && { ingressQdisc }), ingressFilters, egressFilters, ifb: ifbState, ifbQdiscs };
+    return { qdiscs, ...(ingressQdisc && { ingressQdisc }), ingressFilters, egressFilters, ifb: ifbState, ifbQdiscs, ...mark };
   }
 
   /**
@@ -392,10 +406,27 @@ export class InboundHold implements Hold {
     if (st.exists && !this.ifbIsOurs({ ifb: st } as InboundObservation)) throw new IfbNameClashError(this.ifb, this.dev, st.kind);
   }
 
-  /** Whether the IFB is synplug's: recorded by setup, or carrying synplug's alias for this device. */
+  /** Whether the IFB is synplug's: recorded by setup, or carrying synplug's alias for this device (whichever state directory's). */
   ifbIsOurs(o: InboundObservation): boolean {
     if (!o.ifb.exists || o.ifb.kind !== 'ifb') return false;
-    return this.record?.ifb === this.ifb || o.ifb.alias === IFB_ALIAS_PREFIX + this.dev;
+    return this.record?.ifb === this.ifb || ifbAliasMark(o.ifb.alias)?.dev === this.dev;
+  }
+
+  /**
+   * Whose the IFB is, by the state directory's mark in its alias
+   * (teardown-marks.ts ifbAlias): `ours`, this state directory's; `other`,
+   * another's (`theirs` its mark, `detail` the words); `earlier`, an earlier
+   * synplug's (its alias without a state directory: `synplug setup` marks
+   * it anew); `none`, no IFB or no alias of synplug's for this device.
+   */
+  ifbOwner(o: InboundObservation): { is: 'ours' | 'other' | 'earlier' | 'none'; theirs?: string; detail?: string } {
+    const m = o.ifb.exists && o.ifb.kind === 'ifb' ? ifbAliasMark(o.ifb.alias) : undefined;
+    if (!m || m.dev !== this.dev) return { is: 'none' };
+    const is = ownerOfMark(m, o.stateMark);
+    if (is === 'earlier') return { is, detail: EARLIER_MARK_DETAIL };
+    return is === 'other'
+      ? { is, theirs: m.stateMark, detail: otherDirectoryDetail(`inbound hold of ${this.dev}`, "its IFB's alias", m.stateMark!, o.stateMark) }
+      : { is };
   }
 
   /** synplug's filters of one protocol (those at its pref). */
@@ -424,6 +455,9 @@ export class InboundHold implements Hold {
     if (!o.ifb.exists) ifb = { piece: ifbName, status: 'missing' };
     else if (o.ifb.kind !== 'ifb') ifb = { piece: ifbName, status: 'different', detail: `${this.ifb} is a ${o.ifb.kind ?? 'device'} that is not synplug's` };
     else if (!this.ifbIsOurs(o)) ifb = { piece: ifbName, status: 'different', detail: `${this.ifb} is an ifb that synplug did not create` };
+    else if (this.ifbOwner(o).detail !== undefined)
+      // another state directory's (never used through this one), or an earlier synplug's (setup marks it anew)
+      ifb = { piece: ifbName, status: 'different', detail: this.ifbOwner(o).detail };
     else if (!o.ifb.up) ifb = { piece: ifbName, status: 'different', detail: 'down' };
     else ifb = { piece: ifbName, status: 'ok' };
 
@@ -701,25 +735,38 @@ function inboundPieces(h: InboundHold): HoldPieces<InboundObservation, InboundPl
     key: 'ifb',
     lifetime: 'permanent',
     judge: judge('ifb'),
-    add: (_o, _st, p) =>
-      !p.createdIfb
-        ? undefined
-        : {
-            what: `add link ${h.ifb} type ifb (IPv6 off, alias '${IFB_ALIAS_PREFIX}${h.dev}')`,
-            run: async () => {
-              await createLink(route, { name: h.ifb, kind: 'ifb' });
-              // Failing half-way, the step removes the link it made (setup undoes only the steps that completed).
-              try {
-                p.ifbIndex = await resolveIfindex(route, h.ifb);
-                await route.request({ type: RTM_NEWLINK, payload: [ifinfomsg(p.ifbIndex), str(IFLA_IFALIAS, IFB_ALIAS_PREFIX + h.dev)] });
-                disableIpv6(h.ifb);
-              } catch (e) {
-                await deleteLink(route, h.ifb).catch(() => {});
-                throw e;
-              }
-            },
-            undo: { what: `removed link ${h.ifb} (and its plug)`, run: () => deleteLink(route, h.ifb) },
+    add(o, _st, p) {
+      const owner = h.ifbOwner(o);
+      // another state directory's IFB: refused before any step (setup.ts refuseOthersPieces), and never changed here
+      if (!p.createdIfb && owner.is === 'other') throw new SynplugError(`link ${h.ifb}: ${owner.detail}. Nothing was changed`, 'foreign-state');
+      // An earlier synplug's alias (no state directory): marked anew, in place (nothing else of the IFB changes).
+      if (!p.createdIfb && owner.is === 'earlier')
+        return {
+          what: `set the alias of link ${h.ifb} to '${IFB_ALIAS_PREFIX}${h.dev}; state <this state directory's mark>' (an earlier synplug's, without it)`,
+          run: () => setIfbAlias(route, o.ifb.index!, h),
+          undo: {
+            what: `put back the alias '${o.ifb.alias}' of ${h.ifb}`,
+            run: async () => void (await route.request({ type: RTM_NEWLINK, payload: [ifinfomsg(o.ifb.index!), str(IFLA_IFALIAS, o.ifb.alias!)] })),
           },
+        };
+      if (!p.createdIfb) return undefined;
+      return {
+        what: `add link ${h.ifb} type ifb (IPv6 off, alias '${IFB_ALIAS_PREFIX}${h.dev}; state <this state directory's mark>')`,
+        run: async () => {
+          await createLink(route, { name: h.ifb, kind: 'ifb' });
+          // Failing half-way, the step removes the link it made (setup undoes only the steps that completed).
+          try {
+            p.ifbIndex = await resolveIfindex(route, h.ifb);
+            await setIfbAlias(route, p.ifbIndex, h);
+            disableIpv6(h.ifb);
+          } catch (e) {
+            await deleteLink(route, h.ifb).catch(() => {});
+            throw e;
+          }
+        },
+        undo: { what: `removed link ${h.ifb} (and its plug)`, run: () => deleteLink(route, h.ifb) },
+      };
+    },
     async remove(o, _p, out) {
       if (!o.ifb.exists) return;
       if (!h.ifbIsOurs(o)) {
@@ -902,34 +949,65 @@ function inboundPieces(h: InboundHold): HoldPieces<InboundObservation, InboundPl
       } else out.kept.push(`filters at pref ${INBOUND_PREF[fam]} on ${h.dev} ingress: not synplug's`);
     },
   });
-  return {
-    list: [ifb, plug, clsact, filter('ip'), filter('ipv6')],
-    observe: () => h.observe(),
-    begin: (o) => ({ ifbIndex: o.ifb.index, createdIfb: !o.ifb.exists, addedClsact: h.record?.addedClsact ?? false }),
-    marked: (o) => (o.ifb.exists && o.ifb.kind === 'ifb' && o.ifb.alias === IFB_ALIAS_PREFIX + h.dev ? [`IFB ${h.ifb} (alias '${o.ifb.alias}')`] : []),
-    refuse(o) {
-      if (o.ifb.exists && !h.ifbIsOurs(o)) throw new IfbNameClashError(h.ifb, h.dev, o.ifb.kind);
-      for (const fam of ['ip', 'ipv6'] as const)
-        if (h.filtersAt(o, fam).length && !h.filtersAreOurs(o, fam)) throw new ForeignFilterError(h.dev, INBOUND_PREF[fam], fam);
+  // another state directory's hold (its IFB's alias says so): nothing of it is removed or released through this one
+  return sparingOthers<InboundObservation, InboundPlan>(
+    {
+      list: [ifb, plug, clsact, filter('ip'), filter('ipv6')],
+      observe: () => h.observe(),
+      begin: (o) => ({ ifbIndex: o.ifb.index, createdIfb: !o.ifb.exists, addedClsact: h.record?.addedClsact ?? false }),
+      marked: (o) => (h.ifbOwner(o).is !== 'none' ? [`IFB ${h.ifb} (alias '${o.ifb.alias}')`] : []),
+      // whose, by the state directory's mark in the IFB's alias (undefined: an earlier synplug's alias)
+      markOwner(o) {
+        const owner = h.ifbOwner(o);
+        if (owner.is === 'ours') return { here: true };
+        if (owner.is !== 'other') return undefined;
+        return {
+          here: false,
+          detail: `the IFB's alias names state directory mark ${owner.theirs}; this directory's is ${o.stateMark ?? 'none: it does not exist yet'}`,
+          removeBy: `'ip link del ${h.ifb}' (it drops what its plug holds; then the filters at pref ${INBOUND_PREF.ip} and ${INBOUND_PREF.ipv6} of ${h.dev} ingress redirect to nothing: 'tc filter del dev ${h.dev} ingress pref ${INBOUND_PREF.ip}' and 'pref ${INBOUND_PREF.ipv6}')`,
+        };
+      },
+      refuse(o) {
+        if (o.ifb.exists && !h.ifbIsOurs(o)) throw new IfbNameClashError(h.ifb, h.dev, o.ifb.kind);
+        for (const fam of ['ip', 'ipv6'] as const)
+          if (h.filtersAt(o, fam).length && !h.filtersAreOurs(o, fam)) throw new ForeignFilterError(h.dev, INBOUND_PREF[fam], fam);
+      },
+      record: (p): InboundHoldRecord => ({
+        mode: 'inbound',
+        dev: h.dev,
+        createdAt: h.record?.createdAt ?? Date.now(),
+        ifb: h.ifb,
+        ports: h.spec.ports,
+        addrs: h.spec.addrs,
+        classifier: h.classifier,
+        limit: h.limit,
+        families: h.families,
+        addedClsact: p.addedClsact,
+      }),
+      async letGo(o, out) {
+        if (!h.releaseMessages.length || !o.ifbQdiscs.some((q) => q.root && q.kind === 'plug')) return;
+        await route.exchange(h.releaseMessages).catch(() => {});
+        out.removed.push(`released the plug on ${h.ifb}`);
+      },
     },
-    record: (p): InboundHoldRecord => ({
-      mode: 'inbound',
-      dev: h.dev,
-      createdAt: h.record?.createdAt ?? Date.now(),
-      ifb: h.ifb,
-      ports: h.spec.ports,
-      addrs: h.spec.addrs,
-      classifier: h.classifier,
-      limit: h.limit,
-      families: h.families,
-      addedClsact: p.addedClsact,
-    }),
-    async letGo(o, out) {
-      if (!h.releaseMessages.length || !o.ifbQdiscs.some((q) => q.root && q.kind === 'plug')) return;
-      await route.exchange(h.releaseMessages).catch(() => {});
-      out.removed.push(`released the plug on ${h.ifb}`);
+    (o) => {
+      const owner = h.ifbOwner(o);
+      return owner.is === 'other' ? `inbound hold of ${h.dev} (link ${h.ifb} with its plug, the filters on ${h.dev}): kept, ${owner.detail}` : undefined;
     },
-  };
+  );
+}
+
+/**
+ * Give an IFB of the hold its alias, with the mark of the hold's state
+ * directory (teardown-marks.ts ifbAlias), which exists when the step runs
+ * (setup makes it before its first step).
+ * @throws {SynplugError} the state directory is gone (`failure`)
+ * @throws {NetlinkError} the kernel refused
+ */
+async function setIfbAlias(route: HoldSockets['route'], ifbIndex: number, h: InboundHold): Promise<void> {
+  const mark = h.stateDir === undefined ? undefined : stateDirMark(h.stateDir);
+  if (mark === undefined) throw new SynplugError(`the state directory ${h.stateDir ?? '(none given)'} is gone: its mark cannot be put on ${h.ifb}`, 'failure');
+  await route.request({ type: RTM_NEWLINK, payload: [ifinfomsg(ifbIndex), str(IFLA_IFALIAS, ifbAlias(h.dev, mark))] });
 }
 
 /** A device of the IFB's name exists that synplug did not create. Category `usage` (nothing changed). */
@@ -1072,8 +1150,9 @@ export async function openInboundHold(
   spec: InboundSpec,
   limit: number,
   record?: InboundHoldRecord,
-  options: { deviceMayBeGone?: boolean } = {},
+  options: { deviceMayBeGone?: boolean; stateDir?: string } = {},
 ): Promise<InboundHold> {
+  const sd = options.stateDir;
   const route = sockets.route;
   let flags = 0;
   let ifindex: number;
@@ -1088,8 +1167,8 @@ export async function openInboundHold(
     // (A recorded hold keeps the name its record is keyed by.)
     if (!record && raw.ifname && raw.ifname !== spec.dev) spec = { ...spec, dev: raw.ifname };
     if (raw.kind === 'ifb' && !options.deviceMayBeGone) {
-      const alias = raw.attrs.str(IFLA_IFALIAS);
-      const whose = alias?.startsWith(IFB_ALIAS_PREFIX) ? `synplug's IFB of the inbound hold of ${alias.slice(IFB_ALIAS_PREFIX.length)}` : 'an ifb device';
+      const marked = ifbAliasMark(raw.attrs.str(IFLA_IFALIAS));
+      const whose = marked ? `synplug's IFB of the inbound hold of ${marked.dev}` : 'an ifb device';
       throw new UsageError(`--inbound ${spec.dev}: ${spec.dev} is an IFB (${whose}); give the device the clients' packets arrive on`);
     }
   } catch (e) {
@@ -1108,17 +1187,17 @@ export async function openInboundHold(
       } catch (e2) {
         if (!(e2 instanceof NetlinkError && e2.code === 'ENODEV')) throw e2;
       }
-      if (renamed) return new InboundHold(sockets, spec, limit, recordedIndex, st.exists ? st.index : undefined, record);
+      if (renamed) return new InboundHold(sockets, spec, limit, recordedIndex, st.exists ? st.index : undefined, record, false, sd);
     }
     // A recorded hold whose device is gone (its filters went with it): still open, so that release and teardown reach the IFB.
-    return new InboundHold(sockets, spec, limit, 0, st.exists ? st.index : undefined, record);
+    return new InboundHold(sockets, spec, limit, 0, st.exists ? st.index : undefined, record, false, sd);
   }
   if (flags & IFF_LOOPBACK)
     throw new UsageError(`--inbound ${spec.dev}: a loopback device; hold local connections with the local hold ('synplug setup' without --inbound)`);
   const ifb = record?.ifb ?? ifbNameFor(ifindex);
   if (ifb === spec.dev) throw new UsageError(`--inbound ${spec.dev}: that is synplug's own IFB`);
   const st = await readLink(route, ifb);
-  return new InboundHold(sockets, spec, limit, ifindex, st.exists ? st.index : undefined, record);
+  return new InboundHold(sockets, spec, limit, ifindex, st.exists ? st.index : undefined, record, false, sd);
 }
 
 /**
@@ -1162,7 +1241,7 @@ export const inboundMode: HoldMode = {
   async open(sockets: HoldSockets, config: GuardConfig, record?: HoldRecord): Promise<Hold> {
     if (record?.mode !== 'inbound') throw new SynplugError('the inbound mode opens a hold from its setup record only (setup --inbound makes one)');
     const r = record as InboundHoldRecord;
-    return openInboundHold(sockets, specOfRecord(r), r.limit ?? config.limit ?? DEFAULTS.limit, r, { deviceMayBeGone: true });
+    return openInboundHold(sockets, specOfRecord(r), r.limit ?? config.limit ?? DEFAULTS.limit, r, { deviceMayBeGone: true, stateDir: config.stateDir });
   },
   async probeSupport(sockets: HoldSockets, config: GuardConfig) {
     // The probe needs a device for its qdisc probes only: the configuration's (lo; the kinds are the kernel's, not a device's).
@@ -1180,7 +1259,7 @@ export const inboundMode: HoldMode = {
     if (!found) throw new NoDeviceError(spec.dev, undefined, '--inbound');
     const replaces = inboundRecordId(record, found);
     const rec = record?.holds[replaces] as InboundHoldRecord | undefined;
-    return { hold: await openInboundHold(sockets, { ...spec, dev: found.name }, config.limit, rec), replaces };
+    return { hold: await openInboundHold(sockets, { ...spec, dev: found.name }, config.limit, rec, { stateDir: config.stateDir }), replaces };
   },
   async select(sockets: HoldSockets, record: SetupRecord | undefined, dev: string, refuse = true) {
     const found = await resolveInboundDevice(sockets.route, dev);
@@ -1191,21 +1270,31 @@ export const inboundMode: HoldMode = {
   async findUnrecorded(sockets: HoldSockets, record: SetupRecord | undefined, config: GuardConfig): Promise<UnrecordedPiece[]> {
     const recorded = new Set(Object.values(record?.holds ?? {}).flatMap((h) => (h.mode === 'inbound' ? [(h as InboundHoldRecord).ifb] : [])));
     const out: UnrecordedPiece[] = [];
+    const mine = stateDirMark(config.stateDir);
     for (const f of await findSynplugIfbs(sockets.route)) {
       if (recorded.has(f.ifb)) continue;
       const mismatch = await unrecordedIfbMismatch(sockets.route, f);
+      // another state directory's (its alias names that directory's mark): its hold, not a leftover of this one's
+      const other =
+        mismatch === undefined && ownerOfMark(f, mine) === 'other'
+          ? otherDirectoryDetail(`inbound hold of ${f.dev}`, "its IFB's alias", f.stateMark!, mine)
+          : undefined;
       out.push({
         id: inboundId(f.dev),
         report: { ifb: f.ifb, dev: f.dev, teardown: `synplug teardown --inbound ${f.dev}` },
         ...(mismatch !== undefined && { mismatch }),
-        keptReason: `link ${f.ifb}: carries synplug's alias '${IFB_ALIAS_PREFIX}${f.dev}', but no record lists it and ${mismatch}: not synplug's; left alone, with the filters on ${f.dev}`,
+        ...(other !== undefined && { otherDirectory: other }),
+        keptReason:
+          other !== undefined
+            ? `link ${f.ifb} (with its plug and the filters on ${f.dev}): kept, ${other}`
+            : `link ${f.ifb}: carries synplug's alias '${IFB_ALIAS_PREFIX}${f.dev}', but no record lists it and ${mismatch}: not synplug's; left alone, with the filters on ${f.dev}`,
         matches: (t) => f.dev === t.name || (t.ifindex !== undefined && f.ifb === ifbNameFor(t.ifindex)),
         release: async () => {
           const [r] = await sockets.route.exchange([ifbReleaseMessage(f.ifbIndex)]);
           return r.error || r.unanswered ? undefined : `${f.ifb} (inbound hold of ${f.dev})`;
         },
         teardown: async () => {
-          const h = await openOrphanInboundHold(sockets, f, config.limit);
+          const h = await openOrphanInboundHold(sockets, f, config.limit, config.stateDir);
           return teardownHold(h, await inspectHold(h));
         },
       });
@@ -1274,8 +1363,10 @@ export interface SynplugIfb {
   ifb: string;
   /** its index */
   ifbIndex: number;
-  /** the device its alias names (`synplug inbound hold of DEV`) */
+  /** the device its alias names (`synplug inbound hold of DEV; state <mark>`) */
   dev: string;
+  /** the state directory's mark its alias names (absent: an earlier synplug's alias) */
+  stateMark?: string;
 }
 
 /**
@@ -1288,9 +1379,9 @@ export async function findSynplugIfbs(route: HoldSockets['route']): Promise<Synp
   const out: SynplugIfb[] = [];
   for (const l of await listRawLinks(route)) {
     if (l.kind !== 'ifb' || !l.ifname) continue;
-    const alias = l.attrs.str(IFLA_IFALIAS);
-    if (!alias?.startsWith(IFB_ALIAS_PREFIX) || alias.length === IFB_ALIAS_PREFIX.length) continue;
-    out.push({ ifb: l.ifname, ifbIndex: l.index, dev: alias.slice(IFB_ALIAS_PREFIX.length) });
+    const m = ifbAliasMark(l.attrs.str(IFLA_IFALIAS));
+    if (!m) continue;
+    out.push({ ifb: l.ifname, ifbIndex: l.index, ...m });
   }
   return out;
 }
@@ -1371,7 +1462,7 @@ export function ifbReleaseMessage(ifbIndex: number): RequestInit {
  * by the index in the IFB's name when it was renamed.
  * @throws {NetlinkError} a kernel refusal
  */
-export async function openOrphanInboundHold(sockets: HoldSockets, found: SynplugIfb, limit: number): Promise<InboundHold> {
+export async function openOrphanInboundHold(sockets: HoldSockets, found: SynplugIfb, limit: number, stateDir?: string): Promise<InboundHold> {
   const stand: InboundHoldRecord = {
     mode: 'inbound',
     dev: found.dev,
@@ -1387,10 +1478,10 @@ export async function openOrphanInboundHold(sockets: HoldSockets, found: Synplug
   const spec: InboundSpec = { dev: found.dev, ports: [1], addrs: [], classifier: 'u32' };
   let h: InboundHold;
   try {
-    h = await openInboundHold(sockets, spec, limit, stand, { deviceMayBeGone: true });
+    h = await openInboundHold(sockets, spec, limit, stand, { deviceMayBeGone: true, stateDir });
   } catch (e) {
     if (!(e instanceof UsageError)) throw e; // the alias names no usable device: the IFB alone
-    h = new InboundHold(sockets, spec, limit, 0, found.ifbIndex, stand);
+    h = new InboundHold(sockets, spec, limit, 0, found.ifbIndex, stand, false, stateDir);
   }
-  return new InboundHold(sockets, h.spec, limit, h.ifindex, found.ifbIndex, stand, true);
+  return new InboundHold(sockets, h.spec, limit, h.ifindex, found.ifbIndex, stand, true, stateDir);
 }

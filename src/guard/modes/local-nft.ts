@@ -79,8 +79,10 @@
  * and `remove` never read-modify anything else, so rules of other software
  * (iptables-nft's `ip mangle` table, legacy iptables, other nft tables) are
  * never touched. The table carries synplug's comment (teardown-marks.ts
- * TABLE_COMMENT), which the guard's teardown requires before removing it; a
- * table of that name without the comment is recreated with it.
+ * TABLE_COMMENT; the guard's, holdTableComment: with the mark of the state
+ * directory whose setup made it, `stateMark`), which the guard's teardown
+ * requires before removing it; a table of that name without the comment
+ * (or, a state mark given, without that one) is recreated with it.
  *
  * @module
  */
@@ -107,7 +109,7 @@ import { checkMark, checkName, checkPort, checkTimeoutMs, parseAddress, type Par
 import type { Expr } from '../../iptables/expr/index.js';
 import { COMMENT_MAXLEN } from '../../iptables/rule.js';
 import { DEFAULTS, NFT_NAMES } from '../config.js';
-import { TABLE_COMMENT, tableIsMarked } from '../teardown-marks.js';
+import { holdTableComment, TABLE_COMMENT, tableIsMarked } from '../teardown-marks.js';
 
 export { runPrepared, type PreparedBatch };
 
@@ -155,6 +157,15 @@ export interface MarkRuleOptions {
   set?: string;
   /** a comment stored with the rule (at most 127 bytes) */
   comment?: string;
+  /**
+   * the mark of the state directory whose setup makes the table (16 hex
+   * digits, state-fs.ts's `stateDirMark`): the table's comment is then
+   * teardown-marks.ts's holdTableComment, and a table with another comment
+   * (on a kernel that keeps table comments, 5.10+) is made anew with it.
+   * Without it the comment is TABLE_COMMENT, and only a table without
+   * synplug's mark is made anew.
+   */
+  stateMark?: string;
 }
 
 /** {@link MarkRuleOptions} checked, defaults filled. */
@@ -168,13 +179,14 @@ export interface ResolvedMarkRule {
   conditional: boolean;
   set: string;
   comment?: string;
+  stateMark?: string;
 }
 
 /**
  * Check the options and fill the defaults. Nothing is sent.
  * @throws {UsageError} a bad address; a mark of 0 or not a u32; a port outside 1-65535;
  *   a table, chain or set name empty or over 255 bytes (NFT_NAME_MAXLEN 256 with the NUL);
- *   an IPv6 address with family `ip` (or IPv4 with `ip6`); a comment over 127 bytes
+ *   an IPv6 address with family `ip` (or IPv4 with `ip6`); a comment over 127 bytes; a state mark that is not 16 hex digits
  */
 export function resolveMarkRule(o: MarkRuleOptions): ResolvedMarkRule {
   if (!o || typeof o !== 'object') throw new UsageError('mark rule options are required (at least an address)');
@@ -196,7 +208,20 @@ export function resolveMarkRule(o: MarkRuleOptions): ResolvedMarkRule {
       throw new UsageError(`bad rule comment: text of at most ${COMMENT_MAXLEN - 1} bytes, no NUL`);
     }
   }
-  return { address, port, mark, table, chain, family, conditional: o.conditional ?? false, set, ...(o.comment !== undefined && { comment: o.comment }) };
+  if (o.stateMark !== undefined && (typeof o.stateMark !== 'string' || !/^[0-9a-f]{16}$/.test(o.stateMark)))
+    throw new UsageError(`bad state directory mark '${String(o.stateMark)}': 16 lowercase hex digits (a state directory's mark)`);
+  return {
+    address,
+    port,
+    mark,
+    table,
+    chain,
+    family,
+    conditional: o.conditional ?? false,
+    set,
+    ...(o.comment !== undefined && { comment: o.comment }),
+    ...(o.stateMark !== undefined && { stateMark: o.stateMark }),
+  };
 }
 
 const REG = C.NFT_REG_1;
@@ -321,12 +346,15 @@ function setMatches(s: NftSet, r: ResolvedMarkRule): boolean {
 export function planMarkRule(state: TableState, r: ResolvedMarkRule, options: { chain?: boolean } = {}): NftBatch {
   const b = new NftBatch();
   const tref = { family: r.family, name: r.table };
-  if (state.table && tableIsMarked(state.table) === false) {
-    // Without synplug's comment (an older synplug's, or made by hand): recreated with it, in the same batch.
+  const comment = r.stateMark === undefined ? TABLE_COMMENT : holdTableComment(r.stateMark);
+  const marked = state.table && tableIsMarked(state.table);
+  if (state.table && (marked === false || (marked === true && r.stateMark !== undefined && state.table.comment !== comment))) {
+    // Without synplug's comment (made by hand), or (a state mark given) without this one (an earlier synplug's):
+    // recreated with it, in the same batch. Another state directory's never reaches here (the guard refuses it first).
     b.deleteTable(tref);
     state = { chains: [], rules: [], sets: [] };
   }
-  if (!state.table) b.addTable({ ...tref, comment: TABLE_COMMENT });
+  if (!state.table) b.addTable({ ...tref, comment });
   const deleted = new Set<number>();
   let setCreated = false;
   if (r.conditional) {

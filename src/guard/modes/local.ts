@@ -67,7 +67,20 @@ import {
   type TcConnection,
 } from '../../tc/index.js';
 import { TREE, NFT_NAMES, refuseLoopback, resolveConfig, type GuardConfig } from '../config.js';
-import { ADDRESS_PROTO, addressCarriesMark, addressIsMarked, removeIfThere, tableIsMarked } from '../teardown-marks.js';
+import {
+  ADDRESS_PROTO,
+  addressCarriesMark,
+  addressIsMarked,
+  EARLIER_MARK_DETAIL,
+  holdTableMark,
+  otherDirectoryDetail,
+  ownerOfMark,
+  removeIfThere,
+  tableIsMarked,
+} from '../teardown-marks.js';
+import { stateDirMark } from '../state-fs.js';
+import { sparingOthers } from '../pieces.js';
+import { SynplugError } from '../../netlink/errors.js';
 import { nothingQueuedWithin, queuedPackets } from '../../netlink/nfqueue.js';
 import { defaultNetns } from '../../netlink/netns.js';
 import { ForeignQdiscError, NoDeviceError } from '../errors.js';
@@ -129,6 +142,32 @@ export interface LocalObservation {
   nftChain: boolean;
   /** it carries synplug's comment (teardown-marks.ts); undefined on a kernel that keeps no table comment (before 5.10) */
   nftTableMarked?: boolean;
+  /** the table's comment as listed (holdTableComment: with the mark of the state directory whose setup made it) */
+  tableComment?: string;
+  /** the mark of this hold's state directory (undefined: the directory does not exist yet) */
+  stateMark?: string;
+}
+
+/**
+ * Whose the local hold's table is, by its comment (teardown-marks.ts
+ * holdTableComment): `ours`, this state directory's; `other`, another's
+ * (`theirs` its mark, `detail` the words); `earlier`, an earlier synplug's
+ * (synplug's mark, no state directory's: `synplug setup` marks it anew);
+ * `unmarked`, not synplug's; `unknown`, a kernel before 5.10, which keeps no
+ * comment (the record alone decides: the documented fallback); `none`, absent.
+ */
+export function localTableOwner(o: Pick<LocalObservation, 'nftTable' | 'nftTableMarked' | 'tableComment' | 'stateMark'>): {
+  is: 'ours' | 'other' | 'earlier' | 'unmarked' | 'unknown' | 'none';
+  theirs?: string;
+  detail?: string;
+} {
+  if (!o.nftTable) return { is: 'none' };
+  if (o.nftTableMarked === undefined) return { is: 'unknown' };
+  if (!o.nftTableMarked) return { is: 'unmarked' };
+  const m = holdTableMark(o.tableComment);
+  if (!m) return { is: 'earlier', detail: EARLIER_MARK_DETAIL };
+  const is = ownerOfMark(m, o.stateMark);
+  return is === 'other' ? { is, theirs: m.stateMark, detail: otherDirectoryDetail('local hold', "its table's comment", m.stateMark, o.stateMark) } : { is };
 }
 
 /** What `status` shows of the local hold in its entry (see HoldStatus for the fields). */
@@ -226,9 +265,13 @@ export function judgeLocal(o: LocalObservation, c: GuardConfig, record: LocalHol
     filter = { piece: filterName, status: diffs.length ? 'different' : 'ok', ...(diffs.length && { detail: diffs.join(', ') }) };
   }
   const nftName = `nftables table ${familyOf(c.addr)} ${c.table} with set ${NFT_NAMES.set}`;
+  const owner = localTableOwner(o);
   const nftables: PieceState = !o.nftTable
     ? { piece: nftName, status: 'missing' }
-    : { piece: nftName, status: o.nftBasePlan.length ? 'different' : 'ok', ...(o.nftBasePlan.length && { detail: `would ${o.nftBasePlan.join('; ')}` }) };
+    : owner.detail !== undefined
+      ? // another state directory's (never used through this one), or an earlier synplug's (setup marks it anew)
+        { piece: nftName, status: 'different', detail: owner.detail }
+      : { piece: nftName, status: o.nftBasePlan.length ? 'different' : 'ok', ...(o.nftBasePlan.length && { detail: `would ${o.nftBasePlan.join('; ')}` }) };
   const chainName = `nftables chain ${familyOf(c.addr)} ${c.table} ${NFT_NAMES.chain} (hook output priority mangle): marking rule for ${c.addr}, mark ${c.mark}`;
   const chainPlan = o.nftPlan.filter((x) => !o.nftBasePlan.includes(x));
   const chain: PieceState =
@@ -299,7 +342,9 @@ export class LocalHold implements Hold {
     const addrs = await listAddresses(this.sockets.route, { dev: this.ifindex, family: isIP(c.addr) === 6 ? 'inet6' : 'inet' });
     const found = addrs.find((a) => a.local === c.addr);
     const hasAddress = found !== undefined;
-    const r = resolveMarkRule(markRuleOf(c));
+    // the table's comment carries the state directory's mark (the plan makes a table without it anew)
+    const stateMark = stateDirMark(c.stateDir);
+    const r = resolveMarkRule({ ...markRuleOf(c), ...(stateMark !== undefined && { stateMark }) });
     const state = await readTableState(this.sockets.nft, r.family, r.table);
     const plan = planMarkRule(state, r);
     return {
@@ -312,6 +357,8 @@ export class LocalHold implements Hold {
       nftTable: state.table !== undefined,
       nftChain: state.chains.some((x) => x.name === r.chain),
       ...(state.table && { nftTableMarked: tableIsMarked(state.table) }),
+      ...(state.table?.comment !== undefined && { tableComment: state.table.comment }),
+      ...(stateMark !== undefined && { stateMark }),
     };
   }
 
@@ -677,20 +724,32 @@ function localPieces(h: LocalHold): HoldPieces<LocalObservation, LocalPlan> {
   });
   const family = familyOf(c.addr);
   const rule = resolveMarkRule(markRuleOf(c));
-  const tableIsOurs = (o: LocalObservation) => o.nftTableMarked ?? (record !== undefined || o.nftPlan.length === 0);
+  // this state directory's table (or an earlier synplug's); on a kernel before 5.10 (no comment) the record decides
+  const tableIsOurs = (o: LocalObservation) => {
+    const owner = localTableOwner(o).is;
+    return owner === 'unknown' ? record !== undefined || o.nftPlan.length === 0 : owner === 'ours' || owner === 'earlier';
+  };
   const nftables = localPiece(h, 'nftables', {
-    add: (o, st) =>
-      st.status === 'ok'
-        ? undefined
-        : {
-            what: o.nftTable
-              ? `update nftables table ${c.table} (${o.nftBasePlan.join('; ')})`
-              : `add nftables table ${c.table} with set ${NFT_NAMES.set} (the marking chain comes with each hold)`,
-            run: async () => void (await ensureMarkRule(sockets.nft, markRuleOf(c), { chain: false })),
-            undo: o.nftTable
-              ? undefined
-              : { what: `removed nftables table ${c.table}`, run: async () => void (await removeMarkTable(sockets.nft, { table: c.table, family })) },
-          },
+    add(o, st) {
+      if (st.status === 'ok') return undefined;
+      // another state directory's table: refused before any step (setup.ts refuseOthersPieces), and never replaced here
+      const owner = localTableOwner(o);
+      if (owner.is === 'other') throw new SynplugError(`nftables table ${family} ${c.table}: ${owner.detail}. Nothing was changed`, 'foreign-state');
+      return {
+        what: o.nftTable
+          ? `update nftables table ${c.table} (${o.nftBasePlan.join('; ') || "its comment: this state directory's mark"})`
+          : `add nftables table ${c.table} with set ${NFT_NAMES.set} (the marking chain comes with each hold)`,
+        // the comment carries the state directory's mark: the directory exists when the step runs (setup makes it first)
+        run: async () => {
+          const stateMark = stateDirMark(c.stateDir);
+          if (stateMark === undefined) throw new SynplugError(`the state directory ${c.stateDir} is gone: its mark cannot be put on the table`, 'failure');
+          await ensureMarkRule(sockets.nft, { ...markRuleOf(c), stateMark }, { chain: false });
+        },
+        undo: o.nftTable
+          ? undefined
+          : { what: `removed nftables table ${c.table}`, run: async () => void (await removeMarkTable(sockets.nft, { table: c.table, family })) },
+      };
+    },
     async remove(o, p, out) {
       if (!o.nftTable) return;
       // deleting the table would unregister its base chain, which drops every packet queued in the namespace
@@ -739,42 +798,65 @@ function localPieces(h: LocalHold): HoldPieces<LocalObservation, LocalPlan> {
       },
     ],
   });
-  return {
-    list: [address, nftables, prio, ...pfifos, plug, filter, chain],
-    listOrder: LOCAL_PIECES,
-    observe: () => h.observe(),
-    begin: (o) => ({ addedAddress: (record?.addedAddress ?? false) || o.addressMarked === true, rebuilt: false }),
-    marked: (o) => [
-      ...(o.nftTableMarked === true ? [`nftables table ${family} ${c.table}`] : []),
-      ...(o.addressMarked ? [`address ${c.addr} on ${c.dev}`] : []),
-    ],
-    // a root that is not synplug's is in the way of every hold's phase one (which never replaces it): refused, or with --force removed
-    refuse(o, options) {
-      const root = rootOf(o);
-      if (root && root.handle !== '0:' && !h.rootIsOurs(o) && !options.force) throw new ForeignQdiscError(c.dev, formatQdiscText(root).split('\n')[0].trim());
+  // another state directory's hold (its table's comment says so): nothing of it is removed or released through this one
+  return sparingOthers<LocalObservation, LocalPlan>(
+    {
+      list: [address, nftables, prio, ...pfifos, plug, filter, chain],
+      listOrder: LOCAL_PIECES,
+      observe: () => h.observe(),
+      begin: (o) => ({ addedAddress: (record?.addedAddress ?? false) || o.addressMarked === true, rebuilt: false }),
+      marked: (o) => [
+        ...(o.nftTableMarked === true ? [`nftables table ${family} ${c.table}`] : []),
+        ...(o.addressMarked ? [`address ${c.addr} on ${c.dev}`] : []),
+      ],
+      // whose, by the state directory's mark in the table's comment (undefined: an earlier synplug's, or a kernel before 5.10)
+      markOwner(o) {
+        const owner = localTableOwner(o);
+        if (owner.is === 'ours') return { here: true };
+        if (owner.is !== 'other') return undefined;
+        const removeBy = [
+          `'nft delete table ${family} ${c.table}'`,
+          ...(h.rootIsOurs(o) ? [`'tc qdisc del dev ${c.dev} root' (once nothing is held: it drops what its plug holds)`] : []),
+          ...(o.addressMarked ? [`'ip addr del ${c.addr}/${prefixlenOf(c.addr)} dev ${c.dev}'`] : []),
+        ].join(' and ');
+        return {
+          here: false,
+          detail: `the table's comment names state directory mark ${owner.theirs}; this directory's is ${o.stateMark ?? 'none: it does not exist yet'}`,
+          removeBy,
+        };
+      },
+      // a root that is not synplug's is in the way of every hold's phase one (which never replaces it): refused, or with --force removed
+      refuse(o, options) {
+        const root = rootOf(o);
+        if (root && root.handle !== '0:' && !h.rootIsOurs(o) && !options.force) throw new ForeignQdiscError(c.dev, formatQdiscText(root).split('\n')[0].trim());
+      },
+      clear(o, options) {
+        const root = rootOf(o);
+        if (!options.force || !root || root.handle === '0:' || h.rootIsOurs(o)) return [];
+        return [{ what: `delete root qdisc ${root.kind} ${root.handle} on ${c.dev} (--force)`, run: () => deleteQdisc(route, { ...dev, parent: 'root' }) }];
+      },
+      record: (p): LocalHoldRecord => ({
+        mode: 'local',
+        dev: c.dev,
+        addr: c.addr,
+        mark: c.mark,
+        limit: c.limit,
+        table: c.table,
+        addedAddress: p.addedAddress,
+        prefixlen: prefixlenOf(c.addr),
+        createdAt: record?.createdAt ?? Date.now(),
+      }),
+      async letGo(o, out) {
+        if (qdiscAt(o, TREE.plugParent)?.kind !== 'plug') return;
+        await route.exchange(h.releaseMessages).catch(() => {});
+        out.removed.push('released the plug');
+      },
     },
-    clear(o, options) {
-      const root = rootOf(o);
-      if (!options.force || !root || root.handle === '0:' || h.rootIsOurs(o)) return [];
-      return [{ what: `delete root qdisc ${root.kind} ${root.handle} on ${c.dev} (--force)`, run: () => deleteQdisc(route, { ...dev, parent: 'root' }) }];
+    (o) => {
+      const owner = localTableOwner(o);
+      return owner.is === 'other' ? `local hold on ${c.dev} (its qdiscs, filter, table and address): kept, ${owner.detail}` : undefined;
     },
-    record: (p): LocalHoldRecord => ({
-      mode: 'local',
-      dev: c.dev,
-      addr: c.addr,
-      mark: c.mark,
-      limit: c.limit,
-      table: c.table,
-      addedAddress: p.addedAddress,
-      prefixlen: prefixlenOf(c.addr),
-      createdAt: record?.createdAt ?? Date.now(),
-    }),
-    async letGo(o, out) {
-      if (qdiscAt(o, TREE.plugParent)?.kind !== 'plug') return;
-      await route.exchange(h.releaseMessages).catch(() => {});
-      out.removed.push('released the plug');
-    },
-  };
+  );
 }
 
 /**

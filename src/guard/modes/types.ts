@@ -263,6 +263,11 @@ export interface UnrecordedPiece {
   report: UnrecordedIfb;
   /** set when it carries synplug's mark but is not synplug's after all: why (it is then left alone) */
   mismatch?: string;
+  /**
+   * set when its mark names another state directory (an IFB's alias): whose, in words. It is that directory's hold,
+   * not a leftover of this one: never released or removed through this one, nor reported as this one's
+   */
+  otherDirectory?: string;
   /** a device name or index it belongs to (to select it with `--inbound DEV`) */
   matches(target: { name: string; ifindex?: number }): boolean;
   /** release what it holds now; returns a label (`spifb3 (inbound hold of eth0)`), or undefined when it held nothing */
