@@ -214,6 +214,25 @@ export function killedProtectEntry(lease: Lease, now: number, by = 'its watchdog
 }
 
 /**
+ * Write the history line of each protect killed during its hold whose lease a
+ * drop removed as dead (leases.ts's deadProtectLeases: its watchdog, and a
+ * queue hold's holder, killed too, so that neither wrote it). The drop
+ * removed them under the lease lock, so nobody else writes them: one line
+ * each. Never throws.
+ * @param dead the dropped leases of killed protects
+ * @param by who released the hold, for the entry's words, by lease
+ * @returns the warnings of lines not written (one sentence each)
+ */
+export async function recordKilledProtects(stateDir: string, dead: readonly Lease[], by: (l: Lease) => string): Promise<string[]> {
+  const warnings: string[] = [];
+  for (const l of dead) {
+    const w = await recordHistory(stateDir, killedProtectEntry(l, Date.now(), by(l)));
+    if (w) warnings.push(w);
+  }
+  return warnings;
+}
+
+/**
  * The last reload recorded, for `status`: never throws (a damaged history is
  * named in `historyError` instead, and status still shows the rest).
  * @param stateDir the state directory

@@ -196,6 +196,20 @@ export interface DropResult {
   broken?: boolean;
   /** with `broken`: when that release let the hold go (plug.json's `releasedAt` then, ms since the epoch), when recorded */
   brokenAt?: number;
+  /**
+   * The other holders' dead leases this drop removed from the record, under the lock (a protect killed with its
+   * watchdog: nobody else will see them again), to write their history lines ({@link deadProtectLeases}); absent: none
+   */
+  dead?: Lease[];
+}
+
+/**
+ * Of the leases a drop removed, those of a protect that is gone (its owner no longer the same live process): a
+ * protect killed during its hold, whose history line ("killed") the remover writes, being the only one that saw it.
+ * A lease of another state directory (a copy) holds nothing here and is nobody's here.
+ */
+export function deadProtectLeases(dropped: readonly Lease[] | undefined): Lease[] {
+  return (dropped ?? []).filter((l) => l.owner === 'protect' && !l.elsewhere && !ownerAlive(l.pid, l.pidStart));
 }
 
 /**
@@ -234,11 +248,13 @@ export async function dropLease(
         // when the release that broke it let the hold go (read before this drop records its own)
         const brokenAt = broken ? releasedAtOf(store) : undefined;
         const remaining = all.filter((l) => l.id !== leaseId && leaseLive(l, now));
+        const deadOthers = all.filter((l) => l.id !== leaseId && !remaining.includes(l));
+        const dead = deadOthers.length > 0 ? { dead: deadOthers } : {};
         if (remaining.length > 0) {
           const latest = Math.max(...remaining.map((l) => l.deadline));
           store.writeLeases({ version: 1, leases: remaining });
           store.writePlug(plugRecordFor(remaining[remaining.length - 1], latest, dev));
-          return { released: false, remaining, releaseAttempts: 0, ...(broken && { broken, ...(brokenAt !== undefined && { brokenAt }) }) };
+          return { released: false, remaining, releaseAttempts: 0, ...(broken && { broken, ...(brokenAt !== undefined && { brokenAt }) }), ...dead };
         }
         // A broken lease's plug was released by the manual release; releasing again is always safe.
         releaseAttempts = await release();
@@ -247,7 +263,9 @@ export async function dropLease(
             ...(await finishRelease(store, kernel, leaseId, dev, all, releaseAttempts, onNotice, brokenAt)),
             broken,
             ...(brokenAt !== undefined && { brokenAt }),
+            ...dead,
           };
+        return { ...(await finishRelease(store, kernel, leaseId, dev, all, releaseAttempts, onNotice)), ...dead };
       }
       return finishRelease(store, kernel, leaseId, dev, all, releaseAttempts, onNotice);
     },
