@@ -36,18 +36,18 @@
  * @module
  */
 import { spawn } from 'node:child_process';
-import { chmodSync, lstatSync, unlinkSync } from 'node:fs';
+import { chmodSync, lstatSync, readFileSync, unlinkSync } from 'node:fs';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { basename, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { SynplugError, UsageError } from '../netlink/errors.js';
 import { libc } from '../netlink/libc.js';
 import { defaultNetns, netnsForChild } from '../netlink/netns.js';
-import { listBoundQueues, NfqueueHolder } from '../netlink/nfqueue.js';
+import { listBoundQueues, NfqueueHolder, netlinkSocketOwners } from '../netlink/nfqueue.js';
 import { logHolderFailure } from './holder-log.js';
 import { UNIX_PATH_MAX } from './config.js';
 import { dropLease, recordedLeases, leaseLive, type LeaseKernel } from './leases.js';
-import { ownerAlive, StateStore, type Lease } from './state.js';
+import { ownerAlive, processState, StateStore, type Lease } from './state.js';
 import { killedProtectEntry, recordHistory } from './history.js';
 import { watchdogEntryPath } from './watchdog.js';
 
@@ -86,6 +86,8 @@ export interface HolderRelease {
   failure?: string;
   /** the netlink port of the holder's queue socket, bound until its unbind right after this answer (not someone else's) */
   portId?: number;
+  /** the holder could not answer (stopped, hung) and was killed: why, and what that did; `dropped` then counts the SYNs queued at the kill */
+  killed?: string;
 }
 
 /**
@@ -114,11 +116,11 @@ function peerCred(sock: Socket): { pid: number; uid: number } | undefined {
   return { pid: v.readInt32LE(0), uid: v.readUInt32LE(4) };
 }
 
-/** Read one JSON line from a socket (undefined when it closes first). */
-function readLine(sock: Socket, timeoutMs: number): Promise<Record<string, unknown> | undefined> {
+/** Read one JSON line from a socket: undefined when it closes first (or the line is not JSON), null when `timeoutMs` passes first. */
+function readLine(sock: Socket, timeoutMs: number): Promise<Record<string, unknown> | undefined | null> {
   return new Promise((resolve) => {
     let buf = '';
-    const done = (v: Record<string, unknown> | undefined) => {
+    const done = (v: Record<string, unknown> | undefined | null) => {
       clearTimeout(timer);
       sock.off('data', onData);
       sock.off('close', onClose);
@@ -135,7 +137,7 @@ function readLine(sock: Socket, timeoutMs: number): Promise<Record<string, unkno
       }
     };
     const onClose = () => done(undefined);
-    const timer = setTimeout(() => done(undefined), timeoutMs);
+    const timer = setTimeout(() => done(null), timeoutMs);
     sock.on('data', onData);
     sock.once('close', onClose);
   });
@@ -223,26 +225,92 @@ export async function removeStaleHolderSocket(stateDir: string, queueNum: number
 }
 
 /**
- * Ask the running holder of a queue to release it now (one batch ACCEPT, the
- * unbind; it then exits).
- * @returns what it released; undefined when no holder runs (nothing is held through one)
+ * How long a release waits for the holder's answer, ms. Its release is one
+ * batch verdict (2,000 SYNs in 33 ms, DESIGN.md), so a holder silent this
+ * long is stopped (SIGSTOP, a freezer, a debugger) or hung, and it is killed:
+ * holding past the release, and past `--max-hold`, is the failure synplug
+ * must never let happen.
  */
-export async function releaseThroughHolder(stateDir: string, queueNum: number): Promise<HolderRelease | undefined> {
+export const HOLDER_ANSWER_MS = 2000;
+
+/**
+ * Ask the running holder of a queue to release it now (one batch ACCEPT, the
+ * unbind; it then exits). A holder that cannot answer (stopped, state `T`
+ * or `t` in /proc/PID/stat, at once; hung, after `answerMs`) is killed
+ * (SIGKILL), so that nothing stays held: the kernel drops the SYNs it held
+ * (their clients connect when they retransmit, 1 s or more) and new SYNs
+ * pass (the rule's bypass). Only a process that is this directory's holder
+ * is killed: the listener of its socket (SO_PEERCRED, root or this user),
+ * running the holder's entry point ({@link QUEUE_HOLDER_ARG}), never this
+ * process.
+ * @param answerMs how long to wait for the answer, ms ({@link HOLDER_ANSWER_MS})
+ * @returns what it released (`killed` when it was killed instead); undefined when no holder runs (nothing is held through one)
+ */
+export async function releaseThroughHolder(stateDir: string, queueNum: number, answerMs = HOLDER_ANSWER_MS): Promise<HolderRelease | undefined> {
   const s = await connectHolder(stateDir, queueNum);
   if (!s) return undefined;
   try {
-    s.write(`${JSON.stringify({ op: 'release' })}\n`);
-    const r = await readLine(s, 10_000);
-    if (r?.ok !== true) return undefined;
-    return {
-      released: Number(r.released) || 0,
-      dropped: Number(r.dropped) || 0,
-      ...(typeof r.failure === 'string' && { failure: r.failure }),
-      ...(Number.isInteger(r.portId) && { portId: r.portId as number }),
-    };
+    const pid = peerCred(s)?.pid;
+    const stopped = pid === undefined ? undefined : stoppedState(pid);
+    if (stopped === undefined) {
+      s.write(`${JSON.stringify({ op: 'release' })}\n`);
+      const r = await readLine(s, answerMs);
+      if (r?.ok === true)
+        return {
+          released: Number(r.released) || 0,
+          dropped: Number(r.dropped) || 0,
+          ...(typeof r.failure === 'string' && { failure: r.failure }),
+          ...(Number.isInteger(r.portId) && { portId: r.portId as number }),
+        };
+      if (r !== null) return undefined; // it closed without an answer: gone (killed, or on its way out)
+    }
+    if (pid === undefined) return undefined;
+    const why = stopped ?? `it did not answer the release within ${answerMs} ms (hung, or stopped meanwhile)`;
+    return await killHolder(pid, queueNum, why);
   } finally {
     s.destroy();
   }
+}
+
+/** Why a process cannot answer (stopped by a signal or a debugger), from its state; undefined when it can. */
+function stoppedState(pid: number): string | undefined {
+  const st = processState(pid);
+  return st === 'T' ? 'it was stopped (state T: SIGSTOP, SIGTSTP or a freezer)' : st === 't' ? 'it was stopped by a debugger (state t)' : undefined;
+}
+
+/**
+ * Kill a queue's holder that cannot release (fail open), and wait (up to 2 s,
+ * polling every 10 ms) until its queue socket is closed: the queue is then
+ * unbound, what it held dropped, and new SYNs pass.
+ * @returns the release as it happened: nothing released, the SYNs queued at the kill dropped, `killed` saying why; undefined when the process is not a holder (nothing was done)
+ */
+async function killHolder(pid: number, queueNum: number, why: string): Promise<HolderRelease | undefined> {
+  let cmdline = '';
+  try {
+    cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+  } catch {
+    return undefined; // gone meanwhile
+  }
+  if (pid === process.pid || !cmdline.split('\0').includes(QUEUE_HOLDER_ARG)) return undefined;
+  const bound = listBoundQueues(defaultNetns()).find((e) => e.queue === queueNum);
+  const ownsBound = bound !== undefined && netlinkSocketOwners(bound.portId, defaultNetns()).some((o) => o.pid === pid);
+  try {
+    process.kill(pid, 'SIGKILL');
+  } catch {
+    return undefined; // gone meanwhile
+  }
+  const until = Date.now() + 2000;
+  while (ownsBound && Date.now() < until && listBoundQueues(defaultNetns()).some((e) => e.queue === queueNum && e.portId === bound.portId))
+    await new Promise((r) => setTimeout(r, 10));
+  const dropped = ownsBound ? bound.queued : 0;
+  const what = dropped
+    ? `the kernel dropped the ${dropped} SYN(s) it held (their clients connect when they retransmit, 1 s or more)`
+    : 'it held no SYN at that moment';
+  return {
+    released: 0,
+    dropped,
+    killed: `its holder process ${pid} could not answer the release: ${why}. It was killed so that nothing stays held: ${what}, and new SYNs pass`,
+  };
 }
 
 /**

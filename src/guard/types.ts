@@ -448,6 +448,8 @@ export interface PlugStats {
   failures?: string[];
   /** `drops` misses what was dropped uncounted: a queue's holder process died during the hold, its counter with it */
   dropsLost?: true;
+  /** when the hold ended before its release (a queue's holder process died: nothing was held after), ms since the epoch; summed over holds, only when every hold ended so */
+  holdEndedAt?: number;
 }
 
 /** Where `--wait-listen` looks: a TCP port, optionally on one address. */

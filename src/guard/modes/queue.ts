@@ -167,6 +167,8 @@ class QueueBinding {
   unanswered = false;
   /** the holder died while this session held: what it dropped is not counted (its counter died with it) */
   dropsLost = false;
+  /** when the holder died during this session's hold, ms since the epoch: nothing was held after */
+  endedAt: number | undefined;
   /** with {@link unanswered}: this directory had no holder socket either (a holder killed leaves its socket): none ever held here */
   noSocket = false;
   constructor(
@@ -195,6 +197,7 @@ class QueueBinding {
       if (this.conn !== conn || told) return;
       this.conn = undefined;
       this.dropsLost = true;
+      this.endedAt = Date.now();
       this.failures.push(
         `queue ${this.queueNum}: its holder process ended ${Date.now() - since} ms into the hold (killed?): the kernel dropped the SYNs it held (their clients connect when they retransmit, 1 s or more), and later SYNs passed unheld`,
       );
@@ -244,6 +247,7 @@ class QueueBinding {
       this.released += r.released;
       this.dropped += r.dropped;
       if (r.portId !== undefined) this.closingPort = r.portId;
+      if (r.killed !== undefined) this.failures.push(`queue ${this.queueNum}: ${r.killed}`);
       if (r.failure !== undefined)
         this.failures.push(
           `queue ${this.queueNum}: the kernel refused the release verdict twice (${r.failure}): the SYNs held were dropped; their clients connect when they retransmit (1 s or more)`,
@@ -665,8 +669,11 @@ export class QueueHold implements Hold {
   /** @inheritdoc */
   handoff(): HoldHandoff {
     // The queue's holder process keeps the bound socket and judges the leases itself: a protect's death closes
-    // its connection to the holder, which drops its lease and releases when no live lease is left.
-    return { steps: [] };
+    // its connection to the holder, which drops its lease and releases when no live lease is left. The watchdog asks
+    // it too when it releases (the owner's death, the deadline): a holder that cannot answer (stopped, hung) is then
+    // killed, so that nothing stays held past them.
+    const n = this.spec.queueNum;
+    return { steps: [{ what: `queue ${n}'s release through its holder`, phase: 'release', protocol: NETLINK_NETFILTER, messages: [], queueHolder: n }] };
   }
 
   /** @inheritdoc */
@@ -680,7 +687,8 @@ export class QueueHold implements Hold {
     const b = this.binding;
     // The queue's counters are the binding's, whichever of its holds (local, inbound) queued a SYN: summed over the
     // session's holds, they count once, through one of them.
-    if (!b.countsFor(this.id)) return { packets: 0, bytes: 0, drops: 0, qlen: 0, backlog: 0 };
+    const ended = b.endedAt !== undefined && { holdEndedAt: b.endedAt };
+    if (!b.countsFor(this.id)) return { packets: 0, bytes: 0, drops: 0, qlen: 0, backlog: 0, ...ended };
     return {
       packets: b.released,
       bytes: 0,
@@ -689,6 +697,7 @@ export class QueueHold implements Hold {
       backlog: 0,
       ...(b.failures.length && { failures: [...b.failures] }),
       ...(b.dropsLost && { dropsLost: true as const }),
+      ...ended,
     };
   }
 
