@@ -30,9 +30,8 @@ import {
 import { deviceOfHold, devicesOfHolds, holdModeFor, holdModes, selectInbound, type UnrecordedPiece } from './modes/index.js';
 import { GuardSession } from './session.js';
 import { teardownHold } from './pieces.js';
-import { REPORT_TABLE, removeReportCounters, retireReportChain } from './report.js';
+import { REPORT_TABLE, removeReportCounters, reportCountersPresent, retireReportChain } from './report.js';
 import { listTables } from '../iptables/table.js';
-import { SYNPLUG_TABLE } from './config.js';
 import { tableIsMarked } from './teardown-marks.js';
 import { startWatchdog, WATCHDOG_GRACE_MS, type WatchdogArm } from './watchdog.js';
 import type { GuardConfig } from './config.js';
@@ -422,7 +421,9 @@ async function otherHoldsHere(s: GuardSession, record: SetupRecord | undefined):
     if (e instanceof NetlinkError && e.code === 'EPROTONOSUPPORT') return [];
     throw e;
   });
-  const marked = tables.filter((t) => t.name !== REPORT_TABLE && SYNPLUG_TABLE.test(t.name) && tableIsMarked(t) !== false).map((t) => `table inet ${t.name}`);
+  // A table of synplug's by its mark (an inbound queue hold's `synplug_queue_DEV` may have a `-` in DEV, which the
+  // names of the local hold's tables never have); on a kernel that keeps no comment (before 5.10), by its name.
+  const marked = tables.filter((t) => t.name !== REPORT_TABLE && /^synplug(_|$)/.test(t.name) && (tableIsMarked(t) ?? true)).map((t) => `table inet ${t.name}`);
   const ifbs = (await unrecordedPieces(s, record)).filter((u) => u.mismatch === undefined).map((u) => u.id);
   return [...marked, ...ifbs];
 }
@@ -651,8 +652,11 @@ export async function teardown(opts: TeardownOptions = {}): Promise<TeardownResu
     // Every hold of this record gone: the reload report's RST counters go too (report.ts), unless a hold of another
     // state directory is still in this namespace (its protect counts with them).
     const others = await otherHoldsHere(s, record);
-    if (others.length) kept.push(`nftables table inet ${REPORT_TABLE}: the reload report's counters of synplug's other hold(s) here (${others.join(', ')})`);
-    else removed.push(...(await removeReportCounters(kept)));
+    if (others.length) {
+      // said only when it is there (no protect may have made it yet)
+      if (await reportCountersPresent())
+        kept.push(`nftables table inet ${REPORT_TABLE}: the reload report's counters of synplug's other hold(s) here (${others.join(', ')})`);
+    } else removed.push(...(await removeReportCounters(kept)));
     const nothing = !torn.length && !removed.length ? { nothingSetUp: "nothing of synplug's is set up (no record, no hold found); nothing to remove" } : {};
     let removedStateDir: boolean;
     try {

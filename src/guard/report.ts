@@ -612,6 +612,24 @@ export function lossCauses(r: ReloadReport, how: { maxHoldReached: boolean; wait
 }
 
 /**
+ * Whether synplug's table of RST counters is there (carrying synplug's mark,
+ * or on a kernel that keeps no table comment): what teardown may say it kept.
+ * Never throws (no nftables, or a listing refused: false).
+ */
+export async function reportCountersPresent(): Promise<boolean> {
+  let nft: NetlinkConnection | undefined;
+  try {
+    nft = openNftables();
+    const t = await getTable(nft, { family: 'inet', name: REPORT_TABLE });
+    return t !== undefined && tableIsMarked(t) !== false;
+  } catch {
+    return false;
+  } finally {
+    nft?.close();
+  }
+}
+
+/**
  * Remove synplug's table of RST counters (teardown of every hold), when it
  * carries synplug's table comment. A missing or unmarked table, or no
  * nftables in this kernel, is nothing to remove. Its base chain's removal
