@@ -243,8 +243,12 @@ export async function dropLease(
         releaseAttempts = await release();
       } else {
         const now = Date.now();
-        all = recordedLeases(store);
+        const recorded = store.readLeases();
+        all = recorded?.leases ?? [];
         const broken = leaseId !== undefined && !all.some((l) => l.id === leaseId);
+        // Broken, and no lease record at all: a teardown broke it and removed the records (nothing is set up any more),
+        // so nothing is recorded again in the directory it cleared.
+        const tornDown = broken && recorded === undefined;
         // when the release that broke it let the hold go (read before this drop records its own)
         const brokenAt = broken ? releasedAtOf(store) : undefined;
         const remaining = all.filter((l) => l.id !== leaseId && leaseLive(l, now));
@@ -260,7 +264,7 @@ export async function dropLease(
         releaseAttempts = await release();
         if (broken)
           return {
-            ...(await finishRelease(store, kernel, leaseId, dev, all, releaseAttempts, onNotice, brokenAt)),
+            ...(await finishRelease(store, kernel, leaseId, dev, all, releaseAttempts, onNotice, brokenAt, !tornDown)),
             broken,
             ...(brokenAt !== undefined && { brokenAt }),
             ...dead,
@@ -295,24 +299,28 @@ async function finishRelease(
   onNotice: (line: string) => void,
   /** a broken lease's: when the release that broke it let the hold go (kept as plug.json's releasedAt) */
   releasedAt?: number,
+  /** false: record nothing (a teardown removed the records: {@link dropLease}) */
+  record = true,
 ): Promise<DropResult> {
   const now = Date.now();
   const all = known ?? recordedLeases(store);
   const mine = all.find((l) => l.id === leaseId) ?? all[all.length - 1];
-  store.writeLeases({ version: 1, leases: [] });
-  const prev = store.readPlug();
-  store.writePlug({
-    ...(prev ?? {
-      version: 1,
-      owner: mine?.owner ?? 'manual',
-      pid: mine?.pid ?? process.pid,
-      dev,
-      since: mine?.since ?? now,
-      deadline: mine?.deadline ?? now,
-    }),
-    state: 'released',
-    releasedAt: releasedAt ?? Date.now(),
-  });
+  if (record) {
+    store.writeLeases({ version: 1, leases: [] });
+    const prev = store.readPlug();
+    store.writePlug({
+      ...(prev ?? {
+        version: 1,
+        owner: mine?.owner ?? 'manual',
+        pid: mine?.pid ?? process.pid,
+        dev,
+        since: mine?.since ?? now,
+        deadline: mine?.deadline ?? now,
+      }),
+      state: 'released',
+      releasedAt: releasedAt ?? Date.now(),
+    });
+  }
   await kernel.disarm().catch((e) => onNotice(`could not remove the nftables set element (it expires by itself at the deadline): ${(e as Error).message}`));
   return { released: true, remaining: [], releaseAttempts };
 }

@@ -6,7 +6,7 @@
  */
 import test from 'ava';
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runProtected } from '../../src/guard/protect.js';
@@ -492,4 +492,30 @@ test('taking and dropping leases is atomic: 16 overlapping holders, the plug rel
   t.is(releases, 1);
   t.false(kernel.buffering);
   t.deepEqual(liveLeases(store), []);
+});
+
+// rv19's MINOR: a teardown while a protect held (it breaks every lease, releases, and removes the records) was
+// followed by the protect's own end writing leases.json and plug.json again: files in a state directory that teardown
+// had cleared, saying something of a hold that is not set up any more. Now the protect, finding its lease broken and
+// the records gone, writes none.
+test("a teardown during a protect: the protect's end re-creates no record in the cleared state directory", async (t) => {
+  const { kernel, store, a, dir } = fresh();
+  writeFileSync(join(dir, 'history.jsonl'), ''); // what teardown keeps (its history), so that the directory stays
+  const go = join(dir, 'go');
+  const p = runProtected(a, { command: ['sh', '-c', `while [ ! -e ${go} ]; do sleep 0.02; done`] });
+  await until(() => kernel.buffering, 'the protect to buffer');
+  // teardown: every lease broken and the plug released (as release does), then the records removed
+  await breakLeases(
+    store,
+    () => a.release(),
+    () => store.writeLeases({ version: 1, leases: [] }),
+  );
+  store.clear();
+  const left = () => readdirSync(dir).filter((n) => n !== 'go' && n !== 'history.jsonl').sort();
+  t.deepEqual(left(), [], 'teardown cleared the records');
+  spawnSync('touch', [go]);
+  const r = await p;
+  t.is(r.exitCode, 0);
+  t.deepEqual(left(), [], `nothing re-created: ${left().join(' ')}`);
+  t.false(kernel.buffering);
 });
