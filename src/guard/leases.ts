@@ -196,6 +196,8 @@ export interface DropResult {
   broken?: boolean;
   /** with `broken`: when that release let the hold go (plug.json's `releasedAt` then, ms since the epoch), when recorded */
   brokenAt?: number;
+  /** with `broken`: the lease record was gone too (a teardown broke it and removed the records); nothing was recorded */
+  tornDown?: true;
   /**
    * The other holders' dead leases this drop removed from the record, under the lock (a protect killed with its
    * watchdog: nobody else will see them again), to write their history lines ({@link deadProtectLeases}); absent: none
@@ -266,6 +268,7 @@ export async function dropLease(
           return {
             ...(await finishRelease(store, kernel, leaseId, dev, all, releaseAttempts, onNotice, brokenAt, !tornDown)),
             broken,
+            ...(tornDown && { tornDown }),
             ...(brokenAt !== undefined && { brokenAt }),
             ...dead,
           };

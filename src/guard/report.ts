@@ -512,10 +512,14 @@ export async function retireReportChain(store: StateStore): Promise<{ removed?: 
     if (!(await listChains(c, { family: 'inet', table: REPORT_TABLE })).some((x) => x.name === name)) return undefined;
     if (!(await nothingQueuedWithin(REPORT_RETIRE_WAIT_MS, defaultNetns())))
       return { kept: `${chain}: packets are queued in this namespace, which removing a base chain would drop; the next reload removes it` };
-    const gone = await withLeaseLock(store, async () => {
-      if (recordedLeases(store).some((l) => leaseLive(l))) return false; // a holder counts with it: its end removes it
-      return removeIfThere(() => chainRemoval(name).commit(c));
-    });
+    // No lock file: no setup here any more (a teardown removed it), so no holder of this directory counts with it;
+    // removed without taking the lock, which would create the file again in the directory teardown cleared.
+    const gone = !store.hasLockFile()
+      ? await removeIfThere(() => chainRemoval(name).commit(c))
+      : await withLeaseLock(store, async () => {
+          if (recordedLeases(store).some((l) => leaseLive(l))) return false; // a holder counts with it: its end removes it
+          return removeIfThere(() => chainRemoval(name).commit(c));
+        });
     return gone ? { removed: chain } : undefined;
   } catch (e) {
     return { kept: `${chain}: ${message(e)}` };

@@ -578,6 +578,11 @@ export interface ProtectResult {
   /** this protect's lease was gone when it ended: a manual `synplug release` broke it, or its watchdog dropped it at the deadline (that released the plug then; `releasedHold` is false) */
   leaseBroken?: boolean;
   /**
+   * with `leaseBroken`: a teardown broke it, released the hold and removed the state directory's records; nothing of
+   * this reload is recorded there again (no history line, no metrics: the directory stays as teardown left it)
+   */
+  tornDown?: boolean;
+  /**
    * this protect's lease was dropped at its own max-hold deadline, by its watchdog or the queue's holder, while this
    * protect was late to its own release (a loaded host): that let the hold go then (`releasedHold` is false, no
    * `leaseBroken`: no manual release was involved)
