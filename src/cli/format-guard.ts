@@ -67,7 +67,9 @@ export function formatCheck(r: CheckResult): string {
     lines.push(`  ${p.status === 'ok' ? 'ok       ' : p.status === 'missing' ? 'MISSING  ' : 'DIFFERENT'} ${p.piece}${p.detail ? ` (${p.detail})` : ''}`);
   lines.push(...unrecordedLines(r.unrecorded).map((l) => `  ${l}`));
   if (r.interrupted) lines.push(`  ${r.interrupted}`);
-  const run = [...new Set(r.holds.filter((h) => h.state !== 'ok').map((h) => `'${setupHint(h)}'`))];
+  // a hold whose pieces are another state directory's: setup here is refused, so its own advice instead
+  for (const h of r.holds) if (h.elsewhere) lines.push(`${holdWords(h).label}: ${h.elsewhere}`);
+  const run = [...new Set(r.holds.filter((h) => h.state !== 'ok' && !h.elsewhere).map((h) => `'${setupHint(h)}'`))];
   if (r.state !== 'ok' && run.length) {
     const recorded = !r.interrupted && r.holds.some((h) => h.state === 'partial' && holdWords(h).fromRecord);
     // nothing of a hold there: set it up; some of it: complete it

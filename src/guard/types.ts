@@ -91,6 +91,11 @@ export interface CheckResult {
     addrs?: string[];
     queueNum?: number;
     setup?: string;
+    /**
+     * Its pieces carry the mark of another state directory's setup (a copy of that directory's records here): `setup`
+     * here is refused (exit 7), so this sentence says what to do instead (use that directory); absent otherwise
+     */
+    elsewhere?: string;
   }>;
   /** IFBs of synplug's that no record lists (present when there is one; `state` is then at best `partial`) */
   unrecorded?: UnrecordedIfb[];
