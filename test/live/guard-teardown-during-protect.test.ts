@@ -68,6 +68,7 @@ if (!(await runScenarioIfChild(ENV, scenarios))) {
       r.p1.stderr,
       /a teardown broke it, released the hold and removed the records of .*, where nothing is recorded again \(no history line, no metrics\)/,
     );
+    t.regex(r.p1.stderr, /held new connections for [\d.]+ ms, until a teardown ended the hold/, 'one cause, the teardown, in both sentences');
     t.is(r.p2.code, 0, r.p2.stderr);
     t.deepEqual(r.after2, ['history.jsonl'], 'only what teardown kept');
     t.is(r.history2, r.before, 'no line added after the teardown');
