@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { NetlinkError, UsageError } from '../netlink/errors.js';
 import { PLUG_ONLY, canonicalAddress, resolveConfig, type GuardConfig } from './config.js';
 import { NoDeviceError, NotSetUpError } from './errors.js';
-import { StateStore, ownerAlive, type SetupRecord } from './state.js';
+import { StateStore, type SetupRecord } from './state.js';
 import { holdMode } from './modes/index.js';
 import { deadProtectLeases, dropLease, leaseLive, recordedLeases, unprepare } from './leases.js';
 import { recordKilledProtects } from './history.js';
@@ -202,9 +202,7 @@ export async function recoverStale(s: GuardSession, store: StateStore): Promise<
   });
   // A protect killed with its watchdog (and a queue hold's holder): nobody else saw its lease, which this drop removed
   // under the lock, so its history line is written here, once. (A line not written is not this command's failure.)
-  await recordKilledProtects(store.dir, deadProtectLeases(d.dead), (l) =>
-    l.watchdogPid !== undefined && ownerAlive(l.watchdogPid) ? 'the next synplug command' : 'the next synplug command, its watchdog gone too,',
-  );
+  await recordKilledProtects(store.dir, deadProtectLeases(d.dead));
   // what was held is let go, and its protect is dead: nobody reads the report's counters
   if (d.released) await retireReportChain(store);
   return d.released && hadPlug ? { released: true, reason } : { released: false };

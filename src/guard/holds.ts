@@ -12,7 +12,19 @@ import { StateStore, processStartTime, type Lease, type PlugRecord } from './sta
 import { openCheckedDir } from './state-fs.js';
 import { accounted } from './accounting.js';
 import { unwatchedReport } from './report.js';
-import { breakLeases, dropLease, leaseLive, liveLeases, newLeaseId, releaseIfOrphaned, takeLease, unprepare } from './leases.js';
+import {
+  breakLeases,
+  deadProtectLeases,
+  dropLease,
+  leaseLive,
+  liveLeases,
+  newLeaseId,
+  releaseIfOrphaned,
+  takeLease,
+  unprepare,
+  type TakeResult,
+} from './leases.js';
+import { recordKilledProtects } from './history.js';
 import { contextFor, definedOnly, recoverStale, refuseAddrNotHeld, withSession } from './context.js';
 import {
   checkSelector,
@@ -128,7 +140,7 @@ async function plugOnce(opts: GuardOptions, maxHoldMs: number): Promise<PlugResu
       deadline: since + maxHoldMs,
       ...(counters && { counters }),
     };
-    let take: { latestDeadline: number } | undefined;
+    let take: TakeResult | undefined;
     try {
       watchdog.arm(manualArm(s, config, lease));
       take = await takeLease(store, s, lease, devicesOfHolds(s.holdIds, config.dev));
@@ -142,6 +154,8 @@ async function plugOnce(opts: GuardOptions, maxHoldMs: number): Promise<PlugResu
       throw e;
     }
     watchdog.handOver();
+    // protects killed with their watchdogs whose leases this take removed (under the lock): their history lines, once
+    await recordKilledProtects(config.stateDir, deadProtectLeases(take.dead));
     return { dev: config.dev, addr: config.addr, deadline: take.latestDeadline, maxHoldMs, holds: s.holdIds };
   });
 }

@@ -148,6 +148,8 @@ export interface TakeResult {
   others: Lease[];
   /** the deadline the kernel-side element now covers (the latest of all live leases), ms since the epoch */
   latestDeadline: number;
+  /** the other holders' dead leases this take removed from the record (as {@link DropResult.dead}); absent: none */
+  dead?: Lease[];
   /**
    * The lease file's identity right after this lease was written, when no
    * other live lease existed: {@link dropLease} then needs only a stat to know
@@ -168,7 +170,9 @@ export interface TakeResult {
 export async function takeLease(store: StateStore, kernel: LeaseKernel, lease: Lease, dev: string): Promise<TakeResult> {
   return withLeaseLock(store, async () => {
     const now = Date.now();
-    const others = recordedLeases(store).filter((l) => l.id !== lease.id && leaseLive(l, now));
+    const recorded = recordedLeases(store).filter((l) => l.id !== lease.id);
+    const others = recorded.filter((l) => leaseLive(l, now));
+    const dead = recorded.filter((l) => !others.includes(l));
     const latestDeadline = Math.max(lease.deadline, ...others.map((l) => l.deadline));
     // Record first (a crash right after still says buffering), then arm.
     store.writeLeases({ version: 1, leases: [...others, lease] });
@@ -180,7 +184,7 @@ export async function takeLease(store: StateStore, kernel: LeaseKernel, lease: L
         ? lease.deadline - lease.since
         : Math.max(10, latestDeadline - Date.now()),
     );
-    return { others, latestDeadline, ...(aloneStamp !== undefined && { aloneStamp }) };
+    return { others, latestDeadline, ...(aloneStamp !== undefined && { aloneStamp }), ...(dead.length > 0 && { dead }) };
   });
 }
 

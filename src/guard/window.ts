@@ -27,7 +27,19 @@ import { checkEntryOptions } from './config.js';
 import { resolveCommand, lookupUser, startGated, type GatedCommand, type RunAsUser } from './command.js';
 import { startWatchdog, WATCHDOG_GRACE_MS, type Watchdog } from './watchdog.js';
 import { StateStore, processStartTime, type Lease } from './state.js';
-import { dropLease, leaseLive, newLeaseId, openLockFile, recordedLeases, takeLease, unprepare, withLeaseLock, type TakeResult } from './leases.js';
+import {
+  deadProtectLeases,
+  dropLease,
+  leaseLive,
+  newLeaseId,
+  openLockFile,
+  recordedLeases,
+  takeLease,
+  unprepare,
+  withLeaseLock,
+  type TakeResult,
+} from './leases.js';
+import { recordKilledProtects } from './history.js';
 import { closeSync } from 'node:fs';
 import { runPrecheck } from './precheck.js';
 import { closingInodes, handedOverInode, holderPids } from './listen-holders.js';
@@ -303,6 +315,9 @@ async function protectInner(session: ProtectSession, opts: ProtectOptions, early
     // Nothing is held for us any more: stop the watchdog now, not when the command
     // ends (after a max-hold release it may run long past the watchdog's own deadline).
     watchdog.done();
+    // Protects killed with their watchdogs whose leases this one's take or drop removed (under the lock: nobody else
+    // saw them): their history lines, once, written now that nothing waits on this protect.
+    for (const w of await recordKilledProtects(store.dir, deadProtectLeases([...(taken?.dead ?? []), ...(r.dead ?? [])]))) notice(w);
   };
 
   try {

@@ -13,6 +13,7 @@ import { runProtected } from '../../src/guard/protect.js';
 import { StateStore, isStale, processStartTime, type Lease } from '../../src/guard/state.js';
 import { breakLeases, dropLease, leaseLive, liveLeases, newLeaseId, releaseIfOrphaned, takeLease } from '../../src/guard/leases.js';
 import { recoverStale } from '../../src/guard/context.js';
+import { readHistory } from '../../src/guard/history.js';
 import { FakeSession, type KernelCall } from '../helpers/fake-session.js';
 import { idleWatchdog } from '../helpers/watchdog-process.js';
 import { watchdogEntryPath } from '../../src/guard/watchdog.js';
@@ -511,11 +512,45 @@ test("a teardown during a protect: the protect's end re-creates no record in the
     () => store.writeLeases({ version: 1, leases: [] }),
   );
   store.clear();
-  const left = () => readdirSync(dir).filter((n) => n !== 'go' && n !== 'history.jsonl').sort();
+  const left = () =>
+    readdirSync(dir)
+      .filter((n) => n !== 'go' && n !== 'history.jsonl')
+      .sort();
   t.deepEqual(left(), [], 'teardown cleared the records');
   spawnSync('touch', [go]);
   const r = await p;
   t.is(r.exitCode, 0);
   t.deepEqual(left(), [], `nothing re-created: ${left().join(' ')}`);
   t.false(kernel.buffering);
+});
+
+// rv19's MEDIUM, the other droppers: a protect killed with its watchdog while another holder lives. Its lease is
+// dropped by the next take or drop (another protect's), never by a recovery, so the history line is written by
+// whoever drops it under the lock: here the next protect, once.
+test('a protect killed with its watchdog, its lease dropped by the next protect: that protect writes its killed line, once', async (t) => {
+  const { kernel, store, a, dir } = fresh();
+  const now = Date.now();
+  const killed: Lease = {
+    id: newLeaseId(),
+    owner: 'protect',
+    pid: process.pid,
+    pidStart: 1, // not this process's start time: gone
+    watchdogPid: spawnSync('true').pid, // gone
+    command: ['sleep', '5'],
+    holds: ['local'],
+    since: now - 800,
+    deadline: now + 60_000,
+  };
+  store.writeLeases({ version: 1, leases: [killed] });
+  kernel.buffering = true;
+  const r = await runProtected(a, { command: ['true'] });
+  t.is(r.exitCode, 0);
+  t.false(kernel.buffering);
+  const lines = readHistory(dir, 10).filter((e) => e.killed === true);
+  t.is(lines.length, 1, JSON.stringify(readHistory(dir, 10)));
+  t.is(lines[0]?.start, new Date(killed.since).toISOString());
+  t.regex(lines[0]?.report?.uncounted?.[0] ?? '', /the next synplug command, its watchdog gone too, released it/);
+  // nothing more for it later
+  await runProtected(a, { command: ['true'] });
+  t.is(readHistory(dir, 10).filter((e) => e.killed === true).length, 1);
 });
