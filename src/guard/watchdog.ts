@@ -164,8 +164,8 @@ export function watchdogEntryPath(self: string = fileURLToPath(import.meta.url))
  *   `.cjs`; any synplug installation's, so that a command of the CLI bundle
  *   judges a library's plug alike), with nothing after it (the queue's holder
  *   runs the same file with its own argument after it, and is no watchdog);
- * - its argv[0] is a node executable (file name `node`, or `node` followed by
- *   a version: `node20`);
+ * - its argv[0] is a node executable (file name `node` or `nodejs`, maybe
+ *   followed by a version: `node20`);
  * - it runs as root or as this process's effective user (/proc/PID/status
  *   `Uid:`, the effective one): another user's process is never taken for
  *   ours.
@@ -177,7 +177,7 @@ export function runsWatchdog(pid: number): boolean {
   try {
     const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
     if (argv[argv.length - 1] === '') argv.pop();
-    if (argv.length < 2 || !/^node[0-9.]*$/.test(basename(argv[0]))) return false;
+    if (argv.length < 2 || !/^node(js)?[0-9.]*$/.test(basename(argv[0]))) return false;
     if (!WATCHDOG_SCRIPT.test(basename(argv[argv.length - 1]))) return false;
     const uid = /^Uid:\s+\d+\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
     const euid = uid ? Number(uid[1]) : undefined;
