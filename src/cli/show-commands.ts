@@ -143,7 +143,18 @@ export function showCommands(program: Command): void {
           const rs = await withConn(NETLINK_NETFILTER, (c) => listRuleset(c));
           const problems: string[] = [];
           if (f.json) print(JSON.stringify(formatRulesetJson(rs, { problems })));
-          else print(formatRulesetText(rs, { problems }));
+          else {
+            // nft's warnings go to stderr, each just before its table
+            const warnings: Array<{ at: number; text: string }> = [];
+            const text = formatRulesetText(rs, { problems, warnings });
+            let at = 0;
+            for (const w of warnings) {
+              process.stdout.write(text.slice(at, w.at));
+              process.stderr.write(`${w.text}\n`);
+              at = w.at;
+            }
+            print(text.slice(at));
+          }
           // printed all the same, marked; but never exit 0 with a listing nft would read differently.
           // The message goes to stderr only: stdout holds the one listing (with --json, one JSON
           // document, as nft -j writes), not an error object after it.

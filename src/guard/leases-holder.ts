@@ -88,6 +88,8 @@ export interface HolderRelease {
   portId?: number;
   /** the holder could not answer (stopped, hung) and was killed: why, and what that did; `dropped` then counts the SYNs queued at the kill */
   killed?: string;
+  /** with `killed`: its queue socket was taken over first, and the SYNs it held released, not dropped */
+  takenOver?: boolean;
 }
 
 /**
@@ -251,10 +253,16 @@ export async function releaseThroughHolder(stateDir: string, queueNum: number, a
   if (!s) return undefined;
   try {
     const pid = peerCred(s)?.pid;
-    const stopped = pid === undefined ? undefined : stoppedState(pid);
+    // The request first (nothing delays the holder's verdict), then a look at whether it can answer at all.
+    s.write(`${JSON.stringify({ op: 'release' })}\n`);
+    let stopped = pid === undefined ? undefined : stoppedState(pid);
     if (stopped === undefined) {
-      s.write(`${JSON.stringify({ op: 'release' })}\n`);
-      const r = await readLine(s, answerMs);
+      // Stopped while waiting: seen within 50 ms, not at the end of answerMs.
+      const watch = setInterval(() => {
+        stopped ??= pid === undefined ? undefined : stoppedState(pid);
+        if (stopped !== undefined) s.destroy();
+      }, 50);
+      const r = await readLine(s, answerMs).finally(() => clearInterval(watch));
       if (r?.ok === true)
         return {
           released: Number(r.released) || 0,
@@ -262,10 +270,10 @@ export async function releaseThroughHolder(stateDir: string, queueNum: number, a
           ...(typeof r.failure === 'string' && { failure: r.failure }),
           ...(Number.isInteger(r.portId) && { portId: r.portId as number }),
         };
-      if (r !== null) return undefined; // it closed without an answer: gone (killed, or on its way out)
+      if (r !== null && stopped === undefined) return undefined; // it closed without an answer: gone (killed, or on its way out)
     }
     if (pid === undefined) return undefined;
-    const why = stopped ?? `it did not answer the release within ${answerMs} ms (hung, or stopped meanwhile)`;
+    const why = stopped ?? `it did not answer the release within ${answerMs} ms (hung)`;
     return await killHolder(pid, queueNum, why);
   } finally {
     s.destroy();
@@ -279,10 +287,15 @@ function stoppedState(pid: number): string | undefined {
 }
 
 /**
- * Kill a queue's holder that cannot release (fail open), and wait (up to 2 s,
- * polling every 10 ms) until its queue socket is closed: the queue is then
- * unbound, what it held dropped, and new SYNs pass.
- * @returns the release as it happened: nothing released, the SYNs queued at the kill dropped, `killed` saying why; undefined when the process is not a holder (nothing was done)
+ * End a queue's hold whose holder cannot release, and the holder. First,
+ * without loss: a copy of its bound socket (pidfd_getfd(2),
+ * NfqueueHolder.takeOver) stops holding (fail-open at maxlen 0), releases
+ * what is queued with one batch verdict, and unbinds after the holder is
+ * killed (SIGKILL). Where the copy cannot be had (a kernel before 5.6, no
+ * ptrace access), the kill alone fails open: the kernel drops what was
+ * queued (clients retransmit, 1 s or more) and new SYNs pass. Either way the
+ * queue is unbound when this returns (waited for up to 2 s, every 10 ms).
+ * @returns the release as it happened (`killed` saying why and what it did); undefined when the process is not a holder (nothing was done)
  */
 async function killHolder(pid: number, queueNum: number, why: string): Promise<HolderRelease | undefined> {
   let cmdline = '';
@@ -292,23 +305,47 @@ async function killHolder(pid: number, queueNum: number, why: string): Promise<H
     return undefined; // gone meanwhile
   }
   if (pid === process.pid || !cmdline.split('\0').includes(QUEUE_HOLDER_ARG)) return undefined;
-  const bound = listBoundQueues(defaultNetns()).find((e) => e.queue === queueNum);
-  const ownsBound = bound !== undefined && netlinkSocketOwners(bound.portId, defaultNetns()).some((o) => o.pid === pid);
+  const ns = defaultNetns();
+  const bound = listBoundQueues(ns).find((e) => e.queue === queueNum);
+  const ownsBound = bound !== undefined && netlinkSocketOwners(bound.portId, ns).some((o) => o.pid === pid);
+  let taken: NfqueueHolder | undefined;
+  let notTaken: string | undefined;
+  let released = 0;
+  if (ownsBound) {
+    try {
+      taken = NfqueueHolder.takeOver(pid, queueNum, bound.portId, { netns: ns });
+      await taken.passThrough();
+      released = await taken.release();
+    } catch (e) {
+      notTaken = (e as Error).message;
+    }
+  }
   try {
     process.kill(pid, 'SIGKILL');
   } catch {
-    return undefined; // gone meanwhile
+    /* gone meanwhile: its socket is closed, or in our copy */
   }
+  let dropped = 0;
+  if (taken && notTaken === undefined) {
+    // What was queued between the verdict and the kill, then the unbind: nothing is left to drop.
+    released += await taken.release().catch(() => 0);
+    const e = taken.kernelCounters();
+    dropped = e ? e.queueDropped + e.userDropped : 0;
+  } else if (ownsBound) dropped = listBoundQueues(ns).find((e) => e.queue === queueNum && e.portId === bound.portId)?.queued ?? bound.queued;
+  await taken?.close().catch(() => {});
   const until = Date.now() + 2000;
-  while (ownsBound && Date.now() < until && listBoundQueues(defaultNetns()).some((e) => e.queue === queueNum && e.portId === bound.portId))
+  while (ownsBound && Date.now() < until && listBoundQueues(ns).some((e) => e.queue === queueNum && e.portId === bound.portId))
     await new Promise((r) => setTimeout(r, 10));
-  const dropped = ownsBound ? bound.queued : 0;
-  const what = dropped
-    ? `the kernel dropped the ${dropped} SYN(s) it held (their clients connect when they retransmit, 1 s or more)`
-    : 'it held no SYN at that moment';
+  const what =
+    taken && notTaken === undefined
+      ? `its queue socket was taken over (pidfd_getfd) and released the ${released} SYN(s) it held${dropped ? `; the kernel had dropped ${dropped} over the queue's limits` : ''}`
+      : dropped
+        ? `the kernel dropped the ${dropped} SYN(s) it held (their clients connect when they retransmit, 1 s or more)${notTaken ? `; its queue socket could not be taken over to release them (${notTaken})` : ''}`
+        : 'it held no SYN at that moment';
   return {
-    released: 0,
+    released,
     dropped,
+    ...(taken && notTaken === undefined && { takenOver: true }),
     killed: `its holder process ${pid} could not answer the release: ${why}. It was killed so that nothing stays held: ${what}, and new SYNs pass`,
   };
 }

@@ -292,6 +292,7 @@ export class GuardSession implements ProtectSession, HoldSockets {
       if (!st) throw new SynplugError(`no plug qdisc on ${h.dev} (the ${h.mode} hold): run '${h.setupCommand()}'`, 'not-set-up');
       for (const k of ['packets', 'bytes', 'drops', 'qlen', 'backlog'] as const) sum[k] += st[k];
       if (st.failures?.length) sum.failures = [...(sum.failures ?? []), ...st.failures];
+      if (st.notes?.length) sum.notes = [...(sum.notes ?? []), ...st.notes];
       if (st.dropsLost) sum.dropsLost = true;
     }
     if (ended.length && ended.every((t) => t !== undefined)) sum.holdEndedAt = Math.max(...(ended as number[]));

@@ -388,6 +388,7 @@ async function protectInner(session: ProtectSession, opts: ProtectOptions, early
   }
 
   const after = releasedCounters ?? (await session.plugStats().catch(() => before));
+  for (const n of after.notes ?? []) notice(n);
   const before2 = before;
   const plugAckToCommandStartUs = Math.round((tGate - tPlugAck) * 1000);
   // The wait for the new listener is the server's time, not synplug's: counted apart (listenWaitUs).

@@ -156,6 +156,12 @@ interface Ctx {
   l4Other?: boolean;
   /** the icmp / icmpv6 type an earlier match required */
   icmpType?: number;
+  /**
+   * where the vlan header nft names (`vlan id`) starts in the link layer: 14 after `ether type 8021q`,
+   * 4 bytes further after each match of another vlan header (`vlan type 8021q`: QinQ), as nft 1.0.6
+   * stacks link-layer headers (its stacked_ll); undefined: 14
+   */
+  vlanAt?: number;
 }
 
 const META_TYPES: Record<string, ValueType> = {
@@ -201,12 +207,16 @@ const RAW_BASE: Record<string, string> = { link: 'll', network: 'nh', transport:
 /** The network header after a bridge or netdev `meta protocol 8021q`: one nft 1.0.6 cannot list a load of (it aborts). */
 const NH_VLAN = 'vlan (meta protocol)';
 
-/** The headers a load from `base` may be in, given what the rule matched before it (most specific first). */
-function protocolsAt(base: string, ctx: Ctx): string[] {
+/**
+ * The headers a load from `base` may be in, given what the rule matched before it (most specific first),
+ * each with where it starts in `base`, bytes.
+ */
+function protocolsAt(base: string, ctx: Ctx): Array<{ proto: string; at: number }> {
+  const at = (proto: string): { proto: string; at: number } => ({ proto, at: proto === 'vlan' ? (ctx.vlanAt ?? 14) : (HEADERS[proto].at ?? 0) });
   // nft names a link-layer load only where it knows the header: the bridge family, after `meta iiftype ether`
-  if (base === 'link') return ctx.l2 === 'vlan' ? ['vlan', 'ether'] : ctx.l2 ? [ctx.l2] : [];
-  if (base === 'network') return ctx.l3 && HEADERS[ctx.l3] ? [ctx.l3] : [];
-  if (base === 'transport') return ctx.l4 ? [ctx.l4] : ctx.l4Other ? [] : ['th'];
+  if (base === 'link') return (ctx.l2 === 'vlan' ? ['vlan', 'ether'] : ctx.l2 ? [ctx.l2] : []).map(at);
+  if (base === 'network') return ctx.l3 && HEADERS[ctx.l3] ? [at(ctx.l3)] : [];
+  if (base === 'transport') return (ctx.l4 ? [ctx.l4] : ctx.l4Other ? [] : ['th']).map(at);
   return [];
 }
 
@@ -228,6 +238,16 @@ function namedField(proto: string, hf: HeaderField, extra: Partial<Field> = {}):
   return { text: `${proto} ${hf.name}`, json: { payload: { protocol: proto, field: hf.name } }, type: hf.type, ...level, ...dep, ...extra };
 }
 
+/**
+ * A link-layer load nft 1.0.6 names after a vlan match so that nft -f reads other bytes back (printed raw):
+ * Ethernet's first 6 bytes (its daddr), which it reads as a vlan header (`vlan pcp 0 vlan dei 0 vlan id 17
+ * ...`; `@ll,0,48` in a concatenation), and after QinQ's inner vlan header the outer one's, which it names as
+ * the inner's (`vlan id`).
+ */
+function misnamedLink(base: string, offset: number, ctx: Ctx): boolean {
+  return base === 'link' && ctx.l2 === 'vlan' && (offset < 6 || (offset >= 14 && offset < (ctx.vlanAt ?? 14)));
+}
+
 function fieldOf(src: Src, ctx: Ctx): Field | undefined {
   if (src.k === 'field') return src.field.bits ? undefined : src.field;
   if (src.k === 'meta') {
@@ -237,16 +257,14 @@ function fieldOf(src: Src, ctx: Ctx): Field | undefined {
     return { text: UNQUALIFIED_META.has(src.key) ? src.key : `meta ${src.key}`, json: { meta: { key: src.key } }, type };
   }
   if (src.k === 'payload') {
-    // after a vlan match nft 1.0.6 reads Ethernet's first 6 bytes (its daddr) as a vlan header
-    // (`vlan pcp 0 vlan dei 0 vlan id 17 ...`; `@ll,0,48` in a concatenation): raw
-    if (src.base === 'link' && ctx.l2 === 'vlan' && src.offset < 6) return undefined;
-    for (const proto of protocolsAt(src.base, ctx)) {
-      const hf = headerField(proto, src.offset, src.len, undefined, ctx.icmpType);
+    if (misnamedLink(src.base, src.offset, ctx)) return undefined;
+    for (const { proto, at } of protocolsAt(src.base, ctx)) {
+      const hf = headerField(proto, src.offset, src.len, undefined, ctx.icmpType, at);
       if (hf) return namedField(proto, hf);
       // The first bytes of an address: nft loads only what a prefix needs (`ip daddr 192.168.0.0/16`,
       // `ether daddr 01:00:5e:00:00:00/24`).
       const addr = HEADERS[proto].fields.find(
-        (x) => (x.type === 'ipv4' || x.type === 'ipv6' || x.type === 'ether') && x.offset + (HEADERS[proto].at ?? 0) === src.offset && src.len < x.len,
+        (x) => (x.type === 'ipv4' || x.type === 'ipv6' || x.type === 'ether') && x.offset + at === src.offset && src.len < x.len,
       );
       if (addr) return namedField(proto, addr, { fullLen: addr.len });
     }
@@ -364,9 +382,10 @@ interface Slot {
   /**
    * a link-layer dependency nft keeps as such (`meta iiftype`, a stacked
    * `ether type 8021q`): a later `meta nfproto`, `meta protocol` or `ct
-   * l3proto` match leaves it out (ct_meta_common_postprocess)
+   * l3proto` match leaves it out (ct_meta_common_postprocess); `raw`: one
+   * nft -f would not add back there (`ether type 8021ad`), marked raw
    */
-  linkDep?: boolean;
+  linkDep?: boolean | 'raw';
   /** of a network-layer dependency: the family it names (2 ipv4, 10 ipv6, 0 another ether type); undefined for `ct l3proto` */
   l3Nfproto?: number;
 }
@@ -883,7 +902,7 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
         // nft's meta_may_dependency_kill against the network-layer dependency before `x`: in ip and ip6 one
         // naming another family keeps it (whether that one is still there synplug does not follow: raw)
         const fam = options.family === 'ip' ? 2 : options.family === 'ip6' ? 10 : undefined;
-        if (fam !== undefined && l3?.l3Nfproto !== undefined && l3.l3Nfproto !== fam) s.stmt = uncertain(s.stmt);
+        if (s.linkDep === 'raw' || (fam !== undefined && l3?.l3Nfproto !== undefined && l3.l3Nfproto !== fam)) s.stmt = uncertain(s.stmt);
         else s.dropped = true;
         break;
       }
@@ -909,10 +928,9 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
     const set = ~keep & ((1n << BigInt(len * 8)) - 1n);
     const x = BigInt(`0x${xor}`);
     if ((x & keep) !== 0n) return undefined;
-    for (const proto of protocolsAt(base, ctx)) {
-      const h = HEADERS[proto];
-      for (const hf of h.fields) {
-        const start = hf.offset + (h.at ?? 0);
+    for (const { proto, at } of protocolsAt(base, ctx)) {
+      for (const hf of HEADERS[proto].fields) {
+        const start = hf.offset + at;
         if (start < offset || start + hf.len > offset + len) continue;
         const below = BigInt((offset + len - start - hf.len) * 8);
         const fmask = (hf.mask !== undefined ? BigInt(`0x${hf.mask}`) : (1n << BigInt(hf.len * 8)) - 1n) << below;
@@ -936,9 +954,8 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
   function bitfieldsMatch(src: Extract<Src, { k: 'payload' }>, data: string): Slot[] | undefined {
     if (src.len > 4 || data.length !== src.len * 2) return undefined;
     const v = Number.parseInt(data, 16);
-    for (const proto of protocolsAt(src.base, ctx)) {
-      const h = HEADERS[proto];
-      const fields = h.fields.filter((x) => x.mask !== undefined && x.offset + (h.at ?? 0) === src.offset && x.len === src.len);
+    for (const { proto, at } of protocolsAt(src.base, ctx)) {
+      const fields = HEADERS[proto].fields.filter((x) => x.mask !== undefined && x.offset + at === src.offset && x.len === src.len);
       const masks = fields.map((x) => Number.parseInt(x.mask!, 16));
       // the fields must not overlap and must cover every bit
       if (!fields.length || masks.reduce((a, m) => a + m, 0) !== 2 ** (src.len * 8) - 1 || masks.reduce((a, m) => a | m, 0) !== 2 ** (src.len * 8) - 1)
@@ -964,12 +981,11 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
    */
   function fieldsMatch(src: Extract<Src, { k: 'payload' }>, data: string): Slot[] | undefined {
     if (data.length !== src.len * 2) return undefined;
-    for (const proto of protocolsAt(src.base, ctx)) {
-      const h = HEADERS[proto];
+    for (const { proto, at: start } of protocolsAt(src.base, ctx)) {
       const out: Slot[] = [];
       for (let at = src.offset; at < src.offset + src.len; ) {
-        const fits = h.fields.filter(
-          (x) => x.mask === undefined && x.offset + (h.at ?? 0) === at && at + x.len <= src.offset + src.len && (x.dep === undefined || x.dep === ctx.icmpType),
+        const fits = HEADERS[proto].fields.filter(
+          (x) => x.mask === undefined && x.offset + start === at && at + x.len <= src.offset + src.len && (x.dep === undefined || x.dep === ctx.icmpType),
         );
         const hf = fits.find((x) => x.dep !== undefined) ?? fits[0];
         const part =
@@ -1093,9 +1109,12 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
   function bitfieldOf(src: Extract<Src, { k: 'masked' }>, c: Ctx): { field: Field; shift: number } | undefined {
     const p = src.src;
     if (p.k === 'payload') {
-      const proto = protocolsAt(p.base, c).find((x) => headerField(x, p.offset, p.len, src.mask));
-      const hf = proto ? headerField(proto, p.offset, p.len, src.mask) : undefined;
-      return hf && { field: namedField(proto!, hf), shift: hf.shift ?? 0 };
+      if (misnamedLink(p.base, p.offset, c)) return undefined;
+      for (const { proto, at } of protocolsAt(p.base, c)) {
+        const hf = headerField(proto, p.offset, p.len, src.mask, undefined, at);
+        if (hf) return { field: namedField(proto, hf), shift: hf.shift ?? 0 };
+      }
+      return undefined;
     }
     return p.k === 'field' ? p.field.bits?.find((x) => x.mask === src.mask) : undefined;
   }
@@ -1306,17 +1325,30 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
       if (!c.l3 && (v.text === 'ipv4' || v.text === 'ipv6')) c.l3 = v.text === 'ipv4' ? 'ip' : 'ip6';
     }
     if (op === 'eq' && f.type === 'ethertype' && ((src.k === 'payload' && src.base === 'link') || isMetaProto)) {
-      slot.depBase = v.text === '8021q' && !isMetaProto ? 1 : 2;
+      // a vlan header follows (nft's stacked link-layer headers): `ether type 8021q`, and QinQ's `ether type
+      // 8021ad` and `vlan type 8021q`, each of which moves the vlan header nft names 4 bytes on
+      const stacked = !isMetaProto && (v.text === '8021q' || v.text === '8021ad');
+      slot.depBase = stacked ? 1 : 2;
       // nft: `meta protocol` names the network header only in bridge and netdev, `ether type` everywhere
       const names = !isMetaProto || family === 'bridge' || family === 'netdev';
-      if (slot.depBase === 1) {
+      if (stacked) {
+        c.vlanAt = c.l2 === 'vlan' ? (c.vlanAt ?? 14) + 4 : 14;
         c.l2 = 'vlan';
-        slot.setsL2 = 'vlan';
+        // `ether type 8021q` is the match nft itself adds before a vlan field, and leaves out there; the others it
+        // keeps before one (payload_may_dependency_kill_ll), but where it leaves them out, nft -f would not add
+        // them back: marked raw there
+        const implied = v.text === '8021q' && left.payload?.protocol === 'ether';
+        if (implied) slot.setsL2 = 'vlan';
+        const linkField = (x: Slot): boolean => HEADERS[matchLeft(x)?.payload?.protocol ?? '']?.base === 'link';
         // there any later link-layer field leaves it out (`ether type 8021q ether type ip` lists as `ether type ip`)
-        if (ownL3) slot.droppedBy = (x) => HEADERS[matchLeft(x)?.payload?.protocol ?? '']?.base === 'link';
+        if (ownL3 && implied) slot.droppedBy = linkField;
+        else if (ownL3) {
+          const before = slot.hiddenBy;
+          slot.hiddenBy = (x) => before?.(x) === true || linkField(x);
+        }
         // in bridge and netdev a later `meta protocol`, `meta nfproto` or `ct l3proto` match leaves it out
         // (`@ll,96,16 0x8100 ip saddr ...` lists as `ip saddr ...` in bridge)
-        else if ((family === 'bridge' || family === 'netdev') && !isMetaProto) slot.linkDep = true;
+        else if (family === 'bridge' || family === 'netdev') slot.linkDep = implied ? true : 'raw';
       } else if (isMetaProto && names && (data === '8100' || data === '88a8')) {
         // nft 1.0.6 takes the vlan header for the network one here, and aborts on a network load after it: raw
         c.l3 = NH_VLAN;
@@ -1841,6 +1873,13 @@ export interface FormatOptions {
    * `typeof`, an object of a type not printed): where it is and what.
    */
   problems?: string[];
+  /**
+   * Filled by the text listing with nft 1.0.6's warning before each table one
+   * of whose rules holds an xt match or target (`# Warning: table ip filter is
+   * managed by iptables-nft, do not touch!`, which nft writes on stderr; `nft
+   * -j` writes none): `at`, the offset in the listing where that table starts.
+   */
+  warnings?: Array<{ at: number; text: string }>;
 }
 
 /**
@@ -1866,6 +1905,9 @@ function noteName(where: string, name: string, options: FormatOptions): void {
 export function formatRulesetText(rs: NftRuleset, options: FormatOptions = {}): string {
   let out = '';
   for (const t of rs.tables) {
+    // nft's has_xt_stmts: set by any rule of the table with an xt expression
+    if (rs.rules.some((r) => r.family === t.family && r.table === t.name && r.expr.some((e) => e.name === 'match' || e.name === 'target')))
+      options.warnings?.push({ at: out.length, text: `# Warning: table ${t.family} ${t.name} is managed by iptables-nft, do not touch!` });
     out += `table ${t.family} ${t.name} {${options.handles && t.handle !== undefined ? ` # handle ${t.handle}` : ''}\n`;
     noteName(`table ${t.family} ${t.name}`, t.name, options);
     const flags = tableFlags(t, options);

@@ -203,12 +203,13 @@ export const L4_HEADERS: ReadonlyMap<number, string> = new Map([
 
 /**
  * The field of header `proto` loaded at `offset`/`len` bytes of its base,
- * whole (`mask` undefined) or as a bit field with that mask.
+ * whole (`mask` undefined) or as a bit field with that mask; `start`: where
+ * the header starts in its base, bytes (a vlan header after another: 18).
  */
-export function headerField(proto: string, offset: number, len: number, mask?: string, icmpType?: number): HeaderField | undefined {
+export function headerField(proto: string, offset: number, len: number, mask?: string, icmpType?: number, start?: number): HeaderField | undefined {
   const h = HEADERS[proto];
   if (!h) return undefined;
-  const at = offset - (h.at ?? 0);
+  const at = offset - (start ?? h.at ?? 0);
   const all = h.fields.filter((x) => x.offset === at && x.len === len && x.mask === mask);
   // after a match of an icmp type, the field of that type (nft's icmp dependency); a field of another
   // type, or of a type no match established, is not what nft names there (`icmp id 5 icmp sequence 1`

@@ -88,13 +88,32 @@ interface Translation {
   text(b: Buffer, rev: number, ctx: XtContext): XtText;
 }
 
+/**
+ * A value `v` written into the bits of `mask`, as libxtables writes it: `SELF and KEEP` (`keep`: the bits
+ * kept), `SELF or V`, `SELF xor V` or `SELF and KEEP xor V`.
+ */
+function maskedValue(self: string, v: number, mask: number, keep: number, fmt: (n: number) => string): string {
+  if (v === 0) return `${self} and ${fmt(keep)}`;
+  if (v === mask) return `${self} or ${fmt(v)}`;
+  if (mask === 0) return `${self} xor ${fmt(v)}`;
+  return `${self} and ${fmt(keep)} xor ${fmt(v)}`;
+}
+
 /** `meta mark set ...` / `ct mark set ...` of a mark and mask, as libxtables writes MARK's and CONNMARK's. */
 function markSet(mark: number, mask: number, self: string): string {
-  if (mask === 0xffffffff) return hex32(mark);
-  if (mark === 0) return `${self} and ${hex32(not32(mask))}`;
-  if (mark === mask) return `${self} or ${hex32(mark)}`;
-  if (mask === 0) return `${self} xor ${hex32(mark)}`;
-  return `${self} and ${hex32(not32(mask))} xor ${hex32(mark)}`;
+  return mask === 0xffffffff ? hex32(mark) : maskedValue(self, mark, mask, not32(mask), hex32);
+}
+
+/**
+ * struct xt_tos_target_info { __u8 tos_value, tos_mask; } (TOS revision 1), as libxt_TOS translates it in
+ * every family: `ip6 dscp set ...` of the value and mask shifted to the DSCP's (`--or-tos 0x10`: `ip6 dscp set
+ * ip6 dscp or 0x04`). The same rule only in ip6, where neither holds an ECN bit (TOS would set those, nft's
+ * words leave them); nft -f reads none of those words back.
+ */
+function tosText(value: number, mask: number): XtText {
+  if ((value | mask) & 0x03) return undefined;
+  const hex8 = (n: number): string => `0x${n.toString(16).padStart(2, '0')}`;
+  return { text: `ip6 dscp set ${maskedValue('ip6 dscp', value >> 2, mask >> 2, (~mask & 0xff) >> 2, hex8)}`, problem: 'nft -f cannot read this back' };
 }
 
 /** syslog levels (LOG's `level`), by value; 4 (warn) is LOG's default and is not printed. */
@@ -548,6 +567,8 @@ const TARGETS: Readonly<Record<string, Translation>> = {
       return only && b.subarray(2, 28).every((x) => x === 0) ? 'notrack' : undefined;
     },
   },
+  // ip6 only, where TOS leaves the ECN bits alone (tosText); elsewhere raw (RAW_WHY)
+  TOS: { revs: [1], size: 2, families: ['ip6'], text: (b) => tosText(b[0], b[1]) },
   // struct xt_synproxy_info { __u8 options, wscale; __u16 mss; }, as libxt_SYNPROXY.c writes it: `synproxy sack-perm
   // timestamp wscale 7 mss 1460 ecn` (XT_SYNPROXY_OPT_MSS 0x01, _WSCALE 0x02, _SACK_PERM 0x04, _TIMESTAMP 0x08, _ECN 0x10)
   SYNPROXY: {
@@ -746,8 +767,11 @@ const CONNTRACK_PARTS: readonly ConntrackPart[] = [
   ctPort('reply proto-dst', XT_CONNTRACK_REPLDST_PORT, 144, 160),
 ];
 
-/** A conntrack match (rev 3) as nft 1.0.6 lists it; undefined for a variant not reproduced or bytes no option of it reads. */
-function conntrackText(b: Buffer, family: string): XtText {
+/**
+ * A conntrack match (rev 3) as nft 1.0.6 lists it; undefined for a variant not reproduced or bytes no option of it reads.
+ * `l4`: the transport protocol the rule matched before it (`-p tcp`), which lets nft -f read a port without --ctproto.
+ */
+function conntrackText(b: Buffer, family: string, l4: string | undefined): XtText {
   const flags = readU16(b, CONNTRACK3.MATCH_FLAGS);
   const invert = readU16(b, CONNTRACK3.INVERT_FLAGS);
   const parts = CONNTRACK_PARTS.filter((p) => flags & p.flag);
@@ -762,9 +786,9 @@ function conntrackText(b: Buffer, family: string): XtText {
   if (texts.some((x) => x === undefined)) return undefined;
   const raw = texts.find((x) => typeof x === 'object');
   if (raw) return raw;
-  // a port without the match's --ctproto: nft -f refuses `ct original proto-dst 80` with no protocol before it (the
-  // rule's own -p is another expression, which this translation does not see)
-  if (flags & CT_PORT_FLAGS && !(flags & XT_CONNTRACK_PROTO)) return { raw: 'a port without --ctproto: nft -f cannot read it back' };
+  // a port without the match's --ctproto: nft -f refuses `ct original proto-dst 80` with no protocol before it, in
+  // the match or in the rule (`-p tcp`, which nft lists as `meta l4proto tcp`)
+  if (flags & CT_PORT_FLAGS && !(flags & XT_CONNTRACK_PROTO) && !l4) return { raw: 'a port without --ctproto or -p: nft -f cannot read it back' };
   return texts.join(' ');
 }
 
@@ -1397,7 +1421,7 @@ const MATCHES: Readonly<Record<string, Translation | readonly Translation[]>> = 
     text: (b) => `ether saddr ${readU32(b, 8) ? '!= ' : ''}${[...b.subarray(0, 6)].map((x) => x.toString(16).padStart(2, '0')).join(':')}`,
   },
   // struct xt_conntrack_mtinfo3 (above CONNTRACK3): `ct state related,established`, `ct direction reply ct reply protocol 6`
-  conntrack: { revs: [3], size: CONNTRACK3.SIZE, text: (b, _rev, ctx) => conntrackText(b, ctx.family) },
+  conntrack: { revs: [3], size: CONNTRACK3.SIZE, text: (b, _rev, ctx) => conntrackText(b, ctx.family, ctx.l4) },
   // struct xt_multiport_v1 { __u8 flags; __u8 count; __u16 ports[15]; __u8 pflags[15]; __u8 invert; };
   // (pflags[i]: ports[i] and ports[i + 1] are a range)
   multiport: {
@@ -1425,19 +1449,42 @@ const MATCHES: Readonly<Record<string, Translation | readonly Translation[]>> = 
   },
 };
 
+/** {@link RAW_WHY}'s word for an extension nft 1.0.6 lists by its name alone (`xt match recent`). */
+const NAME_ONLY = '';
+
 /**
- * nft 1.0.6's text of an xt extension in a table of `family`, or undefined
- * when synplug does not reproduce it (nft's `xt target NAME`, or a variant
- * not in the table).
+ * Why an extension prints raw where no translation above gives nft's text, for those whose listing by
+ * nft 1.0.6 (with iptables 1.8.9's libxtables) is known: its name alone (NAME_ONLY: `xt match recent`, no
+ * translation of it or of that variant exists), which no nft reads, or a translation meaning another rule.
+ */
+const RAW_WHY: Readonly<Record<string, string>> = {
+  'match recent': NAME_ONLY,
+  'match tos': NAME_ONLY,
+  'target TTL': NAME_ONLY,
+  // libxt_CT translates --notrack alone (its row above)
+  'target CT': NAME_ONLY,
+  // libxt_connlimit translates by the family of libxtables' xt_xlate, which nft leaves unset (malloc'd):
+  // the same rule lists either way from one run of nft to the next
+  'match connlimit': 'nft 1.0.6 lists "xt match connlimit" or, at random, "add @connlimit0 ..." (no such set)',
+  // libxt_TOS's revision 1 writes `ip6 dscp set 0x04` for --set-tos 0x10 in every family (its row above)
+  'target TOS': 'nft 1.0.6 lists it as "ip6 dscp set ..." in every family, which sets other bits than TOS',
+};
+
+/**
+ * nft 1.0.6's text of an xt extension in a table of `family`; `{ raw: why }`
+ * where its listing is known to mean something else or nothing nft reads
+ * ({@link RAW_WHY}); undefined when synplug does not reproduce it otherwise.
  */
 export function xtText(kind: 'target' | 'match', e: XtExtension, ctx: XtContext): XtText {
   const found = (kind === 'target' ? TARGETS : MATCHES)[e.ext];
   const t = (Array.isArray(found) ? found : found ? [found as Translation] : []).find(
     (x) => x.revs.includes(e.rev) && (!x.families || x.families.includes(ctx.family)),
   );
-  if (!t) return undefined;
   const b = Buffer.from(e.info, 'hex');
-  return b.length < t.size ? undefined : t.text(b, e.rev, ctx);
+  const text = t && b.length >= t.size ? t.text(b, e.rev, ctx) : undefined;
+  const why = RAW_WHY[`${kind} ${e.ext}`];
+  if (text !== undefined || why === undefined) return text;
+  return { raw: why === NAME_ONLY ? `nft 1.0.6 lists it as "xt ${kind} ${e.ext}", which nft -f cannot read` : why };
 }
 
 /**

@@ -1859,6 +1859,55 @@ export const CORPUS: ReadonlyArray<{ table: string; text: string; setup?: string
 }
 `,
   },
+  // QinQ: vlan headers stacked (`ether type 8021ad`, `vlan type 8021q`), each vlan field naming the innermost
+  // header so far, as nft 1.0.6 does; `ether type 8021q` left out before a vlan field, the other vlan types kept;
+  // `vlan type ip` / `vlan type arp` left out before a field of that header (issue 21: these printed as @ll words)
+  {
+    table: 'bridge rt_qinq',
+    text: `table bridge rt_qinq {
+	chain c {
+		ether type 8021ad vlan id 5 vlan type 8021q vlan id 6 accept
+		ether type 8021ad vlan id 5 vlan type 8021q vlan id 6 ip saddr 169.254.0.1 accept
+		ether type 8021ad vlan id 5 vlan type 8021q vlan id 6 vlan pcp 3 accept
+		ether type 8021ad vlan type 8021q vlan id 6 accept
+		ether type 8021ad vlan id 5 accept
+		vlan id 5 vlan type 8021q vlan id 6 accept
+		vlan id 5 vlan type 8021ad vlan id 6 accept
+		ether type 8021ad vlan id 5 vlan type 8021q vlan id 6 vlan type 8021q vlan id 7 accept
+		ether type 8021ad vlan id 5 vlan type 8021q vlan id 6 vlan type ip accept
+		ether type 8021ad vlan id 5 vlan type 8021q vlan id 6 arp operation request accept
+		ether saddr 00:11:22:33:44:55 ether type 8021ad vlan id 5 vlan type 8021q vlan id 6 accept
+		ether type 8021ad vlan id 5 vlan type 8021q vlan id 6 ip protocol tcp tcp dport 22 accept
+		ether type 8021ad vlan id 5 ip saddr 169.254.0.1 accept
+		ether type 8021ad vlan type 8021q vlan pcp 2 vlan dei 1 accept
+		ether type 8021ad vlan type 8021q vlan id { 1, 2 } accept
+		ether type 8021ad vlan id 5 vlan type 8021q vlan id != 6 accept
+		ether type 8021ad vlan id 5 vlan type 8021q meta l4proto tcp accept
+		ether type 8021ad vlan id 5 vlan type 8021q vlan id 6 ip saddr 169.254.0.1 meta l4proto tcp accept
+	}
+}
+`,
+  },
+  {
+    table: 'netdev rt_qinq',
+    text: `table netdev rt_qinq {
+	chain c {
+		ether type 8021ad vlan id 5 vlan type 8021q vlan id 6 accept
+		vlan id 5 vlan type 8021q vlan id 6 ip daddr 169.254.0.2 accept
+	}
+}
+`,
+  },
+  {
+    table: 'inet rt_qinq',
+    text: `table inet rt_qinq {
+	chain c {
+		ether type 8021ad vlan id 5 vlan type 8021q vlan id 6 accept
+		ether type 8021ad vlan id 5 vlan type 8021q vlan id 6 vlan type ip accept
+	}
+}
+`,
+  },
   // set statements on link-layer keys in netdev: nft leaves out `meta iiftype ether`
   {
     table: 'netdev rt_dynl2',

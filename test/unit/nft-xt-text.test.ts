@@ -7,6 +7,7 @@
  * the live rows cannot load or do not reach. Structs in host byte order.
  */
 import test from 'ava';
+import { formatRulesetJson, formatRulesetText, type NftRuleset } from '../../src/iptables/format.js';
 import { xtText } from '../../src/iptables/xt.js';
 
 const LE = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
@@ -228,6 +229,22 @@ test('conntrack: an address under a prefix shorter than its length (nft -f reads
   t.is(ct('ip6', 4, 0, `fd${'0'.repeat(29)}1`, fd(16)), 'ct original saddr fd00::1');
 });
 
+test('conntrack: a port without --ctproto prints where the rule matched a transport protocol before it (-p tcp), as nft lists it; without one raw, saying why', (t) => {
+  // XT_CONNTRACK_ORIGDST_PORT (0x200): origdst_port at 140, origdst_port_high at 156 (host order); XT_CONNTRACK_PROTO (2): l4proto at 136
+  const ct = (flags: number, l4?: string): ReturnType<typeof xtText> => {
+    const b = Buffer.alloc(164);
+    Buffer.from(u16(80), 'hex').copy(b, 140);
+    Buffer.from(u16(80), 'hex').copy(b, 156);
+    if (flags & 2) Buffer.from(u16(6), 'hex').copy(b, 136);
+    Buffer.from(u16(flags) + u16(0), 'hex').copy(b, 146);
+    return xtText('match', { ext: 'conntrack', rev: 3, info: b.toString('hex') }, { family: 'ip', ...(l4 && { l4 }) });
+  };
+  t.is(ct(0x200, 'tcp'), 'ct original proto-dst 80');
+  t.is(ct(0x200, 'udp'), 'ct original proto-dst 80');
+  t.is(ct(0x202), 'ct original protocol 6 ct original proto-dst 80');
+  t.deepEqual(ct(0x200), { raw: 'a port without --ctproto or -p: nft -f cannot read it back' });
+});
+
 test("ebtables' nat targets: dnat and snat with their verdict; snat's --snat-arp and redirect (written without its accept and its address) raw", (t) => {
   const target = (ext: string, info: string): ReturnType<typeof xtText> => xtText('target', { ext, rev: 0, info }, { family: 'bridge' });
   // struct ebt_nat_info { mac[6]; (pad) int target }: EBT_ACCEPT -1, EBT_CONTINUE -3
@@ -285,4 +302,62 @@ test('LOG and nflog: a prefix holding `"` as nft lists it (`log prefix "a"b"`), 
     xtText('target', { ext: 'LOG', rev: 0, info: `0400${Buffer.from(prefix).toString('hex').padEnd(60, '0')}` }, { family: 'ip' });
   t.is(LOG('ab'), 'log prefix "ab"');
   t.deepEqual(LOG('a"b'), { text: 'log prefix "a"b"', problem: `log prefix "a\\"b" holds a '"': nft -f cannot read this back` });
+});
+
+test("a table one of whose rules holds an xt match or target: nft 1.0.6's warning before it (text only), none before the others", (t) => {
+  const table = (family: string, name: string): Pick<NftRuleset, 'tables' | 'chains'> => ({
+    tables: [{ family, name }],
+    chains: [{ family, table: name, name: 'c' }],
+  });
+  const parts = [table('inet', 'native'), table('ip', 'filter'), table('ip', 'nat'), table('bridge', 'filter')];
+  const rs: NftRuleset = {
+    tables: parts.flatMap((p) => p.tables),
+    chains: parts.flatMap((p) => p.chains),
+    sets: [],
+    rules: [
+      { family: 'inet', table: 'native', chain: 'c', expr: [{ name: 'counter', packets: 0, bytes: 0 }] },
+      { family: 'ip', table: 'filter', chain: 'c', expr: [{ name: 'match', match: 'length', rev: 0, info: '0000000000000000' }] },
+      { family: 'bridge', table: 'filter', chain: 'c', expr: [{ name: 'target', target: 'TTL', rev: 0, info: '0000000000000000' }] },
+    ],
+  };
+  const warnings: Array<{ at: number; text: string }> = [];
+  const text = formatRulesetText(rs, { warnings });
+  t.deepEqual(
+    warnings.map((w) => w.text),
+    ['# Warning: table ip filter is managed by iptables-nft, do not touch!', '# Warning: table bridge filter is managed by iptables-nft, do not touch!'],
+  );
+  t.true(text.startsWith('table ip filter {', warnings[0].at));
+  t.true(text.startsWith('table bridge filter {', warnings[1].at));
+  // nft -j writes no warning
+  const jwarnings: Array<{ at: number; text: string }> = [];
+  formatRulesetJson(rs, { warnings: jwarnings });
+  t.deepEqual(jwarnings, []);
+});
+
+test('extensions nft 1.0.6 lists by name alone (recent, tos, TTL, CT other than --notrack), connlimit (translated by a family nft leaves unset) and TOS (`ip6 dscp set` in every family, the same rule only in ip6 without ECN bits): raw, saying why', (t) => {
+  const name = (kind: 'match' | 'target', ext: string): { raw: string } => ({ raw: `nft 1.0.6 lists it as "xt ${kind} ${ext}", which nft -f cannot read` });
+  t.deepEqual(xtText('match', { ext: 'recent', rev: 1, info: '00'.repeat(48) }, { family: 'ip' }), name('match', 'recent'));
+  t.deepEqual(xtText('match', { ext: 'tos', rev: 1, info: '10ff0000' }, { family: 'ip' }), name('match', 'tos'));
+  t.deepEqual(xtText('target', { ext: 'TTL', rev: 0, info: '00400000' }, { family: 'ip' }), name('target', 'TTL'));
+  // struct xt_ct_target_info_v1 { __u16 flags; __u16 zone; ... }: --zone 5; --notrack is nft's `notrack`
+  const ct = (flags: number, zone: number): string => (u16(flags) + u16(zone)).padEnd(56, '0');
+  t.deepEqual(xtText('target', { ext: 'CT', rev: 2, info: ct(0, 5) }, { family: 'ip' }), name('target', 'CT'));
+  t.is(xtText('target', { ext: 'CT', rev: 2, info: ct(1, 0) }, { family: 'ip' }), 'notrack');
+  t.deepEqual(xtText('match', { ext: 'connlimit', rev: 1, info: '00'.repeat(48) }, { family: 'ip' }), {
+    raw: 'nft 1.0.6 lists "xt match connlimit" or, at random, "add @connlimit0 ..." (no such set)',
+  });
+  const tos = (family: string, info: string): ReturnType<typeof xtText> => xtText('target', { ext: 'TOS', rev: 1, info }, { family });
+  const tosWhy = { raw: 'nft 1.0.6 lists it as "ip6 dscp set ..." in every family, which sets other bits than TOS' };
+  // struct xt_tos_target_info { tos_value, tos_mask }: --set-tos 0x10 (mask 0xff: the ECN bits too), --and-tos 0x10 (mask 0xef)
+  for (const family of ['ip', 'ip6']) {
+    t.deepEqual(tos(family, '10ff'), tosWhy);
+    t.deepEqual(tos(family, '00ef'), tosWhy);
+  }
+  // in ip6, a value and mask without ECN bits: libxt_TOS's words mean the same, though nft -f cannot read them
+  const words = (text: string): ReturnType<typeof xtText> => ({ text, problem: 'nft -f cannot read this back' });
+  t.deepEqual(tos('ip6', '1010'), words('ip6 dscp set ip6 dscp or 0x04'));
+  t.deepEqual(tos('ip6', '1000'), words('ip6 dscp set ip6 dscp xor 0x04'));
+  t.deepEqual(tos('ip6', '10fc'), words('ip6 dscp set ip6 dscp and 0x00 xor 0x04'));
+  t.deepEqual(tos('ip6', '00f0'), words('ip6 dscp set ip6 dscp and 0x03'));
+  t.deepEqual(tos('ip', '1010'), tosWhy);
 });
