@@ -67,7 +67,9 @@ export function formatCheck(r: CheckResult): string {
     lines.push(`  ${p.status === 'ok' ? 'ok       ' : p.status === 'missing' ? 'MISSING  ' : 'DIFFERENT'} ${p.piece}${p.detail ? ` (${p.detail})` : ''}`);
   lines.push(...unrecordedLines(r.unrecorded).map((l) => `  ${l}`));
   if (r.interrupted) lines.push(`  ${r.interrupted}`);
-  const run = [...new Set(r.holds.filter((h) => h.state !== 'ok').map((h) => `'${setupHint(h)}'`))];
+  // a hold whose pieces are another state directory's: setup here is refused, so its own advice instead
+  for (const h of r.holds) if (h.elsewhere) lines.push(`${holdWords(h).label}: ${h.elsewhere}`);
+  const run = [...new Set(r.holds.filter((h) => h.state !== 'ok' && !h.elsewhere).map((h) => `'${setupHint(h)}'`))];
   if (r.state !== 'ok' && run.length) {
     const recorded = !r.interrupted && r.holds.some((h) => h.state === 'partial' && holdWords(h).fromRecord);
     // nothing of a hold there: set it up; some of it: complete it
@@ -115,7 +117,7 @@ export function formatProtect(r: ProtectResult): string {
   const cmd = r.signal ? `killed by ${r.signal}` : `exit ${r.exitCode}`;
   const heldFor = `held new connections for ${r.report.holdMs.toFixed(1)} ms${r.maxHoldReached ? ' (max-hold reached)' : ''}`;
   const held = r.leaseBroken
-    ? `${heldFor}, until a manual 'synplug release' (or teardown) ended the hold`
+    ? `${heldFor}, until ${r.tornDown ? 'a teardown' : "a manual 'synplug release' (or teardown)"} ended the hold`
     : r.releasedAtDeadline
       ? `${heldFor}, let go at the deadline by synplug's watchdog or queue holder (this protect came late to its release)`
       : r.releasedHold === false
@@ -267,7 +269,10 @@ export function formatTeardown(r: TeardownResult): string {
         `removed${r.holds.length && !(r.holds.length === 1 && holdWords({ id: r.holds[0], dev: r.dev }).top) ? ` (${r.holds.join(', ')})` : ` from ${r.dev}`}:`,
         ...r.removed.map((x) => `  ${x}`),
       ]
-    : [`nothing of synplug's on ${r.dev} to remove${r.holds.length ? ` (forgot the record of ${r.holds.join(', ')})` : ''}`];
+    : // with pieces left alone (another state directory's, made by someone else): nothing of this directory's, not "nothing of synplug's"
+      [
+        `nothing ${r.kept.length ? 'of this state directory' : "of synplug's"} on ${r.dev} to remove${r.holds.length ? ` (forgot the record of ${r.holds.join(', ')})` : ''}`,
+      ];
   if (r.kept.length) lines.push('left alone:', ...r.kept.map((x) => `  ${x}`));
   if (r.removedStateDir) lines.push('removed the state directory (setup had created it)');
   lines.push(...keptDirLine(r));

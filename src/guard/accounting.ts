@@ -31,6 +31,8 @@ export interface Accounting {
   history?: Pick<HistoryEntry, 'exitCode' | 'report'>;
   /** what it adds to the metrics totals */
   change: MetricsChange;
+  /** write nothing, neither the history line nor the metrics (a teardown cleared the state directory meanwhile) */
+  nothing?: boolean;
 }
 
 /** The options the accounting reads. */
@@ -84,6 +86,7 @@ export async function accounted<R extends { warnings?: string[] }>(
     throw e;
   }
   const a = account(r);
+  if (a.nothing) return r;
   if (a.history) {
     // in one order (sorted, as the metrics' label), whatever order the holds were set up in
     const w = await recordHistory(stateDir, { command, start: started.toISOString(), holds: [...a.holds].sort(), ...a.history });

@@ -20,11 +20,11 @@
  * @module
  */
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
-import { accessSync, constants as fsConstants, statSync, readFileSync } from 'node:fs';
+import { accessSync, constants as fsConstants, readdirSync, statSync, readFileSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import { constants as osConstants } from 'node:os';
 import { SynplugError, UsageError, errnoName } from '../netlink/errors.js';
-import { lastErrno, libc, SOCK_CLOEXEC } from '../netlink/libc.js';
+import { isCloseOnExec, lastErrno, libc, setCloseOnExec, SOCK_CLOEXEC } from '../netlink/libc.js';
 import { CommandError } from './errors.js';
 
 export { CommandError };
@@ -132,6 +132,10 @@ export function startGated(argv: readonly string[], options: { user?: RunAsUser;
   if (options.user) Object.assign(env, { HOME: options.user.home, USER: options.user.name, LOGNAME: options.user.name });
   const { r, w } = gatePipe();
   let child: ChildProcess;
+  // Run as another user: it gets stdin, stdout and stderr only, as sudo does (closefrom), never a descriptor this
+  // process inherited (a pipe of the caller's) or opened without FD_CLOEXEC: those are closed across the exec for
+  // this spawn alone (spawn forks and execs synchronously), then inherited again as they were.
+  const restore = options.user ? closeOnExecAbove2() : [];
   try {
     // the read end becomes the shell's fd 3 (spawn forks synchronously: the child has it when spawn returns)
     child = spawn('/bin/sh', ['-c', GATE_SCRIPT, 'synplug-gate', ...argv], {
@@ -144,6 +148,7 @@ export function startGated(argv: readonly string[], options: { user?: RunAsUser;
     closeFd(w);
     throw new SynplugError(`cannot start /bin/sh to run the command: ${(e as Error).message}; the command was not run`, 'command-not-started', { cause: e });
   } finally {
+    for (const fd of restore) setCloseOnExec(fd, false);
     closeFd(r);
   }
   let gateFd = w;
@@ -193,6 +198,33 @@ function gatePipe(): { r: number; w: number } {
     throw new SynplugError(`cannot make the command's gate pipe: pipe2 failed: ${errnoName(lastErrno())}; the command was not run`, 'command-not-started');
   }
   return { r: fds.readInt32LE(0), w: fds.readInt32LE(4) };
+}
+
+/**
+ * Set FD_CLOEXEC on every open descriptor above 2 of this process that lacks it
+ * (listed in /proc/self/fd; one closed meanwhile is skipped).
+ * @returns the descriptors changed, to clear the flag on again
+ */
+function closeOnExecAbove2(): number[] {
+  const changed: number[] = [];
+  let fds: number[];
+  try {
+    fds = readdirSync('/proc/self/fd')
+      .map(Number)
+      .filter((fd) => Number.isInteger(fd) && fd > 2);
+  } catch {
+    return changed; // no /proc: nothing to tell
+  }
+  for (const fd of fds) {
+    try {
+      if (isCloseOnExec(fd)) continue;
+      setCloseOnExec(fd, true);
+      changed.push(fd);
+    } catch {
+      /* closed since it was listed (the listing's own descriptor) */
+    }
+  }
+  return changed;
 }
 
 function closeFd(fd: number): void {

@@ -12,7 +12,8 @@ import { PLUG_ONLY, canonicalAddress, resolveConfig, type GuardConfig } from './
 import { NoDeviceError, NotSetUpError } from './errors.js';
 import { StateStore, type SetupRecord } from './state.js';
 import { holdMode } from './modes/index.js';
-import { dropLease, leaseLive, recordedLeases, unprepare } from './leases.js';
+import { deadProtectLeases, dropLease, leaseLive, recordedLeases, unprepare } from './leases.js';
+import { recordKilledProtects } from './history.js';
 import { GuardSession } from './session.js';
 import { othersHolds } from './pieces.js';
 import { REPORT_QUIET_MS, REPORT_WINDOW_MS, retireReportChain } from './report.js';
@@ -203,6 +204,9 @@ export async function recoverStale(s: GuardSession, store: StateStore): Promise<
     }
     return 1;
   });
+  // A protect killed with its watchdog (and a queue hold's holder): nobody else saw its lease, which this drop removed
+  // under the lock, so its history line is written here, once. (A line not written is not this command's failure.)
+  await recordKilledProtects(store.dir, deadProtectLeases(d.dead));
   // what was held is let go, and its protect is dead: nobody reads the report's counters
   if (d.released) await retireReportChain(store);
   return d.released && hadPlug ? { released: true, reason } : { released: false };

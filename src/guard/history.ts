@@ -23,7 +23,7 @@ import { StateFileError } from './errors.js';
 import { StateStore } from './state.js';
 import { withLeaseLock } from './leases.js';
 import type { ReloadReport } from './report.js';
-import type { Lease } from './state.js';
+import { ownerAlive, type Lease } from './state.js';
 import { defaultNetns, netnsCookie } from '../netlink/netns.js';
 
 /** The newest entries. */
@@ -211,6 +211,30 @@ export function killedProtectEntry(lease: Lease, now: number, by = 'its watchdog
       uncounted: [`protect was killed during the hold (${by} released it): the SYNs held and what was lost were not counted`],
     },
   };
+}
+
+/** Who let a killed protect's hold go when another synplug command dropped its lease: that command, its watchdog gone or not. */
+function droppedBy(l: Lease): string {
+  return l.watchdogPid !== undefined && ownerAlive(l.watchdogPid) ? 'the next synplug command' : 'the next synplug command, its watchdog gone too,';
+}
+
+/**
+ * Write the history line of each protect killed during its hold whose lease a
+ * drop removed as dead (leases.ts's deadProtectLeases: its watchdog, and a
+ * queue hold's holder, killed too, so that neither wrote it). The drop
+ * removed them under the lease lock, so nobody else writes them: one line
+ * each. Never throws.
+ * @param dead the dropped leases of killed protects
+ * @param by who released the hold, for the entry's words, by lease
+ * @returns the warnings of lines not written (one sentence each)
+ */
+export async function recordKilledProtects(stateDir: string, dead: readonly Lease[], by: (l: Lease) => string = droppedBy): Promise<string[]> {
+  const warnings: string[] = [];
+  for (const l of dead) {
+    const w = await recordHistory(stateDir, killedProtectEntry(l, Date.now(), by(l)));
+    if (w) warnings.push(w);
+  }
+  return warnings;
 }
 
 /**

@@ -12,7 +12,19 @@ import { StateStore, processStartTime, type Lease, type PlugRecord } from './sta
 import { openCheckedDir } from './state-fs.js';
 import { accounted } from './accounting.js';
 import { unwatchedReport } from './report.js';
-import { breakLeases, dropLease, leaseLive, liveLeases, newLeaseId, releaseIfOrphaned, takeLease, unprepare } from './leases.js';
+import {
+  breakLeases,
+  deadProtectLeases,
+  dropLease,
+  leaseLive,
+  liveLeases,
+  newLeaseId,
+  releaseIfOrphaned,
+  takeLease,
+  unprepare,
+  type TakeResult,
+} from './leases.js';
+import { recordKilledProtects } from './history.js';
 import { contextFor, definedOnly, recoverStale, refuseAddrNotHeld, withSession } from './context.js';
 import {
   checkSelector,
@@ -30,9 +42,8 @@ import {
 import { deviceOfHold, devicesOfHolds, holdModeFor, holdModes, selectInbound, type UnrecordedPiece } from './modes/index.js';
 import { GuardSession } from './session.js';
 import { othersHolds, othersHoldsError, teardownHold } from './pieces.js';
-import { REPORT_TABLE, removeReportCounters, retireReportChain } from './report.js';
+import { REPORT_TABLE, removeReportCounters, reportCountersPresent, retireReportChain } from './report.js';
 import { listTables } from '../iptables/table.js';
-import { SYNPLUG_TABLE } from './config.js';
 import { tableIsMarked } from './teardown-marks.js';
 import { startWatchdog, WATCHDOG_GRACE_MS, type WatchdogArm } from './watchdog.js';
 import type { GuardConfig } from './config.js';
@@ -129,7 +140,7 @@ async function plugOnce(opts: GuardOptions, maxHoldMs: number): Promise<PlugResu
       deadline: since + maxHoldMs,
       ...(counters && { counters }),
     };
-    let take: { latestDeadline: number } | undefined;
+    let take: TakeResult | undefined;
     try {
       watchdog.arm(manualArm(s, config, lease));
       take = await takeLease(store, s, lease, devicesOfHolds(s.holdIds, config.dev));
@@ -143,6 +154,8 @@ async function plugOnce(opts: GuardOptions, maxHoldMs: number): Promise<PlugResu
       throw e;
     }
     watchdog.handOver();
+    // protects killed with their watchdogs whose leases this take removed (under the lock): their history lines, once
+    await recordKilledProtects(config.stateDir, deadProtectLeases(take.dead));
     return { dev: config.dev, addr: config.addr, deadline: take.latestDeadline, maxHoldMs, holds: s.holdIds };
   });
 }
@@ -426,7 +439,9 @@ async function otherHoldsHere(s: GuardSession, record: SetupRecord | undefined):
     if (e instanceof NetlinkError && e.code === 'EPROTONOSUPPORT') return [];
     throw e;
   });
-  const marked = tables.filter((t) => t.name !== REPORT_TABLE && SYNPLUG_TABLE.test(t.name) && tableIsMarked(t) !== false).map((t) => `table inet ${t.name}`);
+  // A table of synplug's by its mark (an inbound queue hold's `synplug_queue_DEV` may have a `-` in DEV, which the
+  // names of the local hold's tables never have); on a kernel that keeps no comment (before 5.10), by its name.
+  const marked = tables.filter((t) => t.name !== REPORT_TABLE && /^synplug(_|$)/.test(t.name) && (tableIsMarked(t) ?? true)).map((t) => `table inet ${t.name}`);
   const ifbs = (await unrecordedPieces(s, record)).filter((u) => u.mismatch === undefined).map((u) => u.id);
   return [...marked, ...ifbs];
 }
@@ -663,8 +678,11 @@ export async function teardown(opts: TeardownOptions = {}): Promise<TeardownResu
     // Every hold of this record gone: the reload report's RST counters go too (report.ts), unless a hold of another
     // state directory is still in this namespace (its protect counts with them).
     const others = await otherHoldsHere(s, record);
-    if (others.length) kept.push(`nftables table inet ${REPORT_TABLE}: the reload report's counters of synplug's other hold(s) here (${others.join(', ')})`);
-    else removed.push(...(await removeReportCounters(kept)));
+    if (others.length) {
+      // said only when it is there (no protect may have made it yet)
+      if (await reportCountersPresent())
+        kept.push(`nftables table inet ${REPORT_TABLE}: the reload report's counters of synplug's other hold(s) here (${others.join(', ')})`);
+    } else removed.push(...(await removeReportCounters(kept)));
     const nothing = !torn.length && !removed.length ? { nothingSetUp: "nothing of synplug's is set up (no record, no hold found); nothing to remove" } : {};
     let removedStateDir: boolean;
     try {

@@ -148,6 +148,8 @@ export interface TakeResult {
   others: Lease[];
   /** the deadline the kernel-side element now covers (the latest of all live leases), ms since the epoch */
   latestDeadline: number;
+  /** the other holders' dead leases this take removed from the record (as {@link DropResult.dead}); absent: none */
+  dead?: Lease[];
   /**
    * The lease file's identity right after this lease was written, when no
    * other live lease existed: {@link dropLease} then needs only a stat to know
@@ -168,7 +170,9 @@ export interface TakeResult {
 export async function takeLease(store: StateStore, kernel: LeaseKernel, lease: Lease, dev: string): Promise<TakeResult> {
   return withLeaseLock(store, async () => {
     const now = Date.now();
-    const others = recordedLeases(store).filter((l) => l.id !== lease.id && leaseLive(l, now));
+    const recorded = recordedLeases(store).filter((l) => l.id !== lease.id);
+    const others = recorded.filter((l) => leaseLive(l, now));
+    const dead = recorded.filter((l) => !others.includes(l));
     const latestDeadline = Math.max(lease.deadline, ...others.map((l) => l.deadline));
     // Record first (a crash right after still says buffering), then arm.
     store.writeLeases({ version: 1, leases: [...others, lease] });
@@ -180,7 +184,7 @@ export async function takeLease(store: StateStore, kernel: LeaseKernel, lease: L
         ? lease.deadline - lease.since
         : Math.max(10, latestDeadline - Date.now()),
     );
-    return { others, latestDeadline, ...(aloneStamp !== undefined && { aloneStamp }) };
+    return { others, latestDeadline, ...(aloneStamp !== undefined && { aloneStamp }), ...(dead.length > 0 && { dead }) };
   });
 }
 
@@ -196,6 +200,22 @@ export interface DropResult {
   broken?: boolean;
   /** with `broken`: when that release let the hold go (plug.json's `releasedAt` then, ms since the epoch), when recorded */
   brokenAt?: number;
+  /** with `broken`: the lease record was gone too (a teardown broke it and removed the records); nothing was recorded */
+  tornDown?: true;
+  /**
+   * The other holders' dead leases this drop removed from the record, under the lock (a protect killed with its
+   * watchdog: nobody else will see them again), to write their history lines ({@link deadProtectLeases}); absent: none
+   */
+  dead?: Lease[];
+}
+
+/**
+ * Of the leases a drop removed, those of a protect that is gone (its owner no longer the same live process): a
+ * protect killed during its hold, whose history line ("killed") the remover writes, being the only one that saw it.
+ * A lease of another state directory (a copy) holds nothing here and is nobody's here.
+ */
+export function deadProtectLeases(dropped: readonly Lease[] | undefined): Lease[] {
+  return (dropped ?? []).filter((l) => l.owner === 'protect' && !l.elsewhere && !ownerAlive(l.pid, l.pidStart));
 }
 
 /**
@@ -229,25 +249,34 @@ export async function dropLease(
         releaseAttempts = await release();
       } else {
         const now = Date.now();
-        all = recordedLeases(store);
+        const recorded = store.readLeases();
+        all = recorded?.leases ?? [];
         const broken = leaseId !== undefined && !all.some((l) => l.id === leaseId);
+        // Broken, and no lease record at all: a teardown broke it and removed the records (nothing is set up any more),
+        // so nothing is recorded again in the directory it cleared.
+        const tornDown = broken && recorded === undefined;
         // when the release that broke it let the hold go (read before this drop records its own)
         const brokenAt = broken ? releasedAtOf(store) : undefined;
         const remaining = all.filter((l) => l.id !== leaseId && leaseLive(l, now));
+        const deadOthers = all.filter((l) => l.id !== leaseId && !remaining.includes(l));
+        const dead = deadOthers.length > 0 ? { dead: deadOthers } : {};
         if (remaining.length > 0) {
           const latest = Math.max(...remaining.map((l) => l.deadline));
           store.writeLeases({ version: 1, leases: remaining });
           store.writePlug(plugRecordFor(remaining[remaining.length - 1], latest, dev));
-          return { released: false, remaining, releaseAttempts: 0, ...(broken && { broken, ...(brokenAt !== undefined && { brokenAt }) }) };
+          return { released: false, remaining, releaseAttempts: 0, ...(broken && { broken, ...(brokenAt !== undefined && { brokenAt }) }), ...dead };
         }
         // A broken lease's plug was released by the manual release; releasing again is always safe.
         releaseAttempts = await release();
         if (broken)
           return {
-            ...(await finishRelease(store, kernel, leaseId, dev, all, releaseAttempts, onNotice, brokenAt)),
+            ...(await finishRelease(store, kernel, leaseId, dev, all, releaseAttempts, onNotice, brokenAt, !tornDown)),
             broken,
+            ...(tornDown && { tornDown }),
             ...(brokenAt !== undefined && { brokenAt }),
+            ...dead,
           };
+        return { ...(await finishRelease(store, kernel, leaseId, dev, all, releaseAttempts, onNotice)), ...dead };
       }
       return finishRelease(store, kernel, leaseId, dev, all, releaseAttempts, onNotice);
     },
@@ -277,24 +306,28 @@ async function finishRelease(
   onNotice: (line: string) => void,
   /** a broken lease's: when the release that broke it let the hold go (kept as plug.json's releasedAt) */
   releasedAt?: number,
+  /** false: record nothing (a teardown removed the records: {@link dropLease}) */
+  record = true,
 ): Promise<DropResult> {
   const now = Date.now();
   const all = known ?? recordedLeases(store);
   const mine = all.find((l) => l.id === leaseId) ?? all[all.length - 1];
-  store.writeLeases({ version: 1, leases: [] });
-  const prev = store.readPlug();
-  store.writePlug({
-    ...(prev ?? {
-      version: 1,
-      owner: mine?.owner ?? 'manual',
-      pid: mine?.pid ?? process.pid,
-      dev,
-      since: mine?.since ?? now,
-      deadline: mine?.deadline ?? now,
-    }),
-    state: 'released',
-    releasedAt: releasedAt ?? Date.now(),
-  });
+  if (record) {
+    store.writeLeases({ version: 1, leases: [] });
+    const prev = store.readPlug();
+    store.writePlug({
+      ...(prev ?? {
+        version: 1,
+        owner: mine?.owner ?? 'manual',
+        pid: mine?.pid ?? process.pid,
+        dev,
+        since: mine?.since ?? now,
+        deadline: mine?.deadline ?? now,
+      }),
+      state: 'released',
+      releasedAt: releasedAt ?? Date.now(),
+    });
+  }
   await kernel.disarm().catch((e) => onNotice(`could not remove the nftables set element (it expires by itself at the deadline): ${(e as Error).message}`));
   return { released: true, remaining: [], releaseAttempts };
 }

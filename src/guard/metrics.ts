@@ -321,7 +321,8 @@ export async function recordMetrics(stateDir: string, target: MetricsTarget, hol
       } finally {
         d.close();
       }
-      m.writeAtomic(target.name, Buffer.from(metricsText(state)));
+      // 0644: node_exporter reads it as its own user (prometheus); the totals in the state directory stay owner-only
+      m.writeAtomic(target.name, Buffer.from(metricsText(state)), 0o644);
     } finally {
       m.close();
     }

@@ -37,7 +37,8 @@ export async function protect(opts: GuardProtectOptions): Promise<ProtectResult>
     (r) => {
       const holds = (r.holds ?? [{ id: 'local' }]).map((h) => h.id);
       const outcome = { exitCode: r.exitCode, report: r.report };
-      return { holds, history: outcome, change: outcome };
+      // a teardown during the reload cleared the state directory: nothing is written there again
+      return { holds, history: outcome, change: outcome, ...(r.tornDown && { nothing: true }) };
     },
   );
 }

@@ -41,6 +41,7 @@
  * @module
  */
 import { NetlinkConnection } from '../netlink/connection.js';
+import { SynplugError } from '../netlink/errors.js';
 import { constants as osConstants } from 'node:os';
 import { NETLINK_NETFILTER, NETLINK_SOCK_DIAG } from '../netlink/message.js';
 import { defaultNetns } from '../netlink/netns.js';
@@ -321,7 +322,11 @@ export async function armReport(held: readonly HeldTraffic[], stateDir: string):
       tableHandle = (await getTable(nft, table))?.handle;
       tableMade = true;
     } catch (e) {
-      uncounted.push(`the RST counters could not be set (${message(e)}): refused and reset were not counted`);
+      uncounted.push(
+        e instanceof ForeignReportTable
+          ? `${e.message}: refused and reset were not counted`
+          : `the RST counters could not be set (${message(e)}): refused and reset were not counted`,
+      );
     }
   }
   const kindsOf = new Map(reportRules(held, resetScope).map((r) => [r.comment, r.kinds]));
@@ -437,7 +442,11 @@ async function missingCountersBatch(
   chain: string,
 ): Promise<{ batch: NftBatch; tableExisted: boolean } | undefined> {
   const table = { family: 'inet', name: REPORT_TABLE };
-  const tableExisted = (await getTable(nft, table)) !== undefined;
+  const found = await getTable(nft, table);
+  // A table of that name without synplug's mark is someone else's: protect never puts its chain there (teardown,
+  // which removes only marked tables, would never remove it).
+  if (found && tableIsMarked(found) === false) throw new ForeignReportTable();
+  const tableExisted = found !== undefined;
   const have = new Set(
     tableExisted ? (await listRules(nft, { family: 'inet', table: table.name }).catch(() => [])).filter((r) => r.chain === chain).map((r) => r.comment) : [],
   );
@@ -447,6 +456,15 @@ async function missingCountersBatch(
   batch.addChain({ ...table, table: table.name, name: chain, type: 'filter', hook: 'output', prio: REPORT_PRIORITY, policy: 'accept' });
   for (const r of missing) batch.addRule({ family: 'inet', table: table.name, chain, expr: r.expr, comment: r.comment });
   return { batch, tableExisted };
+}
+
+/** The report's table exists without synplug's mark: not synplug's, so nothing of synplug's goes into it. */
+class ForeignReportTable extends SynplugError {
+  constructor() {
+    super(
+      `the nftables table inet ${REPORT_TABLE} exists and does not carry synplug's comment (someone else made it), so protect adds no counters to it; the hold itself goes on. To count them, remove or rename that table ('nft delete table inet ${REPORT_TABLE}' if it is not in use)`,
+    );
+  }
 }
 
 /** The chain's removal with its rules: its rules first (a kernel before recursive chain deletion refuses a chain with rules). */
@@ -494,10 +512,14 @@ export async function retireReportChain(store: StateStore): Promise<{ removed?: 
     if (!(await listChains(c, { family: 'inet', table: REPORT_TABLE })).some((x) => x.name === name)) return undefined;
     if (!(await nothingQueuedWithin(REPORT_RETIRE_WAIT_MS, defaultNetns())))
       return { kept: `${chain}: packets are queued in this namespace, which removing a base chain would drop; the next reload removes it` };
-    const gone = await withLeaseLock(store, async () => {
-      if (recordedLeases(store).some((l) => leaseLive(l))) return false; // a holder counts with it: its end removes it
-      return removeIfThere(() => chainRemoval(name).commit(c));
-    });
+    // No lock file: no setup here any more (a teardown removed it), so no holder of this directory counts with it;
+    // removed without taking the lock, which would create the file again in the directory teardown cleared.
+    const gone = !store.hasLockFile()
+      ? await removeIfThere(() => chainRemoval(name).commit(c))
+      : await withLeaseLock(store, async () => {
+          if (recordedLeases(store).some((l) => leaseLive(l))) return false; // a holder counts with it: its end removes it
+          return removeIfThere(() => chainRemoval(name).commit(c));
+        });
     return gone ? { removed: chain } : undefined;
   } catch (e) {
     return { kept: `${chain}: ${message(e)}` };
@@ -591,6 +613,24 @@ export function lossCauses(r: ReloadReport, how: { maxHoldReached: boolean; wait
   else if (listenerDrops > 0) out.push("the release burst overflowed the listener's backlog: raise the server's listen backlog (and net.core.somaxconn)");
   out.push(...(r.failed ?? []));
   return out;
+}
+
+/**
+ * Whether synplug's table of RST counters is there (carrying synplug's mark,
+ * or on a kernel that keeps no table comment): what teardown may say it kept.
+ * Never throws (no nftables, or a listing refused: false).
+ */
+export async function reportCountersPresent(): Promise<boolean> {
+  let nft: NetlinkConnection | undefined;
+  try {
+    nft = openNftables();
+    const t = await getTable(nft, { family: 'inet', name: REPORT_TABLE });
+    return t !== undefined && tableIsMarked(t) !== false;
+  } catch {
+    return false;
+  } finally {
+    nft?.close();
+  }
 }
 
 /**

@@ -284,6 +284,17 @@ async function runStepsUninterrupted<T>(steps: readonly SetupStep[], complete: (
  * @param recorded this directory's record has the hold (only a mark naming another directory is refused then)
  * @throws {SynplugError} (`foreign-state`) naming the pieces, and the record of them when found in this namespace's default state directory
  */
+/**
+ * When a hold's pieces carry another state directory's mark ({@link HoldPieces.markOwner}): what to do instead of
+ * `setup` here, which {@link refuseOthersPieces} refuses; undefined otherwise.
+ */
+function othersHold(target: Hold, inspection: HoldInspection, config: GuardConfig): string | undefined {
+  const owner = target.pieces.markOwner?.(inspection.observed);
+  if (!owner || owner.here) return undefined;
+  const other = otherRecordOf(target.id, config.stateDir);
+  return `its pieces are another state directory's (${owner.detail}): setup here is refused; use ${other ? `--state-dir ${other.slice(0, -'/setup.json'.length)}` : "that directory's --state-dir"} for this hold, or, if no state directory records it any more, remove them by hand (${owner.removeBy}) and run setup again`;
+}
+
 function refuseOthersPieces(target: Hold, inspection: HoldInspection, store: StateStore, config: GuardConfig, recorded: boolean): void {
   const found = target.pieces.marked?.(inspection.observed) ?? [];
   if (!found.length) return;
@@ -562,7 +573,17 @@ export async function check(opts: CheckOptions = {}): Promise<CheckResult> {
       holds: selected.map((x) => {
         if ('absent' in x) return { ...x.absent, via: viaOf(x.absent.mode), state: 'absent' as const };
         const h = x.hold;
-        return { id: h.id, mode: h.mode, via: h.via, dev: h.dev, state: stateOf(x), ...h.checkDetails(), setup: h.setupCommand() };
+        const elsewhere = othersHold(h, x.inspection, config);
+        return {
+          id: h.id,
+          mode: h.mode,
+          via: h.via,
+          dev: h.dev,
+          state: stateOf(x),
+          ...h.checkDetails(),
+          setup: h.setupCommand(),
+          ...(elsewhere && { elsewhere }),
+        };
       }),
     };
   });

@@ -29,6 +29,7 @@
  */
 import {
   closeSync,
+  fchmodSync,
   constants as fsConstants,
   fstatSync,
   lstatSync,
@@ -186,13 +187,16 @@ export class CheckedDir {
   }
 
   /**
-   * Replace a file atomically: a temporary file (mode 0600: owner-only, as
-   * every record is) created with O_CREAT|O_EXCL|O_NOFOLLOW (a file or link already at its name is
-   * removed, never written through), then renameat over the old name (which
-   * replaces a link itself, never its target).
+   * Replace a file atomically: a temporary file created with
+   * O_CREAT|O_EXCL|O_NOFOLLOW (a file or link already at its name is
+   * removed, never written through), given `mode` whatever the umask
+   * (fchmod), then renameat over the old name (which replaces a link itself,
+   * never its target).
+   * @param mode the file's permissions: 0600 (owner-only, as every record is; the default), or 0644 for a file
+   *   others read (the metrics file, which node_exporter reads as its own user)
    * @throws {StateFileError} category `failure` when the disk refuses (ENOSPC, EROFS...), `bad-state` when a name holds something synplug did not put there
    */
-  writeAtomic(name: string, data: Buffer): void {
+  writeAtomic(name: string, data: Buffer, mode: 0o600 | 0o644 = 0o600): void {
     const target = this.file(name);
     const tmp = `.${name}.${process.pid}.tmp`;
     const flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW;
@@ -207,6 +211,7 @@ export class CheckedDir {
         fd = openAt(this.fd, tmp, flags, this.file(tmp), 0o600);
       }
       try {
+        fchmodSync(fd, mode);
         for (let off = 0; off < data.length; ) off += writeSync(fd, data, off);
       } finally {
         closeSync(fd);

@@ -49,6 +49,7 @@ import { isKeyOfRecord, isRecordOfItsMode, recordRefusal } from './record-checks
 import { MAX_DURATION_MS } from './config.js';
 import { defaultNetns, netnsCookie } from '../netlink/netns.js';
 import { otherNetnsMessage } from './call-netns.js';
+import { runsWatchdog } from './watchdog.js';
 
 export { StateFileError };
 
@@ -751,12 +752,15 @@ export function ownerAlive(pid: number, pidStart?: number): boolean {
 
 /**
  * Whether a manual plug's holder still lives: the watchdog it recorded is the
- * same live process (pid and start time both recorded and matching). The
- * record is untrusted: one without both, or naming a process that ended (a
- * stale record copied back), holds nothing, whatever its deadline.
+ * same live process (pid and start time both recorded and matching), and that
+ * process is one of synplug's watchdogs (watchdog.ts's runsWatchdog: its
+ * command line runs the watchdog's entry point, as root or this user). The
+ * record is untrusted: one without both, naming a process that ended (a
+ * stale record copied back), or naming a live process that is no watchdog (a
+ * lease made by hand), holds nothing, whatever its deadline.
  */
 export function manualHolderAlive(r: { watchdogPid?: number; watchdogStart?: number }): boolean {
-  return r.watchdogPid !== undefined && r.watchdogStart !== undefined && ownerAlive(r.watchdogPid, r.watchdogStart);
+  return r.watchdogPid !== undefined && r.watchdogStart !== undefined && ownerAlive(r.watchdogPid, r.watchdogStart) && runsWatchdog(r.watchdogPid);
 }
 
 /**

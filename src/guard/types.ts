@@ -91,6 +91,11 @@ export interface CheckResult {
     addrs?: string[];
     queueNum?: number;
     setup?: string;
+    /**
+     * Its pieces carry the mark of another state directory's setup (a copy of that directory's records here): `setup`
+     * here is refused (exit 7), so this sentence says what to do instead (use that directory); absent otherwise
+     */
+    elsewhere?: string;
   }>;
   /** IFBs of synplug's that no record lists (present when there is one; `state` is then at best `partial`) */
   unrecorded?: UnrecordedIfb[];
@@ -584,6 +589,11 @@ export interface ProtectResult {
   leftToHolders?: number;
   /** this protect's lease was gone when it ended: a manual `synplug release` broke it, or its watchdog dropped it at the deadline (that released the plug then; `releasedHold` is false) */
   leaseBroken?: boolean;
+  /**
+   * with `leaseBroken`: a teardown broke it, released the hold and removed the state directory's records; nothing of
+   * this reload is recorded there again (no history line, no metrics: the directory stays as teardown left it)
+   */
+  tornDown?: boolean;
   /**
    * this protect's lease was dropped at its own max-hold deadline, by its watchdog or the queue's holder, while this
    * protect was late to its own release (a loaded host): that let the hold go then (`releasedHold` is false, no

@@ -8,7 +8,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { netnsForChild } from '../netlink/netns.js';
 import { fileURLToPath } from 'node:url';
-import { dirname, extname, join } from 'node:path';
+import { basename, dirname, extname, join } from 'node:path';
+import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import type { Writable } from 'node:stream';
 import { SynplugError } from '../netlink/errors.js';
@@ -132,6 +133,9 @@ export interface Watchdog {
   handOver(): void;
 }
 
+/** The watchdog entry point's file name without its extension. */
+const WATCHDOG_MAIN = 'watchdog-main';
+
 /**
  * The file {@link startWatchdog} runs with `node`: the entry point
  * src/cli/bin/watchdog-main.ts (tsx), dist/cli/bin/watchdog-main.js (tsc),
@@ -145,9 +149,46 @@ export interface Watchdog {
  */
 export function watchdogEntryPath(self: string = fileURLToPath(import.meta.url)): string {
   const ext = extname(self);
-  if (ext === '.cjs') return join(dirname(self), `watchdog-main${ext}`);
-  return join(dirname(self), '..', 'cli', 'bin', `watchdog-main${ext}`);
+  if (ext === '.cjs') return join(dirname(self), `${WATCHDOG_MAIN}${ext}`);
+  return join(dirname(self), '..', 'cli', 'bin', `${WATCHDOG_MAIN}${ext}`);
 }
+
+/**
+ * Whether process `pid` is one of synplug's watchdogs (a manual plug's lease
+ * lives only while its watchdog does, state.ts's manualHolderAlive). A record
+ * names the pid and its start time; anyone who writes one could name any live
+ * process, so the process itself must prove it is a watchdog:
+ * - its command line (/proc/PID/cmdline) ends with a watchdog entry point, the
+ *   script {@link startWatchdog} runs: its last argument's file name is
+ *   `watchdog-main` with the extension of one of its builds (`.ts`, `.js`,
+ *   `.cjs`; any synplug installation's, so that a command of the CLI bundle
+ *   judges a library's plug alike), with nothing after it (the queue's holder
+ *   runs the same file with its own argument after it, and is no watchdog);
+ * - its argv[0] is a node executable (file name `node` or `nodejs`, maybe
+ *   followed by a version: `node20`);
+ * - it runs as root or as this process's effective user (/proc/PID/status
+ *   `Uid:`, the effective one): another user's process is never taken for
+ *   ours.
+ * A process that cannot be read (gone, or /proc hides it) is none. The watchdogs of
+ * the tests' seam ({@link setWatchdogStarter}) run in this process: while one is installed, this process is one.
+ */
+export function runsWatchdog(pid: number): boolean {
+  if (starter !== undefined && pid === process.pid) return true;
+  try {
+    const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+    if (argv[argv.length - 1] === '') argv.pop();
+    if (argv.length < 2 || !/^node(js)?[0-9.]*$/.test(basename(argv[0]))) return false;
+    if (!WATCHDOG_SCRIPT.test(basename(argv[argv.length - 1]))) return false;
+    const uid = /^Uid:\s+\d+\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    const euid = uid ? Number(uid[1]) : undefined;
+    return euid !== undefined && (euid === 0 || euid === process.geteuid?.());
+  } catch {
+    return false;
+  }
+}
+
+/** The file name of a watchdog entry point ({@link watchdogEntryPath}), of any build. */
+const WATCHDOG_SCRIPT = new RegExp(`^${WATCHDOG_MAIN}\\.(ts|js|cjs)$`);
 
 /** What starts a watchdog instead of a process of its own ({@link setWatchdogStarter}); {@link startWatchdog}'s parameters. */
 export type WatchdogStarter = (timeoutMs: number, reports: 'inherit' | 'ignore') => Promise<Watchdog>;

@@ -27,7 +27,19 @@ import { checkEntryOptions } from './config.js';
 import { resolveCommand, lookupUser, startGated, type GatedCommand, type RunAsUser } from './command.js';
 import { startWatchdog, WATCHDOG_GRACE_MS, type Watchdog } from './watchdog.js';
 import { StateStore, processStartTime, type Lease } from './state.js';
-import { dropLease, leaseLive, newLeaseId, openLockFile, recordedLeases, takeLease, unprepare, withLeaseLock, type TakeResult } from './leases.js';
+import {
+  deadProtectLeases,
+  dropLease,
+  leaseLive,
+  newLeaseId,
+  openLockFile,
+  recordedLeases,
+  takeLease,
+  unprepare,
+  withLeaseLock,
+  type TakeResult,
+} from './leases.js';
+import { recordKilledProtects } from './history.js';
 import { closeSync } from 'node:fs';
 import { runPrecheck } from './precheck.js';
 import { closingInodes, handedOverInode, holderPids } from './listen-holders.js';
@@ -221,6 +233,8 @@ async function protectInner(session: ProtectSession, opts: ProtectOptions, early
   let released = false;
   let releasedHold = false;
   let leaseBroken = false as boolean;
+  /** a teardown broke the lease and removed the records (DropResult.tornDown) */
+  let tornDown = false as boolean;
   /** the lease was dropped at its own deadline (this protect late to its release): the hold was let go at the max-hold then */
   let releasedAtDeadline = false as boolean;
   let taken: TakeResult | undefined;
@@ -288,16 +302,22 @@ async function protectInner(session: ProtectSession, opts: ProtectOptions, early
       // protect was late to its own release (a loaded host); no manual release broke it.
       releasedAtDeadline = at !== undefined && at >= lease.deadline;
       leaseBroken = !releasedAtDeadline;
+      tornDown = r.tornDown === true;
       notice(
         releasedAtDeadline
           ? `this protect's lease was dropped at its max-hold deadline by its watchdog or the queue's holder, which released the hold then: this protect came to release it ${Date.now() - lease.deadline} ms after that deadline (late: a loaded host?)`
-          : "this protect's lease was already gone when it ended: a manual 'synplug release' broke it (or its watchdog dropped it at the deadline), which released the hold then unless other holders remained",
+          : tornDown
+            ? `this protect's lease was already gone when it ended: a teardown broke it, released the hold and removed the records of ${store.dir}, where nothing is recorded again (no history line, no metrics)`
+            : "this protect's lease was already gone when it ended: a manual 'synplug release' (or teardown) broke it, or its watchdog dropped it at the deadline, which released the hold then unless other holders remained",
       );
     }
     released = true;
     // Nothing is held for us any more: stop the watchdog now, not when the command
     // ends (after a max-hold release it may run long past the watchdog's own deadline).
     watchdog.done();
+    // Protects killed with their watchdogs whose leases this one's take or drop removed (under the lock: nobody else
+    // saw them): their history lines, once, written now that nothing waits on this protect.
+    for (const w of await recordKilledProtects(store.dir, deadProtectLeases([...(taken?.dead ?? []), ...(r.dead ?? [])]))) notice(w);
   };
 
   try {
@@ -404,6 +424,7 @@ async function protectInner(session: ProtectSession, opts: ProtectOptions, early
     releasedHold,
     ...(!releasedHold && !leaseBroken && !releasedAtDeadline && { leftToHolders: leftTo }),
     ...(leaseBroken ? { leaseBroken: true } : {}),
+    ...(tornDown ? { tornDown: true } : {}),
     ...(releasedAtDeadline && { releasedAtDeadline: true }),
     ...(opts.waitListen && { newListener: newListener ?? null }),
     ...(checked && { check: checked }),

@@ -110,6 +110,36 @@ const scenarios = {
     };
   },
 
+  /** protect, its watchdog and the queue's holder all SIGKILLed during the hold (rv19): nobody wrote the history line. */
+  async 'all-killed'() {
+    const { dir, env } = stateEnv();
+    const setup = run(['setup', '--via', 'queue', '--addr', '169.254.78.10'], env);
+    const h = await heldProtect(env, dir);
+    const watchdog = watchdogOf(h.p.pid!);
+    const holder = queueHolderPid(QUEUE);
+    for (const pid of [holder, watchdog]) if (pid) process.kill(pid, 'SIGKILL');
+    h.p.kill('SIGKILL');
+    await h.ended;
+    await until(() => procQueue(QUEUE) === undefined, 'the queue to be unbound');
+    const before = run(['history', '--json'], env);
+    // the next synplug command: its stale-lease recovery
+    const status = run(['status', '--json'], env);
+    const after = run(['history', '--json'], env);
+    run(['check'], env);
+    run(['status'], env);
+    const later = run(['history', '--json'], env);
+    const down = run(['teardown'], env);
+    return {
+      setup: setup.code,
+      found: { watchdog: watchdog !== undefined, holder: holder !== undefined && holder !== h.p.pid },
+      before: JSON.parse(before.stdout),
+      status: status.code,
+      after: JSON.parse(after.stdout),
+      later: JSON.parse(later.stdout),
+      down: down.code,
+    };
+  },
+
   /** setup run again during the directory's own hold: it was exit 7, "queue bound by process N (node)". */
   async 'setup-during-hold'() {
     const { dir, env } = stateEnv();
@@ -167,6 +197,21 @@ if (!(await runScenarioIfChild(ENV, scenarios))) {
     t.is(last?.killed, true);
     t.is(last?.exitCode, -1);
     t.regex(last?.report.uncounted[0], /protect was killed during the hold \(the queue's holder, its watchdog killed too, released it\)/);
+    t.is(r.down, 0);
+  });
+
+  test('regression: protect, its watchdog and the queue holder all SIGKILLed during a hold wrote no history line; now the next command (status) writes it, once', (t) => {
+    const r = inOwnNetns<Json>(SELF, ENV, 'all-killed', 90_000);
+    t.is(r.setup, 0);
+    t.true(r.found.watchdog && r.found.holder, JSON.stringify(r.found));
+    const killed = (h: Json[]) => h.filter((e) => e.killed === true);
+    t.deepEqual(killed(r.before), [], 'no line before the next command: everyone who could write it was killed');
+    t.is(r.status, 0);
+    t.is(killed(r.after).length, 1, JSON.stringify(r.after));
+    t.is(killed(r.after)[0].command, 'protect');
+    t.is(killed(r.after)[0].exitCode, -1);
+    t.regex(killed(r.after)[0].report.uncounted[0], /protect was killed during the hold \(the next synplug command, its watchdog gone too, released it\)/);
+    t.is(killed(r.later).length, 1, 'the commands after it write none');
     t.is(r.down, 0);
   });
 

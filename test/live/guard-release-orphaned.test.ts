@@ -5,13 +5,14 @@
  * leases the release goes ahead and the leases are dropped. The fake-kernel
  * side (a running protect keeps its plug) is test/unit/guard-leases.test.ts.
  */
-import test from 'ava';
+import test, { type ExecutionContext } from 'ava';
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { StateStore, processStartTime, type Lease } from '../../src/guard/state.js';
+import { StateStore, type Lease } from '../../src/guard/state.js';
+import { idleWatchdog } from '../helpers/watchdog-process.js';
 
 const BIN = fileURLToPath(new URL('../../dist/bundle/synplug.cjs', import.meta.url));
 
@@ -20,9 +21,11 @@ function synplug(stateDir: string, args: string[]) {
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
-/** A manual lease's watchdog that lives (this test's process: pid and start time), for a live manual lease. */
-function aliveWatchdog(): { watchdogPid: number; watchdogStart: number } {
-  return { watchdogPid: process.pid, watchdogStart: processStartTime(process.pid)! };
+/** A manual lease's watchdog that lives (a real, idle one: a manual lease lives only while its watchdog is synplug's), ended at the test's end. */
+async function aliveWatchdog(t: ExecutionContext): Promise<{ watchdogPid: number; watchdogStart: number }> {
+  const w = await idleWatchdog();
+  t.teardown(w.kill);
+  return { watchdogPid: w.watchdogPid, watchdogStart: w.watchdogStart };
 }
 
 /** leases.json as synplug writes it (with this directory's mark: a file without it holds nothing here). */
@@ -30,10 +33,10 @@ function leasesFile(dir: string, leases: Lease[]): void {
   new StateStore(dir).writeLeases({ version: 1, leases });
 }
 
-test('release --orphaned: a live lease (here a manual plug before its deadline) is left alone and nothing is written; --json says so', (t) => {
+test('release --orphaned: a live lease (here a manual plug before its deadline) is left alone and nothing is written; --json says so', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'synplug-orphaned-'));
   const now = Date.now();
-  leasesFile(dir, [{ id: 'a1', owner: 'manual', pid: process.pid, ...aliveWatchdog(), holds: ['local'], since: now, deadline: now + 120_000 }]);
+  leasesFile(dir, [{ id: 'a1', owner: 'manual', pid: process.pid, ...(await aliveWatchdog(t)), holds: ['local'], since: now, deadline: now + 120_000 }]);
   const before = readFileSync(join(dir, 'leases.json'), 'utf8');
   const r = synplug(dir, ['release', '--orphaned', '--json']);
   t.is(r.code, 0, r.stderr);
@@ -66,10 +69,10 @@ test('release --orphaned: with only dead leases (an exited protect, an expired m
   t.deepEqual(JSON.parse(readFileSync(join(dir, 'leases.json'), 'utf8')).leases, []);
 });
 
-test('a plain release still breaks a live lease (and says so); --help explains --orphaned', (t) => {
+test('a plain release still breaks a live lease (and says so); --help explains --orphaned', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'synplug-orphaned-'));
   const now = Date.now();
-  leasesFile(dir, [{ id: 'a1', owner: 'manual', pid: process.pid, ...aliveWatchdog(), holds: ['local'], since: now, deadline: now + 120_000 }]);
+  leasesFile(dir, [{ id: 'a1', owner: 'manual', pid: process.pid, ...(await aliveWatchdog(t)), holds: ['local'], since: now, deadline: now + 120_000 }]);
   const r = synplug(dir, ['release', '--json']);
   t.is(r.code, 0, r.stderr);
   const j = JSON.parse(r.stdout);

@@ -12,6 +12,7 @@
  * WatchdogChild, fed as its entry point would feed it. Both orders are forced.
  */
 import test from 'ava';
+import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -118,4 +119,54 @@ test.serial('the holder writes no killed line for a protect that lives (its conn
     r.history.filter((e) => e.killed === true),
     [],
   );
+});
+
+// rv19's MEDIUM: protect, its watchdog and the queue's holder all SIGKILLed: nobody wrote the killed protect's history
+// line. The next synplug command's stale-lease recovery drops its lease (under the lock) and now writes it, once.
+test.serial('regression: protect, its watchdog and the holder all killed: the next command (status) writes the killed line, exactly one', async (t) => {
+  const kernel = new FakeKernel();
+  const holders = new InProcessHolders();
+  const undo = [kernel.install(), holders.install()];
+  const dir = join(mkdtempSync(join(tmpdir(), 'synplug-killedall-')), 'state');
+  try {
+    mkdirSync(dir, { mode: 0o700 });
+    await guard.setup({ stateDir: dir, via: 'queue', addr: '169.254.46.3' });
+    const store = new StateStore(dir);
+    // a dead process: the watchdog, killed
+    const gone = spawnSync('true').pid;
+    const now = Date.now();
+    const lease: Lease = {
+      id: 'deadbeefdeadbeef',
+      owner: 'protect',
+      pid: process.pid,
+      pidStart: 1, // not this process's start time: the owner is gone
+      watchdogPid: gone,
+      command: ['sleep', '5'],
+      holds: ['queue'],
+      since: now - 1500,
+      deadline: now + 600_000,
+    };
+    store.writeLeases({ version: 1, leases: [lease] });
+    store.writePlug({ version: 1, state: 'buffering', owner: 'protect', pid: lease.pid, dev: 'lo', since: lease.since, deadline: lease.deadline });
+    t.deepEqual(readHistory(dir, 10), [], 'no line yet: everyone who could write it was killed');
+    await guard.status({ stateDir: dir });
+    const killed = readHistory(dir, 10).filter((e) => e.killed === true);
+    t.is(killed.length, 1, JSON.stringify(readHistory(dir, 10)));
+    t.is(killed[0]?.command, 'protect');
+    t.is(killed[0]?.exitCode, -1);
+    t.deepEqual(killed[0]?.holds, ['queue']);
+    t.is(killed[0]?.start, new Date(lease.since).toISOString());
+    t.regex(killed[0]?.report?.uncounted?.[0] ?? '', /protect was killed during the hold \(the next synplug command, its watchdog gone too, released it\)/);
+    t.deepEqual(store.readLeases()?.leases, [], 'its lease is dropped');
+    t.is(store.readPlug()?.state, 'released');
+    // the commands after it find nothing more to write
+    await guard.status({ stateDir: dir });
+    await guard.check({ stateDir: dir });
+    t.is(readHistory(dir, 10).filter((e) => e.killed === true).length, 1, 'still one line');
+  } finally {
+    holders.terminate();
+    await holders.settle();
+    for (const u of undo) u();
+    rmSync(join(dir, '..'), { recursive: true, force: true });
+  }
 });

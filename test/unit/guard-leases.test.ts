@@ -6,14 +6,17 @@
  */
 import test from 'ava';
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runProtected } from '../../src/guard/protect.js';
 import { StateStore, isStale, processStartTime, type Lease } from '../../src/guard/state.js';
 import { breakLeases, dropLease, leaseLive, liveLeases, newLeaseId, releaseIfOrphaned, takeLease } from '../../src/guard/leases.js';
 import { recoverStale } from '../../src/guard/context.js';
+import { readHistory } from '../../src/guard/history.js';
 import { FakeSession, type KernelCall } from '../helpers/fake-session.js';
+import { idleWatchdog } from '../helpers/watchdog-process.js';
+import { watchdogEntryPath } from '../../src/guard/watchdog.js';
 import type { GuardSession } from '../../src/guard/session.js';
 
 /** The kernel as the fakes share it. */
@@ -287,7 +290,6 @@ test('release --orphaned releases a plug that only dead leases hold (a killed pr
   t.false(kernel.buffering);
 });
 
-/** A live process standing for a manual plug's watchdog: its pid and start time, and how to end it. */
 /** A manual lease of `w`'s watchdog on the local hold, taken at `now` for a minute. */
 function manualLease(w: { watchdogPid: number; watchdogStart: number }, now: number): Lease {
   return {
@@ -302,18 +304,8 @@ function manualLease(w: { watchdogPid: number; watchdogStart: number }, now: num
   };
 }
 
-async function watchdogStandIn(): Promise<{ watchdogPid: number; watchdogStart: number; kill: () => Promise<void> }> {
-  const w = spawn('sleep', ['30'], { stdio: 'ignore' });
-  await new Promise((r) => w.once('spawn', r));
-  return {
-    watchdogPid: w.pid!,
-    watchdogStart: processStartTime(w.pid!)!,
-    kill: async () => {
-      w.kill('SIGKILL');
-      await new Promise((r) => w.once('exit', r));
-    },
-  };
-}
+/** A live watchdog (a real, idle one: a manual lease lives only while its watchdog is one of synplug's). */
+const watchdogStandIn = idleWatchdog;
 
 test('release --orphaned leaves an unexpired manual plug (synplug plug) alone while its watchdog lives', async (t) => {
   const { kernel, store, a } = fresh();
@@ -404,16 +396,65 @@ test('leases copied into another state directory hold nothing there, though thei
 
 test('a manual lease naming a live process it cannot prove is its watchdog is dead: no start time, or another start time', async (t) => {
   const now = Date.now();
+  const w = await watchdogStandIn();
+  t.teardown(w.kill);
   const base = { id: newLeaseId(), owner: 'manual' as const, pid: process.pid, holds: ['local'], since: now, deadline: now + 60_000 };
-  const start = processStartTime(process.pid)!;
+  const [pid, start] = [w.watchdogPid, w.watchdogStart];
   t.false(leaseLive({ ...base }), 'no watchdog recorded (an older record, or a forged one)');
-  t.false(leaseLive({ ...base, watchdogPid: process.pid }), 'a live pid without its start time');
-  t.false(leaseLive({ ...base, watchdogPid: process.pid, watchdogStart: start + 1 }), 'a live pid with another start time (pid reused)');
-  t.true(leaseLive({ ...base, watchdogPid: process.pid, watchdogStart: start }), 'the same live process');
-  t.false(leaseLive({ ...base, watchdogPid: process.pid, watchdogStart: start, deadline: now - 1 }), 'past its deadline');
+  t.false(leaseLive({ ...base, watchdogPid: pid }), 'a live pid without its start time');
+  t.false(leaseLive({ ...base, watchdogPid: pid, watchdogStart: start + 1 }), 'a live pid with another start time (pid reused)');
+  t.true(leaseLive({ ...base, watchdogPid: pid, watchdogStart: start }), 'the same live process');
+  t.false(leaseLive({ ...base, watchdogPid: pid, watchdogStart: start, deadline: now - 1 }), 'past its deadline');
   const plug = { version: 1 as const, state: 'buffering' as const, owner: 'manual' as const, pid: 1, dev: 'lo', since: now, deadline: now + 60_000 };
   t.true(isStale(plug), 'plug.json of a manual plug with no watchdog recorded');
-  t.false(isStale({ ...plug, watchdogPid: process.pid, watchdogStart: start }));
+  t.false(isStale({ ...plug, watchdogPid: pid, watchdogStart: start }));
+});
+
+// Issue #19, rv19's MEDIUM: a lease made by hand naming any live process with its right start time as its watchdog
+// counted as live, so the hold stayed after its protect (or plug) was gone. Now the process must be one of synplug's
+// watchdogs: its command line runs the watchdog's entry point (nothing after it: the queue's holder is none), as root
+// or this user (watchdog.ts's runsWatchdog).
+test('a hand-made manual lease naming a live process that is no watchdog holds nothing: the next command releases', async (t) => {
+  const { kernel, store, a } = fresh();
+  const others = [
+    spawn('sleep', ['30'], { stdio: 'ignore' }),
+    // node running something else, though it names the watchdog's file: the queue holder's argument after it
+    spawn(process.execPath, ['-e', 'setTimeout(() => {}, 30000)', watchdogEntryPath(), '--queue-holder'], { stdio: 'ignore' }),
+    // another script of node's
+    spawn(process.execPath, ['-e', 'setTimeout(() => {}, 30000)'], { stdio: 'ignore' }),
+  ];
+  t.teardown(() => {
+    for (const p of others) p.kill('SIGKILL');
+  });
+  await Promise.all(others.map((p) => new Promise((r) => p.once('spawn', r))));
+  const now = Date.now();
+  for (const p of [...others.map((o) => o.pid!), process.pid, 1]) {
+    const start = processStartTime(p);
+    t.true(start !== undefined, `pid ${p} lives`);
+    const lease = manualLease({ watchdogPid: p, watchdogStart: start! }, now);
+    t.false(leaseLive(lease), `pid ${p} (${readFileSync(`/proc/${p}/cmdline`, 'utf8').replaceAll('\0', ' ').trim()}) is no watchdog: the lease is dead`);
+    store.writeLeases({ version: 1, leases: [lease] });
+    store.writePlug({
+      version: 1,
+      state: 'buffering',
+      owner: 'manual',
+      pid: 1,
+      watchdogPid: p,
+      watchdogStart: start!,
+      dev: 'lo',
+      since: now,
+      deadline: now + 60_000,
+    });
+    t.true(isStale(store.readPlug()), 'plug.json is stale');
+    kernel.buffering = true;
+    const rec = await recoverStale(a as unknown as GuardSession, store);
+    t.true(rec.released, 'the next command releases the hold');
+    t.false(kernel.buffering);
+  }
+  // a real watchdog, as plug starts it: live
+  const w = await watchdogStandIn();
+  t.teardown(w.kill);
+  t.true(leaseLive(manualLease(w, now)), "synplug's watchdog: the lease lives");
 });
 
 test('taking and dropping leases is atomic: 16 overlapping holders, the plug released exactly once, by the last', async (t) => {
@@ -452,4 +493,64 @@ test('taking and dropping leases is atomic: 16 overlapping holders, the plug rel
   t.is(releases, 1);
   t.false(kernel.buffering);
   t.deepEqual(liveLeases(store), []);
+});
+
+// rv19's MINOR: a teardown while a protect held (it breaks every lease, releases, and removes the records) was
+// followed by the protect's own end writing leases.json and plug.json again: files in a state directory that teardown
+// had cleared, saying something of a hold that is not set up any more. Now the protect, finding its lease broken and
+// the records gone, writes none.
+test("a teardown during a protect: the protect's end re-creates no record in the cleared state directory", async (t) => {
+  const { kernel, store, a, dir } = fresh();
+  writeFileSync(join(dir, 'history.jsonl'), ''); // what teardown keeps (its history), so that the directory stays
+  const go = join(dir, 'go');
+  const p = runProtected(a, { command: ['sh', '-c', `while [ ! -e ${go} ]; do sleep 0.02; done`] });
+  await until(() => kernel.buffering, 'the protect to buffer');
+  // teardown: every lease broken and the plug released (as release does), then the records removed
+  await breakLeases(
+    store,
+    () => a.release(),
+    () => store.writeLeases({ version: 1, leases: [] }),
+  );
+  store.clear();
+  const left = () =>
+    readdirSync(dir)
+      .filter((n) => n !== 'go' && n !== 'history.jsonl')
+      .sort();
+  t.deepEqual(left(), [], 'teardown cleared the records');
+  spawnSync('touch', [go]);
+  const r = await p;
+  t.is(r.exitCode, 0);
+  t.deepEqual(left(), [], `nothing re-created: ${left().join(' ')}`);
+  t.false(kernel.buffering);
+});
+
+// rv19's MEDIUM, the other droppers: a protect killed with its watchdog while another holder lives. Its lease is
+// dropped by the next take or drop (another protect's), never by a recovery, so the history line is written by
+// whoever drops it under the lock: here the next protect, once.
+test('a protect killed with its watchdog, its lease dropped by the next protect: that protect writes its killed line, once', async (t) => {
+  const { kernel, store, a, dir } = fresh();
+  const now = Date.now();
+  const killed: Lease = {
+    id: newLeaseId(),
+    owner: 'protect',
+    pid: process.pid,
+    pidStart: 1, // not this process's start time: gone
+    watchdogPid: spawnSync('true').pid, // gone
+    command: ['sleep', '5'],
+    holds: ['local'],
+    since: now - 800,
+    deadline: now + 60_000,
+  };
+  store.writeLeases({ version: 1, leases: [killed] });
+  kernel.buffering = true;
+  const r = await runProtected(a, { command: ['true'] });
+  t.is(r.exitCode, 0);
+  t.false(kernel.buffering);
+  const lines = readHistory(dir, 10).filter((e) => e.killed === true);
+  t.is(lines.length, 1, JSON.stringify(readHistory(dir, 10)));
+  t.is(lines[0]?.start, new Date(killed.since).toISOString());
+  t.regex(lines[0]?.report?.uncounted?.[0] ?? '', /the next synplug command, its watchdog gone too, released it/);
+  // nothing more for it later
+  await runProtected(a, { command: ['true'] });
+  t.is(readHistory(dir, 10).filter((e) => e.killed === true).length, 1);
 });

@@ -7,7 +7,7 @@
  */
 import test from 'ava';
 import { spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -179,4 +179,27 @@ test('plug, release and setup --metrics-file in a missing directory: exit 2, not
     t.regex(r.stderr, /--metrics-file .*absent\/x\.prom: the directory .* does not exist/, args[0]);
   }
   t.deepEqual(readdirSync(d.state), [], 'the state directory is still empty: no record, no history, no totals');
+});
+
+// rv19's MEDIUM: the metrics file was written 0600, so node_exporter's textfile collector, which runs as the
+// prometheus user, could not read it. Now 0644 whatever the umask; the totals in the state directory stay 0600.
+test('the metrics file is mode 0644 (node_exporter reads it as the prometheus user), even under umask 077; metrics.json stays 0600', async (t) => {
+  const d = dirs();
+  chmodSync(d.root, 0o755); // mkdtemp's 0700 would keep any other user out of the textfile directory
+  const old = process.umask(0o077);
+  try {
+    await recordMetrics(d.state, checkMetricsFile(d.file), 'queue', { exitCode: 0, report: report({ holdMs: 30 }) });
+    await recordMetrics(d.state, checkMetricsFile(d.file), 'queue', { exitCode: 0, report: report({ holdMs: 40 }) });
+  } finally {
+    process.umask(old);
+  }
+  t.is(statSync(d.file).mode & 0o777, 0o644);
+  t.is(statSync(join(d.state, METRICS_STATE_FILE)).mode & 0o777, 0o600, 'the totals stay owner-only');
+  // the oracle: the prometheus user (Debian's prometheus-node-exporter package makes it) reads the file
+  const id = (flag: string) => Number(spawnSync('id', [flag, 'prometheus'], { encoding: 'utf8' }).stdout.trim());
+  const read = spawnSync('cat', [d.file], { uid: id('-u'), gid: id('-g'), encoding: 'utf8' });
+  t.is(read.status, 0, read.stderr);
+  t.is(samples(read.stdout).get('synplug_reloads_total{result="lossless",hold="queue"}'), 2);
+  const totals = spawnSync('cat', [join(d.state, METRICS_STATE_FILE)], { uid: id('-u'), gid: id('-g'), encoding: 'utf8' });
+  t.not(totals.status, 0, 'the state directory is not readable to it');
 });

@@ -4,7 +4,8 @@
  * (test/kernel/guard-*.test.ts); this is the orchestration.
  */
 import test from 'ava';
-import { mkdtempSync, readFileSync, existsSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, existsSync, writeFileSync } from 'node:fs';
+import { isCloseOnExec, libc } from '../../src/netlink/libc.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runProtected } from '../../src/guard/protect.js';
@@ -198,6 +199,44 @@ test('--user: the command runs as that user (uid and gid from the passwd databas
   t.is(uid, '65534');
   t.is(gid, String(Number((await import('node:child_process')).execFileSync('id', ['-g', 'nobody'], { encoding: 'utf8' }).trim())));
   t.is(user, 'nobody');
+});
+
+// rv19's MINOR: a pipe descriptor of protect's own caller reached the --user command (Node's spawn closes only what
+// has FD_CLOEXEC). Now the command run as another user sees stdin, stdout and stderr only, as with sudo; this
+// process's descriptors are inherited again afterwards.
+test('--user: the command sees only stdin, stdout and stderr, not a descriptor protect inherited (/proc/self/fd from the child)', async (t) => {
+  if (process.getuid?.() !== 0) {
+    t.fail('this test needs root (it switches user)');
+    return;
+  }
+  const { s } = fresh();
+  const outDir = mkdtempSync(join(tmpdir(), 'synplug-protect-fds-'));
+  chmodSync(outDir, 0o777);
+  // an inheritable pipe, as a caller's would be (pipe2 without O_CLOEXEC)
+  const fds = Buffer.alloc(8);
+  t.is(libc('pipe2')(fds, 0), 0);
+  const [r, w] = [fds.readInt32LE(0), fds.readInt32LE(4)];
+  t.teardown(() => {
+    libc('close')(r);
+    libc('close')(w);
+  });
+  t.false(isCloseOnExec(r));
+  // the shell's own descriptors, listed by a child of it (ls opens one of its own for the listing)
+  const run = async (user?: string) => {
+    const out = join(outDir, user ?? 'self');
+    // (exec's redirection, not ls's: dash would keep a copy of stdout on fd 10 while ls runs)
+    await runProtected(s, { command: ['sh', '-c', `exec > ${out}; ls /proc/$$/fd`], ...(user && { user }) });
+    return readFileSync(out, 'utf8')
+      .trim()
+      .split('\n')
+      .map(Number)
+      .sort((a, b) => a - b);
+  };
+  const asNobody = await run('nobody');
+  t.deepEqual(asNobody, [0, 1, 2], `the command's descriptors: ${asNobody.join(' ')}`);
+  t.false(isCloseOnExec(r), "this process's pipe is inheritable again");
+  // without --user the command inherits what protect's caller gave it, as with nice or timeout
+  t.true((await run()).includes(r), 'without --user: inherited');
 });
 
 test('--user with an unknown user: a usage error before anything is plugged', async (t) => {

@@ -7,7 +7,7 @@
  * edited as the review found it.
  */
 import test from 'ava';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as guard from '../../src/guard/index.js';
@@ -123,3 +123,58 @@ test.serial(
     }
   },
 );
+
+// rv19's MEDIUM: a record naming a table setup never writes for its hold (a local queue hold's table is synplug_queue,
+// an inbound one's synplug_queue_DEV) made teardown remove another state directory's queue hold's address: with that
+// hold's own table named, teardown keeps the address (the table carries the other directory's mark); with a table
+// that does not exist, nothing told the address apart. Now refused (exit 6) naming the table setup writes.
+for (const table of ['synplug_queue_x', 'synplug_queue_lo']) {
+  test.serial(
+    `regression: a copied queue record naming the table ${table} (never a local queue hold's) removed another directory's address; now refused`,
+    async (t) => {
+      const kernel = new FakeKernel();
+      const undo = kernel.install();
+      const base = mkdtempSync(join(tmpdir(), 'synplug-qtable-'));
+      const [a, b] = [join(base, 'a'), join(base, 'b')];
+      try {
+        await guard.setup({ stateDir: a, via: 'queue', addr: '169.254.46.9' });
+        const rec = JSON.parse(readFileSync(join(a, 'setup.json'), 'utf8')) as { holds: { queue: Record<string, unknown> } };
+        mkdirSync(b, { mode: 0o700 });
+        // the other hold's own table: kept (its comment names a's mark), the address with it
+        writeFileSync(join(b, 'setup.json'), JSON.stringify(rec), { mode: 0o600 });
+        const kept = await guard.teardown({ stateDir: b });
+        t.true(
+          kept.kept.some((k) => /address 169\.254\.46\.9 on lo: the address of another state directory's queue hold/.test(k)),
+          kept.kept.join('\n'),
+        );
+        t.true(hasAddress(kernel), "a's address stays");
+        // a table setup never writes for it
+        rec.holds.queue.table = table;
+        writeFileSync(join(b, 'setup.json'), JSON.stringify(rec), { mode: 0o600 });
+        const before = snapshot(kernel);
+        const e = await guard.teardown({ stateDir: b }).then(
+          () => undefined,
+          (x: unknown) => x,
+        );
+        t.true(e instanceof StateFileError, String(e));
+        t.is((e as StateFileError).category, 'bad-state');
+        t.regex(
+          (e as Error).message,
+          new RegExp(`hold 'queue' names what setup refuses: 'table' is '${table}': setup puts a local queue hold in the nftables table synplug_queue`),
+        );
+        t.is(snapshot(kernel), before, 'nothing was changed');
+        t.true(hasAddress(kernel), "a's address stays");
+      } finally {
+        undo();
+        rmSync(base, { recursive: true, force: true });
+      }
+    },
+  );
+}
+
+const IFA_LOCAL = 2; // <linux/if_addr.h>
+
+/** Whether the double's lo has 169.254.46.9. */
+function hasAddress(kernel: FakeKernel): boolean {
+  return kernel.state.addrs.some((x) => x.attrs.some(([type, v]) => type === IFA_LOCAL && v.equals(Buffer.from([169, 254, 46, 9]))));
+}

@@ -163,6 +163,16 @@ test('teardown text: nothing set up says so (and what was left alone); a forgott
     formatTeardown({ dev: 'ghost', removed: [], kept: [], holds: ['inbound:ghost'] }),
     "nothing of synplug's on ghost to remove (forgot the record of inbound:ghost)",
   );
+  // rv19's MINOR (contradictory wording): synplug's pieces left alone as another state directory's, after "nothing of synplug's"
+  t.is(
+    formatTeardown({
+      dev: 'lo',
+      removed: [],
+      kept: ["nftables table inet synplug_queue: another state directory's queue hold (...): use that directory's --state-dir for it"],
+      holds: ['queue'],
+    }),
+    "nothing of this state directory on lo to remove (forgot the record of queue)\nleft alone:\n  nftables table inet synplug_queue: another state directory's queue hold (...): use that directory's --state-dir for it",
+  );
 });
 
 const unrecorded = [{ ifb: 'spifb3', dev: 'va', teardown: 'synplug teardown --inbound va' }];

@@ -391,6 +391,11 @@ function tableOwner(
   return { is: 'ours' };
 }
 
+/** The table setup puts a queue hold in: {@link QUEUE_TABLE} for a local hold, `synplug_queue_DEV` for an inbound hold of DEV. */
+function queueTableOf(scope: HoldScope, dev: string): string {
+  return scope === 'inbound' ? `${QUEUE_TABLE}_${dev}` : QUEUE_TABLE;
+}
+
 /** Whether a table name is a queue hold's of synplug's. */
 const isOurTable = (t: string): boolean => t === QUEUE_TABLE || t.startsWith(`${QUEUE_TABLE}_`);
 
@@ -1046,6 +1051,11 @@ export function queueRecordRefusal(r: Record<string, unknown>): string | undefin
   const table = String(r.table);
   if (!isOurTable(table))
     return `'table' is '${table.slice(0, 80)}': synplug's queue holds are in the nftables table ${QUEUE_TABLE} or ${QUEUE_TABLE}_DEV, never another software's table`;
+  // exactly the table setup writes for the entry (specOf): another hold's table, or one that does not exist, would
+  // hide whose the hold's address is from teardown (tableOwner), which could then remove another directory's address
+  const own = queueTableOf(r.scope === 'inbound' ? 'inbound' : 'local', String(r.dev));
+  if (table !== own)
+    return `'table' is '${table.slice(0, 80)}': setup puts a${r.scope === 'inbound' ? 'n inbound queue hold of that device' : ' local queue hold'} in the nftables table ${own.slice(0, 80)}, no other`;
   if (r.scope === 'inbound')
     return r.dev === 'lo'
       ? "'dev' is 'lo': an inbound queue hold is never on the loopback device (setup --via queue without --inbound holds local connections)"
@@ -1080,14 +1090,22 @@ function specOf(opts: SetupOptions, config: GuardConfig): Omit<QueueSpec, 'ifind
   const maxlen = opts.queue?.maxlen ?? DEFAULT_QUEUE_MAXLEN;
   if (!opts.inbound) {
     refuseLoopback(config.addr);
-    return { scope: 'local', dev: 'lo', addrs: [canonicalAddress(config.addr)], ports: [], maxlen, table: QUEUE_TABLE, queueNum: opts.queue?.num };
+    return {
+      scope: 'local',
+      dev: 'lo',
+      addrs: [canonicalAddress(config.addr)],
+      ports: [],
+      maxlen,
+      table: queueTableOf('local', 'lo'),
+      queueNum: opts.queue?.num,
+    };
   }
   const i = opts.inbound;
   if (typeof i.dev !== 'string' || i.dev === '') throw new UsageError('--inbound: give the device connections arrive on');
   if (!Array.isArray(i.ports) || !i.ports.length) throw new UsageError('--inbound needs at least one --port PORT');
   for (const p of i.ports) if (!(Number.isInteger(p) && p >= 1 && p <= 65535)) throw new UsageError(`--port: '${p}' is not a TCP port (1-65535)`);
   const addrs = (i.addrs ?? []).map((a) => canonicalAddress(a));
-  return { scope: 'inbound', dev: i.dev, addrs, ports: [...new Set(i.ports)], maxlen, table: `${QUEUE_TABLE}_${i.dev}`, queueNum: opts.queue?.num };
+  return { scope: 'inbound', dev: i.dev, addrs, ports: [...new Set(i.ports)], maxlen, table: queueTableOf('inbound', i.dev), queueNum: opts.queue?.num };
 }
 
 /** The ifindex of a device, refusing what the hold cannot use. */
@@ -1180,7 +1198,7 @@ export const queueMode: HoldMode = {
     const id = queueHoldId(s.scope, dev.name);
     const rec = record?.holds[id]?.mode === 'queue' ? (record.holds[id] as QueueHoldRecord) : undefined;
     const queueNum = s.queueNum ?? rec?.queueNum ?? DEFAULT_QUEUE_NUM;
-    const table = s.scope === 'inbound' ? `${QUEUE_TABLE}_${dev.name}` : s.table;
+    const table = queueTableOf(s.scope, dev.name);
     return { hold: new QueueHold(sockets, { ...s, dev: dev.name, ifindex: dev.ifindex, queueNum, table }, rec, config.stateDir) };
   },
   async select(sockets: HoldSockets, record: SetupRecord | undefined, dev: string, refuse = true) {
