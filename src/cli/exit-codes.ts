@@ -202,7 +202,7 @@ export const COMMAND_EXIT_CODES = {
     ['other', "the command's own exit status, passed through (128+N when killed by signal N)"],
   ],
   status: [
-    [EXIT.OK, 'shown'],
+    [EXIT.OK, "shown, whatever the state (not set up, partly set up): 'synplug check' says it in its exit code (1, 12)"],
     failure('an unexpected error'),
     usage(),
     kernel,

@@ -20,8 +20,10 @@ import {
   findUnrecordedIfbs,
   asInterrupted,
   interruptedSetup,
+  markedPieces,
   noLocalHold,
   nothingSetUp,
+  othersHold,
   requireSetUp,
   selectedHolds,
   stateOf,
@@ -450,9 +452,11 @@ export async function status(opts: StatusOptions = {}): Promise<StatusResult> {
   // a setup interrupted here before it recorded anything: its pieces are this directory's, partly set up (as check says)
   const interrupted = inbound === undefined ? await interruptedSetup(config, store, recorded) : undefined;
   const record = recorded ?? interrupted?.record;
+  let others: string[] = [];
   const r: StatusResult = await withSession(config, record, async (s) => {
     const rec = await recoverStale(s, store);
     const selected = await selectedHolds(s, record, { inbound, local });
+    if (!record) others = markedPieces(selected.flatMap((x) => ('absent' in x ? [] : [x])));
     const holds: HoldStatus[] = [];
     for (const x of selected) {
       if ('absent' in x) {
@@ -491,6 +495,14 @@ export async function status(opts: StatusOptions = {}): Promise<StatusResult> {
     };
   });
   if (interrupted) return asInterrupted(r, interrupted);
+  // no record: a hold carrying synplug's mark is another state directory's, not set up in this one (as check says)
+  if (others.length)
+    return {
+      ...r,
+      state: 'absent',
+      holds: r.holds.map((h) => ({ ...h, state: 'absent' as const })),
+      nothingSetUp: `${othersHold(config, others)}: the hold of another state directory (give its --state-dir to see it)`,
+    };
   const noLocal = noLocalHold(local, record, r.holds);
   if (!noLocal && (record || inbound !== undefined || r.unrecorded?.length || r.plug || r.leases.length)) return r;
   const none = await nothingSetUp(config, rest, r, noLocal);
