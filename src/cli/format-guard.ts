@@ -190,6 +190,7 @@ export function formatStatus(r: StatusResult): string {
   else lines.push(`setup: ${stateWord(r.state)} (${r.holds.map((h) => `${h.id}: ${stateWord(h.state)}`).join(', ')})`);
   if (local && !onlyLocal) lines.push(`local hold on ${local.dev} for ${local.addr}: ${stateWord(local.state)}`);
   for (const p of local?.pieces ?? []) if (p.status !== 'ok') lines.push(pieceLine(p));
+  if (r.addrNotHeld) lines.push(`  ${r.addrNotHeld}`);
   const p = r.plug;
   if (p) {
     const when = new Date(p.state === 'buffering' ? p.since : (p.releasedAt ?? p.since)).toISOString();

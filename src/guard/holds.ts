@@ -13,7 +13,7 @@ import { openCheckedDir } from './state-fs.js';
 import { accounted } from './accounting.js';
 import { unwatchedReport } from './report.js';
 import { breakLeases, dropLease, leaseLive, liveLeases, newLeaseId, releaseIfOrphaned, takeLease, unprepare } from './leases.js';
-import { contextFor, definedOnly, recoverStale, refuseAddrNotHeld, withSession } from './context.js';
+import { addrNotHeld, contextFor, definedOnly, recoverStale, refuseAddrNotHeld, withSession } from './context.js';
 import {
   checkSelector,
   combineStates,
@@ -253,6 +253,7 @@ async function releaseOnce(opts: Omit<ReleaseOptions, 'metricsFile'>): Promise<R
     ctx = { config, store: new StateStore(config.stateDir) };
   }
   const { config, store, record } = ctx;
+  refuseAddrNotHeld(guardOpts, record, 'release');
   if (orphaned) {
     // Read before any session opens: a damaged file means who holds is unknown, and nothing is released.
     try {
@@ -495,6 +496,9 @@ export async function status(opts: StatusOptions = {}): Promise<StatusResult> {
     };
   });
   if (interrupted) return asInterrupted(r, interrupted);
+  // an --addr no recorded hold holds: set up differently, that address missing (as check says)
+  const notHeld = inbound === undefined ? addrNotHeld(rest, record) : undefined;
+  if (notHeld) return { ...r, state: r.state === 'absent' ? 'absent' : 'partial', addrNotHeld: notHeld };
   // no record: a hold carrying synplug's mark is another state directory's, not set up in this one (as check says)
   if (others.length)
     return {
@@ -569,6 +573,7 @@ export async function teardown(opts: TeardownOptions = {}): Promise<TeardownResu
     throw new StateFileError(e.path, `removed synplug's IFB(s) found by their alias, and their SYN filters (${swept.removed.join('; ')}); but ${e.message}`, e);
   }
   const { config, store } = ctx;
+  refuseAddrNotHeld(rest, ctx.record, 'teardown');
   // A setup interrupted here before it recorded anything: its pieces are this directory's, removed through the record
   // that setup would have written (and only then the lock file). Another directory's pieces never are (below).
   const record = ctx.record ?? (only === undefined && holdOnly === undefined ? (await interruptedSetup(config, store, undefined))?.record : undefined);
