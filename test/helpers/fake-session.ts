@@ -10,7 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { resolveConfig, type GuardConfig } from '../../src/guard/config.js';
 import type { HoldSockets } from '../../src/guard/modes/types.js';
-import type { Listener, ListenTarget, PlugStats, ProtectSession } from '../../src/guard/types.js';
+import type { Listener, ListenTarget, PlugStats, ProtectSession, ReportCounters } from '../../src/guard/types.js';
+import { armReport } from '../../src/guard/report.js';
 import type { WatchdogStep } from '../../src/guard/watchdog.js';
 import { NetlinkConnection } from '../../src/netlink/connection.js';
 import { NETLINK_NETFILTER, NETLINK_ROUTE } from '../../src/netlink/message.js';
@@ -43,6 +44,14 @@ export class FakeSession implements ProtectSession {
   readonly log: string[] = [];
   /** the plugs' packet counter (74 bytes a packet) */
   packets = 0;
+  /**
+   * The reload report without the kernel: the holds' own counters only (armReport with nothing held opens no
+   * socket; what the session holds is not counted), and no counter chain to retire.
+   */
+  readonly reportCounters: ReportCounters = {
+    arm: (_held, stateDir) => armReport([], stateDir),
+    retire: async () => undefined,
+  };
   private readonly options: FakeSessionOptions;
 
   constructor(options: FakeSessionOptions = {}) {

@@ -26,6 +26,14 @@ import { exitCodeOf } from '../../src/cli/exit-codes.js';
 import { TCQ_PLUG_BUFFER, TCQ_PLUG_RELEASE_INDEFINITE, formatHandle, formatQdiscHandle } from '../../src/tc/index.js';
 import { FakeSession, silentSockets } from '../helpers/fake-session.js';
 import { qdiscEntry } from '../helpers/tc-entries.js';
+import { FakeKernel } from '../helpers/fake-kernel.js';
+
+// The unit tier touches no kernel (test/helpers/unit-no-kernel.ts): every connection opened meanwhile reaches the double.
+let undoKernel: () => void = () => {};
+test.before(() => {
+  undoKernel = new FakeKernel().install();
+});
+test.after.always(() => undoKernel());
 
 const config = resolveConfig({ stateDir: '/nonexistent/synplug-unit' });
 
