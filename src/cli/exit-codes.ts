@@ -136,7 +136,8 @@ const notRoot: ExitCodeLine = [EXIT.NOT_PERMITTED, 'not permitted: needs CAP_NET
 const QUEUE_FOREIGN =
   "the queue hold: its netfilter queue is bound by someone else, or used by a rule that is not synplug's (choose another --queue-num); nothing was changed";
 /** Exit 8 of a command that acts on the holds: an --addr none holds (guard/context.ts refuseAddrNotHeld). */
-const ADDR_NOT_HELD = (done: string): string => `--addr names an address no hold set up here holds (the queue and inbound holds hold what they were set up with); nothing was ${done}`;
+const ADDR_NOT_HELD = (done: string): string =>
+  `--addr names an address no hold set up here holds (the queue and inbound holds hold what they were set up with); nothing was ${done}`;
 const badState: ExitCodeLine = [EXIT.BAD_STATE, 'the state directory or a state file is unsafe or damaged (named, with what to do)'];
 
 /**

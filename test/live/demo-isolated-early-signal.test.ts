@@ -30,26 +30,33 @@ async function until(cond: () => boolean, what: string): Promise<void> {
   if (!cond()) throw new Error(`timed out waiting for ${what}`);
 }
 
-const INTERRUPTED = /^demo interrupted by SIGINT: it stopped before starting its server and clients \(what it had begun went with its network namespace; this one was not changed\)$/;
+const INTERRUPTED =
+  /^demo interrupted by SIGINT: it stopped before starting its server and clients \(what it had begun went with its network namespace; this one was not changed\)$/;
 
-test.serial("regression: SIGINT while the demo's process is starting (it dies of it): interrupted, exit 130, not 'killed by SIGINT without an answer' (exit 1)", async (t) => {
-  rmSync(started, { force: true });
-  const run = runDemoIsolated({ seconds: 1, stateDir: dir }, entry);
-  await until(() => existsSync(started), "the demo's process to start");
-  process.emit('SIGINT', 'SIGINT');
-  const e = await t.throwsAsync(run, { instanceOf: SynplugError });
-  t.regex(e!.message, INTERRUPTED);
-  t.is(e!.category, 'interrupted');
-  t.is(exitCodeOf(e), 130);
-});
+test.serial(
+  "regression: SIGINT while the demo's process is starting (it dies of it): interrupted, exit 130, not 'killed by SIGINT without an answer' (exit 1)",
+  async (t) => {
+    rmSync(started, { force: true });
+    const run = runDemoIsolated({ seconds: 1, stateDir: dir }, entry);
+    await until(() => existsSync(started), "the demo's process to start");
+    process.emit('SIGINT', 'SIGINT');
+    const e = await t.throwsAsync(run, { instanceOf: SynplugError });
+    t.regex(e!.message, INTERRUPTED);
+    t.is(e!.category, 'interrupted');
+    t.is(exitCodeOf(e), 130);
+  },
+);
 
-test.serial("regression: SIGINT before the demo's process exists: interrupted (exit 130), and it is never started (the signal was swallowed and the demo ran on)", async (t) => {
-  rmSync(started, { force: true });
-  // runDemoIsolated runs up to its first wait (the new namespace's lo set up) before this line
-  const run = runDemoIsolated({ seconds: 1, stateDir: dir }, entry);
-  process.emit('SIGINT', 'SIGINT');
-  const e = await t.throwsAsync(run, { instanceOf: SynplugError });
-  t.regex(e!.message, INTERRUPTED);
-  t.is(exitCodeOf(e), 130);
-  t.false(existsSync(started), "the demo's process was not started");
-});
+test.serial(
+  "regression: SIGINT before the demo's process exists: interrupted (exit 130), and it is never started (the signal was swallowed and the demo ran on)",
+  async (t) => {
+    rmSync(started, { force: true });
+    // runDemoIsolated runs up to its first wait (the new namespace's lo set up) before this line
+    const run = runDemoIsolated({ seconds: 1, stateDir: dir }, entry);
+    process.emit('SIGINT', 'SIGINT');
+    const e = await t.throwsAsync(run, { instanceOf: SynplugError });
+    t.regex(e!.message, INTERRUPTED);
+    t.is(exitCodeOf(e), 130);
+    t.false(existsSync(started), "the demo's process was not started");
+  },
+);

@@ -37,7 +37,17 @@ const scenarios = {
     const release = synplug(['release'], s.env);
     const after = nftList();
     const teardown = synplug(['teardown'], s.env);
-    return { setup: setup.code, plug: plug.code, release: release.code, teardown: teardown.code, outside, during, after, verdict: status.holds[0]?.verdict, shown };
+    return {
+      setup: setup.code,
+      plug: plug.code,
+      release: release.code,
+      teardown: teardown.code,
+      outside,
+      during,
+      after,
+      verdict: status.holds[0]?.verdict,
+      shown,
+    };
   },
 };
 

@@ -143,7 +143,7 @@ test('a relative --state-dir (status, history) is refused with the absolute path
   }
 });
 
-test('options before the command name (synplug --state-dir DIR history) are the command\'s own, as after it', async (t) => {
+test("options before the command name (synplug --state-dir DIR history) are the command's own, as after it", async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'synplug-cli-usage-'));
   const [before, after] = await Promise.all([synplug(['--json', '--state-dir', dir, 'history']), synplug(['history', '--json', '--state-dir', dir])]);
   t.is(before.code, 0, before.stderr);
@@ -165,7 +165,7 @@ test('an option before the command name that the command does not take: exit 2, 
   t.is(r.stdout, '');
 });
 
-test('commandOptionsFirst: moves what precedes the command after its name; leaves the program\'s own options, unknown ones and no command alone', (t) => {
+test("commandOptionsFirst: moves what precedes the command after its name; leaves the program's own options, unknown ones and no command alone", (t) => {
   const program = buildProgram();
   t.deepEqual(commandOptionsFirst(['--state-dir', '/s', '--json', 'status', '--addr', 'x'], program), ['status', '--state-dir', '/s', '--json', '--addr', 'x']);
   t.deepEqual(commandOptionsFirst(['--netns', 'ns1', 'protect', '--', 'true'], program), ['protect', '--netns', 'ns1', '--', 'true']);

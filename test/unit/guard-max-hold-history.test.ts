@@ -70,7 +70,10 @@ for (const via of ['plug', 'queue'] as const) {
     t.deepEqual(e.holds, r.plugged.holds);
     t.true(e.report.holdMs >= 300, String(e.report.holdMs));
     t.is(e.report.lossless, null);
-    t.regex(e.report.uncounted?.[0] ?? '', /^a manual plug held until its --max-hold \((its watchdog|the queue's holder) released it\): the SYNs held were not counted$/);
+    t.regex(
+      e.report.uncounted?.[0] ?? '',
+      /^a manual plug held until its --max-hold \((its watchdog|the queue's holder) released it\): the SYNs held were not counted$/,
+    );
     t.is(e.killed, undefined);
     t.true(formatHistoryEntry(e).includes("SYNs not counted; a manual plug's hold ended at its --max-hold"), formatHistoryEntry(e));
   });

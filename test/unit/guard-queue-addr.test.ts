@@ -77,33 +77,39 @@ for (const [what, act, notDone] of [
   ['release', (stateDir: string) => guard.release({ stateDir, addr: '169.254.9.9' }), /Nothing was released$/],
   ['teardown', (stateDir: string) => guard.teardown({ stateDir, addr: '169.254.9.9' }), /Nothing was removed$/],
 ] as const) {
-  test.serial(`regression: ${what} --addr with an address the queue hold does not hold is refused as plug refuses it (exit 8), nothing changed (it was ignored)`, async (t) => {
-    const r = await withQueueHold(async (stateDir) => {
-      const e = await t.throwsAsync(act(stateDir));
-      t.true(e instanceof NotSetUpError, String(e));
-      t.is(CATEGORY_EXIT_CODES[(e as NotSetUpError).category], 8);
-      t.regex(e!.message, NAMES_SETUP);
-      t.regex(e!.message, notDone);
-    });
-    t.is(r.after, r.before, 'nothing was changed');
-  });
+  test.serial(
+    `regression: ${what} --addr with an address the queue hold does not hold is refused as plug refuses it (exit 8), nothing changed (it was ignored)`,
+    async (t) => {
+      const r = await withQueueHold(async (stateDir) => {
+        const e = await t.throwsAsync(act(stateDir));
+        t.true(e instanceof NotSetUpError, String(e));
+        t.is(CATEGORY_EXIT_CODES[(e as NotSetUpError).category], 8);
+        t.regex(e!.message, NAMES_SETUP);
+        t.regex(e!.message, notDone);
+      });
+      t.is(r.after, r.before, 'nothing was changed');
+    },
+  );
 }
 
-test.serial('regression: status --addr with an address the queue hold does not hold says so, partial, as check does (it was ignored); the held address is ok', async (t) => {
-  const r = await withQueueHold(async (stateDir) => {
-    const held = await guard.status({ stateDir, addr: '169.254.46.8' });
-    t.is(held.state, 'ok');
-    t.is(held.addrNotHeld, undefined);
-    const s = await guard.status({ stateDir, addr: '169.254.9.9' });
-    t.is(s.state, 'partial');
-    t.regex(s.addrNotHeld ?? '', NAMES_SETUP);
-    const c = await guard.check({ stateDir, addr: '169.254.9.9' });
-    t.is(s.addrNotHeld, c.pieces.find((p) => p.status === 'missing')?.detail, "check's words");
-    t.deepEqual(
-      s.holds.map((h) => h.state),
-      ['ok'],
-      'the hold itself is whole',
-    );
-  });
-  t.is(r.after, r.before, 'nothing was changed');
-});
+test.serial(
+  'regression: status --addr with an address the queue hold does not hold says so, partial, as check does (it was ignored); the held address is ok',
+  async (t) => {
+    const r = await withQueueHold(async (stateDir) => {
+      const held = await guard.status({ stateDir, addr: '169.254.46.8' });
+      t.is(held.state, 'ok');
+      t.is(held.addrNotHeld, undefined);
+      const s = await guard.status({ stateDir, addr: '169.254.9.9' });
+      t.is(s.state, 'partial');
+      t.regex(s.addrNotHeld ?? '', NAMES_SETUP);
+      const c = await guard.check({ stateDir, addr: '169.254.9.9' });
+      t.is(s.addrNotHeld, c.pieces.find((p) => p.status === 'missing')?.detail, "check's words");
+      t.deepEqual(
+        s.holds.map((h) => h.state),
+        ['ok'],
+        'the hold itself is whole',
+      );
+    });
+    t.is(r.after, r.before, 'nothing was changed');
+  },
+);

@@ -113,10 +113,16 @@ test('a loss after a protect that used --wait-listen: no cause suggests --wait-l
     lossCauses(reset, { maxHoldReached: true, waitedForListener: true })[0],
     "connections queued in a closing listener were reset: protect's wait for the old listener's close (--wait-listen) ended at the max-hold: raise --max-hold",
   );
-  t.regex(lossCauses(reset, { maxHoldReached: false, waitedForListener: true })[0], /^connections queued in a closing listener were reset although protect waited/);
+  t.regex(
+    lossCauses(reset, { maxHoldReached: false, waitedForListener: true })[0],
+    /^connections queued in a closing listener were reset although protect waited/,
+  );
   // the CLI's verdict: newListener null (--wait-listen given, no new listener seen) counts as waited
   t.notRegex(formatVerdict({ report: reset, maxHoldReached: false, newListener: null }), /--wait-listen waits/);
   // without --wait-listen the reset and refused causes still suggest it
-  t.is(lossCauses(reset, { maxHoldReached: false, waitedForListener: false })[0], "connections queued in a closing listener were reset: --wait-listen waits for the old listener's close");
+  t.is(
+    lossCauses(reset, { maxHoldReached: false, waitedForListener: false })[0],
+    "connections queued in a closing listener were reset: --wait-listen waits for the old listener's close",
+  );
   t.is(lossCauses(refused, { maxHoldReached: false, waitedForListener: false })[0], 'released before the listener was back: add --wait-listen PORT');
 });
