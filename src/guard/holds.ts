@@ -381,7 +381,7 @@ async function releaseOnce(opts: Omit<ReleaseOptions, 'metricsFile'>): Promise<R
       holds: s.holdIds,
       report,
       ...(base && { endedManualHold: true }),
-      ...((failed.length || notHere.length) && { warnings: [...failed, ...notHere] }),
+      ...((failed.length || notHere.length || stats?.notes?.length) && { warnings: [...failed, ...(stats?.notes ?? []), ...notHere] }),
       setUp: r !== undefined || record !== undefined || hasLeases,
     };
   });

@@ -36,18 +36,18 @@
  * @module
  */
 import { spawn } from 'node:child_process';
-import { chmodSync, lstatSync, unlinkSync } from 'node:fs';
+import { chmodSync, lstatSync, readFileSync, unlinkSync } from 'node:fs';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { basename, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { SynplugError, UsageError } from '../netlink/errors.js';
 import { libc } from '../netlink/libc.js';
 import { defaultNetns, netnsForChild } from '../netlink/netns.js';
-import { listBoundQueues, NfqueueHolder } from '../netlink/nfqueue.js';
+import { listBoundQueues, NfqueueHolder, netlinkSocketOwners } from '../netlink/nfqueue.js';
 import { logHolderFailure } from './holder-log.js';
 import { UNIX_PATH_MAX } from './config.js';
 import { dropLease, recordedLeases, leaseLive, type LeaseKernel } from './leases.js';
-import { ownerAlive, StateStore, type Lease } from './state.js';
+import { ownerAlive, processState, StateStore, type Lease } from './state.js';
 import { killedProtectEntry, maxHoldPlugEntry, recordHistory } from './history.js';
 import { watchdogEntryPath } from './watchdog.js';
 
@@ -86,6 +86,10 @@ export interface HolderRelease {
   failure?: string;
   /** the netlink port of the holder's queue socket, bound until its unbind right after this answer (not someone else's) */
   portId?: number;
+  /** the holder could not answer (stopped, hung) and was killed: why, and what that did; `dropped` then counts the SYNs queued at the kill */
+  killed?: string;
+  /** with `killed`: its queue socket was taken over first, and the SYNs it held released, not dropped */
+  takenOver?: boolean;
 }
 
 /**
@@ -114,11 +118,11 @@ function peerCred(sock: Socket): { pid: number; uid: number } | undefined {
   return { pid: v.readInt32LE(0), uid: v.readUInt32LE(4) };
 }
 
-/** Read one JSON line from a socket (undefined when it closes first). */
-function readLine(sock: Socket, timeoutMs: number): Promise<Record<string, unknown> | undefined> {
+/** Read one JSON line from a socket: undefined when it closes first (or the line is not JSON), null when `timeoutMs` passes first. */
+function readLine(sock: Socket, timeoutMs: number): Promise<Record<string, unknown> | undefined | null> {
   return new Promise((resolve) => {
     let buf = '';
-    const done = (v: Record<string, unknown> | undefined) => {
+    const done = (v: Record<string, unknown> | undefined | null) => {
       clearTimeout(timer);
       sock.off('data', onData);
       sock.off('close', onClose);
@@ -135,7 +139,7 @@ function readLine(sock: Socket, timeoutMs: number): Promise<Record<string, unkno
       }
     };
     const onClose = () => done(undefined);
-    const timer = setTimeout(() => done(undefined), timeoutMs);
+    const timer = setTimeout(() => done(null), timeoutMs);
     sock.on('data', onData);
     sock.once('close', onClose);
   });
@@ -223,26 +227,127 @@ export async function removeStaleHolderSocket(stateDir: string, queueNum: number
 }
 
 /**
- * Ask the running holder of a queue to release it now (one batch ACCEPT, the
- * unbind; it then exits).
- * @returns what it released; undefined when no holder runs (nothing is held through one)
+ * How long a release waits for the holder's answer, ms. Its release is one
+ * batch verdict (2,000 SYNs in 33 ms, DESIGN.md), so a holder silent this
+ * long is stopped (SIGSTOP, a freezer, a debugger) or hung, and it is killed:
+ * holding past the release, and past `--max-hold`, is the failure synplug
+ * must never let happen.
  */
-export async function releaseThroughHolder(stateDir: string, queueNum: number): Promise<HolderRelease | undefined> {
+export const HOLDER_ANSWER_MS = 2000;
+
+/**
+ * Ask the running holder of a queue to release it now (one batch ACCEPT, the
+ * unbind; it then exits). A holder that cannot answer (stopped, state `T`
+ * or `t` in /proc/PID/stat, at once; hung, after `answerMs`) is killed
+ * (SIGKILL), so that nothing stays held: the kernel drops the SYNs it held
+ * (their clients connect when they retransmit, 1 s or more) and new SYNs
+ * pass (the rule's bypass). Only a process that is this directory's holder
+ * is killed: the listener of its socket (SO_PEERCRED, root or this user),
+ * running the holder's entry point ({@link QUEUE_HOLDER_ARG}), never this
+ * process.
+ * @param answerMs how long to wait for the answer, ms ({@link HOLDER_ANSWER_MS})
+ * @returns what it released (`killed` when it was killed instead); undefined when no holder runs (nothing is held through one)
+ */
+export async function releaseThroughHolder(stateDir: string, queueNum: number, answerMs = HOLDER_ANSWER_MS): Promise<HolderRelease | undefined> {
   const s = await connectHolder(stateDir, queueNum);
   if (!s) return undefined;
   try {
+    const pid = peerCred(s)?.pid;
+    // The request first (nothing delays the holder's verdict), then a look at whether it can answer at all.
     s.write(`${JSON.stringify({ op: 'release' })}\n`);
-    const r = await readLine(s, 10_000);
-    if (r?.ok !== true) return undefined;
-    return {
-      released: Number(r.released) || 0,
-      dropped: Number(r.dropped) || 0,
-      ...(typeof r.failure === 'string' && { failure: r.failure }),
-      ...(Number.isInteger(r.portId) && { portId: r.portId as number }),
-    };
+    let stopped = pid === undefined ? undefined : stoppedState(pid);
+    if (stopped === undefined) {
+      // Stopped while waiting: seen within 50 ms, not at the end of answerMs.
+      const watch = setInterval(() => {
+        stopped ??= pid === undefined ? undefined : stoppedState(pid);
+        if (stopped !== undefined) s.destroy();
+      }, 50);
+      const r = await readLine(s, answerMs).finally(() => clearInterval(watch));
+      if (r?.ok === true)
+        return {
+          released: Number(r.released) || 0,
+          dropped: Number(r.dropped) || 0,
+          ...(typeof r.failure === 'string' && { failure: r.failure }),
+          ...(Number.isInteger(r.portId) && { portId: r.portId as number }),
+        };
+      if (r !== null && stopped === undefined) return undefined; // it closed without an answer: gone (killed, or on its way out)
+    }
+    if (pid === undefined) return undefined;
+    const why = stopped ?? `it did not answer the release within ${answerMs} ms (hung)`;
+    return await killHolder(pid, queueNum, why);
   } finally {
     s.destroy();
   }
+}
+
+/** Why a process cannot answer (stopped by a signal or a debugger), from its state; undefined when it can. */
+function stoppedState(pid: number): string | undefined {
+  const st = processState(pid);
+  return st === 'T' ? 'it was stopped (state T: SIGSTOP, SIGTSTP or a freezer)' : st === 't' ? 'it was stopped by a debugger (state t)' : undefined;
+}
+
+/**
+ * End a queue's hold whose holder cannot release, and the holder. First,
+ * without loss: a copy of its bound socket (pidfd_getfd(2),
+ * NfqueueHolder.takeOver) stops holding (fail-open at maxlen 0), releases
+ * what is queued with one batch verdict, and unbinds after the holder is
+ * killed (SIGKILL). Where the copy cannot be had (a kernel before 5.6, no
+ * ptrace access), the kill alone fails open: the kernel drops what was
+ * queued (clients retransmit, 1 s or more) and new SYNs pass. Either way the
+ * queue is unbound when this returns (waited for up to 2 s, every 10 ms).
+ * @returns the release as it happened (`killed` saying why and what it did); undefined when the process is not a holder (nothing was done)
+ */
+async function killHolder(pid: number, queueNum: number, why: string): Promise<HolderRelease | undefined> {
+  let cmdline = '';
+  try {
+    cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+  } catch {
+    return undefined; // gone meanwhile
+  }
+  if (pid === process.pid || !cmdline.split('\0').includes(QUEUE_HOLDER_ARG)) return undefined;
+  const ns = defaultNetns();
+  const bound = listBoundQueues(ns).find((e) => e.queue === queueNum);
+  const ownsBound = bound !== undefined && netlinkSocketOwners(bound.portId, ns).some((o) => o.pid === pid);
+  let taken: NfqueueHolder | undefined;
+  let notTaken: string | undefined;
+  let released = 0;
+  if (ownsBound) {
+    try {
+      taken = NfqueueHolder.takeOver(pid, queueNum, bound.portId, { netns: ns });
+      await taken.passThrough();
+      released = await taken.release();
+    } catch (e) {
+      notTaken = (e as Error).message;
+    }
+  }
+  try {
+    process.kill(pid, 'SIGKILL');
+  } catch {
+    /* gone meanwhile: its socket is closed, or in our copy */
+  }
+  let dropped = 0;
+  if (taken && notTaken === undefined) {
+    // What was queued between the verdict and the kill, then the unbind: nothing is left to drop.
+    released += await taken.release().catch(() => 0);
+    const e = taken.kernelCounters();
+    dropped = e ? e.queueDropped + e.userDropped : 0;
+  } else if (ownsBound) dropped = listBoundQueues(ns).find((e) => e.queue === queueNum && e.portId === bound.portId)?.queued ?? bound.queued;
+  await taken?.close().catch(() => {});
+  const until = Date.now() + 2000;
+  while (ownsBound && Date.now() < until && listBoundQueues(ns).some((e) => e.queue === queueNum && e.portId === bound.portId))
+    await new Promise((r) => setTimeout(r, 10));
+  const what =
+    taken && notTaken === undefined
+      ? `its queue socket was taken over (pidfd_getfd) and released the ${released} SYN(s) it held${dropped ? `; the kernel had dropped ${dropped} over the queue's limits` : ''}`
+      : dropped
+        ? `the kernel dropped the ${dropped} SYN(s) it held (their clients connect when they retransmit, 1 s or more)${notTaken ? `; its queue socket could not be taken over to release them (${notTaken})` : ''}`
+        : 'it held no SYN at that moment';
+  return {
+    released,
+    dropped,
+    ...(taken && notTaken === undefined && { takenOver: true }),
+    killed: `its holder process ${pid} could not answer the release: ${why}. It was killed so that nothing stays held: ${what}, and new SYNs pass`,
+  };
 }
 
 /**

@@ -285,13 +285,17 @@ export class GuardSession implements ProtectSession, HoldSockets {
    */
   async plugStats(): Promise<PlugStats> {
     const sum: PlugStats = { packets: 0, bytes: 0, drops: 0, qlen: 0, backlog: 0 };
+    const ended: Array<number | undefined> = [];
     for (const h of this.holds) {
       const st = await h.plugStats();
+      ended.push(st?.holdEndedAt);
       if (!st) throw new SynplugError(`no plug qdisc on ${h.dev} (the ${h.mode} hold): run '${h.setupCommand()}'`, 'not-set-up');
       for (const k of ['packets', 'bytes', 'drops', 'qlen', 'backlog'] as const) sum[k] += st[k];
       if (st.failures?.length) sum.failures = [...(sum.failures ?? []), ...st.failures];
+      if (st.notes?.length) sum.notes = [...(sum.notes ?? []), ...st.notes];
       if (st.dropsLost) sum.dropsLost = true;
     }
+    if (ended.length && ended.every((t) => t !== undefined)) sum.holdEndedAt = Math.max(...(ended as number[]));
     return sum;
   }
 

@@ -710,35 +710,43 @@ function isHoldRecord(h: unknown): h is HoldRecord {
 }
 
 /**
- * Start time of a process (field 22 of /proc/PID/stat, in clock ticks since boot).
+ * The fields of /proc/PID/stat after comm (field 2, which may hold spaces and
+ * parentheses: split after the last ')'): [0] is field 3, the state.
  * @returns undefined when the process does not exist
  */
-export function processStartTime(pid: number): number | undefined {
+function statFields(pid: number): string[] | undefined {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // comm (field 2) may hold spaces and parentheses: split after the last ')'.
-    const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return Number(rest[19]);
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   } catch {
     return undefined;
   }
 }
 
-/** Whether the process that wrote a record is still the same live process (a zombie, killed and not yet reaped, is not). */
-export function ownerAlive(pid: number, pidStart?: number): boolean {
-  const start = processStartTime(pid);
-  if (start === undefined || isZombie(pid)) return false;
-  return pidStart === undefined || start === pidStart;
+/**
+ * Start time of a process (field 22 of /proc/PID/stat, in clock ticks since boot).
+ * @returns undefined when the process does not exist
+ */
+export function processStartTime(pid: number): number | undefined {
+  const f = statFields(pid);
+  return f === undefined ? undefined : Number(f[19]);
 }
 
-/** Whether a process has exited and waits to be reaped (state Z in /proc/PID/stat); false when it does not exist. */
-function isZombie(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) === 'Z';
-  } catch {
-    return false;
-  }
+/**
+ * A process's state (field 3 of /proc/PID/stat, proc(5)): `R` running, `S`
+ * sleeping, `D` disk sleep, `T` stopped by a signal, `t` stopped by a
+ * debugger, `Z` zombie...
+ * @returns undefined when the process does not exist
+ */
+export function processState(pid: number): string | undefined {
+  return statFields(pid)?.[0];
+}
+
+/** Whether the process that wrote a record is still the same live process (a zombie, killed and not yet reaped, is not). */
+export function ownerAlive(pid: number, pidStart?: number): boolean {
+  const f = statFields(pid);
+  if (f === undefined || f[0] === 'Z') return false;
+  return pidStart === undefined || Number(f[19]) === pidStart;
 }
 
 /**

@@ -393,6 +393,11 @@ export interface HoldStatus {
    * leases) but nobody binds its queue: its holder process ended during the hold. The sentence saying so.
    */
   holderGone?: string;
+  /**
+   * the queue hold: the process bound to its queue is stopped (state T or t: SIGSTOP, a freezer, a debugger), so it
+   * cannot release what it holds until the next release takes its socket over. The sentence saying so.
+   */
+  holderStopped?: string;
   /** the plug's qdisc(s) with counters (tc -s -j qdisc show fields; the local hold: every qdisc of its device) */
   qdiscs: QdiscEntry[];
   /** the hold's filters with counters */
@@ -453,8 +458,12 @@ export interface PlugStats {
   backlog: number;
   /** why held SYNs were dropped other than over the limit (a release verdict the kernel refused twice), one sentence each */
   failures?: string[];
+  /** what a release did that lost nothing but is news (a stopped queue holder taken over and killed), one sentence each */
+  notes?: string[];
   /** `drops` misses what was dropped uncounted: a queue's holder process died during the hold, its counter with it */
   dropsLost?: true;
+  /** when the hold ended before its release (a queue's holder process died: nothing was held after), ms since the epoch; summed over holds, only when every hold ended so */
+  holdEndedAt?: number;
 }
 
 /** Where `--wait-listen` looks: a TCP port, optionally on one address. */

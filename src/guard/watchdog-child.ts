@@ -30,6 +30,7 @@ import { StateStore, type Lease } from './state.js';
 import { isReleaseStep, qdiscsEmptyWithin, type WatchdogArm, type WatchdogStep } from './watchdog.js';
 import { dropLease, leaseLive, recordedLeases, withLeaseLock } from './leases.js';
 import { killedProtectEntry, maxHoldPlugEntry, recordHistory } from './history.js';
+import { releaseThroughHolder } from './leases-holder.js';
 
 /**
  * How often a manual plug's watchdog looks whether its lease is still
@@ -325,6 +326,11 @@ export class WatchdogChild {
   }
 
   private async send(step: WatchdogStep): Promise<void> {
+    if (step.queueHolder !== undefined && this.armed) {
+      const r = await releaseThroughHolder(this.armed.stateDir, step.queueHolder);
+      if (r?.killed) this.options.report(`queue ${step.queueHolder}: ${r.killed}`);
+      return;
+    }
     if (step.messages.length === 0) return; // nothing of this kind to release (a session of queue holds only)
     if (step.whenNothingQueuedMs !== undefined && !(await nothingQueuedWithin(step.whenNothingQueuedMs, defaultNetns(), step.whenQueueUnbound))) {
       this.options.report(`${step.what}: skipped, packets are still queued (removing a base chain would drop them); the next synplug command removes it`);

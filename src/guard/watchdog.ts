@@ -60,6 +60,12 @@ export interface WatchdogStep {
   whenQdiscsEmptyOn?: number;
   /** with {@link whenQdiscsEmptyOn}: how long to wait, ms */
   whenQdiscsEmptyMs?: number;
+  /**
+   * A queue hold's release (no messages): ask the holder of this queue
+   * number, in the arm's state directory, to release; one that cannot
+   * answer (stopped, hung) is killed (leases-holder.ts releaseThroughHolder).
+   */
+  queueHolder?: number;
 }
 
 /**

@@ -369,13 +369,15 @@ async function protectInner(session: ProtectSession, opts: ProtectOptions, early
   }
 
   const after = releasedCounters ?? (await session.plugStats().catch(() => before));
+  for (const n of after.notes ?? []) notice(n);
   const before2 = before;
   const plugAckToCommandStartUs = Math.round((tGate - tPlugAck) * 1000);
   // The wait for the new listener is the server's time, not synplug's: counted apart (listenWaitUs).
   const commandExitToReleaseAckUs = readyAt && !maxHoldReached ? Math.round((tRelease - readyAt) * 1000) : null;
   const listenWaitUs = opts.waitListen && exitSeenAt && readyAt && !maxHoldReached ? Math.round((readyAt - exitSeenAt) * 1000) : undefined;
-  // From the hold's ack.
-  const heldMs = Math.round((tRelease - tHoldAck) * 1000) / 1000;
+  // From the hold's ack to the release, or to the hold's own end when it ended before (a queue's holder died).
+  const heldUntil = after.holdEndedAt === undefined ? tRelease : Math.max(tHoldAck, Math.min(tRelease, after.holdEndedAt - performance.timeOrigin));
+  const heldMs = Math.round((heldUntil - tHoldAck) * 1000) / 1000;
   // how the hold failed (a queue's holder died, its verdict refused): the report's `failed`, which its verdict names
   const report = await counting.finish({
     heldSyns: after.packets - before2.packets,

@@ -201,6 +201,8 @@ const DECLARATIONS = {
   renameat: 'int renameat(int olddirfd, const char *oldpath, int newdirfd, const char *newpath)',
   readlinkat: 'intptr_t readlinkat(int dirfd, const char *path, _Out_ uint8_t *buf, size_t len)',
   ioctl: 'int ioctl(int fd, unsigned long request, ...)',
+  // variadic: the raw system call, for pidfd_open and pidfd_getfd (glibc 2.36 has wrappers; musl has none)
+  syscall: 'long syscall(long number, ...)',
 } as const;
 
 /** A name of {@link DECLARATIONS}. */
@@ -305,4 +307,37 @@ export function isCloseOnExec(fd: number): boolean {
 function fcntlError(fd: number, cmd: string): SocketError {
   const errno = lastErrno();
   return new SocketError('fcntl', errno, `fcntl(${fd}, ${cmd}) failed: ${errnoName(errno)}`);
+}
+
+/** pidfd_open(2) and pidfd_getfd(2): Linux 5.3 and 5.6; one number on every architecture (new system calls share theirs since 5.1). */
+const SYS_pidfd_open = 434;
+const SYS_pidfd_getfd = 438;
+
+/**
+ * A copy of another process's file descriptor (pidfd_open(2), then
+ * pidfd_getfd(2)): the same open file, as `dup` would give within that
+ * process, with FD_CLOEXEC set. Needs ptrace access to the process
+ * (PTRACE_MODE_ATTACH_REALCREDS: root, or the same user where Yama allows).
+ * @param pid the process
+ * @param targetFd its descriptor number (as /proc/PID/fd lists it)
+ * @returns the new descriptor in this process (close it with {@link libc}('close'))
+ * @throws {SocketError} either call failed (ESRCH: gone; EPERM: no ptrace access; ENOSYS: a kernel before 5.6; EBADF: no such descriptor)
+ */
+export function takeFileDescriptor(pid: number, targetFd: number): number {
+  const sys = libc('syscall');
+  const pidfd = Number(sys(SYS_pidfd_open, 'int', pid, 'unsigned int', 0));
+  if (pidfd < 0) {
+    const errno = lastErrno();
+    throw new SocketError('pidfd_open', errno, `pidfd_open(${pid}) failed: ${errnoName(errno)}`);
+  }
+  try {
+    const fd = Number(sys(SYS_pidfd_getfd, 'int', pidfd, 'int', targetFd, 'unsigned int', 0));
+    if (fd < 0) {
+      const errno = lastErrno();
+      throw new SocketError('pidfd_getfd', errno, `pidfd_getfd(process ${pid}, descriptor ${targetFd}) failed: ${errnoName(errno)}`);
+    }
+    return fd;
+  } finally {
+    libc('close')(pidfd);
+  }
 }

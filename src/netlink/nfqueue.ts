@@ -36,7 +36,7 @@ import { readFileSync, readdirSync, readlinkSync } from 'node:fs';
 import { attr, parseAttributes } from './attributes.js';
 import { NetlinkConnection, kernelDouble, type RequestInit } from './connection.js';
 import { NetlinkDecodeError, NetlinkError, UsageError } from './errors.js';
-import { SocketError, setCloseOnExec } from './libc.js';
+import { SocketError, libc, setCloseOnExec, takeFileDescriptor } from './libc.js';
 import { NETLINK_NETFILTER, NLM_F_ACK, NLMSG_HDRLEN, type NetlinkMessage } from './message.js';
 import { netnsLabel, withNetns } from './netns.js';
 import { registerBodyDecoder, registerTypeName } from './protocols.js';
@@ -466,6 +466,20 @@ export interface NetlinkSocketOwner {
  * PID namespace).
  */
 export function netlinkSocketOwners(portId: number, netns?: string): NetlinkSocketOwner[] {
+  const out: NetlinkSocketOwner[] = [];
+  for (const o of netlinkSocketFds(portId, netns)) {
+    if (out.some((x) => x.pid === o.pid)) continue;
+    try {
+      out.push({ pid: o.pid, command: readFileSync(`/proc/${o.pid}/comm`, 'utf8').trim() });
+    } catch {
+      /* gone */
+    }
+  }
+  return out;
+}
+
+/** The descriptors (process, fd number) that have the NETLINK_NETFILTER socket of port id `portId` open, as {@link netlinkSocketOwners} finds them. */
+function netlinkSocketFds(portId: number, netns?: string): Array<{ pid: number; fd: number }> {
   let inode: string | undefined;
   try {
     const text = procNet('netlink', netns);
@@ -478,14 +492,11 @@ export function netlinkSocketOwners(portId: number, netns?: string): NetlinkSock
   }
   if (!inode) return [];
   const target = `socket:[${inode}]`;
-  const out: NetlinkSocketOwner[] = [];
+  const out: Array<{ pid: number; fd: number }> = [];
   for (const d of readdirSync('/proc')) {
     if (!/^\d+$/.test(d)) continue;
     try {
-      const fds = readdirSync(`/proc/${d}/fd`);
-      if (fds.some((fd) => readlinkQuiet(`/proc/${d}/fd/${fd}`) === target)) {
-        out.push({ pid: Number(d), command: readFileSync(`/proc/${d}/comm`, 'utf8').trim() });
-      }
+      for (const fd of readdirSync(`/proc/${d}/fd`)) if (readlinkQuiet(`/proc/${d}/fd/${fd}`) === target) out.push({ pid: Number(d), fd: Number(fd) });
     } catch {
       /* gone, or not ours to see */
     }
@@ -772,6 +783,31 @@ export class NfqueueHolder {
       }
     }
     return holder;
+  }
+
+  /**
+   * Take over the bound socket of a queue from the process that has it open
+   * (a holder that cannot run: stopped, hung): a copy of its descriptor
+   * through pidfd_getfd(2) (found by the socket's inode: /proc/net/netlink,
+   * then /proc/PID/fd), adopted as {@link NfqueueHolder.adopt} does. The
+   * copy is the same socket: its verdicts release what the other process
+   * held, and the queue stays bound until both copies are closed.
+   * @param pid the process that has the socket open
+   * @param portId the bound socket's port id (/proc/net/netfilter/nfnetlink_queue)
+   * @throws {SocketError} the descriptor cannot be copied (EPERM: no ptrace access to the process; ENOSYS: a kernel before 5.6; ESRCH: gone)
+   * @throws {UsageError} the process has no such socket open (`bad-input`), or a bad queue number
+   */
+  static takeOver(pid: number, queueNum: number, portId: number, options: NfqueueAdoptOptions = {}): NfqueueHolder {
+    const fd = netlinkSocketFds(portId, options.netns).find((o) => o.pid === pid)?.fd;
+    if (fd === undefined)
+      throw new UsageError(`process ${pid} has no NETLINK_NETFILTER socket of port id ${portId} open: it does not hold netfilter queue ${queueNum}`);
+    const mine = takeFileDescriptor(pid, fd);
+    try {
+      return NfqueueHolder.adopt(mine, queueNum, options);
+    } catch (e) {
+      libc('close')(mine);
+      throw e;
+    }
   }
 
   /** the socket's port id (nl_pid) */

@@ -7,7 +7,10 @@
  *   where another user may listen;
  * - a client (plug, protect, release) talks only to a listener whose
  *   SO_PEERCRED uid is root or its own: another user's listener is refused and
- *   asked nothing.
+ *   asked nothing;
+ * - a holder that never answers a release is killed after the bound
+ *   (releaseThroughHolder's `answerMs`), and only a process running the
+ *   holder's entry point is.
  * The kernel is the double (test/helpers/fake-kernel.ts); the other user's
  * listener is a real process run as nobody.
  */
@@ -19,7 +22,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import * as guard from '../../src/guard/index.js';
 import { resolveConfig } from '../../src/guard/config.js';
-import { holderSocketPath, prepareHolder, releaseThroughHolder } from '../../src/guard/leases-holder.js';
+import { holderSocketPath, prepareHolder, QUEUE_HOLDER_ARG, releaseThroughHolder } from '../../src/guard/leases-holder.js';
 import { SynplugError, UsageError } from '../../src/netlink/errors.js';
 import { FakeKernel } from '../helpers/fake-kernel.js';
 import { InProcessHolders } from '../helpers/holder-in-process.js';
@@ -99,5 +102,50 @@ test.serial("regression: a client trusted whatever listened at the holder's path
     undo();
     fake.stop();
     rmSync(base, { recursive: true, force: true });
+  }
+});
+
+/** A listener at `path` that reads and never answers (a hung holder), its argv naming the holder's entry argument or not. */
+async function silentListener(path: string, asHolder: boolean): Promise<{ pid: number; gone: Promise<string | null> }> {
+  const script = `require('net').createServer(c=>{c.on('data',()=>{})}).listen(${JSON.stringify(path)},()=>process.stdout.write('ready\\n'))`;
+  const child = spawn(process.execPath, ['-e', script, '--', ...(asHolder ? [QUEUE_HOLDER_ARG] : [])], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const gone = new Promise<string | null>((res) => child.once('exit', (_c, sig) => res(sig)));
+  await new Promise<void>((resolve, reject) => {
+    createInterface({ input: child.stdout! }).once('line', () => resolve());
+    child.once('exit', (code) => reject(new Error(`the listener exited (${code})`)));
+  });
+  return { pid: child.pid!, gone };
+}
+
+test.serial(
+  'regression: a holder that never answers a release held on (protect waited 10 s, then called the hold lossless); now it is killed after answerMs, and the release says so',
+  async (t) => {
+    const stateDir = mkdtempSync(join(tmpdir(), 'synplug-hung-'));
+    try {
+      const hung = await silentListener(holderSocketPath(stateDir, 4201), true);
+      const r = await releaseThroughHolder(stateDir, 4201, 300);
+      t.is(await hung.gone, 'SIGKILL');
+      t.is(r?.released, 0);
+      t.regex(
+        r?.killed ?? '',
+        new RegExp(
+          `^its holder process ${hung.pid} could not answer the release: it did not answer the release within 300 ms \\(hung\\)\\. It was killed so that nothing stays held: it held no SYN at that moment, and new SYNs pass$`,
+        ),
+      );
+    } finally {
+      rmSync(stateDir, { recursive: true, force: true });
+    }
+  },
+);
+
+test.serial('a silent listener that is not a queue holder (its command is not the holder entry) is never killed: nothing is released through it', async (t) => {
+  const stateDir = mkdtempSync(join(tmpdir(), 'synplug-hung-'));
+  const other = await silentListener(holderSocketPath(stateDir, 4202), false);
+  try {
+    t.is(await releaseThroughHolder(stateDir, 4202, 200), undefined);
+    t.true(existsSync(`/proc/${other.pid}`), 'it still runs');
+  } finally {
+    process.kill(other.pid, 'SIGKILL');
+    rmSync(stateDir, { recursive: true, force: true });
   }
 });

@@ -7,7 +7,9 @@ import test from 'ava';
 import fc from 'fast-check';
 import { loadCapture, requests, replies } from '../helpers/captures.js';
 import { parseMessages, NETLINK_NETFILTER, type NetlinkMessage } from '../../src/netlink/message.js';
-import { NetlinkDecodeError } from '../../src/netlink/errors.js';
+import { readlinkSync } from 'node:fs';
+import { NetlinkDecodeError, UsageError } from '../../src/netlink/errors.js';
+import { libc, SocketError, takeFileDescriptor } from '../../src/netlink/libc.js';
 import { bodyDecoder, messageTypeName } from '../../src/netlink/protocols.js';
 import * as Q from '../../src/netlink/nfqueue.js';
 
@@ -148,4 +150,33 @@ test('bind refuses a bad queue number or maxlen before opening anything', async 
   for (const q of [-1, 65536, 1.5]) await t.throwsAsync(Q.NfqueueHolder.bind(q), { name: 'UsageError' });
   for (const maxlen of [0, -5, 2 ** 32, 0.5]) await t.throwsAsync(Q.NfqueueHolder.bind(1, { maxlen }), { name: 'UsageError' });
   t.throws(() => Q.NfqueueHolder.adopt(0, 70000), { name: 'UsageError' });
+});
+
+test('takeFileDescriptor: a process that does not exist is a SocketError naming pidfd_open and ESRCH', (t) => {
+  // pid_max is at most 2^22: this pid cannot exist
+  const e = t.throws(() => takeFileDescriptor(4_194_305, 0), { instanceOf: SocketError });
+  t.is(e!.code, 'ESRCH');
+  t.regex(e!.message, /^pidfd_open\(4194305\) failed: ESRCH/);
+});
+
+test('takeFileDescriptor: a descriptor the process does not have is a SocketError naming pidfd_getfd and EBADF', (t) => {
+  const e = t.throws(() => takeFileDescriptor(process.pid, 1_000_000), { instanceOf: SocketError });
+  t.is(e!.code, 'EBADF');
+  t.regex(e!.message, new RegExp(`^pidfd_getfd\\(process ${process.pid}, descriptor 1000000\\) failed: EBADF`));
+});
+
+test("takeFileDescriptor: a copy of one of this process's own descriptors is the same open file", (t) => {
+  const fd = takeFileDescriptor(process.pid, 1);
+  try {
+    t.is(readlinkSync(`/proc/self/fd/${fd}`), readlinkSync('/proc/self/fd/1'));
+  } finally {
+    libc('close')(fd);
+  }
+});
+
+test('NfqueueHolder.takeOver: a process without that queue socket is refused, naming it (nothing is copied)', (t) => {
+  t.throws(() => Q.NfqueueHolder.takeOver(process.pid, 4200, 2_000_000_000), {
+    instanceOf: UsageError,
+    message: `process ${process.pid} has no NETLINK_NETFILTER socket of port id 2000000000 open: it does not hold netfilter queue 4200`,
+  });
 });

@@ -50,7 +50,7 @@ import type { Socket } from 'node:net';
 import { listBoundQueues, netlinkSocketOwners, nothingQueuedWithin, queuedPackets } from '../../netlink/nfqueue.js';
 import { holderSocketPath, holdThroughHolder, prepareHolder, releaseThroughHolder, removeStaleHolderSocket } from '../leases-holder.js';
 import { liveLeases } from '../leases.js';
-import { StateStore, type Lease } from '../state.js';
+import { processState, StateStore, type Lease } from '../state.js';
 import * as C from '../../iptables/constants.js';
 import { NftBatch } from '../../iptables/batch.js';
 import type { NftChain } from '../../iptables/chain.js';
@@ -161,12 +161,16 @@ class QueueBinding {
   dropped = 0;
   /** the holder's release failures (its verdict refused twice: the unbind dropped what it held), one sentence each */
   failures: string[] = [];
+  /** what a release did that lost nothing but is news (a stopped holder taken over), one sentence each */
+  notes: string[] = [];
   /** the netlink port of the holder that let the queue go at this session's request: bound until its unbind, just after */
   closingPort: number | undefined;
   /** the last release found no holder to ask (none ran: nothing held, or it died) */
   unanswered = false;
   /** the holder died while this session held: what it dropped is not counted (its counter died with it) */
   dropsLost = false;
+  /** when the holder died during this session's hold, ms since the epoch: nothing was held after */
+  endedAt: number | undefined;
   /** with {@link unanswered}: this directory had no holder socket either (a holder killed leaves its socket): none ever held here */
   noSocket = false;
   constructor(
@@ -195,6 +199,7 @@ class QueueBinding {
       if (this.conn !== conn || told) return;
       this.conn = undefined;
       this.dropsLost = true;
+      this.endedAt = Date.now();
       this.failures.push(
         `queue ${this.queueNum}: its holder process ended ${Date.now() - since} ms into the hold (killed?): the kernel dropped the SYNs it held (their clients connect when they retransmit, 1 s or more), and later SYNs passed unheld`,
       );
@@ -244,6 +249,8 @@ class QueueBinding {
       this.released += r.released;
       this.dropped += r.dropped;
       if (r.portId !== undefined) this.closingPort = r.portId;
+      // a holder killed: news when its socket was taken over (nothing lost), a failure when the kill dropped what it held
+      if (r.killed !== undefined) (r.takenOver ? this.notes : this.failures).push(`queue ${this.queueNum}: ${r.killed}`);
       if (r.failure !== undefined)
         this.failures.push(
           `queue ${this.queueNum}: the kernel refused the release verdict twice (${r.failure}): the SYNs held were dropped; their clients connect when they retransmit (1 s or more)`,
@@ -660,8 +667,11 @@ export class QueueHold implements Hold {
   /** @inheritdoc */
   handoff(): HoldHandoff {
     // The queue's holder process keeps the bound socket and judges the leases itself: a protect's death closes
-    // its connection to the holder, which drops its lease and releases when no live lease is left.
-    return { steps: [] };
+    // its connection to the holder, which drops its lease and releases when no live lease is left. The watchdog asks
+    // it too when it releases (the owner's death, the deadline): a holder that cannot answer (stopped, hung) is then
+    // killed, so that nothing stays held past them.
+    const n = this.spec.queueNum;
+    return { steps: [{ what: `queue ${n}'s release through its holder`, phase: 'release', protocol: NETLINK_NETFILTER, messages: [], queueHolder: n }] };
   }
 
   /** @inheritdoc */
@@ -675,7 +685,8 @@ export class QueueHold implements Hold {
     const b = this.binding;
     // The queue's counters are the binding's, whichever of its holds (local, inbound) queued a SYN: summed over the
     // session's holds, they count once, through one of them.
-    if (!b.countsFor(this.id)) return { packets: 0, bytes: 0, drops: 0, qlen: 0, backlog: 0 };
+    const ended = b.endedAt !== undefined && { holdEndedAt: b.endedAt };
+    if (!b.countsFor(this.id)) return { packets: 0, bytes: 0, drops: 0, qlen: 0, backlog: 0, ...ended };
     return {
       packets: b.released,
       bytes: 0,
@@ -683,7 +694,9 @@ export class QueueHold implements Hold {
       qlen: 0,
       backlog: 0,
       ...(b.failures.length && { failures: [...b.failures] }),
+      ...(b.notes.length && { notes: [...b.notes] }),
       ...(b.dropsLost && { dropsLost: true as const }),
+      ...ended,
     };
   }
 
@@ -703,6 +716,7 @@ export class QueueHold implements Hold {
         bound: bound ? { portId: bound.portId, queued: bound.queued, dropped: bound.queueDropped + bound.userDropped } : null,
         ...(bound && { held: bound.queued }),
         ...(!bound && this.record && { ...holderGone(this.id, s.queueNum, this.stateDir) }),
+        ...(bound && { ...holderStopped(bound.portId, bound.queued) }),
       },
     };
   }
@@ -957,6 +971,20 @@ function holderGone(id: string, queueNum: number, stateDir: string): { holderGon
   };
 }
 
+/**
+ * A queue whose bound socket's process is stopped (state T or t): it cannot
+ * release what it holds; the next release takes its socket over
+ * (leases-holder.ts releaseThroughHolder).
+ * @returns `{ holderStopped }` with the sentence, or nothing
+ */
+function holderStopped(portId: number, queued: number): { holderStopped?: string } {
+  const stopped = netlinkSocketOwners(portId, defaultNetns()).filter((o) => ['T', 't'].includes(processState(o.pid) ?? ''));
+  if (!stopped.length) return {};
+  return {
+    holderStopped: `its holder, process ${stopped.map((o) => `${o.pid} (${o.command})`).join(', ')}, is STOPPED (state ${processState(stopped[0].pid)}: SIGSTOP, a freezer or a debugger): it cannot release the ${queued} SYN(s) queued. The next release (protect's end or --max-hold, 'synplug release', a watchdog) takes its socket over, releases them and ends it`,
+  };
+}
+
 /** `status`' line for a queue hold: its state, what it holds, and who holds the queue now. */
 function queueStatusLines(h: HoldStatus, stateWord: (state: string) => string): string[] {
   const who = h.bound
@@ -965,6 +993,7 @@ function queueStatusLines(h: HoldStatus, stateWord: (state: string) => string): 
   return [
     `queue hold ${h.id} on ${h.dev}: ${stateWord(h.state)}; SYNs${h.ports?.length ? ` to port ${h.ports.join(',')}` : ''}${h.addrs?.length ? ` to ${h.addrs.join(', ')}` : ''} go to queue ${h.queueNum} (${h.verdict === 'compat' ? 'NFQUEUE target' : 'queue expression'}, table inet ${h.table}); ${who}`,
     ...(h.holderGone ? [`  ${h.holderGone}`] : []),
+    ...(h.holderStopped ? [`  ${h.holderStopped}`] : []),
   ];
 }
 

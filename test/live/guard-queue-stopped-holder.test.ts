@@ -1,0 +1,265 @@
+/**
+ * A queue holder that cannot answer (issue #25 and #19, rv19's SEVERE): a
+ * holder stopped (SIGSTOP) kept the SYNs it held past the release and past
+ * `--max-hold`; protect waited 10 s for its answer, then reported a lossless
+ * hold. Now whoever releases (protect, `release`, the watchdog of a killed
+ * protect, a manual plug's watchdog at its deadline) ends a holder that is
+ * stopped, or silent for HOLDER_ANSWER_MS: it takes the holder's bound
+ * socket over (pidfd_getfd), releases what it held with one verdict, kills
+ * the holder and unbinds, and says so. The holder is never continued
+ * (SIGCONT) here: the queue is unbound while it stays stopped.
+ *
+ * Also: after the holder's death during a hold, the report's hold time ends
+ * at that death, not at the release (it said "held for 4004.8 ms").
+ *
+ * Each scenario runs in a network namespace of its own on this machine's
+ * kernel. Oracles: /proc/net/netfilter/nfnetlink_queue, /proc/PID/stat,
+ * python3 clients (their connect outcome and tcpi_total_retrans), the CLI's
+ * JSON. Waits are on events, bounded.
+ */
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { inOwnNetns, runScenarioIfChild } from '../helpers/own-netns.js';
+import {
+  QUEUE,
+  client,
+  heldProtect,
+  listening,
+  parseJson,
+  procQueue,
+  queueHolderPid,
+  server,
+  stateEnv,
+  synplug,
+  until,
+  watchdogOf,
+} from '../helpers/queue-live.js';
+
+// biome-ignore lint/suspicious/noExplicitAny: the scenarios' JSON results, asserted field by field
+type Json = Record<string, any>;
+
+const SELF = fileURLToPath(import.meta.url);
+const ENV = 'SYNPLUG_GUARD_QUEUE_STOPPED_SCENARIO';
+const PORT = 39480;
+
+/** A process's state letter (field 3 of /proc/PID/stat); undefined once it is gone. */
+function stateOf(pid: number): string | undefined {
+  try {
+    const s = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return s.slice(s.lastIndexOf(')') + 2).split(' ')[0];
+  } catch {
+    return undefined;
+  }
+}
+
+/** Set up a queue hold on `addr`, a server there, a protect holding; the holder's pid. */
+async function holding(addr: string, port: number, extra: string[] = []) {
+  const { dir, env } = stateEnv();
+  const setup = synplug(['setup', '--via', 'queue', '--addr', addr], env);
+  const srv = server(addr, port);
+  await listening(srv);
+  const spawnedAt = Date.now();
+  const h = await heldProtect(env, dir, extra);
+  const holder = queueHolderPid(QUEUE);
+  return { env, setup: setup.code, srv, h, holder, spawnedAt };
+}
+
+const scenarios = {
+  /** The holder stopped while protect holds a SYN; the command ends: protect's release kills the holder. */
+  async 'stopped-at-release'() {
+    const addr = '169.254.79.1';
+    const s = await holding(addr, PORT);
+    const c = client(addr, PORT);
+    await until(() => (procQueue(QUEUE)?.queued ?? 0) >= 1, 'the SYN to be queued');
+    if (s.holder) process.kill(s.holder, 'SIGSTOP');
+    await until(() => s.holder !== undefined && stateOf(s.holder) === 'T', 'the holder to stop');
+    s.h.release();
+    const end = await s.h.ended;
+    const unbound = procQueue(QUEUE) === undefined;
+    const outcome = await c.result;
+    const after = client(addr, PORT);
+    const afterOutcome = await after.result;
+    s.srv.kill();
+    const down = synplug(['teardown'], s.env);
+    return {
+      setup: s.setup,
+      holder: s.holder,
+      end: { code: end.code, json: parseJson(end.stdout), stderr: end.stderr },
+      unbound,
+      holderState: s.holder && stateOf(s.holder),
+      outcome,
+      afterOutcome,
+      down: down.code,
+    };
+  },
+
+  /** The holder stopped; the command runs on past --max-hold: protect's max-hold release kills it, the queue is unbound. */
+  async 'stopped-at-max-hold'() {
+    const addr = '169.254.79.2';
+    const s = await holding(addr, PORT + 1, ['--max-hold', '1s']);
+    if (s.holder) process.kill(s.holder, 'SIGSTOP');
+    // the command still runs; the max-hold ends the hold (never SIGCONT: the old way, the queue stayed bound)
+    await until(() => procQueue(QUEUE) === undefined, 'the queue to be unbound past --max-hold', 15_000);
+    const c = client(addr, PORT + 1);
+    const outcome = await c.result;
+    s.h.release();
+    const end = await s.h.ended;
+    s.srv.kill();
+    const down = synplug(['teardown'], s.env);
+    return { setup: s.setup, holder: s.holder, outcome, end: { code: end.code, json: parseJson(end.stdout), stderr: end.stderr }, down: down.code };
+  },
+
+  /** The holder stopped, then protect SIGKILLed (its watchdog alive): the watchdog's release kills the holder. */
+  async 'stopped-protect-killed'() {
+    const addr = '169.254.79.3';
+    const s = await holding(addr, PORT + 2);
+    const watchdog = watchdogOf(s.h.p.pid!);
+    if (s.holder) process.kill(s.holder, 'SIGSTOP');
+    await until(() => s.holder !== undefined && stateOf(s.holder) === 'T', 'the holder to stop');
+    s.h.p.kill('SIGKILL');
+    await s.h.ended;
+    await until(() => procQueue(QUEUE) === undefined, "the watchdog to end the stopped holder's hold", 15_000);
+    const c = client(addr, PORT + 2);
+    const outcome = await c.result;
+    const stderr = s.h.stderrNow();
+    s.srv.kill();
+    const down = synplug(['teardown'], s.env);
+    return { setup: s.setup, holder: s.holder, watchdog, outcome, stderr, down: down.code };
+  },
+
+  /** A manual plug, its holder stopped: `release` kills it and says so. */
+  async 'stopped-manual-release'() {
+    const addr = '169.254.79.4';
+    const { env } = stateEnv();
+    const setup = synplug(['setup', '--via', 'queue', '--addr', addr], env);
+    const plug = synplug(['plug', '--max-hold', '60s'], env);
+    const holder = queueHolderPid(QUEUE);
+    if (holder) process.kill(holder, 'SIGSTOP');
+    await until(() => holder !== undefined && stateOf(holder) === 'T', 'the holder to stop');
+    const status = synplug(['status', '--json'], env);
+    const statusText = synplug(['status'], env);
+    const rel = synplug(['release', '--json'], env);
+    const unbound = procQueue(QUEUE) === undefined;
+    const down = synplug(['teardown'], env);
+    return {
+      setup: setup.code,
+      plug: plug.code,
+      holder,
+      status: parseJson(status.stdout),
+      statusText: statusText.stdout,
+      rel: { code: rel.code, json: parseJson(rel.stdout), stderr: rel.stderr },
+      unbound,
+      down: down.code,
+    };
+  },
+
+  /** A manual plug with --max-hold 1s, its holder stopped: the plug's watchdog ends it at the deadline. */
+  async 'stopped-manual-max-hold'() {
+    const { env } = stateEnv();
+    const setup = synplug(['setup', '--via', 'queue', '--addr', '169.254.79.6'], env);
+    const plug = synplug(['plug', '--max-hold', '1s'], env);
+    const holder = queueHolderPid(QUEUE);
+    if (holder) process.kill(holder, 'SIGSTOP');
+    await until(() => procQueue(QUEUE) === undefined, "the plug's watchdog to end the stopped holder's hold at the deadline", 15_000);
+    const holderState = holder && stateOf(holder);
+    const down = synplug(['teardown'], env);
+    return { setup: setup.code, plug: plug.code, holder, holderState, down: down.code };
+  },
+
+  /** The holder SIGKILLed during a hold, the release long after: the report's hold time ends at the death. */
+  async 'killed-hold-time'() {
+    const addr = '169.254.79.5';
+    const s = await holding(addr, PORT + 4);
+    if (s.holder) process.kill(s.holder, 'SIGKILL');
+    await until(() => procQueue(QUEUE) === undefined, 'the queue to be unbound');
+    const unboundAt = Date.now();
+    // the release comes later still: the old report counted up to it
+    await new Promise((r) => setTimeout(r, 1500));
+    s.h.release();
+    const end = await s.h.ended;
+    s.srv.kill();
+    const down = synplug(['teardown'], s.env);
+    return {
+      setup: s.setup,
+      holder: s.holder,
+      bound: unboundAt - s.spawnedAt,
+      end: { code: end.code, json: parseJson(end.stdout), stderr: end.stderr },
+      down: down.code,
+    };
+  },
+};
+
+if (!(await runScenarioIfChild(ENV, scenarios))) {
+  const { default: test } = await import('ava');
+  const failedLine = (j: Json | undefined): string => (j?.report?.failed ?? []).join('\n');
+
+  test('regression: a stopped queue holder kept its SYNs past the release (protect waited 10 s, then reported a lossless hold); now protect takes its socket over, releases the SYN without loss, kills it and says so', (t) => {
+    const r = inOwnNetns<Json>(SELF, ENV, 'stopped-at-release', 90_000);
+    t.is(r.setup, 0);
+    t.truthy(r.holder);
+    t.true(r.unbound, 'the queue is unbound when protect ends');
+    t.true(r.holderState === undefined || r.holderState === 'Z', `the stopped holder was killed (state ${r.holderState})`);
+    t.regex(r.end.stderr, new RegExp(`queue 4200: its holder process ${r.holder} could not answer the release: it was stopped \\(state T`));
+    t.regex(r.end.stderr, /its queue socket was taken over \(pidfd_getfd\) and released the 1 SYN\(s\) it held, and new SYNs pass/);
+    t.is(r.end.json?.report?.heldSyns, 1, r.end.stdout);
+    t.is(r.end.json?.report?.dropped, 0);
+    t.is(r.end.json?.report?.failed, undefined);
+    t.is(r.outcome, 'ok 0', 'the held client connected on its first SYN (no retransmission): released, not dropped');
+    t.is(r.afterOutcome, 'ok 0', 'a later client passes unheld');
+    t.is(r.down, 0);
+  });
+
+  test('regression: a stopped queue holder held SYNs past --max-hold; now the max-hold release kills it, the queue is unbound while it would still be stopped', (t) => {
+    const r = inOwnNetns<Json>(SELF, ENV, 'stopped-at-max-hold', 90_000);
+    t.is(r.setup, 0);
+    t.truthy(r.holder);
+    t.is(r.outcome, 'ok 0', 'a client after the max-hold passes unheld');
+    t.true(r.end.json?.maxHoldReached, r.end.stdout);
+    t.regex(r.end.stderr, /could not answer the release: it was stopped .*taken over/);
+    t.is(r.down, 0);
+  });
+
+  test("a stopped queue holder, then protect SIGKILLed: its watchdog's release kills the holder and says so", (t) => {
+    const r = inOwnNetns<Json>(SELF, ENV, 'stopped-protect-killed', 90_000);
+    t.is(r.setup, 0);
+    t.truthy(r.holder);
+    t.truthy(r.watchdog);
+    t.is(r.outcome, 'ok 0');
+    t.regex(r.stderr, /queue 4200: its holder process [0-9]+ could not answer the release: it was stopped/);
+    t.is(r.down, 0);
+  });
+
+  test('a manual plug whose holder is stopped: status says it is STOPPED; release takes its socket over, ends it and says so', (t) => {
+    const r = inOwnNetns<Json>(SELF, ENV, 'stopped-manual-release', 90_000);
+    t.is(r.setup, 0);
+    t.is(r.plug, 0);
+    t.truthy(r.holder);
+    t.regex(r.status?.holds?.[0]?.holderStopped ?? '', new RegExp(`^its holder, process ${r.holder} \\(node\\), is STOPPED \\(state T: `));
+    t.regex(r.statusText, /\n {2}its holder, process [0-9]+ \(node\), is STOPPED/);
+    t.true(r.unbound, r.rel.stderr);
+    t.is(r.rel.code, 0, r.rel.stderr);
+    t.regex(`${r.rel.stdout ?? ''}${JSON.stringify(r.rel.json)}${r.rel.stderr}`, /could not answer the release: it was stopped/);
+    t.is(r.down, 0);
+  });
+
+  test("a manual plug's holder stopped: the plug's watchdog kills it at --max-hold", (t) => {
+    const r = inOwnNetns<Json>(SELF, ENV, 'stopped-manual-max-hold', 90_000);
+    t.is(r.setup, 0);
+    t.is(r.plug, 0);
+    t.truthy(r.holder);
+    t.true(r.holderState === undefined || r.holderState === 'Z', `the stopped holder was killed (state ${r.holderState})`);
+    t.is(r.down, 0);
+  });
+
+  test("regression: after the holder's death during a hold, the report's hold time ran to the release; now it ends at the death", (t) => {
+    const r = inOwnNetns<Json>(SELF, ENV, 'killed-hold-time', 90_000);
+    t.is(r.setup, 0);
+    t.truthy(r.holder);
+    const holdMs = r.end.json?.report?.holdMs;
+    t.is(typeof holdMs, 'number', r.end.stdout);
+    // the hold began after protect was spawned and ended at the death, seen before `bound` ms had passed since the spawn
+    t.true(holdMs <= r.bound, `holdMs ${holdMs} <= ${r.bound}`);
+    t.regex(failedLine(r.end.json), /its holder process ended/);
+    t.is(r.down, 0);
+  });
+}
