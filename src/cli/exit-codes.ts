@@ -108,7 +108,8 @@ export const EXIT_HELP = `Exit codes:
        the queue hold (setup, protect, plug): its netfilter queue is bound by someone else, or
        used by a rule that is not synplug's (choose another --queue-num); nothing was changed
   8    not set up (run 'synplug setup', or 'synplug protect --setup'; an inbound hold:
-       'synplug setup --inbound DEV --port PORT')
+       'synplug setup --inbound DEV --port PORT'); plug, protect, release, teardown: --addr
+       names an address no hold set up here holds
   9    demo: the protected phase lost at least one request
   10   protect: phase one failed: the --check command exited non-zero, was killed by a
        signal or ran past --check-timeout (its output is shown); nothing was held and the
@@ -134,6 +135,9 @@ const notRoot: ExitCodeLine = [EXIT.NOT_PERMITTED, 'not permitted: needs CAP_NET
 /** Exit 7 of the queue hold (its netfilter queue is another's), in each command's list that gives it. */
 const QUEUE_FOREIGN =
   "the queue hold: its netfilter queue is bound by someone else, or used by a rule that is not synplug's (choose another --queue-num); nothing was changed";
+/** Exit 8 of a command that acts on the holds: an --addr none holds (guard/context.ts refuseAddrNotHeld). */
+const ADDR_NOT_HELD = (done: string): string =>
+  `--addr names an address no hold set up here holds (the queue and inbound holds hold what they were set up with); nothing was ${done}`;
 const badState: ExitCodeLine = [EXIT.BAD_STATE, 'the state directory or a state file is unsafe or damaged (named, with what to do)'];
 
 /**
@@ -172,7 +176,7 @@ export const COMMAND_EXIT_CODES = {
     notRoot,
     badState,
     [EXIT.FOREIGN_QDISC, `found in phase one, nothing held: the device's root qdisc is not synplug's; ${QUEUE_FOREIGN}`],
-    [EXIT.NOT_SET_UP, "not set up (run 'synplug setup')"],
+    [EXIT.NOT_SET_UP, `not set up (run 'synplug setup'); or ${ADDR_NOT_HELD('held')}`],
   ],
   release: [
     [EXIT.OK, 'released, or nothing to release'],
@@ -182,6 +186,7 @@ export const COMMAND_EXIT_CODES = {
     notRoot,
     badState,
     [EXIT.FOREIGN_QDISC, "the plug hold is another state directory's (the mark on its table or IFB names it): nothing was released; use its --state-dir"],
+    [EXIT.NOT_SET_UP, ADDR_NOT_HELD('released')],
   ],
   protect: [
     [EXIT.OK, 'the command exited 0'],
@@ -210,14 +215,22 @@ export const COMMAND_EXIT_CODES = {
     ['other', "the command's own exit status, passed through (128+N when killed by signal N)"],
   ],
   status: [
-    [EXIT.OK, 'shown'],
+    [EXIT.OK, "shown, whatever the state (not set up, partly set up): 'synplug check' says it in its exit code (1, 12)"],
     failure('an unexpected error'),
     usage(),
     kernel,
     [EXIT.NOT_PERMITTED, 'not permitted: reading the nftables table needs CAP_NET_ADMIN (run as root)'],
     badState,
   ],
-  teardown: [[EXIT.OK, 'removed, or nothing to remove'], failure('e.g. the state files cannot be removed'), usage(), kernel, notRoot, badState],
+  teardown: [
+    [EXIT.OK, 'removed, or nothing to remove'],
+    failure('e.g. the state files cannot be removed'),
+    usage(),
+    kernel,
+    notRoot,
+    badState,
+    [EXIT.NOT_SET_UP, ADDR_NOT_HELD('removed')],
+  ],
   show: [
     [EXIT.OK, 'shown'],
     failure('an unexpected error'),

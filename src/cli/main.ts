@@ -183,6 +183,41 @@ function ownArguments(argv: readonly string[], program?: Command): readonly stri
   return own;
 }
 
+/**
+ * Options given before the command's name (`synplug --state-dir X status`, as
+ * `ip -n NS` is written): each command takes its options itself, so they are
+ * moved after its name when that command has them (`synplug status
+ * --state-dir X`). The program's own (`--help`, `--version`), an option no
+ * command has (commander's "unknown option" then) and no command at all
+ * leave the arguments as they are.
+ * @param argv the arguments after node and the script
+ * @throws {UsageError} an option before the command that this command does not take: says where it goes
+ */
+export function commandOptionsFirst(argv: readonly string[], program: Command): string[] {
+  const named = (t: string) => program.commands.find((c) => c.name() === t || c.aliases().includes(t));
+  const optionOf = (c: Command, t: string) => c.options.find((o) => o.long === t || o.short === t);
+  const before: string[] = [];
+  let at = 0;
+  for (; at < argv.length && argv[at].startsWith('-') && argv[at] !== '--'; at++) {
+    const name = argv[at].startsWith('--') && argv[at].includes('=') ? argv[at].slice(0, argv[at].indexOf('=')) : argv[at];
+    if (program.options.some((o) => o.long === name || o.short === name)) return [...argv];
+    const takers = program.commands.map((c) => optionOf(c, name)).filter((o) => o !== undefined);
+    if (takers.length === 0) return [...argv];
+    before.push(argv[at]);
+    if (name === argv[at] && takers.some((o) => o.required || o.optional) && at + 1 < argv.length && !argv[at + 1].startsWith('-')) before.push(argv[++at]);
+  }
+  const sub = at < argv.length ? named(argv[at]) : undefined;
+  if (before.length === 0 || !sub) return [...argv];
+  for (const t of before) {
+    const name = t.includes('=') ? t.slice(0, t.indexOf('=')) : t;
+    if (t.startsWith('-') && !optionOf(sub, name))
+      throw new UsageError(
+        `${name} was given before the command name, and '${sub.name()}' has no ${name} option: options go after the command ('synplug ${sub.name()} [options]'; see 'synplug ${sub.name()} --help')`,
+      );
+  }
+  return [argv[at], ...before, ...argv.slice(at + 1)];
+}
+
 /** Parse argv and run; resolves with the exit code. */
 export async function main(argv: string[]): Promise<number> {
   const program = buildProgram();
@@ -192,6 +227,7 @@ export async function main(argv: string[]): Promise<number> {
     return EXIT.USAGE;
   }
   try {
+    argv = [...argv.slice(0, 2), ...commandOptionsFirst(argv.slice(2), program)];
     await program.parseAsync(argv);
   } catch (e) {
     if (e instanceof CommanderError) {

@@ -126,9 +126,18 @@ export async function runDemoIsolated(options: DemoOptions = {}, entry: string =
   let fd: number | undefined;
   let child: ChildProcess | undefined;
   const handled: NodeJS.Signals[] = options.handleSignals === false ? [] : ['SIGINT', 'SIGTERM'];
+  /** the first SIGINT or SIGTERM that reached this process: passed on to the demo's process, or (none yet) it is not started */
+  let interrupted: NodeJS.Signals | undefined;
   const onSignal = (sig: NodeJS.Signals): void => {
+    interrupted ??= sig;
     child?.kill(sig);
   };
+  // Before the demo's process runs its own handling (a cold start: it dies of the signal), or before it exists.
+  const stoppedEarly = (sig: NodeJS.Signals) =>
+    new SynplugError(
+      `demo interrupted by ${sig}: it stopped before starting its server and clients (what it had begun went with its network namespace; this one was not changed)`,
+      'interrupted',
+    );
   const onAbort = (): void => {
     if (child?.connected) child.send({ type: 'stop' } satisfies DemoHostCommand);
   };
@@ -142,6 +151,7 @@ export async function runDemoIsolated(options: DemoOptions = {}, entry: string =
     } finally {
       route.close();
     }
+    if (interrupted) throw stoppedEarly(interrupted);
     // The caller's SYNPLUG_NETNS would send the guard back out of the demo's namespace.
     const env = { ...process.env };
     delete env[NETNS_ENV];
@@ -174,7 +184,8 @@ export async function runDemoIsolated(options: DemoOptions = {}, entry: string =
       });
       c.once('exit', (code, sig) => {
         clearTimeout(timer);
-        if (!answer) reject(new SynplugError(`the demo's process ${sig ? `was killed by ${sig}` : `exited ${code}`} without an answer`));
+        if (!answer && interrupted) reject(stoppedEarly(interrupted));
+        else if (!answer) reject(new SynplugError(`the demo's process ${sig ? `was killed by ${sig}` : `exited ${code}`} without an answer`));
         else if (answer.ok) resolve(answer.result);
         else reject(answer.error);
       });

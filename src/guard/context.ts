@@ -97,14 +97,23 @@ export function addrNotHeld(opts: GuardOptions, record: SetupRecord | undefined)
   return `--addr ${want}: no hold set up here holds it (set up: ${set}): leave --addr out, or give the address set up ('synplug status' shows them)`;
 }
 
+/** What a command refused for an --addr no hold holds says it did not do. */
+const NOT_DONE = {
+  plug: 'Nothing was held',
+  protect: 'The command was NOT run',
+  release: 'Nothing was released',
+  teardown: 'Nothing was removed',
+} as const;
+
 /**
- * `plug`, `protect`: refuse an --addr no recorded hold holds ({@link addrNotHeld}), before anything is held or run.
+ * The commands that act on the holds (`plug`, `protect`, `release`, `teardown`): refuse an --addr no recorded hold
+ * holds ({@link addrNotHeld}), before anything is held, run, released or removed (`check` and `status` report it).
  * @param what the command, for what the message says was not done
  * @throws {NotSetUpError} naming the address and what is set up
  */
-export function refuseAddrNotHeld(opts: GuardOptions, record: SetupRecord | undefined, what: 'plug' | 'protect'): void {
+export function refuseAddrNotHeld(opts: GuardOptions, record: SetupRecord | undefined, what: keyof typeof NOT_DONE): void {
   const no = addrNotHeld(opts, record);
-  if (no) throw new NotSetUpError(`${no}. ${what === 'protect' ? 'The command was NOT run' : 'Nothing was held'}`);
+  if (no) throw new NotSetUpError(`${no}. ${NOT_DONE[what]}`);
 }
 
 /**

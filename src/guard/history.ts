@@ -57,6 +57,11 @@ export interface HistoryEntry {
   exitCode: number;
   /** protect: it was killed during the hold (SIGKILL, a crash): its watchdog released the hold and wrote this entry */
   killed?: true;
+  /**
+   * release: a manual plug's hold that no `synplug release` ended: its lease was dropped at its --max-hold deadline
+   * (by its watchdog, or the queue's holder), which wrote this entry; nothing was counted
+   */
+  maxHold?: true;
   /** the reload's report (plug: nothing held yet; release: what the manual hold held, refused/reset/listener drops not counted) */
   report: ReloadReport;
 }
@@ -98,6 +103,7 @@ function isEntry(e: unknown): e is HistoryEntry {
     x.holds.every((h) => typeof h === 'string') &&
     Number.isInteger(x.exitCode) &&
     (x.killed === undefined || x.killed === true) &&
+    (x.maxHold === undefined || x.maxHold === true) &&
     typeof r === 'object' &&
     r !== null &&
     typeof r.heldSyns === 'number' &&
@@ -194,11 +200,37 @@ export async function recordHistory(stateDir: string, entry: Omit<HistoryEntry, 
 export function killedProtectEntry(lease: Lease, now: number, by = 'its watchdog'): Omit<HistoryEntry, 'id'> {
   return {
     command: 'protect',
+    ...heldUntil(lease, now, `protect was killed during the hold (${by} released it): the SYNs held and what was lost were not counted`),
+    exitCode: -1,
+    killed: true,
+  };
+}
+
+/**
+ * The entry of a manual plug whose lease was dropped at its --max-hold
+ * deadline (no `synplug release` ended it): a release line, `maxHold: true`,
+ * when it started, what it held, how long; nothing was counted (`release`
+ * counts a manual hold from its counters; whoever drops the lease at the
+ * deadline does not read them).
+ * @param lease the manual plug's lease, as it was recorded
+ * @param now when its lease was dropped, ms since the epoch
+ * @param by who dropped it and released, for the entry's words
+ */
+export function maxHoldPlugEntry(lease: Lease, now: number, by: string): Omit<HistoryEntry, 'id'> {
+  return {
+    command: 'release',
+    ...heldUntil(lease, now, `a manual plug held until its --max-hold (${by} released it): the SYNs held were not counted`),
+    exitCode: 0,
+    maxHold: true,
+  };
+}
+
+/** The start, end, holds and report (nothing counted, `why`) of an entry whose hold a lease kept from its `since` to `now`. */
+function heldUntil(lease: Lease, now: number, why: string): Pick<HistoryEntry, 'start' | 'end' | 'holds' | 'report'> {
+  return {
     start: new Date(lease.since).toISOString(),
     end: new Date(now).toISOString(),
     holds: [...lease.holds],
-    exitCode: -1,
-    killed: true,
     // (report.ts's unwatchedReport, with nothing counted, written out: the watchdog does not load report.ts and what it imports)
     report: {
       heldSyns: 0,
@@ -208,7 +240,7 @@ export function killedProtectEntry(lease: Lease, now: number, by = 'its watchdog
       reset: null,
       listenerDrops: null,
       lossless: null,
-      uncounted: [`protect was killed during the hold (${by} released it): the SYNs held and what was lost were not counted`],
+      uncounted: [why],
     },
   };
 }

@@ -25,15 +25,17 @@ import {
   type TakeResult,
 } from './leases.js';
 import { recordKilledProtects } from './history.js';
-import { contextFor, definedOnly, recoverStale, refuseAddrNotHeld, withSession } from './context.js';
+import { addrNotHeld, contextFor, definedOnly, recoverStale, refuseAddrNotHeld, withSession } from './context.js';
 import {
   checkSelector,
   combineStates,
   findUnrecordedIfbs,
   asInterrupted,
   interruptedSetup,
+  markedPieces,
   noLocalHold,
   nothingSetUp,
+  othersHold,
   requireSetUp,
   selectedHolds,
   stateOf,
@@ -264,6 +266,7 @@ async function releaseOnce(opts: Omit<ReleaseOptions, 'metricsFile'>): Promise<R
     ctx = { config, store: new StateStore(config.stateDir) };
   }
   const { config, store, record } = ctx;
+  refuseAddrNotHeld(guardOpts, record, 'release');
   if (orphaned) {
     // Read before any session opens: a damaged file means who holds is unknown, and nothing is released.
     try {
@@ -469,9 +472,11 @@ export async function status(opts: StatusOptions = {}): Promise<StatusResult> {
   // a setup interrupted here before it recorded anything: its pieces are this directory's, partly set up (as check says)
   const interrupted = inbound === undefined ? await interruptedSetup(config, store, recorded) : undefined;
   const record = recorded ?? interrupted?.record;
+  let others: string[] = [];
   const r: StatusResult = await withSession(config, record, async (s) => {
     const rec = await recoverStale(s, store);
     const selected = await selectedHolds(s, record, { inbound, local });
+    if (!record) others = markedPieces(selected.flatMap((x) => ('absent' in x ? [] : [x])));
     const holds: HoldStatus[] = [];
     for (const x of selected) {
       if ('absent' in x) {
@@ -510,6 +515,17 @@ export async function status(opts: StatusOptions = {}): Promise<StatusResult> {
     };
   });
   if (interrupted) return asInterrupted(r, interrupted);
+  // an --addr no recorded hold holds: set up differently, that address missing (as check says)
+  const notHeld = inbound === undefined ? addrNotHeld(rest, record) : undefined;
+  if (notHeld) return { ...r, state: r.state === 'absent' ? 'absent' : 'partial', addrNotHeld: notHeld };
+  // no record: a hold carrying synplug's mark is another state directory's, not set up in this one (as check says)
+  if (others.length)
+    return {
+      ...r,
+      state: 'absent',
+      holds: r.holds.map((h) => ({ ...h, state: 'absent' as const })),
+      nothingSetUp: `${othersHold(config, others)}: the hold of another state directory (give its --state-dir to see it)`,
+    };
   const noLocal = noLocalHold(local, record, r.holds);
   if (!noLocal && (record || inbound !== undefined || r.unrecorded?.length || r.plug || r.leases.length)) return r;
   const none = await nothingSetUp(config, rest, r, noLocal);
@@ -576,6 +592,7 @@ export async function teardown(opts: TeardownOptions = {}): Promise<TeardownResu
     throw new StateFileError(e.path, `removed synplug's IFB(s) found by their alias, and their SYN filters (${swept.removed.join('; ')}); but ${e.message}`, e);
   }
   const { config, store } = ctx;
+  refuseAddrNotHeld(rest, ctx.record, 'teardown');
   // A setup interrupted here before it recorded anything: its pieces are this directory's, removed through the record
   // that setup would have written (and only then the lock file). Another directory's pieces never are (below).
   const record = ctx.record ?? (only === undefined && holdOnly === undefined ? (await interruptedSetup(config, store, undefined))?.record : undefined);

@@ -48,7 +48,7 @@ import { logHolderFailure } from './holder-log.js';
 import { UNIX_PATH_MAX } from './config.js';
 import { dropLease, recordedLeases, leaseLive, type LeaseKernel } from './leases.js';
 import { ownerAlive, processState, StateStore, type Lease } from './state.js';
-import { killedProtectEntry, recordHistory } from './history.js';
+import { killedProtectEntry, maxHoldPlugEntry, recordHistory } from './history.js';
 import { watchdogEntryPath } from './watchdog.js';
 
 /** The argument the watchdog's entry point takes to run as a queue holder instead. */
@@ -588,10 +588,17 @@ export async function runQueueHolder(io: QueueHolderIo, cfg: QueueHolderConfig =
       const gone = goneLease?.id;
       // Only when something may have changed: a protect gone, a lease dead or past its deadline, none at all.
       if (gone !== undefined || all.length === 0 || all.some((l) => !leaseLive(l, now))) {
-        const d = await dropLease(store, kernel, gone, cfg.dev, async () => {
+        // a manual plug's lease at its deadline (none dead first): dropped by id, so that its history line is written
+        // only when this drop found it recorded (its watchdog, at the deadline + WATCHDOG_GRACE_MS, then finds it gone)
+        const expired = gone === undefined ? all.find((l) => l.owner === 'manual' && now >= l.deadline) : undefined;
+        const d = await dropLease(store, kernel, gone ?? expired?.id, cfg.dev, async () => {
           await releaseAll();
           return 1;
         });
+        if (expired && !d.broken) {
+          const w = await recordHistory(cfg.stateDir, maxHoldPlugEntry(expired, Date.now(), "the queue's holder"));
+          if (w) say(w);
+        }
         // A killed protect's history line is written by whoever drops its lease under the lock: this holder when its
         // drop found the lease still recorded (its watchdog, alive or not, then finds it gone and writes none), else
         // the watchdog, which dropped it first.

@@ -601,7 +601,15 @@ export function lossCauses(r: ReloadReport, how: { maxHoldReached: boolean; wait
           ? 'released before a listener for what is held was back: check --wait-listen names the port the server listens on'
           : 'released before the listener was back: add --wait-listen PORT',
     );
-  if ((r.reset ?? 0) > 0) out.push("connections queued in a closing listener were reset: --wait-listen waits for the old listener's close");
+  // never --wait-listen to a protect that used it
+  if ((r.reset ?? 0) > 0)
+    out.push(
+      !how.waitedForListener
+        ? "connections queued in a closing listener were reset: --wait-listen waits for the old listener's close"
+        : how.maxHoldReached
+          ? "connections queued in a closing listener were reset: protect's wait for the old listener's close (--wait-listen) ended at the max-hold: raise --max-hold"
+          : "connections queued in a closing listener were reset although protect waited for the old listener's close (--wait-listen): a listener it did not wait for closed (a held port or address other than --wait-listen's), or one whose holders it cannot see in /proc (another user's processes need CAP_SYS_PTRACE)",
+    );
   if ((r.dropped ?? 0) > 0) out.push('the hold dropped SYNs over its limit: raise the queue maxlen (--queue-maxlen) or the plug limit');
   const listenerDrops = r.listenerDrops ?? 0;
   // A long hold with no more drops than SYNs held: likely the retransmissions of clients that had given up (their

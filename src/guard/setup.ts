@@ -263,6 +263,17 @@ async function runStepsUninterrupted<T>(steps: readonly SetupStep[], complete: (
 }
 
 /**
+ * When a hold's pieces carry another state directory's mark ({@link HoldPieces.markOwner}): what to do instead of
+ * `setup` here, which {@link refuseOthersPieces} refuses; undefined otherwise.
+ */
+function othersHoldAdvice(target: Hold, inspection: HoldInspection, config: GuardConfig): string | undefined {
+  const owner = target.pieces.markOwner?.(inspection.observed);
+  if (!owner || owner.here) return undefined;
+  const other = otherRecordOf(target.id, config.stateDir);
+  return `its pieces are another state directory's (${owner.detail}): setup here is refused; use ${other ? `--state-dir ${other.slice(0, -'/setup.json'.length)}` : "that directory's --state-dir"} for this hold, or, if no state directory records it any more, remove them by hand (${owner.removeBy}) and run setup again`;
+}
+
+/**
  * Refuse to take for this state directory's a hold whose pieces carry
  * synplug's mark when they are another state directory's:
  *
@@ -284,17 +295,6 @@ async function runStepsUninterrupted<T>(steps: readonly SetupStep[], complete: (
  * @param recorded this directory's record has the hold (only a mark naming another directory is refused then)
  * @throws {SynplugError} (`foreign-state`) naming the pieces, and the record of them when found in this namespace's default state directory
  */
-/**
- * When a hold's pieces carry another state directory's mark ({@link HoldPieces.markOwner}): what to do instead of
- * `setup` here, which {@link refuseOthersPieces} refuses; undefined otherwise.
- */
-function othersHold(target: Hold, inspection: HoldInspection, config: GuardConfig): string | undefined {
-  const owner = target.pieces.markOwner?.(inspection.observed);
-  if (!owner || owner.here) return undefined;
-  const other = otherRecordOf(target.id, config.stateDir);
-  return `its pieces are another state directory's (${owner.detail}): setup here is refused; use ${other ? `--state-dir ${other.slice(0, -'/setup.json'.length)}` : "that directory's --state-dir"} for this hold, or, if no state directory records it any more, remove them by hand (${owner.removeBy}) and run setup again`;
-}
-
 function refuseOthersPieces(target: Hold, inspection: HoldInspection, store: StateStore, config: GuardConfig, recorded: boolean): void {
   const found = target.pieces.marked?.(inspection.observed) ?? [];
   if (!found.length) return;
@@ -564,7 +564,7 @@ export async function check(opts: CheckOptions = {}): Promise<CheckResult> {
     const selected = await selectedHolds(s, record, { inbound, local });
     const inspected = selected.flatMap((x) => ('absent' in x ? [] : [x]));
     const unrecorded = await findUnrecordedIfbs(s, record, { inbound, local });
-    if (!record) others = inspected.flatMap((i) => i.hold.pieces.marked?.(i.inspection.observed) ?? []);
+    if (!record) others = markedPieces(inspected);
     return {
       // an IFB of synplug's that no record lists is a leftover: partly set up (check: exit 12), until teardown removes it
       state: combineStates([...selected.map(stateOf), ...(unrecorded.length ? (['partial'] as const) : [])]),
@@ -573,7 +573,7 @@ export async function check(opts: CheckOptions = {}): Promise<CheckResult> {
       holds: selected.map((x) => {
         if ('absent' in x) return { ...x.absent, via: viaOf(x.absent.mode), state: 'absent' as const };
         const h = x.hold;
-        const elsewhere = othersHold(h, x.inspection, config);
+        const elsewhere = othersHoldAdvice(h, x.inspection, config);
         return {
           id: h.id,
           mode: h.mode,
@@ -602,7 +602,7 @@ export async function check(opts: CheckOptions = {}): Promise<CheckResult> {
       ...r,
       state: 'absent',
       holds: r.holds.map((h) => ({ ...h, state: 'absent' as const })),
-      nothingSetUp: `synplug is not set up in the state directory ${config.stateDir} (no hold is recorded in ${join(config.stateDir, 'setup.json')}), though ${others.join(' and ')} ${others.length > 1 ? 'carry' : 'carries'} synplug's mark: the hold of another state directory (give its --state-dir to check it)`,
+      nothingSetUp: `${othersHold(config, others)}: the hold of another state directory (give its --state-dir to check it)`,
     };
   const noLocal = noLocalHold(local, record, r.holds);
   if (!noLocal && (record || inbound !== undefined || r.unrecorded?.length)) return r;
@@ -680,6 +680,21 @@ export function viaOf(mode: string): 'plug' | 'queue' {
 }
 
 /**
+ * Without a record here, the pieces that carry synplug's mark (another
+ * state directory's hold, or one a setup interrupted here left), as
+ * `check`, `status`, `plug` and `protect` name them.
+ * @param inspected the holds inspected (the absent ones left out)
+ */
+export function markedPieces(inspected: ReadonlyArray<{ hold: Hold; inspection: HoldInspection }>): string[] {
+  return inspected.flatMap((i) => i.hold.pieces.marked?.(i.inspection.observed) ?? []);
+}
+
+/** What `check`, `status`, `plug` and `protect` say first of pieces carrying synplug's mark that no record here lists ({@link markedPieces}). */
+export function othersHold(config: GuardConfig, others: readonly string[]): string {
+  return `synplug is not set up in the state directory ${config.stateDir} (no hold is recorded in ${join(config.stateDir, 'setup.json')}), though ${others.join(' and ')} ${others.length > 1 ? 'carry' : 'carries'} synplug's mark`;
+}
+
+/**
  * Refuse to go on unless every hold is completely set up.
  * @param what the command (`plug`, `protect`), for the message
  * @param recorded whether setup recorded any hold (without a record, and nothing of the default hold there, the
@@ -689,12 +704,12 @@ export function viaOf(mode: string): 'plug' | 'queue' {
  */
 export async function requireSetUp(s: GuardSession, config: GuardConfig, what: string, recorded = true): Promise<void> {
   const inspected = await inspectHolds(s);
-  const others = recorded ? [] : inspected.flatMap((i) => i.hold.pieces.marked?.(i.inspection.observed) ?? []);
+  const others = recorded ? [] : markedPieces(inspected);
   // No record, and pieces carrying synplug's mark: another state directory's hold (or one a setup interrupted here
   // left): never used through a directory that does not record it.
   if (others.length)
     throw new NotSetUpError(
-      `synplug is not set up in the state directory ${config.stateDir} (no hold is recorded in ${join(config.stateDir, 'setup.json')}), though ${others.join(' and ')} ${others.length > 1 ? 'carry' : 'carries'} synplug's mark: ` +
+      `${othersHold(config, others)}: ` +
         `the hold of another state directory (give its --state-dir), or of a setup interrupted in this one ('synplug setup' takes it${what === 'protect' ? ', as --setup does' : ''}). ${what === 'protect' ? 'The command was NOT run' : 'Nothing was held'}`,
     );
   const state = combineStates(inspected.map((i) => i.inspection.state));

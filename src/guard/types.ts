@@ -12,7 +12,8 @@ import type { WatchdogStep } from './watchdog.js';
 import type { FilterEntry, QdiscEntry } from '../tc/types.js';
 import type { PrecheckResult } from './precheck.js';
 import type { MigrateReqReport } from './sysctl.js';
-import type { HeldTraffic, ReloadReport } from './report.js';
+import type { HeldTraffic, ReloadReport, ReportCounting } from './report.js';
+import type { StateStore } from './state.js';
 
 /** Options every guard operation takes: the configuration (defaults from setup's record, then built-in), and where. */
 export type GuardOptions = Partial<GuardConfig> & {
@@ -354,6 +355,12 @@ export interface StatusResult {
   nothingSetUp?: string;
   /** as {@link CheckResult}'s: a setup interrupted in this state directory left the pieces of its holds (each `partial`) */
   interrupted?: string;
+  /**
+   * `addr` given and no hold set up here holds it (the queue and inbound holds hold their record's addresses): what is
+   * set up instead; `state` is then at best `partial` (check lists it as a missing piece; plug, protect, release and
+   * teardown refuse it)
+   */
+  addrNotHeld?: string;
 }
 
 /** One hold in `status`. */
@@ -525,6 +532,19 @@ export interface ProtectSession {
   readonly holdKinds?: ReadonlyArray<{ id: string; via: 'plug' | 'queue' }>;
   /** what each hold holds, for the reload's report; without it the report counts only the holds' own counters */
   heldTraffic?(): HeldTraffic[];
+  /**
+   * the reload report's kernel side; absent (a GuardSession): report.ts's own `armReport` and
+   * `retireReportChain`, on this namespace's nftables. A session without a kernel (the unit tests') gives its own.
+   */
+  readonly reportCounters?: ReportCounters;
+}
+
+/** The reload report's kernel side, as {@link ProtectSession.reportCounters} gives it (the signatures of report.ts's). */
+export interface ReportCounters {
+  /** armed before the hold, for what the holds hold, in the state directory's chain (report.ts `armReport`); never throws */
+  arm(held: readonly HeldTraffic[], stateDir: string): Promise<ReportCounting>;
+  /** after a protect: the state directory's counter chain goes when no holder is left (report.ts `retireReportChain`); never throws */
+  retire(store: StateStore): Promise<{ removed?: string; kept?: string } | undefined>;
 }
 
 /** Options of `runProtected`. */

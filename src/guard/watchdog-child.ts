@@ -29,7 +29,7 @@ import { defaultNetns } from '../netlink/netns.js';
 import { StateStore, type Lease } from './state.js';
 import { isReleaseStep, qdiscsEmptyWithin, type WatchdogArm, type WatchdogStep } from './watchdog.js';
 import { dropLease, leaseLive, recordedLeases, withLeaseLock } from './leases.js';
-import { killedProtectEntry, recordHistory } from './history.js';
+import { killedProtectEntry, maxHoldPlugEntry, recordHistory } from './history.js';
 import { releaseThroughHolder } from './leases-holder.js';
 
 /**
@@ -228,6 +228,13 @@ export class WatchdogChild {
     } catch {
       killed = undefined; // a damaged file: the release goes on (below), without an entry
     }
+    // A manual plug's lease at its deadline: its history line (no 'synplug release' ended it), once released.
+    let expired: Lease | undefined;
+    try {
+      expired = a.untilDeadline ? store.readLeases()?.leases.find((l) => l.id === a.leaseId && l.owner === 'manual' && Date.now() >= l.deadline) : undefined;
+    } catch {
+      expired = undefined;
+    }
     // A session of queue holds only has no plug message to send (its holder lets the queue go): say the hold.
     const what = releaseSteps.some((st) => st.messages.length > 0) ? 'plug' : 'hold';
     let outcome = `released the ${what}`;
@@ -251,7 +258,7 @@ export class WatchdogChild {
       if (!r.released) outcome = `left the ${what} to ${r.remaining.length} other live holder(s)`;
       // The lease was gone under the lock: the queue's holder dropped it first (its protect's connection closed at the
       // same death), and the history line is the holder's, written by whoever drops the lease (leases-holder.ts).
-      if (r.broken) killed = undefined;
+      if (r.broken) killed = expired = undefined;
     } catch (e) {
       if (e instanceof ReleaseFailed) {
         // Nothing was recorded under the lock: plug.json still says buffering, for the next command's stale-plug recovery.
@@ -283,6 +290,10 @@ export class WatchdogChild {
     }
     if (killed && !failed) {
       const warning = await recordHistory(a.stateDir, killedProtectEntry(killed, Date.now()));
+      if (warning) report(warning);
+    }
+    if (expired && !failed) {
+      const warning = await recordHistory(a.stateDir, maxHoldPlugEntry(expired, Date.now(), 'its watchdog'));
       if (warning) report(warning);
     }
     if (this.ended) return;

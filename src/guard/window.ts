@@ -44,7 +44,7 @@ import { closeSync } from 'node:fs';
 import { runPrecheck } from './precheck.js';
 import { closingInodes, handedOverInode, holderPids } from './listen-holders.js';
 import { armReport, retireReportChain, type HeldTraffic } from './report.js';
-import type { ListenTarget, Listener, PlugStats, ProtectOptions, ProtectResult, ProtectSession } from './types.js';
+import type { ListenTarget, Listener, PlugStats, ProtectOptions, ProtectResult, ProtectSession, ReportCounters } from './types.js';
 import { devicesOfHolds } from './modes/index.js';
 
 export type { ListenTarget, ProtectOptions, ProtectResult, ProtectSession };
@@ -205,7 +205,8 @@ async function protectInner(session: ProtectSession, opts: ProtectOptions, early
   for (const s of signals) process.on(s, onSignal);
 
   // The reload's report: armed before the hold (and kept once the lease is taken), read after the release (report.ts).
-  const counting = await armReport(session.heldTraffic?.() ?? [], session.config.stateDir);
+  const counters = session.reportCounters ?? REPORT_COUNTERS;
+  const counting = await counters.arm(session.heldTraffic?.() ?? [], session.config.stateDir);
   const now = Date.now();
   const deadline = now + maxHoldMs;
   const lease: Lease = {
@@ -379,7 +380,7 @@ async function protectInner(session: ProtectSession, opts: ProtectOptions, early
     }
     if (!gateOpen) gated.abort();
     counting.abandon();
-    await retire(store, notice);
+    await retire(counters, store, notice);
     throw e;
   } finally {
     for (const s of signals) process.off(s, onSignal);
@@ -405,7 +406,7 @@ async function protectInner(session: ProtectSession, opts: ProtectOptions, early
     dropped: after.dropsLost ? null : after.drops - before2.drops,
     ...(after.failures?.length && { failed: after.failures }),
   });
-  await retire(store, notice);
+  await retire(counters, store, notice);
   return {
     command: opts.command,
     exitCode: exit!.code,
@@ -432,9 +433,12 @@ async function protectInner(session: ProtectSession, opts: ProtectOptions, early
   };
 }
 
+/** The reload report's kernel side of a session that gives none (a GuardSession): report.ts's, on this namespace's nftables. */
+const REPORT_COUNTERS: ReportCounters = { arm: armReport, retire: retireReportChain };
+
 /** After a protect's report: its counter chain goes when this was the last holder (report.ts); what stays is said. */
-async function retire(store: StateStore, notice: (m: string) => void): Promise<void> {
-  const r = await retireReportChain(store);
+async function retire(counters: ReportCounters, store: StateStore, notice: (m: string) => void): Promise<void> {
+  const r = await counters.retire(store);
   if (r?.kept) notice(`kept ${r.kept}`);
 }
 

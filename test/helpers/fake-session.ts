@@ -10,7 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { resolveConfig, type GuardConfig } from '../../src/guard/config.js';
 import type { Hold, HoldSockets } from '../../src/guard/modes/types.js';
-import type { Listener, ListenTarget, PlugStats, ProtectSession } from '../../src/guard/types.js';
+import type { Listener, ListenTarget, PlugStats, ProtectSession, ReportCounters } from '../../src/guard/types.js';
+import { armReport } from '../../src/guard/report.js';
 import type { WatchdogStep } from '../../src/guard/watchdog.js';
 import { NetlinkConnection } from '../../src/netlink/connection.js';
 import { NETLINK_NETFILTER, NETLINK_ROUTE } from '../../src/netlink/message.js';
@@ -45,6 +46,14 @@ export class FakeSession implements ProtectSession {
   packets = 0;
   /** no hold of its own: recovery's check of whose the holds are (pieces.ts othersHolds) finds none */
   readonly holds: Hold[] = [];
+  /**
+   * The reload report without the kernel: the holds' own counters only (armReport with nothing held opens no
+   * socket; what the session holds is not counted), and no counter chain to retire.
+   */
+  readonly reportCounters: ReportCounters = {
+    arm: (_held, stateDir) => armReport([], stateDir),
+    retire: async () => undefined,
+  };
   private readonly options: FakeSessionOptions;
 
   constructor(options: FakeSessionOptions = {}) {

@@ -107,6 +107,26 @@ const scenarios = {
     };
   },
 
+  /** status and check in a directory with no setup, beside another directory's hold. */
+  async 'status-other'() {
+    const b = stateEnv();
+    const a = stateEnv();
+    const addr = '169.254.78.6';
+    const setupB = run(['setup', '--via', 'queue', '--addr', addr], b.env);
+    bareDir(a.env, {});
+    const checkA = run(['check', '--json'], a.env);
+    const statusA = run(['status', '--json'], a.env);
+    const statusText = run(['status'], a.env);
+    const downB = run(['teardown'], b.env);
+    return {
+      setupB: setupB.code,
+      checkA: { code: checkA.code, json: JSON.parse(checkA.stdout) },
+      statusA: { code: statusA.code, json: JSON.parse(statusA.stdout) },
+      statusText,
+      downB: downB.code,
+    };
+  },
+
   /** MA2: a copy of one directory's setup.json in another; the second's protect during the first's hold. */
   async 'same-hold'() {
     const b = stateEnv();
@@ -324,6 +344,30 @@ if (!(await runScenarioIfChild(ENV, scenarios))) {
     t.is(r.downB, 0);
     t.false(r.afterB.tables.includes(`inet ${QUEUE_TABLE}`));
     t.false(r.afterB.onLo);
+  });
+
+  test("status beside another directory's hold says what check says: not set up here (it said PARTIAL while check said not set up); status exit 0, check exit 1", (t) => {
+    const r = inOwnNetns<Json>(SELF, ENV, 'status-other', 60_000);
+    t.is(r.setupB, 0);
+    t.is(r.checkA.code, 1, JSON.stringify(r.checkA.json));
+    t.is(r.checkA.json.state, 'absent');
+    t.is(r.statusA.code, 0, JSON.stringify(r.statusA.json));
+    t.is(r.statusA.json.state, 'absent');
+    t.deepEqual(
+      r.statusA.json.holds.map((h: Json) => h.state),
+      ['absent'],
+    );
+    const said = (x: string) => x.slice(0, x.indexOf(': the hold of another state directory'));
+    t.regex(
+      said(r.checkA.json.nothingSetUp),
+      /^synplug is not set up in the state directory \S+ \(no hold is recorded in \S+\/setup\.json\), though nftables table inet synplug_queue carries synplug's mark$/,
+    );
+    t.is(said(r.statusA.json.nothingSetUp), said(r.checkA.json.nothingSetUp));
+    t.regex(r.statusA.json.nothingSetUp, /: the hold of another state directory \(give its --state-dir to see it\)$/);
+    t.is(r.statusText.code, 0);
+    t.true(r.statusText.stdout.startsWith(`setup: ${r.statusA.json.nothingSetUp}\n`), r.statusText.stdout);
+    t.notRegex(r.statusText.stdout, /PARTIAL/);
+    t.is(r.downB, 0);
   });
 
   test("MA2 regression: a directory recording another's hold (a copied setup.json) removed its armed chain mid-hold; now its protect is refused before arming, and its teardown leaves that hold", (t) => {

@@ -8,7 +8,10 @@
  */
 import test from 'ava';
 import { spawn } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { buildProgram, commandOptionsFirst } from '../../src/cli/main.js';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -138,4 +141,37 @@ test('a relative --state-dir (status, history) is refused with the absolute path
     t.is(r.stdout, '');
     t.regex(r.stderr, new RegExp(`--state-dir: 'rel/dir' is a relative path: give an absolute one \\(from here: ${join(ROOT, 'rel/dir')}\\)`));
   }
+});
+
+test("options before the command name (synplug --state-dir DIR history) are the command's own, as after it", async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'synplug-cli-usage-'));
+  const [before, after] = await Promise.all([synplug(['--json', '--state-dir', dir, 'history']), synplug(['history', '--json', '--state-dir', dir])]);
+  t.is(before.code, 0, before.stderr);
+  t.is(before.stderr, '');
+  t.deepEqual(JSON.parse(before.stdout), []);
+  t.deepEqual(before, after);
+  const eq = await synplug([`--state-dir=${dir}`, 'history']);
+  t.is(eq.code, 0, eq.stderr);
+  t.is(eq.stdout, 'no reload recorded\n');
+});
+
+test('an option before the command name that the command does not take: exit 2, the message says where options go', async (t) => {
+  const r = await synplug(['--gap', '5s', 'history']);
+  t.is(r.code, 2, r.stderr);
+  t.is(
+    r.stderr,
+    "synplug: --gap was given before the command name, and 'history' has no --gap option: options go after the command ('synplug history [options]'; see 'synplug history --help')\n",
+  );
+  t.is(r.stdout, '');
+});
+
+test("commandOptionsFirst: moves what precedes the command after its name; leaves the program's own options, unknown ones and no command alone", (t) => {
+  const program = buildProgram();
+  t.deepEqual(commandOptionsFirst(['--state-dir', '/s', '--json', 'status', '--addr', 'x'], program), ['status', '--state-dir', '/s', '--json', '--addr', 'x']);
+  t.deepEqual(commandOptionsFirst(['--netns', 'ns1', 'protect', '--', 'true'], program), ['protect', '--netns', 'ns1', '--', 'true']);
+  t.deepEqual(commandOptionsFirst(['status', '--state-dir', '/s'], program), ['status', '--state-dir', '/s']);
+  t.deepEqual(commandOptionsFirst(['--version'], program), ['--version']);
+  t.deepEqual(commandOptionsFirst(['--help', 'status'], program), ['--help', 'status']);
+  t.deepEqual(commandOptionsFirst(['--bogus', 'status'], program), ['--bogus', 'status']);
+  t.deepEqual(commandOptionsFirst(['--json'], program), ['--json']);
 });

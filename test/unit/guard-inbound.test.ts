@@ -43,6 +43,14 @@ import { inboundHoldRecord, LOCAL_HOLD } from '../helpers/record-mutations.js';
 import { TCQ_PLUG_BUFFER, TCQ_PLUG_RELEASE_INDEFINITE, decodeTcMessage } from '../../src/tc/index.js';
 import { constants as osConstants } from 'node:os';
 import { silentSockets } from '../helpers/fake-session.js';
+import { FakeKernel } from '../helpers/fake-kernel.js';
+
+// The unit tier touches no kernel (test/helpers/unit-no-kernel.ts): every connection opened meanwhile reaches the double.
+let undoKernel: () => void = () => {};
+test.before(() => {
+  undoKernel = new FakeKernel().install();
+});
+test.after.always(() => undoKernel());
 
 const config = resolveConfig({ stateDir: '/nonexistent/synplug-unit' });
 

@@ -18,6 +18,15 @@ import { FakeSession, type KernelCall } from '../helpers/fake-session.js';
 import { idleWatchdog } from '../helpers/watchdog-process.js';
 import { watchdogEntryPath } from '../../src/guard/watchdog.js';
 import type { GuardSession } from '../../src/guard/session.js';
+import { FakeKernel as KernelDouble } from '../helpers/fake-kernel.js';
+
+// The unit tier touches no kernel (test/helpers/unit-no-kernel.ts): a connection opened meanwhile (a stale plug's
+// recovery retiring the report's counter chain) reaches the double.
+let undoKernel: () => void = () => {};
+test.before(() => {
+  undoKernel = new KernelDouble().install();
+});
+test.after.always(() => undoKernel());
 
 /** The kernel as the fakes share it. */
 class FakeKernel {

@@ -30,6 +30,14 @@ import { holdTableComment } from '../../src/guard/teardown-marks.js';
 
 /** This state directory's mark, which the local hold's table comment carries. */
 const MARK = '0123456789abcdef';
+import { FakeKernel } from '../helpers/fake-kernel.js';
+
+// The unit tier touches no kernel (test/helpers/unit-no-kernel.ts): every connection opened meanwhile reaches the double.
+let undoKernel: () => void = () => {};
+test.before(() => {
+  undoKernel = new FakeKernel().install();
+});
+test.after.always(() => undoKernel());
 
 const config = resolveConfig({ stateDir: '/nonexistent/synplug-unit' });
 

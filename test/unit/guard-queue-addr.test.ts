@@ -1,10 +1,11 @@
 /**
  * The queue hold holds the address its record names: an --addr it does not
- * hold is refused as the local plug hold refuses one (`plug`, `protect`: not
- * set up, exit 8; `check`: that address missing, exit 12), naming what is set
- * up, and nothing is changed. Before, the queue hold ignored it: `protect
- * --addr 169.254.9.9` held 169.254.255.254 and `check --addr 169.254.9.9`
- * said ok. The kernel is the double (test/helpers/fake-kernel.ts).
+ * hold is refused as the local plug hold refuses one (`plug`, `protect`,
+ * `release`, `teardown`: not set up, exit 8; `check`: that address missing,
+ * exit 12; `status`: `addrNotHeld`, partial), naming what is set up, and
+ * nothing is changed. Before, the queue hold ignored it: `protect --addr
+ * 169.254.9.9` held 169.254.255.254 and `check --addr 169.254.9.9` said ok
+ * (and later status, release and teardown still ignored it). The kernel is the double (test/helpers/fake-kernel.ts).
  */
 import test from 'ava';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -71,3 +72,44 @@ test.serial('regression: check --addr with an address the queue hold does not ho
     t.regex(missing[0].detail ?? '', NAMES_SETUP);
   });
 });
+
+for (const [what, act, notDone] of [
+  ['release', (stateDir: string) => guard.release({ stateDir, addr: '169.254.9.9' }), /Nothing was released$/],
+  ['teardown', (stateDir: string) => guard.teardown({ stateDir, addr: '169.254.9.9' }), /Nothing was removed$/],
+] as const) {
+  test.serial(
+    `regression: ${what} --addr with an address the queue hold does not hold is refused as plug refuses it (exit 8), nothing changed (it was ignored)`,
+    async (t) => {
+      const r = await withQueueHold(async (stateDir) => {
+        const e = await t.throwsAsync(act(stateDir));
+        t.true(e instanceof NotSetUpError, String(e));
+        t.is(CATEGORY_EXIT_CODES[(e as NotSetUpError).category], 8);
+        t.regex(e!.message, NAMES_SETUP);
+        t.regex(e!.message, notDone);
+      });
+      t.is(r.after, r.before, 'nothing was changed');
+    },
+  );
+}
+
+test.serial(
+  'regression: status --addr with an address the queue hold does not hold says so, partial, as check does (it was ignored); the held address is ok',
+  async (t) => {
+    const r = await withQueueHold(async (stateDir) => {
+      const held = await guard.status({ stateDir, addr: '169.254.46.8' });
+      t.is(held.state, 'ok');
+      t.is(held.addrNotHeld, undefined);
+      const s = await guard.status({ stateDir, addr: '169.254.9.9' });
+      t.is(s.state, 'partial');
+      t.regex(s.addrNotHeld ?? '', NAMES_SETUP);
+      const c = await guard.check({ stateDir, addr: '169.254.9.9' });
+      t.is(s.addrNotHeld, c.pieces.find((p) => p.status === 'missing')?.detail, "check's words");
+      t.deepEqual(
+        s.holds.map((h) => h.state),
+        ['ok'],
+        'the hold itself is whole',
+      );
+    });
+    t.is(r.after, r.before, 'nothing was changed');
+  },
+);

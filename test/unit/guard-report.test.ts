@@ -98,3 +98,31 @@ test("listener drops of a local hold: the held address's own listeners, any port
   t.true(listenerCounted(listener('inet', '192.0.2.1', 443), inboundTo));
   t.false(listenerCounted(listener('inet', '192.0.2.2', 443), inboundTo), 'another address');
 });
+
+test('a loss after a protect that used --wait-listen: no cause suggests --wait-listen again; without it, the causes do', (t) => {
+  const reset = { ...base, reset: 2, lossless: false };
+  const refused = { ...base, refused: 3, lossless: false };
+  for (const maxHoldReached of [false, true]) {
+    for (const r of [reset, refused]) {
+      const used = lossCauses(r, { maxHoldReached, waitedForListener: true });
+      t.is(used.length, 1);
+      t.notRegex(used[0], /add --wait-listen|--wait-listen waits/, used[0]);
+    }
+  }
+  t.is(
+    lossCauses(reset, { maxHoldReached: true, waitedForListener: true })[0],
+    "connections queued in a closing listener were reset: protect's wait for the old listener's close (--wait-listen) ended at the max-hold: raise --max-hold",
+  );
+  t.regex(
+    lossCauses(reset, { maxHoldReached: false, waitedForListener: true })[0],
+    /^connections queued in a closing listener were reset although protect waited/,
+  );
+  // the CLI's verdict: newListener null (--wait-listen given, no new listener seen) counts as waited
+  t.notRegex(formatVerdict({ report: reset, maxHoldReached: false, newListener: null }), /--wait-listen waits/);
+  // without --wait-listen the reset and refused causes still suggest it
+  t.is(
+    lossCauses(reset, { maxHoldReached: false, waitedForListener: false })[0],
+    "connections queued in a closing listener were reset: --wait-listen waits for the old listener's close",
+  );
+  t.is(lossCauses(refused, { maxHoldReached: false, waitedForListener: false })[0], 'released before the listener was back: add --wait-listen PORT');
+});

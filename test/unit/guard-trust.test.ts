@@ -18,6 +18,14 @@ import { FakeTransport } from '../../src/netlink/testing.js';
 import { listQdiscs } from '../../src/tc/qdisc.js';
 import { exitCodeOf } from '../../src/cli/exit-codes.js';
 import type { ProtectSession } from '../../src/guard/types.js';
+import { FakeKernel } from '../helpers/fake-kernel.js';
+
+// The unit tier touches no kernel (test/helpers/unit-no-kernel.ts): every connection opened meanwhile reaches the double.
+let undoKernel: () => void = () => {};
+test.before(() => {
+  undoKernel = new FakeKernel().install();
+});
+test.after.always(() => undoKernel());
 
 /** A state directory that does not exist yet: any entry point that got past its checks would read or make it. */
 const untouched = () => join(mkdtempSync(join(tmpdir(), 'synplug-trust-')), 'state');

@@ -4,10 +4,11 @@
  * failed, it wrote plug.json released, and the next command's stale-plug
  * recovery skipped the plug).
  *
- * The failure is injected through the kernel itself: the release step is a
- * qdisc delete on an interface index that does not exist, which the kernel
- * refuses (ENODEV; EPERM without CAP_NET_ADMIN) and which changes nothing.
- * A step that succeeds is a GETLINK of lo with an ack.
+ * The failure is injected through the kernel double (test/helpers/fake-kernel.ts;
+ * the unit tier touches no kernel): the release step is a qdisc delete on an
+ * interface index that does not exist, which it refuses as the kernel does
+ * (ENODEV) and which changes nothing. A step that succeeds is a GETLINK of
+ * lo with an ack.
  */
 import test from 'ava';
 import { spawnSync } from 'node:child_process';
@@ -22,6 +23,14 @@ import { readHistory } from '../../src/guard/history.js';
 import { unwatchedReport } from '../../src/guard/report.js';
 import { formatHistoryEntry } from '../../src/cli/format-guard.js';
 import { NETLINK_ROUTE, NLM_F_ACK } from '../../src/netlink/message.js';
+import { FakeKernel } from '../helpers/fake-kernel.js';
+
+// The unit tier touches no kernel (test/helpers/unit-no-kernel.ts): every connection opened meanwhile reaches the double.
+let undoKernel: () => void = () => {};
+test.before(() => {
+  undoKernel = new FakeKernel().install();
+});
+test.after.always(() => undoKernel());
 
 const RTM_GETLINK = 18;
 const RTM_DELQDISC = 37;
