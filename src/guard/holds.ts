@@ -438,13 +438,16 @@ async function releaseUnrecorded(s: GuardSession, record: SetupRecord | undefine
  * @throws {NetlinkError} a listing was refused
  */
 async function otherHoldsHere(s: GuardSession, record: SetupRecord | undefined): Promise<string[]> {
-  const tables = await listTables(s.nft, { family: 'inet' }).catch(async (e: unknown) => {
+  // Every family: a local plug hold's table is `ip synplug` (or ip6), a queue hold's `inet synplug_queue...`.
+  const tables = await listTables(s.nft).catch(async (e: unknown) => {
     if (e instanceof NetlinkError && e.code === 'EPROTONOSUPPORT') return [];
     throw e;
   });
   // A table of synplug's by its mark (an inbound queue hold's `synplug_queue_DEV` may have a `-` in DEV, which the
   // names of the local hold's tables never have); on a kernel that keeps no comment (before 5.10), by its name.
-  const marked = tables.filter((t) => t.name !== REPORT_TABLE && /^synplug(_|$)/.test(t.name) && (tableIsMarked(t) ?? true)).map((t) => `table inet ${t.name}`);
+  const marked = tables
+    .filter((t) => !(t.family === 'inet' && t.name === REPORT_TABLE) && /^synplug(_|$)/.test(t.name) && (tableIsMarked(t) ?? true))
+    .map((t) => `table ${t.family} ${t.name}`);
   const ifbs = (await unrecordedPieces(s, record)).filter((u) => u.mismatch === undefined).map((u) => u.id);
   return [...marked, ...ifbs];
 }

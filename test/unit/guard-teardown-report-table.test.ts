@@ -71,3 +71,31 @@ for (const dev of ['spflt1', 'sp-flt0']) {
     },
   );
 }
+
+test.serial(
+  "teardown with another directory's local plug hold in the namespace (its table `ip synplug`, not inet): the report table it counts with is kept",
+  async (t) => {
+    const kernel = kernelWithDevice();
+    const undo = kernel.install();
+    const base = mkdtempSync(join(tmpdir(), 'synplug-tdreport-'));
+    try {
+      const [a, c] = [join(base, 'a'), join(base, 'c')];
+      const sa = await guard.setup({ stateDir: a, via: 'plug', addr: '169.254.46.21' });
+      const tableA = kernel.state.tables.find((x) => x.name === 'synplug');
+      t.truthy(tableA, JSON.stringify(sa));
+      const counting = await armReport([{ addrs: ['169.254.46.21'], ports: [] }], a);
+      counting.abandon();
+      t.true(hasReportTable(kernel));
+      await guard.setup({ stateDir: c, via: 'queue', addr: '169.254.46.22' });
+      const r = await guard.teardown({ stateDir: c });
+      t.true(hasReportTable(kernel), `a's plug hold still counts with it: kept (${JSON.stringify(r)})`);
+      t.true(
+        r.kept.some((k) => k.startsWith(`nftables table inet synplug_report: the reload report's counters of synplug's other hold(s) here (table ip synplug)`)),
+        `kept: ${r.kept.join(' | ')}`,
+      );
+    } finally {
+      undo();
+      rmSync(base, { recursive: true, force: true });
+    }
+  },
+);
