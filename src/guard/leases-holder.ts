@@ -46,9 +46,9 @@ import { defaultNetns, netnsForChild } from '../netlink/netns.js';
 import { listBoundQueues, NfqueueHolder, netlinkSocketOwners } from '../netlink/nfqueue.js';
 import { logHolderFailure } from './holder-log.js';
 import { UNIX_PATH_MAX } from './config.js';
-import { dropLease, recordedLeases, leaseLive, type LeaseKernel } from './leases.js';
+import { deadProtectLeases, dropLease, recordedLeases, leaseLive, type LeaseKernel } from './leases.js';
 import { ownerAlive, processState, StateStore, type Lease } from './state.js';
-import { killedProtectEntry, maxHoldPlugEntry, recordHistory } from './history.js';
+import { killedProtectEntry, maxHoldPlugEntry, recordHistory, recordKilledProtects } from './history.js';
 import { watchdogEntryPath } from './watchdog.js';
 
 /** The argument the watchdog's entry point takes to run as a queue holder instead. */
@@ -604,6 +604,8 @@ export async function runQueueHolder(io: QueueHolderIo, cfg: QueueHolderConfig =
         // the watchdog, which dropped it first.
         if (goneLease && !d.broken && !ownerAlive(goneLease.pid, goneLease.pidStart))
           await recordKilled(goneLease, goneLease.watchdogPid !== undefined && ownerAlive(goneLease.watchdogPid));
+        // Other protects' dead leases this drop removed (killed with their watchdogs): their lines are this holder's too.
+        for (const w of await recordKilledProtects(cfg.stateDir, deadProtectLeases(d.dead), () => "the queue's holder, its watchdog killed too,")) say(w);
       }
     } catch (e) {
       // The bookkeeping failed (a damaged file, the lock): holding nothing is the safe side.

@@ -28,8 +28,8 @@ import { nothingQueuedWithin } from '../netlink/nfqueue.js';
 import { defaultNetns } from '../netlink/netns.js';
 import { StateStore, type Lease } from './state.js';
 import { isReleaseStep, qdiscsEmptyWithin, type WatchdogArm, type WatchdogStep } from './watchdog.js';
-import { dropLease, leaseLive, recordedLeases, withLeaseLock } from './leases.js';
-import { killedProtectEntry, maxHoldPlugEntry, recordHistory } from './history.js';
+import { deadProtectLeases, dropLease, leaseLive, recordedLeases, withLeaseLock } from './leases.js';
+import { killedProtectEntry, maxHoldPlugEntry, recordHistory, recordKilledProtects } from './history.js';
 import { releaseThroughHolder } from './leases-holder.js';
 
 /**
@@ -256,6 +256,8 @@ export class WatchdogChild {
         },
       );
       if (!r.released) outcome = `left the ${what} to ${r.remaining.length} other live holder(s)`;
+      // Other protects' dead leases this drop removed (killed with their watchdogs): their lines are this watchdog's.
+      for (const w of await recordKilledProtects(a.stateDir, deadProtectLeases(r.dead), () => "another protect's watchdog")) report(w);
       // The lease was gone under the lock: the queue's holder dropped it first (its protect's connection closed at the
       // same death), and the history line is the holder's, written by whoever drops the lease (leases-holder.ts).
       if (r.broken) killed = expired = undefined;

@@ -170,3 +170,44 @@ test.serial('regression: protect, its watchdog and the holder all killed: the ne
     rmSync(join(dir, '..'), { recursive: true, force: true });
   }
 });
+
+// trust19m's note: a watchdog's drop that removes another protect's dead lease (that protect killed with its
+// watchdog) wrote no line for it. Now the watchdog writes it, once; and its own protect's line, once.
+test.serial("regression: a watchdog whose drop removes another killed protect's lease (its watchdog gone too) writes that protect's line, once", async (t) => {
+  const kernel = new FakeKernel();
+  const undo = kernel.install();
+  const dir = join(mkdtempSync(join(tmpdir(), 'synplug-killedother-')), 'state');
+  try {
+    mkdirSync(dir, { mode: 0o700 });
+    await guard.setup({ stateDir: dir, via: 'queue', addr: '169.254.46.4' });
+    const store = new StateStore(dir);
+    const gone = spawnSync('true').pid;
+    const now = Date.now();
+    const base = {
+      owner: 'protect' as const,
+      pid: process.pid,
+      pidStart: 1,
+      command: ['sleep', '5'],
+      holds: ['queue'],
+      since: now - 1000,
+      deadline: now + 600_000,
+    };
+    const other: Lease = { ...base, id: 'aaaaaaaaaaaaaaaa', watchdogPid: gone };
+    const mine: Lease = { ...base, id: 'bbbbbbbbbbbbbbbb', watchdogPid: process.pid };
+    store.writeLeases({ version: 1, leases: [other, mine] });
+    store.writePlug({ version: 1, state: 'buffering', owner: 'protect', pid: mine.pid, dev: 'lo', since: mine.since, deadline: mine.deadline });
+    const ends: WatchdogEnd[] = [];
+    const reports: string[] = [];
+    const watchdog = new WatchdogChild({ report: (l) => reports.push(l), onEnd: (e) => ends.push(e) });
+    watchdog.line(JSON.stringify({ op: 'arm', ownerPid: mine.pid, stateDir: dir, deadline: mine.deadline, release: [], leaseId: mine.id, dev: 'lo' }));
+    watchdog.inputEnded();
+    await until(() => ends.length > 0, 'the watchdog to end');
+    const killed = readHistory(dir, 10).filter((e) => e.killed === true);
+    t.is(killed.length, 2, `${JSON.stringify(readHistory(dir, 10))} (${reports.join(' | ')})`);
+    t.regex(killed.map((e) => e.report?.uncounted?.[0] ?? '').join('\n'), /protect was killed during the hold \(another protect's watchdog released it\)/);
+    t.deepEqual(store.readLeases()?.leases, []);
+  } finally {
+    undo();
+    rmSync(join(dir, '..'), { recursive: true, force: true });
+  }
+});
