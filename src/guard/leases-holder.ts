@@ -602,6 +602,8 @@ export async function runQueueHolder(io: QueueHolderIo, cfg: QueueHolderConfig =
       const e = listBoundQueues(defaultNetns()).find((x) => x.queue === cfg.queueNum && x.portId === portId);
       // Refused twice: the unbind drops what the socket saw held.
       const dropped = (e ? e.queueDropped + e.userDropped : 0) + (failure === undefined ? 0 : holder.held);
+      // The holds it let go on its own (a deadline, a manual release) count what it released, as a release's answer does.
+      for (const sock of holding) if (!sock.destroyed) sock.write(`${JSON.stringify({ counted: true, released, dropped })}\n`);
       if (failure !== undefined)
         say(
           `queue ${cfg.queueNum}: the release verdict failed twice (${failure}): the unbind dropped the ${holder.held} SYN(s) held; their clients connect when they retransmit (1 s or more)`,

@@ -270,6 +270,49 @@ const scenarios = {
     return { setup: setup.code, runs, down: down.code };
   },
 
+  /** --max-hold 1s, the command running on, one SYN held (three times): the report counts it, whoever let go at the deadline. */
+  async 'max-hold-count'() {
+    const addr = '169.254.79.10';
+    const { dir, env } = stateEnv();
+    const setup = synplug(['setup', '--via', 'queue', '--addr', addr], env);
+    const srv = server(addr, PORT + 9);
+    await listening(srv);
+    const runs: Json[] = [];
+    for (let i = 0; i < 3; i++) {
+      const h = await heldProtect(env, dir, ['--max-hold', '1s'], `-mh${i}`);
+      const c = client(addr, PORT + 9);
+      await c.result;
+      h.release();
+      const end = await h.ended;
+      runs.push(parseJson(end.stdout) ?? { out: end.stdout, err: end.stderr });
+    }
+    srv.kill();
+    const down = synplug(['teardown'], env);
+    return { setup: setup.code, runs, down: down.code };
+  },
+
+  /** A manual release 1.5 s before the command ends: protect's hold time ends at the release; no negative overhead. */
+  async 'released-midway'() {
+    const addr = '169.254.79.11';
+    const s = await holding(addr, PORT + 10);
+    const releasedFrom = Date.now();
+    const rel = synplug(['release'], s.env);
+    const releasedAt = Date.now();
+    await new Promise((r) => setTimeout(r, 1500));
+    s.h.release();
+    const end = await s.h.ended;
+    s.srv.kill();
+    const down = synplug(['teardown'], s.env);
+    return {
+      setup: s.setup,
+      rel: rel.code,
+      upTo: releasedAt - s.spawnedAt,
+      from: releasedFrom - s.spawnedAt,
+      end: { code: end.code, json: parseJson(end.stdout), stderr: end.stderr },
+      down: down.code,
+    };
+  },
+
   /** The holder SIGKILLed during a hold, the release long after: the report's hold time ends at the death. */
   async 'killed-hold-time'() {
     const addr = '169.254.79.5';
@@ -391,6 +434,29 @@ if (!(await runScenarioIfChild(ENV, scenarios))) {
       t.not(run.report?.lossless, true, JSON.stringify(run));
       t.regex((run.report?.failed ?? []).join('\n'), /its holder process ended/, JSON.stringify(run));
     }
+    t.is(r.down, 0);
+  });
+
+  test('regression (rvu15 MEDIUM): a queue hold let go at --max-hold by the holder counted 0 SYNs held; now the holder tells the hold its count, each of three times', (t) => {
+    const r = inOwnNetns<Json>(SELF, ENV, 'max-hold-count', 120_000);
+    t.is(r.setup, 0);
+    t.is(r.runs.length, 3);
+    for (const run of r.runs) {
+      t.true(run.maxHoldReached, JSON.stringify(run));
+      t.is(run.report?.heldSyns, 1, JSON.stringify(run));
+    }
+    t.is(r.down, 0);
+  });
+
+  test("regression (rvq15, rvu15): a manual release during protect's hold gave protect's report a negative overhead and a hold time up to the command's end; now null, and the hold time ends at the release", (t) => {
+    const r = inOwnNetns<Json>(SELF, ENV, 'released-midway', 90_000);
+    t.is(r.setup, 0);
+    t.is(r.rel, 0);
+    const o = r.end.json?.overhead;
+    t.is(o?.commandExitToReleaseAckUs, null, JSON.stringify(o));
+    t.true(o?.totalUs >= 0, JSON.stringify(o));
+    const holdMs = r.end.json?.report?.holdMs;
+    t.true(typeof holdMs === 'number' && holdMs <= r.upTo, `holdMs ${holdMs} <= ${r.upTo}`);
     t.is(r.down, 0);
   });
 

@@ -193,8 +193,28 @@ class QueueBinding {
     // The holder says `{"released":true}` when it lets the queue go (a manual release, the last lease's end); a close
     // without it, while this session holds, is the holder's death: the kernel dropped what it held.
     this.told = false;
+    let buf = '';
     conn.on('data', (d: Buffer) => {
-      if (d.toString('utf8').includes('"released":true')) this.told = true;
+      buf += d.toString('utf8');
+      for (let nl = buf.indexOf('\n'); nl >= 0; nl = buf.indexOf('\n')) {
+        const line = buf.slice(0, nl);
+        buf = buf.slice(nl + 1);
+        let m: { released?: unknown; counted?: unknown; dropped?: unknown };
+        try {
+          m = JSON.parse(line) as typeof m;
+        } catch {
+          continue;
+        }
+        // let go by the holder (a deadline, a manual release, a teardown): the hold ended then, and its count follows
+        if (m.released === true) {
+          this.told = true;
+          this.endedAt ??= Date.now();
+        } else if (m.counted === true) {
+          this.released += Number(m.released) || 0;
+          this.dropped += Number(m.dropped) || 0;
+          this.letGo = true;
+        }
+      }
     });
     const since = Date.now();
     conn.once('close', () => {
