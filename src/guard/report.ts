@@ -348,6 +348,11 @@ export async function armReport(held: readonly HeldTraffic[], stateDir: string):
         seen.add(rule.comment!);
         for (const k of kinds) r[k] += c.packets;
       }
+      // Its rules gone (a manual release or a teardown retired the chain while this protect still counted): not 0.
+      if (seen.size === 0 && kindsOf.size > 0) {
+        readFailed = true;
+        throw new Error(`the chain ${chain} of the RST counters was removed during the reload (a manual 'synplug release' or a teardown meanwhile?)`);
+      }
     }
     if (diag) for (const l of await listTcpListeners(diag, { meminfo: true })) if (listenerCounted(l, held)) r.listeners.set(l.inode, l.drops ?? 0);
     return r;

@@ -457,6 +457,9 @@ if (!(await runScenarioIfChild(ENV, scenarios))) {
     t.true(o?.totalUs >= 0, JSON.stringify(o));
     const holdMs = r.end.json?.report?.holdMs;
     t.true(typeof holdMs === 'number' && holdMs <= r.upTo, `holdMs ${holdMs} <= ${r.upTo}`);
+    // the release retired the RST counters' chain: protect's refused and reset are not counted (it said 0, lossless)
+    t.not(r.end.json?.report?.lossless, true, JSON.stringify(r.end.json?.report));
+    t.regex((r.end.json?.report?.uncounted ?? []).join('\n'), /chain .* of the RST counters was removed during the reload/);
     t.is(r.down, 0);
   });
 
