@@ -43,13 +43,14 @@ import { createInterface } from 'node:readline';
 import { SynplugError, UsageError } from '../netlink/errors.js';
 import { libc } from '../netlink/libc.js';
 import { defaultNetns, netnsForChild } from '../netlink/netns.js';
-import { listBoundQueues, NfqueueHolder, netlinkSocketOwners } from '../netlink/nfqueue.js';
+import { listBoundQueues, NfqueueHolder, netlinkSocketOwners, nothingQueuedWithin } from '../netlink/nfqueue.js';
+import { NetlinkConnection } from '../netlink/connection.js';
 import { logHolderFailure } from './holder-log.js';
 import { UNIX_PATH_MAX } from './config.js';
-import { deadProtectLeases, dropLease, recordedLeases, leaseLive, type LeaseKernel } from './leases.js';
+import { deadProtectLeases, dropLease, recordedLeases, leaseLive, withLeaseLock, type LeaseKernel } from './leases.js';
 import { ownerAlive, processState, StateStore, type Lease } from './state.js';
 import { killedProtectEntry, maxHoldPlugEntry, recordHistory, recordKilledProtects } from './history.js';
-import { watchdogEntryPath } from './watchdog.js';
+import { watchdogEntryPath, type WatchdogStep } from './watchdog.js';
 
 /** The argument the watchdog's entry point takes to run as a queue holder instead. */
 export const QUEUE_HOLDER_ARG = '--queue-holder';
@@ -73,6 +74,12 @@ export interface QueueHolderConfig {
   maxlen: number;
   /** the local hold's device, for plug.json */
   dev: string;
+  /**
+   * The removal of the holds' armed pieces (the queue chain: watchdog steps, as the hold's `removeSteps` give them),
+   * which this holder runs as it exits after holding, when no live lease is left: with protect's watchdog killed too
+   * (or a manual plug's), nothing of the hold then stays on the data path until the next synplug command.
+   */
+  disarm?: WatchdogStep[];
 }
 
 /**
@@ -567,8 +574,37 @@ export async function runQueueHolder(io: QueueHolderIo, cfg: QueueHolderConfig =
         await closing;
         if (replies !== 0) return;
         for (const sock of open) sock.destroy();
+        disarming ??= disarm();
+        await disarming;
         io.exit(0);
       });
+  };
+  let disarming: Promise<void> | undefined;
+  /**
+   * After holding: the holds' armed pieces removed (cfg.disarm), each once nothing is queued and the queue is
+   * unbound (waited for outside the lock), then under the lease lock with no live lease (a protect arriving meanwhile
+   * keeps the chain, or adds it again under the same lock). Whoever ends the hold normally removes them first (ENOENT).
+   */
+  const disarm = async (): Promise<void> => {
+    if (!holder || !cfg.disarm?.length) return;
+    const ns = defaultNetns();
+    let conn: NetlinkConnection | undefined;
+    try {
+      for (const step of cfg.disarm) {
+        if (!(await nothingQueuedWithin(step.whenNothingQueuedMs ?? 0, ns, step.whenQueueUnbound))) continue; // the next command removes it
+        await withLeaseLock(store, async () => {
+          if (recordedLeases(store).some((l) => leaseLive(l))) return;
+          conn ??= NetlinkConnection.open(step.protocol, { timeoutMs: 2000, netns: ns });
+          const res = await conn.exchange(step.messages.map((m) => ({ type: m.type, flags: m.flags, payload: Buffer.from(m.payload, 'hex') })));
+          const err = res.find((r) => r.error && !(step.ignoreErrno ?? []).includes(r.error.errno))?.error;
+          if (err) say(`${step.what}: ${err.message}; the next synplug command removes it`);
+        });
+      }
+    } catch (e) {
+      say(`removing the hold's pieces: ${(e as Error).message}; the next synplug command removes them`);
+    } finally {
+      conn?.close();
+    }
   };
 
   /** Release (once: later callers get the same outcome), stop listening. */

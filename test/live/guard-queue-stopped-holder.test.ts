@@ -21,10 +21,12 @@ import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { QUEUE_TABLE } from '../../src/guard/modes/queue.js';
 import { inOwnNetns, runScenarioIfChild } from '../helpers/own-netns.js';
 import {
   BIN,
   QUEUE,
+  chainsOf,
   client,
   heldProtect,
   helpersOf,
@@ -313,6 +315,34 @@ const scenarios = {
     };
   },
 
+  /** protect and its watchdog SIGKILLed (the holder lives), and a manual plug whose watchdog is killed: the holder removes the hold chain as it exits. */
+  async 'chain-after-kills'() {
+    const addr = '169.254.79.12';
+    const s = await holding(addr, PORT + 11);
+    const watchdog = watchdogOf(s.h.p.pid!);
+    const during = chainsOf(QUEUE_TABLE);
+    if (watchdog) process.kill(watchdog, 'SIGKILL');
+    s.h.p.kill('SIGKILL');
+    await s.h.ended;
+    await until(() => procQueue(QUEUE) === undefined, 'the holder to let the queue go');
+    await until(() => chainsOf(QUEUE_TABLE)?.length === 0, 'the holder to remove the chain', 15_000).catch(() => {});
+    const protectChains = chainsOf(QUEUE_TABLE);
+    // a manual plug with --max-hold 1s, its watchdog killed: the holder lets go at the deadline and removes the chain
+    const plug = synplug(['plug', '--max-hold', '1s'], s.env);
+    // its watchdog, as its lease records it
+    const leases = JSON.parse(readFileSync(join(s.env.SYNPLUG_STATE_DIR!, 'leases.json'), 'utf8')) as {
+      leases: Array<{ owner: string; watchdogPid?: number }>;
+    };
+    const plugWatchdog = leases.leases.find((l) => l.owner === 'manual')?.watchdogPid;
+    if (plugWatchdog) process.kill(plugWatchdog, 'SIGKILL');
+    await until(() => procQueue(QUEUE) === undefined, 'the holder to let go at the deadline', 15_000).catch(() => {});
+    await until(() => chainsOf(QUEUE_TABLE)?.length === 0, 'the holder to remove the chain', 15_000).catch(() => {});
+    const plugChains = chainsOf(QUEUE_TABLE);
+    s.srv.kill();
+    const down = synplug(['teardown'], s.env);
+    return { setup: s.setup, watchdog, during, protectChains, plug: plug.code, plugWatchdog, plugChains, down: down.code };
+  },
+
   /** The holder SIGKILLed during a hold, the release long after: the report's hold time ends at the death. */
   async 'killed-hold-time'() {
     const addr = '169.254.79.5';
@@ -460,6 +490,18 @@ if (!(await runScenarioIfChild(ENV, scenarios))) {
     // the release retired the RST counters' chain: protect's refused and reset are not counted (it said 0, lossless)
     t.not(r.end.json?.report?.lossless, true, JSON.stringify(r.end.json?.report));
     t.regex((r.end.json?.report?.uncounted ?? []).join('\n'), /chain .* of the RST counters was removed during the reload/);
+    t.is(r.down, 0);
+  });
+
+  test("regression (rvq15 MEDIUM): with protect and its watchdog killed, or a manual plug's watchdog killed, the hold chain stayed on the data path until the next command; now the holder removes it as it exits", (t) => {
+    const r = inOwnNetns<Json>(SELF, ENV, 'chain-after-kills', 120_000);
+    t.is(r.setup, 0);
+    t.truthy(r.watchdog);
+    t.deepEqual(r.during, ['hold:1']);
+    t.deepEqual(r.protectChains, []);
+    t.is(r.plug, 0);
+    t.truthy(r.plugWatchdog);
+    t.deepEqual(r.plugChains, []);
     t.is(r.down, 0);
   });
 

@@ -66,7 +66,7 @@ import type { HoldStatus, PieceState, PlugStats, QueueOptions, SetupOptions, Set
 import { resolveInboundDevice } from './inbound.js';
 import { readTableState, type TableState } from './local-nft.js';
 import { addressPiece } from './local.js';
-import { hexMessage } from '../watchdog.js';
+import { hexMessage, type WatchdogStep } from '../watchdog.js';
 import { addressCarriesMark, queueTableComment, queueTableMark, removeIfThere, tableIsMarked } from '../teardown-marks.js';
 import { stateDirMark } from '../state-fs.js';
 import { listTables, type NftTable } from '../../iptables/table.js';
@@ -167,6 +167,8 @@ class QueueBinding {
   closingPort: number | undefined;
   /** the last release found no holder to ask (none ran: nothing held, or it died) */
   unanswered = false;
+  /** the removal of the armed pieces of the holds on this queue, for a holder this binding starts to run at its exit */
+  disarm: WatchdogStep[] = [];
   /** the holder said it let the queue go (`{"released":true}`: a manual release, the last lease's end) while this session held */
   private told = false;
   /** the holder died while this session held: what it dropped is not counted (its counter died with it) */
@@ -188,7 +190,7 @@ class QueueBinding {
     if (this.conn) return;
     const prepared = this.prepared;
     this.prepared = undefined;
-    const conn = await holdThroughHolder({ stateDir: this.stateDir, queueNum: this.queueNum, maxlen, dev }, prepared);
+    const conn = await holdThroughHolder({ stateDir: this.stateDir, queueNum: this.queueNum, maxlen, dev, disarm: this.disarm }, prepared);
     this.conn = conn;
     // The holder says `{"released":true}` when it lets the queue go (a manual release, the last lease's end); a close
     // without it, while this session holds, is the holder's death: the kernel dropped what it held.
@@ -235,7 +237,7 @@ class QueueBinding {
    */
   async prepare(maxlen: number, dev: string): Promise<void> {
     if (this.conn || this.prepared) return;
-    this.prepared = await prepareHolder({ stateDir: this.stateDir, queueNum: this.queueNum, maxlen, dev });
+    this.prepared = await prepareHolder({ stateDir: this.stateDir, queueNum: this.queueNum, maxlen, dev, disarm: this.disarm });
   }
 
   /** Let go of phase one's connection when no hold used it (an unbound holder then exits). */
@@ -655,6 +657,9 @@ export class QueueHold implements Hold {
     await this.refuseForeignRules(
       `a hold would hold what they queue too; remove them, or set this hold up again with another --queue-num (teardown, then setup --via queue --queue-num N). Nothing was held`,
     );
+    // the holder this starts removes the armed pieces at its exit when nobody else did (every other holder killed)
+    for (const st of this.pieces.list.flatMap((p) => (p.lifetime === 'armed' && p.removeSteps?.()) || []))
+      if (!this.binding.disarm.some((d) => d.what === st.what)) this.binding.disarm.push(st);
     return this.binding.prepare(this.spec.maxlen, this.spec.dev);
   }
 
