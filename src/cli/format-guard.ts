@@ -162,7 +162,7 @@ export function formatHistoryEntry(e: HistoryEntry): string {
   // the history is in the order the commands ended: each line is labelled with its end (an earlier synplug's: its start)
   const when = e.end === undefined ? `started ${e.start}` : `ended ${e.end}`;
   const began = e.end !== undefined && Date.parse(e.end) - Date.parse(e.start) >= 1000 ? ` (started ${e.start})` : '';
-  return `#${e.id} ${when} ${e.command} (${e.holds.join(', ')})${began}: held ${e.report.holdMs.toFixed(1)} ms, ${e.killed ? 'SYNs not counted; KILLED during the hold (its watchdog released it)' : e.maxHold ? "SYNs not counted; a manual plug's hold ended at its --max-hold" : `${e.report.heldSyns} SYN(s); exit ${e.exitCode}`}; ${verdict}`;
+  return `#${e.id} ${when} ${e.command} (${e.holds.join(', ')})${began}: held ${e.report.holdMs.toFixed(1)} ms, ${e.killed ? 'SYNs not counted; KILLED during the hold' : e.maxHold ? "SYNs not counted; a manual plug's hold ended at its --max-hold" : `${e.report.heldSyns} SYN(s); exit ${e.exitCode}`}; ${verdict}`;
 }
 
 /** `status`'s line on the last reload recorded (or why the history cannot be read). */
