@@ -593,7 +593,14 @@ export async function runQueueHolder(io: QueueHolderIo, cfg: QueueHolderConfig =
       for (const step of cfg.disarm) {
         if (!(await nothingQueuedWithin(step.whenNothingQueuedMs ?? 0, ns, step.whenQueueUnbound))) continue; // the next command removes it
         await withLeaseLock(store, async () => {
-          if (recordedLeases(store).some((l) => leaseLive(l))) return;
+          // a lease live, or the leases unreadable (damaged: the failure that ended this hold is already said): kept
+          let live = true;
+          try {
+            live = recordedLeases(store).some((l) => leaseLive(l));
+          } catch {
+            /* kept: the next command removes it */
+          }
+          if (live) return;
           conn ??= NetlinkConnection.open(step.protocol, { timeoutMs: 2000, netns: ns });
           const res = await conn.exchange(step.messages.map((m) => ({ type: m.type, flags: m.flags, payload: Buffer.from(m.payload, 'hex') })));
           const err = res.find((r) => r.error && !(step.ignoreErrno ?? []).includes(r.error.errno))?.error;
