@@ -8,7 +8,8 @@ import test from 'ava';
 import { writeFileSync, statSync, existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setup, check, teardown, SetupError } from '../../src/guard/index.js';
-import { TABLE_COMMENT } from '../../src/guard/teardown-marks.js';
+import { holdTableComment } from '../../src/guard/teardown-marks.js';
+import { stateDirMark } from '../../src/guard/state-fs.js';
 import {
   ADDR,
   TEST_TIMEOUT,
@@ -196,16 +197,18 @@ test.serial(
 
 test.serial('a failing nftables step is rolled back with the address: a set bound by another rule cannot be replaced', async (t) => {
   t.timeout(TEST_TIMEOUT);
-  // A table ip synplug carrying synplug's mark (so setup updates it in place
-  // rather than replacing an unmarked table whole): synplug_active without
-  // the timeout flag (so setup must replace the set), bound by a dynset rule
-  // in a regular chain (so the kernel refuses to delete it: EBUSY).
+  // A setup ran in the state directory (its lock file, which setup creates before its first step).
+  mkdirSync(STATE_DIR, { mode: 0o700 });
+  writeFileSync(join(STATE_DIR, 'lock'), '', { mode: 0o600 });
+  // A table ip synplug carrying this state directory's mark (so setup updates it in place rather than replacing a
+  // table of an earlier synplug or another directory whole): synplug_active without the timeout flag (so setup must
+  // replace the set), bound by a dynset rule in a regular chain (so the kernel refuses to delete it: EBUSY).
   const file = join(scratch(t), 'foreign.nft');
   writeFileSync(
     file,
     [
       'table ip synplug {',
-      `  comment "${TABLE_COMMENT}"`,
+      `  comment "${holdTableComment(stateDirMark(STATE_DIR)!)}"`,
       '  set synplug_active {',
       '    type ipv4_addr',
       '    flags dynamic',
@@ -218,10 +221,6 @@ test.serial('a failing nftables step is rolled back with the address: a set boun
     ].join('\n'),
   );
   await tool('nft', ['-f', file]);
-  // A setup ran in the state directory (its lock file, which setup creates before its first step): a marked table
-  // there is taken for its own (in a directory no setup ran in, it would be another directory's and refused).
-  mkdirSync(STATE_DIR, { mode: 0o700 });
-  writeFileSync(join(STATE_DIR, 'lock'), '', { mode: 0o600 });
   const before = await snapshot();
   t.like(before.qdiscs, [{ kind: 'noqueue', handle: '0:' }]);
   t.truthy(before.table);
