@@ -2522,6 +2522,29 @@ export const CORPUS: ReadonlyArray<{ table: string; text: string; setup?: string
 }
 `,
   },
+  // meters: a statement on an anonymous dynamic set, which nft lists nowhere else (with its size, a key's timeout,
+  // a concatenated key, the element's statement stateless)
+  {
+    table: 'ip rt_meter',
+    text: `table ip rt_meter {
+	chain c {
+		tcp flags syn meter flood size 128000 { ip saddr timeout 10s limit rate over 10/second } drop
+		meter m2 size 65535 { ip saddr counter } accept
+		meta l4proto tcp meter m3 size 1024 { ip saddr . tcp dport limit rate 5/second } accept
+		meter m4 size 10 { ip daddr timeout 1m quota over 1000 bytes } drop
+	}
+}
+`,
+  },
+  {
+    table: 'inet rt_meter6',
+    text: `table inet rt_meter6 {
+	chain c {
+		meter m6 size 100 { ip6 saddr limit rate over 100/minute burst 10 packets } drop
+	}
+}
+`,
+  },
 ];
 
 /** Rules in a table's text: the lines of its chains other than the base chain header. */
