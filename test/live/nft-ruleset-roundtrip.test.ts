@@ -1097,7 +1097,7 @@ test.serial(
     t.deepEqual(exits(f('ours.rc')), ['11', '11']);
     t.regex(readFileSync(f('ours.err'), 'utf8'), /5 part\(s\) of the ruleset cannot be printed/);
     // the claims: nft -f refuses the first two rules' words, reads the third as 10000 ms, the last two as no match
-    theirs.forEach((l, i) => writeFileSync(join(dir, `r${i}.nft`), `table ip t {\n\tchain c {\n${l}\n\t}\n}\n`));
+    for (const [i, l] of theirs.entries()) writeFileSync(join(dir, `r${i}.nft`), `table ip t {\n\tchain c {\n${l}\n\t}\n}\n`);
     inNetns(
       [
         'set +e',
