@@ -432,6 +432,10 @@ function uncertain(s: Statement, why = 'nft may leave this match out'): Statemen
 const LINK_REBUILT =
   'nft leaves this match out, and nft -f of its listing puts meta protocol, meta nfproto or nothing in its place, which reads no link-layer header: vlan-tagged frames and other devices differ';
 
+/** {@link REBUILT_OTHERWISE}'s why for a network-layer match before `meta l4proto icmp` or `ipv6-icmp`. */
+const L4_REBUILT =
+  'nft leaves this match out, and nft -f of its listing puts another or none in its place: a packet of the other IP version with that protocol number, or a vlan-tagged frame, differs';
+
 /**
  * Dependencies nft 1.0.6 leaves out of its listing where `nft -f` of that
  * listing puts another match in their place (the one its own dependency
@@ -461,6 +465,23 @@ const REBUILT_OTHERWISE: ReadonlyArray<{ field: string; families: readonly strin
   { field: 'ether type', families: ['bridge'], why: LINK_REBUILT, keptBefore: (by) => by.needsL3 === 'arp' || icmpTypeLeftOut(by) },
   { field: 'ether type', families: ['ip', 'ip6', 'inet', 'arp', 'netdev'], why: LINK_REBUILT },
   { field: 'vlan type', families: ['ip', 'ip6', 'arp'], why: LINK_REBUILT },
+  // a link-layer match before `meta protocol`, `meta nfproto` or `ct l3proto` (`meta iiftype ether meta nfproto ipv4
+  // ip saddr 169.254.0.1` lists as `ip saddr 169.254.0.1`), which nft -f never puts back there; a stacked `ether
+  // type 8021q` there is an `ether type` row's
+  { field: 'meta iiftype', families: ['ip', 'ip6', 'inet', 'arp', 'bridge', 'netdev'], why: LINK_REBUILT },
+  // before a transport field, where nft -f of the listing writes `meta l4proto`
+  {
+    field: 'ct protocol',
+    families: ['ip', 'ip6', 'inet', 'arp', 'bridge', 'netdev'],
+    why: "nft leaves this match out, and nft -f of its listing puts meta l4proto in its place, the packet's protocol, not its connection's: untracked packets and icmp errors differ",
+  },
+  // before `meta l4proto icmp` (meta_may_dependency_kill()), which nft -f of the listing writes alone: it then also
+  // matches a packet of the other IP version carrying that protocol number; before an icmp type nft -f puts back
+  // `meta nfproto` in inet, `meta protocol` in netdev, but `ether type` in bridge
+  { field: 'meta nfproto', families: ['inet'], why: L4_REBUILT, keptBefore: (by) => by.metaDep?.base !== 'nh' || icmpTypeLeftOut(by) },
+  { field: 'meta protocol', families: ['inet'], why: L4_REBUILT },
+  { field: 'meta protocol', families: ['bridge'], why: L4_REBUILT, keptBefore: (by) => by.metaDep?.base !== 'nh' },
+  { field: 'meta protocol', families: ['netdev'], why: L4_REBUILT, keptBefore: (by) => by.metaDep?.base !== 'nh' || icmpTypeLeftOut(by) },
 ];
 
 /** Whether `x` is a `meta l4proto icmp` or `ipv6-icmp` nft leaves out before an icmp or icmpv6 field. */
@@ -474,9 +495,18 @@ function icmpTypeLeftOut(x: Slot): boolean {
  * otherwise.
  */
 function rebuiltOtherwise(s: Slot, by: Slot, family: string): string | undefined {
-  const p = (s.stmt?.json as { match?: { left?: { payload?: { protocol?: string; field?: string } } } } | undefined)?.match?.left?.payload;
-  if (!p || (s.depBase !== 2 && s.depBase !== 3)) return undefined;
-  const row = REBUILT_OTHERWISE.find((r) => r.field === `${p.protocol} ${p.field}` && r.families.includes(family));
+  type Left = { payload?: { protocol?: string; field?: string }; meta?: { key?: string }; ct?: { key?: string; dir?: string } };
+  const left = (s.stmt?.json as { match?: { left?: Left } } | undefined)?.match?.left;
+  const field = left?.payload
+    ? `${left.payload.protocol} ${left.payload.field}`
+    : left?.meta
+      ? `meta ${left.meta.key}`
+      : left?.ct && !left.ct.dir
+        ? `ct ${left.ct.key}`
+        : undefined;
+  // (a link-layer dependency only where a `meta protocol`, `meta nfproto` or `ct l3proto` left it out: see linkDep)
+  if (!field || (s.depBase !== 2 && s.depBase !== 3 && !(s.linkDep && by.metaDep?.base === 'll'))) return undefined;
+  const row = REBUILT_OTHERWISE.find((r) => r.field === field && r.families.includes(family));
   return row && !row.keptBefore?.(by) ? row.why : undefined;
 }
 
@@ -959,7 +989,10 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
         // naming another family keeps it (whether that one is still there synplug does not follow: raw)
         const fam = options.family === 'ip' ? 2 : options.family === 'ip6' ? 10 : undefined;
         if (s.linkDep === 'raw' || (fam !== undefined && l3?.l3Nfproto !== undefined && l3.l3Nfproto !== fam)) s.stmt = uncertain(s.stmt);
-        else s.dropped = true;
+        else {
+          s.dropped = true;
+          s.droppedFor = x;
+        }
         break;
       }
       if (x.depBase === 2) l3 = x;
