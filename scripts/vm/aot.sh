@@ -3,8 +3,8 @@
 # the repository in which src/, test/ and bench/ are transpiled to .js beside
 # their .ts (esbuild, one file at a time: no bundling, no type check), every
 # other top-level entry is a symbolic link to the repository's own, and
-# package.json's ava configuration runs the .js test files without
-# `--import=tsx`.
+# package.json's ava configuration runs the .js test files (and its
+# `require` files) without `--import=tsx`.
 #
 # Why: with `--import=tsx`, Node 20 starts a module-hooks worker thread in
 # every test process, which loads and transforms the test's modules off the
@@ -36,6 +36,8 @@ node -e '
 const fs = require("node:fs");
 const p = JSON.parse(fs.readFileSync("package.json", "utf8"));
 const { extensions, nodeArguments, ...rest } = p.ava ?? {};
+// files loaded before each test file (ava `require`): their transpiled .js
+if (rest.require) rest.require = rest.require.map((f) => f.replace(/\.ts$/, ".js"));
 p.ava = { ...rest, files: ["test/kernel/**/*.test.js"] };
 fs.writeFileSync(process.argv[1] + "/package.json", JSON.stringify(p, null, 2) + "\n");
 ' "$out"

@@ -147,7 +147,8 @@ export function formatVerdict(r: Pick<ProtectResult, 'report' | 'maxHoldReached'
   const p = r.report;
   const n = (v: number | null) => (v === null ? '?' : String(v));
   // refused counts SYN packets: a client's retransmissions each (an inbound hold queues them too), so the word says so
-  const refused = p.refused ? `${p.refused} refused SYN(s), retransmissions included` : `${n(p.refused)} refused`;
+  // counted until shortly after the release (docs/cli.md): a server still down later refuses more, uncounted
+  const refused = p.refused ? `at least ${p.refused} refused SYN(s), retransmissions included` : `${n(p.refused)} refused`;
   const counts = `${refused}, ${n(p.reset)} reset, ${n(p.dropped)} dropped${p.listenerDrops ? `, ${p.listenerDrops} dropped by the listener (packets, retransmissions included)` : ''}`;
   if (p.lossless === true) return `lossless: ${counts}`;
   if (p.lossless === null) return `not fully counted: ${counts} (${(p.uncounted ?? []).join('; ')})`;

@@ -255,29 +255,40 @@ export async function releaseThroughHolder(stateDir: string, queueNum: number, a
     const pid = peerCred(s)?.pid;
     // The request first (nothing delays the holder's verdict), then a look at whether it can answer at all.
     s.write(`${JSON.stringify({ op: 'release' })}\n`);
-    let stopped = pid === undefined ? undefined : stoppedState(pid);
-    if (stopped === undefined) {
-      // Stopped while waiting: seen within 50 ms, not at the end of answerMs.
-      const watch = setInterval(() => {
-        stopped ??= pid === undefined ? undefined : stoppedState(pid);
-        if (stopped !== undefined) s.destroy();
-      }, 50);
-      const r = await readLine(s, answerMs).finally(() => clearInterval(watch));
-      if (r?.ok === true)
-        return {
-          released: Number(r.released) || 0,
-          dropped: Number(r.dropped) || 0,
-          ...(typeof r.failure === 'string' && { failure: r.failure }),
-          ...(Number.isInteger(r.portId) && { portId: r.portId as number }),
-        };
-      if (r !== null && stopped === undefined) return undefined; // it closed without an answer: gone (killed, or on its way out)
-    }
+    const a = await answerOf(s, pid, answerMs);
+    const r = a.line;
+    if (r?.ok === true)
+      return {
+        released: Number(r.released) || 0,
+        dropped: Number(r.dropped) || 0,
+        ...(typeof r.failure === 'string' && { failure: r.failure }),
+        ...(Number.isInteger(r.portId) && { portId: r.portId as number }),
+      };
+    if (!a.stopped && !a.timedOut) return undefined; // it closed without an answer: gone (killed, or on its way out)
     if (pid === undefined) return undefined;
-    const why = stopped ?? `it did not answer the release within ${answerMs} ms (hung)`;
+    const why = a.stopped ?? `it did not answer the release within ${answerMs} ms (hung)`;
     return await killHolder(pid, queueNum, why);
   } finally {
     s.destroy();
   }
+}
+
+/**
+ * The holder's answer to a request just written on `s`, while watching
+ * (every 50 ms) whether its process `pid` can answer at all.
+ * @returns `line` (its answer; undefined when it closed first, or with `stopped`/`timedOut`), `stopped` (why it
+ *   cannot answer: stopped by a signal or a debugger), or `timedOut` (silent for `ms`)
+ */
+async function answerOf(s: Socket, pid: number | undefined, ms: number): Promise<{ line?: Record<string, unknown>; stopped?: string; timedOut?: true }> {
+  let stopped = pid === undefined ? undefined : stoppedState(pid);
+  if (stopped !== undefined) return { stopped };
+  const watch = setInterval(() => {
+    stopped ??= pid === undefined ? undefined : stoppedState(pid);
+    if (stopped !== undefined) s.destroy();
+  }, 50);
+  const r = await readLine(s, ms).finally(() => clearInterval(watch));
+  if (stopped !== undefined) return { stopped };
+  return r === null ? { timedOut: true } : r === undefined ? {} : { line: r };
 }
 
 /** Why a process cannot answer (stopped by a signal or a debugger), from its state; undefined when it can. */
@@ -298,13 +309,7 @@ function stoppedState(pid: number): string | undefined {
  * @returns the release as it happened (`killed` saying why and what it did); undefined when the process is not a holder (nothing was done)
  */
 async function killHolder(pid: number, queueNum: number, why: string): Promise<HolderRelease | undefined> {
-  let cmdline = '';
-  try {
-    cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
-  } catch {
-    return undefined; // gone meanwhile
-  }
-  if (pid === process.pid || !cmdline.split('\0').includes(QUEUE_HOLDER_ARG)) return undefined;
+  if (!isHolderProcess(pid)) return undefined;
   const ns = defaultNetns();
   const bound = listBoundQueues(ns).find((e) => e.queue === queueNum);
   const ownsBound = bound !== undefined && netlinkSocketOwners(bound.portId, ns).some((o) => o.pid === pid);
@@ -385,10 +390,25 @@ export async function holdThroughHolder(cfg: QueueHolderConfig, prepared?: Socke
   let foreign = 0;
   for (let attempt = 0; attempt < 20 && foreign < 5; attempt++) {
     const s = attempt === 0 && prepared && !prepared.destroyed ? prepared : await prepareHolder(cfg);
+    const pid = peerCred(s)?.pid;
     s.write(`${JSON.stringify({ op: 'hold' })}\n`);
-    const r = await readLine(s, 10_000);
+    const a = await answerOf(s, pid, 10_000);
+    const r = a.line;
     if (r?.ok === true) return s;
     s.destroy();
+    if ((a.stopped || a.timedOut) && pid !== undefined) {
+      // A holder that cannot answer (stopped, hung): one that holds nothing is ended and another started; one that
+      // holds for another hold (bound) is left to that hold's release, and this hold is called off.
+      const why = a.stopped ?? 'it did not answer within 10 s (hung)';
+      if (await endUnboundHolder(pid, cfg.queueNum)) {
+        lastError = `its holder process ${pid} could not answer (${why}): it held nothing and was killed`;
+        continue;
+      }
+      throw new SynplugError(
+        `cannot hold netfilter queue ${cfg.queueNum}: its holder process ${pid} cannot answer (${why}), and it holds the queue for another hold of this state directory, so it cannot hold for this one. Nothing was held. That hold's release (its protect's end or --max-hold, 'synplug release') takes its socket over and ends it; or let it run again (kill -CONT ${pid})`,
+        'failure',
+      );
+    }
     if (typeof r?.error === 'string') {
       lastError = r.error;
       // Bound already: a holder on its way out (gone soon), or someone else's (still bound after the last round: named).
@@ -398,6 +418,36 @@ export async function holdThroughHolder(cfg: QueueHolderConfig, prepared?: Socke
     await new Promise((res) => setTimeout(res, foreign ? 50 : 20));
   }
   throw new SynplugError(`cannot hold netfilter queue ${cfg.queueNum}: ${lastError}`, /is bound by/.test(lastError) ? 'foreign-state' : 'failure');
+}
+
+/**
+ * Kill a queue holder that cannot answer and holds nothing (no queue socket
+ * of its bound), and wait (up to 2 s) until it is gone, its socket path with it
+ * (removed here: a killed holder cannot).
+ * @returns whether it was ended; false when it holds the queue (left alone) or is not a holder
+ */
+async function endUnboundHolder(pid: number, queueNum: number): Promise<boolean> {
+  if (!isHolderProcess(pid)) return false;
+  const ns = defaultNetns();
+  const bound = listBoundQueues(ns).find((e) => e.queue === queueNum);
+  if (bound && netlinkSocketOwners(bound.portId, ns).some((o) => o.pid === pid)) return false;
+  try {
+    process.kill(pid, 'SIGKILL');
+  } catch {
+    return true; // gone meanwhile
+  }
+  const until = Date.now() + 2000;
+  while (Date.now() < until && ['T', 't', 'S', 'R', 'D'].includes(processState(pid) ?? '')) await new Promise((r) => setTimeout(r, 10));
+  return true;
+}
+
+/** Whether a process runs the queue holder's entry point (its argv holds {@link QUEUE_HOLDER_ARG}), and is not this one. */
+function isHolderProcess(pid: number): boolean {
+  try {
+    return pid !== process.pid && readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').includes(QUEUE_HOLDER_ARG);
+  } catch {
+    return false;
+  }
 }
 
 /** What starts a holder instead of a process of its own ({@link setQueueHolderStarter}): `{}` once it is ready, `error` otherwise. */
@@ -434,10 +484,18 @@ function startHolder(cfg: QueueHolderConfig): Promise<{ error?: string }> {
     const timer = setTimeout(() => finish({ error: 'the queue holder did not start within 30 s' }), 30_000);
     const finish = (r: { error?: string }) => {
       clearTimeout(timer);
+      clearInterval(watch);
       rl.close();
       child.stdout!.destroy();
       resolve(r);
     };
+    // Stopped before it is ready (SIGSTOP, a freezer): it would never answer; killed, and the next attempt starts another.
+    const watch = setInterval(() => {
+      const why = child.pid === undefined ? undefined : stoppedState(child.pid);
+      if (why === undefined) return;
+      child.kill('SIGKILL');
+      finish({ error: `the queue holder was stopped before it was ready (${why}): it was killed` });
+    }, 50);
     rl.once('line', (line) => finish(line === 'ready' ? {} : { error: line }));
     child.once('exit', (code) => finish({ error: `the queue holder exited at start (status ${code})` }));
     child.once('error', (e) => finish({ error: `cannot start the queue holder: ${e.message}` }));
@@ -544,6 +602,8 @@ export async function runQueueHolder(io: QueueHolderIo, cfg: QueueHolderConfig =
       const e = listBoundQueues(defaultNetns()).find((x) => x.queue === cfg.queueNum && x.portId === portId);
       // Refused twice: the unbind drops what the socket saw held.
       const dropped = (e ? e.queueDropped + e.userDropped : 0) + (failure === undefined ? 0 : holder.held);
+      // The holds it let go on its own (a deadline, a manual release) count what it released, as a release's answer does.
+      for (const sock of holding) if (!sock.destroyed) sock.write(`${JSON.stringify({ counted: true, released, dropped })}\n`);
       if (failure !== undefined)
         say(
           `queue ${cfg.queueNum}: the release verdict failed twice (${failure}): the unbind dropped the ${holder.held} SYN(s) held; their clients connect when they retransmit (1 s or more)`,

@@ -348,6 +348,11 @@ export async function armReport(held: readonly HeldTraffic[], stateDir: string):
         seen.add(rule.comment!);
         for (const k of kinds) r[k] += c.packets;
       }
+      // Its rules gone (a manual release or a teardown retired the chain while this protect still counted): not 0.
+      if (seen.size === 0 && kindsOf.size > 0) {
+        readFailed = true;
+        throw new Error(`the chain ${chain} of the RST counters was removed during the reload (a manual 'synplug release' or a teardown meanwhile?)`);
+      }
     }
     if (diag) for (const l of await listTcpListeners(diag, { meminfo: true })) if (listenerCounted(l, held)) r.listeners.set(l.inode, l.drops ?? 0);
     return r;
@@ -608,7 +613,7 @@ export function lossCauses(r: ReloadReport, how: { maxHoldReached: boolean; wait
         ? "connections queued in a closing listener were reset: --wait-listen waits for the old listener's close"
         : how.maxHoldReached
           ? "connections queued in a closing listener were reset: protect's wait for the old listener's close (--wait-listen) ended at the max-hold: raise --max-hold"
-          : "connections queued in a closing listener were reset although protect waited for the old listener's close (--wait-listen): a listener it did not wait for closed (a held port or address other than --wait-listen's), or one whose holders it cannot see in /proc (another user's processes need CAP_SYS_PTRACE)",
+          : "connections queued in a closing listener were reset although protect waited for the old listener's close (--wait-listen): the server closed its listener with connections still queued in it (it did not drain them: a hold cannot save those; a reload that hands its socket over, or drains before it closes, can), a listener it did not wait for closed (a held port or address other than --wait-listen's), or one whose holders it cannot see in /proc (another user's processes need CAP_SYS_PTRACE)",
     );
   if ((r.dropped ?? 0) > 0) out.push('the hold dropped SYNs over its limit: raise the queue maxlen (--queue-maxlen) or the plug limit');
   const listenerDrops = r.listenerDrops ?? 0;

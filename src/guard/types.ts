@@ -594,7 +594,7 @@ export interface ProtectResult {
   overhead: {
     /** plug ack to the gate's opening (the command's exec follows) */
     plugAckToCommandStartUs: number;
-    /** the command's exit (as seen by synplug) to the release ack; with --wait-listen from the moment the new listener was seen (null: released at the max-hold) */
+    /** the command's exit (as seen by synplug) to the release ack; with --wait-listen from the moment the new listener was seen (null: released at the max-hold, or before the command ended: a manual release, a teardown) */
     commandExitToReleaseAckUs: number | null;
     /** with --wait-listen: the command's exit to the new listener seen, microseconds (the server's time, not counted in `totalUs`) */
     listenWaitUs?: number;

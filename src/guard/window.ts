@@ -393,7 +393,8 @@ async function protectInner(session: ProtectSession, opts: ProtectOptions, early
   const before2 = before;
   const plugAckToCommandStartUs = Math.round((tGate - tPlugAck) * 1000);
   // The wait for the new listener is the server's time, not synplug's: counted apart (listenWaitUs).
-  const commandExitToReleaseAckUs = readyAt && !maxHoldReached ? Math.round((tRelease - readyAt) * 1000) : null;
+  // null too when the hold was let go before the command's end (a manual release, a teardown): not synplug's time
+  const commandExitToReleaseAckUs = readyAt && !maxHoldReached && tRelease >= readyAt ? Math.round((tRelease - readyAt) * 1000) : null;
   const listenWaitUs = opts.waitListen && exitSeenAt && readyAt && !maxHoldReached ? Math.round((readyAt - exitSeenAt) * 1000) : undefined;
   // From the hold's ack to the release, or to the hold's own end when it ended before (a queue's holder died).
   const heldUntil = after.holdEndedAt === undefined ? tRelease : Math.max(tHoldAck, Math.min(tRelease, after.holdEndedAt - performance.timeOrigin));

@@ -17,13 +17,17 @@
  * python3 clients (their connect outcome and tcpi_total_retrans), the CLI's
  * JSON. Waits are on events, bounded.
  */
-import { readFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { inOwnNetns, runScenarioIfChild } from '../helpers/own-netns.js';
 import {
+  BIN,
   QUEUE,
   client,
   heldProtect,
+  helpersOf,
   listening,
   parseJson,
   procQueue,
@@ -61,7 +65,7 @@ async function holding(addr: string, port: number, extra: string[] = []) {
   const spawnedAt = Date.now();
   const h = await heldProtect(env, dir, extra);
   const holder = queueHolderPid(QUEUE);
-  return { env, setup: setup.code, srv, h, holder, spawnedAt };
+  return { dir, env, setup: setup.code, srv, h, holder, spawnedAt };
 }
 
 const scenarios = {
@@ -166,6 +170,149 @@ const scenarios = {
     return { setup: setup.code, plug: plug.code, holder, holderState, down: down.code };
   },
 
+  /** A protect holds; its holder is stopped; a second protect joins: it is called off at once (exit 1, its command NOT run). */
+  async 'stopped-joiner'() {
+    const addr = '169.254.79.7';
+    const s = await holding(addr, PORT + 6);
+    if (s.holder) process.kill(s.holder, 'SIGSTOP');
+    await until(() => s.holder !== undefined && stateOf(s.holder) === 'T', 'the holder to stop');
+    const marker = join(s.dir, 'joiner-ran');
+    const joiner = synplug(['protect', '--json', '--max-hold', '10s', '--', 'touch', marker], s.env);
+    const joinerRan = existsSync(marker);
+    const stillStopped = s.holder !== undefined && stateOf(s.holder) === 'T';
+    s.h.release();
+    const end = await s.h.ended;
+    s.srv.kill();
+    const down = synplug(['teardown'], s.env);
+    return {
+      setup: s.setup,
+      holder: s.holder,
+      joiner,
+      joinerRan,
+      stillStopped,
+      end: { code: end.code, json: parseJson(end.stdout), stderr: end.stderr },
+      down: down.code,
+    };
+  },
+
+  /** The holder a protect starts is stopped at once (before it is ready, or before it binds): it is killed and another holds. */
+  async 'stopped-at-start'() {
+    const addr = '169.254.79.8';
+    const { dir, env } = stateEnv();
+    const setup = synplug(['setup', '--via', 'queue', '--addr', addr], env);
+    const run = join(dir, 'run-start');
+    const go = join(dir, 'go-start');
+    const p = spawn(
+      process.execPath,
+      [BIN, 'protect', '--json', '--max-hold', '60s', '--', 'sh', '-c', `: > ${run}; while [ ! -e ${go} ]; do sleep 0.02; done`],
+      {
+        env,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
+    let out = '';
+    let err = '';
+    p.stdout!.setEncoding('utf8').on('data', (d: string) => {
+      out += d;
+    });
+    p.stderr!.setEncoding('utf8').on('data', (d: string) => {
+      err += d;
+    });
+    const ended = new Promise<number | null>((r) => p.once('exit', (code) => r(code)));
+    // the first holder this protect starts (its child: never another test's): stopped as soon as it is seen
+    let first: number | undefined;
+    await until(
+      () => {
+        first = helpersOf(p.pid!).find((x) => x.holder)?.pid;
+        if (first !== undefined) process.kill(first, 'SIGSTOP');
+        return first !== undefined;
+      },
+      'a queue holder to start',
+      20_000,
+    );
+    await until(() => existsSync(run), 'the protected command to run', 60_000);
+    const holderNow = queueHolderPid(QUEUE);
+    const firstState = first === undefined ? undefined : stateOf(first);
+    writeFileSync(go, '');
+    const code = await ended;
+    const down = synplug(['teardown'], env);
+    return { setup: setup.code, first, firstState, holderNow, end: { code, json: parseJson(out), stderr: err }, down: down.code };
+  },
+
+  /** The protected command kills the holder as it ends (three times): the report says the hold failed, never lossless. */
+  async 'killed-at-release'() {
+    const addr = '169.254.79.9';
+    const { dir, env } = stateEnv();
+    const setup = synplug(['setup', '--via', 'queue', '--addr', addr], env);
+    const srv = server(addr, PORT + 8);
+    await listening(srv);
+    const runs: Json[] = [];
+    for (let i = 0; i < 3; i++) {
+      const go = join(dir, `go-kill${i}`);
+      const cmd = `while [ ! -s ${go} ]; do sleep 0.02; done; kill -9 $(cat ${go})`;
+      const p = spawn(process.execPath, [BIN, 'protect', '--json', '--max-hold', '30s', '--', 'sh', '-c', cmd], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+      let out = '';
+      p.stdout!.setEncoding('utf8').on('data', (d: string) => {
+        out += d;
+      });
+      const exited = new Promise((r) => p.once('exit', r));
+      await until(() => procQueue(QUEUE) !== undefined, 'the queue to be bound');
+      const c = client(addr, PORT + 8);
+      await until(() => (procQueue(QUEUE)?.queued ?? 0) >= 1, 'the SYN to be queued');
+      writeFileSync(go, String(queueHolderPid(QUEUE)));
+      await exited;
+      await c.result;
+      runs.push(parseJson(out) ?? { out });
+      await until(() => procQueue(QUEUE) === undefined, 'the queue to be unbound');
+    }
+    srv.kill();
+    const down = synplug(['teardown'], env);
+    return { setup: setup.code, runs, down: down.code };
+  },
+
+  /** --max-hold 1s, the command running on, one SYN held (three times): the report counts it, whoever let go at the deadline. */
+  async 'max-hold-count'() {
+    const addr = '169.254.79.10';
+    const { dir, env } = stateEnv();
+    const setup = synplug(['setup', '--via', 'queue', '--addr', addr], env);
+    const srv = server(addr, PORT + 9);
+    await listening(srv);
+    const runs: Json[] = [];
+    for (let i = 0; i < 3; i++) {
+      const h = await heldProtect(env, dir, ['--max-hold', '1s'], `-mh${i}`);
+      const c = client(addr, PORT + 9);
+      await c.result;
+      h.release();
+      const end = await h.ended;
+      runs.push(parseJson(end.stdout) ?? { out: end.stdout, err: end.stderr });
+    }
+    srv.kill();
+    const down = synplug(['teardown'], env);
+    return { setup: setup.code, runs, down: down.code };
+  },
+
+  /** A manual release 1.5 s before the command ends: protect's hold time ends at the release; no negative overhead. */
+  async 'released-midway'() {
+    const addr = '169.254.79.11';
+    const s = await holding(addr, PORT + 10);
+    const releasedFrom = Date.now();
+    const rel = synplug(['release'], s.env);
+    const releasedAt = Date.now();
+    await new Promise((r) => setTimeout(r, 1500));
+    s.h.release();
+    const end = await s.h.ended;
+    s.srv.kill();
+    const down = synplug(['teardown'], s.env);
+    return {
+      setup: s.setup,
+      rel: rel.code,
+      upTo: releasedAt - s.spawnedAt,
+      from: releasedFrom - s.spawnedAt,
+      end: { code: end.code, json: parseJson(end.stdout), stderr: end.stderr },
+      down: down.code,
+    };
+  },
+
   /** The holder SIGKILLed during a hold, the release long after: the report's hold time ends at the death. */
   async 'killed-hold-time'() {
     const addr = '169.254.79.5';
@@ -248,6 +395,71 @@ if (!(await runScenarioIfChild(ENV, scenarios))) {
     t.is(r.plug, 0);
     t.truthy(r.holder);
     t.true(r.holderState === undefined || r.holderState === 'Z', `the stopped holder was killed (state ${r.holderState})`);
+    t.is(r.down, 0);
+  });
+
+  test('regression (rvq15 SEVERE): a protect joining a hold whose holder is stopped hung, then ran its command unheld and reported lossless; now it is called off at once, its command NOT run', (t) => {
+    const r = inOwnNetns<Json>(SELF, ENV, 'stopped-joiner', 90_000);
+    t.is(r.setup, 0);
+    t.truthy(r.holder);
+    t.is(r.joiner.code, 1, r.joiner.stderr);
+    t.regex(
+      `${r.joiner.stdout}${r.joiner.stderr}`,
+      new RegExp(
+        `its holder process ${r.holder} cannot answer \\(it was stopped \\(state T.*it holds the queue for another hold of this state directory.*Nothing was held`,
+      ),
+    );
+    t.false(r.joinerRan, 'the command was not run');
+    t.true(r.stillStopped, 'the other hold was left to its own release');
+    t.regex(r.end.stderr, /taken over \(pidfd_getfd\)/);
+    t.is(r.down, 0);
+  });
+
+  test('regression (rvq15 MEDIUM): a holder stopped as protect starts it left protect silent for 30 s and an orphan in state T; now it is killed and another holds', (t) => {
+    const r = inOwnNetns<Json>(SELF, ENV, 'stopped-at-start', 90_000);
+    t.is(r.setup, 0);
+    t.truthy(r.first);
+    t.true(r.firstState === undefined || r.firstState === 'Z', `the stopped holder was killed (state ${r.firstState})`);
+    t.truthy(r.holderNow);
+    t.not(r.holderNow, r.first, 'another holder holds');
+    t.is(r.end.code, 0, r.end.stderr);
+    t.is(r.down, 0);
+  });
+
+  test('regression (rvq15 MEDIUM): the holder killed as the command ends was reported lossless; now the report says the hold failed, each of three times', (t) => {
+    const r = inOwnNetns<Json>(SELF, ENV, 'killed-at-release', 120_000);
+    t.is(r.setup, 0);
+    t.is(r.runs.length, 3);
+    for (const run of r.runs) {
+      t.not(run.report?.lossless, true, JSON.stringify(run));
+      t.regex((run.report?.failed ?? []).join('\n'), /its holder process ended/, JSON.stringify(run));
+    }
+    t.is(r.down, 0);
+  });
+
+  test('regression (rvu15 MEDIUM): a queue hold let go at --max-hold by the holder counted 0 SYNs held; now the holder tells the hold its count, each of three times', (t) => {
+    const r = inOwnNetns<Json>(SELF, ENV, 'max-hold-count', 120_000);
+    t.is(r.setup, 0);
+    t.is(r.runs.length, 3);
+    for (const run of r.runs) {
+      t.true(run.maxHoldReached, JSON.stringify(run));
+      t.is(run.report?.heldSyns, 1, JSON.stringify(run));
+    }
+    t.is(r.down, 0);
+  });
+
+  test("regression (rvq15, rvu15): a manual release during protect's hold gave protect's report a negative overhead and a hold time up to the command's end; now null, and the hold time ends at the release", (t) => {
+    const r = inOwnNetns<Json>(SELF, ENV, 'released-midway', 90_000);
+    t.is(r.setup, 0);
+    t.is(r.rel, 0);
+    const o = r.end.json?.overhead;
+    t.is(o?.commandExitToReleaseAckUs, null, JSON.stringify(o));
+    t.true(o?.totalUs >= 0, JSON.stringify(o));
+    const holdMs = r.end.json?.report?.holdMs;
+    t.true(typeof holdMs === 'number' && holdMs <= r.upTo, `holdMs ${holdMs} <= ${r.upTo}`);
+    // the release retired the RST counters' chain: protect's refused and reset are not counted (it said 0, lossless)
+    t.not(r.end.json?.report?.lossless, true, JSON.stringify(r.end.json?.report));
+    t.regex((r.end.json?.report?.uncounted ?? []).join('\n'), /chain .* of the RST counters was removed during the reload/);
     t.is(r.down, 0);
   });
 

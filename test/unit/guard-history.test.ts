@@ -144,7 +144,7 @@ test('synplug history: text and --json (an array of { id, command, start, holds,
   const lines = one.stdout.trim().split('\n');
   t.is(lines.length, 1);
   t.true(lines[0].startsWith(`#2 ended ${entry(1).end} protect (queue): held 12.5 ms`), lines[0]);
-  t.regex(lines[0], /exit 1; LOST: 2 refused SYN\(s\), retransmissions included, 0 reset, 0 dropped$/);
+  t.regex(lines[0], /exit 1; LOST: at least 2 refused SYN\(s\), retransmissions included, 0 reset, 0 dropped$/);
   const none = cli(['history', '--state-dir', stateDir()]);
   t.is(none.stdout, 'no reload recorded\n');
   // -n 0 printed "no reload recorded" although two were

@@ -167,6 +167,8 @@ class QueueBinding {
   closingPort: number | undefined;
   /** the last release found no holder to ask (none ran: nothing held, or it died) */
   unanswered = false;
+  /** the holder said it let the queue go (`{"released":true}`: a manual release, the last lease's end) while this session held */
+  private told = false;
   /** the holder died while this session held: what it dropped is not counted (its counter died with it) */
   dropsLost = false;
   /** when the holder died during this session's hold, ms since the epoch: nothing was held after */
@@ -190,13 +192,33 @@ class QueueBinding {
     this.conn = conn;
     // The holder says `{"released":true}` when it lets the queue go (a manual release, the last lease's end); a close
     // without it, while this session holds, is the holder's death: the kernel dropped what it held.
-    let told = false;
+    this.told = false;
+    let buf = '';
     conn.on('data', (d: Buffer) => {
-      if (d.toString('utf8').includes('"released":true')) told = true;
+      buf += d.toString('utf8');
+      for (let nl = buf.indexOf('\n'); nl >= 0; nl = buf.indexOf('\n')) {
+        const line = buf.slice(0, nl);
+        buf = buf.slice(nl + 1);
+        let m: { released?: unknown; counted?: unknown; dropped?: unknown };
+        try {
+          m = JSON.parse(line) as typeof m;
+        } catch {
+          continue;
+        }
+        // let go by the holder (a deadline, a manual release, a teardown): the hold ended then, and its count follows
+        if (m.released === true) {
+          this.told = true;
+          this.endedAt ??= Date.now();
+        } else if (m.counted === true) {
+          this.released += Number(m.released) || 0;
+          this.dropped += Number(m.dropped) || 0;
+          this.letGo = true;
+        }
+      }
     });
     const since = Date.now();
     conn.once('close', () => {
-      if (this.conn !== conn || told) return;
+      if (this.conn !== conn || this.told) return;
       this.conn = undefined;
       this.dropsLost = true;
       this.endedAt = Date.now();
@@ -239,12 +261,23 @@ class QueueBinding {
    * @returns whether a holder let the queue go, now or earlier in this session (for another hold on the same queue)
    */
   async release(): Promise<boolean> {
+    const held = this.conn !== undefined;
     this.conn?.destroy();
     this.conn = undefined;
     this.unprepare();
     const r = await releaseThroughHolder(this.stateDir, this.queueNum);
     this.unanswered = r === undefined && !this.letGo;
     this.noSocket = this.unanswered && !existsSync(holderSocketPath(this.stateDir, this.queueNum));
+    // Held through a holder that neither answered the release nor said it let the queue go, and left its socket (a
+    // holder that lets go removes it): it died at the release (killed as the command ended); the kernel dropped what
+    // it held.
+    if (held && this.unanswered && !this.told && !this.noSocket) {
+      this.dropsLost = true;
+      this.endedAt ??= Date.now();
+      this.failures.push(
+        `queue ${this.queueNum}: its holder process ended at the release, before it answered (killed?): the kernel dropped the SYNs it held (their clients connect when they retransmit, 1 s or more)`,
+      );
+    }
     if (r) {
       this.released += r.released;
       this.dropped += r.dropped;
