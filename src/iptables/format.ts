@@ -363,6 +363,8 @@ interface Slot {
    * bridge one). When such a field follows, it prints raw.
    */
   hiddenBy?: (later: Slot) => boolean;
+  /** the later slot that left this dependency out (see {@link rebuiltOtherwise}) */
+  droppedFor?: Slot;
   /** a dependency match nft leaves out before such a later one (beside `setsL3`...), see `rulePostprocess` */
   droppedBy?: (later: Slot) => boolean;
   /**
@@ -421,9 +423,91 @@ function matchLeft(x: Slot): { payload?: { protocol?: string }; meta?: { key?: s
   return (x.stmt?.json as { match?: { left?: { payload?: { protocol?: string }; meta?: { key?: string } } } } | undefined)?.match?.left;
 }
 
-/** A statement nft may list differently (see `Slot.hiddenBy`), marked raw. */
-function uncertain(s: Statement): Statement {
-  return { text: `[ ${RAW_MARKER} ${s.text} (nft may leave this match out) ]`, json: { raw: s.json } };
+/** A statement nft may list differently (see `Slot.hiddenBy`), or leaves out where nft -f puts back another (`why`), marked raw. */
+function uncertain(s: Statement, why = 'nft may leave this match out'): Statement {
+  return { text: `[ ${RAW_MARKER} ${s.text} (${why}) ]`, json: { raw: s.json } };
+}
+
+/** {@link REBUILT_OTHERWISE}'s why for a link-layer match. */
+const LINK_REBUILT =
+  'nft leaves this match out, and nft -f of its listing puts meta protocol, meta nfproto or nothing in its place, which reads no link-layer header: vlan-tagged frames and other devices differ';
+
+/** {@link REBUILT_OTHERWISE}'s why for a network-layer match before `meta l4proto icmp` or `ipv6-icmp`. */
+const L4_REBUILT =
+  'nft leaves this match out, and nft -f of its listing puts another or none in its place: a packet of the other IP version with that protocol number, or a vlan-tagged frame, differs';
+
+/**
+ * Dependencies nft 1.0.6 leaves out of its listing where `nft -f` of that
+ * listing puts another match in their place (the one its own dependency
+ * logic adds for the field after them, or none), which matches other
+ * packets: the dependency's field as nft names it, the families where,
+ * why (stderr), and `keptBefore` the later slots that left it out for which
+ * nft -f does put it back (in bridge: an arp field, and an icmp or icmpv6
+ * type: `ether type ip meta l4proto icmp icmp type echo-request` lists as
+ * `icmp type echo-request`, which reads back as it was, where `ether type
+ * ip ip saddr 169.254.0.1` lists as `ip saddr 169.254.0.1`, which reads back
+ * as `meta protocol ip ip saddr 169.254.0.1`).
+ * Such a dependency prints raw with why, exit 11.
+ * Left out as nft leaves them out, since nft -f rebuilds the same packets:
+ * `ip protocol` in ip, rebuilt as `meta l4proto`, which the ip family takes
+ * from that very field, fragments included (the kernel's
+ * nft_set_pktinfo_ipv4(), without validation there); `meta protocol`, which
+ * nft -f adds back as it is; `ether type 8021q` before a vlan field; `vlan
+ * type` in bridge, netdev and inet, which nft -f adds back before a field of
+ * the network header.
+ */
+const REBUILT_OTHERWISE: ReadonlyArray<{ field: string; families: readonly string[]; why: string; keptBefore?: (by: Slot) => boolean }> = [
+  {
+    field: 'ip6 nexthdr',
+    families: ['ip6'],
+    why: 'nft leaves this match out, and nft -f of its listing puts meta l4proto in its place, the protocol past any extension headers',
+  },
+  { field: 'ether type', families: ['bridge'], why: LINK_REBUILT, keptBefore: (by) => by.needsL3 === 'arp' || icmpTypeLeftOut(by) },
+  { field: 'ether type', families: ['ip', 'ip6', 'inet', 'arp', 'netdev'], why: LINK_REBUILT },
+  { field: 'vlan type', families: ['ip', 'ip6', 'arp'], why: LINK_REBUILT },
+  // a link-layer match before `meta protocol`, `meta nfproto` or `ct l3proto` (`meta iiftype ether meta nfproto ipv4
+  // ip saddr 169.254.0.1` lists as `ip saddr 169.254.0.1`), which nft -f never puts back there; a stacked `ether
+  // type 8021q` there is an `ether type` row's
+  { field: 'meta iiftype', families: ['ip', 'ip6', 'inet', 'arp', 'bridge', 'netdev'], why: LINK_REBUILT },
+  // before a transport field, where nft -f of the listing writes `meta l4proto`
+  {
+    field: 'ct protocol',
+    families: ['ip', 'ip6', 'inet', 'arp', 'bridge', 'netdev'],
+    why: "nft leaves this match out, and nft -f of its listing puts meta l4proto in its place, the packet's protocol, not its connection's: untracked packets and icmp errors differ",
+  },
+  // before `meta l4proto icmp` (meta_may_dependency_kill()), which nft -f of the listing writes alone: it then also
+  // matches a packet of the other IP version carrying that protocol number; before an icmp type nft -f puts back
+  // `meta nfproto` in inet, `meta protocol` in netdev, but `ether type` in bridge
+  { field: 'meta nfproto', families: ['inet'], why: L4_REBUILT, keptBefore: (by) => by.metaDep?.base !== 'nh' || icmpTypeLeftOut(by) },
+  { field: 'meta protocol', families: ['inet'], why: L4_REBUILT },
+  { field: 'meta protocol', families: ['bridge'], why: L4_REBUILT, keptBefore: (by) => by.metaDep?.base !== 'nh' },
+  { field: 'meta protocol', families: ['netdev'], why: L4_REBUILT, keptBefore: (by) => by.metaDep?.base !== 'nh' || icmpTypeLeftOut(by) },
+];
+
+/** Whether `x` is a `meta l4proto icmp` or `ipv6-icmp` nft leaves out before an icmp or icmpv6 field. */
+function icmpTypeLeftOut(x: Slot): boolean {
+  return x.metaDep?.base === 'nh' && x.dropped === true && (x.setsL4 === 'icmp' || x.setsL4 === 'icmpv6');
+}
+
+/**
+ * {@link REBUILT_OTHERWISE}'s why for a network or transport dependency slot
+ * `s` in `family` that the later slot `by` left out, if nft -f rebuilds it
+ * otherwise.
+ */
+function rebuiltOtherwise(s: Slot, by: Slot, family: string): string | undefined {
+  type Left = { payload?: { protocol?: string; field?: string }; meta?: { key?: string }; ct?: { key?: string; dir?: string } };
+  const left = (s.stmt?.json as { match?: { left?: Left } } | undefined)?.match?.left;
+  const field = left?.payload
+    ? `${left.payload.protocol} ${left.payload.field}`
+    : left?.meta
+      ? `meta ${left.meta.key}`
+      : left?.ct && !left.ct.dir
+        ? `ct ${left.ct.key}`
+        : undefined;
+  // (a link-layer dependency only where a `meta protocol`, `meta nfproto` or `ct l3proto` left it out: see linkDep)
+  if (!field || (s.depBase !== 2 && s.depBase !== 3 && !(s.linkDep && by.metaDep?.base === 'll'))) return undefined;
+  const row = REBUILT_OTHERWISE.find((r) => r.field === field && r.families.includes(family));
+  return row && !row.keptBefore?.(by) ? row.why : undefined;
 }
 
 /** Options of {@link ruleStatements}. */
@@ -573,6 +657,7 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
       if (left !== 0 || !fields.length) return undefined;
       return { field: fields.length === 1 ? fields[0] : concatField(fields), regs: used };
     },
+    setInfo: (name) => options.sets?.find((x) => x.name === name),
     mapValue(name, hex) {
       const set = options.sets?.find((x) => x.name === name);
       return set?.map !== undefined && set.dataType !== C.NFT_DATA_VERDICT
@@ -896,6 +981,7 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
       if (x.dropped) continue;
       if (kills(s, x)) {
         s.dropped = true;
+        s.droppedFor = x;
         break;
       }
       if (s.linkDep && s.stmt && x.metaDep?.base === 'll') {
@@ -903,7 +989,10 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
         // naming another family keeps it (whether that one is still there synplug does not follow: raw)
         const fam = options.family === 'ip' ? 2 : options.family === 'ip6' ? 10 : undefined;
         if (s.linkDep === 'raw' || (fam !== undefined && l3?.l3Nfproto !== undefined && l3.l3Nfproto !== fam)) s.stmt = uncertain(s.stmt);
-        else s.dropped = true;
+        else {
+          s.dropped = true;
+          s.droppedFor = x;
+        }
         break;
       }
       if (x.depBase === 2) l3 = x;
@@ -912,6 +1001,15 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
       if ((s.depBase !== undefined && x.depBase === s.depBase) || (x.stmt && (typeof x.stmt.json === 'string' || !('match' in x.stmt.json)))) break;
     }
   });
+  // a dependency nft leaves out where nft -f would put back another (REBUILT_OTHERWISE): raw, saying why
+  for (const s of slots) {
+    const why = s.droppedFor && s.stmt ? rebuiltOtherwise(s, s.droppedFor, options.family) : undefined;
+    if (why) {
+      s.stmt = uncertain(s.stmt!, why);
+      s.dropped = false;
+      s.hiddenBy = undefined;
+    }
+  }
   slots.forEach((s, i) => {
     if (!s.dropped && s.stmt && s.hiddenBy && slots.slice(i + 1).some((x) => !x.dropped && s.hiddenBy!(x))) s.stmt = uncertain(s.stmt);
   });

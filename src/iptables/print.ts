@@ -213,6 +213,8 @@ export interface PrintContext {
   key?(sreg: number, name: string): { field: Field; regs: number[] } | undefined;
   /** A value of map `name`'s data type from its bytes (hex): `0x00000005` for a `mark`. Undefined when the map is not known. */
   mapValue?(name: string, hex: string): { text: string; json: unknown } | undefined;
+  /** Set `name` of the rule's table: its NFTA_SET_FLAGS as names (`anonymous`, `dynamic`...) and NFTA_SET_DESC_SIZE. Undefined when not known. */
+  setInfo?(name: string): { flags: readonly string[]; size?: number } | undefined;
   /**
    * The fields loaded into the registers from `sreg` on that make exactly
    * `len` bytes, each part from a 4-byte boundary (`ip saddr . tcp dport`:

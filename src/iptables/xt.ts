@@ -752,9 +752,14 @@ const CONNTRACK_PARTS: readonly ConntrackPart[] = [
   {
     flag: XT_CONNTRACK_EXPIRES,
     bytes: [[CONNTRACK3.EXPIRES, 8]],
+    // nft 1.0.6 lists --ctexpire 5 as `ct expiration 5`, which nft -f reads as 5000 ms exactly (and past 2^32 ms
+    // refuses): xt_conntrack compares whole seconds left, 5 to 5.999, which no nft text lists
     text(b, invert) {
       const [min, max] = [readU32(b, CONNTRACK3.EXPIRES), readU32(b, CONNTRACK3.EXPIRES + 4)];
-      return invert & XT_CONNTRACK_EXPIRES || min > max ? undefined : `ct expiration ${min}${max === min ? '' : `-${max}`}`;
+      if (invert & XT_CONNTRACK_EXPIRES || min > max) return undefined;
+      const text = `ct expiration ${min}${max === min ? '' : `-${max}`}`;
+      if (max * 1000 > 0xffffffff) return { raw: `nft lists "${text}", which nft -f refuses: value too large` };
+      return { raw: `nft lists "${text}", read back as ${min * 1000}${max === min ? '' : `-${max * 1000}`} ms: --ctexpire matches ${min} to ${max}.999 s` };
     },
   },
   ctAddress('original saddr', XT_CONNTRACK_ORIGSRC, 0),
@@ -786,9 +791,10 @@ function conntrackText(b: Buffer, family: string, l4: string | undefined): XtTex
   if (texts.some((x) => x === undefined)) return undefined;
   const raw = texts.find((x) => typeof x === 'object');
   if (raw) return raw;
-  // a port without the match's --ctproto: nft -f refuses `ct original proto-dst 80` with no protocol before it, in
-  // the match or in the rule (`-p tcp`, which nft lists as `meta l4proto tcp`)
-  if (flags & CT_PORT_FLAGS && !(flags & XT_CONNTRACK_PROTO) && !l4) return { raw: 'a port without --ctproto or -p: nft -f cannot read it back' };
+  // a port without the match's --ctproto (or after `! --ctproto`): nft -f refuses `ct original proto-dst 80` with no
+  // protocol before it, in the match or in the rule (`-p tcp`, which nft lists as `meta l4proto tcp`)
+  if (flags & CT_PORT_FLAGS && (!(flags & XT_CONNTRACK_PROTO) || invert & XT_CONNTRACK_PROTO) && !l4)
+    return { raw: 'a port without --ctproto (or after ! --ctproto) or -p: nft -f cannot read it back' };
   return texts.join(' ');
 }
 
@@ -1170,32 +1176,69 @@ const XT_TCP_INV_FLAGS = 0x04;
 /** libxt_tcp.c's tcp_flag_names_xlate, by bit */
 const TCP_FLAG_NAMES = ['fin', 'syn', 'rst', 'psh', 'ack', 'urg'];
 
+/** linux/netfilter/xt_tcpudp.h: XT_UDP_INV_SRCPT, _DSTPT */
+const XT_UDP_INV_SRCPT = 0x01;
+const XT_UDP_INV_DSTPT = 0x02;
+
 /**
- * iptables-nft's tcp match, which it writes as xt only with --tcp-option: struct xt_tcp { __u16 spts[2], dpts[2];
- * __u8 option, flg_mask, flg_cmp, invflags; }, as libxt_tcp.c's tcp_xlate writes it (`tcp dport 22 tcp option 2
- * exists tcp flags syn / syn,ack`). ECN and CWR in --tcp-flags (libxt_tcp names only the first six) raw.
+ * Why a bare `-m tcp` or `-m udp` prints raw: libxt_tcp and libxt_udp translate it as nothing, which nft 1.0.6
+ * lists as an empty statement (`meta l4proto tcp  counter`) and nft -f reads back as no match at all, where
+ * the xt match drops fragments but the first and truncated headers.
  */
-function tcpText(b: Buffer): string | undefined {
+const BARE_TCPUDP = (proto: string): { raw: string } => ({
+  raw: `nft 1.0.6 lists it as nothing, which reads back as no match: -m ${proto} drops non-first fragments`,
+});
+
+/**
+ * The port ranges of struct xt_tcp and struct xt_udp (`__u16 spts[2], dpts[2]`, host order) as libxt_tcp's and
+ * libxt_udp's xlate write them: `tcp sport 1-2 tcp dport != 22`, nothing for a whole range; undefined for a
+ * range whose ends are reversed.
+ */
+function portRanges(b: Buffer, proto: string, invflags: number, inv: readonly [number, number]): string[] | undefined {
+  const parts: string[] = [];
+  for (const [word, at, flag] of [
+    ['sport', 0, inv[0]],
+    ['dport', 4, inv[1]],
+  ] as const) {
+    const [lo, hi] = [readU16(b, at), readU16(b, at + 2)];
+    if (lo === 0 && hi === 0xffff && !(invflags & flag)) continue;
+    if (lo > hi) return undefined;
+    parts.push(`${proto} ${word} ${invflags & flag ? '!= ' : ''}${lo}${hi === lo ? '' : `-${hi}`}`);
+  }
+  return parts;
+}
+
+/**
+ * iptables-nft's tcp match, which it writes as xt only with --tcp-option or bare: struct xt_tcp { __u16 spts[2], dpts[2];
+ * __u8 option, flg_mask, flg_cmp, invflags; }, as libxt_tcp.c's tcp_xlate writes it (`tcp dport 22 tcp option 2
+ * exists tcp flags syn / syn,ack`). ECN and CWR in --tcp-flags (libxt_tcp names only the first six) raw; a bare one
+ * raw ({@link BARE_TCPUDP}).
+ */
+function tcpText(b: Buffer): XtText {
   const [option, flgMask, flgCmp, invflags] = [b[8], b[9], b[10], b[11]];
   if ((flgMask | flgCmp) & ~0x3f || flgCmp & ~flgMask || invflags & ~(XT_TCP_INV_SRCPT | XT_TCP_INV_DSTPT | XT_TCP_INV_FLAGS | XT_TCP_INV_OPTION))
     return undefined;
-  const parts: string[] = [];
-  for (const [word, at, inv] of [
-    ['sport', 0, XT_TCP_INV_SRCPT],
-    ['dport', 4, XT_TCP_INV_DSTPT],
-  ] as const) {
-    const [lo, hi] = [readU16(b, at), readU16(b, at + 2)];
-    if (lo === 0 && hi === 0xffff && !(invflags & inv)) continue;
-    if (lo > hi) return undefined;
-    parts.push(`tcp ${word} ${invflags & inv ? '!= ' : ''}${lo}${hi === lo ? '' : `-${hi}`}`);
-  }
+  const parts = portRanges(b, 'tcp', invflags, [XT_TCP_INV_SRCPT, XT_TCP_INV_DSTPT]);
+  if (!parts) return undefined;
   if (option) parts.push(`tcp option ${option} ${invflags & XT_TCP_INV_OPTION ? 'missing' : 'exists'}`);
   else if (invflags & XT_TCP_INV_OPTION) return undefined;
   if (flgMask || invflags & XT_TCP_INV_FLAGS) {
     const names = (n: number): string => TCP_FLAG_NAMES.filter((_, i) => n & (1 << i)).join(',') || '0x0';
     parts.push(`tcp flags ${invflags & XT_TCP_INV_FLAGS ? '!= ' : ''}${names(flgCmp)} / ${names(flgMask)}`);
   }
-  return parts.length ? parts.join(' ') : 'meta l4proto tcp';
+  return parts.length ? parts.join(' ') : BARE_TCPUDP('tcp');
+}
+
+/**
+ * iptables-nft's udp match, which it writes as xt only bare (ports it writes as `udp dport`): struct xt_udp { __u16
+ * spts[2], dpts[2]; __u8 invflags; }, as libxt_udp.c's udp_xlate writes it; a bare one raw ({@link BARE_TCPUDP}).
+ */
+function udpText(b: Buffer): XtText {
+  const invflags = b[8];
+  if (invflags & ~(XT_UDP_INV_SRCPT | XT_UDP_INV_DSTPT)) return undefined;
+  const parts = portRanges(b, 'udp', invflags, [XT_UDP_INV_SRCPT, XT_UDP_INV_DSTPT]);
+  if (!parts) return undefined;
+  return parts.length ? parts.join(' ') : BARE_TCPUDP('udp');
 }
 
 /** linux/netfilter/xt_connbytes.h: enum xt_connbytes_what, enum xt_connbytes_direction, as nft names them */
@@ -1305,6 +1348,7 @@ const MATCHES: Readonly<Record<string, Translation | readonly Translation[]>> = 
   ip: { revs: [0], size: 28, families: ['bridge'], text: ebtIpText },
   ip6: { revs: [0], size: 76, families: ['bridge'], text: ebtIp6Text },
   tcp: { revs: [0], size: 12, families: ['ip', 'ip6'], text: tcpText },
+  udp: { revs: [0], size: 9, families: ['ip', 'ip6'], text: udpText },
   frag: { revs: [0], size: 14, families: ['ip6'], text: fragText },
   rt: { revs: [0], size: 18, families: ['ip6'], text: rtText },
   mh: { revs: [0], size: 3, families: ['ip6'], text: mhText },

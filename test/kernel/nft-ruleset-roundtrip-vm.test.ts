@@ -37,8 +37,8 @@ const TABLES: Array<{ family: string; name: string; text: string }> = [
 		reject with icmpx admin-prohibited
 		reject with icmpx host-unreachable
 		reject with tcp reset
-		ether type ip reject with icmp host-prohibited
-		ether type ip6 reject with icmpv6 admin-prohibited
+		meta protocol ip reject with icmp host-prohibited
+		meta protocol ip6 reject with icmpv6 admin-prohibited
 		ct state new accept
 		ct state established,related accept
 		ct mark set 0x00000005

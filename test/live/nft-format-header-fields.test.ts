@@ -89,17 +89,17 @@ const STATEMENTS: Array<[string, string, string]> = [
     'bridge',
     'synplug_t4bitsbr',
     `
-    ether type ip @nh,8,8 & 0xfc == 0x20
+    meta protocol ip @nh,8,8 & 0xfc == 0x20
     @nh,8,8 & 0xfc == 0x20
     meta protocol ip ip dscp cs1 accept
-    ether type ip6 ip6 ecn ce`,
+    meta protocol ip6 ip6 ecn ce`,
   ],
   [
     'netdev',
     'synplug_t4bitsnd',
     `
     @ll,0,8 0x1
-    ether type ip ip dscp cs1
+    meta protocol ip ip dscp cs1
     meta protocol ip6 ip6 flowlabel 5 drop`,
   ],
 ];

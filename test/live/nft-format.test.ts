@@ -445,12 +445,12 @@ const STATEMENTS: Array<[string, string, string]> = [
     reject
     reject with icmpx admin-prohibited
     reject with tcp reset
-    ether type ip reject with icmp host-prohibited
-    ether type ip6 reject with icmpv6 admin-prohibited
+    meta protocol ip reject with icmp host-prohibited
+    meta protocol ip6 reject with icmpv6 admin-prohibited
     meta l4proto tcp reject with tcp reset
     ether saddr 00:11:22:33:44:55 drop
     ether type arp accept
-    ether type ip ip saddr 10.0.0.1 drop
+    meta protocol ip ip saddr 10.0.0.1 drop
     meta iiftype loopback accept
     ether saddr { 00:11:22:33:44:56, 00:11:22:33:44:57 }`,
   ],

@@ -625,7 +625,7 @@ export const CORPUS: ReadonlyArray<{ table: string; text: string; setup?: string
 		icmpv6 code no-route accept
 		ip6 saddr fe80::/10 accept
 		ip6 saddr @s accept
-		ip6 nexthdr tcp tcp dport 22 accept
+		meta l4proto tcp tcp dport 22 accept
 		ip6 nexthdr ipv6-icmp accept
 		udp dport 546 accept
 		meta l4proto ipv6-icmp accept
@@ -693,7 +693,7 @@ export const CORPUS: ReadonlyArray<{ table: string; text: string; setup?: string
 		vlan id 10 accept
 		vlan id 10 vlan pcp 3 accept
 		ether type vlan vlan type ip accept
-		ether type ip ip saddr 169.254.1.1 accept
+		ether type ip tcp dport 22 accept
 		ip saddr 169.254.1.2 accept
 		ip protocol tcp tcp dport 22 accept
 		ip6 nexthdr udp udp dport 53 accept
@@ -732,7 +732,7 @@ export const CORPUS: ReadonlyArray<{ table: string; text: string; setup?: string
 	chain ing {
 		type filter hook ingress device "lo" priority filter; policy accept;
 		ip saddr 169.254.1.1 drop
-		ether type ip ip daddr 169.254.1.2 drop
+		meta protocol ip ip daddr 169.254.1.2 drop
 		ip protocol udp udp dport 53 accept
 		ip6 nexthdr tcp tcp dport 22 accept
 		tcp dport 22 accept
@@ -2518,6 +2518,29 @@ export const CORPUS: ReadonlyArray<{ table: string; text: string; setup?: string
 		comp cpi 5-7 accept
 		comp cpi { 1, 2 } accept
 		meta l4proto ipcomp accept
+	}
+}
+`,
+  },
+  // meters: a statement on an anonymous dynamic set, which nft lists nowhere else (with its size, a key's timeout,
+  // a concatenated key, the element's statement stateless)
+  {
+    table: 'ip rt_meter',
+    text: `table ip rt_meter {
+	chain c {
+		tcp flags syn meter flood size 128000 { ip saddr timeout 10s limit rate over 10/second } drop
+		meter m2 size 65535 { ip saddr counter } accept
+		meta l4proto tcp meter m3 size 1024 { ip saddr . tcp dport limit rate 5/second } accept
+		meter m4 size 10 { ip daddr timeout 1m quota over 1000 bytes } drop
+	}
+}
+`,
+  },
+  {
+    table: 'inet rt_meter6',
+    text: `table inet rt_meter6 {
+	chain c {
+		meter m6 size 100 { ip6 saddr limit rate over 100/minute burst 10 packets } drop
 	}
 }
 `,

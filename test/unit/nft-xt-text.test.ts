@@ -242,7 +242,48 @@ test('conntrack: a port without --ctproto prints where the rule matched a transp
   t.is(ct(0x200, 'tcp'), 'ct original proto-dst 80');
   t.is(ct(0x200, 'udp'), 'ct original proto-dst 80');
   t.is(ct(0x202), 'ct original protocol 6 ct original proto-dst 80');
-  t.deepEqual(ct(0x200), { raw: 'a port without --ctproto or -p: nft -f cannot read it back' });
+  const why = { raw: 'a port without --ctproto (or after ! --ctproto) or -p: nft -f cannot read it back' };
+  t.deepEqual(ct(0x200), why);
+  // `! --ctproto tcp --ctorigdstport 89`: nft lists `ct original protocol != 6 ct original proto-dst 89`, which nft -f refuses
+  const b = Buffer.alloc(164);
+  Buffer.from(u16(80), 'hex').copy(b, 140);
+  Buffer.from(u16(80), 'hex').copy(b, 156);
+  Buffer.from(u16(6), 'hex').copy(b, 136);
+  Buffer.from(u16(0x202) + u16(2), 'hex').copy(b, 146);
+  const rev3 = (l4?: string): ReturnType<typeof xtText> =>
+    xtText('match', { ext: 'conntrack', rev: 3, info: b.toString('hex') }, { family: 'ip', ...(l4 && { l4 }) });
+  t.deepEqual(rev3(), why);
+  t.is(rev3('udp'), 'ct original protocol != 6 ct original proto-dst 80');
+});
+
+test('conntrack: --ctexpire (whole seconds left, 5 to 5.999), which nft lists as `ct expiration 5` and nft -f reads as 5000 ms exactly, or refuses past 2^32 ms: raw, saying why', (t) => {
+  const ct = (min: number, max: number): ReturnType<typeof xtText> => {
+    const b = Buffer.alloc(164);
+    Buffer.from(u32(min) + u32(max), 'hex').copy(b, 128);
+    Buffer.from(u16(0x80) + u16(0), 'hex').copy(b, 146);
+    return xtText('match', { ext: 'conntrack', rev: 3, info: b.toString('hex') }, { family: 'ip' });
+  };
+  t.deepEqual(ct(5, 5), { raw: 'nft lists "ct expiration 5", read back as 5000 ms: --ctexpire matches 5 to 5.999 s' });
+  t.deepEqual(ct(5, 10), { raw: 'nft lists "ct expiration 5-10", read back as 5000-10000 ms: --ctexpire matches 5 to 10.999 s' });
+  t.deepEqual(ct(4294968, 4294968), { raw: 'nft lists "ct expiration 4294968", which nft -f refuses: value too large' });
+  t.is(ct(6, 5), undefined);
+});
+
+test('tcp and udp: ports as libxt_tcp and libxt_udp write them; a bare match (nft 1.0.6 lists nothing, which reads back without it) raw, saying why', (t) => {
+  const ports = (s: [number, number], d: [number, number]): string => u16(s[0]) + u16(s[1]) + u16(d[0]) + u16(d[1]);
+  const ALL: [number, number] = [0, 0xffff];
+  for (const [proto, tail] of [
+    ['tcp', '00000000'],
+    ['udp', '00'],
+  ] as const) {
+    const inv = (n: number): string => (proto === 'tcp' ? `000000${n.toString(16).padStart(2, '0')}` : n.toString(16).padStart(2, '0'));
+    t.deepEqual(match(proto, ports(ALL, ALL) + tail), {
+      raw: `nft 1.0.6 lists it as nothing, which reads back as no match: -m ${proto} drops non-first fragments`,
+    });
+    t.is(match(proto, ports(ALL, [22, 22]) + tail), `${proto} dport 22`);
+    t.is(match(proto, ports([1, 2], [22, 22]) + inv(2)), `${proto} sport 1-2 ${proto} dport != 22`);
+    t.is(match(proto, ports([2, 1], ALL) + tail), undefined);
+  }
 });
 
 test("ebtables' nat targets: dnat and snat with their verdict; snat's --snat-arp and redirect (written without its accept and its address) raw", (t) => {

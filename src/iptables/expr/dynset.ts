@@ -18,7 +18,10 @@
  * ```
  * Printed when nft names the key (a field, or a concatenation of fields)
  * and the map value (a constant) and the one element statement it has
- * (`counter`, `limit`, `quota`, `ct count`); otherwise raw.
+ * (`counter`, `limit`, `quota`, `ct count`); otherwise raw. With a
+ * statement, on an anonymous set (one nft lists nowhere else), as nft's
+ * meter: `meter flood size 128000 { ip saddr timeout 10s limit rate over
+ * 10/second }`, JSON `{ meter: { key, stmt, size, name } }`.
  *
  * @module
  */
@@ -75,8 +78,25 @@ export const dynsetExpr = attrCodec<DynsetExpr>(
       const dep = data?.k === 'field' ? data.field : undefined;
       if (e.sregData !== undefined && !value) return undefined;
       const timeout = e.timeoutMs ? ` timeout ${durationText(e.timeoutMs)}` : '';
-      const text = `${op} @${e.set} { ${f.text}${timeout}${stmt ? ` ${stmt.text}` : ''}${value ? ` : ${value.text}` : ''} }`;
       const elem = e.timeoutMs ? { elem: { val: f.json, timeout: Math.floor(e.timeoutMs / 1000) } } : f.json;
+      // nft's meter: a statement on an anonymous set, which nft lists nowhere else (netlink_parse_dynset(),
+      // meter_stmt_print(), meter_stmt_json()); its name nft prints only for a dynamic one
+      const info = ctx.setInfo?.(e.set);
+      if (stmt && !value && info?.flags.includes('anonymous')) {
+        if (!info.flags.includes('dynamic')) return undefined;
+        const size = info.size ?? 0;
+        return {
+          stmt: {
+            text: `meter ${e.set} size ${size} { ${f.text}${timeout} ${stmt.text} }`,
+            json: { meter: { key: elem, stmt: stmt.json, size, name: e.set } },
+          },
+          consumes: k.regs,
+          needsL2: f.l2,
+          needsL3: f.l3,
+          needsL4: f.l4,
+        };
+      }
+      const text = `${op} @${e.set} { ${f.text}${timeout}${stmt ? ` ${stmt.text}` : ''}${value ? ` : ${value.text}` : ''} }`;
       return {
         stmt: { text, json: value ? text : { set: { op, elem, set: `@${e.set}`, ...(stmt && { stmt: [stmt.json] }) } } },
         consumes: [...k.regs, ...(e.sregData !== undefined ? [e.sregData] : [])],
