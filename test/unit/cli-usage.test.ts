@@ -175,3 +175,10 @@ test("commandOptionsFirst: moves what precedes the command after its name; leave
   t.deepEqual(commandOptionsFirst(['--bogus', 'status'], program), ['--bogus', 'status']);
   t.deepEqual(commandOptionsFirst(['--json'], program), ['--json']);
 });
+
+test("regression (rvu15): protect --check -- CMD ran '--' as the check (exit 127); now exit 2 saying the check command goes right after --check, nothing run", async (t) => {
+  const r = await synplug(['protect', '--json', '--check', '--', 'true']);
+  t.is(r.code, 2, r.stderr);
+  t.regex(r.stderr, /--check took '--' as its command: give the check command right after --check/);
+  t.is(JSON.parse(r.stdout.trim()).category, 'usage');
+});
