@@ -18,7 +18,7 @@
  * JSON. Waits are on events, bounded.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { QUEUE_TABLE } from '../../src/guard/modes/queue.js';
@@ -343,6 +343,22 @@ const scenarios = {
     return { setup: s.setup, watchdog, during, protectChains, plug: plug.code, plugWatchdog, plugChains, down: down.code };
   },
 
+  /** A's manual plug; A's records copied into B; status through B. */
+  async 'copied-status'() {
+    const { dir, env } = stateEnv();
+    const setup = synplug(['setup', '--via', 'queue', '--addr', '169.254.79.13'], env);
+    const plug = synplug(['plug', '--max-hold', '60s'], env);
+    const a = env.SYNPLUG_STATE_DIR!;
+    const b = join(dir, 'b');
+    mkdirSync(b, { mode: 0o700 });
+    for (const f of ['setup.json', 'leases.json', 'plug.json']) copyFileSync(join(a, f), join(b, f));
+    const status = synplug(['status'], { ...env, SYNPLUG_STATE_DIR: b });
+    const boundAfter = procQueue(QUEUE) !== undefined;
+    const rel = synplug(['release'], env);
+    const down = synplug(['teardown'], env);
+    return { setup: setup.code, plug: plug.code, status, boundAfter, rel: rel.code, down: down.code };
+  },
+
   /** The holder SIGKILLed during a hold, the release long after: the report's hold time ends at the death. */
   async 'killed-hold-time'() {
     const addr = '169.254.79.5';
@@ -502,6 +518,17 @@ if (!(await runScenarioIfChild(ENV, scenarios))) {
     t.is(r.plug, 0);
     t.truthy(r.plugWatchdog);
     t.deepEqual(r.plugChains, []);
+    t.is(r.down, 0);
+  });
+
+  test("regression (rvt15 MEDIUM): status through a directory with another directory's queue records copied in said it released a plug left buffering; nothing was released there, and it says nothing of the kind now", (t) => {
+    const r = inOwnNetns<Json>(SELF, ENV, 'copied-status', 90_000);
+    t.is(r.setup, 0);
+    t.is(r.plug, 0);
+    t.is(r.status.code, 0, r.status.stderr);
+    t.notRegex(r.status.stdout, /released a plug left buffering/, r.status.stdout);
+    t.true(r.boundAfter, "A's hold goes on");
+    t.is(r.rel, 0);
     t.is(r.down, 0);
   });
 
