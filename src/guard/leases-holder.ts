@@ -318,12 +318,11 @@ function stoppedState(pid: number): string | undefined {
 async function killHolder(pid: number, queueNum: number, why: string): Promise<HolderRelease | undefined> {
   if (!isHolderProcess(pid)) return undefined;
   const ns = defaultNetns();
-  const bound = listBoundQueues(ns).find((e) => e.queue === queueNum);
-  const ownsBound = bound !== undefined && netlinkSocketOwners(bound.portId, ns).some((o) => o.pid === pid);
+  const bound = queueBoundBy(pid, queueNum, ns);
   let taken: NfqueueHolder | undefined;
   let notTaken: string | undefined;
   let released = 0;
-  if (ownsBound) {
+  if (bound) {
     try {
       taken = NfqueueHolder.takeOver(pid, queueNum, bound.portId, { netns: ns });
       await taken.passThrough();
@@ -343,10 +342,10 @@ async function killHolder(pid: number, queueNum: number, why: string): Promise<H
     released += await taken.release().catch(() => 0);
     const e = taken.kernelCounters();
     dropped = e ? e.queueDropped + e.userDropped : 0;
-  } else if (ownsBound) dropped = listBoundQueues(ns).find((e) => e.queue === queueNum && e.portId === bound.portId)?.queued ?? bound.queued;
+  } else if (bound) dropped = listBoundQueues(ns).find((e) => e.queue === queueNum && e.portId === bound.portId)?.queued ?? bound.queued;
   await taken?.close().catch(() => {});
   const until = Date.now() + 2000;
-  while (ownsBound && Date.now() < until && listBoundQueues(ns).some((e) => e.queue === queueNum && e.portId === bound.portId))
+  while (bound && Date.now() < until && listBoundQueues(ns).some((e) => e.queue === queueNum && e.portId === bound.portId))
     await new Promise((r) => setTimeout(r, 10));
   const what =
     taken && notTaken === undefined
@@ -429,15 +428,13 @@ export async function holdThroughHolder(cfg: QueueHolderConfig, prepared?: Socke
 
 /**
  * Kill a queue holder that cannot answer and holds nothing (no queue socket
- * of its bound), and wait (up to 2 s) until it is gone, its socket path with it
- * (removed here: a killed holder cannot).
+ * of its bound), and wait (up to 2 s) until it is gone. The socket path it
+ * leaves is replaced by the next holder's listen (listenOn: nobody answers
+ * there).
  * @returns whether it was ended; false when it holds the queue (left alone) or is not a holder
  */
 async function endUnboundHolder(pid: number, queueNum: number): Promise<boolean> {
-  if (!isHolderProcess(pid)) return false;
-  const ns = defaultNetns();
-  const bound = listBoundQueues(ns).find((e) => e.queue === queueNum);
-  if (bound && netlinkSocketOwners(bound.portId, ns).some((o) => o.pid === pid)) return false;
+  if (!isHolderProcess(pid) || queueBoundBy(pid, queueNum, defaultNetns())) return false;
   try {
     process.kill(pid, 'SIGKILL');
   } catch {
@@ -446,6 +443,12 @@ async function endUnboundHolder(pid: number, queueNum: number): Promise<boolean>
   const until = Date.now() + 2000;
   while (Date.now() < until && ['T', 't', 'S', 'R', 'D'].includes(processState(pid) ?? '')) await new Promise((r) => setTimeout(r, 10));
   return true;
+}
+
+/** The queue's /proc entry when process `pid` has its bound socket open; undefined when the queue is unbound or another's. */
+function queueBoundBy(pid: number, queueNum: number, ns: string | undefined) {
+  const bound = listBoundQueues(ns).find((e) => e.queue === queueNum);
+  return bound && netlinkSocketOwners(bound.portId, ns).some((o) => o.pid === pid) ? bound : undefined;
 }
 
 /** Whether a process runs the queue holder's entry point (its argv holds {@link QUEUE_HOLDER_ARG}), and is not this one. */

@@ -67,7 +67,26 @@ async function holding(addr: string, port: number, extra: string[] = []) {
   const spawnedAt = Date.now();
   const h = await heldProtect(env, dir, extra);
   const holder = queueHolderPid(QUEUE);
-  return { dir, env, setup: setup.code, srv, h, holder, spawnedAt };
+  return {
+    dir,
+    env,
+    setup: setup.code,
+    srv,
+    h,
+    holder,
+    spawnedAt,
+    /** Let the protected command end; protect's exit status, its JSON and its stderr. */
+    async end() {
+      h.release();
+      const e = await h.ended;
+      return { code: e.code, json: parseJson(e.stdout), stderr: e.stderr };
+    },
+    /** Stop the server and tear the hold down; teardown's result. */
+    down() {
+      srv.kill();
+      return synplug(['teardown'], env);
+    },
+  };
 }
 
 const scenarios = {
@@ -79,18 +98,17 @@ const scenarios = {
     await until(() => (procQueue(QUEUE)?.queued ?? 0) >= 1, 'the SYN to be queued');
     if (s.holder) process.kill(s.holder, 'SIGSTOP');
     await until(() => s.holder !== undefined && stateOf(s.holder) === 'T', 'the holder to stop');
-    s.h.release();
-    const end = await s.h.ended;
+    const end = await s.end();
     const unbound = procQueue(QUEUE) === undefined;
     const outcome = await c.result;
     const after = client(addr, PORT);
     const afterOutcome = await after.result;
-    s.srv.kill();
-    const down = synplug(['teardown'], s.env);
+    const down = s.down();
+    await until(() => s.holder === undefined || [undefined, 'Z'].includes(stateOf(s.holder)), 'the killed holder to exit', 5000).catch(() => {});
     return {
       setup: s.setup,
       holder: s.holder,
-      end: { code: end.code, json: parseJson(end.stdout), stderr: end.stderr },
+      end,
       unbound,
       holderState: s.holder && stateOf(s.holder),
       outcome,
@@ -108,11 +126,9 @@ const scenarios = {
     await until(() => procQueue(QUEUE) === undefined, 'the queue to be unbound past --max-hold', 15_000);
     const c = client(addr, PORT + 1);
     const outcome = await c.result;
-    s.h.release();
-    const end = await s.h.ended;
-    s.srv.kill();
-    const down = synplug(['teardown'], s.env);
-    return { setup: s.setup, holder: s.holder, outcome, end: { code: end.code, json: parseJson(end.stdout), stderr: end.stderr }, down: down.code };
+    const end = await s.end();
+    const down = s.down();
+    return { setup: s.setup, holder: s.holder, outcome, end, down: down.code };
   },
 
   /** The holder stopped, then protect SIGKILLed (its watchdog alive): the watchdog's release kills the holder. */
@@ -128,8 +144,7 @@ const scenarios = {
     const c = client(addr, PORT + 2);
     const outcome = await c.result;
     const stderr = s.h.stderrNow();
-    s.srv.kill();
-    const down = synplug(['teardown'], s.env);
+    const down = s.down();
     return { setup: s.setup, holder: s.holder, watchdog, outcome, stderr, down: down.code };
   },
 
@@ -167,6 +182,8 @@ const scenarios = {
     const holder = queueHolderPid(QUEUE);
     if (holder) process.kill(holder, 'SIGSTOP');
     await until(() => procQueue(QUEUE) === undefined, "the plug's watchdog to end the stopped holder's hold at the deadline", 15_000);
+    // killed (SIGKILL): gone, or a zombie, once its exit is through (bounded)
+    await until(() => holder === undefined || [undefined, 'Z'].includes(stateOf(holder)), 'the killed holder to exit', 5000).catch(() => {});
     const holderState = holder && stateOf(holder);
     const down = synplug(['teardown'], env);
     return { setup: setup.code, plug: plug.code, holder, holderState, down: down.code };
@@ -182,17 +199,15 @@ const scenarios = {
     const joiner = synplug(['protect', '--json', '--max-hold', '10s', '--', 'touch', marker], s.env);
     const joinerRan = existsSync(marker);
     const stillStopped = s.holder !== undefined && stateOf(s.holder) === 'T';
-    s.h.release();
-    const end = await s.h.ended;
-    s.srv.kill();
-    const down = synplug(['teardown'], s.env);
+    const end = await s.end();
+    const down = s.down();
     return {
       setup: s.setup,
       holder: s.holder,
       joiner,
       joinerRan,
       stillStopped,
-      end: { code: end.code, json: parseJson(end.stdout), stderr: end.stderr },
+      end,
       down: down.code,
     };
   },
@@ -301,16 +316,14 @@ const scenarios = {
     const rel = synplug(['release'], s.env);
     const releasedAt = Date.now();
     await new Promise((r) => setTimeout(r, 1500));
-    s.h.release();
-    const end = await s.h.ended;
-    s.srv.kill();
-    const down = synplug(['teardown'], s.env);
+    const end = await s.end();
+    const down = s.down();
     return {
       setup: s.setup,
       rel: rel.code,
       upTo: releasedAt - s.spawnedAt,
       from: releasedFrom - s.spawnedAt,
-      end: { code: end.code, json: parseJson(end.stdout), stderr: end.stderr },
+      end,
       down: down.code,
     };
   },
@@ -338,8 +351,7 @@ const scenarios = {
     await until(() => procQueue(QUEUE) === undefined, 'the holder to let go at the deadline', 15_000).catch(() => {});
     await until(() => chainsOf(QUEUE_TABLE)?.length === 0, 'the holder to remove the chain', 15_000).catch(() => {});
     const plugChains = chainsOf(QUEUE_TABLE);
-    s.srv.kill();
-    const down = synplug(['teardown'], s.env);
+    const down = s.down();
     return { setup: s.setup, watchdog, during, protectChains, plug: plug.code, plugWatchdog, plugChains, down: down.code };
   },
 
@@ -368,15 +380,13 @@ const scenarios = {
     const unboundAt = Date.now();
     // the release comes later still: the old report counted up to it
     await new Promise((r) => setTimeout(r, 1500));
-    s.h.release();
-    const end = await s.h.ended;
-    s.srv.kill();
-    const down = synplug(['teardown'], s.env);
+    const end = await s.end();
+    const down = s.down();
     return {
       setup: s.setup,
       holder: s.holder,
       bound: unboundAt - s.spawnedAt,
-      end: { code: end.code, json: parseJson(end.stdout), stderr: end.stderr },
+      end,
       down: down.code,
     };
   },
