@@ -128,7 +128,7 @@ export async function parseCheck(text: string): Promise<string[]> {
   const { splitCommandWords } = await import('../guard/precheck.js');
   const words = splitCommandWords(text, '--check');
   if (words.length === 0 || words[0] === '') throw new UsageError("--check is empty: give the check command, e.g. --check 'nginx -t'");
-  // `--check -- CMD`: the option took the `--` as its value (rvu15)
+  // `--check -- CMD`: the option took the `--` as its value
   if (text.trim() === '--')
     throw new UsageError("--check took '--' as its command: give the check command right after --check, e.g. --check 'nginx -t' -- COMMAND");
   return words;

@@ -218,7 +218,7 @@ export async function recoverStale(s: GuardSession, store: StateStore): Promise<
   await recordKilledProtects(store.dir, deadProtectLeases(d.dead));
   // what was held is let go, and its protect is dead: nobody reads the report's counters
   if (d.released) await retireReportChain(store);
-  // Records copied from another directory (rvt15): every hold's release reached no holder of this directory, so
+  // Records copied from another directory: every hold's release reached no holder of this directory, so
   // nothing was released here, whatever the records said (that directory's hold goes on).
   const notHere = s.holds.length > 0 && s.holds.every((h) => h.heldNothingHere?.() !== undefined);
   return d.released && hadPlug && !notHere ? { released: true, reason } : { released: false };

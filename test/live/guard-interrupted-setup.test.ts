@@ -177,7 +177,7 @@ test.serial("regression: with no record and a marked address, protect and status
     t.notRegex(p.stderr, /prio|pfifo|plug 40/);
     const st = await N.synplug(other, 'status');
     t.notRegex(st.stdout, /prio 1:|pfifo|plug 40/, st.stdout);
-    // as check says it (first22: status and check agree): not set up here, the marked address named
+    // as check says it (status and check agree): not set up here, the marked address named
     t.regex(
       st.stdout,
       new RegExp(`synplug is not set up in the state directory .*, though address ${ADDR.replace(/\./g, '\\.')} on lo carries synplug's mark`),

@@ -171,7 +171,7 @@ test.serial('regression: protect, its watchdog and the holder all killed: the ne
   }
 });
 
-// trust19m's note: a watchdog's drop that removes another protect's dead lease (that protect killed with its
+// A watchdog's drop that removes another protect's dead lease (that protect killed with its
 // watchdog) wrote no line for it. Now the watchdog writes it, once; and its own protect's line, once.
 test.serial("regression: a watchdog whose drop removes another killed protect's lease (its watchdog gone too) writes that protect's line, once", async (t) => {
   const kernel = new FakeKernel();
