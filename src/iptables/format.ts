@@ -475,6 +475,13 @@ const REBUILT_OTHERWISE: ReadonlyArray<{ field: string; families: readonly strin
     families: ['ip', 'ip6', 'inet', 'arp', 'bridge', 'netdev'],
     why: "nft leaves this match out, and nft -f of its listing puts meta l4proto in its place, the packet's protocol, not its connection's: untracked packets and icmp errors differ",
   },
+  // before `meta l4proto` or `ct protocol` (`ct l3proto ipv4 tcp dport 80` lists as `tcp dport 80`), where nft -f of
+  // the listing never adds it back
+  {
+    field: 'ct l3proto',
+    families: ['ip', 'ip6', 'inet', 'arp', 'bridge', 'netdev'],
+    why: "nft leaves this match out, and nft -f of its listing puts none in its place: the connection's family, not the packet's: untracked packets differ",
+  },
   // before `meta l4proto icmp` (meta_may_dependency_kill()), which nft -f of the listing writes alone: it then also
   // matches a packet of the other IP version carrying that protocol number; before an icmp type nft -f puts back
   // `meta nfproto` in inet, `meta protocol` in netdev, but `ether type` in bridge
@@ -617,6 +624,9 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
     },
     get l4() {
       return ctx.l4;
+    },
+    get l4Other() {
+      return ctx.l4Other;
     },
     reg(n: number): RegisterValue | undefined {
       const r = regs.get(n);
@@ -1408,10 +1418,12 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
     const left = f.json as { payload?: { protocol?: string; field?: string } };
     if (ownL3 && left.payload?.protocol === 'vlan' && left.payload.field === 'type') slot.needsL2 = 'vlan';
     const packetField = (x: Slot): boolean => Boolean(x.needsL3 || x.needsL4 || x.setsL4);
-    if (op === 'eq' && f.type === 'ethertype' && src.k === 'payload' && src.base === 'link' && (family === 'ip' || family === 'ip6' || family === 'inet')) {
+    if (op === 'eq' && f.type === 'ethertype' && src.k === 'payload' && src.base === 'link' && (family === 'ip' || family === 'ip6')) {
       // in a family of its own network protocol: nft keeps `ether type ip` before some fields, hides it before others;
       // another ether type it keeps where no match follows but the vlan header's own (`vlan id 5 vlan type arp accept`,
-      // `ether type 8021q vlan type ip accept`: nft's text rebuilds the same bytes)
+      // `ether type 8021q vlan type ip accept`: nft's text rebuilds the same bytes). In inet nft leaves it out only
+      // as the dependency logic below has it: before a field of the network header, before `meta l4proto icmp`
+      // (meta_may_dependency_kill), `ct protocol`, and a stacked one before `meta nfproto` (linkDep)
       const other = (x: Slot): boolean =>
         x.stmt !== undefined && typeof x.stmt.json !== 'string' && 'match' in x.stmt.json && matchLeft(x)?.payload?.protocol !== 'vlan';
       slot.hiddenBy = (x) => packetField(x) || (v.text !== (family === 'ip6' ? 'ip6' : 'ip') && other(x));
@@ -1444,9 +1456,10 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
           const before = slot.hiddenBy;
           slot.hiddenBy = (x) => before?.(x) === true || linkField(x);
         }
-        // in bridge and netdev a later `meta protocol`, `meta nfproto` or `ct l3proto` match leaves it out
-        // (`@ll,96,16 0x8100 ip saddr ...` lists as `ip saddr ...` in bridge)
-        else if (family === 'bridge' || family === 'netdev') slot.linkDep = implied ? true : 'raw';
+        // in bridge, netdev and inet a later `meta protocol`, `meta nfproto` or `ct l3proto` match leaves it out
+        // (`@ll,96,16 0x8100 ip saddr ...` lists as `ip saddr ...` in bridge; `ether type 8021q meta nfproto ipv4`
+        // as `meta nfproto ipv4` in inet)
+        else if (family === 'bridge' || family === 'netdev' || family === 'inet') slot.linkDep = implied ? true : 'raw';
       } else if (isMetaProto && names && (data === '8100' || data === '88a8')) {
         // nft 1.0.6 takes the vlan header for the network one here, and aborts on a network load after it: raw
         c.l3 = NH_VLAN;
