@@ -334,6 +334,16 @@ const LEFT_OUT: ReadonlyArray<[family: string, rows: ReadonlyArray<[rule: string
       ['meta nfproto ipv4 meta l4proto icmp', 'meta nfproto ipv4'],
       ['meta nfproto ipv4 meta l4proto icmp icmp type echo-request', 'same'],
       ['meta iiftype ether meta nfproto ipv4 ip saddr 169.254.0.1', 'meta iiftype ether'],
+      // nft keeps an ether type before a transport field, `meta l4proto tcp` and any other match but a field of the
+      // network header, `meta l4proto icmp`, `ct protocol`; a stacked one it leaves out before `meta nfproto`
+      ['ether type ip tcp dport 80', 'same'],
+      ['ether type ip6 udp dport 53 counter', 'same'],
+      ['ether type ip meta l4proto tcp', 'same'],
+      ['ether type arp meta mark 0x00000001', 'same'],
+      ['ether type 8021q ip saddr 169.254.5.1', 'same'],
+      ['ether type ip meta l4proto icmp', 'ether type ip'],
+      ['ether type 8021q meta nfproto ipv4', 'ether type 8021q'],
+      ['ct l3proto ipv4 tcp dport 22', 'ct l3proto ipv4'],
     ],
   ],
   [
@@ -343,6 +353,7 @@ const LEFT_OUT: ReadonlyArray<[family: string, rows: ReadonlyArray<[rule: string
       ['ether type ip tcp dport 22', 'ether type ip'],
       ['vlan type ip tcp dport 22', 'vlan type ip'],
       ['ct protocol tcp tcp dport 22', 'ct protocol tcp'],
+      ['ct l3proto ipv4 meta l4proto udp', 'ct l3proto ipv4'],
     ],
   ],
   [
@@ -395,9 +406,11 @@ test.serial(
           m?.[2] ?? '',
           /^(ip6 nexthdr|ct protocol) /.test(raw)
             ? /puts meta l4proto in its place/
-            : /^meta (nfproto|protocol) /.test(raw)
-              ? /a packet of the other IP version with that protocol number/
-              : /reads no link-layer header/,
+            : /^ct l3proto /.test(raw)
+              ? /puts none in its place: the connection's family, not the packet's/
+              : /^meta (nfproto|protocol) /.test(raw)
+                ? /a packet of the other IP version with that protocol number/
+                : /reads no link-layer header/,
         );
       }
     });
@@ -703,6 +716,10 @@ const IPTABLES_MATCHES: ReadonlyArray<[rule: string, raw?: 'raw']> = [
   // nft -f refuses; after -p it reads it back
   ['-A INPUT -m conntrack ! --ctproto tcp --ctorigdstport 89 -j ACCEPT', 'raw'],
   ['-A INPUT -p udp -m conntrack ! --ctproto tcp --ctorigdstport 89 -j ACCEPT'],
+  // after --ctproto gre (no -p), nft lists `ct original protocol 47 ct original proto-dst 5`, which nft -f refuses (nft
+  // 1.0.6 names no gre header); after -p gre it reads the port back
+  ['-A INPUT -m conntrack --ctproto gre --ctorigdstport 5 -j ACCEPT', 'raw'],
+  ['-A INPUT -p gre -m conntrack --ctorigdstport 5 -j ACCEPT'],
   // nft lists `ct expiration 4294968`, which nft -f refuses (value too large)
   ['-A INPUT -m conntrack --ctexpire 4294968 -j ACCEPT', 'raw'],
   // a bare -m tcp or -m udp, which nft lists as nothing (`meta l4proto tcp  counter`), reading back as no match
@@ -913,7 +930,7 @@ test.serial(
       if (raw)
         t.regex(
           rules(ours)[i],
-          /\[ raw: match name [a-z]+ rev \d+( \((ct [a-z ]+ [0-9.]+\/\d+: nft -f reads this prefix back as another address|a port without --ctproto \(or after ! --ctproto\) or -p: nft -f cannot read it back|nft lists "ct expiration [0-9-]+", (read back as [0-9-]+ ms: --ctexpire matches \d+ to [0-9.]+ s|which nft -f refuses: value too large)|nft 1\.0\.6 lists it as nothing, which reads back as no match: -m (tcp|udp) drops non-first fragments|nft 1\.0\.6 lists it as "xt match [a-z]+", which nft -f cannot read|nft 1\.0\.6 lists "xt match connlimit" or, at random, "add @connlimit0 \.\.\." \(no such set\))\))? \]/,
+          /\[ raw: match name [a-z]+ rev \d+( \((ct [a-z ]+ [0-9.]+\/\d+: nft -f reads this prefix back as another address|a port without --ctproto \(or after ! --ctproto\) or -p: nft -f cannot read it back|--ctproto \d+, which nft names no header of, and no -p: nft -f cannot read the port back|nft lists "ct expiration [0-9-]+", (read back as [0-9-]+ ms: --ctexpire matches \d+ to [0-9.]+ s|which nft -f refuses: value too large)|nft 1\.0\.6 lists it as nothing, which reads back as no match: -m (tcp|udp) drops non-first fragments|nft 1\.0\.6 lists it as "xt match [a-z]+", which nft -f cannot read|nft 1\.0\.6 lists "xt match connlimit" or, at random, "add @connlimit0 \.\.\." \(no such set\))\))? \]/,
           rule,
         );
       else t.is(rules(ours)[i], rules(theirs)[i], rule);
@@ -1135,6 +1152,10 @@ test.serial(
       ['-A INPUT -p tcp -m conntrack --ctorigdstport 80 -j ACCEPT'],
       ['-A INPUT -p udp -m conntrack --ctorigsrcport 5:7 ! --ctrepldstport 9 -j ACCEPT'],
       ['-A INPUT -p sctp -m conntrack --ctstate NEW --ctreplsrcport 7 -j DROP'],
+      // a protocol nft 1.0.6 names no header of: the port is still the tuple's 16 bits xt_conntrack compares (gre's key)
+      ['-A INPUT -p gre -m conntrack --ctorigdstport 5 -j ACCEPT'],
+      ['-A INPUT -p gre -m conntrack --ctorigsrcport 5 --ctrepldstport 6:7 ! --ctreplsrcport 8 --ctstate NEW -j ACCEPT'],
+      ['-A INPUT -p 200 -m conntrack --ctorigdstport 5 -j ACCEPT'],
     ];
     const { dir, f } = listIptables('ct-port-proto', rows);
     const theirs = counted(f('nft.txt'));
@@ -1142,8 +1163,16 @@ test.serial(
     t.regex(theirs[0], /^\t\tmeta l4proto tcp ct original proto-dst 80 counter/);
     t.deepEqual(counted(f('ours.txt')), theirs);
     t.deepEqual(exits(f('ours.rc')), ['0', '0']);
-    inNetns(`${NFT} -f ${q(f('ours.txt'))}\n${NFT} list ruleset > ${q(join(dir, 'back.txt'))}`);
+    t.regex(theirs[3], /^\t\tmeta l4proto gre ct original proto-dst 5 counter/);
+    inNetns(
+      `${NFT} -f ${q(f('ours.txt'))}\n${NFT} list ruleset > ${q(join(dir, 'back.txt'))}\n${NFT} --debug=netlink list ruleset > ${q(join(dir, 'back.dbg'))}`,
+    );
     t.deepEqual(counted(join(dir, 'back.txt')), theirs);
+    // natively: the port as the tuple's 16 bits in network order, after gre's protocol number
+    t.regex(
+      readFileSync(join(dir, 'back.dbg'), 'utf8'),
+      /\[ cmp eq reg 1 0x0000002f \]\n {2}\[ ct load proto_dst => reg 1 , dir original \]\n {2}\[ cmp eq reg 1 0x00000500 \]/,
+    );
   },
 );
 
