@@ -121,6 +121,34 @@ function loadAndShow(name: string, text: string): (n: string) => string {
   return f;
 }
 
+/**
+ * The claim behind a raw: each rule's expressions (libnftnl's `  [ ... ]` lines) as {@link loadAndShow}'s
+ * in.nft loads them, and as nft -f of nft's own listing of them (nft.txt) rebuilds them, in a fresh namespace.
+ * `f`: loadAndShow's files; `rule`: the dump's line before each rule (`ip synplug_lo c 4`).
+ */
+function rebuiltByNft(f: (n: string) => string, rule: RegExp): [loaded: string[], rebuilt: string[]] {
+  inNetns(
+    [
+      `${NFT} -f ${q(f('in.nft'))}`,
+      `${NFT} --debug=netlink list ruleset > ${q(f('a.dbg'))}`,
+      `${NFT} flush ruleset`,
+      `${NFT} -f ${q(f('nft.txt'))}`,
+      `${NFT} --debug=netlink list ruleset > ${q(f('b.dbg'))}`,
+    ].join('\n'),
+  );
+  const exprs = (p: string): string[] =>
+    readFileSync(f(p), 'utf8')
+      .split(rule)
+      .slice(1)
+      .map((r) =>
+        r
+          .split('\n')
+          .filter((l) => l.startsWith('  ['))
+          .join('\n'),
+      );
+  return [exprs('a.dbg'), exprs('b.dbg')];
+}
+
 test.serial(
   'what synplug cannot print in nft language (a typeof it cannot read, ct event bits nft lists as it cannot read them back): listed marked, named on stderr, exit 11',
   (t) => {
@@ -384,7 +412,7 @@ const LEFT_OUT: ReadonlyArray<[family: string, rows: ReadonlyArray<[rule: string
 ];
 
 test.serial(
-  "a dependency nft leaves out where nft -f of its listing rebuilds another match (ip6 nexthdr in ip6, ether type in bridge, netdev and elsewhere, ct protocol, a network match before meta l4proto icmp): raw saying why, exit 11; the rest as nft lists it; nft -f of nft's own text shows which",
+  "a dependency nft leaves out where nft -f of its listing rebuilds another match (ip6 nexthdr in ip6, ether type in bridge, netdev and elsewhere, ct protocol and ct l3proto, a network match before meta l4proto icmp; in inet the ether type nft keeps): raw saying why, exit 11; the rest as nft lists it; nft -f of nft's own text shows which",
   (t) => {
     const text = LEFT_OUT.map(([family, rows]) => `table ${family} synplug_lo {\n\tchain c {\n${rows.map(([r]) => `\t\t${r}`).join('\n')}\n\t}\n}\n`).join('');
     const f = loadAndShow('leftout', text);
@@ -418,27 +446,7 @@ test.serial(
     const err = readFileSync(f('ours.err'), 'utf8');
     t.true(err.includes(`${rows.filter((r) => r.raw !== 'same' && r.raw !== 'l4proto').length} part(s)`), err);
     // the claim: nft -f of nft's own listing rebuilds other expressions exactly where synplug prints raw
-    const dir = join(tmp, 'leftout');
-    inNetns(
-      [
-        `${NFT} -f ${q(f('in.nft'))}`,
-        `${NFT} --debug=netlink list ruleset > ${q(join(dir, 'a.dbg'))}`,
-        `${NFT} flush ruleset`,
-        `${NFT} -f ${q(f('nft.txt'))}`,
-        `${NFT} --debug=netlink list ruleset > ${q(join(dir, 'b.dbg'))}`,
-      ].join('\n'),
-    );
-    const exprs = (p: string): string[] =>
-      readFileSync(join(dir, p), 'utf8')
-        .split(/^\w+ synplug_lo c \d+.*$/m)
-        .slice(1)
-        .map((r) =>
-          r
-            .split('\n')
-            .filter((l) => l.startsWith('  ['))
-            .join('\n'),
-        );
-    const [a, b] = [exprs('a.dbg'), exprs('b.dbg')];
+    const [a, b] = rebuiltByNft(f, /^\w+ synplug_lo c \d+.*$/m);
     t.is(a.length, rows.length);
     rows.forEach(({ rule, raw }, i) => {
       if (raw === 'same') t.is(b[i], a[i], rule);
@@ -475,27 +483,7 @@ test.serial(
     t.is(ours[2], '\t\tvlan id 5 [ raw: vlan type 8021q (nft may leave this match out) ] vlan id 6 meta protocol ip accept');
     t.deepEqual(readFileSync(f('ours.rc'), 'utf8').split('\n').filter(Boolean), ['11', '11']);
     // the claim: nft -f of nft's own listing builds every rule of other bytes
-    const dir = join(tmp, 'qinqraw');
-    inNetns(
-      [
-        `${NFT} -f ${q(f('in.nft'))}`,
-        `${NFT} --debug=netlink list ruleset > ${q(join(dir, 'a.dbg'))}`,
-        `${NFT} flush ruleset`,
-        `${NFT} -f ${q(f('nft.txt'))}`,
-        `${NFT} --debug=netlink list ruleset > ${q(join(dir, 'b.dbg'))}`,
-      ].join('\n'),
-    );
-    const exprs = (p: string): string[] =>
-      readFileSync(join(dir, p), 'utf8')
-        .split(/^bridge synplug_qq c \d+.*$/m)
-        .slice(1)
-        .map((r) =>
-          r
-            .split('\n')
-            .filter((l) => l.startsWith('  ['))
-            .join('\n'),
-        );
-    const [a, b] = [exprs('a.dbg'), exprs('b.dbg')];
+    const [a, b] = rebuiltByNft(f, /^bridge synplug_qq c \d+.*$/m);
     t.is(a.length, 3);
     t.is(b.length, 3);
     for (let i = 0; i < 3; i++) t.not(b[i], a[i]);
