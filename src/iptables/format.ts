@@ -496,12 +496,20 @@ function icmpTypeLeftOut(x: Slot): boolean {
   return x.metaDep?.base === 'nh' && x.dropped === true && (x.setsL4 === 'icmp' || x.setsL4 === 'icmpv6');
 }
 
+/** {@link rebuiltOtherwise}'s why for `meta nfproto` or `meta protocol` nft -f of the listing rebuilds as `ether type`. */
+const ETHER_REBUILT =
+  'nft leaves this match out, and nft -f of its listing puts ether type in its place after an Ethernet field, which reads the link-layer header: vlan-tagged frames differ';
+
 /**
  * {@link REBUILT_OTHERWISE}'s why for a network or transport dependency slot
  * `s` in `family` that the later slot `by` left out, if nft -f rebuilds it
- * otherwise.
+ * otherwise. `etherBefore`: an Ethernet header field the listing keeps
+ * before `s` (`ether saddr ...`), after which nft -f names the network
+ * protocol a network field or an icmp type needs by `ether type` in inet and
+ * netdev too: `ether type` is then rebuilt as it was, `meta nfproto` and
+ * `meta protocol` as `ether type`.
  */
-function rebuiltOtherwise(s: Slot, by: Slot, family: string): string | undefined {
+function rebuiltOtherwise(s: Slot, by: Slot, family: string, etherBefore: boolean): string | undefined {
   type Left = { payload?: { protocol?: string; field?: string }; meta?: { key?: string }; ct?: { key?: string; dir?: string } };
   const left = (s.stmt?.json as { match?: { left?: Left } } | undefined)?.match?.left;
   const field = left?.payload
@@ -513,6 +521,10 @@ function rebuiltOtherwise(s: Slot, by: Slot, family: string): string | undefined
         : undefined;
   // (a link-layer dependency only where a `meta protocol`, `meta nfproto` or `ct l3proto` left it out: see linkDep)
   if (!field || (s.depBase !== 2 && s.depBase !== 3 && !(s.linkDep && by.metaDep?.base === 'll'))) return undefined;
+  if (etherBefore && s.depBase === 2 && (family === 'inet' || family === 'netdev') && (by.needsL3 !== undefined || icmpTypeLeftOut(by))) {
+    if (field === 'ether type') return undefined;
+    if (field === 'meta nfproto' || field === 'meta protocol') return ETHER_REBUILT;
+  }
   const row = REBUILT_OTHERWISE.find((r) => r.field === field && r.families.includes(family));
   return row && !row.keptBefore?.(by) ? row.why : undefined;
 }
@@ -1012,8 +1024,9 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
     }
   });
   // a dependency nft leaves out where nft -f would put back another (REBUILT_OTHERWISE): raw, saying why
-  for (const s of slots) {
-    const why = s.droppedFor && s.stmt ? rebuiltOtherwise(s, s.droppedFor, options.family) : undefined;
+  for (const [i, s] of slots.entries()) {
+    const etherBefore = slots.slice(0, i).some((x) => !x.dropped && x.stmt !== undefined && matchLeft(x)?.payload?.protocol === 'ether');
+    const why = s.droppedFor && s.stmt ? rebuiltOtherwise(s, s.droppedFor, options.family, etherBefore) : undefined;
     if (why) {
       s.stmt = uncertain(s.stmt!, why);
       s.dropped = false;

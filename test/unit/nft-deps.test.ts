@@ -226,6 +226,21 @@ const REBUILT: ReadonlyArray<[string, string[], string, RegExp?]> = [
   // `ct l3proto` before `meta l4proto`: nft -f never puts it back
   ['inet', exprs('ct l3proto ipv4', 'meta l4proto tcp', 'tcp dport 22'), '[ raw: ct l3proto ipv4 (CTL3) ] tcp dport 22', /untracked/],
   ['ip', exprs('ct l3proto ipv4', 'meta l4proto tcp'), '[ raw: ct l3proto ipv4 (CTL3) ] meta l4proto tcp', /untracked/],
+  // after an Ethernet field nft -f names the network protocol by `ether type` in inet and netdev: it rebuilds that as
+  // it was, `meta nfproto` and `meta protocol` not
+  ['inet', exprs('meta iiftype ether', 'ether saddr 00:11:22:33:44:55', 'ether type ip', 'ip saddr 1.2.3.4'), 'ether saddr 00:11:22:33:44:55 ip saddr 1.2.3.4'],
+  [
+    'inet',
+    exprs('meta iiftype ether', 'ether saddr 00:11:22:33:44:55', 'meta nfproto ipv4', 'ip saddr 1.2.3.4'),
+    'ether saddr 00:11:22:33:44:55 [ raw: meta nfproto ipv4 (ETHER) ] ip saddr 1.2.3.4',
+    /ether type/,
+  ],
+  [
+    'netdev',
+    exprs('meta iiftype ether', 'ether saddr 00:11:22:33:44:55', 'meta protocol ip', 'meta l4proto icmp', 'icmp type echo-request'),
+    'ether saddr 00:11:22:33:44:55 [ raw: meta protocol ip (ETHER) ] icmp type echo-request',
+    /ether type/,
+  ],
 ];
 
 /** The whys of the raw rows above, by their mark in them. */
@@ -234,14 +249,16 @@ const WHY: Record<string, string> = {
   L4: 'nft leaves this match out, and nft -f of its listing puts another or none in its place: a packet of the other IP version with that protocol number, or a vlan-tagged frame, differs',
   CT: "nft leaves this match out, and nft -f of its listing puts meta l4proto in its place, the packet's protocol, not its connection's: untracked packets and icmp errors differ",
   CTL3: "nft leaves this match out, and nft -f of its listing puts none in its place: the connection's family, not the packet's: untracked packets differ",
+  ETHER:
+    'nft leaves this match out, and nft -f of its listing puts ether type in its place after an Ethernet field, which reads the link-layer header: vlan-tagged frames differ',
 };
 
 for (const [family, debug, want, why] of REBUILT) {
-  test(`${family}: ${want.replace(/\((LINK|L4|CT|CTL3)\)/, '(...)')}: a dependency nft leaves out prints raw where nft -f of nft's listing rebuilds other packets`, (t) => {
+  test(`${family}: ${want.replace(/\((LINK|L4|CT|CTL3|ETHER)\)/, '(...)')}: a dependency nft leaves out prints raw where nft -f of nft's listing rebuilds other packets`, (t) => {
     const st = N.ruleStatements(parseDebug(debug), { family });
     t.is(
       st.map((s) => s.text).join(' '),
-      want.replace(/\((LINK|L4|CT|CTL3)\)/, (_, k: string) => `(${WHY[k]})`),
+      want.replace(/\((LINK|L4|CT|CTL3|ETHER)\)/, (_, k: string) => `(${WHY[k]})`),
     );
     const raw = st.filter((s) => typeof s.json === 'object' && 'raw' in s.json);
     t.is(raw.length, why ? 1 : 0);
