@@ -496,20 +496,21 @@ function icmpTypeLeftOut(x: Slot): boolean {
   return x.metaDep?.base === 'nh' && x.dropped === true && (x.setsL4 === 'icmp' || x.setsL4 === 'icmpv6');
 }
 
-/** {@link rebuiltOtherwise}'s why for `meta nfproto` or `meta protocol` nft -f of the listing rebuilds as `ether type`. */
+/** {@link rebuiltOtherwise}'s why for `meta nfproto` or `meta protocol` nft -f of the listing rebuilds as `ether type` or `vlan type`. */
 const ETHER_REBUILT =
-  'nft leaves this match out, and nft -f of its listing puts ether type in its place after an Ethernet field, which reads the link-layer header: vlan-tagged frames differ';
+  'nft leaves this match out, and nft -f of its listing puts ether type or vlan type in its place after a link-layer field, which reads that header: vlan-tagged frames differ';
 
 /**
  * {@link REBUILT_OTHERWISE}'s why for a network or transport dependency slot
  * `s` in `family` that the later slot `by` left out, if nft -f rebuilds it
- * otherwise. `etherBefore`: an Ethernet header field the listing keeps
- * before `s` (`ether saddr ...`), after which nft -f names the network
- * protocol a network field or an icmp type needs by `ether type` in inet and
- * netdev too: `ether type` is then rebuilt as it was, `meta nfproto` and
- * `meta protocol` as `ether type`.
+ * otherwise. `linkBefore`: the header of the last link-layer field the
+ * listing keeps before `s` (`ether saddr ...`, `vlan id 5`), after which
+ * nft -f names the network protocol a network field or an icmp type needs
+ * by that header's type field in inet and netdev too: `ether type` after an
+ * Ethernet field is then rebuilt as it was, `meta nfproto` and `meta
+ * protocol` as `ether type` or `vlan type`.
  */
-function rebuiltOtherwise(s: Slot, by: Slot, family: string, etherBefore: boolean): string | undefined {
+function rebuiltOtherwise(s: Slot, by: Slot, family: string, linkBefore: string | undefined): string | undefined {
   type Left = { payload?: { protocol?: string; field?: string }; meta?: { key?: string }; ct?: { key?: string; dir?: string } };
   const left = (s.stmt?.json as { match?: { left?: Left } } | undefined)?.match?.left;
   const field = left?.payload
@@ -521,8 +522,8 @@ function rebuiltOtherwise(s: Slot, by: Slot, family: string, etherBefore: boolea
         : undefined;
   // (a link-layer dependency only where a `meta protocol`, `meta nfproto` or `ct l3proto` left it out: see linkDep)
   if (!field || (s.depBase !== 2 && s.depBase !== 3 && !(s.linkDep && by.metaDep?.base === 'll'))) return undefined;
-  if (etherBefore && s.depBase === 2 && (family === 'inet' || family === 'netdev') && (by.needsL3 !== undefined || icmpTypeLeftOut(by))) {
-    if (field === 'ether type') return undefined;
+  if (linkBefore && s.depBase === 2 && (family === 'inet' || family === 'netdev') && (by.needsL3 !== undefined || icmpTypeLeftOut(by))) {
+    if (field === 'ether type' && linkBefore === 'ether') return undefined;
     if (field === 'meta nfproto' || field === 'meta protocol') return ETHER_REBUILT;
   }
   const row = REBUILT_OTHERWISE.find((r) => r.field === field && r.families.includes(family));
@@ -1025,8 +1026,12 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
   });
   // a dependency nft leaves out where nft -f would put back another (REBUILT_OTHERWISE): raw, saying why
   for (const [i, s] of slots.entries()) {
-    const etherBefore = slots.slice(0, i).some((x) => !x.dropped && x.stmt !== undefined && matchLeft(x)?.payload?.protocol === 'ether');
-    const why = s.droppedFor && s.stmt ? rebuiltOtherwise(s, s.droppedFor, options.family, etherBefore) : undefined;
+    const linkBefore = slots
+      .slice(0, i)
+      .map((x) => (!x.dropped && x.stmt !== undefined ? matchLeft(x)?.payload?.protocol : undefined))
+      .filter((p) => p === 'ether' || p === 'vlan')
+      .at(-1);
+    const why = s.droppedFor && s.stmt ? rebuiltOtherwise(s, s.droppedFor, options.family, linkBefore) : undefined;
     if (why) {
       s.stmt = uncertain(s.stmt!, why);
       s.dropped = false;

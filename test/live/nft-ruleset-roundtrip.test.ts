@@ -337,12 +337,16 @@ test.serial(
   },
 );
 
+/** The why of a `meta nfproto` or `meta protocol` nft leaves out after a link-layer field, where nft -f of its listing puts `ether type` or `vlan type`. */
+const ETHER_WHY = /puts ether type or vlan type in its place after a link-layer field/;
+
 /**
  * Dependencies nft 1.0.6 leaves out of its listing, by family: [rule as written, what synplug marks raw (the
  * match nft leaves out, where nft -f of nft's listing rebuilds another match or none) or how nft -f rebuilds it
- * ('same'; 'l4proto': `ip protocol` in ip as `meta l4proto`, which the ip family reads from that very field)].
+ * ('same'; 'l4proto': `ip protocol` in ip as `meta l4proto`, which the ip family reads from that very field),
+ * and the raw's why where the family's usual one is not it].
  */
-const LEFT_OUT: ReadonlyArray<[family: string, rows: ReadonlyArray<[rule: string, raw: string]>]> = [
+const LEFT_OUT: ReadonlyArray<[family: string, rows: ReadonlyArray<[rule: string, raw: string, why?: RegExp]>]> = [
   [
     'ip6',
     [
@@ -372,6 +376,11 @@ const LEFT_OUT: ReadonlyArray<[family: string, rows: ReadonlyArray<[rule: string
       ['ether type ip meta l4proto icmp', 'ether type ip'],
       ['ether type 8021q meta nfproto ipv4', 'ether type 8021q'],
       ['ct l3proto ipv4 tcp dport 22', 'ct l3proto ipv4'],
+      // after an Ethernet field nft -f names the network protocol by `ether type`
+      ['ether saddr 00:11:22:33:44:55 ether type ip ip saddr 169.254.5.1', 'same'],
+      ['ether saddr 00:11:22:33:44:55 meta nfproto ipv4 ip saddr 169.254.5.1', 'meta nfproto ipv4', ETHER_WHY],
+      // after a vlan field, `vlan type`
+      ['vlan id 5 meta nfproto ipv4 icmp type echo-request', 'meta nfproto ipv4', ETHER_WHY],
     ],
   ],
   [
@@ -406,6 +415,8 @@ const LEFT_OUT: ReadonlyArray<[family: string, rows: ReadonlyArray<[rule: string
       ['ether saddr 00:11:22:33:44:55', 'same'],
       ['meta protocol ip meta l4proto icmp icmp type echo-request', 'same'],
       ['meta protocol ip meta l4proto icmp', 'meta protocol ip'],
+      ['ether saddr 00:11:22:33:44:55 ether type ip ip saddr 169.254.5.1', 'same'],
+      ['ether saddr 00:11:22:33:44:55 meta protocol ip icmp type echo-request', 'meta protocol ip', ETHER_WHY],
     ],
   ],
   ['arp', [['ether type arp arp operation request', 'ether type arp']]],
@@ -421,24 +432,26 @@ test.serial(
         .split('\n')
         .filter((l) => l.startsWith('\t\t') && !l.includes('type filter'));
     const [theirs, ours] = [lines('nft.txt'), lines('ours.txt')];
-    const rows = LEFT_OUT.flatMap(([family, r]) => r.map(([rule, raw]) => ({ family, rule, raw })));
+    const rows = LEFT_OUT.flatMap(([family, r]) => r.map(([rule, raw, why]) => ({ family, rule, raw, why })));
     t.is(theirs.length, rows.length, 'every rule loaded');
     t.is(ours.length, rows.length);
-    rows.forEach(({ rule, raw }, i) => {
+    rows.forEach(({ rule, raw, why }, i) => {
       if (raw === 'same' || raw === 'l4proto') t.is(ours[i], theirs[i], rule);
       else {
-        const m = /^\t\t\[ raw: (.+?) \((nft leaves this match out, [^)]+)\) \] (.*)$/.exec(ours[i]);
-        t.is(m?.[1], raw, rule);
-        t.is(`\t\t${m?.[3]}`, theirs[i], rule);
+        // the raw match where nft leaves it out: the rest is nft's listing
+        const m = /^\t\t(.*?)\[ raw: (.+?) \((nft leaves this match out, [^)]+)\) \] (.*)$/.exec(ours[i]);
+        t.is(m?.[2], raw, rule);
+        t.is(`\t\t${m?.[1]}${m?.[4]}`, theirs[i], rule);
         t.regex(
-          m?.[2] ?? '',
-          /^(ip6 nexthdr|ct protocol) /.test(raw)
-            ? /puts meta l4proto in its place/
-            : /^ct l3proto /.test(raw)
-              ? /puts none in its place: the connection's family, not the packet's/
-              : /^meta (nfproto|protocol) /.test(raw)
-                ? /a packet of the other IP version with that protocol number/
-                : /reads no link-layer header/,
+          m?.[3] ?? '',
+          why ??
+            (/^(ip6 nexthdr|ct protocol) /.test(raw)
+              ? /puts meta l4proto in its place/
+              : /^ct l3proto /.test(raw)
+                ? /puts none in its place: the connection's family, not the packet's/
+                : /^meta (nfproto|protocol) /.test(raw)
+                  ? /a packet of the other IP version with that protocol number/
+                  : /reads no link-layer header/),
         );
       }
     });

@@ -250,7 +250,7 @@ const WHY: Record<string, string> = {
   CT: "nft leaves this match out, and nft -f of its listing puts meta l4proto in its place, the packet's protocol, not its connection's: untracked packets and icmp errors differ",
   CTL3: "nft leaves this match out, and nft -f of its listing puts none in its place: the connection's family, not the packet's: untracked packets differ",
   ETHER:
-    'nft leaves this match out, and nft -f of its listing puts ether type in its place after an Ethernet field, which reads the link-layer header: vlan-tagged frames differ',
+    'nft leaves this match out, and nft -f of its listing puts ether type or vlan type in its place after a link-layer field, which reads that header: vlan-tagged frames differ',
 };
 
 for (const [family, debug, want, why] of REBUILT) {
