@@ -296,11 +296,12 @@ export class CheckedDir {
 
   /**
    * Read a regular file whole, opened with O_NOFOLLOW|O_NONBLOCK (a FIFO
-   * never blocks), its size checked before a byte is read.
+   * never blocks), its owner, link count and size checked before a byte is
+   * read ({@link foreignFile}).
    * @param cap the largest size accepted, bytes
    * @param what what to do, appended to the messages
    * @returns undefined when the file does not exist
-   * @throws {StateFileError} a link, not a regular file, larger than `cap`, or unreadable
+   * @throws {StateFileError} a link, not a regular file, another user's, with more than one name, larger than `cap`, or unreadable
    */
   read(name: string, cap: number, what: string): Buffer | undefined {
     const p = this.file(name);
@@ -316,6 +317,8 @@ export class CheckedDir {
     try {
       const st = fstatSync(fd);
       if (!st.isFile()) throw new StateFileError(p, `${p} is not a regular file: remove it (${what})`);
+      const foreign = foreignFile(st);
+      if (foreign !== undefined) throw new StateFileError(p, `${p} ${foreign}, so it is not read: remove it (${what}), and find out who made it`);
       if (st.size > cap)
         throw new StateFileError(
           p,
@@ -445,6 +448,24 @@ export class CheckedDir {
     closeSync(this.fd);
     if (this.parentFd !== this.fd) closeSync(this.parentFd);
   }
+}
+
+/**
+ * What makes a file in the state directory one synplug did not write: it
+ * writes its records as the effective user, each under one name (a
+ * temporary file renamed over the old one). A file of another user (neither
+ * root nor the caller) was written by that user; a file with more than one
+ * name (a hard link, st_nlink > 1) may be another directory's file, whose
+ * other name reaches it.
+ * @returns the rest of a sentence after the file's path, or undefined when it is the user's (or root's) and has one name
+ */
+export function foreignFile(st: { uid: number; nlink: number }): string | undefined {
+  const { euid, trusted } = whoIsTrusted();
+  if (!trusted(st.uid))
+    return `belongs to uid ${st.uid}, neither root nor this user (uid ${euid}): synplug writes its files as the user it runs as, so another user wrote it`;
+  if (st.nlink > 1)
+    return `has ${st.nlink} names (a hard link): synplug gives each of its files one name, so another name reaches it (another directory's file, perhaps)`;
+  return undefined;
 }
 
 /** A few words on a disk errno, for the messages. */

@@ -23,7 +23,7 @@ function statePath(): { base: string; sd: string } {
   return { base, sd: join(base, 'state') };
 }
 
-const plug = { state: 'released', pid: 1, since: 1, deadline: 2, dev: 'lo', releasedAt: 2 };
+const plug = { version: 1, state: 'released', owner: 'manual', pid: 1, since: 1, deadline: 2, dev: 'lo', releasedAt: 2 };
 
 test('the first open pins the directory; a fresh directory put at its path after a rename is refused, naming both, and nothing is written into it', (t) => {
   const { base, sd } = statePath();
