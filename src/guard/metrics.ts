@@ -34,9 +34,11 @@
  *
  * @module
  */
-import { statfsSync } from 'node:fs';
+import { realpathSync, statfsSync } from 'node:fs';
 import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 import { UsageError } from '../netlink/errors.js';
+import { NETNS_RUN_DIR } from '../netlink/netns.js';
+import { HOME_STATE_DIR } from './state-dir.js';
 import { StateFileError } from './errors.js';
 import { withLeaseLock } from './leases.js';
 import { openCheckedDir, refuseDotDot, type DirRole } from './state-fs.js';
@@ -145,13 +147,83 @@ function kernelFileSystemOf(dir: string): string | undefined {
 /** How the state directory's checks name the metrics file's directory (after `--metrics-file PATH: its directory ...`). */
 const METRICS_DIR_ROLE: DirRole = { noun: '', name: 'the directory', contents: 'the metrics file', option: '--metrics-file' };
 
+/** Whether a UTF-16 code unit is a C0 or C1 control character or DEL, which a path given to synplug never needs and a terminal would act on. */
+const isControl = (code: number): boolean => code < 0x20 || (code >= 0x7f && code <= 0x9f);
+
+/** The index of the first control character in `s` ({@link isControl}), or -1. */
+export function controlCharAt(s: string): number {
+  for (let i = 0; i < s.length; i++) if (isControl(s.charCodeAt(i))) return i;
+  return -1;
+}
+
+/** The escapes of the control characters that have a short one. */
+const NAMED_ESCAPES: Record<number, string> = { 9: '\\t', 10: '\\n', 13: '\\r' };
+
+/** A string with its control characters escaped (`\n`, `\t`, `\r`, else `\xHH`, or `\u00HH` for C1), to show it. */
+export function escapeControl(s: string): string {
+  let out = '';
+  for (const c of s) {
+    const code = c.charCodeAt(0);
+    if (!isControl(code)) out += c;
+    else out += NAMED_ESCAPES[code] ?? (code < 0x80 ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u${code.toString(16).padStart(4, '0')}`);
+  }
+  return out;
+}
+
+/** A path as the kernel resolves it (links followed: only to name a problem), or as text when it does not exist. */
+function realOrResolved(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return resolve(path);
+  }
+}
+
+/** Whether `dir` is `top` or inside it (both as {@link realOrResolved}). */
+function isWithin(dir: string, top: string): boolean {
+  const d = realOrResolved(dir);
+  const t = realOrResolved(top);
+  return d === t || d.startsWith(t === '/' ? '/' : `${t}/`);
+}
+
 /**
- * Check a `--metrics-file` path: its directory must exist and be safe (the
- * state directory's rules: every component root's or the user's, none
- * writable by others), its name a plain file name.
- * @throws {UsageError} a relative path, a missing or unsafe directory, one in /proc or /sys, a `..` component, an empty name (exit 2, before anything is held)
+ * The directories no metrics file goes in, each with why: where `ip netns`
+ * keeps named namespaces (a file there would be taken for one), and the
+ * state directories (synplug's own records: owner-only, where node_exporter
+ * cannot read, and where a file of its name would be taken for a record).
  */
-export function checkMetricsFile(path: string): MetricsTarget {
+function forbiddenMetricsDirs(stateDir: string | undefined): Array<{ dir: string; why: string }> {
+  return [
+    {
+      dir: NETNS_RUN_DIR,
+      why: `${NETNS_RUN_DIR} is where 'ip netns' keeps the named network namespaces (each file there is taken for one)`,
+    },
+    ...(stateDir !== undefined
+      ? [{ dir: stateDir, why: `${stateDir} is the state directory, synplug's own records (owner-only: node_exporter cannot read it)` }]
+      : []),
+    {
+      dir: HOME_STATE_DIR,
+      why: `${HOME_STATE_DIR} holds synplug's state directories, its own records (owner-only: node_exporter cannot read them)`,
+    },
+  ];
+}
+
+/**
+ * Check a `--metrics-file` path: no control character in it, its directory
+ * must exist and be safe (the state directory's rules: every component
+ * root's or the user's, none writable by others) and be neither under
+ * /run/netns nor in a state directory, its name a plain file name.
+ * @param stateDir the command's state directory (no metrics file goes in it)
+ * @throws {UsageError} a control character (shown escaped), a relative path, a missing or unsafe directory, one in
+ *   /proc or /sys, under /run/netns, in the state directory (or /run/synplug), a `..` component, an empty name (exit 2,
+ *   before anything is held)
+ */
+export function checkMetricsFile(path: string, stateDir?: string): MetricsTarget {
+  const at = controlCharAt(path);
+  if (at >= 0)
+    throw new UsageError(
+      `--metrics-file "${escapeControl(path)}" has a control character (${escapeControl(path[at]!)}, at character ${at + 1}), which no file name synplug writes needs: give the path without it`,
+    );
   refuseDotDot(path, '--metrics-file');
   const full = resolve(path);
   const name = basename(full);
@@ -162,6 +234,11 @@ export function checkMetricsFile(path: string): MetricsTarget {
   if (!name.endsWith('.prom') || name === '.prom')
     throw new UsageError(`--metrics-file ${full}: the name must end in .prom (node_exporter's textfile collector reads only *.prom files), e.g. synplug.prom`);
   const dir = dirname(full);
+  for (const f of forbiddenMetricsDirs(stateDir))
+    if (isWithin(dir, f.dir))
+      throw new UsageError(
+        `--metrics-file ${full}: ${f.why}; no metrics file goes there: give a directory of its own (node_exporter's textfile directory, e.g. /var/lib/prometheus/node-exporter)`,
+      );
   const kernelFs = kernelFileSystemOf(dir);
   if (kernelFs !== undefined)
     throw new UsageError(
