@@ -41,7 +41,7 @@ import { NETNS_RUN_DIR } from '../netlink/netns.js';
 import { HOME_STATE_DIR } from './state-dir.js';
 import { StateFileError } from './errors.js';
 import { withLeaseLock } from './leases.js';
-import { openCheckedDir, refuseDotDot, type DirRole } from './state-fs.js';
+import { controlCharAt, escapeControl, openCheckedDir, refuseDotDot, type DirRole } from './state-fs.js';
 import { StateStore } from './state.js';
 import type { ReloadReport } from './report.js';
 
@@ -146,29 +146,6 @@ function kernelFileSystemOf(dir: string): string | undefined {
 
 /** How the state directory's checks name the metrics file's directory (after `--metrics-file PATH: its directory ...`). */
 const METRICS_DIR_ROLE: DirRole = { noun: '', name: 'the directory', contents: 'the metrics file', option: '--metrics-file' };
-
-/** Whether a UTF-16 code unit is a C0 or C1 control character or DEL, which a path given to synplug never needs and a terminal would act on. */
-const isControl = (code: number): boolean => code < 0x20 || (code >= 0x7f && code <= 0x9f);
-
-/** The index of the first control character in `s` ({@link isControl}), or -1. */
-export function controlCharAt(s: string): number {
-  for (let i = 0; i < s.length; i++) if (isControl(s.charCodeAt(i))) return i;
-  return -1;
-}
-
-/** The escapes of the control characters that have a short one. */
-const NAMED_ESCAPES: Record<number, string> = { 9: '\\t', 10: '\\n', 13: '\\r' };
-
-/** A string with its control characters escaped (`\n`, `\t`, `\r`, else `\xHH`, or `\u00HH` for C1), to show it. */
-export function escapeControl(s: string): string {
-  let out = '';
-  for (const c of s) {
-    const code = c.charCodeAt(0);
-    if (!isControl(code)) out += c;
-    else out += NAMED_ESCAPES[code] ?? (code < 0x80 ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u${code.toString(16).padStart(4, '0')}`);
-  }
-  return out;
-}
 
 /** A path as the kernel resolves it (links followed: only to name a problem), or as text when it does not exist. */
 function realOrResolved(path: string): string {

@@ -156,26 +156,30 @@ export class StateDirSwappedError extends StateFileError {
    * @param path the state directory as given
    * @param pinned the identity pinned (st_dev:st_ino:birth time)
    * @param now what the path names now: another identity, `a symbolic link to T`, or `nothing`
+   * @param movedTo where the pinned directory is now (the kernel's path of its descriptor), when known
    * @param released the hold was released without its records (leases.ts's dropLease)
    */
   constructor(
     path: string,
     readonly pinned: string,
     readonly now: string,
+    readonly movedTo?: string,
     readonly released = false,
   ) {
     super(
       path,
-      `state directory ${path} is no longer the directory this process started with (device:inode:birth ${pinned}); the path now names ${now}: it was renamed or replaced while synplug ran, so nothing was read, written or removed through it since${
+      `state directory ${path} is no longer the directory this process started with (device:inode:birth ${pinned}${
+        movedTo !== undefined && movedTo !== path ? `, now at ${escapeControl(movedTo)}` : ''
+      }); the path now names ${now}: it was renamed or replaced while synplug ran, so nothing was read, written or removed through it since${
         released ? '; the hold was released all the same, and nothing was recorded' : ''
-      }. Find out who moved it; the directory synplug used is wherever it was moved to`,
+      }. Find out who moved it; the records synplug kept are in the directory it started with`,
     );
     this.name = 'StateDirSwappedError';
   }
 
   /** The same refusal, saying that the hold was released all the same. */
   afterRelease(): StateDirSwappedError {
-    return new StateDirSwappedError(this.path, this.pinned, this.now, true);
+    return new StateDirSwappedError(this.path, this.pinned, this.now, this.movedTo, true);
   }
 }
 
@@ -241,10 +245,20 @@ function judgePin(path: string, now: { identity?: string; what: string }): boole
   const pin = pins.get(pinKey(path));
   if (!pin) return now.identity !== undefined;
   if (now.identity === pin.identity) return pin.fd === undefined;
-  if (pinnedStillExists(pin)) throw new StateDirSwappedError(path, pin.identity, now.what);
+  if (pinnedStillExists(pin)) throw new StateDirSwappedError(path, pin.identity, now.what, pinnedPathNow(pin));
   // Removed (by a teardown): the path is free again, and a directory made there is its own.
   dropPin(path);
   return now.identity !== undefined;
+}
+
+/** Where a pinned directory is now: the kernel's path of its descriptor (/proc/self/fd/N), or undefined without one. */
+function pinnedPathNow(pin: { fd?: number }): string | undefined {
+  if (pin.fd === undefined) return undefined;
+  try {
+    return readlinkSync(`/proc/self/fd/${pin.fd}`);
+  } catch {
+    return undefined;
+  }
 }
 
 /** Forget a pin (the directory was removed), closing its descriptor. */
@@ -519,6 +533,29 @@ export const STATE_DIR_ROLE: DirRole = {
   option: '--state-dir (or SYNPLUG_STATE_DIR)',
 };
 
+/** Whether a UTF-16 code unit is a C0 or C1 control character or DEL, which a path given to synplug never needs and a terminal would act on. */
+const isControl = (code: number): boolean => code < 0x20 || (code >= 0x7f && code <= 0x9f);
+
+/** The index of the first control character in `s` ({@link isControl}), or -1. */
+export function controlCharAt(s: string): number {
+  for (let i = 0; i < s.length; i++) if (isControl(s.charCodeAt(i))) return i;
+  return -1;
+}
+
+/** The escapes of the control characters that have a short one. */
+const NAMED_ESCAPES: Record<number, string> = { 9: '\\t', 10: '\\n', 13: '\\r' };
+
+/** A string with its control characters escaped (`\n`, `\t`, `\r`, else `\xHH`, or `\u00HH` for C1), to show it. */
+export function escapeControl(s: string): string {
+  let out = '';
+  for (const c of s) {
+    const code = c.charCodeAt(0);
+    if (!isControl(code)) out += c;
+    else out += NAMED_ESCAPES[code] ?? (code < 0x80 ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u${code.toString(16).padStart(4, '0')}`);
+  }
+  return out;
+}
+
 /**
  * Refuse a path with a `..` component: synplug would read it as text (the
  * component before it dropped), while the kernel follows a link before it
@@ -601,7 +638,7 @@ export function openCheckedDir(path: string, create: boolean, role: DirRole = ST
         const st = fstatSync(next);
         if (st.isSymbolicLink()) {
           try {
-            if (last && pinned) judgePin(path, { what: `a symbolic link to ${readLink(next, at)}` });
+            if (last && pinned) judgePin(path, { what: `a symbolic link to ${escapeControl(readLink(next, at))}` });
             if (last)
               throw new StateFileError(
                 path,

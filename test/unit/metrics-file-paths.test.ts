@@ -10,7 +10,8 @@ import { mkdirSync, mkdtempSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { UsageError } from '../../src/netlink/errors.js';
-import { checkMetricsFile, controlCharAt, escapeControl } from '../../src/guard/metrics.js';
+import { checkMetricsFile } from '../../src/guard/metrics.js';
+import { controlCharAt, escapeControl } from '../../src/guard/state-fs.js';
 import { exitCodeOf } from '../../src/cli/exit-codes.js';
 
 const base = (): string => mkdtempSync(join(tmpdir(), 'synplug-metrics-path-'));

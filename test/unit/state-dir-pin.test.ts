@@ -37,7 +37,7 @@ test('the first open pins the directory; a fresh directory put at its path after
   t.regex(
     e!.message,
     new RegExp(
-      `state directory ${sd} is no longer the directory this process started with \\(device:inode:birth ${pinned}\\); the path now names another directory \\(device:inode:birth [0-9]+:[0-9]+:[0-9]+\\)`,
+      `state directory ${sd} is no longer the directory this process started with \\(device:inode:birth ${pinned}, now at ${sd}\\.moved\\); the path now names another directory \\(device:inode:birth [0-9]+:[0-9]+:[0-9]+\\)`,
     ),
   );
   t.is(exitCodeOf(e), 6, 'unsafe state');
