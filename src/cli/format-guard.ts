@@ -263,9 +263,24 @@ function localStatusLines(local: StatusResult['holds'][number]): string[] {
 const unrecordedLines = (u: ReadonlyArray<{ ifb: string; dev: string; teardown: string }> | undefined): string[] =>
   (u ?? []).map((x) => `unrecorded: ${x.ifb} (synplug's alias, no record) — '${x.teardown}' removes it`);
 
+/**
+ * teardown's first lines on the live leases it broke: which protect (pid, command) or manual plug, and what
+ * becomes of its hold and its report. Verdict first: a running reload lost its hold.
+ */
+export function brokenLeaseLines(r: Pick<TeardownResult, 'brokenLeases'>): string[] {
+  return (r.brokenLeases ?? []).map((l) => {
+    const since = `held ${l.holds.join(', ')} since ${new Date(l.since).toISOString()}`;
+    return l.owner === 'protect'
+      ? `ENDED the hold of a running protect: pid ${l.pid}${l.command ? ` (${l.command.join(' ')})` : ''}, ${since}. Its hold was released and removed: its command goes on, no longer held (new connections are no longer held for it); its report says a teardown ended the hold, and it records no history line or metrics here`
+      : `ended a manual plug's hold ('synplug plug', pid ${l.pid}), ${since}: released and removed before its --max-hold`;
+  });
+}
+
 /** Text for `synplug teardown`. */
 export function formatTeardown(r: TeardownResult): string {
-  if (r.nothingSetUp) return [r.nothingSetUp, ...(r.kept.length ? ['left alone:', ...r.kept.map((x) => `  ${x}`)] : []), ...keptDirLine(r)].join('\n');
+  const broke = brokenLeaseLines(r);
+  if (r.nothingSetUp)
+    return [...broke, r.nothingSetUp, ...(r.kept.length ? ['left alone:', ...r.kept.map((x) => `  ${x}`)] : []), ...keptDirLine(r)].join('\n');
   const lines = r.removed.length
     ? [
         `removed${r.holds.length && !(r.holds.length === 1 && holdWords({ id: r.holds[0], dev: r.dev }).top) ? ` (${r.holds.join(', ')})` : ` from ${r.dev}`}:`,
@@ -278,7 +293,7 @@ export function formatTeardown(r: TeardownResult): string {
   if (r.kept.length) lines.push('left alone:', ...r.kept.map((x) => `  ${x}`));
   if (r.removedStateDir) lines.push('removed the state directory (setup had created it)');
   lines.push(...keptDirLine(r));
-  return lines.join('\n');
+  return [...broke, ...lines].join('\n');
 }
 
 /** teardown's line on the state directory it kept, and what is in it (the reload history...): never left unsaid. */

@@ -62,6 +62,7 @@ import type {
   StatusResult,
   TeardownOptions,
   TeardownResult,
+  BrokenLease,
   PlugStats,
 } from './types.js';
 import { inCallNetns } from './call-netns.js';
@@ -648,6 +649,7 @@ export async function teardown(opts: TeardownOptions = {}): Promise<TeardownResu
         `${o.hold.mode} hold ${o.hold.id} on ${o.hold.dev}: kept whole, another state directory's (${o.detail}): tear it down through that directory's --state-dir`,
       );
     s.setAside(othersDirs.map((o) => o.hold));
+    let brokenLeases: BrokenLease[] = [];
     if (id === undefined) {
       // Every hold goes: its plugs are released first and recorded so, every lease broken (as release does), so that
       // a teardown failing part-way leaves records that agree with the kernel, and a watchdog acting later holds nothing.
@@ -656,9 +658,19 @@ export async function teardown(opts: TeardownOptions = {}): Promise<TeardownResu
         await breakLeases(
           store,
           () => releaseEveryPlug(s).then(() => {}),
-          () => writeReleased(store, plug, config.dev),
+          (live) => {
+            brokenLeases = live.map((l) => ({
+              owner: l.owner,
+              pid: l.pid,
+              ...(Array.isArray(l.command) && { command: l.command }),
+              holds: l.holds,
+              since: l.since,
+            }));
+            writeReleased(store, plug, config.dev);
+          },
         );
     }
+    const broke = brokenLeases.length ? { brokenLeases } : {};
     for (const { hold, inspection } of (await selectedHolds(s, record, {})).flatMap((x) => ('absent' in x ? [] : [x]))) {
       if (id !== undefined && hold.id !== id) continue;
       // No record and none adopted: pieces of this hold carrying synplug's mark are another state directory's hold
@@ -693,7 +705,7 @@ export async function teardown(opts: TeardownOptions = {}): Promise<TeardownResu
         if (!(e instanceof StateFileError)) throw e;
         throw new StateFileError(e.path, `${whatWasRemoved(removed)}; but ${e.message}`, e, e.category === 'failure' ? 'failure' : 'bad-state');
       }
-      return { dev: tornDev, removed: unique(removed), kept: unique(kept), holds: unique(torn) };
+      return { dev: tornDev, removed: unique(removed), kept: unique(kept), holds: unique(torn), ...broke };
     }
     // Every hold of this record gone: the reload report's RST counters go too (report.ts), unless a hold of another
     // state directory is still in this namespace (its protect counts with them).
@@ -703,7 +715,15 @@ export async function teardown(opts: TeardownOptions = {}): Promise<TeardownResu
       if (await reportCountersPresent())
         kept.push(`nftables table inet ${REPORT_TABLE}: the reload report's counters of synplug's other hold(s) here (${others.join(', ')})`);
     } else removed.push(...(await removeReportCounters(kept)));
-    const nothing = !torn.length && !removed.length ? { nothingSetUp: "nothing of synplug's is set up (no record, no hold found); nothing to remove" } : {};
+    // with pieces left alone (another state directory's): not "nothing of synplug's", which they are
+    const nothing =
+      !torn.length && !removed.length
+        ? {
+            nothingSetUp: kept.length
+              ? `nothing to remove here: the state directory ${config.stateDir} records no setup, and what is left alone below is not this directory's`
+              : "nothing of synplug's is set up (no record, no hold found); nothing to remove",
+          }
+        : {};
     let removedStateDir: boolean;
     try {
       removedStateDir = store.clear(record?.createdStateDir === true ? record.createdStateDirMark : undefined);
@@ -725,6 +745,7 @@ export async function teardown(opts: TeardownOptions = {}): Promise<TeardownResu
       holds: unique(torn),
       ...(removedStateDir && { removedStateDir }),
       ...(keptStateDir && { keptStateDir }),
+      ...broke,
       ...nothing,
     };
   });
