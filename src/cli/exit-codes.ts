@@ -256,7 +256,7 @@ export const COMMAND_EXIT_CODES = {
     [EXIT.FOREIGN_QDISC, "--here: lo's root qdisc is not synplug's: it is never replaced; nothing was changed"],
     [
       EXIT.NOT_SET_UP,
-      '--here: synplug is partly set up, set up on another device than lo, or set up here but not recorded in the state directory (another --state-dir, or setup --netns from outside): the demo changes no setup it did not make; nothing was changed',
+      '--here: synplug is partly set up, set up on another device than lo, or set up here but not recorded in the state directory (another --state-dir, or setup --netns from outside): the demo changes no setup it did not make; or its hold is held already (a manual plug, a running protect: named, with how to end it); nothing was changed',
     ],
     [EXIT.DEMO_FAILED, 'the protected phase lost at least one request (the table says how)'],
     [EXIT.INTERRUPTED, 'interrupted (SIGINT/SIGTERM): the demo stopped and removed what it had set up (its namespace too)'],
