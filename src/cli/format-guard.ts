@@ -11,6 +11,7 @@ import { holdWords, modeOfHold } from '../guard/modes/index.js';
 import { lossCauses } from '../guard/report.js';
 import type { HistoryEntry } from '../guard/history.js';
 import type { HolderFailure } from '../guard/holder-log.js';
+import { COMMAND_EXIT_CODES } from './exit-codes.js';
 
 /** Text for `synplug setup`. */
 export function formatSetup(r: SetupResult): string {
@@ -29,6 +30,33 @@ function formatSetupHold(r: SetupResult): string {
 /** The line `check` and `status` end with: net.ipv4.tcp_migrate_req and what it means for the listeners (src/guard/sysctl.ts). */
 export function formatMigrateReq(r: MigrateReqReport): string {
   return `${r.name} = ${r.value ?? 'absent'} (${r.netns !== undefined ? `network namespace ${r.netns}` : 'this network namespace'}): ${r.meaning}`;
+}
+
+/** The options a command was given that every command it suggests must repeat to act on the same holds. */
+export interface GivenPlace {
+  /** `--state-dir` as given */
+  stateDir?: string;
+  /** `--netns` as given */
+  netns?: string;
+}
+
+/** A command suggested in a text: `'synplug CMD ...'`, CMD one of the commands (not a quoted name such as an IFB's alias). */
+const SUGGESTED = new RegExp(`'synplug (${Object.keys(COMMAND_EXIT_CODES).join('|')})((?: [^']*)?)'`, 'g');
+
+/** An option's value as a shell word inside a quoted suggestion (double-quoted when it needs quoting). */
+const shellWord = (v: string): string => (/^[\w@%+=:,./-]+$/.test(v) ? v : `"${v.replace(/(["\\$`])/g, '\\$1')}"`);
+
+/**
+ * Every command a text suggests (`'synplug setup ...'`) with the options the user gave that it needs to act on the
+ * same holds (`--state-dir`, `--netns`), unless it names its own.
+ * @param text a command's output
+ * @param given the options given
+ */
+export function withGivenPlace(text: string, given: GivenPlace): string {
+  const extra = (rest: string) =>
+    (given.stateDir !== undefined && !rest.includes('--state-dir') ? ` --state-dir ${shellWord(given.stateDir)}` : '') +
+    (given.netns !== undefined && !rest.includes('--netns') ? ` --netns ${shellWord(given.netns)}` : '');
+  return text.replace(SUGGESTED, (_m, cmd: string, rest: string) => `'synplug ${cmd}${rest}${extra(rest)}'`);
 }
 
 /** A hold's state in words. */

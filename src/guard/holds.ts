@@ -41,7 +41,7 @@ import {
   stateOf,
   viaOf,
 } from './setup.js';
-import { deviceOfHold, devicesOfHolds, holdModeFor, holdModes, selectInbound, type UnrecordedPiece } from './modes/index.js';
+import { deviceOfHold, devicesOfHolds, holdIdForms, holdModeFor, holdModes, isHoldId, selectInbound, type UnrecordedPiece } from './modes/index.js';
 import { GuardSession } from './session.js';
 import { othersHolds, othersHoldsError, teardownHold } from './pieces.js';
 import { REPORT_TABLE, removeReportCounters, reportCountersPresent, retireReportChain } from './report.js';
@@ -574,6 +574,7 @@ export async function teardown(opts: TeardownOptions = {}): Promise<TeardownResu
   checkSelector({ inbound: only, local: localOnly }, 'teardown');
   if (holdOnly !== undefined && (typeof holdOnly !== 'string' || holdOnly === '' || only !== undefined || localOnly))
     throw new UsageError('teardown: hold names one hold by its id, without inbound or local');
+  if (holdOnly !== undefined && !isHoldId(holdOnly)) throw new UsageError(notAHoldId(holdOnly, opts));
   const { inbound: _only, local: _local, hold: _hold, ...rest } = opts ?? {};
   let ctx: ReturnType<typeof contextFor>;
   try {
@@ -749,6 +750,22 @@ export async function teardown(opts: TeardownOptions = {}): Promise<TeardownResu
       ...nothing,
     };
   });
+}
+
+/**
+ * teardown's refusal of a `hold` that is no hold's id: the forms of the ids, and the holds set up in the state
+ * directory when its record can be read (nothing is changed either way).
+ */
+function notAHoldId(id: string, opts: TeardownOptions): string {
+  let here = '';
+  try {
+    const { inbound: _i, local: _l, hold: _h, ...rest } = opts;
+    const ids = Object.keys(contextFor(rest, 'teardown').record?.holds ?? {});
+    here = ids.length ? ` (set up here: ${ids.join(', ')})` : ' (none is set up here)';
+  } catch {
+    // an unreadable state directory: its own error comes with the next command that needs it
+  }
+  return `teardown --hold '${id}': no hold has that id: give one of ${holdIdForms().join(', ')}${here}; nothing was changed`;
 }
 
 /**

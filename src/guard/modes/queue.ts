@@ -1163,6 +1163,7 @@ export const queueMode: HoldMode = {
   isRecord: isQueueRecord,
   recordRefusal: queueRecordRefusal,
   addrsOf: (r: HoldRecord) => (r as QueueHoldRecord).addrs,
+  idForms: [queueHoldId('local', ''), queueHoldId('inbound', 'DEV')],
   deviceOfId(id: string): string | undefined {
     if (id === queueHoldId('local', '')) return 'lo';
     const prefix = queueHoldId('inbound', '');

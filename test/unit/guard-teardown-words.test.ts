@@ -1,10 +1,14 @@
 /**
- * teardown during a running protect (a live protect lease): it releases and
- * removes the hold under the protect, and now says so (which protect, its pid
- * and command, what becomes of its hold and its report), in text and in
- * `--json` (`brokenLeases`). Before, it said only what it removed. The kernel
- * is the double (test/helpers/fake-kernel.ts); the lease's holder is this
- * process (alive).
+ * What teardown says (the kernel is the double, test/helpers/fake-kernel.ts):
+ *
+ * - during a running protect (a live protect lease; its holder is this
+ *   process): it releases and removes the hold under the protect, and now
+ *   says so first (which protect, its pid and command, what becomes of its
+ *   hold and its report), in text and in `--json` (`brokenLeases`). Before,
+ *   it said only what it removed;
+ * - through an empty state directory with another directory's hold here: not
+ *   "nothing of synplug's is set up" followed by synplug's pieces left alone;
+ * - `--hold` naming no hold's id: exit 2 with the ids (before: exit 0).
  */
 import test from 'ava';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
@@ -95,3 +99,30 @@ test.serial(
     }
   },
 );
+
+test.serial("teardown --hold of no hold's id: exit 2 (usage) with the ids' forms and the holds set up here; nothing removed", async (t) => {
+  const kernel = new FakeKernel();
+  const undo = kernel.install();
+  const base = mkdtempSync(join(tmpdir(), 'synplug-tdlease-'));
+  try {
+    const dir = join(base, 'state');
+    mkdirSync(dir, { mode: 0o700 });
+    const s = await guard.setup({ stateDir: dir, via: 'queue', addr: '169.254.46.33' });
+    for (const id of ['nosuch', 'inbound:', 'queue:']) {
+      const e = await t.throwsAsync(guard.teardown({ stateDir: dir, hold: id }));
+      t.is((e as { category?: string }).category, 'usage', id);
+      t.is(
+        e?.message,
+        `teardown --hold '${id}': no hold has that id: give one of local, inbound:DEV, queue, queue:DEV (set up here: ${s.hold}); nothing was changed`,
+      );
+    }
+    t.deepEqual((await guard.check({ stateDir: dir })).state, 'ok', 'nothing removed');
+    // a well-formed id of a hold that is not set up: exit 0, saying so (as --inbound and --local)
+    const r = await guard.teardown({ stateDir: dir, hold: 'inbound:sp-nope0' });
+    t.regex(r.nothingSetUp ?? '', /no such hold is set up \(set up: queue\); nothing to remove/);
+    await guard.teardown({ stateDir: dir });
+  } finally {
+    undo();
+    rmSync(base, { recursive: true, force: true });
+  }
+});

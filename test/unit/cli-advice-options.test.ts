@@ -1,0 +1,50 @@
+/**
+ * The commands a text suggests repeat the options the user gave that they
+ * need to act on the same holds (`--state-dir`, `--netns`): check with
+ * `--state-dir DIR` said "run 'synplug setup ...' to complete it", which,
+ * run as written, set up in the default state directory instead.
+ */
+import test from 'ava';
+import { formatCheck, withGivenPlace } from '../../src/cli/format-guard.js';
+import type { CheckResult } from '../../src/guard/types.js';
+
+const partial: CheckResult = {
+  state: 'partial',
+  pieces: [
+    { piece: 'nftables table inet synplug_queue', status: 'ok' },
+    { piece: 'address 169.254.255.254 on lo', status: 'missing' },
+  ],
+  holds: [
+    {
+      id: 'queue',
+      mode: 'queue',
+      via: 'queue',
+      dev: 'lo',
+      state: 'partial',
+      addrs: ['169.254.255.254'],
+      setup: 'synplug setup --via queue --addr 169.254.255.254',
+    },
+  ],
+};
+
+test("check's advice with --state-dir (and --netns) given: each suggested command repeats them", (t) => {
+  const text = withGivenPlace(formatCheck(partial), { stateDir: '/srv/synplug state', netns: 'blue' });
+  t.is(
+    text.split('\n').at(-1),
+    `run 'synplug setup --via queue --addr 169.254.255.254 --state-dir "/srv/synplug state" --netns blue' (or 'synplug protect --setup --state-dir "/srv/synplug state" --netns blue', which sets up every recorded hold again) to complete it`,
+  );
+});
+
+test('nothing given: the advice as it was; a suggestion naming its own --state-dir keeps it', (t) => {
+  t.is(withGivenPlace(formatCheck(partial), {}), formatCheck(partial));
+  t.is(
+    withGivenPlace("tear it down through 'synplug teardown --state-dir /run/other'", { stateDir: '/run/mine' }),
+    "tear it down through 'synplug teardown --state-dir /run/other'",
+  );
+});
+
+test("a quoted name that is no command (an IFB's alias 'synplug inbound hold of DEV') is left as it is", (t) => {
+  const alias = "link sp-x: carries synplug's alias 'synplug inbound hold of sp-gtr0', but no record lists it";
+  t.is(withGivenPlace(alias, { stateDir: '/s' }), alias);
+  t.is(withGivenPlace("'synplug setup' then 'synplug check'", { stateDir: '/s' }), "'synplug setup --state-dir /s' then 'synplug check --state-dir /s'");
+});
