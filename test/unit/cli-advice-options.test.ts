@@ -48,3 +48,17 @@ test("a quoted name that is no command (an IFB's alias 'synplug inbound hold of 
   t.is(withGivenPlace(alias, { stateDir: '/s' }), alias);
   t.is(withGivenPlace("'synplug setup' then 'synplug check'", { stateDir: '/s' }), "'synplug setup --state-dir /s' then 'synplug check --state-dir /s'");
 });
+
+test("check's pieces read 'ok' (never 'OK') with nothing recorded too, the problems in capitals, as in the set-up case", (t) => {
+  const pieces = [
+    { piece: 'nftables table inet synplug_queue', status: 'ok' as const },
+    { piece: 'address 169.254.255.254 on lo', status: 'missing' as const },
+  ];
+  const none = formatCheck({ state: 'partial', pieces, holds: [], nothingSetUp: 'synplug is not set up here' });
+  const some = formatCheck({ ...partial, pieces });
+  for (const text of [none, some]) {
+    t.true(text.includes('\n  ok        nftables table inet synplug_queue'), text);
+    t.true(text.includes('\n  MISSING   address 169.254.255.254 on lo'), text);
+    t.notRegex(text, /\bOK\b/);
+  }
+});
