@@ -232,7 +232,7 @@ export function formatStatus(r: StatusResult): string {
     lines.push(
       `hold: ${
         p.state === 'buffering'
-          ? `HOLDING since ${when} (by ${p.owner} pid ${p.pid}, until ${new Date(p.deadline).toISOString()})`
+          ? holdingText(p, r.leases)
           : p.neverHeld
             ? `never held since setup (at ${new Date(p.since).toISOString()})`
             : `released (last at ${when})`
@@ -252,6 +252,22 @@ export function formatStatus(r: StatusResult): string {
   lines.push(...unrecordedLines(r.unrecorded));
   // tc's text puts a blank after some fields: no line ends in one
   return lines.map((l) => l.trimEnd()).join('\n');
+}
+
+/**
+ * `status`' words on a hold buffering: since the oldest live lease took it, by whom, and until the last one's
+ * deadline at most (plug.json names only the holder that recorded it: with overlapping protects, one of them); with
+ * no live lease, what plug.json says.
+ */
+function holdingText(p: NonNullable<StatusResult['plug']>, leases: StatusResult['leases']): string {
+  const iso = (ms: number) => new Date(ms).toISOString();
+  if (!leases.length) return `HOLDING since ${iso(p.since)} (by ${p.owner} pid ${p.pid}, until ${iso(p.deadline)})`;
+  const oldest = leases.reduce((a, b) => (b.since < a.since ? b : a));
+  const last = Math.max(...leases.map((l) => l.deadline));
+  const by = `${oldest.owner} pid ${oldest.pid}`;
+  return leases.length === 1
+    ? `HOLDING since ${iso(oldest.since)} (by ${by}, until ${iso(last)})`
+    : `HOLDING since ${iso(oldest.since)} (since the oldest of ${leases.length} live leases, ${by}; each listed below; until ${iso(last)} at most)`;
 }
 
 /** `status`' lines on the local plug hold after the leases: its counters, marking, qdiscs, filters and nftables table. */
