@@ -2,7 +2,8 @@
  * The commands a text suggests repeat the options the user gave that they
  * need to act on the same holds (`--state-dir`, `--netns`): check with
  * `--state-dir DIR` said "run 'synplug setup ...' to complete it", which,
- * run as written, set up in the default state directory instead.
+ * run as written, set up in the default state directory instead. And check's
+ * piece column says `ok` in every case (its nothing-recorded list said `OK`).
  */
 import test from 'ava';
 import { formatCheck, withGivenPlace } from '../../src/cli/format-guard.js';
