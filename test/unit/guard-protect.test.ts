@@ -247,3 +247,20 @@ test('--user with an unknown user: a usage error before anything is plugged', as
   });
   t.false(s.calls.includes('buffer'));
 });
+
+// rvu15's MEDIUM: after a teardown during a protect, a plug hold's holdMs ran to the command's end, while the
+// teardown had let the hold go long before. The teardown removes the state files (the lease lock's among them) just
+// after it released; protect, whose lock file descriptor stays open, reads that removal's time from it (ctime of an
+// unlinked inode). Here the command removes the state files the way teardown's last step does, 1.2 s before it ends.
+test('a teardown during the hold: holdMs ends when the teardown removed the records, not at the command end', async (t) => {
+  const { s, dir } = fresh();
+  const files = ['leases.json', 'plug.json', 'lock'].map((f) => join(dir, f)).join(' ');
+  const notices: string[] = [];
+  const t0 = Date.now();
+  const r = await runProtected(s, { command: ['sh', '-c', `sleep 0.3; rm -f ${files}; sleep 1.2`], onNotice: (l) => notices.push(l) });
+  t.true(Date.now() - t0 >= 1400, 'protect waited for the command');
+  t.true(r.tornDown);
+  t.true(notices.some((l) => /a teardown broke it/.test(l)));
+  t.true(r.report.holdMs >= 250 && r.report.holdMs < 1000, `the hold ended at the teardown, after about 300 ms (holdMs ${r.report.holdMs})`);
+  t.is(r.overhead.commandExitToReleaseAckUs, null, "the release was not synplug's at the command's end");
+});
