@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { NetlinkError, UsageError } from '../netlink/errors.js';
 import { checkEntryOptions, resolveConfig } from './config.js';
 import { StateFileError } from './errors.js';
+import { removeMetricsFile } from './metrics.js';
 import { StateStore, processStartTime, type Lease, type PlugRecord } from './state.js';
 import { openCheckedDir } from './state-fs.js';
 import { accounted } from './accounting.js';
@@ -703,6 +704,12 @@ export async function teardown(opts: TeardownOptions = {}): Promise<TeardownResu
       if (await reportCountersPresent())
         kept.push(`nftables table inet ${REPORT_TABLE}: the reload report's counters of synplug's other hold(s) here (${others.join(', ')})`);
     } else removed.push(...(await removeReportCounters(kept)));
+    // The metrics file setup recorded: nothing writes it after this, so it goes rather than go stale (metrics.ts).
+    if (record?.metricsFile !== undefined) {
+      const m = await removeMetricsFile(config.stateDir, record.metricsFile);
+      if (m.removed) removed.push(m.removed);
+      if (m.kept) kept.push(m.kept);
+    }
     const nothing = !torn.length && !removed.length ? { nothingSetUp: "nothing of synplug's is set up (no record, no hold found); nothing to remove" } : {};
     let removedStateDir: boolean;
     try {
