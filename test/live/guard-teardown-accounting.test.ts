@@ -7,6 +7,9 @@
  *   writes none. rvu15 found it left in place and silently stale.
  * - A teardown during a protect: the queue hold's `holdMs` ends when its
  *   holder let the hold go at the teardown, not at the command's end.
+ * And `protect --fail-on-loss` on a real loss: a client connects during the
+ * hold to a port where nothing listens, and the hold ends at `--max-hold`
+ * before the command (which exits 0): its SYN, released, is refused.
  */
 import { spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -38,7 +41,34 @@ function dirs() {
   return { base, sd: ['--state-dir', join(base, 'state')], prom: join(textfile, 'synplug.prom') };
 }
 
+/** A client that connects to ADDR:PORT at once (nothing listens: refused once released), then exits `code` after 1.2 s. */
+const lateClient = (code: number) => [
+  process.execPath,
+  '-e',
+  `const s = require('net').connect(39410, '${ADDR}'); s.on('error', () => {}); setTimeout(() => process.exit(${code}), 1200)`,
+];
+
 const scenarios = {
+  async failOnLoss() {
+    const { base, sd } = dirs();
+    try {
+      const setup = run(['setup', '--via', 'queue', '--addr', ADDR, ...sd]);
+      const protect = (flags: string[], code: number) => {
+        const r = run(['protect', '--json', '--max-hold', '400ms', ...flags, ...sd, '--', ...lateClient(code)]);
+        return { code: r.code, stderr: r.stderr, json: r.stdout ? JSON.parse(r.stdout) : undefined };
+      };
+      return {
+        setup,
+        lost: protect(['--fail-on-loss'], 0),
+        without: protect([], 0),
+        own: protect(['--fail-on-loss'], 3),
+      };
+    } finally {
+      run(['teardown', ...sd]);
+      rmSync(base, { recursive: true, force: true });
+    }
+  },
+
   async metrics() {
     const { base, sd, prom } = dirs();
     try {
@@ -105,6 +135,20 @@ if (!(await runScenarioIfChild(ENV, scenarios))) {
       JSON.stringify(kept),
     );
     t.is(r.foreign, 'someone_else 1\n', 'not synplug’s: left as it was');
+  });
+
+  test('protect --fail-on-loss: exit 13 when the command exited 0 but a held client was refused; without it, 0; a command that failed keeps its own status', (t) => {
+    const r = inOwnNetns<Json>(SELF, ENV, 'failOnLoss', 120_000);
+    t.is(r.setup.code, 0, r.setup.stderr);
+    for (const k of ['lost', 'without', 'own']) {
+      t.true(r[k].json.report.refused >= 1, `${k}: the held client was refused once released (${JSON.stringify(r[k].json.report)})`);
+      t.false(r[k].json.report.lossless, k);
+    }
+    t.is(r.lost.code, 13, r.lost.stderr);
+    t.is(r.lost.json.exitCode, 0, "--json's exitCode stays the command's");
+    t.regex(r.lost.stderr, /exit 13 \(--fail-on-loss\): the command exited 0, but the reload lost connections/);
+    t.is(r.without.code, 0, r.without.stderr);
+    t.is(r.own.code, 3, r.own.stderr);
   });
 
   test('a teardown during a protect: the queue hold’s holdMs ends when the teardown let the hold go, not at the command’s end', (t) => {
