@@ -29,8 +29,8 @@ import { SynplugError, UsageError } from '../netlink/errors.js';
 export interface Accounting {
   /** the holds it held (or would have), by id: the metrics' `hold` label, the history's `holds` */
   holds: string[];
-  /** its history entry's `exitCode` and `report` (absent: no line) */
-  history?: Pick<HistoryEntry, 'exitCode' | 'report'>;
+  /** its history entry's `exitCode` and `report`, and `start` when not the command's call (absent: no line) */
+  history?: Pick<HistoryEntry, 'exitCode' | 'report'> & Partial<Pick<HistoryEntry, 'start'>>;
   /** what it adds to the metrics totals */
   change: MetricsChange;
   /** write nothing, neither the history line nor the metrics (a teardown cleared the state directory meanwhile) */
@@ -91,7 +91,7 @@ export async function accounted<R extends { warnings?: string[] }>(
   if (a.nothing) return r;
   if (a.history) {
     // in one order (sorted, as the metrics' label), whatever order the holds were set up in
-    const w = await recordHistory(stateDir, { command, start: started.toISOString(), holds: [...a.holds].sort(), ...a.history });
+    const w = await recordHistory(stateDir, { command, start: started.toISOString(), ...a.history, holds: [...a.holds].sort() });
     if (w) warnings.push(w);
   }
   if (target) {

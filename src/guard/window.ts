@@ -414,6 +414,7 @@ async function protectInner(session: ProtectSession, opts: ProtectOptions, early
     command: opts.command,
     exitCode: exit!.code,
     signal: exit!.signal,
+    commandStartedAt: Math.round(performance.timeOrigin + tGate),
     report,
     maxHoldReached,
     bytesReleased: after.bytes - before2.bytes,
