@@ -369,7 +369,11 @@ async function releaseOnce(opts: Omit<ReleaseOptions, 'metricsFile'>): Promise<R
     if (heldNothing) brokeLeases = manualBroken = 0;
     const wasBuffering = r?.state === 'buffering' && !heldNothing;
     // How the hold failed: a release verdict refused; a holder that died during the hold (nobody held it at the release).
-    const lost = wasBuffering ? s.holds.flatMap((h) => h.holderLost?.() ?? []) : [];
+    // It ended the hold then, at a time no process recorded (none watched it after the plug): holdMs counts to this
+    // release, the most the hold can have lasted, and the sentence says so.
+    const lost = wasBuffering
+      ? s.holds.flatMap((h) => h.holderLost?.() ?? []).map((l) => `${l}; when it ended, nothing recorded: holdMs counts to this release, the most the hold lasted`)
+      : [];
     const failed = [...(stats?.failures ?? []), ...lost];
     // What the manual hold held: the plugs' counters against those its plug read before buffering (read after the release).
     const base = wasBuffering && stats ? manual?.counters : undefined;
