@@ -372,7 +372,9 @@ async function releaseOnce(opts: Omit<ReleaseOptions, 'metricsFile'>): Promise<R
     // It ended the hold then, at a time no process recorded (none watched it after the plug): holdMs counts to this
     // release, the most the hold can have lasted, and the sentence says so.
     const lost = wasBuffering
-      ? s.holds.flatMap((h) => h.holderLost?.() ?? []).map((l) => `${l}; when it ended, nothing recorded: holdMs counts to this release, the most the hold lasted`)
+      ? s.holds
+          .flatMap((h) => h.holderLost?.() ?? [])
+          .map((l) => `${l}; when it ended, nothing recorded: holdMs counts to this release, the most the hold lasted`)
       : [];
     const failed = [...(stats?.failures ?? []), ...lost];
     // What the manual hold held: the plugs' counters against those its plug read before buffering (read after the release).

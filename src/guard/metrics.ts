@@ -356,7 +356,9 @@ export async function removeMetricsFile(stateDir: string, path: string): Promise
           return keep('not a metrics file synplug wrote, left alone');
         }
         return d.unlink(basename(path))
-          ? { removed: `the metrics file ${path} (no longer written: node_exporter stops exporting synplug's series; the totals stay in metrics.json; ${again})` }
+          ? {
+              removed: `the metrics file ${path} (no longer written: node_exporter stops exporting synplug's series; the totals stay in metrics.json; ${again})`,
+            }
           : {};
       } finally {
         d.close();

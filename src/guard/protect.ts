@@ -29,13 +29,8 @@ export async function protect(opts: GuardProtectOptions): Promise<ProtectResult>
   checkEntryOptions('protect', opts);
   if (opts?.netns !== undefined) return inCallNetns('protect', opts, protect);
   // The history line and the metrics (accounting.ts): the metrics file checked before anything is held; the reload
-  // counted whatever its outcome.
-  return accounted(
-    'protect',
-    opts,
-    () => protectOnce(opts),
-    protectAccounting,
-  );
+  // counted whatever its outcome (but a usage error, which tried no reload).
+  return accounted('protect', opts, () => protectOnce(opts), protectAccounting);
 }
 
 /**

@@ -99,7 +99,18 @@ const scenarios = {
     try {
       const setup = run(['setup', '--via', 'queue', '--addr', ADDR, ...sd]);
       // the command tears down at once, then runs on for 1.5 s
-      const p = run(['protect', '--json', ...sd, '--', 'sh', '-c', `"$0" "$1" teardown --state-dir "$2" >/dev/null && sleep 1.5`, process.execPath, BIN, sd[1]]);
+      const p = run([
+        'protect',
+        '--json',
+        ...sd,
+        '--',
+        'sh',
+        '-c',
+        `"$0" "$1" teardown --state-dir "$2" >/dev/null && sleep 1.5`,
+        process.execPath,
+        BIN,
+        sd[1],
+      ]);
       return { setup, p };
     } finally {
       run(['teardown', ...sd]);

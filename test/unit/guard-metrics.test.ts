@@ -215,10 +215,22 @@ test('a usage error (exit 2) is no reload: not counted as failed, the metrics fi
   const opts = { stateDir: d.state, metricsFile: d.file };
   await t.throwsAsync(protect({ command: [], ...opts }), { instanceOf: UsageError, message: /no command given/ });
   await t.throwsAsync(
-    accounted('protect', opts, () => Promise.reject(new NoDeviceError('eth9')), () => ({ holds: [], change: null })),
+    accounted(
+      'protect',
+      opts,
+      () => Promise.reject(new NoDeviceError('eth9')),
+      () => ({ holds: [], change: null }),
+    ),
     { instanceOf: NoDeviceError },
   );
   t.is(readFileSync(d.file, 'utf8'), before, 'neither usage error counted');
-  await t.throwsAsync(accounted('protect', opts, () => Promise.reject(new SynplugError('not set up', 'not-set-up')), () => ({ holds: [], change: null })));
+  await t.throwsAsync(
+    accounted(
+      'protect',
+      opts,
+      () => Promise.reject(new SynplugError('not set up', 'not-set-up')),
+      () => ({ holds: [], change: null }),
+    ),
+  );
   t.is(samples(readFileSync(d.file, 'utf8')).get('synplug_reloads_total{result="failed",hold="none"}'), 1, 'a refusal of another kind is a failed reload');
 });
