@@ -110,43 +110,78 @@ export function exitCodeOf(e: unknown): number {
   return EXIT.FAILURE;
 }
 
-/** The exit-code table as printed at the end of `synplug --help`. */
-export const EXIT_HELP = `Exit codes:
-  0    success (protect: the command's own status is passed through)
-  1    failure; check: nothing is set up
-  2    bad arguments or input, e.g. a device that does not exist (nothing was changed)
-  3    the kernel refused a request, did not answer, or sent undecodable bytes;
-       decode: the input does not decode
-  4    not permitted: needs CAP_NET_ADMIN (run as root); demo also CAP_SYS_ADMIN for its
-       network namespace (demo --here does not, unless --inbound)
-  5    the kernel lacks a needed module, every missing one named (sch_prio, sch_plug, cls_fw,
-       nf_tables; inbound: sch_plug, sch_ingress, act_mirred, cls_flower or cls_u32, ifb;
-       demo: also inet_diag, tcp_diag, and veth with --inbound)
-  6    the state directory or a state file is unsafe or damaged (named, with what to do)
-  7    setup: the device's root qdisc is not synplug's (rerun with --force to delete it);
-       protect, plug: the same, found in phase one (nothing held);
-       inbound: synplug's filter pref on the device holds filters that are not synplug's;
-       the queue hold (setup, protect, plug): its netfilter queue is bound by someone else, or
-       used by a rule that is not synplug's (choose another --queue-num); nothing was changed
-  8    not set up (run 'synplug setup', or 'synplug protect --setup'; an inbound hold:
-       'synplug setup --inbound DEV --port PORT'); plug, protect, release, teardown: --addr
-       names an address no hold set up here holds
-  9    demo: the protected phase lost at least one request
-  10   protect: phase one failed: the --check command exited non-zero, was killed by a
-       signal or ran past --check-timeout (its output is shown); nothing was held and the
-       reload command was not run (a command that itself exits 10 also gives 10: --json's
-       "category" tells them apart, "check-failed" only for the check)
-  11   show ruleset: part of the ruleset cannot be printed in nft's language; the listing
-       marks it [ raw: ... ] and each such part is named on stderr
-  12   check: set up, but partly or differently (a piece missing or not as setup makes it)
-  13   protect --fail-on-loss: the command exited 0, but the reload lost connections
-       (refused, reset or dropped, counted) or the hold failed (--json: "exitCode" 0)
-  125  protect: /bin/sh, which starts the command, could not be started; or the --check
-       command could not be started (nothing held); the command was not run
-  126  protect: the command, or the --check command, cannot be executed
-  127  protect: the command, or the --check command, was not found
-  130  protect: interrupted before the command started (it was not run)
-  other protect: the command's exit status (128+N when killed by signal N)`;
+/**
+ * Every exit code and its whole meaning: the one list. `synplug help
+ * exit-codes` prints it ({@link EXIT_HELP}); the README's "Exit codes" table
+ * has the same rows, word for word: its `code` marks are bare here, or
+ * quoted ('...') around more than one word (test/unit/cli-exit-codes.test.ts
+ * checks that they agree).
+ */
+export const EXIT_TABLE: ReadonlyArray<readonly [code: number | 'other', meaning: string]> = [
+  [0, "success (protect: the command's own status is passed through)"],
+  [1, 'failure; check: nothing is set up'],
+  [2, 'bad arguments or input, e.g. a device that does not exist (nothing was changed)'],
+  [
+    3,
+    'the kernel refused a request, did not answer, or sent undecodable bytes; decode: the input does not decode (what decoded before the bad bytes is printed first)',
+  ],
+  [4, "not permitted: needs CAP_NET_ADMIN (run as root); demo also CAP_SYS_ADMIN (it creates a network namespace; 'demo --here' does not, unless --inbound)"],
+  [
+    5,
+    "the kernel lacks a needed module (sch_prio, sch_plug, cls_fw, nf_tables; inbound: sch_plug, sch_ingress, act_mirred, cls_flower or cls_u32, ifb; demo: also inet_diag and tcp_diag, and with --inbound veth), all missing ones named in one message ('synplug doctor' says which holds this kernel supports)",
+  ],
+  [
+    6,
+    'the state directory or a state file is unsafe or damaged: a symbolic link, not the user\'s, writable by others, not JSON (named, with what to do; check too, so that 1 keeps meaning "nothing is set up")',
+  ],
+  [
+    7,
+    "something in the way is not this state directory's; nothing was changed: setup: the device's root qdisc is not synplug's (rerun with --force, which deletes it); protect, plug: the same, found in phase one (nothing held, the command not run); inbound: synplug's filter pref on the device holds filters that are not synplug's; the queue hold (setup, protect, plug): its netfilter queue is bound by someone else, or used by a rule that is not synplug's (choose another --queue-num); setup, release: the hold is another state directory's hold (the mark on its table or IFB names it; use that directory's --state-dir); setup: this directory's hold is holding now (run setup again after the release)",
+  ],
+  [
+    8,
+    "not set up (run 'synplug setup' for the local hold, 'synplug setup --inbound DEV --port PORT' for an inbound one — the message names the command for each hold that is not complete — or 'protect --setup'); plug, protect, release, teardown: --addr names an address no hold set up here holds",
+  ],
+  [9, 'demo: the protected phase lost at least one request'],
+  [
+    10,
+    'protect: the --check command failed: exited non-zero, was killed by a signal, or ran past --check-timeout (its output is shown); nothing was held and the command was not run. A protected command that itself exits 10 also gives 10 (protect passes its status through): with --json, a failed check is an error object with \'"category": "check-failed"\' and check, the command\'s own 10 a result with \'"exitCode": 10\'',
+  ],
+  [
+    11,
+    "'show ruleset': part of the ruleset cannot be printed in nft's language as decoded (an expression, a typeof set, an object type synplug does not print); the listing marks it '[ raw: ... ]' ('{\"raw\": ...}' in --json) and each such part is named on stderr (with --json, stdout still holds the one listing document, no error object), so a listing that exits 0 is one 'nft -f' reads back to the same ruleset",
+  ],
+  [12, 'check: set up, but partly or differently (a piece missing or not as setup makes it, each named)'],
+  [
+    13,
+    'protect --fail-on-loss: the command exited 0, but the reload\'s report counts a loss (refused, reset or dropped connections, listener drops) or a failed hold (--json: \'"lossless": false\', "exitCode" the command\'s 0); an uncounted report is no loss',
+  ],
+  [
+    125,
+    'protect: /bin/sh, which starts the command behind its gate, could not be started (the command was not run); or the --check command could not be started (nothing was held, the command was not run)',
+  ],
+  [126, 'protect: the command cannot be executed; or the --check command cannot be (nothing was held, the command was not run)'],
+  [127, 'protect: the command was not found; or the --check command was not found (nothing was held, the command was not run)'],
+  [130, 'protect: interrupted before the command started, --check included (it was not run); demo: interrupted (what it set up is removed)'],
+  ['other', "protect: the command's exit status (128+N when killed by signal N)"],
+];
+
+/** A meaning wrapped at 92 columns after its code, as `help exit-codes` prints it. */
+function wrapped(code: string, meaning: string): string {
+  const lines: string[] = [];
+  let line = `  ${code.padEnd(4)}`;
+  for (const word of meaning.split(' ')) {
+    if (line.length + 1 + word.length > 92 && line.trim().length > code.length) {
+      lines.push(line);
+      line = `      `;
+    }
+    line += ` ${word}`;
+  }
+  return [...lines, line].join('\n');
+}
+
+/** The exit-code table of `synplug help exit-codes`: {@link EXIT_TABLE}, each meaning wrapped. */
+export const EXIT_HELP = `Exit codes:\n${EXIT_TABLE.map(([c, m]) => wrapped(String(c), m)).join('\n')}`;
 
 /** One line of a command's exit-code list: the code (or `other`, protect's pass-through) and its meaning there. */
 export type ExitCodeLine = readonly [code: number | 'other', meaning: string];
@@ -179,7 +214,7 @@ export const COMMAND_EXIT_CODES = {
     badState,
     [
       EXIT.FOREIGN_QDISC,
-      `the device's root qdisc is not synplug's (rerun with --force to delete it; protect, plug: the same, found in phase one, nothing held); --inbound: synplug's filter pref holds filters that are not synplug's; ${QUEUE_FOREIGN}`,
+      `the device's root qdisc is not synplug's (rerun with --force to delete it; protect, plug: the same, found in phase one, nothing held); --inbound: synplug's filter pref holds filters that are not synplug's; ${QUEUE_FOREIGN}; the hold is another state directory's (the mark on its table or IFB names it): use that directory's --state-dir; this directory's hold is holding now: run setup again after the release`,
     ],
   ],
   check: [
@@ -283,7 +318,7 @@ export const COMMAND_EXIT_CODES = {
     [EXIT.FOREIGN_QDISC, "--here: lo's root qdisc is not synplug's: it is never replaced; nothing was changed"],
     [
       EXIT.NOT_SET_UP,
-      '--here: synplug is partly set up, set up on another device than lo, or set up here but not recorded in the state directory (another --state-dir, or setup --netns from outside): the demo changes no setup it did not make; nothing was changed',
+      '--here: synplug is partly set up, set up on another device than lo, or set up here but not recorded in the state directory (another --state-dir, or setup --netns from outside): the demo changes no setup it did not make; or its hold is held already (a manual plug, a running protect: named, with how to end it); nothing was changed',
     ],
     [EXIT.DEMO_FAILED, 'the protected phase lost at least one request (the table says how)'],
     [EXIT.INTERRUPTED, 'interrupted (SIGINT/SIGTERM): the demo stopped and removed what it had set up (its namespace too)'],
@@ -322,7 +357,7 @@ const BRIEF: Record<Exclude<ExitCodeLine[0], 0>, string> = {
   [EXIT.NOT_PERMITTED]: 'not permitted: needs CAP_NET_ADMIN (root)',
   [EXIT.MISSING_SUPPORT]: 'the kernel lacks a needed module (each named)',
   [EXIT.BAD_STATE]: 'a state file or directory is unsafe or damaged',
-  [EXIT.FOREIGN_QDISC]: "a root qdisc, filter or queue there is not synplug's",
+  [EXIT.FOREIGN_QDISC]: "a qdisc, filter, queue or hold there is not this directory's",
   [EXIT.NOT_SET_UP]: 'not set up',
   [EXIT.DEMO_FAILED]: 'the protected phase lost a request',
   [EXIT.CHECK_FAILED]: 'the --check command failed: nothing held, not run',

@@ -11,6 +11,7 @@ import { holdWords, modeOfHold } from '../guard/modes/index.js';
 import { lossCauses } from '../guard/report.js';
 import type { HistoryEntry } from '../guard/history.js';
 import type { HolderFailure } from '../guard/holder-log.js';
+import { COMMAND_EXIT_CODES } from './exit-codes.js';
 
 /** Text for `synplug setup`. */
 export function formatSetup(r: SetupResult): string {
@@ -31,22 +32,54 @@ export function formatMigrateReq(r: MigrateReqReport): string {
   return `${r.name} = ${r.value ?? 'absent'} (${r.netns !== undefined ? `network namespace ${r.netns}` : 'this network namespace'}): ${r.meaning}`;
 }
 
+/** The options a command was given that every command it suggests must repeat to act on the same holds. */
+export interface GivenPlace {
+  /** `--state-dir` as given */
+  stateDir?: string;
+  /** `--netns` as given */
+  netns?: string;
+}
+
+/** A command suggested in a text: `'synplug CMD ...'`, CMD one of the commands (not a quoted name such as an IFB's alias). */
+const SUGGESTED = new RegExp(`'synplug (${Object.keys(COMMAND_EXIT_CODES).join('|')})((?: [^']*)?)'`, 'g');
+
+/** An option's value as a shell word inside a quoted suggestion (double-quoted when it needs quoting). */
+const shellWord = (v: string): string => (/^[\w@%+=:,./-]+$/.test(v) ? v : `"${v.replace(/(["\\$`])/g, '\\$1')}"`);
+
+/**
+ * Every command a text suggests (`'synplug setup ...'`) with the options the user gave that it needs to act on the
+ * same holds (`--state-dir`, `--netns`), unless it names its own.
+ * @param text a command's output
+ * @param given the options given
+ */
+export function withGivenPlace(text: string, given: GivenPlace): string {
+  const extra = (rest: string) =>
+    (given.stateDir !== undefined && !rest.includes('--state-dir') ? ` --state-dir ${shellWord(given.stateDir)}` : '') +
+    (given.netns !== undefined && !rest.includes('--netns') ? ` --netns ${shellWord(given.netns)}` : '');
+  return text.replace(SUGGESTED, (_m, cmd: string, rest: string) => `'synplug ${cmd}${rest}${extra(rest)}'`);
+}
+
 /** A hold's state in words. */
 const stateWord = (state: string): string => (state === 'ok' ? 'complete' : state === 'absent' ? 'not set up' : 'PARTIAL');
 
 /** What to run to set a hold up again: the hold's own setup command (check's entry says it; else its mode's words). */
 const setupHint = (h: CheckResult['holds'][number]): string => h.setup ?? holdWords(h).setup;
 
+/** A piece's state as check and status print it: `ok`, and what is wrong in capitals (`MISSING`, `DIFFERENT`), one word for each everywhere. */
+const pieceWord = (status: PieceState['status']): string => (status === 'ok' ? 'ok' : status.toUpperCase());
+
+/** A piece in check's column: its state, padded, then the piece and its detail. */
+const pieceCell = (p: PieceState): string => `  ${pieceWord(p.status).padEnd(9)} ${p.piece}${p.detail ? ` (${p.detail})` : ''}`;
+
 /** A piece that is not ok, as status lists it. */
-const pieceLine = (p: PieceState): string => `  ${p.status.toUpperCase()} ${p.piece}${p.detail ? ` (${p.detail})` : ''}`;
+const pieceLine = (p: PieceState): string => `  ${pieceWord(p.status)} ${p.piece}${p.detail ? ` (${p.detail})` : ''}`;
 
 /** The state of several holds together: ok or absent when all are, else partial. */
 const combine = (states: readonly string[]): string => (states.every((x) => x === 'ok') ? 'ok' : states.every((x) => x === 'absent') ? 'absent' : 'partial');
 
 /** Text for `synplug check`. */
 export function formatCheck(r: CheckResult): string {
-  if (r.nothingSetUp)
-    return [r.nothingSetUp, ...r.pieces.map((p) => `  ${p.status.toUpperCase().padEnd(9)} ${p.piece}${p.detail ? ` (${p.detail})` : ''}`)].join('\n');
+  if (r.nothingSetUp) return [r.nothingSetUp, ...r.pieces.map(pieceCell)].join('\n');
   const onlyLocal = r.holds.length === 1 && holdWords(r.holds[0]).top ? r.holds[0] : undefined;
   const one = r.holds.length === 1 ? r.holds[0] : undefined;
   const where = onlyLocal ? `on ${onlyLocal.dev}` : one ? `(${one.id} on ${one.dev})` : `(${r.holds.map((h) => `${h.id}: ${h.state}`).join(', ')})`;
@@ -63,8 +96,7 @@ export function formatCheck(r: CheckResult): string {
           ? `synplug is not set up ${where}`
           : `synplug is partly or differently set up ${where}:`;
   const lines = [head];
-  for (const p of r.pieces)
-    lines.push(`  ${p.status === 'ok' ? 'ok       ' : p.status === 'missing' ? 'MISSING  ' : 'DIFFERENT'} ${p.piece}${p.detail ? ` (${p.detail})` : ''}`);
+  lines.push(...r.pieces.map(pieceCell));
   lines.push(...unrecordedLines(r.unrecorded).map((l) => `  ${l}`));
   if (r.interrupted) lines.push(`  ${r.interrupted}`);
   // a hold whose pieces are another state directory's: setup here is refused, so its own advice instead
@@ -91,7 +123,7 @@ export function formatPlug(r: PlugResult, maxHold: string): string {
 /** Text for `synplug release`. */
 export function formatRelease(r: ReleaseResult): string {
   if (r.orphaned && !r.released)
-    return `not released: ${r.liveLeases} live lease(s) hold the plug (a running protect or a manual plug before its deadline); --orphaned releases only a plug nobody holds`;
+    return `not released: ${r.liveLeases} live lease(s) hold it (a running protect, or a manual plug before its deadline); --orphaned releases only a hold nobody holds`;
   const manual = r.brokeManualPlugs ?? 0;
   const protects = r.brokeLeases - manual;
   const broke =
@@ -106,7 +138,7 @@ export function formatRelease(r: ReleaseResult): string {
   return r.plugExists || r.setUp
     ? r.wasBuffering || r.brokeLeases
       ? `released${r.wasBuffering && r.report ? ` after holding new connections for ${r.report.holdMs.toFixed(1)} ms (${r.report.heldSyns} SYN(s) held)` : ''}${queued}${broke}${also}`
-      : `nothing was held (neither 'synplug plug' nor a protect was holding); released anyway, which is always safe${queued}${also}`
+      : `nothing was held: neither 'synplug plug' nor a protect was holding, so there was nothing to release${queued}${also}`
     : r.nothingSetUp
       ? `nothing was held: ${r.nothingSetUp}`
       : `no hold on ${r.dev}: nothing is held (synplug is not set up there)${broke}${also}`;
@@ -200,7 +232,7 @@ export function formatStatus(r: StatusResult): string {
     lines.push(
       `hold: ${
         p.state === 'buffering'
-          ? `HOLDING since ${when} (by ${p.owner} pid ${p.pid}, until ${new Date(p.deadline).toISOString()})`
+          ? holdingText(p, r.leases)
           : p.neverHeld
             ? `never held since setup (at ${new Date(p.since).toISOString()})`
             : `released (last at ${when})`
@@ -220,6 +252,22 @@ export function formatStatus(r: StatusResult): string {
   lines.push(...unrecordedLines(r.unrecorded));
   // tc's text puts a blank after some fields: no line ends in one
   return lines.map((l) => l.trimEnd()).join('\n');
+}
+
+/**
+ * `status`' words on a hold buffering: since the oldest live lease took it, by whom, and until the last one's
+ * deadline at most (plug.json names only the holder that recorded it: with overlapping protects, one of them); with
+ * no live lease, what plug.json says.
+ */
+function holdingText(p: NonNullable<StatusResult['plug']>, leases: StatusResult['leases']): string {
+  const iso = (ms: number) => new Date(ms).toISOString();
+  if (!leases.length) return `HOLDING since ${iso(p.since)} (by ${p.owner} pid ${p.pid}, until ${iso(p.deadline)})`;
+  const oldest = leases.reduce((a, b) => (b.since < a.since ? b : a));
+  const last = Math.max(...leases.map((l) => l.deadline));
+  const by = `${oldest.owner} pid ${oldest.pid}`;
+  return leases.length === 1
+    ? `HOLDING since ${iso(oldest.since)} (by ${by}, until ${iso(last)})`
+    : `HOLDING since ${iso(oldest.since)} (since the oldest of ${leases.length} live leases, ${by}; each listed below; until ${iso(last)} at most)`;
 }
 
 /** `status`' lines on the local plug hold after the leases: its counters, marking, qdiscs, filters and nftables table. */
@@ -263,9 +311,24 @@ function localStatusLines(local: StatusResult['holds'][number]): string[] {
 const unrecordedLines = (u: ReadonlyArray<{ ifb: string; dev: string; teardown: string }> | undefined): string[] =>
   (u ?? []).map((x) => `unrecorded: ${x.ifb} (synplug's alias, no record) — '${x.teardown}' removes it`);
 
+/**
+ * teardown's first lines on the live leases it broke: which protect (pid, command) or manual plug, and what
+ * becomes of its hold and its report. Verdict first: a running reload lost its hold.
+ */
+export function brokenLeaseLines(r: Pick<TeardownResult, 'brokenLeases'>): string[] {
+  return (r.brokenLeases ?? []).map((l) => {
+    const since = `held ${l.holds.join(', ')} since ${new Date(l.since).toISOString()}`;
+    return l.owner === 'protect'
+      ? `ENDED the hold of a running protect: pid ${l.pid}${l.command ? ` (${l.command.join(' ')})` : ''}, ${since}. Its hold was released and removed: its command goes on, no longer held (new connections are no longer held for it); its report says a teardown ended the hold, and it records no history line or metrics here`
+      : `ended a manual plug's hold ('synplug plug', pid ${l.pid}), ${since}: released and removed before its --max-hold`;
+  });
+}
+
 /** Text for `synplug teardown`. */
 export function formatTeardown(r: TeardownResult): string {
-  if (r.nothingSetUp) return [r.nothingSetUp, ...(r.kept.length ? ['left alone:', ...r.kept.map((x) => `  ${x}`)] : []), ...keptDirLine(r)].join('\n');
+  const broke = brokenLeaseLines(r);
+  if (r.nothingSetUp)
+    return [...broke, r.nothingSetUp, ...(r.kept.length ? ['left alone:', ...r.kept.map((x) => `  ${x}`)] : []), ...keptDirLine(r)].join('\n');
   const lines = r.removed.length
     ? [
         `removed${r.holds.length && !(r.holds.length === 1 && holdWords({ id: r.holds[0], dev: r.dev }).top) ? ` (${r.holds.join(', ')})` : ` from ${r.dev}`}:`,
@@ -278,7 +341,7 @@ export function formatTeardown(r: TeardownResult): string {
   if (r.kept.length) lines.push('left alone:', ...r.kept.map((x) => `  ${x}`));
   if (r.removedStateDir) lines.push('removed the state directory (setup had created it)');
   lines.push(...keptDirLine(r));
-  return lines.join('\n');
+  return [...broke, ...lines].join('\n');
 }
 
 /** teardown's line on the state directory it kept, and what is in it (the reload history...): never left unsaid. */

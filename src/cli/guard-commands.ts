@@ -14,7 +14,7 @@ import { EXIT, exitCodesHelp, protectExitCode } from './exit-codes.js';
 import { jsonOption, run } from './run.js';
 import { formatSetupPlan } from './format-plan.js';
 import { formatCheck, formatMigrateReq, formatPlug, formatProtect, formatRelease, formatSetup, formatStatus, formatTeardown } from './format-guard.js';
-import { formatHolderFailure, formatLastReload } from './format-guard.js';
+import { formatHolderFailure, formatLastReload, withGivenPlace } from './format-guard.js';
 import { isIP } from 'node:net';
 
 /** The guard is loaded when a command runs, not at start-up: `--help` and `show` stay fast. */
@@ -22,6 +22,8 @@ const loadGuard = (): Promise<typeof GuardModule> => import('../guard/index.js')
 
 interface ConfigFlags {
   dev?: string;
+  /** the global --netns, as given (repeated in the commands a text suggests) */
+  netns?: string;
   addr?: string | string[];
   mark?: string;
   limit?: string;
@@ -288,11 +290,11 @@ export function guardCommands(program: Command): void {
   })
     .addHelpText('after', exitCodesHelp('check'))
     .action(
-      run(async (f: ConfigFlags & { inbound?: string | string[]; local?: boolean; hold?: string }) => {
+      run(async (f: ConfigFlags & { inbound?: string | string[]; local?: boolean }) => {
         const guard = await loadGuard();
         const sel = holdSelector(f, 'check');
         const r = await guard.check({ ...config({ ...f, inbound: undefined } as ConfigFlags), ...sel });
-        out(f.json, r, `${formatCheck(r)}\n${formatMigrateReq(r.sysctl)}`);
+        out(f.json, r, withGivenPlace(`${formatCheck(r)}\n${formatMigrateReq(r.sysctl)}`, f));
         return r.state === 'ok' ? EXIT.OK : r.state === 'absent' ? EXIT.FAILURE : EXIT.CHECK_PARTIAL;
       }),
     );
@@ -311,7 +313,7 @@ export function guardCommands(program: Command): void {
         const maxHoldMs = parseDuration(f.maxHold, '--max-hold');
         const r = await guard.plug({ ...config(f), maxHoldMs, ...(f.metricsFile !== undefined && { metricsFile: f.metricsFile }) });
         warn(r);
-        out(f.json, r, formatPlug(r, f.maxHold));
+        out(f.json, r, withGivenPlace(formatPlug(r, f.maxHold), f));
       }),
     );
 
@@ -405,7 +407,7 @@ export function guardCommands(program: Command): void {
   configOptions(selectorOptions(program.command('status').description('each hold set up: its pieces, counters, hold state, leases; last reload'), 'show'))
     .addHelpText('after', exitCodesHelp('status'))
     .action(
-      run(async (f: ConfigFlags & { inbound?: string | string[]; local?: boolean; hold?: string }) => {
+      run(async (f: ConfigFlags & { inbound?: string | string[]; local?: boolean }) => {
         const guard = await loadGuard();
         const sel = holdSelector(f, 'status');
         const r = await guard.status({ ...config({ ...f, inbound: undefined } as ConfigFlags), ...sel });
@@ -415,7 +417,7 @@ export function guardCommands(program: Command): void {
         out(
           f.json,
           { ...r, ...last, ...holder },
-          `${formatStatus(r)}\n${formatMigrateReq(r.sysctl)}\n${formatLastReload(last)}${holderLine === undefined ? '' : `\n${holderLine}`}`,
+          withGivenPlace(`${formatStatus(r)}\n${formatMigrateReq(r.sysctl)}\n${formatLastReload(last)}${holderLine === undefined ? '' : `\n${holderLine}`}`, f),
         );
       }),
     );
@@ -441,7 +443,7 @@ export function guardCommands(program: Command): void {
           ...(f.local && { local: true }),
           ...(f.hold !== undefined && { hold: f.hold }),
         });
-        out(f.json, r, formatTeardown(r));
+        out(f.json, r, withGivenPlace(formatTeardown(r), f));
       }),
     );
 }

@@ -32,6 +32,8 @@ import { netnsCookie } from '../netlink/netns.js';
 import { DEFAULTS, resolveConfig } from '../guard/config.js';
 import { cookieStateDir } from '../guard/state-dir.js';
 import { GuardSession } from '../guard/session.js';
+import { StateStore } from '../guard/state.js';
+import { liveLeases } from '../guard/leases.js';
 import { holdModeFor } from '../guard/modes/index.js';
 import type { HoldMode } from '../guard/modes/types.js';
 import {
@@ -184,4 +186,33 @@ function netnsRecordDir(stateDir: string): string | undefined {
   if (cookie === undefined) return undefined;
   const dir = cookieStateDir(cookie);
   return dir !== stateDir.replace(/\/+$/, '') && existsSync(join(dir, 'setup.json')) ? dir : undefined;
+}
+
+/**
+ * `demo --here`: refuse when a hold of the state directory is held already (a
+ * live lease: a manual `synplug plug` before its deadline, or a running
+ * `protect`). Every new connection to the hold's address would then wait for
+ * that hold to end, in both phases: the demo would measure that hold, not a
+ * restart, and blame synplug for it. Reads only the leases record.
+ * @param stateDir the demo's `--state-dir` (undefined: the default)
+ * @throws {SynplugError} (`not-set-up`) a live lease, named, with how to end it; nothing was changed
+ * @throws {StateFileError} a damaged or unsafe leases.json or state directory (as for every command)
+ */
+export function refuseHeldAlready(stateDir: string | undefined): void {
+  const config = resolveConfig(stateDir !== undefined ? { stateDir } : {});
+  const live = liveLeases(new StateStore(config.stateDir));
+  if (!live.length) return;
+  const dirOption = stateDir !== undefined ? ` --state-dir ${stateDir}` : '';
+  const until = (ms: number) => new Date(ms).toISOString();
+  const who = live.map((l) =>
+    l.owner === 'manual'
+      ? `a manual 'synplug plug' (pid ${l.pid}) holds ${l.holds.join(', ')} until its --max-hold at ${until(l.deadline)}`
+      : `a running 'synplug protect' (pid ${l.pid}${Array.isArray(l.command) ? `: ${l.command.join(' ')}` : ''}) holds ${l.holds.join(', ')}, at most until ${until(l.deadline)}`,
+  );
+  const manual = live.some((l) => l.owner === 'manual');
+  throw new SynplugError(
+    `demo --here: the hold is already held: ${who.join('; ')}. Every new connection to it waits for that hold to end, so the demo would measure that hold, not a restart. ` +
+      `${manual ? `End it with 'synplug release${dirOption}'` : 'Wait for the protect to end'} (or until its deadline), then run the demo again; or run 'synplug demo' without --here (in a network namespace of its own). Nothing was changed`,
+    'not-set-up',
+  );
 }

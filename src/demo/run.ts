@@ -81,7 +81,7 @@ import { listLinks } from '../netlink/route/link.js';
 import { listTcpListeners } from '../netlink/sockdiag.js';
 import { check, setup, teardown, protect, holdModeFor, removeReportCounters, DEFAULTS, type HoldMode, type ProtectResult } from '../guard/index.js';
 import { REPORT_TABLE } from '../guard/report.js';
-import { demoPreflight, refuseUnrecordedHold } from './preflight.js';
+import { demoPreflight, refuseHeldAlready, refuseUnrecordedHold } from './preflight.js';
 import { ClientLoad } from './clients.js';
 import { ClientProcess } from './client-process.js';
 import { createInboundTopology, type InboundTopology } from './topology.js';
@@ -208,6 +208,8 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
       ...(options.via !== undefined && { via: options.via }),
     });
     via = pre.via;
+    // a hold of this state directory held already (a manual plug, a protect) would hold the demo's clients too
+    refuseHeldAlready(stateDir);
     if (!options.inbound) await refuseLoDown();
     if (pre.why) progress(`holding with a netfilter queue (the queue hold): ${pre.why}`);
     if (stoppedBy) throw new DemoInterruptedError(stoppedBy, '');

@@ -42,7 +42,7 @@ import {
   stateOf,
   viaOf,
 } from './setup.js';
-import { deviceOfHold, devicesOfHolds, holdModeFor, holdModes, selectInbound, type UnrecordedPiece } from './modes/index.js';
+import { deviceOfHold, devicesOfHolds, holdIdForms, holdModeFor, holdModes, isHoldId, selectInbound, type UnrecordedPiece } from './modes/index.js';
 import { GuardSession } from './session.js';
 import { othersHolds, othersHoldsError, teardownHold } from './pieces.js';
 import { REPORT_TABLE, removeReportCounters, reportCountersPresent, retireReportChain } from './report.js';
@@ -63,6 +63,7 @@ import type {
   StatusResult,
   TeardownOptions,
   TeardownResult,
+  BrokenLease,
   PlugStats,
 } from './types.js';
 import { inCallNetns } from './call-netns.js';
@@ -580,6 +581,7 @@ export async function teardown(opts: TeardownOptions = {}): Promise<TeardownResu
   checkSelector({ inbound: only, local: localOnly }, 'teardown');
   if (holdOnly !== undefined && (typeof holdOnly !== 'string' || holdOnly === '' || only !== undefined || localOnly))
     throw new UsageError('teardown: hold names one hold by its id, without inbound or local');
+  if (holdOnly !== undefined && !isHoldId(holdOnly)) throw new UsageError(notAHoldId(holdOnly, opts));
   const { inbound: _only, local: _local, hold: _hold, ...rest } = opts ?? {};
   let ctx: ReturnType<typeof contextFor>;
   try {
@@ -655,6 +657,7 @@ export async function teardown(opts: TeardownOptions = {}): Promise<TeardownResu
         `${o.hold.mode} hold ${o.hold.id} on ${o.hold.dev}: kept whole, another state directory's (${o.detail}): tear it down through that directory's --state-dir`,
       );
     s.setAside(othersDirs.map((o) => o.hold));
+    let brokenLeases: BrokenLease[] = [];
     if (id === undefined) {
       // Every hold goes: its plugs are released first and recorded so, every lease broken (as release does), so that
       // a teardown failing part-way leaves records that agree with the kernel, and a watchdog acting later holds nothing.
@@ -663,9 +666,19 @@ export async function teardown(opts: TeardownOptions = {}): Promise<TeardownResu
         await breakLeases(
           store,
           () => releaseEveryPlug(s).then(() => {}),
-          () => writeReleased(store, plug, config.dev),
+          (live) => {
+            brokenLeases = live.map((l) => ({
+              owner: l.owner,
+              pid: l.pid,
+              ...(Array.isArray(l.command) && { command: l.command }),
+              holds: l.holds,
+              since: l.since,
+            }));
+            writeReleased(store, plug, config.dev);
+          },
         );
     }
+    const broke = brokenLeases.length ? { brokenLeases } : {};
     for (const { hold, inspection } of (await selectedHolds(s, record, {})).flatMap((x) => ('absent' in x ? [] : [x]))) {
       if (id !== undefined && hold.id !== id) continue;
       // No record and none adopted: pieces of this hold carrying synplug's mark are another state directory's hold
@@ -700,7 +713,7 @@ export async function teardown(opts: TeardownOptions = {}): Promise<TeardownResu
         if (!(e instanceof StateFileError)) throw e;
         throw new StateFileError(e.path, `${whatWasRemoved(removed)}; but ${e.message}`, e, e.category === 'failure' ? 'failure' : 'bad-state');
       }
-      return { dev: tornDev, removed: unique(removed), kept: unique(kept), holds: unique(torn) };
+      return { dev: tornDev, removed: unique(removed), kept: unique(kept), holds: unique(torn), ...broke };
     }
     // Every hold of this record gone: the reload report's RST counters go too (report.ts), unless a hold of another
     // state directory is still in this namespace (its protect counts with them).
@@ -716,7 +729,15 @@ export async function teardown(opts: TeardownOptions = {}): Promise<TeardownResu
       if (m.removed) removed.push(m.removed);
       if (m.kept) kept.push(m.kept);
     }
-    const nothing = !torn.length && !removed.length ? { nothingSetUp: "nothing of synplug's is set up (no record, no hold found); nothing to remove" } : {};
+    // with pieces left alone (another state directory's): not "nothing of synplug's", which they are
+    const nothing =
+      !torn.length && !removed.length
+        ? {
+            nothingSetUp: kept.length
+              ? `nothing to remove here: the state directory ${config.stateDir} records no setup, and what is left alone below is not this directory's`
+              : `nothing to remove: the state directory ${config.stateDir} records no setup (a hold set up through another --state-dir is torn down through that one)`,
+          }
+        : {};
     let removedStateDir: boolean;
     try {
       removedStateDir = store.clear(record?.createdStateDir === true ? record.createdStateDirMark : undefined);
@@ -738,9 +759,26 @@ export async function teardown(opts: TeardownOptions = {}): Promise<TeardownResu
       holds: unique(torn),
       ...(removedStateDir && { removedStateDir }),
       ...(keptStateDir && { keptStateDir }),
+      ...broke,
       ...nothing,
     };
   });
+}
+
+/**
+ * teardown's refusal of a `hold` that is no hold's id: the forms of the ids, and the holds set up in the state
+ * directory when its record can be read (nothing is changed either way).
+ */
+function notAHoldId(id: string, opts: TeardownOptions): string {
+  let here = '';
+  try {
+    const { inbound: _i, local: _l, hold: _h, ...rest } = opts;
+    const ids = Object.keys(contextFor(rest, 'teardown').record?.holds ?? {});
+    here = ids.length ? ` (set up here: ${ids.join(', ')})` : ' (none is set up here)';
+  } catch {
+    // an unreadable state directory: its own error comes with the next command that needs it
+  }
+  return `teardown --hold '${id}': no hold has that id: give one of ${holdIdForms().join(', ')}${here}; nothing was changed`;
 }
 
 /**

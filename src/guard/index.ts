@@ -29,6 +29,7 @@ export type {
   GuardProtectOptions,
   StatusResult,
   TeardownResult,
+  BrokenLease,
   TeardownOptions,
   HoldSelector,
   CheckOptions,

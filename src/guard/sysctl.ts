@@ -127,23 +127,48 @@ export function explainMigrateReq(value: number | null, groups: readonly Listene
 }
 
 /**
- * The sysctl and what it means for the listeners of the hold's address.
- * @param options `addr`: the hold's address (listeners accepting it: the same address or a wildcard); `ports`: only these ports; `conn`: a NETLINK_SOCK_DIAG connection (one is opened in the default namespace otherwise); `netns`: where to read the sysctl (default: the library's default namespace)
+ * What one hold holds, as far as listeners go: connections to any of `addrs`
+ * (empty or absent: any address) on any of `ports` (empty or absent: any port).
+ */
+export interface HeldEndpoints {
+  addrs?: readonly string[];
+  ports?: readonly number[];
+}
+
+/**
+ * The listeners that accept connections some hold holds: a listener counts
+ * when, for at least one hold, it accepts one of the hold's addresses (the
+ * same address or a wildcard) and listens on one of its ports.
+ * @param listeners from {@link listTcpListeners}
+ * @param holds each hold's addresses and ports; none: every listener
+ * @throws {UsageError} an address that is not an IP address
+ */
+export function heldListeners(listeners: readonly TcpListener[], holds: readonly HeldEndpoints[]): TcpListener[] {
+  if (holds.length === 0) return [...listeners];
+  const holdsIt = (l: TcpListener, h: HeldEndpoints) =>
+    (!h.addrs?.length || h.addrs.some((a) => listenerAccepts(l, a))) && (!h.ports?.length || h.ports.includes(l.port));
+  return listeners.filter((l) => holds.some((h) => holdsIt(l, h)));
+}
+
+/**
+ * The sysctl and what it means for the listeners of the holds' addresses and ports.
+ * @param options `holds`: each hold's addresses and ports ({@link heldListeners}; none: every listener); `addr`, `ports`: one hold's (added to `holds`); `conn`: a NETLINK_SOCK_DIAG connection (one is opened in the default namespace otherwise); `netns`: where to read the sysctl (default: the library's default namespace)
  * @returns never throws for sock_diag trouble (`listeners: null`)
- * @throws {UsageError} the namespace does not exist, or `addr` is not an IP address
+ * @throws {UsageError} the namespace does not exist, or an address is not an IP address
  * @throws {SynplugError} (`permission`) the namespace cannot be entered
  */
 export async function migrateReqReport(
-  options: { addr?: string; ports?: readonly number[]; conn?: SockDiagConnection; netns?: string } = {},
+  options: { holds?: readonly HeldEndpoints[]; addr?: string; ports?: readonly number[]; conn?: SockDiagConnection; netns?: string } = {},
 ): Promise<MigrateReqReport> {
   const netns = options.netns ?? defaultNetns();
   const value = readTcpMigrateReq(netns);
+  const one =
+    options.addr !== undefined || options.ports !== undefined ? [{ addrs: options.addr !== undefined ? [options.addr] : [], ports: options.ports ?? [] }] : [];
+  const holds = [...(options.holds ?? []), ...one];
   let groups: ListenerGroup[] | null;
   try {
     const all = await listTcpListeners(options.conn);
-    groups = groupListeners(
-      all.filter((l) => (options.addr === undefined || listenerAccepts(l, options.addr)) && (options.ports === undefined || options.ports.includes(l.port))),
-    );
+    groups = groupListeners(heldListeners(all, holds));
   } catch (e) {
     if ((e as { category?: string }).category === 'usage') throw e;
     groups = null;

@@ -439,6 +439,26 @@ export interface TeardownResult {
    * sentence saying so; nothing was removed, `holds` is empty, and the exit status is 0
    */
   nothingSetUp?: string;
+  /**
+   * The live leases this teardown broke (present when there was one): a running `protect`, whose hold was released
+   * and removed under it (its command goes on without the hold; it reports that a teardown ended the hold, and
+   * records nothing in the state directory teardown cleared), or a manual `plug` before its deadline.
+   */
+  brokenLeases?: BrokenLease[];
+}
+
+/** A live lease a teardown broke (leases.json's entry, in part). */
+export interface BrokenLease {
+  /** `protect` (a running synplug protect) or `manual` (`synplug plug`) */
+  owner: 'protect' | 'manual';
+  /** pid of the holder (the protect; a manual plug's `synplug plug`) */
+  pid: number;
+  /** the protected command, when a protect held it */
+  command?: string[];
+  /** the hold ids it held (`local`, `queue`, `inbound:DEV`...) */
+  holds: string[];
+  /** when it was taken, ms since the epoch */
+  since: number;
 }
 
 /** What `recoverStale` did. */

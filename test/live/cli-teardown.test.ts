@@ -99,7 +99,13 @@ test.serial("teardown keeps synplug's IFB while a filter that is not synplug's r
     // check and status report it (no record lists it)
     const st = await synplug(sd, 'status');
     t.is(st.code, 0, st.stderr);
-    t.regex(st.stdout, new RegExp(`^unrecorded: ${IFB} \\(synplug's alias, no record\\) — 'synplug teardown --inbound ${DEV}' removes it$`, 'm'));
+    // the command it suggests repeats the --state-dir and --netns given
+    t.true(
+      st.stdout
+        .split('\n')
+        .includes(`unrecorded: ${IFB} (synplug's alias, no record) — 'synplug teardown --inbound ${DEV} --state-dir ${sd} --netns ${N.ns}' removes it`),
+      st.stdout,
+    );
     t.notRegex(st.stdout, / $/m, 'no line ends in a blank');
     const sj = JSON.parse((await synplug(sd, 'status', '--json')).stdout) as { state: string; unrecorded: unknown };
     t.deepEqual(sj.unrecorded, [{ ifb: IFB, dev: DEV, teardown: `synplug teardown --inbound ${DEV}` }]);
@@ -173,7 +179,10 @@ test.serial('teardown with nothing set up claims no hold: holds [], nothingSetUp
     const o = JSON.parse(r.stdout) as { holds: string[]; removed: string[]; nothingSetUp?: string };
     t.deepEqual(o.holds, []);
     t.deepEqual(o.removed, []);
-    t.regex(o.nothingSetUp ?? '', /nothing of synplug's is set up/);
+    t.is(
+      o.nothingSetUp,
+      `nothing to remove: the state directory ${sd} records no setup (a hold set up through another --state-dir is torn down through that one)`,
+    );
     const text = await synplug(sd, 'teardown');
     t.is(text.code, 0);
     t.notRegex(text.stdout, /\blocal\b|inbound:/);
@@ -244,6 +253,21 @@ test.serial('teardown --inbound of a recorded hold whose device is gone still re
   } finally {
     quiet(IP, 'link', 'del', gone);
     quiet(IP, 'link', 'del', 'sp-gtrx0');
+    rmSync(sd, { recursive: true, force: true });
+  }
+});
+
+test.serial('with --state-dir and --netns given: the advice repeats them; teardown --hold of no hold id is exit 2 naming the ids', async (t) => {
+  const sd = stateDir();
+  try {
+    const c = await synplug(sd, 'check');
+    t.is(c.code, 1, c.stderr);
+    t.true(c.stdout.includes(`'synplug setup --state-dir ${sd} --netns `), c.stdout);
+    t.regex(c.stdout, /'synplug setup --inbound DEV --port PORT --state-dir \S+ --netns \S+'/);
+    const d = await synplug(sd, 'teardown', '--hold', 'nosuch');
+    t.is(d.code, 2, d.stdout + d.stderr);
+    t.regex(d.stderr, /teardown --hold 'nosuch': no hold has that id: give one of local, inbound:DEV, queue, queue:DEV \(none is set up here\)/);
+  } finally {
     rmSync(sd, { recursive: true, force: true });
   }
 });

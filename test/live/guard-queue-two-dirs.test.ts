@@ -437,7 +437,7 @@ if (!(await runScenarioIfChild(ENV, scenarios))) {
     t.is(r.sameNum.code, 7, r.sameNum.stderr);
     t.regex(
       r.sameNum.stderr,
-      /netfilter queue 4200 is the queue of another state directory's queue hold: table inet synplug_queue \(its comment names queue 4200 and state directory mark [0-9a-f]{16}; this one's is none yet\), whose rule exists during its holds: choose another --queue-num\. .*Nothing was changed/,
+      /netfilter queue 4200 is another state directory's: another state directory holds SYNs in it \(its queue hold's table inet synplug_queue, whose comment names queue 4200 and state directory mark [0-9a-f]{16}; this one's is none yet\)\. Two state directories never share a queue: choose another --queue-num for this hold, or set it up through that directory \(--state-dir DIR\); to free queue 4200, tear that hold down through it \('synplug teardown --state-dir DIR'\)\. .*Nothing was changed/,
     );
     t.deepEqual(r.afterSameNum, r.tablesB, 'nothing was added');
     t.is(r.sameTable.code, 7, r.sameTable.stderr);

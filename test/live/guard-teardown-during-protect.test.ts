@@ -63,6 +63,11 @@ if (!(await runScenarioIfChild(ENV, scenarios))) {
     t.is(r.set, 0);
     t.is(r.p1.code, 0, r.p1.stderr);
     t.regex(r.p1.stdout, /removed the state directory \(setup had created it\)/, "the teardown (its output is the command's)");
+    // the teardown says first that it ended a running protect's hold: which one, and what becomes of it
+    t.regex(
+      r.p1.stdout,
+      /^ENDED the hold of a running protect: pid \d+ \(.* teardown .*\), held \S+ since \S+\. Its hold was released and removed: its command goes on, no longer held/,
+    );
     t.is(r.after1, null, `the directory teardown removed stays removed (found: ${JSON.stringify(r.after1)})`);
     t.regex(
       r.p1.stderr,

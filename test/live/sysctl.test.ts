@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createInterface } from 'node:readline';
 import { explainMigrateReq, groupListeners, migrateReqReport, readTcpMigrateReq, TCP_MIGRATE_REQ_PATH } from '../../src/guard/sysctl.js';
+import { holdsMigrateReq } from '../../src/guard/reports.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const BIN = join(ROOT, 'dist/bundle/synplug.cjs');
@@ -93,6 +94,18 @@ test('migrateReqReport: two SO_REUSEPORT sockets on one address and port are one
   const other = await migrateReqReport({ addr: '127.0.0.78', ports: [port] });
   t.deepEqual(other.listeners, []);
   t.regex(other.meaning, /no listener accepts connections to the hold address/);
+});
+
+test("holdsMigrateReq with the local queue hold and an inbound hold: the local hold's reuseport group is weighed too (it was left out)", async (t) => {
+  const { port } = await reuseportPair(t);
+  // the local queue hold holds ADDR (its addrs, every port); the inbound hold another port, with no listener
+  const otherPort = port === 65535 ? port - 1 : port + 1;
+  const r = await holdsMigrateReq({ holds: [{ addrs: [ADDR] }, { ports: [otherPort], addrs: [] }] });
+  t.deepEqual(
+    r.listeners?.filter((g) => g.port === port).map((g) => ({ address: g.address, sockets: g.sockets })),
+    [{ address: ADDR, sockets: 2 }],
+  );
+  t.regex(r.meaning, new RegExp(`${ADDR.replace(/\./g, '\\.')}:${port} \\(2 sockets\\)`));
 });
 
 test('groupListeners and explainMigrateReq: one socket per port, no sysctl, unknown listeners', (t) => {

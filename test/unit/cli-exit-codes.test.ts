@@ -8,7 +8,7 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { CATEGORY_EXIT_CODES, DEMO_FAILED, exitCodeOf, EXIT, protectExitCode, RELOAD_LOST } from '../../src/cli/exit-codes.js';
+import { CATEGORY_EXIT_CODES, DEMO_FAILED, EXIT_TABLE, exitCodeOf, EXIT, protectExitCode, RELOAD_LOST } from '../../src/cli/exit-codes.js';
 import { ERROR_CATEGORIES } from '../../src/index.js';
 import { SynplugError, UsageError, NetlinkError, NetlinkDecodeError, DumpInterruptedError } from '../../src/netlink/errors.js';
 import { NotPermittedError, MissingSupportError } from '../../src/guard/support.js';
@@ -58,6 +58,24 @@ test('every category has exactly one exit code, and it is one the README documen
   }
   // the demo's verdict: not a category, but a documented code of its own
   t.regex(rows.get(String(DEMO_FAILED))!, /protected phase lost/);
+});
+
+test("the README table and the CLI's one table (EXIT_TABLE, which help exit-codes prints) agree row for row, word for word", (t) => {
+  const from = README.indexOf('### Exit codes');
+  const table = README.slice(from, README.indexOf('\n\n', README.indexOf('| code |', from)));
+  // a `code` mark is bare in the CLI's text, or quoted around more than one word
+  const plain = (x: string) => x.replace(/`([^`]*)`/g, (_m, c: string) => (c.includes(' ') ? `'${c}'` : c));
+  const rows = [...table.matchAll(/^\| ([0-9a-z /]+?) \| (.*) \|$/gm)].filter((m) => m[1] !== 'code').map((m) => [m[1], plain(m[2])]);
+  t.deepEqual(
+    rows,
+    EXIT_TABLE.map(([c, m]) => [String(c), m]),
+  );
+});
+
+test("exit 7 says another state directory's hold (setup, release) and a setup during a hold, in the table and in setup's and release's lists", (t) => {
+  const seven = EXIT_TABLE.find(([c]) => c === 7)![1];
+  t.regex(seven, /setup, release: the hold is another state directory's hold \(the mark on its table or IFB names it; use that directory's --state-dir\)/);
+  t.regex(seven, /setup: this directory's hold is holding now/);
 });
 
 test("categories are read-only and the core names none of the guard's", (t) => {

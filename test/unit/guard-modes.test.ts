@@ -225,6 +225,7 @@ test('the registry finds the local mode by name; a new mode is one registration'
     probeSupport: unused,
     validate: () => {},
     deviceOfId: () => undefined,
+    idForms: [],
     describe: (h) => ({ label: `unit test hold on ${h.dev}`, clients: 'none', setup: 'none', top: false, fromRecord: true, status: () => [] }),
     setupHead: () => 'unit test hold',
   });

@@ -1221,6 +1221,7 @@ export const inboundMode: HoldMode = {
   isRecord: isInboundRecord,
   addrsOf: (r: HoldRecord) => (r as InboundHoldRecord).addrs,
   deviceOfId: (id) => (id.startsWith(inboundId('')) ? id.slice(inboundId('').length) : undefined),
+  idForms: [inboundId('DEV')],
   describe: (h) => {
     const setup = `synplug setup --inbound ${h.dev} ${h.ports?.length ? h.ports.map((p) => `--port ${p}`).join(' ') : '--port PORT...'}${(h.addrs ?? []).map((a) => ` --addr ${a}`).join('')}`;
     return {

@@ -158,6 +158,17 @@ export function deviceOfHold(id: string, localDev: string): string | undefined {
   return modeOfHold({ id }, localDev)?.deviceOfId(id, localDev);
 }
 
+/** The forms of every registered mode's hold ids, for messages (`local`, `queue`, `queue:DEV`, `inbound:DEV`). */
+export function holdIdForms(): string[] {
+  return holdModes().flatMap((m) => m.idForms);
+}
+
+/** Whether `id` is a hold id some registered mode owns, naming a device where its form has one. */
+export function isHoldId(id: string): boolean {
+  const dev = deviceOfHold(id, 'lo');
+  return dev !== undefined && dev !== '';
+}
+
 /**
  * The devices of the holds a lease holds, as plug.json's `dev` names them:
  * `lo` for a local hold, DEV for an inbound one (`eth0`, `lo,eth0`).

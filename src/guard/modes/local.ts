@@ -997,6 +997,7 @@ export const localMode: HoldMode = {
   scopes: ['local'],
   isRecord: isLocalRecord,
   deviceOfId: (id, dev) => (id === 'local' ? dev : undefined),
+  idForms: ['local'],
   describe: (h) => ({
     label: `local hold on ${h.dev}`,
     clients: `to ${h.addr}`,

@@ -69,6 +69,7 @@ import { addressPiece } from './local.js';
 import { hexMessage, type WatchdogStep } from '../watchdog.js';
 import { addressCarriesMark, queueTableComment, queueTableMark, removeIfThere, tableIsMarked } from '../teardown-marks.js';
 import { stateDirMark } from '../state-fs.js';
+import { defaultStateDir } from '../state-dir.js';
 import { listTables, type NftTable } from '../../iptables/table.js';
 import { NETLINK_NETFILTER } from '../../netlink/message.js';
 import type {
@@ -597,11 +598,16 @@ export class QueueHold implements Hold {
       // this hold's own table, another directory's: setup.ts's refuseOthersPieces says whose
       return m && m.stateMark !== mine && t.name !== this.spec.table && m.queueNum === q ? [{ name: t.name, ...m }] : [];
     });
-    if (others.length)
+    if (others.length) {
+      // whose: the default state directory when its mark is the table's (another one is known by its mark only)
+      const dir = markedDefaultDir(others[0].stateMark);
+      const whose = dir !== undefined ? `the state directory ${dir}` : 'another state directory';
+      const opt = `--state-dir ${dir ?? 'DIR'}`;
       throw new SynplugError(
-        `netfilter queue ${q} is the queue of another state directory's queue hold: ${others.map((t) => `table inet ${t.name}`).join(' and ')} (its comment names queue ${q} and state directory mark ${others[0].stateMark}; this one's is ${mine ?? 'none yet'}), whose rule exists during its holds: choose another --queue-num. If no state directory records it any more, remove it ('nft delete table inet ${others[0].name}', outside a hold) and run setup again. Nothing was changed`,
+        `netfilter queue ${q} is another state directory's: ${whose} holds SYNs in it (its queue hold's ${others.map((t) => `table inet ${t.name}`).join(' and ')}, whose comment names queue ${q} and state directory mark ${others[0].stateMark}; this one's is ${mine ?? 'none yet'}). Two state directories never share a queue: choose another --queue-num for this hold, or set it up through that directory (${opt}); to free queue ${q}, tear that hold down through it ('synplug teardown ${opt}'). If no state directory records it any more, remove its table ('nft delete table inet ${others[0].name}', outside a hold) and run setup again. Nothing was changed`,
         'foreign-state',
       );
+    }
     await this.refuseForeignRules('choose another --queue-num. Nothing was changed');
   }
 
@@ -1155,6 +1161,16 @@ async function deviceOf(sockets: HoldSockets, dev: string, scope: HoldScope): Pr
   return found;
 }
 
+/** The default state directory when it carries this mark (a queue table's comment names its directory by mark only). */
+function markedDefaultDir(mark: string): string | undefined {
+  try {
+    const dir = defaultStateDir();
+    return stateDirMark(dir) === mark ? dir : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** The queue mode: local clients' SYNs (hook output) or those arriving on a device (hook prerouting), held in a netfilter queue. */
 export const queueMode: HoldMode = {
   name: 'queue',
@@ -1163,6 +1179,7 @@ export const queueMode: HoldMode = {
   isRecord: isQueueRecord,
   recordRefusal: queueRecordRefusal,
   addrsOf: (r: HoldRecord) => (r as QueueHoldRecord).addrs,
+  idForms: [queueHoldId('local', ''), queueHoldId('inbound', 'DEV')],
   deviceOfId(id: string): string | undefined {
     if (id === queueHoldId('local', '')) return 'lo';
     const prefix = queueHoldId('inbound', '');

@@ -364,6 +364,8 @@ export interface HoldMode {
   select?(sockets: HoldSockets, record: SetupRecord | undefined, dev: string, refuse?: boolean): Promise<{ id: string; dev: string; ifindex?: number }>;
   /** The device a hold id of this mode names (`inbound:eth0`: eth0; `local`: the result's `dev`, given); undefined: not one of this mode's ids. */
   deviceOfId(id: string, dev: string): string | undefined;
+  /** The forms of its hold ids, for messages: `local`; `queue`, `queue:DEV`; `inbound:DEV`. */
+  readonly idForms: readonly string[];
   /** Words about one of its holds, from a result's fields (see {@link HoldFacts}). */
   describe(h: HoldFacts): HoldWords;
   /** `setup`'s text for a result that set up one of its holds: the head line (ending in `:` when actions follow). */
