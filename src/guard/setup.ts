@@ -98,7 +98,7 @@ export async function setupOrPlan<T>(opts: SetupOptions, dryRun: ((would: SetupW
   const via = checkVia(opts);
   const config = resolveConfig(definedOnly(rest));
   // --metrics-file: checked now (exit 2, nothing changed), recorded as the default of protect, plug and release.
-  const metricsFile = metricsOpt !== undefined ? metricsPathOf(checkMetricsFile(metricsOpt)) : undefined;
+  const metricsFile = metricsOpt !== undefined ? metricsPathOf(checkMetricsFile(metricsOpt, config.stateDir)) : undefined;
   const scope = inbound !== undefined ? 'inbound' : 'local';
   const candidates = (via === 'auto' ? (['plug', 'queue'] as const) : [via]).flatMap((v) => holdModeFor(v, scope) ?? []);
   if (!candidates.length) throw new SynplugError(`this synplug has no ${scope} ${via === 'auto' ? '' : `${via} `}hold`);
