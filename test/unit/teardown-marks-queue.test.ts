@@ -9,7 +9,7 @@
 import test from 'ava';
 import { queueTableComment, queueTableMark, TABLE_COMMENT, tableIsMarked } from '../../src/guard/teardown-marks.js';
 import { encodeTable } from '../../src/iptables/table.js';
-import { stateDirMark } from '../../src/guard/state-fs.js';
+import { StateDirSwappedError, stateDirMark } from '../../src/guard/state-fs.js';
 import { mkdirSync, mkdtempSync, renameSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -56,7 +56,12 @@ test("a state directory's mark: the same for one directory (by any path to it), 
     renameSync(a, moved);
     t.is(stateDirMark(moved), ma);
     mkdirSync(a, { mode: 0o700 });
-    t.not(stateDirMark(a), ma);
+    // in this process the old path stays pinned to the directory it named first (now at moved): a new one there is refused
+    t.throws(() => stateDirMark(a), { instanceOf: StateDirSwappedError });
+    // the new directory, under a name this process never pinned, has a mark of its own
+    const fresh = join(base, 'fresh');
+    renameSync(a, fresh);
+    t.not(stateDirMark(fresh), ma);
     symlinkSync(moved, join(base, 'link'));
     t.throws(() => stateDirMark(join(base, 'link')), undefined, 'a link where the directory belongs is refused, as for every record');
   } finally {
