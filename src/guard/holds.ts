@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { NetlinkError, UsageError } from '../netlink/errors.js';
 import { checkEntryOptions, resolveConfig } from './config.js';
 import { StateFileError } from './errors.js';
+import { removeMetricsFile } from './metrics.js';
 import { StateStore, processStartTime, type Lease, type PlugRecord } from './state.js';
 import { openCheckedDir } from './state-fs.js';
 import { accounted } from './accounting.js';
@@ -369,7 +370,13 @@ async function releaseOnce(opts: Omit<ReleaseOptions, 'metricsFile'>): Promise<R
     if (heldNothing) brokeLeases = manualBroken = 0;
     const wasBuffering = r?.state === 'buffering' && !heldNothing;
     // How the hold failed: a release verdict refused; a holder that died during the hold (nobody held it at the release).
-    const lost = wasBuffering ? s.holds.flatMap((h) => h.holderLost?.() ?? []) : [];
+    // It ended the hold then, at a time no process recorded (none watched it after the plug): holdMs counts to this
+    // release, the most the hold can have lasted, and the sentence says so.
+    const lost = wasBuffering
+      ? s.holds
+          .flatMap((h) => h.holderLost?.() ?? [])
+          .map((l) => `${l}; when it ended, nothing recorded: holdMs counts to this release, the most the hold lasted`)
+      : [];
     const failed = [...(stats?.failures ?? []), ...lost];
     // What the manual hold held: the plugs' counters against those its plug read before buffering (read after the release).
     const base = wasBuffering && stats ? manual?.counters : undefined;
@@ -716,6 +723,12 @@ export async function teardown(opts: TeardownOptions = {}): Promise<TeardownResu
       if (await reportCountersPresent())
         kept.push(`nftables table inet ${REPORT_TABLE}: the reload report's counters of synplug's other hold(s) here (${others.join(', ')})`);
     } else removed.push(...(await removeReportCounters(kept)));
+    // The metrics file setup recorded: nothing writes it after this, so it goes rather than go stale (metrics.ts).
+    if (record?.metricsFile !== undefined) {
+      const m = await removeMetricsFile(config.stateDir, record.metricsFile);
+      if (m.removed) removed.push(m.removed);
+      if (m.kept) kept.push(m.kept);
+    }
     // with pieces left alone (another state directory's): not "nothing of synplug's", which they are
     const nothing =
       !torn.length && !removed.length
