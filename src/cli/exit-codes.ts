@@ -234,7 +234,10 @@ export const COMMAND_EXIT_CODES = {
     notRoot,
     badState,
     [EXIT.FOREIGN_QDISC, `found in phase one, nothing held: the device's root qdisc is not synplug's; ${QUEUE_FOREIGN}`],
-    [EXIT.NOT_SET_UP, `not set up (run 'synplug setup'); or ${ADDR_NOT_HELD('held')}`],
+    [
+      EXIT.NOT_SET_UP,
+      `not set up (run 'synplug setup --inbound DEV --port PORT' for clients from the network, 'synplug setup' for local ones); or ${ADDR_NOT_HELD('held')}`,
+    ],
   ],
   release: [
     [EXIT.OK, 'released, or nothing to release'],
@@ -258,7 +261,10 @@ export const COMMAND_EXIT_CODES = {
       EXIT.FOREIGN_QDISC,
       `found in phase one (with --setup too), nothing held and the command NOT run: the device's root qdisc is not synplug's; ${QUEUE_FOREIGN}`,
     ],
-    [EXIT.NOT_SET_UP, "not set up (run 'synplug setup', or pass --setup); the command was NOT run"],
+    [
+      EXIT.NOT_SET_UP,
+      "not set up (run 'synplug setup --inbound DEV --port PORT' for clients from the network, 'synplug setup' for local ones, or pass --setup for the local one); the command was NOT run",
+    ],
     [
       EXIT.CHECK_FAILED,
       'the --check command failed: exited non-zero, was killed by a signal, or ran past --check-timeout (its output is shown); nothing was held and the command was NOT run. (The command exiting 10 itself also gives 10: with --json, a failed check is an error object with "category": "check-failed" and "check"; the command\'s own 10 is a result with "exitCode": 10.)',

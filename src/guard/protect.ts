@@ -9,7 +9,8 @@ import { checkEntryOptions } from './config.js';
 import { accounted, type Accounting } from './accounting.js';
 import { startWatchdog } from './watchdog.js';
 import { contextFor, definedOnly, openSession, recoverStale, refuseAddrNotHeld } from './context.js';
-import { isSetUp, requireSetUp, setup } from './setup.js';
+import { INBOUND_SETUP, isSetUp, requireSetUp, setup } from './setup.js';
+import { modeOfHold } from './modes/index.js';
 import { runProtected } from './window.js';
 import type { GuardProtectOptions, ListenTarget, ProtectOptions, ProtectResult, ProtectSession } from './types.js';
 import { inCallNetns } from './call-netns.js';
@@ -72,12 +73,15 @@ async function protectOnce(opts: GuardProtectOptions): Promise<ProtectResult> {
       // options sets up (--via auto: the hold this kernel supports). Then a session over what setup made.
       const { dev, addr, mark, limit, table } = opts;
       const each = record ? s.holds.map((h) => h.setupOptions()) : [definedOnly({ dev, addr, mark, limit, table })];
-      const actions: string[] = [];
+      // What was set up, as setup's own head line says it (which hold, whose SYNs), then its steps; with no record,
+      // the hold 'synplug setup' makes (the local one): clients from the network are not held by it.
+      const said: string[] = [];
       for (const o of each) {
         const r = await setup({ ...o, stateDir: config.stateDir });
-        actions.push(...r.actions);
+        const head = modeOfHold({ id: r.hold }, r.dev)?.setupHead(r) ?? `synplug set up ${r.hold}${r.changed ? ':' : ''}`;
+        said.push(r.actions.length ? `${head.replace(/:$/, '')}: ${r.actions.join('; ')}` : head.replace(/:$/, ''));
       }
-      opts.onNotice?.(`set up first: ${actions.join('; ') || 'nothing to do'}`);
+      opts.onNotice?.(`set up first: ${said.join('. ') || 'nothing to do'}${record ? '' : `. It holds local clients only; ${INBOUND_SETUP}`}`);
       s.close();
       s = await openSession(config, store.readSetup());
     }

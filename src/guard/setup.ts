@@ -667,12 +667,19 @@ export async function nothingSetUp(
   const why = /\((.*)\)$/.exec(would.chose ?? '')?.[1];
   const sentence =
     `${where}. On this kernel 'synplug setup' sets up the ${words?.label ?? `${h.via} hold`} (${h.id}) for new connections ${words?.clients ?? ''}${why ? ` (${why})` : ''}` +
-    (localOnly ? '' : `; for clients arriving on a device: 'synplug setup --inbound DEV --port PORT'`);
+    (localOnly ? '' : `; ${INBOUND_SETUP}`);
   return {
     sentence,
     ...(other && { hold: { id: would.hold.id, mode: would.hold.mode, via: would.hold.via, dev: would.hold.dev, setup: 'synplug setup' } }),
   };
 }
+
+/**
+ * How every "not set up" message (check, status, plug, protect) names the
+ * inbound hold's set-up, beside 'synplug setup' (the local hold on lo):
+ * clients from the network are held only by it.
+ */
+export const INBOUND_SETUP = "for clients from the network (arriving on a device): 'synplug setup --inbound DEV --port PORT'";
 
 /** The kind of a mode's holds, by its name (`plug` for a name no mode registered). */
 export function viaOf(mode: string): 'plug' | 'queue' {
@@ -716,7 +723,7 @@ export async function requireSetUp(s: GuardSession, config: GuardConfig, what: s
   if (state === 'ok') return;
   if (!recorded && state === 'absent')
     throw new NotSetUpError(
-      `synplug is not set up (no hold is recorded in ${join(config.stateDir, 'setup.json')}). Run 'synplug setup' (it takes the hold this kernel supports: 'synplug doctor' lists them)${what === 'protect' ? ', or pass --setup. The command was NOT run' : ''}`,
+      `synplug is not set up (no hold is recorded in ${join(config.stateDir, 'setup.json')}). Run 'synplug setup' for local clients (the local hold: new connections to ${config.addr}; it takes the hold this kernel supports: 'synplug doctor' lists them${what === 'protect' ? '; --setup sets up the same first' : ''}); ${INBOUND_SETUP}${what === 'protect' ? '. The command was NOT run' : ''}`,
     );
   const bad = piecesOf(inspected)
     .filter((p) => p.status !== 'ok')
