@@ -53,6 +53,7 @@ export {
   NotPermittedError,
   CommandError,
   StateFileError,
+  InterruptedError,
 } from './errors.js';
 export { GuardSession } from './session.js';
 export type { MigrateReqReport } from './sysctl.js';

@@ -5,7 +5,9 @@
  * @module
  */
 import { UsageError } from '../netlink/errors.js';
-import { checkEntryOptions } from './config.js';
+import { checkEntryOptions, type GuardConfig } from './config.js';
+import { InterruptedError, signalLatch } from './errors.js';
+import type { SetupRecord, StateStore } from './state.js';
 import { accounted, type Accounting } from './accounting.js';
 import { startWatchdog } from './watchdog.js';
 import { contextFor, definedOnly, openSession, recoverStale, refuseAddrNotHeld } from './context.js';
@@ -53,6 +55,27 @@ async function protectOnce(opts: GuardProtectOptions): Promise<ProtectResult> {
   if (opts.maxHoldMs !== undefined && !(opts.maxHoldMs >= 10)) throw new UsageError('max-hold (--max-hold) must be at least 10 ms');
   const { config, store, record } = contextFor(opts, 'protect');
   refuseAddrNotHeld(opts, record, 'protect');
+  // A signal from now until the command starts ends protect at its next step, saying so (the window's own handler
+  // takes over around the hold): not the process's silent death with its watchdog still starting.
+  const latch = signalLatch();
+  try {
+    return await protectLatched(opts, config, store, record, latch);
+  } finally {
+    latch.end();
+  }
+}
+
+async function protectLatched(
+  opts: GuardProtectOptions,
+  config: GuardConfig,
+  store: StateStore,
+  record: SetupRecord | undefined,
+  latch: { readonly signal: NodeJS.Signals | undefined },
+): Promise<ProtectResult> {
+  const stopped = () => {
+    if (latch.signal)
+      throw new InterruptedError(latch.signal, `interrupted by ${latch.signal} before the command started: nothing was held; the command was NOT run`);
+  };
   // The watchdog (a process of its own) starts while phase one checks.
   const watchdog = startWatchdog();
   watchdog.catch(() => {}); // its failure is reported where it is awaited
@@ -65,6 +88,7 @@ async function protectOnce(opts: GuardProtectOptions): Promise<ProtectResult> {
     throw e;
   });
   try {
+    stopped();
     const rec = await recoverStale(s, store);
     if (rec.released) opts.onNotice?.(`released a plug left buffering (${rec.reason})`);
     if (!(await isSetUp(s, record !== undefined))) {
@@ -85,8 +109,9 @@ async function protectOnce(opts: GuardProtectOptions): Promise<ProtectResult> {
       s.close();
       s = await openSession(config, store.readSetup());
     }
+    stopped();
     handedOver = true;
-    return await runProtected(s, opts, watchdog);
+    return await runProtected(s, opts, watchdog, latch);
   } finally {
     if (!handedOver)
       void watchdog.then(

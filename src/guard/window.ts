@@ -23,6 +23,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import { SynplugError, UsageError } from '../netlink/errors.js';
+import { InterruptedError } from './errors.js';
 import { checkEntryOptions } from './config.js';
 import { resolveCommand, lookupUser, startGated, type GatedCommand, type RunAsUser } from './command.js';
 import { startWatchdog, WATCHDOG_GRACE_MS, type Watchdog } from './watchdog.js';
@@ -140,14 +141,21 @@ async function refuseForeignWaitListen(session: ProtectSession, t: ListenTarget)
  * Run a command with new connections held in the plug.
  * @param session an open session on a set-up guard (a `GuardSession`), phase-one checks done
  * @param early a watchdog already starting (started alongside the phase-one checks); one is started otherwise
+ * @param latch a signal caught since protect started ({@link signalLatch}): one caught before the command started ends protect
  * @throws {UsageError} empty command, bad maxHoldMs, bad waitListen, a waitListen port no hold holds or address not the namespace's (usage)
  * @throws {SockDiagUnavailableError} waitListen, and the kernel's TCP socket diagnostics cannot be used (`missing-module`); nothing plugged
  * @throws {CommandError} command not found (`command-not-found`) or not executable (`command-not-executable`), before anything is plugged
+ * @throws {InterruptedError} a signal before the command started (`interrupted`): what was held released, the command not run
  * @throws {SynplugError} the plug could not be set (the command is not run) or released
  */
-export async function runProtected(session: ProtectSession, opts: ProtectOptions, early?: Promise<Watchdog>): Promise<ProtectResult> {
+export async function runProtected(
+  session: ProtectSession,
+  opts: ProtectOptions,
+  early?: Promise<Watchdog>,
+  latch?: { readonly signal: NodeJS.Signals | undefined },
+): Promise<ProtectResult> {
   try {
-    return await protectInner(session, opts, early);
+    return await protectInner(session, opts, early, latch);
   } finally {
     // A watchdog started early but never reached (refused input): let it go.
     early?.then(
@@ -157,7 +165,20 @@ export async function runProtected(session: ProtectSession, opts: ProtectOptions
   }
 }
 
-async function protectInner(session: ProtectSession, opts: ProtectOptions, early?: Promise<Watchdog>): Promise<ProtectResult> {
+/** The error of a signal before the command started: what was done, in one line. */
+function interrupted(sig: NodeJS.Signals, held: boolean): InterruptedError {
+  return new InterruptedError(
+    sig,
+    `interrupted by ${sig} before the command started: ${held ? 'the hold was released at once' : 'nothing was held'}; the command was NOT run`,
+  );
+}
+
+async function protectInner(
+  session: ProtectSession,
+  opts: ProtectOptions,
+  early?: Promise<Watchdog>,
+  latch?: { readonly signal: NodeJS.Signals | undefined },
+): Promise<ProtectResult> {
   checkEntryOptions('protect', opts);
   const notice = opts.onNotice ?? (() => {});
   const maxHoldMs = opts.maxHoldMs ?? 10_000;
@@ -204,6 +225,7 @@ async function protectInner(session: ProtectSession, opts: ProtectOptions, early
     if (opts.waitListen) await waitListenNotices(session, opts.waitListen, listenersBefore!.size, holdersBefore!.size, maxHoldMs, notice);
     // After the warm-up release (which would let a prepared queue holder go): --max-hold then counts from the hold.
     await session.prepare?.();
+    if (latch?.signal) throw interrupted(latch.signal, false);
     gated = await startGated([resolved, ...opts.command.slice(1)], { user });
   } catch (e) {
     watchdog.done();
@@ -213,10 +235,10 @@ async function protectInner(session: ProtectSession, opts: ProtectOptions, early
 
   // Signals: before the gate opens they abort; after, they go to the command.
   let gateOpen = false;
-  let aborted: NodeJS.Signals | undefined;
+  let aborted: NodeJS.Signals | undefined = latch?.signal;
   const onSignal = (sig: NodeJS.Signals) => {
     if (!gateOpen) {
-      aborted = sig;
+      aborted ??= sig;
       return;
     }
     try {
@@ -352,12 +374,12 @@ async function protectInner(session: ProtectSession, opts: ProtectOptions, early
     taken = await takeLease(store, session, lease, dev);
     // With the lease recorded no other holder's end removes the counters' chain: re-made if one did meanwhile.
     await counting.kept();
-    if (aborted) throw new SynplugError(`interrupted by ${aborted} before the command started; nothing was run`, 'interrupted');
+    if (aborted) throw interrupted(aborted, false);
     plugged = true;
     await session.buffer();
     tHoldAck = performance.now();
     tPlugAck = performance.now();
-    if (aborted) throw new SynplugError(`interrupted by ${aborted} before the command started; nothing was run`, 'interrupted');
+    if (aborted) throw interrupted(aborted, true);
     gated.open();
     tGate = performance.now();
     gateOpen = true;
