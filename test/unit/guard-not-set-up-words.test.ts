@@ -26,13 +26,13 @@ test.serial('not set up: protect and plug name the inbound set-up and the local 
   try {
     const file = join(stateDir, 'setup.json');
     const p = await t.throwsAsync(guard.protect({ stateDir, command: ['true'] }));
-    t.is(p?.category, 'not-set-up');
+    t.is((p as guard.NotSetUpError | undefined)?.category, 'not-set-up');
     t.is(
       p?.message,
       `synplug is not set up (no hold is recorded in ${file}). Run 'synplug setup' for local clients (the local hold: new connections to 169.254.255.254; it takes the hold this kernel supports: 'synplug doctor' lists them; --setup sets up the same first); ${INBOUND}. The command was NOT run`,
     );
     const g = await t.throwsAsync(guard.plug({ stateDir, maxHoldMs: 1000 }));
-    t.is(g?.category, 'not-set-up');
+    t.is((g as guard.NotSetUpError | undefined)?.category, 'not-set-up');
     t.true(g?.message.endsWith(`); ${INBOUND}`), g?.message);
     t.notRegex(g?.message ?? '', /--setup/);
     const c = await guard.check({ stateDir });
