@@ -65,16 +65,21 @@ const stateWord = (state: string): string => (state === 'ok' ? 'complete' : stat
 /** What to run to set a hold up again: the hold's own setup command (check's entry says it; else its mode's words). */
 const setupHint = (h: CheckResult['holds'][number]): string => h.setup ?? holdWords(h).setup;
 
+/** A piece's state as check and status print it: `ok`, and what is wrong in capitals (`MISSING`, `DIFFERENT`), one word for each everywhere. */
+const pieceWord = (status: PieceState['status']): string => (status === 'ok' ? 'ok' : status.toUpperCase());
+
+/** A piece in check's column: its state, padded, then the piece and its detail. */
+const pieceCell = (p: PieceState): string => `  ${pieceWord(p.status).padEnd(9)} ${p.piece}${p.detail ? ` (${p.detail})` : ''}`;
+
 /** A piece that is not ok, as status lists it. */
-const pieceLine = (p: PieceState): string => `  ${p.status.toUpperCase()} ${p.piece}${p.detail ? ` (${p.detail})` : ''}`;
+const pieceLine = (p: PieceState): string => `  ${pieceWord(p.status)} ${p.piece}${p.detail ? ` (${p.detail})` : ''}`;
 
 /** The state of several holds together: ok or absent when all are, else partial. */
 const combine = (states: readonly string[]): string => (states.every((x) => x === 'ok') ? 'ok' : states.every((x) => x === 'absent') ? 'absent' : 'partial');
 
 /** Text for `synplug check`. */
 export function formatCheck(r: CheckResult): string {
-  if (r.nothingSetUp)
-    return [r.nothingSetUp, ...r.pieces.map((p) => `  ${p.status.toUpperCase().padEnd(9)} ${p.piece}${p.detail ? ` (${p.detail})` : ''}`)].join('\n');
+  if (r.nothingSetUp) return [r.nothingSetUp, ...r.pieces.map(pieceCell)].join('\n');
   const onlyLocal = r.holds.length === 1 && holdWords(r.holds[0]).top ? r.holds[0] : undefined;
   const one = r.holds.length === 1 ? r.holds[0] : undefined;
   const where = onlyLocal ? `on ${onlyLocal.dev}` : one ? `(${one.id} on ${one.dev})` : `(${r.holds.map((h) => `${h.id}: ${h.state}`).join(', ')})`;
@@ -91,8 +96,7 @@ export function formatCheck(r: CheckResult): string {
           ? `synplug is not set up ${where}`
           : `synplug is partly or differently set up ${where}:`;
   const lines = [head];
-  for (const p of r.pieces)
-    lines.push(`  ${p.status === 'ok' ? 'ok       ' : p.status === 'missing' ? 'MISSING  ' : 'DIFFERENT'} ${p.piece}${p.detail ? ` (${p.detail})` : ''}`);
+  lines.push(...r.pieces.map(pieceCell));
   lines.push(...unrecordedLines(r.unrecorded).map((l) => `  ${l}`));
   if (r.interrupted) lines.push(`  ${r.interrupted}`);
   // a hold whose pieces are another state directory's: setup here is refused, so its own advice instead
@@ -119,7 +123,7 @@ export function formatPlug(r: PlugResult, maxHold: string): string {
 /** Text for `synplug release`. */
 export function formatRelease(r: ReleaseResult): string {
   if (r.orphaned && !r.released)
-    return `not released: ${r.liveLeases} live lease(s) hold the plug (a running protect or a manual plug before its deadline); --orphaned releases only a plug nobody holds`;
+    return `not released: ${r.liveLeases} live lease(s) hold it (a running protect, or a manual plug before its deadline); --orphaned releases only a hold nobody holds`;
   const manual = r.brokeManualPlugs ?? 0;
   const protects = r.brokeLeases - manual;
   const broke =
@@ -134,7 +138,7 @@ export function formatRelease(r: ReleaseResult): string {
   return r.plugExists || r.setUp
     ? r.wasBuffering || r.brokeLeases
       ? `released${r.wasBuffering && r.report ? ` after holding new connections for ${r.report.holdMs.toFixed(1)} ms (${r.report.heldSyns} SYN(s) held)` : ''}${queued}${broke}${also}`
-      : `nothing was held (neither 'synplug plug' nor a protect was holding); released anyway, which is always safe${queued}${also}`
+      : `nothing was held: neither 'synplug plug' nor a protect was holding, so there was nothing to release${queued}${also}`
     : r.nothingSetUp
       ? `nothing was held: ${r.nothingSetUp}`
       : `no hold on ${r.dev}: nothing is held (synplug is not set up there)${broke}${also}`;
@@ -228,7 +232,7 @@ export function formatStatus(r: StatusResult): string {
     lines.push(
       `hold: ${
         p.state === 'buffering'
-          ? `HOLDING since ${when} (by ${p.owner} pid ${p.pid}, until ${new Date(p.deadline).toISOString()})`
+          ? holdingText(p, r.leases)
           : p.neverHeld
             ? `never held since setup (at ${new Date(p.since).toISOString()})`
             : `released (last at ${when})`
@@ -248,6 +252,22 @@ export function formatStatus(r: StatusResult): string {
   lines.push(...unrecordedLines(r.unrecorded));
   // tc's text puts a blank after some fields: no line ends in one
   return lines.map((l) => l.trimEnd()).join('\n');
+}
+
+/**
+ * `status`' words on a hold buffering: since the oldest live lease took it, by whom, and until the last one's
+ * deadline at most (plug.json names only the holder that recorded it: with overlapping protects, one of them); with
+ * no live lease, what plug.json says.
+ */
+function holdingText(p: NonNullable<StatusResult['plug']>, leases: StatusResult['leases']): string {
+  const iso = (ms: number) => new Date(ms).toISOString();
+  if (!leases.length) return `HOLDING since ${iso(p.since)} (by ${p.owner} pid ${p.pid}, until ${iso(p.deadline)})`;
+  const oldest = leases.reduce((a, b) => (b.since < a.since ? b : a));
+  const last = Math.max(...leases.map((l) => l.deadline));
+  const by = `${oldest.owner} pid ${oldest.pid}`;
+  return leases.length === 1
+    ? `HOLDING since ${iso(oldest.since)} (by ${by}, until ${iso(last)})`
+    : `HOLDING since ${iso(oldest.since)} (since the oldest of ${leases.length} live leases, ${by}; each listed below; until ${iso(last)} at most)`;
 }
 
 /** `status`' lines on the local plug hold after the leases: its counters, marking, qdiscs, filters and nftables table. */

@@ -735,7 +735,7 @@ export async function teardown(opts: TeardownOptions = {}): Promise<TeardownResu
         ? {
             nothingSetUp: kept.length
               ? `nothing to remove here: the state directory ${config.stateDir} records no setup, and what is left alone below is not this directory's`
-              : "nothing of synplug's is set up (no record, no hold found); nothing to remove",
+              : `nothing to remove: the state directory ${config.stateDir} records no setup (a hold set up through another --state-dir is torn down through that one)`,
           }
         : {};
     let removedStateDir: boolean;

@@ -144,7 +144,17 @@ function kernelFileSystemOf(dir: string): string | undefined {
 }
 
 /** How the state directory's checks name the metrics file's directory (after `--metrics-file PATH: its directory ...`). */
-const METRICS_DIR_ROLE: DirRole = { noun: '', name: 'the directory', contents: 'the metrics file', option: '--metrics-file' };
+const METRICS_DIR_ROLE: DirRole = {
+  noun: '',
+  name: 'the directory',
+  contents: 'the metrics file',
+  option: '--metrics-file',
+  // node_exporter reads the file as its own user: a directory only its owner can enter would hide it
+  ownMode: 'mode 0755: node_exporter, another user, reads the file there',
+};
+
+/** Where a metrics file goes, for the advice: node_exporter's textfile directory. */
+const TEXTFILE_DIR = "node_exporter's textfile directory (its --collector.textfile.directory; Debian's: /var/lib/prometheus/node-exporter)";
 
 /**
  * Check a `--metrics-file` path: its directory must exist and be safe (the
@@ -166,7 +176,7 @@ export function checkMetricsFile(path: string): MetricsTarget {
   const kernelFs = kernelFileSystemOf(dir);
   if (kernelFs !== undefined)
     throw new UsageError(
-      `--metrics-file ${full}: ${dir} is in ${kernelFs}, a file system of the kernel's where no file can be made: give a directory on a disk (node_exporter's textfile directory, e.g. /var/lib/prometheus/node-exporter)`,
+      `--metrics-file ${full}: ${dir} is in ${kernelFs}, a file system of the kernel's where no file can be made: give a file in ${TEXTFILE_DIR}`,
     );
   let d: ReturnType<typeof openCheckedDir>;
   try {
@@ -177,7 +187,7 @@ export function checkMetricsFile(path: string): MetricsTarget {
   }
   if (!d)
     throw new UsageError(
-      `--metrics-file ${full}: the directory ${dir} does not exist (node_exporter's textfile directory, e.g. /var/lib/prometheus/node-exporter)`,
+      `--metrics-file ${full}: the directory ${dir} does not exist (synplug creates no directory for it): give a file in ${TEXTFILE_DIR}, or create ${dir} (mode 0755) and point node_exporter at it`,
     );
   try {
     refuseForeignFile(d, name, full);

@@ -334,6 +334,8 @@ export interface DirRole {
   contents: string;
   /** how to give another one: `--state-dir (or SYNPLUG_STATE_DIR)` */
   option: string;
+  /** the mode a directory of the user's own for it has, and why, in the advice: `mode 0700` */
+  ownMode: string;
 }
 
 /** {@link openCheckedDir}'s default: the state directory. */
@@ -342,6 +344,7 @@ export const STATE_DIR_ROLE: DirRole = {
   name: 'the state directory',
   contents: 'its state',
   option: '--state-dir (or SYNPLUG_STATE_DIR)',
+  ownMode: 'mode 0700',
 };
 
 /**
@@ -493,7 +496,7 @@ function checkStateDir(st: Stats, path: string, euid: number, role: DirRole): vo
   if (st.uid !== euid)
     throw new StateFileError(
       path,
-      `${role.noun}${path} is owned by uid ${st.uid}, not by this user (uid ${euid}): its files could have been written by someone else, so synplug refuses it; use a directory of your own (mode 0700), or let synplug create one`,
+      `${role.noun}${path} is owned by uid ${st.uid}, not by this user (uid ${euid}): its files could have been written by someone else, so synplug refuses it; use a directory of your own (${role.ownMode})${role === STATE_DIR_ROLE ? ', or let synplug create one' : ''}`,
     );
   if ((st.mode & 0o022) !== 0)
     throw new StateFileError(
@@ -501,7 +504,7 @@ function checkStateDir(st: Stats, path: string, euid: number, role: DirRole): vo
       `${role.noun}${path} is writable by ${writableBy(st)} (mode ${modeText(st)}): its files could have been written by someone else, so synplug refuses it; ${
         // A sticky one is shared on purpose (/tmp): taking others' right to write it would break them.
         (st.mode & S_ISVTX) !== 0
-          ? `it is a shared directory (sticky): use a directory of your own inside it (mode 0700), e.g. ${posix.join(path, 'synplug')}`
+          ? `it is a shared directory (sticky): use a directory of your own inside it (${role.ownMode}), e.g. ${posix.join(path, 'synplug')}`
           : `if it is yours alone, 'chmod go-w ${path}'; else use a directory of your own`
       }`,
     );

@@ -151,7 +151,7 @@ test.serial("release after one's own plug says the manual plug's hold ended; wit
   t.is(synplug(s, ['setup']).code, 0);
   const idle = synplug(s, ['release']);
   t.is(idle.code, 0);
-  t.is(idle.stdout.trim(), "nothing was held (neither 'synplug plug' nor a protect was holding); released anyway, which is always safe");
+  t.is(idle.stdout.trim(), "nothing was held: neither 'synplug plug' nor a protect was holding, so there was nothing to release");
   t.is(synplug(s, ['plug', '--max-hold', '30s']).code, 0);
   const r = synplug(s, ['release', '--json']);
   t.is(r.code, 0, r.stderr);
@@ -164,7 +164,7 @@ test.serial("release after one's own plug says the manual plug's hold ended; wit
     /^released after holding new connections for \d+\.\d ms \(0 SYN\(s\) held\); this ended the manual plug's hold \('synplug plug'\)$/,
   );
   t.notRegex(text.stdout, /broke/);
-  t.is(synplug(s, ['release']).stdout.trim(), "nothing was held (neither 'synplug plug' nor a protect was holding); released anyway, which is always safe");
+  t.is(synplug(s, ['release']).stdout.trim(), "nothing was held: neither 'synplug plug' nor a protect was holding, so there was nothing to release");
   // the releases of nothing (first and last) are no reloads: not in the history (they were, "held 0.0 ms")
   const history = JSON.parse(synplug(s, ['history', '--json']).stdout) as Array<{ command: string }>;
   t.deepEqual(

@@ -2,7 +2,8 @@
  * The commands a text suggests repeat the options the user gave that they
  * need to act on the same holds (`--state-dir`, `--netns`): check with
  * `--state-dir DIR` said "run 'synplug setup ...' to complete it", which,
- * run as written, set up in the default state directory instead.
+ * run as written, set up in the default state directory instead. And check's
+ * piece column says `ok` in every case (its nothing-recorded list said `OK`).
  */
 import test from 'ava';
 import { formatCheck, withGivenPlace } from '../../src/cli/format-guard.js';
@@ -47,4 +48,18 @@ test("a quoted name that is no command (an IFB's alias 'synplug inbound hold of 
   const alias = "link sp-x: carries synplug's alias 'synplug inbound hold of sp-gtr0', but no record lists it";
   t.is(withGivenPlace(alias, { stateDir: '/s' }), alias);
   t.is(withGivenPlace("'synplug setup' then 'synplug check'", { stateDir: '/s' }), "'synplug setup --state-dir /s' then 'synplug check --state-dir /s'");
+});
+
+test("check's pieces read 'ok' (never 'OK') with nothing recorded too, the problems in capitals, as in the set-up case", (t) => {
+  const pieces = [
+    { piece: 'nftables table inet synplug_queue', status: 'ok' as const },
+    { piece: 'address 169.254.255.254 on lo', status: 'missing' as const },
+  ];
+  const none = formatCheck({ state: 'partial', pieces, holds: [], nothingSetUp: 'synplug is not set up here' });
+  const some = formatCheck({ ...partial, pieces });
+  for (const text of [none, some]) {
+    t.true(text.includes('\n  ok        nftables table inet synplug_queue'), text);
+    t.true(text.includes('\n  MISSING   address 169.254.255.254 on lo'), text);
+    t.notRegex(text, /\bOK\b/);
+  }
 });

@@ -120,7 +120,11 @@ test('--metrics-file: a missing directory, an unsafe one, or no file name is a u
   t.notRegex(unsafe?.message ?? '', /state directory|--state-dir/, 'it is the metrics directory, not the state directory');
   chmodSync(d.textfile, 0o1777);
   const shared = t.throws(() => checkMetricsFile(d.file), { instanceOf: UsageError })?.message ?? '';
-  t.regex(shared, /it is a shared directory \(sticky\): use a directory of your own inside it \(mode 0700\)/);
+  // 0755, not the state directory's 0700: node_exporter reads the file as another user
+  t.regex(
+    shared,
+    /it is a shared directory \(sticky\): use a directory of your own inside it \(mode 0755: node_exporter, another user, reads the file there\)/,
+  );
   t.notRegex(shared, /chmod|synplug creates/, 'no chmod of a shared directory; synplug does not create a metrics directory');
   t.throws(() => checkMetricsFile(`${d.root}/`), { instanceOf: UsageError, message: /give a file name/ });
   t.throws(() => checkMetricsFile('synplug.prom'), {

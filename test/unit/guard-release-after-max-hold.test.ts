@@ -29,7 +29,7 @@ test.serial('regression: release with the plug hold set up and no plug qdisc (ou
     t.false(r.plugExists, 'no plug qdisc was there');
     t.true(r.setUp, 'the record lists the hold');
     const text = formatRelease(r);
-    t.is(text, "nothing was held (neither 'synplug plug' nor a protect was holding); released anyway, which is always safe");
+    t.is(text, "nothing was held: neither 'synplug plug' nor a protect was holding, so there was nothing to release");
     t.notRegex(text, /not set up/);
   } finally {
     undo();

@@ -126,3 +126,30 @@ test.serial("teardown --hold of no hold's id: exit 2 (usage) with the ids' forms
     rmSync(base, { recursive: true, force: true });
   }
 });
+
+test.serial(
+  "teardown through an empty state directory with another directory's queue hold here: not \"nothing of synplug's is set up\" (there is: that directory's)",
+  async (t) => {
+    const kernel = new FakeKernel();
+    const undo = kernel.install();
+    const base = mkdtempSync(join(tmpdir(), 'synplug-tdlease-'));
+    try {
+      const [a, b] = [join(base, 'a'), join(base, 'b')];
+      await guard.setup({ stateDir: a, via: 'queue', addr: '169.254.46.34', queue: { num: 4712 } });
+      const r = await guard.teardown({ stateDir: b });
+      t.deepEqual(r.removed, []);
+      t.is(
+        r.nothingSetUp,
+        `nothing to remove: the state directory ${b} records no setup (a hold set up through another --state-dir is torn down through that one)`,
+      );
+      t.true(
+        kernel.state.tables.some((x) => x.name === 'synplug_queue'),
+        "a's hold stays",
+      );
+      await guard.teardown({ stateDir: a });
+    } finally {
+      undo();
+      rmSync(base, { recursive: true, force: true });
+    }
+  },
+);

@@ -145,9 +145,10 @@ test('teardown text: nothing set up says so (and what was left alone); a forgott
       removed: [],
       kept: [],
       holds: [],
-      nothingSetUp: "nothing of synplug's is set up (no record, no hold found); nothing to remove",
+      nothingSetUp:
+        'nothing to remove: the state directory /run/synplug records no setup (a hold set up through another --state-dir is torn down through that one)',
     }),
-    "nothing of synplug's is set up (no record, no hold found); nothing to remove",
+    'nothing to remove: the state directory /run/synplug records no setup (a hold set up through another --state-dir is torn down through that one)',
   );
   t.is(
     formatTeardown({

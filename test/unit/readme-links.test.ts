@@ -101,6 +101,16 @@ test('every relative link of every shipped Markdown file names a shipped file, a
   t.true(checked > 20, `${checked} links checked`);
 });
 
+test('the README opens with a five-line "Start here": what to run first on a fresh Debian machine, and the command that protects a reload', (t) => {
+  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+  const para = readme.split('\n\n')[1];
+  t.true(para.startsWith('**Start here.**'), para);
+  t.is(para.split('\n').length, 5);
+  t.true(para.includes('`npm ci && npm link && synplug demo`'), 'the first command of the set-up');
+  t.regex(para, /`synplug setup [^`]+`/);
+  t.regex(para, /`synplug protect [^`]* -- [^`]+`/);
+});
+
 test("the README's set-up is two commands on a fresh Debian machine, and .ci/run runs exactly the second", (t) => {
   const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
   const section = readme.slice(readme.indexOf('## Set-up on a fresh Debian machine'));

@@ -74,7 +74,7 @@ test('regression: a metrics file in /proc was refused telling to give --state-di
     const dir = file.slice(0, file.lastIndexOf('/'));
     t.is(
       e.message,
-      `--metrics-file ${file}: ${dir} is in ${fs}, a file system of the kernel's where no file can be made: give a directory on a disk (node_exporter's textfile directory, e.g. /var/lib/prometheus/node-exporter)`,
+      `--metrics-file ${file}: ${dir} is in ${fs}, a file system of the kernel's where no file can be made: give a file in node_exporter's textfile directory (its --collector.textfile.directory; Debian's: /var/lib/prometheus/node-exporter)`,
     );
     t.notRegex(e.message, /state-dir|SYNPLUG_STATE_DIR/);
   }
