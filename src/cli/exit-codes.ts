@@ -348,6 +348,7 @@ export const COMMAND_EXIT_CODES = {
     [EXIT.OK, 'shown (also when nothing is recorded)'],
     failure('an unexpected error'),
     usage(),
+    [EXIT.NOT_PERMITTED, "not permitted: the state directory is root's (run it as root, or give --state-dir a directory of your own)"],
     [EXIT.BAD_STATE, 'the state directory is unsafe, or a history file is damaged (named, with what to do)'],
   ],
   help: [
