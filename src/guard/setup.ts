@@ -448,8 +448,8 @@ function refuseNewHeldSet(mode: HoldMode, target: Hold, before: HoldRecord | und
     ...(before.queueNum !== undefined && { queueNum: before.queueNum as number }),
   });
   throw new UsageError(
-    `the ${words.label} (${target.id}) is set up for ${say(was)}; setup does not change what a hold holds, and this one would hold ${say(now)} only. ` +
-      `To change it, give the whole set again after removing the hold, e.g. to hold both: 'synplug teardown --inbound ${target.dev}${netns}' then '${words.setup}${netns}'. Nothing was changed`,
+    `setup refused, nothing was changed: the ${words.label} (${target.id}) holds ${say(was)}, and setup does not change what a set-up hold holds (this setup asked for ${say(now)}). ` +
+      `To change it, remove the hold and give the whole set again, e.g. to hold both: 'synplug teardown --inbound ${target.dev}${netns}' then '${words.setup}${netns}'`,
   );
 }
 
