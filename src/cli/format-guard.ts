@@ -190,11 +190,11 @@ export function formatVerdict(r: Pick<ProtectResult, 'report' | 'maxHoldReached'
 
 /** One recorded reload as a line: id, end (or start), command, holds, start when a second or more before the end, hold time, held SYNs, exit status, the counts (history, status). */
 export function formatHistoryEntry(e: HistoryEntry): string {
-  const verdict = formatVerdict({ report: e.report, maxHoldReached: false, newListener: undefined }).replace(/; likely cause: .*$/, '');
+  const verdict = formatVerdict({ report: e.report, maxHoldReached: e.maxHoldReached === true, newListener: undefined }).replace(/; likely cause: .*$/, '');
   // the history is in the order the commands ended: each line is labelled with its end (an earlier synplug's: its start)
   const when = e.end === undefined ? `started ${e.start}` : `ended ${e.end}`;
   const began = e.end !== undefined && Date.parse(e.end) - Date.parse(e.start) >= 1000 ? ` (started ${e.start})` : '';
-  return `#${e.id} ${when} ${e.command} (${e.holds.join(', ')})${began}: held ${e.report.holdMs.toFixed(1)} ms, ${e.killed ? 'SYNs not counted; KILLED during the hold' : e.maxHold ? "SYNs not counted; a manual plug's hold ended at its --max-hold" : `${e.report.heldSyns} SYN(s); exit ${e.exitCode}`}; ${verdict}`;
+  return `#${e.id} ${when} ${e.command} (${e.holds.join(', ')})${began}: held ${e.report.holdMs.toFixed(1)} ms${e.maxHoldReached ? ' (max-hold reached)' : ''}, ${e.killed ? 'SYNs not counted; KILLED during the hold' : e.maxHold ? "SYNs not counted; a manual plug's hold ended at its --max-hold" : `${e.report.heldSyns} SYN(s); exit ${e.exitCode}`}; ${verdict}`;
 }
 
 /** `status`'s line on the last reload recorded (or why the history cannot be read). */

@@ -64,6 +64,11 @@ export interface HistoryEntry {
    * (by its watchdog, or the queue's holder), which wrote this entry; nothing was counted
    */
   maxHold?: true;
+  /**
+   * protect: the hold reached its --max-hold before the command ended (or, with --wait-listen, before a new listener
+   * appeared) and was released then: the server may not have been ready for the clients let go
+   */
+  maxHoldReached?: true;
   /** the reload's report (plug: nothing held yet; release: what the manual hold held, refused/reset/listener drops not counted) */
   report: ReloadReport;
 }
@@ -106,6 +111,7 @@ function isEntry(e: unknown): e is HistoryEntry {
     Number.isInteger(x.exitCode) &&
     (x.killed === undefined || x.killed === true) &&
     (x.maxHold === undefined || x.maxHold === true) &&
+    (x.maxHoldReached === undefined || x.maxHoldReached === true) &&
     typeof r === 'object' &&
     r !== null &&
     typeof r.heldSyns === 'number' &&

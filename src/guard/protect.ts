@@ -45,7 +45,8 @@ export function protectAccounting(r: ProtectResult): Accounting {
   const holds = (r.holds ?? [{ id: 'local' }]).map((h) => h.id);
   const outcome = { exitCode: r.exitCode, report: r.report };
   // a teardown during the reload cleared the state directory: nothing is written there again
-  return { holds, history: { ...outcome, start: new Date(r.commandStartedAt).toISOString() }, change: outcome, ...(r.tornDown && { nothing: true }) };
+  const history = { ...outcome, start: new Date(r.commandStartedAt).toISOString(), ...(r.maxHoldReached && { maxHoldReached: true as const }) };
+  return { holds, history, change: outcome, ...(r.tornDown && { nothing: true }) };
 }
 
 async function protectOnce(opts: GuardProtectOptions): Promise<ProtectResult> {

@@ -10,6 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { protectAccounting, runProtected } from '../../src/guard/protect.js';
 import { accounted } from '../../src/guard/accounting.js';
+import { readHistory } from '../../src/guard/history.js';
+import { formatHistoryEntry } from '../../src/cli/format-guard.js';
 import { StateStore } from '../../src/guard/state.js';
 import { UsageError } from '../../src/netlink/errors.js';
 import { CommandError } from '../../src/guard/command.js';
@@ -281,4 +283,21 @@ test("the history line's start is when the command started, not protect's call (
   const line = JSON.parse(readFileSync(join(dir, 'history.jsonl'), 'utf8').trim());
   t.is(line.start, new Date(r.commandStartedAt).toISOString());
   t.true(Date.parse(line.start) >= t0 + 400, "not protect's call");
+});
+
+// issue 22 (a new user's check): a reload whose hold reached --max-hold showed in the history only as "lossless"
+// (protect's own output says "(max-hold reached)"). Its line now says so: maxHoldReached in --json, the words in text.
+test('a protect whose hold reached --max-hold is marked in its history line (maxHoldReached; "(max-hold reached)")', async (t) => {
+  const { s, dir } = fresh();
+  const r = await accounted('protect', { stateDir: dir }, () => runProtected(s, { command: ['sleep', '0.5'], maxHoldMs: 100 }), protectAccounting);
+  t.true(r.maxHoldReached);
+  const [line] = readHistory(dir);
+  t.is(line?.maxHoldReached, true);
+  t.regex(formatHistoryEntry(line!), /: held \d+\.\d ms \(max-hold reached\), \d+ SYN\(s\); exit 0; /);
+  // one that ended in time: not marked
+  const quick = await accounted('protect', { stateDir: dir }, () => runProtected(s, { command: ['true'], maxHoldMs: 5000 }), protectAccounting);
+  t.false(quick.maxHoldReached);
+  const last = readHistory(dir).at(-1)!;
+  t.is(last.maxHoldReached, undefined);
+  t.notRegex(formatHistoryEntry(last), /max-hold/);
 });
