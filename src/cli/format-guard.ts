@@ -101,7 +101,8 @@ export function formatCheck(r: CheckResult): string {
   if (r.interrupted) lines.push(`  ${r.interrupted}`);
   // a hold whose pieces are another state directory's: setup here is refused, so its own advice instead
   for (const h of r.holds) if (h.elsewhere) lines.push(`${holdWords(h).label}: ${h.elsewhere}`);
-  const run = [...new Set(r.holds.filter((h) => h.state !== 'ok' && !h.elsewhere).map((h) => `'${setupHint(h)}'`))];
+  // nor a setup for a hold whose device is gone (it cannot complete it: its device piece says what does)
+  const run = [...new Set(r.holds.filter((h) => h.state !== 'ok' && !h.elsewhere && !h.deviceGone).map((h) => `'${setupHint(h)}'`))];
   if (r.state !== 'ok' && run.length) {
     const recorded = !r.interrupted && r.holds.some((h) => h.state === 'partial' && holdWords(h).fromRecord);
     // nothing of a hold there: set it up; some of it: complete it

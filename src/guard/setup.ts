@@ -266,6 +266,14 @@ async function runStepsUninterrupted<T>(steps: readonly SetupStep[], complete: (
  * When a hold's pieces carry another state directory's mark ({@link HoldPieces.markOwner}): what to do instead of
  * `setup` here, which {@link refuseOthersPieces} refuses; undefined otherwise.
  */
+/**
+ * Whether a hold's device is gone since setup (deleted or renamed: its `device` piece missing): setup cannot
+ * complete such a hold until the device exists again, so no message offers it (check, status, plug, protect).
+ */
+function deviceGone(inspection: HoldInspection): boolean {
+  return (inspection.pieces as Readonly<Record<string, PieceState | undefined>>).device?.status === 'missing';
+}
+
 function othersHoldAdvice(target: Hold, inspection: HoldInspection, config: GuardConfig): string | undefined {
   const owner = target.pieces.markOwner?.(inspection.observed);
   if (!owner || owner.here) return undefined;
@@ -583,6 +591,7 @@ export async function check(opts: CheckOptions = {}): Promise<CheckResult> {
           ...h.checkDetails(),
           setup: h.setupCommand(),
           ...(elsewhere && { elsewhere }),
+          ...(deviceGone(x.inspection) && { deviceGone: true as const }),
         };
       }),
     };
@@ -729,9 +738,14 @@ export async function requireSetUp(s: GuardSession, config: GuardConfig, what: s
     .filter((p) => p.status !== 'ok')
     .map((p) => `${p.piece} (${p.status}${p.detail ? `: ${p.detail}` : ''})`);
   const where = s.holds.map((h) => (h.mode === holdModeFor('plug', 'local')?.name ? config.dev : h.id)).join(', ');
-  const run = [...new Set(inspected.filter((i) => i.inspection.state !== 'ok').map((i) => `'${i.hold.setupCommand()}'`))];
+  // a hold whose device is gone: no setup completes it (its piece's detail says what does); the others' setups
+  const run = [...new Set(inspected.filter((i) => i.inspection.state !== 'ok' && !deviceGone(i.inspection)).map((i) => `'${i.hold.setupCommand()}'`))];
+  const fix = run.length ? ` Run ${run.join(' and ')}${what === 'protect' ? ', or pass --setup' : ''}.` : '';
   throw new NotSetUpError(
-    `synplug is ${state === 'absent' ? 'not set up' : 'only partly set up'} on ${where}: ${bad.join('; ')}. Run ${run.join(' and ')}${what === 'protect' ? ', or pass --setup. The command was NOT run' : ''}`,
+    `synplug is ${state === 'absent' ? 'not set up' : 'only partly set up'} on ${where}: ${bad.join('; ')}.${fix}${what === 'protect' ? ' The command was NOT run' : ''}`.replace(
+      /\.$/,
+      '',
+    ),
   );
 }
 

@@ -97,6 +97,11 @@ export interface CheckResult {
      * here is refused (exit 7), so this sentence says what to do instead (use that directory); absent otherwise
      */
     elsewhere?: string;
+    /**
+     * Its device is gone since setup (deleted or renamed): `setup` cannot complete it until the device exists again
+     * (create it again, or `teardown --inbound DEV` removes the rest); absent otherwise
+     */
+    deviceGone?: true;
   }>;
   /** IFBs of synplug's that no record lists (present when there is one; `state` is then at best `partial`) */
   unrecorded?: UnrecordedIfb[];
