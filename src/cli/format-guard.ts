@@ -5,7 +5,7 @@
  */
 import { formatQdiscText, formatFilterText } from '../tc/format.js';
 import { durationText } from '../iptables/format.js';
-import type { MigrateReqReport } from '../guard/sysctl.js';
+import { notListenedNotice, type MigrateReqReport } from '../guard/sysctl.js';
 import type { CheckResult, PieceState, ProtectResult, SetupResult, StatusResult, TeardownResult, PlugResult, ReleaseResult } from '../guard/types.js';
 import { holdWords, modeOfHold } from '../guard/modes/index.js';
 import { lossCauses } from '../guard/report.js';
@@ -16,7 +16,8 @@ import { COMMAND_EXIT_CODES } from './exit-codes.js';
 /** Text for `synplug setup`. */
 export function formatSetup(r: SetupResult): string {
   const text = formatSetupHold(r);
-  return r.chose ? `${r.chose}\n${text}` : text;
+  const notice = r.portsNotListened ? `\nnotice: ${notListenedNotice(r.portsNotListened)}` : '';
+  return `${r.chose ? `${r.chose}\n${text}` : text}${notice}`;
 }
 
 /** The hold part of {@link formatSetup}: the mode's head line, then the actions taken. */
@@ -27,9 +28,10 @@ function formatSetupHold(r: SetupResult): string {
   return lines.join('\n');
 }
 
-/** The line `check` and `status` end with: net.ipv4.tcp_migrate_req and what it means for the listeners (src/guard/sysctl.ts). */
+/** The line `check` and `status` end with: net.ipv4.tcp_migrate_req and what it means for the listeners (src/guard/sysctl.ts); then a notice for held ports nothing listens on. */
 export function formatMigrateReq(r: MigrateReqReport): string {
-  return `${r.name} = ${r.value ?? 'absent'} (${r.netns !== undefined ? `network namespace ${r.netns}` : 'this network namespace'}): ${r.meaning}`;
+  const notice = r.portsNotListened ? `\nnotice: ${notListenedNotice(r.portsNotListened)}` : '';
+  return `${r.name} = ${r.value ?? 'absent'} (${r.netns !== undefined ? `network namespace ${r.netns}` : 'this network namespace'}): ${r.meaning}${notice}`;
 }
 
 /** The options a command was given that every command it suggests must repeat to act on the same holds. */

@@ -39,6 +39,7 @@ import {
   type UnrecordedIfb,
 } from './types.js';
 import { inCallNetns } from './call-netns.js';
+import { migrateReqReport } from './sysctl.js';
 import { defaultStateDir } from './state-dir.js';
 import { stateDirMark } from './state-fs.js';
 import { defaultNetns } from '../netlink/netns.js';
@@ -81,7 +82,14 @@ export function piecesOf(inspected: ReadonlyArray<{ inspection: HoldInspection }
  * @throws {SetupError} a step failed; says which, why, and what was rolled back (the cause's category)
  */
 export async function setup(opts: SetupOptions = {}): Promise<SetupResult> {
-  return (await setupOrPlan(opts, undefined)) as SetupResult;
+  checkEntryOptions('setup', opts);
+  if (opts?.netns !== undefined) return inCallNetns('setup', opts, (o) => setup(o));
+  const r = (await setupOrPlan(opts, undefined)) as SetupResult;
+  // a hold of given ports (an inbound hold): the ones nothing listens on now (a wrong --port?), a notice only
+  const held = r.inbound ?? (r.queue?.scope === 'inbound' ? r.queue : undefined);
+  if (!held?.ports.length) return r;
+  const ports = (await migrateReqReport({ holds: [{ addrs: held.addrs, ports: held.ports }] })).portsNotListened;
+  return ports ? { ...r, portsNotListened: ports } : r;
 }
 
 /**

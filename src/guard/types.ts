@@ -231,6 +231,11 @@ export interface SetupResult {
   queue?: { scope: 'local' | 'inbound'; num: number; maxlen: number; verdict: 'native' | 'compat'; table: string; ports: number[]; addrs: string[] };
   /** the inbound hold set up (with `inbound`; its device is `dev`) */
   inbound?: { ifb: string; ports: number[]; addrs: string[]; classifier: 'flower' | 'u32'; families: Array<'ip' | 'ipv6'> };
+  /**
+   * the held ports (an inbound hold's) on which nothing listens now: a client held there is refused at the release
+   * until a server listens (it may start later: not an error); absent when a server listens on each
+   */
+  portsNotListened?: number[];
 }
 
 /** What `plug` did. */
