@@ -69,10 +69,10 @@ export async function accounted<R extends { warnings?: string[] }>(
   }
   const warnings: string[] = [];
   let target: MetricsTarget | undefined;
-  if (opts?.metricsFile !== undefined) target = checkMetricsFile(opts.metricsFile);
+  if (opts?.metricsFile !== undefined) target = checkMetricsFile(opts.metricsFile, stateDir);
   else if (recorded?.metricsFile !== undefined) {
     try {
-      target = checkMetricsFile(recorded.metricsFile);
+      target = checkMetricsFile(recorded.metricsFile, stateDir);
     } catch (e) {
       const why = `the metrics file that setup recorded (${recorded.metricsFile}, in ${stateDir}/setup.json) cannot be written: ${(e as Error).message}`;
       if (command !== 'release') throw new UsageError(`${why}; give --metrics-file PATH, or run 'synplug setup --metrics-file PATH' again`);

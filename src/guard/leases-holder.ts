@@ -46,6 +46,7 @@ import { defaultNetns, netnsForChild } from '../netlink/netns.js';
 import { listBoundQueues, NfqueueHolder, netlinkSocketOwners, nothingQueuedWithin } from '../netlink/nfqueue.js';
 import { NetlinkConnection } from '../netlink/connection.js';
 import { logHolderFailure } from './holder-log.js';
+import { pinnedFilePath, pinnedStateDir, pinStateDir } from './state-fs.js';
 import { UNIX_PATH_MAX } from './config.js';
 import { deadProtectLeases, dropLease, recordedLeases, leaseLive, withLeaseLock, type LeaseKernel } from './leases.js';
 import { ownerAlive, processState, StateStore, type Lease } from './state.js';
@@ -80,6 +81,11 @@ export interface QueueHolderConfig {
    * (or a manual plug's), nothing of the hold then stays on the data path until the next synplug command.
    */
   disarm?: WatchdogStep[];
+  /**
+   * The state directory's identity its starter pinned (state-fs.ts's `pinnedStateDir`; set by the start): the holder
+   * pins it at once, and refuses the path when it comes to name another directory.
+   */
+  stateDirId?: string;
 }
 
 /**
@@ -154,9 +160,25 @@ function readLine(sock: Socket, timeoutMs: number): Promise<Record<string, unkno
 
 /** Connect to the holder of a queue; undefined when none listens there. */
 async function connectHolder(stateDir: string, queueNum: number): Promise<Socket | undefined> {
+  const at = holderSocketAt(stateDir, queueNum);
+  if (at === undefined) return undefined; // no directory: no holder
   const path = holderSocketPath(stateDir, queueNum);
-  refuseLinkedSocket(path);
-  return connectPath(path);
+  refuseLinkedSocket(at, path);
+  return connectPath(at, path);
+}
+
+/**
+ * The holder's socket of a queue as reached through the descriptor of the
+ * state directory this process pinned (state-fs.ts's `pinnedFilePath`): a
+ * directory renamed, with a link, a bind mount or another directory put in
+ * its place, never leads a bind, a connect or an unlink to another
+ * directory's socket.
+ * @returns undefined when the directory does not exist
+ * @throws {UsageError} the path is too long ({@link holderSocketPath})
+ * @throws {StateFileError} the directory is unsafe, or swapped before this process pinned it
+ */
+function holderSocketAt(stateDir: string, queueNum: number): string | undefined {
+  return pinnedFilePath(stateDir, basename(holderSocketPath(stateDir, queueNum)));
 }
 
 /**
@@ -165,12 +187,14 @@ async function connectHolder(stateDir: string, queueNum: number): Promise<Socket
  * reaches: its link count above 1), would reach the holder of another state
  * directory, and a release through it would end that directory's hold.
  * Nothing there is fine (no holder runs).
+ * @param at the socket as reached ({@link holderSocketAt})
+ * @param path the socket's path, for the message
  * @throws {SynplugError} (`bad-state`) a link, or not a socket
  */
-function refuseLinkedSocket(path: string): void {
+function refuseLinkedSocket(at: string, path: string): void {
   let st: ReturnType<typeof lstatSync>;
   try {
-    st = lstatSync(path);
+    st = lstatSync(at);
   } catch {
     return; // nothing there: no holder runs
   }
@@ -192,11 +216,13 @@ function refuseLinkedSocket(path: string): void {
  * Connect to a unix socket path; undefined when nobody listens there. The
  * listener must be root or this user (its SO_PEERCRED uid): anyone else's is
  * not synplug's holder, and nothing it says is trusted.
+ * @param at the socket as reached ({@link holderSocketAt})
+ * @param path the socket's path, for the message
  * @throws {SynplugError} another user listens there (`bad-state`, named, with its uid)
  */
-function connectPath(path: string): Promise<Socket | undefined> {
+function connectPath(at: string, path = at): Promise<Socket | undefined> {
   return new Promise((resolve, reject) => {
-    const s = connect(path);
+    const s = connect(at);
     s.once('connect', () => {
       s.removeAllListeners('error');
       s.on('error', () => {});
@@ -225,7 +251,9 @@ function connectPath(path: string): Promise<Socket | undefined> {
  */
 export async function removeStaleHolderSocket(stateDir: string, queueNum: number): Promise<boolean> {
   const path = holderSocketPath(stateDir, queueNum);
-  const s = await connectPath(path);
+  const at = holderSocketAt(stateDir, queueNum);
+  if (at === undefined) return false;
+  const s = await connectPath(at, path);
   if (s) {
     s.destroy();
     return false; // a holder answers there: its own
@@ -484,7 +512,7 @@ function startHolder(cfg: QueueHolderConfig): Promise<{ error?: string }> {
   // The holder binds in this call's namespace: it inherits its descriptor (never its path).
   const ns = netnsForChild(3);
   const child = spawn(process.execPath, [...process.execArgv, watchdogEntryPath(), QUEUE_HOLDER_ARG], {
-    env: { ...process.env, [QUEUE_HOLDER_ENV]: JSON.stringify(cfg), ...ns?.env },
+    env: { ...process.env, [QUEUE_HOLDER_ENV]: JSON.stringify({ ...cfg, stateDirId: pinnedStateDir(cfg.stateDir) }), ...ns?.env },
     stdio: ['ignore', 'pipe', 'ignore', ...(ns ? [ns.fd] : [])],
     detached: true,
   });
@@ -540,8 +568,14 @@ export async function runQueueHolder(io: QueueHolderIo, cfg: QueueHolderConfig =
   const path = holderSocketPath(cfg.stateDir, cfg.queueNum);
   const store = new StateStore(cfg.stateDir);
   const server: Server = createServer();
+  // Bound, unlinked and removed through the directory its starter pinned, wherever that is moved: never through the path.
+  pinStateDir(cfg.stateDir, cfg.stateDirId);
+  let at: string;
   try {
-    await listenOn(server, path);
+    const a = holderSocketAt(cfg.stateDir, cfg.queueNum);
+    if (a === undefined) throw new Error(`state directory ${cfg.stateDir} does not exist`);
+    at = a;
+    await listenOn(server, at, path);
   } catch (e) {
     io.first(`cannot listen on ${path}: ${(e as Error).message}`);
     io.exit(1);
@@ -625,7 +659,7 @@ export async function runQueueHolder(io: QueueHolderIo, cfg: QueueHolderConfig =
       if (timer) clearTimeout(timer);
       server.close();
       try {
-        unlinkSync(path);
+        unlinkSync(at);
       } catch {
         /* gone */
       }
@@ -803,7 +837,7 @@ export async function runQueueHolder(io: QueueHolderIo, cfg: QueueHolderConfig =
  * gone (nobody answers on it) is replaced.
  * @throws {Error} another holder listens there (EADDRINUSE), or the path cannot be used
  */
-async function listenOn(server: Server, path: string): Promise<void> {
+async function listenOn(server: Server, path: string, shown = path): Promise<void> {
   const tryListen = () =>
     new Promise<void>((resolve, reject) => {
       server.once('error', reject);
@@ -816,7 +850,7 @@ async function listenOn(server: Server, path: string): Promise<void> {
     await tryListen();
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw e;
-    const other = await connectPath(path);
+    const other = await connectPath(path, shown);
     other?.destroy();
     if (other) throw e;
     unlinkSync(path);

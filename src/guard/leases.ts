@@ -28,6 +28,7 @@ import { randomBytes } from 'node:crypto';
 import { constants as osConstants } from 'node:os';
 import { SynplugError } from '../netlink/errors.js';
 import { bindLibcFunction, lastErrno } from '../netlink/libc.js';
+import { StateDirSwappedError } from './state-fs.js';
 import { manualHolderAlive, ownerAlive, type Lease, type PlugRecord, type StateStore } from './state.js';
 
 /** flock(2) operations, from <sys/file.h>. */
@@ -225,6 +226,8 @@ export function deadProtectLeases(dropped: readonly Lease[] | undefined): Lease[
  * and the element keeps covering their latest deadline.
  * @param release releases the plugs (the caller's retrying release); its failure propagates, nothing recorded
  * @throws {StateFileError} a damaged or unwritable state file
+ * @throws {StateDirSwappedError} the state directory's path came to name another directory than the one this process
+ *   pinned (state-fs.ts): the plugs were released all the same (`released`), without the records
  */
 export async function dropLease(
   store: StateStore,
@@ -237,6 +240,32 @@ export async function dropLease(
   },
   onNotice: (line: string) => void = () => {},
   fast: { aloneStamp?: string; lockFd?: number } = {},
+): Promise<DropResult> {
+  let releaseRan = false;
+  const releaseOnce = (): Promise<number> => {
+    releaseRan = true;
+    return release();
+  };
+  try {
+    return await dropUnderLock(store, kernel, leaseId, dev, releaseOnce, onNotice, fast);
+  } catch (e) {
+    if (!(e instanceof StateDirSwappedError) || releaseRan) throw e;
+    // The records are out of reach (the path names another directory now): the hold is released all the same
+    // (releasing is always safe), nothing is recorded, and the refusal goes on to the caller.
+    await release();
+    throw e.afterRelease();
+  }
+}
+
+/** {@link dropLease}'s work under the lease lock. */
+function dropUnderLock(
+  store: StateStore,
+  kernel: LeaseKernel,
+  leaseId: string | undefined,
+  dev: string,
+  release: () => Promise<number>,
+  onNotice: (line: string) => void,
+  fast: { aloneStamp?: string; lockFd?: number },
 ): Promise<DropResult> {
   return withLeaseLock(
     store,
@@ -390,4 +419,17 @@ export async function unprepare(store: StateStore, kernel: Pick<LeaseKernel, 'di
 /** The live leases now (no lock: for display). @throws {StateFileError} a damaged file */
 export function liveLeases(store: StateStore): Lease[] {
   return recordedLeases(store).filter((l) => leaseLive(l));
+}
+
+/**
+ * Who holds, one phrase per lease, for a refusal: "'synplug protect' (COMMAND) pid N, until ISO-TIME" or
+ * "a manual 'synplug plug' pid N, until ISO-TIME" (the command cut at 60 characters).
+ */
+export function whoHolds(leases: readonly Lease[]): string {
+  return leases
+    .map(
+      (l) =>
+        `${l.owner === 'manual' ? "a manual 'synplug plug'" : `'synplug protect'${Array.isArray(l.command) ? ` (${l.command.join(' ').slice(0, 60)})` : ''}`} pid ${l.pid}, until ${new Date(l.deadline).toISOString()}`,
+    )
+    .join('; ');
 }

@@ -35,12 +35,14 @@
  *
  * @module
  */
-import { statfsSync } from 'node:fs';
+import { realpathSync, statfsSync } from 'node:fs';
 import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 import { UsageError } from '../netlink/errors.js';
+import { NETNS_RUN_DIR } from '../netlink/netns.js';
+import { HOME_STATE_DIR } from './state-dir.js';
 import { StateFileError } from './errors.js';
 import { withLeaseLock } from './leases.js';
-import { openCheckedDir, refuseDotDot, type DirRole } from './state-fs.js';
+import { controlCharAt, escapeControl, openCheckedDir, refuseDotDot, type DirRole } from './state-fs.js';
 import { StateStore } from './state.js';
 import type { ReloadReport } from './report.js';
 
@@ -156,13 +158,60 @@ const METRICS_DIR_ROLE: DirRole = {
 /** Where a metrics file goes, for the advice: node_exporter's textfile directory. */
 const TEXTFILE_DIR = "node_exporter's textfile directory (its --collector.textfile.directory; Debian's: /var/lib/prometheus/node-exporter)";
 
+/** A path as the kernel resolves it (links followed: only to name a problem), or as text when it does not exist. */
+function realOrResolved(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return resolve(path);
+  }
+}
+
+/** Whether `dir` is `top` or inside it (both as {@link realOrResolved}). */
+function isWithin(dir: string, top: string): boolean {
+  const d = realOrResolved(dir);
+  const t = realOrResolved(top);
+  return d === t || d.startsWith(t === '/' ? '/' : `${t}/`);
+}
+
 /**
- * Check a `--metrics-file` path: its directory must exist and be safe (the
- * state directory's rules: every component root's or the user's, none
- * writable by others), its name a plain file name.
- * @throws {UsageError} a relative path, a missing or unsafe directory, one in /proc or /sys, a `..` component, an empty name (exit 2, before anything is held)
+ * The directories no metrics file goes in, each with why: where `ip netns`
+ * keeps named namespaces (a file there would be taken for one), and the
+ * state directories (synplug's own records: owner-only, where node_exporter
+ * cannot read, and where a file of its name would be taken for a record).
  */
-export function checkMetricsFile(path: string): MetricsTarget {
+function forbiddenMetricsDirs(stateDir: string | undefined): Array<{ dir: string; why: string }> {
+  return [
+    {
+      dir: NETNS_RUN_DIR,
+      why: `${NETNS_RUN_DIR} is where 'ip netns' keeps the named network namespaces (each file there is taken for one)`,
+    },
+    ...(stateDir !== undefined
+      ? [{ dir: stateDir, why: `${stateDir} is the state directory, synplug's own records (owner-only: node_exporter cannot read it)` }]
+      : []),
+    {
+      dir: HOME_STATE_DIR,
+      why: `${HOME_STATE_DIR} holds synplug's state directories, its own records (owner-only: node_exporter cannot read them)`,
+    },
+  ];
+}
+
+/**
+ * Check a `--metrics-file` path: no control character in it, its directory
+ * must exist and be safe (the state directory's rules: every component
+ * root's or the user's, none writable by others) and be neither under
+ * /run/netns nor in a state directory, its name a plain file name.
+ * @param stateDir the command's state directory (no metrics file goes in it)
+ * @throws {UsageError} a control character (shown escaped), a relative path, a missing or unsafe directory, one in
+ *   /proc or /sys, under /run/netns, in the state directory (or /run/synplug), a `..` component, an empty name (exit 2,
+ *   before anything is held)
+ */
+export function checkMetricsFile(path: string, stateDir?: string): MetricsTarget {
+  const at = controlCharAt(path);
+  if (at >= 0)
+    throw new UsageError(
+      `--metrics-file "${escapeControl(path)}" has a control character (${escapeControl(path[at]!)}, at character ${at + 1}), which no file name synplug writes needs: give the path without it`,
+    );
   refuseDotDot(path, '--metrics-file');
   const full = resolve(path);
   const name = basename(full);
@@ -173,6 +222,11 @@ export function checkMetricsFile(path: string): MetricsTarget {
   if (!name.endsWith('.prom') || name === '.prom')
     throw new UsageError(`--metrics-file ${full}: the name must end in .prom (node_exporter's textfile collector reads only *.prom files), e.g. synplug.prom`);
   const dir = dirname(full);
+  for (const f of forbiddenMetricsDirs(stateDir))
+    if (isWithin(dir, f.dir))
+      throw new UsageError(
+        `--metrics-file ${full}: ${f.why}; no metrics file goes there: give a directory of its own (node_exporter's textfile directory, e.g. /var/lib/prometheus/node-exporter)`,
+      );
   const kernelFs = kernelFileSystemOf(dir);
   if (kernelFs !== undefined)
     throw new UsageError(

@@ -25,6 +25,16 @@
  * directory-relative calls, so these go through koffi (src/netlink/libc.ts);
  * reading, writing and fstat of a descriptor are Node's own.
  *
+ * Each process pins the state directory at its first open of it (its
+ * identity: device, inode, birth time; a watchdog or holder the identity its
+ * starter passes, {@link pinStateDir}) and keeps a descriptor of it: a later
+ * open whose path names another directory while the pinned one still exists
+ * (renamed, with a link, a bind mount, a fresh directory or nothing in its
+ * place) is a {@link StateDirSwappedError}; a pinned directory that was
+ * removed leaves the path free. What has no descriptor-relative call (a unix
+ * socket's bind and connect) goes through the pinned descriptor's
+ * `/proc/self/fd/N` ({@link pinnedFilePath}).
+ *
  * @module
  */
 import {
@@ -102,6 +112,162 @@ function readLink(fd: number, file: string): string {
 const modeText = (st: Stats): string => (st.mode & 0o7777).toString(8).padStart(4, '0');
 const writableBy = (st: Stats): string => (st.mode & 0o002 ? 'everyone' : 'its group');
 
+/** A directory's identity from an fstat of its descriptor: st_dev, st_ino and the birth time ({@link CheckedDir.identity}). */
+function identityOf(fd: number): string {
+  const st = fstatSync(fd, { bigint: true });
+  return `${st.dev}:${st.ino}:${st.birthtimeNs}`;
+}
+
+/**
+ * The state directories this process pinned, by absolute path: the identity
+ * of the directory the path named at the process's first open of it (or the
+ * one its starter passed: {@link pinStateDir}), and a descriptor of that
+ * directory (O_PATH), kept open for as long as the process runs: what the
+ * holder's sockets are reached through, and how a removal is told from a
+ * rename.
+ */
+const pins = new Map<string, { identity: string; fd?: number }>();
+
+/** The key of a state directory in {@link pins}: its absolute path. */
+const pinKey = (path: string): string => posix.resolve(path);
+
+/**
+ * Whether the pinned directory still exists (a descriptor of a removed
+ * directory sees a link count of 0): one that does is elsewhere now (renamed,
+ * hidden under a mount), so a path naming another directory is a swap; one
+ * that was removed (a teardown, by any process) makes the path free for a
+ * directory of its own. Without a descriptor (a watchdog or holder not yet
+ * past its first open), it is taken to exist.
+ */
+function pinnedStillExists(pin: { fd?: number }): boolean {
+  if (pin.fd === undefined) return true;
+  return fstatSync(pin.fd).nlink > 0;
+}
+
+/**
+ * A state directory path that names another directory than the one this
+ * process pinned at its first open of it (renamed, with a symbolic link, a
+ * bind mount or a fresh directory put in its place, or nothing): nothing is
+ * read, written, removed, bound or unlinked through that path any more
+ * (category `bad-state`).
+ */
+export class StateDirSwappedError extends StateFileError {
+  /**
+   * @param path the state directory as given
+   * @param pinned the identity pinned (st_dev:st_ino:birth time)
+   * @param now what the path names now: another identity, `a symbolic link to T`, or `nothing`
+   * @param movedTo where the pinned directory is now (the kernel's path of its descriptor), when known
+   * @param released the hold was released without its records (leases.ts's dropLease)
+   */
+  constructor(
+    path: string,
+    readonly pinned: string,
+    readonly now: string,
+    readonly movedTo?: string,
+    readonly released = false,
+  ) {
+    super(
+      path,
+      `state directory ${path} is no longer the directory this process started with (device:inode:birth ${pinned}${
+        movedTo !== undefined && movedTo !== path ? `, now at ${escapeControl(movedTo)}` : ''
+      }); the path now names ${now}: it was renamed or replaced while synplug ran, so nothing was read, written or removed through it since${
+        released ? '; the hold was released all the same, and nothing was recorded' : ''
+      }. Find out who moved it; the records synplug kept are in the directory it started with`,
+    );
+    this.name = 'StateDirSwappedError';
+  }
+
+  /** The same refusal, saying that the hold was released all the same. */
+  afterRelease(): StateDirSwappedError {
+    return new StateDirSwappedError(this.path, this.pinned, this.now, this.movedTo, true);
+  }
+}
+
+/**
+ * Pin a state directory to the identity its starter pinned (the watchdog and
+ * the queue holder, separate processes, are given the identity their parent
+ * had, never re-reading the path to learn it): from now on a path that names
+ * another directory is refused ({@link StateDirSwappedError}), from the
+ * first open on.
+ * @param path the state directory
+ * @param identity {@link CheckedDir.identity} of the directory the parent pinned (undefined: nothing is pinned here)
+ */
+export function pinStateDir(path: string, identity: string | undefined): void {
+  if (identity === undefined || pins.has(pinKey(path))) return;
+  pins.set(pinKey(path), { identity });
+  // Its descriptor now, while the path names it (what the sockets are reached through); a failure is said by the next open.
+  try {
+    openCheckedDir(path, false)?.close();
+  } catch {
+    /* refused at the next use */
+  }
+}
+
+/**
+ * The identity this process pinned for a state directory, to pass to a
+ * watchdog or holder it starts ({@link pinStateDir}).
+ * @returns undefined when the process has not opened it yet
+ */
+export function pinnedStateDir(path: string): string | undefined {
+  return pins.get(pinKey(path))?.identity;
+}
+
+/**
+ * A path to a file of the state directory this process pinned that goes
+ * through the pinned directory's descriptor (`/proc/self/fd/N/NAME`), for
+ * what has no call relative to a descriptor (a unix socket's bind and
+ * connect): it reaches the pinned directory wherever it was moved, never a
+ * directory put in its place. Without a descriptor of it (not opened yet in
+ * this process, or removed since) the directory is opened first (checked,
+ * pinned: a swapped one is refused).
+ * @returns that path, or undefined when the directory does not exist
+ * @throws {StateFileError} the directory is unsafe, or swapped ({@link StateDirSwappedError})
+ */
+export function pinnedFilePath(path: string, name: string): string | undefined {
+  const pin = pins.get(pinKey(path));
+  let fd = pin && pinnedStillExists(pin) ? pin.fd : undefined;
+  if (fd === undefined) {
+    const d = openCheckedDir(path, false);
+    if (!d) return undefined;
+    d.close();
+    fd = pins.get(pinKey(path))?.fd;
+  }
+  return fd === undefined ? undefined : `/proc/self/fd/${fd}/${name}`;
+}
+
+/**
+ * Judge what a pinned state directory's path names now, before it is used.
+ * @param now the identity it names now, or what it is when no directory (`nothing`, `a symbolic link to T`)
+ * @returns whether the caller pins the directory it opened (no pin yet, or the pinned one was removed)
+ * @throws {StateDirSwappedError} the path names another directory while the pinned one still exists
+ */
+function judgePin(path: string, now: { identity?: string; what: string }): boolean {
+  const pin = pins.get(pinKey(path));
+  if (!pin) return now.identity !== undefined;
+  if (now.identity === pin.identity) return pin.fd === undefined;
+  if (pinnedStillExists(pin)) throw new StateDirSwappedError(path, pin.identity, now.what, pinnedPathNow(pin));
+  // Removed (by a teardown): the path is free again, and a directory made there is its own.
+  dropPin(path);
+  return now.identity !== undefined;
+}
+
+/** Where a pinned directory is now: the kernel's path of its descriptor (/proc/self/fd/N), or undefined without one. */
+function pinnedPathNow(pin: { fd?: number }): string | undefined {
+  if (pin.fd === undefined) return undefined;
+  try {
+    return readlinkSync(`/proc/self/fd/${pin.fd}`);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Forget a pin (the directory was removed), closing its descriptor. */
+function dropPin(path: string): void {
+  const pin = pins.get(pinKey(path));
+  if (pin?.fd !== undefined) closeSync(pin.fd);
+  pins.delete(pinKey(path));
+}
+
 /**
  * The state directory, open and checked: every file operation is relative to
  * {@link CheckedDir.fd}. Close it with {@link CheckedDir.close}.
@@ -129,8 +295,7 @@ export class CheckedDir {
    * name another directory (renamed, replaced) names another identity.
    */
   identity(): string {
-    const st = fstatSync(this.fd, { bigint: true });
-    return `${st.dev}:${st.ino}:${st.birthtimeNs}`;
+    return identityOf(this.fd);
   }
 
   /** The directory's mark: 16 hex digits of a SHA-256 of its {@link identity} ({@link stateDirMark}). */
@@ -145,11 +310,12 @@ export class CheckedDir {
 
   /**
    * Read a regular file whole, opened with O_NOFOLLOW|O_NONBLOCK (a FIFO
-   * never blocks), its size checked before a byte is read.
+   * never blocks), its owner, link count and size checked before a byte is
+   * read ({@link foreignFile}).
    * @param cap the largest size accepted, bytes
    * @param what what to do, appended to the messages
    * @returns undefined when the file does not exist
-   * @throws {StateFileError} a link, not a regular file, larger than `cap`, or unreadable
+   * @throws {StateFileError} a link, not a regular file, another user's, with more than one name, larger than `cap`, or unreadable
    */
   read(name: string, cap: number, what: string): Buffer | undefined {
     const p = this.file(name);
@@ -165,6 +331,8 @@ export class CheckedDir {
     try {
       const st = fstatSync(fd);
       if (!st.isFile()) throw new StateFileError(p, `${p} is not a regular file: remove it (${what})`);
+      const foreign = foreignFile(st);
+      if (foreign !== undefined) throw new StateFileError(p, `${p} ${foreign}, so it is not read: remove it (${what}), and find out who made it`);
       if (st.size > cap)
         throw new StateFileError(
           p,
@@ -283,7 +451,10 @@ export class CheckedDir {
    * @returns whether it was removed (false: not empty, or already gone)
    */
   removeSelf(): boolean {
-    return libc('unlinkat')(this.parentFd, this.name, AT_REMOVEDIR) === 0;
+    if (libc('unlinkat')(this.parentFd, this.name, AT_REMOVEDIR) !== 0) return false;
+    // Its own removal: a directory made at the path later is this process's own again.
+    if (pins.get(pinKey(this.path))?.identity === this.identity()) dropPin(this.path);
+    return true;
   }
 
   /** Close the descriptors. */
@@ -291,6 +462,24 @@ export class CheckedDir {
     closeSync(this.fd);
     if (this.parentFd !== this.fd) closeSync(this.parentFd);
   }
+}
+
+/**
+ * What makes a file in the state directory one synplug did not write: it
+ * writes its records as the effective user, each under one name (a
+ * temporary file renamed over the old one). A file of another user (neither
+ * root nor the caller) was written by that user; a file with more than one
+ * name (a hard link, st_nlink > 1) may be another directory's file, whose
+ * other name reaches it.
+ * @returns the rest of a sentence after the file's path, or undefined when it is the user's (or root's) and has one name
+ */
+export function foreignFile(st: { uid: number; nlink: number }): string | undefined {
+  const { euid, trusted } = whoIsTrusted();
+  if (!trusted(st.uid))
+    return `belongs to uid ${st.uid}, neither root nor this user (uid ${euid}): synplug writes its files as the user it runs as, so another user wrote it`;
+  if (st.nlink > 1)
+    return `has ${st.nlink} names (a hard link): synplug gives each of its files one name, so another name reaches it (another directory's file, perhaps)`;
+  return undefined;
 }
 
 /** A few words on a disk errno, for the messages. */
@@ -347,6 +536,29 @@ export const STATE_DIR_ROLE: DirRole = {
   ownMode: 'mode 0700',
 };
 
+/** Whether a UTF-16 code unit is a C0 or C1 control character or DEL, which a path given to synplug never needs and a terminal would act on. */
+const isControl = (code: number): boolean => code < 0x20 || (code >= 0x7f && code <= 0x9f);
+
+/** The index of the first control character in `s` ({@link isControl}), or -1. */
+export function controlCharAt(s: string): number {
+  for (let i = 0; i < s.length; i++) if (isControl(s.charCodeAt(i))) return i;
+  return -1;
+}
+
+/** The escapes of the control characters that have a short one. */
+const NAMED_ESCAPES: Record<number, string> = { 9: '\\t', 10: '\\n', 13: '\\r' };
+
+/** A string with its control characters escaped (`\n`, `\t`, `\r`, else `\xHH`, or `\u00HH` for C1), to show it. */
+export function escapeControl(s: string): string {
+  let out = '';
+  for (const c of s) {
+    const code = c.charCodeAt(0);
+    if (!isControl(code)) out += c;
+    else out += NAMED_ESCAPES[code] ?? (code < 0x80 ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u${code.toString(16).padStart(4, '0')}`);
+  }
+  return out;
+}
+
 /**
  * Refuse a path with a `..` component: synplug would read it as text (the
  * component before it dropped), while the kernel follows a link before it
@@ -393,6 +605,9 @@ export function stateDirMark(path: string): string | undefined {
 export function openCheckedDir(path: string, create: boolean, role: DirRole = STATE_DIR_ROLE): CheckedDir | undefined {
   const { euid, trusted } = whoIsTrusted();
   refuseDotDot(path, role.name);
+  // The state directory is pinned at this process's first open of it: later opens must find that one (judgePin).
+  const pinned = role === STATE_DIR_ROLE;
+  let pinIt = false;
   let rest = componentsOf(path);
   let links = 0;
   restart: for (;;) {
@@ -412,6 +627,7 @@ export function openCheckedDir(path: string, create: boolean, role: DirRole = ST
           created = false;
         } catch (e) {
           const code = errorCode(e);
+          if (code === 'ENOENT' && pinned) pinIt = judgePin(path, { what: 'nothing' });
           if (code === 'ENOENT' && !create) return undefined; // the finally closes
           if (code !== 'ENOENT') throw dirError(path, e, role);
           try {
@@ -425,6 +641,7 @@ export function openCheckedDir(path: string, create: boolean, role: DirRole = ST
         const st = fstatSync(next);
         if (st.isSymbolicLink()) {
           try {
+            if (last && pinned) judgePin(path, { what: `a symbolic link to ${escapeControl(readLink(next, at))}` });
             if (last)
               throw new StateFileError(
                 path,
@@ -441,6 +658,18 @@ export function openCheckedDir(path: string, create: boolean, role: DirRole = ST
             closeSync(next);
           }
           continue restart; // the finally closes
+        }
+        if (last && pinned) {
+          try {
+            const identity = identityOf(next);
+            pinIt = judgePin(
+              path,
+              st.isDirectory() ? { identity, what: `another directory (device:inode:birth ${identity})` } : { what: 'a file that is not a directory' },
+            );
+          } catch (e) {
+            closeSync(next);
+            throw e;
+          }
         }
         if (!st.isDirectory()) {
           closeSync(next);
@@ -466,6 +695,7 @@ export function openCheckedDir(path: string, create: boolean, role: DirRole = ST
       if (rest.length === 0) throw new StateFileError(path, `${role.noun}${path} is the root directory: give a directory of synplug's own`);
       const dir = new CheckedDir(path, fd, parentFd, rest[rest.length - 1]!, created);
       fd = parentFd = -1;
+      if (pinIt) pins.set(pinKey(path), { identity: dir.identity(), fd: openAt(dir.fd, '.', O_PATH | O_DIRECTORY, path) });
       return dir;
     } finally {
       if (fd >= 0) {

@@ -29,6 +29,10 @@
  *   O_CREAT|O_EXCL|O_NOFOLLOW, then renamed over the old one), examined and
  *   removed relative to the directory's descriptor, never by path again
  *   after the check: a link or a renamed directory cannot redirect them;
+ * - the directory is pinned at the process's first open of it
+ *   (state-fs.ts): a path that later names another directory (renamed, a
+ *   link, a bind mount or a fresh directory in its place) is refused,
+ *   naming both;
  * - files are read with O_NOFOLLOW and at most {@link RECORD_SIZE_CAP}
  *   bytes (the size is checked before reading);
  * - a record of an older format (setup.json version 1) is refused, with

@@ -26,6 +26,7 @@ import { NetlinkConnection } from '../netlink/connection.js';
 import { NETLINK_NETFILTER, NETLINK_ROUTE } from '../netlink/message.js';
 import { nothingQueuedWithin } from '../netlink/nfqueue.js';
 import { defaultNetns } from '../netlink/netns.js';
+import { pinStateDir, StateDirSwappedError } from './state-fs.js';
 import { StateStore, type Lease } from './state.js';
 import { isReleaseStep, qdiscsEmptyWithin, type WatchdogArm, type WatchdogStep } from './watchdog.js';
 import { deadProtectLeases, dropLease, leaseLive, recordedLeases, withLeaseLock } from './leases.js';
@@ -122,6 +123,8 @@ export class WatchdogChild {
     if (msg.op === 'arm') {
       const armed = msg as WatchdogArm;
       this.armed = armed;
+      // The directory its owner pinned: from now on its path must name that one (state-fs.ts).
+      pinStateDir(armed.stateDir, armed.stateDirId);
       if (this.timer) clearTimeout(this.timer);
       this.timer = setTimeout(
         () => {
@@ -265,6 +268,9 @@ export class WatchdogChild {
       if (e instanceof ReleaseFailed) {
         // Nothing was recorded under the lock: plug.json still says buffering, for the next command's stale-plug recovery.
         this.recordFailure(store, a, report);
+      } else if (e instanceof StateDirSwappedError && e.released) {
+        // The state directory swapped: released all the same, nothing can be recorded (state-fs.ts).
+        report(e.message);
       } else {
         // The bookkeeping failed (a damaged file, the lock): release anyway, holding nothing is the safe side.
         report(`${(e as Error).message}; releasing anyway`);

@@ -13,6 +13,7 @@ import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import type { Writable } from 'node:stream';
 import { SynplugError } from '../netlink/errors.js';
+import { pinnedStateDir } from './state-fs.js';
 import { NETLINK_ROUTE } from '../netlink/message.js';
 import type { RequestInit } from '../netlink/connection.js';
 import { listQdiscs, type TcConnection } from '../tc/index.js';
@@ -109,6 +110,11 @@ export interface WatchdogArm {
   release: WatchdogStep[];
   /** the owner's lease: the watchdog drops it, and releases only when no other live lease remains */
   leaseId?: string;
+  /**
+   * The state directory's identity the owner pinned (state-fs.ts's `pinnedStateDir`; `arm` adds it): the watchdog
+   * pins it, and refuses the path when it comes to name another directory.
+   */
+  stateDirId?: string;
   /** the local hold's device (for plug.json) */
   dev?: string;
   /**
@@ -253,7 +259,7 @@ export function startWatchdog(timeoutMs = 30_000, reports: 'inherit' | 'ignore' 
       resolve({
         pid: child.pid!,
         arm: (a) => {
-          stdin.write(JSON.stringify({ op: 'arm', ...a }) + '\n');
+          stdin.write(JSON.stringify({ op: 'arm', stateDirId: pinnedStateDir(a.stateDir), ...a }) + '\n');
         },
         done: () => {
           if (!stdin.writableEnded) stdin.end(JSON.stringify({ op: 'done' }) + '\n');

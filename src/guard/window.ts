@@ -45,6 +45,7 @@ import { closeSync, fstatSync } from 'node:fs';
 import { runPrecheck } from './precheck.js';
 import { closingInodes, handedOverInode, holderPids } from './listen-holders.js';
 import { armReport, retireReportChain, type HeldTraffic } from './report.js';
+import { StateDirSwappedError } from './state-fs.js';
 import type { ListenTarget, Listener, PlugStats, ProtectOptions, ProtectResult, ProtectSession, ReportCounters } from './types.js';
 import { devicesOfHolds } from './modes/index.js';
 
@@ -331,7 +332,14 @@ async function protectInner(
   /** Drop this protect's lease; the plugs are released when no other live lease holds them. */
   const release = async (): Promise<void> => {
     if (released) return;
-    const r = await dropLease(store, session, lease.id, dev, releasePlugs, notice, { aloneStamp: taken?.aloneStamp, lockFd });
+    const r = await dropLease(store, session, lease.id, dev, releasePlugs, notice, { aloneStamp: taken?.aloneStamp, lockFd }).catch((e: unknown) => {
+      // The state directory swapped: the hold was released all the same; the refusal ends this protect.
+      if (e instanceof StateDirSwappedError && e.released) {
+        released = true;
+        watchdog.done();
+      }
+      throw e;
+    });
     if (!r.released) {
       tRelease = performance.now();
       leftTo = r.remaining.length;
@@ -503,7 +511,11 @@ const REPORT_COUNTERS: ReportCounters = { arm: armReport, retire: retireReportCh
 
 /** After a protect's report: its counter chain goes when this was the last holder (report.ts); what stays is said. */
 async function retire(counters: ReportCounters, store: StateStore, notice: (m: string) => void): Promise<void> {
-  const r = await counters.retire(store);
+  // the state directory swapped (state-fs.ts): said once, by the error that ends this protect
+  const r = await counters.retire(store).catch((e: unknown) => {
+    if (e instanceof StateDirSwappedError) return undefined;
+    throw e;
+  });
   if (r?.kept) notice(`kept ${r.kept}`);
 }
 

@@ -475,6 +475,13 @@ const REBUILT_OTHERWISE: ReadonlyArray<{ field: string; families: readonly strin
     families: ['ip', 'ip6', 'inet', 'arp', 'bridge', 'netdev'],
     why: "nft leaves this match out, and nft -f of its listing puts meta l4proto in its place, the packet's protocol, not its connection's: untracked packets and icmp errors differ",
   },
+  // before `meta l4proto` or `ct protocol` (`ct l3proto ipv4 tcp dport 80` lists as `tcp dport 80`), where nft -f of
+  // the listing never adds it back
+  {
+    field: 'ct l3proto',
+    families: ['ip', 'ip6', 'inet', 'arp', 'bridge', 'netdev'],
+    why: "nft leaves this match out, and nft -f of its listing puts none in its place: the connection's family, not the packet's: untracked packets differ",
+  },
   // before `meta l4proto icmp` (meta_may_dependency_kill()), which nft -f of the listing writes alone: it then also
   // matches a packet of the other IP version carrying that protocol number; before an icmp type nft -f puts back
   // `meta nfproto` in inet, `meta protocol` in netdev, but `ether type` in bridge
@@ -489,12 +496,21 @@ function icmpTypeLeftOut(x: Slot): boolean {
   return x.metaDep?.base === 'nh' && x.dropped === true && (x.setsL4 === 'icmp' || x.setsL4 === 'icmpv6');
 }
 
+/** {@link rebuiltOtherwise}'s why for `meta nfproto` or `meta protocol` nft -f of the listing rebuilds as `ether type` or `vlan type`. */
+const ETHER_REBUILT =
+  'nft leaves this match out, and nft -f of its listing puts ether type or vlan type in its place after a link-layer field, which reads that header: vlan-tagged frames differ';
+
 /**
  * {@link REBUILT_OTHERWISE}'s why for a network or transport dependency slot
  * `s` in `family` that the later slot `by` left out, if nft -f rebuilds it
- * otherwise.
+ * otherwise. `linkBefore`: the header of the last link-layer field the
+ * listing keeps before `s` (`ether saddr ...`, `vlan id 5`), after which
+ * nft -f names the network protocol a network field or an icmp type needs
+ * by that header's type field in inet and netdev too: `ether type` after an
+ * Ethernet field is then rebuilt as it was, `meta nfproto` and `meta
+ * protocol` as `ether type` or `vlan type`.
  */
-function rebuiltOtherwise(s: Slot, by: Slot, family: string): string | undefined {
+function rebuiltOtherwise(s: Slot, by: Slot, family: string, linkBefore: string | undefined): string | undefined {
   type Left = { payload?: { protocol?: string; field?: string }; meta?: { key?: string }; ct?: { key?: string; dir?: string } };
   const left = (s.stmt?.json as { match?: { left?: Left } } | undefined)?.match?.left;
   const field = left?.payload
@@ -506,6 +522,10 @@ function rebuiltOtherwise(s: Slot, by: Slot, family: string): string | undefined
         : undefined;
   // (a link-layer dependency only where a `meta protocol`, `meta nfproto` or `ct l3proto` left it out: see linkDep)
   if (!field || (s.depBase !== 2 && s.depBase !== 3 && !(s.linkDep && by.metaDep?.base === 'll'))) return undefined;
+  if (linkBefore && s.depBase === 2 && (family === 'inet' || family === 'netdev') && (by.needsL3 !== undefined || icmpTypeLeftOut(by))) {
+    if (field === 'ether type' && linkBefore === 'ether') return undefined;
+    if (field === 'meta nfproto' || field === 'meta protocol') return ETHER_REBUILT;
+  }
   const row = REBUILT_OTHERWISE.find((r) => r.field === field && r.families.includes(family));
   return row && !row.keptBefore?.(by) ? row.why : undefined;
 }
@@ -617,6 +637,9 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
     },
     get l4() {
       return ctx.l4;
+    },
+    get l4Other() {
+      return ctx.l4Other;
     },
     reg(n: number): RegisterValue | undefined {
       const r = regs.get(n);
@@ -1002,8 +1025,13 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
     }
   });
   // a dependency nft leaves out where nft -f would put back another (REBUILT_OTHERWISE): raw, saying why
-  for (const s of slots) {
-    const why = s.droppedFor && s.stmt ? rebuiltOtherwise(s, s.droppedFor, options.family) : undefined;
+  for (const [i, s] of slots.entries()) {
+    const linkBefore = slots
+      .slice(0, i)
+      .map((x) => (!x.dropped && x.stmt !== undefined ? matchLeft(x)?.payload?.protocol : undefined))
+      .filter((p) => p === 'ether' || p === 'vlan')
+      .at(-1);
+    const why = s.droppedFor && s.stmt ? rebuiltOtherwise(s, s.droppedFor, options.family, linkBefore) : undefined;
     if (why) {
       s.stmt = uncertain(s.stmt!, why);
       s.dropped = false;
@@ -1408,10 +1436,12 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
     const left = f.json as { payload?: { protocol?: string; field?: string } };
     if (ownL3 && left.payload?.protocol === 'vlan' && left.payload.field === 'type') slot.needsL2 = 'vlan';
     const packetField = (x: Slot): boolean => Boolean(x.needsL3 || x.needsL4 || x.setsL4);
-    if (op === 'eq' && f.type === 'ethertype' && src.k === 'payload' && src.base === 'link' && (family === 'ip' || family === 'ip6' || family === 'inet')) {
+    if (op === 'eq' && f.type === 'ethertype' && src.k === 'payload' && src.base === 'link' && (family === 'ip' || family === 'ip6')) {
       // in a family of its own network protocol: nft keeps `ether type ip` before some fields, hides it before others;
       // another ether type it keeps where no match follows but the vlan header's own (`vlan id 5 vlan type arp accept`,
-      // `ether type 8021q vlan type ip accept`: nft's text rebuilds the same bytes)
+      // `ether type 8021q vlan type ip accept`: nft's text rebuilds the same bytes). In inet nft leaves it out only
+      // as the dependency logic below has it: before a field of the network header, before `meta l4proto icmp`
+      // (meta_may_dependency_kill), `ct protocol`, and a stacked one before `meta nfproto` (linkDep)
       const other = (x: Slot): boolean =>
         x.stmt !== undefined && typeof x.stmt.json !== 'string' && 'match' in x.stmt.json && matchLeft(x)?.payload?.protocol !== 'vlan';
       slot.hiddenBy = (x) => packetField(x) || (v.text !== (family === 'ip6' ? 'ip6' : 'ip') && other(x));
@@ -1444,9 +1474,10 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
           const before = slot.hiddenBy;
           slot.hiddenBy = (x) => before?.(x) === true || linkField(x);
         }
-        // in bridge and netdev a later `meta protocol`, `meta nfproto` or `ct l3proto` match leaves it out
-        // (`@ll,96,16 0x8100 ip saddr ...` lists as `ip saddr ...` in bridge)
-        else if (family === 'bridge' || family === 'netdev') slot.linkDep = implied ? true : 'raw';
+        // in bridge, netdev and inet a later `meta protocol`, `meta nfproto` or `ct l3proto` match leaves it out
+        // (`@ll,96,16 0x8100 ip saddr ...` lists as `ip saddr ...` in bridge; `ether type 8021q meta nfproto ipv4`
+        // as `meta nfproto ipv4` in inet)
+        else if (family === 'bridge' || family === 'netdev' || family === 'inet') slot.linkDep = implied ? true : 'raw';
       } else if (isMetaProto && names && (data === '8100' || data === '88a8')) {
         // nft 1.0.6 takes the vlan header for the network one here, and aborts on a network load after it: raw
         c.l3 = NH_VLAN;

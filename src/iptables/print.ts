@@ -193,6 +193,8 @@ export interface PrintContext {
   l3?: string;
   /** the transport protocol a previous match established (`tcp`, `udp`), if any */
   l4?: string;
+  /** a previous match established a transport protocol nft names no header of (`meta l4proto gre`) */
+  l4Other?: boolean;
   /** what a register holds, or undefined when it is unknown (an expression we do not understand wrote it) */
   reg(n: number): RegisterValue | undefined;
   /** device name of an index, when known (`iif "lo"`) */

@@ -24,6 +24,7 @@ import { endianness } from 'node:os';
 import { bin, str, u32be, type AttributeView } from '../netlink/attributes.js';
 import { NetlinkDecodeError, UsageError } from '../netlink/errors.js';
 import * as C from './constants.js';
+import { L4_HEADERS } from './headers.js';
 import { quoteProblem, rawStatement, valueText, type Statement } from './print.js';
 import { addressText } from './validate.js';
 
@@ -66,7 +67,10 @@ export function decodeXt(what: 'target' | 'match', l: AttributeView): XtExtensio
 /** What a translation knows of the rule: its table's family, the transport protocol an earlier match established (`tcp`). */
 export interface XtContext {
   family: string;
+  /** the transport protocol a previous match established (`tcp`), if any */
   l4?: string;
+  /** a previous match established one nft names no header of (`meta l4proto gre`) */
+  l4Other?: boolean;
 }
 
 /**
@@ -774,9 +778,10 @@ const CONNTRACK_PARTS: readonly ConntrackPart[] = [
 
 /**
  * A conntrack match (rev 3) as nft 1.0.6 lists it; undefined for a variant not reproduced or bytes no option of it reads.
- * `l4`: the transport protocol the rule matched before it (`-p tcp`), which lets nft -f read a port without --ctproto.
+ * `l4`: whether the rule matched a transport protocol before it (`-p tcp`, `-p gre`: `meta l4proto gre`), which lets
+ * nft -f read a port without --ctproto (as the 16 bits of the tuple xt_conntrack compares, gre's key too).
  */
-function conntrackText(b: Buffer, family: string, l4: string | undefined): XtText {
+function conntrackText(b: Buffer, family: string, l4: boolean): XtText {
   const flags = readU16(b, CONNTRACK3.MATCH_FLAGS);
   const invert = readU16(b, CONNTRACK3.INVERT_FLAGS);
   const parts = CONNTRACK_PARTS.filter((p) => flags & p.flag);
@@ -792,9 +797,15 @@ function conntrackText(b: Buffer, family: string, l4: string | undefined): XtTex
   const raw = texts.find((x) => typeof x === 'object');
   if (raw) return raw;
   // a port without the match's --ctproto (or after `! --ctproto`): nft -f refuses `ct original proto-dst 80` with no
-  // protocol before it, in the match or in the rule (`-p tcp`, which nft lists as `meta l4proto tcp`)
-  if (flags & CT_PORT_FLAGS && (!(flags & XT_CONNTRACK_PROTO) || invert & XT_CONNTRACK_PROTO) && !l4)
-    return { raw: 'a port without --ctproto (or after ! --ctproto) or -p: nft -f cannot read it back' };
+  // protocol before it, in the match or in the rule (`-p tcp`, which nft lists as `meta l4proto tcp`; any protocol
+  // there, `meta l4proto gre` or `meta l4proto 200`, lets it read the port); after `ct original protocol 47` too,
+  // a protocol nft 1.0.6 names no header of
+  if (flags & CT_PORT_FLAGS && !l4) {
+    if (!(flags & XT_CONNTRACK_PROTO) || invert & XT_CONNTRACK_PROTO)
+      return { raw: 'a port without --ctproto (or after ! --ctproto) or -p: nft -f cannot read it back' };
+    const proto = readU16(b, CONNTRACK3.L4PROTO);
+    if (!L4_HEADERS.has(proto)) return { raw: `--ctproto ${proto}, which nft names no header of, and no -p: nft -f cannot read the port back` };
+  }
   return texts.join(' ');
 }
 
@@ -1465,7 +1476,7 @@ const MATCHES: Readonly<Record<string, Translation | readonly Translation[]>> = 
     text: (b) => `ether saddr ${readU32(b, 8) ? '!= ' : ''}${[...b.subarray(0, 6)].map((x) => x.toString(16).padStart(2, '0')).join(':')}`,
   },
   // struct xt_conntrack_mtinfo3 (above CONNTRACK3): `ct state related,established`, `ct direction reply ct reply protocol 6`
-  conntrack: { revs: [3], size: CONNTRACK3.SIZE, text: (b, _rev, ctx) => conntrackText(b, ctx.family, ctx.l4) },
+  conntrack: { revs: [3], size: CONNTRACK3.SIZE, text: (b, _rev, ctx) => conntrackText(b, ctx.family, ctx.l4 !== undefined || ctx.l4Other === true) },
   // struct xt_multiport_v1 { __u8 flags; __u8 count; __u16 ports[15]; __u8 pflags[15]; __u8 invert; };
   // (pflags[i]: ports[i] and ports[i + 1] are a range)
   multiport: {

@@ -121,6 +121,34 @@ function loadAndShow(name: string, text: string): (n: string) => string {
   return f;
 }
 
+/**
+ * The claim behind a raw: each rule's expressions (libnftnl's `  [ ... ]` lines) as {@link loadAndShow}'s
+ * in.nft loads them, and as nft -f of nft's own listing of them (nft.txt) rebuilds them, in a fresh namespace.
+ * `f`: loadAndShow's files; `rule`: the dump's line before each rule (`ip synplug_lo c 4`).
+ */
+function rebuiltByNft(f: (n: string) => string, rule: RegExp): [loaded: string[], rebuilt: string[]] {
+  inNetns(
+    [
+      `${NFT} -f ${q(f('in.nft'))}`,
+      `${NFT} --debug=netlink list ruleset > ${q(f('a.dbg'))}`,
+      `${NFT} flush ruleset`,
+      `${NFT} -f ${q(f('nft.txt'))}`,
+      `${NFT} --debug=netlink list ruleset > ${q(f('b.dbg'))}`,
+    ].join('\n'),
+  );
+  const exprs = (p: string): string[] =>
+    readFileSync(f(p), 'utf8')
+      .split(rule)
+      .slice(1)
+      .map((r) =>
+        r
+          .split('\n')
+          .filter((l) => l.startsWith('  ['))
+          .join('\n'),
+      );
+  return [exprs('a.dbg'), exprs('b.dbg')];
+}
+
 test.serial(
   'what synplug cannot print in nft language (a typeof it cannot read, ct event bits nft lists as it cannot read them back): listed marked, named on stderr, exit 11',
   (t) => {
@@ -309,12 +337,16 @@ test.serial(
   },
 );
 
+/** The why of a `meta nfproto` or `meta protocol` nft leaves out after a link-layer field, where nft -f of its listing puts `ether type` or `vlan type`. */
+const ETHER_WHY = /puts ether type or vlan type in its place after a link-layer field/;
+
 /**
  * Dependencies nft 1.0.6 leaves out of its listing, by family: [rule as written, what synplug marks raw (the
  * match nft leaves out, where nft -f of nft's listing rebuilds another match or none) or how nft -f rebuilds it
- * ('same'; 'l4proto': `ip protocol` in ip as `meta l4proto`, which the ip family reads from that very field)].
+ * ('same'; 'l4proto': `ip protocol` in ip as `meta l4proto`, which the ip family reads from that very field),
+ * and the raw's why where the family's usual one is not it].
  */
-const LEFT_OUT: ReadonlyArray<[family: string, rows: ReadonlyArray<[rule: string, raw: string]>]> = [
+const LEFT_OUT: ReadonlyArray<[family: string, rows: ReadonlyArray<[rule: string, raw: string, why?: RegExp]>]> = [
   [
     'ip6',
     [
@@ -334,6 +366,21 @@ const LEFT_OUT: ReadonlyArray<[family: string, rows: ReadonlyArray<[rule: string
       ['meta nfproto ipv4 meta l4proto icmp', 'meta nfproto ipv4'],
       ['meta nfproto ipv4 meta l4proto icmp icmp type echo-request', 'same'],
       ['meta iiftype ether meta nfproto ipv4 ip saddr 169.254.0.1', 'meta iiftype ether'],
+      // nft keeps an ether type before a transport field, `meta l4proto tcp` and any other match but a field of the
+      // network header, `meta l4proto icmp`, `ct protocol`; a stacked one it leaves out before `meta nfproto`
+      ['ether type ip tcp dport 80', 'same'],
+      ['ether type ip6 udp dport 53 counter', 'same'],
+      ['ether type ip meta l4proto tcp', 'same'],
+      ['ether type arp meta mark 0x00000001', 'same'],
+      ['ether type 8021q ip saddr 169.254.5.1', 'same'],
+      ['ether type ip meta l4proto icmp', 'ether type ip'],
+      ['ether type 8021q meta nfproto ipv4', 'ether type 8021q'],
+      ['ct l3proto ipv4 tcp dport 22', 'ct l3proto ipv4'],
+      // after an Ethernet field nft -f names the network protocol by `ether type`
+      ['ether saddr 00:11:22:33:44:55 ether type ip ip saddr 169.254.5.1', 'same'],
+      ['ether saddr 00:11:22:33:44:55 meta nfproto ipv4 ip saddr 169.254.5.1', 'meta nfproto ipv4', ETHER_WHY],
+      // after a vlan field, `vlan type`
+      ['vlan id 5 meta nfproto ipv4 icmp type echo-request', 'meta nfproto ipv4', ETHER_WHY],
     ],
   ],
   [
@@ -343,6 +390,7 @@ const LEFT_OUT: ReadonlyArray<[family: string, rows: ReadonlyArray<[rule: string
       ['ether type ip tcp dport 22', 'ether type ip'],
       ['vlan type ip tcp dport 22', 'vlan type ip'],
       ['ct protocol tcp tcp dport 22', 'ct protocol tcp'],
+      ['ct l3proto ipv4 meta l4proto udp', 'ct l3proto ipv4'],
     ],
   ],
   [
@@ -367,13 +415,15 @@ const LEFT_OUT: ReadonlyArray<[family: string, rows: ReadonlyArray<[rule: string
       ['ether saddr 00:11:22:33:44:55', 'same'],
       ['meta protocol ip meta l4proto icmp icmp type echo-request', 'same'],
       ['meta protocol ip meta l4proto icmp', 'meta protocol ip'],
+      ['ether saddr 00:11:22:33:44:55 ether type ip ip saddr 169.254.5.1', 'same'],
+      ['ether saddr 00:11:22:33:44:55 meta protocol ip icmp type echo-request', 'meta protocol ip', ETHER_WHY],
     ],
   ],
   ['arp', [['ether type arp arp operation request', 'ether type arp']]],
 ];
 
 test.serial(
-  "a dependency nft leaves out where nft -f of its listing rebuilds another match (ip6 nexthdr in ip6, ether type in bridge, netdev and elsewhere, ct protocol, a network match before meta l4proto icmp): raw saying why, exit 11; the rest as nft lists it; nft -f of nft's own text shows which",
+  "a dependency nft leaves out where nft -f of its listing rebuilds another match (ip6 nexthdr in ip6, ether type in bridge, netdev and elsewhere, ct protocol and ct l3proto, a network match before meta l4proto icmp; in inet the ether type nft keeps): raw saying why, exit 11; the rest as nft lists it; nft -f of nft's own text shows which",
   (t) => {
     const text = LEFT_OUT.map(([family, rows]) => `table ${family} synplug_lo {\n\tchain c {\n${rows.map(([r]) => `\t\t${r}`).join('\n')}\n\t}\n}\n`).join('');
     const f = loadAndShow('leftout', text);
@@ -382,22 +432,26 @@ test.serial(
         .split('\n')
         .filter((l) => l.startsWith('\t\t') && !l.includes('type filter'));
     const [theirs, ours] = [lines('nft.txt'), lines('ours.txt')];
-    const rows = LEFT_OUT.flatMap(([family, r]) => r.map(([rule, raw]) => ({ family, rule, raw })));
+    const rows = LEFT_OUT.flatMap(([family, r]) => r.map(([rule, raw, why]) => ({ family, rule, raw, why })));
     t.is(theirs.length, rows.length, 'every rule loaded');
     t.is(ours.length, rows.length);
-    rows.forEach(({ rule, raw }, i) => {
+    rows.forEach(({ rule, raw, why }, i) => {
       if (raw === 'same' || raw === 'l4proto') t.is(ours[i], theirs[i], rule);
       else {
-        const m = /^\t\t\[ raw: (.+?) \((nft leaves this match out, [^)]+)\) \] (.*)$/.exec(ours[i]);
-        t.is(m?.[1], raw, rule);
-        t.is(`\t\t${m?.[3]}`, theirs[i], rule);
+        // the raw match where nft leaves it out: the rest is nft's listing
+        const m = /^\t\t(.*?)\[ raw: (.+?) \((nft leaves this match out, [^)]+)\) \] (.*)$/.exec(ours[i]);
+        t.is(m?.[2], raw, rule);
+        t.is(`\t\t${m?.[1]}${m?.[4]}`, theirs[i], rule);
         t.regex(
-          m?.[2] ?? '',
-          /^(ip6 nexthdr|ct protocol) /.test(raw)
-            ? /puts meta l4proto in its place/
-            : /^meta (nfproto|protocol) /.test(raw)
-              ? /a packet of the other IP version with that protocol number/
-              : /reads no link-layer header/,
+          m?.[3] ?? '',
+          why ??
+            (/^(ip6 nexthdr|ct protocol) /.test(raw)
+              ? /puts meta l4proto in its place/
+              : /^ct l3proto /.test(raw)
+                ? /puts none in its place: the connection's family, not the packet's/
+                : /^meta (nfproto|protocol) /.test(raw)
+                  ? /a packet of the other IP version with that protocol number/
+                  : /reads no link-layer header/),
         );
       }
     });
@@ -405,27 +459,7 @@ test.serial(
     const err = readFileSync(f('ours.err'), 'utf8');
     t.true(err.includes(`${rows.filter((r) => r.raw !== 'same' && r.raw !== 'l4proto').length} part(s)`), err);
     // the claim: nft -f of nft's own listing rebuilds other expressions exactly where synplug prints raw
-    const dir = join(tmp, 'leftout');
-    inNetns(
-      [
-        `${NFT} -f ${q(f('in.nft'))}`,
-        `${NFT} --debug=netlink list ruleset > ${q(join(dir, 'a.dbg'))}`,
-        `${NFT} flush ruleset`,
-        `${NFT} -f ${q(f('nft.txt'))}`,
-        `${NFT} --debug=netlink list ruleset > ${q(join(dir, 'b.dbg'))}`,
-      ].join('\n'),
-    );
-    const exprs = (p: string): string[] =>
-      readFileSync(join(dir, p), 'utf8')
-        .split(/^\w+ synplug_lo c \d+.*$/m)
-        .slice(1)
-        .map((r) =>
-          r
-            .split('\n')
-            .filter((l) => l.startsWith('  ['))
-            .join('\n'),
-        );
-    const [a, b] = [exprs('a.dbg'), exprs('b.dbg')];
+    const [a, b] = rebuiltByNft(f, /^\w+ synplug_lo c \d+.*$/m);
     t.is(a.length, rows.length);
     rows.forEach(({ rule, raw }, i) => {
       if (raw === 'same') t.is(b[i], a[i], rule);
@@ -462,27 +496,7 @@ test.serial(
     t.is(ours[2], '\t\tvlan id 5 [ raw: vlan type 8021q (nft may leave this match out) ] vlan id 6 meta protocol ip accept');
     t.deepEqual(readFileSync(f('ours.rc'), 'utf8').split('\n').filter(Boolean), ['11', '11']);
     // the claim: nft -f of nft's own listing builds every rule of other bytes
-    const dir = join(tmp, 'qinqraw');
-    inNetns(
-      [
-        `${NFT} -f ${q(f('in.nft'))}`,
-        `${NFT} --debug=netlink list ruleset > ${q(join(dir, 'a.dbg'))}`,
-        `${NFT} flush ruleset`,
-        `${NFT} -f ${q(f('nft.txt'))}`,
-        `${NFT} --debug=netlink list ruleset > ${q(join(dir, 'b.dbg'))}`,
-      ].join('\n'),
-    );
-    const exprs = (p: string): string[] =>
-      readFileSync(join(dir, p), 'utf8')
-        .split(/^bridge synplug_qq c \d+.*$/m)
-        .slice(1)
-        .map((r) =>
-          r
-            .split('\n')
-            .filter((l) => l.startsWith('  ['))
-            .join('\n'),
-        );
-    const [a, b] = [exprs('a.dbg'), exprs('b.dbg')];
+    const [a, b] = rebuiltByNft(f, /^bridge synplug_qq c \d+.*$/m);
     t.is(a.length, 3);
     t.is(b.length, 3);
     for (let i = 0; i < 3; i++) t.not(b[i], a[i]);
@@ -703,6 +717,10 @@ const IPTABLES_MATCHES: ReadonlyArray<[rule: string, raw?: 'raw']> = [
   // nft -f refuses; after -p it reads it back
   ['-A INPUT -m conntrack ! --ctproto tcp --ctorigdstport 89 -j ACCEPT', 'raw'],
   ['-A INPUT -p udp -m conntrack ! --ctproto tcp --ctorigdstport 89 -j ACCEPT'],
+  // after --ctproto gre (no -p), nft lists `ct original protocol 47 ct original proto-dst 5`, which nft -f refuses (nft
+  // 1.0.6 names no gre header); after -p gre it reads the port back
+  ['-A INPUT -m conntrack --ctproto gre --ctorigdstport 5 -j ACCEPT', 'raw'],
+  ['-A INPUT -p gre -m conntrack --ctorigdstport 5 -j ACCEPT'],
   // nft lists `ct expiration 4294968`, which nft -f refuses (value too large)
   ['-A INPUT -m conntrack --ctexpire 4294968 -j ACCEPT', 'raw'],
   // a bare -m tcp or -m udp, which nft lists as nothing (`meta l4proto tcp  counter`), reading back as no match
@@ -913,7 +931,7 @@ test.serial(
       if (raw)
         t.regex(
           rules(ours)[i],
-          /\[ raw: match name [a-z]+ rev \d+( \((ct [a-z ]+ [0-9.]+\/\d+: nft -f reads this prefix back as another address|a port without --ctproto \(or after ! --ctproto\) or -p: nft -f cannot read it back|nft lists "ct expiration [0-9-]+", (read back as [0-9-]+ ms: --ctexpire matches \d+ to [0-9.]+ s|which nft -f refuses: value too large)|nft 1\.0\.6 lists it as nothing, which reads back as no match: -m (tcp|udp) drops non-first fragments|nft 1\.0\.6 lists it as "xt match [a-z]+", which nft -f cannot read|nft 1\.0\.6 lists "xt match connlimit" or, at random, "add @connlimit0 \.\.\." \(no such set\))\))? \]/,
+          /\[ raw: match name [a-z]+ rev \d+( \((ct [a-z ]+ [0-9.]+\/\d+: nft -f reads this prefix back as another address|a port without --ctproto \(or after ! --ctproto\) or -p: nft -f cannot read it back|--ctproto \d+, which nft names no header of, and no -p: nft -f cannot read the port back|nft lists "ct expiration [0-9-]+", (read back as [0-9-]+ ms: --ctexpire matches \d+ to [0-9.]+ s|which nft -f refuses: value too large)|nft 1\.0\.6 lists it as nothing, which reads back as no match: -m (tcp|udp) drops non-first fragments|nft 1\.0\.6 lists it as "xt match [a-z]+", which nft -f cannot read|nft 1\.0\.6 lists "xt match connlimit" or, at random, "add @connlimit0 \.\.\." \(no such set\))\))? \]/,
           rule,
         );
       else t.is(rules(ours)[i], rules(theirs)[i], rule);
@@ -1135,6 +1153,10 @@ test.serial(
       ['-A INPUT -p tcp -m conntrack --ctorigdstport 80 -j ACCEPT'],
       ['-A INPUT -p udp -m conntrack --ctorigsrcport 5:7 ! --ctrepldstport 9 -j ACCEPT'],
       ['-A INPUT -p sctp -m conntrack --ctstate NEW --ctreplsrcport 7 -j DROP'],
+      // a protocol nft 1.0.6 names no header of: the port is still the tuple's 16 bits xt_conntrack compares (gre's key)
+      ['-A INPUT -p gre -m conntrack --ctorigdstport 5 -j ACCEPT'],
+      ['-A INPUT -p gre -m conntrack --ctorigsrcport 5 --ctrepldstport 6:7 ! --ctreplsrcport 8 --ctstate NEW -j ACCEPT'],
+      ['-A INPUT -p 200 -m conntrack --ctorigdstport 5 -j ACCEPT'],
     ];
     const { dir, f } = listIptables('ct-port-proto', rows);
     const theirs = counted(f('nft.txt'));
@@ -1142,8 +1164,16 @@ test.serial(
     t.regex(theirs[0], /^\t\tmeta l4proto tcp ct original proto-dst 80 counter/);
     t.deepEqual(counted(f('ours.txt')), theirs);
     t.deepEqual(exits(f('ours.rc')), ['0', '0']);
-    inNetns(`${NFT} -f ${q(f('ours.txt'))}\n${NFT} list ruleset > ${q(join(dir, 'back.txt'))}`);
+    t.regex(theirs[3], /^\t\tmeta l4proto gre ct original proto-dst 5 counter/);
+    inNetns(
+      `${NFT} -f ${q(f('ours.txt'))}\n${NFT} list ruleset > ${q(join(dir, 'back.txt'))}\n${NFT} --debug=netlink list ruleset > ${q(join(dir, 'back.dbg'))}`,
+    );
     t.deepEqual(counted(join(dir, 'back.txt')), theirs);
+    // natively: the port as the tuple's 16 bits in network order, after gre's protocol number
+    t.regex(
+      readFileSync(join(dir, 'back.dbg'), 'utf8'),
+      /\[ cmp eq reg 1 0x0000002f \]\n {2}\[ ct load proto_dst => reg 1 , dir original \]\n {2}\[ cmp eq reg 1 0x00000500 \]/,
+    );
   },
 );
 

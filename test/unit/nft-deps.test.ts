@@ -128,6 +128,43 @@ test('bridge and netdev: a network load after `meta protocol 8021q` prints raw (
 });
 
 /**
+ * libnftnl's debug lines (load, cmp) of each match the rows below are made of, by nft's words for it in
+ * the rows' family (`ip6 nexthdr udp` is `ip saddr`'s byte 6 elsewhere).
+ */
+const MATCHES: Record<string, readonly [load: string, cmp: string]> = {
+  'meta iiftype ether': ['[ meta load iiftype => reg 1 ]', '[ cmp eq reg 1 0x00000001 ]'],
+  'ether saddr 00:11:22:33:44:55': ['[ payload load 6b @ link header + 6 => reg 1 ]', '[ cmp eq reg 1 0x33221100 0x00005544 ]'],
+  'ether type ip': ['[ payload load 2b @ link header + 12 => reg 1 ]', '[ cmp eq reg 1 0x00000008 ]'],
+  'ether type arp': ['[ payload load 2b @ link header + 12 => reg 1 ]', '[ cmp eq reg 1 0x00000608 ]'],
+  'ether type 8021q': ['[ payload load 2b @ link header + 12 => reg 1 ]', '[ cmp eq reg 1 0x00000081 ]'],
+  'meta protocol ip': ['[ meta load protocol => reg 1 ]', '[ cmp eq reg 1 0x00000008 ]'],
+  'meta nfproto ipv4': ['[ meta load nfproto => reg 1 ]', '[ cmp eq reg 1 0x00000002 ]'],
+  'meta nfproto ipv6': ['[ meta load nfproto => reg 1 ]', '[ cmp eq reg 1 0x0000000a ]'],
+  'ct l3proto ipv4': ['[ ct load l3protocol => reg 1 ]', '[ cmp eq reg 1 0x00000002 ]'],
+  'ip saddr 1.2.3.4': ['[ payload load 4b @ network header + 12 => reg 1 ]', '[ cmp eq reg 1 0x04030201 ]'],
+  'ip saddr 169.254.5.1': ['[ payload load 4b @ network header + 12 => reg 1 ]', '[ cmp eq reg 1 0x0105fea9 ]'],
+  'ip protocol udp': ['[ payload load 1b @ network header + 9 => reg 1 ]', '[ cmp eq reg 1 0x00000011 ]'],
+  'ip6 nexthdr udp': ['[ payload load 1b @ network header + 6 => reg 1 ]', '[ cmp eq reg 1 0x00000011 ]'],
+  'ip6 nexthdr ipv6-icmp': ['[ payload load 1b @ network header + 6 => reg 1 ]', '[ cmp eq reg 1 0x0000003a ]'],
+  'arp operation request': ['[ payload load 2b @ network header + 6 => reg 1 ]', '[ cmp eq reg 1 0x00000100 ]'],
+  'meta l4proto icmp': ['[ meta load l4proto => reg 1 ]', '[ cmp eq reg 1 0x00000001 ]'],
+  'meta l4proto tcp': ['[ meta load l4proto => reg 1 ]', '[ cmp eq reg 1 0x00000006 ]'],
+  'ct protocol tcp': ['[ ct load protocol => reg 1 ]', '[ cmp eq reg 1 0x00000006 ]'],
+  'icmp type echo-request': ['[ payload load 1b @ transport header + 0 => reg 1 ]', '[ cmp eq reg 1 0x00000008 ]'],
+  'icmpv6 type echo-request': ['[ payload load 1b @ transport header + 0 => reg 1 ]', '[ cmp eq reg 1 0x00000080 ]'],
+  'tcp dport 22': ['[ payload load 2b @ transport header + 2 => reg 1 ]', '[ cmp eq reg 1 0x00001600 ]'],
+  'udp dport 53': ['[ payload load 2b @ transport header + 2 => reg 1 ]', '[ cmp eq reg 1 0x00003500 ]'],
+  'udp dport 5353': ['[ payload load 2b @ transport header + 2 => reg 1 ]', '[ cmp eq reg 1 0x0000e914 ]'],
+};
+
+/** The debug lines of these matches, in order. */
+const exprs = (...words: string[]): string[] =>
+  words.flatMap((w) => {
+    if (!MATCHES[w]) throw new Error(`no expressions for ${w}`);
+    return [...MATCHES[w]];
+  });
+
+/**
  * Dependencies nft 1.0.6 leaves out of its listing, against what nft -f of that listing rebuilds (nft
  * --debug=netlink, in a fresh namespace): where it rebuilds other expressions matching other packets the
  * dependency prints raw, saying so; where the same packets (the ip family's `meta l4proto` is the ip
@@ -136,200 +173,73 @@ test('bridge and netdev: a network load after `meta protocol 8021q` prints raw (
 const REBUILT: ReadonlyArray<[string, string[], string, RegExp?]> = [
   [
     'ip6',
-    [
-      '[ payload load 1b @ network header + 6 => reg 1 ]',
-      '[ cmp eq reg 1 0x00000011 ]',
-      '[ payload load 2b @ transport header + 2 => reg 1 ]',
-      '[ cmp eq reg 1 0x0000e914 ]',
-    ],
+    exprs('ip6 nexthdr udp', 'udp dport 5353'),
     '[ raw: ip6 nexthdr udp (nft leaves this match out, and nft -f of its listing puts meta l4proto in its place, the protocol past any extension headers) ] udp dport 5353',
     /meta l4proto/,
   ],
   [
     'ip6',
-    [
-      '[ payload load 1b @ network header + 6 => reg 1 ]',
-      '[ cmp eq reg 1 0x0000003a ]',
-      '[ payload load 1b @ transport header + 0 => reg 1 ]',
-      '[ cmp eq reg 1 0x00000080 ]',
-    ],
+    exprs('ip6 nexthdr ipv6-icmp', 'icmpv6 type echo-request'),
     '[ raw: ip6 nexthdr ipv6-icmp (nft leaves this match out, and nft -f of its listing puts meta l4proto in its place, the protocol past any extension headers) ] icmpv6 type echo-request',
     /meta l4proto/,
   ],
   // nft -f rebuilds `meta l4proto udp`: in the ip family the kernel's l4proto is this very field
-  [
-    'ip',
-    [
-      '[ payload load 1b @ network header + 9 => reg 1 ]',
-      '[ cmp eq reg 1 0x00000011 ]',
-      '[ payload load 2b @ transport header + 2 => reg 1 ]',
-      '[ cmp eq reg 1 0x00003500 ]',
-    ],
-    'udp dport 53',
-  ],
+  ['ip', exprs('ip protocol udp', 'udp dport 53'), 'udp dport 53'],
   // in inet nft keeps it
-  [
-    'inet',
-    [
-      '[ meta load nfproto => reg 1 ]',
-      '[ cmp eq reg 1 0x0000000a ]',
-      '[ payload load 1b @ network header + 6 => reg 1 ]',
-      '[ cmp eq reg 1 0x00000011 ]',
-      '[ payload load 2b @ transport header + 2 => reg 1 ]',
-      '[ cmp eq reg 1 0x0000e914 ]',
-    ],
-    'ip6 nexthdr udp udp dport 5353',
-  ],
-  [
-    'bridge',
-    [
-      '[ payload load 2b @ link header + 12 => reg 1 ]',
-      '[ cmp eq reg 1 0x00000008 ]',
-      '[ payload load 4b @ network header + 12 => reg 1 ]',
-      '[ cmp eq reg 1 0x0105fea9 ]',
-    ],
-    '[ raw: ether type ip (LINK) ] ip saddr 169.254.5.1',
-    /meta protocol/,
-  ],
+  ['inet', exprs('meta nfproto ipv6', 'ip6 nexthdr udp', 'udp dport 5353'), 'ip6 nexthdr udp udp dport 5353'],
+  ['bridge', exprs('ether type ip', 'ip saddr 169.254.5.1'), '[ raw: ether type ip (LINK) ] ip saddr 169.254.5.1', /meta protocol/],
   // nft -f of `meta protocol ip ip saddr ...`'s listing rebuilds it as it is
-  [
-    'bridge',
-    ['[ meta load protocol => reg 1 ]', '[ cmp eq reg 1 0x00000008 ]', '[ payload load 4b @ network header + 12 => reg 1 ]', '[ cmp eq reg 1 0x0105fea9 ]'],
-    'ip saddr 169.254.5.1',
-  ],
+  ['bridge', exprs('meta protocol ip', 'ip saddr 169.254.5.1'), 'ip saddr 169.254.5.1'],
   // an icmp type: nft -f puts `ether type ip` back in bridge (its dependency of icmp there)
-  [
-    'bridge',
-    [
-      '[ payload load 2b @ link header + 12 => reg 1 ]',
-      '[ cmp eq reg 1 0x00000008 ]',
-      '[ meta load l4proto => reg 1 ]',
-      '[ cmp eq reg 1 0x00000001 ]',
-      '[ payload load 1b @ transport header + 0 => reg 1 ]',
-      '[ cmp eq reg 1 0x00000008 ]',
-    ],
-    'icmp type echo-request',
-  ],
+  ['bridge', exprs('ether type ip', 'meta l4proto icmp', 'icmp type echo-request'), 'icmp type echo-request'],
   // and before an arp field (its dependency of arp there)
-  [
-    'bridge',
-    [
-      '[ payload load 2b @ link header + 12 => reg 1 ]',
-      '[ cmp eq reg 1 0x00000608 ]',
-      '[ payload load 2b @ network header + 6 => reg 1 ]',
-      '[ cmp eq reg 1 0x00000100 ]',
-    ],
-    'arp operation request',
-  ],
+  ['bridge', exprs('ether type arp', 'arp operation request'), 'arp operation request'],
   // ... but not before `meta l4proto icmp` alone
-  [
-    'bridge',
-    ['[ payload load 2b @ link header + 12 => reg 1 ]', '[ cmp eq reg 1 0x00000008 ]', '[ meta load l4proto => reg 1 ]', '[ cmp eq reg 1 0x00000001 ]'],
-    '[ raw: ether type ip (LINK) ] meta l4proto icmp',
-    /meta protocol/,
-  ],
-  [
-    'netdev',
-    [
-      '[ meta load iiftype => reg 1 ]',
-      '[ cmp eq reg 1 0x00000001 ]',
-      '[ payload load 2b @ link header + 12 => reg 1 ]',
-      '[ cmp eq reg 1 0x00000008 ]',
-      '[ payload load 4b @ network header + 12 => reg 1 ]',
-      '[ cmp eq reg 1 0x0105fea9 ]',
-    ],
-    '[ raw: ether type ip (LINK) ] ip saddr 169.254.5.1',
-    /meta protocol/,
-  ],
+  ['bridge', exprs('ether type ip', 'meta l4proto icmp'), '[ raw: ether type ip (LINK) ] meta l4proto icmp', /meta protocol/],
+  ['netdev', exprs('meta iiftype ether', 'ether type ip', 'ip saddr 169.254.5.1'), '[ raw: ether type ip (LINK) ] ip saddr 169.254.5.1', /meta protocol/],
   // nft lists it `ether saddr ...`, which nft -f rebuilds with its `meta iiftype ether`
-  [
-    'netdev',
-    [
-      '[ meta load iiftype => reg 1 ]',
-      '[ cmp eq reg 1 0x00000001 ]',
-      '[ payload load 6b @ link header + 6 => reg 1 ]',
-      '[ cmp eq reg 1 0x33221100 0x00005544 ]',
-    ],
-    'ether saddr 00:11:22:33:44:55',
-  ],
-  [
-    'inet',
-    [
-      '[ meta load iiftype => reg 1 ]',
-      '[ cmp eq reg 1 0x00000001 ]',
-      '[ payload load 2b @ link header + 12 => reg 1 ]',
-      '[ cmp eq reg 1 0x00000008 ]',
-      '[ payload load 4b @ network header + 12 => reg 1 ]',
-      '[ cmp eq reg 1 0x04030201 ]',
-    ],
-    '[ raw: ether type ip (LINK) ] ip saddr 1.2.3.4',
-    /meta nfproto/,
-  ],
-  [
-    'ip',
-    ['[ ct load protocol => reg 1 ]', '[ cmp eq reg 1 0x00000006 ]', '[ payload load 2b @ transport header + 2 => reg 1 ]', '[ cmp eq reg 1 0x00001600 ]'],
-    '[ raw: ct protocol tcp (CT) ] tcp dport 22',
-    /meta l4proto/,
-  ],
-  [
-    'inet',
-    ['[ meta load nfproto => reg 1 ]', '[ cmp eq reg 1 0x00000002 ]', '[ meta load l4proto => reg 1 ]', '[ cmp eq reg 1 0x00000001 ]'],
-    '[ raw: meta nfproto ipv4 (L4) ] meta l4proto icmp',
-    /other IP version/,
-  ],
+  ['netdev', exprs('meta iiftype ether', 'ether saddr 00:11:22:33:44:55'), 'ether saddr 00:11:22:33:44:55'],
+  ['inet', exprs('meta iiftype ether', 'ether type ip', 'ip saddr 1.2.3.4'), '[ raw: ether type ip (LINK) ] ip saddr 1.2.3.4', /meta nfproto/],
+  ['ip', exprs('ct protocol tcp', 'tcp dport 22'), '[ raw: ct protocol tcp (CT) ] tcp dport 22', /meta l4proto/],
+  ['inet', exprs('meta nfproto ipv4', 'meta l4proto icmp'), '[ raw: meta nfproto ipv4 (L4) ] meta l4proto icmp', /other IP version/],
   // nft lists `ip saddr 1.2.3.4`, which nft -f reads as `meta nfproto ipv4 ip saddr 1.2.3.4`
   [
     'inet',
-    [
-      '[ meta load iiftype => reg 1 ]',
-      '[ cmp eq reg 1 0x00000001 ]',
-      '[ meta load nfproto => reg 1 ]',
-      '[ cmp eq reg 1 0x00000002 ]',
-      '[ payload load 4b @ network header + 12 => reg 1 ]',
-      '[ cmp eq reg 1 0x04030201 ]',
-    ],
+    exprs('meta iiftype ether', 'meta nfproto ipv4', 'ip saddr 1.2.3.4'),
     '[ raw: meta iiftype ether (LINK) ] ip saddr 1.2.3.4',
     /reads no link-layer header/,
   ],
   // before an icmp type nft -f puts `meta nfproto ipv4` back in inet
-  [
-    'inet',
-    [
-      '[ meta load nfproto => reg 1 ]',
-      '[ cmp eq reg 1 0x00000002 ]',
-      '[ meta load l4proto => reg 1 ]',
-      '[ cmp eq reg 1 0x00000001 ]',
-      '[ payload load 1b @ transport header + 0 => reg 1 ]',
-      '[ cmp eq reg 1 0x00000008 ]',
-    ],
-    'icmp type echo-request',
-  ],
+  ['inet', exprs('meta nfproto ipv4', 'meta l4proto icmp', 'icmp type echo-request'), 'icmp type echo-request'],
   // ... but `ether type ip` in bridge, where `meta protocol ip` was
   [
     'bridge',
-    [
-      '[ meta load protocol => reg 1 ]',
-      '[ cmp eq reg 1 0x00000008 ]',
-      '[ meta load l4proto => reg 1 ]',
-      '[ cmp eq reg 1 0x00000001 ]',
-      '[ payload load 1b @ transport header + 0 => reg 1 ]',
-      '[ cmp eq reg 1 0x00000008 ]',
-    ],
+    exprs('meta protocol ip', 'meta l4proto icmp', 'icmp type echo-request'),
     '[ raw: meta protocol ip (L4) ] icmp type echo-request',
     /other IP version/,
   ],
+  ['arp', exprs('meta iiftype ether', 'ether type arp', 'arp operation request'), '[ raw: ether type arp (LINK) ] arp operation request', /nothing/],
+  // in inet nft keeps `ether type` before a transport field, which nft -f rebuilds as it was
+  ['inet', exprs('meta iiftype ether', 'ether type ip', 'meta l4proto tcp', 'tcp dport 22'), 'ether type ip tcp dport 22'],
+  // ... and leaves a stacked one out before `meta nfproto`, which nft -f rebuilds alone
+  ['inet', exprs('meta iiftype ether', 'ether type 8021q', 'meta nfproto ipv4'), '[ raw: ether type 8021q (LINK) ] meta nfproto ipv4', /nothing/],
+  // `ct l3proto` before `meta l4proto`: nft -f never puts it back
+  ['inet', exprs('ct l3proto ipv4', 'meta l4proto tcp', 'tcp dport 22'), '[ raw: ct l3proto ipv4 (CTL3) ] tcp dport 22', /untracked/],
+  ['ip', exprs('ct l3proto ipv4', 'meta l4proto tcp'), '[ raw: ct l3proto ipv4 (CTL3) ] meta l4proto tcp', /untracked/],
+  // after an Ethernet field nft -f names the network protocol by `ether type` in inet and netdev: it rebuilds that as
+  // it was, `meta nfproto` and `meta protocol` not
+  ['inet', exprs('meta iiftype ether', 'ether saddr 00:11:22:33:44:55', 'ether type ip', 'ip saddr 1.2.3.4'), 'ether saddr 00:11:22:33:44:55 ip saddr 1.2.3.4'],
   [
-    'arp',
-    [
-      '[ meta load iiftype => reg 1 ]',
-      '[ cmp eq reg 1 0x00000001 ]',
-      '[ payload load 2b @ link header + 12 => reg 1 ]',
-      '[ cmp eq reg 1 0x00000608 ]',
-      '[ payload load 2b @ network header + 6 => reg 1 ]',
-      '[ cmp eq reg 1 0x00000100 ]',
-    ],
-    '[ raw: ether type arp (LINK) ] arp operation request',
-    /nothing/,
+    'inet',
+    exprs('meta iiftype ether', 'ether saddr 00:11:22:33:44:55', 'meta nfproto ipv4', 'ip saddr 1.2.3.4'),
+    'ether saddr 00:11:22:33:44:55 [ raw: meta nfproto ipv4 (ETHER) ] ip saddr 1.2.3.4',
+    /ether type/,
+  ],
+  [
+    'netdev',
+    exprs('meta iiftype ether', 'ether saddr 00:11:22:33:44:55', 'meta protocol ip', 'meta l4proto icmp', 'icmp type echo-request'),
+    'ether saddr 00:11:22:33:44:55 [ raw: meta protocol ip (ETHER) ] icmp type echo-request',
+    /ether type/,
   ],
 ];
 
@@ -338,14 +248,17 @@ const WHY: Record<string, string> = {
   LINK: 'nft leaves this match out, and nft -f of its listing puts meta protocol, meta nfproto or nothing in its place, which reads no link-layer header: vlan-tagged frames and other devices differ',
   L4: 'nft leaves this match out, and nft -f of its listing puts another or none in its place: a packet of the other IP version with that protocol number, or a vlan-tagged frame, differs',
   CT: "nft leaves this match out, and nft -f of its listing puts meta l4proto in its place, the packet's protocol, not its connection's: untracked packets and icmp errors differ",
+  CTL3: "nft leaves this match out, and nft -f of its listing puts none in its place: the connection's family, not the packet's: untracked packets differ",
+  ETHER:
+    'nft leaves this match out, and nft -f of its listing puts ether type or vlan type in its place after a link-layer field, which reads that header: vlan-tagged frames differ',
 };
 
 for (const [family, debug, want, why] of REBUILT) {
-  test(`${family}: ${want.replace(/\((LINK|L4|CT)\)/, '(...)')}: a dependency nft leaves out prints raw where nft -f of nft's listing rebuilds other packets`, (t) => {
+  test(`${family}: ${want.replace(/\((LINK|L4|CT|CTL3|ETHER)\)/, '(...)')}: a dependency nft leaves out prints raw where nft -f of nft's listing rebuilds other packets`, (t) => {
     const st = N.ruleStatements(parseDebug(debug), { family });
     t.is(
       st.map((s) => s.text).join(' '),
-      want.replace(/\((LINK|L4|CT)\)/, (_, k: string) => `(${WHY[k]})`),
+      want.replace(/\((LINK|L4|CT|CTL3|ETHER)\)/, (_, k: string) => `(${WHY[k]})`),
     );
     const raw = st.filter((s) => typeof s.json === 'object' && 'raw' in s.json);
     t.is(raw.length, why ? 1 : 0);

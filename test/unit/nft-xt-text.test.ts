@@ -256,6 +256,23 @@ test('conntrack: a port without --ctproto prints where the rule matched a transp
   t.is(rev3('udp'), 'ct original protocol != 6 ct original proto-dst 80');
 });
 
+test('conntrack: a port after -p gre or another protocol nft names no header of (`meta l4proto gre`) prints as nft lists it; after --ctproto gre alone raw, saying why', (t) => {
+  const ct = (proto: number, flags: number, l4Other?: boolean): ReturnType<typeof xtText> => {
+    const b = Buffer.alloc(164);
+    Buffer.from(u16(5), 'hex').copy(b, 140);
+    Buffer.from(u16(7), 'hex').copy(b, 156);
+    if (flags & 2) Buffer.from(u16(proto), 'hex').copy(b, 136);
+    Buffer.from(u16(flags) + u16(0), 'hex').copy(b, 146);
+    return xtText('match', { ext: 'conntrack', rev: 3, info: b.toString('hex') }, { family: 'ip', ...(l4Other && { l4Other }) });
+  };
+  t.is(ct(47, 0x200, true), 'ct original proto-dst 5-7');
+  t.is(ct(200, 0x202, true), 'ct original protocol 200 ct original proto-dst 5-7');
+  // nft -f reads the port after `ct original protocol N` only for a protocol whose header it names (tcp, esp, udplite...)
+  t.is(ct(50, 0x202), 'ct original protocol 50 ct original proto-dst 5-7');
+  t.deepEqual(ct(47, 0x202), { raw: '--ctproto 47, which nft names no header of, and no -p: nft -f cannot read the port back' });
+  t.deepEqual(ct(47, 0x200), { raw: 'a port without --ctproto (or after ! --ctproto) or -p: nft -f cannot read it back' });
+});
+
 test('conntrack: --ctexpire (whole seconds left, 5 to 5.999), which nft lists as `ct expiration 5` and nft -f reads as 5000 ms exactly, or refuses past 2^32 ms: raw, saying why', (t) => {
   const ct = (min: number, max: number): ReturnType<typeof xtText> => {
     const b = Buffer.alloc(164);

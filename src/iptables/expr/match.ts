@@ -36,7 +36,12 @@ export const matchExpr: ExprCodec<MatchExpr> = {
     return `match name ${e.match} rev ${e.rev}`;
   },
   statement(e, ctx) {
-    const stmt = xtStatement('match', { ext: e.match, rev: e.rev, info: e.info }, { family: ctx.family, l4: ctx.l4 }, { xt: { type: 'match', name: e.match } });
+    const stmt = xtStatement(
+      'match',
+      { ext: e.match, rev: e.rev, info: e.info },
+      { family: ctx.family, l4: ctx.l4, l4Other: ctx.l4Other },
+      { xt: { type: 'match', name: e.match } },
+    );
     return stmt && { stmt };
   },
 };

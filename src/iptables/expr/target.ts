@@ -142,7 +142,7 @@ export const targetExpr: ExprCodec<TargetExpr> = {
       ? queued === undefined
         ? undefined
         : { text: queued, json }
-      : xtStatement('target', { ext: e.target, rev: e.rev, info: e.info }, { family: ctx.family, l4: ctx.l4 }, json);
+      : xtStatement('target', { ext: e.target, rev: e.rev, info: e.info }, { family: ctx.family, l4: ctx.l4, l4Other: ctx.l4Other }, json);
     return stmt && { stmt };
   },
 };

@@ -1,0 +1,217 @@
+/**
+ * A state directory swapped while a protect holds (issue #19, a fresh attack
+ * as the directory's owner): the protect, its watchdog and the queue holder
+ * kept using the directory by path, so that renaming it and putting
+ * something else in its place redirected them:
+ *
+ * - a symbolic link to another directory: the holder's release unlinked
+ *   THAT directory's `queue-N.sock`;
+ * - a fresh directory, or a bind mount of another directory: their records
+ *   (the lease lock, plug.json, leases...) were written into it.
+ *
+ * Now each process pins the directory at its first open (the watchdog and
+ * the holder: the identity their starter pinned) and refuses a path that
+ * names another directory: nothing is read, written, removed or unlinked
+ * through it; the hold is released all the same (the queue is unbound, the
+ * SYN held is delivered) and the holder's socket is unlinked in the pinned
+ * directory, wherever it was moved.
+ *
+ * Queue hold (this machine's kernel: no sch_plug), each scenario in a
+ * network namespace of its own (test/helpers/own-netns.ts); the bind mount
+ * in a mount namespace of its own too. Oracles: the directories' listings
+ * (readdirSync, lstat), /proc/net/netfilter/nfnetlink_queue, the client's
+ * connect outcome. Every wait is on an event, bounded.
+ */
+import { execFileSync } from 'node:child_process';
+import { lstatSync, mkdirSync, readdirSync, renameSync, rmSync, symlinkSync, unlinkSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { ExecutionContext } from 'ava';
+import { inOwnNetns, runScenarioIfChild } from '../helpers/own-netns.js';
+import { QUEUE, client, heldProtect, listening, procQueue, server, stateEnv, synplug, until } from '../helpers/queue-live.js';
+
+// biome-ignore lint/suspicious/noExplicitAny: the scenarios' JSON results, asserted field by field
+type Json = Record<string, any>;
+
+const SELF = fileURLToPath(import.meta.url);
+const ENV = 'SYNPLUG_GUARD_STATE_DIR_SWAP_SCENARIO';
+const PORT = 39500;
+const ADDR = '169.254.79.1';
+
+/** A socket file left in `dir` (bound, never listened on, the process gone: nobody answers), as a holder killed leaves its own. */
+function leftSocket(dir: string, name: string): string {
+  const path = join(dir, name);
+  execFileSync('python3', ['-c', 'import socket,sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])', path]);
+  return path;
+}
+
+const exists = (p: string): boolean => {
+  try {
+    lstatSync(p);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+/**
+ * Set up the queue hold in A, hold with a protect, hold a SYN, swap A's path (`swap`, given A's path and where A
+ * was moved), end the command, and wait for the holder to let the queue go; then put A back and tear it down.
+ */
+async function swapDuringProtect(swap: (path: string, moved: string) => void, unswap: (path: string, moved: string) => void) {
+  const a = stateEnv();
+  const sd = a.env.SYNPLUG_STATE_DIR!;
+  const moved = `${sd}.moved`;
+  const setup = synplug(['setup', '--via', 'queue', '--addr', ADDR], a.env);
+  const srv = server(ADDR, PORT);
+  await listening(srv);
+  const h = await heldProtect(a.env, a.dir);
+  const boundWhileHeld = procQueue(QUEUE) !== undefined;
+  // The SYN held before the swap (after it, the holder's next look at the leases, refused, lets the queue go at once).
+  const c = client(ADDR, PORT);
+  const queued = await until(() => (procQueue(QUEUE)?.queued ?? 0) >= 1, 'the SYN to be queued', 10_000).then(
+    () => true,
+    () => false,
+  );
+  renameSync(sd, moved);
+  swap(sd, moved);
+  h.release();
+  const end = await h.ended;
+  const outcome = await c.result;
+  const unbound = await until(() => procQueue(QUEUE) === undefined, 'the holder to let the queue go', 20_000).then(
+    () => true,
+    () => false,
+  );
+  srv.kill();
+  const movedSocket = exists(join(moved, `queue-${QUEUE}.sock`));
+  const movedFiles = readdirSync(moved).sort();
+  unswap(sd, moved);
+  renameSync(moved, sd);
+  const down = synplug(['teardown'], a.env);
+  return { setup: setup.code, boundWhileHeld, queued, end, outcome, unbound, movedSocket, movedFiles, down };
+}
+
+const scenarios = {
+  /** A renamed, a symbolic link to B in its place: B's queue-N.sock was unlinked by A's holder. */
+  async symlink() {
+    const b = stateEnv();
+    const sdB = b.env.SYNPLUG_STATE_DIR!;
+    mkdirSync(sdB, { mode: 0o700 });
+    const sockB = leftSocket(sdB, `queue-${QUEUE}.sock`);
+    const r = await swapDuringProtect(
+      (sd) => symlinkSync(sdB, sd),
+      (sd) => unlinkSync(sd),
+    );
+    return { ...r, otherSocket: exists(sockB), otherFiles: readdirSync(sdB).sort() };
+  },
+  /** A renamed, a fresh directory in its place: the lease lock and records were written into it. */
+  async fresh() {
+    let freshFiles: string[] = [];
+    const r = await swapDuringProtect(
+      (sd) => mkdirSync(sd, { mode: 0o700 }),
+      (sd) => {
+        freshFiles = readdirSync(sd).sort();
+        rmSync(sd, { recursive: true });
+      },
+    );
+    return { ...r, freshFiles };
+  },
+  /** A manual plug's watchdog and the holder, alone after plug exited: A renamed, a fresh directory in its place, until the deadline. */
+  async plug() {
+    const a = stateEnv();
+    const sd = a.env.SYNPLUG_STATE_DIR!;
+    const moved = `${sd}.moved`;
+    const setup = synplug(['setup', '--via', 'queue', '--addr', ADDR], a.env);
+    const srv = server(ADDR, PORT);
+    await listening(srv);
+    const plug = synplug(['plug', '--max-hold', '4s'], a.env);
+    const boundWhileHeld = procQueue(QUEUE) !== undefined;
+    const c = client(ADDR, PORT);
+    const queued = await until(() => (procQueue(QUEUE)?.queued ?? 0) >= 1, 'the SYN to be queued', 10_000).then(
+      () => true,
+      () => false,
+    );
+    renameSync(sd, moved);
+    mkdirSync(sd, { mode: 0o700 });
+    const outcome = await c.result;
+    const unbound = await until(() => procQueue(QUEUE) === undefined, 'the holder to let the queue go', 20_000).then(
+      () => true,
+      () => false,
+    );
+    srv.kill();
+    const movedSocket = exists(join(moved, `queue-${QUEUE}.sock`));
+    const freshFiles = readdirSync(sd).sort();
+    rmSync(sd, { recursive: true });
+    renameSync(moved, sd);
+    const down = synplug(['teardown'], a.env);
+    return { setup: setup.code, plug, boundWhileHeld, queued, outcome, unbound, movedSocket, freshFiles, down };
+  },
+  /** A renamed, another directory bind-mounted at its path (a mount namespace of this scenario's own). */
+  async bind() {
+    const c = stateEnv();
+    const other = join(c.dir, 'other');
+    mkdirSync(other, { mode: 0o700 });
+    const r = await swapDuringProtect(
+      (sd) => {
+        mkdirSync(sd, { mode: 0o700 });
+        execFileSync('mount', ['--bind', other, sd]);
+      },
+      (sd) => {
+        execFileSync('umount', [sd]);
+        rmSync(sd, { recursive: true });
+      },
+    );
+    return { ...r, otherFiles: readdirSync(other).sort() };
+  },
+};
+
+/** What every scenario shows of the hold: released all the same, the SYN delivered, the swap said. */
+function heldAndReleased(t: ExecutionContext, r: Json): void {
+  t.is(r.setup, 0);
+  t.true(r.boundWhileHeld, 'the holder holds the queue');
+  t.true(r.queued, 'the SYN is held');
+  t.true(r.unbound, 'the queue is let go: nothing stays held');
+  t.regex(r.outcome, /^ok /, 'the SYN held is delivered');
+  t.is(r.end.code, 6, 'the refusal ends protect (exit 6: unsafe state)');
+  t.regex(r.end.stderr, /is no longer the directory this process started with .*; the hold was released all the same, and nothing was recorded/, r.end.stderr);
+  t.is(r.down.code, 0, r.down.stderr);
+}
+
+if (!(await runScenarioIfChild(ENV, scenarios))) {
+  const { default: test } = await import('ava');
+
+  test("a state directory renamed and a symbolic link to another put in its place during protect: that directory's queue-N.sock survives; the holder's own socket goes from the renamed one", (t) => {
+    const r = inOwnNetns<Json>(SELF, ENV, 'symlink', 120_000);
+    t.true(r.otherSocket, "the other directory's queue-N.sock is still there");
+    t.deepEqual(r.otherFiles, [`queue-${QUEUE}.sock`], 'and nothing else was written there');
+    t.false(r.movedSocket, "the holder's own socket was unlinked in the directory it was started with");
+    heldAndReleased(t, r);
+  });
+
+  test('a state directory renamed and a fresh directory put in its place during protect: nothing is written into the fresh one', (t) => {
+    const r = inOwnNetns<Json>(SELF, ENV, 'fresh', 120_000);
+    t.deepEqual(r.freshFiles, [], 'no lock, record, history or socket in the fresh directory');
+    t.false(r.movedSocket);
+    heldAndReleased(t, r);
+  });
+
+  test("a state directory renamed and a fresh directory put in its place during a manual plug: its watchdog and the queue's holder write nothing into it, and let the hold go", (t) => {
+    const r = inOwnNetns<Json>(SELF, ENV, 'plug', 120_000);
+    t.deepEqual(r.freshFiles, [], 'no lock, record, history or socket in the fresh directory');
+    t.false(r.movedSocket, "the holder's own socket was unlinked in the directory it was started with");
+    t.is(r.setup, 0);
+    t.is(r.plug.code, 0, r.plug.stderr);
+    t.true(r.boundWhileHeld, 'the holder holds the queue');
+    t.true(r.queued, 'the SYN is held');
+    t.true(r.unbound, 'the queue is let go: nothing stays held');
+    t.regex(r.outcome, /^ok /, 'the SYN held is delivered');
+    t.is(r.down.code, 0, r.down.stderr);
+  });
+
+  test('a state directory renamed and another directory bind-mounted at its path during protect: nothing is written into that directory', (t) => {
+    const r = inOwnNetns<Json>(SELF, ENV, 'bind', 120_000, { privateRun: true });
+    t.deepEqual(r.otherFiles, [], 'nothing in the directory mounted there');
+    t.false(r.movedSocket);
+    heldAndReleased(t, r);
+  });
+}
