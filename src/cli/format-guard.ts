@@ -6,7 +6,17 @@
 import { formatQdiscText, formatFilterText } from '../tc/format.js';
 import { durationText } from '../iptables/format.js';
 import { notListenedNotice, type MigrateReqReport } from '../guard/sysctl.js';
-import type { CheckResult, PieceState, ProtectResult, SetupResult, StatusResult, TeardownResult, PlugResult, ReleaseResult } from '../guard/types.js';
+import type {
+  CheckResult,
+  ListenerCut,
+  PieceState,
+  ProtectResult,
+  SetupResult,
+  StatusResult,
+  TeardownResult,
+  PlugResult,
+  ReleaseResult,
+} from '../guard/types.js';
 import { holdWords, modeOfHold } from '../guard/modes/index.js';
 import { lossCauses } from '../guard/report.js';
 import type { HistoryEntry } from '../guard/history.js';
@@ -344,7 +354,15 @@ export function formatTeardown(r: TeardownResult): string {
   if (r.kept.length) lines.push('left alone:', ...r.kept.map((x) => `  ${x}`));
   if (r.removedStateDir) lines.push('removed the state directory (setup had created it)');
   lines.push(...keptDirLine(r));
-  return [...broke, ...lines].join('\n');
+  return [...broke, ...lines, ...(r.listenersCut ?? []).map(listenerCutLine)].join('\n');
+}
+
+/** teardown's warning for a server that listened on an address it removed (TeardownResult.listenersCut). */
+function listenerCutLine(l: ListenerCut): string {
+  const who = l.pids.length ? `${l.commands.join(', ') || 'a process'} (pid ${l.pids.join(', ')})` : 'a server (its process cannot be seen)';
+  const at = l.address.includes(':') ? `[${l.address}]:${l.port}` : `${l.address}:${l.port}`;
+  const on = l.listener.includes(':') ? `[${l.listener}]:${l.port}` : `${l.listener}:${l.port}`;
+  return `warning: ${who} listens on ${on}, and this teardown removed the address ${l.address}: its clients connecting to ${at} are refused until setup runs again (it adds the address back)`;
 }
 
 /** teardown's line on the state directory it kept, and what is in it (the reload history...): never left unsaid. */

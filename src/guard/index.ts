@@ -30,6 +30,7 @@ export type {
   StatusResult,
   TeardownResult,
   BrokenLease,
+  ListenerCut,
   TeardownOptions,
   HoldSelector,
   CheckOptions,

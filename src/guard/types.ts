@@ -455,6 +455,26 @@ export interface TeardownResult {
    * records nothing in the state directory teardown cleared), or a manual `plug` before its deadline.
    */
   brokenLeases?: BrokenLease[];
+  /**
+   * The listening sockets that accepted connections to an address this teardown removed (bound to it, or to the
+   * wildcard; present when there is one): their clients connecting to that address are refused until setup adds it
+   * again
+   */
+  listenersCut?: ListenerCut[];
+}
+
+/** A listening socket that accepted connections to an address teardown removed ({@link TeardownResult.listenersCut}). */
+export interface ListenerCut {
+  /** the address removed */
+  address: string;
+  /** the address the socket is bound to (the removed one, or a wildcard: `0.0.0.0`, `::`) */
+  listener: string;
+  /** its port */
+  port: number;
+  /** the processes holding it (empty when they cannot be seen: another user's without CAP_SYS_PTRACE) */
+  pids: number[];
+  /** their names (`/proc/PID/comm`), each once */
+  commands: string[];
 }
 
 /** A live lease a teardown broke (leases.json's entry, in part). */
