@@ -237,6 +237,13 @@ async function protectInner(
   // Signals: before the gate opens they abort; after, they go to the command.
   let gateOpen = false;
   let aborted: NodeJS.Signals | undefined = latch?.signal;
+  // During the hold a signal is the command's; the first is said (a command that ignores it would otherwise hold, in
+  // silence, until --max-hold), a second one releases the hold at once: protect still waits for the command.
+  let signalsInHold = 0;
+  let askRelease: () => void = () => {};
+  const releaseAsked = new Promise<'signal'>((r) => {
+    askRelease = () => r('signal');
+  });
   const onSignal = (sig: NodeJS.Signals) => {
     if (!gateOpen) {
       aborted ??= sig;
@@ -246,6 +253,16 @@ async function protectInner(
       gated!.child.kill(sig);
     } catch {
       /* already gone */
+    }
+    if (released || maxHoldReached) return;
+    signalsInHold += 1;
+    if (signalsInHold === 1)
+      notice(
+        `${sig} passed to the command; the hold ends when it exits${opts.waitListen ? ' (and a new listener is seen)' : ''}, or at --max-hold in ${Math.max(0, Math.ceil((deadline - Date.now()) / 1000))} s; a second ${sig} releases the hold now`,
+      );
+    else if (signalsInHold === 2) {
+      notice(`${sig} again: releasing the hold now; protect still waits for the command to exit (it got the signal too)`);
+      askRelease();
     }
   };
   const signals: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT'];
@@ -408,9 +425,13 @@ async function protectInner(
       readyAt = performance.now();
       return 'ready' as const;
     })();
-    const first = await Promise.race([ready, deadlineHit]);
+    const first = await Promise.race([ready, deadlineHit, releaseAsked]);
     clearTimeout(deadlineTimer);
-    if (first === 'deadline') {
+    if (first === 'signal') {
+      // a second signal during the hold: let the held clients go now, then wait for the command as ever
+      await release();
+      await ready;
+    } else if (first === 'deadline') {
       maxHoldReached = true;
       await release();
       notice(
