@@ -5,7 +5,9 @@
  *
  * @module
  */
+import { constants as osConstants } from 'node:os';
 import { SynplugError, type ErrorCategory } from '../netlink/errors.js';
+import { InterruptedError } from '../guard/errors.js';
 
 /**
  * The exit code of each error category (README "Exit codes"). `check` also
@@ -101,11 +103,14 @@ export function protectExitCode(r: { exitCode: number; report: { lossless: boole
 }
 
 /**
- * The exit code for an error: its category's code for a {@link SynplugError},
+ * The exit code for an error: 128 + the signal's number for an
+ * {@link InterruptedError} (protect stopped before its command); its category's code for a {@link SynplugError},
  * {@link EXIT.FAILURE} for anything else (an internal error).
  * @param e whatever was thrown
  */
 export function exitCodeOf(e: unknown): number {
+  // protect stopped by a signal before its command: as the shell counts a death by it (130 SIGINT, 143 SIGTERM)
+  if (e instanceof InterruptedError) return 128 + (osConstants.signals[e.signal] ?? 2);
   if (e instanceof SynplugError) return CATEGORY_EXIT_CODES[e.category] ?? EXIT.FAILURE;
   return EXIT.FAILURE;
 }
@@ -162,7 +167,10 @@ export const EXIT_TABLE: ReadonlyArray<readonly [code: number | 'other', meaning
   ],
   [126, 'protect: the command cannot be executed; or the --check command cannot be (nothing was held, the command was not run)'],
   [127, 'protect: the command was not found; or the --check command was not found (nothing was held, the command was not run)'],
-  [130, 'protect: interrupted before the command started, --check included (it was not run); demo: interrupted (what it set up is removed)'],
+  [
+    130,
+    'protect: interrupted by SIGINT before the command started, --check included (it was not run; what was held is released; SIGTERM gives 143, SIGHUP 129, SIGQUIT 131); demo: interrupted (what it set up is removed)',
+  ],
   ['other', "protect: the command's exit status (128+N when killed by signal N)"],
 ];
 
@@ -234,7 +242,10 @@ export const COMMAND_EXIT_CODES = {
     notRoot,
     badState,
     [EXIT.FOREIGN_QDISC, `found in phase one, nothing held: the device's root qdisc is not synplug's; ${QUEUE_FOREIGN}`],
-    [EXIT.NOT_SET_UP, `not set up (run 'synplug setup'); or ${ADDR_NOT_HELD('held')}`],
+    [
+      EXIT.NOT_SET_UP,
+      `not set up (run 'synplug setup --inbound DEV --port PORT' for clients from the network, 'synplug setup' for local ones); or ${ADDR_NOT_HELD('held')}`,
+    ],
   ],
   release: [
     [EXIT.OK, 'released, or nothing to release'],
@@ -258,7 +269,10 @@ export const COMMAND_EXIT_CODES = {
       EXIT.FOREIGN_QDISC,
       `found in phase one (with --setup too), nothing held and the command NOT run: the device's root qdisc is not synplug's; ${QUEUE_FOREIGN}`,
     ],
-    [EXIT.NOT_SET_UP, "not set up (run 'synplug setup', or pass --setup); the command was NOT run"],
+    [
+      EXIT.NOT_SET_UP,
+      "not set up (run 'synplug setup --inbound DEV --port PORT' for clients from the network, 'synplug setup' for local ones, or pass --setup for the local one); the command was NOT run",
+    ],
     [
       EXIT.CHECK_FAILED,
       'the --check command failed: exited non-zero, was killed by a signal, or ran past --check-timeout (its output is shown); nothing was held and the command was NOT run. (The command exiting 10 itself also gives 10: with --json, a failed check is an error object with "category": "check-failed" and "check"; the command\'s own 10 is a result with "exitCode": 10.)',
@@ -273,7 +287,7 @@ export const COMMAND_EXIT_CODES = {
     ],
     [EXIT.COMMAND_NOT_EXECUTABLE, 'the command cannot be executed; or the --check command cannot be (nothing held, the command was NOT run)'],
     [EXIT.COMMAND_NOT_FOUND, 'the command was not found; or the --check command was not found (nothing held, the command was NOT run)'],
-    [EXIT.INTERRUPTED, 'interrupted before the command started, --check included (it was not run)'],
+    [EXIT.INTERRUPTED, 'interrupted by SIGINT before the command started, --check included (it was not run; what was held is released; SIGTERM: 143)'],
     ['other', "the command's own exit status, passed through (128+N when killed by signal N)"],
   ],
   status: [
@@ -334,6 +348,7 @@ export const COMMAND_EXIT_CODES = {
     [EXIT.OK, 'shown (also when nothing is recorded)'],
     failure('an unexpected error'),
     usage(),
+    [EXIT.NOT_PERMITTED, "not permitted: the state directory is root's (run it as root, or give --state-dir a directory of your own)"],
     [EXIT.BAD_STATE, 'the state directory is unsafe, or a history file is damaged (named, with what to do)'],
   ],
   help: [

@@ -5,8 +5,18 @@
  */
 import { formatQdiscText, formatFilterText } from '../tc/format.js';
 import { durationText } from '../iptables/format.js';
-import type { MigrateReqReport } from '../guard/sysctl.js';
-import type { CheckResult, PieceState, ProtectResult, SetupResult, StatusResult, TeardownResult, PlugResult, ReleaseResult } from '../guard/types.js';
+import { notListenedNotice, type MigrateReqReport } from '../guard/sysctl.js';
+import type {
+  CheckResult,
+  ListenerCut,
+  PieceState,
+  ProtectResult,
+  SetupResult,
+  StatusResult,
+  TeardownResult,
+  PlugResult,
+  ReleaseResult,
+} from '../guard/types.js';
 import { holdWords, modeOfHold } from '../guard/modes/index.js';
 import { lossCauses } from '../guard/report.js';
 import type { HistoryEntry } from '../guard/history.js';
@@ -16,7 +26,8 @@ import { COMMAND_EXIT_CODES } from './exit-codes.js';
 /** Text for `synplug setup`. */
 export function formatSetup(r: SetupResult): string {
   const text = formatSetupHold(r);
-  return r.chose ? `${r.chose}\n${text}` : text;
+  const notice = r.portsNotListened ? `\nnotice: ${notListenedNotice(r.portsNotListened)}` : '';
+  return `${r.chose ? `${r.chose}\n${text}` : text}${notice}`;
 }
 
 /** The hold part of {@link formatSetup}: the mode's head line, then the actions taken. */
@@ -27,9 +38,10 @@ function formatSetupHold(r: SetupResult): string {
   return lines.join('\n');
 }
 
-/** The line `check` and `status` end with: net.ipv4.tcp_migrate_req and what it means for the listeners (src/guard/sysctl.ts). */
+/** The line `check` and `status` end with: net.ipv4.tcp_migrate_req and what it means for the listeners (src/guard/sysctl.ts); then a notice for held ports nothing listens on. */
 export function formatMigrateReq(r: MigrateReqReport): string {
-  return `${r.name} = ${r.value ?? 'absent'} (${r.netns !== undefined ? `network namespace ${r.netns}` : 'this network namespace'}): ${r.meaning}`;
+  const notice = r.portsNotListened ? `\nnotice: ${notListenedNotice(r.portsNotListened)}` : '';
+  return `${r.name} = ${r.value ?? 'absent'} (${r.netns !== undefined ? `network namespace ${r.netns}` : 'this network namespace'}): ${r.meaning}${notice}`;
 }
 
 /** The options a command was given that every command it suggests must repeat to act on the same holds. */
@@ -101,7 +113,8 @@ export function formatCheck(r: CheckResult): string {
   if (r.interrupted) lines.push(`  ${r.interrupted}`);
   // a hold whose pieces are another state directory's: setup here is refused, so its own advice instead
   for (const h of r.holds) if (h.elsewhere) lines.push(`${holdWords(h).label}: ${h.elsewhere}`);
-  const run = [...new Set(r.holds.filter((h) => h.state !== 'ok' && !h.elsewhere).map((h) => `'${setupHint(h)}'`))];
+  // nor a setup for a hold whose device is gone (it cannot complete it: its device piece says what does)
+  const run = [...new Set(r.holds.filter((h) => h.state !== 'ok' && !h.elsewhere && !h.deviceGone).map((h) => `'${setupHint(h)}'`))];
   if (r.state !== 'ok' && run.length) {
     const recorded = !r.interrupted && r.holds.some((h) => h.state === 'partial' && holdWords(h).fromRecord);
     // nothing of a hold there: set it up; some of it: complete it
@@ -190,11 +203,11 @@ export function formatVerdict(r: Pick<ProtectResult, 'report' | 'maxHoldReached'
 
 /** One recorded reload as a line: id, end (or start), command, holds, start when a second or more before the end, hold time, held SYNs, exit status, the counts (history, status). */
 export function formatHistoryEntry(e: HistoryEntry): string {
-  const verdict = formatVerdict({ report: e.report, maxHoldReached: false, newListener: undefined }).replace(/; likely cause: .*$/, '');
+  const verdict = formatVerdict({ report: e.report, maxHoldReached: e.maxHoldReached === true, newListener: undefined }).replace(/; likely cause: .*$/, '');
   // the history is in the order the commands ended: each line is labelled with its end (an earlier synplug's: its start)
   const when = e.end === undefined ? `started ${e.start}` : `ended ${e.end}`;
   const began = e.end !== undefined && Date.parse(e.end) - Date.parse(e.start) >= 1000 ? ` (started ${e.start})` : '';
-  return `#${e.id} ${when} ${e.command} (${e.holds.join(', ')})${began}: held ${e.report.holdMs.toFixed(1)} ms, ${e.killed ? 'SYNs not counted; KILLED during the hold' : e.maxHold ? "SYNs not counted; a manual plug's hold ended at its --max-hold" : `${e.report.heldSyns} SYN(s); exit ${e.exitCode}`}; ${verdict}`;
+  return `#${e.id} ${when} ${e.command} (${e.holds.join(', ')})${began}: held ${e.report.holdMs.toFixed(1)} ms${e.maxHoldReached ? ' (max-hold reached)' : ''}, ${e.killed ? 'SYNs not counted; KILLED during the hold' : e.maxHold ? "SYNs not counted; a manual plug's hold ended at its --max-hold" : `${e.report.heldSyns} SYN(s); exit ${e.exitCode}`}; ${verdict}`;
 }
 
 /** `status`'s line on the last reload recorded (or why the history cannot be read). */
@@ -341,7 +354,15 @@ export function formatTeardown(r: TeardownResult): string {
   if (r.kept.length) lines.push('left alone:', ...r.kept.map((x) => `  ${x}`));
   if (r.removedStateDir) lines.push('removed the state directory (setup had created it)');
   lines.push(...keptDirLine(r));
-  return [...broke, ...lines].join('\n');
+  return [...broke, ...lines, ...(r.listenersCut ?? []).map(listenerCutLine)].join('\n');
+}
+
+/** teardown's warning for a server that listened on an address it removed (TeardownResult.listenersCut). */
+function listenerCutLine(l: ListenerCut): string {
+  const who = l.pids.length ? `${l.commands.join(', ') || 'a process'} (pid ${l.pids.join(', ')})` : 'a server (its process cannot be seen)';
+  const at = l.address.includes(':') ? `[${l.address}]:${l.port}` : `${l.address}:${l.port}`;
+  const on = l.listener.includes(':') ? `[${l.listener}]:${l.port}` : `${l.listener}:${l.port}`;
+  return `warning: ${who} listens on ${on}, and this teardown removed the address ${l.address}: its clients connecting to ${at} are refused until setup runs again (it adds the address back)`;
 }
 
 /** teardown's line on the state directory it kept, and what is in it (the reload history...): never left unsaid. */

@@ -34,7 +34,7 @@ import { cookieStateDir } from '../guard/state-dir.js';
 import { GuardSession } from '../guard/session.js';
 import { StateStore } from '../guard/state.js';
 import { liveLeases } from '../guard/leases.js';
-import { holdModeFor } from '../guard/modes/index.js';
+import { deviceOfHold, holdModeFor } from '../guard/modes/index.js';
 import type { HoldMode } from '../guard/modes/types.js';
 import {
   CAP_SYS_ADMIN,
@@ -213,6 +213,34 @@ export function refuseHeldAlready(stateDir: string | undefined): void {
   throw new SynplugError(
     `demo --here: the hold is already held: ${who.join('; ')}. Every new connection to it waits for that hold to end, so the demo would measure that hold, not a restart. ` +
       `${manual ? `End it with 'synplug release${dirOption}'` : 'Wait for the protect to end'} (or until its deadline), then run the demo again; or run 'synplug demo' without --here (in a network namespace of its own). Nothing was changed`,
+    'not-set-up',
+  );
+}
+
+/** The device the local hold sits on, the only one the demo's local clients pass. */
+export const LOCAL_DEV = 'lo';
+
+/**
+ * `demo --here`: refuse when the state directory records a hold the demo
+ * does not use: the demo's protect holds every hold of its state directory,
+ * so an operator's inbound hold (or, for `--inbound`, any hold: the demo
+ * sets up an inbound hold of its own) would be held on each of the demo's
+ * restarts, delaying its real clients, and those restarts recorded in its
+ * history. The local demo uses only the local hold on lo (set up by it, or
+ * already set up and left as it was). Reads only the setup record.
+ * @param stateDir the demo's `--state-dir` (undefined: the default)
+ * @param inbound `demo --here --inbound`
+ * @throws {SynplugError} (`not-set-up`) the other holds, named, with what to do; nothing was changed
+ * @throws {StateFileError} a damaged or unsafe setup.json or state directory (as for every command)
+ */
+export function refuseOtherHolds(stateDir: string | undefined, inbound: boolean): void {
+  const config = resolveConfig(stateDir !== undefined ? { stateDir } : {});
+  const ids = Object.keys(new StateStore(config.stateDir).readSetup()?.holds ?? {});
+  const others = ids.filter((id) => inbound || deviceOfHold(id, LOCAL_DEV) !== LOCAL_DEV);
+  if (!others.length) return;
+  throw new SynplugError(
+    `demo --here${inbound ? ' --inbound' : ''}: the state directory ${config.stateDir} records other holds (${others.join(', ')}): the demo's protected restarts would hold them too, delaying their clients, and record those restarts in their history. ` +
+      `The demo holds only ${inbound ? 'an inbound hold of its own' : `the local hold on ${LOCAL_DEV}`}: run 'synplug demo' without --here (in a network namespace of its own), or --here where no other hold is set up. Nothing was changed`,
     'not-set-up',
   );
 }

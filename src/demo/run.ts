@@ -81,7 +81,7 @@ import { listLinks } from '../netlink/route/link.js';
 import { listTcpListeners } from '../netlink/sockdiag.js';
 import { check, setup, teardown, protect, holdModeFor, removeReportCounters, DEFAULTS, type HoldMode, type ProtectResult } from '../guard/index.js';
 import { REPORT_TABLE } from '../guard/report.js';
-import { demoPreflight, refuseHeldAlready, refuseUnrecordedHold } from './preflight.js';
+import { demoPreflight, LOCAL_DEV, refuseHeldAlready, refuseOtherHolds, refuseUnrecordedHold } from './preflight.js';
 import { ClientLoad } from './clients.js';
 import { ClientProcess } from './client-process.js';
 import { createInboundTopology, type InboundTopology } from './topology.js';
@@ -112,9 +112,6 @@ export class DemoInterruptedError extends SynplugError {
 }
 
 export { PHASE_STRETCH };
-
-/** The device the local hold sits on, the only one the demo's local clients pass. */
-const LOCAL_DEV = 'lo';
 
 interface Ctx {
   o: ResolvedDemoOptions;
@@ -210,6 +207,8 @@ export async function runDemo(options: DemoOptions = {}): Promise<DemoResult> {
     via = pre.via;
     // a hold of this state directory held already (a manual plug, a protect) would hold the demo's clients too
     refuseHeldAlready(stateDir);
+    // nor may it hold (and record) holds it does not use: an inbound hold of the operator's, say
+    refuseOtherHolds(stateDir, options.inbound === true);
     if (!options.inbound) await refuseLoDown();
     if (pre.why) progress(`holding with a netfilter queue (the queue hold): ${pre.why}`);
     if (stoppedBy) throw new DemoInterruptedError(stoppedBy, '');

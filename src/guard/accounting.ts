@@ -30,7 +30,7 @@ export interface Accounting {
   /** the holds it held (or would have), by id: the metrics' `hold` label, the history's `holds` */
   holds: string[];
   /** its history entry's `exitCode` and `report`, and `start` when not the command's call (absent: no line) */
-  history?: Pick<HistoryEntry, 'exitCode' | 'report'> & Partial<Pick<HistoryEntry, 'start'>>;
+  history?: Pick<HistoryEntry, 'exitCode' | 'report'> & Partial<Pick<HistoryEntry, 'start' | 'maxHoldReached'>>;
   /** what it adds to the metrics totals */
   change: MetricsChange;
   /** write nothing, neither the history line nor the metrics (a teardown cleared the state directory meanwhile) */

@@ -162,3 +162,45 @@ export class StateFileError extends SynplugError {
     this.path = path;
   }
 }
+
+/**
+ * protect was stopped by a signal before its command started: the command
+ * was not run, and whatever was held was released. Category `interrupted`;
+ * the CLI exits 128 + the signal's number (130 for SIGINT, 143 for SIGTERM).
+ */
+export class InterruptedError extends SynplugError {
+  /**
+   * @param signal the signal that stopped it (`SIGINT`, `SIGTERM`, `SIGHUP`, `SIGQUIT`)
+   * @param message what was done, e.g. `interrupted by SIGTERM before the command started: nothing was held; the command was NOT run`
+   */
+  constructor(
+    readonly signal: NodeJS.Signals,
+    message: string,
+  ) {
+    super(message, 'interrupted');
+    this.name = 'InterruptedError';
+  }
+}
+
+/**
+ * Record the first of SIGINT, SIGTERM, SIGHUP and SIGQUIT from now on, so
+ * that a signal that arrives while protect starts (before its command) is
+ * not the process's death but a refusal at the next step. `end()` removes
+ * the handlers.
+ */
+export function signalLatch(): { readonly signal: NodeJS.Signals | undefined; end(): void } {
+  let got: NodeJS.Signals | undefined;
+  const on = (sig: NodeJS.Signals) => {
+    got ??= sig;
+  };
+  const signals: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT'];
+  for (const s of signals) process.on(s, on);
+  return {
+    get signal() {
+      return got;
+    },
+    end() {
+      for (const s of signals) process.off(s, on);
+    },
+  };
+}

@@ -18,6 +18,8 @@
  *
  * @module
  */
+import { lstatSync } from 'node:fs';
+import { SynplugError } from '../netlink/errors.js';
 import { openCheckedDir, type CheckedDir } from './state-fs.js';
 import { StateFileError } from './errors.js';
 import { StateStore } from './state.js';
@@ -62,6 +64,11 @@ export interface HistoryEntry {
    * (by its watchdog, or the queue's holder), which wrote this entry; nothing was counted
    */
   maxHold?: true;
+  /**
+   * protect: the hold reached its --max-hold before the command ended (or, with --wait-listen, before a new listener
+   * appeared) and was released then: the server may not have been ready for the clients let go
+   */
+  maxHoldReached?: true;
   /** the reload's report (plug: nothing held yet; release: what the manual hold held, refused/reset/listener drops not counted) */
   report: ReloadReport;
 }
@@ -104,6 +111,7 @@ function isEntry(e: unknown): e is HistoryEntry {
     Number.isInteger(x.exitCode) &&
     (x.killed === undefined || x.killed === true) &&
     (x.maxHold === undefined || x.maxHold === true) &&
+    (x.maxHoldReached === undefined || x.maxHoldReached === true) &&
     typeof r === 'object' &&
     r !== null &&
     typeof r.heldSyns === 'number' &&
@@ -129,9 +137,11 @@ const netnsField = (): { netns?: string } => {
  * are not this namespace's reloads: left out (and left in the file).
  * @param stateDir the state directory
  * @returns [] when the directory or the files do not exist
+ * @throws {SynplugError} the directory is root's and this user is not (`permission`: run it as root)
  * @throws {StateFileError} the directory is unsafe, or a history file is damaged, a link, too large (`bad-state`), named
  */
 export function readHistory(stateDir: string, n?: number): HistoryEntry[] {
+  refuseRootsDir(stateDir);
   const d = openCheckedDir(stateDir, false);
   if (!d) return [];
   try {
@@ -143,6 +153,29 @@ export function readHistory(stateDir: string, n?: number): HistoryEntry[] {
   } finally {
     d.close();
   }
+}
+
+/**
+ * A state directory of root's read by another user: what every other command
+ * says without root (run it as root, `permission`), not that the directory
+ * is unsafe (`bad-state`): root's directory is the one protect, run as root,
+ * records in, and only root reads it. Any other owner is left to the checks.
+ * @throws {SynplugError} the directory is root's and this user is not root (`permission`)
+ */
+function refuseRootsDir(stateDir: string): void {
+  const euid = process.geteuid?.();
+  if (euid === undefined || euid === 0) return;
+  let uid: number;
+  try {
+    uid = lstatSync(stateDir).uid;
+  } catch {
+    return; // not there: nothing recorded (the checks say the rest)
+  }
+  if (uid === 0)
+    throw new SynplugError(
+      `history reads the state directory ${stateDir}, which is root's (uid 0: the reloads protect recorded as root): run it as root, or give --state-dir a directory of your own`,
+      'permission',
+    );
 }
 
 /**

@@ -5,6 +5,10 @@
  * @module
  */
 import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { listenerAccepts, listTcpListeners, type TcpListener } from '../netlink/sockdiag.js';
+import { socketHolders } from './listen-holders.js';
+import { removedAddressOf } from './modes/local.js';
 import { NetlinkError, SynplugError, UsageError } from '../netlink/errors.js';
 import { checkEntryOptions, resolveConfig } from './config.js';
 import { StateFileError } from './errors.js';
@@ -65,6 +69,7 @@ import type {
   TeardownOptions,
   TeardownResult,
   BrokenLease,
+  ListenerCut,
   PlugStats,
 } from './types.js';
 import { inCallNetns } from './call-netns.js';
@@ -578,6 +583,49 @@ export async function status(opts: StatusOptions = {}): Promise<StatusResult> {
 export async function teardown(opts: TeardownOptions = {}): Promise<TeardownResult> {
   checkEntryOptions('teardown', opts);
   if (opts?.netns !== undefined) return inCallNetns('teardown', opts, teardown);
+  const r = await teardownHolds(opts);
+  // The servers that listened on an address it removed: their clients there are refused from now on; said, not silent.
+  const cut = await listenersCut(r.removed.flatMap((x) => removedAddressOf(x) ?? []));
+  return cut.length ? { ...r, listenersCut: cut } : r;
+}
+
+/**
+ * The listening sockets that accepted connections to the addresses teardown
+ * removed (bound to one, or to the wildcard), with the processes holding
+ * them (listen-holders.ts, as `ss -p` finds them). A listing that fails
+ * says nothing (the teardown itself is done).
+ * @param addrs the addresses removed
+ */
+async function listenersCut(addrs: readonly string[]): Promise<ListenerCut[]> {
+  if (!addrs.length) return [];
+  let all: TcpListener[];
+  try {
+    all = await listTcpListeners();
+  } catch {
+    return [];
+  }
+  const holders = socketHolders(all.map((l) => l.inode));
+  return addrs.flatMap((address) =>
+    all
+      .filter((l) => listenerAccepts(l, address))
+      .sort((a, b) => a.port - b.port || a.address.localeCompare(b.address))
+      .map((l) => {
+        const pids = [...(holders.get(l.inode) ?? [])].sort((a, b) => a - b);
+        return { address, listener: l.address, port: l.port, pids, commands: [...new Set(pids.flatMap((p) => commOf(p) ?? []))] };
+      }),
+  );
+}
+
+/** A process's name (`/proc/PID/comm`), or undefined when it is gone or cannot be read. */
+function commOf(pid: number): string | undefined {
+  try {
+    return readFileSync(`/proc/${pid}/comm`, 'utf8').trim();
+  } catch {
+    return undefined;
+  }
+}
+
+async function teardownHolds(opts: TeardownOptions): Promise<TeardownResult> {
   const only = opts?.inbound;
   const localOnly = opts?.local;
   const holdOnly = opts?.hold;

@@ -30,6 +30,7 @@ export type {
   StatusResult,
   TeardownResult,
   BrokenLease,
+  ListenerCut,
   TeardownOptions,
   HoldSelector,
   CheckOptions,
@@ -53,6 +54,7 @@ export {
   NotPermittedError,
   CommandError,
   StateFileError,
+  InterruptedError,
 } from './errors.js';
 export { GuardSession } from './session.js';
 export type { MigrateReqReport } from './sysctl.js';

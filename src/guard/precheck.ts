@@ -34,7 +34,7 @@ import { performance } from 'node:perf_hooks';
 import type { Readable } from 'node:stream';
 import { SynplugError, UsageError } from '../netlink/errors.js';
 import { resolveCommand, type RunAsUser } from './command.js';
-import { CommandError } from './errors.js';
+import { CommandError, InterruptedError } from './errors.js';
 
 /** How much of the check's output (stdout and stderr together) a failure keeps, bytes. */
 export const PRECHECK_OUTPUT_TAIL = 4096;
@@ -332,7 +332,7 @@ export async function runPrecheck(argv: readonly string[], options: PrecheckOpti
       ...(timedOut ? { timedOut: true as const, timeoutMs } : {}),
     };
     if (interrupted)
-      throw new SynplugError(`interrupted by ${interrupted} during the --check command; nothing was held and the reload command was not run`, 'interrupted');
+      throw new InterruptedError(interrupted, `interrupted by ${interrupted} during the --check command: nothing was held; the command was NOT run`);
     if (timedOut || result.exitCode !== 0) throw new PrecheckFailedError(result, tail.toString('utf8'), outputBytes);
     return result;
   } finally {

@@ -5,11 +5,14 @@
  * @module
  */
 import { UsageError } from '../netlink/errors.js';
-import { checkEntryOptions } from './config.js';
+import { checkEntryOptions, type GuardConfig } from './config.js';
+import { InterruptedError, signalLatch } from './errors.js';
+import type { SetupRecord, StateStore } from './state.js';
 import { accounted, type Accounting } from './accounting.js';
 import { startWatchdog } from './watchdog.js';
 import { contextFor, definedOnly, openSession, recoverStale, refuseAddrNotHeld } from './context.js';
-import { isSetUp, requireSetUp, setup } from './setup.js';
+import { INBOUND_SETUP, isSetUp, requireSetUp, setup } from './setup.js';
+import { modeOfHold } from './modes/index.js';
 import { runProtected } from './window.js';
 import type { GuardProtectOptions, ListenTarget, ProtectOptions, ProtectResult, ProtectSession } from './types.js';
 import { inCallNetns } from './call-netns.js';
@@ -42,7 +45,8 @@ export function protectAccounting(r: ProtectResult): Accounting {
   const holds = (r.holds ?? [{ id: 'local' }]).map((h) => h.id);
   const outcome = { exitCode: r.exitCode, report: r.report };
   // a teardown during the reload cleared the state directory: nothing is written there again
-  return { holds, history: { ...outcome, start: new Date(r.commandStartedAt).toISOString() }, change: outcome, ...(r.tornDown && { nothing: true }) };
+  const history = { ...outcome, start: new Date(r.commandStartedAt).toISOString(), ...(r.maxHoldReached && { maxHoldReached: true as const }) };
+  return { holds, history, change: outcome, ...(r.tornDown && { nothing: true }) };
 }
 
 async function protectOnce(opts: GuardProtectOptions): Promise<ProtectResult> {
@@ -52,6 +56,27 @@ async function protectOnce(opts: GuardProtectOptions): Promise<ProtectResult> {
   if (opts.maxHoldMs !== undefined && !(opts.maxHoldMs >= 10)) throw new UsageError('max-hold (--max-hold) must be at least 10 ms');
   const { config, store, record } = contextFor(opts, 'protect');
   refuseAddrNotHeld(opts, record, 'protect');
+  // A signal from now until the command starts ends protect at its next step, saying so (the window's own handler
+  // takes over around the hold): not the process's silent death with its watchdog still starting.
+  const latch = signalLatch();
+  try {
+    return await protectLatched(opts, config, store, record, latch);
+  } finally {
+    latch.end();
+  }
+}
+
+async function protectLatched(
+  opts: GuardProtectOptions,
+  config: GuardConfig,
+  store: StateStore,
+  record: SetupRecord | undefined,
+  latch: { readonly signal: NodeJS.Signals | undefined },
+): Promise<ProtectResult> {
+  const stopped = () => {
+    if (latch.signal)
+      throw new InterruptedError(latch.signal, `interrupted by ${latch.signal} before the command started: nothing was held; the command was NOT run`);
+  };
   // The watchdog (a process of its own) starts while phase one checks.
   const watchdog = startWatchdog();
   watchdog.catch(() => {}); // its failure is reported where it is awaited
@@ -64,6 +89,7 @@ async function protectOnce(opts: GuardProtectOptions): Promise<ProtectResult> {
     throw e;
   });
   try {
+    stopped();
     const rec = await recoverStale(s, store);
     if (rec.released) opts.onNotice?.(`released a plug left buffering (${rec.reason})`);
     if (!(await isSetUp(s, record !== undefined))) {
@@ -72,17 +98,21 @@ async function protectOnce(opts: GuardProtectOptions): Promise<ProtectResult> {
       // options sets up (--via auto: the hold this kernel supports). Then a session over what setup made.
       const { dev, addr, mark, limit, table } = opts;
       const each = record ? s.holds.map((h) => h.setupOptions()) : [definedOnly({ dev, addr, mark, limit, table })];
-      const actions: string[] = [];
+      // What was set up, as setup's own head line says it (which hold, whose SYNs), then its steps; with no record,
+      // the hold 'synplug setup' makes (the local one): clients from the network are not held by it.
+      const said: string[] = [];
       for (const o of each) {
         const r = await setup({ ...o, stateDir: config.stateDir });
-        actions.push(...r.actions);
+        const head = modeOfHold({ id: r.hold }, r.dev)?.setupHead(r) ?? `synplug set up ${r.hold}${r.changed ? ':' : ''}`;
+        said.push(r.actions.length ? `${head.replace(/:$/, '')}: ${r.actions.join('; ')}` : head.replace(/:$/, ''));
       }
-      opts.onNotice?.(`set up first: ${actions.join('; ') || 'nothing to do'}`);
+      opts.onNotice?.(`set up first: ${said.join('. ') || 'nothing to do'}${record ? '' : `. It holds local clients only; ${INBOUND_SETUP}`}`);
       s.close();
       s = await openSession(config, store.readSetup());
     }
+    stopped();
     handedOver = true;
-    return await runProtected(s, opts, watchdog);
+    return await runProtected(s, opts, watchdog, latch);
   } finally {
     if (!handedOver)
       void watchdog.then(

@@ -39,6 +39,7 @@ import {
   type UnrecordedIfb,
 } from './types.js';
 import { inCallNetns } from './call-netns.js';
+import { migrateReqReport } from './sysctl.js';
 import { defaultStateDir } from './state-dir.js';
 import { stateDirMark } from './state-fs.js';
 import { defaultNetns } from '../netlink/netns.js';
@@ -81,7 +82,14 @@ export function piecesOf(inspected: ReadonlyArray<{ inspection: HoldInspection }
  * @throws {SetupError} a step failed; says which, why, and what was rolled back (the cause's category)
  */
 export async function setup(opts: SetupOptions = {}): Promise<SetupResult> {
-  return (await setupOrPlan(opts, undefined)) as SetupResult;
+  checkEntryOptions('setup', opts);
+  if (opts?.netns !== undefined) return inCallNetns('setup', opts, (o) => setup(o));
+  const r = (await setupOrPlan(opts, undefined)) as SetupResult;
+  // a hold of given ports (an inbound hold): the ones nothing listens on now (a wrong --port?), a notice only
+  const held = r.inbound ?? (r.queue?.scope === 'inbound' ? r.queue : undefined);
+  if (!held?.ports.length) return r;
+  const ports = (await migrateReqReport({ holds: [{ addrs: held.addrs, ports: held.ports }] })).portsNotListened;
+  return ports ? { ...r, portsNotListened: ports } : r;
 }
 
 /**
@@ -262,6 +270,14 @@ async function runStepsUninterrupted<T>(steps: readonly SetupStep[], complete: (
  * When a hold's pieces carry another state directory's mark ({@link HoldPieces.markOwner}): what to do instead of
  * `setup` here, which {@link refuseOthersPieces} refuses; undefined otherwise.
  */
+/**
+ * Whether a hold's device is gone since setup (deleted or renamed: its `device` piece missing): setup cannot
+ * complete such a hold until the device exists again, so no message offers it (check, status, plug, protect).
+ */
+function deviceGone(inspection: HoldInspection): boolean {
+  return (inspection.pieces as Readonly<Record<string, PieceState | undefined>>).device?.status === 'missing';
+}
+
 function othersHoldAdvice(target: Hold, inspection: HoldInspection, config: GuardConfig): string | undefined {
   const owner = target.pieces.markOwner?.(inspection.observed);
   if (!owner || owner.here) return undefined;
@@ -444,8 +460,8 @@ function refuseNewHeldSet(mode: HoldMode, target: Hold, before: HoldRecord | und
     ...(before.queueNum !== undefined && { queueNum: before.queueNum as number }),
   });
   throw new UsageError(
-    `the ${words.label} (${target.id}) is set up for ${say(was)}; setup does not change what a hold holds, and this one would hold ${say(now)} only. ` +
-      `To change it, give the whole set again after removing the hold, e.g. to hold both: 'synplug teardown --inbound ${target.dev}${netns}' then '${words.setup}${netns}'. Nothing was changed`,
+    `setup refused, nothing was changed: the ${words.label} (${target.id}) holds ${say(was)}, and setup does not change what a set-up hold holds (this setup asked for ${say(now)}). ` +
+      `To change it, remove the hold and give the whole set again, e.g. to hold both: 'synplug teardown --inbound ${target.dev}${netns}' then '${words.setup}${netns}'`,
   );
 }
 
@@ -579,6 +595,7 @@ export async function check(opts: CheckOptions = {}): Promise<CheckResult> {
           ...h.checkDetails(),
           setup: h.setupCommand(),
           ...(elsewhere && { elsewhere }),
+          ...(deviceGone(x.inspection) && { deviceGone: true as const }),
         };
       }),
     };
@@ -663,12 +680,19 @@ export async function nothingSetUp(
   const why = /\((.*)\)$/.exec(would.chose ?? '')?.[1];
   const sentence =
     `${where}. On this kernel 'synplug setup' sets up the ${words?.label ?? `${h.via} hold`} (${h.id}) for new connections ${words?.clients ?? ''}${why ? ` (${why})` : ''}` +
-    (localOnly ? '' : `; for clients arriving on a device: 'synplug setup --inbound DEV --port PORT'`);
+    (localOnly ? '' : `; ${INBOUND_SETUP}`);
   return {
     sentence,
     ...(other && { hold: { id: would.hold.id, mode: would.hold.mode, via: would.hold.via, dev: would.hold.dev, setup: 'synplug setup' } }),
   };
 }
+
+/**
+ * How every "not set up" message (check, status, plug, protect) names the
+ * inbound hold's set-up, beside 'synplug setup' (the local hold on lo):
+ * clients from the network are held only by it.
+ */
+export const INBOUND_SETUP = "for clients from the network (arriving on a device): 'synplug setup --inbound DEV --port PORT'";
 
 /** The kind of a mode's holds, by its name (`plug` for a name no mode registered). */
 export function viaOf(mode: string): 'plug' | 'queue' {
@@ -712,15 +736,20 @@ export async function requireSetUp(s: GuardSession, config: GuardConfig, what: s
   if (state === 'ok') return;
   if (!recorded && state === 'absent')
     throw new NotSetUpError(
-      `synplug is not set up (no hold is recorded in ${join(config.stateDir, 'setup.json')}). Run 'synplug setup' (it takes the hold this kernel supports: 'synplug doctor' lists them)${what === 'protect' ? ', or pass --setup. The command was NOT run' : ''}`,
+      `synplug is not set up (no hold is recorded in ${join(config.stateDir, 'setup.json')}). Run 'synplug setup' for local clients (the local hold: new connections to ${config.addr}; it takes the hold this kernel supports: 'synplug doctor' lists them${what === 'protect' ? '; --setup sets up the same first' : ''}); ${INBOUND_SETUP}${what === 'protect' ? '. The command was NOT run' : ''}`,
     );
   const bad = piecesOf(inspected)
     .filter((p) => p.status !== 'ok')
     .map((p) => `${p.piece} (${p.status}${p.detail ? `: ${p.detail}` : ''})`);
   const where = s.holds.map((h) => (h.mode === holdModeFor('plug', 'local')?.name ? config.dev : h.id)).join(', ');
-  const run = [...new Set(inspected.filter((i) => i.inspection.state !== 'ok').map((i) => `'${i.hold.setupCommand()}'`))];
+  // a hold whose device is gone: no setup completes it (its piece's detail says what does); the others' setups
+  const run = [...new Set(inspected.filter((i) => i.inspection.state !== 'ok' && !deviceGone(i.inspection)).map((i) => `'${i.hold.setupCommand()}'`))];
+  const fix = run.length ? ` Run ${run.join(' and ')}${what === 'protect' ? ', or pass --setup' : ''}.` : '';
   throw new NotSetUpError(
-    `synplug is ${state === 'absent' ? 'not set up' : 'only partly set up'} on ${where}: ${bad.join('; ')}. Run ${run.join(' and ')}${what === 'protect' ? ', or pass --setup. The command was NOT run' : ''}`,
+    `synplug is ${state === 'absent' ? 'not set up' : 'only partly set up'} on ${where}: ${bad.join('; ')}.${fix}${what === 'protect' ? ' The command was NOT run' : ''}`.replace(
+      /\.$/,
+      '',
+    ),
   );
 }
 

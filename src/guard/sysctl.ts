@@ -90,6 +90,8 @@ export interface MigrateReqReport {
   netns?: string;
   /** the listeners that accept connections to the hold's address, grouped by address and port; null when sock_diag could not be used */
   listeners: ListenerGroup[] | null;
+  /** held ports (an inbound hold's) on which nothing listens now ({@link portsNotListened}); absent when there is none, or the listeners are unknown */
+  portsNotListened?: number[];
   /** one sentence: what the value means for those listeners */
   meaning: string;
 }
@@ -151,6 +153,27 @@ export function heldListeners(listeners: readonly TcpListener[], holds: readonly
 }
 
 /**
+ * The held ports no listener accepts now: for each hold that holds given
+ * ports (an inbound hold), those on which no listening socket accepts its
+ * addresses. A client held there is refused at the release, until a server
+ * listens (it may start later: a notice, never an error).
+ * @param listeners from {@link listTcpListeners}
+ * @param holds each hold's addresses and ports (a hold of every port is left out)
+ * @returns the ports, ascending, each once
+ * @throws {UsageError} an address that is not an IP address
+ */
+export function portsNotListened(listeners: readonly TcpListener[], holds: readonly HeldEndpoints[]): number[] {
+  const ports = new Set<number>();
+  for (const h of holds) for (const p of h.ports ?? []) if (!heldListeners(listeners, [{ addrs: h.addrs ?? [], ports: [p] }]).length) ports.add(p);
+  return [...ports].sort((a, b) => a - b);
+}
+
+/** The notice for held ports nothing listens on ({@link portsNotListened}), as setup, check and status say it. */
+export function notListenedNotice(ports: readonly number[]): string {
+  return `nothing listens on held port ${ports.join(', ')} now: a client held there is refused at the release until a server listens there (it may start later; check the server's port, or 'protect --wait-listen ${ports[0]}' waits for it)`;
+}
+
+/**
  * The sysctl and what it means for the listeners of the holds' addresses and ports.
  * @param options `holds`: each hold's addresses and ports ({@link heldListeners}; none: every listener); `addr`, `ports`: one hold's (added to `holds`); `conn`: a NETLINK_SOCK_DIAG connection (one is opened in the default namespace otherwise); `netns`: where to read the sysctl (default: the library's default namespace)
  * @returns never throws for sock_diag trouble (`listeners: null`)
@@ -166,9 +189,11 @@ export async function migrateReqReport(
     options.addr !== undefined || options.ports !== undefined ? [{ addrs: options.addr !== undefined ? [options.addr] : [], ports: options.ports ?? [] }] : [];
   const holds = [...(options.holds ?? []), ...one];
   let groups: ListenerGroup[] | null;
+  let unheard: number[] = [];
   try {
     const all = await listTcpListeners(options.conn);
     groups = groupListeners(heldListeners(all, holds));
+    unheard = portsNotListened(all, holds);
   } catch (e) {
     if ((e as { category?: string }).category === 'usage') throw e;
     groups = null;
@@ -178,6 +203,7 @@ export async function migrateReqReport(
     value,
     ...(netns !== undefined && { netns }),
     listeners: groups,
+    ...(unheard.length && { portsNotListened: unheard }),
     meaning: explainMigrateReq(value, groups),
   };
 }

@@ -97,6 +97,11 @@ export interface CheckResult {
      * here is refused (exit 7), so this sentence says what to do instead (use that directory); absent otherwise
      */
     elsewhere?: string;
+    /**
+     * Its device is gone since setup (deleted or renamed): `setup` cannot complete it until the device exists again
+     * (create it again, or `teardown --inbound DEV` removes the rest); absent otherwise
+     */
+    deviceGone?: true;
   }>;
   /** IFBs of synplug's that no record lists (present when there is one; `state` is then at best `partial`) */
   unrecorded?: UnrecordedIfb[];
@@ -226,6 +231,11 @@ export interface SetupResult {
   queue?: { scope: 'local' | 'inbound'; num: number; maxlen: number; verdict: 'native' | 'compat'; table: string; ports: number[]; addrs: string[] };
   /** the inbound hold set up (with `inbound`; its device is `dev`) */
   inbound?: { ifb: string; ports: number[]; addrs: string[]; classifier: 'flower' | 'u32'; families: Array<'ip' | 'ipv6'> };
+  /**
+   * the held ports (an inbound hold's) on which nothing listens now: a client held there is refused at the release
+   * until a server listens (it may start later: not an error); absent when a server listens on each
+   */
+  portsNotListened?: number[];
 }
 
 /** What `plug` did. */
@@ -445,6 +455,26 @@ export interface TeardownResult {
    * records nothing in the state directory teardown cleared), or a manual `plug` before its deadline.
    */
   brokenLeases?: BrokenLease[];
+  /**
+   * The listening sockets that accepted connections to an address this teardown removed (bound to it, or to the
+   * wildcard; present when there is one): their clients connecting to that address are refused until setup adds it
+   * again
+   */
+  listenersCut?: ListenerCut[];
+}
+
+/** A listening socket that accepted connections to an address teardown removed ({@link TeardownResult.listenersCut}). */
+export interface ListenerCut {
+  /** the address removed */
+  address: string;
+  /** the address the socket is bound to (the removed one, or a wildcard: `0.0.0.0`, `::`) */
+  listener: string;
+  /** its port */
+  port: number;
+  /** the processes holding it (empty when they cannot be seen: another user's without CAP_SYS_PTRACE) */
+  pids: number[];
+  /** their names (`/proc/PID/comm`), each once */
+  commands: string[];
 }
 
 /** A live lease a teardown broke (leases.json's entry, in part). */

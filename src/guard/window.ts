@@ -23,6 +23,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import { SynplugError, UsageError } from '../netlink/errors.js';
+import { InterruptedError } from './errors.js';
 import { checkEntryOptions } from './config.js';
 import { resolveCommand, lookupUser, startGated, type GatedCommand, type RunAsUser } from './command.js';
 import { startWatchdog, WATCHDOG_GRACE_MS, type Watchdog } from './watchdog.js';
@@ -60,14 +61,14 @@ function definedPidStart(): { pidStart?: number } {
 /**
  * Phase one's warnings for `--wait-listen` (on the notice channel; nothing
  * is refused: {@link refuseForeignWaitListen} refused an address that is not
- * the namespace's own before): nothing listening on the target before the reload (the
+ * the namespace's own before, {@link refuseUnheldWaitListen} a port no hold holds): nothing listening on the target before the reload (the
  * hold then lasts until a new listening socket appears there, at most
  * max-hold: a wrong port holds until max-hold on every reload), or sockets
  * listening there whose holders this process cannot see (another user's
  * /proc/PID/fd without CAP_SYS_PTRACE, another PID namespace: a hand-over
  * cannot be seen, so a server that keeps its socket holds until max-hold);
- * first, a target that no hold set up holds (a wrong port or address: its
- * clients are not held, and the wait is for a socket nobody is held for).
+ * first, a held port at an address no hold set up holds (its clients are not
+ * held; a port no hold holds was refused before, {@link refuseUnheldWaitListen}).
  */
 async function waitListenNotices(
   session: ProtectSession,
@@ -82,9 +83,8 @@ async function waitListenNotices(
   const covers = (h: HeldTraffic) =>
     (h.ports.length === 0 || h.ports.includes(t.port)) && (h.addrs.length === 0 || t.address === undefined || h.addrs.includes(t.address));
   if (held.length && !held.some(covers)) {
-    const what = held.map((h) => `${h.ports.length ? `port ${h.ports.join(', ')}` : 'every port'}${h.addrs.length ? ` to ${h.addrs.join(', ')}` : ''}`);
     notice(
-      `--wait-listen ${where}: no hold set up holds new connections there (what is held: ${what.join('; ')}): the reload's clients there are not held, and protect waits for a listener on a port it does not hold; give --wait-listen the held port (and address) the server listens on`,
+      `--wait-listen ${where}: no hold set up holds new connections there (what is held: ${heldWhat(held)}): the reload's clients there are not held, and protect waits for a listener on a port it does not hold; give --wait-listen the held port (and address) the server listens on`,
     );
   }
   if (listeningNow === 0)
@@ -95,6 +95,28 @@ async function waitListenNotices(
     notice(
       `--wait-listen ${where}: ${listeningNow} socket(s) listen there, but no process holding them can be seen in /proc (another user's processes need CAP_SYS_PTRACE; another PID namespace's are not shown): a reload that keeps its socket cannot be seen and holds until --max-hold (${maxHoldMs} ms); a new listening socket still ends the wait`,
     );
+}
+
+/** What the holds hold, as the wait-listen messages name it: `port 80, 8081; every port to 169.254.255.254`. */
+function heldWhat(held: HeldTraffic[]): string {
+  return held.map((h) => `${h.ports.length ? `port ${h.ports.join(', ')}` : 'every port'}${h.addrs.length ? ` to ${h.addrs.join(', ')}` : ''}`).join('; ');
+}
+
+/**
+ * Refuse a `--wait-listen` port that no hold set up holds (a hold of every
+ * port holds it): its clients are not held, and the wait would be for a
+ * listener on a port nobody waits for, so a server that never listens there
+ * would hold every held port until --max-hold on each reload. Asked before
+ * the --check command runs and before anything is held.
+ * @throws {UsageError} no hold holds the port (`usage`), naming the held ports; nothing was held
+ */
+function refuseUnheldWaitListen(session: ProtectSession, t: ListenTarget): void {
+  const held = session.heldTraffic?.() ?? [];
+  if (!held.length || held.some((h) => h.ports.length === 0 || h.ports.includes(t.port))) return;
+  const ports = [...new Set(held.flatMap((h) => h.ports))].sort((a, b) => a - b);
+  throw new UsageError(
+    `--wait-listen ${waitListenWhere(t)}: no hold set up here holds port ${t.port} (what is held: ${heldWhat(held)}), so its clients are not held and protect would wait for a listener there while holding the held ports until --max-hold; give --wait-listen the held port the server listens on (e.g. --wait-listen ${ports[0]}), or set up a hold of port ${t.port}. Nothing was held and the command was NOT run`,
+  );
 }
 
 /** How `--wait-listen` names its target: `ADDR:PORT`, `[ADDR6]:PORT`, `port PORT`. */
@@ -120,14 +142,21 @@ async function refuseForeignWaitListen(session: ProtectSession, t: ListenTarget)
  * Run a command with new connections held in the plug.
  * @param session an open session on a set-up guard (a `GuardSession`), phase-one checks done
  * @param early a watchdog already starting (started alongside the phase-one checks); one is started otherwise
- * @throws {UsageError} empty command, bad maxHoldMs, bad waitListen, a waitListen address not the namespace's (usage)
+ * @param latch a signal caught since protect started ({@link signalLatch}): one caught before the command started ends protect
+ * @throws {UsageError} empty command, bad maxHoldMs, bad waitListen, a waitListen port no hold holds or address not the namespace's (usage)
  * @throws {SockDiagUnavailableError} waitListen, and the kernel's TCP socket diagnostics cannot be used (`missing-module`); nothing plugged
  * @throws {CommandError} command not found (`command-not-found`) or not executable (`command-not-executable`), before anything is plugged
+ * @throws {InterruptedError} a signal before the command started (`interrupted`): what was held released, the command not run
  * @throws {SynplugError} the plug could not be set (the command is not run) or released
  */
-export async function runProtected(session: ProtectSession, opts: ProtectOptions, early?: Promise<Watchdog>): Promise<ProtectResult> {
+export async function runProtected(
+  session: ProtectSession,
+  opts: ProtectOptions,
+  early?: Promise<Watchdog>,
+  latch?: { readonly signal: NodeJS.Signals | undefined },
+): Promise<ProtectResult> {
   try {
-    return await protectInner(session, opts, early);
+    return await protectInner(session, opts, early, latch);
   } finally {
     // A watchdog started early but never reached (refused input): let it go.
     early?.then(
@@ -137,7 +166,20 @@ export async function runProtected(session: ProtectSession, opts: ProtectOptions
   }
 }
 
-async function protectInner(session: ProtectSession, opts: ProtectOptions, early?: Promise<Watchdog>): Promise<ProtectResult> {
+/** The error of a signal before the command started: what was done, in one line. */
+function interrupted(sig: NodeJS.Signals, held: boolean): InterruptedError {
+  return new InterruptedError(
+    sig,
+    `interrupted by ${sig} before the command started: ${held ? 'the hold was released at once' : 'nothing was held'}; the command was NOT run`,
+  );
+}
+
+async function protectInner(
+  session: ProtectSession,
+  opts: ProtectOptions,
+  early?: Promise<Watchdog>,
+  latch?: { readonly signal: NodeJS.Signals | undefined },
+): Promise<ProtectResult> {
   checkEntryOptions('protect', opts);
   const notice = opts.onNotice ?? (() => {});
   const maxHoldMs = opts.maxHoldMs ?? 10_000;
@@ -148,7 +190,10 @@ async function protectInner(session: ProtectSession, opts: ProtectOptions, early
   }
   const resolved = resolveCommand(opts.command);
   const user: RunAsUser | undefined = opts.user !== undefined ? lookupUser(opts.user) : undefined;
-  if (opts.waitListen) await refuseForeignWaitListen(session, opts.waitListen);
+  if (opts.waitListen) {
+    refuseUnheldWaitListen(session, opts.waitListen);
+    await refuseForeignWaitListen(session, opts.waitListen);
+  }
 
   // ---- phase one -------------------------------------------------------
   // --check: run to completion before anything is held; a failure ends protect here (precheck.ts).
@@ -181,6 +226,7 @@ async function protectInner(session: ProtectSession, opts: ProtectOptions, early
     if (opts.waitListen) await waitListenNotices(session, opts.waitListen, listenersBefore!.size, holdersBefore!.size, maxHoldMs, notice);
     // After the warm-up release (which would let a prepared queue holder go): --max-hold then counts from the hold.
     await session.prepare?.();
+    if (latch?.signal) throw interrupted(latch.signal, false);
     gated = await startGated([resolved, ...opts.command.slice(1)], { user });
   } catch (e) {
     watchdog.done();
@@ -190,16 +236,33 @@ async function protectInner(session: ProtectSession, opts: ProtectOptions, early
 
   // Signals: before the gate opens they abort; after, they go to the command.
   let gateOpen = false;
-  let aborted: NodeJS.Signals | undefined;
+  let aborted: NodeJS.Signals | undefined = latch?.signal;
+  // During the hold a signal is the command's; the first is said (a command that ignores it would otherwise hold, in
+  // silence, until --max-hold), a second one releases the hold at once: protect still waits for the command.
+  let signalsInHold = 0;
+  let askRelease: () => void = () => {};
+  const releaseAsked = new Promise<'signal'>((r) => {
+    askRelease = () => r('signal');
+  });
   const onSignal = (sig: NodeJS.Signals) => {
     if (!gateOpen) {
-      aborted = sig;
+      aborted ??= sig;
       return;
     }
     try {
       gated!.child.kill(sig);
     } catch {
       /* already gone */
+    }
+    if (released || maxHoldReached) return;
+    signalsInHold += 1;
+    if (signalsInHold === 1)
+      notice(
+        `${sig} passed to the command; the hold ends when it exits${opts.waitListen ? ' (and a new listener is seen)' : ''}, or at --max-hold in ${Math.max(0, Math.ceil((deadline - Date.now()) / 1000))} s; a second ${sig} releases the hold now`,
+      );
+    else if (signalsInHold === 2) {
+      notice(`${sig} again: releasing the hold now; protect still waits for the command to exit (it got the signal too)`);
+      askRelease();
     }
   };
   const signals: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT'];
@@ -336,12 +399,12 @@ async function protectInner(session: ProtectSession, opts: ProtectOptions, early
     taken = await takeLease(store, session, lease, dev);
     // With the lease recorded no other holder's end removes the counters' chain: re-made if one did meanwhile.
     await counting.kept();
-    if (aborted) throw new SynplugError(`interrupted by ${aborted} before the command started; nothing was run`, 'interrupted');
+    if (aborted) throw interrupted(aborted, false);
     plugged = true;
     await session.buffer();
     tHoldAck = performance.now();
     tPlugAck = performance.now();
-    if (aborted) throw new SynplugError(`interrupted by ${aborted} before the command started; nothing was run`, 'interrupted');
+    if (aborted) throw interrupted(aborted, true);
     gated.open();
     tGate = performance.now();
     gateOpen = true;
@@ -362,9 +425,13 @@ async function protectInner(session: ProtectSession, opts: ProtectOptions, early
       readyAt = performance.now();
       return 'ready' as const;
     })();
-    const first = await Promise.race([ready, deadlineHit]);
+    const first = await Promise.race([ready, deadlineHit, releaseAsked]);
     clearTimeout(deadlineTimer);
-    if (first === 'deadline') {
+    if (first === 'signal') {
+      // a second signal during the hold: let the held clients go now, then wait for the command as ever
+      await release();
+      await ready;
+    } else if (first === 'deadline') {
       maxHoldReached = true;
       await release();
       notice(

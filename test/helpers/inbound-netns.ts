@@ -68,7 +68,10 @@ export function inboundNetns(prefix: string, dev: string, peer: string): Inbound
     },
     synplug(sd, ...args) {
       return new Promise((resolve) => {
-        execFile(process.execPath, [CLI, ...args, '--state-dir', sd, '--netns', ns], { encoding: 'utf8', timeout: 120_000 }, (err, stdout, stderr) =>
+        // the options before a '--' (protect's command follows it: appended after, they were the command's words)
+        const cut = args.includes('--') ? args.indexOf('--') : args.length;
+        const argv = [...args.slice(0, cut), '--state-dir', sd, '--netns', ns, ...args.slice(cut)];
+        execFile(process.execPath, [CLI, ...argv], { encoding: 'utf8', timeout: 120_000 }, (err, stdout, stderr) =>
           resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
         );
       });

@@ -86,7 +86,7 @@ test.serial('setup --inbound run again with another --port is refused (exit 2, n
   t.is(again.code, 2);
   t.is(
     again.stderr.trim(),
-    `synplug: the inbound queue hold on ${dev} (queue:${dev}) is set up for port 80 to 169.254.90.2; setup does not change what a hold holds, and this one would hold port 443 to any address only. To change it, give the whole set again after removing the hold, e.g. to hold both: 'synplug teardown --inbound ${dev}' then 'synplug setup --via queue --inbound ${dev} --port 80 --port 443'. Nothing was changed`,
+    `synplug: setup refused, nothing was changed: the inbound queue hold on ${dev} (queue:${dev}) holds port 80 to 169.254.90.2, and setup does not change what a set-up hold holds (this setup asked for port 443 to any address). To change it, remove the hold and give the whole set again, e.g. to hold both: 'synplug teardown --inbound ${dev}' then 'synplug setup --via queue --inbound ${dev} --port 80 --port 443'`,
     'both: port 443 was asked for any address, so the whole set holds any address (--addr 169.254.90.2 would leave 443 to others unheld)',
   );
   t.is(ruleset(), before, 'the refused setup changed nothing');
@@ -100,7 +100,7 @@ test.serial('setup --inbound run again with another --port is refused (exit 2, n
   t.regex(
     outside.stderr,
     new RegExp(
-      `to hold both: 'synplug teardown --inbound ${dev} --netns ${NS}' then 'synplug setup --via queue --inbound ${dev} --port 80 --port 443 --netns ${NS}'\\. Nothing was changed`,
+      `to hold both: 'synplug teardown --inbound ${dev} --netns ${NS}' then 'synplug setup --via queue --inbound ${dev} --port 80 --port 443 --netns ${NS}'\n`,
     ),
   );
   t.is(ruleset(), before, 'the refused setup changed nothing');

@@ -68,7 +68,10 @@ if (!(await runScenarioIfChild(ENV, scenarios))) {
     t.is(r.refused.code, 8, r.refused.stderr);
     t.false(r.refused.ran, 'the command was not run');
     t.true(r.refused.stderr.includes(`no hold is recorded in ${file}`), r.refused.stderr);
-    t.regex(r.refused.stderr, /Run 'synplug setup' .*'synplug doctor'.*, or pass --setup\. The command was NOT run/);
+    t.regex(
+      r.refused.stderr,
+      /Run 'synplug setup' for local clients .*'synplug doctor' lists them; --setup sets up the same first\); for clients from the network .*'synplug setup --inbound DEV --port PORT'\. The command was NOT run/,
+    );
     t.notRegex(r.refused.stderr, /qdisc|sch_|MISSING|missing/, 'no piece of the plug hold, which this kernel cannot have');
     t.is(r.plug.code, 8, r.plug.stderr);
     t.true(r.plug.stderr.includes(`no hold is recorded in ${file}`), r.plug.stderr);
@@ -84,7 +87,10 @@ if (!(await runScenarioIfChild(ENV, scenarios))) {
     );
 
     t.is(r.set.code, 0, r.set.stderr);
-    t.regex(r.set.stderr, /set up first: .*add table inet synplug_queue/);
+    t.regex(
+      r.set.stderr,
+      /set up first: synplug queue hold set up: SYNs to 169\.254\.255\.254 from this host.*add table inet synplug_queue\. It holds local clients only; /,
+    );
     t.is(r.set.json.exitCode, 0);
     t.deepEqual(r.set.json.holds, [{ id: 'queue', via: 'queue' }]);
     t.true(r.after.ran, 'the command ran');

@@ -12,6 +12,7 @@ import { CATEGORY_EXIT_CODES, DEMO_FAILED, EXIT_TABLE, exitCodeOf, EXIT, protect
 import { ERROR_CATEGORIES } from '../../src/index.js';
 import { SynplugError, UsageError, NetlinkError, NetlinkDecodeError, DumpInterruptedError } from '../../src/netlink/errors.js';
 import { NotPermittedError, MissingSupportError } from '../../src/guard/support.js';
+import { InterruptedError } from '../../src/guard/errors.js';
 import { CommandError } from '../../src/guard/command.js';
 import { NoDeviceError, NotSetUpError } from '../../src/guard/errors.js';
 
@@ -107,6 +108,11 @@ test('exitCodeOf: the category decides; errnos are categorised by name; anything
   t.is(exitCodeOf(new CommandError('x', 'command-not-found')), 127);
   t.is(exitCodeOf(new CommandError('x', 'command-not-executable')), 126);
   t.is(exitCodeOf(new SynplugError('x', 'interrupted')), 130);
+  // protect stopped by a signal before its command: 128 + the signal's number, as the shell counts it (issue 22)
+  t.is(exitCodeOf(new InterruptedError('SIGINT', 'x')), 130);
+  t.is(exitCodeOf(new InterruptedError('SIGTERM', 'x')), 143);
+  t.is(exitCodeOf(new InterruptedError('SIGHUP', 'x')), 129);
+  t.is(new InterruptedError('SIGTERM', 'x').category, 'interrupted');
   t.is(exitCodeOf(new SynplugError('x', 'command-not-started')), 125);
   t.is(exitCodeOf(new SynplugError('x')), EXIT.FAILURE);
   t.is(exitCodeOf(new Error('bare')), EXIT.FAILURE);

@@ -10,6 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { protectAccounting, runProtected } from '../../src/guard/protect.js';
 import { accounted } from '../../src/guard/accounting.js';
+import { readHistory } from '../../src/guard/history.js';
+import { formatHistoryEntry } from '../../src/cli/format-guard.js';
 import { StateStore } from '../../src/guard/state.js';
 import { UsageError } from '../../src/netlink/errors.js';
 import { CommandError } from '../../src/guard/command.js';
@@ -281,4 +283,47 @@ test("the history line's start is when the command started, not protect's call (
   const line = JSON.parse(readFileSync(join(dir, 'history.jsonl'), 'utf8').trim());
   t.is(line.start, new Date(r.commandStartedAt).toISOString());
   t.true(Date.parse(line.start) >= t0 + 400, "not protect's call");
+});
+
+// issue 22 (a new user's check): a reload whose hold reached --max-hold showed in the history only as "lossless"
+// (protect's own output says "(max-hold reached)"). Its line now says so: maxHoldReached in --json, the words in text.
+test('a protect whose hold reached --max-hold is marked in its history line (maxHoldReached; "(max-hold reached)")', async (t) => {
+  const { s, dir } = fresh();
+  const r = await accounted('protect', { stateDir: dir }, () => runProtected(s, { command: ['sleep', '0.5'], maxHoldMs: 100 }), protectAccounting);
+  t.true(r.maxHoldReached);
+  const [line] = readHistory(dir);
+  t.is(line?.maxHoldReached, true);
+  t.regex(formatHistoryEntry(line!), /: held \d+\.\d ms \(max-hold reached\), \d+ SYN\(s\); exit 0; /);
+  // one that ended in time: not marked
+  const quick = await accounted('protect', { stateDir: dir }, () => runProtected(s, { command: ['true'], maxHoldMs: 5000 }), protectAccounting);
+  t.false(quick.maxHoldReached);
+  const last = readHistory(dir).at(-1)!;
+  t.is(last.maxHoldReached, undefined);
+  t.notRegex(formatHistoryEntry(last), /max-hold/);
+});
+
+// issue 22 (a new user's check): a Ctrl-C the command ignores got no word: the hold went on to --max-hold, and a second
+// Ctrl-C did nothing. Now the first says what follows (passed to the command; the hold ends at its exit or at
+// --max-hold in N s); a second releases the hold at once, and protect still waits for the command, passing its status.
+test.serial('Ctrl-C during the hold: the first is said and passed on; a second releases the hold at once, the command still awaited', async (t) => {
+  const { s } = fresh();
+  const notices: string[] = [];
+  const t0 = Date.now();
+  const run = runProtected(s, { command: ['sh', '-c', 'trap "" INT; sleep 1.5'], maxHoldMs: 10_000, onNotice: (l) => notices.push(l) });
+  // the signals as the process gets them (its listeners), once the command runs behind the open gate
+  const deadline = Date.now() + 5000;
+  while (!s.log.includes('buffer') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+  await new Promise((r) => setTimeout(r, 250));
+  process.emit('SIGINT', 'SIGINT');
+  await new Promise((r) => setTimeout(r, 250));
+  process.emit('SIGINT', 'SIGINT');
+  const r = await run;
+  t.is(r.exitCode, 0, 'the command ignored SIGINT and exited 0: its status');
+  t.true(Date.now() - t0 >= 1400, 'protect waited for the command');
+  t.false(r.maxHoldReached);
+  t.true(r.report.holdMs < 1200, `the hold ended at the second Ctrl-C, not at the command's exit (holdMs ${r.report.holdMs})`);
+  const said = notices.filter((n) => /SIGINT/.test(n));
+  t.is(said.length, 2, said.join('\n'));
+  t.regex(said[0]!, /^SIGINT passed to the command; the hold ends when it exits, or at --max-hold in (9|10) s; a second SIGINT releases the hold now$/);
+  t.is(said[1], 'SIGINT again: releasing the hold now; protect still waits for the command to exit (it got the signal too)');
 });

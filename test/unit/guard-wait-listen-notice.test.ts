@@ -154,16 +154,12 @@ class HoldingSession extends ReloadingSession {
   }
 }
 
-test('--wait-listen on a port or address no hold holds: a notice says it is not held, and what is', async (t) => {
+test('--wait-listen on a held port at an address no hold holds: a notice says it is not held, and what is', async (t) => {
   const run = async (held: Array<{ addrs: string[]; ports: number[] }>, waitListen: ListenTarget) => {
     const notices: string[] = [];
     await runProtected(new HoldingSession(held), { command: ['true'], waitListen, maxHoldMs: 2000, onNotice: (l) => notices.push(l) });
     return notices.filter((n) => n.includes('no hold set up holds'));
   };
-  // an inbound hold of port 80, --wait-listen 81
-  t.deepEqual(await run([{ addrs: [], ports: [80] }], { port: 81 }), [
-    "--wait-listen port 81: no hold set up holds new connections there (what is held: port 80): the reload's clients there are not held, and protect waits for a listener on a port it does not hold; give --wait-listen the held port (and address) the server listens on",
-  ]);
   // the local hold's address, every port, --wait-listen 127.0.0.1:80
   t.deepEqual(await run([{ addrs: ['169.254.255.254'], ports: [] }], { address: '127.0.0.1', port: 80 }), [
     "--wait-listen 127.0.0.1:80: no hold set up holds new connections there (what is held: every port to 169.254.255.254): the reload's clients there are not held, and protect waits for a listener on a port it does not hold; give --wait-listen the held port (and address) the server listens on",
@@ -181,5 +177,38 @@ test('--wait-listen on a port or address no hold holds: a notice says it is not 
       { address: '169.254.90.2', port: 80 },
     ),
     [],
+  );
+});
+
+// issue 22 (a new user's check): --wait-listen 8008 with holds of ports 80 and 8081 gave two notices, then held every held
+// port until --max-hold and reported lossless. A port no hold holds is refused in phase one: usage, nothing asked of the
+// hold, the check and the command not run; the held ports and the fix named. A hold of every port holds any port.
+test('--wait-listen on a port no hold holds: refused in phase one (usage), naming the held ports; nothing held, check and command not run', async (t) => {
+  const s = new HoldingSession([
+    { addrs: [], ports: [80] },
+    { addrs: [], ports: [8081] },
+  ]);
+  const notices: string[] = [];
+  const e = await t.throwsAsync(
+    runProtected(s, { command: ['true'], check: ['false'], waitListen: { port: 8008 }, maxHoldMs: 10_000, onNotice: (l) => notices.push(l) }),
+    { instanceOf: UsageError },
+  );
+  t.is(
+    e?.message,
+    '--wait-listen port 8008: no hold set up here holds port 8008 (what is held: port 80; port 8081), so its clients are not held and protect would wait for a listener there while holding the held ports until --max-hold; give --wait-listen the held port the server listens on (e.g. --wait-listen 80), or set up a hold of port 8008. Nothing was held and the command was NOT run',
+  );
+  t.is(e?.category, 'usage');
+  t.deepEqual(s.log, [], 'nothing asked of the hold: no plug, no release, no listing');
+  t.deepEqual(notices, [], 'no check ran (its failure would have been exit 10), no notice');
+  // a hold of every port (the local hold) holds port 8008 too: no refusal
+  const all = new HoldingSession([
+    { addrs: [], ports: [80] },
+    { addrs: ['169.254.255.254'], ports: [] },
+  ]);
+  t.is((await runProtected(all, { command: ['true'], waitListen: { port: 8008 }, maxHoldMs: 2000 })).exitCode, 0);
+  // a held port: no refusal
+  t.is(
+    (await runProtected(new HoldingSession([{ addrs: [], ports: [80, 8081] }]), { command: ['true'], waitListen: { port: 8081 }, maxHoldMs: 2000 })).exitCode,
+    0,
   );
 });

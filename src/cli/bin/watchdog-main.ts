@@ -4,7 +4,8 @@
  * and describes the protocol). {@link startWatchdog} spawns this file by
  * path. Here: the signals (SIGINT, SIGHUP and SIGPIPE ignored, SIGTERM acts),
  * `ready` on stdout once the sockets are open, stdin's lines, its reports on
- * stderr prefixed `synplug watchdog: `, and the exit status (0; 1 when the
+ * stderr prefixed `synplug watchdog: ` (a closed stdout or stderr is no error: the parent is gone, and the end of
+ * stdin says so), and the exit status (0; 1 when the
  * sockets could not be opened or a release failed).
  *
  * @module
@@ -17,6 +18,12 @@ import { EXIT } from '../exit-codes.js';
 const say = (line: string): void => {
   process.stderr.write(`synplug watchdog: ${line}\n`);
 };
+
+// A parent gone before it read `ready` (protect stopped while starting) closed the pipe: the write's EPIPE is no
+// crash. Its end of stdin follows, and the watchdog acts on that (unarmed: it exits; armed: it releases). A
+// closed stderr (the terminal gone) loses only the reports.
+process.stdout.on('error', () => {});
+process.stderr.on('error', () => {});
 
 if (process.argv.includes(QUEUE_HOLDER_ARG)) {
   // The queue holder (src/guard/leases-holder.ts): the same process setup, another job.

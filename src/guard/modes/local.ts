@@ -907,6 +907,16 @@ export function addressPiece<O extends { hasAddress: boolean; addressMarked?: bo
  * @returns what was removed (`address A/32 on lo`), or nothing
  * @throws {NetlinkError} a listing refused, or a refusal other than EADDRNOTAVAIL/ENOENT
  */
+/** How teardown's `removed` names an address it removed: `address A/P on DEV` ({@link removedAddressOf} reads it back). */
+export function removedAddressText(addr: string, prefixlen: number, dev: string): string {
+  return `address ${addr}/${prefixlen} on ${dev}`;
+}
+
+/** The address of a `removed` entry written by {@link removedAddressText}; undefined for any other entry. */
+export function removedAddressOf(entry: string): string | undefined {
+  return /^address (\S+)\/\d+ on \S+$/.exec(entry)?.[1];
+}
+
 export async function removeAddress(
   route: HoldSockets['route'],
   dev: { ifindex: number; dev: string },
@@ -924,7 +934,7 @@ export async function removeAddress(
   }
   try {
     await deleteAddress(route, { dev: dev.ifindex, address: addr, prefixlen });
-    return [`address ${addr}/${prefixlen} on ${dev.dev}`];
+    return [removedAddressText(addr, prefixlen, dev.dev)];
   } catch (e) {
     if (!(e instanceof NetlinkError && (e.code === 'EADDRNOTAVAIL' || e.code === 'ENOENT'))) throw e;
     return [];
