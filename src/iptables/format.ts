@@ -530,6 +530,17 @@ function rebuiltOtherwise(s: Slot, by: Slot, family: string, linkBefore: string 
   return row && !row.keptBefore?.(by) ? row.why : undefined;
 }
 
+/**
+ * The link-layer protocol (`ether`, `vlan`) of a concatenation's field that
+ * comes before its first network or transport field (`ether saddr . ip saddr
+ * @s`), which nft -f evaluates first, as it would a match before the rule's.
+ */
+function concatLink(x: Slot): string | undefined {
+  const parts = (matchLeft(x) as { concat?: Array<{ payload?: { protocol?: string } }> } | undefined)?.concat;
+  const first = parts?.map((p) => p.payload?.protocol).find((p) => p !== undefined);
+  return first === 'ether' || first === 'vlan' ? first : undefined;
+}
+
 /** Options of {@link ruleStatements}. */
 export interface StatementOptions {
   /** the rule's family (`ip`, `ip6`, `inet`...): tells which network header `payload` reads */
@@ -1031,7 +1042,7 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
       .map((x) => (!x.dropped && x.stmt !== undefined ? matchLeft(x)?.payload?.protocol : undefined))
       .filter((p) => p === 'ether' || p === 'vlan')
       .at(-1);
-    const why = s.droppedFor && s.stmt ? rebuiltOtherwise(s, s.droppedFor, options.family, linkBefore) : undefined;
+    const why = s.droppedFor && s.stmt ? rebuiltOtherwise(s, s.droppedFor, options.family, linkBefore ?? concatLink(s.droppedFor)) : undefined;
     if (why) {
       s.stmt = uncertain(s.stmt!, why);
       s.dropped = false;

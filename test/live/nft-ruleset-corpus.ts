@@ -17,6 +17,39 @@
 
 /** Tables by name (`family name`), each in nft's syntax; `setup`: shell commands run first in each namespace (devices). */
 export const CORPUS: ReadonlyArray<{ table: string; text: string; setup?: string }> = [
+  // an Ethernet field first in a concatenation with a network field: nft -f names the network protocol by
+  // `ether type` (left out of the listing), as after an Ethernet match before it; sets named and anonymous
+  {
+    table: 'inet rt_etherconcat',
+    text: `table inet rt_etherconcat {
+	set s {
+		type ether_addr . ipv4_addr
+		elements = { 00:11:22:33:44:55 . 169.254.1.1 }
+	}
+
+	chain c {
+		ether saddr . ip saddr @s accept
+		ether saddr . ip saddr . tcp dport { 00:11:22:33:44:55 . 169.254.1.1 . 22 } accept
+		ether daddr . ip6 saddr . ip6 daddr { 00:11:22:33:44:55 . fd00::1 . fd00::2 } accept
+		ip saddr . ether saddr { 169.254.1.1 . 00:11:22:33:44:55 } accept
+	}
+}
+`,
+  },
+  {
+    table: 'netdev rt_etherconcat',
+    text: `table netdev rt_etherconcat {
+	set s {
+		type ether_addr . ipv4_addr
+	}
+
+	chain c {
+		ether saddr . ip saddr { 00:11:22:33:44:55 . 169.254.1.1 } accept
+		ether saddr . ip saddr @s drop
+	}
+}
+`,
+  },
   // a whole device name ending in `*` (not a wildcard) is written escaped: `"ab\\*"`
   {
     table: 'inet rt_star',

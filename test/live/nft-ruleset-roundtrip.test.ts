@@ -381,6 +381,9 @@ const LEFT_OUT: ReadonlyArray<[family: string, rows: ReadonlyArray<[rule: string
       ['ether saddr 00:11:22:33:44:55 meta nfproto ipv4 ip saddr 169.254.5.1', 'meta nfproto ipv4', ETHER_WHY],
       // after a vlan field, `vlan type`
       ['vlan id 5 meta nfproto ipv4 icmp type echo-request', 'meta nfproto ipv4', ETHER_WHY],
+      // an Ethernet field first in a concatenation too (ether type left out as nft lists it, meta nfproto raw)
+      ['ether saddr . ip saddr { 00:11:22:33:44:55 . 169.254.5.1 } counter', 'same'],
+      ['meta nfproto ipv4 ether saddr . ip saddr { 00:11:22:33:44:55 . 169.254.5.1 }', 'meta nfproto ipv4', ETHER_WHY],
     ],
   ],
   [
@@ -417,6 +420,8 @@ const LEFT_OUT: ReadonlyArray<[family: string, rows: ReadonlyArray<[rule: string
       ['meta protocol ip meta l4proto icmp', 'meta protocol ip'],
       ['ether saddr 00:11:22:33:44:55 ether type ip ip saddr 169.254.5.1', 'same'],
       ['ether saddr 00:11:22:33:44:55 meta protocol ip icmp type echo-request', 'meta protocol ip', ETHER_WHY],
+      ['ether saddr . ip saddr { 00:11:22:33:44:55 . 169.254.5.1 }', 'same'],
+      ['meta protocol ip ether saddr . ip saddr { 00:11:22:33:44:55 . 169.254.5.1 }', 'meta protocol ip', ETHER_WHY],
     ],
   ],
   ['arp', [['ether type arp arp operation request', 'ether type arp']]],
