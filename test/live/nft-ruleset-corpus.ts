@@ -17,6 +17,20 @@
 
 /** Tables by name (`family name`), each in nft's syntax; `setup`: shell commands run first in each namespace (devices). */
 export const CORPUS: ReadonlyArray<{ table: string; text: string; setup?: string }> = [
+  // a `$` in a rule's comment: nft -f reads it back as written (only in a log prefix it starts a variable)
+  {
+    table: 'ip rt_dollar',
+    text: `table ip rt_dollar {
+	chain c {
+		counter packets 0 bytes 0 comment "cost $5"
+		accept comment "$y"
+		accept comment "a$"
+		accept comment "$$"
+		accept comment "$(x) $y"
+	}
+}
+`,
+  },
   // an Ethernet field first in a concatenation with a network field: nft -f names the network protocol by
   // `ether type` (left out of the listing), as after an Ethernet match before it; sets named and anonymous
   {
