@@ -662,6 +662,18 @@ export function quoteProblem(what: string, s: string): string | undefined {
 }
 
 /**
+ * The problem of a range nft lists as it is (`ip saddr 10.0.0.5-10.0.0.1`,
+ * `udp dport 50-20`) whose first end is past its last: `nft -f` refuses it.
+ */
+export const REVERSED_RANGE = 'a range whose first end is past its last: nft -f cannot read this back ("Range has zero or negative size")';
+
+/** Whether a range's ends (wire hex of `type`, compared in the type's byte order as nft compares them) are reversed. */
+export function rangeReversed(from: string, to: string, type: ValueType): boolean {
+  const n = (hex: string): bigint => BigInt(`0x${HOST_ORDER_TYPES.has(type) ? (hex.match(/../g) ?? []).reverse().join('') : hex}`);
+  return from.length === to.length && from.length > 0 && n(from) > n(to);
+}
+
+/**
  * A value as nft prints it (text) and as `nft -j` writes it (json). Bytes
  * that do not fit the type print as `0x<hex>`, never as a wrong value.
  * @param hex the value's wire bytes, hex

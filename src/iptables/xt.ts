@@ -25,7 +25,7 @@ import { bin, str, u32be, type AttributeView } from '../netlink/attributes.js';
 import { NetlinkDecodeError, UsageError } from '../netlink/errors.js';
 import * as C from './constants.js';
 import { L4_HEADERS } from './headers.js';
-import { quoteProblem, rawStatement, valueText, type Statement } from './print.js';
+import { quoteProblem, REVERSED_RANGE, rawStatement, valueText, type Statement } from './print.js';
 import { addressText } from './validate.js';
 
 /** What both compat expressions carry. */
@@ -306,8 +306,19 @@ const PROTOCOL_NAMES: Readonly<Record<number, string>> = {
  * The ports, or the icmp type and code, of ebtables' ip and ip6 matches as nft 1.0.6 lists them: both keep
  * sport[2] (icmp type[2]) at `at` and dport[2] (icmp code[2]) 4 bytes on, host order.
  */
-function ebtL4Parts(b: Buffer, at: number, bitmask: number, inv: number, pname: string | undefined, icmp: 'icmp' | 'icmpv6' | undefined): string[] {
-  const range = (lo: number, hi: number) => `${lo}${hi === lo ? '' : `-${hi}`}`;
+function ebtL4Parts(
+  b: Buffer,
+  at: number,
+  bitmask: number,
+  inv: number,
+  pname: string | undefined,
+  icmp: 'icmp' | 'icmpv6' | undefined,
+  problems: string[],
+): string[] {
+  const range = (lo: number, hi: number) => {
+    if (lo > hi && !problems.includes(REVERSED_RANGE)) problems.push(REVERSED_RANGE);
+    return `${lo}${hi === lo ? '' : `-${hi}`}`;
+  };
   const parts = (
     [
       [EBT_IP_SPORT, 'sport', at],
@@ -323,7 +334,21 @@ function ebtL4Parts(b: Buffer, at: number, bitmask: number, inv: number, pname: 
   return parts;
 }
 
-function ebtIpText(b: Buffer): string | undefined {
+/**
+ * The problem of an address under a mask that is no prefix, as nft 1.0.6 lists libxtables' translation (`ip
+ * saddr 10.0.0.0/255.0.255.0`): `nft -f` refuses that syntax (it reads `ip saddr & 255.0.255.0 == 10.0.0.0`).
+ */
+const MASK_NO_PREFIX = (field: string, addr: string, mask: string): string =>
+  `a mask that is no prefix (${mask}): nft -f cannot read this back (a syntax error; it reads ${field} & ${mask} == ${addr})`;
+
+/** `parts` joined, with the first of `problems` (a text nft lists that nft -f cannot read) as its problem. */
+function partsWithProblems(parts: readonly string[], problems: readonly string[]): XtText {
+  const text = parts.join(' ');
+  return problems.length ? { text, problem: problems.join('; ') } : text;
+}
+
+function ebtIpText(b: Buffer): XtText {
+  const problems: string[] = [];
   const [proto, bitmask, inv] = [b[17], b[18], b[19]];
   const known = EBT_IP_SOURCE | EBT_IP_DEST | EBT_IP_PROTO | EBT_IP_SPORT | EBT_IP_DPORT | EBT_IP_ICMP;
   if (!bitmask || bitmask & ~known || inv & ~bitmask) return undefined;
@@ -346,6 +371,7 @@ function ebtIpText(b: Buffer): string | undefined {
     if ((addr & ~mask) >>> 0) return undefined;
     const bits = prefixOf(b.subarray(at + 8, at + 12));
     const suffix = bits === undefined ? `/${addressText(b.subarray(at + 8, at + 12))}` : bits === 32 ? '' : `/${bits}`;
+    if (bits === undefined) problems.push(MASK_NO_PREFIX(`ip ${word}`, addressText(b.subarray(at, at + 4)), addressText(b.subarray(at + 8, at + 12))));
     parts.push(`ip ${word} ${inv & bit ? '!= ' : ''}${addressText(b.subarray(at, at + 4))}${suffix}`);
   }
   if (bitmask & EBT_IP_PROTO && !ports && !icmp) {
@@ -353,7 +379,7 @@ function ebtIpText(b: Buffer): string | undefined {
     if (name === undefined) return undefined;
     parts.push(`ip protocol ${inv & EBT_IP_PROTO ? '!= ' : ''}${name}`);
   }
-  return [...parts, ...ebtL4Parts(b, 20, bitmask, inv, pname, icmp ? 'icmp' : undefined)].join(' ');
+  return partsWithProblems([...parts, ...ebtL4Parts(b, 20, bitmask, inv, pname, icmp ? 'icmp' : undefined, problems)], problems);
 }
 
 /**
@@ -364,7 +390,8 @@ function ebtIpText(b: Buffer): string | undefined {
  * Raw as ebtIpText's: --ip6-tclass (written as `ip6 dscp` of its low bits), a protocol not in the tables, ports or
  * icmpv6 types of an inverted protocol, an inverted icmpv6 type with codes, an address outside its mask.
  */
-function ebtIp6Text(b: Buffer): string | undefined {
+function ebtIp6Text(b: Buffer): XtText {
+  const problems: string[] = [];
   const [proto, bitmask, inv] = [b[65], b[66], b[67]];
   const known = EBT_IP_SOURCE | EBT_IP_DEST | EBT_IP_PROTO | EBT_IP_SPORT | EBT_IP_DPORT | EBT_IP_ICMP;
   if (!bitmask || bitmask & ~known || inv & ~bitmask) return undefined;
@@ -388,6 +415,7 @@ function ebtIp6Text(b: Buffer): string | undefined {
     // xtables_ip6mask_to_numeric: `/64`, nothing for /128, a mask that is no prefix as an address
     const bits = prefixOf(mask);
     const suffix = bits === undefined ? `/${addressText(mask)}` : bits === 128 ? '' : `/${bits}`;
+    if (bits === undefined) problems.push(MASK_NO_PREFIX(`ip6 ${word}`, addressText(addr), addressText(mask)));
     parts.push(`ip6 ${word} ${inv & bit ? '!= ' : ''}${addressText(addr)}${suffix}`);
   }
   if (bitmask & EBT_IP_PROTO && !((ports || icmp) && proto6)) {
@@ -395,7 +423,7 @@ function ebtIp6Text(b: Buffer): string | undefined {
     if (name === undefined) return undefined;
     parts.push(`meta l4proto ${inv & EBT_IP_PROTO ? '!= ' : ''}${name}`);
   }
-  return [...parts, ...ebtL4Parts(b, 68, bitmask, inv, pname, icmp ? 'icmpv6' : undefined)].join(' ');
+  return partsWithProblems([...parts, ...ebtL4Parts(b, 68, bitmask, inv, pname, icmp ? 'icmpv6' : undefined, problems)], problems);
 }
 
 /** linux/netfilter_bridge/ebt_mark_m.h: EBT_MARK_AND, EBT_MARK_OR */
@@ -1122,6 +1150,11 @@ function policyText(b: Buffer): string | undefined {
   return undefined;
 }
 
+/** nft's text `t` of a translation, with {@link REVERSED_RANGE} as its problem when a range in it is `reversed` (nft lists `10.0.0.5-10.0.0.1` as it is). */
+function reversedIf(t: string | undefined, reversed: boolean): XtText {
+  return t !== undefined && reversed ? { text: t, problem: REVERSED_RANGE } : t;
+}
+
 /** A u32 range as libxtables writes it (`5`, `5-9`), with `!= ` when inverted; undefined when it is every value and not inverted. */
 function u32Range(lo: number, hi: number, inv: boolean, all = 0xffffffff): string | undefined {
   if (lo === 0 && hi === all && !inv) return undefined;
@@ -1141,7 +1174,7 @@ const IP6T_FRAG_INV_IDS = 0x01;
  * it: `frag id 5`, `frag more-fragments 1`. --fragres (reserved bits zero, which libxtables writes `frag reserved 1`),
  * --fraglen and a bare `-m frag` (both of which nft lists as nothing, matching every packet) raw.
  */
-function fragText(b: Buffer): string | undefined {
+function fragText(b: Buffer): XtText {
   const [flags, inv] = [b[12], b[13]];
   if (flags & (IP6T_FRAG_LEN | IP6T_FRAG_RES) || inv & ~IP6T_FRAG_INV_IDS) return undefined;
   const ids = u32Range(readU32(b, 0), readU32(b, 4), (inv & IP6T_FRAG_INV_IDS) !== 0);
@@ -1152,7 +1185,7 @@ function fragText(b: Buffer): string | undefined {
   ].filter(Boolean);
   // a bare -m frag nft 1.0.6 lists as nothing (iptables 1.8.9 writes no translation), a rule matching every packet
   if (ids === undefined && !rest.length) return undefined;
-  return [ids === undefined ? '' : `frag id ${ids}`, ...rest].filter(Boolean).join(' ');
+  return reversedIf([ids === undefined ? '' : `frag id ${ids}`, ...rest].filter(Boolean).join(' '), readU32(b, 0) > readU32(b, 4));
 }
 
 /** linux/netfilter_ipv6/ip6t_rt.h: IP6T_RT_TYP, IP6T_RT_SGS (flags); IP6T_RT_INV_TYP, IP6T_RT_INV_SGS (invflags) */
@@ -1164,19 +1197,19 @@ const IP6T_RT_SGS = 0x02;
  * libip6t_rt.c writes it: `rt type 2`, `rt seg-left 3`; a bare `-m rt` (nft lists nothing) raw. --rt-len (the header's length in bytes,
  * which libxtables writes as nft's `rt hdrlength`, the field in 8-byte units), --rt-0-res and addresses raw.
  */
-function rtText(b: Buffer): string | undefined {
+function rtText(b: Buffer): XtText {
   const [flags, inv] = [b[16], b[17]];
   if (flags & ~(IP6T_RT_TYP | IP6T_RT_SGS) || inv & ~flags) return undefined;
   const sgs = u32Range(readU32(b, 4), readU32(b, 8), (inv & IP6T_RT_SGS) !== 0);
   const parts = [flags & IP6T_RT_TYP ? `rt type ${inv & IP6T_RT_TYP ? '!= ' : ''}${readU32(b, 0)}` : '', sgs === undefined ? '' : `rt seg-left ${sgs}`];
   // a bare -m rt nft 1.0.6 lists as nothing, a rule matching every packet: raw
-  return parts.some(Boolean) ? parts.filter(Boolean).join(' ') : undefined;
+  return parts.some(Boolean) ? reversedIf(parts.filter(Boolean).join(' '), readU32(b, 4) > readU32(b, 8)) : undefined;
 }
 
 /** ip6tables' mh match, struct ip6t_mh { __u8 types[2]; __u8 invflags; }: `mh type 1` (libip6t_mh.c); a bare `-m mh` (nft lists nothing) raw */
-function mhText(b: Buffer): string | undefined {
+function mhText(b: Buffer): XtText {
   const types = b[2] > 1 ? undefined : u32Range(b[0], b[1], b[2] === 1, 0xff);
-  return types && `mh type ${types}`;
+  return reversedIf(types && `mh type ${types}`, b[0] > b[1]);
 }
 
 /** linux/netfilter/xt_tcpudp.h: XT_TCP_INV_SRCPT, _DSTPT, _FLAGS, _OPTION */
@@ -1312,7 +1345,12 @@ const MATCHES: Readonly<Record<string, Translation | readonly Translation[]>> = 
       const addr = (i: number): string => addressText(b.subarray(16 * i, 16 * i + len));
       const part = (bit: number, inv: number, dir: string, i: number): string[] =>
         flags & bit ? [`${ctx.family} ${dir}${flags & inv ? ' !=' : ''} ${addr(i)}-${addr(i + 1)}`] : [];
-      return [...part(IPRANGE_SRC, IPRANGE_SRC_INV, 'saddr', 0), ...part(IPRANGE_DST, IPRANGE_DST_INV, 'daddr', 2)].join(' ');
+      const reversed = (bit: number, i: number): boolean =>
+        (flags & bit) !== 0 && Buffer.compare(b.subarray(16 * i, 16 * i + len), b.subarray(16 * i + 16, 16 * i + 16 + len)) > 0;
+      return reversedIf(
+        [...part(IPRANGE_SRC, IPRANGE_SRC_INV, 'saddr', 0), ...part(IPRANGE_DST, IPRANGE_DST_INV, 'daddr', 2)].join(' '),
+        reversed(IPRANGE_SRC, 0) || reversed(IPRANGE_DST, 2),
+      );
     },
   },
   icmp: { revs: [0], size: 4, families: ['ip'], text: icmpMatch('icmp') },
@@ -1460,7 +1498,11 @@ const MATCHES: Readonly<Record<string, Translation | readonly Translation[]>> = 
   length: {
     revs: [0],
     size: 5,
-    text: (b) => `meta length ${b[4] ? '!= ' : ''}${readU16(b, 0)}${readU16(b, 2) === readU16(b, 0) ? '' : `-${readU16(b, 2)}`}`,
+    text: (b) =>
+      reversedIf(
+        `meta length ${b[4] ? '!= ' : ''}${readU16(b, 0)}${readU16(b, 2) === readU16(b, 0) ? '' : `-${readU16(b, 2)}`}`,
+        readU16(b, 0) > readU16(b, 2),
+      ),
   },
   // struct xt_dscp_info { __u8 dscp; __u8 invert; }
   dscp: {
