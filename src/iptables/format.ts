@@ -2132,8 +2132,10 @@ function objectText(o: NftObject, options: FormatOptions): string {
   const printed = objectBody(o);
   if (o.counter) {
     if (exact(o.counter.packets, o.counter.bytes)) body = `packets ${o.counter.packets} bytes ${o.counter.bytes}`;
-  } else if (printed) body = printed.lines.join('\n\t\t');
-  else if (o.quota) {
+  } else if (printed) {
+    body = printed.lines.join('\n\t\t');
+    if (printed.problem) options.problems?.push(`table ${o.family} ${o.table} ${o.type} ${o.name}: ${printed.problem}`);
+  } else if (o.quota) {
     if (exact(o.quota.bytes, o.quota.used)) body = quotaText(o.quota);
   } else if (o.limit) {
     const p = limitPrinted(o.limit);

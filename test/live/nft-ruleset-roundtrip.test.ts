@@ -1565,3 +1565,24 @@ test.serial(
     }
   },
 );
+
+test.serial(
+  'regression: a ct timeout whose policy is every default, which nft lists as `policy = {  }` and nft -f refuses: as nft lists it, named on stderr, exit 11 (exit 0 before)',
+  (t) => {
+    const f = loadAndShow(
+      'ctdefault',
+      'table ip synplug_ctt {\n\tct timeout x {\n\t\tprotocol tcp\n\t\tl3proto ip\n\t\tpolicy = { established : 432000 }\n\t}\n}\n',
+    );
+    const theirs = readFileSync(f('nft.txt'), 'utf8');
+    t.regex(theirs, /^\t\tpolicy = \{ {2}\}$/m);
+    t.is(readFileSync(f('ours.txt'), 'utf8'), theirs);
+    t.is(readFileSync(f('ours.rc'), 'utf8').split('\n')[0], '11');
+    t.regex(
+      readFileSync(f('ours.err'), 'utf8'),
+      /table ip synplug_ctt ct timeout x: policy = \{ {2}\} \(every timeout the default\): nft -f cannot read this back/,
+    );
+    // nft -f of nft's own listing: refused
+    const r = spawnSync('unshare', ['--net', NFT, '-f', f('nft.txt')], { encoding: 'utf8' });
+    t.not(r.status, 0);
+  },
+);
