@@ -642,12 +642,12 @@ const TARGETS: Readonly<Record<string, Translation>> = {
       return `dup to ${addressText(b.subarray(0, ctx.family === 'ip6' ? 16 : 4))}${oif ? ` device ${oif}` : ''}`;
     },
   },
-  // struct xt_DSCP_info { __u8 dscp; };
+  // struct xt_DSCP_info { __u8 dscp; }: libxt_DSCP.c's DSCP_xlate / DSCP_xlate6 (`ip6 dscp set 0x0a`)
   DSCP: {
     revs: [0],
     size: 1,
-    families: ['ip'],
-    text: (b) => (b[0] < 64 ? `ip dscp set 0x${b[0].toString(16).padStart(2, '0')}` : undefined),
+    families: ['ip', 'ip6'],
+    text: (b, _rev, ctx) => (b[0] < 64 ? `${ctx.family} dscp set 0x${b[0].toString(16).padStart(2, '0')}` : undefined),
   },
 };
 

@@ -799,6 +799,9 @@ const IPTABLES_MATCHES: ReadonlyArray<[rule: string, raw?: 'raw']> = [
  * family only (after the ip6 SNAT, the ip one lists as `XT target SNAT not found`).
  */
 const IP6TABLES_XT: ReadonlyArray<[rule: string]> = [
+  // libxt_DSCP's DSCP_xlate6 (raw with no reason before)
+  ['-t mangle -A PREROUTING -j DSCP --set-dscp 10'],
+  ['-t mangle -A PREROUTING -j DSCP --set-dscp 0'],
   ['-A INPUT -p icmpv6 --icmpv6-type neighbour-solicitation -j ACCEPT'],
   ['-A INPUT -p icmpv6 ! --icmpv6-type echo-reply -j DROP'],
   ['-A INPUT -p tcp -j REJECT --reject-with icmp6-adm-prohibited'],
