@@ -58,7 +58,15 @@ export const CHECK_PARTIAL = 12;
  */
 export const DEMO_FAILED = 9;
 
-/** Exit codes by name, for the CLI's own use (all but OK and CHECK_PARTIAL come from {@link CATEGORY_EXIT_CODES}). */
+/**
+ * `protect --fail-on-loss`: the command exited 0, but the reload's report
+ * counts a loss (`lossless` false: refused, reset or dropped connections,
+ * listener drops, or a hold that failed). Not an error's category: the
+ * CLI's reading of protect's result ({@link protectExitCode}).
+ */
+export const RELOAD_LOST = 13;
+
+/** Exit codes by name, for the CLI's own use (all but OK, CHECK_PARTIAL, DEMO_FAILED and RELOAD_LOST come from {@link CATEGORY_EXIT_CODES}). */
 export const EXIT = {
   OK: 0,
   FAILURE: CATEGORY_EXIT_CODES.failure,
@@ -77,7 +85,20 @@ export const EXIT = {
   COMMAND_NOT_FOUND: CATEGORY_EXIT_CODES['command-not-found'],
   INTERRUPTED: CATEGORY_EXIT_CODES.interrupted,
   CHECK_PARTIAL,
+  RELOAD_LOST,
 } as const;
+
+/**
+ * protect's exit code: the command's own status; with `failOnLoss`, a
+ * command that exited 0 under a reload whose report counts a loss
+ * (`lossless` false) gives {@link RELOAD_LOST}. An uncounted report
+ * (`lossless` null) is no counted loss: the command's 0.
+ * @param r protect's result: the command's `exitCode`, the report's `lossless`
+ * @param failOnLoss `--fail-on-loss` was given
+ */
+export function protectExitCode(r: { exitCode: number; report: { lossless: boolean | null } }, failOnLoss: boolean): number {
+  return failOnLoss && r.exitCode === 0 && r.report.lossless === false ? RELOAD_LOST : r.exitCode;
+}
 
 /**
  * The exit code for an error: its category's code for a {@link SynplugError},
@@ -131,6 +152,10 @@ export const EXIT_TABLE: ReadonlyArray<readonly [code: number | 'other', meaning
     "'show ruleset': part of the ruleset cannot be printed in nft's language as decoded (an expression, a typeof set, an object type synplug does not print); the listing marks it '[ raw: ... ]' ('{\"raw\": ...}' in --json) and each such part is named on stderr (with --json, stdout still holds the one listing document, no error object), so a listing that exits 0 is one 'nft -f' reads back to the same ruleset",
   ],
   [12, 'check: set up, but partly or differently (a piece missing or not as setup makes it, each named)'],
+  [
+    13,
+    'protect --fail-on-loss: the command exited 0, but the reload\'s report counts a loss (refused, reset or dropped connections, listener drops) or a failed hold (--json: \'"lossless": false\', "exitCode" the command\'s 0); an uncounted report is no loss',
+  ],
   [
     125,
     'protect: /bin/sh, which starts the command behind its gate, could not be started (the command was not run); or the --check command could not be started (nothing was held, the command was not run)',
@@ -239,6 +264,10 @@ export const COMMAND_EXIT_CODES = {
       'the --check command failed: exited non-zero, was killed by a signal, or ran past --check-timeout (its output is shown); nothing was held and the command was NOT run. (The command exiting 10 itself also gives 10: with --json, a failed check is an error object with "category": "check-failed" and "check"; the command\'s own 10 is a result with "exitCode": 10.)',
     ],
     [
+      EXIT.RELOAD_LOST,
+      'with --fail-on-loss: the command exited 0, but the report counts a loss (refused, reset or dropped connections, listener drops) or a failed hold ("lossless": false; --json: "exitCode" 0, the command\'s); an uncounted report is no loss',
+    ],
+    [
       EXIT.COMMAND_NOT_STARTED,
       '/bin/sh, which starts the command, could not be started; or the --check command could not be started (nothing held); the command was not run',
     ],
@@ -334,6 +363,7 @@ const BRIEF: Record<Exclude<ExitCodeLine[0], 0>, string> = {
   [EXIT.CHECK_FAILED]: 'the --check command failed: nothing held, not run',
   [EXIT.UNPRINTABLE]: "part of the ruleset cannot be said in nft's words",
   [EXIT.CHECK_PARTIAL]: 'set up partly or differently (each piece named)',
+  [EXIT.RELOAD_LOST]: '--fail-on-loss: the command exited 0, the reload lost',
   [EXIT.COMMAND_NOT_STARTED]: 'the command (or --check) could not be started',
   [EXIT.COMMAND_NOT_EXECUTABLE]: 'the command (or --check) cannot be executed',
   [EXIT.COMMAND_NOT_FOUND]: 'the command (or --check) was not found',

@@ -10,7 +10,7 @@ import { DEFAULTS, parseDuration, parseUint, type GuardConfig } from '../guard/c
 import { netnsStateDir } from '../guard/state-dir.js';
 import { refuseDotDot } from '../guard/state-fs.js';
 import type * as GuardModule from '../guard/index.js';
-import { EXIT, exitCodesHelp } from './exit-codes.js';
+import { EXIT, exitCodesHelp, protectExitCode } from './exit-codes.js';
 import { jsonOption, run } from './run.js';
 import { formatSetupPlan } from './format-plan.js';
 import { formatCheck, formatMigrateReq, formatPlug, formatProtect, formatRelease, formatSetup, formatStatus, formatTeardown } from './format-guard.js';
@@ -351,6 +351,7 @@ export function guardCommands(program: Command): void {
       .addOption(new Option('--check-timeout <duration>', 'with --check: its time limit').default('60s', '60s'))
       .option('--setup', 'set up first when not set up')
       .option('--metrics-file <path>', METRICS_FILE_HELP)
+      .option('--fail-on-loss', `exit ${EXIT.RELOAD_LOST} on a loss when the command exited 0`)
       .passThroughOptions(),
   )
     .addHelpText('after', exitCodesHelp('protect'))
@@ -358,7 +359,16 @@ export function guardCommands(program: Command): void {
       run(
         async (
           command: string[],
-          f: ConfigFlags & { maxHold: string; waitListen?: string; user?: string; check?: string; checkTimeout: string; setup?: boolean; metricsFile?: string },
+          f: ConfigFlags & {
+            maxHold: string;
+            waitListen?: string;
+            user?: string;
+            check?: string;
+            checkTimeout: string;
+            setup?: boolean;
+            metricsFile?: string;
+            failOnLoss?: boolean;
+          },
           cmd: Command,
         ) => {
           const guard = await loadGuard();
@@ -386,7 +396,10 @@ export function guardCommands(program: Command): void {
           warn(r);
           if (f.json) process.stdout.write(JSON.stringify(r) + '\n');
           else process.stderr.write(formatProtect(r) + '\n');
-          return r.exitCode;
+          const code = protectExitCode(r, f.failOnLoss === true);
+          if (code !== r.exitCode)
+            process.stderr.write(`synplug: exit ${code} (--fail-on-loss): the command exited 0, but the reload lost connections (its report says how)\n`);
+          return code;
         },
       ),
     );

@@ -13,7 +13,9 @@
  *   outcome.
  * - A command that threw: counted `failed` in the metrics (no history
  *   line), under the `hold` label of the holds set up; then the error goes
- *   on unchanged.
+ *   on unchanged. Except a usage error (`usage`, exit 2: bad arguments, a
+ *   device that does not exist), refused before anything was sent: no
+ *   reload was tried, none is counted and the file is not written.
  *
  * @module
  */
@@ -21,14 +23,14 @@ import { resolveConfig } from './config.js';
 import { recordHistory, type HistoryCommand, type HistoryEntry } from './history.js';
 import { checkMetricsFile, holdLabel, recordMetrics, type MetricsChange, type MetricsTarget } from './metrics.js';
 import { StateStore } from './state.js';
-import { UsageError } from '../netlink/errors.js';
+import { SynplugError, UsageError } from '../netlink/errors.js';
 
 /** What a command that ran adds to the history and the metrics. */
 export interface Accounting {
   /** the holds it held (or would have), by id: the metrics' `hold` label, the history's `holds` */
   holds: string[];
-  /** its history entry's `exitCode` and `report` (absent: no line) */
-  history?: Pick<HistoryEntry, 'exitCode' | 'report'>;
+  /** its history entry's `exitCode` and `report`, and `start` when not the command's call (absent: no line) */
+  history?: Pick<HistoryEntry, 'exitCode' | 'report'> & Partial<Pick<HistoryEntry, 'start'>>;
   /** what it adds to the metrics totals */
   change: MetricsChange;
   /** write nothing, neither the history line nor the metrics (a teardown cleared the state directory meanwhile) */
@@ -49,7 +51,7 @@ export interface AccountingOptions {
  * @param account what its result adds ({@link Accounting})
  * @returns run's result, with a warning per write that failed
  * @throws {UsageError} a bad metrics file (given, or recorded for protect and plug), before `run`
- * @throws whatever `run` throws (after counting it `failed`)
+ * @throws whatever `run` throws (after counting it `failed`, unless a usage error)
  */
 export async function accounted<R extends { warnings?: string[] }>(
   command: HistoryCommand,
@@ -82,14 +84,14 @@ export async function accounted<R extends { warnings?: string[] }>(
   try {
     r = await run();
   } catch (e) {
-    if (target) await recordMetrics(stateDir, target, holdLabel(recorded?.holds ?? []), 'failed').catch(() => {});
+    if (target && !refusedAsUsage(e)) await recordMetrics(stateDir, target, holdLabel(recorded?.holds ?? []), 'failed').catch(() => {});
     throw e;
   }
   const a = account(r);
   if (a.nothing) return r;
   if (a.history) {
     // in one order (sorted, as the metrics' label), whatever order the holds were set up in
-    const w = await recordHistory(stateDir, { command, start: started.toISOString(), holds: [...a.holds].sort(), ...a.history });
+    const w = await recordHistory(stateDir, { command, start: started.toISOString(), ...a.history, holds: [...a.holds].sort() });
     if (w) warnings.push(w);
   }
   if (target) {
@@ -102,3 +104,6 @@ export async function accounted<R extends { warnings?: string[] }>(
   if (warnings.length) r.warnings = [...(r.warnings ?? []), ...warnings];
   return r;
 }
+
+/** A usage error (exit 2): refused before anything was sent, so no reload was tried (not one that failed). */
+const refusedAsUsage = (e: unknown): boolean => e instanceof SynplugError && e.category === 'usage';

@@ -5,9 +5,10 @@
  * @module
  */
 import { join } from 'node:path';
-import { NetlinkError, UsageError } from '../netlink/errors.js';
+import { NetlinkError, SynplugError, UsageError } from '../netlink/errors.js';
 import { checkEntryOptions, resolveConfig } from './config.js';
 import { StateFileError } from './errors.js';
+import { removeMetricsFile } from './metrics.js';
 import { StateStore, processStartTime, type Lease, type PlugRecord } from './state.js';
 import { openCheckedDir } from './state-fs.js';
 import { accounted } from './accounting.js';
@@ -19,6 +20,7 @@ import {
   leaseLive,
   liveLeases,
   newLeaseId,
+  whoHolds,
   releaseIfOrphaned,
   takeLease,
   unprepare,
@@ -369,7 +371,13 @@ async function releaseOnce(opts: Omit<ReleaseOptions, 'metricsFile'>): Promise<R
     if (heldNothing) brokeLeases = manualBroken = 0;
     const wasBuffering = r?.state === 'buffering' && !heldNothing;
     // How the hold failed: a release verdict refused; a holder that died during the hold (nobody held it at the release).
-    const lost = wasBuffering ? s.holds.flatMap((h) => h.holderLost?.() ?? []) : [];
+    // It ended the hold then, at a time no process recorded (none watched it after the plug): holdMs counts to this
+    // release, the most the hold can have lasted, and the sentence says so.
+    const lost = wasBuffering
+      ? s.holds
+          .flatMap((h) => h.holderLost?.() ?? [])
+          .map((l) => `${l}; when it ended, nothing recorded: holdMs counts to this release, the most the hold lasted`)
+      : [];
     const failed = [...(stats?.failures ?? []), ...lost];
     // What the manual hold held: the plugs' counters against those its plug read before buffering (read after the release).
     const base = wasBuffering && stats ? manual?.counters : undefined;
@@ -562,6 +570,8 @@ export async function status(opts: StatusOptions = {}): Promise<StatusResult> {
  * holds that existed; with none, `nothingSetUp` says so.
  * @throws {UsageError} `inbound` and `local` both, an empty device name; `inbound` naming, without a record, `lo` or an IFB
  * @throws {NotPermittedError} (`permission`) {@link NoDeviceError} (`usage`; also `inbound` naming, without a record, no device) {@link NetlinkError} (`kernel`)
+ * @throws {SynplugError} (`foreign-state`) one hold named (`hold`, `inbound`, `local`) that a live lease of this
+ * directory holds now (a protect, a manual plug): nothing is removed
  * @throws {StateFileError} the state directory is unsafe, plug.json or leases.json is damaged or a symbolic link
  * (nothing is removed), setup.json is damaged (nothing of the local hold is removed), or a file cannot be removed
  */
@@ -637,6 +647,15 @@ export async function teardown(opts: TeardownOptions = {}): Promise<TeardownResu
       nothingSetUp: `teardown ${which} is set up${record ? ` (set up: ${Object.keys(record.holds).join(', ')})` : ''}; nothing to remove`,
     };
   }
+  // One hold, while a live lease of this directory holds it: removed, what it holds would be lost (a plug qdisc deleted
+  // with what it buffered, a queue hold's chain gone) under a protect that goes on as if held. Refused, as setup's
+  // change during a hold is; a teardown of every hold releases first and says whose hold it ended (brokenLeases).
+  const holding = id === undefined ? [] : liveLeases(store).filter((l) => l.holds.includes(id as string));
+  if (holding.length)
+    throw new SynplugError(
+      `teardown of the ${id} hold: it is holding now (${whoHolds(holding)}): removing it now would lose the SYNs it holds. Run it after the release (a protect releases when its command ends; 'synplug release' ends a manual plug), or tear down every hold with 'synplug teardown', which releases first and says whose hold it ended. Nothing was removed`,
+      'foreign-state',
+    );
   const dev = target?.name ?? only ?? config.dev;
   return withSession(config, record, async (s) => {
     const removed: string[] = [];
@@ -716,6 +735,12 @@ export async function teardown(opts: TeardownOptions = {}): Promise<TeardownResu
       if (await reportCountersPresent())
         kept.push(`nftables table inet ${REPORT_TABLE}: the reload report's counters of synplug's other hold(s) here (${others.join(', ')})`);
     } else removed.push(...(await removeReportCounters(kept)));
+    // The metrics file setup recorded: nothing writes it after this, so it goes rather than go stale (metrics.ts).
+    if (record?.metricsFile !== undefined) {
+      const m = await removeMetricsFile(config.stateDir, record.metricsFile);
+      if (m.removed) removed.push(m.removed);
+      if (m.kept) kept.push(m.kept);
+    }
     // with pieces left alone (another state directory's): not "nothing of synplug's", which they are
     const nothing =
       !torn.length && !removed.length

@@ -420,3 +420,16 @@ export async function unprepare(store: StateStore, kernel: Pick<LeaseKernel, 'di
 export function liveLeases(store: StateStore): Lease[] {
   return recordedLeases(store).filter((l) => leaseLive(l));
 }
+
+/**
+ * Who holds, one phrase per lease, for a refusal: "'synplug protect' (COMMAND) pid N, until ISO-TIME" or
+ * "a manual 'synplug plug' pid N, until ISO-TIME" (the command cut at 60 characters).
+ */
+export function whoHolds(leases: readonly Lease[]): string {
+  return leases
+    .map(
+      (l) =>
+        `${l.owner === 'manual' ? "a manual 'synplug plug'" : `'synplug protect'${Array.isArray(l.command) ? ` (${l.command.join(' ').slice(0, 60)})` : ''}`} pid ${l.pid}, until ${new Date(l.deadline).toISOString()}`,
+    )
+    .join('; ');
+}

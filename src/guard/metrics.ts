@@ -15,7 +15,8 @@
  * set up), so that one host's holds are told apart:
  * - `synplug_reloads_total{result,hold}`: `lossless`, `lost` (refused, reset
  *   or dropped connections), `failed` (the command failed, or protect, plug
- *   or release refused), `uncounted` (the report could not count everything:
+ *   or release refused; not a usage error, exit 2, which tried no reload
+ *   and is not counted), `uncounted` (the report could not count everything:
  *   a manual plug's release counts what it held, never what was refused);
  * - `synplug_held_syns_total`, `synplug_refused_total`, `synplug_reset_total`,
  *   `synplug_dropped_total`: a count the report could not make (null: not
@@ -320,7 +321,7 @@ export function metricsText(state: MetricsState): string {
   };
   counter(
     'synplug_reloads_total',
-    'Reloads accounted by synplug (protect; a manual release that ended a hold), by result: lossless; lost (connections refused, reset or dropped); failed (the command failed, or synplug refused before holding); uncounted (the report could not count everything).',
+    'Reloads accounted by synplug (protect; a manual release that ended a hold), by result: lossless; lost (connections refused, reset or dropped); failed (the command failed, or synplug refused before holding; bad arguments are not counted); uncounted (the report could not count everything).',
     (t) => RESULTS.map((r) => [`result="${r}",`, t.reloads[r]]),
   );
   counter('synplug_held_syns_total', 'SYNs of new connections held during reloads, then released.', (t) => [['', t.heldSyns]]);
@@ -391,4 +392,43 @@ export async function recordMetrics(stateDir: string, target: MetricsTarget, hol
       m.close();
     }
   });
+}
+
+/**
+ * At a teardown of every hold: remove the metrics file setup recorded, when
+ * it is synplug's (its first line, as {@link checkMetricsFile} checks), under
+ * the lease lock (no protect writes it meanwhile). Nothing writes it any
+ * more (a later setup records no metrics file unless given one), and
+ * node_exporter's textfile collector would export its last totals for ever:
+ * gone, its series end. The totals stay in `metrics.json`, so a later
+ * `setup --metrics-file PATH` goes on counting from them.
+ * @param stateDir the state directory (its lease lock)
+ * @param path the recorded metrics file (absolute)
+ * @returns teardown's words: `removed` (it was there and synplug's), `kept` (there, but not removed: why), neither (not there)
+ */
+export async function removeMetricsFile(stateDir: string, path: string): Promise<{ removed?: string; kept?: string }> {
+  const again = `run 'synplug setup --metrics-file ${path}' to have it written again`;
+  const keep = (why: string) => ({ kept: `the metrics file ${path}: ${why}; nothing writes it any more: remove it yourself` });
+  try {
+    return await withLeaseLock(new StateStore(stateDir), () => {
+      const d = openCheckedDir(dirname(path), false, METRICS_DIR_ROLE);
+      if (!d) return {};
+      try {
+        try {
+          refuseForeignFile(d, basename(path), path);
+        } catch {
+          return keep('not a metrics file synplug wrote, left alone');
+        }
+        return d.unlink(basename(path))
+          ? {
+              removed: `the metrics file ${path} (no longer written: node_exporter stops exporting synplug's series; the totals stay in metrics.json; ${again})`,
+            }
+          : {};
+      } finally {
+        d.close();
+      }
+    });
+  } catch (e) {
+    return keep(`not removed: ${e instanceof Error ? e.message : String(e)}`);
+  }
 }

@@ -6,7 +6,7 @@
  */
 import { UsageError } from '../netlink/errors.js';
 import { checkEntryOptions } from './config.js';
-import { accounted } from './accounting.js';
+import { accounted, type Accounting } from './accounting.js';
 import { startWatchdog } from './watchdog.js';
 import { contextFor, definedOnly, openSession, recoverStale, refuseAddrNotHeld } from './context.js';
 import { isSetUp, requireSetUp, setup } from './setup.js';
@@ -29,18 +29,20 @@ export async function protect(opts: GuardProtectOptions): Promise<ProtectResult>
   checkEntryOptions('protect', opts);
   if (opts?.netns !== undefined) return inCallNetns('protect', opts, protect);
   // The history line and the metrics (accounting.ts): the metrics file checked before anything is held; the reload
-  // counted whatever its outcome.
-  return accounted(
-    'protect',
-    opts,
-    () => protectOnce(opts),
-    (r) => {
-      const holds = (r.holds ?? [{ id: 'local' }]).map((h) => h.id);
-      const outcome = { exitCode: r.exitCode, report: r.report };
-      // a teardown during the reload cleared the state directory: nothing is written there again
-      return { holds, history: outcome, change: outcome, ...(r.tornDown && { nothing: true }) };
-    },
-  );
+  // counted whatever its outcome (but a usage error, which tried no reload).
+  return accounted('protect', opts, () => protectOnce(opts), protectAccounting);
+}
+
+/**
+ * What a protect adds to the history and the metrics: its outcome, under the
+ * holds it held; the history line starts when the command started (phase
+ * one, a stopped holder's end among it, may take a while before).
+ */
+export function protectAccounting(r: ProtectResult): Accounting {
+  const holds = (r.holds ?? [{ id: 'local' }]).map((h) => h.id);
+  const outcome = { exitCode: r.exitCode, report: r.report };
+  // a teardown during the reload cleared the state directory: nothing is written there again
+  return { holds, history: { ...outcome, start: new Date(r.commandStartedAt).toISOString() }, change: outcome, ...(r.tornDown && { nothing: true }) };
 }
 
 async function protectOnce(opts: GuardProtectOptions): Promise<ProtectResult> {

@@ -15,7 +15,7 @@ import { closeSync } from 'node:fs';
 import { canonicalAddress, checkEntryOptions, PLUG_ONLY, resolveConfig, type GuardConfig } from './config.js';
 import { NotSetUpError, SetupError } from './errors.js';
 import { StateStore, withNetnsCookie, type HoldRecord, type Lease } from './state.js';
-import { liveLeases } from './leases.js';
+import { liveLeases, whoHolds } from './leases.js';
 import { checkMetricsFile, metricsPathOf } from './metrics.js';
 import type { GuardSession } from './session.js';
 import { MissingSupportError, requireNetAdmin } from './support.js';
@@ -225,12 +225,8 @@ export async function setupOrPlan<T>(opts: SetupOptions, dryRun: ((would: SetupW
  * @throws {SynplugError} (`foreign-state`, exit 7) always; nothing changed
  */
 function refuseDuringHold(target: Hold, holding: readonly Lease[], steps: readonly SetupStep[]): never {
-  const who = holding.map(
-    (l) =>
-      `${l.owner === 'manual' ? "a manual 'synplug plug'" : `'synplug protect'${l.command ? ` (${l.command.join(' ').slice(0, 60)})` : ''}`} pid ${l.pid}, until ${new Date(l.deadline).toISOString()}`,
-  );
   throw new SynplugError(
-    `the ${target.id} hold of this state directory is holding now (${who.join('; ')}): setup would change it (${steps.map((x) => x.what).join('; ')}), which it never does during a hold. Run setup again after the release ('synplug release' ends a manual plug). Nothing was changed`,
+    `the ${target.id} hold of this state directory is holding now (${whoHolds(holding)}): setup would change it (${steps.map((x) => x.what).join('; ')}), which it never does during a hold. Run setup again after the release ('synplug release' ends a manual plug). Nothing was changed`,
     'foreign-state',
   );
 }

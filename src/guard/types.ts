@@ -602,6 +602,8 @@ export interface ProtectResult {
   exitCode: number;
   /** the signal that killed the command, if one did */
   signal: string | null;
+  /** when the command started (its gate opened, after phase one and the hold), ms since the epoch: the history line's `start` */
+  commandStartedAt: number;
   /** what the reload held and lost (report.ts): held SYNs, hold time, dropped, refused, reset, listener drops, lossless */
   report: ReloadReport;
   /** the release came from the max-hold deadline, not from the command */

@@ -40,7 +40,7 @@ import {
   type TakeResult,
 } from './leases.js';
 import { recordKilledProtects } from './history.js';
-import { closeSync } from 'node:fs';
+import { closeSync, fstatSync } from 'node:fs';
 import { runPrecheck } from './precheck.js';
 import { closingInodes, handedOverInode, holderPids } from './listen-holders.js';
 import { armReport, retireReportChain, type HeldTraffic } from './report.js';
@@ -304,9 +304,11 @@ async function protectInner(session: ProtectSession, opts: ProtectOptions, early
     // A lease a manual release broke: that release let the plug go, not this one.
     releasedHold = r.released && !r.broken;
     if (r.broken) {
-      // The hold ended when that release let it go, not now.
+      // The hold ended when that release let it go, not now; a teardown's records are gone with its time: it let the
+      // hold go just before it removed the state files, the lease lock's among them (recordsRemovedAt).
       const at = r.brokenAt;
-      if (at !== undefined && at >= lease.since && at <= Date.now()) tRelease = performance.now() - (Date.now() - at);
+      const endedAt = at ?? (r.tornDown ? recordsRemovedAt(lockFd) : undefined);
+      if (endedAt !== undefined && endedAt >= lease.since && endedAt <= Date.now()) tRelease = performance.now() - (Date.now() - endedAt);
       // Let go at or after this lease's own deadline: its watchdog or the queue's holder enforced the max-hold while this
       // protect was late to its own release (a loaded host); no manual release broke it.
       releasedAtDeadline = at !== undefined && at >= lease.deadline;
@@ -420,6 +422,7 @@ async function protectInner(session: ProtectSession, opts: ProtectOptions, early
     command: opts.command,
     exitCode: exit!.code,
     signal: exit!.signal,
+    commandStartedAt: Math.round(performance.timeOrigin + tGate),
     report,
     maxHoldReached,
     bytesReleased: after.bytes - before2.bytes,
@@ -440,6 +443,21 @@ async function protectInner(session: ProtectSession, opts: ProtectOptions, early
     ...(checked && { check: checked }),
     ...(session.holdKinds && { holds: session.holdKinds.map((h) => ({ ...h })) }),
   };
+}
+
+/**
+ * When the lease lock's file, open as `fd`, was removed (a teardown's last
+ * step, just after it let the holds go and removed their pieces): the
+ * inode's change time once no name links it (unlink(2) sets it), ms since
+ * the epoch; undefined while it is still linked, or when fstat fails.
+ */
+function recordsRemovedAt(fd: number): number | undefined {
+  try {
+    const st = fstatSync(fd);
+    return st.nlink === 0 ? st.ctimeMs : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** The reload report's kernel side of a session that gives none (a GuardSession): report.ts's, on this namespace's nftables. */

@@ -53,6 +53,28 @@ const scenarios = {
       rmSync(base, { recursive: true, force: true });
     }
   },
+  async partial() {
+    const base = mkdtempSync(join(tmpdir(), 'sp-td-partial-'));
+    const dir = join(base, 'state');
+    try {
+      const sd = ['--state-dir', dir];
+      const set = synplug(['setup', '--via', 'queue', '--addr', '169.254.78.1', ...sd]).status;
+      // the protected command tears down the one hold it holds, by --local and by its id
+      const local = synplug(['protect', ...sd, '--', process.execPath, BIN, 'teardown', '--local', ...sd]);
+      const byId = synplug(['protect', ...sd, '--', process.execPath, BIN, 'teardown', '--hold', 'queue', '--json', ...sd]);
+      const check = synplug(['check', ...sd]).status;
+      const after = synplug(['teardown', '--local', ...sd]);
+      return {
+        set,
+        local: { code: local.status, stderr: local.stderr },
+        byId: { code: byId.status, stdout: byId.stdout },
+        check,
+        after: { code: after.status, stdout: after.stdout },
+      };
+    } finally {
+      rmSync(base, { recursive: true, force: true });
+    }
+  },
 };
 
 if (!(await runScenarioIfChild(ENV, scenarios))) {
@@ -77,5 +99,19 @@ if (!(await runScenarioIfChild(ENV, scenarios))) {
     t.is(r.p2.code, 0, r.p2.stderr);
     t.deepEqual(r.after2, ['history.jsonl'], 'only what teardown kept');
     t.is(r.history2, r.before, 'no line added after the teardown');
+  });
+
+  test('a teardown of the one hold a protect holds (--local, --hold ID) is refused (exit 7), naming the protect; nothing is removed', (t) => {
+    const r = inOwnNetns<Json>(SELF, ENV, 'partial', 90_000);
+    t.is(r.set, 0);
+    t.is(r.local.code, 7, r.local.stderr);
+    t.regex(r.local.stderr, /teardown of the queue hold: it is holding now \('synplug protect' \(.*teardown.*\) pid \d+, until \S+\)/);
+    t.regex(r.local.stderr, /Nothing was removed/);
+    t.is(r.byId.code, 7);
+    const o = JSON.parse(r.byId.stdout) as Json;
+    t.is(o.error?.category ?? o.category, 'foreign-state', r.byId.stdout);
+    t.is(r.check, 0, 'the hold is still set up, whole');
+    t.is(r.after.code, 0, 'after the protect, the same teardown runs');
+    t.regex(r.after.stdout, /removed/);
   });
 }

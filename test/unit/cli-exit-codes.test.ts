@@ -4,10 +4,11 @@
  * README documents, and no file below src/cli holds an exit code.
  */
 import test from 'ava';
+import { spawnSync } from 'node:child_process';
 import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { CATEGORY_EXIT_CODES, DEMO_FAILED, EXIT_TABLE, exitCodeOf, EXIT } from '../../src/cli/exit-codes.js';
+import { CATEGORY_EXIT_CODES, DEMO_FAILED, EXIT_TABLE, exitCodeOf, EXIT, protectExitCode, RELOAD_LOST } from '../../src/cli/exit-codes.js';
 import { ERROR_CATEGORIES } from '../../src/index.js';
 import { SynplugError, UsageError, NetlinkError, NetlinkDecodeError, DumpInterruptedError } from '../../src/netlink/errors.js';
 import { NotPermittedError, MissingSupportError } from '../../src/guard/support.js';
@@ -16,6 +17,7 @@ import { NoDeviceError, NotSetUpError } from '../../src/guard/errors.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const README = readFileSync(join(root, 'README.md'), 'utf8');
+const BIN = join(root, 'dist/bundle/synplug.cjs');
 
 /** README "Exit codes" rows: code -> meaning. */
 function readmeTable(): Map<string, string> {
@@ -125,4 +127,26 @@ test("no error below src/cli is given a number, and no EXIT_ constant exists the
     t.notRegex(text, /(?<!Decode)(?:super|Error)\((?:[^()]|\([^()]*\))*?,\s*\d+\s*(?:,\s*\{[^}]*\})?\)/, f);
     t.notRegex(text, /\bEXIT_[A-Z_]+\s*=/, f);
   }
+});
+
+// rvu15's suggestion: protect --fail-on-loss. Its code is the CLI's (13), apart from every other, documented in the
+// README and in protect's --help; the mapping: only a command that exited 0 under a reload whose report counts a loss.
+test('protect --fail-on-loss: exit 13 only when the command exited 0 and the report says lossless false; documented', (t) => {
+  t.is(RELOAD_LOST, 13);
+  t.is(EXIT.RELOAD_LOST, 13);
+  const codes = Object.values(EXIT).filter((c) => c === RELOAD_LOST);
+  t.is(codes.length, 1, 'no other code is 13');
+  t.false((Object.values(CATEGORY_EXIT_CODES) as number[]).includes(RELOAD_LOST));
+  const r = (exitCode: number, lossless: boolean | null) => ({ exitCode, report: { lossless } });
+  t.is(protectExitCode(r(0, false), true), 13, 'a loss under a command that succeeded');
+  t.is(protectExitCode(r(0, false), false), 0, 'without the flag: the command’s status');
+  t.is(protectExitCode(r(0, true), true), 0, 'lossless');
+  t.is(protectExitCode(r(0, null), true), 0, 'uncounted is no counted loss');
+  t.is(protectExitCode(r(3, false), true), 3, 'a command that failed keeps its own status');
+  t.is(protectExitCode(r(143, false), true), 143);
+  t.regex(readmeTable().get('13')!, /^protect `--fail-on-loss`: the command exited 0, but/);
+  const help = spawnSync(process.execPath, [BIN, 'protect', '--help'], { encoding: 'utf8', timeout: 30_000 });
+  t.is(help.status, 0, help.stderr);
+  t.regex(help.stdout, /--fail-on-loss +exit 13 on a loss when the command exited 0\n/);
+  t.regex(help.stdout, /\n {2}13 {3}--fail-on-loss: the command exited 0, the reload lost\n/);
 });

@@ -12,8 +12,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { addReload, checkMetricsFile, METRICS_STATE_FILE, metricsText, recordMetrics } from '../../src/guard/metrics.js';
-import { StateFileError } from '../../src/guard/errors.js';
-import { UsageError } from '../../src/netlink/errors.js';
+import { NoDeviceError, StateFileError } from '../../src/guard/errors.js';
+import { accounted } from '../../src/guard/accounting.js';
+import { protect } from '../../src/guard/protect.js';
+import { SynplugError, UsageError } from '../../src/netlink/errors.js';
 
 const BIN = fileURLToPath(new URL('../../dist/bundle/synplug.cjs', import.meta.url));
 const PROMTOOL = '/usr/bin/promtool';
@@ -206,4 +208,33 @@ test('the metrics file is mode 0644 (node_exporter reads it as the prometheus us
   t.is(samples(read.stdout).get('synplug_reloads_total{result="lossless",hold="queue"}'), 2);
   const totals = spawnSync('cat', [join(d.state, METRICS_STATE_FILE)], { uid: id('-u'), gid: id('-g'), encoding: 'utf8' });
   t.not(totals.status, 0, 'the state directory is not readable to it');
+});
+
+// rvu15's MEDIUM: a usage error (exit 2) counted as a failed reload. A reload refused for its arguments was never
+// tried: it is not counted, and the file is left as it was; a reload refused later (not set up, say) still is.
+test('a usage error (exit 2) is no reload: not counted as failed, the metrics file left as it was; a refusal that is not a usage error still counts failed', async (t) => {
+  const d = dirs();
+  await recordMetrics(d.state, checkMetricsFile(d.file), 'none', { exitCode: 0, report: report({ holdMs: 30 }) });
+  const before = readFileSync(d.file, 'utf8');
+  const opts = { stateDir: d.state, metricsFile: d.file };
+  await t.throwsAsync(protect({ command: [], ...opts }), { instanceOf: UsageError, message: /no command given/ });
+  await t.throwsAsync(
+    accounted(
+      'protect',
+      opts,
+      () => Promise.reject(new NoDeviceError('eth9')),
+      () => ({ holds: [], change: null }),
+    ),
+    { instanceOf: NoDeviceError },
+  );
+  t.is(readFileSync(d.file, 'utf8'), before, 'neither usage error counted');
+  await t.throwsAsync(
+    accounted(
+      'protect',
+      opts,
+      () => Promise.reject(new SynplugError('not set up', 'not-set-up')),
+      () => ({ holds: [], change: null }),
+    ),
+  );
+  t.is(samples(readFileSync(d.file, 'utf8')).get('synplug_reloads_total{result="failed",hold="none"}'), 1, 'a refusal of another kind is a failed reload');
 });

@@ -8,7 +8,8 @@ import { chmodSync, mkdtempSync, readFileSync, existsSync, writeFileSync } from 
 import { isCloseOnExec, libc } from '../../src/netlink/libc.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runProtected } from '../../src/guard/protect.js';
+import { protectAccounting, runProtected } from '../../src/guard/protect.js';
+import { accounted } from '../../src/guard/accounting.js';
 import { StateStore } from '../../src/guard/state.js';
 import { UsageError } from '../../src/netlink/errors.js';
 import { CommandError } from '../../src/guard/command.js';
@@ -246,4 +247,38 @@ test('--user with an unknown user: a usage error before anything is plugged', as
     message: /no user 'no-such-user-synplug'/,
   });
   t.false(s.calls.includes('buffer'));
+});
+
+// rvu15's MEDIUM: after a teardown during a protect, a plug hold's holdMs ran to the command's end, while the
+// teardown had let the hold go long before. The teardown removes the state files (the lease lock's among them) just
+// after it released; protect, whose lock file descriptor stays open, reads that removal's time from it (ctime of an
+// unlinked inode). Here the command removes the state files the way teardown's last step does, 1.2 s before it ends.
+test('a teardown during the hold: holdMs ends when the teardown removed the records, not at the command end', async (t) => {
+  const { s, dir } = fresh();
+  const files = ['leases.json', 'plug.json', 'lock'].map((f) => join(dir, f)).join(' ');
+  const notices: string[] = [];
+  const t0 = Date.now();
+  const r = await runProtected(s, { command: ['sh', '-c', `sleep 0.3; rm -f ${files}; sleep 1.2`], onNotice: (l) => notices.push(l) });
+  t.true(Date.now() - t0 >= 1400, 'protect waited for the command');
+  t.true(r.tornDown);
+  t.true(notices.some((l) => /a teardown broke it/.test(l)));
+  t.true(r.report.holdMs >= 250 && r.report.holdMs < 1000, `the hold ended at the teardown, after about 300 ms (holdMs ${r.report.holdMs})`);
+  t.is(r.overhead.commandExitToReleaseAckUs, null, "the release was not synplug's at the command's end");
+});
+
+// rvq15's MINOR: the history line's `start` was protect's own start, while the command started only after phase one
+// and the hold (a stopped queue holder, say, which the hold ends first: 2 s or more). Now it is the command's start.
+test("the history line's start is when the command started, not protect's call (a hold that took 400 ms to begin)", async (t) => {
+  const { s, dir } = fresh();
+  const orig = s.buffer.bind(s);
+  s.buffer = async () => {
+    await new Promise((r) => setTimeout(r, 400));
+    await orig();
+  };
+  const t0 = Date.now();
+  const r = await accounted('protect', { stateDir: dir }, () => runProtected(s, { command: ['true'] }), protectAccounting);
+  t.true(r.commandStartedAt >= t0 + 400 && r.commandStartedAt <= Date.now(), `${r.commandStartedAt - t0} ms after the call`);
+  const line = JSON.parse(readFileSync(join(dir, 'history.jsonl'), 'utf8').trim());
+  t.is(line.start, new Date(r.commandStartedAt).toISOString());
+  t.true(Date.parse(line.start) >= t0 + 400, "not protect's call");
 });
