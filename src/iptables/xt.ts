@@ -273,6 +273,7 @@ const EBT_LOG_BITS = 0x01 | 0x02 | 0x08;
 /** linux/netfilter_bridge/ebt_ip.h: bitmask and invflags bits */
 const EBT_IP_SOURCE = 0x01;
 const EBT_IP_DEST = 0x02;
+const EBT_IP_TOS = 0x04;
 const EBT_IP_PROTO = 0x08;
 const EBT_IP_SPORT = 0x10;
 const EBT_IP_DPORT = 0x20;
@@ -350,6 +351,7 @@ function partsWithProblems(parts: readonly string[], problems: readonly string[]
 function ebtIpText(b: Buffer): XtText {
   const problems: string[] = [];
   const [proto, bitmask, inv] = [b[17], b[18], b[19]];
+  if (bitmask & EBT_IP_TOS) return { raw: VARIANT_WHY.ebtIpTos };
   const known = EBT_IP_SOURCE | EBT_IP_DEST | EBT_IP_PROTO | EBT_IP_SPORT | EBT_IP_DPORT | EBT_IP_ICMP;
   if (!bitmask || bitmask & ~known || inv & ~bitmask) return undefined;
   const icmp = bitmask & EBT_IP_ICMP;
@@ -862,11 +864,24 @@ const PORT_PROTOCOLS: ReadonlySet<string> = new Set(['tcp', 'udp', 'udplite', 's
  */
 function icmpMatch(proto: 'icmp' | 'icmpv6'): Translation['text'] {
   return (b) => {
+    if (proto === 'icmp' && b[0] === 0xff && b[1] === 0 && b[2] === 0xff && b[3] === 0) return { raw: VARIANT_WHY.icmpAny };
     if (b[1] !== 0 || b[2] !== 0xff || b[3] > 1) return undefined;
     const name = valueText(b.subarray(0, 1).toString('hex'), proto === 'icmp' ? 'icmp_type' : 'icmpv6_type').text;
     return /^[a-z]/.test(name) ? `${proto} type ${b[3] ? '!= ' : ''}${name}` : undefined;
   };
 }
+
+/**
+ * Why a variant of an extension whose other variants print is raw: what nft 1.0.6 lists (libxtables' translation)
+ * and why that is another rule. (Whole extensions nft lists by name are in {@link RAW_WHY}.)
+ */
+const VARIANT_WHY = {
+  addrtypeBoth: 'nft 1.0.6 lists "fib saddr type ...", the --src-type alone, leaving --dst-type out',
+  connlabelInvert: 'nft 1.0.6 lists "ct label and N != N", a conntrack match, which breaks the rule for a packet without conntrack: ! --label matches those',
+  icmpAny: 'nft 1.0.6 lists it as "ip protocol icmp", which reads back without the match: -m icmp drops non-first fragments',
+  fragRes: 'nft 1.0.6 lists "frag reserved 1", where --fragres matches reserved bits zero',
+  ebtIpTos: 'nft 1.0.6 lists "ip dscp N", the TOS byte\'s upper 6 bits, where --ip-tos compares the whole byte',
+} as const;
 
 /** linux/netfilter/xt_addrtype.h: XT_ADDRTYPE_INVERT_SOURCE, _INVERT_DEST, _LIMIT_IFACE_IN, _LIMIT_IFACE_OUT */
 const XT_ADDRTYPE_INVERT_SOURCE = 0x1;
@@ -940,9 +955,10 @@ const DCCP_TYPES = ['request', 'response', 'data', 'ack', 'dataack', 'closereq',
 const DCCP_INVALID_BITS = 0xfc00;
 
 /** A dccp match as libxt_dccp.c's dccp_xlate writes it: ports, then types (`dccp type != { request, 10-15 }`). */
-function dccpText(b: Buffer): string | undefined {
+function dccpText(b: Buffer): XtText {
   const [flags, invflags, types] = [readU16(b, 8), readU16(b, 10), readU16(b, 12)];
   if (flags & ~(XT_DCCP_PORTS | XT_DCCP_TYPE) || invflags & ~flags || b[14] !== 0) return undefined;
+  if (!flags) return BARE_L4('dccp');
   const ports = flags & XT_DCCP_PORTS ? portsText('dccp', b, flags & XT_DCCP_PORTS, invflags & XT_DCCP_PORTS) : '';
   if (ports === undefined || !(flags & XT_DCCP_TYPE)) return ports || undefined;
   // some of 11-15 without the rest: `10-15` would say more
@@ -950,6 +966,18 @@ function dccpText(b: Buffer): string | undefined {
   const names = DCCP_TYPES.filter((_, i) => types & (1 << i));
   const value = names.length > 1 ? `{ ${names.join(', ')} }` : names[0];
   return `${ports && `${ports} `}dccp type ${invflags & XT_DCCP_TYPE ? '!= ' : ''}${value}`;
+}
+
+/**
+ * struct xt_esp and struct ipt_ah ({ __u32 spis[2]; __u8 invflags; }, invflags 0x01 the spis') as libxt_esp.c
+ * and libipt_ah.c write them: `esp spi 5`, `ah spi != 5-7`; every spi, not inverted, nothing ({@link BARE_L4}).
+ */
+function spiText(proto: 'esp' | 'ah'): (b: Buffer) => XtText {
+  return (b) => {
+    if (b[8] > 1) return undefined;
+    const spis = u32Range(readU32(b, 0), readU32(b, 4), b[8] === 1);
+    return spis === undefined ? BARE_L4(proto) : reversedIf(`${proto} spi ${spis}`, readU32(b, 0) > readU32(b, 4));
+  };
 }
 
 /** linux/netfilter/xt_statistic.h: XT_STATISTIC_MODE_RANDOM, _NTH; flags XT_STATISTIC_INVERT */
@@ -971,6 +999,7 @@ function statisticText(b: Buffer): string | undefined {
 /** linux/netfilter/xt_connlabel.h: XT_CONNLABEL_MAXBIT, XT_CONNLABEL_OP_SET (`--set`; XT_CONNLABEL_OP_INVERT is 1) */
 const XT_CONNLABEL_MAXBIT = 127;
 const XT_CONNLABEL_OP_SET = 1 << 1;
+const XT_CONNLABEL_OP_INVERT = 1 << 0;
 
 /** linux/netfilter/xt_time.h: XT_TIME_CONTIGUOUS, XT_TIME_ALL_MONTHDAYS, XT_TIME_ALL_WEEKDAYS, XT_TIME_MAX_DAYTIME; INT_MAX, --datestop's default */
 const XT_TIME_CONTIGUOUS = 1 << 1;
@@ -1176,6 +1205,7 @@ const IP6T_FRAG_INV_IDS = 0x01;
  */
 function fragText(b: Buffer): XtText {
   const [flags, inv] = [b[12], b[13]];
+  if (flags & IP6T_FRAG_RES && !(flags & IP6T_FRAG_LEN)) return { raw: VARIANT_WHY.fragRes };
   if (flags & (IP6T_FRAG_LEN | IP6T_FRAG_RES) || inv & ~IP6T_FRAG_INV_IDS) return undefined;
   const ids = u32Range(readU32(b, 0), readU32(b, 4), (inv & IP6T_FRAG_INV_IDS) !== 0);
   const rest = [
@@ -1225,11 +1255,11 @@ const XT_UDP_INV_SRCPT = 0x01;
 const XT_UDP_INV_DSTPT = 0x02;
 
 /**
- * Why a bare `-m tcp` or `-m udp` prints raw: libxt_tcp and libxt_udp translate it as nothing, which nft 1.0.6
- * lists as an empty statement (`meta l4proto tcp  counter`) and nft -f reads back as no match at all, where
- * the xt match drops fragments but the first and truncated headers.
+ * Why a bare `-m tcp`, `-m udp`, `-m dccp`, `-m esp` or `-m ah` (ip) prints raw: libxtables translates it as
+ * nothing, which nft 1.0.6 lists as an empty statement (`meta l4proto tcp  counter`) and nft -f reads back as
+ * no match at all, where the xt match drops fragments but the first (and truncated headers).
  */
-const BARE_TCPUDP = (proto: string): { raw: string } => ({
+const BARE_L4 = (proto: string): { raw: string } => ({
   raw: `nft 1.0.6 lists it as nothing, which reads back as no match: -m ${proto} drops non-first fragments`,
 });
 
@@ -1256,7 +1286,7 @@ function portRanges(b: Buffer, proto: string, invflags: number, inv: readonly [n
  * iptables-nft's tcp match, which it writes as xt only with --tcp-option or bare: struct xt_tcp { __u16 spts[2], dpts[2];
  * __u8 option, flg_mask, flg_cmp, invflags; }, as libxt_tcp.c's tcp_xlate writes it (`tcp dport 22 tcp option 2
  * exists tcp flags syn / syn,ack`). ECN and CWR in --tcp-flags (libxt_tcp names only the first six) raw; a bare one
- * raw ({@link BARE_TCPUDP}).
+ * raw ({@link BARE_L4}).
  */
 function tcpText(b: Buffer): XtText {
   const [option, flgMask, flgCmp, invflags] = [b[8], b[9], b[10], b[11]];
@@ -1270,19 +1300,19 @@ function tcpText(b: Buffer): XtText {
     const names = (n: number): string => TCP_FLAG_NAMES.filter((_, i) => n & (1 << i)).join(',') || '0x0';
     parts.push(`tcp flags ${invflags & XT_TCP_INV_FLAGS ? '!= ' : ''}${names(flgCmp)} / ${names(flgMask)}`);
   }
-  return parts.length ? parts.join(' ') : BARE_TCPUDP('tcp');
+  return parts.length ? parts.join(' ') : BARE_L4('tcp');
 }
 
 /**
  * iptables-nft's udp match, which it writes as xt only bare (ports it writes as `udp dport`): struct xt_udp { __u16
- * spts[2], dpts[2]; __u8 invflags; }, as libxt_udp.c's udp_xlate writes it; a bare one raw ({@link BARE_TCPUDP}).
+ * spts[2], dpts[2]; __u8 invflags; }, as libxt_udp.c's udp_xlate writes it; a bare one raw ({@link BARE_L4}).
  */
 function udpText(b: Buffer): XtText {
   const invflags = b[8];
   if (invflags & ~(XT_UDP_INV_SRCPT | XT_UDP_INV_DSTPT)) return undefined;
   const parts = portRanges(b, 'udp', invflags, [XT_UDP_INV_SRCPT, XT_UDP_INV_DSTPT]);
   if (!parts) return undefined;
-  return parts.length ? parts.join(' ') : BARE_TCPUDP('udp');
+  return parts.length ? parts.join(' ') : BARE_L4('udp');
 }
 
 /** linux/netfilter/xt_connbytes.h: enum xt_connbytes_what, enum xt_connbytes_direction, as nft names them */
@@ -1319,6 +1349,7 @@ const MATCHES: Readonly<Record<string, Translation | readonly Translation[]>> = 
     text(b) {
       const [source, dest, flags] = [readU16(b, 0), readU16(b, 2), readU32(b, 4)];
       const known = XT_ADDRTYPE_INVERT_SOURCE | XT_ADDRTYPE_INVERT_DEST | XT_ADDRTYPE_LIMIT_IFACE_IN | XT_ADDRTYPE_LIMIT_IFACE_OUT;
+      if (source && dest) return { raw: VARIANT_WHY.addrtypeBoth };
       if (!source === !dest || flags & ~known || flags & (source ? XT_ADDRTYPE_INVERT_DEST : XT_ADDRTYPE_INVERT_SOURCE)) return undefined;
       const types = source || dest;
       if (types >>> RTN_NAMES.length) return undefined;
@@ -1444,12 +1475,11 @@ const MATCHES: Readonly<Record<string, Translation | readonly Translation[]>> = 
   // struct xt_ecn_info { __u8 operation, invert, ip_ect; union { struct { __u8 ect; } tcp; } proto; }:
   // `tcp flags ecn tcp flags cwr ip ecn ect1`, each part in its XT_ECN_OP_MATCH_* bit's order
   ecn: { revs: [0], size: 4, families: ['ip', 'ip6'], text: (b, _rev, ctx) => ecnText(b, ctx.family) },
-  // struct xt_esp { __u32 spis[2]; __u8 invflags; }: one spi, `esp spi 5`
-  esp: {
-    revs: [0],
-    size: 9,
-    text: (b) => (b[8] <= 1 ? `esp spi ${b[8] ? '!= ' : ''}${readU32(b, 0)}${readU32(b, 4) === readU32(b, 0) ? '' : `-${readU32(b, 4)}`}` : undefined),
-  },
+  // struct xt_esp { __u32 spis[2]; __u8 invflags; }: `esp spi 5`, `esp spi 5-7` (libxt_esp.c's esp_xlate)
+  esp: { revs: [0], size: 9, text: spiText('esp') },
+  // struct ipt_ah { __u32 spis[2]; __u8 invflags; }: `ah spi 5` (libipt_ah.c's ah_xlate), esp's; in ip6, whose
+  // struct ip6t_ah differs (and whose AH is an extension header), raw
+  ah: { revs: [0], size: 9, families: ['ip'], text: spiText('ah') },
   // struct xt_quota_info { __u32 flags, pad; __aligned_u64 quota; ... }: `quota 1000 bytes`, XT_QUOTA_INVERT `quota over 1000 bytes`
   quota: {
     revs: [0],
@@ -1486,6 +1516,7 @@ const MATCHES: Readonly<Record<string, Translation | readonly Translation[]>> = 
     size: 4,
     text(b) {
       const [bit, options] = [readU16(b, 0), readU16(b, 2)];
+      if (bit <= XT_CONNLABEL_MAXBIT && options === XT_CONNLABEL_OP_INVERT) return { raw: VARIANT_WHY.connlabelInvert };
       if (bit > XT_CONNLABEL_MAXBIT || options & ~XT_CONNLABEL_OP_SET) return undefined;
       return `${options & XT_CONNLABEL_OP_SET ? `ct label set ${bit} ` : ''}ct label ${bit}`;
     },
