@@ -469,7 +469,7 @@ const TARGETS: Readonly<Record<string, Translation>> = {
       const mode = rev === 1 ? b[12] : b[14];
       if (mode === XT_CONNMARK_SET) {
         const general = ctmark !== 0 && ctmask !== 0 && ctmark !== ctmask && ctmask !== 0xffffffff;
-        return general ? undefined : `ct mark set ${markSet(ctmark, ctmask, 'ct mark')}`;
+        return general ? { raw: VARIANT_WHY.connmarkXmark } : `ct mark set ${markSet(ctmark, ctmask, 'ct mark')}`;
       }
       if (nfmask !== 0xffffffff || ctmask !== 0xffffffff) return undefined;
       if (mode === XT_CONNMARK_SAVE) return 'ct mark set mark';
@@ -877,9 +877,11 @@ function icmpMatch(proto: 'icmp' | 'icmpv6'): Translation['text'] {
  */
 const VARIANT_WHY = {
   addrtypeBoth: 'nft 1.0.6 lists "fib saddr type ...", the --src-type alone, leaving --dst-type out',
-  connlabelInvert: 'nft 1.0.6 lists "ct label and N != N", a conntrack match, which breaks the rule for a packet without conntrack: ! --label matches those',
+  connlabelInvert: 'nft 1.0.6 lists "ct label and N != N": no match without conntrack, where ! --label matches',
   icmpAny: 'nft 1.0.6 lists it as "ip protocol icmp", which reads back without the match: -m icmp drops non-first fragments',
   fragRes: 'nft 1.0.6 lists "frag reserved 1", where --fragres matches reserved bits zero',
+  connmarkXmark:
+    'nft 1.0.6 lists "ct mark set ct mark xor V and KEEP", which applies the xor first: (ct mark ^ V) & KEEP, where the target computes (ct mark & KEEP) ^ V',
   ebtIpTos: 'nft 1.0.6 lists "ip dscp N", the TOS byte\'s upper 6 bits, where --ip-tos compares the whole byte',
 } as const;
 

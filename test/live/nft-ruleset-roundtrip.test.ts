@@ -947,7 +947,7 @@ test.serial(
       if (raw)
         t.regex(
           rules(ours)[i],
-          /\[ raw: match name [a-z]+ rev \d+( \((ct [a-z ]+ [0-9.]+\/\d+: nft -f reads this prefix back as another address|a port without --ctproto \(or after ! --ctproto\) or -p: nft -f cannot read it back|--ctproto \d+, which nft names no header of, and no -p: nft -f cannot read the port back|nft lists "ct expiration [0-9-]+", (read back as [0-9-]+ ms: --ctexpire matches \d+ to [0-9.]+ s|which nft -f refuses: value too large)|nft 1\.0\.6 lists it as nothing, which reads back as no match: -m (tcp|udp|esp|ah|dccp) drops non-first fragments|nft 1\.0\.6 lists "fib saddr type \.\.\.", the --src-type alone, leaving --dst-type out|nft 1\.0\.6 lists "ct label and N != N", a conntrack match, which breaks the rule for a packet without conntrack: ! --label matches those|nft 1\.0\.6 lists it as "xt match [a-z]+", which nft -f cannot read|nft 1\.0\.6 lists "xt match connlimit" or, at random, "add @connlimit0 \.\.\." \(no such set\))\))? \]/,
+          /\[ raw: match name [a-z]+ rev \d+( \((ct [a-z ]+ [0-9.]+\/\d+: nft -f reads this prefix back as another address|a port without --ctproto \(or after ! --ctproto\) or -p: nft -f cannot read it back|--ctproto \d+, which nft names no header of, and no -p: nft -f cannot read the port back|nft lists "ct expiration [0-9-]+", (read back as [0-9-]+ ms: --ctexpire matches \d+ to [0-9.]+ s|which nft -f refuses: value too large)|nft 1\.0\.6 lists it as nothing, which reads back as no match: -m (tcp|udp|esp|ah|dccp) drops non-first fragments|nft 1\.0\.6 lists "fib saddr type \.\.\.", the --src-type alone, leaving --dst-type out|nft 1\.0\.6 lists "ct label and N != N": no match without conntrack, where ! --label matches|nft 1\.0\.6 lists it as "xt match [a-z]+", which nft -f cannot read|nft 1\.0\.6 lists "xt match connlimit" or, at random, "add @connlimit0 \.\.\." \(no such set\))\))? \]/,
           rule,
         );
       else t.is(rules(ours)[i], rules(theirs)[i], rule);
@@ -965,7 +965,7 @@ test.serial(
     for (const l of lines) {
       t.regex(
         l,
-        /: match name (conntrack|tcp|udp|multiport|recent|tos|connlimit|addrtype|owner|icmp|ecn|sctp|dccp|time|policy|hashlimit|connlabel) rev \d+( \(.+\))?$/,
+        /: match name (conntrack|tcp|udp|esp|ah|multiport|recent|tos|connlimit|addrtype|owner|icmp|ecn|sctp|dccp|time|policy|hashlimit|connlabel) rev \d+( \(.+\))?$/,
       );
       t.true(l.length < (l.endsWith(')') ? 170 : 100), l);
     }
@@ -1625,13 +1625,19 @@ const VARIANTS_RAW: ReadonlyArray<[tool: string, rule: string, theirs: RegExp, w
     /fib saddr type local counter/,
     /the --src-type alone, leaving --dst-type out/,
   ],
-  ['iptables-nft', '-A INPUT -m connlabel ! --label 127 -j ACCEPT', /ct label and 127 != 127 counter/, /a packet without conntrack: ! --label matches those/],
+  ['iptables-nft', '-A INPUT -m connlabel ! --label 127 -j ACCEPT', /ct label and 127 != 127 counter/, /no match without conntrack, where ! --label matches/],
   ['ip6tables-nft', '-A INPUT -m frag --fragres -j ACCEPT', /frag reserved 1 counter/, /--fragres matches reserved bits zero/],
   ['ebtables-nft', '-A INPUT -p IPv4 --ip-tos 0x10 -j ACCEPT', /ip dscp 0x10 counter/, /--ip-tos compares the whole byte/],
+  [
+    'iptables-nft',
+    '-A INPUT -j CONNMARK --set-mark 0x5/0xff',
+    /ct mark set ct mark xor 0x5 and 0xffffff00/,
+    /applies the xor first: \(ct mark \^ V\) & KEEP, where the target computes \(ct mark & KEEP\) \^ V/,
+  ],
 ];
 
 test.serial(
-  'regression: xt variants nft lists as another rule (--icmp-type any, addrtype with both types, ! --label, --fragres, ebtables --ip-tos): raw saying why, exit 11',
+  'regression: xt variants nft lists as another rule (--icmp-type any, addrtype with both types, ! --label, --fragres, ebtables --ip-tos, CONNMARK --set-mark V/MASK): raw saying why, exit 11',
   (t) => {
     const dir = join(tmp, 'variants');
     spawnSync('mkdir', ['-p', dir]);
@@ -1649,7 +1655,7 @@ test.serial(
     t.is(readFileSync(f('ours.rc'), 'utf8').trim(), '11');
     for (const [, rule, nft, why] of VARIANTS_RAW) {
       t.regex(theirs, nft, rule);
-      const raw = [...ours.matchAll(/\[ raw: match name \w+ rev \d+ \((.*?)\) \]/g)].map((m) => m[1]);
+      const raw = [...ours.matchAll(/\[ raw: (?:match|target) name \w+ rev \d+ \((.*)\) \]/g)].map((m) => m[1]);
       t.true(
         raw.some((r) => why.test(r)),
         `${rule}: ${raw.join(' | ')}`,
