@@ -154,7 +154,7 @@ export function demoCommand(program: Command): void {
     .addOption(new Option('--restarts <n>', 'server restarts per phase (default 10)'))
     .addOption(new Option('--gap <duration>', 'time without a listener per restart (default 200ms)'))
     .addOption(new Option('--inbound', 'through the inbound hold, clients over a veth pair'))
-    .addOption(new Option('--here', "in this namespace: uses (or sets up) its local hold"))
+    .addOption(new Option('--here', 'in this namespace: uses (or sets up) its local hold'))
     .addOption(new Option('--via <hold>', 'plug, queue or auto (default auto: plug if supported)'))
     .addOption(new Option('--state-dir <dir>', `state directory (${STATE_DIR_DEFAULT_HELP})`))
     .addOption(jsonOption())
