@@ -408,12 +408,17 @@ export async function releaseIfOrphaned(store: StateStore, release: () => Promis
 /**
  * Undo phase one when no hold came of it (a protect or plug that failed
  * before taking its lease): with no live lease, the holds' armed pieces go,
- * under the lock (another holder's lease keeps them). Never throws.
+ * under the lock (another holder's lease keeps them); the state directory
+ * swapped ({@link StateDirSwappedError}): they go all the same. Never throws.
  */
 export async function unprepare(store: StateStore, kernel: Pick<LeaseKernel, 'disarm'>): Promise<void> {
   await withLeaseLock(store, async () => {
     if (!recordedLeases(store).some((l) => leaseLive(l))) await kernel.disarm();
-  }).catch(() => {});
+  }).catch(async (e: unknown) => {
+    // The state directory swapped (its leases out of reach): let the prepared pieces go all the same, as dropLease
+    // releases (letting go is always safe); left, a queue hold's chain would pass the port's SYNs to no holder (bypass).
+    if (e instanceof StateDirSwappedError) await kernel.disarm().catch(() => {});
+  });
 }
 
 /** The live leases now (no lock: for display). @throws {StateFileError} a damaged file */

@@ -158,6 +158,7 @@ export class StateDirSwappedError extends StateFileError {
    * @param now what the path names now: another identity, `a symbolic link to T`, or `nothing`
    * @param movedTo where the pinned directory is now (the kernel's path of its descriptor), when known
    * @param released the hold was released without its records (leases.ts's dropLease)
+   * @param notRun the refusal ended a protect before its command started (window.ts)
    */
   constructor(
     path: string,
@@ -165,6 +166,7 @@ export class StateDirSwappedError extends StateFileError {
     readonly now: string,
     readonly movedTo?: string,
     readonly released = false,
+    readonly notRun = false,
   ) {
     super(
       path,
@@ -172,14 +174,19 @@ export class StateDirSwappedError extends StateFileError {
         movedTo !== undefined && movedTo !== path ? `, now at ${escapeControl(movedTo)}` : ''
       }); the path now names ${now}: it was renamed or replaced while synplug ran, so nothing was read, written or removed through it since${
         released ? '; the hold was released all the same, and nothing was recorded' : ''
-      }. Find out who moved it; the records synplug kept are in the directory it started with`,
+      }. Find out who moved it; the records synplug kept are in the directory it started with${notRun ? '. The command was NOT run' : ''}`,
     );
     this.name = 'StateDirSwappedError';
   }
 
   /** The same refusal, saying that the hold was released all the same. */
   afterRelease(): StateDirSwappedError {
-    return new StateDirSwappedError(this.path, this.pinned, this.now, this.movedTo, true);
+    return new StateDirSwappedError(this.path, this.pinned, this.now, this.movedTo, true, this.notRun);
+  }
+
+  /** The same refusal, saying that the command protect was to run was not run. */
+  commandNotRun(): StateDirSwappedError {
+    return new StateDirSwappedError(this.path, this.pinned, this.now, this.movedTo, this.released, true);
   }
 }
 
