@@ -239,7 +239,7 @@ async function protectInner(
   } catch (e) {
     watchdog.done();
     await unprepare(store, session);
-    throw e;
+    throw commandNotRun(e);
   }
 
   // Signals: before the gate opens they abort; after, they go to the command.
