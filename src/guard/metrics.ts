@@ -42,7 +42,7 @@ import { NETNS_RUN_DIR } from '../netlink/netns.js';
 import { HOME_STATE_DIR } from './state-dir.js';
 import { StateFileError } from './errors.js';
 import { withLeaseLock } from './leases.js';
-import { controlCharAt, escapeControl, openCheckedDir, refuseDotDot, type DirRole } from './state-fs.js';
+import { controlCharAt, escapeControl, foreignFile, openCheckedDir, refuseDotDot, type DirRole } from './state-fs.js';
 import { StateStore } from './state.js';
 import type { ReloadReport } from './report.js';
 
@@ -266,10 +266,28 @@ function refuseForeignFile(d: NonNullable<ReturnType<typeof openCheckedDir>>, na
   let head: Buffer | undefined;
   try {
     head = d.read(name, METRICS_FILE_CAP, 'the metrics file');
-  } catch {
-    throw refuse('it exists and is not a regular file synplug can read (or is larger than a metrics file)');
+  } catch (e) {
+    throw refuse(`it exists and ${unreadableWhy(d, name, e)}`);
   }
   if (head !== undefined && !head.toString('utf8').startsWith(OURS)) throw refuse('it exists and is not a metrics file synplug wrote');
+}
+
+/**
+ * Why a file at the metrics file's name could not be read as one: what it is (not a regular file, another user's or
+ * with more than one name as state-fs.ts's foreignFile says, larger than a metrics file), else the read's error.
+ */
+function unreadableWhy(d: NonNullable<ReturnType<typeof openCheckedDir>>, name: string, e: unknown): string {
+  let st: ReturnType<typeof d.stat>;
+  try {
+    st = d.stat(name);
+  } catch {
+    st = undefined;
+  }
+  if (st && !st.isFile()) return 'is not a regular file';
+  const foreign = st && foreignFile({ uid: Number(st.uid), nlink: Number(st.nlink) });
+  if (foreign) return foreign;
+  if (st && st.size > BigInt(METRICS_FILE_CAP)) return `is ${st.size} bytes, larger than a metrics file synplug writes (at most ${METRICS_FILE_CAP})`;
+  return `cannot be read (${(e as Error).message})`;
 }
 
 /** A checked target's full path, as setup records it. */

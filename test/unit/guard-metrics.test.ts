@@ -7,7 +7,7 @@
  */
 import test from 'ava';
 import { spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, linkSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -237,4 +237,30 @@ test('a usage error (exit 2) is no reload: not counted as failed, the metrics fi
     ),
   );
   t.is(samples(readFileSync(d.file, 'utf8')).get('synplug_reloads_total{result="failed",hold="none"}'), 1, 'a refusal of another kind is a failed reload');
+});
+
+test("regression: a metrics file another user owns, or hard-linked, was refused as 'not a regular file synplug can read (or is larger...)'; now the refusal names the real reason", (t) => {
+  const d = dirs();
+  const ours = '# HELP synplug_reloads_total reloads\n';
+  writeFileSync(d.file, ours, { mode: 0o644 });
+  linkSync(d.file, join(d.root, 'other-name'));
+  const linked = t.throws(() => checkMetricsFile(d.file), { instanceOf: UsageError })?.message ?? '';
+  t.regex(linked, /it exists and has 2 names \(a hard link\)/);
+  t.notRegex(linked, /not a regular file|larger than/);
+  const theirs = join(d.textfile, 'theirs.prom');
+  writeFileSync(theirs, ours, { mode: 0o644 });
+  if (process.geteuid?.() === 0) {
+    chownSync(theirs, 65534, 65534);
+    const owned = t.throws(() => checkMetricsFile(theirs), { instanceOf: UsageError })?.message ?? '';
+    t.regex(owned, /it exists and belongs to uid 65534, neither root nor this user/);
+    t.notRegex(owned, /not a regular file|larger than/);
+  }
+  const big = join(d.textfile, 'big.prom');
+  writeFileSync(big, ours + 'x'.repeat(2 * 1024 * 1024));
+  t.regex(
+    t.throws(() => checkMetricsFile(big), { instanceOf: UsageError })?.message ?? '',
+    /it exists and is \d+ bytes, larger than a metrics file synplug writes/,
+  );
+  mkdirSync(join(d.textfile, 'dir.prom'));
+  t.regex(t.throws(() => checkMetricsFile(join(d.textfile, 'dir.prom')), { instanceOf: UsageError })?.message ?? '', /it exists and is not a regular file,/);
 });
