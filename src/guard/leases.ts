@@ -29,7 +29,7 @@ import { constants as osConstants } from 'node:os';
 import { SynplugError } from '../netlink/errors.js';
 import { bindLibcFunction, lastErrno } from '../netlink/libc.js';
 import { StateDirSwappedError } from './state-fs.js';
-import { manualHolderAlive, ownerAlive, type Lease, type PlugRecord, type StateStore } from './state.js';
+import { manualHolderAlive, ownerAlive, StateStore, type Lease, type PlugRecord } from './state.js';
 
 /** flock(2) operations, from <sys/file.h>. */
 const LOCK_EX = 2;
@@ -250,11 +250,40 @@ export async function dropLease(
     return await dropUnderLock(store, kernel, leaseId, dev, releaseOnce, onNotice, fast);
   } catch (e) {
     if (!(e instanceof StateDirSwappedError) || releaseRan) throw e;
-    // The records are out of reach (the path names another directory now): the hold is released all the same
-    // (releasing is always safe), nothing is recorded, and the refusal goes on to the caller.
+    // The path names another directory now: the hold is released all the same (releasing is always safe), the drop
+    // recorded in the directory this process started with (through its descriptor, never the path), and the refusal
+    // goes on to the caller.
     await release();
+    await recordPinnedDrop(store, kernel, leaseId, dev, onNotice, fast.lockFd);
     throw e.afterRelease();
   }
+}
+
+/**
+ * After a release through a swapped state directory ({@link dropLease}): drop the lease in the directory this process
+ * pinned (state.ts's StateStore.pinnedOf), recording "released" when it was the last, and take the armed pieces away
+ * as the release path does; the pinned directory out of reach (removed, unsafe): the armed pieces go all the same.
+ * Never throws.
+ */
+async function recordPinnedDrop(
+  store: StateStore,
+  kernel: LeaseKernel,
+  leaseId: string | undefined,
+  dev: string,
+  onNotice: (line: string) => void,
+  lockFd: number | undefined,
+): Promise<void> {
+  try {
+    const pinned = StateStore.pinnedOf(store.dir);
+    if (pinned) {
+      // released just before: what the drop would release is let go already
+      await dropUnderLock(pinned, kernel, leaseId, dev, async () => 1, onNotice, { lockFd });
+      return;
+    }
+  } catch {
+    /* the pieces go below */
+  }
+  await kernel.disarm().catch(() => {});
 }
 
 /** {@link dropLease}'s work under the lease lock. */

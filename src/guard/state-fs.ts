@@ -243,6 +243,29 @@ export function pinnedFilePath(path: string, name: string): string | undefined {
 }
 
 /**
+ * The state directory this process pinned, opened through its descriptor
+ * wherever it is now (renamed, hidden under a mount), never through its
+ * path: where a process whose path was swapped keeps its own records true
+ * (leases.ts's dropLease). Checked as at its first open (owned by this user,
+ * writable by nobody else); its messages name the path as given.
+ * @returns undefined when nothing is pinned for the path, or the pinned directory was removed
+ * @throws {StateFileError} it is unsafe now
+ */
+export function openPinnedDir(path: string): CheckedDir | undefined {
+  const pin = pins.get(pinKey(path));
+  if (pin?.fd === undefined || !pinnedStillExists(pin)) return undefined;
+  const fd = openAt(pin.fd, '.', O_PATH | O_DIRECTORY, path);
+  try {
+    checkStateDir(fstatSync(fd), path, whoIsTrusted().euid, STATE_DIR_ROLE);
+  } catch (e) {
+    closeSync(fd);
+    throw e;
+  }
+  // no parent descriptor: a directory reached so is never removed through it
+  return new CheckedDir(path, fd, fd, '', false);
+}
+
+/**
  * Judge what a pinned state directory's path names now, before it is used.
  * @param now the identity it names now, or what it is when no directory (`nothing`, `a symbolic link to T`)
  * @returns whether the caller pins the directory it opened (no pin yet, or the pinned one was removed)

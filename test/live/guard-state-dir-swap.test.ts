@@ -23,7 +23,7 @@
  * connect outcome. Every wait is on an event, bounded.
  */
 import { execFileSync } from 'node:child_process';
-import { lstatSync, mkdirSync, readdirSync, renameSync, rmSync, symlinkSync, unlinkSync } from 'node:fs';
+import { lstatSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, symlinkSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { ExecutionContext } from 'ava';
@@ -43,6 +43,12 @@ function leftSocket(dir: string, name: string): string {
   const path = join(dir, name);
   execFileSync('python3', ['-c', 'import socket,sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])', path]);
   return path;
+}
+
+/** What a moved directory records of the hold: its live leases' count and plug.json's state. */
+function recorded(dir: string): { leases: number; plug: string | undefined } {
+  const read = (name: string) => (exists(join(dir, name)) ? JSON.parse(readFileSync(join(dir, name), 'utf8')) : undefined);
+  return { leases: (read('leases.json')?.leases ?? []).length, plug: read('plug.json')?.state };
 }
 
 const exists = (p: string): boolean => {
@@ -85,10 +91,11 @@ async function swapDuringProtect(swap: (path: string, moved: string) => void, un
   srv.kill();
   const movedSocket = exists(join(moved, `queue-${QUEUE}.sock`));
   const movedFiles = readdirSync(moved).sort();
+  const movedRecords = recorded(moved);
   unswap(sd, moved);
   renameSync(moved, sd);
   const down = synplug(['teardown'], a.env);
-  return { setup: setup.code, boundWhileHeld, queued, end, outcome, unbound, movedSocket, movedFiles, down };
+  return { setup: setup.code, boundWhileHeld, queued, end, outcome, unbound, movedSocket, movedFiles, movedRecords, down };
 }
 
 const scenarios = {
@@ -140,11 +147,14 @@ const scenarios = {
     );
     srv.kill();
     const movedSocket = exists(join(moved, `queue-${QUEUE}.sock`));
+    // the watchdog releases at the plug's deadline (the holder let the queue go before, its look at the leases refused)
+    await until(() => recorded(moved).leases === 0, 'the watchdog to record its release', 20_000).catch(() => {});
     const freshFiles = readdirSync(sd).sort();
+    const movedRecords = recorded(moved);
     rmSync(sd, { recursive: true });
     renameSync(moved, sd);
     const down = synplug(['teardown'], a.env);
-    return { setup: setup.code, plug, boundWhileHeld, queued, outcome, unbound, movedSocket, freshFiles, down };
+    return { setup: setup.code, plug, boundWhileHeld, queued, outcome, unbound, movedSocket, freshFiles, movedRecords, down };
   },
   /** A renamed, another directory bind-mounted at its path (a mount namespace of this scenario's own). */
   async bind() {
@@ -175,6 +185,8 @@ function heldAndReleased(t: ExecutionContext, r: Json): void {
   t.is(r.end.code, 6, 'the refusal ends protect (exit 6: unsafe state)');
   t.regex(r.end.stderr, /is no longer the directory this process started with .*; the hold was released all the same, and nothing was recorded/, r.end.stderr);
   t.is(r.down.code, 0, r.down.stderr);
+  // regression (issue 19): its lease and plug.json "buffering" stayed there, and the next command called it KILLED
+  t.deepEqual(r.movedRecords, { leases: 0, plug: 'released' }, 'its end is recorded in the directory it started with');
 }
 
 if (!(await runScenarioIfChild(ENV, scenarios))) {
@@ -205,6 +217,7 @@ if (!(await runScenarioIfChild(ENV, scenarios))) {
     t.true(r.queued, 'the SYN is held');
     t.true(r.unbound, 'the queue is let go: nothing stays held');
     t.regex(r.outcome, /^ok /, 'the SYN held is delivered');
+    t.deepEqual(r.movedRecords, { leases: 0, plug: 'released' }, "the watchdog's release is recorded in the directory it started with");
     t.is(r.down.code, 0, r.down.stderr);
   });
 

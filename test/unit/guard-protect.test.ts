@@ -353,3 +353,22 @@ test('the state directory swapped just after the command was forked behind its g
   t.false(existsSync(marker), 'the command was not run');
   t.deepEqual(readdirSync(dir), [], 'nothing written into the fresh directory');
 });
+
+test('regression: the state directory swapped during the hold left its lease and plug.json "buffering" in the directory protect started with (the next command said KILLED) and the armed pieces in place; now both recorded there, through its descriptor, and the pieces taken away', async (t) => {
+  const { s, dir } = fresh();
+  const moved = `${dir}.moved`;
+  const orig = s.buffer.bind(s);
+  s.buffer = async () => {
+    await orig();
+    renameSync(dir, moved);
+    mkdirSync(dir, { mode: 0o700 });
+  };
+  const e = await t.throwsAsync(runProtected(s, { command: ['true'] }), { instanceOf: StateDirSwappedError });
+  t.regex(e!.message, /the hold was released all the same/);
+  t.notRegex(e!.message, /NOT run/, 'the command ran');
+  t.deepEqual(readdirSync(dir), [], 'nothing written into the fresh directory');
+  const there = new StateStore(moved);
+  t.deepEqual(there.readLeases()?.leases ?? [], [], 'the lease dropped in the directory it started with');
+  t.is(there.readPlug()?.state, 'released', 'plug.json says released there');
+  t.deepEqual(s.calls.slice(-2), ['release', 'disarm'], 'released, then the armed pieces taken away, as the release path does');
+});
