@@ -35,7 +35,7 @@
  *
  * @module
  */
-import { realpathSync, statfsSync } from 'node:fs';
+import { fstatSync, realpathSync, statfsSync, statSync } from 'node:fs';
 import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 import { UsageError } from '../netlink/errors.js';
 import { NETNS_RUN_DIR } from '../netlink/netns.js';
@@ -244,11 +244,34 @@ export function checkMetricsFile(path: string, stateDir?: string): MetricsTarget
       `--metrics-file ${full}: the directory ${dir} does not exist (synplug creates no directory for it): give a file in ${TEXTFILE_DIR}, or create ${dir} (mode 0755) and point node_exporter at it`,
     );
   try {
+    refuseForbiddenIdentity(d.fd, full, stateDir);
     refuseForeignFile(d, name, full);
   } finally {
     d.close();
   }
   return { dir, name };
+}
+
+/**
+ * Refuse a metrics directory that IS one of {@link forbiddenMetricsDirs} under another path (a bind mount, a
+ * symbolic link on the way): the same device and inode, whatever the path says.
+ * @param fd the metrics directory's descriptor
+ * @throws {UsageError} it is one of them
+ */
+function refuseForbiddenIdentity(fd: number, full: string, stateDir: string | undefined): void {
+  const here = fstatSync(fd);
+  for (const f of forbiddenMetricsDirs(stateDir)) {
+    let st: ReturnType<typeof statSync>;
+    try {
+      st = statSync(f.dir);
+    } catch {
+      continue; // not there: nothing to be
+    }
+    if (st && st.dev === here.dev && st.ino === here.ino)
+      throw new UsageError(
+        `--metrics-file ${full}: its directory is ${f.dir} under another path (the same device and inode: a bind mount or a symbolic link): ${f.why}; no metrics file goes there: give a directory of its own (node_exporter's textfile directory, e.g. /var/lib/prometheus/node-exporter)`,
+      );
+  }
 }
 
 /** The first line of every metrics file synplug writes ({@link metricsText}). */

@@ -264,3 +264,33 @@ test("regression: a metrics file another user owns, or hard-linked, was refused 
   mkdirSync(join(d.textfile, 'dir.prom'));
   t.regex(t.throws(() => checkMetricsFile(join(d.textfile, 'dir.prom')), { instanceOf: UsageError })?.message ?? '', /it exists and is not a regular file,/);
 });
+
+test('regression (root): --metrics-file in /run/netns or the state directory through a bind mount passed the path check; now refused by device and inode', (t) => {
+  if (process.geteuid?.() !== 0) {
+    t.pass('needs root (mount --bind in a mount namespace of its own)');
+    return;
+  }
+  const d = dirs();
+  const at = join(d.root, 'bound');
+  mkdirSync(at, { mode: 0o755 });
+  const dist = fileURLToPath(new URL('../../dist/guard/metrics.js', import.meta.url));
+  const script = `import(${JSON.stringify(dist)}).then((m) => { for (const [p, s] of [[process.argv[1], process.argv[2]]]) { try { m.checkMetricsFile(p, s); console.log('taken'); } catch (e) { console.log(e.message); } } })`;
+  const run = (src: string) => {
+    const r = spawnSync(
+      'unshare',
+      [
+        '-m',
+        '--propagation',
+        'private',
+        'sh',
+        '-c',
+        `mkdir -p ${src} && mount --bind ${src} ${at} && exec node -e "$0" ${join(at, 'synplug.prom')} ${d.state}`,
+        script,
+      ],
+      { encoding: 'utf8' },
+    );
+    return `${r.stdout}${r.stderr}`;
+  };
+  t.regex(run(d.state), /its directory is \S+\/state under another path .*is the state directory/);
+  t.regex(run('/run/netns'), /its directory is \/run\/netns under another path .*where 'ip netns' keeps the named network namespaces/);
+});
