@@ -330,7 +330,7 @@ export class CheckedDir {
 
   /** The directory's mark: 16 hex digits of a SHA-256 of its {@link identity} ({@link stateDirMark}). */
   mark(): string {
-    return createHash('sha256').update(this.identity()).digest('hex').slice(0, 16);
+    return markOf(this.identity());
   }
 
   /** The path of a file in the directory, for messages. */
@@ -609,17 +609,30 @@ export function refuseDotDot(path: string, what: string): void {
  * setup through it makes (teardown-marks.ts): 16 hex digits of a SHA-256 of
  * its {@link CheckedDir.identity}, so that a state directory recognises its
  * own pieces and never takes another's for its own.
- * @returns undefined when the directory does not exist
+ * @returns undefined when the directory does not exist; the pinned directory's mark when the path was swapped
  * @throws {StateFileError} it is unsafe (as {@link openCheckedDir})
  */
 export function stateDirMark(path: string): string | undefined {
-  const d = openCheckedDir(path, false);
+  let d: CheckedDir | undefined;
+  try {
+    d = openCheckedDir(path, false);
+  } catch (e) {
+    // swapped: this process's state directory is still the one it pinned (its pieces carry that one's mark), so that
+    // what it armed can still be told for its own and removed ({@link StateDirSwappedError})
+    if (e instanceof StateDirSwappedError) return markOf(e.pinned);
+    throw e;
+  }
   if (!d) return undefined;
   try {
     return d.mark();
   } finally {
     d.close();
   }
+}
+
+/** A state directory's mark from its identity ({@link CheckedDir.mark}). */
+function markOf(identity: string): string {
+  return createHash('sha256').update(identity).digest('hex').slice(0, 16);
 }
 
 /**

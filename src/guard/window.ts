@@ -560,12 +560,28 @@ const REPORT_COUNTERS: ReportCounters = { arm: armReport, retire: retireReportCh
 
 /** After a protect's report: its counter chain goes when this was the last holder (report.ts); what stays is said. */
 async function retire(counters: ReportCounters, store: StateStore, notice: (m: string) => void): Promise<void> {
-  // the state directory swapped (state-fs.ts): said once, by the error that ends this protect
-  const r = await counters.retire(store).catch((e: unknown) => {
+  // the state directory swapped (state-fs.ts): said once, by the error that ends this protect; the chain goes as ever,
+  // judged by the leases of the directory this protect started with (reached through its descriptor)
+  const r = await counters.retire(pinnedIfSwapped(store)).catch((e: unknown) => {
     if (e instanceof StateDirSwappedError) return undefined;
     throw e;
   });
   if (r?.kept) notice(`kept ${r.kept}`);
+}
+
+/** The store itself; when its path was swapped (state-fs.ts), the store of the directory this process pinned, if any. */
+function pinnedIfSwapped(store: StateStore): StateStore {
+  try {
+    store.checkDir();
+    return store;
+  } catch (e) {
+    if (!(e instanceof StateDirSwappedError)) return store;
+    try {
+      return StateStore.pinnedOf(store.dir) ?? store;
+    } catch {
+      return store;
+    }
+  }
 }
 
 /**

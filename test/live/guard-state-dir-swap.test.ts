@@ -28,7 +28,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { ExecutionContext } from 'ava';
 import { inOwnNetns, runScenarioIfChild } from '../helpers/own-netns.js';
-import { QUEUE, client, heldProtect, listening, procQueue, server, stateEnv, synplug, until } from '../helpers/queue-live.js';
+import { QUEUE, chainsOf, client, heldProtect, listening, procQueue, server, stateEnv, synplug, tables, until } from '../helpers/queue-live.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: the scenarios' JSON results, asserted field by field
 type Json = Record<string, any>;
@@ -71,6 +71,9 @@ async function swapDuringProtect(swap: (path: string, moved: string) => void, un
   const setup = synplug(['setup', '--via', 'queue', '--addr', ADDR], a.env);
   const srv = server(ADDR, PORT);
   await listening(srv);
+  // every chain of every table, `family table chain:rules` (the report's table stays, empty, after any release)
+  const ruleset = () => tables().flatMap((t) => (chainsOf(t.split(' ')[1]!) ?? []).map((c) => `${t} ${c}`));
+  const setUpPieces = ruleset();
   const h = await heldProtect(a.env, a.dir);
   const boundWhileHeld = procQueue(QUEUE) !== undefined;
   // The SYN held before the swap (after it, the holder's next look at the leases, refused, lets the queue go at once).
@@ -89,13 +92,14 @@ async function swapDuringProtect(swap: (path: string, moved: string) => void, un
     () => false,
   );
   srv.kill();
+  const piecesAfter = ruleset();
   const movedSocket = exists(join(moved, `queue-${QUEUE}.sock`));
   const movedFiles = readdirSync(moved).sort();
   const movedRecords = recorded(moved);
   unswap(sd, moved);
   renameSync(moved, sd);
   const down = synplug(['teardown'], a.env);
-  return { setup: setup.code, boundWhileHeld, queued, end, outcome, unbound, movedSocket, movedFiles, movedRecords, down };
+  return { setup: setup.code, boundWhileHeld, queued, end, outcome, unbound, movedSocket, movedFiles, movedRecords, setUpPieces, piecesAfter, down };
 }
 
 const scenarios = {
@@ -187,6 +191,8 @@ function heldAndReleased(t: ExecutionContext, r: Json): void {
   t.is(r.down.code, 0, r.down.stderr);
   // regression (issue 19): its lease and plug.json "buffering" stayed there, and the next command called it KILLED
   t.deepEqual(r.movedRecords, { leases: 0, plug: 'released' }, 'its end is recorded in the directory it started with');
+  // regression (issue 19): the hold chain (queue bypass) and the report's rst chain stayed until the next command
+  t.deepEqual(r.piecesAfter, r.setUpPieces, 'the armed pieces are gone after the release, as after any release');
 }
 
 if (!(await runScenarioIfChild(ENV, scenarios))) {
