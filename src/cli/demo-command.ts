@@ -149,12 +149,12 @@ export function demoExitCode(verdict: DemoModule.DemoVerdict): number {
 export function demoCommand(program: Command): void {
   program
     .command('demo')
-    .description('restart a server unprotected, then under protect; compare (changes nothing here)')
+    .description('restart a server unprotected, then under protect; compare (in a namespace of its own)')
     .addOption(new Option('--seconds <n>', 'length of each phase, seconds (default 5)'))
     .addOption(new Option('--restarts <n>', 'server restarts per phase (default 10)'))
     .addOption(new Option('--gap <duration>', 'time without a listener per restart (default 200ms)'))
     .addOption(new Option('--inbound', 'through the inbound hold, clients over a veth pair'))
-    .addOption(new Option('--here', "run in this namespace, not one of the demo's own"))
+    .addOption(new Option('--here', "in this namespace: uses (or sets up) its local hold"))
     .addOption(new Option('--via <hold>', 'plug, queue or auto (default auto: plug if supported)'))
     .addOption(new Option('--state-dir <dir>', `state directory (${STATE_DIR_DEFAULT_HELP})`))
     .addOption(jsonOption())

@@ -530,6 +530,17 @@ function rebuiltOtherwise(s: Slot, by: Slot, family: string, linkBefore: string 
   return row && !row.keptBefore?.(by) ? row.why : undefined;
 }
 
+/**
+ * The link-layer protocol (`ether`, `vlan`) of a concatenation's field that
+ * comes before its first network or transport field (`ether saddr . ip saddr
+ * @s`), which nft -f evaluates first, as it would a match before the rule's.
+ */
+function concatLink(x: Slot): string | undefined {
+  const parts = (matchLeft(x) as { concat?: Array<{ payload?: { protocol?: string } }> } | undefined)?.concat;
+  const first = parts?.map((p) => p.payload?.protocol).find((p) => p !== undefined);
+  return first === 'ether' || first === 'vlan' ? first : undefined;
+}
+
 /** Options of {@link ruleStatements}. */
 export interface StatementOptions {
   /** the rule's family (`ip`, `ip6`, `inet`...): tells which network header `payload` reads */
@@ -1031,7 +1042,7 @@ export function ruleStatements(exprs: readonly Expr[], options: StatementOptions
       .map((x) => (!x.dropped && x.stmt !== undefined ? matchLeft(x)?.payload?.protocol : undefined))
       .filter((p) => p === 'ether' || p === 'vlan')
       .at(-1);
-    const why = s.droppedFor && s.stmt ? rebuiltOtherwise(s, s.droppedFor, options.family, linkBefore) : undefined;
+    const why = s.droppedFor && s.stmt ? rebuiltOtherwise(s, s.droppedFor, options.family, linkBefore ?? concatLink(s.droppedFor)) : undefined;
     if (why) {
       s.stmt = uncertain(s.stmt!, why);
       s.dropped = false;
@@ -2121,8 +2132,10 @@ function objectText(o: NftObject, options: FormatOptions): string {
   const printed = objectBody(o);
   if (o.counter) {
     if (exact(o.counter.packets, o.counter.bytes)) body = `packets ${o.counter.packets} bytes ${o.counter.bytes}`;
-  } else if (printed) body = printed.lines.join('\n\t\t');
-  else if (o.quota) {
+  } else if (printed) {
+    body = printed.lines.join('\n\t\t');
+    if (printed.problem) options.problems?.push(`table ${o.family} ${o.table} ${o.type} ${o.name}: ${printed.problem}`);
+  } else if (o.quota) {
     if (exact(o.quota.bytes, o.quota.used)) body = quotaText(o.quota);
   } else if (o.limit) {
     const p = limitPrinted(o.limit);

@@ -25,6 +25,8 @@ import { durationText, l4Name } from './print.js';
 export interface ObjectBody {
   lines: string[];
   json: Record<string, unknown>;
+  /** why `nft -f` cannot read `lines` back, printed as nft lists them (the JSON reads back) */
+  problem?: string;
 }
 
 /** NFPROTO_* as nft names an object's `l3proto`. */
@@ -107,6 +109,8 @@ function ctTimeout(o: NftObject): ObjectBody | undefined {
   return {
     lines: [`protocol ${p.protocol}`, `l3proto ${p.l3proto}`, `policy = { ${policy.map(([k, v]) => `${k} : ${v}`).join(', ')} }`],
     json: { protocol: p.protocol, l3proto: p.l3proto, policy: policy.length ? Object.fromEntries(policy) : null },
+    // nft 1.0.6 lists a policy of its defaults only as `policy = {  }`, which its parser refuses (a syntax error)
+    ...(!policy.length && { problem: 'policy = {  } (every timeout the default): nft -f cannot read this back (a syntax error)' }),
   };
 }
 

@@ -644,14 +644,33 @@ export function quoted(s: string): string {
 }
 
 /**
- * Why `nft -f` cannot read back `what` (`log prefix`) quoted as nft 1.0.6
- * lists it, or undefined: its scanner's quoted string is `"[^"]*"`, with no
- * escape for a `"` inside, and a `$` in it starts a variable.
+ * Where nft 1.0.6's parser reads a `$` in a quoted string as a variable
+ * (`log prefix "a$b"`: unknown identifier 'b'); elsewhere (`comment "cost
+ * $5"`) nft -f reads it back as written.
+ */
+const DOLLAR_IS_VARIABLE: ReadonlySet<string> = new Set(['log prefix']);
+
+/**
+ * Why `nft -f` cannot read back `what` (`log prefix`, `comment`) quoted as
+ * nft 1.0.6 lists it, or undefined: its scanner's quoted string is
+ * `"[^"]*"`, with no escape for a `"` inside, and a `$` in a log prefix
+ * starts a variable ({@link DOLLAR_IS_VARIABLE}).
  */
 export function quoteProblem(what: string, s: string): string | undefined {
-  // and a `$` in it starts a variable for nft -f (`log prefix "a$b"`: unknown identifier 'b')
-  const c = s.includes('"') ? '"' : s.includes('$') ? '$' : undefined;
+  const c = s.includes('"') ? '"' : DOLLAR_IS_VARIABLE.has(what) && s.includes('$') ? '$' : undefined;
   return c ? `${what} ${JSON.stringify(s)} holds a '${c}': nft -f cannot read this back` : undefined;
+}
+
+/**
+ * The problem of a range nft lists as it is (`ip saddr 10.0.0.5-10.0.0.1`,
+ * `udp dport 50-20`) whose first end is past its last: `nft -f` refuses it.
+ */
+export const REVERSED_RANGE = 'a range whose first end is past its last: nft -f cannot read this back ("Range has zero or negative size")';
+
+/** Whether a range's ends (wire hex of `type`, compared in the type's byte order as nft compares them) are reversed. */
+export function rangeReversed(from: string, to: string, type: ValueType): boolean {
+  const n = (hex: string): bigint => BigInt(`0x${HOST_ORDER_TYPES.has(type) ? (hex.match(/../g) ?? []).reverse().join('') : hex}`);
+  return from.length === to.length && from.length > 0 && n(from) > n(to);
 }
 
 /**

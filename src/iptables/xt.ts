@@ -25,7 +25,7 @@ import { bin, str, u32be, type AttributeView } from '../netlink/attributes.js';
 import { NetlinkDecodeError, UsageError } from '../netlink/errors.js';
 import * as C from './constants.js';
 import { L4_HEADERS } from './headers.js';
-import { quoteProblem, rawStatement, valueText, type Statement } from './print.js';
+import { quoteProblem, REVERSED_RANGE, rawStatement, valueText, type Statement } from './print.js';
 import { addressText } from './validate.js';
 
 /** What both compat expressions carry. */
@@ -273,6 +273,7 @@ const EBT_LOG_BITS = 0x01 | 0x02 | 0x08;
 /** linux/netfilter_bridge/ebt_ip.h: bitmask and invflags bits */
 const EBT_IP_SOURCE = 0x01;
 const EBT_IP_DEST = 0x02;
+const EBT_IP_TOS = 0x04;
 const EBT_IP_PROTO = 0x08;
 const EBT_IP_SPORT = 0x10;
 const EBT_IP_DPORT = 0x20;
@@ -306,8 +307,19 @@ const PROTOCOL_NAMES: Readonly<Record<number, string>> = {
  * The ports, or the icmp type and code, of ebtables' ip and ip6 matches as nft 1.0.6 lists them: both keep
  * sport[2] (icmp type[2]) at `at` and dport[2] (icmp code[2]) 4 bytes on, host order.
  */
-function ebtL4Parts(b: Buffer, at: number, bitmask: number, inv: number, pname: string | undefined, icmp: 'icmp' | 'icmpv6' | undefined): string[] {
-  const range = (lo: number, hi: number) => `${lo}${hi === lo ? '' : `-${hi}`}`;
+function ebtL4Parts(
+  b: Buffer,
+  at: number,
+  bitmask: number,
+  inv: number,
+  pname: string | undefined,
+  icmp: 'icmp' | 'icmpv6' | undefined,
+  problems: string[],
+): string[] {
+  const range = (lo: number, hi: number) => {
+    if (lo > hi && !problems.includes(REVERSED_RANGE)) problems.push(REVERSED_RANGE);
+    return `${lo}${hi === lo ? '' : `-${hi}`}`;
+  };
   const parts = (
     [
       [EBT_IP_SPORT, 'sport', at],
@@ -323,8 +335,23 @@ function ebtL4Parts(b: Buffer, at: number, bitmask: number, inv: number, pname: 
   return parts;
 }
 
-function ebtIpText(b: Buffer): string | undefined {
+/**
+ * The problem of an address under a mask that is no prefix, as nft 1.0.6 lists libxtables' translation (`ip
+ * saddr 10.0.0.0/255.0.255.0`): `nft -f` refuses that syntax (it reads `ip saddr & 255.0.255.0 == 10.0.0.0`).
+ */
+const MASK_NO_PREFIX = (field: string, addr: string, mask: string): string =>
+  `a mask that is no prefix (${mask}): nft -f cannot read this back (a syntax error; it reads ${field} & ${mask} == ${addr})`;
+
+/** `parts` joined, with the first of `problems` (a text nft lists that nft -f cannot read) as its problem. */
+function partsWithProblems(parts: readonly string[], problems: readonly string[]): XtText {
+  const text = parts.join(' ');
+  return problems.length ? { text, problem: problems.join('; ') } : text;
+}
+
+function ebtIpText(b: Buffer): XtText {
+  const problems: string[] = [];
   const [proto, bitmask, inv] = [b[17], b[18], b[19]];
+  if (bitmask & EBT_IP_TOS) return { raw: VARIANT_WHY.ebtIpTos };
   const known = EBT_IP_SOURCE | EBT_IP_DEST | EBT_IP_PROTO | EBT_IP_SPORT | EBT_IP_DPORT | EBT_IP_ICMP;
   if (!bitmask || bitmask & ~known || inv & ~bitmask) return undefined;
   const icmp = bitmask & EBT_IP_ICMP;
@@ -346,6 +373,7 @@ function ebtIpText(b: Buffer): string | undefined {
     if ((addr & ~mask) >>> 0) return undefined;
     const bits = prefixOf(b.subarray(at + 8, at + 12));
     const suffix = bits === undefined ? `/${addressText(b.subarray(at + 8, at + 12))}` : bits === 32 ? '' : `/${bits}`;
+    if (bits === undefined) problems.push(MASK_NO_PREFIX(`ip ${word}`, addressText(b.subarray(at, at + 4)), addressText(b.subarray(at + 8, at + 12))));
     parts.push(`ip ${word} ${inv & bit ? '!= ' : ''}${addressText(b.subarray(at, at + 4))}${suffix}`);
   }
   if (bitmask & EBT_IP_PROTO && !ports && !icmp) {
@@ -353,7 +381,7 @@ function ebtIpText(b: Buffer): string | undefined {
     if (name === undefined) return undefined;
     parts.push(`ip protocol ${inv & EBT_IP_PROTO ? '!= ' : ''}${name}`);
   }
-  return [...parts, ...ebtL4Parts(b, 20, bitmask, inv, pname, icmp ? 'icmp' : undefined)].join(' ');
+  return partsWithProblems([...parts, ...ebtL4Parts(b, 20, bitmask, inv, pname, icmp ? 'icmp' : undefined, problems)], problems);
 }
 
 /**
@@ -364,7 +392,8 @@ function ebtIpText(b: Buffer): string | undefined {
  * Raw as ebtIpText's: --ip6-tclass (written as `ip6 dscp` of its low bits), a protocol not in the tables, ports or
  * icmpv6 types of an inverted protocol, an inverted icmpv6 type with codes, an address outside its mask.
  */
-function ebtIp6Text(b: Buffer): string | undefined {
+function ebtIp6Text(b: Buffer): XtText {
+  const problems: string[] = [];
   const [proto, bitmask, inv] = [b[65], b[66], b[67]];
   const known = EBT_IP_SOURCE | EBT_IP_DEST | EBT_IP_PROTO | EBT_IP_SPORT | EBT_IP_DPORT | EBT_IP_ICMP;
   if (!bitmask || bitmask & ~known || inv & ~bitmask) return undefined;
@@ -388,6 +417,7 @@ function ebtIp6Text(b: Buffer): string | undefined {
     // xtables_ip6mask_to_numeric: `/64`, nothing for /128, a mask that is no prefix as an address
     const bits = prefixOf(mask);
     const suffix = bits === undefined ? `/${addressText(mask)}` : bits === 128 ? '' : `/${bits}`;
+    if (bits === undefined) problems.push(MASK_NO_PREFIX(`ip6 ${word}`, addressText(addr), addressText(mask)));
     parts.push(`ip6 ${word} ${inv & bit ? '!= ' : ''}${addressText(addr)}${suffix}`);
   }
   if (bitmask & EBT_IP_PROTO && !((ports || icmp) && proto6)) {
@@ -395,7 +425,7 @@ function ebtIp6Text(b: Buffer): string | undefined {
     if (name === undefined) return undefined;
     parts.push(`meta l4proto ${inv & EBT_IP_PROTO ? '!= ' : ''}${name}`);
   }
-  return [...parts, ...ebtL4Parts(b, 68, bitmask, inv, pname, icmp ? 'icmpv6' : undefined)].join(' ');
+  return partsWithProblems([...parts, ...ebtL4Parts(b, 68, bitmask, inv, pname, icmp ? 'icmpv6' : undefined, problems)], problems);
 }
 
 /** linux/netfilter_bridge/ebt_mark_m.h: EBT_MARK_AND, EBT_MARK_OR */
@@ -439,7 +469,7 @@ const TARGETS: Readonly<Record<string, Translation>> = {
       const mode = rev === 1 ? b[12] : b[14];
       if (mode === XT_CONNMARK_SET) {
         const general = ctmark !== 0 && ctmask !== 0 && ctmark !== ctmask && ctmask !== 0xffffffff;
-        return general ? undefined : `ct mark set ${markSet(ctmark, ctmask, 'ct mark')}`;
+        return general ? { raw: VARIANT_WHY.connmarkXmark } : `ct mark set ${markSet(ctmark, ctmask, 'ct mark')}`;
       }
       if (nfmask !== 0xffffffff || ctmask !== 0xffffffff) return undefined;
       if (mode === XT_CONNMARK_SAVE) return 'ct mark set mark';
@@ -614,12 +644,12 @@ const TARGETS: Readonly<Record<string, Translation>> = {
       return `dup to ${addressText(b.subarray(0, ctx.family === 'ip6' ? 16 : 4))}${oif ? ` device ${oif}` : ''}`;
     },
   },
-  // struct xt_DSCP_info { __u8 dscp; };
+  // struct xt_DSCP_info { __u8 dscp; }: libxt_DSCP.c's DSCP_xlate / DSCP_xlate6 (`ip6 dscp set 0x0a`)
   DSCP: {
     revs: [0],
     size: 1,
-    families: ['ip'],
-    text: (b) => (b[0] < 64 ? `ip dscp set 0x${b[0].toString(16).padStart(2, '0')}` : undefined),
+    families: ['ip', 'ip6'],
+    text: (b, _rev, ctx) => (b[0] < 64 ? `${ctx.family} dscp set 0x${b[0].toString(16).padStart(2, '0')}` : undefined),
   },
 };
 
@@ -834,11 +864,26 @@ const PORT_PROTOCOLS: ReadonlySet<string> = new Set(['tcp', 'udp', 'udplite', 's
  */
 function icmpMatch(proto: 'icmp' | 'icmpv6'): Translation['text'] {
   return (b) => {
+    if (proto === 'icmp' && b[0] === 0xff && b[1] === 0 && b[2] === 0xff && b[3] === 0) return { raw: VARIANT_WHY.icmpAny };
     if (b[1] !== 0 || b[2] !== 0xff || b[3] > 1) return undefined;
     const name = valueText(b.subarray(0, 1).toString('hex'), proto === 'icmp' ? 'icmp_type' : 'icmpv6_type').text;
     return /^[a-z]/.test(name) ? `${proto} type ${b[3] ? '!= ' : ''}${name}` : undefined;
   };
 }
+
+/**
+ * Why a variant of an extension whose other variants print is raw: what nft 1.0.6 lists (libxtables' translation)
+ * and why that is another rule. (Whole extensions nft lists by name are in {@link RAW_WHY}.)
+ */
+const VARIANT_WHY = {
+  addrtypeBoth: 'nft 1.0.6 lists "fib saddr type ...", the --src-type alone, leaving --dst-type out',
+  connlabelInvert: 'nft 1.0.6 lists "ct label and N != N": no match without conntrack, where ! --label matches',
+  icmpAny: 'nft 1.0.6 lists it as "ip protocol icmp", which reads back without the match: -m icmp drops non-first fragments',
+  fragRes: 'nft 1.0.6 lists "frag reserved 1", where --fragres matches reserved bits zero',
+  connmarkXmark:
+    'nft 1.0.6 lists "ct mark set ct mark xor V and KEEP", which applies the xor first: (ct mark ^ V) & KEEP, where the target computes (ct mark & KEEP) ^ V',
+  ebtIpTos: 'nft 1.0.6 lists "ip dscp N", the TOS byte\'s upper 6 bits, where --ip-tos compares the whole byte',
+} as const;
 
 /** linux/netfilter/xt_addrtype.h: XT_ADDRTYPE_INVERT_SOURCE, _INVERT_DEST, _LIMIT_IFACE_IN, _LIMIT_IFACE_OUT */
 const XT_ADDRTYPE_INVERT_SOURCE = 0x1;
@@ -912,9 +957,10 @@ const DCCP_TYPES = ['request', 'response', 'data', 'ack', 'dataack', 'closereq',
 const DCCP_INVALID_BITS = 0xfc00;
 
 /** A dccp match as libxt_dccp.c's dccp_xlate writes it: ports, then types (`dccp type != { request, 10-15 }`). */
-function dccpText(b: Buffer): string | undefined {
+function dccpText(b: Buffer): XtText {
   const [flags, invflags, types] = [readU16(b, 8), readU16(b, 10), readU16(b, 12)];
   if (flags & ~(XT_DCCP_PORTS | XT_DCCP_TYPE) || invflags & ~flags || b[14] !== 0) return undefined;
+  if (!flags) return BARE_L4('dccp');
   const ports = flags & XT_DCCP_PORTS ? portsText('dccp', b, flags & XT_DCCP_PORTS, invflags & XT_DCCP_PORTS) : '';
   if (ports === undefined || !(flags & XT_DCCP_TYPE)) return ports || undefined;
   // some of 11-15 without the rest: `10-15` would say more
@@ -922,6 +968,18 @@ function dccpText(b: Buffer): string | undefined {
   const names = DCCP_TYPES.filter((_, i) => types & (1 << i));
   const value = names.length > 1 ? `{ ${names.join(', ')} }` : names[0];
   return `${ports && `${ports} `}dccp type ${invflags & XT_DCCP_TYPE ? '!= ' : ''}${value}`;
+}
+
+/**
+ * struct xt_esp and struct ipt_ah ({ __u32 spis[2]; __u8 invflags; }, invflags 0x01 the spis') as libxt_esp.c
+ * and libipt_ah.c write them: `esp spi 5`, `ah spi != 5-7`; every spi, not inverted, nothing ({@link BARE_L4}).
+ */
+function spiText(proto: 'esp' | 'ah'): (b: Buffer) => XtText {
+  return (b) => {
+    if (b[8] > 1) return undefined;
+    const spis = u32Range(readU32(b, 0), readU32(b, 4), b[8] === 1);
+    return spis === undefined ? BARE_L4(proto) : reversedIf(`${proto} spi ${spis}`, readU32(b, 0) > readU32(b, 4));
+  };
 }
 
 /** linux/netfilter/xt_statistic.h: XT_STATISTIC_MODE_RANDOM, _NTH; flags XT_STATISTIC_INVERT */
@@ -943,6 +1001,7 @@ function statisticText(b: Buffer): string | undefined {
 /** linux/netfilter/xt_connlabel.h: XT_CONNLABEL_MAXBIT, XT_CONNLABEL_OP_SET (`--set`; XT_CONNLABEL_OP_INVERT is 1) */
 const XT_CONNLABEL_MAXBIT = 127;
 const XT_CONNLABEL_OP_SET = 1 << 1;
+const XT_CONNLABEL_OP_INVERT = 1 << 0;
 
 /** linux/netfilter/xt_time.h: XT_TIME_CONTIGUOUS, XT_TIME_ALL_MONTHDAYS, XT_TIME_ALL_WEEKDAYS, XT_TIME_MAX_DAYTIME; INT_MAX, --datestop's default */
 const XT_TIME_CONTIGUOUS = 1 << 1;
@@ -1122,6 +1181,11 @@ function policyText(b: Buffer): string | undefined {
   return undefined;
 }
 
+/** nft's text `t` of a translation, with {@link REVERSED_RANGE} as its problem when a range in it is `reversed` (nft lists `10.0.0.5-10.0.0.1` as it is). */
+function reversedIf(t: string | undefined, reversed: boolean): XtText {
+  return t !== undefined && reversed ? { text: t, problem: REVERSED_RANGE } : t;
+}
+
 /** A u32 range as libxtables writes it (`5`, `5-9`), with `!= ` when inverted; undefined when it is every value and not inverted. */
 function u32Range(lo: number, hi: number, inv: boolean, all = 0xffffffff): string | undefined {
   if (lo === 0 && hi === all && !inv) return undefined;
@@ -1141,8 +1205,9 @@ const IP6T_FRAG_INV_IDS = 0x01;
  * it: `frag id 5`, `frag more-fragments 1`. --fragres (reserved bits zero, which libxtables writes `frag reserved 1`),
  * --fraglen and a bare `-m frag` (both of which nft lists as nothing, matching every packet) raw.
  */
-function fragText(b: Buffer): string | undefined {
+function fragText(b: Buffer): XtText {
   const [flags, inv] = [b[12], b[13]];
+  if (flags & IP6T_FRAG_RES && !(flags & IP6T_FRAG_LEN)) return { raw: VARIANT_WHY.fragRes };
   if (flags & (IP6T_FRAG_LEN | IP6T_FRAG_RES) || inv & ~IP6T_FRAG_INV_IDS) return undefined;
   const ids = u32Range(readU32(b, 0), readU32(b, 4), (inv & IP6T_FRAG_INV_IDS) !== 0);
   const rest = [
@@ -1152,7 +1217,7 @@ function fragText(b: Buffer): string | undefined {
   ].filter(Boolean);
   // a bare -m frag nft 1.0.6 lists as nothing (iptables 1.8.9 writes no translation), a rule matching every packet
   if (ids === undefined && !rest.length) return undefined;
-  return [ids === undefined ? '' : `frag id ${ids}`, ...rest].filter(Boolean).join(' ');
+  return reversedIf([ids === undefined ? '' : `frag id ${ids}`, ...rest].filter(Boolean).join(' '), readU32(b, 0) > readU32(b, 4));
 }
 
 /** linux/netfilter_ipv6/ip6t_rt.h: IP6T_RT_TYP, IP6T_RT_SGS (flags); IP6T_RT_INV_TYP, IP6T_RT_INV_SGS (invflags) */
@@ -1164,19 +1229,19 @@ const IP6T_RT_SGS = 0x02;
  * libip6t_rt.c writes it: `rt type 2`, `rt seg-left 3`; a bare `-m rt` (nft lists nothing) raw. --rt-len (the header's length in bytes,
  * which libxtables writes as nft's `rt hdrlength`, the field in 8-byte units), --rt-0-res and addresses raw.
  */
-function rtText(b: Buffer): string | undefined {
+function rtText(b: Buffer): XtText {
   const [flags, inv] = [b[16], b[17]];
   if (flags & ~(IP6T_RT_TYP | IP6T_RT_SGS) || inv & ~flags) return undefined;
   const sgs = u32Range(readU32(b, 4), readU32(b, 8), (inv & IP6T_RT_SGS) !== 0);
   const parts = [flags & IP6T_RT_TYP ? `rt type ${inv & IP6T_RT_TYP ? '!= ' : ''}${readU32(b, 0)}` : '', sgs === undefined ? '' : `rt seg-left ${sgs}`];
   // a bare -m rt nft 1.0.6 lists as nothing, a rule matching every packet: raw
-  return parts.some(Boolean) ? parts.filter(Boolean).join(' ') : undefined;
+  return parts.some(Boolean) ? reversedIf(parts.filter(Boolean).join(' '), readU32(b, 4) > readU32(b, 8)) : undefined;
 }
 
 /** ip6tables' mh match, struct ip6t_mh { __u8 types[2]; __u8 invflags; }: `mh type 1` (libip6t_mh.c); a bare `-m mh` (nft lists nothing) raw */
-function mhText(b: Buffer): string | undefined {
+function mhText(b: Buffer): XtText {
   const types = b[2] > 1 ? undefined : u32Range(b[0], b[1], b[2] === 1, 0xff);
-  return types && `mh type ${types}`;
+  return reversedIf(types && `mh type ${types}`, b[0] > b[1]);
 }
 
 /** linux/netfilter/xt_tcpudp.h: XT_TCP_INV_SRCPT, _DSTPT, _FLAGS, _OPTION */
@@ -1192,11 +1257,11 @@ const XT_UDP_INV_SRCPT = 0x01;
 const XT_UDP_INV_DSTPT = 0x02;
 
 /**
- * Why a bare `-m tcp` or `-m udp` prints raw: libxt_tcp and libxt_udp translate it as nothing, which nft 1.0.6
- * lists as an empty statement (`meta l4proto tcp  counter`) and nft -f reads back as no match at all, where
- * the xt match drops fragments but the first and truncated headers.
+ * Why a bare `-m tcp`, `-m udp`, `-m dccp`, `-m esp` or `-m ah` (ip) prints raw: libxtables translates it as
+ * nothing, which nft 1.0.6 lists as an empty statement (`meta l4proto tcp  counter`) and nft -f reads back as
+ * no match at all, where the xt match drops fragments but the first (and truncated headers).
  */
-const BARE_TCPUDP = (proto: string): { raw: string } => ({
+const BARE_L4 = (proto: string): { raw: string } => ({
   raw: `nft 1.0.6 lists it as nothing, which reads back as no match: -m ${proto} drops non-first fragments`,
 });
 
@@ -1223,7 +1288,7 @@ function portRanges(b: Buffer, proto: string, invflags: number, inv: readonly [n
  * iptables-nft's tcp match, which it writes as xt only with --tcp-option or bare: struct xt_tcp { __u16 spts[2], dpts[2];
  * __u8 option, flg_mask, flg_cmp, invflags; }, as libxt_tcp.c's tcp_xlate writes it (`tcp dport 22 tcp option 2
  * exists tcp flags syn / syn,ack`). ECN and CWR in --tcp-flags (libxt_tcp names only the first six) raw; a bare one
- * raw ({@link BARE_TCPUDP}).
+ * raw ({@link BARE_L4}).
  */
 function tcpText(b: Buffer): XtText {
   const [option, flgMask, flgCmp, invflags] = [b[8], b[9], b[10], b[11]];
@@ -1237,19 +1302,19 @@ function tcpText(b: Buffer): XtText {
     const names = (n: number): string => TCP_FLAG_NAMES.filter((_, i) => n & (1 << i)).join(',') || '0x0';
     parts.push(`tcp flags ${invflags & XT_TCP_INV_FLAGS ? '!= ' : ''}${names(flgCmp)} / ${names(flgMask)}`);
   }
-  return parts.length ? parts.join(' ') : BARE_TCPUDP('tcp');
+  return parts.length ? parts.join(' ') : BARE_L4('tcp');
 }
 
 /**
  * iptables-nft's udp match, which it writes as xt only bare (ports it writes as `udp dport`): struct xt_udp { __u16
- * spts[2], dpts[2]; __u8 invflags; }, as libxt_udp.c's udp_xlate writes it; a bare one raw ({@link BARE_TCPUDP}).
+ * spts[2], dpts[2]; __u8 invflags; }, as libxt_udp.c's udp_xlate writes it; a bare one raw ({@link BARE_L4}).
  */
 function udpText(b: Buffer): XtText {
   const invflags = b[8];
   if (invflags & ~(XT_UDP_INV_SRCPT | XT_UDP_INV_DSTPT)) return undefined;
   const parts = portRanges(b, 'udp', invflags, [XT_UDP_INV_SRCPT, XT_UDP_INV_DSTPT]);
   if (!parts) return undefined;
-  return parts.length ? parts.join(' ') : BARE_TCPUDP('udp');
+  return parts.length ? parts.join(' ') : BARE_L4('udp');
 }
 
 /** linux/netfilter/xt_connbytes.h: enum xt_connbytes_what, enum xt_connbytes_direction, as nft names them */
@@ -1286,6 +1351,7 @@ const MATCHES: Readonly<Record<string, Translation | readonly Translation[]>> = 
     text(b) {
       const [source, dest, flags] = [readU16(b, 0), readU16(b, 2), readU32(b, 4)];
       const known = XT_ADDRTYPE_INVERT_SOURCE | XT_ADDRTYPE_INVERT_DEST | XT_ADDRTYPE_LIMIT_IFACE_IN | XT_ADDRTYPE_LIMIT_IFACE_OUT;
+      if (source && dest) return { raw: VARIANT_WHY.addrtypeBoth };
       if (!source === !dest || flags & ~known || flags & (source ? XT_ADDRTYPE_INVERT_DEST : XT_ADDRTYPE_INVERT_SOURCE)) return undefined;
       const types = source || dest;
       if (types >>> RTN_NAMES.length) return undefined;
@@ -1312,7 +1378,12 @@ const MATCHES: Readonly<Record<string, Translation | readonly Translation[]>> = 
       const addr = (i: number): string => addressText(b.subarray(16 * i, 16 * i + len));
       const part = (bit: number, inv: number, dir: string, i: number): string[] =>
         flags & bit ? [`${ctx.family} ${dir}${flags & inv ? ' !=' : ''} ${addr(i)}-${addr(i + 1)}`] : [];
-      return [...part(IPRANGE_SRC, IPRANGE_SRC_INV, 'saddr', 0), ...part(IPRANGE_DST, IPRANGE_DST_INV, 'daddr', 2)].join(' ');
+      const reversed = (bit: number, i: number): boolean =>
+        (flags & bit) !== 0 && Buffer.compare(b.subarray(16 * i, 16 * i + len), b.subarray(16 * i + 16, 16 * i + 16 + len)) > 0;
+      return reversedIf(
+        [...part(IPRANGE_SRC, IPRANGE_SRC_INV, 'saddr', 0), ...part(IPRANGE_DST, IPRANGE_DST_INV, 'daddr', 2)].join(' '),
+        reversed(IPRANGE_SRC, 0) || reversed(IPRANGE_DST, 2),
+      );
     },
   },
   icmp: { revs: [0], size: 4, families: ['ip'], text: icmpMatch('icmp') },
@@ -1406,12 +1477,11 @@ const MATCHES: Readonly<Record<string, Translation | readonly Translation[]>> = 
   // struct xt_ecn_info { __u8 operation, invert, ip_ect; union { struct { __u8 ect; } tcp; } proto; }:
   // `tcp flags ecn tcp flags cwr ip ecn ect1`, each part in its XT_ECN_OP_MATCH_* bit's order
   ecn: { revs: [0], size: 4, families: ['ip', 'ip6'], text: (b, _rev, ctx) => ecnText(b, ctx.family) },
-  // struct xt_esp { __u32 spis[2]; __u8 invflags; }: one spi, `esp spi 5`
-  esp: {
-    revs: [0],
-    size: 9,
-    text: (b) => (b[8] <= 1 ? `esp spi ${b[8] ? '!= ' : ''}${readU32(b, 0)}${readU32(b, 4) === readU32(b, 0) ? '' : `-${readU32(b, 4)}`}` : undefined),
-  },
+  // struct xt_esp { __u32 spis[2]; __u8 invflags; }: `esp spi 5`, `esp spi 5-7` (libxt_esp.c's esp_xlate)
+  esp: { revs: [0], size: 9, text: spiText('esp') },
+  // struct ipt_ah { __u32 spis[2]; __u8 invflags; }: `ah spi 5` (libipt_ah.c's ah_xlate), esp's; in ip6, whose
+  // struct ip6t_ah differs (and whose AH is an extension header), raw
+  ah: { revs: [0], size: 9, families: ['ip'], text: spiText('ah') },
   // struct xt_quota_info { __u32 flags, pad; __aligned_u64 quota; ... }: `quota 1000 bytes`, XT_QUOTA_INVERT `quota over 1000 bytes`
   quota: {
     revs: [0],
@@ -1448,6 +1518,7 @@ const MATCHES: Readonly<Record<string, Translation | readonly Translation[]>> = 
     size: 4,
     text(b) {
       const [bit, options] = [readU16(b, 0), readU16(b, 2)];
+      if (bit <= XT_CONNLABEL_MAXBIT && options === XT_CONNLABEL_OP_INVERT) return { raw: VARIANT_WHY.connlabelInvert };
       if (bit > XT_CONNLABEL_MAXBIT || options & ~XT_CONNLABEL_OP_SET) return undefined;
       return `${options & XT_CONNLABEL_OP_SET ? `ct label set ${bit} ` : ''}ct label ${bit}`;
     },
@@ -1460,7 +1531,11 @@ const MATCHES: Readonly<Record<string, Translation | readonly Translation[]>> = 
   length: {
     revs: [0],
     size: 5,
-    text: (b) => `meta length ${b[4] ? '!= ' : ''}${readU16(b, 0)}${readU16(b, 2) === readU16(b, 0) ? '' : `-${readU16(b, 2)}`}`,
+    text: (b) =>
+      reversedIf(
+        `meta length ${b[4] ? '!= ' : ''}${readU16(b, 0)}${readU16(b, 2) === readU16(b, 0) ? '' : `-${readU16(b, 2)}`}`,
+        readU16(b, 0) > readU16(b, 2),
+      ),
   },
   // struct xt_dscp_info { __u8 dscp; __u8 invert; }
   dscp: {

@@ -433,7 +433,7 @@ if (!(await runScenarioIfChild(ENV, scenarios))) {
     t.regex(r.releaseA.stderr, /no holder of this state directory held it \(it has no queue-4200\.sock; records copied from another directory\?\)/);
     t.regex(
       r.releaseA.stdout,
-      /^nothing was held .*NOT released here: queue 4200 \(queue\) is held by process \d+ \(node\).*not this state directory's queue holder/,
+      /^nothing was held\b.*NOT released here: queue 4200 \(queue\) is held by process \d+ \(node\).*not this state directory's queue holder/,
     );
     t.true(r.boundAfterA, "the other directory's hold goes on");
     t.is(r.leasesB, 1, 'its lease untouched');

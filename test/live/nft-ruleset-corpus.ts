@@ -2545,6 +2545,53 @@ export const CORPUS: ReadonlyArray<{ table: string; text: string; setup?: string
 }
 `,
   },
+  // a `$` in a rule's comment: nft -f reads it back as written (only in a log prefix it starts a variable)
+  {
+    table: 'ip rt_dollar',
+    text: `table ip rt_dollar {
+	chain c {
+		counter packets 0 bytes 0 comment "cost $5"
+		accept comment "$y"
+		accept comment "a$"
+		accept comment "$$"
+		accept comment "$(x) $y"
+	}
+}
+`,
+  },
+  // an Ethernet field first in a concatenation with a network field: nft -f names the network protocol by
+  // `ether type` (left out of the listing), as after an Ethernet match before it; sets named and anonymous
+  {
+    table: 'inet rt_etherconcat',
+    text: `table inet rt_etherconcat {
+	set s {
+		type ether_addr . ipv4_addr
+		elements = { 00:11:22:33:44:55 . 169.254.1.1 }
+	}
+
+	chain c {
+		ether saddr . ip saddr @s accept
+		ether saddr . ip saddr . tcp dport { 00:11:22:33:44:55 . 169.254.1.1 . 22 } accept
+		ether daddr . ip6 saddr . ip6 daddr { 00:11:22:33:44:55 . fd00::1 . fd00::2 } accept
+		ip saddr . ether saddr { 169.254.1.1 . 00:11:22:33:44:55 } accept
+	}
+}
+`,
+  },
+  {
+    table: 'netdev rt_etherconcat',
+    text: `table netdev rt_etherconcat {
+	set s {
+		type ether_addr . ipv4_addr
+	}
+
+	chain c {
+		ether saddr . ip saddr { 00:11:22:33:44:55 . 169.254.1.1 } accept
+		ether saddr . ip saddr @s drop
+	}
+}
+`,
+  },
 ];
 
 /** Rules in a table's text: the lines of its chains other than the base chain header. */

@@ -65,3 +65,18 @@ test("regression: the scanner's operator words (and, or, xor, not, eq, ...) are 
   t.is(dollar.length, 1);
   t.regex(dollar[0], /log prefix "a\$b" holds a '\$': nft -f cannot read this back$/);
 });
+
+test('regression: a `$` in a rule\'s comment is no problem (nft -f reads `comment "cost $5"` back; exit 11 before), in a log prefix it is', (t) => {
+  for (const comment of ['cost $5', '$y', 'a$', '$$', '$(x) $y']) {
+    const problems: string[] = [];
+    t.is(
+      formatRulesetText(ruleset(['c'], { chain: 'c', prefix: 'ab', comment }), { problems }),
+      `table ip t {\n\tchain c {\n\t\tlog prefix "ab" comment "${comment}"\n\t}\n}\n`,
+    );
+    t.deepEqual(problems, [], comment);
+  }
+  const problems: string[] = [];
+  formatRulesetText(ruleset(['c'], { chain: 'c', prefix: 'cost $5', comment: 'cost $5' }), { problems });
+  t.is(problems.length, 1);
+  t.regex(problems[0], /log prefix "cost \$5" holds a '\$'/);
+});

@@ -129,7 +129,9 @@ test('connlabel: by number, with --set; inverted (which matches a packet without
   // struct xt_connlabel_mtinfo { __u16 bit; __u16 options; }: XT_CONNLABEL_OP_INVERT 1, XT_CONNLABEL_OP_SET 2
   t.is(match('connlabel', u16(5) + u16(0)), 'ct label 5');
   t.is(match('connlabel', u16(127) + u16(2)), 'ct label set 127 ct label 127');
-  t.is(match('connlabel', u16(5) + u16(1)), undefined);
+  t.deepEqual(match('connlabel', u16(5) + u16(1)), {
+    raw: 'nft 1.0.6 lists "ct label and N != N": no match without conntrack, where ! --label matches',
+  });
   t.is(match('connlabel', u16(5) + u16(3)), undefined);
   t.is(match('connlabel', u16(128) + u16(0)), undefined);
 });
@@ -161,10 +163,16 @@ test("ebtables' ip match: --ip-tos (libebt_ip writes it as `ip dscp`) raw; addre
     [tos, proto, bitmask, inv].map((x) => x.toString(16).padStart(2, '0')).join('') +
     u16(0).repeat(2) +
     u16(dport).repeat(2);
-  t.is(match('ip', ip(0x10, 0, 0x04), 'bridge'), undefined);
+  t.deepEqual(match('ip', ip(0x10, 0, 0x04), 'bridge'), {
+    raw: `nft 1.0.6 lists "ip dscp N", the TOS byte's upper 6 bits, where --ip-tos compares the whole byte`,
+  });
   t.is(match('ip', ip(0, 6, 0x01 | 0x08 | 0x20, 0, 22), 'bridge'), undefined, 'an address with bits outside its mask never matches');
   t.is(match('ip', ip(0, 6, 0x01 | 0x08 | 0x20, 0, 22).replace(/^a9fe0001/, 'a9fe0000'), 'bridge'), 'ip saddr 169.254.0.0/16 tcp dport 22');
-  t.is(match('ip', ip(0, 6, 0x01).replace(/^a9fe0001(.{8})ffff0000/, 'a9fe0001$1ffff00ff'), 'bridge'), 'ip saddr 169.254.0.1/255.255.0.255');
+  // a mask that is no prefix: nft's text, which nft -f refuses (a syntax error), named as a problem
+  t.deepEqual(match('ip', ip(0, 6, 0x01).replace(/^a9fe0001(.{8})ffff0000/, 'a9fe0001$1ffff00ff'), 'bridge'), {
+    text: 'ip saddr 169.254.0.1/255.255.0.255',
+    problem: 'a mask that is no prefix (255.255.0.255): nft -f cannot read this back (a syntax error; it reads ip saddr & 255.255.0.255 == 169.254.0.1)',
+  });
   // a port of an inverted protocol: libebt_ip writes `@th,16,16`
   t.is(match('ip', ip(0, 6, 0x08 | 0x20, 0x08, 22), 'bridge'), undefined);
   // an icmp type and code inverted: the kernel inverts the pair, libebt_ip each (`icmp type != 3 icmp code != 0`)
@@ -179,7 +187,10 @@ test("ebtables' ip6 match: --ip6-tclass (libebt_ip6 writes `ip6 dscp` of its low
   // struct ebt_ip6_info { saddr, daddr, smsk, dmsk (16 bytes each); tclass, protocol, bitmask, invflags; sport[2] / icmpv6_type[2], dport[2] / icmpv6_code[2] }
   const ip6 = (addr: string, mask: string, tail: string): string => addr.padEnd(32, '0') + '0'.repeat(32) + mask.padEnd(32, '0') + '0'.repeat(32) + tail;
   const m = (info: string): ReturnType<typeof xtText> => match('ip6', info, 'bridge');
-  t.is(m(ip6('fd00', 'ffff0000ffff', `00000100${'0'.repeat(16)}`)), 'ip6 saddr fd00::/ffff:0:ffff::');
+  t.deepEqual(m(ip6('fd00', 'ffff0000ffff', `00000100${'0'.repeat(16)}`)), {
+    text: 'ip6 saddr fd00::/ffff:0:ffff::',
+    problem: 'a mask that is no prefix (ffff:0:ffff::): nft -f cannot read this back (a syntax error; it reads ip6 saddr & ffff:0:ffff:: == fd00::)',
+  });
   t.is(m(ip6('fd000001', 'ffff', `00000100${'0'.repeat(16)}`)), undefined);
   t.is(m(ip6('', '', `10000400${'0'.repeat(16)}`)), undefined);
   t.is(m(ip6('', '', `003a48400101000000ff0000`)), 'icmpv6 type != 1');
@@ -319,7 +330,7 @@ test("ip6tables' frag, rt and mh: a bare match (nft 1.0.6 lists nothing, a rule 
     u32(lo) + u32(hi) + u32(0) + [flags, inv].map((x) => x.toString(16).padStart(2, '0')).join('');
   t.is(m('frag', frag(5, 5, 0x01)), 'frag id 5');
   t.is(m('frag', frag(0, 0xffffffff, 0)), undefined);
-  t.is(m('frag', frag(0, 0xffffffff, 0x04)), undefined);
+  t.deepEqual(m('frag', frag(0, 0xffffffff, 0x04)), { raw: 'nft 1.0.6 lists "frag reserved 1", where --fragres matches reserved bits zero' });
   t.is(m('frag', frag(0, 0xffffffff, 0x02)), undefined);
   t.is(m('frag', frag(0, 0xffffffff, 0x10)), 'frag more-fragments 1');
   // struct ip6t_rt { rt_type, segsleft[2], hdrlen; flags, invflags; ... }

@@ -48,7 +48,7 @@ import { defaultNetns } from '../../netlink/netns.js';
 import { listAddresses } from '../../netlink/route/addr.js';
 import type { Socket } from 'node:net';
 import { listBoundQueues, netlinkSocketOwners, nothingQueuedWithin, queuedPackets } from '../../netlink/nfqueue.js';
-import { holderSocketPath, holdThroughHolder, prepareHolder, releaseThroughHolder, removeStaleHolderSocket } from '../leases-holder.js';
+import { HOLDER_ANSWER_MS, holderSocketPath, holdThroughHolder, prepareHolder, releaseThroughHolder, removeStaleHolderSocket } from '../leases-holder.js';
 import { liveLeases } from '../leases.js';
 import { processState, StateStore, type Lease } from '../state.js';
 import * as C from '../../iptables/constants.js';
@@ -216,11 +216,13 @@ class QueueBinding {
           this.released += Number(m.released) || 0;
           this.dropped += Number(m.dropped) || 0;
           this.letGo = true;
+          this.countArrived?.();
         }
       }
     });
     const since = Date.now();
     conn.once('close', () => {
+      this.countArrived?.();
       if (this.conn !== conn || this.told) return;
       this.conn = undefined;
       this.dropsLost = true;
@@ -250,6 +252,9 @@ class QueueBinding {
   /** a holder let the queue go at this session's request (the holds sharing the queue number see it too) */
   private letGo = false;
 
+  /** called when the holder's count arrives (or its connection closes), for a release waiting for it */
+  private countArrived: (() => void) | undefined;
+
   /** the hold whose counters are this binding's (the first to ask): holds sharing the queue share one count of its SYNs */
   private countedBy: string | undefined;
 
@@ -265,6 +270,18 @@ class QueueBinding {
    */
   async release(): Promise<boolean> {
     const held = this.conn !== undefined;
+    // Let go by the holder on its own (a deadline): its count follows its verdict. Waited for (bounded) before the
+    // connection goes, else a command ending just after that verdict lost it (0 SYNs held reported). Nothing is
+    // held by now: the wait delays no client.
+    if (this.conn && this.told && !this.letGo)
+      await new Promise<void>((resolve) => {
+        const t = setTimeout(resolve, HOLDER_ANSWER_MS);
+        this.countArrived = () => {
+          clearTimeout(t);
+          resolve();
+        };
+      });
+    this.countArrived = undefined;
     this.conn?.destroy();
     this.conn = undefined;
     this.unprepare();

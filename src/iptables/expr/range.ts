@@ -17,7 +17,7 @@
 import { NetlinkDecodeError, UsageError } from '../../netlink/errors.js';
 import * as C from '../constants.js';
 import { be32, checkU32, encodeValue, needU32, valueAttr } from '../data.js';
-import { rangeEndText, rangeL2 } from '../print.js';
+import { REVERSED_RANGE, rangeEndText, rangeL2, rangeReversed } from '../print.js';
 import type { ExprCodec } from './registry.js';
 
 /** `range`. */
@@ -74,6 +74,7 @@ export const rangeExpr: ExprCodec<RangeExpr> = {
       stmt: {
         text: `${f.text} ${e.op === 'neq' ? '!= ' : ''}${lo.text}-${hi.text}`,
         json: { match: { op: e.op === 'neq' ? '!=' : '==', left: f.json, right: { range: [lo.json, hi.json] } } },
+        ...(rangeReversed(e.from, e.to, f.type) && { problem: REVERSED_RANGE }),
       },
       consumes: [e.sreg],
       needsL2: rangeL2(f),
