@@ -254,7 +254,7 @@ async function protectInner(
     } catch {
       /* already gone */
     }
-    if (released || maxHoldReached) return;
+    if (released || deadlineReached) return;
     signalsInHold += 1;
     if (signalsInHold === 1)
       notice(
@@ -312,6 +312,8 @@ async function protectInner(
   let tGate = 0;
   let tRelease = 0;
   let maxHoldReached = false;
+  /** the --max-hold deadline came before the command was done (the hold may have ended before, by someone else) */
+  let deadlineReached = false;
   let exit: { code: number; signal: NodeJS.Signals | null; at: bigint } | undefined;
   let exitSeenAt = 0;
   /** when synplug knew it could release: the command's exit, or with --wait-listen the new listener seen */
@@ -319,6 +321,20 @@ async function protectInner(
   let newListener: ProtectResult['newListener'];
   const waitState: { found?: Listener; closing: number[] } = { closing: [] };
   let releasedCounters: PlugStats | undefined;
+
+  /** This protect's lease is no longer recorded (a manual release or a teardown broke it); checked at most every 20 ms. */
+  let goneCheckedAt = 0;
+  let gone = false;
+  const leaseGone = (): boolean => {
+    if (gone || Date.now() - goneCheckedAt < 20) return gone;
+    goneCheckedAt = Date.now();
+    try {
+      gone = !recordedLeases(store).some((l) => l.id === lease.id);
+    } catch {
+      /* unreadable now: the drop at the end says */
+    }
+    return gone;
+  };
 
   /** Release the plugs, retrying; resolves with the attempts it took. */
   const releasePlugs = async (): Promise<number> => {
@@ -420,7 +436,15 @@ async function protectInner(
       exit = await gated!.exited;
       exitSeenAt = performance.now();
       if (opts.waitListen && exit.code === 0) {
-        newListener = await waitForListener(session, opts.waitListen, listenersBefore!, () => released || maxHoldReached, holdersBefore, waitState);
+        // also stops when the lease is gone (a manual release or a teardown let the hold go): nothing left to release
+        newListener = await waitForListener(
+          session,
+          opts.waitListen,
+          listenersBefore!,
+          () => released || deadlineReached || leaseGone(),
+          holdersBefore,
+          waitState,
+        );
       }
       readyAt = performance.now();
       return 'ready' as const;
@@ -432,17 +456,20 @@ async function protectInner(
       await release();
       await ready;
     } else if (first === 'deadline') {
-      maxHoldReached = true;
+      deadlineReached = true;
       await release();
-      notice(
-        `max-hold of ${maxHoldMs} ms reached: ${releasedHold || releasedAtDeadline ? 'released the hold' : 'gave up this hold'} while ${
-          !exit
-            ? 'the command still runs'
-            : waitState.found && waitState.closing.length > 0
-              ? `waiting for ${waitState.closing.length} listening socket(s) of before the reload (inode ${waitState.closing.join(', ')}), held only by processes of before it, to close`
-              : 'waiting for a new listener'
-        }`,
-      );
+      // the deadline ended the hold only when no manual release or teardown had ended it before
+      maxHoldReached = !leaseBroken && !tornDown;
+      if (maxHoldReached)
+        notice(
+          `max-hold of ${maxHoldMs} ms reached: ${releasedHold || releasedAtDeadline ? 'released the hold' : 'gave up this hold'} while ${
+            !exit
+              ? 'the command still runs'
+              : waitState.found && waitState.closing.length > 0
+                ? `waiting for ${waitState.closing.length} listening socket(s) of before the reload (inode ${waitState.closing.join(', ')}), held only by processes of before it, to close`
+                : 'waiting for a new listener'
+          }`,
+        );
       await ready;
     } else {
       await release();

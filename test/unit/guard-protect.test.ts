@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { protectAccounting, runProtected } from '../../src/guard/protect.js';
 import { accounted } from '../../src/guard/accounting.js';
+import { breakLeases } from '../../src/guard/leases.js';
 import { readHistory } from '../../src/guard/history.js';
 import { formatHistoryEntry } from '../../src/cli/format-guard.js';
 import { StateStore } from '../../src/guard/state.js';
@@ -327,3 +328,35 @@ test.serial('Ctrl-C during the hold: the first is said and passed on; a second r
   t.regex(said[0]!, /^SIGINT passed to the command; the hold ends when it exits, or at --max-hold in (9|10) s; a second SIGINT releases the hold now$/);
   t.is(said[1], 'SIGINT again: releasing the hold now; protect still waits for the command to exit (it got the signal too)');
 });
+
+// issue 22 (a new user's check): a release or a teardown during a protect --wait-listen was recorded as "max-hold
+// reached", and protect went on waiting for a listener until the deadline though its hold was gone. Now the wait stops
+// when the lease is gone (nothing left to release), protect ends with its command, and maxHoldReached stays false.
+for (const how of ['manual release', 'teardown'] as const) {
+  test(`a ${how} during a protect --wait-listen: not "max-hold reached"; protect ends with its command, not at the deadline`, async (t) => {
+    const { s, dir, store } = fresh();
+    const files = ['leases.json', 'plug.json', 'lock'].map((f) => join(dir, f)).join(' ');
+    // the teardown's last step, from the command; a manual release breaks the leases under the lock, from here
+    const command = how === 'teardown' ? ['sh', '-c', `sleep 0.3; rm -f ${files}; sleep 0.5`] : ['sleep', '0.8'];
+    const t0 = Date.now();
+    const run = accounted('protect', { stateDir: dir }, () => runProtected(s, { command, waitListen: { port: 8080 }, maxHoldMs: 15_000 }), protectAccounting);
+    if (how === 'manual release') {
+      while (!s.log.includes('buffer') && Date.now() - t0 < 10_000) await new Promise((r) => setTimeout(r, 20));
+      await new Promise((r) => setTimeout(r, 300));
+      await breakLeases(
+        store,
+        async () => {},
+        () => store.writeLeases({ version: 1, leases: [] }),
+      );
+    }
+    const r = await run;
+    t.false(r.maxHoldReached);
+    t.true(Date.now() - t0 < 12_000, `protect ended with its command, not at the 15 s deadline (${Date.now() - t0} ms)`);
+    if (how === 'teardown') t.true(r.report.holdMs < 700, `the hold ended at the teardown (holdMs ${r.report.holdMs})`);
+    else {
+      const line = readHistory(dir).at(-1)!;
+      t.is(line.maxHoldReached, undefined);
+      t.notRegex(formatHistoryEntry(line), /max-hold/);
+    }
+  });
+}
