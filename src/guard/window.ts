@@ -44,7 +44,7 @@ import { recordKilledProtects } from './history.js';
 import { closeSync, fstatSync } from 'node:fs';
 import { runPrecheck } from './precheck.js';
 import { closingInodes, handedOverInode, holderPids } from './listen-holders.js';
-import { armReport, retireReportChain, type HeldTraffic } from './report.js';
+import { REPORT_WINDOW_MS, armReport, retireReportChain, type HeldTraffic } from './report.js';
 import { StateDirSwappedError } from './state-fs.js';
 import type { ListenTarget, Listener, PlugStats, ProtectOptions, ProtectResult, ProtectSession, ReportCounters } from './types.js';
 import { devicesOfHolds } from './modes/index.js';
@@ -306,6 +306,9 @@ async function protectInner(
   // The lease lock's file, opened before the window: the release inside it only flocks.
   const lockFd = openLockFile(store);
   let leftTo = 0;
+  /** the hold was left to another protect, whose own end (its last reading done) removes the report's chain */
+  let leftToProtect = false;
+  let overlapped = false;
   let releaseAttempts = 0;
   let tPlugAck = 0;
   let tHoldAck = 0;
@@ -365,6 +368,8 @@ async function protectInner(
   /** Drop this protect's lease; the plugs are released when no other live lease holds them. */
   const release = async (): Promise<void> => {
     if (released) return;
+    // another holder wrote the lease record since this lease was taken: it may count with the report's chain still
+    overlapped = taken?.aloneStamp === undefined || store.leasesStamp() !== taken.aloneStamp;
     const r = await dropLease(store, session, lease.id, dev, releasePlugs, notice, { aloneStamp: taken?.aloneStamp, lockFd }).catch((e: unknown) => {
       // The state directory swapped: the hold was released all the same; the refusal ends this protect.
       if (e instanceof StateDirSwappedError && e.released) {
@@ -376,6 +381,7 @@ async function protectInner(
     if (!r.released) {
       tRelease = performance.now();
       leftTo = r.remaining.length;
+      leftToProtect = r.remaining.some((l) => l.owner === 'protect');
       notice(`left the hold to ${r.remaining.length} other holder(s) (pid ${r.remaining.map((l) => l.pid).join(', ')}); the last one releases it`);
     }
     releaseAttempts = r.releaseAttempts;
@@ -511,7 +517,12 @@ async function protectInner(
     dropped: after.dropsLost ? null : after.drops - before2.drops,
     ...(after.failures?.length && { failed: after.failures }),
   });
-  await retire(counters, store, notice);
+  // The report's chain goes with the last protect out, once the others' readings are done: theirs end at most
+  // REPORT_WINDOW_MS after their releases, which came before this one's.
+  if (!leftToProtect) {
+    if (overlapped) await new Promise((r) => setTimeout(r, Math.max(0, tRelease + REPORT_WINDOW_MS - performance.now())));
+    await retire(counters, store, notice);
+  }
   return {
     command: opts.command,
     exitCode: exit!.code,
