@@ -12,8 +12,8 @@ import { protectAccounting, runProtected } from '../../src/guard/protect.js';
 import { accounted } from '../../src/guard/accounting.js';
 import { breakLeases } from '../../src/guard/leases.js';
 import { readHistory } from '../../src/guard/history.js';
-import { formatHistoryEntry } from '../../src/cli/format-guard.js';
-import { StateStore } from '../../src/guard/state.js';
+import { formatHistoryEntry, formatProtect } from '../../src/cli/format-guard.js';
+import { StateStore, processStartTime } from '../../src/guard/state.js';
 import { UsageError } from '../../src/netlink/errors.js';
 import { CommandError } from '../../src/guard/command.js';
 import { FakeSession, type KernelCall } from '../helpers/fake-session.js';
@@ -360,3 +360,43 @@ for (const how of ['manual release', 'teardown'] as const) {
     }
   });
 }
+
+// issue 22 (a new user's check): of two overlapping protects, one whose lease was gone from the record while the other
+// (of before it) still held said "until a manual 'synplug release' (or teardown) ended the hold", though none ran: a
+// manual release breaks every lease, so with an older holder still recorded no release ended it; it was left to it.
+test('a lease gone from the record while an older holder still holds: left the hold to it, not "a manual release ended the hold"', async (t) => {
+  const { s, store } = fresh();
+  const now = Date.now();
+  const older = {
+    id: 'a1b2c3d4e5f60718',
+    owner: 'protect' as const,
+    pid: process.pid,
+    ...(processStartTime(process.pid) !== undefined && { pidStart: processStartTime(process.pid)! }),
+    command: ['x'],
+    holds: ['local'],
+    since: now - 1000,
+    deadline: now + 60_000,
+  };
+  store.writeLeases({ version: 1, leases: [older] });
+  const notices: string[] = [];
+  const run = runProtected(s, { command: ['sleep', '0.8'], onNotice: (l) => notices.push(l) });
+  while (!s.log.includes('buffer') && Date.now() - now < 10_000) await new Promise((r) => setTimeout(r, 20));
+  await new Promise((r) => setTimeout(r, 100));
+  t.is(store.readLeases()?.leases.length, 2, 'both leases recorded');
+  store.writeLeases({ version: 1, leases: [older] });
+  const r = await run;
+  t.falsy(r.leaseBroken);
+  t.is(r.releasedHold, false);
+  t.is(r.leftToHolders, 1);
+  t.notRegex(formatProtect(r), /ended the hold/);
+  t.regex(formatProtect(r), /then left the hold to 1 other holder\(s\)/);
+  t.true(
+    notices.some((n) => /no release ended the hold; it stays with them/.test(n)),
+    notices.join('\n'),
+  );
+  t.deepEqual(
+    store.readLeases()?.leases.map((l) => l.id),
+    ['a1b2c3d4e5f60718'],
+    "the older holder's lease stays",
+  );
+});
