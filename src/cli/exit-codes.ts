@@ -254,7 +254,10 @@ export const COMMAND_EXIT_CODES = {
     kernel,
     notRoot,
     badState,
-    [EXIT.FOREIGN_QDISC, "the plug hold is another state directory's (the mark on its table or IFB names it): nothing was released; use its --state-dir"],
+    [
+      EXIT.FOREIGN_QDISC,
+      "the plug hold is another state directory's (the mark on its table or IFB names it), or nothing is set up here and another directory's queue hold holds in this namespace: nothing was released; use its --state-dir",
+    ],
     [EXIT.NOT_SET_UP, ADDR_NOT_HELD('released')],
   ],
   protect: [

@@ -236,6 +236,7 @@ function writeReleased(store: StateStore, r: PlugRecord | undefined, dev: string
  * @throws {NotPermittedError} (`permission`) {@link NoDeviceError} (`usage`)
  * @throws {StateFileError} before anything is sent: the setup record is another namespace's; after releasing: a state file is damaged or the directory unsafe; or plug.json cannot be written (with `orphaned`: a damaged or unsafe state, nothing released)
  * @throws {NetlinkError} the kernel refused (`kernel`)
+ * @throws {SynplugError} nothing set up here and nothing released, while another's hold holds in this namespace (`foreign-state`, naming it)
  */
 export async function release(opts: ReleaseOptions = {}): Promise<ReleaseResult> {
   checkEntryOptions('release', opts);
@@ -423,7 +424,14 @@ async function releaseOnce(opts: Omit<ReleaseOptions, 'metricsFile'>): Promise<R
   }
   // Nothing set up and nothing held: say so, and which hold 'synplug setup' makes on this kernel.
   // (a plug qdisc there counts; a queue hold opened without a record has no counters: releaseEveryPlug says it held nothing)
-  if (res.setUp || res.plugExists || res.heldElsewhere?.length || orphaned || res.unrecorded?.length) return res;
+  // Nothing of this directory's was released (nothing set up here), and what holds here is another's: refused, as the
+  // release of another directory's plug hold is (its mark), naming it; its own --state-dir releases it.
+  if (!res.setUp && !res.plugExists && !res.unrecorded?.length && !res.brokeLeases && res.heldElsewhere?.length)
+    throw new SynplugError(
+      `nothing was released: synplug is not set up in ${config.stateDir}, and what holds in this network namespace is not this state directory's: ${res.heldElsewhere.join('; ')}. Release it with the --state-dir of the directory that holds it`,
+      'foreign-state',
+    );
+  if (res.setUp || res.plugExists || orphaned || res.unrecorded?.length) return res;
   const none = await nothingSetUp(config, guardOpts, { state: 'absent', holds: [] });
   return none ? { ...res, nothingSetUp: none.sentence } : res;
 }

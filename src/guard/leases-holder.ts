@@ -46,7 +46,7 @@ import { defaultNetns, netnsForChild } from '../netlink/netns.js';
 import { listBoundQueues, NfqueueHolder, netlinkSocketOwners, nothingQueuedWithin } from '../netlink/nfqueue.js';
 import { NetlinkConnection } from '../netlink/connection.js';
 import { logHolderFailure } from './holder-log.js';
-import { pinnedFilePath, pinnedStateDir, pinStateDir } from './state-fs.js';
+import { openCheckedDir, pinnedFilePath, pinnedStateDir, pinStateDir } from './state-fs.js';
 import { UNIX_PATH_MAX } from './config.js';
 import { deadProtectLeases, dropLease, recordedLeases, leaseLive, withLeaseLock, type LeaseKernel } from './leases.js';
 import { ownerAlive, processState, StateStore, type Lease } from './state.js';
@@ -390,11 +390,22 @@ async function killHolder(pid: number, queueNum: number, why: string): Promise<H
 }
 
 /**
+ * Refuse a state directory whose path names another directory than the one
+ * this process pinned (state-fs.ts), as its own check does: what a holder
+ * that could not start said of it is that refusal.
+ * @throws {StateDirSwappedError} swapped (or {@link StateFileError}: unsafe now)
+ */
+function refuseSwapped(stateDir: string): void {
+  openCheckedDir(stateDir, false)?.close();
+}
+
+/**
  * Connect to the holder of a queue, starting one when none runs (phase one:
  * nothing is bound yet). The connection returned is for
  * {@link holdThroughHolder}; while it is open, an unbound holder waits for
  * its `hold`. It does not keep the event loop alive.
  * @throws {SynplugError} the holder did not start (`failure`)
+ * @throws {StateDirSwappedError} it did not, and the state directory's path names another directory now (state-fs.ts)
  */
 export async function prepareHolder(cfg: QueueHolderConfig): Promise<Socket> {
   let lastError = 'the holder did not answer';
@@ -405,6 +416,8 @@ export async function prepareHolder(cfg: QueueHolderConfig): Promise<Socket> {
       return s;
     }
     const started = await startHolder(cfg);
+    // The holder refused a swapped state directory: the refusal itself (its category, bad-state), not a failure to hold.
+    if (started.error !== undefined) refuseSwapped(cfg.stateDir);
     // Another starter's holder listens there already (this one could not): it answers on the next round.
     if (started.error !== undefined) lastError = started.error;
     if (started.error !== undefined) await new Promise((r) => setTimeout(r, 50));
@@ -418,6 +431,7 @@ export async function prepareHolder(cfg: QueueHolderConfig): Promise<Socket> {
  * returned stays open while the caller holds (a protect: its end tells the
  * holder that its lease is gone); it does not keep the event loop alive.
  * @throws {SynplugError} the holder could not bind the queue (someone else holds it, named) or did not start (`foreign-state` / `failure`)
+ * @throws {StateDirSwappedError} it could not, and the state directory's path names another directory now (state-fs.ts)
  */
 export async function holdThroughHolder(cfg: QueueHolderConfig, prepared?: Socket): Promise<Socket> {
   let lastError = '';
@@ -451,6 +465,7 @@ export async function holdThroughHolder(cfg: QueueHolderConfig, prepared?: Socke
     // A holder on its way out: wait until it is gone (its socket path removed), then start one.
     await new Promise((res) => setTimeout(res, foreign ? 50 : 20));
   }
+  refuseSwapped(cfg.stateDir);
   throw new SynplugError(`cannot hold netfilter queue ${cfg.queueNum}: ${lastError}`, /is bound by/.test(lastError) ? 'foreign-state' : 'failure');
 }
 

@@ -29,7 +29,7 @@ import { constants as osConstants } from 'node:os';
 import { SynplugError } from '../netlink/errors.js';
 import { bindLibcFunction, lastErrno } from '../netlink/libc.js';
 import { StateDirSwappedError } from './state-fs.js';
-import { manualHolderAlive, ownerAlive, type Lease, type PlugRecord, type StateStore } from './state.js';
+import { manualHolderAlive, ownerAlive, StateStore, type Lease, type PlugRecord } from './state.js';
 
 /** flock(2) operations, from <sys/file.h>. */
 const LOCK_EX = 2;
@@ -250,11 +250,40 @@ export async function dropLease(
     return await dropUnderLock(store, kernel, leaseId, dev, releaseOnce, onNotice, fast);
   } catch (e) {
     if (!(e instanceof StateDirSwappedError) || releaseRan) throw e;
-    // The records are out of reach (the path names another directory now): the hold is released all the same
-    // (releasing is always safe), nothing is recorded, and the refusal goes on to the caller.
+    // The path names another directory now: the hold is released all the same (releasing is always safe), the drop
+    // recorded in the directory this process started with (through its descriptor, never the path), and the refusal
+    // goes on to the caller.
     await release();
+    await recordPinnedDrop(store, kernel, leaseId, dev, onNotice, fast.lockFd);
     throw e.afterRelease();
   }
+}
+
+/**
+ * After a release through a swapped state directory ({@link dropLease}): drop the lease in the directory this process
+ * pinned (state.ts's StateStore.pinnedOf), recording "released" when it was the last, and take the armed pieces away
+ * as the release path does; the pinned directory out of reach (removed, unsafe): the armed pieces go all the same.
+ * Never throws.
+ */
+async function recordPinnedDrop(
+  store: StateStore,
+  kernel: LeaseKernel,
+  leaseId: string | undefined,
+  dev: string,
+  onNotice: (line: string) => void,
+  lockFd: number | undefined,
+): Promise<void> {
+  try {
+    const pinned = StateStore.pinnedOf(store.dir);
+    if (pinned) {
+      // released just before: what the drop would release is let go already
+      await dropUnderLock(pinned, kernel, leaseId, dev, async () => 1, onNotice, { lockFd });
+      return;
+    }
+  } catch {
+    /* the pieces go below */
+  }
+  await kernel.disarm().catch(() => {});
 }
 
 /** {@link dropLease}'s work under the lease lock. */
@@ -408,12 +437,17 @@ export async function releaseIfOrphaned(store: StateStore, release: () => Promis
 /**
  * Undo phase one when no hold came of it (a protect or plug that failed
  * before taking its lease): with no live lease, the holds' armed pieces go,
- * under the lock (another holder's lease keeps them). Never throws.
+ * under the lock (another holder's lease keeps them); the state directory
+ * swapped ({@link StateDirSwappedError}): they go all the same. Never throws.
  */
 export async function unprepare(store: StateStore, kernel: Pick<LeaseKernel, 'disarm'>): Promise<void> {
   await withLeaseLock(store, async () => {
     if (!recordedLeases(store).some((l) => leaseLive(l))) await kernel.disarm();
-  }).catch(() => {});
+  }).catch(async (e: unknown) => {
+    // The state directory swapped (its leases out of reach): let the prepared pieces go all the same, as dropLease
+    // releases (letting go is always safe); left, a queue hold's chain would pass the port's SYNs to no holder (bypass).
+    if (e instanceof StateDirSwappedError) await kernel.disarm().catch(() => {});
+  });
 }
 
 /** The live leases now (no lock: for display). @throws {StateFileError} a damaged file */

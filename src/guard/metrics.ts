@@ -35,14 +35,14 @@
  *
  * @module
  */
-import { realpathSync, statfsSync } from 'node:fs';
+import { fstatSync, realpathSync, statfsSync, statSync } from 'node:fs';
 import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 import { UsageError } from '../netlink/errors.js';
 import { NETNS_RUN_DIR } from '../netlink/netns.js';
 import { HOME_STATE_DIR } from './state-dir.js';
 import { StateFileError } from './errors.js';
 import { withLeaseLock } from './leases.js';
-import { controlCharAt, escapeControl, openCheckedDir, refuseDotDot, type DirRole } from './state-fs.js';
+import { controlCharAt, escapeControl, foreignFile, openCheckedDir, refuseDotDot, type DirRole } from './state-fs.js';
 import { StateStore } from './state.js';
 import type { ReloadReport } from './report.js';
 
@@ -244,11 +244,34 @@ export function checkMetricsFile(path: string, stateDir?: string): MetricsTarget
       `--metrics-file ${full}: the directory ${dir} does not exist (synplug creates no directory for it): give a file in ${TEXTFILE_DIR}, or create ${dir} (mode 0755) and point node_exporter at it`,
     );
   try {
+    refuseForbiddenIdentity(d.fd, full, stateDir);
     refuseForeignFile(d, name, full);
   } finally {
     d.close();
   }
   return { dir, name };
+}
+
+/**
+ * Refuse a metrics directory that IS one of {@link forbiddenMetricsDirs} under another path (a bind mount, a
+ * symbolic link on the way): the same device and inode, whatever the path says.
+ * @param fd the metrics directory's descriptor
+ * @throws {UsageError} it is one of them
+ */
+function refuseForbiddenIdentity(fd: number, full: string, stateDir: string | undefined): void {
+  const here = fstatSync(fd);
+  for (const f of forbiddenMetricsDirs(stateDir)) {
+    let st: ReturnType<typeof statSync>;
+    try {
+      st = statSync(f.dir);
+    } catch {
+      continue; // not there: nothing to be
+    }
+    if (st && st.dev === here.dev && st.ino === here.ino)
+      throw new UsageError(
+        `--metrics-file ${full}: its directory is ${f.dir} under another path (the same device and inode: a bind mount or a symbolic link): ${f.why}; no metrics file goes there: give a directory of its own (node_exporter's textfile directory, e.g. /var/lib/prometheus/node-exporter)`,
+      );
+  }
 }
 
 /** The first line of every metrics file synplug writes ({@link metricsText}). */
@@ -266,10 +289,28 @@ function refuseForeignFile(d: NonNullable<ReturnType<typeof openCheckedDir>>, na
   let head: Buffer | undefined;
   try {
     head = d.read(name, METRICS_FILE_CAP, 'the metrics file');
-  } catch {
-    throw refuse('it exists and is not a regular file synplug can read (or is larger than a metrics file)');
+  } catch (e) {
+    throw refuse(`it exists and ${unreadableWhy(d, name, e)}`);
   }
   if (head !== undefined && !head.toString('utf8').startsWith(OURS)) throw refuse('it exists and is not a metrics file synplug wrote');
+}
+
+/**
+ * Why a file at the metrics file's name could not be read as one: what it is (not a regular file, another user's or
+ * with more than one name as state-fs.ts's foreignFile says, larger than a metrics file), else the read's error.
+ */
+function unreadableWhy(d: NonNullable<ReturnType<typeof openCheckedDir>>, name: string, e: unknown): string {
+  let st: ReturnType<typeof d.stat>;
+  try {
+    st = d.stat(name);
+  } catch {
+    st = undefined;
+  }
+  if (st && !st.isFile()) return 'is not a regular file';
+  const foreign = st && foreignFile({ uid: Number(st.uid), nlink: Number(st.nlink) });
+  if (foreign) return foreign;
+  if (st && st.size > BigInt(METRICS_FILE_CAP)) return `is ${st.size} bytes, larger than a metrics file synplug writes (at most ${METRICS_FILE_CAP})`;
+  return `cannot be read (${(e as Error).message})`;
 }
 
 /** A checked target's full path, as setup records it. */

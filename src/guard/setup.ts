@@ -727,11 +727,18 @@ export async function requireSetUp(s: GuardSession, config: GuardConfig, what: s
   const others = recorded ? [] : markedPieces(inspected);
   // No record, and pieces carrying synplug's mark: another state directory's hold (or one a setup interrupted here
   // left): never used through a directory that does not record it.
-  if (others.length)
-    throw new NotSetUpError(
-      `${othersHold(config, others)}: ` +
-        `the hold of another state directory (give its --state-dir), or of a setup interrupted in this one ('synplug setup' takes it${what === 'protect' ? ', as --setup does' : ''}). ${what === 'protect' ? 'The command was NOT run' : 'Nothing was held'}`,
-    );
+  if (others.length) {
+    // the mark names whose they are: another directory's are never taken here ('synplug setup' and --setup refuse
+    // them, exit 7), so only pieces the mark does not place may be a setup interrupted here, which setup takes
+    const theirs = inspected.flatMap((i) => {
+      const owner = i.hold.pieces.markOwner?.(i.inspection.observed);
+      return owner && !owner.here ? [owner.detail] : [];
+    });
+    const whose = theirs.length
+      ? `the hold of another state directory (${theirs.join('; ')}): give that directory's --state-dir ('synplug setup'${what === 'protect' ? ' and --setup' : ''} here refuse it)`
+      : `the hold of another state directory (give its --state-dir), or of a setup interrupted in this one ('synplug setup' takes it${what === 'protect' ? ', as --setup does' : ''})`;
+    throw new NotSetUpError(`${othersHold(config, others)}: ${whose}. ${what === 'protect' ? 'The command was NOT run' : 'Nothing was held'}`);
+  }
   const state = combineStates(inspected.map((i) => i.inspection.state));
   if (state === 'ok') return;
   if (!recorded && state === 'absent')

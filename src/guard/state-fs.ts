@@ -158,6 +158,7 @@ export class StateDirSwappedError extends StateFileError {
    * @param now what the path names now: another identity, `a symbolic link to T`, or `nothing`
    * @param movedTo where the pinned directory is now (the kernel's path of its descriptor), when known
    * @param released the hold was released without its records (leases.ts's dropLease)
+   * @param notRun the refusal ended a protect before its command started (window.ts)
    */
   constructor(
     path: string,
@@ -165,6 +166,7 @@ export class StateDirSwappedError extends StateFileError {
     readonly now: string,
     readonly movedTo?: string,
     readonly released = false,
+    readonly notRun = false,
   ) {
     super(
       path,
@@ -172,14 +174,19 @@ export class StateDirSwappedError extends StateFileError {
         movedTo !== undefined && movedTo !== path ? `, now at ${escapeControl(movedTo)}` : ''
       }); the path now names ${now}: it was renamed or replaced while synplug ran, so nothing was read, written or removed through it since${
         released ? '; the hold was released all the same, and nothing was recorded' : ''
-      }. Find out who moved it; the records synplug kept are in the directory it started with`,
+      }. Find out who moved it; the records synplug kept are in the directory it started with${notRun ? '. The command was NOT run' : ''}`,
     );
     this.name = 'StateDirSwappedError';
   }
 
   /** The same refusal, saying that the hold was released all the same. */
   afterRelease(): StateDirSwappedError {
-    return new StateDirSwappedError(this.path, this.pinned, this.now, this.movedTo, true);
+    return new StateDirSwappedError(this.path, this.pinned, this.now, this.movedTo, true, this.notRun);
+  }
+
+  /** The same refusal, saying that the command protect was to run was not run. */
+  commandNotRun(): StateDirSwappedError {
+    return new StateDirSwappedError(this.path, this.pinned, this.now, this.movedTo, this.released, true);
   }
 }
 
@@ -233,6 +240,29 @@ export function pinnedFilePath(path: string, name: string): string | undefined {
     fd = pins.get(pinKey(path))?.fd;
   }
   return fd === undefined ? undefined : `/proc/self/fd/${fd}/${name}`;
+}
+
+/**
+ * The state directory this process pinned, opened through its descriptor
+ * wherever it is now (renamed, hidden under a mount), never through its
+ * path: where a process whose path was swapped keeps its own records true
+ * (leases.ts's dropLease). Checked as at its first open (owned by this user,
+ * writable by nobody else); its messages name the path as given.
+ * @returns undefined when nothing is pinned for the path, or the pinned directory was removed
+ * @throws {StateFileError} it is unsafe now
+ */
+export function openPinnedDir(path: string): CheckedDir | undefined {
+  const pin = pins.get(pinKey(path));
+  if (pin?.fd === undefined || !pinnedStillExists(pin)) return undefined;
+  const fd = openAt(pin.fd, '.', O_PATH | O_DIRECTORY, path);
+  try {
+    checkStateDir(fstatSync(fd), path, whoIsTrusted().euid, STATE_DIR_ROLE);
+  } catch (e) {
+    closeSync(fd);
+    throw e;
+  }
+  // no parent descriptor: a directory reached so is never removed through it
+  return new CheckedDir(path, fd, fd, '', false);
 }
 
 /**
@@ -300,7 +330,7 @@ export class CheckedDir {
 
   /** The directory's mark: 16 hex digits of a SHA-256 of its {@link identity} ({@link stateDirMark}). */
   mark(): string {
-    return createHash('sha256').update(this.identity()).digest('hex').slice(0, 16);
+    return markOf(this.identity());
   }
 
   /** The path of a file in the directory, for messages. */
@@ -579,17 +609,30 @@ export function refuseDotDot(path: string, what: string): void {
  * setup through it makes (teardown-marks.ts): 16 hex digits of a SHA-256 of
  * its {@link CheckedDir.identity}, so that a state directory recognises its
  * own pieces and never takes another's for its own.
- * @returns undefined when the directory does not exist
+ * @returns undefined when the directory does not exist; the pinned directory's mark when the path was swapped
  * @throws {StateFileError} it is unsafe (as {@link openCheckedDir})
  */
 export function stateDirMark(path: string): string | undefined {
-  const d = openCheckedDir(path, false);
+  let d: CheckedDir | undefined;
+  try {
+    d = openCheckedDir(path, false);
+  } catch (e) {
+    // swapped: this process's state directory is still the one it pinned (its pieces carry that one's mark), so that
+    // what it armed can still be told for its own and removed ({@link StateDirSwappedError})
+    if (e instanceof StateDirSwappedError) return markOf(e.pinned);
+    throw e;
+  }
   if (!d) return undefined;
   try {
     return d.mark();
   } finally {
     d.close();
   }
+}
+
+/** A state directory's mark from its identity ({@link CheckedDir.mark}). */
+function markOf(identity: string): string {
+  return createHash('sha256').update(identity).digest('hex').slice(0, 16);
 }
 
 /**

@@ -48,7 +48,7 @@
 import { closeSync, constants as fsConstants, fstatSync, readFileSync, type BigIntStats } from 'node:fs';
 import { isAbsolute, join, normalize } from 'node:path';
 import { StateFileError } from './errors.js';
-import { type CheckedDir, errorCode, openCheckedDir, writeErrorCategory } from './state-fs.js';
+import { type CheckedDir, errorCode, openCheckedDir, openPinnedDir, writeErrorCategory } from './state-fs.js';
 import { isKeyOfRecord, isRecordOfItsMode, recordRefusal } from './record-checks.js';
 import { MAX_DURATION_MS } from './config.js';
 import { defaultNetns, netnsCookie } from '../netlink/netns.js';
@@ -210,8 +210,28 @@ export class StateStore {
   /** the directory was created by this store (by a write) */
   private created = false;
 
-  /** @param dir state directory, e.g. `/run/synplug` */
-  constructor(readonly dir: string) {}
+  /**
+   * @param dir state directory, e.g. `/run/synplug`
+   * @param pinned reach it through the descriptor this process pinned ({@link StateStore.pinnedOf}), never its path
+   */
+  constructor(
+    readonly dir: string,
+    private readonly pinned = false,
+  ) {}
+
+  /**
+   * The store of the directory this process pinned for `dir` (state-fs.ts), reached through its descriptor wherever it
+   * is now, never through the path (which may name another directory since): where a process whose path was swapped
+   * keeps its own records true. Nothing is created through it.
+   * @returns undefined when nothing is pinned for `dir`, or the pinned directory was removed
+   * @throws {StateFileError} it is unsafe now
+   */
+  static pinnedOf(dir: string): StateStore | undefined {
+    const d = openPinnedDir(dir);
+    if (!d) return undefined;
+    d.close();
+    return new StateStore(dir, true);
+  }
 
   /** Whether a write of this store created the directory. */
   get createdDir(): boolean {
@@ -228,7 +248,7 @@ export class StateStore {
    * @returns undefined when it does not exist and `create` is false
    */
   private withDir<T>(create: boolean, f: (d: CheckedDir) => T): T | undefined {
-    const d = openCheckedDir(this.dir, create);
+    const d = this.pinned ? openPinnedDir(this.dir) : openCheckedDir(this.dir, create);
     if (!d) return undefined;
     try {
       if (d.created) this.created = true;

@@ -166,6 +166,14 @@ export async function runProtected(
   }
 }
 
+/**
+ * The error that ended protect before its command started, saying that the command was not run where its own message
+ * does not (a state directory swapped: {@link StateDirSwappedError.commandNotRun}).
+ */
+function commandNotRun(e: unknown): unknown {
+  return e instanceof StateDirSwappedError ? e.commandNotRun() : e;
+}
+
 /** The error of a signal before the command started: what was done, in one line. */
 function interrupted(sig: NodeJS.Signals, held: boolean): InterruptedError {
   return new InterruptedError(
@@ -231,7 +239,7 @@ async function protectInner(
   } catch (e) {
     watchdog.done();
     await unprepare(store, session);
-    throw e;
+    throw commandNotRun(e);
   }
 
   // Signals: before the gate opens they abort; after, they go to the command.
@@ -270,7 +278,12 @@ async function protectInner(
 
   // The reload's report: armed before the hold (and kept once the lease is taken), read after the release (report.ts).
   const counters = session.reportCounters ?? REPORT_COUNTERS;
-  const counting = await counters.arm(session.heldTraffic?.() ?? [], session.config.stateDir);
+  // From here to the window's try, a failure (the state directory swapped: the lease lock's open refuses it) must not
+  // leave the gate waiting: the command is not run, the gate aborted, what was prepared let go (a gate left open kept
+  // Node waiting for its child, past any signal).
+  let counting: Awaited<ReturnType<ReportCounters['arm']>>;
+  let armed: typeof counting | undefined;
+  let lockFd: number;
   const now = Date.now();
   const deadline = now + maxHoldMs;
   const lease: Lease = {
@@ -286,14 +299,28 @@ async function protectInner(
   };
   // plug.json's device: the held holds' (an inbound hold's DEV, not the local hold's lo)
   const dev = devicesOfHolds(lease.holds, session.config.dev);
-  watchdog.arm({
-    ownerPid: process.pid,
-    stateDir: session.config.stateDir,
-    deadline: deadline + WATCHDOG_GRACE_MS,
-    release: session.releaseSteps(),
-    leaseId: lease.id,
-    dev,
-  });
+  try {
+    armed = await counters.arm(session.heldTraffic?.() ?? [], session.config.stateDir);
+    counting = armed;
+    watchdog.arm({
+      ownerPid: process.pid,
+      stateDir: session.config.stateDir,
+      deadline: deadline + WATCHDOG_GRACE_MS,
+      release: session.releaseSteps(),
+      leaseId: lease.id,
+      dev,
+    });
+    // The lease lock's file, opened before the window: the release inside it only flocks.
+    lockFd = openLockFile(store);
+  } catch (e) {
+    for (const s of signals) process.off(s, onSignal);
+    gated.abort();
+    watchdog.done();
+    armed?.abandon();
+    if (armed) await retire(counters, store, notice).catch((e2: unknown) => notice((e2 as Error).message));
+    await unprepare(store, session);
+    throw commandNotRun(e);
+  }
   let plugged = false;
   let released = false;
   let releasedHold = false;
@@ -303,8 +330,6 @@ async function protectInner(
   /** the lease was dropped at its own deadline (this protect late to its release): the hold was let go at the max-hold then */
   let releasedAtDeadline = false as boolean;
   let taken: TakeResult | undefined;
-  // The lease lock's file, opened before the window: the release inside it only flocks.
-  const lockFd = openLockFile(store);
   let leftTo = 0;
   /** the hold was left to another protect, whose own end (its last reading done) removes the report's chain */
   let leftToProtect = false;
@@ -488,17 +513,20 @@ async function protectInner(
       await release();
     }
   } catch (e) {
+    let err = e;
     if (plugged || !released) {
       try {
         await release();
       } catch (e2) {
-        notice((e2 as Error).message);
+        // the same refusal, now saying that the hold was released all the same: said once
+        if (e instanceof StateDirSwappedError && e2 instanceof StateDirSwappedError) err = e2;
+        else notice((e2 as Error).message);
       }
     }
     if (!gateOpen) gated.abort();
     counting.abandon();
     await retire(counters, store, notice);
-    throw e;
+    throw gateOpen ? err : commandNotRun(err);
   } finally {
     for (const s of signals) process.off(s, onSignal);
     if (released) watchdog.done();
@@ -577,12 +605,28 @@ const REPORT_COUNTERS: ReportCounters = { arm: armReport, retire: retireReportCh
 
 /** After a protect's report: its counter chain goes when this was the last holder (report.ts); what stays is said. */
 async function retire(counters: ReportCounters, store: StateStore, notice: (m: string) => void): Promise<void> {
-  // the state directory swapped (state-fs.ts): said once, by the error that ends this protect
-  const r = await counters.retire(store).catch((e: unknown) => {
+  // the state directory swapped (state-fs.ts): said once, by the error that ends this protect; the chain goes as ever,
+  // judged by the leases of the directory this protect started with (reached through its descriptor)
+  const r = await counters.retire(pinnedIfSwapped(store)).catch((e: unknown) => {
     if (e instanceof StateDirSwappedError) return undefined;
     throw e;
   });
   if (r?.kept) notice(`kept ${r.kept}`);
+}
+
+/** The store itself; when its path was swapped (state-fs.ts), the store of the directory this process pinned, if any. */
+function pinnedIfSwapped(store: StateStore): StateStore {
+  try {
+    store.checkDir();
+    return store;
+  } catch (e) {
+    if (!(e instanceof StateDirSwappedError)) return store;
+    try {
+      return StateStore.pinnedOf(store.dir) ?? store;
+    } catch {
+      return store;
+    }
+  }
 }
 
 /**

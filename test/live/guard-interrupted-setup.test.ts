@@ -152,7 +152,15 @@ test.serial('a directory no setup ran in never takes, uses or removes the pieces
     const p = await protect(fresh, 'true');
     t.is(p.code, 8, p.stderr);
     t.regex(p.stderr, /The command was NOT run/);
-    t.is((await N.synplug(fresh, 'plug')).code, 8);
+    // regression (issue 19): it advised "'synplug setup' takes it, as --setup does", which both refuse (exit 7)
+    t.regex(
+      p.stderr,
+      /the hold of another state directory \(the table's comment names queue \d+ and state directory mark [0-9a-f]{16}; this directory's is .*\): give that directory's --state-dir \('synplug setup' and --setup here refuse it\)/,
+    );
+    t.notRegex(p.stderr, /takes it/);
+    const pl = await N.synplug(fresh, 'plug');
+    t.is(pl.code, 8);
+    t.notRegex(pl.stderr, /takes it/);
     t.is((await N.synplug(fresh, 'setup')).code, 7);
     t.false(has(fresh, 'lock'), 'no command made it a directory a setup ran in');
     t.is((await N.synplug(a, 'check')).code, 0, 'the hold is whole');

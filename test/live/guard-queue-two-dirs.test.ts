@@ -61,6 +61,20 @@ const run = (args: string[], env: NodeJS.ProcessEnv) => {
 };
 
 const scenarios = {
+  /** Issue #19: release in a directory with nothing set up, while another directory's manual plug holds here. */
+  async 'release-other'() {
+    const b = stateEnv();
+    const a = stateEnv();
+    const setupB = run(['setup', '--via', 'queue', '--addr', '169.254.78.9'], b.env);
+    const plugB = run(['plug', '--max-hold', '60s'], b.env);
+    const releaseA = run(['release'], a.env);
+    const orphanedA = run(['release', '--orphaned'], a.env);
+    const boundAfterA = procQueue(QUEUE) !== undefined;
+    const releaseB = run(['release'], b.env);
+    const downB = run(['teardown'], b.env);
+    return { setupB: setupB.code, plugB: plugB.code, releaseA, orphanedA, boundAfterA, releaseB, downB: downB.code };
+  },
+
   /** MA1: a lock file (or plug.json) alone in a directory claimed another directory's hold. */
   async lock() {
     const b = stateEnv();
@@ -390,6 +404,23 @@ if (!(await runScenarioIfChild(ENV, scenarios))) {
     t.is(r.downB, 0);
     t.false(r.after.tables.includes(`inet ${QUEUE_TABLE}`));
     t.false(r.after.onLo);
+  });
+
+  test("regression: release in a directory with nothing set up, while another directory's manual plug holds here, said 'nothing is held' and 'NOT released here' with exit 0; now exit 7, one sentence naming the holder (--orphaned too)", (t) => {
+    const r = inOwnNetns<Json>(SELF, ENV, 'release-other', 90_000);
+    t.is(r.setupB, 0);
+    t.is(r.plugB, 0);
+    for (const x of [r.releaseA, r.orphanedA]) {
+      t.is(x.code, 7, x.stderr);
+      t.regex(
+        x.stderr,
+        /nothing was released: synplug is not set up in \S+, and what holds in this network namespace is not this state directory's: queue 4200 \(queue\) is held by process \d+ \(node\).*Release it with the --state-dir of the directory that holds it/,
+      );
+      t.notRegex(x.stderr + x.stdout, /nothing is held/);
+    }
+    t.true(r.boundAfterA, "the other directory's hold goes on");
+    t.is(r.releaseB.code, 0, r.releaseB.stderr);
+    t.is(r.downB, 0);
   });
 
   test("a directory with copies of another's records and no holder socket: its release no longer says it released a hold or ended a manual plug's, nor blames a killed holder", (t) => {

@@ -23,12 +23,12 @@
  * connect outcome. Every wait is on an event, bounded.
  */
 import { execFileSync } from 'node:child_process';
-import { lstatSync, mkdirSync, readdirSync, renameSync, rmSync, symlinkSync, unlinkSync } from 'node:fs';
+import { lstatSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, symlinkSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { ExecutionContext } from 'ava';
 import { inOwnNetns, runScenarioIfChild } from '../helpers/own-netns.js';
-import { QUEUE, client, heldProtect, listening, procQueue, server, stateEnv, synplug, until } from '../helpers/queue-live.js';
+import { QUEUE, chainsOf, client, heldProtect, listening, procQueue, server, stateEnv, synplug, tables, until } from '../helpers/queue-live.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: the scenarios' JSON results, asserted field by field
 type Json = Record<string, any>;
@@ -43,6 +43,12 @@ function leftSocket(dir: string, name: string): string {
   const path = join(dir, name);
   execFileSync('python3', ['-c', 'import socket,sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])', path]);
   return path;
+}
+
+/** What a moved directory records of the hold: its live leases' count and plug.json's state. */
+function recorded(dir: string): { leases: number; plug: string | undefined } {
+  const read = (name: string) => (exists(join(dir, name)) ? JSON.parse(readFileSync(join(dir, name), 'utf8')) : undefined);
+  return { leases: (read('leases.json')?.leases ?? []).length, plug: read('plug.json')?.state };
 }
 
 const exists = (p: string): boolean => {
@@ -65,6 +71,9 @@ async function swapDuringProtect(swap: (path: string, moved: string) => void, un
   const setup = synplug(['setup', '--via', 'queue', '--addr', ADDR], a.env);
   const srv = server(ADDR, PORT);
   await listening(srv);
+  // every chain of every table, `family table chain:rules` (the report's table stays, empty, after any release)
+  const ruleset = () => tables().flatMap((t) => (chainsOf(t.split(' ')[1]!) ?? []).map((c) => `${t} ${c}`));
+  const setUpPieces = ruleset();
   const h = await heldProtect(a.env, a.dir);
   const boundWhileHeld = procQueue(QUEUE) !== undefined;
   // The SYN held before the swap (after it, the holder's next look at the leases, refused, lets the queue go at once).
@@ -83,12 +92,14 @@ async function swapDuringProtect(swap: (path: string, moved: string) => void, un
     () => false,
   );
   srv.kill();
+  const piecesAfter = ruleset();
   const movedSocket = exists(join(moved, `queue-${QUEUE}.sock`));
   const movedFiles = readdirSync(moved).sort();
+  const movedRecords = recorded(moved);
   unswap(sd, moved);
   renameSync(moved, sd);
   const down = synplug(['teardown'], a.env);
-  return { setup: setup.code, boundWhileHeld, queued, end, outcome, unbound, movedSocket, movedFiles, down };
+  return { setup: setup.code, boundWhileHeld, queued, end, outcome, unbound, movedSocket, movedFiles, movedRecords, setUpPieces, piecesAfter, down };
 }
 
 const scenarios = {
@@ -140,11 +151,14 @@ const scenarios = {
     );
     srv.kill();
     const movedSocket = exists(join(moved, `queue-${QUEUE}.sock`));
+    // the watchdog releases at the plug's deadline (the holder let the queue go before, its look at the leases refused)
+    await until(() => recorded(moved).leases === 0, 'the watchdog to record its release', 20_000).catch(() => {});
     const freshFiles = readdirSync(sd).sort();
+    const movedRecords = recorded(moved);
     rmSync(sd, { recursive: true });
     renameSync(moved, sd);
     const down = synplug(['teardown'], a.env);
-    return { setup: setup.code, plug, boundWhileHeld, queued, outcome, unbound, movedSocket, freshFiles, down };
+    return { setup: setup.code, plug, boundWhileHeld, queued, outcome, unbound, movedSocket, freshFiles, movedRecords, down };
   },
   /** A renamed, another directory bind-mounted at its path (a mount namespace of this scenario's own). */
   async bind() {
@@ -175,6 +189,10 @@ function heldAndReleased(t: ExecutionContext, r: Json): void {
   t.is(r.end.code, 6, 'the refusal ends protect (exit 6: unsafe state)');
   t.regex(r.end.stderr, /is no longer the directory this process started with .*; the hold was released all the same, and nothing was recorded/, r.end.stderr);
   t.is(r.down.code, 0, r.down.stderr);
+  // regression (issue 19): its lease and plug.json "buffering" stayed there, and the next command called it KILLED
+  t.deepEqual(r.movedRecords, { leases: 0, plug: 'released' }, 'its end is recorded in the directory it started with');
+  // regression (issue 19): the hold chain (queue bypass) and the report's rst chain stayed until the next command
+  t.deepEqual(r.piecesAfter, r.setUpPieces, 'the armed pieces are gone after the release, as after any release');
 }
 
 if (!(await runScenarioIfChild(ENV, scenarios))) {
@@ -205,6 +223,7 @@ if (!(await runScenarioIfChild(ENV, scenarios))) {
     t.true(r.queued, 'the SYN is held');
     t.true(r.unbound, 'the queue is let go: nothing stays held');
     t.regex(r.outcome, /^ok /, 'the SYN held is delivered');
+    t.deepEqual(r.movedRecords, { leases: 0, plug: 'released' }, "the watchdog's release is recorded in the directory it started with");
     t.is(r.down.code, 0, r.down.stderr);
   });
 

@@ -22,7 +22,8 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import * as guard from '../../src/guard/index.js';
 import { resolveConfig } from '../../src/guard/config.js';
-import { holderSocketPath, prepareHolder, QUEUE_HOLDER_ARG, releaseThroughHolder } from '../../src/guard/leases-holder.js';
+import { holderSocketPath, prepareHolder, QUEUE_HOLDER_ARG, releaseThroughHolder, setQueueHolderStarter } from '../../src/guard/leases-holder.js';
+import { openCheckedDir, StateDirSwappedError } from '../../src/guard/state-fs.js';
 import { SynplugError, UsageError } from '../../src/netlink/errors.js';
 import { FakeKernel } from '../helpers/fake-kernel.js';
 import { InProcessHolders } from '../helpers/holder-in-process.js';
@@ -149,3 +150,31 @@ test.serial('a silent listener that is not a queue holder (its command is not th
     rmSync(stateDir, { recursive: true, force: true });
   }
 });
+
+test.serial(
+  'regression: a holder that could not listen because the state directory was swapped just before (issue 19): the refusal is the swap (bad-state, exit 6), not a failure to hold',
+  async (t) => {
+    const base = mkdtempSync(join(tmpdir(), 'synplug-sock-'));
+    const stateDir = join(base, 'state');
+    mkdirSync(stateDir, { mode: 0o700 });
+    openCheckedDir(stateDir, false)?.close(); // pinned, as a protect's first open does
+    let started = 0;
+    // the holder process, pinned to the directory its starter pinned, refuses the path (what it says on its first line)
+    setQueueHolderStarter(async () => {
+      started++;
+      return {
+        error: `cannot listen on ${holderSocketPath(stateDir, 4200)}: state directory ${stateDir} is no longer the directory this process started with`,
+      };
+    });
+    renameSync(stateDir, `${stateDir}.moved`);
+    mkdirSync(stateDir, { mode: 0o700 });
+    try {
+      const e = await t.throwsAsync(prepareHolder({ stateDir, queueNum: 4200, maxlen: 64, dev: 'lo' }), { instanceOf: StateDirSwappedError });
+      t.is(e!.category, 'bad-state');
+      t.is(started, 1, 'not retried 20 times');
+    } finally {
+      setQueueHolderStarter(undefined);
+      rmSync(base, { recursive: true, force: true });
+    }
+  },
+);

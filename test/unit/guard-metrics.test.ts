@@ -7,7 +7,7 @@
  */
 import test from 'ava';
 import { spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, linkSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -237,4 +237,60 @@ test('a usage error (exit 2) is no reload: not counted as failed, the metrics fi
     ),
   );
   t.is(samples(readFileSync(d.file, 'utf8')).get('synplug_reloads_total{result="failed",hold="none"}'), 1, 'a refusal of another kind is a failed reload');
+});
+
+test("regression: a metrics file another user owns, or hard-linked, was refused as 'not a regular file synplug can read (or is larger...)'; now the refusal names the real reason", (t) => {
+  const d = dirs();
+  const ours = '# HELP synplug_reloads_total reloads\n';
+  writeFileSync(d.file, ours, { mode: 0o644 });
+  linkSync(d.file, join(d.root, 'other-name'));
+  const linked = t.throws(() => checkMetricsFile(d.file), { instanceOf: UsageError })?.message ?? '';
+  t.regex(linked, /it exists and has 2 names \(a hard link\)/);
+  t.notRegex(linked, /not a regular file|larger than/);
+  const theirs = join(d.textfile, 'theirs.prom');
+  writeFileSync(theirs, ours, { mode: 0o644 });
+  if (process.geteuid?.() === 0) {
+    chownSync(theirs, 65534, 65534);
+    const owned = t.throws(() => checkMetricsFile(theirs), { instanceOf: UsageError })?.message ?? '';
+    t.regex(owned, /it exists and belongs to uid 65534, neither root nor this user/);
+    t.notRegex(owned, /not a regular file|larger than/);
+  }
+  const big = join(d.textfile, 'big.prom');
+  writeFileSync(big, ours + 'x'.repeat(2 * 1024 * 1024));
+  t.regex(
+    t.throws(() => checkMetricsFile(big), { instanceOf: UsageError })?.message ?? '',
+    /it exists and is \d+ bytes, larger than a metrics file synplug writes/,
+  );
+  mkdirSync(join(d.textfile, 'dir.prom'));
+  t.regex(t.throws(() => checkMetricsFile(join(d.textfile, 'dir.prom')), { instanceOf: UsageError })?.message ?? '', /it exists and is not a regular file,/);
+});
+
+test('regression (root): --metrics-file in /run/netns or the state directory through a bind mount passed the path check; now refused by device and inode', (t) => {
+  if (process.geteuid?.() !== 0) {
+    t.pass('needs root (mount --bind in a mount namespace of its own)');
+    return;
+  }
+  const d = dirs();
+  const at = join(d.root, 'bound');
+  mkdirSync(at, { mode: 0o755 });
+  const dist = fileURLToPath(new URL('../../dist/guard/metrics.js', import.meta.url));
+  const script = `import(${JSON.stringify(dist)}).then((m) => { for (const [p, s] of [[process.argv[1], process.argv[2]]]) { try { m.checkMetricsFile(p, s); console.log('taken'); } catch (e) { console.log(e.message); } } })`;
+  const run = (src: string) => {
+    const r = spawnSync(
+      'unshare',
+      [
+        '-m',
+        '--propagation',
+        'private',
+        'sh',
+        '-c',
+        `mkdir -p ${src} && mount --bind ${src} ${at} && exec node -e "$0" ${join(at, 'synplug.prom')} ${d.state}`,
+        script,
+      ],
+      { encoding: 'utf8' },
+    );
+    return `${r.stdout}${r.stderr}`;
+  };
+  t.regex(run(d.state), /its directory is \S+\/state under another path .*is the state directory/);
+  t.regex(run('/run/netns'), /its directory is \/run\/netns under another path .*where 'ip netns' keeps the named network namespaces/);
 });

@@ -4,7 +4,9 @@
  * (test/kernel/guard-*.test.ts); this is the orchestration.
  */
 import test from 'ava';
-import { chmodSync, mkdtempSync, readFileSync, existsSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, existsSync, writeFileSync } from 'node:fs';
+import { armReport } from '../../src/guard/report.js';
+import { StateDirSwappedError } from '../../src/guard/state-fs.js';
 import { isCloseOnExec, libc } from '../../src/netlink/libc.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -399,4 +401,47 @@ test('a lease gone from the record while an older holder still holds: left the h
     ['a1b2c3d4e5f60718'],
     "the older holder's lease stays",
   );
+});
+
+test('the state directory swapped just after the command was forked behind its gate: protect ends (exit 6 category), the gate aborted, the command NOT run, the prepared pieces let go', async (t) => {
+  const { s, dir } = fresh();
+  const marker = join(dir, '..', `${dir.split('/').pop()}-ran`);
+  // the step after the gated fork: the report's counters; the swap lands there (renamed, a fresh directory in its place)
+  Object.defineProperty(s, 'reportCounters', {
+    value: {
+      arm: async (_held: unknown, stateDir: string) => {
+        renameSync(dir, `${dir}.moved`);
+        mkdirSync(dir, { mode: 0o700 });
+        return armReport([], stateDir);
+      },
+      retire: async () => undefined,
+    },
+  });
+  const e = await t.throwsAsync(runProtected(s, { command: ['sh', '-c', `echo ran > ${marker}`] }), { instanceOf: StateDirSwappedError });
+  t.is(e!.category, 'bad-state');
+  t.regex(e!.message, /no longer the directory this process started with.*The command was NOT run$/s);
+  t.false(s.calls.includes('buffer'), 'nothing held');
+  t.is(s.calls.at(-1), 'disarm', 'the prepared pieces let go');
+  await new Promise((r) => setTimeout(r, 300));
+  t.false(existsSync(marker), 'the command was not run');
+  t.deepEqual(readdirSync(dir), [], 'nothing written into the fresh directory');
+});
+
+test('regression: the state directory swapped during the hold left its lease and plug.json "buffering" in the directory protect started with (the next command said KILLED) and the armed pieces in place; now both recorded there, through its descriptor, and the pieces taken away', async (t) => {
+  const { s, dir } = fresh();
+  const moved = `${dir}.moved`;
+  const orig = s.buffer.bind(s);
+  s.buffer = async () => {
+    await orig();
+    renameSync(dir, moved);
+    mkdirSync(dir, { mode: 0o700 });
+  };
+  const e = await t.throwsAsync(runProtected(s, { command: ['true'] }), { instanceOf: StateDirSwappedError });
+  t.regex(e!.message, /the hold was released all the same/);
+  t.notRegex(e!.message, /NOT run/, 'the command ran');
+  t.deepEqual(readdirSync(dir), [], 'nothing written into the fresh directory');
+  const there = new StateStore(moved);
+  t.deepEqual(there.readLeases()?.leases ?? [], [], 'the lease dropped in the directory it started with');
+  t.is(there.readPlug()?.state, 'released', 'plug.json says released there');
+  t.deepEqual(s.calls.slice(-2), ['release', 'disarm'], 'released, then the armed pieces taken away, as the release path does');
 });

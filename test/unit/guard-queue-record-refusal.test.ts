@@ -178,3 +178,22 @@ const IFA_LOCAL = 2; // <linux/if_addr.h>
 function hasAddress(kernel: FakeKernel): boolean {
   return kernel.state.addrs.some((x) => x.attrs.some(([type, v]) => type === IFA_LOCAL && v.equals(Buffer.from([169, 254, 46, 9]))));
 }
+
+for (const maxlen of [1e308, 4294967296, 1e10]) {
+  test.serial(
+    `regression: a queue record whose maxlen is ${maxlen} (beyond a u32, which setup refuses) passed the check and failed at the hold without naming setup.json; now refused (exit 6) naming the file and 'maxlen'`,
+    async (t) => {
+      const r = await teardownEdited((q) => {
+        q.maxlen = maxlen;
+      });
+      t.true(r.error instanceof StateFileError, String(r.error));
+      t.is((r.error as StateFileError).category, 'bad-state');
+      t.regex(
+        (r.error as Error).message,
+        /\/setup\.json is not a setup record synplug wrote: .*hold 'queue' names what setup refuses: 'maxlen' is [0-9e+]+: not a packet count \(1-4294967295/,
+      );
+      t.is(r.after, r.before);
+      t.true(r.recordLeft);
+    },
+  );
+}

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import '../../src/guard/modes/index.js'; // registers each mode's record checks
 import { StateStore, StateFileError, leasesRecordProblem, plugRecordProblem, setupRecordProblem } from '../../src/guard/state.js';
 import { netnsCookie } from '../../src/netlink/netns.js';
-import { baseRecords, LOCAL_HOLD, mutatedRecord } from '../helpers/record-mutations.js';
+import { baseRecords, inboundHoldRecord, LOCAL_HOLD, mutatedRecord } from '../helpers/record-mutations.js';
 
 /** The cookie of the namespace the records are read in (undefined on a kernel without one). */
 const HERE = netnsCookie(undefined);
@@ -123,4 +123,13 @@ test('property: any mutation of any record is read back or refused with a StateF
     { numRuns: 400 },
   );
   t.pass();
+});
+
+test("regression: an inbound hold's plug limit beyond a u32 (1e308, 4294967296) passed the check; now refused, naming 'limit'", (t) => {
+  for (const limit of [1e308, 4294967296]) {
+    const rec = { version: 2, holds: { 'inbound:sp-eth0': { ...inboundHoldRecord(), limit } }, ...(HERE && { netns: HERE }) };
+    t.regex(setupRecordProblem(rec) ?? '', /hold 'inbound:sp-eth0' names what setup refuses: 'limit' is [0-9e+]+: not a plug limit \(1024-4294967295 bytes/);
+  }
+  const ok = { version: 2, holds: { 'inbound:sp-eth0': { ...inboundHoldRecord(), limit: 4294967295 } }, ...(HERE && { netns: HERE }) };
+  t.is(setupRecordProblem(ok), undefined);
 });

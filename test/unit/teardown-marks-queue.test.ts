@@ -10,6 +10,7 @@ import test from 'ava';
 import { queueTableComment, queueTableMark, TABLE_COMMENT, tableIsMarked } from '../../src/guard/teardown-marks.js';
 import { encodeTable } from '../../src/iptables/table.js';
 import { StateDirSwappedError, stateDirMark } from '../../src/guard/state-fs.js';
+import { StateStore } from '../../src/guard/state.js';
 import { mkdirSync, mkdtempSync, renameSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -56,8 +57,10 @@ test("a state directory's mark: the same for one directory (by any path to it), 
     renameSync(a, moved);
     t.is(stateDirMark(moved), ma);
     mkdirSync(a, { mode: 0o700 });
-    // in this process the old path stays pinned to the directory it named first (now at moved): a new one there is refused
-    t.throws(() => stateDirMark(a), { instanceOf: StateDirSwappedError });
+    // in this process the old path stays pinned to the directory it named first (now at moved): a new one there is
+    // refused for every record, and the mark stays the pinned one's (what this process armed is still told for its own)
+    t.throws(() => new StateStore(a).readSetup(), { instanceOf: StateDirSwappedError });
+    t.is(stateDirMark(a), ma);
     // the new directory, under a name this process never pinned, has a mark of its own
     const fresh = join(base, 'fresh');
     renameSync(a, fresh);

@@ -25,3 +25,13 @@ export function isInboundRecord(r: Record<string, unknown>): boolean {
     typeof r.addedClsact === 'boolean'
   );
 }
+
+/**
+ * What setup would refuse in a whole inbound record entry ({@link isInboundRecord}): a plug limit beyond what the
+ * kernel's plug takes (a u32 of bytes).
+ * @returns the sentence, or undefined when setup could have written it
+ */
+export function inboundRecordRefusal(r: Record<string, unknown>): string | undefined {
+  if ((r.limit as number) > 0xffffffff) return `'limit' is ${String(r.limit)}: not a plug limit (${MIN_LIMIT}-4294967295 bytes, as setup takes --limit)`;
+  return undefined;
+}

@@ -99,7 +99,7 @@ import type {
   SetupStep,
   UnrecordedPiece,
 } from './types.js';
-import { isInboundRecord } from './inbound-record.js';
+import { inboundRecordRefusal, isInboundRecord } from './inbound-record.js';
 import { inspectHold, sparingOthers, teardownHold } from '../pieces.js';
 import { EARLIER_MARK_DETAIL, IFB_ALIAS_PREFIX, ifbAlias, ifbAliasMark, otherDirectoryDetail, ownerOfMark } from '../teardown-marks.js';
 import { stateDirMark } from '../state-fs.js';
@@ -1219,6 +1219,7 @@ export const inboundMode: HoldMode = {
   via: 'plug',
   scopes: ['inbound'],
   isRecord: isInboundRecord,
+  recordRefusal: inboundRecordRefusal,
   addrsOf: (r: HoldRecord) => (r as InboundHoldRecord).addrs,
   deviceOfId: (id) => (id.startsWith(inboundId('')) ? id.slice(inboundId('').length) : undefined),
   idForms: [inboundId('DEV')],

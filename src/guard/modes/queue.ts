@@ -1082,6 +1082,9 @@ export function queueHoldId(scope: HoldScope, dev: string): string {
   return scope === 'local' ? 'queue' : `queue:${dev}`;
 }
 
+/** The largest queue maxlen (NFQA_CFG_QUEUE_MAXLEN is a u32), packets. */
+const MAX_QUEUE_MAXLEN = 0xffffffff;
+
 /** Whether a record entry has every field a queue hold's record has, of the right type. */
 export function isQueueRecord(r: Record<string, unknown>): boolean {
   const u16 = (v: unknown) => Number.isInteger(v) && (v as number) >= 0 && (v as number) <= 0xffff;
@@ -1109,6 +1112,8 @@ export function isQueueRecord(r: Record<string, unknown>): boolean {
  * @returns the sentence, or undefined when setup could have written it
  */
 export function queueRecordRefusal(r: Record<string, unknown>): string | undefined {
+  if ((r.maxlen as number) > MAX_QUEUE_MAXLEN)
+    return `'maxlen' is ${String(r.maxlen)}: not a packet count (1-${MAX_QUEUE_MAXLEN}, as setup takes --queue-maxlen)`;
   const table = String(r.table);
   if (!isOurTable(table))
     return `'table' is '${table.slice(0, 80)}': synplug's queue holds are in the nftables table ${QUEUE_TABLE} or ${QUEUE_TABLE}_DEV, never another software's table`;
@@ -1138,8 +1143,8 @@ export function queueRecordRefusal(r: Record<string, unknown>): string | undefin
 function checkQueueOptions(q: QueueOptions | undefined): void {
   if (q?.num !== undefined && !(Number.isInteger(q.num) && q.num >= 0 && q.num <= 0xffff))
     throw new UsageError(`--queue-num: ${q.num} is not a queue number (0-65535)`);
-  if (q?.maxlen !== undefined && !(Number.isInteger(q.maxlen) && q.maxlen >= 1 && q.maxlen <= 0xffffffff))
-    throw new UsageError(`--queue-maxlen: ${q.maxlen} is not a packet count (1-4294967295)`);
+  if (q?.maxlen !== undefined && !(Number.isInteger(q.maxlen) && q.maxlen >= 1 && q.maxlen <= MAX_QUEUE_MAXLEN))
+    throw new UsageError(`--queue-maxlen: ${q.maxlen} is not a packet count (1-${MAX_QUEUE_MAXLEN})`);
 }
 
 /**
