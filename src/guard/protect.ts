@@ -7,6 +7,7 @@
 import { UsageError } from '../netlink/errors.js';
 import { checkEntryOptions, type GuardConfig } from './config.js';
 import { InterruptedError, signalLatch } from './errors.js';
+import { StateDirSwappedError } from './state-fs.js';
 import type { SetupRecord, StateStore } from './state.js';
 import { accounted, type Accounting } from './accounting.js';
 import { startWatchdog } from './watchdog.js';
@@ -49,12 +50,23 @@ export function protectAccounting(r: ProtectResult): Accounting {
   return { holds, history, change: outcome, ...(r.tornDown && { nothing: true }) };
 }
 
+/** The state directory swapped before the window (state-fs.ts, the metrics' check may have pinned it): the refusal says that the command was not run. */
+function notRun(e: unknown): unknown {
+  return e instanceof StateDirSwappedError ? e.commandNotRun() : e;
+}
+
 async function protectOnce(opts: GuardProtectOptions): Promise<ProtectResult> {
   if (!opts || !Array.isArray(opts.command) || opts.command.length === 0 || opts.command[0] === '' || !opts.command.every((a) => typeof a === 'string')) {
     throw new UsageError('no command given: protect needs `command`, an array of strings (CLI: synplug protect [options] -- COMMAND [ARGS...])');
   }
   if (opts.maxHoldMs !== undefined && !(opts.maxHoldMs >= 10)) throw new UsageError('max-hold (--max-hold) must be at least 10 ms');
-  const { config, store, record } = contextFor(opts, 'protect');
+  let ctx: ReturnType<typeof contextFor>;
+  try {
+    ctx = contextFor(opts, 'protect');
+  } catch (e) {
+    throw notRun(e);
+  }
+  const { config, store, record } = ctx;
   refuseAddrNotHeld(opts, record, 'protect');
   // A signal from now until the command starts ends protect at its next step, saying so (the window's own handler
   // takes over around the hold): not the process's silent death with its watchdog still starting.
@@ -113,6 +125,8 @@ async function protectLatched(
     stopped();
     handedOver = true;
     return await runProtected(s, opts, watchdog, latch);
+  } catch (e) {
+    throw handedOver ? e : notRun(e);
   } finally {
     if (!handedOver)
       void watchdog.then(
