@@ -44,7 +44,7 @@ import { recordKilledProtects } from './history.js';
 import { closeSync, fstatSync } from 'node:fs';
 import { runPrecheck } from './precheck.js';
 import { closingInodes, handedOverInode, holderPids } from './listen-holders.js';
-import { armReport, retireReportChain, type HeldTraffic } from './report.js';
+import { REPORT_WINDOW_MS, armReport, retireReportChain, type HeldTraffic } from './report.js';
 import { StateDirSwappedError } from './state-fs.js';
 import type { ListenTarget, Listener, PlugStats, ProtectOptions, ProtectResult, ProtectSession, ReportCounters } from './types.js';
 import { devicesOfHolds } from './modes/index.js';
@@ -262,7 +262,7 @@ async function protectInner(
     } catch {
       /* already gone */
     }
-    if (released || maxHoldReached) return;
+    if (released || deadlineReached) return;
     signalsInHold += 1;
     if (signalsInHold === 1)
       notice(
@@ -331,12 +331,17 @@ async function protectInner(
   let releasedAtDeadline = false as boolean;
   let taken: TakeResult | undefined;
   let leftTo = 0;
+  /** the hold was left to another protect, whose own end (its last reading done) removes the report's chain */
+  let leftToProtect = false;
+  let overlapped = false;
   let releaseAttempts = 0;
   let tPlugAck = 0;
   let tHoldAck = 0;
   let tGate = 0;
   let tRelease = 0;
   let maxHoldReached = false;
+  /** the --max-hold deadline came before the command was done (the hold may have ended before, by someone else) */
+  let deadlineReached = false;
   let exit: { code: number; signal: NodeJS.Signals | null; at: bigint } | undefined;
   let exitSeenAt = 0;
   /** when synplug knew it could release: the command's exit, or with --wait-listen the new listener seen */
@@ -344,6 +349,20 @@ async function protectInner(
   let newListener: ProtectResult['newListener'];
   const waitState: { found?: Listener; closing: number[] } = { closing: [] };
   let releasedCounters: PlugStats | undefined;
+
+  /** This protect's lease is no longer recorded (a manual release or a teardown broke it); checked at most every 20 ms. */
+  let goneCheckedAt = 0;
+  let gone = false;
+  const leaseGone = (): boolean => {
+    if (gone || Date.now() - goneCheckedAt < 20) return gone;
+    goneCheckedAt = Date.now();
+    try {
+      gone = !recordedLeases(store).some((l) => l.id === lease.id);
+    } catch {
+      /* unreadable now: the drop at the end says */
+    }
+    return gone;
+  };
 
   /** Release the plugs, retrying; resolves with the attempts it took. */
   const releasePlugs = async (): Promise<number> => {
@@ -374,6 +393,8 @@ async function protectInner(
   /** Drop this protect's lease; the plugs are released when no other live lease holds them. */
   const release = async (): Promise<void> => {
     if (released) return;
+    // another holder wrote the lease record since this lease was taken: it may count with the report's chain still
+    overlapped = taken?.aloneStamp === undefined || store.leasesStamp() !== taken.aloneStamp;
     const r = await dropLease(store, session, lease.id, dev, releasePlugs, notice, { aloneStamp: taken?.aloneStamp, lockFd }).catch((e: unknown) => {
       // The state directory swapped: the hold was released all the same; the refusal ends this protect.
       if (e instanceof StateDirSwappedError && e.released) {
@@ -385,13 +406,21 @@ async function protectInner(
     if (!r.released) {
       tRelease = performance.now();
       leftTo = r.remaining.length;
+      leftToProtect = r.remaining.some((l) => l.owner === 'protect');
       notice(`left the hold to ${r.remaining.length} other holder(s) (pid ${r.remaining.map((l) => l.pid).join(', ')}); the last one releases it`);
     }
     releaseAttempts = r.releaseAttempts;
     counting.released();
     // A lease a manual release broke: that release let the plug go, not this one.
     releasedHold = r.released && !r.broken;
-    if (r.broken) {
+    // Gone from the record while a holder of before it still holds: no manual release (it breaks every lease) nor
+    // teardown ended this hold; it was left to them, as at any end that is not the last.
+    const olderHolds = r.broken === true && !r.released ? r.remaining.filter((l) => l.since <= lease.since) : [];
+    if (olderHolds.length > 0)
+      notice(
+        `this protect's lease was no longer recorded when it ended, while holder(s) of before it still hold (pid ${olderHolds.map((l) => l.pid).join(', ')}): no release ended the hold; it stays with them`,
+      );
+    else if (r.broken) {
       // The hold ended when that release let it go, not now; a teardown's records are gone with its time: it let the
       // hold go just before it removed the state files, the lease lock's among them (recordsRemovedAt).
       const at = r.brokenAt;
@@ -445,7 +474,15 @@ async function protectInner(
       exit = await gated!.exited;
       exitSeenAt = performance.now();
       if (opts.waitListen && exit.code === 0) {
-        newListener = await waitForListener(session, opts.waitListen, listenersBefore!, () => released || maxHoldReached, holdersBefore, waitState);
+        // also stops when the lease is gone (a manual release or a teardown let the hold go): nothing left to release
+        newListener = await waitForListener(
+          session,
+          opts.waitListen,
+          listenersBefore!,
+          () => released || deadlineReached || leaseGone(),
+          holdersBefore,
+          waitState,
+        );
       }
       readyAt = performance.now();
       return 'ready' as const;
@@ -457,17 +494,20 @@ async function protectInner(
       await release();
       await ready;
     } else if (first === 'deadline') {
-      maxHoldReached = true;
+      deadlineReached = true;
       await release();
-      notice(
-        `max-hold of ${maxHoldMs} ms reached: ${releasedHold || releasedAtDeadline ? 'released the hold' : 'gave up this hold'} while ${
-          !exit
-            ? 'the command still runs'
-            : waitState.found && waitState.closing.length > 0
-              ? `waiting for ${waitState.closing.length} listening socket(s) of before the reload (inode ${waitState.closing.join(', ')}), held only by processes of before it, to close`
-              : 'waiting for a new listener'
-        }`,
-      );
+      // the deadline ended the hold only when no manual release or teardown had ended it before
+      maxHoldReached = !leaseBroken && !tornDown;
+      if (maxHoldReached)
+        notice(
+          `max-hold of ${maxHoldMs} ms reached: ${releasedHold || releasedAtDeadline ? 'released the hold' : 'gave up this hold'} while ${
+            !exit
+              ? 'the command still runs'
+              : waitState.found && waitState.closing.length > 0
+                ? `waiting for ${waitState.closing.length} listening socket(s) of before the reload (inode ${waitState.closing.join(', ')}), held only by processes of before it, to close`
+                : 'waiting for a new listener'
+          }`,
+        );
       await ready;
     } else {
       await release();
@@ -512,7 +552,12 @@ async function protectInner(
     dropped: after.dropsLost ? null : after.drops - before2.drops,
     ...(after.failures?.length && { failed: after.failures }),
   });
-  await retire(counters, store, notice);
+  // The report's chain goes with the last protect out, once the others' readings are done: theirs end at most
+  // REPORT_WINDOW_MS after their releases, which came before this one's.
+  if (!leftToProtect) {
+    if (overlapped) await new Promise((r) => setTimeout(r, Math.max(0, tRelease + REPORT_WINDOW_MS - performance.now())));
+    await retire(counters, store, notice);
+  }
   return {
     command: opts.command,
     exitCode: exit!.code,

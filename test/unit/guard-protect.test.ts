@@ -12,9 +12,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { protectAccounting, runProtected } from '../../src/guard/protect.js';
 import { accounted } from '../../src/guard/accounting.js';
+import { breakLeases } from '../../src/guard/leases.js';
 import { readHistory } from '../../src/guard/history.js';
-import { formatHistoryEntry } from '../../src/cli/format-guard.js';
-import { StateStore } from '../../src/guard/state.js';
+import { formatHistoryEntry, formatProtect } from '../../src/cli/format-guard.js';
+import { StateStore, processStartTime } from '../../src/guard/state.js';
 import { UsageError } from '../../src/netlink/errors.js';
 import { CommandError } from '../../src/guard/command.js';
 import { FakeSession, type KernelCall } from '../helpers/fake-session.js';
@@ -328,6 +329,78 @@ test.serial('Ctrl-C during the hold: the first is said and passed on; a second r
   t.is(said.length, 2, said.join('\n'));
   t.regex(said[0]!, /^SIGINT passed to the command; the hold ends when it exits, or at --max-hold in (9|10) s; a second SIGINT releases the hold now$/);
   t.is(said[1], 'SIGINT again: releasing the hold now; protect still waits for the command to exit (it got the signal too)');
+});
+
+// issue 22 (a new user's check): a release or a teardown during a protect --wait-listen was recorded as "max-hold
+// reached", and protect went on waiting for a listener until the deadline though its hold was gone. Now the wait stops
+// when the lease is gone (nothing left to release), protect ends with its command, and maxHoldReached stays false.
+for (const how of ['manual release', 'teardown'] as const) {
+  test(`a ${how} during a protect --wait-listen: not "max-hold reached"; protect ends with its command, not at the deadline`, async (t) => {
+    const { s, dir, store } = fresh();
+    const files = ['leases.json', 'plug.json', 'lock'].map((f) => join(dir, f)).join(' ');
+    // the teardown's last step, from the command; a manual release breaks the leases under the lock, from here
+    const command = how === 'teardown' ? ['sh', '-c', `sleep 0.3; rm -f ${files}; sleep 0.5`] : ['sleep', '0.8'];
+    const t0 = Date.now();
+    const run = accounted('protect', { stateDir: dir }, () => runProtected(s, { command, waitListen: { port: 8080 }, maxHoldMs: 15_000 }), protectAccounting);
+    if (how === 'manual release') {
+      while (!s.log.includes('buffer') && Date.now() - t0 < 10_000) await new Promise((r) => setTimeout(r, 20));
+      await new Promise((r) => setTimeout(r, 300));
+      await breakLeases(
+        store,
+        async () => {},
+        () => store.writeLeases({ version: 1, leases: [] }),
+      );
+    }
+    const r = await run;
+    t.false(r.maxHoldReached);
+    t.true(Date.now() - t0 < 12_000, `protect ended with its command, not at the 15 s deadline (${Date.now() - t0} ms)`);
+    if (how === 'teardown') t.true(r.report.holdMs < 700, `the hold ended at the teardown (holdMs ${r.report.holdMs})`);
+    else {
+      const line = readHistory(dir).at(-1)!;
+      t.is(line.maxHoldReached, undefined);
+      t.notRegex(formatHistoryEntry(line), /max-hold/);
+    }
+  });
+}
+
+// issue 22 (a new user's check): of two overlapping protects, one whose lease was gone from the record while the other
+// (of before it) still held said "until a manual 'synplug release' (or teardown) ended the hold", though none ran: a
+// manual release breaks every lease, so with an older holder still recorded no release ended it; it was left to it.
+test('a lease gone from the record while an older holder still holds: left the hold to it, not "a manual release ended the hold"', async (t) => {
+  const { s, store } = fresh();
+  const now = Date.now();
+  const older = {
+    id: 'a1b2c3d4e5f60718',
+    owner: 'protect' as const,
+    pid: process.pid,
+    ...(processStartTime(process.pid) !== undefined && { pidStart: processStartTime(process.pid)! }),
+    command: ['x'],
+    holds: ['local'],
+    since: now - 1000,
+    deadline: now + 60_000,
+  };
+  store.writeLeases({ version: 1, leases: [older] });
+  const notices: string[] = [];
+  const run = runProtected(s, { command: ['sleep', '0.8'], onNotice: (l) => notices.push(l) });
+  while (!s.log.includes('buffer') && Date.now() - now < 10_000) await new Promise((r) => setTimeout(r, 20));
+  await new Promise((r) => setTimeout(r, 100));
+  t.is(store.readLeases()?.leases.length, 2, 'both leases recorded');
+  store.writeLeases({ version: 1, leases: [older] });
+  const r = await run;
+  t.falsy(r.leaseBroken);
+  t.is(r.releasedHold, false);
+  t.is(r.leftToHolders, 1);
+  t.notRegex(formatProtect(r), /ended the hold/);
+  t.regex(formatProtect(r), /then left the hold to 1 other holder\(s\)/);
+  t.true(
+    notices.some((n) => /no release ended the hold; it stays with them/.test(n)),
+    notices.join('\n'),
+  );
+  t.deepEqual(
+    store.readLeases()?.leases.map((l) => l.id),
+    ['a1b2c3d4e5f60718'],
+    "the older holder's lease stays",
+  );
 });
 
 test('the state directory swapped just after the command was forked behind its gate: protect ends (exit 6 category), the gate aborted, the command NOT run, the prepared pieces let go', async (t) => {
