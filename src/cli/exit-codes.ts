@@ -145,7 +145,7 @@ export const EXIT_TABLE: ReadonlyArray<readonly [code: number | 'other', meaning
   ],
   [
     8,
-    "not set up (run 'synplug setup' for the local hold, 'synplug setup --inbound DEV --port PORT' for an inbound one — the message names the command for each hold that is not complete — or 'protect --setup'); plug, protect, release, teardown: --addr names an address no hold set up here holds",
+    "not set up (run 'synplug setup' for the local hold, 'synplug setup --inbound DEV --port PORT' for an inbound one — the message names the command for each hold that is not complete — or 'protect --setup'); protect, plug: a teardown removed the hold while it started (nothing held, the command not run); plug, protect, release, teardown: --addr names an address no hold set up here holds",
   ],
   [9, 'demo: the protected phase lost at least one request'],
   [
@@ -271,7 +271,7 @@ export const COMMAND_EXIT_CODES = {
     ],
     [
       EXIT.NOT_SET_UP,
-      "not set up (run 'synplug setup --inbound DEV --port PORT' for clients from the network, 'synplug setup' for local ones, or pass --setup for the local one); the command was NOT run",
+      "not set up (run 'synplug setup --inbound DEV --port PORT' for clients from the network, 'synplug setup' for local ones, or pass --setup for the local one), or a teardown removed the hold while protect started; the command was NOT run",
     ],
     [
       EXIT.CHECK_FAILED,
