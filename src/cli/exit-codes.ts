@@ -169,7 +169,7 @@ export const EXIT_TABLE: ReadonlyArray<readonly [code: number | 'other', meaning
   [127, 'protect: the command was not found; or the --check command was not found (nothing was held, the command was not run)'],
   [
     130,
-    'protect: interrupted by SIGINT before the command started, --check included (it was not run; what was held is released; SIGTERM gives 143, SIGHUP 129, SIGQUIT 131); demo: interrupted (what it set up is removed)',
+    'protect: interrupted by SIGINT before the command started, --check included (it was not run; what was held is released; SIGTERM gives 143, SIGHUP 129, SIGQUIT 131); teardown: interrupted before it removed anything (nothing was removed; a signal after its first change lets it finish, exit 0); demo: interrupted (what it set up is removed)',
   ],
   ['other', "protect: the command's exit status (128+N when killed by signal N)"],
 ];
@@ -306,6 +306,7 @@ export const COMMAND_EXIT_CODES = {
     notRoot,
     badState,
     [EXIT.NOT_SET_UP, ADDR_NOT_HELD('removed')],
+    [EXIT.INTERRUPTED, 'interrupted by SIGINT before it removed anything: nothing was removed (SIGTERM: 143); a signal after its first change lets it finish'],
   ],
   show: [
     [EXIT.OK, 'shown'],

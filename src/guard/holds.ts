@@ -11,7 +11,7 @@ import { socketHolders } from './listen-holders.js';
 import { removedAddressOf } from './modes/local.js';
 import { NetlinkError, SynplugError, UsageError } from '../netlink/errors.js';
 import { checkEntryOptions, resolveConfig } from './config.js';
-import { StateFileError } from './errors.js';
+import { InterruptedError, signalLatch, StateFileError } from './errors.js';
 import { removeMetricsFile } from './metrics.js';
 import { StateStore, processStartTime, type Lease, type PlugRecord } from './state.js';
 import { openCheckedDir } from './state-fs.js';
@@ -584,7 +584,17 @@ export async function status(opts: StatusOptions = {}): Promise<StatusResult> {
 export async function teardown(opts: TeardownOptions = {}): Promise<TeardownResult> {
   checkEntryOptions('teardown', opts);
   if (opts?.netns !== undefined) return inCallNetns('teardown', opts, teardown);
-  const r = await teardownHolds(opts);
+  // A signal while teardown runs does not end it half-way: caught until it returns; one that arrived before it changed
+  // anything stops it there (InterruptedError, nothing removed), one after lets it finish what it started.
+  const latch = signalLatch();
+  let r: TeardownResult;
+  try {
+    r = await teardownHolds(opts, () => {
+      if (latch.signal) throw new InterruptedError(latch.signal, `interrupted by ${latch.signal} before teardown removed anything: nothing was removed`);
+    });
+  } finally {
+    latch.end();
+  }
   // The servers that listened on an address it removed: their clients there are refused from now on; said, not silent.
   const cut = await listenersCut(r.removed.flatMap((x) => removedAddressOf(x) ?? []));
   return cut.length ? { ...r, listenersCut: cut } : r;
@@ -626,7 +636,8 @@ function commOf(pid: number): string | undefined {
   }
 }
 
-async function teardownHolds(opts: TeardownOptions): Promise<TeardownResult> {
+/** @param stopped throws when a signal arrived: called before the first change */
+async function teardownHolds(opts: TeardownOptions, stopped: () => void = () => {}): Promise<TeardownResult> {
   const only = opts?.inbound;
   const localOnly = opts?.local;
   const holdOnly = opts?.hold;
@@ -665,6 +676,7 @@ async function teardownHolds(opts: TeardownOptions): Promise<TeardownResult> {
   let id: string | undefined = holdOnly ?? (localOnly ? (localId ?? holdModeFor('plug', 'local')?.name) : undefined);
   let target: { name: string; ifindex?: number } | undefined;
   if (only !== undefined) {
+    stopped();
     const early = await withBareSession(config, async (s) => {
       const sel = await selectInbound(s, record, only, false);
       target = { name: sel.dev, ...(sel.ifindex !== undefined && { ifindex: sel.ifindex }) };
@@ -711,6 +723,7 @@ async function teardownHolds(opts: TeardownOptions): Promise<TeardownResult> {
       );
     const dev = target?.name ?? only ?? config.dev;
     return withSession(config, record, async (s) => {
+      stopped();
       const removed: string[] = [];
       const kept: string[] = [];
       const torn: string[] = [];
