@@ -169,7 +169,7 @@ export const EXIT_TABLE: ReadonlyArray<readonly [code: number | 'other', meaning
   [127, 'protect: the command was not found; or the --check command was not found (nothing was held, the command was not run)'],
   [
     130,
-    'protect: interrupted by SIGINT before the command started, --check included (it was not run; what was held is released; SIGTERM gives 143, SIGHUP 129, SIGQUIT 131); teardown: interrupted before it removed anything (nothing was removed; a signal after its first change lets it finish, exit 0); demo: interrupted (what it set up is removed)',
+    'protect: interrupted by SIGINT before the command started, --check included (it was not run; what was held is released; SIGTERM gives 143, SIGHUP 129, SIGQUIT 131); setup: interrupted before its last step (nothing was set up: steps taken are rolled back); teardown: interrupted before it removed anything (nothing was removed; a signal after its first change lets it finish, exit 0); demo: interrupted (what it set up is removed)',
   ],
   ['other', "protect: the command's exit status (128+N when killed by signal N)"],
 ];
@@ -224,6 +224,7 @@ export const COMMAND_EXIT_CODES = {
       EXIT.FOREIGN_QDISC,
       `the device's root qdisc is not synplug's (rerun with --force to delete it; protect, plug: the same, found in phase one, nothing held); --inbound: synplug's filter pref holds filters that are not synplug's; ${QUEUE_FOREIGN}; the hold is another state directory's (the mark on its table or IFB names it): use that directory's --state-dir; this directory's hold is holding now: run setup again after the release`,
     ],
+    [EXIT.INTERRUPTED, 'interrupted by SIGINT before its last step: nothing was set up (steps taken are rolled back; SIGTERM: 143)'],
   ],
   check: [
     [EXIT.OK, 'complete and consistent'],

@@ -13,7 +13,7 @@
 import { join } from 'node:path';
 import { closeSync } from 'node:fs';
 import { canonicalAddress, checkEntryOptions, PLUG_ONLY, resolveConfig, type GuardConfig } from './config.js';
-import { NotSetUpError, SetupError } from './errors.js';
+import { InterruptedError, NotSetUpError, SetupError, signalLatch } from './errors.js';
 import { StateStore, withNetnsCookie, type HoldRecord, type Lease } from './state.js';
 import { liveLeases, whoHolds, withLeaseLock } from './leases.js';
 import { checkMetricsFile, metricsPathOf } from './metrics.js';
@@ -128,6 +128,21 @@ class RecordChangedError extends Error {
 }
 
 async function setupOnce<T>(opts: SetupOptions, dryRun: ((would: SetupWould) => T) | undefined): Promise<SetupResult | T> {
+  // A signal before the steps (phase one's checks, the lock's wait) stops setup before its first step, said as such:
+  // not the process's silent death (exit 130, nothing said). The steps catch their own (runStepsUninterrupted).
+  const latch = dryRun ? undefined : signalLatch();
+  try {
+    return await setupLatched(opts, dryRun, latch);
+  } finally {
+    latch?.end();
+  }
+}
+
+async function setupLatched<T>(
+  opts: SetupOptions,
+  dryRun: ((would: SetupWould) => T) | undefined,
+  latch: { readonly signal: NodeJS.Signals | undefined } | undefined,
+): Promise<SetupResult | T> {
   const { inbound, force, via: viaOpt, queue: _queue, metricsFile: metricsOpt, ...rest } = opts;
   const via = checkVia(opts);
   const config = resolveConfig(definedOnly(rest));
@@ -210,6 +225,11 @@ async function setupOnce<T>(opts: SetupOptions, dryRun: ((would: SetupWould) => 
     return withLeaseLock(store, () => {
       if (JSON.stringify(store.readSetup(inbound ? { inbound: inbound.dev } : undefined)) !== JSON.stringify(oldRecord))
         throw new RecordChangedError(store.setupPath());
+      if (latch?.signal)
+        throw new InterruptedError(
+          latch.signal,
+          `interrupted by ${latch.signal} before setup's first step: nothing was set up${recovery.released ? ` (it had released a plug left buffering: ${recovery.reason})` : ''}`,
+        );
       // Signals stay caught until the record is written: one after the last step finds the setup complete, recorded
       // and reported as such (it exited 130 with every step taken, before or after the record was written).
       return runStepsUninterrupted(steps, () => {
