@@ -141,11 +141,11 @@ export const EXIT_TABLE: ReadonlyArray<readonly [code: number | 'other', meaning
   ],
   [
     7,
-    "something in the way is not this state directory's; nothing was changed: setup: the device's root qdisc is not synplug's (rerun with --force, which deletes it); protect, plug: the same, found in phase one (nothing held, the command not run); inbound: synplug's filter pref on the device holds filters that are not synplug's; the queue hold (setup, protect, plug): its netfilter queue is bound by someone else, or used by a rule that is not synplug's (choose another --queue-num); setup, release: the hold is another state directory's hold (the mark on its table or IFB names it; use that directory's --state-dir); setup: this directory's hold is holding now (run setup again after the release)",
+    "something in the way is not this state directory's; nothing was changed: setup: the device's root qdisc is not synplug's (rerun with --force, which deletes it); protect, plug: the same, found in phase one (nothing held, the command not run); inbound: synplug's filter pref on the device holds filters that are not synplug's; the queue hold (setup, protect, plug): its netfilter queue is bound by someone else, or used by a rule that is not synplug's (choose another --queue-num); setup, release: the hold is another state directory's hold (the mark on its table or IFB names it; use that directory's --state-dir); setup: this directory's hold is holding now (run setup again after the release); teardown: one hold named (--local, --inbound, --hold) is holding now (run it after the release)",
   ],
   [
     8,
-    "not set up (run 'synplug setup' for the local hold, 'synplug setup --inbound DEV --port PORT' for an inbound one — the message names the command for each hold that is not complete — or 'protect --setup'); plug, protect, release, teardown: --addr names an address no hold set up here holds",
+    "not set up (run 'synplug setup' for the local hold, 'synplug setup --inbound DEV --port PORT' for an inbound one — the message names the command for each hold that is not complete — or 'protect --setup'); protect, plug: a teardown removed the hold while it started (nothing held, the command not run); plug, protect, release, teardown: --addr names an address no hold set up here holds",
   ],
   [9, 'demo: the protected phase lost at least one request'],
   [
@@ -169,7 +169,7 @@ export const EXIT_TABLE: ReadonlyArray<readonly [code: number | 'other', meaning
   [127, 'protect: the command was not found; or the --check command was not found (nothing was held, the command was not run)'],
   [
     130,
-    'protect: interrupted by SIGINT before the command started, --check included (it was not run; what was held is released; SIGTERM gives 143, SIGHUP 129, SIGQUIT 131); demo: interrupted (what it set up is removed)',
+    'protect: interrupted by SIGINT before the command started, --check included (it was not run; what was held is released; SIGTERM gives 143, SIGHUP 129, SIGQUIT 131); setup: interrupted before its last step (nothing was set up: steps taken are rolled back); teardown: interrupted before it removed anything (nothing was removed; a signal after its first change lets it finish, exit 0); demo: interrupted (what it set up is removed)',
   ],
   ['other', "protect: the command's exit status (128+N when killed by signal N)"],
 ];
@@ -224,6 +224,7 @@ export const COMMAND_EXIT_CODES = {
       EXIT.FOREIGN_QDISC,
       `the device's root qdisc is not synplug's (rerun with --force to delete it; protect, plug: the same, found in phase one, nothing held); --inbound: synplug's filter pref holds filters that are not synplug's; ${QUEUE_FOREIGN}; the hold is another state directory's (the mark on its table or IFB names it): use that directory's --state-dir; this directory's hold is holding now: run setup again after the release`,
     ],
+    [EXIT.INTERRUPTED, 'interrupted by SIGINT before its last step: nothing was set up (steps taken are rolled back; SIGTERM: 143)'],
   ],
   check: [
     [EXIT.OK, 'complete and consistent'],
@@ -274,7 +275,7 @@ export const COMMAND_EXIT_CODES = {
     ],
     [
       EXIT.NOT_SET_UP,
-      "not set up (run 'synplug setup --inbound DEV --port PORT' for clients from the network, 'synplug setup' for local ones, or pass --setup for the local one); the command was NOT run",
+      "not set up (run 'synplug setup --inbound DEV --port PORT' for clients from the network, 'synplug setup' for local ones, or pass --setup for the local one), or a teardown removed the hold while protect started; the command was NOT run",
     ],
     [
       EXIT.CHECK_FAILED,
@@ -308,7 +309,9 @@ export const COMMAND_EXIT_CODES = {
     kernel,
     notRoot,
     badState,
+    [EXIT.FOREIGN_QDISC, 'one hold named (--local, --inbound, --hold) is holding now, for a protect or a manual plug: nothing was removed'],
     [EXIT.NOT_SET_UP, ADDR_NOT_HELD('removed')],
+    [EXIT.INTERRUPTED, 'interrupted by SIGINT before it removed anything: nothing was removed (SIGTERM: 143); a signal after its first change lets it finish'],
   ],
   show: [
     [EXIT.OK, 'shown'],

@@ -10,6 +10,7 @@ import { DEFAULTS, parseDuration, parseUint, type GuardConfig } from '../guard/c
 import { netnsStateDir } from '../guard/state-dir.js';
 import { refuseDotDot } from '../guard/state-fs.js';
 import type * as GuardModule from '../guard/index.js';
+import { signalLatch } from '../guard/errors.js';
 import { EXIT, exitCodesHelp, protectExitCode } from './exit-codes.js';
 import { jsonOption, run } from './run.js';
 import { formatSetupPlan } from './format-plan.js';
@@ -437,13 +438,20 @@ export function guardCommands(program: Command): void {
         const inbound = oneInbound(f.inbound);
         if (inbound === '') throw new UsageError('--inbound is empty: give a device name');
         if (inbound !== undefined) refuseLocalFlags(f, 'teardown --inbound DEV removes the inbound hold of DEV');
-        const r = await guard.teardown({
-          ...config({ ...f, inbound: undefined } as ConfigFlags),
-          ...(inbound !== undefined && { inbound }),
-          ...(f.local && { local: true }),
-          ...(f.hold !== undefined && { hold: f.hold }),
-        });
-        out(f.json, r, withGivenPlace(formatTeardown(r), f));
+        // Signals caught until what was removed is said (teardown itself finishes what it started, or stops before
+        // any change with an InterruptedError): one after its last change no longer ends the process unsaid (exit 130).
+        const latch = signalLatch();
+        try {
+          const r = await guard.teardown({
+            ...config({ ...f, inbound: undefined } as ConfigFlags),
+            ...(inbound !== undefined && { inbound }),
+            ...(f.local && { local: true }),
+            ...(f.hold !== undefined && { hold: f.hold }),
+          });
+          out(f.json, r, withGivenPlace(formatTeardown(r), f));
+        } finally {
+          latch.end();
+        }
       }),
     );
 }

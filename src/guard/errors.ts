@@ -96,6 +96,20 @@ export class NotSetUpError extends SynplugError {
   }
 }
 
+/**
+ * A protect or manual plug that found its holds removed by a teardown while it
+ * started (after it read the record, before its lease): nothing is held, and
+ * a protect's command was not run.
+ * @param gone the holds' ids @param who what started @param cause what failed on the removed pieces, if anything
+ */
+export function holdRemovedError(gone: readonly string[], who: 'protect' | 'plug', cause?: string): NotSetUpError {
+  return new NotSetUpError(
+    `a teardown removed the ${gone.join(', ')} hold while this ${who} started: nothing is held${who === 'protect' ? '; the command was NOT run' : ''}${
+      cause ? ` (${cause})` : ''
+    }. Run 'synplug setup' again, then the ${who}`,
+  );
+}
+
 /** A step of setup failed; everything the call added was removed again. Category: the cause's. */
 export class SetupError extends SynplugError {
   /** the step that failed, e.g. `add qdisc plug 40: parent 1:4 limit 1048576 and release it` */

@@ -11,7 +11,7 @@ import { socketHolders } from './listen-holders.js';
 import { removedAddressOf } from './modes/local.js';
 import { NetlinkError, SynplugError, UsageError } from '../netlink/errors.js';
 import { checkEntryOptions, resolveConfig } from './config.js';
-import { StateFileError } from './errors.js';
+import { InterruptedError, signalLatch, StateFileError } from './errors.js';
 import { removeMetricsFile } from './metrics.js';
 import { StateStore, processStartTime, type Lease, type PlugRecord } from './state.js';
 import { openCheckedDir } from './state-fs.js';
@@ -29,6 +29,7 @@ import {
   takeLease,
   unprepare,
   type TakeResult,
+  withLeaseLock,
 } from './leases.js';
 import { recordKilledProtects } from './history.js';
 import { addrNotHeld, contextFor, definedOnly, recoverStale, refuseAddrNotHeld, withSession } from './context.js';
@@ -591,7 +592,17 @@ export async function status(opts: StatusOptions = {}): Promise<StatusResult> {
 export async function teardown(opts: TeardownOptions = {}): Promise<TeardownResult> {
   checkEntryOptions('teardown', opts);
   if (opts?.netns !== undefined) return inCallNetns('teardown', opts, teardown);
-  const r = await teardownHolds(opts);
+  // A signal while teardown runs does not end it half-way: caught until it returns; one that arrived before it changed
+  // anything stops it there (InterruptedError, nothing removed), one after lets it finish what it started.
+  const latch = signalLatch();
+  let r: TeardownResult;
+  try {
+    r = await teardownHolds(opts, () => {
+      if (latch.signal) throw new InterruptedError(latch.signal, `interrupted by ${latch.signal} before teardown removed anything: nothing was removed`);
+    });
+  } finally {
+    latch.end();
+  }
   // The servers that listened on an address it removed: their clients there are refused from now on; said, not silent.
   const cut = await listenersCut(r.removed.flatMap((x) => removedAddressOf(x) ?? []));
   return cut.length ? { ...r, listenersCut: cut } : r;
@@ -633,7 +644,8 @@ function commOf(pid: number): string | undefined {
   }
 }
 
-async function teardownHolds(opts: TeardownOptions): Promise<TeardownResult> {
+/** @param stopped throws when a signal arrived: called before the first change */
+async function teardownHolds(opts: TeardownOptions, stopped: () => void = () => {}): Promise<TeardownResult> {
   const only = opts?.inbound;
   const localOnly = opts?.local;
   const holdOnly = opts?.hold;
@@ -672,6 +684,7 @@ async function teardownHolds(opts: TeardownOptions): Promise<TeardownResult> {
   let id: string | undefined = holdOnly ?? (localOnly ? (localId ?? holdModeFor('plug', 'local')?.name) : undefined);
   let target: { name: string; ifindex?: number } | undefined;
   if (only !== undefined) {
+    stopped();
     const early = await withBareSession(config, async (s) => {
       const sel = await selectInbound(s, record, only, false);
       target = { name: sel.dev, ...(sel.ifindex !== undefined && { ifindex: sel.ifindex }) };
@@ -706,131 +719,142 @@ async function teardownHolds(opts: TeardownOptions): Promise<TeardownResult> {
   // One hold, while a live lease of this directory holds it: removed, what it holds would be lost (a plug qdisc deleted
   // with what it buffered, a queue hold's chain gone) under a protect that goes on as if held. Refused, as setup's
   // change during a hold is; a teardown of every hold releases first and says whose hold it ended (brokenLeases).
-  const holding = id === undefined ? [] : liveLeases(store).filter((l) => l.holds.includes(id as string));
-  if (holding.length)
-    throw new SynplugError(
-      `teardown of the ${id} hold: it is holding now (${whoHolds(holding)}): removing it now would lose the SYNs it holds. Run it after the release (a protect releases when its command ends; 'synplug release' ends a manual plug), or tear down every hold with 'synplug teardown', which releases first and says whose hold it ended. Nothing was removed`,
-      'foreign-state',
-    );
-  const dev = target?.name ?? only ?? config.dev;
-  return withSession(config, record, async (s) => {
-    const removed: string[] = [];
-    const kept: string[] = [];
-    const torn: string[] = [];
-    // Another state directory's plug holds (the mark on their kernel objects: a setup.json copied from that one): kept
-    // whole, saying whose; nothing of them is released or removed (its record here goes with the rest).
-    const othersDirs = await othersHolds(s.holds);
-    for (const o of othersDirs)
-      kept.push(
-        `${o.hold.mode} hold ${o.hold.id} on ${o.hold.dev}: kept whole, another state directory's (${o.detail}): tear it down through that directory's --state-dir`,
+  // Under the directory's lock from here (where the lock file exists: a setup made it) until the records are removed:
+  // a protect or plug that read the record before takes its lease before this looks for live leases, or after the
+  // removal, and then finds its hold gone (leases.ts refuseRemovedHolds), never armed on removed pieces.
+  return withLockIfThere(store, async () => {
+    const holding = id === undefined ? [] : liveLeases(store).filter((l) => l.holds.includes(id as string));
+    if (holding.length)
+      throw new SynplugError(
+        `teardown of the ${id} hold: it is holding now (${whoHolds(holding)}): removing it now would lose the SYNs it holds. Run it after the release (a protect releases when its command ends; 'synplug release' ends a manual plug), or tear down every hold with 'synplug teardown', which releases first and says whose hold it ended. Nothing was removed`,
+        'foreign-state',
       );
-    s.setAside(othersDirs.map((o) => o.hold));
-    let brokenLeases: BrokenLease[] = [];
-    if (id === undefined) {
-      // Every hold goes: its plugs are released first and recorded so, every lease broken (as release does), so that
-      // a teardown failing part-way leaves records that agree with the kernel, and a watchdog acting later holds nothing.
-      const plug = store.readPlug();
-      if (plug?.state === 'buffering' || (store.readLeases()?.leases.length ?? 0) > 0)
-        await breakLeases(
-          store,
-          () => releaseEveryPlug(s).then(() => {}),
-          (live) => {
-            brokenLeases = live.map((l) => ({
-              owner: l.owner,
-              pid: l.pid,
-              ...(Array.isArray(l.command) && { command: l.command }),
-              holds: l.holds,
-              since: l.since,
-            }));
-            writeReleased(store, plug, config.dev);
-          },
-        );
-    }
-    const broke = brokenLeases.length ? { brokenLeases } : {};
-    for (const { hold, inspection } of (await selectedHolds(s, record, {})).flatMap((x) => ('absent' in x ? [] : [x]))) {
-      if (id !== undefined && hold.id !== id) continue;
-      // No record and none adopted: pieces of this hold carrying synplug's mark are another state directory's hold
-      const others = record ? [] : (hold.pieces.marked?.(inspection.observed) ?? []);
-      if (others.length) {
+    const dev = target?.name ?? only ?? config.dev;
+    return withSession(config, record, async (s) => {
+      stopped();
+      const removed: string[] = [];
+      const kept: string[] = [];
+      const torn: string[] = [];
+      // Another state directory's plug holds (the mark on their kernel objects: a setup.json copied from that one): kept
+      // whole, saying whose; nothing of them is released or removed (its record here goes with the rest).
+      const othersDirs = await othersHolds(s.holds);
+      for (const o of othersDirs)
         kept.push(
-          `${others.join(' and ')}: synplug's mark, but the state directory ${config.stateDir} has no record of a setup (another state directory's hold: tear it down through that one)`,
+          `${o.hold.mode} hold ${o.hold.id} on ${o.hold.dev}: kept whole, another state directory's (${o.detail}): tear it down through that directory's --state-dir`,
         );
-        continue;
+      s.setAside(othersDirs.map((o) => o.hold));
+      let brokenLeases: BrokenLease[] = [];
+      if (id === undefined) {
+        // Every hold goes: its plugs are released first and recorded so, every lease broken (as release does), so that
+        // a teardown failing part-way leaves records that agree with the kernel, and a watchdog acting later holds nothing.
+        const plug = store.readPlug();
+        if (plug?.state === 'buffering' || (store.readLeases()?.leases.length ?? 0) > 0)
+          await breakLeases(
+            store,
+            () => releaseEveryPlug(s).then(() => {}),
+            (live) => {
+              brokenLeases = live.map((l) => ({
+                owner: l.owner,
+                pid: l.pid,
+                ...(Array.isArray(l.command) && { command: l.command }),
+                holds: l.holds,
+                since: l.since,
+              }));
+              writeReleased(store, plug, config.dev);
+            },
+          );
       }
-      const r = await teardownHold(hold, inspection);
-      removed.push(...r.removed);
-      kept.push(...r.kept);
-      // A hold counts when it existed: recorded (its entry is forgotten), or something of it was there.
-      if (record?.holds[hold.id] || r.removed.length || inspection.state !== 'absent') torn.push(hold.id);
-    }
-    if (id === undefined && !record) {
-      // Every hold, and no record: IFBs of synplug's found by their alias go too.
-      const swept = await tearDownUnrecorded(s, record);
-      removed.push(...swept.removed);
-      kept.push(...swept.kept);
-      torn.push(...swept.holds.filter((h) => !torn.includes(h)));
-    }
-    // the device of the holds removed (an inbound hold's DEV, not the local hold's lo), when they share one
-    const devs = unique(torn.flatMap((h) => deviceOfHold(h, config.dev) ?? []));
-    const tornDev = devs.length === 1 ? devs[0] : dev;
-    const left = Object.fromEntries(Object.entries(record?.holds ?? {}).filter(([h]) => !torn.includes(h)));
-    if (id !== undefined && Object.keys(left).length > 0) {
+      const broke = brokenLeases.length ? { brokenLeases } : {};
+      for (const { hold, inspection } of (await selectedHolds(s, record, {})).flatMap((x) => ('absent' in x ? [] : [x]))) {
+        if (id !== undefined && hold.id !== id) continue;
+        // No record and none adopted: pieces of this hold carrying synplug's mark are another state directory's hold
+        const others = record ? [] : (hold.pieces.marked?.(inspection.observed) ?? []);
+        if (others.length) {
+          kept.push(
+            `${others.join(' and ')}: synplug's mark, but the state directory ${config.stateDir} has no record of a setup (another state directory's hold: tear it down through that one)`,
+          );
+          continue;
+        }
+        const r = await teardownHold(hold, inspection);
+        removed.push(...r.removed);
+        kept.push(...r.kept);
+        // A hold counts when it existed: recorded (its entry is forgotten), or something of it was there.
+        if (record?.holds[hold.id] || r.removed.length || inspection.state !== 'absent') torn.push(hold.id);
+      }
+      if (id === undefined && !record) {
+        // Every hold, and no record: IFBs of synplug's found by their alias go too.
+        const swept = await tearDownUnrecorded(s, record);
+        removed.push(...swept.removed);
+        kept.push(...swept.kept);
+        torn.push(...swept.holds.filter((h) => !torn.includes(h)));
+      }
+      // the device of the holds removed (an inbound hold's DEV, not the local hold's lo), when they share one
+      const devs = unique(torn.flatMap((h) => deviceOfHold(h, config.dev) ?? []));
+      const tornDev = devs.length === 1 ? devs[0] : dev;
+      const left = Object.fromEntries(Object.entries(record?.holds ?? {}).filter(([h]) => !torn.includes(h)));
+      if (id !== undefined && Object.keys(left).length > 0) {
+        try {
+          store.writeSetup({ ...record!, holds: left });
+        } catch (e) {
+          if (!(e instanceof StateFileError)) throw e;
+          throw new StateFileError(e.path, `${whatWasRemoved(removed)}; but ${e.message}`, e, e.category === 'failure' ? 'failure' : 'bad-state');
+        }
+        return { dev: tornDev, removed: unique(removed), kept: unique(kept), holds: unique(torn), ...broke };
+      }
+      // Every hold of this record gone: the reload report's RST counters go too (report.ts), unless a hold of another
+      // state directory is still in this namespace (its protect counts with them).
+      const others = await otherHoldsHere(s, record);
+      if (others.length) {
+        // said only when it is there (no protect may have made it yet)
+        if (await reportCountersPresent())
+          kept.push(`nftables table inet ${REPORT_TABLE}: the reload report's counters of synplug's other hold(s) here (${others.join(', ')})`);
+      } else removed.push(...(await removeReportCounters(kept)));
+      // The metrics file setup recorded: nothing writes it after this, so it goes rather than go stale (metrics.ts).
+      if (record?.metricsFile !== undefined) {
+        const m = await removeMetricsFile(config.stateDir, record.metricsFile);
+        if (m.removed) removed.push(m.removed);
+        if (m.kept) kept.push(m.kept);
+      }
+      // with pieces left alone (another state directory's): not "nothing of synplug's", which they are
+      const nothing =
+        !torn.length && !removed.length
+          ? {
+              nothingSetUp: kept.length
+                ? `nothing to remove here: the state directory ${config.stateDir} records no setup, and what is left alone below is not this directory's`
+                : `nothing to remove: the state directory ${config.stateDir} records no setup (a hold set up through another --state-dir is torn down through that one)`,
+            }
+          : {};
+      let removedStateDir: boolean;
       try {
-        store.writeSetup({ ...record!, holds: left });
+        removedStateDir = store.clear(record?.createdStateDir === true ? record.createdStateDirMark : undefined);
       } catch (e) {
-        if (!(e instanceof StateFileError)) throw e;
-        throw new StateFileError(e.path, `${whatWasRemoved(removed)}; but ${e.message}`, e, e.category === 'failure' ? 'failure' : 'bad-state');
+        // Say only what was done: the kernel objects removed (maybe none), then why the records stay.
+        throw new StateFileError(
+          config.stateDir,
+          `${whatWasRemoved(removed)}; but cannot remove the state files in ${config.stateDir}: ${(e as Error).message}`,
+          e,
+          e instanceof StateFileError && e.category === 'failure' ? 'failure' : 'bad-state',
+        );
       }
-      return { dev: tornDev, removed: unique(removed), kept: unique(kept), holds: unique(torn), ...broke };
-    }
-    // Every hold of this record gone: the reload report's RST counters go too (report.ts), unless a hold of another
-    // state directory is still in this namespace (its protect counts with them).
-    const others = await otherHoldsHere(s, record);
-    if (others.length) {
-      // said only when it is there (no protect may have made it yet)
-      if (await reportCountersPresent())
-        kept.push(`nftables table inet ${REPORT_TABLE}: the reload report's counters of synplug's other hold(s) here (${others.join(', ')})`);
-    } else removed.push(...(await removeReportCounters(kept)));
-    // The metrics file setup recorded: nothing writes it after this, so it goes rather than go stale (metrics.ts).
-    if (record?.metricsFile !== undefined) {
-      const m = await removeMetricsFile(config.stateDir, record.metricsFile);
-      if (m.removed) removed.push(m.removed);
-      if (m.kept) kept.push(m.kept);
-    }
-    // with pieces left alone (another state directory's): not "nothing of synplug's", which they are
-    const nothing =
-      !torn.length && !removed.length
-        ? {
-            nothingSetUp: kept.length
-              ? `nothing to remove here: the state directory ${config.stateDir} records no setup, and what is left alone below is not this directory's`
-              : `nothing to remove: the state directory ${config.stateDir} records no setup (a hold set up through another --state-dir is torn down through that one)`,
-          }
-        : {};
-    let removedStateDir: boolean;
-    try {
-      removedStateDir = store.clear(record?.createdStateDir === true ? record.createdStateDirMark : undefined);
-    } catch (e) {
-      // Say only what was done: the kernel objects removed (maybe none), then why the records stay.
-      throw new StateFileError(
-        config.stateDir,
-        `${whatWasRemoved(removed)}; but cannot remove the state files in ${config.stateDir}: ${(e as Error).message}`,
-        e,
-        e instanceof StateFileError && e.category === 'failure' ? 'failure' : 'bad-state',
-      );
-    }
-    // What stays in the directory (the reload history, metrics totals, the holder's log) is said, never left silently.
-    const keptStateDir = removedStateDir ? undefined : filesLeftIn(config.stateDir);
-    return {
-      dev: tornDev,
-      removed: unique(removed),
-      kept: unique(kept),
-      holds: unique(torn),
-      ...(removedStateDir && { removedStateDir }),
-      ...(keptStateDir && { keptStateDir }),
-      ...broke,
-      ...nothing,
-    };
+      // What stays in the directory (the reload history, metrics totals, the holder's log) is said, never left silently.
+      const keptStateDir = removedStateDir ? undefined : filesLeftIn(config.stateDir);
+      return {
+        dev: tornDev,
+        removed: unique(removed),
+        kept: unique(kept),
+        holds: unique(torn),
+        ...(removedStateDir && { removedStateDir }),
+        ...(keptStateDir && { keptStateDir }),
+        ...broke,
+        ...nothing,
+      };
+    });
   });
+}
+
+/** `f` under the state directory's lock ({@link withLeaseLock}) when its lock file exists; else `f` alone (none is created). */
+function withLockIfThere<T>(store: StateStore, f: () => Promise<T>): Promise<T> {
+  return store.hasLockFile() ? withLeaseLock(store, f) : f();
 }
 
 /**

@@ -23,12 +23,14 @@
  *
  * @module
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { closeSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { constants as osConstants } from 'node:os';
 import { SynplugError } from '../netlink/errors.js';
 import { bindLibcFunction, lastErrno } from '../netlink/libc.js';
 import { StateDirSwappedError } from './state-fs.js';
+import { holdRemovedError } from './errors.js';
 import { manualHolderAlive, ownerAlive, StateStore, type Lease, type PlugRecord } from './state.js';
 
 /** flock(2) operations, from <sys/file.h>. */
@@ -43,6 +45,9 @@ function flock(fd: number, op: number): number {
   return flockFn(fd, op);
 }
 
+/** The lock files whose lock the current async call chain holds ({@link withLeaseLock}): reentrant there only. */
+const heldLocks = new AsyncLocalStorage<ReadonlySet<string>>();
+
 /** How long {@link withLeaseLock} waits for the lock before it gives up, ms. */
 export const LOCK_TIMEOUT_MS = 10_000;
 
@@ -55,6 +60,10 @@ export const LOCK_TIMEOUT_MS = 10_000;
 export async function withLeaseLock<T>(store: StateStore, f: () => Promise<T> | T, timeoutMs = LOCK_TIMEOUT_MS, openFd?: number): Promise<T> {
   // Only for messages (no file system call).
   const path = () => store.lockPath();
+  // Already held by this call chain (a setup or teardown that holds the lock across its steps, and a release inside):
+  // taken again, flock on a second descriptor would wait for the first, for ever. Another call chain still waits.
+  const held = heldLocks.getStore();
+  if (held?.has(path())) return f();
   const fd = openFd ?? openLockFile(store);
   try {
     const t0 = Date.now();
@@ -69,7 +78,7 @@ export async function withLeaseLock<T>(store: StateStore, f: () => Promise<T> | 
       await new Promise((r) => setTimeout(r, i < 20 ? 1 : 5));
     }
     try {
-      return await f();
+      return await heldLocks.run(new Set([...(held ?? []), path()]), f);
     } finally {
       flock(fd, LOCK_UN);
     }
@@ -170,6 +179,7 @@ export interface TakeResult {
  */
 export async function takeLease(store: StateStore, kernel: LeaseKernel, lease: Lease, dev: string): Promise<TakeResult> {
   return withLeaseLock(store, async () => {
+    refuseRemovedHolds(store, lease);
     const now = Date.now();
     const recorded = recordedLeases(store).filter((l) => l.id !== lease.id);
     const others = recorded.filter((l) => leaseLive(l, now));
@@ -187,6 +197,21 @@ export async function takeLease(store: StateStore, kernel: LeaseKernel, lease: L
     );
     return { others, latestDeadline, ...(aloneStamp !== undefined && { aloneStamp }), ...(dead.length > 0 && { dead }) };
   });
+}
+
+/**
+ * Refuse a lease on holds a teardown removed after the holder read the record
+ * and before it took the lock (teardown holds it while it removes): the
+ * record no longer lists them, or the state directory's records are gone
+ * (its lock file too: this lock's file was unlinked). Nothing recorded,
+ * nothing armed.
+ * @throws {NotSetUpError} (`not-set-up`, {@link holdRemovedError}) the holds are gone
+ */
+function refuseRemovedHolds(store: StateStore, lease: Lease): void {
+  const record = store.readSetup();
+  const gone = record ? lease.holds.filter((id) => record.holds[id] === undefined) : store.hasLockFile() ? [] : lease.holds;
+  if (!gone.length) return;
+  throw holdRemovedError(gone, lease.owner === 'manual' ? 'plug' : 'protect');
 }
 
 /** What {@link dropLease} did. */

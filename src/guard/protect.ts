@@ -4,9 +4,9 @@
  *
  * @module
  */
-import { UsageError } from '../netlink/errors.js';
+import { SynplugError, UsageError } from '../netlink/errors.js';
 import { checkEntryOptions, type GuardConfig } from './config.js';
-import { InterruptedError, signalLatch } from './errors.js';
+import { holdRemovedError, InterruptedError, NotSetUpError, signalLatch } from './errors.js';
 import { StateDirSwappedError } from './state-fs.js';
 import type { SetupRecord, StateStore } from './state.js';
 import { accounted, type Accounting } from './accounting.js';
@@ -123,8 +123,13 @@ async function protectLatched(
       s = await openSession(config, store.readSetup());
     }
     stopped();
+    // the holds recorded as this protect starts (none without a record: nothing to find removed)
+    const recorded = store.readSetup();
+    const ids = s.holds.map((h) => h.id).filter((id) => recorded?.holds[id] !== undefined);
     handedOver = true;
-    return await runProtected(s, opts, watchdog, latch);
+    return await runProtected(s, opts, watchdog, latch).catch((e: unknown) => {
+      throw removedUnder(e, store, ids);
+    });
   } catch (e) {
     throw handedOver ? e : notRun(e);
   } finally {
@@ -135,4 +140,23 @@ async function protectLatched(
       );
     s.close();
   }
+}
+
+/**
+ * What a protect's failure before its command ran (a thrown error: {@link protect})
+ * was, when the holds it started with are no longer recorded: a teardown
+ * removed them under it (phase one's pieces, the queue's holder, the arming
+ * then fail on what is gone): said as such, not as the kernel's refusal.
+ * Any other error, or holds still recorded: `e` itself.
+ */
+function removedUnder(e: unknown, store: StateStore, ids: readonly string[]): unknown {
+  if (!(e instanceof SynplugError) || e instanceof NotSetUpError || e instanceof InterruptedError || !ids.length) return e;
+  let record: SetupRecord | undefined;
+  try {
+    record = store.readSetup();
+  } catch {
+    return e;
+  }
+  const gone = ids.filter((id) => record?.holds[id] === undefined);
+  return gone.length ? holdRemovedError(gone, 'protect', e.message) : e;
 }

@@ -13,9 +13,9 @@
 import { join } from 'node:path';
 import { closeSync } from 'node:fs';
 import { canonicalAddress, checkEntryOptions, PLUG_ONLY, resolveConfig, type GuardConfig } from './config.js';
-import { NotSetUpError, SetupError } from './errors.js';
+import { InterruptedError, NotSetUpError, SetupError, signalLatch } from './errors.js';
 import { StateStore, withNetnsCookie, type HoldRecord, type Lease } from './state.js';
-import { liveLeases, whoHolds } from './leases.js';
+import { liveLeases, whoHolds, withLeaseLock } from './leases.js';
 import { checkMetricsFile, metricsPathOf } from './metrics.js';
 import type { GuardSession } from './session.js';
 import { MissingSupportError, requireNetAdmin } from './support.js';
@@ -101,7 +101,48 @@ export async function setup(opts: SetupOptions = {}): Promise<SetupResult> {
 export async function setupOrPlan<T>(opts: SetupOptions, dryRun: ((would: SetupWould) => T) | undefined): Promise<SetupResult | T> {
   checkEntryOptions('setup', opts);
   if (opts?.netns !== undefined) return inCallNetns('setup', opts, (o) => setupOrPlan(o, dryRun));
-  opts = opts ?? {};
+  // Setups of one state directory are serialised: each runs its steps and writes its record under the directory's
+  // lock, and one that finds the record changed since it read it (another setup, or a teardown, finished meanwhile)
+  // plans again from the new record and kernel, as if run after it.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await setupOnce(opts ?? {}, dryRun);
+    } catch (e) {
+      if (!(e instanceof RecordChangedError)) throw e;
+      if (attempt >= SETUP_ATTEMPTS)
+        throw new SynplugError(
+          `the setup record ${e.path} changed ${SETUP_ATTEMPTS} times while this setup planned (other synplug setups or teardowns of this state directory): nothing was changed; try again`,
+        );
+    }
+  }
+}
+
+/** How many times {@link setupOrPlan} plans again after the record changed under it. */
+const SETUP_ATTEMPTS = 5;
+
+/** The setup record changed between setup's read and its lock: planned again. Never leaves setup.ts. */
+class RecordChangedError extends Error {
+  constructor(readonly path: string) {
+    super(`${path} changed`);
+  }
+}
+
+async function setupOnce<T>(opts: SetupOptions, dryRun: ((would: SetupWould) => T) | undefined): Promise<SetupResult | T> {
+  // A signal before the steps (phase one's checks, the lock's wait) stops setup before its first step, said as such:
+  // not the process's silent death (exit 130, nothing said). The steps catch their own (runStepsUninterrupted).
+  const latch = dryRun ? undefined : signalLatch();
+  try {
+    return await setupLatched(opts, dryRun, latch);
+  } finally {
+    latch?.end();
+  }
+}
+
+async function setupLatched<T>(
+  opts: SetupOptions,
+  dryRun: ((would: SetupWould) => T) | undefined,
+  latch: { readonly signal: NodeJS.Signals | undefined } | undefined,
+): Promise<SetupResult | T> {
   const { inbound, force, via: viaOpt, queue: _queue, metricsFile: metricsOpt, ...rest } = opts;
   const via = checkVia(opts);
   const config = resolveConfig(definedOnly(rest));
@@ -179,47 +220,58 @@ export async function setupOrPlan<T>(opts: SetupOptions, dryRun: ((would: SetupW
     // Phase two: run the steps; on failure, undo in reverse. The lock file first marks this directory as one a
     // setup ran in: a setup killed before it recorded anything leaves pieces the next setup here takes for its own.
     closeSync(store.openLock());
-    // Signals stay caught until the record is written: one after the last step finds the setup complete, recorded and
-    // reported as such (it exited 130 with every step taken, before or after the record was written).
-    return runStepsUninterrupted(steps, () => {
-      const holds: Record<string, HoldRecord> = { ...oldRecord?.holds };
-      if (replaces !== undefined && replaces !== target.id) delete holds[replaces];
-      const entry = plan.record();
-      holds[target.id] = entry;
-      const createdStateDir = oldRecord ? oldRecord.createdStateDir === true : !dirExisted;
-      // the mark of the very directory created (a copy of this record elsewhere names another): teardown's proof
-      const createdStateDirMark = !createdStateDir ? undefined : oldRecord ? oldRecord.createdStateDirMark : stateDirMark(config.stateDir);
-      const recordedMetrics = metricsFile ?? oldRecord?.metricsFile;
-      // a new --metrics-file is a change of the record, said as one (a complete setup otherwise says "nothing to change")
-      const metricsAction = recordedMetrics !== oldRecord?.metricsFile ? [`recorded the metrics file ${recordedMetrics}`] : [];
-      store.writeSetup({
-        version: 2,
-        holds,
-        ...(createdStateDir && { createdStateDir }),
-        ...(createdStateDirMark !== undefined && { createdStateDirMark }),
-        ...(recordedMetrics !== undefined && { metricsFile: recordedMetrics }),
-        // the namespace the holds are in: a command acting in another one refuses this record (state.ts)
-        ...withNetnsCookie(oldRecord),
+    // Under the directory's lock from the record's second read to its write: another setup's steps and record come
+    // before or after this one's, never between (two at once both said "set up", and the record kept one's ports).
+    return withLeaseLock(store, () => {
+      if (JSON.stringify(store.readSetup(inbound ? { inbound: inbound.dev } : undefined)) !== JSON.stringify(oldRecord))
+        throw new RecordChangedError(store.setupPath());
+      if (latch?.signal)
+        throw new InterruptedError(
+          latch.signal,
+          `interrupted by ${latch.signal} before setup's first step: nothing was set up${recovery.released ? ` (it had released a plug left buffering: ${recovery.reason})` : ''}`,
+        );
+      // Signals stay caught until the record is written: one after the last step finds the setup complete, recorded
+      // and reported as such (it exited 130 with every step taken, before or after the record was written).
+      return runStepsUninterrupted(steps, () => {
+        const holds: Record<string, HoldRecord> = { ...oldRecord?.holds };
+        if (replaces !== undefined && replaces !== target.id) delete holds[replaces];
+        const entry = plan.record();
+        holds[target.id] = entry;
+        const createdStateDir = oldRecord ? oldRecord.createdStateDir === true : !dirExisted;
+        // the mark of the very directory created (a copy of this record elsewhere names another): teardown's proof
+        const createdStateDirMark = !createdStateDir ? undefined : oldRecord ? oldRecord.createdStateDirMark : stateDirMark(config.stateDir);
+        const recordedMetrics = metricsFile ?? oldRecord?.metricsFile;
+        // a new --metrics-file is a change of the record, said as one (a complete setup otherwise says "nothing to change")
+        const metricsAction = recordedMetrics !== oldRecord?.metricsFile ? [`recorded the metrics file ${recordedMetrics}`] : [];
+        store.writeSetup({
+          version: 2,
+          holds,
+          ...(createdStateDir && { createdStateDir }),
+          ...(createdStateDirMark !== undefined && { createdStateDirMark }),
+          ...(recordedMetrics !== undefined && { metricsFile: recordedMetrics }),
+          // the namespace the holds are in: a command acting in another one refuses this record (state.ts)
+          ...withNetnsCookie(oldRecord),
+        });
+        if (!store.readPlug()) {
+          const now = Date.now();
+          // nothing has held yet: said as such (status said "released (last at <this setup's time>)")
+          store.writePlug({ version: 1, state: 'released', owner: 'manual', pid: process.pid, dev: config.dev, since: now, deadline: now, neverHeld: true });
+        }
+        return {
+          dev: target.dev,
+          ownsAddress: false,
+          ...target.setupResult(entry),
+          // this run's own doing (a re-run with nothing to do added nothing); the record's fact is ownsAddress
+          addedAddress: steps.some((x) => x.addsAddress === true),
+          hold: target.id,
+          via: target.via,
+          ...(chose !== undefined && { chose }),
+          changed: steps.length > 0 || metricsAction.length > 0,
+          actions: [...steps.map((x) => x.what), ...metricsAction],
+          ...(recovery.released && { recovered: `released a plug left buffering (${recovery.reason})` }),
+          unverified: sup.unverified.map((p) => `${p.module} (${p.what})`),
+        };
       });
-      if (!store.readPlug()) {
-        const now = Date.now();
-        // nothing has held yet: said as such (status said "released (last at <this setup's time>)")
-        store.writePlug({ version: 1, state: 'released', owner: 'manual', pid: process.pid, dev: config.dev, since: now, deadline: now, neverHeld: true });
-      }
-      return {
-        dev: target.dev,
-        ownsAddress: false,
-        ...target.setupResult(entry),
-        // this run's own doing (a re-run with nothing to do added nothing); the record's fact is ownsAddress
-        addedAddress: steps.some((x) => x.addsAddress === true),
-        hold: target.id,
-        via: target.via,
-        ...(chose !== undefined && { chose }),
-        changed: steps.length > 0 || metricsAction.length > 0,
-        actions: [...steps.map((x) => x.what), ...metricsAction],
-        ...(recovery.released && { recovered: `released a plug left buffering (${recovery.reason})` }),
-        unverified: sup.unverified.map((p) => `${p.module} (${p.what})`),
-      };
     });
   });
 }

@@ -105,7 +105,7 @@ if (!(await runScenarioIfChild(ENV, scenarios))) {
     const r = inOwnNetns<Json>(SELF, ENV, 'partial', 90_000);
     t.is(r.set, 0);
     t.is(r.local.code, 7, r.local.stderr);
-    t.regex(r.local.stderr, /teardown of the queue hold: it is holding now \('synplug protect' \(.*teardown.*\) pid \d+, until \S+\)/);
+    t.regex(r.local.stderr, /teardown of the queue hold: it is holding now \('synplug protect' \(.*\) pid \d+, until \S+\)/);
     t.regex(r.local.stderr, /Nothing was removed/);
     t.is(r.byId.code, 7);
     const o = JSON.parse(r.byId.stdout) as Json;
