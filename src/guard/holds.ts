@@ -8,7 +8,6 @@ import { join } from 'node:path';
 import { readFileSync } from 'node:fs';
 import { listenerAccepts, listTcpListeners, type TcpListener } from '../netlink/sockdiag.js';
 import { socketHolders } from './listen-holders.js';
-import { removedAddressOf } from './modes/local.js';
 import { NetlinkError, SynplugError, UsageError } from '../netlink/errors.js';
 import { checkEntryOptions, resolveConfig } from './config.js';
 import { InterruptedError, signalLatch, StateFileError } from './errors.js';
@@ -48,7 +47,17 @@ import {
   stateOf,
   viaOf,
 } from './setup.js';
-import { deviceOfHold, devicesOfHolds, holdIdForms, holdModeFor, holdModes, isHoldId, selectInbound, type UnrecordedPiece } from './modes/index.js';
+import {
+  deviceOfHold,
+  devicesOfHolds,
+  holdIdForms,
+  holdModeFor,
+  holdModes,
+  isHoldId,
+  removedAddressOf,
+  selectInbound,
+  type UnrecordedPiece,
+} from './modes/index.js';
 import { GuardSession } from './session.js';
 import { othersHolds, othersHoldsError, teardownHold } from './pieces.js';
 import { REPORT_TABLE, removeReportCounters, reportCountersPresent, retireReportChain } from './report.js';

@@ -14,6 +14,8 @@ import type { GuardConfig } from '../config.js';
 import type { ModulePiece } from '../support.js';
 import { registerRecordCheck } from '../record-checks.js';
 import { localMode } from './local.js';
+
+export { removedAddressOf } from './local.js';
 import { inboundMode } from './inbound.js';
 import { queueMode } from './queue.js';
 

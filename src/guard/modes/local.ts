@@ -899,14 +899,6 @@ export function addressPiece<O extends { hasAddress: boolean; addressMarked?: bo
   };
 }
 
-/**
- * Remove an address setup added, if it carries synplug's mark (IFA_PROTO
- * {@link ADDRESS_PROTO}; on a kernel before 5.18, which keeps none, the
- * record alone decides). One already gone is fine.
- * @param kept where to say why an address without the mark is left (optional)
- * @returns what was removed (`address A/32 on lo`), or nothing
- * @throws {NetlinkError} a listing refused, or a refusal other than EADDRNOTAVAIL/ENOENT
- */
 /** How teardown's `removed` names an address it removed: `address A/P on DEV` ({@link removedAddressOf} reads it back). */
 export function removedAddressText(addr: string, prefixlen: number, dev: string): string {
   return `address ${addr}/${prefixlen} on ${dev}`;
@@ -917,6 +909,14 @@ export function removedAddressOf(entry: string): string | undefined {
   return /^address (\S+)\/\d+ on \S+$/.exec(entry)?.[1];
 }
 
+/**
+ * Remove an address setup added, if it carries synplug's mark (IFA_PROTO
+ * {@link ADDRESS_PROTO}; on a kernel before 5.18, which keeps none, the
+ * record alone decides). One already gone is fine.
+ * @param kept where to say why an address without the mark is left (optional)
+ * @returns what was removed (`address A/32 on lo`), or nothing
+ * @throws {NetlinkError} a listing refused, or a refusal other than EADDRNOTAVAIL/ENOENT
+ */
 export async function removeAddress(
   route: HoldSockets['route'],
   dev: { ifindex: number; dev: string },
