@@ -448,6 +448,18 @@ async function protectInner(
     for (const w of await recordKilledProtects(store.dir, deadProtectLeases([...(taken?.dead ?? []), ...(r.dead ?? [])]))) notice(w);
   };
 
+  /** Said when the max-hold ended the hold: what protect was still waiting for. */
+  const maxHoldNotice = () =>
+    notice(
+      `max-hold of ${maxHoldMs} ms reached: ${releasedHold || releasedAtDeadline ? 'released the hold' : 'gave up this hold'} while ${
+        !exit
+          ? 'the command still runs'
+          : waitState.found && waitState.closing.length > 0
+            ? `waiting for ${waitState.closing.length} listening socket(s) of before the reload (inode ${waitState.closing.join(', ')}), held only by processes of before it, to close`
+            : 'waiting for a new listener'
+      }`,
+    );
+
   try {
     // ---- phase two: the window ------------------------------------------
     taken = await takeLease(store, session, lease, dev);
@@ -498,19 +510,17 @@ async function protectInner(
       await release();
       // the deadline ended the hold only when no manual release or teardown had ended it before
       maxHoldReached = !leaseBroken && !tornDown;
-      if (maxHoldReached)
-        notice(
-          `max-hold of ${maxHoldMs} ms reached: ${releasedHold || releasedAtDeadline ? 'released the hold' : 'gave up this hold'} while ${
-            !exit
-              ? 'the command still runs'
-              : waitState.found && waitState.closing.length > 0
-                ? `waiting for ${waitState.closing.length} listening socket(s) of before the reload (inode ${waitState.closing.join(', ')}), held only by processes of before it, to close`
-                : 'waiting for a new listener'
-          }`,
-        );
+      if (maxHoldReached) maxHoldNotice();
       await ready;
     } else {
       await release();
+      // the lease dropped at its deadline by the watchdog or the queue's holder while this protect, late, still waited
+      // (the listener wait stops once the lease is gone): the max-hold ended the hold, as at this protect's own deadline
+      if (releasedAtDeadline) {
+        deadlineReached = true;
+        maxHoldReached = true;
+        maxHoldNotice();
+      }
     }
   } catch (e) {
     let err = e;
