@@ -129,6 +129,8 @@ await build({
   define: { 'import.meta.url': '__synplug_module_url' },
   banner: { js: "'use strict';\nconst __synplug_module_url = require('node:url').pathToFileURL(__filename).href;" },
   sourcemap: false,
+  // whitespace only, as the bundles: names stay (package size; the declarations keep the docs)
+  minifyWhitespace: true,
   logLevel: 'warning',
 });
 // esbuild compiles each file as an ES module of a "type": "module" package, so
@@ -142,7 +144,7 @@ for (const d of readdirSync(cjs, { recursive: true, withFileTypes: true })) {
   if (!d.isFile() || !d.name.endsWith('.js')) continue;
   const f = join(d.parentPath ?? d.path, d.name);
   const text = readFileSync(f, 'utf8');
-  const fixed = text.replace(/__toESM\((require\("\.{1,2}\/[^"]+"\)), 1\)/g, '__toESM($1)');
+  const fixed = text.replace(/__toESM\((require\("\.{1,2}\/[^"]+"\)),\s*1\)/g, '__toESM($1)');
   if (fixed !== text) writeFileSync(f, fixed);
 }
 writeFileSync(join(cjs, 'package.json'), `${JSON.stringify({ type: 'commonjs' }, null, 2)}\n`);
