@@ -304,17 +304,12 @@ function refuseDuringHold(target: Hold, holding: readonly Lease[], steps: readon
  * @throws {SetupError} a step failed @throws {SynplugError} (`interrupted`) a signal arrived before the last step
  */
 async function runStepsUninterrupted<T>(steps: readonly SetupStep[], complete: () => T): Promise<T> {
-  let signal: NodeJS.Signals | undefined;
-  const onSignal = (sig: NodeJS.Signals) => {
-    signal ??= sig;
-  };
-  const signals: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT'];
-  for (const sig of signals) process.on(sig, onSignal);
+  const latch = signalLatch();
   try {
-    await runSteps(steps, () => signal);
+    await runSteps(steps, () => latch.signal);
     return complete();
   } finally {
-    for (const sig of signals) process.off(sig, onSignal);
+    latch.end();
   }
 }
 
