@@ -28,6 +28,18 @@ export function synplug(args: string[], env: NodeJS.ProcessEnv): { code: number;
   return { code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };
 }
 
+/** The built CLI with `args`, not waited for: resolves with its status and output once it closes (`cwd` optional). */
+export function synplugAsync(args: string[], env: NodeJS.ProcessEnv, cwd?: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const p = spawn(process.execPath, [BIN, ...args], { env, cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    p.stdout.on('data', (d) => (stdout += d));
+    p.stderr.on('data', (d) => (stderr += d));
+    p.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
 /** A command's output parsed as JSON; undefined when it printed none (or something else). */
 export function parseJson<T = Record<string, unknown>>(s: string): T | undefined {
   try {

@@ -7,28 +7,18 @@
  * set", exit 2), as when run one after the other. Its own namespace, a veth
  * pair, a bounded number of rounds.
  */
-import { spawn } from 'node:child_process';
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { inOwnNetns, runScenarioIfChild } from '../helpers/own-netns.js';
-import { BIN, IP, stateEnv, synplug } from '../helpers/queue-live.js';
+import { IP, stateEnv, synplug, synplugAsync } from '../helpers/queue-live.js';
 
 const SELF = fileURLToPath(import.meta.url);
 const ENV = 'SYNPLUG_SETUP_CONCURRENT_SCENARIO';
 const ROUNDS = 5;
 
-function run(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const p = spawn(process.execPath, [BIN, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    p.stdout.on('data', (d) => (stdout += d));
-    p.stderr.on('data', (d) => (stderr += d));
-    p.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+const run = synplugAsync;
 
 const scenarios = {
   async together() {

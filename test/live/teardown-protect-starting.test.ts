@@ -9,28 +9,18 @@
  * or its lease came first and teardown refuses (exit 7). Its own namespace,
  * a veth pair, a bounded number of rounds.
  */
-import { spawn } from 'node:child_process';
 import { execFileSync } from 'node:child_process';
 import { existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { inOwnNetns, runScenarioIfChild } from '../helpers/own-netns.js';
-import { BIN, IP, stateEnv, synplug } from '../helpers/queue-live.js';
+import { IP, stateEnv, synplug, synplugAsync } from '../helpers/queue-live.js';
 
 const SELF = fileURLToPath(import.meta.url);
 const ENV = 'SYNPLUG_TEARDOWN_PROTECT_STARTING_SCENARIO';
 const DELAYS_MS = [0, 100, 200, 250, 300, 400];
 
-function run(args: string[], env: NodeJS.ProcessEnv, cwd: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const p = spawn(process.execPath, [BIN, ...args], { env, cwd, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    p.stdout.on('data', (d) => (stdout += d));
-    p.stderr.on('data', (d) => (stderr += d));
-    p.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+const run = synplugAsync;
 
 const scenarios = {
   async starting() {
