@@ -255,7 +255,7 @@ test.serial('SIGKILL while a restart is held: the watchdog releases the plug and
   t.like(readPlugJson(), { state: 'released', pid: p.child.pid });
   t.deepEqual(await activeElements(), [], 'marking is off');
   // The demo's setup stays (SIGKILL leaves no chance to remove it); the watchdog released the plug and removed the
-  // hold's armed pieces (the prio tree, the marking chain).
+  // hold's armed pieces (the fw filter, the marking chain).
   const proxy = await serve(ADDR, 'proxy');
   t.teardown(() => proxy.close());
   await assertPlugReleased(t, proxy.port, 'after SIGKILL');
