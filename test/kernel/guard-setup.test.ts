@@ -50,52 +50,55 @@ async function snapshot() {
   };
 }
 
-test.serial("setup twice gives the same table, set, address and qdisc tree, nothing steering into the plug; the second changes nothing; check exits 0", async (t) => {
-  t.timeout(TEST_TIMEOUT);
-  const first = await setup();
-  t.true(first.changed);
-  t.true(first.addedAddress, `setup added ${ADDR} (lo did not have it)`);
-  const a = await snapshot();
+test.serial(
+  'setup twice gives the same table, set, address and qdisc tree, nothing steering into the plug; the second changes nothing; check exits 0',
+  async (t) => {
+    t.timeout(TEST_TIMEOUT);
+    const first = await setup();
+    t.true(first.changed);
+    t.true(first.addedAddress, `setup added ${ADDR} (lo did not have it)`);
+    const a = await snapshot();
 
-  // What setup built, as tc/nft/ip print it: the address, the table with its set, and lo's qdisc tree; no filter
-  // or chain (they exist only around a hold: issue #25 item 6; the tree stays, as changing lo's root drops packets).
-  t.deepEqual(
-    a.qdiscs.map((q) => [q.kind, q.handle, q.parent ?? 'root', q.options]),
-    [
-      ['prio', '1:', 'root', { bands: 4, priomap: [1, 2, 2, 2, 1, 2, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1], multiqueue: false }],
-      ['pfifo', '10:', '1:1', { limit: 1000 }],
-      ['pfifo', '20:', '1:2', { limit: 1000 }],
-      ['pfifo', '30:', '1:3', { limit: 1000 }],
-      ['plug', '40:', '1:4', {}],
-    ],
-  );
-  const items = a.table as Array<Record<string, Record<string, unknown>>>;
-  t.like(items.find((i) => i.set)!.set, { family: 'ip', table: 'synplug', name: 'synplug_active', type: 'ipv4_addr', flags: ['timeout'] });
-  t.is(items.filter((i) => i.chain || i.rule).length, 0, 'no chain and no rule: the table alone hooks nothing');
-  t.true(a.addresses.includes(`${ADDR}/32`));
-  await assertUnarmed(t, 'after setup');
+    // What setup built, as tc/nft/ip print it: the address, the table with its set, and lo's qdisc tree; no filter
+    // or chain (they exist only around a hold: issue #25 item 6; the tree stays, as changing lo's root drops packets).
+    t.deepEqual(
+      a.qdiscs.map((q) => [q.kind, q.handle, q.parent ?? 'root', q.options]),
+      [
+        ['prio', '1:', 'root', { bands: 4, priomap: [1, 2, 2, 2, 1, 2, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1], multiqueue: false }],
+        ['pfifo', '10:', '1:1', { limit: 1000 }],
+        ['pfifo', '20:', '1:2', { limit: 1000 }],
+        ['pfifo', '30:', '1:3', { limit: 1000 }],
+        ['plug', '40:', '1:4', {}],
+      ],
+    );
+    const items = a.table as Array<Record<string, Record<string, unknown>>>;
+    t.like(items.find((i) => i.set)!.set, { family: 'ip', table: 'synplug', name: 'synplug_active', type: 'ipv4_addr', flags: ['timeout'] });
+    t.is(items.filter((i) => i.chain || i.rule).length, 0, 'no chain and no rule: the table alone hooks nothing');
+    t.true(a.addresses.includes(`${ADDR}/32`));
+    await assertUnarmed(t, 'after setup');
 
-  const second = await setup();
-  t.false(second.changed, `second setup changed nothing (actions: ${second.actions.join('; ')})`);
-  t.deepEqual(second.actions, []);
-  // Same handles in nft -j too: nothing was deleted and re-created.
-  t.deepEqual(await snapshot(), a);
+    const second = await setup();
+    t.false(second.changed, `second setup changed nothing (actions: ${second.actions.join('; ')})`);
+    t.deepEqual(second.actions, []);
+    // Same handles in nft -j too: nothing was deleted and re-created.
+    t.deepEqual(await snapshot(), a);
 
-  const c = await cli(['check']);
-  t.is(c.code, 0, c.stdout + c.stderr);
-  t.regex(c.stdout, /synplug is set up on lo for 169\.254\.255\.254/);
-  const j = await check();
-  t.is(j.state, 'ok');
-  const armed = j.pieces.filter((p) => p.lifetime === 'armed');
-  t.deepEqual(
-    armed.map((p) => [p.status, p.detail]),
-    Array(2).fill(['ok', 'absent outside a hold: added for each hold and removed after its release']),
-    'check: the filter and the chain are armed, absent outside a hold as wanted',
-  );
-  const dry = await cli(['setup', '--dry-run', '--json']);
-  t.is(dry.code, 0, dry.stderr);
-  t.regex(dry.stdout, /filter parent 1: protocol ip pref 1 fw handle 0x1 classid 1:4/, 'setup --dry-run names the armed pieces');
-});
+    const c = await cli(['check']);
+    t.is(c.code, 0, c.stdout + c.stderr);
+    t.regex(c.stdout, /synplug is set up on lo for 169\.254\.255\.254/);
+    const j = await check();
+    t.is(j.state, 'ok');
+    const armed = j.pieces.filter((p) => p.lifetime === 'armed');
+    t.deepEqual(
+      armed.map((p) => [p.status, p.detail]),
+      Array(2).fill(['ok', 'absent outside a hold: added for each hold and removed after its release']),
+      'check: the filter and the chain are armed, absent outside a hold as wanted',
+    );
+    const dry = await cli(['setup', '--dry-run', '--json']);
+    t.is(dry.code, 0, dry.stderr);
+    t.regex(dry.stdout, /filter parent 1: protocol ip pref 1 fw handle 0x1 classid 1:4/, 'setup --dry-run names the armed pieces');
+  },
+);
 
 test.serial("during a manual plug the fw filter and the marking chain are there on setup's tree, as tc and nft print them; release removes them", async (t) => {
   t.timeout(TEST_TIMEOUT);
@@ -188,7 +191,10 @@ test.serial(
     const set = await snapshot();
     const c = await check();
     t.is(c.state, 'partial');
-    t.regex(c.pieces.find((p) => /qdisc prio/.test(p.piece))?.detail ?? '', /root is tbf 5:, not synplug's: setup refuses it \(exit 7\) \('synplug setup --force' replaces it\)/);
+    t.regex(
+      c.pieces.find((p) => /qdisc prio/.test(p.piece))?.detail ?? '',
+      /root is tbf 5:, not synplug's: setup refuses it \(exit 7\) \('synplug setup --force' replaces it\)/,
+    );
     const pl = await cli(['plug']);
     t.is(pl.code, 8, pl.stderr);
     t.regex(pl.stderr, /root is tbf 5:, not synplug's/);

@@ -144,10 +144,7 @@ test('the local hold after setup: complete, its armed pieces absent as wanted; p
   );
   t.deepEqual(
     armSteps(h.pieces, setUpLo).map((s) => s.what),
-    [
-      'add filter parent 1: protocol ip pref 1 fw handle 1 classid 1:4',
-      'nftables: add chain ip synplug output; add rule to ip synplug output',
-    ],
+    ['add filter parent 1: protocol ip pref 1 fw handle 1 classid 1:4', 'nftables: add chain ip synplug output; add rule to ip synplug output'],
     "phase one: the fw filter, then the marking chain; lo's root qdisc is left as it is",
   );
   // during a hold: every piece there
@@ -173,8 +170,14 @@ test("setup refuses a root qdisc that is not synplug's (exit 7, no step) and wit
   const foreign: LocalObservation = { ...setUpLo, qdiscs: [qdiscEntry({ kind: 'tbf', handle: '5:', root: true, dev: 'lo', ifindex: 1 })] };
   const inspected = judgeHold(h.pieces, foreign);
   t.is(inspected.state, 'partial', 'the tree is missing: a hold is refused as not (completely) set up, before anything is armed');
-  t.regex((inspected.pieces as Record<string, { detail?: string }>).prio.detail ?? '', /root is tbf 5:, not synplug's: setup refuses it \(exit 7\) \('synplug setup --force' replaces it\)/);
-  const e = t.throws(() => planHold(h.pieces, inspected), { instanceOf: ForeignQdiscError, message: /rerun setup with --force to replace it.*Nothing was changed/ });
+  t.regex(
+    (inspected.pieces as Record<string, { detail?: string }>).prio.detail ?? '',
+    /root is tbf 5:, not synplug's: setup refuses it \(exit 7\) \('synplug setup --force' replaces it\)/,
+  );
+  const e = t.throws(() => planHold(h.pieces, inspected), {
+    instanceOf: ForeignQdiscError,
+    message: /rerun setup with --force to replace it.*Nothing was changed/,
+  });
   t.is(exitCodeOf(e), 7);
   t.deepEqual(
     planHold(h.pieces, inspected, { force: true }).steps.map((s) => s.what),
