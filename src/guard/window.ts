@@ -220,7 +220,7 @@ async function protectInner(
   let listenersBefore: Set<number> | undefined;
   let holdersBefore: Set<number> | undefined;
   try {
-    // The armed pieces first (the local plug hold's plug exists only around a hold): the counters and the warm-up need it.
+    // The armed pieces first (what steers SYNs into the plug, the queue's chain), then the counters and the warm-up.
     await session.armPieces?.();
     before = await session.plugStats();
     // Warm-up: run the release path once before the window, so that its code is

@@ -440,8 +440,7 @@ export class LocalHold implements Hold {
   /** @inheritdoc */
   explainPlugError(e: NetlinkError, action: 'buffer' | 'release'): NetlinkError | undefined {
     if (e.code === 'ENOENT' || e.code === 'EINVAL') {
-      // The plug exists only around a hold: gone at a release, nothing is held there (the watchdog released at
-      // max-hold and removed it after, or another command's recovery did).
+      // A plug gone at a release (removed meanwhile, by hand or by a teardown) holds nothing.
       if (action === 'release') return undefined;
       return e.withMessage(
         `cannot ${action} the plug: no plug qdisc ${formatQdiscHandle(TREE.plugHandle)} under ${formatHandle(TREE.plugParent)} on ${this.config.dev} (run 'synplug setup')`,
