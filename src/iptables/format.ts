@@ -1960,6 +1960,16 @@ function setProblem(s: NftSet): string | undefined {
   return undefined;
 }
 
+/**
+ * Record in `options.problems` a comment of `where` (`table ip t`, `table ip t chain c`) printed as nft 1.0.6
+ * lists it (`comment "x"y"`) that `nft -f` cannot read back (a `"` in it, {@link quoteProblem}); text only (a
+ * JSON string escapes it).
+ */
+function noteComment(where: string, comment: string | undefined, options: FormatOptions): void {
+  const problem = comment === undefined ? undefined : quoteProblem('comment', comment);
+  if (problem) options.problems?.push(`${where}: ${problem}`);
+}
+
 /** A table's flags as nft names them (`dormant`); another flag bit is recorded in `options.problems`. */
 function tableFlags(t: NftTable, options: FormatOptions): string[] {
   const f = t.flags ?? 0;
@@ -1988,6 +1998,9 @@ function setText(s: NftSet, options: FormatOptions, ifnames: NftRuleset['ifnames
   if (s.gcIntervalMs !== undefined) b += `\t\tgc-interval ${durationText(s.gcIntervalMs)}\n`;
   const comment = userdataString(s.userdata, C.NFTNL_UDATA_SET_COMMENT);
   if (comment !== undefined) b += `\t\tcomment "${comment}"\n`;
+  const where = `table ${s.family} ${s.table} ${s.map !== undefined ? 'map' : 'set'} ${s.name}`;
+  noteComment(where, comment, options);
+  for (const e of s.elements ?? []) noteComment(`${where} element`, e.comment, options);
   if (s.elements?.length)
     b += `\t\telements = ${elementsBlock(
       s,
@@ -2054,6 +2067,7 @@ export function formatRulesetText(rs: NftRuleset, options: FormatOptions = {}): 
     // nft: `flags` (then a blank line before the first block), then the comment
     if (flags.length) out += `\tflags ${flags.join(',')}\n`;
     if (t.comment !== undefined) out += `\tcomment "${t.comment}"\n`;
+    noteComment(`table ${t.family} ${t.name}`, t.comment, options);
     const blocks: string[] = [];
     for (const o of (rs.objects ?? []).filter((x) => x.family === t.family && x.table === t.name)) blocks.push(objectText(o, options));
     const sets = rs.sets.filter((s) => s.family === t.family && s.table === t.name);
@@ -2070,6 +2084,7 @@ export function formatRulesetText(rs: NftRuleset, options: FormatOptions = {}): 
       noteName(`table ${t.family} ${t.name} chain ${c.name}`, c.name, options);
       const chainComment = userdataString(c.userdata, C.NFTNL_UDATA_CHAIN_COMMENT);
       if (chainComment !== undefined) b += `\t\tcomment "${chainComment}"\n`;
+      noteComment(`table ${t.family} ${t.name} chain ${c.name}`, chainComment, options);
       if (c.type !== undefined && c.hook !== undefined) {
         // nft: one device quoted, several as an unquoted set, sorted by name (strcmp)
         const devs = c.devs ?? (c.dev !== undefined ? [c.dev] : []);
@@ -2148,6 +2163,7 @@ function objectText(o: NftObject, options: FormatOptions): string {
   }
   // nft: the comment first in the block
   const comment = userdataString(o.userdata, C.NFTNL_UDATA_OBJ_COMMENT);
+  noteComment(`table ${o.family} ${o.table} ${o.type} ${o.name}`, comment, options);
   return `${head}${comment !== undefined ? `\t\tcomment "${comment}"\n` : ''}\t\t${body}\n\t}\n`;
 }
 
