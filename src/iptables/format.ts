@@ -46,6 +46,7 @@ import type { Expr, GenericExpr } from './expr/index.js';
 import { CT_KEY_NAMES, ctField, describeExpr, exprCodec, limitPrinted, quotaText } from './expr/index.js';
 import { META_KEY_NAMES, NFT_KEYWORDS, NFT_OPERATOR_WORDS, nftReadsName, priorityText } from './names.js';
 import { addressText } from './validate.js';
+import { XT_CONNLABEL_CONF } from './xt.js';
 import { HEADERS, headerField, L4_HEADERS, type HeaderField } from './headers.js';
 import {
   cidrBits,
@@ -2033,6 +2034,14 @@ export interface FormatOptions {
    * -j` writes none): `at`, the offset in the listing where that table starts.
    */
   warnings?: Array<{ at: number; text: string }>;
+  /**
+   * Why {@link XT_CONNLABEL_CONF} cannot be opened (`No such file or directory`, strerror's words), when the
+   * caller found so: the text listing then adds to `warnings` what nft 1.0.6 writes there, `Warning: cannot
+   * open /etc/xtables/connlabel.conf: No such file or directory`, once for each xt connlabel match, after its
+   * rule's indent (where nft's shows on a terminal). Unset: no such warning (the file opens, or the caller did
+   * not look).
+   */
+  connlabelConfError?: string;
 }
 
 /**
@@ -2069,6 +2078,8 @@ export function formatRulesetText(rs: NftRuleset, options: FormatOptions = {}): 
     if (t.comment !== undefined) out += `\tcomment "${t.comment}"\n`;
     noteComment(`table ${t.family} ${t.name}`, t.comment, options);
     const blocks: string[] = [];
+    // nft's warnings at a rule's line (libxt_connlabel's): the block they are in and where in it
+    const ruleWarnings: Array<{ block: number; at: number; text: string }> = [];
     for (const o of (rs.objects ?? []).filter((x) => x.family === t.family && x.table === t.name)) blocks.push(objectText(o, options));
     const sets = rs.sets.filter((s) => s.family === t.family && s.table === t.name);
     for (const s of sets.filter((x) => !x.flags.includes('anonymous'))) {
@@ -2092,12 +2103,21 @@ export function formatRulesetText(rs: NftRuleset, options: FormatOptions = {}): 
         b += `\t\ttype ${c.type} hook ${c.hook}${dev} priority ${priorityText(c.family, c.hook, c.prio ?? 0)}; policy ${c.policy ?? 'accept'};\n`;
       }
       for (const r of rs.rules.filter((x) => x.family === t.family && x.table === t.name && x.chain === c.name)) {
+        // libxt_connlabel's, once per match where it cannot open its file; where nft's appears on a terminal:
+        // after the rule's indent, before its words (written as it translates them)
+        const labels =
+          options.connlabelConfError === undefined ? [] : r.expr.filter((x) => x.name === 'match' && (x as { match?: string }).match === 'connlabel');
+        for (const _ of labels)
+          ruleWarnings.push({ block: blocks.length, at: b.length + 2, text: `Warning: cannot open ${XT_CONNLABEL_CONF}: ${options.connlabelConfError}` });
         b += `\t\t${ruleText(r, sets, rs, ruleProblems(r, options))}${options.handles && r.handle !== undefined ? ` # handle ${r.handle}` : ''}\n`;
       }
       b += '\t}\n';
       blocks.push(b);
     }
-    out += (flags.length && blocks.length ? '\n' : '') + blocks.join('\n');
+    out += flags.length && blocks.length ? '\n' : '';
+    const starts = blocks.map((_, i) => out.length + blocks.slice(0, i).reduce((n, x) => n + x.length + 1, 0));
+    for (const w of ruleWarnings) options.warnings?.push({ at: starts[w.block] + w.at, text: w.text });
+    out += blocks.join('\n');
     out += '}\n';
   }
   return out;

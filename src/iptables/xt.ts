@@ -1035,6 +1035,15 @@ function statisticText(b: Buffer): string | undefined {
   return `numgen inc mod ${every + 1} ${inv ? '!= ' : ''}${packet}`;
 }
 
+/**
+ * Where libxt_connlabel (libnetfilter_conntrack's nfct_labelmap_new) reads the names of conntrack labels. Where it
+ * cannot open it, nft 1.0.6 writes `Warning: cannot open /etc/xtables/connlabel.conf: No such file or directory` on
+ * stderr once for each xt connlabel match it lists (text, not `nft -j`), and lists the label by number, as synplug
+ * always does (it reads no such file: where the file names a label, nft lists its name, synplug its number, which
+ * `nft -f` reads back as the same label).
+ */
+export const XT_CONNLABEL_CONF = '/etc/xtables/connlabel.conf';
+
 /** linux/netfilter/xt_connlabel.h: XT_CONNLABEL_MAXBIT, XT_CONNLABEL_OP_SET (`--set`; XT_CONNLABEL_OP_INVERT is 1) */
 const XT_CONNLABEL_MAXBIT = 127;
 const XT_CONNLABEL_OP_SET = 1 << 1;

@@ -14,7 +14,7 @@
  */
 import test, { type ExecutionContext } from 'ava';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -1243,6 +1243,46 @@ test.serial(
       ].join('\n'),
     );
     t.not(exits(f('reread.rc'))[0], '0', readFileSync(f('reread.err'), 'utf8'));
+  },
+);
+
+test.serial(
+  "regression: xt connlabel matches where /etc/xtables/connlabel.conf is missing: nft 1.0.6's `Warning: cannot open ...` once per match on stderr (synplug said nothing), at the same place on a terminal; none with --json",
+  (t) => {
+    // the state this machine is in (libxt_connlabel warns only where it cannot open the file)
+    t.false(existsSync('/etc/xtables/connlabel.conf'), 'this test needs /etc/xtables/connlabel.conf absent, as nft 1.0.6 then warns');
+    const rows = [
+      '-A INPUT -m connlabel --label 120 -j ACCEPT',
+      '-A INPUT -m connlabel --label 121 --set -j ACCEPT',
+      '-A OUTPUT -m connlabel --label 7 -j ACCEPT',
+    ];
+    const { f } = listIptables(
+      'connlabel-warning',
+      rows.map((r) => [r]),
+    );
+    const said = (p: string): string[] =>
+      readFileSync(f(p), 'utf8')
+        .split('\n')
+        .filter((l) => /^(# )?Warning: /.test(l));
+    t.deepEqual(said('nft.err'), [
+      '# Warning: table ip filter is managed by iptables-nft, do not touch!',
+      ...rows.map(() => 'Warning: cannot open /etc/xtables/connlabel.conf: No such file or directory'),
+    ]);
+    t.deepEqual(said('ours.err'), said('nft.err'));
+    t.deepEqual([said('nft.jerr'), said('ours.jerr')], [[], []]);
+    t.deepEqual(exits(f('ours.rc')), ['0', '0']);
+    t.is(readFileSync(f('ours.txt'), 'utf8'), readFileSync(f('nft.txt'), 'utf8'));
+    // on a terminal (stdout and stderr one stream): each warning after its rule's indent, as nft's
+    inNetns(
+      [
+        ...rows.map((r) => `/usr/sbin/iptables-nft ${r}`),
+        `script -qc ${q(`${NFT} list ruleset`)} /dev/null > ${q(f('nft.tty'))}`,
+        `script -qc ${q(`${cli} show ruleset`)} /dev/null > ${q(f('ours.tty'))}`,
+      ].join('\n'),
+    );
+    const tty = readFileSync(f('nft.tty'), 'utf8');
+    t.regex(tty, /\t\tWarning: cannot open \/etc\/xtables\/connlabel\.conf: No such file or directory\r\nct label 120 /);
+    t.is(readFileSync(f('ours.tty'), 'utf8'), tty);
   },
 );
 

@@ -8,6 +8,7 @@
  */
 import test from 'ava';
 import { formatRulesetJson, formatRulesetText, type NftRuleset } from '../../src/iptables/format.js';
+import type { Expr } from '../../src/iptables/expr/index.js';
 import { xtText } from '../../src/iptables/xt.js';
 
 const LE = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
@@ -474,6 +475,73 @@ test("a table one of whose rules holds an xt match or target: nft 1.0.6's warnin
   // nft -j writes no warning
   const jwarnings: Array<{ at: number; text: string }> = [];
   formatRulesetJson(rs, { warnings: jwarnings });
+  t.deepEqual(jwarnings, []);
+});
+
+test("regression: an xt connlabel match where /etc/xtables/connlabel.conf cannot be opened: nft 1.0.6's `Warning: cannot open ...` once per match, after its rule's indent (text only; nothing said before); none for a native ct label, none when the file opens", (t) => {
+  const label = (bit: number, options: number): Expr => ({ name: 'match', match: 'connlabel', rev: 0, info: u16(bit) + u16(options) });
+  const rs: NftRuleset = {
+    tables: [
+      { family: 'ip', name: 'filter' },
+      { family: 'ip6', name: 'filter' },
+    ],
+    chains: [
+      { family: 'ip', table: 'filter', name: 'INPUT' },
+      { family: 'ip', table: 'filter', name: 'OUTPUT' },
+      { family: 'ip6', table: 'filter', name: 'INPUT' },
+    ],
+    sets: [],
+    rules: [
+      { family: 'ip', table: 'filter', chain: 'INPUT', expr: [label(120, 0), { name: 'counter', packets: 0, bytes: 0 }] },
+      { family: 'ip', table: 'filter', chain: 'INPUT', expr: [{ name: 'counter', packets: 0, bytes: 0 }] },
+      { family: 'ip', table: 'filter', chain: 'OUTPUT', expr: [label(121, 2), label(122, 1)] },
+      { family: 'ip6', table: 'filter', chain: 'INPUT', expr: [label(5, 0)] },
+    ],
+  };
+  const labels = 'Warning: cannot open /etc/xtables/connlabel.conf: No such file or directory';
+  const warnings: Array<{ at: number; text: string }> = [];
+  const text = formatRulesetText(rs, { warnings, connlabelConfError: 'No such file or directory' });
+  const managed = (f: string): string => `# Warning: table ${f} filter is managed by iptables-nft, do not touch!`;
+  t.deepEqual(
+    warnings.map((w) => w.text),
+    [managed('ip'), labels, labels, labels, managed('ip6'), labels],
+  );
+  t.true(
+    warnings.every((w, i) => i === 0 || w.at >= warnings[i - 1].at),
+    "in the listing's order",
+  );
+  // each after its rule's indent, the rule's words next
+  t.deepEqual(
+    warnings.filter((w) => w.text === labels).map((w) => [text.slice(w.at - 3, w.at), text.slice(w.at).split('\n')[0]]),
+    [
+      ['\n\t\t', 'ct label 120 counter packets 0 bytes 0'],
+      ['\n\t\t', text.slice(warnings[2].at).split('\n')[0]],
+      ['\n\t\t', text.slice(warnings[2].at).split('\n')[0]],
+      ['\n\t\t', 'ct label 5'],
+    ],
+  );
+  t.regex(text.slice(warnings[2].at).split('\n')[0], /^ct label set 121 ct label 121 \[ raw: match name connlabel rev 0 /);
+  // the file opens (the option unset): none; a native ct label: none
+  const none: Array<{ at: number; text: string }> = [];
+  formatRulesetText(rs, { warnings: none });
+  t.deepEqual(
+    none.map((w) => w.text),
+    [managed('ip'), managed('ip6')],
+  );
+  const native: Array<{ at: number; text: string }> = [];
+  formatRulesetText(
+    {
+      tables: [{ family: 'ip', name: 't' }],
+      chains: [{ family: 'ip', table: 't', name: 'c' }],
+      sets: [],
+      rules: [{ family: 'ip', table: 't', chain: 'c', expr: [{ name: 'ct', key: 'label', dreg: 1 }] }],
+    },
+    { warnings: native, connlabelConfError: 'No such file or directory' },
+  );
+  t.deepEqual(native, []);
+  // nft -j writes none
+  const jwarnings: Array<{ at: number; text: string }> = [];
+  formatRulesetJson(rs, { warnings: jwarnings, connlabelConfError: 'No such file or directory' });
   t.deepEqual(jwarnings, []);
 });
 
