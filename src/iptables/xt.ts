@@ -916,6 +916,7 @@ const RAW_WHY = {
   hbhLen: 'nft 1.0.6 lists "hbh hdrlength N", the field (bytes / 8 - 1), where --hbh-len counts bytes',
   ahLen: 'nft 1.0.6 lists "ah hdrlength N", the field (bytes / 4 - 2), where --ahlen counts bytes',
   ahRes: 'nft 1.0.6 lists "ah reserved 1", where --ahres matches reserved bits zero',
+  ahNoSpi: 'nft 1.0.6 lists "meta l4proto ah", every AH packet, where ! --ahspi 0:4294967295 matches none',
   ecnIp6: 'nft 1.0.6 lists "ip ecn ...", an IPv4 field, which nft -f refuses in an ip6 table',
   ecnTcpInvert: 'nft 1.0.6 lists "tcp flags != ...", every part inverted, comparing the whole byte: -m ecn tests a bit',
 } as const;
@@ -1282,8 +1283,8 @@ function ah6Text(b: Buffer): XtText {
   if (hdrlen !== 0 || inv & IP6T_AH_INV_LEN) return { raw: RAW_WHY.ahLen };
   if (hdrres) return { raw: RAW_WHY.ahRes };
   const [lo, hi] = [readU32(b, 0), readU32(b, 4)];
-  // every spi inverted (no packet) libxtables writes as `meta l4proto ah`: another rule, not reproduced
-  if (lo === 0 && hi === 0xffffffff) return inv & IP6T_AH_INV_SPI ? undefined : 'meta l4proto ah';
+  // every spi inverted (no packet) libxtables writes as `meta l4proto ah` too
+  if (lo === 0 && hi === 0xffffffff) return inv & IP6T_AH_INV_SPI ? { raw: RAW_WHY.ahNoSpi } : 'meta l4proto ah';
   return reversedIf(`ah spi ${u32Range(lo, hi, (inv & IP6T_AH_INV_SPI) !== 0)}`, lo > hi);
 }
 

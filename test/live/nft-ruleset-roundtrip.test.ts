@@ -1137,6 +1137,7 @@ const XT_REASONS: ReadonlyArray<readonly [tool: string, ReadonlyArray<readonly [
         /"ah hdrlength N", the field \(bytes \/ 4 - 2\), where --ahlen counts bytes/,
       ],
       ['-A INPUT -m ah --ahres -j ACCEPT', 'ah reserved 1', /"ah reserved 1", where --ahres matches reserved bits zero/],
+      ['-A INPUT -m ah ! --ahspi 0:4294967295 -j ACCEPT', 'meta l4proto ah', /"meta l4proto ah", every AH packet, where ! --ahspi 0:4294967295 matches none/],
       ['-A INPUT -m ecn --ecn-ip-ect 1 -j ACCEPT', 'ip ecn ect1', /"ip ecn \.\.\.", an IPv4 field, which nft -f refuses in an ip6 table/],
       ['-A INPUT -p tcp -m ecn ! --ecn-ip-ect 2 -j ACCEPT', 'meta l4proto tcp ip ecn != ect0', /an IPv4 field/],
       [

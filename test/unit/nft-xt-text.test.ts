@@ -98,6 +98,7 @@ test("regression: ip6tables' -m ah (raw with no reason before) as libip6t_ah wri
   t.is(ah(5, 9), 'ah spi 5-9');
   t.is(ah(5, 5, 0, 0, 1), 'ah spi != 5');
   t.is(ah(0, 0xffffffff), 'meta l4proto ah');
+  t.is(why(ah(0, 0xffffffff, 0, 0, 1)), 'nft 1.0.6 lists "meta l4proto ah", every AH packet, where ! --ahspi 0:4294967295 matches none');
   t.deepEqual(ah(9, 5), {
     text: 'ah spi 9-5',
     problem: 'a range whose first end is past its last: nft -f cannot read this back ("Range has zero or negative size")',
