@@ -27,6 +27,7 @@ import { lstatSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, sy
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { ExecutionContext } from 'ava';
+import { ownerAlive } from '../../src/guard/state.js';
 import { inOwnNetns, runScenarioIfChild } from '../helpers/own-netns.js';
 import { QUEUE, chainsOf, client, heldProtect, listening, procQueue, server, stateEnv, synplug, tables, until } from '../helpers/queue-live.js';
 
@@ -136,6 +137,8 @@ const scenarios = {
     const srv = server(ADDR, PORT);
     await listening(srv);
     const plug = synplug(['plug', '--max-hold', '4s'], a.env);
+    // its watchdog (the process this plug started, as its lease names it), which records the release at the deadline
+    const w = (JSON.parse(readFileSync(join(sd, 'leases.json'), 'utf8')).leases as Array<{ watchdogPid?: number; watchdogStart?: number }>)[0];
     const boundWhileHeld = procQueue(QUEUE) !== undefined;
     const c = client(ADDR, PORT);
     const queued = await until(() => (procQueue(QUEUE)?.queued ?? 0) >= 1, 'the SYN to be queued', 10_000).then(
@@ -152,13 +155,21 @@ const scenarios = {
     srv.kill();
     const movedSocket = exists(join(moved, `queue-${QUEUE}.sock`));
     // the watchdog releases at the plug's deadline (the holder let the queue go before, its look at the leases refused)
-    await until(() => recorded(moved).leases === 0, 'the watchdog to record its release', 20_000).catch(() => {});
+    // and records it, leases.json then plug.json: its exit is the end of its writes (leases.json emptied is the first)
+    const watchdogEnded = await until(
+      () => w?.watchdogPid !== undefined && !ownerAlive(w.watchdogPid, w.watchdogStart),
+      'the watchdog to record its release and exit',
+      20_000,
+    ).then(
+      () => true,
+      () => false,
+    );
     const freshFiles = readdirSync(sd).sort();
     const movedRecords = recorded(moved);
     rmSync(sd, { recursive: true });
     renameSync(moved, sd);
     const down = synplug(['teardown'], a.env);
-    return { setup: setup.code, plug, boundWhileHeld, queued, outcome, unbound, movedSocket, freshFiles, movedRecords, down };
+    return { setup: setup.code, plug, boundWhileHeld, queued, outcome, unbound, movedSocket, watchdogEnded, freshFiles, movedRecords, down };
   },
   /** A renamed, another directory bind-mounted at its path (a mount namespace of this scenario's own). */
   async bind() {
@@ -223,6 +234,7 @@ if (!(await runScenarioIfChild(ENV, scenarios))) {
     t.true(r.queued, 'the SYN is held');
     t.true(r.unbound, 'the queue is let go: nothing stays held');
     t.regex(r.outcome, /^ok /, 'the SYN held is delivered');
+    t.true(r.watchdogEnded, 'the watchdog ends at the deadline');
     t.deepEqual(r.movedRecords, { leases: 0, plug: 'released' }, "the watchdog's release is recorded in the directory it started with");
     t.is(r.down.code, 0, r.down.stderr);
   });
