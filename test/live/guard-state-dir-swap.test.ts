@@ -62,7 +62,7 @@ const exists = (p: string): boolean => {
 };
 
 /** The leases a state directory records (none without leases.json). */
-function leasesIn(dir: string): Array<{ watchdogPid?: number; watchdogStart?: number }> {
+function leasesIn(dir: string): Array<{ deadline: number; watchdogPid?: number; watchdogStart?: number }> {
   const p = join(dir, 'leases.json');
   return exists(p) ? JSON.parse(readFileSync(p, 'utf8')).leases : [];
 }
@@ -94,15 +94,17 @@ const holds: Record<'protect' | 'plug', Hold> = {
    * this test's plug started) is the end of its writes, never the first of them.
    */
   async plug(env, _dir, sd) {
-    const plug = synplug(['plug', '--max-hold', '4s'], env);
-    const { watchdogPid: pid, watchdogStart } = leasesIn(sd)[0] ?? {};
+    // Its deadline leaves room for what comes before the swap (a client started, its SYN queued) on a loaded host.
+    const plug = synplug(['plug', '--max-hold', '12s'], env);
+    const { deadline, watchdogPid: pid, watchdogStart } = leasesIn(sd)[0] ?? {};
     return {
       started: { plug },
-      end: async () => ({}),
+      // the swap is met by the holder and the watchdog only when it comes before the deadline (else it is a release as any)
+      end: async () => ({ msBeforeDeadline: deadline === undefined ? undefined : deadline - Date.now() }),
       settled: async () => ({
         watchdogEnded:
           pid !== undefined &&
-          (await until(() => !ownerAlive(pid, watchdogStart), 'the watchdog to record its release and exit', 20_000).then(
+          (await until(() => !ownerAlive(pid, watchdogStart), 'the watchdog to record its release and exit', 30_000).then(
             () => true,
             () => false,
           )),
@@ -272,6 +274,7 @@ if (!(await runScenarioIfChild(ENV, scenarios))) {
     t.deepEqual(r.freshFiles, [], 'no lock, record, history or socket in the fresh directory');
     t.false(r.movedSocket, "the holder's own socket was unlinked in the directory it was started with");
     t.is(r.plug.code, 0, r.plug.stderr);
+    t.true(r.msBeforeDeadline > 0, `the swap came before the plug's deadline (${r.msBeforeDeadline} ms before it)`);
     heldThenLetGo(t, r);
     t.true(r.watchdogEnded, 'the watchdog ends at the deadline');
     t.deepEqual(r.movedRecords, { leases: 0, plug: 'released' }, "the watchdog's release is recorded in the directory it started with");
