@@ -53,6 +53,15 @@ export type { ListenTarget, ProtectOptions, ProtectResult, ProtectSession };
 
 const RELEASE_ATTEMPTS = 5;
 
+/**
+ * How late a protect must come to its own release, in ms after its max-hold deadline, when its watchdog or the
+ * queue's holder dropped its lease at that deadline, before it says how late it was. Those timers and protect's own
+ * fire at the same deadline, and which of them takes the lease lock first is scheduling: a few ms, tens on a loaded
+ * two-core host. The hold was let go at the deadline either way, so below this the max-hold line alone says what
+ * happened; 100 ms is past that jitter (protect itself was stalled: a loaded host, a stopped process), worth saying.
+ */
+export const LATE_RELEASE_MS = 100;
+
 function definedPidStart(): { pidStart?: number } {
   const t = processStartTime(process.pid);
   return t === undefined ? {} : { pidStart: t };
@@ -431,13 +440,16 @@ async function protectInner(
       releasedAtDeadline = at !== undefined && at >= lease.deadline;
       leaseBroken = !releasedAtDeadline;
       tornDown = r.tornDown === true;
-      notice(
-        releasedAtDeadline
-          ? `this protect's lease was dropped at its max-hold deadline by its watchdog or the queue's holder, which released the hold then: this protect came to release it ${Date.now() - lease.deadline} ms after that deadline (late: a loaded host?)`
-          : tornDown
-            ? `this protect's lease was already gone when it ended: a teardown broke it, released the hold and removed the records of ${store.dir}, where nothing is recorded again (no history line, no metrics)`
-            : "this protect's lease was already gone when it ended: a manual 'synplug release' (or teardown) broke it, or its watchdog dropped it at the deadline, which released the hold then unless other holders remained",
-      );
+      const late = Date.now() - lease.deadline;
+      // at its deadline by a hand only a little quicker than its own: the max-hold line alone says it (maxHoldNotice)
+      if (!releasedAtDeadline || late >= LATE_RELEASE_MS)
+        notice(
+          releasedAtDeadline
+            ? `this protect's lease was dropped at its max-hold deadline by its watchdog or the queue's holder, which released the hold then: this protect came to release it ${late} ms after that deadline (late: a loaded host?)`
+            : tornDown
+              ? `this protect's lease was already gone when it ended: a teardown broke it, released the hold and removed the records of ${store.dir}, where nothing is recorded again (no history line, no metrics)`
+              : "this protect's lease was already gone when it ended: a manual 'synplug release' (or teardown) broke it, or its watchdog dropped it at the deadline, which released the hold then unless other holders remained",
+        );
     }
     released = true;
     // Nothing is held for us any more: stop the watchdog now, not when the command
