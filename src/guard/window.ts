@@ -422,14 +422,17 @@ async function protectInner(
     counting.released();
     // A lease a manual release broke: that release let the plug go, not this one.
     releasedHold = r.released && !r.broken;
+    // A lease whose take was refused (a teardown removed the hold as this protect started: the error that ends it says
+    // so, the one message about it) was never recorded, so never broken: nothing more is said of it here.
+    const broken = r.broken === true && taken !== undefined;
     // Gone from the record while a holder of before it still holds: no manual release (it breaks every lease) nor
     // teardown ended this hold; it was left to them, as at any end that is not the last.
-    const olderHolds = r.broken === true && !r.released ? r.remaining.filter((l) => l.since <= lease.since) : [];
+    const olderHolds = broken && !r.released ? r.remaining.filter((l) => l.since <= lease.since) : [];
     if (olderHolds.length > 0)
       notice(
         `this protect's lease was no longer recorded when it ended, while holder(s) of before it still hold (pid ${olderHolds.map((l) => l.pid).join(', ')}): no release ended the hold; it stays with them`,
       );
-    else if (r.broken) {
+    else if (broken) {
       // The hold ended when that release let it go, not now; a teardown's records are gone with its time: it let the
       // hold go just before it removed the state files, the lease lock's among them (recordsRemovedAt).
       const at = r.brokenAt;

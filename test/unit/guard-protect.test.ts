@@ -16,10 +16,11 @@ import { accounted } from '../../src/guard/accounting.js';
 import { breakLeases } from '../../src/guard/leases.js';
 import { readHistory } from '../../src/guard/history.js';
 import { formatHistoryEntry, formatProtect } from '../../src/cli/format-guard.js';
-import { StateStore, processStartTime } from '../../src/guard/state.js';
+import { StateStore, processStartTime, withNetnsCookie } from '../../src/guard/state.js';
 import { UsageError } from '../../src/netlink/errors.js';
 import { CommandError } from '../../src/guard/command.js';
 import { FakeSession, type KernelCall } from '../helpers/fake-session.js';
+import { inboundHoldRecord } from '../helpers/record-mutations.js';
 
 /** A fake session in a new state directory; a kernel call named in `fail` is refused (`CALL refused`). */
 function fresh() {
@@ -496,4 +497,37 @@ test.serial(`a protect stalled past its deadline (at least LATE_RELEASE_MS, ${LA
   t.truthy(late, notices.join('\n'));
   t.true(Number(/release it (\d+) ms/.exec(late!)![1]) >= LATE_RELEASE_MS + 200, late);
   t.true(notices.some((n) => /^max-hold of 600 ms reached: released the hold/.test(n)));
+});
+
+// issue 22: a teardown that removed the hold as a protect started (the record no longer lists it when the protect
+// comes to take its lease) was said twice: "this protect's lease was already gone when it ended: a teardown broke
+// it…" (the release after the refused take), then the exit-8 line "a teardown removed the local hold while this
+// protect started". The lease was never recorded, so never broken: the exit-8 line alone says it.
+test('a teardown that removed the hold before protect took its lease: one message (the exit-8 one), no lease-gone notice', async (t) => {
+  let first = true;
+  const dir = mkdtempSync(join(tmpdir(), 'synplug-protect-'));
+  const store = new StateStore(dir);
+  const s = new FakeSession({
+    stateDir: dir,
+    onCall: (call) => {
+      // the warm-up release, before the lease is taken: a teardown of the local hold ends now (its entry gone, another
+      // hold left)
+      if (call === 'release' && first) store.writeSetup({ version: 2, holds: { 'inbound:sp-eth0': inboundHoldRecord() }, ...withNetnsCookie(undefined) });
+      first = false;
+    },
+  });
+  const notices: string[] = [];
+  const ran = join(dir, 'ran');
+  const e = await t.throwsAsync(runProtected(s, { command: ['touch', ran], onNotice: (l) => notices.push(l) }));
+  t.is(
+    e?.message,
+    "a teardown removed the local hold while this protect started: nothing is held; the command was NOT run. Run 'synplug setup' again, then the protect",
+  );
+  t.is((e as { category?: string } | undefined)?.category, 'not-set-up');
+  t.false(existsSync(ran), 'the command was not run');
+  t.deepEqual(
+    notices.filter((n) => /lease/.test(n)),
+    [],
+    notices.join('\n'),
+  );
 });
