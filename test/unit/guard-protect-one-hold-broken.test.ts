@@ -1,9 +1,10 @@
 /**
  * One of two holds broken (issue 22: an operator's first hour): the inbound
- * hold's IFB deleted after setup, the local hold intact. protect's and plug's
- * refusal (exit 8) names that hold alone, what it lacks, and its fix (setup
- * for it, or its teardown); the local hold is said to be set up, never
- * "partly set up". It used to say "only partly set up on lo, inbound:DEV".
+ * hold's plug, then its IFB, deleted after setup, the local hold intact.
+ * protect's and plug's refusal (exit 8) names that hold alone, what it
+ * lacks, and its fix (setup for it, or its teardown); the local hold is
+ * said to be set up, never "partly set up". It used to say "only partly
+ * set up on lo, inbound:DEV".
  * The kernel is the double (test/helpers/fake-kernel.ts).
  */
 import test from 'ava';
