@@ -26,6 +26,8 @@ export interface ClientCounts {
   other: number;
   /** when each refused or reset connection failed, ms since the epoch */
   failedAt: number[];
+  /** each `other`: what it was (the exception's class and errno, or `data` when the server sent bytes), the step (`connect` or `recv`), when it began and ended (ms since the epoch) */
+  others: { what: string; step: string; startedAt: number; at: number }[];
 }
 
 /** Start the server on addr:port; `back` is touched once it listens again after a restart. */
@@ -69,23 +71,24 @@ export function serverListening(p: ChildProcess): Promise<void> {
 export function countingClients(addr: string, port: number, stop: string, threads = 4): { proc: ChildProcess; result: Promise<ClientCounts> } {
   const py = `import socket,sys,threading,time,os,json
 addr,port,stop,threads=sys.argv[1],int(sys.argv[2]),sys.argv[3],int(sys.argv[4])
-n={'ok':0,'refused':0,'reset':0,'other':0,'failedAt':[]}
+n={'ok':0,'refused':0,'reset':0,'other':0,'failedAt':[],'others':[]}
 lock=threading.Lock()
 def run():
     for _ in range(2000):
         if os.path.exists(stop): return
-        s=socket.socket(socket.AF_INET6 if ':' in addr else socket.AF_INET); s.settimeout(20); k='ok'
+        s=socket.socket(socket.AF_INET6 if ':' in addr else socket.AF_INET); s.settimeout(20); k='ok'; why=None; step='connect'; t0=time.time()*1000
         try:
-            s.connect((addr,port))
-            if s.recv(1)!=b'': k='other'
+            s.connect((addr,port)); step='recv'
+            if s.recv(1)!=b'': k='other'; why='data'
         except ConnectionRefusedError: k='refused'
         except ConnectionResetError: k='reset'
-        except OSError: k='other'
+        except OSError as e: k='other'; why='%s errno %s'%(type(e).__name__,e.errno)
         t=time.time()*1000
         s.close()
         with lock:
             n[k]+=1
             if k in ('refused','reset'): n['failedAt'].append(t)
+            if why: n['others'].append({'what':why,'step':step,'startedAt':t0,'at':t})
         time.sleep(0.01)
 ts=[threading.Thread(target=run) for _ in range(threads)]
 [t.start() for t in ts]; [t.join() for t in ts]
