@@ -314,15 +314,15 @@ async function runStepsUninterrupted<T>(steps: readonly SetupStep[], complete: (
 }
 
 /**
- * When a hold's pieces carry another state directory's mark ({@link HoldPieces.markOwner}): what to do instead of
- * `setup` here, which {@link refuseOthersPieces} refuses; undefined otherwise.
+ * Whether a hold's device is gone since setup (deleted or renamed): its `device` piece missing (the queue holds), or
+ * an inbound hold opened from its record with no device of that name or index (ifindex 0: the plug hold). Setup
+ * cannot complete such a hold until the device exists again, so no message offers it (check, status, plug, protect).
  */
-/**
- * Whether a hold's device is gone since setup (deleted or renamed: its `device` piece missing): setup cannot
- * complete such a hold until the device exists again, so no message offers it (check, status, plug, protect).
- */
-function deviceGone(inspection: HoldInspection): boolean {
-  return (inspection.pieces as Readonly<Record<string, PieceState | undefined>>).device?.status === 'missing';
+function deviceGone(i: { hold: Hold; inspection: HoldInspection }): boolean {
+  return (
+    (i.inspection.pieces as Readonly<Record<string, PieceState | undefined>>).device?.status === 'missing' ||
+    (i.hold.scope === 'inbound' && i.hold.ifindex === 0)
+  );
 }
 
 /**
@@ -335,13 +335,14 @@ function deviceGone(inspection: HoldInspection): boolean {
 export async function setAsideGoneDevices(s: GuardSession): Promise<string[]> {
   if (s.holds.length < 2) return [];
   const inspected = await inspectHolds(s);
-  const gone = inspected.filter((i) => deviceGone(i.inspection));
+  const gone = inspected.filter(deviceGone);
   if (!gone.length || gone.length === inspected.length) return [];
   s.setAside(gone.map((i) => i.hold));
   const held = s.holds.map((h) => `the ${holdLabel(h)}`).join(' and ');
   return gone.map(({ hold, inspection }) => {
-    const d = (inspection.pieces as Readonly<Record<string, PieceState>>).device;
-    return `leaving out the ${holdLabel(hold)} (${hold.id}): its ${d.piece} is ${d.detail ?? 'missing'}. Holding ${held} only`;
+    // the piece whose detail says the device is gone, and what to do (the queue hold's device, the plug hold's clsact)
+    const d = (Object.values(inspection.pieces) as PieceState[]).find((p) => p.status === 'missing' && p.detail);
+    return `leaving out the ${holdLabel(hold)} (${hold.id}): ${d ? `its ${d.piece} is missing: ${d.detail}` : `its device ${hold.dev} is gone`}. Holding ${held} only`;
   });
 }
 
@@ -350,6 +351,10 @@ function holdLabel(h: Hold): string {
   return holdMode(h.mode)?.describe({ id: h.id, dev: h.dev, scope: h.scope }).label ?? `hold ${h.id}`;
 }
 
+/**
+ * When a hold's pieces carry another state directory's mark ({@link HoldPieces.markOwner}): what to do instead of
+ * `setup` here, which {@link refuseOthersPieces} refuses; undefined otherwise.
+ */
 function othersHoldAdvice(target: Hold, inspection: HoldInspection, config: GuardConfig): string | undefined {
   const owner = target.pieces.markOwner?.(inspection.observed);
   if (!owner || owner.here) return undefined;
@@ -667,7 +672,7 @@ export async function check(opts: CheckOptions = {}): Promise<CheckResult> {
           ...h.checkDetails(),
           setup: h.setupCommand(),
           ...(elsewhere && { elsewhere }),
-          ...(deviceGone(x.inspection) && { deviceGone: true as const }),
+          ...(deviceGone(x) && { deviceGone: true as const }),
         };
       }),
     };
@@ -830,7 +835,7 @@ export async function requireSetUp(s: GuardSession, config: GuardConfig, what: s
   const setUp = fine.length ? `; the ${fine.map((i) => holdLabel(i.hold)).join(' and the ')} ${fine.length > 1 ? 'are' : 'is'} set up` : '';
   // a hold whose device is gone: no setup completes it (its piece's detail says what does); the others' setups, and
   // with holds that are set up beside it, its teardown (which leaves those to protect and plug)
-  const fixable = broken.filter((i) => !deviceGone(i.inspection));
+  const fixable = broken.filter((i) => !deviceGone(i));
   const run = [...new Set(fixable.map((i) => `'${i.hold.setupCommand()}'`))];
   const remove = fine.length ? fixable.map((i) => `'synplug teardown ${i.hold.scope === 'inbound' ? `--inbound ${i.hold.dev}` : '--local'}'`) : [];
   const fix = run.length

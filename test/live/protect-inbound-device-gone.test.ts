@@ -73,7 +73,7 @@ test.serial('one of two queue holds broken: protect refuses naming that hold alo
   t.true(existsSync(ran), 'the command ran');
   t.true(
     p.stderr.includes(
-      `synplug: leaving out the inbound queue hold on ${DEV} (queue:${DEV}): its device ${DEV} is gone since setup (deleted or renamed): nothing arriving on it can be held; create it again, or remove the rest of the hold with 'synplug teardown --inbound ${DEV}`,
+      `synplug: leaving out the inbound queue hold on ${DEV} (queue:${DEV}): its device ${DEV} is missing: gone since setup (deleted or renamed): nothing arriving on it can be held; create it again, or remove the rest of the hold with 'synplug teardown --inbound ${DEV}`,
     ),
     p.stderr,
   );

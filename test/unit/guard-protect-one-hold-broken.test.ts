@@ -58,3 +58,46 @@ test.serial("one inbound hold's IFB gone: protect and plug name that hold alone 
     rmSync(base, { recursive: true, force: true });
   }
 });
+
+test.serial("one inbound hold's device gone: protect holds the local hold, runs the command, and says which hold it left out and why", async (t) => {
+  const kernel = new FakeKernel();
+  const undo = kernel.install();
+  const base = mkdtempSync(join(tmpdir(), 'synplug-devgone-'));
+  const stateDir = join(base, 'state');
+  try {
+    await guard.setup({ stateDir });
+    await guard.setup({ stateDir, inbound: { dev: 'sp-flt0', ports: [8081] } });
+    // the inbound device deleted (ip link del sp-flt0): its clsact and filters went with it; the IFB stays
+    const dev = kernel.state.links.find((l) => l.name === 'sp-flt0');
+    kernel.state.links = kernel.state.links.filter((l) => l !== dev);
+    kernel.state.qdiscs = kernel.state.qdiscs.filter((q) => q.ifindex !== dev?.index);
+    kernel.state.filters = kernel.state.filters.filter((f) => f.ifindex !== dev?.index);
+    // check: that hold partial, its device named gone, no setup offered (it cannot complete it now)
+    const c = await guard.check({ stateDir });
+    t.deepEqual(
+      c.holds.map((h) => [h.id, h.state, h.deviceGone]),
+      [
+        ['local', 'ok', undefined],
+        ['inbound:sp-flt0', 'partial', true],
+      ],
+    );
+
+    const ran = join(base, 'ran');
+    const notices: string[] = [];
+    const r = await guard.protect({ stateDir, command: ['touch', ran], maxHoldMs: 1000, onNotice: (l) => notices.push(l) });
+    t.is(r.exitCode, 0);
+    t.true(existsSync(ran), 'the command ran');
+    t.deepEqual(r.holds, [{ id: 'local', via: 'plug' }]);
+    t.true(
+      notices.includes(
+        "leaving out the inbound hold on sp-flt0 (inbound:sp-flt0): its qdisc clsact on sp-flt0 (shared; an ingress qdisc does too) is missing: device sp-flt0 is gone since setup (deleted or renamed): nothing arriving on it can be held; once it exists again, run 'synplug setup --inbound sp-flt0 --port 8081' (its filters went with it), or remove the rest of the hold with 'synplug teardown --inbound sp-flt0'. Holding the local hold on lo only",
+      ),
+      notices.join('\n'),
+    );
+    t.is((await guard.status({ stateDir })).leases?.length ?? 0, 0, 'no lease left');
+  } finally {
+    await guard.teardown({ stateDir }).catch(() => {});
+    undo();
+    rmSync(base, { recursive: true, force: true });
+  }
+});
