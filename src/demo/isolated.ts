@@ -138,7 +138,7 @@ export async function runDemoIsolated(options: DemoOptions = {}, entry: string =
       `demo interrupted by ${sig}: it stopped before starting its server and clients (what it had begun went with its network namespace; this one was not changed)`,
       'interrupted',
     );
-  // An interruption the demo's process reports names what it stopped and removed; all of that was in its own
+  // The demo's interruption (DemoInterruptedError, run.ts) names what it stopped and removed; all of that was in its own
   // namespaces, which the caller is told (run with --here, in the caller's namespace, runDemo says no such thing).
   const where = `; all of it was in the demo's own network namespace${options.inbound ? 's' : ''} (this namespace was not changed)`;
   const onAbort = (): void => {
@@ -183,7 +183,7 @@ export async function runDemoIsolated(options: DemoOptions = {}, entry: string =
         else if (m?.type === 'error')
           answer ??= {
             ok: false,
-            error: new DemoProcessError(m.error.category === 'interrupted' ? { ...m.error, message: `${m.error.message}${where}` } : m.error),
+            error: new DemoProcessError(m.error.name === 'DemoInterruptedError' ? { ...m.error, message: `${m.error.message}${where}` } : m.error),
           };
       });
       c.once('error', (e) => {
