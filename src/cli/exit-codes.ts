@@ -141,7 +141,7 @@ export const EXIT_TABLE: ReadonlyArray<readonly [code: number | 'other', meaning
   ],
   [
     7,
-    "something in the way is not this state directory's; nothing was changed: setup: the device's root qdisc is not synplug's (rerun with --force, which deletes it); protect, plug: the same, found in phase one (nothing held, the command not run); inbound: synplug's filter pref on the device holds filters that are not synplug's; the queue hold (setup, protect, plug): its netfilter queue is bound by someone else, or used by a rule that is not synplug's (choose another --queue-num); setup, release: the hold is another state directory's hold (the mark on its table or IFB names it; use that directory's --state-dir); setup: this directory's hold is holding now (run setup again after the release); teardown: one hold named (--local, --inbound, --hold) is holding now (run it after the release)",
+    "something in the way is not this state directory's; nothing was changed: setup: the device's root qdisc is not synplug's (rerun with --force, which replaces it); protect, plug: the same, found in phase one (nothing held, the command not run); inbound: synplug's filter pref on the device holds filters that are not synplug's; the queue hold (setup, protect, plug): its netfilter queue is bound by someone else, or used by a rule that is not synplug's (choose another --queue-num); setup, release: the hold is another state directory's hold (the mark on its table or IFB names it; use that directory's --state-dir); setup: this directory's hold is holding now (run setup again after the release); teardown: one hold named (--local, --inbound, --hold) is holding now (run it after the release)",
   ],
   [
     8,
@@ -222,7 +222,7 @@ export const COMMAND_EXIT_CODES = {
     badState,
     [
       EXIT.FOREIGN_QDISC,
-      `the device's root qdisc is not synplug's (rerun with --force to delete it; protect, plug: the same, found in phase one, nothing held); --inbound: synplug's filter pref holds filters that are not synplug's; ${QUEUE_FOREIGN}; the hold is another state directory's (the mark on its table or IFB names it): use that directory's --state-dir; this directory's hold is holding now: run setup again after the release`,
+      `the device's root qdisc is not synplug's (rerun with --force to replace it; protect, plug: the same, found in phase one, nothing held); --inbound: synplug's filter pref holds filters that are not synplug's; ${QUEUE_FOREIGN}; the hold is another state directory's (the mark on its table or IFB names it): use that directory's --state-dir; this directory's hold is holding now: run setup again after the release`,
     ],
     [EXIT.INTERRUPTED, 'interrupted by SIGINT before its last step: nothing was set up (steps taken are rolled back; SIGTERM: 143)'],
   ],

@@ -74,10 +74,13 @@ export class ForeignQdiscError extends SynplugError {
   /**
    * @param dev the device
    * @param what the foreign object as tc prints its first line, e.g. `qdisc tbf 5: root refcnt 2 ...`
+   * @param at `setup` (refused without --force), or `hold`: a hold's phase one, which adds synplug's tree where it is missing
    */
-  constructor(dev: string, what: string) {
+  constructor(dev: string, what: string, at: 'setup' | 'hold' = 'setup') {
     super(
-      `dev ${dev} has a root qdisc that is not synplug's: ${what}. The local hold's own root qdisc (prio 1:) goes where it is; rerun setup with --force to replace it (and everything under it). Nothing was changed`,
+      at === 'setup'
+        ? `dev ${dev} has a root qdisc that is not synplug's: ${what}. The local hold's own root qdisc (prio 1:) goes where it is; rerun setup with --force to replace it (and everything under it). Nothing was changed`
+        : `dev ${dev} has a root qdisc that is not synplug's: ${what}, where the local hold's tree (prio 1:) was set up. A hold never replaces another's root; remove it ('tc qdisc del dev ${dev} root') or run 'synplug setup --force', which replaces it. Nothing was held or changed`,
       'foreign-state',
     );
     this.name = 'ForeignQdiscError';

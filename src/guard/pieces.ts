@@ -10,7 +10,8 @@
  * - teardown: let go of what is held, then each piece removes itself, in
  *   reverse order, only what is synplug's;
  * - arm and disarm: the armed pieces added (phase one of protect and plug)
- *   and removed (after the last release).
+ *   and removed (after the last release); a standing piece found missing
+ *   is added in phase one too, and stays.
  *
  * @module
  */
@@ -26,10 +27,15 @@ import type { HoldRecord } from './state.js';
 
 /** What an armed piece that is absent says in `check`: as wanted, outside a hold. */
 const ARMED_ABSENT = 'absent outside a hold: added for each hold and removed after its release';
+/** What a standing piece that is absent says in `check`: the next hold adds it, a setup now. */
+const STANDING_ABSENT =
+  "absent: the next hold adds it, and waits 1 s after (changing the device's root qdisc drops what it sends meanwhile); 'synplug setup' adds it now, outside a reload";
 
-/** A piece's judged state; an armed one also says so (`lifetime`), and absent is as wanted outside a hold. */
+/** A piece's judged state; an armed one also says so (`lifetime`), and absent is as wanted outside a hold; a standing one absent is added by the next hold. */
 function judged<O>(p: Piece<O>, o: O): PieceState {
   const st = p.judge(o);
+  if (p.lifetime === 'standing')
+    return st.status === 'missing' ? { ...st, status: 'ok', detail: st.detail ? `${STANDING_ABSENT}; ${st.detail}` : STANDING_ABSENT } : st;
   if (p.lifetime !== 'armed') return st;
   // what else the piece says of its absence (what is in the way of the next hold) stays said
   return st.status === 'missing'
@@ -50,7 +56,7 @@ export async function inspectHold(hold: Hold): Promise<HoldInspection> {
 export function judgeHold<O>(h: HoldPieces<O>, observed: O): HoldInspection {
   const order = h.listOrder ?? h.list.map((p) => p.key);
   const inOrder = (states: Map<string, PieceState>) => Object.fromEntries(order.flatMap((k) => (states.has(k) ? [[k, states.get(k)!]] : [])));
-  const optional = h.list.filter((p) => p.lifetime === 'armed' || p.optional?.(observed)).map((p) => p.key);
+  const optional = h.list.filter((p) => p.lifetime !== 'permanent' || p.optional?.(observed)).map((p) => p.key);
   const pieces = inOrder(new Map(h.list.map((p) => [p.key, judged(p, observed)] as const)));
   const state = summarizePieces(pieces, optional);
   // A hold not set up at all: its armed pieces are missing too (not "as wanted outside a hold").
@@ -91,8 +97,8 @@ export interface PiecePlan {
 
 /**
  * The steps that take a hold from what was inspected to what setup wants:
- * each permanent piece's, in order (a step two pieces share runs once),
- * then what `--force` clears ({@link HoldPieces.clear}).
+ * each permanent and standing piece's, in order (a step two pieces share
+ * runs once; with `--force` a piece's step replaces what is in its way).
  * Armed pieces are not set up: they come with each hold. Sends nothing.
  * @throws {SynplugError} what is in the way (the hold's {@link HoldPieces.refuse})
  */
@@ -103,13 +109,11 @@ export function planHold(h: HoldPieces, inspection: HoldInspection, options: { f
   const steps: SetupStep[] = [];
   const byKey: Record<string, SetupStep[]> = {};
   for (const p of h.list) {
-    if (p.lifetime !== 'permanent') continue;
+    if (p.lifetime === 'armed') continue;
     const own = stepsOf(p.add(o, p.judge(o), c));
     if (own.length) byKey[p.key] = own;
     for (const st of own) if (!steps.includes(st)) steps.push(st);
   }
-  // what --force takes away (a foreign root qdisc), last: a step before it that fails leaves it untouched
-  steps.push(...(h.clear?.(o, options) ?? []));
   return { steps, byKey, record: () => h.record(c) };
 }
 
@@ -267,17 +271,19 @@ export function piecesOfLifetime(h: HoldPieces, observed: unknown, lifetime: Pie
 }
 
 /**
- * The steps that arm a hold from what was observed: each armed piece that
- * is missing or differs, added or replaced, in order. Sends nothing.
+ * The steps that arm a hold from what was observed: each armed piece, and
+ * each standing piece, that is missing or differs, added or replaced, in
+ * order (a piece's {@link Piece.arm} where it has one). Sends nothing.
+ * @throws {SynplugError} what is in the way of the hold (a piece's `arm`)
  */
 export function armSteps(h: HoldPieces, o: unknown): SetupStep[] {
   const c = h.begin(o);
   const steps: SetupStep[] = [];
   for (const p of h.list) {
-    if (p.lifetime !== 'armed') continue;
+    if (p.lifetime === 'permanent') continue;
     const st = p.judge(o);
     // a step several pieces share (one nftables batch for a chain and its rules) runs once
-    if (st.status !== 'ok') for (const s of stepsOf(p.add(o, st, c))) if (!steps.includes(s)) steps.push(s);
+    if (st.status !== 'ok') for (const s of stepsOf((p.arm ?? p.add).call(p, o, st, c))) if (!steps.includes(s)) steps.push(s);
   }
   return steps;
 }
@@ -291,9 +297,12 @@ export function armSteps(h: HoldPieces, o: unknown): SetupStep[] {
  * @throws {NetlinkError} the listing was refused
  */
 export async function armHold(h: HoldPieces): Promise<boolean> {
-  if (!h.list.some((p) => p.lifetime === 'armed')) return false; // nothing to read
+  if (h.list.every((p) => p.lifetime === 'permanent')) return false; // nothing to read
   const steps = armSteps(h, await h.observe());
   await runSteps(steps);
+  // a step that changed a device's root qdisc: the handshakes it cut short complete before anything is held
+  const settle = Math.max(0, ...steps.map((s) => s.settleMs ?? 0));
+  if (settle > 0) await new Promise((r) => setTimeout(r, settle));
   return steps.length > 0;
 }
 

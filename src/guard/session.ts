@@ -281,8 +281,7 @@ export class GuardSession implements ProtectSession, HoldSockets {
   /**
    * The plugs' counters once what a release let go has left them (every
    * plug's qlen 0, polled every 20 ms for at most `ms`): a plug counts a
-   * packet as it leaves, and the local plug hold's plug goes with its armed
-   * pieces after the release, so its counters are read here.
+   * packet as it leaves, so its counters are read once it has let go.
    * @returns undefined when a hold has no plug qdisc
    */
   async releasedStats(ms = 1000): Promise<PlugStats | undefined> {

@@ -83,13 +83,9 @@ const ACTIONS: ReadonlyArray<readonly [RegExp, PlanAction]> = [
 const EFFECTS: ReadonlyArray<readonly [RegExp, (m: RegExpExecArray, dev: string) => string]> = [
   [
     // (not a root qdisc `on` an IFB: the IFB's own line says what that device is for)
-    /^(?:add qdisc (\S+ \S+) root(?! on )|replace root qdisc .* with (\S+ \S+))/,
-    (m, dev) => `${dev}'s root qdisc becomes ${m[1] ?? m[2]}, so every packet ${dev} sends passes through it (only what synplug holds waits)`,
-  ],
-  [
-    /^delete root qdisc (\S+ \S+) on (\S+) \(--force\)/,
-    (m) =>
-      `${m[2]}'s root qdisc ${m[1]} is deleted (and everything under it): ${m[2]} sends through its default qdisc again, and through synplug's prio 1: during each hold only`,
+    /^(?:add qdisc (\S+ \S+) root(?! on )|replace root qdisc (\S+ \S+) .*with (\S+ \S+))/,
+    (m, dev) =>
+      `${dev}'s root qdisc becomes ${m[1] ?? m[3]}${m[2] ? ` (${m[2]} is deleted, with everything under it and its filters)` : ''}, so every packet ${dev} sends passes through it (only what synplug holds waits); ${dev} drops what it sends while the kernel grafts a root (a few ms), once, here`,
   ],
   [/^add qdisc clsact on (\S+)/, (m) => `${m[1]} gets a clsact qdisc: during a hold, every packet arriving on ${m[1]} passes synplug's SYN filters`],
   [/^add link (\S+) type ifb/, (m) => `a new device ${m[1]} (an IFB, IPv6 off: net.ipv6.conf.${m[1]}.disable_ipv6 = 1) where held SYNs wait`],

@@ -165,15 +165,21 @@ test('the local hold after setup: complete, its armed pieces absent as wanted; p
   );
 });
 
-test("setup refuses a root qdisc that is not synplug's (exit 7, no step) and with --force replaces it; a hold then is refused as not set up, naming it", (t) => {
+test("setup and a hold's phase one refuse a root qdisc that is not synplug's (exit 7, no step); setup --force replaces it", (t) => {
   const h = new LocalHold(silentSockets(), config, 1);
   const foreign: LocalObservation = { ...setUpLo, qdiscs: [qdiscEntry({ kind: 'tbf', handle: '5:', root: true, dev: 'lo', ifindex: 1 })] };
   const inspected = judgeHold(h.pieces, foreign);
-  t.is(inspected.state, 'partial', 'the tree is missing: a hold is refused as not (completely) set up, before anything is armed');
+  t.is(inspected.state, 'ok', "set up (the tree is standing: a hold adds it where missing); the hold's phase one refuses what is in its way");
   t.regex(
     (inspected.pieces as Record<string, { detail?: string }>).prio.detail ?? '',
-    /root is tbf 5:, not synplug's: setup refuses it \(exit 7\) \('synplug setup --force' replaces it\)/,
+    /root is tbf 5:, not synplug's: a hold is refused \(exit 7\) until it is removed \('synplug setup --force' replaces it\)/,
   );
+  const held = t.throws(() => armSteps(h.pieces, foreign), { instanceOf: ForeignQdiscError });
+  t.regex(
+    held!.message,
+    /A hold never replaces another's root; remove it \('tc qdisc del dev lo root'\) or run 'synplug setup --force'.*Nothing was held or changed/,
+  );
+  t.is(exitCodeOf(held), 7);
   const e = t.throws(() => planHold(h.pieces, inspected), {
     instanceOf: ForeignQdiscError,
     message: /rerun setup with --force to replace it.*Nothing was changed/,
@@ -188,6 +194,46 @@ test("setup refuses a root qdisc that is not synplug's (exit 7, no step) and wit
       'add qdisc pfifo 30: parent 1:3 limit 1000',
       `add qdisc plug 40: parent 1:4 limit ${config.limit} and release it`,
     ],
+  );
+});
+
+test("a setup without lo's tree (an earlier synplug's, or the tree removed by hand): set up; the next hold's phase one adds the tree, waits 1.1 s after (a graft drops what lo sends), then arms", (t) => {
+  const h = new LocalHold(silentSockets(), config, 1);
+  const treeless: LocalObservation = { ...setUpLo, qdiscs: emptyLo.qdiscs };
+  const inspected = judgeHold(h.pieces, treeless);
+  t.is(inspected.state, 'ok', 'not partly set up: a hold adds the tree');
+  t.regex(
+    (inspected.pieces as Record<string, { detail?: string }>).prio.detail ?? '',
+    /absent: the next hold adds it.*'synplug setup' adds it now, outside a reload/,
+  );
+  const steps = armSteps(h.pieces, treeless);
+  t.deepEqual(
+    steps.map((s) => s.what),
+    [
+      'add qdisc prio 1: root bands 4',
+      'add qdisc pfifo 10: parent 1:1 limit 1000',
+      'add qdisc pfifo 20: parent 1:2 limit 1000',
+      'add qdisc pfifo 30: parent 1:3 limit 1000',
+      `add qdisc plug 40: parent 1:4 limit ${config.limit} and release it`,
+      'add filter parent 1: protocol ip pref 1 fw handle 1 classid 1:4',
+      'nftables: add chain ip synplug output; add rule to ip synplug output',
+    ],
+  );
+  t.deepEqual(
+    steps.map((s) => s.settleMs ?? 0),
+    [1100, 0, 0, 0, 0, 0, 0],
+    "only the root's change waits: a handshake whose last ACK it dropped completes (SYN-ACK retransmitted after 1 s) before the hold",
+  );
+  t.deepEqual(
+    planHold(h.pieces, inspected).steps.map((s) => s.what),
+    [
+      'add qdisc prio 1: root bands 4',
+      'add qdisc pfifo 10: parent 1:1 limit 1000',
+      'add qdisc pfifo 20: parent 1:2 limit 1000',
+      'add qdisc pfifo 30: parent 1:3 limit 1000',
+      `add qdisc plug 40: parent 1:4 limit ${config.limit} and release it`,
+    ],
+    'setup adds it now',
   );
 });
 

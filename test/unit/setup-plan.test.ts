@@ -35,20 +35,20 @@ test('what the steps affect: a root qdisc, clsact, an IFB, an nftables table, an
         'add nftables table synplug with the marking rule',
         'add address 169.254.255.254/32 dev lo',
         'nftables: add table inet synplug_queue',
-        // the local plug hold's setup now: the table with its set (its chain comes with each hold), and --force's deletion
+        // the local plug hold's setup now: the table with its set (its chain comes with each hold), and --force's replacement
         'add nftables table synplug with set synplug_active (the marking chain comes with each hold)',
-        'delete root qdisc tbf 5: on lo (--force)',
+        'replace root qdisc tbf 5: on lo with prio 1: (--force)',
       ],
       'lo',
     ),
     [
-      "lo's root qdisc becomes prio 1:, so every packet lo sends passes through it (only what synplug holds waits)",
+      "lo's root qdisc becomes prio 1:, so every packet lo sends passes through it (only what synplug holds waits); lo drops what it sends while the kernel grafts a root (a few ms), once, here",
       'a new nftables table synplug: its rule sees every packet of its hook (only what synplug holds is marked or queued)',
       'lo gets the address 169.254.255.254/32: connections to it are the ones synplug holds',
       // the queue hold's table alone: its chain and rule are armed around each hold
       'a new nftables table inet synplug_queue: by itself it sees no packet (its chain and rule come with each hold)',
       'a new nftables table synplug: by itself it sees no packet (its chain and rule come with each hold)',
-      "lo's root qdisc tbf 5: is deleted (and everything under it): lo sends through its default qdisc again, and through synplug's prio 1: during each hold only",
+      "lo's root qdisc becomes prio 1: (tbf 5: is deleted, with everything under it and its filters), so every packet lo sends passes through it (only what synplug holds waits); lo drops what it sends while the kernel grafts a root (a few ms), once, here",
     ],
   );
   t.deepEqual(
@@ -64,7 +64,7 @@ test('what the steps affect: a root qdisc, clsact, an IFB, an nftables table, an
     [
       'a new device spifb3 (an IFB, IPv6 off: net.ipv6.conf.spifb3.disable_ipv6 = 1) where held SYNs wait',
       "eth0 gets a clsact qdisc: during a hold, every packet arriving on eth0 passes synplug's SYN filters",
-      "eth0's root qdisc becomes prio 1:, so every packet eth0 sends passes through it (only what synplug holds waits)",
+      "eth0's root qdisc becomes prio 1: (pfifo 5: is deleted, with everything under it and its filters), so every packet eth0 sends passes through it (only what synplug holds waits); eth0 drops what it sends while the kernel grafts a root (a few ms), once, here",
     ],
   );
 });

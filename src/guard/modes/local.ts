@@ -125,6 +125,17 @@ export type LocalPiece = (typeof LOCAL_PIECES)[number];
  */
 export const LOCAL_ARMED: ReadonlySet<LocalPiece> = new Set(['filter', 'chain']);
 
+/**
+ * The qdisc tree: set up, and never removed around a hold; one found
+ * missing (a setup by an earlier synplug, which added it around each hold,
+ * or removed by hand) is added in the next hold's phase one, which then
+ * waits a SYN-ACK retransmission's time before holding ({@link PieceLifetime}).
+ */
+export const LOCAL_STANDING: ReadonlySet<LocalPiece> = new Set(['prio', 'pfifo1', 'pfifo2', 'pfifo3', 'plug']);
+
+/** After phase one changed lo's root qdisc: the server's SYN-ACK retransmission (1 s) and a margin, ms. */
+const ROOT_SETTLE_MS = 1100;
+
 /** How long a removal waits for queues to empty (the plug's release drains at once on lo), ms. */
 const DRAIN_WAIT_MS = 1000;
 
@@ -228,11 +239,11 @@ export function judgeLocal(o: LocalObservation, c: GuardConfig, record: LocalHol
   let prio: PieceState;
   if (!root || root.handle === '0:') prio = { piece: prioName, status: 'missing' };
   else if (root.kind !== 'prio' || root.handle !== formatQdiscHandle(TREE.prioHandle))
-    // setup refuses it (exit 7) and never replaces it unless told to
+    // setup and every hold refuse it (exit 7), and only setup --force replaces it
     prio = {
       piece: prioName,
       status: 'missing',
-      detail: `root is ${root.kind} ${root.handle}, not synplug's: setup refuses it (exit 7) ('synplug setup --force' replaces it)`,
+      detail: `root is ${root.kind} ${root.handle}, not synplug's: a hold is refused (exit 7) until it is removed ('synplug setup --force' replaces it)`,
     };
   else {
     const opt = root.options as { bands?: number; priomap?: number[] };
@@ -558,7 +569,8 @@ function localPiece(
   key: LocalPiece,
   rest: Omit<Piece<LocalObservation, LocalPlan>, 'key' | 'lifetime' | 'judge'>,
 ): Piece<LocalObservation, LocalPlan> {
-  return { key, lifetime: LOCAL_ARMED.has(key) ? 'armed' : 'permanent', judge: (o) => judgeLocal(o, h.config, h.record)[key], ...rest };
+  const lifetime = LOCAL_ARMED.has(key) ? 'armed' : LOCAL_STANDING.has(key) ? 'standing' : 'permanent';
+  return { key, lifetime, judge: (o) => judgeLocal(o, h.config, h.record)[key], ...rest };
 }
 
 /** The local hold's pieces (see {@link LocalHold.pieces}). */
@@ -576,34 +588,66 @@ function localPieces(h: LocalHold): HoldPieces<LocalObservation, LocalPlan> {
     kind: 'prio',
     options: { bands: TREE.bands, priomap: [...TREE.priomap] },
   };
-  const prio = localPiece(h, 'prio', {
-    add(o, st, p) {
-      const root = rootOf(o);
-      if (st.status === 'missing') {
-        // A new (or, with --force, replacing) prio root comes with default children: everything under it is then missing.
-        // (Another's root reaches here only with --force: setup refuses it before any step otherwise.)
-        p.rebuilt = true;
-        const replacing = root && root.handle !== '0:';
-        return {
-          what: replacing ? `replace root qdisc ${root.kind} ${root.handle} on ${c.dev} with prio 1: (--force)` : 'add qdisc prio 1: root bands 4',
-          run: () => (replacing ? replaceQdisc(route, prioSpec) : addQdisc(route, prioSpec)),
-          undo: { what: `removed qdisc prio 1: (and everything under it)`, run: () => deleteQdisc(route, { ...dev, parent: 'root' }) },
-        };
-      }
-      if (st.status !== 'different') return undefined;
-      const old = root!.options as { bands: number; priomap: number[] };
+  // setup's step for the root (and a hold's, where nothing is in the way: prio.arm)
+  const prioAdd = (o: LocalObservation, st: PieceState, p: LocalPlan): SetupStep | undefined => {
+    const root = rootOf(o);
+    // Another's root (a prio 1: of someone else's too) reaches here only with --force: setup refuses it before any
+    // step otherwise. It goes whole, with its filters, and synplug's comes in its place: deleted, then added (the kernel
+    // refuses to replace a qdisc by one of another kind under the same handle, the usual 1:).
+    if (root && root.handle !== '0:' && !h.rootIsOurs(o)) {
+      p.rebuilt = true;
       return {
-        what: `change qdisc prio 1: to bands 4 and the default priomap (was ${st.detail})`,
-        run: () => changeQdisc(route, prioSpec),
-        undo: { what: 'restored prio 1: options', run: () => changeQdisc(route, { ...prioSpec, options: { bands: old.bands, priomap: old.priomap } }) },
+        what: `replace root qdisc ${root.kind} ${root.handle} on ${c.dev} with prio 1: (--force)`,
+        run: async () => {
+          await deleteQdisc(route, { ...dev, parent: 'root' });
+          await addQdisc(route, prioSpec);
+        },
+        undo: { what: `removed qdisc prio 1: (the root it replaced is gone: --force)`, run: () => deleteQdisc(route, { ...dev, parent: 'root' }) },
       };
+    }
+    if (st.status === 'missing') {
+      // A new prio root comes with default children: everything under it is then missing.
+      p.rebuilt = true;
+      return {
+        what: 'add qdisc prio 1: root bands 4',
+        run: () => addQdisc(route, prioSpec),
+        undo: { what: `removed qdisc prio 1: (and everything under it)`, run: () => deleteQdisc(route, { ...dev, parent: 'root' }) },
+        settleMs: ROOT_SETTLE_MS,
+      };
+    }
+    if (st.status !== 'different') return undefined;
+    const old = root!.options as { bands: number; priomap: number[] };
+    return {
+      what: `change qdisc prio 1: to bands 4 and the default priomap (was ${st.detail})`,
+      run: () => changeQdisc(route, prioSpec),
+      undo: { what: 'restored prio 1: options', run: () => changeQdisc(route, { ...prioSpec, options: { bands: old.bands, priomap: old.priomap } }) },
+    };
+  };
+  const prio = localPiece(h, 'prio', {
+    // a hold never replaces another's root: refused before any step (nothing changed)
+    arm(o, st, p) {
+      const root = rootOf(o);
+      if (root && root.handle !== '0:' && !h.rootIsOurs(o)) throw new ForeignQdiscError(c.dev, formatQdiscText(root).split('\n')[0].trim(), 'hold');
+      return prioAdd(o, st, p);
     },
+    add: (o, st, p) => prioAdd(o, st, p),
     async remove(o, _p, out) {
       const root = rootOf(o);
       if (root && h.rootIsOurs(o)) {
+        // another state directory's local hold on this device shares the tree: while its fw filter is on it (armed, a
+        // hold of its own) the tree stays (its hold would end unsaid); outside its holds, its next hold adds the tree again
+        const others = (await listFilters(route, { ...dev, parent: formatQdiscHandle(TREE.filterParent) })).filter(
+          (f) => !(f.kind === 'fw' && f.handle !== undefined && Number(f.handle) === c.mark),
+        );
+        if (others.length) {
+          out.kept.push(
+            `qdisc prio 1: on ${c.dev}: ${others.length} filter(s) not of this hold are on it (another state directory's hold holding, or someone else's); 'synplug teardown' run again removes it once they are gone`,
+          );
+          return;
+        }
         // deleting a qdisc drops what it queues: only once the plug (released) and the bands are empty
         if (!(await qdiscsEmptyWithin(route, h.ifindex, DRAIN_WAIT_MS))) {
-          out.kept.push(`qdisc prio 1: on ${c.dev}: packets are still queued in it (deleting it would drop them); the next synplug command removes it`);
+          out.kept.push(`qdisc prio 1: on ${c.dev}: packets are still queued in it (deleting it would drop them); 'synplug teardown' run again removes it`);
           return;
         }
         // named by handle and kind: the kernel refuses another root (EINVAL), one put there meanwhile, which stays

@@ -38,6 +38,14 @@ export interface SetupStep {
   undo?: { what: string; run(): Promise<void> };
   /** it adds the hold's address (setup's result says `addedAddress` from it: this run added it) */
   addsAddress?: true;
+  /**
+   * In a hold's phase one: how long to wait, ms, after the steps ran and
+   * before anything is held. A step that changes a device's root qdisc drops
+   * what the device sends while the kernel grafts; a handshake whose last
+   * ACK was dropped completes by the server's SYN-ACK retransmission (1 s),
+   * which must come while the old listener still listens.
+   */
+  settleMs?: number;
 }
 
 /** What a hold's inspection found: every piece by name, and the hold's overall state. */
@@ -52,12 +60,16 @@ export interface HoldInspection<Key extends string = string> {
 
 /**
  * How long a piece lives: `permanent` pieces are made once by `setup` and
- * stay until `teardown`; `armed` pieces cost something on the data path, so
- * they exist only around a hold: added in phase one of protect and plug
- * (before anything is held), removed after the last release (by the
- * watchdog too when protect dies), kept while any live lease holds.
+ * stay until `teardown`; `standing` ones too, but one found missing is added
+ * again in a hold's phase one (and its absence alone does not make the hold
+ * partly set up): the local plug hold's qdisc tree, which an earlier
+ * synplug added around each hold, or someone removed; `armed` pieces cost
+ * something on the data path, so they exist only around a hold: added in
+ * phase one of protect and plug (before anything is held), removed after
+ * the last release (by the watchdog too when protect dies), kept while any
+ * live lease holds.
  */
-export type PieceLifetime = 'permanent' | 'armed';
+export type PieceLifetime = 'permanent' | 'standing' | 'armed';
 
 /**
  * One piece of a hold (a qdisc, a filter, a table, an address), as the
@@ -69,7 +81,7 @@ export type PieceLifetime = 'permanent' | 'armed';
 export interface Piece<O = unknown, C = unknown> {
   /** its key in `check`'s pieces (`prio`, `filter_ip`) */
   readonly key: string;
-  /** permanent (setup) or armed (around each hold) */
+  /** permanent or standing (setup), or armed (around each hold) */
   readonly lifetime: PieceLifetime;
   /** Whether it alone does not make a setup (an address that may be the user's own). */
   optional?(o: O): boolean;
@@ -82,6 +94,13 @@ export interface Piece<O = unknown, C = unknown> {
    * @param c shared by the pieces of one plan
    */
   add(o: O, state: PieceState, c: C): SetupStep | readonly SetupStep[] | undefined;
+  /**
+   * A standing or armed piece's step(s) in a hold's phase one, where they
+   * differ from setup's {@link add} (what setup would replace with --force, a
+   * hold refuses). Absent: {@link add}.
+   * @throws {SynplugError} what is in the way of the hold (nothing changed)
+   */
+  arm?(o: O, state: PieceState, c: C): SetupStep | readonly SetupStep[] | undefined;
   /** Remove it at teardown when it is synplug's, saying in `out` what was removed, or kept and why. @throws {NetlinkError} */
   remove?(o: O, c: C, out: TeardownWords): Promise<void>;
   /**
@@ -112,13 +131,6 @@ export interface HoldPieces<O = unknown, C = unknown> {
    * @throws {SynplugError} foreign state (`foreign-state`), a clash (`usage`)
    */
   refuse?(o: O, options: { force?: boolean }): void;
-  /**
-   * With `--force`: the steps setup runs last, after every permanent piece's,
-   * to take away what {@link HoldPieces.refuse} refuses without it and an
-   * armed piece would be in the way of at each hold (the local hold: a root
-   * qdisc that is not synplug's, deleted). None when nothing is in the way.
-   */
-  clear?(o: O, options: { force?: boolean }): SetupStep[];
   /** The record entry, once every step ran. */
   record(c: C): HoldRecord;
   /**
