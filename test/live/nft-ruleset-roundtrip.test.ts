@@ -1275,6 +1275,24 @@ test.serial(
   },
 );
 
+test.serial("the reasons hold: nft 1.0.6's listing of sctp --chunk-types only INIT and ! only INIT is one nft -f refuses (i-data)", (t) => {
+  const dir = join(tmp, 'sctp-only-unread');
+  spawnSync('mkdir', ['-p', dir]);
+  const f = (n: string): string => join(dir, n);
+  inNetns(
+    [
+      '/usr/sbin/iptables-nft -A OUTPUT -p sctp -m sctp --chunk-types only INIT -j ACCEPT',
+      '/usr/sbin/iptables-nft -A OUTPUT -p sctp -m sctp ! --chunk-types only INIT -j ACCEPT',
+      `${NFT} list chain ip filter OUTPUT | grep 'counter packets' | sed -e 's/^\t*//' -e 's/ counter packets.*//' > ${q(f('listed'))}`,
+      'set +e',
+      `while read -r l; do printf 'table ip t {\n chain o {\n  %s\n }\n}\n' "$l" > ${q(f('one.nft'))}; ${NFT} -c -f ${q(f('one.nft'))} 2>> ${q(f('err'))}; echo $? >> ${q(f('rc'))}; done < ${q(f('listed'))}`,
+    ].join('\n'),
+  );
+  t.is(readFileSync(f('listed'), 'utf8').trim().split('\n').length, 2);
+  t.deepEqual(exits(f('rc')), ['1', '1']);
+  t.regex(readFileSync(f('err'), 'utf8'), /sctp chunk i-data/);
+});
+
 /**
  * More forms that printed raw with no reason (issue 21): icmp codes and unnamed types, multiport --ports with a
  * range or !, sctp --chunk-types, dccp --dccp-option, policy --strict, hashlimit with no key; as XT_REASONS.
