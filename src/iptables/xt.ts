@@ -864,11 +864,13 @@ const PORT_PROTOCOLS: ReadonlySet<string> = new Set(['tcp', 'udp', 'udplite', 's
 /**
  * struct ipt_icmp / ip6t_icmp { __u8 type; __u8 code[2]; __u8 invflags; }: a type nft names, of
  * any code (0..255), as libxtables translates it (`icmp type echo-request`, `icmpv6 type != echo-reply`);
- * a code range or a type without a name nft 1.0.6 lists as `xt match icmp`.
+ * a code range or a type without a name nft 1.0.6 lists as `xt match icmp` (RAW_WHY's name-only reason);
+ * `any` (type 255) as `ip protocol icmp`, raw saying why.
  */
 function icmpMatch(proto: 'icmp' | 'icmpv6'): Translation['text'] {
   return (b) => {
-    if (proto === 'icmp' && b[0] === 0xff && b[1] === 0 && b[2] === 0xff && b[3] === 0) return { raw: RAW_WHY.icmpAny };
+    // libipt_icmp writes type 255 (`any`) as `ip protocol icmp`, whatever its codes or invert
+    if (proto === 'icmp' && b[0] === 0xff) return { raw: b[3] ? RAW_WHY.icmpNone : RAW_WHY.icmpAny };
     if (b[1] !== 0 || b[2] !== 0xff || b[3] > 1) return undefined;
     const name = valueText(b.subarray(0, 1).toString('hex'), proto === 'icmp' ? 'icmp_type' : 'icmpv6_type').text;
     return /^[a-z]/.test(name) ? `${proto} type ${b[3] ? '!= ' : ''}${name}` : undefined;
@@ -877,6 +879,8 @@ function icmpMatch(proto: 'icmp' | 'icmpv6'): Translation['text'] {
 
 /** {@link RAW_WHY}'s word for an extension nft 1.0.6 lists by its name alone (`xt match recent`). */
 const NAME_ONLY = '';
+/** Why an extension nft 1.0.6 lists by its name alone prints raw. */
+const nameOnly = (kind: 'target' | 'match', ext: string): string => `nft 1.0.6 lists it as "xt ${kind} ${ext}", which nft -f cannot read`;
 
 /**
  * Every reason an xt extension prints raw, in one table: what nft 1.0.6 lists (libxtables' translation, iptables
@@ -895,6 +899,12 @@ const RAW_WHY = {
   'match hbh': NAME_ONLY,
   // libxt_rpfilter translates all but --accept-local without --invert (rpfilter4, rpfilter6)
   'match rpfilter': NAME_ONLY,
+  // libipt_icmp and libip6t_icmp6 translate a named type of every code (a code or code range, a type without a
+  // name: the name alone) and `any` (icmpAny, icmpNone)
+  'match icmp': NAME_ONLY,
+  'match icmp6': NAME_ONLY,
+  // libxt_policy translates `--dir in` with no element alone (elements, --strict, --dir out: the name alone)
+  'match policy': NAME_ONLY,
   // libxt_connlimit translates by the family of libxtables' xt_xlate, which nft leaves unset (malloc'd):
   // the same rule lists either way from one run of nft to the next
   'match connlimit': 'nft 1.0.6 lists "xt match connlimit" or, at random, "add @connlimit0 ..." (no such set)',
@@ -903,6 +913,16 @@ const RAW_WHY = {
   addrtypeBoth: 'nft 1.0.6 lists "fib saddr type ...", the --src-type alone, leaving --dst-type out',
   connlabelInvert: 'nft 1.0.6 lists "ct label and N != N": no match without conntrack, where ! --label matches',
   icmpAny: 'nft 1.0.6 lists it as "ip protocol icmp", which reads back without the match: -m icmp drops non-first fragments',
+  icmpNone: 'nft 1.0.6 lists "ip protocol icmp", every ICMP packet, where ! --icmp-type any matches none',
+  multiportRange: 'nft 1.0.6 lists --ports A:B as the two ports A and B, leaving out the ports between',
+  multiportInvert: 'nft 1.0.6 lists ! --ports as --ports, without the !: the very ports the rule leaves out',
+  sctpOnly: 'nft 1.0.6 lists "sctp chunk T missing" for each type it names, none for AUTH; nft -f cannot read it (i-data)',
+  sctpOnlyInvert: 'nft 1.0.6 lists ! only T as T missing, every other named type present; nft -f cannot read it (i-data)',
+  sctpFlags: 'nft 1.0.6 lists "sctp chunk T flags ...", the first T chunk\'s flags, where -m sctp takes any T chunk\'s',
+  sctpInvert: 'nft 1.0.6 inverts each part ("sctp chunk A missing ...", "flags != ..."), not the whole: another rule',
+  sctpNoneInvert: 'nft 1.0.6 lists ! --chunk-types all NONE as nothing, where it matches no packet',
+  hashlimitRateMatch: 'nft 1.0.6 lists the meter\'s key with "(null)" in it, which nft -f cannot read',
+  hashlimitPorts: 'nft 1.0.6 keys the meter on "tcp dport" (or sport), where -m hashlimit takes udp\'s, sctp\'s... too',
   fragRes: 'nft 1.0.6 lists "frag reserved 1", where --fragres matches reserved bits zero',
   connmarkXmark:
     'nft 1.0.6 lists "ct mark set ct mark xor V and KEEP", which applies the xor first: (ct mark ^ V) & KEEP, where the target computes (ct mark & KEEP) ^ V',
@@ -958,6 +978,77 @@ function portsText(proto: string, b: Buffer, flags: number, invflags: number): s
   return [...part(1, 'sport', 4), ...part(2, 'dport', 0)].join(' ');
 }
 
+/**
+ * struct xt_sctp_info { __u16 dpts[2], spts[2]; __u32 chunkmap[256 / sizeof(__u32)]; __u32 chunk_match_type;
+ * struct xt_sctp_flag_info flag_info[4]; int flag_count; __u32 flags, invflags; }: its offsets (chunkmap's bit
+ * T, of word T / 32, is chunk type T); linux/netfilter/xt_sctp.h: XT_SCTP_CHUNK_TYPES, SCTP_CHUNK_MATCH_ANY,
+ * _ALL, _ONLY.
+ */
+const SCTP_INFO = { CHUNKMAP: 8, MATCH_TYPE: 264, FLAG_COUNT: 280, FLAGS: 284, INVFLAGS: 288, SIZE: 292 } as const;
+const XT_SCTP_PORTS = 0x03;
+const XT_SCTP_CHUNK_TYPES = 0x04;
+const SCTP_CHUNK_MATCH_ANY = 0x01;
+const SCTP_CHUNK_MATCH_ALL = 0x02;
+const SCTP_CHUNK_MATCH_ONLY = 0x04;
+/** libxt_sctp.c's sctp_chunk_names as iptables 1.8.9 translates them (nft's names), in its order: [chunk type, name] */
+const SCTP_CHUNKS: ReadonlyArray<[type: number, name: string]> = [
+  [0, 'data'],
+  [1, 'init'],
+  [2, 'init-ack'],
+  [3, 'sack'],
+  [4, 'heartbeat'],
+  [5, 'heartbeat-ack'],
+  [6, 'abort'],
+  [7, 'shutdown'],
+  [8, 'shutdown-ack'],
+  [9, 'error'],
+  [10, 'cookie-echo'],
+  [11, 'cookie-ack'],
+  [12, 'ecne'],
+  [13, 'cwr'],
+  [14, 'shutdown-complete'],
+  [64, 'i-data'],
+  [130, 're-config'],
+  [132, 'pad'],
+  [193, 'asconf'],
+  [128, 'asconf-ack'],
+  [192, 'forward-tsn'],
+  [194, 'i-forward-tsn'],
+];
+/** The names of {@link SCTP_CHUNKS} nft 1.0.6 lists but does not read (`sctp chunk i-data exists`: a syntax error to nft -f). */
+const SCTP_CHUNKS_UNREAD: ReadonlySet<string> = new Set(['i-data', 're-config', 'pad', 'i-forward-tsn']);
+
+/**
+ * An sctp match as libxt_sctp.c's sctp_xlate writes it: ports (portsText), then `--chunk-types all T,U` as
+ * `sctp chunk t exists sctp chunk u exists`, `! --chunk-types all T` as `sctp chunk t missing` (with a
+ * problem where a name is one nft 1.0.6 does not read back, `i-data`). Raw, saying
+ * why: no option (nft lists `xt match sctp`), `any` (so does it), `only` (nft leaves out the types it has no
+ * name for, which `only` refuses, in words nft -f cannot read), chunk flags (nft reads the first chunk of the type, -m sctp any), an
+ * inverted list of more than one type or with flags (nft inverts each part), an empty `all` (nft lists
+ * nothing). Undefined for a chunk type libxt_sctp has no name for (iptables 1.8.9 names none such).
+ */
+function sctpText(b: Buffer): XtText {
+  const [flags, invflags] = [readU32(b, SCTP_INFO.FLAGS), readU32(b, SCTP_INFO.INVFLAGS)];
+  if (flags & ~(XT_SCTP_PORTS | XT_SCTP_CHUNK_TYPES) || invflags & ~flags) return undefined;
+  if (!flags) return { raw: nameOnly('match', 'sctp') };
+  const ports = flags & XT_SCTP_PORTS ? portsText('sctp', b, flags & XT_SCTP_PORTS, invflags & XT_SCTP_PORTS) : '';
+  if (ports === undefined || !(flags & XT_SCTP_CHUNK_TYPES)) return ports;
+  const [type, flagCount, invert] = [readU32(b, SCTP_INFO.MATCH_TYPE), readU32(b, SCTP_INFO.FLAG_COUNT), invflags & XT_SCTP_CHUNK_TYPES];
+  if (type === SCTP_CHUNK_MATCH_ANY) return { raw: nameOnly('match', 'sctp') };
+  const chunks: number[] = [];
+  for (let t = 0; t < 256; t++) if ((readU32(b, SCTP_INFO.CHUNKMAP + 4 * (t >> 5)) >>> (t & 31)) & 1) chunks.push(t);
+  if (flagCount > 4 || chunks.some((t) => !SCTP_CHUNKS.some(([c]) => c === t))) return undefined;
+  if (type === SCTP_CHUNK_MATCH_ONLY) return { raw: invert ? RAW_WHY.sctpOnlyInvert : RAW_WHY.sctpOnly };
+  if (type !== SCTP_CHUNK_MATCH_ALL) return undefined;
+  if (!chunks.length) return invert ? { raw: RAW_WHY.sctpNoneInvert } : ports || BARE_L4('sctp');
+  if (invert && (chunks.length > 1 || flagCount)) return { raw: RAW_WHY.sctpInvert };
+  if (flagCount) return { raw: RAW_WHY.sctpFlags };
+  const names = SCTP_CHUNKS.filter(([c]) => chunks.includes(c)).map(([, name]) => name);
+  const text = [ports, ...names.map((name) => `sctp chunk ${name} ${invert ? 'missing' : 'exists'}`)].filter(Boolean).join(' ');
+  const unread = names.filter((name) => SCTP_CHUNKS_UNREAD.has(name));
+  return unread.length ? { text, problem: `sctp chunk ${unread.join(', ')}: nft -f cannot read this back (a syntax error)` } : text;
+}
+
 /** linux/netfilter/xt_ecn.h: XT_ECN_OP_MATCH_IP, _ECE, _CWR (operation and invert bits) */
 const XT_ECN_OP_MATCH_IP = 0x01;
 const XT_ECN_OP_MATCH_ECE = 0x10;
@@ -989,15 +1080,21 @@ function ecnText(b: Buffer, family: string): XtText {
 /** linux/netfilter/xt_dccp.h: XT_DCCP_SRC_PORTS, _DEST_PORTS, _TYPE, _OPTION */
 const XT_DCCP_PORTS = 0x03;
 const XT_DCCP_TYPE = 0x04;
+const XT_DCCP_OPTION = 0x08;
 /** libxt_dccp.c's dccp_pkt_types_xlate, by DCCP_PKT_* bit; DCCP_PKT_INVALID (10) stands for 10-15 */
 const DCCP_TYPES = ['request', 'response', 'data', 'ack', 'dataack', 'closereq', 'close', 'reset', 'sync', 'syncack', '10-15'];
 /** the typemask bits of 10-15: libxt_dccp sets 11-15 with INVALID (10) and writes them as one `10-15` */
 const DCCP_INVALID_BITS = 0xfc00;
 
-/** A dccp match as libxt_dccp.c's dccp_xlate writes it: ports, then types (`dccp type != { request, 10-15 }`). */
+/**
+ * A dccp match as libxt_dccp.c's dccp_xlate writes it: ports, then types (`dccp type != { request, 10-15 }`);
+ * with --dccp-option, whatever else, nft 1.0.6 lists `xt match dccp` (raw saying so).
+ */
 function dccpText(b: Buffer): XtText {
   const [flags, invflags, types] = [readU16(b, 8), readU16(b, 10), readU16(b, 12)];
-  if (flags & ~(XT_DCCP_PORTS | XT_DCCP_TYPE) || invflags & ~flags || b[14] !== 0) return undefined;
+  if (flags & ~(XT_DCCP_PORTS | XT_DCCP_TYPE | XT_DCCP_OPTION) || invflags & ~flags) return undefined;
+  if (flags & XT_DCCP_OPTION) return { raw: nameOnly('match', 'dccp') };
+  if (b[14] !== 0) return undefined;
   if (!flags) return BARE_L4('dccp');
   const ports = flags & XT_DCCP_PORTS ? portsText('dccp', b, flags & XT_DCCP_PORTS, invflags & XT_DCCP_PORTS) : '';
   if (ports === undefined || !(flags & XT_DCCP_TYPE)) return ports || undefined;
@@ -1111,7 +1208,7 @@ function utcOffset(minutesWest: number): string {
 /**
  * linux/netfilter/xt_hashlimit.h: the mode bits (XT_HASHLIMIT_HASH_DIP, _DPT, _SIP, _SPT: the key's parts, in the
  * order libxt_hashlimit.c's hashlimit_mode_xlate writes them; _INVERT `--hashlimit-above`; _BYTES a byte rate;
- * _RATE_MATCH, which its translation leaves out), XT_HASHLIMIT_SCALE_v2 (packet rates: 1e6 / packets per second),
+ * _RATE_MATCH, whose key its translation writes as `(null)`), XT_HASHLIMIT_SCALE_v2 (packet rates: 1e6 / packets per second),
  * XT_HASHLIMIT_BYTE_SHIFT, XT_HASHLIMIT_BURST (the default burst, not printed).
  */
 const HASHLIMIT_KEYS: ReadonlyArray<[bit: number, key: (family: string) => string]> = [
@@ -1125,6 +1222,7 @@ const XT_HASHLIMIT_HASH_SIP = 1 << 2;
 const XT_HASHLIMIT_PORTS = (1 << 1) | (1 << 3);
 const XT_HASHLIMIT_INVERT = 1 << 4;
 const XT_HASHLIMIT_BYTES = 1 << 5;
+const XT_HASHLIMIT_RATE_MATCH = 1 << 6;
 const XT_HASHLIMIT_SCALE_V2 = 1000000n;
 const XT_HASHLIMIT_BYTE_SHIFT = 4n;
 const XT_HASHLIMIT_BURST = 5n;
@@ -1162,12 +1260,13 @@ function hashlimitMask(bits: number, family: string): string {
  * struct xt_hashlimit_mtinfo3 { char name[NAME_MAX]; struct hashlimit_cfg3 cfg; ... }; // cfg at 256
  * struct hashlimit_cfg3 { __u64 avg, burst; __u32 mode, size, max, gc_interval, expire, interval; __u8 srcmask, dstmask; };
  * ```
- * Raw where the translation means something else or nft lists no meter: no key (`xt match hashlimit`),
- * ports (`tcp dport`) after no tcp match (the kernel takes udp's, sctp's... ports too), --hashlimit-rate-match.
+ * Raw, saying why, where the translation means something else or nft lists no meter: no key (`xt match
+ * hashlimit`), ports (`tcp dport`) after no tcp match (the kernel takes udp's, sctp's... ports too),
+ * --hashlimit-rate-match (a key of `(null)`).
  * What the translation leaves out: the table's size, maximum and gc interval bound its memory only; the
  * rate interval counts with --hashlimit-rate-match only.
  */
-function hashlimitText(b: Buffer, _rev: number, ctx: XtContext): string | undefined {
+function hashlimitText(b: Buffer, _rev: number, ctx: XtContext): XtText {
   const name = b
     .subarray(0, 255)
     .toString('latin1')
@@ -1175,8 +1274,11 @@ function hashlimitText(b: Buffer, _rev: number, ctx: XtContext): string | undefi
   const u64 = (at: number): bigint => (LE ? b.readBigUInt64LE(at) : b.readBigUInt64BE(at));
   const [avg, burst, mode, expire, srcmask, dstmask] = [u64(256), u64(264), readU32(b, 272), readU32(b, 288), b[296], b[297]];
   const known = XT_HASHLIMIT_INVERT | XT_HASHLIMIT_BYTES | HASHLIMIT_KEYS.reduce((m, [bit]) => m | bit, 0);
-  if (!/^[\x21-\x7e]+$/.test(name) || mode & ~known || !(mode & ~(XT_HASHLIMIT_INVERT | XT_HASHLIMIT_BYTES)) || avg === 0n) return undefined;
-  if (mode & XT_HASHLIMIT_PORTS && ctx.l4 !== 'tcp') return undefined;
+  if (!/^[\x21-\x7e]+$/.test(name) || mode & ~(known | XT_HASHLIMIT_RATE_MATCH) || avg === 0n) return undefined;
+  // in libxt_hashlimit's order: the rate match's key (null) before no key at all (the name alone)
+  if (mode & XT_HASHLIMIT_RATE_MATCH) return { raw: RAW_WHY.hashlimitRateMatch };
+  if (!(mode & ~(XT_HASHLIMIT_INVERT | XT_HASHLIMIT_BYTES))) return { raw: nameOnly('match', 'hashlimit') };
+  if (mode & XT_HASHLIMIT_PORTS && ctx.l4 !== 'tcp') return { raw: RAW_WHY.hashlimitPorts };
   const full = ctx.family === 'ip' ? 32 : 128;
   const keys = HASHLIMIT_KEYS.filter(([bit]) => mode & bit).map(([bit, key]) => {
     const bits = bit === XT_HASHLIMIT_HASH_DIP ? dstmask : bit === XT_HASHLIMIT_HASH_SIP ? srcmask : full;
@@ -1364,7 +1466,7 @@ const XT_UDP_INV_SRCPT = 0x01;
 const XT_UDP_INV_DSTPT = 0x02;
 
 /**
- * Why a bare `-m tcp`, `-m udp`, `-m dccp`, `-m esp` or `-m ah` (ip) prints raw: libxtables translates it as
+ * Why a bare `-m tcp`, `-m udp`, `-m dccp`, `-m esp`, `-m ah` (ip) or `-m sctp --chunk-types all NONE` prints raw: libxtables translates it as
  * nothing, which nft 1.0.6 lists as an empty statement (`meta l4proto tcp  counter`) and nft -f reads back as
  * no match at all, where the xt match drops fragments but the first (and truncated headers).
  */
@@ -1614,9 +1716,8 @@ const MATCHES: Readonly<Record<string, Translation | readonly Translation[]>> = 
     text: (b) =>
       b[4] <= 1 ? `tcp option maxseg size ${b[4] ? '!= ' : ''}${readU16(b, 0)}${readU16(b, 2) === readU16(b, 0) ? '' : `-${readU16(b, 2)}`}` : undefined,
   },
-  // struct xt_sctp_info { __u16 dpts[2], spts[2]; __u32 chunkmap[64], chunk_match_type; flag_info[4]; int flag_count; __u32 flags, invflags; }:
-  // ports only (no chunk types), `sctp dport 5`
-  sctp: { revs: [0], size: 292, text: (b) => portsText('sctp', b, readU32(b, 284), readU32(b, 288)) },
+  // struct xt_sctp_info (above sctpText): `sctp dport 5 sctp chunk data exists`
+  sctp: { revs: [0], size: SCTP_INFO.SIZE, text: sctpText },
   // struct xt_dccp_info { __u16 dpts[2], spts[2], flags, invflags, typemask; __u8 option; }:
   // `dccp sport 5 dccp dport 6 dccp type { request, response }` (no --dccp-option: nft lists `xt match dccp`)
   dccp: { revs: [0], size: 15, text: dccpText },
@@ -1675,7 +1776,7 @@ const MATCHES: Readonly<Record<string, Translation | readonly Translation[]>> = 
     size: 48,
     text(b, _rev, ctx) {
       const [dir, count, invert] = [b[0], b[1], b[47]];
-      const either = dir === XT_MULTIPORT_EITHER && invert === 0;
+      const either = dir === XT_MULTIPORT_EITHER;
       if (!ctx.l4 || !PORT_PROTOCOLS.has(ctx.l4) || (MULTIPORT_WORDS[dir] === undefined && !either) || count < 1 || count > 15 || invert > 1) return undefined;
       const items: string[] = [];
       for (let i = 0; i < count; i++) {
@@ -1686,8 +1787,9 @@ const MATCHES: Readonly<Record<string, Translation | readonly Translation[]>> = 
         } else items.push(String(port));
       }
       // --ports (either): libxtables' concatenation, each port as the source with any destination and the other way
-      // round; it writes a range's ends as two ports, and `! --ports` as `--ports`: those raw
-      if (either && items.some((p) => p.includes('-'))) return undefined;
+      // round; it writes `! --ports` as `--ports`, and a range's ends as two ports: those raw
+      if (either && invert) return { raw: RAW_WHY.multiportInvert };
+      if (either && items.some((p) => p.includes('-'))) return { raw: RAW_WHY.multiportRange };
       if (either) return `${ctx.l4} sport . ${ctx.l4} dport { ${items.map((p) => `0-65535 . ${p}, ${p} . 0-65535`).join(', ')} }`;
       const value = items.length === 1 ? items[0] : `{ ${items.join(', ')} }`;
       return `${ctx.l4} ${MULTIPORT_WORDS[dir]} ${invert ? '!= ' : ''}${value}`;
@@ -1709,7 +1811,7 @@ export function xtText(kind: 'target' | 'match', e: XtExtension, ctx: XtContext)
   const text = t && b.length >= t.size ? t.text(b, e.rev, ctx) : undefined;
   const why = (RAW_WHY as Readonly<Record<string, string>>)[`${kind} ${e.ext}`];
   if (text !== undefined || why === undefined) return text;
-  return { raw: why === NAME_ONLY ? `nft 1.0.6 lists it as "xt ${kind} ${e.ext}", which nft -f cannot read` : why };
+  return { raw: why === NAME_ONLY ? nameOnly(kind, e.ext) : why };
 }
 
 /**

@@ -947,7 +947,7 @@ test.serial(
       if (raw)
         t.regex(
           rules(ours)[i],
-          /\[ raw: match name [a-z]+ rev \d+( \((ct [a-z ]+ [0-9.]+\/\d+: nft -f reads this prefix back as another address|a port without --ctproto \(or after ! --ctproto\) or -p: nft -f cannot read it back|--ctproto \d+, which nft names no header of, and no -p: nft -f cannot read the port back|nft lists "ct expiration [0-9-]+", (read back as [0-9-]+ ms: --ctexpire matches \d+ to [0-9.]+ s|which nft -f refuses: value too large)|nft 1\.0\.6 lists it as nothing, which reads back as no match: -m (tcp|udp|esp|ah|dccp) drops non-first fragments|nft 1\.0\.6 lists "fib saddr type \.\.\.", the --src-type alone, leaving --dst-type out|nft 1\.0\.6 lists "ct label and N != N": no match without conntrack, where ! --label matches|nft 1\.0\.6 lists it as "xt match [a-z]+", which nft -f cannot read|nft 1\.0\.6 lists "xt match connlimit" or, at random, "add @connlimit0 \.\.\." \(no such set\)|nft 1\.0\.6 lists "ct status snat" \(or dnat\) (alone, leaving the other states out|with the ! of --ctstatus, not of --ctstate)|nft 1\.0\.6 lists "tcp flags != \.\.\.", every part inverted, comparing the whole byte: -m ecn tests a bit)\))? \]/,
+          /\[ raw: match name [a-z]+ rev \d+( \((ct [a-z ]+ [0-9.]+\/\d+: nft -f reads this prefix back as another address|a port without --ctproto \(or after ! --ctproto\) or -p: nft -f cannot read it back|--ctproto \d+, which nft names no header of, and no -p: nft -f cannot read the port back|nft lists "ct expiration [0-9-]+", (read back as [0-9-]+ ms: --ctexpire matches \d+ to [0-9.]+ s|which nft -f refuses: value too large)|nft 1\.0\.6 lists it as nothing, which reads back as no match: -m (tcp|udp|esp|ah|dccp) drops non-first fragments|nft 1\.0\.6 lists "fib saddr type \.\.\.", the --src-type alone, leaving --dst-type out|nft 1\.0\.6 lists "ct label and N != N": no match without conntrack, where ! --label matches|nft 1\.0\.6 lists it as "xt match [a-z]+", which nft -f cannot read|nft 1\.0\.6 lists "xt match connlimit" or, at random, "add @connlimit0 \.\.\." \(no such set\)|nft 1\.0\.6 lists "ct status snat" \(or dnat\) (alone, leaving the other states out|with the ! of --ctstatus, not of --ctstate)|nft 1\.0\.6 lists "tcp flags != \.\.\.", every part inverted, comparing the whole byte: -m ecn tests a bit|nft 1\.0\.6 lists --ports A:B as the two ports A and B, leaving out the ports between|nft 1\.0\.6 lists ! --ports as --ports, without the !: the very ports the rule leaves out|nft 1\.0\.6 lists the meter's key with "\(null\)" in it, which nft -f cannot read|nft 1\.0\.6 keys the meter on "tcp dport" \(or sport\), where -m hashlimit takes udp's, sctp's\.\.\. too)\))? \]/,
           rule,
         );
       else t.is(rules(ours)[i], rules(theirs)[i], rule);
@@ -1080,7 +1080,7 @@ const exits = (file: string): string[] => readFileSync(file, 'utf8').split('\n')
  * what nft 1.0.6 lists for it (the rule line before ` counter`) and why synplug prints it raw (a fragment of the
  * reason), or `same`: printed as nft lists it. Filter rules first, then raw's (the tables' listing order).
  */
-const XT_REASONS: ReadonlyArray<readonly [tool: string, ReadonlyArray<readonly [rule: string, nft: string, why: RegExp | 'same']>]> = [
+const XT_REASONS: ReadonlyArray<readonly [tool: string, ReadonlyArray<readonly [rule: string, nft: string, why: XtWhy]>]> = [
   [
     'iptables-nft',
     [
@@ -1161,46 +1161,292 @@ const XT_REASONS: ReadonlyArray<readonly [tool: string, ReadonlyArray<readonly [
   ],
 ];
 
+/**
+ * Load `rows` with `tool` and check each: nft 1.0.6's listing (`nft`, or a pattern of it), and synplug's: the same
+ * (`same`, in --json too) or raw with the reason `why`, named on stderr in order; exit 11.
+ */
+function checkXtReasons(t: ExecutionContext, name: string, tool: string, rows: ReadonlyArray<readonly [rule: string, nft: string | RegExp, why: XtWhy]>): void {
+  const { f } = listIptables(name, rows, tool);
+  const [theirs, ours] = [counted(f('nft.txt')), counted(f('ours.txt'))];
+  t.is(theirs.length, rows.length, 'every rule loaded');
+  t.is(ours.length, rows.length);
+  // what stderr names, in the listing's order: a raw one with its reason, a problem
+  const raws: Array<string | RegExp> = [];
+  rows.forEach(([rule, nft, why], i) => {
+    // the claim about nft 1.0.6's listing
+    if (typeof nft === 'string') t.is(theirs[i], `\t\t${nft} counter packets 0 bytes 0 accept`, rule);
+    else t.regex(theirs[i], nft, rule);
+    if (why === 'same' || !(why instanceof RegExp)) {
+      t.is(ours[i], theirs[i], rule);
+      // as nft lists it, which nft -f cannot read: named on stderr, the text then the problem
+      if (why !== 'same') raws.push(why.problem);
+      return;
+    }
+    const m = /\[ raw: (match name \w+ rev \d+) \((.+)\) \] counter packets 0 bytes 0 accept$/.exec(ours[i]);
+    t.truthy(m, `${rule}: ${ours[i]}`);
+    t.regex(m?.[2] ?? '', why, rule);
+    raws.push(`${m?.[1]} (${m?.[2]})`);
+  });
+  t.deepEqual(exits(f('ours.rc')), ['11', '11']);
+  // stderr names each raw one with its reason, in the listing's order
+  const err = readFileSync(f('ours.err'), 'utf8');
+  t.true(err.includes(`${raws.length} part(s) of the ruleset cannot be printed`), err);
+  const named = err
+    .split('\n')
+    .filter((l) => / handle \d+: /.test(l))
+    .map((l) => l.replace(/^ +table \S+ \w+ chain \w+ handle \d+: /, ''));
+  t.is(named.length, raws.length, err);
+  raws.forEach((r, k) => {
+    if (typeof r === 'string') t.is(named[k], r);
+    else t.regex(named[k] ?? '', r);
+  });
+  // JSON: the rules printed as nft lists them equal nft -j's
+  const json = (p: string): Array<{ rule?: { expr: unknown[] } }> => JSON.parse(readFileSync(f(p), 'utf8')).nftables.filter((x: { rule?: unknown }) => x.rule);
+  const [theirJson, ourJson] = [json('nft.json'), json('ours.json')];
+  rows.forEach(([rule, , why], i) => {
+    if (!(why instanceof RegExp)) t.deepEqual(ourJson[i], theirJson[i], rule);
+  });
+}
+
+/** How synplug prints a row of XT_REASONS: raw, its reason matching; `same` as nft lists it; as nft lists it, named on stderr with a problem (nft -f cannot read it). */
+type XtWhy = RegExp | 'same' | { problem: RegExp };
+
 for (const [tool, rows] of XT_REASONS) {
   test.serial(
     `regression: ${tool}'s --ctstate with SNAT, DNAT or UNTRACKED, -m rpfilter, -m cluster, --hbh-len, -m ecn and ip6 -m ah, raw with no reason before: each raw saying why (nft's listing, checked here, means another rule), or as nft lists it; exit 11`,
-    (t) => {
-      const { f } = listIptables(`xt-reasons-${tool}`, rows, tool);
-      const [theirs, ours] = [counted(f('nft.txt')), counted(f('ours.txt'))];
-      t.is(theirs.length, rows.length, 'every rule loaded');
-      t.is(ours.length, rows.length);
-      const raws: string[] = [];
-      rows.forEach(([rule, nft, why], i) => {
-        // the claim about nft 1.0.6's listing
-        t.is(theirs[i], `\t\t${nft} counter packets 0 bytes 0 accept`, rule);
-        if (why === 'same') {
-          t.is(ours[i], theirs[i], rule);
-          return;
-        }
-        const m = /\[ raw: (match name \w+ rev \d+) \((.+)\) \] counter packets 0 bytes 0 accept$/.exec(ours[i]);
-        t.truthy(m, `${rule}: ${ours[i]}`);
-        t.regex(m?.[2] ?? '', why, rule);
-        raws.push(`${m?.[1]} (${m?.[2]})`);
-      });
-      t.deepEqual(exits(f('ours.rc')), ['11', '11']);
-      // stderr names each raw one with its reason, in the listing's order
-      const err = readFileSync(f('ours.err'), 'utf8');
-      t.true(err.includes(`${raws.length} part(s) of the ruleset cannot be printed`), err);
-      t.deepEqual(
-        err
-          .split('\n')
-          .filter((l) => / handle \d+: /.test(l))
-          .map((l) => l.replace(/^ +table \S+ \w+ chain \w+ handle \d+: /, '')),
-        raws,
+    (t) => checkXtReasons(t, `xt-reasons-${tool}`, tool, rows),
+  );
+}
+
+/** The sctp chunk types libxt_sctp leaves out of `--chunk-types only`'s translation: every other it names, missing. */
+const SCTP_ONLY_REST =
+  /^\t\tmeta l4proto sctp sctp chunk data missing sctp chunk init exists sctp chunk init-ack missing( sctp chunk [a-z-]+ missing){19} counter /;
+
+/** An SCTP packet from port 5000 to 5001 (checksum zero: neither match checks it) holding these chunks, [type, flags] each, as hex. */
+const sctpPacket = (...chunks: Array<[type: number, flags: number]>): string =>
+  `1388138900000001${'0'.repeat(8)}${chunks.map(([type, flags]) => `${type.toString(16).padStart(2, '0')}${flags.toString(16).padStart(2, '0')}0010${'0'.repeat(24)}`).join('')}`;
+
+/**
+ * Raw forms whose reason says nft's listing is another rule, each with a packet that tells them apart: the
+ * iptables-nft rule and, in a native table beside it, nft 1.0.6's listing of it count the packet differently
+ * ([xt's count, the listing's]). Sent over lo from this namespace (OUTPUT): a raw IP packet of protocol
+ * `sctp`, a UDP datagram to a port, an ICMP echo reply (which draws no answer).
+ */
+const REASONS_HOLD: ReadonlyArray<[rule: string, packet: ['sctp', string] | ['udp', number] | ['icmp'], counts: [number, number]]> = [
+  // -m sctp takes any DATA chunk with B set and E clear; nft's `sctp chunk data flags` the first one
+  ['-p sctp -m sctp --chunk-types all DATA:Be', ['sctp', sctpPacket([0, 0], [0, 2])], [1, 0]],
+  // ! all DATA,INIT: not both; nft's listing: neither
+  ['-p sctp -m sctp ! --chunk-types all DATA,INIT', ['sctp', sctpPacket([0, 0])], [1, 0]],
+  ['-p udp -m multiport --ports 5:7', ['udp', 6], [1, 0]],
+  ['-p udp -m multiport ! --ports 5,9', ['udp', 5], [0, 1]],
+  ['-p icmp ! --icmp-type any', ['icmp'], [0, 1]],
+];
+
+test.serial(
+  "the reasons hold, checked against the kernel: sctp chunk flags, an inverted all, multiport --ports ranges and !, ! --icmp-type any, each counts a packet otherwise than nft 1.0.6's listing of it loaded natively",
+  (t) => {
+    for (const [i, [rule, packet, counts]] of REASONS_HOLD.entries()) {
+      const dir = join(tmp, `reasons-hold-${i}`);
+      spawnSync('mkdir', ['-p', dir]);
+      const f = (n: string): string => join(dir, n);
+      const send =
+        packet[0] === 'sctp'
+          ? `s = socket.socket(socket.AF_INET, socket.SOCK_RAW, 132); s.sendto(bytes.fromhex('${packet[1]}'), ('127.0.0.1', 0))`
+          : packet[0] === 'udp'
+            ? `s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.sendto(b'x', ('127.0.0.1', ${packet[1]}))`
+            : "s = socket.socket(socket.AF_INET, socket.SOCK_RAW, 1); s.sendto(bytes.fromhex('0000fffe00000001'), ('127.0.0.1', 0))";
+      inNetns(
+        [
+          `/usr/sbin/iptables-nft -A OUTPUT ${rule} -j ACCEPT`,
+          // nft's listing of it, loaded natively in a table of its own
+          `${NFT} list chain ip filter OUTPUT | grep 'counter packets' | sed -e 's/^\t*//' -e 's/ counter packets.*//' > ${q(f('listed'))}`,
+          `printf 'table ip t {\n chain o {\n  type filter hook output priority 0;\n  %s counter\n }\n}\n' "$(cat ${q(f('listed'))})" > ${q(f('native.nft'))}`,
+          `${NFT} -f ${q(f('native.nft'))}`,
+          `python3 -c "import socket; ${send}"`,
+          `${NFT} -j list ruleset > ${q(f('after.json'))}`,
+        ].join('\n'),
       );
-      // JSON: the rules printed as nft lists them equal nft -j's
-      const json = (p: string): Array<{ rule?: { expr: unknown[] } }> =>
-        JSON.parse(readFileSync(f(p), 'utf8')).nftables.filter((x: { rule?: unknown }) => x.rule);
-      const [theirJson, ourJson] = [json('nft.json'), json('ours.json')];
-      rows.forEach(([rule, , why], i) => {
-        if (why === 'same') t.deepEqual(ourJson[i], theirJson[i], rule);
-      });
-    },
+      const rules: Array<{ table: string; expr: Array<{ counter?: { packets: number } }> }> = JSON.parse(readFileSync(f('after.json'), 'utf8'))
+        .nftables.filter((x: { rule?: unknown }) => x.rule)
+        .map((x: { rule: unknown }) => x.rule);
+      const count = (table: string): number | undefined => rules.find((r) => r.table === table)?.expr.find((e) => e.counter)?.counter?.packets;
+      t.deepEqual([count('filter'), count('t')], counts, `${rule}: nft lists ${readFileSync(f('listed'), 'utf8').trim()}`);
+    }
+  },
+);
+
+test.serial("the reasons hold: nft 1.0.6's listing of sctp --chunk-types only INIT and ! only INIT is one nft -f refuses (i-data)", (t) => {
+  const dir = join(tmp, 'sctp-only-unread');
+  spawnSync('mkdir', ['-p', dir]);
+  const f = (n: string): string => join(dir, n);
+  inNetns(
+    [
+      '/usr/sbin/iptables-nft -A OUTPUT -p sctp -m sctp --chunk-types only INIT -j ACCEPT',
+      '/usr/sbin/iptables-nft -A OUTPUT -p sctp -m sctp ! --chunk-types only INIT -j ACCEPT',
+      `${NFT} list chain ip filter OUTPUT | grep 'counter packets' | sed -e 's/^\t*//' -e 's/ counter packets.*//' > ${q(f('listed'))}`,
+      'set +e',
+      `while read -r l; do printf 'table ip t {\n chain o {\n  %s\n }\n}\n' "$l" > ${q(f('one.nft'))}; ${NFT} -c -f ${q(f('one.nft'))} 2>> ${q(f('err'))}; echo $? >> ${q(f('rc'))}; done < ${q(f('listed'))}`,
+    ].join('\n'),
+  );
+  t.is(readFileSync(f('listed'), 'utf8').trim().split('\n').length, 2);
+  t.deepEqual(exits(f('rc')), ['1', '1']);
+  t.regex(readFileSync(f('err'), 'utf8'), /sctp chunk i-data/);
+});
+
+/**
+ * More forms that printed raw with no reason (issue 21): icmp codes and unnamed types, multiport --ports with a
+ * range or !, sctp --chunk-types, dccp --dccp-option, policy --strict, hashlimit with no key; as XT_REASONS.
+ */
+const XT_REASONS_MORE: ReadonlyArray<readonly [tool: string, ReadonlyArray<readonly [rule: string, nft: string | RegExp, why: XtWhy]>]> = [
+  [
+    'iptables-nft',
+    [
+      ['-A INPUT -p icmp --icmp-type 8/0 -j ACCEPT', 'meta l4proto icmp xt match icmp', /^nft 1\.0\.6 lists it as "xt match icmp", which nft -f cannot read$/],
+      ['-A INPUT -p icmp --icmp-type 200 -j ACCEPT', 'meta l4proto icmp xt match icmp', /lists it as "xt match icmp"/],
+      ['-A INPUT -p icmp ! --icmp-type 200 -j ACCEPT', 'meta l4proto icmp xt match icmp', /lists it as "xt match icmp"/],
+      ['-A INPUT -p icmp --icmp-type 3/1 -j ACCEPT', 'meta l4proto icmp xt match icmp', /lists it as "xt match icmp"/],
+      ['-A INPUT -p icmp --icmp-type 3 -j ACCEPT', 'meta l4proto icmp icmp type destination-unreachable', 'same'],
+      [
+        '-A INPUT -p icmp ! --icmp-type any -j ACCEPT',
+        'meta l4proto icmp ip protocol icmp',
+        /^nft 1\.0\.6 lists "ip protocol icmp", every ICMP packet, where ! --icmp-type any matches none$/,
+      ],
+      [
+        '-A INPUT -p tcp -m multiport --ports 5:7,9 -j ACCEPT',
+        'meta l4proto tcp tcp sport . tcp dport { 0-65535 . 5, 5 . 0-65535, 0-65535 . 7, 7 . 0-65535, 0-65535 . 9, 9 . 0-65535 }',
+        /^nft 1\.0\.6 lists --ports A:B as the two ports A and B, leaving out the ports between$/,
+      ],
+      [
+        '-A INPUT -p udp -m multiport ! --ports 5,9 -j ACCEPT',
+        'meta l4proto udp udp sport . udp dport { 0-65535 . 5, 5 . 0-65535, 0-65535 . 9, 9 . 0-65535 }',
+        /^nft 1\.0\.6 lists ! --ports as --ports, without the !: the very ports the rule leaves out$/,
+      ],
+      [
+        '-A INPUT -p tcp -m multiport ! --ports 5:7 -j ACCEPT',
+        'meta l4proto tcp tcp sport . tcp dport { 0-65535 . 5, 5 . 0-65535, 0-65535 . 7, 7 . 0-65535 }',
+        /without the !/,
+      ],
+      ['-A INPUT -p tcp -m multiport --dports 5:7,9 -j ACCEPT', 'meta l4proto tcp tcp dport { 5-7, 9 }', 'same'],
+      ['-A INPUT -p sctp -m sctp -j ACCEPT', 'meta l4proto sctp xt match sctp', /^nft 1\.0\.6 lists it as "xt match sctp", which nft -f cannot read$/],
+      ['-A INPUT -p sctp -m sctp --chunk-types any DATA,INIT -j ACCEPT', 'meta l4proto sctp xt match sctp', /lists it as "xt match sctp"/],
+      ['-A INPUT -p sctp -m sctp --dport 5 ! --chunk-types any INIT -j ACCEPT', 'meta l4proto sctp xt match sctp', /lists it as "xt match sctp"/],
+      ['-A INPUT -p sctp -m sctp --chunk-types all DATA -j ACCEPT', 'meta l4proto sctp sctp chunk data exists', 'same'],
+      ['-A INPUT -p sctp -m sctp ! --chunk-types all DATA -j ACCEPT', 'meta l4proto sctp sctp chunk data missing', 'same'],
+      [
+        '-A INPUT -p sctp -m sctp --sport 5:6 ! --dport 7 --chunk-types all INIT,SACK -j ACCEPT',
+        'meta l4proto sctp sctp sport 5-6 sctp dport != 7 sctp chunk init exists sctp chunk sack exists',
+        'same',
+      ],
+      // each type by its bit: libxt_sctp's order (asconf before asconf-ack), nft's names
+      [
+        '-A INPUT -p sctp -m sctp --chunk-types all ASCONF_ACK,ASCONF,FORWARD_TSN,SHUTDOWN_COMPLETE,COOKIE_ACK,ECN_ECNE,ECN_CWR -j ACCEPT',
+        'meta l4proto sctp sctp chunk cookie-ack exists sctp chunk ecne exists sctp chunk cwr exists sctp chunk shutdown-complete exists sctp chunk asconf exists sctp chunk asconf-ack exists sctp chunk forward-tsn exists',
+        'same',
+      ],
+      // names nft 1.0.6 lists and does not read back (a syntax error): as nft lists them, named on stderr
+      [
+        '-A INPUT -p sctp -m sctp --chunk-types all I_DATA,PAD,RE_CONFIG,I_FORWARD_TSN,DATA -j ACCEPT',
+        'meta l4proto sctp sctp chunk data exists sctp chunk i-data exists sctp chunk re-config exists sctp chunk pad exists sctp chunk i-forward-tsn exists',
+        { problem: /^sctp chunk data exists .*: sctp chunk i-data, re-config, pad, i-forward-tsn: nft -f cannot read this back \(a syntax error\)$/ },
+      ],
+      [
+        '-A INPUT -p sctp -m sctp ! --chunk-types all PAD -j ACCEPT',
+        'meta l4proto sctp sctp chunk pad missing',
+        { problem: /: sctp chunk pad: nft -f cannot read this back/ },
+      ],
+      ['-A INPUT -p sctp -m sctp --dport 5 --chunk-types all NONE -j ACCEPT', 'meta l4proto sctp sctp dport 5', 'same'],
+      [
+        '-A INPUT -p sctp -m sctp --chunk-types all NONE -j ACCEPT',
+        'meta l4proto sctp ',
+        /^nft 1\.0\.6 lists it as nothing, which reads back as no match: -m sctp drops non-first fragments$/,
+      ],
+      [
+        '-A INPUT -p sctp -m sctp ! --chunk-types all NONE -j ACCEPT',
+        'meta l4proto sctp ',
+        /^nft 1\.0\.6 lists ! --chunk-types all NONE as nothing, where it matches no packet$/,
+      ],
+      [
+        '-A INPUT -p sctp -m sctp --chunk-types all DATA:Be -j ACCEPT',
+        'meta l4proto sctp sctp chunk data flags & 0x3 == 0x2',
+        /^nft 1\.0\.6 lists "sctp chunk T flags \.\.\.", the first T chunk's flags, where -m sctp takes any T chunk's$/,
+      ],
+      [
+        '-A INPUT -p sctp -m sctp ! --chunk-types all DATA,INIT -j ACCEPT',
+        'meta l4proto sctp sctp chunk data missing sctp chunk init missing',
+        /^nft 1\.0\.6 inverts each part \("sctp chunk A missing \.\.\.", "flags != \.\.\."\), not the whole: another rule$/,
+      ],
+      ['-A INPUT -p sctp -m sctp ! --chunk-types all DATA:Be -j ACCEPT', 'meta l4proto sctp sctp chunk data flags & 0x3 != 0x2', /inverts each part/],
+      [
+        '-A INPUT -p sctp -m sctp --chunk-types only INIT -j ACCEPT',
+        SCTP_ONLY_REST,
+        /^nft 1\.0\.6 lists "sctp chunk T missing" for each type it names, none for AUTH; nft -f cannot read it \(i-data\)$/,
+      ],
+      [
+        '-A INPUT -p sctp -m sctp ! --chunk-types only INIT -j ACCEPT',
+        /^\t\tmeta l4proto sctp sctp chunk data exists sctp chunk init missing( sctp chunk [a-z-]+ exists){20} counter /,
+        /^nft 1\.0\.6 lists ! only T as T missing, every other named type present; nft -f cannot read it \(i-data\)$/,
+      ],
+      [
+        '-A INPUT -p dccp -m dccp --dccp-option 4 -j ACCEPT',
+        'meta l4proto dccp xt match dccp',
+        /^nft 1\.0\.6 lists it as "xt match dccp", which nft -f cannot read$/,
+      ],
+      ['-A INPUT -p dccp -m dccp --dport 5 --dccp-types REQUEST ! --dccp-option 4 -j ACCEPT', 'meta l4proto dccp xt match dccp', /lists it as "xt match dccp"/],
+      [
+        '-A INPUT -m policy --dir in --pol ipsec --strict --proto esp -j ACCEPT',
+        'xt match policy',
+        /^nft 1\.0\.6 lists it as "xt match policy", which nft -f cannot read$/,
+      ],
+      ['-A INPUT -m policy --dir in --pol ipsec --proto esp -j ACCEPT', 'xt match policy', /lists it as "xt match policy"/],
+      [
+        '-A INPUT -m hashlimit --hashlimit-upto 5/min --hashlimit-name hk0 -j ACCEPT',
+        'xt match hashlimit',
+        /^nft 1\.0\.6 lists it as "xt match hashlimit", which nft -f cannot read$/,
+      ],
+      ['-A INPUT -m hashlimit --hashlimit-above 5/min --hashlimit-burst 3 --hashlimit-name hk1 -j ACCEPT', 'xt match hashlimit', /"xt match hashlimit"/],
+      [
+        '-A INPUT -m hashlimit --hashlimit-upto 2/min --hashlimit-name hk2 --hashlimit-rate-match -j ACCEPT',
+        'meter hk2 { (null) timeout 60s limit rate 2/second }',
+        /^nft 1\.0\.6 lists the meter's key with "\(null\)" in it, which nft -f cannot read$/,
+      ],
+      [
+        '-A INPUT -p udp -m hashlimit --hashlimit-upto 2/min --hashlimit-name hk3 --hashlimit-mode dstport -j ACCEPT',
+        'meta l4proto udp meter hk3 { tcp dport timeout 60s limit rate 2/minute }',
+        /^nft 1\.0\.6 keys the meter on "tcp dport" \(or sport\), where -m hashlimit takes udp's, sctp's\.\.\. too$/,
+      ],
+      [
+        '-A INPUT -p sctp -m hashlimit --hashlimit-upto 2/min --hashlimit-name hk4 --hashlimit-mode srcport -j ACCEPT',
+        'meta l4proto sctp meter hk4 { tcp sport timeout 60s limit rate 2/minute }',
+        /keys the meter on "tcp dport"/,
+      ],
+      ['-A OUTPUT -m policy --dir out --pol none -j ACCEPT', 'xt match policy', /lists it as "xt match policy"/],
+    ],
+  ],
+  [
+    'ip6tables-nft',
+    [
+      [
+        '-A INPUT -p icmpv6 --icmpv6-type 128/0 -j ACCEPT',
+        'meta l4proto ipv6-icmp xt match icmp6',
+        /^nft 1\.0\.6 lists it as "xt match icmp6", which nft -f cannot read$/,
+      ],
+      ['-A INPUT -p icmpv6 --icmpv6-type 200 -j ACCEPT', 'meta l4proto ipv6-icmp xt match icmp6', /lists it as "xt match icmp6"/],
+      ['-A INPUT -p icmpv6 --icmpv6-type 1/3 -j ACCEPT', 'meta l4proto ipv6-icmp xt match icmp6', /lists it as "xt match icmp6"/],
+      [
+        '-A INPUT -p tcp -m multiport --ports 5:7 -j ACCEPT',
+        'meta l4proto tcp tcp sport . tcp dport { 0-65535 . 5, 5 . 0-65535, 0-65535 . 7, 7 . 0-65535 }',
+        /leaving out the ports between/,
+      ],
+      ['-A INPUT -p sctp -m sctp --chunk-types all DATA,ABORT -j ACCEPT', 'meta l4proto sctp sctp chunk data exists sctp chunk abort exists', 'same'],
+      ['-A INPUT -m hashlimit --hashlimit-upto 5/min --hashlimit-name hk6 -j ACCEPT', 'xt match hashlimit', /lists it as "xt match hashlimit"/],
+    ],
+  ],
+];
+
+for (const [tool, rows] of XT_REASONS_MORE) {
+  test.serial(
+    `regression: ${tool}'s icmp codes and unnamed types, multiport --ports with a range or !, sctp --chunk-types, dccp --dccp-option, policy --strict, hashlimit with no key, raw with no reason before: each raw saying why (nft's listing, checked here), or as nft lists it (sctp --chunk-types all); exit 11`,
+    (t) => checkXtReasons(t, `xt-reasons-more-${tool}`, tool, rows),
   );
 }
 
