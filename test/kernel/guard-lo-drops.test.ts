@@ -15,11 +15,12 @@
  * `release` {@link CYCLES} times. Asserted: the namespace's TcpExt
  * TCPSynRetrans (SYNs and SYN-ACKs sent again: /proc/net/netstat) did not
  * grow, no client socket retransmitted (TCP_INFO tcpi_total_retrans, read
- * before the client closes), no connection failed, and none took 0.5 s or
- * more (half a SYN's first retransmission time). Tcp RetransSegs
- * (/proc/net/snmp) is logged, not asserted: it also counts tail loss probes
- * and retransmission timeouts, which a software-emulated VM whose vCPU
- * stalls past lo's 200 ms minimum RTO may send without any drop.
+ * before the client closes), no connection failed, and none took a SYN's
+ * first retransmission time, 1 s, or more (those of 0.5 s or more are
+ * logged). Tcp RetransSegs (/proc/net/snmp) is logged, not asserted: it also
+ * counts tail loss probes (a segment sent again when no ACK came within
+ * about 10 ms on lo) and retransmission timeouts (200 ms), which a stalled
+ * emulated vCPU may cause without any drop.
  *
  * On the code that armed the prio root per hold (6.1 VM): see the commit
  * that added this file for the counts of its failing run.
@@ -44,8 +45,20 @@ const PORT = 39431;
 const PROTECTS = 8;
 /** Then `synplug plug` / `synplug release` cycles. */
 const CYCLES = 2;
-/** A connection (connect to the server's EOF) this slow (ms) had a packet sent again: a SYN's first RTO is 1 s. */
+/**
+ * Connections this slow (ms) are logged: a handshake packet dropped costs at
+ * least a SYN's first retransmission time (TCP_TIMEOUT_INIT, 1 s: a lost SYN
+ * or SYN-ACK is sent again after it, a lost last ACK is answered by the
+ * SYN-ACK sent again after it).
+ */
 const SLOW_MS = 500;
+/**
+ * Connections this slow (ms) fail the test: that first retransmission time.
+ * Not {@link SLOW_MS}: the emulated VM stalls a client for 0.5-0.8 s now and
+ * then with no packet sent twice (on the per-hold prio root code, beside its
+ * 1.0-1.1 s connects: 583, 662, 754 ms).
+ */
+const RETRANSMIT_MS = 1000;
 
 /** What the clients saw. */
 interface Traffic {
@@ -128,6 +141,7 @@ print(json.dumps(n),flush=True)`;
     });
   });
   ready.catch(() => {});
+  result.catch(() => {});
   return { proc, ready, result };
 }
 
@@ -151,7 +165,7 @@ async function tcpCounters(): Promise<Record<string, number>> {
 const COUNTERS = ['TcpExt.TCPSynRetrans', 'Tcp.RetransSegs', 'TcpExt.TCPTimeouts', 'TcpExt.TCPLossProbes', 'TcpExt.ListenDrops'];
 
 test.serial(
-  "the local plug hold's arming and disarming (15 protects, 3 plug/release cycles) drop nothing on lo: loopback traffic to 127.0.0.1 meanwhile sends no SYN twice and loses no connection",
+  `the local plug hold's arming and disarming (${PROTECTS} protects, ${CYCLES} plug/release cycles) drop nothing on lo: loopback traffic to 127.0.0.1 meanwhile sends no SYN twice and loses no connection`,
   async (t) => {
     t.timeout(TEST_TIMEOUT);
     await run('ip', ['netns', 'del', NS]);
@@ -163,11 +177,6 @@ test.serial(
     await tool('ip', ['-n', NS, 'link', 'set', 'lo', 'up']);
     const set = await cli(['setup', '--netns', NS]);
     t.is(set.code, 0, set.stderr);
-    {
-      const at = Date.now();
-      const p = await cli(['protect', '--netns', NS, '--max-hold', '5s', '--', 'true']);
-      t.log(`a protect without traffic took ${Date.now() - at} ms (exit ${p.code})`);
-    }
 
     const stop = join(scratch(t), 'stop');
     const before = await tcpCounters();
@@ -183,7 +192,7 @@ test.serial(
     const took: number[] = [];
     const timed = async (what: string, args: string[]) => {
       const at = Date.now();
-      const r = await within(cli([...args, '--netns', NS]), what);
+      const r = await within(cli([args[0], '--netns', NS, ...args.slice(1)]), what);
       took.push(Date.now() - at);
       t.is(r.code, 0, `${what}: ${r.stderr}`);
     };
@@ -211,7 +220,15 @@ test.serial(
     t.is(delta['TcpExt.TCPSynRetrans'], 0, 'no SYN or SYN-ACK sent twice in the namespace (TcpExt TCPSynRetrans)');
     t.is(seen.retransmitted, 0, 'no client socket retransmitted (tcpi_total_retrans)');
     t.deepEqual(seen.failed, [], 'no connection failed');
-    t.deepEqual(seen.slowConnects, [], `no connect took ${SLOW_MS} ms or more`);
-    t.deepEqual(seen.slowConnections, [], `no connection took ${SLOW_MS} ms or more`);
+    t.deepEqual(
+      seen.slowConnects.filter((ms) => ms >= RETRANSMIT_MS),
+      [],
+      `no connect took a SYN's first retransmission time (${RETRANSMIT_MS} ms) or more`,
+    );
+    t.deepEqual(
+      seen.slowConnections.filter((ms) => ms >= RETRANSMIT_MS),
+      [],
+      `no connection took a SYN's first retransmission time (${RETRANSMIT_MS} ms) or more`,
+    );
   },
 );
