@@ -265,6 +265,12 @@ async function main(): Promise<void> {
         down: () => deleteQdisc(conn, { dev: SRV, kind: 'clsact' }),
       },
       {
+        name: 'lo-root',
+        what: "a root qdisc on lo, as the local plug hold's prio tree is outside a hold (pfifo: sch_prio is absent on some hosts; a prio with no filter classifies by its priomap into a pfifo band, so a pfifo root bounds its lock, enqueue and dequeue from below)",
+        up: () => addQdisc(conn, { dev: 'lo', parent: 'root', handle: '1:', kind: 'pfifo', options: { limit: 1000 } }),
+        down: () => deleteQdisc(conn, { dev: 'lo', parent: 'root' }),
+      },
+      {
         name: 'queue-inbound',
         what: `what the inbound queue hold leaves outside a hold (setup --via queue --inbound ${SRV} --port ${BULK_PORT},${RR_PORT},${BURST_PORT}: its table, the reload report's RST counter chain at output; its rule is armed per hold)`,
         up: () => setup({ stateDir, via: 'queue', inbound: { dev: SRV, ports: [BULK_PORT, RR_PORT, BURST_PORT] } }),
@@ -283,7 +289,7 @@ async function main(): Promise<void> {
       await teardown({ stateDir: plugDir });
       pieces.push({
         name: 'plug-local',
-        what: "what the local plug hold leaves outside a hold (setup --via plug: the address, the marking table with its set and no chain, the reload report's RST counter chain at output; lo's prio root with the plug and the marking chain are armed per hold)",
+        what: "what the local plug hold leaves outside a hold (setup --via plug: the address, the marking table with its set and no chain, lo's prio tree with the plug and no filter; the fw filter and the marking chain are armed per hold)",
         up: () => setup({ stateDir: plugDir, via: 'plug' }),
         down: () => teardown({ stateDir: plugDir }),
       });

@@ -146,8 +146,8 @@ export function formatRelease(r: ReleaseResult): string {
     (r.unrecorded?.length ? `; also released the plug(s) of synplug's IFB(s) found without a record: ${r.unrecorded.join(', ')}` : '') +
     (r.heldElsewhere?.length ? `; NOT released here: ${r.heldElsewhere.join('; ')}` : '');
   const queued = r.backlog ? `; ${r.backlog} packet(s) were still queued` : '';
-  // set up (recorded) with no plug: the local plug hold's plug exists only around a hold (a watchdog's release at
-  // --max-hold removed it): nothing held now, as for a hold whose plug is there; not "not set up"
+  // set up (recorded) with no plug (removed meanwhile, by hand or by a teardown): nothing held now, as for a hold
+  // whose plug is there; not "not set up"
   return r.plugExists || r.setUp
     ? r.wasBuffering || r.brokeLeases
       ? `released${r.wasBuffering && r.report ? ` after holding new connections for ${r.report.holdMs.toFixed(1)} ms (${r.report.heldSyns} SYN(s) held)` : ''}${queued}${broke}${also}`

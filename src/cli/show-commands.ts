@@ -5,7 +5,8 @@
  * @module
  */
 import { type Command, Option } from 'commander';
-import { readSync, statSync, writeSync } from 'node:fs';
+import { closeSync, openSync, readSync, statSync, writeSync } from 'node:fs';
+import { getSystemErrorMap } from 'node:util';
 import { NETLINK_NETFILTER, NETLINK_ROUTE } from '../netlink/message.js';
 import { UsageError, SynplugError } from '../netlink/errors.js';
 import type { NetlinkConnection } from '../netlink/connection.js';
@@ -109,6 +110,22 @@ function writeAllSync(fd: number, data: Buffer): void {
 }
 
 /** Register `show` and `decode`. */
+/**
+ * Why `path` cannot be opened for reading, in strerror's words as a C program would print them (`No such file
+ * or directory`), or undefined when it opens.
+ */
+function unopenable(path: string): string | undefined {
+  try {
+    closeSync(openSync(path, 'r'));
+    return undefined;
+  } catch (e) {
+    const err = e as NodeJS.ErrnoException;
+    // libuv's message is strerror's, lowercased first: `no such file or directory`
+    const text = err.errno !== undefined ? getSystemErrorMap().get(err.errno)?.[1] : undefined;
+    return text ? text[0].toUpperCase() + text.slice(1) : (err.code ?? String(e));
+  }
+}
+
 export function showCommands(program: Command): void {
   program
     .command('show')
@@ -134,10 +151,11 @@ export function showCommands(program: Command): void {
           throw new UsageError(`show ${object}: --stats is not supported (counters are shown for qdisc, class and filter)`);
         if (f.dev !== undefined && object === 'ruleset') throw new UsageError('show ruleset: --dev does not apply (the ruleset is not per device)');
         if (object === 'ruleset') {
-          const [{ listRuleset }, { formatRulesetText, formatRulesetJson }, { requireNetAdmin }] = await Promise.all([
+          const [{ listRuleset }, { formatRulesetText, formatRulesetJson }, { requireNetAdmin }, { XT_CONNLABEL_CONF }] = await Promise.all([
             import('../iptables/ruleset.js'),
             import('../iptables/format.js'),
             import('../guard/support.js'),
+            import('../iptables/xt.js'),
           ]);
           requireNetAdmin('show ruleset'); // nftables refuses even to list without it
           const rs = await withConn(NETLINK_NETFILTER, (c) => listRuleset(c));
@@ -146,7 +164,7 @@ export function showCommands(program: Command): void {
           else {
             // nft's warnings go to stderr, each just before its table
             const warnings: Array<{ at: number; text: string }> = [];
-            const text = formatRulesetText(rs, { problems, warnings });
+            const text = formatRulesetText(rs, { problems, warnings, connlabelConfError: unopenable(XT_CONNLABEL_CONF) });
             let at = 0;
             for (const w of warnings) {
               process.stdout.write(text.slice(at, w.at));

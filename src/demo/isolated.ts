@@ -138,6 +138,9 @@ export async function runDemoIsolated(options: DemoOptions = {}, entry: string =
       `demo interrupted by ${sig}: it stopped before starting its server and clients (what it had begun went with its network namespace; this one was not changed)`,
       'interrupted',
     );
+  // The demo's interruption (DemoInterruptedError, run.ts) names what it stopped and removed; all of that was in its own
+  // namespaces, which the caller is told (run with --here, in the caller's namespace, runDemo says no such thing).
+  const where = `; all of it was in the demo's own network namespace${options.inbound ? 's' : ''} (this namespace was not changed)`;
   const onAbort = (): void => {
     if (child?.connected) child.send({ type: 'stop' } satisfies DemoHostCommand);
   };
@@ -177,7 +180,11 @@ export async function runDemoIsolated(options: DemoOptions = {}, entry: string =
           told = true;
           progress(m.line);
         } else if (m?.type === 'result') answer ??= { ok: true, result: { ...m.result, netns: 'own' } };
-        else if (m?.type === 'error') answer ??= { ok: false, error: new DemoProcessError(m.error) };
+        else if (m?.type === 'error')
+          answer ??= {
+            ok: false,
+            error: new DemoProcessError(m.error.name === 'DemoInterruptedError' ? { ...m.error, message: `${m.error.message}${where}` } : m.error),
+          };
       });
       c.once('error', (e) => {
         answer ??= { ok: false, error: new SynplugError(`the demo's process could not start: ${e.message}`, 'failure', { cause: e }) };

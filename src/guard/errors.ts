@@ -74,13 +74,10 @@ export class ForeignQdiscError extends SynplugError {
   /**
    * @param dev the device
    * @param what the foreign object as tc prints its first line, e.g. `qdisc tbf 5: root refcnt 2 ...`
-   * @param at `setup` (refused without --force), or `hold`: a hold's phase one, which adds synplug's root for the hold only
    */
-  constructor(dev: string, what: string, at: 'setup' | 'hold' = 'setup') {
+  constructor(dev: string, what: string) {
     super(
-      at === 'setup'
-        ? `dev ${dev} has a root qdisc that is not synplug's: ${what}. The local hold adds its own root qdisc (prio 1:) around each hold, which this one is in the way of; rerun setup with --force to remove it (and everything under it). Nothing was changed`
-        : `dev ${dev} has a root qdisc that is not synplug's: ${what}. The local hold adds its own root qdisc (prio 1:) for each hold and never replaces another's; remove it ('tc qdisc del dev ${dev} root') or run 'synplug setup --force', which removes it. Nothing was held or changed`,
+      `dev ${dev} has a root qdisc that is not synplug's: ${what}. The local hold's own root qdisc (prio 1:) goes where it is; rerun setup with --force to replace it (and everything under it). Nothing was changed`,
       'foreign-state',
     );
     this.name = 'ForeignQdiscError';

@@ -197,7 +197,7 @@ function manualArm(s: GuardSession, config: GuardConfig, lease: Lease): Omit<Wat
  * Release every plug of the session and turn marking off (the armed pieces go too).
  * @returns `exists` false when there was no plug qdisc (or an inbound hold's IFB is gone): nothing can be held there (every
  *   other plug got its release in the same datagram); `stats`, the plugs' counters read after the release and before
- *   the armed pieces went (the local plug hold's plug with them)
+ *   the armed pieces went
  * @throws {NetlinkError} another refusal of the release
  */
 async function releaseEveryPlug(s: GuardSession): Promise<{ exists: boolean; stats?: PlugStats }> {

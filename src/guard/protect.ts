@@ -12,7 +12,7 @@ import type { SetupRecord, StateStore } from './state.js';
 import { accounted, type Accounting } from './accounting.js';
 import { startWatchdog } from './watchdog.js';
 import { contextFor, definedOnly, openSession, recoverStale, refuseAddrNotHeld } from './context.js';
-import { INBOUND_SETUP, isSetUp, requireSetUp, setup } from './setup.js';
+import { INBOUND_SETUP, isSetUp, requireSetUp, setAsideGoneDevices, setup } from './setup.js';
 import { modeOfHold } from './modes/index.js';
 import { runProtected } from './window.js';
 import type { GuardProtectOptions, ListenTarget, ProtectOptions, ProtectResult, ProtectSession } from './types.js';
@@ -104,6 +104,8 @@ async function protectLatched(
     stopped();
     const rec = await recoverStale(s, store);
     if (rec.released) opts.onNotice?.(`released a plug left buffering (${rec.reason})`);
+    // A hold whose device is gone holds nothing: the others are held (set up or not, they are judged without it).
+    for (const line of await setAsideGoneDevices(s)) opts.onNotice?.(line);
     if (!(await isSetUp(s, record !== undefined))) {
       if (!opts.setup) await requireSetUp(s, config, 'protect', record !== undefined);
       // Every hold the record lists, as recorded; with no record, what 'synplug setup' with the caller's own
@@ -121,6 +123,7 @@ async function protectLatched(
       opts.onNotice?.(`set up first: ${said.join('. ') || 'nothing to do'}${record ? '' : `. It holds local clients only; ${INBOUND_SETUP}`}`);
       s.close();
       s = await openSession(config, store.readSetup());
+      await setAsideGoneDevices(s); // as before the setup (said then)
     }
     stopped();
     // the holds recorded as this protect starts (none without a record: nothing to find removed)

@@ -21,7 +21,7 @@ import type { GuardSession } from './session.js';
 import { MissingSupportError, requireNetAdmin } from './support.js';
 import { REPORT_CHAIN, REPORT_TABLE } from './report.js';
 import { addrNotHeld, contextFor, definedOnly, recoverStale, withSession } from './context.js';
-import { chooseHoldMode, holdModeFor, holdModes, selectInbound, type Hold, type HoldInspection, type HoldMode } from './modes/index.js';
+import { chooseHoldMode, holdMode, holdModeFor, holdModes, selectInbound, type Hold, type HoldInspection, type HoldMode } from './modes/index.js';
 import { inspectHold, piecesOfLifetime, planHold, runSteps, type PiecePlan } from './pieces.js';
 import type { SetupStep } from './modes/types.js';
 import { SynplugError, UsageError } from '../netlink/errors.js';
@@ -314,17 +314,47 @@ async function runStepsUninterrupted<T>(steps: readonly SetupStep[], complete: (
 }
 
 /**
+ * Whether a hold's device is gone since setup (deleted or renamed): its `device` piece missing (the queue holds), or
+ * an inbound hold opened from its record with no device of that name or index (ifindex 0: the plug hold). Setup
+ * cannot complete such a hold until the device exists again, so no message offers it (check, status, plug, protect).
+ */
+function deviceGone(i: { hold: Hold; inspection: HoldInspection }): boolean {
+  return (
+    (i.inspection.pieces as Readonly<Record<string, PieceState | undefined>>).device?.status === 'missing' ||
+    (i.hold.scope === 'inbound' && i.hold.ifindex === 0)
+  );
+}
+
+/**
+ * Leave out of a session ({@link GuardSession.setAside}) the holds whose device is gone since setup, when it has other
+ * holds: nothing arrives on a device that is gone, so such a hold holds nothing and protect holds the others. A
+ * session whose every hold's device is gone keeps them ({@link requireSetUp} refuses it, naming each).
+ * @returns one sentence per hold left out: which, its device gone, and what brings it back or removes it
+ * @throws {NetlinkError} a listing refused
+ */
+export async function setAsideGoneDevices(s: GuardSession): Promise<string[]> {
+  if (s.holds.length < 2) return [];
+  const inspected = await inspectHolds(s);
+  const gone = inspected.filter(deviceGone);
+  if (!gone.length || gone.length === inspected.length) return [];
+  s.setAside(gone.map((i) => i.hold));
+  const held = s.holds.map((h) => `the ${holdLabel(h)}`).join(' and ');
+  return gone.map(({ hold, inspection }) => {
+    // the piece whose detail says the device is gone, and what to do (the queue hold's device, the plug hold's clsact)
+    const d = (Object.values(inspection.pieces) as PieceState[]).find((p) => p.status === 'missing' && p.detail);
+    return `leaving out the ${holdLabel(hold)} (${hold.id}): ${d ? `its ${d.piece} is missing: ${d.detail}` : `its device ${hold.dev} is gone`}. Holding ${held} only`;
+  });
+}
+
+/** A hold in words, for messages: `inbound hold on eth0` (its mode's {@link HoldMode.describe}). */
+function holdLabel(h: Hold): string {
+  return holdMode(h.mode)?.describe({ id: h.id, dev: h.dev, scope: h.scope }).label ?? `hold ${h.id}`;
+}
+
+/**
  * When a hold's pieces carry another state directory's mark ({@link HoldPieces.markOwner}): what to do instead of
  * `setup` here, which {@link refuseOthersPieces} refuses; undefined otherwise.
  */
-/**
- * Whether a hold's device is gone since setup (deleted or renamed: its `device` piece missing): setup cannot
- * complete such a hold until the device exists again, so no message offers it (check, status, plug, protect).
- */
-function deviceGone(inspection: HoldInspection): boolean {
-  return (inspection.pieces as Readonly<Record<string, PieceState | undefined>>).device?.status === 'missing';
-}
-
 function othersHoldAdvice(target: Hold, inspection: HoldInspection, config: GuardConfig): string | undefined {
   const owner = target.pieces.markOwner?.(inspection.observed);
   if (!owner || owner.here) return undefined;
@@ -642,7 +672,7 @@ export async function check(opts: CheckOptions = {}): Promise<CheckResult> {
           ...h.checkDetails(),
           setup: h.setupCommand(),
           ...(elsewhere && { elsewhere }),
-          ...(deviceGone(x.inspection) && { deviceGone: true as const }),
+          ...(deviceGone(x) && { deviceGone: true as const }),
         };
       }),
     };
@@ -792,19 +822,26 @@ export async function requireSetUp(s: GuardSession, config: GuardConfig, what: s
     throw new NotSetUpError(
       `synplug is not set up (no hold is recorded in ${join(config.stateDir, 'setup.json')}). Run 'synplug setup' for local clients (the local hold: new connections to ${config.addr}; it takes the hold this kernel supports: 'synplug doctor' lists them${what === 'protect' ? '; --setup sets up the same first' : ''}); ${INBOUND_SETUP}${what === 'protect' ? '. The command was NOT run' : ''}`,
     );
-  const bad = piecesOf(inspected)
-    .filter((p) => p.status !== 'ok')
-    .map((p) => `${p.piece} (${p.status}${p.detail ? `: ${p.detail}` : ''})`);
-  const where = s.holds.map((h) => (h.mode === holdModeFor('plug', 'local')?.name ? config.dev : h.id)).join(', ');
-  // a hold whose device is gone: no setup completes it (its piece's detail says what does); the others' setups
-  const run = [...new Set(inspected.filter((i) => i.inspection.state !== 'ok' && !deviceGone(i.inspection)).map((i) => `'${i.hold.setupCommand()}'`))];
-  const fix = run.length ? ` Run ${run.join(' and ')}${what === 'protect' ? ', or pass --setup' : ''}.` : '';
-  throw new NotSetUpError(
-    `synplug is ${state === 'absent' ? 'not set up' : 'only partly set up'} on ${where}: ${bad.join('; ')}.${fix}${what === 'protect' ? ' The command was NOT run' : ''}`.replace(
-      /\.$/,
-      '',
-    ),
-  );
+  // Each hold that is not set up named with what it lacks; the holds that are set up never called partial (one inbound
+  // hold's device gone is that hold's fault, not the local hold's).
+  const broken = inspected.filter((i) => i.inspection.state !== 'ok');
+  const fine = inspected.filter((i) => i.inspection.state === 'ok');
+  const said = broken.map(({ hold, inspection }) => {
+    const bad = (Object.values(inspection.pieces) as PieceState[])
+      .filter((p) => p.status !== 'ok')
+      .map((p) => `${p.piece} (${p.status}${p.detail ? `: ${p.detail}` : ''})`);
+    return `${holdLabel(hold)} (${hold.id}) is ${inspection.state === 'absent' ? 'not set up' : 'only partly set up'}: ${bad.join('; ')}`;
+  });
+  const setUp = fine.length ? `; the ${fine.map((i) => holdLabel(i.hold)).join(' and the ')} ${fine.length > 1 ? 'are' : 'is'} set up` : '';
+  // a hold whose device is gone: no setup completes it (its piece's detail says what does); the others' setups, and
+  // with holds that are set up beside it, its teardown (which leaves those to protect and plug)
+  const fixable = broken.filter((i) => !deviceGone(i));
+  const run = [...new Set(fixable.map((i) => `'${i.hold.setupCommand()}'`))];
+  const remove = fine.length ? fixable.map((i) => `'synplug teardown ${i.hold.scope === 'inbound' ? `--inbound ${i.hold.dev}` : '--local'}'`) : [];
+  const fix = run.length
+    ? ` Run ${run.join(' and ')}${what === 'protect' ? ', or pass --setup' : ''}${remove.length ? ` (or remove ${fixable.length > 1 ? 'them' : 'it'}: ${remove.join(' and ')})` : ''}.`
+    : '';
+  throw new NotSetUpError(`synplug's ${said.join('; ')}${setUp}.${fix}${what === 'protect' ? ' The command was NOT run' : ''}`.replace(/\.$/, ''));
 }
 
 /**

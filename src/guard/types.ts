@@ -289,7 +289,7 @@ export interface ReleaseResult {
   wasBuffering: boolean;
   /** packets still queued right after the release (being sent) */
   backlog: number;
-  /** false when there is no plug qdisc (not set up, or the local plug hold outside a hold: its plug exists only around one): nothing was held */
+  /** false when there is no plug qdisc (not set up, or removed meanwhile): nothing was held */
   plugExists: boolean;
   /**
    * something is set up here: setup recorded a hold, or plug.json or leases.json exists (absent with a damaged state

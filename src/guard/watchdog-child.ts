@@ -28,7 +28,7 @@ import { nothingQueuedWithin } from '../netlink/nfqueue.js';
 import { defaultNetns } from '../netlink/netns.js';
 import { pinStateDir, StateDirSwappedError } from './state-fs.js';
 import { StateStore, type Lease } from './state.js';
-import { isReleaseStep, qdiscsEmptyWithin, type WatchdogArm, type WatchdogStep } from './watchdog.js';
+import { isReleaseStep, type WatchdogArm, type WatchdogStep } from './watchdog.js';
 import { deadProtectLeases, dropLease, leaseLive, recordedLeases, withLeaseLock } from './leases.js';
 import { killedProtectEntry, maxHoldPlugEntry, recordHistory, recordKilledProtects } from './history.js';
 import { releaseThroughHolder } from './leases-holder.js';
@@ -342,13 +342,6 @@ export class WatchdogChild {
     if (step.messages.length === 0) return; // nothing of this kind to release (a session of queue holds only)
     if (step.whenNothingQueuedMs !== undefined && !(await nothingQueuedWithin(step.whenNothingQueuedMs, defaultNetns(), step.whenQueueUnbound))) {
       this.options.report(`${step.what}: skipped, packets are still queued (removing a base chain would drop them); the next synplug command removes it`);
-      return;
-    }
-    if (
-      step.whenQdiscsEmptyOn !== undefined &&
-      !(await qdiscsEmptyWithin(this.conn(NETLINK_ROUTE), step.whenQdiscsEmptyOn, step.whenQdiscsEmptyMs ?? 1000).catch(() => true))
-    ) {
-      this.options.report(`${step.what}: skipped, packets are still queued in its qdiscs (deleting a qdisc drops them); the next synplug command removes it`);
       return;
     }
     let last: unknown;

@@ -53,16 +53,6 @@ export interface WatchdogStep {
   /** with {@link whenNothingQueuedMs}: and only once this queue number is bound by nobody (a hold of another state directory may hold through the same chain) */
   whenQueueUnbound?: number;
   /**
-   * Send it only once no qdisc of this device (an interface index) queues a
-   * packet, waiting up to {@link whenQdiscsEmptyMs} ms (polled every 20 ms),
-   * else skip it and say so. For a qdisc tree's removal: deleting a qdisc
-   * drops what it queues (the packets a plug's release just let go into the
-   * bands).
-   */
-  whenQdiscsEmptyOn?: number;
-  /** with {@link whenQdiscsEmptyOn}: how long to wait, ms */
-  whenQdiscsEmptyMs?: number;
-  /**
    * A queue hold's release (no messages): ask the holder of this queue
    * number, in the arm's state directory, to release; one that cannot
    * answer (stopped, hung) is killed (leases-holder.ts releaseThroughHolder).

@@ -53,6 +53,16 @@ export type { ListenTarget, ProtectOptions, ProtectResult, ProtectSession };
 
 const RELEASE_ATTEMPTS = 5;
 
+/**
+ * How late a protect must come to its own release, in ms after its max-hold deadline, when its watchdog or the
+ * queue's holder dropped its lease at that deadline, before it says how late it was. Those timers and protect's own
+ * fire at the same deadline, and which of them takes the lease lock first is scheduling: a few ms, tens on a loaded
+ * two-core host or a software-emulated VM. The hold was let go at the deadline either way, so below this the max-hold
+ * line alone says what happened; a quarter of a second is well past that jitter (protect itself was stalled: a
+ * loaded host, a stopped process), worth saying.
+ */
+export const LATE_RELEASE_MS = 250;
+
 function definedPidStart(): { pidStart?: number } {
   const t = processStartTime(process.pid);
   return t === undefined ? {} : { pidStart: t };
@@ -220,7 +230,7 @@ async function protectInner(
   let listenersBefore: Set<number> | undefined;
   let holdersBefore: Set<number> | undefined;
   try {
-    // The armed pieces first (the local plug hold's plug exists only around a hold): the counters and the warm-up need it.
+    // The armed pieces first (what steers SYNs into the plug, the queue's chain), then the counters and the warm-up.
     await session.armPieces?.();
     before = await session.plugStats();
     // Warm-up: run the release path once before the window, so that its code is
@@ -413,14 +423,17 @@ async function protectInner(
     counting.released();
     // A lease a manual release broke: that release let the plug go, not this one.
     releasedHold = r.released && !r.broken;
+    // A lease whose take was refused (a teardown removed the hold as this protect started: the error that ends it says
+    // so, the one message about it) was never recorded, so never broken: nothing more is said of it here.
+    const broken = r.broken === true && taken !== undefined;
     // Gone from the record while a holder of before it still holds: no manual release (it breaks every lease) nor
     // teardown ended this hold; it was left to them, as at any end that is not the last.
-    const olderHolds = r.broken === true && !r.released ? r.remaining.filter((l) => l.since <= lease.since) : [];
+    const olderHolds = broken && !r.released ? r.remaining.filter((l) => l.since <= lease.since) : [];
     if (olderHolds.length > 0)
       notice(
         `this protect's lease was no longer recorded when it ended, while holder(s) of before it still hold (pid ${olderHolds.map((l) => l.pid).join(', ')}): no release ended the hold; it stays with them`,
       );
-    else if (r.broken) {
+    else if (broken) {
       // The hold ended when that release let it go, not now; a teardown's records are gone with its time: it let the
       // hold go just before it removed the state files, the lease lock's among them (recordsRemovedAt).
       const at = r.brokenAt;
@@ -431,13 +444,16 @@ async function protectInner(
       releasedAtDeadline = at !== undefined && at >= lease.deadline;
       leaseBroken = !releasedAtDeadline;
       tornDown = r.tornDown === true;
-      notice(
-        releasedAtDeadline
-          ? `this protect's lease was dropped at its max-hold deadline by its watchdog or the queue's holder, which released the hold then: this protect came to release it ${Date.now() - lease.deadline} ms after that deadline (late: a loaded host?)`
-          : tornDown
-            ? `this protect's lease was already gone when it ended: a teardown broke it, released the hold and removed the records of ${store.dir}, where nothing is recorded again (no history line, no metrics)`
-            : "this protect's lease was already gone when it ended: a manual 'synplug release' (or teardown) broke it, or its watchdog dropped it at the deadline, which released the hold then unless other holders remained",
-      );
+      const late = Date.now() - lease.deadline;
+      // at its deadline by a hand only a little quicker than its own: the max-hold line alone says it (maxHoldNotice)
+      if (!releasedAtDeadline || late >= LATE_RELEASE_MS)
+        notice(
+          releasedAtDeadline
+            ? `this protect's lease was dropped at its max-hold deadline by its watchdog or the queue's holder, which released the hold then: this protect came to release it ${late} ms after that deadline (late: a loaded host?)`
+            : tornDown
+              ? `this protect's lease was already gone when it ended: a teardown broke it, released the hold and removed the records of ${store.dir}, where nothing is recorded again (no history line, no metrics)`
+              : "this protect's lease was already gone when it ended: a manual 'synplug release' (or teardown) broke it, or its watchdog dropped it at the deadline, which released the hold then unless other holders remained",
+        );
     }
     released = true;
     // Nothing is held for us any more: stop the watchdog now, not when the command

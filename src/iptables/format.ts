@@ -46,6 +46,7 @@ import type { Expr, GenericExpr } from './expr/index.js';
 import { CT_KEY_NAMES, ctField, describeExpr, exprCodec, limitPrinted, quotaText } from './expr/index.js';
 import { META_KEY_NAMES, NFT_KEYWORDS, NFT_OPERATOR_WORDS, nftReadsName, priorityText } from './names.js';
 import { addressText } from './validate.js';
+import { XT_CONNLABEL_CONF } from './xt.js';
 import { HEADERS, headerField, L4_HEADERS, type HeaderField } from './headers.js';
 import {
   cidrBits,
@@ -1960,6 +1961,16 @@ function setProblem(s: NftSet): string | undefined {
   return undefined;
 }
 
+/**
+ * Record in `options.problems` a comment of `where` (`table ip t`, `table ip t chain c`) printed as nft 1.0.6
+ * lists it (`comment "x"y"`) that `nft -f` cannot read back (a `"` in it, {@link quoteProblem}); text only (a
+ * JSON string escapes it).
+ */
+function noteComment(where: string, comment: string | undefined, options: FormatOptions): void {
+  const problem = comment === undefined ? undefined : quoteProblem('comment', comment);
+  if (problem) options.problems?.push(`${where}: ${problem}`);
+}
+
 /** A table's flags as nft names them (`dormant`); another flag bit is recorded in `options.problems`. */
 function tableFlags(t: NftTable, options: FormatOptions): string[] {
   const f = t.flags ?? 0;
@@ -1988,6 +1999,9 @@ function setText(s: NftSet, options: FormatOptions, ifnames: NftRuleset['ifnames
   if (s.gcIntervalMs !== undefined) b += `\t\tgc-interval ${durationText(s.gcIntervalMs)}\n`;
   const comment = userdataString(s.userdata, C.NFTNL_UDATA_SET_COMMENT);
   if (comment !== undefined) b += `\t\tcomment "${comment}"\n`;
+  const where = `table ${s.family} ${s.table} ${s.map !== undefined ? 'map' : 'set'} ${s.name}`;
+  noteComment(where, comment, options);
+  for (const e of s.elements ?? []) noteComment(`${where} element`, e.comment, options);
   if (s.elements?.length)
     b += `\t\telements = ${elementsBlock(
       s,
@@ -2020,6 +2034,14 @@ export interface FormatOptions {
    * -j` writes none): `at`, the offset in the listing where that table starts.
    */
   warnings?: Array<{ at: number; text: string }>;
+  /**
+   * Why {@link XT_CONNLABEL_CONF} cannot be opened (`No such file or directory`, strerror's words), when the
+   * caller found so: the text listing then adds to `warnings` what nft 1.0.6 writes there, `Warning: cannot
+   * open /etc/xtables/connlabel.conf: No such file or directory`, once for each xt connlabel match, after its
+   * rule's indent (where nft's shows on a terminal). Unset: no such warning (the file opens, or the caller did
+   * not look).
+   */
+  connlabelConfError?: string;
 }
 
 /**
@@ -2054,7 +2076,10 @@ export function formatRulesetText(rs: NftRuleset, options: FormatOptions = {}): 
     // nft: `flags` (then a blank line before the first block), then the comment
     if (flags.length) out += `\tflags ${flags.join(',')}\n`;
     if (t.comment !== undefined) out += `\tcomment "${t.comment}"\n`;
+    noteComment(`table ${t.family} ${t.name}`, t.comment, options);
     const blocks: string[] = [];
+    // nft's warnings at a rule's line (libxt_connlabel's): the block they are in and where in it
+    const ruleWarnings: Array<{ block: number; at: number; text: string }> = [];
     for (const o of (rs.objects ?? []).filter((x) => x.family === t.family && x.table === t.name)) blocks.push(objectText(o, options));
     const sets = rs.sets.filter((s) => s.family === t.family && s.table === t.name);
     for (const s of sets.filter((x) => !x.flags.includes('anonymous'))) {
@@ -2070,6 +2095,7 @@ export function formatRulesetText(rs: NftRuleset, options: FormatOptions = {}): 
       noteName(`table ${t.family} ${t.name} chain ${c.name}`, c.name, options);
       const chainComment = userdataString(c.userdata, C.NFTNL_UDATA_CHAIN_COMMENT);
       if (chainComment !== undefined) b += `\t\tcomment "${chainComment}"\n`;
+      noteComment(`table ${t.family} ${t.name} chain ${c.name}`, chainComment, options);
       if (c.type !== undefined && c.hook !== undefined) {
         // nft: one device quoted, several as an unquoted set, sorted by name (strcmp)
         const devs = c.devs ?? (c.dev !== undefined ? [c.dev] : []);
@@ -2077,12 +2103,21 @@ export function formatRulesetText(rs: NftRuleset, options: FormatOptions = {}): 
         b += `\t\ttype ${c.type} hook ${c.hook}${dev} priority ${priorityText(c.family, c.hook, c.prio ?? 0)}; policy ${c.policy ?? 'accept'};\n`;
       }
       for (const r of rs.rules.filter((x) => x.family === t.family && x.table === t.name && x.chain === c.name)) {
+        // libxt_connlabel's, once per match where it cannot open its file; where nft's appears on a terminal:
+        // after the rule's indent, before its words (written as it translates them)
+        const labels =
+          options.connlabelConfError === undefined ? [] : r.expr.filter((x) => x.name === 'match' && (x as { match?: string }).match === 'connlabel');
+        for (const _ of labels)
+          ruleWarnings.push({ block: blocks.length, at: b.length + 2, text: `Warning: cannot open ${XT_CONNLABEL_CONF}: ${options.connlabelConfError}` });
         b += `\t\t${ruleText(r, sets, rs, ruleProblems(r, options))}${options.handles && r.handle !== undefined ? ` # handle ${r.handle}` : ''}\n`;
       }
       b += '\t}\n';
       blocks.push(b);
     }
-    out += (flags.length && blocks.length ? '\n' : '') + blocks.join('\n');
+    out += flags.length && blocks.length ? '\n' : '';
+    const starts = blocks.map((_, i) => out.length + blocks.slice(0, i).reduce((n, x) => n + x.length + 1, 0));
+    for (const w of ruleWarnings) options.warnings?.push({ at: starts[w.block] + w.at, text: w.text });
+    out += blocks.join('\n');
     out += '}\n';
   }
   return out;
@@ -2148,6 +2183,7 @@ function objectText(o: NftObject, options: FormatOptions): string {
   }
   // nft: the comment first in the block
   const comment = userdataString(o.userdata, C.NFTNL_UDATA_OBJ_COMMENT);
+  noteComment(`table ${o.family} ${o.table} ${o.type} ${o.name}`, comment, options);
   return `${head}${comment !== undefined ? `\t\tcomment "${comment}"\n` : ''}\t\t${body}\n\t}\n`;
 }
 

@@ -351,7 +351,7 @@ function partsWithProblems(parts: readonly string[], problems: readonly string[]
 function ebtIpText(b: Buffer): XtText {
   const problems: string[] = [];
   const [proto, bitmask, inv] = [b[17], b[18], b[19]];
-  if (bitmask & EBT_IP_TOS) return { raw: VARIANT_WHY.ebtIpTos };
+  if (bitmask & EBT_IP_TOS) return { raw: RAW_WHY.ebtIpTos };
   const known = EBT_IP_SOURCE | EBT_IP_DEST | EBT_IP_PROTO | EBT_IP_SPORT | EBT_IP_DPORT | EBT_IP_ICMP;
   if (!bitmask || bitmask & ~known || inv & ~bitmask) return undefined;
   const icmp = bitmask & EBT_IP_ICMP;
@@ -469,7 +469,7 @@ const TARGETS: Readonly<Record<string, Translation>> = {
       const mode = rev === 1 ? b[12] : b[14];
       if (mode === XT_CONNMARK_SET) {
         const general = ctmark !== 0 && ctmask !== 0 && ctmark !== ctmask && ctmask !== 0xffffffff;
-        return general ? { raw: VARIANT_WHY.connmarkXmark } : `ct mark set ${markSet(ctmark, ctmask, 'ct mark')}`;
+        return general ? { raw: RAW_WHY.connmarkXmark } : `ct mark set ${markSet(ctmark, ctmask, 'ct mark')}`;
       }
       if (nfmask !== 0xffffffff || ctmask !== 0xffffffff) return undefined;
       if (mode === XT_CONNMARK_SAVE) return 'ct mark set mark';
@@ -749,8 +749,8 @@ function ctPort(word: string, flag: number, at: number, high: number): Conntrack
 /**
  * The options of a conntrack match in libxt_conntrack's order, as nft 1.0.6 lists iptables 1.8.9's
  * translation (`ct direction reply ct reply protocol 6 ct state new`). Variants whose translation means
- * something else are not reproduced: a state mask of both states and SNAT/DNAT (`--ctstate SNAT,NEW`,
- * written `ct status snat`), SNAT and DNAT together or inverted, `! --ctexpire`, a mask that is no prefix.
+ * something else are raw: a state mask of both states and SNAT/DNAT (`--ctstate SNAT,NEW`, written `ct
+ * status snat`), SNAT and DNAT together, either inverted (RAW_WHY says why); `! --ctexpire`, a mask that is no prefix.
  */
 const CONNTRACK_PARTS: readonly ConntrackPart[] = [
   { flag: XT_CONNTRACK_DIRECTION, bytes: [], text: (_b, invert) => `ct direction ${invert & XT_CONNTRACK_DIRECTION ? 'reply' : 'original'}` },
@@ -768,8 +768,12 @@ const CONNTRACK_PARTS: readonly ConntrackPart[] = [
       const states = CT_STATES.filter(([bit]) => mask & bit).map(([, n]) => n);
       const status = CT_STATUS_BITS.filter(([bit]) => mask & bit).map(([, n]) => n);
       const known = CT_STATES.concat(CT_STATUS_BITS).reduce((m, [bit]) => m | bit, 0);
-      if (mask & ~known || states.length > 0 === status.length > 0) return undefined;
-      if (status.length) return status.length === 1 && !(invert & (XT_CONNTRACK_STATE | XT_CONNTRACK_STATUS)) ? `ct status ${status[0]}` : undefined;
+      if (mask & ~known || !mask) return undefined;
+      // libxt_conntrack writes SNAT or DNAT as `ct status snat` alone (snat first), with --ctstatus's inversion (`!=snat`)
+      if (status.length) {
+        if (states.length || status.length > 1) return { raw: RAW_WHY.ctstateNatMixed };
+        return invert & (XT_CONNTRACK_STATE | XT_CONNTRACK_STATUS) ? { raw: RAW_WHY.ctstateNatInvert } : `ct status ${status[0]}`;
+      }
       return `ct state ${invert & XT_CONNTRACK_STATE ? '! ' : ''}${states.join(',')}`;
     },
   },
@@ -864,18 +868,38 @@ const PORT_PROTOCOLS: ReadonlySet<string> = new Set(['tcp', 'udp', 'udplite', 's
  */
 function icmpMatch(proto: 'icmp' | 'icmpv6'): Translation['text'] {
   return (b) => {
-    if (proto === 'icmp' && b[0] === 0xff && b[1] === 0 && b[2] === 0xff && b[3] === 0) return { raw: VARIANT_WHY.icmpAny };
+    if (proto === 'icmp' && b[0] === 0xff && b[1] === 0 && b[2] === 0xff && b[3] === 0) return { raw: RAW_WHY.icmpAny };
     if (b[1] !== 0 || b[2] !== 0xff || b[3] > 1) return undefined;
     const name = valueText(b.subarray(0, 1).toString('hex'), proto === 'icmp' ? 'icmp_type' : 'icmpv6_type').text;
     return /^[a-z]/.test(name) ? `${proto} type ${b[3] ? '!= ' : ''}${name}` : undefined;
   };
 }
 
+/** {@link RAW_WHY}'s word for an extension nft 1.0.6 lists by its name alone (`xt match recent`). */
+const NAME_ONLY = '';
+
 /**
- * Why a variant of an extension whose other variants print is raw: what nft 1.0.6 lists (libxtables' translation)
- * and why that is another rule. (Whole extensions nft lists by name are in {@link RAW_WHY}.)
+ * Every reason an xt extension prints raw, in one table: what nft 1.0.6 lists (libxtables' translation, iptables
+ * 1.8.9's) and why that is another rule or nothing nft reads. Keyed `KIND NAME` (`match recent`): the whole
+ * extension, where no translation gives nft's text (NAME_ONLY: nft lists its name alone, `xt match recent`);
+ * other keys: a variant of an extension whose other variants print, which its translation returns (`{ raw:
+ * RAW_WHY.fragRes }`).
  */
-const VARIANT_WHY = {
+const RAW_WHY = {
+  'match recent': NAME_ONLY,
+  'match tos': NAME_ONLY,
+  'target TTL': NAME_ONLY,
+  // libxt_CT translates --notrack alone (its row above)
+  'target CT': NAME_ONLY,
+  // libip6t_hbh translates --hbh-len alone (hbhLen)
+  'match hbh': NAME_ONLY,
+  // libxt_rpfilter translates all but --accept-local without --invert (rpfilter4, rpfilter6)
+  'match rpfilter': NAME_ONLY,
+  // libxt_connlimit translates by the family of libxtables' xt_xlate, which nft leaves unset (malloc'd):
+  // the same rule lists either way from one run of nft to the next
+  'match connlimit': 'nft 1.0.6 lists "xt match connlimit" or, at random, "add @connlimit0 ..." (no such set)',
+  // libxt_TOS's revision 1 writes `ip6 dscp set 0x04` for --set-tos 0x10 in every family (its row above)
+  'target TOS': 'nft 1.0.6 lists it as "ip6 dscp set ..." in every family, which sets other bits than TOS',
   addrtypeBoth: 'nft 1.0.6 lists "fib saddr type ...", the --src-type alone, leaving --dst-type out',
   connlabelInvert: 'nft 1.0.6 lists "ct label and N != N": no match without conntrack, where ! --label matches',
   icmpAny: 'nft 1.0.6 lists it as "ip protocol icmp", which reads back without the match: -m icmp drops non-first fragments',
@@ -883,6 +907,18 @@ const VARIANT_WHY = {
   connmarkXmark:
     'nft 1.0.6 lists "ct mark set ct mark xor V and KEEP", which applies the xor first: (ct mark ^ V) & KEEP, where the target computes (ct mark & KEEP) ^ V',
   ebtIpTos: 'nft 1.0.6 lists "ip dscp N", the TOS byte\'s upper 6 bits, where --ip-tos compares the whole byte',
+  ctstateNatMixed: 'nft 1.0.6 lists "ct status snat" (or dnat) alone, leaving the other states out',
+  ctstateNatInvert: 'nft 1.0.6 lists "ct status snat" (or dnat) with the ! of --ctstatus, not of --ctstate',
+  rpfilter4: 'nft 1.0.6 lists "fib saddr ...": it passes a source routed as broadcast, -m rpfilter unicast only',
+  rpfilter6: 'nft 1.0.6 lists "fib saddr ...": it fails a source :: (but ICMPv6 to link-local), -m rpfilter passes it',
+  clusterNode: 'nft 1.0.6 lists "jhash ... eq N": node N as hash N, where -m cluster hashes it to N-1',
+  cluster: 'nft 1.0.6 lists "jhash ... meta pkttype set host": every matched packet, -m cluster multicast ones',
+  hbhLen: 'nft 1.0.6 lists "hbh hdrlength N", the field (bytes / 8 - 1), where --hbh-len counts bytes',
+  ahLen: 'nft 1.0.6 lists "ah hdrlength N", the field (bytes / 4 - 2), where --ahlen counts bytes',
+  ahRes: 'nft 1.0.6 lists "ah reserved 1", where --ahres matches reserved bits zero',
+  ahNoSpi: 'nft 1.0.6 lists "meta l4proto ah", every AH packet, where ! --ahspi 0:4294967295 matches none',
+  ecnIp6: 'nft 1.0.6 lists "ip ecn ...", an IPv4 field, which nft -f refuses in an ip6 table',
+  ecnTcpInvert: 'nft 1.0.6 lists "tcp flags != ...", every part inverted, comparing the whole byte: -m ecn tests a bit',
 } as const;
 
 /** linux/netfilter/xt_addrtype.h: XT_ADDRTYPE_INVERT_SOURCE, _INVERT_DEST, _LIMIT_IFACE_IN, _LIMIT_IFACE_OUT */
@@ -930,15 +966,17 @@ const XT_ECN_OP_MATCH_CWR = 0x20;
 const IP_ECN_NAMES = ['not-ect', 'ect1', 'ect0', 'ce'];
 
 /**
- * An ecn match as libxt_ecn.c's ecn_xlate writes it. A TCP flag inverted it writes `tcp flags != cwr`,
- * which in nft compares the whole flags byte (xt_ecn tests the one bit): raw, as is an invert that is not
- * every part's, and ip6tables' --ecn-ip-ect (libxt_ecn writes `ip ecn`, an IPv4 field).
+ * An ecn match as libxt_ecn.c's ecn_xlate writes it. Raw, saying why: ip6tables' --ecn-ip-ect (libxt_ecn
+ * writes `ip ecn`, an IPv4 field), and any invert of a match with a TCP flag: libxt_ecn then inverts every
+ * part, `tcp flags != cwr`, which in nft compares the whole flags byte (xt_ecn tests the one bit). An
+ * invert of --ecn-ip-ect alone is `ip ecn != ect1`.
  */
-function ecnText(b: Buffer, family: string): string | undefined {
+function ecnText(b: Buffer, family: string): XtText {
   const [op, invert, ect] = [b[0], b[1], b[2]];
   const known = XT_ECN_OP_MATCH_IP | XT_ECN_OP_MATCH_ECE | XT_ECN_OP_MATCH_CWR;
-  if (!op || op & ~known || (invert !== 0 && invert !== op) || invert & (XT_ECN_OP_MATCH_ECE | XT_ECN_OP_MATCH_CWR) || ect > 3 || b[3] !== 0) return undefined;
-  if (op & XT_ECN_OP_MATCH_IP && family !== 'ip') return undefined;
+  if (!op || op & ~known || invert & ~op || ect > 3 || b[3] !== 0) return undefined;
+  if (op & XT_ECN_OP_MATCH_IP && family !== 'ip') return { raw: RAW_WHY.ecnIp6 };
+  if (invert && op & (XT_ECN_OP_MATCH_ECE | XT_ECN_OP_MATCH_CWR)) return { raw: RAW_WHY.ecnTcpInvert };
   return [
     op & XT_ECN_OP_MATCH_ECE ? 'tcp flags ecn' : '',
     op & XT_ECN_OP_MATCH_CWR ? 'tcp flags cwr' : '',
@@ -997,6 +1035,15 @@ function statisticText(b: Buffer): string | undefined {
   if (mode !== XT_STATISTIC_MODE_NTH || every === 0xffffffff || packet > every) return undefined;
   return `numgen inc mod ${every + 1} ${inv ? '!= ' : ''}${packet}`;
 }
+
+/**
+ * Where libxt_connlabel (libnetfilter_conntrack's nfct_labelmap_new) reads the names of conntrack labels. Where it
+ * cannot open it, nft 1.0.6 writes `Warning: cannot open /etc/xtables/connlabel.conf: No such file or directory` on
+ * stderr once for each xt connlabel match it lists (text, not `nft -j`), and lists the label by number, as synplug
+ * always does (it reads no such file: where the file names a label, nft lists its name, synplug its number, which
+ * `nft -f` reads back as the same label).
+ */
+export const XT_CONNLABEL_CONF = '/etc/xtables/connlabel.conf';
 
 /** linux/netfilter/xt_connlabel.h: XT_CONNLABEL_MAXBIT, XT_CONNLABEL_OP_SET (`--set`; XT_CONNLABEL_OP_INVERT is 1) */
 const XT_CONNLABEL_MAXBIT = 127;
@@ -1207,7 +1254,7 @@ const IP6T_FRAG_INV_IDS = 0x01;
  */
 function fragText(b: Buffer): XtText {
   const [flags, inv] = [b[12], b[13]];
-  if (flags & IP6T_FRAG_RES && !(flags & IP6T_FRAG_LEN)) return { raw: VARIANT_WHY.fragRes };
+  if (flags & IP6T_FRAG_RES && !(flags & IP6T_FRAG_LEN)) return { raw: RAW_WHY.fragRes };
   if (flags & (IP6T_FRAG_LEN | IP6T_FRAG_RES) || inv & ~IP6T_FRAG_INV_IDS) return undefined;
   const ids = u32Range(readU32(b, 0), readU32(b, 4), (inv & IP6T_FRAG_INV_IDS) !== 0);
   const rest = [
@@ -1218,6 +1265,66 @@ function fragText(b: Buffer): XtText {
   // a bare -m frag nft 1.0.6 lists as nothing (iptables 1.8.9 writes no translation), a rule matching every packet
   if (ids === undefined && !rest.length) return undefined;
   return reversedIf([ids === undefined ? '' : `frag id ${ids}`, ...rest].filter(Boolean).join(' '), readU32(b, 0) > readU32(b, 4));
+}
+
+/** linux/netfilter_ipv6/ip6t_ah.h: IP6T_AH_INV_SPI, IP6T_AH_INV_LEN */
+const IP6T_AH_INV_SPI = 0x01;
+const IP6T_AH_INV_LEN = 0x02;
+
+/**
+ * ip6tables' ah match, struct ip6t_ah { __u32 spis[2]; __u32 hdrlen; __u8 hdrres; __u8 invflags; }, as libip6t_ah.c
+ * writes it: `ah spi 5`, `ah spi != 5-9`, a bare `-m ah` `meta l4proto ah` (nft stops at AH as the transport header
+ * ip6t_ah looks for among the extension headers). Raw, saying why: --ahlen (the header's bytes, which libxtables
+ * writes as nft's `ah hdrlength`, the field) and --ahres (reserved bits zero, written `ah reserved 1`).
+ */
+function ah6Text(b: Buffer): XtText {
+  const [hdrlen, hdrres, inv] = [readU32(b, 8), b[12], b[13]];
+  if (inv & ~(IP6T_AH_INV_SPI | IP6T_AH_INV_LEN)) return undefined;
+  if (hdrlen !== 0 || inv & IP6T_AH_INV_LEN) return { raw: RAW_WHY.ahLen };
+  if (hdrres) return { raw: RAW_WHY.ahRes };
+  const [lo, hi] = [readU32(b, 0), readU32(b, 4)];
+  // every spi inverted (no packet) libxtables writes as `meta l4proto ah` too
+  if (lo === 0 && hi === 0xffffffff) return inv & IP6T_AH_INV_SPI ? { raw: RAW_WHY.ahNoSpi } : 'meta l4proto ah';
+  return reversedIf(`ah spi ${u32Range(lo, hi, (inv & IP6T_AH_INV_SPI) !== 0)}`, lo > hi);
+}
+
+/** linux/netfilter_ipv6/ip6t_opts.h: IP6T_OPTS_LEN, IP6T_OPTS_OPTS (flags) */
+const IP6T_OPTS_LEN = 0x01;
+const IP6T_OPTS_OPTS = 0x02;
+
+/**
+ * ip6tables' hbh match, struct ip6t_opts { __u32 hdrlen; __u8 flags, invflags; __u16 opts[16]; __u8 optsnr; }:
+ * libip6t_hbh.c translates --hbh-len alone, as `hbh hdrlength 8`, nft's field in 8-byte units where --hbh-len
+ * counts the header's bytes (raw, saying why); other variants nft lists as `xt match hbh` (RAW_WHY).
+ */
+function hbhText(b: Buffer): XtText {
+  return (b[4] & (IP6T_OPTS_LEN | IP6T_OPTS_OPTS)) === IP6T_OPTS_LEN ? { raw: RAW_WHY.hbhLen } : undefined;
+}
+
+/** linux/netfilter/xt_rpfilter.h: XT_RPFILTER_ACCEPT_LOCAL, XT_RPFILTER_INVERT (flags) */
+const XT_RPFILTER_ACCEPT_LOCAL = 1 << 2;
+const XT_RPFILTER_INVERT = 1 << 3;
+
+/**
+ * An rpfilter match: libxt_rpfilter.c writes `fib saddr . iif oif != 0` (`. mark` for --validmark, no `. iif`
+ * for --loose, `fib saddr type != local` before `oif 0` for --accept-local --invert), whose fib judges other
+ * sources than the match (nft_fib4 passes a source routed as broadcast, ipt_rpfilter wants unicast; ip6t_rpfilter
+ * passes a source ::, nft_fib6 fails it but for ICMPv6 to a link-local address): raw, saying why. --accept-local
+ * not inverted nft lists as `xt match rpfilter` (undefined: RAW_WHY's name-only reason).
+ */
+function rpfilterText(b: Buffer, _rev: number, ctx: XtContext): XtText {
+  if ((b[0] & (XT_RPFILTER_ACCEPT_LOCAL | XT_RPFILTER_INVERT)) === XT_RPFILTER_ACCEPT_LOCAL) return undefined;
+  return { raw: ctx.family === 'ip' ? RAW_WHY.rpfilter4 : RAW_WHY.rpfilter6 };
+}
+
+/**
+ * A cluster match: libxt_cluster.c writes `jhash ct original saddr mod 2 seed 0x00000001 eq 1 meta pkttype set
+ * host`, a lone node N as hash N (xt_cluster's node N is hash N-1), several as the set of their hashes (`{ 0, 2
+ * }`), and every matched packet set to host (xt_cluster sets only multicast ones): raw, saying why.
+ */
+function clusterText(b: Buffer): XtText {
+  const mask = readU32(b, 4);
+  return { raw: mask && !(mask & (mask - 1)) ? RAW_WHY.clusterNode : RAW_WHY.cluster };
 }
 
 /** linux/netfilter_ipv6/ip6t_rt.h: IP6T_RT_TYP, IP6T_RT_SGS (flags); IP6T_RT_INV_TYP, IP6T_RT_INV_SGS (invflags) */
@@ -1351,7 +1458,7 @@ const MATCHES: Readonly<Record<string, Translation | readonly Translation[]>> = 
     text(b) {
       const [source, dest, flags] = [readU16(b, 0), readU16(b, 2), readU32(b, 4)];
       const known = XT_ADDRTYPE_INVERT_SOURCE | XT_ADDRTYPE_INVERT_DEST | XT_ADDRTYPE_LIMIT_IFACE_IN | XT_ADDRTYPE_LIMIT_IFACE_OUT;
-      if (source && dest) return { raw: VARIANT_WHY.addrtypeBoth };
+      if (source && dest) return { raw: RAW_WHY.addrtypeBoth };
       if (!source === !dest || flags & ~known || flags & (source ? XT_ADDRTYPE_INVERT_DEST : XT_ADDRTYPE_INVERT_SOURCE)) return undefined;
       const types = source || dest;
       if (types >>> RTN_NAMES.length) return undefined;
@@ -1479,9 +1586,18 @@ const MATCHES: Readonly<Record<string, Translation | readonly Translation[]>> = 
   ecn: { revs: [0], size: 4, families: ['ip', 'ip6'], text: (b, _rev, ctx) => ecnText(b, ctx.family) },
   // struct xt_esp { __u32 spis[2]; __u8 invflags; }: `esp spi 5`, `esp spi 5-7` (libxt_esp.c's esp_xlate)
   esp: { revs: [0], size: 9, text: spiText('esp') },
-  // struct ipt_ah { __u32 spis[2]; __u8 invflags; }: `ah spi 5` (libipt_ah.c's ah_xlate), esp's; in ip6, whose
-  // struct ip6t_ah differs (and whose AH is an extension header), raw
-  ah: { revs: [0], size: 9, families: ['ip'], text: spiText('ah') },
+  ah: [
+    // struct ipt_ah { __u32 spis[2]; __u8 invflags; }: `ah spi 5` (libipt_ah.c's ah_xlate), esp's
+    { revs: [0], size: 9, families: ['ip'], text: spiText('ah') },
+    // ip6tables': struct ip6t_ah (above ah6Text)
+    { revs: [0], size: 14, families: ['ip6'], text: ah6Text },
+  ],
+  // ip6tables': struct ip6t_opts (above hbhText)
+  hbh: { revs: [0], size: 6, families: ['ip6'], text: hbhText },
+  // struct xt_rpfilter_info { __u8 flags; } (above rpfilterText)
+  rpfilter: { revs: [0], size: 1, families: ['ip', 'ip6'], text: rpfilterText },
+  // struct xt_cluster_match_info { __u32 total_nodes, node_mask, hash_seed, flags; ... } (above clusterText)
+  cluster: { revs: [0], size: 8, text: clusterText },
   // struct xt_quota_info { __u32 flags, pad; __aligned_u64 quota; ... }: `quota 1000 bytes`, XT_QUOTA_INVERT `quota over 1000 bytes`
   quota: {
     revs: [0],
@@ -1518,7 +1634,7 @@ const MATCHES: Readonly<Record<string, Translation | readonly Translation[]>> = 
     size: 4,
     text(b) {
       const [bit, options] = [readU16(b, 0), readU16(b, 2)];
-      if (bit <= XT_CONNLABEL_MAXBIT && options === XT_CONNLABEL_OP_INVERT) return { raw: VARIANT_WHY.connlabelInvert };
+      if (bit <= XT_CONNLABEL_MAXBIT && options === XT_CONNLABEL_OP_INVERT) return { raw: RAW_WHY.connlabelInvert };
       if (bit > XT_CONNLABEL_MAXBIT || options & ~XT_CONNLABEL_OP_SET) return undefined;
       return `${options & XT_CONNLABEL_OP_SET ? `ct label set ${bit} ` : ''}ct label ${bit}`;
     },
@@ -1579,27 +1695,6 @@ const MATCHES: Readonly<Record<string, Translation | readonly Translation[]>> = 
   },
 };
 
-/** {@link RAW_WHY}'s word for an extension nft 1.0.6 lists by its name alone (`xt match recent`). */
-const NAME_ONLY = '';
-
-/**
- * Why an extension prints raw where no translation above gives nft's text, for those whose listing by
- * nft 1.0.6 (with iptables 1.8.9's libxtables) is known: its name alone (NAME_ONLY: `xt match recent`, no
- * translation of it or of that variant exists), which no nft reads, or a translation meaning another rule.
- */
-const RAW_WHY: Readonly<Record<string, string>> = {
-  'match recent': NAME_ONLY,
-  'match tos': NAME_ONLY,
-  'target TTL': NAME_ONLY,
-  // libxt_CT translates --notrack alone (its row above)
-  'target CT': NAME_ONLY,
-  // libxt_connlimit translates by the family of libxtables' xt_xlate, which nft leaves unset (malloc'd):
-  // the same rule lists either way from one run of nft to the next
-  'match connlimit': 'nft 1.0.6 lists "xt match connlimit" or, at random, "add @connlimit0 ..." (no such set)',
-  // libxt_TOS's revision 1 writes `ip6 dscp set 0x04` for --set-tos 0x10 in every family (its row above)
-  'target TOS': 'nft 1.0.6 lists it as "ip6 dscp set ..." in every family, which sets other bits than TOS',
-};
-
 /**
  * nft 1.0.6's text of an xt extension in a table of `family`; `{ raw: why }`
  * where its listing is known to mean something else or nothing nft reads
@@ -1612,7 +1707,7 @@ export function xtText(kind: 'target' | 'match', e: XtExtension, ctx: XtContext)
   );
   const b = Buffer.from(e.info, 'hex');
   const text = t && b.length >= t.size ? t.text(b, e.rev, ctx) : undefined;
-  const why = RAW_WHY[`${kind} ${e.ext}`];
+  const why = (RAW_WHY as Readonly<Record<string, string>>)[`${kind} ${e.ext}`];
   if (text !== undefined || why === undefined) return text;
   return { raw: why === NAME_ONLY ? `nft 1.0.6 lists it as "xt ${kind} ${e.ext}", which nft -f cannot read` : why };
 }

@@ -501,8 +501,11 @@ export function probe(host: string, port: number, localAddress?: string): Probe 
   return p;
 }
 
+/** lo's qdisc tree as setup makes it (it stays between holds: a root qdisc's change drops what lo sends meanwhile). */
+export const LO_TREE = ['prio 1:', 'pfifo 10:', 'pfifo 20:', 'pfifo 30:', 'plug 40:'];
+
 /**
- * The local hold's armed pieces now, as the oracles print them: the qdiscs
+ * The local hold's pieces on lo now, as the oracles print them: the qdiscs
  * of lo other than its default, its filters, and the chains of table ip
  * synplug (the marking chain).
  */
@@ -519,34 +522,36 @@ export async function armedOnLo(): Promise<{ qdiscs: string[]; filters: string; 
 }
 
 /**
- * Assert nothing of the local hold is on lo's data path: lo's default root
- * qdisc only (no prio tree, no plug, no filter) and no chain in table ip
- * synplug (which, with its set, stays between holds).
+ * Assert the local hold is set up and not armed: setup's qdisc tree on lo
+ * (the prio root, its pfifo bands, the plug), and nothing that steers a
+ * packet into the plug's band: no fw filter, no chain in table ip synplug
+ * (which, with its set, stays between holds).
  */
 export async function assertUnarmed(t: ExecutionContext, when: string): Promise<void> {
-  t.deepEqual(await armedOnLo(), { qdiscs: [], filters: '', chains: [] }, `${when}: nothing of the hold on lo's data path`);
+  t.deepEqual(await armedOnLo(), { qdiscs: LO_TREE, filters: '', chains: [] }, `${when}: setup's tree, and nothing steering into its plug`);
 }
 
 /**
- * Assert the local hold's armed pieces are all there (during a hold): the
- * prio root with its three pfifo bands and the plug, the fw filter, the
- * marking chain.
+ * Assert the local hold's armed pieces are all there (during a hold), on
+ * setup's tree: the fw filter and the marking chain.
  */
 export async function assertArmed(t: ExecutionContext, when: string): Promise<void> {
   const a = await armedOnLo();
-  t.deepEqual(a.qdiscs, ['prio 1:', 'pfifo 10:', 'pfifo 20:', 'pfifo 30:', 'plug 40:'], `${when}: the prio tree with the plug (found ${JSON.stringify(a)})`);
+  t.deepEqual(a.qdiscs, LO_TREE, `${when}: setup's prio tree with the plug (found ${JSON.stringify(a)})`);
   t.regex(a.filters, /fw.*handle 0x1 classid 1:4/s, `${when}: the fw filter`);
   t.deepEqual(a.chains, ['output'], `${when}: the marking chain`);
 }
 
 /**
  * Prove the hold is over (the kernel cannot be asked whether a plug is
- * released): nothing of it is left on lo's data path (the plug, the tree and
- * the marking chain exist only around a hold, and are removed after the last
- * release), and a connection from 169.254.255.254 completes.
+ * released): nothing steers into the plug any more (the fw filter and the
+ * marking chain exist only around a hold, and are removed after the last
+ * release), the plug queues nothing, and a connection from 169.254.255.254
+ * completes.
  */
 export async function assertPlugReleased(t: ExecutionContext, port: number, when: string): Promise<void> {
   await assertUnarmed(t, when);
+  t.is((await qdiscs()).find((q) => q.kind === 'plug')?.qlen ?? 0, 0, `${when}: the plug queues nothing`);
   const p = probe(ADDR, port, ADDR);
   await within(p.connected, `${when}: a connection from ${ADDR}`);
   p.socket.destroy();

@@ -115,19 +115,21 @@ test.serial('demo --json on a clean lo: the unprotected phase loses requests, th
   t.like(j, { dev: 'lo', addr: ADDR, gapMs, restarts: 3, verdict: 'protected' });
   t.true(j.port > 0 && j.port < 65536);
   t.is(j.setup.by, 'demo');
-  // setup adds the table with its set; the prio tree and the marking chain come with each hold (and go after it)
+  // setup adds the table with its set and lo's prio tree with the plug; the fw filter and the marking chain come with
+  // each hold (and go after it)
   t.true(
     j.setup.actions.some((a) => /nftables table synplug with set/.test(a)),
     j.setup.actions.join('; '),
   );
-  t.false(
-    j.setup.actions.some((a) => /qdisc|filter|add chain/.test(a)),
+  t.true(
+    j.setup.actions.some((a) => /^add qdisc prio 1: root/.test(a)) && j.setup.actions.some((a) => /^add qdisc plug 40:/.test(a)),
     j.setup.actions.join('; '),
   );
-  t.true(
-    j.setup.removed.some((x) => /nftables table/.test(x)),
-    j.setup.removed.join('; '),
+  t.false(
+    j.setup.actions.some((a) => /filter|add chain/.test(a)),
+    j.setup.actions.join('; '),
   );
+  t.true(j.setup.removed.some((x) => /nftables table/.test(x)) && j.setup.removed.some((x) => /^qdisc prio 1:/.test(x)), j.setup.removed.join('; '));
   t.true(
     j.setup.removed.some((x) => x.startsWith(`address ${ADDR}/32`)),
     j.setup.removed.join('; '),
@@ -255,7 +257,7 @@ test.serial('SIGKILL while a restart is held: the watchdog releases the plug and
   t.like(readPlugJson(), { state: 'released', pid: p.child.pid });
   t.deepEqual(await activeElements(), [], 'marking is off');
   // The demo's setup stays (SIGKILL leaves no chance to remove it); the watchdog released the plug and removed the
-  // hold's armed pieces (the prio tree, the marking chain).
+  // hold's armed pieces (the fw filter, the marking chain).
   const proxy = await serve(ADDR, 'proxy');
   t.teardown(() => proxy.close());
   await assertPlugReleased(t, proxy.port, 'after SIGKILL');

@@ -11,7 +11,7 @@
  *    still queued in the host (skb_still_in_host_queue).
  * 3. The next synplug command: `status` finds plug.json buffering past its
  *    deadline, releases the plug (the held packets leave it) and says so,
- *    then removes the hold's armed pieces (the prio tree, the marking chain).
+ *    then removes the hold's armed pieces (the fw filter, the marking chain).
  */
 import test from 'ava';
 import { status } from '../../src/guard/index.js';
@@ -63,7 +63,7 @@ test.serial('SIGKILL of synplug protect during the command: the watchdog release
   t.true(after.releasedAt! >= tKill && after.releasedAt! < rec.deadline);
   await waitFor(() => !alive(rec.watchdogPid!), 'the watchdog to exit');
   t.deepEqual(await activeElements(), [], 'the watchdog turned marking off');
-  // and removed the armed pieces: the prio tree, the fw filter, the marking chain (assertPlugReleased below)
+  // and removed the armed pieces: the fw filter, the marking chain (assertPlugReleased below)
   t.true(alive(startedPid(started)!), 'the command itself was not killed (only synplug was)');
   await assertPlugReleased(t, proxy.port, 'after the watchdog');
 });

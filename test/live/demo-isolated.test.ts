@@ -119,9 +119,30 @@ test.serial('SIGINT while a protected restart holds: exit 130, interrupted by SI
   });
   t.true(sent, r.stderr);
   t.is(r.code, 130, r.stderr);
-  t.regex(r.stderr, /demo interrupted by SIGINT/);
+  // what it removed, and where (issue 22: it did not say that those removals were in its own namespace)
+  t.regex(
+    r.stderr,
+    /demo interrupted by SIGINT: it stopped its clients and server and removed what it had set up \(.+\); all of it was in the demo's own network namespace \(this namespace was not changed\)\n/,
+  );
   t.is(r.stdout, '');
   t.deepEqual(snapshot(), before);
+});
+
+test.serial('--here, SIGINT while a protected restart holds: exit 130; it says what it removed, not that it was in a namespace of its own', async (t) => {
+  const before = snapshot();
+  let sent = false;
+  const r = await demo(['--here', '--seconds', '4', '--restarts', '1', '--gap', '3s'], (line, signal) => {
+    if (!sent && /a protected restart: new connections are held/.test(line)) {
+      sent = true;
+      signal('SIGINT');
+    }
+  });
+  t.true(sent, r.stderr);
+  t.is(r.code, 130, r.stderr);
+  t.regex(r.stderr, /demo interrupted by SIGINT: it stopped its clients and server and removed what it had set up \(.+\)\n/);
+  t.notRegex(r.stderr, /own network namespace|this namespace was not changed/);
+  t.deepEqual({ ...snapshot(), stateFiles: [] }, { ...before, stateFiles: [] });
+  rmSync(join(STATE, 'history.jsonl'), { force: true });
 });
 
 test.serial('SIGTERM in the unprotected phase, --inbound: exit 130, the namespace identical (no veth, no IFB left here)', async (t) => {
@@ -135,7 +156,7 @@ test.serial('SIGTERM in the unprotected phase, --inbound: exit 130, the namespac
   });
   t.true(sent, r.stderr);
   t.is(r.code, 130, r.stderr);
-  t.regex(r.stderr, /demo interrupted by SIGTERM/);
+  t.regex(r.stderr, /demo interrupted by SIGTERM: .*; all of it was in the demo's own network namespaces \(this namespace was not changed\)\n/);
   t.deepEqual(snapshot(), before);
 });
 
@@ -202,7 +223,7 @@ test.serial(
     t.notRegex(r.stderr, /already set up/);
     t.regex(
       r.stderr,
-      /demo interrupted by SIGINT: it stopped (its clients and server|before starting its server and clients)( and removed what it had set up \(.*\))?\n/,
+      /demo interrupted by SIGINT: it stopped (its clients and server|before starting its server and clients)( and removed what it had set up \(.*\))?; all of it was in the demo's own network namespaces \(this namespace was not changed\)\n/,
     );
     t.deepEqual(snapshot(), before);
   },

@@ -51,9 +51,26 @@ const emptyLo: LocalObservation = {
   nftChain: false,
 };
 
-/** What the kernel holds after setup: the address (synplug's) and the table with its set; nothing on the data path. */
+/** lo's qdisc tree as setup adds it: prio 1: root, pfifo bands, the plug (released) in band 4. */
+const loTree = [
+  qdiscEntry({ kind: 'prio', handle: '1:', root: true, dev: 'lo', ifindex: 1, options: { bands: TREE.bands, priomap: [...TREE.priomap] } }),
+  ...TREE.pfifo.map((f) =>
+    qdiscEntry({
+      kind: 'pfifo',
+      handle: formatQdiscHandle(f.handle),
+      parent: formatHandle(f.parent),
+      dev: 'lo',
+      ifindex: 1,
+      options: { limit: TREE.pfifoLimit },
+    }),
+  ),
+  qdiscEntry({ kind: 'plug', handle: formatQdiscHandle(TREE.plugHandle), parent: formatHandle(TREE.plugParent), dev: 'lo', ifindex: 1 }),
+];
+
+/** What the kernel holds after setup: the address (synplug's), the table with its set, lo's qdisc tree; no filter, no chain. */
 const setUpLo: LocalObservation = {
   ...emptyLo,
+  qdiscs: loTree,
   hasAddress: true,
   addressMarked: true,
   nftTable: true,
@@ -64,7 +81,7 @@ const setUpLo: LocalObservation = {
   nftPlan: ['add chain ip synplug output', 'add rule to ip synplug output'],
 };
 
-const ARMED_KEYS = ['prio', 'pfifo1', 'pfifo2', 'pfifo3', 'plug', 'filter', 'chain'];
+const ARMED_KEYS = ['filter', 'chain'];
 
 test("local pieces are named, in check's order; the address alone does not make a setup", (t) => {
   const pieces = judgeLocal(emptyLo, config, undefined);
@@ -89,16 +106,24 @@ test("local pieces are named, in check's order; the address alone does not make 
   t.deepEqual(
     h.pieces.list.filter((p) => p.lifetime === 'armed').map((p) => p.key),
     ARMED_KEYS,
-    'the pieces on the data path (the qdisc tree, the base chain) are armed per hold; the address and the table with its set are permanent',
+    'the fw filter and the base chain are armed per hold (their adding and removal drop nothing); the qdisc tree, the address and the table with its set are permanent',
   );
   t.deepEqual(
     planHold(h.pieces, inspected).steps.map((s) => s.what),
-    ['add address 169.254.255.254/32 dev lo', 'add nftables table synplug with set synplug_active (the marking chain comes with each hold)'],
-    'setup adds the address and the table with its set: nothing on the data path',
+    [
+      'add address 169.254.255.254/32 dev lo',
+      'add nftables table synplug with set synplug_active (the marking chain comes with each hold)',
+      'add qdisc prio 1: root bands 4',
+      'add qdisc pfifo 10: parent 1:1 limit 1000',
+      'add qdisc pfifo 20: parent 1:2 limit 1000',
+      'add qdisc pfifo 30: parent 1:3 limit 1000',
+      `add qdisc plug 40: parent 1:4 limit ${config.limit} and release it`,
+    ],
+    "setup adds the address, the table with its set, and lo's qdisc tree (a root qdisc's change drops what lo sends meanwhile: never around a hold)",
   );
 });
 
-test('the local hold after setup: complete, its armed pieces absent as wanted; phase one adds the tree from its root and the chain', (t) => {
+test('the local hold after setup: complete, its armed pieces absent as wanted; phase one adds the fw filter and the chain, never a qdisc', (t) => {
   const h = new LocalHold(silentSockets(), config, 1);
   const inspected = judgeHold(h.pieces, setUpLo);
   t.is(inspected.state, 'ok');
@@ -112,11 +137,6 @@ test('the local hold after setup: complete, its armed pieces absent as wanted; p
   t.deepEqual(
     piecesOfLifetime(h.pieces, setUpLo, 'armed'),
     [
-      'qdisc prio 1: root bands 4',
-      'qdisc pfifo 10: parent 1:1 limit 1000p',
-      'qdisc pfifo 20: parent 1:2 limit 1000p',
-      'qdisc pfifo 30: parent 1:3 limit 1000p',
-      'qdisc plug 40: parent 1:4',
       'filter parent 1: protocol ip pref 1 fw handle 0x1 classid 1:4',
       'nftables chain ip synplug output (hook output priority mangle): marking rule for 169.254.255.254, mark 1',
     ],
@@ -124,36 +144,14 @@ test('the local hold after setup: complete, its armed pieces absent as wanted; p
   );
   t.deepEqual(
     armSteps(h.pieces, setUpLo).map((s) => s.what),
-    [
-      'add qdisc prio 1: root bands 4',
-      'add qdisc pfifo 10: parent 1:1 limit 1000',
-      'add qdisc pfifo 20: parent 1:2 limit 1000',
-      'add qdisc pfifo 30: parent 1:3 limit 1000',
-      `add qdisc plug 40: parent 1:4 limit ${config.limit} and release it`,
-      'add filter parent 1: protocol ip pref 1 fw handle 1 classid 1:4',
-      'nftables: add chain ip synplug output; add rule to ip synplug output',
-    ],
-    'phase one: the tree from its root (the plug released), then the marking chain',
+    ['add filter parent 1: protocol ip pref 1 fw handle 1 classid 1:4', 'nftables: add chain ip synplug output; add rule to ip synplug output'],
+    "phase one: the fw filter, then the marking chain; lo's root qdisc is left as it is",
   );
   // during a hold: every piece there
   const armedLo: LocalObservation = {
     ...setUpLo,
     nftPlan: [],
     nftChain: true,
-    qdiscs: [
-      qdiscEntry({ kind: 'prio', handle: '1:', root: true, dev: 'lo', ifindex: 1, options: { bands: TREE.bands, priomap: [...TREE.priomap] } }),
-      ...TREE.pfifo.map((f) =>
-        qdiscEntry({
-          kind: 'pfifo',
-          handle: formatQdiscHandle(f.handle),
-          parent: formatHandle(f.parent),
-          dev: 'lo',
-          ifindex: 1,
-          options: { limit: TREE.pfifoLimit },
-        }),
-      ),
-      qdiscEntry({ kind: 'plug', handle: formatQdiscHandle(TREE.plugHandle), parent: formatHandle(TREE.plugParent), dev: 'lo', ifindex: 1 }),
-    ],
     filters: [
       { kind: 'fw', pref: TREE.filterPrio, handle: String(config.mark), protocol: 'ip', options: { classid: formatHandle(TREE.filterClassid) } } as never,
     ],
@@ -167,46 +165,50 @@ test('the local hold after setup: complete, its armed pieces absent as wanted; p
   );
 });
 
-test("phase one refuses a root qdisc that is not synplug's (exit 7, no step); setup refuses it too, and --force removes it last", (t) => {
+test("setup refuses a root qdisc that is not synplug's (exit 7, no step) and with --force replaces it; a hold then is refused as not set up, naming it", (t) => {
   const h = new LocalHold(silentSockets(), config, 1);
   const foreign: LocalObservation = { ...setUpLo, qdiscs: [qdiscEntry({ kind: 'tbf', handle: '5:', root: true, dev: 'lo', ifindex: 1 })] };
   const inspected = judgeHold(h.pieces, foreign);
-  t.is(inspected.state, 'ok', 'set up: the hold is refused at its phase one, not reported as not set up');
-  t.regex((inspected.pieces as Record<string, { detail?: string }>).prio.detail ?? '', /root is tbf 5:, not synplug's: a hold is refused \(exit 7\)/);
-  const e = t.throws(() => armSteps(h.pieces, foreign), { instanceOf: ForeignQdiscError });
-  t.regex(e!.message, /never replaces another's; remove it \('tc qdisc del dev lo root'\) or run 'synplug setup --force'.*Nothing was held or changed/);
+  t.is(inspected.state, 'partial', 'the tree is missing: a hold is refused as not (completely) set up, before anything is armed');
+  t.regex(
+    (inspected.pieces as Record<string, { detail?: string }>).prio.detail ?? '',
+    /root is tbf 5:, not synplug's: setup refuses it \(exit 7\) \('synplug setup --force' replaces it\)/,
+  );
+  const e = t.throws(() => planHold(h.pieces, inspected), {
+    instanceOf: ForeignQdiscError,
+    message: /rerun setup with --force to replace it.*Nothing was changed/,
+  });
   t.is(exitCodeOf(e), 7);
-  t.throws(() => planHold(h.pieces, inspected), { instanceOf: ForeignQdiscError, message: /rerun setup with --force to remove it/ });
   t.deepEqual(
     planHold(h.pieces, inspected, { force: true }).steps.map((s) => s.what),
-    ['delete root qdisc tbf 5: on lo (--force)'],
-  );
-  t.deepEqual(
-    planHold(h.pieces, judgeHold(h.pieces, { ...foreign, hasAddress: false, nftTable: false }), { force: true }).steps.map((s) => s.what),
     [
-      'add address 169.254.255.254/32 dev lo',
-      'add nftables table synplug with set synplug_active (the marking chain comes with each hold)',
-      'delete root qdisc tbf 5: on lo (--force)',
+      'replace root qdisc tbf 5: on lo with prio 1: (--force)',
+      'add qdisc pfifo 10: parent 1:1 limit 1000',
+      'add qdisc pfifo 20: parent 1:2 limit 1000',
+      'add qdisc pfifo 30: parent 1:3 limit 1000',
+      `add qdisc plug 40: parent 1:4 limit ${config.limit} and release it`,
     ],
-    'after every permanent piece: a failing step before it leaves the root untouched',
   );
 });
 
-test("the watchdog removes the local hold's armed pieces: the root prio 1: once lo's qdiscs are empty, the chain once nothing is queued", (t) => {
+test("the watchdog removes the local hold's armed pieces: the fw filter (by its handle, the mark), the chain once nothing is queued; never a qdisc", (t) => {
   const h = new LocalHold(silentSockets(), config, 1);
   const steps = h.pieces.list.flatMap((p) => (p.lifetime === 'armed' && p.removeSteps?.()) || []);
   t.deepEqual(
-    steps.map((s) => ({ what: s.what, phase: s.phase, empty: s.whenQdiscsEmptyOn, queued: s.whenNothingQueuedMs })),
+    steps.map((s) => ({ what: s.what, phase: s.phase, queued: s.whenNothingQueuedMs })),
     [
-      { what: 'delete qdisc prio 1: root on lo', phase: 'disarm', empty: 1, queued: undefined },
-      { what: 'delete chain ip synplug output', phase: 'disarm', empty: undefined, queued: 3000 },
+      { what: 'delete filter parent 1: protocol ip pref 1 fw handle 0x1 on lo', phase: 'disarm', queued: undefined },
+      { what: 'delete chain ip synplug output', phase: 'disarm', queued: 3000 },
     ],
   );
-  // the qdisc's deletion names prio 1: (the kernel refuses it for another root: EINVAL/ENOENT, ignored)
+  // the filter's deletion: RTM_DELTFILTER on lo, parent 1:, pref 1 protocol ip (tcm_info), handle = the mark, TCA_KIND fw
   const del = Buffer.from(steps[0].messages[0].payload, 'hex');
-  t.is(del.readUInt32LE(8), 0x10000, 'tcm_handle 1:');
-  t.is(del.readUInt32LE(12), 0xffffffff, 'tcm_parent root');
-  t.true(del.includes(Buffer.from('prio\0')), 'TCA_KIND prio');
+  t.is(steps[0].messages[0].type, 45, 'RTM_DELTFILTER');
+  t.is(del.readInt32LE(4), 1, 'tcm_ifindex lo');
+  t.is(del.readUInt32LE(8), config.mark, 'tcm_handle: the mark');
+  t.is(del.readUInt32LE(12), 0x10000, 'tcm_parent 1:');
+  t.is(del.readUInt32LE(16), (TREE.filterPrio << 16) | 0x0008, 'tcm_info: pref 1, protocol ip (ETH_P_IP, network order)');
+  t.true(del.includes(Buffer.from('fw\0')), 'TCA_KIND fw');
 });
 
 test('the registry finds the local mode by name; a new mode is one registration', (t) => {
@@ -324,7 +326,7 @@ test('the mark rule on a connection of the wrong protocol says which protocol it
   route.close();
 });
 
-test("a prio 1: root without synplug's plug is synplug's only as phase one adds it (bands 4, its priomap) where setup recorded the hold: a user's prio 1: is refused, never changed or removed", (t) => {
+test("a prio 1: root without synplug's plug is synplug's only as setup adds it (bands 4, its priomap) where setup recorded the hold: a user's prio 1: is refused, never changed or removed", (t) => {
   const record = {
     mode: 'local',
     dev: 'lo',
@@ -339,13 +341,20 @@ test("a prio 1: root without synplug's plug is synplug's only as phase one adds 
     ...setUpLo,
     qdiscs: [qdiscEntry({ kind: 'prio', handle: '1:', root: true, dev: 'lo', ifindex: 1, options })],
   });
-  // a phase one killed after adding the root: ours, completed by the next phase one
+  const plan = (o: LocalObservation, force = false) => planHold(h.pieces, judgeHold(h.pieces, o), { force }).steps.map((s) => s.what);
+  // a setup killed after adding the root: ours, completed by the next setup
   const leftover = rootWith({ bands: TREE.bands, priomap: [...TREE.priomap] });
   t.true(h.rootIsOurs(leftover));
-  t.notThrows(() => armSteps(h.pieces, leftover));
+  t.deepEqual(plan(leftover), [
+    'add qdisc pfifo 10: parent 1:1 limit 1000',
+    'add qdisc pfifo 20: parent 1:2 limit 1000',
+    'add qdisc pfifo 30: parent 1:3 limit 1000',
+    `add qdisc plug 40: parent 1:4 limit ${config.limit} and release it`,
+  ]);
   // `tc qdisc add dev lo root handle 1: prio` (bands 3): a user's
   const users = rootWith({ bands: 3, priomap: [1, 2, 2, 2, 1, 2, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1] });
   t.false(h.rootIsOurs(users));
-  const e = t.throws(() => armSteps(h.pieces, users), { instanceOf: ForeignQdiscError });
+  const e = t.throws(() => plan(users), { instanceOf: ForeignQdiscError });
   t.is(exitCodeOf(e), 7);
+  t.is(judgeHold(h.pieces, users).state, 'partial', 'a hold is refused as not set up: nothing is armed on it');
 });

@@ -11,14 +11,16 @@ import { isCloseOnExec, libc } from '../../src/netlink/libc.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { protectAccounting, runProtected } from '../../src/guard/protect.js';
+import { LATE_RELEASE_MS } from '../../src/guard/window.js';
 import { accounted } from '../../src/guard/accounting.js';
 import { breakLeases } from '../../src/guard/leases.js';
 import { readHistory } from '../../src/guard/history.js';
 import { formatHistoryEntry, formatProtect } from '../../src/cli/format-guard.js';
-import { StateStore, processStartTime } from '../../src/guard/state.js';
+import { StateStore, processStartTime, withNetnsCookie } from '../../src/guard/state.js';
 import { UsageError } from '../../src/netlink/errors.js';
 import { CommandError } from '../../src/guard/command.js';
 import { FakeSession, type KernelCall } from '../helpers/fake-session.js';
+import { inboundHoldRecord } from '../helpers/record-mutations.js';
 
 /** A fake session in a new state directory; a kernel call named in `fail` is refused (`CALL refused`). */
 function fresh() {
@@ -444,4 +446,88 @@ test('regression: the state directory swapped during the hold left its lease and
   t.deepEqual(there.readLeases()?.leases ?? [], [], 'the lease dropped in the directory it started with');
   t.is(there.readPlug()?.state, 'released', 'plug.json says released there');
   t.deepEqual(s.calls.slice(-2), ['release', 'disarm'], 'released, then the armed pieces taken away, as the release path does');
+});
+
+/**
+ * A protect whose lease its watchdog (or the queue's holder) dropped at its max-hold deadline, as dropLease records
+ * it (no lease, plug.json released at the deadline), 150 ms before its own deadline timer; then this process
+ * stalled (the event loop busy) until `stallMs` past the deadline: protect's own timer comes that late.
+ */
+async function droppedAtDeadline(stallMs: number) {
+  const { s, store } = fresh();
+  const notices: string[] = [];
+  const run = runProtected(s, { command: ['sleep', '1.5'], maxHoldMs: 600, onNotice: (l) => notices.push(l) });
+  const t0 = Date.now();
+  let lease = store.readLeases()?.leases[0];
+  while (!lease && Date.now() - t0 < 10_000) {
+    await new Promise((r) => setTimeout(r, 5));
+    lease = store.readLeases()?.leases[0];
+  }
+  if (!lease) throw new Error('no lease taken');
+  await new Promise((r) => setTimeout(r, Math.max(0, lease.deadline - Date.now() - 150)));
+  store.writeLeases({ version: 1, leases: [] });
+  store.writePlug({ ...store.readPlug()!, state: 'released', releasedAt: lease.deadline });
+  const until = lease.deadline + stallMs;
+  while (Date.now() < until) {
+    /* a stalled protect: its deadline timer cannot fire */
+  }
+  return { r: await run, notices };
+}
+
+// issue 22: a max-hold release that the watchdog or the queue's holder took a little before protect's own timer (they
+// fire at the same deadline) said "came to release it N ms after that deadline" with N a few ms, on every such expiry.
+test.serial('a lease dropped at its deadline just before protect came: only the max-hold line, no "N ms after that deadline"', async (t) => {
+  const { r, notices } = await droppedAtDeadline(0);
+  t.true(r.maxHoldReached);
+  t.true(r.releasedAtDeadline);
+  t.true(
+    notices.some((n) => /^max-hold of 600 ms reached: released the hold while the command still runs$/.test(n)),
+    notices.join('\n'),
+  );
+  t.false(
+    notices.some((n) => /after that deadline|lease was dropped/.test(n)),
+    notices.join('\n'),
+  );
+});
+
+test.serial(`a protect stalled past its deadline (at least LATE_RELEASE_MS, ${LATE_RELEASE_MS} ms): it says how late it came`, async (t) => {
+  const { r, notices } = await droppedAtDeadline(LATE_RELEASE_MS + 200);
+  t.true(r.releasedAtDeadline);
+  const late = notices.find((n) => /came to release it \d+ ms after that deadline/.test(n));
+  t.truthy(late, notices.join('\n'));
+  t.true(Number(/release it (\d+) ms/.exec(late!)![1]) >= LATE_RELEASE_MS + 200, late);
+  t.true(notices.some((n) => /^max-hold of 600 ms reached: released the hold/.test(n)));
+});
+
+// issue 22: a teardown that removed the hold as a protect started (the record no longer lists it when the protect
+// comes to take its lease) was said twice: "this protect's lease was already gone when it ended: a teardown broke
+// it…" (the release after the refused take), then the exit-8 line "a teardown removed the local hold while this
+// protect started". The lease was never recorded, so never broken: the exit-8 line alone says it.
+test('a teardown that removed the hold before protect took its lease: one message (the exit-8 one), no lease-gone notice', async (t) => {
+  let first = true;
+  const dir = mkdtempSync(join(tmpdir(), 'synplug-protect-'));
+  const store = new StateStore(dir);
+  const s = new FakeSession({
+    stateDir: dir,
+    onCall: (call) => {
+      // the warm-up release, before the lease is taken: a teardown of the local hold ends now (its entry gone, another
+      // hold left)
+      if (call === 'release' && first) store.writeSetup({ version: 2, holds: { 'inbound:sp-eth0': inboundHoldRecord() }, ...withNetnsCookie(undefined) });
+      first = false;
+    },
+  });
+  const notices: string[] = [];
+  const ran = join(dir, 'ran');
+  const e = await t.throwsAsync(runProtected(s, { command: ['touch', ran], onNotice: (l) => notices.push(l) }));
+  t.is(
+    e?.message,
+    "a teardown removed the local hold while this protect started: nothing is held; the command was NOT run. Run 'synplug setup' again, then the protect",
+  );
+  t.is((e as { category?: string } | undefined)?.category, 'not-set-up');
+  t.false(existsSync(ran), 'the command was not run');
+  t.deepEqual(
+    notices.filter((n) => /lease/.test(n)),
+    [],
+    notices.join('\n'),
+  );
 });

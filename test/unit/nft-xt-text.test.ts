@@ -8,6 +8,7 @@
  */
 import test from 'ava';
 import { formatRulesetJson, formatRulesetText, type NftRuleset } from '../../src/iptables/format.js';
+import type { Expr } from '../../src/iptables/expr/index.js';
 import { xtText } from '../../src/iptables/xt.js';
 
 const LE = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
@@ -23,15 +24,90 @@ const u32 = (n: number): string => {
 };
 const match = (ext: string, info: string, family = 'ip'): ReturnType<typeof xtText> => xtText('match', { ext, rev: 0, info }, { family });
 
-test('ecn: the IP field in ip6tables (libxt_ecn writes `ip ecn`), and an inverted TCP flag (`tcp flags != cwr` compares the whole byte): raw', (t) => {
+/** The reason of a raw translation (`{ raw: why }`), undefined for text or none. */
+const why = (x: ReturnType<typeof xtText>): string | undefined => (typeof x === 'object' && 'raw' in x ? x.raw : undefined);
+
+test('ecn: the IP field in ip6tables (libxt_ecn writes `ip ecn`), and an inverted TCP flag (`tcp flags != cwr` compares the whole byte): raw, saying why (no reason before)', (t) => {
   // struct xt_ecn_info { operation, invert, ip_ect, tcp.ect }
   t.is(match('ecn', '01000100', 'ip'), 'ip ecn ect1');
-  t.is(match('ecn', '01000100', 'ip6'), undefined);
+  t.regex(why(match('ecn', '01000100', 'ip6')) ?? '', /^nft 1\.0\.6 lists "ip ecn \.\.\.", an IPv4 field, which nft -f refuses in an ip6 table$/);
+  t.regex(why(match('ecn', '01010200', 'ip6')) ?? '', /"ip ecn \.\.\."/);
   t.is(match('ecn', '20000000', 'ip6'), 'tcp flags cwr');
-  t.is(match('ecn', '20200000'), undefined);
-  // an invert of one part only: libxt_ecn would invert every part
-  t.is(match('ecn', '21010100'), undefined);
+  t.regex(why(match('ecn', '20200000')) ?? '', /^nft 1\.0\.6 lists "tcp flags != \.\.\.", every part inverted, comparing the whole byte: -m ecn tests a bit$/);
+  // an invert of the IP part only: libxt_ecn inverts every part, the flag's too
+  t.regex(why(match('ecn', '21010100')) ?? '', /"tcp flags != \.\.\.", every part inverted/);
   t.is(match('ecn', '01010100'), 'ip ecn != ect1');
+});
+
+test("regression: --ctstate with SNAT or DNAT beside other states, both, or inverted (nft lists `ct status snat` alone, with --ctstatus's !): raw saying why (no reason before); SNAT, DNAT, UNTRACKED alone as nft lists them", (t) => {
+  // struct xt_conntrack_mtinfo3: match_flags at 146, invert_flags at 148, state_mask at 150 (XT_CONNTRACK_STATE 1, XT_CONNTRACK_STATUS 64)
+  const ct = (state: number, invert = 0, status?: number): ReturnType<typeof xtText> => {
+    const b = Buffer.alloc(168);
+    const w = (at: number, n: number): void => void Buffer.from(u16(n), 'hex').copy(b, at);
+    w(146, status === undefined ? 1 : 1 | 64);
+    w(148, invert);
+    w(150, state);
+    if (status !== undefined) w(152, status);
+    return xtText('match', { ext: 'conntrack', rev: 3, info: b.toString('hex') }, { family: 'ip' });
+  };
+  const mixed = /^nft 1\.0\.6 lists "ct status snat" \(or dnat\) alone, leaving the other states out$/;
+  t.regex(why(ct(64 | 8)) ?? '', mixed, 'SNAT,NEW');
+  t.regex(why(ct(128 | 256)) ?? '', mixed, 'DNAT,UNTRACKED');
+  t.regex(why(ct(64 | 128)) ?? '', mixed, 'SNAT,DNAT');
+  const inverted = /^nft 1\.0\.6 lists "ct status snat" \(or dnat\) with the ! of --ctstatus, not of --ctstate$/;
+  t.regex(why(ct(128, 1)) ?? '', inverted, '! --ctstate DNAT');
+  t.regex(why(ct(64, 64, 4)) ?? '', inverted, '--ctstate SNAT ! --ctstatus ASSURED');
+  t.is(ct(64), 'ct status snat');
+  t.is(ct(128), 'ct status dnat');
+  t.is(ct(256), 'ct state untracked');
+  t.is(ct(256, 1), 'ct state ! untracked');
+});
+
+test("regression: -m rpfilter, -m cluster, ip6tables' --hbh-len and -m hbh (raw with no reason before): raw, saying what nft 1.0.6 lists and why that is another rule", (t) => {
+  // struct xt_rpfilter_info { __u8 flags; }: XT_RPFILTER_LOOSE 1, _VALID_MARK 2, _ACCEPT_LOCAL 4, _INVERT 8
+  t.regex(why(match('rpfilter', '00')) ?? '', /^nft 1\.0\.6 lists "fib saddr \.\.\.": it passes a source routed as broadcast, -m rpfilter unicast only$/);
+  t.regex(why(match('rpfilter', '0f')) ?? '', /routed as broadcast/);
+  t.regex(
+    why(match('rpfilter', '00', 'ip6')) ?? '',
+    /^nft 1\.0\.6 lists "fib saddr \.\.\.": it fails a source :: \(but ICMPv6 to link-local\), -m rpfilter passes it$/,
+  );
+  // --accept-local alone nft lists as `xt match rpfilter`
+  t.is(why(match('rpfilter', '04')), 'nft 1.0.6 lists it as "xt match rpfilter", which nft -f cannot read');
+  // struct xt_cluster_match_info { __u32 total_nodes, node_mask, hash_seed, flags; }
+  t.regex(
+    why(match('cluster', u32(2) + u32(1) + u32(7) + u32(0))) ?? '',
+    /^nft 1\.0\.6 lists "jhash \.\.\. eq N": node N as hash N, where -m cluster hashes it to N-1$/,
+  );
+  t.regex(
+    why(match('cluster', u32(4) + u32(5) + u32(7) + u32(0))) ?? '',
+    /^nft 1\.0\.6 lists "jhash \.\.\. meta pkttype set host": every matched packet, -m cluster multicast ones$/,
+  );
+  // struct ip6t_opts { __u32 hdrlen; __u8 flags, invflags; __u16 opts[16]; __u8 optsnr; }: IP6T_OPTS_LEN 1, _OPTS 2
+  const hbh = (flags: number, inv = 0): ReturnType<typeof xtText> => match('hbh', `${u32(8)}0${flags}0${inv}${'00'.repeat(34)}`, 'ip6');
+  t.regex(why(hbh(1)) ?? '', /^nft 1\.0\.6 lists "hbh hdrlength N", the field \(bytes \/ 8 - 1\), where --hbh-len counts bytes$/);
+  t.regex(why(hbh(1, 1)) ?? '', /--hbh-len counts bytes/);
+  t.is(why(hbh(0)), 'nft 1.0.6 lists it as "xt match hbh", which nft -f cannot read');
+  t.is(why(hbh(3)), 'nft 1.0.6 lists it as "xt match hbh", which nft -f cannot read');
+});
+
+test("regression: ip6tables' -m ah (raw with no reason before) as libip6t_ah writes it (`ah spi 5`, a bare one `meta l4proto ah`); --ahlen and --ahres raw, saying why", (t) => {
+  // struct ip6t_ah { __u32 spis[2]; __u32 hdrlen; __u8 hdrres; __u8 invflags; }: IP6T_AH_INV_SPI 1, _LEN 2
+  const ah = (lo: number, hi: number, hdrlen = 0, res = 0, inv = 0): ReturnType<typeof xtText> =>
+    match('ah', `${u32(lo)}${u32(hi)}${u32(hdrlen)}0${res}0${inv}0000`, 'ip6');
+  t.is(ah(5, 5), 'ah spi 5');
+  t.is(ah(5, 9), 'ah spi 5-9');
+  t.is(ah(5, 5, 0, 0, 1), 'ah spi != 5');
+  t.is(ah(0, 0xffffffff), 'meta l4proto ah');
+  t.is(why(ah(0, 0xffffffff, 0, 0, 1)), 'nft 1.0.6 lists "meta l4proto ah", every AH packet, where ! --ahspi 0:4294967295 matches none');
+  t.deepEqual(ah(9, 5), {
+    text: 'ah spi 9-5',
+    problem: 'a range whose first end is past its last: nft -f cannot read this back ("Range has zero or negative size")',
+  });
+  t.regex(why(ah(5, 9, 4)) ?? '', /^nft 1\.0\.6 lists "ah hdrlength N", the field \(bytes \/ 4 - 2\), where --ahlen counts bytes$/);
+  t.regex(why(ah(0, 0xffffffff, 16, 0, 2)) ?? '', /--ahlen counts bytes/);
+  t.is(why(ah(0, 0xffffffff, 0, 1)), 'nft 1.0.6 lists "ah reserved 1", where --ahres matches reserved bits zero');
+  // ip's struct ipt_ah is esp's
+  t.is(match('ah', `${u32(5)}${u32(5)}00`), 'ah spi 5');
 });
 
 /** `fn` with the process's time zone `tz` (Node reads TZ again when it is set). */
@@ -201,7 +277,7 @@ test("ebtables' ip6 match: --ip6-tclass (libebt_ip6 writes `ip6 dscp` of its low
   t.is(m(ip6('', '', `0006280800000000${u16(22)}${u16(22)}`)), undefined);
 });
 
-test('conntrack: SNAT with another state, SNAT and DNAT, an inverted expiry, and a mask that is no prefix: raw', (t) => {
+test('conntrack: SNAT with another state, SNAT and DNAT (raw, saying why), an inverted expiry, and a mask that is no prefix: raw', (t) => {
   const ct = (flags: number, invert: number, state: number, at?: [number, string]): string => {
     const b = Buffer.alloc(164);
     if (at) Buffer.from(at[1], 'hex').copy(b, at[0]);
@@ -210,9 +286,9 @@ test('conntrack: SNAT with another state, SNAT and DNAT, an inverted expiry, and
   };
   const rev3 = (info: string): ReturnType<typeof xtText> => xtText('match', { ext: 'conntrack', rev: 3, info }, { family: 'ip' });
   t.is(rev3(ct(1, 0, 8)), 'ct state new');
-  t.is(rev3(ct(1, 0, 64 | 8)), undefined);
-  t.is(rev3(ct(1, 0, 64 | 128)), undefined);
-  t.is(rev3(ct(1, 1, 64)), undefined);
+  t.regex(why(rev3(ct(1, 0, 64 | 8))) ?? '', /leaving the other states out$/);
+  t.regex(why(rev3(ct(1, 0, 64 | 128))) ?? '', /leaving the other states out$/);
+  t.regex(why(rev3(ct(1, 1, 64))) ?? '', /with the ! of --ctstatus, not of --ctstate$/);
   t.is(rev3(ct(0x80, 0x80, 0, [128, u32(5) + u32(9)])), undefined);
   t.is(rev3(ct(4, 0, 0, [0, '7f000001' + '0'.repeat(24) + 'ff00ff00'])), undefined);
   t.is(rev3(ct(4, 0, 0, [0, '7f000001' + '0'.repeat(24) + 'ffffffff'])), 'ct original saddr 127.0.0.1');
@@ -400,6 +476,73 @@ test("a table one of whose rules holds an xt match or target: nft 1.0.6's warnin
   // nft -j writes no warning
   const jwarnings: Array<{ at: number; text: string }> = [];
   formatRulesetJson(rs, { warnings: jwarnings });
+  t.deepEqual(jwarnings, []);
+});
+
+test("regression: an xt connlabel match where /etc/xtables/connlabel.conf cannot be opened: nft 1.0.6's `Warning: cannot open ...` once per match, after its rule's indent (text only; nothing said before); none for a native ct label, none when the file opens", (t) => {
+  const label = (bit: number, options: number): Expr => ({ name: 'match', match: 'connlabel', rev: 0, info: u16(bit) + u16(options) });
+  const rs: NftRuleset = {
+    tables: [
+      { family: 'ip', name: 'filter' },
+      { family: 'ip6', name: 'filter' },
+    ],
+    chains: [
+      { family: 'ip', table: 'filter', name: 'INPUT' },
+      { family: 'ip', table: 'filter', name: 'OUTPUT' },
+      { family: 'ip6', table: 'filter', name: 'INPUT' },
+    ],
+    sets: [],
+    rules: [
+      { family: 'ip', table: 'filter', chain: 'INPUT', expr: [label(120, 0), { name: 'counter', packets: 0, bytes: 0 }] },
+      { family: 'ip', table: 'filter', chain: 'INPUT', expr: [{ name: 'counter', packets: 0, bytes: 0 }] },
+      { family: 'ip', table: 'filter', chain: 'OUTPUT', expr: [label(121, 2), label(122, 1)] },
+      { family: 'ip6', table: 'filter', chain: 'INPUT', expr: [label(5, 0)] },
+    ],
+  };
+  const labels = 'Warning: cannot open /etc/xtables/connlabel.conf: No such file or directory';
+  const warnings: Array<{ at: number; text: string }> = [];
+  const text = formatRulesetText(rs, { warnings, connlabelConfError: 'No such file or directory' });
+  const managed = (f: string): string => `# Warning: table ${f} filter is managed by iptables-nft, do not touch!`;
+  t.deepEqual(
+    warnings.map((w) => w.text),
+    [managed('ip'), labels, labels, labels, managed('ip6'), labels],
+  );
+  t.true(
+    warnings.every((w, i) => i === 0 || w.at >= warnings[i - 1].at),
+    "in the listing's order",
+  );
+  // each after its rule's indent, the rule's words next
+  t.deepEqual(
+    warnings.filter((w) => w.text === labels).map((w) => [text.slice(w.at - 3, w.at), text.slice(w.at).split('\n')[0]]),
+    [
+      ['\n\t\t', 'ct label 120 counter packets 0 bytes 0'],
+      ['\n\t\t', text.slice(warnings[2].at).split('\n')[0]],
+      ['\n\t\t', text.slice(warnings[2].at).split('\n')[0]],
+      ['\n\t\t', 'ct label 5'],
+    ],
+  );
+  t.regex(text.slice(warnings[2].at).split('\n')[0], /^ct label set 121 ct label 121 \[ raw: match name connlabel rev 0 /);
+  // the file opens (the option unset): none; a native ct label: none
+  const none: Array<{ at: number; text: string }> = [];
+  formatRulesetText(rs, { warnings: none });
+  t.deepEqual(
+    none.map((w) => w.text),
+    [managed('ip'), managed('ip6')],
+  );
+  const native: Array<{ at: number; text: string }> = [];
+  formatRulesetText(
+    {
+      tables: [{ family: 'ip', name: 't' }],
+      chains: [{ family: 'ip', table: 't', name: 'c' }],
+      sets: [],
+      rules: [{ family: 'ip', table: 't', chain: 'c', expr: [{ name: 'ct', key: 'label', dreg: 1 }] }],
+    },
+    { warnings: native, connlabelConfError: 'No such file or directory' },
+  );
+  t.deepEqual(native, []);
+  // nft -j writes none
+  const jwarnings: Array<{ at: number; text: string }> = [];
+  formatRulesetJson(rs, { warnings: jwarnings, connlabelConfError: 'No such file or directory' });
   t.deepEqual(jwarnings, []);
 });
 

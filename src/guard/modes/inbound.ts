@@ -473,7 +473,11 @@ export class InboundHold implements Hold {
     const clsName = `qdisc clsact on ${this.dev} (shared; an ingress qdisc does too)`;
     const clsact: PieceState =
       this.ifindex === 0
-        ? { piece: clsName, status: 'missing', detail: `device ${this.dev} is gone` }
+        ? {
+            piece: clsName,
+            status: 'missing',
+            detail: `device ${this.dev} is gone since setup (deleted or renamed): nothing arriving on it can be held; once it exists again, run '${this.setupCommand()}' (its filters went with it), or remove the rest of the hold with 'synplug teardown --inbound ${this.dev}'`,
+          }
         : o.ingressQdisc
           ? { piece: clsName, status: 'ok' }
           : { piece: clsName, status: 'missing' };

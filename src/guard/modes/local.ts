@@ -6,24 +6,29 @@
  * permanent (setup):
  * address 169.254.255.254/32 on lo                  (added only when missing; remembered)
  * table ip synplug { set synplug_active { type ipv4_addr; flags timeout } }
- * armed (phase one of each hold; removed after the last release):
  * qdisc prio 1: root bands 4 priomap 1 2 2 2 1 2 0 0 1 1 1 1 1 1 1 1
  * qdisc pfifo 10: parent 1:1 limit 1000p            (and 20: in 1:2, 30: in 1:3)
  * qdisc plug 40: parent 1:4                          (limit --limit bytes, released)
+ * armed (phase one of each hold; removed after the last release):
  * filter parent 1: protocol ip pref 1 fw handle 0x1 classid 1:4
  * table ip synplug { chain output { type route hook output priority mangle; policy accept;
  *     ip saddr @synplug_active tcp flags syn / syn,ack meta mark set 0x00000001 } }
  * ```
  *
- * The prio root (every packet sent on the device passes it) and the base
- * chain at the output hook (every packet this host sends passes it: 5.7-7.2 %
- * of the CPU per KiB of a received bulk stream, bench/README.md) cost on the
- * data path, so they exist only around a hold ({@link LOCAL_ARMED}). The
- * table and its set hook nothing: they stay, so the set's element (the
- * kernel-side deadline) is one message at the hold. The tree is removed
- * once its qdiscs queue nothing (deleting a qdisc drops what it queues), the
- * chain once no netfilter queue of the namespace holds a packet (removing a
- * base chain drops them all; docs/design.md).
+ * The qdisc tree is set up once: a change of a device's root qdisc points
+ * the device at the kernel's noop qdisc while it grafts (dev_deactivate),
+ * and every packet sent on it meanwhile is dropped (measured on lo: 80 root
+ * changes under a connect loop gave 19 SYN retransmissions, each a client
+ * waiting 1 s; docs/design.md). Done per hold, that drop fell on the
+ * reload's own clients. Filters and base chains are added and removed
+ * without it, so the fw filter and the marking base chain (every packet
+ * this host sends passes it: 5.7-7.2 % of the CPU per KiB of a received
+ * bulk stream, bench/README.md) exist only around a hold
+ * ({@link LOCAL_ARMED}): outside a hold no packet is classified to band 4,
+ * and the plug there passes nothing. The table and its set hook nothing:
+ * they stay, so the set's element (the kernel-side deadline) is one message
+ * at the hold. The chain is removed once no netfilter queue of the
+ * namespace holds a packet (removing a base chain drops them all).
  *
  * SYNs are marked only while the address sits in `synplug_active`, which
  * `arm` fills with a timeout of the max-hold: the kernel stops holding new
@@ -56,7 +61,7 @@ import {
   formatQdiscHandle,
   formatHandle,
   formatQdiscText,
-  qdiscRequest,
+  filterRequest,
   TCQ_PLUG_BUFFER,
   TCQ_PLUG_RELEASE_INDEFINITE,
   type FilterSpec,
@@ -111,13 +116,16 @@ export const LOCAL_PIECES = ['prio', 'pfifo1', 'pfifo2', 'pfifo3', 'plug', 'filt
 export type LocalPiece = (typeof LOCAL_PIECES)[number];
 
 /**
- * The pieces on the data path, which live only around a hold (see
- * {@link PieceLifetime}): the qdisc tree on the device and the marking base
- * chain. The address and the table with its set (no hook) are permanent.
+ * The pieces that live only around a hold (see {@link PieceLifetime}): the
+ * fw filter that steers marked SYNs into the plug's band, and the marking
+ * base chain. Both are added and removed without dropping a packet. The
+ * qdisc tree is permanent: a root qdisc's change drops what the device
+ * sends meanwhile (see the module's notes), so it never changes around a
+ * hold; the address and the table with its set (no hook) are permanent too.
  */
-export const LOCAL_ARMED: ReadonlySet<LocalPiece> = new Set(['prio', 'pfifo1', 'pfifo2', 'pfifo3', 'plug', 'filter', 'chain']);
+export const LOCAL_ARMED: ReadonlySet<LocalPiece> = new Set(['filter', 'chain']);
 
-/** How long a removal of an armed piece waits for its queues to empty (the plug's release drains at once on lo), ms. */
+/** How long a removal waits for queues to empty (the plug's release drains at once on lo), ms. */
 const DRAIN_WAIT_MS = 1000;
 
 const PFIFO_PIECES = ['pfifo1', 'pfifo2', 'pfifo3'] as const;
@@ -220,11 +228,11 @@ export function judgeLocal(o: LocalObservation, c: GuardConfig, record: LocalHol
   let prio: PieceState;
   if (!root || root.handle === '0:') prio = { piece: prioName, status: 'missing' };
   else if (root.kind !== 'prio' || root.handle !== formatQdiscHandle(TREE.prioHandle))
-    // absent (as wanted outside a hold), but in the way of every hold's phase one, which refuses it (exit 7)
+    // setup refuses it (exit 7) and never replaces it unless told to
     prio = {
       piece: prioName,
       status: 'missing',
-      detail: `root is ${root.kind} ${root.handle}, not synplug's: a hold is refused (exit 7) until it is removed ('synplug setup --force' removes it)`,
+      detail: `root is ${root.kind} ${root.handle}, not synplug's: setup refuses it (exit 7) ('synplug setup --force' replaces it)`,
     };
   else {
     const opt = root.options as { bands?: number; priomap?: number[] };
@@ -367,15 +375,15 @@ export class LocalHold implements Hold {
     const root = rootOf(o);
     if (root?.kind !== 'prio' || root.handle !== formatQdiscHandle(TREE.prioHandle)) return false;
     if (qdiscAt(o, TREE.plugParent)?.kind === 'plug') return true;
-    // Without its plug (a phase one killed after adding the root): ours only as phase one adds it, bands and priomap
-    // alike, and only where setup recorded this hold; a user's prio 1: (bands 3, or another map) is not.
+    // Without its plug (a setup killed after adding the root, or the plug removed by hand): ours only as setup adds
+    // it, bands and priomap alike, and only where setup recorded this hold; a user's prio 1: (bands 3, or another map) is not.
     const opt = root.options as { bands?: number; priomap?: number[] };
     return this.record?.dev === this.config.dev && opt.bands === TREE.bands && same(opt.priomap, TREE.priomap);
   }
 
   /**
-   * The pieces, in the order setup and arming add them: the address and the
-   * marking table with its set (permanent); the prio root and its children,
+   * The pieces, in the order setup and arming add them: the address, the
+   * marking table with its set, the prio root and its children (permanent);
    * the fw filter and the marking chain (armed: {@link LOCAL_ARMED}).
    * Teardown releases the plug, then removes (in reverse) the chain, the prio
    * root with everything under it, the table and the address, each only when
@@ -432,8 +440,7 @@ export class LocalHold implements Hold {
   /** @inheritdoc */
   explainPlugError(e: NetlinkError, action: 'buffer' | 'release'): NetlinkError | undefined {
     if (e.code === 'ENOENT' || e.code === 'EINVAL') {
-      // The plug exists only around a hold: gone at a release, nothing is held there (the watchdog released at
-      // max-hold and removed it after, or another command's recovery did).
+      // A plug gone at a release (removed meanwhile, by hand or by a teardown) holds nothing.
       if (action === 'release') return undefined;
       return e.withMessage(
         `cannot ${action} the plug: no plug qdisc ${formatQdiscHandle(TREE.plugHandle)} under ${formatHandle(TREE.plugParent)} on ${this.config.dev} (run 'synplug setup')`,
@@ -572,14 +579,14 @@ function localPieces(h: LocalHold): HoldPieces<LocalObservation, LocalPlan> {
   const prio = localPiece(h, 'prio', {
     add(o, st, p) {
       const root = rootOf(o);
-      // phase one never replaces another's root: refused before any step (nothing changed)
-      if (root && root.handle !== '0:' && !h.rootIsOurs(o)) throw new ForeignQdiscError(c.dev, formatQdiscText(root).split('\n')[0].trim(), 'hold');
       if (st.status === 'missing') {
-        // A new prio root comes with default children: everything under it is then missing.
+        // A new (or, with --force, replacing) prio root comes with default children: everything under it is then missing.
+        // (Another's root reaches here only with --force: setup refuses it before any step otherwise.)
         p.rebuilt = true;
+        const replacing = root && root.handle !== '0:';
         return {
-          what: 'add qdisc prio 1: root bands 4',
-          run: () => addQdisc(route, prioSpec),
+          what: replacing ? `replace root qdisc ${root.kind} ${root.handle} on ${c.dev} with prio 1: (--force)` : 'add qdisc prio 1: root bands 4',
+          run: () => (replacing ? replaceQdisc(route, prioSpec) : addQdisc(route, prioSpec)),
           undo: { what: `removed qdisc prio 1: (and everything under it)`, run: () => deleteQdisc(route, { ...dev, parent: 'root' }) },
         };
       }
@@ -609,22 +616,6 @@ function localPieces(h: LocalHold): HoldPieces<LocalObservation, LocalPlan> {
         );
         if (!gone) out.removed.push(`qdisc prio 1: and everything under it (pfifo 10: 20: 30:, plug 40:, the fw filter) on ${c.dev}`);
       } else if (root && root.handle !== '0:') out.kept.push(`root qdisc ${root.kind} ${root.handle} on ${c.dev}: not synplug's`);
-    },
-    // the watchdog's removal: the root deleted (only a prio 1:, once nothing is queued; one already gone is fine)
-    removeSteps: () => {
-      const r = qdiscRequest('delete', h.ifindex, { parent: 'root', handle: prioSpec.handle, kind: 'prio' });
-      const { ENOENT, EINVAL, ENODEV } = osConstants.errno;
-      return [
-        {
-          what: `delete qdisc prio 1: root on ${c.dev}`,
-          phase: 'disarm',
-          protocol: NETLINK_ROUTE,
-          messages: [hexMessage({ type: r.type, flags: r.flags | NLM_F_ACK, payload: r.payload })],
-          ignoreErrno: [ENOENT, EINVAL, ENODEV],
-          whenQdiscsEmptyOn: h.ifindex,
-          whenQdiscsEmptyMs: 3000,
-        },
-      ];
     },
   });
   const pfifos = PFIFO_PIECES.map((key, i) => {
@@ -720,6 +711,27 @@ function localPieces(h: LocalHold): HoldPieces<LocalObservation, LocalPlan> {
           await addFilter(route, fwSpec);
         },
       };
+    },
+    // after the last release: only synplug's fw filter (its handle is the mark) under synplug's root; one gone is fine
+    async remove(o, _p, out) {
+      const f = ourFilter(o, c);
+      if (!f || !h.rootIsOurs(o)) return;
+      await removeIfThere(() => fwDel(f.protocol, f.pref));
+      out.removed.push(`filter parent 1: protocol ${f.protocol} pref ${f.pref} fw handle 0x${c.mark.toString(16)} on ${c.dev}`);
+    },
+    // the watchdog's removal: the same filter by handle (one already gone, or its root, is fine)
+    removeSteps: () => {
+      const r = filterRequest('delete', h.ifindex, { parent: fwSpec.parent, protocol: fwSpec.protocol, pref: fwSpec.pref, handle: fwSpec.handle, kind: 'fw' });
+      const { ENOENT, EINVAL, ENODEV } = osConstants.errno;
+      return [
+        {
+          what: `delete filter parent 1: protocol ${fwSpec.protocol} pref ${fwSpec.pref} fw handle 0x${c.mark.toString(16)} on ${c.dev}`,
+          phase: 'disarm',
+          protocol: NETLINK_ROUTE,
+          messages: [hexMessage({ type: r.type, flags: r.flags | NLM_F_ACK, payload: r.payload })],
+          ignoreErrno: [ENOENT, EINVAL, ENODEV],
+        },
+      ];
     },
   });
   const family = familyOf(c.addr);
@@ -825,15 +837,10 @@ function localPieces(h: LocalHold): HoldPieces<LocalObservation, LocalPlan> {
           removeBy,
         };
       },
-      // a root that is not synplug's is in the way of every hold's phase one (which never replaces it): refused, or with --force removed
+      // a root that is not synplug's: refused, or with --force replaced by synplug's (the prio piece's step)
       refuse(o, options) {
         const root = rootOf(o);
         if (root && root.handle !== '0:' && !h.rootIsOurs(o) && !options.force) throw new ForeignQdiscError(c.dev, formatQdiscText(root).split('\n')[0].trim());
-      },
-      clear(o, options) {
-        const root = rootOf(o);
-        if (!options.force || !root || root.handle === '0:' || h.rootIsOurs(o)) return [];
-        return [{ what: `delete root qdisc ${root.kind} ${root.handle} on ${c.dev} (--force)`, run: () => deleteQdisc(route, { ...dev, parent: 'root' }) }];
       },
       record: (p): LocalHoldRecord => ({
         mode: 'local',
