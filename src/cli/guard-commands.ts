@@ -243,7 +243,7 @@ export function guardCommands(program: Command): void {
     program
       .command('setup')
       .description('set up the local hold, or with --inbound DEV the inbound hold of DEV (idempotent; all or nothing)')
-      .option('--force', "replace a root qdisc that is not synplug's with the local plug hold's (plug)")
+      .option('--force', "replace a root qdisc not synplug's (plug)")
       .option('--dry-run', 'print the plan; change nothing')
       .option('--inbound <dev>', 'set up the inbound hold of this device', collect)
       .option('--port <port>', 'with --inbound: TCP port to hold (repeat)', collect)

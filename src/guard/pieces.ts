@@ -28,8 +28,7 @@ import type { HoldRecord } from './state.js';
 /** What an armed piece that is absent says in `check`: as wanted, outside a hold. */
 const ARMED_ABSENT = 'absent outside a hold: added for each hold and removed after its release';
 /** What a standing piece that is absent says in `check`: the next hold adds it, a setup now. */
-const STANDING_ABSENT =
-  "absent: the next hold adds it, and waits 1 s after (changing the device's root qdisc drops what it sends meanwhile); 'synplug setup' adds it now, outside a reload";
+const STANDING_ABSENT = "absent: the next hold adds it; 'synplug setup' adds it now, outside a reload";
 
 /** A piece's judged state; an armed one also says so (`lifetime`), and absent is as wanted outside a hold; a standing one absent is added by the next hold. */
 function judged<O>(p: Piece<O>, o: O): PieceState {
@@ -56,7 +55,10 @@ export async function inspectHold(hold: Hold): Promise<HoldInspection> {
 export function judgeHold<O>(h: HoldPieces<O>, observed: O): HoldInspection {
   const order = h.listOrder ?? h.list.map((p) => p.key);
   const inOrder = (states: Map<string, PieceState>) => Object.fromEntries(order.flatMap((k) => (states.has(k) ? [[k, states.get(k)!]] : [])));
-  const optional = h.list.filter((p) => p.lifetime !== 'permanent' || p.optional?.(observed)).map((p) => p.key);
+  // a standing piece that is there is a piece of a setup; missing, it alone does not make one partial
+  const optional = h.list
+    .filter((p) => p.lifetime === 'armed' || (p.lifetime === 'standing' && p.judge(observed).status === 'missing') || p.optional?.(observed))
+    .map((p) => p.key);
   const pieces = inOrder(new Map(h.list.map((p) => [p.key, judged(p, observed)] as const)));
   const state = summarizePieces(pieces, optional);
   // A hold not set up at all: its armed pieces are missing too (not "as wanted outside a hold").

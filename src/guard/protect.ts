@@ -115,12 +115,16 @@ async function protectLatched(
       // What was set up, as setup's own head line says it (which hold, whose SYNs), then its steps; with no record,
       // the hold 'synplug setup' makes (the local one): clients from the network are not held by it.
       const said: string[] = [];
+      let settleMs = 0;
       for (const o of each) {
         const r = await setup({ ...o, stateDir: config.stateDir });
+        settleMs = Math.max(settleMs, r.settleMs ?? 0);
         const head = modeOfHold({ id: r.hold }, r.dev)?.setupHead(r) ?? `synplug set up ${r.hold}${r.changed ? ':' : ''}`;
         said.push(r.actions.length ? `${head.replace(/:$/, '')}: ${r.actions.join('; ')}` : head.replace(/:$/, ''));
       }
       opts.onNotice?.(`set up first: ${said.join('. ') || 'nothing to do'}${record ? '' : `. It holds local clients only; ${INBOUND_SETUP}`}`);
+      // a root qdisc changed: the handshakes its graft cut short complete (SYN-ACK retransmitted) before the hold
+      if (settleMs > 0) await new Promise((r) => setTimeout(r, settleMs));
       s.close();
       s = await openSession(config, store.readSetup());
       await setAsideGoneDevices(s); // as before the setup (said then)

@@ -268,6 +268,7 @@ async function setupLatched<T>(
           ...(chose !== undefined && { chose }),
           changed: steps.length > 0 || metricsAction.length > 0,
           actions: [...steps.map((x) => x.what), ...metricsAction],
+          ...(steps.some((x) => x.settleMs) && { settleMs: Math.max(...steps.map((x) => x.settleMs ?? 0)) }),
           ...(recovery.released && { recovered: `released a plug left buffering (${recovery.reason})` }),
           unverified: sup.unverified.map((p) => `${p.module} (${p.what})`),
         };

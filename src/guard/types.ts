@@ -210,6 +210,13 @@ export interface SetupResult {
   changed: boolean;
   /** the steps taken, in order (`add qdisc prio 1: root bands 4`...), then `recorded the metrics file PATH` for a new one */
   actions: string[];
+  /**
+   * ms a hold should wait before holding, after this setup: a step changed a
+   * device's root qdisc, which drops what the device sends meanwhile (a
+   * handshake whose last ACK it dropped completes by the SYN-ACK
+   * retransmission, 1 s). Absent: none. `protect --setup` waits it.
+   */
+  settleMs?: number;
   /** this setup added the hold's address (a re-run with nothing to do: false, though an earlier one added it: {@link SetupResult.ownsAddress}) */
   addedAddress: boolean;
   /**

@@ -110,21 +110,29 @@ test.serial(
         () => rmSync(B, { recursive: true, force: true }),
       ),
     );
-    await setup();
+    const proxy = await setupWithProxy(t);
     const b = await setup({ stateDir: B, table: 'synplug_b', addr: '169.254.255.253', mark: 2 });
     t.true(b.changed);
-    // A holds (its fw filter on the tree): B's teardown keeps the tree, and says why
+    // A holds (its fw filter on the tree, a SYN in the plug): B's teardown neither releases the shared plug nor
+    // removes the tree, and says why
     const pl = await cli(['plug', '--max-hold', '60s']);
     t.is(pl.code, 0, pl.stderr);
+    const held = probe(ADDR, proxy.port, ADDR);
+    await sleep(500);
+    t.is(held.connectedAt, undefined, "held by A's plug");
     const down = await teardown({ stateDir: B });
     t.true(
-      down.kept.some((k) => /qdisc prio 1: on lo: 1 filter\(s\) not of this hold are on it/.test(k)),
+      down.kept.some((k) => /qdisc prio 1: on lo: 1 filter\(s\) not of this hold are on it/.test(k)) &&
+        down.kept.some((k) => /the plug on lo, held: 1 filter\(s\) not of this hold steer into it/.test(k)),
       JSON.stringify(down),
     );
     t.deepEqual((await armedOnLo()).qdiscs, LO_TREE, "A's hold keeps its tree");
+    await sleep(300);
+    t.is(held.connectedAt, undefined, "still held by A's plug after B's teardown");
     const rel = await cli(['release']);
     t.is(rel.code, 0, rel.stderr);
-    // A not holding: B's teardown (run again, as its words said) removes the tree; A's next hold adds it again
+    t.is(await within(held.data, "the connection A's release let go"), 'proxy');
+    // A not holding: B's teardown removes the tree; A's next hold adds it again
     await setup({ stateDir: B, table: 'synplug_b', addr: '169.254.255.253', mark: 2 });
     const down2 = await teardown({ stateDir: B });
     t.true(

@@ -136,6 +136,10 @@ test.serial('IPv4 and IPv6 addresses: add, list (against ip -j addr), delete', a
   await addAddress(conn, { dev: IFB, address: 'fd00:78::1/64', validLifetime: 300, preferredLifetime: 200 });
   await addAddress(conn, { dev: VA, address: 'fd00:77::1/64', nodad: true, noprefixroute: true });
   await addAddress(conn, { dev: VA, address: '127.77.0.1/32' }); // scope host, like ip
+  // fd00:78::1 runs duplicate address detection (no nodad): it is `tentative` until DAD ends, which could fall between
+  // ip's reading and ours (a CI run saw ip's list it tentative and ours not). Compared once DAD has ended (bounded).
+  for (let i = 0; i < 100 && ipj('addr', 'show', 'dev', IFB).some((l) => (l.addr_info as Array<Record<string, unknown>>).some((a) => a.tentative)); i++)
+    await new Promise((r) => setTimeout(r, 50));
 
   for (const dev of [IFB, VA]) {
     const [theirs] = ipj('addr', 'show', 'dev', dev);

@@ -237,7 +237,12 @@ export function judgeLocal(o: LocalObservation, c: GuardConfig, record: LocalHol
   const root = rootOf(o);
   const prioName = `qdisc prio ${formatQdiscHandle(TREE.prioHandle)} root bands ${TREE.bands}`;
   let prio: PieceState;
-  if (!root || root.handle === '0:') prio = { piece: prioName, status: 'missing' };
+  if (!root || root.handle === '0:')
+    prio = {
+      piece: prioName,
+      status: 'missing',
+      detail: `adding ${c.dev}'s root qdisc drops what ${c.dev} sends for a few ms: a hold that adds it waits 1.1 s before holding`,
+    };
   else if (root.kind !== 'prio' || root.handle !== formatQdiscHandle(TREE.prioHandle))
     // setup and every hold refuse it (exit 7), and only setup --force replaces it
     prio = {
@@ -588,6 +593,13 @@ function localPieces(h: LocalHold): HoldPieces<LocalObservation, LocalPlan> {
     kind: 'prio',
     options: { bands: TREE.bands, priomap: [...TREE.priomap] },
   };
+  // The filters on the tree that are not this hold's fw filter (another state directory's local hold armed on this
+  // device shares the tree and its plug, or someone else's): counted by handle, as a dump lists each filter group's
+  // header (no handle) beside its filters.
+  const othersFilters = async () =>
+    (await listFilters(route, { ...dev, parent: formatQdiscHandle(TREE.filterParent) })).filter(
+      (f) => f.handle !== undefined && !(f.kind === 'fw' && Number(f.handle) === c.mark),
+    ).length;
   // setup's step for the root (and a hold's, where nothing is in the way: prio.arm)
   const prioAdd = (o: LocalObservation, st: PieceState, p: LocalPlan): SetupStep | undefined => {
     const root = rootOf(o);
@@ -603,6 +615,7 @@ function localPieces(h: LocalHold): HoldPieces<LocalObservation, LocalPlan> {
           await addQdisc(route, prioSpec);
         },
         undo: { what: `removed qdisc prio 1: (the root it replaced is gone: --force)`, run: () => deleteQdisc(route, { ...dev, parent: 'root' }) },
+        settleMs: ROOT_SETTLE_MS,
       };
     }
     if (st.status === 'missing') {
@@ -636,12 +649,10 @@ function localPieces(h: LocalHold): HoldPieces<LocalObservation, LocalPlan> {
       if (root && h.rootIsOurs(o)) {
         // another state directory's local hold on this device shares the tree: while its fw filter is on it (armed, a
         // hold of its own) the tree stays (its hold would end unsaid); outside its holds, its next hold adds the tree again
-        const others = (await listFilters(route, { ...dev, parent: formatQdiscHandle(TREE.filterParent) })).filter(
-          (f) => !(f.kind === 'fw' && f.handle !== undefined && Number(f.handle) === c.mark),
-        );
-        if (others.length) {
+        const others = await othersFilters();
+        if (others) {
           out.kept.push(
-            `qdisc prio 1: on ${c.dev}: ${others.length} filter(s) not of this hold are on it (another state directory's hold holding, or someone else's); 'synplug teardown' run again removes it once they are gone`,
+            `qdisc prio 1: on ${c.dev}: ${others} filter(s) not of this hold are on it (another state directory's local hold holding on ${c.dev}, or someone else's): it stays for them`,
           );
           return;
         }
@@ -899,6 +910,15 @@ function localPieces(h: LocalHold): HoldPieces<LocalObservation, LocalPlan> {
       }),
       async letGo(o, out) {
         if (qdiscAt(o, TREE.plugParent)?.kind !== 'plug') return;
+        // the plug is shared with another state directory's local hold on this device while its filter is on the tree:
+        // releasing it would end that hold in the middle of its reload
+        const others = await othersFilters();
+        if (others) {
+          out.kept.push(
+            `the plug on ${c.dev}, held: ${others} filter(s) not of this hold steer into it (another state directory's local hold holding); not released`,
+          );
+          return;
+        }
         await route.exchange(h.releaseMessages).catch(() => {});
         out.removed.push('released the plug');
       },
