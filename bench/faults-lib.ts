@@ -34,7 +34,7 @@
  *   plug hold: after the next command, when nobody was left to release);
  * - `notClean`: the next command does not find a clean state: `synplug
  *   check` does not exit 0, or `status` shows a live lease, or (the plug
- *   hold) its armed pieces are still on lo's data path (the prio tree, the
+ *   hold) its armed pieces are still on lo (the fw filter on setup's tree, the
  *   marking chain: only around a hold).
  * - counted apart, not a failure: `staleRecord`, plug.json still saying
  *   buffering when protect and its watchdog were both killed (nobody was
@@ -117,13 +117,19 @@ const HOLDS: Record<FaultHold, HoldUnderTest> = {
       const out = JSON.parse(inNs(NFT, '-j', 'list', 'set', 'ip', 'synplug', 'synplug_active')) as { nftables: Array<{ set?: { elem?: unknown[] } }> };
       return (out.nftables.find((i) => i.set)?.set?.elem ?? []).length > 0;
     },
-    // lo's prio tree and the marking chain exist only around a hold
+    // what a hold arms: the fw filter on lo's tree and the marking chain (the tree itself, prio 1: with its bands and
+    // plug, is set up and stays: a root qdisc's change drops what lo sends meanwhile)
     armedLeft: (inNs) => {
-      const qdiscs = (JSON.parse(inNs(TC, '-j', 'qdisc', 'show', 'dev', 'lo')) as Array<{ kind: string; handle: string; root?: boolean }>)
-        .filter((q) => !(q.kind === 'noqueue' && q.root))
-        .map((q) => `qdisc ${q.kind} ${q.handle} on lo`);
+      let filters: string[] = [];
+      try {
+        filters = (JSON.parse(inNs(TC, '-j', 'filter', 'show', 'dev', 'lo', 'parent', '1:')) as Array<{ kind: string; pref: number; options?: unknown }>)
+          .filter((f) => f.options !== undefined) // a filter group's header entry has none
+          .map((f) => `filter ${f.kind} pref ${f.pref} on lo`);
+      } catch {
+        // no qdisc 1: on lo: no filter of it either
+      }
       const table = JSON.parse(inNs(NFT, '-j', 'list', 'table', 'ip', 'synplug')) as { nftables: Array<{ chain?: { name: string } }> };
-      return [...qdiscs, ...table.nftables.flatMap((i) => (i.chain ? [`chain ip synplug ${i.chain.name}`] : []))];
+      return [...filters, ...table.nftables.flatMap((i) => (i.chain ? [`chain ip synplug ${i.chain.name}`] : []))];
     },
   },
 };
