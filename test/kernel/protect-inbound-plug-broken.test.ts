@@ -20,15 +20,17 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { inboundNetns, IP, TC } from '../helpers/inbound-netns.js';
-import { requireVm } from '../helpers/guard-vm.js';
+import { useGuardVm } from '../helpers/guard-vm.js';
 
 const DEV = 'sp-kpb0';
 const PORT = '8084';
 const N = inboundNetns('sp-kpb', DEV, 'sp-kpb1');
 let base = '';
 
+// lo's lock for the whole file (its local hold, and its protect's command running in a namespace of this file's: a
+// file that checks no process is left in a namespace it did not know, demo-inbound, must not run meanwhile)
+useGuardVm(test);
 test.before(() => {
-  requireVm();
   N.create();
   base = mkdtempSync(join(tmpdir(), 'synplug-kpb-'));
 });
